@@ -1,0 +1,8 @@
+module github.com/gokern/kern
+
+go 1.26.0
+
+require (
+	github.com/ebitengine/purego v0.11.3 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)

@@ -1,0 +1,56 @@
+package kern
+
+import "github.com/gokern/kern/gpu"
+
+// KernelSpec describes one compiled kernel. kern gen writes one per
+// //kern:kernel function into the package's generated file; users do not
+// write them by hand.
+type KernelSpec struct {
+	Name   string // Go name of the kernel function, e.g. "FusedSiluGate"
+	Pkg    string // import path of the kernel's package
+	Entry  string // PTX .entry symbol
+	Module *Module
+	Params []Param
+	// Block is the default block shape from the directive (block=256),
+	// used by Cover.
+	Block gpu.Dim3
+	// SharedBytes is the static shared memory the kernel declares.
+	SharedBytes int
+	// Bounds reports whether the PTX carries device bounds checks that
+	// write the error slot (see ErrorSlot).
+	Bounds bool
+	// Sites maps a bounds-check site number (written to the error slot)
+	// to the Go position it guards, "file.go:12:7".
+	Sites []string
+	// Native runs the Go function for one thread in native mode; args are
+	// the kernel's arguments after t, slices as []T.
+	Native func(t gpu.Thread, args []any)
+}
+
+// Module is the PTX of one Go package: every kernel of the package is an
+// entry of the same module, so it is loaded once per device.
+type Module struct {
+	Pkg  string
+	Arch string // the .target it was compiled for, e.g. "sm_80"
+	PTX  string
+}
+
+// ParamKind says how a kernel parameter is passed.
+type ParamKind uint8
+
+const (
+	ScalarParam ParamKind = iota // passed by value in .param space
+	SliceParam                   // device pointer (.u64) then length (.s64)
+)
+
+// Param describes one kernel parameter after the gpu.Thread.
+type Param struct {
+	Name string
+	Kind ParamKind
+	Elem string // element or scalar Go type: "float32", "gpu.Half", ...
+	Size int    // bytes of one element or of the scalar
+	// Writes is true when the kernel may store to the slice (or its
+	// elements are the target of an atomic); such a buffer must not
+	// overlap any other argument at launch.
+	Writes bool
+}
