@@ -20,6 +20,7 @@
 #                         the newest wheel if the pinned one is missing)
 #   KERN_PTXAS_ROUTE      pip | debian | auto (default auto: pip, then debian)
 #
+# Idempotent: if a working ptxas is already cached it is printed at once.
 # All logging goes to stderr; stdout is only the ptxas path, so
 #   export KERN_PTXAS="$(scripts/fetch-ptxas.sh)"
 # works. NVIDIA's binaries are never committed to the repository.
@@ -63,16 +64,16 @@ EOF
 	chmod +x "$3"
 }
 
-# pip_wheel PACKAGE DIR: download PACKAGE's wheel (pinned, else newest) into
-# DIR and print its path.
+# pip_wheel PACKAGE VERSION DIR: download PACKAGE's wheel (VERSION, else the
+# newest) into DIR and print its path.
 pip_wheel() {
-	local pkg="$1" dir="$2" whl
+	local pkg="$1" ver="$2" dir="$3" whl
+	local -a pip=(python3 -m pip download --no-deps --no-input --disable-pip-version-check
+		--only-binary=:all: -d "$dir")
 	mkdir -p "$dir"
-	if ! python3 -m pip download --no-deps --no-input --disable-pip-version-check \
-		--only-binary=:all: "$pkg==$PINNED" -d "$dir" </dev/null >&2; then
-		log "$pkg==$PINNED not available; trying the newest $pkg"
-		python3 -m pip download --no-deps --no-input --disable-pip-version-check \
-			--only-binary=:all: "$pkg" -d "$dir" </dev/null >&2 || return 1
+	if ! "${pip[@]}" "$pkg==$ver" </dev/null >&2; then
+		log "$pkg==$ver not available; trying the newest $pkg"
+		"${pip[@]}" "$pkg" </dev/null >&2 || return 1
 	fi
 	whl="$(ls -1 "$dir"/*.whl 2>/dev/null | head -n1)"
 	[[ -n "$whl" ]] || return 1
@@ -102,14 +103,14 @@ route_pip() {
 	python3 -m pip --version </dev/null >/dev/null 2>&1 || { log "pip not available"; return 1; }
 	tmp="$WORK/pip"
 	log "downloading nvidia-cuda-nvcc wheel from PyPI (pinned $PINNED)"
-	whl="$(pip_wheel nvidia-cuda-nvcc "$tmp/nvcc")" || { log "pip download failed"; return 1; }
+	whl="$(pip_wheel nvidia-cuda-nvcc "$PINNED" "$tmp/nvcc")" || { log "pip download failed"; return 1; }
 	member="$(wheel_bin "$whl" ptxas)"
 	[[ -n "$member" ]] || { log "no bin/ptxas in $(basename "$whl")"; return 1; }
-	unzip_member "$whl" "$member" "$stage/ptxas"
+	unzip_member "$whl" "$member" "$stage/ptxas" || { log "extracting ptxas failed"; return 1; }
 	ver="$(wheel_version "$whl")"
 
-	# nvdisasm is optional: its own small wheel, same version if possible.
-	if whl="$(pip_wheel nvidia-cuda-nvdisasm "$tmp/nvdisasm")" &&
+	# nvdisasm is optional: its own small wheel, ptxas's version if possible.
+	if whl="$(pip_wheel nvidia-cuda-nvdisasm "$ver" "$tmp/nvdisasm")" &&
 		member="$(wheel_bin "$whl" nvdisasm)" && [[ -n "$member" ]]; then
 		unzip_member "$whl" "$member" "$stage/nvdisasm"
 	else
