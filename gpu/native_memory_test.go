@@ -42,8 +42,9 @@ func TestSharedPerCallSite(t *testing.T) {
 		r.distinctSites = r.distinctSites && &c[0] != first && &c[0] != &b[0]
 		r.zeroed = c[th.LinearIdx()%33] == 0 && b[th.LinearIdx()%33] == 0
 		th.Sync()
-		c[th.LinearIdx()%33] = 1
-		b[th.LinearIdx()%33] = 2
+		if i := th.LinearIdx(); i < 33 {
+			c[i], b[i] = 1, 2
+		}
 		// All threads of a block share one array per site.
 		th.Sync()
 		for i := range 33 {
