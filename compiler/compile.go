@@ -1,0 +1,197 @@
+package compiler
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/gokern/kern/compiler/ir"
+	"github.com/gokern/kern/compiler/ptx"
+)
+
+// pkgCtx is the state shared by every kernel of one package.
+type pkgCtx struct {
+	cfg     Config
+	tgt     target
+	fset    *token.FileSet
+	pkg     *types.Package
+	info    *types.Info
+	files   []*ast.File
+	d       *diags
+	prog    *ssa.Program
+	ssaPkg  *ssa.Package
+	mod     *ir.Module
+	version int // highest PTX ISA version ×10 a feature needs
+	// analyzing guards the uniformity analysis against recursive helpers
+	// (which lowering reports).
+	analyzing map[*ssa.Function]bool
+	// devmathPkg is package devmath built with bodies, for inlining.
+	devmathPkg *ssa.Package
+	// unroll holds the positions of for statements marked //kern:unroll.
+	unroll map[token.Pos]bool
+	// checked records helpers already subset-checked.
+	checked map[*ast.FuncDecl]bool
+}
+
+// need records that a feature requires PTX ISA version v (×10) and target
+// sm; it reports an error at pos if the selected target is older.
+func (c *pkgCtx) need(pos token.Pos, what string, version, sm int) bool {
+	if c.tgt.sm < sm {
+		c.d.errorf(pos, UnsupportedTarget, "%s needs sm_%d or newer; compiling for %s (use -arch)", what, sm, c.tgt.name)
+		return false
+	}
+	c.version = max(c.version, version)
+	return true
+}
+
+// sourcePkg is a type-checked package with its syntax.
+type sourcePkg struct {
+	types *types.Package
+	files []*ast.File
+	info  *types.Info
+}
+
+func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*ast.File, info *types.Info, dir string, devmath *sourcePkg) (*Package, error) {
+	tgt, err := lookupTarget(cfg.arch())
+	if err != nil {
+		return nil, err
+	}
+	c := &pkgCtx{cfg: cfg, tgt: tgt, fset: fset, pkg: pkg, info: info, files: files,
+		d: &diags{fset: fset}, analyzing: map[*ssa.Function]bool{}, unroll: map[token.Pos]bool{},
+		checked: map[*ast.FuncDecl]bool{}, version: tgt.ptxVersion}
+	type found struct {
+		decl *ast.FuncDecl
+		dir  directive
+	}
+	var kernels []found
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			if cm := kernelDirectiveOf(fd); cm != nil {
+				kernels = append(kernels, found{fd, parseDirective(c.d, cm)})
+			}
+		}
+		c.collectUnroll(f)
+	}
+	if len(kernels) == 0 {
+		if len(c.d.list) > 0 {
+			return nil, c.d.list.sorted()
+		}
+		return nil, nil
+	}
+
+	c.prog = ssa.NewProgram(fset, ssa.InstantiateGenerics)
+	created := map[*types.Package]bool{}
+	var create func(p *types.Package)
+	create = func(p *types.Package) {
+		if created[p] {
+			return
+		}
+		created[p] = true
+		for _, imp := range p.Imports() {
+			create(imp)
+		}
+		if p != pkg {
+			c.prog.CreatePackage(p, nil, nil, true)
+		}
+	}
+	create(pkg)
+	if devmath != nil && pkg.Path() != DevMathPath {
+		for _, imp := range devmath.types.Imports() {
+			create(imp)
+		}
+		if !created[devmath.types] {
+			created[devmath.types] = true
+			c.devmathPkg = c.prog.CreatePackage(devmath.types, devmath.files, devmath.info, true)
+		}
+	}
+	c.ssaPkg = c.prog.CreatePackage(pkg, files, info, false)
+	c.ssaPkg.Build()
+	if c.devmathPkg != nil {
+		c.devmathPkg.Build()
+	}
+
+	c.mod = &ir.Module{Target: tgt.name, FileIndex: map[string]int{}}
+	c.mod.Vars = append(c.mod.Vars, &ir.Var{Name: ErrorSlot, Space: ir.Global, Align: 8, Size: 32})
+	out := &Package{Path: pkg.Path(), Name: pkg.Name(), Dir: dir, Arch: tgt.name, Module: c.mod}
+	for _, k := range kernels {
+		fn := c.ssaPkg.Func(k.decl.Name.Name)
+		if fn == nil {
+			continue
+		}
+		if kern := c.compileKernel(fn, k.decl, k.dir); kern != nil {
+			out.Kernels = append(out.Kernels, kern)
+		}
+	}
+	if len(c.d.list) > 0 {
+		return nil, c.d.list.sorted()
+	}
+	for _, f := range c.mod.Funcs {
+		if err := ir.Check(f); err != nil {
+			return nil, fmt.Errorf("compiler: internal error: %v", err)
+		}
+	}
+	c.mod.Version = fmt.Sprintf("%d.%d", c.version/10, c.version%10)
+	var pos ptx.Position
+	if !cfg.NoLineInfo {
+		pos = c.linePositions()
+	}
+	out.PTX = ptx.Print(c.mod, pos)
+	return out, nil
+}
+
+// linePositions numbers the source files that instructions come from and
+// returns the resolver the printer uses for .loc.
+func (c *pkgCtx) linePositions() ptx.Position {
+	seen := map[string]bool{}
+	var names []string
+	for _, f := range c.mod.Funcs {
+		for _, b := range f.Blocks {
+			for _, in := range b.Instrs {
+				if in.Pos.IsValid() {
+					p := c.fset.Position(in.Pos)
+					if !seen[p.Filename] {
+						seen[p.Filename] = true
+						names = append(names, p.Filename)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		c.mod.FileIndex[n] = i + 1
+		c.mod.Files = append(c.mod.Files, filepath.Base(n))
+	}
+	return func(in *ir.Instr) (string, int, int, bool) {
+		if !in.Pos.IsValid() {
+			return "", 0, 0, false
+		}
+		p := c.fset.Position(in.Pos)
+		return p.Filename, p.Line, p.Column, true
+	}
+}
+
+// ptxIdent makes a Go identifier a valid PTX identifier (PTX ISA §4.4:
+// [a-zA-Z_$][a-zA-Z0-9_$]*).
+func ptxIdent(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, "_u%04x", r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,128 @@
+// Package compiler lowers Go kernels to PTX.
+//
+// The phases, in order:
+//
+//  1. Load (load.go): go/packages parses and type-checks the user's
+//     package; kernels are the funcs marked //kern:kernel (directive.go).
+//  2. Subset check (subset.go): an AST walk rejects constructs outside the
+//     kernel language (closures, maps, goroutines, ...) at their exact
+//     position, before SSA construction can obscure them.
+//  3. SSA (x/tools/go/ssa, with generic instantiation): each kernel and the
+//     helpers it calls, in SSA form.
+//  4. Analyses on SSA: uniformity (uniform.go) decides which branches may
+//     diverge between threads, and rejects barriers under them; bounds.go
+//     finds index expressions that are provably in range.
+//  5. Lowering (lower*.go): SSA to the register IR of package ir. Helper
+//     calls are inlined; calls into package gpu are intrinsics recognised
+//     by package path and name (intrinsics.go).
+//  6. IR passes (ir.Compile) and PTX printing (package ptx).
+//
+// Every error is a Diagnostic at file:line:col; the compiler records it and
+// continues, so one run reports every problem.
+package compiler
+
+import (
+	"fmt"
+	"go/token"
+
+	"github.com/gokern/kern/compiler/ir"
+)
+
+// Config selects the target and options of a compilation.
+type Config struct {
+	// Arch is the PTX target, sm_70 through sm_90a; "" means sm_80.
+	Arch string
+	// Dir is the directory packages are loaded from ("" = current).
+	Dir string
+	// NoLineInfo omits .file/.loc directives.
+	NoLineInfo bool
+}
+
+// Package is the result of compiling one Go package.
+type Package struct {
+	Path    string // import path
+	Name    string // package name
+	Dir     string
+	Arch    string
+	Kernels []*Kernel
+	PTX     string // one module holding every kernel's entry
+	Module  *ir.Module
+}
+
+// Kernel describes one compiled kernel.
+type Kernel struct {
+	Name   string // Go function name
+	Entry  string // PTX .entry name
+	Pos    token.Position
+	Params []Param
+	// Block is the directive's block shape, [0 0 0] when none was given.
+	Block [3]int
+	// SharedBytes is the static shared memory the kernel declares.
+	SharedBytes int
+	// Dynamic reports whether the kernel uses gpu.DynShared.
+	Dynamic bool
+	// Bounds reports whether device bounds checks are compiled in.
+	Bounds bool
+	// Sites lists each bounds-check site: the value written to the error
+	// slot is the site's index + 1.
+	Sites []string
+}
+
+// ParamKind says how a kernel parameter is passed.
+type ParamKind uint8
+
+const (
+	Scalar ParamKind = iota
+	Slice
+)
+
+// Param is a kernel parameter after the gpu.Thread.
+type Param struct {
+	Name   string
+	Kind   ParamKind
+	GoType string // element type for slices, else the type: "float32", "gpu.Half"
+	Size   int    // bytes of an element or of the scalar
+	PTX    []ir.Param
+	Writes bool // the kernel stores to the slice or uses it in an atomic
+}
+
+// ErrorSlot is the name of the module's .global error slot: four u64
+// words written by the first failing device bounds check of a launch
+// (site index + 1, index, length, linear thread id). The host zeroes it
+// before a launch and reads it after.
+const ErrorSlot = "kern_error"
+
+func (c Config) arch() string {
+	if c.Arch == "" {
+		return "sm_80"
+	}
+	return c.Arch
+}
+
+// target is one row of the target table: what a -arch value allows.
+type target struct {
+	name       string
+	ptxVersion int // minimum .version ×10 for the .target line
+	sm         int
+}
+
+var targets = []target{
+	{"sm_70", 60, 70},
+	{"sm_72", 61, 72},
+	{"sm_75", 63, 75},
+	{"sm_80", 70, 80},
+	{"sm_86", 71, 86},
+	{"sm_87", 74, 87},
+	{"sm_89", 78, 89},
+	{"sm_90", 78, 90},
+	{"sm_90a", 80, 90},
+}
+
+func lookupTarget(arch string) (target, error) {
+	for _, t := range targets {
+		if t.name == arch {
+			return t, nil
+		}
+	}
+	return target{}, fmt.Errorf("compiler: unknown -arch %q (want one of sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)", arch)
+}

@@ -1,0 +1,82 @@
+package compiler
+
+import (
+	"go/ast"
+	"strconv"
+	"strings"
+)
+
+// directive is a parsed //kern:kernel line.
+type directive struct {
+	block    [3]int
+	nobounds bool
+}
+
+const kernelDirective = "//kern:kernel"
+
+// kernelDirectiveOf returns the //kern:kernel comment of a func, or nil.
+func kernelDirectiveOf(fd *ast.FuncDecl) *ast.Comment {
+	if fd.Doc == nil {
+		return nil
+	}
+	for _, c := range fd.Doc.List {
+		if c.Text == kernelDirective || strings.HasPrefix(c.Text, kernelDirective+" ") {
+			return c
+		}
+	}
+	return nil
+}
+
+// parseDirective parses the options after //kern:kernel:
+//
+//	block=256 | block=16x16 | block=8x8x4   the default launch block shape
+//	nobounds                                 no device bounds checks
+func parseDirective(d *diags, c *ast.Comment) directive {
+	var dir directive
+	for _, f := range strings.Fields(strings.TrimPrefix(c.Text, kernelDirective)) {
+		switch {
+		case f == "nobounds":
+			dir.nobounds = true
+		case strings.HasPrefix(f, "block="):
+			dims := strings.Split(strings.TrimPrefix(f, "block="), "x")
+			if len(dims) > 3 {
+				d.errorf(c.Pos(), BadDirective, "block=%s has more than 3 dimensions", strings.TrimPrefix(f, "block="))
+				continue
+			}
+			total := 1
+			for i, s := range dims {
+				n, err := strconv.Atoi(s)
+				if err != nil || n < 1 || n > 1024 {
+					d.errorf(c.Pos(), BadDirective, "block dimension %q is not an integer in 1..1024", s)
+					n = 1
+				}
+				dir.block[i] = n
+				total *= n
+			}
+			if total > 1024 {
+				d.errorf(c.Pos(), BadDirective, "block=%s has %d threads; a block holds at most 1024", strings.TrimPrefix(f, "block="), total)
+			}
+			for i := range dir.block {
+				if dir.block[i] == 0 {
+					dir.block[i] = 1
+				}
+			}
+		default:
+			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]] or nobounds)", f)
+		}
+	}
+	return dir
+}
+
+// hasUnroll reports whether a comment group holds //kern:unroll.
+func hasUnroll(cg *ast.CommentGroup) bool {
+	if cg == nil {
+		return false
+	}
+	for _, c := range cg.List {
+		if strings.TrimSpace(c.Text) == "//kern:unroll" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,95 @@
+package compiler
+
+// Code classifies a diagnostic. Each code names what was rejected; the
+// message says what to write instead. docs/language.md lists every code
+// with a minimal rejected kernel.
+type Code string
+
+const (
+	// BadKernelSignature: a //kern:kernel func whose first parameter is not
+	// gpu.Thread, that has results, type parameters or a receiver, or a
+	// parameter of a type kernels cannot receive.
+	//
+	//	//kern:kernel
+	//	func K(x []float32) // want: func K(t gpu.Thread, x []float32)
+	BadKernelSignature Code = "BadKernelSignature"
+
+	// BadDirective: an unknown or malformed //kern: directive option.
+	BadDirective Code = "BadDirective"
+
+	// UnsupportedClosure: a func literal. Write a named helper func in the
+	// same package and call it.
+	UnsupportedClosure Code = "UnsupportedClosure"
+
+	// UnsupportedInterface: an interface value, type switch or assertion.
+	// Kernels are monomorphic: use a concrete type or a type parameter.
+	UnsupportedInterface Code = "UnsupportedInterface"
+
+	// UnsupportedMap: a map. Use a slice indexed by a small integer key.
+	UnsupportedMap Code = "UnsupportedMap"
+
+	// UnsupportedString: a string value. Pass bytes as []uint8.
+	UnsupportedString Code = "UnsupportedString"
+
+	// UnsupportedGoroutine: a go statement. Every GPU thread already runs
+	// the kernel; use more threads.
+	UnsupportedGoroutine Code = "UnsupportedGoroutine"
+
+	// UnsupportedChannel: a channel, send, receive or select. Threads
+	// communicate through shared memory with t.Sync() or warp shuffles.
+	UnsupportedChannel Code = "UnsupportedChannel"
+
+	// UnsupportedDefer: a defer statement, or recover.
+	UnsupportedDefer Code = "UnsupportedDefer"
+
+	// UnsupportedRecursion: a helper that calls itself, directly or not.
+	// Helpers are inlined; rewrite recursion as a loop.
+	UnsupportedRecursion Code = "UnsupportedRecursion"
+
+	// HeapAllocation: make, new, append, a composite literal or a variable
+	// whose address escapes. Use gpu.Shared, a local array, or a buffer
+	// passed as a parameter.
+	HeapAllocation Code = "HeapAllocation"
+
+	// UnsupportedCall: a call to a function outside the kernel subset (not
+	// a helper in the same package, not package gpu, math or math/bits
+	// functions the compiler knows).
+	UnsupportedCall Code = "UnsupportedCall"
+
+	// UnsupportedType: a value of a type kernels cannot hold (complex,
+	// pointer-to-pointer, struct with unsupported fields, uintptr, ...).
+	UnsupportedType Code = "UnsupportedType"
+
+	// UnsupportedConstruct: any other Go construct outside the subset
+	// (unsafe, labels on goto, range over a string or func, panic with a
+	// non-constant value, ...).
+	UnsupportedConstruct Code = "UnsupportedConstruct"
+
+	// DivergentBarrier: t.Sync(), a block reduction or a warp collective
+	// reached under control flow that depends on the thread (its index, a
+	// loaded value, a shuffle result). All threads of the block (or warp)
+	// must reach it together: move it out of the branch or loop, or make
+	// the condition uniform.
+	DivergentBarrier Code = "DivergentBarrier"
+
+	// NonConstantShared: gpu.Shared with a length that is not a constant.
+	// Use gpu.DynShared and size it at launch.
+	NonConstantShared Code = "NonConstantShared"
+
+	// SharedTooLarge: static shared memory over the 48 KiB every target
+	// allows without opt-in. Use gpu.DynShared.
+	SharedTooLarge Code = "SharedTooLarge"
+
+	// BadIntrinsicArg: an argument to a gpu intrinsic that must be a
+	// constant (shuffle width, cp.async size, wait count) is not, or is out
+	// of range.
+	BadIntrinsicArg Code = "BadIntrinsicArg"
+
+	// UnsupportedTarget: an intrinsic the selected -arch lacks (tensor
+	// cores and cp.async need sm_80).
+	UnsupportedTarget Code = "UnsupportedTarget"
+
+	// BadUnroll: //kern:unroll above a loop whose trip count is not a
+	// small constant.
+	BadUnroll Code = "BadUnroll"
+)

@@ -1,0 +1,142 @@
+package compiler
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/gokern/kern/compiler/ir"
+)
+
+// kernelBuilder lowers one kernel: the kernel's own body and every helper
+// inlined into it.
+type kernelBuilder struct {
+	*pkgCtx
+	k      *Kernel
+	f      *ir.Func
+	b      ir.Builder
+	bounds bool
+	params []Param
+	// writes[i] is set when parameter i (a slice) is stored to.
+	writes []bool
+	// globalLoads are the ld.global instructions per parameter, switched
+	// to ld.global.nc when the parameter turns out to be read-only.
+	globalLoads map[int][]*ir.Instr
+	shared      map[*ssa.Call]*ir.Var
+	dyn         *ir.Var
+	nlocal      int
+	fail        *ir.Block // the bounds-failure handler, created on demand
+	failRegs    [3]ir.Reg // site, index, length
+	stack       []*ssa.Function
+	thread      ir.Reg // unused placeholder register for gpu.Thread values
+	// linear is %tid linearised, computed once in the entry block.
+	consts map[constKey]ir.Reg
+}
+
+type constKey struct {
+	t    ir.Type
+	bits uint64
+}
+
+func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directive) *Kernel {
+	pos := decl.Name.Pos()
+	sig := fn.Signature
+	ok := true
+	if sig.Recv() != nil || sig.TypeParams().Len() > 0 {
+		c.d.errorf(pos, BadKernelSignature, "kernel %s must be a plain func, not a method or generic func", fn.Name())
+		ok = false
+	}
+	if sig.Results().Len() > 0 {
+		c.d.errorf(pos, BadKernelSignature, "kernel %s must not return results: write outputs to a slice parameter", fn.Name())
+		ok = false
+	}
+	if sig.Params().Len() == 0 || !isThread(sig.Params().At(0).Type()) {
+		c.d.errorf(pos, BadKernelSignature, "kernel %s: first parameter must be gpu.Thread, as in func %s(t gpu.Thread, ...)", fn.Name(), fn.Name())
+		return nil
+	}
+	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds}
+	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds, globalLoads: map[int][]*ir.Instr{},
+		shared: map[*ssa.Call]*ir.Var{}, consts: map[constKey]ir.Reg{}}
+	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block}
+	for i := 1; i < sig.Params().Len(); i++ {
+		v := sig.Params().At(i)
+		p, good := kb.kernelParam(v, i-1)
+		if !good {
+			ok = false
+			continue
+		}
+		k.Params = append(k.Params, p)
+		kb.f.Params = append(kb.f.Params, p.PTX...)
+	}
+	if !ok {
+		return nil
+	}
+	kb.params = k.Params
+	kb.writes = make([]bool, len(k.Params))
+	c.checkSubset(decl)
+	nerr := len(c.d.list)
+	kb.lowerKernel(fn)
+	if len(c.d.list) > nerr {
+		return nil
+	}
+	for i := range k.Params {
+		k.Params[i].Writes = kb.writes[i]
+		if !kb.writes[i] {
+			for _, in := range kb.globalLoads[i] {
+				in.Text = "ld.global.nc" + in.Text[len("ld.global"):]
+			}
+		}
+	}
+	for _, v := range kb.f.Vars {
+		if v.Space == ir.Shared && !v.Extern {
+			k.SharedBytes += v.Size
+		}
+	}
+	k.Dynamic = kb.dyn != nil
+	if k.SharedBytes > 48*1024 {
+		c.d.errorf(pos, SharedTooLarge, "kernel %s declares %d bytes of static shared memory; the limit is 49152 (48 KiB): use gpu.DynShared for more", k.Name, k.SharedBytes)
+		return nil
+	}
+	c.mod.Funcs = append(c.mod.Funcs, kb.f)
+	return k
+}
+
+// kernelParam checks one kernel parameter's type and lays out its .params.
+func (kb *kernelBuilder) kernelParam(v *types.Var, i int) (Param, bool) {
+	name := v.Name()
+	if name == "" || name == "_" {
+		name = fmt.Sprintf("p%d", i)
+	}
+	id := ptxIdent(name)
+	switch t := v.Type().Underlying().(type) {
+	case *types.Slice:
+		et := scalarType(t.Elem())
+		if et == ir.Invalid {
+			break
+		}
+		return Param{Name: name, Kind: Slice, GoType: typeName(t.Elem()), Size: memBytes(et),
+			PTX: []ir.Param{{Name: id + "_ptr", Type: ir.U64}, {Name: id + "_len", Type: ir.S64}}}, true
+	case *types.Basic:
+		st := scalarType(t)
+		if st == ir.Invalid {
+			break
+		}
+		pt := st
+		if st == ir.Pred {
+			pt = ir.U8
+		}
+		return Param{Name: name, Kind: Scalar, GoType: typeName(v.Type()), Size: memBytes(st),
+			PTX: []ir.Param{{Name: id, Type: pt}}}, true
+	}
+	kb.d.errorf(v.Pos(), BadKernelSignature, "kernel parameter %s has type %s; kernels take scalars (bool, ints, floats, gpu.Half, gpu.BFloat16) and slices of them", name, typeName(v.Type()))
+	return Param{}, false
+}
+
+func memBytes(t ir.Type) int {
+	if t == ir.Pred {
+		return 1
+	}
+	return t.Bytes()
+}

@@ -1,0 +1,168 @@
+package compiler
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"sync"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// GPUPath is the import path of the kernel language package.
+const GPUPath = "github.com/gokern/kern/gpu"
+
+const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
+	packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports | packages.NeedDeps
+
+// Compile loads the packages matching patterns and compiles every
+// //kern:kernel func in them. Packages without kernels are omitted. The
+// error, if any, is an ErrorList when the problem is in the source.
+func Compile(cfg Config, patterns ...string) ([]*Package, error) {
+	fset := token.NewFileSet()
+	pcfg := &packages.Config{Mode: loadMode, Dir: cfg.Dir, Fset: fset}
+	pkgs, err := packages.Load(pcfg, append(patterns, DevMathPath)...)
+	if err != nil {
+		return nil, fmt.Errorf("compiler: loading %v: %w", patterns, err)
+	}
+	var loadErrs ErrorList
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		for _, e := range p.Errors {
+			loadErrs = append(loadErrs, Diagnostic{Pos: parsePos(e.Pos), Code: "TypeError", Msg: e.Msg})
+		}
+	})
+	if len(loadErrs) > 0 {
+		return nil, loadErrs.sorted()
+	}
+	var dm *sourcePkg
+	for _, p := range pkgs {
+		if p.PkgPath == DevMathPath {
+			dm = &sourcePkg{p.Types, p.Syntax, p.TypesInfo}
+		}
+	}
+	var out []*Package
+	var all ErrorList
+	for _, p := range pkgs {
+		cp, err := compileTyped(cfg, fset, p.Types, p.Syntax, p.TypesInfo, p.Dir, dm)
+		if err != nil {
+			if el, ok := err.(ErrorList); ok {
+				all = append(all, el...)
+				continue
+			}
+			return nil, err
+		}
+		if cp != nil {
+			out = append(out, cp)
+		}
+	}
+	if len(all) > 0 {
+		return nil, all.sorted()
+	}
+	return out, nil
+}
+
+func parsePos(s string) token.Position {
+	var p token.Position
+	// "file:line:col" — split from the right so Windows drive letters survive.
+	var line, col int
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == ':' {
+			if _, err := fmt.Sscanf(s[i+1:], "%d", &col); err == nil && line == 0 {
+				rest := s[:i]
+				for j := len(rest) - 1; j >= 0; j-- {
+					if rest[j] == ':' {
+						if _, err := fmt.Sscanf(rest[j+1:], "%d", &line); err == nil {
+							p.Filename, p.Line, p.Column = rest[:j], line, col
+							return p
+						}
+						break
+					}
+				}
+			}
+			break
+		}
+	}
+	p.Filename = s
+	return p
+}
+
+// std holds the type-checked packages a kernel source may import, loaded
+// once per process for CompileSource.
+var std struct {
+	once    sync.Once
+	fset    *token.FileSet
+	pkgs    map[string]*types.Package
+	devmath *sourcePkg
+	err     error
+}
+
+func loadStd() (map[string]*types.Package, error) {
+	std.once.Do(func() {
+		std.fset = token.NewFileSet()
+		pkgs, err := packages.Load(&packages.Config{Mode: loadMode, Fset: std.fset},
+			GPUPath, DevMathPath, "math", "math/bits", "unsafe")
+		if err != nil {
+			std.err = err
+			return
+		}
+		std.pkgs = map[string]*types.Package{}
+		packages.Visit(pkgs, nil, func(p *packages.Package) {
+			if len(p.Errors) > 0 && std.err == nil {
+				std.err = fmt.Errorf("compiler: loading %s: %v", p.PkgPath, p.Errors[0])
+			}
+			std.pkgs[p.PkgPath] = p.Types
+			if p.PkgPath == DevMathPath {
+				std.devmath = &sourcePkg{p.Types, p.Syntax, p.TypesInfo}
+			}
+		})
+		std.pkgs["unsafe"] = types.Unsafe
+	})
+	return std.pkgs, std.err
+}
+
+type mapImporter map[string]*types.Package
+
+func (m mapImporter) Import(path string) (*types.Package, error) {
+	if p, ok := m[path]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("kernels may import only %s, math and math/bits (not %q)", GPUPath, path)
+}
+
+// CompileSource compiles one file of kernel source, as if it were a
+// package of its own importing only gpu, math and math/bits. Tests and the
+// fuzz target use it; it avoids a go/packages load per call.
+func CompileSource(cfg Config, filename string, src []byte) (*Package, error) {
+	imp, err := loadStd()
+	if err != nil {
+		return nil, err
+	}
+	fset := std.fset
+	f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	info := &types.Info{
+		Types:        map[ast.Expr]types.TypeAndValue{},
+		Defs:         map[*ast.Ident]types.Object{},
+		Uses:         map[*ast.Ident]types.Object{},
+		Implicits:    map[ast.Node]types.Object{},
+		Selections:   map[*ast.SelectorExpr]*types.Selection{},
+		Scopes:       map[ast.Node]*types.Scope{},
+		Instances:    map[*ast.Ident]types.Instance{},
+		FileVersions: map[*ast.File]string{},
+	}
+	var terrs ErrorList
+	tc := &types.Config{Importer: mapImporter(imp), GoVersion: "go1.26", Error: func(err error) {
+		if te, ok := err.(types.Error); ok {
+			terrs = append(terrs, Diagnostic{Pos: te.Fset.Position(te.Pos), Code: "TypeError", Msg: te.Msg})
+		}
+	}}
+	pkg, _ := tc.Check(f.Name.Name, fset, []*ast.File{f}, info)
+	if len(terrs) > 0 {
+		return nil, terrs.sorted()
+	}
+	return compileTyped(cfg, fset, pkg, []*ast.File{f}, info, "", std.devmath)
+}

@@ -1,0 +1,353 @@
+package compiler
+
+// Lowering of constants, arithmetic, comparisons and conversions with Go's
+// semantics: integers wrap at their width (sub-word values are kept
+// normalised in 32-bit registers), signed >> is arithmetic, over-wide
+// shifts give 0 or the sign, float operations round to nearest even one at
+// a time.
+
+import (
+	"go/constant"
+	"go/token"
+	"go/types"
+	"math"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/gokern/kern/compiler/ir"
+)
+
+func (kb *kernelBuilder) constVal(c *ssa.Const) *val {
+	t := c.Type()
+	st := scalarType(t)
+	if c.Value == nil || st == ir.Invalid {
+		return kb.zeroVal(t)
+	}
+	return &val{ops: []ir.Operand{constOperand(c.Value, st)}, origin: -1}
+}
+
+func constOperand(v constant.Value, st ir.Type) ir.Operand {
+	switch st {
+	case ir.Pred:
+		if constant.BoolVal(v) {
+			return ir.Imm(ir.Pred, 1)
+		}
+		return ir.Imm(ir.Pred, 0)
+	case ir.F32:
+		f, _ := constant.Float32Val(constant.ToFloat(v))
+		return ir.Imm(ir.F32, uint64(math.Float32bits(f)))
+	case ir.F64:
+		f, _ := constant.Float64Val(constant.ToFloat(v))
+		return ir.Imm(ir.F64, math.Float64bits(f))
+	}
+	iv := constant.ToInt(v)
+	var bits uint64
+	if u, ok := constant.Uint64Val(iv); ok {
+		bits = u
+	} else if i, ok := constant.Int64Val(iv); ok {
+		bits = uint64(i)
+	}
+	return ir.Imm(st.RegType(), signExtend(bits, st))
+}
+
+// normalize re-establishes the invariant that an 8-bit value's 32-bit
+// register holds it zero- or sign-extended.
+func (kb *kernelBuilder) normalize(st ir.Type, r ir.Reg) {
+	switch st {
+	case ir.U8:
+		kb.b.Cvt(ir.U32, ir.U8, "", r, ir.R(r))
+	case ir.S8:
+		kb.b.Cvt(ir.S32, ir.S8, "", r, ir.R(r))
+	}
+}
+
+func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
+	x, y := kb.value(fr, in.X), kb.value(fr, in.Y)
+	st := scalarType(in.X.Type())
+	if st == ir.Invalid || len(x.ops) != 1 {
+		kb.d.errorf(in.Pos(), UnsupportedType, "operator %s on %s is not supported in kernels", in.Op, typeName(in.X.Type()))
+		return kb.zeroVal(in.Type())
+	}
+	a, b := x.ops[0], y.ops[0]
+	switch in.Op {
+	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+		return &val{ops: []ir.Operand{ir.R(kb.compare(in.Op, st, a, b))}, origin: -1}
+	case token.SHL, token.SHR:
+		return kb.shift(in.Op, st, a, b, scalarType(in.Y.Type()))
+	}
+	if st == ir.Pred {
+		kb.d.errorf(in.Pos(), UnsupportedConstruct, "operator %s on bool", in.Op)
+		return kb.zeroVal(in.Type())
+	}
+	op := map[token.Token]ir.Op{token.ADD: ir.OpAdd, token.SUB: ir.OpSub, token.MUL: ir.OpMul,
+		token.QUO: ir.OpDiv, token.REM: ir.OpRem, token.AND: ir.OpAnd, token.OR: ir.OpOr, token.XOR: ir.OpXor}[in.Op]
+	r := kb.b.New(st)
+	if in.Op == token.AND_NOT {
+		nb := kb.b.New(st)
+		kb.b.Unary(ir.OpNot, st, nb, b)
+		kb.b.Arith(ir.OpAnd, st, r, a, ir.R(nb))
+		return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+	}
+	if op == ir.OpInvalid {
+		kb.d.errorf(in.Pos(), UnsupportedConstruct, "operator %s is not supported in kernels", in.Op)
+		return kb.zeroVal(in.Type())
+	}
+	kb.b.Arith(op, st, r, a, b)
+	if op == ir.OpAdd || op == ir.OpSub || op == ir.OpMul {
+		kb.normalize(st, r)
+	}
+	return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+}
+
+// compare lowers a comparison to a predicate.
+func (kb *kernelBuilder) compare(op token.Token, st ir.Type, a, b ir.Operand) ir.Reg {
+	p := kb.b.New(ir.Pred)
+	if st == ir.Pred {
+		pa, pb := kb.reg(a, ir.Pred), kb.reg(b, ir.Pred)
+		kb.b.Arith(ir.OpXor, ir.Pred, p, ir.R(pa), ir.R(pb))
+		if op == token.EQL {
+			q := kb.b.New(ir.Pred)
+			kb.b.Unary(ir.OpNot, ir.Pred, q, ir.R(p))
+			return q
+		}
+		return p
+	}
+	var c ir.Cmp
+	switch op {
+	case token.EQL:
+		c = ir.EQ
+	case token.NEQ:
+		c = ir.NE
+		if st.IsFloat() {
+			c = ir.NEU // NaN != NaN is true in Go
+		}
+	case token.LSS:
+		c = ir.LT
+	case token.LEQ:
+		c = ir.LE
+	case token.GTR:
+		c = ir.GT
+	case token.GEQ:
+		c = ir.GE
+	}
+	if !st.IsFloat() && !st.IsSigned() {
+		c = map[ir.Cmp]ir.Cmp{ir.EQ: ir.EQ, ir.NE: ir.NE, ir.LT: ir.LO, ir.LE: "ls", ir.GT: "hi", ir.GE: ir.HS}[c]
+	}
+	if a.Kind == ir.KImm && b.Kind == ir.KImm {
+		a = ir.R(kb.reg(a, st))
+	}
+	kb.b.Setp(c, st, p, a, b)
+	return p
+}
+
+// shift lowers << and >>. The amount is clamped to the operand width when
+// it may not fit the instruction's 32-bit amount operand.
+func (kb *kernelBuilder) shift(op token.Token, st ir.Type, x, amt ir.Operand, at ir.Type) *val {
+	width := uint64(st.Bits())
+	var a ir.Operand
+	switch {
+	case amt.Kind == ir.KImm:
+		n := signExtend(amt.Imm, at)
+		if n > width {
+			n = width
+		}
+		a = ir.Imm(ir.U32, n)
+	case at.Bits() == 64:
+		c := kb.b.New(ir.U64)
+		kb.b.Arith(ir.OpMin, ir.U64, c, amt, ir.Imm(ir.U64, width))
+		r := kb.b.New(ir.U32)
+		kb.b.Cvt(ir.U32, ir.U64, "", r, ir.R(c))
+		a = ir.R(r)
+	case at.Bits() == 16:
+		r := kb.b.New(ir.U32)
+		kb.b.Cvt(ir.U32, ir.U16, "", r, amt)
+		a = ir.R(r)
+	default:
+		a = amt
+		if at.IsSigned() && at.Bits() == 8 {
+			// A negative 8-bit amount panics in Go; treat it as huge.
+			r := kb.b.New(ir.U32)
+			kb.b.Arith(ir.OpAnd, ir.U32, r, amt, ir.Imm(ir.U32, 0xff))
+			a = ir.R(r)
+		}
+	}
+	if x.Kind == ir.KImm {
+		x = ir.R(kb.reg(x, st))
+	}
+	r := kb.b.New(st)
+	if op == token.SHL {
+		kb.b.Shift(ir.OpShl, st, r, x, a)
+		kb.normalize(st, r)
+	} else {
+		kb.b.Shift(ir.OpShr, st, r, x, a)
+	}
+	return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+}
+
+func (kb *kernelBuilder) lowerUnOp(fr *frame, in *ssa.UnOp) *val {
+	if in.Op == token.MUL {
+		p := kb.value(fr, in.X)
+		return kb.load(fr, p, in.Type())
+	}
+	if in.Op == token.ARROW {
+		kb.d.errorf(in.Pos(), UnsupportedChannel, "channel receives are not supported in kernels")
+		return kb.zeroVal(in.Type())
+	}
+	x := kb.value(fr, in.X)
+	st := scalarType(in.X.Type())
+	if st == ir.Invalid {
+		kb.d.errorf(in.Pos(), UnsupportedType, "operator %s on %s is not supported in kernels", in.Op, typeName(in.X.Type()))
+		return kb.zeroVal(in.Type())
+	}
+	a := x.ops[0]
+	if a.Kind == ir.KImm {
+		a = ir.R(kb.reg(a, st))
+	}
+	r := kb.b.New(st)
+	switch in.Op {
+	case token.NOT:
+		kb.b.Unary(ir.OpNot, ir.Pred, r, a)
+	case token.XOR:
+		kb.b.Unary(ir.OpNot, st, r, a)
+		kb.normalize(st, r)
+	case token.SUB:
+		if st.IsFloat() {
+			kb.b.Math(ir.OpNeg, "", st, r, a)
+		} else {
+			kb.b.Unary(ir.OpNeg, st.Signed(), r, a)
+			kb.normalize(st, r)
+		}
+	default:
+		kb.d.errorf(in.Pos(), UnsupportedConstruct, "operator %s is not supported in kernels", in.Op)
+	}
+	return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+}
+
+func (kb *kernelBuilder) lowerConvert(fr *frame, in *ssa.Convert) *val {
+	from, to := scalarType(in.X.Type()), scalarType(in.Type())
+	if from == ir.Invalid || to == ir.Invalid || from == ir.Pred || to == ir.Pred {
+		kb.d.errorf(in.Pos(), UnsupportedType, "conversion from %s to %s is not supported in kernels", typeName(in.X.Type()), typeName(in.Type()))
+		return kb.zeroVal(in.Type())
+	}
+	x := kb.value(fr, in.X).ops[0]
+	return &val{ops: []ir.Operand{ir.R(kb.convert(from, to, x))}, origin: -1}
+}
+
+// convert converts a scalar between numeric types with Go's rules:
+// integers truncate or extend, floats round to nearest, floats to
+// integers truncate toward zero (saturating, NaN to 0, where Go leaves the
+// result implementation-defined).
+func (kb *kernelBuilder) convert(from, to ir.Type, x ir.Operand) ir.Reg {
+	if x.Kind == ir.KImm {
+		x = ir.R(kb.reg(x, from))
+	}
+	r := kb.b.New(to)
+	// Sub-word sources are already extended in a 32-bit register.
+	src := from.RegType()
+	switch {
+	case from.IsFloat() && to.IsFloat():
+		if from == to {
+			kb.b.Mov(to, r, x)
+		} else if to.Bits() < from.Bits() {
+			kb.b.Cvt(to, from, "rn", r, x)
+		} else {
+			kb.b.Cvt(to, from, "", r, x)
+		}
+	case from.IsFloat():
+		mid := to.RegType()
+		if to.Bits() == 8 || to.Bits() == 16 {
+			mid = ir.S32
+			if !to.IsSigned() {
+				mid = ir.U32
+			}
+		}
+		if mid == to.RegType() {
+			kb.b.Cvt(mid, from, "rzi", r, x)
+		} else {
+			t := kb.b.New(mid)
+			kb.b.Cvt(mid, from, "rzi", t, x)
+			kb.intToInt(mid, to, r, ir.R(t))
+		}
+	case to.IsFloat():
+		kb.b.Cvt(to, src, "rn", r, x)
+	default:
+		kb.intToInt(src, to, r, x)
+	}
+	return r
+}
+
+// intToInt converts between integer register types into r (of type to).
+func (kb *kernelBuilder) intToInt(src, to ir.Type, r ir.Reg, x ir.Operand) {
+	switch {
+	case to.Bits() == 8:
+		// Into 32 bits, then extend the low byte.
+		t := x
+		if src.Bits() != 32 {
+			t32 := kb.b.New(ir.U32)
+			kb.b.Cvt(ir.U32, src.Unsigned(), "", t32, x)
+			t = ir.R(t32)
+		}
+		if to.IsSigned() {
+			kb.b.Cvt(ir.S32, ir.S8, "", r, t)
+		} else {
+			kb.b.Cvt(ir.U32, ir.U8, "", r, t)
+		}
+	case src.Bits() == to.Bits():
+		kb.b.Mov(to, r, x)
+	default:
+		kb.b.Cvt(to, src, "", r, x)
+	}
+}
+
+func (kb *kernelBuilder) extract(fr *frame, in *ssa.Extract) *val {
+	tup := kb.value(fr, in.Tuple)
+	tt := in.Tuple.Type().(*types.Tuple)
+	off := 0
+	for i := 0; i < in.Index; i++ {
+		off += flatLen(tt.At(i).Type())
+	}
+	n := flatLen(in.Type())
+	v := *tup
+	v.ops = tup.ops[off : off+n]
+	return &v
+}
+
+func (kb *kernelBuilder) lowerField(fr *frame, in *ssa.Field) *val {
+	x := kb.value(fr, in.X)
+	st := in.X.Type().Underlying().(*types.Struct)
+	off := flatOffset(st, in.Field)
+	return &val{ops: x.ops[off : off+flatLen(in.Type())], origin: -1}
+}
+
+// lowerIndex lowers an element of an array value. A constant index picks
+// registers; a variable one selects with a chain of selp (arrays are
+// small) after a bounds check.
+func (kb *kernelBuilder) lowerIndex(fr *frame, in *ssa.Index) *val {
+	x := kb.value(fr, in.X)
+	arr, ok := in.X.Type().Underlying().(*types.Array)
+	if !ok {
+		kb.d.errorf(in.Pos(), UnsupportedType, "indexing a %s is not supported in kernels", typeName(in.X.Type()))
+		return kb.zeroVal(in.Type())
+	}
+	n := flatLen(arr.Elem())
+	idx := kb.value(fr, in.Index).ops[0]
+	if idx.Kind == ir.KImm {
+		k := int(signExtend(idx.Imm, scalarType(in.Index.Type())))
+		return &val{ops: x.ops[k*n : k*n+n], origin: -1}
+	}
+	i64 := kb.index64(idx, in.Index.Type())
+	kb.checkBounds(i64, ir.Imm(ir.S64, uint64(arr.Len())), in.Pos())
+	fl, _ := flatten(arr.Elem())
+	out := &val{origin: -1}
+	for j, t := range fl {
+		r := kb.b.New(t)
+		kb.b.Mov(t, r, x.ops[j])
+		for k := 1; k < int(arr.Len()); k++ {
+			p := kb.b.New(ir.Pred)
+			kb.b.Setp(ir.EQ, ir.S64, p, i64, ir.Imm(ir.S64, uint64(k)))
+			kb.b.Selp(t, r, x.ops[k*n+j], ir.R(r), p)
+		}
+		out.ops = append(out.ops, ir.R(r))
+	}
+	return out
+}

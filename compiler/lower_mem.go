@@ -1,0 +1,555 @@
+package compiler
+
+// Lowering of memory: local variables (in registers when every index is
+// constant, else in .local memory), slice and array indexing with device
+// bounds checks, loads, stores and re-slicing.
+
+import (
+	"fmt"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/gokern/kern/compiler/ir"
+)
+
+// ptrInfo is what the pre-pass knows about a pointer or slice value.
+type ptrInfo struct {
+	space  ir.Space
+	origin int
+	set    bool
+}
+
+// pointerSpaces computes the state space of every pointer and slice value
+// of fn. Values from different spaces merging in a phi fall back to
+// generic addressing.
+func pointerSpaces(fn *ssa.Function, args []*val) map[ssa.Value]ptrInfo {
+	m := map[ssa.Value]ptrInfo{}
+	for i, p := range fn.Params {
+		if a := args[i]; a != nil {
+			m[p] = ptrInfo{a.space, a.origin, true}
+		}
+	}
+	join := func(a, b ptrInfo) ptrInfo {
+		if !a.set {
+			return b
+		}
+		if !b.set {
+			return a
+		}
+		if a.space != b.space {
+			a.space = ir.Generic
+		}
+		if a.origin != b.origin {
+			a.origin = -1
+		}
+		return a
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, b := range fn.Blocks {
+			for _, instr := range b.Instrs {
+				v, ok := instr.(ssa.Value)
+				if !ok {
+					continue
+				}
+				var pi ptrInfo
+				switch v := v.(type) {
+				case *ssa.Alloc:
+					pi = ptrInfo{ir.Local, -1, true}
+				case *ssa.IndexAddr:
+					pi = m[v.X]
+				case *ssa.FieldAddr:
+					pi = m[v.X]
+				case *ssa.Slice:
+					pi = m[v.X]
+				case *ssa.ChangeType:
+					pi = m[v.X]
+				case *ssa.Phi:
+					for _, e := range v.Edges {
+						pi = join(pi, m[e])
+					}
+				case *ssa.Call:
+					if fn := v.Call.StaticCallee(); fn != nil {
+						if name, ok := gpuIntrinsicName(fn); ok && (name == "Shared" || name == "DynShared") {
+							pi = ptrInfo{ir.Shared, -1, true}
+						}
+					}
+				default:
+					continue
+				}
+				if pi.set && pi != m[v] {
+					m[v], changed = pi, true
+				}
+			}
+		}
+	}
+	return m
+}
+
+// promotable returns the non-escaping local variables every use of which
+// addresses a constant element or field: those live in registers.
+func promotable(fn *ssa.Function) map[*ssa.Alloc]bool {
+	out := map[*ssa.Alloc]bool{}
+	var ok func(v ssa.Value) bool
+	ok = func(v ssa.Value) bool {
+		refs := v.Referrers()
+		if refs == nil {
+			return true
+		}
+		for _, r := range *refs {
+			switch r := r.(type) {
+			case *ssa.DebugRef:
+			case *ssa.IndexAddr:
+				if _, c := r.Index.(*ssa.Const); !c || !ok(r) {
+					return false
+				}
+			case *ssa.FieldAddr:
+				if !ok(r) {
+					return false
+				}
+			case *ssa.UnOp:
+				if r.Op != token.MUL {
+					return false
+				}
+			case *ssa.Store:
+				if r.Val == v {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	for _, b := range fn.Blocks {
+		for _, instr := range b.Instrs {
+			if a, isAlloc := instr.(*ssa.Alloc); isAlloc && !a.Heap && ok(a) {
+				out[a] = true
+			}
+		}
+	}
+	return out
+}
+
+func (kb *kernelBuilder) lowerAlloc(fr *frame, a *ssa.Alloc) {
+	elem := a.Type().(*types.Pointer).Elem()
+	if a.Heap {
+		what := "this variable's address escapes, so it would be heap-allocated"
+		if a.Comment == "new" || a.Comment == "complit" {
+			what = "this allocates on the heap"
+		}
+		kb.d.errorf(posOfValue(a), HeapAllocation, "%s, which kernels cannot do: use gpu.Shared, a local array, or a buffer parameter", what)
+		fr.vals[a] = &val{ops: []ir.Operand{ir.Imm(ir.U64, 0)}, space: ir.Local, origin: -1}
+		return
+	}
+	fl, ok := flatten(elem)
+	if !ok {
+		kb.d.errorf(posOfValue(a), UnsupportedType, "local variables of type %s are not supported in kernels", typeName(elem))
+		fr.vals[a] = &val{ops: []ir.Operand{ir.Imm(ir.U64, 0)}, space: ir.Local, origin: -1}
+		return
+	}
+	if fr.promoted[a] {
+		cells := make([]ir.Reg, len(fl))
+		for i, t := range fl {
+			cells[i] = kb.b.New(t)
+			kb.b.Mov(t, cells[i], zeroOf(t))
+		}
+		fr.vals[a] = &val{cells: cells, origin: -1, space: ir.Local}
+		return
+	}
+	size := sizes.Sizeof(elem)
+	align := sizes.Alignof(elem)
+	v := &ir.Var{Name: fmt.Sprintf("local%d", kb.nlocal), Space: ir.Local, Align: int(max(align, 4)), Size: int(max(size, 1))}
+	kb.nlocal++
+	kb.f.Vars = append(kb.f.Vars, v)
+	addr := kb.b.New(ir.U64)
+	kb.b.Mov(ir.U64, addr, ir.Sym(v.Name))
+	p := &val{ops: []ir.Operand{ir.R(addr)}, space: ir.Local, origin: -1}
+	kb.storeMem(p, elem, kb.zeroVal(elem))
+	fr.vals[a] = p
+}
+
+func zeroOf(t ir.Type) ir.Operand {
+	if t == ir.Pred {
+		return ir.Imm(ir.Pred, 0)
+	}
+	return ir.Imm(t.RegType(), 0)
+}
+
+// layout is the byte offset of each flattened scalar of t in memory.
+func layout(t types.Type) []int64 {
+	switch u := t.Underlying().(type) {
+	case *types.Array:
+		e := layout(u.Elem())
+		sz := sizes.Sizeof(u.Elem())
+		var out []int64
+		for i := int64(0); i < u.Len(); i++ {
+			for _, o := range e {
+				out = append(out, i*sz+o)
+			}
+		}
+		return out
+	case *types.Struct:
+		fields := make([]*types.Var, u.NumFields())
+		for i := range fields {
+			fields[i] = u.Field(i)
+		}
+		offs := sizes.Offsetsof(fields)
+		var out []int64
+		for i, f := range fields {
+			for _, o := range layout(f.Type()) {
+				out = append(out, offs[i]+o)
+			}
+		}
+		return out
+	case *types.Slice:
+		return []int64{0, 8, 16}
+	}
+	return []int64{0}
+}
+
+// flatOffset is the index of field i's first scalar in flatten(struct).
+func flatOffset(st *types.Struct, field int) int {
+	n := 0
+	for i := 0; i < field; i++ {
+		n += flatLen(st.Field(i).Type())
+	}
+	return n
+}
+
+func (kb *kernelBuilder) loadMem(p *val, t types.Type) *val {
+	fl, _ := flatten(t)
+	offs := layout(t)
+	out := &val{origin: -1}
+	base := kb.reg(p.ops[0], ir.U64)
+	for i, st := range fl {
+		r := kb.b.New(st)
+		mt := st
+		if st == ir.Pred {
+			mt = ir.U8
+			r = kb.b.New(ir.U32)
+		}
+		kb.b.Ld(p.space, false, mt, ir.R(r), ir.Addr(base, offs[i]))
+		if p.space == ir.Global && p.origin >= 0 {
+			in := kb.b.B.Instrs[len(kb.b.B.Instrs)-1]
+			kb.globalLoads[p.origin] = append(kb.globalLoads[p.origin], in)
+		}
+		if st == ir.Pred {
+			pr := kb.b.New(ir.Pred)
+			kb.b.Setp(ir.NE, ir.U32, pr, ir.R(r), ir.Imm(ir.U32, 0))
+			r = pr
+		}
+		out.ops = append(out.ops, ir.R(r))
+	}
+	return out
+}
+
+func (kb *kernelBuilder) storeMem(p *val, t types.Type, v *val) {
+	fl, _ := flatten(t)
+	offs := layout(t)
+	base := kb.reg(p.ops[0], ir.U64)
+	kb.noteWrite(p)
+	for i, st := range fl {
+		src := v.ops[i]
+		if st == ir.Pred {
+			r := kb.b.New(ir.U32)
+			kb.b.Selp(ir.U32, r, ir.Imm(ir.U32, 1), ir.Imm(ir.U32, 0), kb.predReg(&val{ops: []ir.Operand{src}}))
+			src, st = ir.R(r), ir.U8
+		} else {
+			src = ir.R(kb.reg(src, st))
+		}
+		kb.b.St(p.space, st, ir.Addr(base, offs[i]), src)
+	}
+}
+
+// noteWrite records that memory a pointer reaches may be written.
+func (kb *kernelBuilder) noteWrite(p *val) {
+	switch {
+	case p.origin >= 0:
+		kb.writes[p.origin] = true
+	case p.space == ir.Global || p.space == ir.Generic:
+		for i := range kb.writes {
+			kb.writes[i] = true
+		}
+	}
+}
+
+func (kb *kernelBuilder) lowerStore(fr *frame, s *ssa.Store) {
+	p := kb.value(fr, s.Addr)
+	v := kb.value(fr, s.Val)
+	t := s.Val.Type()
+	if p.cells != nil {
+		for i, o := range v.ops {
+			r := p.cells[p.off+i]
+			kb.b.Mov(kb.f.Regs[r], r, o)
+		}
+		return
+	}
+	kb.storeMem(p, t, v)
+}
+
+// load lowers *p.
+func (kb *kernelBuilder) load(fr *frame, p *val, t types.Type) *val {
+	if p.cells != nil {
+		n := flatLen(t)
+		out := &val{origin: -1}
+		for i := 0; i < n; i++ {
+			c := p.cells[p.off+i]
+			r := kb.b.New(kb.f.Regs[c])
+			kb.b.Mov(kb.f.Regs[c], r, ir.R(c))
+			out.ops = append(out.ops, ir.R(r))
+		}
+		return out
+	}
+	return kb.loadMem(p, t)
+}
+
+// index64 widens an integer index operand to s64.
+func (kb *kernelBuilder) index64(o ir.Operand, t types.Type) ir.Operand {
+	st := scalarType(t)
+	if o.Kind == ir.KImm {
+		return ir.Imm(ir.S64, signExtend(o.Imm, st))
+	}
+	if st == ir.S64 || st == ir.U64 {
+		return o
+	}
+	r := kb.b.New(ir.S64)
+	kb.b.Cvt(widen64(st), st, "", r, o)
+	return ir.R(r)
+}
+
+func widen64(t ir.Type) ir.Type {
+	if t.IsSigned() {
+		return ir.S64
+	}
+	return ir.U64
+}
+
+func signExtend(bits uint64, t ir.Type) uint64 {
+	switch t {
+	case ir.S8:
+		return uint64(int64(int8(bits)))
+	case ir.S16:
+		return uint64(int64(int16(bits)))
+	case ir.S32:
+		return uint64(int64(int32(bits)))
+	case ir.U8:
+		return bits & 0xff
+	case ir.U16:
+		return bits & 0xffff
+	case ir.U32:
+		return bits & 0xffffffff
+	}
+	return bits
+}
+
+// checkBounds emits the device bounds check idx < n (unsigned, so a
+// negative index fails too) unless checks are off or the analysis proved
+// it.
+func (kb *kernelBuilder) checkBounds(idx, n ir.Operand, pos token.Pos) {
+	if !kb.bounds {
+		return
+	}
+	if idx.Kind == ir.KImm && n.Kind == ir.KImm {
+		if idx.Imm < n.Imm {
+			return
+		}
+	}
+	p := kb.b.New(ir.Pred)
+	kb.b.Setp(ir.HS, ir.U64, p, idx, n)
+	site := len(kb.k.Sites)
+	kb.k.Sites = append(kb.k.Sites, kb.posString(pos))
+	fail := kb.failHandler()
+	oob := kb.f.NewBlock(fmt.Sprintf("oob%d", site))
+	saved := kb.b.B
+	kb.b.B = oob
+	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, uint64(site+1)))
+	kb.b.Mov(ir.U64, kb.failRegs[1], idx)
+	kb.b.Mov(ir.U64, kb.failRegs[2], n)
+	kb.b.Bra(fail)
+	kb.b.B = saved
+	kb.b.BraIf(p, false, oob)
+}
+
+func (kb *kernelBuilder) posString(pos token.Pos) string {
+	p := kb.fset.Position(pos)
+	if !p.IsValid() {
+		return "?"
+	}
+	return fmt.Sprintf("%s:%d:%d", baseName(p.Filename), p.Line, p.Column)
+}
+
+func baseName(s string) string {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' || s[i] == '\\' {
+			return s[i+1:]
+		}
+	}
+	return s
+}
+
+// failHandler returns the block that records the first failing check of a
+// launch in the error slot and ends the thread.
+func (kb *kernelBuilder) failHandler() *ir.Block {
+	if kb.fail != nil {
+		return kb.fail
+	}
+	saved, savedPos := kb.b.B, kb.b.Pos
+	for i := range kb.failRegs {
+		kb.failRegs[i] = kb.b.New(ir.U64)
+	}
+	kb.fail = kb.f.NewBlock("bounds_fail")
+	done := kb.f.NewBlock("bounds_exit")
+	kb.b.B, kb.b.Pos = kb.fail, token.NoPos
+	old := kb.b.New(ir.U64)
+	kb.b.Atom(ir.Global, "cas", ir.B64, old, ir.SymAddr(ErrorSlot, 0), ir.Imm(ir.B64, 0), ir.R(kb.failRegs[0]))
+	first := kb.b.New(ir.Pred)
+	kb.b.Setp(ir.EQ, ir.U64, first, ir.R(old), ir.Imm(ir.U64, 0))
+	kb.b.BraIf(first, true, done)
+	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 8), ir.R(kb.failRegs[1]))
+	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 16), ir.R(kb.failRegs[2]))
+	// The failing thread: blockIdx.x*blockDim.x + threadIdx.x.
+	g := kb.globalX()
+	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 24), ir.R(g))
+	kb.b.Bra(done)
+	kb.b.B = done
+	kb.b.Exit()
+	kb.b.B, kb.b.Pos = saved, savedPos
+	return kb.fail
+}
+
+func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
+	x := kb.value(fr, in.X)
+	idx := kb.value(fr, in.Index).ops[0]
+	pos := in.Pos()
+	var elem types.Type
+	var n ir.Operand
+	switch t := in.X.Type().Underlying().(type) {
+	case *types.Slice:
+		elem = t.Elem()
+		n = x.ops[1]
+	case *types.Pointer:
+		arr := t.Elem().Underlying().(*types.Array)
+		elem = arr.Elem()
+		n = ir.Imm(ir.S64, uint64(arr.Len()))
+		if x.cells != nil {
+			k := int(signExtend(idx.Imm, scalarType(in.Index.Type())))
+			return &val{cells: x.cells, off: x.off + k*flatLen(elem), origin: -1, space: ir.Local}
+		}
+	default:
+		kb.d.errorf(pos, UnsupportedType, "indexing a %s is not supported in kernels", typeName(in.X.Type()))
+		return kb.zeroVal(in.Type())
+	}
+	i64 := kb.index64(idx, in.Index.Type())
+	if !fr.safe[in] {
+		kb.checkBounds(i64, n, pos)
+	}
+	size := sizes.Sizeof(elem)
+	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], i64, size)}, space: x.space, origin: x.origin}
+}
+
+// addOffset returns base + i*size as a u64 operand.
+func (kb *kernelBuilder) addOffset(base, i ir.Operand, size int64) ir.Operand {
+	if i.Kind == ir.KImm {
+		off := int64(i.Imm) * size
+		if off == 0 {
+			return base
+		}
+		r := kb.b.New(ir.U64)
+		kb.b.Arith(ir.OpAdd, ir.S64, r, base, ir.Imm(ir.S64, uint64(off)))
+		return ir.R(r)
+	}
+	scaled := kb.b.New(ir.S64)
+	if size&(size-1) == 0 {
+		sh := 0
+		for s := size; s > 1; s >>= 1 {
+			sh++
+		}
+		kb.b.Shift(ir.OpShl, ir.S64, scaled, i, ir.Imm(ir.U32, uint64(sh)))
+	} else {
+		kb.b.Arith(ir.OpMul, ir.S64, scaled, i, ir.Imm(ir.S64, uint64(size)))
+	}
+	r := kb.b.New(ir.U64)
+	kb.b.Arith(ir.OpAdd, ir.S64, r, base, ir.R(scaled))
+	return ir.R(r)
+}
+
+func (kb *kernelBuilder) lowerFieldAddr(fr *frame, in *ssa.FieldAddr) *val {
+	x := kb.value(fr, in.X)
+	st := in.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
+	if x.cells != nil {
+		return &val{cells: x.cells, off: x.off + flatOffset(st, in.Field), origin: -1, space: ir.Local}
+	}
+	fields := make([]*types.Var, st.NumFields())
+	for i := range fields {
+		fields[i] = st.Field(i)
+	}
+	off := sizes.Offsetsof(fields)[in.Field]
+	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], ir.Imm(ir.S64, 1), off)}, space: x.space, origin: x.origin}
+}
+
+func (kb *kernelBuilder) lowerSlice(fr *frame, in *ssa.Slice) *val {
+	if in.Max != nil {
+		kb.d.errorf(in.Pos(), UnsupportedConstruct, "three-index slices are not supported in kernels")
+		return kb.zeroVal(in.Type())
+	}
+	x := kb.value(fr, in.X)
+	var elem types.Type
+	var ptr, n, capOp ir.Operand
+	switch t := in.X.Type().Underlying().(type) {
+	case *types.Slice:
+		elem, ptr, n, capOp = t.Elem(), x.ops[0], x.ops[1], x.ops[2]
+	case *types.Pointer:
+		arr, ok := t.Elem().Underlying().(*types.Array)
+		if !ok || x.cells != nil {
+			kb.d.errorf(in.Pos(), UnsupportedConstruct, "slicing a %s is not supported in kernels", typeName(in.X.Type()))
+			return kb.zeroVal(in.Type())
+		}
+		elem, ptr = arr.Elem(), x.ops[0]
+		n = ir.Imm(ir.S64, uint64(arr.Len()))
+		capOp = n
+	default:
+		kb.d.errorf(in.Pos(), UnsupportedType, "slicing a %s is not supported in kernels", typeName(in.X.Type()))
+		return kb.zeroVal(in.Type())
+	}
+	lo, hi := ir.Imm(ir.S64, 0), n
+	if in.Low != nil {
+		lo = kb.index64(kb.value(fr, in.Low).ops[0], in.Low.Type())
+	}
+	if in.High != nil {
+		hi = kb.index64(kb.value(fr, in.High).ops[0], in.High.Type())
+	}
+	// 0 <= lo <= hi <= cap, as unsigned compares: hi < cap+1 and lo < hi+1.
+	if in.High != nil {
+		c1 := kb.b.New(ir.S64)
+		kb.b.Arith(ir.OpAdd, ir.S64, c1, capOp, ir.Imm(ir.S64, 1))
+		kb.checkBounds(hi, ir.R(c1), in.Pos())
+	}
+	if in.Low != nil {
+		h1 := kb.b.New(ir.S64)
+		kb.b.Arith(ir.OpAdd, ir.S64, h1, hi, ir.Imm(ir.S64, 1))
+		kb.checkBounds(lo, ir.R(h1), in.Pos())
+	}
+	nl := kb.b.New(ir.S64)
+	kb.b.Arith(ir.OpSub, ir.S64, nl, hi, lo)
+	nc := kb.b.New(ir.S64)
+	kb.b.Arith(ir.OpSub, ir.S64, nc, capOp, lo)
+	p := kb.addOffset(ptr, lo, sizes.Sizeof(elem))
+	return &val{ops: []ir.Operand{p, ir.R(nl), ir.R(nc)}, space: x.space, origin: x.origin}
+}
+
+// toSpace converts a pointer or slice to generic addressing when the
+// destination expects it.
+func (kb *kernelBuilder) toSpace(v *val, s ir.Space) *val {
+	if v.cells != nil || v.space == s || s != ir.Generic || len(v.ops) == 0 {
+		return v
+	}
+	r := kb.b.New(ir.U64)
+	kb.b.Cvta(v.space, false, r, v.ops[0])
+	out := *v
+	out.ops = append([]ir.Operand{ir.R(r)}, v.ops[1:]...)
+	out.space = ir.Generic
+	return &out
+}

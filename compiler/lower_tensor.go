@@ -1,0 +1,214 @@
+package compiler
+
+// Tensor cores (mma.sync, PTX ISA §9.7.14.5), ldmatrix (§9.7.14.5.15),
+// asynchronous copies (cp.async, §9.7.9.25) and vectorised global loads
+// and stores. Fragment layouts are documented in package gpu (mma.go).
+
+import (
+	"fmt"
+
+	"github.com/gokern/kern/compiler/ir"
+)
+
+var tensorIntrinsics = map[string]intrinsicFunc{
+	"MMAF16":  func(kb *kernelBuilder, c *icall) *val { return kb.mma(c, "m16n8k16.row.col.f32.f16.f16.f32", ir.F32) },
+	"MMABF16": func(kb *kernelBuilder, c *icall) *val { return kb.mma(c, "m16n8k16.row.col.f32.bf16.bf16.f32", ir.F32) },
+	"MMAS8":   func(kb *kernelBuilder, c *icall) *val { return kb.mma(c, "m16n8k32.row.col.s32.s8.s8.s32", ir.S32) },
+
+	"LdMatrixX1":      func(kb *kernelBuilder, c *icall) *val { return kb.ldmatrix(c, 1, false) },
+	"LdMatrixX2":      func(kb *kernelBuilder, c *icall) *val { return kb.ldmatrix(c, 2, false) },
+	"LdMatrixX4":      func(kb *kernelBuilder, c *icall) *val { return kb.ldmatrix(c, 4, false) },
+	"LdMatrixX1Trans": func(kb *kernelBuilder, c *icall) *val { return kb.ldmatrix(c, 1, true) },
+	"LdMatrixX2Trans": func(kb *kernelBuilder, c *icall) *val { return kb.ldmatrix(c, 2, true) },
+	"LdMatrixX4Trans": func(kb *kernelBuilder, c *icall) *val { return kb.ldmatrix(c, 4, true) },
+
+	"CpAsync":      func(kb *kernelBuilder, c *icall) *val { return kb.cpAsync(c, false) },
+	"CpAsyncZFill": func(kb *kernelBuilder, c *icall) *val { return kb.cpAsync(c, true) },
+	"CpAsyncCommit": func(kb *kernelBuilder, c *icall) *val {
+		if kb.need(c.call.Pos(), "gpu.CpAsyncCommit", 70, 80) {
+			kb.b.Emit(ir.OpCpAsyncCommit, "cp.async.commit_group")
+		}
+		return &val{origin: -1}
+	},
+	"CpAsyncWait": func(kb *kernelBuilder, c *icall) *val {
+		n, ok := c.constArg(1)
+		if !ok || n < 0 || n > 7 {
+			kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "gpu.CpAsyncWait needs a constant group count 0..7")
+			return &val{origin: -1}
+		}
+		if kb.need(c.call.Pos(), "gpu.CpAsyncWait", 70, 80) {
+			kb.b.Emit(ir.OpCpAsyncWait, "cp.async.wait_group", ir.Imm(ir.U32, uint64(n)))
+		}
+		return &val{origin: -1}
+	},
+
+	"Load2":  func(kb *kernelBuilder, c *icall) *val { return kb.vecLoad(c, 2) },
+	"Load4":  func(kb *kernelBuilder, c *icall) *val { return kb.vecLoad(c, 4) },
+	"Store2": func(kb *kernelBuilder, c *icall) *val { return kb.vecStore(c, 2) },
+	"Store4": func(kb *kernelBuilder, c *icall) *val { return kb.vecStore(c, 4) },
+}
+
+// regsOf materialises every scalar of v in registers of type t.
+func (kb *kernelBuilder) regsOf(v *val, t ir.Type) []ir.Reg {
+	out := make([]ir.Reg, len(v.ops))
+	for i, o := range v.ops {
+		out[i] = kb.reg(o, t)
+	}
+	return out
+}
+
+func (kb *kernelBuilder) mma(c *icall, shape string, acc ir.Type) *val {
+	kb.requireUniform(c, true)
+	if !kb.need(c.call.Pos(), "gpu."+c.name+" (mma.sync "+shape[:8]+")", 70, 80) {
+		return kb.zeroVal(c.call.Type())
+	}
+	a := kb.regsOf(c.args[1], ir.U32)
+	b := kb.regsOf(c.args[2], ir.U32)
+	cc := kb.regsOf(c.args[3], acc)
+	d := make([]ir.Reg, 4)
+	for i := range d {
+		d[i] = kb.b.New(acc)
+	}
+	kb.b.Emit(ir.OpMma, "mma.sync.aligned."+shape, ir.Vec(d...), ir.Vec(a...), ir.Vec(b...), ir.Vec(cc...))
+	out := &val{origin: -1}
+	for _, r := range d {
+		out.ops = append(out.ops, ir.R(r))
+	}
+	return out
+}
+
+// sharedAddr returns a pointer argument as a .shared address, converting
+// a generic one; global pointers are an error.
+func (kb *kernelBuilder) sharedAddr(c *icall, p *val, what string) (ir.Operand, bool) {
+	switch p.space {
+	case ir.Shared:
+		return ir.Addr(kb.reg(p.ops[0], ir.U64), 0), true
+	case ir.Generic:
+		r := kb.b.New(ir.U64)
+		kb.b.Cvta(ir.Shared, true, r, p.ops[0])
+		return ir.Addr(r, 0), true
+	}
+	kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "%s of gpu.%s must point into shared memory (gpu.Shared or gpu.DynShared), not %s memory", what, c.name, p.space)
+	return ir.Operand{}, false
+}
+
+func (kb *kernelBuilder) globalAddr(c *icall, p *val, what string) (ir.Operand, bool) {
+	switch p.space {
+	case ir.Global:
+		return ir.Addr(kb.reg(p.ops[0], ir.U64), 0), true
+	case ir.Generic:
+		r := kb.b.New(ir.U64)
+		kb.b.Cvta(ir.Global, true, r, p.ops[0])
+		return ir.Addr(r, 0), true
+	}
+	kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "%s of gpu.%s must point into a slice parameter (global memory), not %s memory", what, c.name, p.space)
+	return ir.Operand{}, false
+}
+
+func (kb *kernelBuilder) ldmatrix(c *icall, n int, trans bool) *val {
+	kb.requireUniform(c, true)
+	if !kb.need(c.call.Pos(), "gpu."+c.name+" (ldmatrix)", 65, 75) {
+		return kb.zeroVal(c.call.Type())
+	}
+	addr, ok := kb.sharedAddr(c, c.args[1], "the row pointer")
+	if !ok {
+		return kb.zeroVal(c.call.Type())
+	}
+	d := make([]ir.Reg, n)
+	for i := range d {
+		d[i] = kb.b.New(ir.U32)
+	}
+	tr := ""
+	if trans {
+		tr = ".trans"
+	}
+	kb.b.Emit(ir.OpLdmatrix, fmt.Sprintf("ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16", n, tr), ir.Vec(d...), addr)
+	out := &val{origin: -1}
+	for _, r := range d {
+		out.ops = append(out.ops, ir.R(r))
+	}
+	return out
+}
+
+func (kb *kernelBuilder) cpAsync(c *icall, zfill bool) *val {
+	size, ok := c.constArg(3)
+	if !ok || (size != 4 && size != 8 && size != 16) {
+		kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "gpu.%s needs a constant size of 4, 8 or 16 bytes", c.name)
+		return &val{origin: -1}
+	}
+	if !kb.need(c.call.Pos(), "gpu."+c.name+" (cp.async)", 70, 80) {
+		return &val{origin: -1}
+	}
+	dst, ok1 := kb.sharedAddr(c, c.args[1], "dst")
+	src, ok2 := kb.globalAddr(c, c.args[2], "src")
+	if !ok1 || !ok2 {
+		return &val{origin: -1}
+	}
+	// .cg (cache at L2 only) is allowed only for 16-byte copies.
+	cache := "ca"
+	if size == 16 {
+		cache = "cg"
+	}
+	args := []ir.Operand{dst, src, ir.Imm(ir.U32, uint64(size))}
+	if zfill {
+		s := c.arg(4)
+		if s.Kind == ir.KImm {
+			args = append(args, ir.Imm(ir.U32, s.Imm&0xffffffff))
+		} else {
+			r := kb.b.New(ir.U32)
+			kb.b.Cvt(ir.U32, ir.S64, "", r, s)
+			args = append(args, ir.R(r))
+		}
+	}
+	kb.b.Emit(ir.OpCpAsync, "cp.async."+cache+".shared.global", args...)
+	return &val{origin: -1}
+}
+
+// vecAccess checks s[i .. i+n-1] and returns the address of s[i].
+func (kb *kernelBuilder) vecAccess(c *icall, n int) (addr ir.Operand, et ir.Type, ok bool) {
+	s := c.args[0]
+	et = scalarType(c.elem)
+	bits := memBytes(et) * 8 * n
+	if bits != 64 && bits != 128 && bits != 32 {
+		kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "gpu.%s of %s moves %d bits; vector accesses must be 64 or 128 bits", c.name, typeName(c.elem), bits)
+		return ir.Operand{}, et, false
+	}
+	i := kb.index64(c.arg(1), c.call.Call.Args[1].Type())
+	kb.checkBounds(i, s.ops[1], c.call.Pos())
+	last := kb.b.New(ir.S64)
+	kb.b.Arith(ir.OpAdd, ir.S64, last, i, ir.Imm(ir.S64, uint64(n-1)))
+	kb.checkBounds(ir.R(last), s.ops[1], c.call.Pos())
+	p := kb.addOffset(s.ops[0], i, int64(memBytes(et)))
+	return ir.Addr(kb.reg(p, ir.U64), 0), et, true
+}
+
+func (kb *kernelBuilder) vecLoad(c *icall, n int) *val {
+	addr, et, ok := kb.vecAccess(c, n)
+	if !ok {
+		return kb.zeroVal(c.call.Type())
+	}
+	d := make([]ir.Reg, n)
+	for i := range d {
+		d[i] = kb.b.New(et)
+	}
+	s := c.args[0]
+	kb.b.Ld(s.space, false, et, ir.Vec(d...), addr)
+	if s.space == ir.Global && s.origin >= 0 {
+		kb.globalLoads[s.origin] = append(kb.globalLoads[s.origin], kb.b.B.Instrs[len(kb.b.B.Instrs)-1])
+	}
+	out := &val{origin: -1}
+	for _, r := range d {
+		out.ops = append(out.ops, ir.R(r))
+	}
+	return out
+}
+
+func (kb *kernelBuilder) vecStore(c *icall, n int) *val {
+	addr, et, ok := kb.vecAccess(c, n)
+	if !ok {
+		return &val{origin: -1}
+	}
+	kb.noteWrite(c.args[0])
+	kb.b.St(c.args[0].space, et, addr, ir.Vec(kb.regsOf(c.args[2], et)...))
+	return &val{origin: -1}
+}

@@ -1,0 +1,214 @@
+package compiler
+
+// The subset check: an AST walk over each kernel and helper that reports
+// Go constructs outside the kernel language at their exact position, with
+// what to write instead. Lowering catches whatever slips past (an SSA
+// instruction it cannot lower is an error too); doing it here first gives
+// the user the position of the construct rather than of its SSA residue.
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"strings"
+)
+
+func (c *pkgCtx) checkSubset(fd *ast.FuncDecl) {
+	if fd == nil || fd.Body == nil || c.checked[fd] {
+		return
+	}
+	c.checked[fd] = true
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			c.d.errorf(n.Pos(), UnsupportedClosure, "func literals (closures) are not supported in kernels: write a named helper func in the same package and call it")
+			return false
+		case *ast.GoStmt:
+			c.d.errorf(n.Pos(), UnsupportedGoroutine, "go statements are not supported in kernels: every GPU thread already runs the kernel; launch more threads instead")
+			return false
+		case *ast.DeferStmt:
+			c.d.errorf(n.Pos(), UnsupportedDefer, "defer is not supported in kernels: call the cleanup explicitly before returning")
+			return false
+		case *ast.SelectStmt:
+			c.d.errorf(n.Pos(), UnsupportedChannel, "select is not supported in kernels: threads communicate through shared memory and t.Sync()")
+			return false
+		case *ast.SendStmt:
+			c.d.errorf(n.Pos(), UnsupportedChannel, "channel sends are not supported in kernels: threads communicate through shared memory and t.Sync()")
+			return false
+		case *ast.TypeSwitchStmt:
+			c.d.errorf(n.Pos(), UnsupportedInterface, "type switches are not supported in kernels: use a concrete type or a type parameter")
+			return false
+		case *ast.TypeAssertExpr:
+			c.d.errorf(n.Pos(), UnsupportedInterface, "type assertions are not supported in kernels: use a concrete type or a type parameter")
+			return false
+		case *ast.BranchStmt:
+			if n.Tok == token.GOTO {
+				c.d.errorf(n.Pos(), UnsupportedConstruct, "goto is not supported in kernels: use break, continue or a flag")
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				c.d.errorf(n.Pos(), UnsupportedChannel, "channel receives are not supported in kernels: threads communicate through shared memory and t.Sync()")
+				return false
+			}
+		case *ast.CompositeLit:
+			if t := c.info.TypeOf(n); t != nil {
+				switch t.Underlying().(type) {
+				case *types.Slice:
+					c.d.errorf(n.Pos(), HeapAllocation, "slice literals allocate on the heap, which kernels cannot: use a local array ([N]T{...})")
+					return false
+				case *types.Map:
+					c.d.errorf(n.Pos(), UnsupportedMap, "maps are not supported in kernels: use a slice indexed by a small integer key")
+					return false
+				}
+			}
+		case *ast.CallExpr:
+			c.checkCall(n)
+		case *ast.BasicLit:
+			if n.Kind == token.STRING && !c.isPanicArg(fd, n) {
+				c.d.errorf(n.Pos(), UnsupportedString, "strings are not supported in kernels: pass bytes as a []uint8 parameter")
+			}
+		case *ast.Ident:
+			c.checkIdentType(n)
+		}
+		return true
+	})
+}
+
+// isPanicArg reports whether lit is the constant message of a panic call,
+// the one place a string is allowed (it becomes the error's text).
+func (c *pkgCtx) isPanicArg(fd *ast.FuncDecl, lit *ast.BasicLit) bool {
+	found := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "panic" && len(call.Args) == 1 && call.Args[0] == lit {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func (c *pkgCtx) checkCall(call *ast.CallExpr) {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok {
+		return
+	}
+	if _, isBuiltin := c.info.Uses[id].(*types.Builtin); !isBuiltin {
+		return
+	}
+	switch id.Name {
+	case "make", "new", "append":
+		c.d.errorf(call.Pos(), HeapAllocation, "%s allocates on the heap, which kernels cannot: use gpu.Shared, a local array, or a buffer parameter", id.Name)
+	case "recover":
+		c.d.errorf(call.Pos(), UnsupportedDefer, "recover is not supported in kernels")
+	case "print", "println":
+		c.d.errorf(call.Pos(), UnsupportedCall, "%s is not supported in kernels: write values to an output buffer (fmt works in native mode)", id.Name)
+	case "complex", "real", "imag":
+		c.d.errorf(call.Pos(), UnsupportedType, "complex numbers are not supported in kernels: use pairs of floats")
+	case "clear", "close", "delete":
+		c.d.errorf(call.Pos(), UnsupportedCall, "%s is not supported in kernels", id.Name)
+	case "copy":
+		c.d.errorf(call.Pos(), UnsupportedCall, "copy is not supported in kernels: write the loop (each thread copies its elements)")
+	}
+}
+
+// checkIdentType rejects declarations of variables whose type kernels
+// cannot hold.
+func (c *pkgCtx) checkIdentType(id *ast.Ident) {
+	obj, ok := c.info.Defs[id].(*types.Var)
+	if !ok || obj == nil {
+		return
+	}
+	t := obj.Type()
+	switch u := t.Underlying().(type) {
+	case *types.Map:
+		c.d.errorf(id.Pos(), UnsupportedMap, "maps are not supported in kernels: use a slice indexed by a small integer key")
+	case *types.Chan:
+		c.d.errorf(id.Pos(), UnsupportedChannel, "channels are not supported in kernels: threads communicate through shared memory and t.Sync()")
+	case *types.Interface:
+		c.d.errorf(id.Pos(), UnsupportedInterface, "interface values are not supported in kernels: use a concrete type or a type parameter")
+	case *types.Signature:
+		c.d.errorf(id.Pos(), UnsupportedClosure, "func values are not supported in kernels: call a named helper func directly")
+	case *types.Basic:
+		if u.Info()&types.IsString != 0 {
+			c.d.errorf(id.Pos(), UnsupportedString, "strings are not supported in kernels: pass bytes as a []uint8 parameter")
+		} else if u.Info()&types.IsComplex != 0 {
+			c.d.errorf(id.Pos(), UnsupportedType, "complex numbers are not supported in kernels: use pairs of floats")
+		} else if u.Kind() == types.Uintptr || u.Kind() == types.UnsafePointer {
+			c.d.errorf(id.Pos(), UnsupportedType, "%s is not supported in kernels", u.Name())
+		}
+	}
+}
+
+// collectUnroll finds //kern:unroll comments and checks that each stands
+// above a for loop with a constant trip count of at most 1024.
+func (c *pkgCtx) collectUnroll(f *ast.File) {
+	for _, cg := range f.Comments {
+		for _, cm := range cg.List {
+			if strings.TrimSpace(cm.Text) != "//kern:unroll" {
+				continue
+			}
+			line := c.fset.Position(cm.Pos()).Line
+			var loop ast.Stmt
+			ast.Inspect(f, func(n ast.Node) bool {
+				if loop != nil {
+					return false
+				}
+				switch s := n.(type) {
+				case *ast.ForStmt, *ast.RangeStmt:
+					if c.fset.Position(s.Pos()).Line == line+1 {
+						loop = s.(ast.Stmt)
+					}
+				}
+				return true
+			})
+			if loop == nil {
+				c.d.errorf(cm.Pos(), BadUnroll, "//kern:unroll must be on the line just above a for loop")
+				continue
+			}
+			if n, ok := c.tripCount(loop); !ok || n > 1024 {
+				c.d.errorf(loop.Pos(), BadUnroll, "//kern:unroll needs a loop of the form `for i := 0; i < N; i++` or `for i := range N` with a constant N ≤ 1024")
+				continue
+			}
+			c.unroll[loop.Pos()] = true
+		}
+	}
+}
+
+// tripCount returns the constant trip count of a counted loop.
+func (c *pkgCtx) tripCount(s ast.Stmt) (int64, bool) {
+	constOf := func(e ast.Expr) (int64, bool) {
+		tv, ok := c.info.Types[e]
+		if !ok || tv.Value == nil {
+			return 0, false
+		}
+		return constant.Int64Val(constant.ToInt(tv.Value))
+	}
+	switch s := s.(type) {
+	case *ast.RangeStmt:
+		if n, ok := constOf(s.X); ok {
+			return n, true
+		}
+	case *ast.ForStmt:
+		as, ok := s.Init.(*ast.AssignStmt)
+		if !ok || len(as.Rhs) != 1 {
+			return 0, false
+		}
+		lo, ok1 := constOf(as.Rhs[0])
+		cond, ok2 := s.Cond.(*ast.BinaryExpr)
+		if !ok1 || !ok2 || (cond.Op != token.LSS && cond.Op != token.LEQ) {
+			return 0, false
+		}
+		hi, ok := constOf(cond.Y)
+		if !ok {
+			return 0, false
+		}
+		if cond.Op == token.LEQ {
+			hi++
+		}
+		return max(hi-lo, 0), true
+	}
+	return 0, false
+}
