@@ -16,7 +16,7 @@ import (
 	"github.com/gokern/kern/compiler/ir"
 )
 
-func f32c(x float64) ir.Operand { return ir.Imm(ir.F32, uint64(math.Float32bits(float32(x)))) }
+func f32c(x float64) ir.Operand   { return ir.Imm(ir.F32, uint64(math.Float32bits(float32(x)))) }
 func f32bits(b uint32) ir.Operand { return ir.Imm(ir.F32, uint64(b)) }
 
 var mathIntrinsics = map[string]intrinsicFunc{

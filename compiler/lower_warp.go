@@ -25,8 +25,8 @@ var warpIntrinsics = map[string]intrinsicFunc{
 		kb.b.Emit(ir.OpVote, "vote.sync.ballot.b32", ir.R(r), ir.R(kb.reg(c.arg(1), ir.Pred)), ir.Imm(ir.S32, 0xffffffff))
 		return scalar(r)
 	},
-	"Any": func(kb *kernelBuilder, c *icall) *val { return kb.vote(c, "any") },
-	"All": func(kb *kernelBuilder, c *icall) *val { return kb.vote(c, "all") },
+	"Any":      func(kb *kernelBuilder, c *icall) *val { return kb.vote(c, "any") },
+	"All":      func(kb *kernelBuilder, c *icall) *val { return kb.vote(c, "all") },
 	"BlockSum": func(kb *kernelBuilder, c *icall) *val { return kb.blockReduce(c, ir.OpAdd) },
 	"BlockMax": func(kb *kernelBuilder, c *icall) *val { return kb.blockReduce(c, ir.OpMax) },
 	"BlockMin": func(kb *kernelBuilder, c *icall) *val { return kb.blockReduce(c, ir.OpMin) },

@@ -239,12 +239,12 @@ type Block struct {
 // Var is a module- or kernel-level memory declaration (.shared array,
 // .global, .local array).
 type Var struct {
-	Name  string
-	Space Space
-	Align int
-	Size  int  // bytes; 0 with Extern for dynamic shared memory
+	Name   string
+	Space  Space
+	Align  int
+	Size   int // bytes; 0 with Extern for dynamic shared memory
 	Extern bool
-	Init  []uint64 // .global initialiser of 8-byte words, if any
+	Init   []uint64 // .global initialiser of 8-byte words, if any
 }
 
 // Param is one .param of a kernel entry.
