@@ -16,24 +16,24 @@ type procs struct {
 	cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceGetAttribute, cuDeviceTotalMem proc
 
 	cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxReset, cuDevicePrimaryCtxSetFlags proc
-	cuCtxCreate, cuCtxDestroy                                                                               proc
-	cuCtxSetCurrent, cuCtxGetCurrent, cuCtxPushCurrent, cuCtxPopCurrent, cuCtxSynchronize, cuCtxGetDevice   proc
+	cuCtxCreate, cuCtxDestroy                                                                                proc
+	cuCtxSetCurrent, cuCtxGetCurrent, cuCtxPushCurrent, cuCtxPopCurrent, cuCtxSynchronize, cuCtxGetDevice    proc
 
 	cuModuleLoadDataEx, cuModuleUnload, cuModuleGetFunction, cuModuleGetGlobal proc
 	cuLinkCreate, cuLinkAddData, cuLinkComplete, cuLinkDestroy                 proc
 
-	cuFuncGetAttribute, cuFuncSetAttribute, cuLaunchKernel                         proc
+	cuFuncGetAttribute, cuFuncSetAttribute, cuLaunchKernel                        proc
 	cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxPotentialBlockSize proc
 
 	cuMemAlloc, cuMemFree, cuMemAllocAsync, cuMemFreeAsync, cuMemGetInfo, cuMemHostAlloc, cuMemFreeHost proc
-	cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoD, cuMemcpyHtoDAsync, cuMemcpyDtoHAsync, cuMemcpyDtoDAsync  proc
-	cuMemsetD8, cuMemsetD32, cuMemsetD8Async, cuMemsetD32Async                                         proc
+	cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoD, cuMemcpyHtoDAsync, cuMemcpyDtoHAsync, cuMemcpyDtoDAsync   proc
+	cuMemsetD8, cuMemsetD32, cuMemsetD8Async, cuMemsetD32Async                                          proc
 
 	cuStreamCreate, cuStreamDestroy, cuStreamSynchronize, cuStreamQuery, cuStreamWaitEvent proc
 	cuEventCreate, cuEventRecord, cuEventSynchronize, cuEventQuery, cuEventElapsedTime     proc
 	cuEventDestroy                                                                         proc
 
-	cuStreamBeginCapture, cuStreamEndCapture, cuStreamIsCapturing                 proc
+	cuStreamBeginCapture, cuStreamEndCapture, cuStreamIsCapturing                  proc
 	cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphDestroy, cuGraphExecDestroy proc
 }
 
