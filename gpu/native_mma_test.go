@@ -293,11 +293,10 @@ func TestCpAsync(t *testing.T) {
 	got := make([]float32, 4*64)
 	err := gpu.RunNative(d3(4, 1, 1), d3(16, 1, 1), 0, func(th gpu.Thread) {
 		s := gpu.Shared[float32](th, 64)
-		for i := range s { // a GPU would hold garbage; make the zero fill visible
-			s[i] = -1
-		}
-		th.Sync()
 		i := th.LinearIdx() * 4
+		for k := range 4 { // a GPU would hold garbage; make the zero fill visible
+			s[i+k] = -1
+		}
 		switch th.BlockIdx().X {
 		case 0:
 			gpu.CpAsync(th, &s[i], &src[i], 16)
