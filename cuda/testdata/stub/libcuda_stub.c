@@ -97,7 +97,8 @@ static void note(const char *name) {
 		}
 	}
 	if (i == ncalls && ncalls < 256) {
-		snprintf(calls[ncalls++].name, sizeof calls[0].name, "%s", name);
+		snprintf(calls[ncalls].name, sizeof calls[0].name, "%s", name);
+		calls[ncalls++].n = 0;
 	}
 	if (i < 256) {
 		calls[i].n++;
