@@ -116,7 +116,7 @@ func (kb *kernelBuilder) kernelParam(v *types.Var, i int) (Param, bool) {
 		if et == ir.Invalid {
 			break
 		}
-		return Param{Name: name, Kind: Slice, GoType: typeName(t.Elem()), Size: memBytes(et),
+		return Param{Name: name, Kind: Slice, GoType: goTypeIn(t.Elem(), kb.pkg), Size: memBytes(et),
 			PTX: []ir.Param{{Name: id + "_ptr", Type: ir.U64}, {Name: id + "_len", Type: ir.S64}}}, true
 	case *types.Basic:
 		st := scalarType(t)
@@ -127,7 +127,7 @@ func (kb *kernelBuilder) kernelParam(v *types.Var, i int) (Param, bool) {
 		if st == ir.Pred {
 			pt = ir.U8
 		}
-		return Param{Name: name, Kind: Scalar, GoType: typeName(v.Type()), Size: memBytes(st),
+		return Param{Name: name, Kind: Scalar, GoType: goTypeIn(v.Type(), kb.pkg), Size: memBytes(st),
 			PTX: []ir.Param{{Name: id, Type: pt}}}, true
 	}
 	kb.d.errorf(v.Pos(), BadKernelSignature, "kernel parameter %s has type %s; kernels take scalars (bool, ints, floats, gpu.Half, gpu.BFloat16) and slices of them", name, typeName(v.Type()))

@@ -113,7 +113,7 @@ func isGPUNamed(t types.Type, name string) bool {
 // sizes is Go's layout on 64-bit hosts, used for .local arrays.
 var sizes = types.SizesFor("gc", "amd64")
 
-// typeName is the Go spelling used in generated launchers.
+// typeName is the Go spelling of t in messages.
 func typeName(t types.Type) string {
 	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil {
 		if n.Obj().Pkg().Path() == GPUPath {
@@ -121,4 +121,15 @@ func typeName(t types.Type) string {
 		}
 	}
 	return types.TypeString(t, func(p *types.Package) string { return p.Name() })
+}
+
+// goTypeIn spells t as code in package pkg writes it (generated
+// launchers): the package's own types unqualified, others by package name.
+func goTypeIn(t types.Type, pkg *types.Package) string {
+	return types.TypeString(t, func(p *types.Package) string {
+		if p == pkg {
+			return ""
+		}
+		return p.Name()
+	})
 }
