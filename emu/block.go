@@ -1,0 +1,192 @@
+package emu
+
+// A thread block: its warps, shared memory and barriers (PTX ISA §9.7.13.4
+// bar/barrier).
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// quantum is how many warp-instructions a warp runs before the block
+// scheduler moves to the next warp. Warps also yield when all their lanes
+// are blocked at a barrier, so most blocks switch warps only at barriers.
+const quantum = 1 << 14
+
+// block is one CTA. A worker goroutine reuses one block value for every
+// block it runs.
+type block struct {
+	l      *launch
+	idx    [3]int
+	lin    int
+	warps  []*warp
+	shared []byte
+	live   int // threads that have not exited
+	bars   [16]barrier
+	steps  uint64
+}
+
+// barrier counts the threads that arrived at one of the 16 named
+// barriers; expected is the thread count of bar.sync a, b (0: every
+// thread of the block that has not exited).
+type barrier struct {
+	arrived  int
+	expected int
+}
+
+func newBlock(l *launch) *block {
+	b := &block{l: l, shared: make([]byte, l.shared)}
+	per := l.k.nregs * 32
+	regs := make([]uint64, per*l.nwarps)
+	lsz := 32 * l.k.localSize
+	local := make([]byte, lsz*l.nwarps)
+	for i := 0; i < l.nwarps; i++ {
+		w := &warp{b: b, l: l, k: l.k, code: l.k.code, id: i, obs: l.obs,
+			regs:  regs[i*per : (i+1)*per : (i+1)*per],
+			local: local[i*lsz : (i+1)*lsz : (i+1)*lsz],
+		}
+		n := min(32, l.nthr-i*32)
+		w.valid = uint32(1<<n - 1)
+		b.warps = append(b.warps, w)
+	}
+	return b
+}
+
+// run executes block lin to completion.
+func (b *block) run(lin int) error {
+	l := b.l
+	b.lin = lin
+	b.idx = [3]int{lin % l.grid[0], lin / l.grid[0] % l.grid[1], lin / (l.grid[0] * l.grid[1])}
+	clear(b.shared)
+	b.live = l.nthr
+	b.bars = [16]barrier{}
+	b.steps = 0
+	for _, w := range b.warps {
+		w.reset()
+	}
+	for {
+		progress, done := false, true
+		for _, w := range b.warps {
+			if w.valid&^w.exited == 0 {
+				continue
+			}
+			n, err := w.run(quantum)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				progress = true
+			}
+			if w.valid&^w.exited != 0 {
+				done = false
+			}
+		}
+		if done {
+			return nil
+		}
+		if !progress {
+			return b.deadlock()
+		}
+		if int64(lin) > l.failAt.Load() {
+			return errAborted
+		}
+		if b.steps > l.maxStep {
+			return &Error{Kernel: l.k.info.Name, Block: b.idx, Thread: [3]int{-1, -1, -1}, Err: fmt.Errorf("%w: block ran %d warp-instructions", ErrStepLimit, b.steps)}
+		}
+	}
+}
+
+// arrive counts n threads at barrier id; count > 0 is bar.sync's thread
+// count operand.
+func (b *block) arrive(id, n, count int) {
+	bar := &b.bars[id]
+	bar.arrived += n
+	if count > 0 {
+		bar.expected = count
+	}
+	b.check(id)
+}
+
+// check releases barrier id if enough threads arrived. Threads that
+// exited are not waited for.
+func (b *block) check(id int) {
+	bar := &b.bars[id]
+	if bar.arrived == 0 {
+		return
+	}
+	want := bar.expected
+	if want == 0 || want > b.live {
+		want = b.live
+	}
+	if bar.arrived < want {
+		return
+	}
+	bar.arrived, bar.expected = 0, 0
+	for _, w := range b.warps {
+		w.release(id)
+	}
+}
+
+// exited accounts for n threads exiting.
+func (b *block) exited(n int) {
+	b.live -= n
+	for id := range b.bars {
+		b.check(id)
+	}
+}
+
+// deadlock describes a block in which no warp can make progress.
+func (b *block) deadlock() error {
+	l := b.l
+	var parts []string
+	var first *warp
+	for _, w := range b.warps {
+		live := w.valid &^ w.exited
+		if live == 0 {
+			continue
+		}
+		if first == nil {
+			first = w
+		}
+		var ws []string
+		for l := 0; l < 32; l++ {
+			if live&(1<<l) == 0 {
+				continue
+			}
+			pc := w.pc[l]
+			what := "waiting"
+			switch {
+			case w.barBlk&(1<<l) != 0:
+				what = fmt.Sprintf("at barrier %d (PTX line %d)", w.barID[l], w.code[max(pc-1, 0)].line)
+			case w.syncBlk&(1<<l) != 0:
+				what = fmt.Sprintf("at %s (PTX line %d) waiting for lanes of its member mask", w.code[pc].text, w.code[pc].line)
+			}
+			ws = append(ws, what)
+		}
+		parts = append(parts, fmt.Sprintf("warp %d: %d threads %s", w.id, bits.OnesCount32(live), summarize(ws)))
+	}
+	e := &Error{Kernel: l.k.info.Name, Block: b.idx, Thread: [3]int{-1, -1, -1},
+		Err: fmt.Errorf("%w: %s; %d of %d threads have not exited", ErrDeadlock, strings.Join(parts, "; "), b.live, l.nthr)}
+	return e
+}
+
+// summarize collapses identical states.
+func summarize(ws []string) string {
+	seen := map[string]int{}
+	var order []string
+	for _, w := range ws {
+		if seen[w] == 0 {
+			order = append(order, w)
+		}
+		seen[w]++
+	}
+	if len(order) == 1 {
+		return order[0]
+	}
+	parts := make([]string, len(order))
+	for i, o := range order {
+		parts[i] = fmt.Sprintf("%d %s", seen[o], o)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}

@@ -1,0 +1,259 @@
+package emu
+
+// Device memory: allocations, host copies and module globals.
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// Address layout. Global allocations look like real device pointers; the
+// shared and local windows are where generic addresses of those spaces
+// live (cvta.shared / cvta.local add the window base, PTX ISA §9.7.9.18).
+const (
+	globalBase   = 0x7f00_0000_0000
+	sharedWindow = 0x7e00_0000_0000
+	localWindow  = 0x7e80_0000_0000
+	windowSize   = 1 << 32
+
+	allocAlign = 256 // cudaMalloc alignment
+	// allocGap is unmapped space after every allocation, so that running a
+	// little past the end of one is an error rather than a silent access to
+	// the next.
+	allocGap = 4096
+)
+
+// Options configure a Device.
+type Options struct {
+	// Workers is how many blocks run at once; 0 means GOMAXPROCS.
+	Workers int
+	// Observer, if set, sees every instruction step and memory access.
+	// Its methods are called from several goroutines at once.
+	Observer Observer
+	// MaxSteps bounds the warp-instructions one block may execute before
+	// the launch fails (a guard against kernels that never finish); 0
+	// means 1<<32.
+	MaxSteps uint64
+}
+
+// Device is an emulated GPU: device memory plus launches. Its methods are
+// safe for concurrent use; a Launch sees the allocations that existed when
+// it started.
+type Device struct {
+	opts Options
+
+	mu      sync.Mutex
+	allocs  []*alloc // live allocations, sorted by base
+	freed   []*alloc // freed allocations, for diagnostics
+	next    uint64
+	globals map[uint64][]uint64 // Module.id -> address of each module global
+
+	atomMu [64]sync.Mutex // atomics on global memory, striped by address
+}
+
+// alloc is one device allocation.
+type alloc struct {
+	base uint64
+	data []byte
+	name string // module global name, "" for Alloc
+}
+
+func (a *alloc) end() uint64 { return a.base + uint64(len(a.data)) }
+
+// NewDevice makes an emulated device.
+func NewDevice(o Options) *Device {
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxSteps == 0 {
+		o.MaxSteps = 1 << 32
+	}
+	return &Device{opts: o, next: globalBase, globals: map[uint64][]uint64{}}
+}
+
+// Alloc allocates n bytes of zeroed device memory, 256-byte aligned.
+func (d *Device) Alloc(n int) (uint64, error) {
+	if n < 0 {
+		return 0, fmt.Errorf("emu: Alloc(%d): negative size", n)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.allocLocked(n, allocAlign, ""), nil
+}
+
+func (d *Device) allocLocked(n, align int, name string) uint64 {
+	if align < allocAlign {
+		align = allocAlign
+	}
+	base := (d.next + uint64(align) - 1) / uint64(align) * uint64(align)
+	a := &alloc{base: base, data: make([]byte, n), name: name}
+	d.allocs = append(d.allocs, a) // bases only grow, so the slice stays sorted
+	d.next = base + uint64(n) + allocGap
+	return base
+}
+
+// Free releases an allocation made by Alloc. Its addresses are never
+// reused, so later accesses through stale pointers are reported.
+func (d *Device) Free(addr uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := sort.Search(len(d.allocs), func(i int) bool { return d.allocs[i].base >= addr })
+	if i == len(d.allocs) || d.allocs[i].base != addr {
+		return fmt.Errorf("emu: Free(%#x): not the start of a live allocation", addr)
+	}
+	if d.allocs[i].name != "" {
+		return fmt.Errorf("emu: Free(%#x): module global %s cannot be freed", addr, d.allocs[i].name)
+	}
+	d.freed = append(d.freed, d.allocs[i])
+	d.allocs = append(d.allocs[:i:i], d.allocs[i+1:]...)
+	return nil
+}
+
+// find returns the allocation holding [addr, addr+n) in allocs (sorted).
+func find(allocs []*alloc, addr uint64, n int) *alloc {
+	i := sort.Search(len(allocs), func(i int) bool { return allocs[i].end() > addr })
+	if i < len(allocs) {
+		a := allocs[i]
+		if addr >= a.base && addr+uint64(n) <= a.end() {
+			return a
+		}
+	}
+	return nil
+}
+
+// span returns the device bytes [addr, addr+n) for a host copy.
+func (d *Device) span(op string, addr uint64, n int) ([]byte, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("emu: %s(%#x): negative size %d", op, addr, n)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n == 0 {
+		return nil, nil
+	}
+	a := find(d.allocs, addr, n)
+	if a == nil {
+		return nil, fmt.Errorf("emu: %s(%#x, %d bytes): %s", op, addr, n, d.describeLocked(addr, n))
+	}
+	off := addr - a.base
+	return a.data[off : off+uint64(n)], nil
+}
+
+// Write copies b to device memory at addr.
+func (d *Device) Write(addr uint64, b []byte) error {
+	s, err := d.span("Write", addr, len(b))
+	if err != nil {
+		return err
+	}
+	copy(s, b)
+	return nil
+}
+
+// Read copies device memory at addr into b.
+func (d *Device) Read(addr uint64, b []byte) error {
+	s, err := d.span("Read", addr, len(b))
+	if err != nil {
+		return err
+	}
+	copy(b, s)
+	return nil
+}
+
+// Memset sets n bytes at addr to v.
+func (d *Device) Memset(addr uint64, v byte, n int) error {
+	s, err := d.span("Memset", addr, n)
+	if err != nil {
+		return err
+	}
+	for i := range s {
+		s[i] = v
+	}
+	return nil
+}
+
+// Global returns the device address and size of a module-scope .global or
+// .const variable. Module globals are allocated (and initialized) on first
+// use, once per Device and Module.
+func (d *Device) Global(m *Module, name string) (uint64, int, error) {
+	i, ok := m.gindex[name]
+	if !ok {
+		return 0, 0, fmt.Errorf("emu: module has no global %q", name)
+	}
+	addrs := d.moduleGlobals(m)
+	return addrs[i], m.globals[i].size, nil
+}
+
+// moduleGlobals returns the addresses of m's globals on d.
+func (d *Device) moduleGlobals(m *Module) []uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if a, ok := d.globals[m.id]; ok {
+		return a
+	}
+	addrs := make([]uint64, len(m.globals))
+	for i, g := range m.globals {
+		addrs[i] = d.allocLocked(g.size, g.align, g.name)
+		if g.init != nil {
+			copy(d.allocs[len(d.allocs)-1].data, g.init)
+		}
+	}
+	d.globals[m.id] = addrs
+	return addrs
+}
+
+// snapshot returns the live allocations for a launch.
+func (d *Device) snapshot() []*alloc {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]*alloc(nil), d.allocs...)
+}
+
+// describe explains why [addr, addr+n) is not accessible.
+func (d *Device) describe(addr uint64, n int) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.describeLocked(addr, n)
+}
+
+func (d *Device) describeLocked(addr uint64, n int) string {
+	for _, a := range d.freed {
+		if addr >= a.base && addr < a.end() {
+			return fmt.Sprintf("address %#x is in a freed allocation [%#x, %#x)", addr, a.base, a.end())
+		}
+	}
+	var near *alloc
+	var dist uint64
+	for _, a := range d.allocs {
+		var dd uint64
+		switch {
+		case addr >= a.base && addr < a.end():
+			return fmt.Sprintf("%d bytes at %#x run past the end of allocation %s[%#x, %#x) (%d bytes) by %d",
+				n, addr, allocName(a), a.base, a.end(), len(a.data), addr+uint64(n)-a.end())
+		case addr >= a.end():
+			dd = addr - a.end()
+		default:
+			dd = a.base - addr
+		}
+		if near == nil || dd < dist {
+			near, dist = a, dd
+		}
+	}
+	if near != nil && dist < 1<<20 {
+		if addr >= near.end() {
+			return fmt.Sprintf("address %#x is outside any allocation (%d bytes past the end of %s[%#x, %#x))",
+				addr, addr-near.end(), allocName(near), near.base, near.end())
+		}
+		return fmt.Sprintf("address %#x is outside any allocation (%d bytes before %s[%#x, %#x))",
+			addr, near.base-addr, allocName(near), near.base, near.end())
+	}
+	return fmt.Sprintf("address %#x is outside any allocation", addr)
+}
+
+func allocName(a *alloc) string {
+	if a.name != "" {
+		return a.name + " "
+	}
+	return ""
+}

@@ -1,0 +1,427 @@
+package emu
+
+// Decoding an entry: registers, symbols, labels, then each statement once.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// kernel is a decoded .entry.
+type kernel struct {
+	mod   *Module
+	info  EntryInfo
+	code  []inst
+	nregs int // register slots, special registers included
+	// Parameter buffer size (the packed LaunchConfig.Params length).
+	paramSize int
+	// Module globals the code refers to, by index (all of them).
+	sharedStatic int
+	dynAlign     int
+	localSize    int
+	files        map[int]string
+}
+
+// Special registers occupy the first register slots; the warp fills them
+// when a block starts (PTX ISA §10).
+const (
+	srTidX = iota
+	srTidY
+	srTidZ
+	srNtidX
+	srNtidY
+	srNtidZ
+	srCtaidX
+	srCtaidY
+	srCtaidZ
+	srNctaidX
+	srNctaidY
+	srNctaidZ
+	srLaneid
+	srWarpid
+	srNwarpid
+	srLanemaskEq
+	srLanemaskLt
+	srLanemaskLe
+	srLanemaskGt
+	srLanemaskGe
+	srSmid
+	srNsmid
+	srGridid
+	srDynSmem
+	srTotalSmem
+	srSink // the _ operand writes here
+	numSregs
+)
+
+var sregNames = map[string]int{
+	"%tid.x": srTidX, "%tid.y": srTidY, "%tid.z": srTidZ,
+	"%ntid.x": srNtidX, "%ntid.y": srNtidY, "%ntid.z": srNtidZ,
+	"%ctaid.x": srCtaidX, "%ctaid.y": srCtaidY, "%ctaid.z": srCtaidZ,
+	"%nctaid.x": srNctaidX, "%nctaid.y": srNctaidY, "%nctaid.z": srNctaidZ,
+	"%laneid": srLaneid, "%warpid": srWarpid, "%nwarpid": srNwarpid,
+	"%lanemask_eq": srLanemaskEq, "%lanemask_lt": srLanemaskLt, "%lanemask_le": srLanemaskLe,
+	"%lanemask_gt": srLanemaskGt, "%lanemask_ge": srLanemaskGe,
+	"%smid": srSmid, "%nsmid": srNsmid, "%gridid": srGridid,
+	"%dynamic_smem_size": srDynSmem, "%total_smem_size": srTotalSmem,
+}
+
+// regInfo is a declared register.
+type regInfo struct {
+	slot int32
+	typ  dtype
+}
+
+// symbol is a variable or parameter name visible in the entry.
+type symbol struct {
+	space space
+	off   int // byte offset in its space (param, shared, local)
+	gidx  int // module global index for spGlobal/spConst
+	typ   dtype
+}
+
+// decoder holds per-entry state while decoding.
+type decoder struct {
+	m      *Module
+	f      *astFunc
+	k      *kernel
+	regs   map[string]regInfo
+	ranges map[string]astReg // prefix -> range declaration
+	syms   map[string]symbol
+	labels map[string]int32
+	errs   ErrorList
+	line   int
+}
+
+func (d *decoder) errorf(format string, args ...any) {
+	d.errs = append(d.errs, &SyntaxError{d.line, fmt.Sprintf(format, args...)})
+}
+
+func alignUp(n, a int) int {
+	if a <= 1 {
+		return n
+	}
+	return (n + a - 1) / a * a
+}
+
+func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFunc) (*kernel, ErrorList) {
+	k := &kernel{mod: m, files: ast.files, dynAlign: 16}
+	k.info.Name = f.name
+	k.info.MaxNTid = f.maxntid
+	k.info.ReqNTid = f.reqntid
+	d := &decoder{m: m, f: f, k: k, regs: map[string]regInfo{}, ranges: map[string]astReg{},
+		syms: map[string]symbol{}, labels: map[string]int32{}}
+	d.line = f.line
+
+	// Parameters, packed at natural alignment (PTX ISA §5.1.6.1).
+	off := 0
+	for _, p := range f.params {
+		d.line = p.line
+		if p.space != "param" {
+			d.errorf("entry parameter %s must be in .param space", p.name)
+			continue
+		}
+		a := p.align
+		if a == 0 {
+			a = p.typ.size()
+		}
+		off = alignUp(off, a)
+		size := p.typ.size() * p.count
+		k.info.Params = append(k.info.Params, Param{Name: p.name, Type: p.typ.String(), Size: size, Align: a, Offset: off})
+		d.syms[p.name] = symbol{space: spParam, off: off, typ: p.typ}
+		off += size
+	}
+	k.paramSize = off
+
+	// Registers.
+	k.nregs = numSregs
+	for _, r := range f.regs {
+		d.line = r.line
+		d.declareReg(r)
+	}
+
+	// Module globals, then shared variables: module-scope first, then the
+	// entry's own; dynamic (extern, unsized) shared arrays all start after
+	// the static ones.
+	for i, g := range m.globals {
+		d.syms[g.name] = symbol{space: spGlobal, gidx: i}
+	}
+	var dynNames []string
+	shared, local := 0, 0
+	place := func(v *astVar) {
+		d.line = v.line
+		switch v.space {
+		case "shared":
+			if v.count < 0 || v.extern {
+				dynNames = append(dynNames, v.name)
+				if a := v.alignment(); a > k.dynAlign {
+					k.dynAlign = a
+				}
+				return
+			}
+			shared = alignUp(shared, v.alignment())
+			d.syms[v.name] = symbol{space: spShared, off: shared, typ: v.typ}
+			shared += v.size()
+		case "local":
+			if v.count < 0 {
+				d.errorf("%s: unsized .local array", v.name)
+				return
+			}
+			local = alignUp(local, v.alignment())
+			d.syms[v.name] = symbol{space: spLocal, off: local, typ: v.typ}
+			local += v.size()
+		case "global", "const":
+			d.errorf("%s: .%s variables inside a function are not supported", v.name, v.space)
+		}
+	}
+	for _, v := range ast.vars {
+		if v.space == "shared" {
+			place(v)
+		}
+	}
+	for _, v := range f.vars {
+		place(v)
+	}
+	k.sharedStatic = shared
+	dyn := alignUp(shared, k.dynAlign)
+	for _, n := range dynNames {
+		d.syms[n] = symbol{space: spShared, off: dyn}
+	}
+	k.info.StaticShared = shared
+	k.info.DynamicOffset = dyn
+	k.localSize = alignUp(local, 16)
+	k.info.LocalBytes = local
+
+	// Labels, then instructions.
+	pc := int32(0)
+	for _, s := range f.stmts {
+		if s.label != "" {
+			if _, dup := d.labels[s.label]; dup {
+				d.line = s.line
+				d.errorf("label %s defined twice", s.label)
+			}
+			d.labels[s.label] = pc
+			continue
+		}
+		pc++
+	}
+	// A trailing exit makes falling off the end of the body well defined.
+	k.code = make([]inst, 0, pc+1)
+	for i := range f.stmts {
+		s := &f.stmts[i]
+		if s.label != "" {
+			continue
+		}
+		d.line = s.line
+		in := d.decodeStmt(s)
+		in.pc = int32(len(k.code))
+		k.code = append(k.code, in)
+	}
+	k.code = append(k.code, inst{ctl: ctlExit, guard: -1, line: int32(d.line), text: "exit", pc: int32(len(k.code))})
+	_ = funcs
+	return k, d.errs
+}
+
+func (d *decoder) declareReg(r astReg) {
+	add := func(name string) {
+		if _, dup := d.regs[name]; dup {
+			d.errorf("register %s declared twice", name)
+			return
+		}
+		d.regs[name] = regInfo{slot: int32(d.k.nregs), typ: r.typ}
+		d.k.nregs++
+	}
+	if r.n < 0 {
+		add(r.name)
+		return
+	}
+	for i := 0; i < r.n; i++ {
+		add(r.name + strconv.Itoa(i))
+	}
+}
+
+// reg resolves a register name.
+func (d *decoder) reg(name string) (regInfo, bool) {
+	if r, ok := d.regs[name]; ok {
+		return r, true
+	}
+	if i, ok := sregNames[name]; ok {
+		return regInfo{slot: int32(i), typ: tU32}, true
+	}
+	if name == "_" {
+		return regInfo{slot: srSink, typ: tB64}, true
+	}
+	return regInfo{}, false
+}
+
+// dst resolves a destination register operand.
+func (d *decoder) dst(a astArg) opnd {
+	if a.kind != aName {
+		d.errorf("destination must be a register, found %s", argString(a))
+		return opnd{kind: oReg, r: srSink * 32, r2: -1}
+	}
+	r, ok := d.reg(a.name)
+	if !ok || (r.slot < numSregs && r.slot != srSink) {
+		d.errorf("unknown register %s", a.name)
+		return opnd{kind: oReg, r: srSink * 32, r2: -1}
+	}
+	return opnd{kind: oReg, r: r.slot * 32, r2: -1}
+}
+
+// dstPair resolves d or d|p.
+func (d *decoder) dstPair(a astArg) opnd {
+	if a.kind == aPair {
+		o := d.dst(a.elems[0])
+		o.r2 = d.dst(a.elems[1]).r
+		return o
+	}
+	return d.dst(a)
+}
+
+// src resolves a source operand of type t: a register, a special
+// register, an immediate (converted to t's bit pattern) or a symbol's
+// address.
+func (d *decoder) src(a astArg, t dtype) opnd {
+	switch a.kind {
+	case aImm, aF32, aF64:
+		return opnd{kind: oImm, imm: constBits(a, t), r2: -1}
+	case aName:
+		if a.name == "%clock" || a.name == "%clock64" || a.name == "%globaltimer" {
+			return opnd{kind: oClock, r2: -1}
+		}
+		if r, ok := d.reg(a.name); ok {
+			return opnd{kind: oReg, r: r.slot * 32, neg: a.neg, r2: -1}
+		}
+		if s, ok := d.syms[a.name]; ok {
+			return d.symAddr(s, 0, false)
+		}
+		d.errorf("unknown operand %s", a.name)
+	default:
+		d.errorf("unexpected operand %s", argString(a))
+	}
+	return opnd{kind: oImm, r2: -1}
+}
+
+// symAddr is the address of a symbol plus off: its address in its own
+// state space, or with generic its generic address (PTX ISA §6.4.1).
+func (d *decoder) symAddr(s symbol, off uint64, generic bool) opnd {
+	switch s.space {
+	case spGlobal, spConst:
+		return opnd{kind: oGsym, sym: int32(s.gidx), imm: off, r2: -1}
+	case spShared:
+		a := uint64(s.off) + off
+		if generic {
+			a += sharedWindow
+		}
+		return opnd{kind: oImm, imm: a, r2: -1}
+	case spLocal:
+		a := uint64(s.off) + off
+		if generic {
+			a += localWindow
+		}
+		return opnd{kind: oImm, imm: a, r2: -1}
+	}
+	return opnd{kind: oImm, imm: uint64(s.off) + off, r2: -1}
+}
+
+// addr resolves a [base+off] operand for an access in state space sp.
+func (d *decoder) addr(a astArg, sp space) opnd {
+	if a.kind != aAddr {
+		d.errorf("expected an address [..], found %s", argString(a))
+		return opnd{kind: oImm, r2: -1}
+	}
+	if a.name == "" {
+		return opnd{kind: oImm, imm: a.imm, r2: -1}
+	}
+	if r, ok := d.reg(a.name); ok {
+		return opnd{kind: oReg, r: r.slot * 32, imm: a.imm, r2: -1}
+	}
+	s, ok := d.syms[a.name]
+	if !ok {
+		d.errorf("unknown symbol %s in address", a.name)
+		return opnd{kind: oImm, r2: -1}
+	}
+	if sp != spGeneric && s.space != sp && !(sp == spConst && s.space == spGlobal) && !(sp == spGlobal && s.space == spConst) {
+		d.errorf("%s is in .%s, not .%s", a.name, s.space, sp)
+	}
+	return d.symAddr(s, a.imm, sp == spGeneric)
+}
+
+// vecRegs resolves {r0, r1, ...} to register slots; immediates are
+// allowed as sources when imm is true.
+func (d *decoder) vecRegs(a astArg, n int, t dtype, imm bool) opnd {
+	if a.kind != aVec {
+		if n == 1 {
+			o := d.src(a, t)
+			if o.kind == oReg {
+				return opnd{kind: oReg, vec: []int32{o.r}, r2: -1}
+			}
+		}
+		d.errorf("expected a vector of %d registers, found %s", n, argString(a))
+		return opnd{vec: make([]int32, n), r2: -1}
+	}
+	if len(a.elems) != n {
+		d.errorf("expected %d registers in {..}, found %d", n, len(a.elems))
+	}
+	o := opnd{kind: oReg, vec: make([]int32, n), r2: -1}
+	for i := 0; i < n && i < len(a.elems); i++ {
+		e := a.elems[i]
+		if e.kind != aName {
+			if imm {
+				if o.vimm == nil {
+					o.vimm = make([]uint64, n)
+				}
+				o.vimm[i] = constBits(e, t)
+				o.vec[i] = -1
+				continue
+			}
+			d.errorf("expected a register in {..}, found %s", argString(e))
+			continue
+		}
+		r, ok := d.reg(e.name)
+		if !ok {
+			d.errorf("unknown register %s", e.name)
+			o.vec[i] = srSink * 32
+			continue
+		}
+		o.vec[i] = r.slot * 32
+	}
+	return o
+}
+
+func argString(a astArg) string {
+	switch a.kind {
+	case aName:
+		if a.neg {
+			return "!" + a.name
+		}
+		return a.name
+	case aImm:
+		return strconv.FormatInt(int64(a.imm), 10)
+	case aF32:
+		return fmt.Sprintf("0f%08X", a.imm)
+	case aF64:
+		return fmt.Sprintf("0d%016X", a.imm)
+	case aAddr:
+		if a.name == "" {
+			return fmt.Sprintf("[%d]", a.imm)
+		}
+		if a.imm != 0 {
+			return fmt.Sprintf("[%s+%d]", a.name, int64(a.imm))
+		}
+		return "[" + a.name + "]"
+	case aPair:
+		return argString(a.elems[0]) + "|" + argString(a.elems[1])
+	case aVec, aList:
+		parts := make([]string, len(a.elems))
+		for i, e := range a.elems {
+			parts[i] = argString(e)
+		}
+		if a.kind == aVec {
+			return "{" + strings.Join(parts, ", ") + "}"
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	}
+	return "?"
+}

@@ -1,0 +1,130 @@
+package emu
+
+// Loading a module: parse, lay out symbols, decode every entry once.
+
+import (
+	"fmt"
+	"sort"
+	"sync/atomic"
+)
+
+// Module is loaded PTX: every entry decoded and ready to launch. A Module
+// is immutable and may be launched on several Devices at once.
+type Module struct {
+	id      uint64
+	files   map[int]string
+	globals []*globalVar
+	gindex  map[string]int
+	kernels map[string]*kernel
+	names   []string // entry names in source order
+}
+
+// globalVar is a module-scope .global or .const variable, placed in device
+// memory once per (Device, Module).
+type globalVar struct {
+	name  string
+	size  int
+	align int
+	init  []byte
+}
+
+// Param describes one kernel parameter as laid out in LaunchConfig.Params.
+type Param struct {
+	Name   string
+	Type   string // PTX type without the dot: "u64", "f32", "b8"
+	Size   int    // bytes
+	Align  int
+	Offset int // byte offset in the packed parameter buffer
+}
+
+// EntryInfo describes a kernel entry.
+type EntryInfo struct {
+	Name    string
+	Params  []Param
+	MaxNTid [3]int // .maxntid, zero when absent
+	ReqNTid [3]int // .reqntid, zero when absent
+	// StaticShared is the bytes of shared memory the entry declares;
+	// dynamic shared memory starts at DynamicOffset.
+	StaticShared  int
+	DynamicOffset int
+	LocalBytes    int // per thread
+}
+
+var moduleIDs atomic.Uint64
+
+// Load parses and decodes PTX text. All problems found are returned
+// together as an ErrorList, each naming its PTX line.
+func Load(ptx []byte) (*Module, error) {
+	ast, err := parse(ptx)
+	if err != nil {
+		return nil, err
+	}
+	m := &Module{
+		id:      moduleIDs.Add(1),
+		files:   ast.files,
+		gindex:  map[string]int{},
+		kernels: map[string]*kernel{},
+	}
+	var errs ErrorList
+	for _, v := range ast.vars {
+		if v.space != "global" && v.space != "const" {
+			continue
+		}
+		if v.count < 0 {
+			errs = append(errs, &SyntaxError{v.line, fmt.Sprintf("%s: unsized .%s array", v.name, v.space)})
+			continue
+		}
+		g := &globalVar{name: v.name, size: v.size(), align: v.alignment()}
+		if v.init != nil {
+			g.init = make([]byte, g.size)
+			es := v.typ.size()
+			for i, x := range v.init {
+				for b := 0; b < es && i*es+b < g.size; b++ {
+					g.init[i*es+b] = byte(x >> (8 * b))
+				}
+			}
+		}
+		m.gindex[v.name] = len(m.globals)
+		m.globals = append(m.globals, g)
+	}
+	funcs := map[string]*astFunc{}
+	for _, f := range ast.funcs {
+		if !f.proto {
+			funcs[f.name] = f
+		}
+	}
+	for _, f := range ast.funcs {
+		if !f.entry || f.proto {
+			continue
+		}
+		k, kerrs := decodeKernel(m, ast, f, funcs)
+		errs = append(errs, kerrs...)
+		if k != nil {
+			m.kernels[f.name] = k
+			m.names = append(m.names, f.name)
+		}
+	}
+	if len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+		return nil, errs
+	}
+	return m, nil
+}
+
+// Entries lists the module's kernel entries in source order.
+func (m *Module) Entries() []EntryInfo {
+	out := make([]EntryInfo, 0, len(m.names))
+	for _, n := range m.names {
+		out = append(out, m.kernels[n].info)
+	}
+	return out
+}
+
+// Entry describes the named kernel entry.
+func (m *Module) Entry(name string) (EntryInfo, bool) {
+	k, ok := m.kernels[name]
+	if !ok {
+		return EntryInfo{}, false
+	}
+	return k.info, true
+}
