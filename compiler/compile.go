@@ -136,8 +136,8 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 		return nil, c.d.list.sorted()
 	}
 	for _, f := range c.mod.Funcs {
-		if err := ir.Check(f); err != nil {
-			return nil, fmt.Errorf("compiler: internal error: %v", err)
+		if err := ir.Compile(f, true); err != nil {
+			return nil, fmt.Errorf("compiler: internal error in kernel %s: %v", f.Name, err)
 		}
 	}
 	c.mod.Version = fmt.Sprintf("%d.%d", c.version/10, c.version%10)

@@ -42,6 +42,13 @@ type frame struct {
 	promoted map[*ssa.Alloc]bool
 	safe     map[*ssa.IndexAddr]bool
 	spaces   map[ssa.Value]ptrInfo
+	// unrolled maps the header of each //kern:unroll loop to it; active
+	// is the stack of those being lowered.
+	unrolled map[*ssa.BasicBlock]*unrollLoop
+	active   []*unrollLoop
+	// reached marks the blocks of active unrolled loops that a branch of
+	// the current iteration targets; the others are dead in it.
+	reached map[*ssa.BasicBlock]bool
 }
 
 func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
@@ -98,7 +105,8 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	}
 	fr.uni = kb.analyzeUniformity(fn, params, base)
 	fr.spaces = pointerSpaces(fn, args)
-	fr.promoted = promotable(fn)
+	fr.unrolled = kb.findUnrolled(fn)
+	fr.promoted = promotable(fn, fr.unrollConst)
 	fr.safe = provablySafe(fn)
 	fr.blocks = make([]*ir.Block, len(fn.Blocks))
 	for i, b := range fn.Blocks {
@@ -127,7 +135,31 @@ func blockHint(fn *ssa.Function, b *ssa.BasicBlock) string {
 // lowerBody lowers every block of the frame in dominator preorder, so a
 // value's definition is lowered before its uses (phis excepted).
 func (kb *kernelBuilder) lowerBody(fr *frame) {
-	for _, b := range fr.fn.DomPreorder() {
+	kb.lowerBlocks(fr, fr.fn.DomPreorder())
+	// Unreachable blocks (DomPreorder skips them) still need a terminator.
+	for _, blk := range fr.blocks {
+		if len(blk.Instrs) == 0 {
+			kb.b.B = blk
+			kb.b.Exit()
+		}
+	}
+}
+
+// lowerBlocks lowers blocks in the given order; an unrolled loop's header
+// lowers the whole loop, whose other blocks are then skipped.
+func (kb *kernelBuilder) lowerBlocks(fr *frame, order []*ssa.BasicBlock) {
+	skip := map[*ssa.BasicBlock]bool{}
+	for _, b := range order {
+		if skip[b] || fr.deadInIteration(b) {
+			continue
+		}
+		if l := fr.unrolled[b]; l != nil && !fr.isActive(l) {
+			for lb := range l.blocks {
+				skip[lb] = true
+			}
+			kb.lowerUnrolled(fr, l)
+			continue
+		}
 		kb.b.B = fr.blocks[b.Index]
 		for _, instr := range b.Instrs {
 			kb.b.Pos = instr.Pos()
@@ -139,13 +171,15 @@ func (kb *kernelBuilder) lowerBody(fr *frame) {
 			kb.lowerInstr(fr, instr)
 		}
 	}
-	// Unreachable blocks (DomPreorder skips them) still need a terminator.
-	for _, blk := range fr.blocks {
-		if len(blk.Instrs) == 0 {
-			kb.b.B = blk
-			kb.b.Exit()
+}
+
+func (fr *frame) isActive(l *unrollLoop) bool {
+	for _, a := range fr.active {
+		if a == l {
+			return true
 		}
 	}
+	return false
 }
 
 func posOfValue(v ssa.Value) token.Pos {
@@ -250,7 +284,17 @@ func (kb *kernelBuilder) phiVal(fr *frame, p *ssa.Phi) *val {
 // edge moves the values the successor's phis take from block from, then
 // jumps to the successor.
 func (kb *kernelBuilder) edge(fr *frame, from, to *ssa.BasicBlock) {
+	if l := fr.backEdge(from, to); l != nil {
+		// The next iteration of an unrolled loop.
+		kb.phiMoves(fr, from, to)
+		if l.next == nil {
+			l.next = kb.f.NewBlock(blockHint(fr.fn, to))
+		}
+		kb.b.Bra(l.next)
+		return
+	}
 	kb.phiMoves(fr, from, to)
+	fr.reach(to)
 	kb.b.Bra(fr.blocks[to.Index])
 }
 
@@ -272,6 +316,10 @@ func (kb *kernelBuilder) phiMoves(fr *frame, from, to *ssa.BasicBlock) {
 		p, ok := instr.(*ssa.Phi)
 		if !ok {
 			break
+		}
+		if l := fr.backEdge(from, to); l != nil && l.ind == p {
+			l.nextInd = kb.value(fr, p.Edges[pi])
+			continue
 		}
 		dst := kb.phiVal(fr, p)
 		src := kb.value(fr, p.Edges[pi])
@@ -316,10 +364,20 @@ func hasPhis(b *ssa.BasicBlock) bool {
 
 func (kb *kernelBuilder) lowerIf(fr *frame, in *ssa.If) {
 	b := in.Block()
-	cond := kb.predReg(kb.value(fr, in.Cond))
 	tb, fb := b.Succs[0], b.Succs[1]
+	if c := kb.value(fr, in.Cond).ops[0]; c.Kind == ir.KImm {
+		// A condition folded to a constant (an unrolled loop's test).
+		if c.Imm&1 != 0 {
+			kb.edge(fr, b, tb)
+		} else {
+			kb.edge(fr, b, fb)
+		}
+		return
+	}
+	cond := kb.predReg(kb.value(fr, in.Cond))
 	target := func(s *ssa.BasicBlock) *ir.Block {
-		if !hasPhis(s) {
+		if !hasPhis(s) && fr.backEdge(b, s) == nil {
+			fr.reach(s)
 			return fr.blocks[s.Index]
 		}
 		// Moves for the successor's phis go on their own edge block.

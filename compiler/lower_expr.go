@@ -69,6 +69,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 		return kb.zeroVal(in.Type())
 	}
 	a, b := x.ops[0], y.ops[0]
+	if v := foldBinOp(in.Op, st, a, b); v != nil {
+		return v
+	}
 	switch in.Op {
 	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
 		return &val{ops: []ir.Operand{ir.R(kb.compare(in.Op, st, a, b))}, origin: -1}
@@ -261,7 +264,7 @@ func (kb *kernelBuilder) convert(from, to ir.Type, x ir.Operand) ir.Reg {
 				mid = ir.U32
 			}
 		}
-		if mid == to.RegType() {
+		if mid == to.RegType() && to.Bits() >= 32 {
 			kb.b.Cvt(mid, from, "rzi", r, x)
 		} else {
 			t := kb.b.New(mid)

@@ -90,7 +90,7 @@ func pointerSpaces(fn *ssa.Function, args []*val) map[ssa.Value]ptrInfo {
 
 // promotable returns the non-escaping local variables every use of which
 // addresses a constant element or field: those live in registers.
-func promotable(fn *ssa.Function) map[*ssa.Alloc]bool {
+func promotable(fn *ssa.Function, isConst func(ssa.Value) bool) map[*ssa.Alloc]bool {
 	out := map[*ssa.Alloc]bool{}
 	var ok func(v ssa.Value) bool
 	ok = func(v ssa.Value) bool {
@@ -102,7 +102,7 @@ func promotable(fn *ssa.Function) map[*ssa.Alloc]bool {
 			switch r := r.(type) {
 			case *ssa.DebugRef:
 			case *ssa.IndexAddr:
-				if _, c := r.Index.(*ssa.Const); !c || !ok(r) {
+				if !isConst(r.Index) || !ok(r) {
 					return false
 				}
 			case *ssa.FieldAddr:
@@ -135,7 +135,10 @@ func promotable(fn *ssa.Function) map[*ssa.Alloc]bool {
 
 func (kb *kernelBuilder) lowerAlloc(fr *frame, a *ssa.Alloc) {
 	elem := a.Type().(*types.Pointer).Elem()
-	if a.Heap {
+	// go/ssa marks every variable whose address is taken (&x, x[:]) Heap;
+	// a thread's .local memory lives as long as the thread, so only an
+	// address that is stored in memory really needs the heap.
+	if a.Heap && escapes(a, map[ssa.Value]bool{}) {
 		what := "this variable's address escapes, so it would be heap-allocated"
 		if a.Comment == "new" || a.Comment == "complit" {
 			what = "this allocates on the heap"
@@ -169,6 +172,52 @@ func (kb *kernelBuilder) lowerAlloc(fr *frame, a *ssa.Alloc) {
 	p := &val{ops: []ir.Operand{ir.R(addr)}, space: ir.Local, origin: -1}
 	kb.storeMem(p, elem, kb.zeroVal(elem))
 	fr.vals[a] = p
+}
+
+// escapes reports whether the address v (of a local variable, or derived
+// from one) may be stored in memory, converted to an interface or captured:
+// anything other than loads and stores through it, taking element or field
+// addresses, slicing, len and cap, comparisons, and passing it to a helper
+// or intrinsic (inlined, so the helper's stores are checked by lowerStore).
+func escapes(v ssa.Value, seen map[ssa.Value]bool) bool {
+	if seen[v] {
+		return false
+	}
+	seen[v] = true
+	refs := v.Referrers()
+	if refs == nil {
+		return false
+	}
+	for _, r := range *refs {
+		switch r := r.(type) {
+		case *ssa.DebugRef, *ssa.BinOp:
+		case *ssa.UnOp:
+			if r.Op != token.MUL {
+				return true
+			}
+		case *ssa.Store:
+			if r.Val == v {
+				return true
+			}
+		case *ssa.IndexAddr, *ssa.FieldAddr, *ssa.Slice, *ssa.ChangeType, *ssa.Phi:
+			if escapes(r.(ssa.Value), seen) {
+				return true
+			}
+		case *ssa.Call:
+			if r.Call.IsInvoke() {
+				return true
+			}
+			if _, ok := r.Call.Value.(*ssa.Builtin); ok {
+				continue
+			}
+			if r.Call.StaticCallee() == nil {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 func zeroOf(t ir.Type) ir.Operand {
@@ -280,6 +329,16 @@ func (kb *kernelBuilder) lowerStore(fr *frame, s *ssa.Store) {
 	p := kb.value(fr, s.Addr)
 	v := kb.value(fr, s.Val)
 	t := s.Val.Type()
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Slice:
+		// A pointer read back from memory is addressed generically (its
+		// space is not tracked through memory), so store it generic.
+		if v.cells != nil || v.space == ir.Local {
+			kb.d.errorf(s.Pos(), HeapAllocation, "storing the address of a local variable makes it escape to the heap, which kernels cannot do: index the variable directly, or use gpu.Shared or a buffer parameter")
+			return
+		}
+		v = kb.toSpace(v, ir.Generic)
+	}
 	if p.cells != nil {
 		for i, o := range v.ops {
 			r := p.cells[p.off+i]

@@ -1,0 +1,107 @@
+package ir
+
+import "fmt"
+
+// A pass transforms a Func in place. Passes run in table order, and Check
+// runs after each when checking is on (tests, KERN_DEBUG=check).
+type pass struct {
+	name string
+	fn   func(*Func)
+	// why says what later stages rely on this pass for.
+	why string
+}
+
+var passes = []pass{
+	{"unreachable", removeUnreachable, "lowering leaves blocks no branch targets (dead iterations of unrolled loops, code after panic); PTX and Check need every block terminated, so drop them"},
+	{"jumpthread", threadJumps, "lowering emits a block per SSA block and edge; retargeting branches to blocks that only jump elsewhere keeps the PTX short for the emulator, which does not optimise"},
+}
+
+// Compile runs the IR passes over f. With check set, it verifies f after
+// every pass, naming the pass that broke it. (Lowering's output may hold
+// empty unreachable blocks, which the first pass removes, so it is not
+// checked itself.)
+func Compile(f *Func, check bool) error {
+	for _, p := range passes {
+		p.fn(f)
+		if check {
+			if err := Check(f); err != nil {
+				return fmt.Errorf("after pass %s: %w", p.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// successors returns the labels a block may branch to.
+func successors(b *Block) []string {
+	var out []string
+	for _, in := range b.Instrs {
+		if in.Op == OpBra {
+			out = append(out, in.Args[0].Sym)
+		}
+	}
+	return out
+}
+
+// removeUnreachable deletes blocks not reachable from the entry block.
+func removeUnreachable(f *Func) {
+	if len(f.Blocks) == 0 {
+		return
+	}
+	byLabel := map[string]*Block{}
+	for _, b := range f.Blocks {
+		byLabel[b.Label] = b
+	}
+	seen := map[*Block]bool{}
+	work := []*Block{f.Blocks[0]}
+	for len(work) > 0 {
+		b := work[len(work)-1]
+		work = work[:len(work)-1]
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		for _, l := range successors(b) {
+			if s := byLabel[l]; s != nil {
+				work = append(work, s)
+			}
+		}
+	}
+	out := f.Blocks[:0]
+	for _, b := range f.Blocks {
+		if seen[b] {
+			b.Index = len(out)
+			out = append(out, b)
+		}
+	}
+	f.Blocks = out
+}
+
+// threadJumps retargets branches to a block holding only an unconditional
+// bra to that bra's target, then drops the blocks no longer reached.
+func threadJumps(f *Func) {
+	forward := map[string]string{}
+	for i, b := range f.Blocks {
+		if i > 0 && len(b.Instrs) == 1 && b.Instrs[0].Op == OpBra && !b.Instrs[0].Guarded {
+			forward[b.Label] = b.Instrs[0].Args[0].Sym
+		}
+	}
+	resolve := func(l string) string {
+		for n := 0; n < len(forward); n++ {
+			t, ok := forward[l]
+			if !ok || t == l {
+				break
+			}
+			l = t
+		}
+		return l
+	}
+	for _, b := range f.Blocks {
+		for _, in := range b.Instrs {
+			if in.Op == OpBra {
+				in.Args[0].Sym = resolve(in.Args[0].Sym)
+			}
+		}
+	}
+	removeUnreachable(f)
+}
