@@ -5,7 +5,7 @@ package gpu
 
 func (th *thread) syncBlock() {
 	b := th.blk
-	if b.bar.arrive(th, waitInfo{kindSync, userSite()}) {
+	if b.bar.arrive(th, waitInfo{kind: kindSync, pc: callerPC()}) {
 		b.bar.release(b)
 	}
 }
@@ -18,7 +18,7 @@ func (th *thread) syncBlock() {
 func blockReduce[T Number](th *thread, v T, op func(a, b T) T) T {
 	b := th.blk
 	b.red[th.linear] = wordBits(v)
-	if b.bar.arrive(th, waitInfo{kindBlockReduce, userSite()}) {
+	if b.bar.arrive(th, waitInfo{kind: kindBlockReduce, pc: callerPC()}) {
 		b.redOut = wordBits(reduceBlock(b.red, op))
 		b.bar.release(b)
 	}

@@ -48,6 +48,7 @@ type thread struct {
 	start chan struct{} // a token per block to run; closed to end the goroutine
 	wake  chan struct{} // a token means "re-check what you are waiting for"
 	wait  waitInfo      // the rendezvous call the thread last arrived at
+	goid  int64         // the goroutine's id, to find it in stack dumps
 }
 
 // abortUnwind is the panic value that unwinds a thread of a failed block; it
@@ -126,6 +127,7 @@ func (b *block) reset(i int) {
 
 func (th *thread) serve() {
 	defer th.blk.serving.Done()
+	th.goid = goroutineID()
 	for range th.start {
 		th.run()
 	}

@@ -348,3 +348,51 @@ func BenchmarkElementwise1M(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWarpSum1M reduces 1M values with a WarpSum per warp: five
+// 32-lane rendezvous per warp.
+func BenchmarkWarpSum1M(b *testing.B) {
+	x, out := make([]float32, elementwiseN), make([]float32, elementwiseN/32)
+	for b.Loop() {
+		err := gpu.RunNative(d3(elementwiseN/256, 1, 1), d3(256, 1, 1), 0, func(th gpu.Thread) {
+			s := gpu.WarpSum(th, x[th.GlobalX()])
+			if th.Lane() == 0 {
+				out[th.GlobalX()/32] = s
+			}
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBlockSum1M reduces 1M values with a BlockSum per 256-thread
+// block.
+func BenchmarkBlockSum1M(b *testing.B) {
+	x, out := make([]float32, elementwiseN), make([]float32, elementwiseN/256)
+	for b.Loop() {
+		err := gpu.RunNative(d3(elementwiseN/256, 1, 1), d3(256, 1, 1), 0, func(th gpu.Thread) {
+			s := gpu.BlockSum(th, x[th.GlobalX()])
+			if th.LinearIdx() == 0 {
+				out[th.BlockIdx().X] = s
+			}
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSync measures one block barrier of 256 threads.
+func BenchmarkSync(b *testing.B) {
+	for b.Loop() {
+		err := gpu.RunNative(d3(1, 1, 1), d3(256, 1, 1), 0, func(th gpu.Thread) {
+			for range 100 {
+				th.Sync()
+			}
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

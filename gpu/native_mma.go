@@ -39,7 +39,7 @@ func mmaF16(th *thread, a [4]uint32, b [2]uint32, c [4]float32, bf bool) [4]floa
 	for i, v := range c {
 		s.c[i] = uint32(wordBits(v))
 	}
-	if w.rv.arrive(th, waitInfo{kind, userSite()}) {
+	if w.rv.arrive(th, waitInfo{kind: kind}) {
 		w.mmaF16(bf)
 		w.rv.release(th.blk)
 	}
@@ -98,7 +98,7 @@ func mmaS8(th *thread, a [4]uint32, b [2]uint32, c [4]int32) [4]int32 {
 	for i, v := range c {
 		s.c[i] = uint32(v)
 	}
-	if w.rv.arrive(th, waitInfo{kindMMAS8, userSite()}) {
+	if w.rv.arrive(th, waitInfo{kind: kindMMAS8}) {
 		w.mmaS8()
 		w.rv.release(th.blk)
 	}
@@ -156,7 +156,11 @@ func ldmatrix[T Elem](th *thread, row *T, n int, trans bool) [4]uint32 {
 		}
 		s.ptr = p
 	}
-	if w.rv.arrive(th, waitInfo{kindLdMatrix, userSite()}) {
+	variant := uint8(n)
+	if trans {
+		variant |= 8
+	}
+	if w.rv.arrive(th, waitInfo{kind: kindLdMatrix, arg: variant}) {
 		w.ldmatrix(n, trans)
 		w.rv.release(th.blk)
 	}

@@ -18,11 +18,13 @@ package gpu
 //
 // # Rules (documented choices)
 //
-//   - All participants must arrive at the same call site with the same
-//     operation. Threads meeting at different Sync calls are reported as a
-//     "barrier mismatch" (a GPU's bar.sync 0 would let them pass each other,
-//     which is never what the kernel means); for warps, a "warp collective
-//     mismatch".
+//   - All participants must arrive with the same operation, and at a block
+//     barrier from the same call site. Threads meeting at different Sync
+//     calls are reported as a "barrier mismatch" (a GPU's bar.sync 0 would
+//     let them pass each other, which is never what the kernel means);
+//     lanes meeting in different warp collectives (a shuffle and a Ballot)
+//     as a "warp collective mismatch". Warp collectives are not told apart
+//     by call site, which would cost a stack unwind per call.
 //   - A thread that returns (finishes the kernel) never arrives. On a GPU
 //     exited threads stop counting towards bar.sync; here they do not, so
 //     threads left waiting by returned ones are an error, "barrier
@@ -75,13 +77,14 @@ var kindNames = [...]string{
 
 func (k collKind) String() string { return kindNames[k] }
 
-// waitInfo is an operation and the kernel call site it was called from.
+// waitInfo is what a thread arrived at a rendezvous with: the operation,
+// its variant (LdMatrix's count and transposition), and for block barriers
+// the program counter of the kernel's call (see native_site.go).
 type waitInfo struct {
 	kind collKind
-	site *site
+	arg  uint8
+	pc   uintptr
 }
-
-func (w waitInfo) String() string { return fmt.Sprintf("%v (%v)", w.kind, w.site) }
 
 type rendezvous struct {
 	warp int // the warp's index, or -1 for the block barrier
@@ -176,10 +179,7 @@ func (r *rendezvous) release(b *block) {
 // different operations or sites; last is the final arrival. r.mu is held.
 func (r *rendezvous) mismatchError(b *block, last *thread) error {
 	var g waitGroups
-	for _, th := range r.waiting {
-		g.add(th.wait)
-	}
-	g.add(last.wait)
+	g.addAll(append(r.waiting[:len(r.waiting):len(r.waiting)], last))
 	e := &BarrierError{Block: b.ctaid, Kind: "barrier mismatch", Detail: g.String()}
 	if r.warp >= 0 {
 		e.Kind = "warp collective mismatch"
@@ -189,20 +189,25 @@ func (r *rendezvous) mismatchError(b *block, last *thread) error {
 }
 
 // stuck fails a block in which every thread is parked or finished and at
-// least one is parked.
+// least one is parked. Once the block has failed, the count of running
+// threads no longer means anything (unwinding threads come and go) and
+// stuck does nothing.
 func (b *block) stuck() {
-	var g waitGroups
+	if b.aborted.Load() {
+		return
+	}
+	var waiting []*thread
 	blockOnly := true
 	for _, r := range b.rendezvous() {
 		r.mu.Lock()
-		for _, th := range r.waiting {
-			g.add(th.wait)
-		}
+		waiting = append(waiting, r.waiting...)
 		if r.warp >= 0 && len(r.waiting) > 0 {
 			blockOnly = false
 		}
 		r.mu.Unlock()
 	}
+	var g waitGroups
+	g.addAll(waiting)
 	returned := b.exited.Load()
 	kind := "deadlock"
 	if blockOnly && returned > 0 {
@@ -222,18 +227,52 @@ func (b *block) rendezvous() []*rendezvous {
 	return rs
 }
 
-// waitGroups counts waiting threads by operation and site.
+// waitGroups counts waiting threads by operation and position.
 type waitGroups struct {
-	at []waitInfo
+	at []waitAt
 	n  []int
 }
 
-func (g *waitGroups) add(w waitInfo) {
-	if i := slices.Index(g.at, w); i >= 0 {
+// waitAt is an operation and either the site of its call or, for warp
+// collectives, the position read from a stack dump.
+type waitAt struct {
+	kind collKind
+	site *site
+	pos  string
+}
+
+func (w waitAt) String() string {
+	if w.site != nil {
+		return fmt.Sprintf("%v (%v)", w.kind, w.site)
+	}
+	return fmt.Sprintf("%v (%s)", w.kind, w.pos)
+}
+
+// addAll adds the threads, which must stay parked while it runs.
+func (g *waitGroups) addAll(threads []*thread) {
+	var dump map[int64]string
+	for _, th := range threads {
+		at := waitAt{kind: th.wait.kind}
+		if th.wait.pc != 0 {
+			at.site = siteOf(th.wait.pc)
+		} else {
+			if dump == nil {
+				dump = kernelPositions()
+			}
+			if at.pos = dump[th.goid]; at.pos == "" {
+				at.pos = "unknown position"
+			}
+		}
+		g.add(at)
+	}
+}
+
+func (g *waitGroups) add(at waitAt) {
+	if i := slices.Index(g.at, at); i >= 0 {
 		g.n[i]++
 		return
 	}
-	g.at = append(g.at, w)
+	g.at = append(g.at, at)
 	g.n = append(g.n, 1)
 }
 
@@ -241,8 +280,8 @@ func (g *waitGroups) add(w waitInfo) {
 // 32 threads at Sync (k.go:15)".
 func (g *waitGroups) String() string {
 	parts := make([]string, len(g.at))
-	for i, w := range g.at {
-		parts[i] = fmt.Sprintf("%d threads at %v", g.n[i], w)
+	for i, at := range g.at {
+		parts[i] = fmt.Sprintf("%d threads at %v", g.n[i], at)
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ", ")

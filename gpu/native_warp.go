@@ -29,7 +29,7 @@ func (w *warp) init(index, size int) { w.rv.init(index, size) }
 
 func (th *thread) syncWarp() {
 	w := th.warp
-	if w.rv.arrive(th, waitInfo{kindSyncWarp, userSite()}) {
+	if w.rv.arrive(th, waitInfo{kind: kindSyncWarp}) {
 		w.rv.release(th.blk)
 	}
 }
@@ -41,7 +41,7 @@ func shuffle[T Word](th *thread, v T, src func(int) int) T {
 	w := th.warp
 	s := &w.slots[th.lane]
 	s.val, s.src = wordBits(v), src(th.lane)
-	if w.rv.arrive(th, waitInfo{kindShfl, userSite()}) {
+	if w.rv.arrive(th, waitInfo{kind: kindShfl}) {
 		n := w.rv.size
 		for l := range n {
 			j := w.slots[l].src
@@ -64,7 +64,7 @@ func ballot(th *thread, pred bool) uint32 {
 	if pred {
 		s.val = 1
 	}
-	if w.rv.arrive(th, waitInfo{kindBallot, userSite()}) {
+	if w.rv.arrive(th, waitInfo{kind: kindBallot}) {
 		var mask uint64
 		for l := range w.rv.size {
 			mask |= w.slots[l].val << l
