@@ -5,10 +5,11 @@ package compiler
 //
 //   - a constant index into an array (the type checker proved it), or
 //   - x[i] inside the true branch of a dominating `i < len(x)` (or
-//     `len(x) > i`) on the same slice, with i provably non-negative.
+//     `len(x) > i`), or the false branch of `i >= len(x)` (or
+//     `len(x) <= i`), on the same slice, with i provably non-negative.
 //
-// This covers the idioms `if i < len(out) { out[i] = ... }` and
-// `for i := range x { x[i] ... }`; anything else keeps its check, which
+// This covers the idioms `if i < len(out) { out[i] = ... }`,
+// `if i >= len(out) { return }` and `for i := range x { x[i] ... }`; anything else keeps its check, which
 // costs a compare and a predicated branch that is never taken.
 
 import (
@@ -53,21 +54,28 @@ func guarded(ia *ssa.IndexAddr) bool {
 		if !ok {
 			continue
 		}
+		// succ is the successor on which idx < n holds: the true one of
+		// i < len(x), the false one of i >= len(x) (the early-return idiom).
 		var idx, n ssa.Value
+		succ := 0
 		switch cmp.Op {
 		case token.LSS:
 			idx, n = cmp.X, cmp.Y
 		case token.GTR:
 			idx, n = cmp.Y, cmp.X
+		case token.GEQ:
+			idx, n, succ = cmp.X, cmp.Y, 1
+		case token.LEQ:
+			idx, n, succ = cmp.Y, cmp.X, 1
 		default:
 			continue
 		}
 		if !sameValue(idx, ia.Index) || !isLenOf(n, ia.X) {
 			continue
 		}
-		// The true successor must dominate the access, and be entered only
+		// That successor must dominate the access, and be entered only
 		// from the branch.
-		t := d.Succs[0]
+		t := d.Succs[succ]
 		if len(t.Preds) == 1 && t.Dominates(blk) {
 			return true
 		}

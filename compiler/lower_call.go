@@ -69,14 +69,23 @@ func stdFunc(fn *ssa.Function) (path, name string, ok bool) {
 const DevMathPath = "github.com/gokern/kern/gpu/devmath"
 
 func (kb *kernelBuilder) inlinable(fn *ssa.Function) bool {
-	if len(fn.Blocks) == 0 || fn.Pkg == nil {
+	p := ownerPkg(fn)
+	if len(fn.Blocks) == 0 || p == nil {
 		return false
 	}
-	p := fn.Pkg.Pkg
-	if fn.Origin() != nil && fn.Origin().Pkg != nil {
-		p = fn.Origin().Pkg.Pkg
-	}
 	return p == kb.pkg || p.Path() == DevMathPath
+}
+
+// ownerPkg is the package whose source defines fn, or nil. An instance of
+// a generic function has no Pkg of its own; its origin has.
+func ownerPkg(fn *ssa.Function) *types.Package {
+	if o := fn.Origin(); o != nil {
+		fn = o
+	}
+	if fn.Pkg == nil {
+		return nil
+	}
+	return fn.Pkg.Pkg
 }
 
 func (kb *kernelBuilder) inline(fr *frame, call *ssa.Call, callee *ssa.Function) *val {
@@ -94,7 +103,7 @@ func (kb *kernelBuilder) inline(fr *frame, call *ssa.Call, callee *ssa.Function)
 	if callee.Origin() != nil {
 		syn = callee.Origin().Syntax()
 	}
-	if fd, ok := syn.(*ast.FuncDecl); ok && callee.Pkg != nil && (callee.Pkg.Pkg == kb.pkg || callee.Origin() != nil && callee.Origin().Pkg.Pkg == kb.pkg) {
+	if fd, ok := syn.(*ast.FuncDecl); ok && ownerPkg(callee) == kb.pkg {
 		kb.checkSubset(fd)
 	}
 	args := make([]*val, len(call.Call.Args))

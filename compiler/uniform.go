@@ -154,7 +154,7 @@ func (c *pkgCtx) valueLevel(u *uniformity, cd [][]*ssa.BasicBlock, v ssa.Value) 
 			}
 			return l
 		}
-		if callee.Pkg != nil && callee.Pkg.Pkg == c.pkg && len(callee.Blocks) > 0 && !c.analyzing[callee] {
+		if ownerPkg(callee) == c.pkg && len(callee.Blocks) > 0 && !c.analyzing[callee] {
 			params := make([]level, len(v.Call.Args))
 			for i, a := range v.Call.Args {
 				params[i] = u.get(a)

@@ -103,6 +103,9 @@ func (b *Builder) Unary(op Op, t Type, dst Reg, x Operand) {
 	switch op {
 	case OpNot, OpPopc, OpClz, OpBrev:
 		t = t.Bitwise()
+		if t == B8 {
+			t = B32 // sub-word values live in 32-bit registers
+		}
 	}
 	b.Emit(op, Ops[op].Name+sfx(arithType(t).String()), R(dst), x)
 }

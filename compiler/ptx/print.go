@@ -58,10 +58,22 @@ func Print(m *ir.Module, pos Position) string {
 			w.WriteString("\n")
 		}
 	}
-	for _, v := range m.Vars {
+	// PTX allows .extern only at module scope (PTX ISA §5.1.5): a kernel's
+	// dynamic shared memory is declared there, once per name.
+	vars := m.Vars
+	seen := map[string]bool{}
+	for _, f := range m.Funcs {
+		for _, v := range f.Vars {
+			if v.Extern && !seen[v.Name] {
+				seen[v.Name] = true
+				vars = append(vars[:len(vars):len(vars)], v)
+			}
+		}
+	}
+	for _, v := range vars {
 		printVar(&w, v, "")
 	}
-	if len(m.Vars) > 0 {
+	if len(vars) > 0 {
 		w.WriteString("\n")
 	}
 	for i, f := range m.Funcs {
@@ -129,7 +141,9 @@ func printFunc(w *strings.Builder, m *ir.Module, f *ir.Func, pos Position) {
 		}
 	}
 	for _, v := range f.Vars {
-		printVar(w, v, "\t")
+		if !v.Extern {
+			printVar(w, v, "\t")
+		}
 	}
 	w.WriteString("\n")
 	lastFile, lastLine, lastCol := -1, -1, -1
