@@ -22,7 +22,11 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
 // error, if any, is an ErrorList when the problem is in the source.
 func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 	fset := token.NewFileSet()
-	pcfg := &packages.Config{Mode: loadMode, Dir: cfg.Dir, Fset: fset}
+	overlay, err := stubOverlay(cfg, patterns)
+	if err != nil {
+		return nil, fmt.Errorf("compiler: loading %v: %w", patterns, err)
+	}
+	pcfg := &packages.Config{Mode: loadMode, Dir: cfg.Dir, Fset: fset, Overlay: overlay}
 	pkgs, err := packages.Load(pcfg, append(patterns, DevMathPath)...)
 	if err != nil {
 		return nil, fmt.Errorf("compiler: loading %v: %w", patterns, err)

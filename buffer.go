@@ -1,0 +1,167 @@
+package kern
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/gokern/kern/gpu"
+)
+
+// Buffer is a typed array in device memory. It carries its length, so a
+// kernel's len(s) is the buffer's Len. Free it when done; a finalizer
+// frees a forgotten buffer, but device memory is scarcer than the Go
+// heap's view of it suggests.
+type Buffer[T gpu.Elem] struct {
+	dev  *Device
+	addr uint64
+	n    int
+	// live is shared with the finalizer's closure.
+	live *bool
+}
+
+// Alloc allocates n zeroed elements on dev.
+func Alloc[T gpu.Elem](dev *Device, n int) (*Buffer[T], error) {
+	if dev == nil {
+		return nil, fmt.Errorf("kern.Alloc: nil device")
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("kern.Alloc: negative length %d", n)
+	}
+	bytes := n * elemSize[T]()
+	addr, err := dev.b.alloc(max(bytes, 1))
+	if err != nil {
+		return nil, fmt.Errorf("kern.Alloc: %d bytes on %s: %w", bytes, dev.kind, err)
+	}
+	if err := dev.b.memset(addr, max(bytes, 1)); err != nil {
+		dev.b.free(addr)
+		return nil, fmt.Errorf("kern.Alloc: zeroing: %w", err)
+	}
+	dev.mu.Lock()
+	dev.bufs[addr] = bytes
+	dev.mu.Unlock()
+	live := true
+	b := &Buffer[T]{dev: dev, addr: addr, n: n, live: &live}
+	runtime.AddCleanup(b, func(l *bool) {
+		if *l {
+			*l = false
+			dev.mu.Lock()
+			delete(dev.bufs, addr)
+			closed := dev.closed
+			dev.mu.Unlock()
+			if !closed {
+				dev.b.free(addr)
+			}
+		}
+	}, b.live)
+	return b, nil
+}
+
+// Upload allocates a buffer on dev holding a copy of xs.
+func Upload[T gpu.Elem](dev *Device, xs []T) (*Buffer[T], error) {
+	b, err := Alloc[T](dev, len(xs))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.CopyFrom(xs); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return b, nil
+}
+
+func elemSize[T gpu.Elem]() int {
+	var z T
+	return int(unsafe.Sizeof(z))
+}
+
+func asBytes[T gpu.Elem](xs []T) []byte {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*elemSize[T]())
+}
+
+// Len is the number of elements.
+func (b *Buffer[T]) Len() int { return b.n }
+
+// Device is the device the buffer lives on.
+func (b *Buffer[T]) Device() *Device { return b.dev }
+
+func (b *Buffer[T]) check(op string) error {
+	if b == nil {
+		return fmt.Errorf("kern: %s on a nil buffer", op)
+	}
+	if !*b.live {
+		return fmt.Errorf("kern: %s on a freed buffer", op)
+	}
+	return nil
+}
+
+// CopyFrom copies xs into the buffer; len(xs) must equal Len.
+func (b *Buffer[T]) CopyFrom(xs []T) error {
+	if err := b.check("CopyFrom"); err != nil {
+		return err
+	}
+	if len(xs) != b.n {
+		return fmt.Errorf("kern: CopyFrom: %d elements into a buffer of %d", len(xs), b.n)
+	}
+	if err := b.dev.b.write(b.addr, asBytes(xs)); err != nil {
+		return fmt.Errorf("kern: CopyFrom: %w", err)
+	}
+	return nil
+}
+
+// CopyTo copies the buffer into dst; len(dst) must equal Len. It waits for
+// queued work that writes the buffer.
+func (b *Buffer[T]) CopyTo(dst []T) error {
+	if err := b.check("CopyTo"); err != nil {
+		return err
+	}
+	if len(dst) != b.n {
+		return fmt.Errorf("kern: CopyTo: a buffer of %d elements into %d", b.n, len(dst))
+	}
+	if err := b.dev.b.read(b.addr, asBytes(dst)); err != nil {
+		return fmt.Errorf("kern: CopyTo: %w", err)
+	}
+	return nil
+}
+
+// Download returns a copy of the buffer's contents.
+func (b *Buffer[T]) Download() ([]T, error) {
+	if err := b.check("Download"); err != nil {
+		return nil, err
+	}
+	out := make([]T, b.n)
+	if err := b.CopyTo(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Free releases the buffer's memory. Freeing twice is an error.
+func (b *Buffer[T]) Free() error {
+	if err := b.check("Free"); err != nil {
+		return err
+	}
+	*b.live = false
+	b.dev.mu.Lock()
+	delete(b.dev.bufs, b.addr)
+	b.dev.mu.Unlock()
+	return b.dev.b.free(b.addr)
+}
+
+// hostSlice is the buffer's memory as a Go slice (native mode only).
+func (b *Buffer[T]) hostSlice() []T {
+	mem := b.dev.b.hostView(b.addr)
+	if b.n == 0 || mem == nil {
+		return []T{}
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&mem[0])), b.n)
+}
+
+// argument implements Arg for the launchers.
+func (b *Buffer[T]) arg() argValue {
+	return argValue{buf: b, dev: b.dev, addr: b.addr, n: b.n, size: elemSize[T](), live: b.live,
+		native: func() any { return b.hostSlice() }}
+}

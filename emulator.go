@@ -1,0 +1,66 @@
+package kern
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gokern/kern/emu"
+)
+
+// OpenEmulator opens the PTX emulator: it runs the exact PTX kern gen
+// wrote, warp by warp, on the CPU. Use it where there is no GPU; its
+// options add sanitizers and the profiler.
+func OpenEmulator(opts ...emu.Options) *Device {
+	var o emu.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return newDevice("emu", "kern PTX emulator", &emuBackend{d: emu.NewDevice(o)}, defaultLimits)
+}
+
+type emuBackend struct {
+	d *emu.Device
+}
+
+func (e *emuBackend) alloc(bytes int) (uint64, error)   { return e.d.Alloc(bytes) }
+func (e *emuBackend) free(addr uint64) error            { return e.d.Free(addr) }
+func (e *emuBackend) write(addr uint64, b []byte) error { return e.d.Write(addr, b) }
+func (e *emuBackend) read(addr uint64, b []byte) error  { return e.d.Read(addr, b) }
+func (e *emuBackend) memset(addr uint64, n int) error   { return e.d.Memset(addr, 0, n) }
+func (e *emuBackend) hostView(uint64) []byte            { return nil }
+func (e *emuBackend) sync() error                       { return nil }
+func (e *emuBackend) close() error                      { return nil }
+func (e *emuBackend) load(m *Module) (any, error)       { return emu.Load([]byte(m.PTX)) }
+
+func (e *emuBackend) launch(l *launch) error {
+	m := l.mod.(*emu.Module)
+	slot, _, err := e.d.Global(m, "kern_error")
+	if err != nil {
+		return err
+	}
+	var zero [32]byte
+	if err := e.d.Write(slot, zero[:]); err != nil {
+		return err
+	}
+	err = e.d.Launch(m, l.k.spec.Entry, emu.LaunchConfig{
+		Grid:          [3]int{l.blocks.X, l.blocks.Y, l.blocks.Z},
+		Block:         [3]int{l.threads.X, l.threads.Y, l.threads.Z},
+		DynamicShared: l.shared,
+		Params:        l.params,
+	})
+	if err != nil {
+		return err
+	}
+	var raw [32]byte
+	if err := e.d.Read(slot, raw[:]); err != nil {
+		return fmt.Errorf("reading the error slot: %w", err)
+	}
+	var s [4]uint64
+	for i := range s {
+		s[i] = binary.LittleEndian.Uint64(raw[i*8:])
+	}
+	if s[0] != 0 {
+		return l.k.boundsError(s)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package kern
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gokern/kern/gpu"
+)
+
+// OpenNative opens native mode: kernels run as their Go functions, one
+// goroutine per GPU thread (gpu.RunNative), so fmt.Println and a debugger
+// work inside them. Buffers are host memory. Results follow Go's
+// semantics exactly and are the reference emu and GPU results are compared
+// against. Index errors are Go panics, reported as launch errors.
+func OpenNative() *Device {
+	return newDevice("native", "Go runtime (native mode)", &nativeBackend{mem: map[uint64][]byte{}, next: 1 << 20}, defaultLimits)
+}
+
+type nativeBackend struct {
+	mu   sync.Mutex
+	mem  map[uint64][]byte
+	next uint64
+}
+
+func (n *nativeBackend) alloc(bytes int) (uint64, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	// 16-byte aligned backing store: allocate as uint64s.
+	words := make([]uint64, (bytes+7)/8)
+	b := unsafeBytes(words, bytes)
+	addr := n.next
+	n.next += uint64((bytes + 255) &^ 255)
+	n.mem[addr] = b
+	return addr, nil
+}
+
+func (n *nativeBackend) get(addr uint64) ([]byte, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	b, ok := n.mem[addr]
+	if !ok {
+		return nil, fmt.Errorf("no allocation at %#x", addr)
+	}
+	return b, nil
+}
+
+func (n *nativeBackend) free(addr uint64) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.mem[addr]; !ok {
+		return fmt.Errorf("free of unknown allocation %#x", addr)
+	}
+	delete(n.mem, addr)
+	return nil
+}
+
+func (n *nativeBackend) write(addr uint64, src []byte) error {
+	b, err := n.get(addr)
+	if err != nil {
+		return err
+	}
+	copy(b, src)
+	return nil
+}
+
+func (n *nativeBackend) read(addr uint64, dst []byte) error {
+	b, err := n.get(addr)
+	if err != nil {
+		return err
+	}
+	copy(dst, b)
+	return nil
+}
+
+func (n *nativeBackend) memset(addr uint64, bytes int) error {
+	b, err := n.get(addr)
+	if err != nil {
+		return err
+	}
+	clear(b[:bytes])
+	return nil
+}
+
+func (n *nativeBackend) hostView(addr uint64) []byte {
+	b, _ := n.get(addr)
+	return b
+}
+
+func (n *nativeBackend) load(m *Module) (any, error) { return nil, nil }
+
+func (n *nativeBackend) launch(l *launch) error {
+	spec := &l.k.spec
+	if spec.Native == nil {
+		return fmt.Errorf("no native body was generated")
+	}
+	args := make([]any, len(l.args))
+	for i, a := range l.args {
+		args[i] = a.native()
+	}
+	return gpu.RunNative(l.blocks, l.threads, l.shared, func(t gpu.Thread) { spec.Native(t, args) })
+}
+
+func (n *nativeBackend) sync() error  { return nil }
+func (n *nativeBackend) close() error { return nil }
