@@ -30,7 +30,9 @@ package gpu
 //     fixed order, and the threads of a block are goroutines scheduled by Go,
 //     not warps in lock step. Code that relies on implicit warp-synchronous
 //     execution (no SyncWarp between a write and another lane's read) is
-//     racy here as it is on Volta and later GPUs.
+//     racy here as it is on Volta and later GPUs. A block that spins until
+//     another block sets a flag can wait forever when that block has not
+//     started (as on a GPU without a cooperative launch).
 //   - Barriers are stricter than bar.sync: all threads of the block must
 //     reach the same Sync call. A thread that returns while others wait at a
 //     Sync is an error here (on a GPU exited threads stop counting), and so

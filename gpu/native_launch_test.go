@@ -310,6 +310,30 @@ func TestFailureStopsLaunch(t *testing.T) {
 	}
 }
 
+// A failure stops blocks that are already running at their next barrier.
+func TestFailureStopsRunningBlocks(t *testing.T) {
+	const rounds = 1_000_000 // minutes of barriers if nothing stopped them
+	var done atomic.Int64
+	start := time.Now()
+	err := gpu.RunNative(d3(4, 1, 1), d3(64, 1, 1), 0, func(th gpu.Thread) {
+		for r := range rounds {
+			if th.BlockIdx().X == 0 && r == 100 {
+				panic("stop")
+			}
+			th.Sync()
+			gpu.WarpSum(th, 1)
+		}
+		done.Add(1)
+	})
+	if err == nil || !strings.Contains(err.Error(), "stop") {
+		t.Fatalf("err = %v, want the panic", err)
+	}
+	if done.Load() != 0 {
+		t.Errorf("%d threads finished all rounds", done.Load())
+	}
+	t.Logf("stopped after %v", time.Since(start))
+}
+
 const elementwiseN = 1 << 20
 
 func elementwise(x, y, out []float32) error {

@@ -119,7 +119,11 @@ func (r *rendezvous) reset() {
 // block unwinds from here instead.
 func (r *rendezvous) arrive(th *thread, at waitInfo) bool {
 	b := th.blk
-	if b.aborted.Load() || b.l.failed.Load() {
+	if b.aborted.Load() {
+		panic(abortUnwind{})
+	}
+	if b.l.failed.Load() { // another block failed: stop this one too
+		b.abort(nil)
 		panic(abortUnwind{})
 	}
 	r.mu.Lock()
@@ -194,6 +198,10 @@ func (r *rendezvous) mismatchError(b *block, last *thread) error {
 // stuck does nothing.
 func (b *block) stuck() {
 	if b.aborted.Load() {
+		return
+	}
+	if b.l.failed.Load() { // no need to explain: the launch has its error
+		b.abort(nil)
 		return
 	}
 	var waiting []*thread
