@@ -298,3 +298,35 @@ func TestSyncWarp(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectivesDoNotAllocate checks that barriers and warp collectives
+// cost no heap allocation per call: a launch doing 300 rounds allocates
+// no more than one doing 10 (one allocation per call would add thousands).
+func TestCollectivesDoNotAllocate(t *testing.T) {
+	allocs := func(rounds int) float64 {
+		x := make([]float32, 64)
+		return testing.AllocsPerRun(3, func() {
+			err := gpu.RunNative(d3(1, 1, 1), d3(64, 1, 1), 0, func(th gpu.Thread) {
+				v := x[th.LinearIdx()]
+				for range rounds {
+					th.Sync()
+					th.SyncWarp()
+					v = gpu.ShflXor(th, v, 3) + gpu.ShflDown(th, v, 1)
+					v += gpu.BlockSum(th, v)
+					if gpu.Any(th, v > 0) {
+						v = 0
+					}
+				}
+				x[th.LinearIdx()] = v
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	few, many := allocs(10), allocs(300)
+	t.Logf("%v allocations for 10 rounds, %v for 300", few, many)
+	if many > few+20 {
+		t.Errorf("%v allocations for 10 rounds, %v for 300: collectives allocate", few, many)
+	}
+}
