@@ -6,9 +6,10 @@ package gpu
 //
 // # What native mode promises
 //
-//   - Every thread of every block runs the kernel exactly once, with the
-//     indices (ThreadIdx, BlockIdx, LinearIdx, Lane, Warp) a GPU would give
-//     it. Threads are numbered x fastest; warps are consecutive groups of 32
+//   - Every thread of every block runs the kernel exactly once (unless the
+//     launch fails first), with the indices (ThreadIdx, BlockIdx,
+//     LinearIdx, Lane, Warp) a GPU would give it. Threads are numbered
+//     x fastest; warps are consecutive groups of 32
 //     linear ids, and a block whose size is not a multiple of 32 has a
 //     partial last warp.
 //   - Barriers (Sync, SyncWarp), warp collectives (shuffles, Ballot, Any,
@@ -51,6 +52,11 @@ package gpu
 //     accumulates in a documented fixed order (native_mma.go).
 //   - Blocks are limited to 1024 threads, as on every NVIDIA GPU; grid
 //     limits are left to the host runtime.
+//   - Partial warps (a block size that is not a multiple of 32) are
+//     defined: shuffles from a missing lane return the caller's own value,
+//     missing lanes vote false (so All is false), and block reductions work
+//     for any block size. MMA and LdMatrix need a full warp and panic in a
+//     partial one.
 //
 // The runtime is split by concept: native_block.go (blocks, thread
 // goroutines, panics), native_rendezvous.go (the meeting point every
