@@ -9,9 +9,8 @@ package gpu
 //   - Every thread of every block runs the kernel exactly once (unless the
 //     launch fails first), with the indices (ThreadIdx, BlockIdx,
 //     LinearIdx, Lane, Warp) a GPU would give it. Threads are numbered
-//     x fastest; warps are consecutive groups of 32
-//     linear ids, and a block whose size is not a multiple of 32 has a
-//     partial last warp.
+//     x fastest; warps are consecutive groups of 32 linear ids, and a
+//     block whose size is not a multiple of 32 has a partial last warp.
 //   - Barriers (Sync, SyncWarp), warp collectives (shuffles, Ballot, Any,
 //     All, WarpSum...), block reductions, MMA and LdMatrix are rendezvous of
 //     the threads that take part: nobody continues until all have arrived,
