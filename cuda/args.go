@@ -13,8 +13,10 @@ import (
 // cuLaunchKernel takes void **kernelParams: one pointer per kernel
 // parameter, each pointing at that parameter's value; the driver copies as
 // many bytes from each as the kernel's signature says. Args packs the
-// values into 8-byte words (16 for Bytes with align 16) and builds the
+// values into 8-byte words, one or more per parameter, and builds the
 // pointer array at launch time, so the only memory involved is Args itself.
+// The driver copies each value by the size the kernel declares, so the
+// host-side layout is Args's own business.
 //
 // The storage is inline for up to inlineParams parameters and inlineWords
 // words of values; beyond that Args grows a heap store once and keeps it
@@ -83,13 +85,10 @@ func (a *Args) views() (words []uint64, off, size []uint32, ptrs []uintptr) {
 	return a.inl.words[:], a.inl.off[:], a.inl.size[:], a.inl.ptrs[:]
 }
 
-// put reserves size bytes at the given alignment (8 or 16) for the next
+// put reserves size bytes, starting on a fresh 8-byte word, for the next
 // parameter and returns a pointer to them, zeroed.
-func (a *Args) put(size, align int) unsafe.Pointer {
+func (a *Args) put(size int) unsafe.Pointer {
 	w := a.nw
-	if align > 8 && w%2 == 1 {
-		w++
-	}
 	need := (size + 7) / 8
 	if need == 0 {
 		need = 1
@@ -122,34 +121,34 @@ func (a *Args) grow(params, nw int) {
 }
 
 // Uint8 appends a .u8/.b8 parameter.
-func (a *Args) Uint8(v uint8) *Args { *(*uint8)(a.put(1, 8)) = v; return a }
+func (a *Args) Uint8(v uint8) *Args { *(*uint8)(a.put(1)) = v; return a }
 
 // Int8 appends a .s8 parameter.
-func (a *Args) Int8(v int8) *Args { *(*int8)(a.put(1, 8)) = v; return a }
+func (a *Args) Int8(v int8) *Args { *(*int8)(a.put(1)) = v; return a }
 
 // Uint16 appends a .u16/.b16 parameter.
-func (a *Args) Uint16(v uint16) *Args { *(*uint16)(a.put(2, 8)) = v; return a }
+func (a *Args) Uint16(v uint16) *Args { *(*uint16)(a.put(2)) = v; return a }
 
 // Int16 appends a .s16 parameter.
-func (a *Args) Int16(v int16) *Args { *(*int16)(a.put(2, 8)) = v; return a }
+func (a *Args) Int16(v int16) *Args { *(*int16)(a.put(2)) = v; return a }
 
 // Uint32 appends a .u32/.b32 parameter.
-func (a *Args) Uint32(v uint32) *Args { *(*uint32)(a.put(4, 8)) = v; return a }
+func (a *Args) Uint32(v uint32) *Args { *(*uint32)(a.put(4)) = v; return a }
 
 // Int32 appends a .s32 parameter.
-func (a *Args) Int32(v int32) *Args { *(*int32)(a.put(4, 8)) = v; return a }
+func (a *Args) Int32(v int32) *Args { *(*int32)(a.put(4)) = v; return a }
 
 // Uint64 appends a .u64/.b64 parameter.
-func (a *Args) Uint64(v uint64) *Args { *(*uint64)(a.put(8, 8)) = v; return a }
+func (a *Args) Uint64(v uint64) *Args { *(*uint64)(a.put(8)) = v; return a }
 
 // Int64 appends a .s64 parameter.
-func (a *Args) Int64(v int64) *Args { *(*int64)(a.put(8, 8)) = v; return a }
+func (a *Args) Int64(v int64) *Args { *(*int64)(a.put(8)) = v; return a }
 
 // Float32 appends a .f32 parameter.
-func (a *Args) Float32(v float32) *Args { *(*float32)(a.put(4, 8)) = v; return a }
+func (a *Args) Float32(v float32) *Args { *(*float32)(a.put(4)) = v; return a }
 
 // Float64 appends a .f64 parameter.
-func (a *Args) Float64(v float64) *Args { *(*float64)(a.put(8, 8)) = v; return a }
+func (a *Args) Float64(v float64) *Args { *(*float64)(a.put(8)) = v; return a }
 
 // Half appends an IEEE binary16 parameter given by its bits (.f16/.b16).
 func (a *Args) Half(bits uint16) *Args { return a.Uint16(bits) }
@@ -171,10 +170,10 @@ func (a *Args) Ptr(p DevicePtr) *Args { return a.Uint64(uint64(p)) }
 // Slice appends a kern slice parameter: the pointer, then the length as .s64.
 func (a *Args) Slice(p DevicePtr, n int) *Args { return a.Ptr(p).Int64(int64(n)) }
 
-// Bytes appends b as one by-value parameter (a struct or vector type),
-// aligned to 16 bytes when align is 16 and to 8 otherwise.
-func (a *Args) Bytes(b []byte, align int) *Args {
-	p := a.put(len(b), align)
+// Bytes appends b as one by-value parameter: a struct or vector type laid
+// out as the kernel declares it (.param .align N .b8 name[len(b)]).
+func (a *Args) Bytes(b []byte) *Args {
+	p := a.put(len(b))
 	copy(unsafe.Slice((*byte)(p), len(b)), b)
 	return a
 }

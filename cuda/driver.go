@@ -129,7 +129,10 @@ func loadDriver(names []string) (*driver, error) {
 	for _, name := range names {
 		h, err := openLibrary(name)
 		if err != nil {
-			le.Tried = append(le.Tried, fmt.Errorf("%s: %w", name, err))
+			if !strings.Contains(err.Error(), name) {
+				err = fmt.Errorf("%s: %w", name, err)
+			}
+			le.Tried = append(le.Tried, err)
 			continue
 		}
 		d := &driver{lib: name, logw: os.Stderr}

@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"testing"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // The stub libcuda (testdata/stub/libcuda_stub.c) is built once per test
@@ -74,32 +72,8 @@ func setupStub(dir string) error {
 	if err := d.call(&d.cuInit, 0); err != nil {
 		return err
 	}
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
+	if err := bindHooks(path); err != nil {
 		return err
-	}
-	hooks := []struct {
-		fn   any
-		name string
-	}{
-		{&stub.reset, "stub_reset"},
-		{&stub.calls, "stub_calls"},
-		{&stub.decoyCalls, "stub_decoy_calls"},
-		{&stub.failNext, "stub_fail_next"},
-		{&stub.setBusy, "stub_set_busy"},
-		{&stub.setParamSizes, "stub_set_param_sizes"},
-		{&stub.launches, "stub_launches"},
-		{&stub.lastLaunch, "stub_last_launch"},
-		{&stub.lastParam, "stub_last_param"},
-		{&stub.allocated, "stub_allocated"},
-		{&stub.primaryRefs, "stub_primary_refs"},
-	}
-	for _, hk := range hooks {
-		addr, err := purego.Dlsym(h, hk.name)
-		if err != nil {
-			return fmt.Errorf("stub hook %s: %w", hk.name, err)
-		}
-		purego.RegisterFunc(hk.fn, addr)
 	}
 	stub.path, stub.driver = path, d
 	if !gpuTag {
