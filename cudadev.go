@@ -1,10 +1,224 @@
 package kern
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/gokern/kern/cuda"
+	"github.com/gokern/kern/gpu"
 )
 
-// OpenCUDA opens GPU number ordinal through the NVIDIA driver.
+// OpenCUDA opens GPU number ordinal through the NVIDIA driver (libcuda,
+// loaded at run time; no cgo, no toolkit). Kernels are JIT-compiled from
+// their PTX by the driver the first time a package's module is used on the
+// device.
 func OpenCUDA(ordinal int) (*Device, error) {
-	return nil, fmt.Errorf("%w: the CUDA device is not wired into package kern yet; set KERN_DEVICE=emu to run on the PTX emulator, or KERN_DEVICE=native for native mode", ErrNoDriver)
+	if err := cuda.Init(); err != nil {
+		return nil, fmt.Errorf("%w (%v): on a machine without an NVIDIA GPU, set KERN_DEVICE=emu to run on kern's PTX emulator, or KERN_DEVICE=native to run kernels as Go", ErrNoDriver, err)
+	}
+	n, err := cuda.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("kern: %w", err)
+	}
+	if ordinal < 0 || ordinal >= n {
+		if n == 0 {
+			return nil, fmt.Errorf("%w: the driver sees no GPU; set KERN_DEVICE=emu to use the emulator", ErrNoDriver)
+		}
+		return nil, fmt.Errorf("kern: no GPU %d (the driver sees %d)", ordinal, n)
+	}
+	dev, err := cuda.DeviceGet(ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("kern: %w", err)
+	}
+	info, err := dev.Info()
+	if err != nil {
+		return nil, fmt.Errorf("kern: %w", err)
+	}
+	ctx, err := cuda.PrimaryCtxRetain(dev)
+	if err != nil {
+		return nil, fmt.Errorf("kern: %w", err)
+	}
+	lim := Limits{
+		MaxThreadsPerBlock: info.MaxThreadsPerBlock,
+		MaxBlockDim:        gpu.Dim3{X: info.MaxBlockDim[0], Y: info.MaxBlockDim[1], Z: info.MaxBlockDim[2]},
+		MaxGridDim:         gpu.Dim3{X: info.MaxGridDim[0], Y: info.MaxGridDim[1], Z: info.MaxGridDim[2]},
+		MaxSharedPerBlock:  max(info.SharedPerBlockOptin, info.SharedPerBlock),
+	}
+	name := fmt.Sprintf("%s (sm_%d%d, %d SMs, %.1f GiB)", info.Name, info.Major, info.Minor, info.Multiprocessors, float64(info.TotalMem)/(1<<30))
+	return newDevice("cuda", name, &cudaBackend{dev: dev, ctx: ctx, info: info}, lim), nil
+}
+
+type cudaBackend struct {
+	dev  cuda.Device
+	ctx  cuda.Context
+	info cuda.DeviceInfo
+	mu   sync.Mutex
+	mods []*cudaModule
+}
+
+type cudaModule struct {
+	m     *Module
+	mod   cuda.Module
+	slot  cuda.DevicePtr
+	funcs map[string]cuda.Function
+	// optin records the dynamic shared memory each function was allowed.
+	optin map[string]int
+}
+
+func (c *cudaBackend) do(fn func() error) error { return c.ctx.Do(fn) }
+
+func (c *cudaBackend) alloc(bytes int) (uint64, error) {
+	var p cuda.DevicePtr
+	err := c.do(func() (err error) { p, err = cuda.MemAlloc(uint64(bytes)); return })
+	return uint64(p), err
+}
+
+func (c *cudaBackend) free(addr uint64) error {
+	return c.do(func() error { return cuda.MemFree(cuda.DevicePtr(addr)) })
+}
+
+func (c *cudaBackend) write(addr uint64, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return c.do(func() error {
+		return cuda.MemcpyHtoD(cuda.DevicePtr(addr), unsafe.Pointer(&src[0]), uint64(len(src)))
+	})
+}
+
+// read copies device memory to the host. The synchronous copy waits for
+// the launches before it; a failed device check is reported from here.
+func (c *cudaBackend) read(addr uint64, dst []byte) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	err := c.do(func() error {
+		return cuda.MemcpyDtoH(unsafe.Pointer(&dst[0]), cuda.DevicePtr(addr), uint64(len(dst)))
+	})
+	if err != nil {
+		return err
+	}
+	return c.checkSlots()
+}
+
+func (c *cudaBackend) memset(addr uint64, bytes int) error {
+	return c.do(func() error { return cuda.MemsetD8(cuda.DevicePtr(addr), 0, uint64(bytes)) })
+}
+
+func (c *cudaBackend) hostView(uint64) []byte { return nil }
+
+func (c *cudaBackend) load(m *Module) (any, error) {
+	cm := &cudaModule{m: m, funcs: map[string]cuda.Function{}, optin: map[string]int{}}
+	err := c.do(func() error {
+		mod, log, err := cuda.LoadModuleDataEx([]byte(m.PTX), cuda.JITOptions{})
+		if err != nil {
+			if log != "" {
+				return fmt.Errorf("%w\n%s", err, log)
+			}
+			return err
+		}
+		cm.mod = mod
+		slot, _, err := mod.Global("kern_error")
+		if err != nil {
+			return err
+		}
+		cm.slot = slot
+		return cuda.MemsetD8(slot, 0, 32)
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.mods = append(c.mods, cm)
+	c.mu.Unlock()
+	return cm, nil
+}
+
+func (c *cudaBackend) launch(l *launch) error {
+	cm := l.mod.(*cudaModule)
+	spec := &l.k.spec
+	return c.do(func() error {
+		fn, ok := cm.funcs[spec.Entry]
+		if !ok {
+			var err error
+			if fn, err = cm.mod.Function(spec.Entry); err != nil {
+				return err
+			}
+			cm.funcs[spec.Entry] = fn
+		}
+		// Shared memory past 48 KiB needs a per-function opt-in.
+		if total := l.shared + spec.SharedBytes; total > 48*1024 && cm.optin[spec.Entry] < l.shared {
+			if err := fn.SetAttribute(cuda.FuncAttrMaxDynamicSharedSizeBytes, l.shared); err != nil {
+				return err
+			}
+			cm.optin[spec.Entry] = l.shared
+		}
+		args := new(cuda.Args)
+		for i, p := range spec.Params {
+			a := l.args[i]
+			if p.Kind == SliceParam {
+				args.Slice(cuda.DevicePtr(a.addr), a.n)
+				continue
+			}
+			switch p.Size {
+			case 1:
+				args.Uint8(uint8(a.bits))
+			case 2:
+				args.Uint16(uint16(a.bits))
+			case 4:
+				args.Uint32(uint32(a.bits))
+			default:
+				args.Uint64(a.bits)
+			}
+		}
+		return cuda.Launch(fn,
+			[3]uint32{uint32(l.blocks.X), uint32(l.blocks.Y), uint32(l.blocks.Z)},
+			[3]uint32{uint32(l.threads.X), uint32(l.threads.Y), uint32(l.threads.Z)},
+			uint32(l.shared), 0, args)
+	})
+}
+
+// checkSlots reads and clears every loaded module's error slot.
+func (c *cudaBackend) checkSlots() error {
+	c.mu.Lock()
+	mods := append([]*cudaModule(nil), c.mods...)
+	c.mu.Unlock()
+	var errs []error
+	for _, cm := range mods {
+		var raw [32]byte
+		err := c.do(func() error {
+			if err := cuda.MemcpyDtoH(unsafe.Pointer(&raw[0]), cm.slot, 32); err != nil {
+				return err
+			}
+			if raw != [32]byte{} {
+				return cuda.MemsetD8(cm.slot, 0, 32)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		var s [4]uint64
+		for i := range s {
+			s[i] = binary.LittleEndian.Uint64(raw[i*8:])
+		}
+		if err := cm.m.slotError(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *cudaBackend) sync() error {
+	if err := c.do(cuda.CtxSynchronize); err != nil {
+		return err
+	}
+	return c.checkSlots()
+}
+
+func (c *cudaBackend) close() error {
+	return c.ctx.Release()
 }

@@ -59,8 +59,5 @@ func (e *emuBackend) launch(l *launch) error {
 	for i := range s {
 		s[i] = binary.LittleEndian.Uint64(raw[i*8:])
 	}
-	if s[0] != 0 {
-		return l.k.boundsError(s)
-	}
-	return nil
+	return l.k.spec.Module.slotError(s)
 }

@@ -33,6 +33,9 @@ type Module struct {
 	Pkg  string
 	Arch string // the .target it was compiled for, e.g. "sm_80"
 	PTX  string
+	// kernels are the module's kernels in .entry order, registered by
+	// NewKernel; the error slot names a kernel by this index.
+	kernels []*Kernel
 }
 
 // ParamKind says how a kernel parameter is passed.

@@ -2,6 +2,7 @@ package kern
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -17,8 +18,15 @@ type Kernel struct {
 	spec KernelSpec
 }
 
-// NewKernel is called by generated code.
-func NewKernel(spec KernelSpec) *Kernel { return &Kernel{spec: spec} }
+// NewKernel is called by generated code, once per kernel in the order of
+// the module's entries.
+func NewKernel(spec KernelSpec) *Kernel {
+	k := &Kernel{spec: spec}
+	if spec.Module != nil {
+		spec.Module.kernels = append(spec.Module.kernels, k)
+	}
+	return k
+}
 
 // Spec describes the kernel.
 func (k *Kernel) Spec() *KernelSpec { return &k.spec }
@@ -30,12 +38,16 @@ type Grid struct {
 }
 
 // Cover launches at least n threads along x, in blocks of the kernel's
-// block=N shape (256 if it has none).
+// block=N shape (256 if it has none). Covering 0 launches nothing.
 func Cover(n int) Grid { return Grid{cover: gpu.Dim3{X: n, Y: 1, Z: 1}} }
 
 // Cover2 launches at least nx×ny threads, in blocks of the kernel's
 // block shape (16×16 if it has none).
 func Cover2(nx, ny int) Grid { return Grid{cover: gpu.Dim3{X: nx, Y: ny, Z: 1}} }
+
+// Cover3 launches at least nx×ny×nz threads, in blocks of the kernel's
+// block shape (8×8×4 if it has none).
+func Cover3(nx, ny, nz int) Grid { return Grid{cover: gpu.Dim3{X: nx, Y: ny, Z: nz}} }
 
 // Blocks launches exactly blocks×threads.
 func Blocks(blocks, threads gpu.Dim3) Grid { return Grid{blocks: blocks, threads: threads} }
@@ -71,12 +83,15 @@ func (g Grid) resolve(k *KernelSpec) (blocks, threads gpu.Dim3) {
 	threads = k.Block
 	if threads == (gpu.Dim3{}) {
 		threads = gpu.Dim3{X: 256}
-		if g.cover.Y > 1 {
+		switch {
+		case g.cover.Z > 1:
+			threads = gpu.Dim3{X: 8, Y: 8, Z: 4}
+		case g.cover.Y > 1:
 			threads = gpu.Dim3{X: 16, Y: 16}
 		}
 	}
 	threads = ones(threads)
-	c := ones(g.cover)
+	c := g.cover
 	div := func(a, b int) int { return (a + b - 1) / b }
 	return gpu.Dim3{X: div(c.X, threads.X), Y: div(c.Y, threads.Y), Z: div(c.Z, threads.Z)}, threads
 }
@@ -177,11 +192,20 @@ func (k *Kernel) Launch(q Queue, grid Grid, args ...Arg) error {
 		return fmt.Errorf("kern: %s: nil device", k.spec.Name)
 	}
 	dev := q.device()
+	if c := grid.cover; c != (gpu.Dim3{}) && (c.X == 0 || c.Y == 0 || c.Z == 0) {
+		// Covering zero elements launches nothing, as a loop over zero
+		// elements runs nothing.
+		return nil
+	}
 	l, err := k.prepare(dev, grid, args)
 	if err != nil {
 		return err
 	}
 	if err := dev.b.launch(l); err != nil {
+		var de *DeviceError
+		if errors.As(err, &de) {
+			return err
+		}
 		return fmt.Errorf("kern: %s: %w", k.spec.Name, err)
 	}
 	return nil
@@ -338,9 +362,18 @@ func (k *Kernel) signature() string {
 	return k.spec.Name + "(" + strings.Join(parts, ", ") + ")"
 }
 
-// boundsError decodes the module's error slot after a failed check.
-func (k *Kernel) boundsError(slot [4]uint64) error {
-	site := int(slot[0]) - 1
+// slotError decodes a module's error slot (see compiler.ErrorSlot): the
+// kernel index + 1 in the high half of the first word, the site index + 1
+// in the low half. It returns nil for an empty slot.
+func (m *Module) slotError(slot [4]uint64) error {
+	if slot[0] == 0 {
+		return nil
+	}
+	ki, site := int(slot[0]>>32)-1, int(slot[0]&0xffffffff)-1
+	if ki < 0 || ki >= len(m.kernels) {
+		return fmt.Errorf("kern: a kernel of package %s failed a device check (unknown kernel %d)", m.Pkg, ki)
+	}
+	k := m.kernels[ki]
 	where := "unknown site"
 	if site >= 0 && site < len(k.spec.Sites) {
 		where = k.spec.Sites[site]

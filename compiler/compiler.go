@@ -87,9 +87,9 @@ type Param struct {
 }
 
 // ErrorSlot is the name of the module's .global error slot: four u64
-// words written by the first failing device bounds check of a launch
-// (site index + 1, index, length, linear thread id). The host zeroes it
-// before a launch and reads it after.
+// words written by the first failing device bounds check or panic (site
+// code: kernel index + 1 << 32 | site index + 1; index; length; global x
+// thread id). The host zeroes it and reads it after launches.
 const ErrorSlot = "kern_error"
 
 func (c Config) arch() string {

@@ -31,8 +31,17 @@ type kernelBuilder struct {
 	failRegs    [3]ir.Reg // site, index, length
 	stack       []*ssa.Function
 	thread      ir.Reg // unused placeholder register for gpu.Thread values
-	// linear is %tid linearised, computed once in the entry block.
 	consts map[constKey]ir.Reg
+	// index is the kernel's position in the module, part of each site code.
+	index int
+}
+
+// siteCode is what a failing check writes to the error slot's first word:
+// the kernel's index in the module + 1 in the high half (the slot is shared
+// by the module's kernels, and a GPU reports it only at the next sync) and
+// the site's index + 1 in the low half.
+func (kb *kernelBuilder) siteCode(site int) uint64 {
+	return uint64(kb.index+1)<<32 | uint64(site+1)
 }
 
 type constKey struct {
@@ -58,7 +67,7 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds}
 	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds, globalLoads: map[int][]*ir.Instr{},
-		shared: map[*ssa.Call]*ir.Var{}, consts: map[constKey]ir.Reg{}}
+		shared: map[*ssa.Call]*ir.Var{}, consts: map[constKey]ir.Reg{}, index: len(c.mod.Funcs)}
 	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block}
 	for i := 1; i < sig.Params().Len(); i++ {
 		v := sig.Params().At(i)
@@ -91,7 +100,9 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	for _, v := range kb.f.Vars {
 		if v.Space == ir.Shared && !v.Extern {
-			k.SharedBytes += v.Size
+			// Each array starts at its alignment, as ptxas lays them out.
+			a := max(v.Align, 1)
+			k.SharedBytes = (k.SharedBytes+a-1)/a*a + v.Size
 		}
 	}
 	k.Dynamic = kb.dyn != nil

@@ -33,6 +33,9 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 	}
 	var loadErrs ErrorList
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if p.PkgPath == DevMathPath {
+			return // it has no kernels; a kernel that needs a broken devmath fails there
+		}
 		for _, e := range p.Errors {
 			loadErrs = append(loadErrs, Diagnostic{Pos: parsePos(e.Pos), Code: "TypeError", Msg: e.Msg})
 		}
@@ -42,13 +45,16 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 	}
 	var dm *sourcePkg
 	for _, p := range pkgs {
-		if p.PkgPath == DevMathPath {
+		if p.PkgPath == DevMathPath && len(p.Errors) == 0 {
 			dm = &sourcePkg{p.Types, p.Syntax, p.TypesInfo}
 		}
 	}
 	var out []*Package
 	var all ErrorList
 	for _, p := range pkgs {
+		if p.PkgPath == DevMathPath {
+			continue
+		}
 		cp, err := compileTyped(cfg, fset, p.Types, p.Syntax, p.TypesInfo, p.Dir, dm)
 		if err != nil {
 			if el, ok := err.(ErrorList); ok {
@@ -113,13 +119,16 @@ func loadStd() (map[string]*types.Package, error) {
 		}
 		std.pkgs = map[string]*types.Package{}
 		packages.Visit(pkgs, nil, func(p *packages.Package) {
+			if p.PkgPath == DevMathPath {
+				if len(p.Errors) == 0 {
+					std.devmath = &sourcePkg{p.Types, p.Syntax, p.TypesInfo}
+				}
+				return
+			}
 			if len(p.Errors) > 0 && std.err == nil {
 				std.err = fmt.Errorf("compiler: loading %s: %v", p.PkgPath, p.Errors[0])
 			}
 			std.pkgs[p.PkgPath] = p.Types
-			if p.PkgPath == DevMathPath {
-				std.devmath = &sourcePkg{p.Types, p.Syntax, p.TypesInfo}
-			}
 		})
 		std.pkgs["unsafe"] = types.Unsafe
 	})

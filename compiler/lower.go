@@ -233,6 +233,10 @@ func (kb *kernelBuilder) lowerInstr(fr *frame, instr ssa.Instruction) {
 		fr.vals[in] = kb.lowerFieldAddr(fr, in)
 	case *ssa.Slice:
 		fr.vals[in] = kb.lowerSlice(fr, in)
+	case *ssa.MakeInterface:
+		if !onlyPanics(in) {
+			kb.reject(fr, instr)
+		}
 	default:
 		kb.reject(fr, instr)
 	}
@@ -462,4 +466,19 @@ func (kb *kernelBuilder) reject(fr *frame, instr ssa.Instruction) {
 	if v, ok := instr.(ssa.Value); ok {
 		fr.vals[v] = kb.zeroVal(v.Type())
 	}
+}
+
+// onlyPanics reports whether v is used only as a panic's argument (a
+// panic message boxed into an interface), which lowering ignores.
+func onlyPanics(v ssa.Value) bool {
+	refs := v.Referrers()
+	if refs == nil {
+		return false
+	}
+	for _, r := range *refs {
+		if _, ok := r.(*ssa.Panic); !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -255,7 +255,7 @@ func (kb *kernelBuilder) lowerPanicValue(fr *frame, instr ssa.Instruction, x ssa
 	site := len(kb.k.Sites)
 	kb.k.Sites = append(kb.k.Sites, "panic at "+kb.posString(instr.Pos()))
 	fail := kb.failHandler()
-	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, uint64(site+1)))
+	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
 	kb.b.Mov(ir.U64, kb.failRegs[1], ir.Imm(ir.U64, 0))
 	kb.b.Mov(ir.U64, kb.failRegs[2], ir.Imm(ir.U64, 0))
 	kb.b.Bra(fail)

@@ -424,7 +424,7 @@ func (kb *kernelBuilder) checkBounds(idx, n ir.Operand, pos token.Pos) {
 	oob := kb.f.NewBlock(fmt.Sprintf("oob%d", site))
 	saved := kb.b.B
 	kb.b.B = oob
-	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, uint64(site+1)))
+	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
 	kb.b.Mov(ir.U64, kb.failRegs[1], idx)
 	kb.b.Mov(ir.U64, kb.failRegs[2], n)
 	kb.b.Bra(fail)

@@ -1,0 +1,86 @@
+// Package testkernels holds the kernels package kern's own tests launch:
+// small, each exercising one part of the host API on every device.
+package testkernels
+
+import "github.com/gokern/kern/gpu"
+
+//go:generate go run github.com/gokern/kern/cmd/kern gen
+
+// Axpy computes y[i] = a*x[i] + y[i].
+//
+//kern:kernel block=128
+func Axpy(t gpu.Thread, a float32, x, y []float32) {
+	i := t.GlobalX()
+	if i < len(y) {
+		y[i] = a*x[i] + y[i]
+	}
+}
+
+// Gather reads x at positions idx: an index past the end is a device
+// bounds error.
+//
+//kern:kernel block=64
+func Gather(t gpu.Thread, x []float32, idx []int32, out []float32) {
+	i := t.GlobalX()
+	if i < len(out) {
+		out[i] = x[idx[i]]
+	}
+}
+
+// GatherUnchecked is Gather compiled without bounds checks.
+//
+//kern:kernel block=64 nobounds
+func GatherUnchecked(t gpu.Thread, x []float32, idx []int32, out []float32) {
+	i := t.GlobalX()
+	if i < len(out) {
+		out[i] = x[idx[i]]
+	}
+}
+
+// Scalars writes each scalar parameter, converted, to out.
+//
+//kern:kernel
+func Scalars(t gpu.Thread, b bool, i8 int8, u16 uint16, i32 int32, u64 uint64, f64 float64, h gpu.Half, bf gpu.BFloat16, out []float64) {
+	if t.GlobalX() != 0 {
+		return
+	}
+	if b {
+		out[0] = 1
+	}
+	out[1] = float64(i8)
+	out[2] = float64(u16)
+	out[3] = float64(i32)
+	out[4] = float64(u64)
+	out[5] = f64
+	out[6] = float64(h.Float32())
+	out[7] = float64(bf.Float32())
+}
+
+// BlockSums writes each block's sum of x, staged through dynamic shared
+// memory, to sums[blockIdx].
+//
+//kern:kernel block=256
+func BlockSums(t gpu.Thread, x []float32, sums []float32) {
+	buf := gpu.DynShared[float32](t)
+	i := t.GlobalX()
+	v := float32(0)
+	if i < len(x) {
+		v = x[i]
+	}
+	buf[t.ThreadIdx().X] = v
+	t.Sync()
+	s := gpu.BlockSum(t, buf[t.ThreadIdx().X])
+	if t.ThreadIdx().X == 0 {
+		sums[t.BlockIdx().X] = s
+	}
+}
+
+// Checked panics when x holds a negative value.
+//
+//kern:kernel
+func Checked(t gpu.Thread, x []float32) {
+	i := t.GlobalX()
+	if i < len(x) && x[i] < 0 {
+		panic("negative input")
+	}
+}
