@@ -31,7 +31,7 @@ type kernelBuilder struct {
 	failRegs    [3]ir.Reg // site, index, length
 	stack       []*ssa.Function
 	thread      ir.Reg // unused placeholder register for gpu.Thread values
-	consts map[constKey]ir.Reg
+	consts      map[constKey]ir.Reg
 	// index is the kernel's position in the module, part of each site code.
 	index int
 }
