@@ -95,11 +95,16 @@ func buildStub(dir, name string, defines ...string) (string, error) {
 		return "", fmt.Errorf("no C compiler (%s) to build the stub libcuda: %v", cc, err)
 	}
 	out := filepath.Join(dir, name)
-	args := []string{"-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o", out}
+	srcs, err := filepath.Glob(filepath.Join("testdata", "stub", "*.c"))
+	if err != nil || len(srcs) == 0 {
+		return "", fmt.Errorf("no stub sources in testdata/stub: %v", err)
+	}
+	args := []string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-Wall", "-Werror", "-o", out}
 	for _, d := range defines {
 		args = append(args, "-D"+d)
 	}
-	args = append(args, filepath.Join("testdata", "stub", "libcuda_stub.c"), "-lpthread")
+	args = append(args, srcs...)
+	args = append(args, "-lpthread")
 	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the stub libcuda: %v\n%s", err, b)
 	}
