@@ -222,9 +222,9 @@ func TestNarrowHalfMatchesBig(t *testing.T) {
 		want uint32
 	}{
 		{65504, rnRN, 0x7bff},
-		{65520, rnRN, 0x7c00},  // the midpoint to 2^16 rounds to infinity
-		{65520, rnRZ, 0x7bff},  // toward zero stays finite
-		{-1e9, rnRP, 0xfbff},   // toward +inf: -max
+		{65520, rnRN, 0x7c00},   // the midpoint to 2^16 rounds to infinity
+		{65520, rnRZ, 0x7bff},   // toward zero stays finite
+		{-1e9, rnRP, 0xfbff},    // toward +inf: -max
 		{0x1p-24, rnRN, 0x0001}, // smallest subnormal
 		{0x1p-25, rnRN, 0x0000}, // half of it: ties to even (0)
 		{0x1.8p-25, rnRN, 0x0001},
