@@ -3,6 +3,7 @@
 //	kern gen [-arch sm_80] [packages]     compile kernels, write <pkg>_kern.go (what go:generate runs)
 //	kern ptx [-arch sm_80] pkg.Kernel     print a package's PTX (the module holding Kernel)
 //	kern check [-arch sm_80] [packages]   compile kernels and report errors, writing nothing
+//	kern doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
 //
 // Packages are go list patterns; the default is the current directory.
 package main
@@ -27,6 +28,7 @@ commands:
   gen   [-arch sm_80] [packages]   compile kernels and write <pkg>_kern.go next to them
   ptx   [-arch sm_80] pkg.Kernel   print the PTX of the package holding Kernel
   check [-arch sm_80] [packages]   compile kernels and report errors without writing
+  doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -43,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = gen(rest, stdout, stderr, false)
 	case "ptx":
 		err = ptxCmd(rest, stdout, stderr)
+	case "doctor":
+		err = doctor(stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
