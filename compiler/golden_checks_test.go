@@ -132,4 +132,62 @@ func init() {
 		}
 		wantWrites(t, p, "Transpose", "in=false out=true")
 	}
+	goldenChecks["warp"] = func(t *testing.T, p *Package) {
+		// Full-warp shuffles: clamp 31 (0 for up), member mask -1; 64-bit
+		// values move as two 32-bit halves.
+		mustContain(t, p, "Shuffles", `^shfl\.sync\.bfly\.b32 %r\d+, %r\d+, 1, 31, -1;`)
+		mustContain(t, p, "Shuffles", `^shfl\.sync\.down\.b32 %r\d+, %r\d+, 2, 31, -1;`)
+		mustContain(t, p, "Shuffles", `^shfl\.sync\.up\.b32 %f\d+, %f\d+, 4, 0, -1;`)
+		mustContain(t, p, "Shuffles", `^shfl\.sync\.idx\.b32 %f\d+, %f\d+, %r\d+, 31, -1;`)
+		if n := countLines(entryBody(t, p, "Shuffles"), `^shfl\.sync\.`); n != 8 {
+			t.Errorf("Shuffles: %d shfl.sync, want 8 (two each for int and float64)", n)
+		}
+		// A butterfly of 5 steps per reduction; 64-bit types take 2 shfl.
+		if n := countLines(entryBody(t, p, "Reductions"), `^shfl\.sync\.bfly`); n != 5*(1+2+1+2) {
+			t.Errorf("Reductions: %d shfl.sync.bfly, want 30", n)
+		}
+		mustContain(t, p, "Reductions", `^max\.NaN\.f64|^max\.f64`)
+		mustContain(t, p, "Votes", `^vote\.sync\.ballot\.b32 %r\d+, %p\d+, -1;`)
+		mustContain(t, p, "Votes", `^vote\.sync\.any\.pred `)
+		mustContain(t, p, "Votes", `^vote\.sync\.all\.pred `)
+		mustContain(t, p, "Votes", `^bar\.warp\.sync -1;`)
+		mustContain(t, p, "WarpUniformBranch", `^shfl\.sync\.bfly`)
+	}
+	goldenChecks["block"] = func(t *testing.T, p *Package) {
+		// Each block reduction: a barrier after the per-warp partials and
+		// one before the scratch is reused.
+		if n := countLines(entryBody(t, p, "Reduce"), `^bar\.sync 0;`); n != 6 {
+			t.Errorf("Reduce: %d bar.sync for three reductions, want 6", n)
+		}
+		if k := kernelOf(t, p, "Reduce"); k.SharedBytes != 32*8 {
+			t.Errorf("Reduce: SharedBytes = %d, want the 256-byte reduction scratch", k.SharedBytes)
+		}
+		mustContain(t, p, "UniformSync", `^bar\.sync 0;`)
+		mustContain(t, p, "SyncInHelper", `^bar\.sync 0;`)
+	}
+	goldenChecks["atomics"] = func(t *testing.T, p *Package) {
+		for _, re := range []string{
+			`^atom\.global\.add\.s32 `, `^atom\.global\.add\.u32 `, `^atom\.global\.add\.u64 `,
+			`^atom\.global\.add\.f32 `, `^atom\.global\.add\.f64 `,
+		} {
+			mustContain(t, p, "Adds", re)
+		}
+		mustContain(t, p, "MaxMin", `^atom\.global\.max\.s32 `)
+		mustContain(t, p, "MaxMin", `^atom\.global\.min\.s32 `)
+		mustContain(t, p, "MaxMin", `^atom\.global\.max\.u64 `)
+		mustContain(t, p, "CASLoop", `^atom\.global\.cas\.b32 `)
+		mustContain(t, p, "Histogram", `^atom\.shared\.add\.u32 `)
+		mustContain(t, p, "Histogram", `^atom\.shared\.exch\.b32 `)
+		mustContain(t, p, "Histogram", `^atom\.global\.exch\.b32 `)
+		mustContain(t, p, "SharedCAS", `^atom\.shared\.cas\.b64 `)
+		mustContain(t, p, "SharedCAS", `^atom\.shared\.exch\.b64 `)
+		// An atomic counts as a write: no ld.global.nc on those buffers.
+		wantWrites(t, p, "Adds", "i32=true u32=true u64=true f32=true f64=true n=true old=true")
+		wantWrites(t, p, "CASLoop", "prod=true x=false")
+		wantWrites(t, p, "Histogram", "x=false hist=true flag=true")
+		// Two 8-byte arrays, each 16-aligned: ptxas lays out 24 bytes.
+		if k := kernelOf(t, p, "SharedCAS"); k.SharedBytes != 24 {
+			t.Errorf("SharedCAS: SharedBytes = %d, want 24", k.SharedBytes)
+		}
+	}
 }

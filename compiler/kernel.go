@@ -53,13 +53,17 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	pos := decl.Name.Pos()
 	sig := fn.Signature
 	ok := true
-	if sig.Recv() != nil || sig.TypeParams().Len() > 0 {
+	generic := sig.Recv() != nil || sig.TypeParams().Len() > 0
+	if generic {
 		c.d.errorf(pos, BadKernelSignature, "kernel %s must be a plain func, not a method or generic func", fn.Name())
 		ok = false
 	}
 	if sig.Results().Len() > 0 {
 		c.d.errorf(pos, BadKernelSignature, "kernel %s must not return results: write outputs to a slice parameter", fn.Name())
 		ok = false
+	}
+	if generic {
+		return nil // its parameters' types are not known
 	}
 	if sig.Params().Len() == 0 || !isThread(sig.Params().At(0).Type()) {
 		c.d.errorf(pos, BadKernelSignature, "kernel %s: first parameter must be gpu.Thread, as in func %s(t gpu.Thread, ...)", fn.Name(), fn.Name())
@@ -84,7 +88,9 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	kb.params = k.Params
 	kb.writes = make([]bool, len(k.Params))
-	c.checkSubset(decl)
+	if !c.checkSubset(decl) {
+		return nil
+	}
 	nerr := len(c.d.list)
 	kb.lowerKernel(fn)
 	if len(c.d.list) > nerr {

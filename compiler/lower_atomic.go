@@ -19,7 +19,7 @@ var atomicIntrinsics = map[string]intrinsicFunc{
 func (kb *kernelBuilder) atomic(c *icall, op string) *val {
 	st := scalarType(c.elem)
 	p := c.args[0]
-	if p.cells != nil {
+	if p.cells != nil || p.space == ir.Local { // PTX has no atom.local
 		kb.d.errorf(c.call.Pos(), UnsupportedConstruct, "gpu.%s needs an element of a slice or shared array, not a local variable", c.name)
 		return kb.zeroVal(c.call.Type())
 	}

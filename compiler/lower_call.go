@@ -103,8 +103,8 @@ func (kb *kernelBuilder) inline(fr *frame, call *ssa.Call, callee *ssa.Function)
 	if callee.Origin() != nil {
 		syn = callee.Origin().Syntax()
 	}
-	if fd, ok := syn.(*ast.FuncDecl); ok && ownerPkg(callee) == kb.pkg {
-		kb.checkSubset(fd)
+	if fd, ok := syn.(*ast.FuncDecl); ok && ownerPkg(callee) == kb.pkg && !kb.checkSubset(fd) {
+		return kb.zeroVal(call.Type())
 	}
 	args := make([]*val, len(call.Call.Args))
 	for i, a := range call.Call.Args {

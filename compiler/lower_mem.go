@@ -144,7 +144,8 @@ func (kb *kernelBuilder) lowerAlloc(fr *frame, a *ssa.Alloc) {
 			what = "this allocates on the heap"
 		}
 		kb.d.errorf(posOfValue(a), HeapAllocation, "%s, which kernels cannot do: use gpu.Shared, a local array, or a buffer parameter", what)
-		fr.vals[a] = &val{ops: []ir.Operand{ir.Imm(ir.U64, 0)}, space: ir.Local, origin: -1}
+		// Generic, so that storing the address does not repeat the error.
+		fr.vals[a] = &val{ops: []ir.Operand{ir.Imm(ir.U64, 0)}, space: ir.Generic, origin: -1}
 		return
 	}
 	fl, ok := flatten(elem)

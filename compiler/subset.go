@@ -14,13 +14,49 @@ import (
 	"strings"
 )
 
-func (c *pkgCtx) checkSubset(fd *ast.FuncDecl) {
-	if fd == nil || fd.Body == nil || c.checked[fd] {
-		return
+// checkSubset reports the constructs of fd's body outside the kernel
+// language and says whether there were none. Lowering skips a function
+// that fails it, so that SSA residue of a reported construct does not
+// pile up follow-on errors.
+func (c *pkgCtx) checkSubset(fd *ast.FuncDecl) bool {
+	if fd == nil || fd.Body == nil {
+		return true
 	}
-	c.checked[fd] = true
+	if ok, done := c.checked[fd]; done {
+		return ok
+	}
+	before := len(c.d.list)
+	// quiet holds variables whose initialiser is itself reported (a
+	// closure, a map literal): their type would only repeat the error.
+	quiet := map[*ast.Ident]bool{}
+	quietIfRejected := func(lhs []*ast.Ident, rhs []ast.Expr) {
+		if len(lhs) != len(rhs) {
+			return
+		}
+		for i, r := range rhs {
+			switch r := ast.Unparen(r).(type) {
+			case *ast.FuncLit:
+				quiet[lhs[i]] = true
+			case *ast.CompositeLit:
+				if t := c.info.TypeOf(r); t != nil {
+					if _, isMap := t.Underlying().(*types.Map); isMap {
+						quiet[lhs[i]] = true
+					}
+				}
+			}
+		}
+	}
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.AssignStmt:
+			var lhs []*ast.Ident
+			for _, e := range n.Lhs {
+				id, _ := e.(*ast.Ident)
+				lhs = append(lhs, id)
+			}
+			quietIfRejected(lhs, n.Rhs)
+		case *ast.ValueSpec:
+			quietIfRejected(n.Names, n.Values)
 		case *ast.FuncLit:
 			c.d.errorf(n.Pos(), UnsupportedClosure, "func literals (closures) are not supported in kernels: write a named helper func in the same package and call it")
 			return false
@@ -69,10 +105,15 @@ func (c *pkgCtx) checkSubset(fd *ast.FuncDecl) {
 				c.d.errorf(n.Pos(), UnsupportedString, "strings are not supported in kernels: pass bytes as a []uint8 parameter")
 			}
 		case *ast.Ident:
-			c.checkIdentType(n)
+			if !quiet[n] {
+				c.checkIdentType(n)
+			}
 		}
 		return true
 	})
+	ok := len(c.d.list) == before
+	c.checked[fd] = ok
+	return ok
 }
 
 // isPanicArg reports whether lit is the constant message of a panic call,
@@ -91,8 +132,29 @@ func (c *pkgCtx) isPanicArg(fd *ast.FuncDecl, lit *ast.BasicLit) bool {
 }
 
 func (c *pkgCtx) checkCall(call *ast.CallExpr) {
-	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
-	if !ok {
+	fun := ast.Unparen(call.Fun)
+	if ix, ok := fun.(*ast.IndexExpr); ok { // f[T](...)
+		fun = ix.X
+	} else if ix, ok := fun.(*ast.IndexListExpr); ok {
+		fun = ix.X
+	}
+	var id *ast.Ident
+	switch f := fun.(type) {
+	case *ast.Ident:
+		id = f
+	case *ast.SelectorExpr:
+		id = f.Sel
+	default:
+		return
+	}
+	if fn, isFunc := c.info.Uses[id].(*types.Func); isFunc && fn.Pkg() != nil {
+		// Kernels call helpers of their own package, package gpu, and the
+		// math and math/bits functions lowering knows (it names any other).
+		switch fn.Pkg().Path() {
+		case c.pkg.Path(), GPUPath, "math", "math/bits", DevMathPath:
+		default:
+			c.d.errorf(call.Pos(), UnsupportedCall, "cannot call %s.%s from a kernel: kernels may call helper funcs of the same package, package gpu, and the math and math/bits functions listed in docs/language.md", fn.Pkg().Name(), fn.Name())
+		}
 		return
 	}
 	if _, isBuiltin := c.info.Uses[id].(*types.Builtin); !isBuiltin {

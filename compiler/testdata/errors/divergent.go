@@ -1,0 +1,91 @@
+// Barriers and collectives reached under thread-dependent control flow.
+package divergent
+
+import "github.com/gokern/kern/gpu"
+
+//kern:kernel
+func SyncUnderThreadIdx(t gpu.Thread, out []float32) {
+	if t.ThreadIdx().X < 16 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\) is reached under a condition`
+	}
+}
+
+//kern:kernel
+func SyncAfterEarlyReturn(t gpu.Thread, out []float32) {
+	i := t.GlobalX()
+	if i >= len(out) {
+		return
+	}
+	t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	out[i] = 1
+}
+
+//kern:kernel
+func SyncInDivergentLoop(t gpu.Thread, out []float32) {
+	for k := 0; k < t.ThreadIdx().X; k++ {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+}
+
+//kern:kernel
+func SyncUnderLoadedValue(t gpu.Thread, flags []int32) {
+	if flags[t.GlobalX()] != 0 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+}
+
+//kern:kernel
+func ShuffleUnderLane(t gpu.Thread, out []float32) {
+	v := float32(t.Lane())
+	if t.Lane() < 16 {
+		v = gpu.ShflXor(t, v, 1) // ERROR DivergentBarrier "gpu.ShflXor is a warp collective"
+	}
+	out[t.GlobalX()] = v
+}
+
+//kern:kernel
+func WarpOpsUnderLane(t gpu.Thread, out []float32) {
+	if t.Lane() == 0 {
+		out[0] = gpu.WarpSum(t, out[0]) // ERROR DivergentBarrier "gpu.WarpSum is a warp collective"
+		gpu.Ballot(t, true)             // ERROR DivergentBarrier "gpu.Ballot is a warp collective"
+		t.SyncWarp()                    // ERROR DivergentBarrier `t.SyncWarp\(\) is a warp collective`
+	}
+}
+
+//kern:kernel
+func BlockSumDivergent(t gpu.Thread, out []float32) {
+	if t.GlobalX() < len(out) {
+		out[0] = gpu.BlockSum(t, out[t.GlobalX()]) // ERROR DivergentBarrier "gpu.BlockSum is reached under a condition"
+	}
+}
+
+// BlockSumUnderWarp: a warp-uniform condition is not enough for a block
+// barrier.
+//
+//kern:kernel
+func BlockSumUnderWarp(t gpu.Thread, out []float32) {
+	if t.Warp() == 0 {
+		out[0] = gpu.BlockSum(t, float32(1)) // ERROR DivergentBarrier `gpu.BlockSum is reached under a condition that differs between the block's threads \(warp-uniform`
+	}
+}
+
+func barrier(t gpu.Thread) {
+	t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+}
+
+//kern:kernel
+func HelperSyncDivergent(t gpu.Thread, out []float32) {
+	if t.ThreadIdx().X == 0 {
+		barrier(t)
+	}
+}
+
+// ShuffleAfterShuffle: a branch on a shuffled value diverges.
+//
+//kern:kernel
+func BranchOnShuffle(t gpu.Thread, out []int32) {
+	v := gpu.ShflIdx(t, int32(t.Lane()), 0)
+	if v > 0 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+}
