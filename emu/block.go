@@ -83,6 +83,7 @@ func (b *block) run(lin int) error {
 			}
 		}
 		if done {
+			l.dev.steps.Add(b.steps)
 			return nil
 		}
 		if !progress {

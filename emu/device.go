@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Address layout. Global allocations look like real device pointers; the
@@ -51,6 +52,8 @@ type Device struct {
 	globals map[uint64][]uint64 // Module.id -> address of each module global
 
 	atomMu [64]sync.Mutex // atomics on global memory, striped by address
+
+	steps atomic.Uint64 // warp-instructions executed by all launches
 }
 
 // alloc is one device allocation.
@@ -257,3 +260,8 @@ func allocName(a *alloc) string {
 	}
 	return ""
 }
+
+// WarpInstructions is the number of warp-instructions (one instruction
+// for the lanes of one warp that run it together) the device has executed
+// in all launches so far.
+func (d *Device) WarpInstructions() uint64 { return d.steps.Load() }

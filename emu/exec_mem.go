@@ -123,6 +123,11 @@ func decLd(d *decoder, s *astStmt, m *mods, in *inst) {
 }
 
 func execLd(w *warp, in *inst, m uint32) error {
+	if in.vec == 1 && (in.space == spGlobal || in.space == spGeneric) && !in.t.isSigned() && w.obs == nil {
+		if done := w.ldGlobalFast(in, m); done {
+			return nil
+		}
+	}
 	t := in.t
 	size := t.size()
 	nv := int(in.vec)
@@ -146,6 +151,33 @@ func execLd(w *warp, in *inst, m uint32) error {
 		w.observe(in, src, m, AccessLoad, total)
 	}
 	return nil
+}
+
+// ldGlobalFast loads a scalar from global memory for every lane of m when
+// all addresses are aligned and inside the warp's cached allocation (the
+// common coalesced case); it reports false, having done nothing, otherwise.
+func (w *warp) ldGlobalFast(in *inst, m uint32) bool {
+	c := w.cache
+	if c == nil {
+		return false
+	}
+	size := uint64(in.t.size())
+	src, dst := &in.ops[1], in.ops[0].r
+	var offs [32]uint64
+	for mm := m; mm != 0; mm &= mm - 1 {
+		l := bits.TrailingZeros32(mm)
+		a := w.addrOf(src, l)
+		off := a - c.base
+		if a < c.base || off+size > uint64(len(c.data)) || a&(size-1) != 0 {
+			return false
+		}
+		offs[l] = off
+	}
+	for mm := m; mm != 0; mm &= mm - 1 {
+		l := bits.TrailingZeros32(mm)
+		w.regs[int(dst)+l] = loadLE(c.data[offs[l]:], int(size))
+	}
+	return true
 }
 
 // decSt decodes st{.space}{.cop}{.vec}.type [a], b; stores truncate the

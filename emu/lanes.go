@@ -8,10 +8,27 @@ import (
 	"math/bits"
 )
 
+const fullMask = 0xffffffff
+
+// lanes32 returns the 32 lane values of a register operand, or nil.
+func (w *warp) lanes32(o *opnd) []uint64 {
+	if o.kind != oReg || o.neg {
+		return nil
+	}
+	return w.regs[o.r : o.r+32 : o.r+32]
+}
+
 // unop builds a handler for d = f(a).
 func unop(f func(a uint64) uint64) execFn {
 	return func(w *warp, in *inst, m uint32) error {
 		d, a := in.ops[0].r, &in.ops[1]
+		if ra := w.lanes32(a); m == fullMask && ra != nil {
+			rd := w.regs[d : d+32 : d+32]
+			for l := range rd {
+				rd[l] = f(ra[l])
+			}
+			return nil
+		}
 		for mm := m; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm)
 			w.regs[int(d)+l] = f(w.get(a, l))
@@ -24,14 +41,21 @@ func unop(f func(a uint64) uint64) execFn {
 func binop(f func(a, b uint64) uint64) execFn {
 	return func(w *warp, in *inst, m uint32) error {
 		d, a, b := in.ops[0].r, &in.ops[1], &in.ops[2]
-		if m == 0xffffffff && a.kind == oReg && b.kind == oReg && !a.neg && !b.neg {
-			ra := w.regs[a.r : a.r+32]
-			rb := w.regs[b.r : b.r+32]
-			rd := w.regs[d : d+32]
-			for l := range rd {
-				rd[l] = f(ra[l], rb[l])
+		if ra := w.lanes32(a); m == fullMask && ra != nil {
+			rd := w.regs[d : d+32 : d+32]
+			if rb := w.lanes32(b); rb != nil {
+				for l := range rd {
+					rd[l] = f(ra[l], rb[l])
+				}
+				return nil
 			}
-			return nil
+			if b.kind == oImm {
+				bv := b.imm
+				for l := range rd {
+					rd[l] = f(ra[l], bv)
+				}
+				return nil
+			}
 		}
 		for mm := m; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm)
@@ -45,6 +69,13 @@ func binop(f func(a, b uint64) uint64) execFn {
 func triop(f func(a, b, c uint64) uint64) execFn {
 	return func(w *warp, in *inst, m uint32) error {
 		d, a, b, c := in.ops[0].r, &in.ops[1], &in.ops[2], &in.ops[3]
+		if ra, rb, rc := w.lanes32(a), w.lanes32(b), w.lanes32(c); m == fullMask && ra != nil && rb != nil && rc != nil {
+			rd := w.regs[d : d+32 : d+32]
+			for l := range rd {
+				rd[l] = f(ra[l], rb[l], rc[l])
+			}
+			return nil
+		}
 		for mm := m; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm)
 			w.regs[int(d)+l] = f(w.get(a, l), w.get(b, l), w.get(c, l))

@@ -253,10 +253,18 @@ func mul32(a, b float32, m rmode) float32 {
 }
 
 func div32(a, b float32, m rmode) float32 {
+	if m == rnRN {
+		return a / b // Go's float32 division is IEEE round-to-nearest-even
+	}
 	return roundF32(divOdd(float64(a), float64(b)), m)
 }
 
 func sqrt32(a float32, m rmode) float32 {
+	if m == rnRN {
+		// Rounding the float64 root again is exact here: 53 >= 2*24 + 2
+		// bits (Figueroa, "When is double rounding innocuous?").
+		return float32(math.Sqrt(float64(a)))
+	}
 	return roundF32(sqrtOdd(float64(a)), m)
 }
 

@@ -35,46 +35,60 @@ type warp struct {
 	barID   [32]uint8
 
 	cache *alloc // last global allocation hit
+	sregsSet bool // the per-launch special registers are written
 	async *asyncState
 }
 
+// reset prepares the warp for a new block: registers other than the
+// special ones are zeroed (reads of unwritten registers are deterministic),
+// %ctaid is updated, and the special registers that are the same in every
+// block are written the first time only.
 func (w *warp) reset() {
-	clear(w.regs)
+	clear(w.regs[numSregs*32:])
 	clear(w.local)
 	w.pc = [32]int32{}
 	w.upc, w.uniform = 0, true
 	w.exited, w.barBlk, w.syncBlk = 0, 0, 0
 	w.cache = nil
 	w.async = nil
+	set := func(slot int, v uint64) {
+		r := w.regs[slot*32 : slot*32+32]
+		for i := range r {
+			r[i] = v
+		}
+	}
+	set(srCtaidX, uint64(w.b.idx[0]))
+	set(srCtaidY, uint64(w.b.idx[1]))
+	set(srCtaidZ, uint64(w.b.idx[2]))
+	if w.sregsSet {
+		return
+	}
+	w.sregsSet = true
 	l := w.l
 	bx, by := l.block[0], l.block[1]
-	set := func(slot int, lane int, v uint64) { w.regs[slot*32+lane] = v }
 	for lane := 0; lane < 32; lane++ {
 		t := w.id*32 + lane
-		set(srTidX, lane, uint64(t%bx))
-		set(srTidY, lane, uint64(t/bx%by))
-		set(srTidZ, lane, uint64(t/(bx*by)))
-		set(srNtidX, lane, uint64(l.block[0]))
-		set(srNtidY, lane, uint64(l.block[1]))
-		set(srNtidZ, lane, uint64(l.block[2]))
-		set(srCtaidX, lane, uint64(w.b.idx[0]))
-		set(srCtaidY, lane, uint64(w.b.idx[1]))
-		set(srCtaidZ, lane, uint64(w.b.idx[2]))
-		set(srNctaidX, lane, uint64(l.grid[0]))
-		set(srNctaidY, lane, uint64(l.grid[1]))
-		set(srNctaidZ, lane, uint64(l.grid[2]))
-		set(srLaneid, lane, uint64(lane))
-		set(srWarpid, lane, uint64(w.id))
-		set(srNwarpid, lane, uint64(l.nwarps))
-		set(srLanemaskEq, lane, 1<<lane)
-		set(srLanemaskLt, lane, 1<<lane-1)
-		set(srLanemaskLe, lane, 1<<(lane+1)-1)
-		set(srLanemaskGt, lane, uint64(^uint32(0)<<(lane+1)))
-		set(srLanemaskGe, lane, uint64(^uint32(0)<<lane))
-		set(srNsmid, lane, 1)
-		set(srDynSmem, lane, uint64(l.dyn))
-		set(srTotalSmem, lane, uint64(l.shared))
+		w.regs[srTidX*32+lane] = uint64(t % bx)
+		w.regs[srTidY*32+lane] = uint64(t / bx % by)
+		w.regs[srTidZ*32+lane] = uint64(t / (bx * by))
+		w.regs[srLaneid*32+lane] = uint64(lane)
+		w.regs[srLanemaskEq*32+lane] = 1 << lane
+		w.regs[srLanemaskLt*32+lane] = 1<<lane - 1
+		w.regs[srLanemaskLe*32+lane] = 1<<(lane+1) - 1
+		w.regs[srLanemaskGt*32+lane] = uint64(^uint32(0) << (lane + 1))
+		w.regs[srLanemaskGe*32+lane] = uint64(^uint32(0) << lane)
 	}
+	set(srNtidX, uint64(l.block[0]))
+	set(srNtidY, uint64(l.block[1]))
+	set(srNtidZ, uint64(l.block[2]))
+	set(srNctaidX, uint64(l.grid[0]))
+	set(srNctaidY, uint64(l.grid[1]))
+	set(srNctaidZ, uint64(l.grid[2]))
+	set(srWarpid, uint64(w.id))
+	set(srNwarpid, uint64(l.nwarps))
+	set(srNsmid, 1)
+	set(srDynSmem, uint64(l.dyn))
+	set(srTotalSmem, uint64(l.shared))
 }
 
 // get reads a source operand for lane l.
