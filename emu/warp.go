@@ -34,9 +34,9 @@ type warp struct {
 	syncBlk uint32 // waiting at a warp collective for the rest of its member mask
 	barID   [32]uint8
 
-	cache *alloc // last global allocation hit
-	sregsSet bool // the per-launch special registers are written
-	async *asyncState
+	cache    *alloc // last global allocation hit
+	sregsSet bool   // the per-launch special registers are written
+	async    *asyncState
 }
 
 // reset prepares the warp for a new block: registers other than the
