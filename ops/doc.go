@@ -1,0 +1,44 @@
+// Package ops is kern's kernel library: the operations a transformer
+// inference engine runs between its matrix multiplies, written in kern's
+// kernel language and callable from Go on kern buffers.
+//
+// Every op is a Go function taking a kern.Queue, its output and input
+// buffers, and its shape. It checks the shape before launching anything
+// and returns an error naming the op and the argument on a mismatch; it
+// never panics on bad input. Ops that make sense in 16-bit precision are
+// generic over Float (float32, gpu.Half, gpu.BFloat16): 16-bit values are
+// converted to float32 as they are loaded, every sum and product is
+// carried in float32, and results are rounded once to the output type.
+//
+// The files, one per concept, each open with a header giving the math,
+// every argument's shape and layout, the block shape and why, and the
+// versions kept:
+//
+//	norm.go        RMSNorm, AddRMSNorm (residual add fused), HeadRMSNorm (QK-norm), LayerNorm
+//	softmax.go     Softmax over rows of any length
+//	rope.go        RoPE, rotate-half (NeoX) layout as in Llama and Qwen
+//	activation.go  SwiGLU (SiLU·mul), GELU (erf) and GELUTanh
+//	elementwise.go Add, Mul, Scale, Cast between float32, float16 and bfloat16
+//	embed.go       Embedding row gather with device-checked token ids
+//	argmax.go      Argmax over rows (two stages, ties to the lowest index)
+//	sample.go      top-k / top-p / temperature sampling with a seed
+//	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
+//
+// The plumbing shared by all of them lives in dtype.go (element codecs
+// and the per-type kernel tables), shape.go (argument checks) and
+// reduce.go (warp and block reductions).
+//
+// # Versions
+//
+// Following llm.c's dev/cuda, an op may keep more than one kernel
+// ("versions"), each described in its file's header. The exported
+// function picks the version for the shape; the tests check every
+// version against a float64 reference on the emulator and in native mode.
+//
+// # Aliasing
+//
+// kern refuses a launch whose written buffer overlaps another argument,
+// so no op works in place: pass a distinct output buffer.
+package ops
+
+//go:generate go run github.com/gokern/kern/cmd/kern gen

@@ -1,0 +1,28 @@
+package ops
+
+import (
+	"testing"
+
+	"github.com/gokern/kern/internal/ptxas"
+)
+
+// TestPTXAssembles assembles the package's PTX (every kernel is an entry
+// of one module) for sm_80 and sm_90 and requires each entry to compile
+// without register spills.
+func TestPTXAssembles(t *testing.T) {
+	reports := ptxas.Check(t, "ops", []byte(kernModule.PTX))
+	for arch, rep := range reports {
+		entries := rep.Entries()
+		if len(entries) == 0 {
+			t.Errorf("%s: ptxas reported no entries", arch)
+		}
+		for _, f := range entries {
+			if f.Spills() {
+				t.Errorf("%s: %s spills: %v", arch, f.Name, f)
+			}
+			if testing.Verbose() {
+				t.Logf("%s: %v", arch, f)
+			}
+		}
+	}
+}
