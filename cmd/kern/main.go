@@ -27,7 +27,8 @@ const usage = `usage: kern <command> [arguments]
 commands:
   gen   [-arch sm_80] [packages]   compile kernels and write <pkg>_kern.go next to them
   ptx   [-arch sm_80] pkg.Kernel   print the PTX of the package holding Kernel
-  check [-arch sm_80] [packages]   compile kernels and report errors without writing
+  check [-arch sm_80] [-v] [packages]  compile kernels and report errors without writing;
+                                   -v assembles with ptxas and prints registers, spills, shared memory
   doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
 `
 
@@ -68,15 +69,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+var verbose bool
+
 func flags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *string, error) {
 	fs := flag.NewFlagSet("kern "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	arch := fs.String("arch", "", "PTX target: sm_70 … sm_90a (default sm_80)")
+	if name == "check" {
+		fs.BoolVar(&verbose, "v", false, "assemble with ptxas and print registers, spills and shared memory per kernel")
+	}
 	return fs, arch, fs.Parse(args)
 }
 
 func gen(args []string, stdout, stderr io.Writer, write bool) error {
-	fs, arch, err := flags("gen", args, stderr)
+	name := "gen"
+	if !write {
+		name = "check"
+	}
+	fs, arch, err := flags(name, args, stderr)
 	if err != nil {
 		return err
 	}
@@ -95,6 +105,11 @@ func gen(args []string, stdout, stderr io.Writer, write bool) error {
 		}
 		if !write {
 			fmt.Fprintf(stdout, "%s: %d kernels ok\n", p.Path, len(p.Kernels))
+			if verbose {
+				if err := assembleReport(stdout, p); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		path := p.Dir + string(os.PathSeparator) + compiler.GeneratedFileName(p)

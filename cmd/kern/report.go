@@ -1,0 +1,29 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/gokern/kern/compiler"
+	"github.com/gokern/kern/internal/ptxas"
+)
+
+// assembleReport runs ptxas on a package's PTX and prints what it says
+// about each kernel: the figures that decide occupancy.
+func assembleReport(w io.Writer, p *compiler.Package) error {
+	rep, err := ptxas.Assemble([]byte(p.PTX), p.Arch, ptxas.AllowSpills())
+	if err != nil {
+		return fmt.Errorf("kern check -v: %w", err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  kernel\tregisters\tshared bytes\tstack bytes\tspill bytes\t\n")
+	for _, k := range p.Kernels {
+		f := rep.Func(k.Entry)
+		if f == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t\n", k.Name, f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads)
+	}
+	return tw.Flush()
+}
