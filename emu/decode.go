@@ -71,7 +71,7 @@ var hints = map[string]bool{
 	"ca": true, "cg": true, "cs": true, "lu": true, "cv": true, "wb": true, "wt": true, "nc": true,
 	"volatile": true, "relaxed": true, "acquire": true, "release": true, "acq_rel": true,
 	"sc": true, "weak": true, "mmio": true, "cta": true, "gpu": true, "sys": true, "cluster": true,
-	"aligned": true, "sync": true, "noftz": true, "lo": true, "strong": true,
+	"aligned": true, "sync": true, "noftz": true, "strong": true,
 }
 
 func parseMods(op string) *mods {
@@ -99,8 +99,6 @@ func parseMods(op string) *mods {
 			m.flags |= fFull
 		case "NaN":
 			m.flags |= fNaN
-		case "hi":
-			m.flags |= fHi
 		case "wide":
 			m.flags |= fWide
 		case "trans":

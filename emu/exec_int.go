@@ -20,6 +20,13 @@ func decArith(d *decoder, s *astStmt, m *mods, in *inst) {
 		return
 	}
 	op := m.base
+	if m.word("hi") {
+		m.flags |= fHi
+	}
+	if m.word("lo") && op != "mul" && op != "mad" {
+		d.errorf("%s: .lo applies to mul and mad", s.op)
+		return
+	}
 	nargs := map[string]int{"abs": 2, "neg": 2, "mad": 4, "fma": 4}[op]
 	if nargs == 0 {
 		nargs = 3
