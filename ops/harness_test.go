@@ -59,18 +59,25 @@ func unit[T Float]() float64 {
 type tol struct{ abs, rel, srel float64 }
 
 // outTol is the tolerance of a result computed in float32 with an error
-// of k float32 units and then rounded to T (one more unit of T).
+// of k float32 units and then rounded to T (one more unit of T), with the
+// absolute floor tiny[T].
 func outTol[T Float](k float64) tol {
-	u := unit[T]()
 	rel := k * 0x1p-24
-	if u > 0x1p-24 {
+	if u := unit[T](); u > 0x1p-24 {
 		rel += u
 	}
-	abs := 1e-30
-	if u > 0x1p-24 { // T's subnormals: half the spacing of the smallest
-		abs = 0x1p-25
+	return tol{abs: tiny[T](), rel: rel}
+}
+
+// tiny is the absolute error allowed for results near zero: half the
+// spacing of float16's subnormals, and for float32 and bfloat16 the
+// smallest normal (a device may flush subnormal results to zero).
+func tiny[T Float]() float64 {
+	var z T
+	if _, ok := any(z).(gpu.Half); ok {
+		return 0x1p-25
 	}
-	return tol{abs: abs, rel: rel}
+	return 0x1p-126
 }
 
 // compare checks got against the float64 reference want. scale is the

@@ -502,6 +502,225 @@ func (l kernLayerNormBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.BufferArg(bias), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
+// softmax3F32Kernel launches the kernel softmax3F32 (softmax.go:46).
+var softmax3F32Kernel = kernSoftmax3F32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "softmax3F32", Pkg: "github.com/gokern/kern/ops", Entry: "softmax3F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"softmax.go:59:26",
+		"reduce.go:48:4",
+		"reduce.go:53:8",
+		"softmax.go:64:24",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"softmax.go:68:41",
+		"softmax.go:68:6",
+	},
+	Native: func(t gpu.Thread, a []any) { softmax3F32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+// kernSoftmax3F32Launcher is the typed launcher of softmax3F32.
+type kernSoftmax3F32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSoftmax3F32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs softmax3F32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSoftmax3F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmax3F16Kernel launches the kernel softmax3F16 (softmax.go:49).
+var softmax3F16Kernel = kernSoftmax3F16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "softmax3F16", Pkg: "github.com/gokern/kern/ops", Entry: "softmax3F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"softmax.go:59:26",
+		"reduce.go:48:4",
+		"reduce.go:53:8",
+		"softmax.go:64:24",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"softmax.go:68:41",
+		"softmax.go:68:6",
+	},
+	Native: func(t gpu.Thread, a []any) { softmax3F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
+})}
+
+// kernSoftmax3F16Launcher is the typed launcher of softmax3F16.
+type kernSoftmax3F16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSoftmax3F16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs softmax3F16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSoftmax3F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmax3BF16Kernel launches the kernel softmax3BF16 (softmax.go:52).
+var softmax3BF16Kernel = kernSoftmax3BF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "softmax3BF16", Pkg: "github.com/gokern/kern/ops", Entry: "softmax3BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"softmax.go:59:26",
+		"reduce.go:48:4",
+		"reduce.go:53:8",
+		"softmax.go:64:24",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"softmax.go:68:41",
+		"softmax.go:68:6",
+	},
+	Native: func(t gpu.Thread, a []any) { softmax3BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int)) },
+})}
+
+// kernSoftmax3BF16Launcher is the typed launcher of softmax3BF16.
+type kernSoftmax3BF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSoftmax3BF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs softmax3BF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSoftmax3BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmaxF32Kernel launches the kernel softmaxF32 (softmax.go:73).
+var softmaxF32Kernel = kernSoftmaxF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "softmaxF32", Pkg: "github.com/gokern/kern/ops", Entry: "softmaxF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"softmax.go:87:16",
+		"reduce.go:48:4",
+		"reduce.go:53:8",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"softmax.go:101:41",
+		"softmax.go:101:6",
+	},
+	Native: func(t gpu.Thread, a []any) { softmaxF32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+// kernSoftmaxF32Launcher is the typed launcher of softmaxF32.
+type kernSoftmaxF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSoftmaxF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs softmaxF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSoftmaxF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmaxF16Kernel launches the kernel softmaxF16 (softmax.go:76).
+var softmaxF16Kernel = kernSoftmaxF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "softmaxF16", Pkg: "github.com/gokern/kern/ops", Entry: "softmaxF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"softmax.go:87:16",
+		"reduce.go:48:4",
+		"reduce.go:53:8",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"softmax.go:101:41",
+		"softmax.go:101:6",
+	},
+	Native: func(t gpu.Thread, a []any) { softmaxF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
+})}
+
+// kernSoftmaxF16Launcher is the typed launcher of softmaxF16.
+type kernSoftmaxF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSoftmaxF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs softmaxF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSoftmaxF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmaxBF16Kernel launches the kernel softmaxBF16 (softmax.go:79).
+var softmaxBF16Kernel = kernSoftmaxBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "softmaxBF16", Pkg: "github.com/gokern/kern/ops", Entry: "softmaxBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"softmax.go:87:16",
+		"reduce.go:48:4",
+		"reduce.go:53:8",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"softmax.go:101:41",
+		"softmax.go:101:6",
+	},
+	Native: func(t gpu.Thread, a []any) { softmaxBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int)) },
+})}
+
+// kernSoftmaxBF16Launcher is the typed launcher of softmaxBF16.
+type kernSoftmaxBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSoftmaxBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs softmaxBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSoftmaxBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
 const kernPTX = `//
 // Generated by kern. DO NOT EDIT.
 //
@@ -513,6 +732,7 @@ const kernPTX = `//
 .file 1 "dtype.go"
 .file 2 "norm.go"
 .file 3 "reduce.go"
+.file 4 "softmax.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 
@@ -4937,5 +5157,3308 @@ $L13_bounds_fail:
 	add.s64 %rd28, %rd26, %rd27;
 	st.global.u64 [kern_error+24], %rd28;
 	bra.uni $L14_bounds_exit;
+}
+
+.visible .entry softmax3F32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<20>;
+	.reg .b32 %r<56>;
+	.reg .b64 %rd<84>;
+	.reg .f32 %f<70>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 4 46 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.s64 %rd6, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 56 20
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd7, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd9, %r2;
+	.loc 4 56 25
+	mul.lo.s64 %rd10, %rd7, %rd6;
+	.loc 4 57 13
+	bra.uni $L13_entry;
+$L3_for_loop:
+	.loc 4 58 30
+	setp.lt.s64 %p0, %rd14, %rd6;
+	@%p0 bra $L4_for_body;
+	bra.uni $L20_entry;
+$L4_for_body:
+	.loc 4 59 31
+	add.s64 %rd15, %rd10, %rd14;
+	.loc 4 59 26
+	setp.hs.u64 %p1, %rd15, %rd5;
+	@%p1 bra $L17_oob0;
+	shl.b64 %rd23, %rd15, 2;
+	add.s64 %rd24, %rd4, %rd23;
+	ld.global.nc.f32 %f3, [%rd24];
+	.loc 4 59 24
+	bra.uni $L18_entry;
+$L6_for_loop:
+	.loc 4 63 30
+	setp.lt.s64 %p9, %rd49, %rd6;
+	@%p9 bra $L7_for_body;
+	bra.uni $L44_entry;
+$L7_for_body:
+	.loc 4 64 29
+	add.s64 %rd50, %rd10, %rd49;
+	.loc 4 64 24
+	setp.hs.u64 %p10, %rd50, %rd5;
+	@%p10 bra $L41_oob3;
+	shl.b64 %rd51, %rd50, 2;
+	add.s64 %rd52, %rd4, %rd51;
+	ld.global.nc.f32 %f20, [%rd52];
+	.loc 4 64 22
+	bra.uni $L42_entry;
+$L9_for_loop:
+	.loc 4 67 30
+	setp.lt.s64 %p16, %rd73, %rd6;
+	@%p16 bra $L10_for_body;
+	bra.uni $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L10_for_body:
+	.loc 4 68 11
+	add.s64 %rd74, %rd10, %rd73;
+	.loc 4 68 46
+	add.s64 %rd75, %rd10, %rd73;
+	.loc 4 68 41
+	setp.hs.u64 %p17, %rd75, %rd5;
+	@%p17 bra $L53_oob6;
+	shl.b64 %rd76, %rd75, 2;
+	add.s64 %rd77, %rd4, %rd76;
+	ld.global.nc.f32 %f56, [%rd77];
+	.loc 4 68 39
+	bra.uni $L54_entry;
+$L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L13_entry:
+	.loc 3 70 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 3 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L14_ret_negInf;
+$L14_ret_negInf:
+	.loc 4 58 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
+$L16_bounds_exit:
+	exit;
+$L17_oob0:
+	.loc 4 59 26
+	mov.u64 %rd16, 0xD00000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L18_entry:
+	.loc 1 30 40
+	mov.f32 %f4, %f3;
+	bra.uni $L19_ret_load;
+$L19_ret_load:
+	.loc 4 59 14
+	max.f32 %f5, %f2, %f4;
+	.loc 4 58 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd25, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd26, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd27, %r12;
+	.loc 4 58 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f5;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
+$L20_entry:
+	.loc 3 45 26
+	mov.u64 %rd29, smem0;
+	.loc 3 46 13
+	bra.uni $L26_entry;
+$L21_if_then:
+	.loc 3 48 11
+	mov.u32 %r17, %tid.z;
+	mov.u32 %r18, %ntid.y;
+	mov.u32 %r19, %tid.y;
+	mad.lo.u32 %r16, %r17, %r18, %r19;
+	mov.u32 %r21, %ntid.x;
+	mov.u32 %r22, %tid.x;
+	mad.lo.u32 %r20, %r16, %r21, %r22;
+	shr.u32 %r15, %r20, 5;
+	cvt.s64.u32 %rd33, %r15;
+	.loc 3 48 4
+	setp.hs.u64 %p5, %rd33, 32;
+	@%p5 bra $L31_oob1;
+	shl.b64 %rd34, %rd33, 2;
+	add.s64 %rd35, %rd29, %rd34;
+	st.shared.f32 [%rd35], %f7;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 3 50 8
+	bar.sync 0;
+	.loc 3 51 12
+	bra.uni $L32_entry;
+$L23_if_then:
+	.loc 3 53 15
+	mov.u32 %r28, %laneid;
+	cvt.s64.u32 %rd41, %r28;
+	.loc 3 53 8
+	setp.hs.u64 %p7, %rd41, 32;
+	@%p7 bra $L35_oob2;
+	shl.b64 %rd42, %rd41, 2;
+	add.s64 %rd43, %rd29, %rd42;
+	ld.shared.f32 %f14, [%rd43];
+	mov.f32 %f13, %f14;
+	bra.uni $L36_entry;
+$L25_ret_blockMax:
+	.loc 4 63 22
+	mov.u32 %r30, %tid.x;
+	cvt.s64.u32 %rd46, %r30;
+	mov.u32 %r31, %tid.y;
+	cvt.s64.u32 %rd47, %r31;
+	mov.u32 %r32, %tid.z;
+	cvt.s64.u32 %rd48, %r32;
+	mov.f32 %f19, 0f00000000;
+	mov.s64 %rd49, %rd46;
+	bra.uni $L6_for_loop;
+$L26_entry:
+	mov.f32 %f8, %f2;
+	mov.s64 %rd30, 16;
+	bra.uni $L27_for_loop;
+$L27_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p3, %rd30, 0;
+	@%p3 bra $L28_for_body;
+	bra.uni $L29_for_done;
+$L28_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r13, %rd30;
+	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
+	.loc 3 64 14
+	max.f32 %f10, %f8, %f9;
+	.loc 3 63 22
+	div.s64 %rd31, %rd30, 2;
+	mov.f32 %f8, %f10;
+	mov.s64 %rd30, %rd31;
+	bra.uni $L27_for_loop;
+$L29_for_done:
+	.loc 3 66 2
+	mov.f32 %f7, %f8;
+	bra.uni $L30_ret_warpMax;
+$L30_ret_warpMax:
+	.loc 3 47 11
+	mov.u32 %r14, %laneid;
+	cvt.s64.u32 %rd32, %r14;
+	.loc 3 47 14
+	setp.eq.s64 %p4, %rd32, 0;
+	@%p4 bra $L21_if_then;
+	bra.uni $L22_if_done;
+$L31_oob1:
+	.loc 3 48 4
+	mov.u64 %rd16, 0xD00000002;
+	mov.u64 %rd17, %rd33;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L32_entry:
+	.loc 3 70 52
+	mov.u32 %r23, 0xFF800000;
+	mov.b32 %f12, %r23;
+	.loc 3 70 25
+	mov.f32 %f11, %f12;
+	bra.uni $L33_ret_negInf;
+$L33_ret_negInf:
+	.loc 3 52 11
+	mov.u32 %r24, %laneid;
+	cvt.s64.u32 %rd36, %r24;
+	.loc 3 52 26
+	mov.u32 %r25, %ntid.x;
+	cvt.s64.u32 %rd37, %r25;
+	mov.u32 %r26, %ntid.y;
+	cvt.s64.u32 %rd38, %r26;
+	mov.u32 %r27, %ntid.z;
+	cvt.s64.u32 %rd39, %r27;
+	.loc 3 52 30
+	div.s64 %rd40, %rd37, 32;
+	.loc 3 52 14
+	setp.lt.s64 %p6, %rd36, %rd40;
+	@%p6 bra $L23_if_then;
+	bra.uni $L34_edge;
+$L34_edge:
+	mov.f32 %f13, %f11;
+	bra.uni $L36_entry;
+$L35_oob2:
+	.loc 3 53 8
+	mov.u64 %rd16, 0xD00000003;
+	mov.u64 %rd17, %rd41;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L36_entry:
+	mov.f32 %f16, %f13;
+	mov.s64 %rd44, 16;
+	bra.uni $L37_for_loop;
+$L37_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p8, %rd44, 0;
+	@%p8 bra $L38_for_body;
+	bra.uni $L39_for_done;
+$L38_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r29, %rd44;
+	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
+	.loc 3 64 14
+	max.f32 %f18, %f16, %f17;
+	.loc 3 63 22
+	div.s64 %rd45, %rd44, 2;
+	mov.f32 %f16, %f18;
+	mov.s64 %rd44, %rd45;
+	bra.uni $L37_for_loop;
+$L39_for_done:
+	.loc 3 66 2
+	mov.f32 %f15, %f16;
+	bra.uni $L40_ret_warpMax;
+$L40_ret_warpMax:
+	.loc 3 56 8
+	bar.sync 0;
+	.loc 3 57 2
+	mov.f32 %f6, %f15;
+	bra.uni $L25_ret_blockMax;
+$L41_oob3:
+	.loc 4 64 24
+	mov.u64 %rd16, 0xD00000004;
+	mov.u64 %rd17, %rd50;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L42_entry:
+	.loc 1 30 40
+	mov.f32 %f21, %f20;
+	bra.uni $L43_ret_load;
+$L43_ret_load:
+	.loc 4 64 34
+	sub.rn.f32 %f22, %f21, %f6;
+	.loc 4 64 15
+	max.f32 %f23, %f22, 0fC2D00000;
+	min.f32 %f23, %f23, 0f42B20000;
+	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f25, %f24;
+	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
+	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
+	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
+	ex2.approx.f32 %f27, %f26;
+	mul.rn.f32 %f28, %f25, 0f3F000000;
+	cvt.rmi.f32.f32 %f28, %f28;
+	sub.rn.f32 %f29, %f25, %f28;
+	ex2.approx.f32 %f30, %f28;
+	ex2.approx.f32 %f31, %f29;
+	mul.rn.f32 %f27, %f27, %f30;
+	mul.rn.f32 %f27, %f27, %f31;
+	setp.nan.f32 %p11, %f22, %f22;
+	selp.f32 %f27, %f22, %f27, %p11;
+	.loc 4 64 3
+	add.rn.f32 %f32, %f19, %f27;
+	.loc 4 63 53
+	mov.u32 %r33, %ntid.x;
+	cvt.s64.u32 %rd53, %r33;
+	mov.u32 %r34, %ntid.y;
+	cvt.s64.u32 %rd54, %r34;
+	mov.u32 %r35, %ntid.z;
+	cvt.s64.u32 %rd55, %r35;
+	.loc 4 63 38
+	add.s64 %rd56, %rd49, %rd53;
+	mov.f32 %f19, %f32;
+	mov.s64 %rd49, %rd56;
+	bra.uni $L6_for_loop;
+$L44_entry:
+	.loc 3 27 20
+	mov.u64 %rd57, smem1;
+	.loc 3 28 17
+	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
+	add.rn.f32 %f35, %f19, %f34;
+	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
+	add.rn.f32 %f37, %f35, %f36;
+	shfl.sync.bfly.b32 %f38, %f37, 4, 31, -1;
+	add.rn.f32 %f39, %f37, %f38;
+	shfl.sync.bfly.b32 %f40, %f39, 2, 31, -1;
+	add.rn.f32 %f41, %f39, %f40;
+	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
+	add.rn.f32 %f43, %f41, %f42;
+	.loc 3 29 11
+	mov.u32 %r36, %laneid;
+	cvt.s64.u32 %rd58, %r36;
+	.loc 3 29 14
+	setp.eq.s64 %p12, %rd58, 0;
+	@%p12 bra $L45_if_then;
+	bra.uni $L46_if_done;
+$L45_if_then:
+	.loc 3 30 11
+	mov.u32 %r39, %tid.z;
+	mov.u32 %r40, %ntid.y;
+	mov.u32 %r41, %tid.y;
+	mad.lo.u32 %r38, %r39, %r40, %r41;
+	mov.u32 %r43, %ntid.x;
+	mov.u32 %r44, %tid.x;
+	mad.lo.u32 %r42, %r38, %r43, %r44;
+	shr.u32 %r37, %r42, 5;
+	cvt.s64.u32 %rd59, %r37;
+	.loc 3 30 4
+	setp.hs.u64 %p13, %rd59, 32;
+	@%p13 bra $L50_oob4;
+	shl.b64 %rd60, %rd59, 2;
+	add.s64 %rd61, %rd57, %rd60;
+	st.shared.f32 [%rd61], %f43;
+	bra.uni $L46_if_done;
+$L46_if_done:
+	.loc 3 32 8
+	bar.sync 0;
+	.loc 3 34 11
+	mov.u32 %r45, %laneid;
+	cvt.s64.u32 %rd62, %r45;
+	.loc 3 34 26
+	mov.u32 %r46, %ntid.x;
+	cvt.s64.u32 %rd63, %r46;
+	mov.u32 %r47, %ntid.y;
+	cvt.s64.u32 %rd64, %r47;
+	mov.u32 %r48, %ntid.z;
+	cvt.s64.u32 %rd65, %r48;
+	.loc 3 34 30
+	div.s64 %rd66, %rd63, 32;
+	.loc 3 34 14
+	setp.lt.s64 %p14, %rd62, %rd66;
+	@%p14 bra $L47_if_then;
+	bra.uni $L51_edge;
+$L47_if_then:
+	.loc 3 35 15
+	mov.u32 %r49, %laneid;
+	cvt.s64.u32 %rd67, %r49;
+	.loc 3 35 8
+	setp.hs.u64 %p15, %rd67, 32;
+	@%p15 bra $L52_oob5;
+	shl.b64 %rd68, %rd67, 2;
+	add.s64 %rd69, %rd57, %rd68;
+	ld.shared.f32 %f45, [%rd69];
+	mov.f32 %f44, %f45;
+	bra.uni $L48_if_done;
+$L48_if_done:
+	.loc 3 37 17
+	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
+	add.rn.f32 %f47, %f44, %f46;
+	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
+	add.rn.f32 %f49, %f47, %f48;
+	shfl.sync.bfly.b32 %f50, %f49, 4, 31, -1;
+	add.rn.f32 %f51, %f49, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 2, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
+	add.rn.f32 %f55, %f53, %f54;
+	.loc 3 38 8
+	bar.sync 0;
+	.loc 3 39 2
+	mov.f32 %f33, %f55;
+	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
+$L49_ret_blockSum_u005bfloat32_u005d:
+	.loc 4 67 22
+	mov.u32 %r50, %tid.x;
+	cvt.s64.u32 %rd70, %r50;
+	mov.u32 %r51, %tid.y;
+	cvt.s64.u32 %rd71, %r51;
+	mov.u32 %r52, %tid.z;
+	cvt.s64.u32 %rd72, %r52;
+	mov.s64 %rd73, %rd70;
+	bra.uni $L9_for_loop;
+$L50_oob4:
+	.loc 3 30 4
+	mov.u64 %rd16, 0xD00000005;
+	mov.u64 %rd17, %rd59;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L51_edge:
+	mov.f32 %f44, 0f00000000;
+	bra.uni $L48_if_done;
+$L52_oob5:
+	.loc 3 35 8
+	mov.u64 %rd16, 0xD00000006;
+	mov.u64 %rd17, %rd67;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L53_oob6:
+	.loc 4 68 41
+	mov.u64 %rd16, 0xD00000007;
+	mov.u64 %rd17, %rd75;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L54_entry:
+	.loc 1 30 40
+	mov.f32 %f57, %f56;
+	bra.uni $L55_ret_load;
+$L55_ret_load:
+	.loc 4 68 50
+	sub.rn.f32 %f58, %f57, %f6;
+	.loc 4 68 32
+	max.f32 %f59, %f58, 0fC2D00000;
+	min.f32 %f59, %f59, 0f42B20000;
+	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f61, %f60;
+	fma.rn.f32 %f62, %f61, 0fBF317200, %f59;
+	fma.rn.f32 %f62, %f61, 0fB5BFBE8E, %f62;
+	mul.rn.f32 %f62, %f62, 0f3FB8AA3B;
+	ex2.approx.f32 %f63, %f62;
+	mul.rn.f32 %f64, %f61, 0f3F000000;
+	cvt.rmi.f32.f32 %f64, %f64;
+	sub.rn.f32 %f65, %f61, %f64;
+	ex2.approx.f32 %f66, %f64;
+	ex2.approx.f32 %f67, %f65;
+	mul.rn.f32 %f63, %f63, %f66;
+	mul.rn.f32 %f63, %f63, %f67;
+	setp.nan.f32 %p18, %f58, %f58;
+	selp.f32 %f63, %f58, %f63, %p18;
+	.loc 4 68 54
+	div.rn.f32 %f68, %f63, %f33;
+	.loc 4 68 24
+	bra.uni $L56_entry;
+$L56_entry:
+	.loc 1 31 40
+	mov.f32 %f69, %f68;
+	bra.uni $L57_ret_store;
+$L57_ret_store:
+	.loc 4 68 6
+	setp.hs.u64 %p19, %rd74, %rd2;
+	@%p19 bra $L58_oob7;
+	shl.b64 %rd78, %rd74, 2;
+	add.s64 %rd79, %rd1, %rd78;
+	st.global.f32 [%rd79], %f69;
+	.loc 4 67 53
+	mov.u32 %r53, %ntid.x;
+	cvt.s64.u32 %rd80, %r53;
+	mov.u32 %r54, %ntid.y;
+	cvt.s64.u32 %rd81, %r54;
+	mov.u32 %r55, %ntid.z;
+	cvt.s64.u32 %rd82, %r55;
+	.loc 4 67 38
+	add.s64 %rd83, %rd73, %rd80;
+	mov.s64 %rd73, %rd83;
+	bra.uni $L9_for_loop;
+$L58_oob7:
+	.loc 4 68 6
+	mov.u64 %rd16, 0xD00000008;
+	mov.u64 %rd17, %rd74;
+	mov.u64 %rd18, %rd2;
+	bra.uni $L15_bounds_fail;
+$L15_bounds_fail:
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
+	@!%p2 bra $L16_bounds_exit;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
+	mov.u32 %r7, %ctaid.x;
+	mov.u32 %r8, %ntid.x;
+	mul.wide.u32 %rd20, %r7, %r8;
+	mov.u32 %r9, %tid.x;
+	cvt.u64.u32 %rd21, %r9;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
+	bra.uni $L16_bounds_exit;
+}
+
+.visible .entry softmax3F16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<20>;
+	.reg .b16 %rs<5>;
+	.reg .b32 %r<56>;
+	.reg .b64 %rd<84>;
+	.reg .f32 %f<69>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 4 49 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.s64 %rd6, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 56 20
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd7, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd9, %r2;
+	.loc 4 56 25
+	mul.lo.s64 %rd10, %rd7, %rd6;
+	.loc 4 57 13
+	bra.uni $L13_entry;
+$L3_for_loop:
+	.loc 4 58 30
+	setp.lt.s64 %p0, %rd14, %rd6;
+	@%p0 bra $L4_for_body;
+	bra.uni $L20_entry;
+$L4_for_body:
+	.loc 4 59 31
+	add.s64 %rd15, %rd10, %rd14;
+	.loc 4 59 26
+	setp.hs.u64 %p1, %rd15, %rd5;
+	@%p1 bra $L17_oob0;
+	shl.b64 %rd23, %rd15, 1;
+	add.s64 %rd24, %rd4, %rd23;
+	ld.global.nc.u16 %rs0, [%rd24];
+	.loc 4 59 24
+	bra.uni $L18_entry;
+$L6_for_loop:
+	.loc 4 63 30
+	setp.lt.s64 %p9, %rd49, %rd6;
+	@%p9 bra $L7_for_body;
+	bra.uni $L44_entry;
+$L7_for_body:
+	.loc 4 64 29
+	add.s64 %rd50, %rd10, %rd49;
+	.loc 4 64 24
+	setp.hs.u64 %p10, %rd50, %rd5;
+	@%p10 bra $L41_oob3;
+	shl.b64 %rd51, %rd50, 1;
+	add.s64 %rd52, %rd4, %rd51;
+	ld.global.nc.u16 %rs1, [%rd52];
+	.loc 4 64 22
+	bra.uni $L42_entry;
+$L9_for_loop:
+	.loc 4 67 30
+	setp.lt.s64 %p16, %rd73, %rd6;
+	@%p16 bra $L10_for_body;
+	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L10_for_body:
+	.loc 4 68 11
+	add.s64 %rd74, %rd10, %rd73;
+	.loc 4 68 46
+	add.s64 %rd75, %rd10, %rd73;
+	.loc 4 68 41
+	setp.hs.u64 %p17, %rd75, %rd5;
+	@%p17 bra $L53_oob6;
+	shl.b64 %rd76, %rd75, 1;
+	add.s64 %rd77, %rd4, %rd76;
+	ld.global.nc.u16 %rs2, [%rd77];
+	.loc 4 68 39
+	bra.uni $L54_entry;
+$L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L13_entry:
+	.loc 3 70 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 3 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L14_ret_negInf;
+$L14_ret_negInf:
+	.loc 4 58 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
+$L16_bounds_exit:
+	exit;
+$L17_oob0:
+	.loc 4 59 26
+	mov.u64 %rd16, 0xE00000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L18_entry:
+	.loc 1 35 57
+	cvt.f32.f16 %f4, %rs0;
+	.loc 1 35 41
+	mov.f32 %f3, %f4;
+	bra.uni $L19_ret_load;
+$L19_ret_load:
+	.loc 4 59 14
+	max.f32 %f5, %f2, %f3;
+	.loc 4 58 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd25, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd26, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd27, %r12;
+	.loc 4 58 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f5;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
+$L20_entry:
+	.loc 3 45 26
+	mov.u64 %rd29, smem0;
+	.loc 3 46 13
+	bra.uni $L26_entry;
+$L21_if_then:
+	.loc 3 48 11
+	mov.u32 %r17, %tid.z;
+	mov.u32 %r18, %ntid.y;
+	mov.u32 %r19, %tid.y;
+	mad.lo.u32 %r16, %r17, %r18, %r19;
+	mov.u32 %r21, %ntid.x;
+	mov.u32 %r22, %tid.x;
+	mad.lo.u32 %r20, %r16, %r21, %r22;
+	shr.u32 %r15, %r20, 5;
+	cvt.s64.u32 %rd33, %r15;
+	.loc 3 48 4
+	setp.hs.u64 %p5, %rd33, 32;
+	@%p5 bra $L31_oob1;
+	shl.b64 %rd34, %rd33, 2;
+	add.s64 %rd35, %rd29, %rd34;
+	st.shared.f32 [%rd35], %f7;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 3 50 8
+	bar.sync 0;
+	.loc 3 51 12
+	bra.uni $L32_entry;
+$L23_if_then:
+	.loc 3 53 15
+	mov.u32 %r28, %laneid;
+	cvt.s64.u32 %rd41, %r28;
+	.loc 3 53 8
+	setp.hs.u64 %p7, %rd41, 32;
+	@%p7 bra $L35_oob2;
+	shl.b64 %rd42, %rd41, 2;
+	add.s64 %rd43, %rd29, %rd42;
+	ld.shared.f32 %f14, [%rd43];
+	mov.f32 %f13, %f14;
+	bra.uni $L36_entry;
+$L25_ret_blockMax:
+	.loc 4 63 22
+	mov.u32 %r30, %tid.x;
+	cvt.s64.u32 %rd46, %r30;
+	mov.u32 %r31, %tid.y;
+	cvt.s64.u32 %rd47, %r31;
+	mov.u32 %r32, %tid.z;
+	cvt.s64.u32 %rd48, %r32;
+	mov.f32 %f19, 0f00000000;
+	mov.s64 %rd49, %rd46;
+	bra.uni $L6_for_loop;
+$L26_entry:
+	mov.f32 %f8, %f2;
+	mov.s64 %rd30, 16;
+	bra.uni $L27_for_loop;
+$L27_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p3, %rd30, 0;
+	@%p3 bra $L28_for_body;
+	bra.uni $L29_for_done;
+$L28_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r13, %rd30;
+	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
+	.loc 3 64 14
+	max.f32 %f10, %f8, %f9;
+	.loc 3 63 22
+	div.s64 %rd31, %rd30, 2;
+	mov.f32 %f8, %f10;
+	mov.s64 %rd30, %rd31;
+	bra.uni $L27_for_loop;
+$L29_for_done:
+	.loc 3 66 2
+	mov.f32 %f7, %f8;
+	bra.uni $L30_ret_warpMax;
+$L30_ret_warpMax:
+	.loc 3 47 11
+	mov.u32 %r14, %laneid;
+	cvt.s64.u32 %rd32, %r14;
+	.loc 3 47 14
+	setp.eq.s64 %p4, %rd32, 0;
+	@%p4 bra $L21_if_then;
+	bra.uni $L22_if_done;
+$L31_oob1:
+	.loc 3 48 4
+	mov.u64 %rd16, 0xE00000002;
+	mov.u64 %rd17, %rd33;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L32_entry:
+	.loc 3 70 52
+	mov.u32 %r23, 0xFF800000;
+	mov.b32 %f12, %r23;
+	.loc 3 70 25
+	mov.f32 %f11, %f12;
+	bra.uni $L33_ret_negInf;
+$L33_ret_negInf:
+	.loc 3 52 11
+	mov.u32 %r24, %laneid;
+	cvt.s64.u32 %rd36, %r24;
+	.loc 3 52 26
+	mov.u32 %r25, %ntid.x;
+	cvt.s64.u32 %rd37, %r25;
+	mov.u32 %r26, %ntid.y;
+	cvt.s64.u32 %rd38, %r26;
+	mov.u32 %r27, %ntid.z;
+	cvt.s64.u32 %rd39, %r27;
+	.loc 3 52 30
+	div.s64 %rd40, %rd37, 32;
+	.loc 3 52 14
+	setp.lt.s64 %p6, %rd36, %rd40;
+	@%p6 bra $L23_if_then;
+	bra.uni $L34_edge;
+$L34_edge:
+	mov.f32 %f13, %f11;
+	bra.uni $L36_entry;
+$L35_oob2:
+	.loc 3 53 8
+	mov.u64 %rd16, 0xE00000003;
+	mov.u64 %rd17, %rd41;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L36_entry:
+	mov.f32 %f16, %f13;
+	mov.s64 %rd44, 16;
+	bra.uni $L37_for_loop;
+$L37_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p8, %rd44, 0;
+	@%p8 bra $L38_for_body;
+	bra.uni $L39_for_done;
+$L38_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r29, %rd44;
+	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
+	.loc 3 64 14
+	max.f32 %f18, %f16, %f17;
+	.loc 3 63 22
+	div.s64 %rd45, %rd44, 2;
+	mov.f32 %f16, %f18;
+	mov.s64 %rd44, %rd45;
+	bra.uni $L37_for_loop;
+$L39_for_done:
+	.loc 3 66 2
+	mov.f32 %f15, %f16;
+	bra.uni $L40_ret_warpMax;
+$L40_ret_warpMax:
+	.loc 3 56 8
+	bar.sync 0;
+	.loc 3 57 2
+	mov.f32 %f6, %f15;
+	bra.uni $L25_ret_blockMax;
+$L41_oob3:
+	.loc 4 64 24
+	mov.u64 %rd16, 0xE00000004;
+	mov.u64 %rd17, %rd50;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L42_entry:
+	.loc 1 35 57
+	cvt.f32.f16 %f21, %rs1;
+	.loc 1 35 41
+	mov.f32 %f20, %f21;
+	bra.uni $L43_ret_load;
+$L43_ret_load:
+	.loc 4 64 34
+	sub.rn.f32 %f22, %f20, %f6;
+	.loc 4 64 15
+	max.f32 %f23, %f22, 0fC2D00000;
+	min.f32 %f23, %f23, 0f42B20000;
+	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f25, %f24;
+	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
+	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
+	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
+	ex2.approx.f32 %f27, %f26;
+	mul.rn.f32 %f28, %f25, 0f3F000000;
+	cvt.rmi.f32.f32 %f28, %f28;
+	sub.rn.f32 %f29, %f25, %f28;
+	ex2.approx.f32 %f30, %f28;
+	ex2.approx.f32 %f31, %f29;
+	mul.rn.f32 %f27, %f27, %f30;
+	mul.rn.f32 %f27, %f27, %f31;
+	setp.nan.f32 %p11, %f22, %f22;
+	selp.f32 %f27, %f22, %f27, %p11;
+	.loc 4 64 3
+	add.rn.f32 %f32, %f19, %f27;
+	.loc 4 63 53
+	mov.u32 %r33, %ntid.x;
+	cvt.s64.u32 %rd53, %r33;
+	mov.u32 %r34, %ntid.y;
+	cvt.s64.u32 %rd54, %r34;
+	mov.u32 %r35, %ntid.z;
+	cvt.s64.u32 %rd55, %r35;
+	.loc 4 63 38
+	add.s64 %rd56, %rd49, %rd53;
+	mov.f32 %f19, %f32;
+	mov.s64 %rd49, %rd56;
+	bra.uni $L6_for_loop;
+$L44_entry:
+	.loc 3 27 20
+	mov.u64 %rd57, smem1;
+	.loc 3 28 17
+	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
+	add.rn.f32 %f35, %f19, %f34;
+	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
+	add.rn.f32 %f37, %f35, %f36;
+	shfl.sync.bfly.b32 %f38, %f37, 4, 31, -1;
+	add.rn.f32 %f39, %f37, %f38;
+	shfl.sync.bfly.b32 %f40, %f39, 2, 31, -1;
+	add.rn.f32 %f41, %f39, %f40;
+	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
+	add.rn.f32 %f43, %f41, %f42;
+	.loc 3 29 11
+	mov.u32 %r36, %laneid;
+	cvt.s64.u32 %rd58, %r36;
+	.loc 3 29 14
+	setp.eq.s64 %p12, %rd58, 0;
+	@%p12 bra $L45_if_then;
+	bra.uni $L46_if_done;
+$L45_if_then:
+	.loc 3 30 11
+	mov.u32 %r39, %tid.z;
+	mov.u32 %r40, %ntid.y;
+	mov.u32 %r41, %tid.y;
+	mad.lo.u32 %r38, %r39, %r40, %r41;
+	mov.u32 %r43, %ntid.x;
+	mov.u32 %r44, %tid.x;
+	mad.lo.u32 %r42, %r38, %r43, %r44;
+	shr.u32 %r37, %r42, 5;
+	cvt.s64.u32 %rd59, %r37;
+	.loc 3 30 4
+	setp.hs.u64 %p13, %rd59, 32;
+	@%p13 bra $L50_oob4;
+	shl.b64 %rd60, %rd59, 2;
+	add.s64 %rd61, %rd57, %rd60;
+	st.shared.f32 [%rd61], %f43;
+	bra.uni $L46_if_done;
+$L46_if_done:
+	.loc 3 32 8
+	bar.sync 0;
+	.loc 3 34 11
+	mov.u32 %r45, %laneid;
+	cvt.s64.u32 %rd62, %r45;
+	.loc 3 34 26
+	mov.u32 %r46, %ntid.x;
+	cvt.s64.u32 %rd63, %r46;
+	mov.u32 %r47, %ntid.y;
+	cvt.s64.u32 %rd64, %r47;
+	mov.u32 %r48, %ntid.z;
+	cvt.s64.u32 %rd65, %r48;
+	.loc 3 34 30
+	div.s64 %rd66, %rd63, 32;
+	.loc 3 34 14
+	setp.lt.s64 %p14, %rd62, %rd66;
+	@%p14 bra $L47_if_then;
+	bra.uni $L51_edge;
+$L47_if_then:
+	.loc 3 35 15
+	mov.u32 %r49, %laneid;
+	cvt.s64.u32 %rd67, %r49;
+	.loc 3 35 8
+	setp.hs.u64 %p15, %rd67, 32;
+	@%p15 bra $L52_oob5;
+	shl.b64 %rd68, %rd67, 2;
+	add.s64 %rd69, %rd57, %rd68;
+	ld.shared.f32 %f45, [%rd69];
+	mov.f32 %f44, %f45;
+	bra.uni $L48_if_done;
+$L48_if_done:
+	.loc 3 37 17
+	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
+	add.rn.f32 %f47, %f44, %f46;
+	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
+	add.rn.f32 %f49, %f47, %f48;
+	shfl.sync.bfly.b32 %f50, %f49, 4, 31, -1;
+	add.rn.f32 %f51, %f49, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 2, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
+	add.rn.f32 %f55, %f53, %f54;
+	.loc 3 38 8
+	bar.sync 0;
+	.loc 3 39 2
+	mov.f32 %f33, %f55;
+	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
+$L49_ret_blockSum_u005bfloat32_u005d:
+	.loc 4 67 22
+	mov.u32 %r50, %tid.x;
+	cvt.s64.u32 %rd70, %r50;
+	mov.u32 %r51, %tid.y;
+	cvt.s64.u32 %rd71, %r51;
+	mov.u32 %r52, %tid.z;
+	cvt.s64.u32 %rd72, %r52;
+	mov.s64 %rd73, %rd70;
+	bra.uni $L9_for_loop;
+$L50_oob4:
+	.loc 3 30 4
+	mov.u64 %rd16, 0xE00000005;
+	mov.u64 %rd17, %rd59;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L51_edge:
+	mov.f32 %f44, 0f00000000;
+	bra.uni $L48_if_done;
+$L52_oob5:
+	.loc 3 35 8
+	mov.u64 %rd16, 0xE00000006;
+	mov.u64 %rd17, %rd67;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L53_oob6:
+	.loc 4 68 41
+	mov.u64 %rd16, 0xE00000007;
+	mov.u64 %rd17, %rd75;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L54_entry:
+	.loc 1 35 57
+	cvt.f32.f16 %f57, %rs2;
+	.loc 1 35 41
+	mov.f32 %f56, %f57;
+	bra.uni $L55_ret_load;
+$L55_ret_load:
+	.loc 4 68 50
+	sub.rn.f32 %f58, %f56, %f6;
+	.loc 4 68 32
+	max.f32 %f59, %f58, 0fC2D00000;
+	min.f32 %f59, %f59, 0f42B20000;
+	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f61, %f60;
+	fma.rn.f32 %f62, %f61, 0fBF317200, %f59;
+	fma.rn.f32 %f62, %f61, 0fB5BFBE8E, %f62;
+	mul.rn.f32 %f62, %f62, 0f3FB8AA3B;
+	ex2.approx.f32 %f63, %f62;
+	mul.rn.f32 %f64, %f61, 0f3F000000;
+	cvt.rmi.f32.f32 %f64, %f64;
+	sub.rn.f32 %f65, %f61, %f64;
+	ex2.approx.f32 %f66, %f64;
+	ex2.approx.f32 %f67, %f65;
+	mul.rn.f32 %f63, %f63, %f66;
+	mul.rn.f32 %f63, %f63, %f67;
+	setp.nan.f32 %p18, %f58, %f58;
+	selp.f32 %f63, %f58, %f63, %p18;
+	.loc 4 68 54
+	div.rn.f32 %f68, %f63, %f33;
+	.loc 4 68 24
+	bra.uni $L56_entry;
+$L56_entry:
+	.loc 1 36 58
+	cvt.rn.f16.f32 %rs4, %f68;
+	.loc 1 36 41
+	mov.u16 %rs3, %rs4;
+	bra.uni $L57_ret_store;
+$L57_ret_store:
+	.loc 4 68 6
+	setp.hs.u64 %p19, %rd74, %rd2;
+	@%p19 bra $L58_oob7;
+	shl.b64 %rd78, %rd74, 1;
+	add.s64 %rd79, %rd1, %rd78;
+	st.global.u16 [%rd79], %rs3;
+	.loc 4 67 53
+	mov.u32 %r53, %ntid.x;
+	cvt.s64.u32 %rd80, %r53;
+	mov.u32 %r54, %ntid.y;
+	cvt.s64.u32 %rd81, %r54;
+	mov.u32 %r55, %ntid.z;
+	cvt.s64.u32 %rd82, %r55;
+	.loc 4 67 38
+	add.s64 %rd83, %rd73, %rd80;
+	mov.s64 %rd73, %rd83;
+	bra.uni $L9_for_loop;
+$L58_oob7:
+	.loc 4 68 6
+	mov.u64 %rd16, 0xE00000008;
+	mov.u64 %rd17, %rd74;
+	mov.u64 %rd18, %rd2;
+	bra.uni $L15_bounds_fail;
+$L15_bounds_fail:
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
+	@!%p2 bra $L16_bounds_exit;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
+	mov.u32 %r7, %ctaid.x;
+	mov.u32 %r8, %ntid.x;
+	mul.wide.u32 %rd20, %r7, %r8;
+	mov.u32 %r9, %tid.x;
+	cvt.u64.u32 %rd21, %r9;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
+	bra.uni $L16_bounds_exit;
+}
+
+.visible .entry softmax3BF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<20>;
+	.reg .b16 %rs<5>;
+	.reg .b32 %r<59>;
+	.reg .b64 %rd<84>;
+	.reg .f32 %f<69>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 4 52 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.s64 %rd6, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 56 20
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd7, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd9, %r2;
+	.loc 4 56 25
+	mul.lo.s64 %rd10, %rd7, %rd6;
+	.loc 4 57 13
+	bra.uni $L13_entry;
+$L3_for_loop:
+	.loc 4 58 30
+	setp.lt.s64 %p0, %rd14, %rd6;
+	@%p0 bra $L4_for_body;
+	bra.uni $L20_entry;
+$L4_for_body:
+	.loc 4 59 31
+	add.s64 %rd15, %rd10, %rd14;
+	.loc 4 59 26
+	setp.hs.u64 %p1, %rd15, %rd5;
+	@%p1 bra $L17_oob0;
+	shl.b64 %rd23, %rd15, 1;
+	add.s64 %rd24, %rd4, %rd23;
+	ld.global.nc.u16 %rs0, [%rd24];
+	.loc 4 59 24
+	bra.uni $L18_entry;
+$L6_for_loop:
+	.loc 4 63 30
+	setp.lt.s64 %p9, %rd49, %rd6;
+	@%p9 bra $L7_for_body;
+	bra.uni $L44_entry;
+$L7_for_body:
+	.loc 4 64 29
+	add.s64 %rd50, %rd10, %rd49;
+	.loc 4 64 24
+	setp.hs.u64 %p10, %rd50, %rd5;
+	@%p10 bra $L41_oob3;
+	shl.b64 %rd51, %rd50, 1;
+	add.s64 %rd52, %rd4, %rd51;
+	ld.global.nc.u16 %rs1, [%rd52];
+	.loc 4 64 22
+	bra.uni $L42_entry;
+$L9_for_loop:
+	.loc 4 67 30
+	setp.lt.s64 %p16, %rd73, %rd6;
+	@%p16 bra $L10_for_body;
+	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L10_for_body:
+	.loc 4 68 11
+	add.s64 %rd74, %rd10, %rd73;
+	.loc 4 68 46
+	add.s64 %rd75, %rd10, %rd73;
+	.loc 4 68 41
+	setp.hs.u64 %p17, %rd75, %rd5;
+	@%p17 bra $L53_oob6;
+	shl.b64 %rd76, %rd75, 1;
+	add.s64 %rd77, %rd4, %rd76;
+	ld.global.nc.u16 %rs2, [%rd77];
+	.loc 4 68 39
+	bra.uni $L54_entry;
+$L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L13_entry:
+	.loc 3 70 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 3 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L14_ret_negInf;
+$L14_ret_negInf:
+	.loc 4 58 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
+$L16_bounds_exit:
+	exit;
+$L17_oob0:
+	.loc 4 59 26
+	mov.u64 %rd16, 0xF00000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L18_entry:
+	.loc 1 40 62
+	cvt.u32.u16 %r10, %rs0;
+	shl.b32 %r10, %r10, 16;
+	mov.b32 %f4, %r10;
+	.loc 1 40 46
+	mov.f32 %f3, %f4;
+	bra.uni $L19_ret_load;
+$L19_ret_load:
+	.loc 4 59 14
+	max.f32 %f5, %f2, %f3;
+	.loc 4 58 53
+	mov.u32 %r11, %ntid.x;
+	cvt.s64.u32 %rd25, %r11;
+	mov.u32 %r12, %ntid.y;
+	cvt.s64.u32 %rd26, %r12;
+	mov.u32 %r13, %ntid.z;
+	cvt.s64.u32 %rd27, %r13;
+	.loc 4 58 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f5;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
+$L20_entry:
+	.loc 3 45 26
+	mov.u64 %rd29, smem0;
+	.loc 3 46 13
+	bra.uni $L26_entry;
+$L21_if_then:
+	.loc 3 48 11
+	mov.u32 %r18, %tid.z;
+	mov.u32 %r19, %ntid.y;
+	mov.u32 %r20, %tid.y;
+	mad.lo.u32 %r17, %r18, %r19, %r20;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %tid.x;
+	mad.lo.u32 %r21, %r17, %r22, %r23;
+	shr.u32 %r16, %r21, 5;
+	cvt.s64.u32 %rd33, %r16;
+	.loc 3 48 4
+	setp.hs.u64 %p5, %rd33, 32;
+	@%p5 bra $L31_oob1;
+	shl.b64 %rd34, %rd33, 2;
+	add.s64 %rd35, %rd29, %rd34;
+	st.shared.f32 [%rd35], %f7;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 3 50 8
+	bar.sync 0;
+	.loc 3 51 12
+	bra.uni $L32_entry;
+$L23_if_then:
+	.loc 3 53 15
+	mov.u32 %r29, %laneid;
+	cvt.s64.u32 %rd41, %r29;
+	.loc 3 53 8
+	setp.hs.u64 %p7, %rd41, 32;
+	@%p7 bra $L35_oob2;
+	shl.b64 %rd42, %rd41, 2;
+	add.s64 %rd43, %rd29, %rd42;
+	ld.shared.f32 %f14, [%rd43];
+	mov.f32 %f13, %f14;
+	bra.uni $L36_entry;
+$L25_ret_blockMax:
+	.loc 4 63 22
+	mov.u32 %r31, %tid.x;
+	cvt.s64.u32 %rd46, %r31;
+	mov.u32 %r32, %tid.y;
+	cvt.s64.u32 %rd47, %r32;
+	mov.u32 %r33, %tid.z;
+	cvt.s64.u32 %rd48, %r33;
+	mov.f32 %f19, 0f00000000;
+	mov.s64 %rd49, %rd46;
+	bra.uni $L6_for_loop;
+$L26_entry:
+	mov.f32 %f8, %f2;
+	mov.s64 %rd30, 16;
+	bra.uni $L27_for_loop;
+$L27_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p3, %rd30, 0;
+	@%p3 bra $L28_for_body;
+	bra.uni $L29_for_done;
+$L28_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r14, %rd30;
+	shfl.sync.bfly.b32 %f9, %f8, %r14, 31, -1;
+	.loc 3 64 14
+	max.f32 %f10, %f8, %f9;
+	.loc 3 63 22
+	div.s64 %rd31, %rd30, 2;
+	mov.f32 %f8, %f10;
+	mov.s64 %rd30, %rd31;
+	bra.uni $L27_for_loop;
+$L29_for_done:
+	.loc 3 66 2
+	mov.f32 %f7, %f8;
+	bra.uni $L30_ret_warpMax;
+$L30_ret_warpMax:
+	.loc 3 47 11
+	mov.u32 %r15, %laneid;
+	cvt.s64.u32 %rd32, %r15;
+	.loc 3 47 14
+	setp.eq.s64 %p4, %rd32, 0;
+	@%p4 bra $L21_if_then;
+	bra.uni $L22_if_done;
+$L31_oob1:
+	.loc 3 48 4
+	mov.u64 %rd16, 0xF00000002;
+	mov.u64 %rd17, %rd33;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L32_entry:
+	.loc 3 70 52
+	mov.u32 %r24, 0xFF800000;
+	mov.b32 %f12, %r24;
+	.loc 3 70 25
+	mov.f32 %f11, %f12;
+	bra.uni $L33_ret_negInf;
+$L33_ret_negInf:
+	.loc 3 52 11
+	mov.u32 %r25, %laneid;
+	cvt.s64.u32 %rd36, %r25;
+	.loc 3 52 26
+	mov.u32 %r26, %ntid.x;
+	cvt.s64.u32 %rd37, %r26;
+	mov.u32 %r27, %ntid.y;
+	cvt.s64.u32 %rd38, %r27;
+	mov.u32 %r28, %ntid.z;
+	cvt.s64.u32 %rd39, %r28;
+	.loc 3 52 30
+	div.s64 %rd40, %rd37, 32;
+	.loc 3 52 14
+	setp.lt.s64 %p6, %rd36, %rd40;
+	@%p6 bra $L23_if_then;
+	bra.uni $L34_edge;
+$L34_edge:
+	mov.f32 %f13, %f11;
+	bra.uni $L36_entry;
+$L35_oob2:
+	.loc 3 53 8
+	mov.u64 %rd16, 0xF00000003;
+	mov.u64 %rd17, %rd41;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L36_entry:
+	mov.f32 %f16, %f13;
+	mov.s64 %rd44, 16;
+	bra.uni $L37_for_loop;
+$L37_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p8, %rd44, 0;
+	@%p8 bra $L38_for_body;
+	bra.uni $L39_for_done;
+$L38_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r30, %rd44;
+	shfl.sync.bfly.b32 %f17, %f16, %r30, 31, -1;
+	.loc 3 64 14
+	max.f32 %f18, %f16, %f17;
+	.loc 3 63 22
+	div.s64 %rd45, %rd44, 2;
+	mov.f32 %f16, %f18;
+	mov.s64 %rd44, %rd45;
+	bra.uni $L37_for_loop;
+$L39_for_done:
+	.loc 3 66 2
+	mov.f32 %f15, %f16;
+	bra.uni $L40_ret_warpMax;
+$L40_ret_warpMax:
+	.loc 3 56 8
+	bar.sync 0;
+	.loc 3 57 2
+	mov.f32 %f6, %f15;
+	bra.uni $L25_ret_blockMax;
+$L41_oob3:
+	.loc 4 64 24
+	mov.u64 %rd16, 0xF00000004;
+	mov.u64 %rd17, %rd50;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L42_entry:
+	.loc 1 40 62
+	cvt.u32.u16 %r34, %rs1;
+	shl.b32 %r34, %r34, 16;
+	mov.b32 %f21, %r34;
+	.loc 1 40 46
+	mov.f32 %f20, %f21;
+	bra.uni $L43_ret_load;
+$L43_ret_load:
+	.loc 4 64 34
+	sub.rn.f32 %f22, %f20, %f6;
+	.loc 4 64 15
+	max.f32 %f23, %f22, 0fC2D00000;
+	min.f32 %f23, %f23, 0f42B20000;
+	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f25, %f24;
+	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
+	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
+	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
+	ex2.approx.f32 %f27, %f26;
+	mul.rn.f32 %f28, %f25, 0f3F000000;
+	cvt.rmi.f32.f32 %f28, %f28;
+	sub.rn.f32 %f29, %f25, %f28;
+	ex2.approx.f32 %f30, %f28;
+	ex2.approx.f32 %f31, %f29;
+	mul.rn.f32 %f27, %f27, %f30;
+	mul.rn.f32 %f27, %f27, %f31;
+	setp.nan.f32 %p11, %f22, %f22;
+	selp.f32 %f27, %f22, %f27, %p11;
+	.loc 4 64 3
+	add.rn.f32 %f32, %f19, %f27;
+	.loc 4 63 53
+	mov.u32 %r35, %ntid.x;
+	cvt.s64.u32 %rd53, %r35;
+	mov.u32 %r36, %ntid.y;
+	cvt.s64.u32 %rd54, %r36;
+	mov.u32 %r37, %ntid.z;
+	cvt.s64.u32 %rd55, %r37;
+	.loc 4 63 38
+	add.s64 %rd56, %rd49, %rd53;
+	mov.f32 %f19, %f32;
+	mov.s64 %rd49, %rd56;
+	bra.uni $L6_for_loop;
+$L44_entry:
+	.loc 3 27 20
+	mov.u64 %rd57, smem1;
+	.loc 3 28 17
+	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
+	add.rn.f32 %f35, %f19, %f34;
+	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
+	add.rn.f32 %f37, %f35, %f36;
+	shfl.sync.bfly.b32 %f38, %f37, 4, 31, -1;
+	add.rn.f32 %f39, %f37, %f38;
+	shfl.sync.bfly.b32 %f40, %f39, 2, 31, -1;
+	add.rn.f32 %f41, %f39, %f40;
+	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
+	add.rn.f32 %f43, %f41, %f42;
+	.loc 3 29 11
+	mov.u32 %r38, %laneid;
+	cvt.s64.u32 %rd58, %r38;
+	.loc 3 29 14
+	setp.eq.s64 %p12, %rd58, 0;
+	@%p12 bra $L45_if_then;
+	bra.uni $L46_if_done;
+$L45_if_then:
+	.loc 3 30 11
+	mov.u32 %r41, %tid.z;
+	mov.u32 %r42, %ntid.y;
+	mov.u32 %r43, %tid.y;
+	mad.lo.u32 %r40, %r41, %r42, %r43;
+	mov.u32 %r45, %ntid.x;
+	mov.u32 %r46, %tid.x;
+	mad.lo.u32 %r44, %r40, %r45, %r46;
+	shr.u32 %r39, %r44, 5;
+	cvt.s64.u32 %rd59, %r39;
+	.loc 3 30 4
+	setp.hs.u64 %p13, %rd59, 32;
+	@%p13 bra $L50_oob4;
+	shl.b64 %rd60, %rd59, 2;
+	add.s64 %rd61, %rd57, %rd60;
+	st.shared.f32 [%rd61], %f43;
+	bra.uni $L46_if_done;
+$L46_if_done:
+	.loc 3 32 8
+	bar.sync 0;
+	.loc 3 34 11
+	mov.u32 %r47, %laneid;
+	cvt.s64.u32 %rd62, %r47;
+	.loc 3 34 26
+	mov.u32 %r48, %ntid.x;
+	cvt.s64.u32 %rd63, %r48;
+	mov.u32 %r49, %ntid.y;
+	cvt.s64.u32 %rd64, %r49;
+	mov.u32 %r50, %ntid.z;
+	cvt.s64.u32 %rd65, %r50;
+	.loc 3 34 30
+	div.s64 %rd66, %rd63, 32;
+	.loc 3 34 14
+	setp.lt.s64 %p14, %rd62, %rd66;
+	@%p14 bra $L47_if_then;
+	bra.uni $L51_edge;
+$L47_if_then:
+	.loc 3 35 15
+	mov.u32 %r51, %laneid;
+	cvt.s64.u32 %rd67, %r51;
+	.loc 3 35 8
+	setp.hs.u64 %p15, %rd67, 32;
+	@%p15 bra $L52_oob5;
+	shl.b64 %rd68, %rd67, 2;
+	add.s64 %rd69, %rd57, %rd68;
+	ld.shared.f32 %f45, [%rd69];
+	mov.f32 %f44, %f45;
+	bra.uni $L48_if_done;
+$L48_if_done:
+	.loc 3 37 17
+	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
+	add.rn.f32 %f47, %f44, %f46;
+	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
+	add.rn.f32 %f49, %f47, %f48;
+	shfl.sync.bfly.b32 %f50, %f49, 4, 31, -1;
+	add.rn.f32 %f51, %f49, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 2, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
+	add.rn.f32 %f55, %f53, %f54;
+	.loc 3 38 8
+	bar.sync 0;
+	.loc 3 39 2
+	mov.f32 %f33, %f55;
+	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
+$L49_ret_blockSum_u005bfloat32_u005d:
+	.loc 4 67 22
+	mov.u32 %r52, %tid.x;
+	cvt.s64.u32 %rd70, %r52;
+	mov.u32 %r53, %tid.y;
+	cvt.s64.u32 %rd71, %r53;
+	mov.u32 %r54, %tid.z;
+	cvt.s64.u32 %rd72, %r54;
+	mov.s64 %rd73, %rd70;
+	bra.uni $L9_for_loop;
+$L50_oob4:
+	.loc 3 30 4
+	mov.u64 %rd16, 0xF00000005;
+	mov.u64 %rd17, %rd59;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L51_edge:
+	mov.f32 %f44, 0f00000000;
+	bra.uni $L48_if_done;
+$L52_oob5:
+	.loc 3 35 8
+	mov.u64 %rd16, 0xF00000006;
+	mov.u64 %rd17, %rd67;
+	mov.u64 %rd18, 32;
+	bra.uni $L15_bounds_fail;
+$L53_oob6:
+	.loc 4 68 41
+	mov.u64 %rd16, 0xF00000007;
+	mov.u64 %rd17, %rd75;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L54_entry:
+	.loc 1 40 62
+	cvt.u32.u16 %r55, %rs2;
+	shl.b32 %r55, %r55, 16;
+	mov.b32 %f57, %r55;
+	.loc 1 40 46
+	mov.f32 %f56, %f57;
+	bra.uni $L55_ret_load;
+$L55_ret_load:
+	.loc 4 68 50
+	sub.rn.f32 %f58, %f56, %f6;
+	.loc 4 68 32
+	max.f32 %f59, %f58, 0fC2D00000;
+	min.f32 %f59, %f59, 0f42B20000;
+	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f61, %f60;
+	fma.rn.f32 %f62, %f61, 0fBF317200, %f59;
+	fma.rn.f32 %f62, %f61, 0fB5BFBE8E, %f62;
+	mul.rn.f32 %f62, %f62, 0f3FB8AA3B;
+	ex2.approx.f32 %f63, %f62;
+	mul.rn.f32 %f64, %f61, 0f3F000000;
+	cvt.rmi.f32.f32 %f64, %f64;
+	sub.rn.f32 %f65, %f61, %f64;
+	ex2.approx.f32 %f66, %f64;
+	ex2.approx.f32 %f67, %f65;
+	mul.rn.f32 %f63, %f63, %f66;
+	mul.rn.f32 %f63, %f63, %f67;
+	setp.nan.f32 %p18, %f58, %f58;
+	selp.f32 %f63, %f58, %f63, %p18;
+	.loc 4 68 54
+	div.rn.f32 %f68, %f63, %f33;
+	.loc 4 68 24
+	bra.uni $L56_entry;
+$L56_entry:
+	.loc 1 41 67
+	cvt.rn.bf16.f32 %rs4, %f68;
+	.loc 1 41 46
+	mov.u16 %rs3, %rs4;
+	bra.uni $L57_ret_store;
+$L57_ret_store:
+	.loc 4 68 6
+	setp.hs.u64 %p19, %rd74, %rd2;
+	@%p19 bra $L58_oob7;
+	shl.b64 %rd78, %rd74, 1;
+	add.s64 %rd79, %rd1, %rd78;
+	st.global.u16 [%rd79], %rs3;
+	.loc 4 67 53
+	mov.u32 %r56, %ntid.x;
+	cvt.s64.u32 %rd80, %r56;
+	mov.u32 %r57, %ntid.y;
+	cvt.s64.u32 %rd81, %r57;
+	mov.u32 %r58, %ntid.z;
+	cvt.s64.u32 %rd82, %r58;
+	.loc 4 67 38
+	add.s64 %rd83, %rd73, %rd80;
+	mov.s64 %rd73, %rd83;
+	bra.uni $L9_for_loop;
+$L58_oob7:
+	.loc 4 68 6
+	mov.u64 %rd16, 0xF00000008;
+	mov.u64 %rd17, %rd74;
+	mov.u64 %rd18, %rd2;
+	bra.uni $L15_bounds_fail;
+$L15_bounds_fail:
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
+	@!%p2 bra $L16_bounds_exit;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
+	mov.u32 %r7, %ctaid.x;
+	mov.u32 %r8, %ntid.x;
+	mul.wide.u32 %rd20, %r7, %r8;
+	mov.u32 %r9, %tid.x;
+	cvt.u64.u32 %rd21, %r9;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
+	bra.uni $L16_bounds_exit;
+}
+
+.visible .entry softmaxF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<23>;
+	.reg .b32 %r<52>;
+	.reg .b64 %rd<73>;
+	.reg .f32 %f<97>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 4 73 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.s64 %rd6, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 84 20
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd7, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd9, %r2;
+	.loc 4 84 25
+	mul.lo.s64 %rd10, %rd7, %rd6;
+	.loc 4 85 16
+	bra.uni $L16_entry;
+$L3_for_loop:
+	.loc 4 86 30
+	setp.lt.s64 %p0, %rd14, %rd6;
+	@%p0 bra $L4_for_body;
+	bra.uni $L26_entry;
+$L4_for_body:
+	.loc 4 87 21
+	add.s64 %rd15, %rd10, %rd14;
+	.loc 4 87 16
+	setp.hs.u64 %p1, %rd15, %rd5;
+	@%p1 bra $L20_oob0;
+	shl.b64 %rd23, %rd15, 2;
+	add.s64 %rd24, %rd4, %rd23;
+	ld.global.nc.f32 %f4, [%rd24];
+	.loc 4 87 14
+	bra.uni $L21_entry;
+$L6_if_then:
+	.loc 4 89 19
+	sub.rn.f32 %f6, %f2, %f5;
+	.loc 4 89 17
+	max.f32 %f7, %f6, 0fC2D00000;
+	min.f32 %f7, %f7, 0f42B20000;
+	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f9, %f8;
+	fma.rn.f32 %f10, %f9, 0fBF317200, %f7;
+	fma.rn.f32 %f10, %f9, 0fB5BFBE8E, %f10;
+	mul.rn.f32 %f10, %f10, 0f3FB8AA3B;
+	ex2.approx.f32 %f11, %f10;
+	mul.rn.f32 %f12, %f9, 0f3F000000;
+	cvt.rmi.f32.f32 %f12, %f12;
+	sub.rn.f32 %f13, %f9, %f12;
+	ex2.approx.f32 %f14, %f12;
+	ex2.approx.f32 %f15, %f13;
+	mul.rn.f32 %f11, %f11, %f14;
+	mul.rn.f32 %f11, %f11, %f15;
+	setp.nan.f32 %p4, %f6, %f6;
+	selp.f32 %f11, %f6, %f11, %p4;
+	.loc 4 89 9
+	mul.rn.f32 %f16, %f3, %f11;
+	.loc 4 89 23
+	add.rn.f32 %f17, %f16, 0f3F800000;
+	mov.f32 %f18, %f5;
+	mov.f32 %f19, %f17;
+	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 4 86 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd25, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd26, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd27, %r12;
+	.loc 4 86 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f18;
+	mov.f32 %f3, %f19;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
+$L9_if_then:
+	.loc 4 92 19
+	sub.rn.f32 %f22, %f5, %f2;
+	.loc 4 92 16
+	max.f32 %f23, %f22, 0fC2D00000;
+	min.f32 %f23, %f23, 0f42B20000;
+	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f25, %f24;
+	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
+	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
+	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
+	ex2.approx.f32 %f27, %f26;
+	mul.rn.f32 %f28, %f25, 0f3F000000;
+	cvt.rmi.f32.f32 %f28, %f28;
+	sub.rn.f32 %f29, %f25, %f28;
+	ex2.approx.f32 %f30, %f28;
+	ex2.approx.f32 %f31, %f29;
+	mul.rn.f32 %f27, %f27, %f30;
+	mul.rn.f32 %f27, %f27, %f31;
+	setp.nan.f32 %p6, %f22, %f22;
+	selp.f32 %f27, %f22, %f27, %p6;
+	.loc 4 92 4
+	add.rn.f32 %f32, %f3, %f27;
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f32;
+	bra.uni $L7_if_done;
+$L10_if_then:
+	.loc 4 97 18
+	sub.rn.f32 %f49, %f2, %f33;
+	.loc 4 97 15
+	max.f32 %f50, %f49, 0fC2D00000;
+	min.f32 %f50, %f50, 0f42B20000;
+	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f52, %f51;
+	fma.rn.f32 %f53, %f52, 0fBF317200, %f50;
+	fma.rn.f32 %f53, %f52, 0fB5BFBE8E, %f53;
+	mul.rn.f32 %f53, %f53, 0f3FB8AA3B;
+	ex2.approx.f32 %f54, %f53;
+	mul.rn.f32 %f55, %f52, 0f3F000000;
+	cvt.rmi.f32.f32 %f55, %f55;
+	sub.rn.f32 %f56, %f52, %f55;
+	ex2.approx.f32 %f57, %f55;
+	ex2.approx.f32 %f58, %f56;
+	mul.rn.f32 %f54, %f54, %f57;
+	mul.rn.f32 %f54, %f54, %f58;
+	setp.nan.f32 %p14, %f49, %f49;
+	selp.f32 %f54, %f49, %f54, %p14;
+	.loc 4 97 3
+	mul.rn.f32 %f59, %f3, %f54;
+	mov.f32 %f48, %f59;
+	bra.uni $L50_entry;
+$L12_for_loop:
+	.loc 4 100 30
+	setp.lt.s64 %p19, %rd62, %rd6;
+	@%p19 bra $L13_for_body;
+	bra.uni $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L13_for_body:
+	.loc 4 101 11
+	add.s64 %rd63, %rd10, %rd62;
+	.loc 4 101 46
+	add.s64 %rd64, %rd10, %rd62;
+	.loc 4 101 41
+	setp.hs.u64 %p20, %rd64, %rd5;
+	@%p20 bra $L59_oob5;
+	shl.b64 %rd65, %rd64, 2;
+	add.s64 %rd66, %rd4, %rd65;
+	ld.global.nc.f32 %f83, [%rd66];
+	.loc 4 101 39
+	bra.uni $L60_entry;
+$L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L16_entry:
+	.loc 3 70 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 3 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L17_ret_negInf;
+$L17_ret_negInf:
+	.loc 4 86 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.f32 %f3, 0f00000000;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
+$L19_bounds_exit:
+	exit;
+$L20_oob0:
+	.loc 4 87 16
+	mov.u64 %rd16, 0x1000000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L18_bounds_fail;
+$L21_entry:
+	.loc 1 30 40
+	mov.f32 %f5, %f4;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 4 88 8
+	setp.gt.f32 %p3, %f5, %f2;
+	@%p3 bra $L6_if_then;
+	bra.uni $L23_entry;
+$L23_entry:
+	.loc 3 70 52
+	mov.u32 %r13, 0xFF800000;
+	mov.b32 %f21, %r13;
+	.loc 3 70 25
+	mov.f32 %f20, %f21;
+	bra.uni $L24_ret_negInf;
+$L24_ret_negInf:
+	.loc 4 91 15
+	setp.gt.f32 %p5, %f5, %f20;
+	@%p5 bra $L9_if_then;
+	bra.uni $L25_edge;
+$L25_edge:
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f3;
+	bra.uni $L7_if_done;
+$L26_entry:
+	.loc 3 45 26
+	mov.u64 %rd29, smem0;
+	.loc 3 46 13
+	bra.uni $L32_entry;
+$L27_if_then:
+	.loc 3 48 11
+	mov.u32 %r18, %tid.z;
+	mov.u32 %r19, %ntid.y;
+	mov.u32 %r20, %tid.y;
+	mad.lo.u32 %r17, %r18, %r19, %r20;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %tid.x;
+	mad.lo.u32 %r21, %r17, %r22, %r23;
+	shr.u32 %r16, %r21, 5;
+	cvt.s64.u32 %rd33, %r16;
+	.loc 3 48 4
+	setp.hs.u64 %p9, %rd33, 32;
+	@%p9 bra $L37_oob1;
+	shl.b64 %rd34, %rd33, 2;
+	add.s64 %rd35, %rd29, %rd34;
+	st.shared.f32 [%rd35], %f34;
+	bra.uni $L28_if_done;
+$L28_if_done:
+	.loc 3 50 8
+	bar.sync 0;
+	.loc 3 51 12
+	bra.uni $L38_entry;
+$L29_if_then:
+	.loc 3 53 15
+	mov.u32 %r29, %laneid;
+	cvt.s64.u32 %rd41, %r29;
+	.loc 3 53 8
+	setp.hs.u64 %p11, %rd41, 32;
+	@%p11 bra $L41_oob2;
+	shl.b64 %rd42, %rd41, 2;
+	add.s64 %rd43, %rd29, %rd42;
+	ld.shared.f32 %f41, [%rd43];
+	mov.f32 %f40, %f41;
+	bra.uni $L42_entry;
+$L32_entry:
+	mov.f32 %f35, %f2;
+	mov.s64 %rd30, 16;
+	bra.uni $L33_for_loop;
+$L33_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p7, %rd30, 0;
+	@%p7 bra $L34_for_body;
+	bra.uni $L35_for_done;
+$L34_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r14, %rd30;
+	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
+	.loc 3 64 14
+	max.f32 %f37, %f35, %f36;
+	.loc 3 63 22
+	div.s64 %rd31, %rd30, 2;
+	mov.f32 %f35, %f37;
+	mov.s64 %rd30, %rd31;
+	bra.uni $L33_for_loop;
+$L35_for_done:
+	.loc 3 66 2
+	mov.f32 %f34, %f35;
+	bra.uni $L36_ret_warpMax;
+$L36_ret_warpMax:
+	.loc 3 47 11
+	mov.u32 %r15, %laneid;
+	cvt.s64.u32 %rd32, %r15;
+	.loc 3 47 14
+	setp.eq.s64 %p8, %rd32, 0;
+	@%p8 bra $L27_if_then;
+	bra.uni $L28_if_done;
+$L37_oob1:
+	.loc 3 48 4
+	mov.u64 %rd16, 0x1000000002;
+	mov.u64 %rd17, %rd33;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L38_entry:
+	.loc 3 70 52
+	mov.u32 %r24, 0xFF800000;
+	mov.b32 %f39, %r24;
+	.loc 3 70 25
+	mov.f32 %f38, %f39;
+	bra.uni $L39_ret_negInf;
+$L39_ret_negInf:
+	.loc 3 52 11
+	mov.u32 %r25, %laneid;
+	cvt.s64.u32 %rd36, %r25;
+	.loc 3 52 26
+	mov.u32 %r26, %ntid.x;
+	cvt.s64.u32 %rd37, %r26;
+	mov.u32 %r27, %ntid.y;
+	cvt.s64.u32 %rd38, %r27;
+	mov.u32 %r28, %ntid.z;
+	cvt.s64.u32 %rd39, %r28;
+	.loc 3 52 30
+	div.s64 %rd40, %rd37, 32;
+	.loc 3 52 14
+	setp.lt.s64 %p10, %rd36, %rd40;
+	@%p10 bra $L29_if_then;
+	bra.uni $L40_edge;
+$L40_edge:
+	mov.f32 %f40, %f38;
+	bra.uni $L42_entry;
+$L41_oob2:
+	.loc 3 53 8
+	mov.u64 %rd16, 0x1000000003;
+	mov.u64 %rd17, %rd41;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L42_entry:
+	mov.f32 %f43, %f40;
+	mov.s64 %rd44, 16;
+	bra.uni $L43_for_loop;
+$L43_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p12, %rd44, 0;
+	@%p12 bra $L44_for_body;
+	bra.uni $L45_for_done;
+$L44_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r30, %rd44;
+	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
+	.loc 3 64 14
+	max.f32 %f45, %f43, %f44;
+	.loc 3 63 22
+	div.s64 %rd45, %rd44, 2;
+	mov.f32 %f43, %f45;
+	mov.s64 %rd44, %rd45;
+	bra.uni $L43_for_loop;
+$L45_for_done:
+	.loc 3 66 2
+	mov.f32 %f42, %f43;
+	bra.uni $L46_ret_warpMax;
+$L46_ret_warpMax:
+	.loc 3 56 8
+	bar.sync 0;
+	.loc 3 57 2
+	mov.f32 %f33, %f42;
+	bra.uni $L47_entry;
+$L47_entry:
+	.loc 3 70 52
+	mov.u32 %r31, 0xFF800000;
+	mov.b32 %f47, %r31;
+	.loc 3 70 25
+	mov.f32 %f46, %f47;
+	bra.uni $L48_ret_negInf;
+$L48_ret_negInf:
+	.loc 4 96 7
+	setp.gt.f32 %p13, %f2, %f46;
+	@%p13 bra $L10_if_then;
+	bra.uni $L49_edge;
+$L49_edge:
+	mov.f32 %f48, %f3;
+	bra.uni $L50_entry;
+$L50_entry:
+	.loc 3 27 20
+	mov.u64 %rd46, smem1;
+	.loc 3 28 17
+	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
+	add.rn.f32 %f62, %f48, %f61;
+	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
+	add.rn.f32 %f64, %f62, %f63;
+	shfl.sync.bfly.b32 %f65, %f64, 4, 31, -1;
+	add.rn.f32 %f66, %f64, %f65;
+	shfl.sync.bfly.b32 %f67, %f66, 2, 31, -1;
+	add.rn.f32 %f68, %f66, %f67;
+	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
+	add.rn.f32 %f70, %f68, %f69;
+	.loc 3 29 11
+	mov.u32 %r32, %laneid;
+	cvt.s64.u32 %rd47, %r32;
+	.loc 3 29 14
+	setp.eq.s64 %p15, %rd47, 0;
+	@%p15 bra $L51_if_then;
+	bra.uni $L52_if_done;
+$L51_if_then:
+	.loc 3 30 11
+	mov.u32 %r35, %tid.z;
+	mov.u32 %r36, %ntid.y;
+	mov.u32 %r37, %tid.y;
+	mad.lo.u32 %r34, %r35, %r36, %r37;
+	mov.u32 %r39, %ntid.x;
+	mov.u32 %r40, %tid.x;
+	mad.lo.u32 %r38, %r34, %r39, %r40;
+	shr.u32 %r33, %r38, 5;
+	cvt.s64.u32 %rd48, %r33;
+	.loc 3 30 4
+	setp.hs.u64 %p16, %rd48, 32;
+	@%p16 bra $L56_oob3;
+	shl.b64 %rd49, %rd48, 2;
+	add.s64 %rd50, %rd46, %rd49;
+	st.shared.f32 [%rd50], %f70;
+	bra.uni $L52_if_done;
+$L52_if_done:
+	.loc 3 32 8
+	bar.sync 0;
+	.loc 3 34 11
+	mov.u32 %r41, %laneid;
+	cvt.s64.u32 %rd51, %r41;
+	.loc 3 34 26
+	mov.u32 %r42, %ntid.x;
+	cvt.s64.u32 %rd52, %r42;
+	mov.u32 %r43, %ntid.y;
+	cvt.s64.u32 %rd53, %r43;
+	mov.u32 %r44, %ntid.z;
+	cvt.s64.u32 %rd54, %r44;
+	.loc 3 34 30
+	div.s64 %rd55, %rd52, 32;
+	.loc 3 34 14
+	setp.lt.s64 %p17, %rd51, %rd55;
+	@%p17 bra $L53_if_then;
+	bra.uni $L57_edge;
+$L53_if_then:
+	.loc 3 35 15
+	mov.u32 %r45, %laneid;
+	cvt.s64.u32 %rd56, %r45;
+	.loc 3 35 8
+	setp.hs.u64 %p18, %rd56, 32;
+	@%p18 bra $L58_oob4;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd46, %rd57;
+	ld.shared.f32 %f72, [%rd58];
+	mov.f32 %f71, %f72;
+	bra.uni $L54_if_done;
+$L54_if_done:
+	.loc 3 37 17
+	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
+	add.rn.f32 %f74, %f71, %f73;
+	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
+	add.rn.f32 %f76, %f74, %f75;
+	shfl.sync.bfly.b32 %f77, %f76, 4, 31, -1;
+	add.rn.f32 %f78, %f76, %f77;
+	shfl.sync.bfly.b32 %f79, %f78, 2, 31, -1;
+	add.rn.f32 %f80, %f78, %f79;
+	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
+	add.rn.f32 %f82, %f80, %f81;
+	.loc 3 38 8
+	bar.sync 0;
+	.loc 3 39 2
+	mov.f32 %f60, %f82;
+	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
+$L55_ret_blockSum_u005bfloat32_u005d:
+	.loc 4 100 22
+	mov.u32 %r46, %tid.x;
+	cvt.s64.u32 %rd59, %r46;
+	mov.u32 %r47, %tid.y;
+	cvt.s64.u32 %rd60, %r47;
+	mov.u32 %r48, %tid.z;
+	cvt.s64.u32 %rd61, %r48;
+	mov.s64 %rd62, %rd59;
+	bra.uni $L12_for_loop;
+$L56_oob3:
+	.loc 3 30 4
+	mov.u64 %rd16, 0x1000000004;
+	mov.u64 %rd17, %rd48;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L57_edge:
+	mov.f32 %f71, 0f00000000;
+	bra.uni $L54_if_done;
+$L58_oob4:
+	.loc 3 35 8
+	mov.u64 %rd16, 0x1000000005;
+	mov.u64 %rd17, %rd56;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L59_oob5:
+	.loc 4 101 41
+	mov.u64 %rd16, 0x1000000006;
+	mov.u64 %rd17, %rd64;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L18_bounds_fail;
+$L60_entry:
+	.loc 1 30 40
+	mov.f32 %f84, %f83;
+	bra.uni $L61_ret_load;
+$L61_ret_load:
+	.loc 4 101 50
+	sub.rn.f32 %f85, %f84, %f33;
+	.loc 4 101 32
+	max.f32 %f86, %f85, 0fC2D00000;
+	min.f32 %f86, %f86, 0f42B20000;
+	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f88, %f87;
+	fma.rn.f32 %f89, %f88, 0fBF317200, %f86;
+	fma.rn.f32 %f89, %f88, 0fB5BFBE8E, %f89;
+	mul.rn.f32 %f89, %f89, 0f3FB8AA3B;
+	ex2.approx.f32 %f90, %f89;
+	mul.rn.f32 %f91, %f88, 0f3F000000;
+	cvt.rmi.f32.f32 %f91, %f91;
+	sub.rn.f32 %f92, %f88, %f91;
+	ex2.approx.f32 %f93, %f91;
+	ex2.approx.f32 %f94, %f92;
+	mul.rn.f32 %f90, %f90, %f93;
+	mul.rn.f32 %f90, %f90, %f94;
+	setp.nan.f32 %p21, %f85, %f85;
+	selp.f32 %f90, %f85, %f90, %p21;
+	.loc 4 101 55
+	div.rn.f32 %f95, %f90, %f60;
+	.loc 4 101 24
+	bra.uni $L62_entry;
+$L62_entry:
+	.loc 1 31 40
+	mov.f32 %f96, %f95;
+	bra.uni $L63_ret_store;
+$L63_ret_store:
+	.loc 4 101 6
+	setp.hs.u64 %p22, %rd63, %rd2;
+	@%p22 bra $L64_oob6;
+	shl.b64 %rd67, %rd63, 2;
+	add.s64 %rd68, %rd1, %rd67;
+	st.global.f32 [%rd68], %f96;
+	.loc 4 100 53
+	mov.u32 %r49, %ntid.x;
+	cvt.s64.u32 %rd69, %r49;
+	mov.u32 %r50, %ntid.y;
+	cvt.s64.u32 %rd70, %r50;
+	mov.u32 %r51, %ntid.z;
+	cvt.s64.u32 %rd71, %r51;
+	.loc 4 100 38
+	add.s64 %rd72, %rd62, %rd69;
+	mov.s64 %rd62, %rd72;
+	bra.uni $L12_for_loop;
+$L64_oob6:
+	.loc 4 101 6
+	mov.u64 %rd16, 0x1000000007;
+	mov.u64 %rd17, %rd63;
+	mov.u64 %rd18, %rd2;
+	bra.uni $L18_bounds_fail;
+$L18_bounds_fail:
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
+	@!%p2 bra $L19_bounds_exit;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
+	mov.u32 %r7, %ctaid.x;
+	mov.u32 %r8, %ntid.x;
+	mul.wide.u32 %rd20, %r7, %r8;
+	mov.u32 %r9, %tid.x;
+	cvt.u64.u32 %rd21, %r9;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
+	bra.uni $L19_bounds_exit;
+}
+
+.visible .entry softmaxF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<23>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<52>;
+	.reg .b64 %rd<73>;
+	.reg .f32 %f<96>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 4 76 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.s64 %rd6, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 84 20
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd7, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd9, %r2;
+	.loc 4 84 25
+	mul.lo.s64 %rd10, %rd7, %rd6;
+	.loc 4 85 16
+	bra.uni $L16_entry;
+$L3_for_loop:
+	.loc 4 86 30
+	setp.lt.s64 %p0, %rd14, %rd6;
+	@%p0 bra $L4_for_body;
+	bra.uni $L26_entry;
+$L4_for_body:
+	.loc 4 87 21
+	add.s64 %rd15, %rd10, %rd14;
+	.loc 4 87 16
+	setp.hs.u64 %p1, %rd15, %rd5;
+	@%p1 bra $L20_oob0;
+	shl.b64 %rd23, %rd15, 1;
+	add.s64 %rd24, %rd4, %rd23;
+	ld.global.nc.u16 %rs0, [%rd24];
+	.loc 4 87 14
+	bra.uni $L21_entry;
+$L6_if_then:
+	.loc 4 89 19
+	sub.rn.f32 %f6, %f2, %f4;
+	.loc 4 89 17
+	max.f32 %f7, %f6, 0fC2D00000;
+	min.f32 %f7, %f7, 0f42B20000;
+	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f9, %f8;
+	fma.rn.f32 %f10, %f9, 0fBF317200, %f7;
+	fma.rn.f32 %f10, %f9, 0fB5BFBE8E, %f10;
+	mul.rn.f32 %f10, %f10, 0f3FB8AA3B;
+	ex2.approx.f32 %f11, %f10;
+	mul.rn.f32 %f12, %f9, 0f3F000000;
+	cvt.rmi.f32.f32 %f12, %f12;
+	sub.rn.f32 %f13, %f9, %f12;
+	ex2.approx.f32 %f14, %f12;
+	ex2.approx.f32 %f15, %f13;
+	mul.rn.f32 %f11, %f11, %f14;
+	mul.rn.f32 %f11, %f11, %f15;
+	setp.nan.f32 %p4, %f6, %f6;
+	selp.f32 %f11, %f6, %f11, %p4;
+	.loc 4 89 9
+	mul.rn.f32 %f16, %f3, %f11;
+	.loc 4 89 23
+	add.rn.f32 %f17, %f16, 0f3F800000;
+	mov.f32 %f18, %f4;
+	mov.f32 %f19, %f17;
+	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 4 86 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd25, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd26, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd27, %r12;
+	.loc 4 86 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f18;
+	mov.f32 %f3, %f19;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
+$L9_if_then:
+	.loc 4 92 19
+	sub.rn.f32 %f22, %f4, %f2;
+	.loc 4 92 16
+	max.f32 %f23, %f22, 0fC2D00000;
+	min.f32 %f23, %f23, 0f42B20000;
+	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f25, %f24;
+	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
+	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
+	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
+	ex2.approx.f32 %f27, %f26;
+	mul.rn.f32 %f28, %f25, 0f3F000000;
+	cvt.rmi.f32.f32 %f28, %f28;
+	sub.rn.f32 %f29, %f25, %f28;
+	ex2.approx.f32 %f30, %f28;
+	ex2.approx.f32 %f31, %f29;
+	mul.rn.f32 %f27, %f27, %f30;
+	mul.rn.f32 %f27, %f27, %f31;
+	setp.nan.f32 %p6, %f22, %f22;
+	selp.f32 %f27, %f22, %f27, %p6;
+	.loc 4 92 4
+	add.rn.f32 %f32, %f3, %f27;
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f32;
+	bra.uni $L7_if_done;
+$L10_if_then:
+	.loc 4 97 18
+	sub.rn.f32 %f49, %f2, %f33;
+	.loc 4 97 15
+	max.f32 %f50, %f49, 0fC2D00000;
+	min.f32 %f50, %f50, 0f42B20000;
+	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f52, %f51;
+	fma.rn.f32 %f53, %f52, 0fBF317200, %f50;
+	fma.rn.f32 %f53, %f52, 0fB5BFBE8E, %f53;
+	mul.rn.f32 %f53, %f53, 0f3FB8AA3B;
+	ex2.approx.f32 %f54, %f53;
+	mul.rn.f32 %f55, %f52, 0f3F000000;
+	cvt.rmi.f32.f32 %f55, %f55;
+	sub.rn.f32 %f56, %f52, %f55;
+	ex2.approx.f32 %f57, %f55;
+	ex2.approx.f32 %f58, %f56;
+	mul.rn.f32 %f54, %f54, %f57;
+	mul.rn.f32 %f54, %f54, %f58;
+	setp.nan.f32 %p14, %f49, %f49;
+	selp.f32 %f54, %f49, %f54, %p14;
+	.loc 4 97 3
+	mul.rn.f32 %f59, %f3, %f54;
+	mov.f32 %f48, %f59;
+	bra.uni $L50_entry;
+$L12_for_loop:
+	.loc 4 100 30
+	setp.lt.s64 %p19, %rd62, %rd6;
+	@%p19 bra $L13_for_body;
+	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L13_for_body:
+	.loc 4 101 11
+	add.s64 %rd63, %rd10, %rd62;
+	.loc 4 101 46
+	add.s64 %rd64, %rd10, %rd62;
+	.loc 4 101 41
+	setp.hs.u64 %p20, %rd64, %rd5;
+	@%p20 bra $L59_oob5;
+	shl.b64 %rd65, %rd64, 1;
+	add.s64 %rd66, %rd4, %rd65;
+	ld.global.nc.u16 %rs1, [%rd66];
+	.loc 4 101 39
+	bra.uni $L60_entry;
+$L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L16_entry:
+	.loc 3 70 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 3 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L17_ret_negInf;
+$L17_ret_negInf:
+	.loc 4 86 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.f32 %f3, 0f00000000;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
+$L19_bounds_exit:
+	exit;
+$L20_oob0:
+	.loc 4 87 16
+	mov.u64 %rd16, 0x1100000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L18_bounds_fail;
+$L21_entry:
+	.loc 1 35 57
+	cvt.f32.f16 %f5, %rs0;
+	.loc 1 35 41
+	mov.f32 %f4, %f5;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 4 88 8
+	setp.gt.f32 %p3, %f4, %f2;
+	@%p3 bra $L6_if_then;
+	bra.uni $L23_entry;
+$L23_entry:
+	.loc 3 70 52
+	mov.u32 %r13, 0xFF800000;
+	mov.b32 %f21, %r13;
+	.loc 3 70 25
+	mov.f32 %f20, %f21;
+	bra.uni $L24_ret_negInf;
+$L24_ret_negInf:
+	.loc 4 91 15
+	setp.gt.f32 %p5, %f4, %f20;
+	@%p5 bra $L9_if_then;
+	bra.uni $L25_edge;
+$L25_edge:
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f3;
+	bra.uni $L7_if_done;
+$L26_entry:
+	.loc 3 45 26
+	mov.u64 %rd29, smem0;
+	.loc 3 46 13
+	bra.uni $L32_entry;
+$L27_if_then:
+	.loc 3 48 11
+	mov.u32 %r18, %tid.z;
+	mov.u32 %r19, %ntid.y;
+	mov.u32 %r20, %tid.y;
+	mad.lo.u32 %r17, %r18, %r19, %r20;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %tid.x;
+	mad.lo.u32 %r21, %r17, %r22, %r23;
+	shr.u32 %r16, %r21, 5;
+	cvt.s64.u32 %rd33, %r16;
+	.loc 3 48 4
+	setp.hs.u64 %p9, %rd33, 32;
+	@%p9 bra $L37_oob1;
+	shl.b64 %rd34, %rd33, 2;
+	add.s64 %rd35, %rd29, %rd34;
+	st.shared.f32 [%rd35], %f34;
+	bra.uni $L28_if_done;
+$L28_if_done:
+	.loc 3 50 8
+	bar.sync 0;
+	.loc 3 51 12
+	bra.uni $L38_entry;
+$L29_if_then:
+	.loc 3 53 15
+	mov.u32 %r29, %laneid;
+	cvt.s64.u32 %rd41, %r29;
+	.loc 3 53 8
+	setp.hs.u64 %p11, %rd41, 32;
+	@%p11 bra $L41_oob2;
+	shl.b64 %rd42, %rd41, 2;
+	add.s64 %rd43, %rd29, %rd42;
+	ld.shared.f32 %f41, [%rd43];
+	mov.f32 %f40, %f41;
+	bra.uni $L42_entry;
+$L32_entry:
+	mov.f32 %f35, %f2;
+	mov.s64 %rd30, 16;
+	bra.uni $L33_for_loop;
+$L33_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p7, %rd30, 0;
+	@%p7 bra $L34_for_body;
+	bra.uni $L35_for_done;
+$L34_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r14, %rd30;
+	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
+	.loc 3 64 14
+	max.f32 %f37, %f35, %f36;
+	.loc 3 63 22
+	div.s64 %rd31, %rd30, 2;
+	mov.f32 %f35, %f37;
+	mov.s64 %rd30, %rd31;
+	bra.uni $L33_for_loop;
+$L35_for_done:
+	.loc 3 66 2
+	mov.f32 %f34, %f35;
+	bra.uni $L36_ret_warpMax;
+$L36_ret_warpMax:
+	.loc 3 47 11
+	mov.u32 %r15, %laneid;
+	cvt.s64.u32 %rd32, %r15;
+	.loc 3 47 14
+	setp.eq.s64 %p8, %rd32, 0;
+	@%p8 bra $L27_if_then;
+	bra.uni $L28_if_done;
+$L37_oob1:
+	.loc 3 48 4
+	mov.u64 %rd16, 0x1100000002;
+	mov.u64 %rd17, %rd33;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L38_entry:
+	.loc 3 70 52
+	mov.u32 %r24, 0xFF800000;
+	mov.b32 %f39, %r24;
+	.loc 3 70 25
+	mov.f32 %f38, %f39;
+	bra.uni $L39_ret_negInf;
+$L39_ret_negInf:
+	.loc 3 52 11
+	mov.u32 %r25, %laneid;
+	cvt.s64.u32 %rd36, %r25;
+	.loc 3 52 26
+	mov.u32 %r26, %ntid.x;
+	cvt.s64.u32 %rd37, %r26;
+	mov.u32 %r27, %ntid.y;
+	cvt.s64.u32 %rd38, %r27;
+	mov.u32 %r28, %ntid.z;
+	cvt.s64.u32 %rd39, %r28;
+	.loc 3 52 30
+	div.s64 %rd40, %rd37, 32;
+	.loc 3 52 14
+	setp.lt.s64 %p10, %rd36, %rd40;
+	@%p10 bra $L29_if_then;
+	bra.uni $L40_edge;
+$L40_edge:
+	mov.f32 %f40, %f38;
+	bra.uni $L42_entry;
+$L41_oob2:
+	.loc 3 53 8
+	mov.u64 %rd16, 0x1100000003;
+	mov.u64 %rd17, %rd41;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L42_entry:
+	mov.f32 %f43, %f40;
+	mov.s64 %rd44, 16;
+	bra.uni $L43_for_loop;
+$L43_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p12, %rd44, 0;
+	@%p12 bra $L44_for_body;
+	bra.uni $L45_for_done;
+$L44_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r30, %rd44;
+	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
+	.loc 3 64 14
+	max.f32 %f45, %f43, %f44;
+	.loc 3 63 22
+	div.s64 %rd45, %rd44, 2;
+	mov.f32 %f43, %f45;
+	mov.s64 %rd44, %rd45;
+	bra.uni $L43_for_loop;
+$L45_for_done:
+	.loc 3 66 2
+	mov.f32 %f42, %f43;
+	bra.uni $L46_ret_warpMax;
+$L46_ret_warpMax:
+	.loc 3 56 8
+	bar.sync 0;
+	.loc 3 57 2
+	mov.f32 %f33, %f42;
+	bra.uni $L47_entry;
+$L47_entry:
+	.loc 3 70 52
+	mov.u32 %r31, 0xFF800000;
+	mov.b32 %f47, %r31;
+	.loc 3 70 25
+	mov.f32 %f46, %f47;
+	bra.uni $L48_ret_negInf;
+$L48_ret_negInf:
+	.loc 4 96 7
+	setp.gt.f32 %p13, %f2, %f46;
+	@%p13 bra $L10_if_then;
+	bra.uni $L49_edge;
+$L49_edge:
+	mov.f32 %f48, %f3;
+	bra.uni $L50_entry;
+$L50_entry:
+	.loc 3 27 20
+	mov.u64 %rd46, smem1;
+	.loc 3 28 17
+	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
+	add.rn.f32 %f62, %f48, %f61;
+	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
+	add.rn.f32 %f64, %f62, %f63;
+	shfl.sync.bfly.b32 %f65, %f64, 4, 31, -1;
+	add.rn.f32 %f66, %f64, %f65;
+	shfl.sync.bfly.b32 %f67, %f66, 2, 31, -1;
+	add.rn.f32 %f68, %f66, %f67;
+	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
+	add.rn.f32 %f70, %f68, %f69;
+	.loc 3 29 11
+	mov.u32 %r32, %laneid;
+	cvt.s64.u32 %rd47, %r32;
+	.loc 3 29 14
+	setp.eq.s64 %p15, %rd47, 0;
+	@%p15 bra $L51_if_then;
+	bra.uni $L52_if_done;
+$L51_if_then:
+	.loc 3 30 11
+	mov.u32 %r35, %tid.z;
+	mov.u32 %r36, %ntid.y;
+	mov.u32 %r37, %tid.y;
+	mad.lo.u32 %r34, %r35, %r36, %r37;
+	mov.u32 %r39, %ntid.x;
+	mov.u32 %r40, %tid.x;
+	mad.lo.u32 %r38, %r34, %r39, %r40;
+	shr.u32 %r33, %r38, 5;
+	cvt.s64.u32 %rd48, %r33;
+	.loc 3 30 4
+	setp.hs.u64 %p16, %rd48, 32;
+	@%p16 bra $L56_oob3;
+	shl.b64 %rd49, %rd48, 2;
+	add.s64 %rd50, %rd46, %rd49;
+	st.shared.f32 [%rd50], %f70;
+	bra.uni $L52_if_done;
+$L52_if_done:
+	.loc 3 32 8
+	bar.sync 0;
+	.loc 3 34 11
+	mov.u32 %r41, %laneid;
+	cvt.s64.u32 %rd51, %r41;
+	.loc 3 34 26
+	mov.u32 %r42, %ntid.x;
+	cvt.s64.u32 %rd52, %r42;
+	mov.u32 %r43, %ntid.y;
+	cvt.s64.u32 %rd53, %r43;
+	mov.u32 %r44, %ntid.z;
+	cvt.s64.u32 %rd54, %r44;
+	.loc 3 34 30
+	div.s64 %rd55, %rd52, 32;
+	.loc 3 34 14
+	setp.lt.s64 %p17, %rd51, %rd55;
+	@%p17 bra $L53_if_then;
+	bra.uni $L57_edge;
+$L53_if_then:
+	.loc 3 35 15
+	mov.u32 %r45, %laneid;
+	cvt.s64.u32 %rd56, %r45;
+	.loc 3 35 8
+	setp.hs.u64 %p18, %rd56, 32;
+	@%p18 bra $L58_oob4;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd46, %rd57;
+	ld.shared.f32 %f72, [%rd58];
+	mov.f32 %f71, %f72;
+	bra.uni $L54_if_done;
+$L54_if_done:
+	.loc 3 37 17
+	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
+	add.rn.f32 %f74, %f71, %f73;
+	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
+	add.rn.f32 %f76, %f74, %f75;
+	shfl.sync.bfly.b32 %f77, %f76, 4, 31, -1;
+	add.rn.f32 %f78, %f76, %f77;
+	shfl.sync.bfly.b32 %f79, %f78, 2, 31, -1;
+	add.rn.f32 %f80, %f78, %f79;
+	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
+	add.rn.f32 %f82, %f80, %f81;
+	.loc 3 38 8
+	bar.sync 0;
+	.loc 3 39 2
+	mov.f32 %f60, %f82;
+	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
+$L55_ret_blockSum_u005bfloat32_u005d:
+	.loc 4 100 22
+	mov.u32 %r46, %tid.x;
+	cvt.s64.u32 %rd59, %r46;
+	mov.u32 %r47, %tid.y;
+	cvt.s64.u32 %rd60, %r47;
+	mov.u32 %r48, %tid.z;
+	cvt.s64.u32 %rd61, %r48;
+	mov.s64 %rd62, %rd59;
+	bra.uni $L12_for_loop;
+$L56_oob3:
+	.loc 3 30 4
+	mov.u64 %rd16, 0x1100000004;
+	mov.u64 %rd17, %rd48;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L57_edge:
+	mov.f32 %f71, 0f00000000;
+	bra.uni $L54_if_done;
+$L58_oob4:
+	.loc 3 35 8
+	mov.u64 %rd16, 0x1100000005;
+	mov.u64 %rd17, %rd56;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L59_oob5:
+	.loc 4 101 41
+	mov.u64 %rd16, 0x1100000006;
+	mov.u64 %rd17, %rd64;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L18_bounds_fail;
+$L60_entry:
+	.loc 1 35 57
+	cvt.f32.f16 %f84, %rs1;
+	.loc 1 35 41
+	mov.f32 %f83, %f84;
+	bra.uni $L61_ret_load;
+$L61_ret_load:
+	.loc 4 101 50
+	sub.rn.f32 %f85, %f83, %f33;
+	.loc 4 101 32
+	max.f32 %f86, %f85, 0fC2D00000;
+	min.f32 %f86, %f86, 0f42B20000;
+	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f88, %f87;
+	fma.rn.f32 %f89, %f88, 0fBF317200, %f86;
+	fma.rn.f32 %f89, %f88, 0fB5BFBE8E, %f89;
+	mul.rn.f32 %f89, %f89, 0f3FB8AA3B;
+	ex2.approx.f32 %f90, %f89;
+	mul.rn.f32 %f91, %f88, 0f3F000000;
+	cvt.rmi.f32.f32 %f91, %f91;
+	sub.rn.f32 %f92, %f88, %f91;
+	ex2.approx.f32 %f93, %f91;
+	ex2.approx.f32 %f94, %f92;
+	mul.rn.f32 %f90, %f90, %f93;
+	mul.rn.f32 %f90, %f90, %f94;
+	setp.nan.f32 %p21, %f85, %f85;
+	selp.f32 %f90, %f85, %f90, %p21;
+	.loc 4 101 55
+	div.rn.f32 %f95, %f90, %f60;
+	.loc 4 101 24
+	bra.uni $L62_entry;
+$L62_entry:
+	.loc 1 36 58
+	cvt.rn.f16.f32 %rs3, %f95;
+	.loc 1 36 41
+	mov.u16 %rs2, %rs3;
+	bra.uni $L63_ret_store;
+$L63_ret_store:
+	.loc 4 101 6
+	setp.hs.u64 %p22, %rd63, %rd2;
+	@%p22 bra $L64_oob6;
+	shl.b64 %rd67, %rd63, 1;
+	add.s64 %rd68, %rd1, %rd67;
+	st.global.u16 [%rd68], %rs2;
+	.loc 4 100 53
+	mov.u32 %r49, %ntid.x;
+	cvt.s64.u32 %rd69, %r49;
+	mov.u32 %r50, %ntid.y;
+	cvt.s64.u32 %rd70, %r50;
+	mov.u32 %r51, %ntid.z;
+	cvt.s64.u32 %rd71, %r51;
+	.loc 4 100 38
+	add.s64 %rd72, %rd62, %rd69;
+	mov.s64 %rd62, %rd72;
+	bra.uni $L12_for_loop;
+$L64_oob6:
+	.loc 4 101 6
+	mov.u64 %rd16, 0x1100000007;
+	mov.u64 %rd17, %rd63;
+	mov.u64 %rd18, %rd2;
+	bra.uni $L18_bounds_fail;
+$L18_bounds_fail:
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
+	@!%p2 bra $L19_bounds_exit;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
+	mov.u32 %r7, %ctaid.x;
+	mov.u32 %r8, %ntid.x;
+	mul.wide.u32 %rd20, %r7, %r8;
+	mov.u32 %r9, %tid.x;
+	cvt.u64.u32 %rd21, %r9;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
+	bra.uni $L19_bounds_exit;
+}
+
+.visible .entry softmaxBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<23>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<54>;
+	.reg .b64 %rd<73>;
+	.reg .f32 %f<96>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 4 79 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.s64 %rd6, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 84 20
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd7, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd9, %r2;
+	.loc 4 84 25
+	mul.lo.s64 %rd10, %rd7, %rd6;
+	.loc 4 85 16
+	bra.uni $L16_entry;
+$L3_for_loop:
+	.loc 4 86 30
+	setp.lt.s64 %p0, %rd14, %rd6;
+	@%p0 bra $L4_for_body;
+	bra.uni $L26_entry;
+$L4_for_body:
+	.loc 4 87 21
+	add.s64 %rd15, %rd10, %rd14;
+	.loc 4 87 16
+	setp.hs.u64 %p1, %rd15, %rd5;
+	@%p1 bra $L20_oob0;
+	shl.b64 %rd23, %rd15, 1;
+	add.s64 %rd24, %rd4, %rd23;
+	ld.global.nc.u16 %rs0, [%rd24];
+	.loc 4 87 14
+	bra.uni $L21_entry;
+$L6_if_then:
+	.loc 4 89 19
+	sub.rn.f32 %f6, %f2, %f4;
+	.loc 4 89 17
+	max.f32 %f7, %f6, 0fC2D00000;
+	min.f32 %f7, %f7, 0f42B20000;
+	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f9, %f8;
+	fma.rn.f32 %f10, %f9, 0fBF317200, %f7;
+	fma.rn.f32 %f10, %f9, 0fB5BFBE8E, %f10;
+	mul.rn.f32 %f10, %f10, 0f3FB8AA3B;
+	ex2.approx.f32 %f11, %f10;
+	mul.rn.f32 %f12, %f9, 0f3F000000;
+	cvt.rmi.f32.f32 %f12, %f12;
+	sub.rn.f32 %f13, %f9, %f12;
+	ex2.approx.f32 %f14, %f12;
+	ex2.approx.f32 %f15, %f13;
+	mul.rn.f32 %f11, %f11, %f14;
+	mul.rn.f32 %f11, %f11, %f15;
+	setp.nan.f32 %p4, %f6, %f6;
+	selp.f32 %f11, %f6, %f11, %p4;
+	.loc 4 89 9
+	mul.rn.f32 %f16, %f3, %f11;
+	.loc 4 89 23
+	add.rn.f32 %f17, %f16, 0f3F800000;
+	mov.f32 %f18, %f4;
+	mov.f32 %f19, %f17;
+	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 4 86 53
+	mov.u32 %r11, %ntid.x;
+	cvt.s64.u32 %rd25, %r11;
+	mov.u32 %r12, %ntid.y;
+	cvt.s64.u32 %rd26, %r12;
+	mov.u32 %r13, %ntid.z;
+	cvt.s64.u32 %rd27, %r13;
+	.loc 4 86 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f18;
+	mov.f32 %f3, %f19;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
+$L9_if_then:
+	.loc 4 92 19
+	sub.rn.f32 %f22, %f4, %f2;
+	.loc 4 92 16
+	max.f32 %f23, %f22, 0fC2D00000;
+	min.f32 %f23, %f23, 0f42B20000;
+	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f25, %f24;
+	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
+	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
+	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
+	ex2.approx.f32 %f27, %f26;
+	mul.rn.f32 %f28, %f25, 0f3F000000;
+	cvt.rmi.f32.f32 %f28, %f28;
+	sub.rn.f32 %f29, %f25, %f28;
+	ex2.approx.f32 %f30, %f28;
+	ex2.approx.f32 %f31, %f29;
+	mul.rn.f32 %f27, %f27, %f30;
+	mul.rn.f32 %f27, %f27, %f31;
+	setp.nan.f32 %p6, %f22, %f22;
+	selp.f32 %f27, %f22, %f27, %p6;
+	.loc 4 92 4
+	add.rn.f32 %f32, %f3, %f27;
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f32;
+	bra.uni $L7_if_done;
+$L10_if_then:
+	.loc 4 97 18
+	sub.rn.f32 %f49, %f2, %f33;
+	.loc 4 97 15
+	max.f32 %f50, %f49, 0fC2D00000;
+	min.f32 %f50, %f50, 0f42B20000;
+	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f52, %f51;
+	fma.rn.f32 %f53, %f52, 0fBF317200, %f50;
+	fma.rn.f32 %f53, %f52, 0fB5BFBE8E, %f53;
+	mul.rn.f32 %f53, %f53, 0f3FB8AA3B;
+	ex2.approx.f32 %f54, %f53;
+	mul.rn.f32 %f55, %f52, 0f3F000000;
+	cvt.rmi.f32.f32 %f55, %f55;
+	sub.rn.f32 %f56, %f52, %f55;
+	ex2.approx.f32 %f57, %f55;
+	ex2.approx.f32 %f58, %f56;
+	mul.rn.f32 %f54, %f54, %f57;
+	mul.rn.f32 %f54, %f54, %f58;
+	setp.nan.f32 %p14, %f49, %f49;
+	selp.f32 %f54, %f49, %f54, %p14;
+	.loc 4 97 3
+	mul.rn.f32 %f59, %f3, %f54;
+	mov.f32 %f48, %f59;
+	bra.uni $L50_entry;
+$L12_for_loop:
+	.loc 4 100 30
+	setp.lt.s64 %p19, %rd62, %rd6;
+	@%p19 bra $L13_for_body;
+	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L13_for_body:
+	.loc 4 101 11
+	add.s64 %rd63, %rd10, %rd62;
+	.loc 4 101 46
+	add.s64 %rd64, %rd10, %rd62;
+	.loc 4 101 41
+	setp.hs.u64 %p20, %rd64, %rd5;
+	@%p20 bra $L59_oob5;
+	shl.b64 %rd65, %rd64, 1;
+	add.s64 %rd66, %rd4, %rd65;
+	ld.global.nc.u16 %rs1, [%rd66];
+	.loc 4 101 39
+	bra.uni $L60_entry;
+$L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L16_entry:
+	.loc 3 70 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 3 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L17_ret_negInf;
+$L17_ret_negInf:
+	.loc 4 86 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.f32 %f3, 0f00000000;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
+$L19_bounds_exit:
+	exit;
+$L20_oob0:
+	.loc 4 87 16
+	mov.u64 %rd16, 0x1200000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L18_bounds_fail;
+$L21_entry:
+	.loc 1 40 62
+	cvt.u32.u16 %r10, %rs0;
+	shl.b32 %r10, %r10, 16;
+	mov.b32 %f5, %r10;
+	.loc 1 40 46
+	mov.f32 %f4, %f5;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 4 88 8
+	setp.gt.f32 %p3, %f4, %f2;
+	@%p3 bra $L6_if_then;
+	bra.uni $L23_entry;
+$L23_entry:
+	.loc 3 70 52
+	mov.u32 %r14, 0xFF800000;
+	mov.b32 %f21, %r14;
+	.loc 3 70 25
+	mov.f32 %f20, %f21;
+	bra.uni $L24_ret_negInf;
+$L24_ret_negInf:
+	.loc 4 91 15
+	setp.gt.f32 %p5, %f4, %f20;
+	@%p5 bra $L9_if_then;
+	bra.uni $L25_edge;
+$L25_edge:
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f3;
+	bra.uni $L7_if_done;
+$L26_entry:
+	.loc 3 45 26
+	mov.u64 %rd29, smem0;
+	.loc 3 46 13
+	bra.uni $L32_entry;
+$L27_if_then:
+	.loc 3 48 11
+	mov.u32 %r19, %tid.z;
+	mov.u32 %r20, %ntid.y;
+	mov.u32 %r21, %tid.y;
+	mad.lo.u32 %r18, %r19, %r20, %r21;
+	mov.u32 %r23, %ntid.x;
+	mov.u32 %r24, %tid.x;
+	mad.lo.u32 %r22, %r18, %r23, %r24;
+	shr.u32 %r17, %r22, 5;
+	cvt.s64.u32 %rd33, %r17;
+	.loc 3 48 4
+	setp.hs.u64 %p9, %rd33, 32;
+	@%p9 bra $L37_oob1;
+	shl.b64 %rd34, %rd33, 2;
+	add.s64 %rd35, %rd29, %rd34;
+	st.shared.f32 [%rd35], %f34;
+	bra.uni $L28_if_done;
+$L28_if_done:
+	.loc 3 50 8
+	bar.sync 0;
+	.loc 3 51 12
+	bra.uni $L38_entry;
+$L29_if_then:
+	.loc 3 53 15
+	mov.u32 %r30, %laneid;
+	cvt.s64.u32 %rd41, %r30;
+	.loc 3 53 8
+	setp.hs.u64 %p11, %rd41, 32;
+	@%p11 bra $L41_oob2;
+	shl.b64 %rd42, %rd41, 2;
+	add.s64 %rd43, %rd29, %rd42;
+	ld.shared.f32 %f41, [%rd43];
+	mov.f32 %f40, %f41;
+	bra.uni $L42_entry;
+$L32_entry:
+	mov.f32 %f35, %f2;
+	mov.s64 %rd30, 16;
+	bra.uni $L33_for_loop;
+$L33_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p7, %rd30, 0;
+	@%p7 bra $L34_for_body;
+	bra.uni $L35_for_done;
+$L34_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r15, %rd30;
+	shfl.sync.bfly.b32 %f36, %f35, %r15, 31, -1;
+	.loc 3 64 14
+	max.f32 %f37, %f35, %f36;
+	.loc 3 63 22
+	div.s64 %rd31, %rd30, 2;
+	mov.f32 %f35, %f37;
+	mov.s64 %rd30, %rd31;
+	bra.uni $L33_for_loop;
+$L35_for_done:
+	.loc 3 66 2
+	mov.f32 %f34, %f35;
+	bra.uni $L36_ret_warpMax;
+$L36_ret_warpMax:
+	.loc 3 47 11
+	mov.u32 %r16, %laneid;
+	cvt.s64.u32 %rd32, %r16;
+	.loc 3 47 14
+	setp.eq.s64 %p8, %rd32, 0;
+	@%p8 bra $L27_if_then;
+	bra.uni $L28_if_done;
+$L37_oob1:
+	.loc 3 48 4
+	mov.u64 %rd16, 0x1200000002;
+	mov.u64 %rd17, %rd33;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L38_entry:
+	.loc 3 70 52
+	mov.u32 %r25, 0xFF800000;
+	mov.b32 %f39, %r25;
+	.loc 3 70 25
+	mov.f32 %f38, %f39;
+	bra.uni $L39_ret_negInf;
+$L39_ret_negInf:
+	.loc 3 52 11
+	mov.u32 %r26, %laneid;
+	cvt.s64.u32 %rd36, %r26;
+	.loc 3 52 26
+	mov.u32 %r27, %ntid.x;
+	cvt.s64.u32 %rd37, %r27;
+	mov.u32 %r28, %ntid.y;
+	cvt.s64.u32 %rd38, %r28;
+	mov.u32 %r29, %ntid.z;
+	cvt.s64.u32 %rd39, %r29;
+	.loc 3 52 30
+	div.s64 %rd40, %rd37, 32;
+	.loc 3 52 14
+	setp.lt.s64 %p10, %rd36, %rd40;
+	@%p10 bra $L29_if_then;
+	bra.uni $L40_edge;
+$L40_edge:
+	mov.f32 %f40, %f38;
+	bra.uni $L42_entry;
+$L41_oob2:
+	.loc 3 53 8
+	mov.u64 %rd16, 0x1200000003;
+	mov.u64 %rd17, %rd41;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L42_entry:
+	mov.f32 %f43, %f40;
+	mov.s64 %rd44, 16;
+	bra.uni $L43_for_loop;
+$L43_for_loop:
+	.loc 3 63 17
+	setp.gt.s64 %p12, %rd44, 0;
+	@%p12 bra $L44_for_body;
+	bra.uni $L45_for_done;
+$L44_for_body:
+	.loc 3 64 29
+	cvt.u32.u64 %r31, %rd44;
+	shfl.sync.bfly.b32 %f44, %f43, %r31, 31, -1;
+	.loc 3 64 14
+	max.f32 %f45, %f43, %f44;
+	.loc 3 63 22
+	div.s64 %rd45, %rd44, 2;
+	mov.f32 %f43, %f45;
+	mov.s64 %rd44, %rd45;
+	bra.uni $L43_for_loop;
+$L45_for_done:
+	.loc 3 66 2
+	mov.f32 %f42, %f43;
+	bra.uni $L46_ret_warpMax;
+$L46_ret_warpMax:
+	.loc 3 56 8
+	bar.sync 0;
+	.loc 3 57 2
+	mov.f32 %f33, %f42;
+	bra.uni $L47_entry;
+$L47_entry:
+	.loc 3 70 52
+	mov.u32 %r32, 0xFF800000;
+	mov.b32 %f47, %r32;
+	.loc 3 70 25
+	mov.f32 %f46, %f47;
+	bra.uni $L48_ret_negInf;
+$L48_ret_negInf:
+	.loc 4 96 7
+	setp.gt.f32 %p13, %f2, %f46;
+	@%p13 bra $L10_if_then;
+	bra.uni $L49_edge;
+$L49_edge:
+	mov.f32 %f48, %f3;
+	bra.uni $L50_entry;
+$L50_entry:
+	.loc 3 27 20
+	mov.u64 %rd46, smem1;
+	.loc 3 28 17
+	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
+	add.rn.f32 %f62, %f48, %f61;
+	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
+	add.rn.f32 %f64, %f62, %f63;
+	shfl.sync.bfly.b32 %f65, %f64, 4, 31, -1;
+	add.rn.f32 %f66, %f64, %f65;
+	shfl.sync.bfly.b32 %f67, %f66, 2, 31, -1;
+	add.rn.f32 %f68, %f66, %f67;
+	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
+	add.rn.f32 %f70, %f68, %f69;
+	.loc 3 29 11
+	mov.u32 %r33, %laneid;
+	cvt.s64.u32 %rd47, %r33;
+	.loc 3 29 14
+	setp.eq.s64 %p15, %rd47, 0;
+	@%p15 bra $L51_if_then;
+	bra.uni $L52_if_done;
+$L51_if_then:
+	.loc 3 30 11
+	mov.u32 %r36, %tid.z;
+	mov.u32 %r37, %ntid.y;
+	mov.u32 %r38, %tid.y;
+	mad.lo.u32 %r35, %r36, %r37, %r38;
+	mov.u32 %r40, %ntid.x;
+	mov.u32 %r41, %tid.x;
+	mad.lo.u32 %r39, %r35, %r40, %r41;
+	shr.u32 %r34, %r39, 5;
+	cvt.s64.u32 %rd48, %r34;
+	.loc 3 30 4
+	setp.hs.u64 %p16, %rd48, 32;
+	@%p16 bra $L56_oob3;
+	shl.b64 %rd49, %rd48, 2;
+	add.s64 %rd50, %rd46, %rd49;
+	st.shared.f32 [%rd50], %f70;
+	bra.uni $L52_if_done;
+$L52_if_done:
+	.loc 3 32 8
+	bar.sync 0;
+	.loc 3 34 11
+	mov.u32 %r42, %laneid;
+	cvt.s64.u32 %rd51, %r42;
+	.loc 3 34 26
+	mov.u32 %r43, %ntid.x;
+	cvt.s64.u32 %rd52, %r43;
+	mov.u32 %r44, %ntid.y;
+	cvt.s64.u32 %rd53, %r44;
+	mov.u32 %r45, %ntid.z;
+	cvt.s64.u32 %rd54, %r45;
+	.loc 3 34 30
+	div.s64 %rd55, %rd52, 32;
+	.loc 3 34 14
+	setp.lt.s64 %p17, %rd51, %rd55;
+	@%p17 bra $L53_if_then;
+	bra.uni $L57_edge;
+$L53_if_then:
+	.loc 3 35 15
+	mov.u32 %r46, %laneid;
+	cvt.s64.u32 %rd56, %r46;
+	.loc 3 35 8
+	setp.hs.u64 %p18, %rd56, 32;
+	@%p18 bra $L58_oob4;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd46, %rd57;
+	ld.shared.f32 %f72, [%rd58];
+	mov.f32 %f71, %f72;
+	bra.uni $L54_if_done;
+$L54_if_done:
+	.loc 3 37 17
+	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
+	add.rn.f32 %f74, %f71, %f73;
+	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
+	add.rn.f32 %f76, %f74, %f75;
+	shfl.sync.bfly.b32 %f77, %f76, 4, 31, -1;
+	add.rn.f32 %f78, %f76, %f77;
+	shfl.sync.bfly.b32 %f79, %f78, 2, 31, -1;
+	add.rn.f32 %f80, %f78, %f79;
+	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
+	add.rn.f32 %f82, %f80, %f81;
+	.loc 3 38 8
+	bar.sync 0;
+	.loc 3 39 2
+	mov.f32 %f60, %f82;
+	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
+$L55_ret_blockSum_u005bfloat32_u005d:
+	.loc 4 100 22
+	mov.u32 %r47, %tid.x;
+	cvt.s64.u32 %rd59, %r47;
+	mov.u32 %r48, %tid.y;
+	cvt.s64.u32 %rd60, %r48;
+	mov.u32 %r49, %tid.z;
+	cvt.s64.u32 %rd61, %r49;
+	mov.s64 %rd62, %rd59;
+	bra.uni $L12_for_loop;
+$L56_oob3:
+	.loc 3 30 4
+	mov.u64 %rd16, 0x1200000004;
+	mov.u64 %rd17, %rd48;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L57_edge:
+	mov.f32 %f71, 0f00000000;
+	bra.uni $L54_if_done;
+$L58_oob4:
+	.loc 3 35 8
+	mov.u64 %rd16, 0x1200000005;
+	mov.u64 %rd17, %rd56;
+	mov.u64 %rd18, 32;
+	bra.uni $L18_bounds_fail;
+$L59_oob5:
+	.loc 4 101 41
+	mov.u64 %rd16, 0x1200000006;
+	mov.u64 %rd17, %rd64;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L18_bounds_fail;
+$L60_entry:
+	.loc 1 40 62
+	cvt.u32.u16 %r50, %rs1;
+	shl.b32 %r50, %r50, 16;
+	mov.b32 %f84, %r50;
+	.loc 1 40 46
+	mov.f32 %f83, %f84;
+	bra.uni $L61_ret_load;
+$L61_ret_load:
+	.loc 4 101 50
+	sub.rn.f32 %f85, %f83, %f33;
+	.loc 4 101 32
+	max.f32 %f86, %f85, 0fC2D00000;
+	min.f32 %f86, %f86, 0f42B20000;
+	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f88, %f87;
+	fma.rn.f32 %f89, %f88, 0fBF317200, %f86;
+	fma.rn.f32 %f89, %f88, 0fB5BFBE8E, %f89;
+	mul.rn.f32 %f89, %f89, 0f3FB8AA3B;
+	ex2.approx.f32 %f90, %f89;
+	mul.rn.f32 %f91, %f88, 0f3F000000;
+	cvt.rmi.f32.f32 %f91, %f91;
+	sub.rn.f32 %f92, %f88, %f91;
+	ex2.approx.f32 %f93, %f91;
+	ex2.approx.f32 %f94, %f92;
+	mul.rn.f32 %f90, %f90, %f93;
+	mul.rn.f32 %f90, %f90, %f94;
+	setp.nan.f32 %p21, %f85, %f85;
+	selp.f32 %f90, %f85, %f90, %p21;
+	.loc 4 101 55
+	div.rn.f32 %f95, %f90, %f60;
+	.loc 4 101 24
+	bra.uni $L62_entry;
+$L62_entry:
+	.loc 1 41 67
+	cvt.rn.bf16.f32 %rs3, %f95;
+	.loc 1 41 46
+	mov.u16 %rs2, %rs3;
+	bra.uni $L63_ret_store;
+$L63_ret_store:
+	.loc 4 101 6
+	setp.hs.u64 %p22, %rd63, %rd2;
+	@%p22 bra $L64_oob6;
+	shl.b64 %rd67, %rd63, 1;
+	add.s64 %rd68, %rd1, %rd67;
+	st.global.u16 [%rd68], %rs2;
+	.loc 4 100 53
+	mov.u32 %r51, %ntid.x;
+	cvt.s64.u32 %rd69, %r51;
+	mov.u32 %r52, %ntid.y;
+	cvt.s64.u32 %rd70, %r52;
+	mov.u32 %r53, %ntid.z;
+	cvt.s64.u32 %rd71, %r53;
+	.loc 4 100 38
+	add.s64 %rd72, %rd62, %rd69;
+	mov.s64 %rd62, %rd72;
+	bra.uni $L12_for_loop;
+$L64_oob6:
+	.loc 4 101 6
+	mov.u64 %rd16, 0x1200000007;
+	mov.u64 %rd17, %rd63;
+	mov.u64 %rd18, %rd2;
+	bra.uni $L18_bounds_fail;
+$L18_bounds_fail:
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
+	@!%p2 bra $L19_bounds_exit;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
+	mov.u32 %r7, %ctaid.x;
+	mov.u32 %r8, %ntid.x;
+	mul.wide.u32 %rd20, %r7, %r8;
+	mov.u32 %r9, %tid.x;
+	cvt.u64.u32 %rd21, %r9;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
+	bra.uni $L19_bounds_exit;
 }
 `
