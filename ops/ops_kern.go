@@ -625,13 +625,13 @@ var softmaxF32Kernel = kernSoftmaxF32Launcher{kern.NewKernel(kern.KernelSpec{
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"softmax.go:87:16",
+		"softmax.go:89:16",
 		"reduce.go:48:4",
 		"reduce.go:53:8",
 		"reduce.go:30:4",
 		"reduce.go:35:8",
-		"softmax.go:101:41",
-		"softmax.go:101:6",
+		"softmax.go:103:41",
+		"softmax.go:103:6",
 	},
 	Native: func(t gpu.Thread, a []any) { softmaxF32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
@@ -661,13 +661,13 @@ var softmaxF16Kernel = kernSoftmaxF16Launcher{kern.NewKernel(kern.KernelSpec{
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"softmax.go:87:16",
+		"softmax.go:89:16",
 		"reduce.go:48:4",
 		"reduce.go:53:8",
 		"reduce.go:30:4",
 		"reduce.go:35:8",
-		"softmax.go:101:41",
-		"softmax.go:101:6",
+		"softmax.go:103:41",
+		"softmax.go:103:6",
 	},
 	Native: func(t gpu.Thread, a []any) { softmaxF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
 })}
@@ -697,13 +697,13 @@ var softmaxBF16Kernel = kernSoftmaxBF16Launcher{kern.NewKernel(kern.KernelSpec{
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"softmax.go:87:16",
+		"softmax.go:89:16",
 		"reduce.go:48:4",
 		"reduce.go:53:8",
 		"reduce.go:30:4",
 		"reduce.go:35:8",
-		"softmax.go:101:41",
-		"softmax.go:101:6",
+		"softmax.go:103:41",
+		"softmax.go:103:6",
 	},
 	Native: func(t gpu.Thread, a []any) { softmaxBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int)) },
 })}
@@ -6775,37 +6775,37 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 84 20
+	.loc 4 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 4 84 25
+	.loc 4 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 4 85 16
+	.loc 4 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 4 86 30
+	.loc 4 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 4 87 21
+	.loc 4 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 4 87 16
+	.loc 4 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f4, [%rd24];
-	.loc 4 87 14
+	.loc 4 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 4 89 19
+	.loc 4 91 19
 	sub.rn.f32 %f6, %f2, %f5;
-	.loc 4 89 17
+	.loc 4 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -6823,31 +6823,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 4 89 9
+	.loc 4 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 4 89 23
+	.loc 4 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f5;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 4 86 53
+	.loc 4 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 4 86 38
+	.loc 4 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 4 92 19
+	.loc 4 94 19
 	sub.rn.f32 %f22, %f5, %f2;
-	.loc 4 92 16
+	.loc 4 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -6865,15 +6865,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 4 92 4
+	.loc 4 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 4 97 18
+	.loc 4 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 4 97 15
+	.loc 4 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -6891,27 +6891,27 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 4 97 3
+	.loc 4 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 4 100 30
+	.loc 4 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L13_for_body:
-	.loc 4 101 11
+	.loc 4 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 4 101 46
+	.loc 4 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 4 101 41
+	.loc 4 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 2;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.f32 %f83, [%rd66];
-	.loc 4 101 39
+	.loc 4 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
@@ -6923,7 +6923,7 @@ $L16_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 4 86 22
+	.loc 4 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -6937,7 +6937,7 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 4 87 16
+	.loc 4 89 16
 	mov.u64 %rd16, 0x1000000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
@@ -6947,7 +6947,7 @@ $L21_entry:
 	mov.f32 %f5, %f4;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 4 88 8
+	.loc 4 90 8
 	setp.gt.f32 %p3, %f5, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
@@ -6959,7 +6959,7 @@ $L23_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 4 91 15
+	.loc 4 93 15
 	setp.gt.f32 %p5, %f5, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -7116,7 +7116,7 @@ $L47_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 4 96 7
+	.loc 4 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -7211,7 +7211,7 @@ $L54_if_done:
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 4 100 22
+	.loc 4 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -7236,7 +7236,7 @@ $L58_oob4:
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 4 101 41
+	.loc 4 103 41
 	mov.u64 %rd16, 0x1000000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
@@ -7246,9 +7246,9 @@ $L60_entry:
 	mov.f32 %f84, %f83;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 4 101 50
+	.loc 4 103 50
 	sub.rn.f32 %f85, %f84, %f33;
-	.loc 4 101 32
+	.loc 4 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -7266,34 +7266,34 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 4 101 55
+	.loc 4 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 4 101 24
+	.loc 4 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 1 31 40
 	mov.f32 %f96, %f95;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 4 101 6
+	.loc 4 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 2;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.f32 [%rd68], %f96;
-	.loc 4 100 53
+	.loc 4 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 4 100 38
+	.loc 4 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 4 101 6
+	.loc 4 103 6
 	mov.u64 %rd16, 0x1000000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
@@ -7341,37 +7341,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 84 20
+	.loc 4 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 4 84 25
+	.loc 4 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 4 85 16
+	.loc 4 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 4 86 30
+	.loc 4 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 4 87 21
+	.loc 4 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 4 87 16
+	.loc 4 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 4 87 14
+	.loc 4 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 4 89 19
+	.loc 4 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 4 89 17
+	.loc 4 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -7389,31 +7389,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 4 89 9
+	.loc 4 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 4 89 23
+	.loc 4 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 4 86 53
+	.loc 4 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 4 86 38
+	.loc 4 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 4 92 19
+	.loc 4 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 4 92 16
+	.loc 4 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -7431,15 +7431,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 4 92 4
+	.loc 4 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 4 97 18
+	.loc 4 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 4 97 15
+	.loc 4 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -7457,27 +7457,27 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 4 97 3
+	.loc 4 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 4 100 30
+	.loc 4 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L13_for_body:
-	.loc 4 101 11
+	.loc 4 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 4 101 46
+	.loc 4 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 4 101 41
+	.loc 4 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 4 101 39
+	.loc 4 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
@@ -7489,7 +7489,7 @@ $L16_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 4 86 22
+	.loc 4 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -7503,7 +7503,7 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 4 87 16
+	.loc 4 89 16
 	mov.u64 %rd16, 0x1100000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
@@ -7515,7 +7515,7 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 4 88 8
+	.loc 4 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
@@ -7527,7 +7527,7 @@ $L23_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 4 91 15
+	.loc 4 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -7684,7 +7684,7 @@ $L47_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 4 96 7
+	.loc 4 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -7779,7 +7779,7 @@ $L54_if_done:
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 4 100 22
+	.loc 4 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -7804,7 +7804,7 @@ $L58_oob4:
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 4 101 41
+	.loc 4 103 41
 	mov.u64 %rd16, 0x1100000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
@@ -7816,9 +7816,9 @@ $L60_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 4 101 50
+	.loc 4 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 4 101 32
+	.loc 4 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -7836,9 +7836,9 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 4 101 55
+	.loc 4 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 4 101 24
+	.loc 4 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 1 36 58
@@ -7847,25 +7847,25 @@ $L62_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 4 101 6
+	.loc 4 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 4 100 53
+	.loc 4 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 4 100 38
+	.loc 4 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 4 101 6
+	.loc 4 103 6
 	mov.u64 %rd16, 0x1100000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
@@ -7913,37 +7913,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 84 20
+	.loc 4 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 4 84 25
+	.loc 4 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 4 85 16
+	.loc 4 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 4 86 30
+	.loc 4 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 4 87 21
+	.loc 4 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 4 87 16
+	.loc 4 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 4 87 14
+	.loc 4 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 4 89 19
+	.loc 4 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 4 89 17
+	.loc 4 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -7961,31 +7961,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 4 89 9
+	.loc 4 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 4 89 23
+	.loc 4 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 4 86 53
+	.loc 4 88 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 4 86 38
+	.loc 4 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 4 92 19
+	.loc 4 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 4 92 16
+	.loc 4 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -8003,15 +8003,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 4 92 4
+	.loc 4 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 4 97 18
+	.loc 4 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 4 97 15
+	.loc 4 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -8029,27 +8029,27 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 4 97 3
+	.loc 4 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 4 100 30
+	.loc 4 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L13_for_body:
-	.loc 4 101 11
+	.loc 4 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 4 101 46
+	.loc 4 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 4 101 41
+	.loc 4 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 4 101 39
+	.loc 4 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
@@ -8061,7 +8061,7 @@ $L16_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 4 86 22
+	.loc 4 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -8075,7 +8075,7 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 4 87 16
+	.loc 4 89 16
 	mov.u64 %rd16, 0x1200000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
@@ -8089,7 +8089,7 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 4 88 8
+	.loc 4 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
@@ -8101,7 +8101,7 @@ $L23_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 4 91 15
+	.loc 4 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -8258,7 +8258,7 @@ $L47_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 4 96 7
+	.loc 4 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -8353,7 +8353,7 @@ $L54_if_done:
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 4 100 22
+	.loc 4 102 22
 	mov.u32 %r47, %tid.x;
 	cvt.s64.u32 %rd59, %r47;
 	mov.u32 %r48, %tid.y;
@@ -8378,7 +8378,7 @@ $L58_oob4:
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 4 101 41
+	.loc 4 103 41
 	mov.u64 %rd16, 0x1200000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
@@ -8392,9 +8392,9 @@ $L60_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 4 101 50
+	.loc 4 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 4 101 32
+	.loc 4 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -8412,9 +8412,9 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 4 101 55
+	.loc 4 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 4 101 24
+	.loc 4 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 1 41 67
@@ -8423,25 +8423,25 @@ $L62_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 4 101 6
+	.loc 4 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 4 100 53
+	.loc 4 102 53
 	mov.u32 %r51, %ntid.x;
 	cvt.s64.u32 %rd69, %r51;
 	mov.u32 %r52, %ntid.y;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %ntid.z;
 	cvt.s64.u32 %rd71, %r53;
-	.loc 4 100 38
+	.loc 4 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 4 101 6
+	.loc 4 103 6
 	mov.u64 %rd16, 0x1200000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;

@@ -76,7 +76,9 @@ func softmaxF32(t gpu.Thread, out, x []float32, cols int) { softmaxOnline(f32c{}
 func softmaxF16(t gpu.Thread, out, x []gpu.Half, cols int) { softmaxOnline(f16c{}, t, out, x, cols) }
 
 //kern:kernel block=256
-func softmaxBF16(t gpu.Thread, out, x []gpu.BFloat16, cols int) { softmaxOnline(bf16c{}, t, out, x, cols) }
+func softmaxBF16(t gpu.Thread, out, x []gpu.BFloat16, cols int) {
+	softmaxOnline(bf16c{}, t, out, x, cols)
+}
 
 // softmaxOnline is v2: the running (max, sum) pair per thread, combined
 // across the block, then the write.
