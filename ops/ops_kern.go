@@ -502,6 +502,117 @@ func (l kernLayerNormBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.BufferArg(bias), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
+// ropeF32Kernel launches the kernel ropeF32 (rope.go:48).
+var ropeF32Kernel = kernRopeF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "ropeF32", Pkg: "github.com/gokern/kern/ops", Entry: "ropeF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "posOffset", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"rope.go:73:20",
+		"rope.go:73:35",
+		"rope.go:74:5",
+		"rope.go:75:5",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		ropeF32(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int), a[4].(int), a[5].(float64))
+	},
+})}
+
+// kernRopeF32Launcher is the typed launcher of ropeF32.
+type kernRopeF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernRopeF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs ropeF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernRopeF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], heads int, headDim int, posOffset int, ratio float64) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(posOffset), kern.ScalarArg(ratio))
+}
+
+// ropeF16Kernel launches the kernel ropeF16 (rope.go:53).
+var ropeF16Kernel = kernRopeF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "ropeF16", Pkg: "github.com/gokern/kern/ops", Entry: "ropeF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "posOffset", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"rope.go:73:20",
+		"rope.go:73:35",
+		"rope.go:74:5",
+		"rope.go:75:5",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		ropeF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int), a[3].(int), a[4].(int), a[5].(float64))
+	},
+})}
+
+// kernRopeF16Launcher is the typed launcher of ropeF16.
+type kernRopeF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernRopeF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs ropeF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernRopeF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], heads int, headDim int, posOffset int, ratio float64) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(posOffset), kern.ScalarArg(ratio))
+}
+
+// ropeBF16Kernel launches the kernel ropeBF16 (rope.go:58).
+var ropeBF16Kernel = kernRopeBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "ropeBF16", Pkg: "github.com/gokern/kern/ops", Entry: "ropeBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "posOffset", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"rope.go:73:20",
+		"rope.go:73:35",
+		"rope.go:74:5",
+		"rope.go:75:5",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		ropeBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int), a[4].(int), a[5].(float64))
+	},
+})}
+
+// kernRopeBF16Launcher is the typed launcher of ropeBF16.
+type kernRopeBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernRopeBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs ropeBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernRopeBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], heads int, headDim int, posOffset int, ratio float64) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(posOffset), kern.ScalarArg(ratio))
+}
+
 // softmax3F32Kernel launches the kernel softmax3F32 (softmax.go:46).
 var softmax3F32Kernel = kernSoftmax3F32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "softmax3F32", Pkg: "github.com/gokern/kern/ops", Entry: "softmax3F32", Module: kernModule,
@@ -732,7 +843,8 @@ const kernPTX = `//
 .file 1 "dtype.go"
 .file 2 "norm.go"
 .file 3 "reduce.go"
-.file 4 "softmax.go"
+.file 4 "rope.go"
+.file 5 "softmax.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 
@@ -5159,6 +5271,775 @@ $L13_bounds_fail:
 	bra.uni $L14_bounds_exit;
 }
 
+.visible .entry ropeF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 heads,
+	.param .s64 headDim,
+	.param .s64 posOffset,
+	.param .f64 ratio
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<8>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<40>;
+	.reg .f32 %f<22>;
+	.reg .f64 %fd<15>;
+
+	.loc 4 48 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.s64 %rd6, [heads];
+	ld.param.s64 %rd7, [headDim];
+	ld.param.s64 %rd8, [posOffset];
+	ld.param.f64 %fd0, [ratio];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 64 18
+	div.s64 %rd9, %rd7, 2;
+	.loc 4 65 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 4 66 16
+	div.s64 %rd13, %rd5, 2;
+	.loc 4 66 7
+	setp.ge.s64 %p0, %rd12, %rd13;
+	@%p0 bra $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 4 69 9
+	rem.s64 %rd14, %rd12, %rd9;
+	.loc 4 70 11
+	div.s64 %rd15, %rd12, %rd9;
+	.loc 4 71 38
+	div.s64 %rd16, %rd15, %rd6;
+	.loc 4 71 34
+	add.s64 %rd17, %rd8, %rd16;
+	.loc 4 71 24
+	bra.uni $L6_entry;
+$L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L6_entry:
+	mov.f64 %fd1, 0d3FF0000000000000;
+	mov.f64 %fd2, %fd0;
+	mov.s64 %rd18, %rd14;
+	bra.uni $L7_for_loop;
+$L7_for_loop:
+	.loc 4 82 16
+	setp.gt.s64 %p1, %rd18, 0;
+	@%p1 bra $L8_for_body;
+	bra.uni $L9_for_done;
+$L8_for_body:
+	.loc 4 83 7
+	and.b64 %rd19, %rd18, 1;
+	.loc 4 83 10
+	setp.ne.s64 %p2, %rd19, 0;
+	@%p2 bra $L10_if_then;
+	bra.uni $L13_edge;
+$L9_for_done:
+	.loc 4 88 14
+	cvt.rn.f64.s64 %fd6, %rd17;
+	.loc 4 88 20
+	mul.rn.f64 %fd7, %fd6, %fd1;
+	.loc 4 89 19
+	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
+	.loc 4 89 36
+	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
+	.loc 4 89 17
+	cvt.rmi.f64.f64 %fd10, %fd9;
+	.loc 4 90 12
+	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
+	.loc 4 90 9
+	sub.rn.f64 %fd12, %fd7, %fd11;
+	.loc 4 90 24
+	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
+	.loc 4 90 21
+	sub.rn.f64 %fd14, %fd12, %fd13;
+	.loc 4 91 24
+	cvt.rn.f32.f64 %f2, %fd14;
+	.loc 4 91 16
+	mul.rn.f32 %f3, %f2, 0f3E22F983;
+	cvt.rni.f32.f32 %f3, %f3;
+	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
+	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
+	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
+	sin.approx.f32 %f5, %f4;
+	.loc 4 91 45
+	cvt.rn.f32.f64 %f6, %fd14;
+	.loc 4 91 37
+	mul.rn.f32 %f7, %f6, 0f3E22F983;
+	cvt.rni.f32.f32 %f7, %f7;
+	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
+	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
+	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
+	cos.approx.f32 %f9, %f8;
+	.loc 4 91 2
+	mov.f32 %f0, %f5;
+	mov.f32 %f1, %f9;
+	bra.uni $L12_ret_ropeSinCos;
+$L10_if_then:
+	.loc 4 84 4
+	mul.rn.f64 %fd4, %fd1, %fd2;
+	mov.f64 %fd3, %fd4;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 4 86 3
+	mul.rn.f64 %fd5, %fd2, %fd2;
+	.loc 4 82 21
+	shr.s64 %rd20, %rd18, 1;
+	mov.f64 %fd1, %fd3;
+	mov.f64 %fd2, %fd5;
+	mov.s64 %rd18, %rd20;
+	bra.uni $L7_for_loop;
+$L12_ret_ropeSinCos:
+	.loc 4 72 11
+	mul.lo.s64 %rd21, %rd15, %rd7;
+	.loc 4 72 20
+	add.s64 %rd22, %rd21, %rd14;
+	.loc 4 73 20
+	setp.hs.u64 %p3, %rd22, %rd5;
+	@%p3 bra $L16_oob0;
+	shl.b64 %rd30, %rd22, 2;
+	add.s64 %rd31, %rd4, %rd30;
+	ld.global.nc.f32 %f10, [%rd31];
+	.loc 4 73 18
+	bra.uni $L17_entry;
+$L13_edge:
+	mov.f64 %fd3, %fd1;
+	bra.uni $L11_if_done;
+$L15_bounds_exit:
+	exit;
+$L16_oob0:
+	.loc 4 73 20
+	mov.u64 %rd23, 0xD00000001;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, %rd5;
+	bra.uni $L14_bounds_fail;
+$L17_entry:
+	.loc 1 30 40
+	mov.f32 %f11, %f10;
+	bra.uni $L18_ret_load;
+$L18_ret_load:
+	.loc 4 73 38
+	add.s64 %rd32, %rd22, %rd9;
+	.loc 4 73 35
+	setp.hs.u64 %p5, %rd32, %rd5;
+	@%p5 bra $L19_oob1;
+	shl.b64 %rd33, %rd32, 2;
+	add.s64 %rd34, %rd4, %rd33;
+	ld.global.nc.f32 %f12, [%rd34];
+	.loc 4 73 33
+	bra.uni $L20_entry;
+$L19_oob1:
+	.loc 4 73 35
+	mov.u64 %rd23, 0xD00000002;
+	mov.u64 %rd24, %rd32;
+	mov.u64 %rd25, %rd5;
+	bra.uni $L14_bounds_fail;
+$L20_entry:
+	.loc 1 30 40
+	mov.f32 %f13, %f12;
+	bra.uni $L21_ret_load;
+$L21_ret_load:
+	.loc 4 74 22
+	mul.rn.f32 %f14, %f11, %f1;
+	.loc 4 74 31
+	mul.rn.f32 %f15, %f13, %f0;
+	.loc 4 74 27
+	sub.rn.f32 %f16, %f14, %f15;
+	.loc 4 74 19
+	bra.uni $L22_entry;
+$L22_entry:
+	.loc 1 31 40
+	mov.f32 %f17, %f16;
+	bra.uni $L23_ret_store;
+$L23_ret_store:
+	.loc 4 74 5
+	setp.hs.u64 %p6, %rd22, %rd2;
+	@%p6 bra $L24_oob2;
+	shl.b64 %rd35, %rd22, 2;
+	add.s64 %rd36, %rd1, %rd35;
+	st.global.f32 [%rd36], %f17;
+	.loc 4 75 8
+	add.s64 %rd37, %rd22, %rd9;
+	.loc 4 75 27
+	mul.rn.f32 %f18, %f13, %f1;
+	.loc 4 75 36
+	mul.rn.f32 %f19, %f11, %f0;
+	.loc 4 75 32
+	add.rn.f32 %f20, %f18, %f19;
+	.loc 4 75 24
+	bra.uni $L25_entry;
+$L24_oob2:
+	.loc 4 74 5
+	mov.u64 %rd23, 0xD00000003;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L14_bounds_fail;
+$L25_entry:
+	.loc 1 31 40
+	mov.f32 %f21, %f20;
+	bra.uni $L26_ret_store;
+$L26_ret_store:
+	.loc 4 75 5
+	setp.hs.u64 %p7, %rd37, %rd2;
+	@%p7 bra $L27_oob3;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd1, %rd38;
+	st.global.f32 [%rd39], %f21;
+	bra.uni $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L27_oob3:
+	mov.u64 %rd23, 0xD00000004;
+	mov.u64 %rd24, %rd37;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L14_bounds_fail;
+$L14_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p4, %rd26, 0;
+	@!%p4 bra $L15_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd27, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd28, %r5;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L15_bounds_exit;
+}
+
+.visible .entry ropeF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 heads,
+	.param .s64 headDim,
+	.param .s64 posOffset,
+	.param .f64 ratio
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<8>;
+	.reg .b16 %rs<6>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<40>;
+	.reg .f32 %f<20>;
+	.reg .f64 %fd<15>;
+
+	.loc 4 53 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.s64 %rd6, [heads];
+	ld.param.s64 %rd7, [headDim];
+	ld.param.s64 %rd8, [posOffset];
+	ld.param.f64 %fd0, [ratio];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 64 18
+	div.s64 %rd9, %rd7, 2;
+	.loc 4 65 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 4 66 16
+	div.s64 %rd13, %rd5, 2;
+	.loc 4 66 7
+	setp.ge.s64 %p0, %rd12, %rd13;
+	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 4 69 9
+	rem.s64 %rd14, %rd12, %rd9;
+	.loc 4 70 11
+	div.s64 %rd15, %rd12, %rd9;
+	.loc 4 71 38
+	div.s64 %rd16, %rd15, %rd6;
+	.loc 4 71 34
+	add.s64 %rd17, %rd8, %rd16;
+	.loc 4 71 24
+	bra.uni $L6_entry;
+$L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L6_entry:
+	mov.f64 %fd1, 0d3FF0000000000000;
+	mov.f64 %fd2, %fd0;
+	mov.s64 %rd18, %rd14;
+	bra.uni $L7_for_loop;
+$L7_for_loop:
+	.loc 4 82 16
+	setp.gt.s64 %p1, %rd18, 0;
+	@%p1 bra $L8_for_body;
+	bra.uni $L9_for_done;
+$L8_for_body:
+	.loc 4 83 7
+	and.b64 %rd19, %rd18, 1;
+	.loc 4 83 10
+	setp.ne.s64 %p2, %rd19, 0;
+	@%p2 bra $L10_if_then;
+	bra.uni $L13_edge;
+$L9_for_done:
+	.loc 4 88 14
+	cvt.rn.f64.s64 %fd6, %rd17;
+	.loc 4 88 20
+	mul.rn.f64 %fd7, %fd6, %fd1;
+	.loc 4 89 19
+	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
+	.loc 4 89 36
+	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
+	.loc 4 89 17
+	cvt.rmi.f64.f64 %fd10, %fd9;
+	.loc 4 90 12
+	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
+	.loc 4 90 9
+	sub.rn.f64 %fd12, %fd7, %fd11;
+	.loc 4 90 24
+	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
+	.loc 4 90 21
+	sub.rn.f64 %fd14, %fd12, %fd13;
+	.loc 4 91 24
+	cvt.rn.f32.f64 %f2, %fd14;
+	.loc 4 91 16
+	mul.rn.f32 %f3, %f2, 0f3E22F983;
+	cvt.rni.f32.f32 %f3, %f3;
+	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
+	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
+	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
+	sin.approx.f32 %f5, %f4;
+	.loc 4 91 45
+	cvt.rn.f32.f64 %f6, %fd14;
+	.loc 4 91 37
+	mul.rn.f32 %f7, %f6, 0f3E22F983;
+	cvt.rni.f32.f32 %f7, %f7;
+	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
+	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
+	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
+	cos.approx.f32 %f9, %f8;
+	.loc 4 91 2
+	mov.f32 %f0, %f5;
+	mov.f32 %f1, %f9;
+	bra.uni $L12_ret_ropeSinCos;
+$L10_if_then:
+	.loc 4 84 4
+	mul.rn.f64 %fd4, %fd1, %fd2;
+	mov.f64 %fd3, %fd4;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 4 86 3
+	mul.rn.f64 %fd5, %fd2, %fd2;
+	.loc 4 82 21
+	shr.s64 %rd20, %rd18, 1;
+	mov.f64 %fd1, %fd3;
+	mov.f64 %fd2, %fd5;
+	mov.s64 %rd18, %rd20;
+	bra.uni $L7_for_loop;
+$L12_ret_ropeSinCos:
+	.loc 4 72 11
+	mul.lo.s64 %rd21, %rd15, %rd7;
+	.loc 4 72 20
+	add.s64 %rd22, %rd21, %rd14;
+	.loc 4 73 20
+	setp.hs.u64 %p3, %rd22, %rd5;
+	@%p3 bra $L16_oob0;
+	shl.b64 %rd30, %rd22, 1;
+	add.s64 %rd31, %rd4, %rd30;
+	ld.global.nc.u16 %rs0, [%rd31];
+	.loc 4 73 18
+	bra.uni $L17_entry;
+$L13_edge:
+	mov.f64 %fd3, %fd1;
+	bra.uni $L11_if_done;
+$L15_bounds_exit:
+	exit;
+$L16_oob0:
+	.loc 4 73 20
+	mov.u64 %rd23, 0xE00000001;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, %rd5;
+	bra.uni $L14_bounds_fail;
+$L17_entry:
+	.loc 1 35 57
+	cvt.f32.f16 %f11, %rs0;
+	.loc 1 35 41
+	mov.f32 %f10, %f11;
+	bra.uni $L18_ret_load;
+$L18_ret_load:
+	.loc 4 73 38
+	add.s64 %rd32, %rd22, %rd9;
+	.loc 4 73 35
+	setp.hs.u64 %p5, %rd32, %rd5;
+	@%p5 bra $L19_oob1;
+	shl.b64 %rd33, %rd32, 1;
+	add.s64 %rd34, %rd4, %rd33;
+	ld.global.nc.u16 %rs1, [%rd34];
+	.loc 4 73 33
+	bra.uni $L20_entry;
+$L19_oob1:
+	.loc 4 73 35
+	mov.u64 %rd23, 0xE00000002;
+	mov.u64 %rd24, %rd32;
+	mov.u64 %rd25, %rd5;
+	bra.uni $L14_bounds_fail;
+$L20_entry:
+	.loc 1 35 57
+	cvt.f32.f16 %f13, %rs1;
+	.loc 1 35 41
+	mov.f32 %f12, %f13;
+	bra.uni $L21_ret_load;
+$L21_ret_load:
+	.loc 4 74 22
+	mul.rn.f32 %f14, %f10, %f1;
+	.loc 4 74 31
+	mul.rn.f32 %f15, %f12, %f0;
+	.loc 4 74 27
+	sub.rn.f32 %f16, %f14, %f15;
+	.loc 4 74 19
+	bra.uni $L22_entry;
+$L22_entry:
+	.loc 1 36 58
+	cvt.rn.f16.f32 %rs3, %f16;
+	.loc 1 36 41
+	mov.u16 %rs2, %rs3;
+	bra.uni $L23_ret_store;
+$L23_ret_store:
+	.loc 4 74 5
+	setp.hs.u64 %p6, %rd22, %rd2;
+	@%p6 bra $L24_oob2;
+	shl.b64 %rd35, %rd22, 1;
+	add.s64 %rd36, %rd1, %rd35;
+	st.global.u16 [%rd36], %rs2;
+	.loc 4 75 8
+	add.s64 %rd37, %rd22, %rd9;
+	.loc 4 75 27
+	mul.rn.f32 %f17, %f12, %f1;
+	.loc 4 75 36
+	mul.rn.f32 %f18, %f10, %f0;
+	.loc 4 75 32
+	add.rn.f32 %f19, %f17, %f18;
+	.loc 4 75 24
+	bra.uni $L25_entry;
+$L24_oob2:
+	.loc 4 74 5
+	mov.u64 %rd23, 0xE00000003;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L14_bounds_fail;
+$L25_entry:
+	.loc 1 36 58
+	cvt.rn.f16.f32 %rs5, %f19;
+	.loc 1 36 41
+	mov.u16 %rs4, %rs5;
+	bra.uni $L26_ret_store;
+$L26_ret_store:
+	.loc 4 75 5
+	setp.hs.u64 %p7, %rd37, %rd2;
+	@%p7 bra $L27_oob3;
+	shl.b64 %rd38, %rd37, 1;
+	add.s64 %rd39, %rd1, %rd38;
+	st.global.u16 [%rd39], %rs4;
+	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L27_oob3:
+	mov.u64 %rd23, 0xE00000004;
+	mov.u64 %rd24, %rd37;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L14_bounds_fail;
+$L14_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p4, %rd26, 0;
+	@!%p4 bra $L15_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd27, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd28, %r5;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L15_bounds_exit;
+}
+
+.visible .entry ropeBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 heads,
+	.param .s64 headDim,
+	.param .s64 posOffset,
+	.param .f64 ratio
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<8>;
+	.reg .b16 %rs<6>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<40>;
+	.reg .f32 %f<20>;
+	.reg .f64 %fd<15>;
+
+	.loc 4 58 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.s64 %rd6, [heads];
+	ld.param.s64 %rd7, [headDim];
+	ld.param.s64 %rd8, [posOffset];
+	ld.param.f64 %fd0, [ratio];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 64 18
+	div.s64 %rd9, %rd7, 2;
+	.loc 4 65 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 4 66 16
+	div.s64 %rd13, %rd5, 2;
+	.loc 4 66 7
+	setp.ge.s64 %p0, %rd12, %rd13;
+	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 4 69 9
+	rem.s64 %rd14, %rd12, %rd9;
+	.loc 4 70 11
+	div.s64 %rd15, %rd12, %rd9;
+	.loc 4 71 38
+	div.s64 %rd16, %rd15, %rd6;
+	.loc 4 71 34
+	add.s64 %rd17, %rd8, %rd16;
+	.loc 4 71 24
+	bra.uni $L6_entry;
+$L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L6_entry:
+	mov.f64 %fd1, 0d3FF0000000000000;
+	mov.f64 %fd2, %fd0;
+	mov.s64 %rd18, %rd14;
+	bra.uni $L7_for_loop;
+$L7_for_loop:
+	.loc 4 82 16
+	setp.gt.s64 %p1, %rd18, 0;
+	@%p1 bra $L8_for_body;
+	bra.uni $L9_for_done;
+$L8_for_body:
+	.loc 4 83 7
+	and.b64 %rd19, %rd18, 1;
+	.loc 4 83 10
+	setp.ne.s64 %p2, %rd19, 0;
+	@%p2 bra $L10_if_then;
+	bra.uni $L13_edge;
+$L9_for_done:
+	.loc 4 88 14
+	cvt.rn.f64.s64 %fd6, %rd17;
+	.loc 4 88 20
+	mul.rn.f64 %fd7, %fd6, %fd1;
+	.loc 4 89 19
+	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
+	.loc 4 89 36
+	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
+	.loc 4 89 17
+	cvt.rmi.f64.f64 %fd10, %fd9;
+	.loc 4 90 12
+	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
+	.loc 4 90 9
+	sub.rn.f64 %fd12, %fd7, %fd11;
+	.loc 4 90 24
+	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
+	.loc 4 90 21
+	sub.rn.f64 %fd14, %fd12, %fd13;
+	.loc 4 91 24
+	cvt.rn.f32.f64 %f2, %fd14;
+	.loc 4 91 16
+	mul.rn.f32 %f3, %f2, 0f3E22F983;
+	cvt.rni.f32.f32 %f3, %f3;
+	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
+	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
+	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
+	sin.approx.f32 %f5, %f4;
+	.loc 4 91 45
+	cvt.rn.f32.f64 %f6, %fd14;
+	.loc 4 91 37
+	mul.rn.f32 %f7, %f6, 0f3E22F983;
+	cvt.rni.f32.f32 %f7, %f7;
+	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
+	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
+	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
+	cos.approx.f32 %f9, %f8;
+	.loc 4 91 2
+	mov.f32 %f0, %f5;
+	mov.f32 %f1, %f9;
+	bra.uni $L12_ret_ropeSinCos;
+$L10_if_then:
+	.loc 4 84 4
+	mul.rn.f64 %fd4, %fd1, %fd2;
+	mov.f64 %fd3, %fd4;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 4 86 3
+	mul.rn.f64 %fd5, %fd2, %fd2;
+	.loc 4 82 21
+	shr.s64 %rd20, %rd18, 1;
+	mov.f64 %fd1, %fd3;
+	mov.f64 %fd2, %fd5;
+	mov.s64 %rd18, %rd20;
+	bra.uni $L7_for_loop;
+$L12_ret_ropeSinCos:
+	.loc 4 72 11
+	mul.lo.s64 %rd21, %rd15, %rd7;
+	.loc 4 72 20
+	add.s64 %rd22, %rd21, %rd14;
+	.loc 4 73 20
+	setp.hs.u64 %p3, %rd22, %rd5;
+	@%p3 bra $L16_oob0;
+	shl.b64 %rd30, %rd22, 1;
+	add.s64 %rd31, %rd4, %rd30;
+	ld.global.nc.u16 %rs0, [%rd31];
+	.loc 4 73 18
+	bra.uni $L17_entry;
+$L13_edge:
+	mov.f64 %fd3, %fd1;
+	bra.uni $L11_if_done;
+$L15_bounds_exit:
+	exit;
+$L16_oob0:
+	.loc 4 73 20
+	mov.u64 %rd23, 0xF00000001;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, %rd5;
+	bra.uni $L14_bounds_fail;
+$L17_entry:
+	.loc 1 40 62
+	cvt.u32.u16 %r6, %rs0;
+	shl.b32 %r6, %r6, 16;
+	mov.b32 %f11, %r6;
+	.loc 1 40 46
+	mov.f32 %f10, %f11;
+	bra.uni $L18_ret_load;
+$L18_ret_load:
+	.loc 4 73 38
+	add.s64 %rd32, %rd22, %rd9;
+	.loc 4 73 35
+	setp.hs.u64 %p5, %rd32, %rd5;
+	@%p5 bra $L19_oob1;
+	shl.b64 %rd33, %rd32, 1;
+	add.s64 %rd34, %rd4, %rd33;
+	ld.global.nc.u16 %rs1, [%rd34];
+	.loc 4 73 33
+	bra.uni $L20_entry;
+$L19_oob1:
+	.loc 4 73 35
+	mov.u64 %rd23, 0xF00000002;
+	mov.u64 %rd24, %rd32;
+	mov.u64 %rd25, %rd5;
+	bra.uni $L14_bounds_fail;
+$L20_entry:
+	.loc 1 40 62
+	cvt.u32.u16 %r7, %rs1;
+	shl.b32 %r7, %r7, 16;
+	mov.b32 %f13, %r7;
+	.loc 1 40 46
+	mov.f32 %f12, %f13;
+	bra.uni $L21_ret_load;
+$L21_ret_load:
+	.loc 4 74 22
+	mul.rn.f32 %f14, %f10, %f1;
+	.loc 4 74 31
+	mul.rn.f32 %f15, %f12, %f0;
+	.loc 4 74 27
+	sub.rn.f32 %f16, %f14, %f15;
+	.loc 4 74 19
+	bra.uni $L22_entry;
+$L22_entry:
+	.loc 1 41 67
+	cvt.rn.bf16.f32 %rs3, %f16;
+	.loc 1 41 46
+	mov.u16 %rs2, %rs3;
+	bra.uni $L23_ret_store;
+$L23_ret_store:
+	.loc 4 74 5
+	setp.hs.u64 %p6, %rd22, %rd2;
+	@%p6 bra $L24_oob2;
+	shl.b64 %rd35, %rd22, 1;
+	add.s64 %rd36, %rd1, %rd35;
+	st.global.u16 [%rd36], %rs2;
+	.loc 4 75 8
+	add.s64 %rd37, %rd22, %rd9;
+	.loc 4 75 27
+	mul.rn.f32 %f17, %f12, %f1;
+	.loc 4 75 36
+	mul.rn.f32 %f18, %f10, %f0;
+	.loc 4 75 32
+	add.rn.f32 %f19, %f17, %f18;
+	.loc 4 75 24
+	bra.uni $L25_entry;
+$L24_oob2:
+	.loc 4 74 5
+	mov.u64 %rd23, 0xF00000003;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L14_bounds_fail;
+$L25_entry:
+	.loc 1 41 67
+	cvt.rn.bf16.f32 %rs5, %f19;
+	.loc 1 41 46
+	mov.u16 %rs4, %rs5;
+	bra.uni $L26_ret_store;
+$L26_ret_store:
+	.loc 4 75 5
+	setp.hs.u64 %p7, %rd37, %rd2;
+	@%p7 bra $L27_oob3;
+	shl.b64 %rd38, %rd37, 1;
+	add.s64 %rd39, %rd1, %rd38;
+	st.global.u16 [%rd39], %rs4;
+	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L27_oob3:
+	mov.u64 %rd23, 0xF00000004;
+	mov.u64 %rd24, %rd37;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L14_bounds_fail;
+$L14_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p4, %rd26, 0;
+	@!%p4 bra $L15_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd27, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd28, %r5;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L15_bounds_exit;
+}
+
 .visible .entry softmax3F32(
 	.param .u64 out_ptr,
 	.param .s64 out_len,
@@ -5175,7 +6056,7 @@ $L13_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 4 46 6
+	.loc 5 46 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -5185,66 +6066,66 @@ $L13_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 56 20
+	.loc 5 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 4 56 25
+	.loc 5 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 4 57 13
+	.loc 5 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 4 58 30
+	.loc 5 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 4 59 31
+	.loc 5 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 4 59 26
+	.loc 5 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f3, [%rd24];
-	.loc 4 59 24
+	.loc 5 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 4 63 30
+	.loc 5 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 4 64 29
+	.loc 5 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 4 64 24
+	.loc 5 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 2;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.f32 %f20, [%rd52];
-	.loc 4 64 22
+	.loc 5 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 4 67 30
+	.loc 5 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
-	.loc 4 68 11
+	.loc 5 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 4 68 46
+	.loc 5 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 4 68 41
+	.loc 5 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 2;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.f32 %f56, [%rd77];
-	.loc 4 68 39
+	.loc 5 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
@@ -5256,7 +6137,7 @@ $L13_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 4 58 22
+	.loc 5 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -5269,8 +6150,8 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 4 59 26
-	mov.u64 %rd16, 0xD00000001;
+	.loc 5 59 26
+	mov.u64 %rd16, 0x1000000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -5279,16 +6160,16 @@ $L18_entry:
 	mov.f32 %f4, %f3;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 4 59 14
+	.loc 5 59 14
 	max.f32 %f5, %f2, %f4;
-	.loc 4 58 53
+	.loc 5 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 4 58 38
+	.loc 5 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
@@ -5334,7 +6215,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 4 63 22
+	.loc 5 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -5378,7 +6259,7 @@ $L30_ret_warpMax:
 	bra.uni $L22_if_done;
 $L31_oob1:
 	.loc 3 48 4
-	mov.u64 %rd16, 0xD00000002;
+	mov.u64 %rd16, 0x1000000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -5411,7 +6292,7 @@ $L34_edge:
 	bra.uni $L36_entry;
 $L35_oob2:
 	.loc 3 53 8
-	mov.u64 %rd16, 0xD00000003;
+	mov.u64 %rd16, 0x1000000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -5446,8 +6327,8 @@ $L40_ret_warpMax:
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 4 64 24
-	mov.u64 %rd16, 0xD00000004;
+	.loc 5 64 24
+	mov.u64 %rd16, 0x1000000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -5456,9 +6337,9 @@ $L42_entry:
 	mov.f32 %f21, %f20;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 4 64 34
+	.loc 5 64 34
 	sub.rn.f32 %f22, %f21, %f6;
-	.loc 4 64 15
+	.loc 5 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -5476,16 +6357,16 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 4 64 3
+	.loc 5 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 4 63 53
+	.loc 5 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 4 63 38
+	.loc 5 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
@@ -5578,7 +6459,7 @@ $L48_if_done:
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 4 67 22
+	.loc 5 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -5589,7 +6470,7 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L9_for_loop;
 $L50_oob4:
 	.loc 3 30 4
-	mov.u64 %rd16, 0xD00000005;
+	mov.u64 %rd16, 0x1000000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -5598,13 +6479,13 @@ $L51_edge:
 	bra.uni $L48_if_done;
 $L52_oob5:
 	.loc 3 35 8
-	mov.u64 %rd16, 0xD00000006;
+	mov.u64 %rd16, 0x1000000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 4 68 41
-	mov.u64 %rd16, 0xD00000007;
+	.loc 5 68 41
+	mov.u64 %rd16, 0x1000000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -5613,9 +6494,9 @@ $L54_entry:
 	mov.f32 %f57, %f56;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 4 68 50
+	.loc 5 68 50
 	sub.rn.f32 %f58, %f57, %f6;
-	.loc 4 68 32
+	.loc 5 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -5633,35 +6514,35 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 4 68 54
+	.loc 5 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 4 68 24
+	.loc 5 68 24
 	bra.uni $L56_entry;
 $L56_entry:
 	.loc 1 31 40
 	mov.f32 %f69, %f68;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 4 68 6
+	.loc 5 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 2;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.f32 [%rd79], %f69;
-	.loc 4 67 53
+	.loc 5 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 4 67 38
+	.loc 5 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 4 68 6
-	mov.u64 %rd16, 0xD00000008;
+	.loc 5 68 6
+	mov.u64 %rd16, 0x1000000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -5698,7 +6579,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 4 49 6
+	.loc 5 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -5708,66 +6589,66 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 56 20
+	.loc 5 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 4 56 25
+	.loc 5 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 4 57 13
+	.loc 5 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 4 58 30
+	.loc 5 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 4 59 31
+	.loc 5 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 4 59 26
+	.loc 5 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 4 59 24
+	.loc 5 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 4 63 30
+	.loc 5 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 4 64 29
+	.loc 5 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 4 64 24
+	.loc 5 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 4 64 22
+	.loc 5 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 4 67 30
+	.loc 5 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
-	.loc 4 68 11
+	.loc 5 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 4 68 46
+	.loc 5 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 4 68 41
+	.loc 5 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 4 68 39
+	.loc 5 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
@@ -5779,7 +6660,7 @@ $L13_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 4 58 22
+	.loc 5 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -5792,8 +6673,8 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 4 59 26
-	mov.u64 %rd16, 0xE00000001;
+	.loc 5 59 26
+	mov.u64 %rd16, 0x1100000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -5804,16 +6685,16 @@ $L18_entry:
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 4 59 14
+	.loc 5 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 4 58 53
+	.loc 5 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 4 58 38
+	.loc 5 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
@@ -5859,7 +6740,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 4 63 22
+	.loc 5 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -5903,7 +6784,7 @@ $L30_ret_warpMax:
 	bra.uni $L22_if_done;
 $L31_oob1:
 	.loc 3 48 4
-	mov.u64 %rd16, 0xE00000002;
+	mov.u64 %rd16, 0x1100000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -5936,7 +6817,7 @@ $L34_edge:
 	bra.uni $L36_entry;
 $L35_oob2:
 	.loc 3 53 8
-	mov.u64 %rd16, 0xE00000003;
+	mov.u64 %rd16, 0x1100000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -5971,8 +6852,8 @@ $L40_ret_warpMax:
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 4 64 24
-	mov.u64 %rd16, 0xE00000004;
+	.loc 5 64 24
+	mov.u64 %rd16, 0x1100000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -5983,9 +6864,9 @@ $L42_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 4 64 34
+	.loc 5 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 4 64 15
+	.loc 5 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -6003,16 +6884,16 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 4 64 3
+	.loc 5 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 4 63 53
+	.loc 5 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 4 63 38
+	.loc 5 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
@@ -6105,7 +6986,7 @@ $L48_if_done:
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 4 67 22
+	.loc 5 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -6116,7 +6997,7 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L9_for_loop;
 $L50_oob4:
 	.loc 3 30 4
-	mov.u64 %rd16, 0xE00000005;
+	mov.u64 %rd16, 0x1100000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -6125,13 +7006,13 @@ $L51_edge:
 	bra.uni $L48_if_done;
 $L52_oob5:
 	.loc 3 35 8
-	mov.u64 %rd16, 0xE00000006;
+	mov.u64 %rd16, 0x1100000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 4 68 41
-	mov.u64 %rd16, 0xE00000007;
+	.loc 5 68 41
+	mov.u64 %rd16, 0x1100000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -6142,9 +7023,9 @@ $L54_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 4 68 50
+	.loc 5 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 4 68 32
+	.loc 5 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -6162,9 +7043,9 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 4 68 54
+	.loc 5 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 4 68 24
+	.loc 5 68 24
 	bra.uni $L56_entry;
 $L56_entry:
 	.loc 1 36 58
@@ -6173,26 +7054,26 @@ $L56_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 4 68 6
+	.loc 5 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 4 67 53
+	.loc 5 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 4 67 38
+	.loc 5 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 4 68 6
-	mov.u64 %rd16, 0xE00000008;
+	.loc 5 68 6
+	mov.u64 %rd16, 0x1100000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -6229,7 +7110,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 4 52 6
+	.loc 5 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -6239,66 +7120,66 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 56 20
+	.loc 5 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 4 56 25
+	.loc 5 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 4 57 13
+	.loc 5 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 4 58 30
+	.loc 5 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 4 59 31
+	.loc 5 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 4 59 26
+	.loc 5 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 4 59 24
+	.loc 5 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 4 63 30
+	.loc 5 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 4 64 29
+	.loc 5 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 4 64 24
+	.loc 5 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 4 64 22
+	.loc 5 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 4 67 30
+	.loc 5 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
-	.loc 4 68 11
+	.loc 5 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 4 68 46
+	.loc 5 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 4 68 41
+	.loc 5 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 4 68 39
+	.loc 5 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
@@ -6310,7 +7191,7 @@ $L13_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 4 58 22
+	.loc 5 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -6323,8 +7204,8 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 4 59 26
-	mov.u64 %rd16, 0xF00000001;
+	.loc 5 59 26
+	mov.u64 %rd16, 0x1200000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -6337,16 +7218,16 @@ $L18_entry:
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 4 59 14
+	.loc 5 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 4 58 53
+	.loc 5 58 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 4 58 38
+	.loc 5 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
@@ -6392,7 +7273,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 4 63 22
+	.loc 5 63 22
 	mov.u32 %r31, %tid.x;
 	cvt.s64.u32 %rd46, %r31;
 	mov.u32 %r32, %tid.y;
@@ -6436,7 +7317,7 @@ $L30_ret_warpMax:
 	bra.uni $L22_if_done;
 $L31_oob1:
 	.loc 3 48 4
-	mov.u64 %rd16, 0xF00000002;
+	mov.u64 %rd16, 0x1200000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -6469,7 +7350,7 @@ $L34_edge:
 	bra.uni $L36_entry;
 $L35_oob2:
 	.loc 3 53 8
-	mov.u64 %rd16, 0xF00000003;
+	mov.u64 %rd16, 0x1200000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -6504,8 +7385,8 @@ $L40_ret_warpMax:
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 4 64 24
-	mov.u64 %rd16, 0xF00000004;
+	.loc 5 64 24
+	mov.u64 %rd16, 0x1200000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -6518,9 +7399,9 @@ $L42_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 4 64 34
+	.loc 5 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 4 64 15
+	.loc 5 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -6538,16 +7419,16 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 4 64 3
+	.loc 5 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 4 63 53
+	.loc 5 63 53
 	mov.u32 %r35, %ntid.x;
 	cvt.s64.u32 %rd53, %r35;
 	mov.u32 %r36, %ntid.y;
 	cvt.s64.u32 %rd54, %r36;
 	mov.u32 %r37, %ntid.z;
 	cvt.s64.u32 %rd55, %r37;
-	.loc 4 63 38
+	.loc 5 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
@@ -6640,7 +7521,7 @@ $L48_if_done:
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 4 67 22
+	.loc 5 67 22
 	mov.u32 %r52, %tid.x;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %tid.y;
@@ -6651,7 +7532,7 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L9_for_loop;
 $L50_oob4:
 	.loc 3 30 4
-	mov.u64 %rd16, 0xF00000005;
+	mov.u64 %rd16, 0x1200000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -6660,13 +7541,13 @@ $L51_edge:
 	bra.uni $L48_if_done;
 $L52_oob5:
 	.loc 3 35 8
-	mov.u64 %rd16, 0xF00000006;
+	mov.u64 %rd16, 0x1200000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 4 68 41
-	mov.u64 %rd16, 0xF00000007;
+	.loc 5 68 41
+	mov.u64 %rd16, 0x1200000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -6679,9 +7560,9 @@ $L54_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 4 68 50
+	.loc 5 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 4 68 32
+	.loc 5 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -6699,9 +7580,9 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 4 68 54
+	.loc 5 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 4 68 24
+	.loc 5 68 24
 	bra.uni $L56_entry;
 $L56_entry:
 	.loc 1 41 67
@@ -6710,26 +7591,26 @@ $L56_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 4 68 6
+	.loc 5 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 4 67 53
+	.loc 5 67 53
 	mov.u32 %r56, %ntid.x;
 	cvt.s64.u32 %rd80, %r56;
 	mov.u32 %r57, %ntid.y;
 	cvt.s64.u32 %rd81, %r57;
 	mov.u32 %r58, %ntid.z;
 	cvt.s64.u32 %rd82, %r58;
-	.loc 4 67 38
+	.loc 5 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 4 68 6
-	mov.u64 %rd16, 0xF00000008;
+	.loc 5 68 6
+	mov.u64 %rd16, 0x1200000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -6765,7 +7646,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 4 73 6
+	.loc 5 73 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -6775,37 +7656,37 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 86 20
+	.loc 5 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 4 86 25
+	.loc 5 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 4 87 16
+	.loc 5 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 4 88 30
+	.loc 5 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 4 89 21
+	.loc 5 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 4 89 16
+	.loc 5 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f4, [%rd24];
-	.loc 4 89 14
+	.loc 5 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 4 91 19
+	.loc 5 91 19
 	sub.rn.f32 %f6, %f2, %f5;
-	.loc 4 91 17
+	.loc 5 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -6823,31 +7704,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 4 91 9
+	.loc 5 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 4 91 23
+	.loc 5 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f5;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 4 88 53
+	.loc 5 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 4 88 38
+	.loc 5 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 4 94 19
+	.loc 5 94 19
 	sub.rn.f32 %f22, %f5, %f2;
-	.loc 4 94 16
+	.loc 5 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -6865,15 +7746,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 4 94 4
+	.loc 5 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 4 99 18
+	.loc 5 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 4 99 15
+	.loc 5 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -6891,27 +7772,27 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 4 99 3
+	.loc 5 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 4 102 30
+	.loc 5 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L13_for_body:
-	.loc 4 103 11
+	.loc 5 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 4 103 46
+	.loc 5 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 4 103 41
+	.loc 5 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 2;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.f32 %f83, [%rd66];
-	.loc 4 103 39
+	.loc 5 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
@@ -6923,7 +7804,7 @@ $L16_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 4 88 22
+	.loc 5 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -6937,8 +7818,8 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 4 89 16
-	mov.u64 %rd16, 0x1000000001;
+	.loc 5 89 16
+	mov.u64 %rd16, 0x1300000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -6947,7 +7828,7 @@ $L21_entry:
 	mov.f32 %f5, %f4;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 4 90 8
+	.loc 5 90 8
 	setp.gt.f32 %p3, %f5, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
@@ -6959,7 +7840,7 @@ $L23_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 4 93 15
+	.loc 5 93 15
 	setp.gt.f32 %p5, %f5, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -7041,7 +7922,7 @@ $L36_ret_warpMax:
 	bra.uni $L28_if_done;
 $L37_oob1:
 	.loc 3 48 4
-	mov.u64 %rd16, 0x1000000002;
+	mov.u64 %rd16, 0x1300000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -7074,7 +7955,7 @@ $L40_edge:
 	bra.uni $L42_entry;
 $L41_oob2:
 	.loc 3 53 8
-	mov.u64 %rd16, 0x1000000003;
+	mov.u64 %rd16, 0x1300000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -7116,7 +7997,7 @@ $L47_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 4 98 7
+	.loc 5 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -7211,7 +8092,7 @@ $L54_if_done:
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 4 102 22
+	.loc 5 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -7222,7 +8103,7 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L12_for_loop;
 $L56_oob3:
 	.loc 3 30 4
-	mov.u64 %rd16, 0x1000000004;
+	mov.u64 %rd16, 0x1300000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -7231,13 +8112,13 @@ $L57_edge:
 	bra.uni $L54_if_done;
 $L58_oob4:
 	.loc 3 35 8
-	mov.u64 %rd16, 0x1000000005;
+	mov.u64 %rd16, 0x1300000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 4 103 41
-	mov.u64 %rd16, 0x1000000006;
+	.loc 5 103 41
+	mov.u64 %rd16, 0x1300000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -7246,9 +8127,9 @@ $L60_entry:
 	mov.f32 %f84, %f83;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 4 103 50
+	.loc 5 103 50
 	sub.rn.f32 %f85, %f84, %f33;
-	.loc 4 103 32
+	.loc 5 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -7266,35 +8147,35 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 4 103 55
+	.loc 5 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 4 103 24
+	.loc 5 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 1 31 40
 	mov.f32 %f96, %f95;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 4 103 6
+	.loc 5 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 2;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.f32 [%rd68], %f96;
-	.loc 4 102 53
+	.loc 5 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 4 102 38
+	.loc 5 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 4 103 6
-	mov.u64 %rd16, 0x1000000007;
+	.loc 5 103 6
+	mov.u64 %rd16, 0x1300000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -7331,7 +8212,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 4 76 6
+	.loc 5 76 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7341,37 +8222,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 86 20
+	.loc 5 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 4 86 25
+	.loc 5 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 4 87 16
+	.loc 5 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 4 88 30
+	.loc 5 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 4 89 21
+	.loc 5 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 4 89 16
+	.loc 5 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 4 89 14
+	.loc 5 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 4 91 19
+	.loc 5 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 4 91 17
+	.loc 5 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -7389,31 +8270,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 4 91 9
+	.loc 5 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 4 91 23
+	.loc 5 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 4 88 53
+	.loc 5 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 4 88 38
+	.loc 5 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 4 94 19
+	.loc 5 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 4 94 16
+	.loc 5 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -7431,15 +8312,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 4 94 4
+	.loc 5 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 4 99 18
+	.loc 5 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 4 99 15
+	.loc 5 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -7457,27 +8338,27 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 4 99 3
+	.loc 5 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 4 102 30
+	.loc 5 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L13_for_body:
-	.loc 4 103 11
+	.loc 5 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 4 103 46
+	.loc 5 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 4 103 41
+	.loc 5 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 4 103 39
+	.loc 5 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
@@ -7489,7 +8370,7 @@ $L16_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 4 88 22
+	.loc 5 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -7503,8 +8384,8 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 4 89 16
-	mov.u64 %rd16, 0x1100000001;
+	.loc 5 89 16
+	mov.u64 %rd16, 0x1400000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -7515,7 +8396,7 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 4 90 8
+	.loc 5 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
@@ -7527,7 +8408,7 @@ $L23_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 4 93 15
+	.loc 5 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -7609,7 +8490,7 @@ $L36_ret_warpMax:
 	bra.uni $L28_if_done;
 $L37_oob1:
 	.loc 3 48 4
-	mov.u64 %rd16, 0x1100000002;
+	mov.u64 %rd16, 0x1400000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -7642,7 +8523,7 @@ $L40_edge:
 	bra.uni $L42_entry;
 $L41_oob2:
 	.loc 3 53 8
-	mov.u64 %rd16, 0x1100000003;
+	mov.u64 %rd16, 0x1400000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -7684,7 +8565,7 @@ $L47_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 4 98 7
+	.loc 5 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -7779,7 +8660,7 @@ $L54_if_done:
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 4 102 22
+	.loc 5 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -7790,7 +8671,7 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L12_for_loop;
 $L56_oob3:
 	.loc 3 30 4
-	mov.u64 %rd16, 0x1100000004;
+	mov.u64 %rd16, 0x1400000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -7799,13 +8680,13 @@ $L57_edge:
 	bra.uni $L54_if_done;
 $L58_oob4:
 	.loc 3 35 8
-	mov.u64 %rd16, 0x1100000005;
+	mov.u64 %rd16, 0x1400000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 4 103 41
-	mov.u64 %rd16, 0x1100000006;
+	.loc 5 103 41
+	mov.u64 %rd16, 0x1400000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -7816,9 +8697,9 @@ $L60_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 4 103 50
+	.loc 5 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 4 103 32
+	.loc 5 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -7836,9 +8717,9 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 4 103 55
+	.loc 5 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 4 103 24
+	.loc 5 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 1 36 58
@@ -7847,26 +8728,26 @@ $L62_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 4 103 6
+	.loc 5 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 4 102 53
+	.loc 5 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 4 102 38
+	.loc 5 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 4 103 6
-	mov.u64 %rd16, 0x1100000007;
+	.loc 5 103 6
+	mov.u64 %rd16, 0x1400000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -7903,7 +8784,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 4 79 6
+	.loc 5 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7913,37 +8794,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 86 20
+	.loc 5 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 4 86 25
+	.loc 5 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 4 87 16
+	.loc 5 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 4 88 30
+	.loc 5 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 4 89 21
+	.loc 5 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 4 89 16
+	.loc 5 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 4 89 14
+	.loc 5 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 4 91 19
+	.loc 5 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 4 91 17
+	.loc 5 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -7961,31 +8842,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 4 91 9
+	.loc 5 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 4 91 23
+	.loc 5 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 4 88 53
+	.loc 5 88 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 4 88 38
+	.loc 5 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 4 94 19
+	.loc 5 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 4 94 16
+	.loc 5 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -8003,15 +8884,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 4 94 4
+	.loc 5 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 4 99 18
+	.loc 5 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 4 99 15
+	.loc 5 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -8029,27 +8910,27 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 4 99 3
+	.loc 5 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 4 102 30
+	.loc 5 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L13_for_body:
-	.loc 4 103 11
+	.loc 5 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 4 103 46
+	.loc 5 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 4 103 41
+	.loc 5 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 4 103 39
+	.loc 5 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
@@ -8061,7 +8942,7 @@ $L16_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 4 88 22
+	.loc 5 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -8075,8 +8956,8 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 4 89 16
-	mov.u64 %rd16, 0x1200000001;
+	.loc 5 89 16
+	mov.u64 %rd16, 0x1500000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -8089,7 +8970,7 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 4 90 8
+	.loc 5 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
@@ -8101,7 +8982,7 @@ $L23_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 4 93 15
+	.loc 5 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -8183,7 +9064,7 @@ $L36_ret_warpMax:
 	bra.uni $L28_if_done;
 $L37_oob1:
 	.loc 3 48 4
-	mov.u64 %rd16, 0x1200000002;
+	mov.u64 %rd16, 0x1500000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -8216,7 +9097,7 @@ $L40_edge:
 	bra.uni $L42_entry;
 $L41_oob2:
 	.loc 3 53 8
-	mov.u64 %rd16, 0x1200000003;
+	mov.u64 %rd16, 0x1500000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -8258,7 +9139,7 @@ $L47_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 4 98 7
+	.loc 5 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -8353,7 +9234,7 @@ $L54_if_done:
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 4 102 22
+	.loc 5 102 22
 	mov.u32 %r47, %tid.x;
 	cvt.s64.u32 %rd59, %r47;
 	mov.u32 %r48, %tid.y;
@@ -8364,7 +9245,7 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L12_for_loop;
 $L56_oob3:
 	.loc 3 30 4
-	mov.u64 %rd16, 0x1200000004;
+	mov.u64 %rd16, 0x1500000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -8373,13 +9254,13 @@ $L57_edge:
 	bra.uni $L54_if_done;
 $L58_oob4:
 	.loc 3 35 8
-	mov.u64 %rd16, 0x1200000005;
+	mov.u64 %rd16, 0x1500000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 4 103 41
-	mov.u64 %rd16, 0x1200000006;
+	.loc 5 103 41
+	mov.u64 %rd16, 0x1500000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -8392,9 +9273,9 @@ $L60_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 4 103 50
+	.loc 5 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 4 103 32
+	.loc 5 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -8412,9 +9293,9 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 4 103 55
+	.loc 5 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 4 103 24
+	.loc 5 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 1 41 67
@@ -8423,26 +9304,26 @@ $L62_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 4 103 6
+	.loc 5 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 4 102 53
+	.loc 5 102 53
 	mov.u32 %r51, %ntid.x;
 	cvt.s64.u32 %rd69, %r51;
 	mov.u32 %r52, %ntid.y;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %ntid.z;
 	cvt.s64.u32 %rd71, %r53;
-	.loc 4 102 38
+	.loc 5 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 4 103 6
-	mov.u64 %rd16, 0x1200000007;
+	.loc 5 103 6
+	mov.u64 %rd16, 0x1500000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
