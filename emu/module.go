@@ -56,8 +56,12 @@ var moduleIDs atomic.Uint64
 // together as an ErrorList, each naming its PTX line.
 func Load(ptx []byte) (*Module, error) {
 	ast, err := parse(ptx)
-	if err != nil {
+	if ast == nil {
 		return nil, err
+	}
+	var errs ErrorList
+	if err != nil {
+		errs = append(errs, err.(ErrorList)...)
 	}
 	m := &Module{
 		id:      moduleIDs.Add(1),
@@ -65,7 +69,6 @@ func Load(ptx []byte) (*Module, error) {
 		gindex:  map[string]int{},
 		kernels: map[string]*kernel{},
 	}
-	var errs ErrorList
 	for _, v := range ast.vars {
 		if v.space != "global" && v.space != "const" {
 			continue

@@ -17,6 +17,7 @@ type parser struct {
 }
 
 // parse builds the syntax tree of a PTX module, collecting every error.
+// On a lexical error the tree is nil.
 func parse(src []byte) (*astModule, error) {
 	toks, err := lex(src)
 	if err != nil {
@@ -25,7 +26,9 @@ func parse(src []byte) (*astModule, error) {
 	p := &parser{toks: toks, mod: &astModule{files: map[int]string{}}}
 	p.module()
 	if len(p.errs) > 0 {
-		return nil, p.errs
+		// The tree holds every statement that parsed, so that decoding can
+		// report its own errors too.
+		return p.mod, p.errs
 	}
 	return p.mod, nil
 }

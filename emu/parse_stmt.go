@@ -59,6 +59,15 @@ func (p *parser) statement(f *astFunc, loc *locRef) {
 			p.regDecl(f, t)
 		case ".shared", ".local", ".global", ".const":
 			f.vars = append(f.vars, p.varDecl(t, false)...)
+		case ".extern":
+			// .extern .shared x[] inside a body: ptxas accepts it only at
+			// module scope, but its meaning is unambiguous.
+			sp := p.ident()
+			if sp.text != ".shared" {
+				p.errorf(sp.line, ".extern %s in a function body: only .shared is supported", sp.text)
+				panic(bail{})
+			}
+			f.vars = append(f.vars, p.varDecl(sp, true)...)
 		case ".param":
 			// A call's argument buffer in a .func-calling body: modelled as
 			// per-thread local memory.
