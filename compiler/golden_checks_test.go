@@ -190,4 +190,130 @@ func init() {
 			t.Errorf("SharedCAS: SharedBytes = %d, want 24", k.SharedBytes)
 		}
 	}
+	goldenChecks["math"] = func(t *testing.T, p *Package) {
+		for _, re := range []string{
+			`^ex2\.approx\.f32 `, `^lg2\.approx\.f32 `, `^sin\.approx\.f32 `, `^cos\.approx\.f32 `,
+			`^sqrt\.rn\.f32 `, `^rsqrt\.approx\.f32 `, `^abs\.f32 `, `^cvt\.rmi\.f32\.f32 `,
+			`^cvt\.rpi\.f32\.f32 `, `^min\.f32 `, `^max\.f32 `, `^fma\.rn\.f32 `,
+		} {
+			mustContain(t, p, "Float32", re)
+		}
+		// gpu.Min and gpu.Max return the non-NaN operand: plain min/max.
+		mustNotContain(t, p, "Float32", `^(min|max)\.NaN`)
+		for _, re := range []string{`^sqrt\.rn\.f64 `, `^abs\.f64 `, `^cvt\.rmi\.f64\.f64 `, `^cvt\.rpi\.f64\.f64 `, `^fma\.rn\.f64 `, `^div\.rn\.f64 `} {
+			mustContain(t, p, "Float64", re)
+		}
+		// float64 transcendentals are software: no approximate units.
+		mustNotContain(t, p, "Transcendental64", `\.approx\.`)
+		mustNotContain(t, p, "StdMath", `\.approx\.`)
+		mustContain(t, p, "StdMath", `^cvt\.rzi\.f64\.f64 `)
+		mustContain(t, p, "StdMath", `^copysign\.f64 `)
+		mustContain(t, p, "StdMath", `^setp\.nan\.f64 `)
+		for _, re := range []string{`^popc\.b32 `, `^popc\.b64 `, `^clz\.b32 `, `^clz\.b64 `, `^brev\.b32 `, `^brev\.b64 `} {
+			mustContain(t, p, "Bits", re)
+		}
+	}
+	goldenChecks["half"] = func(t *testing.T, p *Package) {
+		k := kernelOf(t, p, "Convert")
+		if k.Params[0].GoType != "gpu.Half" || k.Params[1].GoType != "gpu.BFloat16" || k.Params[0].Size != 2 {
+			t.Errorf("Convert params: %+v", k.Params)
+		}
+		mustContain(t, p, "Convert", `^cvt\.f32\.f16 `)
+		mustContain(t, p, "Convert", `^cvt\.rn\.f16\.f32 `)
+		mustContain(t, p, "Convert", `^cvt\.rn\.bf16\.f32 `)
+		mustContain(t, p, "Convert", `^shl\.b32 %r\d+, %r\d+, 16;`)
+		mustContain(t, p, "Pack", `^mov\.b32 %r\d+, \{%rs\d+, %rs\d+\};`)
+		if k := kernelOf(t, p, "Scalars"); k.Params[0].PTX[0].Type.String() != "u16" || k.Params[1].PTX[0].Type.String() != "u16" {
+			t.Errorf("Scalars: Half and BFloat16 params are not .u16: %+v", k.Params)
+		}
+	}
+	goldenChecks["tensor"] = func(t *testing.T, p *Package) {
+		mustContain(t, p, "MMA", `^mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32 \{%f\d+, %f\d+, %f\d+, %f\d+\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, \{%r\d+, %r\d+\}, \{%f\d+, %f\d+, %f\d+, %f\d+\};`)
+		mustContain(t, p, "MMA", `^mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32 `)
+		mustContain(t, p, "MMA", `^mma\.sync\.aligned\.m16n8k32\.row\.col\.s32\.s8\.s8\.s32 `)
+		for _, re := range []string{`\.x1\.shared\.b16 \{%r\d+\}`, `\.x2\.shared\.b16 `, `\.x4\.shared\.b16 `, `\.x1\.trans\.shared\.b16 `, `\.x2\.trans\.shared\.b16 `, `\.x4\.trans\.shared\.b16 `} {
+			mustContain(t, p, "LdMatrix", `^ldmatrix\.sync\.aligned\.m8n8`+re)
+		}
+		// 16-byte copies bypass L1 (.cg); smaller ones may not.
+		mustContain(t, p, "CpAsync", `^cp\.async\.cg\.shared\.global \[%rd\d+\], \[%rd\d+\], 16;`)
+		mustContain(t, p, "CpAsync", `^cp\.async\.ca\.shared\.global \[%rd\d+\], \[%rd\d+\], 8;`)
+		mustContain(t, p, "CpAsync", `^cp\.async\.ca\.shared\.global \[%rd\d+\], \[%rd\d+\], 4;`)
+		mustContain(t, p, "CpAsync", `^cp\.async\.cg\.shared\.global \[%rd\d+\], \[%rd\d+\], 16, %r\d+;`)
+		mustContain(t, p, "CpAsync", `^cp\.async\.commit_group;`)
+		mustContain(t, p, "CpAsync", `^cp\.async\.wait_group 1;`)
+		mustContain(t, p, "CpAsync", `^cp\.async\.wait_group 0;`)
+		// cp.async reads x through the async path, never writing it.
+		wantWrites(t, p, "CpAsync", "x=false out=true")
+	}
+	goldenChecks["vector"] = func(t *testing.T, p *Package) {
+		mustContain(t, p, "Copy4", `^ld\.global\.nc\.v4\.f32 \{%f\d+, %f\d+, %f\d+, %f\d+\}, \[%rd\d+\];`)
+		mustContain(t, p, "Copy4", `^st\.global\.v4\.f32 `)
+		mustContain(t, p, "Copy2", `^ld\.global\.nc\.v2\.f64 `)
+		mustContain(t, p, "Copy2", `^st\.global\.v2\.f64 `)
+		mustContain(t, p, "Copy2", `^ld\.global\.v4\.u16 `)
+		// Each vector access checks its first and last element.
+		if n := len(kernelOf(t, p, "Copy4").Sites); n != 4 {
+			t.Errorf("Copy4: %d check sites, want 4", n)
+		}
+	}
+	goldenChecks["bounds"] = func(t *testing.T, p *Package) {
+		for _, k := range []string{"Guarded", "EarlyReturn", "RangeLoop", "NoBounds"} {
+			if sites := kernelOf(t, p, k).Sites; len(sites) != 0 {
+				t.Errorf("%s: check sites %q, want none", k, sites)
+			}
+			mustNotContain(t, p, k, `kern_error`)
+		}
+		for k, want := range map[string]int{"Unguarded": 3, "WrongSlice": 1, "Signed": 1} {
+			if sites := kernelOf(t, p, k).Sites; len(sites) != want {
+				t.Errorf("%s: check sites %q, want %d", k, sites, want)
+			}
+			mustContain(t, p, k, `^atom\.global\.cas\.b64 %rd\d+, \[kern_error\], 0, %rd\d+;`)
+		}
+		if k := kernelOf(t, p, "NoBounds"); k.Bounds {
+			t.Errorf("NoBounds: Kernel.Bounds is true")
+		}
+		if k := kernelOf(t, p, "Guarded"); !k.Bounds {
+			t.Errorf("Guarded: Kernel.Bounds is false")
+		}
+		if sites := kernelOf(t, p, "WrongSlice").Sites; len(sites) == 1 && sites[0] != "bounds.go:55:6" {
+			t.Errorf("WrongSlice: check at %s, want the store to out at bounds.go:55:6", sites[0])
+		}
+		if sites := kernelOf(t, p, "Panic").Sites; len(sites) != 1 || sites[0] != "panic at bounds.go:83:8" {
+			t.Errorf("Panic: sites %q, want [panic at bounds.go:83:8]", sites)
+		}
+		mustContain(t, p, "Panic", `kern_error`)
+	}
+	goldenChecks["unroll"] = func(t *testing.T, p *Package) {
+		mustNotContain(t, p, "Dot8", `\.local`)
+		mustNotContain(t, p, "Nested", `\.local`)
+		mustContain(t, p, "NotUnrolled", `^ld\.local\.f32 `)
+		// Unrolled: eight multiplies and no loop back edge.
+		if n := countLines(entryBody(t, p, "Dot8"), `^mul\.rn\.f32 `); n != 8 {
+			t.Errorf("Dot8: %d mul.rn.f32, want 8", n)
+		}
+		mustNotContain(t, p, "Dot8", `^setp\.lt\.s64 %p\d+, %rd\d+, 8;`)
+	}
+	reportChecks["unroll"] = func(t *testing.T, p *Package, rep *ptxas.Report) {
+		for _, k := range []string{"Dot8", "Nested"} {
+			if f := rep.Func(k); f != nil && f.StackFrame != 0 {
+				t.Errorf("%s: %s is unrolled into registers but has a %d-byte stack frame", rep.Arch, k, f.StackFrame)
+			}
+		}
+	}
+	goldenChecks["directive"] = func(t *testing.T, p *Package) {
+		for k, want := range map[string][3]int{"Block2D": {16, 16, 1}, "Block3D": {8, 8, 4}, "BlockMax": {1024, 1, 1}, "NoBlock": {}} {
+			if got := kernelOf(t, p, k).Block; got != want {
+				t.Errorf("%s: Block = %v, want %v", k, got, want)
+			}
+		}
+		mustContain(t, p, "Block2D", `^\.maxntid 16, 16, 1$`)
+		mustContain(t, p, "Block3D", `^\.maxntid 8, 8, 4$`)
+		mustContain(t, p, "BlockMax", `^\.maxntid 1024, 1, 1$`)
+		mustNotContain(t, p, "NoBlock", `\.maxntid`)
+		if k := kernelOf(t, p, "BlockMax"); k.Bounds {
+			t.Errorf("BlockMax: nobounds not applied")
+		}
+		mustContain(t, p, "Block3D", `%tid\.z`)
+		mustContain(t, p, "Block3D", `%nctaid\.y`)
+	}
 }

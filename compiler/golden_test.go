@@ -56,6 +56,9 @@ func TestGolden(t *testing.T) {
 		t.Run(g.name, func(t *testing.T) {
 			g.sm80 = compileFile(t, path, Config{})
 			g.sm90 = compileFile(t, path, Config{Arch: "sm_90"})
+			if again := compileFile(t, path, Config{}); again.PTX != g.sm80.PTX {
+				t.Errorf("two compilations of %s differ: the output is not deterministic", path)
+			}
 			if g.sm80.Arch != "sm_80" || !strings.Contains(g.sm80.PTX, "\n.target sm_80\n") {
 				t.Errorf("default Config does not target sm_80: Arch %q", g.sm80.Arch)
 			}
@@ -136,6 +139,8 @@ func significantLines(s string) []string {
 	return out
 }
 
+var paramRegs = regexp.MustCompile(`(?m)^\s*ld\.param\.\w+ (%\w+), `)
+
 // checkCommon asserts what holds for every compiled module.
 func checkCommon(t *testing.T, p *Package) {
 	t.Helper()
@@ -146,6 +151,14 @@ func checkCommon(t *testing.T, p *Package) {
 			l = strings.TrimSpace(l)
 			if strings.HasPrefix(l, "bar.") && !strings.HasPrefix(l, "bar.warp.sync") && l != "bar.sync 0;" {
 				t.Errorf("%s: barrier %q is not bar.sync 0", k.Name, l)
+			}
+		}
+		// A register loaded from a .param is never assigned again (a
+		// stray write there once came from a phi move with no register).
+		for _, r := range paramRegs.FindAllStringSubmatch(body, -1) {
+			dst := regexp.MustCompile(`(?m)^\s*(?:@!?%p\d+ )?[a-z][a-z0-9.]* ` + regexp.QuoteMeta(r[1]) + `(,|;)`)
+			if n := len(dst.FindAllString(body, -1)); n != 1 {
+				t.Errorf("%s: parameter register %s is assigned %d times", k.Name, r[1], n)
 			}
 		}
 		// Bounds-check sites and the error slot go together.

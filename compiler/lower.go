@@ -325,6 +325,9 @@ func (kb *kernelBuilder) phiMoves(fr *frame, from, to *ssa.BasicBlock) {
 			l.nextInd = kb.value(fr, p.Edges[pi])
 			continue
 		}
+		if l := fr.unrolled[to]; l != nil && l.ind == p {
+			continue // entering the loop: lowerUnrolled binds the counter
+		}
 		dst := kb.phiVal(fr, p)
 		src := kb.value(fr, p.Edges[pi])
 		src = kb.toSpace(src, dst.space)

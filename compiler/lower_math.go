@@ -260,6 +260,10 @@ var stdMath = map[string]string{
 // stdIntrinsic lowers math and math/bits functions.
 func (kb *kernelBuilder) stdIntrinsic(fr *frame, call *ssa.Call, path, name string) *val {
 	c := &icall{fr: fr, call: call, name: path + "." + name}
+	if len(call.Call.Args) > 0 {
+		// The gpu handlers take their float type from elem.
+		c.elem = call.Call.Args[0].Type()
+	}
 	for _, a := range call.Call.Args {
 		c.args = append(c.args, kb.value(fr, a))
 	}

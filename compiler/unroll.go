@@ -192,7 +192,10 @@ func (kb *kernelBuilder) lowerUnrolled(fr *frame, l *unrollLoop) {
 		ind = l.nextInd
 		// Fresh blocks for the next iteration; the header's is the one the
 		// back edge already targets.
-		for b := range l.blocks {
+		for _, b := range fr.fn.Blocks { // in order: labels are deterministic
+			if !l.blocks[b] {
+				continue
+			}
 			if b == l.header {
 				fr.blocks[b.Index] = l.next
 			} else {
