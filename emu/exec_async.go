@@ -93,6 +93,7 @@ func decCpAsync(d *decoder, s *astStmt, m *mods, in *inst) {
 	}
 	in.ops[0] = d.addr(s.args[0], spShared)
 	in.ops[1] = d.addr(s.args[1], spGlobal)
+	in.space = spShared // of the destination, for observers
 	size := d.src(s.args[2], tU32)
 	if size.kind != oImm || size.imm != 4 && size.imm != 8 && size.imm != 16 {
 		d.errorf("%s: cp-size must be 4, 8 or 16", s.op)
