@@ -40,29 +40,25 @@ type bf16c struct{}
 func (bf16c) load(x gpu.BFloat16) float32  { return x.Float32() }
 func (bf16c) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
 
-// kset is one kernel per element type.
-type kset struct{ f32, f16, bf16 *kern.Kernel }
+// kset is one kernel per element type, indexed by dtypeIndex.
+type kset [3]*kern.Kernel
 
 // pick returns the kernel of s for element type T.
-func pick[T Float](s kset) *kern.Kernel {
+func pick[T Float](s kset) *kern.Kernel { return s[dtypeIndex[T]()] }
+
+// dtypeIndex is 0, 1, 2 for float32, float16, bfloat16.
+func dtypeIndex[T Float]() int {
 	var z T
 	switch any(z).(type) {
 	case gpu.Half:
-		return s.f16
+		return 1
 	case gpu.BFloat16:
-		return s.bf16
+		return 2
 	}
-	return s.f32
+	return 0
 }
 
 // dtypeName is T's name in messages.
 func dtypeName[T Float]() string {
-	var z T
-	switch any(z).(type) {
-	case gpu.Half:
-		return "float16"
-	case gpu.BFloat16:
-		return "bfloat16"
-	}
-	return "float32"
+	return [3]string{"float32", "float16", "bfloat16"}[dtypeIndex[T]()]
 }

@@ -10,6 +10,707 @@ import (
 // kernModule holds every kernel of package ops, compiled for sm_80.
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops", Arch: "sm_80", PTX: kernPTX}
 
+// siluMulF32Kernel launches the kernel siluMulF32 (activation.go:33).
+var siluMulF32Kernel = kernSiluMulF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "siluMulF32", Pkg: "github.com/gokern/kern/ops", Entry: "siluMulF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "gate", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "up", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"activation.go:43:19",
+		"activation.go:44:53",
+	},
+	Native: func(t gpu.Thread, a []any) { siluMulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
+})}
+
+// kernSiluMulF32Launcher is the typed launcher of siluMulF32.
+type kernSiluMulF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSiluMulF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs siluMulF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSiluMulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], gate *kern.Buffer[float32], up *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(gate), kern.BufferArg(up))
+}
+
+// siluMulF16Kernel launches the kernel siluMulF16 (activation.go:36).
+var siluMulF16Kernel = kernSiluMulF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "siluMulF16", Pkg: "github.com/gokern/kern/ops", Entry: "siluMulF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "gate", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "up", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"activation.go:43:19",
+		"activation.go:44:53",
+	},
+	Native: func(t gpu.Thread, a []any) { siluMulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
+})}
+
+// kernSiluMulF16Launcher is the typed launcher of siluMulF16.
+type kernSiluMulF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSiluMulF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs siluMulF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSiluMulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], gate *kern.Buffer[gpu.Half], up *kern.Buffer[gpu.Half]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(gate), kern.BufferArg(up))
+}
+
+// siluMulBF16Kernel launches the kernel siluMulBF16 (activation.go:39).
+var siluMulBF16Kernel = kernSiluMulBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "siluMulBF16", Pkg: "github.com/gokern/kern/ops", Entry: "siluMulBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "gate", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "up", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"activation.go:43:19",
+		"activation.go:44:53",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		siluMulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
+	},
+})}
+
+// kernSiluMulBF16Launcher is the typed launcher of siluMulBF16.
+type kernSiluMulBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSiluMulBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs siluMulBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSiluMulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], gate *kern.Buffer[gpu.BFloat16], up *kern.Buffer[gpu.BFloat16]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(gate), kern.BufferArg(up))
+}
+
+// geluF32Kernel launches the kernel geluF32 (activation.go:49).
+var geluF32Kernel = kernGeluF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "geluF32", Pkg: "github.com/gokern/kern/ops", Entry: "geluF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"activation.go:59:16",
+	},
+	Native: func(t gpu.Thread, a []any) { geluF32(t, a[0].([]float32), a[1].([]float32)) },
+})}
+
+// kernGeluF32Launcher is the typed launcher of geluF32.
+type kernGeluF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernGeluF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs geluF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernGeluF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// geluF16Kernel launches the kernel geluF16 (activation.go:52).
+var geluF16Kernel = kernGeluF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "geluF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"activation.go:59:16",
+	},
+	Native: func(t gpu.Thread, a []any) { geluF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half)) },
+})}
+
+// kernGeluF16Launcher is the typed launcher of geluF16.
+type kernGeluF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernGeluF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs geluF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernGeluF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// geluBF16Kernel launches the kernel geluBF16 (activation.go:55).
+var geluBF16Kernel = kernGeluBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "geluBF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"activation.go:59:16",
+	},
+	Native: func(t gpu.Thread, a []any) { geluBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16)) },
+})}
+
+// kernGeluBF16Launcher is the typed launcher of geluBF16.
+type kernGeluBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernGeluBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs geluBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernGeluBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// geluTanhF32Kernel launches the kernel geluTanhF32 (activation.go:65).
+var geluTanhF32Kernel = kernGeluTanhF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "geluTanhF32", Pkg: "github.com/gokern/kern/ops", Entry: "geluTanhF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"activation.go:75:16",
+	},
+	Native: func(t gpu.Thread, a []any) { geluTanhF32(t, a[0].([]float32), a[1].([]float32)) },
+})}
+
+// kernGeluTanhF32Launcher is the typed launcher of geluTanhF32.
+type kernGeluTanhF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernGeluTanhF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs geluTanhF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernGeluTanhF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// geluTanhF16Kernel launches the kernel geluTanhF16 (activation.go:68).
+var geluTanhF16Kernel = kernGeluTanhF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "geluTanhF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluTanhF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"activation.go:75:16",
+	},
+	Native: func(t gpu.Thread, a []any) { geluTanhF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half)) },
+})}
+
+// kernGeluTanhF16Launcher is the typed launcher of geluTanhF16.
+type kernGeluTanhF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernGeluTanhF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs geluTanhF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernGeluTanhF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// geluTanhBF16Kernel launches the kernel geluTanhBF16 (activation.go:71).
+var geluTanhBF16Kernel = kernGeluTanhBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "geluTanhBF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluTanhBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"activation.go:75:16",
+	},
+	Native: func(t gpu.Thread, a []any) { geluTanhBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16)) },
+})}
+
+// kernGeluTanhBF16Launcher is the typed launcher of geluTanhBF16.
+type kernGeluTanhBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernGeluTanhBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs geluTanhBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernGeluTanhBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// addF32Kernel launches the kernel addF32 (elementwise.go:31).
+var addF32Kernel = kernAddF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "addF32", Pkg: "github.com/gokern/kern/ops", Entry: "addF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:41:28",
+		"elementwise.go:41:43",
+	},
+	Native: func(t gpu.Thread, a []any) { addF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
+})}
+
+// kernAddF32Launcher is the typed launcher of addF32.
+type kernAddF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernAddF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs addF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernAddF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], a *kern.Buffer[float32], b *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
+}
+
+// addF16Kernel launches the kernel addF16 (elementwise.go:34).
+var addF16Kernel = kernAddF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "addF16", Pkg: "github.com/gokern/kern/ops", Entry: "addF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:41:28",
+		"elementwise.go:41:43",
+	},
+	Native: func(t gpu.Thread, a []any) { addF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
+})}
+
+// kernAddF16Launcher is the typed launcher of addF16.
+type kernAddF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernAddF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs addF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernAddF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], a *kern.Buffer[gpu.Half], b *kern.Buffer[gpu.Half]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
+}
+
+// addBF16Kernel launches the kernel addBF16 (elementwise.go:37).
+var addBF16Kernel = kernAddBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "addBF16", Pkg: "github.com/gokern/kern/ops", Entry: "addBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:41:28",
+		"elementwise.go:41:43",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		addBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
+	},
+})}
+
+// kernAddBF16Launcher is the typed launcher of addBF16.
+type kernAddBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernAddBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs addBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernAddBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], a *kern.Buffer[gpu.BFloat16], b *kern.Buffer[gpu.BFloat16]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
+}
+
+// mulF32Kernel launches the kernel mulF32 (elementwise.go:46).
+var mulF32Kernel = kernMulF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "mulF32", Pkg: "github.com/gokern/kern/ops", Entry: "mulF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:56:28",
+		"elementwise.go:56:43",
+	},
+	Native: func(t gpu.Thread, a []any) { mulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
+})}
+
+// kernMulF32Launcher is the typed launcher of mulF32.
+type kernMulF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernMulF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs mulF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernMulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], a *kern.Buffer[float32], b *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
+}
+
+// mulF16Kernel launches the kernel mulF16 (elementwise.go:49).
+var mulF16Kernel = kernMulF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "mulF16", Pkg: "github.com/gokern/kern/ops", Entry: "mulF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:56:28",
+		"elementwise.go:56:43",
+	},
+	Native: func(t gpu.Thread, a []any) { mulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
+})}
+
+// kernMulF16Launcher is the typed launcher of mulF16.
+type kernMulF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernMulF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs mulF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernMulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], a *kern.Buffer[gpu.Half], b *kern.Buffer[gpu.Half]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
+}
+
+// mulBF16Kernel launches the kernel mulBF16 (elementwise.go:52).
+var mulBF16Kernel = kernMulBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "mulBF16", Pkg: "github.com/gokern/kern/ops", Entry: "mulBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:56:28",
+		"elementwise.go:56:43",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		mulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
+	},
+})}
+
+// kernMulBF16Launcher is the typed launcher of mulBF16.
+type kernMulBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernMulBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs mulBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernMulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], a *kern.Buffer[gpu.BFloat16], b *kern.Buffer[gpu.BFloat16]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
+}
+
+// scaleF32Kernel launches the kernel scaleF32 (elementwise.go:61).
+var scaleF32Kernel = kernScaleF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "scaleF32", Pkg: "github.com/gokern/kern/ops", Entry: "scaleF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "s", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:71:32",
+	},
+	Native: func(t gpu.Thread, a []any) { scaleF32(t, a[0].([]float32), a[1].([]float32), a[2].(float32)) },
+})}
+
+// kernScaleF32Launcher is the typed launcher of scaleF32.
+type kernScaleF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernScaleF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs scaleF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernScaleF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], s float32) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(s))
+}
+
+// scaleF16Kernel launches the kernel scaleF16 (elementwise.go:64).
+var scaleF16Kernel = kernScaleF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "scaleF16", Pkg: "github.com/gokern/kern/ops", Entry: "scaleF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "s", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:71:32",
+	},
+	Native: func(t gpu.Thread, a []any) { scaleF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(float32)) },
+})}
+
+// kernScaleF16Launcher is the typed launcher of scaleF16.
+type kernScaleF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernScaleF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs scaleF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernScaleF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], s float32) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(s))
+}
+
+// scaleBF16Kernel launches the kernel scaleBF16 (elementwise.go:67).
+var scaleBF16Kernel = kernScaleBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "scaleBF16", Pkg: "github.com/gokern/kern/ops", Entry: "scaleBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "s", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:71:32",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		scaleBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(float32))
+	},
+})}
+
+// kernScaleBF16Launcher is the typed launcher of scaleBF16.
+type kernScaleBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernScaleBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs scaleBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernScaleBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], s float32) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(s))
+}
+
+// castF32F16Kernel launches the kernel castF32F16 (elementwise.go:78).
+var castF32F16Kernel = kernCastF32F16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "castF32F16", Pkg: "github.com/gokern/kern/ops", Entry: "castF32F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:97:30",
+	},
+	Native: func(t gpu.Thread, a []any) { castF32F16(t, a[0].([]gpu.Half), a[1].([]float32)) },
+})}
+
+// kernCastF32F16Launcher is the typed launcher of castF32F16.
+type kernCastF32F16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCastF32F16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs castF32F16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCastF32F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// castF32BF16Kernel launches the kernel castF32BF16 (elementwise.go:81).
+var castF32BF16Kernel = kernCastF32BF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "castF32BF16", Pkg: "github.com/gokern/kern/ops", Entry: "castF32BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:97:30",
+	},
+	Native: func(t gpu.Thread, a []any) { castF32BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32)) },
+})}
+
+// kernCastF32BF16Launcher is the typed launcher of castF32BF16.
+type kernCastF32BF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCastF32BF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs castF32BF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCastF32BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// castF16F32Kernel launches the kernel castF16F32 (elementwise.go:84).
+var castF16F32Kernel = kernCastF16F32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "castF16F32", Pkg: "github.com/gokern/kern/ops", Entry: "castF16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:97:30",
+	},
+	Native: func(t gpu.Thread, a []any) { castF16F32(t, a[0].([]float32), a[1].([]gpu.Half)) },
+})}
+
+// kernCastF16F32Launcher is the typed launcher of castF16F32.
+type kernCastF16F32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCastF16F32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs castF16F32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCastF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.Half]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// castF16BF16Kernel launches the kernel castF16BF16 (elementwise.go:87).
+var castF16BF16Kernel = kernCastF16BF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "castF16BF16", Pkg: "github.com/gokern/kern/ops", Entry: "castF16BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:97:30",
+	},
+	Native: func(t gpu.Thread, a []any) { castF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.Half)) },
+})}
+
+// kernCastF16BF16Launcher is the typed launcher of castF16BF16.
+type kernCastF16BF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCastF16BF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs castF16BF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCastF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.Half]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// castBF16F32Kernel launches the kernel castBF16F32 (elementwise.go:90).
+var castBF16F32Kernel = kernCastBF16F32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "castBF16F32", Pkg: "github.com/gokern/kern/ops", Entry: "castBF16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:97:30",
+	},
+	Native: func(t gpu.Thread, a []any) { castBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16)) },
+})}
+
+// kernCastBF16F32Launcher is the typed launcher of castBF16F32.
+type kernCastBF16F32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCastBF16F32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs castBF16F32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCastBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.BFloat16]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// castBF16F16Kernel launches the kernel castBF16F16 (elementwise.go:93).
+var castBF16F16Kernel = kernCastBF16F16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "castBF16F16", Pkg: "github.com/gokern/kern/ops", Entry: "castBF16F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"elementwise.go:97:30",
+	},
+	Native: func(t gpu.Thread, a []any) { castBF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.BFloat16)) },
+})}
+
+// kernCastBF16F16Launcher is the typed launcher of castBF16F16.
+type kernCastBF16F16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCastBF16F16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs castBF16F16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCastBF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.BFloat16]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
 // rmsNormF32Kernel launches the kernel rmsNormF32 (norm.go:49).
 var rmsNormF32Kernel = kernRmsNormF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "rmsNormF32", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormF32", Module: kernModule,
@@ -840,13 +1541,3413 @@ const kernPTX = `//
 .target sm_80
 .address_size 64
 
-.file 1 "dtype.go"
-.file 2 "norm.go"
-.file 3 "reduce.go"
-.file 4 "rope.go"
-.file 5 "softmax.go"
+.file 1 "erf.go"
+.file 2 "exp.go"
+.file 3 "tanh.go"
+.file 4 "activation.go"
+.file 5 "dtype.go"
+.file 6 "elementwise.go"
+.file 7 "norm.go"
+.file 8 "reduce.go"
+.file 9 "rope.go"
+.file 10 "softmax.go"
 
 .visible .global .align 8 .b64 kern_error[4];
+
+.visible .entry siluMulF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 gate_ptr,
+	.param .s64 gate_len,
+	.param .u64 up_ptr,
+	.param .s64 up_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<5>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<25>;
+	.reg .f32 %f<18>;
+
+	.loc 4 33 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [gate_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [gate_len];
+	ld.param.u64 %rd6, [up_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [up_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 42 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 4 42 25
+	setp.lt.s64 %p0, %rd11, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_siluMul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 4 43 19
+	setp.hs.u64 %p1, %rd11, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd19, %rd11, 2;
+	add.s64 %rd20, %rd4, %rd19;
+	ld.global.nc.f32 %f0, [%rd20];
+	.loc 4 43 14
+	bra.uni $L9_entry;
+$L5_ret_siluMul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 4 43 19
+	mov.u64 %rd12, 0x100000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 30 40
+	mov.f32 %f1, %f0;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 4 44 37
+	neg.f32 %f2, %f1;
+	.loc 4 44 36
+	max.f32 %f3, %f2, 0fC2D00000;
+	min.f32 %f3, %f3, 0f42B20000;
+	mul.rn.f32 %f4, %f3, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f5, %f4;
+	fma.rn.f32 %f6, %f5, 0fBF317200, %f3;
+	fma.rn.f32 %f6, %f5, 0fB5BFBE8E, %f6;
+	mul.rn.f32 %f6, %f6, 0f3FB8AA3B;
+	ex2.approx.f32 %f7, %f6;
+	mul.rn.f32 %f8, %f5, 0f3F000000;
+	cvt.rmi.f32.f32 %f8, %f8;
+	sub.rn.f32 %f9, %f5, %f8;
+	ex2.approx.f32 %f10, %f8;
+	ex2.approx.f32 %f11, %f9;
+	mul.rn.f32 %f7, %f7, %f10;
+	mul.rn.f32 %f7, %f7, %f11;
+	setp.nan.f32 %p3, %f2, %f2;
+	selp.f32 %f7, %f2, %f7, %p3;
+	.loc 4 44 27
+	add.rn.f32 %f12, 0f3F800000, %f7;
+	.loc 4 44 22
+	div.rn.f32 %f13, %f1, %f12;
+	.loc 4 44 53
+	setp.hs.u64 %p4, %rd11, %rd8;
+	@%p4 bra $L11_oob1;
+	shl.b64 %rd21, %rd11, 2;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.f32 %f14, [%rd22];
+	.loc 4 44 50
+	bra.uni $L12_entry;
+$L11_oob1:
+	.loc 4 44 53
+	mov.u64 %rd12, 0x100000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd8;
+	bra.uni $L6_bounds_fail;
+$L12_entry:
+	.loc 5 30 40
+	mov.f32 %f15, %f14;
+	bra.uni $L13_ret_load;
+$L13_ret_load:
+	.loc 4 44 42
+	mul.rn.f32 %f16, %f13, %f15;
+	.loc 4 44 19
+	bra.uni $L14_entry;
+$L14_entry:
+	.loc 5 31 40
+	mov.f32 %f17, %f16;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 4 44 6
+	shl.b64 %rd23, %rd11, 2;
+	add.s64 %rd24, %rd1, %rd23;
+	st.global.f32 [%rd24], %f17;
+	bra.uni $L5_ret_siluMul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry siluMulF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 gate_ptr,
+	.param .s64 gate_len,
+	.param .u64 up_ptr,
+	.param .s64 up_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<5>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<25>;
+	.reg .f32 %f<17>;
+
+	.loc 4 36 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [gate_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [gate_len];
+	ld.param.u64 %rd6, [up_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [up_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 42 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 4 42 25
+	setp.lt.s64 %p0, %rd11, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 4 43 19
+	setp.hs.u64 %p1, %rd11, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd19, %rd11, 1;
+	add.s64 %rd20, %rd4, %rd19;
+	ld.global.nc.u16 %rs0, [%rd20];
+	.loc 4 43 14
+	bra.uni $L9_entry;
+$L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 4 43 19
+	mov.u64 %rd12, 0x200000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f1, %rs0;
+	.loc 5 35 41
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 4 44 37
+	neg.f32 %f2, %f0;
+	.loc 4 44 36
+	max.f32 %f3, %f2, 0fC2D00000;
+	min.f32 %f3, %f3, 0f42B20000;
+	mul.rn.f32 %f4, %f3, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f5, %f4;
+	fma.rn.f32 %f6, %f5, 0fBF317200, %f3;
+	fma.rn.f32 %f6, %f5, 0fB5BFBE8E, %f6;
+	mul.rn.f32 %f6, %f6, 0f3FB8AA3B;
+	ex2.approx.f32 %f7, %f6;
+	mul.rn.f32 %f8, %f5, 0f3F000000;
+	cvt.rmi.f32.f32 %f8, %f8;
+	sub.rn.f32 %f9, %f5, %f8;
+	ex2.approx.f32 %f10, %f8;
+	ex2.approx.f32 %f11, %f9;
+	mul.rn.f32 %f7, %f7, %f10;
+	mul.rn.f32 %f7, %f7, %f11;
+	setp.nan.f32 %p3, %f2, %f2;
+	selp.f32 %f7, %f2, %f7, %p3;
+	.loc 4 44 27
+	add.rn.f32 %f12, 0f3F800000, %f7;
+	.loc 4 44 22
+	div.rn.f32 %f13, %f0, %f12;
+	.loc 4 44 53
+	setp.hs.u64 %p4, %rd11, %rd8;
+	@%p4 bra $L11_oob1;
+	shl.b64 %rd21, %rd11, 1;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.u16 %rs1, [%rd22];
+	.loc 4 44 50
+	bra.uni $L12_entry;
+$L11_oob1:
+	.loc 4 44 53
+	mov.u64 %rd12, 0x200000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd8;
+	bra.uni $L6_bounds_fail;
+$L12_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f15, %rs1;
+	.loc 5 35 41
+	mov.f32 %f14, %f15;
+	bra.uni $L13_ret_load;
+$L13_ret_load:
+	.loc 4 44 42
+	mul.rn.f32 %f16, %f13, %f14;
+	.loc 4 44 19
+	bra.uni $L14_entry;
+$L14_entry:
+	.loc 5 36 58
+	cvt.rn.f16.f32 %rs3, %f16;
+	.loc 5 36 41
+	mov.u16 %rs2, %rs3;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 4 44 6
+	shl.b64 %rd23, %rd11, 1;
+	add.s64 %rd24, %rd1, %rd23;
+	st.global.u16 [%rd24], %rs2;
+	bra.uni $L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry siluMulBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 gate_ptr,
+	.param .s64 gate_len,
+	.param .u64 up_ptr,
+	.param .s64 up_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<5>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<25>;
+	.reg .f32 %f<17>;
+
+	.loc 4 39 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [gate_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [gate_len];
+	ld.param.u64 %rd6, [up_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [up_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 42 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 4 42 25
+	setp.lt.s64 %p0, %rd11, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 4 43 19
+	setp.hs.u64 %p1, %rd11, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd19, %rd11, 1;
+	add.s64 %rd20, %rd4, %rd19;
+	ld.global.nc.u16 %rs0, [%rd20];
+	.loc 4 43 14
+	bra.uni $L9_entry;
+$L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 4 43 19
+	mov.u64 %rd12, 0x300000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r6, %rs0;
+	shl.b32 %r6, %r6, 16;
+	mov.b32 %f1, %r6;
+	.loc 5 40 46
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 4 44 37
+	neg.f32 %f2, %f0;
+	.loc 4 44 36
+	max.f32 %f3, %f2, 0fC2D00000;
+	min.f32 %f3, %f3, 0f42B20000;
+	mul.rn.f32 %f4, %f3, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f5, %f4;
+	fma.rn.f32 %f6, %f5, 0fBF317200, %f3;
+	fma.rn.f32 %f6, %f5, 0fB5BFBE8E, %f6;
+	mul.rn.f32 %f6, %f6, 0f3FB8AA3B;
+	ex2.approx.f32 %f7, %f6;
+	mul.rn.f32 %f8, %f5, 0f3F000000;
+	cvt.rmi.f32.f32 %f8, %f8;
+	sub.rn.f32 %f9, %f5, %f8;
+	ex2.approx.f32 %f10, %f8;
+	ex2.approx.f32 %f11, %f9;
+	mul.rn.f32 %f7, %f7, %f10;
+	mul.rn.f32 %f7, %f7, %f11;
+	setp.nan.f32 %p3, %f2, %f2;
+	selp.f32 %f7, %f2, %f7, %p3;
+	.loc 4 44 27
+	add.rn.f32 %f12, 0f3F800000, %f7;
+	.loc 4 44 22
+	div.rn.f32 %f13, %f0, %f12;
+	.loc 4 44 53
+	setp.hs.u64 %p4, %rd11, %rd8;
+	@%p4 bra $L11_oob1;
+	shl.b64 %rd21, %rd11, 1;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.u16 %rs1, [%rd22];
+	.loc 4 44 50
+	bra.uni $L12_entry;
+$L11_oob1:
+	.loc 4 44 53
+	mov.u64 %rd12, 0x300000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd8;
+	bra.uni $L6_bounds_fail;
+$L12_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r7, %rs1;
+	shl.b32 %r7, %r7, 16;
+	mov.b32 %f15, %r7;
+	.loc 5 40 46
+	mov.f32 %f14, %f15;
+	bra.uni $L13_ret_load;
+$L13_ret_load:
+	.loc 4 44 42
+	mul.rn.f32 %f16, %f13, %f14;
+	.loc 4 44 19
+	bra.uni $L14_entry;
+$L14_entry:
+	.loc 5 41 67
+	cvt.rn.bf16.f32 %rs3, %f16;
+	.loc 5 41 46
+	mov.u16 %rs2, %rs3;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 4 44 6
+	shl.b64 %rd23, %rd11, 1;
+	add.s64 %rd24, %rd1, %rd23;
+	st.global.u16 [%rd24], %rs2;
+	bra.uni $L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry geluF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<7>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<48>;
+
+	.loc 4 49 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 58 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 4 58 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_gelu_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 4 59 16
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 2;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.f32 %f0, [%rd17];
+	.loc 4 59 14
+	bra.uni $L9_entry;
+$L5_ret_gelu_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 4 59 16
+	mov.u64 %rd9, 0x400000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 30 40
+	mov.f32 %f1, %f0;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 4 60 24
+	mul.rn.f32 %f2, 0f3F000000, %f1;
+	.loc 4 60 44
+	mul.rn.f32 %f3, %f1, 0f3F3504F3;
+	.loc 4 60 42
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 1 24 14
+	abs.f32 %f5, %f3;
+	.loc 1 25 7
+	setp.lt.f32 %p3, %f5, 0f3F800000;
+	@%p3 bra $L12_if_then;
+	bra.uni $L13_if_done;
+$L12_if_then:
+	.loc 1 26 10
+	mul.rn.f32 %f6, %f3, %f3;
+	.loc 1 28 14
+	mov.f32 %f8, 0f38A4B519;
+	fma.rn.f32 %f7, %f8, %f6, 0fBA51FB80;
+	.loc 1 29 14
+	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
+	.loc 1 30 14
+	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
+	.loc 1 31 14
+	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	.loc 1 32 14
+	fma.rn.f32 %f12, %f11, %f6, 0fBEC0939F;
+	.loc 1 34 49
+	fma.rn.f32 %f13, %f12, %f6, 0fB37BD649;
+	.loc 1 34 41
+	mul.rn.f32 %f14, %f3, %f13;
+	.loc 1 34 17
+	fma.rn.f32 %f15, %f3, 0f3F906EBB, %f14;
+	.loc 1 34 3
+	mov.f32 %f4, %f15;
+	bra.uni $L21_ret_Erf32;
+$L13_if_done:
+	.loc 1 36 9
+	setp.lt.f32 %p4, %f5, 0f40800000;
+	@%p4 bra $L15_if_done;
+	bra.uni $L14_if_then;
+$L14_if_then:
+	.loc 1 37 8
+	setp.neu.f32 %p6, %f3, %f3;
+	@%p6 bra $L16_if_then;
+	bra.uni $L24_entry;
+$L15_if_done:
+	.loc 1 43 7
+	setp.lt.f32 %p5, %f5, 0f40100000;
+	@%p5 bra $L18_if_then;
+	bra.uni $L20_if_else;
+$L16_if_then:
+	.loc 1 38 4
+	mov.f32 %f4, %f3;
+	bra.uni $L21_ret_Erf32;
+$L18_if_then:
+	.loc 1 44 10
+	sub.rn.f32 %f16, %f5, 0f3FD00000;
+	.loc 1 46 14
+	mov.f32 %f18, 0f39858B99;
+	fma.rn.f32 %f17, %f18, %f16, 0fBAA6FCCE;
+	.loc 1 47 14
+	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
+	.loc 1 48 14
+	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
+	.loc 1 49 14
+	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
+	.loc 1 50 14
+	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
+	.loc 1 51 14
+	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
+	.loc 1 52 14
+	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	.loc 1 53 14
+	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	.loc 1 54 14
+	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	.loc 1 55 14
+	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
+	mov.f32 %f28, %f27;
+	bra.uni $L19_if_done;
+$L19_if_done:
+	.loc 1 68 21
+	sub.rn.f32 %f29, 0f3F800000, %f28;
+	.loc 1 68 19
+	bra.uni $L22_entry;
+$L20_if_else:
+	.loc 1 57 10
+	sub.rn.f32 %f32, %f5, 0f40480000;
+	.loc 1 59 14
+	mov.f32 %f34, 0f38CA5CFA;
+	fma.rn.f32 %f33, %f34, %f32, 0fB99B75F6;
+	.loc 1 60 14
+	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
+	.loc 1 61 14
+	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
+	.loc 1 62 14
+	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
+	.loc 1 63 14
+	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	.loc 1 64 14
+	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	.loc 1 65 14
+	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	.loc 1 66 14
+	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
+	mov.f32 %f28, %f41;
+	bra.uni $L19_if_done;
+$L21_ret_Erf32:
+	.loc 4 60 33
+	add.rn.f32 %f45, 0f3F800000, %f4;
+	.loc 4 60 28
+	mul.rn.f32 %f46, %f2, %f45;
+	.loc 4 60 19
+	bra.uni $L26_entry;
+$L22_entry:
+	.loc 3 72 46
+	mov.b32 %r6, %f29;
+	.loc 3 72 49
+	and.b32 %r7, %r6, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r8, %f3;
+	.loc 3 72 82
+	and.b32 %r9, %r8, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r10, %r7, %r9;
+	.loc 3 72 29
+	mov.b32 %f31, %r10;
+	.loc 3 72 2
+	mov.f32 %f30, %f31;
+	bra.uni $L23_ret_copysign32;
+$L23_ret_copysign32:
+	.loc 1 68 2
+	mov.f32 %f4, %f30;
+	bra.uni $L21_ret_Erf32;
+$L24_entry:
+	.loc 3 72 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r11, %f43;
+	.loc 3 72 49
+	and.b32 %r12, %r11, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r13, %f3;
+	.loc 3 72 82
+	and.b32 %r14, %r13, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r15, %r12, %r14;
+	.loc 3 72 29
+	mov.b32 %f44, %r15;
+	.loc 3 72 2
+	mov.f32 %f42, %f44;
+	bra.uni $L25_ret_copysign32;
+$L25_ret_copysign32:
+	.loc 1 40 3
+	mov.f32 %f4, %f42;
+	bra.uni $L21_ret_Erf32;
+$L26_entry:
+	.loc 5 31 40
+	mov.f32 %f47, %f46;
+	bra.uni $L27_ret_store;
+$L27_ret_store:
+	.loc 4 60 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.f32 [%rd19], %f47;
+	bra.uni $L5_ret_gelu_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry geluF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<7>;
+	.reg .b16 %rs<3>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<47>;
+
+	.loc 4 52 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 58 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 4 58 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 4 59 16
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 4 59 14
+	bra.uni $L9_entry;
+$L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 4 59 16
+	mov.u64 %rd9, 0x500000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f1, %rs0;
+	.loc 5 35 41
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 4 60 24
+	mul.rn.f32 %f2, 0f3F000000, %f0;
+	.loc 4 60 44
+	mul.rn.f32 %f3, %f0, 0f3F3504F3;
+	.loc 4 60 42
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 1 24 14
+	abs.f32 %f5, %f3;
+	.loc 1 25 7
+	setp.lt.f32 %p3, %f5, 0f3F800000;
+	@%p3 bra $L12_if_then;
+	bra.uni $L13_if_done;
+$L12_if_then:
+	.loc 1 26 10
+	mul.rn.f32 %f6, %f3, %f3;
+	.loc 1 28 14
+	mov.f32 %f8, 0f38A4B519;
+	fma.rn.f32 %f7, %f8, %f6, 0fBA51FB80;
+	.loc 1 29 14
+	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
+	.loc 1 30 14
+	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
+	.loc 1 31 14
+	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	.loc 1 32 14
+	fma.rn.f32 %f12, %f11, %f6, 0fBEC0939F;
+	.loc 1 34 49
+	fma.rn.f32 %f13, %f12, %f6, 0fB37BD649;
+	.loc 1 34 41
+	mul.rn.f32 %f14, %f3, %f13;
+	.loc 1 34 17
+	fma.rn.f32 %f15, %f3, 0f3F906EBB, %f14;
+	.loc 1 34 3
+	mov.f32 %f4, %f15;
+	bra.uni $L21_ret_Erf32;
+$L13_if_done:
+	.loc 1 36 9
+	setp.lt.f32 %p4, %f5, 0f40800000;
+	@%p4 bra $L15_if_done;
+	bra.uni $L14_if_then;
+$L14_if_then:
+	.loc 1 37 8
+	setp.neu.f32 %p6, %f3, %f3;
+	@%p6 bra $L16_if_then;
+	bra.uni $L24_entry;
+$L15_if_done:
+	.loc 1 43 7
+	setp.lt.f32 %p5, %f5, 0f40100000;
+	@%p5 bra $L18_if_then;
+	bra.uni $L20_if_else;
+$L16_if_then:
+	.loc 1 38 4
+	mov.f32 %f4, %f3;
+	bra.uni $L21_ret_Erf32;
+$L18_if_then:
+	.loc 1 44 10
+	sub.rn.f32 %f16, %f5, 0f3FD00000;
+	.loc 1 46 14
+	mov.f32 %f18, 0f39858B99;
+	fma.rn.f32 %f17, %f18, %f16, 0fBAA6FCCE;
+	.loc 1 47 14
+	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
+	.loc 1 48 14
+	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
+	.loc 1 49 14
+	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
+	.loc 1 50 14
+	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
+	.loc 1 51 14
+	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
+	.loc 1 52 14
+	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	.loc 1 53 14
+	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	.loc 1 54 14
+	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	.loc 1 55 14
+	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
+	mov.f32 %f28, %f27;
+	bra.uni $L19_if_done;
+$L19_if_done:
+	.loc 1 68 21
+	sub.rn.f32 %f29, 0f3F800000, %f28;
+	.loc 1 68 19
+	bra.uni $L22_entry;
+$L20_if_else:
+	.loc 1 57 10
+	sub.rn.f32 %f32, %f5, 0f40480000;
+	.loc 1 59 14
+	mov.f32 %f34, 0f38CA5CFA;
+	fma.rn.f32 %f33, %f34, %f32, 0fB99B75F6;
+	.loc 1 60 14
+	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
+	.loc 1 61 14
+	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
+	.loc 1 62 14
+	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
+	.loc 1 63 14
+	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	.loc 1 64 14
+	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	.loc 1 65 14
+	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	.loc 1 66 14
+	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
+	mov.f32 %f28, %f41;
+	bra.uni $L19_if_done;
+$L21_ret_Erf32:
+	.loc 4 60 33
+	add.rn.f32 %f45, 0f3F800000, %f4;
+	.loc 4 60 28
+	mul.rn.f32 %f46, %f2, %f45;
+	.loc 4 60 19
+	bra.uni $L26_entry;
+$L22_entry:
+	.loc 3 72 46
+	mov.b32 %r6, %f29;
+	.loc 3 72 49
+	and.b32 %r7, %r6, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r8, %f3;
+	.loc 3 72 82
+	and.b32 %r9, %r8, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r10, %r7, %r9;
+	.loc 3 72 29
+	mov.b32 %f31, %r10;
+	.loc 3 72 2
+	mov.f32 %f30, %f31;
+	bra.uni $L23_ret_copysign32;
+$L23_ret_copysign32:
+	.loc 1 68 2
+	mov.f32 %f4, %f30;
+	bra.uni $L21_ret_Erf32;
+$L24_entry:
+	.loc 3 72 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r11, %f43;
+	.loc 3 72 49
+	and.b32 %r12, %r11, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r13, %f3;
+	.loc 3 72 82
+	and.b32 %r14, %r13, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r15, %r12, %r14;
+	.loc 3 72 29
+	mov.b32 %f44, %r15;
+	.loc 3 72 2
+	mov.f32 %f42, %f44;
+	bra.uni $L25_ret_copysign32;
+$L25_ret_copysign32:
+	.loc 1 40 3
+	mov.f32 %f4, %f42;
+	bra.uni $L21_ret_Erf32;
+$L26_entry:
+	.loc 5 36 58
+	cvt.rn.f16.f32 %rs2, %f46;
+	.loc 5 36 41
+	mov.u16 %rs1, %rs2;
+	bra.uni $L27_ret_store;
+$L27_ret_store:
+	.loc 4 60 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs1;
+	bra.uni $L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry geluBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<7>;
+	.reg .b16 %rs<3>;
+	.reg .b32 %r<17>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<47>;
+
+	.loc 4 55 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 58 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 4 58 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 4 59 16
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 4 59 14
+	bra.uni $L9_entry;
+$L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 4 59 16
+	mov.u64 %rd9, 0x600000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r6, %rs0;
+	shl.b32 %r6, %r6, 16;
+	mov.b32 %f1, %r6;
+	.loc 5 40 46
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 4 60 24
+	mul.rn.f32 %f2, 0f3F000000, %f0;
+	.loc 4 60 44
+	mul.rn.f32 %f3, %f0, 0f3F3504F3;
+	.loc 4 60 42
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 1 24 14
+	abs.f32 %f5, %f3;
+	.loc 1 25 7
+	setp.lt.f32 %p3, %f5, 0f3F800000;
+	@%p3 bra $L12_if_then;
+	bra.uni $L13_if_done;
+$L12_if_then:
+	.loc 1 26 10
+	mul.rn.f32 %f6, %f3, %f3;
+	.loc 1 28 14
+	mov.f32 %f8, 0f38A4B519;
+	fma.rn.f32 %f7, %f8, %f6, 0fBA51FB80;
+	.loc 1 29 14
+	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
+	.loc 1 30 14
+	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
+	.loc 1 31 14
+	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	.loc 1 32 14
+	fma.rn.f32 %f12, %f11, %f6, 0fBEC0939F;
+	.loc 1 34 49
+	fma.rn.f32 %f13, %f12, %f6, 0fB37BD649;
+	.loc 1 34 41
+	mul.rn.f32 %f14, %f3, %f13;
+	.loc 1 34 17
+	fma.rn.f32 %f15, %f3, 0f3F906EBB, %f14;
+	.loc 1 34 3
+	mov.f32 %f4, %f15;
+	bra.uni $L21_ret_Erf32;
+$L13_if_done:
+	.loc 1 36 9
+	setp.lt.f32 %p4, %f5, 0f40800000;
+	@%p4 bra $L15_if_done;
+	bra.uni $L14_if_then;
+$L14_if_then:
+	.loc 1 37 8
+	setp.neu.f32 %p6, %f3, %f3;
+	@%p6 bra $L16_if_then;
+	bra.uni $L24_entry;
+$L15_if_done:
+	.loc 1 43 7
+	setp.lt.f32 %p5, %f5, 0f40100000;
+	@%p5 bra $L18_if_then;
+	bra.uni $L20_if_else;
+$L16_if_then:
+	.loc 1 38 4
+	mov.f32 %f4, %f3;
+	bra.uni $L21_ret_Erf32;
+$L18_if_then:
+	.loc 1 44 10
+	sub.rn.f32 %f16, %f5, 0f3FD00000;
+	.loc 1 46 14
+	mov.f32 %f18, 0f39858B99;
+	fma.rn.f32 %f17, %f18, %f16, 0fBAA6FCCE;
+	.loc 1 47 14
+	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
+	.loc 1 48 14
+	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
+	.loc 1 49 14
+	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
+	.loc 1 50 14
+	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
+	.loc 1 51 14
+	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
+	.loc 1 52 14
+	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	.loc 1 53 14
+	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	.loc 1 54 14
+	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	.loc 1 55 14
+	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
+	mov.f32 %f28, %f27;
+	bra.uni $L19_if_done;
+$L19_if_done:
+	.loc 1 68 21
+	sub.rn.f32 %f29, 0f3F800000, %f28;
+	.loc 1 68 19
+	bra.uni $L22_entry;
+$L20_if_else:
+	.loc 1 57 10
+	sub.rn.f32 %f32, %f5, 0f40480000;
+	.loc 1 59 14
+	mov.f32 %f34, 0f38CA5CFA;
+	fma.rn.f32 %f33, %f34, %f32, 0fB99B75F6;
+	.loc 1 60 14
+	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
+	.loc 1 61 14
+	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
+	.loc 1 62 14
+	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
+	.loc 1 63 14
+	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	.loc 1 64 14
+	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	.loc 1 65 14
+	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	.loc 1 66 14
+	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
+	mov.f32 %f28, %f41;
+	bra.uni $L19_if_done;
+$L21_ret_Erf32:
+	.loc 4 60 33
+	add.rn.f32 %f45, 0f3F800000, %f4;
+	.loc 4 60 28
+	mul.rn.f32 %f46, %f2, %f45;
+	.loc 4 60 19
+	bra.uni $L26_entry;
+$L22_entry:
+	.loc 3 72 46
+	mov.b32 %r7, %f29;
+	.loc 3 72 49
+	and.b32 %r8, %r7, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r9, %f3;
+	.loc 3 72 82
+	and.b32 %r10, %r9, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r11, %r8, %r10;
+	.loc 3 72 29
+	mov.b32 %f31, %r11;
+	.loc 3 72 2
+	mov.f32 %f30, %f31;
+	bra.uni $L23_ret_copysign32;
+$L23_ret_copysign32:
+	.loc 1 68 2
+	mov.f32 %f4, %f30;
+	bra.uni $L21_ret_Erf32;
+$L24_entry:
+	.loc 3 72 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r12, %f43;
+	.loc 3 72 49
+	and.b32 %r13, %r12, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r14, %f3;
+	.loc 3 72 82
+	and.b32 %r15, %r14, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r16, %r13, %r15;
+	.loc 3 72 29
+	mov.b32 %f44, %r16;
+	.loc 3 72 2
+	mov.f32 %f42, %f44;
+	bra.uni $L25_ret_copysign32;
+$L25_ret_copysign32:
+	.loc 1 40 3
+	mov.f32 %f4, %f42;
+	bra.uni $L21_ret_Erf32;
+$L26_entry:
+	.loc 5 41 67
+	cvt.rn.bf16.f32 %rs2, %f46;
+	.loc 5 41 46
+	mov.u16 %rs1, %rs2;
+	bra.uni $L27_ret_store;
+$L27_ret_store:
+	.loc 4 60 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs1;
+	bra.uni $L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry geluTanhF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<6>;
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<48>;
+
+	.loc 4 65 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 74 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 4 74 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_geluTanh_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 4 75 16
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 2;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.f32 %f0, [%rd17];
+	.loc 4 75 14
+	bra.uni $L9_entry;
+$L5_ret_geluTanh_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 4 75 16
+	mov.u64 %rd9, 0x700000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 30 40
+	mov.f32 %f1, %f0;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 4 76 35
+	mul.rn.f32 %f2, 0f3D372713, %f1;
+	.loc 4 76 37
+	mul.rn.f32 %f3, %f2, %f1;
+	.loc 4 76 39
+	mul.rn.f32 %f4, %f3, %f1;
+	.loc 4 76 25
+	add.rn.f32 %f5, %f1, %f4;
+	.loc 4 76 20
+	mul.rn.f32 %f6, 0f3F4C422A, %f5;
+	.loc 4 77 24
+	mul.rn.f32 %f7, 0f3F000000, %f1;
+	.loc 4 77 43
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 3 22 14
+	abs.f32 %f9, %f6;
+	.loc 3 23 7
+	setp.lt.f32 %p3, %f9, 0f3F19999A;
+	@%p3 bra $L12_if_then;
+	bra.uni $L13_if_done;
+$L12_if_then:
+	.loc 3 24 10
+	mul.rn.f32 %f10, %f6, %f6;
+	.loc 3 26 14
+	mov.f32 %f12, 0fBBCD6EDD;
+	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
+	.loc 3 27 14
+	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
+	.loc 3 28 14
+	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	.loc 3 29 14
+	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
+	.loc 3 30 19
+	mul.rn.f32 %f16, %f6, %f10;
+	.loc 3 30 17
+	fma.rn.f32 %f17, %f16, %f15, %f6;
+	.loc 3 30 3
+	mov.f32 %f8, %f17;
+	bra.uni $L18_ret_Tanh32;
+$L13_if_done:
+	.loc 3 32 9
+	setp.lt.f32 %p4, %f9, 0f4111999A;
+	@%p4 bra $L15_if_done;
+	bra.uni $L14_if_then;
+$L14_if_then:
+	.loc 3 33 8
+	setp.neu.f32 %p5, %f6, %f6;
+	@%p5 bra $L16_if_then;
+	bra.uni $L23_entry;
+$L15_if_done:
+	.loc 3 38 32
+	mul.rn.f32 %f18, 0f40000000, %f9;
+	.loc 3 38 30
+	bra.uni $L19_entry;
+$L16_if_then:
+	.loc 3 34 4
+	mov.f32 %f8, %f6;
+	bra.uni $L18_ret_Tanh32;
+$L18_ret_Tanh32:
+	.loc 4 77 33
+	add.rn.f32 %f45, 0f3F800000, %f8;
+	.loc 4 77 28
+	mul.rn.f32 %f46, %f7, %f45;
+	.loc 4 77 19
+	bra.uni $L25_entry;
+$L19_entry:
+	.loc 2 99 18
+	mul.rn.f32 %f20, %f18, 0f3FB8AA3B;
+	.loc 2 99 33
+	add.rn.f32 %f21, %f20, 0f3F000000;
+	.loc 2 99 16
+	cvt.rmi.f32.f32 %f22, %f21;
+	.loc 2 100 15
+	neg.f32 %f23, %f22;
+	.loc 2 100 14
+	fma.rn.f32 %f24, %f23, 0f3F317200, %f18;
+	.loc 2 101 14
+	neg.f32 %f25, %f22;
+	.loc 2 101 13
+	fma.rn.f32 %f26, %f25, 0f35BFBE8E, %f24;
+	.loc 2 103 13
+	mov.f32 %f28, 0f3AB63536;
+	fma.rn.f32 %f27, %f28, %f26, 0f3C090647;
+	.loc 2 104 13
+	fma.rn.f32 %f29, %f27, %f26, 0f3D2AAADD;
+	.loc 2 105 13
+	fma.rn.f32 %f30, %f29, %f26, 0f3E2AAA6E;
+	.loc 2 106 13
+	fma.rn.f32 %f31, %f30, %f26, 0f3F000000;
+	.loc 2 107 16
+	mul.rn.f32 %f32, %f26, %f26;
+	.loc 2 107 14
+	fma.rn.f32 %f33, %f32, %f31, %f26;
+	.loc 2 108 12
+	add.rn.f32 %f34, 0f3F800000, %f33;
+	.loc 2 108 52
+	cvt.rzi.s32.f32 %r6, %f22;
+	.loc 2 108 55
+	add.s32 %r7, %r6, 127;
+	.loc 2 108 46
+	mov.u32 %r8, %r7;
+	.loc 2 108 60
+	shl.b32 %r9, %r8, 23;
+	.loc 2 108 39
+	mov.b32 %f35, %r9;
+	.loc 2 108 17
+	mul.rn.f32 %f36, %f34, %f35;
+	.loc 2 108 2
+	mov.f32 %f19, %f36;
+	bra.uni $L20_ret_exp32;
+$L20_ret_exp32:
+	.loc 3 38 35
+	add.rn.f32 %f37, %f19, 0f3F800000;
+	.loc 3 38 23
+	div.rn.f32 %f38, 0f40000000, %f37;
+	.loc 3 38 21
+	sub.rn.f32 %f39, 0f3F800000, %f38;
+	.loc 3 38 19
+	bra.uni $L21_entry;
+$L21_entry:
+	.loc 3 72 46
+	mov.b32 %r10, %f39;
+	.loc 3 72 49
+	and.b32 %r11, %r10, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r12, %f6;
+	.loc 3 72 82
+	and.b32 %r13, %r12, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r14, %r11, %r13;
+	.loc 3 72 29
+	mov.b32 %f41, %r14;
+	.loc 3 72 2
+	mov.f32 %f40, %f41;
+	bra.uni $L22_ret_copysign32;
+$L22_ret_copysign32:
+	.loc 3 38 2
+	mov.f32 %f8, %f40;
+	bra.uni $L18_ret_Tanh32;
+$L23_entry:
+	.loc 3 72 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r15, %f43;
+	.loc 3 72 49
+	and.b32 %r16, %r15, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r17, %f6;
+	.loc 3 72 82
+	and.b32 %r18, %r17, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r19, %r16, %r18;
+	.loc 3 72 29
+	mov.b32 %f44, %r19;
+	.loc 3 72 2
+	mov.f32 %f42, %f44;
+	bra.uni $L24_ret_copysign32;
+$L24_ret_copysign32:
+	.loc 3 36 3
+	mov.f32 %f8, %f42;
+	bra.uni $L18_ret_Tanh32;
+$L25_entry:
+	.loc 5 31 40
+	mov.f32 %f47, %f46;
+	bra.uni $L26_ret_store;
+$L26_ret_store:
+	.loc 4 77 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.f32 [%rd19], %f47;
+	bra.uni $L5_ret_geluTanh_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry geluTanhF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<6>;
+	.reg .b16 %rs<3>;
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<47>;
+
+	.loc 4 68 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 74 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 4 74 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 4 75 16
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 4 75 14
+	bra.uni $L9_entry;
+$L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 4 75 16
+	mov.u64 %rd9, 0x800000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f1, %rs0;
+	.loc 5 35 41
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 4 76 35
+	mul.rn.f32 %f2, 0f3D372713, %f0;
+	.loc 4 76 37
+	mul.rn.f32 %f3, %f2, %f0;
+	.loc 4 76 39
+	mul.rn.f32 %f4, %f3, %f0;
+	.loc 4 76 25
+	add.rn.f32 %f5, %f0, %f4;
+	.loc 4 76 20
+	mul.rn.f32 %f6, 0f3F4C422A, %f5;
+	.loc 4 77 24
+	mul.rn.f32 %f7, 0f3F000000, %f0;
+	.loc 4 77 43
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 3 22 14
+	abs.f32 %f9, %f6;
+	.loc 3 23 7
+	setp.lt.f32 %p3, %f9, 0f3F19999A;
+	@%p3 bra $L12_if_then;
+	bra.uni $L13_if_done;
+$L12_if_then:
+	.loc 3 24 10
+	mul.rn.f32 %f10, %f6, %f6;
+	.loc 3 26 14
+	mov.f32 %f12, 0fBBCD6EDD;
+	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
+	.loc 3 27 14
+	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
+	.loc 3 28 14
+	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	.loc 3 29 14
+	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
+	.loc 3 30 19
+	mul.rn.f32 %f16, %f6, %f10;
+	.loc 3 30 17
+	fma.rn.f32 %f17, %f16, %f15, %f6;
+	.loc 3 30 3
+	mov.f32 %f8, %f17;
+	bra.uni $L18_ret_Tanh32;
+$L13_if_done:
+	.loc 3 32 9
+	setp.lt.f32 %p4, %f9, 0f4111999A;
+	@%p4 bra $L15_if_done;
+	bra.uni $L14_if_then;
+$L14_if_then:
+	.loc 3 33 8
+	setp.neu.f32 %p5, %f6, %f6;
+	@%p5 bra $L16_if_then;
+	bra.uni $L23_entry;
+$L15_if_done:
+	.loc 3 38 32
+	mul.rn.f32 %f18, 0f40000000, %f9;
+	.loc 3 38 30
+	bra.uni $L19_entry;
+$L16_if_then:
+	.loc 3 34 4
+	mov.f32 %f8, %f6;
+	bra.uni $L18_ret_Tanh32;
+$L18_ret_Tanh32:
+	.loc 4 77 33
+	add.rn.f32 %f45, 0f3F800000, %f8;
+	.loc 4 77 28
+	mul.rn.f32 %f46, %f7, %f45;
+	.loc 4 77 19
+	bra.uni $L25_entry;
+$L19_entry:
+	.loc 2 99 18
+	mul.rn.f32 %f20, %f18, 0f3FB8AA3B;
+	.loc 2 99 33
+	add.rn.f32 %f21, %f20, 0f3F000000;
+	.loc 2 99 16
+	cvt.rmi.f32.f32 %f22, %f21;
+	.loc 2 100 15
+	neg.f32 %f23, %f22;
+	.loc 2 100 14
+	fma.rn.f32 %f24, %f23, 0f3F317200, %f18;
+	.loc 2 101 14
+	neg.f32 %f25, %f22;
+	.loc 2 101 13
+	fma.rn.f32 %f26, %f25, 0f35BFBE8E, %f24;
+	.loc 2 103 13
+	mov.f32 %f28, 0f3AB63536;
+	fma.rn.f32 %f27, %f28, %f26, 0f3C090647;
+	.loc 2 104 13
+	fma.rn.f32 %f29, %f27, %f26, 0f3D2AAADD;
+	.loc 2 105 13
+	fma.rn.f32 %f30, %f29, %f26, 0f3E2AAA6E;
+	.loc 2 106 13
+	fma.rn.f32 %f31, %f30, %f26, 0f3F000000;
+	.loc 2 107 16
+	mul.rn.f32 %f32, %f26, %f26;
+	.loc 2 107 14
+	fma.rn.f32 %f33, %f32, %f31, %f26;
+	.loc 2 108 12
+	add.rn.f32 %f34, 0f3F800000, %f33;
+	.loc 2 108 52
+	cvt.rzi.s32.f32 %r6, %f22;
+	.loc 2 108 55
+	add.s32 %r7, %r6, 127;
+	.loc 2 108 46
+	mov.u32 %r8, %r7;
+	.loc 2 108 60
+	shl.b32 %r9, %r8, 23;
+	.loc 2 108 39
+	mov.b32 %f35, %r9;
+	.loc 2 108 17
+	mul.rn.f32 %f36, %f34, %f35;
+	.loc 2 108 2
+	mov.f32 %f19, %f36;
+	bra.uni $L20_ret_exp32;
+$L20_ret_exp32:
+	.loc 3 38 35
+	add.rn.f32 %f37, %f19, 0f3F800000;
+	.loc 3 38 23
+	div.rn.f32 %f38, 0f40000000, %f37;
+	.loc 3 38 21
+	sub.rn.f32 %f39, 0f3F800000, %f38;
+	.loc 3 38 19
+	bra.uni $L21_entry;
+$L21_entry:
+	.loc 3 72 46
+	mov.b32 %r10, %f39;
+	.loc 3 72 49
+	and.b32 %r11, %r10, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r12, %f6;
+	.loc 3 72 82
+	and.b32 %r13, %r12, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r14, %r11, %r13;
+	.loc 3 72 29
+	mov.b32 %f41, %r14;
+	.loc 3 72 2
+	mov.f32 %f40, %f41;
+	bra.uni $L22_ret_copysign32;
+$L22_ret_copysign32:
+	.loc 3 38 2
+	mov.f32 %f8, %f40;
+	bra.uni $L18_ret_Tanh32;
+$L23_entry:
+	.loc 3 72 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r15, %f43;
+	.loc 3 72 49
+	and.b32 %r16, %r15, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r17, %f6;
+	.loc 3 72 82
+	and.b32 %r18, %r17, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r19, %r16, %r18;
+	.loc 3 72 29
+	mov.b32 %f44, %r19;
+	.loc 3 72 2
+	mov.f32 %f42, %f44;
+	bra.uni $L24_ret_copysign32;
+$L24_ret_copysign32:
+	.loc 3 36 3
+	mov.f32 %f8, %f42;
+	bra.uni $L18_ret_Tanh32;
+$L25_entry:
+	.loc 5 36 58
+	cvt.rn.f16.f32 %rs2, %f46;
+	.loc 5 36 41
+	mov.u16 %rs1, %rs2;
+	bra.uni $L26_ret_store;
+$L26_ret_store:
+	.loc 4 77 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs1;
+	bra.uni $L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry geluTanhBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<6>;
+	.reg .b16 %rs<3>;
+	.reg .b32 %r<21>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<47>;
+
+	.loc 4 71 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 4 74 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 4 74 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 4 75 16
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 4 75 14
+	bra.uni $L9_entry;
+$L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 4 75 16
+	mov.u64 %rd9, 0x900000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r6, %rs0;
+	shl.b32 %r6, %r6, 16;
+	mov.b32 %f1, %r6;
+	.loc 5 40 46
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 4 76 35
+	mul.rn.f32 %f2, 0f3D372713, %f0;
+	.loc 4 76 37
+	mul.rn.f32 %f3, %f2, %f0;
+	.loc 4 76 39
+	mul.rn.f32 %f4, %f3, %f0;
+	.loc 4 76 25
+	add.rn.f32 %f5, %f0, %f4;
+	.loc 4 76 20
+	mul.rn.f32 %f6, 0f3F4C422A, %f5;
+	.loc 4 77 24
+	mul.rn.f32 %f7, 0f3F000000, %f0;
+	.loc 4 77 43
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 3 22 14
+	abs.f32 %f9, %f6;
+	.loc 3 23 7
+	setp.lt.f32 %p3, %f9, 0f3F19999A;
+	@%p3 bra $L12_if_then;
+	bra.uni $L13_if_done;
+$L12_if_then:
+	.loc 3 24 10
+	mul.rn.f32 %f10, %f6, %f6;
+	.loc 3 26 14
+	mov.f32 %f12, 0fBBCD6EDD;
+	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
+	.loc 3 27 14
+	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
+	.loc 3 28 14
+	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	.loc 3 29 14
+	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
+	.loc 3 30 19
+	mul.rn.f32 %f16, %f6, %f10;
+	.loc 3 30 17
+	fma.rn.f32 %f17, %f16, %f15, %f6;
+	.loc 3 30 3
+	mov.f32 %f8, %f17;
+	bra.uni $L18_ret_Tanh32;
+$L13_if_done:
+	.loc 3 32 9
+	setp.lt.f32 %p4, %f9, 0f4111999A;
+	@%p4 bra $L15_if_done;
+	bra.uni $L14_if_then;
+$L14_if_then:
+	.loc 3 33 8
+	setp.neu.f32 %p5, %f6, %f6;
+	@%p5 bra $L16_if_then;
+	bra.uni $L23_entry;
+$L15_if_done:
+	.loc 3 38 32
+	mul.rn.f32 %f18, 0f40000000, %f9;
+	.loc 3 38 30
+	bra.uni $L19_entry;
+$L16_if_then:
+	.loc 3 34 4
+	mov.f32 %f8, %f6;
+	bra.uni $L18_ret_Tanh32;
+$L18_ret_Tanh32:
+	.loc 4 77 33
+	add.rn.f32 %f45, 0f3F800000, %f8;
+	.loc 4 77 28
+	mul.rn.f32 %f46, %f7, %f45;
+	.loc 4 77 19
+	bra.uni $L25_entry;
+$L19_entry:
+	.loc 2 99 18
+	mul.rn.f32 %f20, %f18, 0f3FB8AA3B;
+	.loc 2 99 33
+	add.rn.f32 %f21, %f20, 0f3F000000;
+	.loc 2 99 16
+	cvt.rmi.f32.f32 %f22, %f21;
+	.loc 2 100 15
+	neg.f32 %f23, %f22;
+	.loc 2 100 14
+	fma.rn.f32 %f24, %f23, 0f3F317200, %f18;
+	.loc 2 101 14
+	neg.f32 %f25, %f22;
+	.loc 2 101 13
+	fma.rn.f32 %f26, %f25, 0f35BFBE8E, %f24;
+	.loc 2 103 13
+	mov.f32 %f28, 0f3AB63536;
+	fma.rn.f32 %f27, %f28, %f26, 0f3C090647;
+	.loc 2 104 13
+	fma.rn.f32 %f29, %f27, %f26, 0f3D2AAADD;
+	.loc 2 105 13
+	fma.rn.f32 %f30, %f29, %f26, 0f3E2AAA6E;
+	.loc 2 106 13
+	fma.rn.f32 %f31, %f30, %f26, 0f3F000000;
+	.loc 2 107 16
+	mul.rn.f32 %f32, %f26, %f26;
+	.loc 2 107 14
+	fma.rn.f32 %f33, %f32, %f31, %f26;
+	.loc 2 108 12
+	add.rn.f32 %f34, 0f3F800000, %f33;
+	.loc 2 108 52
+	cvt.rzi.s32.f32 %r7, %f22;
+	.loc 2 108 55
+	add.s32 %r8, %r7, 127;
+	.loc 2 108 46
+	mov.u32 %r9, %r8;
+	.loc 2 108 60
+	shl.b32 %r10, %r9, 23;
+	.loc 2 108 39
+	mov.b32 %f35, %r10;
+	.loc 2 108 17
+	mul.rn.f32 %f36, %f34, %f35;
+	.loc 2 108 2
+	mov.f32 %f19, %f36;
+	bra.uni $L20_ret_exp32;
+$L20_ret_exp32:
+	.loc 3 38 35
+	add.rn.f32 %f37, %f19, 0f3F800000;
+	.loc 3 38 23
+	div.rn.f32 %f38, 0f40000000, %f37;
+	.loc 3 38 21
+	sub.rn.f32 %f39, 0f3F800000, %f38;
+	.loc 3 38 19
+	bra.uni $L21_entry;
+$L21_entry:
+	.loc 3 72 46
+	mov.b32 %r11, %f39;
+	.loc 3 72 49
+	and.b32 %r12, %r11, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r13, %f6;
+	.loc 3 72 82
+	and.b32 %r14, %r13, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r15, %r12, %r14;
+	.loc 3 72 29
+	mov.b32 %f41, %r15;
+	.loc 3 72 2
+	mov.f32 %f40, %f41;
+	bra.uni $L22_ret_copysign32;
+$L22_ret_copysign32:
+	.loc 3 38 2
+	mov.f32 %f8, %f40;
+	bra.uni $L18_ret_Tanh32;
+$L23_entry:
+	.loc 3 72 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r16, %f43;
+	.loc 3 72 49
+	and.b32 %r17, %r16, 2147483647;
+	.loc 3 72 79
+	mov.b32 %r18, %f6;
+	.loc 3 72 82
+	and.b32 %r19, %r18, 0x80000000;
+	.loc 3 72 61
+	or.b32 %r20, %r17, %r19;
+	.loc 3 72 29
+	mov.b32 %f44, %r20;
+	.loc 3 72 2
+	mov.f32 %f42, %f44;
+	bra.uni $L24_ret_copysign32;
+$L24_ret_copysign32:
+	.loc 3 36 3
+	mov.f32 %f8, %f42;
+	bra.uni $L18_ret_Tanh32;
+$L25_entry:
+	.loc 5 41 67
+	cvt.rn.bf16.f32 %rs2, %f46;
+	.loc 5 41 46
+	mov.u16 %rs1, %rs2;
+	bra.uni $L26_ret_store;
+$L26_ret_store:
+	.loc 4 77 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs1;
+	bra.uni $L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry addF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 a_ptr,
+	.param .s64 a_len,
+	.param .u64 b_ptr,
+	.param .s64 b_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<25>;
+	.reg .f32 %f<6>;
+
+	.loc 6 31 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [a_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [a_len];
+	ld.param.u64 %rd6, [b_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [b_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 40 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 6 40 25
+	setp.lt.s64 %p0, %rd11, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_add_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 6 41 28
+	setp.hs.u64 %p1, %rd11, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd19, %rd11, 2;
+	add.s64 %rd20, %rd4, %rd19;
+	ld.global.nc.f32 %f0, [%rd20];
+	.loc 6 41 26
+	bra.uni $L9_entry;
+$L5_ret_add_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 41 28
+	mov.u64 %rd12, 0xA00000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 30 40
+	mov.f32 %f1, %f0;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 6 41 43
+	setp.hs.u64 %p3, %rd11, %rd8;
+	@%p3 bra $L11_oob1;
+	shl.b64 %rd21, %rd11, 2;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.f32 %f2, [%rd22];
+	.loc 6 41 41
+	bra.uni $L12_entry;
+$L11_oob1:
+	.loc 6 41 43
+	mov.u64 %rd12, 0xA00000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd8;
+	bra.uni $L6_bounds_fail;
+$L12_entry:
+	.loc 5 30 40
+	mov.f32 %f3, %f2;
+	bra.uni $L13_ret_load;
+$L13_ret_load:
+	.loc 6 41 33
+	add.rn.f32 %f4, %f1, %f3;
+	.loc 6 41 19
+	bra.uni $L14_entry;
+$L14_entry:
+	.loc 5 31 40
+	mov.f32 %f5, %f4;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 6 41 6
+	shl.b64 %rd23, %rd11, 2;
+	add.s64 %rd24, %rd1, %rd23;
+	st.global.f32 [%rd24], %f5;
+	bra.uni $L5_ret_add_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry addF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 a_ptr,
+	.param .s64 a_len,
+	.param .u64 b_ptr,
+	.param .s64 b_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<25>;
+	.reg .f32 %f<5>;
+
+	.loc 6 34 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [a_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [a_len];
+	ld.param.u64 %rd6, [b_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [b_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 40 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 6 40 25
+	setp.lt.s64 %p0, %rd11, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 6 41 28
+	setp.hs.u64 %p1, %rd11, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd19, %rd11, 1;
+	add.s64 %rd20, %rd4, %rd19;
+	ld.global.nc.u16 %rs0, [%rd20];
+	.loc 6 41 26
+	bra.uni $L9_entry;
+$L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 41 28
+	mov.u64 %rd12, 0xB00000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f1, %rs0;
+	.loc 5 35 41
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 6 41 43
+	setp.hs.u64 %p3, %rd11, %rd8;
+	@%p3 bra $L11_oob1;
+	shl.b64 %rd21, %rd11, 1;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.u16 %rs1, [%rd22];
+	.loc 6 41 41
+	bra.uni $L12_entry;
+$L11_oob1:
+	.loc 6 41 43
+	mov.u64 %rd12, 0xB00000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd8;
+	bra.uni $L6_bounds_fail;
+$L12_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f3, %rs1;
+	.loc 5 35 41
+	mov.f32 %f2, %f3;
+	bra.uni $L13_ret_load;
+$L13_ret_load:
+	.loc 6 41 33
+	add.rn.f32 %f4, %f0, %f2;
+	.loc 6 41 19
+	bra.uni $L14_entry;
+$L14_entry:
+	.loc 5 36 58
+	cvt.rn.f16.f32 %rs3, %f4;
+	.loc 5 36 41
+	mov.u16 %rs2, %rs3;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 6 41 6
+	shl.b64 %rd23, %rd11, 1;
+	add.s64 %rd24, %rd1, %rd23;
+	st.global.u16 [%rd24], %rs2;
+	bra.uni $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry addBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 a_ptr,
+	.param .s64 a_len,
+	.param .u64 b_ptr,
+	.param .s64 b_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<25>;
+	.reg .f32 %f<5>;
+
+	.loc 6 37 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [a_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [a_len];
+	ld.param.u64 %rd6, [b_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [b_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 40 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 6 40 25
+	setp.lt.s64 %p0, %rd11, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 6 41 28
+	setp.hs.u64 %p1, %rd11, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd19, %rd11, 1;
+	add.s64 %rd20, %rd4, %rd19;
+	ld.global.nc.u16 %rs0, [%rd20];
+	.loc 6 41 26
+	bra.uni $L9_entry;
+$L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 41 28
+	mov.u64 %rd12, 0xC00000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r6, %rs0;
+	shl.b32 %r6, %r6, 16;
+	mov.b32 %f1, %r6;
+	.loc 5 40 46
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 6 41 43
+	setp.hs.u64 %p3, %rd11, %rd8;
+	@%p3 bra $L11_oob1;
+	shl.b64 %rd21, %rd11, 1;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.u16 %rs1, [%rd22];
+	.loc 6 41 41
+	bra.uni $L12_entry;
+$L11_oob1:
+	.loc 6 41 43
+	mov.u64 %rd12, 0xC00000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd8;
+	bra.uni $L6_bounds_fail;
+$L12_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r7, %rs1;
+	shl.b32 %r7, %r7, 16;
+	mov.b32 %f3, %r7;
+	.loc 5 40 46
+	mov.f32 %f2, %f3;
+	bra.uni $L13_ret_load;
+$L13_ret_load:
+	.loc 6 41 33
+	add.rn.f32 %f4, %f0, %f2;
+	.loc 6 41 19
+	bra.uni $L14_entry;
+$L14_entry:
+	.loc 5 41 67
+	cvt.rn.bf16.f32 %rs3, %f4;
+	.loc 5 41 46
+	mov.u16 %rs2, %rs3;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 6 41 6
+	shl.b64 %rd23, %rd11, 1;
+	add.s64 %rd24, %rd1, %rd23;
+	st.global.u16 [%rd24], %rs2;
+	bra.uni $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry mulF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 a_ptr,
+	.param .s64 a_len,
+	.param .u64 b_ptr,
+	.param .s64 b_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<25>;
+	.reg .f32 %f<6>;
+
+	.loc 6 46 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [a_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [a_len];
+	ld.param.u64 %rd6, [b_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [b_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 55 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 6 55 25
+	setp.lt.s64 %p0, %rd11, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_mul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 6 56 28
+	setp.hs.u64 %p1, %rd11, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd19, %rd11, 2;
+	add.s64 %rd20, %rd4, %rd19;
+	ld.global.nc.f32 %f0, [%rd20];
+	.loc 6 56 26
+	bra.uni $L9_entry;
+$L5_ret_mul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 56 28
+	mov.u64 %rd12, 0xD00000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 30 40
+	mov.f32 %f1, %f0;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 6 56 43
+	setp.hs.u64 %p3, %rd11, %rd8;
+	@%p3 bra $L11_oob1;
+	shl.b64 %rd21, %rd11, 2;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.f32 %f2, [%rd22];
+	.loc 6 56 41
+	bra.uni $L12_entry;
+$L11_oob1:
+	.loc 6 56 43
+	mov.u64 %rd12, 0xD00000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd8;
+	bra.uni $L6_bounds_fail;
+$L12_entry:
+	.loc 5 30 40
+	mov.f32 %f3, %f2;
+	bra.uni $L13_ret_load;
+$L13_ret_load:
+	.loc 6 56 33
+	mul.rn.f32 %f4, %f1, %f3;
+	.loc 6 56 19
+	bra.uni $L14_entry;
+$L14_entry:
+	.loc 5 31 40
+	mov.f32 %f5, %f4;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 6 56 6
+	shl.b64 %rd23, %rd11, 2;
+	add.s64 %rd24, %rd1, %rd23;
+	st.global.f32 [%rd24], %f5;
+	bra.uni $L5_ret_mul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry mulF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 a_ptr,
+	.param .s64 a_len,
+	.param .u64 b_ptr,
+	.param .s64 b_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<25>;
+	.reg .f32 %f<5>;
+
+	.loc 6 49 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [a_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [a_len];
+	ld.param.u64 %rd6, [b_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [b_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 55 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 6 55 25
+	setp.lt.s64 %p0, %rd11, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 6 56 28
+	setp.hs.u64 %p1, %rd11, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd19, %rd11, 1;
+	add.s64 %rd20, %rd4, %rd19;
+	ld.global.nc.u16 %rs0, [%rd20];
+	.loc 6 56 26
+	bra.uni $L9_entry;
+$L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 56 28
+	mov.u64 %rd12, 0xE00000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f1, %rs0;
+	.loc 5 35 41
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 6 56 43
+	setp.hs.u64 %p3, %rd11, %rd8;
+	@%p3 bra $L11_oob1;
+	shl.b64 %rd21, %rd11, 1;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.u16 %rs1, [%rd22];
+	.loc 6 56 41
+	bra.uni $L12_entry;
+$L11_oob1:
+	.loc 6 56 43
+	mov.u64 %rd12, 0xE00000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd8;
+	bra.uni $L6_bounds_fail;
+$L12_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f3, %rs1;
+	.loc 5 35 41
+	mov.f32 %f2, %f3;
+	bra.uni $L13_ret_load;
+$L13_ret_load:
+	.loc 6 56 33
+	mul.rn.f32 %f4, %f0, %f2;
+	.loc 6 56 19
+	bra.uni $L14_entry;
+$L14_entry:
+	.loc 5 36 58
+	cvt.rn.f16.f32 %rs3, %f4;
+	.loc 5 36 41
+	mov.u16 %rs2, %rs3;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 6 56 6
+	shl.b64 %rd23, %rd11, 1;
+	add.s64 %rd24, %rd1, %rd23;
+	st.global.u16 [%rd24], %rs2;
+	bra.uni $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry mulBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 a_ptr,
+	.param .s64 a_len,
+	.param .u64 b_ptr,
+	.param .s64 b_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<25>;
+	.reg .f32 %f<5>;
+
+	.loc 6 52 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [a_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [a_len];
+	ld.param.u64 %rd6, [b_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [b_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 55 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 6 55 25
+	setp.lt.s64 %p0, %rd11, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 6 56 28
+	setp.hs.u64 %p1, %rd11, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd19, %rd11, 1;
+	add.s64 %rd20, %rd4, %rd19;
+	ld.global.nc.u16 %rs0, [%rd20];
+	.loc 6 56 26
+	bra.uni $L9_entry;
+$L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 56 28
+	mov.u64 %rd12, 0xF00000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r6, %rs0;
+	shl.b32 %r6, %r6, 16;
+	mov.b32 %f1, %r6;
+	.loc 5 40 46
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 6 56 43
+	setp.hs.u64 %p3, %rd11, %rd8;
+	@%p3 bra $L11_oob1;
+	shl.b64 %rd21, %rd11, 1;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.u16 %rs1, [%rd22];
+	.loc 6 56 41
+	bra.uni $L12_entry;
+$L11_oob1:
+	.loc 6 56 43
+	mov.u64 %rd12, 0xF00000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd8;
+	bra.uni $L6_bounds_fail;
+$L12_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r7, %rs1;
+	shl.b32 %r7, %r7, 16;
+	mov.b32 %f3, %r7;
+	.loc 5 40 46
+	mov.f32 %f2, %f3;
+	bra.uni $L13_ret_load;
+$L13_ret_load:
+	.loc 6 56 33
+	mul.rn.f32 %f4, %f0, %f2;
+	.loc 6 56 19
+	bra.uni $L14_entry;
+$L14_entry:
+	.loc 5 41 67
+	cvt.rn.bf16.f32 %rs3, %f4;
+	.loc 5 41 46
+	mov.u16 %rs2, %rs3;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 6 56 6
+	shl.b64 %rd23, %rd11, 1;
+	add.s64 %rd24, %rd1, %rd23;
+	st.global.u16 [%rd24], %rs2;
+	bra.uni $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry scaleF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .f32 s
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<5>;
+
+	.loc 6 61 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.f32 %f0, [s];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 70 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 6 70 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_scale_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 6 71 32
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 2;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.f32 %f1, [%rd17];
+	.loc 6 71 30
+	bra.uni $L9_entry;
+$L5_ret_scale_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 71 32
+	mov.u64 %rd9, 0x1000000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 30 40
+	mov.f32 %f2, %f1;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 6 71 22
+	mul.rn.f32 %f3, %f0, %f2;
+	.loc 6 71 19
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 5 31 40
+	mov.f32 %f4, %f3;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 6 71 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.f32 [%rd19], %f4;
+	bra.uni $L5_ret_scale_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry scaleF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .f32 s
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<3>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<4>;
+
+	.loc 6 64 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.f32 %f0, [s];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 70 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 6 70 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 6 71 32
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 6 71 30
+	bra.uni $L9_entry;
+$L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 71 32
+	mov.u64 %rd9, 0x1100000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f2, %rs0;
+	.loc 5 35 41
+	mov.f32 %f1, %f2;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 6 71 22
+	mul.rn.f32 %f3, %f0, %f1;
+	.loc 6 71 19
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 5 36 58
+	cvt.rn.f16.f32 %rs2, %f3;
+	.loc 5 36 41
+	mov.u16 %rs1, %rs2;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 6 71 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs1;
+	bra.uni $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry scaleBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .f32 s
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<3>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<4>;
+
+	.loc 6 67 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.f32 %f0, [s];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 70 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 6 70 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 6 71 32
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 6 71 30
+	bra.uni $L9_entry;
+$L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 71 32
+	mov.u64 %rd9, 0x1200000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r6, %rs0;
+	shl.b32 %r6, %r6, 16;
+	mov.b32 %f2, %r6;
+	.loc 5 40 46
+	mov.f32 %f1, %f2;
+	bra.uni $L10_ret_load;
+$L10_ret_load:
+	.loc 6 71 22
+	mul.rn.f32 %f3, %f0, %f1;
+	.loc 6 71 19
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 5 41 67
+	cvt.rn.bf16.f32 %rs2, %f3;
+	.loc 5 41 46
+	mov.u16 %rs1, %rs2;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 6 71 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs1;
+	bra.uni $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry castF32F16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<2>;
+
+	.loc 6 78 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 96 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 6 96 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 6 97 30
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 2;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.f32 %f0, [%rd17];
+	.loc 6 97 28
+	bra.uni $L9_entry;
+$L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 97 30
+	mov.u64 %rd9, 0x1300000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 30 40
+	mov.f32 %f1, %f0;
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 5 36 58
+	cvt.rn.f16.f32 %rs1, %f1;
+	.loc 5 36 41
+	mov.u16 %rs0, %rs1;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 6 97 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs0;
+	bra.uni $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry castF32BF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<2>;
+
+	.loc 6 81 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 96 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 6 96 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 6 97 30
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 2;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.f32 %f0, [%rd17];
+	.loc 6 97 28
+	bra.uni $L9_entry;
+$L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 97 30
+	mov.u64 %rd9, 0x1400000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 30 40
+	mov.f32 %f1, %f0;
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 5 41 67
+	cvt.rn.bf16.f32 %rs1, %f1;
+	.loc 5 41 46
+	mov.u16 %rs0, %rs1;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 6 97 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs0;
+	bra.uni $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry castF16F32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<1>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<3>;
+
+	.loc 6 84 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 96 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 6 96 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 6 97 30
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 6 97 28
+	bra.uni $L9_entry;
+$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 97 30
+	mov.u64 %rd9, 0x1500000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f1, %rs0;
+	.loc 5 35 41
+	mov.f32 %f0, %f1;
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 5 31 40
+	mov.f32 %f2, %f0;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 6 97 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.f32 [%rd19], %f2;
+	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry castF16BF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<3>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<2>;
+
+	.loc 6 87 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 96 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 6 96 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 6 97 30
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 6 97 28
+	bra.uni $L9_entry;
+$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 97 30
+	mov.u64 %rd9, 0x1600000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 35 57
+	cvt.f32.f16 %f1, %rs0;
+	.loc 5 35 41
+	mov.f32 %f0, %f1;
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 5 41 67
+	cvt.rn.bf16.f32 %rs2, %f0;
+	.loc 5 41 46
+	mov.u16 %rs1, %rs2;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 6 97 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs1;
+	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry castBF16F32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<1>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<3>;
+
+	.loc 6 90 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 96 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 6 96 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 6 97 30
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 6 97 28
+	bra.uni $L9_entry;
+$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 97 30
+	mov.u64 %rd9, 0x1700000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r6, %rs0;
+	shl.b32 %r6, %r6, 16;
+	mov.b32 %f1, %r6;
+	.loc 5 40 46
+	mov.f32 %f0, %f1;
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 5 31 40
+	mov.f32 %f2, %f0;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 6 97 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.f32 [%rd19], %f2;
+	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry castBF16F16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<3>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<2>;
+
+	.loc 6 93 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 6 96 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 6 96 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 6 97 30
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 1;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u16 %rs0, [%rd17];
+	.loc 6 97 28
+	bra.uni $L9_entry;
+$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 6 97 30
+	mov.u64 %rd9, 0x1800000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 5 40 62
+	cvt.u32.u16 %r6, %rs0;
+	shl.b32 %r6, %r6, 16;
+	mov.b32 %f1, %r6;
+	.loc 5 40 46
+	mov.f32 %f0, %f1;
+	bra.uni $L11_entry;
+$L11_entry:
+	.loc 5 36 58
+	cvt.rn.f16.f32 %rs2, %f0;
+	.loc 5 36 41
+	mov.u16 %rs1, %rs2;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 6 97 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs1;
+	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
 
 .visible .entry rmsNormF32(
 	.param .u64 out_ptr,
@@ -866,7 +4967,7 @@ const kernPTX = `//
 	.reg .f32 %f<39>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 2 49 6
+	.loc 7 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -880,16 +4981,16 @@ const kernPTX = `//
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 65 20
+	.loc 7 65 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd10, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd12, %r2;
-	.loc 2 65 25
+	.loc 7 65 25
 	mul.lo.s64 %rd13, %rd10, %rd9;
-	.loc 2 67 22
+	.loc 7 67 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %tid.y;
@@ -900,72 +5001,72 @@ $L2_entry:
 	mov.s64 %rd17, %rd14;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 2 67 30
+	.loc 7 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
 	bra.uni $L15_entry;
 $L4_for_body:
-	.loc 2 68 21
+	.loc 7 68 21
 	add.s64 %rd18, %rd13, %rd17;
-	.loc 2 68 16
+	.loc 7 68 16
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd26, %rd18, 2;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.f32 %f2, [%rd27];
-	.loc 2 68 14
+	.loc 7 68 14
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 2 73 30
+	.loc 7 73 30
 	setp.lt.s64 %p7, %rd48, %rd9;
 	@%p7 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L7_for_body:
-	.loc 2 74 11
+	.loc 7 74 11
 	add.s64 %rd49, %rd13, %rd48;
-	.loc 2 74 38
+	.loc 7 74 38
 	add.s64 %rd50, %rd13, %rd48;
-	.loc 2 74 33
+	.loc 7 74 33
 	setp.hs.u64 %p8, %rd50, %rd5;
 	@%p8 bra $L24_oob3;
 	shl.b64 %rd51, %rd50, 2;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.f32 %f32, [%rd52];
-	.loc 2 74 31
+	.loc 7 74 31
 	bra.uni $L25_entry;
 $L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 2 68 16
-	mov.u64 %rd19, 0x100000001;
+	.loc 7 68 16
+	mov.u64 %rd19, 0x1900000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 2 69 15
+	.loc 7 69 15
 	fma.rn.f32 %f4, %f3, %f3, %f1;
-	.loc 2 67 53
+	.loc 7 67 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd28, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd29, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd30, %r11;
-	.loc 2 67 38
+	.loc 7 67 38
 	add.s64 %rd31, %rd17, %rd28;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L15_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd32, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -976,15 +5077,15 @@ $L15_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd33, %r12;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p3, %rd33, 0;
 	@%p3 bra $L16_if_then;
 	bra.uni $L17_if_done;
 $L16_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -994,7 +5095,7 @@ $L16_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd34, %r13;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p4, %rd34, 32;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd35, %rd34, 2;
@@ -1002,29 +5103,29 @@ $L16_if_then:
 	st.shared.f32 [%rd36], %f15;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd37, %r21;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd38, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd39, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd40, %r24;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd41, %rd38, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p5, %rd37, %rd41;
 	@%p5 bra $L18_if_then;
 	bra.uni $L22_edge;
 $L18_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd42, %r25;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p6, %rd42, 32;
 	@%p6 bra $L23_oob2;
 	shl.b64 %rd43, %rd42, 2;
@@ -1033,7 +5134,7 @@ $L18_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L19_if_done;
 $L19_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -1044,21 +5145,21 @@ $L19_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
 $L20_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 72 27
+	.loc 7 72 27
 	cvt.rn.f32.s64 %f28, %rd9;
-	.loc 2 72 19
+	.loc 7 72 19
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 2 72 34
+	.loc 7 72 34
 	add.rn.f32 %f30, %f29, %f0;
-	.loc 2 72 16
+	.loc 7 72 16
 	rsqrt.approx.f32 %f31, %f30;
-	.loc 2 73 22
+	.loc 7 73 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd45, %r26;
 	mov.u32 %r27, %tid.y;
@@ -1068,8 +5169,8 @@ $L20_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L6_for_loop;
 $L21_oob1:
-	.loc 3 30 4
-	mov.u64 %rd19, 0x100000002;
+	.loc 8 30 4
+	mov.u64 %rd19, 0x1900000002;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
@@ -1077,72 +5178,72 @@ $L22_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L19_if_done;
 $L23_oob2:
-	.loc 3 35 8
-	mov.u64 %rd19, 0x100000003;
+	.loc 8 35 8
+	mov.u64 %rd19, 0x1900000003;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
 $L24_oob3:
-	.loc 2 74 33
-	mov.u64 %rd19, 0x100000004;
+	.loc 7 74 33
+	mov.u64 %rd19, 0x1900000004;
 	mov.u64 %rd20, %rd50;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L25_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f33, %f32;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 2 74 43
+	.loc 7 74 43
 	mul.rn.f32 %f34, %f33, %f31;
-	.loc 2 74 57
+	.loc 7 74 57
 	setp.hs.u64 %p9, %rd48, %rd8;
 	@%p9 bra $L27_oob4;
 	shl.b64 %rd53, %rd48, 2;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.f32 %f35, [%rd54];
-	.loc 2 74 55
+	.loc 7 74 55
 	bra.uni $L28_entry;
 $L27_oob4:
-	.loc 2 74 57
-	mov.u64 %rd19, 0x100000005;
+	.loc 7 74 57
+	mov.u64 %rd19, 0x1900000005;
 	mov.u64 %rd20, %rd48;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
 $L28_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f36, %f35;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 2 74 47
+	.loc 7 74 47
 	mul.rn.f32 %f37, %f34, %f36;
-	.loc 2 74 24
+	.loc 7 74 24
 	bra.uni $L30_entry;
 $L30_entry:
-	.loc 1 31 40
+	.loc 5 31 40
 	mov.f32 %f38, %f37;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 2 74 6
+	.loc 7 74 6
 	setp.hs.u64 %p10, %rd49, %rd2;
 	@%p10 bra $L32_oob5;
 	shl.b64 %rd55, %rd49, 2;
 	add.s64 %rd56, %rd1, %rd55;
 	st.global.f32 [%rd56], %f38;
-	.loc 2 73 53
+	.loc 7 73 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd57, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd58, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd59, %r31;
-	.loc 2 73 38
+	.loc 7 73 38
 	add.s64 %rd60, %rd48, %rd57;
 	mov.s64 %rd48, %rd60;
 	bra.uni $L6_for_loop;
 $L32_oob5:
-	.loc 2 74 6
-	mov.u64 %rd19, 0x100000006;
+	.loc 7 74 6
+	mov.u64 %rd19, 0x1900000006;
 	mov.u64 %rd20, %rd49;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -1181,7 +5282,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<38>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 2 54 6
+	.loc 7 54 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -1195,16 +5296,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 65 20
+	.loc 7 65 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd10, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd12, %r2;
-	.loc 2 65 25
+	.loc 7 65 25
 	mul.lo.s64 %rd13, %rd10, %rd9;
-	.loc 2 67 22
+	.loc 7 67 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %tid.y;
@@ -1215,74 +5316,74 @@ $L2_entry:
 	mov.s64 %rd17, %rd14;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 2 67 30
+	.loc 7 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
 	bra.uni $L15_entry;
 $L4_for_body:
-	.loc 2 68 21
+	.loc 7 68 21
 	add.s64 %rd18, %rd13, %rd17;
-	.loc 2 68 16
+	.loc 7 68 16
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd26, %rd18, 1;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.u16 %rs0, [%rd27];
-	.loc 2 68 14
+	.loc 7 68 14
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 2 73 30
+	.loc 7 73 30
 	setp.lt.s64 %p7, %rd48, %rd9;
 	@%p7 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L7_for_body:
-	.loc 2 74 11
+	.loc 7 74 11
 	add.s64 %rd49, %rd13, %rd48;
-	.loc 2 74 38
+	.loc 7 74 38
 	add.s64 %rd50, %rd13, %rd48;
-	.loc 2 74 33
+	.loc 7 74 33
 	setp.hs.u64 %p8, %rd50, %rd5;
 	@%p8 bra $L24_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 2 74 31
+	.loc 7 74 31
 	bra.uni $L25_entry;
 $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 2 68 16
-	mov.u64 %rd19, 0x200000001;
+	.loc 7 68 16
+	mov.u64 %rd19, 0x1A00000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 2 69 15
+	.loc 7 69 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 2 67 53
+	.loc 7 67 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd28, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd29, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd30, %r11;
-	.loc 2 67 38
+	.loc 7 67 38
 	add.s64 %rd31, %rd17, %rd28;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L15_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd32, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -1293,15 +5394,15 @@ $L15_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd33, %r12;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p3, %rd33, 0;
 	@%p3 bra $L16_if_then;
 	bra.uni $L17_if_done;
 $L16_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -1311,7 +5412,7 @@ $L16_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd34, %r13;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p4, %rd34, 32;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd35, %rd34, 2;
@@ -1319,29 +5420,29 @@ $L16_if_then:
 	st.shared.f32 [%rd36], %f15;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd37, %r21;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd38, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd39, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd40, %r24;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd41, %rd38, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p5, %rd37, %rd41;
 	@%p5 bra $L18_if_then;
 	bra.uni $L22_edge;
 $L18_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd42, %r25;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p6, %rd42, 32;
 	@%p6 bra $L23_oob2;
 	shl.b64 %rd43, %rd42, 2;
@@ -1350,7 +5451,7 @@ $L18_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L19_if_done;
 $L19_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -1361,21 +5462,21 @@ $L19_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
 $L20_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 72 27
+	.loc 7 72 27
 	cvt.rn.f32.s64 %f28, %rd9;
-	.loc 2 72 19
+	.loc 7 72 19
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 2 72 34
+	.loc 7 72 34
 	add.rn.f32 %f30, %f29, %f0;
-	.loc 2 72 16
+	.loc 7 72 16
 	rsqrt.approx.f32 %f31, %f30;
-	.loc 2 73 22
+	.loc 7 73 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd45, %r26;
 	mov.u32 %r27, %tid.y;
@@ -1385,8 +5486,8 @@ $L20_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L6_for_loop;
 $L21_oob1:
-	.loc 3 30 4
-	mov.u64 %rd19, 0x200000002;
+	.loc 8 30 4
+	mov.u64 %rd19, 0x1A00000002;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
@@ -1394,78 +5495,78 @@ $L22_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L19_if_done;
 $L23_oob2:
-	.loc 3 35 8
-	mov.u64 %rd19, 0x200000003;
+	.loc 8 35 8
+	mov.u64 %rd19, 0x1A00000003;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
 $L24_oob3:
-	.loc 2 74 33
-	mov.u64 %rd19, 0x200000004;
+	.loc 7 74 33
+	mov.u64 %rd19, 0x1A00000004;
 	mov.u64 %rd20, %rd50;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L25_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f33, %rs1;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f32, %f33;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 2 74 43
+	.loc 7 74 43
 	mul.rn.f32 %f34, %f32, %f31;
-	.loc 2 74 57
+	.loc 7 74 57
 	setp.hs.u64 %p9, %rd48, %rd8;
 	@%p9 bra $L27_oob4;
 	shl.b64 %rd53, %rd48, 1;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.u16 %rs2, [%rd54];
-	.loc 2 74 55
+	.loc 7 74 55
 	bra.uni $L28_entry;
 $L27_oob4:
-	.loc 2 74 57
-	mov.u64 %rd19, 0x200000005;
+	.loc 7 74 57
+	mov.u64 %rd19, 0x1A00000005;
 	mov.u64 %rd20, %rd48;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
 $L28_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f36, %rs2;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f35, %f36;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 2 74 47
+	.loc 7 74 47
 	mul.rn.f32 %f37, %f34, %f35;
-	.loc 2 74 24
+	.loc 7 74 24
 	bra.uni $L30_entry;
 $L30_entry:
-	.loc 1 36 58
+	.loc 5 36 58
 	cvt.rn.f16.f32 %rs4, %f37;
-	.loc 1 36 41
+	.loc 5 36 41
 	mov.u16 %rs3, %rs4;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 2 74 6
+	.loc 7 74 6
 	setp.hs.u64 %p10, %rd49, %rd2;
 	@%p10 bra $L32_oob5;
 	shl.b64 %rd55, %rd49, 1;
 	add.s64 %rd56, %rd1, %rd55;
 	st.global.u16 [%rd56], %rs3;
-	.loc 2 73 53
+	.loc 7 73 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd57, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd58, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd59, %r31;
-	.loc 2 73 38
+	.loc 7 73 38
 	add.s64 %rd60, %rd48, %rd57;
 	mov.s64 %rd48, %rd60;
 	bra.uni $L6_for_loop;
 $L32_oob5:
-	.loc 2 74 6
-	mov.u64 %rd19, 0x200000006;
+	.loc 7 74 6
+	mov.u64 %rd19, 0x1A00000006;
 	mov.u64 %rd20, %rd49;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -1504,7 +5605,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<38>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 2 59 6
+	.loc 7 59 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -1518,16 +5619,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 65 20
+	.loc 7 65 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd10, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd12, %r2;
-	.loc 2 65 25
+	.loc 7 65 25
 	mul.lo.s64 %rd13, %rd10, %rd9;
-	.loc 2 67 22
+	.loc 7 67 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %tid.y;
@@ -1538,76 +5639,76 @@ $L2_entry:
 	mov.s64 %rd17, %rd14;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 2 67 30
+	.loc 7 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
 	bra.uni $L15_entry;
 $L4_for_body:
-	.loc 2 68 21
+	.loc 7 68 21
 	add.s64 %rd18, %rd13, %rd17;
-	.loc 2 68 16
+	.loc 7 68 16
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd26, %rd18, 1;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.u16 %rs0, [%rd27];
-	.loc 2 68 14
+	.loc 7 68 14
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 2 73 30
+	.loc 7 73 30
 	setp.lt.s64 %p7, %rd48, %rd9;
 	@%p7 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L7_for_body:
-	.loc 2 74 11
+	.loc 7 74 11
 	add.s64 %rd49, %rd13, %rd48;
-	.loc 2 74 38
+	.loc 7 74 38
 	add.s64 %rd50, %rd13, %rd48;
-	.loc 2 74 33
+	.loc 7 74 33
 	setp.hs.u64 %p8, %rd50, %rd5;
 	@%p8 bra $L24_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 2 74 31
+	.loc 7 74 31
 	bra.uni $L25_entry;
 $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 2 68 16
-	mov.u64 %rd19, 0x300000001;
+	.loc 7 68 16
+	mov.u64 %rd19, 0x1B00000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f3, %r9;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 2 69 15
+	.loc 7 69 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 2 67 53
+	.loc 7 67 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd28, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd29, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd30, %r12;
-	.loc 2 67 38
+	.loc 7 67 38
 	add.s64 %rd31, %rd17, %rd28;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L15_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd32, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -1618,15 +5719,15 @@ $L15_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r13, %laneid;
 	cvt.s64.u32 %rd33, %r13;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p3, %rd33, 0;
 	@%p3 bra $L16_if_then;
 	bra.uni $L17_if_done;
 $L16_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r16, %tid.z;
 	mov.u32 %r17, %ntid.y;
 	mov.u32 %r18, %tid.y;
@@ -1636,7 +5737,7 @@ $L16_if_then:
 	mad.lo.u32 %r19, %r15, %r20, %r21;
 	shr.u32 %r14, %r19, 5;
 	cvt.s64.u32 %rd34, %r14;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p4, %rd34, 32;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd35, %rd34, 2;
@@ -1644,29 +5745,29 @@ $L16_if_then:
 	st.shared.f32 [%rd36], %f15;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r22, %laneid;
 	cvt.s64.u32 %rd37, %r22;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r23, %ntid.x;
 	cvt.s64.u32 %rd38, %r23;
 	mov.u32 %r24, %ntid.y;
 	cvt.s64.u32 %rd39, %r24;
 	mov.u32 %r25, %ntid.z;
 	cvt.s64.u32 %rd40, %r25;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd41, %rd38, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p5, %rd37, %rd41;
 	@%p5 bra $L18_if_then;
 	bra.uni $L22_edge;
 $L18_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd42, %r26;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p6, %rd42, 32;
 	@%p6 bra $L23_oob2;
 	shl.b64 %rd43, %rd42, 2;
@@ -1675,7 +5776,7 @@ $L18_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L19_if_done;
 $L19_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -1686,21 +5787,21 @@ $L19_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
 $L20_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 72 27
+	.loc 7 72 27
 	cvt.rn.f32.s64 %f28, %rd9;
-	.loc 2 72 19
+	.loc 7 72 19
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 2 72 34
+	.loc 7 72 34
 	add.rn.f32 %f30, %f29, %f0;
-	.loc 2 72 16
+	.loc 7 72 16
 	rsqrt.approx.f32 %f31, %f30;
-	.loc 2 73 22
+	.loc 7 73 22
 	mov.u32 %r27, %tid.x;
 	cvt.s64.u32 %rd45, %r27;
 	mov.u32 %r28, %tid.y;
@@ -1710,8 +5811,8 @@ $L20_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L6_for_loop;
 $L21_oob1:
-	.loc 3 30 4
-	mov.u64 %rd19, 0x300000002;
+	.loc 8 30 4
+	mov.u64 %rd19, 0x1B00000002;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
@@ -1719,82 +5820,82 @@ $L22_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L19_if_done;
 $L23_oob2:
-	.loc 3 35 8
-	mov.u64 %rd19, 0x300000003;
+	.loc 8 35 8
+	mov.u64 %rd19, 0x1B00000003;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
 $L24_oob3:
-	.loc 2 74 33
-	mov.u64 %rd19, 0x300000004;
+	.loc 7 74 33
+	mov.u64 %rd19, 0x1B00000004;
 	mov.u64 %rd20, %rd50;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L25_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r30, %rs1;
 	shl.b32 %r30, %r30, 16;
 	mov.b32 %f33, %r30;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f32, %f33;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 2 74 43
+	.loc 7 74 43
 	mul.rn.f32 %f34, %f32, %f31;
-	.loc 2 74 57
+	.loc 7 74 57
 	setp.hs.u64 %p9, %rd48, %rd8;
 	@%p9 bra $L27_oob4;
 	shl.b64 %rd53, %rd48, 1;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.u16 %rs2, [%rd54];
-	.loc 2 74 55
+	.loc 7 74 55
 	bra.uni $L28_entry;
 $L27_oob4:
-	.loc 2 74 57
-	mov.u64 %rd19, 0x300000005;
+	.loc 7 74 57
+	mov.u64 %rd19, 0x1B00000005;
 	mov.u64 %rd20, %rd48;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
 $L28_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r31, %rs2;
 	shl.b32 %r31, %r31, 16;
 	mov.b32 %f36, %r31;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f35, %f36;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 2 74 47
+	.loc 7 74 47
 	mul.rn.f32 %f37, %f34, %f35;
-	.loc 2 74 24
+	.loc 7 74 24
 	bra.uni $L30_entry;
 $L30_entry:
-	.loc 1 41 67
+	.loc 5 41 67
 	cvt.rn.bf16.f32 %rs4, %f37;
-	.loc 1 41 46
+	.loc 5 41 46
 	mov.u16 %rs3, %rs4;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 2 74 6
+	.loc 7 74 6
 	setp.hs.u64 %p10, %rd49, %rd2;
 	@%p10 bra $L32_oob5;
 	shl.b64 %rd55, %rd49, 1;
 	add.s64 %rd56, %rd1, %rd55;
 	st.global.u16 [%rd56], %rs3;
-	.loc 2 73 53
+	.loc 7 73 53
 	mov.u32 %r32, %ntid.x;
 	cvt.s64.u32 %rd57, %r32;
 	mov.u32 %r33, %ntid.y;
 	cvt.s64.u32 %rd58, %r33;
 	mov.u32 %r34, %ntid.z;
 	cvt.s64.u32 %rd59, %r34;
-	.loc 2 73 38
+	.loc 7 73 38
 	add.s64 %rd60, %rd48, %rd57;
 	mov.s64 %rd48, %rd60;
 	bra.uni $L6_for_loop;
 $L32_oob5:
-	.loc 2 74 6
-	mov.u64 %rd19, 0x300000006;
+	.loc 7 74 6
+	mov.u64 %rd19, 0x1B00000006;
 	mov.u64 %rd20, %rd49;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -1832,7 +5933,7 @@ $L10_bounds_fail:
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<26>;
 
-	.loc 2 79 6
+	.loc 7 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -1847,25 +5948,25 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 95 19
+	.loc 7 95 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd11, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd12, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd13, %r2;
-	.loc 2 95 35
+	.loc 7 95 35
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd15, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
-	.loc 2 95 39
+	.loc 7 95 39
 	div.s64 %rd17, %rd14, 32;
-	.loc 2 95 23
+	.loc 7 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
-	.loc 2 95 52
+	.loc 7 95 52
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -1875,39 +5976,39 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd19, %r6;
-	.loc 2 95 44
+	.loc 7 95 44
 	add.s64 %rd20, %rd18, %rd19;
-	.loc 2 96 9
+	.loc 7 96 9
 	setp.ge.s64 %p0, %rd20, %rd9;
 	@%p0 bra $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 2 99 14
+	.loc 7 99 14
 	mul.lo.s64 %rd21, %rd20, %rd10;
-	.loc 2 101 17
+	.loc 7 101 17
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd22, %r14;
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd23, %rd22;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 2 101 23
+	.loc 7 101 23
 	setp.lt.s64 %p1, %rd23, %rd10;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 2 102 21
+	.loc 7 102 21
 	add.s64 %rd24, %rd21, %rd23;
-	.loc 2 102 16
+	.loc 7 102 16
 	setp.hs.u64 %p2, %rd24, %rd5;
 	@%p2 bra $L14_oob0;
 	shl.b64 %rd32, %rd24, 2;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.f32 %f2, [%rd33];
-	.loc 2 102 14
+	.loc 7 102 14
 	bra.uni $L15_entry;
 $L7_for_done:
-	.loc 2 105 18
+	.loc 7 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -1918,113 +6019,113 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 2 106 27
+	.loc 7 106 27
 	cvt.rn.f32.s64 %f15, %rd10;
-	.loc 2 106 19
+	.loc 7 106 19
 	div.rn.f32 %f16, %f14, %f15;
-	.loc 2 106 34
+	.loc 7 106 34
 	add.rn.f32 %f17, %f16, %f0;
-	.loc 2 106 16
+	.loc 7 106 16
 	rsqrt.approx.f32 %f18, %f17;
-	.loc 2 107 17
+	.loc 7 107 17
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd35, %r18;
 	mov.s64 %rd36, %rd35;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 2 107 23
+	.loc 7 107 23
 	setp.lt.s64 %p4, %rd36, %rd10;
 	@%p4 bra $L9_for_body;
 	bra.uni $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L9_for_body:
-	.loc 2 108 11
+	.loc 7 108 11
 	add.s64 %rd37, %rd21, %rd36;
-	.loc 2 108 38
+	.loc 7 108 38
 	add.s64 %rd38, %rd21, %rd36;
-	.loc 2 108 33
+	.loc 7 108 33
 	setp.hs.u64 %p5, %rd38, %rd5;
 	@%p5 bra $L17_oob1;
 	shl.b64 %rd39, %rd38, 2;
 	add.s64 %rd40, %rd4, %rd39;
 	ld.global.nc.f32 %f19, [%rd40];
-	.loc 2 108 31
+	.loc 7 108 31
 	bra.uni $L18_entry;
 $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L13_bounds_exit:
 	exit;
 $L14_oob0:
-	.loc 2 102 16
-	mov.u64 %rd25, 0x400000001;
+	.loc 7 102 16
+	mov.u64 %rd25, 0x1C00000001;
 	mov.u64 %rd26, %rd24;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
-	.loc 2 103 15
+	.loc 7 103 15
 	fma.rn.f32 %f4, %f3, %f3, %f1;
-	.loc 2 101 31
+	.loc 7 101 31
 	add.s64 %rd34, %rd23, 32;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd23, %rd34;
 	bra.uni $L5_for_loop;
 $L17_oob1:
-	.loc 2 108 33
-	mov.u64 %rd25, 0x400000002;
+	.loc 7 108 33
+	mov.u64 %rd25, 0x1C00000002;
 	mov.u64 %rd26, %rd38;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L18_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f20, %f19;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 2 108 43
+	.loc 7 108 43
 	mul.rn.f32 %f21, %f20, %f18;
-	.loc 2 108 57
+	.loc 7 108 57
 	setp.hs.u64 %p6, %rd36, %rd8;
 	@%p6 bra $L20_oob2;
 	shl.b64 %rd41, %rd36, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.f32 %f22, [%rd42];
-	.loc 2 108 55
+	.loc 7 108 55
 	bra.uni $L21_entry;
 $L20_oob2:
-	.loc 2 108 57
-	mov.u64 %rd25, 0x400000003;
+	.loc 7 108 57
+	mov.u64 %rd25, 0x1C00000003;
 	mov.u64 %rd26, %rd36;
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
 $L21_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f23, %f22;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 2 108 47
+	.loc 7 108 47
 	mul.rn.f32 %f24, %f21, %f23;
-	.loc 2 108 24
+	.loc 7 108 24
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 1 31 40
+	.loc 5 31 40
 	mov.f32 %f25, %f24;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 2 108 6
+	.loc 7 108 6
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L25_oob3;
 	shl.b64 %rd43, %rd37, 2;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.f32 [%rd44], %f25;
-	.loc 2 107 31
+	.loc 7 107 31
 	add.s64 %rd45, %rd36, 32;
 	mov.s64 %rd36, %rd45;
 	bra.uni $L8_for_loop;
 $L25_oob3:
-	.loc 2 108 6
-	mov.u64 %rd25, 0x400000004;
+	.loc 7 108 6
+	mov.u64 %rd25, 0x1C00000004;
 	mov.u64 %rd26, %rd37;
 	mov.u64 %rd27, %rd2;
 	bra.uni $L12_bounds_fail;
@@ -2063,7 +6164,7 @@ $L12_bounds_fail:
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<25>;
 
-	.loc 2 84 6
+	.loc 7 84 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -2078,25 +6179,25 @@ $L12_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 95 19
+	.loc 7 95 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd11, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd12, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd13, %r2;
-	.loc 2 95 35
+	.loc 7 95 35
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd15, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
-	.loc 2 95 39
+	.loc 7 95 39
 	div.s64 %rd17, %rd14, 32;
-	.loc 2 95 23
+	.loc 7 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
-	.loc 2 95 52
+	.loc 7 95 52
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -2106,39 +6207,39 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd19, %r6;
-	.loc 2 95 44
+	.loc 7 95 44
 	add.s64 %rd20, %rd18, %rd19;
-	.loc 2 96 9
+	.loc 7 96 9
 	setp.ge.s64 %p0, %rd20, %rd9;
 	@%p0 bra $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 2 99 14
+	.loc 7 99 14
 	mul.lo.s64 %rd21, %rd20, %rd10;
-	.loc 2 101 17
+	.loc 7 101 17
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd22, %r14;
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd23, %rd22;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 2 101 23
+	.loc 7 101 23
 	setp.lt.s64 %p1, %rd23, %rd10;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 2 102 21
+	.loc 7 102 21
 	add.s64 %rd24, %rd21, %rd23;
-	.loc 2 102 16
+	.loc 7 102 16
 	setp.hs.u64 %p2, %rd24, %rd5;
 	@%p2 bra $L14_oob0;
 	shl.b64 %rd32, %rd24, 1;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 2 102 14
+	.loc 7 102 14
 	bra.uni $L15_entry;
 $L7_for_done:
-	.loc 2 105 18
+	.loc 7 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -2149,121 +6250,121 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 2 106 27
+	.loc 7 106 27
 	cvt.rn.f32.s64 %f15, %rd10;
-	.loc 2 106 19
+	.loc 7 106 19
 	div.rn.f32 %f16, %f14, %f15;
-	.loc 2 106 34
+	.loc 7 106 34
 	add.rn.f32 %f17, %f16, %f0;
-	.loc 2 106 16
+	.loc 7 106 16
 	rsqrt.approx.f32 %f18, %f17;
-	.loc 2 107 17
+	.loc 7 107 17
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd35, %r18;
 	mov.s64 %rd36, %rd35;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 2 107 23
+	.loc 7 107 23
 	setp.lt.s64 %p4, %rd36, %rd10;
 	@%p4 bra $L9_for_body;
 	bra.uni $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L9_for_body:
-	.loc 2 108 11
+	.loc 7 108 11
 	add.s64 %rd37, %rd21, %rd36;
-	.loc 2 108 38
+	.loc 7 108 38
 	add.s64 %rd38, %rd21, %rd36;
-	.loc 2 108 33
+	.loc 7 108 33
 	setp.hs.u64 %p5, %rd38, %rd5;
 	@%p5 bra $L17_oob1;
 	shl.b64 %rd39, %rd38, 1;
 	add.s64 %rd40, %rd4, %rd39;
 	ld.global.nc.u16 %rs1, [%rd40];
-	.loc 2 108 31
+	.loc 7 108 31
 	bra.uni $L18_entry;
 $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L13_bounds_exit:
 	exit;
 $L14_oob0:
-	.loc 2 102 16
-	mov.u64 %rd25, 0x500000001;
+	.loc 7 102 16
+	mov.u64 %rd25, 0x1D00000001;
 	mov.u64 %rd26, %rd24;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
-	.loc 2 103 15
+	.loc 7 103 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 2 101 31
+	.loc 7 101 31
 	add.s64 %rd34, %rd23, 32;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd23, %rd34;
 	bra.uni $L5_for_loop;
 $L17_oob1:
-	.loc 2 108 33
-	mov.u64 %rd25, 0x500000002;
+	.loc 7 108 33
+	mov.u64 %rd25, 0x1D00000002;
 	mov.u64 %rd26, %rd38;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L18_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f20, %rs1;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f19, %f20;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 2 108 43
+	.loc 7 108 43
 	mul.rn.f32 %f21, %f19, %f18;
-	.loc 2 108 57
+	.loc 7 108 57
 	setp.hs.u64 %p6, %rd36, %rd8;
 	@%p6 bra $L20_oob2;
 	shl.b64 %rd41, %rd36, 1;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.u16 %rs2, [%rd42];
-	.loc 2 108 55
+	.loc 7 108 55
 	bra.uni $L21_entry;
 $L20_oob2:
-	.loc 2 108 57
-	mov.u64 %rd25, 0x500000003;
+	.loc 7 108 57
+	mov.u64 %rd25, 0x1D00000003;
 	mov.u64 %rd26, %rd36;
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
 $L21_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f23, %rs2;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f22, %f23;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 2 108 47
+	.loc 7 108 47
 	mul.rn.f32 %f24, %f21, %f22;
-	.loc 2 108 24
+	.loc 7 108 24
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 1 36 58
+	.loc 5 36 58
 	cvt.rn.f16.f32 %rs4, %f24;
-	.loc 1 36 41
+	.loc 5 36 41
 	mov.u16 %rs3, %rs4;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 2 108 6
+	.loc 7 108 6
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L25_oob3;
 	shl.b64 %rd43, %rd37, 1;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.u16 [%rd44], %rs3;
-	.loc 2 107 31
+	.loc 7 107 31
 	add.s64 %rd45, %rd36, 32;
 	mov.s64 %rd36, %rd45;
 	bra.uni $L8_for_loop;
 $L25_oob3:
-	.loc 2 108 6
-	mov.u64 %rd25, 0x500000004;
+	.loc 7 108 6
+	mov.u64 %rd25, 0x1D00000004;
 	mov.u64 %rd26, %rd37;
 	mov.u64 %rd27, %rd2;
 	bra.uni $L12_bounds_fail;
@@ -2302,7 +6403,7 @@ $L12_bounds_fail:
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<25>;
 
-	.loc 2 89 6
+	.loc 7 89 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -2317,25 +6418,25 @@ $L12_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 95 19
+	.loc 7 95 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd11, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd12, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd13, %r2;
-	.loc 2 95 35
+	.loc 7 95 35
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd15, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
-	.loc 2 95 39
+	.loc 7 95 39
 	div.s64 %rd17, %rd14, 32;
-	.loc 2 95 23
+	.loc 7 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
-	.loc 2 95 52
+	.loc 7 95 52
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -2345,39 +6446,39 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd19, %r6;
-	.loc 2 95 44
+	.loc 7 95 44
 	add.s64 %rd20, %rd18, %rd19;
-	.loc 2 96 9
+	.loc 7 96 9
 	setp.ge.s64 %p0, %rd20, %rd9;
 	@%p0 bra $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 2 99 14
+	.loc 7 99 14
 	mul.lo.s64 %rd21, %rd20, %rd10;
-	.loc 2 101 17
+	.loc 7 101 17
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd22, %r14;
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd23, %rd22;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 2 101 23
+	.loc 7 101 23
 	setp.lt.s64 %p1, %rd23, %rd10;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 2 102 21
+	.loc 7 102 21
 	add.s64 %rd24, %rd21, %rd23;
-	.loc 2 102 16
+	.loc 7 102 16
 	setp.hs.u64 %p2, %rd24, %rd5;
 	@%p2 bra $L14_oob0;
 	shl.b64 %rd32, %rd24, 1;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 2 102 14
+	.loc 7 102 14
 	bra.uni $L15_entry;
 $L7_for_done:
-	.loc 2 105 18
+	.loc 7 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -2388,127 +6489,127 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 2 106 27
+	.loc 7 106 27
 	cvt.rn.f32.s64 %f15, %rd10;
-	.loc 2 106 19
+	.loc 7 106 19
 	div.rn.f32 %f16, %f14, %f15;
-	.loc 2 106 34
+	.loc 7 106 34
 	add.rn.f32 %f17, %f16, %f0;
-	.loc 2 106 16
+	.loc 7 106 16
 	rsqrt.approx.f32 %f18, %f17;
-	.loc 2 107 17
+	.loc 7 107 17
 	mov.u32 %r19, %laneid;
 	cvt.s64.u32 %rd35, %r19;
 	mov.s64 %rd36, %rd35;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 2 107 23
+	.loc 7 107 23
 	setp.lt.s64 %p4, %rd36, %rd10;
 	@%p4 bra $L9_for_body;
 	bra.uni $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L9_for_body:
-	.loc 2 108 11
+	.loc 7 108 11
 	add.s64 %rd37, %rd21, %rd36;
-	.loc 2 108 38
+	.loc 7 108 38
 	add.s64 %rd38, %rd21, %rd36;
-	.loc 2 108 33
+	.loc 7 108 33
 	setp.hs.u64 %p5, %rd38, %rd5;
 	@%p5 bra $L17_oob1;
 	shl.b64 %rd39, %rd38, 1;
 	add.s64 %rd40, %rd4, %rd39;
 	ld.global.nc.u16 %rs1, [%rd40];
-	.loc 2 108 31
+	.loc 7 108 31
 	bra.uni $L18_entry;
 $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L13_bounds_exit:
 	exit;
 $L14_oob0:
-	.loc 2 102 16
-	mov.u64 %rd25, 0x600000001;
+	.loc 7 102 16
+	mov.u64 %rd25, 0x1E00000001;
 	mov.u64 %rd26, %rd24;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r18, %rs0;
 	shl.b32 %r18, %r18, 16;
 	mov.b32 %f3, %r18;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
-	.loc 2 103 15
+	.loc 7 103 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 2 101 31
+	.loc 7 101 31
 	add.s64 %rd34, %rd23, 32;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd23, %rd34;
 	bra.uni $L5_for_loop;
 $L17_oob1:
-	.loc 2 108 33
-	mov.u64 %rd25, 0x600000002;
+	.loc 7 108 33
+	mov.u64 %rd25, 0x1E00000002;
 	mov.u64 %rd26, %rd38;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L18_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r20, %rs1;
 	shl.b32 %r20, %r20, 16;
 	mov.b32 %f20, %r20;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f19, %f20;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 2 108 43
+	.loc 7 108 43
 	mul.rn.f32 %f21, %f19, %f18;
-	.loc 2 108 57
+	.loc 7 108 57
 	setp.hs.u64 %p6, %rd36, %rd8;
 	@%p6 bra $L20_oob2;
 	shl.b64 %rd41, %rd36, 1;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.u16 %rs2, [%rd42];
-	.loc 2 108 55
+	.loc 7 108 55
 	bra.uni $L21_entry;
 $L20_oob2:
-	.loc 2 108 57
-	mov.u64 %rd25, 0x600000003;
+	.loc 7 108 57
+	mov.u64 %rd25, 0x1E00000003;
 	mov.u64 %rd26, %rd36;
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
 $L21_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r21, %rs2;
 	shl.b32 %r21, %r21, 16;
 	mov.b32 %f23, %r21;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f22, %f23;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 2 108 47
+	.loc 7 108 47
 	mul.rn.f32 %f24, %f21, %f22;
-	.loc 2 108 24
+	.loc 7 108 24
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 1 41 67
+	.loc 5 41 67
 	cvt.rn.bf16.f32 %rs4, %f24;
-	.loc 1 41 46
+	.loc 5 41 46
 	mov.u16 %rs3, %rs4;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 2 108 6
+	.loc 7 108 6
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L25_oob3;
 	shl.b64 %rd43, %rd37, 1;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.u16 [%rd44], %rs3;
-	.loc 2 107 31
+	.loc 7 107 31
 	add.s64 %rd45, %rd36, 32;
 	mov.s64 %rd36, %rd45;
 	bra.uni $L8_for_loop;
 $L25_oob3:
-	.loc 2 108 6
-	mov.u64 %rd25, 0x600000004;
+	.loc 7 108 6
+	mov.u64 %rd25, 0x1E00000004;
 	mov.u64 %rd26, %rd37;
 	mov.u64 %rd27, %rd2;
 	bra.uni $L12_bounds_fail;
@@ -2550,7 +6651,7 @@ $L12_bounds_fail:
 	.reg .f32 %f<45>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 2 113 6
+	.loc 7 113 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -2570,16 +6671,16 @@ $L12_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 130 20
+	.loc 7 130 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 2 130 25
+	.loc 7 130 25
 	mul.lo.s64 %rd19, %rd16, %rd15;
-	.loc 2 132 22
+	.loc 7 132 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd20, %r3;
 	mov.u32 %r4, %tid.y;
@@ -2590,137 +6691,137 @@ $L2_entry:
 	mov.s64 %rd23, %rd20;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 2 132 30
+	.loc 7 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
 	bra.uni $L24_entry;
 $L4_for_body:
-	.loc 2 133 12
+	.loc 7 133 12
 	add.s64 %rd24, %rd19, %rd23;
-	.loc 2 133 39
+	.loc 7 133 39
 	add.s64 %rd25, %rd19, %rd23;
-	.loc 2 133 34
+	.loc 7 133 34
 	setp.hs.u64 %p1, %rd25, %rd8;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd33, %rd25, 2;
 	add.s64 %rd34, %rd7, %rd33;
 	ld.global.nc.f32 %f2, [%rd34];
-	.loc 2 133 32
+	.loc 7 133 32
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 2 139 30
+	.loc 7 139 30
 	setp.lt.s64 %p10, %rd63, %rd15;
 	@%p10 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L7_for_body:
-	.loc 2 140 11
+	.loc 7 140 11
 	add.s64 %rd64, %rd19, %rd63;
-	.loc 2 140 41
+	.loc 7 140 41
 	add.s64 %rd65, %rd19, %rd63;
-	.loc 2 140 36
+	.loc 7 140 36
 	setp.hs.u64 %p11, %rd65, %rd5;
 	@%p11 bra $L33_oob6;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd4, %rd66;
 	ld.global.f32 %f38, [%rd67];
-	.loc 2 140 31
+	.loc 7 140 31
 	bra.uni $L34_entry;
 $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 2 133 34
-	mov.u64 %rd26, 0x700000001;
+	.loc 7 133 34
+	mov.u64 %rd26, 0x1F00000001;
 	mov.u64 %rd27, %rd25;
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 2 133 61
+	.loc 7 133 61
 	add.s64 %rd35, %rd19, %rd23;
-	.loc 2 133 56
+	.loc 7 133 56
 	setp.hs.u64 %p3, %rd35, %rd11;
 	@%p3 bra $L15_oob1;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.f32 %f4, [%rd37];
-	.loc 2 133 52
+	.loc 7 133 52
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 2 133 56
-	mov.u64 %rd26, 0x700000002;
+	.loc 7 133 56
+	mov.u64 %rd26, 0x1F00000002;
 	mov.u64 %rd27, %rd35;
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
 $L16_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f5, %f4;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 2 133 44
+	.loc 7 133 44
 	add.rn.f32 %f6, %f3, %f5;
-	.loc 2 133 25
+	.loc 7 133 25
 	bra.uni $L18_entry;
 $L18_entry:
-	.loc 1 31 40
+	.loc 5 31 40
 	mov.f32 %f7, %f6;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
-	.loc 2 133 7
+	.loc 7 133 7
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L20_oob2;
 	shl.b64 %rd38, %rd24, 2;
 	add.s64 %rd39, %rd4, %rd38;
 	st.global.f32 [%rd39], %f7;
-	.loc 2 134 24
+	.loc 7 134 24
 	add.s64 %rd40, %rd19, %rd23;
-	.loc 2 134 19
+	.loc 7 134 19
 	setp.hs.u64 %p5, %rd40, %rd5;
 	@%p5 bra $L21_oob3;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.f32 %f8, [%rd42];
-	.loc 2 134 14
+	.loc 7 134 14
 	bra.uni $L22_entry;
 $L20_oob2:
-	.loc 2 133 7
-	mov.u64 %rd26, 0x700000003;
+	.loc 7 133 7
+	mov.u64 %rd26, 0x1F00000003;
 	mov.u64 %rd27, %rd24;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L21_oob3:
-	.loc 2 134 19
-	mov.u64 %rd26, 0x700000004;
+	.loc 7 134 19
+	mov.u64 %rd26, 0x1F00000004;
 	mov.u64 %rd27, %rd40;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L22_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f9, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 2 135 15
+	.loc 7 135 15
 	fma.rn.f32 %f10, %f9, %f9, %f1;
-	.loc 2 132 53
+	.loc 7 132 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd43, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd44, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd45, %r11;
-	.loc 2 132 38
+	.loc 7 132 38
 	add.s64 %rd46, %rd23, %rd43;
 	mov.f32 %f1, %f10;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L24_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd47, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f12, %f1, 16, 31, -1;
 	add.rn.f32 %f13, %f1, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 8, 31, -1;
@@ -2731,15 +6832,15 @@ $L24_entry:
 	add.rn.f32 %f19, %f17, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 1, 31, -1;
 	add.rn.f32 %f21, %f19, %f20;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd48, %r12;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p6, %rd48, 0;
 	@%p6 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -2749,7 +6850,7 @@ $L25_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd49, %r13;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p7, %rd49, 32;
 	@%p7 bra $L30_oob4;
 	shl.b64 %rd50, %rd49, 2;
@@ -2757,29 +6858,29 @@ $L25_if_then:
 	st.shared.f32 [%rd51], %f21;
 	bra.uni $L26_if_done;
 $L26_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd52, %r21;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd53, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd54, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd55, %r24;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd56, %rd53, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p8, %rd52, %rd56;
 	@%p8 bra $L27_if_then;
 	bra.uni $L31_edge;
 $L27_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd57, %r25;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p9, %rd57, 32;
 	@%p9 bra $L32_oob5;
 	shl.b64 %rd58, %rd57, 2;
@@ -2788,7 +6889,7 @@ $L27_if_then:
 	mov.f32 %f22, %f23;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f24, %f22, 16, 31, -1;
 	add.rn.f32 %f25, %f22, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 8, 31, -1;
@@ -2799,21 +6900,21 @@ $L28_if_done:
 	add.rn.f32 %f31, %f29, %f30;
 	shfl.sync.bfly.b32 %f32, %f31, 1, 31, -1;
 	add.rn.f32 %f33, %f31, %f32;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f11, %f33;
 	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
 $L29_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 138 27
+	.loc 7 138 27
 	cvt.rn.f32.s64 %f34, %rd15;
-	.loc 2 138 19
+	.loc 7 138 19
 	div.rn.f32 %f35, %f11, %f34;
-	.loc 2 138 34
+	.loc 7 138 34
 	add.rn.f32 %f36, %f35, %f0;
-	.loc 2 138 16
+	.loc 7 138 16
 	rsqrt.approx.f32 %f37, %f36;
-	.loc 2 139 22
+	.loc 7 139 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd60, %r26;
 	mov.u32 %r27, %tid.y;
@@ -2823,8 +6924,8 @@ $L29_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd63, %rd60;
 	bra.uni $L6_for_loop;
 $L30_oob4:
-	.loc 3 30 4
-	mov.u64 %rd26, 0x700000005;
+	.loc 8 30 4
+	mov.u64 %rd26, 0x1F00000005;
 	mov.u64 %rd27, %rd49;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
@@ -2832,72 +6933,72 @@ $L31_edge:
 	mov.f32 %f22, 0f00000000;
 	bra.uni $L28_if_done;
 $L32_oob5:
-	.loc 3 35 8
-	mov.u64 %rd26, 0x700000006;
+	.loc 8 35 8
+	mov.u64 %rd26, 0x1F00000006;
 	mov.u64 %rd27, %rd57;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
 $L33_oob6:
-	.loc 2 140 36
-	mov.u64 %rd26, 0x700000007;
+	.loc 7 140 36
+	mov.u64 %rd26, 0x1F00000007;
 	mov.u64 %rd27, %rd65;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L34_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f39, %f38;
 	bra.uni $L35_ret_load;
 $L35_ret_load:
-	.loc 2 140 46
+	.loc 7 140 46
 	mul.rn.f32 %f40, %f39, %f37;
-	.loc 2 140 60
+	.loc 7 140 60
 	setp.hs.u64 %p12, %rd63, %rd14;
 	@%p12 bra $L36_oob7;
 	shl.b64 %rd68, %rd63, 2;
 	add.s64 %rd69, %rd13, %rd68;
 	ld.global.nc.f32 %f41, [%rd69];
-	.loc 2 140 58
+	.loc 7 140 58
 	bra.uni $L37_entry;
 $L36_oob7:
-	.loc 2 140 60
-	mov.u64 %rd26, 0x700000008;
+	.loc 7 140 60
+	mov.u64 %rd26, 0x1F00000008;
 	mov.u64 %rd27, %rd63;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
 $L37_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f42, %f41;
 	bra.uni $L38_ret_load;
 $L38_ret_load:
-	.loc 2 140 50
+	.loc 7 140 50
 	mul.rn.f32 %f43, %f40, %f42;
-	.loc 2 140 24
+	.loc 7 140 24
 	bra.uni $L39_entry;
 $L39_entry:
-	.loc 1 31 40
+	.loc 5 31 40
 	mov.f32 %f44, %f43;
 	bra.uni $L40_ret_store;
 $L40_ret_store:
-	.loc 2 140 6
+	.loc 7 140 6
 	setp.hs.u64 %p13, %rd64, %rd2;
 	@%p13 bra $L41_oob8;
 	shl.b64 %rd70, %rd64, 2;
 	add.s64 %rd71, %rd1, %rd70;
 	st.global.f32 [%rd71], %f44;
-	.loc 2 139 53
+	.loc 7 139 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd72, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd73, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd74, %r31;
-	.loc 2 139 38
+	.loc 7 139 38
 	add.s64 %rd75, %rd63, %rd72;
 	mov.s64 %rd63, %rd75;
 	bra.uni $L6_for_loop;
 $L41_oob8:
-	.loc 2 140 6
-	mov.u64 %rd26, 0x700000009;
+	.loc 7 140 6
+	mov.u64 %rd26, 0x1F00000009;
 	mov.u64 %rd27, %rd64;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -2940,7 +7041,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<43>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 2 118 6
+	.loc 7 118 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -2960,16 +7061,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 130 20
+	.loc 7 130 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 2 130 25
+	.loc 7 130 25
 	mul.lo.s64 %rd19, %rd16, %rd15;
-	.loc 2 132 22
+	.loc 7 132 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd20, %r3;
 	mov.u32 %r4, %tid.y;
@@ -2980,145 +7081,145 @@ $L2_entry:
 	mov.s64 %rd23, %rd20;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 2 132 30
+	.loc 7 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
 	bra.uni $L24_entry;
 $L4_for_body:
-	.loc 2 133 12
+	.loc 7 133 12
 	add.s64 %rd24, %rd19, %rd23;
-	.loc 2 133 39
+	.loc 7 133 39
 	add.s64 %rd25, %rd19, %rd23;
-	.loc 2 133 34
+	.loc 7 133 34
 	setp.hs.u64 %p1, %rd25, %rd8;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd33, %rd25, 1;
 	add.s64 %rd34, %rd7, %rd33;
 	ld.global.nc.u16 %rs0, [%rd34];
-	.loc 2 133 32
+	.loc 7 133 32
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 2 139 30
+	.loc 7 139 30
 	setp.lt.s64 %p10, %rd63, %rd15;
 	@%p10 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L7_for_body:
-	.loc 2 140 11
+	.loc 7 140 11
 	add.s64 %rd64, %rd19, %rd63;
-	.loc 2 140 41
+	.loc 7 140 41
 	add.s64 %rd65, %rd19, %rd63;
-	.loc 2 140 36
+	.loc 7 140 36
 	setp.hs.u64 %p11, %rd65, %rd5;
 	@%p11 bra $L33_oob6;
 	shl.b64 %rd66, %rd65, 1;
 	add.s64 %rd67, %rd4, %rd66;
 	ld.global.u16 %rs5, [%rd67];
-	.loc 2 140 31
+	.loc 7 140 31
 	bra.uni $L34_entry;
 $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 2 133 34
-	mov.u64 %rd26, 0x800000001;
+	.loc 7 133 34
+	mov.u64 %rd26, 0x2000000001;
 	mov.u64 %rd27, %rd25;
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 2 133 61
+	.loc 7 133 61
 	add.s64 %rd35, %rd19, %rd23;
-	.loc 2 133 56
+	.loc 7 133 56
 	setp.hs.u64 %p3, %rd35, %rd11;
 	@%p3 bra $L15_oob1;
 	shl.b64 %rd36, %rd35, 1;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.u16 %rs1, [%rd37];
-	.loc 2 133 52
+	.loc 7 133 52
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 2 133 56
-	mov.u64 %rd26, 0x800000002;
+	.loc 7 133 56
+	mov.u64 %rd26, 0x2000000002;
 	mov.u64 %rd27, %rd35;
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
 $L16_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f5, %rs1;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f4, %f5;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 2 133 44
+	.loc 7 133 44
 	add.rn.f32 %f6, %f2, %f4;
-	.loc 2 133 25
+	.loc 7 133 25
 	bra.uni $L18_entry;
 $L18_entry:
-	.loc 1 36 58
+	.loc 5 36 58
 	cvt.rn.f16.f32 %rs3, %f6;
-	.loc 1 36 41
+	.loc 5 36 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
-	.loc 2 133 7
+	.loc 7 133 7
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L20_oob2;
 	shl.b64 %rd38, %rd24, 1;
 	add.s64 %rd39, %rd4, %rd38;
 	st.global.u16 [%rd39], %rs2;
-	.loc 2 134 24
+	.loc 7 134 24
 	add.s64 %rd40, %rd19, %rd23;
-	.loc 2 134 19
+	.loc 7 134 19
 	setp.hs.u64 %p5, %rd40, %rd5;
 	@%p5 bra $L21_oob3;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.u16 %rs4, [%rd42];
-	.loc 2 134 14
+	.loc 7 134 14
 	bra.uni $L22_entry;
 $L20_oob2:
-	.loc 2 133 7
-	mov.u64 %rd26, 0x800000003;
+	.loc 7 133 7
+	mov.u64 %rd26, 0x2000000003;
 	mov.u64 %rd27, %rd24;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L21_oob3:
-	.loc 2 134 19
-	mov.u64 %rd26, 0x800000004;
+	.loc 7 134 19
+	mov.u64 %rd26, 0x2000000004;
 	mov.u64 %rd27, %rd40;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L22_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f8, %rs4;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f7, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 2 135 15
+	.loc 7 135 15
 	fma.rn.f32 %f9, %f7, %f7, %f1;
-	.loc 2 132 53
+	.loc 7 132 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd43, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd44, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd45, %r11;
-	.loc 2 132 38
+	.loc 7 132 38
 	add.s64 %rd46, %rd23, %rd43;
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L24_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd47, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
 	add.rn.f32 %f12, %f1, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -3129,15 +7230,15 @@ $L24_entry:
 	add.rn.f32 %f18, %f16, %f17;
 	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd48, %r12;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p6, %rd48, 0;
 	@%p6 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -3147,7 +7248,7 @@ $L25_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd49, %r13;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p7, %rd49, 32;
 	@%p7 bra $L30_oob4;
 	shl.b64 %rd50, %rd49, 2;
@@ -3155,29 +7256,29 @@ $L25_if_then:
 	st.shared.f32 [%rd51], %f20;
 	bra.uni $L26_if_done;
 $L26_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd52, %r21;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd53, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd54, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd55, %r24;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd56, %rd53, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p8, %rd52, %rd56;
 	@%p8 bra $L27_if_then;
 	bra.uni $L31_edge;
 $L27_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd57, %r25;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p9, %rd57, 32;
 	@%p9 bra $L32_oob5;
 	shl.b64 %rd58, %rd57, 2;
@@ -3186,7 +7287,7 @@ $L27_if_then:
 	mov.f32 %f21, %f22;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f23, %f21, 16, 31, -1;
 	add.rn.f32 %f24, %f21, %f23;
 	shfl.sync.bfly.b32 %f25, %f24, 8, 31, -1;
@@ -3197,21 +7298,21 @@ $L28_if_done:
 	add.rn.f32 %f30, %f28, %f29;
 	shfl.sync.bfly.b32 %f31, %f30, 1, 31, -1;
 	add.rn.f32 %f32, %f30, %f31;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f10, %f32;
 	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
 $L29_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 138 27
+	.loc 7 138 27
 	cvt.rn.f32.s64 %f33, %rd15;
-	.loc 2 138 19
+	.loc 7 138 19
 	div.rn.f32 %f34, %f10, %f33;
-	.loc 2 138 34
+	.loc 7 138 34
 	add.rn.f32 %f35, %f34, %f0;
-	.loc 2 138 16
+	.loc 7 138 16
 	rsqrt.approx.f32 %f36, %f35;
-	.loc 2 139 22
+	.loc 7 139 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd60, %r26;
 	mov.u32 %r27, %tid.y;
@@ -3221,8 +7322,8 @@ $L29_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd63, %rd60;
 	bra.uni $L6_for_loop;
 $L30_oob4:
-	.loc 3 30 4
-	mov.u64 %rd26, 0x800000005;
+	.loc 8 30 4
+	mov.u64 %rd26, 0x2000000005;
 	mov.u64 %rd27, %rd49;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
@@ -3230,78 +7331,78 @@ $L31_edge:
 	mov.f32 %f21, 0f00000000;
 	bra.uni $L28_if_done;
 $L32_oob5:
-	.loc 3 35 8
-	mov.u64 %rd26, 0x800000006;
+	.loc 8 35 8
+	mov.u64 %rd26, 0x2000000006;
 	mov.u64 %rd27, %rd57;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
 $L33_oob6:
-	.loc 2 140 36
-	mov.u64 %rd26, 0x800000007;
+	.loc 7 140 36
+	mov.u64 %rd26, 0x2000000007;
 	mov.u64 %rd27, %rd65;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L34_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f38, %rs5;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f37, %f38;
 	bra.uni $L35_ret_load;
 $L35_ret_load:
-	.loc 2 140 46
+	.loc 7 140 46
 	mul.rn.f32 %f39, %f37, %f36;
-	.loc 2 140 60
+	.loc 7 140 60
 	setp.hs.u64 %p12, %rd63, %rd14;
 	@%p12 bra $L36_oob7;
 	shl.b64 %rd68, %rd63, 1;
 	add.s64 %rd69, %rd13, %rd68;
 	ld.global.nc.u16 %rs6, [%rd69];
-	.loc 2 140 58
+	.loc 7 140 58
 	bra.uni $L37_entry;
 $L36_oob7:
-	.loc 2 140 60
-	mov.u64 %rd26, 0x800000008;
+	.loc 7 140 60
+	mov.u64 %rd26, 0x2000000008;
 	mov.u64 %rd27, %rd63;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
 $L37_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f41, %rs6;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f40, %f41;
 	bra.uni $L38_ret_load;
 $L38_ret_load:
-	.loc 2 140 50
+	.loc 7 140 50
 	mul.rn.f32 %f42, %f39, %f40;
-	.loc 2 140 24
+	.loc 7 140 24
 	bra.uni $L39_entry;
 $L39_entry:
-	.loc 1 36 58
+	.loc 5 36 58
 	cvt.rn.f16.f32 %rs8, %f42;
-	.loc 1 36 41
+	.loc 5 36 41
 	mov.u16 %rs7, %rs8;
 	bra.uni $L40_ret_store;
 $L40_ret_store:
-	.loc 2 140 6
+	.loc 7 140 6
 	setp.hs.u64 %p13, %rd64, %rd2;
 	@%p13 bra $L41_oob8;
 	shl.b64 %rd70, %rd64, 1;
 	add.s64 %rd71, %rd1, %rd70;
 	st.global.u16 [%rd71], %rs7;
-	.loc 2 139 53
+	.loc 7 139 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd72, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd73, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd74, %r31;
-	.loc 2 139 38
+	.loc 7 139 38
 	add.s64 %rd75, %rd63, %rd72;
 	mov.s64 %rd63, %rd75;
 	bra.uni $L6_for_loop;
 $L41_oob8:
-	.loc 2 140 6
-	mov.u64 %rd26, 0x800000009;
+	.loc 7 140 6
+	mov.u64 %rd26, 0x2000000009;
 	mov.u64 %rd27, %rd64;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -3344,7 +7445,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<43>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 2 123 6
+	.loc 7 123 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -3364,16 +7465,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 130 20
+	.loc 7 130 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 2 130 25
+	.loc 7 130 25
 	mul.lo.s64 %rd19, %rd16, %rd15;
-	.loc 2 132 22
+	.loc 7 132 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd20, %r3;
 	mov.u32 %r4, %tid.y;
@@ -3384,151 +7485,151 @@ $L2_entry:
 	mov.s64 %rd23, %rd20;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 2 132 30
+	.loc 7 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
 	bra.uni $L24_entry;
 $L4_for_body:
-	.loc 2 133 12
+	.loc 7 133 12
 	add.s64 %rd24, %rd19, %rd23;
-	.loc 2 133 39
+	.loc 7 133 39
 	add.s64 %rd25, %rd19, %rd23;
-	.loc 2 133 34
+	.loc 7 133 34
 	setp.hs.u64 %p1, %rd25, %rd8;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd33, %rd25, 1;
 	add.s64 %rd34, %rd7, %rd33;
 	ld.global.nc.u16 %rs0, [%rd34];
-	.loc 2 133 32
+	.loc 7 133 32
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 2 139 30
+	.loc 7 139 30
 	setp.lt.s64 %p10, %rd63, %rd15;
 	@%p10 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L7_for_body:
-	.loc 2 140 11
+	.loc 7 140 11
 	add.s64 %rd64, %rd19, %rd63;
-	.loc 2 140 41
+	.loc 7 140 41
 	add.s64 %rd65, %rd19, %rd63;
-	.loc 2 140 36
+	.loc 7 140 36
 	setp.hs.u64 %p11, %rd65, %rd5;
 	@%p11 bra $L33_oob6;
 	shl.b64 %rd66, %rd65, 1;
 	add.s64 %rd67, %rd4, %rd66;
 	ld.global.u16 %rs5, [%rd67];
-	.loc 2 140 31
+	.loc 7 140 31
 	bra.uni $L34_entry;
 $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 2 133 34
-	mov.u64 %rd26, 0x900000001;
+	.loc 7 133 34
+	mov.u64 %rd26, 0x2100000001;
 	mov.u64 %rd27, %rd25;
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f3, %r9;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 2 133 61
+	.loc 7 133 61
 	add.s64 %rd35, %rd19, %rd23;
-	.loc 2 133 56
+	.loc 7 133 56
 	setp.hs.u64 %p3, %rd35, %rd11;
 	@%p3 bra $L15_oob1;
 	shl.b64 %rd36, %rd35, 1;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.u16 %rs1, [%rd37];
-	.loc 2 133 52
+	.loc 7 133 52
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 2 133 56
-	mov.u64 %rd26, 0x900000002;
+	.loc 7 133 56
+	mov.u64 %rd26, 0x2100000002;
 	mov.u64 %rd27, %rd35;
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
 $L16_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r10, %rs1;
 	shl.b32 %r10, %r10, 16;
 	mov.b32 %f5, %r10;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f4, %f5;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 2 133 44
+	.loc 7 133 44
 	add.rn.f32 %f6, %f2, %f4;
-	.loc 2 133 25
+	.loc 7 133 25
 	bra.uni $L18_entry;
 $L18_entry:
-	.loc 1 41 67
+	.loc 5 41 67
 	cvt.rn.bf16.f32 %rs3, %f6;
-	.loc 1 41 46
+	.loc 5 41 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
-	.loc 2 133 7
+	.loc 7 133 7
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L20_oob2;
 	shl.b64 %rd38, %rd24, 1;
 	add.s64 %rd39, %rd4, %rd38;
 	st.global.u16 [%rd39], %rs2;
-	.loc 2 134 24
+	.loc 7 134 24
 	add.s64 %rd40, %rd19, %rd23;
-	.loc 2 134 19
+	.loc 7 134 19
 	setp.hs.u64 %p5, %rd40, %rd5;
 	@%p5 bra $L21_oob3;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.u16 %rs4, [%rd42];
-	.loc 2 134 14
+	.loc 7 134 14
 	bra.uni $L22_entry;
 $L20_oob2:
-	.loc 2 133 7
-	mov.u64 %rd26, 0x900000003;
+	.loc 7 133 7
+	mov.u64 %rd26, 0x2100000003;
 	mov.u64 %rd27, %rd24;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L21_oob3:
-	.loc 2 134 19
-	mov.u64 %rd26, 0x900000004;
+	.loc 7 134 19
+	mov.u64 %rd26, 0x2100000004;
 	mov.u64 %rd27, %rd40;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L22_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r11, %rs4;
 	shl.b32 %r11, %r11, 16;
 	mov.b32 %f8, %r11;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f7, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 2 135 15
+	.loc 7 135 15
 	fma.rn.f32 %f9, %f7, %f7, %f1;
-	.loc 2 132 53
+	.loc 7 132 53
 	mov.u32 %r12, %ntid.x;
 	cvt.s64.u32 %rd43, %r12;
 	mov.u32 %r13, %ntid.y;
 	cvt.s64.u32 %rd44, %r13;
 	mov.u32 %r14, %ntid.z;
 	cvt.s64.u32 %rd45, %r14;
-	.loc 2 132 38
+	.loc 7 132 38
 	add.s64 %rd46, %rd23, %rd43;
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L24_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd47, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
 	add.rn.f32 %f12, %f1, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -3539,15 +7640,15 @@ $L24_entry:
 	add.rn.f32 %f18, %f16, %f17;
 	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd48, %r15;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p6, %rd48, 0;
 	@%p6 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -3557,7 +7658,7 @@ $L25_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd49, %r16;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p7, %rd49, 32;
 	@%p7 bra $L30_oob4;
 	shl.b64 %rd50, %rd49, 2;
@@ -3565,29 +7666,29 @@ $L25_if_then:
 	st.shared.f32 [%rd51], %f20;
 	bra.uni $L26_if_done;
 $L26_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd52, %r24;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r25, %ntid.x;
 	cvt.s64.u32 %rd53, %r25;
 	mov.u32 %r26, %ntid.y;
 	cvt.s64.u32 %rd54, %r26;
 	mov.u32 %r27, %ntid.z;
 	cvt.s64.u32 %rd55, %r27;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd56, %rd53, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p8, %rd52, %rd56;
 	@%p8 bra $L27_if_then;
 	bra.uni $L31_edge;
 $L27_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd57, %r28;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p9, %rd57, 32;
 	@%p9 bra $L32_oob5;
 	shl.b64 %rd58, %rd57, 2;
@@ -3596,7 +7697,7 @@ $L27_if_then:
 	mov.f32 %f21, %f22;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f23, %f21, 16, 31, -1;
 	add.rn.f32 %f24, %f21, %f23;
 	shfl.sync.bfly.b32 %f25, %f24, 8, 31, -1;
@@ -3607,21 +7708,21 @@ $L28_if_done:
 	add.rn.f32 %f30, %f28, %f29;
 	shfl.sync.bfly.b32 %f31, %f30, 1, 31, -1;
 	add.rn.f32 %f32, %f30, %f31;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f10, %f32;
 	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
 $L29_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 138 27
+	.loc 7 138 27
 	cvt.rn.f32.s64 %f33, %rd15;
-	.loc 2 138 19
+	.loc 7 138 19
 	div.rn.f32 %f34, %f10, %f33;
-	.loc 2 138 34
+	.loc 7 138 34
 	add.rn.f32 %f35, %f34, %f0;
-	.loc 2 138 16
+	.loc 7 138 16
 	rsqrt.approx.f32 %f36, %f35;
-	.loc 2 139 22
+	.loc 7 139 22
 	mov.u32 %r29, %tid.x;
 	cvt.s64.u32 %rd60, %r29;
 	mov.u32 %r30, %tid.y;
@@ -3631,8 +7732,8 @@ $L29_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd63, %rd60;
 	bra.uni $L6_for_loop;
 $L30_oob4:
-	.loc 3 30 4
-	mov.u64 %rd26, 0x900000005;
+	.loc 8 30 4
+	mov.u64 %rd26, 0x2100000005;
 	mov.u64 %rd27, %rd49;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
@@ -3640,82 +7741,82 @@ $L31_edge:
 	mov.f32 %f21, 0f00000000;
 	bra.uni $L28_if_done;
 $L32_oob5:
-	.loc 3 35 8
-	mov.u64 %rd26, 0x900000006;
+	.loc 8 35 8
+	mov.u64 %rd26, 0x2100000006;
 	mov.u64 %rd27, %rd57;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
 $L33_oob6:
-	.loc 2 140 36
-	mov.u64 %rd26, 0x900000007;
+	.loc 7 140 36
+	mov.u64 %rd26, 0x2100000007;
 	mov.u64 %rd27, %rd65;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L34_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r32, %rs5;
 	shl.b32 %r32, %r32, 16;
 	mov.b32 %f38, %r32;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f37, %f38;
 	bra.uni $L35_ret_load;
 $L35_ret_load:
-	.loc 2 140 46
+	.loc 7 140 46
 	mul.rn.f32 %f39, %f37, %f36;
-	.loc 2 140 60
+	.loc 7 140 60
 	setp.hs.u64 %p12, %rd63, %rd14;
 	@%p12 bra $L36_oob7;
 	shl.b64 %rd68, %rd63, 1;
 	add.s64 %rd69, %rd13, %rd68;
 	ld.global.nc.u16 %rs6, [%rd69];
-	.loc 2 140 58
+	.loc 7 140 58
 	bra.uni $L37_entry;
 $L36_oob7:
-	.loc 2 140 60
-	mov.u64 %rd26, 0x900000008;
+	.loc 7 140 60
+	mov.u64 %rd26, 0x2100000008;
 	mov.u64 %rd27, %rd63;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
 $L37_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r33, %rs6;
 	shl.b32 %r33, %r33, 16;
 	mov.b32 %f41, %r33;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f40, %f41;
 	bra.uni $L38_ret_load;
 $L38_ret_load:
-	.loc 2 140 50
+	.loc 7 140 50
 	mul.rn.f32 %f42, %f39, %f40;
-	.loc 2 140 24
+	.loc 7 140 24
 	bra.uni $L39_entry;
 $L39_entry:
-	.loc 1 41 67
+	.loc 5 41 67
 	cvt.rn.bf16.f32 %rs8, %f42;
-	.loc 1 41 46
+	.loc 5 41 46
 	mov.u16 %rs7, %rs8;
 	bra.uni $L40_ret_store;
 $L40_ret_store:
-	.loc 2 140 6
+	.loc 7 140 6
 	setp.hs.u64 %p13, %rd64, %rd2;
 	@%p13 bra $L41_oob8;
 	shl.b64 %rd70, %rd64, 1;
 	add.s64 %rd71, %rd1, %rd70;
 	st.global.u16 [%rd71], %rs7;
-	.loc 2 139 53
+	.loc 7 139 53
 	mov.u32 %r34, %ntid.x;
 	cvt.s64.u32 %rd72, %r34;
 	mov.u32 %r35, %ntid.y;
 	cvt.s64.u32 %rd73, %r35;
 	mov.u32 %r36, %ntid.z;
 	cvt.s64.u32 %rd74, %r36;
-	.loc 2 139 38
+	.loc 7 139 38
 	add.s64 %rd75, %rd63, %rd72;
 	mov.s64 %rd63, %rd75;
 	bra.uni $L6_for_loop;
 $L41_oob8:
-	.loc 2 140 6
-	mov.u64 %rd26, 0x900000009;
+	.loc 7 140 6
+	mov.u64 %rd26, 0x2100000009;
 	mov.u64 %rd27, %rd64;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -3755,7 +7856,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<72>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 2 145 6
+	.loc 7 145 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -3772,16 +7873,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 161 20
+	.loc 7 161 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd13, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd14, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd15, %r2;
-	.loc 2 161 25
+	.loc 7 161 25
 	mul.lo.s64 %rd16, %rd13, %rd12;
-	.loc 2 163 22
+	.loc 7 163 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
@@ -3792,86 +7893,86 @@ $L2_entry:
 	mov.s64 %rd20, %rd17;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 2 163 30
+	.loc 7 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
 	bra.uni $L18_entry;
 $L4_for_body:
-	.loc 2 164 23
+	.loc 7 164 23
 	add.s64 %rd21, %rd16, %rd20;
-	.loc 2 164 18
+	.loc 7 164 18
 	setp.hs.u64 %p1, %rd21, %rd5;
 	@%p1 bra $L15_oob0;
 	shl.b64 %rd29, %rd21, 2;
 	add.s64 %rd30, %rd4, %rd29;
 	ld.global.nc.f32 %f2, [%rd30];
-	.loc 2 164 16
+	.loc 7 164 16
 	bra.uni $L16_entry;
 $L6_for_loop:
-	.loc 2 168 30
+	.loc 7 168 30
 	setp.lt.s64 %p7, %rd51, %rd12;
 	@%p7 bra $L7_for_body;
 	bra.uni $L30_entry;
 $L7_for_body:
-	.loc 2 169 21
+	.loc 7 169 21
 	add.s64 %rd52, %rd16, %rd51;
-	.loc 2 169 16
+	.loc 7 169 16
 	setp.hs.u64 %p8, %rd52, %rd5;
 	@%p8 bra $L27_oob3;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd4, %rd53;
 	ld.global.nc.f32 %f31, [%rd54];
-	.loc 2 169 14
+	.loc 7 169 14
 	bra.uni $L28_entry;
 $L9_for_loop:
-	.loc 2 173 30
+	.loc 7 173 30
 	setp.lt.s64 %p13, %rd75, %rd12;
 	@%p13 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
-	.loc 2 174 21
+	.loc 7 174 21
 	add.s64 %rd76, %rd16, %rd75;
-	.loc 2 174 16
+	.loc 7 174 16
 	setp.hs.u64 %p14, %rd76, %rd5;
 	@%p14 bra $L39_oob6;
 	shl.b64 %rd77, %rd76, 2;
 	add.s64 %rd78, %rd4, %rd77;
 	ld.global.nc.f32 %f62, [%rd78];
-	.loc 2 174 14
+	.loc 7 174 14
 	bra.uni $L40_entry;
 $L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L14_bounds_exit:
 	exit;
 $L15_oob0:
-	.loc 2 164 18
-	mov.u64 %rd22, 0xA00000001;
+	.loc 7 164 18
+	mov.u64 %rd22, 0x2200000001;
 	mov.u64 %rd23, %rd21;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 2 164 3
+	.loc 7 164 3
 	add.rn.f32 %f4, %f1, %f3;
-	.loc 2 163 53
+	.loc 7 163 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd31, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd32, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd33, %r11;
-	.loc 2 163 38
+	.loc 7 163 38
 	add.s64 %rd34, %rd20, %rd31;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L18_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd35, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -3882,15 +7983,15 @@ $L18_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd36, %r12;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p3, %rd36, 0;
 	@%p3 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -3900,7 +8001,7 @@ $L19_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd37, %r13;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p4, %rd37, 32;
 	@%p4 bra $L24_oob1;
 	shl.b64 %rd38, %rd37, 2;
@@ -3908,29 +8009,29 @@ $L19_if_then:
 	st.shared.f32 [%rd39], %f15;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd40, %r21;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd41, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd42, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd43, %r24;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd44, %rd41, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p5, %rd40, %rd44;
 	@%p5 bra $L21_if_then;
 	bra.uni $L25_edge;
 $L21_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd45, %r25;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p6, %rd45, 32;
 	@%p6 bra $L26_oob2;
 	shl.b64 %rd46, %rd45, 2;
@@ -3939,7 +8040,7 @@ $L21_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -3950,17 +8051,17 @@ $L22_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
 $L23_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 166 36
+	.loc 7 166 36
 	cvt.rn.f32.s64 %f28, %rd12;
-	.loc 2 166 27
+	.loc 7 166 27
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 2 168 22
+	.loc 7 168 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd48, %r26;
 	mov.u32 %r27, %tid.y;
@@ -3971,8 +8072,8 @@ $L23_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd51, %rd48;
 	bra.uni $L6_for_loop;
 $L24_oob1:
-	.loc 3 30 4
-	mov.u64 %rd22, 0xA00000002;
+	.loc 8 30 4
+	mov.u64 %rd22, 0x2200000002;
 	mov.u64 %rd23, %rd37;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -3980,42 +8081,42 @@ $L25_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L22_if_done;
 $L26_oob2:
-	.loc 3 35 8
-	mov.u64 %rd22, 0xA00000003;
+	.loc 8 35 8
+	mov.u64 %rd22, 0x2200000003;
 	mov.u64 %rd23, %rd45;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L27_oob3:
-	.loc 2 169 16
-	mov.u64 %rd22, 0xA00000004;
+	.loc 7 169 16
+	mov.u64 %rd22, 0x2200000004;
 	mov.u64 %rd23, %rd52;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L28_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f32, %f31;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 2 169 26
+	.loc 7 169 26
 	sub.rn.f32 %f33, %f32, %f29;
-	.loc 2 170 15
+	.loc 7 170 15
 	fma.rn.f32 %f34, %f33, %f33, %f30;
-	.loc 2 168 53
+	.loc 7 168 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd55, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd56, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd57, %r31;
-	.loc 2 168 38
+	.loc 7 168 38
 	add.s64 %rd58, %rd51, %rd55;
 	mov.f32 %f30, %f34;
 	mov.s64 %rd51, %rd58;
 	bra.uni $L6_for_loop;
 $L30_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd59, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
 	add.rn.f32 %f37, %f30, %f36;
 	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
@@ -4026,15 +8127,15 @@ $L30_entry:
 	add.rn.f32 %f43, %f41, %f42;
 	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
 	add.rn.f32 %f45, %f43, %f44;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd60, %r32;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p9, %rd60, 0;
 	@%p9 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -4044,7 +8145,7 @@ $L31_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd61, %r33;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p10, %rd61, 32;
 	@%p10 bra $L36_oob4;
 	shl.b64 %rd62, %rd61, 2;
@@ -4052,29 +8153,29 @@ $L31_if_then:
 	st.shared.f32 [%rd63], %f45;
 	bra.uni $L32_if_done;
 $L32_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd64, %r41;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd65, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd66, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd67, %r44;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd68, %rd65, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p11, %rd64, %rd68;
 	@%p11 bra $L33_if_then;
 	bra.uni $L37_edge;
 $L33_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd69, %r45;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p12, %rd69, 32;
 	@%p12 bra $L38_oob5;
 	shl.b64 %rd70, %rd69, 2;
@@ -4083,7 +8184,7 @@ $L33_if_then:
 	mov.f32 %f46, %f47;
 	bra.uni $L34_if_done;
 $L34_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
 	add.rn.f32 %f49, %f46, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -4094,21 +8195,21 @@ $L34_if_done:
 	add.rn.f32 %f55, %f53, %f54;
 	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
 	add.rn.f32 %f57, %f55, %f56;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f35, %f57;
 	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
 $L35_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 172 40
+	.loc 7 172 40
 	cvt.rn.f32.s64 %f58, %rd12;
-	.loc 2 172 32
+	.loc 7 172 32
 	div.rn.f32 %f59, %f35, %f58;
-	.loc 2 172 47
+	.loc 7 172 47
 	add.rn.f32 %f60, %f59, %f0;
-	.loc 2 172 16
+	.loc 7 172 16
 	rsqrt.approx.f32 %f61, %f60;
-	.loc 2 173 22
+	.loc 7 173 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd72, %r46;
 	mov.u32 %r47, %tid.y;
@@ -4118,8 +8219,8 @@ $L35_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd75, %rd72;
 	bra.uni $L9_for_loop;
 $L36_oob4:
-	.loc 3 30 4
-	mov.u64 %rd22, 0xA00000005;
+	.loc 8 30 4
+	mov.u64 %rd22, 0x2200000005;
 	mov.u64 %rd23, %rd61;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -4127,95 +8228,95 @@ $L37_edge:
 	mov.f32 %f46, 0f00000000;
 	bra.uni $L34_if_done;
 $L38_oob5:
-	.loc 3 35 8
-	mov.u64 %rd22, 0xA00000006;
+	.loc 8 35 8
+	mov.u64 %rd22, 0x2200000006;
 	mov.u64 %rd23, %rd69;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L39_oob6:
-	.loc 2 174 16
-	mov.u64 %rd22, 0xA00000007;
+	.loc 7 174 16
+	mov.u64 %rd22, 0x2200000007;
 	mov.u64 %rd23, %rd76;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L40_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f63, %f62;
 	bra.uni $L41_ret_load;
 $L41_ret_load:
-	.loc 2 174 26
+	.loc 7 174 26
 	sub.rn.f32 %f64, %f63, %f29;
-	.loc 2 175 11
+	.loc 7 175 11
 	add.s64 %rd79, %rd16, %rd75;
-	.loc 2 175 34
+	.loc 7 175 34
 	mul.rn.f32 %f65, %f64, %f61;
-	.loc 2 175 46
+	.loc 7 175 46
 	setp.hs.u64 %p15, %rd75, %rd8;
 	@%p15 bra $L42_oob7;
 	shl.b64 %rd80, %rd75, 2;
 	add.s64 %rd81, %rd7, %rd80;
 	ld.global.nc.f32 %f66, [%rd81];
-	.loc 2 175 44
+	.loc 7 175 44
 	bra.uni $L43_entry;
 $L42_oob7:
-	.loc 2 175 46
-	mov.u64 %rd22, 0xA00000008;
+	.loc 7 175 46
+	mov.u64 %rd22, 0x2200000008;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
 $L43_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f67, %f66;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 2 175 63
+	.loc 7 175 63
 	setp.hs.u64 %p16, %rd75, %rd11;
 	@%p16 bra $L45_oob8;
 	shl.b64 %rd82, %rd75, 2;
 	add.s64 %rd83, %rd10, %rd82;
 	ld.global.nc.f32 %f68, [%rd83];
-	.loc 2 175 58
+	.loc 7 175 58
 	bra.uni $L46_entry;
 $L45_oob8:
-	.loc 2 175 63
-	mov.u64 %rd22, 0xA00000009;
+	.loc 7 175 63
+	mov.u64 %rd22, 0x2200000009;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
 $L46_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f69, %f68;
 	bra.uni $L47_ret_load;
 $L47_ret_load:
-	.loc 2 175 32
+	.loc 7 175 32
 	fma.rn.f32 %f70, %f65, %f67, %f69;
-	.loc 2 175 24
+	.loc 7 175 24
 	bra.uni $L48_entry;
 $L48_entry:
-	.loc 1 31 40
+	.loc 5 31 40
 	mov.f32 %f71, %f70;
 	bra.uni $L49_ret_store;
 $L49_ret_store:
-	.loc 2 175 6
+	.loc 7 175 6
 	setp.hs.u64 %p17, %rd79, %rd2;
 	@%p17 bra $L50_oob9;
 	shl.b64 %rd84, %rd79, 2;
 	add.s64 %rd85, %rd1, %rd84;
 	st.global.f32 [%rd85], %f71;
-	.loc 2 173 53
+	.loc 7 173 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd86, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd87, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd88, %r51;
-	.loc 2 173 38
+	.loc 7 173 38
 	add.s64 %rd89, %rd75, %rd86;
 	mov.s64 %rd75, %rd89;
 	bra.uni $L9_for_loop;
 $L50_oob9:
-	.loc 2 175 6
-	mov.u64 %rd22, 0xA0000000A;
+	.loc 7 175 6
+	mov.u64 %rd22, 0x220000000A;
 	mov.u64 %rd23, %rd79;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
@@ -4256,7 +8357,7 @@ $L13_bounds_fail:
 	.reg .f32 %f<71>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 2 150 6
+	.loc 7 150 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4273,16 +8374,16 @@ $L13_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 161 20
+	.loc 7 161 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd13, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd14, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd15, %r2;
-	.loc 2 161 25
+	.loc 7 161 25
 	mul.lo.s64 %rd16, %rd13, %rd12;
-	.loc 2 163 22
+	.loc 7 163 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
@@ -4293,88 +8394,88 @@ $L2_entry:
 	mov.s64 %rd20, %rd17;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 2 163 30
+	.loc 7 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
 	bra.uni $L18_entry;
 $L4_for_body:
-	.loc 2 164 23
+	.loc 7 164 23
 	add.s64 %rd21, %rd16, %rd20;
-	.loc 2 164 18
+	.loc 7 164 18
 	setp.hs.u64 %p1, %rd21, %rd5;
 	@%p1 bra $L15_oob0;
 	shl.b64 %rd29, %rd21, 1;
 	add.s64 %rd30, %rd4, %rd29;
 	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 2 164 16
+	.loc 7 164 16
 	bra.uni $L16_entry;
 $L6_for_loop:
-	.loc 2 168 30
+	.loc 7 168 30
 	setp.lt.s64 %p7, %rd51, %rd12;
 	@%p7 bra $L7_for_body;
 	bra.uni $L30_entry;
 $L7_for_body:
-	.loc 2 169 21
+	.loc 7 169 21
 	add.s64 %rd52, %rd16, %rd51;
-	.loc 2 169 16
+	.loc 7 169 16
 	setp.hs.u64 %p8, %rd52, %rd5;
 	@%p8 bra $L27_oob3;
 	shl.b64 %rd53, %rd52, 1;
 	add.s64 %rd54, %rd4, %rd53;
 	ld.global.nc.u16 %rs1, [%rd54];
-	.loc 2 169 14
+	.loc 7 169 14
 	bra.uni $L28_entry;
 $L9_for_loop:
-	.loc 2 173 30
+	.loc 7 173 30
 	setp.lt.s64 %p13, %rd75, %rd12;
 	@%p13 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
-	.loc 2 174 21
+	.loc 7 174 21
 	add.s64 %rd76, %rd16, %rd75;
-	.loc 2 174 16
+	.loc 7 174 16
 	setp.hs.u64 %p14, %rd76, %rd5;
 	@%p14 bra $L39_oob6;
 	shl.b64 %rd77, %rd76, 1;
 	add.s64 %rd78, %rd4, %rd77;
 	ld.global.nc.u16 %rs2, [%rd78];
-	.loc 2 174 14
+	.loc 7 174 14
 	bra.uni $L40_entry;
 $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L14_bounds_exit:
 	exit;
 $L15_oob0:
-	.loc 2 164 18
-	mov.u64 %rd22, 0xB00000001;
+	.loc 7 164 18
+	mov.u64 %rd22, 0x2300000001;
 	mov.u64 %rd23, %rd21;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 2 164 3
+	.loc 7 164 3
 	add.rn.f32 %f4, %f1, %f2;
-	.loc 2 163 53
+	.loc 7 163 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd31, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd32, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd33, %r11;
-	.loc 2 163 38
+	.loc 7 163 38
 	add.s64 %rd34, %rd20, %rd31;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L18_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd35, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -4385,15 +8486,15 @@ $L18_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd36, %r12;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p3, %rd36, 0;
 	@%p3 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -4403,7 +8504,7 @@ $L19_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd37, %r13;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p4, %rd37, 32;
 	@%p4 bra $L24_oob1;
 	shl.b64 %rd38, %rd37, 2;
@@ -4411,29 +8512,29 @@ $L19_if_then:
 	st.shared.f32 [%rd39], %f15;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd40, %r21;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd41, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd42, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd43, %r24;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd44, %rd41, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p5, %rd40, %rd44;
 	@%p5 bra $L21_if_then;
 	bra.uni $L25_edge;
 $L21_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd45, %r25;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p6, %rd45, 32;
 	@%p6 bra $L26_oob2;
 	shl.b64 %rd46, %rd45, 2;
@@ -4442,7 +8543,7 @@ $L21_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -4453,17 +8554,17 @@ $L22_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
 $L23_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 166 36
+	.loc 7 166 36
 	cvt.rn.f32.s64 %f28, %rd12;
-	.loc 2 166 27
+	.loc 7 166 27
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 2 168 22
+	.loc 7 168 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd48, %r26;
 	mov.u32 %r27, %tid.y;
@@ -4474,8 +8575,8 @@ $L23_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd51, %rd48;
 	bra.uni $L6_for_loop;
 $L24_oob1:
-	.loc 3 30 4
-	mov.u64 %rd22, 0xB00000002;
+	.loc 8 30 4
+	mov.u64 %rd22, 0x2300000002;
 	mov.u64 %rd23, %rd37;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -4483,44 +8584,44 @@ $L25_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L22_if_done;
 $L26_oob2:
-	.loc 3 35 8
-	mov.u64 %rd22, 0xB00000003;
+	.loc 8 35 8
+	mov.u64 %rd22, 0x2300000003;
 	mov.u64 %rd23, %rd45;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L27_oob3:
-	.loc 2 169 16
-	mov.u64 %rd22, 0xB00000004;
+	.loc 7 169 16
+	mov.u64 %rd22, 0x2300000004;
 	mov.u64 %rd23, %rd52;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L28_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f32, %rs1;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f31, %f32;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 2 169 26
+	.loc 7 169 26
 	sub.rn.f32 %f33, %f31, %f29;
-	.loc 2 170 15
+	.loc 7 170 15
 	fma.rn.f32 %f34, %f33, %f33, %f30;
-	.loc 2 168 53
+	.loc 7 168 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd55, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd56, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd57, %r31;
-	.loc 2 168 38
+	.loc 7 168 38
 	add.s64 %rd58, %rd51, %rd55;
 	mov.f32 %f30, %f34;
 	mov.s64 %rd51, %rd58;
 	bra.uni $L6_for_loop;
 $L30_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd59, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
 	add.rn.f32 %f37, %f30, %f36;
 	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
@@ -4531,15 +8632,15 @@ $L30_entry:
 	add.rn.f32 %f43, %f41, %f42;
 	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
 	add.rn.f32 %f45, %f43, %f44;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd60, %r32;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p9, %rd60, 0;
 	@%p9 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -4549,7 +8650,7 @@ $L31_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd61, %r33;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p10, %rd61, 32;
 	@%p10 bra $L36_oob4;
 	shl.b64 %rd62, %rd61, 2;
@@ -4557,29 +8658,29 @@ $L31_if_then:
 	st.shared.f32 [%rd63], %f45;
 	bra.uni $L32_if_done;
 $L32_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd64, %r41;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd65, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd66, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd67, %r44;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd68, %rd65, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p11, %rd64, %rd68;
 	@%p11 bra $L33_if_then;
 	bra.uni $L37_edge;
 $L33_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd69, %r45;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p12, %rd69, 32;
 	@%p12 bra $L38_oob5;
 	shl.b64 %rd70, %rd69, 2;
@@ -4588,7 +8689,7 @@ $L33_if_then:
 	mov.f32 %f46, %f47;
 	bra.uni $L34_if_done;
 $L34_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
 	add.rn.f32 %f49, %f46, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -4599,21 +8700,21 @@ $L34_if_done:
 	add.rn.f32 %f55, %f53, %f54;
 	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
 	add.rn.f32 %f57, %f55, %f56;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f35, %f57;
 	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
 $L35_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 172 40
+	.loc 7 172 40
 	cvt.rn.f32.s64 %f58, %rd12;
-	.loc 2 172 32
+	.loc 7 172 32
 	div.rn.f32 %f59, %f35, %f58;
-	.loc 2 172 47
+	.loc 7 172 47
 	add.rn.f32 %f60, %f59, %f0;
-	.loc 2 172 16
+	.loc 7 172 16
 	rsqrt.approx.f32 %f61, %f60;
-	.loc 2 173 22
+	.loc 7 173 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd72, %r46;
 	mov.u32 %r47, %tid.y;
@@ -4623,8 +8724,8 @@ $L35_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd75, %rd72;
 	bra.uni $L9_for_loop;
 $L36_oob4:
-	.loc 3 30 4
-	mov.u64 %rd22, 0xB00000005;
+	.loc 8 30 4
+	mov.u64 %rd22, 0x2300000005;
 	mov.u64 %rd23, %rd61;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -4632,103 +8733,103 @@ $L37_edge:
 	mov.f32 %f46, 0f00000000;
 	bra.uni $L34_if_done;
 $L38_oob5:
-	.loc 3 35 8
-	mov.u64 %rd22, 0xB00000006;
+	.loc 8 35 8
+	mov.u64 %rd22, 0x2300000006;
 	mov.u64 %rd23, %rd69;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L39_oob6:
-	.loc 2 174 16
-	mov.u64 %rd22, 0xB00000007;
+	.loc 7 174 16
+	mov.u64 %rd22, 0x2300000007;
 	mov.u64 %rd23, %rd76;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L40_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f63, %rs2;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f62, %f63;
 	bra.uni $L41_ret_load;
 $L41_ret_load:
-	.loc 2 174 26
+	.loc 7 174 26
 	sub.rn.f32 %f64, %f62, %f29;
-	.loc 2 175 11
+	.loc 7 175 11
 	add.s64 %rd79, %rd16, %rd75;
-	.loc 2 175 34
+	.loc 7 175 34
 	mul.rn.f32 %f65, %f64, %f61;
-	.loc 2 175 46
+	.loc 7 175 46
 	setp.hs.u64 %p15, %rd75, %rd8;
 	@%p15 bra $L42_oob7;
 	shl.b64 %rd80, %rd75, 1;
 	add.s64 %rd81, %rd7, %rd80;
 	ld.global.nc.u16 %rs3, [%rd81];
-	.loc 2 175 44
+	.loc 7 175 44
 	bra.uni $L43_entry;
 $L42_oob7:
-	.loc 2 175 46
-	mov.u64 %rd22, 0xB00000008;
+	.loc 7 175 46
+	mov.u64 %rd22, 0x2300000008;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
 $L43_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f67, %rs3;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f66, %f67;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 2 175 63
+	.loc 7 175 63
 	setp.hs.u64 %p16, %rd75, %rd11;
 	@%p16 bra $L45_oob8;
 	shl.b64 %rd82, %rd75, 1;
 	add.s64 %rd83, %rd10, %rd82;
 	ld.global.nc.u16 %rs4, [%rd83];
-	.loc 2 175 58
+	.loc 7 175 58
 	bra.uni $L46_entry;
 $L45_oob8:
-	.loc 2 175 63
-	mov.u64 %rd22, 0xB00000009;
+	.loc 7 175 63
+	mov.u64 %rd22, 0x2300000009;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
 $L46_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f69, %rs4;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f68, %f69;
 	bra.uni $L47_ret_load;
 $L47_ret_load:
-	.loc 2 175 32
+	.loc 7 175 32
 	fma.rn.f32 %f70, %f65, %f66, %f68;
-	.loc 2 175 24
+	.loc 7 175 24
 	bra.uni $L48_entry;
 $L48_entry:
-	.loc 1 36 58
+	.loc 5 36 58
 	cvt.rn.f16.f32 %rs6, %f70;
-	.loc 1 36 41
+	.loc 5 36 41
 	mov.u16 %rs5, %rs6;
 	bra.uni $L49_ret_store;
 $L49_ret_store:
-	.loc 2 175 6
+	.loc 7 175 6
 	setp.hs.u64 %p17, %rd79, %rd2;
 	@%p17 bra $L50_oob9;
 	shl.b64 %rd84, %rd79, 1;
 	add.s64 %rd85, %rd1, %rd84;
 	st.global.u16 [%rd85], %rs5;
-	.loc 2 173 53
+	.loc 7 173 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd86, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd87, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd88, %r51;
-	.loc 2 173 38
+	.loc 7 173 38
 	add.s64 %rd89, %rd75, %rd86;
 	mov.s64 %rd75, %rd89;
 	bra.uni $L9_for_loop;
 $L50_oob9:
-	.loc 2 175 6
-	mov.u64 %rd22, 0xB0000000A;
+	.loc 7 175 6
+	mov.u64 %rd22, 0x230000000A;
 	mov.u64 %rd23, %rd79;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
@@ -4769,7 +8870,7 @@ $L13_bounds_fail:
 	.reg .f32 %f<71>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 2 155 6
+	.loc 7 155 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4786,16 +8887,16 @@ $L13_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 2 161 20
+	.loc 7 161 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd13, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd14, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd15, %r2;
-	.loc 2 161 25
+	.loc 7 161 25
 	mul.lo.s64 %rd16, %rd13, %rd12;
-	.loc 2 163 22
+	.loc 7 163 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
@@ -4806,90 +8907,90 @@ $L2_entry:
 	mov.s64 %rd20, %rd17;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 2 163 30
+	.loc 7 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
 	bra.uni $L18_entry;
 $L4_for_body:
-	.loc 2 164 23
+	.loc 7 164 23
 	add.s64 %rd21, %rd16, %rd20;
-	.loc 2 164 18
+	.loc 7 164 18
 	setp.hs.u64 %p1, %rd21, %rd5;
 	@%p1 bra $L15_oob0;
 	shl.b64 %rd29, %rd21, 1;
 	add.s64 %rd30, %rd4, %rd29;
 	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 2 164 16
+	.loc 7 164 16
 	bra.uni $L16_entry;
 $L6_for_loop:
-	.loc 2 168 30
+	.loc 7 168 30
 	setp.lt.s64 %p7, %rd51, %rd12;
 	@%p7 bra $L7_for_body;
 	bra.uni $L30_entry;
 $L7_for_body:
-	.loc 2 169 21
+	.loc 7 169 21
 	add.s64 %rd52, %rd16, %rd51;
-	.loc 2 169 16
+	.loc 7 169 16
 	setp.hs.u64 %p8, %rd52, %rd5;
 	@%p8 bra $L27_oob3;
 	shl.b64 %rd53, %rd52, 1;
 	add.s64 %rd54, %rd4, %rd53;
 	ld.global.nc.u16 %rs1, [%rd54];
-	.loc 2 169 14
+	.loc 7 169 14
 	bra.uni $L28_entry;
 $L9_for_loop:
-	.loc 2 173 30
+	.loc 7 173 30
 	setp.lt.s64 %p13, %rd75, %rd12;
 	@%p13 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
-	.loc 2 174 21
+	.loc 7 174 21
 	add.s64 %rd76, %rd16, %rd75;
-	.loc 2 174 16
+	.loc 7 174 16
 	setp.hs.u64 %p14, %rd76, %rd5;
 	@%p14 bra $L39_oob6;
 	shl.b64 %rd77, %rd76, 1;
 	add.s64 %rd78, %rd4, %rd77;
 	ld.global.nc.u16 %rs2, [%rd78];
-	.loc 2 174 14
+	.loc 7 174 14
 	bra.uni $L40_entry;
 $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L14_bounds_exit:
 	exit;
 $L15_oob0:
-	.loc 2 164 18
-	mov.u64 %rd22, 0xC00000001;
+	.loc 7 164 18
+	mov.u64 %rd22, 0x2400000001;
 	mov.u64 %rd23, %rd21;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f3, %r9;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 2 164 3
+	.loc 7 164 3
 	add.rn.f32 %f4, %f1, %f2;
-	.loc 2 163 53
+	.loc 7 163 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd31, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd32, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd33, %r12;
-	.loc 2 163 38
+	.loc 7 163 38
 	add.s64 %rd34, %rd20, %rd31;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L18_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd35, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -4900,15 +9001,15 @@ $L18_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r13, %laneid;
 	cvt.s64.u32 %rd36, %r13;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p3, %rd36, 0;
 	@%p3 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r16, %tid.z;
 	mov.u32 %r17, %ntid.y;
 	mov.u32 %r18, %tid.y;
@@ -4918,7 +9019,7 @@ $L19_if_then:
 	mad.lo.u32 %r19, %r15, %r20, %r21;
 	shr.u32 %r14, %r19, 5;
 	cvt.s64.u32 %rd37, %r14;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p4, %rd37, 32;
 	@%p4 bra $L24_oob1;
 	shl.b64 %rd38, %rd37, 2;
@@ -4926,29 +9027,29 @@ $L19_if_then:
 	st.shared.f32 [%rd39], %f15;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r22, %laneid;
 	cvt.s64.u32 %rd40, %r22;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r23, %ntid.x;
 	cvt.s64.u32 %rd41, %r23;
 	mov.u32 %r24, %ntid.y;
 	cvt.s64.u32 %rd42, %r24;
 	mov.u32 %r25, %ntid.z;
 	cvt.s64.u32 %rd43, %r25;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd44, %rd41, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p5, %rd40, %rd44;
 	@%p5 bra $L21_if_then;
 	bra.uni $L25_edge;
 $L21_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd45, %r26;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p6, %rd45, 32;
 	@%p6 bra $L26_oob2;
 	shl.b64 %rd46, %rd45, 2;
@@ -4957,7 +9058,7 @@ $L21_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -4968,17 +9069,17 @@ $L22_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
 $L23_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 166 36
+	.loc 7 166 36
 	cvt.rn.f32.s64 %f28, %rd12;
-	.loc 2 166 27
+	.loc 7 166 27
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 2 168 22
+	.loc 7 168 22
 	mov.u32 %r27, %tid.x;
 	cvt.s64.u32 %rd48, %r27;
 	mov.u32 %r28, %tid.y;
@@ -4989,8 +9090,8 @@ $L23_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd51, %rd48;
 	bra.uni $L6_for_loop;
 $L24_oob1:
-	.loc 3 30 4
-	mov.u64 %rd22, 0xC00000002;
+	.loc 8 30 4
+	mov.u64 %rd22, 0x2400000002;
 	mov.u64 %rd23, %rd37;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -4998,46 +9099,46 @@ $L25_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L22_if_done;
 $L26_oob2:
-	.loc 3 35 8
-	mov.u64 %rd22, 0xC00000003;
+	.loc 8 35 8
+	mov.u64 %rd22, 0x2400000003;
 	mov.u64 %rd23, %rd45;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L27_oob3:
-	.loc 2 169 16
-	mov.u64 %rd22, 0xC00000004;
+	.loc 7 169 16
+	mov.u64 %rd22, 0x2400000004;
 	mov.u64 %rd23, %rd52;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L28_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r30, %rs1;
 	shl.b32 %r30, %r30, 16;
 	mov.b32 %f32, %r30;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f31, %f32;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 2 169 26
+	.loc 7 169 26
 	sub.rn.f32 %f33, %f31, %f29;
-	.loc 2 170 15
+	.loc 7 170 15
 	fma.rn.f32 %f34, %f33, %f33, %f30;
-	.loc 2 168 53
+	.loc 7 168 53
 	mov.u32 %r31, %ntid.x;
 	cvt.s64.u32 %rd55, %r31;
 	mov.u32 %r32, %ntid.y;
 	cvt.s64.u32 %rd56, %r32;
 	mov.u32 %r33, %ntid.z;
 	cvt.s64.u32 %rd57, %r33;
-	.loc 2 168 38
+	.loc 7 168 38
 	add.s64 %rd58, %rd51, %rd55;
 	mov.f32 %f30, %f34;
 	mov.s64 %rd51, %rd58;
 	bra.uni $L6_for_loop;
 $L30_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd59, smem0;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
 	add.rn.f32 %f37, %f30, %f36;
 	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
@@ -5048,15 +9149,15 @@ $L30_entry:
 	add.rn.f32 %f43, %f41, %f42;
 	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
 	add.rn.f32 %f45, %f43, %f44;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r34, %laneid;
 	cvt.s64.u32 %rd60, %r34;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p9, %rd60, 0;
 	@%p9 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r37, %tid.z;
 	mov.u32 %r38, %ntid.y;
 	mov.u32 %r39, %tid.y;
@@ -5066,7 +9167,7 @@ $L31_if_then:
 	mad.lo.u32 %r40, %r36, %r41, %r42;
 	shr.u32 %r35, %r40, 5;
 	cvt.s64.u32 %rd61, %r35;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p10, %rd61, 32;
 	@%p10 bra $L36_oob4;
 	shl.b64 %rd62, %rd61, 2;
@@ -5074,29 +9175,29 @@ $L31_if_then:
 	st.shared.f32 [%rd63], %f45;
 	bra.uni $L32_if_done;
 $L32_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r43, %laneid;
 	cvt.s64.u32 %rd64, %r43;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r44, %ntid.x;
 	cvt.s64.u32 %rd65, %r44;
 	mov.u32 %r45, %ntid.y;
 	cvt.s64.u32 %rd66, %r45;
 	mov.u32 %r46, %ntid.z;
 	cvt.s64.u32 %rd67, %r46;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd68, %rd65, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p11, %rd64, %rd68;
 	@%p11 bra $L33_if_then;
 	bra.uni $L37_edge;
 $L33_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd69, %r47;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p12, %rd69, 32;
 	@%p12 bra $L38_oob5;
 	shl.b64 %rd70, %rd69, 2;
@@ -5105,7 +9206,7 @@ $L33_if_then:
 	mov.f32 %f46, %f47;
 	bra.uni $L34_if_done;
 $L34_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
 	add.rn.f32 %f49, %f46, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -5116,21 +9217,21 @@ $L34_if_done:
 	add.rn.f32 %f55, %f53, %f54;
 	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
 	add.rn.f32 %f57, %f55, %f56;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f35, %f57;
 	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
 $L35_ret_blockSum_u005bfloat32_u005d:
-	.loc 2 172 40
+	.loc 7 172 40
 	cvt.rn.f32.s64 %f58, %rd12;
-	.loc 2 172 32
+	.loc 7 172 32
 	div.rn.f32 %f59, %f35, %f58;
-	.loc 2 172 47
+	.loc 7 172 47
 	add.rn.f32 %f60, %f59, %f0;
-	.loc 2 172 16
+	.loc 7 172 16
 	rsqrt.approx.f32 %f61, %f60;
-	.loc 2 173 22
+	.loc 7 173 22
 	mov.u32 %r48, %tid.x;
 	cvt.s64.u32 %rd72, %r48;
 	mov.u32 %r49, %tid.y;
@@ -5140,8 +9241,8 @@ $L35_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd75, %rd72;
 	bra.uni $L9_for_loop;
 $L36_oob4:
-	.loc 3 30 4
-	mov.u64 %rd22, 0xC00000005;
+	.loc 8 30 4
+	mov.u64 %rd22, 0x2400000005;
 	mov.u64 %rd23, %rd61;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -5149,109 +9250,109 @@ $L37_edge:
 	mov.f32 %f46, 0f00000000;
 	bra.uni $L34_if_done;
 $L38_oob5:
-	.loc 3 35 8
-	mov.u64 %rd22, 0xC00000006;
+	.loc 8 35 8
+	mov.u64 %rd22, 0x2400000006;
 	mov.u64 %rd23, %rd69;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L39_oob6:
-	.loc 2 174 16
-	mov.u64 %rd22, 0xC00000007;
+	.loc 7 174 16
+	mov.u64 %rd22, 0x2400000007;
 	mov.u64 %rd23, %rd76;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L40_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r51, %rs2;
 	shl.b32 %r51, %r51, 16;
 	mov.b32 %f63, %r51;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f62, %f63;
 	bra.uni $L41_ret_load;
 $L41_ret_load:
-	.loc 2 174 26
+	.loc 7 174 26
 	sub.rn.f32 %f64, %f62, %f29;
-	.loc 2 175 11
+	.loc 7 175 11
 	add.s64 %rd79, %rd16, %rd75;
-	.loc 2 175 34
+	.loc 7 175 34
 	mul.rn.f32 %f65, %f64, %f61;
-	.loc 2 175 46
+	.loc 7 175 46
 	setp.hs.u64 %p15, %rd75, %rd8;
 	@%p15 bra $L42_oob7;
 	shl.b64 %rd80, %rd75, 1;
 	add.s64 %rd81, %rd7, %rd80;
 	ld.global.nc.u16 %rs3, [%rd81];
-	.loc 2 175 44
+	.loc 7 175 44
 	bra.uni $L43_entry;
 $L42_oob7:
-	.loc 2 175 46
-	mov.u64 %rd22, 0xC00000008;
+	.loc 7 175 46
+	mov.u64 %rd22, 0x2400000008;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
 $L43_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r52, %rs3;
 	shl.b32 %r52, %r52, 16;
 	mov.b32 %f67, %r52;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f66, %f67;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 2 175 63
+	.loc 7 175 63
 	setp.hs.u64 %p16, %rd75, %rd11;
 	@%p16 bra $L45_oob8;
 	shl.b64 %rd82, %rd75, 1;
 	add.s64 %rd83, %rd10, %rd82;
 	ld.global.nc.u16 %rs4, [%rd83];
-	.loc 2 175 58
+	.loc 7 175 58
 	bra.uni $L46_entry;
 $L45_oob8:
-	.loc 2 175 63
-	mov.u64 %rd22, 0xC00000009;
+	.loc 7 175 63
+	mov.u64 %rd22, 0x2400000009;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
 $L46_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r53, %rs4;
 	shl.b32 %r53, %r53, 16;
 	mov.b32 %f69, %r53;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f68, %f69;
 	bra.uni $L47_ret_load;
 $L47_ret_load:
-	.loc 2 175 32
+	.loc 7 175 32
 	fma.rn.f32 %f70, %f65, %f66, %f68;
-	.loc 2 175 24
+	.loc 7 175 24
 	bra.uni $L48_entry;
 $L48_entry:
-	.loc 1 41 67
+	.loc 5 41 67
 	cvt.rn.bf16.f32 %rs6, %f70;
-	.loc 1 41 46
+	.loc 5 41 46
 	mov.u16 %rs5, %rs6;
 	bra.uni $L49_ret_store;
 $L49_ret_store:
-	.loc 2 175 6
+	.loc 7 175 6
 	setp.hs.u64 %p17, %rd79, %rd2;
 	@%p17 bra $L50_oob9;
 	shl.b64 %rd84, %rd79, 1;
 	add.s64 %rd85, %rd1, %rd84;
 	st.global.u16 [%rd85], %rs5;
-	.loc 2 173 53
+	.loc 7 173 53
 	mov.u32 %r54, %ntid.x;
 	cvt.s64.u32 %rd86, %r54;
 	mov.u32 %r55, %ntid.y;
 	cvt.s64.u32 %rd87, %r55;
 	mov.u32 %r56, %ntid.z;
 	cvt.s64.u32 %rd88, %r56;
-	.loc 2 173 38
+	.loc 7 173 38
 	add.s64 %rd89, %rd75, %rd86;
 	mov.s64 %rd75, %rd89;
 	bra.uni $L9_for_loop;
 $L50_oob9:
-	.loc 2 175 6
-	mov.u64 %rd22, 0xC0000000A;
+	.loc 7 175 6
+	mov.u64 %rd22, 0x240000000A;
 	mov.u64 %rd23, %rd79;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
@@ -5289,7 +9390,7 @@ $L13_bounds_fail:
 	.reg .f32 %f<22>;
 	.reg .f64 %fd<15>;
 
-	.loc 4 48 6
+	.loc 9 48 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -5302,31 +9403,31 @@ $L13_bounds_fail:
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 64 18
+	.loc 9 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 4 65 16
+	.loc 9 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 4 66 16
+	.loc 9 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 4 66 7
+	.loc 9 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 4 69 9
+	.loc 9 69 9
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 4 70 11
+	.loc 9 70 11
 	div.s64 %rd15, %rd12, %rd9;
-	.loc 4 71 38
+	.loc 9 71 38
 	div.s64 %rd16, %rd15, %rd6;
-	.loc 4 71 34
+	.loc 9 71 34
 	add.s64 %rd17, %rd8, %rd16;
-	.loc 4 71 24
+	.loc 9 71 24
 	bra.uni $L6_entry;
 $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
@@ -5336,84 +9437,84 @@ $L6_entry:
 	mov.s64 %rd18, %rd14;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 4 82 16
+	.loc 9 82 16
 	setp.gt.s64 %p1, %rd18, 0;
 	@%p1 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 4 83 7
+	.loc 9 83 7
 	and.b64 %rd19, %rd18, 1;
-	.loc 4 83 10
+	.loc 9 83 10
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
 $L9_for_done:
-	.loc 4 88 14
+	.loc 9 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
-	.loc 4 88 20
+	.loc 9 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 4 89 19
+	.loc 9 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 4 89 36
+	.loc 9 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 4 89 17
+	.loc 9 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 4 90 12
+	.loc 9 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 4 90 9
+	.loc 9 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 4 90 24
+	.loc 9 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 4 90 21
+	.loc 9 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 4 91 24
+	.loc 9 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 4 91 16
+	.loc 9 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 4 91 45
+	.loc 9 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 4 91 37
+	.loc 9 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 4 91 2
+	.loc 9 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
 $L10_if_then:
-	.loc 4 84 4
+	.loc 9 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 4 86 3
+	.loc 9 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 4 82 21
+	.loc 9 82 21
 	shr.s64 %rd20, %rd18, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd18, %rd20;
 	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
-	.loc 4 72 11
+	.loc 9 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
-	.loc 4 72 20
+	.loc 9 72 20
 	add.s64 %rd22, %rd21, %rd14;
-	.loc 4 73 20
+	.loc 9 73 20
 	setp.hs.u64 %p3, %rd22, %rd5;
 	@%p3 bra $L16_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.f32 %f10, [%rd31];
-	.loc 4 73 18
+	.loc 9 73 18
 	bra.uni $L17_entry;
 $L13_edge:
 	mov.f64 %fd3, %fd1;
@@ -5421,78 +9522,78 @@ $L13_edge:
 $L15_bounds_exit:
 	exit;
 $L16_oob0:
-	.loc 4 73 20
-	mov.u64 %rd23, 0xD00000001;
+	.loc 9 73 20
+	mov.u64 %rd23, 0x2500000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f11, %f10;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 4 73 38
+	.loc 9 73 38
 	add.s64 %rd32, %rd22, %rd9;
-	.loc 4 73 35
+	.loc 9 73 35
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L19_oob1;
 	shl.b64 %rd33, %rd32, 2;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.f32 %f12, [%rd34];
-	.loc 4 73 33
+	.loc 9 73 33
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 4 73 35
-	mov.u64 %rd23, 0xD00000002;
+	.loc 9 73 35
+	mov.u64 %rd23, 0x2500000002;
 	mov.u64 %rd24, %rd32;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L20_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f13, %f12;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 4 74 22
+	.loc 9 74 22
 	mul.rn.f32 %f14, %f11, %f1;
-	.loc 4 74 31
+	.loc 9 74 31
 	mul.rn.f32 %f15, %f13, %f0;
-	.loc 4 74 27
+	.loc 9 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 4 74 19
+	.loc 9 74 19
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 1 31 40
+	.loc 5 31 40
 	mov.f32 %f17, %f16;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
-	.loc 4 74 5
+	.loc 9 74 5
 	setp.hs.u64 %p6, %rd22, %rd2;
 	@%p6 bra $L24_oob2;
 	shl.b64 %rd35, %rd22, 2;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.f32 [%rd36], %f17;
-	.loc 4 75 8
+	.loc 9 75 8
 	add.s64 %rd37, %rd22, %rd9;
-	.loc 4 75 27
+	.loc 9 75 27
 	mul.rn.f32 %f18, %f13, %f1;
-	.loc 4 75 36
+	.loc 9 75 36
 	mul.rn.f32 %f19, %f11, %f0;
-	.loc 4 75 32
+	.loc 9 75 32
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 4 75 24
+	.loc 9 75 24
 	bra.uni $L25_entry;
 $L24_oob2:
-	.loc 4 74 5
-	mov.u64 %rd23, 0xD00000003;
+	.loc 9 74 5
+	mov.u64 %rd23, 0x2500000003;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
 $L25_entry:
-	.loc 1 31 40
+	.loc 5 31 40
 	mov.f32 %f21, %f20;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 4 75 5
+	.loc 9 75 5
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L27_oob3;
 	shl.b64 %rd38, %rd37, 2;
@@ -5500,7 +9601,7 @@ $L26_ret_store:
 	st.global.f32 [%rd39], %f21;
 	bra.uni $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L27_oob3:
-	mov.u64 %rd23, 0xD00000004;
+	mov.u64 %rd23, 0x2500000004;
 	mov.u64 %rd24, %rd37;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -5539,7 +9640,7 @@ $L14_bounds_fail:
 	.reg .f32 %f<20>;
 	.reg .f64 %fd<15>;
 
-	.loc 4 53 6
+	.loc 9 53 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -5552,31 +9653,31 @@ $L14_bounds_fail:
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 64 18
+	.loc 9 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 4 65 16
+	.loc 9 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 4 66 16
+	.loc 9 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 4 66 7
+	.loc 9 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 4 69 9
+	.loc 9 69 9
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 4 70 11
+	.loc 9 70 11
 	div.s64 %rd15, %rd12, %rd9;
-	.loc 4 71 38
+	.loc 9 71 38
 	div.s64 %rd16, %rd15, %rd6;
-	.loc 4 71 34
+	.loc 9 71 34
 	add.s64 %rd17, %rd8, %rd16;
-	.loc 4 71 24
+	.loc 9 71 24
 	bra.uni $L6_entry;
 $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
@@ -5586,84 +9687,84 @@ $L6_entry:
 	mov.s64 %rd18, %rd14;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 4 82 16
+	.loc 9 82 16
 	setp.gt.s64 %p1, %rd18, 0;
 	@%p1 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 4 83 7
+	.loc 9 83 7
 	and.b64 %rd19, %rd18, 1;
-	.loc 4 83 10
+	.loc 9 83 10
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
 $L9_for_done:
-	.loc 4 88 14
+	.loc 9 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
-	.loc 4 88 20
+	.loc 9 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 4 89 19
+	.loc 9 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 4 89 36
+	.loc 9 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 4 89 17
+	.loc 9 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 4 90 12
+	.loc 9 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 4 90 9
+	.loc 9 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 4 90 24
+	.loc 9 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 4 90 21
+	.loc 9 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 4 91 24
+	.loc 9 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 4 91 16
+	.loc 9 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 4 91 45
+	.loc 9 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 4 91 37
+	.loc 9 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 4 91 2
+	.loc 9 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
 $L10_if_then:
-	.loc 4 84 4
+	.loc 9 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 4 86 3
+	.loc 9 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 4 82 21
+	.loc 9 82 21
 	shr.s64 %rd20, %rd18, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd18, %rd20;
 	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
-	.loc 4 72 11
+	.loc 9 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
-	.loc 4 72 20
+	.loc 9 72 20
 	add.s64 %rd22, %rd21, %rd14;
-	.loc 4 73 20
+	.loc 9 73 20
 	setp.hs.u64 %p3, %rd22, %rd5;
 	@%p3 bra $L16_oob0;
 	shl.b64 %rd30, %rd22, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
-	.loc 4 73 18
+	.loc 9 73 18
 	bra.uni $L17_entry;
 $L13_edge:
 	mov.f64 %fd3, %fd1;
@@ -5671,86 +9772,86 @@ $L13_edge:
 $L15_bounds_exit:
 	exit;
 $L16_oob0:
-	.loc 4 73 20
-	mov.u64 %rd23, 0xE00000001;
+	.loc 9 73 20
+	mov.u64 %rd23, 0x2600000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f11, %rs0;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f10, %f11;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 4 73 38
+	.loc 9 73 38
 	add.s64 %rd32, %rd22, %rd9;
-	.loc 4 73 35
+	.loc 9 73 35
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L19_oob1;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
-	.loc 4 73 33
+	.loc 9 73 33
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 4 73 35
-	mov.u64 %rd23, 0xE00000002;
+	.loc 9 73 35
+	mov.u64 %rd23, 0x2600000002;
 	mov.u64 %rd24, %rd32;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L20_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f13, %rs1;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f12, %f13;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 4 74 22
+	.loc 9 74 22
 	mul.rn.f32 %f14, %f10, %f1;
-	.loc 4 74 31
+	.loc 9 74 31
 	mul.rn.f32 %f15, %f12, %f0;
-	.loc 4 74 27
+	.loc 9 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 4 74 19
+	.loc 9 74 19
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 1 36 58
+	.loc 5 36 58
 	cvt.rn.f16.f32 %rs3, %f16;
-	.loc 1 36 41
+	.loc 5 36 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
-	.loc 4 74 5
+	.loc 9 74 5
 	setp.hs.u64 %p6, %rd22, %rd2;
 	@%p6 bra $L24_oob2;
 	shl.b64 %rd35, %rd22, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
-	.loc 4 75 8
+	.loc 9 75 8
 	add.s64 %rd37, %rd22, %rd9;
-	.loc 4 75 27
+	.loc 9 75 27
 	mul.rn.f32 %f17, %f12, %f1;
-	.loc 4 75 36
+	.loc 9 75 36
 	mul.rn.f32 %f18, %f10, %f0;
-	.loc 4 75 32
+	.loc 9 75 32
 	add.rn.f32 %f19, %f17, %f18;
-	.loc 4 75 24
+	.loc 9 75 24
 	bra.uni $L25_entry;
 $L24_oob2:
-	.loc 4 74 5
-	mov.u64 %rd23, 0xE00000003;
+	.loc 9 74 5
+	mov.u64 %rd23, 0x2600000003;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
 $L25_entry:
-	.loc 1 36 58
+	.loc 5 36 58
 	cvt.rn.f16.f32 %rs5, %f19;
-	.loc 1 36 41
+	.loc 5 36 41
 	mov.u16 %rs4, %rs5;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 4 75 5
+	.loc 9 75 5
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L27_oob3;
 	shl.b64 %rd38, %rd37, 1;
@@ -5758,7 +9859,7 @@ $L26_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L27_oob3:
-	mov.u64 %rd23, 0xE00000004;
+	mov.u64 %rd23, 0x2600000004;
 	mov.u64 %rd24, %rd37;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -5797,7 +9898,7 @@ $L14_bounds_fail:
 	.reg .f32 %f<20>;
 	.reg .f64 %fd<15>;
 
-	.loc 4 58 6
+	.loc 9 58 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -5810,31 +9911,31 @@ $L14_bounds_fail:
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 64 18
+	.loc 9 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 4 65 16
+	.loc 9 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 4 66 16
+	.loc 9 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 4 66 7
+	.loc 9 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 4 69 9
+	.loc 9 69 9
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 4 70 11
+	.loc 9 70 11
 	div.s64 %rd15, %rd12, %rd9;
-	.loc 4 71 38
+	.loc 9 71 38
 	div.s64 %rd16, %rd15, %rd6;
-	.loc 4 71 34
+	.loc 9 71 34
 	add.s64 %rd17, %rd8, %rd16;
-	.loc 4 71 24
+	.loc 9 71 24
 	bra.uni $L6_entry;
 $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
@@ -5844,84 +9945,84 @@ $L6_entry:
 	mov.s64 %rd18, %rd14;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 4 82 16
+	.loc 9 82 16
 	setp.gt.s64 %p1, %rd18, 0;
 	@%p1 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 4 83 7
+	.loc 9 83 7
 	and.b64 %rd19, %rd18, 1;
-	.loc 4 83 10
+	.loc 9 83 10
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
 $L9_for_done:
-	.loc 4 88 14
+	.loc 9 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
-	.loc 4 88 20
+	.loc 9 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 4 89 19
+	.loc 9 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 4 89 36
+	.loc 9 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 4 89 17
+	.loc 9 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 4 90 12
+	.loc 9 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 4 90 9
+	.loc 9 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 4 90 24
+	.loc 9 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 4 90 21
+	.loc 9 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 4 91 24
+	.loc 9 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 4 91 16
+	.loc 9 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 4 91 45
+	.loc 9 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 4 91 37
+	.loc 9 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 4 91 2
+	.loc 9 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
 $L10_if_then:
-	.loc 4 84 4
+	.loc 9 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 4 86 3
+	.loc 9 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 4 82 21
+	.loc 9 82 21
 	shr.s64 %rd20, %rd18, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd18, %rd20;
 	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
-	.loc 4 72 11
+	.loc 9 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
-	.loc 4 72 20
+	.loc 9 72 20
 	add.s64 %rd22, %rd21, %rd14;
-	.loc 4 73 20
+	.loc 9 73 20
 	setp.hs.u64 %p3, %rd22, %rd5;
 	@%p3 bra $L16_oob0;
 	shl.b64 %rd30, %rd22, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
-	.loc 4 73 18
+	.loc 9 73 18
 	bra.uni $L17_entry;
 $L13_edge:
 	mov.f64 %fd3, %fd1;
@@ -5929,90 +10030,90 @@ $L13_edge:
 $L15_bounds_exit:
 	exit;
 $L16_oob0:
-	.loc 4 73 20
-	mov.u64 %rd23, 0xF00000001;
+	.loc 9 73 20
+	mov.u64 %rd23, 0x2700000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f11, %r6;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f10, %f11;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 4 73 38
+	.loc 9 73 38
 	add.s64 %rd32, %rd22, %rd9;
-	.loc 4 73 35
+	.loc 9 73 35
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L19_oob1;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
-	.loc 4 73 33
+	.loc 9 73 33
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 4 73 35
-	mov.u64 %rd23, 0xF00000002;
+	.loc 9 73 35
+	mov.u64 %rd23, 0x2700000002;
 	mov.u64 %rd24, %rd32;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L20_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f13, %r7;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f12, %f13;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 4 74 22
+	.loc 9 74 22
 	mul.rn.f32 %f14, %f10, %f1;
-	.loc 4 74 31
+	.loc 9 74 31
 	mul.rn.f32 %f15, %f12, %f0;
-	.loc 4 74 27
+	.loc 9 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 4 74 19
+	.loc 9 74 19
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 1 41 67
+	.loc 5 41 67
 	cvt.rn.bf16.f32 %rs3, %f16;
-	.loc 1 41 46
+	.loc 5 41 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
-	.loc 4 74 5
+	.loc 9 74 5
 	setp.hs.u64 %p6, %rd22, %rd2;
 	@%p6 bra $L24_oob2;
 	shl.b64 %rd35, %rd22, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
-	.loc 4 75 8
+	.loc 9 75 8
 	add.s64 %rd37, %rd22, %rd9;
-	.loc 4 75 27
+	.loc 9 75 27
 	mul.rn.f32 %f17, %f12, %f1;
-	.loc 4 75 36
+	.loc 9 75 36
 	mul.rn.f32 %f18, %f10, %f0;
-	.loc 4 75 32
+	.loc 9 75 32
 	add.rn.f32 %f19, %f17, %f18;
-	.loc 4 75 24
+	.loc 9 75 24
 	bra.uni $L25_entry;
 $L24_oob2:
-	.loc 4 74 5
-	mov.u64 %rd23, 0xF00000003;
+	.loc 9 74 5
+	mov.u64 %rd23, 0x2700000003;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
 $L25_entry:
-	.loc 1 41 67
+	.loc 5 41 67
 	cvt.rn.bf16.f32 %rs5, %f19;
-	.loc 1 41 46
+	.loc 5 41 46
 	mov.u16 %rs4, %rs5;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 4 75 5
+	.loc 9 75 5
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L27_oob3;
 	shl.b64 %rd38, %rd37, 1;
@@ -6020,7 +10121,7 @@ $L26_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L27_oob3:
-	mov.u64 %rd23, 0xF00000004;
+	mov.u64 %rd23, 0x2700000004;
 	mov.u64 %rd24, %rd37;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -6056,7 +10157,7 @@ $L14_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 5 46 6
+	.loc 10 46 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -6066,78 +10167,78 @@ $L14_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 56 20
+	.loc 10 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 5 56 25
+	.loc 10 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 5 57 13
+	.loc 10 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 5 58 30
+	.loc 10 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 5 59 31
+	.loc 10 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 5 59 26
+	.loc 10 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f3, [%rd24];
-	.loc 5 59 24
+	.loc 10 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 5 63 30
+	.loc 10 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 5 64 29
+	.loc 10 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 5 64 24
+	.loc 10 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 2;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.f32 %f20, [%rd52];
-	.loc 5 64 22
+	.loc 10 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 5 67 30
+	.loc 10 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
-	.loc 5 68 11
+	.loc 10 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 5 68 46
+	.loc 10 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 5 68 41
+	.loc 10 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 2;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.f32 %f56, [%rd77];
-	.loc 5 68 39
+	.loc 10 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L13_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 5 58 22
+	.loc 10 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -6150,37 +10251,37 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 5 59 26
-	mov.u64 %rd16, 0x1000000001;
+	.loc 10 59 26
+	mov.u64 %rd16, 0x2800000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L18_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f4, %f3;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 5 59 14
+	.loc 10 59 14
 	max.f32 %f5, %f2, %f4;
-	.loc 5 58 53
+	.loc 10 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 5 58 38
+	.loc 10 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L20_entry:
-	.loc 3 45 26
+	.loc 8 45 26
 	mov.u64 %rd29, smem0;
-	.loc 3 46 13
+	.loc 8 46 13
 	bra.uni $L26_entry;
 $L21_if_then:
-	.loc 3 48 11
+	.loc 8 48 11
 	mov.u32 %r17, %tid.z;
 	mov.u32 %r18, %ntid.y;
 	mov.u32 %r19, %tid.y;
@@ -6190,7 +10291,7 @@ $L21_if_then:
 	mad.lo.u32 %r20, %r16, %r21, %r22;
 	shr.u32 %r15, %r20, 5;
 	cvt.s64.u32 %rd33, %r15;
-	.loc 3 48 4
+	.loc 8 48 4
 	setp.hs.u64 %p5, %rd33, 32;
 	@%p5 bra $L31_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -6198,15 +10299,15 @@ $L21_if_then:
 	st.shared.f32 [%rd35], %f7;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 50 8
+	.loc 8 50 8
 	bar.sync 0;
-	.loc 3 51 12
+	.loc 8 51 12
 	bra.uni $L32_entry;
 $L23_if_then:
-	.loc 3 53 15
+	.loc 8 53 15
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd41, %r28;
-	.loc 3 53 8
+	.loc 8 53 8
 	setp.hs.u64 %p7, %rd41, 32;
 	@%p7 bra $L35_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -6215,7 +10316,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 5 63 22
+	.loc 10 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -6230,60 +10331,60 @@ $L26_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L27_for_loop;
 $L27_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p3, %rd30, 0;
 	@%p3 bra $L28_for_body;
 	bra.uni $L29_for_done;
 $L28_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r13, %rd30;
 	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f10, %f8, %f9;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f8, %f10;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L27_for_loop;
 $L29_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f7, %f8;
 	bra.uni $L30_ret_warpMax;
 $L30_ret_warpMax:
-	.loc 3 47 11
+	.loc 8 47 11
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd32, %r14;
-	.loc 3 47 14
+	.loc 8 47 14
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L31_oob1:
-	.loc 3 48 4
-	mov.u64 %rd16, 0x1000000002;
+	.loc 8 48 4
+	mov.u64 %rd16, 0x2800000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L32_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r23, 0xFF800000;
 	mov.b32 %f12, %r23;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L33_ret_negInf;
 $L33_ret_negInf:
-	.loc 3 52 11
+	.loc 8 52 11
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd36, %r24;
-	.loc 3 52 26
+	.loc 8 52 26
 	mov.u32 %r25, %ntid.x;
 	cvt.s64.u32 %rd37, %r25;
 	mov.u32 %r26, %ntid.y;
 	cvt.s64.u32 %rd38, %r26;
 	mov.u32 %r27, %ntid.z;
 	cvt.s64.u32 %rd39, %r27;
-	.loc 3 52 30
+	.loc 8 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 3 52 14
+	.loc 8 52 14
 	setp.lt.s64 %p6, %rd36, %rd40;
 	@%p6 bra $L23_if_then;
 	bra.uni $L34_edge;
@@ -6291,8 +10392,8 @@ $L34_edge:
 	mov.f32 %f13, %f11;
 	bra.uni $L36_entry;
 $L35_oob2:
-	.loc 3 53 8
-	mov.u64 %rd16, 0x1000000003;
+	.loc 8 53 8
+	mov.u64 %rd16, 0x2800000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -6301,45 +10402,45 @@ $L36_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L37_for_loop;
 $L37_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p8, %rd44, 0;
 	@%p8 bra $L38_for_body;
 	bra.uni $L39_for_done;
 $L38_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r29, %rd44;
 	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f18, %f16, %f17;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f16, %f18;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L37_for_loop;
 $L39_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f15, %f16;
 	bra.uni $L40_ret_warpMax;
 $L40_ret_warpMax:
-	.loc 3 56 8
+	.loc 8 56 8
 	bar.sync 0;
-	.loc 3 57 2
+	.loc 8 57 2
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 5 64 24
-	mov.u64 %rd16, 0x1000000004;
+	.loc 10 64 24
+	mov.u64 %rd16, 0x2800000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L42_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f21, %f20;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 5 64 34
+	.loc 10 64 34
 	sub.rn.f32 %f22, %f21, %f6;
-	.loc 5 64 15
+	.loc 10 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -6357,24 +10458,24 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 5 64 3
+	.loc 10 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 5 63 53
+	.loc 10 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 5 63 38
+	.loc 10 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
 	bra.uni $L6_for_loop;
 $L44_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd57, smem1;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
 	add.rn.f32 %f35, %f19, %f34;
 	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
@@ -6385,15 +10486,15 @@ $L44_entry:
 	add.rn.f32 %f41, %f39, %f40;
 	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
 	add.rn.f32 %f43, %f41, %f42;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r36, %laneid;
 	cvt.s64.u32 %rd58, %r36;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p12, %rd58, 0;
 	@%p12 bra $L45_if_then;
 	bra.uni $L46_if_done;
 $L45_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r39, %tid.z;
 	mov.u32 %r40, %ntid.y;
 	mov.u32 %r41, %tid.y;
@@ -6403,7 +10504,7 @@ $L45_if_then:
 	mad.lo.u32 %r42, %r38, %r43, %r44;
 	shr.u32 %r37, %r42, 5;
 	cvt.s64.u32 %rd59, %r37;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p13, %rd59, 32;
 	@%p13 bra $L50_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -6411,29 +10512,29 @@ $L45_if_then:
 	st.shared.f32 [%rd61], %f43;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd62, %r45;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd63, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd64, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd65, %r48;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd66, %rd63, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p14, %rd62, %rd66;
 	@%p14 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r49, %laneid;
 	cvt.s64.u32 %rd67, %r49;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p15, %rd67, 32;
 	@%p15 bra $L52_oob5;
 	shl.b64 %rd68, %rd67, 2;
@@ -6442,7 +10543,7 @@ $L47_if_then:
 	mov.f32 %f44, %f45;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
 	add.rn.f32 %f47, %f44, %f46;
 	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
@@ -6453,13 +10554,13 @@ $L48_if_done:
 	add.rn.f32 %f53, %f51, %f52;
 	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
 	add.rn.f32 %f55, %f53, %f54;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 5 67 22
+	.loc 10 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -6469,8 +10570,8 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd73, %rd70;
 	bra.uni $L9_for_loop;
 $L50_oob4:
-	.loc 3 30 4
-	mov.u64 %rd16, 0x1000000005;
+	.loc 8 30 4
+	mov.u64 %rd16, 0x2800000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -6478,25 +10579,25 @@ $L51_edge:
 	mov.f32 %f44, 0f00000000;
 	bra.uni $L48_if_done;
 $L52_oob5:
-	.loc 3 35 8
-	mov.u64 %rd16, 0x1000000006;
+	.loc 8 35 8
+	mov.u64 %rd16, 0x2800000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 5 68 41
-	mov.u64 %rd16, 0x1000000007;
+	.loc 10 68 41
+	mov.u64 %rd16, 0x2800000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L54_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f57, %f56;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 5 68 50
+	.loc 10 68 50
 	sub.rn.f32 %f58, %f57, %f6;
-	.loc 5 68 32
+	.loc 10 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -6514,35 +10615,35 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 5 68 54
+	.loc 10 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 5 68 24
+	.loc 10 68 24
 	bra.uni $L56_entry;
 $L56_entry:
-	.loc 1 31 40
+	.loc 5 31 40
 	mov.f32 %f69, %f68;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 5 68 6
+	.loc 10 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 2;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.f32 [%rd79], %f69;
-	.loc 5 67 53
+	.loc 10 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 5 67 38
+	.loc 10 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 5 68 6
-	mov.u64 %rd16, 0x1000000008;
+	.loc 10 68 6
+	mov.u64 %rd16, 0x2800000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -6579,7 +10680,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 5 49 6
+	.loc 10 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -6589,78 +10690,78 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 56 20
+	.loc 10 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 5 56 25
+	.loc 10 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 5 57 13
+	.loc 10 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 5 58 30
+	.loc 10 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 5 59 31
+	.loc 10 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 5 59 26
+	.loc 10 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 5 59 24
+	.loc 10 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 5 63 30
+	.loc 10 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 5 64 29
+	.loc 10 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 5 64 24
+	.loc 10 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 5 64 22
+	.loc 10 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 5 67 30
+	.loc 10 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
-	.loc 5 68 11
+	.loc 10 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 5 68 46
+	.loc 10 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 5 68 41
+	.loc 10 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 5 68 39
+	.loc 10 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L13_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 5 58 22
+	.loc 10 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -6673,39 +10774,39 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 5 59 26
-	mov.u64 %rd16, 0x1100000001;
+	.loc 10 59 26
+	mov.u64 %rd16, 0x2900000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L18_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f4, %rs0;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 5 59 14
+	.loc 10 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 5 58 53
+	.loc 10 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 5 58 38
+	.loc 10 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L20_entry:
-	.loc 3 45 26
+	.loc 8 45 26
 	mov.u64 %rd29, smem0;
-	.loc 3 46 13
+	.loc 8 46 13
 	bra.uni $L26_entry;
 $L21_if_then:
-	.loc 3 48 11
+	.loc 8 48 11
 	mov.u32 %r17, %tid.z;
 	mov.u32 %r18, %ntid.y;
 	mov.u32 %r19, %tid.y;
@@ -6715,7 +10816,7 @@ $L21_if_then:
 	mad.lo.u32 %r20, %r16, %r21, %r22;
 	shr.u32 %r15, %r20, 5;
 	cvt.s64.u32 %rd33, %r15;
-	.loc 3 48 4
+	.loc 8 48 4
 	setp.hs.u64 %p5, %rd33, 32;
 	@%p5 bra $L31_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -6723,15 +10824,15 @@ $L21_if_then:
 	st.shared.f32 [%rd35], %f7;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 50 8
+	.loc 8 50 8
 	bar.sync 0;
-	.loc 3 51 12
+	.loc 8 51 12
 	bra.uni $L32_entry;
 $L23_if_then:
-	.loc 3 53 15
+	.loc 8 53 15
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd41, %r28;
-	.loc 3 53 8
+	.loc 8 53 8
 	setp.hs.u64 %p7, %rd41, 32;
 	@%p7 bra $L35_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -6740,7 +10841,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 5 63 22
+	.loc 10 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -6755,60 +10856,60 @@ $L26_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L27_for_loop;
 $L27_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p3, %rd30, 0;
 	@%p3 bra $L28_for_body;
 	bra.uni $L29_for_done;
 $L28_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r13, %rd30;
 	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f10, %f8, %f9;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f8, %f10;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L27_for_loop;
 $L29_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f7, %f8;
 	bra.uni $L30_ret_warpMax;
 $L30_ret_warpMax:
-	.loc 3 47 11
+	.loc 8 47 11
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd32, %r14;
-	.loc 3 47 14
+	.loc 8 47 14
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L31_oob1:
-	.loc 3 48 4
-	mov.u64 %rd16, 0x1100000002;
+	.loc 8 48 4
+	mov.u64 %rd16, 0x2900000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L32_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r23, 0xFF800000;
 	mov.b32 %f12, %r23;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L33_ret_negInf;
 $L33_ret_negInf:
-	.loc 3 52 11
+	.loc 8 52 11
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd36, %r24;
-	.loc 3 52 26
+	.loc 8 52 26
 	mov.u32 %r25, %ntid.x;
 	cvt.s64.u32 %rd37, %r25;
 	mov.u32 %r26, %ntid.y;
 	cvt.s64.u32 %rd38, %r26;
 	mov.u32 %r27, %ntid.z;
 	cvt.s64.u32 %rd39, %r27;
-	.loc 3 52 30
+	.loc 8 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 3 52 14
+	.loc 8 52 14
 	setp.lt.s64 %p6, %rd36, %rd40;
 	@%p6 bra $L23_if_then;
 	bra.uni $L34_edge;
@@ -6816,8 +10917,8 @@ $L34_edge:
 	mov.f32 %f13, %f11;
 	bra.uni $L36_entry;
 $L35_oob2:
-	.loc 3 53 8
-	mov.u64 %rd16, 0x1100000003;
+	.loc 8 53 8
+	mov.u64 %rd16, 0x2900000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -6826,47 +10927,47 @@ $L36_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L37_for_loop;
 $L37_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p8, %rd44, 0;
 	@%p8 bra $L38_for_body;
 	bra.uni $L39_for_done;
 $L38_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r29, %rd44;
 	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f18, %f16, %f17;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f16, %f18;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L37_for_loop;
 $L39_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f15, %f16;
 	bra.uni $L40_ret_warpMax;
 $L40_ret_warpMax:
-	.loc 3 56 8
+	.loc 8 56 8
 	bar.sync 0;
-	.loc 3 57 2
+	.loc 8 57 2
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 5 64 24
-	mov.u64 %rd16, 0x1100000004;
+	.loc 10 64 24
+	mov.u64 %rd16, 0x2900000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L42_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f21, %rs1;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 5 64 34
+	.loc 10 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 5 64 15
+	.loc 10 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -6884,24 +10985,24 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 5 64 3
+	.loc 10 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 5 63 53
+	.loc 10 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 5 63 38
+	.loc 10 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
 	bra.uni $L6_for_loop;
 $L44_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd57, smem1;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
 	add.rn.f32 %f35, %f19, %f34;
 	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
@@ -6912,15 +11013,15 @@ $L44_entry:
 	add.rn.f32 %f41, %f39, %f40;
 	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
 	add.rn.f32 %f43, %f41, %f42;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r36, %laneid;
 	cvt.s64.u32 %rd58, %r36;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p12, %rd58, 0;
 	@%p12 bra $L45_if_then;
 	bra.uni $L46_if_done;
 $L45_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r39, %tid.z;
 	mov.u32 %r40, %ntid.y;
 	mov.u32 %r41, %tid.y;
@@ -6930,7 +11031,7 @@ $L45_if_then:
 	mad.lo.u32 %r42, %r38, %r43, %r44;
 	shr.u32 %r37, %r42, 5;
 	cvt.s64.u32 %rd59, %r37;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p13, %rd59, 32;
 	@%p13 bra $L50_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -6938,29 +11039,29 @@ $L45_if_then:
 	st.shared.f32 [%rd61], %f43;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd62, %r45;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd63, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd64, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd65, %r48;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd66, %rd63, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p14, %rd62, %rd66;
 	@%p14 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r49, %laneid;
 	cvt.s64.u32 %rd67, %r49;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p15, %rd67, 32;
 	@%p15 bra $L52_oob5;
 	shl.b64 %rd68, %rd67, 2;
@@ -6969,7 +11070,7 @@ $L47_if_then:
 	mov.f32 %f44, %f45;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
 	add.rn.f32 %f47, %f44, %f46;
 	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
@@ -6980,13 +11081,13 @@ $L48_if_done:
 	add.rn.f32 %f53, %f51, %f52;
 	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
 	add.rn.f32 %f55, %f53, %f54;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 5 67 22
+	.loc 10 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -6996,8 +11097,8 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd73, %rd70;
 	bra.uni $L9_for_loop;
 $L50_oob4:
-	.loc 3 30 4
-	mov.u64 %rd16, 0x1100000005;
+	.loc 8 30 4
+	mov.u64 %rd16, 0x2900000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -7005,27 +11106,27 @@ $L51_edge:
 	mov.f32 %f44, 0f00000000;
 	bra.uni $L48_if_done;
 $L52_oob5:
-	.loc 3 35 8
-	mov.u64 %rd16, 0x1100000006;
+	.loc 8 35 8
+	mov.u64 %rd16, 0x2900000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 5 68 41
-	mov.u64 %rd16, 0x1100000007;
+	.loc 10 68 41
+	mov.u64 %rd16, 0x2900000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L54_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f57, %rs2;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 5 68 50
+	.loc 10 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 5 68 32
+	.loc 10 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -7043,37 +11144,37 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 5 68 54
+	.loc 10 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 5 68 24
+	.loc 10 68 24
 	bra.uni $L56_entry;
 $L56_entry:
-	.loc 1 36 58
+	.loc 5 36 58
 	cvt.rn.f16.f32 %rs4, %f68;
-	.loc 1 36 41
+	.loc 5 36 41
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 5 68 6
+	.loc 10 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 5 67 53
+	.loc 10 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 5 67 38
+	.loc 10 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 5 68 6
-	mov.u64 %rd16, 0x1100000008;
+	.loc 10 68 6
+	mov.u64 %rd16, 0x2900000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -7110,7 +11211,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 5 52 6
+	.loc 10 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7120,78 +11221,78 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 56 20
+	.loc 10 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 5 56 25
+	.loc 10 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 5 57 13
+	.loc 10 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 5 58 30
+	.loc 10 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 5 59 31
+	.loc 10 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 5 59 26
+	.loc 10 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 5 59 24
+	.loc 10 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 5 63 30
+	.loc 10 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 5 64 29
+	.loc 10 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 5 64 24
+	.loc 10 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 5 64 22
+	.loc 10 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 5 67 30
+	.loc 10 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
-	.loc 5 68 11
+	.loc 10 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 5 68 46
+	.loc 10 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 5 68 41
+	.loc 10 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 5 68 39
+	.loc 10 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L13_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 5 58 22
+	.loc 10 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -7204,41 +11305,41 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 5 59 26
-	mov.u64 %rd16, 0x1200000001;
+	.loc 10 59 26
+	mov.u64 %rd16, 0x2A00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L18_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r10, %rs0;
 	shl.b32 %r10, %r10, 16;
 	mov.b32 %f4, %r10;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 5 59 14
+	.loc 10 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 5 58 53
+	.loc 10 58 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 5 58 38
+	.loc 10 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L20_entry:
-	.loc 3 45 26
+	.loc 8 45 26
 	mov.u64 %rd29, smem0;
-	.loc 3 46 13
+	.loc 8 46 13
 	bra.uni $L26_entry;
 $L21_if_then:
-	.loc 3 48 11
+	.loc 8 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -7248,7 +11349,7 @@ $L21_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd33, %r16;
-	.loc 3 48 4
+	.loc 8 48 4
 	setp.hs.u64 %p5, %rd33, 32;
 	@%p5 bra $L31_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -7256,15 +11357,15 @@ $L21_if_then:
 	st.shared.f32 [%rd35], %f7;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 50 8
+	.loc 8 50 8
 	bar.sync 0;
-	.loc 3 51 12
+	.loc 8 51 12
 	bra.uni $L32_entry;
 $L23_if_then:
-	.loc 3 53 15
+	.loc 8 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 3 53 8
+	.loc 8 53 8
 	setp.hs.u64 %p7, %rd41, 32;
 	@%p7 bra $L35_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -7273,7 +11374,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 5 63 22
+	.loc 10 63 22
 	mov.u32 %r31, %tid.x;
 	cvt.s64.u32 %rd46, %r31;
 	mov.u32 %r32, %tid.y;
@@ -7288,60 +11389,60 @@ $L26_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L27_for_loop;
 $L27_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p3, %rd30, 0;
 	@%p3 bra $L28_for_body;
 	bra.uni $L29_for_done;
 $L28_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r14, %rd30;
 	shfl.sync.bfly.b32 %f9, %f8, %r14, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f10, %f8, %f9;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f8, %f10;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L27_for_loop;
 $L29_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f7, %f8;
 	bra.uni $L30_ret_warpMax;
 $L30_ret_warpMax:
-	.loc 3 47 11
+	.loc 8 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd32, %r15;
-	.loc 3 47 14
+	.loc 8 47 14
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L31_oob1:
-	.loc 3 48 4
-	mov.u64 %rd16, 0x1200000002;
+	.loc 8 48 4
+	mov.u64 %rd16, 0x2A00000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L32_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f12, %r24;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L33_ret_negInf;
 $L33_ret_negInf:
-	.loc 3 52 11
+	.loc 8 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd36, %r25;
-	.loc 3 52 26
+	.loc 8 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd37, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd38, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd39, %r28;
-	.loc 3 52 30
+	.loc 8 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 3 52 14
+	.loc 8 52 14
 	setp.lt.s64 %p6, %rd36, %rd40;
 	@%p6 bra $L23_if_then;
 	bra.uni $L34_edge;
@@ -7349,8 +11450,8 @@ $L34_edge:
 	mov.f32 %f13, %f11;
 	bra.uni $L36_entry;
 $L35_oob2:
-	.loc 3 53 8
-	mov.u64 %rd16, 0x1200000003;
+	.loc 8 53 8
+	mov.u64 %rd16, 0x2A00000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -7359,49 +11460,49 @@ $L36_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L37_for_loop;
 $L37_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p8, %rd44, 0;
 	@%p8 bra $L38_for_body;
 	bra.uni $L39_for_done;
 $L38_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r30, %rd44;
 	shfl.sync.bfly.b32 %f17, %f16, %r30, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f18, %f16, %f17;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f16, %f18;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L37_for_loop;
 $L39_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f15, %f16;
 	bra.uni $L40_ret_warpMax;
 $L40_ret_warpMax:
-	.loc 3 56 8
+	.loc 8 56 8
 	bar.sync 0;
-	.loc 3 57 2
+	.loc 8 57 2
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 5 64 24
-	mov.u64 %rd16, 0x1200000004;
+	.loc 10 64 24
+	mov.u64 %rd16, 0x2A00000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L42_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r34, %rs1;
 	shl.b32 %r34, %r34, 16;
 	mov.b32 %f21, %r34;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 5 64 34
+	.loc 10 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 5 64 15
+	.loc 10 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -7419,24 +11520,24 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 5 64 3
+	.loc 10 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 5 63 53
+	.loc 10 63 53
 	mov.u32 %r35, %ntid.x;
 	cvt.s64.u32 %rd53, %r35;
 	mov.u32 %r36, %ntid.y;
 	cvt.s64.u32 %rd54, %r36;
 	mov.u32 %r37, %ntid.z;
 	cvt.s64.u32 %rd55, %r37;
-	.loc 5 63 38
+	.loc 10 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
 	bra.uni $L6_for_loop;
 $L44_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd57, smem1;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
 	add.rn.f32 %f35, %f19, %f34;
 	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
@@ -7447,15 +11548,15 @@ $L44_entry:
 	add.rn.f32 %f41, %f39, %f40;
 	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
 	add.rn.f32 %f43, %f41, %f42;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r38, %laneid;
 	cvt.s64.u32 %rd58, %r38;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p12, %rd58, 0;
 	@%p12 bra $L45_if_then;
 	bra.uni $L46_if_done;
 $L45_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r41, %tid.z;
 	mov.u32 %r42, %ntid.y;
 	mov.u32 %r43, %tid.y;
@@ -7465,7 +11566,7 @@ $L45_if_then:
 	mad.lo.u32 %r44, %r40, %r45, %r46;
 	shr.u32 %r39, %r44, 5;
 	cvt.s64.u32 %rd59, %r39;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p13, %rd59, 32;
 	@%p13 bra $L50_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -7473,29 +11574,29 @@ $L45_if_then:
 	st.shared.f32 [%rd61], %f43;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd62, %r47;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r48, %ntid.x;
 	cvt.s64.u32 %rd63, %r48;
 	mov.u32 %r49, %ntid.y;
 	cvt.s64.u32 %rd64, %r49;
 	mov.u32 %r50, %ntid.z;
 	cvt.s64.u32 %rd65, %r50;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd66, %rd63, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p14, %rd62, %rd66;
 	@%p14 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd67, %r51;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p15, %rd67, 32;
 	@%p15 bra $L52_oob5;
 	shl.b64 %rd68, %rd67, 2;
@@ -7504,7 +11605,7 @@ $L47_if_then:
 	mov.f32 %f44, %f45;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
 	add.rn.f32 %f47, %f44, %f46;
 	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
@@ -7515,13 +11616,13 @@ $L48_if_done:
 	add.rn.f32 %f53, %f51, %f52;
 	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
 	add.rn.f32 %f55, %f53, %f54;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 5 67 22
+	.loc 10 67 22
 	mov.u32 %r52, %tid.x;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %tid.y;
@@ -7531,8 +11632,8 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd73, %rd70;
 	bra.uni $L9_for_loop;
 $L50_oob4:
-	.loc 3 30 4
-	mov.u64 %rd16, 0x1200000005;
+	.loc 8 30 4
+	mov.u64 %rd16, 0x2A00000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -7540,29 +11641,29 @@ $L51_edge:
 	mov.f32 %f44, 0f00000000;
 	bra.uni $L48_if_done;
 $L52_oob5:
-	.loc 3 35 8
-	mov.u64 %rd16, 0x1200000006;
+	.loc 8 35 8
+	mov.u64 %rd16, 0x2A00000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 5 68 41
-	mov.u64 %rd16, 0x1200000007;
+	.loc 10 68 41
+	mov.u64 %rd16, 0x2A00000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L54_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r55, %rs2;
 	shl.b32 %r55, %r55, 16;
 	mov.b32 %f57, %r55;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 5 68 50
+	.loc 10 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 5 68 32
+	.loc 10 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -7580,37 +11681,37 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 5 68 54
+	.loc 10 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 5 68 24
+	.loc 10 68 24
 	bra.uni $L56_entry;
 $L56_entry:
-	.loc 1 41 67
+	.loc 5 41 67
 	cvt.rn.bf16.f32 %rs4, %f68;
-	.loc 1 41 46
+	.loc 5 41 46
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 5 68 6
+	.loc 10 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 5 67 53
+	.loc 10 67 53
 	mov.u32 %r56, %ntid.x;
 	cvt.s64.u32 %rd80, %r56;
 	mov.u32 %r57, %ntid.y;
 	cvt.s64.u32 %rd81, %r57;
 	mov.u32 %r58, %ntid.z;
 	cvt.s64.u32 %rd82, %r58;
-	.loc 5 67 38
+	.loc 10 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 5 68 6
-	mov.u64 %rd16, 0x1200000008;
+	.loc 10 68 6
+	mov.u64 %rd16, 0x2A00000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -7646,7 +11747,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 5 73 6
+	.loc 10 73 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7656,37 +11757,37 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 86 20
+	.loc 10 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 5 86 25
+	.loc 10 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 5 87 16
+	.loc 10 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 5 88 30
+	.loc 10 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 5 89 21
+	.loc 10 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 5 89 16
+	.loc 10 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f4, [%rd24];
-	.loc 5 89 14
+	.loc 10 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 5 91 19
+	.loc 10 91 19
 	sub.rn.f32 %f6, %f2, %f5;
-	.loc 5 91 17
+	.loc 10 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -7704,31 +11805,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 5 91 9
+	.loc 10 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 5 91 23
+	.loc 10 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f5;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 5 88 53
+	.loc 10 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 5 88 38
+	.loc 10 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 5 94 19
+	.loc 10 94 19
 	sub.rn.f32 %f22, %f5, %f2;
-	.loc 5 94 16
+	.loc 10 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -7746,15 +11847,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 5 94 4
+	.loc 10 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 5 99 18
+	.loc 10 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 5 99 15
+	.loc 10 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -7772,39 +11873,39 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 5 99 3
+	.loc 10 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 5 102 30
+	.loc 10 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L13_for_body:
-	.loc 5 103 11
+	.loc 10 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 5 103 46
+	.loc 10 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 5 103 41
+	.loc 10 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 2;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.f32 %f83, [%rd66];
-	.loc 5 103 39
+	.loc 10 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L16_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 5 88 22
+	.loc 10 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -7818,29 +11919,29 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 5 89 16
-	mov.u64 %rd16, 0x1300000001;
+	.loc 10 89 16
+	mov.u64 %rd16, 0x2B00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L21_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f5, %f4;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 5 90 8
+	.loc 10 90 8
 	setp.gt.f32 %p3, %f5, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 5 93 15
+	.loc 10 93 15
 	setp.gt.f32 %p5, %f5, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -7849,12 +11950,12 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 3 45 26
+	.loc 8 45 26
 	mov.u64 %rd29, smem0;
-	.loc 3 46 13
+	.loc 8 46 13
 	bra.uni $L32_entry;
 $L27_if_then:
-	.loc 3 48 11
+	.loc 8 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -7864,7 +11965,7 @@ $L27_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd33, %r16;
-	.loc 3 48 4
+	.loc 8 48 4
 	setp.hs.u64 %p9, %rd33, 32;
 	@%p9 bra $L37_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -7872,15 +11973,15 @@ $L27_if_then:
 	st.shared.f32 [%rd35], %f34;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 50 8
+	.loc 8 50 8
 	bar.sync 0;
-	.loc 3 51 12
+	.loc 8 51 12
 	bra.uni $L38_entry;
 $L29_if_then:
-	.loc 3 53 15
+	.loc 8 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 3 53 8
+	.loc 8 53 8
 	setp.hs.u64 %p11, %rd41, 32;
 	@%p11 bra $L41_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -7893,60 +11994,60 @@ $L32_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L33_for_loop;
 $L33_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p7, %rd30, 0;
 	@%p7 bra $L34_for_body;
 	bra.uni $L35_for_done;
 $L34_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r14, %rd30;
 	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f37, %f35, %f36;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f35, %f37;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L33_for_loop;
 $L35_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f34, %f35;
 	bra.uni $L36_ret_warpMax;
 $L36_ret_warpMax:
-	.loc 3 47 11
+	.loc 8 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd32, %r15;
-	.loc 3 47 14
+	.loc 8 47 14
 	setp.eq.s64 %p8, %rd32, 0;
 	@%p8 bra $L27_if_then;
 	bra.uni $L28_if_done;
 $L37_oob1:
-	.loc 3 48 4
-	mov.u64 %rd16, 0x1300000002;
+	.loc 8 48 4
+	mov.u64 %rd16, 0x2B00000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L38_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f39, %r24;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f38, %f39;
 	bra.uni $L39_ret_negInf;
 $L39_ret_negInf:
-	.loc 3 52 11
+	.loc 8 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd36, %r25;
-	.loc 3 52 26
+	.loc 8 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd37, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd38, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd39, %r28;
-	.loc 3 52 30
+	.loc 8 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 3 52 14
+	.loc 8 52 14
 	setp.lt.s64 %p10, %rd36, %rd40;
 	@%p10 bra $L29_if_then;
 	bra.uni $L40_edge;
@@ -7954,8 +12055,8 @@ $L40_edge:
 	mov.f32 %f40, %f38;
 	bra.uni $L42_entry;
 $L41_oob2:
-	.loc 3 53 8
-	mov.u64 %rd16, 0x1300000003;
+	.loc 8 53 8
+	mov.u64 %rd16, 0x2B00000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -7964,40 +12065,40 @@ $L42_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L43_for_loop;
 $L43_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p12, %rd44, 0;
 	@%p12 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r30, %rd44;
 	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f45, %f43, %f44;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f43, %f45;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L43_for_loop;
 $L45_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f42, %f43;
 	bra.uni $L46_ret_warpMax;
 $L46_ret_warpMax:
-	.loc 3 56 8
+	.loc 8 56 8
 	bar.sync 0;
-	.loc 3 57 2
+	.loc 8 57 2
 	mov.f32 %f33, %f42;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r31, 0xFF800000;
 	mov.b32 %f47, %r31;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 5 98 7
+	.loc 10 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -8005,9 +12106,9 @@ $L49_edge:
 	mov.f32 %f48, %f3;
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd46, smem1;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
 	add.rn.f32 %f62, %f48, %f61;
 	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
@@ -8018,15 +12119,15 @@ $L50_entry:
 	add.rn.f32 %f68, %f66, %f67;
 	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
 	add.rn.f32 %f70, %f68, %f69;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd47, %r32;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p15, %rd47, 0;
 	@%p15 bra $L51_if_then;
 	bra.uni $L52_if_done;
 $L51_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -8036,7 +12137,7 @@ $L51_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd48, %r33;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p16, %rd48, 32;
 	@%p16 bra $L56_oob3;
 	shl.b64 %rd49, %rd48, 2;
@@ -8044,29 +12145,29 @@ $L51_if_then:
 	st.shared.f32 [%rd50], %f70;
 	bra.uni $L52_if_done;
 $L52_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd51, %r41;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd52, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd53, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd54, %r44;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p17, %rd51, %rd55;
 	@%p17 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd56, %r45;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p18, %rd56, 32;
 	@%p18 bra $L58_oob4;
 	shl.b64 %rd57, %rd56, 2;
@@ -8075,7 +12176,7 @@ $L53_if_then:
 	mov.f32 %f71, %f72;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
 	add.rn.f32 %f74, %f71, %f73;
 	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
@@ -8086,13 +12187,13 @@ $L54_if_done:
 	add.rn.f32 %f80, %f78, %f79;
 	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
 	add.rn.f32 %f82, %f80, %f81;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 5 102 22
+	.loc 10 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -8102,8 +12203,8 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd62, %rd59;
 	bra.uni $L12_for_loop;
 $L56_oob3:
-	.loc 3 30 4
-	mov.u64 %rd16, 0x1300000004;
+	.loc 8 30 4
+	mov.u64 %rd16, 0x2B00000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -8111,25 +12212,25 @@ $L57_edge:
 	mov.f32 %f71, 0f00000000;
 	bra.uni $L54_if_done;
 $L58_oob4:
-	.loc 3 35 8
-	mov.u64 %rd16, 0x1300000005;
+	.loc 8 35 8
+	mov.u64 %rd16, 0x2B00000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 5 103 41
-	mov.u64 %rd16, 0x1300000006;
+	.loc 10 103 41
+	mov.u64 %rd16, 0x2B00000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L60_entry:
-	.loc 1 30 40
+	.loc 5 30 40
 	mov.f32 %f84, %f83;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 5 103 50
+	.loc 10 103 50
 	sub.rn.f32 %f85, %f84, %f33;
-	.loc 5 103 32
+	.loc 10 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -8147,35 +12248,35 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 5 103 55
+	.loc 10 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 5 103 24
+	.loc 10 103 24
 	bra.uni $L62_entry;
 $L62_entry:
-	.loc 1 31 40
+	.loc 5 31 40
 	mov.f32 %f96, %f95;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 5 103 6
+	.loc 10 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 2;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.f32 [%rd68], %f96;
-	.loc 5 102 53
+	.loc 10 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 5 102 38
+	.loc 10 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 5 103 6
-	mov.u64 %rd16, 0x1300000007;
+	.loc 10 103 6
+	mov.u64 %rd16, 0x2B00000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -8212,7 +12313,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 5 76 6
+	.loc 10 76 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8222,37 +12323,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 86 20
+	.loc 10 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 5 86 25
+	.loc 10 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 5 87 16
+	.loc 10 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 5 88 30
+	.loc 10 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 5 89 21
+	.loc 10 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 5 89 16
+	.loc 10 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 5 89 14
+	.loc 10 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 5 91 19
+	.loc 10 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 5 91 17
+	.loc 10 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -8270,31 +12371,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 5 91 9
+	.loc 10 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 5 91 23
+	.loc 10 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 5 88 53
+	.loc 10 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 5 88 38
+	.loc 10 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 5 94 19
+	.loc 10 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 5 94 16
+	.loc 10 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -8312,15 +12413,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 5 94 4
+	.loc 10 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 5 99 18
+	.loc 10 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 5 99 15
+	.loc 10 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -8338,39 +12439,39 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 5 99 3
+	.loc 10 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 5 102 30
+	.loc 10 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L13_for_body:
-	.loc 5 103 11
+	.loc 10 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 5 103 46
+	.loc 10 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 5 103 41
+	.loc 10 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 5 103 39
+	.loc 10 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L16_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 5 88 22
+	.loc 10 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -8384,31 +12485,31 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 5 89 16
-	mov.u64 %rd16, 0x1400000001;
+	.loc 10 89 16
+	mov.u64 %rd16, 0x2C00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L21_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f5, %rs0;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 5 90 8
+	.loc 10 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 5 93 15
+	.loc 10 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -8417,12 +12518,12 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 3 45 26
+	.loc 8 45 26
 	mov.u64 %rd29, smem0;
-	.loc 3 46 13
+	.loc 8 46 13
 	bra.uni $L32_entry;
 $L27_if_then:
-	.loc 3 48 11
+	.loc 8 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -8432,7 +12533,7 @@ $L27_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd33, %r16;
-	.loc 3 48 4
+	.loc 8 48 4
 	setp.hs.u64 %p9, %rd33, 32;
 	@%p9 bra $L37_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -8440,15 +12541,15 @@ $L27_if_then:
 	st.shared.f32 [%rd35], %f34;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 50 8
+	.loc 8 50 8
 	bar.sync 0;
-	.loc 3 51 12
+	.loc 8 51 12
 	bra.uni $L38_entry;
 $L29_if_then:
-	.loc 3 53 15
+	.loc 8 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 3 53 8
+	.loc 8 53 8
 	setp.hs.u64 %p11, %rd41, 32;
 	@%p11 bra $L41_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -8461,60 +12562,60 @@ $L32_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L33_for_loop;
 $L33_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p7, %rd30, 0;
 	@%p7 bra $L34_for_body;
 	bra.uni $L35_for_done;
 $L34_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r14, %rd30;
 	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f37, %f35, %f36;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f35, %f37;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L33_for_loop;
 $L35_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f34, %f35;
 	bra.uni $L36_ret_warpMax;
 $L36_ret_warpMax:
-	.loc 3 47 11
+	.loc 8 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd32, %r15;
-	.loc 3 47 14
+	.loc 8 47 14
 	setp.eq.s64 %p8, %rd32, 0;
 	@%p8 bra $L27_if_then;
 	bra.uni $L28_if_done;
 $L37_oob1:
-	.loc 3 48 4
-	mov.u64 %rd16, 0x1400000002;
+	.loc 8 48 4
+	mov.u64 %rd16, 0x2C00000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L38_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f39, %r24;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f38, %f39;
 	bra.uni $L39_ret_negInf;
 $L39_ret_negInf:
-	.loc 3 52 11
+	.loc 8 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd36, %r25;
-	.loc 3 52 26
+	.loc 8 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd37, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd38, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd39, %r28;
-	.loc 3 52 30
+	.loc 8 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 3 52 14
+	.loc 8 52 14
 	setp.lt.s64 %p10, %rd36, %rd40;
 	@%p10 bra $L29_if_then;
 	bra.uni $L40_edge;
@@ -8522,8 +12623,8 @@ $L40_edge:
 	mov.f32 %f40, %f38;
 	bra.uni $L42_entry;
 $L41_oob2:
-	.loc 3 53 8
-	mov.u64 %rd16, 0x1400000003;
+	.loc 8 53 8
+	mov.u64 %rd16, 0x2C00000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -8532,40 +12633,40 @@ $L42_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L43_for_loop;
 $L43_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p12, %rd44, 0;
 	@%p12 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r30, %rd44;
 	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f45, %f43, %f44;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f43, %f45;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L43_for_loop;
 $L45_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f42, %f43;
 	bra.uni $L46_ret_warpMax;
 $L46_ret_warpMax:
-	.loc 3 56 8
+	.loc 8 56 8
 	bar.sync 0;
-	.loc 3 57 2
+	.loc 8 57 2
 	mov.f32 %f33, %f42;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r31, 0xFF800000;
 	mov.b32 %f47, %r31;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 5 98 7
+	.loc 10 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -8573,9 +12674,9 @@ $L49_edge:
 	mov.f32 %f48, %f3;
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd46, smem1;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
 	add.rn.f32 %f62, %f48, %f61;
 	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
@@ -8586,15 +12687,15 @@ $L50_entry:
 	add.rn.f32 %f68, %f66, %f67;
 	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
 	add.rn.f32 %f70, %f68, %f69;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd47, %r32;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p15, %rd47, 0;
 	@%p15 bra $L51_if_then;
 	bra.uni $L52_if_done;
 $L51_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -8604,7 +12705,7 @@ $L51_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd48, %r33;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p16, %rd48, 32;
 	@%p16 bra $L56_oob3;
 	shl.b64 %rd49, %rd48, 2;
@@ -8612,29 +12713,29 @@ $L51_if_then:
 	st.shared.f32 [%rd50], %f70;
 	bra.uni $L52_if_done;
 $L52_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd51, %r41;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd52, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd53, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd54, %r44;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p17, %rd51, %rd55;
 	@%p17 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd56, %r45;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p18, %rd56, 32;
 	@%p18 bra $L58_oob4;
 	shl.b64 %rd57, %rd56, 2;
@@ -8643,7 +12744,7 @@ $L53_if_then:
 	mov.f32 %f71, %f72;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
 	add.rn.f32 %f74, %f71, %f73;
 	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
@@ -8654,13 +12755,13 @@ $L54_if_done:
 	add.rn.f32 %f80, %f78, %f79;
 	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
 	add.rn.f32 %f82, %f80, %f81;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 5 102 22
+	.loc 10 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -8670,8 +12771,8 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd62, %rd59;
 	bra.uni $L12_for_loop;
 $L56_oob3:
-	.loc 3 30 4
-	mov.u64 %rd16, 0x1400000004;
+	.loc 8 30 4
+	mov.u64 %rd16, 0x2C00000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -8679,27 +12780,27 @@ $L57_edge:
 	mov.f32 %f71, 0f00000000;
 	bra.uni $L54_if_done;
 $L58_oob4:
-	.loc 3 35 8
-	mov.u64 %rd16, 0x1400000005;
+	.loc 8 35 8
+	mov.u64 %rd16, 0x2C00000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 5 103 41
-	mov.u64 %rd16, 0x1400000006;
+	.loc 10 103 41
+	mov.u64 %rd16, 0x2C00000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L60_entry:
-	.loc 1 35 57
+	.loc 5 35 57
 	cvt.f32.f16 %f84, %rs1;
-	.loc 1 35 41
+	.loc 5 35 41
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 5 103 50
+	.loc 10 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 5 103 32
+	.loc 10 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -8717,37 +12818,37 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 5 103 55
+	.loc 10 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 5 103 24
+	.loc 10 103 24
 	bra.uni $L62_entry;
 $L62_entry:
-	.loc 1 36 58
+	.loc 5 36 58
 	cvt.rn.f16.f32 %rs3, %f95;
-	.loc 1 36 41
+	.loc 5 36 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 5 103 6
+	.loc 10 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 5 102 53
+	.loc 10 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 5 102 38
+	.loc 10 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 5 103 6
-	mov.u64 %rd16, 0x1400000007;
+	.loc 10 103 6
+	mov.u64 %rd16, 0x2C00000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -8784,7 +12885,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 5 79 6
+	.loc 10 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8794,37 +12895,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 86 20
+	.loc 10 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 5 86 25
+	.loc 10 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 5 87 16
+	.loc 10 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 5 88 30
+	.loc 10 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 5 89 21
+	.loc 10 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 5 89 16
+	.loc 10 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 5 89 14
+	.loc 10 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 5 91 19
+	.loc 10 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 5 91 17
+	.loc 10 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -8842,31 +12943,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 5 91 9
+	.loc 10 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 5 91 23
+	.loc 10 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 5 88 53
+	.loc 10 88 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 5 88 38
+	.loc 10 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 5 94 19
+	.loc 10 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 5 94 16
+	.loc 10 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -8884,15 +12985,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 5 94 4
+	.loc 10 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 5 99 18
+	.loc 10 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 5 99 15
+	.loc 10 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -8910,39 +13011,39 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 5 99 3
+	.loc 10 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 5 102 30
+	.loc 10 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L13_for_body:
-	.loc 5 103 11
+	.loc 10 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 5 103 46
+	.loc 10 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 5 103 41
+	.loc 10 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 5 103 39
+	.loc 10 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L16_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 5 88 22
+	.loc 10 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -8956,33 +13057,33 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 5 89 16
-	mov.u64 %rd16, 0x1500000001;
+	.loc 10 89 16
+	mov.u64 %rd16, 0x2D00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L21_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r10, %rs0;
 	shl.b32 %r10, %r10, 16;
 	mov.b32 %f5, %r10;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 5 90 8
+	.loc 10 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f21, %r14;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 5 93 15
+	.loc 10 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -8991,12 +13092,12 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 3 45 26
+	.loc 8 45 26
 	mov.u64 %rd29, smem0;
-	.loc 3 46 13
+	.loc 8 46 13
 	bra.uni $L32_entry;
 $L27_if_then:
-	.loc 3 48 11
+	.loc 8 48 11
 	mov.u32 %r19, %tid.z;
 	mov.u32 %r20, %ntid.y;
 	mov.u32 %r21, %tid.y;
@@ -9006,7 +13107,7 @@ $L27_if_then:
 	mad.lo.u32 %r22, %r18, %r23, %r24;
 	shr.u32 %r17, %r22, 5;
 	cvt.s64.u32 %rd33, %r17;
-	.loc 3 48 4
+	.loc 8 48 4
 	setp.hs.u64 %p9, %rd33, 32;
 	@%p9 bra $L37_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -9014,15 +13115,15 @@ $L27_if_then:
 	st.shared.f32 [%rd35], %f34;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 50 8
+	.loc 8 50 8
 	bar.sync 0;
-	.loc 3 51 12
+	.loc 8 51 12
 	bra.uni $L38_entry;
 $L29_if_then:
-	.loc 3 53 15
+	.loc 8 53 15
 	mov.u32 %r30, %laneid;
 	cvt.s64.u32 %rd41, %r30;
-	.loc 3 53 8
+	.loc 8 53 8
 	setp.hs.u64 %p11, %rd41, 32;
 	@%p11 bra $L41_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -9035,60 +13136,60 @@ $L32_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L33_for_loop;
 $L33_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p7, %rd30, 0;
 	@%p7 bra $L34_for_body;
 	bra.uni $L35_for_done;
 $L34_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r15, %rd30;
 	shfl.sync.bfly.b32 %f36, %f35, %r15, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f37, %f35, %f36;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f35, %f37;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L33_for_loop;
 $L35_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f34, %f35;
 	bra.uni $L36_ret_warpMax;
 $L36_ret_warpMax:
-	.loc 3 47 11
+	.loc 8 47 11
 	mov.u32 %r16, %laneid;
 	cvt.s64.u32 %rd32, %r16;
-	.loc 3 47 14
+	.loc 8 47 14
 	setp.eq.s64 %p8, %rd32, 0;
 	@%p8 bra $L27_if_then;
 	bra.uni $L28_if_done;
 $L37_oob1:
-	.loc 3 48 4
-	mov.u64 %rd16, 0x1500000002;
+	.loc 8 48 4
+	mov.u64 %rd16, 0x2D00000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L38_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r25, 0xFF800000;
 	mov.b32 %f39, %r25;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f38, %f39;
 	bra.uni $L39_ret_negInf;
 $L39_ret_negInf:
-	.loc 3 52 11
+	.loc 8 52 11
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd36, %r26;
-	.loc 3 52 26
+	.loc 8 52 26
 	mov.u32 %r27, %ntid.x;
 	cvt.s64.u32 %rd37, %r27;
 	mov.u32 %r28, %ntid.y;
 	cvt.s64.u32 %rd38, %r28;
 	mov.u32 %r29, %ntid.z;
 	cvt.s64.u32 %rd39, %r29;
-	.loc 3 52 30
+	.loc 8 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 3 52 14
+	.loc 8 52 14
 	setp.lt.s64 %p10, %rd36, %rd40;
 	@%p10 bra $L29_if_then;
 	bra.uni $L40_edge;
@@ -9096,8 +13197,8 @@ $L40_edge:
 	mov.f32 %f40, %f38;
 	bra.uni $L42_entry;
 $L41_oob2:
-	.loc 3 53 8
-	mov.u64 %rd16, 0x1500000003;
+	.loc 8 53 8
+	mov.u64 %rd16, 0x2D00000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -9106,40 +13207,40 @@ $L42_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L43_for_loop;
 $L43_for_loop:
-	.loc 3 63 17
+	.loc 8 63 17
 	setp.gt.s64 %p12, %rd44, 0;
 	@%p12 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 3 64 29
+	.loc 8 64 29
 	cvt.u32.u64 %r31, %rd44;
 	shfl.sync.bfly.b32 %f44, %f43, %r31, 31, -1;
-	.loc 3 64 14
+	.loc 8 64 14
 	max.f32 %f45, %f43, %f44;
-	.loc 3 63 22
+	.loc 8 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f43, %f45;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L43_for_loop;
 $L45_for_done:
-	.loc 3 66 2
+	.loc 8 66 2
 	mov.f32 %f42, %f43;
 	bra.uni $L46_ret_warpMax;
 $L46_ret_warpMax:
-	.loc 3 56 8
+	.loc 8 56 8
 	bar.sync 0;
-	.loc 3 57 2
+	.loc 8 57 2
 	mov.f32 %f33, %f42;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 3 70 52
+	.loc 8 70 52
 	mov.u32 %r32, 0xFF800000;
 	mov.b32 %f47, %r32;
-	.loc 3 70 25
+	.loc 8 70 25
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 5 98 7
+	.loc 10 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -9147,9 +13248,9 @@ $L49_edge:
 	mov.f32 %f48, %f3;
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 3 27 20
+	.loc 8 27 20
 	mov.u64 %rd46, smem1;
-	.loc 3 28 17
+	.loc 8 28 17
 	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
 	add.rn.f32 %f62, %f48, %f61;
 	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
@@ -9160,15 +13261,15 @@ $L50_entry:
 	add.rn.f32 %f68, %f66, %f67;
 	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
 	add.rn.f32 %f70, %f68, %f69;
-	.loc 3 29 11
+	.loc 8 29 11
 	mov.u32 %r33, %laneid;
 	cvt.s64.u32 %rd47, %r33;
-	.loc 3 29 14
+	.loc 8 29 14
 	setp.eq.s64 %p15, %rd47, 0;
 	@%p15 bra $L51_if_then;
 	bra.uni $L52_if_done;
 $L51_if_then:
-	.loc 3 30 11
+	.loc 8 30 11
 	mov.u32 %r36, %tid.z;
 	mov.u32 %r37, %ntid.y;
 	mov.u32 %r38, %tid.y;
@@ -9178,7 +13279,7 @@ $L51_if_then:
 	mad.lo.u32 %r39, %r35, %r40, %r41;
 	shr.u32 %r34, %r39, 5;
 	cvt.s64.u32 %rd48, %r34;
-	.loc 3 30 4
+	.loc 8 30 4
 	setp.hs.u64 %p16, %rd48, 32;
 	@%p16 bra $L56_oob3;
 	shl.b64 %rd49, %rd48, 2;
@@ -9186,29 +13287,29 @@ $L51_if_then:
 	st.shared.f32 [%rd50], %f70;
 	bra.uni $L52_if_done;
 $L52_if_done:
-	.loc 3 32 8
+	.loc 8 32 8
 	bar.sync 0;
-	.loc 3 34 11
+	.loc 8 34 11
 	mov.u32 %r42, %laneid;
 	cvt.s64.u32 %rd51, %r42;
-	.loc 3 34 26
+	.loc 8 34 26
 	mov.u32 %r43, %ntid.x;
 	cvt.s64.u32 %rd52, %r43;
 	mov.u32 %r44, %ntid.y;
 	cvt.s64.u32 %rd53, %r44;
 	mov.u32 %r45, %ntid.z;
 	cvt.s64.u32 %rd54, %r45;
-	.loc 3 34 30
+	.loc 8 34 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 3 34 14
+	.loc 8 34 14
 	setp.lt.s64 %p17, %rd51, %rd55;
 	@%p17 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 3 35 15
+	.loc 8 35 15
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd56, %r46;
-	.loc 3 35 8
+	.loc 8 35 8
 	setp.hs.u64 %p18, %rd56, 32;
 	@%p18 bra $L58_oob4;
 	shl.b64 %rd57, %rd56, 2;
@@ -9217,7 +13318,7 @@ $L53_if_then:
 	mov.f32 %f71, %f72;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 3 37 17
+	.loc 8 37 17
 	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
 	add.rn.f32 %f74, %f71, %f73;
 	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
@@ -9228,13 +13329,13 @@ $L54_if_done:
 	add.rn.f32 %f80, %f78, %f79;
 	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
 	add.rn.f32 %f82, %f80, %f81;
-	.loc 3 38 8
+	.loc 8 38 8
 	bar.sync 0;
-	.loc 3 39 2
+	.loc 8 39 2
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 5 102 22
+	.loc 10 102 22
 	mov.u32 %r47, %tid.x;
 	cvt.s64.u32 %rd59, %r47;
 	mov.u32 %r48, %tid.y;
@@ -9244,8 +13345,8 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd62, %rd59;
 	bra.uni $L12_for_loop;
 $L56_oob3:
-	.loc 3 30 4
-	mov.u64 %rd16, 0x1500000004;
+	.loc 8 30 4
+	mov.u64 %rd16, 0x2D00000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -9253,29 +13354,29 @@ $L57_edge:
 	mov.f32 %f71, 0f00000000;
 	bra.uni $L54_if_done;
 $L58_oob4:
-	.loc 3 35 8
-	mov.u64 %rd16, 0x1500000005;
+	.loc 8 35 8
+	mov.u64 %rd16, 0x2D00000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 5 103 41
-	mov.u64 %rd16, 0x1500000006;
+	.loc 10 103 41
+	mov.u64 %rd16, 0x2D00000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L60_entry:
-	.loc 1 40 62
+	.loc 5 40 62
 	cvt.u32.u16 %r50, %rs1;
 	shl.b32 %r50, %r50, 16;
 	mov.b32 %f84, %r50;
-	.loc 1 40 46
+	.loc 5 40 46
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 5 103 50
+	.loc 10 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 5 103 32
+	.loc 10 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -9293,37 +13394,37 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 5 103 55
+	.loc 10 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 5 103 24
+	.loc 10 103 24
 	bra.uni $L62_entry;
 $L62_entry:
-	.loc 1 41 67
+	.loc 5 41 67
 	cvt.rn.bf16.f32 %rs3, %f95;
-	.loc 1 41 46
+	.loc 5 41 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 5 103 6
+	.loc 10 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 5 102 53
+	.loc 10 102 53
 	mov.u32 %r51, %ntid.x;
 	cvt.s64.u32 %rd69, %r51;
 	mov.u32 %r52, %ntid.y;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %ntid.z;
 	cvt.s64.u32 %rd71, %r53;
-	.loc 5 102 38
+	.loc 10 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 5 103 6
-	mov.u64 %rd16, 0x1500000007;
+	.loc 10 103 6
+	mov.u64 %rd16, 0x2D00000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
