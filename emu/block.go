@@ -25,6 +25,8 @@ type block struct {
 	live   int // threads that have not exited
 	bars   [16]barrier
 	steps  uint64
+	epoch  uint32      // barrier generation, for racecheck
+	race   *raceShadow // nil unless racecheck is on
 }
 
 // barrier counts the threads that arrived at one of the 16 named
@@ -37,12 +39,15 @@ type barrier struct {
 
 func newBlock(l *launch) *block {
 	b := &block{l: l, shared: make([]byte, l.shared)}
+	if l.san != nil && l.san.race {
+		b.race = newRaceShadow(l.shared)
+	}
 	per := l.k.nregs * 32
 	regs := make([]uint64, per*l.nwarps)
 	lsz := 32 * l.k.localSize
 	local := make([]byte, lsz*l.nwarps)
 	for i := 0; i < l.nwarps; i++ {
-		w := &warp{b: b, l: l, k: l.k, code: l.k.code, id: i, obs: l.obs,
+		w := &warp{b: b, l: l, k: l.k, code: l.k.code, id: i, obs: l.obs, san: l.san,
 			regs:  regs[i*per : (i+1)*per : (i+1)*per],
 			local: local[i*lsz : (i+1)*lsz : (i+1)*lsz],
 		}
@@ -62,6 +67,10 @@ func (b *block) run(lin int) error {
 	b.live = l.nthr
 	b.bars = [16]barrier{}
 	b.steps = 0
+	b.epoch = 1
+	if b.race != nil {
+		b.race.reset()
+	}
 	for _, w := range b.warps {
 		w.reset()
 	}
@@ -124,6 +133,7 @@ func (b *block) check(id int) {
 		return
 	}
 	bar.arrived, bar.expected = 0, 0
+	b.epoch++
 	for _, w := range b.warps {
 		w.release(id)
 	}

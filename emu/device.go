@@ -33,6 +33,16 @@ type Options struct {
 	// Observer, if set, sees every instruction step and memory access.
 	// Its methods are called from several goroutines at once.
 	Observer Observer
+	// Memcheck reports every invalid memory access (out of bounds,
+	// misaligned, freed) and every read of global memory that neither the
+	// host nor the kernel wrote, instead of stopping at the first fault:
+	// faulting loads read zeros, faulting stores are dropped, and Launch
+	// returns a *Report. Like compute-sanitizer's memcheck and initcheck.
+	Memcheck bool
+	// Racecheck reports shared-memory accesses by different warps of a
+	// block, at least one a write, with no barrier between them (atomics
+	// excepted), as a *Report from Launch.
+	Racecheck bool
 	// MaxSteps bounds the warp-instructions one block may execute before
 	// the launch fails (a guard against kernels that never finish); 0
 	// means 1<<32.
@@ -61,6 +71,9 @@ type alloc struct {
 	base uint64
 	data []byte
 	name string // module global name, "" for Alloc
+	// init marks the bytes written so far (Memcheck only): one byte per
+	// byte, so that blocks writing neighbouring bytes do not race.
+	init []byte
 }
 
 func (a *alloc) end() uint64 { return a.base + uint64(len(a.data)) }
@@ -92,6 +105,9 @@ func (d *Device) allocLocked(n, align int, name string) uint64 {
 	}
 	base := (d.next + uint64(align) - 1) / uint64(align) * uint64(align)
 	a := &alloc{base: base, data: make([]byte, n), name: name}
+	if d.opts.Memcheck && name == "" {
+		a.init = make([]byte, n)
+	}
 	d.allocs = append(d.allocs, a) // bases only grow, so the slice stays sorted
 	d.next = base + uint64(n) + allocGap
 	return base
@@ -126,7 +142,8 @@ func find(allocs []*alloc, addr uint64, n int) *alloc {
 	return nil
 }
 
-// span returns the device bytes [addr, addr+n) for a host copy.
+// span returns the device bytes [addr, addr+n) for a host copy; for
+// Write and Memset it marks them initialized.
 func (d *Device) span(op string, addr uint64, n int) ([]byte, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("emu: %s(%#x): negative size %d", op, addr, n)
@@ -141,6 +158,11 @@ func (d *Device) span(op string, addr uint64, n int) ([]byte, error) {
 		return nil, fmt.Errorf("emu: %s(%#x, %d bytes): %s", op, addr, n, d.describeLocked(addr, n))
 	}
 	off := addr - a.base
+	if a.init != nil && op != "Read" {
+		for i := off; i < off+uint64(n); i++ {
+			a.init[i] = 1
+		}
+	}
 	return a.data[off : off+uint64(n)], nil
 }
 

@@ -64,6 +64,8 @@ type laneError struct {
 
 func (e *laneError) Error() string { return fmt.Sprintf("lane %d: %v", e.lane, e.err) }
 
+func (e *laneError) Unwrap() error { return e.err }
+
 func faultf(lane int, cause error, format string, args ...any) error {
 	return &laneError{lane, fmt.Errorf("%w: %s", cause, fmt.Sprintf(format, args...))}
 }

@@ -186,6 +186,10 @@ func (w *warp) waitAsync(m uint32, keep int, all bool) error {
 		for len(la.groups) > keep {
 			for _, c := range la.groups[0] {
 				copy(w.b.shared[c.dst:c.dst+uint64(c.n)], c.data[:c.n])
+				if w.b.race != nil && w.cur != nil {
+					// The copy writes shared memory when it lands.
+					w.b.race.access(w, bits.TrailingZeros32(mm), c.dst, c.n, true)
+				}
 			}
 			la.groups = la.groups[1:]
 		}

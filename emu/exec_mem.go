@@ -41,7 +41,16 @@ func resolve(sp space, addr uint64) (space, uint64) {
 
 // access returns the n bytes at addr of space sp for lane l, checking
 // bounds and alignment (align is the required alignment, a power of two).
+// With a sanitizer on, faults become findings (sanitize.go).
 func (w *warp) access(sp space, addr uint64, n, align, l int, kind AccessKind) ([]byte, error) {
+	buf, err := w.accessRaw(sp, addr, n, align, l, kind)
+	if w.san == nil {
+		return buf, err
+	}
+	return w.sanitize(sp, addr, n, l, kind, buf, err)
+}
+
+func (w *warp) accessRaw(sp space, addr uint64, n, align, l int, kind AccessKind) ([]byte, error) {
 	rs, a := resolve(sp, addr)
 	if a&uint64(align-1) != 0 {
 		return nil, faultf(l, ErrMisaligned, "%d-byte %s at %s address %#x is not %d-byte aligned", n, kind, sp, addr, align)
@@ -123,7 +132,7 @@ func decLd(d *decoder, s *astStmt, m *mods, in *inst) {
 }
 
 func execLd(w *warp, in *inst, m uint32) error {
-	if in.vec == 1 && (in.space == spGlobal || in.space == spGeneric) && !in.t.isSigned() && w.obs == nil {
+	if in.vec == 1 && (in.space == spGlobal || in.space == spGeneric) && !in.t.isSigned() && w.obs == nil && w.san == nil {
 		if done := w.ldGlobalFast(in, m); done {
 			return nil
 		}

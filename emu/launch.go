@@ -46,6 +46,7 @@ type launch struct {
 	err     error
 	errAt   int64
 	maxStep uint64
+	san     *sanitizer
 }
 
 var errAborted = errors.New("aborted")
@@ -112,6 +113,9 @@ func (d *Device) Launch(m *Module, entry string, c LaunchConfig) error {
 		nthr:   nthr, nwarps: (nthr + 31) / 32, shared: shared,
 		maxStep: d.opts.MaxSteps,
 	}
+	if d.opts.Memcheck || d.opts.Racecheck {
+		l.san = &sanitizer{memcheck: d.opts.Memcheck, race: d.opts.Racecheck, dev: d}
+	}
 	l.failAt.Store(math.MaxInt64)
 	workers := min(d.opts.Workers, nblocks)
 	var next atomic.Int64
@@ -133,6 +137,9 @@ func (d *Device) Launch(m *Module, entry string, c LaunchConfig) error {
 		}()
 	}
 	wg.Wait()
+	if l.err == nil && l.san != nil {
+		return l.san.report()
+	}
 	return l.err
 }
 

@@ -34,8 +34,11 @@ type warp struct {
 	syncBlk uint32 // waiting at a warp collective for the rest of its member mask
 	barID   [32]uint8
 
-	cache    *alloc // last global allocation hit
-	sregsSet bool   // the per-launch special registers are written
+	cache    *alloc     // last global allocation hit
+	sregsSet bool       // the per-launch special registers are written
+	san      *sanitizer // nil unless Options.Memcheck or Racecheck
+	cur      *inst      // the instruction being executed
+	scratch  [32]byte   // where sanitized faulting accesses go
 	async    *asyncState
 }
 
@@ -249,6 +252,7 @@ func (w *warp) run(budget int) (int, error) {
 			}
 		}
 		in := &code[pc]
+		w.cur = in
 		exec := mask
 		if in.guard >= 0 {
 			exec = w.guardMask(in, mask)

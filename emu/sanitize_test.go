@@ -1,0 +1,101 @@
+package emu
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestMemcheckReportsEveryBadAccess(t *testing.T) {
+	m := loadTestdata(t, "vecadd.ptx")
+	d := NewDevice(Options{Memcheck: true})
+	const n = 100
+	a, b := make([]float32, n), make([]float32, n-10)
+	for i := range a {
+		a[i] = float32(i)
+	}
+	for i := range b {
+		b[i] = 1000
+	}
+	pa := upload(t, d, f32bytes(a))
+	pb := upload(t, d, f32bytes(b))
+	pout := upload(t, d, make([]byte, 4*n))
+	p := params{}.u64(pa).u64(n).u64(pb).u64(pout).u32(n)
+	err := d.Launch(m, "vecadd", LaunchConfig{Grid: [3]int{4}, Block: [3]int{32}, Params: p})
+	var r *Report
+	if !errors.As(err, &r) || len(r.Findings) != 1 {
+		t.Fatalf("err = %v, want a report with one finding", err)
+	}
+	f := r.Findings[0]
+	// Threads 90..99 (block 2, threads 26..31, and block 3, threads 0..3)
+	// read past b; the first is block 2 thread 26.
+	if f.Tool != "memcheck" || f.Count != 10 || f.Block != [3]int{2, 0, 0} || f.Thread != [3]int{26, 0, 0} ||
+		f.PTXLine != 44 || f.File != "/src/vec/add.go" || f.Line != 12 || !strings.Contains(f.What, "invalid global load of 4 bytes") {
+		t.Errorf("finding %+v", f)
+	}
+	if !strings.Contains(f.Detail, "past the end") {
+		t.Errorf("detail %q does not place the address", f.Detail)
+	}
+	// The launch ran to completion; the faulting loads read zero.
+	out := bytesF32(download(t, d, pout, 4*n))
+	if out[89] != 1089 || out[95] != 95 {
+		t.Errorf("out[89] = %v, out[95] = %v; want 1089, 95", out[89], out[95])
+	}
+}
+
+func TestInitcheck(t *testing.T) {
+	m := loadTestdata(t, "vecadd.ptx")
+	d := NewDevice(Options{Memcheck: true})
+	const n = 64
+	pa := upload(t, d, f32bytes(make([]float32, n)))
+	pb, _ := d.Alloc(4 * n) // never written
+	pout, _ := d.Alloc(4 * n)
+	p := params{}.u64(pa).u64(n).u64(pb).u64(pout).u32(n)
+	err := d.Launch(m, "vecadd", LaunchConfig{Grid: [3]int{1}, Block: [3]int{64}, Params: p})
+	var r *Report
+	if !errors.As(err, &r) || len(r.Findings) != 1 || r.Findings[0].Tool != "initcheck" || r.Findings[0].Count != n {
+		t.Fatalf("err = %v, want one initcheck finding for %d reads", err, n)
+	}
+	// Once the host writes b, and the kernel has written out, nothing is
+	// reported.
+	if err := d.Memset(pb, 0, 4*n); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Launch(m, "vecadd", LaunchConfig{Grid: [3]int{1}, Block: [3]int{64}, Params: p}); err != nil {
+		t.Fatalf("clean launch: %v", err)
+	}
+}
+
+func TestRacecheck(t *testing.T) {
+	m := loadTestdata(t, "race.ptx")
+	d := NewDevice(Options{Racecheck: true})
+	pout := upload(t, d, make([]byte, 256))
+	err := d.Launch(m, "racy", LaunchConfig{Grid: [3]int{1}, Block: [3]int{64}, Params: params{}.u64(pout)})
+	var r *Report
+	if !errors.As(err, &r) {
+		t.Fatalf("err = %v, want a race report", err)
+	}
+	// Warp 0 runs first to completion of its read; warp 1 then writes
+	// what warp 0 read (write-after-read) and reads what warp 0 wrote
+	// (read-after-write).
+	var kinds []string
+	for _, f := range r.Findings {
+		kinds = append(kinds, f.What)
+		if f.Tool != "racecheck" || f.Block != [3]int{0, 0, 0} || f.Thread[0] < 32 {
+			t.Errorf("finding %s", f.String())
+		}
+	}
+	got := strings.Join(kinds, ", ")
+	if got != "write-after-read hazard, read-after-write hazard" {
+		t.Errorf("hazards: %s\n%v", got, err)
+	}
+	if err := d.Launch(m, "fixed", LaunchConfig{Grid: [3]int{1}, Block: [3]int{64}, Params: params{}.u64(pout)}); err != nil {
+		t.Errorf("fixed kernel: %v", err)
+	}
+	// The tree reduction synchronizes every level.
+	mr := loadTestdata(t, "reduce.ptx")
+	pin := upload(t, d, make([]byte, 4*256))
+	if err := d.Launch(mr, "block_sum", LaunchConfig{Grid: [3]int{1}, Block: [3]int{256}, Params: params{}.u64(pin).u64(pout)}); err != nil {
+		t.Errorf("reduction: %v", err)
+	}
+}
