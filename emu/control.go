@@ -111,27 +111,29 @@ func decBra(d *decoder, s *astStmt, m *mods, in *inst) {
 		return
 	}
 	a := s.args[0]
-	t, ok := d.labels[a.name]
-	if a.kind != aName || !ok {
-		d.errorf("bra: unknown label %s", argString(a))
+	if a.kind != aName {
+		d.errorf("bra: want a label, found %s", argString(a))
 		return
 	}
-	in.ctl, in.target = ctlBra, t
+	in.ctl = ctlBra
+	d.fixups = append(d.fixups, fixup{pc: int32(len(d.k.code)), label: a.name, line: d.line})
 }
 
+// decExit decodes exit, and ret: the end of the thread in an entry, a
+// branch to the return point in an inlined function.
 func decExit(d *decoder, s *astStmt, m *mods, in *inst) {
 	d.want(s, 0)
+	if m.base == "ret" && d.inFunc {
+		in.ctl = ctlBra
+		d.fixups = append(d.fixups, fixup{pc: int32(len(d.k.code)), label: retLabel, line: d.line})
+		return
+	}
 	in.ctl = ctlExit
 }
 
 func decTrap(d *decoder, s *astStmt, m *mods, in *inst) {
 	d.want(s, 0)
 	in.ctl = ctlTrap
-}
-
-func decCall(d *decoder, s *astStmt, m *mods, in *inst) {
-	m.words = nil
-	d.errorf("call: calls to .func are not supported; inline the function")
 }
 
 // decBar decodes bar.sync/bar.arrive/bar.red, barrier.sync/arrive/red and

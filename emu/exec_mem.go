@@ -128,6 +128,7 @@ func decLd(d *decoder, s *astStmt, m *mods, in *inst) {
 		in.ops[0] = d.dst(s.args[0])
 	}
 	in.ops[1] = d.addr(s.args[1], m.space)
+	in.space = d.paramSpace(in.space)
 	in.fn = execLd
 }
 
@@ -202,6 +203,7 @@ func decSt(d *decoder, s *astStmt, m *mods, in *inst) {
 		return
 	}
 	in.ops[0] = d.addr(s.args[0], m.space)
+	in.space = d.paramSpace(in.space)
 	if m.vec > 1 {
 		in.ops[1] = d.vecRegs(s.args[1], m.vec, t, true)
 	} else {

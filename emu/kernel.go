@@ -19,7 +19,8 @@ type kernel struct {
 	// Module globals the code refers to, by index (all of them).
 	sharedStatic int
 	dynAlign     int
-	localSize    int
+	localBytes   int // per-thread local variables, inlined functions' included
+	localSize    int // localBytes rounded up: the per-thread stride
 	files        map[int]string
 }
 
@@ -92,7 +93,27 @@ type decoder struct {
 	labels map[string]int32
 	errs   ErrorList
 	line   int
+
+	funcs   map[string]*astFunc // .func bodies, for inlining calls
+	stack   []string            // functions being inlined, outermost first
+	fixups  []fixup             // branches to resolve when the body is done
+	inFunc  bool                // decoding an inlined .func: ret returns
+	modSyms map[string]symbol   // module-scope symbols, shared by inlined bodies
+	// symSpace is the state space of the symbol the last addr() resolved,
+	// or spGeneric for a register or absolute address.
+	symSpace space
 }
+
+// fixup is a branch whose target label is resolved after the body.
+type fixup struct {
+	pc    int32
+	label string
+	line  int
+}
+
+// retLabel names the return point of an inlined function; no PTX label
+// can contain a space.
+const retLabel = "return point"
 
 func (d *decoder) errorf(format string, args ...any) {
 	d.errs = append(d.errs, &SyntaxError{d.line, fmt.Sprintf(format, args...)})
@@ -111,7 +132,8 @@ func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFu
 	k.info.MaxNTid = f.maxntid
 	k.info.ReqNTid = f.reqntid
 	d := &decoder{m: m, f: f, k: k, regs: map[string]regInfo{}, ranges: map[string]astReg{},
-		syms: map[string]symbol{}, labels: map[string]int32{}}
+		syms: map[string]symbol{}, labels: map[string]int32{}, funcs: funcs, stack: []string{f.name},
+		modSyms: map[string]symbol{}}
 	d.line = f.line
 
 	// Parameters, packed at natural alignment (PTX ISA §5.1.6.1).
@@ -146,6 +168,7 @@ func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFu
 	// the static ones.
 	for i, g := range m.globals {
 		d.syms[g.name] = symbol{space: spGlobal, gidx: i}
+		d.modSyms[g.name] = d.syms[g.name]
 	}
 	var dynNames []string
 	shared, local := 0, 0
@@ -178,6 +201,9 @@ func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFu
 	for _, v := range ast.vars {
 		if v.space == "shared" {
 			place(v)
+			if sym, ok := d.syms[v.name]; ok {
+				d.modSyms[v.name] = sym
+			}
 		}
 	}
 	for _, v := range f.vars {
@@ -187,40 +213,59 @@ func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFu
 	dyn := alignUp(shared, k.dynAlign)
 	for _, n := range dynNames {
 		d.syms[n] = symbol{space: spShared, off: dyn}
+		d.modSyms[n] = d.syms[n]
 	}
 	k.info.StaticShared = shared
 	k.info.DynamicOffset = dyn
-	k.localSize = alignUp(local, 16)
-	k.info.LocalBytes = local
+	k.localBytes = local
 
-	// Labels, then instructions.
-	pc := int32(0)
-	for _, s := range f.stmts {
+	d.emitBody(f.stmts)
+	// A trailing exit makes falling off the end of the body well defined.
+	k.code = append(k.code, inst{ctl: ctlExit, guard: -1, line: int32(d.line), text: "exit", pc: int32(len(k.code))})
+	k.localSize = alignUp(k.localBytes, 16)
+	k.info.LocalBytes = k.localBytes
+	return k, d.errs
+}
+
+// emitBody decodes statements into k.code, then resolves the branches to
+// its labels. Calls expand in place (inline.go).
+func (d *decoder) emitBody(stmts []astStmt) {
+	for i := range stmts {
+		s := &stmts[i]
+		d.line = s.line
 		if s.label != "" {
 			if _, dup := d.labels[s.label]; dup {
-				d.line = s.line
 				d.errorf("label %s defined twice", s.label)
 			}
-			d.labels[s.label] = pc
+			d.labels[s.label] = int32(len(d.k.code))
 			continue
 		}
-		pc++
-	}
-	// A trailing exit makes falling off the end of the body well defined.
-	k.code = make([]inst, 0, pc+1)
-	for i := range f.stmts {
-		s := &f.stmts[i]
-		if s.label != "" {
+		if strings.HasPrefix(s.op, "call") && (len(s.op) == 4 || s.op[4] == '.') {
+			d.inlineCall(s)
 			continue
 		}
-		d.line = s.line
-		in := d.decodeStmt(s)
-		in.pc = int32(len(k.code))
-		k.code = append(k.code, in)
+		d.emit(d.decodeStmt(s))
 	}
-	k.code = append(k.code, inst{ctl: ctlExit, guard: -1, line: int32(d.line), text: "exit", pc: int32(len(k.code))})
-	_ = funcs
-	return k, d.errs
+	if d.inFunc {
+		d.labels[retLabel] = int32(len(d.k.code))
+	}
+	for _, f := range d.fixups {
+		t, ok := d.labels[f.label]
+		if !ok {
+			d.line = f.line
+			d.errorf("bra: unknown label %s", f.label)
+			continue
+		}
+		d.k.code[f.pc].target = t
+	}
+	d.fixups = nil
+}
+
+// emit appends an instruction and returns its PC.
+func (d *decoder) emit(in inst) int32 {
+	in.pc = int32(len(d.k.code))
+	d.k.code = append(d.k.code, in)
+	return in.pc
 }
 
 func (d *decoder) declareReg(r astReg) {
@@ -331,6 +376,7 @@ func (d *decoder) addr(a astArg, sp space) opnd {
 		d.errorf("expected an address [..], found %s", argString(a))
 		return opnd{kind: oImm, r2: -1}
 	}
+	d.symSpace = spGeneric
 	if a.name == "" {
 		return opnd{kind: oImm, imm: a.imm, r2: -1}
 	}
@@ -342,7 +388,12 @@ func (d *decoder) addr(a astArg, sp space) opnd {
 		d.errorf("unknown symbol %s in address", a.name)
 		return opnd{kind: oImm, r2: -1}
 	}
-	if sp != spGeneric && s.space != sp && !(sp == spConst && s.space == spGlobal) && !(sp == spGlobal && s.space == spConst) {
+	d.symSpace = s.space
+	// A .param variable declared in a body (a call's argument buffer) and
+	// an inlined function's .param parameters live in local memory; their
+	// ld.param/st.param become local accesses (see paramSpace).
+	paramInLocal := sp == spParam && s.space == spLocal
+	if sp != spGeneric && s.space != sp && !paramInLocal && !(sp == spConst && s.space == spGlobal) && !(sp == spGlobal && s.space == spConst) {
 		d.errorf("%s is in .%s, not .%s", a.name, s.space, sp)
 	}
 	return d.symAddr(s, a.imm, sp == spGeneric)

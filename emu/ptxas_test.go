@@ -26,3 +26,22 @@ func TestTestdataAssembles(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadsCompilerGoldens loads the PTX kern's compiler emits for its
+// own tests (compiler/testdata), so that a construct the compiler starts
+// printing and emu cannot decode shows up here, naming the line.
+func TestLoadsCompilerGoldens(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "compiler", "testdata", "*.ptx"))
+	if len(files) == 0 {
+		t.Skip("no compiler goldens")
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(src); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
