@@ -84,3 +84,27 @@ func TestShuffleModes(t *testing.T) {
 		}
 	}
 }
+
+func TestVoteReduxMatch(t *testing.T) {
+	m := loadTestdata(t, "vote.ptx")
+	d := NewDevice(Options{})
+	pout := upload(t, d, make([]byte, 32*32))
+	if err := d.Launch(m, "vote", LaunchConfig{Grid: [3]int{1}, Block: [3]int{32}, Params: params{}.u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	out := bytesU32(download(t, d, pout, 32*32))
+	var ballot uint32
+	for l := 0; l < 32; l++ {
+		if l%3 == 0 {
+			ballot |= 1 << l
+		}
+	}
+	for l := 0; l < 32; l++ {
+		want := []uint32{ballot, 0, 1, 0, 1, 31 * 32 / 2, 0, 0xf << (4 * (l / 4))}
+		for j, w := range want {
+			if got := out[8*l+j]; got != w {
+				t.Errorf("lane %d word %d = %#x, want %#x", l, j, got, w)
+			}
+		}
+	}
+}

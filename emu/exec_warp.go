@@ -81,7 +81,11 @@ func execShfl(w *warp, in *inst, m uint32) error {
 // decVote decodes vote.sync.{all,any,uni}.pred d, {!}a, membermask and
 // vote.sync.ballot.b32 d, {!}a, membermask.
 func decVote(d *decoder, s *astStmt, m *mods, in *inst) {
-	mode := m.oneOf("all", "any", "uni", "ballot")
+	mode := m.oneOf("all", "any", "ballot")
+	if mode == "" && m.flags&fUni != 0 { // parseMods read .uni as bra.uni's flag
+		mode = "uni"
+		m.flags &^= fUni
+	}
 	t := d.oneType(s, m)
 	if mode == "" || (mode == "ballot") != (t == tB32) || !d.want(s, 3) {
 		d.errorf("%s: want vote.sync.{all,any,uni}.pred or vote.sync.ballot.b32 with d, a, membermask", s.op)
