@@ -270,6 +270,165 @@ func (l kernGeluTanhBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
+// argmaxPartF32Kernel launches the kernel argmaxPartF32 (argmax.go:46).
+var argmaxPartF32Kernel = kernArgmaxPartF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "argmaxPartF32", Pkg: "github.com/gokern/kern/ops", Entry: "argmaxPartF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "bestVal", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "bestIdx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "chunk", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"argmax.go:69:19",
+		"argmax.go:117:5",
+		"argmax.go:117:19",
+		"argmax.go:122:12",
+		"argmax.go:122:26",
+		"argmax.go:76:10",
+		"argmax.go:76:22",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		argmaxPartF32(t, a[0].([]float32), a[1].([]int32), a[2].([]float32), a[3].(int), a[4].(int))
+	},
+})}
+
+// kernArgmaxPartF32Launcher is the typed launcher of argmaxPartF32.
+type kernArgmaxPartF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernArgmaxPartF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs argmaxPartF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernArgmaxPartF32Launcher) Launch(q kern.Queue, grid kern.Grid, bestVal *kern.Buffer[float32], bestIdx *kern.Buffer[int32], x *kern.Buffer[float32], cols int, chunk int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(bestVal), kern.BufferArg(bestIdx), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(chunk))
+}
+
+// argmaxPartF16Kernel launches the kernel argmaxPartF16 (argmax.go:51).
+var argmaxPartF16Kernel = kernArgmaxPartF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "argmaxPartF16", Pkg: "github.com/gokern/kern/ops", Entry: "argmaxPartF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "bestVal", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "bestIdx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "chunk", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"argmax.go:69:19",
+		"argmax.go:117:5",
+		"argmax.go:117:19",
+		"argmax.go:122:12",
+		"argmax.go:122:26",
+		"argmax.go:76:10",
+		"argmax.go:76:22",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		argmaxPartF16(t, a[0].([]float32), a[1].([]int32), a[2].([]gpu.Half), a[3].(int), a[4].(int))
+	},
+})}
+
+// kernArgmaxPartF16Launcher is the typed launcher of argmaxPartF16.
+type kernArgmaxPartF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernArgmaxPartF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs argmaxPartF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernArgmaxPartF16Launcher) Launch(q kern.Queue, grid kern.Grid, bestVal *kern.Buffer[float32], bestIdx *kern.Buffer[int32], x *kern.Buffer[gpu.Half], cols int, chunk int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(bestVal), kern.BufferArg(bestIdx), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(chunk))
+}
+
+// argmaxPartBF16Kernel launches the kernel argmaxPartBF16 (argmax.go:56).
+var argmaxPartBF16Kernel = kernArgmaxPartBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "argmaxPartBF16", Pkg: "github.com/gokern/kern/ops", Entry: "argmaxPartBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "bestVal", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "bestIdx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "chunk", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"argmax.go:69:19",
+		"argmax.go:117:5",
+		"argmax.go:117:19",
+		"argmax.go:122:12",
+		"argmax.go:122:26",
+		"argmax.go:76:10",
+		"argmax.go:76:22",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		argmaxPartBF16(t, a[0].([]float32), a[1].([]int32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int))
+	},
+})}
+
+// kernArgmaxPartBF16Launcher is the typed launcher of argmaxPartBF16.
+type kernArgmaxPartBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernArgmaxPartBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs argmaxPartBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernArgmaxPartBF16Launcher) Launch(q kern.Queue, grid kern.Grid, bestVal *kern.Buffer[float32], bestIdx *kern.Buffer[int32], x *kern.Buffer[gpu.BFloat16], cols int, chunk int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(bestVal), kern.BufferArg(bestIdx), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(chunk))
+}
+
+// argmaxFinalKernel launches the kernel argmaxFinal (argmax.go:83).
+var argmaxFinalKernel = kernArgmaxFinalLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "argmaxFinal", Pkg: "github.com/gokern/kern/ops", Entry: "argmaxFinal", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "bestVal", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "bestIdx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "parts", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"argmax.go:87:22",
+		"argmax.go:87:44",
+		"argmax.go:117:5",
+		"argmax.go:117:19",
+		"argmax.go:122:12",
+		"argmax.go:122:26",
+		"argmax.go:93:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		argmaxFinal(t, a[0].([]int32), a[1].([]float32), a[2].([]int32), a[3].(int))
+	},
+})}
+
+// kernArgmaxFinalLauncher is the typed launcher of argmaxFinal.
+type kernArgmaxFinalLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernArgmaxFinalLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs argmaxFinal on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernArgmaxFinalLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], bestVal *kern.Buffer[float32], bestIdx *kern.Buffer[int32], parts int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(bestVal), kern.BufferArg(bestIdx), kern.ScalarArg(parts))
+}
+
 // addF32Kernel launches the kernel addF32 (elementwise.go:31).
 var addF32Kernel = kernAddF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "addF32", Pkg: "github.com/gokern/kern/ops", Entry: "addF32", Module: kernModule,
@@ -709,6 +868,111 @@ func (l kernCastBF16F16Launcher) Kernel() *kern.Kernel { return l.k }
 // anything, if an argument or the grid is invalid for the device.
 func (l kernCastBF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.BFloat16]) error {
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// embedF32Kernel launches the kernel embedF32 (embed.go:29).
+var embedF32Kernel = kernEmbedF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "embedF32", Pkg: "github.com/gokern/kern/ops", Entry: "embedF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "table", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "ids", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"embed.go:48:15",
+		"embed.go:49:20",
+		"embed.go:50:15",
+		"embed.go:51:16",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		embedF32(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int))
+	},
+})}
+
+// kernEmbedF32Launcher is the typed launcher of embedF32.
+type kernEmbedF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernEmbedF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs embedF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernEmbedF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], table *kern.Buffer[float32], ids *kern.Buffer[int32], dim int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(table), kern.BufferArg(ids), kern.ScalarArg(dim))
+}
+
+// embedF16Kernel launches the kernel embedF16 (embed.go:34).
+var embedF16Kernel = kernEmbedF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "embedF16", Pkg: "github.com/gokern/kern/ops", Entry: "embedF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "table", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "ids", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"embed.go:48:15",
+		"embed.go:49:20",
+		"embed.go:50:15",
+		"embed.go:51:16",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		embedF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]int32), a[3].(int))
+	},
+})}
+
+// kernEmbedF16Launcher is the typed launcher of embedF16.
+type kernEmbedF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernEmbedF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs embedF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernEmbedF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], table *kern.Buffer[gpu.Half], ids *kern.Buffer[int32], dim int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(table), kern.BufferArg(ids), kern.ScalarArg(dim))
+}
+
+// embedBF16Kernel launches the kernel embedBF16 (embed.go:39).
+var embedBF16Kernel = kernEmbedBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "embedBF16", Pkg: "github.com/gokern/kern/ops", Entry: "embedBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "table", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "ids", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"embed.go:48:15",
+		"embed.go:49:20",
+		"embed.go:50:15",
+		"embed.go:51:16",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		embedBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]int32), a[3].(int))
+	},
+})}
+
+// kernEmbedBF16Launcher is the typed launcher of embedBF16.
+type kernEmbedBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernEmbedBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs embedBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernEmbedBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], table *kern.Buffer[gpu.BFloat16], ids *kern.Buffer[int32], dim int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(table), kern.BufferArg(ids), kern.ScalarArg(dim))
 }
 
 // rmsNormF32Kernel launches the kernel rmsNormF32 (norm.go:49).
@@ -1545,12 +1809,14 @@ const kernPTX = `//
 .file 2 "exp.go"
 .file 3 "tanh.go"
 .file 4 "activation.go"
-.file 5 "dtype.go"
-.file 6 "elementwise.go"
-.file 7 "norm.go"
-.file 8 "reduce.go"
-.file 9 "rope.go"
-.file 10 "softmax.go"
+.file 5 "argmax.go"
+.file 6 "dtype.go"
+.file 7 "elementwise.go"
+.file 8 "embed.go"
+.file 9 "norm.go"
+.file 10 "reduce.go"
+.file 11 "rope.go"
+.file 12 "softmax.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 
@@ -1612,7 +1878,7 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -1655,7 +1921,7 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f15, %f14;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -1664,7 +1930,7 @@ $L13_ret_load:
 	.loc 4 44 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f17, %f16;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -1748,9 +2014,9 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -1793,9 +2059,9 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f15, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f14, %f15;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -1804,9 +2070,9 @@ $L13_ret_load:
 	.loc 4 44 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs3, %f16;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -1890,11 +2156,11 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -1937,11 +2203,11 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f15, %r7;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f14, %f15;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -1950,9 +2216,9 @@ $L13_ret_load:
 	.loc 4 44 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs3, %f16;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -2030,7 +2296,7 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -2191,7 +2457,7 @@ $L25_ret_copysign32:
 	mov.f32 %f4, %f42;
 	bra.uni $L21_ret_Erf32;
 $L26_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f47, %f46;
 	bra.uni $L27_ret_store;
 $L27_ret_store:
@@ -2270,9 +2536,9 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -2433,9 +2699,9 @@ $L25_ret_copysign32:
 	mov.f32 %f4, %f42;
 	bra.uni $L21_ret_Erf32;
 $L26_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs2, %f46;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L27_ret_store;
 $L27_ret_store:
@@ -2514,11 +2780,11 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -2679,9 +2945,9 @@ $L25_ret_copysign32:
 	mov.f32 %f4, %f42;
 	bra.uni $L21_ret_Erf32;
 $L26_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs2, %f46;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L27_ret_store;
 $L27_ret_store:
@@ -2759,7 +3025,7 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -2925,7 +3191,7 @@ $L24_ret_copysign32:
 	mov.f32 %f8, %f42;
 	bra.uni $L18_ret_Tanh32;
 $L25_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f47, %f46;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
@@ -3004,9 +3270,9 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -3172,9 +3438,9 @@ $L24_ret_copysign32:
 	mov.f32 %f8, %f42;
 	bra.uni $L18_ret_Tanh32;
 $L25_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs2, %f46;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
@@ -3253,11 +3519,11 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -3423,9 +3689,9 @@ $L24_ret_copysign32:
 	mov.f32 %f8, %f42;
 	bra.uni $L18_ret_Tanh32;
 $L25_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs2, %f46;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
@@ -3450,6 +3716,2383 @@ $L6_bounds_fail:
 	bra.uni $L7_bounds_exit;
 }
 
+.visible .entry argmaxPartF32(
+	.param .u64 bestVal_ptr,
+	.param .s64 bestVal_len,
+	.param .u64 bestIdx_ptr,
+	.param .s64 bestIdx_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 cols,
+	.param .s64 chunk
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<47>;
+	.reg .b32 %r<65>;
+	.reg .b64 %rd<76>;
+	.reg .f32 %f<19>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 5 46 6
+	ld.param.u64 %rd0, [bestVal_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [bestVal_len];
+	ld.param.u64 %rd3, [bestIdx_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [bestIdx_len];
+	ld.param.u64 %rd6, [x_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [x_len];
+	ld.param.s64 %rd9, [cols];
+	ld.param.s64 %rd10, [chunk];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 5 64 25
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd11, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd12, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd13, %r2;
+	.loc 5 64 41
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd14, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd15, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.s64.u32 %rd16, %r5;
+	.loc 5 65 13
+	mul.lo.s64 %rd17, %rd15, %rd10;
+	.loc 5 66 14
+	add.s64 %rd18, %rd17, %rd10;
+	.loc 5 66 11
+	min.s64 %rd19, %rd18, %rd9;
+	.loc 5 67 16
+	bra.uni $L11_entry;
+$L3_for_loop:
+	.loc 5 68 35
+	setp.lt.s64 %p0, %rd24, %rd19;
+	@%p0 bra $L4_for_body;
+	bra.uni $L34_entry;
+$L4_for_body:
+	.loc 5 69 23
+	mul.lo.s64 %rd25, %rd11, %rd9;
+	.loc 5 69 28
+	add.s64 %rd26, %rd25, %rd24;
+	.loc 5 69 19
+	setp.hs.u64 %p1, %rd26, %rd8;
+	@%p1 bra $L15_oob0;
+	shl.b64 %rd34, %rd26, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.f32 %f3, [%rd35];
+	.loc 5 69 17
+	bra.uni $L16_entry;
+$L6_if_then:
+	.loc 5 70 19
+	cvt.s32.s64 %r16, %rd24;
+	mov.f32 %f5, %f4;
+	mov.s32 %r15, %r16;
+	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 5 68 56
+	mov.u32 %r17, %ntid.x;
+	cvt.s64.u32 %rd36, %r17;
+	mov.u32 %r18, %ntid.y;
+	cvt.s64.u32 %rd37, %r18;
+	mov.u32 %r19, %ntid.z;
+	cvt.s64.u32 %rd38, %r19;
+	.loc 5 68 41
+	add.s64 %rd39, %rd24, %rd36;
+	mov.f32 %f2, %f5;
+	mov.s32 %r10, %r15;
+	mov.s64 %rd24, %rd39;
+	bra.uni $L3_for_loop;
+$L8_if_then:
+	.loc 5 75 21
+	mov.u32 %r62, %nctaid.x;
+	cvt.s64.u32 %rd67, %r62;
+	mov.u32 %r63, %nctaid.y;
+	cvt.s64.u32 %rd68, %r63;
+	mov.u32 %r64, %nctaid.z;
+	cvt.s64.u32 %rd69, %r64;
+	.loc 5 75 11
+	mul.lo.s64 %rd70, %rd11, %rd68;
+	.loc 5 75 26
+	add.s64 %rd71, %rd70, %rd15;
+	.loc 5 76 10
+	setp.hs.u64 %p45, %rd71, %rd2;
+	@%p45 bra $L93_oob5;
+	shl.b64 %rd72, %rd71, 2;
+	add.s64 %rd73, %rd1, %rd72;
+	st.global.f32 [%rd73], %f6;
+	.loc 5 76 22
+	setp.hs.u64 %p46, %rd71, %rd5;
+	@%p46 bra $L94_oob6;
+	shl.b64 %rd74, %rd71, 2;
+	add.s64 %rd75, %rd4, %rd74;
+	st.global.s32 [%rd75], %r20;
+	bra.uni $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L11_entry:
+	.loc 10 70 52
+	mov.u32 %r6, 0xFF800000;
+	mov.b32 %f1, %r6;
+	.loc 10 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L12_ret_negInf;
+$L12_ret_negInf:
+	.loc 5 68 27
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd20, %r7;
+	mov.u32 %r8, %tid.y;
+	cvt.s64.u32 %rd21, %r8;
+	mov.u32 %r9, %tid.z;
+	cvt.s64.u32 %rd22, %r9;
+	.loc 5 68 14
+	add.s64 %rd23, %rd17, %rd20;
+	mov.f32 %f2, %f0;
+	mov.s32 %r10, 2147483647;
+	mov.s64 %rd24, %rd23;
+	bra.uni $L3_for_loop;
+$L14_bounds_exit:
+	exit;
+$L15_oob0:
+	.loc 5 69 19
+	mov.u64 %rd27, 0xA00000001;
+	mov.u64 %rd28, %rd26;
+	mov.u64 %rd29, %rd8;
+	bra.uni $L13_bounds_fail;
+$L16_entry:
+	.loc 6 30 40
+	mov.f32 %f4, %f3;
+	bra.uni $L17_ret_load;
+$L17_ret_load:
+	.loc 5 69 52
+	cvt.s32.s64 %r14, %rd24;
+	.loc 5 69 43
+	bra.uni $L18_entry;
+$L18_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p4, %f4, %f4;
+	@%p4 bra $L19_switch_body;
+	bra.uni $L21_switch_next;
+$L19_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p5, %f2, %f2;
+	@%p5 bra $L30_edge;
+	bra.uni $L22_binop_rhs;
+$L20_switch_body:
+	.loc 5 105 3
+	mov.pred %p3, 0;
+	bra.uni $L29_ret_argBetter;
+$L21_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p8, %f2, %f2;
+	@%p8 bra $L20_switch_body;
+	bra.uni $L24_switch_next;
+$L22_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p7, %r14, %r10;
+	mov.pred %p6, %p7;
+	bra.uni $L23_binop_done;
+$L23_binop_done:
+	.loc 5 103 3
+	mov.pred %p3, %p6;
+	bra.uni $L29_ret_argBetter;
+$L24_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p9, %f4, %f2;
+	@%p9 bra $L31_edge;
+	bra.uni $L25_binop_rhs;
+$L25_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p11, %f4, %f2;
+	@%p11 bra $L27_binop_rhs;
+	bra.uni $L32_edge;
+$L26_binop_done:
+	.loc 5 107 2
+	mov.pred %p3, %p10;
+	bra.uni $L29_ret_argBetter;
+$L27_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p13, %r14, %r10;
+	mov.pred %p12, %p13;
+	bra.uni $L28_binop_done;
+$L28_binop_done:
+	mov.pred %p10, %p12;
+	bra.uni $L26_binop_done;
+$L29_ret_argBetter:
+	@%p3 bra $L6_if_then;
+	bra.uni $L33_edge;
+$L30_edge:
+	mov.pred %p6, 1;
+	bra.uni $L23_binop_done;
+$L31_edge:
+	mov.pred %p10, 1;
+	bra.uni $L26_binop_done;
+$L32_edge:
+	mov.pred %p12, 0;
+	bra.uni $L28_binop_done;
+$L33_edge:
+	mov.f32 %f5, %f2;
+	mov.s32 %r15, %r10;
+	bra.uni $L7_if_done;
+$L34_entry:
+	.loc 5 113 27
+	mov.u64 %rd40, smem0;
+	.loc 5 114 25
+	mov.u64 %rd41, smem1;
+	.loc 5 115 19
+	bra.uni $L40_entry;
+$L35_if_then:
+	.loc 5 117 12
+	mov.u32 %r30, %tid.z;
+	mov.u32 %r31, %ntid.y;
+	mov.u32 %r32, %tid.y;
+	mad.lo.u32 %r29, %r30, %r31, %r32;
+	mov.u32 %r34, %ntid.x;
+	mov.u32 %r35, %tid.x;
+	mad.lo.u32 %r33, %r29, %r34, %r35;
+	shr.u32 %r28, %r33, 5;
+	cvt.s64.u32 %rd45, %r28;
+	.loc 5 117 26
+	mov.u32 %r38, %tid.z;
+	mov.u32 %r39, %ntid.y;
+	mov.u32 %r40, %tid.y;
+	mad.lo.u32 %r37, %r38, %r39, %r40;
+	mov.u32 %r42, %ntid.x;
+	mov.u32 %r43, %tid.x;
+	mad.lo.u32 %r41, %r37, %r42, %r43;
+	shr.u32 %r36, %r41, 5;
+	cvt.s64.u32 %rd46, %r36;
+	.loc 5 117 5
+	setp.hs.u64 %p27, %rd45, 32;
+	@%p27 bra $L63_oob1;
+	shl.b64 %rd47, %rd45, 2;
+	add.s64 %rd48, %rd40, %rd47;
+	st.shared.f32 [%rd48], %f7;
+	.loc 5 117 19
+	setp.hs.u64 %p28, %rd46, 32;
+	@%p28 bra $L64_oob2;
+	shl.b64 %rd49, %rd46, 2;
+	add.s64 %rd50, %rd41, %rd49;
+	st.shared.s32 [%rd50], %r21;
+	bra.uni $L36_if_done;
+$L36_if_done:
+	.loc 5 119 8
+	bar.sync 0;
+	.loc 5 120 15
+	bra.uni $L65_entry;
+$L37_if_then:
+	.loc 5 122 19
+	mov.u32 %r50, %laneid;
+	cvt.s64.u32 %rd56, %r50;
+	.loc 5 122 12
+	setp.hs.u64 %p30, %rd56, 32;
+	@%p30 bra $L68_oob3;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd40, %rd57;
+	ld.shared.f32 %f14, [%rd58];
+	.loc 5 122 33
+	mov.u32 %r51, %laneid;
+	cvt.s64.u32 %rd59, %r51;
+	.loc 5 122 26
+	setp.hs.u64 %p31, %rd59, 32;
+	@%p31 bra $L69_oob4;
+	shl.b64 %rd60, %rd59, 2;
+	add.s64 %rd61, %rd41, %rd60;
+	ld.shared.s32 %r52, [%rd61];
+	mov.f32 %f13, %f14;
+	mov.s32 %r49, %r52;
+	bra.uni $L70_entry;
+$L39_ret_blockArgMax:
+	.loc 5 74 16
+	mov.u32 %r59, %tid.x;
+	cvt.s64.u32 %rd64, %r59;
+	mov.u32 %r60, %tid.y;
+	cvt.s64.u32 %rd65, %r60;
+	mov.u32 %r61, %tid.z;
+	cvt.s64.u32 %rd66, %r61;
+	.loc 5 74 21
+	setp.eq.s64 %p44, %rd64, 0;
+	@%p44 bra $L8_if_then;
+	bra.uni $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L40_entry:
+	mov.f32 %f8, %f2;
+	mov.s32 %r22, %r10;
+	mov.s64 %rd42, 16;
+	bra.uni $L41_for_loop;
+$L41_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p14, %rd42, 0;
+	@%p14 bra $L42_for_body;
+	bra.uni $L43_for_done;
+$L42_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r23, %rd42;
+	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r24, %rd42;
+	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
+	.loc 5 133 15
+	bra.uni $L47_entry;
+$L43_for_done:
+	.loc 5 137 2
+	mov.f32 %f7, %f8;
+	mov.s32 %r21, %r22;
+	bra.uni $L46_ret_warpArgMax;
+$L44_if_then:
+	mov.f32 %f10, %f9;
+	mov.s32 %r26, %r25;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 5 131 22
+	div.s64 %rd43, %rd42, 2;
+	mov.f32 %f8, %f10;
+	mov.s32 %r22, %r26;
+	mov.s64 %rd42, %rd43;
+	bra.uni $L41_for_loop;
+$L46_ret_warpArgMax:
+	.loc 5 116 11
+	mov.u32 %r27, %laneid;
+	cvt.s64.u32 %rd44, %r27;
+	.loc 5 116 14
+	setp.eq.s64 %p26, %rd44, 0;
+	@%p26 bra $L35_if_then;
+	bra.uni $L36_if_done;
+$L47_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p16, %f9, %f9;
+	@%p16 bra $L48_switch_body;
+	bra.uni $L50_switch_next;
+$L48_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p17, %f8, %f8;
+	@%p17 bra $L59_edge;
+	bra.uni $L51_binop_rhs;
+$L49_switch_body:
+	.loc 5 105 3
+	mov.pred %p15, 0;
+	bra.uni $L58_ret_argBetter;
+$L50_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p20, %f8, %f8;
+	@%p20 bra $L49_switch_body;
+	bra.uni $L53_switch_next;
+$L51_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p19, %r25, %r22;
+	mov.pred %p18, %p19;
+	bra.uni $L52_binop_done;
+$L52_binop_done:
+	.loc 5 103 3
+	mov.pred %p15, %p18;
+	bra.uni $L58_ret_argBetter;
+$L53_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p21, %f9, %f8;
+	@%p21 bra $L60_edge;
+	bra.uni $L54_binop_rhs;
+$L54_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p23, %f9, %f8;
+	@%p23 bra $L56_binop_rhs;
+	bra.uni $L61_edge;
+$L55_binop_done:
+	.loc 5 107 2
+	mov.pred %p15, %p22;
+	bra.uni $L58_ret_argBetter;
+$L56_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p25, %r25, %r22;
+	mov.pred %p24, %p25;
+	bra.uni $L57_binop_done;
+$L57_binop_done:
+	mov.pred %p22, %p24;
+	bra.uni $L55_binop_done;
+$L58_ret_argBetter:
+	@%p15 bra $L44_if_then;
+	bra.uni $L62_edge;
+$L59_edge:
+	mov.pred %p18, 1;
+	bra.uni $L52_binop_done;
+$L60_edge:
+	mov.pred %p22, 1;
+	bra.uni $L55_binop_done;
+$L61_edge:
+	mov.pred %p24, 0;
+	bra.uni $L57_binop_done;
+$L62_edge:
+	mov.f32 %f10, %f8;
+	mov.s32 %r26, %r22;
+	bra.uni $L45_if_done;
+$L63_oob1:
+	.loc 5 117 5
+	mov.u64 %rd27, 0xA00000002;
+	mov.u64 %rd28, %rd45;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L64_oob2:
+	.loc 5 117 19
+	mov.u64 %rd27, 0xA00000003;
+	mov.u64 %rd28, %rd46;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L65_entry:
+	.loc 10 70 52
+	mov.u32 %r44, 0xFF800000;
+	mov.b32 %f12, %r44;
+	.loc 10 70 25
+	mov.f32 %f11, %f12;
+	bra.uni $L66_ret_negInf;
+$L66_ret_negInf:
+	.loc 5 121 11
+	mov.u32 %r45, %laneid;
+	cvt.s64.u32 %rd51, %r45;
+	.loc 5 121 26
+	mov.u32 %r46, %ntid.x;
+	cvt.s64.u32 %rd52, %r46;
+	mov.u32 %r47, %ntid.y;
+	cvt.s64.u32 %rd53, %r47;
+	mov.u32 %r48, %ntid.z;
+	cvt.s64.u32 %rd54, %r48;
+	.loc 5 121 30
+	div.s64 %rd55, %rd52, 32;
+	.loc 5 121 14
+	setp.lt.s64 %p29, %rd51, %rd55;
+	@%p29 bra $L37_if_then;
+	bra.uni $L67_edge;
+$L67_edge:
+	mov.f32 %f13, %f11;
+	mov.s32 %r49, 2147483647;
+	bra.uni $L70_entry;
+$L68_oob3:
+	.loc 5 122 12
+	mov.u64 %rd27, 0xA00000004;
+	mov.u64 %rd28, %rd56;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L69_oob4:
+	.loc 5 122 26
+	mov.u64 %rd27, 0xA00000005;
+	mov.u64 %rd28, %rd59;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L70_entry:
+	mov.f32 %f16, %f13;
+	mov.s32 %r54, %r49;
+	mov.s64 %rd62, 16;
+	bra.uni $L71_for_loop;
+$L71_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p32, %rd62, 0;
+	@%p32 bra $L72_for_body;
+	bra.uni $L73_for_done;
+$L72_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r55, %rd62;
+	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r56, %rd62;
+	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
+	.loc 5 133 15
+	bra.uni $L77_entry;
+$L73_for_done:
+	.loc 5 137 2
+	mov.f32 %f15, %f16;
+	mov.s32 %r53, %r54;
+	bra.uni $L76_ret_warpArgMax;
+$L74_if_then:
+	mov.f32 %f18, %f17;
+	mov.s32 %r58, %r57;
+	bra.uni $L75_if_done;
+$L75_if_done:
+	.loc 5 131 22
+	div.s64 %rd63, %rd62, 2;
+	mov.f32 %f16, %f18;
+	mov.s32 %r54, %r58;
+	mov.s64 %rd62, %rd63;
+	bra.uni $L71_for_loop;
+$L76_ret_warpArgMax:
+	.loc 5 125 8
+	bar.sync 0;
+	.loc 5 126 2
+	mov.f32 %f6, %f15;
+	mov.s32 %r20, %r53;
+	bra.uni $L39_ret_blockArgMax;
+$L77_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p34, %f17, %f17;
+	@%p34 bra $L78_switch_body;
+	bra.uni $L80_switch_next;
+$L78_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p35, %f16, %f16;
+	@%p35 bra $L89_edge;
+	bra.uni $L81_binop_rhs;
+$L79_switch_body:
+	.loc 5 105 3
+	mov.pred %p33, 0;
+	bra.uni $L88_ret_argBetter;
+$L80_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p38, %f16, %f16;
+	@%p38 bra $L79_switch_body;
+	bra.uni $L83_switch_next;
+$L81_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p37, %r57, %r54;
+	mov.pred %p36, %p37;
+	bra.uni $L82_binop_done;
+$L82_binop_done:
+	.loc 5 103 3
+	mov.pred %p33, %p36;
+	bra.uni $L88_ret_argBetter;
+$L83_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p39, %f17, %f16;
+	@%p39 bra $L90_edge;
+	bra.uni $L84_binop_rhs;
+$L84_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p41, %f17, %f16;
+	@%p41 bra $L86_binop_rhs;
+	bra.uni $L91_edge;
+$L85_binop_done:
+	.loc 5 107 2
+	mov.pred %p33, %p40;
+	bra.uni $L88_ret_argBetter;
+$L86_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p43, %r57, %r54;
+	mov.pred %p42, %p43;
+	bra.uni $L87_binop_done;
+$L87_binop_done:
+	mov.pred %p40, %p42;
+	bra.uni $L85_binop_done;
+$L88_ret_argBetter:
+	@%p33 bra $L74_if_then;
+	bra.uni $L92_edge;
+$L89_edge:
+	mov.pred %p36, 1;
+	bra.uni $L82_binop_done;
+$L90_edge:
+	mov.pred %p40, 1;
+	bra.uni $L85_binop_done;
+$L91_edge:
+	mov.pred %p42, 0;
+	bra.uni $L87_binop_done;
+$L92_edge:
+	mov.f32 %f18, %f16;
+	mov.s32 %r58, %r54;
+	bra.uni $L75_if_done;
+$L93_oob5:
+	.loc 5 76 10
+	mov.u64 %rd27, 0xA00000006;
+	mov.u64 %rd28, %rd71;
+	mov.u64 %rd29, %rd2;
+	bra.uni $L13_bounds_fail;
+$L94_oob6:
+	.loc 5 76 22
+	mov.u64 %rd27, 0xA00000007;
+	mov.u64 %rd28, %rd71;
+	mov.u64 %rd29, %rd5;
+	bra.uni $L13_bounds_fail;
+$L13_bounds_fail:
+	atom.global.cas.b64 %rd30, [kern_error], 0, %rd27;
+	setp.eq.u64 %p2, %rd30, 0;
+	@!%p2 bra $L14_bounds_exit;
+	st.global.u64 [kern_error+8], %rd28;
+	st.global.u64 [kern_error+16], %rd29;
+	mov.u32 %r11, %ctaid.x;
+	mov.u32 %r12, %ntid.x;
+	mul.wide.u32 %rd31, %r11, %r12;
+	mov.u32 %r13, %tid.x;
+	cvt.u64.u32 %rd32, %r13;
+	add.s64 %rd33, %rd31, %rd32;
+	st.global.u64 [kern_error+24], %rd33;
+	bra.uni $L14_bounds_exit;
+}
+
+.visible .entry argmaxPartF16(
+	.param .u64 bestVal_ptr,
+	.param .s64 bestVal_len,
+	.param .u64 bestIdx_ptr,
+	.param .s64 bestIdx_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 cols,
+	.param .s64 chunk
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<47>;
+	.reg .b16 %rs<1>;
+	.reg .b32 %r<65>;
+	.reg .b64 %rd<76>;
+	.reg .f32 %f<19>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 5 51 6
+	ld.param.u64 %rd0, [bestVal_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [bestVal_len];
+	ld.param.u64 %rd3, [bestIdx_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [bestIdx_len];
+	ld.param.u64 %rd6, [x_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [x_len];
+	ld.param.s64 %rd9, [cols];
+	ld.param.s64 %rd10, [chunk];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 5 64 25
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd11, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd12, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd13, %r2;
+	.loc 5 64 41
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd14, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd15, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.s64.u32 %rd16, %r5;
+	.loc 5 65 13
+	mul.lo.s64 %rd17, %rd15, %rd10;
+	.loc 5 66 14
+	add.s64 %rd18, %rd17, %rd10;
+	.loc 5 66 11
+	min.s64 %rd19, %rd18, %rd9;
+	.loc 5 67 16
+	bra.uni $L11_entry;
+$L3_for_loop:
+	.loc 5 68 35
+	setp.lt.s64 %p0, %rd24, %rd19;
+	@%p0 bra $L4_for_body;
+	bra.uni $L34_entry;
+$L4_for_body:
+	.loc 5 69 23
+	mul.lo.s64 %rd25, %rd11, %rd9;
+	.loc 5 69 28
+	add.s64 %rd26, %rd25, %rd24;
+	.loc 5 69 19
+	setp.hs.u64 %p1, %rd26, %rd8;
+	@%p1 bra $L15_oob0;
+	shl.b64 %rd34, %rd26, 1;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.u16 %rs0, [%rd35];
+	.loc 5 69 17
+	bra.uni $L16_entry;
+$L6_if_then:
+	.loc 5 70 19
+	cvt.s32.s64 %r16, %rd24;
+	mov.f32 %f5, %f3;
+	mov.s32 %r15, %r16;
+	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 5 68 56
+	mov.u32 %r17, %ntid.x;
+	cvt.s64.u32 %rd36, %r17;
+	mov.u32 %r18, %ntid.y;
+	cvt.s64.u32 %rd37, %r18;
+	mov.u32 %r19, %ntid.z;
+	cvt.s64.u32 %rd38, %r19;
+	.loc 5 68 41
+	add.s64 %rd39, %rd24, %rd36;
+	mov.f32 %f2, %f5;
+	mov.s32 %r10, %r15;
+	mov.s64 %rd24, %rd39;
+	bra.uni $L3_for_loop;
+$L8_if_then:
+	.loc 5 75 21
+	mov.u32 %r62, %nctaid.x;
+	cvt.s64.u32 %rd67, %r62;
+	mov.u32 %r63, %nctaid.y;
+	cvt.s64.u32 %rd68, %r63;
+	mov.u32 %r64, %nctaid.z;
+	cvt.s64.u32 %rd69, %r64;
+	.loc 5 75 11
+	mul.lo.s64 %rd70, %rd11, %rd68;
+	.loc 5 75 26
+	add.s64 %rd71, %rd70, %rd15;
+	.loc 5 76 10
+	setp.hs.u64 %p45, %rd71, %rd2;
+	@%p45 bra $L93_oob5;
+	shl.b64 %rd72, %rd71, 2;
+	add.s64 %rd73, %rd1, %rd72;
+	st.global.f32 [%rd73], %f6;
+	.loc 5 76 22
+	setp.hs.u64 %p46, %rd71, %rd5;
+	@%p46 bra $L94_oob6;
+	shl.b64 %rd74, %rd71, 2;
+	add.s64 %rd75, %rd4, %rd74;
+	st.global.s32 [%rd75], %r20;
+	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L11_entry:
+	.loc 10 70 52
+	mov.u32 %r6, 0xFF800000;
+	mov.b32 %f1, %r6;
+	.loc 10 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L12_ret_negInf;
+$L12_ret_negInf:
+	.loc 5 68 27
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd20, %r7;
+	mov.u32 %r8, %tid.y;
+	cvt.s64.u32 %rd21, %r8;
+	mov.u32 %r9, %tid.z;
+	cvt.s64.u32 %rd22, %r9;
+	.loc 5 68 14
+	add.s64 %rd23, %rd17, %rd20;
+	mov.f32 %f2, %f0;
+	mov.s32 %r10, 2147483647;
+	mov.s64 %rd24, %rd23;
+	bra.uni $L3_for_loop;
+$L14_bounds_exit:
+	exit;
+$L15_oob0:
+	.loc 5 69 19
+	mov.u64 %rd27, 0xB00000001;
+	mov.u64 %rd28, %rd26;
+	mov.u64 %rd29, %rd8;
+	bra.uni $L13_bounds_fail;
+$L16_entry:
+	.loc 6 35 57
+	cvt.f32.f16 %f4, %rs0;
+	.loc 6 35 41
+	mov.f32 %f3, %f4;
+	bra.uni $L17_ret_load;
+$L17_ret_load:
+	.loc 5 69 52
+	cvt.s32.s64 %r14, %rd24;
+	.loc 5 69 43
+	bra.uni $L18_entry;
+$L18_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p4, %f3, %f3;
+	@%p4 bra $L19_switch_body;
+	bra.uni $L21_switch_next;
+$L19_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p5, %f2, %f2;
+	@%p5 bra $L30_edge;
+	bra.uni $L22_binop_rhs;
+$L20_switch_body:
+	.loc 5 105 3
+	mov.pred %p3, 0;
+	bra.uni $L29_ret_argBetter;
+$L21_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p8, %f2, %f2;
+	@%p8 bra $L20_switch_body;
+	bra.uni $L24_switch_next;
+$L22_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p7, %r14, %r10;
+	mov.pred %p6, %p7;
+	bra.uni $L23_binop_done;
+$L23_binop_done:
+	.loc 5 103 3
+	mov.pred %p3, %p6;
+	bra.uni $L29_ret_argBetter;
+$L24_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p9, %f3, %f2;
+	@%p9 bra $L31_edge;
+	bra.uni $L25_binop_rhs;
+$L25_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p11, %f3, %f2;
+	@%p11 bra $L27_binop_rhs;
+	bra.uni $L32_edge;
+$L26_binop_done:
+	.loc 5 107 2
+	mov.pred %p3, %p10;
+	bra.uni $L29_ret_argBetter;
+$L27_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p13, %r14, %r10;
+	mov.pred %p12, %p13;
+	bra.uni $L28_binop_done;
+$L28_binop_done:
+	mov.pred %p10, %p12;
+	bra.uni $L26_binop_done;
+$L29_ret_argBetter:
+	@%p3 bra $L6_if_then;
+	bra.uni $L33_edge;
+$L30_edge:
+	mov.pred %p6, 1;
+	bra.uni $L23_binop_done;
+$L31_edge:
+	mov.pred %p10, 1;
+	bra.uni $L26_binop_done;
+$L32_edge:
+	mov.pred %p12, 0;
+	bra.uni $L28_binop_done;
+$L33_edge:
+	mov.f32 %f5, %f2;
+	mov.s32 %r15, %r10;
+	bra.uni $L7_if_done;
+$L34_entry:
+	.loc 5 113 27
+	mov.u64 %rd40, smem0;
+	.loc 5 114 25
+	mov.u64 %rd41, smem1;
+	.loc 5 115 19
+	bra.uni $L40_entry;
+$L35_if_then:
+	.loc 5 117 12
+	mov.u32 %r30, %tid.z;
+	mov.u32 %r31, %ntid.y;
+	mov.u32 %r32, %tid.y;
+	mad.lo.u32 %r29, %r30, %r31, %r32;
+	mov.u32 %r34, %ntid.x;
+	mov.u32 %r35, %tid.x;
+	mad.lo.u32 %r33, %r29, %r34, %r35;
+	shr.u32 %r28, %r33, 5;
+	cvt.s64.u32 %rd45, %r28;
+	.loc 5 117 26
+	mov.u32 %r38, %tid.z;
+	mov.u32 %r39, %ntid.y;
+	mov.u32 %r40, %tid.y;
+	mad.lo.u32 %r37, %r38, %r39, %r40;
+	mov.u32 %r42, %ntid.x;
+	mov.u32 %r43, %tid.x;
+	mad.lo.u32 %r41, %r37, %r42, %r43;
+	shr.u32 %r36, %r41, 5;
+	cvt.s64.u32 %rd46, %r36;
+	.loc 5 117 5
+	setp.hs.u64 %p27, %rd45, 32;
+	@%p27 bra $L63_oob1;
+	shl.b64 %rd47, %rd45, 2;
+	add.s64 %rd48, %rd40, %rd47;
+	st.shared.f32 [%rd48], %f7;
+	.loc 5 117 19
+	setp.hs.u64 %p28, %rd46, 32;
+	@%p28 bra $L64_oob2;
+	shl.b64 %rd49, %rd46, 2;
+	add.s64 %rd50, %rd41, %rd49;
+	st.shared.s32 [%rd50], %r21;
+	bra.uni $L36_if_done;
+$L36_if_done:
+	.loc 5 119 8
+	bar.sync 0;
+	.loc 5 120 15
+	bra.uni $L65_entry;
+$L37_if_then:
+	.loc 5 122 19
+	mov.u32 %r50, %laneid;
+	cvt.s64.u32 %rd56, %r50;
+	.loc 5 122 12
+	setp.hs.u64 %p30, %rd56, 32;
+	@%p30 bra $L68_oob3;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd40, %rd57;
+	ld.shared.f32 %f14, [%rd58];
+	.loc 5 122 33
+	mov.u32 %r51, %laneid;
+	cvt.s64.u32 %rd59, %r51;
+	.loc 5 122 26
+	setp.hs.u64 %p31, %rd59, 32;
+	@%p31 bra $L69_oob4;
+	shl.b64 %rd60, %rd59, 2;
+	add.s64 %rd61, %rd41, %rd60;
+	ld.shared.s32 %r52, [%rd61];
+	mov.f32 %f13, %f14;
+	mov.s32 %r49, %r52;
+	bra.uni $L70_entry;
+$L39_ret_blockArgMax:
+	.loc 5 74 16
+	mov.u32 %r59, %tid.x;
+	cvt.s64.u32 %rd64, %r59;
+	mov.u32 %r60, %tid.y;
+	cvt.s64.u32 %rd65, %r60;
+	mov.u32 %r61, %tid.z;
+	cvt.s64.u32 %rd66, %r61;
+	.loc 5 74 21
+	setp.eq.s64 %p44, %rd64, 0;
+	@%p44 bra $L8_if_then;
+	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L40_entry:
+	mov.f32 %f8, %f2;
+	mov.s32 %r22, %r10;
+	mov.s64 %rd42, 16;
+	bra.uni $L41_for_loop;
+$L41_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p14, %rd42, 0;
+	@%p14 bra $L42_for_body;
+	bra.uni $L43_for_done;
+$L42_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r23, %rd42;
+	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r24, %rd42;
+	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
+	.loc 5 133 15
+	bra.uni $L47_entry;
+$L43_for_done:
+	.loc 5 137 2
+	mov.f32 %f7, %f8;
+	mov.s32 %r21, %r22;
+	bra.uni $L46_ret_warpArgMax;
+$L44_if_then:
+	mov.f32 %f10, %f9;
+	mov.s32 %r26, %r25;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 5 131 22
+	div.s64 %rd43, %rd42, 2;
+	mov.f32 %f8, %f10;
+	mov.s32 %r22, %r26;
+	mov.s64 %rd42, %rd43;
+	bra.uni $L41_for_loop;
+$L46_ret_warpArgMax:
+	.loc 5 116 11
+	mov.u32 %r27, %laneid;
+	cvt.s64.u32 %rd44, %r27;
+	.loc 5 116 14
+	setp.eq.s64 %p26, %rd44, 0;
+	@%p26 bra $L35_if_then;
+	bra.uni $L36_if_done;
+$L47_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p16, %f9, %f9;
+	@%p16 bra $L48_switch_body;
+	bra.uni $L50_switch_next;
+$L48_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p17, %f8, %f8;
+	@%p17 bra $L59_edge;
+	bra.uni $L51_binop_rhs;
+$L49_switch_body:
+	.loc 5 105 3
+	mov.pred %p15, 0;
+	bra.uni $L58_ret_argBetter;
+$L50_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p20, %f8, %f8;
+	@%p20 bra $L49_switch_body;
+	bra.uni $L53_switch_next;
+$L51_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p19, %r25, %r22;
+	mov.pred %p18, %p19;
+	bra.uni $L52_binop_done;
+$L52_binop_done:
+	.loc 5 103 3
+	mov.pred %p15, %p18;
+	bra.uni $L58_ret_argBetter;
+$L53_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p21, %f9, %f8;
+	@%p21 bra $L60_edge;
+	bra.uni $L54_binop_rhs;
+$L54_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p23, %f9, %f8;
+	@%p23 bra $L56_binop_rhs;
+	bra.uni $L61_edge;
+$L55_binop_done:
+	.loc 5 107 2
+	mov.pred %p15, %p22;
+	bra.uni $L58_ret_argBetter;
+$L56_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p25, %r25, %r22;
+	mov.pred %p24, %p25;
+	bra.uni $L57_binop_done;
+$L57_binop_done:
+	mov.pred %p22, %p24;
+	bra.uni $L55_binop_done;
+$L58_ret_argBetter:
+	@%p15 bra $L44_if_then;
+	bra.uni $L62_edge;
+$L59_edge:
+	mov.pred %p18, 1;
+	bra.uni $L52_binop_done;
+$L60_edge:
+	mov.pred %p22, 1;
+	bra.uni $L55_binop_done;
+$L61_edge:
+	mov.pred %p24, 0;
+	bra.uni $L57_binop_done;
+$L62_edge:
+	mov.f32 %f10, %f8;
+	mov.s32 %r26, %r22;
+	bra.uni $L45_if_done;
+$L63_oob1:
+	.loc 5 117 5
+	mov.u64 %rd27, 0xB00000002;
+	mov.u64 %rd28, %rd45;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L64_oob2:
+	.loc 5 117 19
+	mov.u64 %rd27, 0xB00000003;
+	mov.u64 %rd28, %rd46;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L65_entry:
+	.loc 10 70 52
+	mov.u32 %r44, 0xFF800000;
+	mov.b32 %f12, %r44;
+	.loc 10 70 25
+	mov.f32 %f11, %f12;
+	bra.uni $L66_ret_negInf;
+$L66_ret_negInf:
+	.loc 5 121 11
+	mov.u32 %r45, %laneid;
+	cvt.s64.u32 %rd51, %r45;
+	.loc 5 121 26
+	mov.u32 %r46, %ntid.x;
+	cvt.s64.u32 %rd52, %r46;
+	mov.u32 %r47, %ntid.y;
+	cvt.s64.u32 %rd53, %r47;
+	mov.u32 %r48, %ntid.z;
+	cvt.s64.u32 %rd54, %r48;
+	.loc 5 121 30
+	div.s64 %rd55, %rd52, 32;
+	.loc 5 121 14
+	setp.lt.s64 %p29, %rd51, %rd55;
+	@%p29 bra $L37_if_then;
+	bra.uni $L67_edge;
+$L67_edge:
+	mov.f32 %f13, %f11;
+	mov.s32 %r49, 2147483647;
+	bra.uni $L70_entry;
+$L68_oob3:
+	.loc 5 122 12
+	mov.u64 %rd27, 0xB00000004;
+	mov.u64 %rd28, %rd56;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L69_oob4:
+	.loc 5 122 26
+	mov.u64 %rd27, 0xB00000005;
+	mov.u64 %rd28, %rd59;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L70_entry:
+	mov.f32 %f16, %f13;
+	mov.s32 %r54, %r49;
+	mov.s64 %rd62, 16;
+	bra.uni $L71_for_loop;
+$L71_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p32, %rd62, 0;
+	@%p32 bra $L72_for_body;
+	bra.uni $L73_for_done;
+$L72_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r55, %rd62;
+	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r56, %rd62;
+	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
+	.loc 5 133 15
+	bra.uni $L77_entry;
+$L73_for_done:
+	.loc 5 137 2
+	mov.f32 %f15, %f16;
+	mov.s32 %r53, %r54;
+	bra.uni $L76_ret_warpArgMax;
+$L74_if_then:
+	mov.f32 %f18, %f17;
+	mov.s32 %r58, %r57;
+	bra.uni $L75_if_done;
+$L75_if_done:
+	.loc 5 131 22
+	div.s64 %rd63, %rd62, 2;
+	mov.f32 %f16, %f18;
+	mov.s32 %r54, %r58;
+	mov.s64 %rd62, %rd63;
+	bra.uni $L71_for_loop;
+$L76_ret_warpArgMax:
+	.loc 5 125 8
+	bar.sync 0;
+	.loc 5 126 2
+	mov.f32 %f6, %f15;
+	mov.s32 %r20, %r53;
+	bra.uni $L39_ret_blockArgMax;
+$L77_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p34, %f17, %f17;
+	@%p34 bra $L78_switch_body;
+	bra.uni $L80_switch_next;
+$L78_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p35, %f16, %f16;
+	@%p35 bra $L89_edge;
+	bra.uni $L81_binop_rhs;
+$L79_switch_body:
+	.loc 5 105 3
+	mov.pred %p33, 0;
+	bra.uni $L88_ret_argBetter;
+$L80_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p38, %f16, %f16;
+	@%p38 bra $L79_switch_body;
+	bra.uni $L83_switch_next;
+$L81_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p37, %r57, %r54;
+	mov.pred %p36, %p37;
+	bra.uni $L82_binop_done;
+$L82_binop_done:
+	.loc 5 103 3
+	mov.pred %p33, %p36;
+	bra.uni $L88_ret_argBetter;
+$L83_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p39, %f17, %f16;
+	@%p39 bra $L90_edge;
+	bra.uni $L84_binop_rhs;
+$L84_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p41, %f17, %f16;
+	@%p41 bra $L86_binop_rhs;
+	bra.uni $L91_edge;
+$L85_binop_done:
+	.loc 5 107 2
+	mov.pred %p33, %p40;
+	bra.uni $L88_ret_argBetter;
+$L86_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p43, %r57, %r54;
+	mov.pred %p42, %p43;
+	bra.uni $L87_binop_done;
+$L87_binop_done:
+	mov.pred %p40, %p42;
+	bra.uni $L85_binop_done;
+$L88_ret_argBetter:
+	@%p33 bra $L74_if_then;
+	bra.uni $L92_edge;
+$L89_edge:
+	mov.pred %p36, 1;
+	bra.uni $L82_binop_done;
+$L90_edge:
+	mov.pred %p40, 1;
+	bra.uni $L85_binop_done;
+$L91_edge:
+	mov.pred %p42, 0;
+	bra.uni $L87_binop_done;
+$L92_edge:
+	mov.f32 %f18, %f16;
+	mov.s32 %r58, %r54;
+	bra.uni $L75_if_done;
+$L93_oob5:
+	.loc 5 76 10
+	mov.u64 %rd27, 0xB00000006;
+	mov.u64 %rd28, %rd71;
+	mov.u64 %rd29, %rd2;
+	bra.uni $L13_bounds_fail;
+$L94_oob6:
+	.loc 5 76 22
+	mov.u64 %rd27, 0xB00000007;
+	mov.u64 %rd28, %rd71;
+	mov.u64 %rd29, %rd5;
+	bra.uni $L13_bounds_fail;
+$L13_bounds_fail:
+	atom.global.cas.b64 %rd30, [kern_error], 0, %rd27;
+	setp.eq.u64 %p2, %rd30, 0;
+	@!%p2 bra $L14_bounds_exit;
+	st.global.u64 [kern_error+8], %rd28;
+	st.global.u64 [kern_error+16], %rd29;
+	mov.u32 %r11, %ctaid.x;
+	mov.u32 %r12, %ntid.x;
+	mul.wide.u32 %rd31, %r11, %r12;
+	mov.u32 %r13, %tid.x;
+	cvt.u64.u32 %rd32, %r13;
+	add.s64 %rd33, %rd31, %rd32;
+	st.global.u64 [kern_error+24], %rd33;
+	bra.uni $L14_bounds_exit;
+}
+
+.visible .entry argmaxPartBF16(
+	.param .u64 bestVal_ptr,
+	.param .s64 bestVal_len,
+	.param .u64 bestIdx_ptr,
+	.param .s64 bestIdx_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .s64 cols,
+	.param .s64 chunk
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<47>;
+	.reg .b16 %rs<1>;
+	.reg .b32 %r<66>;
+	.reg .b64 %rd<76>;
+	.reg .f32 %f<19>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 5 56 6
+	ld.param.u64 %rd0, [bestVal_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [bestVal_len];
+	ld.param.u64 %rd3, [bestIdx_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [bestIdx_len];
+	ld.param.u64 %rd6, [x_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [x_len];
+	ld.param.s64 %rd9, [cols];
+	ld.param.s64 %rd10, [chunk];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 5 64 25
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd11, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd12, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd13, %r2;
+	.loc 5 64 41
+	mov.u32 %r3, %ctaid.x;
+	cvt.s64.u32 %rd14, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.s64.u32 %rd15, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.s64.u32 %rd16, %r5;
+	.loc 5 65 13
+	mul.lo.s64 %rd17, %rd15, %rd10;
+	.loc 5 66 14
+	add.s64 %rd18, %rd17, %rd10;
+	.loc 5 66 11
+	min.s64 %rd19, %rd18, %rd9;
+	.loc 5 67 16
+	bra.uni $L11_entry;
+$L3_for_loop:
+	.loc 5 68 35
+	setp.lt.s64 %p0, %rd24, %rd19;
+	@%p0 bra $L4_for_body;
+	bra.uni $L34_entry;
+$L4_for_body:
+	.loc 5 69 23
+	mul.lo.s64 %rd25, %rd11, %rd9;
+	.loc 5 69 28
+	add.s64 %rd26, %rd25, %rd24;
+	.loc 5 69 19
+	setp.hs.u64 %p1, %rd26, %rd8;
+	@%p1 bra $L15_oob0;
+	shl.b64 %rd34, %rd26, 1;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.u16 %rs0, [%rd35];
+	.loc 5 69 17
+	bra.uni $L16_entry;
+$L6_if_then:
+	.loc 5 70 19
+	cvt.s32.s64 %r17, %rd24;
+	mov.f32 %f5, %f3;
+	mov.s32 %r16, %r17;
+	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 5 68 56
+	mov.u32 %r18, %ntid.x;
+	cvt.s64.u32 %rd36, %r18;
+	mov.u32 %r19, %ntid.y;
+	cvt.s64.u32 %rd37, %r19;
+	mov.u32 %r20, %ntid.z;
+	cvt.s64.u32 %rd38, %r20;
+	.loc 5 68 41
+	add.s64 %rd39, %rd24, %rd36;
+	mov.f32 %f2, %f5;
+	mov.s32 %r10, %r16;
+	mov.s64 %rd24, %rd39;
+	bra.uni $L3_for_loop;
+$L8_if_then:
+	.loc 5 75 21
+	mov.u32 %r63, %nctaid.x;
+	cvt.s64.u32 %rd67, %r63;
+	mov.u32 %r64, %nctaid.y;
+	cvt.s64.u32 %rd68, %r64;
+	mov.u32 %r65, %nctaid.z;
+	cvt.s64.u32 %rd69, %r65;
+	.loc 5 75 11
+	mul.lo.s64 %rd70, %rd11, %rd68;
+	.loc 5 75 26
+	add.s64 %rd71, %rd70, %rd15;
+	.loc 5 76 10
+	setp.hs.u64 %p45, %rd71, %rd2;
+	@%p45 bra $L93_oob5;
+	shl.b64 %rd72, %rd71, 2;
+	add.s64 %rd73, %rd1, %rd72;
+	st.global.f32 [%rd73], %f6;
+	.loc 5 76 22
+	setp.hs.u64 %p46, %rd71, %rd5;
+	@%p46 bra $L94_oob6;
+	shl.b64 %rd74, %rd71, 2;
+	add.s64 %rd75, %rd4, %rd74;
+	st.global.s32 [%rd75], %r21;
+	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L11_entry:
+	.loc 10 70 52
+	mov.u32 %r6, 0xFF800000;
+	mov.b32 %f1, %r6;
+	.loc 10 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L12_ret_negInf;
+$L12_ret_negInf:
+	.loc 5 68 27
+	mov.u32 %r7, %tid.x;
+	cvt.s64.u32 %rd20, %r7;
+	mov.u32 %r8, %tid.y;
+	cvt.s64.u32 %rd21, %r8;
+	mov.u32 %r9, %tid.z;
+	cvt.s64.u32 %rd22, %r9;
+	.loc 5 68 14
+	add.s64 %rd23, %rd17, %rd20;
+	mov.f32 %f2, %f0;
+	mov.s32 %r10, 2147483647;
+	mov.s64 %rd24, %rd23;
+	bra.uni $L3_for_loop;
+$L14_bounds_exit:
+	exit;
+$L15_oob0:
+	.loc 5 69 19
+	mov.u64 %rd27, 0xC00000001;
+	mov.u64 %rd28, %rd26;
+	mov.u64 %rd29, %rd8;
+	bra.uni $L13_bounds_fail;
+$L16_entry:
+	.loc 6 40 62
+	cvt.u32.u16 %r14, %rs0;
+	shl.b32 %r14, %r14, 16;
+	mov.b32 %f4, %r14;
+	.loc 6 40 46
+	mov.f32 %f3, %f4;
+	bra.uni $L17_ret_load;
+$L17_ret_load:
+	.loc 5 69 52
+	cvt.s32.s64 %r15, %rd24;
+	.loc 5 69 43
+	bra.uni $L18_entry;
+$L18_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p4, %f3, %f3;
+	@%p4 bra $L19_switch_body;
+	bra.uni $L21_switch_next;
+$L19_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p5, %f2, %f2;
+	@%p5 bra $L30_edge;
+	bra.uni $L22_binop_rhs;
+$L20_switch_body:
+	.loc 5 105 3
+	mov.pred %p3, 0;
+	bra.uni $L29_ret_argBetter;
+$L21_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p8, %f2, %f2;
+	@%p8 bra $L20_switch_body;
+	bra.uni $L24_switch_next;
+$L22_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p7, %r15, %r10;
+	mov.pred %p6, %p7;
+	bra.uni $L23_binop_done;
+$L23_binop_done:
+	.loc 5 103 3
+	mov.pred %p3, %p6;
+	bra.uni $L29_ret_argBetter;
+$L24_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p9, %f3, %f2;
+	@%p9 bra $L31_edge;
+	bra.uni $L25_binop_rhs;
+$L25_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p11, %f3, %f2;
+	@%p11 bra $L27_binop_rhs;
+	bra.uni $L32_edge;
+$L26_binop_done:
+	.loc 5 107 2
+	mov.pred %p3, %p10;
+	bra.uni $L29_ret_argBetter;
+$L27_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p13, %r15, %r10;
+	mov.pred %p12, %p13;
+	bra.uni $L28_binop_done;
+$L28_binop_done:
+	mov.pred %p10, %p12;
+	bra.uni $L26_binop_done;
+$L29_ret_argBetter:
+	@%p3 bra $L6_if_then;
+	bra.uni $L33_edge;
+$L30_edge:
+	mov.pred %p6, 1;
+	bra.uni $L23_binop_done;
+$L31_edge:
+	mov.pred %p10, 1;
+	bra.uni $L26_binop_done;
+$L32_edge:
+	mov.pred %p12, 0;
+	bra.uni $L28_binop_done;
+$L33_edge:
+	mov.f32 %f5, %f2;
+	mov.s32 %r16, %r10;
+	bra.uni $L7_if_done;
+$L34_entry:
+	.loc 5 113 27
+	mov.u64 %rd40, smem0;
+	.loc 5 114 25
+	mov.u64 %rd41, smem1;
+	.loc 5 115 19
+	bra.uni $L40_entry;
+$L35_if_then:
+	.loc 5 117 12
+	mov.u32 %r31, %tid.z;
+	mov.u32 %r32, %ntid.y;
+	mov.u32 %r33, %tid.y;
+	mad.lo.u32 %r30, %r31, %r32, %r33;
+	mov.u32 %r35, %ntid.x;
+	mov.u32 %r36, %tid.x;
+	mad.lo.u32 %r34, %r30, %r35, %r36;
+	shr.u32 %r29, %r34, 5;
+	cvt.s64.u32 %rd45, %r29;
+	.loc 5 117 26
+	mov.u32 %r39, %tid.z;
+	mov.u32 %r40, %ntid.y;
+	mov.u32 %r41, %tid.y;
+	mad.lo.u32 %r38, %r39, %r40, %r41;
+	mov.u32 %r43, %ntid.x;
+	mov.u32 %r44, %tid.x;
+	mad.lo.u32 %r42, %r38, %r43, %r44;
+	shr.u32 %r37, %r42, 5;
+	cvt.s64.u32 %rd46, %r37;
+	.loc 5 117 5
+	setp.hs.u64 %p27, %rd45, 32;
+	@%p27 bra $L63_oob1;
+	shl.b64 %rd47, %rd45, 2;
+	add.s64 %rd48, %rd40, %rd47;
+	st.shared.f32 [%rd48], %f7;
+	.loc 5 117 19
+	setp.hs.u64 %p28, %rd46, 32;
+	@%p28 bra $L64_oob2;
+	shl.b64 %rd49, %rd46, 2;
+	add.s64 %rd50, %rd41, %rd49;
+	st.shared.s32 [%rd50], %r22;
+	bra.uni $L36_if_done;
+$L36_if_done:
+	.loc 5 119 8
+	bar.sync 0;
+	.loc 5 120 15
+	bra.uni $L65_entry;
+$L37_if_then:
+	.loc 5 122 19
+	mov.u32 %r51, %laneid;
+	cvt.s64.u32 %rd56, %r51;
+	.loc 5 122 12
+	setp.hs.u64 %p30, %rd56, 32;
+	@%p30 bra $L68_oob3;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd40, %rd57;
+	ld.shared.f32 %f14, [%rd58];
+	.loc 5 122 33
+	mov.u32 %r52, %laneid;
+	cvt.s64.u32 %rd59, %r52;
+	.loc 5 122 26
+	setp.hs.u64 %p31, %rd59, 32;
+	@%p31 bra $L69_oob4;
+	shl.b64 %rd60, %rd59, 2;
+	add.s64 %rd61, %rd41, %rd60;
+	ld.shared.s32 %r53, [%rd61];
+	mov.f32 %f13, %f14;
+	mov.s32 %r50, %r53;
+	bra.uni $L70_entry;
+$L39_ret_blockArgMax:
+	.loc 5 74 16
+	mov.u32 %r60, %tid.x;
+	cvt.s64.u32 %rd64, %r60;
+	mov.u32 %r61, %tid.y;
+	cvt.s64.u32 %rd65, %r61;
+	mov.u32 %r62, %tid.z;
+	cvt.s64.u32 %rd66, %r62;
+	.loc 5 74 21
+	setp.eq.s64 %p44, %rd64, 0;
+	@%p44 bra $L8_if_then;
+	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L40_entry:
+	mov.f32 %f8, %f2;
+	mov.s32 %r23, %r10;
+	mov.s64 %rd42, 16;
+	bra.uni $L41_for_loop;
+$L41_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p14, %rd42, 0;
+	@%p14 bra $L42_for_body;
+	bra.uni $L43_for_done;
+$L42_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r24, %rd42;
+	shfl.sync.bfly.b32 %f9, %f8, %r24, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r25, %rd42;
+	shfl.sync.bfly.b32 %r26, %r23, %r25, 31, -1;
+	.loc 5 133 15
+	bra.uni $L47_entry;
+$L43_for_done:
+	.loc 5 137 2
+	mov.f32 %f7, %f8;
+	mov.s32 %r22, %r23;
+	bra.uni $L46_ret_warpArgMax;
+$L44_if_then:
+	mov.f32 %f10, %f9;
+	mov.s32 %r27, %r26;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 5 131 22
+	div.s64 %rd43, %rd42, 2;
+	mov.f32 %f8, %f10;
+	mov.s32 %r23, %r27;
+	mov.s64 %rd42, %rd43;
+	bra.uni $L41_for_loop;
+$L46_ret_warpArgMax:
+	.loc 5 116 11
+	mov.u32 %r28, %laneid;
+	cvt.s64.u32 %rd44, %r28;
+	.loc 5 116 14
+	setp.eq.s64 %p26, %rd44, 0;
+	@%p26 bra $L35_if_then;
+	bra.uni $L36_if_done;
+$L47_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p16, %f9, %f9;
+	@%p16 bra $L48_switch_body;
+	bra.uni $L50_switch_next;
+$L48_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p17, %f8, %f8;
+	@%p17 bra $L59_edge;
+	bra.uni $L51_binop_rhs;
+$L49_switch_body:
+	.loc 5 105 3
+	mov.pred %p15, 0;
+	bra.uni $L58_ret_argBetter;
+$L50_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p20, %f8, %f8;
+	@%p20 bra $L49_switch_body;
+	bra.uni $L53_switch_next;
+$L51_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p19, %r26, %r23;
+	mov.pred %p18, %p19;
+	bra.uni $L52_binop_done;
+$L52_binop_done:
+	.loc 5 103 3
+	mov.pred %p15, %p18;
+	bra.uni $L58_ret_argBetter;
+$L53_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p21, %f9, %f8;
+	@%p21 bra $L60_edge;
+	bra.uni $L54_binop_rhs;
+$L54_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p23, %f9, %f8;
+	@%p23 bra $L56_binop_rhs;
+	bra.uni $L61_edge;
+$L55_binop_done:
+	.loc 5 107 2
+	mov.pred %p15, %p22;
+	bra.uni $L58_ret_argBetter;
+$L56_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p25, %r26, %r23;
+	mov.pred %p24, %p25;
+	bra.uni $L57_binop_done;
+$L57_binop_done:
+	mov.pred %p22, %p24;
+	bra.uni $L55_binop_done;
+$L58_ret_argBetter:
+	@%p15 bra $L44_if_then;
+	bra.uni $L62_edge;
+$L59_edge:
+	mov.pred %p18, 1;
+	bra.uni $L52_binop_done;
+$L60_edge:
+	mov.pred %p22, 1;
+	bra.uni $L55_binop_done;
+$L61_edge:
+	mov.pred %p24, 0;
+	bra.uni $L57_binop_done;
+$L62_edge:
+	mov.f32 %f10, %f8;
+	mov.s32 %r27, %r23;
+	bra.uni $L45_if_done;
+$L63_oob1:
+	.loc 5 117 5
+	mov.u64 %rd27, 0xC00000002;
+	mov.u64 %rd28, %rd45;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L64_oob2:
+	.loc 5 117 19
+	mov.u64 %rd27, 0xC00000003;
+	mov.u64 %rd28, %rd46;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L65_entry:
+	.loc 10 70 52
+	mov.u32 %r45, 0xFF800000;
+	mov.b32 %f12, %r45;
+	.loc 10 70 25
+	mov.f32 %f11, %f12;
+	bra.uni $L66_ret_negInf;
+$L66_ret_negInf:
+	.loc 5 121 11
+	mov.u32 %r46, %laneid;
+	cvt.s64.u32 %rd51, %r46;
+	.loc 5 121 26
+	mov.u32 %r47, %ntid.x;
+	cvt.s64.u32 %rd52, %r47;
+	mov.u32 %r48, %ntid.y;
+	cvt.s64.u32 %rd53, %r48;
+	mov.u32 %r49, %ntid.z;
+	cvt.s64.u32 %rd54, %r49;
+	.loc 5 121 30
+	div.s64 %rd55, %rd52, 32;
+	.loc 5 121 14
+	setp.lt.s64 %p29, %rd51, %rd55;
+	@%p29 bra $L37_if_then;
+	bra.uni $L67_edge;
+$L67_edge:
+	mov.f32 %f13, %f11;
+	mov.s32 %r50, 2147483647;
+	bra.uni $L70_entry;
+$L68_oob3:
+	.loc 5 122 12
+	mov.u64 %rd27, 0xC00000004;
+	mov.u64 %rd28, %rd56;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L69_oob4:
+	.loc 5 122 26
+	mov.u64 %rd27, 0xC00000005;
+	mov.u64 %rd28, %rd59;
+	mov.u64 %rd29, 32;
+	bra.uni $L13_bounds_fail;
+$L70_entry:
+	mov.f32 %f16, %f13;
+	mov.s32 %r55, %r50;
+	mov.s64 %rd62, 16;
+	bra.uni $L71_for_loop;
+$L71_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p32, %rd62, 0;
+	@%p32 bra $L72_for_body;
+	bra.uni $L73_for_done;
+$L72_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r56, %rd62;
+	shfl.sync.bfly.b32 %f17, %f16, %r56, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r57, %rd62;
+	shfl.sync.bfly.b32 %r58, %r55, %r57, 31, -1;
+	.loc 5 133 15
+	bra.uni $L77_entry;
+$L73_for_done:
+	.loc 5 137 2
+	mov.f32 %f15, %f16;
+	mov.s32 %r54, %r55;
+	bra.uni $L76_ret_warpArgMax;
+$L74_if_then:
+	mov.f32 %f18, %f17;
+	mov.s32 %r59, %r58;
+	bra.uni $L75_if_done;
+$L75_if_done:
+	.loc 5 131 22
+	div.s64 %rd63, %rd62, 2;
+	mov.f32 %f16, %f18;
+	mov.s32 %r55, %r59;
+	mov.s64 %rd62, %rd63;
+	bra.uni $L71_for_loop;
+$L76_ret_warpArgMax:
+	.loc 5 125 8
+	bar.sync 0;
+	.loc 5 126 2
+	mov.f32 %f6, %f15;
+	mov.s32 %r21, %r54;
+	bra.uni $L39_ret_blockArgMax;
+$L77_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p34, %f17, %f17;
+	@%p34 bra $L78_switch_body;
+	bra.uni $L80_switch_next;
+$L78_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p35, %f16, %f16;
+	@%p35 bra $L89_edge;
+	bra.uni $L81_binop_rhs;
+$L79_switch_body:
+	.loc 5 105 3
+	mov.pred %p33, 0;
+	bra.uni $L88_ret_argBetter;
+$L80_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p38, %f16, %f16;
+	@%p38 bra $L79_switch_body;
+	bra.uni $L83_switch_next;
+$L81_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p37, %r58, %r55;
+	mov.pred %p36, %p37;
+	bra.uni $L82_binop_done;
+$L82_binop_done:
+	.loc 5 103 3
+	mov.pred %p33, %p36;
+	bra.uni $L88_ret_argBetter;
+$L83_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p39, %f17, %f16;
+	@%p39 bra $L90_edge;
+	bra.uni $L84_binop_rhs;
+$L84_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p41, %f17, %f16;
+	@%p41 bra $L86_binop_rhs;
+	bra.uni $L91_edge;
+$L85_binop_done:
+	.loc 5 107 2
+	mov.pred %p33, %p40;
+	bra.uni $L88_ret_argBetter;
+$L86_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p43, %r58, %r55;
+	mov.pred %p42, %p43;
+	bra.uni $L87_binop_done;
+$L87_binop_done:
+	mov.pred %p40, %p42;
+	bra.uni $L85_binop_done;
+$L88_ret_argBetter:
+	@%p33 bra $L74_if_then;
+	bra.uni $L92_edge;
+$L89_edge:
+	mov.pred %p36, 1;
+	bra.uni $L82_binop_done;
+$L90_edge:
+	mov.pred %p40, 1;
+	bra.uni $L85_binop_done;
+$L91_edge:
+	mov.pred %p42, 0;
+	bra.uni $L87_binop_done;
+$L92_edge:
+	mov.f32 %f18, %f16;
+	mov.s32 %r59, %r55;
+	bra.uni $L75_if_done;
+$L93_oob5:
+	.loc 5 76 10
+	mov.u64 %rd27, 0xC00000006;
+	mov.u64 %rd28, %rd71;
+	mov.u64 %rd29, %rd2;
+	bra.uni $L13_bounds_fail;
+$L94_oob6:
+	.loc 5 76 22
+	mov.u64 %rd27, 0xC00000007;
+	mov.u64 %rd28, %rd71;
+	mov.u64 %rd29, %rd5;
+	bra.uni $L13_bounds_fail;
+$L13_bounds_fail:
+	atom.global.cas.b64 %rd30, [kern_error], 0, %rd27;
+	setp.eq.u64 %p2, %rd30, 0;
+	@!%p2 bra $L14_bounds_exit;
+	st.global.u64 [kern_error+8], %rd28;
+	st.global.u64 [kern_error+16], %rd29;
+	mov.u32 %r11, %ctaid.x;
+	mov.u32 %r12, %ntid.x;
+	mul.wide.u32 %rd31, %r11, %r12;
+	mov.u32 %r13, %tid.x;
+	cvt.u64.u32 %rd32, %r13;
+	add.s64 %rd33, %rd31, %rd32;
+	st.global.u64 [kern_error+24], %rd33;
+	bra.uni $L14_bounds_exit;
+}
+
+.visible .entry argmaxFinal(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 bestVal_ptr,
+	.param .s64 bestVal_len,
+	.param .u64 bestIdx_ptr,
+	.param .s64 bestIdx_len,
+	.param .s64 parts
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<47>;
+	.reg .b32 %r<58>;
+	.reg .b64 %rd<65>;
+	.reg .f32 %f<18>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+
+	.loc 5 83 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [bestVal_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [bestVal_len];
+	ld.param.u64 %rd6, [bestIdx_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [bestIdx_len];
+	ld.param.s64 %rd9, [parts];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 5 84 19
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd10, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd11, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd12, %r2;
+	.loc 5 85 16
+	bra.uni $L9_entry;
+$L2_for_loop:
+	.loc 5 86 30
+	setp.lt.s64 %p0, %rd16, %rd9;
+	@%p0 bra $L3_for_body;
+	bra.uni $L31_entry;
+$L3_for_body:
+	.loc 5 87 26
+	mul.lo.s64 %rd17, %rd10, %rd9;
+	.loc 5 87 32
+	add.s64 %rd18, %rd17, %rd16;
+	.loc 5 87 22
+	setp.hs.u64 %p1, %rd18, %rd5;
+	@%p1 bra $L13_oob0;
+	shl.b64 %rd26, %rd18, 2;
+	add.s64 %rd27, %rd4, %rd26;
+	ld.global.nc.f32 %f3, [%rd27];
+	.loc 5 87 48
+	mul.lo.s64 %rd28, %rd10, %rd9;
+	.loc 5 87 54
+	add.s64 %rd29, %rd28, %rd16;
+	.loc 5 87 44
+	setp.hs.u64 %p3, %rd29, %rd8;
+	@%p3 bra $L14_oob1;
+	shl.b64 %rd30, %rd29, 2;
+	add.s64 %rd31, %rd7, %rd30;
+	ld.global.nc.s32 %r11, [%rd31];
+	.loc 5 87 68
+	bra.uni $L15_entry;
+$L5_if_then:
+	mov.f32 %f4, %f3;
+	mov.s32 %r12, %r11;
+	bra.uni $L6_if_done;
+$L6_if_done:
+	.loc 5 86 54
+	mov.u32 %r13, %ntid.x;
+	cvt.s64.u32 %rd32, %r13;
+	mov.u32 %r14, %ntid.y;
+	cvt.s64.u32 %rd33, %r14;
+	mov.u32 %r15, %ntid.z;
+	cvt.s64.u32 %rd34, %r15;
+	.loc 5 86 39
+	add.s64 %rd35, %rd16, %rd32;
+	mov.f32 %f2, %f4;
+	mov.s32 %r7, %r12;
+	mov.s64 %rd16, %rd35;
+	bra.uni $L2_for_loop;
+$L7_if_then:
+	.loc 5 93 6
+	setp.hs.u64 %p46, %rd10, %rd2;
+	@%p46 bra $L90_oob6;
+	shl.b64 %rd63, %rd10, 2;
+	add.s64 %rd64, %rd1, %rd63;
+	st.global.s32 [%rd64], %r16;
+	bra.uni $L8_if_done;
+$L8_if_done:
+	ret;
+$L9_entry:
+	.loc 10 70 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 10 70 25
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_negInf;
+$L10_ret_negInf:
+	.loc 5 86 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd13, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd14, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd15, %r6;
+	mov.f32 %f2, %f0;
+	mov.s32 %r7, 2147483647;
+	mov.s64 %rd16, %rd13;
+	bra.uni $L2_for_loop;
+$L12_bounds_exit:
+	exit;
+$L13_oob0:
+	.loc 5 87 22
+	mov.u64 %rd19, 0xD00000001;
+	mov.u64 %rd20, %rd18;
+	mov.u64 %rd21, %rd5;
+	bra.uni $L11_bounds_fail;
+$L14_oob1:
+	.loc 5 87 44
+	mov.u64 %rd19, 0xD00000002;
+	mov.u64 %rd20, %rd29;
+	mov.u64 %rd21, %rd8;
+	bra.uni $L11_bounds_fail;
+$L15_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p5, %f3, %f3;
+	@%p5 bra $L16_switch_body;
+	bra.uni $L18_switch_next;
+$L16_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p6, %f2, %f2;
+	@%p6 bra $L27_edge;
+	bra.uni $L19_binop_rhs;
+$L17_switch_body:
+	.loc 5 105 3
+	mov.pred %p4, 0;
+	bra.uni $L26_ret_argBetter;
+$L18_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p9, %f2, %f2;
+	@%p9 bra $L17_switch_body;
+	bra.uni $L21_switch_next;
+$L19_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p8, %r11, %r7;
+	mov.pred %p7, %p8;
+	bra.uni $L20_binop_done;
+$L20_binop_done:
+	.loc 5 103 3
+	mov.pred %p4, %p7;
+	bra.uni $L26_ret_argBetter;
+$L21_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p10, %f3, %f2;
+	@%p10 bra $L28_edge;
+	bra.uni $L22_binop_rhs;
+$L22_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p12, %f3, %f2;
+	@%p12 bra $L24_binop_rhs;
+	bra.uni $L29_edge;
+$L23_binop_done:
+	.loc 5 107 2
+	mov.pred %p4, %p11;
+	bra.uni $L26_ret_argBetter;
+$L24_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p14, %r11, %r7;
+	mov.pred %p13, %p14;
+	bra.uni $L25_binop_done;
+$L25_binop_done:
+	mov.pred %p11, %p13;
+	bra.uni $L23_binop_done;
+$L26_ret_argBetter:
+	@%p4 bra $L5_if_then;
+	bra.uni $L30_edge;
+$L27_edge:
+	mov.pred %p7, 1;
+	bra.uni $L20_binop_done;
+$L28_edge:
+	mov.pred %p11, 1;
+	bra.uni $L23_binop_done;
+$L29_edge:
+	mov.pred %p13, 0;
+	bra.uni $L25_binop_done;
+$L30_edge:
+	mov.f32 %f4, %f2;
+	mov.s32 %r12, %r7;
+	bra.uni $L6_if_done;
+$L31_entry:
+	.loc 5 113 27
+	mov.u64 %rd36, smem0;
+	.loc 5 114 25
+	mov.u64 %rd37, smem1;
+	.loc 5 115 19
+	bra.uni $L37_entry;
+$L32_if_then:
+	.loc 5 117 12
+	mov.u32 %r26, %tid.z;
+	mov.u32 %r27, %ntid.y;
+	mov.u32 %r28, %tid.y;
+	mad.lo.u32 %r25, %r26, %r27, %r28;
+	mov.u32 %r30, %ntid.x;
+	mov.u32 %r31, %tid.x;
+	mad.lo.u32 %r29, %r25, %r30, %r31;
+	shr.u32 %r24, %r29, 5;
+	cvt.s64.u32 %rd41, %r24;
+	.loc 5 117 26
+	mov.u32 %r34, %tid.z;
+	mov.u32 %r35, %ntid.y;
+	mov.u32 %r36, %tid.y;
+	mad.lo.u32 %r33, %r34, %r35, %r36;
+	mov.u32 %r38, %ntid.x;
+	mov.u32 %r39, %tid.x;
+	mad.lo.u32 %r37, %r33, %r38, %r39;
+	shr.u32 %r32, %r37, 5;
+	cvt.s64.u32 %rd42, %r32;
+	.loc 5 117 5
+	setp.hs.u64 %p28, %rd41, 32;
+	@%p28 bra $L60_oob2;
+	shl.b64 %rd43, %rd41, 2;
+	add.s64 %rd44, %rd36, %rd43;
+	st.shared.f32 [%rd44], %f6;
+	.loc 5 117 19
+	setp.hs.u64 %p29, %rd42, 32;
+	@%p29 bra $L61_oob3;
+	shl.b64 %rd45, %rd42, 2;
+	add.s64 %rd46, %rd37, %rd45;
+	st.shared.s32 [%rd46], %r17;
+	bra.uni $L33_if_done;
+$L33_if_done:
+	.loc 5 119 8
+	bar.sync 0;
+	.loc 5 120 15
+	bra.uni $L62_entry;
+$L34_if_then:
+	.loc 5 122 19
+	mov.u32 %r46, %laneid;
+	cvt.s64.u32 %rd52, %r46;
+	.loc 5 122 12
+	setp.hs.u64 %p31, %rd52, 32;
+	@%p31 bra $L65_oob4;
+	shl.b64 %rd53, %rd52, 2;
+	add.s64 %rd54, %rd36, %rd53;
+	ld.shared.f32 %f13, [%rd54];
+	.loc 5 122 33
+	mov.u32 %r47, %laneid;
+	cvt.s64.u32 %rd55, %r47;
+	.loc 5 122 26
+	setp.hs.u64 %p32, %rd55, 32;
+	@%p32 bra $L66_oob5;
+	shl.b64 %rd56, %rd55, 2;
+	add.s64 %rd57, %rd37, %rd56;
+	ld.shared.s32 %r48, [%rd57];
+	mov.f32 %f12, %f13;
+	mov.s32 %r45, %r48;
+	bra.uni $L67_entry;
+$L36_ret_blockArgMax:
+	.loc 5 92 16
+	mov.u32 %r55, %tid.x;
+	cvt.s64.u32 %rd60, %r55;
+	mov.u32 %r56, %tid.y;
+	cvt.s64.u32 %rd61, %r56;
+	mov.u32 %r57, %tid.z;
+	cvt.s64.u32 %rd62, %r57;
+	.loc 5 92 21
+	setp.eq.s64 %p45, %rd60, 0;
+	@%p45 bra $L7_if_then;
+	bra.uni $L8_if_done;
+$L37_entry:
+	mov.f32 %f7, %f2;
+	mov.s32 %r18, %r7;
+	mov.s64 %rd38, 16;
+	bra.uni $L38_for_loop;
+$L38_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p15, %rd38, 0;
+	@%p15 bra $L39_for_body;
+	bra.uni $L40_for_done;
+$L39_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r19, %rd38;
+	shfl.sync.bfly.b32 %f8, %f7, %r19, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r20, %rd38;
+	shfl.sync.bfly.b32 %r21, %r18, %r20, 31, -1;
+	.loc 5 133 15
+	bra.uni $L44_entry;
+$L40_for_done:
+	.loc 5 137 2
+	mov.f32 %f6, %f7;
+	mov.s32 %r17, %r18;
+	bra.uni $L43_ret_warpArgMax;
+$L41_if_then:
+	mov.f32 %f9, %f8;
+	mov.s32 %r22, %r21;
+	bra.uni $L42_if_done;
+$L42_if_done:
+	.loc 5 131 22
+	div.s64 %rd39, %rd38, 2;
+	mov.f32 %f7, %f9;
+	mov.s32 %r18, %r22;
+	mov.s64 %rd38, %rd39;
+	bra.uni $L38_for_loop;
+$L43_ret_warpArgMax:
+	.loc 5 116 11
+	mov.u32 %r23, %laneid;
+	cvt.s64.u32 %rd40, %r23;
+	.loc 5 116 14
+	setp.eq.s64 %p27, %rd40, 0;
+	@%p27 bra $L32_if_then;
+	bra.uni $L33_if_done;
+$L44_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p17, %f8, %f8;
+	@%p17 bra $L45_switch_body;
+	bra.uni $L47_switch_next;
+$L45_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p18, %f7, %f7;
+	@%p18 bra $L56_edge;
+	bra.uni $L48_binop_rhs;
+$L46_switch_body:
+	.loc 5 105 3
+	mov.pred %p16, 0;
+	bra.uni $L55_ret_argBetter;
+$L47_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p21, %f7, %f7;
+	@%p21 bra $L46_switch_body;
+	bra.uni $L50_switch_next;
+$L48_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p20, %r21, %r18;
+	mov.pred %p19, %p20;
+	bra.uni $L49_binop_done;
+$L49_binop_done:
+	.loc 5 103 3
+	mov.pred %p16, %p19;
+	bra.uni $L55_ret_argBetter;
+$L50_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p22, %f8, %f7;
+	@%p22 bra $L57_edge;
+	bra.uni $L51_binop_rhs;
+$L51_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p24, %f8, %f7;
+	@%p24 bra $L53_binop_rhs;
+	bra.uni $L58_edge;
+$L52_binop_done:
+	.loc 5 107 2
+	mov.pred %p16, %p23;
+	bra.uni $L55_ret_argBetter;
+$L53_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p26, %r21, %r18;
+	mov.pred %p25, %p26;
+	bra.uni $L54_binop_done;
+$L54_binop_done:
+	mov.pred %p23, %p25;
+	bra.uni $L52_binop_done;
+$L55_ret_argBetter:
+	@%p16 bra $L41_if_then;
+	bra.uni $L59_edge;
+$L56_edge:
+	mov.pred %p19, 1;
+	bra.uni $L49_binop_done;
+$L57_edge:
+	mov.pred %p23, 1;
+	bra.uni $L52_binop_done;
+$L58_edge:
+	mov.pred %p25, 0;
+	bra.uni $L54_binop_done;
+$L59_edge:
+	mov.f32 %f9, %f7;
+	mov.s32 %r22, %r18;
+	bra.uni $L42_if_done;
+$L60_oob2:
+	.loc 5 117 5
+	mov.u64 %rd19, 0xD00000003;
+	mov.u64 %rd20, %rd41;
+	mov.u64 %rd21, 32;
+	bra.uni $L11_bounds_fail;
+$L61_oob3:
+	.loc 5 117 19
+	mov.u64 %rd19, 0xD00000004;
+	mov.u64 %rd20, %rd42;
+	mov.u64 %rd21, 32;
+	bra.uni $L11_bounds_fail;
+$L62_entry:
+	.loc 10 70 52
+	mov.u32 %r40, 0xFF800000;
+	mov.b32 %f11, %r40;
+	.loc 10 70 25
+	mov.f32 %f10, %f11;
+	bra.uni $L63_ret_negInf;
+$L63_ret_negInf:
+	.loc 5 121 11
+	mov.u32 %r41, %laneid;
+	cvt.s64.u32 %rd47, %r41;
+	.loc 5 121 26
+	mov.u32 %r42, %ntid.x;
+	cvt.s64.u32 %rd48, %r42;
+	mov.u32 %r43, %ntid.y;
+	cvt.s64.u32 %rd49, %r43;
+	mov.u32 %r44, %ntid.z;
+	cvt.s64.u32 %rd50, %r44;
+	.loc 5 121 30
+	div.s64 %rd51, %rd48, 32;
+	.loc 5 121 14
+	setp.lt.s64 %p30, %rd47, %rd51;
+	@%p30 bra $L34_if_then;
+	bra.uni $L64_edge;
+$L64_edge:
+	mov.f32 %f12, %f10;
+	mov.s32 %r45, 2147483647;
+	bra.uni $L67_entry;
+$L65_oob4:
+	.loc 5 122 12
+	mov.u64 %rd19, 0xD00000005;
+	mov.u64 %rd20, %rd52;
+	mov.u64 %rd21, 32;
+	bra.uni $L11_bounds_fail;
+$L66_oob5:
+	.loc 5 122 26
+	mov.u64 %rd19, 0xD00000006;
+	mov.u64 %rd20, %rd55;
+	mov.u64 %rd21, 32;
+	bra.uni $L11_bounds_fail;
+$L67_entry:
+	mov.f32 %f15, %f12;
+	mov.s32 %r50, %r45;
+	mov.s64 %rd58, 16;
+	bra.uni $L68_for_loop;
+$L68_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p33, %rd58, 0;
+	@%p33 bra $L69_for_body;
+	bra.uni $L70_for_done;
+$L69_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r51, %rd58;
+	shfl.sync.bfly.b32 %f16, %f15, %r51, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r52, %rd58;
+	shfl.sync.bfly.b32 %r53, %r50, %r52, 31, -1;
+	.loc 5 133 15
+	bra.uni $L74_entry;
+$L70_for_done:
+	.loc 5 137 2
+	mov.f32 %f14, %f15;
+	mov.s32 %r49, %r50;
+	bra.uni $L73_ret_warpArgMax;
+$L71_if_then:
+	mov.f32 %f17, %f16;
+	mov.s32 %r54, %r53;
+	bra.uni $L72_if_done;
+$L72_if_done:
+	.loc 5 131 22
+	div.s64 %rd59, %rd58, 2;
+	mov.f32 %f15, %f17;
+	mov.s32 %r50, %r54;
+	mov.s64 %rd58, %rd59;
+	bra.uni $L68_for_loop;
+$L73_ret_warpArgMax:
+	.loc 5 125 8
+	bar.sync 0;
+	.loc 5 126 2
+	mov.f32 %f5, %f14;
+	mov.s32 %r16, %r49;
+	bra.uni $L36_ret_blockArgMax;
+$L74_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p35, %f16, %f16;
+	@%p35 bra $L75_switch_body;
+	bra.uni $L77_switch_next;
+$L75_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p36, %f15, %f15;
+	@%p36 bra $L86_edge;
+	bra.uni $L78_binop_rhs;
+$L76_switch_body:
+	.loc 5 105 3
+	mov.pred %p34, 0;
+	bra.uni $L85_ret_argBetter;
+$L77_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p39, %f15, %f15;
+	@%p39 bra $L76_switch_body;
+	bra.uni $L80_switch_next;
+$L78_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p38, %r53, %r50;
+	mov.pred %p37, %p38;
+	bra.uni $L79_binop_done;
+$L79_binop_done:
+	.loc 5 103 3
+	mov.pred %p34, %p37;
+	bra.uni $L85_ret_argBetter;
+$L80_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p40, %f16, %f15;
+	@%p40 bra $L87_edge;
+	bra.uni $L81_binop_rhs;
+$L81_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p42, %f16, %f15;
+	@%p42 bra $L83_binop_rhs;
+	bra.uni $L88_edge;
+$L82_binop_done:
+	.loc 5 107 2
+	mov.pred %p34, %p41;
+	bra.uni $L85_ret_argBetter;
+$L83_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p44, %r53, %r50;
+	mov.pred %p43, %p44;
+	bra.uni $L84_binop_done;
+$L84_binop_done:
+	mov.pred %p41, %p43;
+	bra.uni $L82_binop_done;
+$L85_ret_argBetter:
+	@%p34 bra $L71_if_then;
+	bra.uni $L89_edge;
+$L86_edge:
+	mov.pred %p37, 1;
+	bra.uni $L79_binop_done;
+$L87_edge:
+	mov.pred %p41, 1;
+	bra.uni $L82_binop_done;
+$L88_edge:
+	mov.pred %p43, 0;
+	bra.uni $L84_binop_done;
+$L89_edge:
+	mov.f32 %f17, %f15;
+	mov.s32 %r54, %r50;
+	bra.uni $L72_if_done;
+$L90_oob6:
+	.loc 5 93 6
+	mov.u64 %rd19, 0xD00000007;
+	mov.u64 %rd20, %rd10;
+	mov.u64 %rd21, %rd2;
+	bra.uni $L11_bounds_fail;
+$L11_bounds_fail:
+	atom.global.cas.b64 %rd22, [kern_error], 0, %rd19;
+	setp.eq.u64 %p2, %rd22, 0;
+	@!%p2 bra $L12_bounds_exit;
+	st.global.u64 [kern_error+8], %rd20;
+	st.global.u64 [kern_error+16], %rd21;
+	mov.u32 %r8, %ctaid.x;
+	mov.u32 %r9, %ntid.x;
+	mul.wide.u32 %rd23, %r8, %r9;
+	mov.u32 %r10, %tid.x;
+	cvt.u64.u32 %rd24, %r10;
+	add.s64 %rd25, %rd23, %rd24;
+	st.global.u64 [kern_error+24], %rd25;
+	bra.uni $L12_bounds_exit;
+}
+
 .visible .entry addF32(
 	.param .u64 out_ptr,
 	.param .s64 out_len,
@@ -3465,7 +6108,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<25>;
 	.reg .f32 %f<6>;
 
-	.loc 6 31 6
+	.loc 7 31 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -3477,70 +6120,70 @@ $L6_bounds_fail:
 	ld.param.s64 %rd8, [b_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 40 19
+	.loc 7 40 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 6 40 25
+	.loc 7 40 25
 	setp.lt.s64 %p0, %rd11, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_add_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L3_if_then:
-	.loc 6 41 28
+	.loc 7 41 28
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd19, %rd11, 2;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.f32 %f0, [%rd20];
-	.loc 6 41 26
+	.loc 7 41 26
 	bra.uni $L9_entry;
 $L5_ret_add_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 41 28
-	mov.u64 %rd12, 0xA00000001;
+	.loc 7 41 28
+	mov.u64 %rd12, 0xE00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 6 41 43
+	.loc 7 41 43
 	setp.hs.u64 %p3, %rd11, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd21, %rd11, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.f32 %f2, [%rd22];
-	.loc 6 41 41
+	.loc 7 41 41
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 6 41 43
-	mov.u64 %rd12, 0xA00000002;
+	.loc 7 41 43
+	mov.u64 %rd12, 0xE00000002;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
-	.loc 6 41 33
+	.loc 7 41 33
 	add.rn.f32 %f4, %f1, %f3;
-	.loc 6 41 19
+	.loc 7 41 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f5, %f4;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
-	.loc 6 41 6
+	.loc 7 41 6
 	shl.b64 %rd23, %rd11, 2;
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.f32 [%rd24], %f5;
@@ -3577,7 +6220,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<25>;
 	.reg .f32 %f<5>;
 
-	.loc 6 34 6
+	.loc 7 34 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -3589,76 +6232,76 @@ $L6_bounds_fail:
 	ld.param.s64 %rd8, [b_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 40 19
+	.loc 7 40 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 6 40 25
+	.loc 7 40 25
 	setp.lt.s64 %p0, %rd11, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L3_if_then:
-	.loc 6 41 28
+	.loc 7 41 28
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd19, %rd11, 1;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.u16 %rs0, [%rd20];
-	.loc 6 41 26
+	.loc 7 41 26
 	bra.uni $L9_entry;
 $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 41 28
-	mov.u64 %rd12, 0xB00000001;
+	.loc 7 41 28
+	mov.u64 %rd12, 0xF00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 6 41 43
+	.loc 7 41 43
 	setp.hs.u64 %p3, %rd11, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd21, %rd11, 1;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.u16 %rs1, [%rd22];
-	.loc 6 41 41
+	.loc 7 41 41
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 6 41 43
-	mov.u64 %rd12, 0xB00000002;
+	.loc 7 41 43
+	mov.u64 %rd12, 0xF00000002;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f3, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
-	.loc 6 41 33
+	.loc 7 41 33
 	add.rn.f32 %f4, %f0, %f2;
-	.loc 6 41 19
+	.loc 7 41 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs3, %f4;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
-	.loc 6 41 6
+	.loc 7 41 6
 	shl.b64 %rd23, %rd11, 1;
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
@@ -3695,7 +6338,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<25>;
 	.reg .f32 %f<5>;
 
-	.loc 6 37 6
+	.loc 7 37 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -3707,80 +6350,80 @@ $L6_bounds_fail:
 	ld.param.s64 %rd8, [b_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 40 19
+	.loc 7 40 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 6 40 25
+	.loc 7 40 25
 	setp.lt.s64 %p0, %rd11, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 6 41 28
+	.loc 7 41 28
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd19, %rd11, 1;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.u16 %rs0, [%rd20];
-	.loc 6 41 26
+	.loc 7 41 26
 	bra.uni $L9_entry;
 $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 41 28
-	mov.u64 %rd12, 0xC00000001;
+	.loc 7 41 28
+	mov.u64 %rd12, 0x1000000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 6 41 43
+	.loc 7 41 43
 	setp.hs.u64 %p3, %rd11, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd21, %rd11, 1;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.u16 %rs1, [%rd22];
-	.loc 6 41 41
+	.loc 7 41 41
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 6 41 43
-	mov.u64 %rd12, 0xC00000002;
+	.loc 7 41 43
+	mov.u64 %rd12, 0x1000000002;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f3, %r7;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
-	.loc 6 41 33
+	.loc 7 41 33
 	add.rn.f32 %f4, %f0, %f2;
-	.loc 6 41 19
+	.loc 7 41 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs3, %f4;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
-	.loc 6 41 6
+	.loc 7 41 6
 	shl.b64 %rd23, %rd11, 1;
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
@@ -3816,7 +6459,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<25>;
 	.reg .f32 %f<6>;
 
-	.loc 6 46 6
+	.loc 7 46 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -3828,70 +6471,70 @@ $L6_bounds_fail:
 	ld.param.s64 %rd8, [b_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 55 19
+	.loc 7 55 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 6 55 25
+	.loc 7 55 25
 	setp.lt.s64 %p0, %rd11, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_mul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L3_if_then:
-	.loc 6 56 28
+	.loc 7 56 28
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd19, %rd11, 2;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.f32 %f0, [%rd20];
-	.loc 6 56 26
+	.loc 7 56 26
 	bra.uni $L9_entry;
 $L5_ret_mul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 56 28
-	mov.u64 %rd12, 0xD00000001;
+	.loc 7 56 28
+	mov.u64 %rd12, 0x1100000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 6 56 43
+	.loc 7 56 43
 	setp.hs.u64 %p3, %rd11, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd21, %rd11, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.f32 %f2, [%rd22];
-	.loc 6 56 41
+	.loc 7 56 41
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 6 56 43
-	mov.u64 %rd12, 0xD00000002;
+	.loc 7 56 43
+	mov.u64 %rd12, 0x1100000002;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
-	.loc 6 56 33
+	.loc 7 56 33
 	mul.rn.f32 %f4, %f1, %f3;
-	.loc 6 56 19
+	.loc 7 56 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f5, %f4;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
-	.loc 6 56 6
+	.loc 7 56 6
 	shl.b64 %rd23, %rd11, 2;
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.f32 [%rd24], %f5;
@@ -3928,7 +6571,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<25>;
 	.reg .f32 %f<5>;
 
-	.loc 6 49 6
+	.loc 7 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -3940,76 +6583,76 @@ $L6_bounds_fail:
 	ld.param.s64 %rd8, [b_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 55 19
+	.loc 7 55 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 6 55 25
+	.loc 7 55 25
 	setp.lt.s64 %p0, %rd11, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L3_if_then:
-	.loc 6 56 28
+	.loc 7 56 28
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd19, %rd11, 1;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.u16 %rs0, [%rd20];
-	.loc 6 56 26
+	.loc 7 56 26
 	bra.uni $L9_entry;
 $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 56 28
-	mov.u64 %rd12, 0xE00000001;
+	.loc 7 56 28
+	mov.u64 %rd12, 0x1200000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 6 56 43
+	.loc 7 56 43
 	setp.hs.u64 %p3, %rd11, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd21, %rd11, 1;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.u16 %rs1, [%rd22];
-	.loc 6 56 41
+	.loc 7 56 41
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 6 56 43
-	mov.u64 %rd12, 0xE00000002;
+	.loc 7 56 43
+	mov.u64 %rd12, 0x1200000002;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f3, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
-	.loc 6 56 33
+	.loc 7 56 33
 	mul.rn.f32 %f4, %f0, %f2;
-	.loc 6 56 19
+	.loc 7 56 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs3, %f4;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
-	.loc 6 56 6
+	.loc 7 56 6
 	shl.b64 %rd23, %rd11, 1;
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
@@ -4046,7 +6689,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<25>;
 	.reg .f32 %f<5>;
 
-	.loc 6 52 6
+	.loc 7 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4058,80 +6701,80 @@ $L6_bounds_fail:
 	ld.param.s64 %rd8, [b_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 55 19
+	.loc 7 55 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 6 55 25
+	.loc 7 55 25
 	setp.lt.s64 %p0, %rd11, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 6 56 28
+	.loc 7 56 28
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd19, %rd11, 1;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.u16 %rs0, [%rd20];
-	.loc 6 56 26
+	.loc 7 56 26
 	bra.uni $L9_entry;
 $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 56 28
-	mov.u64 %rd12, 0xF00000001;
+	.loc 7 56 28
+	mov.u64 %rd12, 0x1300000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 6 56 43
+	.loc 7 56 43
 	setp.hs.u64 %p3, %rd11, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd21, %rd11, 1;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.u16 %rs1, [%rd22];
-	.loc 6 56 41
+	.loc 7 56 41
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 6 56 43
-	mov.u64 %rd12, 0xF00000002;
+	.loc 7 56 43
+	mov.u64 %rd12, 0x1300000002;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f3, %r7;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
-	.loc 6 56 33
+	.loc 7 56 33
 	mul.rn.f32 %f4, %f0, %f2;
-	.loc 6 56 19
+	.loc 7 56 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs3, %f4;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
-	.loc 6 56 6
+	.loc 7 56 6
 	shl.b64 %rd23, %rd11, 1;
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
@@ -4166,7 +6809,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<5>;
 
-	.loc 6 61 6
+	.loc 7 61 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4176,51 +6819,51 @@ $L6_bounds_fail:
 	ld.param.f32 %f0, [s];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 70 19
+	.loc 7 70 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 6 70 25
+	.loc 7 70 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_scale_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L3_if_then:
-	.loc 6 71 32
+	.loc 7 71 32
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 2;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.f32 %f1, [%rd17];
-	.loc 6 71 30
+	.loc 7 71 30
 	bra.uni $L9_entry;
 $L5_ret_scale_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 71 32
-	mov.u64 %rd9, 0x1000000001;
+	.loc 7 71 32
+	mov.u64 %rd9, 0x1400000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f2, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 6 71 22
+	.loc 7 71 22
 	mul.rn.f32 %f3, %f0, %f2;
-	.loc 6 71 19
+	.loc 7 71 19
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f4, %f3;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 6 71 6
+	.loc 7 71 6
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f4;
@@ -4256,7 +6899,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<4>;
 
-	.loc 6 64 6
+	.loc 7 64 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4266,55 +6909,55 @@ $L6_bounds_fail:
 	ld.param.f32 %f0, [s];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 70 19
+	.loc 7 70 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 6 70 25
+	.loc 7 70 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L3_if_then:
-	.loc 6 71 32
+	.loc 7 71 32
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 1;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.u16 %rs0, [%rd17];
-	.loc 6 71 30
+	.loc 7 71 30
 	bra.uni $L9_entry;
 $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 71 32
-	mov.u64 %rd9, 0x1100000001;
+	.loc 7 71 32
+	mov.u64 %rd9, 0x1500000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f2, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f1, %f2;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 6 71 22
+	.loc 7 71 22
 	mul.rn.f32 %f3, %f0, %f1;
-	.loc 6 71 19
+	.loc 7 71 19
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs2, %f3;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 6 71 6
+	.loc 7 71 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
@@ -4350,7 +6993,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<4>;
 
-	.loc 6 67 6
+	.loc 7 67 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4360,57 +7003,57 @@ $L6_bounds_fail:
 	ld.param.f32 %f0, [s];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 70 19
+	.loc 7 70 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 6 70 25
+	.loc 7 70 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 6 71 32
+	.loc 7 71 32
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 1;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.u16 %rs0, [%rd17];
-	.loc 6 71 30
+	.loc 7 71 30
 	bra.uni $L9_entry;
 $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 71 32
-	mov.u64 %rd9, 0x1200000001;
+	.loc 7 71 32
+	mov.u64 %rd9, 0x1600000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f2, %r6;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f1, %f2;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 6 71 22
+	.loc 7 71 22
 	mul.rn.f32 %f3, %f0, %f1;
-	.loc 6 71 19
+	.loc 7 71 19
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs2, %f3;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 6 71 6
+	.loc 7 71 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
@@ -4445,7 +7088,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<2>;
 
-	.loc 6 78 6
+	.loc 7 78 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4454,48 +7097,48 @@ $L6_bounds_fail:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 96 19
+	.loc 7 96 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 6 96 25
+	.loc 7 96 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L3_if_then:
-	.loc 6 97 30
+	.loc 7 97 30
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 2;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.f32 %f0, [%rd17];
-	.loc 6 97 28
+	.loc 7 97 28
 	bra.uni $L9_entry;
 $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 97 30
-	mov.u64 %rd9, 0x1300000001;
+	.loc 7 97 30
+	mov.u64 %rd9, 0x1700000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs1, %f1;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 6 97 6
+	.loc 7 97 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs0;
@@ -4530,7 +7173,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<2>;
 
-	.loc 6 81 6
+	.loc 7 81 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4539,48 +7182,48 @@ $L6_bounds_fail:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 96 19
+	.loc 7 96 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 6 96 25
+	.loc 7 96 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 6 97 30
+	.loc 7 97 30
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 2;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.f32 %f0, [%rd17];
-	.loc 6 97 28
+	.loc 7 97 28
 	bra.uni $L9_entry;
 $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 97 30
-	mov.u64 %rd9, 0x1400000001;
+	.loc 7 97 30
+	mov.u64 %rd9, 0x1800000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs1, %f1;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 6 97 6
+	.loc 7 97 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs0;
@@ -4615,7 +7258,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<3>;
 
-	.loc 6 84 6
+	.loc 7 84 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4624,48 +7267,48 @@ $L6_bounds_fail:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 96 19
+	.loc 7 96 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 6 96 25
+	.loc 7 96 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L3_if_then:
-	.loc 6 97 30
+	.loc 7 97 30
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 1;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.u16 %rs0, [%rd17];
-	.loc 6 97 28
+	.loc 7 97 28
 	bra.uni $L9_entry;
 $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 97 30
-	mov.u64 %rd9, 0x1500000001;
+	.loc 7 97 30
+	mov.u64 %rd9, 0x1900000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f2, %f0;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 6 97 6
+	.loc 7 97 6
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f2;
@@ -4700,7 +7343,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<2>;
 
-	.loc 6 87 6
+	.loc 7 87 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4709,50 +7352,50 @@ $L6_bounds_fail:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 96 19
+	.loc 7 96 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 6 96 25
+	.loc 7 96 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 6 97 30
+	.loc 7 97 30
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 1;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.u16 %rs0, [%rd17];
-	.loc 6 97 28
+	.loc 7 97 28
 	bra.uni $L9_entry;
 $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 97 30
-	mov.u64 %rd9, 0x1600000001;
+	.loc 7 97 30
+	mov.u64 %rd9, 0x1A00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs2, %f0;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 6 97 6
+	.loc 7 97 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
@@ -4787,7 +7430,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<3>;
 
-	.loc 6 90 6
+	.loc 7 90 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4796,50 +7439,50 @@ $L6_bounds_fail:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 96 19
+	.loc 7 96 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 6 96 25
+	.loc 7 96 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L3_if_then:
-	.loc 6 97 30
+	.loc 7 97 30
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 1;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.u16 %rs0, [%rd17];
-	.loc 6 97 28
+	.loc 7 97 28
 	bra.uni $L9_entry;
 $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 97 30
-	mov.u64 %rd9, 0x1700000001;
+	.loc 7 97 30
+	mov.u64 %rd9, 0x1B00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f2, %f0;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 6 97 6
+	.loc 7 97 6
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f2;
@@ -4874,7 +7517,7 @@ $L6_bounds_fail:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<2>;
 
-	.loc 6 93 6
+	.loc 7 93 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4883,52 +7526,52 @@ $L6_bounds_fail:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 96 19
+	.loc 7 96 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 6 96 25
+	.loc 7 96 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L3_if_then:
-	.loc 6 97 30
+	.loc 7 97 30
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 1;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.u16 %rs0, [%rd17];
-	.loc 6 97 28
+	.loc 7 97 28
 	bra.uni $L9_entry;
 $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L7_bounds_exit:
 	exit;
 $L8_oob0:
-	.loc 6 97 30
-	mov.u64 %rd9, 0x1800000001;
+	.loc 7 97 30
+	mov.u64 %rd9, 0x1C00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs2, %f0;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 6 97 6
+	.loc 7 97 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
@@ -4946,6 +7589,384 @@ $L6_bounds_fail:
 	cvt.u64.u32 %rd14, %r5;
 	add.s64 %rd15, %rd13, %rd14;
 	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry embedF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 table_ptr,
+	.param .s64 table_len,
+	.param .u64 ids_ptr,
+	.param .s64 ids_len,
+	.param .s64 dim
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<6>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<37>;
+	.reg .f32 %f<2>;
+
+	.loc 8 29 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [table_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [table_len];
+	ld.param.u64 %rd6, [ids_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [ids_len];
+	ld.param.s64 %rd9, [dim];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 8 44 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 8 45 7
+	setp.ge.s64 %p0, %rd12, %rd2;
+	@%p0 bra $L5_ret_embed_u005bfloat32_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 8 48 17
+	div.s64 %rd13, %rd12, %rd9;
+	.loc 8 48 15
+	setp.hs.u64 %p1, %rd13, %rd8;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd21, %rd13, 2;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.s32 %r6, [%rd22];
+	.loc 8 48 11
+	cvt.s64.s32 %rd23, %r6;
+	.loc 8 49 32
+	div.s64 %rd24, %rd5, %rd9;
+	.loc 8 49 20
+	add.s64 %rd25, %rd5, 1;
+	setp.hs.u64 %p3, %rd24, %rd25;
+	@%p3 bra $L9_oob1;
+	sub.s64 %rd26, %rd24, 0;
+	sub.s64 %rd27, %rd5, 0;
+	.loc 8 50 15
+	setp.hs.u64 %p4, %rd23, %rd26;
+	@%p4 bra $L10_oob2;
+	shl.b64 %rd28, %rd23, 2;
+	add.s64 %rd29, %rd4, %rd28;
+	ld.global.nc.f32 %f0, [%rd29];
+	.loc 8 51 19
+	mul.lo.s64 %rd30, %rd23, %rd9;
+	.loc 8 51 25
+	rem.s64 %rd31, %rd12, %rd9;
+	.loc 8 51 23
+	add.s64 %rd32, %rd30, %rd31;
+	.loc 8 51 16
+	setp.hs.u64 %p5, %rd32, %rd5;
+	@%p5 bra $L11_oob3;
+	shl.b64 %rd33, %rd32, 2;
+	add.s64 %rd34, %rd4, %rd33;
+	ld.global.nc.f32 %f1, [%rd34];
+	.loc 8 51 5
+	shl.b64 %rd35, %rd12, 2;
+	add.s64 %rd36, %rd1, %rd35;
+	st.global.f32 [%rd36], %f1;
+	bra.uni $L5_ret_embed_u005bfloat32_u005d;
+$L5_ret_embed_u005bfloat32_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 8 48 15
+	mov.u64 %rd14, 0x1D00000001;
+	mov.u64 %rd15, %rd13;
+	mov.u64 %rd16, %rd8;
+	bra.uni $L6_bounds_fail;
+$L9_oob1:
+	.loc 8 49 20
+	mov.u64 %rd14, 0x1D00000002;
+	mov.u64 %rd15, %rd24;
+	mov.u64 %rd16, %rd25;
+	bra.uni $L6_bounds_fail;
+$L10_oob2:
+	.loc 8 50 15
+	mov.u64 %rd14, 0x1D00000003;
+	mov.u64 %rd15, %rd23;
+	mov.u64 %rd16, %rd26;
+	bra.uni $L6_bounds_fail;
+$L11_oob3:
+	.loc 8 51 16
+	mov.u64 %rd14, 0x1D00000004;
+	mov.u64 %rd15, %rd32;
+	mov.u64 %rd16, %rd5;
+	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
+	setp.eq.u64 %p2, %rd17, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd15;
+	st.global.u64 [kern_error+16], %rd16;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd18, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd19, %r5;
+	add.s64 %rd20, %rd18, %rd19;
+	st.global.u64 [kern_error+24], %rd20;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry embedF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 table_ptr,
+	.param .s64 table_len,
+	.param .u64 ids_ptr,
+	.param .s64 ids_len,
+	.param .s64 dim
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<6>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<37>;
+
+	.loc 8 34 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [table_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [table_len];
+	ld.param.u64 %rd6, [ids_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [ids_len];
+	ld.param.s64 %rd9, [dim];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 8 44 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 8 45 7
+	setp.ge.s64 %p0, %rd12, %rd2;
+	@%p0 bra $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 8 48 17
+	div.s64 %rd13, %rd12, %rd9;
+	.loc 8 48 15
+	setp.hs.u64 %p1, %rd13, %rd8;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd21, %rd13, 2;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.s32 %r6, [%rd22];
+	.loc 8 48 11
+	cvt.s64.s32 %rd23, %r6;
+	.loc 8 49 32
+	div.s64 %rd24, %rd5, %rd9;
+	.loc 8 49 20
+	add.s64 %rd25, %rd5, 1;
+	setp.hs.u64 %p3, %rd24, %rd25;
+	@%p3 bra $L9_oob1;
+	sub.s64 %rd26, %rd24, 0;
+	sub.s64 %rd27, %rd5, 0;
+	.loc 8 50 15
+	setp.hs.u64 %p4, %rd23, %rd26;
+	@%p4 bra $L10_oob2;
+	shl.b64 %rd28, %rd23, 1;
+	add.s64 %rd29, %rd4, %rd28;
+	ld.global.nc.u16 %rs0, [%rd29];
+	.loc 8 51 19
+	mul.lo.s64 %rd30, %rd23, %rd9;
+	.loc 8 51 25
+	rem.s64 %rd31, %rd12, %rd9;
+	.loc 8 51 23
+	add.s64 %rd32, %rd30, %rd31;
+	.loc 8 51 16
+	setp.hs.u64 %p5, %rd32, %rd5;
+	@%p5 bra $L11_oob3;
+	shl.b64 %rd33, %rd32, 1;
+	add.s64 %rd34, %rd4, %rd33;
+	ld.global.nc.u16 %rs1, [%rd34];
+	.loc 8 51 5
+	shl.b64 %rd35, %rd12, 1;
+	add.s64 %rd36, %rd1, %rd35;
+	st.global.u16 [%rd36], %rs1;
+	bra.uni $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 8 48 15
+	mov.u64 %rd14, 0x1E00000001;
+	mov.u64 %rd15, %rd13;
+	mov.u64 %rd16, %rd8;
+	bra.uni $L6_bounds_fail;
+$L9_oob1:
+	.loc 8 49 20
+	mov.u64 %rd14, 0x1E00000002;
+	mov.u64 %rd15, %rd24;
+	mov.u64 %rd16, %rd25;
+	bra.uni $L6_bounds_fail;
+$L10_oob2:
+	.loc 8 50 15
+	mov.u64 %rd14, 0x1E00000003;
+	mov.u64 %rd15, %rd23;
+	mov.u64 %rd16, %rd26;
+	bra.uni $L6_bounds_fail;
+$L11_oob3:
+	.loc 8 51 16
+	mov.u64 %rd14, 0x1E00000004;
+	mov.u64 %rd15, %rd32;
+	mov.u64 %rd16, %rd5;
+	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
+	setp.eq.u64 %p2, %rd17, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd15;
+	st.global.u64 [kern_error+16], %rd16;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd18, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd19, %r5;
+	add.s64 %rd20, %rd18, %rd19;
+	st.global.u64 [kern_error+24], %rd20;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry embedBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 table_ptr,
+	.param .s64 table_len,
+	.param .u64 ids_ptr,
+	.param .s64 ids_len,
+	.param .s64 dim
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<6>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<37>;
+
+	.loc 8 39 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [table_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [table_len];
+	ld.param.u64 %rd6, [ids_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [ids_len];
+	ld.param.s64 %rd9, [dim];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 8 44 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 8 45 7
+	setp.ge.s64 %p0, %rd12, %rd2;
+	@%p0 bra $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 8 48 17
+	div.s64 %rd13, %rd12, %rd9;
+	.loc 8 48 15
+	setp.hs.u64 %p1, %rd13, %rd8;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd21, %rd13, 2;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.s32 %r6, [%rd22];
+	.loc 8 48 11
+	cvt.s64.s32 %rd23, %r6;
+	.loc 8 49 32
+	div.s64 %rd24, %rd5, %rd9;
+	.loc 8 49 20
+	add.s64 %rd25, %rd5, 1;
+	setp.hs.u64 %p3, %rd24, %rd25;
+	@%p3 bra $L9_oob1;
+	sub.s64 %rd26, %rd24, 0;
+	sub.s64 %rd27, %rd5, 0;
+	.loc 8 50 15
+	setp.hs.u64 %p4, %rd23, %rd26;
+	@%p4 bra $L10_oob2;
+	shl.b64 %rd28, %rd23, 1;
+	add.s64 %rd29, %rd4, %rd28;
+	ld.global.nc.u16 %rs0, [%rd29];
+	.loc 8 51 19
+	mul.lo.s64 %rd30, %rd23, %rd9;
+	.loc 8 51 25
+	rem.s64 %rd31, %rd12, %rd9;
+	.loc 8 51 23
+	add.s64 %rd32, %rd30, %rd31;
+	.loc 8 51 16
+	setp.hs.u64 %p5, %rd32, %rd5;
+	@%p5 bra $L11_oob3;
+	shl.b64 %rd33, %rd32, 1;
+	add.s64 %rd34, %rd4, %rd33;
+	ld.global.nc.u16 %rs1, [%rd34];
+	.loc 8 51 5
+	shl.b64 %rd35, %rd12, 1;
+	add.s64 %rd36, %rd1, %rd35;
+	st.global.u16 [%rd36], %rs1;
+	bra.uni $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 8 48 15
+	mov.u64 %rd14, 0x1F00000001;
+	mov.u64 %rd15, %rd13;
+	mov.u64 %rd16, %rd8;
+	bra.uni $L6_bounds_fail;
+$L9_oob1:
+	.loc 8 49 20
+	mov.u64 %rd14, 0x1F00000002;
+	mov.u64 %rd15, %rd24;
+	mov.u64 %rd16, %rd25;
+	bra.uni $L6_bounds_fail;
+$L10_oob2:
+	.loc 8 50 15
+	mov.u64 %rd14, 0x1F00000003;
+	mov.u64 %rd15, %rd23;
+	mov.u64 %rd16, %rd26;
+	bra.uni $L6_bounds_fail;
+$L11_oob3:
+	.loc 8 51 16
+	mov.u64 %rd14, 0x1F00000004;
+	mov.u64 %rd15, %rd32;
+	mov.u64 %rd16, %rd5;
+	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
+	setp.eq.u64 %p2, %rd17, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd15;
+	st.global.u64 [kern_error+16], %rd16;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd18, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd19, %r5;
+	add.s64 %rd20, %rd18, %rd19;
+	st.global.u64 [kern_error+24], %rd20;
 	bra.uni $L7_bounds_exit;
 }
 
@@ -4967,7 +7988,7 @@ $L6_bounds_fail:
 	.reg .f32 %f<39>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 7 49 6
+	.loc 9 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -4981,16 +8002,16 @@ $L6_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 65 20
+	.loc 9 65 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd10, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd12, %r2;
-	.loc 7 65 25
+	.loc 9 65 25
 	mul.lo.s64 %rd13, %rd10, %rd9;
-	.loc 7 67 22
+	.loc 9 67 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %tid.y;
@@ -5001,72 +8022,72 @@ $L2_entry:
 	mov.s64 %rd17, %rd14;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 7 67 30
+	.loc 9 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
 	bra.uni $L15_entry;
 $L4_for_body:
-	.loc 7 68 21
+	.loc 9 68 21
 	add.s64 %rd18, %rd13, %rd17;
-	.loc 7 68 16
+	.loc 9 68 16
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd26, %rd18, 2;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.f32 %f2, [%rd27];
-	.loc 7 68 14
+	.loc 9 68 14
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 7 73 30
+	.loc 9 73 30
 	setp.lt.s64 %p7, %rd48, %rd9;
 	@%p7 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L7_for_body:
-	.loc 7 74 11
+	.loc 9 74 11
 	add.s64 %rd49, %rd13, %rd48;
-	.loc 7 74 38
+	.loc 9 74 38
 	add.s64 %rd50, %rd13, %rd48;
-	.loc 7 74 33
+	.loc 9 74 33
 	setp.hs.u64 %p8, %rd50, %rd5;
 	@%p8 bra $L24_oob3;
 	shl.b64 %rd51, %rd50, 2;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.f32 %f32, [%rd52];
-	.loc 7 74 31
+	.loc 9 74 31
 	bra.uni $L25_entry;
 $L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 7 68 16
-	mov.u64 %rd19, 0x1900000001;
+	.loc 9 68 16
+	mov.u64 %rd19, 0x2000000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 7 69 15
+	.loc 9 69 15
 	fma.rn.f32 %f4, %f3, %f3, %f1;
-	.loc 7 67 53
+	.loc 9 67 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd28, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd29, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd30, %r11;
-	.loc 7 67 38
+	.loc 9 67 38
 	add.s64 %rd31, %rd17, %rd28;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L15_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd32, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -5077,15 +8098,15 @@ $L15_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd33, %r12;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p3, %rd33, 0;
 	@%p3 bra $L16_if_then;
 	bra.uni $L17_if_done;
 $L16_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -5095,7 +8116,7 @@ $L16_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd34, %r13;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p4, %rd34, 32;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd35, %rd34, 2;
@@ -5103,29 +8124,29 @@ $L16_if_then:
 	st.shared.f32 [%rd36], %f15;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd37, %r21;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd38, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd39, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd40, %r24;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd41, %rd38, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p5, %rd37, %rd41;
 	@%p5 bra $L18_if_then;
 	bra.uni $L22_edge;
 $L18_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd42, %r25;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p6, %rd42, 32;
 	@%p6 bra $L23_oob2;
 	shl.b64 %rd43, %rd42, 2;
@@ -5134,7 +8155,7 @@ $L18_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L19_if_done;
 $L19_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -5145,21 +8166,21 @@ $L19_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
 $L20_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 72 27
+	.loc 9 72 27
 	cvt.rn.f32.s64 %f28, %rd9;
-	.loc 7 72 19
+	.loc 9 72 19
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 7 72 34
+	.loc 9 72 34
 	add.rn.f32 %f30, %f29, %f0;
-	.loc 7 72 16
+	.loc 9 72 16
 	rsqrt.approx.f32 %f31, %f30;
-	.loc 7 73 22
+	.loc 9 73 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd45, %r26;
 	mov.u32 %r27, %tid.y;
@@ -5169,8 +8190,8 @@ $L20_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L6_for_loop;
 $L21_oob1:
-	.loc 8 30 4
-	mov.u64 %rd19, 0x1900000002;
+	.loc 10 30 4
+	mov.u64 %rd19, 0x2000000002;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
@@ -5178,72 +8199,72 @@ $L22_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L19_if_done;
 $L23_oob2:
-	.loc 8 35 8
-	mov.u64 %rd19, 0x1900000003;
+	.loc 10 35 8
+	mov.u64 %rd19, 0x2000000003;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
 $L24_oob3:
-	.loc 7 74 33
-	mov.u64 %rd19, 0x1900000004;
+	.loc 9 74 33
+	mov.u64 %rd19, 0x2000000004;
 	mov.u64 %rd20, %rd50;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L25_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f33, %f32;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 7 74 43
+	.loc 9 74 43
 	mul.rn.f32 %f34, %f33, %f31;
-	.loc 7 74 57
+	.loc 9 74 57
 	setp.hs.u64 %p9, %rd48, %rd8;
 	@%p9 bra $L27_oob4;
 	shl.b64 %rd53, %rd48, 2;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.f32 %f35, [%rd54];
-	.loc 7 74 55
+	.loc 9 74 55
 	bra.uni $L28_entry;
 $L27_oob4:
-	.loc 7 74 57
-	mov.u64 %rd19, 0x1900000005;
+	.loc 9 74 57
+	mov.u64 %rd19, 0x2000000005;
 	mov.u64 %rd20, %rd48;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
 $L28_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f36, %f35;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 7 74 47
+	.loc 9 74 47
 	mul.rn.f32 %f37, %f34, %f36;
-	.loc 7 74 24
+	.loc 9 74 24
 	bra.uni $L30_entry;
 $L30_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f38, %f37;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 7 74 6
+	.loc 9 74 6
 	setp.hs.u64 %p10, %rd49, %rd2;
 	@%p10 bra $L32_oob5;
 	shl.b64 %rd55, %rd49, 2;
 	add.s64 %rd56, %rd1, %rd55;
 	st.global.f32 [%rd56], %f38;
-	.loc 7 73 53
+	.loc 9 73 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd57, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd58, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd59, %r31;
-	.loc 7 73 38
+	.loc 9 73 38
 	add.s64 %rd60, %rd48, %rd57;
 	mov.s64 %rd48, %rd60;
 	bra.uni $L6_for_loop;
 $L32_oob5:
-	.loc 7 74 6
-	mov.u64 %rd19, 0x1900000006;
+	.loc 9 74 6
+	mov.u64 %rd19, 0x2000000006;
 	mov.u64 %rd20, %rd49;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -5282,7 +8303,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<38>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 7 54 6
+	.loc 9 54 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -5296,16 +8317,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 65 20
+	.loc 9 65 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd10, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd12, %r2;
-	.loc 7 65 25
+	.loc 9 65 25
 	mul.lo.s64 %rd13, %rd10, %rd9;
-	.loc 7 67 22
+	.loc 9 67 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %tid.y;
@@ -5316,74 +8337,74 @@ $L2_entry:
 	mov.s64 %rd17, %rd14;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 7 67 30
+	.loc 9 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
 	bra.uni $L15_entry;
 $L4_for_body:
-	.loc 7 68 21
+	.loc 9 68 21
 	add.s64 %rd18, %rd13, %rd17;
-	.loc 7 68 16
+	.loc 9 68 16
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd26, %rd18, 1;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.u16 %rs0, [%rd27];
-	.loc 7 68 14
+	.loc 9 68 14
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 7 73 30
+	.loc 9 73 30
 	setp.lt.s64 %p7, %rd48, %rd9;
 	@%p7 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L7_for_body:
-	.loc 7 74 11
+	.loc 9 74 11
 	add.s64 %rd49, %rd13, %rd48;
-	.loc 7 74 38
+	.loc 9 74 38
 	add.s64 %rd50, %rd13, %rd48;
-	.loc 7 74 33
+	.loc 9 74 33
 	setp.hs.u64 %p8, %rd50, %rd5;
 	@%p8 bra $L24_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 7 74 31
+	.loc 9 74 31
 	bra.uni $L25_entry;
 $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 7 68 16
-	mov.u64 %rd19, 0x1A00000001;
+	.loc 9 68 16
+	mov.u64 %rd19, 0x2100000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 7 69 15
+	.loc 9 69 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 7 67 53
+	.loc 9 67 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd28, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd29, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd30, %r11;
-	.loc 7 67 38
+	.loc 9 67 38
 	add.s64 %rd31, %rd17, %rd28;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L15_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd32, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -5394,15 +8415,15 @@ $L15_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd33, %r12;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p3, %rd33, 0;
 	@%p3 bra $L16_if_then;
 	bra.uni $L17_if_done;
 $L16_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -5412,7 +8433,7 @@ $L16_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd34, %r13;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p4, %rd34, 32;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd35, %rd34, 2;
@@ -5420,29 +8441,29 @@ $L16_if_then:
 	st.shared.f32 [%rd36], %f15;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd37, %r21;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd38, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd39, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd40, %r24;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd41, %rd38, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p5, %rd37, %rd41;
 	@%p5 bra $L18_if_then;
 	bra.uni $L22_edge;
 $L18_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd42, %r25;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p6, %rd42, 32;
 	@%p6 bra $L23_oob2;
 	shl.b64 %rd43, %rd42, 2;
@@ -5451,7 +8472,7 @@ $L18_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L19_if_done;
 $L19_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -5462,21 +8483,21 @@ $L19_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
 $L20_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 72 27
+	.loc 9 72 27
 	cvt.rn.f32.s64 %f28, %rd9;
-	.loc 7 72 19
+	.loc 9 72 19
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 7 72 34
+	.loc 9 72 34
 	add.rn.f32 %f30, %f29, %f0;
-	.loc 7 72 16
+	.loc 9 72 16
 	rsqrt.approx.f32 %f31, %f30;
-	.loc 7 73 22
+	.loc 9 73 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd45, %r26;
 	mov.u32 %r27, %tid.y;
@@ -5486,8 +8507,8 @@ $L20_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L6_for_loop;
 $L21_oob1:
-	.loc 8 30 4
-	mov.u64 %rd19, 0x1A00000002;
+	.loc 10 30 4
+	mov.u64 %rd19, 0x2100000002;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
@@ -5495,78 +8516,78 @@ $L22_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L19_if_done;
 $L23_oob2:
-	.loc 8 35 8
-	mov.u64 %rd19, 0x1A00000003;
+	.loc 10 35 8
+	mov.u64 %rd19, 0x2100000003;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
 $L24_oob3:
-	.loc 7 74 33
-	mov.u64 %rd19, 0x1A00000004;
+	.loc 9 74 33
+	mov.u64 %rd19, 0x2100000004;
 	mov.u64 %rd20, %rd50;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L25_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f33, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f32, %f33;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 7 74 43
+	.loc 9 74 43
 	mul.rn.f32 %f34, %f32, %f31;
-	.loc 7 74 57
+	.loc 9 74 57
 	setp.hs.u64 %p9, %rd48, %rd8;
 	@%p9 bra $L27_oob4;
 	shl.b64 %rd53, %rd48, 1;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.u16 %rs2, [%rd54];
-	.loc 7 74 55
+	.loc 9 74 55
 	bra.uni $L28_entry;
 $L27_oob4:
-	.loc 7 74 57
-	mov.u64 %rd19, 0x1A00000005;
+	.loc 9 74 57
+	mov.u64 %rd19, 0x2100000005;
 	mov.u64 %rd20, %rd48;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
 $L28_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f36, %rs2;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f35, %f36;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 7 74 47
+	.loc 9 74 47
 	mul.rn.f32 %f37, %f34, %f35;
-	.loc 7 74 24
+	.loc 9 74 24
 	bra.uni $L30_entry;
 $L30_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs4, %f37;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs3, %rs4;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 7 74 6
+	.loc 9 74 6
 	setp.hs.u64 %p10, %rd49, %rd2;
 	@%p10 bra $L32_oob5;
 	shl.b64 %rd55, %rd49, 1;
 	add.s64 %rd56, %rd1, %rd55;
 	st.global.u16 [%rd56], %rs3;
-	.loc 7 73 53
+	.loc 9 73 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd57, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd58, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd59, %r31;
-	.loc 7 73 38
+	.loc 9 73 38
 	add.s64 %rd60, %rd48, %rd57;
 	mov.s64 %rd48, %rd60;
 	bra.uni $L6_for_loop;
 $L32_oob5:
-	.loc 7 74 6
-	mov.u64 %rd19, 0x1A00000006;
+	.loc 9 74 6
+	mov.u64 %rd19, 0x2100000006;
 	mov.u64 %rd20, %rd49;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -5605,7 +8626,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<38>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 7 59 6
+	.loc 9 59 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -5619,16 +8640,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 65 20
+	.loc 9 65 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd10, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd12, %r2;
-	.loc 7 65 25
+	.loc 9 65 25
 	mul.lo.s64 %rd13, %rd10, %rd9;
-	.loc 7 67 22
+	.loc 9 67 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %tid.y;
@@ -5639,76 +8660,76 @@ $L2_entry:
 	mov.s64 %rd17, %rd14;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 7 67 30
+	.loc 9 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
 	bra.uni $L15_entry;
 $L4_for_body:
-	.loc 7 68 21
+	.loc 9 68 21
 	add.s64 %rd18, %rd13, %rd17;
-	.loc 7 68 16
+	.loc 9 68 16
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd26, %rd18, 1;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.u16 %rs0, [%rd27];
-	.loc 7 68 14
+	.loc 9 68 14
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 7 73 30
+	.loc 9 73 30
 	setp.lt.s64 %p7, %rd48, %rd9;
 	@%p7 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L7_for_body:
-	.loc 7 74 11
+	.loc 9 74 11
 	add.s64 %rd49, %rd13, %rd48;
-	.loc 7 74 38
+	.loc 9 74 38
 	add.s64 %rd50, %rd13, %rd48;
-	.loc 7 74 33
+	.loc 9 74 33
 	setp.hs.u64 %p8, %rd50, %rd5;
 	@%p8 bra $L24_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 7 74 31
+	.loc 9 74 31
 	bra.uni $L25_entry;
 $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 7 68 16
-	mov.u64 %rd19, 0x1B00000001;
+	.loc 9 68 16
+	mov.u64 %rd19, 0x2200000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f3, %r9;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 7 69 15
+	.loc 9 69 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 7 67 53
+	.loc 9 67 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd28, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd29, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd30, %r12;
-	.loc 7 67 38
+	.loc 9 67 38
 	add.s64 %rd31, %rd17, %rd28;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L15_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd32, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -5719,15 +8740,15 @@ $L15_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r13, %laneid;
 	cvt.s64.u32 %rd33, %r13;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p3, %rd33, 0;
 	@%p3 bra $L16_if_then;
 	bra.uni $L17_if_done;
 $L16_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r16, %tid.z;
 	mov.u32 %r17, %ntid.y;
 	mov.u32 %r18, %tid.y;
@@ -5737,7 +8758,7 @@ $L16_if_then:
 	mad.lo.u32 %r19, %r15, %r20, %r21;
 	shr.u32 %r14, %r19, 5;
 	cvt.s64.u32 %rd34, %r14;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p4, %rd34, 32;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd35, %rd34, 2;
@@ -5745,29 +8766,29 @@ $L16_if_then:
 	st.shared.f32 [%rd36], %f15;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r22, %laneid;
 	cvt.s64.u32 %rd37, %r22;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r23, %ntid.x;
 	cvt.s64.u32 %rd38, %r23;
 	mov.u32 %r24, %ntid.y;
 	cvt.s64.u32 %rd39, %r24;
 	mov.u32 %r25, %ntid.z;
 	cvt.s64.u32 %rd40, %r25;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd41, %rd38, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p5, %rd37, %rd41;
 	@%p5 bra $L18_if_then;
 	bra.uni $L22_edge;
 $L18_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd42, %r26;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p6, %rd42, 32;
 	@%p6 bra $L23_oob2;
 	shl.b64 %rd43, %rd42, 2;
@@ -5776,7 +8797,7 @@ $L18_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L19_if_done;
 $L19_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -5787,21 +8808,21 @@ $L19_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
 $L20_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 72 27
+	.loc 9 72 27
 	cvt.rn.f32.s64 %f28, %rd9;
-	.loc 7 72 19
+	.loc 9 72 19
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 7 72 34
+	.loc 9 72 34
 	add.rn.f32 %f30, %f29, %f0;
-	.loc 7 72 16
+	.loc 9 72 16
 	rsqrt.approx.f32 %f31, %f30;
-	.loc 7 73 22
+	.loc 9 73 22
 	mov.u32 %r27, %tid.x;
 	cvt.s64.u32 %rd45, %r27;
 	mov.u32 %r28, %tid.y;
@@ -5811,8 +8832,8 @@ $L20_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L6_for_loop;
 $L21_oob1:
-	.loc 8 30 4
-	mov.u64 %rd19, 0x1B00000002;
+	.loc 10 30 4
+	mov.u64 %rd19, 0x2200000002;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
@@ -5820,82 +8841,82 @@ $L22_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L19_if_done;
 $L23_oob2:
-	.loc 8 35 8
-	mov.u64 %rd19, 0x1B00000003;
+	.loc 10 35 8
+	mov.u64 %rd19, 0x2200000003;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
 	bra.uni $L10_bounds_fail;
 $L24_oob3:
-	.loc 7 74 33
-	mov.u64 %rd19, 0x1B00000004;
+	.loc 9 74 33
+	mov.u64 %rd19, 0x2200000004;
 	mov.u64 %rd20, %rd50;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L25_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r30, %rs1;
 	shl.b32 %r30, %r30, 16;
 	mov.b32 %f33, %r30;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f32, %f33;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 7 74 43
+	.loc 9 74 43
 	mul.rn.f32 %f34, %f32, %f31;
-	.loc 7 74 57
+	.loc 9 74 57
 	setp.hs.u64 %p9, %rd48, %rd8;
 	@%p9 bra $L27_oob4;
 	shl.b64 %rd53, %rd48, 1;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.u16 %rs2, [%rd54];
-	.loc 7 74 55
+	.loc 9 74 55
 	bra.uni $L28_entry;
 $L27_oob4:
-	.loc 7 74 57
-	mov.u64 %rd19, 0x1B00000005;
+	.loc 9 74 57
+	mov.u64 %rd19, 0x2200000005;
 	mov.u64 %rd20, %rd48;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
 $L28_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r31, %rs2;
 	shl.b32 %r31, %r31, 16;
 	mov.b32 %f36, %r31;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f35, %f36;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 7 74 47
+	.loc 9 74 47
 	mul.rn.f32 %f37, %f34, %f35;
-	.loc 7 74 24
+	.loc 9 74 24
 	bra.uni $L30_entry;
 $L30_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs4, %f37;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs3, %rs4;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 7 74 6
+	.loc 9 74 6
 	setp.hs.u64 %p10, %rd49, %rd2;
 	@%p10 bra $L32_oob5;
 	shl.b64 %rd55, %rd49, 1;
 	add.s64 %rd56, %rd1, %rd55;
 	st.global.u16 [%rd56], %rs3;
-	.loc 7 73 53
+	.loc 9 73 53
 	mov.u32 %r32, %ntid.x;
 	cvt.s64.u32 %rd57, %r32;
 	mov.u32 %r33, %ntid.y;
 	cvt.s64.u32 %rd58, %r33;
 	mov.u32 %r34, %ntid.z;
 	cvt.s64.u32 %rd59, %r34;
-	.loc 7 73 38
+	.loc 9 73 38
 	add.s64 %rd60, %rd48, %rd57;
 	mov.s64 %rd48, %rd60;
 	bra.uni $L6_for_loop;
 $L32_oob5:
-	.loc 7 74 6
-	mov.u64 %rd19, 0x1B00000006;
+	.loc 9 74 6
+	mov.u64 %rd19, 0x2200000006;
 	mov.u64 %rd20, %rd49;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -5933,7 +8954,7 @@ $L10_bounds_fail:
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<26>;
 
-	.loc 7 79 6
+	.loc 9 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -5948,25 +8969,25 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 95 19
+	.loc 9 95 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd11, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd12, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd13, %r2;
-	.loc 7 95 35
+	.loc 9 95 35
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd15, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
-	.loc 7 95 39
+	.loc 9 95 39
 	div.s64 %rd17, %rd14, 32;
-	.loc 7 95 23
+	.loc 9 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
-	.loc 7 95 52
+	.loc 9 95 52
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -5976,39 +8997,39 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd19, %r6;
-	.loc 7 95 44
+	.loc 9 95 44
 	add.s64 %rd20, %rd18, %rd19;
-	.loc 7 96 9
+	.loc 9 96 9
 	setp.ge.s64 %p0, %rd20, %rd9;
 	@%p0 bra $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 99 14
+	.loc 9 99 14
 	mul.lo.s64 %rd21, %rd20, %rd10;
-	.loc 7 101 17
+	.loc 9 101 17
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd22, %r14;
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd23, %rd22;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 101 23
+	.loc 9 101 23
 	setp.lt.s64 %p1, %rd23, %rd10;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 102 21
+	.loc 9 102 21
 	add.s64 %rd24, %rd21, %rd23;
-	.loc 7 102 16
+	.loc 9 102 16
 	setp.hs.u64 %p2, %rd24, %rd5;
 	@%p2 bra $L14_oob0;
 	shl.b64 %rd32, %rd24, 2;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.f32 %f2, [%rd33];
-	.loc 7 102 14
+	.loc 9 102 14
 	bra.uni $L15_entry;
 $L7_for_done:
-	.loc 7 105 18
+	.loc 9 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -6019,113 +9040,113 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 7 106 27
+	.loc 9 106 27
 	cvt.rn.f32.s64 %f15, %rd10;
-	.loc 7 106 19
+	.loc 9 106 19
 	div.rn.f32 %f16, %f14, %f15;
-	.loc 7 106 34
+	.loc 9 106 34
 	add.rn.f32 %f17, %f16, %f0;
-	.loc 7 106 16
+	.loc 9 106 16
 	rsqrt.approx.f32 %f18, %f17;
-	.loc 7 107 17
+	.loc 9 107 17
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd35, %r18;
 	mov.s64 %rd36, %rd35;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 107 23
+	.loc 9 107 23
 	setp.lt.s64 %p4, %rd36, %rd10;
 	@%p4 bra $L9_for_body;
 	bra.uni $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L9_for_body:
-	.loc 7 108 11
+	.loc 9 108 11
 	add.s64 %rd37, %rd21, %rd36;
-	.loc 7 108 38
+	.loc 9 108 38
 	add.s64 %rd38, %rd21, %rd36;
-	.loc 7 108 33
+	.loc 9 108 33
 	setp.hs.u64 %p5, %rd38, %rd5;
 	@%p5 bra $L17_oob1;
 	shl.b64 %rd39, %rd38, 2;
 	add.s64 %rd40, %rd4, %rd39;
 	ld.global.nc.f32 %f19, [%rd40];
-	.loc 7 108 31
+	.loc 9 108 31
 	bra.uni $L18_entry;
 $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L13_bounds_exit:
 	exit;
 $L14_oob0:
-	.loc 7 102 16
-	mov.u64 %rd25, 0x1C00000001;
+	.loc 9 102 16
+	mov.u64 %rd25, 0x2300000001;
 	mov.u64 %rd26, %rd24;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
-	.loc 7 103 15
+	.loc 9 103 15
 	fma.rn.f32 %f4, %f3, %f3, %f1;
-	.loc 7 101 31
+	.loc 9 101 31
 	add.s64 %rd34, %rd23, 32;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd23, %rd34;
 	bra.uni $L5_for_loop;
 $L17_oob1:
-	.loc 7 108 33
-	mov.u64 %rd25, 0x1C00000002;
+	.loc 9 108 33
+	mov.u64 %rd25, 0x2300000002;
 	mov.u64 %rd26, %rd38;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L18_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f20, %f19;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 7 108 43
+	.loc 9 108 43
 	mul.rn.f32 %f21, %f20, %f18;
-	.loc 7 108 57
+	.loc 9 108 57
 	setp.hs.u64 %p6, %rd36, %rd8;
 	@%p6 bra $L20_oob2;
 	shl.b64 %rd41, %rd36, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.f32 %f22, [%rd42];
-	.loc 7 108 55
+	.loc 9 108 55
 	bra.uni $L21_entry;
 $L20_oob2:
-	.loc 7 108 57
-	mov.u64 %rd25, 0x1C00000003;
+	.loc 9 108 57
+	mov.u64 %rd25, 0x2300000003;
 	mov.u64 %rd26, %rd36;
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
 $L21_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f23, %f22;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 7 108 47
+	.loc 9 108 47
 	mul.rn.f32 %f24, %f21, %f23;
-	.loc 7 108 24
+	.loc 9 108 24
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f25, %f24;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 7 108 6
+	.loc 9 108 6
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L25_oob3;
 	shl.b64 %rd43, %rd37, 2;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.f32 [%rd44], %f25;
-	.loc 7 107 31
+	.loc 9 107 31
 	add.s64 %rd45, %rd36, 32;
 	mov.s64 %rd36, %rd45;
 	bra.uni $L8_for_loop;
 $L25_oob3:
-	.loc 7 108 6
-	mov.u64 %rd25, 0x1C00000004;
+	.loc 9 108 6
+	mov.u64 %rd25, 0x2300000004;
 	mov.u64 %rd26, %rd37;
 	mov.u64 %rd27, %rd2;
 	bra.uni $L12_bounds_fail;
@@ -6164,7 +9185,7 @@ $L12_bounds_fail:
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<25>;
 
-	.loc 7 84 6
+	.loc 9 84 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -6179,25 +9200,25 @@ $L12_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 95 19
+	.loc 9 95 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd11, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd12, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd13, %r2;
-	.loc 7 95 35
+	.loc 9 95 35
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd15, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
-	.loc 7 95 39
+	.loc 9 95 39
 	div.s64 %rd17, %rd14, 32;
-	.loc 7 95 23
+	.loc 9 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
-	.loc 7 95 52
+	.loc 9 95 52
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -6207,39 +9228,39 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd19, %r6;
-	.loc 7 95 44
+	.loc 9 95 44
 	add.s64 %rd20, %rd18, %rd19;
-	.loc 7 96 9
+	.loc 9 96 9
 	setp.ge.s64 %p0, %rd20, %rd9;
 	@%p0 bra $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 99 14
+	.loc 9 99 14
 	mul.lo.s64 %rd21, %rd20, %rd10;
-	.loc 7 101 17
+	.loc 9 101 17
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd22, %r14;
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd23, %rd22;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 101 23
+	.loc 9 101 23
 	setp.lt.s64 %p1, %rd23, %rd10;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 102 21
+	.loc 9 102 21
 	add.s64 %rd24, %rd21, %rd23;
-	.loc 7 102 16
+	.loc 9 102 16
 	setp.hs.u64 %p2, %rd24, %rd5;
 	@%p2 bra $L14_oob0;
 	shl.b64 %rd32, %rd24, 1;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 7 102 14
+	.loc 9 102 14
 	bra.uni $L15_entry;
 $L7_for_done:
-	.loc 7 105 18
+	.loc 9 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -6250,121 +9271,121 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 7 106 27
+	.loc 9 106 27
 	cvt.rn.f32.s64 %f15, %rd10;
-	.loc 7 106 19
+	.loc 9 106 19
 	div.rn.f32 %f16, %f14, %f15;
-	.loc 7 106 34
+	.loc 9 106 34
 	add.rn.f32 %f17, %f16, %f0;
-	.loc 7 106 16
+	.loc 9 106 16
 	rsqrt.approx.f32 %f18, %f17;
-	.loc 7 107 17
+	.loc 9 107 17
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd35, %r18;
 	mov.s64 %rd36, %rd35;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 107 23
+	.loc 9 107 23
 	setp.lt.s64 %p4, %rd36, %rd10;
 	@%p4 bra $L9_for_body;
 	bra.uni $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L9_for_body:
-	.loc 7 108 11
+	.loc 9 108 11
 	add.s64 %rd37, %rd21, %rd36;
-	.loc 7 108 38
+	.loc 9 108 38
 	add.s64 %rd38, %rd21, %rd36;
-	.loc 7 108 33
+	.loc 9 108 33
 	setp.hs.u64 %p5, %rd38, %rd5;
 	@%p5 bra $L17_oob1;
 	shl.b64 %rd39, %rd38, 1;
 	add.s64 %rd40, %rd4, %rd39;
 	ld.global.nc.u16 %rs1, [%rd40];
-	.loc 7 108 31
+	.loc 9 108 31
 	bra.uni $L18_entry;
 $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L13_bounds_exit:
 	exit;
 $L14_oob0:
-	.loc 7 102 16
-	mov.u64 %rd25, 0x1D00000001;
+	.loc 9 102 16
+	mov.u64 %rd25, 0x2400000001;
 	mov.u64 %rd26, %rd24;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
-	.loc 7 103 15
+	.loc 9 103 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 7 101 31
+	.loc 9 101 31
 	add.s64 %rd34, %rd23, 32;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd23, %rd34;
 	bra.uni $L5_for_loop;
 $L17_oob1:
-	.loc 7 108 33
-	mov.u64 %rd25, 0x1D00000002;
+	.loc 9 108 33
+	mov.u64 %rd25, 0x2400000002;
 	mov.u64 %rd26, %rd38;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L18_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f20, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f19, %f20;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 7 108 43
+	.loc 9 108 43
 	mul.rn.f32 %f21, %f19, %f18;
-	.loc 7 108 57
+	.loc 9 108 57
 	setp.hs.u64 %p6, %rd36, %rd8;
 	@%p6 bra $L20_oob2;
 	shl.b64 %rd41, %rd36, 1;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.u16 %rs2, [%rd42];
-	.loc 7 108 55
+	.loc 9 108 55
 	bra.uni $L21_entry;
 $L20_oob2:
-	.loc 7 108 57
-	mov.u64 %rd25, 0x1D00000003;
+	.loc 9 108 57
+	mov.u64 %rd25, 0x2400000003;
 	mov.u64 %rd26, %rd36;
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
 $L21_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f23, %rs2;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f22, %f23;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 7 108 47
+	.loc 9 108 47
 	mul.rn.f32 %f24, %f21, %f22;
-	.loc 7 108 24
+	.loc 9 108 24
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs4, %f24;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs3, %rs4;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 7 108 6
+	.loc 9 108 6
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L25_oob3;
 	shl.b64 %rd43, %rd37, 1;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.u16 [%rd44], %rs3;
-	.loc 7 107 31
+	.loc 9 107 31
 	add.s64 %rd45, %rd36, 32;
 	mov.s64 %rd36, %rd45;
 	bra.uni $L8_for_loop;
 $L25_oob3:
-	.loc 7 108 6
-	mov.u64 %rd25, 0x1D00000004;
+	.loc 9 108 6
+	mov.u64 %rd25, 0x2400000004;
 	mov.u64 %rd26, %rd37;
 	mov.u64 %rd27, %rd2;
 	bra.uni $L12_bounds_fail;
@@ -6403,7 +9424,7 @@ $L12_bounds_fail:
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<25>;
 
-	.loc 7 89 6
+	.loc 9 89 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -6418,25 +9439,25 @@ $L12_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 95 19
+	.loc 9 95 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd11, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd12, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd13, %r2;
-	.loc 7 95 35
+	.loc 9 95 35
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd15, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
-	.loc 7 95 39
+	.loc 9 95 39
 	div.s64 %rd17, %rd14, 32;
-	.loc 7 95 23
+	.loc 9 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
-	.loc 7 95 52
+	.loc 9 95 52
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -6446,39 +9467,39 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd19, %r6;
-	.loc 7 95 44
+	.loc 9 95 44
 	add.s64 %rd20, %rd18, %rd19;
-	.loc 7 96 9
+	.loc 9 96 9
 	setp.ge.s64 %p0, %rd20, %rd9;
 	@%p0 bra $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 99 14
+	.loc 9 99 14
 	mul.lo.s64 %rd21, %rd20, %rd10;
-	.loc 7 101 17
+	.loc 9 101 17
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd22, %r14;
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd23, %rd22;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 101 23
+	.loc 9 101 23
 	setp.lt.s64 %p1, %rd23, %rd10;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 102 21
+	.loc 9 102 21
 	add.s64 %rd24, %rd21, %rd23;
-	.loc 7 102 16
+	.loc 9 102 16
 	setp.hs.u64 %p2, %rd24, %rd5;
 	@%p2 bra $L14_oob0;
 	shl.b64 %rd32, %rd24, 1;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 7 102 14
+	.loc 9 102 14
 	bra.uni $L15_entry;
 $L7_for_done:
-	.loc 7 105 18
+	.loc 9 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -6489,127 +9510,127 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 7 106 27
+	.loc 9 106 27
 	cvt.rn.f32.s64 %f15, %rd10;
-	.loc 7 106 19
+	.loc 9 106 19
 	div.rn.f32 %f16, %f14, %f15;
-	.loc 7 106 34
+	.loc 9 106 34
 	add.rn.f32 %f17, %f16, %f0;
-	.loc 7 106 16
+	.loc 9 106 16
 	rsqrt.approx.f32 %f18, %f17;
-	.loc 7 107 17
+	.loc 9 107 17
 	mov.u32 %r19, %laneid;
 	cvt.s64.u32 %rd35, %r19;
 	mov.s64 %rd36, %rd35;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 107 23
+	.loc 9 107 23
 	setp.lt.s64 %p4, %rd36, %rd10;
 	@%p4 bra $L9_for_body;
 	bra.uni $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L9_for_body:
-	.loc 7 108 11
+	.loc 9 108 11
 	add.s64 %rd37, %rd21, %rd36;
-	.loc 7 108 38
+	.loc 9 108 38
 	add.s64 %rd38, %rd21, %rd36;
-	.loc 7 108 33
+	.loc 9 108 33
 	setp.hs.u64 %p5, %rd38, %rd5;
 	@%p5 bra $L17_oob1;
 	shl.b64 %rd39, %rd38, 1;
 	add.s64 %rd40, %rd4, %rd39;
 	ld.global.nc.u16 %rs1, [%rd40];
-	.loc 7 108 31
+	.loc 9 108 31
 	bra.uni $L18_entry;
 $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L13_bounds_exit:
 	exit;
 $L14_oob0:
-	.loc 7 102 16
-	mov.u64 %rd25, 0x1E00000001;
+	.loc 9 102 16
+	mov.u64 %rd25, 0x2500000001;
 	mov.u64 %rd26, %rd24;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r18, %rs0;
 	shl.b32 %r18, %r18, 16;
 	mov.b32 %f3, %r18;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
-	.loc 7 103 15
+	.loc 9 103 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 7 101 31
+	.loc 9 101 31
 	add.s64 %rd34, %rd23, 32;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd23, %rd34;
 	bra.uni $L5_for_loop;
 $L17_oob1:
-	.loc 7 108 33
-	mov.u64 %rd25, 0x1E00000002;
+	.loc 9 108 33
+	mov.u64 %rd25, 0x2500000002;
 	mov.u64 %rd26, %rd38;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L18_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r20, %rs1;
 	shl.b32 %r20, %r20, 16;
 	mov.b32 %f20, %r20;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f19, %f20;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 7 108 43
+	.loc 9 108 43
 	mul.rn.f32 %f21, %f19, %f18;
-	.loc 7 108 57
+	.loc 9 108 57
 	setp.hs.u64 %p6, %rd36, %rd8;
 	@%p6 bra $L20_oob2;
 	shl.b64 %rd41, %rd36, 1;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.u16 %rs2, [%rd42];
-	.loc 7 108 55
+	.loc 9 108 55
 	bra.uni $L21_entry;
 $L20_oob2:
-	.loc 7 108 57
-	mov.u64 %rd25, 0x1E00000003;
+	.loc 9 108 57
+	mov.u64 %rd25, 0x2500000003;
 	mov.u64 %rd26, %rd36;
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
 $L21_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r21, %rs2;
 	shl.b32 %r21, %r21, 16;
 	mov.b32 %f23, %r21;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f22, %f23;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 7 108 47
+	.loc 9 108 47
 	mul.rn.f32 %f24, %f21, %f22;
-	.loc 7 108 24
+	.loc 9 108 24
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs4, %f24;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs3, %rs4;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 7 108 6
+	.loc 9 108 6
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L25_oob3;
 	shl.b64 %rd43, %rd37, 1;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.u16 [%rd44], %rs3;
-	.loc 7 107 31
+	.loc 9 107 31
 	add.s64 %rd45, %rd36, 32;
 	mov.s64 %rd36, %rd45;
 	bra.uni $L8_for_loop;
 $L25_oob3:
-	.loc 7 108 6
-	mov.u64 %rd25, 0x1E00000004;
+	.loc 9 108 6
+	mov.u64 %rd25, 0x2500000004;
 	mov.u64 %rd26, %rd37;
 	mov.u64 %rd27, %rd2;
 	bra.uni $L12_bounds_fail;
@@ -6651,7 +9672,7 @@ $L12_bounds_fail:
 	.reg .f32 %f<45>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 7 113 6
+	.loc 9 113 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -6671,16 +9692,16 @@ $L12_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 130 20
+	.loc 9 130 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 7 130 25
+	.loc 9 130 25
 	mul.lo.s64 %rd19, %rd16, %rd15;
-	.loc 7 132 22
+	.loc 9 132 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd20, %r3;
 	mov.u32 %r4, %tid.y;
@@ -6691,137 +9712,137 @@ $L2_entry:
 	mov.s64 %rd23, %rd20;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 7 132 30
+	.loc 9 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
 	bra.uni $L24_entry;
 $L4_for_body:
-	.loc 7 133 12
+	.loc 9 133 12
 	add.s64 %rd24, %rd19, %rd23;
-	.loc 7 133 39
+	.loc 9 133 39
 	add.s64 %rd25, %rd19, %rd23;
-	.loc 7 133 34
+	.loc 9 133 34
 	setp.hs.u64 %p1, %rd25, %rd8;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd33, %rd25, 2;
 	add.s64 %rd34, %rd7, %rd33;
 	ld.global.nc.f32 %f2, [%rd34];
-	.loc 7 133 32
+	.loc 9 133 32
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 7 139 30
+	.loc 9 139 30
 	setp.lt.s64 %p10, %rd63, %rd15;
 	@%p10 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L7_for_body:
-	.loc 7 140 11
+	.loc 9 140 11
 	add.s64 %rd64, %rd19, %rd63;
-	.loc 7 140 41
+	.loc 9 140 41
 	add.s64 %rd65, %rd19, %rd63;
-	.loc 7 140 36
+	.loc 9 140 36
 	setp.hs.u64 %p11, %rd65, %rd5;
 	@%p11 bra $L33_oob6;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd4, %rd66;
 	ld.global.f32 %f38, [%rd67];
-	.loc 7 140 31
+	.loc 9 140 31
 	bra.uni $L34_entry;
 $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 7 133 34
-	mov.u64 %rd26, 0x1F00000001;
+	.loc 9 133 34
+	mov.u64 %rd26, 0x2600000001;
 	mov.u64 %rd27, %rd25;
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 7 133 61
+	.loc 9 133 61
 	add.s64 %rd35, %rd19, %rd23;
-	.loc 7 133 56
+	.loc 9 133 56
 	setp.hs.u64 %p3, %rd35, %rd11;
 	@%p3 bra $L15_oob1;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.f32 %f4, [%rd37];
-	.loc 7 133 52
+	.loc 9 133 52
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 7 133 56
-	mov.u64 %rd26, 0x1F00000002;
+	.loc 9 133 56
+	mov.u64 %rd26, 0x2600000002;
 	mov.u64 %rd27, %rd35;
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
 $L16_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f5, %f4;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 7 133 44
+	.loc 9 133 44
 	add.rn.f32 %f6, %f3, %f5;
-	.loc 7 133 25
+	.loc 9 133 25
 	bra.uni $L18_entry;
 $L18_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f7, %f6;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
-	.loc 7 133 7
+	.loc 9 133 7
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L20_oob2;
 	shl.b64 %rd38, %rd24, 2;
 	add.s64 %rd39, %rd4, %rd38;
 	st.global.f32 [%rd39], %f7;
-	.loc 7 134 24
+	.loc 9 134 24
 	add.s64 %rd40, %rd19, %rd23;
-	.loc 7 134 19
+	.loc 9 134 19
 	setp.hs.u64 %p5, %rd40, %rd5;
 	@%p5 bra $L21_oob3;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.f32 %f8, [%rd42];
-	.loc 7 134 14
+	.loc 9 134 14
 	bra.uni $L22_entry;
 $L20_oob2:
-	.loc 7 133 7
-	mov.u64 %rd26, 0x1F00000003;
+	.loc 9 133 7
+	mov.u64 %rd26, 0x2600000003;
 	mov.u64 %rd27, %rd24;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L21_oob3:
-	.loc 7 134 19
-	mov.u64 %rd26, 0x1F00000004;
+	.loc 9 134 19
+	mov.u64 %rd26, 0x2600000004;
 	mov.u64 %rd27, %rd40;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L22_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f9, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 7 135 15
+	.loc 9 135 15
 	fma.rn.f32 %f10, %f9, %f9, %f1;
-	.loc 7 132 53
+	.loc 9 132 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd43, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd44, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd45, %r11;
-	.loc 7 132 38
+	.loc 9 132 38
 	add.s64 %rd46, %rd23, %rd43;
 	mov.f32 %f1, %f10;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L24_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd47, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f12, %f1, 16, 31, -1;
 	add.rn.f32 %f13, %f1, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 8, 31, -1;
@@ -6832,15 +9853,15 @@ $L24_entry:
 	add.rn.f32 %f19, %f17, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 1, 31, -1;
 	add.rn.f32 %f21, %f19, %f20;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd48, %r12;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p6, %rd48, 0;
 	@%p6 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -6850,7 +9871,7 @@ $L25_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd49, %r13;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p7, %rd49, 32;
 	@%p7 bra $L30_oob4;
 	shl.b64 %rd50, %rd49, 2;
@@ -6858,29 +9879,29 @@ $L25_if_then:
 	st.shared.f32 [%rd51], %f21;
 	bra.uni $L26_if_done;
 $L26_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd52, %r21;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd53, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd54, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd55, %r24;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd56, %rd53, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p8, %rd52, %rd56;
 	@%p8 bra $L27_if_then;
 	bra.uni $L31_edge;
 $L27_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd57, %r25;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p9, %rd57, 32;
 	@%p9 bra $L32_oob5;
 	shl.b64 %rd58, %rd57, 2;
@@ -6889,7 +9910,7 @@ $L27_if_then:
 	mov.f32 %f22, %f23;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f24, %f22, 16, 31, -1;
 	add.rn.f32 %f25, %f22, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 8, 31, -1;
@@ -6900,21 +9921,21 @@ $L28_if_done:
 	add.rn.f32 %f31, %f29, %f30;
 	shfl.sync.bfly.b32 %f32, %f31, 1, 31, -1;
 	add.rn.f32 %f33, %f31, %f32;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f11, %f33;
 	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
 $L29_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 138 27
+	.loc 9 138 27
 	cvt.rn.f32.s64 %f34, %rd15;
-	.loc 7 138 19
+	.loc 9 138 19
 	div.rn.f32 %f35, %f11, %f34;
-	.loc 7 138 34
+	.loc 9 138 34
 	add.rn.f32 %f36, %f35, %f0;
-	.loc 7 138 16
+	.loc 9 138 16
 	rsqrt.approx.f32 %f37, %f36;
-	.loc 7 139 22
+	.loc 9 139 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd60, %r26;
 	mov.u32 %r27, %tid.y;
@@ -6924,8 +9945,8 @@ $L29_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd63, %rd60;
 	bra.uni $L6_for_loop;
 $L30_oob4:
-	.loc 8 30 4
-	mov.u64 %rd26, 0x1F00000005;
+	.loc 10 30 4
+	mov.u64 %rd26, 0x2600000005;
 	mov.u64 %rd27, %rd49;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
@@ -6933,72 +9954,72 @@ $L31_edge:
 	mov.f32 %f22, 0f00000000;
 	bra.uni $L28_if_done;
 $L32_oob5:
-	.loc 8 35 8
-	mov.u64 %rd26, 0x1F00000006;
+	.loc 10 35 8
+	mov.u64 %rd26, 0x2600000006;
 	mov.u64 %rd27, %rd57;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
 $L33_oob6:
-	.loc 7 140 36
-	mov.u64 %rd26, 0x1F00000007;
+	.loc 9 140 36
+	mov.u64 %rd26, 0x2600000007;
 	mov.u64 %rd27, %rd65;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L34_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f39, %f38;
 	bra.uni $L35_ret_load;
 $L35_ret_load:
-	.loc 7 140 46
+	.loc 9 140 46
 	mul.rn.f32 %f40, %f39, %f37;
-	.loc 7 140 60
+	.loc 9 140 60
 	setp.hs.u64 %p12, %rd63, %rd14;
 	@%p12 bra $L36_oob7;
 	shl.b64 %rd68, %rd63, 2;
 	add.s64 %rd69, %rd13, %rd68;
 	ld.global.nc.f32 %f41, [%rd69];
-	.loc 7 140 58
+	.loc 9 140 58
 	bra.uni $L37_entry;
 $L36_oob7:
-	.loc 7 140 60
-	mov.u64 %rd26, 0x1F00000008;
+	.loc 9 140 60
+	mov.u64 %rd26, 0x2600000008;
 	mov.u64 %rd27, %rd63;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
 $L37_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f42, %f41;
 	bra.uni $L38_ret_load;
 $L38_ret_load:
-	.loc 7 140 50
+	.loc 9 140 50
 	mul.rn.f32 %f43, %f40, %f42;
-	.loc 7 140 24
+	.loc 9 140 24
 	bra.uni $L39_entry;
 $L39_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f44, %f43;
 	bra.uni $L40_ret_store;
 $L40_ret_store:
-	.loc 7 140 6
+	.loc 9 140 6
 	setp.hs.u64 %p13, %rd64, %rd2;
 	@%p13 bra $L41_oob8;
 	shl.b64 %rd70, %rd64, 2;
 	add.s64 %rd71, %rd1, %rd70;
 	st.global.f32 [%rd71], %f44;
-	.loc 7 139 53
+	.loc 9 139 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd72, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd73, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd74, %r31;
-	.loc 7 139 38
+	.loc 9 139 38
 	add.s64 %rd75, %rd63, %rd72;
 	mov.s64 %rd63, %rd75;
 	bra.uni $L6_for_loop;
 $L41_oob8:
-	.loc 7 140 6
-	mov.u64 %rd26, 0x1F00000009;
+	.loc 9 140 6
+	mov.u64 %rd26, 0x2600000009;
 	mov.u64 %rd27, %rd64;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -7041,7 +10062,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<43>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 7 118 6
+	.loc 9 118 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7061,16 +10082,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 130 20
+	.loc 9 130 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 7 130 25
+	.loc 9 130 25
 	mul.lo.s64 %rd19, %rd16, %rd15;
-	.loc 7 132 22
+	.loc 9 132 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd20, %r3;
 	mov.u32 %r4, %tid.y;
@@ -7081,145 +10102,145 @@ $L2_entry:
 	mov.s64 %rd23, %rd20;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 7 132 30
+	.loc 9 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
 	bra.uni $L24_entry;
 $L4_for_body:
-	.loc 7 133 12
+	.loc 9 133 12
 	add.s64 %rd24, %rd19, %rd23;
-	.loc 7 133 39
+	.loc 9 133 39
 	add.s64 %rd25, %rd19, %rd23;
-	.loc 7 133 34
+	.loc 9 133 34
 	setp.hs.u64 %p1, %rd25, %rd8;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd33, %rd25, 1;
 	add.s64 %rd34, %rd7, %rd33;
 	ld.global.nc.u16 %rs0, [%rd34];
-	.loc 7 133 32
+	.loc 9 133 32
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 7 139 30
+	.loc 9 139 30
 	setp.lt.s64 %p10, %rd63, %rd15;
 	@%p10 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L7_for_body:
-	.loc 7 140 11
+	.loc 9 140 11
 	add.s64 %rd64, %rd19, %rd63;
-	.loc 7 140 41
+	.loc 9 140 41
 	add.s64 %rd65, %rd19, %rd63;
-	.loc 7 140 36
+	.loc 9 140 36
 	setp.hs.u64 %p11, %rd65, %rd5;
 	@%p11 bra $L33_oob6;
 	shl.b64 %rd66, %rd65, 1;
 	add.s64 %rd67, %rd4, %rd66;
 	ld.global.u16 %rs5, [%rd67];
-	.loc 7 140 31
+	.loc 9 140 31
 	bra.uni $L34_entry;
 $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 7 133 34
-	mov.u64 %rd26, 0x2000000001;
+	.loc 9 133 34
+	mov.u64 %rd26, 0x2700000001;
 	mov.u64 %rd27, %rd25;
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 7 133 61
+	.loc 9 133 61
 	add.s64 %rd35, %rd19, %rd23;
-	.loc 7 133 56
+	.loc 9 133 56
 	setp.hs.u64 %p3, %rd35, %rd11;
 	@%p3 bra $L15_oob1;
 	shl.b64 %rd36, %rd35, 1;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.u16 %rs1, [%rd37];
-	.loc 7 133 52
+	.loc 9 133 52
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 7 133 56
-	mov.u64 %rd26, 0x2000000002;
+	.loc 9 133 56
+	mov.u64 %rd26, 0x2700000002;
 	mov.u64 %rd27, %rd35;
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
 $L16_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f5, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f4, %f5;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 7 133 44
+	.loc 9 133 44
 	add.rn.f32 %f6, %f2, %f4;
-	.loc 7 133 25
+	.loc 9 133 25
 	bra.uni $L18_entry;
 $L18_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs3, %f6;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
-	.loc 7 133 7
+	.loc 9 133 7
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L20_oob2;
 	shl.b64 %rd38, %rd24, 1;
 	add.s64 %rd39, %rd4, %rd38;
 	st.global.u16 [%rd39], %rs2;
-	.loc 7 134 24
+	.loc 9 134 24
 	add.s64 %rd40, %rd19, %rd23;
-	.loc 7 134 19
+	.loc 9 134 19
 	setp.hs.u64 %p5, %rd40, %rd5;
 	@%p5 bra $L21_oob3;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.u16 %rs4, [%rd42];
-	.loc 7 134 14
+	.loc 9 134 14
 	bra.uni $L22_entry;
 $L20_oob2:
-	.loc 7 133 7
-	mov.u64 %rd26, 0x2000000003;
+	.loc 9 133 7
+	mov.u64 %rd26, 0x2700000003;
 	mov.u64 %rd27, %rd24;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L21_oob3:
-	.loc 7 134 19
-	mov.u64 %rd26, 0x2000000004;
+	.loc 9 134 19
+	mov.u64 %rd26, 0x2700000004;
 	mov.u64 %rd27, %rd40;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L22_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f8, %rs4;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f7, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 7 135 15
+	.loc 9 135 15
 	fma.rn.f32 %f9, %f7, %f7, %f1;
-	.loc 7 132 53
+	.loc 9 132 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd43, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd44, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd45, %r11;
-	.loc 7 132 38
+	.loc 9 132 38
 	add.s64 %rd46, %rd23, %rd43;
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L24_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd47, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
 	add.rn.f32 %f12, %f1, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -7230,15 +10251,15 @@ $L24_entry:
 	add.rn.f32 %f18, %f16, %f17;
 	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd48, %r12;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p6, %rd48, 0;
 	@%p6 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -7248,7 +10269,7 @@ $L25_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd49, %r13;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p7, %rd49, 32;
 	@%p7 bra $L30_oob4;
 	shl.b64 %rd50, %rd49, 2;
@@ -7256,29 +10277,29 @@ $L25_if_then:
 	st.shared.f32 [%rd51], %f20;
 	bra.uni $L26_if_done;
 $L26_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd52, %r21;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd53, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd54, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd55, %r24;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd56, %rd53, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p8, %rd52, %rd56;
 	@%p8 bra $L27_if_then;
 	bra.uni $L31_edge;
 $L27_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd57, %r25;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p9, %rd57, 32;
 	@%p9 bra $L32_oob5;
 	shl.b64 %rd58, %rd57, 2;
@@ -7287,7 +10308,7 @@ $L27_if_then:
 	mov.f32 %f21, %f22;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f23, %f21, 16, 31, -1;
 	add.rn.f32 %f24, %f21, %f23;
 	shfl.sync.bfly.b32 %f25, %f24, 8, 31, -1;
@@ -7298,21 +10319,21 @@ $L28_if_done:
 	add.rn.f32 %f30, %f28, %f29;
 	shfl.sync.bfly.b32 %f31, %f30, 1, 31, -1;
 	add.rn.f32 %f32, %f30, %f31;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f10, %f32;
 	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
 $L29_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 138 27
+	.loc 9 138 27
 	cvt.rn.f32.s64 %f33, %rd15;
-	.loc 7 138 19
+	.loc 9 138 19
 	div.rn.f32 %f34, %f10, %f33;
-	.loc 7 138 34
+	.loc 9 138 34
 	add.rn.f32 %f35, %f34, %f0;
-	.loc 7 138 16
+	.loc 9 138 16
 	rsqrt.approx.f32 %f36, %f35;
-	.loc 7 139 22
+	.loc 9 139 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd60, %r26;
 	mov.u32 %r27, %tid.y;
@@ -7322,8 +10343,8 @@ $L29_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd63, %rd60;
 	bra.uni $L6_for_loop;
 $L30_oob4:
-	.loc 8 30 4
-	mov.u64 %rd26, 0x2000000005;
+	.loc 10 30 4
+	mov.u64 %rd26, 0x2700000005;
 	mov.u64 %rd27, %rd49;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
@@ -7331,78 +10352,78 @@ $L31_edge:
 	mov.f32 %f21, 0f00000000;
 	bra.uni $L28_if_done;
 $L32_oob5:
-	.loc 8 35 8
-	mov.u64 %rd26, 0x2000000006;
+	.loc 10 35 8
+	mov.u64 %rd26, 0x2700000006;
 	mov.u64 %rd27, %rd57;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
 $L33_oob6:
-	.loc 7 140 36
-	mov.u64 %rd26, 0x2000000007;
+	.loc 9 140 36
+	mov.u64 %rd26, 0x2700000007;
 	mov.u64 %rd27, %rd65;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L34_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f38, %rs5;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f37, %f38;
 	bra.uni $L35_ret_load;
 $L35_ret_load:
-	.loc 7 140 46
+	.loc 9 140 46
 	mul.rn.f32 %f39, %f37, %f36;
-	.loc 7 140 60
+	.loc 9 140 60
 	setp.hs.u64 %p12, %rd63, %rd14;
 	@%p12 bra $L36_oob7;
 	shl.b64 %rd68, %rd63, 1;
 	add.s64 %rd69, %rd13, %rd68;
 	ld.global.nc.u16 %rs6, [%rd69];
-	.loc 7 140 58
+	.loc 9 140 58
 	bra.uni $L37_entry;
 $L36_oob7:
-	.loc 7 140 60
-	mov.u64 %rd26, 0x2000000008;
+	.loc 9 140 60
+	mov.u64 %rd26, 0x2700000008;
 	mov.u64 %rd27, %rd63;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
 $L37_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f41, %rs6;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f40, %f41;
 	bra.uni $L38_ret_load;
 $L38_ret_load:
-	.loc 7 140 50
+	.loc 9 140 50
 	mul.rn.f32 %f42, %f39, %f40;
-	.loc 7 140 24
+	.loc 9 140 24
 	bra.uni $L39_entry;
 $L39_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs8, %f42;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs7, %rs8;
 	bra.uni $L40_ret_store;
 $L40_ret_store:
-	.loc 7 140 6
+	.loc 9 140 6
 	setp.hs.u64 %p13, %rd64, %rd2;
 	@%p13 bra $L41_oob8;
 	shl.b64 %rd70, %rd64, 1;
 	add.s64 %rd71, %rd1, %rd70;
 	st.global.u16 [%rd71], %rs7;
-	.loc 7 139 53
+	.loc 9 139 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd72, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd73, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd74, %r31;
-	.loc 7 139 38
+	.loc 9 139 38
 	add.s64 %rd75, %rd63, %rd72;
 	mov.s64 %rd63, %rd75;
 	bra.uni $L6_for_loop;
 $L41_oob8:
-	.loc 7 140 6
-	mov.u64 %rd26, 0x2000000009;
+	.loc 9 140 6
+	mov.u64 %rd26, 0x2700000009;
 	mov.u64 %rd27, %rd64;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -7445,7 +10466,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<43>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 7 123 6
+	.loc 9 123 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7465,16 +10486,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 130 20
+	.loc 9 130 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 7 130 25
+	.loc 9 130 25
 	mul.lo.s64 %rd19, %rd16, %rd15;
-	.loc 7 132 22
+	.loc 9 132 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd20, %r3;
 	mov.u32 %r4, %tid.y;
@@ -7485,151 +10506,151 @@ $L2_entry:
 	mov.s64 %rd23, %rd20;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 7 132 30
+	.loc 9 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
 	bra.uni $L24_entry;
 $L4_for_body:
-	.loc 7 133 12
+	.loc 9 133 12
 	add.s64 %rd24, %rd19, %rd23;
-	.loc 7 133 39
+	.loc 9 133 39
 	add.s64 %rd25, %rd19, %rd23;
-	.loc 7 133 34
+	.loc 9 133 34
 	setp.hs.u64 %p1, %rd25, %rd8;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd33, %rd25, 1;
 	add.s64 %rd34, %rd7, %rd33;
 	ld.global.nc.u16 %rs0, [%rd34];
-	.loc 7 133 32
+	.loc 9 133 32
 	bra.uni $L13_entry;
 $L6_for_loop:
-	.loc 7 139 30
+	.loc 9 139 30
 	setp.lt.s64 %p10, %rd63, %rd15;
 	@%p10 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L7_for_body:
-	.loc 7 140 11
+	.loc 9 140 11
 	add.s64 %rd64, %rd19, %rd63;
-	.loc 7 140 41
+	.loc 9 140 41
 	add.s64 %rd65, %rd19, %rd63;
-	.loc 7 140 36
+	.loc 9 140 36
 	setp.hs.u64 %p11, %rd65, %rd5;
 	@%p11 bra $L33_oob6;
 	shl.b64 %rd66, %rd65, 1;
 	add.s64 %rd67, %rd4, %rd66;
 	ld.global.u16 %rs5, [%rd67];
-	.loc 7 140 31
+	.loc 9 140 31
 	bra.uni $L34_entry;
 $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L11_bounds_exit:
 	exit;
 $L12_oob0:
-	.loc 7 133 34
-	mov.u64 %rd26, 0x2100000001;
+	.loc 9 133 34
+	mov.u64 %rd26, 0x2800000001;
 	mov.u64 %rd27, %rd25;
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f3, %r9;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 7 133 61
+	.loc 9 133 61
 	add.s64 %rd35, %rd19, %rd23;
-	.loc 7 133 56
+	.loc 9 133 56
 	setp.hs.u64 %p3, %rd35, %rd11;
 	@%p3 bra $L15_oob1;
 	shl.b64 %rd36, %rd35, 1;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.u16 %rs1, [%rd37];
-	.loc 7 133 52
+	.loc 9 133 52
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 7 133 56
-	mov.u64 %rd26, 0x2100000002;
+	.loc 9 133 56
+	mov.u64 %rd26, 0x2800000002;
 	mov.u64 %rd27, %rd35;
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
 $L16_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r10, %rs1;
 	shl.b32 %r10, %r10, 16;
 	mov.b32 %f5, %r10;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f4, %f5;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 7 133 44
+	.loc 9 133 44
 	add.rn.f32 %f6, %f2, %f4;
-	.loc 7 133 25
+	.loc 9 133 25
 	bra.uni $L18_entry;
 $L18_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs3, %f6;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
-	.loc 7 133 7
+	.loc 9 133 7
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L20_oob2;
 	shl.b64 %rd38, %rd24, 1;
 	add.s64 %rd39, %rd4, %rd38;
 	st.global.u16 [%rd39], %rs2;
-	.loc 7 134 24
+	.loc 9 134 24
 	add.s64 %rd40, %rd19, %rd23;
-	.loc 7 134 19
+	.loc 9 134 19
 	setp.hs.u64 %p5, %rd40, %rd5;
 	@%p5 bra $L21_oob3;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.u16 %rs4, [%rd42];
-	.loc 7 134 14
+	.loc 9 134 14
 	bra.uni $L22_entry;
 $L20_oob2:
-	.loc 7 133 7
-	mov.u64 %rd26, 0x2100000003;
+	.loc 9 133 7
+	mov.u64 %rd26, 0x2800000003;
 	mov.u64 %rd27, %rd24;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L21_oob3:
-	.loc 7 134 19
-	mov.u64 %rd26, 0x2100000004;
+	.loc 9 134 19
+	mov.u64 %rd26, 0x2800000004;
 	mov.u64 %rd27, %rd40;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L22_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r11, %rs4;
 	shl.b32 %r11, %r11, 16;
 	mov.b32 %f8, %r11;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f7, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 7 135 15
+	.loc 9 135 15
 	fma.rn.f32 %f9, %f7, %f7, %f1;
-	.loc 7 132 53
+	.loc 9 132 53
 	mov.u32 %r12, %ntid.x;
 	cvt.s64.u32 %rd43, %r12;
 	mov.u32 %r13, %ntid.y;
 	cvt.s64.u32 %rd44, %r13;
 	mov.u32 %r14, %ntid.z;
 	cvt.s64.u32 %rd45, %r14;
-	.loc 7 132 38
+	.loc 9 132 38
 	add.s64 %rd46, %rd23, %rd43;
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L24_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd47, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
 	add.rn.f32 %f12, %f1, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -7640,15 +10661,15 @@ $L24_entry:
 	add.rn.f32 %f18, %f16, %f17;
 	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd48, %r15;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p6, %rd48, 0;
 	@%p6 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -7658,7 +10679,7 @@ $L25_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd49, %r16;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p7, %rd49, 32;
 	@%p7 bra $L30_oob4;
 	shl.b64 %rd50, %rd49, 2;
@@ -7666,29 +10687,29 @@ $L25_if_then:
 	st.shared.f32 [%rd51], %f20;
 	bra.uni $L26_if_done;
 $L26_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd52, %r24;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r25, %ntid.x;
 	cvt.s64.u32 %rd53, %r25;
 	mov.u32 %r26, %ntid.y;
 	cvt.s64.u32 %rd54, %r26;
 	mov.u32 %r27, %ntid.z;
 	cvt.s64.u32 %rd55, %r27;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd56, %rd53, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p8, %rd52, %rd56;
 	@%p8 bra $L27_if_then;
 	bra.uni $L31_edge;
 $L27_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd57, %r28;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p9, %rd57, 32;
 	@%p9 bra $L32_oob5;
 	shl.b64 %rd58, %rd57, 2;
@@ -7697,7 +10718,7 @@ $L27_if_then:
 	mov.f32 %f21, %f22;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f23, %f21, 16, 31, -1;
 	add.rn.f32 %f24, %f21, %f23;
 	shfl.sync.bfly.b32 %f25, %f24, 8, 31, -1;
@@ -7708,21 +10729,21 @@ $L28_if_done:
 	add.rn.f32 %f30, %f28, %f29;
 	shfl.sync.bfly.b32 %f31, %f30, 1, 31, -1;
 	add.rn.f32 %f32, %f30, %f31;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f10, %f32;
 	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
 $L29_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 138 27
+	.loc 9 138 27
 	cvt.rn.f32.s64 %f33, %rd15;
-	.loc 7 138 19
+	.loc 9 138 19
 	div.rn.f32 %f34, %f10, %f33;
-	.loc 7 138 34
+	.loc 9 138 34
 	add.rn.f32 %f35, %f34, %f0;
-	.loc 7 138 16
+	.loc 9 138 16
 	rsqrt.approx.f32 %f36, %f35;
-	.loc 7 139 22
+	.loc 9 139 22
 	mov.u32 %r29, %tid.x;
 	cvt.s64.u32 %rd60, %r29;
 	mov.u32 %r30, %tid.y;
@@ -7732,8 +10753,8 @@ $L29_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd63, %rd60;
 	bra.uni $L6_for_loop;
 $L30_oob4:
-	.loc 8 30 4
-	mov.u64 %rd26, 0x2100000005;
+	.loc 10 30 4
+	mov.u64 %rd26, 0x2800000005;
 	mov.u64 %rd27, %rd49;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
@@ -7741,82 +10762,82 @@ $L31_edge:
 	mov.f32 %f21, 0f00000000;
 	bra.uni $L28_if_done;
 $L32_oob5:
-	.loc 8 35 8
-	mov.u64 %rd26, 0x2100000006;
+	.loc 10 35 8
+	mov.u64 %rd26, 0x2800000006;
 	mov.u64 %rd27, %rd57;
 	mov.u64 %rd28, 32;
 	bra.uni $L10_bounds_fail;
 $L33_oob6:
-	.loc 7 140 36
-	mov.u64 %rd26, 0x2100000007;
+	.loc 9 140 36
+	mov.u64 %rd26, 0x2800000007;
 	mov.u64 %rd27, %rd65;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L34_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r32, %rs5;
 	shl.b32 %r32, %r32, 16;
 	mov.b32 %f38, %r32;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f37, %f38;
 	bra.uni $L35_ret_load;
 $L35_ret_load:
-	.loc 7 140 46
+	.loc 9 140 46
 	mul.rn.f32 %f39, %f37, %f36;
-	.loc 7 140 60
+	.loc 9 140 60
 	setp.hs.u64 %p12, %rd63, %rd14;
 	@%p12 bra $L36_oob7;
 	shl.b64 %rd68, %rd63, 1;
 	add.s64 %rd69, %rd13, %rd68;
 	ld.global.nc.u16 %rs6, [%rd69];
-	.loc 7 140 58
+	.loc 9 140 58
 	bra.uni $L37_entry;
 $L36_oob7:
-	.loc 7 140 60
-	mov.u64 %rd26, 0x2100000008;
+	.loc 9 140 60
+	mov.u64 %rd26, 0x2800000008;
 	mov.u64 %rd27, %rd63;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
 $L37_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r33, %rs6;
 	shl.b32 %r33, %r33, 16;
 	mov.b32 %f41, %r33;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f40, %f41;
 	bra.uni $L38_ret_load;
 $L38_ret_load:
-	.loc 7 140 50
+	.loc 9 140 50
 	mul.rn.f32 %f42, %f39, %f40;
-	.loc 7 140 24
+	.loc 9 140 24
 	bra.uni $L39_entry;
 $L39_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs8, %f42;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs7, %rs8;
 	bra.uni $L40_ret_store;
 $L40_ret_store:
-	.loc 7 140 6
+	.loc 9 140 6
 	setp.hs.u64 %p13, %rd64, %rd2;
 	@%p13 bra $L41_oob8;
 	shl.b64 %rd70, %rd64, 1;
 	add.s64 %rd71, %rd1, %rd70;
 	st.global.u16 [%rd71], %rs7;
-	.loc 7 139 53
+	.loc 9 139 53
 	mov.u32 %r34, %ntid.x;
 	cvt.s64.u32 %rd72, %r34;
 	mov.u32 %r35, %ntid.y;
 	cvt.s64.u32 %rd73, %r35;
 	mov.u32 %r36, %ntid.z;
 	cvt.s64.u32 %rd74, %r36;
-	.loc 7 139 38
+	.loc 9 139 38
 	add.s64 %rd75, %rd63, %rd72;
 	mov.s64 %rd63, %rd75;
 	bra.uni $L6_for_loop;
 $L41_oob8:
-	.loc 7 140 6
-	mov.u64 %rd26, 0x2100000009;
+	.loc 9 140 6
+	mov.u64 %rd26, 0x2800000009;
 	mov.u64 %rd27, %rd64;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -7856,7 +10877,7 @@ $L10_bounds_fail:
 	.reg .f32 %f<72>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 7 145 6
+	.loc 9 145 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7873,16 +10894,16 @@ $L10_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 161 20
+	.loc 9 161 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd13, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd14, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd15, %r2;
-	.loc 7 161 25
+	.loc 9 161 25
 	mul.lo.s64 %rd16, %rd13, %rd12;
-	.loc 7 163 22
+	.loc 9 163 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
@@ -7893,86 +10914,86 @@ $L2_entry:
 	mov.s64 %rd20, %rd17;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 7 163 30
+	.loc 9 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
 	bra.uni $L18_entry;
 $L4_for_body:
-	.loc 7 164 23
+	.loc 9 164 23
 	add.s64 %rd21, %rd16, %rd20;
-	.loc 7 164 18
+	.loc 9 164 18
 	setp.hs.u64 %p1, %rd21, %rd5;
 	@%p1 bra $L15_oob0;
 	shl.b64 %rd29, %rd21, 2;
 	add.s64 %rd30, %rd4, %rd29;
 	ld.global.nc.f32 %f2, [%rd30];
-	.loc 7 164 16
+	.loc 9 164 16
 	bra.uni $L16_entry;
 $L6_for_loop:
-	.loc 7 168 30
+	.loc 9 168 30
 	setp.lt.s64 %p7, %rd51, %rd12;
 	@%p7 bra $L7_for_body;
 	bra.uni $L30_entry;
 $L7_for_body:
-	.loc 7 169 21
+	.loc 9 169 21
 	add.s64 %rd52, %rd16, %rd51;
-	.loc 7 169 16
+	.loc 9 169 16
 	setp.hs.u64 %p8, %rd52, %rd5;
 	@%p8 bra $L27_oob3;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd4, %rd53;
 	ld.global.nc.f32 %f31, [%rd54];
-	.loc 7 169 14
+	.loc 9 169 14
 	bra.uni $L28_entry;
 $L9_for_loop:
-	.loc 7 173 30
+	.loc 9 173 30
 	setp.lt.s64 %p13, %rd75, %rd12;
 	@%p13 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
-	.loc 7 174 21
+	.loc 9 174 21
 	add.s64 %rd76, %rd16, %rd75;
-	.loc 7 174 16
+	.loc 9 174 16
 	setp.hs.u64 %p14, %rd76, %rd5;
 	@%p14 bra $L39_oob6;
 	shl.b64 %rd77, %rd76, 2;
 	add.s64 %rd78, %rd4, %rd77;
 	ld.global.nc.f32 %f62, [%rd78];
-	.loc 7 174 14
+	.loc 9 174 14
 	bra.uni $L40_entry;
 $L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L14_bounds_exit:
 	exit;
 $L15_oob0:
-	.loc 7 164 18
-	mov.u64 %rd22, 0x2200000001;
+	.loc 9 164 18
+	mov.u64 %rd22, 0x2900000001;
 	mov.u64 %rd23, %rd21;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f3, %f2;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 7 164 3
+	.loc 9 164 3
 	add.rn.f32 %f4, %f1, %f3;
-	.loc 7 163 53
+	.loc 9 163 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd31, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd32, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd33, %r11;
-	.loc 7 163 38
+	.loc 9 163 38
 	add.s64 %rd34, %rd20, %rd31;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L18_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd35, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -7983,15 +11004,15 @@ $L18_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd36, %r12;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p3, %rd36, 0;
 	@%p3 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -8001,7 +11022,7 @@ $L19_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd37, %r13;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p4, %rd37, 32;
 	@%p4 bra $L24_oob1;
 	shl.b64 %rd38, %rd37, 2;
@@ -8009,29 +11030,29 @@ $L19_if_then:
 	st.shared.f32 [%rd39], %f15;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd40, %r21;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd41, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd42, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd43, %r24;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd44, %rd41, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p5, %rd40, %rd44;
 	@%p5 bra $L21_if_then;
 	bra.uni $L25_edge;
 $L21_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd45, %r25;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p6, %rd45, 32;
 	@%p6 bra $L26_oob2;
 	shl.b64 %rd46, %rd45, 2;
@@ -8040,7 +11061,7 @@ $L21_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -8051,17 +11072,17 @@ $L22_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
 $L23_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 166 36
+	.loc 9 166 36
 	cvt.rn.f32.s64 %f28, %rd12;
-	.loc 7 166 27
+	.loc 9 166 27
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 7 168 22
+	.loc 9 168 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd48, %r26;
 	mov.u32 %r27, %tid.y;
@@ -8072,8 +11093,8 @@ $L23_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd51, %rd48;
 	bra.uni $L6_for_loop;
 $L24_oob1:
-	.loc 8 30 4
-	mov.u64 %rd22, 0x2200000002;
+	.loc 10 30 4
+	mov.u64 %rd22, 0x2900000002;
 	mov.u64 %rd23, %rd37;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -8081,42 +11102,42 @@ $L25_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L22_if_done;
 $L26_oob2:
-	.loc 8 35 8
-	mov.u64 %rd22, 0x2200000003;
+	.loc 10 35 8
+	mov.u64 %rd22, 0x2900000003;
 	mov.u64 %rd23, %rd45;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L27_oob3:
-	.loc 7 169 16
-	mov.u64 %rd22, 0x2200000004;
+	.loc 9 169 16
+	mov.u64 %rd22, 0x2900000004;
 	mov.u64 %rd23, %rd52;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L28_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f32, %f31;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 7 169 26
+	.loc 9 169 26
 	sub.rn.f32 %f33, %f32, %f29;
-	.loc 7 170 15
+	.loc 9 170 15
 	fma.rn.f32 %f34, %f33, %f33, %f30;
-	.loc 7 168 53
+	.loc 9 168 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd55, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd56, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd57, %r31;
-	.loc 7 168 38
+	.loc 9 168 38
 	add.s64 %rd58, %rd51, %rd55;
 	mov.f32 %f30, %f34;
 	mov.s64 %rd51, %rd58;
 	bra.uni $L6_for_loop;
 $L30_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd59, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
 	add.rn.f32 %f37, %f30, %f36;
 	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
@@ -8127,15 +11148,15 @@ $L30_entry:
 	add.rn.f32 %f43, %f41, %f42;
 	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
 	add.rn.f32 %f45, %f43, %f44;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd60, %r32;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p9, %rd60, 0;
 	@%p9 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -8145,7 +11166,7 @@ $L31_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd61, %r33;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p10, %rd61, 32;
 	@%p10 bra $L36_oob4;
 	shl.b64 %rd62, %rd61, 2;
@@ -8153,29 +11174,29 @@ $L31_if_then:
 	st.shared.f32 [%rd63], %f45;
 	bra.uni $L32_if_done;
 $L32_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd64, %r41;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd65, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd66, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd67, %r44;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd68, %rd65, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p11, %rd64, %rd68;
 	@%p11 bra $L33_if_then;
 	bra.uni $L37_edge;
 $L33_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd69, %r45;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p12, %rd69, 32;
 	@%p12 bra $L38_oob5;
 	shl.b64 %rd70, %rd69, 2;
@@ -8184,7 +11205,7 @@ $L33_if_then:
 	mov.f32 %f46, %f47;
 	bra.uni $L34_if_done;
 $L34_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
 	add.rn.f32 %f49, %f46, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -8195,21 +11216,21 @@ $L34_if_done:
 	add.rn.f32 %f55, %f53, %f54;
 	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
 	add.rn.f32 %f57, %f55, %f56;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f35, %f57;
 	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
 $L35_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 172 40
+	.loc 9 172 40
 	cvt.rn.f32.s64 %f58, %rd12;
-	.loc 7 172 32
+	.loc 9 172 32
 	div.rn.f32 %f59, %f35, %f58;
-	.loc 7 172 47
+	.loc 9 172 47
 	add.rn.f32 %f60, %f59, %f0;
-	.loc 7 172 16
+	.loc 9 172 16
 	rsqrt.approx.f32 %f61, %f60;
-	.loc 7 173 22
+	.loc 9 173 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd72, %r46;
 	mov.u32 %r47, %tid.y;
@@ -8219,8 +11240,8 @@ $L35_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd75, %rd72;
 	bra.uni $L9_for_loop;
 $L36_oob4:
-	.loc 8 30 4
-	mov.u64 %rd22, 0x2200000005;
+	.loc 10 30 4
+	mov.u64 %rd22, 0x2900000005;
 	mov.u64 %rd23, %rd61;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -8228,95 +11249,95 @@ $L37_edge:
 	mov.f32 %f46, 0f00000000;
 	bra.uni $L34_if_done;
 $L38_oob5:
-	.loc 8 35 8
-	mov.u64 %rd22, 0x2200000006;
+	.loc 10 35 8
+	mov.u64 %rd22, 0x2900000006;
 	mov.u64 %rd23, %rd69;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L39_oob6:
-	.loc 7 174 16
-	mov.u64 %rd22, 0x2200000007;
+	.loc 9 174 16
+	mov.u64 %rd22, 0x2900000007;
 	mov.u64 %rd23, %rd76;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L40_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f63, %f62;
 	bra.uni $L41_ret_load;
 $L41_ret_load:
-	.loc 7 174 26
+	.loc 9 174 26
 	sub.rn.f32 %f64, %f63, %f29;
-	.loc 7 175 11
+	.loc 9 175 11
 	add.s64 %rd79, %rd16, %rd75;
-	.loc 7 175 34
+	.loc 9 175 34
 	mul.rn.f32 %f65, %f64, %f61;
-	.loc 7 175 46
+	.loc 9 175 46
 	setp.hs.u64 %p15, %rd75, %rd8;
 	@%p15 bra $L42_oob7;
 	shl.b64 %rd80, %rd75, 2;
 	add.s64 %rd81, %rd7, %rd80;
 	ld.global.nc.f32 %f66, [%rd81];
-	.loc 7 175 44
+	.loc 9 175 44
 	bra.uni $L43_entry;
 $L42_oob7:
-	.loc 7 175 46
-	mov.u64 %rd22, 0x2200000008;
+	.loc 9 175 46
+	mov.u64 %rd22, 0x2900000008;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
 $L43_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f67, %f66;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 7 175 63
+	.loc 9 175 63
 	setp.hs.u64 %p16, %rd75, %rd11;
 	@%p16 bra $L45_oob8;
 	shl.b64 %rd82, %rd75, 2;
 	add.s64 %rd83, %rd10, %rd82;
 	ld.global.nc.f32 %f68, [%rd83];
-	.loc 7 175 58
+	.loc 9 175 58
 	bra.uni $L46_entry;
 $L45_oob8:
-	.loc 7 175 63
-	mov.u64 %rd22, 0x2200000009;
+	.loc 9 175 63
+	mov.u64 %rd22, 0x2900000009;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
 $L46_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f69, %f68;
 	bra.uni $L47_ret_load;
 $L47_ret_load:
-	.loc 7 175 32
+	.loc 9 175 32
 	fma.rn.f32 %f70, %f65, %f67, %f69;
-	.loc 7 175 24
+	.loc 9 175 24
 	bra.uni $L48_entry;
 $L48_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f71, %f70;
 	bra.uni $L49_ret_store;
 $L49_ret_store:
-	.loc 7 175 6
+	.loc 9 175 6
 	setp.hs.u64 %p17, %rd79, %rd2;
 	@%p17 bra $L50_oob9;
 	shl.b64 %rd84, %rd79, 2;
 	add.s64 %rd85, %rd1, %rd84;
 	st.global.f32 [%rd85], %f71;
-	.loc 7 173 53
+	.loc 9 173 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd86, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd87, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd88, %r51;
-	.loc 7 173 38
+	.loc 9 173 38
 	add.s64 %rd89, %rd75, %rd86;
 	mov.s64 %rd75, %rd89;
 	bra.uni $L9_for_loop;
 $L50_oob9:
-	.loc 7 175 6
-	mov.u64 %rd22, 0x220000000A;
+	.loc 9 175 6
+	mov.u64 %rd22, 0x290000000A;
 	mov.u64 %rd23, %rd79;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
@@ -8357,7 +11378,7 @@ $L13_bounds_fail:
 	.reg .f32 %f<71>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 7 150 6
+	.loc 9 150 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8374,16 +11395,16 @@ $L13_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 161 20
+	.loc 9 161 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd13, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd14, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd15, %r2;
-	.loc 7 161 25
+	.loc 9 161 25
 	mul.lo.s64 %rd16, %rd13, %rd12;
-	.loc 7 163 22
+	.loc 9 163 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
@@ -8394,88 +11415,88 @@ $L2_entry:
 	mov.s64 %rd20, %rd17;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 7 163 30
+	.loc 9 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
 	bra.uni $L18_entry;
 $L4_for_body:
-	.loc 7 164 23
+	.loc 9 164 23
 	add.s64 %rd21, %rd16, %rd20;
-	.loc 7 164 18
+	.loc 9 164 18
 	setp.hs.u64 %p1, %rd21, %rd5;
 	@%p1 bra $L15_oob0;
 	shl.b64 %rd29, %rd21, 1;
 	add.s64 %rd30, %rd4, %rd29;
 	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 7 164 16
+	.loc 9 164 16
 	bra.uni $L16_entry;
 $L6_for_loop:
-	.loc 7 168 30
+	.loc 9 168 30
 	setp.lt.s64 %p7, %rd51, %rd12;
 	@%p7 bra $L7_for_body;
 	bra.uni $L30_entry;
 $L7_for_body:
-	.loc 7 169 21
+	.loc 9 169 21
 	add.s64 %rd52, %rd16, %rd51;
-	.loc 7 169 16
+	.loc 9 169 16
 	setp.hs.u64 %p8, %rd52, %rd5;
 	@%p8 bra $L27_oob3;
 	shl.b64 %rd53, %rd52, 1;
 	add.s64 %rd54, %rd4, %rd53;
 	ld.global.nc.u16 %rs1, [%rd54];
-	.loc 7 169 14
+	.loc 9 169 14
 	bra.uni $L28_entry;
 $L9_for_loop:
-	.loc 7 173 30
+	.loc 9 173 30
 	setp.lt.s64 %p13, %rd75, %rd12;
 	@%p13 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
-	.loc 7 174 21
+	.loc 9 174 21
 	add.s64 %rd76, %rd16, %rd75;
-	.loc 7 174 16
+	.loc 9 174 16
 	setp.hs.u64 %p14, %rd76, %rd5;
 	@%p14 bra $L39_oob6;
 	shl.b64 %rd77, %rd76, 1;
 	add.s64 %rd78, %rd4, %rd77;
 	ld.global.nc.u16 %rs2, [%rd78];
-	.loc 7 174 14
+	.loc 9 174 14
 	bra.uni $L40_entry;
 $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L14_bounds_exit:
 	exit;
 $L15_oob0:
-	.loc 7 164 18
-	mov.u64 %rd22, 0x2300000001;
+	.loc 9 164 18
+	mov.u64 %rd22, 0x2A00000001;
 	mov.u64 %rd23, %rd21;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f2, %f3;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 7 164 3
+	.loc 9 164 3
 	add.rn.f32 %f4, %f1, %f2;
-	.loc 7 163 53
+	.loc 9 163 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd31, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd32, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd33, %r11;
-	.loc 7 163 38
+	.loc 9 163 38
 	add.s64 %rd34, %rd20, %rd31;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L18_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd35, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -8486,15 +11507,15 @@ $L18_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd36, %r12;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p3, %rd36, 0;
 	@%p3 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -8504,7 +11525,7 @@ $L19_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd37, %r13;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p4, %rd37, 32;
 	@%p4 bra $L24_oob1;
 	shl.b64 %rd38, %rd37, 2;
@@ -8512,29 +11533,29 @@ $L19_if_then:
 	st.shared.f32 [%rd39], %f15;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd40, %r21;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd41, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd42, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd43, %r24;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd44, %rd41, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p5, %rd40, %rd44;
 	@%p5 bra $L21_if_then;
 	bra.uni $L25_edge;
 $L21_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd45, %r25;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p6, %rd45, 32;
 	@%p6 bra $L26_oob2;
 	shl.b64 %rd46, %rd45, 2;
@@ -8543,7 +11564,7 @@ $L21_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -8554,17 +11575,17 @@ $L22_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
 $L23_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 166 36
+	.loc 9 166 36
 	cvt.rn.f32.s64 %f28, %rd12;
-	.loc 7 166 27
+	.loc 9 166 27
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 7 168 22
+	.loc 9 168 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd48, %r26;
 	mov.u32 %r27, %tid.y;
@@ -8575,8 +11596,8 @@ $L23_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd51, %rd48;
 	bra.uni $L6_for_loop;
 $L24_oob1:
-	.loc 8 30 4
-	mov.u64 %rd22, 0x2300000002;
+	.loc 10 30 4
+	mov.u64 %rd22, 0x2A00000002;
 	mov.u64 %rd23, %rd37;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -8584,44 +11605,44 @@ $L25_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L22_if_done;
 $L26_oob2:
-	.loc 8 35 8
-	mov.u64 %rd22, 0x2300000003;
+	.loc 10 35 8
+	mov.u64 %rd22, 0x2A00000003;
 	mov.u64 %rd23, %rd45;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L27_oob3:
-	.loc 7 169 16
-	mov.u64 %rd22, 0x2300000004;
+	.loc 9 169 16
+	mov.u64 %rd22, 0x2A00000004;
 	mov.u64 %rd23, %rd52;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L28_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f32, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f31, %f32;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 7 169 26
+	.loc 9 169 26
 	sub.rn.f32 %f33, %f31, %f29;
-	.loc 7 170 15
+	.loc 9 170 15
 	fma.rn.f32 %f34, %f33, %f33, %f30;
-	.loc 7 168 53
+	.loc 9 168 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd55, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd56, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd57, %r31;
-	.loc 7 168 38
+	.loc 9 168 38
 	add.s64 %rd58, %rd51, %rd55;
 	mov.f32 %f30, %f34;
 	mov.s64 %rd51, %rd58;
 	bra.uni $L6_for_loop;
 $L30_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd59, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
 	add.rn.f32 %f37, %f30, %f36;
 	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
@@ -8632,15 +11653,15 @@ $L30_entry:
 	add.rn.f32 %f43, %f41, %f42;
 	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
 	add.rn.f32 %f45, %f43, %f44;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd60, %r32;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p9, %rd60, 0;
 	@%p9 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -8650,7 +11671,7 @@ $L31_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd61, %r33;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p10, %rd61, 32;
 	@%p10 bra $L36_oob4;
 	shl.b64 %rd62, %rd61, 2;
@@ -8658,29 +11679,29 @@ $L31_if_then:
 	st.shared.f32 [%rd63], %f45;
 	bra.uni $L32_if_done;
 $L32_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd64, %r41;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd65, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd66, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd67, %r44;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd68, %rd65, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p11, %rd64, %rd68;
 	@%p11 bra $L33_if_then;
 	bra.uni $L37_edge;
 $L33_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd69, %r45;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p12, %rd69, 32;
 	@%p12 bra $L38_oob5;
 	shl.b64 %rd70, %rd69, 2;
@@ -8689,7 +11710,7 @@ $L33_if_then:
 	mov.f32 %f46, %f47;
 	bra.uni $L34_if_done;
 $L34_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
 	add.rn.f32 %f49, %f46, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -8700,21 +11721,21 @@ $L34_if_done:
 	add.rn.f32 %f55, %f53, %f54;
 	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
 	add.rn.f32 %f57, %f55, %f56;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f35, %f57;
 	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
 $L35_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 172 40
+	.loc 9 172 40
 	cvt.rn.f32.s64 %f58, %rd12;
-	.loc 7 172 32
+	.loc 9 172 32
 	div.rn.f32 %f59, %f35, %f58;
-	.loc 7 172 47
+	.loc 9 172 47
 	add.rn.f32 %f60, %f59, %f0;
-	.loc 7 172 16
+	.loc 9 172 16
 	rsqrt.approx.f32 %f61, %f60;
-	.loc 7 173 22
+	.loc 9 173 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd72, %r46;
 	mov.u32 %r47, %tid.y;
@@ -8724,8 +11745,8 @@ $L35_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd75, %rd72;
 	bra.uni $L9_for_loop;
 $L36_oob4:
-	.loc 8 30 4
-	mov.u64 %rd22, 0x2300000005;
+	.loc 10 30 4
+	mov.u64 %rd22, 0x2A00000005;
 	mov.u64 %rd23, %rd61;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -8733,103 +11754,103 @@ $L37_edge:
 	mov.f32 %f46, 0f00000000;
 	bra.uni $L34_if_done;
 $L38_oob5:
-	.loc 8 35 8
-	mov.u64 %rd22, 0x2300000006;
+	.loc 10 35 8
+	mov.u64 %rd22, 0x2A00000006;
 	mov.u64 %rd23, %rd69;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L39_oob6:
-	.loc 7 174 16
-	mov.u64 %rd22, 0x2300000007;
+	.loc 9 174 16
+	mov.u64 %rd22, 0x2A00000007;
 	mov.u64 %rd23, %rd76;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L40_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f63, %rs2;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f62, %f63;
 	bra.uni $L41_ret_load;
 $L41_ret_load:
-	.loc 7 174 26
+	.loc 9 174 26
 	sub.rn.f32 %f64, %f62, %f29;
-	.loc 7 175 11
+	.loc 9 175 11
 	add.s64 %rd79, %rd16, %rd75;
-	.loc 7 175 34
+	.loc 9 175 34
 	mul.rn.f32 %f65, %f64, %f61;
-	.loc 7 175 46
+	.loc 9 175 46
 	setp.hs.u64 %p15, %rd75, %rd8;
 	@%p15 bra $L42_oob7;
 	shl.b64 %rd80, %rd75, 1;
 	add.s64 %rd81, %rd7, %rd80;
 	ld.global.nc.u16 %rs3, [%rd81];
-	.loc 7 175 44
+	.loc 9 175 44
 	bra.uni $L43_entry;
 $L42_oob7:
-	.loc 7 175 46
-	mov.u64 %rd22, 0x2300000008;
+	.loc 9 175 46
+	mov.u64 %rd22, 0x2A00000008;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
 $L43_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f67, %rs3;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f66, %f67;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 7 175 63
+	.loc 9 175 63
 	setp.hs.u64 %p16, %rd75, %rd11;
 	@%p16 bra $L45_oob8;
 	shl.b64 %rd82, %rd75, 1;
 	add.s64 %rd83, %rd10, %rd82;
 	ld.global.nc.u16 %rs4, [%rd83];
-	.loc 7 175 58
+	.loc 9 175 58
 	bra.uni $L46_entry;
 $L45_oob8:
-	.loc 7 175 63
-	mov.u64 %rd22, 0x2300000009;
+	.loc 9 175 63
+	mov.u64 %rd22, 0x2A00000009;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
 $L46_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f69, %rs4;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f68, %f69;
 	bra.uni $L47_ret_load;
 $L47_ret_load:
-	.loc 7 175 32
+	.loc 9 175 32
 	fma.rn.f32 %f70, %f65, %f66, %f68;
-	.loc 7 175 24
+	.loc 9 175 24
 	bra.uni $L48_entry;
 $L48_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs6, %f70;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs5, %rs6;
 	bra.uni $L49_ret_store;
 $L49_ret_store:
-	.loc 7 175 6
+	.loc 9 175 6
 	setp.hs.u64 %p17, %rd79, %rd2;
 	@%p17 bra $L50_oob9;
 	shl.b64 %rd84, %rd79, 1;
 	add.s64 %rd85, %rd1, %rd84;
 	st.global.u16 [%rd85], %rs5;
-	.loc 7 173 53
+	.loc 9 173 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd86, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd87, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd88, %r51;
-	.loc 7 173 38
+	.loc 9 173 38
 	add.s64 %rd89, %rd75, %rd86;
 	mov.s64 %rd75, %rd89;
 	bra.uni $L9_for_loop;
 $L50_oob9:
-	.loc 7 175 6
-	mov.u64 %rd22, 0x230000000A;
+	.loc 9 175 6
+	mov.u64 %rd22, 0x2A0000000A;
 	mov.u64 %rd23, %rd79;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
@@ -8870,7 +11891,7 @@ $L13_bounds_fail:
 	.reg .f32 %f<71>;
 	.shared .align 16 .b8 smem0[128];
 
-	.loc 7 155 6
+	.loc 9 155 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8887,16 +11908,16 @@ $L13_bounds_fail:
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 161 20
+	.loc 9 161 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd13, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd14, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd15, %r2;
-	.loc 7 161 25
+	.loc 9 161 25
 	mul.lo.s64 %rd16, %rd13, %rd12;
-	.loc 7 163 22
+	.loc 9 163 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
@@ -8907,90 +11928,90 @@ $L2_entry:
 	mov.s64 %rd20, %rd17;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 7 163 30
+	.loc 9 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
 	bra.uni $L18_entry;
 $L4_for_body:
-	.loc 7 164 23
+	.loc 9 164 23
 	add.s64 %rd21, %rd16, %rd20;
-	.loc 7 164 18
+	.loc 9 164 18
 	setp.hs.u64 %p1, %rd21, %rd5;
 	@%p1 bra $L15_oob0;
 	shl.b64 %rd29, %rd21, 1;
 	add.s64 %rd30, %rd4, %rd29;
 	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 7 164 16
+	.loc 9 164 16
 	bra.uni $L16_entry;
 $L6_for_loop:
-	.loc 7 168 30
+	.loc 9 168 30
 	setp.lt.s64 %p7, %rd51, %rd12;
 	@%p7 bra $L7_for_body;
 	bra.uni $L30_entry;
 $L7_for_body:
-	.loc 7 169 21
+	.loc 9 169 21
 	add.s64 %rd52, %rd16, %rd51;
-	.loc 7 169 16
+	.loc 9 169 16
 	setp.hs.u64 %p8, %rd52, %rd5;
 	@%p8 bra $L27_oob3;
 	shl.b64 %rd53, %rd52, 1;
 	add.s64 %rd54, %rd4, %rd53;
 	ld.global.nc.u16 %rs1, [%rd54];
-	.loc 7 169 14
+	.loc 9 169 14
 	bra.uni $L28_entry;
 $L9_for_loop:
-	.loc 7 173 30
+	.loc 9 173 30
 	setp.lt.s64 %p13, %rd75, %rd12;
 	@%p13 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
-	.loc 7 174 21
+	.loc 9 174 21
 	add.s64 %rd76, %rd16, %rd75;
-	.loc 7 174 16
+	.loc 9 174 16
 	setp.hs.u64 %p14, %rd76, %rd5;
 	@%p14 bra $L39_oob6;
 	shl.b64 %rd77, %rd76, 1;
 	add.s64 %rd78, %rd4, %rd77;
 	ld.global.nc.u16 %rs2, [%rd78];
-	.loc 7 174 14
+	.loc 9 174 14
 	bra.uni $L40_entry;
 $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L14_bounds_exit:
 	exit;
 $L15_oob0:
-	.loc 7 164 18
-	mov.u64 %rd22, 0x2400000001;
+	.loc 9 164 18
+	mov.u64 %rd22, 0x2B00000001;
 	mov.u64 %rd23, %rd21;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f3, %r9;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f2, %f3;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 7 164 3
+	.loc 9 164 3
 	add.rn.f32 %f4, %f1, %f2;
-	.loc 7 163 53
+	.loc 9 163 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd31, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd32, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd33, %r12;
-	.loc 7 163 38
+	.loc 9 163 38
 	add.s64 %rd34, %rd20, %rd31;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L18_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd35, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -9001,15 +12022,15 @@ $L18_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r13, %laneid;
 	cvt.s64.u32 %rd36, %r13;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p3, %rd36, 0;
 	@%p3 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r16, %tid.z;
 	mov.u32 %r17, %ntid.y;
 	mov.u32 %r18, %tid.y;
@@ -9019,7 +12040,7 @@ $L19_if_then:
 	mad.lo.u32 %r19, %r15, %r20, %r21;
 	shr.u32 %r14, %r19, 5;
 	cvt.s64.u32 %rd37, %r14;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p4, %rd37, 32;
 	@%p4 bra $L24_oob1;
 	shl.b64 %rd38, %rd37, 2;
@@ -9027,29 +12048,29 @@ $L19_if_then:
 	st.shared.f32 [%rd39], %f15;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r22, %laneid;
 	cvt.s64.u32 %rd40, %r22;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r23, %ntid.x;
 	cvt.s64.u32 %rd41, %r23;
 	mov.u32 %r24, %ntid.y;
 	cvt.s64.u32 %rd42, %r24;
 	mov.u32 %r25, %ntid.z;
 	cvt.s64.u32 %rd43, %r25;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd44, %rd41, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p5, %rd40, %rd44;
 	@%p5 bra $L21_if_then;
 	bra.uni $L25_edge;
 $L21_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd45, %r26;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p6, %rd45, 32;
 	@%p6 bra $L26_oob2;
 	shl.b64 %rd46, %rd45, 2;
@@ -9058,7 +12079,7 @@ $L21_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -9069,17 +12090,17 @@ $L22_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
 $L23_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 166 36
+	.loc 9 166 36
 	cvt.rn.f32.s64 %f28, %rd12;
-	.loc 7 166 27
+	.loc 9 166 27
 	div.rn.f32 %f29, %f5, %f28;
-	.loc 7 168 22
+	.loc 9 168 22
 	mov.u32 %r27, %tid.x;
 	cvt.s64.u32 %rd48, %r27;
 	mov.u32 %r28, %tid.y;
@@ -9090,8 +12111,8 @@ $L23_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd51, %rd48;
 	bra.uni $L6_for_loop;
 $L24_oob1:
-	.loc 8 30 4
-	mov.u64 %rd22, 0x2400000002;
+	.loc 10 30 4
+	mov.u64 %rd22, 0x2B00000002;
 	mov.u64 %rd23, %rd37;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -9099,46 +12120,46 @@ $L25_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L22_if_done;
 $L26_oob2:
-	.loc 8 35 8
-	mov.u64 %rd22, 0x2400000003;
+	.loc 10 35 8
+	mov.u64 %rd22, 0x2B00000003;
 	mov.u64 %rd23, %rd45;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L27_oob3:
-	.loc 7 169 16
-	mov.u64 %rd22, 0x2400000004;
+	.loc 9 169 16
+	mov.u64 %rd22, 0x2B00000004;
 	mov.u64 %rd23, %rd52;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L28_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r30, %rs1;
 	shl.b32 %r30, %r30, 16;
 	mov.b32 %f32, %r30;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f31, %f32;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 7 169 26
+	.loc 9 169 26
 	sub.rn.f32 %f33, %f31, %f29;
-	.loc 7 170 15
+	.loc 9 170 15
 	fma.rn.f32 %f34, %f33, %f33, %f30;
-	.loc 7 168 53
+	.loc 9 168 53
 	mov.u32 %r31, %ntid.x;
 	cvt.s64.u32 %rd55, %r31;
 	mov.u32 %r32, %ntid.y;
 	cvt.s64.u32 %rd56, %r32;
 	mov.u32 %r33, %ntid.z;
 	cvt.s64.u32 %rd57, %r33;
-	.loc 7 168 38
+	.loc 9 168 38
 	add.s64 %rd58, %rd51, %rd55;
 	mov.f32 %f30, %f34;
 	mov.s64 %rd51, %rd58;
 	bra.uni $L6_for_loop;
 $L30_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd59, smem0;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
 	add.rn.f32 %f37, %f30, %f36;
 	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
@@ -9149,15 +12170,15 @@ $L30_entry:
 	add.rn.f32 %f43, %f41, %f42;
 	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
 	add.rn.f32 %f45, %f43, %f44;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r34, %laneid;
 	cvt.s64.u32 %rd60, %r34;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p9, %rd60, 0;
 	@%p9 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r37, %tid.z;
 	mov.u32 %r38, %ntid.y;
 	mov.u32 %r39, %tid.y;
@@ -9167,7 +12188,7 @@ $L31_if_then:
 	mad.lo.u32 %r40, %r36, %r41, %r42;
 	shr.u32 %r35, %r40, 5;
 	cvt.s64.u32 %rd61, %r35;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p10, %rd61, 32;
 	@%p10 bra $L36_oob4;
 	shl.b64 %rd62, %rd61, 2;
@@ -9175,29 +12196,29 @@ $L31_if_then:
 	st.shared.f32 [%rd63], %f45;
 	bra.uni $L32_if_done;
 $L32_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r43, %laneid;
 	cvt.s64.u32 %rd64, %r43;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r44, %ntid.x;
 	cvt.s64.u32 %rd65, %r44;
 	mov.u32 %r45, %ntid.y;
 	cvt.s64.u32 %rd66, %r45;
 	mov.u32 %r46, %ntid.z;
 	cvt.s64.u32 %rd67, %r46;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd68, %rd65, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p11, %rd64, %rd68;
 	@%p11 bra $L33_if_then;
 	bra.uni $L37_edge;
 $L33_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd69, %r47;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p12, %rd69, 32;
 	@%p12 bra $L38_oob5;
 	shl.b64 %rd70, %rd69, 2;
@@ -9206,7 +12227,7 @@ $L33_if_then:
 	mov.f32 %f46, %f47;
 	bra.uni $L34_if_done;
 $L34_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
 	add.rn.f32 %f49, %f46, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -9217,21 +12238,21 @@ $L34_if_done:
 	add.rn.f32 %f55, %f53, %f54;
 	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
 	add.rn.f32 %f57, %f55, %f56;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f35, %f57;
 	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
 $L35_ret_blockSum_u005bfloat32_u005d:
-	.loc 7 172 40
+	.loc 9 172 40
 	cvt.rn.f32.s64 %f58, %rd12;
-	.loc 7 172 32
+	.loc 9 172 32
 	div.rn.f32 %f59, %f35, %f58;
-	.loc 7 172 47
+	.loc 9 172 47
 	add.rn.f32 %f60, %f59, %f0;
-	.loc 7 172 16
+	.loc 9 172 16
 	rsqrt.approx.f32 %f61, %f60;
-	.loc 7 173 22
+	.loc 9 173 22
 	mov.u32 %r48, %tid.x;
 	cvt.s64.u32 %rd72, %r48;
 	mov.u32 %r49, %tid.y;
@@ -9241,8 +12262,8 @@ $L35_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd75, %rd72;
 	bra.uni $L9_for_loop;
 $L36_oob4:
-	.loc 8 30 4
-	mov.u64 %rd22, 0x2400000005;
+	.loc 10 30 4
+	mov.u64 %rd22, 0x2B00000005;
 	mov.u64 %rd23, %rd61;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
@@ -9250,109 +12271,109 @@ $L37_edge:
 	mov.f32 %f46, 0f00000000;
 	bra.uni $L34_if_done;
 $L38_oob5:
-	.loc 8 35 8
-	mov.u64 %rd22, 0x2400000006;
+	.loc 10 35 8
+	mov.u64 %rd22, 0x2B00000006;
 	mov.u64 %rd23, %rd69;
 	mov.u64 %rd24, 32;
 	bra.uni $L13_bounds_fail;
 $L39_oob6:
-	.loc 7 174 16
-	mov.u64 %rd22, 0x2400000007;
+	.loc 9 174 16
+	mov.u64 %rd22, 0x2B00000007;
 	mov.u64 %rd23, %rd76;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L40_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r51, %rs2;
 	shl.b32 %r51, %r51, 16;
 	mov.b32 %f63, %r51;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f62, %f63;
 	bra.uni $L41_ret_load;
 $L41_ret_load:
-	.loc 7 174 26
+	.loc 9 174 26
 	sub.rn.f32 %f64, %f62, %f29;
-	.loc 7 175 11
+	.loc 9 175 11
 	add.s64 %rd79, %rd16, %rd75;
-	.loc 7 175 34
+	.loc 9 175 34
 	mul.rn.f32 %f65, %f64, %f61;
-	.loc 7 175 46
+	.loc 9 175 46
 	setp.hs.u64 %p15, %rd75, %rd8;
 	@%p15 bra $L42_oob7;
 	shl.b64 %rd80, %rd75, 1;
 	add.s64 %rd81, %rd7, %rd80;
 	ld.global.nc.u16 %rs3, [%rd81];
-	.loc 7 175 44
+	.loc 9 175 44
 	bra.uni $L43_entry;
 $L42_oob7:
-	.loc 7 175 46
-	mov.u64 %rd22, 0x2400000008;
+	.loc 9 175 46
+	mov.u64 %rd22, 0x2B00000008;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
 $L43_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r52, %rs3;
 	shl.b32 %r52, %r52, 16;
 	mov.b32 %f67, %r52;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f66, %f67;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 7 175 63
+	.loc 9 175 63
 	setp.hs.u64 %p16, %rd75, %rd11;
 	@%p16 bra $L45_oob8;
 	shl.b64 %rd82, %rd75, 1;
 	add.s64 %rd83, %rd10, %rd82;
 	ld.global.nc.u16 %rs4, [%rd83];
-	.loc 7 175 58
+	.loc 9 175 58
 	bra.uni $L46_entry;
 $L45_oob8:
-	.loc 7 175 63
-	mov.u64 %rd22, 0x2400000009;
+	.loc 9 175 63
+	mov.u64 %rd22, 0x2B00000009;
 	mov.u64 %rd23, %rd75;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
 $L46_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r53, %rs4;
 	shl.b32 %r53, %r53, 16;
 	mov.b32 %f69, %r53;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f68, %f69;
 	bra.uni $L47_ret_load;
 $L47_ret_load:
-	.loc 7 175 32
+	.loc 9 175 32
 	fma.rn.f32 %f70, %f65, %f66, %f68;
-	.loc 7 175 24
+	.loc 9 175 24
 	bra.uni $L48_entry;
 $L48_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs6, %f70;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs5, %rs6;
 	bra.uni $L49_ret_store;
 $L49_ret_store:
-	.loc 7 175 6
+	.loc 9 175 6
 	setp.hs.u64 %p17, %rd79, %rd2;
 	@%p17 bra $L50_oob9;
 	shl.b64 %rd84, %rd79, 1;
 	add.s64 %rd85, %rd1, %rd84;
 	st.global.u16 [%rd85], %rs5;
-	.loc 7 173 53
+	.loc 9 173 53
 	mov.u32 %r54, %ntid.x;
 	cvt.s64.u32 %rd86, %r54;
 	mov.u32 %r55, %ntid.y;
 	cvt.s64.u32 %rd87, %r55;
 	mov.u32 %r56, %ntid.z;
 	cvt.s64.u32 %rd88, %r56;
-	.loc 7 173 38
+	.loc 9 173 38
 	add.s64 %rd89, %rd75, %rd86;
 	mov.s64 %rd75, %rd89;
 	bra.uni $L9_for_loop;
 $L50_oob9:
-	.loc 7 175 6
-	mov.u64 %rd22, 0x240000000A;
+	.loc 9 175 6
+	mov.u64 %rd22, 0x2B0000000A;
 	mov.u64 %rd23, %rd79;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
@@ -9390,7 +12411,7 @@ $L13_bounds_fail:
 	.reg .f32 %f<22>;
 	.reg .f64 %fd<15>;
 
-	.loc 9 48 6
+	.loc 11 48 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9403,31 +12424,31 @@ $L13_bounds_fail:
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 64 18
+	.loc 11 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 9 65 16
+	.loc 11 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 9 66 16
+	.loc 11 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 9 66 7
+	.loc 11 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 9 69 9
+	.loc 11 69 9
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 9 70 11
+	.loc 11 70 11
 	div.s64 %rd15, %rd12, %rd9;
-	.loc 9 71 38
+	.loc 11 71 38
 	div.s64 %rd16, %rd15, %rd6;
-	.loc 9 71 34
+	.loc 11 71 34
 	add.s64 %rd17, %rd8, %rd16;
-	.loc 9 71 24
+	.loc 11 71 24
 	bra.uni $L6_entry;
 $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
@@ -9437,84 +12458,84 @@ $L6_entry:
 	mov.s64 %rd18, %rd14;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 9 82 16
+	.loc 11 82 16
 	setp.gt.s64 %p1, %rd18, 0;
 	@%p1 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 9 83 7
+	.loc 11 83 7
 	and.b64 %rd19, %rd18, 1;
-	.loc 9 83 10
+	.loc 11 83 10
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
 $L9_for_done:
-	.loc 9 88 14
+	.loc 11 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
-	.loc 9 88 20
+	.loc 11 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 9 89 19
+	.loc 11 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 9 89 36
+	.loc 11 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 9 89 17
+	.loc 11 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 9 90 12
+	.loc 11 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 9 90 9
+	.loc 11 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 9 90 24
+	.loc 11 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 9 90 21
+	.loc 11 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 9 91 24
+	.loc 11 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 9 91 16
+	.loc 11 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 9 91 45
+	.loc 11 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 9 91 37
+	.loc 11 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 9 91 2
+	.loc 11 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
 $L10_if_then:
-	.loc 9 84 4
+	.loc 11 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 9 86 3
+	.loc 11 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 9 82 21
+	.loc 11 82 21
 	shr.s64 %rd20, %rd18, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd18, %rd20;
 	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
-	.loc 9 72 11
+	.loc 11 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
-	.loc 9 72 20
+	.loc 11 72 20
 	add.s64 %rd22, %rd21, %rd14;
-	.loc 9 73 20
+	.loc 11 73 20
 	setp.hs.u64 %p3, %rd22, %rd5;
 	@%p3 bra $L16_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.f32 %f10, [%rd31];
-	.loc 9 73 18
+	.loc 11 73 18
 	bra.uni $L17_entry;
 $L13_edge:
 	mov.f64 %fd3, %fd1;
@@ -9522,78 +12543,78 @@ $L13_edge:
 $L15_bounds_exit:
 	exit;
 $L16_oob0:
-	.loc 9 73 20
-	mov.u64 %rd23, 0x2500000001;
+	.loc 11 73 20
+	mov.u64 %rd23, 0x2C00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f11, %f10;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 9 73 38
+	.loc 11 73 38
 	add.s64 %rd32, %rd22, %rd9;
-	.loc 9 73 35
+	.loc 11 73 35
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L19_oob1;
 	shl.b64 %rd33, %rd32, 2;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.f32 %f12, [%rd34];
-	.loc 9 73 33
+	.loc 11 73 33
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 9 73 35
-	mov.u64 %rd23, 0x2500000002;
+	.loc 11 73 35
+	mov.u64 %rd23, 0x2C00000002;
 	mov.u64 %rd24, %rd32;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L20_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f13, %f12;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 9 74 22
+	.loc 11 74 22
 	mul.rn.f32 %f14, %f11, %f1;
-	.loc 9 74 31
+	.loc 11 74 31
 	mul.rn.f32 %f15, %f13, %f0;
-	.loc 9 74 27
+	.loc 11 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 9 74 19
+	.loc 11 74 19
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f17, %f16;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
-	.loc 9 74 5
+	.loc 11 74 5
 	setp.hs.u64 %p6, %rd22, %rd2;
 	@%p6 bra $L24_oob2;
 	shl.b64 %rd35, %rd22, 2;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.f32 [%rd36], %f17;
-	.loc 9 75 8
+	.loc 11 75 8
 	add.s64 %rd37, %rd22, %rd9;
-	.loc 9 75 27
+	.loc 11 75 27
 	mul.rn.f32 %f18, %f13, %f1;
-	.loc 9 75 36
+	.loc 11 75 36
 	mul.rn.f32 %f19, %f11, %f0;
-	.loc 9 75 32
+	.loc 11 75 32
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 9 75 24
+	.loc 11 75 24
 	bra.uni $L25_entry;
 $L24_oob2:
-	.loc 9 74 5
-	mov.u64 %rd23, 0x2500000003;
+	.loc 11 74 5
+	mov.u64 %rd23, 0x2C00000003;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
 $L25_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f21, %f20;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 9 75 5
+	.loc 11 75 5
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L27_oob3;
 	shl.b64 %rd38, %rd37, 2;
@@ -9601,7 +12622,7 @@ $L26_ret_store:
 	st.global.f32 [%rd39], %f21;
 	bra.uni $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L27_oob3:
-	mov.u64 %rd23, 0x2500000004;
+	mov.u64 %rd23, 0x2C00000004;
 	mov.u64 %rd24, %rd37;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -9640,7 +12661,7 @@ $L14_bounds_fail:
 	.reg .f32 %f<20>;
 	.reg .f64 %fd<15>;
 
-	.loc 9 53 6
+	.loc 11 53 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9653,31 +12674,31 @@ $L14_bounds_fail:
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 64 18
+	.loc 11 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 9 65 16
+	.loc 11 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 9 66 16
+	.loc 11 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 9 66 7
+	.loc 11 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 9 69 9
+	.loc 11 69 9
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 9 70 11
+	.loc 11 70 11
 	div.s64 %rd15, %rd12, %rd9;
-	.loc 9 71 38
+	.loc 11 71 38
 	div.s64 %rd16, %rd15, %rd6;
-	.loc 9 71 34
+	.loc 11 71 34
 	add.s64 %rd17, %rd8, %rd16;
-	.loc 9 71 24
+	.loc 11 71 24
 	bra.uni $L6_entry;
 $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
@@ -9687,84 +12708,84 @@ $L6_entry:
 	mov.s64 %rd18, %rd14;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 9 82 16
+	.loc 11 82 16
 	setp.gt.s64 %p1, %rd18, 0;
 	@%p1 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 9 83 7
+	.loc 11 83 7
 	and.b64 %rd19, %rd18, 1;
-	.loc 9 83 10
+	.loc 11 83 10
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
 $L9_for_done:
-	.loc 9 88 14
+	.loc 11 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
-	.loc 9 88 20
+	.loc 11 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 9 89 19
+	.loc 11 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 9 89 36
+	.loc 11 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 9 89 17
+	.loc 11 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 9 90 12
+	.loc 11 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 9 90 9
+	.loc 11 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 9 90 24
+	.loc 11 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 9 90 21
+	.loc 11 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 9 91 24
+	.loc 11 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 9 91 16
+	.loc 11 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 9 91 45
+	.loc 11 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 9 91 37
+	.loc 11 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 9 91 2
+	.loc 11 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
 $L10_if_then:
-	.loc 9 84 4
+	.loc 11 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 9 86 3
+	.loc 11 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 9 82 21
+	.loc 11 82 21
 	shr.s64 %rd20, %rd18, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd18, %rd20;
 	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
-	.loc 9 72 11
+	.loc 11 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
-	.loc 9 72 20
+	.loc 11 72 20
 	add.s64 %rd22, %rd21, %rd14;
-	.loc 9 73 20
+	.loc 11 73 20
 	setp.hs.u64 %p3, %rd22, %rd5;
 	@%p3 bra $L16_oob0;
 	shl.b64 %rd30, %rd22, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
-	.loc 9 73 18
+	.loc 11 73 18
 	bra.uni $L17_entry;
 $L13_edge:
 	mov.f64 %fd3, %fd1;
@@ -9772,86 +12793,86 @@ $L13_edge:
 $L15_bounds_exit:
 	exit;
 $L16_oob0:
-	.loc 9 73 20
-	mov.u64 %rd23, 0x2600000001;
+	.loc 11 73 20
+	mov.u64 %rd23, 0x2D00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f11, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f10, %f11;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 9 73 38
+	.loc 11 73 38
 	add.s64 %rd32, %rd22, %rd9;
-	.loc 9 73 35
+	.loc 11 73 35
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L19_oob1;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
-	.loc 9 73 33
+	.loc 11 73 33
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 9 73 35
-	mov.u64 %rd23, 0x2600000002;
+	.loc 11 73 35
+	mov.u64 %rd23, 0x2D00000002;
 	mov.u64 %rd24, %rd32;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L20_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f13, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f12, %f13;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 9 74 22
+	.loc 11 74 22
 	mul.rn.f32 %f14, %f10, %f1;
-	.loc 9 74 31
+	.loc 11 74 31
 	mul.rn.f32 %f15, %f12, %f0;
-	.loc 9 74 27
+	.loc 11 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 9 74 19
+	.loc 11 74 19
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs3, %f16;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
-	.loc 9 74 5
+	.loc 11 74 5
 	setp.hs.u64 %p6, %rd22, %rd2;
 	@%p6 bra $L24_oob2;
 	shl.b64 %rd35, %rd22, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
-	.loc 9 75 8
+	.loc 11 75 8
 	add.s64 %rd37, %rd22, %rd9;
-	.loc 9 75 27
+	.loc 11 75 27
 	mul.rn.f32 %f17, %f12, %f1;
-	.loc 9 75 36
+	.loc 11 75 36
 	mul.rn.f32 %f18, %f10, %f0;
-	.loc 9 75 32
+	.loc 11 75 32
 	add.rn.f32 %f19, %f17, %f18;
-	.loc 9 75 24
+	.loc 11 75 24
 	bra.uni $L25_entry;
 $L24_oob2:
-	.loc 9 74 5
-	mov.u64 %rd23, 0x2600000003;
+	.loc 11 74 5
+	mov.u64 %rd23, 0x2D00000003;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
 $L25_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs5, %f19;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs4, %rs5;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 9 75 5
+	.loc 11 75 5
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L27_oob3;
 	shl.b64 %rd38, %rd37, 1;
@@ -9859,7 +12880,7 @@ $L26_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L27_oob3:
-	mov.u64 %rd23, 0x2600000004;
+	mov.u64 %rd23, 0x2D00000004;
 	mov.u64 %rd24, %rd37;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -9898,7 +12919,7 @@ $L14_bounds_fail:
 	.reg .f32 %f<20>;
 	.reg .f64 %fd<15>;
 
-	.loc 9 58 6
+	.loc 11 58 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9911,31 +12932,31 @@ $L14_bounds_fail:
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 64 18
+	.loc 11 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 9 65 16
+	.loc 11 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 9 66 16
+	.loc 11 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 9 66 7
+	.loc 11 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 9 69 9
+	.loc 11 69 9
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 9 70 11
+	.loc 11 70 11
 	div.s64 %rd15, %rd12, %rd9;
-	.loc 9 71 38
+	.loc 11 71 38
 	div.s64 %rd16, %rd15, %rd6;
-	.loc 9 71 34
+	.loc 11 71 34
 	add.s64 %rd17, %rd8, %rd16;
-	.loc 9 71 24
+	.loc 11 71 24
 	bra.uni $L6_entry;
 $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
@@ -9945,84 +12966,84 @@ $L6_entry:
 	mov.s64 %rd18, %rd14;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 9 82 16
+	.loc 11 82 16
 	setp.gt.s64 %p1, %rd18, 0;
 	@%p1 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 9 83 7
+	.loc 11 83 7
 	and.b64 %rd19, %rd18, 1;
-	.loc 9 83 10
+	.loc 11 83 10
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
 $L9_for_done:
-	.loc 9 88 14
+	.loc 11 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
-	.loc 9 88 20
+	.loc 11 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 9 89 19
+	.loc 11 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 9 89 36
+	.loc 11 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 9 89 17
+	.loc 11 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 9 90 12
+	.loc 11 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 9 90 9
+	.loc 11 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 9 90 24
+	.loc 11 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 9 90 21
+	.loc 11 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 9 91 24
+	.loc 11 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 9 91 16
+	.loc 11 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 9 91 45
+	.loc 11 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 9 91 37
+	.loc 11 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 9 91 2
+	.loc 11 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
 $L10_if_then:
-	.loc 9 84 4
+	.loc 11 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 9 86 3
+	.loc 11 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 9 82 21
+	.loc 11 82 21
 	shr.s64 %rd20, %rd18, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd18, %rd20;
 	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
-	.loc 9 72 11
+	.loc 11 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
-	.loc 9 72 20
+	.loc 11 72 20
 	add.s64 %rd22, %rd21, %rd14;
-	.loc 9 73 20
+	.loc 11 73 20
 	setp.hs.u64 %p3, %rd22, %rd5;
 	@%p3 bra $L16_oob0;
 	shl.b64 %rd30, %rd22, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
-	.loc 9 73 18
+	.loc 11 73 18
 	bra.uni $L17_entry;
 $L13_edge:
 	mov.f64 %fd3, %fd1;
@@ -10030,90 +13051,90 @@ $L13_edge:
 $L15_bounds_exit:
 	exit;
 $L16_oob0:
-	.loc 9 73 20
-	mov.u64 %rd23, 0x2700000001;
+	.loc 11 73 20
+	mov.u64 %rd23, 0x2E00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f11, %r6;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f10, %f11;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 9 73 38
+	.loc 11 73 38
 	add.s64 %rd32, %rd22, %rd9;
-	.loc 9 73 35
+	.loc 11 73 35
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L19_oob1;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
-	.loc 9 73 33
+	.loc 11 73 33
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 9 73 35
-	mov.u64 %rd23, 0x2700000002;
+	.loc 11 73 35
+	mov.u64 %rd23, 0x2E00000002;
 	mov.u64 %rd24, %rd32;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L20_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f13, %r7;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f12, %f13;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 9 74 22
+	.loc 11 74 22
 	mul.rn.f32 %f14, %f10, %f1;
-	.loc 9 74 31
+	.loc 11 74 31
 	mul.rn.f32 %f15, %f12, %f0;
-	.loc 9 74 27
+	.loc 11 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 9 74 19
+	.loc 11 74 19
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs3, %f16;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
-	.loc 9 74 5
+	.loc 11 74 5
 	setp.hs.u64 %p6, %rd22, %rd2;
 	@%p6 bra $L24_oob2;
 	shl.b64 %rd35, %rd22, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
-	.loc 9 75 8
+	.loc 11 75 8
 	add.s64 %rd37, %rd22, %rd9;
-	.loc 9 75 27
+	.loc 11 75 27
 	mul.rn.f32 %f17, %f12, %f1;
-	.loc 9 75 36
+	.loc 11 75 36
 	mul.rn.f32 %f18, %f10, %f0;
-	.loc 9 75 32
+	.loc 11 75 32
 	add.rn.f32 %f19, %f17, %f18;
-	.loc 9 75 24
+	.loc 11 75 24
 	bra.uni $L25_entry;
 $L24_oob2:
-	.loc 9 74 5
-	mov.u64 %rd23, 0x2700000003;
+	.loc 11 74 5
+	mov.u64 %rd23, 0x2E00000003;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
 $L25_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs5, %f19;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs4, %rs5;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 9 75 5
+	.loc 11 75 5
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L27_oob3;
 	shl.b64 %rd38, %rd37, 1;
@@ -10121,7 +13142,7 @@ $L26_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L27_oob3:
-	mov.u64 %rd23, 0x2700000004;
+	mov.u64 %rd23, 0x2E00000004;
 	mov.u64 %rd24, %rd37;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -10157,7 +13178,7 @@ $L14_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 10 46 6
+	.loc 12 46 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -10167,78 +13188,78 @@ $L14_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 56 20
+	.loc 12 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 10 56 25
+	.loc 12 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 10 57 13
+	.loc 12 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 10 58 30
+	.loc 12 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 10 59 31
+	.loc 12 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 10 59 26
+	.loc 12 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f3, [%rd24];
-	.loc 10 59 24
+	.loc 12 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 10 63 30
+	.loc 12 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 10 64 29
+	.loc 12 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 10 64 24
+	.loc 12 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 2;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.f32 %f20, [%rd52];
-	.loc 10 64 22
+	.loc 12 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 10 67 30
+	.loc 12 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
-	.loc 10 68 11
+	.loc 12 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 10 68 46
+	.loc 12 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 10 68 41
+	.loc 12 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 2;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.f32 %f56, [%rd77];
-	.loc 10 68 39
+	.loc 12 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L13_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 10 58 22
+	.loc 12 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -10251,37 +13272,37 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 10 59 26
-	mov.u64 %rd16, 0x2800000001;
+	.loc 12 59 26
+	mov.u64 %rd16, 0x2F00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L18_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f4, %f3;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 10 59 14
+	.loc 12 59 14
 	max.f32 %f5, %f2, %f4;
-	.loc 10 58 53
+	.loc 12 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 10 58 38
+	.loc 12 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L20_entry:
-	.loc 8 45 26
+	.loc 10 45 26
 	mov.u64 %rd29, smem0;
-	.loc 8 46 13
+	.loc 10 46 13
 	bra.uni $L26_entry;
 $L21_if_then:
-	.loc 8 48 11
+	.loc 10 48 11
 	mov.u32 %r17, %tid.z;
 	mov.u32 %r18, %ntid.y;
 	mov.u32 %r19, %tid.y;
@@ -10291,7 +13312,7 @@ $L21_if_then:
 	mad.lo.u32 %r20, %r16, %r21, %r22;
 	shr.u32 %r15, %r20, 5;
 	cvt.s64.u32 %rd33, %r15;
-	.loc 8 48 4
+	.loc 10 48 4
 	setp.hs.u64 %p5, %rd33, 32;
 	@%p5 bra $L31_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -10299,15 +13320,15 @@ $L21_if_then:
 	st.shared.f32 [%rd35], %f7;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 8 50 8
+	.loc 10 50 8
 	bar.sync 0;
-	.loc 8 51 12
+	.loc 10 51 12
 	bra.uni $L32_entry;
 $L23_if_then:
-	.loc 8 53 15
+	.loc 10 53 15
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd41, %r28;
-	.loc 8 53 8
+	.loc 10 53 8
 	setp.hs.u64 %p7, %rd41, 32;
 	@%p7 bra $L35_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -10316,7 +13337,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 10 63 22
+	.loc 12 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -10331,60 +13352,60 @@ $L26_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L27_for_loop;
 $L27_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p3, %rd30, 0;
 	@%p3 bra $L28_for_body;
 	bra.uni $L29_for_done;
 $L28_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r13, %rd30;
 	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f10, %f8, %f9;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f8, %f10;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L27_for_loop;
 $L29_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f7, %f8;
 	bra.uni $L30_ret_warpMax;
 $L30_ret_warpMax:
-	.loc 8 47 11
+	.loc 10 47 11
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd32, %r14;
-	.loc 8 47 14
+	.loc 10 47 14
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L31_oob1:
-	.loc 8 48 4
-	mov.u64 %rd16, 0x2800000002;
+	.loc 10 48 4
+	mov.u64 %rd16, 0x2F00000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L32_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r23, 0xFF800000;
 	mov.b32 %f12, %r23;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L33_ret_negInf;
 $L33_ret_negInf:
-	.loc 8 52 11
+	.loc 10 52 11
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd36, %r24;
-	.loc 8 52 26
+	.loc 10 52 26
 	mov.u32 %r25, %ntid.x;
 	cvt.s64.u32 %rd37, %r25;
 	mov.u32 %r26, %ntid.y;
 	cvt.s64.u32 %rd38, %r26;
 	mov.u32 %r27, %ntid.z;
 	cvt.s64.u32 %rd39, %r27;
-	.loc 8 52 30
+	.loc 10 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 8 52 14
+	.loc 10 52 14
 	setp.lt.s64 %p6, %rd36, %rd40;
 	@%p6 bra $L23_if_then;
 	bra.uni $L34_edge;
@@ -10392,8 +13413,8 @@ $L34_edge:
 	mov.f32 %f13, %f11;
 	bra.uni $L36_entry;
 $L35_oob2:
-	.loc 8 53 8
-	mov.u64 %rd16, 0x2800000003;
+	.loc 10 53 8
+	mov.u64 %rd16, 0x2F00000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -10402,45 +13423,45 @@ $L36_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L37_for_loop;
 $L37_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p8, %rd44, 0;
 	@%p8 bra $L38_for_body;
 	bra.uni $L39_for_done;
 $L38_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r29, %rd44;
 	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f18, %f16, %f17;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f16, %f18;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L37_for_loop;
 $L39_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f15, %f16;
 	bra.uni $L40_ret_warpMax;
 $L40_ret_warpMax:
-	.loc 8 56 8
+	.loc 10 56 8
 	bar.sync 0;
-	.loc 8 57 2
+	.loc 10 57 2
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 10 64 24
-	mov.u64 %rd16, 0x2800000004;
+	.loc 12 64 24
+	mov.u64 %rd16, 0x2F00000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L42_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f21, %f20;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 10 64 34
+	.loc 12 64 34
 	sub.rn.f32 %f22, %f21, %f6;
-	.loc 10 64 15
+	.loc 12 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -10458,24 +13479,24 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 10 64 3
+	.loc 12 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 10 63 53
+	.loc 12 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 10 63 38
+	.loc 12 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
 	bra.uni $L6_for_loop;
 $L44_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd57, smem1;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
 	add.rn.f32 %f35, %f19, %f34;
 	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
@@ -10486,15 +13507,15 @@ $L44_entry:
 	add.rn.f32 %f41, %f39, %f40;
 	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
 	add.rn.f32 %f43, %f41, %f42;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r36, %laneid;
 	cvt.s64.u32 %rd58, %r36;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p12, %rd58, 0;
 	@%p12 bra $L45_if_then;
 	bra.uni $L46_if_done;
 $L45_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r39, %tid.z;
 	mov.u32 %r40, %ntid.y;
 	mov.u32 %r41, %tid.y;
@@ -10504,7 +13525,7 @@ $L45_if_then:
 	mad.lo.u32 %r42, %r38, %r43, %r44;
 	shr.u32 %r37, %r42, 5;
 	cvt.s64.u32 %rd59, %r37;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p13, %rd59, 32;
 	@%p13 bra $L50_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -10512,29 +13533,29 @@ $L45_if_then:
 	st.shared.f32 [%rd61], %f43;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd62, %r45;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd63, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd64, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd65, %r48;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd66, %rd63, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p14, %rd62, %rd66;
 	@%p14 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r49, %laneid;
 	cvt.s64.u32 %rd67, %r49;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p15, %rd67, 32;
 	@%p15 bra $L52_oob5;
 	shl.b64 %rd68, %rd67, 2;
@@ -10543,7 +13564,7 @@ $L47_if_then:
 	mov.f32 %f44, %f45;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
 	add.rn.f32 %f47, %f44, %f46;
 	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
@@ -10554,13 +13575,13 @@ $L48_if_done:
 	add.rn.f32 %f53, %f51, %f52;
 	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
 	add.rn.f32 %f55, %f53, %f54;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 10 67 22
+	.loc 12 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -10570,8 +13591,8 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd73, %rd70;
 	bra.uni $L9_for_loop;
 $L50_oob4:
-	.loc 8 30 4
-	mov.u64 %rd16, 0x2800000005;
+	.loc 10 30 4
+	mov.u64 %rd16, 0x2F00000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -10579,25 +13600,25 @@ $L51_edge:
 	mov.f32 %f44, 0f00000000;
 	bra.uni $L48_if_done;
 $L52_oob5:
-	.loc 8 35 8
-	mov.u64 %rd16, 0x2800000006;
+	.loc 10 35 8
+	mov.u64 %rd16, 0x2F00000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 10 68 41
-	mov.u64 %rd16, 0x2800000007;
+	.loc 12 68 41
+	mov.u64 %rd16, 0x2F00000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L54_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f57, %f56;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 10 68 50
+	.loc 12 68 50
 	sub.rn.f32 %f58, %f57, %f6;
-	.loc 10 68 32
+	.loc 12 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -10615,35 +13636,35 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 10 68 54
+	.loc 12 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 10 68 24
+	.loc 12 68 24
 	bra.uni $L56_entry;
 $L56_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f69, %f68;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 10 68 6
+	.loc 12 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 2;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.f32 [%rd79], %f69;
-	.loc 10 67 53
+	.loc 12 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 10 67 38
+	.loc 12 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 10 68 6
-	mov.u64 %rd16, 0x2800000008;
+	.loc 12 68 6
+	mov.u64 %rd16, 0x2F00000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -10680,7 +13701,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 10 49 6
+	.loc 12 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -10690,78 +13711,78 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 56 20
+	.loc 12 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 10 56 25
+	.loc 12 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 10 57 13
+	.loc 12 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 10 58 30
+	.loc 12 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 10 59 31
+	.loc 12 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 10 59 26
+	.loc 12 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 10 59 24
+	.loc 12 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 10 63 30
+	.loc 12 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 10 64 29
+	.loc 12 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 10 64 24
+	.loc 12 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 10 64 22
+	.loc 12 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 10 67 30
+	.loc 12 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
-	.loc 10 68 11
+	.loc 12 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 10 68 46
+	.loc 12 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 10 68 41
+	.loc 12 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 10 68 39
+	.loc 12 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L13_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 10 58 22
+	.loc 12 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -10774,39 +13795,39 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 10 59 26
-	mov.u64 %rd16, 0x2900000001;
+	.loc 12 59 26
+	mov.u64 %rd16, 0x3000000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L18_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f4, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 10 59 14
+	.loc 12 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 10 58 53
+	.loc 12 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 10 58 38
+	.loc 12 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L20_entry:
-	.loc 8 45 26
+	.loc 10 45 26
 	mov.u64 %rd29, smem0;
-	.loc 8 46 13
+	.loc 10 46 13
 	bra.uni $L26_entry;
 $L21_if_then:
-	.loc 8 48 11
+	.loc 10 48 11
 	mov.u32 %r17, %tid.z;
 	mov.u32 %r18, %ntid.y;
 	mov.u32 %r19, %tid.y;
@@ -10816,7 +13837,7 @@ $L21_if_then:
 	mad.lo.u32 %r20, %r16, %r21, %r22;
 	shr.u32 %r15, %r20, 5;
 	cvt.s64.u32 %rd33, %r15;
-	.loc 8 48 4
+	.loc 10 48 4
 	setp.hs.u64 %p5, %rd33, 32;
 	@%p5 bra $L31_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -10824,15 +13845,15 @@ $L21_if_then:
 	st.shared.f32 [%rd35], %f7;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 8 50 8
+	.loc 10 50 8
 	bar.sync 0;
-	.loc 8 51 12
+	.loc 10 51 12
 	bra.uni $L32_entry;
 $L23_if_then:
-	.loc 8 53 15
+	.loc 10 53 15
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd41, %r28;
-	.loc 8 53 8
+	.loc 10 53 8
 	setp.hs.u64 %p7, %rd41, 32;
 	@%p7 bra $L35_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -10841,7 +13862,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 10 63 22
+	.loc 12 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -10856,60 +13877,60 @@ $L26_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L27_for_loop;
 $L27_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p3, %rd30, 0;
 	@%p3 bra $L28_for_body;
 	bra.uni $L29_for_done;
 $L28_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r13, %rd30;
 	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f10, %f8, %f9;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f8, %f10;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L27_for_loop;
 $L29_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f7, %f8;
 	bra.uni $L30_ret_warpMax;
 $L30_ret_warpMax:
-	.loc 8 47 11
+	.loc 10 47 11
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd32, %r14;
-	.loc 8 47 14
+	.loc 10 47 14
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L31_oob1:
-	.loc 8 48 4
-	mov.u64 %rd16, 0x2900000002;
+	.loc 10 48 4
+	mov.u64 %rd16, 0x3000000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L32_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r23, 0xFF800000;
 	mov.b32 %f12, %r23;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L33_ret_negInf;
 $L33_ret_negInf:
-	.loc 8 52 11
+	.loc 10 52 11
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd36, %r24;
-	.loc 8 52 26
+	.loc 10 52 26
 	mov.u32 %r25, %ntid.x;
 	cvt.s64.u32 %rd37, %r25;
 	mov.u32 %r26, %ntid.y;
 	cvt.s64.u32 %rd38, %r26;
 	mov.u32 %r27, %ntid.z;
 	cvt.s64.u32 %rd39, %r27;
-	.loc 8 52 30
+	.loc 10 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 8 52 14
+	.loc 10 52 14
 	setp.lt.s64 %p6, %rd36, %rd40;
 	@%p6 bra $L23_if_then;
 	bra.uni $L34_edge;
@@ -10917,8 +13938,8 @@ $L34_edge:
 	mov.f32 %f13, %f11;
 	bra.uni $L36_entry;
 $L35_oob2:
-	.loc 8 53 8
-	mov.u64 %rd16, 0x2900000003;
+	.loc 10 53 8
+	mov.u64 %rd16, 0x3000000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -10927,47 +13948,47 @@ $L36_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L37_for_loop;
 $L37_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p8, %rd44, 0;
 	@%p8 bra $L38_for_body;
 	bra.uni $L39_for_done;
 $L38_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r29, %rd44;
 	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f18, %f16, %f17;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f16, %f18;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L37_for_loop;
 $L39_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f15, %f16;
 	bra.uni $L40_ret_warpMax;
 $L40_ret_warpMax:
-	.loc 8 56 8
+	.loc 10 56 8
 	bar.sync 0;
-	.loc 8 57 2
+	.loc 10 57 2
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 10 64 24
-	mov.u64 %rd16, 0x2900000004;
+	.loc 12 64 24
+	mov.u64 %rd16, 0x3000000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L42_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f21, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 10 64 34
+	.loc 12 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 10 64 15
+	.loc 12 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -10985,24 +14006,24 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 10 64 3
+	.loc 12 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 10 63 53
+	.loc 12 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 10 63 38
+	.loc 12 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
 	bra.uni $L6_for_loop;
 $L44_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd57, smem1;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
 	add.rn.f32 %f35, %f19, %f34;
 	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
@@ -11013,15 +14034,15 @@ $L44_entry:
 	add.rn.f32 %f41, %f39, %f40;
 	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
 	add.rn.f32 %f43, %f41, %f42;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r36, %laneid;
 	cvt.s64.u32 %rd58, %r36;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p12, %rd58, 0;
 	@%p12 bra $L45_if_then;
 	bra.uni $L46_if_done;
 $L45_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r39, %tid.z;
 	mov.u32 %r40, %ntid.y;
 	mov.u32 %r41, %tid.y;
@@ -11031,7 +14052,7 @@ $L45_if_then:
 	mad.lo.u32 %r42, %r38, %r43, %r44;
 	shr.u32 %r37, %r42, 5;
 	cvt.s64.u32 %rd59, %r37;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p13, %rd59, 32;
 	@%p13 bra $L50_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -11039,29 +14060,29 @@ $L45_if_then:
 	st.shared.f32 [%rd61], %f43;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd62, %r45;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd63, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd64, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd65, %r48;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd66, %rd63, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p14, %rd62, %rd66;
 	@%p14 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r49, %laneid;
 	cvt.s64.u32 %rd67, %r49;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p15, %rd67, 32;
 	@%p15 bra $L52_oob5;
 	shl.b64 %rd68, %rd67, 2;
@@ -11070,7 +14091,7 @@ $L47_if_then:
 	mov.f32 %f44, %f45;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
 	add.rn.f32 %f47, %f44, %f46;
 	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
@@ -11081,13 +14102,13 @@ $L48_if_done:
 	add.rn.f32 %f53, %f51, %f52;
 	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
 	add.rn.f32 %f55, %f53, %f54;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 10 67 22
+	.loc 12 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -11097,8 +14118,8 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd73, %rd70;
 	bra.uni $L9_for_loop;
 $L50_oob4:
-	.loc 8 30 4
-	mov.u64 %rd16, 0x2900000005;
+	.loc 10 30 4
+	mov.u64 %rd16, 0x3000000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -11106,27 +14127,27 @@ $L51_edge:
 	mov.f32 %f44, 0f00000000;
 	bra.uni $L48_if_done;
 $L52_oob5:
-	.loc 8 35 8
-	mov.u64 %rd16, 0x2900000006;
+	.loc 10 35 8
+	mov.u64 %rd16, 0x3000000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 10 68 41
-	mov.u64 %rd16, 0x2900000007;
+	.loc 12 68 41
+	mov.u64 %rd16, 0x3000000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L54_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f57, %rs2;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 10 68 50
+	.loc 12 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 10 68 32
+	.loc 12 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -11144,37 +14165,37 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 10 68 54
+	.loc 12 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 10 68 24
+	.loc 12 68 24
 	bra.uni $L56_entry;
 $L56_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs4, %f68;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 10 68 6
+	.loc 12 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 10 67 53
+	.loc 12 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 10 67 38
+	.loc 12 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 10 68 6
-	mov.u64 %rd16, 0x2900000008;
+	.loc 12 68 6
+	mov.u64 %rd16, 0x3000000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -11211,7 +14232,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 10 52 6
+	.loc 12 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -11221,78 +14242,78 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 56 20
+	.loc 12 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 10 56 25
+	.loc 12 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 10 57 13
+	.loc 12 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 10 58 30
+	.loc 12 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 10 59 31
+	.loc 12 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 10 59 26
+	.loc 12 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 10 59 24
+	.loc 12 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 10 63 30
+	.loc 12 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 10 64 29
+	.loc 12 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 10 64 24
+	.loc 12 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 10 64 22
+	.loc 12 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 10 67 30
+	.loc 12 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
-	.loc 10 68 11
+	.loc 12 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 10 68 46
+	.loc 12 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 10 68 41
+	.loc 12 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 10 68 39
+	.loc 12 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L13_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 10 58 22
+	.loc 12 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -11305,41 +14326,41 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 10 59 26
-	mov.u64 %rd16, 0x2A00000001;
+	.loc 12 59 26
+	mov.u64 %rd16, 0x3100000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L18_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r10, %rs0;
 	shl.b32 %r10, %r10, 16;
 	mov.b32 %f4, %r10;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 10 59 14
+	.loc 12 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 10 58 53
+	.loc 12 58 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 10 58 38
+	.loc 12 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L20_entry:
-	.loc 8 45 26
+	.loc 10 45 26
 	mov.u64 %rd29, smem0;
-	.loc 8 46 13
+	.loc 10 46 13
 	bra.uni $L26_entry;
 $L21_if_then:
-	.loc 8 48 11
+	.loc 10 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -11349,7 +14370,7 @@ $L21_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd33, %r16;
-	.loc 8 48 4
+	.loc 10 48 4
 	setp.hs.u64 %p5, %rd33, 32;
 	@%p5 bra $L31_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -11357,15 +14378,15 @@ $L21_if_then:
 	st.shared.f32 [%rd35], %f7;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 8 50 8
+	.loc 10 50 8
 	bar.sync 0;
-	.loc 8 51 12
+	.loc 10 51 12
 	bra.uni $L32_entry;
 $L23_if_then:
-	.loc 8 53 15
+	.loc 10 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 8 53 8
+	.loc 10 53 8
 	setp.hs.u64 %p7, %rd41, 32;
 	@%p7 bra $L35_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -11374,7 +14395,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 10 63 22
+	.loc 12 63 22
 	mov.u32 %r31, %tid.x;
 	cvt.s64.u32 %rd46, %r31;
 	mov.u32 %r32, %tid.y;
@@ -11389,60 +14410,60 @@ $L26_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L27_for_loop;
 $L27_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p3, %rd30, 0;
 	@%p3 bra $L28_for_body;
 	bra.uni $L29_for_done;
 $L28_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r14, %rd30;
 	shfl.sync.bfly.b32 %f9, %f8, %r14, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f10, %f8, %f9;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f8, %f10;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L27_for_loop;
 $L29_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f7, %f8;
 	bra.uni $L30_ret_warpMax;
 $L30_ret_warpMax:
-	.loc 8 47 11
+	.loc 10 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd32, %r15;
-	.loc 8 47 14
+	.loc 10 47 14
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L31_oob1:
-	.loc 8 48 4
-	mov.u64 %rd16, 0x2A00000002;
+	.loc 10 48 4
+	mov.u64 %rd16, 0x3100000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L32_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f12, %r24;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L33_ret_negInf;
 $L33_ret_negInf:
-	.loc 8 52 11
+	.loc 10 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd36, %r25;
-	.loc 8 52 26
+	.loc 10 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd37, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd38, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd39, %r28;
-	.loc 8 52 30
+	.loc 10 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 8 52 14
+	.loc 10 52 14
 	setp.lt.s64 %p6, %rd36, %rd40;
 	@%p6 bra $L23_if_then;
 	bra.uni $L34_edge;
@@ -11450,8 +14471,8 @@ $L34_edge:
 	mov.f32 %f13, %f11;
 	bra.uni $L36_entry;
 $L35_oob2:
-	.loc 8 53 8
-	mov.u64 %rd16, 0x2A00000003;
+	.loc 10 53 8
+	mov.u64 %rd16, 0x3100000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -11460,49 +14481,49 @@ $L36_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L37_for_loop;
 $L37_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p8, %rd44, 0;
 	@%p8 bra $L38_for_body;
 	bra.uni $L39_for_done;
 $L38_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r30, %rd44;
 	shfl.sync.bfly.b32 %f17, %f16, %r30, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f18, %f16, %f17;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f16, %f18;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L37_for_loop;
 $L39_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f15, %f16;
 	bra.uni $L40_ret_warpMax;
 $L40_ret_warpMax:
-	.loc 8 56 8
+	.loc 10 56 8
 	bar.sync 0;
-	.loc 8 57 2
+	.loc 10 57 2
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 10 64 24
-	mov.u64 %rd16, 0x2A00000004;
+	.loc 12 64 24
+	mov.u64 %rd16, 0x3100000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L42_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r34, %rs1;
 	shl.b32 %r34, %r34, 16;
 	mov.b32 %f21, %r34;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 10 64 34
+	.loc 12 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 10 64 15
+	.loc 12 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -11520,24 +14541,24 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 10 64 3
+	.loc 12 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 10 63 53
+	.loc 12 63 53
 	mov.u32 %r35, %ntid.x;
 	cvt.s64.u32 %rd53, %r35;
 	mov.u32 %r36, %ntid.y;
 	cvt.s64.u32 %rd54, %r36;
 	mov.u32 %r37, %ntid.z;
 	cvt.s64.u32 %rd55, %r37;
-	.loc 10 63 38
+	.loc 12 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
 	bra.uni $L6_for_loop;
 $L44_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd57, smem1;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
 	add.rn.f32 %f35, %f19, %f34;
 	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
@@ -11548,15 +14569,15 @@ $L44_entry:
 	add.rn.f32 %f41, %f39, %f40;
 	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
 	add.rn.f32 %f43, %f41, %f42;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r38, %laneid;
 	cvt.s64.u32 %rd58, %r38;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p12, %rd58, 0;
 	@%p12 bra $L45_if_then;
 	bra.uni $L46_if_done;
 $L45_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r41, %tid.z;
 	mov.u32 %r42, %ntid.y;
 	mov.u32 %r43, %tid.y;
@@ -11566,7 +14587,7 @@ $L45_if_then:
 	mad.lo.u32 %r44, %r40, %r45, %r46;
 	shr.u32 %r39, %r44, 5;
 	cvt.s64.u32 %rd59, %r39;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p13, %rd59, 32;
 	@%p13 bra $L50_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -11574,29 +14595,29 @@ $L45_if_then:
 	st.shared.f32 [%rd61], %f43;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd62, %r47;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r48, %ntid.x;
 	cvt.s64.u32 %rd63, %r48;
 	mov.u32 %r49, %ntid.y;
 	cvt.s64.u32 %rd64, %r49;
 	mov.u32 %r50, %ntid.z;
 	cvt.s64.u32 %rd65, %r50;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd66, %rd63, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p14, %rd62, %rd66;
 	@%p14 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd67, %r51;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p15, %rd67, 32;
 	@%p15 bra $L52_oob5;
 	shl.b64 %rd68, %rd67, 2;
@@ -11605,7 +14626,7 @@ $L47_if_then:
 	mov.f32 %f44, %f45;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
 	add.rn.f32 %f47, %f44, %f46;
 	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
@@ -11616,13 +14637,13 @@ $L48_if_done:
 	add.rn.f32 %f53, %f51, %f52;
 	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
 	add.rn.f32 %f55, %f53, %f54;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 10 67 22
+	.loc 12 67 22
 	mov.u32 %r52, %tid.x;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %tid.y;
@@ -11632,8 +14653,8 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd73, %rd70;
 	bra.uni $L9_for_loop;
 $L50_oob4:
-	.loc 8 30 4
-	mov.u64 %rd16, 0x2A00000005;
+	.loc 10 30 4
+	mov.u64 %rd16, 0x3100000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -11641,29 +14662,29 @@ $L51_edge:
 	mov.f32 %f44, 0f00000000;
 	bra.uni $L48_if_done;
 $L52_oob5:
-	.loc 8 35 8
-	mov.u64 %rd16, 0x2A00000006;
+	.loc 10 35 8
+	mov.u64 %rd16, 0x3100000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 10 68 41
-	mov.u64 %rd16, 0x2A00000007;
+	.loc 12 68 41
+	mov.u64 %rd16, 0x3100000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L54_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r55, %rs2;
 	shl.b32 %r55, %r55, 16;
 	mov.b32 %f57, %r55;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 10 68 50
+	.loc 12 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 10 68 32
+	.loc 12 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -11681,37 +14702,37 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 10 68 54
+	.loc 12 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 10 68 24
+	.loc 12 68 24
 	bra.uni $L56_entry;
 $L56_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs4, %f68;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 10 68 6
+	.loc 12 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 10 67 53
+	.loc 12 67 53
 	mov.u32 %r56, %ntid.x;
 	cvt.s64.u32 %rd80, %r56;
 	mov.u32 %r57, %ntid.y;
 	cvt.s64.u32 %rd81, %r57;
 	mov.u32 %r58, %ntid.z;
 	cvt.s64.u32 %rd82, %r58;
-	.loc 10 67 38
+	.loc 12 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 10 68 6
-	mov.u64 %rd16, 0x2A00000008;
+	.loc 12 68 6
+	mov.u64 %rd16, 0x3100000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -11747,7 +14768,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 10 73 6
+	.loc 12 73 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -11757,37 +14778,37 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 86 20
+	.loc 12 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 10 86 25
+	.loc 12 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 10 87 16
+	.loc 12 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 10 88 30
+	.loc 12 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 10 89 21
+	.loc 12 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 10 89 16
+	.loc 12 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f4, [%rd24];
-	.loc 10 89 14
+	.loc 12 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 10 91 19
+	.loc 12 91 19
 	sub.rn.f32 %f6, %f2, %f5;
-	.loc 10 91 17
+	.loc 12 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -11805,31 +14826,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 10 91 9
+	.loc 12 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 10 91 23
+	.loc 12 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f5;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 10 88 53
+	.loc 12 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 10 88 38
+	.loc 12 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 10 94 19
+	.loc 12 94 19
 	sub.rn.f32 %f22, %f5, %f2;
-	.loc 10 94 16
+	.loc 12 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -11847,15 +14868,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 10 94 4
+	.loc 12 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 10 99 18
+	.loc 12 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 10 99 15
+	.loc 12 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -11873,39 +14894,39 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 10 99 3
+	.loc 12 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 10 102 30
+	.loc 12 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L13_for_body:
-	.loc 10 103 11
+	.loc 12 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 10 103 46
+	.loc 12 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 10 103 41
+	.loc 12 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 2;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.f32 %f83, [%rd66];
-	.loc 10 103 39
+	.loc 12 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L16_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 10 88 22
+	.loc 12 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -11919,29 +14940,29 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 10 89 16
-	mov.u64 %rd16, 0x2B00000001;
+	.loc 12 89 16
+	mov.u64 %rd16, 0x3200000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L21_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f5, %f4;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 10 90 8
+	.loc 12 90 8
 	setp.gt.f32 %p3, %f5, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 10 93 15
+	.loc 12 93 15
 	setp.gt.f32 %p5, %f5, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -11950,12 +14971,12 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 8 45 26
+	.loc 10 45 26
 	mov.u64 %rd29, smem0;
-	.loc 8 46 13
+	.loc 10 46 13
 	bra.uni $L32_entry;
 $L27_if_then:
-	.loc 8 48 11
+	.loc 10 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -11965,7 +14986,7 @@ $L27_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd33, %r16;
-	.loc 8 48 4
+	.loc 10 48 4
 	setp.hs.u64 %p9, %rd33, 32;
 	@%p9 bra $L37_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -11973,15 +14994,15 @@ $L27_if_then:
 	st.shared.f32 [%rd35], %f34;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 8 50 8
+	.loc 10 50 8
 	bar.sync 0;
-	.loc 8 51 12
+	.loc 10 51 12
 	bra.uni $L38_entry;
 $L29_if_then:
-	.loc 8 53 15
+	.loc 10 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 8 53 8
+	.loc 10 53 8
 	setp.hs.u64 %p11, %rd41, 32;
 	@%p11 bra $L41_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -11994,60 +15015,60 @@ $L32_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L33_for_loop;
 $L33_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p7, %rd30, 0;
 	@%p7 bra $L34_for_body;
 	bra.uni $L35_for_done;
 $L34_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r14, %rd30;
 	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f37, %f35, %f36;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f35, %f37;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L33_for_loop;
 $L35_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f34, %f35;
 	bra.uni $L36_ret_warpMax;
 $L36_ret_warpMax:
-	.loc 8 47 11
+	.loc 10 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd32, %r15;
-	.loc 8 47 14
+	.loc 10 47 14
 	setp.eq.s64 %p8, %rd32, 0;
 	@%p8 bra $L27_if_then;
 	bra.uni $L28_if_done;
 $L37_oob1:
-	.loc 8 48 4
-	mov.u64 %rd16, 0x2B00000002;
+	.loc 10 48 4
+	mov.u64 %rd16, 0x3200000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L38_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f39, %r24;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f38, %f39;
 	bra.uni $L39_ret_negInf;
 $L39_ret_negInf:
-	.loc 8 52 11
+	.loc 10 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd36, %r25;
-	.loc 8 52 26
+	.loc 10 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd37, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd38, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd39, %r28;
-	.loc 8 52 30
+	.loc 10 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 8 52 14
+	.loc 10 52 14
 	setp.lt.s64 %p10, %rd36, %rd40;
 	@%p10 bra $L29_if_then;
 	bra.uni $L40_edge;
@@ -12055,8 +15076,8 @@ $L40_edge:
 	mov.f32 %f40, %f38;
 	bra.uni $L42_entry;
 $L41_oob2:
-	.loc 8 53 8
-	mov.u64 %rd16, 0x2B00000003;
+	.loc 10 53 8
+	mov.u64 %rd16, 0x3200000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -12065,40 +15086,40 @@ $L42_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L43_for_loop;
 $L43_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p12, %rd44, 0;
 	@%p12 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r30, %rd44;
 	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f45, %f43, %f44;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f43, %f45;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L43_for_loop;
 $L45_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f42, %f43;
 	bra.uni $L46_ret_warpMax;
 $L46_ret_warpMax:
-	.loc 8 56 8
+	.loc 10 56 8
 	bar.sync 0;
-	.loc 8 57 2
+	.loc 10 57 2
 	mov.f32 %f33, %f42;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r31, 0xFF800000;
 	mov.b32 %f47, %r31;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 10 98 7
+	.loc 12 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -12106,9 +15127,9 @@ $L49_edge:
 	mov.f32 %f48, %f3;
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd46, smem1;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
 	add.rn.f32 %f62, %f48, %f61;
 	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
@@ -12119,15 +15140,15 @@ $L50_entry:
 	add.rn.f32 %f68, %f66, %f67;
 	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
 	add.rn.f32 %f70, %f68, %f69;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd47, %r32;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p15, %rd47, 0;
 	@%p15 bra $L51_if_then;
 	bra.uni $L52_if_done;
 $L51_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -12137,7 +15158,7 @@ $L51_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd48, %r33;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p16, %rd48, 32;
 	@%p16 bra $L56_oob3;
 	shl.b64 %rd49, %rd48, 2;
@@ -12145,29 +15166,29 @@ $L51_if_then:
 	st.shared.f32 [%rd50], %f70;
 	bra.uni $L52_if_done;
 $L52_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd51, %r41;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd52, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd53, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd54, %r44;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p17, %rd51, %rd55;
 	@%p17 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd56, %r45;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p18, %rd56, 32;
 	@%p18 bra $L58_oob4;
 	shl.b64 %rd57, %rd56, 2;
@@ -12176,7 +15197,7 @@ $L53_if_then:
 	mov.f32 %f71, %f72;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
 	add.rn.f32 %f74, %f71, %f73;
 	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
@@ -12187,13 +15208,13 @@ $L54_if_done:
 	add.rn.f32 %f80, %f78, %f79;
 	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
 	add.rn.f32 %f82, %f80, %f81;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 10 102 22
+	.loc 12 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -12203,8 +15224,8 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd62, %rd59;
 	bra.uni $L12_for_loop;
 $L56_oob3:
-	.loc 8 30 4
-	mov.u64 %rd16, 0x2B00000004;
+	.loc 10 30 4
+	mov.u64 %rd16, 0x3200000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -12212,25 +15233,25 @@ $L57_edge:
 	mov.f32 %f71, 0f00000000;
 	bra.uni $L54_if_done;
 $L58_oob4:
-	.loc 8 35 8
-	mov.u64 %rd16, 0x2B00000005;
+	.loc 10 35 8
+	mov.u64 %rd16, 0x3200000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 10 103 41
-	mov.u64 %rd16, 0x2B00000006;
+	.loc 12 103 41
+	mov.u64 %rd16, 0x3200000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L60_entry:
-	.loc 5 30 40
+	.loc 6 30 40
 	mov.f32 %f84, %f83;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 10 103 50
+	.loc 12 103 50
 	sub.rn.f32 %f85, %f84, %f33;
-	.loc 10 103 32
+	.loc 12 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -12248,35 +15269,35 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 10 103 55
+	.loc 12 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 10 103 24
+	.loc 12 103 24
 	bra.uni $L62_entry;
 $L62_entry:
-	.loc 5 31 40
+	.loc 6 31 40
 	mov.f32 %f96, %f95;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 10 103 6
+	.loc 12 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 2;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.f32 [%rd68], %f96;
-	.loc 10 102 53
+	.loc 12 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 10 102 38
+	.loc 12 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 10 103 6
-	mov.u64 %rd16, 0x2B00000007;
+	.loc 12 103 6
+	mov.u64 %rd16, 0x3200000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -12313,7 +15334,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 10 76 6
+	.loc 12 76 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12323,37 +15344,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 86 20
+	.loc 12 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 10 86 25
+	.loc 12 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 10 87 16
+	.loc 12 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 10 88 30
+	.loc 12 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 10 89 21
+	.loc 12 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 10 89 16
+	.loc 12 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 10 89 14
+	.loc 12 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 10 91 19
+	.loc 12 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 10 91 17
+	.loc 12 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -12371,31 +15392,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 10 91 9
+	.loc 12 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 10 91 23
+	.loc 12 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 10 88 53
+	.loc 12 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 10 88 38
+	.loc 12 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 10 94 19
+	.loc 12 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 10 94 16
+	.loc 12 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -12413,15 +15434,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 10 94 4
+	.loc 12 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 10 99 18
+	.loc 12 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 10 99 15
+	.loc 12 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -12439,39 +15460,39 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 10 99 3
+	.loc 12 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 10 102 30
+	.loc 12 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L13_for_body:
-	.loc 10 103 11
+	.loc 12 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 10 103 46
+	.loc 12 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 10 103 41
+	.loc 12 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 10 103 39
+	.loc 12 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L16_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 10 88 22
+	.loc 12 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -12485,31 +15506,31 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 10 89 16
-	mov.u64 %rd16, 0x2C00000001;
+	.loc 12 89 16
+	mov.u64 %rd16, 0x3300000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L21_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f5, %rs0;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 10 90 8
+	.loc 12 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 10 93 15
+	.loc 12 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -12518,12 +15539,12 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 8 45 26
+	.loc 10 45 26
 	mov.u64 %rd29, smem0;
-	.loc 8 46 13
+	.loc 10 46 13
 	bra.uni $L32_entry;
 $L27_if_then:
-	.loc 8 48 11
+	.loc 10 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -12533,7 +15554,7 @@ $L27_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd33, %r16;
-	.loc 8 48 4
+	.loc 10 48 4
 	setp.hs.u64 %p9, %rd33, 32;
 	@%p9 bra $L37_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -12541,15 +15562,15 @@ $L27_if_then:
 	st.shared.f32 [%rd35], %f34;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 8 50 8
+	.loc 10 50 8
 	bar.sync 0;
-	.loc 8 51 12
+	.loc 10 51 12
 	bra.uni $L38_entry;
 $L29_if_then:
-	.loc 8 53 15
+	.loc 10 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 8 53 8
+	.loc 10 53 8
 	setp.hs.u64 %p11, %rd41, 32;
 	@%p11 bra $L41_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -12562,60 +15583,60 @@ $L32_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L33_for_loop;
 $L33_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p7, %rd30, 0;
 	@%p7 bra $L34_for_body;
 	bra.uni $L35_for_done;
 $L34_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r14, %rd30;
 	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f37, %f35, %f36;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f35, %f37;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L33_for_loop;
 $L35_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f34, %f35;
 	bra.uni $L36_ret_warpMax;
 $L36_ret_warpMax:
-	.loc 8 47 11
+	.loc 10 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd32, %r15;
-	.loc 8 47 14
+	.loc 10 47 14
 	setp.eq.s64 %p8, %rd32, 0;
 	@%p8 bra $L27_if_then;
 	bra.uni $L28_if_done;
 $L37_oob1:
-	.loc 8 48 4
-	mov.u64 %rd16, 0x2C00000002;
+	.loc 10 48 4
+	mov.u64 %rd16, 0x3300000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L38_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f39, %r24;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f38, %f39;
 	bra.uni $L39_ret_negInf;
 $L39_ret_negInf:
-	.loc 8 52 11
+	.loc 10 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd36, %r25;
-	.loc 8 52 26
+	.loc 10 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd37, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd38, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd39, %r28;
-	.loc 8 52 30
+	.loc 10 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 8 52 14
+	.loc 10 52 14
 	setp.lt.s64 %p10, %rd36, %rd40;
 	@%p10 bra $L29_if_then;
 	bra.uni $L40_edge;
@@ -12623,8 +15644,8 @@ $L40_edge:
 	mov.f32 %f40, %f38;
 	bra.uni $L42_entry;
 $L41_oob2:
-	.loc 8 53 8
-	mov.u64 %rd16, 0x2C00000003;
+	.loc 10 53 8
+	mov.u64 %rd16, 0x3300000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -12633,40 +15654,40 @@ $L42_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L43_for_loop;
 $L43_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p12, %rd44, 0;
 	@%p12 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r30, %rd44;
 	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f45, %f43, %f44;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f43, %f45;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L43_for_loop;
 $L45_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f42, %f43;
 	bra.uni $L46_ret_warpMax;
 $L46_ret_warpMax:
-	.loc 8 56 8
+	.loc 10 56 8
 	bar.sync 0;
-	.loc 8 57 2
+	.loc 10 57 2
 	mov.f32 %f33, %f42;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r31, 0xFF800000;
 	mov.b32 %f47, %r31;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 10 98 7
+	.loc 12 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -12674,9 +15695,9 @@ $L49_edge:
 	mov.f32 %f48, %f3;
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd46, smem1;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
 	add.rn.f32 %f62, %f48, %f61;
 	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
@@ -12687,15 +15708,15 @@ $L50_entry:
 	add.rn.f32 %f68, %f66, %f67;
 	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
 	add.rn.f32 %f70, %f68, %f69;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd47, %r32;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p15, %rd47, 0;
 	@%p15 bra $L51_if_then;
 	bra.uni $L52_if_done;
 $L51_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -12705,7 +15726,7 @@ $L51_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd48, %r33;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p16, %rd48, 32;
 	@%p16 bra $L56_oob3;
 	shl.b64 %rd49, %rd48, 2;
@@ -12713,29 +15734,29 @@ $L51_if_then:
 	st.shared.f32 [%rd50], %f70;
 	bra.uni $L52_if_done;
 $L52_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd51, %r41;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd52, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd53, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd54, %r44;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p17, %rd51, %rd55;
 	@%p17 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd56, %r45;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p18, %rd56, 32;
 	@%p18 bra $L58_oob4;
 	shl.b64 %rd57, %rd56, 2;
@@ -12744,7 +15765,7 @@ $L53_if_then:
 	mov.f32 %f71, %f72;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
 	add.rn.f32 %f74, %f71, %f73;
 	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
@@ -12755,13 +15776,13 @@ $L54_if_done:
 	add.rn.f32 %f80, %f78, %f79;
 	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
 	add.rn.f32 %f82, %f80, %f81;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 10 102 22
+	.loc 12 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -12771,8 +15792,8 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd62, %rd59;
 	bra.uni $L12_for_loop;
 $L56_oob3:
-	.loc 8 30 4
-	mov.u64 %rd16, 0x2C00000004;
+	.loc 10 30 4
+	mov.u64 %rd16, 0x3300000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -12780,27 +15801,27 @@ $L57_edge:
 	mov.f32 %f71, 0f00000000;
 	bra.uni $L54_if_done;
 $L58_oob4:
-	.loc 8 35 8
-	mov.u64 %rd16, 0x2C00000005;
+	.loc 10 35 8
+	mov.u64 %rd16, 0x3300000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 10 103 41
-	mov.u64 %rd16, 0x2C00000006;
+	.loc 12 103 41
+	mov.u64 %rd16, 0x3300000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L60_entry:
-	.loc 5 35 57
+	.loc 6 35 57
 	cvt.f32.f16 %f84, %rs1;
-	.loc 5 35 41
+	.loc 6 35 41
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 10 103 50
+	.loc 12 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 10 103 32
+	.loc 12 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -12818,37 +15839,37 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 10 103 55
+	.loc 12 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 10 103 24
+	.loc 12 103 24
 	bra.uni $L62_entry;
 $L62_entry:
-	.loc 5 36 58
+	.loc 6 36 58
 	cvt.rn.f16.f32 %rs3, %f95;
-	.loc 5 36 41
+	.loc 6 36 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 10 103 6
+	.loc 12 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 10 102 53
+	.loc 12 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 10 102 38
+	.loc 12 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 10 103 6
-	mov.u64 %rd16, 0x2C00000007;
+	.loc 12 103 6
+	mov.u64 %rd16, 0x3300000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -12885,7 +15906,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 10 79 6
+	.loc 12 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12895,37 +15916,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 86 20
+	.loc 12 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 10 86 25
+	.loc 12 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 10 87 16
+	.loc 12 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 10 88 30
+	.loc 12 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 10 89 21
+	.loc 12 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 10 89 16
+	.loc 12 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 10 89 14
+	.loc 12 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 10 91 19
+	.loc 12 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 10 91 17
+	.loc 12 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -12943,31 +15964,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 10 91 9
+	.loc 12 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 10 91 23
+	.loc 12 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 10 88 53
+	.loc 12 88 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 10 88 38
+	.loc 12 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 10 94 19
+	.loc 12 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 10 94 16
+	.loc 12 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -12985,15 +16006,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 10 94 4
+	.loc 12 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 10 99 18
+	.loc 12 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 10 99 15
+	.loc 12 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -13011,39 +16032,39 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 10 99 3
+	.loc 12 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 10 102 30
+	.loc 12 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L13_for_body:
-	.loc 10 103 11
+	.loc 12 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 10 103 46
+	.loc 12 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 10 103 41
+	.loc 12 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 10 103 39
+	.loc 12 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L16_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 10 88 22
+	.loc 12 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -13057,33 +16078,33 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 10 89 16
-	mov.u64 %rd16, 0x2D00000001;
+	.loc 12 89 16
+	mov.u64 %rd16, 0x3400000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L21_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r10, %rs0;
 	shl.b32 %r10, %r10, 16;
 	mov.b32 %f5, %r10;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 10 90 8
+	.loc 12 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f21, %r14;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 10 93 15
+	.loc 12 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -13092,12 +16113,12 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 8 45 26
+	.loc 10 45 26
 	mov.u64 %rd29, smem0;
-	.loc 8 46 13
+	.loc 10 46 13
 	bra.uni $L32_entry;
 $L27_if_then:
-	.loc 8 48 11
+	.loc 10 48 11
 	mov.u32 %r19, %tid.z;
 	mov.u32 %r20, %ntid.y;
 	mov.u32 %r21, %tid.y;
@@ -13107,7 +16128,7 @@ $L27_if_then:
 	mad.lo.u32 %r22, %r18, %r23, %r24;
 	shr.u32 %r17, %r22, 5;
 	cvt.s64.u32 %rd33, %r17;
-	.loc 8 48 4
+	.loc 10 48 4
 	setp.hs.u64 %p9, %rd33, 32;
 	@%p9 bra $L37_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -13115,15 +16136,15 @@ $L27_if_then:
 	st.shared.f32 [%rd35], %f34;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 8 50 8
+	.loc 10 50 8
 	bar.sync 0;
-	.loc 8 51 12
+	.loc 10 51 12
 	bra.uni $L38_entry;
 $L29_if_then:
-	.loc 8 53 15
+	.loc 10 53 15
 	mov.u32 %r30, %laneid;
 	cvt.s64.u32 %rd41, %r30;
-	.loc 8 53 8
+	.loc 10 53 8
 	setp.hs.u64 %p11, %rd41, 32;
 	@%p11 bra $L41_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -13136,60 +16157,60 @@ $L32_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L33_for_loop;
 $L33_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p7, %rd30, 0;
 	@%p7 bra $L34_for_body;
 	bra.uni $L35_for_done;
 $L34_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r15, %rd30;
 	shfl.sync.bfly.b32 %f36, %f35, %r15, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f37, %f35, %f36;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f35, %f37;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L33_for_loop;
 $L35_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f34, %f35;
 	bra.uni $L36_ret_warpMax;
 $L36_ret_warpMax:
-	.loc 8 47 11
+	.loc 10 47 11
 	mov.u32 %r16, %laneid;
 	cvt.s64.u32 %rd32, %r16;
-	.loc 8 47 14
+	.loc 10 47 14
 	setp.eq.s64 %p8, %rd32, 0;
 	@%p8 bra $L27_if_then;
 	bra.uni $L28_if_done;
 $L37_oob1:
-	.loc 8 48 4
-	mov.u64 %rd16, 0x2D00000002;
+	.loc 10 48 4
+	mov.u64 %rd16, 0x3400000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L38_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r25, 0xFF800000;
 	mov.b32 %f39, %r25;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f38, %f39;
 	bra.uni $L39_ret_negInf;
 $L39_ret_negInf:
-	.loc 8 52 11
+	.loc 10 52 11
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd36, %r26;
-	.loc 8 52 26
+	.loc 10 52 26
 	mov.u32 %r27, %ntid.x;
 	cvt.s64.u32 %rd37, %r27;
 	mov.u32 %r28, %ntid.y;
 	cvt.s64.u32 %rd38, %r28;
 	mov.u32 %r29, %ntid.z;
 	cvt.s64.u32 %rd39, %r29;
-	.loc 8 52 30
+	.loc 10 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 8 52 14
+	.loc 10 52 14
 	setp.lt.s64 %p10, %rd36, %rd40;
 	@%p10 bra $L29_if_then;
 	bra.uni $L40_edge;
@@ -13197,8 +16218,8 @@ $L40_edge:
 	mov.f32 %f40, %f38;
 	bra.uni $L42_entry;
 $L41_oob2:
-	.loc 8 53 8
-	mov.u64 %rd16, 0x2D00000003;
+	.loc 10 53 8
+	mov.u64 %rd16, 0x3400000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -13207,40 +16228,40 @@ $L42_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L43_for_loop;
 $L43_for_loop:
-	.loc 8 63 17
+	.loc 10 63 17
 	setp.gt.s64 %p12, %rd44, 0;
 	@%p12 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 8 64 29
+	.loc 10 64 29
 	cvt.u32.u64 %r31, %rd44;
 	shfl.sync.bfly.b32 %f44, %f43, %r31, 31, -1;
-	.loc 8 64 14
+	.loc 10 64 14
 	max.f32 %f45, %f43, %f44;
-	.loc 8 63 22
+	.loc 10 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f43, %f45;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L43_for_loop;
 $L45_for_done:
-	.loc 8 66 2
+	.loc 10 66 2
 	mov.f32 %f42, %f43;
 	bra.uni $L46_ret_warpMax;
 $L46_ret_warpMax:
-	.loc 8 56 8
+	.loc 10 56 8
 	bar.sync 0;
-	.loc 8 57 2
+	.loc 10 57 2
 	mov.f32 %f33, %f42;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 8 70 52
+	.loc 10 70 52
 	mov.u32 %r32, 0xFF800000;
 	mov.b32 %f47, %r32;
-	.loc 8 70 25
+	.loc 10 70 25
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 10 98 7
+	.loc 12 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -13248,9 +16269,9 @@ $L49_edge:
 	mov.f32 %f48, %f3;
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 8 27 20
+	.loc 10 27 20
 	mov.u64 %rd46, smem1;
-	.loc 8 28 17
+	.loc 10 28 17
 	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
 	add.rn.f32 %f62, %f48, %f61;
 	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
@@ -13261,15 +16282,15 @@ $L50_entry:
 	add.rn.f32 %f68, %f66, %f67;
 	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
 	add.rn.f32 %f70, %f68, %f69;
-	.loc 8 29 11
+	.loc 10 29 11
 	mov.u32 %r33, %laneid;
 	cvt.s64.u32 %rd47, %r33;
-	.loc 8 29 14
+	.loc 10 29 14
 	setp.eq.s64 %p15, %rd47, 0;
 	@%p15 bra $L51_if_then;
 	bra.uni $L52_if_done;
 $L51_if_then:
-	.loc 8 30 11
+	.loc 10 30 11
 	mov.u32 %r36, %tid.z;
 	mov.u32 %r37, %ntid.y;
 	mov.u32 %r38, %tid.y;
@@ -13279,7 +16300,7 @@ $L51_if_then:
 	mad.lo.u32 %r39, %r35, %r40, %r41;
 	shr.u32 %r34, %r39, 5;
 	cvt.s64.u32 %rd48, %r34;
-	.loc 8 30 4
+	.loc 10 30 4
 	setp.hs.u64 %p16, %rd48, 32;
 	@%p16 bra $L56_oob3;
 	shl.b64 %rd49, %rd48, 2;
@@ -13287,29 +16308,29 @@ $L51_if_then:
 	st.shared.f32 [%rd50], %f70;
 	bra.uni $L52_if_done;
 $L52_if_done:
-	.loc 8 32 8
+	.loc 10 32 8
 	bar.sync 0;
-	.loc 8 34 11
+	.loc 10 34 11
 	mov.u32 %r42, %laneid;
 	cvt.s64.u32 %rd51, %r42;
-	.loc 8 34 26
+	.loc 10 34 26
 	mov.u32 %r43, %ntid.x;
 	cvt.s64.u32 %rd52, %r43;
 	mov.u32 %r44, %ntid.y;
 	cvt.s64.u32 %rd53, %r44;
 	mov.u32 %r45, %ntid.z;
 	cvt.s64.u32 %rd54, %r45;
-	.loc 8 34 30
+	.loc 10 34 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 8 34 14
+	.loc 10 34 14
 	setp.lt.s64 %p17, %rd51, %rd55;
 	@%p17 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 8 35 15
+	.loc 10 35 15
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd56, %r46;
-	.loc 8 35 8
+	.loc 10 35 8
 	setp.hs.u64 %p18, %rd56, 32;
 	@%p18 bra $L58_oob4;
 	shl.b64 %rd57, %rd56, 2;
@@ -13318,7 +16339,7 @@ $L53_if_then:
 	mov.f32 %f71, %f72;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 8 37 17
+	.loc 10 37 17
 	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
 	add.rn.f32 %f74, %f71, %f73;
 	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
@@ -13329,13 +16350,13 @@ $L54_if_done:
 	add.rn.f32 %f80, %f78, %f79;
 	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
 	add.rn.f32 %f82, %f80, %f81;
-	.loc 8 38 8
+	.loc 10 38 8
 	bar.sync 0;
-	.loc 8 39 2
+	.loc 10 39 2
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 10 102 22
+	.loc 12 102 22
 	mov.u32 %r47, %tid.x;
 	cvt.s64.u32 %rd59, %r47;
 	mov.u32 %r48, %tid.y;
@@ -13345,8 +16366,8 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd62, %rd59;
 	bra.uni $L12_for_loop;
 $L56_oob3:
-	.loc 8 30 4
-	mov.u64 %rd16, 0x2D00000004;
+	.loc 10 30 4
+	mov.u64 %rd16, 0x3400000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -13354,29 +16375,29 @@ $L57_edge:
 	mov.f32 %f71, 0f00000000;
 	bra.uni $L54_if_done;
 $L58_oob4:
-	.loc 8 35 8
-	mov.u64 %rd16, 0x2D00000005;
+	.loc 10 35 8
+	mov.u64 %rd16, 0x3400000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 10 103 41
-	mov.u64 %rd16, 0x2D00000006;
+	.loc 12 103 41
+	mov.u64 %rd16, 0x3400000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L60_entry:
-	.loc 5 40 62
+	.loc 6 40 62
 	cvt.u32.u16 %r50, %rs1;
 	shl.b32 %r50, %r50, 16;
 	mov.b32 %f84, %r50;
-	.loc 5 40 46
+	.loc 6 40 46
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 10 103 50
+	.loc 12 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 10 103 32
+	.loc 12 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -13394,37 +16415,37 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 10 103 55
+	.loc 12 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 10 103 24
+	.loc 12 103 24
 	bra.uni $L62_entry;
 $L62_entry:
-	.loc 5 41 67
+	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs3, %f95;
-	.loc 5 41 46
+	.loc 6 41 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 10 103 6
+	.loc 12 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 10 102 53
+	.loc 12 102 53
 	mov.u32 %r51, %ntid.x;
 	cvt.s64.u32 %rd69, %r51;
 	mov.u32 %r52, %ntid.y;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %ntid.z;
 	cvt.s64.u32 %rd71, %r53;
-	.loc 10 102 38
+	.loc 12 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 10 103 6
-	mov.u64 %rd16, 0x2D00000007;
+	.loc 12 103 6
+	mov.u64 %rd16, 0x3400000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
