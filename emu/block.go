@@ -35,6 +35,9 @@ type block struct {
 type barrier struct {
 	arrived  int
 	expected int
+	// bar.red: the threads with a true predicate, and how many of the
+	// arrivals were reductions.
+	redTrue, redN int
 }
 
 func newBlock(l *launch) *block {
@@ -132,10 +135,11 @@ func (b *block) check(id int) {
 	if bar.arrived < want {
 		return
 	}
-	bar.arrived, bar.expected = 0, 0
+	res := *bar
+	*bar = barrier{}
 	b.epoch++
 	for _, w := range b.warps {
-		w.release(id)
+		w.release(id, &res)
 	}
 }
 

@@ -108,3 +108,21 @@ func TestVoteReduxMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestBarrierReduction(t *testing.T) {
+	m := loadTestdata(t, "vote.ptx")
+	d := NewDevice(Options{})
+	pout := upload(t, d, make([]byte, 96*16))
+	if err := d.Launch(m, "bar_red", LaunchConfig{Grid: [3]int{2}, Block: [3]int{96}, Params: params{}.u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	out := bytesU32(download(t, d, pout, 96*16))
+	for tid := 0; tid < 96; tid++ {
+		want := []uint32{20, 1, 1, 0} // 20 multiples of 5 below 96
+		for j, w := range want {
+			if got := out[4*tid+j]; got != w {
+				t.Errorf("thread %d word %d = %d, want %d", tid, j, got, w)
+			}
+		}
+	}
+}

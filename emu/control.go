@@ -157,8 +157,7 @@ func decBar(d *decoder, s *astStmt, m *mods, in *inst) {
 		kind = "sync"
 	}
 	if kind == "red" {
-		m.words = nil
-		d.errorf("%s: barrier reductions are not supported", s.op)
+		decBarRed(d, s, m, in)
 		return
 	}
 	if !d.want(s, 1, 2) {
@@ -199,3 +198,58 @@ func decBar(d *decoder, s *astStmt, m *mods, in *inst) {
 }
 
 var _ = fmt.Sprint
+
+// Barrier reduction operations.
+const (
+	redPopc = iota + 1
+	redAnd
+	redOr
+)
+
+// decBarRed decodes bar.red.popc.u32 d, a{, b}, {!}c and
+// bar.red.{and,or}.pred p, a{, b}, {!}c: a barrier that also reduces c
+// over the participating threads and gives every one of them the result
+// (PTX ISA §9.7.13.4).
+func decBarRed(d *decoder, s *astStmt, m *mods, in *inst) {
+	op := m.oneOf("popc", "and", "or")
+	t := d.oneType(s, m)
+	if op == "" || (op == "popc") != (t == tU32) || !d.want(s, 3, 4) {
+		d.errorf("%s: want bar.red.popc.u32 d, a{, b}, c or bar.red.{and,or}.pred p, a{, b}, c", s.op)
+		return
+	}
+	code := map[string]uint8{"popc": redPopc, "and": redAnd, "or": redOr}[op]
+	in.ops[0] = d.dst(s.args[0])
+	in.ops[1] = d.src(s.args[1], tU32)
+	n := len(s.args)
+	if n == 4 {
+		in.ops[2] = d.src(s.args[2], tU32)
+	}
+	in.ops[3] = d.src(s.args[n-1], tPred)
+	in.ctl = ctlBar
+	in.fn = func(w *warp, in *inst, m uint32) error {
+		lane := bits.TrailingZeros32(m)
+		id := int(uint32(w.get(&in.ops[1], lane)))
+		if id >= len(w.b.bars) {
+			return faultf(lane, ErrTrap, "barrier %d: only 0..15 exist", id)
+		}
+		count := 0
+		if n == 4 {
+			count = int(uint32(w.get(&in.ops[2], lane)))
+		}
+		bar := &w.b.bars[id]
+		for mm := m; mm != 0; mm &= mm - 1 {
+			l := bits.TrailingZeros32(mm)
+			bar.redN++
+			if w.get(&in.ops[3], l)&1 != 0 {
+				bar.redTrue++
+			}
+			w.barID[l] = uint8(id)
+			w.redOp[l] = code
+			w.redDst[l] = in.ops[0].r
+		}
+		w.barBlk |= m
+		w.barRed |= m
+		w.b.arrive(id, bits.OnesCount32(m), count)
+		return nil
+	}
+}

@@ -33,6 +33,9 @@ type warp struct {
 	barBlk  uint32 // waiting at a block barrier
 	syncBlk uint32 // waiting at a warp collective for the rest of its member mask
 	barID   [32]uint8
+	barRed  uint32 // lanes waiting at a bar.red for its result
+	redOp   [32]uint8
+	redDst  [32]int32
 
 	cache    *alloc     // last global allocation hit
 	sregsSet bool       // the per-launch special registers are written
@@ -51,7 +54,7 @@ func (w *warp) reset() {
 	clear(w.local)
 	w.pc = [32]int32{}
 	w.upc, w.uniform = 0, true
-	w.exited, w.barBlk, w.syncBlk = 0, 0, 0
+	w.exited, w.barBlk, w.syncBlk, w.barRed = 0, 0, 0, 0
 	w.cache = nil
 	w.async = nil
 	set := func(slot int, v uint64) {
@@ -206,7 +209,7 @@ func (w *warp) setPC(m uint32, pc int32) {
 }
 
 // release unblocks the lanes waiting at barrier id.
-func (w *warp) release(id int) {
+func (w *warp) release(id int, bar *barrier) {
 	var m uint32
 	for mm := w.barBlk; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm)
@@ -217,6 +220,21 @@ func (w *warp) release(id int) {
 	if m == 0 {
 		return
 	}
+	for mm := m & w.barRed; mm != 0; mm &= mm - 1 {
+		// bar.red delivers the block-wide result to each participant.
+		l := bits.TrailingZeros32(mm)
+		var v uint64
+		switch w.redOp[l] {
+		case redPopc:
+			v = uint64(bar.redTrue)
+		case redAnd:
+			v = b2u(bar.redTrue == bar.redN)
+		case redOr:
+			v = b2u(bar.redTrue > 0)
+		}
+		w.regs[int(w.redDst[l])+l] = v
+	}
+	w.barRed &^= m
 	w.materialize()
 	w.barBlk &^= m
 	w.reconverge()
