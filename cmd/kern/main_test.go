@@ -35,7 +35,7 @@ func TestCheckReportsEveryErrorWithPositions(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
-	for _, want := range []string{"bad.go:8:9:", "DivergentBarrier", "bad.go:10:7:", "UnsupportedClosure"} {
+	for _, want := range []string{"bad.go:8:9:", "DivergentBarrier", "bad.go:14:7:", "UnsupportedClosure"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("errors lack %q:\n%s", want, errs)
 		}

@@ -3,10 +3,14 @@ package bad
 import "github.com/gokern/kern/gpu"
 
 //kern:kernel
-func Bad(t gpu.Thread, x []float32) {
+func Divergent(t gpu.Thread, x []float32) {
 	if t.ThreadIdx().X < 16 {
 		t.Sync()
 	}
+}
+
+//kern:kernel
+func Closure(t gpu.Thread, x []float32) {
 	f := func() {}
 	f()
 }
