@@ -3,23 +3,58 @@ package kern
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/gokern/kern/emu"
 )
 
 // OpenEmulator opens the PTX emulator: it runs the exact PTX kern gen
-// wrote, warp by warp, on the CPU. Use it where there is no GPU; its
-// options add sanitizers and the profiler.
+// wrote, warp by warp, on the CPU. Use it where there is no GPU.
+//
+// Options add the sanitizers (emu.Options{Memcheck, Racecheck}: a launch
+// then returns an *emu.Report naming kernel, thread, PTX line and Go line
+// of each problem) and the profiler (emu.Options{Observer:
+// emu.NewProfile()}: bank conflicts and global sector efficiency per
+// instruction). Without options, the environment decides:
+//
+//	KERN_EMU_CHECK=all | memcheck | racecheck (comma-separated)
+//	KERN_EMU_PROFILE=file   write the profile report to file at Close
 func OpenEmulator(opts ...emu.Options) *Device {
+	b := &emuBackend{}
 	var o emu.Options
 	if len(opts) > 0 {
 		o = opts[0]
+	} else {
+		o = emuOptionsFromEnv()
+		if path := os.Getenv("KERN_EMU_PROFILE"); path != "" {
+			b.profile, b.profilePath = emu.NewProfile(), path
+			o.Observer = b.profile
+		}
 	}
-	return newDevice("emu", "kern PTX emulator", &emuBackend{d: emu.NewDevice(o)}, defaultLimits)
+	b.d = emu.NewDevice(o)
+	return newDevice("emu", "kern PTX emulator", b, defaultLimits)
+}
+
+func emuOptionsFromEnv() emu.Options {
+	var o emu.Options
+	for _, c := range strings.Split(os.Getenv("KERN_EMU_CHECK"), ",") {
+		switch strings.TrimSpace(c) {
+		case "all":
+			o.Memcheck, o.Racecheck = true, true
+		case "memcheck", "initcheck":
+			o.Memcheck = true
+		case "racecheck":
+			o.Racecheck = true
+		}
+	}
+	return o
 }
 
 type emuBackend struct {
-	d *emu.Device
+	d           *emu.Device
+	profile     *emu.Profile
+	profilePath string
 }
 
 func (e *emuBackend) alloc(bytes int) (uint64, error)   { return e.d.Alloc(bytes) }

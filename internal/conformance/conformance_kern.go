@@ -297,6 +297,125 @@ func (l kernCollatzLauncher) Launch(q kern.Queue, grid kern.Grid, start *kern.Bu
 	return l.k.Launch(q, grid, kern.BufferArg(start), kern.BufferArg(steps), kern.ScalarArg(limit))
 }
 
+// ReverseRacyKernel launches the kernel ReverseRacy (kernels.go:209).
+var ReverseRacyKernel = kernReverseRacyLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "ReverseRacy", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "ReverseRacy", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+	},
+	Block:       gpu.Dim3{X: 64, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"kernels.go:212:10",
+		"kernels.go:212:3",
+		"kernels.go:213:22",
+		"kernels.go:213:5",
+	},
+	Native: func(t gpu.Thread, a []any) { ReverseRacy(t, a[0].([]float32), a[1].([]float32)) },
+})}
+
+// kernReverseRacyLauncher is the typed launcher of ReverseRacy.
+type kernReverseRacyLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernReverseRacyLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs ReverseRacy on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernReverseRacyLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
+}
+
+// ReverseKernel launches the kernel Reverse (kernels.go:219).
+var ReverseKernel = kernReverseLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "Reverse", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Reverse", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+	},
+	Block:       gpu.Dim3{X: 64, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"kernels.go:222:10",
+		"kernels.go:222:3",
+		"kernels.go:224:22",
+		"kernels.go:224:5",
+	},
+	Native: func(t gpu.Thread, a []any) { Reverse(t, a[0].([]float32), a[1].([]float32)) },
+})}
+
+// kernReverseLauncher is the typed launcher of Reverse.
+type kernReverseLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernReverseLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs Reverse on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernReverseLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
+}
+
+// GatherKernel launches the kernel Gather (kernels.go:231).
+var GatherKernel = kernGatherLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "Gather", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Gather", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+	},
+	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds: false,
+	Native: func(t gpu.Thread, a []any) { Gather(t, a[0].([]float32), a[1].([]int32), a[2].([]float32)) },
+})}
+
+// kernGatherLauncher is the typed launcher of Gather.
+type kernGatherLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernGatherLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs Gather on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernGatherLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], idx *kern.Buffer[int32], out *kern.Buffer[float32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(out))
+}
+
+// StridedKernel launches the kernel Strided (kernels.go:241).
+var StridedKernel = kernStridedLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "Strided", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Strided", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels.go:243:13",
+	},
+	Native: func(t gpu.Thread, a []any) { Strided(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+// kernStridedLauncher is the typed launcher of Strided.
+type kernStridedLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernStridedLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs Strided on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernStridedLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], stride int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(stride))
+}
+
 const kernPTX = `//
 // Generated by kern. DO NOT EDIT.
 //
@@ -1860,5 +1979,369 @@ $L13_bounds_fail:
 	add.s64 %rd19, %rd17, %rd18;
 	st.global.u64 [kern_error+24], %rd19;
 	bra.uni $L14_bounds_exit;
+}
+
+.visible .entry ReverseRacy(
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 out_ptr,
+	.param .s64 out_len
+)
+.maxntid 64, 1, 1
+{
+	.reg .pred %p<5>;
+	.reg .b32 %r<12>;
+	.reg .b64 %rd<32>;
+	.reg .f32 %f<2>;
+	.shared .align 16 .b8 smem0[256];
+
+	.loc 1 209 6
+	ld.param.u64 %rd0, [x_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [x_len];
+	ld.param.u64 %rd3, [out_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [out_len];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 210 26
+	mov.u64 %rd6, smem0;
+	.loc 1 211 18
+	mov.u32 %r0, %tid.x;
+	cvt.s64.u32 %rd7, %r0;
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %tid.z;
+	cvt.s64.u32 %rd9, %r2;
+	.loc 1 212 20
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd10, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd11, %r5;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 1 212 10
+	setp.hs.u64 %p0, %rd12, %rd2;
+	@%p0 bra $L4_oob0;
+	shl.b64 %rd20, %rd12, 2;
+	add.s64 %rd21, %rd1, %rd20;
+	ld.global.nc.f32 %f0, [%rd21];
+	.loc 1 212 3
+	setp.hs.u64 %p2, %rd7, 64;
+	@%p2 bra $L5_oob1;
+	shl.b64 %rd22, %rd7, 2;
+	add.s64 %rd23, %rd6, %rd22;
+	st.shared.f32 [%rd23], %f0;
+	.loc 1 213 15
+	mov.u32 %r9, %ctaid.x;
+	mov.u32 %r10, %ntid.x;
+	mul.wide.u32 %rd24, %r9, %r10;
+	mov.u32 %r11, %tid.x;
+	cvt.u64.u32 %rd25, %r11;
+	add.s64 %rd26, %rd24, %rd25;
+	.loc 1 213 25
+	sub.s64 %rd27, 63, %rd7;
+	.loc 1 213 22
+	setp.hs.u64 %p3, %rd27, 64;
+	@%p3 bra $L6_oob2;
+	shl.b64 %rd28, %rd27, 2;
+	add.s64 %rd29, %rd6, %rd28;
+	ld.shared.f32 %f1, [%rd29];
+	.loc 1 213 5
+	setp.hs.u64 %p4, %rd26, %rd5;
+	@%p4 bra $L7_oob3;
+	shl.b64 %rd30, %rd26, 2;
+	add.s64 %rd31, %rd4, %rd30;
+	st.global.f32 [%rd31], %f1;
+	ret;
+$L3_bounds_exit:
+	exit;
+$L4_oob0:
+	.loc 1 212 10
+	mov.u64 %rd13, 0xA00000001;
+	mov.u64 %rd14, %rd12;
+	mov.u64 %rd15, %rd2;
+	bra.uni $L2_bounds_fail;
+$L5_oob1:
+	.loc 1 212 3
+	mov.u64 %rd13, 0xA00000002;
+	mov.u64 %rd14, %rd7;
+	mov.u64 %rd15, 64;
+	bra.uni $L2_bounds_fail;
+$L6_oob2:
+	.loc 1 213 22
+	mov.u64 %rd13, 0xA00000003;
+	mov.u64 %rd14, %rd27;
+	mov.u64 %rd15, 64;
+	bra.uni $L2_bounds_fail;
+$L7_oob3:
+	.loc 1 213 5
+	mov.u64 %rd13, 0xA00000004;
+	mov.u64 %rd14, %rd26;
+	mov.u64 %rd15, %rd5;
+	bra.uni $L2_bounds_fail;
+$L2_bounds_fail:
+	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
+	setp.eq.u64 %p1, %rd16, 0;
+	@!%p1 bra $L3_bounds_exit;
+	st.global.u64 [kern_error+8], %rd14;
+	st.global.u64 [kern_error+16], %rd15;
+	mov.u32 %r6, %ctaid.x;
+	mov.u32 %r7, %ntid.x;
+	mul.wide.u32 %rd17, %r6, %r7;
+	mov.u32 %r8, %tid.x;
+	cvt.u64.u32 %rd18, %r8;
+	add.s64 %rd19, %rd17, %rd18;
+	st.global.u64 [kern_error+24], %rd19;
+	bra.uni $L3_bounds_exit;
+}
+
+.visible .entry Reverse(
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 out_ptr,
+	.param .s64 out_len
+)
+.maxntid 64, 1, 1
+{
+	.reg .pred %p<5>;
+	.reg .b32 %r<12>;
+	.reg .b64 %rd<32>;
+	.reg .f32 %f<2>;
+	.shared .align 16 .b8 smem0[256];
+
+	.loc 1 219 6
+	ld.param.u64 %rd0, [x_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [x_len];
+	ld.param.u64 %rd3, [out_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [out_len];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 220 26
+	mov.u64 %rd6, smem0;
+	.loc 1 221 18
+	mov.u32 %r0, %tid.x;
+	cvt.s64.u32 %rd7, %r0;
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %tid.z;
+	cvt.s64.u32 %rd9, %r2;
+	.loc 1 222 20
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd10, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd11, %r5;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 1 222 10
+	setp.hs.u64 %p0, %rd12, %rd2;
+	@%p0 bra $L4_oob0;
+	shl.b64 %rd20, %rd12, 2;
+	add.s64 %rd21, %rd1, %rd20;
+	ld.global.nc.f32 %f0, [%rd21];
+	.loc 1 222 3
+	setp.hs.u64 %p2, %rd7, 64;
+	@%p2 bra $L5_oob1;
+	shl.b64 %rd22, %rd7, 2;
+	add.s64 %rd23, %rd6, %rd22;
+	st.shared.f32 [%rd23], %f0;
+	.loc 1 223 8
+	bar.sync 0;
+	.loc 1 224 15
+	mov.u32 %r9, %ctaid.x;
+	mov.u32 %r10, %ntid.x;
+	mul.wide.u32 %rd24, %r9, %r10;
+	mov.u32 %r11, %tid.x;
+	cvt.u64.u32 %rd25, %r11;
+	add.s64 %rd26, %rd24, %rd25;
+	.loc 1 224 25
+	sub.s64 %rd27, 63, %rd7;
+	.loc 1 224 22
+	setp.hs.u64 %p3, %rd27, 64;
+	@%p3 bra $L6_oob2;
+	shl.b64 %rd28, %rd27, 2;
+	add.s64 %rd29, %rd6, %rd28;
+	ld.shared.f32 %f1, [%rd29];
+	.loc 1 224 5
+	setp.hs.u64 %p4, %rd26, %rd5;
+	@%p4 bra $L7_oob3;
+	shl.b64 %rd30, %rd26, 2;
+	add.s64 %rd31, %rd4, %rd30;
+	st.global.f32 [%rd31], %f1;
+	ret;
+$L3_bounds_exit:
+	exit;
+$L4_oob0:
+	.loc 1 222 10
+	mov.u64 %rd13, 0xB00000001;
+	mov.u64 %rd14, %rd12;
+	mov.u64 %rd15, %rd2;
+	bra.uni $L2_bounds_fail;
+$L5_oob1:
+	.loc 1 222 3
+	mov.u64 %rd13, 0xB00000002;
+	mov.u64 %rd14, %rd7;
+	mov.u64 %rd15, 64;
+	bra.uni $L2_bounds_fail;
+$L6_oob2:
+	.loc 1 224 22
+	mov.u64 %rd13, 0xB00000003;
+	mov.u64 %rd14, %rd27;
+	mov.u64 %rd15, 64;
+	bra.uni $L2_bounds_fail;
+$L7_oob3:
+	.loc 1 224 5
+	mov.u64 %rd13, 0xB00000004;
+	mov.u64 %rd14, %rd26;
+	mov.u64 %rd15, %rd5;
+	bra.uni $L2_bounds_fail;
+$L2_bounds_fail:
+	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
+	setp.eq.u64 %p1, %rd16, 0;
+	@!%p1 bra $L3_bounds_exit;
+	st.global.u64 [kern_error+8], %rd14;
+	st.global.u64 [kern_error+16], %rd15;
+	mov.u32 %r6, %ctaid.x;
+	mov.u32 %r7, %ntid.x;
+	mul.wide.u32 %rd17, %r6, %r7;
+	mov.u32 %r8, %tid.x;
+	cvt.u64.u32 %rd18, %r8;
+	add.s64 %rd19, %rd17, %rd18;
+	st.global.u64 [kern_error+24], %rd19;
+	bra.uni $L3_bounds_exit;
+}
+
+.visible .entry Gather(
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 idx_ptr,
+	.param .s64 idx_len,
+	.param .u64 out_ptr,
+	.param .s64 out_len
+)
+.maxntid 64, 1, 1
+{
+	.reg .pred %p<1>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<19>;
+	.reg .f32 %f<1>;
+
+	.loc 1 231 6
+	ld.param.u64 %rd0, [x_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [x_len];
+	ld.param.u64 %rd3, [idx_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [idx_len];
+	ld.param.u64 %rd6, [out_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [out_len];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 232 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 1 232 25
+	setp.lt.s64 %p0, %rd11, %rd8;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 1 233 17
+	shl.b64 %rd12, %rd11, 2;
+	add.s64 %rd13, %rd4, %rd12;
+	ld.global.nc.s32 %r3, [%rd13];
+	.loc 1 233 13
+	cvt.s64.s32 %rd14, %r3;
+	shl.b64 %rd15, %rd14, 2;
+	add.s64 %rd16, %rd1, %rd15;
+	ld.global.nc.f32 %f0, [%rd16];
+	.loc 1 233 6
+	shl.b64 %rd17, %rd11, 2;
+	add.s64 %rd18, %rd7, %rd17;
+	st.global.f32 [%rd18], %f0;
+	bra.uni $L3_if_done;
+$L3_if_done:
+	ret;
+}
+
+.visible .entry Strided(
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .s64 stride
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<22>;
+	.reg .f32 %f<1>;
+
+	.loc 1 241 6
+	ld.param.u64 %rd0, [x_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [x_len];
+	ld.param.u64 %rd3, [out_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [out_len];
+	ld.param.s64 %rd6, [stride];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 242 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd7, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd8, %r2;
+	add.s64 %rd9, %rd7, %rd8;
+	.loc 1 242 25
+	setp.lt.s64 %p0, %rd9, %rd5;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 1 243 15
+	mul.lo.s64 %rd10, %rd9, %rd6;
+	.loc 1 243 13
+	setp.hs.u64 %p1, %rd10, %rd2;
+	@%p1 bra $L6_oob0;
+	shl.b64 %rd18, %rd10, 2;
+	add.s64 %rd19, %rd1, %rd18;
+	ld.global.nc.f32 %f0, [%rd19];
+	.loc 1 243 6
+	shl.b64 %rd20, %rd9, 2;
+	add.s64 %rd21, %rd4, %rd20;
+	st.global.f32 [%rd21], %f0;
+	bra.uni $L3_if_done;
+$L3_if_done:
+	ret;
+$L5_bounds_exit:
+	exit;
+$L6_oob0:
+	.loc 1 243 13
+	mov.u64 %rd11, 0xD00000001;
+	mov.u64 %rd12, %rd10;
+	mov.u64 %rd13, %rd2;
+	bra.uni $L4_bounds_fail;
+$L4_bounds_fail:
+	atom.global.cas.b64 %rd14, [kern_error], 0, %rd11;
+	setp.eq.u64 %p2, %rd14, 0;
+	@!%p2 bra $L5_bounds_exit;
+	st.global.u64 [kern_error+8], %rd12;
+	st.global.u64 [kern_error+16], %rd13;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd15, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd16, %r5;
+	add.s64 %rd17, %rd15, %rd16;
+	st.global.u64 [kern_error+24], %rd17;
+	bra.uni $L5_bounds_exit;
 }
 `

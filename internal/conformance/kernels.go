@@ -201,3 +201,45 @@ func Collatz(t gpu.Thread, start []uint64, steps []int32, limit int32) {
 	}
 	steps[i] = s
 }
+
+// ReverseRacy reverses each 64-element block through shared memory but
+// forgets the barrier between the writes and the reads: racecheck finds it.
+//
+//kern:kernel block=64
+func ReverseRacy(t gpu.Thread, x, out []float32) {
+	s := gpu.Shared[float32](t, 64)
+	i := t.ThreadIdx().X
+	s[i] = x[t.GlobalX()]
+	out[t.GlobalX()] = s[63-i]
+}
+
+// Reverse is ReverseRacy with its barrier.
+//
+//kern:kernel block=64
+func Reverse(t gpu.Thread, x, out []float32) {
+	s := gpu.Shared[float32](t, 64)
+	i := t.ThreadIdx().X
+	s[i] = x[t.GlobalX()]
+	t.Sync()
+	out[t.GlobalX()] = s[63-i]
+}
+
+// Gather reads x[idx[i]] without device bounds checks: an index past the
+// end is found by memcheck instead.
+//
+//kern:kernel block=64 nobounds
+func Gather(t gpu.Thread, x []float32, idx []int32, out []float32) {
+	if i := t.GlobalX(); i < len(out) {
+		out[i] = x[idx[i]]
+	}
+}
+
+// Strided copies out[i] = x[i*stride]: neighbouring lanes read words
+// stride apart, so each 4-byte load uses one 32-byte sector.
+//
+//kern:kernel block=256
+func Strided(t gpu.Thread, x, out []float32, stride int) {
+	if i := t.GlobalX(); i < len(out) {
+		out[i] = x[i*stride]
+	}
+}
