@@ -64,7 +64,6 @@ func (e *emuBackend) read(addr uint64, b []byte) error  { return e.d.Read(addr, 
 func (e *emuBackend) memset(addr uint64, n int) error   { return e.d.Memset(addr, 0, n) }
 func (e *emuBackend) hostView(uint64) []byte            { return nil }
 func (e *emuBackend) sync() error                       { return nil }
-func (e *emuBackend) close() error                      { return nil }
 func (e *emuBackend) load(m *Module) (any, error)       { return emu.Load([]byte(m.PTX)) }
 
 func (e *emuBackend) launch(l *launch) error {
@@ -95,4 +94,19 @@ func (e *emuBackend) launch(l *launch) error {
 		s[i] = binary.LittleEndian.Uint64(raw[i*8:])
 	}
 	return l.k.spec.Module.slotError(s)
+}
+
+func (e *emuBackend) close() error {
+	if e.profile == nil {
+		return nil
+	}
+	f, err := os.Create(e.profilePath)
+	if err != nil {
+		return fmt.Errorf("kern: writing the emulator profile: %w", err)
+	}
+	if err := e.profile.WriteReport(f); err != nil {
+		f.Close()
+		return fmt.Errorf("kern: writing the emulator profile: %w", err)
+	}
+	return f.Close()
 }

@@ -4,6 +4,7 @@
 //	kern ptx [-arch sm_80] pkg.Kernel     print a package's PTX (the module holding Kernel)
 //	kern check [-arch sm_80] [packages]   compile kernels and report errors, writing nothing
 //	kern doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
+//	kern prof [-o file] ./pkg [args]      run a program on the emulator, print its profile
 //
 // Packages are go list patterns; the default is the current directory.
 package main
@@ -30,6 +31,8 @@ commands:
   check [-arch sm_80] [-v] [packages]  compile kernels and report errors without writing;
                                    -v assembles with ptxas and prints registers, spills, shared memory
   doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
+  prof  [-o file] [-check all] ./pkg [args]
+                                   run a program on the emulator and print its profile
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -48,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = ptxCmd(rest, stdout, stderr)
 	case "doctor":
 		err = doctor(stdout)
+	case "prof":
+		err = prof(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

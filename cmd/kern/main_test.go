@@ -75,3 +75,15 @@ func TestUsage(t *testing.T) {
 		t.Errorf("unknown command: exit %d, %q", code, errs)
 	}
 }
+
+func TestProfRunsTheProgramOnTheEmulator(t *testing.T) {
+	code, out, errs := runKern(t, "prof", "./testdata/profiled")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"emulator profile", "Axpy", "kernels.go:", "ld.global.nc.f32", "100%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("profile lacks %q:\n%s", want, out)
+		}
+	}
+}
