@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gokern/kern/cuda"
@@ -177,7 +178,7 @@ func (c *cudaBackend) launch(l *launch) error {
 		return cuda.Launch(fn,
 			[3]uint32{uint32(l.blocks.X), uint32(l.blocks.Y), uint32(l.blocks.Z)},
 			[3]uint32{uint32(l.threads.X), uint32(l.threads.Y), uint32(l.threads.Z)},
-			uint32(l.shared), 0, args)
+			uint32(l.shared), cudaStream(l.stream), args)
 	})
 }
 
@@ -221,4 +222,80 @@ func (c *cudaBackend) sync() error {
 
 func (c *cudaBackend) close() error {
 	return c.ctx.Release()
+}
+
+func cudaStream(s any) cuda.Stream {
+	if s == nil {
+		return 0
+	}
+	return s.(cuda.Stream)
+}
+
+func (c *cudaBackend) newStream() (any, error) {
+	var s cuda.Stream
+	err := c.do(func() (err error) { s, err = cuda.StreamCreate(cuda.StreamDefault); return })
+	return s, err
+}
+
+func (c *cudaBackend) destroyStream(s any) error {
+	return c.do(func() error { return cudaStream(s).Destroy() })
+}
+
+func (c *cudaBackend) syncStream(s any) error {
+	if err := c.do(func() error { return cudaStream(s).Synchronize() }); err != nil {
+		return err
+	}
+	return c.checkSlots()
+}
+
+func (c *cudaBackend) record(s any) (any, error) {
+	var e cuda.Event
+	err := c.do(func() (err error) {
+		if e, err = cuda.EventCreate(cuda.EventDefault); err != nil {
+			return err
+		}
+		return e.Record(cudaStream(s))
+	})
+	return e, err
+}
+
+func (c *cudaBackend) elapsed(a, b any) (time.Duration, error) {
+	var ms float32
+	err := c.do(func() (err error) {
+		if err = b.(cuda.Event).Synchronize(); err != nil {
+			return err
+		}
+		ms, err = cuda.EventElapsedTime(a.(cuda.Event), b.(cuda.Event))
+		return err
+	})
+	return time.Duration(float64(ms) * float64(time.Millisecond)), err
+}
+
+func (c *cudaBackend) beginCapture(s any) error {
+	if s == nil {
+		return fmt.Errorf("capture needs a stream from NewStream, not the default stream")
+	}
+	return c.do(func() error { return cuda.StreamBeginCapture(cudaStream(s), cuda.CaptureModeRelaxed) })
+}
+
+func (c *cudaBackend) endCapture(s any) (any, error) {
+	var x cuda.GraphExec
+	err := c.do(func() error {
+		g, err := cuda.StreamEndCapture(cudaStream(s))
+		if err != nil {
+			return err
+		}
+		defer g.Destroy()
+		x, err = cuda.GraphInstantiate(g, 0)
+		return err
+	})
+	return x, err
+}
+
+func (c *cudaBackend) launchGraph(g, s any) error {
+	return c.do(func() error { return cuda.GraphLaunch(g.(cuda.GraphExec), cudaStream(s)) })
+}
+
+func (c *cudaBackend) destroyGraph(g any) error {
+	return c.do(func() error { return g.(cuda.GraphExec).Destroy() })
 }

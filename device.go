@@ -56,6 +56,7 @@ type backend interface {
 	launch(l *launch) error
 	sync() error
 	close() error
+	streams
 }
 
 // ErrNoDriver is returned (wrapped) by Open when no CUDA driver can be

@@ -52,6 +52,7 @@ func emuOptionsFromEnv() emu.Options {
 }
 
 type emuBackend struct {
+	hostStreams
 	d           *emu.Device
 	profile     *emu.Profile
 	profilePath string

@@ -96,12 +96,15 @@ func (g Grid) resolve(k *KernelSpec) (blocks, threads gpu.Dim3) {
 	return gpu.Dim3{X: div(c.X, threads.X), Y: div(c.Y, threads.Y), Z: div(c.Z, threads.Z)}, threads
 }
 
-// Queue is where a launch goes: a *Device.
+// Queue is where a launch goes: a *Device (its default stream) or a
+// *Stream.
 type Queue interface {
 	device() *Device
+	stream() any
 }
 
 func (d *Device) device() *Device { return d }
+func (d *Device) stream() any     { return nil }
 
 // Arg is one kernel argument: a buffer or a scalar. Generated launchers
 // build them; use BufferArg and ScalarArg with Kernel.Launch directly.
@@ -178,6 +181,7 @@ type launch struct {
 	shared  int
 	args    []argValue
 	params  []byte
+	stream  any
 }
 
 // Launch runs the kernel on q over grid with args in the kernel's
@@ -200,6 +204,11 @@ func (k *Kernel) Launch(q Queue, grid Grid, args ...Arg) error {
 	l, err := k.prepare(dev, grid, args)
 	if err != nil {
 		return err
+	}
+	l.stream = q.stream()
+	if s, ok := q.(*Stream); ok && s.capture != nil {
+		*s.capture = append(*s.capture, l)
+		return nil
 	}
 	if err := dev.b.launch(l); err != nil {
 		var de *DeviceError

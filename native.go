@@ -17,6 +17,7 @@ func OpenNative() *Device {
 }
 
 type nativeBackend struct {
+	hostStreams
 	mu   sync.Mutex
 	mem  map[uint64][]byte
 	next uint64

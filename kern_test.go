@@ -1,0 +1,239 @@
+package kern_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	tk "github.com/gokern/kern/internal/testkernels"
+)
+
+// devices are the devices every host-API test runs on.
+func devices() []*kern.Device {
+	return []*kern.Device{kern.OpenNative(), kern.OpenEmulator()}
+}
+
+func randFloats(n int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 7))
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
+	}
+	return out
+}
+
+func TestAxpyMatchesReferenceOnEveryDevice(t *testing.T) {
+	for _, n := range []int{1, 127, 128, 1000} {
+		xs, ys := randFloats(n, 1), randFloats(n, 2)
+		for _, dev := range devices() {
+			x, _ := kern.Upload(dev, xs)
+			y, _ := kern.Upload(dev, ys)
+			if err := tk.AxpyKernel.Launch(dev, kern.Cover(n), 1.5, x, y); err != nil {
+				t.Fatalf("%s n=%d: %v", dev.Kind(), n, err)
+			}
+			got, err := y.Download()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				// Each float32 op rounds once, and PTX's mul.rn/add.rn do
+				// exactly what Go does (no contraction): bit-exact.
+				want := float32(1.5)*xs[i] + ys[i]
+				if got[i] != want {
+					t.Fatalf("%s n=%d: y[%d] = %v, want %v", dev.Kind(), n, i, got[i], want)
+				}
+			}
+		}
+	}
+}
+
+func TestScalarParameterABI(t *testing.T) {
+	for _, dev := range devices() {
+		out, _ := kern.Alloc[float64](dev, 8)
+		err := tk.ScalarsKernel.Launch(dev, kern.Cover(1), true, -7, 65000, -123456, 1<<40+3, math.Pi,
+			gpu.ToHalf(0.5), gpu.ToBFloat16(-2.5), out)
+		if err != nil {
+			t.Fatalf("%s: %v", dev.Kind(), err)
+		}
+		got, _ := out.Download()
+		want := []float64{1, -7, 65000, -123456, 1<<40 + 3, math.Pi, 0.5, -2.5}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s: out[%d] = %v, want %v", dev.Kind(), i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestDynamicSharedAndBlockSum(t *testing.T) {
+	const n = 1000
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(i % 7)
+	}
+	for _, dev := range devices() {
+		x, _ := kern.Upload(dev, xs)
+		sums, _ := kern.Alloc[float32](dev, 4)
+		if err := tk.BlockSumsKernel.Launch(dev, kern.Cover(n).WithShared(256*4), x, sums); err != nil {
+			t.Fatalf("%s: %v", dev.Kind(), err)
+		}
+		got, _ := sums.Download()
+		for b := range 4 {
+			want := float32(0)
+			for i := b * 256; i < min(n, (b+1)*256); i++ {
+				want += xs[i]
+			}
+			if got[b] != want {
+				t.Errorf("%s: block %d sum %v, want %v", dev.Kind(), b, got[b], want)
+			}
+		}
+	}
+}
+
+func TestDeviceBoundsErrorNamesTheSource(t *testing.T) {
+	for _, dev := range devices() {
+		x, _ := kern.Upload(dev, []float32{1, 2, 3})
+		idx, _ := kern.Upload(dev, []int32{0, 2, 5, 1})
+		out, _ := kern.Alloc[float32](dev, 4)
+		err := tk.GatherKernel.Launch(dev, kern.Cover(4), x, idx, out)
+		if err == nil {
+			t.Fatalf("%s: out-of-range gather succeeded", dev.Kind())
+		}
+		msg := err.Error()
+		for _, want := range []string{"Gather", "kernels.go:", "5", "3"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: error %q does not mention %q", dev.Kind(), msg, want)
+			}
+		}
+		if dev.Kind() == "emu" {
+			var de *kern.DeviceError
+			if !errors.As(err, &de) || de.Index != 5 || de.Length != 3 || de.Thread != 2 {
+				t.Errorf("emu: error %#v, want a DeviceError index 5 length 3 thread 2", err)
+			}
+		}
+	}
+}
+
+func TestPanicReachesTheHost(t *testing.T) {
+	for _, dev := range devices() {
+		x, _ := kern.Upload(dev, []float32{1, -1})
+		err := tk.CheckedKernel.Launch(dev, kern.Cover(2), x)
+		if err == nil || !strings.Contains(err.Error(), "kernels.go:") {
+			t.Errorf("%s: error %v, want a panic naming kernels.go", dev.Kind(), err)
+		}
+	}
+}
+
+func TestLaunchChecks(t *testing.T) {
+	dev := kern.OpenEmulator()
+	other := kern.OpenEmulator()
+	x, _ := kern.Upload(dev, []float32{1, 2})
+	y, _ := kern.Upload(dev, []float32{1, 2})
+	z, _ := kern.Upload(other, []float32{1, 2})
+	freed, _ := kern.Upload(dev, []float32{1, 2})
+	freed.Free()
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"aliased output", tk.AxpyKernel.Launch(dev, kern.Cover(2), 1, y, y), "parameter y is written by the kernel and overlaps parameter x"},
+		{"other device", tk.AxpyKernel.Launch(dev, kern.Cover(2), 1, z, y), "parameter x: buffer lives on"},
+		{"freed", tk.AxpyKernel.Launch(dev, kern.Cover(2), 1, x, freed), "parameter y: buffer was freed"},
+		{"nil buffer", tk.AxpyKernel.Launch(dev, kern.Cover(2), 1, nil, y), "parameter x: nil buffer"},
+		{"block over hint", tk.AxpyKernel.Launch(dev, kern.Blocks(gpu.Dim3{X: 1}, gpu.Dim3{X: 256}), 1, x, y), "exceeds the kernel's block=128"},
+		{"block over device", tk.CheckedKernel.Launch(dev, kern.Blocks(gpu.Dim3{X: 1}, gpu.Dim3{X: 2048}), x), "exceeds the device's 1024"},
+		{"shared over limit", tk.BlockSumsKernel.Launch(dev, kern.Cover(2).WithShared(64<<10), x, y), "shared memory"},
+		{"wrong arg count", tk.AxpyKernel.Kernel().Launch(dev, kern.Cover(2), kern.ScalarArg(float32(1))), "got 1 arguments, want 3"},
+		{"scalar for buffer", tk.AxpyKernel.Kernel().Launch(dev, kern.Cover(2), kern.ScalarArg(float32(1)), kern.ScalarArg(float32(1)), kern.BufferArg(y)), "want a buffer of float32, got a scalar"},
+		{"wrong element size", tk.AxpyKernel.Kernel().Launch(dev, kern.Cover(2), kern.ScalarArg(1.0), kern.BufferArg(x), kern.BufferArg(y)), "want float32"},
+	}
+	for _, c := range cases {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, c.err, c.want)
+		}
+	}
+	if err := tk.CheckedKernel.Launch(dev, kern.Cover(0), x); err != nil {
+		t.Errorf("Cover(0): %v, want a launch of nothing", err)
+	}
+	if err := freed.Free(); err == nil {
+		t.Error("double Free succeeded")
+	}
+	if _, err := freed.Download(); err == nil {
+		t.Error("Download of a freed buffer succeeded")
+	}
+}
+
+func TestOpenHonoursKernDevice(t *testing.T) {
+	t.Setenv("KERN_DEVICE", "emu")
+	d, err := kern.Open()
+	if err != nil || d.Kind() != "emu" {
+		t.Fatalf("KERN_DEVICE=emu: %v, %v", d, err)
+	}
+	t.Setenv("KERN_DEVICE", "native")
+	if d, err := kern.Open(); err != nil || d.Kind() != "native" {
+		t.Fatalf("KERN_DEVICE=native: %v, %v", d, err)
+	}
+	t.Setenv("KERN_DEVICE", "tpu")
+	if _, err := kern.Open(); err == nil || !strings.Contains(err.Error(), "want cuda, cuda:N, emu or native") {
+		t.Fatalf("KERN_DEVICE=tpu: %v", err)
+	}
+	t.Setenv("KERN_DEVICE", "cuda")
+	t.Setenv("KERN_LIBCUDA", "/nonexistent/libcuda.so.1")
+	if _, err := kern.Open(); !errors.Is(err, kern.ErrNoDriver) || !strings.Contains(err.Error(), "KERN_DEVICE=emu") {
+		t.Fatalf("without a driver: %v, want ErrNoDriver saying how to use the emulator", err)
+	}
+}
+
+func TestStreamsEventsAndGraphs(t *testing.T) {
+	for _, dev := range devices() {
+		s, err := dev.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ := kern.Upload(dev, []float32{1, 2, 3})
+		y, _ := kern.Upload(dev, []float32{0, 0, 0})
+		start, _ := s.Record()
+		if err := tk.AxpyKernel.Launch(s, kern.Cover(3), 1, x, y); err != nil {
+			t.Fatalf("%s: %v", dev.Kind(), err)
+		}
+		end, _ := s.Record()
+		if err := s.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := kern.Elapsed(start, end); err != nil || d < 0 {
+			t.Errorf("%s: Elapsed = %v, %v", dev.Kind(), d, err)
+		}
+		// Capturing runs nothing; each replay adds x once more.
+		g, err := s.Capture(func(s *kern.Stream) error {
+			if err := tk.AxpyKernel.Launch(s, kern.Cover(3), 2, x, y); err != nil {
+				return err
+			}
+			return tk.AxpyKernel.Launch(s, kern.Cover(3), -1, x, y)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", dev.Kind(), err)
+		}
+		if got, _ := y.Download(); got[2] != 3 {
+			t.Fatalf("%s: capture ran the launches: y = %v", dev.Kind(), got)
+		}
+		for range 3 {
+			if err := g.Launch(s); err != nil {
+				t.Fatalf("%s: %v", dev.Kind(), err)
+			}
+		}
+		s.Sync()
+		got, _ := y.Download()
+		for i, want := range []float32{4, 8, 12} {
+			if got[i] != want {
+				t.Errorf("%s: after 3 replays y[%d] = %v, want %v", dev.Kind(), i, got[i], want)
+			}
+		}
+		g.Close()
+		s.Close()
+	}
+}
