@@ -141,8 +141,8 @@ func randn(rng *rand.Rand, n int, mag float64) []float64 {
 	return xs
 }
 
-// uniform returns n values uniform in [lo, hi).
-func uniform(rng *rand.Rand, n int, lo, hi float64) []float64 {
+// uniformVals returns n values uniform in [lo, hi).
+func uniformVals(rng *rand.Rand, n int, lo, hi float64) []float64 {
 	xs := make([]float64, n)
 	for i := range xs {
 		xs[i] = lo + (hi-lo)*rng.Float64()

@@ -89,7 +89,7 @@ func testRMSNorm[T Float](t *testing.T, dev *kern.Device) {
 	for k, sh := range rowShapes {
 		mag := []float64{1e-2, 1, 30}[k%3]
 		x, xs := upload[T](t, dev, randn(rng, sh.rows*sh.cols, mag))
-		w, ws := upload[T](t, dev, uniform(rng, sh.cols, -2, 2))
+		w, ws := upload[T](t, dev, uniformVals(rng, sh.cols, -2, 2))
 		want := refRMSNorm(xs, ws, sh.rows, sh.cols, eps)
 		for _, v := range []int{rmsV1Block, rmsV2Warp} {
 			out := alloc[T](t, dev, sh.rows*sh.cols)
@@ -115,7 +115,7 @@ func testHeadRMSNorm[T Float](t *testing.T, dev *kern.Device) {
 	for _, sh := range []struct{ tokens, heads, headDim int }{{1, 1, 64}, {5, 8, 128}, {3, 2, 256}, {2, 3, 1000}} {
 		n := sh.tokens * sh.heads * sh.headDim
 		x, xs := upload[T](t, dev, randn(rng, n, 3))
-		w, ws := upload[T](t, dev, uniform(rng, sh.headDim, 0, 2))
+		w, ws := upload[T](t, dev, uniformVals(rng, sh.headDim, 0, 2))
 		out := alloc[T](t, dev, n)
 		if err := HeadRMSNorm(dev, out, x, w, sh.tokens, sh.heads, sh.headDim, 1e-6); err != nil {
 			t.Fatal(err)
@@ -142,7 +142,7 @@ func testAddRMSNorm[T Float](t *testing.T, dev *kern.Device) {
 		n := sh.rows * sh.cols
 		x, xs := upload[T](t, dev, randn(rng, n, mag))
 		res, rs := upload[T](t, dev, randn(rng, n, mag))
-		w, ws := upload[T](t, dev, uniform(rng, sh.cols, -2, 2))
+		w, ws := upload[T](t, dev, uniformVals(rng, sh.cols, -2, 2))
 		out, resOut := alloc[T](t, dev, n), alloc[T](t, dev, n)
 		if err := AddRMSNorm(dev, out, resOut, x, res, w, sh.rows, sh.cols, eps); err != nil {
 			t.Fatal(err)
@@ -180,8 +180,8 @@ func testLayerNorm[T Float](t *testing.T, dev *kern.Device) {
 			xv[j] += 4 * mag
 		}
 		x, xs := upload[T](t, dev, xv)
-		w, ws := upload[T](t, dev, uniform(rng, sh.cols, -2, 2))
-		bias, bs := upload[T](t, dev, uniform(rng, sh.cols, -1, 1))
+		w, ws := upload[T](t, dev, uniformVals(rng, sh.cols, -2, 2))
+		bias, bs := upload[T](t, dev, uniformVals(rng, sh.cols, -1, 1))
 		out := alloc[T](t, dev, n)
 		if err := LayerNorm(dev, out, x, w, bias, sh.rows, sh.cols, eps); err != nil {
 			t.Fatal(err)

@@ -1578,6 +1578,165 @@ func (l kernRopeBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(posOffset), kern.ScalarArg(ratio))
 }
 
+// sampleF32Kernel launches the kernel sampleF32 (sample.go:68).
+var sampleF32Kernel = kernSampleF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "sampleF32", Pkg: "github.com/gokern/kern/ops", Entry: "sampleF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "logits", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "topK", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "topP", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "invTemp", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "seed", Kind: kern.ScalarParam, Elem: "uint64", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 640,
+	Bounds:      true,
+	Sites: []string{
+		"sample.go:154:15",
+		"reduce.go:48:4",
+		"reduce.go:53:8",
+		"sample.go:154:15",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"sample.go:154:15",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"sample.go:154:15",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"sample.go:154:15",
+		"argmax.go:117:5",
+		"argmax.go:117:19",
+		"argmax.go:122:12",
+		"argmax.go:122:26",
+		"sample.go:135:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		sampleF32(t, a[0].([]int32), a[1].([]float32), a[2].(int), a[3].(int), a[4].(float32), a[5].(float32), a[6].(uint64))
+	},
+})}
+
+// kernSampleF32Launcher is the typed launcher of sampleF32.
+type kernSampleF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSampleF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs sampleF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSampleF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], logits *kern.Buffer[float32], cols int, topK int, topP float32, invTemp float32, seed uint64) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(logits), kern.ScalarArg(cols), kern.ScalarArg(topK), kern.ScalarArg(topP), kern.ScalarArg(invTemp), kern.ScalarArg(seed))
+}
+
+// sampleF16Kernel launches the kernel sampleF16 (sample.go:73).
+var sampleF16Kernel = kernSampleF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "sampleF16", Pkg: "github.com/gokern/kern/ops", Entry: "sampleF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "logits", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "topK", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "topP", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "invTemp", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "seed", Kind: kern.ScalarParam, Elem: "uint64", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 640,
+	Bounds:      true,
+	Sites: []string{
+		"sample.go:154:15",
+		"reduce.go:48:4",
+		"reduce.go:53:8",
+		"sample.go:154:15",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"sample.go:154:15",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"sample.go:154:15",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"sample.go:154:15",
+		"argmax.go:117:5",
+		"argmax.go:117:19",
+		"argmax.go:122:12",
+		"argmax.go:122:26",
+		"sample.go:135:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		sampleF16(t, a[0].([]int32), a[1].([]gpu.Half), a[2].(int), a[3].(int), a[4].(float32), a[5].(float32), a[6].(uint64))
+	},
+})}
+
+// kernSampleF16Launcher is the typed launcher of sampleF16.
+type kernSampleF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSampleF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs sampleF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSampleF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], logits *kern.Buffer[gpu.Half], cols int, topK int, topP float32, invTemp float32, seed uint64) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(logits), kern.ScalarArg(cols), kern.ScalarArg(topK), kern.ScalarArg(topP), kern.ScalarArg(invTemp), kern.ScalarArg(seed))
+}
+
+// sampleBF16Kernel launches the kernel sampleBF16 (sample.go:78).
+var sampleBF16Kernel = kernSampleBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "sampleBF16", Pkg: "github.com/gokern/kern/ops", Entry: "sampleBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "logits", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "topK", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "topP", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "invTemp", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "seed", Kind: kern.ScalarParam, Elem: "uint64", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 640,
+	Bounds:      true,
+	Sites: []string{
+		"sample.go:154:15",
+		"reduce.go:48:4",
+		"reduce.go:53:8",
+		"sample.go:154:15",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"sample.go:154:15",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"sample.go:154:15",
+		"reduce.go:30:4",
+		"reduce.go:35:8",
+		"sample.go:154:15",
+		"argmax.go:117:5",
+		"argmax.go:117:19",
+		"argmax.go:122:12",
+		"argmax.go:122:26",
+		"sample.go:135:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		sampleBF16(t, a[0].([]int32), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int), a[4].(float32), a[5].(float32), a[6].(uint64))
+	},
+})}
+
+// kernSampleBF16Launcher is the typed launcher of sampleBF16.
+type kernSampleBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernSampleBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs sampleBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernSampleBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], logits *kern.Buffer[gpu.BFloat16], cols int, topK int, topP float32, invTemp float32, seed uint64) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(logits), kern.ScalarArg(cols), kern.ScalarArg(topK), kern.ScalarArg(topP), kern.ScalarArg(invTemp), kern.ScalarArg(seed))
+}
+
 // softmax3F32Kernel launches the kernel softmax3F32 (softmax.go:46).
 var softmax3F32Kernel = kernSoftmax3F32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "softmax3F32", Pkg: "github.com/gokern/kern/ops", Entry: "softmax3F32", Module: kernModule,
@@ -1816,7 +1975,8 @@ const kernPTX = `//
 .file 9 "norm.go"
 .file 10 "reduce.go"
 .file 11 "rope.go"
-.file 12 "softmax.go"
+.file 12 "sample.go"
+.file 13 "softmax.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 
@@ -2251,7 +2411,7 @@ $L6_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<7>;
+	.reg .pred %p<8>;
 	.reg .b32 %r<16>;
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<48>;
@@ -2310,157 +2470,166 @@ $L11_entry:
 	.loc 1 24 14
 	abs.f32 %f5, %f3;
 	.loc 1 25 7
-	setp.lt.f32 %p3, %f5, 0f3F800000;
+	setp.eq.f32 %p3, %f3, 0f00000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 1 26 10
+	.loc 1 26 3
+	mov.f32 %f4, %f3;
+	bra.uni $L23_ret_Erf32;
+$L13_if_done:
+	.loc 1 28 7
+	setp.lt.f32 %p4, %f5, 0f3F800000;
+	@%p4 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 1 29 10
 	mul.rn.f32 %f6, %f3, %f3;
-	.loc 1 28 14
+	.loc 1 31 14
 	mov.f32 %f8, 0f38A4B519;
 	fma.rn.f32 %f7, %f8, %f6, 0fBA51FB80;
-	.loc 1 29 14
-	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
-	.loc 1 30 14
-	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
-	.loc 1 31 14
-	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
 	.loc 1 32 14
+	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
+	.loc 1 33 14
+	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
+	.loc 1 34 14
+	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	.loc 1 35 14
 	fma.rn.f32 %f12, %f11, %f6, 0fBEC0939F;
-	.loc 1 34 49
+	.loc 1 37 49
 	fma.rn.f32 %f13, %f12, %f6, 0fB37BD649;
-	.loc 1 34 41
+	.loc 1 37 41
 	mul.rn.f32 %f14, %f3, %f13;
-	.loc 1 34 17
+	.loc 1 37 17
 	fma.rn.f32 %f15, %f3, 0f3F906EBB, %f14;
-	.loc 1 34 3
+	.loc 1 37 3
 	mov.f32 %f4, %f15;
-	bra.uni $L21_ret_Erf32;
-$L13_if_done:
-	.loc 1 36 9
-	setp.lt.f32 %p4, %f5, 0f40800000;
-	@%p4 bra $L15_if_done;
-	bra.uni $L14_if_then;
-$L14_if_then:
-	.loc 1 37 8
-	setp.neu.f32 %p6, %f3, %f3;
-	@%p6 bra $L16_if_then;
-	bra.uni $L24_entry;
+	bra.uni $L23_ret_Erf32;
 $L15_if_done:
-	.loc 1 43 7
-	setp.lt.f32 %p5, %f5, 0f40100000;
-	@%p5 bra $L18_if_then;
-	bra.uni $L20_if_else;
+	.loc 1 39 9
+	setp.lt.f32 %p5, %f5, 0f40800000;
+	@%p5 bra $L17_if_done;
+	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 1 38 4
-	mov.f32 %f4, %f3;
-	bra.uni $L21_ret_Erf32;
+	.loc 1 40 8
+	setp.neu.f32 %p7, %f3, %f3;
+	@%p7 bra $L18_if_then;
+	bra.uni $L26_entry;
+$L17_if_done:
+	.loc 1 46 7
+	setp.lt.f32 %p6, %f5, 0f40100000;
+	@%p6 bra $L20_if_then;
+	bra.uni $L22_if_else;
 $L18_if_then:
-	.loc 1 44 10
+	.loc 1 41 4
+	mov.f32 %f4, %f3;
+	bra.uni $L23_ret_Erf32;
+$L20_if_then:
+	.loc 1 47 10
 	sub.rn.f32 %f16, %f5, 0f3FD00000;
-	.loc 1 46 14
+	.loc 1 49 14
 	mov.f32 %f18, 0f39858B99;
 	fma.rn.f32 %f17, %f18, %f16, 0fBAA6FCCE;
-	.loc 1 47 14
-	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
-	.loc 1 48 14
-	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
-	.loc 1 49 14
-	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
 	.loc 1 50 14
-	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
+	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
 	.loc 1 51 14
-	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
+	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
 	.loc 1 52 14
-	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
 	.loc 1 53 14
-	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
 	.loc 1 54 14
-	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
 	.loc 1 55 14
+	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	.loc 1 56 14
+	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	.loc 1 57 14
+	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	.loc 1 58 14
 	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
 	mov.f32 %f28, %f27;
-	bra.uni $L19_if_done;
-$L19_if_done:
-	.loc 1 68 21
+	bra.uni $L21_if_done;
+$L21_if_done:
+	.loc 1 71 21
 	sub.rn.f32 %f29, 0f3F800000, %f28;
-	.loc 1 68 19
-	bra.uni $L22_entry;
-$L20_if_else:
-	.loc 1 57 10
+	.loc 1 71 19
+	bra.uni $L24_entry;
+$L22_if_else:
+	.loc 1 60 10
 	sub.rn.f32 %f32, %f5, 0f40480000;
-	.loc 1 59 14
+	.loc 1 62 14
 	mov.f32 %f34, 0f38CA5CFA;
 	fma.rn.f32 %f33, %f34, %f32, 0fB99B75F6;
-	.loc 1 60 14
-	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
-	.loc 1 61 14
-	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
-	.loc 1 62 14
-	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
 	.loc 1 63 14
-	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
 	.loc 1 64 14
-	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
 	.loc 1 65 14
-	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
 	.loc 1 66 14
+	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	.loc 1 67 14
+	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	.loc 1 68 14
+	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	.loc 1 69 14
 	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
 	mov.f32 %f28, %f41;
-	bra.uni $L19_if_done;
-$L21_ret_Erf32:
+	bra.uni $L21_if_done;
+$L23_ret_Erf32:
 	.loc 4 60 33
 	add.rn.f32 %f45, 0f3F800000, %f4;
 	.loc 4 60 28
 	mul.rn.f32 %f46, %f2, %f45;
 	.loc 4 60 19
-	bra.uni $L26_entry;
-$L22_entry:
-	.loc 3 72 46
-	mov.b32 %r6, %f29;
-	.loc 3 72 49
-	and.b32 %r7, %r6, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r8, %f3;
-	.loc 3 72 82
-	and.b32 %r9, %r8, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r10, %r7, %r9;
-	.loc 3 72 29
-	mov.b32 %f31, %r10;
-	.loc 3 72 2
-	mov.f32 %f30, %f31;
-	bra.uni $L23_ret_copysign32;
-$L23_ret_copysign32:
-	.loc 1 68 2
-	mov.f32 %f4, %f30;
-	bra.uni $L21_ret_Erf32;
+	bra.uni $L28_entry;
 $L24_entry:
-	.loc 3 72 46
-	mov.f32 %f43, 0f3F800000;
-	mov.b32 %r11, %f43;
-	.loc 3 72 49
-	and.b32 %r12, %r11, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r13, %f3;
-	.loc 3 72 82
-	and.b32 %r14, %r13, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r15, %r12, %r14;
-	.loc 3 72 29
-	mov.b32 %f44, %r15;
-	.loc 3 72 2
-	mov.f32 %f42, %f44;
+	.loc 3 89 46
+	mov.b32 %r6, %f29;
+	.loc 3 89 49
+	and.b32 %r7, %r6, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r8, %f3;
+	.loc 3 89 82
+	and.b32 %r9, %r8, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r10, %r7, %r9;
+	.loc 3 89 29
+	mov.b32 %f31, %r10;
+	.loc 3 89 2
+	mov.f32 %f30, %f31;
 	bra.uni $L25_ret_copysign32;
 $L25_ret_copysign32:
-	.loc 1 40 3
-	mov.f32 %f4, %f42;
-	bra.uni $L21_ret_Erf32;
+	.loc 1 71 2
+	mov.f32 %f4, %f30;
+	bra.uni $L23_ret_Erf32;
 $L26_entry:
+	.loc 3 89 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r11, %f43;
+	.loc 3 89 49
+	and.b32 %r12, %r11, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r13, %f3;
+	.loc 3 89 82
+	and.b32 %r14, %r13, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r15, %r12, %r14;
+	.loc 3 89 29
+	mov.b32 %f44, %r15;
+	.loc 3 89 2
+	mov.f32 %f42, %f44;
+	bra.uni $L27_ret_copysign32;
+$L27_ret_copysign32:
+	.loc 1 43 3
+	mov.f32 %f4, %f42;
+	bra.uni $L23_ret_Erf32;
+$L28_entry:
 	.loc 6 31 40
 	mov.f32 %f47, %f46;
-	bra.uni $L27_ret_store;
-$L27_ret_store:
+	bra.uni $L29_ret_store;
+$L29_ret_store:
 	.loc 4 60 6
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd1, %rd18;
@@ -2490,7 +2659,7 @@ $L6_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<7>;
+	.reg .pred %p<8>;
 	.reg .b16 %rs<3>;
 	.reg .b32 %r<16>;
 	.reg .b64 %rd<20>;
@@ -2552,159 +2721,168 @@ $L11_entry:
 	.loc 1 24 14
 	abs.f32 %f5, %f3;
 	.loc 1 25 7
-	setp.lt.f32 %p3, %f5, 0f3F800000;
+	setp.eq.f32 %p3, %f3, 0f00000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 1 26 10
+	.loc 1 26 3
+	mov.f32 %f4, %f3;
+	bra.uni $L23_ret_Erf32;
+$L13_if_done:
+	.loc 1 28 7
+	setp.lt.f32 %p4, %f5, 0f3F800000;
+	@%p4 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 1 29 10
 	mul.rn.f32 %f6, %f3, %f3;
-	.loc 1 28 14
+	.loc 1 31 14
 	mov.f32 %f8, 0f38A4B519;
 	fma.rn.f32 %f7, %f8, %f6, 0fBA51FB80;
-	.loc 1 29 14
-	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
-	.loc 1 30 14
-	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
-	.loc 1 31 14
-	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
 	.loc 1 32 14
+	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
+	.loc 1 33 14
+	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
+	.loc 1 34 14
+	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	.loc 1 35 14
 	fma.rn.f32 %f12, %f11, %f6, 0fBEC0939F;
-	.loc 1 34 49
+	.loc 1 37 49
 	fma.rn.f32 %f13, %f12, %f6, 0fB37BD649;
-	.loc 1 34 41
+	.loc 1 37 41
 	mul.rn.f32 %f14, %f3, %f13;
-	.loc 1 34 17
+	.loc 1 37 17
 	fma.rn.f32 %f15, %f3, 0f3F906EBB, %f14;
-	.loc 1 34 3
+	.loc 1 37 3
 	mov.f32 %f4, %f15;
-	bra.uni $L21_ret_Erf32;
-$L13_if_done:
-	.loc 1 36 9
-	setp.lt.f32 %p4, %f5, 0f40800000;
-	@%p4 bra $L15_if_done;
-	bra.uni $L14_if_then;
-$L14_if_then:
-	.loc 1 37 8
-	setp.neu.f32 %p6, %f3, %f3;
-	@%p6 bra $L16_if_then;
-	bra.uni $L24_entry;
+	bra.uni $L23_ret_Erf32;
 $L15_if_done:
-	.loc 1 43 7
-	setp.lt.f32 %p5, %f5, 0f40100000;
-	@%p5 bra $L18_if_then;
-	bra.uni $L20_if_else;
+	.loc 1 39 9
+	setp.lt.f32 %p5, %f5, 0f40800000;
+	@%p5 bra $L17_if_done;
+	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 1 38 4
-	mov.f32 %f4, %f3;
-	bra.uni $L21_ret_Erf32;
+	.loc 1 40 8
+	setp.neu.f32 %p7, %f3, %f3;
+	@%p7 bra $L18_if_then;
+	bra.uni $L26_entry;
+$L17_if_done:
+	.loc 1 46 7
+	setp.lt.f32 %p6, %f5, 0f40100000;
+	@%p6 bra $L20_if_then;
+	bra.uni $L22_if_else;
 $L18_if_then:
-	.loc 1 44 10
+	.loc 1 41 4
+	mov.f32 %f4, %f3;
+	bra.uni $L23_ret_Erf32;
+$L20_if_then:
+	.loc 1 47 10
 	sub.rn.f32 %f16, %f5, 0f3FD00000;
-	.loc 1 46 14
+	.loc 1 49 14
 	mov.f32 %f18, 0f39858B99;
 	fma.rn.f32 %f17, %f18, %f16, 0fBAA6FCCE;
-	.loc 1 47 14
-	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
-	.loc 1 48 14
-	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
-	.loc 1 49 14
-	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
 	.loc 1 50 14
-	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
+	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
 	.loc 1 51 14
-	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
+	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
 	.loc 1 52 14
-	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
 	.loc 1 53 14
-	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
 	.loc 1 54 14
-	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
 	.loc 1 55 14
+	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	.loc 1 56 14
+	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	.loc 1 57 14
+	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	.loc 1 58 14
 	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
 	mov.f32 %f28, %f27;
-	bra.uni $L19_if_done;
-$L19_if_done:
-	.loc 1 68 21
+	bra.uni $L21_if_done;
+$L21_if_done:
+	.loc 1 71 21
 	sub.rn.f32 %f29, 0f3F800000, %f28;
-	.loc 1 68 19
-	bra.uni $L22_entry;
-$L20_if_else:
-	.loc 1 57 10
+	.loc 1 71 19
+	bra.uni $L24_entry;
+$L22_if_else:
+	.loc 1 60 10
 	sub.rn.f32 %f32, %f5, 0f40480000;
-	.loc 1 59 14
+	.loc 1 62 14
 	mov.f32 %f34, 0f38CA5CFA;
 	fma.rn.f32 %f33, %f34, %f32, 0fB99B75F6;
-	.loc 1 60 14
-	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
-	.loc 1 61 14
-	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
-	.loc 1 62 14
-	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
 	.loc 1 63 14
-	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
 	.loc 1 64 14
-	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
 	.loc 1 65 14
-	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
 	.loc 1 66 14
+	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	.loc 1 67 14
+	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	.loc 1 68 14
+	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	.loc 1 69 14
 	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
 	mov.f32 %f28, %f41;
-	bra.uni $L19_if_done;
-$L21_ret_Erf32:
+	bra.uni $L21_if_done;
+$L23_ret_Erf32:
 	.loc 4 60 33
 	add.rn.f32 %f45, 0f3F800000, %f4;
 	.loc 4 60 28
 	mul.rn.f32 %f46, %f2, %f45;
 	.loc 4 60 19
-	bra.uni $L26_entry;
-$L22_entry:
-	.loc 3 72 46
-	mov.b32 %r6, %f29;
-	.loc 3 72 49
-	and.b32 %r7, %r6, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r8, %f3;
-	.loc 3 72 82
-	and.b32 %r9, %r8, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r10, %r7, %r9;
-	.loc 3 72 29
-	mov.b32 %f31, %r10;
-	.loc 3 72 2
-	mov.f32 %f30, %f31;
-	bra.uni $L23_ret_copysign32;
-$L23_ret_copysign32:
-	.loc 1 68 2
-	mov.f32 %f4, %f30;
-	bra.uni $L21_ret_Erf32;
+	bra.uni $L28_entry;
 $L24_entry:
-	.loc 3 72 46
-	mov.f32 %f43, 0f3F800000;
-	mov.b32 %r11, %f43;
-	.loc 3 72 49
-	and.b32 %r12, %r11, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r13, %f3;
-	.loc 3 72 82
-	and.b32 %r14, %r13, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r15, %r12, %r14;
-	.loc 3 72 29
-	mov.b32 %f44, %r15;
-	.loc 3 72 2
-	mov.f32 %f42, %f44;
+	.loc 3 89 46
+	mov.b32 %r6, %f29;
+	.loc 3 89 49
+	and.b32 %r7, %r6, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r8, %f3;
+	.loc 3 89 82
+	and.b32 %r9, %r8, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r10, %r7, %r9;
+	.loc 3 89 29
+	mov.b32 %f31, %r10;
+	.loc 3 89 2
+	mov.f32 %f30, %f31;
 	bra.uni $L25_ret_copysign32;
 $L25_ret_copysign32:
-	.loc 1 40 3
-	mov.f32 %f4, %f42;
-	bra.uni $L21_ret_Erf32;
+	.loc 1 71 2
+	mov.f32 %f4, %f30;
+	bra.uni $L23_ret_Erf32;
 $L26_entry:
+	.loc 3 89 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r11, %f43;
+	.loc 3 89 49
+	and.b32 %r12, %r11, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r13, %f3;
+	.loc 3 89 82
+	and.b32 %r14, %r13, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r15, %r12, %r14;
+	.loc 3 89 29
+	mov.b32 %f44, %r15;
+	.loc 3 89 2
+	mov.f32 %f42, %f44;
+	bra.uni $L27_ret_copysign32;
+$L27_ret_copysign32:
+	.loc 1 43 3
+	mov.f32 %f4, %f42;
+	bra.uni $L23_ret_Erf32;
+$L28_entry:
 	.loc 6 36 58
 	cvt.rn.f16.f32 %rs2, %f46;
 	.loc 6 36 41
 	mov.u16 %rs1, %rs2;
-	bra.uni $L27_ret_store;
-$L27_ret_store:
+	bra.uni $L29_ret_store;
+$L29_ret_store:
 	.loc 4 60 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
@@ -2734,7 +2912,7 @@ $L6_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<7>;
+	.reg .pred %p<8>;
 	.reg .b16 %rs<3>;
 	.reg .b32 %r<17>;
 	.reg .b64 %rd<20>;
@@ -2798,159 +2976,168 @@ $L11_entry:
 	.loc 1 24 14
 	abs.f32 %f5, %f3;
 	.loc 1 25 7
-	setp.lt.f32 %p3, %f5, 0f3F800000;
+	setp.eq.f32 %p3, %f3, 0f00000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 1 26 10
+	.loc 1 26 3
+	mov.f32 %f4, %f3;
+	bra.uni $L23_ret_Erf32;
+$L13_if_done:
+	.loc 1 28 7
+	setp.lt.f32 %p4, %f5, 0f3F800000;
+	@%p4 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 1 29 10
 	mul.rn.f32 %f6, %f3, %f3;
-	.loc 1 28 14
+	.loc 1 31 14
 	mov.f32 %f8, 0f38A4B519;
 	fma.rn.f32 %f7, %f8, %f6, 0fBA51FB80;
-	.loc 1 29 14
-	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
-	.loc 1 30 14
-	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
-	.loc 1 31 14
-	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
 	.loc 1 32 14
+	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
+	.loc 1 33 14
+	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
+	.loc 1 34 14
+	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	.loc 1 35 14
 	fma.rn.f32 %f12, %f11, %f6, 0fBEC0939F;
-	.loc 1 34 49
+	.loc 1 37 49
 	fma.rn.f32 %f13, %f12, %f6, 0fB37BD649;
-	.loc 1 34 41
+	.loc 1 37 41
 	mul.rn.f32 %f14, %f3, %f13;
-	.loc 1 34 17
+	.loc 1 37 17
 	fma.rn.f32 %f15, %f3, 0f3F906EBB, %f14;
-	.loc 1 34 3
+	.loc 1 37 3
 	mov.f32 %f4, %f15;
-	bra.uni $L21_ret_Erf32;
-$L13_if_done:
-	.loc 1 36 9
-	setp.lt.f32 %p4, %f5, 0f40800000;
-	@%p4 bra $L15_if_done;
-	bra.uni $L14_if_then;
-$L14_if_then:
-	.loc 1 37 8
-	setp.neu.f32 %p6, %f3, %f3;
-	@%p6 bra $L16_if_then;
-	bra.uni $L24_entry;
+	bra.uni $L23_ret_Erf32;
 $L15_if_done:
-	.loc 1 43 7
-	setp.lt.f32 %p5, %f5, 0f40100000;
-	@%p5 bra $L18_if_then;
-	bra.uni $L20_if_else;
+	.loc 1 39 9
+	setp.lt.f32 %p5, %f5, 0f40800000;
+	@%p5 bra $L17_if_done;
+	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 1 38 4
-	mov.f32 %f4, %f3;
-	bra.uni $L21_ret_Erf32;
+	.loc 1 40 8
+	setp.neu.f32 %p7, %f3, %f3;
+	@%p7 bra $L18_if_then;
+	bra.uni $L26_entry;
+$L17_if_done:
+	.loc 1 46 7
+	setp.lt.f32 %p6, %f5, 0f40100000;
+	@%p6 bra $L20_if_then;
+	bra.uni $L22_if_else;
 $L18_if_then:
-	.loc 1 44 10
+	.loc 1 41 4
+	mov.f32 %f4, %f3;
+	bra.uni $L23_ret_Erf32;
+$L20_if_then:
+	.loc 1 47 10
 	sub.rn.f32 %f16, %f5, 0f3FD00000;
-	.loc 1 46 14
+	.loc 1 49 14
 	mov.f32 %f18, 0f39858B99;
 	fma.rn.f32 %f17, %f18, %f16, 0fBAA6FCCE;
-	.loc 1 47 14
-	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
-	.loc 1 48 14
-	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
-	.loc 1 49 14
-	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
 	.loc 1 50 14
-	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
+	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
 	.loc 1 51 14
-	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
+	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
 	.loc 1 52 14
-	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
 	.loc 1 53 14
-	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
 	.loc 1 54 14
-	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
 	.loc 1 55 14
+	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	.loc 1 56 14
+	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	.loc 1 57 14
+	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	.loc 1 58 14
 	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
 	mov.f32 %f28, %f27;
-	bra.uni $L19_if_done;
-$L19_if_done:
-	.loc 1 68 21
+	bra.uni $L21_if_done;
+$L21_if_done:
+	.loc 1 71 21
 	sub.rn.f32 %f29, 0f3F800000, %f28;
-	.loc 1 68 19
-	bra.uni $L22_entry;
-$L20_if_else:
-	.loc 1 57 10
+	.loc 1 71 19
+	bra.uni $L24_entry;
+$L22_if_else:
+	.loc 1 60 10
 	sub.rn.f32 %f32, %f5, 0f40480000;
-	.loc 1 59 14
+	.loc 1 62 14
 	mov.f32 %f34, 0f38CA5CFA;
 	fma.rn.f32 %f33, %f34, %f32, 0fB99B75F6;
-	.loc 1 60 14
-	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
-	.loc 1 61 14
-	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
-	.loc 1 62 14
-	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
 	.loc 1 63 14
-	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
 	.loc 1 64 14
-	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
 	.loc 1 65 14
-	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
 	.loc 1 66 14
+	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	.loc 1 67 14
+	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	.loc 1 68 14
+	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	.loc 1 69 14
 	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
 	mov.f32 %f28, %f41;
-	bra.uni $L19_if_done;
-$L21_ret_Erf32:
+	bra.uni $L21_if_done;
+$L23_ret_Erf32:
 	.loc 4 60 33
 	add.rn.f32 %f45, 0f3F800000, %f4;
 	.loc 4 60 28
 	mul.rn.f32 %f46, %f2, %f45;
 	.loc 4 60 19
-	bra.uni $L26_entry;
-$L22_entry:
-	.loc 3 72 46
-	mov.b32 %r7, %f29;
-	.loc 3 72 49
-	and.b32 %r8, %r7, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r9, %f3;
-	.loc 3 72 82
-	and.b32 %r10, %r9, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r11, %r8, %r10;
-	.loc 3 72 29
-	mov.b32 %f31, %r11;
-	.loc 3 72 2
-	mov.f32 %f30, %f31;
-	bra.uni $L23_ret_copysign32;
-$L23_ret_copysign32:
-	.loc 1 68 2
-	mov.f32 %f4, %f30;
-	bra.uni $L21_ret_Erf32;
+	bra.uni $L28_entry;
 $L24_entry:
-	.loc 3 72 46
-	mov.f32 %f43, 0f3F800000;
-	mov.b32 %r12, %f43;
-	.loc 3 72 49
-	and.b32 %r13, %r12, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r14, %f3;
-	.loc 3 72 82
-	and.b32 %r15, %r14, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r16, %r13, %r15;
-	.loc 3 72 29
-	mov.b32 %f44, %r16;
-	.loc 3 72 2
-	mov.f32 %f42, %f44;
+	.loc 3 89 46
+	mov.b32 %r7, %f29;
+	.loc 3 89 49
+	and.b32 %r8, %r7, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r9, %f3;
+	.loc 3 89 82
+	and.b32 %r10, %r9, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r11, %r8, %r10;
+	.loc 3 89 29
+	mov.b32 %f31, %r11;
+	.loc 3 89 2
+	mov.f32 %f30, %f31;
 	bra.uni $L25_ret_copysign32;
 $L25_ret_copysign32:
-	.loc 1 40 3
-	mov.f32 %f4, %f42;
-	bra.uni $L21_ret_Erf32;
+	.loc 1 71 2
+	mov.f32 %f4, %f30;
+	bra.uni $L23_ret_Erf32;
 $L26_entry:
+	.loc 3 89 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r12, %f43;
+	.loc 3 89 49
+	and.b32 %r13, %r12, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r14, %f3;
+	.loc 3 89 82
+	and.b32 %r15, %r14, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r16, %r13, %r15;
+	.loc 3 89 29
+	mov.b32 %f44, %r16;
+	.loc 3 89 2
+	mov.f32 %f42, %f44;
+	bra.uni $L27_ret_copysign32;
+$L27_ret_copysign32:
+	.loc 1 43 3
+	mov.f32 %f4, %f42;
+	bra.uni $L23_ret_Erf32;
+$L28_entry:
 	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs2, %f46;
 	.loc 6 41 46
 	mov.u16 %rs1, %rs2;
-	bra.uni $L27_ret_store;
-$L27_ret_store:
+	bra.uni $L29_ret_store;
+$L29_ret_store:
 	.loc 4 60 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
@@ -2980,7 +3167,7 @@ $L6_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<6>;
+	.reg .pred %p<7>;
 	.reg .b32 %r<20>;
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<48>;
@@ -3047,154 +3234,163 @@ $L11_entry:
 	.loc 3 22 14
 	abs.f32 %f9, %f6;
 	.loc 3 23 7
-	setp.lt.f32 %p3, %f9, 0f3F19999A;
+	setp.lt.f32 %p3, %f9, 0f39000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 3 24 10
+	.loc 3 24 3
+	mov.f32 %f8, %f6;
+	bra.uni $L20_ret_Tanh32;
+$L13_if_done:
+	.loc 3 26 7
+	setp.lt.f32 %p4, %f9, 0f3F19999A;
+	@%p4 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 3 27 10
 	mul.rn.f32 %f10, %f6, %f6;
-	.loc 3 26 14
+	.loc 3 29 14
 	mov.f32 %f12, 0fBBCD6EDD;
 	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
-	.loc 3 27 14
+	.loc 3 30 14
 	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
-	.loc 3 28 14
+	.loc 3 31 14
 	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
-	.loc 3 29 14
+	.loc 3 32 14
 	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
-	.loc 3 30 19
+	.loc 3 33 19
 	mul.rn.f32 %f16, %f6, %f10;
-	.loc 3 30 17
+	.loc 3 33 17
 	fma.rn.f32 %f17, %f16, %f15, %f6;
-	.loc 3 30 3
+	.loc 3 33 3
 	mov.f32 %f8, %f17;
-	bra.uni $L18_ret_Tanh32;
-$L13_if_done:
-	.loc 3 32 9
-	setp.lt.f32 %p4, %f9, 0f4111999A;
-	@%p4 bra $L15_if_done;
-	bra.uni $L14_if_then;
-$L14_if_then:
-	.loc 3 33 8
-	setp.neu.f32 %p5, %f6, %f6;
-	@%p5 bra $L16_if_then;
-	bra.uni $L23_entry;
+	bra.uni $L20_ret_Tanh32;
 $L15_if_done:
-	.loc 3 38 32
-	mul.rn.f32 %f18, 0f40000000, %f9;
-	.loc 3 38 30
-	bra.uni $L19_entry;
+	.loc 3 35 9
+	setp.lt.f32 %p5, %f9, 0f4111999A;
+	@%p5 bra $L17_if_done;
+	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 3 34 4
+	.loc 3 36 8
+	setp.neu.f32 %p6, %f6, %f6;
+	@%p6 bra $L18_if_then;
+	bra.uni $L25_entry;
+$L17_if_done:
+	.loc 3 41 32
+	mul.rn.f32 %f18, 0f40000000, %f9;
+	.loc 3 41 30
+	bra.uni $L21_entry;
+$L18_if_then:
+	.loc 3 37 4
 	mov.f32 %f8, %f6;
-	bra.uni $L18_ret_Tanh32;
-$L18_ret_Tanh32:
+	bra.uni $L20_ret_Tanh32;
+$L20_ret_Tanh32:
 	.loc 4 77 33
 	add.rn.f32 %f45, 0f3F800000, %f8;
 	.loc 4 77 28
 	mul.rn.f32 %f46, %f7, %f45;
 	.loc 4 77 19
-	bra.uni $L25_entry;
-$L19_entry:
-	.loc 2 99 18
+	bra.uni $L27_entry;
+$L21_entry:
+	.loc 2 114 18
 	mul.rn.f32 %f20, %f18, 0f3FB8AA3B;
-	.loc 2 99 33
+	.loc 2 114 33
 	add.rn.f32 %f21, %f20, 0f3F000000;
-	.loc 2 99 16
+	.loc 2 114 16
 	cvt.rmi.f32.f32 %f22, %f21;
-	.loc 2 100 15
+	.loc 2 115 15
 	neg.f32 %f23, %f22;
-	.loc 2 100 14
+	.loc 2 115 14
 	fma.rn.f32 %f24, %f23, 0f3F317200, %f18;
-	.loc 2 101 14
+	.loc 2 116 14
 	neg.f32 %f25, %f22;
-	.loc 2 101 13
+	.loc 2 116 13
 	fma.rn.f32 %f26, %f25, 0f35BFBE8E, %f24;
-	.loc 2 103 13
+	.loc 2 118 13
 	mov.f32 %f28, 0f3AB63536;
 	fma.rn.f32 %f27, %f28, %f26, 0f3C090647;
-	.loc 2 104 13
+	.loc 2 119 13
 	fma.rn.f32 %f29, %f27, %f26, 0f3D2AAADD;
-	.loc 2 105 13
+	.loc 2 120 13
 	fma.rn.f32 %f30, %f29, %f26, 0f3E2AAA6E;
-	.loc 2 106 13
+	.loc 2 121 13
 	fma.rn.f32 %f31, %f30, %f26, 0f3F000000;
-	.loc 2 107 16
+	.loc 2 122 16
 	mul.rn.f32 %f32, %f26, %f26;
-	.loc 2 107 14
+	.loc 2 122 14
 	fma.rn.f32 %f33, %f32, %f31, %f26;
-	.loc 2 108 12
+	.loc 2 123 12
 	add.rn.f32 %f34, 0f3F800000, %f33;
-	.loc 2 108 52
+	.loc 2 123 52
 	cvt.rzi.s32.f32 %r6, %f22;
-	.loc 2 108 55
+	.loc 2 123 55
 	add.s32 %r7, %r6, 127;
-	.loc 2 108 46
+	.loc 2 123 46
 	mov.u32 %r8, %r7;
-	.loc 2 108 60
+	.loc 2 123 60
 	shl.b32 %r9, %r8, 23;
-	.loc 2 108 39
+	.loc 2 123 39
 	mov.b32 %f35, %r9;
-	.loc 2 108 17
+	.loc 2 123 17
 	mul.rn.f32 %f36, %f34, %f35;
-	.loc 2 108 2
+	.loc 2 123 2
 	mov.f32 %f19, %f36;
-	bra.uni $L20_ret_exp32;
-$L20_ret_exp32:
-	.loc 3 38 35
+	bra.uni $L22_ret_exp32;
+$L22_ret_exp32:
+	.loc 3 41 35
 	add.rn.f32 %f37, %f19, 0f3F800000;
-	.loc 3 38 23
+	.loc 3 41 23
 	div.rn.f32 %f38, 0f40000000, %f37;
-	.loc 3 38 21
+	.loc 3 41 21
 	sub.rn.f32 %f39, 0f3F800000, %f38;
-	.loc 3 38 19
-	bra.uni $L21_entry;
-$L21_entry:
-	.loc 3 72 46
-	mov.b32 %r10, %f39;
-	.loc 3 72 49
-	and.b32 %r11, %r10, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r12, %f6;
-	.loc 3 72 82
-	and.b32 %r13, %r12, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r14, %r11, %r13;
-	.loc 3 72 29
-	mov.b32 %f41, %r14;
-	.loc 3 72 2
-	mov.f32 %f40, %f41;
-	bra.uni $L22_ret_copysign32;
-$L22_ret_copysign32:
-	.loc 3 38 2
-	mov.f32 %f8, %f40;
-	bra.uni $L18_ret_Tanh32;
+	.loc 3 41 19
+	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 72 46
-	mov.f32 %f43, 0f3F800000;
-	mov.b32 %r15, %f43;
-	.loc 3 72 49
-	and.b32 %r16, %r15, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r17, %f6;
-	.loc 3 72 82
-	and.b32 %r18, %r17, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r19, %r16, %r18;
-	.loc 3 72 29
-	mov.b32 %f44, %r19;
-	.loc 3 72 2
-	mov.f32 %f42, %f44;
+	.loc 3 89 46
+	mov.b32 %r10, %f39;
+	.loc 3 89 49
+	and.b32 %r11, %r10, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r12, %f6;
+	.loc 3 89 82
+	and.b32 %r13, %r12, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r14, %r11, %r13;
+	.loc 3 89 29
+	mov.b32 %f41, %r14;
+	.loc 3 89 2
+	mov.f32 %f40, %f41;
 	bra.uni $L24_ret_copysign32;
 $L24_ret_copysign32:
-	.loc 3 36 3
-	mov.f32 %f8, %f42;
-	bra.uni $L18_ret_Tanh32;
+	.loc 3 41 2
+	mov.f32 %f8, %f40;
+	bra.uni $L20_ret_Tanh32;
 $L25_entry:
+	.loc 3 89 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r15, %f43;
+	.loc 3 89 49
+	and.b32 %r16, %r15, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r17, %f6;
+	.loc 3 89 82
+	and.b32 %r18, %r17, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r19, %r16, %r18;
+	.loc 3 89 29
+	mov.b32 %f44, %r19;
+	.loc 3 89 2
+	mov.f32 %f42, %f44;
+	bra.uni $L26_ret_copysign32;
+$L26_ret_copysign32:
+	.loc 3 39 3
+	mov.f32 %f8, %f42;
+	bra.uni $L20_ret_Tanh32;
+$L27_entry:
 	.loc 6 31 40
 	mov.f32 %f47, %f46;
-	bra.uni $L26_ret_store;
-$L26_ret_store:
+	bra.uni $L28_ret_store;
+$L28_ret_store:
 	.loc 4 77 6
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd1, %rd18;
@@ -3224,7 +3420,7 @@ $L6_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<6>;
+	.reg .pred %p<7>;
 	.reg .b16 %rs<3>;
 	.reg .b32 %r<20>;
 	.reg .b64 %rd<20>;
@@ -3294,156 +3490,165 @@ $L11_entry:
 	.loc 3 22 14
 	abs.f32 %f9, %f6;
 	.loc 3 23 7
-	setp.lt.f32 %p3, %f9, 0f3F19999A;
+	setp.lt.f32 %p3, %f9, 0f39000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 3 24 10
+	.loc 3 24 3
+	mov.f32 %f8, %f6;
+	bra.uni $L20_ret_Tanh32;
+$L13_if_done:
+	.loc 3 26 7
+	setp.lt.f32 %p4, %f9, 0f3F19999A;
+	@%p4 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 3 27 10
 	mul.rn.f32 %f10, %f6, %f6;
-	.loc 3 26 14
+	.loc 3 29 14
 	mov.f32 %f12, 0fBBCD6EDD;
 	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
-	.loc 3 27 14
+	.loc 3 30 14
 	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
-	.loc 3 28 14
+	.loc 3 31 14
 	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
-	.loc 3 29 14
+	.loc 3 32 14
 	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
-	.loc 3 30 19
+	.loc 3 33 19
 	mul.rn.f32 %f16, %f6, %f10;
-	.loc 3 30 17
+	.loc 3 33 17
 	fma.rn.f32 %f17, %f16, %f15, %f6;
-	.loc 3 30 3
+	.loc 3 33 3
 	mov.f32 %f8, %f17;
-	bra.uni $L18_ret_Tanh32;
-$L13_if_done:
-	.loc 3 32 9
-	setp.lt.f32 %p4, %f9, 0f4111999A;
-	@%p4 bra $L15_if_done;
-	bra.uni $L14_if_then;
-$L14_if_then:
-	.loc 3 33 8
-	setp.neu.f32 %p5, %f6, %f6;
-	@%p5 bra $L16_if_then;
-	bra.uni $L23_entry;
+	bra.uni $L20_ret_Tanh32;
 $L15_if_done:
-	.loc 3 38 32
-	mul.rn.f32 %f18, 0f40000000, %f9;
-	.loc 3 38 30
-	bra.uni $L19_entry;
+	.loc 3 35 9
+	setp.lt.f32 %p5, %f9, 0f4111999A;
+	@%p5 bra $L17_if_done;
+	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 3 34 4
+	.loc 3 36 8
+	setp.neu.f32 %p6, %f6, %f6;
+	@%p6 bra $L18_if_then;
+	bra.uni $L25_entry;
+$L17_if_done:
+	.loc 3 41 32
+	mul.rn.f32 %f18, 0f40000000, %f9;
+	.loc 3 41 30
+	bra.uni $L21_entry;
+$L18_if_then:
+	.loc 3 37 4
 	mov.f32 %f8, %f6;
-	bra.uni $L18_ret_Tanh32;
-$L18_ret_Tanh32:
+	bra.uni $L20_ret_Tanh32;
+$L20_ret_Tanh32:
 	.loc 4 77 33
 	add.rn.f32 %f45, 0f3F800000, %f8;
 	.loc 4 77 28
 	mul.rn.f32 %f46, %f7, %f45;
 	.loc 4 77 19
-	bra.uni $L25_entry;
-$L19_entry:
-	.loc 2 99 18
+	bra.uni $L27_entry;
+$L21_entry:
+	.loc 2 114 18
 	mul.rn.f32 %f20, %f18, 0f3FB8AA3B;
-	.loc 2 99 33
+	.loc 2 114 33
 	add.rn.f32 %f21, %f20, 0f3F000000;
-	.loc 2 99 16
+	.loc 2 114 16
 	cvt.rmi.f32.f32 %f22, %f21;
-	.loc 2 100 15
+	.loc 2 115 15
 	neg.f32 %f23, %f22;
-	.loc 2 100 14
+	.loc 2 115 14
 	fma.rn.f32 %f24, %f23, 0f3F317200, %f18;
-	.loc 2 101 14
+	.loc 2 116 14
 	neg.f32 %f25, %f22;
-	.loc 2 101 13
+	.loc 2 116 13
 	fma.rn.f32 %f26, %f25, 0f35BFBE8E, %f24;
-	.loc 2 103 13
+	.loc 2 118 13
 	mov.f32 %f28, 0f3AB63536;
 	fma.rn.f32 %f27, %f28, %f26, 0f3C090647;
-	.loc 2 104 13
+	.loc 2 119 13
 	fma.rn.f32 %f29, %f27, %f26, 0f3D2AAADD;
-	.loc 2 105 13
+	.loc 2 120 13
 	fma.rn.f32 %f30, %f29, %f26, 0f3E2AAA6E;
-	.loc 2 106 13
+	.loc 2 121 13
 	fma.rn.f32 %f31, %f30, %f26, 0f3F000000;
-	.loc 2 107 16
+	.loc 2 122 16
 	mul.rn.f32 %f32, %f26, %f26;
-	.loc 2 107 14
+	.loc 2 122 14
 	fma.rn.f32 %f33, %f32, %f31, %f26;
-	.loc 2 108 12
+	.loc 2 123 12
 	add.rn.f32 %f34, 0f3F800000, %f33;
-	.loc 2 108 52
+	.loc 2 123 52
 	cvt.rzi.s32.f32 %r6, %f22;
-	.loc 2 108 55
+	.loc 2 123 55
 	add.s32 %r7, %r6, 127;
-	.loc 2 108 46
+	.loc 2 123 46
 	mov.u32 %r8, %r7;
-	.loc 2 108 60
+	.loc 2 123 60
 	shl.b32 %r9, %r8, 23;
-	.loc 2 108 39
+	.loc 2 123 39
 	mov.b32 %f35, %r9;
-	.loc 2 108 17
+	.loc 2 123 17
 	mul.rn.f32 %f36, %f34, %f35;
-	.loc 2 108 2
+	.loc 2 123 2
 	mov.f32 %f19, %f36;
-	bra.uni $L20_ret_exp32;
-$L20_ret_exp32:
-	.loc 3 38 35
+	bra.uni $L22_ret_exp32;
+$L22_ret_exp32:
+	.loc 3 41 35
 	add.rn.f32 %f37, %f19, 0f3F800000;
-	.loc 3 38 23
+	.loc 3 41 23
 	div.rn.f32 %f38, 0f40000000, %f37;
-	.loc 3 38 21
+	.loc 3 41 21
 	sub.rn.f32 %f39, 0f3F800000, %f38;
-	.loc 3 38 19
-	bra.uni $L21_entry;
-$L21_entry:
-	.loc 3 72 46
-	mov.b32 %r10, %f39;
-	.loc 3 72 49
-	and.b32 %r11, %r10, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r12, %f6;
-	.loc 3 72 82
-	and.b32 %r13, %r12, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r14, %r11, %r13;
-	.loc 3 72 29
-	mov.b32 %f41, %r14;
-	.loc 3 72 2
-	mov.f32 %f40, %f41;
-	bra.uni $L22_ret_copysign32;
-$L22_ret_copysign32:
-	.loc 3 38 2
-	mov.f32 %f8, %f40;
-	bra.uni $L18_ret_Tanh32;
+	.loc 3 41 19
+	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 72 46
-	mov.f32 %f43, 0f3F800000;
-	mov.b32 %r15, %f43;
-	.loc 3 72 49
-	and.b32 %r16, %r15, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r17, %f6;
-	.loc 3 72 82
-	and.b32 %r18, %r17, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r19, %r16, %r18;
-	.loc 3 72 29
-	mov.b32 %f44, %r19;
-	.loc 3 72 2
-	mov.f32 %f42, %f44;
+	.loc 3 89 46
+	mov.b32 %r10, %f39;
+	.loc 3 89 49
+	and.b32 %r11, %r10, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r12, %f6;
+	.loc 3 89 82
+	and.b32 %r13, %r12, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r14, %r11, %r13;
+	.loc 3 89 29
+	mov.b32 %f41, %r14;
+	.loc 3 89 2
+	mov.f32 %f40, %f41;
 	bra.uni $L24_ret_copysign32;
 $L24_ret_copysign32:
-	.loc 3 36 3
-	mov.f32 %f8, %f42;
-	bra.uni $L18_ret_Tanh32;
+	.loc 3 41 2
+	mov.f32 %f8, %f40;
+	bra.uni $L20_ret_Tanh32;
 $L25_entry:
+	.loc 3 89 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r15, %f43;
+	.loc 3 89 49
+	and.b32 %r16, %r15, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r17, %f6;
+	.loc 3 89 82
+	and.b32 %r18, %r17, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r19, %r16, %r18;
+	.loc 3 89 29
+	mov.b32 %f44, %r19;
+	.loc 3 89 2
+	mov.f32 %f42, %f44;
+	bra.uni $L26_ret_copysign32;
+$L26_ret_copysign32:
+	.loc 3 39 3
+	mov.f32 %f8, %f42;
+	bra.uni $L20_ret_Tanh32;
+$L27_entry:
 	.loc 6 36 58
 	cvt.rn.f16.f32 %rs2, %f46;
 	.loc 6 36 41
 	mov.u16 %rs1, %rs2;
-	bra.uni $L26_ret_store;
-$L26_ret_store:
+	bra.uni $L28_ret_store;
+$L28_ret_store:
 	.loc 4 77 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
@@ -3473,7 +3678,7 @@ $L6_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<6>;
+	.reg .pred %p<7>;
 	.reg .b16 %rs<3>;
 	.reg .b32 %r<21>;
 	.reg .b64 %rd<20>;
@@ -3545,156 +3750,165 @@ $L11_entry:
 	.loc 3 22 14
 	abs.f32 %f9, %f6;
 	.loc 3 23 7
-	setp.lt.f32 %p3, %f9, 0f3F19999A;
+	setp.lt.f32 %p3, %f9, 0f39000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 3 24 10
+	.loc 3 24 3
+	mov.f32 %f8, %f6;
+	bra.uni $L20_ret_Tanh32;
+$L13_if_done:
+	.loc 3 26 7
+	setp.lt.f32 %p4, %f9, 0f3F19999A;
+	@%p4 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 3 27 10
 	mul.rn.f32 %f10, %f6, %f6;
-	.loc 3 26 14
+	.loc 3 29 14
 	mov.f32 %f12, 0fBBCD6EDD;
 	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
-	.loc 3 27 14
+	.loc 3 30 14
 	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
-	.loc 3 28 14
+	.loc 3 31 14
 	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
-	.loc 3 29 14
+	.loc 3 32 14
 	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
-	.loc 3 30 19
+	.loc 3 33 19
 	mul.rn.f32 %f16, %f6, %f10;
-	.loc 3 30 17
+	.loc 3 33 17
 	fma.rn.f32 %f17, %f16, %f15, %f6;
-	.loc 3 30 3
+	.loc 3 33 3
 	mov.f32 %f8, %f17;
-	bra.uni $L18_ret_Tanh32;
-$L13_if_done:
-	.loc 3 32 9
-	setp.lt.f32 %p4, %f9, 0f4111999A;
-	@%p4 bra $L15_if_done;
-	bra.uni $L14_if_then;
-$L14_if_then:
-	.loc 3 33 8
-	setp.neu.f32 %p5, %f6, %f6;
-	@%p5 bra $L16_if_then;
-	bra.uni $L23_entry;
+	bra.uni $L20_ret_Tanh32;
 $L15_if_done:
-	.loc 3 38 32
-	mul.rn.f32 %f18, 0f40000000, %f9;
-	.loc 3 38 30
-	bra.uni $L19_entry;
+	.loc 3 35 9
+	setp.lt.f32 %p5, %f9, 0f4111999A;
+	@%p5 bra $L17_if_done;
+	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 3 34 4
+	.loc 3 36 8
+	setp.neu.f32 %p6, %f6, %f6;
+	@%p6 bra $L18_if_then;
+	bra.uni $L25_entry;
+$L17_if_done:
+	.loc 3 41 32
+	mul.rn.f32 %f18, 0f40000000, %f9;
+	.loc 3 41 30
+	bra.uni $L21_entry;
+$L18_if_then:
+	.loc 3 37 4
 	mov.f32 %f8, %f6;
-	bra.uni $L18_ret_Tanh32;
-$L18_ret_Tanh32:
+	bra.uni $L20_ret_Tanh32;
+$L20_ret_Tanh32:
 	.loc 4 77 33
 	add.rn.f32 %f45, 0f3F800000, %f8;
 	.loc 4 77 28
 	mul.rn.f32 %f46, %f7, %f45;
 	.loc 4 77 19
-	bra.uni $L25_entry;
-$L19_entry:
-	.loc 2 99 18
+	bra.uni $L27_entry;
+$L21_entry:
+	.loc 2 114 18
 	mul.rn.f32 %f20, %f18, 0f3FB8AA3B;
-	.loc 2 99 33
+	.loc 2 114 33
 	add.rn.f32 %f21, %f20, 0f3F000000;
-	.loc 2 99 16
+	.loc 2 114 16
 	cvt.rmi.f32.f32 %f22, %f21;
-	.loc 2 100 15
+	.loc 2 115 15
 	neg.f32 %f23, %f22;
-	.loc 2 100 14
+	.loc 2 115 14
 	fma.rn.f32 %f24, %f23, 0f3F317200, %f18;
-	.loc 2 101 14
+	.loc 2 116 14
 	neg.f32 %f25, %f22;
-	.loc 2 101 13
+	.loc 2 116 13
 	fma.rn.f32 %f26, %f25, 0f35BFBE8E, %f24;
-	.loc 2 103 13
+	.loc 2 118 13
 	mov.f32 %f28, 0f3AB63536;
 	fma.rn.f32 %f27, %f28, %f26, 0f3C090647;
-	.loc 2 104 13
+	.loc 2 119 13
 	fma.rn.f32 %f29, %f27, %f26, 0f3D2AAADD;
-	.loc 2 105 13
+	.loc 2 120 13
 	fma.rn.f32 %f30, %f29, %f26, 0f3E2AAA6E;
-	.loc 2 106 13
+	.loc 2 121 13
 	fma.rn.f32 %f31, %f30, %f26, 0f3F000000;
-	.loc 2 107 16
+	.loc 2 122 16
 	mul.rn.f32 %f32, %f26, %f26;
-	.loc 2 107 14
+	.loc 2 122 14
 	fma.rn.f32 %f33, %f32, %f31, %f26;
-	.loc 2 108 12
+	.loc 2 123 12
 	add.rn.f32 %f34, 0f3F800000, %f33;
-	.loc 2 108 52
+	.loc 2 123 52
 	cvt.rzi.s32.f32 %r7, %f22;
-	.loc 2 108 55
+	.loc 2 123 55
 	add.s32 %r8, %r7, 127;
-	.loc 2 108 46
+	.loc 2 123 46
 	mov.u32 %r9, %r8;
-	.loc 2 108 60
+	.loc 2 123 60
 	shl.b32 %r10, %r9, 23;
-	.loc 2 108 39
+	.loc 2 123 39
 	mov.b32 %f35, %r10;
-	.loc 2 108 17
+	.loc 2 123 17
 	mul.rn.f32 %f36, %f34, %f35;
-	.loc 2 108 2
+	.loc 2 123 2
 	mov.f32 %f19, %f36;
-	bra.uni $L20_ret_exp32;
-$L20_ret_exp32:
-	.loc 3 38 35
+	bra.uni $L22_ret_exp32;
+$L22_ret_exp32:
+	.loc 3 41 35
 	add.rn.f32 %f37, %f19, 0f3F800000;
-	.loc 3 38 23
+	.loc 3 41 23
 	div.rn.f32 %f38, 0f40000000, %f37;
-	.loc 3 38 21
+	.loc 3 41 21
 	sub.rn.f32 %f39, 0f3F800000, %f38;
-	.loc 3 38 19
-	bra.uni $L21_entry;
-$L21_entry:
-	.loc 3 72 46
-	mov.b32 %r11, %f39;
-	.loc 3 72 49
-	and.b32 %r12, %r11, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r13, %f6;
-	.loc 3 72 82
-	and.b32 %r14, %r13, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r15, %r12, %r14;
-	.loc 3 72 29
-	mov.b32 %f41, %r15;
-	.loc 3 72 2
-	mov.f32 %f40, %f41;
-	bra.uni $L22_ret_copysign32;
-$L22_ret_copysign32:
-	.loc 3 38 2
-	mov.f32 %f8, %f40;
-	bra.uni $L18_ret_Tanh32;
+	.loc 3 41 19
+	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 72 46
-	mov.f32 %f43, 0f3F800000;
-	mov.b32 %r16, %f43;
-	.loc 3 72 49
-	and.b32 %r17, %r16, 2147483647;
-	.loc 3 72 79
-	mov.b32 %r18, %f6;
-	.loc 3 72 82
-	and.b32 %r19, %r18, 0x80000000;
-	.loc 3 72 61
-	or.b32 %r20, %r17, %r19;
-	.loc 3 72 29
-	mov.b32 %f44, %r20;
-	.loc 3 72 2
-	mov.f32 %f42, %f44;
+	.loc 3 89 46
+	mov.b32 %r11, %f39;
+	.loc 3 89 49
+	and.b32 %r12, %r11, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r13, %f6;
+	.loc 3 89 82
+	and.b32 %r14, %r13, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r15, %r12, %r14;
+	.loc 3 89 29
+	mov.b32 %f41, %r15;
+	.loc 3 89 2
+	mov.f32 %f40, %f41;
 	bra.uni $L24_ret_copysign32;
 $L24_ret_copysign32:
-	.loc 3 36 3
-	mov.f32 %f8, %f42;
-	bra.uni $L18_ret_Tanh32;
+	.loc 3 41 2
+	mov.f32 %f8, %f40;
+	bra.uni $L20_ret_Tanh32;
 $L25_entry:
+	.loc 3 89 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r16, %f43;
+	.loc 3 89 49
+	and.b32 %r17, %r16, 2147483647;
+	.loc 3 89 79
+	mov.b32 %r18, %f6;
+	.loc 3 89 82
+	and.b32 %r19, %r18, 0x80000000;
+	.loc 3 89 61
+	or.b32 %r20, %r17, %r19;
+	.loc 3 89 29
+	mov.b32 %f44, %r20;
+	.loc 3 89 2
+	mov.f32 %f42, %f44;
+	bra.uni $L26_ret_copysign32;
+$L26_ret_copysign32:
+	.loc 3 39 3
+	mov.f32 %f8, %f42;
+	bra.uni $L20_ret_Tanh32;
+$L27_entry:
 	.loc 6 41 67
 	cvt.rn.bf16.f32 %rs2, %f46;
 	.loc 6 41 46
 	mov.u16 %rs1, %rs2;
-	bra.uni $L26_ret_store;
-$L26_ret_store:
+	bra.uni $L28_ret_store;
+$L28_ret_store:
 	.loc 4 77 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
@@ -13162,6 +13376,5099 @@ $L14_bounds_fail:
 	bra.uni $L15_bounds_exit;
 }
 
+.visible .entry sampleF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 logits_ptr,
+	.param .s64 logits_len,
+	.param .s64 cols,
+	.param .s64 topK,
+	.param .f32 topP,
+	.param .f32 invTemp,
+	.param .u64 seed
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<94>;
+	.reg .b32 %r<197>;
+	.reg .b64 %rd<175>;
+	.reg .f32 %f<152>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+	.shared .align 16 .b8 smem2[128];
+	.shared .align 16 .b8 smem3[128];
+	.shared .align 16 .b8 smem4[128];
+
+	.loc 12 68 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [logits_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [logits_len];
+	ld.param.s64 %rd6, [cols];
+	ld.param.s64 %rd7, [topK];
+	ld.param.f32 %f0, [topP];
+	ld.param.f32 %f1, [invTemp];
+	ld.param.u64 %rd8, [seed];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 12 85 19
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd9, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd10, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd11, %r2;
+	.loc 12 86 14
+	mul.lo.s64 %rd12, %rd9, %rd6;
+	.loc 12 87 24
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd13, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.s64.u32 %rd15, %r5;
+	.loc 12 87 40
+	mov.u32 %r6, %ntid.x;
+	cvt.s64.u32 %rd16, %r6;
+	mov.u32 %r7, %ntid.y;
+	cvt.s64.u32 %rd17, %r7;
+	mov.u32 %r8, %ntid.z;
+	cvt.s64.u32 %rd18, %r8;
+	.loc 12 89 13
+	bra.uni $L34_entry;
+$L3_for_loop:
+	.loc 12 90 18
+	setp.lt.s64 %p0, %rd19, %rd6;
+	@%p0 bra $L4_for_body;
+	bra.uni $L47_entry;
+$L4_for_body:
+	.loc 12 91 36
+	add.s64 %rd20, %rd12, %rd19;
+	.loc 12 91 25
+	bra.uni $L36_entry;
+$L6_if_then:
+	mov.u32 %r32, 0;
+	mov.s64 %rd48, 31;
+	bra.uni $L9_for_loop;
+$L7_if_done:
+	.loc 12 111 10
+	setp.lt.f32 %p23, %f0, 0f3F800000;
+	@%p23 bra $L96_entry;
+	bra.uni $L95_edge;
+$L8_cond_true:
+	.loc 12 96 22
+	setp.lt.s64 %p11, %rd7, %rd6;
+	@%p11 bra $L6_if_then;
+	bra.uni $L69_edge;
+$L9_for_loop:
+	.loc 12 97 22
+	setp.ge.s64 %p12, %rd48, 0;
+	@%p12 bra $L10_for_body;
+	bra.uni $L70_edge;
+$L10_for_body:
+	.loc 12 98 27
+	min.u64 %rd49, %rd48, 32;
+	cvt.u32.u64 %r33, %rd49;
+	mov.u32 %r34, 1;
+	shl.b32 %r35, %r34, %r33;
+	.loc 12 98 16
+	or.b32 %r36, %r32, %r35;
+	mov.s32 %r37, 0;
+	mov.s64 %rd50, %rd13;
+	bra.uni $L11_for_loop;
+$L11_for_loop:
+	.loc 12 100 20
+	setp.lt.s64 %p13, %rd50, %rd6;
+	@%p13 bra $L12_for_body;
+	bra.uni $L85_entry;
+$L12_for_body:
+	.loc 12 101 35
+	add.s64 %rd51, %rd12, %rd50;
+	.loc 12 101 24
+	bra.uni $L71_entry;
+$L14_if_then:
+	.loc 12 102 6
+	add.s32 %r45, %r37, 1;
+	mov.s32 %r44, %r45;
+	bra.uni $L15_if_done;
+$L15_if_done:
+	.loc 12 100 28
+	add.s64 %rd54, %rd50, %rd16;
+	mov.s32 %r37, %r44;
+	mov.s64 %rd50, %rd54;
+	bra.uni $L11_for_loop;
+$L16_if_then:
+	mov.u32 %r84, %r36;
+	bra.uni $L17_if_done;
+$L17_if_done:
+	.loc 12 97 28
+	sub.s64 %rd68, %rd48, 1;
+	mov.u32 %r32, %r84;
+	mov.s64 %rd48, %rd68;
+	bra.uni $L9_for_loop;
+$L20_for_loop:
+	.loc 12 114 22
+	setp.ge.s64 %p34, %rd93, 0;
+	@%p34 bra $L21_for_body;
+	bra.uni $L22_for_done;
+$L21_for_body:
+	.loc 12 115 25
+	min.u64 %rd94, %rd93, 32;
+	cvt.u32.u64 %r113, %rd94;
+	mov.u32 %r114, 1;
+	shl.b32 %r115, %r114, %r113;
+	.loc 12 115 14
+	or.b32 %r116, %r112, %r115;
+	.loc 12 116 40
+	max.u32 %r117, %r116, %r31;
+	.loc 12 116 15
+	bra.uni $L126_entry;
+$L22_for_done:
+	.loc 12 120 12
+	max.u32 %r145, %r31, %r112;
+	mov.u32 %r85, %r145;
+	bra.uni $L157_entry;
+$L23_if_then:
+	mov.u32 %r144, %r116;
+	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 12 114 28
+	sub.s64 %rd119, %rd93, 1;
+	mov.u32 %r112, %r144;
+	mov.s64 %rd93, %rd119;
+	bra.uni $L20_for_loop;
+$L25_for_loop:
+	.loc 12 124 18
+	setp.lt.s64 %p46, %rd120, %rd6;
+	@%p46 bra $L26_for_body;
+	bra.uni $L197_entry;
+$L26_for_body:
+	.loc 12 125 26
+	add.s64 %rd121, %rd12, %rd120;
+	.loc 12 125 15
+	bra.uni $L159_entry;
+$L28_if_then:
+	.loc 12 127 11
+	sub.rn.f32 %f125, %f119, %f11;
+	.loc 12 127 14
+	mul.rn.f32 %f126, %f125, %f1;
+	.loc 12 127 31
+	bra.uni $L175_entry;
+$L29_if_done:
+	.loc 12 124 26
+	add.s64 %rd148, %rd120, %rd16;
+	mov.f32 %f118, %f124;
+	mov.s32 %r147, %r154;
+	mov.s64 %rd120, %rd148;
+	bra.uni $L25_for_loop;
+$L30_if_then:
+	.loc 12 129 24
+	cvt.s32.s64 %r157, %rd120;
+	mov.f32 %f124, %f138;
+	mov.s32 %r154, %r157;
+	bra.uni $L29_if_done;
+$L31_if_then:
+	.loc 12 135 6
+	setp.hs.u64 %p93, %rd9, %rd2;
+	@%p93 bra $L256_oob17;
+	shl.b64 %rd173, %rd9, 2;
+	add.s64 %rd174, %rd1, %rd173;
+	st.global.s32 [%rd174], %r158;
+	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L34_entry:
+	.loc 10 70 52
+	mov.u32 %r9, 0xFF800000;
+	mov.b32 %f3, %r9;
+	.loc 10 70 25
+	mov.f32 %f2, %f3;
+	bra.uni $L35_ret_negInf;
+$L35_ret_negInf:
+	mov.f32 %f4, %f2;
+	mov.s64 %rd19, %rd13;
+	bra.uni $L3_for_loop;
+$L36_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p1, %rd20, %rd5;
+	@%p1 bra $L42_oob0;
+	shl.b64 %rd28, %rd20, 2;
+	add.s64 %rd29, %rd4, %rd28;
+	ld.global.nc.f32 %f6, [%rd29];
+	.loc 12 154 13
+	bra.uni $L43_entry;
+$L38_if_done:
+	.loc 12 158 2
+	mov.f32 %f5, %f7;
+	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	.loc 12 91 14
+	max.f32 %f10, %f4, %f5;
+	.loc 12 90 26
+	add.s64 %rd30, %rd19, %rd16;
+	mov.f32 %f4, %f10;
+	mov.s64 %rd19, %rd30;
+	bra.uni $L3_for_loop;
+$L41_bounds_exit:
+	exit;
+$L42_oob0:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x2F00000001;
+	mov.u64 %rd22, %rd20;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L43_entry:
+	.loc 6 30 40
+	mov.f32 %f7, %f6;
+	bra.uni $L44_ret_load;
+$L44_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p3, %f7, %f7;
+	@%p3 bra $L45_entry;
+	bra.uni $L38_if_done;
+$L45_entry:
+	.loc 10 70 52
+	mov.u32 %r13, 0xFF800000;
+	mov.b32 %f9, %r13;
+	.loc 10 70 25
+	mov.f32 %f8, %f9;
+	bra.uni $L46_ret_negInf;
+$L46_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f5, %f8;
+	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L47_entry:
+	.loc 10 45 26
+	mov.u64 %rd31, smem0;
+	.loc 10 46 13
+	bra.uni $L53_entry;
+$L48_if_then:
+	.loc 10 48 11
+	mov.u32 %r18, %tid.z;
+	mov.u32 %r19, %ntid.y;
+	mov.u32 %r20, %tid.y;
+	mad.lo.u32 %r17, %r18, %r19, %r20;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %tid.x;
+	mad.lo.u32 %r21, %r17, %r22, %r23;
+	shr.u32 %r16, %r21, 5;
+	cvt.s64.u32 %rd35, %r16;
+	.loc 10 48 4
+	setp.hs.u64 %p6, %rd35, 32;
+	@%p6 bra $L58_oob1;
+	shl.b64 %rd36, %rd35, 2;
+	add.s64 %rd37, %rd31, %rd36;
+	st.shared.f32 [%rd37], %f12;
+	bra.uni $L49_if_done;
+$L49_if_done:
+	.loc 10 50 8
+	bar.sync 0;
+	.loc 10 51 12
+	bra.uni $L59_entry;
+$L50_if_then:
+	.loc 10 53 15
+	mov.u32 %r29, %laneid;
+	cvt.s64.u32 %rd43, %r29;
+	.loc 10 53 8
+	setp.hs.u64 %p8, %rd43, 32;
+	@%p8 bra $L62_oob2;
+	shl.b64 %rd44, %rd43, 2;
+	add.s64 %rd45, %rd31, %rd44;
+	ld.shared.f32 %f19, [%rd45];
+	mov.f32 %f18, %f19;
+	bra.uni $L63_entry;
+$L52_ret_blockMax:
+	.loc 12 96 10
+	setp.gt.s64 %p10, %rd7, 0;
+	@%p10 bra $L8_cond_true;
+	bra.uni $L68_edge;
+$L53_entry:
+	mov.f32 %f13, %f4;
+	mov.s64 %rd32, 16;
+	bra.uni $L54_for_loop;
+$L54_for_loop:
+	.loc 10 63 17
+	setp.gt.s64 %p4, %rd32, 0;
+	@%p4 bra $L55_for_body;
+	bra.uni $L56_for_done;
+$L55_for_body:
+	.loc 10 64 29
+	cvt.u32.u64 %r14, %rd32;
+	shfl.sync.bfly.b32 %f14, %f13, %r14, 31, -1;
+	.loc 10 64 14
+	max.f32 %f15, %f13, %f14;
+	.loc 10 63 22
+	div.s64 %rd33, %rd32, 2;
+	mov.f32 %f13, %f15;
+	mov.s64 %rd32, %rd33;
+	bra.uni $L54_for_loop;
+$L56_for_done:
+	.loc 10 66 2
+	mov.f32 %f12, %f13;
+	bra.uni $L57_ret_warpMax;
+$L57_ret_warpMax:
+	.loc 10 47 11
+	mov.u32 %r15, %laneid;
+	cvt.s64.u32 %rd34, %r15;
+	.loc 10 47 14
+	setp.eq.s64 %p5, %rd34, 0;
+	@%p5 bra $L48_if_then;
+	bra.uni $L49_if_done;
+$L58_oob1:
+	.loc 10 48 4
+	mov.u64 %rd21, 0x2F00000002;
+	mov.u64 %rd22, %rd35;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L59_entry:
+	.loc 10 70 52
+	mov.u32 %r24, 0xFF800000;
+	mov.b32 %f17, %r24;
+	.loc 10 70 25
+	mov.f32 %f16, %f17;
+	bra.uni $L60_ret_negInf;
+$L60_ret_negInf:
+	.loc 10 52 11
+	mov.u32 %r25, %laneid;
+	cvt.s64.u32 %rd38, %r25;
+	.loc 10 52 26
+	mov.u32 %r26, %ntid.x;
+	cvt.s64.u32 %rd39, %r26;
+	mov.u32 %r27, %ntid.y;
+	cvt.s64.u32 %rd40, %r27;
+	mov.u32 %r28, %ntid.z;
+	cvt.s64.u32 %rd41, %r28;
+	.loc 10 52 30
+	div.s64 %rd42, %rd39, 32;
+	.loc 10 52 14
+	setp.lt.s64 %p7, %rd38, %rd42;
+	@%p7 bra $L50_if_then;
+	bra.uni $L61_edge;
+$L61_edge:
+	mov.f32 %f18, %f16;
+	bra.uni $L63_entry;
+$L62_oob2:
+	.loc 10 53 8
+	mov.u64 %rd21, 0x2F00000003;
+	mov.u64 %rd22, %rd43;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L63_entry:
+	mov.f32 %f21, %f18;
+	mov.s64 %rd46, 16;
+	bra.uni $L64_for_loop;
+$L64_for_loop:
+	.loc 10 63 17
+	setp.gt.s64 %p9, %rd46, 0;
+	@%p9 bra $L65_for_body;
+	bra.uni $L66_for_done;
+$L65_for_body:
+	.loc 10 64 29
+	cvt.u32.u64 %r30, %rd46;
+	shfl.sync.bfly.b32 %f22, %f21, %r30, 31, -1;
+	.loc 10 64 14
+	max.f32 %f23, %f21, %f22;
+	.loc 10 63 22
+	div.s64 %rd47, %rd46, 2;
+	mov.f32 %f21, %f23;
+	mov.s64 %rd46, %rd47;
+	bra.uni $L64_for_loop;
+$L66_for_done:
+	.loc 10 66 2
+	mov.f32 %f20, %f21;
+	bra.uni $L67_ret_warpMax;
+$L67_ret_warpMax:
+	.loc 10 56 8
+	bar.sync 0;
+	.loc 10 57 2
+	mov.f32 %f11, %f20;
+	bra.uni $L52_ret_blockMax;
+$L68_edge:
+	mov.u32 %r31, 0;
+	bra.uni $L7_if_done;
+$L69_edge:
+	mov.u32 %r31, 0;
+	bra.uni $L7_if_done;
+$L70_edge:
+	mov.u32 %r31, %r32;
+	bra.uni $L7_if_done;
+$L71_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p14, %rd51, %rd5;
+	@%p14 bra $L75_oob3;
+	shl.b64 %rd52, %rd51, 2;
+	add.s64 %rd53, %rd4, %rd52;
+	ld.global.nc.f32 %f25, [%rd53];
+	.loc 12 154 13
+	bra.uni $L76_entry;
+$L73_if_done:
+	.loc 12 158 2
+	mov.f32 %f24, %f26;
+	bra.uni $L80_entry;
+$L75_oob3:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x2F00000004;
+	mov.u64 %rd22, %rd51;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L76_entry:
+	.loc 6 30 40
+	mov.f32 %f26, %f25;
+	bra.uni $L77_ret_load;
+$L77_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p15, %f26, %f26;
+	@%p15 bra $L78_entry;
+	bra.uni $L73_if_done;
+$L78_entry:
+	.loc 10 70 52
+	mov.u32 %r38, 0xFF800000;
+	mov.b32 %f28, %r38;
+	.loc 10 70 25
+	mov.f32 %f27, %f28;
+	bra.uni $L79_ret_negInf;
+$L79_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f24, %f27;
+	bra.uni $L80_entry;
+$L80_entry:
+	.loc 12 164 23
+	mov.b32 %r40, %f24;
+	.loc 12 165 6
+	and.b32 %r41, %r40, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p16, %r41, 0;
+	@%p16 bra $L81_if_then;
+	bra.uni $L82_if_done;
+$L81_if_then:
+	.loc 12 166 10
+	not.b32 %r42, %r40;
+	.loc 12 166 3
+	mov.u32 %r39, %r42;
+	bra.uni $L83_ret_orderKey;
+$L82_if_done:
+	.loc 12 168 11
+	or.b32 %r43, %r40, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r39, %r43;
+	bra.uni $L83_ret_orderKey;
+$L83_ret_orderKey:
+	.loc 12 101 40
+	setp.hs.u32 %p17, %r39, %r36;
+	@%p17 bra $L14_if_then;
+	bra.uni $L84_edge;
+$L84_edge:
+	mov.s32 %r44, %r37;
+	bra.uni $L15_if_done;
+$L85_entry:
+	.loc 10 27 20
+	mov.u64 %rd55, smem1;
+	.loc 10 28 17
+	shfl.sync.bfly.b32 %r47, %r37, 16, 31, -1;
+	add.s32 %r48, %r37, %r47;
+	shfl.sync.bfly.b32 %r49, %r48, 8, 31, -1;
+	add.s32 %r50, %r48, %r49;
+	shfl.sync.bfly.b32 %r51, %r50, 4, 31, -1;
+	add.s32 %r52, %r50, %r51;
+	shfl.sync.bfly.b32 %r53, %r52, 2, 31, -1;
+	add.s32 %r54, %r52, %r53;
+	shfl.sync.bfly.b32 %r55, %r54, 1, 31, -1;
+	add.s32 %r56, %r54, %r55;
+	.loc 10 29 11
+	mov.u32 %r57, %laneid;
+	cvt.s64.u32 %rd56, %r57;
+	.loc 10 29 14
+	setp.eq.s64 %p18, %rd56, 0;
+	@%p18 bra $L86_if_then;
+	bra.uni $L87_if_done;
+$L86_if_then:
+	.loc 10 30 11
+	mov.u32 %r60, %tid.z;
+	mov.u32 %r61, %ntid.y;
+	mov.u32 %r62, %tid.y;
+	mad.lo.u32 %r59, %r60, %r61, %r62;
+	mov.u32 %r64, %ntid.x;
+	mov.u32 %r65, %tid.x;
+	mad.lo.u32 %r63, %r59, %r64, %r65;
+	shr.u32 %r58, %r63, 5;
+	cvt.s64.u32 %rd57, %r58;
+	.loc 10 30 4
+	setp.hs.u64 %p19, %rd57, 32;
+	@%p19 bra $L91_oob4;
+	shl.b64 %rd58, %rd57, 2;
+	add.s64 %rd59, %rd55, %rd58;
+	st.shared.s32 [%rd59], %r56;
+	bra.uni $L87_if_done;
+$L87_if_done:
+	.loc 10 32 8
+	bar.sync 0;
+	.loc 10 34 11
+	mov.u32 %r66, %laneid;
+	cvt.s64.u32 %rd60, %r66;
+	.loc 10 34 26
+	mov.u32 %r67, %ntid.x;
+	cvt.s64.u32 %rd61, %r67;
+	mov.u32 %r68, %ntid.y;
+	cvt.s64.u32 %rd62, %r68;
+	mov.u32 %r69, %ntid.z;
+	cvt.s64.u32 %rd63, %r69;
+	.loc 10 34 30
+	div.s64 %rd64, %rd61, 32;
+	.loc 10 34 14
+	setp.lt.s64 %p20, %rd60, %rd64;
+	@%p20 bra $L88_if_then;
+	bra.uni $L92_edge;
+$L88_if_then:
+	.loc 10 35 15
+	mov.u32 %r71, %laneid;
+	cvt.s64.u32 %rd65, %r71;
+	.loc 10 35 8
+	setp.hs.u64 %p21, %rd65, 32;
+	@%p21 bra $L93_oob5;
+	shl.b64 %rd66, %rd65, 2;
+	add.s64 %rd67, %rd55, %rd66;
+	ld.shared.s32 %r72, [%rd67];
+	mov.s32 %r70, %r72;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 10 37 17
+	shfl.sync.bfly.b32 %r73, %r70, 16, 31, -1;
+	add.s32 %r74, %r70, %r73;
+	shfl.sync.bfly.b32 %r75, %r74, 8, 31, -1;
+	add.s32 %r76, %r74, %r75;
+	shfl.sync.bfly.b32 %r77, %r76, 4, 31, -1;
+	add.s32 %r78, %r76, %r77;
+	shfl.sync.bfly.b32 %r79, %r78, 2, 31, -1;
+	add.s32 %r80, %r78, %r79;
+	shfl.sync.bfly.b32 %r81, %r80, 1, 31, -1;
+	add.s32 %r82, %r80, %r81;
+	.loc 10 38 8
+	bar.sync 0;
+	.loc 10 39 2
+	mov.s32 %r46, %r82;
+	bra.uni $L90_ret_blockSum_u005bint32_u005d;
+$L90_ret_blockSum_u005bint32_u005d:
+	.loc 12 105 30
+	cvt.s32.s64 %r83, %rd7;
+	.loc 12 105 22
+	setp.ge.s32 %p22, %r46, %r83;
+	@%p22 bra $L16_if_then;
+	bra.uni $L94_edge;
+$L91_oob4:
+	.loc 10 30 4
+	mov.u64 %rd21, 0x2F00000005;
+	mov.u64 %rd22, %rd57;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L92_edge:
+	mov.s32 %r70, 0;
+	bra.uni $L89_if_done;
+$L93_oob5:
+	.loc 10 35 8
+	mov.u64 %rd21, 0x2F00000006;
+	mov.u64 %rd22, %rd65;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L94_edge:
+	mov.u32 %r84, %r32;
+	bra.uni $L17_if_done;
+$L95_edge:
+	mov.u32 %r85, %r31;
+	bra.uni $L157_entry;
+$L96_entry:
+	.loc 12 144 22
+	mov.u32 %r86, %tid.x;
+	cvt.s64.u32 %rd69, %r86;
+	mov.u32 %r87, %tid.y;
+	cvt.s64.u32 %rd70, %r87;
+	mov.u32 %r88, %tid.z;
+	cvt.s64.u32 %rd71, %r88;
+	mov.f32 %f30, 0f00000000;
+	mov.s64 %rd72, %rd69;
+	bra.uni $L97_for_loop;
+$L97_for_loop:
+	.loc 12 144 30
+	setp.lt.s64 %p24, %rd72, %rd6;
+	@%p24 bra $L98_for_body;
+	bra.uni $L117_entry;
+$L98_for_body:
+	.loc 12 145 29
+	add.s64 %rd73, %rd12, %rd72;
+	.loc 12 145 18
+	bra.uni $L103_entry;
+$L100_if_then:
+	.loc 12 146 20
+	sub.rn.f32 %f37, %f31, %f11;
+	.loc 12 146 25
+	mul.rn.f32 %f38, %f37, %f1;
+	.loc 12 146 16
+	max.f32 %f39, %f38, 0fC2D00000;
+	min.f32 %f39, %f39, 0f42B20000;
+	mul.rn.f32 %f40, %f39, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f41, %f40;
+	fma.rn.f32 %f42, %f41, 0fBF317200, %f39;
+	fma.rn.f32 %f42, %f41, 0fB5BFBE8E, %f42;
+	mul.rn.f32 %f42, %f42, 0f3FB8AA3B;
+	ex2.approx.f32 %f43, %f42;
+	mul.rn.f32 %f44, %f41, 0f3F000000;
+	cvt.rmi.f32.f32 %f44, %f44;
+	sub.rn.f32 %f45, %f41, %f44;
+	ex2.approx.f32 %f46, %f44;
+	ex2.approx.f32 %f47, %f45;
+	mul.rn.f32 %f43, %f43, %f46;
+	mul.rn.f32 %f43, %f43, %f47;
+	setp.nan.f32 %p29, %f38, %f38;
+	selp.f32 %f43, %f38, %f43, %p29;
+	.loc 12 146 4
+	add.rn.f32 %f48, %f30, %f43;
+	mov.f32 %f36, %f48;
+	bra.uni $L101_if_done;
+$L101_if_done:
+	.loc 12 144 53
+	mov.u32 %r95, %ntid.x;
+	cvt.s64.u32 %rd76, %r95;
+	mov.u32 %r96, %ntid.y;
+	cvt.s64.u32 %rd77, %r96;
+	mov.u32 %r97, %ntid.z;
+	cvt.s64.u32 %rd78, %r97;
+	.loc 12 144 38
+	add.s64 %rd79, %rd72, %rd76;
+	mov.f32 %f30, %f36;
+	mov.s64 %rd72, %rd79;
+	bra.uni $L97_for_loop;
+$L102_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	.loc 12 112 18
+	mul.rn.f32 %f72, %f0, %f29;
+	mov.u32 %r112, 0;
+	mov.s64 %rd93, 31;
+	bra.uni $L20_for_loop;
+$L103_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p25, %rd73, %rd5;
+	@%p25 bra $L107_oob6;
+	shl.b64 %rd74, %rd73, 2;
+	add.s64 %rd75, %rd4, %rd74;
+	ld.global.nc.f32 %f32, [%rd75];
+	.loc 12 154 13
+	bra.uni $L108_entry;
+$L105_if_done:
+	.loc 12 158 2
+	mov.f32 %f31, %f33;
+	bra.uni $L112_entry;
+$L107_oob6:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x2F00000007;
+	mov.u64 %rd22, %rd73;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L108_entry:
+	.loc 6 30 40
+	mov.f32 %f33, %f32;
+	bra.uni $L109_ret_load;
+$L109_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p26, %f33, %f33;
+	@%p26 bra $L110_entry;
+	bra.uni $L105_if_done;
+$L110_entry:
+	.loc 10 70 52
+	mov.u32 %r89, 0xFF800000;
+	mov.b32 %f35, %r89;
+	.loc 10 70 25
+	mov.f32 %f34, %f35;
+	bra.uni $L111_ret_negInf;
+$L111_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f31, %f34;
+	bra.uni $L112_entry;
+$L112_entry:
+	.loc 12 164 23
+	mov.b32 %r91, %f31;
+	.loc 12 165 6
+	and.b32 %r92, %r91, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p27, %r92, 0;
+	@%p27 bra $L113_if_then;
+	bra.uni $L114_if_done;
+$L113_if_then:
+	.loc 12 166 10
+	not.b32 %r93, %r91;
+	.loc 12 166 3
+	mov.u32 %r90, %r93;
+	bra.uni $L115_ret_orderKey;
+$L114_if_done:
+	.loc 12 168 11
+	or.b32 %r94, %r91, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r90, %r94;
+	bra.uni $L115_ret_orderKey;
+$L115_ret_orderKey:
+	.loc 12 145 46
+	setp.hs.u32 %p28, %r90, %r31;
+	@%p28 bra $L100_if_then;
+	bra.uni $L116_edge;
+$L116_edge:
+	mov.f32 %f36, %f30;
+	bra.uni $L101_if_done;
+$L117_entry:
+	.loc 10 27 20
+	mov.u64 %rd80, smem2;
+	.loc 10 28 17
+	shfl.sync.bfly.b32 %f50, %f30, 16, 31, -1;
+	add.rn.f32 %f51, %f30, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 8, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	shfl.sync.bfly.b32 %f54, %f53, 4, 31, -1;
+	add.rn.f32 %f55, %f53, %f54;
+	shfl.sync.bfly.b32 %f56, %f55, 2, 31, -1;
+	add.rn.f32 %f57, %f55, %f56;
+	shfl.sync.bfly.b32 %f58, %f57, 1, 31, -1;
+	add.rn.f32 %f59, %f57, %f58;
+	.loc 10 29 11
+	mov.u32 %r98, %laneid;
+	cvt.s64.u32 %rd81, %r98;
+	.loc 10 29 14
+	setp.eq.s64 %p30, %rd81, 0;
+	@%p30 bra $L118_if_then;
+	bra.uni $L119_if_done;
+$L118_if_then:
+	.loc 10 30 11
+	mov.u32 %r101, %tid.z;
+	mov.u32 %r102, %ntid.y;
+	mov.u32 %r103, %tid.y;
+	mad.lo.u32 %r100, %r101, %r102, %r103;
+	mov.u32 %r105, %ntid.x;
+	mov.u32 %r106, %tid.x;
+	mad.lo.u32 %r104, %r100, %r105, %r106;
+	shr.u32 %r99, %r104, 5;
+	cvt.s64.u32 %rd82, %r99;
+	.loc 10 30 4
+	setp.hs.u64 %p31, %rd82, 32;
+	@%p31 bra $L123_oob7;
+	shl.b64 %rd83, %rd82, 2;
+	add.s64 %rd84, %rd80, %rd83;
+	st.shared.f32 [%rd84], %f59;
+	bra.uni $L119_if_done;
+$L119_if_done:
+	.loc 10 32 8
+	bar.sync 0;
+	.loc 10 34 11
+	mov.u32 %r107, %laneid;
+	cvt.s64.u32 %rd85, %r107;
+	.loc 10 34 26
+	mov.u32 %r108, %ntid.x;
+	cvt.s64.u32 %rd86, %r108;
+	mov.u32 %r109, %ntid.y;
+	cvt.s64.u32 %rd87, %r109;
+	mov.u32 %r110, %ntid.z;
+	cvt.s64.u32 %rd88, %r110;
+	.loc 10 34 30
+	div.s64 %rd89, %rd86, 32;
+	.loc 10 34 14
+	setp.lt.s64 %p32, %rd85, %rd89;
+	@%p32 bra $L120_if_then;
+	bra.uni $L124_edge;
+$L120_if_then:
+	.loc 10 35 15
+	mov.u32 %r111, %laneid;
+	cvt.s64.u32 %rd90, %r111;
+	.loc 10 35 8
+	setp.hs.u64 %p33, %rd90, 32;
+	@%p33 bra $L125_oob8;
+	shl.b64 %rd91, %rd90, 2;
+	add.s64 %rd92, %rd80, %rd91;
+	ld.shared.f32 %f61, [%rd92];
+	mov.f32 %f60, %f61;
+	bra.uni $L121_if_done;
+$L121_if_done:
+	.loc 10 37 17
+	shfl.sync.bfly.b32 %f62, %f60, 16, 31, -1;
+	add.rn.f32 %f63, %f60, %f62;
+	shfl.sync.bfly.b32 %f64, %f63, 8, 31, -1;
+	add.rn.f32 %f65, %f63, %f64;
+	shfl.sync.bfly.b32 %f66, %f65, 4, 31, -1;
+	add.rn.f32 %f67, %f65, %f66;
+	shfl.sync.bfly.b32 %f68, %f67, 2, 31, -1;
+	add.rn.f32 %f69, %f67, %f68;
+	shfl.sync.bfly.b32 %f70, %f69, 1, 31, -1;
+	add.rn.f32 %f71, %f69, %f70;
+	.loc 10 38 8
+	bar.sync 0;
+	.loc 10 39 2
+	mov.f32 %f49, %f71;
+	bra.uni $L122_ret_blockSum_u005bfloat32_u005d;
+$L122_ret_blockSum_u005bfloat32_u005d:
+	.loc 12 149 2
+	mov.f32 %f29, %f49;
+	bra.uni $L102_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L123_oob7:
+	.loc 10 30 4
+	mov.u64 %rd21, 0x2F00000008;
+	mov.u64 %rd22, %rd82;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L124_edge:
+	mov.f32 %f60, 0f00000000;
+	bra.uni $L121_if_done;
+$L125_oob8:
+	.loc 10 35 8
+	mov.u64 %rd21, 0x2F00000009;
+	mov.u64 %rd22, %rd90;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L126_entry:
+	.loc 12 144 22
+	mov.u32 %r118, %tid.x;
+	cvt.s64.u32 %rd95, %r118;
+	mov.u32 %r119, %tid.y;
+	cvt.s64.u32 %rd96, %r119;
+	mov.u32 %r120, %tid.z;
+	cvt.s64.u32 %rd97, %r120;
+	mov.f32 %f74, 0f00000000;
+	mov.s64 %rd98, %rd95;
+	bra.uni $L127_for_loop;
+$L127_for_loop:
+	.loc 12 144 30
+	setp.lt.s64 %p35, %rd98, %rd6;
+	@%p35 bra $L128_for_body;
+	bra.uni $L147_entry;
+$L128_for_body:
+	.loc 12 145 29
+	add.s64 %rd99, %rd12, %rd98;
+	.loc 12 145 18
+	bra.uni $L133_entry;
+$L130_if_then:
+	.loc 12 146 20
+	sub.rn.f32 %f81, %f75, %f11;
+	.loc 12 146 25
+	mul.rn.f32 %f82, %f81, %f1;
+	.loc 12 146 16
+	max.f32 %f83, %f82, 0fC2D00000;
+	min.f32 %f83, %f83, 0f42B20000;
+	mul.rn.f32 %f84, %f83, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f85, %f84;
+	fma.rn.f32 %f86, %f85, 0fBF317200, %f83;
+	fma.rn.f32 %f86, %f85, 0fB5BFBE8E, %f86;
+	mul.rn.f32 %f86, %f86, 0f3FB8AA3B;
+	ex2.approx.f32 %f87, %f86;
+	mul.rn.f32 %f88, %f85, 0f3F000000;
+	cvt.rmi.f32.f32 %f88, %f88;
+	sub.rn.f32 %f89, %f85, %f88;
+	ex2.approx.f32 %f90, %f88;
+	ex2.approx.f32 %f91, %f89;
+	mul.rn.f32 %f87, %f87, %f90;
+	mul.rn.f32 %f87, %f87, %f91;
+	setp.nan.f32 %p40, %f82, %f82;
+	selp.f32 %f87, %f82, %f87, %p40;
+	.loc 12 146 4
+	add.rn.f32 %f92, %f74, %f87;
+	mov.f32 %f80, %f92;
+	bra.uni $L131_if_done;
+$L131_if_done:
+	.loc 12 144 53
+	mov.u32 %r127, %ntid.x;
+	cvt.s64.u32 %rd102, %r127;
+	mov.u32 %r128, %ntid.y;
+	cvt.s64.u32 %rd103, %r128;
+	mov.u32 %r129, %ntid.z;
+	cvt.s64.u32 %rd104, %r129;
+	.loc 12 144 38
+	add.s64 %rd105, %rd98, %rd102;
+	mov.f32 %f74, %f80;
+	mov.s64 %rd98, %rd105;
+	bra.uni $L127_for_loop;
+$L132_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	.loc 12 116 65
+	setp.ge.f32 %p45, %f73, %f72;
+	@%p45 bra $L23_if_then;
+	bra.uni $L156_edge;
+$L133_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p36, %rd99, %rd5;
+	@%p36 bra $L137_oob9;
+	shl.b64 %rd100, %rd99, 2;
+	add.s64 %rd101, %rd4, %rd100;
+	ld.global.nc.f32 %f76, [%rd101];
+	.loc 12 154 13
+	bra.uni $L138_entry;
+$L135_if_done:
+	.loc 12 158 2
+	mov.f32 %f75, %f77;
+	bra.uni $L142_entry;
+$L137_oob9:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x2F0000000A;
+	mov.u64 %rd22, %rd99;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L138_entry:
+	.loc 6 30 40
+	mov.f32 %f77, %f76;
+	bra.uni $L139_ret_load;
+$L139_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p37, %f77, %f77;
+	@%p37 bra $L140_entry;
+	bra.uni $L135_if_done;
+$L140_entry:
+	.loc 10 70 52
+	mov.u32 %r121, 0xFF800000;
+	mov.b32 %f79, %r121;
+	.loc 10 70 25
+	mov.f32 %f78, %f79;
+	bra.uni $L141_ret_negInf;
+$L141_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f75, %f78;
+	bra.uni $L142_entry;
+$L142_entry:
+	.loc 12 164 23
+	mov.b32 %r123, %f75;
+	.loc 12 165 6
+	and.b32 %r124, %r123, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p38, %r124, 0;
+	@%p38 bra $L143_if_then;
+	bra.uni $L144_if_done;
+$L143_if_then:
+	.loc 12 166 10
+	not.b32 %r125, %r123;
+	.loc 12 166 3
+	mov.u32 %r122, %r125;
+	bra.uni $L145_ret_orderKey;
+$L144_if_done:
+	.loc 12 168 11
+	or.b32 %r126, %r123, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r122, %r126;
+	bra.uni $L145_ret_orderKey;
+$L145_ret_orderKey:
+	.loc 12 145 46
+	setp.hs.u32 %p39, %r122, %r117;
+	@%p39 bra $L130_if_then;
+	bra.uni $L146_edge;
+$L146_edge:
+	mov.f32 %f80, %f74;
+	bra.uni $L131_if_done;
+$L147_entry:
+	.loc 10 27 20
+	mov.u64 %rd106, smem2;
+	.loc 10 28 17
+	shfl.sync.bfly.b32 %f94, %f74, 16, 31, -1;
+	add.rn.f32 %f95, %f74, %f94;
+	shfl.sync.bfly.b32 %f96, %f95, 8, 31, -1;
+	add.rn.f32 %f97, %f95, %f96;
+	shfl.sync.bfly.b32 %f98, %f97, 4, 31, -1;
+	add.rn.f32 %f99, %f97, %f98;
+	shfl.sync.bfly.b32 %f100, %f99, 2, 31, -1;
+	add.rn.f32 %f101, %f99, %f100;
+	shfl.sync.bfly.b32 %f102, %f101, 1, 31, -1;
+	add.rn.f32 %f103, %f101, %f102;
+	.loc 10 29 11
+	mov.u32 %r130, %laneid;
+	cvt.s64.u32 %rd107, %r130;
+	.loc 10 29 14
+	setp.eq.s64 %p41, %rd107, 0;
+	@%p41 bra $L148_if_then;
+	bra.uni $L149_if_done;
+$L148_if_then:
+	.loc 10 30 11
+	mov.u32 %r133, %tid.z;
+	mov.u32 %r134, %ntid.y;
+	mov.u32 %r135, %tid.y;
+	mad.lo.u32 %r132, %r133, %r134, %r135;
+	mov.u32 %r137, %ntid.x;
+	mov.u32 %r138, %tid.x;
+	mad.lo.u32 %r136, %r132, %r137, %r138;
+	shr.u32 %r131, %r136, 5;
+	cvt.s64.u32 %rd108, %r131;
+	.loc 10 30 4
+	setp.hs.u64 %p42, %rd108, 32;
+	@%p42 bra $L153_oob10;
+	shl.b64 %rd109, %rd108, 2;
+	add.s64 %rd110, %rd106, %rd109;
+	st.shared.f32 [%rd110], %f103;
+	bra.uni $L149_if_done;
+$L149_if_done:
+	.loc 10 32 8
+	bar.sync 0;
+	.loc 10 34 11
+	mov.u32 %r139, %laneid;
+	cvt.s64.u32 %rd111, %r139;
+	.loc 10 34 26
+	mov.u32 %r140, %ntid.x;
+	cvt.s64.u32 %rd112, %r140;
+	mov.u32 %r141, %ntid.y;
+	cvt.s64.u32 %rd113, %r141;
+	mov.u32 %r142, %ntid.z;
+	cvt.s64.u32 %rd114, %r142;
+	.loc 10 34 30
+	div.s64 %rd115, %rd112, 32;
+	.loc 10 34 14
+	setp.lt.s64 %p43, %rd111, %rd115;
+	@%p43 bra $L150_if_then;
+	bra.uni $L154_edge;
+$L150_if_then:
+	.loc 10 35 15
+	mov.u32 %r143, %laneid;
+	cvt.s64.u32 %rd116, %r143;
+	.loc 10 35 8
+	setp.hs.u64 %p44, %rd116, 32;
+	@%p44 bra $L155_oob11;
+	shl.b64 %rd117, %rd116, 2;
+	add.s64 %rd118, %rd106, %rd117;
+	ld.shared.f32 %f105, [%rd118];
+	mov.f32 %f104, %f105;
+	bra.uni $L151_if_done;
+$L151_if_done:
+	.loc 10 37 17
+	shfl.sync.bfly.b32 %f106, %f104, 16, 31, -1;
+	add.rn.f32 %f107, %f104, %f106;
+	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
+	add.rn.f32 %f109, %f107, %f108;
+	shfl.sync.bfly.b32 %f110, %f109, 4, 31, -1;
+	add.rn.f32 %f111, %f109, %f110;
+	shfl.sync.bfly.b32 %f112, %f111, 2, 31, -1;
+	add.rn.f32 %f113, %f111, %f112;
+	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
+	add.rn.f32 %f115, %f113, %f114;
+	.loc 10 38 8
+	bar.sync 0;
+	.loc 10 39 2
+	mov.f32 %f93, %f115;
+	bra.uni $L152_ret_blockSum_u005bfloat32_u005d;
+$L152_ret_blockSum_u005bfloat32_u005d:
+	.loc 12 149 2
+	mov.f32 %f73, %f93;
+	bra.uni $L132_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L153_oob10:
+	.loc 10 30 4
+	mov.u64 %rd21, 0x2F0000000B;
+	mov.u64 %rd22, %rd108;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L154_edge:
+	mov.f32 %f104, 0f00000000;
+	bra.uni $L151_if_done;
+$L155_oob11:
+	.loc 10 35 8
+	mov.u64 %rd21, 0x2F0000000C;
+	mov.u64 %rd22, %rd116;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L156_edge:
+	mov.u32 %r144, %r112;
+	bra.uni $L24_if_done;
+$L157_entry:
+	.loc 10 70 52
+	mov.u32 %r146, 0xFF800000;
+	mov.b32 %f117, %r146;
+	.loc 10 70 25
+	mov.f32 %f116, %f117;
+	bra.uni $L158_ret_negInf;
+$L158_ret_negInf:
+	mov.f32 %f118, %f116;
+	mov.s32 %r147, 2147483647;
+	mov.s64 %rd120, %rd13;
+	bra.uni $L25_for_loop;
+$L159_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p47, %rd121, %rd5;
+	@%p47 bra $L163_oob12;
+	shl.b64 %rd122, %rd121, 2;
+	add.s64 %rd123, %rd4, %rd122;
+	ld.global.nc.f32 %f120, [%rd123];
+	.loc 12 154 13
+	bra.uni $L164_entry;
+$L161_if_done:
+	.loc 12 158 2
+	mov.f32 %f119, %f121;
+	bra.uni $L168_entry;
+$L163_oob12:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x2F0000000D;
+	mov.u64 %rd22, %rd121;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L164_entry:
+	.loc 6 30 40
+	mov.f32 %f121, %f120;
+	bra.uni $L165_ret_load;
+$L165_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p48, %f121, %f121;
+	@%p48 bra $L166_entry;
+	bra.uni $L161_if_done;
+$L166_entry:
+	.loc 10 70 52
+	mov.u32 %r148, 0xFF800000;
+	mov.b32 %f123, %r148;
+	.loc 10 70 25
+	mov.f32 %f122, %f123;
+	bra.uni $L167_ret_negInf;
+$L167_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f119, %f122;
+	bra.uni $L168_entry;
+$L168_entry:
+	.loc 12 164 23
+	mov.b32 %r150, %f119;
+	.loc 12 165 6
+	and.b32 %r151, %r150, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p49, %r151, 0;
+	@%p49 bra $L169_if_then;
+	bra.uni $L170_if_done;
+$L169_if_then:
+	.loc 12 166 10
+	not.b32 %r152, %r150;
+	.loc 12 166 3
+	mov.u32 %r149, %r152;
+	bra.uni $L171_ret_orderKey;
+$L170_if_done:
+	.loc 12 168 11
+	or.b32 %r153, %r150, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r149, %r153;
+	bra.uni $L171_ret_orderKey;
+$L171_ret_orderKey:
+	.loc 12 126 18
+	setp.hs.u32 %p50, %r149, %r85;
+	@%p50 bra $L28_if_then;
+	bra.uni $L172_edge;
+$L172_edge:
+	mov.f32 %f124, %f118;
+	mov.s32 %r154, %r147;
+	bra.uni $L29_if_done;
+$L174_ret_gumbel:
+	.loc 12 127 23
+	add.rn.f32 %f138, %f126, %f127;
+	.loc 12 128 25
+	cvt.s32.s64 %r156, %rd120;
+	.loc 12 128 16
+	bra.uni $L181_entry;
+$L175_entry:
+	.loc 12 174 25
+	mov.u64 %rd124, %rd9;
+	.loc 12 174 30
+	shl.b64 %rd125, %rd124, 32;
+	.loc 12 174 48
+	cvt.u32.s64 %r155, %rd120;
+	.loc 12 174 41
+	cvt.u64.u32 %rd126, %r155;
+	.loc 12 174 34
+	or.b64 %rd127, %rd125, %rd126;
+	.loc 12 174 18
+	bra.uni $L177_entry;
+$L176_ret_uniform:
+	.loc 12 188 26
+	lg2.approx.f32 %f132, %f128;
+	mul.rn.f32 %f133, %f132, 0f3F317218;
+	.loc 12 188 18
+	neg.f32 %f134, %f133;
+	.loc 12 188 17
+	lg2.approx.f32 %f135, %f134;
+	mul.rn.f32 %f136, %f135, 0f3F317218;
+	.loc 12 188 9
+	neg.f32 %f137, %f136;
+	.loc 12 188 2
+	mov.f32 %f127, %f137;
+	bra.uni $L174_ret_gumbel;
+$L177_entry:
+	.loc 12 181 12
+	shr.u64 %rd129, %rd127, 30;
+	.loc 12 181 9
+	xor.b64 %rd130, %rd127, %rd129;
+	.loc 12 181 18
+	mul.lo.u64 %rd131, %rd130, 0xBF58476D1CE4E5B9;
+	.loc 12 182 12
+	shr.u64 %rd132, %rd131, 27;
+	.loc 12 182 9
+	xor.b64 %rd133, %rd131, %rd132;
+	.loc 12 182 18
+	mul.lo.u64 %rd134, %rd133, 0x94D049BB133111EB;
+	.loc 12 183 14
+	shr.u64 %rd135, %rd134, 31;
+	.loc 12 183 11
+	xor.b64 %rd136, %rd134, %rd135;
+	.loc 12 183 2
+	mov.u64 %rd128, %rd136;
+	bra.uni $L178_ret_mix64;
+$L178_ret_mix64:
+	.loc 12 174 54
+	xor.b64 %rd137, %rd128, %rd8;
+	.loc 12 174 12
+	bra.uni $L179_entry;
+$L179_entry:
+	.loc 12 181 12
+	shr.u64 %rd139, %rd137, 30;
+	.loc 12 181 9
+	xor.b64 %rd140, %rd137, %rd139;
+	.loc 12 181 18
+	mul.lo.u64 %rd141, %rd140, 0xBF58476D1CE4E5B9;
+	.loc 12 182 12
+	shr.u64 %rd142, %rd141, 27;
+	.loc 12 182 9
+	xor.b64 %rd143, %rd141, %rd142;
+	.loc 12 182 18
+	mul.lo.u64 %rd144, %rd143, 0x94D049BB133111EB;
+	.loc 12 183 14
+	shr.u64 %rd145, %rd144, 31;
+	.loc 12 183 11
+	xor.b64 %rd146, %rd144, %rd145;
+	.loc 12 183 2
+	mov.u64 %rd138, %rd146;
+	bra.uni $L180_ret_mix64;
+$L180_ret_mix64:
+	.loc 12 175 19
+	shr.u64 %rd147, %rd138, 40;
+	.loc 12 175 17
+	cvt.rn.f32.u64 %f129, %rd147;
+	.loc 12 175 25
+	add.rn.f32 %f130, %f129, 0f3F000000;
+	.loc 12 175 32
+	mul.rn.f32 %f131, %f130, 0f33800000;
+	.loc 12 175 2
+	mov.f32 %f128, %f131;
+	bra.uni $L176_ret_uniform;
+$L181_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p52, %f138, %f138;
+	@%p52 bra $L182_switch_body;
+	bra.uni $L184_switch_next;
+$L182_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p53, %f118, %f118;
+	@%p53 bra $L193_edge;
+	bra.uni $L185_binop_rhs;
+$L183_switch_body:
+	.loc 5 105 3
+	mov.pred %p51, 0;
+	bra.uni $L192_ret_argBetter;
+$L184_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p56, %f118, %f118;
+	@%p56 bra $L183_switch_body;
+	bra.uni $L187_switch_next;
+$L185_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p55, %r156, %r147;
+	mov.pred %p54, %p55;
+	bra.uni $L186_binop_done;
+$L186_binop_done:
+	.loc 5 103 3
+	mov.pred %p51, %p54;
+	bra.uni $L192_ret_argBetter;
+$L187_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p57, %f138, %f118;
+	@%p57 bra $L194_edge;
+	bra.uni $L188_binop_rhs;
+$L188_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p59, %f138, %f118;
+	@%p59 bra $L190_binop_rhs;
+	bra.uni $L195_edge;
+$L189_binop_done:
+	.loc 5 107 2
+	mov.pred %p51, %p58;
+	bra.uni $L192_ret_argBetter;
+$L190_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p61, %r156, %r147;
+	mov.pred %p60, %p61;
+	bra.uni $L191_binop_done;
+$L191_binop_done:
+	mov.pred %p58, %p60;
+	bra.uni $L189_binop_done;
+$L192_ret_argBetter:
+	@%p51 bra $L30_if_then;
+	bra.uni $L196_edge;
+$L193_edge:
+	mov.pred %p54, 1;
+	bra.uni $L186_binop_done;
+$L194_edge:
+	mov.pred %p58, 1;
+	bra.uni $L189_binop_done;
+$L195_edge:
+	mov.pred %p60, 0;
+	bra.uni $L191_binop_done;
+$L196_edge:
+	mov.f32 %f124, %f118;
+	mov.s32 %r154, %r147;
+	bra.uni $L29_if_done;
+$L197_entry:
+	.loc 5 113 27
+	mov.u64 %rd149, smem3;
+	.loc 5 114 25
+	mov.u64 %rd150, smem4;
+	.loc 5 115 19
+	bra.uni $L203_entry;
+$L198_if_then:
+	.loc 5 117 12
+	mov.u32 %r168, %tid.z;
+	mov.u32 %r169, %ntid.y;
+	mov.u32 %r170, %tid.y;
+	mad.lo.u32 %r167, %r168, %r169, %r170;
+	mov.u32 %r172, %ntid.x;
+	mov.u32 %r173, %tid.x;
+	mad.lo.u32 %r171, %r167, %r172, %r173;
+	shr.u32 %r166, %r171, 5;
+	cvt.s64.u32 %rd154, %r166;
+	.loc 5 117 26
+	mov.u32 %r176, %tid.z;
+	mov.u32 %r177, %ntid.y;
+	mov.u32 %r178, %tid.y;
+	mad.lo.u32 %r175, %r176, %r177, %r178;
+	mov.u32 %r180, %ntid.x;
+	mov.u32 %r181, %tid.x;
+	mad.lo.u32 %r179, %r175, %r180, %r181;
+	shr.u32 %r174, %r179, 5;
+	cvt.s64.u32 %rd155, %r174;
+	.loc 5 117 5
+	setp.hs.u64 %p75, %rd154, 32;
+	@%p75 bra $L226_oob13;
+	shl.b64 %rd156, %rd154, 2;
+	add.s64 %rd157, %rd149, %rd156;
+	st.shared.f32 [%rd157], %f140;
+	.loc 5 117 19
+	setp.hs.u64 %p76, %rd155, 32;
+	@%p76 bra $L227_oob14;
+	shl.b64 %rd158, %rd155, 2;
+	add.s64 %rd159, %rd150, %rd158;
+	st.shared.s32 [%rd159], %r159;
+	bra.uni $L199_if_done;
+$L199_if_done:
+	.loc 5 119 8
+	bar.sync 0;
+	.loc 5 120 15
+	bra.uni $L228_entry;
+$L200_if_then:
+	.loc 5 122 19
+	mov.u32 %r188, %laneid;
+	cvt.s64.u32 %rd165, %r188;
+	.loc 5 122 12
+	setp.hs.u64 %p78, %rd165, 32;
+	@%p78 bra $L231_oob15;
+	shl.b64 %rd166, %rd165, 2;
+	add.s64 %rd167, %rd149, %rd166;
+	ld.shared.f32 %f147, [%rd167];
+	.loc 5 122 33
+	mov.u32 %r189, %laneid;
+	cvt.s64.u32 %rd168, %r189;
+	.loc 5 122 26
+	setp.hs.u64 %p79, %rd168, 32;
+	@%p79 bra $L232_oob16;
+	shl.b64 %rd169, %rd168, 2;
+	add.s64 %rd170, %rd150, %rd169;
+	ld.shared.s32 %r190, [%rd170];
+	mov.f32 %f146, %f147;
+	mov.s32 %r187, %r190;
+	bra.uni $L233_entry;
+$L202_ret_blockArgMax:
+	.loc 12 134 9
+	setp.eq.s64 %p92, %rd13, 0;
+	@%p92 bra $L31_if_then;
+	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L203_entry:
+	mov.f32 %f141, %f118;
+	mov.s32 %r160, %r147;
+	mov.s64 %rd151, 16;
+	bra.uni $L204_for_loop;
+$L204_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p62, %rd151, 0;
+	@%p62 bra $L205_for_body;
+	bra.uni $L206_for_done;
+$L205_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r161, %rd151;
+	shfl.sync.bfly.b32 %f142, %f141, %r161, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r162, %rd151;
+	shfl.sync.bfly.b32 %r163, %r160, %r162, 31, -1;
+	.loc 5 133 15
+	bra.uni $L210_entry;
+$L206_for_done:
+	.loc 5 137 2
+	mov.f32 %f140, %f141;
+	mov.s32 %r159, %r160;
+	bra.uni $L209_ret_warpArgMax;
+$L207_if_then:
+	mov.f32 %f143, %f142;
+	mov.s32 %r164, %r163;
+	bra.uni $L208_if_done;
+$L208_if_done:
+	.loc 5 131 22
+	div.s64 %rd152, %rd151, 2;
+	mov.f32 %f141, %f143;
+	mov.s32 %r160, %r164;
+	mov.s64 %rd151, %rd152;
+	bra.uni $L204_for_loop;
+$L209_ret_warpArgMax:
+	.loc 5 116 11
+	mov.u32 %r165, %laneid;
+	cvt.s64.u32 %rd153, %r165;
+	.loc 5 116 14
+	setp.eq.s64 %p74, %rd153, 0;
+	@%p74 bra $L198_if_then;
+	bra.uni $L199_if_done;
+$L210_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p64, %f142, %f142;
+	@%p64 bra $L211_switch_body;
+	bra.uni $L213_switch_next;
+$L211_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p65, %f141, %f141;
+	@%p65 bra $L222_edge;
+	bra.uni $L214_binop_rhs;
+$L212_switch_body:
+	.loc 5 105 3
+	mov.pred %p63, 0;
+	bra.uni $L221_ret_argBetter;
+$L213_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p68, %f141, %f141;
+	@%p68 bra $L212_switch_body;
+	bra.uni $L216_switch_next;
+$L214_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p67, %r163, %r160;
+	mov.pred %p66, %p67;
+	bra.uni $L215_binop_done;
+$L215_binop_done:
+	.loc 5 103 3
+	mov.pred %p63, %p66;
+	bra.uni $L221_ret_argBetter;
+$L216_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p69, %f142, %f141;
+	@%p69 bra $L223_edge;
+	bra.uni $L217_binop_rhs;
+$L217_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p71, %f142, %f141;
+	@%p71 bra $L219_binop_rhs;
+	bra.uni $L224_edge;
+$L218_binop_done:
+	.loc 5 107 2
+	mov.pred %p63, %p70;
+	bra.uni $L221_ret_argBetter;
+$L219_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p73, %r163, %r160;
+	mov.pred %p72, %p73;
+	bra.uni $L220_binop_done;
+$L220_binop_done:
+	mov.pred %p70, %p72;
+	bra.uni $L218_binop_done;
+$L221_ret_argBetter:
+	@%p63 bra $L207_if_then;
+	bra.uni $L225_edge;
+$L222_edge:
+	mov.pred %p66, 1;
+	bra.uni $L215_binop_done;
+$L223_edge:
+	mov.pred %p70, 1;
+	bra.uni $L218_binop_done;
+$L224_edge:
+	mov.pred %p72, 0;
+	bra.uni $L220_binop_done;
+$L225_edge:
+	mov.f32 %f143, %f141;
+	mov.s32 %r164, %r160;
+	bra.uni $L208_if_done;
+$L226_oob13:
+	.loc 5 117 5
+	mov.u64 %rd21, 0x2F0000000E;
+	mov.u64 %rd22, %rd154;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L227_oob14:
+	.loc 5 117 19
+	mov.u64 %rd21, 0x2F0000000F;
+	mov.u64 %rd22, %rd155;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L228_entry:
+	.loc 10 70 52
+	mov.u32 %r182, 0xFF800000;
+	mov.b32 %f145, %r182;
+	.loc 10 70 25
+	mov.f32 %f144, %f145;
+	bra.uni $L229_ret_negInf;
+$L229_ret_negInf:
+	.loc 5 121 11
+	mov.u32 %r183, %laneid;
+	cvt.s64.u32 %rd160, %r183;
+	.loc 5 121 26
+	mov.u32 %r184, %ntid.x;
+	cvt.s64.u32 %rd161, %r184;
+	mov.u32 %r185, %ntid.y;
+	cvt.s64.u32 %rd162, %r185;
+	mov.u32 %r186, %ntid.z;
+	cvt.s64.u32 %rd163, %r186;
+	.loc 5 121 30
+	div.s64 %rd164, %rd161, 32;
+	.loc 5 121 14
+	setp.lt.s64 %p77, %rd160, %rd164;
+	@%p77 bra $L200_if_then;
+	bra.uni $L230_edge;
+$L230_edge:
+	mov.f32 %f146, %f144;
+	mov.s32 %r187, 2147483647;
+	bra.uni $L233_entry;
+$L231_oob15:
+	.loc 5 122 12
+	mov.u64 %rd21, 0x2F00000010;
+	mov.u64 %rd22, %rd165;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L232_oob16:
+	.loc 5 122 26
+	mov.u64 %rd21, 0x2F00000011;
+	mov.u64 %rd22, %rd168;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L233_entry:
+	mov.f32 %f149, %f146;
+	mov.s32 %r192, %r187;
+	mov.s64 %rd171, 16;
+	bra.uni $L234_for_loop;
+$L234_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p80, %rd171, 0;
+	@%p80 bra $L235_for_body;
+	bra.uni $L236_for_done;
+$L235_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r193, %rd171;
+	shfl.sync.bfly.b32 %f150, %f149, %r193, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r194, %rd171;
+	shfl.sync.bfly.b32 %r195, %r192, %r194, 31, -1;
+	.loc 5 133 15
+	bra.uni $L240_entry;
+$L236_for_done:
+	.loc 5 137 2
+	mov.f32 %f148, %f149;
+	mov.s32 %r191, %r192;
+	bra.uni $L239_ret_warpArgMax;
+$L237_if_then:
+	mov.f32 %f151, %f150;
+	mov.s32 %r196, %r195;
+	bra.uni $L238_if_done;
+$L238_if_done:
+	.loc 5 131 22
+	div.s64 %rd172, %rd171, 2;
+	mov.f32 %f149, %f151;
+	mov.s32 %r192, %r196;
+	mov.s64 %rd171, %rd172;
+	bra.uni $L234_for_loop;
+$L239_ret_warpArgMax:
+	.loc 5 125 8
+	bar.sync 0;
+	.loc 5 126 2
+	mov.f32 %f139, %f148;
+	mov.s32 %r158, %r191;
+	bra.uni $L202_ret_blockArgMax;
+$L240_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p82, %f150, %f150;
+	@%p82 bra $L241_switch_body;
+	bra.uni $L243_switch_next;
+$L241_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p83, %f149, %f149;
+	@%p83 bra $L252_edge;
+	bra.uni $L244_binop_rhs;
+$L242_switch_body:
+	.loc 5 105 3
+	mov.pred %p81, 0;
+	bra.uni $L251_ret_argBetter;
+$L243_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p86, %f149, %f149;
+	@%p86 bra $L242_switch_body;
+	bra.uni $L246_switch_next;
+$L244_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p85, %r195, %r192;
+	mov.pred %p84, %p85;
+	bra.uni $L245_binop_done;
+$L245_binop_done:
+	.loc 5 103 3
+	mov.pred %p81, %p84;
+	bra.uni $L251_ret_argBetter;
+$L246_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p87, %f150, %f149;
+	@%p87 bra $L253_edge;
+	bra.uni $L247_binop_rhs;
+$L247_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p89, %f150, %f149;
+	@%p89 bra $L249_binop_rhs;
+	bra.uni $L254_edge;
+$L248_binop_done:
+	.loc 5 107 2
+	mov.pred %p81, %p88;
+	bra.uni $L251_ret_argBetter;
+$L249_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p91, %r195, %r192;
+	mov.pred %p90, %p91;
+	bra.uni $L250_binop_done;
+$L250_binop_done:
+	mov.pred %p88, %p90;
+	bra.uni $L248_binop_done;
+$L251_ret_argBetter:
+	@%p81 bra $L237_if_then;
+	bra.uni $L255_edge;
+$L252_edge:
+	mov.pred %p84, 1;
+	bra.uni $L245_binop_done;
+$L253_edge:
+	mov.pred %p88, 1;
+	bra.uni $L248_binop_done;
+$L254_edge:
+	mov.pred %p90, 0;
+	bra.uni $L250_binop_done;
+$L255_edge:
+	mov.f32 %f151, %f149;
+	mov.s32 %r196, %r192;
+	bra.uni $L238_if_done;
+$L256_oob17:
+	.loc 12 135 6
+	mov.u64 %rd21, 0x2F00000012;
+	mov.u64 %rd22, %rd9;
+	mov.u64 %rd23, %rd2;
+	bra.uni $L40_bounds_fail;
+$L40_bounds_fail:
+	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
+	setp.eq.u64 %p2, %rd24, 0;
+	@!%p2 bra $L41_bounds_exit;
+	st.global.u64 [kern_error+8], %rd22;
+	st.global.u64 [kern_error+16], %rd23;
+	mov.u32 %r10, %ctaid.x;
+	mov.u32 %r11, %ntid.x;
+	mul.wide.u32 %rd25, %r10, %r11;
+	mov.u32 %r12, %tid.x;
+	cvt.u64.u32 %rd26, %r12;
+	add.s64 %rd27, %rd25, %rd26;
+	st.global.u64 [kern_error+24], %rd27;
+	bra.uni $L41_bounds_exit;
+}
+
+.visible .entry sampleF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 logits_ptr,
+	.param .s64 logits_len,
+	.param .s64 cols,
+	.param .s64 topK,
+	.param .f32 topP,
+	.param .f32 invTemp,
+	.param .u64 seed
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<94>;
+	.reg .b16 %rs<5>;
+	.reg .b32 %r<197>;
+	.reg .b64 %rd<175>;
+	.reg .f32 %f<152>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+	.shared .align 16 .b8 smem2[128];
+	.shared .align 16 .b8 smem3[128];
+	.shared .align 16 .b8 smem4[128];
+
+	.loc 12 73 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [logits_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [logits_len];
+	ld.param.s64 %rd6, [cols];
+	ld.param.s64 %rd7, [topK];
+	ld.param.f32 %f0, [topP];
+	ld.param.f32 %f1, [invTemp];
+	ld.param.u64 %rd8, [seed];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 12 85 19
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd9, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd10, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd11, %r2;
+	.loc 12 86 14
+	mul.lo.s64 %rd12, %rd9, %rd6;
+	.loc 12 87 24
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd13, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.s64.u32 %rd15, %r5;
+	.loc 12 87 40
+	mov.u32 %r6, %ntid.x;
+	cvt.s64.u32 %rd16, %r6;
+	mov.u32 %r7, %ntid.y;
+	cvt.s64.u32 %rd17, %r7;
+	mov.u32 %r8, %ntid.z;
+	cvt.s64.u32 %rd18, %r8;
+	.loc 12 89 13
+	bra.uni $L34_entry;
+$L3_for_loop:
+	.loc 12 90 18
+	setp.lt.s64 %p0, %rd19, %rd6;
+	@%p0 bra $L4_for_body;
+	bra.uni $L47_entry;
+$L4_for_body:
+	.loc 12 91 36
+	add.s64 %rd20, %rd12, %rd19;
+	.loc 12 91 25
+	bra.uni $L36_entry;
+$L6_if_then:
+	mov.u32 %r32, 0;
+	mov.s64 %rd48, 31;
+	bra.uni $L9_for_loop;
+$L7_if_done:
+	.loc 12 111 10
+	setp.lt.f32 %p23, %f0, 0f3F800000;
+	@%p23 bra $L96_entry;
+	bra.uni $L95_edge;
+$L8_cond_true:
+	.loc 12 96 22
+	setp.lt.s64 %p11, %rd7, %rd6;
+	@%p11 bra $L6_if_then;
+	bra.uni $L69_edge;
+$L9_for_loop:
+	.loc 12 97 22
+	setp.ge.s64 %p12, %rd48, 0;
+	@%p12 bra $L10_for_body;
+	bra.uni $L70_edge;
+$L10_for_body:
+	.loc 12 98 27
+	min.u64 %rd49, %rd48, 32;
+	cvt.u32.u64 %r33, %rd49;
+	mov.u32 %r34, 1;
+	shl.b32 %r35, %r34, %r33;
+	.loc 12 98 16
+	or.b32 %r36, %r32, %r35;
+	mov.s32 %r37, 0;
+	mov.s64 %rd50, %rd13;
+	bra.uni $L11_for_loop;
+$L11_for_loop:
+	.loc 12 100 20
+	setp.lt.s64 %p13, %rd50, %rd6;
+	@%p13 bra $L12_for_body;
+	bra.uni $L85_entry;
+$L12_for_body:
+	.loc 12 101 35
+	add.s64 %rd51, %rd12, %rd50;
+	.loc 12 101 24
+	bra.uni $L71_entry;
+$L14_if_then:
+	.loc 12 102 6
+	add.s32 %r45, %r37, 1;
+	mov.s32 %r44, %r45;
+	bra.uni $L15_if_done;
+$L15_if_done:
+	.loc 12 100 28
+	add.s64 %rd54, %rd50, %rd16;
+	mov.s32 %r37, %r44;
+	mov.s64 %rd50, %rd54;
+	bra.uni $L11_for_loop;
+$L16_if_then:
+	mov.u32 %r84, %r36;
+	bra.uni $L17_if_done;
+$L17_if_done:
+	.loc 12 97 28
+	sub.s64 %rd68, %rd48, 1;
+	mov.u32 %r32, %r84;
+	mov.s64 %rd48, %rd68;
+	bra.uni $L9_for_loop;
+$L20_for_loop:
+	.loc 12 114 22
+	setp.ge.s64 %p34, %rd93, 0;
+	@%p34 bra $L21_for_body;
+	bra.uni $L22_for_done;
+$L21_for_body:
+	.loc 12 115 25
+	min.u64 %rd94, %rd93, 32;
+	cvt.u32.u64 %r113, %rd94;
+	mov.u32 %r114, 1;
+	shl.b32 %r115, %r114, %r113;
+	.loc 12 115 14
+	or.b32 %r116, %r112, %r115;
+	.loc 12 116 40
+	max.u32 %r117, %r116, %r31;
+	.loc 12 116 15
+	bra.uni $L126_entry;
+$L22_for_done:
+	.loc 12 120 12
+	max.u32 %r145, %r31, %r112;
+	mov.u32 %r85, %r145;
+	bra.uni $L157_entry;
+$L23_if_then:
+	mov.u32 %r144, %r116;
+	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 12 114 28
+	sub.s64 %rd119, %rd93, 1;
+	mov.u32 %r112, %r144;
+	mov.s64 %rd93, %rd119;
+	bra.uni $L20_for_loop;
+$L25_for_loop:
+	.loc 12 124 18
+	setp.lt.s64 %p46, %rd120, %rd6;
+	@%p46 bra $L26_for_body;
+	bra.uni $L197_entry;
+$L26_for_body:
+	.loc 12 125 26
+	add.s64 %rd121, %rd12, %rd120;
+	.loc 12 125 15
+	bra.uni $L159_entry;
+$L28_if_then:
+	.loc 12 127 11
+	sub.rn.f32 %f125, %f119, %f11;
+	.loc 12 127 14
+	mul.rn.f32 %f126, %f125, %f1;
+	.loc 12 127 31
+	bra.uni $L175_entry;
+$L29_if_done:
+	.loc 12 124 26
+	add.s64 %rd148, %rd120, %rd16;
+	mov.f32 %f118, %f124;
+	mov.s32 %r147, %r154;
+	mov.s64 %rd120, %rd148;
+	bra.uni $L25_for_loop;
+$L30_if_then:
+	.loc 12 129 24
+	cvt.s32.s64 %r157, %rd120;
+	mov.f32 %f124, %f138;
+	mov.s32 %r154, %r157;
+	bra.uni $L29_if_done;
+$L31_if_then:
+	.loc 12 135 6
+	setp.hs.u64 %p93, %rd9, %rd2;
+	@%p93 bra $L256_oob17;
+	shl.b64 %rd173, %rd9, 2;
+	add.s64 %rd174, %rd1, %rd173;
+	st.global.s32 [%rd174], %r158;
+	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L34_entry:
+	.loc 10 70 52
+	mov.u32 %r9, 0xFF800000;
+	mov.b32 %f3, %r9;
+	.loc 10 70 25
+	mov.f32 %f2, %f3;
+	bra.uni $L35_ret_negInf;
+$L35_ret_negInf:
+	mov.f32 %f4, %f2;
+	mov.s64 %rd19, %rd13;
+	bra.uni $L3_for_loop;
+$L36_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p1, %rd20, %rd5;
+	@%p1 bra $L42_oob0;
+	shl.b64 %rd28, %rd20, 1;
+	add.s64 %rd29, %rd4, %rd28;
+	ld.global.nc.u16 %rs0, [%rd29];
+	.loc 12 154 13
+	bra.uni $L43_entry;
+$L38_if_done:
+	.loc 12 158 2
+	mov.f32 %f5, %f6;
+	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	.loc 12 91 14
+	max.f32 %f10, %f4, %f5;
+	.loc 12 90 26
+	add.s64 %rd30, %rd19, %rd16;
+	mov.f32 %f4, %f10;
+	mov.s64 %rd19, %rd30;
+	bra.uni $L3_for_loop;
+$L41_bounds_exit:
+	exit;
+$L42_oob0:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x3000000001;
+	mov.u64 %rd22, %rd20;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L43_entry:
+	.loc 6 35 57
+	cvt.f32.f16 %f7, %rs0;
+	.loc 6 35 41
+	mov.f32 %f6, %f7;
+	bra.uni $L44_ret_load;
+$L44_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p3, %f6, %f6;
+	@%p3 bra $L45_entry;
+	bra.uni $L38_if_done;
+$L45_entry:
+	.loc 10 70 52
+	mov.u32 %r13, 0xFF800000;
+	mov.b32 %f9, %r13;
+	.loc 10 70 25
+	mov.f32 %f8, %f9;
+	bra.uni $L46_ret_negInf;
+$L46_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f5, %f8;
+	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L47_entry:
+	.loc 10 45 26
+	mov.u64 %rd31, smem0;
+	.loc 10 46 13
+	bra.uni $L53_entry;
+$L48_if_then:
+	.loc 10 48 11
+	mov.u32 %r18, %tid.z;
+	mov.u32 %r19, %ntid.y;
+	mov.u32 %r20, %tid.y;
+	mad.lo.u32 %r17, %r18, %r19, %r20;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %tid.x;
+	mad.lo.u32 %r21, %r17, %r22, %r23;
+	shr.u32 %r16, %r21, 5;
+	cvt.s64.u32 %rd35, %r16;
+	.loc 10 48 4
+	setp.hs.u64 %p6, %rd35, 32;
+	@%p6 bra $L58_oob1;
+	shl.b64 %rd36, %rd35, 2;
+	add.s64 %rd37, %rd31, %rd36;
+	st.shared.f32 [%rd37], %f12;
+	bra.uni $L49_if_done;
+$L49_if_done:
+	.loc 10 50 8
+	bar.sync 0;
+	.loc 10 51 12
+	bra.uni $L59_entry;
+$L50_if_then:
+	.loc 10 53 15
+	mov.u32 %r29, %laneid;
+	cvt.s64.u32 %rd43, %r29;
+	.loc 10 53 8
+	setp.hs.u64 %p8, %rd43, 32;
+	@%p8 bra $L62_oob2;
+	shl.b64 %rd44, %rd43, 2;
+	add.s64 %rd45, %rd31, %rd44;
+	ld.shared.f32 %f19, [%rd45];
+	mov.f32 %f18, %f19;
+	bra.uni $L63_entry;
+$L52_ret_blockMax:
+	.loc 12 96 10
+	setp.gt.s64 %p10, %rd7, 0;
+	@%p10 bra $L8_cond_true;
+	bra.uni $L68_edge;
+$L53_entry:
+	mov.f32 %f13, %f4;
+	mov.s64 %rd32, 16;
+	bra.uni $L54_for_loop;
+$L54_for_loop:
+	.loc 10 63 17
+	setp.gt.s64 %p4, %rd32, 0;
+	@%p4 bra $L55_for_body;
+	bra.uni $L56_for_done;
+$L55_for_body:
+	.loc 10 64 29
+	cvt.u32.u64 %r14, %rd32;
+	shfl.sync.bfly.b32 %f14, %f13, %r14, 31, -1;
+	.loc 10 64 14
+	max.f32 %f15, %f13, %f14;
+	.loc 10 63 22
+	div.s64 %rd33, %rd32, 2;
+	mov.f32 %f13, %f15;
+	mov.s64 %rd32, %rd33;
+	bra.uni $L54_for_loop;
+$L56_for_done:
+	.loc 10 66 2
+	mov.f32 %f12, %f13;
+	bra.uni $L57_ret_warpMax;
+$L57_ret_warpMax:
+	.loc 10 47 11
+	mov.u32 %r15, %laneid;
+	cvt.s64.u32 %rd34, %r15;
+	.loc 10 47 14
+	setp.eq.s64 %p5, %rd34, 0;
+	@%p5 bra $L48_if_then;
+	bra.uni $L49_if_done;
+$L58_oob1:
+	.loc 10 48 4
+	mov.u64 %rd21, 0x3000000002;
+	mov.u64 %rd22, %rd35;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L59_entry:
+	.loc 10 70 52
+	mov.u32 %r24, 0xFF800000;
+	mov.b32 %f17, %r24;
+	.loc 10 70 25
+	mov.f32 %f16, %f17;
+	bra.uni $L60_ret_negInf;
+$L60_ret_negInf:
+	.loc 10 52 11
+	mov.u32 %r25, %laneid;
+	cvt.s64.u32 %rd38, %r25;
+	.loc 10 52 26
+	mov.u32 %r26, %ntid.x;
+	cvt.s64.u32 %rd39, %r26;
+	mov.u32 %r27, %ntid.y;
+	cvt.s64.u32 %rd40, %r27;
+	mov.u32 %r28, %ntid.z;
+	cvt.s64.u32 %rd41, %r28;
+	.loc 10 52 30
+	div.s64 %rd42, %rd39, 32;
+	.loc 10 52 14
+	setp.lt.s64 %p7, %rd38, %rd42;
+	@%p7 bra $L50_if_then;
+	bra.uni $L61_edge;
+$L61_edge:
+	mov.f32 %f18, %f16;
+	bra.uni $L63_entry;
+$L62_oob2:
+	.loc 10 53 8
+	mov.u64 %rd21, 0x3000000003;
+	mov.u64 %rd22, %rd43;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L63_entry:
+	mov.f32 %f21, %f18;
+	mov.s64 %rd46, 16;
+	bra.uni $L64_for_loop;
+$L64_for_loop:
+	.loc 10 63 17
+	setp.gt.s64 %p9, %rd46, 0;
+	@%p9 bra $L65_for_body;
+	bra.uni $L66_for_done;
+$L65_for_body:
+	.loc 10 64 29
+	cvt.u32.u64 %r30, %rd46;
+	shfl.sync.bfly.b32 %f22, %f21, %r30, 31, -1;
+	.loc 10 64 14
+	max.f32 %f23, %f21, %f22;
+	.loc 10 63 22
+	div.s64 %rd47, %rd46, 2;
+	mov.f32 %f21, %f23;
+	mov.s64 %rd46, %rd47;
+	bra.uni $L64_for_loop;
+$L66_for_done:
+	.loc 10 66 2
+	mov.f32 %f20, %f21;
+	bra.uni $L67_ret_warpMax;
+$L67_ret_warpMax:
+	.loc 10 56 8
+	bar.sync 0;
+	.loc 10 57 2
+	mov.f32 %f11, %f20;
+	bra.uni $L52_ret_blockMax;
+$L68_edge:
+	mov.u32 %r31, 0;
+	bra.uni $L7_if_done;
+$L69_edge:
+	mov.u32 %r31, 0;
+	bra.uni $L7_if_done;
+$L70_edge:
+	mov.u32 %r31, %r32;
+	bra.uni $L7_if_done;
+$L71_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p14, %rd51, %rd5;
+	@%p14 bra $L75_oob3;
+	shl.b64 %rd52, %rd51, 1;
+	add.s64 %rd53, %rd4, %rd52;
+	ld.global.nc.u16 %rs1, [%rd53];
+	.loc 12 154 13
+	bra.uni $L76_entry;
+$L73_if_done:
+	.loc 12 158 2
+	mov.f32 %f24, %f25;
+	bra.uni $L80_entry;
+$L75_oob3:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x3000000004;
+	mov.u64 %rd22, %rd51;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L76_entry:
+	.loc 6 35 57
+	cvt.f32.f16 %f26, %rs1;
+	.loc 6 35 41
+	mov.f32 %f25, %f26;
+	bra.uni $L77_ret_load;
+$L77_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p15, %f25, %f25;
+	@%p15 bra $L78_entry;
+	bra.uni $L73_if_done;
+$L78_entry:
+	.loc 10 70 52
+	mov.u32 %r38, 0xFF800000;
+	mov.b32 %f28, %r38;
+	.loc 10 70 25
+	mov.f32 %f27, %f28;
+	bra.uni $L79_ret_negInf;
+$L79_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f24, %f27;
+	bra.uni $L80_entry;
+$L80_entry:
+	.loc 12 164 23
+	mov.b32 %r40, %f24;
+	.loc 12 165 6
+	and.b32 %r41, %r40, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p16, %r41, 0;
+	@%p16 bra $L81_if_then;
+	bra.uni $L82_if_done;
+$L81_if_then:
+	.loc 12 166 10
+	not.b32 %r42, %r40;
+	.loc 12 166 3
+	mov.u32 %r39, %r42;
+	bra.uni $L83_ret_orderKey;
+$L82_if_done:
+	.loc 12 168 11
+	or.b32 %r43, %r40, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r39, %r43;
+	bra.uni $L83_ret_orderKey;
+$L83_ret_orderKey:
+	.loc 12 101 40
+	setp.hs.u32 %p17, %r39, %r36;
+	@%p17 bra $L14_if_then;
+	bra.uni $L84_edge;
+$L84_edge:
+	mov.s32 %r44, %r37;
+	bra.uni $L15_if_done;
+$L85_entry:
+	.loc 10 27 20
+	mov.u64 %rd55, smem1;
+	.loc 10 28 17
+	shfl.sync.bfly.b32 %r47, %r37, 16, 31, -1;
+	add.s32 %r48, %r37, %r47;
+	shfl.sync.bfly.b32 %r49, %r48, 8, 31, -1;
+	add.s32 %r50, %r48, %r49;
+	shfl.sync.bfly.b32 %r51, %r50, 4, 31, -1;
+	add.s32 %r52, %r50, %r51;
+	shfl.sync.bfly.b32 %r53, %r52, 2, 31, -1;
+	add.s32 %r54, %r52, %r53;
+	shfl.sync.bfly.b32 %r55, %r54, 1, 31, -1;
+	add.s32 %r56, %r54, %r55;
+	.loc 10 29 11
+	mov.u32 %r57, %laneid;
+	cvt.s64.u32 %rd56, %r57;
+	.loc 10 29 14
+	setp.eq.s64 %p18, %rd56, 0;
+	@%p18 bra $L86_if_then;
+	bra.uni $L87_if_done;
+$L86_if_then:
+	.loc 10 30 11
+	mov.u32 %r60, %tid.z;
+	mov.u32 %r61, %ntid.y;
+	mov.u32 %r62, %tid.y;
+	mad.lo.u32 %r59, %r60, %r61, %r62;
+	mov.u32 %r64, %ntid.x;
+	mov.u32 %r65, %tid.x;
+	mad.lo.u32 %r63, %r59, %r64, %r65;
+	shr.u32 %r58, %r63, 5;
+	cvt.s64.u32 %rd57, %r58;
+	.loc 10 30 4
+	setp.hs.u64 %p19, %rd57, 32;
+	@%p19 bra $L91_oob4;
+	shl.b64 %rd58, %rd57, 2;
+	add.s64 %rd59, %rd55, %rd58;
+	st.shared.s32 [%rd59], %r56;
+	bra.uni $L87_if_done;
+$L87_if_done:
+	.loc 10 32 8
+	bar.sync 0;
+	.loc 10 34 11
+	mov.u32 %r66, %laneid;
+	cvt.s64.u32 %rd60, %r66;
+	.loc 10 34 26
+	mov.u32 %r67, %ntid.x;
+	cvt.s64.u32 %rd61, %r67;
+	mov.u32 %r68, %ntid.y;
+	cvt.s64.u32 %rd62, %r68;
+	mov.u32 %r69, %ntid.z;
+	cvt.s64.u32 %rd63, %r69;
+	.loc 10 34 30
+	div.s64 %rd64, %rd61, 32;
+	.loc 10 34 14
+	setp.lt.s64 %p20, %rd60, %rd64;
+	@%p20 bra $L88_if_then;
+	bra.uni $L92_edge;
+$L88_if_then:
+	.loc 10 35 15
+	mov.u32 %r71, %laneid;
+	cvt.s64.u32 %rd65, %r71;
+	.loc 10 35 8
+	setp.hs.u64 %p21, %rd65, 32;
+	@%p21 bra $L93_oob5;
+	shl.b64 %rd66, %rd65, 2;
+	add.s64 %rd67, %rd55, %rd66;
+	ld.shared.s32 %r72, [%rd67];
+	mov.s32 %r70, %r72;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 10 37 17
+	shfl.sync.bfly.b32 %r73, %r70, 16, 31, -1;
+	add.s32 %r74, %r70, %r73;
+	shfl.sync.bfly.b32 %r75, %r74, 8, 31, -1;
+	add.s32 %r76, %r74, %r75;
+	shfl.sync.bfly.b32 %r77, %r76, 4, 31, -1;
+	add.s32 %r78, %r76, %r77;
+	shfl.sync.bfly.b32 %r79, %r78, 2, 31, -1;
+	add.s32 %r80, %r78, %r79;
+	shfl.sync.bfly.b32 %r81, %r80, 1, 31, -1;
+	add.s32 %r82, %r80, %r81;
+	.loc 10 38 8
+	bar.sync 0;
+	.loc 10 39 2
+	mov.s32 %r46, %r82;
+	bra.uni $L90_ret_blockSum_u005bint32_u005d;
+$L90_ret_blockSum_u005bint32_u005d:
+	.loc 12 105 30
+	cvt.s32.s64 %r83, %rd7;
+	.loc 12 105 22
+	setp.ge.s32 %p22, %r46, %r83;
+	@%p22 bra $L16_if_then;
+	bra.uni $L94_edge;
+$L91_oob4:
+	.loc 10 30 4
+	mov.u64 %rd21, 0x3000000005;
+	mov.u64 %rd22, %rd57;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L92_edge:
+	mov.s32 %r70, 0;
+	bra.uni $L89_if_done;
+$L93_oob5:
+	.loc 10 35 8
+	mov.u64 %rd21, 0x3000000006;
+	mov.u64 %rd22, %rd65;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L94_edge:
+	mov.u32 %r84, %r32;
+	bra.uni $L17_if_done;
+$L95_edge:
+	mov.u32 %r85, %r31;
+	bra.uni $L157_entry;
+$L96_entry:
+	.loc 12 144 22
+	mov.u32 %r86, %tid.x;
+	cvt.s64.u32 %rd69, %r86;
+	mov.u32 %r87, %tid.y;
+	cvt.s64.u32 %rd70, %r87;
+	mov.u32 %r88, %tid.z;
+	cvt.s64.u32 %rd71, %r88;
+	mov.f32 %f30, 0f00000000;
+	mov.s64 %rd72, %rd69;
+	bra.uni $L97_for_loop;
+$L97_for_loop:
+	.loc 12 144 30
+	setp.lt.s64 %p24, %rd72, %rd6;
+	@%p24 bra $L98_for_body;
+	bra.uni $L117_entry;
+$L98_for_body:
+	.loc 12 145 29
+	add.s64 %rd73, %rd12, %rd72;
+	.loc 12 145 18
+	bra.uni $L103_entry;
+$L100_if_then:
+	.loc 12 146 20
+	sub.rn.f32 %f37, %f31, %f11;
+	.loc 12 146 25
+	mul.rn.f32 %f38, %f37, %f1;
+	.loc 12 146 16
+	max.f32 %f39, %f38, 0fC2D00000;
+	min.f32 %f39, %f39, 0f42B20000;
+	mul.rn.f32 %f40, %f39, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f41, %f40;
+	fma.rn.f32 %f42, %f41, 0fBF317200, %f39;
+	fma.rn.f32 %f42, %f41, 0fB5BFBE8E, %f42;
+	mul.rn.f32 %f42, %f42, 0f3FB8AA3B;
+	ex2.approx.f32 %f43, %f42;
+	mul.rn.f32 %f44, %f41, 0f3F000000;
+	cvt.rmi.f32.f32 %f44, %f44;
+	sub.rn.f32 %f45, %f41, %f44;
+	ex2.approx.f32 %f46, %f44;
+	ex2.approx.f32 %f47, %f45;
+	mul.rn.f32 %f43, %f43, %f46;
+	mul.rn.f32 %f43, %f43, %f47;
+	setp.nan.f32 %p29, %f38, %f38;
+	selp.f32 %f43, %f38, %f43, %p29;
+	.loc 12 146 4
+	add.rn.f32 %f48, %f30, %f43;
+	mov.f32 %f36, %f48;
+	bra.uni $L101_if_done;
+$L101_if_done:
+	.loc 12 144 53
+	mov.u32 %r95, %ntid.x;
+	cvt.s64.u32 %rd76, %r95;
+	mov.u32 %r96, %ntid.y;
+	cvt.s64.u32 %rd77, %r96;
+	mov.u32 %r97, %ntid.z;
+	cvt.s64.u32 %rd78, %r97;
+	.loc 12 144 38
+	add.s64 %rd79, %rd72, %rd76;
+	mov.f32 %f30, %f36;
+	mov.s64 %rd72, %rd79;
+	bra.uni $L97_for_loop;
+$L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	.loc 12 112 18
+	mul.rn.f32 %f72, %f0, %f29;
+	mov.u32 %r112, 0;
+	mov.s64 %rd93, 31;
+	bra.uni $L20_for_loop;
+$L103_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p25, %rd73, %rd5;
+	@%p25 bra $L107_oob6;
+	shl.b64 %rd74, %rd73, 1;
+	add.s64 %rd75, %rd4, %rd74;
+	ld.global.nc.u16 %rs2, [%rd75];
+	.loc 12 154 13
+	bra.uni $L108_entry;
+$L105_if_done:
+	.loc 12 158 2
+	mov.f32 %f31, %f32;
+	bra.uni $L112_entry;
+$L107_oob6:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x3000000007;
+	mov.u64 %rd22, %rd73;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L108_entry:
+	.loc 6 35 57
+	cvt.f32.f16 %f33, %rs2;
+	.loc 6 35 41
+	mov.f32 %f32, %f33;
+	bra.uni $L109_ret_load;
+$L109_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p26, %f32, %f32;
+	@%p26 bra $L110_entry;
+	bra.uni $L105_if_done;
+$L110_entry:
+	.loc 10 70 52
+	mov.u32 %r89, 0xFF800000;
+	mov.b32 %f35, %r89;
+	.loc 10 70 25
+	mov.f32 %f34, %f35;
+	bra.uni $L111_ret_negInf;
+$L111_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f31, %f34;
+	bra.uni $L112_entry;
+$L112_entry:
+	.loc 12 164 23
+	mov.b32 %r91, %f31;
+	.loc 12 165 6
+	and.b32 %r92, %r91, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p27, %r92, 0;
+	@%p27 bra $L113_if_then;
+	bra.uni $L114_if_done;
+$L113_if_then:
+	.loc 12 166 10
+	not.b32 %r93, %r91;
+	.loc 12 166 3
+	mov.u32 %r90, %r93;
+	bra.uni $L115_ret_orderKey;
+$L114_if_done:
+	.loc 12 168 11
+	or.b32 %r94, %r91, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r90, %r94;
+	bra.uni $L115_ret_orderKey;
+$L115_ret_orderKey:
+	.loc 12 145 46
+	setp.hs.u32 %p28, %r90, %r31;
+	@%p28 bra $L100_if_then;
+	bra.uni $L116_edge;
+$L116_edge:
+	mov.f32 %f36, %f30;
+	bra.uni $L101_if_done;
+$L117_entry:
+	.loc 10 27 20
+	mov.u64 %rd80, smem2;
+	.loc 10 28 17
+	shfl.sync.bfly.b32 %f50, %f30, 16, 31, -1;
+	add.rn.f32 %f51, %f30, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 8, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	shfl.sync.bfly.b32 %f54, %f53, 4, 31, -1;
+	add.rn.f32 %f55, %f53, %f54;
+	shfl.sync.bfly.b32 %f56, %f55, 2, 31, -1;
+	add.rn.f32 %f57, %f55, %f56;
+	shfl.sync.bfly.b32 %f58, %f57, 1, 31, -1;
+	add.rn.f32 %f59, %f57, %f58;
+	.loc 10 29 11
+	mov.u32 %r98, %laneid;
+	cvt.s64.u32 %rd81, %r98;
+	.loc 10 29 14
+	setp.eq.s64 %p30, %rd81, 0;
+	@%p30 bra $L118_if_then;
+	bra.uni $L119_if_done;
+$L118_if_then:
+	.loc 10 30 11
+	mov.u32 %r101, %tid.z;
+	mov.u32 %r102, %ntid.y;
+	mov.u32 %r103, %tid.y;
+	mad.lo.u32 %r100, %r101, %r102, %r103;
+	mov.u32 %r105, %ntid.x;
+	mov.u32 %r106, %tid.x;
+	mad.lo.u32 %r104, %r100, %r105, %r106;
+	shr.u32 %r99, %r104, 5;
+	cvt.s64.u32 %rd82, %r99;
+	.loc 10 30 4
+	setp.hs.u64 %p31, %rd82, 32;
+	@%p31 bra $L123_oob7;
+	shl.b64 %rd83, %rd82, 2;
+	add.s64 %rd84, %rd80, %rd83;
+	st.shared.f32 [%rd84], %f59;
+	bra.uni $L119_if_done;
+$L119_if_done:
+	.loc 10 32 8
+	bar.sync 0;
+	.loc 10 34 11
+	mov.u32 %r107, %laneid;
+	cvt.s64.u32 %rd85, %r107;
+	.loc 10 34 26
+	mov.u32 %r108, %ntid.x;
+	cvt.s64.u32 %rd86, %r108;
+	mov.u32 %r109, %ntid.y;
+	cvt.s64.u32 %rd87, %r109;
+	mov.u32 %r110, %ntid.z;
+	cvt.s64.u32 %rd88, %r110;
+	.loc 10 34 30
+	div.s64 %rd89, %rd86, 32;
+	.loc 10 34 14
+	setp.lt.s64 %p32, %rd85, %rd89;
+	@%p32 bra $L120_if_then;
+	bra.uni $L124_edge;
+$L120_if_then:
+	.loc 10 35 15
+	mov.u32 %r111, %laneid;
+	cvt.s64.u32 %rd90, %r111;
+	.loc 10 35 8
+	setp.hs.u64 %p33, %rd90, 32;
+	@%p33 bra $L125_oob8;
+	shl.b64 %rd91, %rd90, 2;
+	add.s64 %rd92, %rd80, %rd91;
+	ld.shared.f32 %f61, [%rd92];
+	mov.f32 %f60, %f61;
+	bra.uni $L121_if_done;
+$L121_if_done:
+	.loc 10 37 17
+	shfl.sync.bfly.b32 %f62, %f60, 16, 31, -1;
+	add.rn.f32 %f63, %f60, %f62;
+	shfl.sync.bfly.b32 %f64, %f63, 8, 31, -1;
+	add.rn.f32 %f65, %f63, %f64;
+	shfl.sync.bfly.b32 %f66, %f65, 4, 31, -1;
+	add.rn.f32 %f67, %f65, %f66;
+	shfl.sync.bfly.b32 %f68, %f67, 2, 31, -1;
+	add.rn.f32 %f69, %f67, %f68;
+	shfl.sync.bfly.b32 %f70, %f69, 1, 31, -1;
+	add.rn.f32 %f71, %f69, %f70;
+	.loc 10 38 8
+	bar.sync 0;
+	.loc 10 39 2
+	mov.f32 %f49, %f71;
+	bra.uni $L122_ret_blockSum_u005bfloat32_u005d;
+$L122_ret_blockSum_u005bfloat32_u005d:
+	.loc 12 149 2
+	mov.f32 %f29, %f49;
+	bra.uni $L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L123_oob7:
+	.loc 10 30 4
+	mov.u64 %rd21, 0x3000000008;
+	mov.u64 %rd22, %rd82;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L124_edge:
+	mov.f32 %f60, 0f00000000;
+	bra.uni $L121_if_done;
+$L125_oob8:
+	.loc 10 35 8
+	mov.u64 %rd21, 0x3000000009;
+	mov.u64 %rd22, %rd90;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L126_entry:
+	.loc 12 144 22
+	mov.u32 %r118, %tid.x;
+	cvt.s64.u32 %rd95, %r118;
+	mov.u32 %r119, %tid.y;
+	cvt.s64.u32 %rd96, %r119;
+	mov.u32 %r120, %tid.z;
+	cvt.s64.u32 %rd97, %r120;
+	mov.f32 %f74, 0f00000000;
+	mov.s64 %rd98, %rd95;
+	bra.uni $L127_for_loop;
+$L127_for_loop:
+	.loc 12 144 30
+	setp.lt.s64 %p35, %rd98, %rd6;
+	@%p35 bra $L128_for_body;
+	bra.uni $L147_entry;
+$L128_for_body:
+	.loc 12 145 29
+	add.s64 %rd99, %rd12, %rd98;
+	.loc 12 145 18
+	bra.uni $L133_entry;
+$L130_if_then:
+	.loc 12 146 20
+	sub.rn.f32 %f81, %f75, %f11;
+	.loc 12 146 25
+	mul.rn.f32 %f82, %f81, %f1;
+	.loc 12 146 16
+	max.f32 %f83, %f82, 0fC2D00000;
+	min.f32 %f83, %f83, 0f42B20000;
+	mul.rn.f32 %f84, %f83, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f85, %f84;
+	fma.rn.f32 %f86, %f85, 0fBF317200, %f83;
+	fma.rn.f32 %f86, %f85, 0fB5BFBE8E, %f86;
+	mul.rn.f32 %f86, %f86, 0f3FB8AA3B;
+	ex2.approx.f32 %f87, %f86;
+	mul.rn.f32 %f88, %f85, 0f3F000000;
+	cvt.rmi.f32.f32 %f88, %f88;
+	sub.rn.f32 %f89, %f85, %f88;
+	ex2.approx.f32 %f90, %f88;
+	ex2.approx.f32 %f91, %f89;
+	mul.rn.f32 %f87, %f87, %f90;
+	mul.rn.f32 %f87, %f87, %f91;
+	setp.nan.f32 %p40, %f82, %f82;
+	selp.f32 %f87, %f82, %f87, %p40;
+	.loc 12 146 4
+	add.rn.f32 %f92, %f74, %f87;
+	mov.f32 %f80, %f92;
+	bra.uni $L131_if_done;
+$L131_if_done:
+	.loc 12 144 53
+	mov.u32 %r127, %ntid.x;
+	cvt.s64.u32 %rd102, %r127;
+	mov.u32 %r128, %ntid.y;
+	cvt.s64.u32 %rd103, %r128;
+	mov.u32 %r129, %ntid.z;
+	cvt.s64.u32 %rd104, %r129;
+	.loc 12 144 38
+	add.s64 %rd105, %rd98, %rd102;
+	mov.f32 %f74, %f80;
+	mov.s64 %rd98, %rd105;
+	bra.uni $L127_for_loop;
+$L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	.loc 12 116 65
+	setp.ge.f32 %p45, %f73, %f72;
+	@%p45 bra $L23_if_then;
+	bra.uni $L156_edge;
+$L133_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p36, %rd99, %rd5;
+	@%p36 bra $L137_oob9;
+	shl.b64 %rd100, %rd99, 1;
+	add.s64 %rd101, %rd4, %rd100;
+	ld.global.nc.u16 %rs3, [%rd101];
+	.loc 12 154 13
+	bra.uni $L138_entry;
+$L135_if_done:
+	.loc 12 158 2
+	mov.f32 %f75, %f76;
+	bra.uni $L142_entry;
+$L137_oob9:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x300000000A;
+	mov.u64 %rd22, %rd99;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L138_entry:
+	.loc 6 35 57
+	cvt.f32.f16 %f77, %rs3;
+	.loc 6 35 41
+	mov.f32 %f76, %f77;
+	bra.uni $L139_ret_load;
+$L139_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p37, %f76, %f76;
+	@%p37 bra $L140_entry;
+	bra.uni $L135_if_done;
+$L140_entry:
+	.loc 10 70 52
+	mov.u32 %r121, 0xFF800000;
+	mov.b32 %f79, %r121;
+	.loc 10 70 25
+	mov.f32 %f78, %f79;
+	bra.uni $L141_ret_negInf;
+$L141_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f75, %f78;
+	bra.uni $L142_entry;
+$L142_entry:
+	.loc 12 164 23
+	mov.b32 %r123, %f75;
+	.loc 12 165 6
+	and.b32 %r124, %r123, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p38, %r124, 0;
+	@%p38 bra $L143_if_then;
+	bra.uni $L144_if_done;
+$L143_if_then:
+	.loc 12 166 10
+	not.b32 %r125, %r123;
+	.loc 12 166 3
+	mov.u32 %r122, %r125;
+	bra.uni $L145_ret_orderKey;
+$L144_if_done:
+	.loc 12 168 11
+	or.b32 %r126, %r123, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r122, %r126;
+	bra.uni $L145_ret_orderKey;
+$L145_ret_orderKey:
+	.loc 12 145 46
+	setp.hs.u32 %p39, %r122, %r117;
+	@%p39 bra $L130_if_then;
+	bra.uni $L146_edge;
+$L146_edge:
+	mov.f32 %f80, %f74;
+	bra.uni $L131_if_done;
+$L147_entry:
+	.loc 10 27 20
+	mov.u64 %rd106, smem2;
+	.loc 10 28 17
+	shfl.sync.bfly.b32 %f94, %f74, 16, 31, -1;
+	add.rn.f32 %f95, %f74, %f94;
+	shfl.sync.bfly.b32 %f96, %f95, 8, 31, -1;
+	add.rn.f32 %f97, %f95, %f96;
+	shfl.sync.bfly.b32 %f98, %f97, 4, 31, -1;
+	add.rn.f32 %f99, %f97, %f98;
+	shfl.sync.bfly.b32 %f100, %f99, 2, 31, -1;
+	add.rn.f32 %f101, %f99, %f100;
+	shfl.sync.bfly.b32 %f102, %f101, 1, 31, -1;
+	add.rn.f32 %f103, %f101, %f102;
+	.loc 10 29 11
+	mov.u32 %r130, %laneid;
+	cvt.s64.u32 %rd107, %r130;
+	.loc 10 29 14
+	setp.eq.s64 %p41, %rd107, 0;
+	@%p41 bra $L148_if_then;
+	bra.uni $L149_if_done;
+$L148_if_then:
+	.loc 10 30 11
+	mov.u32 %r133, %tid.z;
+	mov.u32 %r134, %ntid.y;
+	mov.u32 %r135, %tid.y;
+	mad.lo.u32 %r132, %r133, %r134, %r135;
+	mov.u32 %r137, %ntid.x;
+	mov.u32 %r138, %tid.x;
+	mad.lo.u32 %r136, %r132, %r137, %r138;
+	shr.u32 %r131, %r136, 5;
+	cvt.s64.u32 %rd108, %r131;
+	.loc 10 30 4
+	setp.hs.u64 %p42, %rd108, 32;
+	@%p42 bra $L153_oob10;
+	shl.b64 %rd109, %rd108, 2;
+	add.s64 %rd110, %rd106, %rd109;
+	st.shared.f32 [%rd110], %f103;
+	bra.uni $L149_if_done;
+$L149_if_done:
+	.loc 10 32 8
+	bar.sync 0;
+	.loc 10 34 11
+	mov.u32 %r139, %laneid;
+	cvt.s64.u32 %rd111, %r139;
+	.loc 10 34 26
+	mov.u32 %r140, %ntid.x;
+	cvt.s64.u32 %rd112, %r140;
+	mov.u32 %r141, %ntid.y;
+	cvt.s64.u32 %rd113, %r141;
+	mov.u32 %r142, %ntid.z;
+	cvt.s64.u32 %rd114, %r142;
+	.loc 10 34 30
+	div.s64 %rd115, %rd112, 32;
+	.loc 10 34 14
+	setp.lt.s64 %p43, %rd111, %rd115;
+	@%p43 bra $L150_if_then;
+	bra.uni $L154_edge;
+$L150_if_then:
+	.loc 10 35 15
+	mov.u32 %r143, %laneid;
+	cvt.s64.u32 %rd116, %r143;
+	.loc 10 35 8
+	setp.hs.u64 %p44, %rd116, 32;
+	@%p44 bra $L155_oob11;
+	shl.b64 %rd117, %rd116, 2;
+	add.s64 %rd118, %rd106, %rd117;
+	ld.shared.f32 %f105, [%rd118];
+	mov.f32 %f104, %f105;
+	bra.uni $L151_if_done;
+$L151_if_done:
+	.loc 10 37 17
+	shfl.sync.bfly.b32 %f106, %f104, 16, 31, -1;
+	add.rn.f32 %f107, %f104, %f106;
+	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
+	add.rn.f32 %f109, %f107, %f108;
+	shfl.sync.bfly.b32 %f110, %f109, 4, 31, -1;
+	add.rn.f32 %f111, %f109, %f110;
+	shfl.sync.bfly.b32 %f112, %f111, 2, 31, -1;
+	add.rn.f32 %f113, %f111, %f112;
+	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
+	add.rn.f32 %f115, %f113, %f114;
+	.loc 10 38 8
+	bar.sync 0;
+	.loc 10 39 2
+	mov.f32 %f93, %f115;
+	bra.uni $L152_ret_blockSum_u005bfloat32_u005d;
+$L152_ret_blockSum_u005bfloat32_u005d:
+	.loc 12 149 2
+	mov.f32 %f73, %f93;
+	bra.uni $L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L153_oob10:
+	.loc 10 30 4
+	mov.u64 %rd21, 0x300000000B;
+	mov.u64 %rd22, %rd108;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L154_edge:
+	mov.f32 %f104, 0f00000000;
+	bra.uni $L151_if_done;
+$L155_oob11:
+	.loc 10 35 8
+	mov.u64 %rd21, 0x300000000C;
+	mov.u64 %rd22, %rd116;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L156_edge:
+	mov.u32 %r144, %r112;
+	bra.uni $L24_if_done;
+$L157_entry:
+	.loc 10 70 52
+	mov.u32 %r146, 0xFF800000;
+	mov.b32 %f117, %r146;
+	.loc 10 70 25
+	mov.f32 %f116, %f117;
+	bra.uni $L158_ret_negInf;
+$L158_ret_negInf:
+	mov.f32 %f118, %f116;
+	mov.s32 %r147, 2147483647;
+	mov.s64 %rd120, %rd13;
+	bra.uni $L25_for_loop;
+$L159_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p47, %rd121, %rd5;
+	@%p47 bra $L163_oob12;
+	shl.b64 %rd122, %rd121, 1;
+	add.s64 %rd123, %rd4, %rd122;
+	ld.global.nc.u16 %rs4, [%rd123];
+	.loc 12 154 13
+	bra.uni $L164_entry;
+$L161_if_done:
+	.loc 12 158 2
+	mov.f32 %f119, %f120;
+	bra.uni $L168_entry;
+$L163_oob12:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x300000000D;
+	mov.u64 %rd22, %rd121;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L164_entry:
+	.loc 6 35 57
+	cvt.f32.f16 %f121, %rs4;
+	.loc 6 35 41
+	mov.f32 %f120, %f121;
+	bra.uni $L165_ret_load;
+$L165_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p48, %f120, %f120;
+	@%p48 bra $L166_entry;
+	bra.uni $L161_if_done;
+$L166_entry:
+	.loc 10 70 52
+	mov.u32 %r148, 0xFF800000;
+	mov.b32 %f123, %r148;
+	.loc 10 70 25
+	mov.f32 %f122, %f123;
+	bra.uni $L167_ret_negInf;
+$L167_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f119, %f122;
+	bra.uni $L168_entry;
+$L168_entry:
+	.loc 12 164 23
+	mov.b32 %r150, %f119;
+	.loc 12 165 6
+	and.b32 %r151, %r150, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p49, %r151, 0;
+	@%p49 bra $L169_if_then;
+	bra.uni $L170_if_done;
+$L169_if_then:
+	.loc 12 166 10
+	not.b32 %r152, %r150;
+	.loc 12 166 3
+	mov.u32 %r149, %r152;
+	bra.uni $L171_ret_orderKey;
+$L170_if_done:
+	.loc 12 168 11
+	or.b32 %r153, %r150, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r149, %r153;
+	bra.uni $L171_ret_orderKey;
+$L171_ret_orderKey:
+	.loc 12 126 18
+	setp.hs.u32 %p50, %r149, %r85;
+	@%p50 bra $L28_if_then;
+	bra.uni $L172_edge;
+$L172_edge:
+	mov.f32 %f124, %f118;
+	mov.s32 %r154, %r147;
+	bra.uni $L29_if_done;
+$L174_ret_gumbel:
+	.loc 12 127 23
+	add.rn.f32 %f138, %f126, %f127;
+	.loc 12 128 25
+	cvt.s32.s64 %r156, %rd120;
+	.loc 12 128 16
+	bra.uni $L181_entry;
+$L175_entry:
+	.loc 12 174 25
+	mov.u64 %rd124, %rd9;
+	.loc 12 174 30
+	shl.b64 %rd125, %rd124, 32;
+	.loc 12 174 48
+	cvt.u32.s64 %r155, %rd120;
+	.loc 12 174 41
+	cvt.u64.u32 %rd126, %r155;
+	.loc 12 174 34
+	or.b64 %rd127, %rd125, %rd126;
+	.loc 12 174 18
+	bra.uni $L177_entry;
+$L176_ret_uniform:
+	.loc 12 188 26
+	lg2.approx.f32 %f132, %f128;
+	mul.rn.f32 %f133, %f132, 0f3F317218;
+	.loc 12 188 18
+	neg.f32 %f134, %f133;
+	.loc 12 188 17
+	lg2.approx.f32 %f135, %f134;
+	mul.rn.f32 %f136, %f135, 0f3F317218;
+	.loc 12 188 9
+	neg.f32 %f137, %f136;
+	.loc 12 188 2
+	mov.f32 %f127, %f137;
+	bra.uni $L174_ret_gumbel;
+$L177_entry:
+	.loc 12 181 12
+	shr.u64 %rd129, %rd127, 30;
+	.loc 12 181 9
+	xor.b64 %rd130, %rd127, %rd129;
+	.loc 12 181 18
+	mul.lo.u64 %rd131, %rd130, 0xBF58476D1CE4E5B9;
+	.loc 12 182 12
+	shr.u64 %rd132, %rd131, 27;
+	.loc 12 182 9
+	xor.b64 %rd133, %rd131, %rd132;
+	.loc 12 182 18
+	mul.lo.u64 %rd134, %rd133, 0x94D049BB133111EB;
+	.loc 12 183 14
+	shr.u64 %rd135, %rd134, 31;
+	.loc 12 183 11
+	xor.b64 %rd136, %rd134, %rd135;
+	.loc 12 183 2
+	mov.u64 %rd128, %rd136;
+	bra.uni $L178_ret_mix64;
+$L178_ret_mix64:
+	.loc 12 174 54
+	xor.b64 %rd137, %rd128, %rd8;
+	.loc 12 174 12
+	bra.uni $L179_entry;
+$L179_entry:
+	.loc 12 181 12
+	shr.u64 %rd139, %rd137, 30;
+	.loc 12 181 9
+	xor.b64 %rd140, %rd137, %rd139;
+	.loc 12 181 18
+	mul.lo.u64 %rd141, %rd140, 0xBF58476D1CE4E5B9;
+	.loc 12 182 12
+	shr.u64 %rd142, %rd141, 27;
+	.loc 12 182 9
+	xor.b64 %rd143, %rd141, %rd142;
+	.loc 12 182 18
+	mul.lo.u64 %rd144, %rd143, 0x94D049BB133111EB;
+	.loc 12 183 14
+	shr.u64 %rd145, %rd144, 31;
+	.loc 12 183 11
+	xor.b64 %rd146, %rd144, %rd145;
+	.loc 12 183 2
+	mov.u64 %rd138, %rd146;
+	bra.uni $L180_ret_mix64;
+$L180_ret_mix64:
+	.loc 12 175 19
+	shr.u64 %rd147, %rd138, 40;
+	.loc 12 175 17
+	cvt.rn.f32.u64 %f129, %rd147;
+	.loc 12 175 25
+	add.rn.f32 %f130, %f129, 0f3F000000;
+	.loc 12 175 32
+	mul.rn.f32 %f131, %f130, 0f33800000;
+	.loc 12 175 2
+	mov.f32 %f128, %f131;
+	bra.uni $L176_ret_uniform;
+$L181_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p52, %f138, %f138;
+	@%p52 bra $L182_switch_body;
+	bra.uni $L184_switch_next;
+$L182_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p53, %f118, %f118;
+	@%p53 bra $L193_edge;
+	bra.uni $L185_binop_rhs;
+$L183_switch_body:
+	.loc 5 105 3
+	mov.pred %p51, 0;
+	bra.uni $L192_ret_argBetter;
+$L184_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p56, %f118, %f118;
+	@%p56 bra $L183_switch_body;
+	bra.uni $L187_switch_next;
+$L185_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p55, %r156, %r147;
+	mov.pred %p54, %p55;
+	bra.uni $L186_binop_done;
+$L186_binop_done:
+	.loc 5 103 3
+	mov.pred %p51, %p54;
+	bra.uni $L192_ret_argBetter;
+$L187_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p57, %f138, %f118;
+	@%p57 bra $L194_edge;
+	bra.uni $L188_binop_rhs;
+$L188_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p59, %f138, %f118;
+	@%p59 bra $L190_binop_rhs;
+	bra.uni $L195_edge;
+$L189_binop_done:
+	.loc 5 107 2
+	mov.pred %p51, %p58;
+	bra.uni $L192_ret_argBetter;
+$L190_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p61, %r156, %r147;
+	mov.pred %p60, %p61;
+	bra.uni $L191_binop_done;
+$L191_binop_done:
+	mov.pred %p58, %p60;
+	bra.uni $L189_binop_done;
+$L192_ret_argBetter:
+	@%p51 bra $L30_if_then;
+	bra.uni $L196_edge;
+$L193_edge:
+	mov.pred %p54, 1;
+	bra.uni $L186_binop_done;
+$L194_edge:
+	mov.pred %p58, 1;
+	bra.uni $L189_binop_done;
+$L195_edge:
+	mov.pred %p60, 0;
+	bra.uni $L191_binop_done;
+$L196_edge:
+	mov.f32 %f124, %f118;
+	mov.s32 %r154, %r147;
+	bra.uni $L29_if_done;
+$L197_entry:
+	.loc 5 113 27
+	mov.u64 %rd149, smem3;
+	.loc 5 114 25
+	mov.u64 %rd150, smem4;
+	.loc 5 115 19
+	bra.uni $L203_entry;
+$L198_if_then:
+	.loc 5 117 12
+	mov.u32 %r168, %tid.z;
+	mov.u32 %r169, %ntid.y;
+	mov.u32 %r170, %tid.y;
+	mad.lo.u32 %r167, %r168, %r169, %r170;
+	mov.u32 %r172, %ntid.x;
+	mov.u32 %r173, %tid.x;
+	mad.lo.u32 %r171, %r167, %r172, %r173;
+	shr.u32 %r166, %r171, 5;
+	cvt.s64.u32 %rd154, %r166;
+	.loc 5 117 26
+	mov.u32 %r176, %tid.z;
+	mov.u32 %r177, %ntid.y;
+	mov.u32 %r178, %tid.y;
+	mad.lo.u32 %r175, %r176, %r177, %r178;
+	mov.u32 %r180, %ntid.x;
+	mov.u32 %r181, %tid.x;
+	mad.lo.u32 %r179, %r175, %r180, %r181;
+	shr.u32 %r174, %r179, 5;
+	cvt.s64.u32 %rd155, %r174;
+	.loc 5 117 5
+	setp.hs.u64 %p75, %rd154, 32;
+	@%p75 bra $L226_oob13;
+	shl.b64 %rd156, %rd154, 2;
+	add.s64 %rd157, %rd149, %rd156;
+	st.shared.f32 [%rd157], %f140;
+	.loc 5 117 19
+	setp.hs.u64 %p76, %rd155, 32;
+	@%p76 bra $L227_oob14;
+	shl.b64 %rd158, %rd155, 2;
+	add.s64 %rd159, %rd150, %rd158;
+	st.shared.s32 [%rd159], %r159;
+	bra.uni $L199_if_done;
+$L199_if_done:
+	.loc 5 119 8
+	bar.sync 0;
+	.loc 5 120 15
+	bra.uni $L228_entry;
+$L200_if_then:
+	.loc 5 122 19
+	mov.u32 %r188, %laneid;
+	cvt.s64.u32 %rd165, %r188;
+	.loc 5 122 12
+	setp.hs.u64 %p78, %rd165, 32;
+	@%p78 bra $L231_oob15;
+	shl.b64 %rd166, %rd165, 2;
+	add.s64 %rd167, %rd149, %rd166;
+	ld.shared.f32 %f147, [%rd167];
+	.loc 5 122 33
+	mov.u32 %r189, %laneid;
+	cvt.s64.u32 %rd168, %r189;
+	.loc 5 122 26
+	setp.hs.u64 %p79, %rd168, 32;
+	@%p79 bra $L232_oob16;
+	shl.b64 %rd169, %rd168, 2;
+	add.s64 %rd170, %rd150, %rd169;
+	ld.shared.s32 %r190, [%rd170];
+	mov.f32 %f146, %f147;
+	mov.s32 %r187, %r190;
+	bra.uni $L233_entry;
+$L202_ret_blockArgMax:
+	.loc 12 134 9
+	setp.eq.s64 %p92, %rd13, 0;
+	@%p92 bra $L31_if_then;
+	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L203_entry:
+	mov.f32 %f141, %f118;
+	mov.s32 %r160, %r147;
+	mov.s64 %rd151, 16;
+	bra.uni $L204_for_loop;
+$L204_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p62, %rd151, 0;
+	@%p62 bra $L205_for_body;
+	bra.uni $L206_for_done;
+$L205_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r161, %rd151;
+	shfl.sync.bfly.b32 %f142, %f141, %r161, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r162, %rd151;
+	shfl.sync.bfly.b32 %r163, %r160, %r162, 31, -1;
+	.loc 5 133 15
+	bra.uni $L210_entry;
+$L206_for_done:
+	.loc 5 137 2
+	mov.f32 %f140, %f141;
+	mov.s32 %r159, %r160;
+	bra.uni $L209_ret_warpArgMax;
+$L207_if_then:
+	mov.f32 %f143, %f142;
+	mov.s32 %r164, %r163;
+	bra.uni $L208_if_done;
+$L208_if_done:
+	.loc 5 131 22
+	div.s64 %rd152, %rd151, 2;
+	mov.f32 %f141, %f143;
+	mov.s32 %r160, %r164;
+	mov.s64 %rd151, %rd152;
+	bra.uni $L204_for_loop;
+$L209_ret_warpArgMax:
+	.loc 5 116 11
+	mov.u32 %r165, %laneid;
+	cvt.s64.u32 %rd153, %r165;
+	.loc 5 116 14
+	setp.eq.s64 %p74, %rd153, 0;
+	@%p74 bra $L198_if_then;
+	bra.uni $L199_if_done;
+$L210_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p64, %f142, %f142;
+	@%p64 bra $L211_switch_body;
+	bra.uni $L213_switch_next;
+$L211_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p65, %f141, %f141;
+	@%p65 bra $L222_edge;
+	bra.uni $L214_binop_rhs;
+$L212_switch_body:
+	.loc 5 105 3
+	mov.pred %p63, 0;
+	bra.uni $L221_ret_argBetter;
+$L213_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p68, %f141, %f141;
+	@%p68 bra $L212_switch_body;
+	bra.uni $L216_switch_next;
+$L214_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p67, %r163, %r160;
+	mov.pred %p66, %p67;
+	bra.uni $L215_binop_done;
+$L215_binop_done:
+	.loc 5 103 3
+	mov.pred %p63, %p66;
+	bra.uni $L221_ret_argBetter;
+$L216_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p69, %f142, %f141;
+	@%p69 bra $L223_edge;
+	bra.uni $L217_binop_rhs;
+$L217_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p71, %f142, %f141;
+	@%p71 bra $L219_binop_rhs;
+	bra.uni $L224_edge;
+$L218_binop_done:
+	.loc 5 107 2
+	mov.pred %p63, %p70;
+	bra.uni $L221_ret_argBetter;
+$L219_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p73, %r163, %r160;
+	mov.pred %p72, %p73;
+	bra.uni $L220_binop_done;
+$L220_binop_done:
+	mov.pred %p70, %p72;
+	bra.uni $L218_binop_done;
+$L221_ret_argBetter:
+	@%p63 bra $L207_if_then;
+	bra.uni $L225_edge;
+$L222_edge:
+	mov.pred %p66, 1;
+	bra.uni $L215_binop_done;
+$L223_edge:
+	mov.pred %p70, 1;
+	bra.uni $L218_binop_done;
+$L224_edge:
+	mov.pred %p72, 0;
+	bra.uni $L220_binop_done;
+$L225_edge:
+	mov.f32 %f143, %f141;
+	mov.s32 %r164, %r160;
+	bra.uni $L208_if_done;
+$L226_oob13:
+	.loc 5 117 5
+	mov.u64 %rd21, 0x300000000E;
+	mov.u64 %rd22, %rd154;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L227_oob14:
+	.loc 5 117 19
+	mov.u64 %rd21, 0x300000000F;
+	mov.u64 %rd22, %rd155;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L228_entry:
+	.loc 10 70 52
+	mov.u32 %r182, 0xFF800000;
+	mov.b32 %f145, %r182;
+	.loc 10 70 25
+	mov.f32 %f144, %f145;
+	bra.uni $L229_ret_negInf;
+$L229_ret_negInf:
+	.loc 5 121 11
+	mov.u32 %r183, %laneid;
+	cvt.s64.u32 %rd160, %r183;
+	.loc 5 121 26
+	mov.u32 %r184, %ntid.x;
+	cvt.s64.u32 %rd161, %r184;
+	mov.u32 %r185, %ntid.y;
+	cvt.s64.u32 %rd162, %r185;
+	mov.u32 %r186, %ntid.z;
+	cvt.s64.u32 %rd163, %r186;
+	.loc 5 121 30
+	div.s64 %rd164, %rd161, 32;
+	.loc 5 121 14
+	setp.lt.s64 %p77, %rd160, %rd164;
+	@%p77 bra $L200_if_then;
+	bra.uni $L230_edge;
+$L230_edge:
+	mov.f32 %f146, %f144;
+	mov.s32 %r187, 2147483647;
+	bra.uni $L233_entry;
+$L231_oob15:
+	.loc 5 122 12
+	mov.u64 %rd21, 0x3000000010;
+	mov.u64 %rd22, %rd165;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L232_oob16:
+	.loc 5 122 26
+	mov.u64 %rd21, 0x3000000011;
+	mov.u64 %rd22, %rd168;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L233_entry:
+	mov.f32 %f149, %f146;
+	mov.s32 %r192, %r187;
+	mov.s64 %rd171, 16;
+	bra.uni $L234_for_loop;
+$L234_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p80, %rd171, 0;
+	@%p80 bra $L235_for_body;
+	bra.uni $L236_for_done;
+$L235_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r193, %rd171;
+	shfl.sync.bfly.b32 %f150, %f149, %r193, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r194, %rd171;
+	shfl.sync.bfly.b32 %r195, %r192, %r194, 31, -1;
+	.loc 5 133 15
+	bra.uni $L240_entry;
+$L236_for_done:
+	.loc 5 137 2
+	mov.f32 %f148, %f149;
+	mov.s32 %r191, %r192;
+	bra.uni $L239_ret_warpArgMax;
+$L237_if_then:
+	mov.f32 %f151, %f150;
+	mov.s32 %r196, %r195;
+	bra.uni $L238_if_done;
+$L238_if_done:
+	.loc 5 131 22
+	div.s64 %rd172, %rd171, 2;
+	mov.f32 %f149, %f151;
+	mov.s32 %r192, %r196;
+	mov.s64 %rd171, %rd172;
+	bra.uni $L234_for_loop;
+$L239_ret_warpArgMax:
+	.loc 5 125 8
+	bar.sync 0;
+	.loc 5 126 2
+	mov.f32 %f139, %f148;
+	mov.s32 %r158, %r191;
+	bra.uni $L202_ret_blockArgMax;
+$L240_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p82, %f150, %f150;
+	@%p82 bra $L241_switch_body;
+	bra.uni $L243_switch_next;
+$L241_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p83, %f149, %f149;
+	@%p83 bra $L252_edge;
+	bra.uni $L244_binop_rhs;
+$L242_switch_body:
+	.loc 5 105 3
+	mov.pred %p81, 0;
+	bra.uni $L251_ret_argBetter;
+$L243_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p86, %f149, %f149;
+	@%p86 bra $L242_switch_body;
+	bra.uni $L246_switch_next;
+$L244_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p85, %r195, %r192;
+	mov.pred %p84, %p85;
+	bra.uni $L245_binop_done;
+$L245_binop_done:
+	.loc 5 103 3
+	mov.pred %p81, %p84;
+	bra.uni $L251_ret_argBetter;
+$L246_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p87, %f150, %f149;
+	@%p87 bra $L253_edge;
+	bra.uni $L247_binop_rhs;
+$L247_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p89, %f150, %f149;
+	@%p89 bra $L249_binop_rhs;
+	bra.uni $L254_edge;
+$L248_binop_done:
+	.loc 5 107 2
+	mov.pred %p81, %p88;
+	bra.uni $L251_ret_argBetter;
+$L249_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p91, %r195, %r192;
+	mov.pred %p90, %p91;
+	bra.uni $L250_binop_done;
+$L250_binop_done:
+	mov.pred %p88, %p90;
+	bra.uni $L248_binop_done;
+$L251_ret_argBetter:
+	@%p81 bra $L237_if_then;
+	bra.uni $L255_edge;
+$L252_edge:
+	mov.pred %p84, 1;
+	bra.uni $L245_binop_done;
+$L253_edge:
+	mov.pred %p88, 1;
+	bra.uni $L248_binop_done;
+$L254_edge:
+	mov.pred %p90, 0;
+	bra.uni $L250_binop_done;
+$L255_edge:
+	mov.f32 %f151, %f149;
+	mov.s32 %r196, %r192;
+	bra.uni $L238_if_done;
+$L256_oob17:
+	.loc 12 135 6
+	mov.u64 %rd21, 0x3000000012;
+	mov.u64 %rd22, %rd9;
+	mov.u64 %rd23, %rd2;
+	bra.uni $L40_bounds_fail;
+$L40_bounds_fail:
+	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
+	setp.eq.u64 %p2, %rd24, 0;
+	@!%p2 bra $L41_bounds_exit;
+	st.global.u64 [kern_error+8], %rd22;
+	st.global.u64 [kern_error+16], %rd23;
+	mov.u32 %r10, %ctaid.x;
+	mov.u32 %r11, %ntid.x;
+	mul.wide.u32 %rd25, %r10, %r11;
+	mov.u32 %r12, %tid.x;
+	cvt.u64.u32 %rd26, %r12;
+	add.s64 %rd27, %rd25, %rd26;
+	st.global.u64 [kern_error+24], %rd27;
+	bra.uni $L41_bounds_exit;
+}
+
+.visible .entry sampleBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 logits_ptr,
+	.param .s64 logits_len,
+	.param .s64 cols,
+	.param .s64 topK,
+	.param .f32 topP,
+	.param .f32 invTemp,
+	.param .u64 seed
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<94>;
+	.reg .b16 %rs<5>;
+	.reg .b32 %r<202>;
+	.reg .b64 %rd<175>;
+	.reg .f32 %f<152>;
+	.shared .align 16 .b8 smem0[128];
+	.shared .align 16 .b8 smem1[128];
+	.shared .align 16 .b8 smem2[128];
+	.shared .align 16 .b8 smem3[128];
+	.shared .align 16 .b8 smem4[128];
+
+	.loc 12 78 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [logits_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [logits_len];
+	ld.param.s64 %rd6, [cols];
+	ld.param.s64 %rd7, [topK];
+	ld.param.f32 %f0, [topP];
+	ld.param.f32 %f1, [invTemp];
+	ld.param.u64 %rd8, [seed];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 12 85 19
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd9, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd10, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd11, %r2;
+	.loc 12 86 14
+	mul.lo.s64 %rd12, %rd9, %rd6;
+	.loc 12 87 24
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd13, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd14, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.s64.u32 %rd15, %r5;
+	.loc 12 87 40
+	mov.u32 %r6, %ntid.x;
+	cvt.s64.u32 %rd16, %r6;
+	mov.u32 %r7, %ntid.y;
+	cvt.s64.u32 %rd17, %r7;
+	mov.u32 %r8, %ntid.z;
+	cvt.s64.u32 %rd18, %r8;
+	.loc 12 89 13
+	bra.uni $L34_entry;
+$L3_for_loop:
+	.loc 12 90 18
+	setp.lt.s64 %p0, %rd19, %rd6;
+	@%p0 bra $L4_for_body;
+	bra.uni $L47_entry;
+$L4_for_body:
+	.loc 12 91 36
+	add.s64 %rd20, %rd12, %rd19;
+	.loc 12 91 25
+	bra.uni $L36_entry;
+$L6_if_then:
+	mov.u32 %r33, 0;
+	mov.s64 %rd48, 31;
+	bra.uni $L9_for_loop;
+$L7_if_done:
+	.loc 12 111 10
+	setp.lt.f32 %p23, %f0, 0f3F800000;
+	@%p23 bra $L96_entry;
+	bra.uni $L95_edge;
+$L8_cond_true:
+	.loc 12 96 22
+	setp.lt.s64 %p11, %rd7, %rd6;
+	@%p11 bra $L6_if_then;
+	bra.uni $L69_edge;
+$L9_for_loop:
+	.loc 12 97 22
+	setp.ge.s64 %p12, %rd48, 0;
+	@%p12 bra $L10_for_body;
+	bra.uni $L70_edge;
+$L10_for_body:
+	.loc 12 98 27
+	min.u64 %rd49, %rd48, 32;
+	cvt.u32.u64 %r34, %rd49;
+	mov.u32 %r35, 1;
+	shl.b32 %r36, %r35, %r34;
+	.loc 12 98 16
+	or.b32 %r37, %r33, %r36;
+	mov.s32 %r38, 0;
+	mov.s64 %rd50, %rd13;
+	bra.uni $L11_for_loop;
+$L11_for_loop:
+	.loc 12 100 20
+	setp.lt.s64 %p13, %rd50, %rd6;
+	@%p13 bra $L12_for_body;
+	bra.uni $L85_entry;
+$L12_for_body:
+	.loc 12 101 35
+	add.s64 %rd51, %rd12, %rd50;
+	.loc 12 101 24
+	bra.uni $L71_entry;
+$L14_if_then:
+	.loc 12 102 6
+	add.s32 %r47, %r38, 1;
+	mov.s32 %r46, %r47;
+	bra.uni $L15_if_done;
+$L15_if_done:
+	.loc 12 100 28
+	add.s64 %rd54, %rd50, %rd16;
+	mov.s32 %r38, %r46;
+	mov.s64 %rd50, %rd54;
+	bra.uni $L11_for_loop;
+$L16_if_then:
+	mov.u32 %r86, %r37;
+	bra.uni $L17_if_done;
+$L17_if_done:
+	.loc 12 97 28
+	sub.s64 %rd68, %rd48, 1;
+	mov.u32 %r33, %r86;
+	mov.s64 %rd48, %rd68;
+	bra.uni $L9_for_loop;
+$L20_for_loop:
+	.loc 12 114 22
+	setp.ge.s64 %p34, %rd93, 0;
+	@%p34 bra $L21_for_body;
+	bra.uni $L22_for_done;
+$L21_for_body:
+	.loc 12 115 25
+	min.u64 %rd94, %rd93, 32;
+	cvt.u32.u64 %r116, %rd94;
+	mov.u32 %r117, 1;
+	shl.b32 %r118, %r117, %r116;
+	.loc 12 115 14
+	or.b32 %r119, %r115, %r118;
+	.loc 12 116 40
+	max.u32 %r120, %r119, %r32;
+	.loc 12 116 15
+	bra.uni $L126_entry;
+$L22_for_done:
+	.loc 12 120 12
+	max.u32 %r149, %r32, %r115;
+	mov.u32 %r87, %r149;
+	bra.uni $L157_entry;
+$L23_if_then:
+	mov.u32 %r148, %r119;
+	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 12 114 28
+	sub.s64 %rd119, %rd93, 1;
+	mov.u32 %r115, %r148;
+	mov.s64 %rd93, %rd119;
+	bra.uni $L20_for_loop;
+$L25_for_loop:
+	.loc 12 124 18
+	setp.lt.s64 %p46, %rd120, %rd6;
+	@%p46 bra $L26_for_body;
+	bra.uni $L197_entry;
+$L26_for_body:
+	.loc 12 125 26
+	add.s64 %rd121, %rd12, %rd120;
+	.loc 12 125 15
+	bra.uni $L159_entry;
+$L28_if_then:
+	.loc 12 127 11
+	sub.rn.f32 %f125, %f119, %f11;
+	.loc 12 127 14
+	mul.rn.f32 %f126, %f125, %f1;
+	.loc 12 127 31
+	bra.uni $L175_entry;
+$L29_if_done:
+	.loc 12 124 26
+	add.s64 %rd148, %rd120, %rd16;
+	mov.f32 %f118, %f124;
+	mov.s32 %r151, %r159;
+	mov.s64 %rd120, %rd148;
+	bra.uni $L25_for_loop;
+$L30_if_then:
+	.loc 12 129 24
+	cvt.s32.s64 %r162, %rd120;
+	mov.f32 %f124, %f138;
+	mov.s32 %r159, %r162;
+	bra.uni $L29_if_done;
+$L31_if_then:
+	.loc 12 135 6
+	setp.hs.u64 %p93, %rd9, %rd2;
+	@%p93 bra $L256_oob17;
+	shl.b64 %rd173, %rd9, 2;
+	add.s64 %rd174, %rd1, %rd173;
+	st.global.s32 [%rd174], %r163;
+	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L34_entry:
+	.loc 10 70 52
+	mov.u32 %r9, 0xFF800000;
+	mov.b32 %f3, %r9;
+	.loc 10 70 25
+	mov.f32 %f2, %f3;
+	bra.uni $L35_ret_negInf;
+$L35_ret_negInf:
+	mov.f32 %f4, %f2;
+	mov.s64 %rd19, %rd13;
+	bra.uni $L3_for_loop;
+$L36_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p1, %rd20, %rd5;
+	@%p1 bra $L42_oob0;
+	shl.b64 %rd28, %rd20, 1;
+	add.s64 %rd29, %rd4, %rd28;
+	ld.global.nc.u16 %rs0, [%rd29];
+	.loc 12 154 13
+	bra.uni $L43_entry;
+$L38_if_done:
+	.loc 12 158 2
+	mov.f32 %f5, %f6;
+	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	.loc 12 91 14
+	max.f32 %f10, %f4, %f5;
+	.loc 12 90 26
+	add.s64 %rd30, %rd19, %rd16;
+	mov.f32 %f4, %f10;
+	mov.s64 %rd19, %rd30;
+	bra.uni $L3_for_loop;
+$L41_bounds_exit:
+	exit;
+$L42_oob0:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x3100000001;
+	mov.u64 %rd22, %rd20;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L43_entry:
+	.loc 6 40 62
+	cvt.u32.u16 %r13, %rs0;
+	shl.b32 %r13, %r13, 16;
+	mov.b32 %f7, %r13;
+	.loc 6 40 46
+	mov.f32 %f6, %f7;
+	bra.uni $L44_ret_load;
+$L44_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p3, %f6, %f6;
+	@%p3 bra $L45_entry;
+	bra.uni $L38_if_done;
+$L45_entry:
+	.loc 10 70 52
+	mov.u32 %r14, 0xFF800000;
+	mov.b32 %f9, %r14;
+	.loc 10 70 25
+	mov.f32 %f8, %f9;
+	bra.uni $L46_ret_negInf;
+$L46_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f5, %f8;
+	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L47_entry:
+	.loc 10 45 26
+	mov.u64 %rd31, smem0;
+	.loc 10 46 13
+	bra.uni $L53_entry;
+$L48_if_then:
+	.loc 10 48 11
+	mov.u32 %r19, %tid.z;
+	mov.u32 %r20, %ntid.y;
+	mov.u32 %r21, %tid.y;
+	mad.lo.u32 %r18, %r19, %r20, %r21;
+	mov.u32 %r23, %ntid.x;
+	mov.u32 %r24, %tid.x;
+	mad.lo.u32 %r22, %r18, %r23, %r24;
+	shr.u32 %r17, %r22, 5;
+	cvt.s64.u32 %rd35, %r17;
+	.loc 10 48 4
+	setp.hs.u64 %p6, %rd35, 32;
+	@%p6 bra $L58_oob1;
+	shl.b64 %rd36, %rd35, 2;
+	add.s64 %rd37, %rd31, %rd36;
+	st.shared.f32 [%rd37], %f12;
+	bra.uni $L49_if_done;
+$L49_if_done:
+	.loc 10 50 8
+	bar.sync 0;
+	.loc 10 51 12
+	bra.uni $L59_entry;
+$L50_if_then:
+	.loc 10 53 15
+	mov.u32 %r30, %laneid;
+	cvt.s64.u32 %rd43, %r30;
+	.loc 10 53 8
+	setp.hs.u64 %p8, %rd43, 32;
+	@%p8 bra $L62_oob2;
+	shl.b64 %rd44, %rd43, 2;
+	add.s64 %rd45, %rd31, %rd44;
+	ld.shared.f32 %f19, [%rd45];
+	mov.f32 %f18, %f19;
+	bra.uni $L63_entry;
+$L52_ret_blockMax:
+	.loc 12 96 10
+	setp.gt.s64 %p10, %rd7, 0;
+	@%p10 bra $L8_cond_true;
+	bra.uni $L68_edge;
+$L53_entry:
+	mov.f32 %f13, %f4;
+	mov.s64 %rd32, 16;
+	bra.uni $L54_for_loop;
+$L54_for_loop:
+	.loc 10 63 17
+	setp.gt.s64 %p4, %rd32, 0;
+	@%p4 bra $L55_for_body;
+	bra.uni $L56_for_done;
+$L55_for_body:
+	.loc 10 64 29
+	cvt.u32.u64 %r15, %rd32;
+	shfl.sync.bfly.b32 %f14, %f13, %r15, 31, -1;
+	.loc 10 64 14
+	max.f32 %f15, %f13, %f14;
+	.loc 10 63 22
+	div.s64 %rd33, %rd32, 2;
+	mov.f32 %f13, %f15;
+	mov.s64 %rd32, %rd33;
+	bra.uni $L54_for_loop;
+$L56_for_done:
+	.loc 10 66 2
+	mov.f32 %f12, %f13;
+	bra.uni $L57_ret_warpMax;
+$L57_ret_warpMax:
+	.loc 10 47 11
+	mov.u32 %r16, %laneid;
+	cvt.s64.u32 %rd34, %r16;
+	.loc 10 47 14
+	setp.eq.s64 %p5, %rd34, 0;
+	@%p5 bra $L48_if_then;
+	bra.uni $L49_if_done;
+$L58_oob1:
+	.loc 10 48 4
+	mov.u64 %rd21, 0x3100000002;
+	mov.u64 %rd22, %rd35;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L59_entry:
+	.loc 10 70 52
+	mov.u32 %r25, 0xFF800000;
+	mov.b32 %f17, %r25;
+	.loc 10 70 25
+	mov.f32 %f16, %f17;
+	bra.uni $L60_ret_negInf;
+$L60_ret_negInf:
+	.loc 10 52 11
+	mov.u32 %r26, %laneid;
+	cvt.s64.u32 %rd38, %r26;
+	.loc 10 52 26
+	mov.u32 %r27, %ntid.x;
+	cvt.s64.u32 %rd39, %r27;
+	mov.u32 %r28, %ntid.y;
+	cvt.s64.u32 %rd40, %r28;
+	mov.u32 %r29, %ntid.z;
+	cvt.s64.u32 %rd41, %r29;
+	.loc 10 52 30
+	div.s64 %rd42, %rd39, 32;
+	.loc 10 52 14
+	setp.lt.s64 %p7, %rd38, %rd42;
+	@%p7 bra $L50_if_then;
+	bra.uni $L61_edge;
+$L61_edge:
+	mov.f32 %f18, %f16;
+	bra.uni $L63_entry;
+$L62_oob2:
+	.loc 10 53 8
+	mov.u64 %rd21, 0x3100000003;
+	mov.u64 %rd22, %rd43;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L63_entry:
+	mov.f32 %f21, %f18;
+	mov.s64 %rd46, 16;
+	bra.uni $L64_for_loop;
+$L64_for_loop:
+	.loc 10 63 17
+	setp.gt.s64 %p9, %rd46, 0;
+	@%p9 bra $L65_for_body;
+	bra.uni $L66_for_done;
+$L65_for_body:
+	.loc 10 64 29
+	cvt.u32.u64 %r31, %rd46;
+	shfl.sync.bfly.b32 %f22, %f21, %r31, 31, -1;
+	.loc 10 64 14
+	max.f32 %f23, %f21, %f22;
+	.loc 10 63 22
+	div.s64 %rd47, %rd46, 2;
+	mov.f32 %f21, %f23;
+	mov.s64 %rd46, %rd47;
+	bra.uni $L64_for_loop;
+$L66_for_done:
+	.loc 10 66 2
+	mov.f32 %f20, %f21;
+	bra.uni $L67_ret_warpMax;
+$L67_ret_warpMax:
+	.loc 10 56 8
+	bar.sync 0;
+	.loc 10 57 2
+	mov.f32 %f11, %f20;
+	bra.uni $L52_ret_blockMax;
+$L68_edge:
+	mov.u32 %r32, 0;
+	bra.uni $L7_if_done;
+$L69_edge:
+	mov.u32 %r32, 0;
+	bra.uni $L7_if_done;
+$L70_edge:
+	mov.u32 %r32, %r33;
+	bra.uni $L7_if_done;
+$L71_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p14, %rd51, %rd5;
+	@%p14 bra $L75_oob3;
+	shl.b64 %rd52, %rd51, 1;
+	add.s64 %rd53, %rd4, %rd52;
+	ld.global.nc.u16 %rs1, [%rd53];
+	.loc 12 154 13
+	bra.uni $L76_entry;
+$L73_if_done:
+	.loc 12 158 2
+	mov.f32 %f24, %f25;
+	bra.uni $L80_entry;
+$L75_oob3:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x3100000004;
+	mov.u64 %rd22, %rd51;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L76_entry:
+	.loc 6 40 62
+	cvt.u32.u16 %r39, %rs1;
+	shl.b32 %r39, %r39, 16;
+	mov.b32 %f26, %r39;
+	.loc 6 40 46
+	mov.f32 %f25, %f26;
+	bra.uni $L77_ret_load;
+$L77_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p15, %f25, %f25;
+	@%p15 bra $L78_entry;
+	bra.uni $L73_if_done;
+$L78_entry:
+	.loc 10 70 52
+	mov.u32 %r40, 0xFF800000;
+	mov.b32 %f28, %r40;
+	.loc 10 70 25
+	mov.f32 %f27, %f28;
+	bra.uni $L79_ret_negInf;
+$L79_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f24, %f27;
+	bra.uni $L80_entry;
+$L80_entry:
+	.loc 12 164 23
+	mov.b32 %r42, %f24;
+	.loc 12 165 6
+	and.b32 %r43, %r42, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p16, %r43, 0;
+	@%p16 bra $L81_if_then;
+	bra.uni $L82_if_done;
+$L81_if_then:
+	.loc 12 166 10
+	not.b32 %r44, %r42;
+	.loc 12 166 3
+	mov.u32 %r41, %r44;
+	bra.uni $L83_ret_orderKey;
+$L82_if_done:
+	.loc 12 168 11
+	or.b32 %r45, %r42, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r41, %r45;
+	bra.uni $L83_ret_orderKey;
+$L83_ret_orderKey:
+	.loc 12 101 40
+	setp.hs.u32 %p17, %r41, %r37;
+	@%p17 bra $L14_if_then;
+	bra.uni $L84_edge;
+$L84_edge:
+	mov.s32 %r46, %r38;
+	bra.uni $L15_if_done;
+$L85_entry:
+	.loc 10 27 20
+	mov.u64 %rd55, smem1;
+	.loc 10 28 17
+	shfl.sync.bfly.b32 %r49, %r38, 16, 31, -1;
+	add.s32 %r50, %r38, %r49;
+	shfl.sync.bfly.b32 %r51, %r50, 8, 31, -1;
+	add.s32 %r52, %r50, %r51;
+	shfl.sync.bfly.b32 %r53, %r52, 4, 31, -1;
+	add.s32 %r54, %r52, %r53;
+	shfl.sync.bfly.b32 %r55, %r54, 2, 31, -1;
+	add.s32 %r56, %r54, %r55;
+	shfl.sync.bfly.b32 %r57, %r56, 1, 31, -1;
+	add.s32 %r58, %r56, %r57;
+	.loc 10 29 11
+	mov.u32 %r59, %laneid;
+	cvt.s64.u32 %rd56, %r59;
+	.loc 10 29 14
+	setp.eq.s64 %p18, %rd56, 0;
+	@%p18 bra $L86_if_then;
+	bra.uni $L87_if_done;
+$L86_if_then:
+	.loc 10 30 11
+	mov.u32 %r62, %tid.z;
+	mov.u32 %r63, %ntid.y;
+	mov.u32 %r64, %tid.y;
+	mad.lo.u32 %r61, %r62, %r63, %r64;
+	mov.u32 %r66, %ntid.x;
+	mov.u32 %r67, %tid.x;
+	mad.lo.u32 %r65, %r61, %r66, %r67;
+	shr.u32 %r60, %r65, 5;
+	cvt.s64.u32 %rd57, %r60;
+	.loc 10 30 4
+	setp.hs.u64 %p19, %rd57, 32;
+	@%p19 bra $L91_oob4;
+	shl.b64 %rd58, %rd57, 2;
+	add.s64 %rd59, %rd55, %rd58;
+	st.shared.s32 [%rd59], %r58;
+	bra.uni $L87_if_done;
+$L87_if_done:
+	.loc 10 32 8
+	bar.sync 0;
+	.loc 10 34 11
+	mov.u32 %r68, %laneid;
+	cvt.s64.u32 %rd60, %r68;
+	.loc 10 34 26
+	mov.u32 %r69, %ntid.x;
+	cvt.s64.u32 %rd61, %r69;
+	mov.u32 %r70, %ntid.y;
+	cvt.s64.u32 %rd62, %r70;
+	mov.u32 %r71, %ntid.z;
+	cvt.s64.u32 %rd63, %r71;
+	.loc 10 34 30
+	div.s64 %rd64, %rd61, 32;
+	.loc 10 34 14
+	setp.lt.s64 %p20, %rd60, %rd64;
+	@%p20 bra $L88_if_then;
+	bra.uni $L92_edge;
+$L88_if_then:
+	.loc 10 35 15
+	mov.u32 %r73, %laneid;
+	cvt.s64.u32 %rd65, %r73;
+	.loc 10 35 8
+	setp.hs.u64 %p21, %rd65, 32;
+	@%p21 bra $L93_oob5;
+	shl.b64 %rd66, %rd65, 2;
+	add.s64 %rd67, %rd55, %rd66;
+	ld.shared.s32 %r74, [%rd67];
+	mov.s32 %r72, %r74;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 10 37 17
+	shfl.sync.bfly.b32 %r75, %r72, 16, 31, -1;
+	add.s32 %r76, %r72, %r75;
+	shfl.sync.bfly.b32 %r77, %r76, 8, 31, -1;
+	add.s32 %r78, %r76, %r77;
+	shfl.sync.bfly.b32 %r79, %r78, 4, 31, -1;
+	add.s32 %r80, %r78, %r79;
+	shfl.sync.bfly.b32 %r81, %r80, 2, 31, -1;
+	add.s32 %r82, %r80, %r81;
+	shfl.sync.bfly.b32 %r83, %r82, 1, 31, -1;
+	add.s32 %r84, %r82, %r83;
+	.loc 10 38 8
+	bar.sync 0;
+	.loc 10 39 2
+	mov.s32 %r48, %r84;
+	bra.uni $L90_ret_blockSum_u005bint32_u005d;
+$L90_ret_blockSum_u005bint32_u005d:
+	.loc 12 105 30
+	cvt.s32.s64 %r85, %rd7;
+	.loc 12 105 22
+	setp.ge.s32 %p22, %r48, %r85;
+	@%p22 bra $L16_if_then;
+	bra.uni $L94_edge;
+$L91_oob4:
+	.loc 10 30 4
+	mov.u64 %rd21, 0x3100000005;
+	mov.u64 %rd22, %rd57;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L92_edge:
+	mov.s32 %r72, 0;
+	bra.uni $L89_if_done;
+$L93_oob5:
+	.loc 10 35 8
+	mov.u64 %rd21, 0x3100000006;
+	mov.u64 %rd22, %rd65;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L94_edge:
+	mov.u32 %r86, %r33;
+	bra.uni $L17_if_done;
+$L95_edge:
+	mov.u32 %r87, %r32;
+	bra.uni $L157_entry;
+$L96_entry:
+	.loc 12 144 22
+	mov.u32 %r88, %tid.x;
+	cvt.s64.u32 %rd69, %r88;
+	mov.u32 %r89, %tid.y;
+	cvt.s64.u32 %rd70, %r89;
+	mov.u32 %r90, %tid.z;
+	cvt.s64.u32 %rd71, %r90;
+	mov.f32 %f30, 0f00000000;
+	mov.s64 %rd72, %rd69;
+	bra.uni $L97_for_loop;
+$L97_for_loop:
+	.loc 12 144 30
+	setp.lt.s64 %p24, %rd72, %rd6;
+	@%p24 bra $L98_for_body;
+	bra.uni $L117_entry;
+$L98_for_body:
+	.loc 12 145 29
+	add.s64 %rd73, %rd12, %rd72;
+	.loc 12 145 18
+	bra.uni $L103_entry;
+$L100_if_then:
+	.loc 12 146 20
+	sub.rn.f32 %f37, %f31, %f11;
+	.loc 12 146 25
+	mul.rn.f32 %f38, %f37, %f1;
+	.loc 12 146 16
+	max.f32 %f39, %f38, 0fC2D00000;
+	min.f32 %f39, %f39, 0f42B20000;
+	mul.rn.f32 %f40, %f39, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f41, %f40;
+	fma.rn.f32 %f42, %f41, 0fBF317200, %f39;
+	fma.rn.f32 %f42, %f41, 0fB5BFBE8E, %f42;
+	mul.rn.f32 %f42, %f42, 0f3FB8AA3B;
+	ex2.approx.f32 %f43, %f42;
+	mul.rn.f32 %f44, %f41, 0f3F000000;
+	cvt.rmi.f32.f32 %f44, %f44;
+	sub.rn.f32 %f45, %f41, %f44;
+	ex2.approx.f32 %f46, %f44;
+	ex2.approx.f32 %f47, %f45;
+	mul.rn.f32 %f43, %f43, %f46;
+	mul.rn.f32 %f43, %f43, %f47;
+	setp.nan.f32 %p29, %f38, %f38;
+	selp.f32 %f43, %f38, %f43, %p29;
+	.loc 12 146 4
+	add.rn.f32 %f48, %f30, %f43;
+	mov.f32 %f36, %f48;
+	bra.uni $L101_if_done;
+$L101_if_done:
+	.loc 12 144 53
+	mov.u32 %r98, %ntid.x;
+	cvt.s64.u32 %rd76, %r98;
+	mov.u32 %r99, %ntid.y;
+	cvt.s64.u32 %rd77, %r99;
+	mov.u32 %r100, %ntid.z;
+	cvt.s64.u32 %rd78, %r100;
+	.loc 12 144 38
+	add.s64 %rd79, %rd72, %rd76;
+	mov.f32 %f30, %f36;
+	mov.s64 %rd72, %rd79;
+	bra.uni $L97_for_loop;
+$L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	.loc 12 112 18
+	mul.rn.f32 %f72, %f0, %f29;
+	mov.u32 %r115, 0;
+	mov.s64 %rd93, 31;
+	bra.uni $L20_for_loop;
+$L103_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p25, %rd73, %rd5;
+	@%p25 bra $L107_oob6;
+	shl.b64 %rd74, %rd73, 1;
+	add.s64 %rd75, %rd4, %rd74;
+	ld.global.nc.u16 %rs2, [%rd75];
+	.loc 12 154 13
+	bra.uni $L108_entry;
+$L105_if_done:
+	.loc 12 158 2
+	mov.f32 %f31, %f32;
+	bra.uni $L112_entry;
+$L107_oob6:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x3100000007;
+	mov.u64 %rd22, %rd73;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L108_entry:
+	.loc 6 40 62
+	cvt.u32.u16 %r91, %rs2;
+	shl.b32 %r91, %r91, 16;
+	mov.b32 %f33, %r91;
+	.loc 6 40 46
+	mov.f32 %f32, %f33;
+	bra.uni $L109_ret_load;
+$L109_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p26, %f32, %f32;
+	@%p26 bra $L110_entry;
+	bra.uni $L105_if_done;
+$L110_entry:
+	.loc 10 70 52
+	mov.u32 %r92, 0xFF800000;
+	mov.b32 %f35, %r92;
+	.loc 10 70 25
+	mov.f32 %f34, %f35;
+	bra.uni $L111_ret_negInf;
+$L111_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f31, %f34;
+	bra.uni $L112_entry;
+$L112_entry:
+	.loc 12 164 23
+	mov.b32 %r94, %f31;
+	.loc 12 165 6
+	and.b32 %r95, %r94, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p27, %r95, 0;
+	@%p27 bra $L113_if_then;
+	bra.uni $L114_if_done;
+$L113_if_then:
+	.loc 12 166 10
+	not.b32 %r96, %r94;
+	.loc 12 166 3
+	mov.u32 %r93, %r96;
+	bra.uni $L115_ret_orderKey;
+$L114_if_done:
+	.loc 12 168 11
+	or.b32 %r97, %r94, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r93, %r97;
+	bra.uni $L115_ret_orderKey;
+$L115_ret_orderKey:
+	.loc 12 145 46
+	setp.hs.u32 %p28, %r93, %r32;
+	@%p28 bra $L100_if_then;
+	bra.uni $L116_edge;
+$L116_edge:
+	mov.f32 %f36, %f30;
+	bra.uni $L101_if_done;
+$L117_entry:
+	.loc 10 27 20
+	mov.u64 %rd80, smem2;
+	.loc 10 28 17
+	shfl.sync.bfly.b32 %f50, %f30, 16, 31, -1;
+	add.rn.f32 %f51, %f30, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 8, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	shfl.sync.bfly.b32 %f54, %f53, 4, 31, -1;
+	add.rn.f32 %f55, %f53, %f54;
+	shfl.sync.bfly.b32 %f56, %f55, 2, 31, -1;
+	add.rn.f32 %f57, %f55, %f56;
+	shfl.sync.bfly.b32 %f58, %f57, 1, 31, -1;
+	add.rn.f32 %f59, %f57, %f58;
+	.loc 10 29 11
+	mov.u32 %r101, %laneid;
+	cvt.s64.u32 %rd81, %r101;
+	.loc 10 29 14
+	setp.eq.s64 %p30, %rd81, 0;
+	@%p30 bra $L118_if_then;
+	bra.uni $L119_if_done;
+$L118_if_then:
+	.loc 10 30 11
+	mov.u32 %r104, %tid.z;
+	mov.u32 %r105, %ntid.y;
+	mov.u32 %r106, %tid.y;
+	mad.lo.u32 %r103, %r104, %r105, %r106;
+	mov.u32 %r108, %ntid.x;
+	mov.u32 %r109, %tid.x;
+	mad.lo.u32 %r107, %r103, %r108, %r109;
+	shr.u32 %r102, %r107, 5;
+	cvt.s64.u32 %rd82, %r102;
+	.loc 10 30 4
+	setp.hs.u64 %p31, %rd82, 32;
+	@%p31 bra $L123_oob7;
+	shl.b64 %rd83, %rd82, 2;
+	add.s64 %rd84, %rd80, %rd83;
+	st.shared.f32 [%rd84], %f59;
+	bra.uni $L119_if_done;
+$L119_if_done:
+	.loc 10 32 8
+	bar.sync 0;
+	.loc 10 34 11
+	mov.u32 %r110, %laneid;
+	cvt.s64.u32 %rd85, %r110;
+	.loc 10 34 26
+	mov.u32 %r111, %ntid.x;
+	cvt.s64.u32 %rd86, %r111;
+	mov.u32 %r112, %ntid.y;
+	cvt.s64.u32 %rd87, %r112;
+	mov.u32 %r113, %ntid.z;
+	cvt.s64.u32 %rd88, %r113;
+	.loc 10 34 30
+	div.s64 %rd89, %rd86, 32;
+	.loc 10 34 14
+	setp.lt.s64 %p32, %rd85, %rd89;
+	@%p32 bra $L120_if_then;
+	bra.uni $L124_edge;
+$L120_if_then:
+	.loc 10 35 15
+	mov.u32 %r114, %laneid;
+	cvt.s64.u32 %rd90, %r114;
+	.loc 10 35 8
+	setp.hs.u64 %p33, %rd90, 32;
+	@%p33 bra $L125_oob8;
+	shl.b64 %rd91, %rd90, 2;
+	add.s64 %rd92, %rd80, %rd91;
+	ld.shared.f32 %f61, [%rd92];
+	mov.f32 %f60, %f61;
+	bra.uni $L121_if_done;
+$L121_if_done:
+	.loc 10 37 17
+	shfl.sync.bfly.b32 %f62, %f60, 16, 31, -1;
+	add.rn.f32 %f63, %f60, %f62;
+	shfl.sync.bfly.b32 %f64, %f63, 8, 31, -1;
+	add.rn.f32 %f65, %f63, %f64;
+	shfl.sync.bfly.b32 %f66, %f65, 4, 31, -1;
+	add.rn.f32 %f67, %f65, %f66;
+	shfl.sync.bfly.b32 %f68, %f67, 2, 31, -1;
+	add.rn.f32 %f69, %f67, %f68;
+	shfl.sync.bfly.b32 %f70, %f69, 1, 31, -1;
+	add.rn.f32 %f71, %f69, %f70;
+	.loc 10 38 8
+	bar.sync 0;
+	.loc 10 39 2
+	mov.f32 %f49, %f71;
+	bra.uni $L122_ret_blockSum_u005bfloat32_u005d;
+$L122_ret_blockSum_u005bfloat32_u005d:
+	.loc 12 149 2
+	mov.f32 %f29, %f49;
+	bra.uni $L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L123_oob7:
+	.loc 10 30 4
+	mov.u64 %rd21, 0x3100000008;
+	mov.u64 %rd22, %rd82;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L124_edge:
+	mov.f32 %f60, 0f00000000;
+	bra.uni $L121_if_done;
+$L125_oob8:
+	.loc 10 35 8
+	mov.u64 %rd21, 0x3100000009;
+	mov.u64 %rd22, %rd90;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L126_entry:
+	.loc 12 144 22
+	mov.u32 %r121, %tid.x;
+	cvt.s64.u32 %rd95, %r121;
+	mov.u32 %r122, %tid.y;
+	cvt.s64.u32 %rd96, %r122;
+	mov.u32 %r123, %tid.z;
+	cvt.s64.u32 %rd97, %r123;
+	mov.f32 %f74, 0f00000000;
+	mov.s64 %rd98, %rd95;
+	bra.uni $L127_for_loop;
+$L127_for_loop:
+	.loc 12 144 30
+	setp.lt.s64 %p35, %rd98, %rd6;
+	@%p35 bra $L128_for_body;
+	bra.uni $L147_entry;
+$L128_for_body:
+	.loc 12 145 29
+	add.s64 %rd99, %rd12, %rd98;
+	.loc 12 145 18
+	bra.uni $L133_entry;
+$L130_if_then:
+	.loc 12 146 20
+	sub.rn.f32 %f81, %f75, %f11;
+	.loc 12 146 25
+	mul.rn.f32 %f82, %f81, %f1;
+	.loc 12 146 16
+	max.f32 %f83, %f82, 0fC2D00000;
+	min.f32 %f83, %f83, 0f42B20000;
+	mul.rn.f32 %f84, %f83, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f85, %f84;
+	fma.rn.f32 %f86, %f85, 0fBF317200, %f83;
+	fma.rn.f32 %f86, %f85, 0fB5BFBE8E, %f86;
+	mul.rn.f32 %f86, %f86, 0f3FB8AA3B;
+	ex2.approx.f32 %f87, %f86;
+	mul.rn.f32 %f88, %f85, 0f3F000000;
+	cvt.rmi.f32.f32 %f88, %f88;
+	sub.rn.f32 %f89, %f85, %f88;
+	ex2.approx.f32 %f90, %f88;
+	ex2.approx.f32 %f91, %f89;
+	mul.rn.f32 %f87, %f87, %f90;
+	mul.rn.f32 %f87, %f87, %f91;
+	setp.nan.f32 %p40, %f82, %f82;
+	selp.f32 %f87, %f82, %f87, %p40;
+	.loc 12 146 4
+	add.rn.f32 %f92, %f74, %f87;
+	mov.f32 %f80, %f92;
+	bra.uni $L131_if_done;
+$L131_if_done:
+	.loc 12 144 53
+	mov.u32 %r131, %ntid.x;
+	cvt.s64.u32 %rd102, %r131;
+	mov.u32 %r132, %ntid.y;
+	cvt.s64.u32 %rd103, %r132;
+	mov.u32 %r133, %ntid.z;
+	cvt.s64.u32 %rd104, %r133;
+	.loc 12 144 38
+	add.s64 %rd105, %rd98, %rd102;
+	mov.f32 %f74, %f80;
+	mov.s64 %rd98, %rd105;
+	bra.uni $L127_for_loop;
+$L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	.loc 12 116 65
+	setp.ge.f32 %p45, %f73, %f72;
+	@%p45 bra $L23_if_then;
+	bra.uni $L156_edge;
+$L133_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p36, %rd99, %rd5;
+	@%p36 bra $L137_oob9;
+	shl.b64 %rd100, %rd99, 1;
+	add.s64 %rd101, %rd4, %rd100;
+	ld.global.nc.u16 %rs3, [%rd101];
+	.loc 12 154 13
+	bra.uni $L138_entry;
+$L135_if_done:
+	.loc 12 158 2
+	mov.f32 %f75, %f76;
+	bra.uni $L142_entry;
+$L137_oob9:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x310000000A;
+	mov.u64 %rd22, %rd99;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L138_entry:
+	.loc 6 40 62
+	cvt.u32.u16 %r124, %rs3;
+	shl.b32 %r124, %r124, 16;
+	mov.b32 %f77, %r124;
+	.loc 6 40 46
+	mov.f32 %f76, %f77;
+	bra.uni $L139_ret_load;
+$L139_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p37, %f76, %f76;
+	@%p37 bra $L140_entry;
+	bra.uni $L135_if_done;
+$L140_entry:
+	.loc 10 70 52
+	mov.u32 %r125, 0xFF800000;
+	mov.b32 %f79, %r125;
+	.loc 10 70 25
+	mov.f32 %f78, %f79;
+	bra.uni $L141_ret_negInf;
+$L141_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f75, %f78;
+	bra.uni $L142_entry;
+$L142_entry:
+	.loc 12 164 23
+	mov.b32 %r127, %f75;
+	.loc 12 165 6
+	and.b32 %r128, %r127, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p38, %r128, 0;
+	@%p38 bra $L143_if_then;
+	bra.uni $L144_if_done;
+$L143_if_then:
+	.loc 12 166 10
+	not.b32 %r129, %r127;
+	.loc 12 166 3
+	mov.u32 %r126, %r129;
+	bra.uni $L145_ret_orderKey;
+$L144_if_done:
+	.loc 12 168 11
+	or.b32 %r130, %r127, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r126, %r130;
+	bra.uni $L145_ret_orderKey;
+$L145_ret_orderKey:
+	.loc 12 145 46
+	setp.hs.u32 %p39, %r126, %r120;
+	@%p39 bra $L130_if_then;
+	bra.uni $L146_edge;
+$L146_edge:
+	mov.f32 %f80, %f74;
+	bra.uni $L131_if_done;
+$L147_entry:
+	.loc 10 27 20
+	mov.u64 %rd106, smem2;
+	.loc 10 28 17
+	shfl.sync.bfly.b32 %f94, %f74, 16, 31, -1;
+	add.rn.f32 %f95, %f74, %f94;
+	shfl.sync.bfly.b32 %f96, %f95, 8, 31, -1;
+	add.rn.f32 %f97, %f95, %f96;
+	shfl.sync.bfly.b32 %f98, %f97, 4, 31, -1;
+	add.rn.f32 %f99, %f97, %f98;
+	shfl.sync.bfly.b32 %f100, %f99, 2, 31, -1;
+	add.rn.f32 %f101, %f99, %f100;
+	shfl.sync.bfly.b32 %f102, %f101, 1, 31, -1;
+	add.rn.f32 %f103, %f101, %f102;
+	.loc 10 29 11
+	mov.u32 %r134, %laneid;
+	cvt.s64.u32 %rd107, %r134;
+	.loc 10 29 14
+	setp.eq.s64 %p41, %rd107, 0;
+	@%p41 bra $L148_if_then;
+	bra.uni $L149_if_done;
+$L148_if_then:
+	.loc 10 30 11
+	mov.u32 %r137, %tid.z;
+	mov.u32 %r138, %ntid.y;
+	mov.u32 %r139, %tid.y;
+	mad.lo.u32 %r136, %r137, %r138, %r139;
+	mov.u32 %r141, %ntid.x;
+	mov.u32 %r142, %tid.x;
+	mad.lo.u32 %r140, %r136, %r141, %r142;
+	shr.u32 %r135, %r140, 5;
+	cvt.s64.u32 %rd108, %r135;
+	.loc 10 30 4
+	setp.hs.u64 %p42, %rd108, 32;
+	@%p42 bra $L153_oob10;
+	shl.b64 %rd109, %rd108, 2;
+	add.s64 %rd110, %rd106, %rd109;
+	st.shared.f32 [%rd110], %f103;
+	bra.uni $L149_if_done;
+$L149_if_done:
+	.loc 10 32 8
+	bar.sync 0;
+	.loc 10 34 11
+	mov.u32 %r143, %laneid;
+	cvt.s64.u32 %rd111, %r143;
+	.loc 10 34 26
+	mov.u32 %r144, %ntid.x;
+	cvt.s64.u32 %rd112, %r144;
+	mov.u32 %r145, %ntid.y;
+	cvt.s64.u32 %rd113, %r145;
+	mov.u32 %r146, %ntid.z;
+	cvt.s64.u32 %rd114, %r146;
+	.loc 10 34 30
+	div.s64 %rd115, %rd112, 32;
+	.loc 10 34 14
+	setp.lt.s64 %p43, %rd111, %rd115;
+	@%p43 bra $L150_if_then;
+	bra.uni $L154_edge;
+$L150_if_then:
+	.loc 10 35 15
+	mov.u32 %r147, %laneid;
+	cvt.s64.u32 %rd116, %r147;
+	.loc 10 35 8
+	setp.hs.u64 %p44, %rd116, 32;
+	@%p44 bra $L155_oob11;
+	shl.b64 %rd117, %rd116, 2;
+	add.s64 %rd118, %rd106, %rd117;
+	ld.shared.f32 %f105, [%rd118];
+	mov.f32 %f104, %f105;
+	bra.uni $L151_if_done;
+$L151_if_done:
+	.loc 10 37 17
+	shfl.sync.bfly.b32 %f106, %f104, 16, 31, -1;
+	add.rn.f32 %f107, %f104, %f106;
+	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
+	add.rn.f32 %f109, %f107, %f108;
+	shfl.sync.bfly.b32 %f110, %f109, 4, 31, -1;
+	add.rn.f32 %f111, %f109, %f110;
+	shfl.sync.bfly.b32 %f112, %f111, 2, 31, -1;
+	add.rn.f32 %f113, %f111, %f112;
+	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
+	add.rn.f32 %f115, %f113, %f114;
+	.loc 10 38 8
+	bar.sync 0;
+	.loc 10 39 2
+	mov.f32 %f93, %f115;
+	bra.uni $L152_ret_blockSum_u005bfloat32_u005d;
+$L152_ret_blockSum_u005bfloat32_u005d:
+	.loc 12 149 2
+	mov.f32 %f73, %f93;
+	bra.uni $L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L153_oob10:
+	.loc 10 30 4
+	mov.u64 %rd21, 0x310000000B;
+	mov.u64 %rd22, %rd108;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L154_edge:
+	mov.f32 %f104, 0f00000000;
+	bra.uni $L151_if_done;
+$L155_oob11:
+	.loc 10 35 8
+	mov.u64 %rd21, 0x310000000C;
+	mov.u64 %rd22, %rd116;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L156_edge:
+	mov.u32 %r148, %r115;
+	bra.uni $L24_if_done;
+$L157_entry:
+	.loc 10 70 52
+	mov.u32 %r150, 0xFF800000;
+	mov.b32 %f117, %r150;
+	.loc 10 70 25
+	mov.f32 %f116, %f117;
+	bra.uni $L158_ret_negInf;
+$L158_ret_negInf:
+	mov.f32 %f118, %f116;
+	mov.s32 %r151, 2147483647;
+	mov.s64 %rd120, %rd13;
+	bra.uni $L25_for_loop;
+$L159_entry:
+	.loc 12 154 15
+	setp.hs.u64 %p47, %rd121, %rd5;
+	@%p47 bra $L163_oob12;
+	shl.b64 %rd122, %rd121, 1;
+	add.s64 %rd123, %rd4, %rd122;
+	ld.global.nc.u16 %rs4, [%rd123];
+	.loc 12 154 13
+	bra.uni $L164_entry;
+$L161_if_done:
+	.loc 12 158 2
+	mov.f32 %f119, %f120;
+	bra.uni $L168_entry;
+$L163_oob12:
+	.loc 12 154 15
+	mov.u64 %rd21, 0x310000000D;
+	mov.u64 %rd22, %rd121;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L164_entry:
+	.loc 6 40 62
+	cvt.u32.u16 %r152, %rs4;
+	shl.b32 %r152, %r152, 16;
+	mov.b32 %f121, %r152;
+	.loc 6 40 46
+	mov.f32 %f120, %f121;
+	bra.uni $L165_ret_load;
+$L165_ret_load:
+	.loc 12 155 7
+	setp.neu.f32 %p48, %f120, %f120;
+	@%p48 bra $L166_entry;
+	bra.uni $L161_if_done;
+$L166_entry:
+	.loc 10 70 52
+	mov.u32 %r153, 0xFF800000;
+	mov.b32 %f123, %r153;
+	.loc 10 70 25
+	mov.f32 %f122, %f123;
+	bra.uni $L167_ret_negInf;
+$L167_ret_negInf:
+	.loc 12 156 3
+	mov.f32 %f119, %f122;
+	bra.uni $L168_entry;
+$L168_entry:
+	.loc 12 164 23
+	mov.b32 %r155, %f119;
+	.loc 12 165 6
+	and.b32 %r156, %r155, 0x80000000;
+	.loc 12 165 18
+	setp.ne.u32 %p49, %r156, 0;
+	@%p49 bra $L169_if_then;
+	bra.uni $L170_if_done;
+$L169_if_then:
+	.loc 12 166 10
+	not.b32 %r157, %r155;
+	.loc 12 166 3
+	mov.u32 %r154, %r157;
+	bra.uni $L171_ret_orderKey;
+$L170_if_done:
+	.loc 12 168 11
+	or.b32 %r158, %r155, 0x80000000;
+	.loc 12 168 2
+	mov.u32 %r154, %r158;
+	bra.uni $L171_ret_orderKey;
+$L171_ret_orderKey:
+	.loc 12 126 18
+	setp.hs.u32 %p50, %r154, %r87;
+	@%p50 bra $L28_if_then;
+	bra.uni $L172_edge;
+$L172_edge:
+	mov.f32 %f124, %f118;
+	mov.s32 %r159, %r151;
+	bra.uni $L29_if_done;
+$L174_ret_gumbel:
+	.loc 12 127 23
+	add.rn.f32 %f138, %f126, %f127;
+	.loc 12 128 25
+	cvt.s32.s64 %r161, %rd120;
+	.loc 12 128 16
+	bra.uni $L181_entry;
+$L175_entry:
+	.loc 12 174 25
+	mov.u64 %rd124, %rd9;
+	.loc 12 174 30
+	shl.b64 %rd125, %rd124, 32;
+	.loc 12 174 48
+	cvt.u32.s64 %r160, %rd120;
+	.loc 12 174 41
+	cvt.u64.u32 %rd126, %r160;
+	.loc 12 174 34
+	or.b64 %rd127, %rd125, %rd126;
+	.loc 12 174 18
+	bra.uni $L177_entry;
+$L176_ret_uniform:
+	.loc 12 188 26
+	lg2.approx.f32 %f132, %f128;
+	mul.rn.f32 %f133, %f132, 0f3F317218;
+	.loc 12 188 18
+	neg.f32 %f134, %f133;
+	.loc 12 188 17
+	lg2.approx.f32 %f135, %f134;
+	mul.rn.f32 %f136, %f135, 0f3F317218;
+	.loc 12 188 9
+	neg.f32 %f137, %f136;
+	.loc 12 188 2
+	mov.f32 %f127, %f137;
+	bra.uni $L174_ret_gumbel;
+$L177_entry:
+	.loc 12 181 12
+	shr.u64 %rd129, %rd127, 30;
+	.loc 12 181 9
+	xor.b64 %rd130, %rd127, %rd129;
+	.loc 12 181 18
+	mul.lo.u64 %rd131, %rd130, 0xBF58476D1CE4E5B9;
+	.loc 12 182 12
+	shr.u64 %rd132, %rd131, 27;
+	.loc 12 182 9
+	xor.b64 %rd133, %rd131, %rd132;
+	.loc 12 182 18
+	mul.lo.u64 %rd134, %rd133, 0x94D049BB133111EB;
+	.loc 12 183 14
+	shr.u64 %rd135, %rd134, 31;
+	.loc 12 183 11
+	xor.b64 %rd136, %rd134, %rd135;
+	.loc 12 183 2
+	mov.u64 %rd128, %rd136;
+	bra.uni $L178_ret_mix64;
+$L178_ret_mix64:
+	.loc 12 174 54
+	xor.b64 %rd137, %rd128, %rd8;
+	.loc 12 174 12
+	bra.uni $L179_entry;
+$L179_entry:
+	.loc 12 181 12
+	shr.u64 %rd139, %rd137, 30;
+	.loc 12 181 9
+	xor.b64 %rd140, %rd137, %rd139;
+	.loc 12 181 18
+	mul.lo.u64 %rd141, %rd140, 0xBF58476D1CE4E5B9;
+	.loc 12 182 12
+	shr.u64 %rd142, %rd141, 27;
+	.loc 12 182 9
+	xor.b64 %rd143, %rd141, %rd142;
+	.loc 12 182 18
+	mul.lo.u64 %rd144, %rd143, 0x94D049BB133111EB;
+	.loc 12 183 14
+	shr.u64 %rd145, %rd144, 31;
+	.loc 12 183 11
+	xor.b64 %rd146, %rd144, %rd145;
+	.loc 12 183 2
+	mov.u64 %rd138, %rd146;
+	bra.uni $L180_ret_mix64;
+$L180_ret_mix64:
+	.loc 12 175 19
+	shr.u64 %rd147, %rd138, 40;
+	.loc 12 175 17
+	cvt.rn.f32.u64 %f129, %rd147;
+	.loc 12 175 25
+	add.rn.f32 %f130, %f129, 0f3F000000;
+	.loc 12 175 32
+	mul.rn.f32 %f131, %f130, 0f33800000;
+	.loc 12 175 2
+	mov.f32 %f128, %f131;
+	bra.uni $L176_ret_uniform;
+$L181_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p52, %f138, %f138;
+	@%p52 bra $L182_switch_body;
+	bra.uni $L184_switch_next;
+$L182_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p53, %f118, %f118;
+	@%p53 bra $L193_edge;
+	bra.uni $L185_binop_rhs;
+$L183_switch_body:
+	.loc 5 105 3
+	mov.pred %p51, 0;
+	bra.uni $L192_ret_argBetter;
+$L184_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p56, %f118, %f118;
+	@%p56 bra $L183_switch_body;
+	bra.uni $L187_switch_next;
+$L185_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p55, %r161, %r151;
+	mov.pred %p54, %p55;
+	bra.uni $L186_binop_done;
+$L186_binop_done:
+	.loc 5 103 3
+	mov.pred %p51, %p54;
+	bra.uni $L192_ret_argBetter;
+$L187_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p57, %f138, %f118;
+	@%p57 bra $L194_edge;
+	bra.uni $L188_binop_rhs;
+$L188_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p59, %f138, %f118;
+	@%p59 bra $L190_binop_rhs;
+	bra.uni $L195_edge;
+$L189_binop_done:
+	.loc 5 107 2
+	mov.pred %p51, %p58;
+	bra.uni $L192_ret_argBetter;
+$L190_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p61, %r161, %r151;
+	mov.pred %p60, %p61;
+	bra.uni $L191_binop_done;
+$L191_binop_done:
+	mov.pred %p58, %p60;
+	bra.uni $L189_binop_done;
+$L192_ret_argBetter:
+	@%p51 bra $L30_if_then;
+	bra.uni $L196_edge;
+$L193_edge:
+	mov.pred %p54, 1;
+	bra.uni $L186_binop_done;
+$L194_edge:
+	mov.pred %p58, 1;
+	bra.uni $L189_binop_done;
+$L195_edge:
+	mov.pred %p60, 0;
+	bra.uni $L191_binop_done;
+$L196_edge:
+	mov.f32 %f124, %f118;
+	mov.s32 %r159, %r151;
+	bra.uni $L29_if_done;
+$L197_entry:
+	.loc 5 113 27
+	mov.u64 %rd149, smem3;
+	.loc 5 114 25
+	mov.u64 %rd150, smem4;
+	.loc 5 115 19
+	bra.uni $L203_entry;
+$L198_if_then:
+	.loc 5 117 12
+	mov.u32 %r173, %tid.z;
+	mov.u32 %r174, %ntid.y;
+	mov.u32 %r175, %tid.y;
+	mad.lo.u32 %r172, %r173, %r174, %r175;
+	mov.u32 %r177, %ntid.x;
+	mov.u32 %r178, %tid.x;
+	mad.lo.u32 %r176, %r172, %r177, %r178;
+	shr.u32 %r171, %r176, 5;
+	cvt.s64.u32 %rd154, %r171;
+	.loc 5 117 26
+	mov.u32 %r181, %tid.z;
+	mov.u32 %r182, %ntid.y;
+	mov.u32 %r183, %tid.y;
+	mad.lo.u32 %r180, %r181, %r182, %r183;
+	mov.u32 %r185, %ntid.x;
+	mov.u32 %r186, %tid.x;
+	mad.lo.u32 %r184, %r180, %r185, %r186;
+	shr.u32 %r179, %r184, 5;
+	cvt.s64.u32 %rd155, %r179;
+	.loc 5 117 5
+	setp.hs.u64 %p75, %rd154, 32;
+	@%p75 bra $L226_oob13;
+	shl.b64 %rd156, %rd154, 2;
+	add.s64 %rd157, %rd149, %rd156;
+	st.shared.f32 [%rd157], %f140;
+	.loc 5 117 19
+	setp.hs.u64 %p76, %rd155, 32;
+	@%p76 bra $L227_oob14;
+	shl.b64 %rd158, %rd155, 2;
+	add.s64 %rd159, %rd150, %rd158;
+	st.shared.s32 [%rd159], %r164;
+	bra.uni $L199_if_done;
+$L199_if_done:
+	.loc 5 119 8
+	bar.sync 0;
+	.loc 5 120 15
+	bra.uni $L228_entry;
+$L200_if_then:
+	.loc 5 122 19
+	mov.u32 %r193, %laneid;
+	cvt.s64.u32 %rd165, %r193;
+	.loc 5 122 12
+	setp.hs.u64 %p78, %rd165, 32;
+	@%p78 bra $L231_oob15;
+	shl.b64 %rd166, %rd165, 2;
+	add.s64 %rd167, %rd149, %rd166;
+	ld.shared.f32 %f147, [%rd167];
+	.loc 5 122 33
+	mov.u32 %r194, %laneid;
+	cvt.s64.u32 %rd168, %r194;
+	.loc 5 122 26
+	setp.hs.u64 %p79, %rd168, 32;
+	@%p79 bra $L232_oob16;
+	shl.b64 %rd169, %rd168, 2;
+	add.s64 %rd170, %rd150, %rd169;
+	ld.shared.s32 %r195, [%rd170];
+	mov.f32 %f146, %f147;
+	mov.s32 %r192, %r195;
+	bra.uni $L233_entry;
+$L202_ret_blockArgMax:
+	.loc 12 134 9
+	setp.eq.s64 %p92, %rd13, 0;
+	@%p92 bra $L31_if_then;
+	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L203_entry:
+	mov.f32 %f141, %f118;
+	mov.s32 %r165, %r151;
+	mov.s64 %rd151, 16;
+	bra.uni $L204_for_loop;
+$L204_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p62, %rd151, 0;
+	@%p62 bra $L205_for_body;
+	bra.uni $L206_for_done;
+$L205_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r166, %rd151;
+	shfl.sync.bfly.b32 %f142, %f141, %r166, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r167, %rd151;
+	shfl.sync.bfly.b32 %r168, %r165, %r167, 31, -1;
+	.loc 5 133 15
+	bra.uni $L210_entry;
+$L206_for_done:
+	.loc 5 137 2
+	mov.f32 %f140, %f141;
+	mov.s32 %r164, %r165;
+	bra.uni $L209_ret_warpArgMax;
+$L207_if_then:
+	mov.f32 %f143, %f142;
+	mov.s32 %r169, %r168;
+	bra.uni $L208_if_done;
+$L208_if_done:
+	.loc 5 131 22
+	div.s64 %rd152, %rd151, 2;
+	mov.f32 %f141, %f143;
+	mov.s32 %r165, %r169;
+	mov.s64 %rd151, %rd152;
+	bra.uni $L204_for_loop;
+$L209_ret_warpArgMax:
+	.loc 5 116 11
+	mov.u32 %r170, %laneid;
+	cvt.s64.u32 %rd153, %r170;
+	.loc 5 116 14
+	setp.eq.s64 %p74, %rd153, 0;
+	@%p74 bra $L198_if_then;
+	bra.uni $L199_if_done;
+$L210_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p64, %f142, %f142;
+	@%p64 bra $L211_switch_body;
+	bra.uni $L213_switch_next;
+$L211_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p65, %f141, %f141;
+	@%p65 bra $L222_edge;
+	bra.uni $L214_binop_rhs;
+$L212_switch_body:
+	.loc 5 105 3
+	mov.pred %p63, 0;
+	bra.uni $L221_ret_argBetter;
+$L213_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p68, %f141, %f141;
+	@%p68 bra $L212_switch_body;
+	bra.uni $L216_switch_next;
+$L214_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p67, %r168, %r165;
+	mov.pred %p66, %p67;
+	bra.uni $L215_binop_done;
+$L215_binop_done:
+	.loc 5 103 3
+	mov.pred %p63, %p66;
+	bra.uni $L221_ret_argBetter;
+$L216_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p69, %f142, %f141;
+	@%p69 bra $L223_edge;
+	bra.uni $L217_binop_rhs;
+$L217_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p71, %f142, %f141;
+	@%p71 bra $L219_binop_rhs;
+	bra.uni $L224_edge;
+$L218_binop_done:
+	.loc 5 107 2
+	mov.pred %p63, %p70;
+	bra.uni $L221_ret_argBetter;
+$L219_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p73, %r168, %r165;
+	mov.pred %p72, %p73;
+	bra.uni $L220_binop_done;
+$L220_binop_done:
+	mov.pred %p70, %p72;
+	bra.uni $L218_binop_done;
+$L221_ret_argBetter:
+	@%p63 bra $L207_if_then;
+	bra.uni $L225_edge;
+$L222_edge:
+	mov.pred %p66, 1;
+	bra.uni $L215_binop_done;
+$L223_edge:
+	mov.pred %p70, 1;
+	bra.uni $L218_binop_done;
+$L224_edge:
+	mov.pred %p72, 0;
+	bra.uni $L220_binop_done;
+$L225_edge:
+	mov.f32 %f143, %f141;
+	mov.s32 %r169, %r165;
+	bra.uni $L208_if_done;
+$L226_oob13:
+	.loc 5 117 5
+	mov.u64 %rd21, 0x310000000E;
+	mov.u64 %rd22, %rd154;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L227_oob14:
+	.loc 5 117 19
+	mov.u64 %rd21, 0x310000000F;
+	mov.u64 %rd22, %rd155;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L228_entry:
+	.loc 10 70 52
+	mov.u32 %r187, 0xFF800000;
+	mov.b32 %f145, %r187;
+	.loc 10 70 25
+	mov.f32 %f144, %f145;
+	bra.uni $L229_ret_negInf;
+$L229_ret_negInf:
+	.loc 5 121 11
+	mov.u32 %r188, %laneid;
+	cvt.s64.u32 %rd160, %r188;
+	.loc 5 121 26
+	mov.u32 %r189, %ntid.x;
+	cvt.s64.u32 %rd161, %r189;
+	mov.u32 %r190, %ntid.y;
+	cvt.s64.u32 %rd162, %r190;
+	mov.u32 %r191, %ntid.z;
+	cvt.s64.u32 %rd163, %r191;
+	.loc 5 121 30
+	div.s64 %rd164, %rd161, 32;
+	.loc 5 121 14
+	setp.lt.s64 %p77, %rd160, %rd164;
+	@%p77 bra $L200_if_then;
+	bra.uni $L230_edge;
+$L230_edge:
+	mov.f32 %f146, %f144;
+	mov.s32 %r192, 2147483647;
+	bra.uni $L233_entry;
+$L231_oob15:
+	.loc 5 122 12
+	mov.u64 %rd21, 0x3100000010;
+	mov.u64 %rd22, %rd165;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L232_oob16:
+	.loc 5 122 26
+	mov.u64 %rd21, 0x3100000011;
+	mov.u64 %rd22, %rd168;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L233_entry:
+	mov.f32 %f149, %f146;
+	mov.s32 %r197, %r192;
+	mov.s64 %rd171, 16;
+	bra.uni $L234_for_loop;
+$L234_for_loop:
+	.loc 5 131 17
+	setp.gt.s64 %p80, %rd171, 0;
+	@%p80 bra $L235_for_body;
+	bra.uni $L236_for_done;
+$L235_for_body:
+	.loc 5 132 22
+	cvt.u32.u64 %r198, %rd171;
+	shfl.sync.bfly.b32 %f150, %f149, %r198, 31, -1;
+	.loc 5 132 44
+	cvt.u32.u64 %r199, %rd171;
+	shfl.sync.bfly.b32 %r200, %r197, %r199, 31, -1;
+	.loc 5 133 15
+	bra.uni $L240_entry;
+$L236_for_done:
+	.loc 5 137 2
+	mov.f32 %f148, %f149;
+	mov.s32 %r196, %r197;
+	bra.uni $L239_ret_warpArgMax;
+$L237_if_then:
+	mov.f32 %f151, %f150;
+	mov.s32 %r201, %r200;
+	bra.uni $L238_if_done;
+$L238_if_done:
+	.loc 5 131 22
+	div.s64 %rd172, %rd171, 2;
+	mov.f32 %f149, %f151;
+	mov.s32 %r197, %r201;
+	mov.s64 %rd171, %rd172;
+	bra.uni $L234_for_loop;
+$L239_ret_warpArgMax:
+	.loc 5 125 8
+	bar.sync 0;
+	.loc 5 126 2
+	mov.f32 %f139, %f148;
+	mov.s32 %r163, %r196;
+	bra.uni $L202_ret_blockArgMax;
+$L240_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p82, %f150, %f150;
+	@%p82 bra $L241_switch_body;
+	bra.uni $L243_switch_next;
+$L241_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p83, %f149, %f149;
+	@%p83 bra $L252_edge;
+	bra.uni $L244_binop_rhs;
+$L242_switch_body:
+	.loc 5 105 3
+	mov.pred %p81, 0;
+	bra.uni $L251_ret_argBetter;
+$L243_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p86, %f149, %f149;
+	@%p86 bra $L242_switch_body;
+	bra.uni $L246_switch_next;
+$L244_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p85, %r200, %r197;
+	mov.pred %p84, %p85;
+	bra.uni $L245_binop_done;
+$L245_binop_done:
+	.loc 5 103 3
+	mov.pred %p81, %p84;
+	bra.uni $L251_ret_argBetter;
+$L246_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p87, %f150, %f149;
+	@%p87 bra $L253_edge;
+	bra.uni $L247_binop_rhs;
+$L247_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p89, %f150, %f149;
+	@%p89 bra $L249_binop_rhs;
+	bra.uni $L254_edge;
+$L248_binop_done:
+	.loc 5 107 2
+	mov.pred %p81, %p88;
+	bra.uni $L251_ret_argBetter;
+$L249_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p91, %r200, %r197;
+	mov.pred %p90, %p91;
+	bra.uni $L250_binop_done;
+$L250_binop_done:
+	mov.pred %p88, %p90;
+	bra.uni $L248_binop_done;
+$L251_ret_argBetter:
+	@%p81 bra $L237_if_then;
+	bra.uni $L255_edge;
+$L252_edge:
+	mov.pred %p84, 1;
+	bra.uni $L245_binop_done;
+$L253_edge:
+	mov.pred %p88, 1;
+	bra.uni $L248_binop_done;
+$L254_edge:
+	mov.pred %p90, 0;
+	bra.uni $L250_binop_done;
+$L255_edge:
+	mov.f32 %f151, %f149;
+	mov.s32 %r201, %r197;
+	bra.uni $L238_if_done;
+$L256_oob17:
+	.loc 12 135 6
+	mov.u64 %rd21, 0x3100000012;
+	mov.u64 %rd22, %rd9;
+	mov.u64 %rd23, %rd2;
+	bra.uni $L40_bounds_fail;
+$L40_bounds_fail:
+	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
+	setp.eq.u64 %p2, %rd24, 0;
+	@!%p2 bra $L41_bounds_exit;
+	st.global.u64 [kern_error+8], %rd22;
+	st.global.u64 [kern_error+16], %rd23;
+	mov.u32 %r10, %ctaid.x;
+	mov.u32 %r11, %ntid.x;
+	mul.wide.u32 %rd25, %r10, %r11;
+	mov.u32 %r12, %tid.x;
+	cvt.u64.u32 %rd26, %r12;
+	add.s64 %rd27, %rd25, %rd26;
+	st.global.u64 [kern_error+24], %rd27;
+	bra.uni $L41_bounds_exit;
+}
+
 .visible .entry softmax3F32(
 	.param .u64 out_ptr,
 	.param .s64 out_len,
@@ -13178,7 +18485,7 @@ $L14_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 12 46 6
+	.loc 13 46 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13188,66 +18495,66 @@ $L14_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 56 20
+	.loc 13 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 12 56 25
+	.loc 13 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 12 57 13
+	.loc 13 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 12 58 30
+	.loc 13 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 12 59 31
+	.loc 13 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 12 59 26
+	.loc 13 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f3, [%rd24];
-	.loc 12 59 24
+	.loc 13 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 12 63 30
+	.loc 13 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 12 64 29
+	.loc 13 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 12 64 24
+	.loc 13 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 2;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.f32 %f20, [%rd52];
-	.loc 12 64 22
+	.loc 13 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 12 67 30
+	.loc 13 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
-	.loc 12 68 11
+	.loc 13 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 12 68 46
+	.loc 13 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 12 68 41
+	.loc 13 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 2;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.f32 %f56, [%rd77];
-	.loc 12 68 39
+	.loc 13 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
@@ -13259,7 +18566,7 @@ $L13_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 12 58 22
+	.loc 13 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -13272,8 +18579,8 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 12 59 26
-	mov.u64 %rd16, 0x2F00000001;
+	.loc 13 59 26
+	mov.u64 %rd16, 0x3200000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -13282,16 +18589,16 @@ $L18_entry:
 	mov.f32 %f4, %f3;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 12 59 14
+	.loc 13 59 14
 	max.f32 %f5, %f2, %f4;
-	.loc 12 58 53
+	.loc 13 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 12 58 38
+	.loc 13 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
@@ -13337,7 +18644,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 12 63 22
+	.loc 13 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -13381,7 +18688,7 @@ $L30_ret_warpMax:
 	bra.uni $L22_if_done;
 $L31_oob1:
 	.loc 10 48 4
-	mov.u64 %rd16, 0x2F00000002;
+	mov.u64 %rd16, 0x3200000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -13414,7 +18721,7 @@ $L34_edge:
 	bra.uni $L36_entry;
 $L35_oob2:
 	.loc 10 53 8
-	mov.u64 %rd16, 0x2F00000003;
+	mov.u64 %rd16, 0x3200000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -13449,8 +18756,8 @@ $L40_ret_warpMax:
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 12 64 24
-	mov.u64 %rd16, 0x2F00000004;
+	.loc 13 64 24
+	mov.u64 %rd16, 0x3200000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -13459,9 +18766,9 @@ $L42_entry:
 	mov.f32 %f21, %f20;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 12 64 34
+	.loc 13 64 34
 	sub.rn.f32 %f22, %f21, %f6;
-	.loc 12 64 15
+	.loc 13 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -13479,16 +18786,16 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 12 64 3
+	.loc 13 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 12 63 53
+	.loc 13 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 12 63 38
+	.loc 13 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
@@ -13581,7 +18888,7 @@ $L48_if_done:
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 67 22
+	.loc 13 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -13592,7 +18899,7 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L9_for_loop;
 $L50_oob4:
 	.loc 10 30 4
-	mov.u64 %rd16, 0x2F00000005;
+	mov.u64 %rd16, 0x3200000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -13601,13 +18908,13 @@ $L51_edge:
 	bra.uni $L48_if_done;
 $L52_oob5:
 	.loc 10 35 8
-	mov.u64 %rd16, 0x2F00000006;
+	mov.u64 %rd16, 0x3200000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 12 68 41
-	mov.u64 %rd16, 0x2F00000007;
+	.loc 13 68 41
+	mov.u64 %rd16, 0x3200000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -13616,9 +18923,9 @@ $L54_entry:
 	mov.f32 %f57, %f56;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 12 68 50
+	.loc 13 68 50
 	sub.rn.f32 %f58, %f57, %f6;
-	.loc 12 68 32
+	.loc 13 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -13636,35 +18943,35 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 12 68 54
+	.loc 13 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 12 68 24
+	.loc 13 68 24
 	bra.uni $L56_entry;
 $L56_entry:
 	.loc 6 31 40
 	mov.f32 %f69, %f68;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 12 68 6
+	.loc 13 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 2;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.f32 [%rd79], %f69;
-	.loc 12 67 53
+	.loc 13 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 12 67 38
+	.loc 13 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 12 68 6
-	mov.u64 %rd16, 0x2F00000008;
+	.loc 13 68 6
+	mov.u64 %rd16, 0x3200000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -13701,7 +19008,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 12 49 6
+	.loc 13 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13711,66 +19018,66 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 56 20
+	.loc 13 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 12 56 25
+	.loc 13 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 12 57 13
+	.loc 13 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 12 58 30
+	.loc 13 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 12 59 31
+	.loc 13 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 12 59 26
+	.loc 13 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 12 59 24
+	.loc 13 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 12 63 30
+	.loc 13 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 12 64 29
+	.loc 13 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 12 64 24
+	.loc 13 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 12 64 22
+	.loc 13 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 12 67 30
+	.loc 13 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
-	.loc 12 68 11
+	.loc 13 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 12 68 46
+	.loc 13 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 12 68 41
+	.loc 13 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 12 68 39
+	.loc 13 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
@@ -13782,7 +19089,7 @@ $L13_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 12 58 22
+	.loc 13 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -13795,8 +19102,8 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 12 59 26
-	mov.u64 %rd16, 0x3000000001;
+	.loc 13 59 26
+	mov.u64 %rd16, 0x3300000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -13807,16 +19114,16 @@ $L18_entry:
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 12 59 14
+	.loc 13 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 12 58 53
+	.loc 13 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 12 58 38
+	.loc 13 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
@@ -13862,7 +19169,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 12 63 22
+	.loc 13 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -13906,7 +19213,7 @@ $L30_ret_warpMax:
 	bra.uni $L22_if_done;
 $L31_oob1:
 	.loc 10 48 4
-	mov.u64 %rd16, 0x3000000002;
+	mov.u64 %rd16, 0x3300000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -13939,7 +19246,7 @@ $L34_edge:
 	bra.uni $L36_entry;
 $L35_oob2:
 	.loc 10 53 8
-	mov.u64 %rd16, 0x3000000003;
+	mov.u64 %rd16, 0x3300000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -13974,8 +19281,8 @@ $L40_ret_warpMax:
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 12 64 24
-	mov.u64 %rd16, 0x3000000004;
+	.loc 13 64 24
+	mov.u64 %rd16, 0x3300000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -13986,9 +19293,9 @@ $L42_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 12 64 34
+	.loc 13 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 12 64 15
+	.loc 13 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -14006,16 +19313,16 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 12 64 3
+	.loc 13 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 12 63 53
+	.loc 13 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 12 63 38
+	.loc 13 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
@@ -14108,7 +19415,7 @@ $L48_if_done:
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 67 22
+	.loc 13 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -14119,7 +19426,7 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L9_for_loop;
 $L50_oob4:
 	.loc 10 30 4
-	mov.u64 %rd16, 0x3000000005;
+	mov.u64 %rd16, 0x3300000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -14128,13 +19435,13 @@ $L51_edge:
 	bra.uni $L48_if_done;
 $L52_oob5:
 	.loc 10 35 8
-	mov.u64 %rd16, 0x3000000006;
+	mov.u64 %rd16, 0x3300000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 12 68 41
-	mov.u64 %rd16, 0x3000000007;
+	.loc 13 68 41
+	mov.u64 %rd16, 0x3300000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -14145,9 +19452,9 @@ $L54_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 12 68 50
+	.loc 13 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 12 68 32
+	.loc 13 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -14165,9 +19472,9 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 12 68 54
+	.loc 13 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 12 68 24
+	.loc 13 68 24
 	bra.uni $L56_entry;
 $L56_entry:
 	.loc 6 36 58
@@ -14176,26 +19483,26 @@ $L56_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 12 68 6
+	.loc 13 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 12 67 53
+	.loc 13 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 12 67 38
+	.loc 13 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 12 68 6
-	mov.u64 %rd16, 0x3000000008;
+	.loc 13 68 6
+	mov.u64 %rd16, 0x3300000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -14232,7 +19539,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 12 52 6
+	.loc 13 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14242,66 +19549,66 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 56 20
+	.loc 13 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 12 56 25
+	.loc 13 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 12 57 13
+	.loc 13 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 12 58 30
+	.loc 13 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 12 59 31
+	.loc 13 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 12 59 26
+	.loc 13 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 12 59 24
+	.loc 13 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 12 63 30
+	.loc 13 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 12 64 29
+	.loc 13 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 12 64 24
+	.loc 13 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 12 64 22
+	.loc 13 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 12 67 30
+	.loc 13 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
-	.loc 12 68 11
+	.loc 13 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 12 68 46
+	.loc 13 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 12 68 41
+	.loc 13 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 12 68 39
+	.loc 13 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
@@ -14313,7 +19620,7 @@ $L13_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 12 58 22
+	.loc 13 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -14326,8 +19633,8 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 12 59 26
-	mov.u64 %rd16, 0x3100000001;
+	.loc 13 59 26
+	mov.u64 %rd16, 0x3400000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -14340,16 +19647,16 @@ $L18_entry:
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 12 59 14
+	.loc 13 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 12 58 53
+	.loc 13 58 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 12 58 38
+	.loc 13 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
@@ -14395,7 +19702,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 12 63 22
+	.loc 13 63 22
 	mov.u32 %r31, %tid.x;
 	cvt.s64.u32 %rd46, %r31;
 	mov.u32 %r32, %tid.y;
@@ -14439,7 +19746,7 @@ $L30_ret_warpMax:
 	bra.uni $L22_if_done;
 $L31_oob1:
 	.loc 10 48 4
-	mov.u64 %rd16, 0x3100000002;
+	mov.u64 %rd16, 0x3400000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -14472,7 +19779,7 @@ $L34_edge:
 	bra.uni $L36_entry;
 $L35_oob2:
 	.loc 10 53 8
-	mov.u64 %rd16, 0x3100000003;
+	mov.u64 %rd16, 0x3400000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -14507,8 +19814,8 @@ $L40_ret_warpMax:
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 12 64 24
-	mov.u64 %rd16, 0x3100000004;
+	.loc 13 64 24
+	mov.u64 %rd16, 0x3400000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -14521,9 +19828,9 @@ $L42_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 12 64 34
+	.loc 13 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 12 64 15
+	.loc 13 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -14541,16 +19848,16 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 12 64 3
+	.loc 13 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 12 63 53
+	.loc 13 63 53
 	mov.u32 %r35, %ntid.x;
 	cvt.s64.u32 %rd53, %r35;
 	mov.u32 %r36, %ntid.y;
 	cvt.s64.u32 %rd54, %r36;
 	mov.u32 %r37, %ntid.z;
 	cvt.s64.u32 %rd55, %r37;
-	.loc 12 63 38
+	.loc 13 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
@@ -14643,7 +19950,7 @@ $L48_if_done:
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 67 22
+	.loc 13 67 22
 	mov.u32 %r52, %tid.x;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %tid.y;
@@ -14654,7 +19961,7 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L9_for_loop;
 $L50_oob4:
 	.loc 10 30 4
-	mov.u64 %rd16, 0x3100000005;
+	mov.u64 %rd16, 0x3400000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -14663,13 +19970,13 @@ $L51_edge:
 	bra.uni $L48_if_done;
 $L52_oob5:
 	.loc 10 35 8
-	mov.u64 %rd16, 0x3100000006;
+	mov.u64 %rd16, 0x3400000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 12 68 41
-	mov.u64 %rd16, 0x3100000007;
+	.loc 13 68 41
+	mov.u64 %rd16, 0x3400000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -14682,9 +19989,9 @@ $L54_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 12 68 50
+	.loc 13 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 12 68 32
+	.loc 13 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -14702,9 +20009,9 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 12 68 54
+	.loc 13 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 12 68 24
+	.loc 13 68 24
 	bra.uni $L56_entry;
 $L56_entry:
 	.loc 6 41 67
@@ -14713,26 +20020,26 @@ $L56_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 12 68 6
+	.loc 13 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 12 67 53
+	.loc 13 67 53
 	mov.u32 %r56, %ntid.x;
 	cvt.s64.u32 %rd80, %r56;
 	mov.u32 %r57, %ntid.y;
 	cvt.s64.u32 %rd81, %r57;
 	mov.u32 %r58, %ntid.z;
 	cvt.s64.u32 %rd82, %r58;
-	.loc 12 67 38
+	.loc 13 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 12 68 6
-	mov.u64 %rd16, 0x3100000008;
+	.loc 13 68 6
+	mov.u64 %rd16, 0x3400000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -14768,7 +20075,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 12 73 6
+	.loc 13 73 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14778,37 +20085,37 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 86 20
+	.loc 13 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 12 86 25
+	.loc 13 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 12 87 16
+	.loc 13 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 12 88 30
+	.loc 13 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 12 89 21
+	.loc 13 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 12 89 16
+	.loc 13 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f4, [%rd24];
-	.loc 12 89 14
+	.loc 13 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 12 91 19
+	.loc 13 91 19
 	sub.rn.f32 %f6, %f2, %f5;
-	.loc 12 91 17
+	.loc 13 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -14826,31 +20133,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 12 91 9
+	.loc 13 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 12 91 23
+	.loc 13 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f5;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 12 88 53
+	.loc 13 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 12 88 38
+	.loc 13 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 12 94 19
+	.loc 13 94 19
 	sub.rn.f32 %f22, %f5, %f2;
-	.loc 12 94 16
+	.loc 13 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -14868,15 +20175,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 12 94 4
+	.loc 13 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 12 99 18
+	.loc 13 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 12 99 15
+	.loc 13 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -14894,27 +20201,27 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 12 99 3
+	.loc 13 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 12 102 30
+	.loc 13 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L13_for_body:
-	.loc 12 103 11
+	.loc 13 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 12 103 46
+	.loc 13 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 12 103 41
+	.loc 13 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 2;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.f32 %f83, [%rd66];
-	.loc 12 103 39
+	.loc 13 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
@@ -14926,7 +20233,7 @@ $L16_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 12 88 22
+	.loc 13 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -14940,8 +20247,8 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 12 89 16
-	mov.u64 %rd16, 0x3200000001;
+	.loc 13 89 16
+	mov.u64 %rd16, 0x3500000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -14950,7 +20257,7 @@ $L21_entry:
 	mov.f32 %f5, %f4;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 12 90 8
+	.loc 13 90 8
 	setp.gt.f32 %p3, %f5, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
@@ -14962,7 +20269,7 @@ $L23_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 12 93 15
+	.loc 13 93 15
 	setp.gt.f32 %p5, %f5, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -15044,7 +20351,7 @@ $L36_ret_warpMax:
 	bra.uni $L28_if_done;
 $L37_oob1:
 	.loc 10 48 4
-	mov.u64 %rd16, 0x3200000002;
+	mov.u64 %rd16, 0x3500000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -15077,7 +20384,7 @@ $L40_edge:
 	bra.uni $L42_entry;
 $L41_oob2:
 	.loc 10 53 8
-	mov.u64 %rd16, 0x3200000003;
+	mov.u64 %rd16, 0x3500000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -15119,7 +20426,7 @@ $L47_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 12 98 7
+	.loc 13 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -15214,7 +20521,7 @@ $L54_if_done:
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 102 22
+	.loc 13 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -15225,7 +20532,7 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L12_for_loop;
 $L56_oob3:
 	.loc 10 30 4
-	mov.u64 %rd16, 0x3200000004;
+	mov.u64 %rd16, 0x3500000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -15234,13 +20541,13 @@ $L57_edge:
 	bra.uni $L54_if_done;
 $L58_oob4:
 	.loc 10 35 8
-	mov.u64 %rd16, 0x3200000005;
+	mov.u64 %rd16, 0x3500000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 12 103 41
-	mov.u64 %rd16, 0x3200000006;
+	.loc 13 103 41
+	mov.u64 %rd16, 0x3500000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -15249,9 +20556,9 @@ $L60_entry:
 	mov.f32 %f84, %f83;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 12 103 50
+	.loc 13 103 50
 	sub.rn.f32 %f85, %f84, %f33;
-	.loc 12 103 32
+	.loc 13 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -15269,35 +20576,35 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 12 103 55
+	.loc 13 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 12 103 24
+	.loc 13 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 6 31 40
 	mov.f32 %f96, %f95;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 12 103 6
+	.loc 13 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 2;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.f32 [%rd68], %f96;
-	.loc 12 102 53
+	.loc 13 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 12 102 38
+	.loc 13 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 12 103 6
-	mov.u64 %rd16, 0x3200000007;
+	.loc 13 103 6
+	mov.u64 %rd16, 0x3500000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -15334,7 +20641,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 12 76 6
+	.loc 13 76 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15344,37 +20651,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 86 20
+	.loc 13 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 12 86 25
+	.loc 13 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 12 87 16
+	.loc 13 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 12 88 30
+	.loc 13 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 12 89 21
+	.loc 13 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 12 89 16
+	.loc 13 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 12 89 14
+	.loc 13 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 12 91 19
+	.loc 13 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 12 91 17
+	.loc 13 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -15392,31 +20699,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 12 91 9
+	.loc 13 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 12 91 23
+	.loc 13 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 12 88 53
+	.loc 13 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 12 88 38
+	.loc 13 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 12 94 19
+	.loc 13 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 12 94 16
+	.loc 13 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -15434,15 +20741,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 12 94 4
+	.loc 13 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 12 99 18
+	.loc 13 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 12 99 15
+	.loc 13 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -15460,27 +20767,27 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 12 99 3
+	.loc 13 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 12 102 30
+	.loc 13 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L13_for_body:
-	.loc 12 103 11
+	.loc 13 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 12 103 46
+	.loc 13 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 12 103 41
+	.loc 13 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 12 103 39
+	.loc 13 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
@@ -15492,7 +20799,7 @@ $L16_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 12 88 22
+	.loc 13 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -15506,8 +20813,8 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 12 89 16
-	mov.u64 %rd16, 0x3300000001;
+	.loc 13 89 16
+	mov.u64 %rd16, 0x3600000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -15518,7 +20825,7 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 12 90 8
+	.loc 13 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
@@ -15530,7 +20837,7 @@ $L23_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 12 93 15
+	.loc 13 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -15612,7 +20919,7 @@ $L36_ret_warpMax:
 	bra.uni $L28_if_done;
 $L37_oob1:
 	.loc 10 48 4
-	mov.u64 %rd16, 0x3300000002;
+	mov.u64 %rd16, 0x3600000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -15645,7 +20952,7 @@ $L40_edge:
 	bra.uni $L42_entry;
 $L41_oob2:
 	.loc 10 53 8
-	mov.u64 %rd16, 0x3300000003;
+	mov.u64 %rd16, 0x3600000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -15687,7 +20994,7 @@ $L47_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 12 98 7
+	.loc 13 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -15782,7 +21089,7 @@ $L54_if_done:
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 102 22
+	.loc 13 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -15793,7 +21100,7 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L12_for_loop;
 $L56_oob3:
 	.loc 10 30 4
-	mov.u64 %rd16, 0x3300000004;
+	mov.u64 %rd16, 0x3600000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -15802,13 +21109,13 @@ $L57_edge:
 	bra.uni $L54_if_done;
 $L58_oob4:
 	.loc 10 35 8
-	mov.u64 %rd16, 0x3300000005;
+	mov.u64 %rd16, 0x3600000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 12 103 41
-	mov.u64 %rd16, 0x3300000006;
+	.loc 13 103 41
+	mov.u64 %rd16, 0x3600000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -15819,9 +21126,9 @@ $L60_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 12 103 50
+	.loc 13 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 12 103 32
+	.loc 13 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -15839,9 +21146,9 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 12 103 55
+	.loc 13 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 12 103 24
+	.loc 13 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 6 36 58
@@ -15850,26 +21157,26 @@ $L62_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 12 103 6
+	.loc 13 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 12 102 53
+	.loc 13 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 12 102 38
+	.loc 13 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 12 103 6
-	mov.u64 %rd16, 0x3300000007;
+	.loc 13 103 6
+	mov.u64 %rd16, 0x3600000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -15906,7 +21213,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 12 79 6
+	.loc 13 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15916,37 +21223,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 86 20
+	.loc 13 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 12 86 25
+	.loc 13 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 12 87 16
+	.loc 13 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 12 88 30
+	.loc 13 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 12 89 21
+	.loc 13 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 12 89 16
+	.loc 13 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 12 89 14
+	.loc 13 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 12 91 19
+	.loc 13 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 12 91 17
+	.loc 13 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -15964,31 +21271,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 12 91 9
+	.loc 13 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 12 91 23
+	.loc 13 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 12 88 53
+	.loc 13 88 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 12 88 38
+	.loc 13 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 12 94 19
+	.loc 13 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 12 94 16
+	.loc 13 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -16006,15 +21313,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 12 94 4
+	.loc 13 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 12 99 18
+	.loc 13 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 12 99 15
+	.loc 13 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -16032,27 +21339,27 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 12 99 3
+	.loc 13 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 12 102 30
+	.loc 13 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L13_for_body:
-	.loc 12 103 11
+	.loc 13 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 12 103 46
+	.loc 13 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 12 103 41
+	.loc 13 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 12 103 39
+	.loc 13 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
@@ -16064,7 +21371,7 @@ $L16_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 12 88 22
+	.loc 13 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -16078,8 +21385,8 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 12 89 16
-	mov.u64 %rd16, 0x3400000001;
+	.loc 13 89 16
+	mov.u64 %rd16, 0x3700000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -16092,7 +21399,7 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 12 90 8
+	.loc 13 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
@@ -16104,7 +21411,7 @@ $L23_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 12 93 15
+	.loc 13 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -16186,7 +21493,7 @@ $L36_ret_warpMax:
 	bra.uni $L28_if_done;
 $L37_oob1:
 	.loc 10 48 4
-	mov.u64 %rd16, 0x3400000002;
+	mov.u64 %rd16, 0x3700000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -16219,7 +21526,7 @@ $L40_edge:
 	bra.uni $L42_entry;
 $L41_oob2:
 	.loc 10 53 8
-	mov.u64 %rd16, 0x3400000003;
+	mov.u64 %rd16, 0x3700000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -16261,7 +21568,7 @@ $L47_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 12 98 7
+	.loc 13 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -16356,7 +21663,7 @@ $L54_if_done:
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 102 22
+	.loc 13 102 22
 	mov.u32 %r47, %tid.x;
 	cvt.s64.u32 %rd59, %r47;
 	mov.u32 %r48, %tid.y;
@@ -16367,7 +21674,7 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	bra.uni $L12_for_loop;
 $L56_oob3:
 	.loc 10 30 4
-	mov.u64 %rd16, 0x3400000004;
+	mov.u64 %rd16, 0x3700000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -16376,13 +21683,13 @@ $L57_edge:
 	bra.uni $L54_if_done;
 $L58_oob4:
 	.loc 10 35 8
-	mov.u64 %rd16, 0x3400000005;
+	mov.u64 %rd16, 0x3700000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 12 103 41
-	mov.u64 %rd16, 0x3400000006;
+	.loc 13 103 41
+	mov.u64 %rd16, 0x3700000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -16395,9 +21702,9 @@ $L60_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 12 103 50
+	.loc 13 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 12 103 32
+	.loc 13 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -16415,9 +21722,9 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 12 103 55
+	.loc 13 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 12 103 24
+	.loc 13 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 6 41 67
@@ -16426,26 +21733,26 @@ $L62_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 12 103 6
+	.loc 13 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 12 102 53
+	.loc 13 102 53
 	mov.u32 %r51, %ntid.x;
 	cvt.s64.u32 %rd69, %r51;
 	mov.u32 %r52, %ntid.y;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %ntid.z;
 	cvt.s64.u32 %rd71, %r53;
-	.loc 12 102 38
+	.loc 13 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 12 103 6
-	mov.u64 %rd16, 0x3400000007;
+	.loc 13 103 6
+	mov.u64 %rd16, 0x3700000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
