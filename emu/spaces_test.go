@@ -97,3 +97,36 @@ func TestDeviceMemory(t *testing.T) {
 		t.Error("double free succeeded")
 	}
 }
+
+func TestThreadNumbering(t *testing.T) {
+	m := loadTestdata(t, "dims.ptx")
+	d := NewDevice(Options{})
+	grid, block := [3]int{3, 2, 2}, [3]int{5, 4, 3} // 60 threads: one full warp and one partial
+	n := 12 * 60
+	pout := upload(t, d, make([]byte, 32*n))
+	if err := d.Launch(m, "dims", LaunchConfig{Grid: grid, Block: block, Params: params{}.u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	out := bytesU32(download(t, d, pout, 32*n))
+	g := 0
+	for bz := 0; bz < 2; bz++ {
+		for by := 0; by < 2; by++ {
+			for bx := 0; bx < 3; bx++ {
+				for tz := 0; tz < 3; tz++ {
+					for ty := 0; ty < 4; ty++ {
+						for tx := 0; tx < 5; tx++ {
+							lin := (tz*4+ty)*5 + tx
+							want := []uint32{uint32(tx), uint32(ty), uint32(tz), uint32(bx), uint32(by), uint32(bz), uint32(lin % 32), uint32(lin / 32)}
+							for j, w := range want {
+								if got := out[8*g+j]; got != w {
+									t.Fatalf("thread (%d,%d,%d) of block (%d,%d,%d): word %d = %d, want %d", tx, ty, tz, bx, by, bz, j, got, w)
+								}
+							}
+							g++
+						}
+					}
+				}
+			}
+		}
+	}
+}
