@@ -51,6 +51,9 @@ func init() {
 		mustContain(t, p, "Wrap8", `^cvt\.u32\.u8 `)
 		mustContain(t, p, "Wrap8", `^cvt\.s32\.s8 `)
 		mustContain(t, p, "Wrap8", `^not\.b32 `)
+		mustContain(t, p, "Shift8", `^shl\.b32 `)
+		mustContain(t, p, "Shift8", `^shr\.s32 `)
+		mustContain(t, p, "Shift8", `^shr\.u32 `)
 		// Signed >> is arithmetic, unsigned logical; 64-bit amounts are
 		// clamped to the width before they narrow to the .u32 operand.
 		mustContain(t, p, "Shifts", `^shr\.s32 `)
@@ -203,14 +206,21 @@ func init() {
 		for _, re := range []string{`^sqrt\.rn\.f64 `, `^abs\.f64 `, `^cvt\.rmi\.f64\.f64 `, `^cvt\.rpi\.f64\.f64 `, `^fma\.rn\.f64 `, `^div\.rn\.f64 `} {
 			mustContain(t, p, "Float64", re)
 		}
-		// float64 transcendentals are software: no approximate units.
-		mustNotContain(t, p, "Transcendental64", `\.approx\.`)
 		mustNotContain(t, p, "StdMath", `\.approx\.`)
 		mustContain(t, p, "StdMath", `^cvt\.rzi\.f64\.f64 `)
 		mustContain(t, p, "StdMath", `^copysign\.f64 `)
 		mustContain(t, p, "StdMath", `^setp\.nan\.f64 `)
 		for _, re := range []string{`^popc\.b32 `, `^popc\.b64 `, `^clz\.b32 `, `^clz\.b64 `, `^brev\.b32 `, `^brev\.b64 `} {
 			mustContain(t, p, "Bits", re)
+		}
+	}
+	goldenChecks["devmath"] = func(t *testing.T, p *Package) {
+		// float64 transcendentals are software: no approximate units.
+		mustNotContain(t, p, "Float64", `\.approx\.`)
+		mustNotContain(t, p, "StdMath", `\.approx\.`)
+		mustContain(t, p, "Float64", `^fma\.rn\.f64 `)
+		if n := countLines(p.PTX, `^\.(visible )?\.?func `); n != 0 {
+			t.Errorf("%d .func in module, want devmath inlined", n)
 		}
 	}
 	goldenChecks["half"] = func(t *testing.T, p *Package) {

@@ -182,6 +182,10 @@ func (kb *kernelBuilder) sharedArray(c *icall) *val {
 		kb.d.errorf(c.call.Pos(), NonConstantShared, "gpu.Shared length %d is negative", n)
 		return kb.zeroVal(c.call.Type())
 	}
+	if n > 48*1024 { // more bytes than the limit, whatever T is (and no overflow below)
+		kb.d.errorf(c.call.Pos(), SharedTooLarge, "gpu.Shared of %d elements is more than the 49152 bytes (48 KiB) of static shared memory: use gpu.DynShared", n)
+		return kb.zeroVal(c.call.Type())
+	}
 	v, ok := kb.shared[c.call]
 	if !ok {
 		v = &ir.Var{Name: fmt.Sprintf("smem%d", len(kb.shared)), Space: ir.Shared, Align: 16, Size: int(max(n*int64(memBytes(et)), 1))}

@@ -61,7 +61,8 @@ func flatten(t types.Type) (out []ir.Type, ok bool) {
 		return []ir.Type{ir.U64, ir.S64, ir.S64}, true
 	case *types.Array:
 		e, ok := flatten(u.Elem())
-		if !ok || u.Len() > 1<<16 {
+		// At most 1<<16 scalars in all: nested arrays multiply.
+		if !ok || u.Len() > 1<<16 || int64(len(e))*u.Len() > 1<<16 {
 			return nil, false
 		}
 		for i := int64(0); i < u.Len(); i++ {
@@ -74,7 +75,7 @@ func flatten(t types.Type) (out []ir.Type, ok bool) {
 		}
 		for i := 0; i < u.NumFields(); i++ {
 			f, ok := flatten(u.Field(i).Type())
-			if !ok {
+			if !ok || len(out)+len(f) > 1<<16 {
 				return nil, false
 			}
 			out = append(out, f...)

@@ -80,8 +80,10 @@ func (b *Builder) Arith(op Op, t Type, dst Reg, x, y Operand) {
 // registers have; callers renormalise the result.
 func arithType(t Type) Type {
 	switch t {
-	case U8, B8:
+	case U8:
 		return U32
+	case B8:
+		return B32
 	case S8:
 		return S32
 	}

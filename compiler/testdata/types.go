@@ -94,3 +94,15 @@ func Bools(t gpu.Thread, a, b []bool, out []bool) {
 		out[i] = x && !y || x == y || x != !y
 	}
 }
+
+// Shift8 shifts 8-bit values: the shift is done on the 32-bit register
+// (shl.b32, not shl.u32) and the result renormalised.
+//
+//kern:kernel
+func Shift8(t gpu.Thread, a []uint8, b []int8, s []uint8) {
+	i := t.GlobalX()
+	if i < len(a) && i < len(b) && i < len(s) {
+		a[i] = a[i]<<s[i] | a[i]>>1
+		b[i] = b[i]<<3 ^ b[i]>>s[i]
+	}
+}

@@ -22,3 +22,9 @@ func Negative(t gpu.Thread, out []float32) {
 	s := gpu.Shared[float32](t, -1) // ERROR NonConstantShared "negative"
 	out[0] = s[0]
 }
+
+//kern:kernel
+func Overflow(t gpu.Thread, out []float64) {
+	s := gpu.Shared[float64](t, 1<<61) // ERROR SharedTooLarge "more than the 49152 bytes"
+	out[0] = s[0]
+}
