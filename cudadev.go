@@ -126,8 +126,9 @@ func (c *cudaBackend) load(m *Module) (any, error) {
 		if err != nil {
 			return err
 		}
+		// Globals without an initialiser start zeroed (PTX ISA §5.4.4).
 		cm.slot = slot
-		return cuda.MemsetD8(slot, 0, 32)
+		return nil
 	})
 	if err != nil {
 		return nil, err

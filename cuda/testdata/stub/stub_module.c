@@ -48,11 +48,15 @@ static int ident_char(char c) {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
 }
 
+/* type_size is the size of the type named by the token at t (".b64"),
+   looking only at the token itself. */
 static size_t type_size(const char *t) {
-	if (strncmp(t, ".b8", 3) == 0 || strncmp(t, ".u8", 3) == 0 || strncmp(t, ".s8", 3) == 0) return 1;
-	if (strstr(t, "16")) return 2;
-	if (strstr(t, "32")) return 4;
-	if (strstr(t, "64")) return 8;
+	size_t n = 1;
+	while (ident_char(t[n])) n++;
+	if (n == 3 && (strncmp(t, ".b8", 3) == 0 || strncmp(t, ".u8", 3) == 0 || strncmp(t, ".s8", 3) == 0)) return 1;
+	if (n == 4 && strncmp(t + 2, "16", 2) == 0) return 2;
+	if (n == 4 && strncmp(t + 2, "32", 2) == 0) return 4;
+	if (n == 4 && strncmp(t + 2, "64", 2) == 0) return 8;
 	return 0;
 }
 

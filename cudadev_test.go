@@ -1,0 +1,101 @@
+package kern_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gokern/kern"
+	tk "github.com/gokern/kern/internal/testkernels"
+)
+
+// openStubCUDA opens the CUDA device on the stub libcuda of package cuda's
+// tests (testdata/stub): device memory is host memory and kernels do
+// nothing, which exercises everything of the CUDA device but the GPU.
+func openStubCUDA(t *testing.T) *kern.Device {
+	t.Helper()
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no C compiler to build the stub libcuda: %v", err)
+		}
+		t.Skipf("no C compiler to build the stub libcuda: %v", err)
+	}
+	srcs, _ := filepath.Glob(filepath.Join("cuda", "testdata", "stub", "*.c"))
+	lib := filepath.Join(t.TempDir(), "libcuda_stub.so")
+	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", lib}, srcs...)
+	if out, err := exec.Command(cc, append(args, "-lpthread")...).CombinedOutput(); err != nil {
+		t.Fatalf("building the stub: %v\n%s", err, out)
+	}
+	t.Setenv("KERN_LIBCUDA", lib)
+	t.Setenv("KERN_DEVICE", "cuda")
+	dev, err := kern.Open()
+	if err != nil {
+		t.Fatalf("opening the stub device: %v", err)
+	}
+	return dev
+}
+
+func TestCUDADeviceOnTheStubDriver(t *testing.T) {
+	dev := openStubCUDA(t)
+	defer dev.Close()
+	if dev.Kind() != "cuda" || !strings.Contains(dev.Name(), "sm_") {
+		t.Errorf("device %q", dev)
+	}
+	lim := dev.Limits()
+	if lim.MaxThreadsPerBlock <= 0 || lim.MaxSharedPerBlock < 48<<10 {
+		t.Errorf("limits %+v", lim)
+	}
+	xs := []float32{1, 2, 3, 4, 5}
+	x, err := kern.Upload(dev, xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := kern.Alloc[float32](dev, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := y.Download(); got[4] != 0 {
+		t.Errorf("Alloc not zeroed: %v", got)
+	}
+	if got, err := x.Download(); err != nil || got[4] != 5 {
+		t.Errorf("round trip: %v, %v", got, err)
+	}
+	// The stub runs no PTX: a launch goes through module loading, the
+	// function lookup and argument packing, and does nothing.
+	if err := tk.AxpyKernel.Launch(dev, kern.Cover(5), 2, x, y); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := dev.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Record()
+	g, err := s.Capture(func(s *kern.Stream) error { return tk.AxpyKernel.Launch(s, kern.Cover(5), 2, x, y) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Launch(s); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.Record()
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kern.Elapsed(a, b); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	s.Close()
+	if err := x.Free(); err != nil {
+		t.Fatal(err)
+	}
+}
