@@ -11,8 +11,10 @@ import (
 	"github.com/gokern/kern/internal/ptxas"
 )
 
+// devices are native mode, the emulator and, in -tags gpu builds, the GPU
+// (gpuDevices).
 func devices() []*kern.Device {
-	return []*kern.Device{kern.OpenNative(), kern.OpenEmulator()}
+	return append([]*kern.Device{kern.OpenNative(), kern.OpenEmulator()}, gpuDevices()...)
 }
 
 // must unwraps a host-API result; a failure there is a broken test setup.
