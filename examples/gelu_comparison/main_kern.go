@@ -89,7 +89,7 @@ const kernPTX = `//
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<7>;
+	.reg .pred %p<8>;
 	.reg .b32 %r<16>;
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<46>;
@@ -141,105 +141,114 @@ $L7_entry:
 	.loc 2 24 14
 	abs.f32 %f4, %f2;
 	.loc 2 25 7
-	setp.lt.f32 %p3, %f4, 0f3F800000;
+	setp.eq.f32 %p3, %f2, 0f00000000;
 	@%p3 bra $L8_if_then;
 	bra.uni $L9_if_done;
 $L8_if_then:
-	.loc 2 26 10
+	.loc 2 26 3
+	mov.f32 %f3, %f2;
+	bra.uni $L19_ret_Erf32;
+$L9_if_done:
+	.loc 2 28 7
+	setp.lt.f32 %p4, %f4, 0f3F800000;
+	@%p4 bra $L10_if_then;
+	bra.uni $L11_if_done;
+$L10_if_then:
+	.loc 2 29 10
 	mul.rn.f32 %f5, %f2, %f2;
-	.loc 2 28 14
+	.loc 2 31 14
 	mov.f32 %f7, 0f38A4B519;
 	fma.rn.f32 %f6, %f7, %f5, 0fBA51FB80;
-	.loc 2 29 14
-	fma.rn.f32 %f8, %f6, %f5, 0f3BAA02D9;
-	.loc 2 30 14
-	fma.rn.f32 %f9, %f8, %f5, 0fBCDBFC87;
-	.loc 2 31 14
-	fma.rn.f32 %f10, %f9, %f5, 0f3DE7167C;
 	.loc 2 32 14
+	fma.rn.f32 %f8, %f6, %f5, 0f3BAA02D9;
+	.loc 2 33 14
+	fma.rn.f32 %f9, %f8, %f5, 0fBCDBFC87;
+	.loc 2 34 14
+	fma.rn.f32 %f10, %f9, %f5, 0f3DE7167C;
+	.loc 2 35 14
 	fma.rn.f32 %f11, %f10, %f5, 0fBEC0939F;
-	.loc 2 34 49
+	.loc 2 37 49
 	fma.rn.f32 %f12, %f11, %f5, 0fB37BD649;
-	.loc 2 34 41
+	.loc 2 37 41
 	mul.rn.f32 %f13, %f2, %f12;
-	.loc 2 34 17
+	.loc 2 37 17
 	fma.rn.f32 %f14, %f2, 0f3F906EBB, %f13;
-	.loc 2 34 3
+	.loc 2 37 3
 	mov.f32 %f3, %f14;
-	bra.uni $L17_ret_Erf32;
-$L9_if_done:
-	.loc 2 36 9
-	setp.lt.f32 %p4, %f4, 0f40800000;
-	@%p4 bra $L11_if_done;
-	bra.uni $L10_if_then;
-$L10_if_then:
-	.loc 2 37 8
-	setp.neu.f32 %p6, %f2, %f2;
-	@%p6 bra $L12_if_then;
-	bra.uni $L20_entry;
+	bra.uni $L19_ret_Erf32;
 $L11_if_done:
-	.loc 2 43 7
-	setp.lt.f32 %p5, %f4, 0f40100000;
-	@%p5 bra $L14_if_then;
-	bra.uni $L16_if_else;
+	.loc 2 39 9
+	setp.lt.f32 %p5, %f4, 0f40800000;
+	@%p5 bra $L13_if_done;
+	bra.uni $L12_if_then;
 $L12_if_then:
-	.loc 2 38 4
-	mov.f32 %f3, %f2;
-	bra.uni $L17_ret_Erf32;
+	.loc 2 40 8
+	setp.neu.f32 %p7, %f2, %f2;
+	@%p7 bra $L14_if_then;
+	bra.uni $L22_entry;
+$L13_if_done:
+	.loc 2 46 7
+	setp.lt.f32 %p6, %f4, 0f40100000;
+	@%p6 bra $L16_if_then;
+	bra.uni $L18_if_else;
 $L14_if_then:
-	.loc 2 44 10
+	.loc 2 41 4
+	mov.f32 %f3, %f2;
+	bra.uni $L19_ret_Erf32;
+$L16_if_then:
+	.loc 2 47 10
 	sub.rn.f32 %f15, %f4, 0f3FD00000;
-	.loc 2 46 14
+	.loc 2 49 14
 	mov.f32 %f17, 0f39858B99;
 	fma.rn.f32 %f16, %f17, %f15, 0fBAA6FCCE;
-	.loc 2 47 14
-	fma.rn.f32 %f18, %f16, %f15, 0f3A237386;
-	.loc 2 48 14
-	fma.rn.f32 %f19, %f18, %f15, 0f3BC8E567;
-	.loc 2 49 14
-	fma.rn.f32 %f20, %f19, %f15, 0fBC6C5758;
 	.loc 2 50 14
-	fma.rn.f32 %f21, %f20, %f15, 0f3B0C82BC;
+	fma.rn.f32 %f18, %f16, %f15, 0f3A237386;
 	.loc 2 51 14
-	fma.rn.f32 %f22, %f21, %f15, 0f3D4BA71C;
+	fma.rn.f32 %f19, %f18, %f15, 0f3BC8E567;
 	.loc 2 52 14
-	fma.rn.f32 %f23, %f22, %f15, 0fBDEB31E4;
+	fma.rn.f32 %f20, %f19, %f15, 0fBC6C5758;
 	.loc 2 53 14
-	fma.rn.f32 %f24, %f23, %f15, 0f3E05E7E2;
+	fma.rn.f32 %f21, %f20, %f15, 0f3B0C82BC;
 	.loc 2 54 14
-	fma.rn.f32 %f25, %f24, %f15, 0fBDA4CEA2;
+	fma.rn.f32 %f22, %f21, %f15, 0f3D4BA71C;
 	.loc 2 55 14
+	fma.rn.f32 %f23, %f22, %f15, 0fBDEB31E4;
+	.loc 2 56 14
+	fma.rn.f32 %f24, %f23, %f15, 0f3E05E7E2;
+	.loc 2 57 14
+	fma.rn.f32 %f25, %f24, %f15, 0fBDA4CEA2;
+	.loc 2 58 14
 	fma.rn.f32 %f26, %f25, %f15, 0f3CB096C5;
 	mov.f32 %f27, %f26;
-	bra.uni $L15_if_done;
-$L15_if_done:
-	.loc 2 68 21
+	bra.uni $L17_if_done;
+$L17_if_done:
+	.loc 2 71 21
 	sub.rn.f32 %f28, 0f3F800000, %f27;
-	.loc 2 68 19
-	bra.uni $L18_entry;
-$L16_if_else:
-	.loc 2 57 10
+	.loc 2 71 19
+	bra.uni $L20_entry;
+$L18_if_else:
+	.loc 2 60 10
 	sub.rn.f32 %f31, %f4, 0f40480000;
-	.loc 2 59 14
+	.loc 2 62 14
 	mov.f32 %f33, 0f38CA5CFA;
 	fma.rn.f32 %f32, %f33, %f31, 0fB99B75F6;
-	.loc 2 60 14
-	fma.rn.f32 %f34, %f32, %f31, 0f39F389D1;
-	.loc 2 61 14
-	fma.rn.f32 %f35, %f34, %f31, 0fBA137B16;
-	.loc 2 62 14
-	fma.rn.f32 %f36, %f35, %f31, 0f3A1128D4;
 	.loc 2 63 14
-	fma.rn.f32 %f37, %f36, %f31, 0fB9D324B1;
+	fma.rn.f32 %f34, %f32, %f31, 0f39F389D1;
 	.loc 2 64 14
-	fma.rn.f32 %f38, %f37, %f31, 0f3954A29F;
+	fma.rn.f32 %f35, %f34, %f31, 0fBA137B16;
 	.loc 2 65 14
-	fma.rn.f32 %f39, %f38, %f31, 0fB88783B3;
+	fma.rn.f32 %f36, %f35, %f31, 0f3A1128D4;
 	.loc 2 66 14
+	fma.rn.f32 %f37, %f36, %f31, 0fB9D324B1;
+	.loc 2 67 14
+	fma.rn.f32 %f38, %f37, %f31, 0f3954A29F;
+	.loc 2 68 14
+	fma.rn.f32 %f39, %f38, %f31, 0fB88783B3;
+	.loc 2 69 14
 	fma.rn.f32 %f40, %f39, %f31, 0f3725EBA6;
 	mov.f32 %f27, %f40;
-	bra.uni $L15_if_done;
-$L17_ret_Erf32:
+	bra.uni $L17_if_done;
+$L19_ret_Erf32:
 	.loc 1 14 26
 	add.rn.f32 %f44, 0f3F800000, %f3;
 	.loc 1 14 21
@@ -249,47 +258,47 @@ $L17_ret_Erf32:
 	add.s64 %rd19, %rd4, %rd18;
 	st.global.f32 [%rd19], %f45;
 	bra.uni $L3_if_done;
-$L18_entry:
-	.loc 4 72 46
-	mov.b32 %r6, %f28;
-	.loc 4 72 49
-	and.b32 %r7, %r6, 2147483647;
-	.loc 4 72 79
-	mov.b32 %r8, %f2;
-	.loc 4 72 82
-	and.b32 %r9, %r8, 0x80000000;
-	.loc 4 72 61
-	or.b32 %r10, %r7, %r9;
-	.loc 4 72 29
-	mov.b32 %f30, %r10;
-	.loc 4 72 2
-	mov.f32 %f29, %f30;
-	bra.uni $L19_ret_copysign32;
-$L19_ret_copysign32:
-	.loc 2 68 2
-	mov.f32 %f3, %f29;
-	bra.uni $L17_ret_Erf32;
 $L20_entry:
-	.loc 4 72 46
-	mov.f32 %f42, 0f3F800000;
-	mov.b32 %r11, %f42;
-	.loc 4 72 49
-	and.b32 %r12, %r11, 2147483647;
-	.loc 4 72 79
-	mov.b32 %r13, %f2;
-	.loc 4 72 82
-	and.b32 %r14, %r13, 0x80000000;
-	.loc 4 72 61
-	or.b32 %r15, %r12, %r14;
-	.loc 4 72 29
-	mov.b32 %f43, %r15;
-	.loc 4 72 2
-	mov.f32 %f41, %f43;
+	.loc 4 90 46
+	mov.b32 %r6, %f28;
+	.loc 4 90 49
+	and.b32 %r7, %r6, 2147483647;
+	.loc 4 90 79
+	mov.b32 %r8, %f2;
+	.loc 4 90 82
+	and.b32 %r9, %r8, 0x80000000;
+	.loc 4 90 61
+	or.b32 %r10, %r7, %r9;
+	.loc 4 90 29
+	mov.b32 %f30, %r10;
+	.loc 4 90 2
+	mov.f32 %f29, %f30;
 	bra.uni $L21_ret_copysign32;
 $L21_ret_copysign32:
-	.loc 2 40 3
+	.loc 2 71 2
+	mov.f32 %f3, %f29;
+	bra.uni $L19_ret_Erf32;
+$L22_entry:
+	.loc 4 90 46
+	mov.f32 %f42, 0f3F800000;
+	mov.b32 %r11, %f42;
+	.loc 4 90 49
+	and.b32 %r12, %r11, 2147483647;
+	.loc 4 90 79
+	mov.b32 %r13, %f2;
+	.loc 4 90 82
+	and.b32 %r14, %r13, 0x80000000;
+	.loc 4 90 61
+	or.b32 %r15, %r12, %r14;
+	.loc 4 90 29
+	mov.b32 %f43, %r15;
+	.loc 4 90 2
+	mov.f32 %f41, %f43;
+	bra.uni $L23_ret_copysign32;
+$L23_ret_copysign32:
+	.loc 2 43 3
 	mov.f32 %f3, %f41;
-	bra.uni $L17_ret_Erf32;
+	bra.uni $L19_ret_Erf32;
 $L4_bounds_fail:
 	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
 	setp.eq.u64 %p2, %rd12, 0;
@@ -314,7 +323,7 @@ $L4_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<6>;
+	.reg .pred %p<7>;
 	.reg .b32 %r<20>;
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<46>;
@@ -371,51 +380,60 @@ $L6_oob0:
 	mov.u64 %rd11, %rd2;
 	bra.uni $L4_bounds_fail;
 $L7_entry:
-	.loc 4 22 14
+	.loc 4 23 14
 	abs.f32 %f8, %f5;
-	.loc 4 23 7
-	setp.lt.f32 %p3, %f8, 0f3F19999A;
+	.loc 4 24 7
+	setp.lt.f32 %p3, %f8, 0f39000000;
 	@%p3 bra $L8_if_then;
 	bra.uni $L9_if_done;
 $L8_if_then:
-	.loc 4 24 10
+	.loc 4 25 3
+	mov.f32 %f7, %f5;
+	bra.uni $L16_ret_Tanh32;
+$L9_if_done:
+	.loc 4 27 7
+	setp.lt.f32 %p4, %f8, 0f3F19999A;
+	@%p4 bra $L10_if_then;
+	bra.uni $L11_if_done;
+$L10_if_then:
+	.loc 4 28 10
 	mul.rn.f32 %f9, %f5, %f5;
-	.loc 4 26 14
+	.loc 4 30 14
 	mov.f32 %f11, 0fBBCD6EDD;
 	fma.rn.f32 %f10, %f11, %f9, 0f3CACF131;
-	.loc 4 27 14
+	.loc 4 31 14
 	fma.rn.f32 %f12, %f10, %f9, 0fBD5CAAF7;
-	.loc 4 28 14
+	.loc 4 32 14
 	fma.rn.f32 %f13, %f12, %f9, 0f3E088770;
-	.loc 4 29 14
+	.loc 4 33 14
 	fma.rn.f32 %f14, %f13, %f9, 0fBEAAAAAA;
-	.loc 4 30 19
+	.loc 4 34 19
 	mul.rn.f32 %f15, %f5, %f9;
-	.loc 4 30 17
+	.loc 4 34 17
 	fma.rn.f32 %f16, %f15, %f14, %f5;
-	.loc 4 30 3
+	.loc 4 34 3
 	mov.f32 %f7, %f16;
-	bra.uni $L14_ret_Tanh32;
-$L9_if_done:
-	.loc 4 32 9
-	setp.lt.f32 %p4, %f8, 0f4111999A;
-	@%p4 bra $L11_if_done;
-	bra.uni $L10_if_then;
-$L10_if_then:
-	.loc 4 33 8
-	setp.neu.f32 %p5, %f5, %f5;
-	@%p5 bra $L12_if_then;
-	bra.uni $L19_entry;
+	bra.uni $L16_ret_Tanh32;
 $L11_if_done:
-	.loc 4 38 32
-	mul.rn.f32 %f17, 0f40000000, %f8;
-	.loc 4 38 30
-	bra.uni $L15_entry;
+	.loc 4 36 9
+	setp.lt.f32 %p5, %f8, 0f4111999A;
+	@%p5 bra $L13_if_done;
+	bra.uni $L12_if_then;
 $L12_if_then:
-	.loc 4 34 4
+	.loc 4 37 8
+	setp.neu.f32 %p6, %f5, %f5;
+	@%p6 bra $L14_if_then;
+	bra.uni $L21_entry;
+$L13_if_done:
+	.loc 4 42 32
+	mul.rn.f32 %f17, 0f40000000, %f8;
+	.loc 4 42 30
+	bra.uni $L17_entry;
+$L14_if_then:
+	.loc 4 38 4
 	mov.f32 %f7, %f5;
-	bra.uni $L14_ret_Tanh32;
-$L14_ret_Tanh32:
+	bra.uni $L16_ret_Tanh32;
+$L16_ret_Tanh32:
 	.loc 1 26 26
 	add.rn.f32 %f44, 0f3F800000, %f7;
 	.loc 1 26 21
@@ -425,101 +443,101 @@ $L14_ret_Tanh32:
 	add.s64 %rd19, %rd4, %rd18;
 	st.global.f32 [%rd19], %f45;
 	bra.uni $L3_if_done;
-$L15_entry:
-	.loc 3 99 18
+$L17_entry:
+	.loc 3 114 18
 	mul.rn.f32 %f19, %f17, 0f3FB8AA3B;
-	.loc 3 99 33
+	.loc 3 114 33
 	add.rn.f32 %f20, %f19, 0f3F000000;
-	.loc 3 99 16
+	.loc 3 114 16
 	cvt.rmi.f32.f32 %f21, %f20;
-	.loc 3 100 15
+	.loc 3 115 15
 	neg.f32 %f22, %f21;
-	.loc 3 100 14
+	.loc 3 115 14
 	fma.rn.f32 %f23, %f22, 0f3F317200, %f17;
-	.loc 3 101 14
+	.loc 3 116 14
 	neg.f32 %f24, %f21;
-	.loc 3 101 13
+	.loc 3 116 13
 	fma.rn.f32 %f25, %f24, 0f35BFBE8E, %f23;
-	.loc 3 103 13
+	.loc 3 118 13
 	mov.f32 %f27, 0f3AB63536;
 	fma.rn.f32 %f26, %f27, %f25, 0f3C090647;
-	.loc 3 104 13
+	.loc 3 119 13
 	fma.rn.f32 %f28, %f26, %f25, 0f3D2AAADD;
-	.loc 3 105 13
+	.loc 3 120 13
 	fma.rn.f32 %f29, %f28, %f25, 0f3E2AAA6E;
-	.loc 3 106 13
+	.loc 3 121 13
 	fma.rn.f32 %f30, %f29, %f25, 0f3F000000;
-	.loc 3 107 16
+	.loc 3 122 16
 	mul.rn.f32 %f31, %f25, %f25;
-	.loc 3 107 14
+	.loc 3 122 14
 	fma.rn.f32 %f32, %f31, %f30, %f25;
-	.loc 3 108 12
+	.loc 3 123 12
 	add.rn.f32 %f33, 0f3F800000, %f32;
-	.loc 3 108 52
+	.loc 3 123 52
 	cvt.rzi.s32.f32 %r6, %f21;
-	.loc 3 108 55
+	.loc 3 123 55
 	add.s32 %r7, %r6, 127;
-	.loc 3 108 46
+	.loc 3 123 46
 	mov.u32 %r8, %r7;
-	.loc 3 108 60
+	.loc 3 123 60
 	shl.b32 %r9, %r8, 23;
-	.loc 3 108 39
+	.loc 3 123 39
 	mov.b32 %f34, %r9;
-	.loc 3 108 17
+	.loc 3 123 17
 	mul.rn.f32 %f35, %f33, %f34;
-	.loc 3 108 2
+	.loc 3 123 2
 	mov.f32 %f18, %f35;
-	bra.uni $L16_ret_exp32;
-$L16_ret_exp32:
-	.loc 4 38 35
+	bra.uni $L18_ret_exp32;
+$L18_ret_exp32:
+	.loc 4 42 35
 	add.rn.f32 %f36, %f18, 0f3F800000;
-	.loc 4 38 23
+	.loc 4 42 23
 	div.rn.f32 %f37, 0f40000000, %f36;
-	.loc 4 38 21
+	.loc 4 42 21
 	sub.rn.f32 %f38, 0f3F800000, %f37;
-	.loc 4 38 19
-	bra.uni $L17_entry;
-$L17_entry:
-	.loc 4 72 46
-	mov.b32 %r10, %f38;
-	.loc 4 72 49
-	and.b32 %r11, %r10, 2147483647;
-	.loc 4 72 79
-	mov.b32 %r12, %f5;
-	.loc 4 72 82
-	and.b32 %r13, %r12, 0x80000000;
-	.loc 4 72 61
-	or.b32 %r14, %r11, %r13;
-	.loc 4 72 29
-	mov.b32 %f40, %r14;
-	.loc 4 72 2
-	mov.f32 %f39, %f40;
-	bra.uni $L18_ret_copysign32;
-$L18_ret_copysign32:
-	.loc 4 38 2
-	mov.f32 %f7, %f39;
-	bra.uni $L14_ret_Tanh32;
+	.loc 4 42 19
+	bra.uni $L19_entry;
 $L19_entry:
-	.loc 4 72 46
-	mov.f32 %f42, 0f3F800000;
-	mov.b32 %r15, %f42;
-	.loc 4 72 49
-	and.b32 %r16, %r15, 2147483647;
-	.loc 4 72 79
-	mov.b32 %r17, %f5;
-	.loc 4 72 82
-	and.b32 %r18, %r17, 0x80000000;
-	.loc 4 72 61
-	or.b32 %r19, %r16, %r18;
-	.loc 4 72 29
-	mov.b32 %f43, %r19;
-	.loc 4 72 2
-	mov.f32 %f41, %f43;
+	.loc 4 90 46
+	mov.b32 %r10, %f38;
+	.loc 4 90 49
+	and.b32 %r11, %r10, 2147483647;
+	.loc 4 90 79
+	mov.b32 %r12, %f5;
+	.loc 4 90 82
+	and.b32 %r13, %r12, 0x80000000;
+	.loc 4 90 61
+	or.b32 %r14, %r11, %r13;
+	.loc 4 90 29
+	mov.b32 %f40, %r14;
+	.loc 4 90 2
+	mov.f32 %f39, %f40;
 	bra.uni $L20_ret_copysign32;
 $L20_ret_copysign32:
-	.loc 4 36 3
+	.loc 4 42 2
+	mov.f32 %f7, %f39;
+	bra.uni $L16_ret_Tanh32;
+$L21_entry:
+	.loc 4 90 46
+	mov.f32 %f42, 0f3F800000;
+	mov.b32 %r15, %f42;
+	.loc 4 90 49
+	and.b32 %r16, %r15, 2147483647;
+	.loc 4 90 79
+	mov.b32 %r17, %f5;
+	.loc 4 90 82
+	and.b32 %r18, %r17, 0x80000000;
+	.loc 4 90 61
+	or.b32 %r19, %r16, %r18;
+	.loc 4 90 29
+	mov.b32 %f43, %r19;
+	.loc 4 90 2
+	mov.f32 %f41, %f43;
+	bra.uni $L22_ret_copysign32;
+$L22_ret_copysign32:
+	.loc 4 40 3
 	mov.f32 %f7, %f41;
-	bra.uni $L14_ret_Tanh32;
+	bra.uni $L16_ret_Tanh32;
 $L4_bounds_fail:
 	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
 	setp.eq.u64 %p2, %rd12, 0;
