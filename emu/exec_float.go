@@ -368,6 +368,10 @@ func decUnaryF(d *decoder, s *astStmt, m *mods, in *inst) {
 			}
 			return
 		}
+		if op == "ex2" {
+			in.fn = unop(func(a uint64) uint64 { return out32(exp2f32(f32(a, ftz)), flags) })
+			return
+		}
 		in.fn = unop(func(a uint64) uint64 { return out32(float32(f(float64(f32(a, ftz)))), flags) })
 	case tF64:
 		if exact {

@@ -57,13 +57,9 @@ func (w *warp) accessRaw(sp space, addr uint64, n, align, l int, kind AccessKind
 	}
 	switch rs {
 	case spGlobal:
-		c := w.cache
-		if c == nil || a < c.base || a+uint64(n) > c.end() {
-			c = find(w.l.allocs, a, n)
-			if c == nil {
-				return nil, faultf(l, ErrOutOfBounds, "%d-byte %s of global memory: %s", n, kind, w.l.dev.describe(a, n))
-			}
-			w.cache = c
+		c := w.lookup(a, n)
+		if c == nil {
+			return nil, faultf(l, ErrOutOfBounds, "%d-byte %s of global memory: %s", n, kind, w.l.dev.describe(a, n))
 		}
 		off := a - c.base
 		return c.data[off : off+uint64(n) : off+uint64(n)], nil
@@ -91,6 +87,27 @@ func (w *warp) accessRaw(sp space, addr uint64, n, align, l int, kind AccessKind
 		return p[a : a+uint64(n) : a+uint64(n)], nil
 	}
 	return nil, faultf(l, ErrOutOfBounds, "unsupported state space %s", rs)
+}
+
+// lookup finds the allocation holding [a, a+n), trying the warp's few
+// most recently used allocations first: a kernel streams through a handful
+// of buffers, so most lookups never reach the binary search.
+func (w *warp) lookup(a uint64, n int) *alloc {
+	for i, c := range w.cache {
+		if c != nil && a >= c.base && a+uint64(n) <= c.end() {
+			if i > 0 {
+				copy(w.cache[1:i+1], w.cache[:i])
+				w.cache[0] = c
+			}
+			return c
+		}
+	}
+	c := find(w.l.allocs, a, n)
+	if c != nil {
+		copy(w.cache[1:], w.cache[:3])
+		w.cache[0] = c
+	}
+	return c
 }
 
 // observe reports a warp's memory access to the observer.
@@ -133,8 +150,11 @@ func decLd(d *decoder, s *astStmt, m *mods, in *inst) {
 }
 
 func execLd(w *warp, in *inst, m uint32) error {
-	if in.vec == 1 && (in.space == spGlobal || in.space == spGeneric) && !in.t.isSigned() && w.obs == nil && w.san == nil {
-		if done := w.ldGlobalFast(in, m); done {
+	if in.vec == 1 && w.obs == nil && w.san == nil {
+		switch {
+		case in.ops[1].kind == oImm && in.space == spParam:
+			return w.ldUniform(in, m)
+		case (in.space == spGlobal || in.space == spGeneric) && !in.t.isSigned() && w.ldGlobalFast(in, m):
 			return nil
 		}
 	}
@@ -167,12 +187,16 @@ func execLd(w *warp, in *inst, m uint32) error {
 // all addresses are aligned and inside the warp's cached allocation (the
 // common coalesced case); it reports false, having done nothing, otherwise.
 func (w *warp) ldGlobalFast(in *inst, m uint32) bool {
-	c := w.cache
+	size := uint64(in.t.size())
+	src, dst := &in.ops[1], in.ops[0].r
+	first := w.addrOf(src, bits.TrailingZeros32(m))
+	if first-sharedWindow < windowSize || first-localWindow < windowSize {
+		return false // a generic address of shared or local memory
+	}
+	c := w.lookup(first, int(size))
 	if c == nil {
 		return false
 	}
-	size := uint64(in.t.size())
-	src, dst := &in.ops[1], in.ops[0].r
 	var offs [32]uint64
 	for mm := m; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm)
@@ -188,6 +212,23 @@ func (w *warp) ldGlobalFast(in *inst, m uint32) bool {
 		w.regs[int(dst)+l] = loadLE(c.data[offs[l]:], int(size))
 	}
 	return true
+}
+
+// ldUniform loads a kernel parameter, the same for every lane: one
+// bounds check, then a broadcast.
+func (w *warp) ldUniform(in *inst, m uint32) error {
+	t := in.t
+	l := bits.TrailingZeros32(m)
+	buf, err := w.access(in.space, in.ops[1].imm, t.size(), t.size(), l, AccessLoad)
+	if err != nil {
+		return err
+	}
+	v := t.ext(loadLE(buf, t.size()))
+	d := in.ops[0].r
+	for mm := m; mm != 0; mm &= mm - 1 {
+		w.regs[int(d)+bits.TrailingZeros32(mm)] = v
+	}
+	return nil
 }
 
 // decSt decodes st{.space}{.cop}{.vec}.type [a], b; stores truncate the

@@ -37,7 +37,7 @@ type warp struct {
 	redOp   [32]uint8
 	redDst  [32]int32
 
-	cache    *alloc     // last global allocation hit
+	cache    [4]*alloc  // recent global allocations, most recent first
 	sregsSet bool       // the per-launch special registers are written
 	san      *sanitizer // nil unless Options.Memcheck or Racecheck
 	cur      *inst      // the instruction being executed
@@ -55,7 +55,7 @@ func (w *warp) reset() {
 	w.pc = [32]int32{}
 	w.upc, w.uniform = 0, true
 	w.exited, w.barBlk, w.syncBlk, w.barRed = 0, 0, 0, 0
-	w.cache = nil
+	w.cache = [4]*alloc{}
 	w.async = nil
 	set := func(slot int, v uint64) {
 		r := w.regs[slot*32 : slot*32+32]
