@@ -1467,6 +1467,411 @@ func (l kernLayerNormBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.BufferArg(bias), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
+// dequantInt8F32Kernel launches the kernel dequantInt8F32 (quant.go:63).
+var dequantInt8F32Kernel = kernDequantInt8F32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantInt8F32", Pkg: "github.com/gokern/kern/ops", Entry: "dequantInt8F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "w", Kind: kern.SliceParam, Elem: "int8", Size: 1, Writes: false},
+		{Name: "scale", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:79:29",
+	},
+	Native: func(t gpu.Thread, a []any) { dequantInt8F32(t, a[0].([]float32), a[1].([]int8), a[2].(float32)) },
+})}
+
+// kernDequantInt8F32Launcher is the typed launcher of dequantInt8F32.
+type kernDequantInt8F32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantInt8F32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantInt8F32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantInt8F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], w *kern.Buffer[int8], scale float32) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(w), kern.ScalarArg(scale))
+}
+
+// dequantInt8F16Kernel launches the kernel dequantInt8F16 (quant.go:68).
+var dequantInt8F16Kernel = kernDequantInt8F16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantInt8F16", Pkg: "github.com/gokern/kern/ops", Entry: "dequantInt8F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "w", Kind: kern.SliceParam, Elem: "int8", Size: 1, Writes: false},
+		{Name: "scale", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:79:29",
+	},
+	Native: func(t gpu.Thread, a []any) { dequantInt8F16(t, a[0].([]gpu.Half), a[1].([]int8), a[2].(float32)) },
+})}
+
+// kernDequantInt8F16Launcher is the typed launcher of dequantInt8F16.
+type kernDequantInt8F16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantInt8F16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantInt8F16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantInt8F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], w *kern.Buffer[int8], scale float32) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(w), kern.ScalarArg(scale))
+}
+
+// dequantInt8BF16Kernel launches the kernel dequantInt8BF16 (quant.go:73).
+var dequantInt8BF16Kernel = kernDequantInt8BF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantInt8BF16", Pkg: "github.com/gokern/kern/ops", Entry: "dequantInt8BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "w", Kind: kern.SliceParam, Elem: "int8", Size: 1, Writes: false},
+		{Name: "scale", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:79:29",
+	},
+	Native: func(t gpu.Thread, a []any) { dequantInt8BF16(t, a[0].([]gpu.BFloat16), a[1].([]int8), a[2].(float32)) },
+})}
+
+// kernDequantInt8BF16Launcher is the typed launcher of dequantInt8BF16.
+type kernDequantInt8BF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantInt8BF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantInt8BF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantInt8BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], w *kern.Buffer[int8], scale float32) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(w), kern.ScalarArg(scale))
+}
+
+// dequantInt8RowsF32Kernel launches the kernel dequantInt8RowsF32 (quant.go:84).
+var dequantInt8RowsF32Kernel = kernDequantInt8RowsF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantInt8RowsF32", Pkg: "github.com/gokern/kern/ops", Entry: "dequantInt8RowsF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "w", Kind: kern.SliceParam, Elem: "int8", Size: 1, Writes: false},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:100:29",
+		"quant.go:100:42",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dequantInt8RowsF32(t, a[0].([]float32), a[1].([]int8), a[2].([]float32), a[3].(int))
+	},
+})}
+
+// kernDequantInt8RowsF32Launcher is the typed launcher of dequantInt8RowsF32.
+type kernDequantInt8RowsF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantInt8RowsF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantInt8RowsF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantInt8RowsF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], w *kern.Buffer[int8], scales *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(w), kern.BufferArg(scales), kern.ScalarArg(cols))
+}
+
+// dequantInt8RowsF16Kernel launches the kernel dequantInt8RowsF16 (quant.go:89).
+var dequantInt8RowsF16Kernel = kernDequantInt8RowsF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantInt8RowsF16", Pkg: "github.com/gokern/kern/ops", Entry: "dequantInt8RowsF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "w", Kind: kern.SliceParam, Elem: "int8", Size: 1, Writes: false},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:100:29",
+		"quant.go:100:42",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dequantInt8RowsF16(t, a[0].([]gpu.Half), a[1].([]int8), a[2].([]float32), a[3].(int))
+	},
+})}
+
+// kernDequantInt8RowsF16Launcher is the typed launcher of dequantInt8RowsF16.
+type kernDequantInt8RowsF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantInt8RowsF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantInt8RowsF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantInt8RowsF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], w *kern.Buffer[int8], scales *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(w), kern.BufferArg(scales), kern.ScalarArg(cols))
+}
+
+// dequantInt8RowsBF16Kernel launches the kernel dequantInt8RowsBF16 (quant.go:94).
+var dequantInt8RowsBF16Kernel = kernDequantInt8RowsBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantInt8RowsBF16", Pkg: "github.com/gokern/kern/ops", Entry: "dequantInt8RowsBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "w", Kind: kern.SliceParam, Elem: "int8", Size: 1, Writes: false},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:100:29",
+		"quant.go:100:42",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dequantInt8RowsBF16(t, a[0].([]gpu.BFloat16), a[1].([]int8), a[2].([]float32), a[3].(int))
+	},
+})}
+
+// kernDequantInt8RowsBF16Launcher is the typed launcher of dequantInt8RowsBF16.
+type kernDequantInt8RowsBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantInt8RowsBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantInt8RowsBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantInt8RowsBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], w *kern.Buffer[int8], scales *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(w), kern.BufferArg(scales), kern.ScalarArg(cols))
+}
+
+// dequantInt4F32Kernel launches the kernel dequantInt4F32 (quant.go:105).
+var dequantInt4F32Kernel = kernDequantInt4F32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantInt4F32", Pkg: "github.com/gokern/kern/ops", Entry: "dequantInt4F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1, Writes: false},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:127:13",
+		"quant.go:129:5",
+		"quant.go:130:5",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dequantInt4F32(t, a[0].([]float32), a[1].([]uint8), a[2].([]float32), a[3].(int))
+	},
+})}
+
+// kernDequantInt4F32Launcher is the typed launcher of dequantInt4F32.
+type kernDequantInt4F32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantInt4F32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantInt4F32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantInt4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(cols))
+}
+
+// dequantInt4F16Kernel launches the kernel dequantInt4F16 (quant.go:110).
+var dequantInt4F16Kernel = kernDequantInt4F16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantInt4F16", Pkg: "github.com/gokern/kern/ops", Entry: "dequantInt4F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1, Writes: false},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:127:13",
+		"quant.go:129:5",
+		"quant.go:130:5",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dequantInt4F16(t, a[0].([]gpu.Half), a[1].([]uint8), a[2].([]float32), a[3].(int))
+	},
+})}
+
+// kernDequantInt4F16Launcher is the typed launcher of dequantInt4F16.
+type kernDequantInt4F16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantInt4F16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantInt4F16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantInt4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(cols))
+}
+
+// dequantInt4BF16Kernel launches the kernel dequantInt4BF16 (quant.go:115).
+var dequantInt4BF16Kernel = kernDequantInt4BF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantInt4BF16", Pkg: "github.com/gokern/kern/ops", Entry: "dequantInt4BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1, Writes: false},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:127:13",
+		"quant.go:129:5",
+		"quant.go:130:5",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dequantInt4BF16(t, a[0].([]gpu.BFloat16), a[1].([]uint8), a[2].([]float32), a[3].(int))
+	},
+})}
+
+// kernDequantInt4BF16Launcher is the typed launcher of dequantInt4BF16.
+type kernDequantInt4BF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantInt4BF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantInt4BF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantInt4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(cols))
+}
+
+// dequantQ6F32Kernel launches the kernel dequantQ6F32 (quant.go:134).
+var dequantQ6F32Kernel = kernDequantQ6F32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantQ6F32", Pkg: "github.com/gokern/kern/ops", Entry: "dequantQ6F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1, Writes: false},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:156:13",
+		"quant.go:157:20",
+		"quant.go:157:42",
+		"quant.go:157:69",
+		"quant.go:160:6",
+		"quant.go:160:6",
+		"quant.go:160:6",
+		"quant.go:160:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dequantQ6F32(t, a[0].([]float32), a[1].([]uint8), a[2].([]float32), a[3].(int))
+	},
+})}
+
+// kernDequantQ6F32Launcher is the typed launcher of dequantQ6F32.
+type kernDequantQ6F32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantQ6F32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantQ6F32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantQ6F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(cols))
+}
+
+// dequantQ6F16Kernel launches the kernel dequantQ6F16 (quant.go:139).
+var dequantQ6F16Kernel = kernDequantQ6F16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantQ6F16", Pkg: "github.com/gokern/kern/ops", Entry: "dequantQ6F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1, Writes: false},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:156:13",
+		"quant.go:157:20",
+		"quant.go:157:42",
+		"quant.go:157:69",
+		"quant.go:160:6",
+		"quant.go:160:6",
+		"quant.go:160:6",
+		"quant.go:160:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dequantQ6F16(t, a[0].([]gpu.Half), a[1].([]uint8), a[2].([]float32), a[3].(int))
+	},
+})}
+
+// kernDequantQ6F16Launcher is the typed launcher of dequantQ6F16.
+type kernDequantQ6F16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantQ6F16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantQ6F16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantQ6F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(cols))
+}
+
+// dequantQ6BF16Kernel launches the kernel dequantQ6BF16 (quant.go:144).
+var dequantQ6BF16Kernel = kernDequantQ6BF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dequantQ6BF16", Pkg: "github.com/gokern/kern/ops", Entry: "dequantQ6BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1, Writes: false},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"quant.go:156:13",
+		"quant.go:157:20",
+		"quant.go:157:42",
+		"quant.go:157:69",
+		"quant.go:160:6",
+		"quant.go:160:6",
+		"quant.go:160:6",
+		"quant.go:160:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dequantQ6BF16(t, a[0].([]gpu.BFloat16), a[1].([]uint8), a[2].([]float32), a[3].(int))
+	},
+})}
+
+// kernDequantQ6BF16Launcher is the typed launcher of dequantQ6BF16.
+type kernDequantQ6BF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDequantQ6BF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dequantQ6BF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDequantQ6BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(cols))
+}
+
 // ropeF32Kernel launches the kernel ropeF32 (rope.go:48).
 var ropeF32Kernel = kernRopeF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "ropeF32", Pkg: "github.com/gokern/kern/ops", Entry: "ropeF32", Module: kernModule,
@@ -1973,10 +2378,11 @@ const kernPTX = `//
 .file 7 "elementwise.go"
 .file 8 "embed.go"
 .file 9 "norm.go"
-.file 10 "reduce.go"
-.file 11 "rope.go"
-.file 12 "sample.go"
-.file 13 "softmax.go"
+.file 10 "quant.go"
+.file 11 "reduce.go"
+.file 12 "rope.go"
+.file 13 "sample.go"
+.file 14 "softmax.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 
@@ -2585,19 +2991,19 @@ $L23_ret_Erf32:
 	.loc 4 60 19
 	bra.uni $L28_entry;
 $L24_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.b32 %r6, %f29;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r7, %r6, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r8, %f3;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r9, %r8, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r10, %r7, %r9;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f31, %r10;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f30, %f31;
 	bra.uni $L25_ret_copysign32;
 $L25_ret_copysign32:
@@ -2605,20 +3011,20 @@ $L25_ret_copysign32:
 	mov.f32 %f4, %f30;
 	bra.uni $L23_ret_Erf32;
 $L26_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.f32 %f43, 0f3F800000;
 	mov.b32 %r11, %f43;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r12, %r11, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r13, %f3;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r14, %r13, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r15, %r12, %r14;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f44, %r15;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f42, %f44;
 	bra.uni $L27_ret_copysign32;
 $L27_ret_copysign32:
@@ -2836,19 +3242,19 @@ $L23_ret_Erf32:
 	.loc 4 60 19
 	bra.uni $L28_entry;
 $L24_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.b32 %r6, %f29;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r7, %r6, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r8, %f3;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r9, %r8, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r10, %r7, %r9;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f31, %r10;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f30, %f31;
 	bra.uni $L25_ret_copysign32;
 $L25_ret_copysign32:
@@ -2856,20 +3262,20 @@ $L25_ret_copysign32:
 	mov.f32 %f4, %f30;
 	bra.uni $L23_ret_Erf32;
 $L26_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.f32 %f43, 0f3F800000;
 	mov.b32 %r11, %f43;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r12, %r11, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r13, %f3;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r14, %r13, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r15, %r12, %r14;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f44, %r15;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f42, %f44;
 	bra.uni $L27_ret_copysign32;
 $L27_ret_copysign32:
@@ -3091,19 +3497,19 @@ $L23_ret_Erf32:
 	.loc 4 60 19
 	bra.uni $L28_entry;
 $L24_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.b32 %r7, %f29;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r8, %r7, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r9, %f3;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r10, %r9, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r11, %r8, %r10;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f31, %r11;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f30, %f31;
 	bra.uni $L25_ret_copysign32;
 $L25_ret_copysign32:
@@ -3111,20 +3517,20 @@ $L25_ret_copysign32:
 	mov.f32 %f4, %f30;
 	bra.uni $L23_ret_Erf32;
 $L26_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.f32 %f43, 0f3F800000;
 	mov.b32 %r12, %f43;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r13, %r12, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r14, %f3;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r15, %r14, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r16, %r13, %r15;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f44, %r16;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f42, %f44;
 	bra.uni $L27_ret_copysign32;
 $L27_ret_copysign32:
@@ -3231,57 +3637,57 @@ $L10_ret_load:
 	.loc 4 77 43
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 22 14
+	.loc 3 23 14
 	abs.f32 %f9, %f6;
-	.loc 3 23 7
+	.loc 3 24 7
 	setp.lt.f32 %p3, %f9, 0f39000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 3 24 3
+	.loc 3 25 3
 	mov.f32 %f8, %f6;
 	bra.uni $L20_ret_Tanh32;
 $L13_if_done:
-	.loc 3 26 7
+	.loc 3 27 7
 	setp.lt.f32 %p4, %f9, 0f3F19999A;
 	@%p4 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 3 27 10
+	.loc 3 28 10
 	mul.rn.f32 %f10, %f6, %f6;
-	.loc 3 29 14
+	.loc 3 30 14
 	mov.f32 %f12, 0fBBCD6EDD;
 	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
-	.loc 3 30 14
-	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 31 14
-	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 32 14
+	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	.loc 3 33 14
 	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
-	.loc 3 33 19
+	.loc 3 34 19
 	mul.rn.f32 %f16, %f6, %f10;
-	.loc 3 33 17
+	.loc 3 34 17
 	fma.rn.f32 %f17, %f16, %f15, %f6;
-	.loc 3 33 3
+	.loc 3 34 3
 	mov.f32 %f8, %f17;
 	bra.uni $L20_ret_Tanh32;
 $L15_if_done:
-	.loc 3 35 9
+	.loc 3 36 9
 	setp.lt.f32 %p5, %f9, 0f4111999A;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 3 36 8
+	.loc 3 37 8
 	setp.neu.f32 %p6, %f6, %f6;
 	@%p6 bra $L18_if_then;
 	bra.uni $L25_entry;
 $L17_if_done:
-	.loc 3 41 32
+	.loc 3 42 32
 	mul.rn.f32 %f18, 0f40000000, %f9;
-	.loc 3 41 30
+	.loc 3 42 30
 	bra.uni $L21_entry;
 $L18_if_then:
-	.loc 3 37 4
+	.loc 3 38 4
 	mov.f32 %f8, %f6;
 	bra.uni $L20_ret_Tanh32;
 $L20_ret_Tanh32:
@@ -3337,53 +3743,53 @@ $L21_entry:
 	mov.f32 %f19, %f36;
 	bra.uni $L22_ret_exp32;
 $L22_ret_exp32:
-	.loc 3 41 35
+	.loc 3 42 35
 	add.rn.f32 %f37, %f19, 0f3F800000;
-	.loc 3 41 23
+	.loc 3 42 23
 	div.rn.f32 %f38, 0f40000000, %f37;
-	.loc 3 41 21
+	.loc 3 42 21
 	sub.rn.f32 %f39, 0f3F800000, %f38;
-	.loc 3 41 19
+	.loc 3 42 19
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.b32 %r10, %f39;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r12, %f6;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r14, %r11, %r13;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f41, %r14;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f40, %f41;
 	bra.uni $L24_ret_copysign32;
 $L24_ret_copysign32:
-	.loc 3 41 2
+	.loc 3 42 2
 	mov.f32 %f8, %f40;
 	bra.uni $L20_ret_Tanh32;
 $L25_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.f32 %f43, 0f3F800000;
 	mov.b32 %r15, %f43;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r17, %f6;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r19, %r16, %r18;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f44, %r19;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f42, %f44;
 	bra.uni $L26_ret_copysign32;
 $L26_ret_copysign32:
-	.loc 3 39 3
+	.loc 3 40 3
 	mov.f32 %f8, %f42;
 	bra.uni $L20_ret_Tanh32;
 $L27_entry:
@@ -3487,57 +3893,57 @@ $L10_ret_load:
 	.loc 4 77 43
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 22 14
+	.loc 3 23 14
 	abs.f32 %f9, %f6;
-	.loc 3 23 7
+	.loc 3 24 7
 	setp.lt.f32 %p3, %f9, 0f39000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 3 24 3
+	.loc 3 25 3
 	mov.f32 %f8, %f6;
 	bra.uni $L20_ret_Tanh32;
 $L13_if_done:
-	.loc 3 26 7
+	.loc 3 27 7
 	setp.lt.f32 %p4, %f9, 0f3F19999A;
 	@%p4 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 3 27 10
+	.loc 3 28 10
 	mul.rn.f32 %f10, %f6, %f6;
-	.loc 3 29 14
+	.loc 3 30 14
 	mov.f32 %f12, 0fBBCD6EDD;
 	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
-	.loc 3 30 14
-	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 31 14
-	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 32 14
+	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	.loc 3 33 14
 	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
-	.loc 3 33 19
+	.loc 3 34 19
 	mul.rn.f32 %f16, %f6, %f10;
-	.loc 3 33 17
+	.loc 3 34 17
 	fma.rn.f32 %f17, %f16, %f15, %f6;
-	.loc 3 33 3
+	.loc 3 34 3
 	mov.f32 %f8, %f17;
 	bra.uni $L20_ret_Tanh32;
 $L15_if_done:
-	.loc 3 35 9
+	.loc 3 36 9
 	setp.lt.f32 %p5, %f9, 0f4111999A;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 3 36 8
+	.loc 3 37 8
 	setp.neu.f32 %p6, %f6, %f6;
 	@%p6 bra $L18_if_then;
 	bra.uni $L25_entry;
 $L17_if_done:
-	.loc 3 41 32
+	.loc 3 42 32
 	mul.rn.f32 %f18, 0f40000000, %f9;
-	.loc 3 41 30
+	.loc 3 42 30
 	bra.uni $L21_entry;
 $L18_if_then:
-	.loc 3 37 4
+	.loc 3 38 4
 	mov.f32 %f8, %f6;
 	bra.uni $L20_ret_Tanh32;
 $L20_ret_Tanh32:
@@ -3593,53 +3999,53 @@ $L21_entry:
 	mov.f32 %f19, %f36;
 	bra.uni $L22_ret_exp32;
 $L22_ret_exp32:
-	.loc 3 41 35
+	.loc 3 42 35
 	add.rn.f32 %f37, %f19, 0f3F800000;
-	.loc 3 41 23
+	.loc 3 42 23
 	div.rn.f32 %f38, 0f40000000, %f37;
-	.loc 3 41 21
+	.loc 3 42 21
 	sub.rn.f32 %f39, 0f3F800000, %f38;
-	.loc 3 41 19
+	.loc 3 42 19
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.b32 %r10, %f39;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r12, %f6;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r14, %r11, %r13;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f41, %r14;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f40, %f41;
 	bra.uni $L24_ret_copysign32;
 $L24_ret_copysign32:
-	.loc 3 41 2
+	.loc 3 42 2
 	mov.f32 %f8, %f40;
 	bra.uni $L20_ret_Tanh32;
 $L25_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.f32 %f43, 0f3F800000;
 	mov.b32 %r15, %f43;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r17, %f6;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r19, %r16, %r18;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f44, %r19;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f42, %f44;
 	bra.uni $L26_ret_copysign32;
 $L26_ret_copysign32:
-	.loc 3 39 3
+	.loc 3 40 3
 	mov.f32 %f8, %f42;
 	bra.uni $L20_ret_Tanh32;
 $L27_entry:
@@ -3747,57 +4153,57 @@ $L10_ret_load:
 	.loc 4 77 43
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 22 14
+	.loc 3 23 14
 	abs.f32 %f9, %f6;
-	.loc 3 23 7
+	.loc 3 24 7
 	setp.lt.f32 %p3, %f9, 0f39000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 3 24 3
+	.loc 3 25 3
 	mov.f32 %f8, %f6;
 	bra.uni $L20_ret_Tanh32;
 $L13_if_done:
-	.loc 3 26 7
+	.loc 3 27 7
 	setp.lt.f32 %p4, %f9, 0f3F19999A;
 	@%p4 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 3 27 10
+	.loc 3 28 10
 	mul.rn.f32 %f10, %f6, %f6;
-	.loc 3 29 14
+	.loc 3 30 14
 	mov.f32 %f12, 0fBBCD6EDD;
 	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
-	.loc 3 30 14
-	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 31 14
-	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 32 14
+	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	.loc 3 33 14
 	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
-	.loc 3 33 19
+	.loc 3 34 19
 	mul.rn.f32 %f16, %f6, %f10;
-	.loc 3 33 17
+	.loc 3 34 17
 	fma.rn.f32 %f17, %f16, %f15, %f6;
-	.loc 3 33 3
+	.loc 3 34 3
 	mov.f32 %f8, %f17;
 	bra.uni $L20_ret_Tanh32;
 $L15_if_done:
-	.loc 3 35 9
+	.loc 3 36 9
 	setp.lt.f32 %p5, %f9, 0f4111999A;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 3 36 8
+	.loc 3 37 8
 	setp.neu.f32 %p6, %f6, %f6;
 	@%p6 bra $L18_if_then;
 	bra.uni $L25_entry;
 $L17_if_done:
-	.loc 3 41 32
+	.loc 3 42 32
 	mul.rn.f32 %f18, 0f40000000, %f9;
-	.loc 3 41 30
+	.loc 3 42 30
 	bra.uni $L21_entry;
 $L18_if_then:
-	.loc 3 37 4
+	.loc 3 38 4
 	mov.f32 %f8, %f6;
 	bra.uni $L20_ret_Tanh32;
 $L20_ret_Tanh32:
@@ -3853,53 +4259,53 @@ $L21_entry:
 	mov.f32 %f19, %f36;
 	bra.uni $L22_ret_exp32;
 $L22_ret_exp32:
-	.loc 3 41 35
+	.loc 3 42 35
 	add.rn.f32 %f37, %f19, 0f3F800000;
-	.loc 3 41 23
+	.loc 3 42 23
 	div.rn.f32 %f38, 0f40000000, %f37;
-	.loc 3 41 21
+	.loc 3 42 21
 	sub.rn.f32 %f39, 0f3F800000, %f38;
-	.loc 3 41 19
+	.loc 3 42 19
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.b32 %r11, %f39;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r12, %r11, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r13, %f6;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r14, %r13, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r15, %r12, %r14;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f41, %r15;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f40, %f41;
 	bra.uni $L24_ret_copysign32;
 $L24_ret_copysign32:
-	.loc 3 41 2
+	.loc 3 42 2
 	mov.f32 %f8, %f40;
 	bra.uni $L20_ret_Tanh32;
 $L25_entry:
-	.loc 3 89 46
+	.loc 3 90 46
 	mov.f32 %f43, 0f3F800000;
 	mov.b32 %r16, %f43;
-	.loc 3 89 49
+	.loc 3 90 49
 	and.b32 %r17, %r16, 2147483647;
-	.loc 3 89 79
+	.loc 3 90 79
 	mov.b32 %r18, %f6;
-	.loc 3 89 82
+	.loc 3 90 82
 	and.b32 %r19, %r18, 0x80000000;
-	.loc 3 89 61
+	.loc 3 90 61
 	or.b32 %r20, %r17, %r19;
-	.loc 3 89 29
+	.loc 3 90 29
 	mov.b32 %f44, %r20;
-	.loc 3 89 2
+	.loc 3 90 2
 	mov.f32 %f42, %f44;
 	bra.uni $L26_ret_copysign32;
 $L26_ret_copysign32:
-	.loc 3 39 3
+	.loc 3 40 3
 	mov.f32 %f8, %f42;
 	bra.uni $L20_ret_Tanh32;
 $L27_entry:
@@ -4051,10 +4457,10 @@ $L8_if_then:
 $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L11_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -4356,10 +4762,10 @@ $L64_oob2:
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L65_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
@@ -4653,10 +5059,10 @@ $L8_if_then:
 $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L11_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -4960,10 +5366,10 @@ $L64_oob2:
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L65_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
@@ -5257,10 +5663,10 @@ $L8_if_then:
 $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L11_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -5566,10 +5972,10 @@ $L64_oob2:
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L65_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r45, 0xFF800000;
 	mov.b32 %f12, %r45;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
@@ -5838,10 +6244,10 @@ $L7_if_then:
 $L8_if_done:
 	ret;
 $L9_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_negInf;
 $L10_ret_negInf:
@@ -6138,10 +6544,10 @@ $L61_oob3:
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
 $L62_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r40, 0xFF800000;
 	mov.b32 %f11, %r40;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f10, %f11;
 	bra.uni $L63_ret_negInf;
 $L63_ret_negInf:
@@ -8299,9 +8705,9 @@ $L14_ret_load:
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L15_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd32, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -8312,15 +8718,15 @@ $L15_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd33, %r12;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p3, %rd33, 0;
 	@%p3 bra $L16_if_then;
 	bra.uni $L17_if_done;
 $L16_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -8330,7 +8736,7 @@ $L16_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd34, %r13;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p4, %rd34, 32;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd35, %rd34, 2;
@@ -8338,29 +8744,29 @@ $L16_if_then:
 	st.shared.f32 [%rd36], %f15;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd37, %r21;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd38, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd39, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd40, %r24;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd41, %rd38, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p5, %rd37, %rd41;
 	@%p5 bra $L18_if_then;
 	bra.uni $L22_edge;
 $L18_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd42, %r25;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p6, %rd42, 32;
 	@%p6 bra $L23_oob2;
 	shl.b64 %rd43, %rd42, 2;
@@ -8369,7 +8775,7 @@ $L18_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L19_if_done;
 $L19_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -8380,9 +8786,9 @@ $L19_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
 $L20_ret_blockSum_u005bfloat32_u005d:
@@ -8404,7 +8810,7 @@ $L20_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L6_for_loop;
 $L21_oob1:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd19, 0x2000000002;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, 32;
@@ -8413,7 +8819,7 @@ $L22_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L19_if_done;
 $L23_oob2:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd19, 0x2000000003;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
@@ -8616,9 +9022,9 @@ $L14_ret_load:
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L15_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd32, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -8629,15 +9035,15 @@ $L15_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd33, %r12;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p3, %rd33, 0;
 	@%p3 bra $L16_if_then;
 	bra.uni $L17_if_done;
 $L16_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -8647,7 +9053,7 @@ $L16_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd34, %r13;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p4, %rd34, 32;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd35, %rd34, 2;
@@ -8655,29 +9061,29 @@ $L16_if_then:
 	st.shared.f32 [%rd36], %f15;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd37, %r21;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd38, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd39, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd40, %r24;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd41, %rd38, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p5, %rd37, %rd41;
 	@%p5 bra $L18_if_then;
 	bra.uni $L22_edge;
 $L18_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd42, %r25;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p6, %rd42, 32;
 	@%p6 bra $L23_oob2;
 	shl.b64 %rd43, %rd42, 2;
@@ -8686,7 +9092,7 @@ $L18_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L19_if_done;
 $L19_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -8697,9 +9103,9 @@ $L19_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
 $L20_ret_blockSum_u005bfloat32_u005d:
@@ -8721,7 +9127,7 @@ $L20_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L6_for_loop;
 $L21_oob1:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd19, 0x2100000002;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, 32;
@@ -8730,7 +9136,7 @@ $L22_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L19_if_done;
 $L23_oob2:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd19, 0x2100000003;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
@@ -8941,9 +9347,9 @@ $L14_ret_load:
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L15_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd32, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -8954,15 +9360,15 @@ $L15_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r13, %laneid;
 	cvt.s64.u32 %rd33, %r13;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p3, %rd33, 0;
 	@%p3 bra $L16_if_then;
 	bra.uni $L17_if_done;
 $L16_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r16, %tid.z;
 	mov.u32 %r17, %ntid.y;
 	mov.u32 %r18, %tid.y;
@@ -8972,7 +9378,7 @@ $L16_if_then:
 	mad.lo.u32 %r19, %r15, %r20, %r21;
 	shr.u32 %r14, %r19, 5;
 	cvt.s64.u32 %rd34, %r14;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p4, %rd34, 32;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd35, %rd34, 2;
@@ -8980,29 +9386,29 @@ $L16_if_then:
 	st.shared.f32 [%rd36], %f15;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r22, %laneid;
 	cvt.s64.u32 %rd37, %r22;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r23, %ntid.x;
 	cvt.s64.u32 %rd38, %r23;
 	mov.u32 %r24, %ntid.y;
 	cvt.s64.u32 %rd39, %r24;
 	mov.u32 %r25, %ntid.z;
 	cvt.s64.u32 %rd40, %r25;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd41, %rd38, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p5, %rd37, %rd41;
 	@%p5 bra $L18_if_then;
 	bra.uni $L22_edge;
 $L18_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd42, %r26;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p6, %rd42, 32;
 	@%p6 bra $L23_oob2;
 	shl.b64 %rd43, %rd42, 2;
@@ -9011,7 +9417,7 @@ $L18_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L19_if_done;
 $L19_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -9022,9 +9428,9 @@ $L19_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
 $L20_ret_blockSum_u005bfloat32_u005d:
@@ -9046,7 +9452,7 @@ $L20_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L6_for_loop;
 $L21_oob1:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd19, 0x2200000002;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, 32;
@@ -9055,7 +9461,7 @@ $L22_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L19_if_done;
 $L23_oob2:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd19, 0x2200000003;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
@@ -10054,9 +10460,9 @@ $L23_ret_load:
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L24_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd47, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f12, %f1, 16, 31, -1;
 	add.rn.f32 %f13, %f1, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 8, 31, -1;
@@ -10067,15 +10473,15 @@ $L24_entry:
 	add.rn.f32 %f19, %f17, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 1, 31, -1;
 	add.rn.f32 %f21, %f19, %f20;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd48, %r12;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p6, %rd48, 0;
 	@%p6 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -10085,7 +10491,7 @@ $L25_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd49, %r13;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p7, %rd49, 32;
 	@%p7 bra $L30_oob4;
 	shl.b64 %rd50, %rd49, 2;
@@ -10093,29 +10499,29 @@ $L25_if_then:
 	st.shared.f32 [%rd51], %f21;
 	bra.uni $L26_if_done;
 $L26_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd52, %r21;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd53, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd54, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd55, %r24;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd56, %rd53, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p8, %rd52, %rd56;
 	@%p8 bra $L27_if_then;
 	bra.uni $L31_edge;
 $L27_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd57, %r25;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p9, %rd57, 32;
 	@%p9 bra $L32_oob5;
 	shl.b64 %rd58, %rd57, 2;
@@ -10124,7 +10530,7 @@ $L27_if_then:
 	mov.f32 %f22, %f23;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f24, %f22, 16, 31, -1;
 	add.rn.f32 %f25, %f22, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 8, 31, -1;
@@ -10135,9 +10541,9 @@ $L28_if_done:
 	add.rn.f32 %f31, %f29, %f30;
 	shfl.sync.bfly.b32 %f32, %f31, 1, 31, -1;
 	add.rn.f32 %f33, %f31, %f32;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f11, %f33;
 	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
 $L29_ret_blockSum_u005bfloat32_u005d:
@@ -10159,7 +10565,7 @@ $L29_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd63, %rd60;
 	bra.uni $L6_for_loop;
 $L30_oob4:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd26, 0x2600000005;
 	mov.u64 %rd27, %rd49;
 	mov.u64 %rd28, 32;
@@ -10168,7 +10574,7 @@ $L31_edge:
 	mov.f32 %f22, 0f00000000;
 	bra.uni $L28_if_done;
 $L32_oob5:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd26, 0x2600000006;
 	mov.u64 %rd27, %rd57;
 	mov.u64 %rd28, 32;
@@ -10452,9 +10858,9 @@ $L23_ret_load:
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L24_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd47, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
 	add.rn.f32 %f12, %f1, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -10465,15 +10871,15 @@ $L24_entry:
 	add.rn.f32 %f18, %f16, %f17;
 	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd48, %r12;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p6, %rd48, 0;
 	@%p6 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -10483,7 +10889,7 @@ $L25_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd49, %r13;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p7, %rd49, 32;
 	@%p7 bra $L30_oob4;
 	shl.b64 %rd50, %rd49, 2;
@@ -10491,29 +10897,29 @@ $L25_if_then:
 	st.shared.f32 [%rd51], %f20;
 	bra.uni $L26_if_done;
 $L26_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd52, %r21;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd53, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd54, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd55, %r24;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd56, %rd53, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p8, %rd52, %rd56;
 	@%p8 bra $L27_if_then;
 	bra.uni $L31_edge;
 $L27_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd57, %r25;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p9, %rd57, 32;
 	@%p9 bra $L32_oob5;
 	shl.b64 %rd58, %rd57, 2;
@@ -10522,7 +10928,7 @@ $L27_if_then:
 	mov.f32 %f21, %f22;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f23, %f21, 16, 31, -1;
 	add.rn.f32 %f24, %f21, %f23;
 	shfl.sync.bfly.b32 %f25, %f24, 8, 31, -1;
@@ -10533,9 +10939,9 @@ $L28_if_done:
 	add.rn.f32 %f30, %f28, %f29;
 	shfl.sync.bfly.b32 %f31, %f30, 1, 31, -1;
 	add.rn.f32 %f32, %f30, %f31;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f10, %f32;
 	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
 $L29_ret_blockSum_u005bfloat32_u005d:
@@ -10557,7 +10963,7 @@ $L29_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd63, %rd60;
 	bra.uni $L6_for_loop;
 $L30_oob4:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd26, 0x2700000005;
 	mov.u64 %rd27, %rd49;
 	mov.u64 %rd28, 32;
@@ -10566,7 +10972,7 @@ $L31_edge:
 	mov.f32 %f21, 0f00000000;
 	bra.uni $L28_if_done;
 $L32_oob5:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd26, 0x2700000006;
 	mov.u64 %rd27, %rd57;
 	mov.u64 %rd28, 32;
@@ -10862,9 +11268,9 @@ $L23_ret_load:
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L24_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd47, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
 	add.rn.f32 %f12, %f1, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -10875,15 +11281,15 @@ $L24_entry:
 	add.rn.f32 %f18, %f16, %f17;
 	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd48, %r15;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p6, %rd48, 0;
 	@%p6 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -10893,7 +11299,7 @@ $L25_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd49, %r16;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p7, %rd49, 32;
 	@%p7 bra $L30_oob4;
 	shl.b64 %rd50, %rd49, 2;
@@ -10901,29 +11307,29 @@ $L25_if_then:
 	st.shared.f32 [%rd51], %f20;
 	bra.uni $L26_if_done;
 $L26_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd52, %r24;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r25, %ntid.x;
 	cvt.s64.u32 %rd53, %r25;
 	mov.u32 %r26, %ntid.y;
 	cvt.s64.u32 %rd54, %r26;
 	mov.u32 %r27, %ntid.z;
 	cvt.s64.u32 %rd55, %r27;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd56, %rd53, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p8, %rd52, %rd56;
 	@%p8 bra $L27_if_then;
 	bra.uni $L31_edge;
 $L27_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd57, %r28;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p9, %rd57, 32;
 	@%p9 bra $L32_oob5;
 	shl.b64 %rd58, %rd57, 2;
@@ -10932,7 +11338,7 @@ $L27_if_then:
 	mov.f32 %f21, %f22;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f23, %f21, 16, 31, -1;
 	add.rn.f32 %f24, %f21, %f23;
 	shfl.sync.bfly.b32 %f25, %f24, 8, 31, -1;
@@ -10943,9 +11349,9 @@ $L28_if_done:
 	add.rn.f32 %f30, %f28, %f29;
 	shfl.sync.bfly.b32 %f31, %f30, 1, 31, -1;
 	add.rn.f32 %f32, %f30, %f31;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f10, %f32;
 	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
 $L29_ret_blockSum_u005bfloat32_u005d:
@@ -10967,7 +11373,7 @@ $L29_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd63, %rd60;
 	bra.uni $L6_for_loop;
 $L30_oob4:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd26, 0x2800000005;
 	mov.u64 %rd27, %rd49;
 	mov.u64 %rd28, 32;
@@ -10976,7 +11382,7 @@ $L31_edge:
 	mov.f32 %f21, 0f00000000;
 	bra.uni $L28_if_done;
 $L32_oob5:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd26, 0x2800000006;
 	mov.u64 %rd27, %rd57;
 	mov.u64 %rd28, 32;
@@ -11205,9 +11611,9 @@ $L17_ret_load:
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L18_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd35, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -11218,15 +11624,15 @@ $L18_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd36, %r12;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p3, %rd36, 0;
 	@%p3 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -11236,7 +11642,7 @@ $L19_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd37, %r13;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p4, %rd37, 32;
 	@%p4 bra $L24_oob1;
 	shl.b64 %rd38, %rd37, 2;
@@ -11244,29 +11650,29 @@ $L19_if_then:
 	st.shared.f32 [%rd39], %f15;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd40, %r21;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd41, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd42, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd43, %r24;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd44, %rd41, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p5, %rd40, %rd44;
 	@%p5 bra $L21_if_then;
 	bra.uni $L25_edge;
 $L21_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd45, %r25;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p6, %rd45, 32;
 	@%p6 bra $L26_oob2;
 	shl.b64 %rd46, %rd45, 2;
@@ -11275,7 +11681,7 @@ $L21_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -11286,9 +11692,9 @@ $L22_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
 $L23_ret_blockSum_u005bfloat32_u005d:
@@ -11307,7 +11713,7 @@ $L23_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd51, %rd48;
 	bra.uni $L6_for_loop;
 $L24_oob1:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd22, 0x2900000002;
 	mov.u64 %rd23, %rd37;
 	mov.u64 %rd24, 32;
@@ -11316,7 +11722,7 @@ $L25_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L22_if_done;
 $L26_oob2:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd22, 0x2900000003;
 	mov.u64 %rd23, %rd45;
 	mov.u64 %rd24, 32;
@@ -11349,9 +11755,9 @@ $L29_ret_load:
 	mov.s64 %rd51, %rd58;
 	bra.uni $L6_for_loop;
 $L30_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd59, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
 	add.rn.f32 %f37, %f30, %f36;
 	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
@@ -11362,15 +11768,15 @@ $L30_entry:
 	add.rn.f32 %f43, %f41, %f42;
 	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
 	add.rn.f32 %f45, %f43, %f44;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd60, %r32;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p9, %rd60, 0;
 	@%p9 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -11380,7 +11786,7 @@ $L31_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd61, %r33;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p10, %rd61, 32;
 	@%p10 bra $L36_oob4;
 	shl.b64 %rd62, %rd61, 2;
@@ -11388,29 +11794,29 @@ $L31_if_then:
 	st.shared.f32 [%rd63], %f45;
 	bra.uni $L32_if_done;
 $L32_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd64, %r41;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd65, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd66, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd67, %r44;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd68, %rd65, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p11, %rd64, %rd68;
 	@%p11 bra $L33_if_then;
 	bra.uni $L37_edge;
 $L33_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd69, %r45;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p12, %rd69, 32;
 	@%p12 bra $L38_oob5;
 	shl.b64 %rd70, %rd69, 2;
@@ -11419,7 +11825,7 @@ $L33_if_then:
 	mov.f32 %f46, %f47;
 	bra.uni $L34_if_done;
 $L34_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
 	add.rn.f32 %f49, %f46, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -11430,9 +11836,9 @@ $L34_if_done:
 	add.rn.f32 %f55, %f53, %f54;
 	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
 	add.rn.f32 %f57, %f55, %f56;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f35, %f57;
 	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
 $L35_ret_blockSum_u005bfloat32_u005d:
@@ -11454,7 +11860,7 @@ $L35_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd75, %rd72;
 	bra.uni $L9_for_loop;
 $L36_oob4:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd22, 0x2900000005;
 	mov.u64 %rd23, %rd61;
 	mov.u64 %rd24, 32;
@@ -11463,7 +11869,7 @@ $L37_edge:
 	mov.f32 %f46, 0f00000000;
 	bra.uni $L34_if_done;
 $L38_oob5:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd22, 0x2900000006;
 	mov.u64 %rd23, %rd69;
 	mov.u64 %rd24, 32;
@@ -11708,9 +12114,9 @@ $L17_ret_load:
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L18_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd35, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -11721,15 +12127,15 @@ $L18_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r12, %laneid;
 	cvt.s64.u32 %rd36, %r12;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p3, %rd36, 0;
 	@%p3 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r15, %tid.z;
 	mov.u32 %r16, %ntid.y;
 	mov.u32 %r17, %tid.y;
@@ -11739,7 +12145,7 @@ $L19_if_then:
 	mad.lo.u32 %r18, %r14, %r19, %r20;
 	shr.u32 %r13, %r18, 5;
 	cvt.s64.u32 %rd37, %r13;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p4, %rd37, 32;
 	@%p4 bra $L24_oob1;
 	shl.b64 %rd38, %rd37, 2;
@@ -11747,29 +12153,29 @@ $L19_if_then:
 	st.shared.f32 [%rd39], %f15;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r21, %laneid;
 	cvt.s64.u32 %rd40, %r21;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r22, %ntid.x;
 	cvt.s64.u32 %rd41, %r22;
 	mov.u32 %r23, %ntid.y;
 	cvt.s64.u32 %rd42, %r23;
 	mov.u32 %r24, %ntid.z;
 	cvt.s64.u32 %rd43, %r24;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd44, %rd41, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p5, %rd40, %rd44;
 	@%p5 bra $L21_if_then;
 	bra.uni $L25_edge;
 $L21_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd45, %r25;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p6, %rd45, 32;
 	@%p6 bra $L26_oob2;
 	shl.b64 %rd46, %rd45, 2;
@@ -11778,7 +12184,7 @@ $L21_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -11789,9 +12195,9 @@ $L22_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
 $L23_ret_blockSum_u005bfloat32_u005d:
@@ -11810,7 +12216,7 @@ $L23_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd51, %rd48;
 	bra.uni $L6_for_loop;
 $L24_oob1:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd22, 0x2A00000002;
 	mov.u64 %rd23, %rd37;
 	mov.u64 %rd24, 32;
@@ -11819,7 +12225,7 @@ $L25_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L22_if_done;
 $L26_oob2:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd22, 0x2A00000003;
 	mov.u64 %rd23, %rd45;
 	mov.u64 %rd24, 32;
@@ -11854,9 +12260,9 @@ $L29_ret_load:
 	mov.s64 %rd51, %rd58;
 	bra.uni $L6_for_loop;
 $L30_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd59, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
 	add.rn.f32 %f37, %f30, %f36;
 	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
@@ -11867,15 +12273,15 @@ $L30_entry:
 	add.rn.f32 %f43, %f41, %f42;
 	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
 	add.rn.f32 %f45, %f43, %f44;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd60, %r32;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p9, %rd60, 0;
 	@%p9 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -11885,7 +12291,7 @@ $L31_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd61, %r33;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p10, %rd61, 32;
 	@%p10 bra $L36_oob4;
 	shl.b64 %rd62, %rd61, 2;
@@ -11893,29 +12299,29 @@ $L31_if_then:
 	st.shared.f32 [%rd63], %f45;
 	bra.uni $L32_if_done;
 $L32_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd64, %r41;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd65, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd66, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd67, %r44;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd68, %rd65, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p11, %rd64, %rd68;
 	@%p11 bra $L33_if_then;
 	bra.uni $L37_edge;
 $L33_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd69, %r45;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p12, %rd69, 32;
 	@%p12 bra $L38_oob5;
 	shl.b64 %rd70, %rd69, 2;
@@ -11924,7 +12330,7 @@ $L33_if_then:
 	mov.f32 %f46, %f47;
 	bra.uni $L34_if_done;
 $L34_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
 	add.rn.f32 %f49, %f46, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -11935,9 +12341,9 @@ $L34_if_done:
 	add.rn.f32 %f55, %f53, %f54;
 	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
 	add.rn.f32 %f57, %f55, %f56;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f35, %f57;
 	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
 $L35_ret_blockSum_u005bfloat32_u005d:
@@ -11959,7 +12365,7 @@ $L35_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd75, %rd72;
 	bra.uni $L9_for_loop;
 $L36_oob4:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd22, 0x2A00000005;
 	mov.u64 %rd23, %rd61;
 	mov.u64 %rd24, 32;
@@ -11968,7 +12374,7 @@ $L37_edge:
 	mov.f32 %f46, 0f00000000;
 	bra.uni $L34_if_done;
 $L38_oob5:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd22, 0x2A00000006;
 	mov.u64 %rd23, %rd69;
 	mov.u64 %rd24, 32;
@@ -12223,9 +12629,9 @@ $L17_ret_load:
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L18_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd35, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
 	add.rn.f32 %f7, %f1, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -12236,15 +12642,15 @@ $L18_entry:
 	add.rn.f32 %f13, %f11, %f12;
 	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r13, %laneid;
 	cvt.s64.u32 %rd36, %r13;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p3, %rd36, 0;
 	@%p3 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r16, %tid.z;
 	mov.u32 %r17, %ntid.y;
 	mov.u32 %r18, %tid.y;
@@ -12254,7 +12660,7 @@ $L19_if_then:
 	mad.lo.u32 %r19, %r15, %r20, %r21;
 	shr.u32 %r14, %r19, 5;
 	cvt.s64.u32 %rd37, %r14;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p4, %rd37, 32;
 	@%p4 bra $L24_oob1;
 	shl.b64 %rd38, %rd37, 2;
@@ -12262,29 +12668,29 @@ $L19_if_then:
 	st.shared.f32 [%rd39], %f15;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r22, %laneid;
 	cvt.s64.u32 %rd40, %r22;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r23, %ntid.x;
 	cvt.s64.u32 %rd41, %r23;
 	mov.u32 %r24, %ntid.y;
 	cvt.s64.u32 %rd42, %r24;
 	mov.u32 %r25, %ntid.z;
 	cvt.s64.u32 %rd43, %r25;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd44, %rd41, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p5, %rd40, %rd44;
 	@%p5 bra $L21_if_then;
 	bra.uni $L25_edge;
 $L21_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd45, %r26;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p6, %rd45, 32;
 	@%p6 bra $L26_oob2;
 	shl.b64 %rd46, %rd45, 2;
@@ -12293,7 +12699,7 @@ $L21_if_then:
 	mov.f32 %f16, %f17;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
 	add.rn.f32 %f19, %f16, %f18;
 	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
@@ -12304,9 +12710,9 @@ $L22_if_done:
 	add.rn.f32 %f25, %f23, %f24;
 	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
 	add.rn.f32 %f27, %f25, %f26;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f5, %f27;
 	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
 $L23_ret_blockSum_u005bfloat32_u005d:
@@ -12325,7 +12731,7 @@ $L23_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd51, %rd48;
 	bra.uni $L6_for_loop;
 $L24_oob1:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd22, 0x2B00000002;
 	mov.u64 %rd23, %rd37;
 	mov.u64 %rd24, 32;
@@ -12334,7 +12740,7 @@ $L25_edge:
 	mov.f32 %f16, 0f00000000;
 	bra.uni $L22_if_done;
 $L26_oob2:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd22, 0x2B00000003;
 	mov.u64 %rd23, %rd45;
 	mov.u64 %rd24, 32;
@@ -12371,9 +12777,9 @@ $L29_ret_load:
 	mov.s64 %rd51, %rd58;
 	bra.uni $L6_for_loop;
 $L30_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd59, smem0;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
 	add.rn.f32 %f37, %f30, %f36;
 	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
@@ -12384,15 +12790,15 @@ $L30_entry:
 	add.rn.f32 %f43, %f41, %f42;
 	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
 	add.rn.f32 %f45, %f43, %f44;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r34, %laneid;
 	cvt.s64.u32 %rd60, %r34;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p9, %rd60, 0;
 	@%p9 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r37, %tid.z;
 	mov.u32 %r38, %ntid.y;
 	mov.u32 %r39, %tid.y;
@@ -12402,7 +12808,7 @@ $L31_if_then:
 	mad.lo.u32 %r40, %r36, %r41, %r42;
 	shr.u32 %r35, %r40, 5;
 	cvt.s64.u32 %rd61, %r35;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p10, %rd61, 32;
 	@%p10 bra $L36_oob4;
 	shl.b64 %rd62, %rd61, 2;
@@ -12410,29 +12816,29 @@ $L31_if_then:
 	st.shared.f32 [%rd63], %f45;
 	bra.uni $L32_if_done;
 $L32_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r43, %laneid;
 	cvt.s64.u32 %rd64, %r43;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r44, %ntid.x;
 	cvt.s64.u32 %rd65, %r44;
 	mov.u32 %r45, %ntid.y;
 	cvt.s64.u32 %rd66, %r45;
 	mov.u32 %r46, %ntid.z;
 	cvt.s64.u32 %rd67, %r46;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd68, %rd65, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p11, %rd64, %rd68;
 	@%p11 bra $L33_if_then;
 	bra.uni $L37_edge;
 $L33_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd69, %r47;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p12, %rd69, 32;
 	@%p12 bra $L38_oob5;
 	shl.b64 %rd70, %rd69, 2;
@@ -12441,7 +12847,7 @@ $L33_if_then:
 	mov.f32 %f46, %f47;
 	bra.uni $L34_if_done;
 $L34_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
 	add.rn.f32 %f49, %f46, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -12452,9 +12858,9 @@ $L34_if_done:
 	add.rn.f32 %f55, %f53, %f54;
 	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
 	add.rn.f32 %f57, %f55, %f56;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f35, %f57;
 	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
 $L35_ret_blockSum_u005bfloat32_u005d:
@@ -12476,7 +12882,7 @@ $L35_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd75, %rd72;
 	bra.uni $L9_for_loop;
 $L36_oob4:
-	.loc 10 30 4
+	.loc 11 30 4
 	mov.u64 %rd22, 0x2B00000005;
 	mov.u64 %rd23, %rd61;
 	mov.u64 %rd24, 32;
@@ -12485,7 +12891,7 @@ $L37_edge:
 	mov.f32 %f46, 0f00000000;
 	bra.uni $L34_if_done;
 $L38_oob5:
-	.loc 10 35 8
+	.loc 11 35 8
 	mov.u64 %rd22, 0x2B00000006;
 	mov.u64 %rd23, %rd69;
 	mov.u64 %rd24, 32;
@@ -12607,6 +13013,1984 @@ $L13_bounds_fail:
 	bra.uni $L14_bounds_exit;
 }
 
+.visible .entry dequantInt8F32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 w_ptr,
+	.param .s64 w_len,
+	.param .f32 scale
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<4>;
+
+	.loc 10 63 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [w_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [w_len];
+	ld.param.f32 %f0, [scale];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 78 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 10 78 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 10 79 29
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 0;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.s8 %r6, [%rd17];
+	.loc 10 79 27
+	cvt.rn.f32.s32 %f1, %r6;
+	.loc 10 79 34
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 79 19
+	bra.uni $L9_entry;
+$L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 10 79 29
+	mov.u64 %rd9, 0x2C00000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 6 31 40
+	mov.f32 %f3, %f2;
+	bra.uni $L10_ret_store;
+$L10_ret_store:
+	.loc 10 79 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.f32 [%rd19], %f3;
+	bra.uni $L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry dequantInt8F16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 w_ptr,
+	.param .s64 w_len,
+	.param .f32 scale
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<3>;
+
+	.loc 10 68 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [w_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [w_len];
+	ld.param.f32 %f0, [scale];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 78 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 10 78 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 10 79 29
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 0;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.s8 %r6, [%rd17];
+	.loc 10 79 27
+	cvt.rn.f32.s32 %f1, %r6;
+	.loc 10 79 34
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 79 19
+	bra.uni $L9_entry;
+$L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 10 79 29
+	mov.u64 %rd9, 0x2D00000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 6 36 58
+	cvt.rn.f16.f32 %rs1, %f2;
+	.loc 6 36 41
+	mov.u16 %rs0, %rs1;
+	bra.uni $L10_ret_store;
+$L10_ret_store:
+	.loc 10 79 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs0;
+	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry dequantInt8BF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 w_ptr,
+	.param .s64 w_len,
+	.param .f32 scale
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<3>;
+
+	.loc 10 73 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [w_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [w_len];
+	ld.param.f32 %f0, [scale];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 78 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 10 78 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 10 79 29
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd16, %rd8, 0;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.s8 %r6, [%rd17];
+	.loc 10 79 27
+	cvt.rn.f32.s32 %f1, %r6;
+	.loc 10 79 34
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 79 19
+	bra.uni $L9_entry;
+$L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 10 79 29
+	mov.u64 %rd9, 0x2E00000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_entry:
+	.loc 6 41 67
+	cvt.rn.bf16.f32 %rs1, %f2;
+	.loc 6 41 46
+	mov.u16 %rs0, %rs1;
+	bra.uni $L10_ret_store;
+$L10_ret_store:
+	.loc 10 79 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs0;
+	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry dequantInt8RowsF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 w_ptr,
+	.param .s64 w_len,
+	.param .u64 scales_ptr,
+	.param .s64 scales_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<27>;
+	.reg .f32 %f<4>;
+
+	.loc 10 84 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [w_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [w_len];
+	ld.param.u64 %rd6, [scales_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [scales_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 99 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 10 99 25
+	setp.lt.s64 %p0, %rd12, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L3_if_then:
+	.loc 10 100 29
+	setp.hs.u64 %p1, %rd12, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd20, %rd12, 0;
+	add.s64 %rd21, %rd4, %rd20;
+	ld.global.nc.s8 %r6, [%rd21];
+	.loc 10 100 27
+	cvt.rn.f32.s32 %f0, %r6;
+	.loc 10 100 44
+	div.s64 %rd22, %rd12, %rd9;
+	.loc 10 100 42
+	setp.hs.u64 %p3, %rd22, %rd8;
+	@%p3 bra $L9_oob1;
+	shl.b64 %rd23, %rd22, 2;
+	add.s64 %rd24, %rd7, %rd23;
+	ld.global.nc.f32 %f1, [%rd24];
+	.loc 10 100 34
+	mul.rn.f32 %f2, %f0, %f1;
+	.loc 10 100 19
+	bra.uni $L10_entry;
+$L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 10 100 29
+	mov.u64 %rd13, 0x2F00000001;
+	mov.u64 %rd14, %rd12;
+	mov.u64 %rd15, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_oob1:
+	.loc 10 100 42
+	mov.u64 %rd13, 0x2F00000002;
+	mov.u64 %rd14, %rd22;
+	mov.u64 %rd15, %rd8;
+	bra.uni $L6_bounds_fail;
+$L10_entry:
+	.loc 6 31 40
+	mov.f32 %f3, %f2;
+	bra.uni $L11_ret_store;
+$L11_ret_store:
+	.loc 10 100 6
+	shl.b64 %rd25, %rd12, 2;
+	add.s64 %rd26, %rd1, %rd25;
+	st.global.f32 [%rd26], %f3;
+	bra.uni $L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
+	setp.eq.u64 %p2, %rd16, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd14;
+	st.global.u64 [kern_error+16], %rd15;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd17, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd18, %r5;
+	add.s64 %rd19, %rd17, %rd18;
+	st.global.u64 [kern_error+24], %rd19;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry dequantInt8RowsF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 w_ptr,
+	.param .s64 w_len,
+	.param .u64 scales_ptr,
+	.param .s64 scales_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<27>;
+	.reg .f32 %f<3>;
+
+	.loc 10 89 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [w_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [w_len];
+	ld.param.u64 %rd6, [scales_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [scales_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 99 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 10 99 25
+	setp.lt.s64 %p0, %rd12, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L3_if_then:
+	.loc 10 100 29
+	setp.hs.u64 %p1, %rd12, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd20, %rd12, 0;
+	add.s64 %rd21, %rd4, %rd20;
+	ld.global.nc.s8 %r6, [%rd21];
+	.loc 10 100 27
+	cvt.rn.f32.s32 %f0, %r6;
+	.loc 10 100 44
+	div.s64 %rd22, %rd12, %rd9;
+	.loc 10 100 42
+	setp.hs.u64 %p3, %rd22, %rd8;
+	@%p3 bra $L9_oob1;
+	shl.b64 %rd23, %rd22, 2;
+	add.s64 %rd24, %rd7, %rd23;
+	ld.global.nc.f32 %f1, [%rd24];
+	.loc 10 100 34
+	mul.rn.f32 %f2, %f0, %f1;
+	.loc 10 100 19
+	bra.uni $L10_entry;
+$L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 10 100 29
+	mov.u64 %rd13, 0x3000000001;
+	mov.u64 %rd14, %rd12;
+	mov.u64 %rd15, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_oob1:
+	.loc 10 100 42
+	mov.u64 %rd13, 0x3000000002;
+	mov.u64 %rd14, %rd22;
+	mov.u64 %rd15, %rd8;
+	bra.uni $L6_bounds_fail;
+$L10_entry:
+	.loc 6 36 58
+	cvt.rn.f16.f32 %rs1, %f2;
+	.loc 6 36 41
+	mov.u16 %rs0, %rs1;
+	bra.uni $L11_ret_store;
+$L11_ret_store:
+	.loc 10 100 6
+	shl.b64 %rd25, %rd12, 1;
+	add.s64 %rd26, %rd1, %rd25;
+	st.global.u16 [%rd26], %rs0;
+	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
+	setp.eq.u64 %p2, %rd16, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd14;
+	st.global.u64 [kern_error+16], %rd15;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd17, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd18, %r5;
+	add.s64 %rd19, %rd17, %rd18;
+	st.global.u64 [kern_error+24], %rd19;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry dequantInt8RowsBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 w_ptr,
+	.param .s64 w_len,
+	.param .u64 scales_ptr,
+	.param .s64 scales_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<27>;
+	.reg .f32 %f<3>;
+
+	.loc 10 94 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [w_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [w_len];
+	ld.param.u64 %rd6, [scales_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [scales_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 99 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 10 99 25
+	setp.lt.s64 %p0, %rd12, %rd2;
+	@%p0 bra $L3_if_then;
+	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L3_if_then:
+	.loc 10 100 29
+	setp.hs.u64 %p1, %rd12, %rd5;
+	@%p1 bra $L8_oob0;
+	shl.b64 %rd20, %rd12, 0;
+	add.s64 %rd21, %rd4, %rd20;
+	ld.global.nc.s8 %r6, [%rd21];
+	.loc 10 100 27
+	cvt.rn.f32.s32 %f0, %r6;
+	.loc 10 100 44
+	div.s64 %rd22, %rd12, %rd9;
+	.loc 10 100 42
+	setp.hs.u64 %p3, %rd22, %rd8;
+	@%p3 bra $L9_oob1;
+	shl.b64 %rd23, %rd22, 2;
+	add.s64 %rd24, %rd7, %rd23;
+	ld.global.nc.f32 %f1, [%rd24];
+	.loc 10 100 34
+	mul.rn.f32 %f2, %f0, %f1;
+	.loc 10 100 19
+	bra.uni $L10_entry;
+$L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L7_bounds_exit:
+	exit;
+$L8_oob0:
+	.loc 10 100 29
+	mov.u64 %rd13, 0x3100000001;
+	mov.u64 %rd14, %rd12;
+	mov.u64 %rd15, %rd5;
+	bra.uni $L6_bounds_fail;
+$L9_oob1:
+	.loc 10 100 42
+	mov.u64 %rd13, 0x3100000002;
+	mov.u64 %rd14, %rd22;
+	mov.u64 %rd15, %rd8;
+	bra.uni $L6_bounds_fail;
+$L10_entry:
+	.loc 6 41 67
+	cvt.rn.bf16.f32 %rs1, %f2;
+	.loc 6 41 46
+	mov.u16 %rs0, %rs1;
+	bra.uni $L11_ret_store;
+$L11_ret_store:
+	.loc 10 100 6
+	shl.b64 %rd25, %rd12, 1;
+	add.s64 %rd26, %rd1, %rd25;
+	st.global.u16 [%rd26], %rs0;
+	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
+	setp.eq.u64 %p2, %rd16, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd14;
+	st.global.u64 [kern_error+16], %rd15;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd17, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd18, %r5;
+	add.s64 %rd19, %rd17, %rd18;
+	st.global.u64 [kern_error+24], %rd19;
+	bra.uni $L7_bounds_exit;
+}
+
+.visible .entry dequantInt4F32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 packed_ptr,
+	.param .s64 packed_len,
+	.param .u64 scales_ptr,
+	.param .s64 scales_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<5>;
+	.reg .b32 %r<13>;
+	.reg .b64 %rd<39>;
+	.reg .f32 %f<7>;
+
+	.loc 10 105 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [packed_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [packed_len];
+	ld.param.u64 %rd6, [scales_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [scales_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 122 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 10 123 7
+	setp.ge.s64 %p0, %rd12, %rd5;
+	@%p0 bra $L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 10 126 9
+	mul.lo.s64 %rd13, 2, %rd12;
+	.loc 10 127 24
+	bra.uni $L6_entry;
+$L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L6_entry:
+	.loc 10 167 10
+	div.s64 %rd15, %rd13, %rd9;
+	.loc 10 167 22
+	add.s64 %rd16, %rd9, 128;
+	.loc 10 167 24
+	sub.s64 %rd17, %rd16, 1;
+	.loc 10 167 27
+	div.s64 %rd18, %rd17, 128;
+	.loc 10 167 15
+	mul.lo.s64 %rd19, %rd15, %rd18;
+	.loc 10 167 34
+	rem.s64 %rd20, %rd13, %rd9;
+	.loc 10 167 39
+	div.s64 %rd21, %rd20, 128;
+	.loc 10 167 31
+	add.s64 %rd22, %rd19, %rd21;
+	.loc 10 167 2
+	mov.s64 %rd14, %rd22;
+	bra.uni $L7_ret_groupIndex;
+$L7_ret_groupIndex:
+	.loc 10 127 13
+	setp.hs.u64 %p1, %rd14, %rd8;
+	@%p1 bra $L10_oob0;
+	shl.b64 %rd30, %rd14, 2;
+	add.s64 %rd31, %rd7, %rd30;
+	ld.global.nc.f32 %f0, [%rd31];
+	.loc 10 128 13
+	shl.b64 %rd32, %rd12, 0;
+	add.s64 %rd33, %rd4, %rd32;
+	ld.global.nc.u8 %r6, [%rd33];
+	.loc 10 129 34
+	and.b32 %r7, %r6, 15;
+	.loc 10 129 32
+	mov.s32 %r8, %r7;
+	.loc 10 129 38
+	sub.s32 %r9, %r8, 8;
+	.loc 10 129 26
+	cvt.rn.f32.s32 %f1, %r9;
+	.loc 10 129 42
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 129 18
+	bra.uni $L11_entry;
+$L9_bounds_exit:
+	exit;
+$L10_oob0:
+	.loc 10 127 13
+	mov.u64 %rd23, 0x3200000001;
+	mov.u64 %rd24, %rd14;
+	mov.u64 %rd25, %rd8;
+	bra.uni $L8_bounds_fail;
+$L11_entry:
+	.loc 6 31 40
+	mov.f32 %f3, %f2;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 10 129 5
+	setp.hs.u64 %p3, %rd13, %rd2;
+	@%p3 bra $L13_oob1;
+	shl.b64 %rd34, %rd13, 2;
+	add.s64 %rd35, %rd1, %rd34;
+	st.global.f32 [%rd35], %f3;
+	.loc 10 130 7
+	add.s64 %rd36, %rd13, 1;
+	.loc 10 130 36
+	shr.u32 %r10, %r6, 4;
+	.loc 10 130 34
+	mov.s32 %r11, %r10;
+	.loc 10 130 40
+	sub.s32 %r12, %r11, 8;
+	.loc 10 130 28
+	cvt.rn.f32.s32 %f4, %r12;
+	.loc 10 130 44
+	mul.rn.f32 %f5, %f4, %f0;
+	.loc 10 130 20
+	bra.uni $L14_entry;
+$L13_oob1:
+	.loc 10 129 5
+	mov.u64 %rd23, 0x3200000002;
+	mov.u64 %rd24, %rd13;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L8_bounds_fail;
+$L14_entry:
+	.loc 6 31 40
+	mov.f32 %f6, %f5;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 10 130 5
+	setp.hs.u64 %p4, %rd36, %rd2;
+	@%p4 bra $L16_oob2;
+	shl.b64 %rd37, %rd36, 2;
+	add.s64 %rd38, %rd1, %rd37;
+	st.global.f32 [%rd38], %f6;
+	bra.uni $L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L16_oob2:
+	mov.u64 %rd23, 0x3200000003;
+	mov.u64 %rd24, %rd36;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L8_bounds_fail;
+$L8_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p2, %rd26, 0;
+	@!%p2 bra $L9_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd27, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd28, %r5;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L9_bounds_exit;
+}
+
+.visible .entry dequantInt4F16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 packed_ptr,
+	.param .s64 packed_len,
+	.param .u64 scales_ptr,
+	.param .s64 scales_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<5>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<13>;
+	.reg .b64 %rd<39>;
+	.reg .f32 %f<5>;
+
+	.loc 10 110 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [packed_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [packed_len];
+	ld.param.u64 %rd6, [scales_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [scales_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 122 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 10 123 7
+	setp.ge.s64 %p0, %rd12, %rd5;
+	@%p0 bra $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 10 126 9
+	mul.lo.s64 %rd13, 2, %rd12;
+	.loc 10 127 24
+	bra.uni $L6_entry;
+$L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L6_entry:
+	.loc 10 167 10
+	div.s64 %rd15, %rd13, %rd9;
+	.loc 10 167 22
+	add.s64 %rd16, %rd9, 128;
+	.loc 10 167 24
+	sub.s64 %rd17, %rd16, 1;
+	.loc 10 167 27
+	div.s64 %rd18, %rd17, 128;
+	.loc 10 167 15
+	mul.lo.s64 %rd19, %rd15, %rd18;
+	.loc 10 167 34
+	rem.s64 %rd20, %rd13, %rd9;
+	.loc 10 167 39
+	div.s64 %rd21, %rd20, 128;
+	.loc 10 167 31
+	add.s64 %rd22, %rd19, %rd21;
+	.loc 10 167 2
+	mov.s64 %rd14, %rd22;
+	bra.uni $L7_ret_groupIndex;
+$L7_ret_groupIndex:
+	.loc 10 127 13
+	setp.hs.u64 %p1, %rd14, %rd8;
+	@%p1 bra $L10_oob0;
+	shl.b64 %rd30, %rd14, 2;
+	add.s64 %rd31, %rd7, %rd30;
+	ld.global.nc.f32 %f0, [%rd31];
+	.loc 10 128 13
+	shl.b64 %rd32, %rd12, 0;
+	add.s64 %rd33, %rd4, %rd32;
+	ld.global.nc.u8 %r6, [%rd33];
+	.loc 10 129 34
+	and.b32 %r7, %r6, 15;
+	.loc 10 129 32
+	mov.s32 %r8, %r7;
+	.loc 10 129 38
+	sub.s32 %r9, %r8, 8;
+	.loc 10 129 26
+	cvt.rn.f32.s32 %f1, %r9;
+	.loc 10 129 42
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 129 18
+	bra.uni $L11_entry;
+$L9_bounds_exit:
+	exit;
+$L10_oob0:
+	.loc 10 127 13
+	mov.u64 %rd23, 0x3300000001;
+	mov.u64 %rd24, %rd14;
+	mov.u64 %rd25, %rd8;
+	bra.uni $L8_bounds_fail;
+$L11_entry:
+	.loc 6 36 58
+	cvt.rn.f16.f32 %rs1, %f2;
+	.loc 6 36 41
+	mov.u16 %rs0, %rs1;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 10 129 5
+	setp.hs.u64 %p3, %rd13, %rd2;
+	@%p3 bra $L13_oob1;
+	shl.b64 %rd34, %rd13, 1;
+	add.s64 %rd35, %rd1, %rd34;
+	st.global.u16 [%rd35], %rs0;
+	.loc 10 130 7
+	add.s64 %rd36, %rd13, 1;
+	.loc 10 130 36
+	shr.u32 %r10, %r6, 4;
+	.loc 10 130 34
+	mov.s32 %r11, %r10;
+	.loc 10 130 40
+	sub.s32 %r12, %r11, 8;
+	.loc 10 130 28
+	cvt.rn.f32.s32 %f3, %r12;
+	.loc 10 130 44
+	mul.rn.f32 %f4, %f3, %f0;
+	.loc 10 130 20
+	bra.uni $L14_entry;
+$L13_oob1:
+	.loc 10 129 5
+	mov.u64 %rd23, 0x3300000002;
+	mov.u64 %rd24, %rd13;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L8_bounds_fail;
+$L14_entry:
+	.loc 6 36 58
+	cvt.rn.f16.f32 %rs3, %f4;
+	.loc 6 36 41
+	mov.u16 %rs2, %rs3;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 10 130 5
+	setp.hs.u64 %p4, %rd36, %rd2;
+	@%p4 bra $L16_oob2;
+	shl.b64 %rd37, %rd36, 1;
+	add.s64 %rd38, %rd1, %rd37;
+	st.global.u16 [%rd38], %rs2;
+	bra.uni $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L16_oob2:
+	mov.u64 %rd23, 0x3300000003;
+	mov.u64 %rd24, %rd36;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L8_bounds_fail;
+$L8_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p2, %rd26, 0;
+	@!%p2 bra $L9_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd27, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd28, %r5;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L9_bounds_exit;
+}
+
+.visible .entry dequantInt4BF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 packed_ptr,
+	.param .s64 packed_len,
+	.param .u64 scales_ptr,
+	.param .s64 scales_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<5>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<13>;
+	.reg .b64 %rd<39>;
+	.reg .f32 %f<5>;
+
+	.loc 10 115 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [packed_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [packed_len];
+	ld.param.u64 %rd6, [scales_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [scales_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 122 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 10 123 7
+	setp.ge.s64 %p0, %rd12, %rd5;
+	@%p0 bra $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 10 126 9
+	mul.lo.s64 %rd13, 2, %rd12;
+	.loc 10 127 24
+	bra.uni $L6_entry;
+$L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L6_entry:
+	.loc 10 167 10
+	div.s64 %rd15, %rd13, %rd9;
+	.loc 10 167 22
+	add.s64 %rd16, %rd9, 128;
+	.loc 10 167 24
+	sub.s64 %rd17, %rd16, 1;
+	.loc 10 167 27
+	div.s64 %rd18, %rd17, 128;
+	.loc 10 167 15
+	mul.lo.s64 %rd19, %rd15, %rd18;
+	.loc 10 167 34
+	rem.s64 %rd20, %rd13, %rd9;
+	.loc 10 167 39
+	div.s64 %rd21, %rd20, 128;
+	.loc 10 167 31
+	add.s64 %rd22, %rd19, %rd21;
+	.loc 10 167 2
+	mov.s64 %rd14, %rd22;
+	bra.uni $L7_ret_groupIndex;
+$L7_ret_groupIndex:
+	.loc 10 127 13
+	setp.hs.u64 %p1, %rd14, %rd8;
+	@%p1 bra $L10_oob0;
+	shl.b64 %rd30, %rd14, 2;
+	add.s64 %rd31, %rd7, %rd30;
+	ld.global.nc.f32 %f0, [%rd31];
+	.loc 10 128 13
+	shl.b64 %rd32, %rd12, 0;
+	add.s64 %rd33, %rd4, %rd32;
+	ld.global.nc.u8 %r6, [%rd33];
+	.loc 10 129 34
+	and.b32 %r7, %r6, 15;
+	.loc 10 129 32
+	mov.s32 %r8, %r7;
+	.loc 10 129 38
+	sub.s32 %r9, %r8, 8;
+	.loc 10 129 26
+	cvt.rn.f32.s32 %f1, %r9;
+	.loc 10 129 42
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 129 18
+	bra.uni $L11_entry;
+$L9_bounds_exit:
+	exit;
+$L10_oob0:
+	.loc 10 127 13
+	mov.u64 %rd23, 0x3400000001;
+	mov.u64 %rd24, %rd14;
+	mov.u64 %rd25, %rd8;
+	bra.uni $L8_bounds_fail;
+$L11_entry:
+	.loc 6 41 67
+	cvt.rn.bf16.f32 %rs1, %f2;
+	.loc 6 41 46
+	mov.u16 %rs0, %rs1;
+	bra.uni $L12_ret_store;
+$L12_ret_store:
+	.loc 10 129 5
+	setp.hs.u64 %p3, %rd13, %rd2;
+	@%p3 bra $L13_oob1;
+	shl.b64 %rd34, %rd13, 1;
+	add.s64 %rd35, %rd1, %rd34;
+	st.global.u16 [%rd35], %rs0;
+	.loc 10 130 7
+	add.s64 %rd36, %rd13, 1;
+	.loc 10 130 36
+	shr.u32 %r10, %r6, 4;
+	.loc 10 130 34
+	mov.s32 %r11, %r10;
+	.loc 10 130 40
+	sub.s32 %r12, %r11, 8;
+	.loc 10 130 28
+	cvt.rn.f32.s32 %f3, %r12;
+	.loc 10 130 44
+	mul.rn.f32 %f4, %f3, %f0;
+	.loc 10 130 20
+	bra.uni $L14_entry;
+$L13_oob1:
+	.loc 10 129 5
+	mov.u64 %rd23, 0x3400000002;
+	mov.u64 %rd24, %rd13;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L8_bounds_fail;
+$L14_entry:
+	.loc 6 41 67
+	cvt.rn.bf16.f32 %rs3, %f4;
+	.loc 6 41 46
+	mov.u16 %rs2, %rs3;
+	bra.uni $L15_ret_store;
+$L15_ret_store:
+	.loc 10 130 5
+	setp.hs.u64 %p4, %rd36, %rd2;
+	@%p4 bra $L16_oob2;
+	shl.b64 %rd37, %rd36, 1;
+	add.s64 %rd38, %rd1, %rd37;
+	st.global.u16 [%rd38], %rs2;
+	bra.uni $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L16_oob2:
+	mov.u64 %rd23, 0x3400000003;
+	mov.u64 %rd24, %rd36;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L8_bounds_fail;
+$L8_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p2, %rd26, 0;
+	@!%p2 bra $L9_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd27, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd28, %r5;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L9_bounds_exit;
+}
+
+.visible .entry dequantQ6F32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 packed_ptr,
+	.param .s64 packed_len,
+	.param .u64 scales_ptr,
+	.param .s64 scales_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<10>;
+	.reg .b32 %r<32>;
+	.reg .b64 %rd<56>;
+	.reg .f32 %f<13>;
+
+	.loc 10 134 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [packed_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [packed_len];
+	ld.param.u64 %rd6, [scales_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [scales_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 151 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 10 152 21
+	div.s64 %rd13, %rd5, 3;
+	.loc 10 152 7
+	setp.ge.s64 %p0, %rd12, %rd13;
+	@%p0 bra $L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 10 155 9
+	mul.lo.s64 %rd14, 4, %rd12;
+	.loc 10 156 24
+	bra.uni $L9_entry;
+$L6_for_body:
+	.loc 10 160 8
+	add.s64 %rd44, %rd14, 0;
+	.loc 10 160 37
+	shr.u32 %r16, %r15, 0;
+	.loc 10 160 44
+	and.b32 %r17, %r16, 63;
+	.loc 10 160 35
+	mov.s32 %r18, %r17;
+	.loc 10 160 48
+	sub.s32 %r19, %r18, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f1, %r19;
+	.loc 10 160 53
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 160 21
+	bra.uni $L17_entry;
+$L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
+$L9_entry:
+	.loc 10 167 10
+	div.s64 %rd16, %rd14, %rd9;
+	.loc 10 167 22
+	add.s64 %rd17, %rd9, 64;
+	.loc 10 167 24
+	sub.s64 %rd18, %rd17, 1;
+	.loc 10 167 27
+	div.s64 %rd19, %rd18, 64;
+	.loc 10 167 15
+	mul.lo.s64 %rd20, %rd16, %rd19;
+	.loc 10 167 34
+	rem.s64 %rd21, %rd14, %rd9;
+	.loc 10 167 39
+	div.s64 %rd22, %rd21, 64;
+	.loc 10 167 31
+	add.s64 %rd23, %rd20, %rd22;
+	.loc 10 167 2
+	mov.s64 %rd15, %rd23;
+	bra.uni $L10_ret_groupIndex;
+$L10_ret_groupIndex:
+	.loc 10 156 13
+	setp.hs.u64 %p1, %rd15, %rd8;
+	@%p1 bra $L13_oob0;
+	shl.b64 %rd31, %rd15, 2;
+	add.s64 %rd32, %rd7, %rd31;
+	ld.global.nc.f32 %f0, [%rd32];
+	.loc 10 157 22
+	mul.lo.s64 %rd33, 3, %rd12;
+	.loc 10 157 20
+	setp.hs.u64 %p3, %rd33, %rd5;
+	@%p3 bra $L14_oob1;
+	shl.b64 %rd34, %rd33, 0;
+	add.s64 %rd35, %rd4, %rd34;
+	ld.global.nc.u8 %r6, [%rd35];
+	.loc 10 157 13
+	mov.u32 %r7, %r6;
+	.loc 10 157 44
+	mul.lo.s64 %rd36, 3, %rd12;
+	.loc 10 157 46
+	add.s64 %rd37, %rd36, 1;
+	.loc 10 157 42
+	setp.hs.u64 %p4, %rd37, %rd5;
+	@%p4 bra $L15_oob2;
+	shl.b64 %rd38, %rd37, 0;
+	add.s64 %rd39, %rd4, %rd38;
+	ld.global.nc.u8 %r8, [%rd39];
+	.loc 10 157 35
+	mov.u32 %r9, %r8;
+	.loc 10 157 50
+	shl.b32 %r10, %r9, 8;
+	.loc 10 157 27
+	or.b32 %r11, %r7, %r10;
+	.loc 10 157 71
+	mul.lo.s64 %rd40, 3, %rd12;
+	.loc 10 157 73
+	add.s64 %rd41, %rd40, 2;
+	.loc 10 157 69
+	setp.hs.u64 %p5, %rd41, %rd5;
+	@%p5 bra $L16_oob3;
+	shl.b64 %rd42, %rd41, 0;
+	add.s64 %rd43, %rd4, %rd42;
+	ld.global.nc.u8 %r12, [%rd43];
+	.loc 10 157 62
+	mov.u32 %r13, %r12;
+	.loc 10 157 77
+	shl.b32 %r14, %r13, 16;
+	.loc 10 157 54
+	or.b32 %r15, %r11, %r14;
+	bra.uni $L6_for_body;
+$L12_bounds_exit:
+	exit;
+$L13_oob0:
+	.loc 10 156 13
+	mov.u64 %rd24, 0x3500000001;
+	mov.u64 %rd25, %rd15;
+	mov.u64 %rd26, %rd8;
+	bra.uni $L11_bounds_fail;
+$L14_oob1:
+	.loc 10 157 20
+	mov.u64 %rd24, 0x3500000002;
+	mov.u64 %rd25, %rd33;
+	mov.u64 %rd26, %rd5;
+	bra.uni $L11_bounds_fail;
+$L15_oob2:
+	.loc 10 157 42
+	mov.u64 %rd24, 0x3500000003;
+	mov.u64 %rd25, %rd37;
+	mov.u64 %rd26, %rd5;
+	bra.uni $L11_bounds_fail;
+$L16_oob3:
+	.loc 10 157 69
+	mov.u64 %rd24, 0x3500000004;
+	mov.u64 %rd25, %rd41;
+	mov.u64 %rd26, %rd5;
+	bra.uni $L11_bounds_fail;
+$L17_entry:
+	.loc 6 31 40
+	mov.f32 %f3, %f2;
+	bra.uni $L18_ret_store;
+$L18_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p6, %rd44, %rd2;
+	@%p6 bra $L19_oob4;
+	shl.b64 %rd45, %rd44, 2;
+	add.s64 %rd46, %rd1, %rd45;
+	st.global.f32 [%rd46], %f3;
+	bra.uni $L21_for_body;
+$L19_oob4:
+	mov.u64 %rd24, 0x3500000005;
+	mov.u64 %rd25, %rd44;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L21_for_body:
+	.loc 10 160 8
+	add.s64 %rd47, %rd14, 1;
+	.loc 10 160 37
+	shr.u32 %r20, %r15, 6;
+	.loc 10 160 44
+	and.b32 %r21, %r20, 63;
+	.loc 10 160 35
+	mov.s32 %r22, %r21;
+	.loc 10 160 48
+	sub.s32 %r23, %r22, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f4, %r23;
+	.loc 10 160 53
+	mul.rn.f32 %f5, %f4, %f0;
+	.loc 10 160 21
+	bra.uni $L22_entry;
+$L22_entry:
+	.loc 6 31 40
+	mov.f32 %f6, %f5;
+	bra.uni $L23_ret_store;
+$L23_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p7, %rd47, %rd2;
+	@%p7 bra $L24_oob5;
+	shl.b64 %rd48, %rd47, 2;
+	add.s64 %rd49, %rd1, %rd48;
+	st.global.f32 [%rd49], %f6;
+	bra.uni $L26_for_body;
+$L24_oob5:
+	mov.u64 %rd24, 0x3500000006;
+	mov.u64 %rd25, %rd47;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L26_for_body:
+	.loc 10 160 8
+	add.s64 %rd50, %rd14, 2;
+	.loc 10 160 37
+	shr.u32 %r24, %r15, 12;
+	.loc 10 160 44
+	and.b32 %r25, %r24, 63;
+	.loc 10 160 35
+	mov.s32 %r26, %r25;
+	.loc 10 160 48
+	sub.s32 %r27, %r26, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f7, %r27;
+	.loc 10 160 53
+	mul.rn.f32 %f8, %f7, %f0;
+	.loc 10 160 21
+	bra.uni $L27_entry;
+$L27_entry:
+	.loc 6 31 40
+	mov.f32 %f9, %f8;
+	bra.uni $L28_ret_store;
+$L28_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p8, %rd50, %rd2;
+	@%p8 bra $L29_oob6;
+	shl.b64 %rd51, %rd50, 2;
+	add.s64 %rd52, %rd1, %rd51;
+	st.global.f32 [%rd52], %f9;
+	bra.uni $L31_for_body;
+$L29_oob6:
+	mov.u64 %rd24, 0x3500000007;
+	mov.u64 %rd25, %rd50;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L31_for_body:
+	.loc 10 160 8
+	add.s64 %rd53, %rd14, 3;
+	.loc 10 160 37
+	shr.u32 %r28, %r15, 18;
+	.loc 10 160 44
+	and.b32 %r29, %r28, 63;
+	.loc 10 160 35
+	mov.s32 %r30, %r29;
+	.loc 10 160 48
+	sub.s32 %r31, %r30, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f10, %r31;
+	.loc 10 160 53
+	mul.rn.f32 %f11, %f10, %f0;
+	.loc 10 160 21
+	bra.uni $L32_entry;
+$L32_entry:
+	.loc 6 31 40
+	mov.f32 %f12, %f11;
+	bra.uni $L33_ret_store;
+$L33_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p9, %rd53, %rd2;
+	@%p9 bra $L34_oob7;
+	shl.b64 %rd54, %rd53, 2;
+	add.s64 %rd55, %rd1, %rd54;
+	st.global.f32 [%rd55], %f12;
+	bra.uni $L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L34_oob7:
+	mov.u64 %rd24, 0x3500000008;
+	mov.u64 %rd25, %rd53;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L11_bounds_fail:
+	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
+	setp.eq.u64 %p2, %rd27, 0;
+	@!%p2 bra $L12_bounds_exit;
+	st.global.u64 [kern_error+8], %rd25;
+	st.global.u64 [kern_error+16], %rd26;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd28, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd29, %r5;
+	add.s64 %rd30, %rd28, %rd29;
+	st.global.u64 [kern_error+24], %rd30;
+	bra.uni $L12_bounds_exit;
+}
+
+.visible .entry dequantQ6F16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 packed_ptr,
+	.param .s64 packed_len,
+	.param .u64 scales_ptr,
+	.param .s64 scales_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<10>;
+	.reg .b16 %rs<8>;
+	.reg .b32 %r<32>;
+	.reg .b64 %rd<56>;
+	.reg .f32 %f<9>;
+
+	.loc 10 139 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [packed_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [packed_len];
+	ld.param.u64 %rd6, [scales_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [scales_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 151 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 10 152 21
+	div.s64 %rd13, %rd5, 3;
+	.loc 10 152 7
+	setp.ge.s64 %p0, %rd12, %rd13;
+	@%p0 bra $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 10 155 9
+	mul.lo.s64 %rd14, 4, %rd12;
+	.loc 10 156 24
+	bra.uni $L9_entry;
+$L6_for_body:
+	.loc 10 160 8
+	add.s64 %rd44, %rd14, 0;
+	.loc 10 160 37
+	shr.u32 %r16, %r15, 0;
+	.loc 10 160 44
+	and.b32 %r17, %r16, 63;
+	.loc 10 160 35
+	mov.s32 %r18, %r17;
+	.loc 10 160 48
+	sub.s32 %r19, %r18, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f1, %r19;
+	.loc 10 160 53
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 160 21
+	bra.uni $L17_entry;
+$L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+$L9_entry:
+	.loc 10 167 10
+	div.s64 %rd16, %rd14, %rd9;
+	.loc 10 167 22
+	add.s64 %rd17, %rd9, 64;
+	.loc 10 167 24
+	sub.s64 %rd18, %rd17, 1;
+	.loc 10 167 27
+	div.s64 %rd19, %rd18, 64;
+	.loc 10 167 15
+	mul.lo.s64 %rd20, %rd16, %rd19;
+	.loc 10 167 34
+	rem.s64 %rd21, %rd14, %rd9;
+	.loc 10 167 39
+	div.s64 %rd22, %rd21, 64;
+	.loc 10 167 31
+	add.s64 %rd23, %rd20, %rd22;
+	.loc 10 167 2
+	mov.s64 %rd15, %rd23;
+	bra.uni $L10_ret_groupIndex;
+$L10_ret_groupIndex:
+	.loc 10 156 13
+	setp.hs.u64 %p1, %rd15, %rd8;
+	@%p1 bra $L13_oob0;
+	shl.b64 %rd31, %rd15, 2;
+	add.s64 %rd32, %rd7, %rd31;
+	ld.global.nc.f32 %f0, [%rd32];
+	.loc 10 157 22
+	mul.lo.s64 %rd33, 3, %rd12;
+	.loc 10 157 20
+	setp.hs.u64 %p3, %rd33, %rd5;
+	@%p3 bra $L14_oob1;
+	shl.b64 %rd34, %rd33, 0;
+	add.s64 %rd35, %rd4, %rd34;
+	ld.global.nc.u8 %r6, [%rd35];
+	.loc 10 157 13
+	mov.u32 %r7, %r6;
+	.loc 10 157 44
+	mul.lo.s64 %rd36, 3, %rd12;
+	.loc 10 157 46
+	add.s64 %rd37, %rd36, 1;
+	.loc 10 157 42
+	setp.hs.u64 %p4, %rd37, %rd5;
+	@%p4 bra $L15_oob2;
+	shl.b64 %rd38, %rd37, 0;
+	add.s64 %rd39, %rd4, %rd38;
+	ld.global.nc.u8 %r8, [%rd39];
+	.loc 10 157 35
+	mov.u32 %r9, %r8;
+	.loc 10 157 50
+	shl.b32 %r10, %r9, 8;
+	.loc 10 157 27
+	or.b32 %r11, %r7, %r10;
+	.loc 10 157 71
+	mul.lo.s64 %rd40, 3, %rd12;
+	.loc 10 157 73
+	add.s64 %rd41, %rd40, 2;
+	.loc 10 157 69
+	setp.hs.u64 %p5, %rd41, %rd5;
+	@%p5 bra $L16_oob3;
+	shl.b64 %rd42, %rd41, 0;
+	add.s64 %rd43, %rd4, %rd42;
+	ld.global.nc.u8 %r12, [%rd43];
+	.loc 10 157 62
+	mov.u32 %r13, %r12;
+	.loc 10 157 77
+	shl.b32 %r14, %r13, 16;
+	.loc 10 157 54
+	or.b32 %r15, %r11, %r14;
+	bra.uni $L6_for_body;
+$L12_bounds_exit:
+	exit;
+$L13_oob0:
+	.loc 10 156 13
+	mov.u64 %rd24, 0x3600000001;
+	mov.u64 %rd25, %rd15;
+	mov.u64 %rd26, %rd8;
+	bra.uni $L11_bounds_fail;
+$L14_oob1:
+	.loc 10 157 20
+	mov.u64 %rd24, 0x3600000002;
+	mov.u64 %rd25, %rd33;
+	mov.u64 %rd26, %rd5;
+	bra.uni $L11_bounds_fail;
+$L15_oob2:
+	.loc 10 157 42
+	mov.u64 %rd24, 0x3600000003;
+	mov.u64 %rd25, %rd37;
+	mov.u64 %rd26, %rd5;
+	bra.uni $L11_bounds_fail;
+$L16_oob3:
+	.loc 10 157 69
+	mov.u64 %rd24, 0x3600000004;
+	mov.u64 %rd25, %rd41;
+	mov.u64 %rd26, %rd5;
+	bra.uni $L11_bounds_fail;
+$L17_entry:
+	.loc 6 36 58
+	cvt.rn.f16.f32 %rs1, %f2;
+	.loc 6 36 41
+	mov.u16 %rs0, %rs1;
+	bra.uni $L18_ret_store;
+$L18_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p6, %rd44, %rd2;
+	@%p6 bra $L19_oob4;
+	shl.b64 %rd45, %rd44, 1;
+	add.s64 %rd46, %rd1, %rd45;
+	st.global.u16 [%rd46], %rs0;
+	bra.uni $L21_for_body;
+$L19_oob4:
+	mov.u64 %rd24, 0x3600000005;
+	mov.u64 %rd25, %rd44;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L21_for_body:
+	.loc 10 160 8
+	add.s64 %rd47, %rd14, 1;
+	.loc 10 160 37
+	shr.u32 %r20, %r15, 6;
+	.loc 10 160 44
+	and.b32 %r21, %r20, 63;
+	.loc 10 160 35
+	mov.s32 %r22, %r21;
+	.loc 10 160 48
+	sub.s32 %r23, %r22, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f3, %r23;
+	.loc 10 160 53
+	mul.rn.f32 %f4, %f3, %f0;
+	.loc 10 160 21
+	bra.uni $L22_entry;
+$L22_entry:
+	.loc 6 36 58
+	cvt.rn.f16.f32 %rs3, %f4;
+	.loc 6 36 41
+	mov.u16 %rs2, %rs3;
+	bra.uni $L23_ret_store;
+$L23_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p7, %rd47, %rd2;
+	@%p7 bra $L24_oob5;
+	shl.b64 %rd48, %rd47, 1;
+	add.s64 %rd49, %rd1, %rd48;
+	st.global.u16 [%rd49], %rs2;
+	bra.uni $L26_for_body;
+$L24_oob5:
+	mov.u64 %rd24, 0x3600000006;
+	mov.u64 %rd25, %rd47;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L26_for_body:
+	.loc 10 160 8
+	add.s64 %rd50, %rd14, 2;
+	.loc 10 160 37
+	shr.u32 %r24, %r15, 12;
+	.loc 10 160 44
+	and.b32 %r25, %r24, 63;
+	.loc 10 160 35
+	mov.s32 %r26, %r25;
+	.loc 10 160 48
+	sub.s32 %r27, %r26, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f5, %r27;
+	.loc 10 160 53
+	mul.rn.f32 %f6, %f5, %f0;
+	.loc 10 160 21
+	bra.uni $L27_entry;
+$L27_entry:
+	.loc 6 36 58
+	cvt.rn.f16.f32 %rs5, %f6;
+	.loc 6 36 41
+	mov.u16 %rs4, %rs5;
+	bra.uni $L28_ret_store;
+$L28_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p8, %rd50, %rd2;
+	@%p8 bra $L29_oob6;
+	shl.b64 %rd51, %rd50, 1;
+	add.s64 %rd52, %rd1, %rd51;
+	st.global.u16 [%rd52], %rs4;
+	bra.uni $L31_for_body;
+$L29_oob6:
+	mov.u64 %rd24, 0x3600000007;
+	mov.u64 %rd25, %rd50;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L31_for_body:
+	.loc 10 160 8
+	add.s64 %rd53, %rd14, 3;
+	.loc 10 160 37
+	shr.u32 %r28, %r15, 18;
+	.loc 10 160 44
+	and.b32 %r29, %r28, 63;
+	.loc 10 160 35
+	mov.s32 %r30, %r29;
+	.loc 10 160 48
+	sub.s32 %r31, %r30, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f7, %r31;
+	.loc 10 160 53
+	mul.rn.f32 %f8, %f7, %f0;
+	.loc 10 160 21
+	bra.uni $L32_entry;
+$L32_entry:
+	.loc 6 36 58
+	cvt.rn.f16.f32 %rs7, %f8;
+	.loc 6 36 41
+	mov.u16 %rs6, %rs7;
+	bra.uni $L33_ret_store;
+$L33_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p9, %rd53, %rd2;
+	@%p9 bra $L34_oob7;
+	shl.b64 %rd54, %rd53, 1;
+	add.s64 %rd55, %rd1, %rd54;
+	st.global.u16 [%rd55], %rs6;
+	bra.uni $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L34_oob7:
+	mov.u64 %rd24, 0x3600000008;
+	mov.u64 %rd25, %rd53;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L11_bounds_fail:
+	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
+	setp.eq.u64 %p2, %rd27, 0;
+	@!%p2 bra $L12_bounds_exit;
+	st.global.u64 [kern_error+8], %rd25;
+	st.global.u64 [kern_error+16], %rd26;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd28, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd29, %r5;
+	add.s64 %rd30, %rd28, %rd29;
+	st.global.u64 [kern_error+24], %rd30;
+	bra.uni $L12_bounds_exit;
+}
+
+.visible .entry dequantQ6BF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 packed_ptr,
+	.param .s64 packed_len,
+	.param .u64 scales_ptr,
+	.param .s64 scales_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<10>;
+	.reg .b16 %rs<8>;
+	.reg .b32 %r<32>;
+	.reg .b64 %rd<56>;
+	.reg .f32 %f<9>;
+
+	.loc 10 144 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [packed_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [packed_len];
+	ld.param.u64 %rd6, [scales_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [scales_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 10 151 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 10 152 21
+	div.s64 %rd13, %rd5, 3;
+	.loc 10 152 7
+	setp.ge.s64 %p0, %rd12, %rd13;
+	@%p0 bra $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 10 155 9
+	mul.lo.s64 %rd14, 4, %rd12;
+	.loc 10 156 24
+	bra.uni $L9_entry;
+$L6_for_body:
+	.loc 10 160 8
+	add.s64 %rd44, %rd14, 0;
+	.loc 10 160 37
+	shr.u32 %r16, %r15, 0;
+	.loc 10 160 44
+	and.b32 %r17, %r16, 63;
+	.loc 10 160 35
+	mov.s32 %r18, %r17;
+	.loc 10 160 48
+	sub.s32 %r19, %r18, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f1, %r19;
+	.loc 10 160 53
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 160 21
+	bra.uni $L17_entry;
+$L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+$L9_entry:
+	.loc 10 167 10
+	div.s64 %rd16, %rd14, %rd9;
+	.loc 10 167 22
+	add.s64 %rd17, %rd9, 64;
+	.loc 10 167 24
+	sub.s64 %rd18, %rd17, 1;
+	.loc 10 167 27
+	div.s64 %rd19, %rd18, 64;
+	.loc 10 167 15
+	mul.lo.s64 %rd20, %rd16, %rd19;
+	.loc 10 167 34
+	rem.s64 %rd21, %rd14, %rd9;
+	.loc 10 167 39
+	div.s64 %rd22, %rd21, 64;
+	.loc 10 167 31
+	add.s64 %rd23, %rd20, %rd22;
+	.loc 10 167 2
+	mov.s64 %rd15, %rd23;
+	bra.uni $L10_ret_groupIndex;
+$L10_ret_groupIndex:
+	.loc 10 156 13
+	setp.hs.u64 %p1, %rd15, %rd8;
+	@%p1 bra $L13_oob0;
+	shl.b64 %rd31, %rd15, 2;
+	add.s64 %rd32, %rd7, %rd31;
+	ld.global.nc.f32 %f0, [%rd32];
+	.loc 10 157 22
+	mul.lo.s64 %rd33, 3, %rd12;
+	.loc 10 157 20
+	setp.hs.u64 %p3, %rd33, %rd5;
+	@%p3 bra $L14_oob1;
+	shl.b64 %rd34, %rd33, 0;
+	add.s64 %rd35, %rd4, %rd34;
+	ld.global.nc.u8 %r6, [%rd35];
+	.loc 10 157 13
+	mov.u32 %r7, %r6;
+	.loc 10 157 44
+	mul.lo.s64 %rd36, 3, %rd12;
+	.loc 10 157 46
+	add.s64 %rd37, %rd36, 1;
+	.loc 10 157 42
+	setp.hs.u64 %p4, %rd37, %rd5;
+	@%p4 bra $L15_oob2;
+	shl.b64 %rd38, %rd37, 0;
+	add.s64 %rd39, %rd4, %rd38;
+	ld.global.nc.u8 %r8, [%rd39];
+	.loc 10 157 35
+	mov.u32 %r9, %r8;
+	.loc 10 157 50
+	shl.b32 %r10, %r9, 8;
+	.loc 10 157 27
+	or.b32 %r11, %r7, %r10;
+	.loc 10 157 71
+	mul.lo.s64 %rd40, 3, %rd12;
+	.loc 10 157 73
+	add.s64 %rd41, %rd40, 2;
+	.loc 10 157 69
+	setp.hs.u64 %p5, %rd41, %rd5;
+	@%p5 bra $L16_oob3;
+	shl.b64 %rd42, %rd41, 0;
+	add.s64 %rd43, %rd4, %rd42;
+	ld.global.nc.u8 %r12, [%rd43];
+	.loc 10 157 62
+	mov.u32 %r13, %r12;
+	.loc 10 157 77
+	shl.b32 %r14, %r13, 16;
+	.loc 10 157 54
+	or.b32 %r15, %r11, %r14;
+	bra.uni $L6_for_body;
+$L12_bounds_exit:
+	exit;
+$L13_oob0:
+	.loc 10 156 13
+	mov.u64 %rd24, 0x3700000001;
+	mov.u64 %rd25, %rd15;
+	mov.u64 %rd26, %rd8;
+	bra.uni $L11_bounds_fail;
+$L14_oob1:
+	.loc 10 157 20
+	mov.u64 %rd24, 0x3700000002;
+	mov.u64 %rd25, %rd33;
+	mov.u64 %rd26, %rd5;
+	bra.uni $L11_bounds_fail;
+$L15_oob2:
+	.loc 10 157 42
+	mov.u64 %rd24, 0x3700000003;
+	mov.u64 %rd25, %rd37;
+	mov.u64 %rd26, %rd5;
+	bra.uni $L11_bounds_fail;
+$L16_oob3:
+	.loc 10 157 69
+	mov.u64 %rd24, 0x3700000004;
+	mov.u64 %rd25, %rd41;
+	mov.u64 %rd26, %rd5;
+	bra.uni $L11_bounds_fail;
+$L17_entry:
+	.loc 6 41 67
+	cvt.rn.bf16.f32 %rs1, %f2;
+	.loc 6 41 46
+	mov.u16 %rs0, %rs1;
+	bra.uni $L18_ret_store;
+$L18_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p6, %rd44, %rd2;
+	@%p6 bra $L19_oob4;
+	shl.b64 %rd45, %rd44, 1;
+	add.s64 %rd46, %rd1, %rd45;
+	st.global.u16 [%rd46], %rs0;
+	bra.uni $L21_for_body;
+$L19_oob4:
+	mov.u64 %rd24, 0x3700000005;
+	mov.u64 %rd25, %rd44;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L21_for_body:
+	.loc 10 160 8
+	add.s64 %rd47, %rd14, 1;
+	.loc 10 160 37
+	shr.u32 %r20, %r15, 6;
+	.loc 10 160 44
+	and.b32 %r21, %r20, 63;
+	.loc 10 160 35
+	mov.s32 %r22, %r21;
+	.loc 10 160 48
+	sub.s32 %r23, %r22, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f3, %r23;
+	.loc 10 160 53
+	mul.rn.f32 %f4, %f3, %f0;
+	.loc 10 160 21
+	bra.uni $L22_entry;
+$L22_entry:
+	.loc 6 41 67
+	cvt.rn.bf16.f32 %rs3, %f4;
+	.loc 6 41 46
+	mov.u16 %rs2, %rs3;
+	bra.uni $L23_ret_store;
+$L23_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p7, %rd47, %rd2;
+	@%p7 bra $L24_oob5;
+	shl.b64 %rd48, %rd47, 1;
+	add.s64 %rd49, %rd1, %rd48;
+	st.global.u16 [%rd49], %rs2;
+	bra.uni $L26_for_body;
+$L24_oob5:
+	mov.u64 %rd24, 0x3700000006;
+	mov.u64 %rd25, %rd47;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L26_for_body:
+	.loc 10 160 8
+	add.s64 %rd50, %rd14, 2;
+	.loc 10 160 37
+	shr.u32 %r24, %r15, 12;
+	.loc 10 160 44
+	and.b32 %r25, %r24, 63;
+	.loc 10 160 35
+	mov.s32 %r26, %r25;
+	.loc 10 160 48
+	sub.s32 %r27, %r26, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f5, %r27;
+	.loc 10 160 53
+	mul.rn.f32 %f6, %f5, %f0;
+	.loc 10 160 21
+	bra.uni $L27_entry;
+$L27_entry:
+	.loc 6 41 67
+	cvt.rn.bf16.f32 %rs5, %f6;
+	.loc 6 41 46
+	mov.u16 %rs4, %rs5;
+	bra.uni $L28_ret_store;
+$L28_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p8, %rd50, %rd2;
+	@%p8 bra $L29_oob6;
+	shl.b64 %rd51, %rd50, 1;
+	add.s64 %rd52, %rd1, %rd51;
+	st.global.u16 [%rd52], %rs4;
+	bra.uni $L31_for_body;
+$L29_oob6:
+	mov.u64 %rd24, 0x3700000007;
+	mov.u64 %rd25, %rd50;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L31_for_body:
+	.loc 10 160 8
+	add.s64 %rd53, %rd14, 3;
+	.loc 10 160 37
+	shr.u32 %r28, %r15, 18;
+	.loc 10 160 44
+	and.b32 %r29, %r28, 63;
+	.loc 10 160 35
+	mov.s32 %r30, %r29;
+	.loc 10 160 48
+	sub.s32 %r31, %r30, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f7, %r31;
+	.loc 10 160 53
+	mul.rn.f32 %f8, %f7, %f0;
+	.loc 10 160 21
+	bra.uni $L32_entry;
+$L32_entry:
+	.loc 6 41 67
+	cvt.rn.bf16.f32 %rs7, %f8;
+	.loc 6 41 46
+	mov.u16 %rs6, %rs7;
+	bra.uni $L33_ret_store;
+$L33_ret_store:
+	.loc 10 160 6
+	setp.hs.u64 %p9, %rd53, %rd2;
+	@%p9 bra $L34_oob7;
+	shl.b64 %rd54, %rd53, 1;
+	add.s64 %rd55, %rd1, %rd54;
+	st.global.u16 [%rd55], %rs6;
+	bra.uni $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L34_oob7:
+	mov.u64 %rd24, 0x3700000008;
+	mov.u64 %rd25, %rd53;
+	mov.u64 %rd26, %rd2;
+	bra.uni $L11_bounds_fail;
+$L11_bounds_fail:
+	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
+	setp.eq.u64 %p2, %rd27, 0;
+	@!%p2 bra $L12_bounds_exit;
+	st.global.u64 [kern_error+8], %rd25;
+	st.global.u64 [kern_error+16], %rd26;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd28, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd29, %r5;
+	add.s64 %rd30, %rd28, %rd29;
+	st.global.u64 [kern_error+24], %rd30;
+	bra.uni $L12_bounds_exit;
+}
+
 .visible .entry ropeF32(
 	.param .u64 out_ptr,
 	.param .s64 out_len,
@@ -12625,7 +15009,7 @@ $L13_bounds_fail:
 	.reg .f32 %f<22>;
 	.reg .f64 %fd<15>;
 
-	.loc 11 48 6
+	.loc 12 48 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12638,31 +15022,31 @@ $L13_bounds_fail:
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 11 64 18
+	.loc 12 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 11 65 16
+	.loc 12 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 11 66 16
+	.loc 12 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 11 66 7
+	.loc 12 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 11 69 9
+	.loc 12 69 9
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 11 70 11
+	.loc 12 70 11
 	div.s64 %rd15, %rd12, %rd9;
-	.loc 11 71 38
+	.loc 12 71 38
 	div.s64 %rd16, %rd15, %rd6;
-	.loc 11 71 34
+	.loc 12 71 34
 	add.s64 %rd17, %rd8, %rd16;
-	.loc 11 71 24
+	.loc 12 71 24
 	bra.uni $L6_entry;
 $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
@@ -12672,84 +15056,84 @@ $L6_entry:
 	mov.s64 %rd18, %rd14;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 11 82 16
+	.loc 12 82 16
 	setp.gt.s64 %p1, %rd18, 0;
 	@%p1 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 11 83 7
+	.loc 12 83 7
 	and.b64 %rd19, %rd18, 1;
-	.loc 11 83 10
+	.loc 12 83 10
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
 $L9_for_done:
-	.loc 11 88 14
+	.loc 12 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
-	.loc 11 88 20
+	.loc 12 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 11 89 19
+	.loc 12 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 11 89 36
+	.loc 12 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 11 89 17
+	.loc 12 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 11 90 12
+	.loc 12 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 11 90 9
+	.loc 12 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 11 90 24
+	.loc 12 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 11 90 21
+	.loc 12 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 11 91 24
+	.loc 12 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 11 91 16
+	.loc 12 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 11 91 45
+	.loc 12 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 11 91 37
+	.loc 12 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 11 91 2
+	.loc 12 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
 $L10_if_then:
-	.loc 11 84 4
+	.loc 12 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 11 86 3
+	.loc 12 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 11 82 21
+	.loc 12 82 21
 	shr.s64 %rd20, %rd18, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd18, %rd20;
 	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
-	.loc 11 72 11
+	.loc 12 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
-	.loc 11 72 20
+	.loc 12 72 20
 	add.s64 %rd22, %rd21, %rd14;
-	.loc 11 73 20
+	.loc 12 73 20
 	setp.hs.u64 %p3, %rd22, %rd5;
 	@%p3 bra $L16_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.f32 %f10, [%rd31];
-	.loc 11 73 18
+	.loc 12 73 18
 	bra.uni $L17_entry;
 $L13_edge:
 	mov.f64 %fd3, %fd1;
@@ -12757,8 +15141,8 @@ $L13_edge:
 $L15_bounds_exit:
 	exit;
 $L16_oob0:
-	.loc 11 73 20
-	mov.u64 %rd23, 0x2C00000001;
+	.loc 12 73 20
+	mov.u64 %rd23, 0x3800000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -12767,19 +15151,19 @@ $L17_entry:
 	mov.f32 %f11, %f10;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 11 73 38
+	.loc 12 73 38
 	add.s64 %rd32, %rd22, %rd9;
-	.loc 11 73 35
+	.loc 12 73 35
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L19_oob1;
 	shl.b64 %rd33, %rd32, 2;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.f32 %f12, [%rd34];
-	.loc 11 73 33
+	.loc 12 73 33
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 11 73 35
-	mov.u64 %rd23, 0x2C00000002;
+	.loc 12 73 35
+	mov.u64 %rd23, 0x3800000002;
 	mov.u64 %rd24, %rd32;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -12788,38 +15172,38 @@ $L20_entry:
 	mov.f32 %f13, %f12;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 11 74 22
+	.loc 12 74 22
 	mul.rn.f32 %f14, %f11, %f1;
-	.loc 11 74 31
+	.loc 12 74 31
 	mul.rn.f32 %f15, %f13, %f0;
-	.loc 11 74 27
+	.loc 12 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 11 74 19
+	.loc 12 74 19
 	bra.uni $L22_entry;
 $L22_entry:
 	.loc 6 31 40
 	mov.f32 %f17, %f16;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
-	.loc 11 74 5
+	.loc 12 74 5
 	setp.hs.u64 %p6, %rd22, %rd2;
 	@%p6 bra $L24_oob2;
 	shl.b64 %rd35, %rd22, 2;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.f32 [%rd36], %f17;
-	.loc 11 75 8
+	.loc 12 75 8
 	add.s64 %rd37, %rd22, %rd9;
-	.loc 11 75 27
+	.loc 12 75 27
 	mul.rn.f32 %f18, %f13, %f1;
-	.loc 11 75 36
+	.loc 12 75 36
 	mul.rn.f32 %f19, %f11, %f0;
-	.loc 11 75 32
+	.loc 12 75 32
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 11 75 24
+	.loc 12 75 24
 	bra.uni $L25_entry;
 $L24_oob2:
-	.loc 11 74 5
-	mov.u64 %rd23, 0x2C00000003;
+	.loc 12 74 5
+	mov.u64 %rd23, 0x3800000003;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -12828,7 +15212,7 @@ $L25_entry:
 	mov.f32 %f21, %f20;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 11 75 5
+	.loc 12 75 5
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L27_oob3;
 	shl.b64 %rd38, %rd37, 2;
@@ -12836,7 +15220,7 @@ $L26_ret_store:
 	st.global.f32 [%rd39], %f21;
 	bra.uni $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L27_oob3:
-	mov.u64 %rd23, 0x2C00000004;
+	mov.u64 %rd23, 0x3800000004;
 	mov.u64 %rd24, %rd37;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -12875,7 +15259,7 @@ $L14_bounds_fail:
 	.reg .f32 %f<20>;
 	.reg .f64 %fd<15>;
 
-	.loc 11 53 6
+	.loc 12 53 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12888,31 +15272,31 @@ $L14_bounds_fail:
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 11 64 18
+	.loc 12 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 11 65 16
+	.loc 12 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 11 66 16
+	.loc 12 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 11 66 7
+	.loc 12 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 11 69 9
+	.loc 12 69 9
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 11 70 11
+	.loc 12 70 11
 	div.s64 %rd15, %rd12, %rd9;
-	.loc 11 71 38
+	.loc 12 71 38
 	div.s64 %rd16, %rd15, %rd6;
-	.loc 11 71 34
+	.loc 12 71 34
 	add.s64 %rd17, %rd8, %rd16;
-	.loc 11 71 24
+	.loc 12 71 24
 	bra.uni $L6_entry;
 $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
@@ -12922,84 +15306,84 @@ $L6_entry:
 	mov.s64 %rd18, %rd14;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 11 82 16
+	.loc 12 82 16
 	setp.gt.s64 %p1, %rd18, 0;
 	@%p1 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 11 83 7
+	.loc 12 83 7
 	and.b64 %rd19, %rd18, 1;
-	.loc 11 83 10
+	.loc 12 83 10
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
 $L9_for_done:
-	.loc 11 88 14
+	.loc 12 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
-	.loc 11 88 20
+	.loc 12 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 11 89 19
+	.loc 12 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 11 89 36
+	.loc 12 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 11 89 17
+	.loc 12 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 11 90 12
+	.loc 12 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 11 90 9
+	.loc 12 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 11 90 24
+	.loc 12 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 11 90 21
+	.loc 12 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 11 91 24
+	.loc 12 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 11 91 16
+	.loc 12 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 11 91 45
+	.loc 12 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 11 91 37
+	.loc 12 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 11 91 2
+	.loc 12 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
 $L10_if_then:
-	.loc 11 84 4
+	.loc 12 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 11 86 3
+	.loc 12 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 11 82 21
+	.loc 12 82 21
 	shr.s64 %rd20, %rd18, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd18, %rd20;
 	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
-	.loc 11 72 11
+	.loc 12 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
-	.loc 11 72 20
+	.loc 12 72 20
 	add.s64 %rd22, %rd21, %rd14;
-	.loc 11 73 20
+	.loc 12 73 20
 	setp.hs.u64 %p3, %rd22, %rd5;
 	@%p3 bra $L16_oob0;
 	shl.b64 %rd30, %rd22, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
-	.loc 11 73 18
+	.loc 12 73 18
 	bra.uni $L17_entry;
 $L13_edge:
 	mov.f64 %fd3, %fd1;
@@ -13007,8 +15391,8 @@ $L13_edge:
 $L15_bounds_exit:
 	exit;
 $L16_oob0:
-	.loc 11 73 20
-	mov.u64 %rd23, 0x2D00000001;
+	.loc 12 73 20
+	mov.u64 %rd23, 0x3900000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -13019,19 +15403,19 @@ $L17_entry:
 	mov.f32 %f10, %f11;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 11 73 38
+	.loc 12 73 38
 	add.s64 %rd32, %rd22, %rd9;
-	.loc 11 73 35
+	.loc 12 73 35
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L19_oob1;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
-	.loc 11 73 33
+	.loc 12 73 33
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 11 73 35
-	mov.u64 %rd23, 0x2D00000002;
+	.loc 12 73 35
+	mov.u64 %rd23, 0x3900000002;
 	mov.u64 %rd24, %rd32;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -13042,13 +15426,13 @@ $L20_entry:
 	mov.f32 %f12, %f13;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 11 74 22
+	.loc 12 74 22
 	mul.rn.f32 %f14, %f10, %f1;
-	.loc 11 74 31
+	.loc 12 74 31
 	mul.rn.f32 %f15, %f12, %f0;
-	.loc 11 74 27
+	.loc 12 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 11 74 19
+	.loc 12 74 19
 	bra.uni $L22_entry;
 $L22_entry:
 	.loc 6 36 58
@@ -13057,25 +15441,25 @@ $L22_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
-	.loc 11 74 5
+	.loc 12 74 5
 	setp.hs.u64 %p6, %rd22, %rd2;
 	@%p6 bra $L24_oob2;
 	shl.b64 %rd35, %rd22, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
-	.loc 11 75 8
+	.loc 12 75 8
 	add.s64 %rd37, %rd22, %rd9;
-	.loc 11 75 27
+	.loc 12 75 27
 	mul.rn.f32 %f17, %f12, %f1;
-	.loc 11 75 36
+	.loc 12 75 36
 	mul.rn.f32 %f18, %f10, %f0;
-	.loc 11 75 32
+	.loc 12 75 32
 	add.rn.f32 %f19, %f17, %f18;
-	.loc 11 75 24
+	.loc 12 75 24
 	bra.uni $L25_entry;
 $L24_oob2:
-	.loc 11 74 5
-	mov.u64 %rd23, 0x2D00000003;
+	.loc 12 74 5
+	mov.u64 %rd23, 0x3900000003;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -13086,7 +15470,7 @@ $L25_entry:
 	mov.u16 %rs4, %rs5;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 11 75 5
+	.loc 12 75 5
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L27_oob3;
 	shl.b64 %rd38, %rd37, 1;
@@ -13094,7 +15478,7 @@ $L26_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L27_oob3:
-	mov.u64 %rd23, 0x2D00000004;
+	mov.u64 %rd23, 0x3900000004;
 	mov.u64 %rd24, %rd37;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -13133,7 +15517,7 @@ $L14_bounds_fail:
 	.reg .f32 %f<20>;
 	.reg .f64 %fd<15>;
 
-	.loc 11 58 6
+	.loc 12 58 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13146,31 +15530,31 @@ $L14_bounds_fail:
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 11 64 18
+	.loc 12 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 11 65 16
+	.loc 12 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 11 66 16
+	.loc 12 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 11 66 7
+	.loc 12 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 11 69 9
+	.loc 12 69 9
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 11 70 11
+	.loc 12 70 11
 	div.s64 %rd15, %rd12, %rd9;
-	.loc 11 71 38
+	.loc 12 71 38
 	div.s64 %rd16, %rd15, %rd6;
-	.loc 11 71 34
+	.loc 12 71 34
 	add.s64 %rd17, %rd8, %rd16;
-	.loc 11 71 24
+	.loc 12 71 24
 	bra.uni $L6_entry;
 $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
@@ -13180,84 +15564,84 @@ $L6_entry:
 	mov.s64 %rd18, %rd14;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 11 82 16
+	.loc 12 82 16
 	setp.gt.s64 %p1, %rd18, 0;
 	@%p1 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 11 83 7
+	.loc 12 83 7
 	and.b64 %rd19, %rd18, 1;
-	.loc 11 83 10
+	.loc 12 83 10
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
 $L9_for_done:
-	.loc 11 88 14
+	.loc 12 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
-	.loc 11 88 20
+	.loc 12 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 11 89 19
+	.loc 12 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 11 89 36
+	.loc 12 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 11 89 17
+	.loc 12 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 11 90 12
+	.loc 12 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 11 90 9
+	.loc 12 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 11 90 24
+	.loc 12 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 11 90 21
+	.loc 12 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 11 91 24
+	.loc 12 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 11 91 16
+	.loc 12 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 11 91 45
+	.loc 12 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 11 91 37
+	.loc 12 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 11 91 2
+	.loc 12 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
 $L10_if_then:
-	.loc 11 84 4
+	.loc 12 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 11 86 3
+	.loc 12 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 11 82 21
+	.loc 12 82 21
 	shr.s64 %rd20, %rd18, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd18, %rd20;
 	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
-	.loc 11 72 11
+	.loc 12 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
-	.loc 11 72 20
+	.loc 12 72 20
 	add.s64 %rd22, %rd21, %rd14;
-	.loc 11 73 20
+	.loc 12 73 20
 	setp.hs.u64 %p3, %rd22, %rd5;
 	@%p3 bra $L16_oob0;
 	shl.b64 %rd30, %rd22, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
-	.loc 11 73 18
+	.loc 12 73 18
 	bra.uni $L17_entry;
 $L13_edge:
 	mov.f64 %fd3, %fd1;
@@ -13265,8 +15649,8 @@ $L13_edge:
 $L15_bounds_exit:
 	exit;
 $L16_oob0:
-	.loc 11 73 20
-	mov.u64 %rd23, 0x2E00000001;
+	.loc 12 73 20
+	mov.u64 %rd23, 0x3A00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -13279,19 +15663,19 @@ $L17_entry:
 	mov.f32 %f10, %f11;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 11 73 38
+	.loc 12 73 38
 	add.s64 %rd32, %rd22, %rd9;
-	.loc 11 73 35
+	.loc 12 73 35
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L19_oob1;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
-	.loc 11 73 33
+	.loc 12 73 33
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 11 73 35
-	mov.u64 %rd23, 0x2E00000002;
+	.loc 12 73 35
+	mov.u64 %rd23, 0x3A00000002;
 	mov.u64 %rd24, %rd32;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -13304,13 +15688,13 @@ $L20_entry:
 	mov.f32 %f12, %f13;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 11 74 22
+	.loc 12 74 22
 	mul.rn.f32 %f14, %f10, %f1;
-	.loc 11 74 31
+	.loc 12 74 31
 	mul.rn.f32 %f15, %f12, %f0;
-	.loc 11 74 27
+	.loc 12 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 11 74 19
+	.loc 12 74 19
 	bra.uni $L22_entry;
 $L22_entry:
 	.loc 6 41 67
@@ -13319,25 +15703,25 @@ $L22_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
-	.loc 11 74 5
+	.loc 12 74 5
 	setp.hs.u64 %p6, %rd22, %rd2;
 	@%p6 bra $L24_oob2;
 	shl.b64 %rd35, %rd22, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
-	.loc 11 75 8
+	.loc 12 75 8
 	add.s64 %rd37, %rd22, %rd9;
-	.loc 11 75 27
+	.loc 12 75 27
 	mul.rn.f32 %f17, %f12, %f1;
-	.loc 11 75 36
+	.loc 12 75 36
 	mul.rn.f32 %f18, %f10, %f0;
-	.loc 11 75 32
+	.loc 12 75 32
 	add.rn.f32 %f19, %f17, %f18;
-	.loc 11 75 24
+	.loc 12 75 24
 	bra.uni $L25_entry;
 $L24_oob2:
-	.loc 11 74 5
-	mov.u64 %rd23, 0x2E00000003;
+	.loc 12 74 5
+	mov.u64 %rd23, 0x3A00000003;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -13348,7 +15732,7 @@ $L25_entry:
 	mov.u16 %rs4, %rs5;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 11 75 5
+	.loc 12 75 5
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L27_oob3;
 	shl.b64 %rd38, %rd37, 1;
@@ -13356,7 +15740,7 @@ $L26_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L27_oob3:
-	mov.u64 %rd23, 0x2E00000004;
+	mov.u64 %rd23, 0x3A00000004;
 	mov.u64 %rd24, %rd37;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
@@ -13399,7 +15783,7 @@ $L14_bounds_fail:
 	.shared .align 16 .b8 smem3[128];
 	.shared .align 16 .b8 smem4[128];
 
-	.loc 12 68 6
+	.loc 13 68 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13413,88 +15797,88 @@ $L14_bounds_fail:
 	ld.param.u64 %rd8, [seed];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 85 19
+	.loc 13 85 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd9, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd10, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd11, %r2;
-	.loc 12 86 14
+	.loc 13 86 14
 	mul.lo.s64 %rd12, %rd9, %rd6;
-	.loc 12 87 24
+	.loc 13 87 24
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd13, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd14, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd15, %r5;
-	.loc 12 87 40
+	.loc 13 87 40
 	mov.u32 %r6, %ntid.x;
 	cvt.s64.u32 %rd16, %r6;
 	mov.u32 %r7, %ntid.y;
 	cvt.s64.u32 %rd17, %r7;
 	mov.u32 %r8, %ntid.z;
 	cvt.s64.u32 %rd18, %r8;
-	.loc 12 89 13
+	.loc 13 89 13
 	bra.uni $L34_entry;
 $L3_for_loop:
-	.loc 12 90 18
+	.loc 13 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L47_entry;
 $L4_for_body:
-	.loc 12 91 36
+	.loc 13 91 36
 	add.s64 %rd20, %rd12, %rd19;
-	.loc 12 91 25
+	.loc 13 91 25
 	bra.uni $L36_entry;
 $L6_if_then:
 	mov.u32 %r32, 0;
 	mov.s64 %rd48, 31;
 	bra.uni $L9_for_loop;
 $L7_if_done:
-	.loc 12 111 10
+	.loc 13 111 10
 	setp.lt.f32 %p23, %f0, 0f3F800000;
 	@%p23 bra $L96_entry;
 	bra.uni $L95_edge;
 $L8_cond_true:
-	.loc 12 96 22
+	.loc 13 96 22
 	setp.lt.s64 %p11, %rd7, %rd6;
 	@%p11 bra $L6_if_then;
 	bra.uni $L69_edge;
 $L9_for_loop:
-	.loc 12 97 22
+	.loc 13 97 22
 	setp.ge.s64 %p12, %rd48, 0;
 	@%p12 bra $L10_for_body;
 	bra.uni $L70_edge;
 $L10_for_body:
-	.loc 12 98 27
+	.loc 13 98 27
 	min.u64 %rd49, %rd48, 32;
 	cvt.u32.u64 %r33, %rd49;
 	mov.u32 %r34, 1;
 	shl.b32 %r35, %r34, %r33;
-	.loc 12 98 16
+	.loc 13 98 16
 	or.b32 %r36, %r32, %r35;
 	mov.s32 %r37, 0;
 	mov.s64 %rd50, %rd13;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 12 100 20
+	.loc 13 100 20
 	setp.lt.s64 %p13, %rd50, %rd6;
 	@%p13 bra $L12_for_body;
 	bra.uni $L85_entry;
 $L12_for_body:
-	.loc 12 101 35
+	.loc 13 101 35
 	add.s64 %rd51, %rd12, %rd50;
-	.loc 12 101 24
+	.loc 13 101 24
 	bra.uni $L71_entry;
 $L14_if_then:
-	.loc 12 102 6
+	.loc 13 102 6
 	add.s32 %r45, %r37, 1;
 	mov.s32 %r44, %r45;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 12 100 28
+	.loc 13 100 28
 	add.s64 %rd54, %rd50, %rd16;
 	mov.s32 %r37, %r44;
 	mov.s64 %rd50, %rd54;
@@ -13503,30 +15887,30 @@ $L16_if_then:
 	mov.u32 %r84, %r36;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 12 97 28
+	.loc 13 97 28
 	sub.s64 %rd68, %rd48, 1;
 	mov.u32 %r32, %r84;
 	mov.s64 %rd48, %rd68;
 	bra.uni $L9_for_loop;
 $L20_for_loop:
-	.loc 12 114 22
+	.loc 13 114 22
 	setp.ge.s64 %p34, %rd93, 0;
 	@%p34 bra $L21_for_body;
 	bra.uni $L22_for_done;
 $L21_for_body:
-	.loc 12 115 25
+	.loc 13 115 25
 	min.u64 %rd94, %rd93, 32;
 	cvt.u32.u64 %r113, %rd94;
 	mov.u32 %r114, 1;
 	shl.b32 %r115, %r114, %r113;
-	.loc 12 115 14
+	.loc 13 115 14
 	or.b32 %r116, %r112, %r115;
-	.loc 12 116 40
+	.loc 13 116 40
 	max.u32 %r117, %r116, %r31;
-	.loc 12 116 15
+	.loc 13 116 15
 	bra.uni $L126_entry;
 $L22_for_done:
-	.loc 12 120 12
+	.loc 13 120 12
 	max.u32 %r145, %r31, %r112;
 	mov.u32 %r85, %r145;
 	bra.uni $L157_entry;
@@ -13534,43 +15918,43 @@ $L23_if_then:
 	mov.u32 %r144, %r116;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 12 114 28
+	.loc 13 114 28
 	sub.s64 %rd119, %rd93, 1;
 	mov.u32 %r112, %r144;
 	mov.s64 %rd93, %rd119;
 	bra.uni $L20_for_loop;
 $L25_for_loop:
-	.loc 12 124 18
+	.loc 13 124 18
 	setp.lt.s64 %p46, %rd120, %rd6;
 	@%p46 bra $L26_for_body;
 	bra.uni $L197_entry;
 $L26_for_body:
-	.loc 12 125 26
+	.loc 13 125 26
 	add.s64 %rd121, %rd12, %rd120;
-	.loc 12 125 15
+	.loc 13 125 15
 	bra.uni $L159_entry;
 $L28_if_then:
-	.loc 12 127 11
+	.loc 13 127 11
 	sub.rn.f32 %f125, %f119, %f11;
-	.loc 12 127 14
+	.loc 13 127 14
 	mul.rn.f32 %f126, %f125, %f1;
-	.loc 12 127 31
+	.loc 13 127 31
 	bra.uni $L175_entry;
 $L29_if_done:
-	.loc 12 124 26
+	.loc 13 124 26
 	add.s64 %rd148, %rd120, %rd16;
 	mov.f32 %f118, %f124;
 	mov.s32 %r147, %r154;
 	mov.s64 %rd120, %rd148;
 	bra.uni $L25_for_loop;
 $L30_if_then:
-	.loc 12 129 24
+	.loc 13 129 24
 	cvt.s32.s64 %r157, %rd120;
 	mov.f32 %f124, %f138;
 	mov.s32 %r154, %r157;
 	bra.uni $L29_if_done;
 $L31_if_then:
-	.loc 12 135 6
+	.loc 13 135 6
 	setp.hs.u64 %p93, %rd9, %rd2;
 	@%p93 bra $L256_oob17;
 	shl.b64 %rd173, %rd9, 2;
@@ -13580,10 +15964,10 @@ $L31_if_then:
 $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L34_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -13591,22 +15975,22 @@ $L35_ret_negInf:
 	mov.s64 %rd19, %rd13;
 	bra.uni $L3_for_loop;
 $L36_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p1, %rd20, %rd5;
 	@%p1 bra $L42_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.f32 %f6, [%rd29];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L43_entry;
 $L38_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f5, %f7;
 	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	.loc 12 91 14
+	.loc 13 91 14
 	max.f32 %f10, %f4, %f5;
-	.loc 12 90 26
+	.loc 13 90 26
 	add.s64 %rd30, %rd19, %rd16;
 	mov.f32 %f4, %f10;
 	mov.s64 %rd19, %rd30;
@@ -13614,8 +15998,8 @@ $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u
 $L41_bounds_exit:
 	exit;
 $L42_oob0:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x2F00000001;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -13624,28 +16008,28 @@ $L43_entry:
 	mov.f32 %f7, %f6;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p3, %f7, %f7;
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f9, %r13;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f5, %f8;
 	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L47_entry:
-	.loc 10 45 26
+	.loc 11 45 26
 	mov.u64 %rd31, smem0;
-	.loc 10 46 13
+	.loc 11 46 13
 	bra.uni $L53_entry;
 $L48_if_then:
-	.loc 10 48 11
+	.loc 11 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -13655,7 +16039,7 @@ $L48_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd35, %r16;
-	.loc 10 48 4
+	.loc 11 48 4
 	setp.hs.u64 %p6, %rd35, 32;
 	@%p6 bra $L58_oob1;
 	shl.b64 %rd36, %rd35, 2;
@@ -13663,15 +16047,15 @@ $L48_if_then:
 	st.shared.f32 [%rd37], %f12;
 	bra.uni $L49_if_done;
 $L49_if_done:
-	.loc 10 50 8
+	.loc 11 50 8
 	bar.sync 0;
-	.loc 10 51 12
+	.loc 11 51 12
 	bra.uni $L59_entry;
 $L50_if_then:
-	.loc 10 53 15
+	.loc 11 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd43, %r29;
-	.loc 10 53 8
+	.loc 11 53 8
 	setp.hs.u64 %p8, %rd43, 32;
 	@%p8 bra $L62_oob2;
 	shl.b64 %rd44, %rd43, 2;
@@ -13680,7 +16064,7 @@ $L50_if_then:
 	mov.f32 %f18, %f19;
 	bra.uni $L63_entry;
 $L52_ret_blockMax:
-	.loc 12 96 10
+	.loc 13 96 10
 	setp.gt.s64 %p10, %rd7, 0;
 	@%p10 bra $L8_cond_true;
 	bra.uni $L68_edge;
@@ -13689,60 +16073,60 @@ $L53_entry:
 	mov.s64 %rd32, 16;
 	bra.uni $L54_for_loop;
 $L54_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p4, %rd32, 0;
 	@%p4 bra $L55_for_body;
 	bra.uni $L56_for_done;
 $L55_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r14, %rd32;
 	shfl.sync.bfly.b32 %f14, %f13, %r14, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f15, %f13, %f14;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd33, %rd32, 2;
 	mov.f32 %f13, %f15;
 	mov.s64 %rd32, %rd33;
 	bra.uni $L54_for_loop;
 $L56_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f12, %f13;
 	bra.uni $L57_ret_warpMax;
 $L57_ret_warpMax:
-	.loc 10 47 11
+	.loc 11 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd34, %r15;
-	.loc 10 47 14
+	.loc 11 47 14
 	setp.eq.s64 %p5, %rd34, 0;
 	@%p5 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L58_oob1:
-	.loc 10 48 4
-	mov.u64 %rd21, 0x2F00000002;
+	.loc 11 48 4
+	mov.u64 %rd21, 0x3B00000002;
 	mov.u64 %rd22, %rd35;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L59_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f17, %r24;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f16, %f17;
 	bra.uni $L60_ret_negInf;
 $L60_ret_negInf:
-	.loc 10 52 11
+	.loc 11 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd38, %r25;
-	.loc 10 52 26
+	.loc 11 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd39, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd40, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd41, %r28;
-	.loc 10 52 30
+	.loc 11 52 30
 	div.s64 %rd42, %rd39, 32;
-	.loc 10 52 14
+	.loc 11 52 14
 	setp.lt.s64 %p7, %rd38, %rd42;
 	@%p7 bra $L50_if_then;
 	bra.uni $L61_edge;
@@ -13750,8 +16134,8 @@ $L61_edge:
 	mov.f32 %f18, %f16;
 	bra.uni $L63_entry;
 $L62_oob2:
-	.loc 10 53 8
-	mov.u64 %rd21, 0x2F00000003;
+	.loc 11 53 8
+	mov.u64 %rd21, 0x3B00000003;
 	mov.u64 %rd22, %rd43;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -13760,29 +16144,29 @@ $L63_entry:
 	mov.s64 %rd46, 16;
 	bra.uni $L64_for_loop;
 $L64_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p9, %rd46, 0;
 	@%p9 bra $L65_for_body;
 	bra.uni $L66_for_done;
 $L65_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r30, %rd46;
 	shfl.sync.bfly.b32 %f22, %f21, %r30, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f23, %f21, %f22;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd47, %rd46, 2;
 	mov.f32 %f21, %f23;
 	mov.s64 %rd46, %rd47;
 	bra.uni $L64_for_loop;
 $L66_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f20, %f21;
 	bra.uni $L67_ret_warpMax;
 $L67_ret_warpMax:
-	.loc 10 56 8
+	.loc 11 56 8
 	bar.sync 0;
-	.loc 10 57 2
+	.loc 11 57 2
 	mov.f32 %f11, %f20;
 	bra.uni $L52_ret_blockMax;
 $L68_edge:
@@ -13795,21 +16179,21 @@ $L70_edge:
 	mov.u32 %r31, %r32;
 	bra.uni $L7_if_done;
 $L71_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p14, %rd51, %rd5;
 	@%p14 bra $L75_oob3;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd4, %rd52;
 	ld.global.nc.f32 %f25, [%rd53];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L76_entry;
 $L73_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f24, %f26;
 	bra.uni $L80_entry;
 $L75_oob3:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x2F00000004;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B00000004;
 	mov.u64 %rd22, %rd51;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -13818,44 +16202,44 @@ $L76_entry:
 	mov.f32 %f26, %f25;
 	bra.uni $L77_ret_load;
 $L77_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p15, %f26, %f26;
 	@%p15 bra $L78_entry;
 	bra.uni $L73_if_done;
 $L78_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r38, 0xFF800000;
 	mov.b32 %f28, %r38;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f27, %f28;
 	bra.uni $L79_ret_negInf;
 $L79_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f24, %f27;
 	bra.uni $L80_entry;
 $L80_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r40, %f24;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r41, %r40, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p16, %r41, 0;
 	@%p16 bra $L81_if_then;
 	bra.uni $L82_if_done;
 $L81_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r42, %r40;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r39, %r42;
 	bra.uni $L83_ret_orderKey;
 $L82_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r43, %r40, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r39, %r43;
 	bra.uni $L83_ret_orderKey;
 $L83_ret_orderKey:
-	.loc 12 101 40
+	.loc 13 101 40
 	setp.hs.u32 %p17, %r39, %r36;
 	@%p17 bra $L14_if_then;
 	bra.uni $L84_edge;
@@ -13863,9 +16247,9 @@ $L84_edge:
 	mov.s32 %r44, %r37;
 	bra.uni $L15_if_done;
 $L85_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd55, smem1;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %r47, %r37, 16, 31, -1;
 	add.s32 %r48, %r37, %r47;
 	shfl.sync.bfly.b32 %r49, %r48, 8, 31, -1;
@@ -13876,15 +16260,15 @@ $L85_entry:
 	add.s32 %r54, %r52, %r53;
 	shfl.sync.bfly.b32 %r55, %r54, 1, 31, -1;
 	add.s32 %r56, %r54, %r55;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r57, %laneid;
 	cvt.s64.u32 %rd56, %r57;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p18, %rd56, 0;
 	@%p18 bra $L86_if_then;
 	bra.uni $L87_if_done;
 $L86_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r60, %tid.z;
 	mov.u32 %r61, %ntid.y;
 	mov.u32 %r62, %tid.y;
@@ -13894,7 +16278,7 @@ $L86_if_then:
 	mad.lo.u32 %r63, %r59, %r64, %r65;
 	shr.u32 %r58, %r63, 5;
 	cvt.s64.u32 %rd57, %r58;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p19, %rd57, 32;
 	@%p19 bra $L91_oob4;
 	shl.b64 %rd58, %rd57, 2;
@@ -13902,29 +16286,29 @@ $L86_if_then:
 	st.shared.s32 [%rd59], %r56;
 	bra.uni $L87_if_done;
 $L87_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r66, %laneid;
 	cvt.s64.u32 %rd60, %r66;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r67, %ntid.x;
 	cvt.s64.u32 %rd61, %r67;
 	mov.u32 %r68, %ntid.y;
 	cvt.s64.u32 %rd62, %r68;
 	mov.u32 %r69, %ntid.z;
 	cvt.s64.u32 %rd63, %r69;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd64, %rd61, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p20, %rd60, %rd64;
 	@%p20 bra $L88_if_then;
 	bra.uni $L92_edge;
 $L88_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r71, %laneid;
 	cvt.s64.u32 %rd65, %r71;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p21, %rd65, 32;
 	@%p21 bra $L93_oob5;
 	shl.b64 %rd66, %rd65, 2;
@@ -13933,7 +16317,7 @@ $L88_if_then:
 	mov.s32 %r70, %r72;
 	bra.uni $L89_if_done;
 $L89_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %r73, %r70, 16, 31, -1;
 	add.s32 %r74, %r70, %r73;
 	shfl.sync.bfly.b32 %r75, %r74, 8, 31, -1;
@@ -13944,21 +16328,21 @@ $L89_if_done:
 	add.s32 %r80, %r78, %r79;
 	shfl.sync.bfly.b32 %r81, %r80, 1, 31, -1;
 	add.s32 %r82, %r80, %r81;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.s32 %r46, %r82;
 	bra.uni $L90_ret_blockSum_u005bint32_u005d;
 $L90_ret_blockSum_u005bint32_u005d:
-	.loc 12 105 30
+	.loc 13 105 30
 	cvt.s32.s64 %r83, %rd7;
-	.loc 12 105 22
+	.loc 13 105 22
 	setp.ge.s32 %p22, %r46, %r83;
 	@%p22 bra $L16_if_then;
 	bra.uni $L94_edge;
 $L91_oob4:
-	.loc 10 30 4
-	mov.u64 %rd21, 0x2F00000005;
+	.loc 11 30 4
+	mov.u64 %rd21, 0x3B00000005;
 	mov.u64 %rd22, %rd57;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -13966,8 +16350,8 @@ $L92_edge:
 	mov.s32 %r70, 0;
 	bra.uni $L89_if_done;
 $L93_oob5:
-	.loc 10 35 8
-	mov.u64 %rd21, 0x2F00000006;
+	.loc 11 35 8
+	mov.u64 %rd21, 0x3B00000006;
 	mov.u64 %rd22, %rd65;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -13978,7 +16362,7 @@ $L95_edge:
 	mov.u32 %r85, %r31;
 	bra.uni $L157_entry;
 $L96_entry:
-	.loc 12 144 22
+	.loc 13 144 22
 	mov.u32 %r86, %tid.x;
 	cvt.s64.u32 %rd69, %r86;
 	mov.u32 %r87, %tid.y;
@@ -13989,21 +16373,21 @@ $L96_entry:
 	mov.s64 %rd72, %rd69;
 	bra.uni $L97_for_loop;
 $L97_for_loop:
-	.loc 12 144 30
+	.loc 13 144 30
 	setp.lt.s64 %p24, %rd72, %rd6;
 	@%p24 bra $L98_for_body;
 	bra.uni $L117_entry;
 $L98_for_body:
-	.loc 12 145 29
+	.loc 13 145 29
 	add.s64 %rd73, %rd12, %rd72;
-	.loc 12 145 18
+	.loc 13 145 18
 	bra.uni $L103_entry;
 $L100_if_then:
-	.loc 12 146 20
+	.loc 13 146 20
 	sub.rn.f32 %f37, %f31, %f11;
-	.loc 12 146 25
+	.loc 13 146 25
 	mul.rn.f32 %f38, %f37, %f1;
-	.loc 12 146 16
+	.loc 13 146 16
 	max.f32 %f39, %f38, 0fC2D00000;
 	min.f32 %f39, %f39, 0f42B20000;
 	mul.rn.f32 %f40, %f39, 0f3FB8AA3B;
@@ -14021,45 +16405,45 @@ $L100_if_then:
 	mul.rn.f32 %f43, %f43, %f47;
 	setp.nan.f32 %p29, %f38, %f38;
 	selp.f32 %f43, %f38, %f43, %p29;
-	.loc 12 146 4
+	.loc 13 146 4
 	add.rn.f32 %f48, %f30, %f43;
 	mov.f32 %f36, %f48;
 	bra.uni $L101_if_done;
 $L101_if_done:
-	.loc 12 144 53
+	.loc 13 144 53
 	mov.u32 %r95, %ntid.x;
 	cvt.s64.u32 %rd76, %r95;
 	mov.u32 %r96, %ntid.y;
 	cvt.s64.u32 %rd77, %r96;
 	mov.u32 %r97, %ntid.z;
 	cvt.s64.u32 %rd78, %r97;
-	.loc 12 144 38
+	.loc 13 144 38
 	add.s64 %rd79, %rd72, %rd76;
 	mov.f32 %f30, %f36;
 	mov.s64 %rd72, %rd79;
 	bra.uni $L97_for_loop;
 $L102_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	.loc 12 112 18
+	.loc 13 112 18
 	mul.rn.f32 %f72, %f0, %f29;
 	mov.u32 %r112, 0;
 	mov.s64 %rd93, 31;
 	bra.uni $L20_for_loop;
 $L103_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p25, %rd73, %rd5;
 	@%p25 bra $L107_oob6;
 	shl.b64 %rd74, %rd73, 2;
 	add.s64 %rd75, %rd4, %rd74;
 	ld.global.nc.f32 %f32, [%rd75];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L108_entry;
 $L105_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f31, %f33;
 	bra.uni $L112_entry;
 $L107_oob6:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x2F00000007;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B00000007;
 	mov.u64 %rd22, %rd73;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -14068,44 +16452,44 @@ $L108_entry:
 	mov.f32 %f33, %f32;
 	bra.uni $L109_ret_load;
 $L109_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p26, %f33, %f33;
 	@%p26 bra $L110_entry;
 	bra.uni $L105_if_done;
 $L110_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r89, 0xFF800000;
 	mov.b32 %f35, %r89;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f34, %f35;
 	bra.uni $L111_ret_negInf;
 $L111_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f31, %f34;
 	bra.uni $L112_entry;
 $L112_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r91, %f31;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r92, %r91, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p27, %r92, 0;
 	@%p27 bra $L113_if_then;
 	bra.uni $L114_if_done;
 $L113_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r93, %r91;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r90, %r93;
 	bra.uni $L115_ret_orderKey;
 $L114_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r94, %r91, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r90, %r94;
 	bra.uni $L115_ret_orderKey;
 $L115_ret_orderKey:
-	.loc 12 145 46
+	.loc 13 145 46
 	setp.hs.u32 %p28, %r90, %r31;
 	@%p28 bra $L100_if_then;
 	bra.uni $L116_edge;
@@ -14113,9 +16497,9 @@ $L116_edge:
 	mov.f32 %f36, %f30;
 	bra.uni $L101_if_done;
 $L117_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd80, smem2;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f50, %f30, 16, 31, -1;
 	add.rn.f32 %f51, %f30, %f50;
 	shfl.sync.bfly.b32 %f52, %f51, 8, 31, -1;
@@ -14126,15 +16510,15 @@ $L117_entry:
 	add.rn.f32 %f57, %f55, %f56;
 	shfl.sync.bfly.b32 %f58, %f57, 1, 31, -1;
 	add.rn.f32 %f59, %f57, %f58;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r98, %laneid;
 	cvt.s64.u32 %rd81, %r98;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p30, %rd81, 0;
 	@%p30 bra $L118_if_then;
 	bra.uni $L119_if_done;
 $L118_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r101, %tid.z;
 	mov.u32 %r102, %ntid.y;
 	mov.u32 %r103, %tid.y;
@@ -14144,7 +16528,7 @@ $L118_if_then:
 	mad.lo.u32 %r104, %r100, %r105, %r106;
 	shr.u32 %r99, %r104, 5;
 	cvt.s64.u32 %rd82, %r99;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p31, %rd82, 32;
 	@%p31 bra $L123_oob7;
 	shl.b64 %rd83, %rd82, 2;
@@ -14152,29 +16536,29 @@ $L118_if_then:
 	st.shared.f32 [%rd84], %f59;
 	bra.uni $L119_if_done;
 $L119_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r107, %laneid;
 	cvt.s64.u32 %rd85, %r107;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r108, %ntid.x;
 	cvt.s64.u32 %rd86, %r108;
 	mov.u32 %r109, %ntid.y;
 	cvt.s64.u32 %rd87, %r109;
 	mov.u32 %r110, %ntid.z;
 	cvt.s64.u32 %rd88, %r110;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd89, %rd86, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p32, %rd85, %rd89;
 	@%p32 bra $L120_if_then;
 	bra.uni $L124_edge;
 $L120_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r111, %laneid;
 	cvt.s64.u32 %rd90, %r111;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p33, %rd90, 32;
 	@%p33 bra $L125_oob8;
 	shl.b64 %rd91, %rd90, 2;
@@ -14183,7 +16567,7 @@ $L120_if_then:
 	mov.f32 %f60, %f61;
 	bra.uni $L121_if_done;
 $L121_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f62, %f60, 16, 31, -1;
 	add.rn.f32 %f63, %f60, %f62;
 	shfl.sync.bfly.b32 %f64, %f63, 8, 31, -1;
@@ -14194,18 +16578,18 @@ $L121_if_done:
 	add.rn.f32 %f69, %f67, %f68;
 	shfl.sync.bfly.b32 %f70, %f69, 1, 31, -1;
 	add.rn.f32 %f71, %f69, %f70;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f49, %f71;
 	bra.uni $L122_ret_blockSum_u005bfloat32_u005d;
 $L122_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 149 2
+	.loc 13 149 2
 	mov.f32 %f29, %f49;
 	bra.uni $L102_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L123_oob7:
-	.loc 10 30 4
-	mov.u64 %rd21, 0x2F00000008;
+	.loc 11 30 4
+	mov.u64 %rd21, 0x3B00000008;
 	mov.u64 %rd22, %rd82;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -14213,13 +16597,13 @@ $L124_edge:
 	mov.f32 %f60, 0f00000000;
 	bra.uni $L121_if_done;
 $L125_oob8:
-	.loc 10 35 8
-	mov.u64 %rd21, 0x2F00000009;
+	.loc 11 35 8
+	mov.u64 %rd21, 0x3B00000009;
 	mov.u64 %rd22, %rd90;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L126_entry:
-	.loc 12 144 22
+	.loc 13 144 22
 	mov.u32 %r118, %tid.x;
 	cvt.s64.u32 %rd95, %r118;
 	mov.u32 %r119, %tid.y;
@@ -14230,21 +16614,21 @@ $L126_entry:
 	mov.s64 %rd98, %rd95;
 	bra.uni $L127_for_loop;
 $L127_for_loop:
-	.loc 12 144 30
+	.loc 13 144 30
 	setp.lt.s64 %p35, %rd98, %rd6;
 	@%p35 bra $L128_for_body;
 	bra.uni $L147_entry;
 $L128_for_body:
-	.loc 12 145 29
+	.loc 13 145 29
 	add.s64 %rd99, %rd12, %rd98;
-	.loc 12 145 18
+	.loc 13 145 18
 	bra.uni $L133_entry;
 $L130_if_then:
-	.loc 12 146 20
+	.loc 13 146 20
 	sub.rn.f32 %f81, %f75, %f11;
-	.loc 12 146 25
+	.loc 13 146 25
 	mul.rn.f32 %f82, %f81, %f1;
-	.loc 12 146 16
+	.loc 13 146 16
 	max.f32 %f83, %f82, 0fC2D00000;
 	min.f32 %f83, %f83, 0f42B20000;
 	mul.rn.f32 %f84, %f83, 0f3FB8AA3B;
@@ -14262,44 +16646,44 @@ $L130_if_then:
 	mul.rn.f32 %f87, %f87, %f91;
 	setp.nan.f32 %p40, %f82, %f82;
 	selp.f32 %f87, %f82, %f87, %p40;
-	.loc 12 146 4
+	.loc 13 146 4
 	add.rn.f32 %f92, %f74, %f87;
 	mov.f32 %f80, %f92;
 	bra.uni $L131_if_done;
 $L131_if_done:
-	.loc 12 144 53
+	.loc 13 144 53
 	mov.u32 %r127, %ntid.x;
 	cvt.s64.u32 %rd102, %r127;
 	mov.u32 %r128, %ntid.y;
 	cvt.s64.u32 %rd103, %r128;
 	mov.u32 %r129, %ntid.z;
 	cvt.s64.u32 %rd104, %r129;
-	.loc 12 144 38
+	.loc 13 144 38
 	add.s64 %rd105, %rd98, %rd102;
 	mov.f32 %f74, %f80;
 	mov.s64 %rd98, %rd105;
 	bra.uni $L127_for_loop;
 $L132_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	.loc 12 116 65
+	.loc 13 116 65
 	setp.ge.f32 %p45, %f73, %f72;
 	@%p45 bra $L23_if_then;
 	bra.uni $L156_edge;
 $L133_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p36, %rd99, %rd5;
 	@%p36 bra $L137_oob9;
 	shl.b64 %rd100, %rd99, 2;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.f32 %f76, [%rd101];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L138_entry;
 $L135_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f75, %f77;
 	bra.uni $L142_entry;
 $L137_oob9:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x2F0000000A;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B0000000A;
 	mov.u64 %rd22, %rd99;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -14308,44 +16692,44 @@ $L138_entry:
 	mov.f32 %f77, %f76;
 	bra.uni $L139_ret_load;
 $L139_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p37, %f77, %f77;
 	@%p37 bra $L140_entry;
 	bra.uni $L135_if_done;
 $L140_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r121, 0xFF800000;
 	mov.b32 %f79, %r121;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f78, %f79;
 	bra.uni $L141_ret_negInf;
 $L141_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f75, %f78;
 	bra.uni $L142_entry;
 $L142_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r123, %f75;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r124, %r123, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p38, %r124, 0;
 	@%p38 bra $L143_if_then;
 	bra.uni $L144_if_done;
 $L143_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r125, %r123;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r122, %r125;
 	bra.uni $L145_ret_orderKey;
 $L144_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r126, %r123, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r122, %r126;
 	bra.uni $L145_ret_orderKey;
 $L145_ret_orderKey:
-	.loc 12 145 46
+	.loc 13 145 46
 	setp.hs.u32 %p39, %r122, %r117;
 	@%p39 bra $L130_if_then;
 	bra.uni $L146_edge;
@@ -14353,9 +16737,9 @@ $L146_edge:
 	mov.f32 %f80, %f74;
 	bra.uni $L131_if_done;
 $L147_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd106, smem2;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f94, %f74, 16, 31, -1;
 	add.rn.f32 %f95, %f74, %f94;
 	shfl.sync.bfly.b32 %f96, %f95, 8, 31, -1;
@@ -14366,15 +16750,15 @@ $L147_entry:
 	add.rn.f32 %f101, %f99, %f100;
 	shfl.sync.bfly.b32 %f102, %f101, 1, 31, -1;
 	add.rn.f32 %f103, %f101, %f102;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r130, %laneid;
 	cvt.s64.u32 %rd107, %r130;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p41, %rd107, 0;
 	@%p41 bra $L148_if_then;
 	bra.uni $L149_if_done;
 $L148_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r133, %tid.z;
 	mov.u32 %r134, %ntid.y;
 	mov.u32 %r135, %tid.y;
@@ -14384,7 +16768,7 @@ $L148_if_then:
 	mad.lo.u32 %r136, %r132, %r137, %r138;
 	shr.u32 %r131, %r136, 5;
 	cvt.s64.u32 %rd108, %r131;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p42, %rd108, 32;
 	@%p42 bra $L153_oob10;
 	shl.b64 %rd109, %rd108, 2;
@@ -14392,29 +16776,29 @@ $L148_if_then:
 	st.shared.f32 [%rd110], %f103;
 	bra.uni $L149_if_done;
 $L149_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r139, %laneid;
 	cvt.s64.u32 %rd111, %r139;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r140, %ntid.x;
 	cvt.s64.u32 %rd112, %r140;
 	mov.u32 %r141, %ntid.y;
 	cvt.s64.u32 %rd113, %r141;
 	mov.u32 %r142, %ntid.z;
 	cvt.s64.u32 %rd114, %r142;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd115, %rd112, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p43, %rd111, %rd115;
 	@%p43 bra $L150_if_then;
 	bra.uni $L154_edge;
 $L150_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r143, %laneid;
 	cvt.s64.u32 %rd116, %r143;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p44, %rd116, 32;
 	@%p44 bra $L155_oob11;
 	shl.b64 %rd117, %rd116, 2;
@@ -14423,7 +16807,7 @@ $L150_if_then:
 	mov.f32 %f104, %f105;
 	bra.uni $L151_if_done;
 $L151_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f106, %f104, 16, 31, -1;
 	add.rn.f32 %f107, %f104, %f106;
 	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
@@ -14434,18 +16818,18 @@ $L151_if_done:
 	add.rn.f32 %f113, %f111, %f112;
 	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
 	add.rn.f32 %f115, %f113, %f114;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f93, %f115;
 	bra.uni $L152_ret_blockSum_u005bfloat32_u005d;
 $L152_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 149 2
+	.loc 13 149 2
 	mov.f32 %f73, %f93;
 	bra.uni $L132_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L153_oob10:
-	.loc 10 30 4
-	mov.u64 %rd21, 0x2F0000000B;
+	.loc 11 30 4
+	mov.u64 %rd21, 0x3B0000000B;
 	mov.u64 %rd22, %rd108;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -14453,8 +16837,8 @@ $L154_edge:
 	mov.f32 %f104, 0f00000000;
 	bra.uni $L151_if_done;
 $L155_oob11:
-	.loc 10 35 8
-	mov.u64 %rd21, 0x2F0000000C;
+	.loc 11 35 8
+	mov.u64 %rd21, 0x3B0000000C;
 	mov.u64 %rd22, %rd116;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -14462,10 +16846,10 @@ $L156_edge:
 	mov.u32 %r144, %r112;
 	bra.uni $L24_if_done;
 $L157_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r146, 0xFF800000;
 	mov.b32 %f117, %r146;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f116, %f117;
 	bra.uni $L158_ret_negInf;
 $L158_ret_negInf:
@@ -14474,21 +16858,21 @@ $L158_ret_negInf:
 	mov.s64 %rd120, %rd13;
 	bra.uni $L25_for_loop;
 $L159_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p47, %rd121, %rd5;
 	@%p47 bra $L163_oob12;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd4, %rd122;
 	ld.global.nc.f32 %f120, [%rd123];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L164_entry;
 $L161_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f119, %f121;
 	bra.uni $L168_entry;
 $L163_oob12:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x2F0000000D;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B0000000D;
 	mov.u64 %rd22, %rd121;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -14497,44 +16881,44 @@ $L164_entry:
 	mov.f32 %f121, %f120;
 	bra.uni $L165_ret_load;
 $L165_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p48, %f121, %f121;
 	@%p48 bra $L166_entry;
 	bra.uni $L161_if_done;
 $L166_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r148, 0xFF800000;
 	mov.b32 %f123, %r148;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f122, %f123;
 	bra.uni $L167_ret_negInf;
 $L167_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f119, %f122;
 	bra.uni $L168_entry;
 $L168_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r150, %f119;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r151, %r150, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p49, %r151, 0;
 	@%p49 bra $L169_if_then;
 	bra.uni $L170_if_done;
 $L169_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r152, %r150;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r149, %r152;
 	bra.uni $L171_ret_orderKey;
 $L170_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r153, %r150, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r149, %r153;
 	bra.uni $L171_ret_orderKey;
 $L171_ret_orderKey:
-	.loc 12 126 18
+	.loc 13 126 18
 	setp.hs.u32 %p50, %r149, %r85;
 	@%p50 bra $L28_if_then;
 	bra.uni $L172_edge;
@@ -14543,94 +16927,94 @@ $L172_edge:
 	mov.s32 %r154, %r147;
 	bra.uni $L29_if_done;
 $L174_ret_gumbel:
-	.loc 12 127 23
+	.loc 13 127 23
 	add.rn.f32 %f138, %f126, %f127;
-	.loc 12 128 25
+	.loc 13 128 25
 	cvt.s32.s64 %r156, %rd120;
-	.loc 12 128 16
+	.loc 13 128 16
 	bra.uni $L181_entry;
 $L175_entry:
-	.loc 12 174 25
+	.loc 13 174 25
 	mov.u64 %rd124, %rd9;
-	.loc 12 174 30
+	.loc 13 174 30
 	shl.b64 %rd125, %rd124, 32;
-	.loc 12 174 48
+	.loc 13 174 48
 	cvt.u32.s64 %r155, %rd120;
-	.loc 12 174 41
+	.loc 13 174 41
 	cvt.u64.u32 %rd126, %r155;
-	.loc 12 174 34
+	.loc 13 174 34
 	or.b64 %rd127, %rd125, %rd126;
-	.loc 12 174 18
+	.loc 13 174 18
 	bra.uni $L177_entry;
 $L176_ret_uniform:
-	.loc 12 188 26
+	.loc 13 188 26
 	lg2.approx.f32 %f132, %f128;
 	mul.rn.f32 %f133, %f132, 0f3F317218;
-	.loc 12 188 18
+	.loc 13 188 18
 	neg.f32 %f134, %f133;
-	.loc 12 188 17
+	.loc 13 188 17
 	lg2.approx.f32 %f135, %f134;
 	mul.rn.f32 %f136, %f135, 0f3F317218;
-	.loc 12 188 9
+	.loc 13 188 9
 	neg.f32 %f137, %f136;
-	.loc 12 188 2
+	.loc 13 188 2
 	mov.f32 %f127, %f137;
 	bra.uni $L174_ret_gumbel;
 $L177_entry:
-	.loc 12 181 12
+	.loc 13 181 12
 	shr.u64 %rd129, %rd127, 30;
-	.loc 12 181 9
+	.loc 13 181 9
 	xor.b64 %rd130, %rd127, %rd129;
-	.loc 12 181 18
+	.loc 13 181 18
 	mul.lo.u64 %rd131, %rd130, 0xBF58476D1CE4E5B9;
-	.loc 12 182 12
+	.loc 13 182 12
 	shr.u64 %rd132, %rd131, 27;
-	.loc 12 182 9
+	.loc 13 182 9
 	xor.b64 %rd133, %rd131, %rd132;
-	.loc 12 182 18
+	.loc 13 182 18
 	mul.lo.u64 %rd134, %rd133, 0x94D049BB133111EB;
-	.loc 12 183 14
+	.loc 13 183 14
 	shr.u64 %rd135, %rd134, 31;
-	.loc 12 183 11
+	.loc 13 183 11
 	xor.b64 %rd136, %rd134, %rd135;
-	.loc 12 183 2
+	.loc 13 183 2
 	mov.u64 %rd128, %rd136;
 	bra.uni $L178_ret_mix64;
 $L178_ret_mix64:
-	.loc 12 174 54
+	.loc 13 174 54
 	xor.b64 %rd137, %rd128, %rd8;
-	.loc 12 174 12
+	.loc 13 174 12
 	bra.uni $L179_entry;
 $L179_entry:
-	.loc 12 181 12
+	.loc 13 181 12
 	shr.u64 %rd139, %rd137, 30;
-	.loc 12 181 9
+	.loc 13 181 9
 	xor.b64 %rd140, %rd137, %rd139;
-	.loc 12 181 18
+	.loc 13 181 18
 	mul.lo.u64 %rd141, %rd140, 0xBF58476D1CE4E5B9;
-	.loc 12 182 12
+	.loc 13 182 12
 	shr.u64 %rd142, %rd141, 27;
-	.loc 12 182 9
+	.loc 13 182 9
 	xor.b64 %rd143, %rd141, %rd142;
-	.loc 12 182 18
+	.loc 13 182 18
 	mul.lo.u64 %rd144, %rd143, 0x94D049BB133111EB;
-	.loc 12 183 14
+	.loc 13 183 14
 	shr.u64 %rd145, %rd144, 31;
-	.loc 12 183 11
+	.loc 13 183 11
 	xor.b64 %rd146, %rd144, %rd145;
-	.loc 12 183 2
+	.loc 13 183 2
 	mov.u64 %rd138, %rd146;
 	bra.uni $L180_ret_mix64;
 $L180_ret_mix64:
-	.loc 12 175 19
+	.loc 13 175 19
 	shr.u64 %rd147, %rd138, 40;
-	.loc 12 175 17
+	.loc 13 175 17
 	cvt.rn.f32.u64 %f129, %rd147;
-	.loc 12 175 25
+	.loc 13 175 25
 	add.rn.f32 %f130, %f129, 0f3F000000;
-	.loc 12 175 32
+	.loc 13 175 32
 	mul.rn.f32 %f131, %f130, 0f33800000;
-	.loc 12 175 2
+	.loc 13 175 2
 	mov.f32 %f128, %f131;
 	bra.uni $L176_ret_uniform;
 $L181_entry:
@@ -14768,7 +17152,7 @@ $L200_if_then:
 	mov.s32 %r187, %r190;
 	bra.uni $L233_entry;
 $L202_ret_blockArgMax:
-	.loc 12 134 9
+	.loc 13 134 9
 	setp.eq.s64 %p92, %rd13, 0;
 	@%p92 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
@@ -14883,21 +17267,21 @@ $L225_edge:
 	bra.uni $L208_if_done;
 $L226_oob13:
 	.loc 5 117 5
-	mov.u64 %rd21, 0x2F0000000E;
+	mov.u64 %rd21, 0x3B0000000E;
 	mov.u64 %rd22, %rd154;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L227_oob14:
 	.loc 5 117 19
-	mov.u64 %rd21, 0x2F0000000F;
+	mov.u64 %rd21, 0x3B0000000F;
 	mov.u64 %rd22, %rd155;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L228_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r182, 0xFF800000;
 	mov.b32 %f145, %r182;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f144, %f145;
 	bra.uni $L229_ret_negInf;
 $L229_ret_negInf:
@@ -14923,13 +17307,13 @@ $L230_edge:
 	bra.uni $L233_entry;
 $L231_oob15:
 	.loc 5 122 12
-	mov.u64 %rd21, 0x2F00000010;
+	mov.u64 %rd21, 0x3B00000010;
 	mov.u64 %rd22, %rd165;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L232_oob16:
 	.loc 5 122 26
-	mov.u64 %rd21, 0x2F00000011;
+	mov.u64 %rd21, 0x3B00000011;
 	mov.u64 %rd22, %rd168;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -15042,8 +17426,8 @@ $L255_edge:
 	mov.s32 %r196, %r192;
 	bra.uni $L238_if_done;
 $L256_oob17:
-	.loc 12 135 6
-	mov.u64 %rd21, 0x2F00000012;
+	.loc 13 135 6
+	mov.u64 %rd21, 0x3B00000012;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -15087,7 +17471,7 @@ $L40_bounds_fail:
 	.shared .align 16 .b8 smem3[128];
 	.shared .align 16 .b8 smem4[128];
 
-	.loc 12 73 6
+	.loc 13 73 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15101,88 +17485,88 @@ $L40_bounds_fail:
 	ld.param.u64 %rd8, [seed];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 85 19
+	.loc 13 85 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd9, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd10, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd11, %r2;
-	.loc 12 86 14
+	.loc 13 86 14
 	mul.lo.s64 %rd12, %rd9, %rd6;
-	.loc 12 87 24
+	.loc 13 87 24
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd13, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd14, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd15, %r5;
-	.loc 12 87 40
+	.loc 13 87 40
 	mov.u32 %r6, %ntid.x;
 	cvt.s64.u32 %rd16, %r6;
 	mov.u32 %r7, %ntid.y;
 	cvt.s64.u32 %rd17, %r7;
 	mov.u32 %r8, %ntid.z;
 	cvt.s64.u32 %rd18, %r8;
-	.loc 12 89 13
+	.loc 13 89 13
 	bra.uni $L34_entry;
 $L3_for_loop:
-	.loc 12 90 18
+	.loc 13 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L47_entry;
 $L4_for_body:
-	.loc 12 91 36
+	.loc 13 91 36
 	add.s64 %rd20, %rd12, %rd19;
-	.loc 12 91 25
+	.loc 13 91 25
 	bra.uni $L36_entry;
 $L6_if_then:
 	mov.u32 %r32, 0;
 	mov.s64 %rd48, 31;
 	bra.uni $L9_for_loop;
 $L7_if_done:
-	.loc 12 111 10
+	.loc 13 111 10
 	setp.lt.f32 %p23, %f0, 0f3F800000;
 	@%p23 bra $L96_entry;
 	bra.uni $L95_edge;
 $L8_cond_true:
-	.loc 12 96 22
+	.loc 13 96 22
 	setp.lt.s64 %p11, %rd7, %rd6;
 	@%p11 bra $L6_if_then;
 	bra.uni $L69_edge;
 $L9_for_loop:
-	.loc 12 97 22
+	.loc 13 97 22
 	setp.ge.s64 %p12, %rd48, 0;
 	@%p12 bra $L10_for_body;
 	bra.uni $L70_edge;
 $L10_for_body:
-	.loc 12 98 27
+	.loc 13 98 27
 	min.u64 %rd49, %rd48, 32;
 	cvt.u32.u64 %r33, %rd49;
 	mov.u32 %r34, 1;
 	shl.b32 %r35, %r34, %r33;
-	.loc 12 98 16
+	.loc 13 98 16
 	or.b32 %r36, %r32, %r35;
 	mov.s32 %r37, 0;
 	mov.s64 %rd50, %rd13;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 12 100 20
+	.loc 13 100 20
 	setp.lt.s64 %p13, %rd50, %rd6;
 	@%p13 bra $L12_for_body;
 	bra.uni $L85_entry;
 $L12_for_body:
-	.loc 12 101 35
+	.loc 13 101 35
 	add.s64 %rd51, %rd12, %rd50;
-	.loc 12 101 24
+	.loc 13 101 24
 	bra.uni $L71_entry;
 $L14_if_then:
-	.loc 12 102 6
+	.loc 13 102 6
 	add.s32 %r45, %r37, 1;
 	mov.s32 %r44, %r45;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 12 100 28
+	.loc 13 100 28
 	add.s64 %rd54, %rd50, %rd16;
 	mov.s32 %r37, %r44;
 	mov.s64 %rd50, %rd54;
@@ -15191,30 +17575,30 @@ $L16_if_then:
 	mov.u32 %r84, %r36;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 12 97 28
+	.loc 13 97 28
 	sub.s64 %rd68, %rd48, 1;
 	mov.u32 %r32, %r84;
 	mov.s64 %rd48, %rd68;
 	bra.uni $L9_for_loop;
 $L20_for_loop:
-	.loc 12 114 22
+	.loc 13 114 22
 	setp.ge.s64 %p34, %rd93, 0;
 	@%p34 bra $L21_for_body;
 	bra.uni $L22_for_done;
 $L21_for_body:
-	.loc 12 115 25
+	.loc 13 115 25
 	min.u64 %rd94, %rd93, 32;
 	cvt.u32.u64 %r113, %rd94;
 	mov.u32 %r114, 1;
 	shl.b32 %r115, %r114, %r113;
-	.loc 12 115 14
+	.loc 13 115 14
 	or.b32 %r116, %r112, %r115;
-	.loc 12 116 40
+	.loc 13 116 40
 	max.u32 %r117, %r116, %r31;
-	.loc 12 116 15
+	.loc 13 116 15
 	bra.uni $L126_entry;
 $L22_for_done:
-	.loc 12 120 12
+	.loc 13 120 12
 	max.u32 %r145, %r31, %r112;
 	mov.u32 %r85, %r145;
 	bra.uni $L157_entry;
@@ -15222,43 +17606,43 @@ $L23_if_then:
 	mov.u32 %r144, %r116;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 12 114 28
+	.loc 13 114 28
 	sub.s64 %rd119, %rd93, 1;
 	mov.u32 %r112, %r144;
 	mov.s64 %rd93, %rd119;
 	bra.uni $L20_for_loop;
 $L25_for_loop:
-	.loc 12 124 18
+	.loc 13 124 18
 	setp.lt.s64 %p46, %rd120, %rd6;
 	@%p46 bra $L26_for_body;
 	bra.uni $L197_entry;
 $L26_for_body:
-	.loc 12 125 26
+	.loc 13 125 26
 	add.s64 %rd121, %rd12, %rd120;
-	.loc 12 125 15
+	.loc 13 125 15
 	bra.uni $L159_entry;
 $L28_if_then:
-	.loc 12 127 11
+	.loc 13 127 11
 	sub.rn.f32 %f125, %f119, %f11;
-	.loc 12 127 14
+	.loc 13 127 14
 	mul.rn.f32 %f126, %f125, %f1;
-	.loc 12 127 31
+	.loc 13 127 31
 	bra.uni $L175_entry;
 $L29_if_done:
-	.loc 12 124 26
+	.loc 13 124 26
 	add.s64 %rd148, %rd120, %rd16;
 	mov.f32 %f118, %f124;
 	mov.s32 %r147, %r154;
 	mov.s64 %rd120, %rd148;
 	bra.uni $L25_for_loop;
 $L30_if_then:
-	.loc 12 129 24
+	.loc 13 129 24
 	cvt.s32.s64 %r157, %rd120;
 	mov.f32 %f124, %f138;
 	mov.s32 %r154, %r157;
 	bra.uni $L29_if_done;
 $L31_if_then:
-	.loc 12 135 6
+	.loc 13 135 6
 	setp.hs.u64 %p93, %rd9, %rd2;
 	@%p93 bra $L256_oob17;
 	shl.b64 %rd173, %rd9, 2;
@@ -15268,10 +17652,10 @@ $L31_if_then:
 $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L34_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -15279,22 +17663,22 @@ $L35_ret_negInf:
 	mov.s64 %rd19, %rd13;
 	bra.uni $L3_for_loop;
 $L36_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p1, %rd20, %rd5;
 	@%p1 bra $L42_oob0;
 	shl.b64 %rd28, %rd20, 1;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.u16 %rs0, [%rd29];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L43_entry;
 $L38_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f5, %f6;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	.loc 12 91 14
+	.loc 13 91 14
 	max.f32 %f10, %f4, %f5;
-	.loc 12 90 26
+	.loc 13 90 26
 	add.s64 %rd30, %rd19, %rd16;
 	mov.f32 %f4, %f10;
 	mov.s64 %rd19, %rd30;
@@ -15302,8 +17686,8 @@ $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u
 $L41_bounds_exit:
 	exit;
 $L42_oob0:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x3000000001;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -15314,28 +17698,28 @@ $L43_entry:
 	mov.f32 %f6, %f7;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p3, %f6, %f6;
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f9, %r13;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f5, %f8;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L47_entry:
-	.loc 10 45 26
+	.loc 11 45 26
 	mov.u64 %rd31, smem0;
-	.loc 10 46 13
+	.loc 11 46 13
 	bra.uni $L53_entry;
 $L48_if_then:
-	.loc 10 48 11
+	.loc 11 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -15345,7 +17729,7 @@ $L48_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd35, %r16;
-	.loc 10 48 4
+	.loc 11 48 4
 	setp.hs.u64 %p6, %rd35, 32;
 	@%p6 bra $L58_oob1;
 	shl.b64 %rd36, %rd35, 2;
@@ -15353,15 +17737,15 @@ $L48_if_then:
 	st.shared.f32 [%rd37], %f12;
 	bra.uni $L49_if_done;
 $L49_if_done:
-	.loc 10 50 8
+	.loc 11 50 8
 	bar.sync 0;
-	.loc 10 51 12
+	.loc 11 51 12
 	bra.uni $L59_entry;
 $L50_if_then:
-	.loc 10 53 15
+	.loc 11 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd43, %r29;
-	.loc 10 53 8
+	.loc 11 53 8
 	setp.hs.u64 %p8, %rd43, 32;
 	@%p8 bra $L62_oob2;
 	shl.b64 %rd44, %rd43, 2;
@@ -15370,7 +17754,7 @@ $L50_if_then:
 	mov.f32 %f18, %f19;
 	bra.uni $L63_entry;
 $L52_ret_blockMax:
-	.loc 12 96 10
+	.loc 13 96 10
 	setp.gt.s64 %p10, %rd7, 0;
 	@%p10 bra $L8_cond_true;
 	bra.uni $L68_edge;
@@ -15379,60 +17763,60 @@ $L53_entry:
 	mov.s64 %rd32, 16;
 	bra.uni $L54_for_loop;
 $L54_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p4, %rd32, 0;
 	@%p4 bra $L55_for_body;
 	bra.uni $L56_for_done;
 $L55_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r14, %rd32;
 	shfl.sync.bfly.b32 %f14, %f13, %r14, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f15, %f13, %f14;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd33, %rd32, 2;
 	mov.f32 %f13, %f15;
 	mov.s64 %rd32, %rd33;
 	bra.uni $L54_for_loop;
 $L56_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f12, %f13;
 	bra.uni $L57_ret_warpMax;
 $L57_ret_warpMax:
-	.loc 10 47 11
+	.loc 11 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd34, %r15;
-	.loc 10 47 14
+	.loc 11 47 14
 	setp.eq.s64 %p5, %rd34, 0;
 	@%p5 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L58_oob1:
-	.loc 10 48 4
-	mov.u64 %rd21, 0x3000000002;
+	.loc 11 48 4
+	mov.u64 %rd21, 0x3C00000002;
 	mov.u64 %rd22, %rd35;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L59_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f17, %r24;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f16, %f17;
 	bra.uni $L60_ret_negInf;
 $L60_ret_negInf:
-	.loc 10 52 11
+	.loc 11 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd38, %r25;
-	.loc 10 52 26
+	.loc 11 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd39, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd40, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd41, %r28;
-	.loc 10 52 30
+	.loc 11 52 30
 	div.s64 %rd42, %rd39, 32;
-	.loc 10 52 14
+	.loc 11 52 14
 	setp.lt.s64 %p7, %rd38, %rd42;
 	@%p7 bra $L50_if_then;
 	bra.uni $L61_edge;
@@ -15440,8 +17824,8 @@ $L61_edge:
 	mov.f32 %f18, %f16;
 	bra.uni $L63_entry;
 $L62_oob2:
-	.loc 10 53 8
-	mov.u64 %rd21, 0x3000000003;
+	.loc 11 53 8
+	mov.u64 %rd21, 0x3C00000003;
 	mov.u64 %rd22, %rd43;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -15450,29 +17834,29 @@ $L63_entry:
 	mov.s64 %rd46, 16;
 	bra.uni $L64_for_loop;
 $L64_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p9, %rd46, 0;
 	@%p9 bra $L65_for_body;
 	bra.uni $L66_for_done;
 $L65_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r30, %rd46;
 	shfl.sync.bfly.b32 %f22, %f21, %r30, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f23, %f21, %f22;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd47, %rd46, 2;
 	mov.f32 %f21, %f23;
 	mov.s64 %rd46, %rd47;
 	bra.uni $L64_for_loop;
 $L66_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f20, %f21;
 	bra.uni $L67_ret_warpMax;
 $L67_ret_warpMax:
-	.loc 10 56 8
+	.loc 11 56 8
 	bar.sync 0;
-	.loc 10 57 2
+	.loc 11 57 2
 	mov.f32 %f11, %f20;
 	bra.uni $L52_ret_blockMax;
 $L68_edge:
@@ -15485,21 +17869,21 @@ $L70_edge:
 	mov.u32 %r31, %r32;
 	bra.uni $L7_if_done;
 $L71_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p14, %rd51, %rd5;
 	@%p14 bra $L75_oob3;
 	shl.b64 %rd52, %rd51, 1;
 	add.s64 %rd53, %rd4, %rd52;
 	ld.global.nc.u16 %rs1, [%rd53];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L76_entry;
 $L73_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f24, %f25;
 	bra.uni $L80_entry;
 $L75_oob3:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x3000000004;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C00000004;
 	mov.u64 %rd22, %rd51;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -15510,44 +17894,44 @@ $L76_entry:
 	mov.f32 %f25, %f26;
 	bra.uni $L77_ret_load;
 $L77_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p15, %f25, %f25;
 	@%p15 bra $L78_entry;
 	bra.uni $L73_if_done;
 $L78_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r38, 0xFF800000;
 	mov.b32 %f28, %r38;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f27, %f28;
 	bra.uni $L79_ret_negInf;
 $L79_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f24, %f27;
 	bra.uni $L80_entry;
 $L80_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r40, %f24;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r41, %r40, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p16, %r41, 0;
 	@%p16 bra $L81_if_then;
 	bra.uni $L82_if_done;
 $L81_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r42, %r40;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r39, %r42;
 	bra.uni $L83_ret_orderKey;
 $L82_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r43, %r40, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r39, %r43;
 	bra.uni $L83_ret_orderKey;
 $L83_ret_orderKey:
-	.loc 12 101 40
+	.loc 13 101 40
 	setp.hs.u32 %p17, %r39, %r36;
 	@%p17 bra $L14_if_then;
 	bra.uni $L84_edge;
@@ -15555,9 +17939,9 @@ $L84_edge:
 	mov.s32 %r44, %r37;
 	bra.uni $L15_if_done;
 $L85_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd55, smem1;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %r47, %r37, 16, 31, -1;
 	add.s32 %r48, %r37, %r47;
 	shfl.sync.bfly.b32 %r49, %r48, 8, 31, -1;
@@ -15568,15 +17952,15 @@ $L85_entry:
 	add.s32 %r54, %r52, %r53;
 	shfl.sync.bfly.b32 %r55, %r54, 1, 31, -1;
 	add.s32 %r56, %r54, %r55;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r57, %laneid;
 	cvt.s64.u32 %rd56, %r57;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p18, %rd56, 0;
 	@%p18 bra $L86_if_then;
 	bra.uni $L87_if_done;
 $L86_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r60, %tid.z;
 	mov.u32 %r61, %ntid.y;
 	mov.u32 %r62, %tid.y;
@@ -15586,7 +17970,7 @@ $L86_if_then:
 	mad.lo.u32 %r63, %r59, %r64, %r65;
 	shr.u32 %r58, %r63, 5;
 	cvt.s64.u32 %rd57, %r58;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p19, %rd57, 32;
 	@%p19 bra $L91_oob4;
 	shl.b64 %rd58, %rd57, 2;
@@ -15594,29 +17978,29 @@ $L86_if_then:
 	st.shared.s32 [%rd59], %r56;
 	bra.uni $L87_if_done;
 $L87_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r66, %laneid;
 	cvt.s64.u32 %rd60, %r66;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r67, %ntid.x;
 	cvt.s64.u32 %rd61, %r67;
 	mov.u32 %r68, %ntid.y;
 	cvt.s64.u32 %rd62, %r68;
 	mov.u32 %r69, %ntid.z;
 	cvt.s64.u32 %rd63, %r69;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd64, %rd61, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p20, %rd60, %rd64;
 	@%p20 bra $L88_if_then;
 	bra.uni $L92_edge;
 $L88_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r71, %laneid;
 	cvt.s64.u32 %rd65, %r71;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p21, %rd65, 32;
 	@%p21 bra $L93_oob5;
 	shl.b64 %rd66, %rd65, 2;
@@ -15625,7 +18009,7 @@ $L88_if_then:
 	mov.s32 %r70, %r72;
 	bra.uni $L89_if_done;
 $L89_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %r73, %r70, 16, 31, -1;
 	add.s32 %r74, %r70, %r73;
 	shfl.sync.bfly.b32 %r75, %r74, 8, 31, -1;
@@ -15636,21 +18020,21 @@ $L89_if_done:
 	add.s32 %r80, %r78, %r79;
 	shfl.sync.bfly.b32 %r81, %r80, 1, 31, -1;
 	add.s32 %r82, %r80, %r81;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.s32 %r46, %r82;
 	bra.uni $L90_ret_blockSum_u005bint32_u005d;
 $L90_ret_blockSum_u005bint32_u005d:
-	.loc 12 105 30
+	.loc 13 105 30
 	cvt.s32.s64 %r83, %rd7;
-	.loc 12 105 22
+	.loc 13 105 22
 	setp.ge.s32 %p22, %r46, %r83;
 	@%p22 bra $L16_if_then;
 	bra.uni $L94_edge;
 $L91_oob4:
-	.loc 10 30 4
-	mov.u64 %rd21, 0x3000000005;
+	.loc 11 30 4
+	mov.u64 %rd21, 0x3C00000005;
 	mov.u64 %rd22, %rd57;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -15658,8 +18042,8 @@ $L92_edge:
 	mov.s32 %r70, 0;
 	bra.uni $L89_if_done;
 $L93_oob5:
-	.loc 10 35 8
-	mov.u64 %rd21, 0x3000000006;
+	.loc 11 35 8
+	mov.u64 %rd21, 0x3C00000006;
 	mov.u64 %rd22, %rd65;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -15670,7 +18054,7 @@ $L95_edge:
 	mov.u32 %r85, %r31;
 	bra.uni $L157_entry;
 $L96_entry:
-	.loc 12 144 22
+	.loc 13 144 22
 	mov.u32 %r86, %tid.x;
 	cvt.s64.u32 %rd69, %r86;
 	mov.u32 %r87, %tid.y;
@@ -15681,21 +18065,21 @@ $L96_entry:
 	mov.s64 %rd72, %rd69;
 	bra.uni $L97_for_loop;
 $L97_for_loop:
-	.loc 12 144 30
+	.loc 13 144 30
 	setp.lt.s64 %p24, %rd72, %rd6;
 	@%p24 bra $L98_for_body;
 	bra.uni $L117_entry;
 $L98_for_body:
-	.loc 12 145 29
+	.loc 13 145 29
 	add.s64 %rd73, %rd12, %rd72;
-	.loc 12 145 18
+	.loc 13 145 18
 	bra.uni $L103_entry;
 $L100_if_then:
-	.loc 12 146 20
+	.loc 13 146 20
 	sub.rn.f32 %f37, %f31, %f11;
-	.loc 12 146 25
+	.loc 13 146 25
 	mul.rn.f32 %f38, %f37, %f1;
-	.loc 12 146 16
+	.loc 13 146 16
 	max.f32 %f39, %f38, 0fC2D00000;
 	min.f32 %f39, %f39, 0f42B20000;
 	mul.rn.f32 %f40, %f39, 0f3FB8AA3B;
@@ -15713,45 +18097,45 @@ $L100_if_then:
 	mul.rn.f32 %f43, %f43, %f47;
 	setp.nan.f32 %p29, %f38, %f38;
 	selp.f32 %f43, %f38, %f43, %p29;
-	.loc 12 146 4
+	.loc 13 146 4
 	add.rn.f32 %f48, %f30, %f43;
 	mov.f32 %f36, %f48;
 	bra.uni $L101_if_done;
 $L101_if_done:
-	.loc 12 144 53
+	.loc 13 144 53
 	mov.u32 %r95, %ntid.x;
 	cvt.s64.u32 %rd76, %r95;
 	mov.u32 %r96, %ntid.y;
 	cvt.s64.u32 %rd77, %r96;
 	mov.u32 %r97, %ntid.z;
 	cvt.s64.u32 %rd78, %r97;
-	.loc 12 144 38
+	.loc 13 144 38
 	add.s64 %rd79, %rd72, %rd76;
 	mov.f32 %f30, %f36;
 	mov.s64 %rd72, %rd79;
 	bra.uni $L97_for_loop;
 $L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	.loc 12 112 18
+	.loc 13 112 18
 	mul.rn.f32 %f72, %f0, %f29;
 	mov.u32 %r112, 0;
 	mov.s64 %rd93, 31;
 	bra.uni $L20_for_loop;
 $L103_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p25, %rd73, %rd5;
 	@%p25 bra $L107_oob6;
 	shl.b64 %rd74, %rd73, 1;
 	add.s64 %rd75, %rd4, %rd74;
 	ld.global.nc.u16 %rs2, [%rd75];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L108_entry;
 $L105_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f31, %f32;
 	bra.uni $L112_entry;
 $L107_oob6:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x3000000007;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C00000007;
 	mov.u64 %rd22, %rd73;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -15762,44 +18146,44 @@ $L108_entry:
 	mov.f32 %f32, %f33;
 	bra.uni $L109_ret_load;
 $L109_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p26, %f32, %f32;
 	@%p26 bra $L110_entry;
 	bra.uni $L105_if_done;
 $L110_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r89, 0xFF800000;
 	mov.b32 %f35, %r89;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f34, %f35;
 	bra.uni $L111_ret_negInf;
 $L111_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f31, %f34;
 	bra.uni $L112_entry;
 $L112_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r91, %f31;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r92, %r91, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p27, %r92, 0;
 	@%p27 bra $L113_if_then;
 	bra.uni $L114_if_done;
 $L113_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r93, %r91;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r90, %r93;
 	bra.uni $L115_ret_orderKey;
 $L114_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r94, %r91, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r90, %r94;
 	bra.uni $L115_ret_orderKey;
 $L115_ret_orderKey:
-	.loc 12 145 46
+	.loc 13 145 46
 	setp.hs.u32 %p28, %r90, %r31;
 	@%p28 bra $L100_if_then;
 	bra.uni $L116_edge;
@@ -15807,9 +18191,9 @@ $L116_edge:
 	mov.f32 %f36, %f30;
 	bra.uni $L101_if_done;
 $L117_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd80, smem2;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f50, %f30, 16, 31, -1;
 	add.rn.f32 %f51, %f30, %f50;
 	shfl.sync.bfly.b32 %f52, %f51, 8, 31, -1;
@@ -15820,15 +18204,15 @@ $L117_entry:
 	add.rn.f32 %f57, %f55, %f56;
 	shfl.sync.bfly.b32 %f58, %f57, 1, 31, -1;
 	add.rn.f32 %f59, %f57, %f58;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r98, %laneid;
 	cvt.s64.u32 %rd81, %r98;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p30, %rd81, 0;
 	@%p30 bra $L118_if_then;
 	bra.uni $L119_if_done;
 $L118_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r101, %tid.z;
 	mov.u32 %r102, %ntid.y;
 	mov.u32 %r103, %tid.y;
@@ -15838,7 +18222,7 @@ $L118_if_then:
 	mad.lo.u32 %r104, %r100, %r105, %r106;
 	shr.u32 %r99, %r104, 5;
 	cvt.s64.u32 %rd82, %r99;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p31, %rd82, 32;
 	@%p31 bra $L123_oob7;
 	shl.b64 %rd83, %rd82, 2;
@@ -15846,29 +18230,29 @@ $L118_if_then:
 	st.shared.f32 [%rd84], %f59;
 	bra.uni $L119_if_done;
 $L119_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r107, %laneid;
 	cvt.s64.u32 %rd85, %r107;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r108, %ntid.x;
 	cvt.s64.u32 %rd86, %r108;
 	mov.u32 %r109, %ntid.y;
 	cvt.s64.u32 %rd87, %r109;
 	mov.u32 %r110, %ntid.z;
 	cvt.s64.u32 %rd88, %r110;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd89, %rd86, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p32, %rd85, %rd89;
 	@%p32 bra $L120_if_then;
 	bra.uni $L124_edge;
 $L120_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r111, %laneid;
 	cvt.s64.u32 %rd90, %r111;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p33, %rd90, 32;
 	@%p33 bra $L125_oob8;
 	shl.b64 %rd91, %rd90, 2;
@@ -15877,7 +18261,7 @@ $L120_if_then:
 	mov.f32 %f60, %f61;
 	bra.uni $L121_if_done;
 $L121_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f62, %f60, 16, 31, -1;
 	add.rn.f32 %f63, %f60, %f62;
 	shfl.sync.bfly.b32 %f64, %f63, 8, 31, -1;
@@ -15888,18 +18272,18 @@ $L121_if_done:
 	add.rn.f32 %f69, %f67, %f68;
 	shfl.sync.bfly.b32 %f70, %f69, 1, 31, -1;
 	add.rn.f32 %f71, %f69, %f70;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f49, %f71;
 	bra.uni $L122_ret_blockSum_u005bfloat32_u005d;
 $L122_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 149 2
+	.loc 13 149 2
 	mov.f32 %f29, %f49;
 	bra.uni $L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L123_oob7:
-	.loc 10 30 4
-	mov.u64 %rd21, 0x3000000008;
+	.loc 11 30 4
+	mov.u64 %rd21, 0x3C00000008;
 	mov.u64 %rd22, %rd82;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -15907,13 +18291,13 @@ $L124_edge:
 	mov.f32 %f60, 0f00000000;
 	bra.uni $L121_if_done;
 $L125_oob8:
-	.loc 10 35 8
-	mov.u64 %rd21, 0x3000000009;
+	.loc 11 35 8
+	mov.u64 %rd21, 0x3C00000009;
 	mov.u64 %rd22, %rd90;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L126_entry:
-	.loc 12 144 22
+	.loc 13 144 22
 	mov.u32 %r118, %tid.x;
 	cvt.s64.u32 %rd95, %r118;
 	mov.u32 %r119, %tid.y;
@@ -15924,21 +18308,21 @@ $L126_entry:
 	mov.s64 %rd98, %rd95;
 	bra.uni $L127_for_loop;
 $L127_for_loop:
-	.loc 12 144 30
+	.loc 13 144 30
 	setp.lt.s64 %p35, %rd98, %rd6;
 	@%p35 bra $L128_for_body;
 	bra.uni $L147_entry;
 $L128_for_body:
-	.loc 12 145 29
+	.loc 13 145 29
 	add.s64 %rd99, %rd12, %rd98;
-	.loc 12 145 18
+	.loc 13 145 18
 	bra.uni $L133_entry;
 $L130_if_then:
-	.loc 12 146 20
+	.loc 13 146 20
 	sub.rn.f32 %f81, %f75, %f11;
-	.loc 12 146 25
+	.loc 13 146 25
 	mul.rn.f32 %f82, %f81, %f1;
-	.loc 12 146 16
+	.loc 13 146 16
 	max.f32 %f83, %f82, 0fC2D00000;
 	min.f32 %f83, %f83, 0f42B20000;
 	mul.rn.f32 %f84, %f83, 0f3FB8AA3B;
@@ -15956,44 +18340,44 @@ $L130_if_then:
 	mul.rn.f32 %f87, %f87, %f91;
 	setp.nan.f32 %p40, %f82, %f82;
 	selp.f32 %f87, %f82, %f87, %p40;
-	.loc 12 146 4
+	.loc 13 146 4
 	add.rn.f32 %f92, %f74, %f87;
 	mov.f32 %f80, %f92;
 	bra.uni $L131_if_done;
 $L131_if_done:
-	.loc 12 144 53
+	.loc 13 144 53
 	mov.u32 %r127, %ntid.x;
 	cvt.s64.u32 %rd102, %r127;
 	mov.u32 %r128, %ntid.y;
 	cvt.s64.u32 %rd103, %r128;
 	mov.u32 %r129, %ntid.z;
 	cvt.s64.u32 %rd104, %r129;
-	.loc 12 144 38
+	.loc 13 144 38
 	add.s64 %rd105, %rd98, %rd102;
 	mov.f32 %f74, %f80;
 	mov.s64 %rd98, %rd105;
 	bra.uni $L127_for_loop;
 $L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	.loc 12 116 65
+	.loc 13 116 65
 	setp.ge.f32 %p45, %f73, %f72;
 	@%p45 bra $L23_if_then;
 	bra.uni $L156_edge;
 $L133_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p36, %rd99, %rd5;
 	@%p36 bra $L137_oob9;
 	shl.b64 %rd100, %rd99, 1;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.u16 %rs3, [%rd101];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L138_entry;
 $L135_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f75, %f76;
 	bra.uni $L142_entry;
 $L137_oob9:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x300000000A;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C0000000A;
 	mov.u64 %rd22, %rd99;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -16004,44 +18388,44 @@ $L138_entry:
 	mov.f32 %f76, %f77;
 	bra.uni $L139_ret_load;
 $L139_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p37, %f76, %f76;
 	@%p37 bra $L140_entry;
 	bra.uni $L135_if_done;
 $L140_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r121, 0xFF800000;
 	mov.b32 %f79, %r121;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f78, %f79;
 	bra.uni $L141_ret_negInf;
 $L141_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f75, %f78;
 	bra.uni $L142_entry;
 $L142_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r123, %f75;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r124, %r123, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p38, %r124, 0;
 	@%p38 bra $L143_if_then;
 	bra.uni $L144_if_done;
 $L143_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r125, %r123;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r122, %r125;
 	bra.uni $L145_ret_orderKey;
 $L144_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r126, %r123, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r122, %r126;
 	bra.uni $L145_ret_orderKey;
 $L145_ret_orderKey:
-	.loc 12 145 46
+	.loc 13 145 46
 	setp.hs.u32 %p39, %r122, %r117;
 	@%p39 bra $L130_if_then;
 	bra.uni $L146_edge;
@@ -16049,9 +18433,9 @@ $L146_edge:
 	mov.f32 %f80, %f74;
 	bra.uni $L131_if_done;
 $L147_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd106, smem2;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f94, %f74, 16, 31, -1;
 	add.rn.f32 %f95, %f74, %f94;
 	shfl.sync.bfly.b32 %f96, %f95, 8, 31, -1;
@@ -16062,15 +18446,15 @@ $L147_entry:
 	add.rn.f32 %f101, %f99, %f100;
 	shfl.sync.bfly.b32 %f102, %f101, 1, 31, -1;
 	add.rn.f32 %f103, %f101, %f102;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r130, %laneid;
 	cvt.s64.u32 %rd107, %r130;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p41, %rd107, 0;
 	@%p41 bra $L148_if_then;
 	bra.uni $L149_if_done;
 $L148_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r133, %tid.z;
 	mov.u32 %r134, %ntid.y;
 	mov.u32 %r135, %tid.y;
@@ -16080,7 +18464,7 @@ $L148_if_then:
 	mad.lo.u32 %r136, %r132, %r137, %r138;
 	shr.u32 %r131, %r136, 5;
 	cvt.s64.u32 %rd108, %r131;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p42, %rd108, 32;
 	@%p42 bra $L153_oob10;
 	shl.b64 %rd109, %rd108, 2;
@@ -16088,29 +18472,29 @@ $L148_if_then:
 	st.shared.f32 [%rd110], %f103;
 	bra.uni $L149_if_done;
 $L149_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r139, %laneid;
 	cvt.s64.u32 %rd111, %r139;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r140, %ntid.x;
 	cvt.s64.u32 %rd112, %r140;
 	mov.u32 %r141, %ntid.y;
 	cvt.s64.u32 %rd113, %r141;
 	mov.u32 %r142, %ntid.z;
 	cvt.s64.u32 %rd114, %r142;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd115, %rd112, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p43, %rd111, %rd115;
 	@%p43 bra $L150_if_then;
 	bra.uni $L154_edge;
 $L150_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r143, %laneid;
 	cvt.s64.u32 %rd116, %r143;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p44, %rd116, 32;
 	@%p44 bra $L155_oob11;
 	shl.b64 %rd117, %rd116, 2;
@@ -16119,7 +18503,7 @@ $L150_if_then:
 	mov.f32 %f104, %f105;
 	bra.uni $L151_if_done;
 $L151_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f106, %f104, 16, 31, -1;
 	add.rn.f32 %f107, %f104, %f106;
 	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
@@ -16130,18 +18514,18 @@ $L151_if_done:
 	add.rn.f32 %f113, %f111, %f112;
 	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
 	add.rn.f32 %f115, %f113, %f114;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f93, %f115;
 	bra.uni $L152_ret_blockSum_u005bfloat32_u005d;
 $L152_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 149 2
+	.loc 13 149 2
 	mov.f32 %f73, %f93;
 	bra.uni $L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L153_oob10:
-	.loc 10 30 4
-	mov.u64 %rd21, 0x300000000B;
+	.loc 11 30 4
+	mov.u64 %rd21, 0x3C0000000B;
 	mov.u64 %rd22, %rd108;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -16149,8 +18533,8 @@ $L154_edge:
 	mov.f32 %f104, 0f00000000;
 	bra.uni $L151_if_done;
 $L155_oob11:
-	.loc 10 35 8
-	mov.u64 %rd21, 0x300000000C;
+	.loc 11 35 8
+	mov.u64 %rd21, 0x3C0000000C;
 	mov.u64 %rd22, %rd116;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -16158,10 +18542,10 @@ $L156_edge:
 	mov.u32 %r144, %r112;
 	bra.uni $L24_if_done;
 $L157_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r146, 0xFF800000;
 	mov.b32 %f117, %r146;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f116, %f117;
 	bra.uni $L158_ret_negInf;
 $L158_ret_negInf:
@@ -16170,21 +18554,21 @@ $L158_ret_negInf:
 	mov.s64 %rd120, %rd13;
 	bra.uni $L25_for_loop;
 $L159_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p47, %rd121, %rd5;
 	@%p47 bra $L163_oob12;
 	shl.b64 %rd122, %rd121, 1;
 	add.s64 %rd123, %rd4, %rd122;
 	ld.global.nc.u16 %rs4, [%rd123];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L164_entry;
 $L161_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f119, %f120;
 	bra.uni $L168_entry;
 $L163_oob12:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x300000000D;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C0000000D;
 	mov.u64 %rd22, %rd121;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -16195,44 +18579,44 @@ $L164_entry:
 	mov.f32 %f120, %f121;
 	bra.uni $L165_ret_load;
 $L165_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p48, %f120, %f120;
 	@%p48 bra $L166_entry;
 	bra.uni $L161_if_done;
 $L166_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r148, 0xFF800000;
 	mov.b32 %f123, %r148;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f122, %f123;
 	bra.uni $L167_ret_negInf;
 $L167_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f119, %f122;
 	bra.uni $L168_entry;
 $L168_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r150, %f119;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r151, %r150, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p49, %r151, 0;
 	@%p49 bra $L169_if_then;
 	bra.uni $L170_if_done;
 $L169_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r152, %r150;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r149, %r152;
 	bra.uni $L171_ret_orderKey;
 $L170_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r153, %r150, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r149, %r153;
 	bra.uni $L171_ret_orderKey;
 $L171_ret_orderKey:
-	.loc 12 126 18
+	.loc 13 126 18
 	setp.hs.u32 %p50, %r149, %r85;
 	@%p50 bra $L28_if_then;
 	bra.uni $L172_edge;
@@ -16241,94 +18625,94 @@ $L172_edge:
 	mov.s32 %r154, %r147;
 	bra.uni $L29_if_done;
 $L174_ret_gumbel:
-	.loc 12 127 23
+	.loc 13 127 23
 	add.rn.f32 %f138, %f126, %f127;
-	.loc 12 128 25
+	.loc 13 128 25
 	cvt.s32.s64 %r156, %rd120;
-	.loc 12 128 16
+	.loc 13 128 16
 	bra.uni $L181_entry;
 $L175_entry:
-	.loc 12 174 25
+	.loc 13 174 25
 	mov.u64 %rd124, %rd9;
-	.loc 12 174 30
+	.loc 13 174 30
 	shl.b64 %rd125, %rd124, 32;
-	.loc 12 174 48
+	.loc 13 174 48
 	cvt.u32.s64 %r155, %rd120;
-	.loc 12 174 41
+	.loc 13 174 41
 	cvt.u64.u32 %rd126, %r155;
-	.loc 12 174 34
+	.loc 13 174 34
 	or.b64 %rd127, %rd125, %rd126;
-	.loc 12 174 18
+	.loc 13 174 18
 	bra.uni $L177_entry;
 $L176_ret_uniform:
-	.loc 12 188 26
+	.loc 13 188 26
 	lg2.approx.f32 %f132, %f128;
 	mul.rn.f32 %f133, %f132, 0f3F317218;
-	.loc 12 188 18
+	.loc 13 188 18
 	neg.f32 %f134, %f133;
-	.loc 12 188 17
+	.loc 13 188 17
 	lg2.approx.f32 %f135, %f134;
 	mul.rn.f32 %f136, %f135, 0f3F317218;
-	.loc 12 188 9
+	.loc 13 188 9
 	neg.f32 %f137, %f136;
-	.loc 12 188 2
+	.loc 13 188 2
 	mov.f32 %f127, %f137;
 	bra.uni $L174_ret_gumbel;
 $L177_entry:
-	.loc 12 181 12
+	.loc 13 181 12
 	shr.u64 %rd129, %rd127, 30;
-	.loc 12 181 9
+	.loc 13 181 9
 	xor.b64 %rd130, %rd127, %rd129;
-	.loc 12 181 18
+	.loc 13 181 18
 	mul.lo.u64 %rd131, %rd130, 0xBF58476D1CE4E5B9;
-	.loc 12 182 12
+	.loc 13 182 12
 	shr.u64 %rd132, %rd131, 27;
-	.loc 12 182 9
+	.loc 13 182 9
 	xor.b64 %rd133, %rd131, %rd132;
-	.loc 12 182 18
+	.loc 13 182 18
 	mul.lo.u64 %rd134, %rd133, 0x94D049BB133111EB;
-	.loc 12 183 14
+	.loc 13 183 14
 	shr.u64 %rd135, %rd134, 31;
-	.loc 12 183 11
+	.loc 13 183 11
 	xor.b64 %rd136, %rd134, %rd135;
-	.loc 12 183 2
+	.loc 13 183 2
 	mov.u64 %rd128, %rd136;
 	bra.uni $L178_ret_mix64;
 $L178_ret_mix64:
-	.loc 12 174 54
+	.loc 13 174 54
 	xor.b64 %rd137, %rd128, %rd8;
-	.loc 12 174 12
+	.loc 13 174 12
 	bra.uni $L179_entry;
 $L179_entry:
-	.loc 12 181 12
+	.loc 13 181 12
 	shr.u64 %rd139, %rd137, 30;
-	.loc 12 181 9
+	.loc 13 181 9
 	xor.b64 %rd140, %rd137, %rd139;
-	.loc 12 181 18
+	.loc 13 181 18
 	mul.lo.u64 %rd141, %rd140, 0xBF58476D1CE4E5B9;
-	.loc 12 182 12
+	.loc 13 182 12
 	shr.u64 %rd142, %rd141, 27;
-	.loc 12 182 9
+	.loc 13 182 9
 	xor.b64 %rd143, %rd141, %rd142;
-	.loc 12 182 18
+	.loc 13 182 18
 	mul.lo.u64 %rd144, %rd143, 0x94D049BB133111EB;
-	.loc 12 183 14
+	.loc 13 183 14
 	shr.u64 %rd145, %rd144, 31;
-	.loc 12 183 11
+	.loc 13 183 11
 	xor.b64 %rd146, %rd144, %rd145;
-	.loc 12 183 2
+	.loc 13 183 2
 	mov.u64 %rd138, %rd146;
 	bra.uni $L180_ret_mix64;
 $L180_ret_mix64:
-	.loc 12 175 19
+	.loc 13 175 19
 	shr.u64 %rd147, %rd138, 40;
-	.loc 12 175 17
+	.loc 13 175 17
 	cvt.rn.f32.u64 %f129, %rd147;
-	.loc 12 175 25
+	.loc 13 175 25
 	add.rn.f32 %f130, %f129, 0f3F000000;
-	.loc 12 175 32
+	.loc 13 175 32
 	mul.rn.f32 %f131, %f130, 0f33800000;
-	.loc 12 175 2
+	.loc 13 175 2
 	mov.f32 %f128, %f131;
 	bra.uni $L176_ret_uniform;
 $L181_entry:
@@ -16466,7 +18850,7 @@ $L200_if_then:
 	mov.s32 %r187, %r190;
 	bra.uni $L233_entry;
 $L202_ret_blockArgMax:
-	.loc 12 134 9
+	.loc 13 134 9
 	setp.eq.s64 %p92, %rd13, 0;
 	@%p92 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
@@ -16581,21 +18965,21 @@ $L225_edge:
 	bra.uni $L208_if_done;
 $L226_oob13:
 	.loc 5 117 5
-	mov.u64 %rd21, 0x300000000E;
+	mov.u64 %rd21, 0x3C0000000E;
 	mov.u64 %rd22, %rd154;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L227_oob14:
 	.loc 5 117 19
-	mov.u64 %rd21, 0x300000000F;
+	mov.u64 %rd21, 0x3C0000000F;
 	mov.u64 %rd22, %rd155;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L228_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r182, 0xFF800000;
 	mov.b32 %f145, %r182;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f144, %f145;
 	bra.uni $L229_ret_negInf;
 $L229_ret_negInf:
@@ -16621,13 +19005,13 @@ $L230_edge:
 	bra.uni $L233_entry;
 $L231_oob15:
 	.loc 5 122 12
-	mov.u64 %rd21, 0x3000000010;
+	mov.u64 %rd21, 0x3C00000010;
 	mov.u64 %rd22, %rd165;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L232_oob16:
 	.loc 5 122 26
-	mov.u64 %rd21, 0x3000000011;
+	mov.u64 %rd21, 0x3C00000011;
 	mov.u64 %rd22, %rd168;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -16740,8 +19124,8 @@ $L255_edge:
 	mov.s32 %r196, %r192;
 	bra.uni $L238_if_done;
 $L256_oob17:
-	.loc 12 135 6
-	mov.u64 %rd21, 0x3000000012;
+	.loc 13 135 6
+	mov.u64 %rd21, 0x3C00000012;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -16785,7 +19169,7 @@ $L40_bounds_fail:
 	.shared .align 16 .b8 smem3[128];
 	.shared .align 16 .b8 smem4[128];
 
-	.loc 12 78 6
+	.loc 13 78 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -16799,88 +19183,88 @@ $L40_bounds_fail:
 	ld.param.u64 %rd8, [seed];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 85 19
+	.loc 13 85 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd9, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd10, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd11, %r2;
-	.loc 12 86 14
+	.loc 13 86 14
 	mul.lo.s64 %rd12, %rd9, %rd6;
-	.loc 12 87 24
+	.loc 13 87 24
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd13, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd14, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd15, %r5;
-	.loc 12 87 40
+	.loc 13 87 40
 	mov.u32 %r6, %ntid.x;
 	cvt.s64.u32 %rd16, %r6;
 	mov.u32 %r7, %ntid.y;
 	cvt.s64.u32 %rd17, %r7;
 	mov.u32 %r8, %ntid.z;
 	cvt.s64.u32 %rd18, %r8;
-	.loc 12 89 13
+	.loc 13 89 13
 	bra.uni $L34_entry;
 $L3_for_loop:
-	.loc 12 90 18
+	.loc 13 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L47_entry;
 $L4_for_body:
-	.loc 12 91 36
+	.loc 13 91 36
 	add.s64 %rd20, %rd12, %rd19;
-	.loc 12 91 25
+	.loc 13 91 25
 	bra.uni $L36_entry;
 $L6_if_then:
 	mov.u32 %r33, 0;
 	mov.s64 %rd48, 31;
 	bra.uni $L9_for_loop;
 $L7_if_done:
-	.loc 12 111 10
+	.loc 13 111 10
 	setp.lt.f32 %p23, %f0, 0f3F800000;
 	@%p23 bra $L96_entry;
 	bra.uni $L95_edge;
 $L8_cond_true:
-	.loc 12 96 22
+	.loc 13 96 22
 	setp.lt.s64 %p11, %rd7, %rd6;
 	@%p11 bra $L6_if_then;
 	bra.uni $L69_edge;
 $L9_for_loop:
-	.loc 12 97 22
+	.loc 13 97 22
 	setp.ge.s64 %p12, %rd48, 0;
 	@%p12 bra $L10_for_body;
 	bra.uni $L70_edge;
 $L10_for_body:
-	.loc 12 98 27
+	.loc 13 98 27
 	min.u64 %rd49, %rd48, 32;
 	cvt.u32.u64 %r34, %rd49;
 	mov.u32 %r35, 1;
 	shl.b32 %r36, %r35, %r34;
-	.loc 12 98 16
+	.loc 13 98 16
 	or.b32 %r37, %r33, %r36;
 	mov.s32 %r38, 0;
 	mov.s64 %rd50, %rd13;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 12 100 20
+	.loc 13 100 20
 	setp.lt.s64 %p13, %rd50, %rd6;
 	@%p13 bra $L12_for_body;
 	bra.uni $L85_entry;
 $L12_for_body:
-	.loc 12 101 35
+	.loc 13 101 35
 	add.s64 %rd51, %rd12, %rd50;
-	.loc 12 101 24
+	.loc 13 101 24
 	bra.uni $L71_entry;
 $L14_if_then:
-	.loc 12 102 6
+	.loc 13 102 6
 	add.s32 %r47, %r38, 1;
 	mov.s32 %r46, %r47;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 12 100 28
+	.loc 13 100 28
 	add.s64 %rd54, %rd50, %rd16;
 	mov.s32 %r38, %r46;
 	mov.s64 %rd50, %rd54;
@@ -16889,30 +19273,30 @@ $L16_if_then:
 	mov.u32 %r86, %r37;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 12 97 28
+	.loc 13 97 28
 	sub.s64 %rd68, %rd48, 1;
 	mov.u32 %r33, %r86;
 	mov.s64 %rd48, %rd68;
 	bra.uni $L9_for_loop;
 $L20_for_loop:
-	.loc 12 114 22
+	.loc 13 114 22
 	setp.ge.s64 %p34, %rd93, 0;
 	@%p34 bra $L21_for_body;
 	bra.uni $L22_for_done;
 $L21_for_body:
-	.loc 12 115 25
+	.loc 13 115 25
 	min.u64 %rd94, %rd93, 32;
 	cvt.u32.u64 %r116, %rd94;
 	mov.u32 %r117, 1;
 	shl.b32 %r118, %r117, %r116;
-	.loc 12 115 14
+	.loc 13 115 14
 	or.b32 %r119, %r115, %r118;
-	.loc 12 116 40
+	.loc 13 116 40
 	max.u32 %r120, %r119, %r32;
-	.loc 12 116 15
+	.loc 13 116 15
 	bra.uni $L126_entry;
 $L22_for_done:
-	.loc 12 120 12
+	.loc 13 120 12
 	max.u32 %r149, %r32, %r115;
 	mov.u32 %r87, %r149;
 	bra.uni $L157_entry;
@@ -16920,43 +19304,43 @@ $L23_if_then:
 	mov.u32 %r148, %r119;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 12 114 28
+	.loc 13 114 28
 	sub.s64 %rd119, %rd93, 1;
 	mov.u32 %r115, %r148;
 	mov.s64 %rd93, %rd119;
 	bra.uni $L20_for_loop;
 $L25_for_loop:
-	.loc 12 124 18
+	.loc 13 124 18
 	setp.lt.s64 %p46, %rd120, %rd6;
 	@%p46 bra $L26_for_body;
 	bra.uni $L197_entry;
 $L26_for_body:
-	.loc 12 125 26
+	.loc 13 125 26
 	add.s64 %rd121, %rd12, %rd120;
-	.loc 12 125 15
+	.loc 13 125 15
 	bra.uni $L159_entry;
 $L28_if_then:
-	.loc 12 127 11
+	.loc 13 127 11
 	sub.rn.f32 %f125, %f119, %f11;
-	.loc 12 127 14
+	.loc 13 127 14
 	mul.rn.f32 %f126, %f125, %f1;
-	.loc 12 127 31
+	.loc 13 127 31
 	bra.uni $L175_entry;
 $L29_if_done:
-	.loc 12 124 26
+	.loc 13 124 26
 	add.s64 %rd148, %rd120, %rd16;
 	mov.f32 %f118, %f124;
 	mov.s32 %r151, %r159;
 	mov.s64 %rd120, %rd148;
 	bra.uni $L25_for_loop;
 $L30_if_then:
-	.loc 12 129 24
+	.loc 13 129 24
 	cvt.s32.s64 %r162, %rd120;
 	mov.f32 %f124, %f138;
 	mov.s32 %r159, %r162;
 	bra.uni $L29_if_done;
 $L31_if_then:
-	.loc 12 135 6
+	.loc 13 135 6
 	setp.hs.u64 %p93, %rd9, %rd2;
 	@%p93 bra $L256_oob17;
 	shl.b64 %rd173, %rd9, 2;
@@ -16966,10 +19350,10 @@ $L31_if_then:
 $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L34_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -16977,22 +19361,22 @@ $L35_ret_negInf:
 	mov.s64 %rd19, %rd13;
 	bra.uni $L3_for_loop;
 $L36_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p1, %rd20, %rd5;
 	@%p1 bra $L42_oob0;
 	shl.b64 %rd28, %rd20, 1;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.u16 %rs0, [%rd29];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L43_entry;
 $L38_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f5, %f6;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	.loc 12 91 14
+	.loc 13 91 14
 	max.f32 %f10, %f4, %f5;
-	.loc 12 90 26
+	.loc 13 90 26
 	add.s64 %rd30, %rd19, %rd16;
 	mov.f32 %f4, %f10;
 	mov.s64 %rd19, %rd30;
@@ -17000,8 +19384,8 @@ $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat
 $L41_bounds_exit:
 	exit;
 $L42_oob0:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x3100000001;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -17014,28 +19398,28 @@ $L43_entry:
 	mov.f32 %f6, %f7;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p3, %f6, %f6;
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f9, %r14;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f5, %f8;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L47_entry:
-	.loc 10 45 26
+	.loc 11 45 26
 	mov.u64 %rd31, smem0;
-	.loc 10 46 13
+	.loc 11 46 13
 	bra.uni $L53_entry;
 $L48_if_then:
-	.loc 10 48 11
+	.loc 11 48 11
 	mov.u32 %r19, %tid.z;
 	mov.u32 %r20, %ntid.y;
 	mov.u32 %r21, %tid.y;
@@ -17045,7 +19429,7 @@ $L48_if_then:
 	mad.lo.u32 %r22, %r18, %r23, %r24;
 	shr.u32 %r17, %r22, 5;
 	cvt.s64.u32 %rd35, %r17;
-	.loc 10 48 4
+	.loc 11 48 4
 	setp.hs.u64 %p6, %rd35, 32;
 	@%p6 bra $L58_oob1;
 	shl.b64 %rd36, %rd35, 2;
@@ -17053,15 +19437,15 @@ $L48_if_then:
 	st.shared.f32 [%rd37], %f12;
 	bra.uni $L49_if_done;
 $L49_if_done:
-	.loc 10 50 8
+	.loc 11 50 8
 	bar.sync 0;
-	.loc 10 51 12
+	.loc 11 51 12
 	bra.uni $L59_entry;
 $L50_if_then:
-	.loc 10 53 15
+	.loc 11 53 15
 	mov.u32 %r30, %laneid;
 	cvt.s64.u32 %rd43, %r30;
-	.loc 10 53 8
+	.loc 11 53 8
 	setp.hs.u64 %p8, %rd43, 32;
 	@%p8 bra $L62_oob2;
 	shl.b64 %rd44, %rd43, 2;
@@ -17070,7 +19454,7 @@ $L50_if_then:
 	mov.f32 %f18, %f19;
 	bra.uni $L63_entry;
 $L52_ret_blockMax:
-	.loc 12 96 10
+	.loc 13 96 10
 	setp.gt.s64 %p10, %rd7, 0;
 	@%p10 bra $L8_cond_true;
 	bra.uni $L68_edge;
@@ -17079,60 +19463,60 @@ $L53_entry:
 	mov.s64 %rd32, 16;
 	bra.uni $L54_for_loop;
 $L54_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p4, %rd32, 0;
 	@%p4 bra $L55_for_body;
 	bra.uni $L56_for_done;
 $L55_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r15, %rd32;
 	shfl.sync.bfly.b32 %f14, %f13, %r15, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f15, %f13, %f14;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd33, %rd32, 2;
 	mov.f32 %f13, %f15;
 	mov.s64 %rd32, %rd33;
 	bra.uni $L54_for_loop;
 $L56_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f12, %f13;
 	bra.uni $L57_ret_warpMax;
 $L57_ret_warpMax:
-	.loc 10 47 11
+	.loc 11 47 11
 	mov.u32 %r16, %laneid;
 	cvt.s64.u32 %rd34, %r16;
-	.loc 10 47 14
+	.loc 11 47 14
 	setp.eq.s64 %p5, %rd34, 0;
 	@%p5 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L58_oob1:
-	.loc 10 48 4
-	mov.u64 %rd21, 0x3100000002;
+	.loc 11 48 4
+	mov.u64 %rd21, 0x3D00000002;
 	mov.u64 %rd22, %rd35;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L59_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r25, 0xFF800000;
 	mov.b32 %f17, %r25;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f16, %f17;
 	bra.uni $L60_ret_negInf;
 $L60_ret_negInf:
-	.loc 10 52 11
+	.loc 11 52 11
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd38, %r26;
-	.loc 10 52 26
+	.loc 11 52 26
 	mov.u32 %r27, %ntid.x;
 	cvt.s64.u32 %rd39, %r27;
 	mov.u32 %r28, %ntid.y;
 	cvt.s64.u32 %rd40, %r28;
 	mov.u32 %r29, %ntid.z;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 10 52 30
+	.loc 11 52 30
 	div.s64 %rd42, %rd39, 32;
-	.loc 10 52 14
+	.loc 11 52 14
 	setp.lt.s64 %p7, %rd38, %rd42;
 	@%p7 bra $L50_if_then;
 	bra.uni $L61_edge;
@@ -17140,8 +19524,8 @@ $L61_edge:
 	mov.f32 %f18, %f16;
 	bra.uni $L63_entry;
 $L62_oob2:
-	.loc 10 53 8
-	mov.u64 %rd21, 0x3100000003;
+	.loc 11 53 8
+	mov.u64 %rd21, 0x3D00000003;
 	mov.u64 %rd22, %rd43;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -17150,29 +19534,29 @@ $L63_entry:
 	mov.s64 %rd46, 16;
 	bra.uni $L64_for_loop;
 $L64_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p9, %rd46, 0;
 	@%p9 bra $L65_for_body;
 	bra.uni $L66_for_done;
 $L65_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r31, %rd46;
 	shfl.sync.bfly.b32 %f22, %f21, %r31, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f23, %f21, %f22;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd47, %rd46, 2;
 	mov.f32 %f21, %f23;
 	mov.s64 %rd46, %rd47;
 	bra.uni $L64_for_loop;
 $L66_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f20, %f21;
 	bra.uni $L67_ret_warpMax;
 $L67_ret_warpMax:
-	.loc 10 56 8
+	.loc 11 56 8
 	bar.sync 0;
-	.loc 10 57 2
+	.loc 11 57 2
 	mov.f32 %f11, %f20;
 	bra.uni $L52_ret_blockMax;
 $L68_edge:
@@ -17185,21 +19569,21 @@ $L70_edge:
 	mov.u32 %r32, %r33;
 	bra.uni $L7_if_done;
 $L71_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p14, %rd51, %rd5;
 	@%p14 bra $L75_oob3;
 	shl.b64 %rd52, %rd51, 1;
 	add.s64 %rd53, %rd4, %rd52;
 	ld.global.nc.u16 %rs1, [%rd53];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L76_entry;
 $L73_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f24, %f25;
 	bra.uni $L80_entry;
 $L75_oob3:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x3100000004;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D00000004;
 	mov.u64 %rd22, %rd51;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -17212,44 +19596,44 @@ $L76_entry:
 	mov.f32 %f25, %f26;
 	bra.uni $L77_ret_load;
 $L77_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p15, %f25, %f25;
 	@%p15 bra $L78_entry;
 	bra.uni $L73_if_done;
 $L78_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r40, 0xFF800000;
 	mov.b32 %f28, %r40;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f27, %f28;
 	bra.uni $L79_ret_negInf;
 $L79_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f24, %f27;
 	bra.uni $L80_entry;
 $L80_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r42, %f24;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r43, %r42, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p16, %r43, 0;
 	@%p16 bra $L81_if_then;
 	bra.uni $L82_if_done;
 $L81_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r44, %r42;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r41, %r44;
 	bra.uni $L83_ret_orderKey;
 $L82_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r45, %r42, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r41, %r45;
 	bra.uni $L83_ret_orderKey;
 $L83_ret_orderKey:
-	.loc 12 101 40
+	.loc 13 101 40
 	setp.hs.u32 %p17, %r41, %r37;
 	@%p17 bra $L14_if_then;
 	bra.uni $L84_edge;
@@ -17257,9 +19641,9 @@ $L84_edge:
 	mov.s32 %r46, %r38;
 	bra.uni $L15_if_done;
 $L85_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd55, smem1;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %r49, %r38, 16, 31, -1;
 	add.s32 %r50, %r38, %r49;
 	shfl.sync.bfly.b32 %r51, %r50, 8, 31, -1;
@@ -17270,15 +19654,15 @@ $L85_entry:
 	add.s32 %r56, %r54, %r55;
 	shfl.sync.bfly.b32 %r57, %r56, 1, 31, -1;
 	add.s32 %r58, %r56, %r57;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r59, %laneid;
 	cvt.s64.u32 %rd56, %r59;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p18, %rd56, 0;
 	@%p18 bra $L86_if_then;
 	bra.uni $L87_if_done;
 $L86_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r62, %tid.z;
 	mov.u32 %r63, %ntid.y;
 	mov.u32 %r64, %tid.y;
@@ -17288,7 +19672,7 @@ $L86_if_then:
 	mad.lo.u32 %r65, %r61, %r66, %r67;
 	shr.u32 %r60, %r65, 5;
 	cvt.s64.u32 %rd57, %r60;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p19, %rd57, 32;
 	@%p19 bra $L91_oob4;
 	shl.b64 %rd58, %rd57, 2;
@@ -17296,29 +19680,29 @@ $L86_if_then:
 	st.shared.s32 [%rd59], %r58;
 	bra.uni $L87_if_done;
 $L87_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r68, %laneid;
 	cvt.s64.u32 %rd60, %r68;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r69, %ntid.x;
 	cvt.s64.u32 %rd61, %r69;
 	mov.u32 %r70, %ntid.y;
 	cvt.s64.u32 %rd62, %r70;
 	mov.u32 %r71, %ntid.z;
 	cvt.s64.u32 %rd63, %r71;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd64, %rd61, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p20, %rd60, %rd64;
 	@%p20 bra $L88_if_then;
 	bra.uni $L92_edge;
 $L88_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r73, %laneid;
 	cvt.s64.u32 %rd65, %r73;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p21, %rd65, 32;
 	@%p21 bra $L93_oob5;
 	shl.b64 %rd66, %rd65, 2;
@@ -17327,7 +19711,7 @@ $L88_if_then:
 	mov.s32 %r72, %r74;
 	bra.uni $L89_if_done;
 $L89_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %r75, %r72, 16, 31, -1;
 	add.s32 %r76, %r72, %r75;
 	shfl.sync.bfly.b32 %r77, %r76, 8, 31, -1;
@@ -17338,21 +19722,21 @@ $L89_if_done:
 	add.s32 %r82, %r80, %r81;
 	shfl.sync.bfly.b32 %r83, %r82, 1, 31, -1;
 	add.s32 %r84, %r82, %r83;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.s32 %r48, %r84;
 	bra.uni $L90_ret_blockSum_u005bint32_u005d;
 $L90_ret_blockSum_u005bint32_u005d:
-	.loc 12 105 30
+	.loc 13 105 30
 	cvt.s32.s64 %r85, %rd7;
-	.loc 12 105 22
+	.loc 13 105 22
 	setp.ge.s32 %p22, %r48, %r85;
 	@%p22 bra $L16_if_then;
 	bra.uni $L94_edge;
 $L91_oob4:
-	.loc 10 30 4
-	mov.u64 %rd21, 0x3100000005;
+	.loc 11 30 4
+	mov.u64 %rd21, 0x3D00000005;
 	mov.u64 %rd22, %rd57;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -17360,8 +19744,8 @@ $L92_edge:
 	mov.s32 %r72, 0;
 	bra.uni $L89_if_done;
 $L93_oob5:
-	.loc 10 35 8
-	mov.u64 %rd21, 0x3100000006;
+	.loc 11 35 8
+	mov.u64 %rd21, 0x3D00000006;
 	mov.u64 %rd22, %rd65;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -17372,7 +19756,7 @@ $L95_edge:
 	mov.u32 %r87, %r32;
 	bra.uni $L157_entry;
 $L96_entry:
-	.loc 12 144 22
+	.loc 13 144 22
 	mov.u32 %r88, %tid.x;
 	cvt.s64.u32 %rd69, %r88;
 	mov.u32 %r89, %tid.y;
@@ -17383,21 +19767,21 @@ $L96_entry:
 	mov.s64 %rd72, %rd69;
 	bra.uni $L97_for_loop;
 $L97_for_loop:
-	.loc 12 144 30
+	.loc 13 144 30
 	setp.lt.s64 %p24, %rd72, %rd6;
 	@%p24 bra $L98_for_body;
 	bra.uni $L117_entry;
 $L98_for_body:
-	.loc 12 145 29
+	.loc 13 145 29
 	add.s64 %rd73, %rd12, %rd72;
-	.loc 12 145 18
+	.loc 13 145 18
 	bra.uni $L103_entry;
 $L100_if_then:
-	.loc 12 146 20
+	.loc 13 146 20
 	sub.rn.f32 %f37, %f31, %f11;
-	.loc 12 146 25
+	.loc 13 146 25
 	mul.rn.f32 %f38, %f37, %f1;
-	.loc 12 146 16
+	.loc 13 146 16
 	max.f32 %f39, %f38, 0fC2D00000;
 	min.f32 %f39, %f39, 0f42B20000;
 	mul.rn.f32 %f40, %f39, 0f3FB8AA3B;
@@ -17415,45 +19799,45 @@ $L100_if_then:
 	mul.rn.f32 %f43, %f43, %f47;
 	setp.nan.f32 %p29, %f38, %f38;
 	selp.f32 %f43, %f38, %f43, %p29;
-	.loc 12 146 4
+	.loc 13 146 4
 	add.rn.f32 %f48, %f30, %f43;
 	mov.f32 %f36, %f48;
 	bra.uni $L101_if_done;
 $L101_if_done:
-	.loc 12 144 53
+	.loc 13 144 53
 	mov.u32 %r98, %ntid.x;
 	cvt.s64.u32 %rd76, %r98;
 	mov.u32 %r99, %ntid.y;
 	cvt.s64.u32 %rd77, %r99;
 	mov.u32 %r100, %ntid.z;
 	cvt.s64.u32 %rd78, %r100;
-	.loc 12 144 38
+	.loc 13 144 38
 	add.s64 %rd79, %rd72, %rd76;
 	mov.f32 %f30, %f36;
 	mov.s64 %rd72, %rd79;
 	bra.uni $L97_for_loop;
 $L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	.loc 12 112 18
+	.loc 13 112 18
 	mul.rn.f32 %f72, %f0, %f29;
 	mov.u32 %r115, 0;
 	mov.s64 %rd93, 31;
 	bra.uni $L20_for_loop;
 $L103_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p25, %rd73, %rd5;
 	@%p25 bra $L107_oob6;
 	shl.b64 %rd74, %rd73, 1;
 	add.s64 %rd75, %rd4, %rd74;
 	ld.global.nc.u16 %rs2, [%rd75];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L108_entry;
 $L105_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f31, %f32;
 	bra.uni $L112_entry;
 $L107_oob6:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x3100000007;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D00000007;
 	mov.u64 %rd22, %rd73;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -17466,44 +19850,44 @@ $L108_entry:
 	mov.f32 %f32, %f33;
 	bra.uni $L109_ret_load;
 $L109_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p26, %f32, %f32;
 	@%p26 bra $L110_entry;
 	bra.uni $L105_if_done;
 $L110_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r92, 0xFF800000;
 	mov.b32 %f35, %r92;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f34, %f35;
 	bra.uni $L111_ret_negInf;
 $L111_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f31, %f34;
 	bra.uni $L112_entry;
 $L112_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r94, %f31;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r95, %r94, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p27, %r95, 0;
 	@%p27 bra $L113_if_then;
 	bra.uni $L114_if_done;
 $L113_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r96, %r94;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r93, %r96;
 	bra.uni $L115_ret_orderKey;
 $L114_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r97, %r94, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r93, %r97;
 	bra.uni $L115_ret_orderKey;
 $L115_ret_orderKey:
-	.loc 12 145 46
+	.loc 13 145 46
 	setp.hs.u32 %p28, %r93, %r32;
 	@%p28 bra $L100_if_then;
 	bra.uni $L116_edge;
@@ -17511,9 +19895,9 @@ $L116_edge:
 	mov.f32 %f36, %f30;
 	bra.uni $L101_if_done;
 $L117_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd80, smem2;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f50, %f30, 16, 31, -1;
 	add.rn.f32 %f51, %f30, %f50;
 	shfl.sync.bfly.b32 %f52, %f51, 8, 31, -1;
@@ -17524,15 +19908,15 @@ $L117_entry:
 	add.rn.f32 %f57, %f55, %f56;
 	shfl.sync.bfly.b32 %f58, %f57, 1, 31, -1;
 	add.rn.f32 %f59, %f57, %f58;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r101, %laneid;
 	cvt.s64.u32 %rd81, %r101;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p30, %rd81, 0;
 	@%p30 bra $L118_if_then;
 	bra.uni $L119_if_done;
 $L118_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r104, %tid.z;
 	mov.u32 %r105, %ntid.y;
 	mov.u32 %r106, %tid.y;
@@ -17542,7 +19926,7 @@ $L118_if_then:
 	mad.lo.u32 %r107, %r103, %r108, %r109;
 	shr.u32 %r102, %r107, 5;
 	cvt.s64.u32 %rd82, %r102;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p31, %rd82, 32;
 	@%p31 bra $L123_oob7;
 	shl.b64 %rd83, %rd82, 2;
@@ -17550,29 +19934,29 @@ $L118_if_then:
 	st.shared.f32 [%rd84], %f59;
 	bra.uni $L119_if_done;
 $L119_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r110, %laneid;
 	cvt.s64.u32 %rd85, %r110;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r111, %ntid.x;
 	cvt.s64.u32 %rd86, %r111;
 	mov.u32 %r112, %ntid.y;
 	cvt.s64.u32 %rd87, %r112;
 	mov.u32 %r113, %ntid.z;
 	cvt.s64.u32 %rd88, %r113;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd89, %rd86, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p32, %rd85, %rd89;
 	@%p32 bra $L120_if_then;
 	bra.uni $L124_edge;
 $L120_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r114, %laneid;
 	cvt.s64.u32 %rd90, %r114;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p33, %rd90, 32;
 	@%p33 bra $L125_oob8;
 	shl.b64 %rd91, %rd90, 2;
@@ -17581,7 +19965,7 @@ $L120_if_then:
 	mov.f32 %f60, %f61;
 	bra.uni $L121_if_done;
 $L121_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f62, %f60, 16, 31, -1;
 	add.rn.f32 %f63, %f60, %f62;
 	shfl.sync.bfly.b32 %f64, %f63, 8, 31, -1;
@@ -17592,18 +19976,18 @@ $L121_if_done:
 	add.rn.f32 %f69, %f67, %f68;
 	shfl.sync.bfly.b32 %f70, %f69, 1, 31, -1;
 	add.rn.f32 %f71, %f69, %f70;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f49, %f71;
 	bra.uni $L122_ret_blockSum_u005bfloat32_u005d;
 $L122_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 149 2
+	.loc 13 149 2
 	mov.f32 %f29, %f49;
 	bra.uni $L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L123_oob7:
-	.loc 10 30 4
-	mov.u64 %rd21, 0x3100000008;
+	.loc 11 30 4
+	mov.u64 %rd21, 0x3D00000008;
 	mov.u64 %rd22, %rd82;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -17611,13 +19995,13 @@ $L124_edge:
 	mov.f32 %f60, 0f00000000;
 	bra.uni $L121_if_done;
 $L125_oob8:
-	.loc 10 35 8
-	mov.u64 %rd21, 0x3100000009;
+	.loc 11 35 8
+	mov.u64 %rd21, 0x3D00000009;
 	mov.u64 %rd22, %rd90;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L126_entry:
-	.loc 12 144 22
+	.loc 13 144 22
 	mov.u32 %r121, %tid.x;
 	cvt.s64.u32 %rd95, %r121;
 	mov.u32 %r122, %tid.y;
@@ -17628,21 +20012,21 @@ $L126_entry:
 	mov.s64 %rd98, %rd95;
 	bra.uni $L127_for_loop;
 $L127_for_loop:
-	.loc 12 144 30
+	.loc 13 144 30
 	setp.lt.s64 %p35, %rd98, %rd6;
 	@%p35 bra $L128_for_body;
 	bra.uni $L147_entry;
 $L128_for_body:
-	.loc 12 145 29
+	.loc 13 145 29
 	add.s64 %rd99, %rd12, %rd98;
-	.loc 12 145 18
+	.loc 13 145 18
 	bra.uni $L133_entry;
 $L130_if_then:
-	.loc 12 146 20
+	.loc 13 146 20
 	sub.rn.f32 %f81, %f75, %f11;
-	.loc 12 146 25
+	.loc 13 146 25
 	mul.rn.f32 %f82, %f81, %f1;
-	.loc 12 146 16
+	.loc 13 146 16
 	max.f32 %f83, %f82, 0fC2D00000;
 	min.f32 %f83, %f83, 0f42B20000;
 	mul.rn.f32 %f84, %f83, 0f3FB8AA3B;
@@ -17660,44 +20044,44 @@ $L130_if_then:
 	mul.rn.f32 %f87, %f87, %f91;
 	setp.nan.f32 %p40, %f82, %f82;
 	selp.f32 %f87, %f82, %f87, %p40;
-	.loc 12 146 4
+	.loc 13 146 4
 	add.rn.f32 %f92, %f74, %f87;
 	mov.f32 %f80, %f92;
 	bra.uni $L131_if_done;
 $L131_if_done:
-	.loc 12 144 53
+	.loc 13 144 53
 	mov.u32 %r131, %ntid.x;
 	cvt.s64.u32 %rd102, %r131;
 	mov.u32 %r132, %ntid.y;
 	cvt.s64.u32 %rd103, %r132;
 	mov.u32 %r133, %ntid.z;
 	cvt.s64.u32 %rd104, %r133;
-	.loc 12 144 38
+	.loc 13 144 38
 	add.s64 %rd105, %rd98, %rd102;
 	mov.f32 %f74, %f80;
 	mov.s64 %rd98, %rd105;
 	bra.uni $L127_for_loop;
 $L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	.loc 12 116 65
+	.loc 13 116 65
 	setp.ge.f32 %p45, %f73, %f72;
 	@%p45 bra $L23_if_then;
 	bra.uni $L156_edge;
 $L133_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p36, %rd99, %rd5;
 	@%p36 bra $L137_oob9;
 	shl.b64 %rd100, %rd99, 1;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.u16 %rs3, [%rd101];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L138_entry;
 $L135_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f75, %f76;
 	bra.uni $L142_entry;
 $L137_oob9:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x310000000A;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D0000000A;
 	mov.u64 %rd22, %rd99;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -17710,44 +20094,44 @@ $L138_entry:
 	mov.f32 %f76, %f77;
 	bra.uni $L139_ret_load;
 $L139_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p37, %f76, %f76;
 	@%p37 bra $L140_entry;
 	bra.uni $L135_if_done;
 $L140_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r125, 0xFF800000;
 	mov.b32 %f79, %r125;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f78, %f79;
 	bra.uni $L141_ret_negInf;
 $L141_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f75, %f78;
 	bra.uni $L142_entry;
 $L142_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r127, %f75;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r128, %r127, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p38, %r128, 0;
 	@%p38 bra $L143_if_then;
 	bra.uni $L144_if_done;
 $L143_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r129, %r127;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r126, %r129;
 	bra.uni $L145_ret_orderKey;
 $L144_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r130, %r127, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r126, %r130;
 	bra.uni $L145_ret_orderKey;
 $L145_ret_orderKey:
-	.loc 12 145 46
+	.loc 13 145 46
 	setp.hs.u32 %p39, %r126, %r120;
 	@%p39 bra $L130_if_then;
 	bra.uni $L146_edge;
@@ -17755,9 +20139,9 @@ $L146_edge:
 	mov.f32 %f80, %f74;
 	bra.uni $L131_if_done;
 $L147_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd106, smem2;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f94, %f74, 16, 31, -1;
 	add.rn.f32 %f95, %f74, %f94;
 	shfl.sync.bfly.b32 %f96, %f95, 8, 31, -1;
@@ -17768,15 +20152,15 @@ $L147_entry:
 	add.rn.f32 %f101, %f99, %f100;
 	shfl.sync.bfly.b32 %f102, %f101, 1, 31, -1;
 	add.rn.f32 %f103, %f101, %f102;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r134, %laneid;
 	cvt.s64.u32 %rd107, %r134;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p41, %rd107, 0;
 	@%p41 bra $L148_if_then;
 	bra.uni $L149_if_done;
 $L148_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r137, %tid.z;
 	mov.u32 %r138, %ntid.y;
 	mov.u32 %r139, %tid.y;
@@ -17786,7 +20170,7 @@ $L148_if_then:
 	mad.lo.u32 %r140, %r136, %r141, %r142;
 	shr.u32 %r135, %r140, 5;
 	cvt.s64.u32 %rd108, %r135;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p42, %rd108, 32;
 	@%p42 bra $L153_oob10;
 	shl.b64 %rd109, %rd108, 2;
@@ -17794,29 +20178,29 @@ $L148_if_then:
 	st.shared.f32 [%rd110], %f103;
 	bra.uni $L149_if_done;
 $L149_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r143, %laneid;
 	cvt.s64.u32 %rd111, %r143;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r144, %ntid.x;
 	cvt.s64.u32 %rd112, %r144;
 	mov.u32 %r145, %ntid.y;
 	cvt.s64.u32 %rd113, %r145;
 	mov.u32 %r146, %ntid.z;
 	cvt.s64.u32 %rd114, %r146;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd115, %rd112, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p43, %rd111, %rd115;
 	@%p43 bra $L150_if_then;
 	bra.uni $L154_edge;
 $L150_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r147, %laneid;
 	cvt.s64.u32 %rd116, %r147;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p44, %rd116, 32;
 	@%p44 bra $L155_oob11;
 	shl.b64 %rd117, %rd116, 2;
@@ -17825,7 +20209,7 @@ $L150_if_then:
 	mov.f32 %f104, %f105;
 	bra.uni $L151_if_done;
 $L151_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f106, %f104, 16, 31, -1;
 	add.rn.f32 %f107, %f104, %f106;
 	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
@@ -17836,18 +20220,18 @@ $L151_if_done:
 	add.rn.f32 %f113, %f111, %f112;
 	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
 	add.rn.f32 %f115, %f113, %f114;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f93, %f115;
 	bra.uni $L152_ret_blockSum_u005bfloat32_u005d;
 $L152_ret_blockSum_u005bfloat32_u005d:
-	.loc 12 149 2
+	.loc 13 149 2
 	mov.f32 %f73, %f93;
 	bra.uni $L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L153_oob10:
-	.loc 10 30 4
-	mov.u64 %rd21, 0x310000000B;
+	.loc 11 30 4
+	mov.u64 %rd21, 0x3D0000000B;
 	mov.u64 %rd22, %rd108;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -17855,8 +20239,8 @@ $L154_edge:
 	mov.f32 %f104, 0f00000000;
 	bra.uni $L151_if_done;
 $L155_oob11:
-	.loc 10 35 8
-	mov.u64 %rd21, 0x310000000C;
+	.loc 11 35 8
+	mov.u64 %rd21, 0x3D0000000C;
 	mov.u64 %rd22, %rd116;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -17864,10 +20248,10 @@ $L156_edge:
 	mov.u32 %r148, %r115;
 	bra.uni $L24_if_done;
 $L157_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r150, 0xFF800000;
 	mov.b32 %f117, %r150;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f116, %f117;
 	bra.uni $L158_ret_negInf;
 $L158_ret_negInf:
@@ -17876,21 +20260,21 @@ $L158_ret_negInf:
 	mov.s64 %rd120, %rd13;
 	bra.uni $L25_for_loop;
 $L159_entry:
-	.loc 12 154 15
+	.loc 13 154 15
 	setp.hs.u64 %p47, %rd121, %rd5;
 	@%p47 bra $L163_oob12;
 	shl.b64 %rd122, %rd121, 1;
 	add.s64 %rd123, %rd4, %rd122;
 	ld.global.nc.u16 %rs4, [%rd123];
-	.loc 12 154 13
+	.loc 13 154 13
 	bra.uni $L164_entry;
 $L161_if_done:
-	.loc 12 158 2
+	.loc 13 158 2
 	mov.f32 %f119, %f120;
 	bra.uni $L168_entry;
 $L163_oob12:
-	.loc 12 154 15
-	mov.u64 %rd21, 0x310000000D;
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D0000000D;
 	mov.u64 %rd22, %rd121;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -17903,44 +20287,44 @@ $L164_entry:
 	mov.f32 %f120, %f121;
 	bra.uni $L165_ret_load;
 $L165_ret_load:
-	.loc 12 155 7
+	.loc 13 155 7
 	setp.neu.f32 %p48, %f120, %f120;
 	@%p48 bra $L166_entry;
 	bra.uni $L161_if_done;
 $L166_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r153, 0xFF800000;
 	mov.b32 %f123, %r153;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f122, %f123;
 	bra.uni $L167_ret_negInf;
 $L167_ret_negInf:
-	.loc 12 156 3
+	.loc 13 156 3
 	mov.f32 %f119, %f122;
 	bra.uni $L168_entry;
 $L168_entry:
-	.loc 12 164 23
+	.loc 13 164 23
 	mov.b32 %r155, %f119;
-	.loc 12 165 6
+	.loc 13 165 6
 	and.b32 %r156, %r155, 0x80000000;
-	.loc 12 165 18
+	.loc 13 165 18
 	setp.ne.u32 %p49, %r156, 0;
 	@%p49 bra $L169_if_then;
 	bra.uni $L170_if_done;
 $L169_if_then:
-	.loc 12 166 10
+	.loc 13 166 10
 	not.b32 %r157, %r155;
-	.loc 12 166 3
+	.loc 13 166 3
 	mov.u32 %r154, %r157;
 	bra.uni $L171_ret_orderKey;
 $L170_if_done:
-	.loc 12 168 11
+	.loc 13 168 11
 	or.b32 %r158, %r155, 0x80000000;
-	.loc 12 168 2
+	.loc 13 168 2
 	mov.u32 %r154, %r158;
 	bra.uni $L171_ret_orderKey;
 $L171_ret_orderKey:
-	.loc 12 126 18
+	.loc 13 126 18
 	setp.hs.u32 %p50, %r154, %r87;
 	@%p50 bra $L28_if_then;
 	bra.uni $L172_edge;
@@ -17949,94 +20333,94 @@ $L172_edge:
 	mov.s32 %r159, %r151;
 	bra.uni $L29_if_done;
 $L174_ret_gumbel:
-	.loc 12 127 23
+	.loc 13 127 23
 	add.rn.f32 %f138, %f126, %f127;
-	.loc 12 128 25
+	.loc 13 128 25
 	cvt.s32.s64 %r161, %rd120;
-	.loc 12 128 16
+	.loc 13 128 16
 	bra.uni $L181_entry;
 $L175_entry:
-	.loc 12 174 25
+	.loc 13 174 25
 	mov.u64 %rd124, %rd9;
-	.loc 12 174 30
+	.loc 13 174 30
 	shl.b64 %rd125, %rd124, 32;
-	.loc 12 174 48
+	.loc 13 174 48
 	cvt.u32.s64 %r160, %rd120;
-	.loc 12 174 41
+	.loc 13 174 41
 	cvt.u64.u32 %rd126, %r160;
-	.loc 12 174 34
+	.loc 13 174 34
 	or.b64 %rd127, %rd125, %rd126;
-	.loc 12 174 18
+	.loc 13 174 18
 	bra.uni $L177_entry;
 $L176_ret_uniform:
-	.loc 12 188 26
+	.loc 13 188 26
 	lg2.approx.f32 %f132, %f128;
 	mul.rn.f32 %f133, %f132, 0f3F317218;
-	.loc 12 188 18
+	.loc 13 188 18
 	neg.f32 %f134, %f133;
-	.loc 12 188 17
+	.loc 13 188 17
 	lg2.approx.f32 %f135, %f134;
 	mul.rn.f32 %f136, %f135, 0f3F317218;
-	.loc 12 188 9
+	.loc 13 188 9
 	neg.f32 %f137, %f136;
-	.loc 12 188 2
+	.loc 13 188 2
 	mov.f32 %f127, %f137;
 	bra.uni $L174_ret_gumbel;
 $L177_entry:
-	.loc 12 181 12
+	.loc 13 181 12
 	shr.u64 %rd129, %rd127, 30;
-	.loc 12 181 9
+	.loc 13 181 9
 	xor.b64 %rd130, %rd127, %rd129;
-	.loc 12 181 18
+	.loc 13 181 18
 	mul.lo.u64 %rd131, %rd130, 0xBF58476D1CE4E5B9;
-	.loc 12 182 12
+	.loc 13 182 12
 	shr.u64 %rd132, %rd131, 27;
-	.loc 12 182 9
+	.loc 13 182 9
 	xor.b64 %rd133, %rd131, %rd132;
-	.loc 12 182 18
+	.loc 13 182 18
 	mul.lo.u64 %rd134, %rd133, 0x94D049BB133111EB;
-	.loc 12 183 14
+	.loc 13 183 14
 	shr.u64 %rd135, %rd134, 31;
-	.loc 12 183 11
+	.loc 13 183 11
 	xor.b64 %rd136, %rd134, %rd135;
-	.loc 12 183 2
+	.loc 13 183 2
 	mov.u64 %rd128, %rd136;
 	bra.uni $L178_ret_mix64;
 $L178_ret_mix64:
-	.loc 12 174 54
+	.loc 13 174 54
 	xor.b64 %rd137, %rd128, %rd8;
-	.loc 12 174 12
+	.loc 13 174 12
 	bra.uni $L179_entry;
 $L179_entry:
-	.loc 12 181 12
+	.loc 13 181 12
 	shr.u64 %rd139, %rd137, 30;
-	.loc 12 181 9
+	.loc 13 181 9
 	xor.b64 %rd140, %rd137, %rd139;
-	.loc 12 181 18
+	.loc 13 181 18
 	mul.lo.u64 %rd141, %rd140, 0xBF58476D1CE4E5B9;
-	.loc 12 182 12
+	.loc 13 182 12
 	shr.u64 %rd142, %rd141, 27;
-	.loc 12 182 9
+	.loc 13 182 9
 	xor.b64 %rd143, %rd141, %rd142;
-	.loc 12 182 18
+	.loc 13 182 18
 	mul.lo.u64 %rd144, %rd143, 0x94D049BB133111EB;
-	.loc 12 183 14
+	.loc 13 183 14
 	shr.u64 %rd145, %rd144, 31;
-	.loc 12 183 11
+	.loc 13 183 11
 	xor.b64 %rd146, %rd144, %rd145;
-	.loc 12 183 2
+	.loc 13 183 2
 	mov.u64 %rd138, %rd146;
 	bra.uni $L180_ret_mix64;
 $L180_ret_mix64:
-	.loc 12 175 19
+	.loc 13 175 19
 	shr.u64 %rd147, %rd138, 40;
-	.loc 12 175 17
+	.loc 13 175 17
 	cvt.rn.f32.u64 %f129, %rd147;
-	.loc 12 175 25
+	.loc 13 175 25
 	add.rn.f32 %f130, %f129, 0f3F000000;
-	.loc 12 175 32
+	.loc 13 175 32
 	mul.rn.f32 %f131, %f130, 0f33800000;
-	.loc 12 175 2
+	.loc 13 175 2
 	mov.f32 %f128, %f131;
 	bra.uni $L176_ret_uniform;
 $L181_entry:
@@ -18174,7 +20558,7 @@ $L200_if_then:
 	mov.s32 %r192, %r195;
 	bra.uni $L233_entry;
 $L202_ret_blockArgMax:
-	.loc 12 134 9
+	.loc 13 134 9
 	setp.eq.s64 %p92, %rd13, 0;
 	@%p92 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
@@ -18289,21 +20673,21 @@ $L225_edge:
 	bra.uni $L208_if_done;
 $L226_oob13:
 	.loc 5 117 5
-	mov.u64 %rd21, 0x310000000E;
+	mov.u64 %rd21, 0x3D0000000E;
 	mov.u64 %rd22, %rd154;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L227_oob14:
 	.loc 5 117 19
-	mov.u64 %rd21, 0x310000000F;
+	mov.u64 %rd21, 0x3D0000000F;
 	mov.u64 %rd22, %rd155;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L228_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r187, 0xFF800000;
 	mov.b32 %f145, %r187;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f144, %f145;
 	bra.uni $L229_ret_negInf;
 $L229_ret_negInf:
@@ -18329,13 +20713,13 @@ $L230_edge:
 	bra.uni $L233_entry;
 $L231_oob15:
 	.loc 5 122 12
-	mov.u64 %rd21, 0x3100000010;
+	mov.u64 %rd21, 0x3D00000010;
 	mov.u64 %rd22, %rd165;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L232_oob16:
 	.loc 5 122 26
-	mov.u64 %rd21, 0x3100000011;
+	mov.u64 %rd21, 0x3D00000011;
 	mov.u64 %rd22, %rd168;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -18448,8 +20832,8 @@ $L255_edge:
 	mov.s32 %r201, %r197;
 	bra.uni $L238_if_done;
 $L256_oob17:
-	.loc 12 135 6
-	mov.u64 %rd21, 0x3100000012;
+	.loc 13 135 6
+	mov.u64 %rd21, 0x3D00000012;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -18485,7 +20869,7 @@ $L40_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 13 46 6
+	.loc 14 46 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -18495,78 +20879,78 @@ $L40_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 13 56 20
+	.loc 14 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 13 56 25
+	.loc 14 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 13 57 13
+	.loc 14 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 13 58 30
+	.loc 14 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 13 59 31
+	.loc 14 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 13 59 26
+	.loc 14 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f3, [%rd24];
-	.loc 13 59 24
+	.loc 14 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 13 63 30
+	.loc 14 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 13 64 29
+	.loc 14 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 13 64 24
+	.loc 14 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 2;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.f32 %f20, [%rd52];
-	.loc 13 64 22
+	.loc 14 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 13 67 30
+	.loc 14 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
-	.loc 13 68 11
+	.loc 14 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 13 68 46
+	.loc 14 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 13 68 41
+	.loc 14 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 2;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.f32 %f56, [%rd77];
-	.loc 13 68 39
+	.loc 14 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L13_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 13 58 22
+	.loc 14 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -18579,8 +20963,8 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 13 59 26
-	mov.u64 %rd16, 0x3200000001;
+	.loc 14 59 26
+	mov.u64 %rd16, 0x3E00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -18589,27 +20973,27 @@ $L18_entry:
 	mov.f32 %f4, %f3;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 13 59 14
+	.loc 14 59 14
 	max.f32 %f5, %f2, %f4;
-	.loc 13 58 53
+	.loc 14 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 13 58 38
+	.loc 14 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L20_entry:
-	.loc 10 45 26
+	.loc 11 45 26
 	mov.u64 %rd29, smem0;
-	.loc 10 46 13
+	.loc 11 46 13
 	bra.uni $L26_entry;
 $L21_if_then:
-	.loc 10 48 11
+	.loc 11 48 11
 	mov.u32 %r17, %tid.z;
 	mov.u32 %r18, %ntid.y;
 	mov.u32 %r19, %tid.y;
@@ -18619,7 +21003,7 @@ $L21_if_then:
 	mad.lo.u32 %r20, %r16, %r21, %r22;
 	shr.u32 %r15, %r20, 5;
 	cvt.s64.u32 %rd33, %r15;
-	.loc 10 48 4
+	.loc 11 48 4
 	setp.hs.u64 %p5, %rd33, 32;
 	@%p5 bra $L31_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -18627,15 +21011,15 @@ $L21_if_then:
 	st.shared.f32 [%rd35], %f7;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 50 8
+	.loc 11 50 8
 	bar.sync 0;
-	.loc 10 51 12
+	.loc 11 51 12
 	bra.uni $L32_entry;
 $L23_if_then:
-	.loc 10 53 15
+	.loc 11 53 15
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd41, %r28;
-	.loc 10 53 8
+	.loc 11 53 8
 	setp.hs.u64 %p7, %rd41, 32;
 	@%p7 bra $L35_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -18644,7 +21028,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 13 63 22
+	.loc 14 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -18659,60 +21043,60 @@ $L26_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L27_for_loop;
 $L27_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p3, %rd30, 0;
 	@%p3 bra $L28_for_body;
 	bra.uni $L29_for_done;
 $L28_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r13, %rd30;
 	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f10, %f8, %f9;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f8, %f10;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L27_for_loop;
 $L29_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f7, %f8;
 	bra.uni $L30_ret_warpMax;
 $L30_ret_warpMax:
-	.loc 10 47 11
+	.loc 11 47 11
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd32, %r14;
-	.loc 10 47 14
+	.loc 11 47 14
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L31_oob1:
-	.loc 10 48 4
-	mov.u64 %rd16, 0x3200000002;
+	.loc 11 48 4
+	mov.u64 %rd16, 0x3E00000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L32_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r23, 0xFF800000;
 	mov.b32 %f12, %r23;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L33_ret_negInf;
 $L33_ret_negInf:
-	.loc 10 52 11
+	.loc 11 52 11
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd36, %r24;
-	.loc 10 52 26
+	.loc 11 52 26
 	mov.u32 %r25, %ntid.x;
 	cvt.s64.u32 %rd37, %r25;
 	mov.u32 %r26, %ntid.y;
 	cvt.s64.u32 %rd38, %r26;
 	mov.u32 %r27, %ntid.z;
 	cvt.s64.u32 %rd39, %r27;
-	.loc 10 52 30
+	.loc 11 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 10 52 14
+	.loc 11 52 14
 	setp.lt.s64 %p6, %rd36, %rd40;
 	@%p6 bra $L23_if_then;
 	bra.uni $L34_edge;
@@ -18720,8 +21104,8 @@ $L34_edge:
 	mov.f32 %f13, %f11;
 	bra.uni $L36_entry;
 $L35_oob2:
-	.loc 10 53 8
-	mov.u64 %rd16, 0x3200000003;
+	.loc 11 53 8
+	mov.u64 %rd16, 0x3E00000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -18730,34 +21114,34 @@ $L36_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L37_for_loop;
 $L37_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p8, %rd44, 0;
 	@%p8 bra $L38_for_body;
 	bra.uni $L39_for_done;
 $L38_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r29, %rd44;
 	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f18, %f16, %f17;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f16, %f18;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L37_for_loop;
 $L39_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f15, %f16;
 	bra.uni $L40_ret_warpMax;
 $L40_ret_warpMax:
-	.loc 10 56 8
+	.loc 11 56 8
 	bar.sync 0;
-	.loc 10 57 2
+	.loc 11 57 2
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 13 64 24
-	mov.u64 %rd16, 0x3200000004;
+	.loc 14 64 24
+	mov.u64 %rd16, 0x3E00000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -18766,9 +21150,9 @@ $L42_entry:
 	mov.f32 %f21, %f20;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 13 64 34
+	.loc 14 64 34
 	sub.rn.f32 %f22, %f21, %f6;
-	.loc 13 64 15
+	.loc 14 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -18786,24 +21170,24 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 13 64 3
+	.loc 14 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 13 63 53
+	.loc 14 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 13 63 38
+	.loc 14 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
 	bra.uni $L6_for_loop;
 $L44_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd57, smem1;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
 	add.rn.f32 %f35, %f19, %f34;
 	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
@@ -18814,15 +21198,15 @@ $L44_entry:
 	add.rn.f32 %f41, %f39, %f40;
 	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
 	add.rn.f32 %f43, %f41, %f42;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r36, %laneid;
 	cvt.s64.u32 %rd58, %r36;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p12, %rd58, 0;
 	@%p12 bra $L45_if_then;
 	bra.uni $L46_if_done;
 $L45_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r39, %tid.z;
 	mov.u32 %r40, %ntid.y;
 	mov.u32 %r41, %tid.y;
@@ -18832,7 +21216,7 @@ $L45_if_then:
 	mad.lo.u32 %r42, %r38, %r43, %r44;
 	shr.u32 %r37, %r42, 5;
 	cvt.s64.u32 %rd59, %r37;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p13, %rd59, 32;
 	@%p13 bra $L50_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -18840,29 +21224,29 @@ $L45_if_then:
 	st.shared.f32 [%rd61], %f43;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd62, %r45;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd63, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd64, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd65, %r48;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd66, %rd63, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p14, %rd62, %rd66;
 	@%p14 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r49, %laneid;
 	cvt.s64.u32 %rd67, %r49;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p15, %rd67, 32;
 	@%p15 bra $L52_oob5;
 	shl.b64 %rd68, %rd67, 2;
@@ -18871,7 +21255,7 @@ $L47_if_then:
 	mov.f32 %f44, %f45;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
 	add.rn.f32 %f47, %f44, %f46;
 	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
@@ -18882,13 +21266,13 @@ $L48_if_done:
 	add.rn.f32 %f53, %f51, %f52;
 	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
 	add.rn.f32 %f55, %f53, %f54;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 67 22
+	.loc 14 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -18898,8 +21282,8 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd73, %rd70;
 	bra.uni $L9_for_loop;
 $L50_oob4:
-	.loc 10 30 4
-	mov.u64 %rd16, 0x3200000005;
+	.loc 11 30 4
+	mov.u64 %rd16, 0x3E00000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -18907,14 +21291,14 @@ $L51_edge:
 	mov.f32 %f44, 0f00000000;
 	bra.uni $L48_if_done;
 $L52_oob5:
-	.loc 10 35 8
-	mov.u64 %rd16, 0x3200000006;
+	.loc 11 35 8
+	mov.u64 %rd16, 0x3E00000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 13 68 41
-	mov.u64 %rd16, 0x3200000007;
+	.loc 14 68 41
+	mov.u64 %rd16, 0x3E00000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -18923,9 +21307,9 @@ $L54_entry:
 	mov.f32 %f57, %f56;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 13 68 50
+	.loc 14 68 50
 	sub.rn.f32 %f58, %f57, %f6;
-	.loc 13 68 32
+	.loc 14 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -18943,35 +21327,35 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 13 68 54
+	.loc 14 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 13 68 24
+	.loc 14 68 24
 	bra.uni $L56_entry;
 $L56_entry:
 	.loc 6 31 40
 	mov.f32 %f69, %f68;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 13 68 6
+	.loc 14 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 2;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.f32 [%rd79], %f69;
-	.loc 13 67 53
+	.loc 14 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 13 67 38
+	.loc 14 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 13 68 6
-	mov.u64 %rd16, 0x3200000008;
+	.loc 14 68 6
+	mov.u64 %rd16, 0x3E00000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -19008,7 +21392,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 13 49 6
+	.loc 14 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -19018,78 +21402,78 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 13 56 20
+	.loc 14 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 13 56 25
+	.loc 14 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 13 57 13
+	.loc 14 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 13 58 30
+	.loc 14 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 13 59 31
+	.loc 14 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 13 59 26
+	.loc 14 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 13 59 24
+	.loc 14 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 13 63 30
+	.loc 14 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 13 64 29
+	.loc 14 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 13 64 24
+	.loc 14 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 13 64 22
+	.loc 14 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 13 67 30
+	.loc 14 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
-	.loc 13 68 11
+	.loc 14 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 13 68 46
+	.loc 14 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 13 68 41
+	.loc 14 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 13 68 39
+	.loc 14 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L13_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 13 58 22
+	.loc 14 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -19102,8 +21486,8 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 13 59 26
-	mov.u64 %rd16, 0x3300000001;
+	.loc 14 59 26
+	mov.u64 %rd16, 0x3F00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -19114,27 +21498,27 @@ $L18_entry:
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 13 59 14
+	.loc 14 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 13 58 53
+	.loc 14 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 13 58 38
+	.loc 14 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L20_entry:
-	.loc 10 45 26
+	.loc 11 45 26
 	mov.u64 %rd29, smem0;
-	.loc 10 46 13
+	.loc 11 46 13
 	bra.uni $L26_entry;
 $L21_if_then:
-	.loc 10 48 11
+	.loc 11 48 11
 	mov.u32 %r17, %tid.z;
 	mov.u32 %r18, %ntid.y;
 	mov.u32 %r19, %tid.y;
@@ -19144,7 +21528,7 @@ $L21_if_then:
 	mad.lo.u32 %r20, %r16, %r21, %r22;
 	shr.u32 %r15, %r20, 5;
 	cvt.s64.u32 %rd33, %r15;
-	.loc 10 48 4
+	.loc 11 48 4
 	setp.hs.u64 %p5, %rd33, 32;
 	@%p5 bra $L31_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -19152,15 +21536,15 @@ $L21_if_then:
 	st.shared.f32 [%rd35], %f7;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 50 8
+	.loc 11 50 8
 	bar.sync 0;
-	.loc 10 51 12
+	.loc 11 51 12
 	bra.uni $L32_entry;
 $L23_if_then:
-	.loc 10 53 15
+	.loc 11 53 15
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd41, %r28;
-	.loc 10 53 8
+	.loc 11 53 8
 	setp.hs.u64 %p7, %rd41, 32;
 	@%p7 bra $L35_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -19169,7 +21553,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 13 63 22
+	.loc 14 63 22
 	mov.u32 %r30, %tid.x;
 	cvt.s64.u32 %rd46, %r30;
 	mov.u32 %r31, %tid.y;
@@ -19184,60 +21568,60 @@ $L26_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L27_for_loop;
 $L27_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p3, %rd30, 0;
 	@%p3 bra $L28_for_body;
 	bra.uni $L29_for_done;
 $L28_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r13, %rd30;
 	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f10, %f8, %f9;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f8, %f10;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L27_for_loop;
 $L29_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f7, %f8;
 	bra.uni $L30_ret_warpMax;
 $L30_ret_warpMax:
-	.loc 10 47 11
+	.loc 11 47 11
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd32, %r14;
-	.loc 10 47 14
+	.loc 11 47 14
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L31_oob1:
-	.loc 10 48 4
-	mov.u64 %rd16, 0x3300000002;
+	.loc 11 48 4
+	mov.u64 %rd16, 0x3F00000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L32_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r23, 0xFF800000;
 	mov.b32 %f12, %r23;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L33_ret_negInf;
 $L33_ret_negInf:
-	.loc 10 52 11
+	.loc 11 52 11
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd36, %r24;
-	.loc 10 52 26
+	.loc 11 52 26
 	mov.u32 %r25, %ntid.x;
 	cvt.s64.u32 %rd37, %r25;
 	mov.u32 %r26, %ntid.y;
 	cvt.s64.u32 %rd38, %r26;
 	mov.u32 %r27, %ntid.z;
 	cvt.s64.u32 %rd39, %r27;
-	.loc 10 52 30
+	.loc 11 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 10 52 14
+	.loc 11 52 14
 	setp.lt.s64 %p6, %rd36, %rd40;
 	@%p6 bra $L23_if_then;
 	bra.uni $L34_edge;
@@ -19245,8 +21629,8 @@ $L34_edge:
 	mov.f32 %f13, %f11;
 	bra.uni $L36_entry;
 $L35_oob2:
-	.loc 10 53 8
-	mov.u64 %rd16, 0x3300000003;
+	.loc 11 53 8
+	mov.u64 %rd16, 0x3F00000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -19255,34 +21639,34 @@ $L36_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L37_for_loop;
 $L37_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p8, %rd44, 0;
 	@%p8 bra $L38_for_body;
 	bra.uni $L39_for_done;
 $L38_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r29, %rd44;
 	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f18, %f16, %f17;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f16, %f18;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L37_for_loop;
 $L39_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f15, %f16;
 	bra.uni $L40_ret_warpMax;
 $L40_ret_warpMax:
-	.loc 10 56 8
+	.loc 11 56 8
 	bar.sync 0;
-	.loc 10 57 2
+	.loc 11 57 2
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 13 64 24
-	mov.u64 %rd16, 0x3300000004;
+	.loc 14 64 24
+	mov.u64 %rd16, 0x3F00000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -19293,9 +21677,9 @@ $L42_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 13 64 34
+	.loc 14 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 13 64 15
+	.loc 14 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -19313,24 +21697,24 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 13 64 3
+	.loc 14 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 13 63 53
+	.loc 14 63 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd53, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd54, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd55, %r35;
-	.loc 13 63 38
+	.loc 14 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
 	bra.uni $L6_for_loop;
 $L44_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd57, smem1;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
 	add.rn.f32 %f35, %f19, %f34;
 	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
@@ -19341,15 +21725,15 @@ $L44_entry:
 	add.rn.f32 %f41, %f39, %f40;
 	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
 	add.rn.f32 %f43, %f41, %f42;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r36, %laneid;
 	cvt.s64.u32 %rd58, %r36;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p12, %rd58, 0;
 	@%p12 bra $L45_if_then;
 	bra.uni $L46_if_done;
 $L45_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r39, %tid.z;
 	mov.u32 %r40, %ntid.y;
 	mov.u32 %r41, %tid.y;
@@ -19359,7 +21743,7 @@ $L45_if_then:
 	mad.lo.u32 %r42, %r38, %r43, %r44;
 	shr.u32 %r37, %r42, 5;
 	cvt.s64.u32 %rd59, %r37;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p13, %rd59, 32;
 	@%p13 bra $L50_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -19367,29 +21751,29 @@ $L45_if_then:
 	st.shared.f32 [%rd61], %f43;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd62, %r45;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd63, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd64, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd65, %r48;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd66, %rd63, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p14, %rd62, %rd66;
 	@%p14 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r49, %laneid;
 	cvt.s64.u32 %rd67, %r49;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p15, %rd67, 32;
 	@%p15 bra $L52_oob5;
 	shl.b64 %rd68, %rd67, 2;
@@ -19398,7 +21782,7 @@ $L47_if_then:
 	mov.f32 %f44, %f45;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
 	add.rn.f32 %f47, %f44, %f46;
 	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
@@ -19409,13 +21793,13 @@ $L48_if_done:
 	add.rn.f32 %f53, %f51, %f52;
 	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
 	add.rn.f32 %f55, %f53, %f54;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 67 22
+	.loc 14 67 22
 	mov.u32 %r50, %tid.x;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %tid.y;
@@ -19425,8 +21809,8 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd73, %rd70;
 	bra.uni $L9_for_loop;
 $L50_oob4:
-	.loc 10 30 4
-	mov.u64 %rd16, 0x3300000005;
+	.loc 11 30 4
+	mov.u64 %rd16, 0x3F00000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -19434,14 +21818,14 @@ $L51_edge:
 	mov.f32 %f44, 0f00000000;
 	bra.uni $L48_if_done;
 $L52_oob5:
-	.loc 10 35 8
-	mov.u64 %rd16, 0x3300000006;
+	.loc 11 35 8
+	mov.u64 %rd16, 0x3F00000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 13 68 41
-	mov.u64 %rd16, 0x3300000007;
+	.loc 14 68 41
+	mov.u64 %rd16, 0x3F00000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -19452,9 +21836,9 @@ $L54_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 13 68 50
+	.loc 14 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 13 68 32
+	.loc 14 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -19472,9 +21856,9 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 13 68 54
+	.loc 14 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 13 68 24
+	.loc 14 68 24
 	bra.uni $L56_entry;
 $L56_entry:
 	.loc 6 36 58
@@ -19483,26 +21867,26 @@ $L56_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 13 68 6
+	.loc 14 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 13 67 53
+	.loc 14 67 53
 	mov.u32 %r53, %ntid.x;
 	cvt.s64.u32 %rd80, %r53;
 	mov.u32 %r54, %ntid.y;
 	cvt.s64.u32 %rd81, %r54;
 	mov.u32 %r55, %ntid.z;
 	cvt.s64.u32 %rd82, %r55;
-	.loc 13 67 38
+	.loc 14 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 13 68 6
-	mov.u64 %rd16, 0x3300000008;
+	.loc 14 68 6
+	mov.u64 %rd16, 0x3F00000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -19539,7 +21923,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 13 52 6
+	.loc 14 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -19549,78 +21933,78 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 13 56 20
+	.loc 14 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 13 56 25
+	.loc 14 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 13 57 13
+	.loc 14 57 13
 	bra.uni $L13_entry;
 $L3_for_loop:
-	.loc 13 58 30
+	.loc 14 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L20_entry;
 $L4_for_body:
-	.loc 13 59 31
+	.loc 14 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 13 59 26
+	.loc 14 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 13 59 24
+	.loc 14 59 24
 	bra.uni $L18_entry;
 $L6_for_loop:
-	.loc 13 63 30
+	.loc 14 63 30
 	setp.lt.s64 %p9, %rd49, %rd6;
 	@%p9 bra $L7_for_body;
 	bra.uni $L44_entry;
 $L7_for_body:
-	.loc 13 64 29
+	.loc 14 64 29
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 13 64 24
+	.loc 14 64 24
 	setp.hs.u64 %p10, %rd50, %rd5;
 	@%p10 bra $L41_oob3;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd4, %rd51;
 	ld.global.nc.u16 %rs1, [%rd52];
-	.loc 13 64 22
+	.loc 14 64 22
 	bra.uni $L42_entry;
 $L9_for_loop:
-	.loc 13 67 30
+	.loc 14 67 30
 	setp.lt.s64 %p16, %rd73, %rd6;
 	@%p16 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
-	.loc 13 68 11
+	.loc 14 68 11
 	add.s64 %rd74, %rd10, %rd73;
-	.loc 13 68 46
+	.loc 14 68 46
 	add.s64 %rd75, %rd10, %rd73;
-	.loc 13 68 41
+	.loc 14 68 41
 	setp.hs.u64 %p17, %rd75, %rd5;
 	@%p17 bra $L53_oob6;
 	shl.b64 %rd76, %rd75, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs2, [%rd77];
-	.loc 13 68 39
+	.loc 14 68 39
 	bra.uni $L54_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L13_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 13 58 22
+	.loc 14 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -19633,8 +22017,8 @@ $L14_ret_negInf:
 $L16_bounds_exit:
 	exit;
 $L17_oob0:
-	.loc 13 59 26
-	mov.u64 %rd16, 0x3400000001;
+	.loc 14 59 26
+	mov.u64 %rd16, 0x4000000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -19647,27 +22031,27 @@ $L18_entry:
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 13 59 14
+	.loc 14 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 13 58 53
+	.loc 14 58 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 13 58 38
+	.loc 14 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L20_entry:
-	.loc 10 45 26
+	.loc 11 45 26
 	mov.u64 %rd29, smem0;
-	.loc 10 46 13
+	.loc 11 46 13
 	bra.uni $L26_entry;
 $L21_if_then:
-	.loc 10 48 11
+	.loc 11 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -19677,7 +22061,7 @@ $L21_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd33, %r16;
-	.loc 10 48 4
+	.loc 11 48 4
 	setp.hs.u64 %p5, %rd33, 32;
 	@%p5 bra $L31_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -19685,15 +22069,15 @@ $L21_if_then:
 	st.shared.f32 [%rd35], %f7;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 50 8
+	.loc 11 50 8
 	bar.sync 0;
-	.loc 10 51 12
+	.loc 11 51 12
 	bra.uni $L32_entry;
 $L23_if_then:
-	.loc 10 53 15
+	.loc 11 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 10 53 8
+	.loc 11 53 8
 	setp.hs.u64 %p7, %rd41, 32;
 	@%p7 bra $L35_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -19702,7 +22086,7 @@ $L23_if_then:
 	mov.f32 %f13, %f14;
 	bra.uni $L36_entry;
 $L25_ret_blockMax:
-	.loc 13 63 22
+	.loc 14 63 22
 	mov.u32 %r31, %tid.x;
 	cvt.s64.u32 %rd46, %r31;
 	mov.u32 %r32, %tid.y;
@@ -19717,60 +22101,60 @@ $L26_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L27_for_loop;
 $L27_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p3, %rd30, 0;
 	@%p3 bra $L28_for_body;
 	bra.uni $L29_for_done;
 $L28_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r14, %rd30;
 	shfl.sync.bfly.b32 %f9, %f8, %r14, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f10, %f8, %f9;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f8, %f10;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L27_for_loop;
 $L29_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f7, %f8;
 	bra.uni $L30_ret_warpMax;
 $L30_ret_warpMax:
-	.loc 10 47 11
+	.loc 11 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd32, %r15;
-	.loc 10 47 14
+	.loc 11 47 14
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L31_oob1:
-	.loc 10 48 4
-	mov.u64 %rd16, 0x3400000002;
+	.loc 11 48 4
+	mov.u64 %rd16, 0x4000000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L32_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f12, %r24;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f11, %f12;
 	bra.uni $L33_ret_negInf;
 $L33_ret_negInf:
-	.loc 10 52 11
+	.loc 11 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd36, %r25;
-	.loc 10 52 26
+	.loc 11 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd37, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd38, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd39, %r28;
-	.loc 10 52 30
+	.loc 11 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 10 52 14
+	.loc 11 52 14
 	setp.lt.s64 %p6, %rd36, %rd40;
 	@%p6 bra $L23_if_then;
 	bra.uni $L34_edge;
@@ -19778,8 +22162,8 @@ $L34_edge:
 	mov.f32 %f13, %f11;
 	bra.uni $L36_entry;
 $L35_oob2:
-	.loc 10 53 8
-	mov.u64 %rd16, 0x3400000003;
+	.loc 11 53 8
+	mov.u64 %rd16, 0x4000000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -19788,34 +22172,34 @@ $L36_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L37_for_loop;
 $L37_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p8, %rd44, 0;
 	@%p8 bra $L38_for_body;
 	bra.uni $L39_for_done;
 $L38_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r30, %rd44;
 	shfl.sync.bfly.b32 %f17, %f16, %r30, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f18, %f16, %f17;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f16, %f18;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L37_for_loop;
 $L39_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f15, %f16;
 	bra.uni $L40_ret_warpMax;
 $L40_ret_warpMax:
-	.loc 10 56 8
+	.loc 11 56 8
 	bar.sync 0;
-	.loc 10 57 2
+	.loc 11 57 2
 	mov.f32 %f6, %f15;
 	bra.uni $L25_ret_blockMax;
 $L41_oob3:
-	.loc 13 64 24
-	mov.u64 %rd16, 0x3400000004;
+	.loc 14 64 24
+	mov.u64 %rd16, 0x4000000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -19828,9 +22212,9 @@ $L42_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L43_ret_load;
 $L43_ret_load:
-	.loc 13 64 34
+	.loc 14 64 34
 	sub.rn.f32 %f22, %f20, %f6;
-	.loc 13 64 15
+	.loc 14 64 15
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -19848,24 +22232,24 @@ $L43_ret_load:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p11, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 13 64 3
+	.loc 14 64 3
 	add.rn.f32 %f32, %f19, %f27;
-	.loc 13 63 53
+	.loc 14 63 53
 	mov.u32 %r35, %ntid.x;
 	cvt.s64.u32 %rd53, %r35;
 	mov.u32 %r36, %ntid.y;
 	cvt.s64.u32 %rd54, %r36;
 	mov.u32 %r37, %ntid.z;
 	cvt.s64.u32 %rd55, %r37;
-	.loc 13 63 38
+	.loc 14 63 38
 	add.s64 %rd56, %rd49, %rd53;
 	mov.f32 %f19, %f32;
 	mov.s64 %rd49, %rd56;
 	bra.uni $L6_for_loop;
 $L44_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd57, smem1;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
 	add.rn.f32 %f35, %f19, %f34;
 	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
@@ -19876,15 +22260,15 @@ $L44_entry:
 	add.rn.f32 %f41, %f39, %f40;
 	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
 	add.rn.f32 %f43, %f41, %f42;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r38, %laneid;
 	cvt.s64.u32 %rd58, %r38;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p12, %rd58, 0;
 	@%p12 bra $L45_if_then;
 	bra.uni $L46_if_done;
 $L45_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r41, %tid.z;
 	mov.u32 %r42, %ntid.y;
 	mov.u32 %r43, %tid.y;
@@ -19894,7 +22278,7 @@ $L45_if_then:
 	mad.lo.u32 %r44, %r40, %r45, %r46;
 	shr.u32 %r39, %r44, 5;
 	cvt.s64.u32 %rd59, %r39;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p13, %rd59, 32;
 	@%p13 bra $L50_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -19902,29 +22286,29 @@ $L45_if_then:
 	st.shared.f32 [%rd61], %f43;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd62, %r47;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r48, %ntid.x;
 	cvt.s64.u32 %rd63, %r48;
 	mov.u32 %r49, %ntid.y;
 	cvt.s64.u32 %rd64, %r49;
 	mov.u32 %r50, %ntid.z;
 	cvt.s64.u32 %rd65, %r50;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd66, %rd63, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p14, %rd62, %rd66;
 	@%p14 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd67, %r51;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p15, %rd67, 32;
 	@%p15 bra $L52_oob5;
 	shl.b64 %rd68, %rd67, 2;
@@ -19933,7 +22317,7 @@ $L47_if_then:
 	mov.f32 %f44, %f45;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
 	add.rn.f32 %f47, %f44, %f46;
 	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
@@ -19944,13 +22328,13 @@ $L48_if_done:
 	add.rn.f32 %f53, %f51, %f52;
 	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
 	add.rn.f32 %f55, %f53, %f54;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f33, %f55;
 	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
 $L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 67 22
+	.loc 14 67 22
 	mov.u32 %r52, %tid.x;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %tid.y;
@@ -19960,8 +22344,8 @@ $L49_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd73, %rd70;
 	bra.uni $L9_for_loop;
 $L50_oob4:
-	.loc 10 30 4
-	mov.u64 %rd16, 0x3400000005;
+	.loc 11 30 4
+	mov.u64 %rd16, 0x4000000005;
 	mov.u64 %rd17, %rd59;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
@@ -19969,14 +22353,14 @@ $L51_edge:
 	mov.f32 %f44, 0f00000000;
 	bra.uni $L48_if_done;
 $L52_oob5:
-	.loc 10 35 8
-	mov.u64 %rd16, 0x3400000006;
+	.loc 11 35 8
+	mov.u64 %rd16, 0x4000000006;
 	mov.u64 %rd17, %rd67;
 	mov.u64 %rd18, 32;
 	bra.uni $L15_bounds_fail;
 $L53_oob6:
-	.loc 13 68 41
-	mov.u64 %rd16, 0x3400000007;
+	.loc 14 68 41
+	mov.u64 %rd16, 0x4000000007;
 	mov.u64 %rd17, %rd75;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -19989,9 +22373,9 @@ $L54_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L55_ret_load;
 $L55_ret_load:
-	.loc 13 68 50
+	.loc 14 68 50
 	sub.rn.f32 %f58, %f56, %f6;
-	.loc 13 68 32
+	.loc 14 68 32
 	max.f32 %f59, %f58, 0fC2D00000;
 	min.f32 %f59, %f59, 0f42B20000;
 	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
@@ -20009,9 +22393,9 @@ $L55_ret_load:
 	mul.rn.f32 %f63, %f63, %f67;
 	setp.nan.f32 %p18, %f58, %f58;
 	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 13 68 54
+	.loc 14 68 54
 	div.rn.f32 %f68, %f63, %f33;
-	.loc 13 68 24
+	.loc 14 68 24
 	bra.uni $L56_entry;
 $L56_entry:
 	.loc 6 41 67
@@ -20020,26 +22404,26 @@ $L56_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L57_ret_store;
 $L57_ret_store:
-	.loc 13 68 6
+	.loc 14 68 6
 	setp.hs.u64 %p19, %rd74, %rd2;
 	@%p19 bra $L58_oob7;
 	shl.b64 %rd78, %rd74, 1;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.u16 [%rd79], %rs3;
-	.loc 13 67 53
+	.loc 14 67 53
 	mov.u32 %r56, %ntid.x;
 	cvt.s64.u32 %rd80, %r56;
 	mov.u32 %r57, %ntid.y;
 	cvt.s64.u32 %rd81, %r57;
 	mov.u32 %r58, %ntid.z;
 	cvt.s64.u32 %rd82, %r58;
-	.loc 13 67 38
+	.loc 14 67 38
 	add.s64 %rd83, %rd73, %rd80;
 	mov.s64 %rd73, %rd83;
 	bra.uni $L9_for_loop;
 $L58_oob7:
-	.loc 13 68 6
-	mov.u64 %rd16, 0x3400000008;
+	.loc 14 68 6
+	mov.u64 %rd16, 0x4000000008;
 	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -20075,7 +22459,7 @@ $L15_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 13 73 6
+	.loc 14 73 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20085,37 +22469,37 @@ $L15_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 13 86 20
+	.loc 14 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 13 86 25
+	.loc 14 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 13 87 16
+	.loc 14 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 13 88 30
+	.loc 14 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 13 89 21
+	.loc 14 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 13 89 16
+	.loc 14 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f4, [%rd24];
-	.loc 13 89 14
+	.loc 14 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 13 91 19
+	.loc 14 91 19
 	sub.rn.f32 %f6, %f2, %f5;
-	.loc 13 91 17
+	.loc 14 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -20133,31 +22517,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 13 91 9
+	.loc 14 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 13 91 23
+	.loc 14 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f5;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 13 88 53
+	.loc 14 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 13 88 38
+	.loc 14 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 13 94 19
+	.loc 14 94 19
 	sub.rn.f32 %f22, %f5, %f2;
-	.loc 13 94 16
+	.loc 14 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -20175,15 +22559,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 13 94 4
+	.loc 14 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 13 99 18
+	.loc 14 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 13 99 15
+	.loc 14 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -20201,39 +22585,39 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 13 99 3
+	.loc 14 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 13 102 30
+	.loc 14 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L13_for_body:
-	.loc 13 103 11
+	.loc 14 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 13 103 46
+	.loc 14 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 13 103 41
+	.loc 14 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 2;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.f32 %f83, [%rd66];
-	.loc 13 103 39
+	.loc 14 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L16_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 13 88 22
+	.loc 14 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -20247,8 +22631,8 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 13 89 16
-	mov.u64 %rd16, 0x3500000001;
+	.loc 14 89 16
+	mov.u64 %rd16, 0x4100000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -20257,19 +22641,19 @@ $L21_entry:
 	mov.f32 %f5, %f4;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 13 90 8
+	.loc 14 90 8
 	setp.gt.f32 %p3, %f5, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 13 93 15
+	.loc 14 93 15
 	setp.gt.f32 %p5, %f5, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -20278,12 +22662,12 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 10 45 26
+	.loc 11 45 26
 	mov.u64 %rd29, smem0;
-	.loc 10 46 13
+	.loc 11 46 13
 	bra.uni $L32_entry;
 $L27_if_then:
-	.loc 10 48 11
+	.loc 11 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -20293,7 +22677,7 @@ $L27_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd33, %r16;
-	.loc 10 48 4
+	.loc 11 48 4
 	setp.hs.u64 %p9, %rd33, 32;
 	@%p9 bra $L37_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -20301,15 +22685,15 @@ $L27_if_then:
 	st.shared.f32 [%rd35], %f34;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 10 50 8
+	.loc 11 50 8
 	bar.sync 0;
-	.loc 10 51 12
+	.loc 11 51 12
 	bra.uni $L38_entry;
 $L29_if_then:
-	.loc 10 53 15
+	.loc 11 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 10 53 8
+	.loc 11 53 8
 	setp.hs.u64 %p11, %rd41, 32;
 	@%p11 bra $L41_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -20322,60 +22706,60 @@ $L32_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L33_for_loop;
 $L33_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p7, %rd30, 0;
 	@%p7 bra $L34_for_body;
 	bra.uni $L35_for_done;
 $L34_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r14, %rd30;
 	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f37, %f35, %f36;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f35, %f37;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L33_for_loop;
 $L35_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f34, %f35;
 	bra.uni $L36_ret_warpMax;
 $L36_ret_warpMax:
-	.loc 10 47 11
+	.loc 11 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd32, %r15;
-	.loc 10 47 14
+	.loc 11 47 14
 	setp.eq.s64 %p8, %rd32, 0;
 	@%p8 bra $L27_if_then;
 	bra.uni $L28_if_done;
 $L37_oob1:
-	.loc 10 48 4
-	mov.u64 %rd16, 0x3500000002;
+	.loc 11 48 4
+	mov.u64 %rd16, 0x4100000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L38_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f39, %r24;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f38, %f39;
 	bra.uni $L39_ret_negInf;
 $L39_ret_negInf:
-	.loc 10 52 11
+	.loc 11 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd36, %r25;
-	.loc 10 52 26
+	.loc 11 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd37, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd38, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd39, %r28;
-	.loc 10 52 30
+	.loc 11 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 10 52 14
+	.loc 11 52 14
 	setp.lt.s64 %p10, %rd36, %rd40;
 	@%p10 bra $L29_if_then;
 	bra.uni $L40_edge;
@@ -20383,8 +22767,8 @@ $L40_edge:
 	mov.f32 %f40, %f38;
 	bra.uni $L42_entry;
 $L41_oob2:
-	.loc 10 53 8
-	mov.u64 %rd16, 0x3500000003;
+	.loc 11 53 8
+	mov.u64 %rd16, 0x4100000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -20393,40 +22777,40 @@ $L42_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L43_for_loop;
 $L43_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p12, %rd44, 0;
 	@%p12 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r30, %rd44;
 	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f45, %f43, %f44;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f43, %f45;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L43_for_loop;
 $L45_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f42, %f43;
 	bra.uni $L46_ret_warpMax;
 $L46_ret_warpMax:
-	.loc 10 56 8
+	.loc 11 56 8
 	bar.sync 0;
-	.loc 10 57 2
+	.loc 11 57 2
 	mov.f32 %f33, %f42;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r31, 0xFF800000;
 	mov.b32 %f47, %r31;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 13 98 7
+	.loc 14 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -20434,9 +22818,9 @@ $L49_edge:
 	mov.f32 %f48, %f3;
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd46, smem1;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
 	add.rn.f32 %f62, %f48, %f61;
 	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
@@ -20447,15 +22831,15 @@ $L50_entry:
 	add.rn.f32 %f68, %f66, %f67;
 	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
 	add.rn.f32 %f70, %f68, %f69;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd47, %r32;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p15, %rd47, 0;
 	@%p15 bra $L51_if_then;
 	bra.uni $L52_if_done;
 $L51_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -20465,7 +22849,7 @@ $L51_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd48, %r33;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p16, %rd48, 32;
 	@%p16 bra $L56_oob3;
 	shl.b64 %rd49, %rd48, 2;
@@ -20473,29 +22857,29 @@ $L51_if_then:
 	st.shared.f32 [%rd50], %f70;
 	bra.uni $L52_if_done;
 $L52_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd51, %r41;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd52, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd53, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd54, %r44;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p17, %rd51, %rd55;
 	@%p17 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd56, %r45;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p18, %rd56, 32;
 	@%p18 bra $L58_oob4;
 	shl.b64 %rd57, %rd56, 2;
@@ -20504,7 +22888,7 @@ $L53_if_then:
 	mov.f32 %f71, %f72;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
 	add.rn.f32 %f74, %f71, %f73;
 	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
@@ -20515,13 +22899,13 @@ $L54_if_done:
 	add.rn.f32 %f80, %f78, %f79;
 	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
 	add.rn.f32 %f82, %f80, %f81;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 102 22
+	.loc 14 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -20531,8 +22915,8 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd62, %rd59;
 	bra.uni $L12_for_loop;
 $L56_oob3:
-	.loc 10 30 4
-	mov.u64 %rd16, 0x3500000004;
+	.loc 11 30 4
+	mov.u64 %rd16, 0x4100000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -20540,14 +22924,14 @@ $L57_edge:
 	mov.f32 %f71, 0f00000000;
 	bra.uni $L54_if_done;
 $L58_oob4:
-	.loc 10 35 8
-	mov.u64 %rd16, 0x3500000005;
+	.loc 11 35 8
+	mov.u64 %rd16, 0x4100000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 13 103 41
-	mov.u64 %rd16, 0x3500000006;
+	.loc 14 103 41
+	mov.u64 %rd16, 0x4100000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -20556,9 +22940,9 @@ $L60_entry:
 	mov.f32 %f84, %f83;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 13 103 50
+	.loc 14 103 50
 	sub.rn.f32 %f85, %f84, %f33;
-	.loc 13 103 32
+	.loc 14 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -20576,35 +22960,35 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 13 103 55
+	.loc 14 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 13 103 24
+	.loc 14 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 6 31 40
 	mov.f32 %f96, %f95;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 13 103 6
+	.loc 14 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 2;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.f32 [%rd68], %f96;
-	.loc 13 102 53
+	.loc 14 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 13 102 38
+	.loc 14 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 13 103 6
-	mov.u64 %rd16, 0x3500000007;
+	.loc 14 103 6
+	mov.u64 %rd16, 0x4100000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -20641,7 +23025,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 13 76 6
+	.loc 14 76 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20651,37 +23035,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 13 86 20
+	.loc 14 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 13 86 25
+	.loc 14 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 13 87 16
+	.loc 14 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 13 88 30
+	.loc 14 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 13 89 21
+	.loc 14 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 13 89 16
+	.loc 14 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 13 89 14
+	.loc 14 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 13 91 19
+	.loc 14 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 13 91 17
+	.loc 14 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -20699,31 +23083,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 13 91 9
+	.loc 14 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 13 91 23
+	.loc 14 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 13 88 53
+	.loc 14 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 13 88 38
+	.loc 14 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 13 94 19
+	.loc 14 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 13 94 16
+	.loc 14 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -20741,15 +23125,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 13 94 4
+	.loc 14 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 13 99 18
+	.loc 14 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 13 99 15
+	.loc 14 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -20767,39 +23151,39 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 13 99 3
+	.loc 14 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 13 102 30
+	.loc 14 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L13_for_body:
-	.loc 13 103 11
+	.loc 14 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 13 103 46
+	.loc 14 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 13 103 41
+	.loc 14 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 13 103 39
+	.loc 14 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L16_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 13 88 22
+	.loc 14 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -20813,8 +23197,8 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 13 89 16
-	mov.u64 %rd16, 0x3600000001;
+	.loc 14 89 16
+	mov.u64 %rd16, 0x4200000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -20825,19 +23209,19 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 13 90 8
+	.loc 14 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 13 93 15
+	.loc 14 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -20846,12 +23230,12 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 10 45 26
+	.loc 11 45 26
 	mov.u64 %rd29, smem0;
-	.loc 10 46 13
+	.loc 11 46 13
 	bra.uni $L32_entry;
 $L27_if_then:
-	.loc 10 48 11
+	.loc 11 48 11
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -20861,7 +23245,7 @@ $L27_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd33, %r16;
-	.loc 10 48 4
+	.loc 11 48 4
 	setp.hs.u64 %p9, %rd33, 32;
 	@%p9 bra $L37_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -20869,15 +23253,15 @@ $L27_if_then:
 	st.shared.f32 [%rd35], %f34;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 10 50 8
+	.loc 11 50 8
 	bar.sync 0;
-	.loc 10 51 12
+	.loc 11 51 12
 	bra.uni $L38_entry;
 $L29_if_then:
-	.loc 10 53 15
+	.loc 11 53 15
 	mov.u32 %r29, %laneid;
 	cvt.s64.u32 %rd41, %r29;
-	.loc 10 53 8
+	.loc 11 53 8
 	setp.hs.u64 %p11, %rd41, 32;
 	@%p11 bra $L41_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -20890,60 +23274,60 @@ $L32_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L33_for_loop;
 $L33_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p7, %rd30, 0;
 	@%p7 bra $L34_for_body;
 	bra.uni $L35_for_done;
 $L34_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r14, %rd30;
 	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f37, %f35, %f36;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f35, %f37;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L33_for_loop;
 $L35_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f34, %f35;
 	bra.uni $L36_ret_warpMax;
 $L36_ret_warpMax:
-	.loc 10 47 11
+	.loc 11 47 11
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd32, %r15;
-	.loc 10 47 14
+	.loc 11 47 14
 	setp.eq.s64 %p8, %rd32, 0;
 	@%p8 bra $L27_if_then;
 	bra.uni $L28_if_done;
 $L37_oob1:
-	.loc 10 48 4
-	mov.u64 %rd16, 0x3600000002;
+	.loc 11 48 4
+	mov.u64 %rd16, 0x4200000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L38_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r24, 0xFF800000;
 	mov.b32 %f39, %r24;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f38, %f39;
 	bra.uni $L39_ret_negInf;
 $L39_ret_negInf:
-	.loc 10 52 11
+	.loc 11 52 11
 	mov.u32 %r25, %laneid;
 	cvt.s64.u32 %rd36, %r25;
-	.loc 10 52 26
+	.loc 11 52 26
 	mov.u32 %r26, %ntid.x;
 	cvt.s64.u32 %rd37, %r26;
 	mov.u32 %r27, %ntid.y;
 	cvt.s64.u32 %rd38, %r27;
 	mov.u32 %r28, %ntid.z;
 	cvt.s64.u32 %rd39, %r28;
-	.loc 10 52 30
+	.loc 11 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 10 52 14
+	.loc 11 52 14
 	setp.lt.s64 %p10, %rd36, %rd40;
 	@%p10 bra $L29_if_then;
 	bra.uni $L40_edge;
@@ -20951,8 +23335,8 @@ $L40_edge:
 	mov.f32 %f40, %f38;
 	bra.uni $L42_entry;
 $L41_oob2:
-	.loc 10 53 8
-	mov.u64 %rd16, 0x3600000003;
+	.loc 11 53 8
+	mov.u64 %rd16, 0x4200000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -20961,40 +23345,40 @@ $L42_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L43_for_loop;
 $L43_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p12, %rd44, 0;
 	@%p12 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r30, %rd44;
 	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f45, %f43, %f44;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f43, %f45;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L43_for_loop;
 $L45_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f42, %f43;
 	bra.uni $L46_ret_warpMax;
 $L46_ret_warpMax:
-	.loc 10 56 8
+	.loc 11 56 8
 	bar.sync 0;
-	.loc 10 57 2
+	.loc 11 57 2
 	mov.f32 %f33, %f42;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r31, 0xFF800000;
 	mov.b32 %f47, %r31;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 13 98 7
+	.loc 14 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -21002,9 +23386,9 @@ $L49_edge:
 	mov.f32 %f48, %f3;
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd46, smem1;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
 	add.rn.f32 %f62, %f48, %f61;
 	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
@@ -21015,15 +23399,15 @@ $L50_entry:
 	add.rn.f32 %f68, %f66, %f67;
 	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
 	add.rn.f32 %f70, %f68, %f69;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd47, %r32;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p15, %rd47, 0;
 	@%p15 bra $L51_if_then;
 	bra.uni $L52_if_done;
 $L51_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r35, %tid.z;
 	mov.u32 %r36, %ntid.y;
 	mov.u32 %r37, %tid.y;
@@ -21033,7 +23417,7 @@ $L51_if_then:
 	mad.lo.u32 %r38, %r34, %r39, %r40;
 	shr.u32 %r33, %r38, 5;
 	cvt.s64.u32 %rd48, %r33;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p16, %rd48, 32;
 	@%p16 bra $L56_oob3;
 	shl.b64 %rd49, %rd48, 2;
@@ -21041,29 +23425,29 @@ $L51_if_then:
 	st.shared.f32 [%rd50], %f70;
 	bra.uni $L52_if_done;
 $L52_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd51, %r41;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd52, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd53, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd54, %r44;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p17, %rd51, %rd55;
 	@%p17 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd56, %r45;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p18, %rd56, 32;
 	@%p18 bra $L58_oob4;
 	shl.b64 %rd57, %rd56, 2;
@@ -21072,7 +23456,7 @@ $L53_if_then:
 	mov.f32 %f71, %f72;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
 	add.rn.f32 %f74, %f71, %f73;
 	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
@@ -21083,13 +23467,13 @@ $L54_if_done:
 	add.rn.f32 %f80, %f78, %f79;
 	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
 	add.rn.f32 %f82, %f80, %f81;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 102 22
+	.loc 14 102 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd59, %r46;
 	mov.u32 %r47, %tid.y;
@@ -21099,8 +23483,8 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd62, %rd59;
 	bra.uni $L12_for_loop;
 $L56_oob3:
-	.loc 10 30 4
-	mov.u64 %rd16, 0x3600000004;
+	.loc 11 30 4
+	mov.u64 %rd16, 0x4200000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -21108,14 +23492,14 @@ $L57_edge:
 	mov.f32 %f71, 0f00000000;
 	bra.uni $L54_if_done;
 $L58_oob4:
-	.loc 10 35 8
-	mov.u64 %rd16, 0x3600000005;
+	.loc 11 35 8
+	mov.u64 %rd16, 0x4200000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 13 103 41
-	mov.u64 %rd16, 0x3600000006;
+	.loc 14 103 41
+	mov.u64 %rd16, 0x4200000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -21126,9 +23510,9 @@ $L60_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 13 103 50
+	.loc 14 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 13 103 32
+	.loc 14 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -21146,9 +23530,9 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 13 103 55
+	.loc 14 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 13 103 24
+	.loc 14 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 6 36 58
@@ -21157,26 +23541,26 @@ $L62_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 13 103 6
+	.loc 14 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 13 102 53
+	.loc 14 102 53
 	mov.u32 %r49, %ntid.x;
 	cvt.s64.u32 %rd69, %r49;
 	mov.u32 %r50, %ntid.y;
 	cvt.s64.u32 %rd70, %r50;
 	mov.u32 %r51, %ntid.z;
 	cvt.s64.u32 %rd71, %r51;
-	.loc 13 102 38
+	.loc 14 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 13 103 6
-	mov.u64 %rd16, 0x3600000007;
+	.loc 14 103 6
+	mov.u64 %rd16, 0x4200000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -21213,7 +23597,7 @@ $L18_bounds_fail:
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 13 79 6
+	.loc 14 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21223,37 +23607,37 @@ $L18_bounds_fail:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 13 86 20
+	.loc 14 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 13 86 25
+	.loc 14 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 13 87 16
+	.loc 14 87 16
 	bra.uni $L16_entry;
 $L3_for_loop:
-	.loc 13 88 30
+	.loc 14 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L26_entry;
 $L4_for_body:
-	.loc 13 89 21
+	.loc 14 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 13 89 16
+	.loc 14 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 13 89 14
+	.loc 14 89 14
 	bra.uni $L21_entry;
 $L6_if_then:
-	.loc 13 91 19
+	.loc 14 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 13 91 17
+	.loc 14 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -21271,31 +23655,31 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 13 91 9
+	.loc 14 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 13 91 23
+	.loc 14 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 13 88 53
+	.loc 14 88 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 13 88 38
+	.loc 14 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L9_if_then:
-	.loc 13 94 19
+	.loc 14 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 13 94 16
+	.loc 14 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -21313,15 +23697,15 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 13 94 4
+	.loc 14 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
 	bra.uni $L7_if_done;
 $L10_if_then:
-	.loc 13 99 18
+	.loc 14 99 18
 	sub.rn.f32 %f49, %f2, %f33;
-	.loc 13 99 15
+	.loc 14 99 15
 	max.f32 %f50, %f49, 0fC2D00000;
 	min.f32 %f50, %f50, 0f42B20000;
 	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
@@ -21339,39 +23723,39 @@ $L10_if_then:
 	mul.rn.f32 %f54, %f54, %f58;
 	setp.nan.f32 %p14, %f49, %f49;
 	selp.f32 %f54, %f49, %f54, %p14;
-	.loc 13 99 3
+	.loc 14 99 3
 	mul.rn.f32 %f59, %f3, %f54;
 	mov.f32 %f48, %f59;
 	bra.uni $L50_entry;
 $L12_for_loop:
-	.loc 13 102 30
+	.loc 14 102 30
 	setp.lt.s64 %p19, %rd62, %rd6;
 	@%p19 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L13_for_body:
-	.loc 13 103 11
+	.loc 14 103 11
 	add.s64 %rd63, %rd10, %rd62;
-	.loc 13 103 46
+	.loc 14 103 46
 	add.s64 %rd64, %rd10, %rd62;
-	.loc 13 103 41
+	.loc 14 103 41
 	setp.hs.u64 %p20, %rd64, %rd5;
 	@%p20 bra $L59_oob5;
 	shl.b64 %rd65, %rd64, 1;
 	add.s64 %rd66, %rd4, %rd65;
 	ld.global.nc.u16 %rs1, [%rd66];
-	.loc 13 103 39
+	.loc 14 103 39
 	bra.uni $L60_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L16_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 13 88 22
+	.loc 14 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -21385,8 +23769,8 @@ $L17_ret_negInf:
 $L19_bounds_exit:
 	exit;
 $L20_oob0:
-	.loc 13 89 16
-	mov.u64 %rd16, 0x3700000001;
+	.loc 14 89 16
+	mov.u64 %rd16, 0x4300000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -21399,19 +23783,19 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 13 90 8
+	.loc 14 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f21, %r14;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 13 93 15
+	.loc 14 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -21420,12 +23804,12 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 10 45 26
+	.loc 11 45 26
 	mov.u64 %rd29, smem0;
-	.loc 10 46 13
+	.loc 11 46 13
 	bra.uni $L32_entry;
 $L27_if_then:
-	.loc 10 48 11
+	.loc 11 48 11
 	mov.u32 %r19, %tid.z;
 	mov.u32 %r20, %ntid.y;
 	mov.u32 %r21, %tid.y;
@@ -21435,7 +23819,7 @@ $L27_if_then:
 	mad.lo.u32 %r22, %r18, %r23, %r24;
 	shr.u32 %r17, %r22, 5;
 	cvt.s64.u32 %rd33, %r17;
-	.loc 10 48 4
+	.loc 11 48 4
 	setp.hs.u64 %p9, %rd33, 32;
 	@%p9 bra $L37_oob1;
 	shl.b64 %rd34, %rd33, 2;
@@ -21443,15 +23827,15 @@ $L27_if_then:
 	st.shared.f32 [%rd35], %f34;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 10 50 8
+	.loc 11 50 8
 	bar.sync 0;
-	.loc 10 51 12
+	.loc 11 51 12
 	bra.uni $L38_entry;
 $L29_if_then:
-	.loc 10 53 15
+	.loc 11 53 15
 	mov.u32 %r30, %laneid;
 	cvt.s64.u32 %rd41, %r30;
-	.loc 10 53 8
+	.loc 11 53 8
 	setp.hs.u64 %p11, %rd41, 32;
 	@%p11 bra $L41_oob2;
 	shl.b64 %rd42, %rd41, 2;
@@ -21464,60 +23848,60 @@ $L32_entry:
 	mov.s64 %rd30, 16;
 	bra.uni $L33_for_loop;
 $L33_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p7, %rd30, 0;
 	@%p7 bra $L34_for_body;
 	bra.uni $L35_for_done;
 $L34_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r15, %rd30;
 	shfl.sync.bfly.b32 %f36, %f35, %r15, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f37, %f35, %f36;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd31, %rd30, 2;
 	mov.f32 %f35, %f37;
 	mov.s64 %rd30, %rd31;
 	bra.uni $L33_for_loop;
 $L35_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f34, %f35;
 	bra.uni $L36_ret_warpMax;
 $L36_ret_warpMax:
-	.loc 10 47 11
+	.loc 11 47 11
 	mov.u32 %r16, %laneid;
 	cvt.s64.u32 %rd32, %r16;
-	.loc 10 47 14
+	.loc 11 47 14
 	setp.eq.s64 %p8, %rd32, 0;
 	@%p8 bra $L27_if_then;
 	bra.uni $L28_if_done;
 $L37_oob1:
-	.loc 10 48 4
-	mov.u64 %rd16, 0x3700000002;
+	.loc 11 48 4
+	mov.u64 %rd16, 0x4300000002;
 	mov.u64 %rd17, %rd33;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L38_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r25, 0xFF800000;
 	mov.b32 %f39, %r25;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f38, %f39;
 	bra.uni $L39_ret_negInf;
 $L39_ret_negInf:
-	.loc 10 52 11
+	.loc 11 52 11
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd36, %r26;
-	.loc 10 52 26
+	.loc 11 52 26
 	mov.u32 %r27, %ntid.x;
 	cvt.s64.u32 %rd37, %r27;
 	mov.u32 %r28, %ntid.y;
 	cvt.s64.u32 %rd38, %r28;
 	mov.u32 %r29, %ntid.z;
 	cvt.s64.u32 %rd39, %r29;
-	.loc 10 52 30
+	.loc 11 52 30
 	div.s64 %rd40, %rd37, 32;
-	.loc 10 52 14
+	.loc 11 52 14
 	setp.lt.s64 %p10, %rd36, %rd40;
 	@%p10 bra $L29_if_then;
 	bra.uni $L40_edge;
@@ -21525,8 +23909,8 @@ $L40_edge:
 	mov.f32 %f40, %f38;
 	bra.uni $L42_entry;
 $L41_oob2:
-	.loc 10 53 8
-	mov.u64 %rd16, 0x3700000003;
+	.loc 11 53 8
+	mov.u64 %rd16, 0x4300000003;
 	mov.u64 %rd17, %rd41;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -21535,40 +23919,40 @@ $L42_entry:
 	mov.s64 %rd44, 16;
 	bra.uni $L43_for_loop;
 $L43_for_loop:
-	.loc 10 63 17
+	.loc 11 63 17
 	setp.gt.s64 %p12, %rd44, 0;
 	@%p12 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 10 64 29
+	.loc 11 64 29
 	cvt.u32.u64 %r31, %rd44;
 	shfl.sync.bfly.b32 %f44, %f43, %r31, 31, -1;
-	.loc 10 64 14
+	.loc 11 64 14
 	max.f32 %f45, %f43, %f44;
-	.loc 10 63 22
+	.loc 11 63 22
 	div.s64 %rd45, %rd44, 2;
 	mov.f32 %f43, %f45;
 	mov.s64 %rd44, %rd45;
 	bra.uni $L43_for_loop;
 $L45_for_done:
-	.loc 10 66 2
+	.loc 11 66 2
 	mov.f32 %f42, %f43;
 	bra.uni $L46_ret_warpMax;
 $L46_ret_warpMax:
-	.loc 10 56 8
+	.loc 11 56 8
 	bar.sync 0;
-	.loc 10 57 2
+	.loc 11 57 2
 	mov.f32 %f33, %f42;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 10 70 52
+	.loc 11 70 52
 	mov.u32 %r32, 0xFF800000;
 	mov.b32 %f47, %r32;
-	.loc 10 70 25
+	.loc 11 70 25
 	mov.f32 %f46, %f47;
 	bra.uni $L48_ret_negInf;
 $L48_ret_negInf:
-	.loc 13 98 7
+	.loc 14 98 7
 	setp.gt.f32 %p13, %f2, %f46;
 	@%p13 bra $L10_if_then;
 	bra.uni $L49_edge;
@@ -21576,9 +23960,9 @@ $L49_edge:
 	mov.f32 %f48, %f3;
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 10 27 20
+	.loc 11 27 20
 	mov.u64 %rd46, smem1;
-	.loc 10 28 17
+	.loc 11 28 17
 	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
 	add.rn.f32 %f62, %f48, %f61;
 	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
@@ -21589,15 +23973,15 @@ $L50_entry:
 	add.rn.f32 %f68, %f66, %f67;
 	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
 	add.rn.f32 %f70, %f68, %f69;
-	.loc 10 29 11
+	.loc 11 29 11
 	mov.u32 %r33, %laneid;
 	cvt.s64.u32 %rd47, %r33;
-	.loc 10 29 14
+	.loc 11 29 14
 	setp.eq.s64 %p15, %rd47, 0;
 	@%p15 bra $L51_if_then;
 	bra.uni $L52_if_done;
 $L51_if_then:
-	.loc 10 30 11
+	.loc 11 30 11
 	mov.u32 %r36, %tid.z;
 	mov.u32 %r37, %ntid.y;
 	mov.u32 %r38, %tid.y;
@@ -21607,7 +23991,7 @@ $L51_if_then:
 	mad.lo.u32 %r39, %r35, %r40, %r41;
 	shr.u32 %r34, %r39, 5;
 	cvt.s64.u32 %rd48, %r34;
-	.loc 10 30 4
+	.loc 11 30 4
 	setp.hs.u64 %p16, %rd48, 32;
 	@%p16 bra $L56_oob3;
 	shl.b64 %rd49, %rd48, 2;
@@ -21615,29 +23999,29 @@ $L51_if_then:
 	st.shared.f32 [%rd50], %f70;
 	bra.uni $L52_if_done;
 $L52_if_done:
-	.loc 10 32 8
+	.loc 11 32 8
 	bar.sync 0;
-	.loc 10 34 11
+	.loc 11 34 11
 	mov.u32 %r42, %laneid;
 	cvt.s64.u32 %rd51, %r42;
-	.loc 10 34 26
+	.loc 11 34 26
 	mov.u32 %r43, %ntid.x;
 	cvt.s64.u32 %rd52, %r43;
 	mov.u32 %r44, %ntid.y;
 	cvt.s64.u32 %rd53, %r44;
 	mov.u32 %r45, %ntid.z;
 	cvt.s64.u32 %rd54, %r45;
-	.loc 10 34 30
+	.loc 11 34 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 10 34 14
+	.loc 11 34 14
 	setp.lt.s64 %p17, %rd51, %rd55;
 	@%p17 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 10 35 15
+	.loc 11 35 15
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd56, %r46;
-	.loc 10 35 8
+	.loc 11 35 8
 	setp.hs.u64 %p18, %rd56, 32;
 	@%p18 bra $L58_oob4;
 	shl.b64 %rd57, %rd56, 2;
@@ -21646,7 +24030,7 @@ $L53_if_then:
 	mov.f32 %f71, %f72;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 10 37 17
+	.loc 11 37 17
 	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
 	add.rn.f32 %f74, %f71, %f73;
 	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
@@ -21657,13 +24041,13 @@ $L54_if_done:
 	add.rn.f32 %f80, %f78, %f79;
 	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
 	add.rn.f32 %f82, %f80, %f81;
-	.loc 10 38 8
+	.loc 11 38 8
 	bar.sync 0;
-	.loc 10 39 2
+	.loc 11 39 2
 	mov.f32 %f60, %f82;
 	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
 $L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 102 22
+	.loc 14 102 22
 	mov.u32 %r47, %tid.x;
 	cvt.s64.u32 %rd59, %r47;
 	mov.u32 %r48, %tid.y;
@@ -21673,8 +24057,8 @@ $L55_ret_blockSum_u005bfloat32_u005d:
 	mov.s64 %rd62, %rd59;
 	bra.uni $L12_for_loop;
 $L56_oob3:
-	.loc 10 30 4
-	mov.u64 %rd16, 0x3700000004;
+	.loc 11 30 4
+	mov.u64 %rd16, 0x4300000004;
 	mov.u64 %rd17, %rd48;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
@@ -21682,14 +24066,14 @@ $L57_edge:
 	mov.f32 %f71, 0f00000000;
 	bra.uni $L54_if_done;
 $L58_oob4:
-	.loc 10 35 8
-	mov.u64 %rd16, 0x3700000005;
+	.loc 11 35 8
+	mov.u64 %rd16, 0x4300000005;
 	mov.u64 %rd17, %rd56;
 	mov.u64 %rd18, 32;
 	bra.uni $L18_bounds_fail;
 $L59_oob5:
-	.loc 13 103 41
-	mov.u64 %rd16, 0x3700000006;
+	.loc 14 103 41
+	mov.u64 %rd16, 0x4300000006;
 	mov.u64 %rd17, %rd64;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -21702,9 +24086,9 @@ $L60_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L61_ret_load;
 $L61_ret_load:
-	.loc 13 103 50
+	.loc 14 103 50
 	sub.rn.f32 %f85, %f83, %f33;
-	.loc 13 103 32
+	.loc 14 103 32
 	max.f32 %f86, %f85, 0fC2D00000;
 	min.f32 %f86, %f86, 0f42B20000;
 	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
@@ -21722,9 +24106,9 @@ $L61_ret_load:
 	mul.rn.f32 %f90, %f90, %f94;
 	setp.nan.f32 %p21, %f85, %f85;
 	selp.f32 %f90, %f85, %f90, %p21;
-	.loc 13 103 55
+	.loc 14 103 55
 	div.rn.f32 %f95, %f90, %f60;
-	.loc 13 103 24
+	.loc 14 103 24
 	bra.uni $L62_entry;
 $L62_entry:
 	.loc 6 41 67
@@ -21733,26 +24117,26 @@ $L62_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L63_ret_store;
 $L63_ret_store:
-	.loc 13 103 6
+	.loc 14 103 6
 	setp.hs.u64 %p22, %rd63, %rd2;
 	@%p22 bra $L64_oob6;
 	shl.b64 %rd67, %rd63, 1;
 	add.s64 %rd68, %rd1, %rd67;
 	st.global.u16 [%rd68], %rs2;
-	.loc 13 102 53
+	.loc 14 102 53
 	mov.u32 %r51, %ntid.x;
 	cvt.s64.u32 %rd69, %r51;
 	mov.u32 %r52, %ntid.y;
 	cvt.s64.u32 %rd70, %r52;
 	mov.u32 %r53, %ntid.z;
 	cvt.s64.u32 %rd71, %r53;
-	.loc 13 102 38
+	.loc 14 102 38
 	add.s64 %rd72, %rd62, %rd69;
 	mov.s64 %rd62, %rd72;
 	bra.uni $L12_for_loop;
 $L64_oob6:
-	.loc 13 103 6
-	mov.u64 %rd16, 0x3700000007;
+	.loc 14 103 6
+	mov.u64 %rd16, 0x4300000007;
 	mov.u64 %rd17, %rd63;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
