@@ -173,8 +173,19 @@ func decBar(d *decoder, s *astStmt, m *mods, in *inst) {
 	}
 	in.ctl = ctlBar
 	wait := kind == "sync"
+	// bar.sync and bar.arrive are barrier.sync.aligned and
+	// barrier.arrive.aligned: every thread of a warp must execute the same
+	// instruction together (PTX ISA §9.7.13.4). emu runs divergent ones
+	// like barrier.sync; Synccheck reports them.
+	aligned := m.base == "bar" || containsWord(s.op, "aligned")
 	in.fn = func(w *warp, in *inst, m uint32) error {
 		lane := bits.TrailingZeros32(m)
+		if aligned && w.san != nil && w.san.sync {
+			if live := w.valid &^ w.exited; m != live {
+				w.san.record(w, lane, "synccheck", "divergent aligned barrier", 0,
+					fmt.Sprintf("lanes %#08x of warp %d execute it, but lanes %#08x have not exited", m, w.id, live))
+			}
+		}
 		id := int(uint32(w.get(&in.ops[0], lane)))
 		if id >= len(w.b.bars) {
 			return faultf(lane, ErrTrap, "barrier %d: only 0..15 exist", id)
@@ -196,8 +207,6 @@ func decBar(d *decoder, s *astStmt, m *mods, in *inst) {
 		return nil
 	}
 }
-
-var _ = fmt.Sprint
 
 // Barrier reduction operations.
 const (

@@ -43,9 +43,13 @@ type Options struct {
 	// block, at least one a write, with no barrier between them (atomics
 	// excepted), as a *Report from Launch.
 	Racecheck bool
+	// Synccheck reports aligned barriers (bar.sync) reached by only part
+	// of a warp's live lanes, and shuffles that read a lane not executing
+	// the shuffle, as a *Report from Launch.
+	Synccheck bool
 	// MaxSteps bounds the warp-instructions one block may execute before
 	// the launch fails (a guard against kernels that never finish); 0
-	// means 1<<32.
+	// means 1<<30.
 	MaxSteps uint64
 }
 
@@ -84,7 +88,7 @@ func NewDevice(o Options) *Device {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if o.MaxSteps == 0 {
-		o.MaxSteps = 1 << 32
+		o.MaxSteps = 1 << 30
 	}
 	return &Device{opts: o, next: globalBase, globals: map[uint64][]uint64{}}
 }

@@ -7,6 +7,7 @@ package emu
 // at it (control.go), so a handler sees all participants at once.
 
 import (
+	"fmt"
 	"math/bits"
 )
 
@@ -69,6 +70,10 @@ func execShfl(w *warp, in *inst, m uint32) error {
 		}
 		if !ok {
 			j = lane
+		}
+		if m&(1<<j) == 0 && w.san != nil && w.san.sync {
+			w.san.record(w, lane, "synccheck", "shuffle from a lane that is not executing it", 0,
+				fmt.Sprintf("lane %d reads lane %d; the executing lanes are %#08x (the value is undefined)", lane, j, m))
 		}
 		w.regs[int(d)+lane] = uint64(src[j])
 		if p >= 0 {

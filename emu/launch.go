@@ -113,8 +113,8 @@ func (d *Device) Launch(m *Module, entry string, c LaunchConfig) error {
 		nthr:   nthr, nwarps: (nthr + 31) / 32, shared: shared,
 		maxStep: d.opts.MaxSteps,
 	}
-	if d.opts.Memcheck || d.opts.Racecheck {
-		l.san = &sanitizer{memcheck: d.opts.Memcheck, race: d.opts.Racecheck, dev: d}
+	if d.opts.Memcheck || d.opts.Racecheck || d.opts.Synccheck {
+		l.san = &sanitizer{memcheck: d.opts.Memcheck, race: d.opts.Racecheck, sync: d.opts.Synccheck, dev: d}
 	}
 	l.failAt.Store(math.MaxInt64)
 	workers := min(d.opts.Workers, nblocks)

@@ -1,7 +1,7 @@
 package emu
 
-// Sanitizers: memcheck and initcheck (Options.Memcheck) and racecheck
-// (Options.Racecheck), modelled on NVIDIA compute-sanitizer's tools. They
+// Sanitizers: memcheck and initcheck (Options.Memcheck), racecheck
+// (Options.Racecheck) and synccheck (Options.Synccheck), modelled on NVIDIA compute-sanitizer's tools. They
 // hook the one function every memory access goes through, so they cost
 // nothing when off beyond a nil check.
 
@@ -16,7 +16,7 @@ import (
 // Finding is one problem a sanitizer found, with the first thread (lowest
 // block, then thread) that hit it.
 type Finding struct {
-	Tool    string // "memcheck", "initcheck" or "racecheck"
+	Tool    string // "memcheck", "initcheck", "racecheck" or "synccheck"
 	What    string // e.g. "invalid global read of 4 bytes"
 	Kernel  string
 	Block   [3]int
@@ -76,11 +76,11 @@ type findingKey struct {
 
 // sanitizer is a launch's sanitizer state.
 type sanitizer struct {
-	memcheck, race bool
-	dev            *Device
-	mu             sync.Mutex
-	found          map[findingKey]*findingAt
-	order          []findingKey
+	memcheck, race, sync bool
+	dev                  *Device
+	mu                   sync.Mutex
+	found                map[findingKey]*findingAt
+	order                []findingKey
 }
 
 type findingAt struct {

@@ -99,3 +99,46 @@ func TestRacecheck(t *testing.T) {
 		t.Errorf("reduction: %v", err)
 	}
 }
+
+func TestSynccheck(t *testing.T) {
+	src := header + `
+.visible .entry k()
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	mov.u32 %r1, %laneid;
+	setp.lt.u32 %p1, %r1, 16;
+	@%p1 bra $L_a;
+	bar.sync 0;
+	bra $L_b;
+$L_a:
+	bar.sync 0;
+$L_b:
+	@!%p1 exit;
+	shfl.sync.idx.b32 %r2, %r1, 20, 31, 0x0000ffff;
+	ret;
+}`
+	m, err := Load([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the check the kernel runs: the halves meet at different
+	// bar.sync instructions, which emu treats like barrier.sync.
+	if err := NewDevice(Options{}).Launch(m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{32}}); err != nil {
+		t.Fatal(err)
+	}
+	err = NewDevice(Options{Synccheck: true}).Launch(m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{32}})
+	var r *Report
+	if !errors.As(err, &r) {
+		t.Fatalf("err = %v, want a synccheck report", err)
+	}
+	var what []string
+	for _, f := range r.Findings {
+		what = append(what, f.What)
+	}
+	// Then lanes 0-15 shuffle from lane 20, which has exited.
+	got := strings.Join(what, "; ")
+	if got != "divergent aligned barrier; divergent aligned barrier; shuffle from a lane that is not executing it" {
+		t.Errorf("findings: %s\n%v", got, err)
+	}
+}
