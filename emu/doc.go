@@ -70,8 +70,9 @@
 // with its lane mask and addresses; without one the execution path pays a
 // nil check. Profile (profile.go) is an Observer that counts shared-memory
 // bank conflicts and global-memory sector efficiency per instruction.
-// Options.Memcheck and Options.Racecheck turn on sanitizers (sanitize.go)
-// that report out-of-bounds, misaligned and uninitialized accesses and
-// shared-memory races between warps as a *Report instead of stopping at
-// the first fault.
+// Options.Memcheck, Racecheck and Synccheck turn on sanitizers
+// (sanitize.go) that report out-of-bounds, misaligned and uninitialized
+// accesses, shared-memory races between warps, divergent aligned barriers
+// and shuffles from non-executing lanes as a *Report, instead of stopping
+// at the first fault.
 package emu

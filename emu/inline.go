@@ -64,7 +64,7 @@ func (d *decoder) inlineCall(s *astStmt) {
 		return
 	}
 	callLine := s.line
-	c := &decoder{m: d.m, f: f, k: d.k, regs: map[string]regInfo{}, ranges: map[string]astReg{},
+	c := &decoder{m: d.m, f: f, k: d.k, regs: map[string]regInfo{},
 		syms: map[string]symbol{}, labels: map[string]int32{}, funcs: d.funcs,
 		stack: append(append([]string(nil), d.stack...), name), inFunc: true, modSyms: d.modSyms}
 	for n, sym := range d.modSyms {

@@ -88,7 +88,6 @@ type decoder struct {
 	f      *astFunc
 	k      *kernel
 	regs   map[string]regInfo
-	ranges map[string]astReg // prefix -> range declaration
 	syms   map[string]symbol
 	labels map[string]int32
 	errs   ErrorList
@@ -131,7 +130,7 @@ func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFu
 	k.info.Name = f.name
 	k.info.MaxNTid = f.maxntid
 	k.info.ReqNTid = f.reqntid
-	d := &decoder{m: m, f: f, k: k, regs: map[string]regInfo{}, ranges: map[string]astReg{},
+	d := &decoder{m: m, f: f, k: k, regs: map[string]regInfo{},
 		syms: map[string]symbol{}, labels: map[string]int32{}, funcs: funcs, stack: []string{f.name},
 		modSyms: map[string]symbol{}}
 	d.line = f.line

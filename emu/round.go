@@ -38,7 +38,6 @@ var (
 	fmtF32  = ffmt{8, 23, 0x7fffffff}
 	fmtF16  = ffmt{5, 10, 0x7fff}
 	fmtBF16 = ffmt{8, 7, 0x7fff}
-	fmtTF32 = ffmt{8, 10, 0x7fffffff} // 19 significant bits, stored as f32 with low 13 bits zero
 )
 
 // narrow rounds x to format f in mode m and returns its bit pattern. For
