@@ -45,7 +45,7 @@ func Cos[T Float](x T) T { return T(math.Cos(float64(x))) }
 func Tanh[T Float](x T) T { return T(math.Tanh(float64(x))) }
 
 // Erf returns the error function of x. float32: at most 2 ulp. float64: at
-// most 2 ulp.
+// most 1 ulp.
 func Erf[T Float](x T) T { return T(math.Erf(float64(x))) }
 
 // Abs returns |x| (exact).
