@@ -107,36 +107,6 @@ func argBetter(v float32, i int32, w float32, j int32) bool {
 	return v > w || v == w && i < j
 }
 
-// blockArgMax returns the best (value, index) pair of the block to every
-// thread, with blockSum's requirements.
-func blockArgMax(t gpu.Thread, v float32, k int32) (float32, int32) {
-	sv := gpu.Shared[float32](t, 32)
-	sk := gpu.Shared[int32](t, 32)
-	v, k = warpArgMax(t, v, k)
-	if t.Lane() == 0 {
-		sv[t.Warp()], sk[t.Warp()] = v, k
-	}
-	t.Sync()
-	v, k = negInf(), int32(math.MaxInt32)
-	if t.Lane() < t.BlockDim().X/32 {
-		v, k = sv[t.Lane()], sk[t.Lane()]
-	}
-	v, k = warpArgMax(t, v, k)
-	t.Sync()
-	return v, k
-}
-
-// warpArgMax is a butterfly over the warp on (value, index) pairs.
-func warpArgMax(t gpu.Thread, v float32, k int32) (float32, int32) {
-	for m := 16; m > 0; m /= 2 {
-		w, j := gpu.ShflXor(t, v, m), gpu.ShflXor(t, k, m)
-		if argBetter(w, j, v, k) {
-			v, k = w, j
-		}
-	}
-	return v, k
-}
-
 // ---------------------------------------------------------------------------
 // Go API
 

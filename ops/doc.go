@@ -26,7 +26,7 @@
 //
 // The plumbing shared by all of them lives in dtype.go (element codecs
 // and the per-type kernel tables), shape.go (argument checks) and
-// reduce.go (warp and block reductions).
+// reduce.go (the arg-max block reduction).
 //
 // # Versions
 //

@@ -18,8 +18,11 @@ type Float interface {
 // A codec converts one element type to float32 (exactly) and back (round
 // to nearest even). Kernel bodies are generic over a codec so that one
 // body serves every element type: a kernel is a one-line wrapper passing
-// f32c{}, f16c{} or bf16c{}. (A generic kernel body cannot declare locals
-// of its element type, see reduce.go, so all arithmetic is on float32.)
+// f32c{}, f16c{} or bf16c{}. All arithmetic is on float32 values, which
+// also sidesteps a compiler limitation: a generic helper cannot yet
+// declare a local of its type parameter's type (kern reports it as an
+// interface value), so bodies pass T values straight from a load to a
+// store.
 type codec[T any] interface {
 	load(T) float32
 	store(float32) T

@@ -27,7 +27,7 @@ package ops
 //
 //	v1 block per row: one block of up to 256 threads per row; each thread
 //	   strides over the row (so any cols works, 10000 or 1), partial sums
-//	   meet in blockSum. The block is the row rounded up to whole warps,
+//	   meet in gpu.BlockSum. The block is the row rounded up to whole warps,
 //	   at most 256, so a short row does not idle 7 warps.
 //	v2 warp per row (RMSNorm only): eight rows per 256-thread block, one
 //	   warp each, reduced with warp shuffles and no barrier. For rows of at
@@ -68,7 +68,7 @@ func rmsNormBlock[T any, C codec[T]](c C, t gpu.Thread, out, x, w []T, cols int,
 		v := c.load(x[base+j])
 		ss = gpu.FMA(v, v, ss)
 	}
-	ss = blockSum(t, ss)
+	ss = gpu.BlockSum(t, ss)
 	r := gpu.Rsqrt(ss/float32(cols) + eps)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		out[base+j] = c.store(c.load(x[base+j]) * r * c.load(w[j]))
@@ -134,7 +134,7 @@ func addRMSNorm[T any, C codec[T]](c C, t gpu.Thread, out, hOut, x, res, w []T, 
 		v := c.load(hOut[base+j]) // the sum as rounded to T
 		ss = gpu.FMA(v, v, ss)
 	}
-	ss = blockSum(t, ss)
+	ss = gpu.BlockSum(t, ss)
 	r := gpu.Rsqrt(ss/float32(cols) + eps)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		out[base+j] = c.store(c.load(hOut[base+j]) * r * c.load(w[j]))
@@ -163,13 +163,13 @@ func layerNorm[T any, C codec[T]](c C, t gpu.Thread, out, x, w, bias []T, cols i
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		sum += c.load(x[base+j])
 	}
-	mean := blockSum(t, sum) / float32(cols)
+	mean := gpu.BlockSum(t, sum) / float32(cols)
 	ss := float32(0)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		d := c.load(x[base+j]) - mean
 		ss = gpu.FMA(d, d, ss)
 	}
-	r := gpu.Rsqrt(blockSum(t, ss)/float32(cols) + eps)
+	r := gpu.Rsqrt(gpu.BlockSum(t, ss)/float32(cols) + eps)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		d := c.load(x[base+j]) - mean
 		out[base+j] = c.store(gpu.FMA(d*r, c.load(w[j]), c.load(bias[j])))

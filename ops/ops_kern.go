@@ -285,10 +285,10 @@ var argmaxPartF32Kernel = kernArgmaxPartF32Launcher{kern.NewKernel(kern.KernelSp
 	Bounds:      true,
 	Sites: []string{
 		"argmax.go:69:19",
-		"argmax.go:117:5",
-		"argmax.go:117:19",
-		"argmax.go:122:12",
-		"argmax.go:122:26",
+		"reduce.go:21:5",
+		"reduce.go:21:19",
+		"reduce.go:26:12",
+		"reduce.go:26:26",
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
@@ -325,10 +325,10 @@ var argmaxPartF16Kernel = kernArgmaxPartF16Launcher{kern.NewKernel(kern.KernelSp
 	Bounds:      true,
 	Sites: []string{
 		"argmax.go:69:19",
-		"argmax.go:117:5",
-		"argmax.go:117:19",
-		"argmax.go:122:12",
-		"argmax.go:122:26",
+		"reduce.go:21:5",
+		"reduce.go:21:19",
+		"reduce.go:26:12",
+		"reduce.go:26:26",
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
@@ -365,10 +365,10 @@ var argmaxPartBF16Kernel = kernArgmaxPartBF16Launcher{kern.NewKernel(kern.Kernel
 	Bounds:      true,
 	Sites: []string{
 		"argmax.go:69:19",
-		"argmax.go:117:5",
-		"argmax.go:117:19",
-		"argmax.go:122:12",
-		"argmax.go:122:26",
+		"reduce.go:21:5",
+		"reduce.go:21:19",
+		"reduce.go:26:12",
+		"reduce.go:26:26",
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
@@ -405,10 +405,10 @@ var argmaxFinalKernel = kernArgmaxFinalLauncher{kern.NewKernel(kern.KernelSpec{
 	Sites: []string{
 		"argmax.go:87:22",
 		"argmax.go:87:44",
-		"argmax.go:117:5",
-		"argmax.go:117:19",
-		"argmax.go:122:12",
-		"argmax.go:122:26",
+		"reduce.go:21:5",
+		"reduce.go:21:19",
+		"reduce.go:26:12",
+		"reduce.go:26:26",
 		"argmax.go:93:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -986,12 +986,10 @@ var rmsNormF32Kernel = kernRmsNormF32Launcher{kern.NewKernel(kern.KernelSpec{
 		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 128,
+	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
 		"norm.go:68:16",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:74:33",
 		"norm.go:74:57",
 		"norm.go:74:6",
@@ -1025,12 +1023,10 @@ var rmsNormF16Kernel = kernRmsNormF16Launcher{kern.NewKernel(kern.KernelSpec{
 		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 128,
+	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
 		"norm.go:68:16",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:74:33",
 		"norm.go:74:57",
 		"norm.go:74:6",
@@ -1064,12 +1060,10 @@ var rmsNormBF16Kernel = kernRmsNormBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 128,
+	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
 		"norm.go:68:16",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:74:33",
 		"norm.go:74:57",
 		"norm.go:74:6",
@@ -1216,15 +1210,13 @@ var addRMSNormF32Kernel = kernAddRMSNormF32Launcher{kern.NewKernel(kern.KernelSp
 		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 128,
+	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
 		"norm.go:133:34",
 		"norm.go:133:56",
 		"norm.go:133:7",
 		"norm.go:134:19",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:140:36",
 		"norm.go:140:60",
 		"norm.go:140:6",
@@ -1260,15 +1252,13 @@ var addRMSNormF16Kernel = kernAddRMSNormF16Launcher{kern.NewKernel(kern.KernelSp
 		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 128,
+	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
 		"norm.go:133:34",
 		"norm.go:133:56",
 		"norm.go:133:7",
 		"norm.go:134:19",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:140:36",
 		"norm.go:140:60",
 		"norm.go:140:6",
@@ -1304,15 +1294,13 @@ var addRMSNormBF16Kernel = kernAddRMSNormBF16Launcher{kern.NewKernel(kern.Kernel
 		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 128,
+	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
 		"norm.go:133:34",
 		"norm.go:133:56",
 		"norm.go:133:7",
 		"norm.go:134:19",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:140:36",
 		"norm.go:140:60",
 		"norm.go:140:6",
@@ -1347,15 +1335,11 @@ var layerNormF32Kernel = kernLayerNormF32Launcher{kern.NewKernel(kern.KernelSpec
 		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 128,
+	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
 		"norm.go:164:18",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:169:16",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:174:16",
 		"norm.go:175:46",
 		"norm.go:175:63",
@@ -1391,15 +1375,11 @@ var layerNormF16Kernel = kernLayerNormF16Launcher{kern.NewKernel(kern.KernelSpec
 		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 128,
+	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
 		"norm.go:164:18",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:169:16",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:174:16",
 		"norm.go:175:46",
 		"norm.go:175:63",
@@ -1435,15 +1415,11 @@ var layerNormBF16Kernel = kernLayerNormBF16Launcher{kern.NewKernel(kern.KernelSp
 		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 128,
+	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
 		"norm.go:164:18",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:169:16",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"norm.go:174:16",
 		"norm.go:175:46",
 		"norm.go:175:63",
@@ -1996,26 +1972,18 @@ var sampleF32Kernel = kernSampleF32Launcher{kern.NewKernel(kern.KernelSpec{
 		{Name: "seed", Kind: kern.ScalarParam, Elem: "uint64", Size: 8, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 640,
+	SharedBytes: 512,
 	Bounds:      true,
 	Sites: []string{
 		"sample.go:154:15",
-		"reduce.go:48:4",
-		"reduce.go:53:8",
 		"sample.go:154:15",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"sample.go:154:15",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"sample.go:154:15",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"sample.go:154:15",
-		"argmax.go:117:5",
-		"argmax.go:117:19",
-		"argmax.go:122:12",
-		"argmax.go:122:26",
+		"reduce.go:21:5",
+		"reduce.go:21:19",
+		"reduce.go:26:12",
+		"reduce.go:26:26",
 		"sample.go:135:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -2049,26 +2017,18 @@ var sampleF16Kernel = kernSampleF16Launcher{kern.NewKernel(kern.KernelSpec{
 		{Name: "seed", Kind: kern.ScalarParam, Elem: "uint64", Size: 8, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 640,
+	SharedBytes: 512,
 	Bounds:      true,
 	Sites: []string{
 		"sample.go:154:15",
-		"reduce.go:48:4",
-		"reduce.go:53:8",
 		"sample.go:154:15",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"sample.go:154:15",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"sample.go:154:15",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"sample.go:154:15",
-		"argmax.go:117:5",
-		"argmax.go:117:19",
-		"argmax.go:122:12",
-		"argmax.go:122:26",
+		"reduce.go:21:5",
+		"reduce.go:21:19",
+		"reduce.go:26:12",
+		"reduce.go:26:26",
 		"sample.go:135:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -2102,26 +2062,18 @@ var sampleBF16Kernel = kernSampleBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		{Name: "seed", Kind: kern.ScalarParam, Elem: "uint64", Size: 8, Writes: false},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
-	SharedBytes: 640,
+	SharedBytes: 512,
 	Bounds:      true,
 	Sites: []string{
 		"sample.go:154:15",
-		"reduce.go:48:4",
-		"reduce.go:53:8",
 		"sample.go:154:15",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"sample.go:154:15",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"sample.go:154:15",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"sample.go:154:15",
-		"argmax.go:117:5",
-		"argmax.go:117:19",
-		"argmax.go:122:12",
-		"argmax.go:122:26",
+		"reduce.go:21:5",
+		"reduce.go:21:19",
+		"reduce.go:26:12",
+		"reduce.go:26:26",
 		"sample.go:135:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -2155,11 +2107,7 @@ var softmax3F32Kernel = kernSoftmax3F32Launcher{kern.NewKernel(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"softmax.go:59:26",
-		"reduce.go:48:4",
-		"reduce.go:53:8",
 		"softmax.go:64:24",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"softmax.go:68:41",
 		"softmax.go:68:6",
 	},
@@ -2192,11 +2140,7 @@ var softmax3F16Kernel = kernSoftmax3F16Launcher{kern.NewKernel(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"softmax.go:59:26",
-		"reduce.go:48:4",
-		"reduce.go:53:8",
 		"softmax.go:64:24",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"softmax.go:68:41",
 		"softmax.go:68:6",
 	},
@@ -2229,11 +2173,7 @@ var softmax3BF16Kernel = kernSoftmax3BF16Launcher{kern.NewKernel(kern.KernelSpec
 	Bounds:      true,
 	Sites: []string{
 		"softmax.go:59:26",
-		"reduce.go:48:4",
-		"reduce.go:53:8",
 		"softmax.go:64:24",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"softmax.go:68:41",
 		"softmax.go:68:6",
 	},
@@ -2266,10 +2206,6 @@ var softmaxF32Kernel = kernSoftmaxF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"softmax.go:89:16",
-		"reduce.go:48:4",
-		"reduce.go:53:8",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"softmax.go:103:41",
 		"softmax.go:103:6",
 	},
@@ -2302,10 +2238,6 @@ var softmaxF16Kernel = kernSoftmaxF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"softmax.go:89:16",
-		"reduce.go:48:4",
-		"reduce.go:53:8",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"softmax.go:103:41",
 		"softmax.go:103:6",
 	},
@@ -2338,10 +2270,6 @@ var softmaxBF16Kernel = kernSoftmaxBF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"softmax.go:89:16",
-		"reduce.go:48:4",
-		"reduce.go:53:8",
-		"reduce.go:30:4",
-		"reduce.go:35:8",
 		"softmax.go:103:41",
 		"softmax.go:103:6",
 	},
@@ -2444,7 +2372,7 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -2487,7 +2415,7 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f15, %f14;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -2496,7 +2424,7 @@ $L13_ret_load:
 	.loc 4 44 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f17, %f16;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -2580,9 +2508,9 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -2625,9 +2553,9 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f15, %rs1;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f14, %f15;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -2636,9 +2564,9 @@ $L13_ret_load:
 	.loc 4 44 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f16;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -2722,11 +2650,11 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -2769,11 +2697,11 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f15, %r7;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f14, %f15;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -2782,9 +2710,9 @@ $L13_ret_load:
 	.loc 4 44 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f16;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -2862,7 +2790,7 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -2873,113 +2801,113 @@ $L10_ret_load:
 	.loc 4 60 42
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 1 24 14
+	.loc 1 26 14
 	abs.f32 %f5, %f3;
-	.loc 1 25 7
+	.loc 1 27 7
 	setp.eq.f32 %p3, %f3, 0f00000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 1 26 3
+	.loc 1 28 3
 	mov.f32 %f4, %f3;
 	bra.uni $L23_ret_Erf32;
 $L13_if_done:
-	.loc 1 28 7
+	.loc 1 30 7
 	setp.lt.f32 %p4, %f5, 0f3F800000;
 	@%p4 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 1 29 10
+	.loc 1 31 10
 	mul.rn.f32 %f6, %f3, %f3;
-	.loc 1 31 14
+	.loc 1 33 14
 	mov.f32 %f8, 0f38A4B519;
 	fma.rn.f32 %f7, %f8, %f6, 0fBA51FB80;
-	.loc 1 32 14
-	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
-	.loc 1 33 14
-	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
 	.loc 1 34 14
-	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
 	.loc 1 35 14
+	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	.loc 1 37 14
 	fma.rn.f32 %f12, %f11, %f6, 0fBEC0939F;
-	.loc 1 37 49
+	.loc 1 39 49
 	fma.rn.f32 %f13, %f12, %f6, 0fB37BD649;
-	.loc 1 37 41
+	.loc 1 39 41
 	mul.rn.f32 %f14, %f3, %f13;
-	.loc 1 37 17
+	.loc 1 39 17
 	fma.rn.f32 %f15, %f3, 0f3F906EBB, %f14;
-	.loc 1 37 3
+	.loc 1 39 3
 	mov.f32 %f4, %f15;
 	bra.uni $L23_ret_Erf32;
 $L15_if_done:
-	.loc 1 39 9
+	.loc 1 41 9
 	setp.lt.f32 %p5, %f5, 0f40800000;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 1 40 8
+	.loc 1 42 8
 	setp.neu.f32 %p7, %f3, %f3;
 	@%p7 bra $L18_if_then;
 	bra.uni $L26_entry;
 $L17_if_done:
-	.loc 1 46 7
+	.loc 1 48 7
 	setp.lt.f32 %p6, %f5, 0f40100000;
 	@%p6 bra $L20_if_then;
 	bra.uni $L22_if_else;
 $L18_if_then:
-	.loc 1 41 4
+	.loc 1 43 4
 	mov.f32 %f4, %f3;
 	bra.uni $L23_ret_Erf32;
 $L20_if_then:
-	.loc 1 47 10
+	.loc 1 49 10
 	sub.rn.f32 %f16, %f5, 0f3FD00000;
-	.loc 1 49 14
+	.loc 1 51 14
 	mov.f32 %f18, 0f39858B99;
 	fma.rn.f32 %f17, %f18, %f16, 0fBAA6FCCE;
-	.loc 1 50 14
-	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
-	.loc 1 51 14
-	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
 	.loc 1 52 14
-	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
+	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
 	.loc 1 53 14
-	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
+	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
 	.loc 1 54 14
-	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
+	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
 	.loc 1 55 14
-	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
 	.loc 1 56 14
-	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
 	.loc 1 57 14
-	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
 	.loc 1 58 14
+	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	.loc 1 60 14
 	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
 	mov.f32 %f28, %f27;
 	bra.uni $L21_if_done;
 $L21_if_done:
-	.loc 1 71 21
+	.loc 1 73 21
 	sub.rn.f32 %f29, 0f3F800000, %f28;
-	.loc 1 71 19
+	.loc 1 73 19
 	bra.uni $L24_entry;
 $L22_if_else:
-	.loc 1 60 10
+	.loc 1 62 10
 	sub.rn.f32 %f32, %f5, 0f40480000;
-	.loc 1 62 14
+	.loc 1 64 14
 	mov.f32 %f34, 0f38CA5CFA;
 	fma.rn.f32 %f33, %f34, %f32, 0fB99B75F6;
-	.loc 1 63 14
-	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
-	.loc 1 64 14
-	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
 	.loc 1 65 14
-	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
+	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
 	.loc 1 66 14
-	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
 	.loc 1 67 14
-	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
 	.loc 1 68 14
-	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
 	.loc 1 69 14
+	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	.loc 1 71 14
 	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
 	mov.f32 %f28, %f41;
 	bra.uni $L21_if_done;
@@ -3007,7 +2935,7 @@ $L24_entry:
 	mov.f32 %f30, %f31;
 	bra.uni $L25_ret_copysign32;
 $L25_ret_copysign32:
-	.loc 1 71 2
+	.loc 1 73 2
 	mov.f32 %f4, %f30;
 	bra.uni $L23_ret_Erf32;
 $L26_entry:
@@ -3028,11 +2956,11 @@ $L26_entry:
 	mov.f32 %f42, %f44;
 	bra.uni $L27_ret_copysign32;
 $L27_ret_copysign32:
-	.loc 1 43 3
+	.loc 1 45 3
 	mov.f32 %f4, %f42;
 	bra.uni $L23_ret_Erf32;
 $L28_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f47, %f46;
 	bra.uni $L29_ret_store;
 $L29_ret_store:
@@ -3111,9 +3039,9 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -3124,113 +3052,113 @@ $L10_ret_load:
 	.loc 4 60 42
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 1 24 14
+	.loc 1 26 14
 	abs.f32 %f5, %f3;
-	.loc 1 25 7
+	.loc 1 27 7
 	setp.eq.f32 %p3, %f3, 0f00000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 1 26 3
+	.loc 1 28 3
 	mov.f32 %f4, %f3;
 	bra.uni $L23_ret_Erf32;
 $L13_if_done:
-	.loc 1 28 7
+	.loc 1 30 7
 	setp.lt.f32 %p4, %f5, 0f3F800000;
 	@%p4 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 1 29 10
+	.loc 1 31 10
 	mul.rn.f32 %f6, %f3, %f3;
-	.loc 1 31 14
+	.loc 1 33 14
 	mov.f32 %f8, 0f38A4B519;
 	fma.rn.f32 %f7, %f8, %f6, 0fBA51FB80;
-	.loc 1 32 14
-	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
-	.loc 1 33 14
-	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
 	.loc 1 34 14
-	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
 	.loc 1 35 14
+	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	.loc 1 37 14
 	fma.rn.f32 %f12, %f11, %f6, 0fBEC0939F;
-	.loc 1 37 49
+	.loc 1 39 49
 	fma.rn.f32 %f13, %f12, %f6, 0fB37BD649;
-	.loc 1 37 41
+	.loc 1 39 41
 	mul.rn.f32 %f14, %f3, %f13;
-	.loc 1 37 17
+	.loc 1 39 17
 	fma.rn.f32 %f15, %f3, 0f3F906EBB, %f14;
-	.loc 1 37 3
+	.loc 1 39 3
 	mov.f32 %f4, %f15;
 	bra.uni $L23_ret_Erf32;
 $L15_if_done:
-	.loc 1 39 9
+	.loc 1 41 9
 	setp.lt.f32 %p5, %f5, 0f40800000;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 1 40 8
+	.loc 1 42 8
 	setp.neu.f32 %p7, %f3, %f3;
 	@%p7 bra $L18_if_then;
 	bra.uni $L26_entry;
 $L17_if_done:
-	.loc 1 46 7
+	.loc 1 48 7
 	setp.lt.f32 %p6, %f5, 0f40100000;
 	@%p6 bra $L20_if_then;
 	bra.uni $L22_if_else;
 $L18_if_then:
-	.loc 1 41 4
+	.loc 1 43 4
 	mov.f32 %f4, %f3;
 	bra.uni $L23_ret_Erf32;
 $L20_if_then:
-	.loc 1 47 10
+	.loc 1 49 10
 	sub.rn.f32 %f16, %f5, 0f3FD00000;
-	.loc 1 49 14
+	.loc 1 51 14
 	mov.f32 %f18, 0f39858B99;
 	fma.rn.f32 %f17, %f18, %f16, 0fBAA6FCCE;
-	.loc 1 50 14
-	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
-	.loc 1 51 14
-	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
 	.loc 1 52 14
-	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
+	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
 	.loc 1 53 14
-	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
+	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
 	.loc 1 54 14
-	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
+	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
 	.loc 1 55 14
-	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
 	.loc 1 56 14
-	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
 	.loc 1 57 14
-	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
 	.loc 1 58 14
+	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	.loc 1 60 14
 	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
 	mov.f32 %f28, %f27;
 	bra.uni $L21_if_done;
 $L21_if_done:
-	.loc 1 71 21
+	.loc 1 73 21
 	sub.rn.f32 %f29, 0f3F800000, %f28;
-	.loc 1 71 19
+	.loc 1 73 19
 	bra.uni $L24_entry;
 $L22_if_else:
-	.loc 1 60 10
+	.loc 1 62 10
 	sub.rn.f32 %f32, %f5, 0f40480000;
-	.loc 1 62 14
+	.loc 1 64 14
 	mov.f32 %f34, 0f38CA5CFA;
 	fma.rn.f32 %f33, %f34, %f32, 0fB99B75F6;
-	.loc 1 63 14
-	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
-	.loc 1 64 14
-	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
 	.loc 1 65 14
-	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
+	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
 	.loc 1 66 14
-	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
 	.loc 1 67 14
-	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
 	.loc 1 68 14
-	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
 	.loc 1 69 14
+	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	.loc 1 71 14
 	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
 	mov.f32 %f28, %f41;
 	bra.uni $L21_if_done;
@@ -3258,7 +3186,7 @@ $L24_entry:
 	mov.f32 %f30, %f31;
 	bra.uni $L25_ret_copysign32;
 $L25_ret_copysign32:
-	.loc 1 71 2
+	.loc 1 73 2
 	mov.f32 %f4, %f30;
 	bra.uni $L23_ret_Erf32;
 $L26_entry:
@@ -3279,13 +3207,13 @@ $L26_entry:
 	mov.f32 %f42, %f44;
 	bra.uni $L27_ret_copysign32;
 $L27_ret_copysign32:
-	.loc 1 43 3
+	.loc 1 45 3
 	mov.f32 %f4, %f42;
 	bra.uni $L23_ret_Erf32;
 $L28_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs2, %f46;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L29_ret_store;
 $L29_ret_store:
@@ -3364,11 +3292,11 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -3379,113 +3307,113 @@ $L10_ret_load:
 	.loc 4 60 42
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 1 24 14
+	.loc 1 26 14
 	abs.f32 %f5, %f3;
-	.loc 1 25 7
+	.loc 1 27 7
 	setp.eq.f32 %p3, %f3, 0f00000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 1 26 3
+	.loc 1 28 3
 	mov.f32 %f4, %f3;
 	bra.uni $L23_ret_Erf32;
 $L13_if_done:
-	.loc 1 28 7
+	.loc 1 30 7
 	setp.lt.f32 %p4, %f5, 0f3F800000;
 	@%p4 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 1 29 10
+	.loc 1 31 10
 	mul.rn.f32 %f6, %f3, %f3;
-	.loc 1 31 14
+	.loc 1 33 14
 	mov.f32 %f8, 0f38A4B519;
 	fma.rn.f32 %f7, %f8, %f6, 0fBA51FB80;
-	.loc 1 32 14
-	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
-	.loc 1 33 14
-	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
 	.loc 1 34 14
-	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	fma.rn.f32 %f9, %f7, %f6, 0f3BAA02D9;
 	.loc 1 35 14
+	fma.rn.f32 %f10, %f9, %f6, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f11, %f10, %f6, 0f3DE7167C;
+	.loc 1 37 14
 	fma.rn.f32 %f12, %f11, %f6, 0fBEC0939F;
-	.loc 1 37 49
+	.loc 1 39 49
 	fma.rn.f32 %f13, %f12, %f6, 0fB37BD649;
-	.loc 1 37 41
+	.loc 1 39 41
 	mul.rn.f32 %f14, %f3, %f13;
-	.loc 1 37 17
+	.loc 1 39 17
 	fma.rn.f32 %f15, %f3, 0f3F906EBB, %f14;
-	.loc 1 37 3
+	.loc 1 39 3
 	mov.f32 %f4, %f15;
 	bra.uni $L23_ret_Erf32;
 $L15_if_done:
-	.loc 1 39 9
+	.loc 1 41 9
 	setp.lt.f32 %p5, %f5, 0f40800000;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
 $L16_if_then:
-	.loc 1 40 8
+	.loc 1 42 8
 	setp.neu.f32 %p7, %f3, %f3;
 	@%p7 bra $L18_if_then;
 	bra.uni $L26_entry;
 $L17_if_done:
-	.loc 1 46 7
+	.loc 1 48 7
 	setp.lt.f32 %p6, %f5, 0f40100000;
 	@%p6 bra $L20_if_then;
 	bra.uni $L22_if_else;
 $L18_if_then:
-	.loc 1 41 4
+	.loc 1 43 4
 	mov.f32 %f4, %f3;
 	bra.uni $L23_ret_Erf32;
 $L20_if_then:
-	.loc 1 47 10
+	.loc 1 49 10
 	sub.rn.f32 %f16, %f5, 0f3FD00000;
-	.loc 1 49 14
+	.loc 1 51 14
 	mov.f32 %f18, 0f39858B99;
 	fma.rn.f32 %f17, %f18, %f16, 0fBAA6FCCE;
-	.loc 1 50 14
-	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
-	.loc 1 51 14
-	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
 	.loc 1 52 14
-	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
+	fma.rn.f32 %f19, %f17, %f16, 0f3A237386;
 	.loc 1 53 14
-	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
+	fma.rn.f32 %f20, %f19, %f16, 0f3BC8E567;
 	.loc 1 54 14
-	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
+	fma.rn.f32 %f21, %f20, %f16, 0fBC6C5758;
 	.loc 1 55 14
-	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
+	fma.rn.f32 %f22, %f21, %f16, 0f3B0C82BC;
 	.loc 1 56 14
-	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	fma.rn.f32 %f23, %f22, %f16, 0f3D4BA71C;
 	.loc 1 57 14
-	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	fma.rn.f32 %f24, %f23, %f16, 0fBDEB31E4;
 	.loc 1 58 14
+	fma.rn.f32 %f25, %f24, %f16, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f26, %f25, %f16, 0fBDA4CEA2;
+	.loc 1 60 14
 	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
 	mov.f32 %f28, %f27;
 	bra.uni $L21_if_done;
 $L21_if_done:
-	.loc 1 71 21
+	.loc 1 73 21
 	sub.rn.f32 %f29, 0f3F800000, %f28;
-	.loc 1 71 19
+	.loc 1 73 19
 	bra.uni $L24_entry;
 $L22_if_else:
-	.loc 1 60 10
+	.loc 1 62 10
 	sub.rn.f32 %f32, %f5, 0f40480000;
-	.loc 1 62 14
+	.loc 1 64 14
 	mov.f32 %f34, 0f38CA5CFA;
 	fma.rn.f32 %f33, %f34, %f32, 0fB99B75F6;
-	.loc 1 63 14
-	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
-	.loc 1 64 14
-	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
 	.loc 1 65 14
-	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
+	fma.rn.f32 %f35, %f33, %f32, 0f39F389D1;
 	.loc 1 66 14
-	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
+	fma.rn.f32 %f36, %f35, %f32, 0fBA137B16;
 	.loc 1 67 14
-	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	fma.rn.f32 %f37, %f36, %f32, 0f3A1128D4;
 	.loc 1 68 14
-	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	fma.rn.f32 %f38, %f37, %f32, 0fB9D324B1;
 	.loc 1 69 14
+	fma.rn.f32 %f39, %f38, %f32, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f40, %f39, %f32, 0fB88783B3;
+	.loc 1 71 14
 	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
 	mov.f32 %f28, %f41;
 	bra.uni $L21_if_done;
@@ -3513,7 +3441,7 @@ $L24_entry:
 	mov.f32 %f30, %f31;
 	bra.uni $L25_ret_copysign32;
 $L25_ret_copysign32:
-	.loc 1 71 2
+	.loc 1 73 2
 	mov.f32 %f4, %f30;
 	bra.uni $L23_ret_Erf32;
 $L26_entry:
@@ -3534,13 +3462,13 @@ $L26_entry:
 	mov.f32 %f42, %f44;
 	bra.uni $L27_ret_copysign32;
 $L27_ret_copysign32:
-	.loc 1 43 3
+	.loc 1 45 3
 	mov.f32 %f4, %f42;
 	bra.uni $L23_ret_Erf32;
 $L28_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs2, %f46;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L29_ret_store;
 $L29_ret_store:
@@ -3618,7 +3546,7 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -3793,7 +3721,7 @@ $L26_ret_copysign32:
 	mov.f32 %f8, %f42;
 	bra.uni $L20_ret_Tanh32;
 $L27_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f47, %f46;
 	bra.uni $L28_ret_store;
 $L28_ret_store:
@@ -3872,9 +3800,9 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -4049,9 +3977,9 @@ $L26_ret_copysign32:
 	mov.f32 %f8, %f42;
 	bra.uni $L20_ret_Tanh32;
 $L27_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs2, %f46;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L28_ret_store;
 $L28_ret_store:
@@ -4130,11 +4058,11 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -4309,9 +4237,9 @@ $L26_ret_copysign32:
 	mov.f32 %f8, %f42;
 	bra.uni $L20_ret_Tanh32;
 $L27_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs2, %f46;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L28_ret_store;
 $L28_ret_store:
@@ -4457,10 +4385,10 @@ $L8_if_then:
 $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L11_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -4486,7 +4414,7 @@ $L15_oob0:
 	mov.u64 %rd29, %rd8;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f4, %f3;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
@@ -4561,14 +4489,14 @@ $L33_edge:
 	mov.s32 %r15, %r10;
 	bra.uni $L7_if_done;
 $L34_entry:
-	.loc 5 113 27
+	.loc 11 17 27
 	mov.u64 %rd40, smem0;
-	.loc 5 114 25
+	.loc 11 18 25
 	mov.u64 %rd41, smem1;
-	.loc 5 115 19
+	.loc 11 19 19
 	bra.uni $L40_entry;
 $L35_if_then:
-	.loc 5 117 12
+	.loc 11 21 12
 	mov.u32 %r30, %tid.z;
 	mov.u32 %r31, %ntid.y;
 	mov.u32 %r32, %tid.y;
@@ -4578,7 +4506,7 @@ $L35_if_then:
 	mad.lo.u32 %r33, %r29, %r34, %r35;
 	shr.u32 %r28, %r33, 5;
 	cvt.s64.u32 %rd45, %r28;
-	.loc 5 117 26
+	.loc 11 21 26
 	mov.u32 %r38, %tid.z;
 	mov.u32 %r39, %ntid.y;
 	mov.u32 %r40, %tid.y;
@@ -4588,13 +4516,13 @@ $L35_if_then:
 	mad.lo.u32 %r41, %r37, %r42, %r43;
 	shr.u32 %r36, %r41, 5;
 	cvt.s64.u32 %rd46, %r36;
-	.loc 5 117 5
+	.loc 11 21 5
 	setp.hs.u64 %p27, %rd45, 32;
 	@%p27 bra $L63_oob1;
 	shl.b64 %rd47, %rd45, 2;
 	add.s64 %rd48, %rd40, %rd47;
 	st.shared.f32 [%rd48], %f7;
-	.loc 5 117 19
+	.loc 11 21 19
 	setp.hs.u64 %p28, %rd46, 32;
 	@%p28 bra $L64_oob2;
 	shl.b64 %rd49, %rd46, 2;
@@ -4602,24 +4530,24 @@ $L35_if_then:
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
 $L36_if_done:
-	.loc 5 119 8
+	.loc 11 23 8
 	bar.sync 0;
-	.loc 5 120 15
+	.loc 11 24 15
 	bra.uni $L65_entry;
 $L37_if_then:
-	.loc 5 122 19
+	.loc 11 26 19
 	mov.u32 %r50, %laneid;
 	cvt.s64.u32 %rd56, %r50;
-	.loc 5 122 12
+	.loc 11 26 12
 	setp.hs.u64 %p30, %rd56, 32;
 	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
-	.loc 5 122 33
+	.loc 11 26 33
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd59, %r51;
-	.loc 5 122 26
+	.loc 11 26 26
 	setp.hs.u64 %p31, %rd59, 32;
 	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -4646,21 +4574,21 @@ $L40_entry:
 	mov.s64 %rd42, 16;
 	bra.uni $L41_for_loop;
 $L41_for_loop:
-	.loc 5 131 17
+	.loc 11 35 17
 	setp.gt.s64 %p14, %rd42, 0;
 	@%p14 bra $L42_for_body;
 	bra.uni $L43_for_done;
 $L42_for_body:
-	.loc 5 132 22
+	.loc 11 36 22
 	cvt.u32.u64 %r23, %rd42;
 	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
-	.loc 5 132 44
+	.loc 11 36 44
 	cvt.u32.u64 %r24, %rd42;
 	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
-	.loc 5 133 15
+	.loc 11 37 15
 	bra.uni $L47_entry;
 $L43_for_done:
-	.loc 5 137 2
+	.loc 11 41 2
 	mov.f32 %f7, %f8;
 	mov.s32 %r21, %r22;
 	bra.uni $L46_ret_warpArgMax;
@@ -4669,17 +4597,17 @@ $L44_if_then:
 	mov.s32 %r26, %r25;
 	bra.uni $L45_if_done;
 $L45_if_done:
-	.loc 5 131 22
+	.loc 11 35 22
 	div.s64 %rd43, %rd42, 2;
 	mov.f32 %f8, %f10;
 	mov.s32 %r22, %r26;
 	mov.s64 %rd42, %rd43;
 	bra.uni $L41_for_loop;
 $L46_ret_warpArgMax:
-	.loc 5 116 11
+	.loc 11 20 11
 	mov.u32 %r27, %laneid;
 	cvt.s64.u32 %rd44, %r27;
-	.loc 5 116 14
+	.loc 11 20 14
 	setp.eq.s64 %p26, %rd44, 0;
 	@%p26 bra $L35_if_then;
 	bra.uni $L36_if_done;
@@ -4750,38 +4678,38 @@ $L62_edge:
 	mov.s32 %r26, %r22;
 	bra.uni $L45_if_done;
 $L63_oob1:
-	.loc 5 117 5
+	.loc 11 21 5
 	mov.u64 %rd27, 0xA00000002;
 	mov.u64 %rd28, %rd45;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L64_oob2:
-	.loc 5 117 19
+	.loc 11 21 19
 	mov.u64 %rd27, 0xA00000003;
 	mov.u64 %rd28, %rd46;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L65_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
-	.loc 5 121 11
+	.loc 11 25 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd51, %r45;
-	.loc 5 121 26
+	.loc 11 25 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd52, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd53, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd54, %r48;
-	.loc 5 121 30
+	.loc 11 25 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 5 121 14
+	.loc 11 25 14
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
@@ -4790,13 +4718,13 @@ $L67_edge:
 	mov.s32 %r49, 2147483647;
 	bra.uni $L70_entry;
 $L68_oob3:
-	.loc 5 122 12
+	.loc 11 26 12
 	mov.u64 %rd27, 0xA00000004;
 	mov.u64 %rd28, %rd56;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L69_oob4:
-	.loc 5 122 26
+	.loc 11 26 26
 	mov.u64 %rd27, 0xA00000005;
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
@@ -4807,21 +4735,21 @@ $L70_entry:
 	mov.s64 %rd62, 16;
 	bra.uni $L71_for_loop;
 $L71_for_loop:
-	.loc 5 131 17
+	.loc 11 35 17
 	setp.gt.s64 %p32, %rd62, 0;
 	@%p32 bra $L72_for_body;
 	bra.uni $L73_for_done;
 $L72_for_body:
-	.loc 5 132 22
+	.loc 11 36 22
 	cvt.u32.u64 %r55, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
-	.loc 5 132 44
+	.loc 11 36 44
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
-	.loc 5 133 15
+	.loc 11 37 15
 	bra.uni $L77_entry;
 $L73_for_done:
-	.loc 5 137 2
+	.loc 11 41 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r53, %r54;
 	bra.uni $L76_ret_warpArgMax;
@@ -4830,16 +4758,16 @@ $L74_if_then:
 	mov.s32 %r58, %r57;
 	bra.uni $L75_if_done;
 $L75_if_done:
-	.loc 5 131 22
+	.loc 11 35 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
 	bra.uni $L71_for_loop;
 $L76_ret_warpArgMax:
-	.loc 5 125 8
+	.loc 11 29 8
 	bar.sync 0;
-	.loc 5 126 2
+	.loc 11 30 2
 	mov.f32 %f6, %f15;
 	mov.s32 %r20, %r53;
 	bra.uni $L39_ret_blockArgMax;
@@ -5059,10 +4987,10 @@ $L8_if_then:
 $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L11_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -5088,9 +5016,9 @@ $L15_oob0:
 	mov.u64 %rd29, %rd8;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f4, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f3, %f4;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
@@ -5165,14 +5093,14 @@ $L33_edge:
 	mov.s32 %r15, %r10;
 	bra.uni $L7_if_done;
 $L34_entry:
-	.loc 5 113 27
+	.loc 11 17 27
 	mov.u64 %rd40, smem0;
-	.loc 5 114 25
+	.loc 11 18 25
 	mov.u64 %rd41, smem1;
-	.loc 5 115 19
+	.loc 11 19 19
 	bra.uni $L40_entry;
 $L35_if_then:
-	.loc 5 117 12
+	.loc 11 21 12
 	mov.u32 %r30, %tid.z;
 	mov.u32 %r31, %ntid.y;
 	mov.u32 %r32, %tid.y;
@@ -5182,7 +5110,7 @@ $L35_if_then:
 	mad.lo.u32 %r33, %r29, %r34, %r35;
 	shr.u32 %r28, %r33, 5;
 	cvt.s64.u32 %rd45, %r28;
-	.loc 5 117 26
+	.loc 11 21 26
 	mov.u32 %r38, %tid.z;
 	mov.u32 %r39, %ntid.y;
 	mov.u32 %r40, %tid.y;
@@ -5192,13 +5120,13 @@ $L35_if_then:
 	mad.lo.u32 %r41, %r37, %r42, %r43;
 	shr.u32 %r36, %r41, 5;
 	cvt.s64.u32 %rd46, %r36;
-	.loc 5 117 5
+	.loc 11 21 5
 	setp.hs.u64 %p27, %rd45, 32;
 	@%p27 bra $L63_oob1;
 	shl.b64 %rd47, %rd45, 2;
 	add.s64 %rd48, %rd40, %rd47;
 	st.shared.f32 [%rd48], %f7;
-	.loc 5 117 19
+	.loc 11 21 19
 	setp.hs.u64 %p28, %rd46, 32;
 	@%p28 bra $L64_oob2;
 	shl.b64 %rd49, %rd46, 2;
@@ -5206,24 +5134,24 @@ $L35_if_then:
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
 $L36_if_done:
-	.loc 5 119 8
+	.loc 11 23 8
 	bar.sync 0;
-	.loc 5 120 15
+	.loc 11 24 15
 	bra.uni $L65_entry;
 $L37_if_then:
-	.loc 5 122 19
+	.loc 11 26 19
 	mov.u32 %r50, %laneid;
 	cvt.s64.u32 %rd56, %r50;
-	.loc 5 122 12
+	.loc 11 26 12
 	setp.hs.u64 %p30, %rd56, 32;
 	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
-	.loc 5 122 33
+	.loc 11 26 33
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd59, %r51;
-	.loc 5 122 26
+	.loc 11 26 26
 	setp.hs.u64 %p31, %rd59, 32;
 	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -5250,21 +5178,21 @@ $L40_entry:
 	mov.s64 %rd42, 16;
 	bra.uni $L41_for_loop;
 $L41_for_loop:
-	.loc 5 131 17
+	.loc 11 35 17
 	setp.gt.s64 %p14, %rd42, 0;
 	@%p14 bra $L42_for_body;
 	bra.uni $L43_for_done;
 $L42_for_body:
-	.loc 5 132 22
+	.loc 11 36 22
 	cvt.u32.u64 %r23, %rd42;
 	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
-	.loc 5 132 44
+	.loc 11 36 44
 	cvt.u32.u64 %r24, %rd42;
 	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
-	.loc 5 133 15
+	.loc 11 37 15
 	bra.uni $L47_entry;
 $L43_for_done:
-	.loc 5 137 2
+	.loc 11 41 2
 	mov.f32 %f7, %f8;
 	mov.s32 %r21, %r22;
 	bra.uni $L46_ret_warpArgMax;
@@ -5273,17 +5201,17 @@ $L44_if_then:
 	mov.s32 %r26, %r25;
 	bra.uni $L45_if_done;
 $L45_if_done:
-	.loc 5 131 22
+	.loc 11 35 22
 	div.s64 %rd43, %rd42, 2;
 	mov.f32 %f8, %f10;
 	mov.s32 %r22, %r26;
 	mov.s64 %rd42, %rd43;
 	bra.uni $L41_for_loop;
 $L46_ret_warpArgMax:
-	.loc 5 116 11
+	.loc 11 20 11
 	mov.u32 %r27, %laneid;
 	cvt.s64.u32 %rd44, %r27;
-	.loc 5 116 14
+	.loc 11 20 14
 	setp.eq.s64 %p26, %rd44, 0;
 	@%p26 bra $L35_if_then;
 	bra.uni $L36_if_done;
@@ -5354,38 +5282,38 @@ $L62_edge:
 	mov.s32 %r26, %r22;
 	bra.uni $L45_if_done;
 $L63_oob1:
-	.loc 5 117 5
+	.loc 11 21 5
 	mov.u64 %rd27, 0xB00000002;
 	mov.u64 %rd28, %rd45;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L64_oob2:
-	.loc 5 117 19
+	.loc 11 21 19
 	mov.u64 %rd27, 0xB00000003;
 	mov.u64 %rd28, %rd46;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L65_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
-	.loc 5 121 11
+	.loc 11 25 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd51, %r45;
-	.loc 5 121 26
+	.loc 11 25 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd52, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd53, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd54, %r48;
-	.loc 5 121 30
+	.loc 11 25 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 5 121 14
+	.loc 11 25 14
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
@@ -5394,13 +5322,13 @@ $L67_edge:
 	mov.s32 %r49, 2147483647;
 	bra.uni $L70_entry;
 $L68_oob3:
-	.loc 5 122 12
+	.loc 11 26 12
 	mov.u64 %rd27, 0xB00000004;
 	mov.u64 %rd28, %rd56;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L69_oob4:
-	.loc 5 122 26
+	.loc 11 26 26
 	mov.u64 %rd27, 0xB00000005;
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
@@ -5411,21 +5339,21 @@ $L70_entry:
 	mov.s64 %rd62, 16;
 	bra.uni $L71_for_loop;
 $L71_for_loop:
-	.loc 5 131 17
+	.loc 11 35 17
 	setp.gt.s64 %p32, %rd62, 0;
 	@%p32 bra $L72_for_body;
 	bra.uni $L73_for_done;
 $L72_for_body:
-	.loc 5 132 22
+	.loc 11 36 22
 	cvt.u32.u64 %r55, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
-	.loc 5 132 44
+	.loc 11 36 44
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
-	.loc 5 133 15
+	.loc 11 37 15
 	bra.uni $L77_entry;
 $L73_for_done:
-	.loc 5 137 2
+	.loc 11 41 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r53, %r54;
 	bra.uni $L76_ret_warpArgMax;
@@ -5434,16 +5362,16 @@ $L74_if_then:
 	mov.s32 %r58, %r57;
 	bra.uni $L75_if_done;
 $L75_if_done:
-	.loc 5 131 22
+	.loc 11 35 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
 	bra.uni $L71_for_loop;
 $L76_ret_warpArgMax:
-	.loc 5 125 8
+	.loc 11 29 8
 	bar.sync 0;
-	.loc 5 126 2
+	.loc 11 30 2
 	mov.f32 %f6, %f15;
 	mov.s32 %r20, %r53;
 	bra.uni $L39_ret_blockArgMax;
@@ -5663,10 +5591,10 @@ $L8_if_then:
 $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L11_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -5692,11 +5620,11 @@ $L15_oob0:
 	mov.u64 %rd29, %rd8;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r14, %rs0;
 	shl.b32 %r14, %r14, 16;
 	mov.b32 %f4, %r14;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f3, %f4;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
@@ -5771,14 +5699,14 @@ $L33_edge:
 	mov.s32 %r16, %r10;
 	bra.uni $L7_if_done;
 $L34_entry:
-	.loc 5 113 27
+	.loc 11 17 27
 	mov.u64 %rd40, smem0;
-	.loc 5 114 25
+	.loc 11 18 25
 	mov.u64 %rd41, smem1;
-	.loc 5 115 19
+	.loc 11 19 19
 	bra.uni $L40_entry;
 $L35_if_then:
-	.loc 5 117 12
+	.loc 11 21 12
 	mov.u32 %r31, %tid.z;
 	mov.u32 %r32, %ntid.y;
 	mov.u32 %r33, %tid.y;
@@ -5788,7 +5716,7 @@ $L35_if_then:
 	mad.lo.u32 %r34, %r30, %r35, %r36;
 	shr.u32 %r29, %r34, 5;
 	cvt.s64.u32 %rd45, %r29;
-	.loc 5 117 26
+	.loc 11 21 26
 	mov.u32 %r39, %tid.z;
 	mov.u32 %r40, %ntid.y;
 	mov.u32 %r41, %tid.y;
@@ -5798,13 +5726,13 @@ $L35_if_then:
 	mad.lo.u32 %r42, %r38, %r43, %r44;
 	shr.u32 %r37, %r42, 5;
 	cvt.s64.u32 %rd46, %r37;
-	.loc 5 117 5
+	.loc 11 21 5
 	setp.hs.u64 %p27, %rd45, 32;
 	@%p27 bra $L63_oob1;
 	shl.b64 %rd47, %rd45, 2;
 	add.s64 %rd48, %rd40, %rd47;
 	st.shared.f32 [%rd48], %f7;
-	.loc 5 117 19
+	.loc 11 21 19
 	setp.hs.u64 %p28, %rd46, 32;
 	@%p28 bra $L64_oob2;
 	shl.b64 %rd49, %rd46, 2;
@@ -5812,24 +5740,24 @@ $L35_if_then:
 	st.shared.s32 [%rd50], %r22;
 	bra.uni $L36_if_done;
 $L36_if_done:
-	.loc 5 119 8
+	.loc 11 23 8
 	bar.sync 0;
-	.loc 5 120 15
+	.loc 11 24 15
 	bra.uni $L65_entry;
 $L37_if_then:
-	.loc 5 122 19
+	.loc 11 26 19
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd56, %r51;
-	.loc 5 122 12
+	.loc 11 26 12
 	setp.hs.u64 %p30, %rd56, 32;
 	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
-	.loc 5 122 33
+	.loc 11 26 33
 	mov.u32 %r52, %laneid;
 	cvt.s64.u32 %rd59, %r52;
-	.loc 5 122 26
+	.loc 11 26 26
 	setp.hs.u64 %p31, %rd59, 32;
 	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -5856,21 +5784,21 @@ $L40_entry:
 	mov.s64 %rd42, 16;
 	bra.uni $L41_for_loop;
 $L41_for_loop:
-	.loc 5 131 17
+	.loc 11 35 17
 	setp.gt.s64 %p14, %rd42, 0;
 	@%p14 bra $L42_for_body;
 	bra.uni $L43_for_done;
 $L42_for_body:
-	.loc 5 132 22
+	.loc 11 36 22
 	cvt.u32.u64 %r24, %rd42;
 	shfl.sync.bfly.b32 %f9, %f8, %r24, 31, -1;
-	.loc 5 132 44
+	.loc 11 36 44
 	cvt.u32.u64 %r25, %rd42;
 	shfl.sync.bfly.b32 %r26, %r23, %r25, 31, -1;
-	.loc 5 133 15
+	.loc 11 37 15
 	bra.uni $L47_entry;
 $L43_for_done:
-	.loc 5 137 2
+	.loc 11 41 2
 	mov.f32 %f7, %f8;
 	mov.s32 %r22, %r23;
 	bra.uni $L46_ret_warpArgMax;
@@ -5879,17 +5807,17 @@ $L44_if_then:
 	mov.s32 %r27, %r26;
 	bra.uni $L45_if_done;
 $L45_if_done:
-	.loc 5 131 22
+	.loc 11 35 22
 	div.s64 %rd43, %rd42, 2;
 	mov.f32 %f8, %f10;
 	mov.s32 %r23, %r27;
 	mov.s64 %rd42, %rd43;
 	bra.uni $L41_for_loop;
 $L46_ret_warpArgMax:
-	.loc 5 116 11
+	.loc 11 20 11
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd44, %r28;
-	.loc 5 116 14
+	.loc 11 20 14
 	setp.eq.s64 %p26, %rd44, 0;
 	@%p26 bra $L35_if_then;
 	bra.uni $L36_if_done;
@@ -5960,38 +5888,38 @@ $L62_edge:
 	mov.s32 %r27, %r23;
 	bra.uni $L45_if_done;
 $L63_oob1:
-	.loc 5 117 5
+	.loc 11 21 5
 	mov.u64 %rd27, 0xC00000002;
 	mov.u64 %rd28, %rd45;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L64_oob2:
-	.loc 5 117 19
+	.loc 11 21 19
 	mov.u64 %rd27, 0xC00000003;
 	mov.u64 %rd28, %rd46;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L65_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r45, 0xFF800000;
 	mov.b32 %f12, %r45;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
-	.loc 5 121 11
+	.loc 11 25 11
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd51, %r46;
-	.loc 5 121 26
+	.loc 11 25 26
 	mov.u32 %r47, %ntid.x;
 	cvt.s64.u32 %rd52, %r47;
 	mov.u32 %r48, %ntid.y;
 	cvt.s64.u32 %rd53, %r48;
 	mov.u32 %r49, %ntid.z;
 	cvt.s64.u32 %rd54, %r49;
-	.loc 5 121 30
+	.loc 11 25 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 5 121 14
+	.loc 11 25 14
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
@@ -6000,13 +5928,13 @@ $L67_edge:
 	mov.s32 %r50, 2147483647;
 	bra.uni $L70_entry;
 $L68_oob3:
-	.loc 5 122 12
+	.loc 11 26 12
 	mov.u64 %rd27, 0xC00000004;
 	mov.u64 %rd28, %rd56;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L69_oob4:
-	.loc 5 122 26
+	.loc 11 26 26
 	mov.u64 %rd27, 0xC00000005;
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
@@ -6017,21 +5945,21 @@ $L70_entry:
 	mov.s64 %rd62, 16;
 	bra.uni $L71_for_loop;
 $L71_for_loop:
-	.loc 5 131 17
+	.loc 11 35 17
 	setp.gt.s64 %p32, %rd62, 0;
 	@%p32 bra $L72_for_body;
 	bra.uni $L73_for_done;
 $L72_for_body:
-	.loc 5 132 22
+	.loc 11 36 22
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r56, 31, -1;
-	.loc 5 132 44
+	.loc 11 36 44
 	cvt.u32.u64 %r57, %rd62;
 	shfl.sync.bfly.b32 %r58, %r55, %r57, 31, -1;
-	.loc 5 133 15
+	.loc 11 37 15
 	bra.uni $L77_entry;
 $L73_for_done:
-	.loc 5 137 2
+	.loc 11 41 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r54, %r55;
 	bra.uni $L76_ret_warpArgMax;
@@ -6040,16 +5968,16 @@ $L74_if_then:
 	mov.s32 %r59, %r58;
 	bra.uni $L75_if_done;
 $L75_if_done:
-	.loc 5 131 22
+	.loc 11 35 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r55, %r59;
 	mov.s64 %rd62, %rd63;
 	bra.uni $L71_for_loop;
 $L76_ret_warpArgMax:
-	.loc 5 125 8
+	.loc 11 29 8
 	bar.sync 0;
-	.loc 5 126 2
+	.loc 11 30 2
 	mov.f32 %f6, %f15;
 	mov.s32 %r21, %r54;
 	bra.uni $L39_ret_blockArgMax;
@@ -6244,10 +6172,10 @@ $L7_if_then:
 $L8_if_done:
 	ret;
 $L9_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_negInf;
 $L10_ret_negInf:
@@ -6343,14 +6271,14 @@ $L30_edge:
 	mov.s32 %r12, %r7;
 	bra.uni $L6_if_done;
 $L31_entry:
-	.loc 5 113 27
+	.loc 11 17 27
 	mov.u64 %rd36, smem0;
-	.loc 5 114 25
+	.loc 11 18 25
 	mov.u64 %rd37, smem1;
-	.loc 5 115 19
+	.loc 11 19 19
 	bra.uni $L37_entry;
 $L32_if_then:
-	.loc 5 117 12
+	.loc 11 21 12
 	mov.u32 %r26, %tid.z;
 	mov.u32 %r27, %ntid.y;
 	mov.u32 %r28, %tid.y;
@@ -6360,7 +6288,7 @@ $L32_if_then:
 	mad.lo.u32 %r29, %r25, %r30, %r31;
 	shr.u32 %r24, %r29, 5;
 	cvt.s64.u32 %rd41, %r24;
-	.loc 5 117 26
+	.loc 11 21 26
 	mov.u32 %r34, %tid.z;
 	mov.u32 %r35, %ntid.y;
 	mov.u32 %r36, %tid.y;
@@ -6370,13 +6298,13 @@ $L32_if_then:
 	mad.lo.u32 %r37, %r33, %r38, %r39;
 	shr.u32 %r32, %r37, 5;
 	cvt.s64.u32 %rd42, %r32;
-	.loc 5 117 5
+	.loc 11 21 5
 	setp.hs.u64 %p28, %rd41, 32;
 	@%p28 bra $L60_oob2;
 	shl.b64 %rd43, %rd41, 2;
 	add.s64 %rd44, %rd36, %rd43;
 	st.shared.f32 [%rd44], %f6;
-	.loc 5 117 19
+	.loc 11 21 19
 	setp.hs.u64 %p29, %rd42, 32;
 	@%p29 bra $L61_oob3;
 	shl.b64 %rd45, %rd42, 2;
@@ -6384,24 +6312,24 @@ $L32_if_then:
 	st.shared.s32 [%rd46], %r17;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 5 119 8
+	.loc 11 23 8
 	bar.sync 0;
-	.loc 5 120 15
+	.loc 11 24 15
 	bra.uni $L62_entry;
 $L34_if_then:
-	.loc 5 122 19
+	.loc 11 26 19
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd52, %r46;
-	.loc 5 122 12
+	.loc 11 26 12
 	setp.hs.u64 %p31, %rd52, 32;
 	@%p31 bra $L65_oob4;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd36, %rd53;
 	ld.shared.f32 %f13, [%rd54];
-	.loc 5 122 33
+	.loc 11 26 33
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd55, %r47;
-	.loc 5 122 26
+	.loc 11 26 26
 	setp.hs.u64 %p32, %rd55, 32;
 	@%p32 bra $L66_oob5;
 	shl.b64 %rd56, %rd55, 2;
@@ -6428,21 +6356,21 @@ $L37_entry:
 	mov.s64 %rd38, 16;
 	bra.uni $L38_for_loop;
 $L38_for_loop:
-	.loc 5 131 17
+	.loc 11 35 17
 	setp.gt.s64 %p15, %rd38, 0;
 	@%p15 bra $L39_for_body;
 	bra.uni $L40_for_done;
 $L39_for_body:
-	.loc 5 132 22
+	.loc 11 36 22
 	cvt.u32.u64 %r19, %rd38;
 	shfl.sync.bfly.b32 %f8, %f7, %r19, 31, -1;
-	.loc 5 132 44
+	.loc 11 36 44
 	cvt.u32.u64 %r20, %rd38;
 	shfl.sync.bfly.b32 %r21, %r18, %r20, 31, -1;
-	.loc 5 133 15
+	.loc 11 37 15
 	bra.uni $L44_entry;
 $L40_for_done:
-	.loc 5 137 2
+	.loc 11 41 2
 	mov.f32 %f6, %f7;
 	mov.s32 %r17, %r18;
 	bra.uni $L43_ret_warpArgMax;
@@ -6451,17 +6379,17 @@ $L41_if_then:
 	mov.s32 %r22, %r21;
 	bra.uni $L42_if_done;
 $L42_if_done:
-	.loc 5 131 22
+	.loc 11 35 22
 	div.s64 %rd39, %rd38, 2;
 	mov.f32 %f7, %f9;
 	mov.s32 %r18, %r22;
 	mov.s64 %rd38, %rd39;
 	bra.uni $L38_for_loop;
 $L43_ret_warpArgMax:
-	.loc 5 116 11
+	.loc 11 20 11
 	mov.u32 %r23, %laneid;
 	cvt.s64.u32 %rd40, %r23;
-	.loc 5 116 14
+	.loc 11 20 14
 	setp.eq.s64 %p27, %rd40, 0;
 	@%p27 bra $L32_if_then;
 	bra.uni $L33_if_done;
@@ -6532,38 +6460,38 @@ $L59_edge:
 	mov.s32 %r22, %r18;
 	bra.uni $L42_if_done;
 $L60_oob2:
-	.loc 5 117 5
+	.loc 11 21 5
 	mov.u64 %rd19, 0xD00000003;
 	mov.u64 %rd20, %rd41;
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
 $L61_oob3:
-	.loc 5 117 19
+	.loc 11 21 19
 	mov.u64 %rd19, 0xD00000004;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
 $L62_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r40, 0xFF800000;
 	mov.b32 %f11, %r40;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f10, %f11;
 	bra.uni $L63_ret_negInf;
 $L63_ret_negInf:
-	.loc 5 121 11
+	.loc 11 25 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd47, %r41;
-	.loc 5 121 26
+	.loc 11 25 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd48, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd49, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd50, %r44;
-	.loc 5 121 30
+	.loc 11 25 30
 	div.s64 %rd51, %rd48, 32;
-	.loc 5 121 14
+	.loc 11 25 14
 	setp.lt.s64 %p30, %rd47, %rd51;
 	@%p30 bra $L34_if_then;
 	bra.uni $L64_edge;
@@ -6572,13 +6500,13 @@ $L64_edge:
 	mov.s32 %r45, 2147483647;
 	bra.uni $L67_entry;
 $L65_oob4:
-	.loc 5 122 12
+	.loc 11 26 12
 	mov.u64 %rd19, 0xD00000005;
 	mov.u64 %rd20, %rd52;
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
 $L66_oob5:
-	.loc 5 122 26
+	.loc 11 26 26
 	mov.u64 %rd19, 0xD00000006;
 	mov.u64 %rd20, %rd55;
 	mov.u64 %rd21, 32;
@@ -6589,21 +6517,21 @@ $L67_entry:
 	mov.s64 %rd58, 16;
 	bra.uni $L68_for_loop;
 $L68_for_loop:
-	.loc 5 131 17
+	.loc 11 35 17
 	setp.gt.s64 %p33, %rd58, 0;
 	@%p33 bra $L69_for_body;
 	bra.uni $L70_for_done;
 $L69_for_body:
-	.loc 5 132 22
+	.loc 11 36 22
 	cvt.u32.u64 %r51, %rd58;
 	shfl.sync.bfly.b32 %f16, %f15, %r51, 31, -1;
-	.loc 5 132 44
+	.loc 11 36 44
 	cvt.u32.u64 %r52, %rd58;
 	shfl.sync.bfly.b32 %r53, %r50, %r52, 31, -1;
-	.loc 5 133 15
+	.loc 11 37 15
 	bra.uni $L74_entry;
 $L70_for_done:
-	.loc 5 137 2
+	.loc 11 41 2
 	mov.f32 %f14, %f15;
 	mov.s32 %r49, %r50;
 	bra.uni $L73_ret_warpArgMax;
@@ -6612,16 +6540,16 @@ $L71_if_then:
 	mov.s32 %r54, %r53;
 	bra.uni $L72_if_done;
 $L72_if_done:
-	.loc 5 131 22
+	.loc 11 35 22
 	div.s64 %rd59, %rd58, 2;
 	mov.f32 %f15, %f17;
 	mov.s32 %r50, %r54;
 	mov.s64 %rd58, %rd59;
 	bra.uni $L68_for_loop;
 $L73_ret_warpArgMax:
-	.loc 5 125 8
+	.loc 11 29 8
 	bar.sync 0;
-	.loc 5 126 2
+	.loc 11 30 2
 	mov.f32 %f5, %f14;
 	mov.s32 %r16, %r49;
 	bra.uni $L36_ret_blockArgMax;
@@ -6771,7 +6699,7 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -6790,7 +6718,7 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f3, %f2;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -6799,7 +6727,7 @@ $L13_ret_load:
 	.loc 7 41 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f5, %f4;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -6883,9 +6811,9 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -6904,9 +6832,9 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f3, %rs1;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f2, %f3;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -6915,9 +6843,9 @@ $L13_ret_load:
 	.loc 7 41 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f4;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -7001,11 +6929,11 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -7024,11 +6952,11 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f3, %r7;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f2, %f3;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -7037,9 +6965,9 @@ $L13_ret_load:
 	.loc 7 41 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f4;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -7122,7 +7050,7 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -7141,7 +7069,7 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f3, %f2;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -7150,7 +7078,7 @@ $L13_ret_load:
 	.loc 7 56 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f5, %f4;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -7234,9 +7162,9 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -7255,9 +7183,9 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f3, %rs1;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f2, %f3;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -7266,9 +7194,9 @@ $L13_ret_load:
 	.loc 7 56 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f4;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -7352,11 +7280,11 @@ $L8_oob0:
 	mov.u64 %rd14, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -7375,11 +7303,11 @@ $L11_oob1:
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f3, %r7;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f2, %f3;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
@@ -7388,9 +7316,9 @@ $L13_ret_load:
 	.loc 7 56 19
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f4;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -7470,7 +7398,7 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f2, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -7479,7 +7407,7 @@ $L10_ret_load:
 	.loc 7 71 19
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f4, %f3;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -7560,9 +7488,9 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f2, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f1, %f2;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -7571,9 +7499,9 @@ $L10_ret_load:
 	.loc 7 71 19
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs2, %f3;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -7654,11 +7582,11 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f2, %r6;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f1, %f2;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
@@ -7667,9 +7595,9 @@ $L10_ret_load:
 	.loc 7 71 19
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs2, %f3;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -7748,13 +7676,13 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs1, %f1;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -7833,13 +7761,13 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs1, %f1;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -7918,13 +7846,13 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f2, %f0;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -8003,15 +7931,15 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs2, %f0;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -8090,15 +8018,15 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f2, %f0;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -8177,17 +8105,17 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs2, %f0;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -8602,11 +8530,11 @@ $L6_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<11>;
-	.reg .b32 %r<32>;
-	.reg .b64 %rd<61>;
-	.reg .f32 %f<39>;
-	.shared .align 16 .b8 smem0[128];
+	.reg .pred %p<9>;
+	.reg .b32 %r<31>;
+	.reg .b64 %rd<51>;
+	.reg .f32 %f<37>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 9 49 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -8645,7 +8573,7 @@ $L3_for_loop:
 	.loc 9 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
-	bra.uni $L15_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 9 68 21
 	add.s64 %rd18, %rd13, %rd17;
@@ -8657,24 +8585,89 @@ $L4_for_body:
 	ld.global.nc.f32 %f2, [%rd27];
 	.loc 9 68 14
 	bra.uni $L13_entry;
+$L5_for_done:
+	.loc 9 71 19
+	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
+	add.rn.f32 %f6, %f1, %f5;
+	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
+	add.rn.f32 %f8, %f6, %f7;
+	shfl.sync.bfly.b32 %f9, %f8, 4, 31, -1;
+	add.rn.f32 %f10, %f8, %f9;
+	shfl.sync.bfly.b32 %f11, %f10, 2, 31, -1;
+	add.rn.f32 %f12, %f10, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
+	add.rn.f32 %f14, %f12, %f13;
+	mov.u32 %r13, %tid.z;
+	mov.u32 %r14, %ntid.y;
+	mov.u32 %r15, %tid.y;
+	mad.lo.u32 %r12, %r13, %r14, %r15;
+	mov.u32 %r17, %ntid.x;
+	mov.u32 %r18, %tid.x;
+	mad.lo.u32 %r16, %r12, %r17, %r18;
+	shr.u32 %r19, %r16, 5;
+	mov.u32 %r20, %laneid;
+	mov.u64 %rd32, kern_reduce;
+	mad.wide.u32 %rd33, %r19, 8, %rd32;
+	setp.eq.u32 %p3, %r20, 0;
+	@%p3 st.shared.f32 [%rd33], %f14;
+	bar.sync 0;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %ntid.y;
+	mul.lo.u32 %r21, %r22, %r23;
+	mov.u32 %r24, %ntid.z;
+	mul.lo.u32 %r21, %r21, %r24;
+	add.u32 %r21, %r21, 31;
+	shr.u32 %r21, %r21, 5;
+	setp.lo.u32 %p4, %r20, %r21;
+	mad.wide.u32 %rd34, %r20, 8, %rd32;
+	mov.f32 %f15, 0f00000000;
+	@%p4 ld.shared.f32 %f15, [%rd34];
+	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 8, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	shfl.sync.bfly.b32 %f20, %f19, 4, 31, -1;
+	add.rn.f32 %f21, %f19, %f20;
+	shfl.sync.bfly.b32 %f22, %f21, 2, 31, -1;
+	add.rn.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
+	add.rn.f32 %f25, %f23, %f24;
+	bar.sync 0;
+	.loc 9 72 27
+	cvt.rn.f32.s64 %f26, %rd9;
+	.loc 9 72 19
+	div.rn.f32 %f27, %f25, %f26;
+	.loc 9 72 34
+	add.rn.f32 %f28, %f27, %f0;
+	.loc 9 72 16
+	rsqrt.approx.f32 %f29, %f28;
+	.loc 9 73 22
+	mov.u32 %r25, %tid.x;
+	cvt.s64.u32 %rd35, %r25;
+	mov.u32 %r26, %tid.y;
+	cvt.s64.u32 %rd36, %r26;
+	mov.u32 %r27, %tid.z;
+	cvt.s64.u32 %rd37, %r27;
+	mov.s64 %rd38, %rd35;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 9 73 30
-	setp.lt.s64 %p7, %rd48, %rd9;
-	@%p7 bra $L7_for_body;
+	setp.lt.s64 %p5, %rd38, %rd9;
+	@%p5 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L7_for_body:
 	.loc 9 74 11
-	add.s64 %rd49, %rd13, %rd48;
+	add.s64 %rd39, %rd13, %rd38;
 	.loc 9 74 38
-	add.s64 %rd50, %rd13, %rd48;
+	add.s64 %rd40, %rd13, %rd38;
 	.loc 9 74 33
-	setp.hs.u64 %p8, %rd50, %rd5;
-	@%p8 bra $L24_oob3;
-	shl.b64 %rd51, %rd50, 2;
-	add.s64 %rd52, %rd4, %rd51;
-	ld.global.nc.f32 %f32, [%rd52];
+	setp.hs.u64 %p6, %rd40, %rd5;
+	@%p6 bra $L15_oob1;
+	shl.b64 %rd41, %rd40, 2;
+	add.s64 %rd42, %rd4, %rd41;
+	ld.global.nc.f32 %f30, [%rd42];
 	.loc 9 74 31
-	bra.uni $L25_entry;
+	bra.uni $L16_entry;
 $L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L11_bounds_exit:
@@ -8686,7 +8679,7 @@ $L12_oob0:
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f3, %f2;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
@@ -8704,188 +8697,68 @@ $L14_ret_load:
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
-$L15_entry:
-	.loc 11 27 20
-	mov.u64 %rd32, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
-	add.rn.f32 %f7, %f1, %f6;
-	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
-	add.rn.f32 %f9, %f7, %f8;
-	shfl.sync.bfly.b32 %f10, %f9, 4, 31, -1;
-	add.rn.f32 %f11, %f9, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 2, 31, -1;
-	add.rn.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	.loc 11 29 11
-	mov.u32 %r12, %laneid;
-	cvt.s64.u32 %rd33, %r12;
-	.loc 11 29 14
-	setp.eq.s64 %p3, %rd33, 0;
-	@%p3 bra $L16_if_then;
-	bra.uni $L17_if_done;
-$L16_if_then:
-	.loc 11 30 11
-	mov.u32 %r15, %tid.z;
-	mov.u32 %r16, %ntid.y;
-	mov.u32 %r17, %tid.y;
-	mad.lo.u32 %r14, %r15, %r16, %r17;
-	mov.u32 %r19, %ntid.x;
-	mov.u32 %r20, %tid.x;
-	mad.lo.u32 %r18, %r14, %r19, %r20;
-	shr.u32 %r13, %r18, 5;
-	cvt.s64.u32 %rd34, %r13;
-	.loc 11 30 4
-	setp.hs.u64 %p4, %rd34, 32;
-	@%p4 bra $L21_oob1;
-	shl.b64 %rd35, %rd34, 2;
-	add.s64 %rd36, %rd32, %rd35;
-	st.shared.f32 [%rd36], %f15;
-	bra.uni $L17_if_done;
-$L17_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r21, %laneid;
-	cvt.s64.u32 %rd37, %r21;
-	.loc 11 34 26
-	mov.u32 %r22, %ntid.x;
-	cvt.s64.u32 %rd38, %r22;
-	mov.u32 %r23, %ntid.y;
-	cvt.s64.u32 %rd39, %r23;
-	mov.u32 %r24, %ntid.z;
-	cvt.s64.u32 %rd40, %r24;
-	.loc 11 34 30
-	div.s64 %rd41, %rd38, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p5, %rd37, %rd41;
-	@%p5 bra $L18_if_then;
-	bra.uni $L22_edge;
-$L18_if_then:
-	.loc 11 35 15
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd42, %r25;
-	.loc 11 35 8
-	setp.hs.u64 %p6, %rd42, 32;
-	@%p6 bra $L23_oob2;
-	shl.b64 %rd43, %rd42, 2;
-	add.s64 %rd44, %rd32, %rd43;
-	ld.shared.f32 %f17, [%rd44];
-	mov.f32 %f16, %f17;
-	bra.uni $L19_if_done;
-$L19_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
-	add.rn.f32 %f19, %f16, %f18;
-	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
-	add.rn.f32 %f21, %f19, %f20;
-	shfl.sync.bfly.b32 %f22, %f21, 4, 31, -1;
-	add.rn.f32 %f23, %f21, %f22;
-	shfl.sync.bfly.b32 %f24, %f23, 2, 31, -1;
-	add.rn.f32 %f25, %f23, %f24;
-	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
-	add.rn.f32 %f27, %f25, %f26;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f5, %f27;
-	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
-$L20_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 72 27
-	cvt.rn.f32.s64 %f28, %rd9;
-	.loc 9 72 19
-	div.rn.f32 %f29, %f5, %f28;
-	.loc 9 72 34
-	add.rn.f32 %f30, %f29, %f0;
-	.loc 9 72 16
-	rsqrt.approx.f32 %f31, %f30;
-	.loc 9 73 22
-	mov.u32 %r26, %tid.x;
-	cvt.s64.u32 %rd45, %r26;
-	mov.u32 %r27, %tid.y;
-	cvt.s64.u32 %rd46, %r27;
-	mov.u32 %r28, %tid.z;
-	cvt.s64.u32 %rd47, %r28;
-	mov.s64 %rd48, %rd45;
-	bra.uni $L6_for_loop;
-$L21_oob1:
-	.loc 11 30 4
-	mov.u64 %rd19, 0x2000000002;
-	mov.u64 %rd20, %rd34;
-	mov.u64 %rd21, 32;
-	bra.uni $L10_bounds_fail;
-$L22_edge:
-	mov.f32 %f16, 0f00000000;
-	bra.uni $L19_if_done;
-$L23_oob2:
-	.loc 11 35 8
-	mov.u64 %rd19, 0x2000000003;
-	mov.u64 %rd20, %rd42;
-	mov.u64 %rd21, 32;
-	bra.uni $L10_bounds_fail;
-$L24_oob3:
+$L15_oob1:
 	.loc 9 74 33
-	mov.u64 %rd19, 0x2000000004;
-	mov.u64 %rd20, %rd50;
+	mov.u64 %rd19, 0x2000000002;
+	mov.u64 %rd20, %rd40;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
-$L25_entry:
-	.loc 6 30 40
-	mov.f32 %f33, %f32;
-	bra.uni $L26_ret_load;
-$L26_ret_load:
+$L16_entry:
+	.loc 6 33 40
+	mov.f32 %f31, %f30;
+	bra.uni $L17_ret_load;
+$L17_ret_load:
 	.loc 9 74 43
-	mul.rn.f32 %f34, %f33, %f31;
+	mul.rn.f32 %f32, %f31, %f29;
 	.loc 9 74 57
-	setp.hs.u64 %p9, %rd48, %rd8;
-	@%p9 bra $L27_oob4;
-	shl.b64 %rd53, %rd48, 2;
-	add.s64 %rd54, %rd7, %rd53;
-	ld.global.nc.f32 %f35, [%rd54];
+	setp.hs.u64 %p7, %rd38, %rd8;
+	@%p7 bra $L18_oob2;
+	shl.b64 %rd43, %rd38, 2;
+	add.s64 %rd44, %rd7, %rd43;
+	ld.global.nc.f32 %f33, [%rd44];
 	.loc 9 74 55
-	bra.uni $L28_entry;
-$L27_oob4:
+	bra.uni $L19_entry;
+$L18_oob2:
 	.loc 9 74 57
-	mov.u64 %rd19, 0x2000000005;
-	mov.u64 %rd20, %rd48;
+	mov.u64 %rd19, 0x2000000003;
+	mov.u64 %rd20, %rd38;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
-$L28_entry:
-	.loc 6 30 40
-	mov.f32 %f36, %f35;
-	bra.uni $L29_ret_load;
-$L29_ret_load:
+$L19_entry:
+	.loc 6 33 40
+	mov.f32 %f34, %f33;
+	bra.uni $L20_ret_load;
+$L20_ret_load:
 	.loc 9 74 47
-	mul.rn.f32 %f37, %f34, %f36;
+	mul.rn.f32 %f35, %f32, %f34;
 	.loc 9 74 24
-	bra.uni $L30_entry;
-$L30_entry:
-	.loc 6 31 40
-	mov.f32 %f38, %f37;
-	bra.uni $L31_ret_store;
-$L31_ret_store:
+	bra.uni $L21_entry;
+$L21_entry:
+	.loc 6 34 40
+	mov.f32 %f36, %f35;
+	bra.uni $L22_ret_store;
+$L22_ret_store:
 	.loc 9 74 6
-	setp.hs.u64 %p10, %rd49, %rd2;
-	@%p10 bra $L32_oob5;
-	shl.b64 %rd55, %rd49, 2;
-	add.s64 %rd56, %rd1, %rd55;
-	st.global.f32 [%rd56], %f38;
+	setp.hs.u64 %p8, %rd39, %rd2;
+	@%p8 bra $L23_oob3;
+	shl.b64 %rd45, %rd39, 2;
+	add.s64 %rd46, %rd1, %rd45;
+	st.global.f32 [%rd46], %f36;
 	.loc 9 73 53
-	mov.u32 %r29, %ntid.x;
-	cvt.s64.u32 %rd57, %r29;
-	mov.u32 %r30, %ntid.y;
-	cvt.s64.u32 %rd58, %r30;
-	mov.u32 %r31, %ntid.z;
-	cvt.s64.u32 %rd59, %r31;
+	mov.u32 %r28, %ntid.x;
+	cvt.s64.u32 %rd47, %r28;
+	mov.u32 %r29, %ntid.y;
+	cvt.s64.u32 %rd48, %r29;
+	mov.u32 %r30, %ntid.z;
+	cvt.s64.u32 %rd49, %r30;
 	.loc 9 73 38
-	add.s64 %rd60, %rd48, %rd57;
-	mov.s64 %rd48, %rd60;
+	add.s64 %rd50, %rd38, %rd47;
+	mov.s64 %rd38, %rd50;
 	bra.uni $L6_for_loop;
-$L32_oob5:
+$L23_oob3:
 	.loc 9 74 6
-	mov.u64 %rd19, 0x2000000006;
-	mov.u64 %rd20, %rd49;
+	mov.u64 %rd19, 0x2000000004;
+	mov.u64 %rd20, %rd39;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
 $L10_bounds_fail:
@@ -8916,12 +8789,12 @@ $L10_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<11>;
+	.reg .pred %p<9>;
 	.reg .b16 %rs<5>;
-	.reg .b32 %r<32>;
-	.reg .b64 %rd<61>;
-	.reg .f32 %f<38>;
-	.shared .align 16 .b8 smem0[128];
+	.reg .b32 %r<31>;
+	.reg .b64 %rd<51>;
+	.reg .f32 %f<36>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 9 54 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -8960,7 +8833,7 @@ $L3_for_loop:
 	.loc 9 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
-	bra.uni $L15_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 9 68 21
 	add.s64 %rd18, %rd13, %rd17;
@@ -8972,24 +8845,89 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd27];
 	.loc 9 68 14
 	bra.uni $L13_entry;
+$L5_for_done:
+	.loc 9 71 19
+	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
+	add.rn.f32 %f6, %f1, %f5;
+	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
+	add.rn.f32 %f8, %f6, %f7;
+	shfl.sync.bfly.b32 %f9, %f8, 4, 31, -1;
+	add.rn.f32 %f10, %f8, %f9;
+	shfl.sync.bfly.b32 %f11, %f10, 2, 31, -1;
+	add.rn.f32 %f12, %f10, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
+	add.rn.f32 %f14, %f12, %f13;
+	mov.u32 %r13, %tid.z;
+	mov.u32 %r14, %ntid.y;
+	mov.u32 %r15, %tid.y;
+	mad.lo.u32 %r12, %r13, %r14, %r15;
+	mov.u32 %r17, %ntid.x;
+	mov.u32 %r18, %tid.x;
+	mad.lo.u32 %r16, %r12, %r17, %r18;
+	shr.u32 %r19, %r16, 5;
+	mov.u32 %r20, %laneid;
+	mov.u64 %rd32, kern_reduce;
+	mad.wide.u32 %rd33, %r19, 8, %rd32;
+	setp.eq.u32 %p3, %r20, 0;
+	@%p3 st.shared.f32 [%rd33], %f14;
+	bar.sync 0;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %ntid.y;
+	mul.lo.u32 %r21, %r22, %r23;
+	mov.u32 %r24, %ntid.z;
+	mul.lo.u32 %r21, %r21, %r24;
+	add.u32 %r21, %r21, 31;
+	shr.u32 %r21, %r21, 5;
+	setp.lo.u32 %p4, %r20, %r21;
+	mad.wide.u32 %rd34, %r20, 8, %rd32;
+	mov.f32 %f15, 0f00000000;
+	@%p4 ld.shared.f32 %f15, [%rd34];
+	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 8, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	shfl.sync.bfly.b32 %f20, %f19, 4, 31, -1;
+	add.rn.f32 %f21, %f19, %f20;
+	shfl.sync.bfly.b32 %f22, %f21, 2, 31, -1;
+	add.rn.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
+	add.rn.f32 %f25, %f23, %f24;
+	bar.sync 0;
+	.loc 9 72 27
+	cvt.rn.f32.s64 %f26, %rd9;
+	.loc 9 72 19
+	div.rn.f32 %f27, %f25, %f26;
+	.loc 9 72 34
+	add.rn.f32 %f28, %f27, %f0;
+	.loc 9 72 16
+	rsqrt.approx.f32 %f29, %f28;
+	.loc 9 73 22
+	mov.u32 %r25, %tid.x;
+	cvt.s64.u32 %rd35, %r25;
+	mov.u32 %r26, %tid.y;
+	cvt.s64.u32 %rd36, %r26;
+	mov.u32 %r27, %tid.z;
+	cvt.s64.u32 %rd37, %r27;
+	mov.s64 %rd38, %rd35;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 9 73 30
-	setp.lt.s64 %p7, %rd48, %rd9;
-	@%p7 bra $L7_for_body;
+	setp.lt.s64 %p5, %rd38, %rd9;
+	@%p5 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L7_for_body:
 	.loc 9 74 11
-	add.s64 %rd49, %rd13, %rd48;
+	add.s64 %rd39, %rd13, %rd38;
 	.loc 9 74 38
-	add.s64 %rd50, %rd13, %rd48;
+	add.s64 %rd40, %rd13, %rd38;
 	.loc 9 74 33
-	setp.hs.u64 %p8, %rd50, %rd5;
-	@%p8 bra $L24_oob3;
-	shl.b64 %rd51, %rd50, 1;
-	add.s64 %rd52, %rd4, %rd51;
-	ld.global.nc.u16 %rs1, [%rd52];
+	setp.hs.u64 %p6, %rd40, %rd5;
+	@%p6 bra $L15_oob1;
+	shl.b64 %rd41, %rd40, 1;
+	add.s64 %rd42, %rd4, %rd41;
+	ld.global.nc.u16 %rs1, [%rd42];
 	.loc 9 74 31
-	bra.uni $L25_entry;
+	bra.uni $L16_entry;
 $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L11_bounds_exit:
@@ -9001,9 +8939,9 @@ $L12_oob0:
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
@@ -9021,194 +8959,74 @@ $L14_ret_load:
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
-$L15_entry:
-	.loc 11 27 20
-	mov.u64 %rd32, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
-	add.rn.f32 %f7, %f1, %f6;
-	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
-	add.rn.f32 %f9, %f7, %f8;
-	shfl.sync.bfly.b32 %f10, %f9, 4, 31, -1;
-	add.rn.f32 %f11, %f9, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 2, 31, -1;
-	add.rn.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	.loc 11 29 11
-	mov.u32 %r12, %laneid;
-	cvt.s64.u32 %rd33, %r12;
-	.loc 11 29 14
-	setp.eq.s64 %p3, %rd33, 0;
-	@%p3 bra $L16_if_then;
-	bra.uni $L17_if_done;
-$L16_if_then:
-	.loc 11 30 11
-	mov.u32 %r15, %tid.z;
-	mov.u32 %r16, %ntid.y;
-	mov.u32 %r17, %tid.y;
-	mad.lo.u32 %r14, %r15, %r16, %r17;
-	mov.u32 %r19, %ntid.x;
-	mov.u32 %r20, %tid.x;
-	mad.lo.u32 %r18, %r14, %r19, %r20;
-	shr.u32 %r13, %r18, 5;
-	cvt.s64.u32 %rd34, %r13;
-	.loc 11 30 4
-	setp.hs.u64 %p4, %rd34, 32;
-	@%p4 bra $L21_oob1;
-	shl.b64 %rd35, %rd34, 2;
-	add.s64 %rd36, %rd32, %rd35;
-	st.shared.f32 [%rd36], %f15;
-	bra.uni $L17_if_done;
-$L17_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r21, %laneid;
-	cvt.s64.u32 %rd37, %r21;
-	.loc 11 34 26
-	mov.u32 %r22, %ntid.x;
-	cvt.s64.u32 %rd38, %r22;
-	mov.u32 %r23, %ntid.y;
-	cvt.s64.u32 %rd39, %r23;
-	mov.u32 %r24, %ntid.z;
-	cvt.s64.u32 %rd40, %r24;
-	.loc 11 34 30
-	div.s64 %rd41, %rd38, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p5, %rd37, %rd41;
-	@%p5 bra $L18_if_then;
-	bra.uni $L22_edge;
-$L18_if_then:
-	.loc 11 35 15
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd42, %r25;
-	.loc 11 35 8
-	setp.hs.u64 %p6, %rd42, 32;
-	@%p6 bra $L23_oob2;
-	shl.b64 %rd43, %rd42, 2;
-	add.s64 %rd44, %rd32, %rd43;
-	ld.shared.f32 %f17, [%rd44];
-	mov.f32 %f16, %f17;
-	bra.uni $L19_if_done;
-$L19_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
-	add.rn.f32 %f19, %f16, %f18;
-	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
-	add.rn.f32 %f21, %f19, %f20;
-	shfl.sync.bfly.b32 %f22, %f21, 4, 31, -1;
-	add.rn.f32 %f23, %f21, %f22;
-	shfl.sync.bfly.b32 %f24, %f23, 2, 31, -1;
-	add.rn.f32 %f25, %f23, %f24;
-	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
-	add.rn.f32 %f27, %f25, %f26;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f5, %f27;
-	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
-$L20_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 72 27
-	cvt.rn.f32.s64 %f28, %rd9;
-	.loc 9 72 19
-	div.rn.f32 %f29, %f5, %f28;
-	.loc 9 72 34
-	add.rn.f32 %f30, %f29, %f0;
-	.loc 9 72 16
-	rsqrt.approx.f32 %f31, %f30;
-	.loc 9 73 22
-	mov.u32 %r26, %tid.x;
-	cvt.s64.u32 %rd45, %r26;
-	mov.u32 %r27, %tid.y;
-	cvt.s64.u32 %rd46, %r27;
-	mov.u32 %r28, %tid.z;
-	cvt.s64.u32 %rd47, %r28;
-	mov.s64 %rd48, %rd45;
-	bra.uni $L6_for_loop;
-$L21_oob1:
-	.loc 11 30 4
-	mov.u64 %rd19, 0x2100000002;
-	mov.u64 %rd20, %rd34;
-	mov.u64 %rd21, 32;
-	bra.uni $L10_bounds_fail;
-$L22_edge:
-	mov.f32 %f16, 0f00000000;
-	bra.uni $L19_if_done;
-$L23_oob2:
-	.loc 11 35 8
-	mov.u64 %rd19, 0x2100000003;
-	mov.u64 %rd20, %rd42;
-	mov.u64 %rd21, 32;
-	bra.uni $L10_bounds_fail;
-$L24_oob3:
+$L15_oob1:
 	.loc 9 74 33
-	mov.u64 %rd19, 0x2100000004;
-	mov.u64 %rd20, %rd50;
+	mov.u64 %rd19, 0x2100000002;
+	mov.u64 %rd20, %rd40;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
-$L25_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f33, %rs1;
-	.loc 6 35 41
-	mov.f32 %f32, %f33;
-	bra.uni $L26_ret_load;
-$L26_ret_load:
+$L16_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f31, %rs1;
+	.loc 6 38 41
+	mov.f32 %f30, %f31;
+	bra.uni $L17_ret_load;
+$L17_ret_load:
 	.loc 9 74 43
-	mul.rn.f32 %f34, %f32, %f31;
+	mul.rn.f32 %f32, %f30, %f29;
 	.loc 9 74 57
-	setp.hs.u64 %p9, %rd48, %rd8;
-	@%p9 bra $L27_oob4;
-	shl.b64 %rd53, %rd48, 1;
-	add.s64 %rd54, %rd7, %rd53;
-	ld.global.nc.u16 %rs2, [%rd54];
+	setp.hs.u64 %p7, %rd38, %rd8;
+	@%p7 bra $L18_oob2;
+	shl.b64 %rd43, %rd38, 1;
+	add.s64 %rd44, %rd7, %rd43;
+	ld.global.nc.u16 %rs2, [%rd44];
 	.loc 9 74 55
-	bra.uni $L28_entry;
-$L27_oob4:
+	bra.uni $L19_entry;
+$L18_oob2:
 	.loc 9 74 57
-	mov.u64 %rd19, 0x2100000005;
-	mov.u64 %rd20, %rd48;
+	mov.u64 %rd19, 0x2100000003;
+	mov.u64 %rd20, %rd38;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
-$L28_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f36, %rs2;
-	.loc 6 35 41
-	mov.f32 %f35, %f36;
-	bra.uni $L29_ret_load;
-$L29_ret_load:
+$L19_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f34, %rs2;
+	.loc 6 38 41
+	mov.f32 %f33, %f34;
+	bra.uni $L20_ret_load;
+$L20_ret_load:
 	.loc 9 74 47
-	mul.rn.f32 %f37, %f34, %f35;
+	mul.rn.f32 %f35, %f32, %f33;
 	.loc 9 74 24
-	bra.uni $L30_entry;
-$L30_entry:
-	.loc 6 36 58
-	cvt.rn.f16.f32 %rs4, %f37;
-	.loc 6 36 41
+	bra.uni $L21_entry;
+$L21_entry:
+	.loc 6 39 58
+	cvt.rn.f16.f32 %rs4, %f35;
+	.loc 6 39 41
 	mov.u16 %rs3, %rs4;
-	bra.uni $L31_ret_store;
-$L31_ret_store:
+	bra.uni $L22_ret_store;
+$L22_ret_store:
 	.loc 9 74 6
-	setp.hs.u64 %p10, %rd49, %rd2;
-	@%p10 bra $L32_oob5;
-	shl.b64 %rd55, %rd49, 1;
-	add.s64 %rd56, %rd1, %rd55;
-	st.global.u16 [%rd56], %rs3;
+	setp.hs.u64 %p8, %rd39, %rd2;
+	@%p8 bra $L23_oob3;
+	shl.b64 %rd45, %rd39, 1;
+	add.s64 %rd46, %rd1, %rd45;
+	st.global.u16 [%rd46], %rs3;
 	.loc 9 73 53
-	mov.u32 %r29, %ntid.x;
-	cvt.s64.u32 %rd57, %r29;
-	mov.u32 %r30, %ntid.y;
-	cvt.s64.u32 %rd58, %r30;
-	mov.u32 %r31, %ntid.z;
-	cvt.s64.u32 %rd59, %r31;
+	mov.u32 %r28, %ntid.x;
+	cvt.s64.u32 %rd47, %r28;
+	mov.u32 %r29, %ntid.y;
+	cvt.s64.u32 %rd48, %r29;
+	mov.u32 %r30, %ntid.z;
+	cvt.s64.u32 %rd49, %r30;
 	.loc 9 73 38
-	add.s64 %rd60, %rd48, %rd57;
-	mov.s64 %rd48, %rd60;
+	add.s64 %rd50, %rd38, %rd47;
+	mov.s64 %rd38, %rd50;
 	bra.uni $L6_for_loop;
-$L32_oob5:
+$L23_oob3:
 	.loc 9 74 6
-	mov.u64 %rd19, 0x2100000006;
-	mov.u64 %rd20, %rd49;
+	mov.u64 %rd19, 0x2100000004;
+	mov.u64 %rd20, %rd39;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
 $L10_bounds_fail:
@@ -9239,12 +9057,12 @@ $L10_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<11>;
+	.reg .pred %p<9>;
 	.reg .b16 %rs<5>;
-	.reg .b32 %r<35>;
-	.reg .b64 %rd<61>;
-	.reg .f32 %f<38>;
-	.shared .align 16 .b8 smem0[128];
+	.reg .b32 %r<34>;
+	.reg .b64 %rd<51>;
+	.reg .f32 %f<36>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 9 59 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -9283,7 +9101,7 @@ $L3_for_loop:
 	.loc 9 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
-	bra.uni $L15_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 9 68 21
 	add.s64 %rd18, %rd13, %rd17;
@@ -9295,24 +9113,89 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd27];
 	.loc 9 68 14
 	bra.uni $L13_entry;
+$L5_for_done:
+	.loc 9 71 19
+	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
+	add.rn.f32 %f6, %f1, %f5;
+	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
+	add.rn.f32 %f8, %f6, %f7;
+	shfl.sync.bfly.b32 %f9, %f8, 4, 31, -1;
+	add.rn.f32 %f10, %f8, %f9;
+	shfl.sync.bfly.b32 %f11, %f10, 2, 31, -1;
+	add.rn.f32 %f12, %f10, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
+	add.rn.f32 %f14, %f12, %f13;
+	mov.u32 %r14, %tid.z;
+	mov.u32 %r15, %ntid.y;
+	mov.u32 %r16, %tid.y;
+	mad.lo.u32 %r13, %r14, %r15, %r16;
+	mov.u32 %r18, %ntid.x;
+	mov.u32 %r19, %tid.x;
+	mad.lo.u32 %r17, %r13, %r18, %r19;
+	shr.u32 %r20, %r17, 5;
+	mov.u32 %r21, %laneid;
+	mov.u64 %rd32, kern_reduce;
+	mad.wide.u32 %rd33, %r20, 8, %rd32;
+	setp.eq.u32 %p3, %r21, 0;
+	@%p3 st.shared.f32 [%rd33], %f14;
+	bar.sync 0;
+	mov.u32 %r23, %ntid.x;
+	mov.u32 %r24, %ntid.y;
+	mul.lo.u32 %r22, %r23, %r24;
+	mov.u32 %r25, %ntid.z;
+	mul.lo.u32 %r22, %r22, %r25;
+	add.u32 %r22, %r22, 31;
+	shr.u32 %r22, %r22, 5;
+	setp.lo.u32 %p4, %r21, %r22;
+	mad.wide.u32 %rd34, %r21, 8, %rd32;
+	mov.f32 %f15, 0f00000000;
+	@%p4 ld.shared.f32 %f15, [%rd34];
+	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 8, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	shfl.sync.bfly.b32 %f20, %f19, 4, 31, -1;
+	add.rn.f32 %f21, %f19, %f20;
+	shfl.sync.bfly.b32 %f22, %f21, 2, 31, -1;
+	add.rn.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
+	add.rn.f32 %f25, %f23, %f24;
+	bar.sync 0;
+	.loc 9 72 27
+	cvt.rn.f32.s64 %f26, %rd9;
+	.loc 9 72 19
+	div.rn.f32 %f27, %f25, %f26;
+	.loc 9 72 34
+	add.rn.f32 %f28, %f27, %f0;
+	.loc 9 72 16
+	rsqrt.approx.f32 %f29, %f28;
+	.loc 9 73 22
+	mov.u32 %r26, %tid.x;
+	cvt.s64.u32 %rd35, %r26;
+	mov.u32 %r27, %tid.y;
+	cvt.s64.u32 %rd36, %r27;
+	mov.u32 %r28, %tid.z;
+	cvt.s64.u32 %rd37, %r28;
+	mov.s64 %rd38, %rd35;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 9 73 30
-	setp.lt.s64 %p7, %rd48, %rd9;
-	@%p7 bra $L7_for_body;
+	setp.lt.s64 %p5, %rd38, %rd9;
+	@%p5 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L7_for_body:
 	.loc 9 74 11
-	add.s64 %rd49, %rd13, %rd48;
+	add.s64 %rd39, %rd13, %rd38;
 	.loc 9 74 38
-	add.s64 %rd50, %rd13, %rd48;
+	add.s64 %rd40, %rd13, %rd38;
 	.loc 9 74 33
-	setp.hs.u64 %p8, %rd50, %rd5;
-	@%p8 bra $L24_oob3;
-	shl.b64 %rd51, %rd50, 1;
-	add.s64 %rd52, %rd4, %rd51;
-	ld.global.nc.u16 %rs1, [%rd52];
+	setp.hs.u64 %p6, %rd40, %rd5;
+	@%p6 bra $L15_oob1;
+	shl.b64 %rd41, %rd40, 1;
+	add.s64 %rd42, %rd4, %rd41;
+	ld.global.nc.u16 %rs1, [%rd42];
 	.loc 9 74 31
-	bra.uni $L25_entry;
+	bra.uni $L16_entry;
 $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L11_bounds_exit:
@@ -9324,11 +9207,11 @@ $L12_oob0:
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f3, %r9;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
@@ -9346,198 +9229,78 @@ $L14_ret_load:
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
-$L15_entry:
-	.loc 11 27 20
-	mov.u64 %rd32, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
-	add.rn.f32 %f7, %f1, %f6;
-	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
-	add.rn.f32 %f9, %f7, %f8;
-	shfl.sync.bfly.b32 %f10, %f9, 4, 31, -1;
-	add.rn.f32 %f11, %f9, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 2, 31, -1;
-	add.rn.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	.loc 11 29 11
-	mov.u32 %r13, %laneid;
-	cvt.s64.u32 %rd33, %r13;
-	.loc 11 29 14
-	setp.eq.s64 %p3, %rd33, 0;
-	@%p3 bra $L16_if_then;
-	bra.uni $L17_if_done;
-$L16_if_then:
-	.loc 11 30 11
-	mov.u32 %r16, %tid.z;
-	mov.u32 %r17, %ntid.y;
-	mov.u32 %r18, %tid.y;
-	mad.lo.u32 %r15, %r16, %r17, %r18;
-	mov.u32 %r20, %ntid.x;
-	mov.u32 %r21, %tid.x;
-	mad.lo.u32 %r19, %r15, %r20, %r21;
-	shr.u32 %r14, %r19, 5;
-	cvt.s64.u32 %rd34, %r14;
-	.loc 11 30 4
-	setp.hs.u64 %p4, %rd34, 32;
-	@%p4 bra $L21_oob1;
-	shl.b64 %rd35, %rd34, 2;
-	add.s64 %rd36, %rd32, %rd35;
-	st.shared.f32 [%rd36], %f15;
-	bra.uni $L17_if_done;
-$L17_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r22, %laneid;
-	cvt.s64.u32 %rd37, %r22;
-	.loc 11 34 26
-	mov.u32 %r23, %ntid.x;
-	cvt.s64.u32 %rd38, %r23;
-	mov.u32 %r24, %ntid.y;
-	cvt.s64.u32 %rd39, %r24;
-	mov.u32 %r25, %ntid.z;
-	cvt.s64.u32 %rd40, %r25;
-	.loc 11 34 30
-	div.s64 %rd41, %rd38, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p5, %rd37, %rd41;
-	@%p5 bra $L18_if_then;
-	bra.uni $L22_edge;
-$L18_if_then:
-	.loc 11 35 15
-	mov.u32 %r26, %laneid;
-	cvt.s64.u32 %rd42, %r26;
-	.loc 11 35 8
-	setp.hs.u64 %p6, %rd42, 32;
-	@%p6 bra $L23_oob2;
-	shl.b64 %rd43, %rd42, 2;
-	add.s64 %rd44, %rd32, %rd43;
-	ld.shared.f32 %f17, [%rd44];
-	mov.f32 %f16, %f17;
-	bra.uni $L19_if_done;
-$L19_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
-	add.rn.f32 %f19, %f16, %f18;
-	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
-	add.rn.f32 %f21, %f19, %f20;
-	shfl.sync.bfly.b32 %f22, %f21, 4, 31, -1;
-	add.rn.f32 %f23, %f21, %f22;
-	shfl.sync.bfly.b32 %f24, %f23, 2, 31, -1;
-	add.rn.f32 %f25, %f23, %f24;
-	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
-	add.rn.f32 %f27, %f25, %f26;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f5, %f27;
-	bra.uni $L20_ret_blockSum_u005bfloat32_u005d;
-$L20_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 72 27
-	cvt.rn.f32.s64 %f28, %rd9;
-	.loc 9 72 19
-	div.rn.f32 %f29, %f5, %f28;
-	.loc 9 72 34
-	add.rn.f32 %f30, %f29, %f0;
-	.loc 9 72 16
-	rsqrt.approx.f32 %f31, %f30;
-	.loc 9 73 22
-	mov.u32 %r27, %tid.x;
-	cvt.s64.u32 %rd45, %r27;
-	mov.u32 %r28, %tid.y;
-	cvt.s64.u32 %rd46, %r28;
-	mov.u32 %r29, %tid.z;
-	cvt.s64.u32 %rd47, %r29;
-	mov.s64 %rd48, %rd45;
-	bra.uni $L6_for_loop;
-$L21_oob1:
-	.loc 11 30 4
-	mov.u64 %rd19, 0x2200000002;
-	mov.u64 %rd20, %rd34;
-	mov.u64 %rd21, 32;
-	bra.uni $L10_bounds_fail;
-$L22_edge:
-	mov.f32 %f16, 0f00000000;
-	bra.uni $L19_if_done;
-$L23_oob2:
-	.loc 11 35 8
-	mov.u64 %rd19, 0x2200000003;
-	mov.u64 %rd20, %rd42;
-	mov.u64 %rd21, 32;
-	bra.uni $L10_bounds_fail;
-$L24_oob3:
+$L15_oob1:
 	.loc 9 74 33
-	mov.u64 %rd19, 0x2200000004;
-	mov.u64 %rd20, %rd50;
+	mov.u64 %rd19, 0x2200000002;
+	mov.u64 %rd20, %rd40;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
-$L25_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r30, %rs1;
-	shl.b32 %r30, %r30, 16;
-	mov.b32 %f33, %r30;
-	.loc 6 40 46
-	mov.f32 %f32, %f33;
-	bra.uni $L26_ret_load;
-$L26_ret_load:
+$L16_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r29, %rs1;
+	shl.b32 %r29, %r29, 16;
+	mov.b32 %f31, %r29;
+	.loc 6 43 46
+	mov.f32 %f30, %f31;
+	bra.uni $L17_ret_load;
+$L17_ret_load:
 	.loc 9 74 43
-	mul.rn.f32 %f34, %f32, %f31;
+	mul.rn.f32 %f32, %f30, %f29;
 	.loc 9 74 57
-	setp.hs.u64 %p9, %rd48, %rd8;
-	@%p9 bra $L27_oob4;
-	shl.b64 %rd53, %rd48, 1;
-	add.s64 %rd54, %rd7, %rd53;
-	ld.global.nc.u16 %rs2, [%rd54];
+	setp.hs.u64 %p7, %rd38, %rd8;
+	@%p7 bra $L18_oob2;
+	shl.b64 %rd43, %rd38, 1;
+	add.s64 %rd44, %rd7, %rd43;
+	ld.global.nc.u16 %rs2, [%rd44];
 	.loc 9 74 55
-	bra.uni $L28_entry;
-$L27_oob4:
+	bra.uni $L19_entry;
+$L18_oob2:
 	.loc 9 74 57
-	mov.u64 %rd19, 0x2200000005;
-	mov.u64 %rd20, %rd48;
+	mov.u64 %rd19, 0x2200000003;
+	mov.u64 %rd20, %rd38;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
-$L28_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r31, %rs2;
-	shl.b32 %r31, %r31, 16;
-	mov.b32 %f36, %r31;
-	.loc 6 40 46
-	mov.f32 %f35, %f36;
-	bra.uni $L29_ret_load;
-$L29_ret_load:
+$L19_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r30, %rs2;
+	shl.b32 %r30, %r30, 16;
+	mov.b32 %f34, %r30;
+	.loc 6 43 46
+	mov.f32 %f33, %f34;
+	bra.uni $L20_ret_load;
+$L20_ret_load:
 	.loc 9 74 47
-	mul.rn.f32 %f37, %f34, %f35;
+	mul.rn.f32 %f35, %f32, %f33;
 	.loc 9 74 24
-	bra.uni $L30_entry;
-$L30_entry:
-	.loc 6 41 67
-	cvt.rn.bf16.f32 %rs4, %f37;
-	.loc 6 41 46
+	bra.uni $L21_entry;
+$L21_entry:
+	.loc 6 44 67
+	cvt.rn.bf16.f32 %rs4, %f35;
+	.loc 6 44 46
 	mov.u16 %rs3, %rs4;
-	bra.uni $L31_ret_store;
-$L31_ret_store:
+	bra.uni $L22_ret_store;
+$L22_ret_store:
 	.loc 9 74 6
-	setp.hs.u64 %p10, %rd49, %rd2;
-	@%p10 bra $L32_oob5;
-	shl.b64 %rd55, %rd49, 1;
-	add.s64 %rd56, %rd1, %rd55;
-	st.global.u16 [%rd56], %rs3;
+	setp.hs.u64 %p8, %rd39, %rd2;
+	@%p8 bra $L23_oob3;
+	shl.b64 %rd45, %rd39, 1;
+	add.s64 %rd46, %rd1, %rd45;
+	st.global.u16 [%rd46], %rs3;
 	.loc 9 73 53
-	mov.u32 %r32, %ntid.x;
-	cvt.s64.u32 %rd57, %r32;
-	mov.u32 %r33, %ntid.y;
-	cvt.s64.u32 %rd58, %r33;
-	mov.u32 %r34, %ntid.z;
-	cvt.s64.u32 %rd59, %r34;
+	mov.u32 %r31, %ntid.x;
+	cvt.s64.u32 %rd47, %r31;
+	mov.u32 %r32, %ntid.y;
+	cvt.s64.u32 %rd48, %r32;
+	mov.u32 %r33, %ntid.z;
+	cvt.s64.u32 %rd49, %r33;
 	.loc 9 73 38
-	add.s64 %rd60, %rd48, %rd57;
-	mov.s64 %rd48, %rd60;
+	add.s64 %rd50, %rd38, %rd47;
+	mov.s64 %rd38, %rd50;
 	bra.uni $L6_for_loop;
-$L32_oob5:
+$L23_oob3:
 	.loc 9 74 6
-	mov.u64 %rd19, 0x2200000006;
-	mov.u64 %rd20, %rd49;
+	mov.u64 %rd19, 0x2200000004;
+	mov.u64 %rd20, %rd39;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
 $L10_bounds_fail:
@@ -9702,7 +9465,7 @@ $L14_oob0:
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f3, %f2;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
@@ -9720,7 +9483,7 @@ $L17_oob1:
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L18_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f20, %f19;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
@@ -9741,7 +9504,7 @@ $L20_oob2:
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
 $L21_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f23, %f22;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
@@ -9750,7 +9513,7 @@ $L22_ret_load:
 	.loc 9 108 24
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f25, %f24;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
@@ -9933,9 +9696,9 @@ $L14_oob0:
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f2, %f3;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
@@ -9953,9 +9716,9 @@ $L17_oob1:
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L18_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f20, %rs1;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f19, %f20;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
@@ -9976,9 +9739,9 @@ $L20_oob2:
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
 $L21_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f23, %rs2;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f22, %f23;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
@@ -9987,9 +9750,9 @@ $L22_ret_load:
 	.loc 9 108 24
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs4, %f24;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs3, %rs4;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
@@ -10172,11 +9935,11 @@ $L14_oob0:
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r18, %rs0;
 	shl.b32 %r18, %r18, 16;
 	mov.b32 %f3, %r18;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f2, %f3;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
@@ -10194,11 +9957,11 @@ $L17_oob1:
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
 $L18_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r20, %rs1;
 	shl.b32 %r20, %r20, 16;
 	mov.b32 %f20, %r20;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f19, %f20;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
@@ -10219,11 +9982,11 @@ $L20_oob2:
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
 $L21_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r21, %rs2;
 	shl.b32 %r21, %r21, 16;
 	mov.b32 %f23, %r21;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f22, %f23;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
@@ -10232,9 +9995,9 @@ $L22_ret_load:
 	.loc 9 108 24
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs4, %f24;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs3, %rs4;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
@@ -10286,11 +10049,11 @@ $L12_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<14>;
-	.reg .b32 %r<32>;
-	.reg .b64 %rd<76>;
-	.reg .f32 %f<45>;
-	.shared .align 16 .b8 smem0[128];
+	.reg .pred %p<12>;
+	.reg .b32 %r<31>;
+	.reg .b64 %rd<66>;
+	.reg .f32 %f<43>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 9 113 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -10335,7 +10098,7 @@ $L3_for_loop:
 	.loc 9 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
-	bra.uni $L24_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 9 133 12
 	add.s64 %rd24, %rd19, %rd23;
@@ -10349,24 +10112,89 @@ $L4_for_body:
 	ld.global.nc.f32 %f2, [%rd34];
 	.loc 9 133 32
 	bra.uni $L13_entry;
+$L5_for_done:
+	.loc 9 137 19
+	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
+	add.rn.f32 %f12, %f1, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
+	add.rn.f32 %f14, %f12, %f13;
+	shfl.sync.bfly.b32 %f15, %f14, 4, 31, -1;
+	add.rn.f32 %f16, %f14, %f15;
+	shfl.sync.bfly.b32 %f17, %f16, 2, 31, -1;
+	add.rn.f32 %f18, %f16, %f17;
+	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
+	add.rn.f32 %f20, %f18, %f19;
+	mov.u32 %r13, %tid.z;
+	mov.u32 %r14, %ntid.y;
+	mov.u32 %r15, %tid.y;
+	mad.lo.u32 %r12, %r13, %r14, %r15;
+	mov.u32 %r17, %ntid.x;
+	mov.u32 %r18, %tid.x;
+	mad.lo.u32 %r16, %r12, %r17, %r18;
+	shr.u32 %r19, %r16, 5;
+	mov.u32 %r20, %laneid;
+	mov.u64 %rd47, kern_reduce;
+	mad.wide.u32 %rd48, %r19, 8, %rd47;
+	setp.eq.u32 %p6, %r20, 0;
+	@%p6 st.shared.f32 [%rd48], %f20;
+	bar.sync 0;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %ntid.y;
+	mul.lo.u32 %r21, %r22, %r23;
+	mov.u32 %r24, %ntid.z;
+	mul.lo.u32 %r21, %r21, %r24;
+	add.u32 %r21, %r21, 31;
+	shr.u32 %r21, %r21, 5;
+	setp.lo.u32 %p7, %r20, %r21;
+	mad.wide.u32 %rd49, %r20, 8, %rd47;
+	mov.f32 %f21, 0f00000000;
+	@%p7 ld.shared.f32 %f21, [%rd49];
+	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
+	add.rn.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 8, 31, -1;
+	add.rn.f32 %f25, %f23, %f24;
+	shfl.sync.bfly.b32 %f26, %f25, 4, 31, -1;
+	add.rn.f32 %f27, %f25, %f26;
+	shfl.sync.bfly.b32 %f28, %f27, 2, 31, -1;
+	add.rn.f32 %f29, %f27, %f28;
+	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
+	add.rn.f32 %f31, %f29, %f30;
+	bar.sync 0;
+	.loc 9 138 27
+	cvt.rn.f32.s64 %f32, %rd15;
+	.loc 9 138 19
+	div.rn.f32 %f33, %f31, %f32;
+	.loc 9 138 34
+	add.rn.f32 %f34, %f33, %f0;
+	.loc 9 138 16
+	rsqrt.approx.f32 %f35, %f34;
+	.loc 9 139 22
+	mov.u32 %r25, %tid.x;
+	cvt.s64.u32 %rd50, %r25;
+	mov.u32 %r26, %tid.y;
+	cvt.s64.u32 %rd51, %r26;
+	mov.u32 %r27, %tid.z;
+	cvt.s64.u32 %rd52, %r27;
+	mov.s64 %rd53, %rd50;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 9 139 30
-	setp.lt.s64 %p10, %rd63, %rd15;
-	@%p10 bra $L7_for_body;
+	setp.lt.s64 %p8, %rd53, %rd15;
+	@%p8 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L7_for_body:
 	.loc 9 140 11
-	add.s64 %rd64, %rd19, %rd63;
+	add.s64 %rd54, %rd19, %rd53;
 	.loc 9 140 41
-	add.s64 %rd65, %rd19, %rd63;
+	add.s64 %rd55, %rd19, %rd53;
 	.loc 9 140 36
-	setp.hs.u64 %p11, %rd65, %rd5;
-	@%p11 bra $L33_oob6;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd4, %rd66;
-	ld.global.f32 %f38, [%rd67];
+	setp.hs.u64 %p9, %rd55, %rd5;
+	@%p9 bra $L24_oob4;
+	shl.b64 %rd56, %rd55, 2;
+	add.s64 %rd57, %rd4, %rd56;
+	ld.global.f32 %f36, [%rd57];
 	.loc 9 140 31
-	bra.uni $L34_entry;
+	bra.uni $L25_entry;
 $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L11_bounds_exit:
@@ -10378,7 +10206,7 @@ $L12_oob0:
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f3, %f2;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
@@ -10399,7 +10227,7 @@ $L15_oob1:
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
 $L16_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f5, %f4;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
@@ -10408,7 +10236,7 @@ $L17_ret_load:
 	.loc 9 133 25
 	bra.uni $L18_entry;
 $L18_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f7, %f6;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
@@ -10441,7 +10269,7 @@ $L21_oob3:
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L22_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f9, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
@@ -10459,188 +10287,68 @@ $L23_ret_load:
 	mov.f32 %f1, %f10;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
-$L24_entry:
-	.loc 11 27 20
-	mov.u64 %rd47, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f12, %f1, 16, 31, -1;
-	add.rn.f32 %f13, %f1, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 8, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	shfl.sync.bfly.b32 %f16, %f15, 4, 31, -1;
-	add.rn.f32 %f17, %f15, %f16;
-	shfl.sync.bfly.b32 %f18, %f17, 2, 31, -1;
-	add.rn.f32 %f19, %f17, %f18;
-	shfl.sync.bfly.b32 %f20, %f19, 1, 31, -1;
-	add.rn.f32 %f21, %f19, %f20;
-	.loc 11 29 11
-	mov.u32 %r12, %laneid;
-	cvt.s64.u32 %rd48, %r12;
-	.loc 11 29 14
-	setp.eq.s64 %p6, %rd48, 0;
-	@%p6 bra $L25_if_then;
-	bra.uni $L26_if_done;
-$L25_if_then:
-	.loc 11 30 11
-	mov.u32 %r15, %tid.z;
-	mov.u32 %r16, %ntid.y;
-	mov.u32 %r17, %tid.y;
-	mad.lo.u32 %r14, %r15, %r16, %r17;
-	mov.u32 %r19, %ntid.x;
-	mov.u32 %r20, %tid.x;
-	mad.lo.u32 %r18, %r14, %r19, %r20;
-	shr.u32 %r13, %r18, 5;
-	cvt.s64.u32 %rd49, %r13;
-	.loc 11 30 4
-	setp.hs.u64 %p7, %rd49, 32;
-	@%p7 bra $L30_oob4;
-	shl.b64 %rd50, %rd49, 2;
-	add.s64 %rd51, %rd47, %rd50;
-	st.shared.f32 [%rd51], %f21;
-	bra.uni $L26_if_done;
-$L26_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r21, %laneid;
-	cvt.s64.u32 %rd52, %r21;
-	.loc 11 34 26
-	mov.u32 %r22, %ntid.x;
-	cvt.s64.u32 %rd53, %r22;
-	mov.u32 %r23, %ntid.y;
-	cvt.s64.u32 %rd54, %r23;
-	mov.u32 %r24, %ntid.z;
-	cvt.s64.u32 %rd55, %r24;
-	.loc 11 34 30
-	div.s64 %rd56, %rd53, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p8, %rd52, %rd56;
-	@%p8 bra $L27_if_then;
-	bra.uni $L31_edge;
-$L27_if_then:
-	.loc 11 35 15
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd57, %r25;
-	.loc 11 35 8
-	setp.hs.u64 %p9, %rd57, 32;
-	@%p9 bra $L32_oob5;
-	shl.b64 %rd58, %rd57, 2;
-	add.s64 %rd59, %rd47, %rd58;
-	ld.shared.f32 %f23, [%rd59];
-	mov.f32 %f22, %f23;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f24, %f22, 16, 31, -1;
-	add.rn.f32 %f25, %f22, %f24;
-	shfl.sync.bfly.b32 %f26, %f25, 8, 31, -1;
-	add.rn.f32 %f27, %f25, %f26;
-	shfl.sync.bfly.b32 %f28, %f27, 4, 31, -1;
-	add.rn.f32 %f29, %f27, %f28;
-	shfl.sync.bfly.b32 %f30, %f29, 2, 31, -1;
-	add.rn.f32 %f31, %f29, %f30;
-	shfl.sync.bfly.b32 %f32, %f31, 1, 31, -1;
-	add.rn.f32 %f33, %f31, %f32;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f11, %f33;
-	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
-$L29_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 138 27
-	cvt.rn.f32.s64 %f34, %rd15;
-	.loc 9 138 19
-	div.rn.f32 %f35, %f11, %f34;
-	.loc 9 138 34
-	add.rn.f32 %f36, %f35, %f0;
-	.loc 9 138 16
-	rsqrt.approx.f32 %f37, %f36;
-	.loc 9 139 22
-	mov.u32 %r26, %tid.x;
-	cvt.s64.u32 %rd60, %r26;
-	mov.u32 %r27, %tid.y;
-	cvt.s64.u32 %rd61, %r27;
-	mov.u32 %r28, %tid.z;
-	cvt.s64.u32 %rd62, %r28;
-	mov.s64 %rd63, %rd60;
-	bra.uni $L6_for_loop;
-$L30_oob4:
-	.loc 11 30 4
-	mov.u64 %rd26, 0x2600000005;
-	mov.u64 %rd27, %rd49;
-	mov.u64 %rd28, 32;
-	bra.uni $L10_bounds_fail;
-$L31_edge:
-	mov.f32 %f22, 0f00000000;
-	bra.uni $L28_if_done;
-$L32_oob5:
-	.loc 11 35 8
-	mov.u64 %rd26, 0x2600000006;
-	mov.u64 %rd27, %rd57;
-	mov.u64 %rd28, 32;
-	bra.uni $L10_bounds_fail;
-$L33_oob6:
+$L24_oob4:
 	.loc 9 140 36
-	mov.u64 %rd26, 0x2600000007;
-	mov.u64 %rd27, %rd65;
+	mov.u64 %rd26, 0x2600000005;
+	mov.u64 %rd27, %rd55;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
-$L34_entry:
-	.loc 6 30 40
-	mov.f32 %f39, %f38;
-	bra.uni $L35_ret_load;
-$L35_ret_load:
+$L25_entry:
+	.loc 6 33 40
+	mov.f32 %f37, %f36;
+	bra.uni $L26_ret_load;
+$L26_ret_load:
 	.loc 9 140 46
-	mul.rn.f32 %f40, %f39, %f37;
+	mul.rn.f32 %f38, %f37, %f35;
 	.loc 9 140 60
-	setp.hs.u64 %p12, %rd63, %rd14;
-	@%p12 bra $L36_oob7;
-	shl.b64 %rd68, %rd63, 2;
-	add.s64 %rd69, %rd13, %rd68;
-	ld.global.nc.f32 %f41, [%rd69];
+	setp.hs.u64 %p10, %rd53, %rd14;
+	@%p10 bra $L27_oob5;
+	shl.b64 %rd58, %rd53, 2;
+	add.s64 %rd59, %rd13, %rd58;
+	ld.global.nc.f32 %f39, [%rd59];
 	.loc 9 140 58
-	bra.uni $L37_entry;
-$L36_oob7:
+	bra.uni $L28_entry;
+$L27_oob5:
 	.loc 9 140 60
-	mov.u64 %rd26, 0x2600000008;
-	mov.u64 %rd27, %rd63;
+	mov.u64 %rd26, 0x2600000006;
+	mov.u64 %rd27, %rd53;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
-$L37_entry:
-	.loc 6 30 40
-	mov.f32 %f42, %f41;
-	bra.uni $L38_ret_load;
-$L38_ret_load:
+$L28_entry:
+	.loc 6 33 40
+	mov.f32 %f40, %f39;
+	bra.uni $L29_ret_load;
+$L29_ret_load:
 	.loc 9 140 50
-	mul.rn.f32 %f43, %f40, %f42;
+	mul.rn.f32 %f41, %f38, %f40;
 	.loc 9 140 24
-	bra.uni $L39_entry;
-$L39_entry:
-	.loc 6 31 40
-	mov.f32 %f44, %f43;
-	bra.uni $L40_ret_store;
-$L40_ret_store:
+	bra.uni $L30_entry;
+$L30_entry:
+	.loc 6 34 40
+	mov.f32 %f42, %f41;
+	bra.uni $L31_ret_store;
+$L31_ret_store:
 	.loc 9 140 6
-	setp.hs.u64 %p13, %rd64, %rd2;
-	@%p13 bra $L41_oob8;
-	shl.b64 %rd70, %rd64, 2;
-	add.s64 %rd71, %rd1, %rd70;
-	st.global.f32 [%rd71], %f44;
+	setp.hs.u64 %p11, %rd54, %rd2;
+	@%p11 bra $L32_oob6;
+	shl.b64 %rd60, %rd54, 2;
+	add.s64 %rd61, %rd1, %rd60;
+	st.global.f32 [%rd61], %f42;
 	.loc 9 139 53
-	mov.u32 %r29, %ntid.x;
-	cvt.s64.u32 %rd72, %r29;
-	mov.u32 %r30, %ntid.y;
-	cvt.s64.u32 %rd73, %r30;
-	mov.u32 %r31, %ntid.z;
-	cvt.s64.u32 %rd74, %r31;
+	mov.u32 %r28, %ntid.x;
+	cvt.s64.u32 %rd62, %r28;
+	mov.u32 %r29, %ntid.y;
+	cvt.s64.u32 %rd63, %r29;
+	mov.u32 %r30, %ntid.z;
+	cvt.s64.u32 %rd64, %r30;
 	.loc 9 139 38
-	add.s64 %rd75, %rd63, %rd72;
-	mov.s64 %rd63, %rd75;
+	add.s64 %rd65, %rd53, %rd62;
+	mov.s64 %rd53, %rd65;
 	bra.uni $L6_for_loop;
-$L41_oob8:
+$L32_oob6:
 	.loc 9 140 6
-	mov.u64 %rd26, 0x2600000009;
-	mov.u64 %rd27, %rd64;
+	mov.u64 %rd26, 0x2600000007;
+	mov.u64 %rd27, %rd54;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
 $L10_bounds_fail:
@@ -10675,12 +10383,12 @@ $L10_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<14>;
+	.reg .pred %p<12>;
 	.reg .b16 %rs<9>;
-	.reg .b32 %r<32>;
-	.reg .b64 %rd<76>;
-	.reg .f32 %f<43>;
-	.shared .align 16 .b8 smem0[128];
+	.reg .b32 %r<31>;
+	.reg .b64 %rd<66>;
+	.reg .f32 %f<41>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 9 118 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -10725,7 +10433,7 @@ $L3_for_loop:
 	.loc 9 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
-	bra.uni $L24_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 9 133 12
 	add.s64 %rd24, %rd19, %rd23;
@@ -10739,24 +10447,89 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd34];
 	.loc 9 133 32
 	bra.uni $L13_entry;
+$L5_for_done:
+	.loc 9 137 19
+	shfl.sync.bfly.b32 %f10, %f1, 16, 31, -1;
+	add.rn.f32 %f11, %f1, %f10;
+	shfl.sync.bfly.b32 %f12, %f11, 8, 31, -1;
+	add.rn.f32 %f13, %f11, %f12;
+	shfl.sync.bfly.b32 %f14, %f13, 4, 31, -1;
+	add.rn.f32 %f15, %f13, %f14;
+	shfl.sync.bfly.b32 %f16, %f15, 2, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 1, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	mov.u32 %r13, %tid.z;
+	mov.u32 %r14, %ntid.y;
+	mov.u32 %r15, %tid.y;
+	mad.lo.u32 %r12, %r13, %r14, %r15;
+	mov.u32 %r17, %ntid.x;
+	mov.u32 %r18, %tid.x;
+	mad.lo.u32 %r16, %r12, %r17, %r18;
+	shr.u32 %r19, %r16, 5;
+	mov.u32 %r20, %laneid;
+	mov.u64 %rd47, kern_reduce;
+	mad.wide.u32 %rd48, %r19, 8, %rd47;
+	setp.eq.u32 %p6, %r20, 0;
+	@%p6 st.shared.f32 [%rd48], %f19;
+	bar.sync 0;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %ntid.y;
+	mul.lo.u32 %r21, %r22, %r23;
+	mov.u32 %r24, %ntid.z;
+	mul.lo.u32 %r21, %r21, %r24;
+	add.u32 %r21, %r21, 31;
+	shr.u32 %r21, %r21, 5;
+	setp.lo.u32 %p7, %r20, %r21;
+	mad.wide.u32 %rd49, %r20, 8, %rd47;
+	mov.f32 %f20, 0f00000000;
+	@%p7 ld.shared.f32 %f20, [%rd49];
+	shfl.sync.bfly.b32 %f21, %f20, 16, 31, -1;
+	add.rn.f32 %f22, %f20, %f21;
+	shfl.sync.bfly.b32 %f23, %f22, 8, 31, -1;
+	add.rn.f32 %f24, %f22, %f23;
+	shfl.sync.bfly.b32 %f25, %f24, 4, 31, -1;
+	add.rn.f32 %f26, %f24, %f25;
+	shfl.sync.bfly.b32 %f27, %f26, 2, 31, -1;
+	add.rn.f32 %f28, %f26, %f27;
+	shfl.sync.bfly.b32 %f29, %f28, 1, 31, -1;
+	add.rn.f32 %f30, %f28, %f29;
+	bar.sync 0;
+	.loc 9 138 27
+	cvt.rn.f32.s64 %f31, %rd15;
+	.loc 9 138 19
+	div.rn.f32 %f32, %f30, %f31;
+	.loc 9 138 34
+	add.rn.f32 %f33, %f32, %f0;
+	.loc 9 138 16
+	rsqrt.approx.f32 %f34, %f33;
+	.loc 9 139 22
+	mov.u32 %r25, %tid.x;
+	cvt.s64.u32 %rd50, %r25;
+	mov.u32 %r26, %tid.y;
+	cvt.s64.u32 %rd51, %r26;
+	mov.u32 %r27, %tid.z;
+	cvt.s64.u32 %rd52, %r27;
+	mov.s64 %rd53, %rd50;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 9 139 30
-	setp.lt.s64 %p10, %rd63, %rd15;
-	@%p10 bra $L7_for_body;
+	setp.lt.s64 %p8, %rd53, %rd15;
+	@%p8 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L7_for_body:
 	.loc 9 140 11
-	add.s64 %rd64, %rd19, %rd63;
+	add.s64 %rd54, %rd19, %rd53;
 	.loc 9 140 41
-	add.s64 %rd65, %rd19, %rd63;
+	add.s64 %rd55, %rd19, %rd53;
 	.loc 9 140 36
-	setp.hs.u64 %p11, %rd65, %rd5;
-	@%p11 bra $L33_oob6;
-	shl.b64 %rd66, %rd65, 1;
-	add.s64 %rd67, %rd4, %rd66;
-	ld.global.u16 %rs5, [%rd67];
+	setp.hs.u64 %p9, %rd55, %rd5;
+	@%p9 bra $L24_oob4;
+	shl.b64 %rd56, %rd55, 1;
+	add.s64 %rd57, %rd4, %rd56;
+	ld.global.u16 %rs5, [%rd57];
 	.loc 9 140 31
-	bra.uni $L34_entry;
+	bra.uni $L25_entry;
 $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L11_bounds_exit:
@@ -10768,9 +10541,9 @@ $L12_oob0:
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
@@ -10791,9 +10564,9 @@ $L15_oob1:
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
 $L16_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f5, %rs1;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f4, %f5;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
@@ -10802,9 +10575,9 @@ $L17_ret_load:
 	.loc 9 133 25
 	bra.uni $L18_entry;
 $L18_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f6;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
@@ -10837,9 +10610,9 @@ $L21_oob3:
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L22_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f8, %rs4;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f7, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
@@ -10857,194 +10630,74 @@ $L23_ret_load:
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
-$L24_entry:
-	.loc 11 27 20
-	mov.u64 %rd47, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
-	add.rn.f32 %f12, %f1, %f11;
-	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
-	add.rn.f32 %f14, %f12, %f13;
-	shfl.sync.bfly.b32 %f15, %f14, 4, 31, -1;
-	add.rn.f32 %f16, %f14, %f15;
-	shfl.sync.bfly.b32 %f17, %f16, 2, 31, -1;
-	add.rn.f32 %f18, %f16, %f17;
-	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
-	add.rn.f32 %f20, %f18, %f19;
-	.loc 11 29 11
-	mov.u32 %r12, %laneid;
-	cvt.s64.u32 %rd48, %r12;
-	.loc 11 29 14
-	setp.eq.s64 %p6, %rd48, 0;
-	@%p6 bra $L25_if_then;
-	bra.uni $L26_if_done;
-$L25_if_then:
-	.loc 11 30 11
-	mov.u32 %r15, %tid.z;
-	mov.u32 %r16, %ntid.y;
-	mov.u32 %r17, %tid.y;
-	mad.lo.u32 %r14, %r15, %r16, %r17;
-	mov.u32 %r19, %ntid.x;
-	mov.u32 %r20, %tid.x;
-	mad.lo.u32 %r18, %r14, %r19, %r20;
-	shr.u32 %r13, %r18, 5;
-	cvt.s64.u32 %rd49, %r13;
-	.loc 11 30 4
-	setp.hs.u64 %p7, %rd49, 32;
-	@%p7 bra $L30_oob4;
-	shl.b64 %rd50, %rd49, 2;
-	add.s64 %rd51, %rd47, %rd50;
-	st.shared.f32 [%rd51], %f20;
-	bra.uni $L26_if_done;
-$L26_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r21, %laneid;
-	cvt.s64.u32 %rd52, %r21;
-	.loc 11 34 26
-	mov.u32 %r22, %ntid.x;
-	cvt.s64.u32 %rd53, %r22;
-	mov.u32 %r23, %ntid.y;
-	cvt.s64.u32 %rd54, %r23;
-	mov.u32 %r24, %ntid.z;
-	cvt.s64.u32 %rd55, %r24;
-	.loc 11 34 30
-	div.s64 %rd56, %rd53, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p8, %rd52, %rd56;
-	@%p8 bra $L27_if_then;
-	bra.uni $L31_edge;
-$L27_if_then:
-	.loc 11 35 15
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd57, %r25;
-	.loc 11 35 8
-	setp.hs.u64 %p9, %rd57, 32;
-	@%p9 bra $L32_oob5;
-	shl.b64 %rd58, %rd57, 2;
-	add.s64 %rd59, %rd47, %rd58;
-	ld.shared.f32 %f22, [%rd59];
-	mov.f32 %f21, %f22;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f23, %f21, 16, 31, -1;
-	add.rn.f32 %f24, %f21, %f23;
-	shfl.sync.bfly.b32 %f25, %f24, 8, 31, -1;
-	add.rn.f32 %f26, %f24, %f25;
-	shfl.sync.bfly.b32 %f27, %f26, 4, 31, -1;
-	add.rn.f32 %f28, %f26, %f27;
-	shfl.sync.bfly.b32 %f29, %f28, 2, 31, -1;
-	add.rn.f32 %f30, %f28, %f29;
-	shfl.sync.bfly.b32 %f31, %f30, 1, 31, -1;
-	add.rn.f32 %f32, %f30, %f31;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f10, %f32;
-	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
-$L29_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 138 27
-	cvt.rn.f32.s64 %f33, %rd15;
-	.loc 9 138 19
-	div.rn.f32 %f34, %f10, %f33;
-	.loc 9 138 34
-	add.rn.f32 %f35, %f34, %f0;
-	.loc 9 138 16
-	rsqrt.approx.f32 %f36, %f35;
-	.loc 9 139 22
-	mov.u32 %r26, %tid.x;
-	cvt.s64.u32 %rd60, %r26;
-	mov.u32 %r27, %tid.y;
-	cvt.s64.u32 %rd61, %r27;
-	mov.u32 %r28, %tid.z;
-	cvt.s64.u32 %rd62, %r28;
-	mov.s64 %rd63, %rd60;
-	bra.uni $L6_for_loop;
-$L30_oob4:
-	.loc 11 30 4
-	mov.u64 %rd26, 0x2700000005;
-	mov.u64 %rd27, %rd49;
-	mov.u64 %rd28, 32;
-	bra.uni $L10_bounds_fail;
-$L31_edge:
-	mov.f32 %f21, 0f00000000;
-	bra.uni $L28_if_done;
-$L32_oob5:
-	.loc 11 35 8
-	mov.u64 %rd26, 0x2700000006;
-	mov.u64 %rd27, %rd57;
-	mov.u64 %rd28, 32;
-	bra.uni $L10_bounds_fail;
-$L33_oob6:
+$L24_oob4:
 	.loc 9 140 36
-	mov.u64 %rd26, 0x2700000007;
-	mov.u64 %rd27, %rd65;
+	mov.u64 %rd26, 0x2700000005;
+	mov.u64 %rd27, %rd55;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
-$L34_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f38, %rs5;
-	.loc 6 35 41
-	mov.f32 %f37, %f38;
-	bra.uni $L35_ret_load;
-$L35_ret_load:
+$L25_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f36, %rs5;
+	.loc 6 38 41
+	mov.f32 %f35, %f36;
+	bra.uni $L26_ret_load;
+$L26_ret_load:
 	.loc 9 140 46
-	mul.rn.f32 %f39, %f37, %f36;
+	mul.rn.f32 %f37, %f35, %f34;
 	.loc 9 140 60
-	setp.hs.u64 %p12, %rd63, %rd14;
-	@%p12 bra $L36_oob7;
-	shl.b64 %rd68, %rd63, 1;
-	add.s64 %rd69, %rd13, %rd68;
-	ld.global.nc.u16 %rs6, [%rd69];
+	setp.hs.u64 %p10, %rd53, %rd14;
+	@%p10 bra $L27_oob5;
+	shl.b64 %rd58, %rd53, 1;
+	add.s64 %rd59, %rd13, %rd58;
+	ld.global.nc.u16 %rs6, [%rd59];
 	.loc 9 140 58
-	bra.uni $L37_entry;
-$L36_oob7:
+	bra.uni $L28_entry;
+$L27_oob5:
 	.loc 9 140 60
-	mov.u64 %rd26, 0x2700000008;
-	mov.u64 %rd27, %rd63;
+	mov.u64 %rd26, 0x2700000006;
+	mov.u64 %rd27, %rd53;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
-$L37_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f41, %rs6;
-	.loc 6 35 41
-	mov.f32 %f40, %f41;
-	bra.uni $L38_ret_load;
-$L38_ret_load:
+$L28_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f39, %rs6;
+	.loc 6 38 41
+	mov.f32 %f38, %f39;
+	bra.uni $L29_ret_load;
+$L29_ret_load:
 	.loc 9 140 50
-	mul.rn.f32 %f42, %f39, %f40;
+	mul.rn.f32 %f40, %f37, %f38;
 	.loc 9 140 24
-	bra.uni $L39_entry;
-$L39_entry:
-	.loc 6 36 58
-	cvt.rn.f16.f32 %rs8, %f42;
-	.loc 6 36 41
+	bra.uni $L30_entry;
+$L30_entry:
+	.loc 6 39 58
+	cvt.rn.f16.f32 %rs8, %f40;
+	.loc 6 39 41
 	mov.u16 %rs7, %rs8;
-	bra.uni $L40_ret_store;
-$L40_ret_store:
+	bra.uni $L31_ret_store;
+$L31_ret_store:
 	.loc 9 140 6
-	setp.hs.u64 %p13, %rd64, %rd2;
-	@%p13 bra $L41_oob8;
-	shl.b64 %rd70, %rd64, 1;
-	add.s64 %rd71, %rd1, %rd70;
-	st.global.u16 [%rd71], %rs7;
+	setp.hs.u64 %p11, %rd54, %rd2;
+	@%p11 bra $L32_oob6;
+	shl.b64 %rd60, %rd54, 1;
+	add.s64 %rd61, %rd1, %rd60;
+	st.global.u16 [%rd61], %rs7;
 	.loc 9 139 53
-	mov.u32 %r29, %ntid.x;
-	cvt.s64.u32 %rd72, %r29;
-	mov.u32 %r30, %ntid.y;
-	cvt.s64.u32 %rd73, %r30;
-	mov.u32 %r31, %ntid.z;
-	cvt.s64.u32 %rd74, %r31;
+	mov.u32 %r28, %ntid.x;
+	cvt.s64.u32 %rd62, %r28;
+	mov.u32 %r29, %ntid.y;
+	cvt.s64.u32 %rd63, %r29;
+	mov.u32 %r30, %ntid.z;
+	cvt.s64.u32 %rd64, %r30;
 	.loc 9 139 38
-	add.s64 %rd75, %rd63, %rd72;
-	mov.s64 %rd63, %rd75;
+	add.s64 %rd65, %rd53, %rd62;
+	mov.s64 %rd53, %rd65;
 	bra.uni $L6_for_loop;
-$L41_oob8:
+$L32_oob6:
 	.loc 9 140 6
-	mov.u64 %rd26, 0x2700000009;
-	mov.u64 %rd27, %rd64;
+	mov.u64 %rd26, 0x2700000007;
+	mov.u64 %rd27, %rd54;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
 $L10_bounds_fail:
@@ -11079,12 +10732,12 @@ $L10_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<14>;
+	.reg .pred %p<12>;
 	.reg .b16 %rs<9>;
-	.reg .b32 %r<37>;
-	.reg .b64 %rd<76>;
-	.reg .f32 %f<43>;
-	.shared .align 16 .b8 smem0[128];
+	.reg .b32 %r<36>;
+	.reg .b64 %rd<66>;
+	.reg .f32 %f<41>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 9 123 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -11129,7 +10782,7 @@ $L3_for_loop:
 	.loc 9 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
-	bra.uni $L24_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 9 133 12
 	add.s64 %rd24, %rd19, %rd23;
@@ -11143,24 +10796,89 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd34];
 	.loc 9 133 32
 	bra.uni $L13_entry;
+$L5_for_done:
+	.loc 9 137 19
+	shfl.sync.bfly.b32 %f10, %f1, 16, 31, -1;
+	add.rn.f32 %f11, %f1, %f10;
+	shfl.sync.bfly.b32 %f12, %f11, 8, 31, -1;
+	add.rn.f32 %f13, %f11, %f12;
+	shfl.sync.bfly.b32 %f14, %f13, 4, 31, -1;
+	add.rn.f32 %f15, %f13, %f14;
+	shfl.sync.bfly.b32 %f16, %f15, 2, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 1, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	mov.u32 %r16, %tid.z;
+	mov.u32 %r17, %ntid.y;
+	mov.u32 %r18, %tid.y;
+	mad.lo.u32 %r15, %r16, %r17, %r18;
+	mov.u32 %r20, %ntid.x;
+	mov.u32 %r21, %tid.x;
+	mad.lo.u32 %r19, %r15, %r20, %r21;
+	shr.u32 %r22, %r19, 5;
+	mov.u32 %r23, %laneid;
+	mov.u64 %rd47, kern_reduce;
+	mad.wide.u32 %rd48, %r22, 8, %rd47;
+	setp.eq.u32 %p6, %r23, 0;
+	@%p6 st.shared.f32 [%rd48], %f19;
+	bar.sync 0;
+	mov.u32 %r25, %ntid.x;
+	mov.u32 %r26, %ntid.y;
+	mul.lo.u32 %r24, %r25, %r26;
+	mov.u32 %r27, %ntid.z;
+	mul.lo.u32 %r24, %r24, %r27;
+	add.u32 %r24, %r24, 31;
+	shr.u32 %r24, %r24, 5;
+	setp.lo.u32 %p7, %r23, %r24;
+	mad.wide.u32 %rd49, %r23, 8, %rd47;
+	mov.f32 %f20, 0f00000000;
+	@%p7 ld.shared.f32 %f20, [%rd49];
+	shfl.sync.bfly.b32 %f21, %f20, 16, 31, -1;
+	add.rn.f32 %f22, %f20, %f21;
+	shfl.sync.bfly.b32 %f23, %f22, 8, 31, -1;
+	add.rn.f32 %f24, %f22, %f23;
+	shfl.sync.bfly.b32 %f25, %f24, 4, 31, -1;
+	add.rn.f32 %f26, %f24, %f25;
+	shfl.sync.bfly.b32 %f27, %f26, 2, 31, -1;
+	add.rn.f32 %f28, %f26, %f27;
+	shfl.sync.bfly.b32 %f29, %f28, 1, 31, -1;
+	add.rn.f32 %f30, %f28, %f29;
+	bar.sync 0;
+	.loc 9 138 27
+	cvt.rn.f32.s64 %f31, %rd15;
+	.loc 9 138 19
+	div.rn.f32 %f32, %f30, %f31;
+	.loc 9 138 34
+	add.rn.f32 %f33, %f32, %f0;
+	.loc 9 138 16
+	rsqrt.approx.f32 %f34, %f33;
+	.loc 9 139 22
+	mov.u32 %r28, %tid.x;
+	cvt.s64.u32 %rd50, %r28;
+	mov.u32 %r29, %tid.y;
+	cvt.s64.u32 %rd51, %r29;
+	mov.u32 %r30, %tid.z;
+	cvt.s64.u32 %rd52, %r30;
+	mov.s64 %rd53, %rd50;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 9 139 30
-	setp.lt.s64 %p10, %rd63, %rd15;
-	@%p10 bra $L7_for_body;
+	setp.lt.s64 %p8, %rd53, %rd15;
+	@%p8 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L7_for_body:
 	.loc 9 140 11
-	add.s64 %rd64, %rd19, %rd63;
+	add.s64 %rd54, %rd19, %rd53;
 	.loc 9 140 41
-	add.s64 %rd65, %rd19, %rd63;
+	add.s64 %rd55, %rd19, %rd53;
 	.loc 9 140 36
-	setp.hs.u64 %p11, %rd65, %rd5;
-	@%p11 bra $L33_oob6;
-	shl.b64 %rd66, %rd65, 1;
-	add.s64 %rd67, %rd4, %rd66;
-	ld.global.u16 %rs5, [%rd67];
+	setp.hs.u64 %p9, %rd55, %rd5;
+	@%p9 bra $L24_oob4;
+	shl.b64 %rd56, %rd55, 1;
+	add.s64 %rd57, %rd4, %rd56;
+	ld.global.u16 %rs5, [%rd57];
 	.loc 9 140 31
-	bra.uni $L34_entry;
+	bra.uni $L25_entry;
 $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L11_bounds_exit:
@@ -11172,11 +10890,11 @@ $L12_oob0:
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
 $L13_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f3, %r9;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
@@ -11197,11 +10915,11 @@ $L15_oob1:
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
 $L16_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r10, %rs1;
 	shl.b32 %r10, %r10, 16;
 	mov.b32 %f5, %r10;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f4, %f5;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
@@ -11210,9 +10928,9 @@ $L17_ret_load:
 	.loc 9 133 25
 	bra.uni $L18_entry;
 $L18_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f6;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
@@ -11245,11 +10963,11 @@ $L21_oob3:
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L22_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r11, %rs4;
 	shl.b32 %r11, %r11, 16;
 	mov.b32 %f8, %r11;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f7, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
@@ -11267,198 +10985,78 @@ $L23_ret_load:
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
-$L24_entry:
-	.loc 11 27 20
-	mov.u64 %rd47, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
-	add.rn.f32 %f12, %f1, %f11;
-	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
-	add.rn.f32 %f14, %f12, %f13;
-	shfl.sync.bfly.b32 %f15, %f14, 4, 31, -1;
-	add.rn.f32 %f16, %f14, %f15;
-	shfl.sync.bfly.b32 %f17, %f16, 2, 31, -1;
-	add.rn.f32 %f18, %f16, %f17;
-	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
-	add.rn.f32 %f20, %f18, %f19;
-	.loc 11 29 11
-	mov.u32 %r15, %laneid;
-	cvt.s64.u32 %rd48, %r15;
-	.loc 11 29 14
-	setp.eq.s64 %p6, %rd48, 0;
-	@%p6 bra $L25_if_then;
-	bra.uni $L26_if_done;
-$L25_if_then:
-	.loc 11 30 11
-	mov.u32 %r18, %tid.z;
-	mov.u32 %r19, %ntid.y;
-	mov.u32 %r20, %tid.y;
-	mad.lo.u32 %r17, %r18, %r19, %r20;
-	mov.u32 %r22, %ntid.x;
-	mov.u32 %r23, %tid.x;
-	mad.lo.u32 %r21, %r17, %r22, %r23;
-	shr.u32 %r16, %r21, 5;
-	cvt.s64.u32 %rd49, %r16;
-	.loc 11 30 4
-	setp.hs.u64 %p7, %rd49, 32;
-	@%p7 bra $L30_oob4;
-	shl.b64 %rd50, %rd49, 2;
-	add.s64 %rd51, %rd47, %rd50;
-	st.shared.f32 [%rd51], %f20;
-	bra.uni $L26_if_done;
-$L26_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r24, %laneid;
-	cvt.s64.u32 %rd52, %r24;
-	.loc 11 34 26
-	mov.u32 %r25, %ntid.x;
-	cvt.s64.u32 %rd53, %r25;
-	mov.u32 %r26, %ntid.y;
-	cvt.s64.u32 %rd54, %r26;
-	mov.u32 %r27, %ntid.z;
-	cvt.s64.u32 %rd55, %r27;
-	.loc 11 34 30
-	div.s64 %rd56, %rd53, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p8, %rd52, %rd56;
-	@%p8 bra $L27_if_then;
-	bra.uni $L31_edge;
-$L27_if_then:
-	.loc 11 35 15
-	mov.u32 %r28, %laneid;
-	cvt.s64.u32 %rd57, %r28;
-	.loc 11 35 8
-	setp.hs.u64 %p9, %rd57, 32;
-	@%p9 bra $L32_oob5;
-	shl.b64 %rd58, %rd57, 2;
-	add.s64 %rd59, %rd47, %rd58;
-	ld.shared.f32 %f22, [%rd59];
-	mov.f32 %f21, %f22;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f23, %f21, 16, 31, -1;
-	add.rn.f32 %f24, %f21, %f23;
-	shfl.sync.bfly.b32 %f25, %f24, 8, 31, -1;
-	add.rn.f32 %f26, %f24, %f25;
-	shfl.sync.bfly.b32 %f27, %f26, 4, 31, -1;
-	add.rn.f32 %f28, %f26, %f27;
-	shfl.sync.bfly.b32 %f29, %f28, 2, 31, -1;
-	add.rn.f32 %f30, %f28, %f29;
-	shfl.sync.bfly.b32 %f31, %f30, 1, 31, -1;
-	add.rn.f32 %f32, %f30, %f31;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f10, %f32;
-	bra.uni $L29_ret_blockSum_u005bfloat32_u005d;
-$L29_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 138 27
-	cvt.rn.f32.s64 %f33, %rd15;
-	.loc 9 138 19
-	div.rn.f32 %f34, %f10, %f33;
-	.loc 9 138 34
-	add.rn.f32 %f35, %f34, %f0;
-	.loc 9 138 16
-	rsqrt.approx.f32 %f36, %f35;
-	.loc 9 139 22
-	mov.u32 %r29, %tid.x;
-	cvt.s64.u32 %rd60, %r29;
-	mov.u32 %r30, %tid.y;
-	cvt.s64.u32 %rd61, %r30;
-	mov.u32 %r31, %tid.z;
-	cvt.s64.u32 %rd62, %r31;
-	mov.s64 %rd63, %rd60;
-	bra.uni $L6_for_loop;
-$L30_oob4:
-	.loc 11 30 4
-	mov.u64 %rd26, 0x2800000005;
-	mov.u64 %rd27, %rd49;
-	mov.u64 %rd28, 32;
-	bra.uni $L10_bounds_fail;
-$L31_edge:
-	mov.f32 %f21, 0f00000000;
-	bra.uni $L28_if_done;
-$L32_oob5:
-	.loc 11 35 8
-	mov.u64 %rd26, 0x2800000006;
-	mov.u64 %rd27, %rd57;
-	mov.u64 %rd28, 32;
-	bra.uni $L10_bounds_fail;
-$L33_oob6:
+$L24_oob4:
 	.loc 9 140 36
-	mov.u64 %rd26, 0x2800000007;
-	mov.u64 %rd27, %rd65;
+	mov.u64 %rd26, 0x2800000005;
+	mov.u64 %rd27, %rd55;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
-$L34_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r32, %rs5;
-	shl.b32 %r32, %r32, 16;
-	mov.b32 %f38, %r32;
-	.loc 6 40 46
-	mov.f32 %f37, %f38;
-	bra.uni $L35_ret_load;
-$L35_ret_load:
+$L25_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r31, %rs5;
+	shl.b32 %r31, %r31, 16;
+	mov.b32 %f36, %r31;
+	.loc 6 43 46
+	mov.f32 %f35, %f36;
+	bra.uni $L26_ret_load;
+$L26_ret_load:
 	.loc 9 140 46
-	mul.rn.f32 %f39, %f37, %f36;
+	mul.rn.f32 %f37, %f35, %f34;
 	.loc 9 140 60
-	setp.hs.u64 %p12, %rd63, %rd14;
-	@%p12 bra $L36_oob7;
-	shl.b64 %rd68, %rd63, 1;
-	add.s64 %rd69, %rd13, %rd68;
-	ld.global.nc.u16 %rs6, [%rd69];
+	setp.hs.u64 %p10, %rd53, %rd14;
+	@%p10 bra $L27_oob5;
+	shl.b64 %rd58, %rd53, 1;
+	add.s64 %rd59, %rd13, %rd58;
+	ld.global.nc.u16 %rs6, [%rd59];
 	.loc 9 140 58
-	bra.uni $L37_entry;
-$L36_oob7:
+	bra.uni $L28_entry;
+$L27_oob5:
 	.loc 9 140 60
-	mov.u64 %rd26, 0x2800000008;
-	mov.u64 %rd27, %rd63;
+	mov.u64 %rd26, 0x2800000006;
+	mov.u64 %rd27, %rd53;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
-$L37_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r33, %rs6;
-	shl.b32 %r33, %r33, 16;
-	mov.b32 %f41, %r33;
-	.loc 6 40 46
-	mov.f32 %f40, %f41;
-	bra.uni $L38_ret_load;
-$L38_ret_load:
+$L28_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r32, %rs6;
+	shl.b32 %r32, %r32, 16;
+	mov.b32 %f39, %r32;
+	.loc 6 43 46
+	mov.f32 %f38, %f39;
+	bra.uni $L29_ret_load;
+$L29_ret_load:
 	.loc 9 140 50
-	mul.rn.f32 %f42, %f39, %f40;
+	mul.rn.f32 %f40, %f37, %f38;
 	.loc 9 140 24
-	bra.uni $L39_entry;
-$L39_entry:
-	.loc 6 41 67
-	cvt.rn.bf16.f32 %rs8, %f42;
-	.loc 6 41 46
+	bra.uni $L30_entry;
+$L30_entry:
+	.loc 6 44 67
+	cvt.rn.bf16.f32 %rs8, %f40;
+	.loc 6 44 46
 	mov.u16 %rs7, %rs8;
-	bra.uni $L40_ret_store;
-$L40_ret_store:
+	bra.uni $L31_ret_store;
+$L31_ret_store:
 	.loc 9 140 6
-	setp.hs.u64 %p13, %rd64, %rd2;
-	@%p13 bra $L41_oob8;
-	shl.b64 %rd70, %rd64, 1;
-	add.s64 %rd71, %rd1, %rd70;
-	st.global.u16 [%rd71], %rs7;
+	setp.hs.u64 %p11, %rd54, %rd2;
+	@%p11 bra $L32_oob6;
+	shl.b64 %rd60, %rd54, 1;
+	add.s64 %rd61, %rd1, %rd60;
+	st.global.u16 [%rd61], %rs7;
 	.loc 9 139 53
-	mov.u32 %r34, %ntid.x;
-	cvt.s64.u32 %rd72, %r34;
-	mov.u32 %r35, %ntid.y;
-	cvt.s64.u32 %rd73, %r35;
-	mov.u32 %r36, %ntid.z;
-	cvt.s64.u32 %rd74, %r36;
+	mov.u32 %r33, %ntid.x;
+	cvt.s64.u32 %rd62, %r33;
+	mov.u32 %r34, %ntid.y;
+	cvt.s64.u32 %rd63, %r34;
+	mov.u32 %r35, %ntid.z;
+	cvt.s64.u32 %rd64, %r35;
 	.loc 9 139 38
-	add.s64 %rd75, %rd63, %rd72;
-	mov.s64 %rd63, %rd75;
+	add.s64 %rd65, %rd53, %rd62;
+	mov.s64 %rd53, %rd65;
 	bra.uni $L6_for_loop;
-$L41_oob8:
+$L32_oob6:
 	.loc 9 140 6
-	mov.u64 %rd26, 0x2800000009;
-	mov.u64 %rd27, %rd64;
+	mov.u64 %rd26, 0x2800000007;
+	mov.u64 %rd27, %rd54;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
 $L10_bounds_fail:
@@ -11491,11 +11089,11 @@ $L10_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<18>;
-	.reg .b32 %r<52>;
-	.reg .b64 %rd<90>;
-	.reg .f32 %f<72>;
-	.shared .align 16 .b8 smem0[128];
+	.reg .pred %p<14>;
+	.reg .b32 %r<50>;
+	.reg .b64 %rd<70>;
+	.reg .f32 %f<68>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 9 145 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -11537,7 +11135,7 @@ $L3_for_loop:
 	.loc 9 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
-	bra.uni $L18_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 9 164 23
 	add.s64 %rd21, %rd16, %rd20;
@@ -11549,38 +11147,165 @@ $L4_for_body:
 	ld.global.nc.f32 %f2, [%rd30];
 	.loc 9 164 16
 	bra.uni $L16_entry;
+$L5_for_done:
+	.loc 9 166 22
+	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
+	add.rn.f32 %f6, %f1, %f5;
+	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
+	add.rn.f32 %f8, %f6, %f7;
+	shfl.sync.bfly.b32 %f9, %f8, 4, 31, -1;
+	add.rn.f32 %f10, %f8, %f9;
+	shfl.sync.bfly.b32 %f11, %f10, 2, 31, -1;
+	add.rn.f32 %f12, %f10, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
+	add.rn.f32 %f14, %f12, %f13;
+	mov.u32 %r13, %tid.z;
+	mov.u32 %r14, %ntid.y;
+	mov.u32 %r15, %tid.y;
+	mad.lo.u32 %r12, %r13, %r14, %r15;
+	mov.u32 %r17, %ntid.x;
+	mov.u32 %r18, %tid.x;
+	mad.lo.u32 %r16, %r12, %r17, %r18;
+	shr.u32 %r19, %r16, 5;
+	mov.u32 %r20, %laneid;
+	mov.u64 %rd35, kern_reduce;
+	mad.wide.u32 %rd36, %r19, 8, %rd35;
+	setp.eq.u32 %p3, %r20, 0;
+	@%p3 st.shared.f32 [%rd36], %f14;
+	bar.sync 0;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %ntid.y;
+	mul.lo.u32 %r21, %r22, %r23;
+	mov.u32 %r24, %ntid.z;
+	mul.lo.u32 %r21, %r21, %r24;
+	add.u32 %r21, %r21, 31;
+	shr.u32 %r21, %r21, 5;
+	setp.lo.u32 %p4, %r20, %r21;
+	mad.wide.u32 %rd37, %r20, 8, %rd35;
+	mov.f32 %f15, 0f00000000;
+	@%p4 ld.shared.f32 %f15, [%rd37];
+	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 8, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	shfl.sync.bfly.b32 %f20, %f19, 4, 31, -1;
+	add.rn.f32 %f21, %f19, %f20;
+	shfl.sync.bfly.b32 %f22, %f21, 2, 31, -1;
+	add.rn.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
+	add.rn.f32 %f25, %f23, %f24;
+	bar.sync 0;
+	.loc 9 166 40
+	cvt.rn.f32.s64 %f26, %rd12;
+	.loc 9 166 31
+	div.rn.f32 %f27, %f25, %f26;
+	.loc 9 168 22
+	mov.u32 %r25, %tid.x;
+	cvt.s64.u32 %rd38, %r25;
+	mov.u32 %r26, %tid.y;
+	cvt.s64.u32 %rd39, %r26;
+	mov.u32 %r27, %tid.z;
+	cvt.s64.u32 %rd40, %r27;
+	mov.f32 %f28, 0f00000000;
+	mov.s64 %rd41, %rd38;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 9 168 30
-	setp.lt.s64 %p7, %rd51, %rd12;
-	@%p7 bra $L7_for_body;
-	bra.uni $L30_entry;
+	setp.lt.s64 %p5, %rd41, %rd12;
+	@%p5 bra $L7_for_body;
+	bra.uni $L8_for_done;
 $L7_for_body:
 	.loc 9 169 21
-	add.s64 %rd52, %rd16, %rd51;
+	add.s64 %rd42, %rd16, %rd41;
 	.loc 9 169 16
-	setp.hs.u64 %p8, %rd52, %rd5;
-	@%p8 bra $L27_oob3;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd4, %rd53;
-	ld.global.nc.f32 %f31, [%rd54];
+	setp.hs.u64 %p6, %rd42, %rd5;
+	@%p6 bra $L18_oob1;
+	shl.b64 %rd43, %rd42, 2;
+	add.s64 %rd44, %rd4, %rd43;
+	ld.global.nc.f32 %f29, [%rd44];
 	.loc 9 169 14
-	bra.uni $L28_entry;
+	bra.uni $L19_entry;
+$L8_for_done:
+	.loc 9 172 29
+	shfl.sync.bfly.b32 %f33, %f28, 16, 31, -1;
+	add.rn.f32 %f34, %f28, %f33;
+	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
+	add.rn.f32 %f36, %f34, %f35;
+	shfl.sync.bfly.b32 %f37, %f36, 4, 31, -1;
+	add.rn.f32 %f38, %f36, %f37;
+	shfl.sync.bfly.b32 %f39, %f38, 2, 31, -1;
+	add.rn.f32 %f40, %f38, %f39;
+	shfl.sync.bfly.b32 %f41, %f40, 1, 31, -1;
+	add.rn.f32 %f42, %f40, %f41;
+	mov.u32 %r32, %tid.z;
+	mov.u32 %r33, %ntid.y;
+	mov.u32 %r34, %tid.y;
+	mad.lo.u32 %r31, %r32, %r33, %r34;
+	mov.u32 %r36, %ntid.x;
+	mov.u32 %r37, %tid.x;
+	mad.lo.u32 %r35, %r31, %r36, %r37;
+	shr.u32 %r38, %r35, 5;
+	mov.u32 %r39, %laneid;
+	mov.u64 %rd49, kern_reduce;
+	mad.wide.u32 %rd50, %r38, 8, %rd49;
+	setp.eq.u32 %p7, %r39, 0;
+	@%p7 st.shared.f32 [%rd50], %f42;
+	bar.sync 0;
+	mov.u32 %r41, %ntid.x;
+	mov.u32 %r42, %ntid.y;
+	mul.lo.u32 %r40, %r41, %r42;
+	mov.u32 %r43, %ntid.z;
+	mul.lo.u32 %r40, %r40, %r43;
+	add.u32 %r40, %r40, 31;
+	shr.u32 %r40, %r40, 5;
+	setp.lo.u32 %p8, %r39, %r40;
+	mad.wide.u32 %rd51, %r39, 8, %rd49;
+	mov.f32 %f43, 0f00000000;
+	@%p8 ld.shared.f32 %f43, [%rd51];
+	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
+	add.rn.f32 %f45, %f43, %f44;
+	shfl.sync.bfly.b32 %f46, %f45, 8, 31, -1;
+	add.rn.f32 %f47, %f45, %f46;
+	shfl.sync.bfly.b32 %f48, %f47, 4, 31, -1;
+	add.rn.f32 %f49, %f47, %f48;
+	shfl.sync.bfly.b32 %f50, %f49, 2, 31, -1;
+	add.rn.f32 %f51, %f49, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	bar.sync 0;
+	.loc 9 172 44
+	cvt.rn.f32.s64 %f54, %rd12;
+	.loc 9 172 36
+	div.rn.f32 %f55, %f53, %f54;
+	.loc 9 172 51
+	add.rn.f32 %f56, %f55, %f0;
+	.loc 9 172 16
+	rsqrt.approx.f32 %f57, %f56;
+	.loc 9 173 22
+	mov.u32 %r44, %tid.x;
+	cvt.s64.u32 %rd52, %r44;
+	mov.u32 %r45, %tid.y;
+	cvt.s64.u32 %rd53, %r45;
+	mov.u32 %r46, %tid.z;
+	cvt.s64.u32 %rd54, %r46;
+	mov.s64 %rd55, %rd52;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 9 173 30
-	setp.lt.s64 %p13, %rd75, %rd12;
-	@%p13 bra $L10_for_body;
+	setp.lt.s64 %p9, %rd55, %rd12;
+	@%p9 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
 	.loc 9 174 21
-	add.s64 %rd76, %rd16, %rd75;
+	add.s64 %rd56, %rd16, %rd55;
 	.loc 9 174 16
-	setp.hs.u64 %p14, %rd76, %rd5;
-	@%p14 bra $L39_oob6;
-	shl.b64 %rd77, %rd76, 2;
-	add.s64 %rd78, %rd4, %rd77;
-	ld.global.nc.f32 %f62, [%rd78];
+	setp.hs.u64 %p10, %rd56, %rd5;
+	@%p10 bra $L21_oob2;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd4, %rd57;
+	ld.global.nc.f32 %f58, [%rd58];
 	.loc 9 174 14
-	bra.uni $L40_entry;
+	bra.uni $L22_entry;
 $L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L14_bounds_exit:
@@ -11592,7 +11317,7 @@ $L15_oob0:
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f3, %f2;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
@@ -11610,355 +11335,118 @@ $L17_ret_load:
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
-$L18_entry:
-	.loc 11 27 20
-	mov.u64 %rd35, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
-	add.rn.f32 %f7, %f1, %f6;
-	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
-	add.rn.f32 %f9, %f7, %f8;
-	shfl.sync.bfly.b32 %f10, %f9, 4, 31, -1;
-	add.rn.f32 %f11, %f9, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 2, 31, -1;
-	add.rn.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	.loc 11 29 11
-	mov.u32 %r12, %laneid;
-	cvt.s64.u32 %rd36, %r12;
-	.loc 11 29 14
-	setp.eq.s64 %p3, %rd36, 0;
-	@%p3 bra $L19_if_then;
-	bra.uni $L20_if_done;
-$L19_if_then:
-	.loc 11 30 11
-	mov.u32 %r15, %tid.z;
-	mov.u32 %r16, %ntid.y;
-	mov.u32 %r17, %tid.y;
-	mad.lo.u32 %r14, %r15, %r16, %r17;
-	mov.u32 %r19, %ntid.x;
-	mov.u32 %r20, %tid.x;
-	mad.lo.u32 %r18, %r14, %r19, %r20;
-	shr.u32 %r13, %r18, 5;
-	cvt.s64.u32 %rd37, %r13;
-	.loc 11 30 4
-	setp.hs.u64 %p4, %rd37, 32;
-	@%p4 bra $L24_oob1;
-	shl.b64 %rd38, %rd37, 2;
-	add.s64 %rd39, %rd35, %rd38;
-	st.shared.f32 [%rd39], %f15;
-	bra.uni $L20_if_done;
-$L20_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r21, %laneid;
-	cvt.s64.u32 %rd40, %r21;
-	.loc 11 34 26
-	mov.u32 %r22, %ntid.x;
-	cvt.s64.u32 %rd41, %r22;
-	mov.u32 %r23, %ntid.y;
-	cvt.s64.u32 %rd42, %r23;
-	mov.u32 %r24, %ntid.z;
-	cvt.s64.u32 %rd43, %r24;
-	.loc 11 34 30
-	div.s64 %rd44, %rd41, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p5, %rd40, %rd44;
-	@%p5 bra $L21_if_then;
-	bra.uni $L25_edge;
-$L21_if_then:
-	.loc 11 35 15
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd45, %r25;
-	.loc 11 35 8
-	setp.hs.u64 %p6, %rd45, 32;
-	@%p6 bra $L26_oob2;
-	shl.b64 %rd46, %rd45, 2;
-	add.s64 %rd47, %rd35, %rd46;
-	ld.shared.f32 %f17, [%rd47];
-	mov.f32 %f16, %f17;
-	bra.uni $L22_if_done;
-$L22_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
-	add.rn.f32 %f19, %f16, %f18;
-	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
-	add.rn.f32 %f21, %f19, %f20;
-	shfl.sync.bfly.b32 %f22, %f21, 4, 31, -1;
-	add.rn.f32 %f23, %f21, %f22;
-	shfl.sync.bfly.b32 %f24, %f23, 2, 31, -1;
-	add.rn.f32 %f25, %f23, %f24;
-	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
-	add.rn.f32 %f27, %f25, %f26;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f5, %f27;
-	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
-$L23_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 166 36
-	cvt.rn.f32.s64 %f28, %rd12;
-	.loc 9 166 27
-	div.rn.f32 %f29, %f5, %f28;
-	.loc 9 168 22
-	mov.u32 %r26, %tid.x;
-	cvt.s64.u32 %rd48, %r26;
-	mov.u32 %r27, %tid.y;
-	cvt.s64.u32 %rd49, %r27;
-	mov.u32 %r28, %tid.z;
-	cvt.s64.u32 %rd50, %r28;
-	mov.f32 %f30, 0f00000000;
-	mov.s64 %rd51, %rd48;
-	bra.uni $L6_for_loop;
-$L24_oob1:
-	.loc 11 30 4
-	mov.u64 %rd22, 0x2900000002;
-	mov.u64 %rd23, %rd37;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L25_edge:
-	mov.f32 %f16, 0f00000000;
-	bra.uni $L22_if_done;
-$L26_oob2:
-	.loc 11 35 8
-	mov.u64 %rd22, 0x2900000003;
-	mov.u64 %rd23, %rd45;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L27_oob3:
+$L18_oob1:
 	.loc 9 169 16
-	mov.u64 %rd22, 0x2900000004;
-	mov.u64 %rd23, %rd52;
+	mov.u64 %rd22, 0x2900000002;
+	mov.u64 %rd23, %rd42;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
-$L28_entry:
-	.loc 6 30 40
-	mov.f32 %f32, %f31;
-	bra.uni $L29_ret_load;
-$L29_ret_load:
+$L19_entry:
+	.loc 6 33 40
+	mov.f32 %f30, %f29;
+	bra.uni $L20_ret_load;
+$L20_ret_load:
 	.loc 9 169 26
-	sub.rn.f32 %f33, %f32, %f29;
+	sub.rn.f32 %f31, %f30, %f27;
 	.loc 9 170 15
-	fma.rn.f32 %f34, %f33, %f33, %f30;
+	fma.rn.f32 %f32, %f31, %f31, %f28;
 	.loc 9 168 53
-	mov.u32 %r29, %ntid.x;
-	cvt.s64.u32 %rd55, %r29;
-	mov.u32 %r30, %ntid.y;
-	cvt.s64.u32 %rd56, %r30;
-	mov.u32 %r31, %ntid.z;
-	cvt.s64.u32 %rd57, %r31;
+	mov.u32 %r28, %ntid.x;
+	cvt.s64.u32 %rd45, %r28;
+	mov.u32 %r29, %ntid.y;
+	cvt.s64.u32 %rd46, %r29;
+	mov.u32 %r30, %ntid.z;
+	cvt.s64.u32 %rd47, %r30;
 	.loc 9 168 38
-	add.s64 %rd58, %rd51, %rd55;
-	mov.f32 %f30, %f34;
-	mov.s64 %rd51, %rd58;
+	add.s64 %rd48, %rd41, %rd45;
+	mov.f32 %f28, %f32;
+	mov.s64 %rd41, %rd48;
 	bra.uni $L6_for_loop;
-$L30_entry:
-	.loc 11 27 20
-	mov.u64 %rd59, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
-	add.rn.f32 %f37, %f30, %f36;
-	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
-	add.rn.f32 %f39, %f37, %f38;
-	shfl.sync.bfly.b32 %f40, %f39, 4, 31, -1;
-	add.rn.f32 %f41, %f39, %f40;
-	shfl.sync.bfly.b32 %f42, %f41, 2, 31, -1;
-	add.rn.f32 %f43, %f41, %f42;
-	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
-	add.rn.f32 %f45, %f43, %f44;
-	.loc 11 29 11
-	mov.u32 %r32, %laneid;
-	cvt.s64.u32 %rd60, %r32;
-	.loc 11 29 14
-	setp.eq.s64 %p9, %rd60, 0;
-	@%p9 bra $L31_if_then;
-	bra.uni $L32_if_done;
-$L31_if_then:
-	.loc 11 30 11
-	mov.u32 %r35, %tid.z;
-	mov.u32 %r36, %ntid.y;
-	mov.u32 %r37, %tid.y;
-	mad.lo.u32 %r34, %r35, %r36, %r37;
-	mov.u32 %r39, %ntid.x;
-	mov.u32 %r40, %tid.x;
-	mad.lo.u32 %r38, %r34, %r39, %r40;
-	shr.u32 %r33, %r38, 5;
-	cvt.s64.u32 %rd61, %r33;
-	.loc 11 30 4
-	setp.hs.u64 %p10, %rd61, 32;
-	@%p10 bra $L36_oob4;
-	shl.b64 %rd62, %rd61, 2;
-	add.s64 %rd63, %rd59, %rd62;
-	st.shared.f32 [%rd63], %f45;
-	bra.uni $L32_if_done;
-$L32_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r41, %laneid;
-	cvt.s64.u32 %rd64, %r41;
-	.loc 11 34 26
-	mov.u32 %r42, %ntid.x;
-	cvt.s64.u32 %rd65, %r42;
-	mov.u32 %r43, %ntid.y;
-	cvt.s64.u32 %rd66, %r43;
-	mov.u32 %r44, %ntid.z;
-	cvt.s64.u32 %rd67, %r44;
-	.loc 11 34 30
-	div.s64 %rd68, %rd65, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p11, %rd64, %rd68;
-	@%p11 bra $L33_if_then;
-	bra.uni $L37_edge;
-$L33_if_then:
-	.loc 11 35 15
-	mov.u32 %r45, %laneid;
-	cvt.s64.u32 %rd69, %r45;
-	.loc 11 35 8
-	setp.hs.u64 %p12, %rd69, 32;
-	@%p12 bra $L38_oob5;
-	shl.b64 %rd70, %rd69, 2;
-	add.s64 %rd71, %rd59, %rd70;
-	ld.shared.f32 %f47, [%rd71];
-	mov.f32 %f46, %f47;
-	bra.uni $L34_if_done;
-$L34_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
-	add.rn.f32 %f49, %f46, %f48;
-	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
-	add.rn.f32 %f51, %f49, %f50;
-	shfl.sync.bfly.b32 %f52, %f51, 4, 31, -1;
-	add.rn.f32 %f53, %f51, %f52;
-	shfl.sync.bfly.b32 %f54, %f53, 2, 31, -1;
-	add.rn.f32 %f55, %f53, %f54;
-	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
-	add.rn.f32 %f57, %f55, %f56;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f35, %f57;
-	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
-$L35_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 172 40
-	cvt.rn.f32.s64 %f58, %rd12;
-	.loc 9 172 32
-	div.rn.f32 %f59, %f35, %f58;
-	.loc 9 172 47
-	add.rn.f32 %f60, %f59, %f0;
-	.loc 9 172 16
-	rsqrt.approx.f32 %f61, %f60;
-	.loc 9 173 22
-	mov.u32 %r46, %tid.x;
-	cvt.s64.u32 %rd72, %r46;
-	mov.u32 %r47, %tid.y;
-	cvt.s64.u32 %rd73, %r47;
-	mov.u32 %r48, %tid.z;
-	cvt.s64.u32 %rd74, %r48;
-	mov.s64 %rd75, %rd72;
-	bra.uni $L9_for_loop;
-$L36_oob4:
-	.loc 11 30 4
-	mov.u64 %rd22, 0x2900000005;
-	mov.u64 %rd23, %rd61;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L37_edge:
-	mov.f32 %f46, 0f00000000;
-	bra.uni $L34_if_done;
-$L38_oob5:
-	.loc 11 35 8
-	mov.u64 %rd22, 0x2900000006;
-	mov.u64 %rd23, %rd69;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L39_oob6:
+$L21_oob2:
 	.loc 9 174 16
-	mov.u64 %rd22, 0x2900000007;
-	mov.u64 %rd23, %rd76;
+	mov.u64 %rd22, 0x2900000003;
+	mov.u64 %rd23, %rd56;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
-$L40_entry:
-	.loc 6 30 40
-	mov.f32 %f63, %f62;
-	bra.uni $L41_ret_load;
-$L41_ret_load:
+$L22_entry:
+	.loc 6 33 40
+	mov.f32 %f59, %f58;
+	bra.uni $L23_ret_load;
+$L23_ret_load:
 	.loc 9 174 26
-	sub.rn.f32 %f64, %f63, %f29;
+	sub.rn.f32 %f60, %f59, %f27;
 	.loc 9 175 11
-	add.s64 %rd79, %rd16, %rd75;
+	add.s64 %rd59, %rd16, %rd55;
 	.loc 9 175 34
-	mul.rn.f32 %f65, %f64, %f61;
+	mul.rn.f32 %f61, %f60, %f57;
 	.loc 9 175 46
-	setp.hs.u64 %p15, %rd75, %rd8;
-	@%p15 bra $L42_oob7;
-	shl.b64 %rd80, %rd75, 2;
-	add.s64 %rd81, %rd7, %rd80;
-	ld.global.nc.f32 %f66, [%rd81];
+	setp.hs.u64 %p11, %rd55, %rd8;
+	@%p11 bra $L24_oob3;
+	shl.b64 %rd60, %rd55, 2;
+	add.s64 %rd61, %rd7, %rd60;
+	ld.global.nc.f32 %f62, [%rd61];
 	.loc 9 175 44
-	bra.uni $L43_entry;
-$L42_oob7:
+	bra.uni $L25_entry;
+$L24_oob3:
 	.loc 9 175 46
-	mov.u64 %rd22, 0x2900000008;
-	mov.u64 %rd23, %rd75;
+	mov.u64 %rd22, 0x2900000004;
+	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
-$L43_entry:
-	.loc 6 30 40
-	mov.f32 %f67, %f66;
-	bra.uni $L44_ret_load;
-$L44_ret_load:
+$L25_entry:
+	.loc 6 33 40
+	mov.f32 %f63, %f62;
+	bra.uni $L26_ret_load;
+$L26_ret_load:
 	.loc 9 175 63
-	setp.hs.u64 %p16, %rd75, %rd11;
-	@%p16 bra $L45_oob8;
-	shl.b64 %rd82, %rd75, 2;
-	add.s64 %rd83, %rd10, %rd82;
-	ld.global.nc.f32 %f68, [%rd83];
+	setp.hs.u64 %p12, %rd55, %rd11;
+	@%p12 bra $L27_oob4;
+	shl.b64 %rd62, %rd55, 2;
+	add.s64 %rd63, %rd10, %rd62;
+	ld.global.nc.f32 %f64, [%rd63];
 	.loc 9 175 58
-	bra.uni $L46_entry;
-$L45_oob8:
+	bra.uni $L28_entry;
+$L27_oob4:
 	.loc 9 175 63
-	mov.u64 %rd22, 0x2900000009;
-	mov.u64 %rd23, %rd75;
+	mov.u64 %rd22, 0x2900000005;
+	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
-$L46_entry:
-	.loc 6 30 40
-	mov.f32 %f69, %f68;
-	bra.uni $L47_ret_load;
-$L47_ret_load:
+$L28_entry:
+	.loc 6 33 40
+	mov.f32 %f65, %f64;
+	bra.uni $L29_ret_load;
+$L29_ret_load:
 	.loc 9 175 32
-	fma.rn.f32 %f70, %f65, %f67, %f69;
+	fma.rn.f32 %f66, %f61, %f63, %f65;
 	.loc 9 175 24
-	bra.uni $L48_entry;
-$L48_entry:
-	.loc 6 31 40
-	mov.f32 %f71, %f70;
-	bra.uni $L49_ret_store;
-$L49_ret_store:
+	bra.uni $L30_entry;
+$L30_entry:
+	.loc 6 34 40
+	mov.f32 %f67, %f66;
+	bra.uni $L31_ret_store;
+$L31_ret_store:
 	.loc 9 175 6
-	setp.hs.u64 %p17, %rd79, %rd2;
-	@%p17 bra $L50_oob9;
-	shl.b64 %rd84, %rd79, 2;
-	add.s64 %rd85, %rd1, %rd84;
-	st.global.f32 [%rd85], %f71;
+	setp.hs.u64 %p13, %rd59, %rd2;
+	@%p13 bra $L32_oob5;
+	shl.b64 %rd64, %rd59, 2;
+	add.s64 %rd65, %rd1, %rd64;
+	st.global.f32 [%rd65], %f67;
 	.loc 9 173 53
-	mov.u32 %r49, %ntid.x;
-	cvt.s64.u32 %rd86, %r49;
-	mov.u32 %r50, %ntid.y;
-	cvt.s64.u32 %rd87, %r50;
-	mov.u32 %r51, %ntid.z;
-	cvt.s64.u32 %rd88, %r51;
+	mov.u32 %r47, %ntid.x;
+	cvt.s64.u32 %rd66, %r47;
+	mov.u32 %r48, %ntid.y;
+	cvt.s64.u32 %rd67, %r48;
+	mov.u32 %r49, %ntid.z;
+	cvt.s64.u32 %rd68, %r49;
 	.loc 9 173 38
-	add.s64 %rd89, %rd75, %rd86;
-	mov.s64 %rd75, %rd89;
+	add.s64 %rd69, %rd55, %rd66;
+	mov.s64 %rd55, %rd69;
 	bra.uni $L9_for_loop;
-$L50_oob9:
+$L32_oob5:
 	.loc 9 175 6
-	mov.u64 %rd22, 0x290000000A;
-	mov.u64 %rd23, %rd79;
+	mov.u64 %rd22, 0x2900000006;
+	mov.u64 %rd23, %rd59;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
 $L13_bounds_fail:
@@ -11991,12 +11479,12 @@ $L13_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<18>;
+	.reg .pred %p<14>;
 	.reg .b16 %rs<7>;
-	.reg .b32 %r<52>;
-	.reg .b64 %rd<90>;
-	.reg .f32 %f<71>;
-	.shared .align 16 .b8 smem0[128];
+	.reg .b32 %r<50>;
+	.reg .b64 %rd<70>;
+	.reg .f32 %f<67>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 9 150 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -12038,7 +11526,7 @@ $L3_for_loop:
 	.loc 9 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
-	bra.uni $L18_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 9 164 23
 	add.s64 %rd21, %rd16, %rd20;
@@ -12050,38 +11538,165 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd30];
 	.loc 9 164 16
 	bra.uni $L16_entry;
+$L5_for_done:
+	.loc 9 166 22
+	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
+	add.rn.f32 %f6, %f1, %f5;
+	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
+	add.rn.f32 %f8, %f6, %f7;
+	shfl.sync.bfly.b32 %f9, %f8, 4, 31, -1;
+	add.rn.f32 %f10, %f8, %f9;
+	shfl.sync.bfly.b32 %f11, %f10, 2, 31, -1;
+	add.rn.f32 %f12, %f10, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
+	add.rn.f32 %f14, %f12, %f13;
+	mov.u32 %r13, %tid.z;
+	mov.u32 %r14, %ntid.y;
+	mov.u32 %r15, %tid.y;
+	mad.lo.u32 %r12, %r13, %r14, %r15;
+	mov.u32 %r17, %ntid.x;
+	mov.u32 %r18, %tid.x;
+	mad.lo.u32 %r16, %r12, %r17, %r18;
+	shr.u32 %r19, %r16, 5;
+	mov.u32 %r20, %laneid;
+	mov.u64 %rd35, kern_reduce;
+	mad.wide.u32 %rd36, %r19, 8, %rd35;
+	setp.eq.u32 %p3, %r20, 0;
+	@%p3 st.shared.f32 [%rd36], %f14;
+	bar.sync 0;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %ntid.y;
+	mul.lo.u32 %r21, %r22, %r23;
+	mov.u32 %r24, %ntid.z;
+	mul.lo.u32 %r21, %r21, %r24;
+	add.u32 %r21, %r21, 31;
+	shr.u32 %r21, %r21, 5;
+	setp.lo.u32 %p4, %r20, %r21;
+	mad.wide.u32 %rd37, %r20, 8, %rd35;
+	mov.f32 %f15, 0f00000000;
+	@%p4 ld.shared.f32 %f15, [%rd37];
+	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 8, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	shfl.sync.bfly.b32 %f20, %f19, 4, 31, -1;
+	add.rn.f32 %f21, %f19, %f20;
+	shfl.sync.bfly.b32 %f22, %f21, 2, 31, -1;
+	add.rn.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
+	add.rn.f32 %f25, %f23, %f24;
+	bar.sync 0;
+	.loc 9 166 40
+	cvt.rn.f32.s64 %f26, %rd12;
+	.loc 9 166 31
+	div.rn.f32 %f27, %f25, %f26;
+	.loc 9 168 22
+	mov.u32 %r25, %tid.x;
+	cvt.s64.u32 %rd38, %r25;
+	mov.u32 %r26, %tid.y;
+	cvt.s64.u32 %rd39, %r26;
+	mov.u32 %r27, %tid.z;
+	cvt.s64.u32 %rd40, %r27;
+	mov.f32 %f28, 0f00000000;
+	mov.s64 %rd41, %rd38;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 9 168 30
-	setp.lt.s64 %p7, %rd51, %rd12;
-	@%p7 bra $L7_for_body;
-	bra.uni $L30_entry;
+	setp.lt.s64 %p5, %rd41, %rd12;
+	@%p5 bra $L7_for_body;
+	bra.uni $L8_for_done;
 $L7_for_body:
 	.loc 9 169 21
-	add.s64 %rd52, %rd16, %rd51;
+	add.s64 %rd42, %rd16, %rd41;
 	.loc 9 169 16
-	setp.hs.u64 %p8, %rd52, %rd5;
-	@%p8 bra $L27_oob3;
-	shl.b64 %rd53, %rd52, 1;
-	add.s64 %rd54, %rd4, %rd53;
-	ld.global.nc.u16 %rs1, [%rd54];
+	setp.hs.u64 %p6, %rd42, %rd5;
+	@%p6 bra $L18_oob1;
+	shl.b64 %rd43, %rd42, 1;
+	add.s64 %rd44, %rd4, %rd43;
+	ld.global.nc.u16 %rs1, [%rd44];
 	.loc 9 169 14
-	bra.uni $L28_entry;
+	bra.uni $L19_entry;
+$L8_for_done:
+	.loc 9 172 29
+	shfl.sync.bfly.b32 %f33, %f28, 16, 31, -1;
+	add.rn.f32 %f34, %f28, %f33;
+	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
+	add.rn.f32 %f36, %f34, %f35;
+	shfl.sync.bfly.b32 %f37, %f36, 4, 31, -1;
+	add.rn.f32 %f38, %f36, %f37;
+	shfl.sync.bfly.b32 %f39, %f38, 2, 31, -1;
+	add.rn.f32 %f40, %f38, %f39;
+	shfl.sync.bfly.b32 %f41, %f40, 1, 31, -1;
+	add.rn.f32 %f42, %f40, %f41;
+	mov.u32 %r32, %tid.z;
+	mov.u32 %r33, %ntid.y;
+	mov.u32 %r34, %tid.y;
+	mad.lo.u32 %r31, %r32, %r33, %r34;
+	mov.u32 %r36, %ntid.x;
+	mov.u32 %r37, %tid.x;
+	mad.lo.u32 %r35, %r31, %r36, %r37;
+	shr.u32 %r38, %r35, 5;
+	mov.u32 %r39, %laneid;
+	mov.u64 %rd49, kern_reduce;
+	mad.wide.u32 %rd50, %r38, 8, %rd49;
+	setp.eq.u32 %p7, %r39, 0;
+	@%p7 st.shared.f32 [%rd50], %f42;
+	bar.sync 0;
+	mov.u32 %r41, %ntid.x;
+	mov.u32 %r42, %ntid.y;
+	mul.lo.u32 %r40, %r41, %r42;
+	mov.u32 %r43, %ntid.z;
+	mul.lo.u32 %r40, %r40, %r43;
+	add.u32 %r40, %r40, 31;
+	shr.u32 %r40, %r40, 5;
+	setp.lo.u32 %p8, %r39, %r40;
+	mad.wide.u32 %rd51, %r39, 8, %rd49;
+	mov.f32 %f43, 0f00000000;
+	@%p8 ld.shared.f32 %f43, [%rd51];
+	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
+	add.rn.f32 %f45, %f43, %f44;
+	shfl.sync.bfly.b32 %f46, %f45, 8, 31, -1;
+	add.rn.f32 %f47, %f45, %f46;
+	shfl.sync.bfly.b32 %f48, %f47, 4, 31, -1;
+	add.rn.f32 %f49, %f47, %f48;
+	shfl.sync.bfly.b32 %f50, %f49, 2, 31, -1;
+	add.rn.f32 %f51, %f49, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	bar.sync 0;
+	.loc 9 172 44
+	cvt.rn.f32.s64 %f54, %rd12;
+	.loc 9 172 36
+	div.rn.f32 %f55, %f53, %f54;
+	.loc 9 172 51
+	add.rn.f32 %f56, %f55, %f0;
+	.loc 9 172 16
+	rsqrt.approx.f32 %f57, %f56;
+	.loc 9 173 22
+	mov.u32 %r44, %tid.x;
+	cvt.s64.u32 %rd52, %r44;
+	mov.u32 %r45, %tid.y;
+	cvt.s64.u32 %rd53, %r45;
+	mov.u32 %r46, %tid.z;
+	cvt.s64.u32 %rd54, %r46;
+	mov.s64 %rd55, %rd52;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 9 173 30
-	setp.lt.s64 %p13, %rd75, %rd12;
-	@%p13 bra $L10_for_body;
+	setp.lt.s64 %p9, %rd55, %rd12;
+	@%p9 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
 	.loc 9 174 21
-	add.s64 %rd76, %rd16, %rd75;
+	add.s64 %rd56, %rd16, %rd55;
 	.loc 9 174 16
-	setp.hs.u64 %p14, %rd76, %rd5;
-	@%p14 bra $L39_oob6;
-	shl.b64 %rd77, %rd76, 1;
-	add.s64 %rd78, %rd4, %rd77;
-	ld.global.nc.u16 %rs2, [%rd78];
+	setp.hs.u64 %p10, %rd56, %rd5;
+	@%p10 bra $L21_oob2;
+	shl.b64 %rd57, %rd56, 1;
+	add.s64 %rd58, %rd4, %rd57;
+	ld.global.nc.u16 %rs2, [%rd58];
 	.loc 9 174 14
-	bra.uni $L40_entry;
+	bra.uni $L22_entry;
 $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L14_bounds_exit:
@@ -12093,9 +11708,9 @@ $L15_oob0:
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f2, %f3;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
@@ -12113,365 +11728,128 @@ $L17_ret_load:
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
-$L18_entry:
-	.loc 11 27 20
-	mov.u64 %rd35, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
-	add.rn.f32 %f7, %f1, %f6;
-	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
-	add.rn.f32 %f9, %f7, %f8;
-	shfl.sync.bfly.b32 %f10, %f9, 4, 31, -1;
-	add.rn.f32 %f11, %f9, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 2, 31, -1;
-	add.rn.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	.loc 11 29 11
-	mov.u32 %r12, %laneid;
-	cvt.s64.u32 %rd36, %r12;
-	.loc 11 29 14
-	setp.eq.s64 %p3, %rd36, 0;
-	@%p3 bra $L19_if_then;
-	bra.uni $L20_if_done;
-$L19_if_then:
-	.loc 11 30 11
-	mov.u32 %r15, %tid.z;
-	mov.u32 %r16, %ntid.y;
-	mov.u32 %r17, %tid.y;
-	mad.lo.u32 %r14, %r15, %r16, %r17;
-	mov.u32 %r19, %ntid.x;
-	mov.u32 %r20, %tid.x;
-	mad.lo.u32 %r18, %r14, %r19, %r20;
-	shr.u32 %r13, %r18, 5;
-	cvt.s64.u32 %rd37, %r13;
-	.loc 11 30 4
-	setp.hs.u64 %p4, %rd37, 32;
-	@%p4 bra $L24_oob1;
-	shl.b64 %rd38, %rd37, 2;
-	add.s64 %rd39, %rd35, %rd38;
-	st.shared.f32 [%rd39], %f15;
-	bra.uni $L20_if_done;
-$L20_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r21, %laneid;
-	cvt.s64.u32 %rd40, %r21;
-	.loc 11 34 26
-	mov.u32 %r22, %ntid.x;
-	cvt.s64.u32 %rd41, %r22;
-	mov.u32 %r23, %ntid.y;
-	cvt.s64.u32 %rd42, %r23;
-	mov.u32 %r24, %ntid.z;
-	cvt.s64.u32 %rd43, %r24;
-	.loc 11 34 30
-	div.s64 %rd44, %rd41, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p5, %rd40, %rd44;
-	@%p5 bra $L21_if_then;
-	bra.uni $L25_edge;
-$L21_if_then:
-	.loc 11 35 15
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd45, %r25;
-	.loc 11 35 8
-	setp.hs.u64 %p6, %rd45, 32;
-	@%p6 bra $L26_oob2;
-	shl.b64 %rd46, %rd45, 2;
-	add.s64 %rd47, %rd35, %rd46;
-	ld.shared.f32 %f17, [%rd47];
-	mov.f32 %f16, %f17;
-	bra.uni $L22_if_done;
-$L22_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
-	add.rn.f32 %f19, %f16, %f18;
-	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
-	add.rn.f32 %f21, %f19, %f20;
-	shfl.sync.bfly.b32 %f22, %f21, 4, 31, -1;
-	add.rn.f32 %f23, %f21, %f22;
-	shfl.sync.bfly.b32 %f24, %f23, 2, 31, -1;
-	add.rn.f32 %f25, %f23, %f24;
-	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
-	add.rn.f32 %f27, %f25, %f26;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f5, %f27;
-	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
-$L23_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 166 36
-	cvt.rn.f32.s64 %f28, %rd12;
-	.loc 9 166 27
-	div.rn.f32 %f29, %f5, %f28;
-	.loc 9 168 22
-	mov.u32 %r26, %tid.x;
-	cvt.s64.u32 %rd48, %r26;
-	mov.u32 %r27, %tid.y;
-	cvt.s64.u32 %rd49, %r27;
-	mov.u32 %r28, %tid.z;
-	cvt.s64.u32 %rd50, %r28;
-	mov.f32 %f30, 0f00000000;
-	mov.s64 %rd51, %rd48;
-	bra.uni $L6_for_loop;
-$L24_oob1:
-	.loc 11 30 4
-	mov.u64 %rd22, 0x2A00000002;
-	mov.u64 %rd23, %rd37;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L25_edge:
-	mov.f32 %f16, 0f00000000;
-	bra.uni $L22_if_done;
-$L26_oob2:
-	.loc 11 35 8
-	mov.u64 %rd22, 0x2A00000003;
-	mov.u64 %rd23, %rd45;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L27_oob3:
+$L18_oob1:
 	.loc 9 169 16
-	mov.u64 %rd22, 0x2A00000004;
-	mov.u64 %rd23, %rd52;
+	mov.u64 %rd22, 0x2A00000002;
+	mov.u64 %rd23, %rd42;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
-$L28_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f32, %rs1;
-	.loc 6 35 41
-	mov.f32 %f31, %f32;
-	bra.uni $L29_ret_load;
-$L29_ret_load:
+$L19_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f30, %rs1;
+	.loc 6 38 41
+	mov.f32 %f29, %f30;
+	bra.uni $L20_ret_load;
+$L20_ret_load:
 	.loc 9 169 26
-	sub.rn.f32 %f33, %f31, %f29;
+	sub.rn.f32 %f31, %f29, %f27;
 	.loc 9 170 15
-	fma.rn.f32 %f34, %f33, %f33, %f30;
+	fma.rn.f32 %f32, %f31, %f31, %f28;
 	.loc 9 168 53
-	mov.u32 %r29, %ntid.x;
-	cvt.s64.u32 %rd55, %r29;
-	mov.u32 %r30, %ntid.y;
-	cvt.s64.u32 %rd56, %r30;
-	mov.u32 %r31, %ntid.z;
-	cvt.s64.u32 %rd57, %r31;
+	mov.u32 %r28, %ntid.x;
+	cvt.s64.u32 %rd45, %r28;
+	mov.u32 %r29, %ntid.y;
+	cvt.s64.u32 %rd46, %r29;
+	mov.u32 %r30, %ntid.z;
+	cvt.s64.u32 %rd47, %r30;
 	.loc 9 168 38
-	add.s64 %rd58, %rd51, %rd55;
-	mov.f32 %f30, %f34;
-	mov.s64 %rd51, %rd58;
+	add.s64 %rd48, %rd41, %rd45;
+	mov.f32 %f28, %f32;
+	mov.s64 %rd41, %rd48;
 	bra.uni $L6_for_loop;
-$L30_entry:
-	.loc 11 27 20
-	mov.u64 %rd59, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
-	add.rn.f32 %f37, %f30, %f36;
-	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
-	add.rn.f32 %f39, %f37, %f38;
-	shfl.sync.bfly.b32 %f40, %f39, 4, 31, -1;
-	add.rn.f32 %f41, %f39, %f40;
-	shfl.sync.bfly.b32 %f42, %f41, 2, 31, -1;
-	add.rn.f32 %f43, %f41, %f42;
-	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
-	add.rn.f32 %f45, %f43, %f44;
-	.loc 11 29 11
-	mov.u32 %r32, %laneid;
-	cvt.s64.u32 %rd60, %r32;
-	.loc 11 29 14
-	setp.eq.s64 %p9, %rd60, 0;
-	@%p9 bra $L31_if_then;
-	bra.uni $L32_if_done;
-$L31_if_then:
-	.loc 11 30 11
-	mov.u32 %r35, %tid.z;
-	mov.u32 %r36, %ntid.y;
-	mov.u32 %r37, %tid.y;
-	mad.lo.u32 %r34, %r35, %r36, %r37;
-	mov.u32 %r39, %ntid.x;
-	mov.u32 %r40, %tid.x;
-	mad.lo.u32 %r38, %r34, %r39, %r40;
-	shr.u32 %r33, %r38, 5;
-	cvt.s64.u32 %rd61, %r33;
-	.loc 11 30 4
-	setp.hs.u64 %p10, %rd61, 32;
-	@%p10 bra $L36_oob4;
-	shl.b64 %rd62, %rd61, 2;
-	add.s64 %rd63, %rd59, %rd62;
-	st.shared.f32 [%rd63], %f45;
-	bra.uni $L32_if_done;
-$L32_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r41, %laneid;
-	cvt.s64.u32 %rd64, %r41;
-	.loc 11 34 26
-	mov.u32 %r42, %ntid.x;
-	cvt.s64.u32 %rd65, %r42;
-	mov.u32 %r43, %ntid.y;
-	cvt.s64.u32 %rd66, %r43;
-	mov.u32 %r44, %ntid.z;
-	cvt.s64.u32 %rd67, %r44;
-	.loc 11 34 30
-	div.s64 %rd68, %rd65, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p11, %rd64, %rd68;
-	@%p11 bra $L33_if_then;
-	bra.uni $L37_edge;
-$L33_if_then:
-	.loc 11 35 15
-	mov.u32 %r45, %laneid;
-	cvt.s64.u32 %rd69, %r45;
-	.loc 11 35 8
-	setp.hs.u64 %p12, %rd69, 32;
-	@%p12 bra $L38_oob5;
-	shl.b64 %rd70, %rd69, 2;
-	add.s64 %rd71, %rd59, %rd70;
-	ld.shared.f32 %f47, [%rd71];
-	mov.f32 %f46, %f47;
-	bra.uni $L34_if_done;
-$L34_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
-	add.rn.f32 %f49, %f46, %f48;
-	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
-	add.rn.f32 %f51, %f49, %f50;
-	shfl.sync.bfly.b32 %f52, %f51, 4, 31, -1;
-	add.rn.f32 %f53, %f51, %f52;
-	shfl.sync.bfly.b32 %f54, %f53, 2, 31, -1;
-	add.rn.f32 %f55, %f53, %f54;
-	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
-	add.rn.f32 %f57, %f55, %f56;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f35, %f57;
-	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
-$L35_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 172 40
-	cvt.rn.f32.s64 %f58, %rd12;
-	.loc 9 172 32
-	div.rn.f32 %f59, %f35, %f58;
-	.loc 9 172 47
-	add.rn.f32 %f60, %f59, %f0;
-	.loc 9 172 16
-	rsqrt.approx.f32 %f61, %f60;
-	.loc 9 173 22
-	mov.u32 %r46, %tid.x;
-	cvt.s64.u32 %rd72, %r46;
-	mov.u32 %r47, %tid.y;
-	cvt.s64.u32 %rd73, %r47;
-	mov.u32 %r48, %tid.z;
-	cvt.s64.u32 %rd74, %r48;
-	mov.s64 %rd75, %rd72;
-	bra.uni $L9_for_loop;
-$L36_oob4:
-	.loc 11 30 4
-	mov.u64 %rd22, 0x2A00000005;
-	mov.u64 %rd23, %rd61;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L37_edge:
-	mov.f32 %f46, 0f00000000;
-	bra.uni $L34_if_done;
-$L38_oob5:
-	.loc 11 35 8
-	mov.u64 %rd22, 0x2A00000006;
-	mov.u64 %rd23, %rd69;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L39_oob6:
+$L21_oob2:
 	.loc 9 174 16
-	mov.u64 %rd22, 0x2A00000007;
-	mov.u64 %rd23, %rd76;
+	mov.u64 %rd22, 0x2A00000003;
+	mov.u64 %rd23, %rd56;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
-$L40_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f63, %rs2;
-	.loc 6 35 41
-	mov.f32 %f62, %f63;
-	bra.uni $L41_ret_load;
-$L41_ret_load:
+$L22_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f59, %rs2;
+	.loc 6 38 41
+	mov.f32 %f58, %f59;
+	bra.uni $L23_ret_load;
+$L23_ret_load:
 	.loc 9 174 26
-	sub.rn.f32 %f64, %f62, %f29;
+	sub.rn.f32 %f60, %f58, %f27;
 	.loc 9 175 11
-	add.s64 %rd79, %rd16, %rd75;
+	add.s64 %rd59, %rd16, %rd55;
 	.loc 9 175 34
-	mul.rn.f32 %f65, %f64, %f61;
+	mul.rn.f32 %f61, %f60, %f57;
 	.loc 9 175 46
-	setp.hs.u64 %p15, %rd75, %rd8;
-	@%p15 bra $L42_oob7;
-	shl.b64 %rd80, %rd75, 1;
-	add.s64 %rd81, %rd7, %rd80;
-	ld.global.nc.u16 %rs3, [%rd81];
+	setp.hs.u64 %p11, %rd55, %rd8;
+	@%p11 bra $L24_oob3;
+	shl.b64 %rd60, %rd55, 1;
+	add.s64 %rd61, %rd7, %rd60;
+	ld.global.nc.u16 %rs3, [%rd61];
 	.loc 9 175 44
-	bra.uni $L43_entry;
-$L42_oob7:
+	bra.uni $L25_entry;
+$L24_oob3:
 	.loc 9 175 46
-	mov.u64 %rd22, 0x2A00000008;
-	mov.u64 %rd23, %rd75;
+	mov.u64 %rd22, 0x2A00000004;
+	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
-$L43_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f67, %rs3;
-	.loc 6 35 41
-	mov.f32 %f66, %f67;
-	bra.uni $L44_ret_load;
-$L44_ret_load:
+$L25_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f63, %rs3;
+	.loc 6 38 41
+	mov.f32 %f62, %f63;
+	bra.uni $L26_ret_load;
+$L26_ret_load:
 	.loc 9 175 63
-	setp.hs.u64 %p16, %rd75, %rd11;
-	@%p16 bra $L45_oob8;
-	shl.b64 %rd82, %rd75, 1;
-	add.s64 %rd83, %rd10, %rd82;
-	ld.global.nc.u16 %rs4, [%rd83];
+	setp.hs.u64 %p12, %rd55, %rd11;
+	@%p12 bra $L27_oob4;
+	shl.b64 %rd62, %rd55, 1;
+	add.s64 %rd63, %rd10, %rd62;
+	ld.global.nc.u16 %rs4, [%rd63];
 	.loc 9 175 58
-	bra.uni $L46_entry;
-$L45_oob8:
+	bra.uni $L28_entry;
+$L27_oob4:
 	.loc 9 175 63
-	mov.u64 %rd22, 0x2A00000009;
-	mov.u64 %rd23, %rd75;
+	mov.u64 %rd22, 0x2A00000005;
+	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
-$L46_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f69, %rs4;
-	.loc 6 35 41
-	mov.f32 %f68, %f69;
-	bra.uni $L47_ret_load;
-$L47_ret_load:
+$L28_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f65, %rs4;
+	.loc 6 38 41
+	mov.f32 %f64, %f65;
+	bra.uni $L29_ret_load;
+$L29_ret_load:
 	.loc 9 175 32
-	fma.rn.f32 %f70, %f65, %f66, %f68;
+	fma.rn.f32 %f66, %f61, %f62, %f64;
 	.loc 9 175 24
-	bra.uni $L48_entry;
-$L48_entry:
-	.loc 6 36 58
-	cvt.rn.f16.f32 %rs6, %f70;
-	.loc 6 36 41
+	bra.uni $L30_entry;
+$L30_entry:
+	.loc 6 39 58
+	cvt.rn.f16.f32 %rs6, %f66;
+	.loc 6 39 41
 	mov.u16 %rs5, %rs6;
-	bra.uni $L49_ret_store;
-$L49_ret_store:
+	bra.uni $L31_ret_store;
+$L31_ret_store:
 	.loc 9 175 6
-	setp.hs.u64 %p17, %rd79, %rd2;
-	@%p17 bra $L50_oob9;
-	shl.b64 %rd84, %rd79, 1;
-	add.s64 %rd85, %rd1, %rd84;
-	st.global.u16 [%rd85], %rs5;
+	setp.hs.u64 %p13, %rd59, %rd2;
+	@%p13 bra $L32_oob5;
+	shl.b64 %rd64, %rd59, 1;
+	add.s64 %rd65, %rd1, %rd64;
+	st.global.u16 [%rd65], %rs5;
 	.loc 9 173 53
-	mov.u32 %r49, %ntid.x;
-	cvt.s64.u32 %rd86, %r49;
-	mov.u32 %r50, %ntid.y;
-	cvt.s64.u32 %rd87, %r50;
-	mov.u32 %r51, %ntid.z;
-	cvt.s64.u32 %rd88, %r51;
+	mov.u32 %r47, %ntid.x;
+	cvt.s64.u32 %rd66, %r47;
+	mov.u32 %r48, %ntid.y;
+	cvt.s64.u32 %rd67, %r48;
+	mov.u32 %r49, %ntid.z;
+	cvt.s64.u32 %rd68, %r49;
 	.loc 9 173 38
-	add.s64 %rd89, %rd75, %rd86;
-	mov.s64 %rd75, %rd89;
+	add.s64 %rd69, %rd55, %rd66;
+	mov.s64 %rd55, %rd69;
 	bra.uni $L9_for_loop;
-$L50_oob9:
+$L32_oob5:
 	.loc 9 175 6
-	mov.u64 %rd22, 0x2A0000000A;
-	mov.u64 %rd23, %rd79;
+	mov.u64 %rd22, 0x2A00000006;
+	mov.u64 %rd23, %rd59;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
 $L13_bounds_fail:
@@ -12504,12 +11882,12 @@ $L13_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<18>;
+	.reg .pred %p<14>;
 	.reg .b16 %rs<7>;
-	.reg .b32 %r<57>;
-	.reg .b64 %rd<90>;
-	.reg .f32 %f<71>;
-	.shared .align 16 .b8 smem0[128];
+	.reg .b32 %r<55>;
+	.reg .b64 %rd<70>;
+	.reg .f32 %f<67>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 9 155 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -12551,7 +11929,7 @@ $L3_for_loop:
 	.loc 9 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
-	bra.uni $L18_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 9 164 23
 	add.s64 %rd21, %rd16, %rd20;
@@ -12563,38 +11941,165 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd30];
 	.loc 9 164 16
 	bra.uni $L16_entry;
+$L5_for_done:
+	.loc 9 166 22
+	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
+	add.rn.f32 %f6, %f1, %f5;
+	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
+	add.rn.f32 %f8, %f6, %f7;
+	shfl.sync.bfly.b32 %f9, %f8, 4, 31, -1;
+	add.rn.f32 %f10, %f8, %f9;
+	shfl.sync.bfly.b32 %f11, %f10, 2, 31, -1;
+	add.rn.f32 %f12, %f10, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
+	add.rn.f32 %f14, %f12, %f13;
+	mov.u32 %r14, %tid.z;
+	mov.u32 %r15, %ntid.y;
+	mov.u32 %r16, %tid.y;
+	mad.lo.u32 %r13, %r14, %r15, %r16;
+	mov.u32 %r18, %ntid.x;
+	mov.u32 %r19, %tid.x;
+	mad.lo.u32 %r17, %r13, %r18, %r19;
+	shr.u32 %r20, %r17, 5;
+	mov.u32 %r21, %laneid;
+	mov.u64 %rd35, kern_reduce;
+	mad.wide.u32 %rd36, %r20, 8, %rd35;
+	setp.eq.u32 %p3, %r21, 0;
+	@%p3 st.shared.f32 [%rd36], %f14;
+	bar.sync 0;
+	mov.u32 %r23, %ntid.x;
+	mov.u32 %r24, %ntid.y;
+	mul.lo.u32 %r22, %r23, %r24;
+	mov.u32 %r25, %ntid.z;
+	mul.lo.u32 %r22, %r22, %r25;
+	add.u32 %r22, %r22, 31;
+	shr.u32 %r22, %r22, 5;
+	setp.lo.u32 %p4, %r21, %r22;
+	mad.wide.u32 %rd37, %r21, 8, %rd35;
+	mov.f32 %f15, 0f00000000;
+	@%p4 ld.shared.f32 %f15, [%rd37];
+	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 8, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	shfl.sync.bfly.b32 %f20, %f19, 4, 31, -1;
+	add.rn.f32 %f21, %f19, %f20;
+	shfl.sync.bfly.b32 %f22, %f21, 2, 31, -1;
+	add.rn.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
+	add.rn.f32 %f25, %f23, %f24;
+	bar.sync 0;
+	.loc 9 166 40
+	cvt.rn.f32.s64 %f26, %rd12;
+	.loc 9 166 31
+	div.rn.f32 %f27, %f25, %f26;
+	.loc 9 168 22
+	mov.u32 %r26, %tid.x;
+	cvt.s64.u32 %rd38, %r26;
+	mov.u32 %r27, %tid.y;
+	cvt.s64.u32 %rd39, %r27;
+	mov.u32 %r28, %tid.z;
+	cvt.s64.u32 %rd40, %r28;
+	mov.f32 %f28, 0f00000000;
+	mov.s64 %rd41, %rd38;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 9 168 30
-	setp.lt.s64 %p7, %rd51, %rd12;
-	@%p7 bra $L7_for_body;
-	bra.uni $L30_entry;
+	setp.lt.s64 %p5, %rd41, %rd12;
+	@%p5 bra $L7_for_body;
+	bra.uni $L8_for_done;
 $L7_for_body:
 	.loc 9 169 21
-	add.s64 %rd52, %rd16, %rd51;
+	add.s64 %rd42, %rd16, %rd41;
 	.loc 9 169 16
-	setp.hs.u64 %p8, %rd52, %rd5;
-	@%p8 bra $L27_oob3;
-	shl.b64 %rd53, %rd52, 1;
-	add.s64 %rd54, %rd4, %rd53;
-	ld.global.nc.u16 %rs1, [%rd54];
+	setp.hs.u64 %p6, %rd42, %rd5;
+	@%p6 bra $L18_oob1;
+	shl.b64 %rd43, %rd42, 1;
+	add.s64 %rd44, %rd4, %rd43;
+	ld.global.nc.u16 %rs1, [%rd44];
 	.loc 9 169 14
-	bra.uni $L28_entry;
+	bra.uni $L19_entry;
+$L8_for_done:
+	.loc 9 172 29
+	shfl.sync.bfly.b32 %f33, %f28, 16, 31, -1;
+	add.rn.f32 %f34, %f28, %f33;
+	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
+	add.rn.f32 %f36, %f34, %f35;
+	shfl.sync.bfly.b32 %f37, %f36, 4, 31, -1;
+	add.rn.f32 %f38, %f36, %f37;
+	shfl.sync.bfly.b32 %f39, %f38, 2, 31, -1;
+	add.rn.f32 %f40, %f38, %f39;
+	shfl.sync.bfly.b32 %f41, %f40, 1, 31, -1;
+	add.rn.f32 %f42, %f40, %f41;
+	mov.u32 %r34, %tid.z;
+	mov.u32 %r35, %ntid.y;
+	mov.u32 %r36, %tid.y;
+	mad.lo.u32 %r33, %r34, %r35, %r36;
+	mov.u32 %r38, %ntid.x;
+	mov.u32 %r39, %tid.x;
+	mad.lo.u32 %r37, %r33, %r38, %r39;
+	shr.u32 %r40, %r37, 5;
+	mov.u32 %r41, %laneid;
+	mov.u64 %rd49, kern_reduce;
+	mad.wide.u32 %rd50, %r40, 8, %rd49;
+	setp.eq.u32 %p7, %r41, 0;
+	@%p7 st.shared.f32 [%rd50], %f42;
+	bar.sync 0;
+	mov.u32 %r43, %ntid.x;
+	mov.u32 %r44, %ntid.y;
+	mul.lo.u32 %r42, %r43, %r44;
+	mov.u32 %r45, %ntid.z;
+	mul.lo.u32 %r42, %r42, %r45;
+	add.u32 %r42, %r42, 31;
+	shr.u32 %r42, %r42, 5;
+	setp.lo.u32 %p8, %r41, %r42;
+	mad.wide.u32 %rd51, %r41, 8, %rd49;
+	mov.f32 %f43, 0f00000000;
+	@%p8 ld.shared.f32 %f43, [%rd51];
+	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
+	add.rn.f32 %f45, %f43, %f44;
+	shfl.sync.bfly.b32 %f46, %f45, 8, 31, -1;
+	add.rn.f32 %f47, %f45, %f46;
+	shfl.sync.bfly.b32 %f48, %f47, 4, 31, -1;
+	add.rn.f32 %f49, %f47, %f48;
+	shfl.sync.bfly.b32 %f50, %f49, 2, 31, -1;
+	add.rn.f32 %f51, %f49, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	bar.sync 0;
+	.loc 9 172 44
+	cvt.rn.f32.s64 %f54, %rd12;
+	.loc 9 172 36
+	div.rn.f32 %f55, %f53, %f54;
+	.loc 9 172 51
+	add.rn.f32 %f56, %f55, %f0;
+	.loc 9 172 16
+	rsqrt.approx.f32 %f57, %f56;
+	.loc 9 173 22
+	mov.u32 %r46, %tid.x;
+	cvt.s64.u32 %rd52, %r46;
+	mov.u32 %r47, %tid.y;
+	cvt.s64.u32 %rd53, %r47;
+	mov.u32 %r48, %tid.z;
+	cvt.s64.u32 %rd54, %r48;
+	mov.s64 %rd55, %rd52;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 9 173 30
-	setp.lt.s64 %p13, %rd75, %rd12;
-	@%p13 bra $L10_for_body;
+	setp.lt.s64 %p9, %rd55, %rd12;
+	@%p9 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
 	.loc 9 174 21
-	add.s64 %rd76, %rd16, %rd75;
+	add.s64 %rd56, %rd16, %rd55;
 	.loc 9 174 16
-	setp.hs.u64 %p14, %rd76, %rd5;
-	@%p14 bra $L39_oob6;
-	shl.b64 %rd77, %rd76, 1;
-	add.s64 %rd78, %rd4, %rd77;
-	ld.global.nc.u16 %rs2, [%rd78];
+	setp.hs.u64 %p10, %rd56, %rd5;
+	@%p10 bra $L21_oob2;
+	shl.b64 %rd57, %rd56, 1;
+	add.s64 %rd58, %rd4, %rd57;
+	ld.global.nc.u16 %rs2, [%rd58];
 	.loc 9 174 14
-	bra.uni $L40_entry;
+	bra.uni $L22_entry;
 $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L14_bounds_exit:
@@ -12606,11 +12111,11 @@ $L15_oob0:
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
 $L16_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f3, %r9;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f2, %f3;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
@@ -12628,373 +12133,136 @@ $L17_ret_load:
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
-$L18_entry:
-	.loc 11 27 20
-	mov.u64 %rd35, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
-	add.rn.f32 %f7, %f1, %f6;
-	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
-	add.rn.f32 %f9, %f7, %f8;
-	shfl.sync.bfly.b32 %f10, %f9, 4, 31, -1;
-	add.rn.f32 %f11, %f9, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 2, 31, -1;
-	add.rn.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	.loc 11 29 11
-	mov.u32 %r13, %laneid;
-	cvt.s64.u32 %rd36, %r13;
-	.loc 11 29 14
-	setp.eq.s64 %p3, %rd36, 0;
-	@%p3 bra $L19_if_then;
-	bra.uni $L20_if_done;
-$L19_if_then:
-	.loc 11 30 11
-	mov.u32 %r16, %tid.z;
-	mov.u32 %r17, %ntid.y;
-	mov.u32 %r18, %tid.y;
-	mad.lo.u32 %r15, %r16, %r17, %r18;
-	mov.u32 %r20, %ntid.x;
-	mov.u32 %r21, %tid.x;
-	mad.lo.u32 %r19, %r15, %r20, %r21;
-	shr.u32 %r14, %r19, 5;
-	cvt.s64.u32 %rd37, %r14;
-	.loc 11 30 4
-	setp.hs.u64 %p4, %rd37, 32;
-	@%p4 bra $L24_oob1;
-	shl.b64 %rd38, %rd37, 2;
-	add.s64 %rd39, %rd35, %rd38;
-	st.shared.f32 [%rd39], %f15;
-	bra.uni $L20_if_done;
-$L20_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r22, %laneid;
-	cvt.s64.u32 %rd40, %r22;
-	.loc 11 34 26
-	mov.u32 %r23, %ntid.x;
-	cvt.s64.u32 %rd41, %r23;
-	mov.u32 %r24, %ntid.y;
-	cvt.s64.u32 %rd42, %r24;
-	mov.u32 %r25, %ntid.z;
-	cvt.s64.u32 %rd43, %r25;
-	.loc 11 34 30
-	div.s64 %rd44, %rd41, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p5, %rd40, %rd44;
-	@%p5 bra $L21_if_then;
-	bra.uni $L25_edge;
-$L21_if_then:
-	.loc 11 35 15
-	mov.u32 %r26, %laneid;
-	cvt.s64.u32 %rd45, %r26;
-	.loc 11 35 8
-	setp.hs.u64 %p6, %rd45, 32;
-	@%p6 bra $L26_oob2;
-	shl.b64 %rd46, %rd45, 2;
-	add.s64 %rd47, %rd35, %rd46;
-	ld.shared.f32 %f17, [%rd47];
-	mov.f32 %f16, %f17;
-	bra.uni $L22_if_done;
-$L22_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f18, %f16, 16, 31, -1;
-	add.rn.f32 %f19, %f16, %f18;
-	shfl.sync.bfly.b32 %f20, %f19, 8, 31, -1;
-	add.rn.f32 %f21, %f19, %f20;
-	shfl.sync.bfly.b32 %f22, %f21, 4, 31, -1;
-	add.rn.f32 %f23, %f21, %f22;
-	shfl.sync.bfly.b32 %f24, %f23, 2, 31, -1;
-	add.rn.f32 %f25, %f23, %f24;
-	shfl.sync.bfly.b32 %f26, %f25, 1, 31, -1;
-	add.rn.f32 %f27, %f25, %f26;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f5, %f27;
-	bra.uni $L23_ret_blockSum_u005bfloat32_u005d;
-$L23_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 166 36
-	cvt.rn.f32.s64 %f28, %rd12;
-	.loc 9 166 27
-	div.rn.f32 %f29, %f5, %f28;
-	.loc 9 168 22
-	mov.u32 %r27, %tid.x;
-	cvt.s64.u32 %rd48, %r27;
-	mov.u32 %r28, %tid.y;
-	cvt.s64.u32 %rd49, %r28;
-	mov.u32 %r29, %tid.z;
-	cvt.s64.u32 %rd50, %r29;
-	mov.f32 %f30, 0f00000000;
-	mov.s64 %rd51, %rd48;
-	bra.uni $L6_for_loop;
-$L24_oob1:
-	.loc 11 30 4
-	mov.u64 %rd22, 0x2B00000002;
-	mov.u64 %rd23, %rd37;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L25_edge:
-	mov.f32 %f16, 0f00000000;
-	bra.uni $L22_if_done;
-$L26_oob2:
-	.loc 11 35 8
-	mov.u64 %rd22, 0x2B00000003;
-	mov.u64 %rd23, %rd45;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L27_oob3:
+$L18_oob1:
 	.loc 9 169 16
-	mov.u64 %rd22, 0x2B00000004;
-	mov.u64 %rd23, %rd52;
+	mov.u64 %rd22, 0x2B00000002;
+	mov.u64 %rd23, %rd42;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
-$L28_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r30, %rs1;
-	shl.b32 %r30, %r30, 16;
-	mov.b32 %f32, %r30;
-	.loc 6 40 46
-	mov.f32 %f31, %f32;
-	bra.uni $L29_ret_load;
-$L29_ret_load:
+$L19_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r29, %rs1;
+	shl.b32 %r29, %r29, 16;
+	mov.b32 %f30, %r29;
+	.loc 6 43 46
+	mov.f32 %f29, %f30;
+	bra.uni $L20_ret_load;
+$L20_ret_load:
 	.loc 9 169 26
-	sub.rn.f32 %f33, %f31, %f29;
+	sub.rn.f32 %f31, %f29, %f27;
 	.loc 9 170 15
-	fma.rn.f32 %f34, %f33, %f33, %f30;
+	fma.rn.f32 %f32, %f31, %f31, %f28;
 	.loc 9 168 53
-	mov.u32 %r31, %ntid.x;
-	cvt.s64.u32 %rd55, %r31;
-	mov.u32 %r32, %ntid.y;
-	cvt.s64.u32 %rd56, %r32;
-	mov.u32 %r33, %ntid.z;
-	cvt.s64.u32 %rd57, %r33;
+	mov.u32 %r30, %ntid.x;
+	cvt.s64.u32 %rd45, %r30;
+	mov.u32 %r31, %ntid.y;
+	cvt.s64.u32 %rd46, %r31;
+	mov.u32 %r32, %ntid.z;
+	cvt.s64.u32 %rd47, %r32;
 	.loc 9 168 38
-	add.s64 %rd58, %rd51, %rd55;
-	mov.f32 %f30, %f34;
-	mov.s64 %rd51, %rd58;
+	add.s64 %rd48, %rd41, %rd45;
+	mov.f32 %f28, %f32;
+	mov.s64 %rd41, %rd48;
 	bra.uni $L6_for_loop;
-$L30_entry:
-	.loc 11 27 20
-	mov.u64 %rd59, smem0;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f36, %f30, 16, 31, -1;
-	add.rn.f32 %f37, %f30, %f36;
-	shfl.sync.bfly.b32 %f38, %f37, 8, 31, -1;
-	add.rn.f32 %f39, %f37, %f38;
-	shfl.sync.bfly.b32 %f40, %f39, 4, 31, -1;
-	add.rn.f32 %f41, %f39, %f40;
-	shfl.sync.bfly.b32 %f42, %f41, 2, 31, -1;
-	add.rn.f32 %f43, %f41, %f42;
-	shfl.sync.bfly.b32 %f44, %f43, 1, 31, -1;
-	add.rn.f32 %f45, %f43, %f44;
-	.loc 11 29 11
-	mov.u32 %r34, %laneid;
-	cvt.s64.u32 %rd60, %r34;
-	.loc 11 29 14
-	setp.eq.s64 %p9, %rd60, 0;
-	@%p9 bra $L31_if_then;
-	bra.uni $L32_if_done;
-$L31_if_then:
-	.loc 11 30 11
-	mov.u32 %r37, %tid.z;
-	mov.u32 %r38, %ntid.y;
-	mov.u32 %r39, %tid.y;
-	mad.lo.u32 %r36, %r37, %r38, %r39;
-	mov.u32 %r41, %ntid.x;
-	mov.u32 %r42, %tid.x;
-	mad.lo.u32 %r40, %r36, %r41, %r42;
-	shr.u32 %r35, %r40, 5;
-	cvt.s64.u32 %rd61, %r35;
-	.loc 11 30 4
-	setp.hs.u64 %p10, %rd61, 32;
-	@%p10 bra $L36_oob4;
-	shl.b64 %rd62, %rd61, 2;
-	add.s64 %rd63, %rd59, %rd62;
-	st.shared.f32 [%rd63], %f45;
-	bra.uni $L32_if_done;
-$L32_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r43, %laneid;
-	cvt.s64.u32 %rd64, %r43;
-	.loc 11 34 26
-	mov.u32 %r44, %ntid.x;
-	cvt.s64.u32 %rd65, %r44;
-	mov.u32 %r45, %ntid.y;
-	cvt.s64.u32 %rd66, %r45;
-	mov.u32 %r46, %ntid.z;
-	cvt.s64.u32 %rd67, %r46;
-	.loc 11 34 30
-	div.s64 %rd68, %rd65, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p11, %rd64, %rd68;
-	@%p11 bra $L33_if_then;
-	bra.uni $L37_edge;
-$L33_if_then:
-	.loc 11 35 15
-	mov.u32 %r47, %laneid;
-	cvt.s64.u32 %rd69, %r47;
-	.loc 11 35 8
-	setp.hs.u64 %p12, %rd69, 32;
-	@%p12 bra $L38_oob5;
-	shl.b64 %rd70, %rd69, 2;
-	add.s64 %rd71, %rd59, %rd70;
-	ld.shared.f32 %f47, [%rd71];
-	mov.f32 %f46, %f47;
-	bra.uni $L34_if_done;
-$L34_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f48, %f46, 16, 31, -1;
-	add.rn.f32 %f49, %f46, %f48;
-	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
-	add.rn.f32 %f51, %f49, %f50;
-	shfl.sync.bfly.b32 %f52, %f51, 4, 31, -1;
-	add.rn.f32 %f53, %f51, %f52;
-	shfl.sync.bfly.b32 %f54, %f53, 2, 31, -1;
-	add.rn.f32 %f55, %f53, %f54;
-	shfl.sync.bfly.b32 %f56, %f55, 1, 31, -1;
-	add.rn.f32 %f57, %f55, %f56;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f35, %f57;
-	bra.uni $L35_ret_blockSum_u005bfloat32_u005d;
-$L35_ret_blockSum_u005bfloat32_u005d:
-	.loc 9 172 40
-	cvt.rn.f32.s64 %f58, %rd12;
-	.loc 9 172 32
-	div.rn.f32 %f59, %f35, %f58;
-	.loc 9 172 47
-	add.rn.f32 %f60, %f59, %f0;
-	.loc 9 172 16
-	rsqrt.approx.f32 %f61, %f60;
-	.loc 9 173 22
-	mov.u32 %r48, %tid.x;
-	cvt.s64.u32 %rd72, %r48;
-	mov.u32 %r49, %tid.y;
-	cvt.s64.u32 %rd73, %r49;
-	mov.u32 %r50, %tid.z;
-	cvt.s64.u32 %rd74, %r50;
-	mov.s64 %rd75, %rd72;
-	bra.uni $L9_for_loop;
-$L36_oob4:
-	.loc 11 30 4
-	mov.u64 %rd22, 0x2B00000005;
-	mov.u64 %rd23, %rd61;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L37_edge:
-	mov.f32 %f46, 0f00000000;
-	bra.uni $L34_if_done;
-$L38_oob5:
-	.loc 11 35 8
-	mov.u64 %rd22, 0x2B00000006;
-	mov.u64 %rd23, %rd69;
-	mov.u64 %rd24, 32;
-	bra.uni $L13_bounds_fail;
-$L39_oob6:
+$L21_oob2:
 	.loc 9 174 16
-	mov.u64 %rd22, 0x2B00000007;
-	mov.u64 %rd23, %rd76;
+	mov.u64 %rd22, 0x2B00000003;
+	mov.u64 %rd23, %rd56;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
-$L40_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r51, %rs2;
-	shl.b32 %r51, %r51, 16;
-	mov.b32 %f63, %r51;
-	.loc 6 40 46
-	mov.f32 %f62, %f63;
-	bra.uni $L41_ret_load;
-$L41_ret_load:
+$L22_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r49, %rs2;
+	shl.b32 %r49, %r49, 16;
+	mov.b32 %f59, %r49;
+	.loc 6 43 46
+	mov.f32 %f58, %f59;
+	bra.uni $L23_ret_load;
+$L23_ret_load:
 	.loc 9 174 26
-	sub.rn.f32 %f64, %f62, %f29;
+	sub.rn.f32 %f60, %f58, %f27;
 	.loc 9 175 11
-	add.s64 %rd79, %rd16, %rd75;
+	add.s64 %rd59, %rd16, %rd55;
 	.loc 9 175 34
-	mul.rn.f32 %f65, %f64, %f61;
+	mul.rn.f32 %f61, %f60, %f57;
 	.loc 9 175 46
-	setp.hs.u64 %p15, %rd75, %rd8;
-	@%p15 bra $L42_oob7;
-	shl.b64 %rd80, %rd75, 1;
-	add.s64 %rd81, %rd7, %rd80;
-	ld.global.nc.u16 %rs3, [%rd81];
+	setp.hs.u64 %p11, %rd55, %rd8;
+	@%p11 bra $L24_oob3;
+	shl.b64 %rd60, %rd55, 1;
+	add.s64 %rd61, %rd7, %rd60;
+	ld.global.nc.u16 %rs3, [%rd61];
 	.loc 9 175 44
-	bra.uni $L43_entry;
-$L42_oob7:
+	bra.uni $L25_entry;
+$L24_oob3:
 	.loc 9 175 46
-	mov.u64 %rd22, 0x2B00000008;
-	mov.u64 %rd23, %rd75;
+	mov.u64 %rd22, 0x2B00000004;
+	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
-$L43_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r52, %rs3;
-	shl.b32 %r52, %r52, 16;
-	mov.b32 %f67, %r52;
-	.loc 6 40 46
-	mov.f32 %f66, %f67;
-	bra.uni $L44_ret_load;
-$L44_ret_load:
+$L25_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r50, %rs3;
+	shl.b32 %r50, %r50, 16;
+	mov.b32 %f63, %r50;
+	.loc 6 43 46
+	mov.f32 %f62, %f63;
+	bra.uni $L26_ret_load;
+$L26_ret_load:
 	.loc 9 175 63
-	setp.hs.u64 %p16, %rd75, %rd11;
-	@%p16 bra $L45_oob8;
-	shl.b64 %rd82, %rd75, 1;
-	add.s64 %rd83, %rd10, %rd82;
-	ld.global.nc.u16 %rs4, [%rd83];
+	setp.hs.u64 %p12, %rd55, %rd11;
+	@%p12 bra $L27_oob4;
+	shl.b64 %rd62, %rd55, 1;
+	add.s64 %rd63, %rd10, %rd62;
+	ld.global.nc.u16 %rs4, [%rd63];
 	.loc 9 175 58
-	bra.uni $L46_entry;
-$L45_oob8:
+	bra.uni $L28_entry;
+$L27_oob4:
 	.loc 9 175 63
-	mov.u64 %rd22, 0x2B00000009;
-	mov.u64 %rd23, %rd75;
+	mov.u64 %rd22, 0x2B00000005;
+	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
-$L46_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r53, %rs4;
-	shl.b32 %r53, %r53, 16;
-	mov.b32 %f69, %r53;
-	.loc 6 40 46
-	mov.f32 %f68, %f69;
-	bra.uni $L47_ret_load;
-$L47_ret_load:
+$L28_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r51, %rs4;
+	shl.b32 %r51, %r51, 16;
+	mov.b32 %f65, %r51;
+	.loc 6 43 46
+	mov.f32 %f64, %f65;
+	bra.uni $L29_ret_load;
+$L29_ret_load:
 	.loc 9 175 32
-	fma.rn.f32 %f70, %f65, %f66, %f68;
+	fma.rn.f32 %f66, %f61, %f62, %f64;
 	.loc 9 175 24
-	bra.uni $L48_entry;
-$L48_entry:
-	.loc 6 41 67
-	cvt.rn.bf16.f32 %rs6, %f70;
-	.loc 6 41 46
+	bra.uni $L30_entry;
+$L30_entry:
+	.loc 6 44 67
+	cvt.rn.bf16.f32 %rs6, %f66;
+	.loc 6 44 46
 	mov.u16 %rs5, %rs6;
-	bra.uni $L49_ret_store;
-$L49_ret_store:
+	bra.uni $L31_ret_store;
+$L31_ret_store:
 	.loc 9 175 6
-	setp.hs.u64 %p17, %rd79, %rd2;
-	@%p17 bra $L50_oob9;
-	shl.b64 %rd84, %rd79, 1;
-	add.s64 %rd85, %rd1, %rd84;
-	st.global.u16 [%rd85], %rs5;
+	setp.hs.u64 %p13, %rd59, %rd2;
+	@%p13 bra $L32_oob5;
+	shl.b64 %rd64, %rd59, 1;
+	add.s64 %rd65, %rd1, %rd64;
+	st.global.u16 [%rd65], %rs5;
 	.loc 9 173 53
-	mov.u32 %r54, %ntid.x;
-	cvt.s64.u32 %rd86, %r54;
-	mov.u32 %r55, %ntid.y;
-	cvt.s64.u32 %rd87, %r55;
-	mov.u32 %r56, %ntid.z;
-	cvt.s64.u32 %rd88, %r56;
+	mov.u32 %r52, %ntid.x;
+	cvt.s64.u32 %rd66, %r52;
+	mov.u32 %r53, %ntid.y;
+	cvt.s64.u32 %rd67, %r53;
+	mov.u32 %r54, %ntid.z;
+	cvt.s64.u32 %rd68, %r54;
 	.loc 9 173 38
-	add.s64 %rd89, %rd75, %rd86;
-	mov.s64 %rd75, %rd89;
+	add.s64 %rd69, %rd55, %rd66;
+	mov.s64 %rd55, %rd69;
 	bra.uni $L9_for_loop;
-$L50_oob9:
+$L32_oob5:
 	.loc 9 175 6
-	mov.u64 %rd22, 0x2B0000000A;
-	mov.u64 %rd23, %rd79;
+	mov.u64 %rd22, 0x2B00000006;
+	mov.u64 %rd23, %rd59;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
 $L13_bounds_fail:
@@ -13072,7 +12340,7 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f3, %f2;
 	bra.uni $L10_ret_store;
 $L10_ret_store:
@@ -13157,9 +12425,9 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs1, %f2;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs0, %rs1;
 	bra.uni $L10_ret_store;
 $L10_ret_store:
@@ -13244,9 +12512,9 @@ $L8_oob0:
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs1, %f2;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L10_ret_store;
 $L10_ret_store:
@@ -13349,7 +12617,7 @@ $L9_oob1:
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
 $L10_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f3, %f2;
 	bra.uni $L11_ret_store;
 $L11_ret_store:
@@ -13453,9 +12721,9 @@ $L9_oob1:
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
 $L10_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs1, %f2;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs0, %rs1;
 	bra.uni $L11_ret_store;
 $L11_ret_store:
@@ -13559,9 +12827,9 @@ $L9_oob1:
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
 $L10_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs1, %f2;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L11_ret_store;
 $L11_ret_store:
@@ -13685,7 +12953,7 @@ $L10_oob0:
 	mov.u64 %rd25, %rd8;
 	bra.uni $L8_bounds_fail;
 $L11_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f3, %f2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -13716,7 +12984,7 @@ $L13_oob1:
 	mov.u64 %rd25, %rd2;
 	bra.uni $L8_bounds_fail;
 $L14_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f6, %f5;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -13848,9 +13116,9 @@ $L10_oob0:
 	mov.u64 %rd25, %rd8;
 	bra.uni $L8_bounds_fail;
 $L11_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs1, %f2;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -13881,9 +13149,9 @@ $L13_oob1:
 	mov.u64 %rd25, %rd2;
 	bra.uni $L8_bounds_fail;
 $L14_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f4;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -14015,9 +13283,9 @@ $L10_oob0:
 	mov.u64 %rd25, %rd8;
 	bra.uni $L8_bounds_fail;
 $L11_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs1, %f2;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -14048,9 +13316,9 @@ $L13_oob1:
 	mov.u64 %rd25, %rd2;
 	bra.uni $L8_bounds_fail;
 $L14_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f4;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
@@ -14245,7 +13513,7 @@ $L16_oob3:
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
 $L17_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f3, %f2;
 	bra.uni $L18_ret_store;
 $L18_ret_store:
@@ -14279,7 +13547,7 @@ $L21_for_body:
 	.loc 10 160 21
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f6, %f5;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
@@ -14313,7 +13581,7 @@ $L26_for_body:
 	.loc 10 160 21
 	bra.uni $L27_entry;
 $L27_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f9, %f8;
 	bra.uni $L28_ret_store;
 $L28_ret_store:
@@ -14347,7 +13615,7 @@ $L31_for_body:
 	.loc 10 160 21
 	bra.uni $L32_entry;
 $L32_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f12, %f11;
 	bra.uni $L33_ret_store;
 $L33_ret_store:
@@ -14543,9 +13811,9 @@ $L16_oob3:
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
 $L17_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs1, %f2;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs0, %rs1;
 	bra.uni $L18_ret_store;
 $L18_ret_store:
@@ -14579,9 +13847,9 @@ $L21_for_body:
 	.loc 10 160 21
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f4;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
@@ -14615,9 +13883,9 @@ $L26_for_body:
 	.loc 10 160 21
 	bra.uni $L27_entry;
 $L27_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs5, %f6;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs4, %rs5;
 	bra.uni $L28_ret_store;
 $L28_ret_store:
@@ -14651,9 +13919,9 @@ $L31_for_body:
 	.loc 10 160 21
 	bra.uni $L32_entry;
 $L32_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs7, %f8;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs6, %rs7;
 	bra.uni $L33_ret_store;
 $L33_ret_store:
@@ -14849,9 +14117,9 @@ $L16_oob3:
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
 $L17_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs1, %f2;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L18_ret_store;
 $L18_ret_store:
@@ -14885,9 +14153,9 @@ $L21_for_body:
 	.loc 10 160 21
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f4;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
@@ -14921,9 +14189,9 @@ $L26_for_body:
 	.loc 10 160 21
 	bra.uni $L27_entry;
 $L27_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs5, %f6;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs4, %rs5;
 	bra.uni $L28_ret_store;
 $L28_ret_store:
@@ -14957,9 +14225,9 @@ $L31_for_body:
 	.loc 10 160 21
 	bra.uni $L32_entry;
 $L32_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs7, %f8;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs6, %rs7;
 	bra.uni $L33_ret_store;
 $L33_ret_store:
@@ -15147,7 +14415,7 @@ $L16_oob0:
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f11, %f10;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
@@ -15168,7 +14436,7 @@ $L19_oob1:
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L20_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f13, %f12;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
@@ -15181,7 +14449,7 @@ $L21_ret_load:
 	.loc 12 74 19
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f17, %f16;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
@@ -15208,7 +14476,7 @@ $L24_oob2:
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
 $L25_entry:
-	.loc 6 31 40
+	.loc 6 34 40
 	mov.f32 %f21, %f20;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
@@ -15397,9 +14665,9 @@ $L16_oob0:
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f11, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f10, %f11;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
@@ -15420,9 +14688,9 @@ $L19_oob1:
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L20_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f13, %rs1;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f12, %f13;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
@@ -15435,9 +14703,9 @@ $L21_ret_load:
 	.loc 12 74 19
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f16;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
@@ -15464,9 +14732,9 @@ $L24_oob2:
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
 $L25_entry:
-	.loc 6 36 58
+	.loc 6 39 58
 	cvt.rn.f16.f32 %rs5, %f19;
-	.loc 6 36 41
+	.loc 6 39 41
 	mov.u16 %rs4, %rs5;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
@@ -15655,11 +14923,11 @@ $L16_oob0:
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f11, %r6;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f10, %f11;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
@@ -15680,11 +14948,11 @@ $L19_oob1:
 	mov.u64 %rd25, %rd5;
 	bra.uni $L14_bounds_fail;
 $L20_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f13, %r7;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f12, %f13;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
@@ -15697,9 +14965,9 @@ $L21_ret_load:
 	.loc 12 74 19
 	bra.uni $L22_entry;
 $L22_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f16;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L23_ret_store;
 $L23_ret_store:
@@ -15726,9 +14994,9 @@ $L24_oob2:
 	mov.u64 %rd25, %rd2;
 	bra.uni $L14_bounds_fail;
 $L25_entry:
-	.loc 6 41 67
+	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs5, %f19;
-	.loc 6 41 46
+	.loc 6 44 46
 	mov.u16 %rs4, %rs5;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
@@ -15773,15 +15041,13 @@ $L14_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<94>;
-	.reg .b32 %r<197>;
-	.reg .b64 %rd<175>;
-	.reg .f32 %f<152>;
+	.reg .pred %p<84>;
+	.reg .b32 %r<188>;
+	.reg .b64 %rd<131>;
+	.reg .f32 %f<156>;
+	.shared .align 8 .b8 kern_reduce[256];
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
-	.shared .align 16 .b8 smem2[128];
-	.shared .align 16 .b8 smem3[128];
-	.shared .align 16 .b8 smem4[128];
 
 	.loc 13 68 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -15826,148 +15092,254 @@ $L3_for_loop:
 	.loc 13 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
 	@%p0 bra $L4_for_body;
-	bra.uni $L47_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 13 91 36
 	add.s64 %rd20, %rd12, %rd19;
 	.loc 13 91 25
 	bra.uni $L36_entry;
+$L5_for_done:
+	.loc 13 93 18
+	shfl.sync.bfly.b32 %f11, %f4, 16, 31, -1;
+	max.NaN.f32 %f12, %f4, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
+	max.NaN.f32 %f14, %f12, %f13;
+	shfl.sync.bfly.b32 %f15, %f14, 4, 31, -1;
+	max.NaN.f32 %f16, %f14, %f15;
+	shfl.sync.bfly.b32 %f17, %f16, 2, 31, -1;
+	max.NaN.f32 %f18, %f16, %f17;
+	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
+	max.NaN.f32 %f20, %f18, %f19;
+	mov.u32 %r15, %tid.z;
+	mov.u32 %r16, %ntid.y;
+	mov.u32 %r17, %tid.y;
+	mad.lo.u32 %r14, %r15, %r16, %r17;
+	mov.u32 %r19, %ntid.x;
+	mov.u32 %r20, %tid.x;
+	mad.lo.u32 %r18, %r14, %r19, %r20;
+	shr.u32 %r21, %r18, 5;
+	mov.u32 %r22, %laneid;
+	mov.u64 %rd31, kern_reduce;
+	mad.wide.u32 %rd32, %r21, 8, %rd31;
+	setp.eq.u32 %p4, %r22, 0;
+	@%p4 st.shared.f32 [%rd32], %f20;
+	bar.sync 0;
+	mov.u32 %r24, %ntid.x;
+	mov.u32 %r25, %ntid.y;
+	mul.lo.u32 %r23, %r24, %r25;
+	mov.u32 %r26, %ntid.z;
+	mul.lo.u32 %r23, %r23, %r26;
+	add.u32 %r23, %r23, 31;
+	shr.u32 %r23, %r23, 5;
+	setp.lo.u32 %p5, %r22, %r23;
+	mad.wide.u32 %rd33, %r22, 8, %rd31;
+	mov.f32 %f21, 0fFF800000;
+	@%p5 ld.shared.f32 %f21, [%rd33];
+	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
+	max.NaN.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 8, 31, -1;
+	max.NaN.f32 %f25, %f23, %f24;
+	shfl.sync.bfly.b32 %f26, %f25, 4, 31, -1;
+	max.NaN.f32 %f27, %f25, %f26;
+	shfl.sync.bfly.b32 %f28, %f27, 2, 31, -1;
+	max.NaN.f32 %f29, %f27, %f28;
+	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
+	max.NaN.f32 %f31, %f29, %f30;
+	bar.sync 0;
+	.loc 13 96 10
+	setp.gt.s64 %p6, %rd7, 0;
+	@%p6 bra $L8_cond_true;
+	bra.uni $L47_edge;
 $L6_if_then:
-	mov.u32 %r32, 0;
-	mov.s64 %rd48, 31;
+	mov.u32 %r28, 0;
+	mov.s64 %rd34, 31;
 	bra.uni $L9_for_loop;
 $L7_if_done:
 	.loc 13 111 10
-	setp.lt.f32 %p23, %f0, 0f3F800000;
-	@%p23 bra $L96_entry;
-	bra.uni $L95_edge;
+	setp.lt.f32 %p17, %f0, 0f3F800000;
+	@%p17 bra $L66_entry;
+	bra.uni $L65_edge;
 $L8_cond_true:
 	.loc 13 96 22
-	setp.lt.s64 %p11, %rd7, %rd6;
-	@%p11 bra $L6_if_then;
-	bra.uni $L69_edge;
+	setp.lt.s64 %p7, %rd7, %rd6;
+	@%p7 bra $L6_if_then;
+	bra.uni $L48_edge;
 $L9_for_loop:
 	.loc 13 97 22
-	setp.ge.s64 %p12, %rd48, 0;
-	@%p12 bra $L10_for_body;
-	bra.uni $L70_edge;
+	setp.ge.s64 %p8, %rd34, 0;
+	@%p8 bra $L10_for_body;
+	bra.uni $L49_edge;
 $L10_for_body:
 	.loc 13 98 27
-	min.u64 %rd49, %rd48, 32;
-	cvt.u32.u64 %r33, %rd49;
-	mov.u32 %r34, 1;
-	shl.b32 %r35, %r34, %r33;
+	min.u64 %rd35, %rd34, 32;
+	cvt.u32.u64 %r29, %rd35;
+	mov.u32 %r30, 1;
+	shl.b32 %r31, %r30, %r29;
 	.loc 13 98 16
-	or.b32 %r36, %r32, %r35;
-	mov.s32 %r37, 0;
-	mov.s64 %rd50, %rd13;
+	or.b32 %r32, %r28, %r31;
+	mov.s32 %r33, 0;
+	mov.s64 %rd36, %rd13;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
 	.loc 13 100 20
-	setp.lt.s64 %p13, %rd50, %rd6;
-	@%p13 bra $L12_for_body;
-	bra.uni $L85_entry;
+	setp.lt.s64 %p9, %rd36, %rd6;
+	@%p9 bra $L12_for_body;
+	bra.uni $L13_for_done;
 $L12_for_body:
 	.loc 13 101 35
-	add.s64 %rd51, %rd12, %rd50;
+	add.s64 %rd37, %rd12, %rd36;
 	.loc 13 101 24
-	bra.uni $L71_entry;
+	bra.uni $L50_entry;
+$L13_for_done:
+	.loc 13 105 19
+	shfl.sync.bfly.b32 %r42, %r33, 16, 31, -1;
+	add.s32 %r43, %r33, %r42;
+	shfl.sync.bfly.b32 %r44, %r43, 8, 31, -1;
+	add.s32 %r45, %r43, %r44;
+	shfl.sync.bfly.b32 %r46, %r45, 4, 31, -1;
+	add.s32 %r47, %r45, %r46;
+	shfl.sync.bfly.b32 %r48, %r47, 2, 31, -1;
+	add.s32 %r49, %r47, %r48;
+	shfl.sync.bfly.b32 %r50, %r49, 1, 31, -1;
+	add.s32 %r51, %r49, %r50;
+	mov.u32 %r53, %tid.z;
+	mov.u32 %r54, %ntid.y;
+	mov.u32 %r55, %tid.y;
+	mad.lo.u32 %r52, %r53, %r54, %r55;
+	mov.u32 %r57, %ntid.x;
+	mov.u32 %r58, %tid.x;
+	mad.lo.u32 %r56, %r52, %r57, %r58;
+	shr.u32 %r59, %r56, 5;
+	mov.u32 %r60, %laneid;
+	mov.u64 %rd41, kern_reduce;
+	mad.wide.u32 %rd42, %r59, 8, %rd41;
+	setp.eq.u32 %p14, %r60, 0;
+	@%p14 st.shared.s32 [%rd42], %r51;
+	bar.sync 0;
+	mov.u32 %r62, %ntid.x;
+	mov.u32 %r63, %ntid.y;
+	mul.lo.u32 %r61, %r62, %r63;
+	mov.u32 %r64, %ntid.z;
+	mul.lo.u32 %r61, %r61, %r64;
+	add.u32 %r61, %r61, 31;
+	shr.u32 %r61, %r61, 5;
+	setp.lo.u32 %p15, %r60, %r61;
+	mad.wide.u32 %rd43, %r60, 8, %rd41;
+	mov.s32 %r65, 0;
+	@%p15 ld.shared.s32 %r65, [%rd43];
+	shfl.sync.bfly.b32 %r66, %r65, 16, 31, -1;
+	add.s32 %r67, %r65, %r66;
+	shfl.sync.bfly.b32 %r68, %r67, 8, 31, -1;
+	add.s32 %r69, %r67, %r68;
+	shfl.sync.bfly.b32 %r70, %r69, 4, 31, -1;
+	add.s32 %r71, %r69, %r70;
+	shfl.sync.bfly.b32 %r72, %r71, 2, 31, -1;
+	add.s32 %r73, %r71, %r72;
+	shfl.sync.bfly.b32 %r74, %r73, 1, 31, -1;
+	add.s32 %r75, %r73, %r74;
+	bar.sync 0;
+	.loc 13 105 34
+	cvt.s32.s64 %r76, %rd7;
+	.loc 13 105 26
+	setp.ge.s32 %p16, %r75, %r76;
+	@%p16 bra $L16_if_then;
+	bra.uni $L64_edge;
 $L14_if_then:
 	.loc 13 102 6
-	add.s32 %r45, %r37, 1;
-	mov.s32 %r44, %r45;
+	add.s32 %r41, %r33, 1;
+	mov.s32 %r40, %r41;
 	bra.uni $L15_if_done;
 $L15_if_done:
 	.loc 13 100 28
-	add.s64 %rd54, %rd50, %rd16;
-	mov.s32 %r37, %r44;
-	mov.s64 %rd50, %rd54;
+	add.s64 %rd40, %rd36, %rd16;
+	mov.s32 %r33, %r40;
+	mov.s64 %rd36, %rd40;
 	bra.uni $L11_for_loop;
 $L16_if_then:
-	mov.u32 %r84, %r36;
+	mov.u32 %r77, %r32;
 	bra.uni $L17_if_done;
 $L17_if_done:
 	.loc 13 97 28
-	sub.s64 %rd68, %rd48, 1;
-	mov.u32 %r32, %r84;
-	mov.s64 %rd48, %rd68;
+	sub.s64 %rd44, %rd34, 1;
+	mov.u32 %r28, %r77;
+	mov.s64 %rd34, %rd44;
 	bra.uni $L9_for_loop;
 $L20_for_loop:
 	.loc 13 114 22
-	setp.ge.s64 %p34, %rd93, 0;
-	@%p34 bra $L21_for_body;
+	setp.ge.s64 %p26, %rd59, 0;
+	@%p26 bra $L21_for_body;
 	bra.uni $L22_for_done;
 $L21_for_body:
 	.loc 13 115 25
-	min.u64 %rd94, %rd93, 32;
-	cvt.u32.u64 %r113, %rd94;
-	mov.u32 %r114, 1;
-	shl.b32 %r115, %r114, %r113;
+	min.u64 %rd60, %rd59, 32;
+	cvt.u32.u64 %r105, %rd60;
+	mov.u32 %r106, 1;
+	shl.b32 %r107, %r106, %r105;
 	.loc 13 115 14
-	or.b32 %r116, %r112, %r115;
+	or.b32 %r108, %r104, %r107;
 	.loc 13 116 40
-	max.u32 %r117, %r116, %r31;
+	max.u32 %r109, %r108, %r27;
 	.loc 13 116 15
-	bra.uni $L126_entry;
+	bra.uni $L87_entry;
 $L22_for_done:
 	.loc 13 120 12
-	max.u32 %r145, %r31, %r112;
-	mov.u32 %r85, %r145;
-	bra.uni $L157_entry;
+	max.u32 %r136, %r27, %r104;
+	mov.u32 %r78, %r136;
+	bra.uni $L109_entry;
 $L23_if_then:
-	mov.u32 %r144, %r116;
+	mov.u32 %r135, %r108;
 	bra.uni $L24_if_done;
 $L24_if_done:
 	.loc 13 114 28
-	sub.s64 %rd119, %rd93, 1;
-	mov.u32 %r112, %r144;
-	mov.s64 %rd93, %rd119;
+	sub.s64 %rd75, %rd59, 1;
+	mov.u32 %r104, %r135;
+	mov.s64 %rd59, %rd75;
 	bra.uni $L20_for_loop;
 $L25_for_loop:
 	.loc 13 124 18
-	setp.lt.s64 %p46, %rd120, %rd6;
-	@%p46 bra $L26_for_body;
-	bra.uni $L197_entry;
+	setp.lt.s64 %p36, %rd76, %rd6;
+	@%p36 bra $L26_for_body;
+	bra.uni $L149_entry;
 $L26_for_body:
 	.loc 13 125 26
-	add.s64 %rd121, %rd12, %rd120;
+	add.s64 %rd77, %rd12, %rd76;
 	.loc 13 125 15
-	bra.uni $L159_entry;
+	bra.uni $L111_entry;
 $L28_if_then:
 	.loc 13 127 11
-	sub.rn.f32 %f125, %f119, %f11;
+	sub.rn.f32 %f129, %f123, %f31;
 	.loc 13 127 14
-	mul.rn.f32 %f126, %f125, %f1;
+	mul.rn.f32 %f130, %f129, %f1;
 	.loc 13 127 31
-	bra.uni $L175_entry;
+	bra.uni $L127_entry;
 $L29_if_done:
 	.loc 13 124 26
-	add.s64 %rd148, %rd120, %rd16;
-	mov.f32 %f118, %f124;
-	mov.s32 %r147, %r154;
-	mov.s64 %rd120, %rd148;
+	add.s64 %rd104, %rd76, %rd16;
+	mov.f32 %f122, %f128;
+	mov.s32 %r138, %r145;
+	mov.s64 %rd76, %rd104;
 	bra.uni $L25_for_loop;
 $L30_if_then:
 	.loc 13 129 24
-	cvt.s32.s64 %r157, %rd120;
-	mov.f32 %f124, %f138;
-	mov.s32 %r154, %r157;
+	cvt.s32.s64 %r148, %rd76;
+	mov.f32 %f128, %f142;
+	mov.s32 %r145, %r148;
 	bra.uni $L29_if_done;
 $L31_if_then:
 	.loc 13 135 6
-	setp.hs.u64 %p93, %rd9, %rd2;
-	@%p93 bra $L256_oob17;
-	shl.b64 %rd173, %rd9, 2;
-	add.s64 %rd174, %rd1, %rd173;
-	st.global.s32 [%rd174], %r158;
+	setp.hs.u64 %p83, %rd9, %rd2;
+	@%p83 bra $L208_oob9;
+	shl.b64 %rd129, %rd9, 2;
+	add.s64 %rd130, %rd1, %rd129;
+	st.global.s32 [%rd130], %r149;
 	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L34_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -16004,7 +15376,7 @@ $L42_oob0:
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
 $L43_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f7, %f6;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
@@ -16013,1421 +15385,1056 @@ $L44_ret_load:
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f9, %r13;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
 	.loc 13 156 3
 	mov.f32 %f5, %f8;
 	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L47_entry:
-	.loc 11 45 26
-	mov.u64 %rd31, smem0;
-	.loc 11 46 13
-	bra.uni $L53_entry;
-$L48_if_then:
-	.loc 11 48 11
-	mov.u32 %r18, %tid.z;
-	mov.u32 %r19, %ntid.y;
-	mov.u32 %r20, %tid.y;
-	mad.lo.u32 %r17, %r18, %r19, %r20;
-	mov.u32 %r22, %ntid.x;
-	mov.u32 %r23, %tid.x;
-	mad.lo.u32 %r21, %r17, %r22, %r23;
-	shr.u32 %r16, %r21, 5;
-	cvt.s64.u32 %rd35, %r16;
-	.loc 11 48 4
-	setp.hs.u64 %p6, %rd35, 32;
-	@%p6 bra $L58_oob1;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd31, %rd36;
-	st.shared.f32 [%rd37], %f12;
-	bra.uni $L49_if_done;
-$L49_if_done:
-	.loc 11 50 8
-	bar.sync 0;
-	.loc 11 51 12
-	bra.uni $L59_entry;
-$L50_if_then:
-	.loc 11 53 15
-	mov.u32 %r29, %laneid;
-	cvt.s64.u32 %rd43, %r29;
-	.loc 11 53 8
-	setp.hs.u64 %p8, %rd43, 32;
-	@%p8 bra $L62_oob2;
-	shl.b64 %rd44, %rd43, 2;
-	add.s64 %rd45, %rd31, %rd44;
-	ld.shared.f32 %f19, [%rd45];
-	mov.f32 %f18, %f19;
-	bra.uni $L63_entry;
-$L52_ret_blockMax:
-	.loc 13 96 10
-	setp.gt.s64 %p10, %rd7, 0;
-	@%p10 bra $L8_cond_true;
-	bra.uni $L68_edge;
-$L53_entry:
-	mov.f32 %f13, %f4;
-	mov.s64 %rd32, 16;
-	bra.uni $L54_for_loop;
-$L54_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p4, %rd32, 0;
-	@%p4 bra $L55_for_body;
-	bra.uni $L56_for_done;
-$L55_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r14, %rd32;
-	shfl.sync.bfly.b32 %f14, %f13, %r14, 31, -1;
-	.loc 11 64 14
-	max.f32 %f15, %f13, %f14;
-	.loc 11 63 22
-	div.s64 %rd33, %rd32, 2;
-	mov.f32 %f13, %f15;
-	mov.s64 %rd32, %rd33;
-	bra.uni $L54_for_loop;
-$L56_for_done:
-	.loc 11 66 2
-	mov.f32 %f12, %f13;
-	bra.uni $L57_ret_warpMax;
-$L57_ret_warpMax:
-	.loc 11 47 11
-	mov.u32 %r15, %laneid;
-	cvt.s64.u32 %rd34, %r15;
-	.loc 11 47 14
-	setp.eq.s64 %p5, %rd34, 0;
-	@%p5 bra $L48_if_then;
-	bra.uni $L49_if_done;
-$L58_oob1:
-	.loc 11 48 4
-	mov.u64 %rd21, 0x3B00000002;
-	mov.u64 %rd22, %rd35;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L59_entry:
-	.loc 11 70 52
-	mov.u32 %r24, 0xFF800000;
-	mov.b32 %f17, %r24;
-	.loc 11 70 25
-	mov.f32 %f16, %f17;
-	bra.uni $L60_ret_negInf;
-$L60_ret_negInf:
-	.loc 11 52 11
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd38, %r25;
-	.loc 11 52 26
-	mov.u32 %r26, %ntid.x;
-	cvt.s64.u32 %rd39, %r26;
-	mov.u32 %r27, %ntid.y;
-	cvt.s64.u32 %rd40, %r27;
-	mov.u32 %r28, %ntid.z;
-	cvt.s64.u32 %rd41, %r28;
-	.loc 11 52 30
-	div.s64 %rd42, %rd39, 32;
-	.loc 11 52 14
-	setp.lt.s64 %p7, %rd38, %rd42;
-	@%p7 bra $L50_if_then;
-	bra.uni $L61_edge;
-$L61_edge:
-	mov.f32 %f18, %f16;
-	bra.uni $L63_entry;
-$L62_oob2:
-	.loc 11 53 8
-	mov.u64 %rd21, 0x3B00000003;
-	mov.u64 %rd22, %rd43;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L63_entry:
-	mov.f32 %f21, %f18;
-	mov.s64 %rd46, 16;
-	bra.uni $L64_for_loop;
-$L64_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p9, %rd46, 0;
-	@%p9 bra $L65_for_body;
-	bra.uni $L66_for_done;
-$L65_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r30, %rd46;
-	shfl.sync.bfly.b32 %f22, %f21, %r30, 31, -1;
-	.loc 11 64 14
-	max.f32 %f23, %f21, %f22;
-	.loc 11 63 22
-	div.s64 %rd47, %rd46, 2;
-	mov.f32 %f21, %f23;
-	mov.s64 %rd46, %rd47;
-	bra.uni $L64_for_loop;
-$L66_for_done:
-	.loc 11 66 2
-	mov.f32 %f20, %f21;
-	bra.uni $L67_ret_warpMax;
-$L67_ret_warpMax:
-	.loc 11 56 8
-	bar.sync 0;
-	.loc 11 57 2
-	mov.f32 %f11, %f20;
-	bra.uni $L52_ret_blockMax;
-$L68_edge:
-	mov.u32 %r31, 0;
+$L47_edge:
+	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
-$L69_edge:
-	mov.u32 %r31, 0;
+$L48_edge:
+	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
-$L70_edge:
-	mov.u32 %r31, %r32;
+$L49_edge:
+	mov.u32 %r27, %r28;
 	bra.uni $L7_if_done;
-$L71_entry:
+$L50_entry:
 	.loc 13 154 15
-	setp.hs.u64 %p14, %rd51, %rd5;
-	@%p14 bra $L75_oob3;
-	shl.b64 %rd52, %rd51, 2;
-	add.s64 %rd53, %rd4, %rd52;
-	ld.global.nc.f32 %f25, [%rd53];
+	setp.hs.u64 %p10, %rd37, %rd5;
+	@%p10 bra $L54_oob1;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd4, %rd38;
+	ld.global.nc.f32 %f33, [%rd39];
 	.loc 13 154 13
-	bra.uni $L76_entry;
-$L73_if_done:
+	bra.uni $L55_entry;
+$L52_if_done:
 	.loc 13 158 2
-	mov.f32 %f24, %f26;
-	bra.uni $L80_entry;
-$L75_oob3:
+	mov.f32 %f32, %f34;
+	bra.uni $L59_entry;
+$L54_oob1:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B00000002;
+	mov.u64 %rd22, %rd37;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L55_entry:
+	.loc 6 33 40
+	mov.f32 %f34, %f33;
+	bra.uni $L56_ret_load;
+$L56_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p11, %f34, %f34;
+	@%p11 bra $L57_entry;
+	bra.uni $L52_if_done;
+$L57_entry:
+	.loc 11 45 52
+	mov.u32 %r34, 0xFF800000;
+	mov.b32 %f36, %r34;
+	.loc 11 45 25
+	mov.f32 %f35, %f36;
+	bra.uni $L58_ret_negInf;
+$L58_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f32, %f35;
+	bra.uni $L59_entry;
+$L59_entry:
+	.loc 13 164 23
+	mov.b32 %r36, %f32;
+	.loc 13 165 6
+	and.b32 %r37, %r36, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p12, %r37, 0;
+	@%p12 bra $L60_if_then;
+	bra.uni $L61_if_done;
+$L60_if_then:
+	.loc 13 166 10
+	not.b32 %r38, %r36;
+	.loc 13 166 3
+	mov.u32 %r35, %r38;
+	bra.uni $L62_ret_orderKey;
+$L61_if_done:
+	.loc 13 168 11
+	or.b32 %r39, %r36, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r35, %r39;
+	bra.uni $L62_ret_orderKey;
+$L62_ret_orderKey:
+	.loc 13 101 40
+	setp.hs.u32 %p13, %r35, %r32;
+	@%p13 bra $L14_if_then;
+	bra.uni $L63_edge;
+$L63_edge:
+	mov.s32 %r40, %r33;
+	bra.uni $L15_if_done;
+$L64_edge:
+	mov.u32 %r77, %r28;
+	bra.uni $L17_if_done;
+$L65_edge:
+	mov.u32 %r78, %r27;
+	bra.uni $L109_entry;
+$L66_entry:
+	.loc 13 144 22
+	mov.u32 %r79, %tid.x;
+	cvt.s64.u32 %rd45, %r79;
+	mov.u32 %r80, %tid.y;
+	cvt.s64.u32 %rd46, %r80;
+	mov.u32 %r81, %tid.z;
+	cvt.s64.u32 %rd47, %r81;
+	mov.f32 %f38, 0f00000000;
+	mov.s64 %rd48, %rd45;
+	bra.uni $L67_for_loop;
+$L67_for_loop:
+	.loc 13 144 30
+	setp.lt.s64 %p18, %rd48, %rd6;
+	@%p18 bra $L68_for_body;
+	bra.uni $L69_for_done;
+$L68_for_body:
+	.loc 13 145 29
+	add.s64 %rd49, %rd12, %rd48;
+	.loc 13 145 18
+	bra.uni $L73_entry;
+$L69_for_done:
+	.loc 13 149 21
+	shfl.sync.bfly.b32 %f57, %f38, 16, 31, -1;
+	add.rn.f32 %f58, %f38, %f57;
+	shfl.sync.bfly.b32 %f59, %f58, 8, 31, -1;
+	add.rn.f32 %f60, %f58, %f59;
+	shfl.sync.bfly.b32 %f61, %f60, 4, 31, -1;
+	add.rn.f32 %f62, %f60, %f61;
+	shfl.sync.bfly.b32 %f63, %f62, 2, 31, -1;
+	add.rn.f32 %f64, %f62, %f63;
+	shfl.sync.bfly.b32 %f65, %f64, 1, 31, -1;
+	add.rn.f32 %f66, %f64, %f65;
+	mov.u32 %r92, %tid.z;
+	mov.u32 %r93, %ntid.y;
+	mov.u32 %r94, %tid.y;
+	mad.lo.u32 %r91, %r92, %r93, %r94;
+	mov.u32 %r96, %ntid.x;
+	mov.u32 %r97, %tid.x;
+	mad.lo.u32 %r95, %r91, %r96, %r97;
+	shr.u32 %r98, %r95, 5;
+	mov.u32 %r99, %laneid;
+	mov.u64 %rd56, kern_reduce;
+	mad.wide.u32 %rd57, %r98, 8, %rd56;
+	setp.eq.u32 %p24, %r99, 0;
+	@%p24 st.shared.f32 [%rd57], %f66;
+	bar.sync 0;
+	mov.u32 %r101, %ntid.x;
+	mov.u32 %r102, %ntid.y;
+	mul.lo.u32 %r100, %r101, %r102;
+	mov.u32 %r103, %ntid.z;
+	mul.lo.u32 %r100, %r100, %r103;
+	add.u32 %r100, %r100, 31;
+	shr.u32 %r100, %r100, 5;
+	setp.lo.u32 %p25, %r99, %r100;
+	mad.wide.u32 %rd58, %r99, 8, %rd56;
+	mov.f32 %f67, 0f00000000;
+	@%p25 ld.shared.f32 %f67, [%rd58];
+	shfl.sync.bfly.b32 %f68, %f67, 16, 31, -1;
+	add.rn.f32 %f69, %f67, %f68;
+	shfl.sync.bfly.b32 %f70, %f69, 8, 31, -1;
+	add.rn.f32 %f71, %f69, %f70;
+	shfl.sync.bfly.b32 %f72, %f71, 4, 31, -1;
+	add.rn.f32 %f73, %f71, %f72;
+	shfl.sync.bfly.b32 %f74, %f73, 2, 31, -1;
+	add.rn.f32 %f75, %f73, %f74;
+	shfl.sync.bfly.b32 %f76, %f75, 1, 31, -1;
+	add.rn.f32 %f77, %f75, %f76;
+	bar.sync 0;
+	.loc 13 149 2
+	mov.f32 %f37, %f77;
+	bra.uni $L72_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L70_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f45, %f39, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f46, %f45, %f1;
+	.loc 13 146 16
+	max.f32 %f47, %f46, 0fC2D00000;
+	min.f32 %f47, %f47, 0f42B20000;
+	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f49, %f48;
+	fma.rn.f32 %f50, %f49, 0fBF317200, %f47;
+	fma.rn.f32 %f50, %f49, 0fB5BFBE8E, %f50;
+	mul.rn.f32 %f50, %f50, 0f3FB8AA3B;
+	ex2.approx.f32 %f51, %f50;
+	mul.rn.f32 %f52, %f49, 0f3F000000;
+	cvt.rmi.f32.f32 %f52, %f52;
+	sub.rn.f32 %f53, %f49, %f52;
+	ex2.approx.f32 %f54, %f52;
+	ex2.approx.f32 %f55, %f53;
+	mul.rn.f32 %f51, %f51, %f54;
+	mul.rn.f32 %f51, %f51, %f55;
+	setp.nan.f32 %p23, %f46, %f46;
+	selp.f32 %f51, %f46, %f51, %p23;
+	.loc 13 146 4
+	add.rn.f32 %f56, %f38, %f51;
+	mov.f32 %f44, %f56;
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 13 144 53
+	mov.u32 %r88, %ntid.x;
+	cvt.s64.u32 %rd52, %r88;
+	mov.u32 %r89, %ntid.y;
+	cvt.s64.u32 %rd53, %r89;
+	mov.u32 %r90, %ntid.z;
+	cvt.s64.u32 %rd54, %r90;
+	.loc 13 144 38
+	add.s64 %rd55, %rd48, %rd52;
+	mov.f32 %f38, %f44;
+	mov.s64 %rd48, %rd55;
+	bra.uni $L67_for_loop;
+$L72_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	.loc 13 112 18
+	mul.rn.f32 %f78, %f0, %f37;
+	mov.u32 %r104, 0;
+	mov.s64 %rd59, 31;
+	bra.uni $L20_for_loop;
+$L73_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p19, %rd49, %rd5;
+	@%p19 bra $L77_oob2;
+	shl.b64 %rd50, %rd49, 2;
+	add.s64 %rd51, %rd4, %rd50;
+	ld.global.nc.f32 %f40, [%rd51];
+	.loc 13 154 13
+	bra.uni $L78_entry;
+$L75_if_done:
+	.loc 13 158 2
+	mov.f32 %f39, %f41;
+	bra.uni $L82_entry;
+$L77_oob2:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B00000003;
+	mov.u64 %rd22, %rd49;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L78_entry:
+	.loc 6 33 40
+	mov.f32 %f41, %f40;
+	bra.uni $L79_ret_load;
+$L79_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p20, %f41, %f41;
+	@%p20 bra $L80_entry;
+	bra.uni $L75_if_done;
+$L80_entry:
+	.loc 11 45 52
+	mov.u32 %r82, 0xFF800000;
+	mov.b32 %f43, %r82;
+	.loc 11 45 25
+	mov.f32 %f42, %f43;
+	bra.uni $L81_ret_negInf;
+$L81_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f39, %f42;
+	bra.uni $L82_entry;
+$L82_entry:
+	.loc 13 164 23
+	mov.b32 %r84, %f39;
+	.loc 13 165 6
+	and.b32 %r85, %r84, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p21, %r85, 0;
+	@%p21 bra $L83_if_then;
+	bra.uni $L84_if_done;
+$L83_if_then:
+	.loc 13 166 10
+	not.b32 %r86, %r84;
+	.loc 13 166 3
+	mov.u32 %r83, %r86;
+	bra.uni $L85_ret_orderKey;
+$L84_if_done:
+	.loc 13 168 11
+	or.b32 %r87, %r84, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r83, %r87;
+	bra.uni $L85_ret_orderKey;
+$L85_ret_orderKey:
+	.loc 13 145 46
+	setp.hs.u32 %p22, %r83, %r27;
+	@%p22 bra $L70_if_then;
+	bra.uni $L86_edge;
+$L86_edge:
+	mov.f32 %f44, %f38;
+	bra.uni $L71_if_done;
+$L87_entry:
+	.loc 13 144 22
+	mov.u32 %r110, %tid.x;
+	cvt.s64.u32 %rd61, %r110;
+	mov.u32 %r111, %tid.y;
+	cvt.s64.u32 %rd62, %r111;
+	mov.u32 %r112, %tid.z;
+	cvt.s64.u32 %rd63, %r112;
+	mov.f32 %f80, 0f00000000;
+	mov.s64 %rd64, %rd61;
+	bra.uni $L88_for_loop;
+$L88_for_loop:
+	.loc 13 144 30
+	setp.lt.s64 %p27, %rd64, %rd6;
+	@%p27 bra $L89_for_body;
+	bra.uni $L90_for_done;
+$L89_for_body:
+	.loc 13 145 29
+	add.s64 %rd65, %rd12, %rd64;
+	.loc 13 145 18
+	bra.uni $L94_entry;
+$L90_for_done:
+	.loc 13 149 21
+	shfl.sync.bfly.b32 %f99, %f80, 16, 31, -1;
+	add.rn.f32 %f100, %f80, %f99;
+	shfl.sync.bfly.b32 %f101, %f100, 8, 31, -1;
+	add.rn.f32 %f102, %f100, %f101;
+	shfl.sync.bfly.b32 %f103, %f102, 4, 31, -1;
+	add.rn.f32 %f104, %f102, %f103;
+	shfl.sync.bfly.b32 %f105, %f104, 2, 31, -1;
+	add.rn.f32 %f106, %f104, %f105;
+	shfl.sync.bfly.b32 %f107, %f106, 1, 31, -1;
+	add.rn.f32 %f108, %f106, %f107;
+	mov.u32 %r123, %tid.z;
+	mov.u32 %r124, %ntid.y;
+	mov.u32 %r125, %tid.y;
+	mad.lo.u32 %r122, %r123, %r124, %r125;
+	mov.u32 %r127, %ntid.x;
+	mov.u32 %r128, %tid.x;
+	mad.lo.u32 %r126, %r122, %r127, %r128;
+	shr.u32 %r129, %r126, 5;
+	mov.u32 %r130, %laneid;
+	mov.u64 %rd72, kern_reduce;
+	mad.wide.u32 %rd73, %r129, 8, %rd72;
+	setp.eq.u32 %p33, %r130, 0;
+	@%p33 st.shared.f32 [%rd73], %f108;
+	bar.sync 0;
+	mov.u32 %r132, %ntid.x;
+	mov.u32 %r133, %ntid.y;
+	mul.lo.u32 %r131, %r132, %r133;
+	mov.u32 %r134, %ntid.z;
+	mul.lo.u32 %r131, %r131, %r134;
+	add.u32 %r131, %r131, 31;
+	shr.u32 %r131, %r131, 5;
+	setp.lo.u32 %p34, %r130, %r131;
+	mad.wide.u32 %rd74, %r130, 8, %rd72;
+	mov.f32 %f109, 0f00000000;
+	@%p34 ld.shared.f32 %f109, [%rd74];
+	shfl.sync.bfly.b32 %f110, %f109, 16, 31, -1;
+	add.rn.f32 %f111, %f109, %f110;
+	shfl.sync.bfly.b32 %f112, %f111, 8, 31, -1;
+	add.rn.f32 %f113, %f111, %f112;
+	shfl.sync.bfly.b32 %f114, %f113, 4, 31, -1;
+	add.rn.f32 %f115, %f113, %f114;
+	shfl.sync.bfly.b32 %f116, %f115, 2, 31, -1;
+	add.rn.f32 %f117, %f115, %f116;
+	shfl.sync.bfly.b32 %f118, %f117, 1, 31, -1;
+	add.rn.f32 %f119, %f117, %f118;
+	bar.sync 0;
+	.loc 13 149 2
+	mov.f32 %f79, %f119;
+	bra.uni $L93_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L91_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f87, %f81, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f88, %f87, %f1;
+	.loc 13 146 16
+	max.f32 %f89, %f88, 0fC2D00000;
+	min.f32 %f89, %f89, 0f42B20000;
+	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f91, %f90;
+	fma.rn.f32 %f92, %f91, 0fBF317200, %f89;
+	fma.rn.f32 %f92, %f91, 0fB5BFBE8E, %f92;
+	mul.rn.f32 %f92, %f92, 0f3FB8AA3B;
+	ex2.approx.f32 %f93, %f92;
+	mul.rn.f32 %f94, %f91, 0f3F000000;
+	cvt.rmi.f32.f32 %f94, %f94;
+	sub.rn.f32 %f95, %f91, %f94;
+	ex2.approx.f32 %f96, %f94;
+	ex2.approx.f32 %f97, %f95;
+	mul.rn.f32 %f93, %f93, %f96;
+	mul.rn.f32 %f93, %f93, %f97;
+	setp.nan.f32 %p32, %f88, %f88;
+	selp.f32 %f93, %f88, %f93, %p32;
+	.loc 13 146 4
+	add.rn.f32 %f98, %f80, %f93;
+	mov.f32 %f86, %f98;
+	bra.uni $L92_if_done;
+$L92_if_done:
+	.loc 13 144 53
+	mov.u32 %r119, %ntid.x;
+	cvt.s64.u32 %rd68, %r119;
+	mov.u32 %r120, %ntid.y;
+	cvt.s64.u32 %rd69, %r120;
+	mov.u32 %r121, %ntid.z;
+	cvt.s64.u32 %rd70, %r121;
+	.loc 13 144 38
+	add.s64 %rd71, %rd64, %rd68;
+	mov.f32 %f80, %f86;
+	mov.s64 %rd64, %rd71;
+	bra.uni $L88_for_loop;
+$L93_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	.loc 13 116 65
+	setp.ge.f32 %p35, %f79, %f78;
+	@%p35 bra $L23_if_then;
+	bra.uni $L108_edge;
+$L94_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p28, %rd65, %rd5;
+	@%p28 bra $L98_oob3;
+	shl.b64 %rd66, %rd65, 2;
+	add.s64 %rd67, %rd4, %rd66;
+	ld.global.nc.f32 %f82, [%rd67];
+	.loc 13 154 13
+	bra.uni $L99_entry;
+$L96_if_done:
+	.loc 13 158 2
+	mov.f32 %f81, %f83;
+	bra.uni $L103_entry;
+$L98_oob3:
 	.loc 13 154 15
 	mov.u64 %rd21, 0x3B00000004;
-	mov.u64 %rd22, %rd51;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L76_entry:
-	.loc 6 30 40
-	mov.f32 %f26, %f25;
-	bra.uni $L77_ret_load;
-$L77_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p15, %f26, %f26;
-	@%p15 bra $L78_entry;
-	bra.uni $L73_if_done;
-$L78_entry:
-	.loc 11 70 52
-	mov.u32 %r38, 0xFF800000;
-	mov.b32 %f28, %r38;
-	.loc 11 70 25
-	mov.f32 %f27, %f28;
-	bra.uni $L79_ret_negInf;
-$L79_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f24, %f27;
-	bra.uni $L80_entry;
-$L80_entry:
-	.loc 13 164 23
-	mov.b32 %r40, %f24;
-	.loc 13 165 6
-	and.b32 %r41, %r40, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p16, %r41, 0;
-	@%p16 bra $L81_if_then;
-	bra.uni $L82_if_done;
-$L81_if_then:
-	.loc 13 166 10
-	not.b32 %r42, %r40;
-	.loc 13 166 3
-	mov.u32 %r39, %r42;
-	bra.uni $L83_ret_orderKey;
-$L82_if_done:
-	.loc 13 168 11
-	or.b32 %r43, %r40, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r39, %r43;
-	bra.uni $L83_ret_orderKey;
-$L83_ret_orderKey:
-	.loc 13 101 40
-	setp.hs.u32 %p17, %r39, %r36;
-	@%p17 bra $L14_if_then;
-	bra.uni $L84_edge;
-$L84_edge:
-	mov.s32 %r44, %r37;
-	bra.uni $L15_if_done;
-$L85_entry:
-	.loc 11 27 20
-	mov.u64 %rd55, smem1;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %r47, %r37, 16, 31, -1;
-	add.s32 %r48, %r37, %r47;
-	shfl.sync.bfly.b32 %r49, %r48, 8, 31, -1;
-	add.s32 %r50, %r48, %r49;
-	shfl.sync.bfly.b32 %r51, %r50, 4, 31, -1;
-	add.s32 %r52, %r50, %r51;
-	shfl.sync.bfly.b32 %r53, %r52, 2, 31, -1;
-	add.s32 %r54, %r52, %r53;
-	shfl.sync.bfly.b32 %r55, %r54, 1, 31, -1;
-	add.s32 %r56, %r54, %r55;
-	.loc 11 29 11
-	mov.u32 %r57, %laneid;
-	cvt.s64.u32 %rd56, %r57;
-	.loc 11 29 14
-	setp.eq.s64 %p18, %rd56, 0;
-	@%p18 bra $L86_if_then;
-	bra.uni $L87_if_done;
-$L86_if_then:
-	.loc 11 30 11
-	mov.u32 %r60, %tid.z;
-	mov.u32 %r61, %ntid.y;
-	mov.u32 %r62, %tid.y;
-	mad.lo.u32 %r59, %r60, %r61, %r62;
-	mov.u32 %r64, %ntid.x;
-	mov.u32 %r65, %tid.x;
-	mad.lo.u32 %r63, %r59, %r64, %r65;
-	shr.u32 %r58, %r63, 5;
-	cvt.s64.u32 %rd57, %r58;
-	.loc 11 30 4
-	setp.hs.u64 %p19, %rd57, 32;
-	@%p19 bra $L91_oob4;
-	shl.b64 %rd58, %rd57, 2;
-	add.s64 %rd59, %rd55, %rd58;
-	st.shared.s32 [%rd59], %r56;
-	bra.uni $L87_if_done;
-$L87_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r66, %laneid;
-	cvt.s64.u32 %rd60, %r66;
-	.loc 11 34 26
-	mov.u32 %r67, %ntid.x;
-	cvt.s64.u32 %rd61, %r67;
-	mov.u32 %r68, %ntid.y;
-	cvt.s64.u32 %rd62, %r68;
-	mov.u32 %r69, %ntid.z;
-	cvt.s64.u32 %rd63, %r69;
-	.loc 11 34 30
-	div.s64 %rd64, %rd61, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p20, %rd60, %rd64;
-	@%p20 bra $L88_if_then;
-	bra.uni $L92_edge;
-$L88_if_then:
-	.loc 11 35 15
-	mov.u32 %r71, %laneid;
-	cvt.s64.u32 %rd65, %r71;
-	.loc 11 35 8
-	setp.hs.u64 %p21, %rd65, 32;
-	@%p21 bra $L93_oob5;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd55, %rd66;
-	ld.shared.s32 %r72, [%rd67];
-	mov.s32 %r70, %r72;
-	bra.uni $L89_if_done;
-$L89_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %r73, %r70, 16, 31, -1;
-	add.s32 %r74, %r70, %r73;
-	shfl.sync.bfly.b32 %r75, %r74, 8, 31, -1;
-	add.s32 %r76, %r74, %r75;
-	shfl.sync.bfly.b32 %r77, %r76, 4, 31, -1;
-	add.s32 %r78, %r76, %r77;
-	shfl.sync.bfly.b32 %r79, %r78, 2, 31, -1;
-	add.s32 %r80, %r78, %r79;
-	shfl.sync.bfly.b32 %r81, %r80, 1, 31, -1;
-	add.s32 %r82, %r80, %r81;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.s32 %r46, %r82;
-	bra.uni $L90_ret_blockSum_u005bint32_u005d;
-$L90_ret_blockSum_u005bint32_u005d:
-	.loc 13 105 30
-	cvt.s32.s64 %r83, %rd7;
-	.loc 13 105 22
-	setp.ge.s32 %p22, %r46, %r83;
-	@%p22 bra $L16_if_then;
-	bra.uni $L94_edge;
-$L91_oob4:
-	.loc 11 30 4
-	mov.u64 %rd21, 0x3B00000005;
-	mov.u64 %rd22, %rd57;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L92_edge:
-	mov.s32 %r70, 0;
-	bra.uni $L89_if_done;
-$L93_oob5:
-	.loc 11 35 8
-	mov.u64 %rd21, 0x3B00000006;
 	mov.u64 %rd22, %rd65;
-	mov.u64 %rd23, 32;
+	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
-$L94_edge:
-	mov.u32 %r84, %r32;
-	bra.uni $L17_if_done;
-$L95_edge:
-	mov.u32 %r85, %r31;
-	bra.uni $L157_entry;
-$L96_entry:
-	.loc 13 144 22
-	mov.u32 %r86, %tid.x;
-	cvt.s64.u32 %rd69, %r86;
-	mov.u32 %r87, %tid.y;
-	cvt.s64.u32 %rd70, %r87;
-	mov.u32 %r88, %tid.z;
-	cvt.s64.u32 %rd71, %r88;
-	mov.f32 %f30, 0f00000000;
-	mov.s64 %rd72, %rd69;
-	bra.uni $L97_for_loop;
-$L97_for_loop:
-	.loc 13 144 30
-	setp.lt.s64 %p24, %rd72, %rd6;
-	@%p24 bra $L98_for_body;
-	bra.uni $L117_entry;
-$L98_for_body:
-	.loc 13 145 29
-	add.s64 %rd73, %rd12, %rd72;
-	.loc 13 145 18
+$L99_entry:
+	.loc 6 33 40
+	mov.f32 %f83, %f82;
+	bra.uni $L100_ret_load;
+$L100_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p29, %f83, %f83;
+	@%p29 bra $L101_entry;
+	bra.uni $L96_if_done;
+$L101_entry:
+	.loc 11 45 52
+	mov.u32 %r113, 0xFF800000;
+	mov.b32 %f85, %r113;
+	.loc 11 45 25
+	mov.f32 %f84, %f85;
+	bra.uni $L102_ret_negInf;
+$L102_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f81, %f84;
 	bra.uni $L103_entry;
-$L100_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f37, %f31, %f11;
-	.loc 13 146 25
-	mul.rn.f32 %f38, %f37, %f1;
-	.loc 13 146 16
-	max.f32 %f39, %f38, 0fC2D00000;
-	min.f32 %f39, %f39, 0f42B20000;
-	mul.rn.f32 %f40, %f39, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f41, %f40;
-	fma.rn.f32 %f42, %f41, 0fBF317200, %f39;
-	fma.rn.f32 %f42, %f41, 0fB5BFBE8E, %f42;
-	mul.rn.f32 %f42, %f42, 0f3FB8AA3B;
-	ex2.approx.f32 %f43, %f42;
-	mul.rn.f32 %f44, %f41, 0f3F000000;
-	cvt.rmi.f32.f32 %f44, %f44;
-	sub.rn.f32 %f45, %f41, %f44;
-	ex2.approx.f32 %f46, %f44;
-	ex2.approx.f32 %f47, %f45;
-	mul.rn.f32 %f43, %f43, %f46;
-	mul.rn.f32 %f43, %f43, %f47;
-	setp.nan.f32 %p29, %f38, %f38;
-	selp.f32 %f43, %f38, %f43, %p29;
-	.loc 13 146 4
-	add.rn.f32 %f48, %f30, %f43;
-	mov.f32 %f36, %f48;
-	bra.uni $L101_if_done;
-$L101_if_done:
-	.loc 13 144 53
-	mov.u32 %r95, %ntid.x;
-	cvt.s64.u32 %rd76, %r95;
-	mov.u32 %r96, %ntid.y;
-	cvt.s64.u32 %rd77, %r96;
-	mov.u32 %r97, %ntid.z;
-	cvt.s64.u32 %rd78, %r97;
-	.loc 13 144 38
-	add.s64 %rd79, %rd72, %rd76;
-	mov.f32 %f30, %f36;
-	mov.s64 %rd72, %rd79;
-	bra.uni $L97_for_loop;
-$L102_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	.loc 13 112 18
-	mul.rn.f32 %f72, %f0, %f29;
-	mov.u32 %r112, 0;
-	mov.s64 %rd93, 31;
-	bra.uni $L20_for_loop;
 $L103_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p25, %rd73, %rd5;
-	@%p25 bra $L107_oob6;
-	shl.b64 %rd74, %rd73, 2;
-	add.s64 %rd75, %rd4, %rd74;
-	ld.global.nc.f32 %f32, [%rd75];
-	.loc 13 154 13
-	bra.uni $L108_entry;
-$L105_if_done:
-	.loc 13 158 2
-	mov.f32 %f31, %f33;
-	bra.uni $L112_entry;
-$L107_oob6:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000007;
-	mov.u64 %rd22, %rd73;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L108_entry:
-	.loc 6 30 40
-	mov.f32 %f33, %f32;
-	bra.uni $L109_ret_load;
-$L109_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p26, %f33, %f33;
-	@%p26 bra $L110_entry;
+	.loc 13 164 23
+	mov.b32 %r115, %f81;
+	.loc 13 165 6
+	and.b32 %r116, %r115, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p30, %r116, 0;
+	@%p30 bra $L104_if_then;
 	bra.uni $L105_if_done;
-$L110_entry:
-	.loc 11 70 52
-	mov.u32 %r89, 0xFF800000;
-	mov.b32 %f35, %r89;
-	.loc 11 70 25
-	mov.f32 %f34, %f35;
-	bra.uni $L111_ret_negInf;
-$L111_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f31, %f34;
-	bra.uni $L112_entry;
-$L112_entry:
-	.loc 13 164 23
-	mov.b32 %r91, %f31;
-	.loc 13 165 6
-	and.b32 %r92, %r91, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p27, %r92, 0;
-	@%p27 bra $L113_if_then;
-	bra.uni $L114_if_done;
-$L113_if_then:
+$L104_if_then:
 	.loc 13 166 10
-	not.b32 %r93, %r91;
+	not.b32 %r117, %r115;
 	.loc 13 166 3
-	mov.u32 %r90, %r93;
-	bra.uni $L115_ret_orderKey;
-$L114_if_done:
+	mov.u32 %r114, %r117;
+	bra.uni $L106_ret_orderKey;
+$L105_if_done:
 	.loc 13 168 11
-	or.b32 %r94, %r91, 0x80000000;
+	or.b32 %r118, %r115, 0x80000000;
 	.loc 13 168 2
-	mov.u32 %r90, %r94;
-	bra.uni $L115_ret_orderKey;
-$L115_ret_orderKey:
+	mov.u32 %r114, %r118;
+	bra.uni $L106_ret_orderKey;
+$L106_ret_orderKey:
 	.loc 13 145 46
-	setp.hs.u32 %p28, %r90, %r31;
-	@%p28 bra $L100_if_then;
-	bra.uni $L116_edge;
-$L116_edge:
-	mov.f32 %f36, %f30;
-	bra.uni $L101_if_done;
-$L117_entry:
-	.loc 11 27 20
-	mov.u64 %rd80, smem2;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f50, %f30, 16, 31, -1;
-	add.rn.f32 %f51, %f30, %f50;
-	shfl.sync.bfly.b32 %f52, %f51, 8, 31, -1;
-	add.rn.f32 %f53, %f51, %f52;
-	shfl.sync.bfly.b32 %f54, %f53, 4, 31, -1;
-	add.rn.f32 %f55, %f53, %f54;
-	shfl.sync.bfly.b32 %f56, %f55, 2, 31, -1;
-	add.rn.f32 %f57, %f55, %f56;
-	shfl.sync.bfly.b32 %f58, %f57, 1, 31, -1;
-	add.rn.f32 %f59, %f57, %f58;
-	.loc 11 29 11
-	mov.u32 %r98, %laneid;
-	cvt.s64.u32 %rd81, %r98;
-	.loc 11 29 14
-	setp.eq.s64 %p30, %rd81, 0;
-	@%p30 bra $L118_if_then;
-	bra.uni $L119_if_done;
-$L118_if_then:
-	.loc 11 30 11
-	mov.u32 %r101, %tid.z;
-	mov.u32 %r102, %ntid.y;
-	mov.u32 %r103, %tid.y;
-	mad.lo.u32 %r100, %r101, %r102, %r103;
-	mov.u32 %r105, %ntid.x;
-	mov.u32 %r106, %tid.x;
-	mad.lo.u32 %r104, %r100, %r105, %r106;
-	shr.u32 %r99, %r104, 5;
-	cvt.s64.u32 %rd82, %r99;
-	.loc 11 30 4
-	setp.hs.u64 %p31, %rd82, 32;
-	@%p31 bra $L123_oob7;
-	shl.b64 %rd83, %rd82, 2;
-	add.s64 %rd84, %rd80, %rd83;
-	st.shared.f32 [%rd84], %f59;
-	bra.uni $L119_if_done;
-$L119_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r107, %laneid;
-	cvt.s64.u32 %rd85, %r107;
-	.loc 11 34 26
-	mov.u32 %r108, %ntid.x;
-	cvt.s64.u32 %rd86, %r108;
-	mov.u32 %r109, %ntid.y;
-	cvt.s64.u32 %rd87, %r109;
-	mov.u32 %r110, %ntid.z;
-	cvt.s64.u32 %rd88, %r110;
-	.loc 11 34 30
-	div.s64 %rd89, %rd86, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p32, %rd85, %rd89;
-	@%p32 bra $L120_if_then;
-	bra.uni $L124_edge;
-$L120_if_then:
-	.loc 11 35 15
-	mov.u32 %r111, %laneid;
-	cvt.s64.u32 %rd90, %r111;
-	.loc 11 35 8
-	setp.hs.u64 %p33, %rd90, 32;
-	@%p33 bra $L125_oob8;
-	shl.b64 %rd91, %rd90, 2;
-	add.s64 %rd92, %rd80, %rd91;
-	ld.shared.f32 %f61, [%rd92];
-	mov.f32 %f60, %f61;
-	bra.uni $L121_if_done;
-$L121_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f62, %f60, 16, 31, -1;
-	add.rn.f32 %f63, %f60, %f62;
-	shfl.sync.bfly.b32 %f64, %f63, 8, 31, -1;
-	add.rn.f32 %f65, %f63, %f64;
-	shfl.sync.bfly.b32 %f66, %f65, 4, 31, -1;
-	add.rn.f32 %f67, %f65, %f66;
-	shfl.sync.bfly.b32 %f68, %f67, 2, 31, -1;
-	add.rn.f32 %f69, %f67, %f68;
-	shfl.sync.bfly.b32 %f70, %f69, 1, 31, -1;
-	add.rn.f32 %f71, %f69, %f70;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f49, %f71;
-	bra.uni $L122_ret_blockSum_u005bfloat32_u005d;
-$L122_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 149 2
-	mov.f32 %f29, %f49;
-	bra.uni $L102_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L123_oob7:
-	.loc 11 30 4
-	mov.u64 %rd21, 0x3B00000008;
-	mov.u64 %rd22, %rd82;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L124_edge:
-	mov.f32 %f60, 0f00000000;
-	bra.uni $L121_if_done;
-$L125_oob8:
-	.loc 11 35 8
-	mov.u64 %rd21, 0x3B00000009;
-	mov.u64 %rd22, %rd90;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L126_entry:
-	.loc 13 144 22
-	mov.u32 %r118, %tid.x;
-	cvt.s64.u32 %rd95, %r118;
-	mov.u32 %r119, %tid.y;
-	cvt.s64.u32 %rd96, %r119;
-	mov.u32 %r120, %tid.z;
-	cvt.s64.u32 %rd97, %r120;
-	mov.f32 %f74, 0f00000000;
-	mov.s64 %rd98, %rd95;
-	bra.uni $L127_for_loop;
-$L127_for_loop:
-	.loc 13 144 30
-	setp.lt.s64 %p35, %rd98, %rd6;
-	@%p35 bra $L128_for_body;
-	bra.uni $L147_entry;
-$L128_for_body:
-	.loc 13 145 29
-	add.s64 %rd99, %rd12, %rd98;
-	.loc 13 145 18
-	bra.uni $L133_entry;
-$L130_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f81, %f75, %f11;
-	.loc 13 146 25
-	mul.rn.f32 %f82, %f81, %f1;
-	.loc 13 146 16
-	max.f32 %f83, %f82, 0fC2D00000;
-	min.f32 %f83, %f83, 0f42B20000;
-	mul.rn.f32 %f84, %f83, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f85, %f84;
-	fma.rn.f32 %f86, %f85, 0fBF317200, %f83;
-	fma.rn.f32 %f86, %f85, 0fB5BFBE8E, %f86;
-	mul.rn.f32 %f86, %f86, 0f3FB8AA3B;
-	ex2.approx.f32 %f87, %f86;
-	mul.rn.f32 %f88, %f85, 0f3F000000;
-	cvt.rmi.f32.f32 %f88, %f88;
-	sub.rn.f32 %f89, %f85, %f88;
-	ex2.approx.f32 %f90, %f88;
-	ex2.approx.f32 %f91, %f89;
-	mul.rn.f32 %f87, %f87, %f90;
-	mul.rn.f32 %f87, %f87, %f91;
-	setp.nan.f32 %p40, %f82, %f82;
-	selp.f32 %f87, %f82, %f87, %p40;
-	.loc 13 146 4
-	add.rn.f32 %f92, %f74, %f87;
-	mov.f32 %f80, %f92;
-	bra.uni $L131_if_done;
-$L131_if_done:
-	.loc 13 144 53
-	mov.u32 %r127, %ntid.x;
-	cvt.s64.u32 %rd102, %r127;
-	mov.u32 %r128, %ntid.y;
-	cvt.s64.u32 %rd103, %r128;
-	mov.u32 %r129, %ntid.z;
-	cvt.s64.u32 %rd104, %r129;
-	.loc 13 144 38
-	add.s64 %rd105, %rd98, %rd102;
-	mov.f32 %f74, %f80;
-	mov.s64 %rd98, %rd105;
-	bra.uni $L127_for_loop;
-$L132_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	.loc 13 116 65
-	setp.ge.f32 %p45, %f73, %f72;
-	@%p45 bra $L23_if_then;
-	bra.uni $L156_edge;
-$L133_entry:
+	setp.hs.u32 %p31, %r114, %r109;
+	@%p31 bra $L91_if_then;
+	bra.uni $L107_edge;
+$L107_edge:
+	mov.f32 %f86, %f80;
+	bra.uni $L92_if_done;
+$L108_edge:
+	mov.u32 %r135, %r104;
+	bra.uni $L24_if_done;
+$L109_entry:
+	.loc 11 45 52
+	mov.u32 %r137, 0xFF800000;
+	mov.b32 %f121, %r137;
+	.loc 11 45 25
+	mov.f32 %f120, %f121;
+	bra.uni $L110_ret_negInf;
+$L110_ret_negInf:
+	mov.f32 %f122, %f120;
+	mov.s32 %r138, 2147483647;
+	mov.s64 %rd76, %rd13;
+	bra.uni $L25_for_loop;
+$L111_entry:
 	.loc 13 154 15
-	setp.hs.u64 %p36, %rd99, %rd5;
-	@%p36 bra $L137_oob9;
-	shl.b64 %rd100, %rd99, 2;
-	add.s64 %rd101, %rd4, %rd100;
-	ld.global.nc.f32 %f76, [%rd101];
+	setp.hs.u64 %p37, %rd77, %rd5;
+	@%p37 bra $L115_oob4;
+	shl.b64 %rd78, %rd77, 2;
+	add.s64 %rd79, %rd4, %rd78;
+	ld.global.nc.f32 %f124, [%rd79];
 	.loc 13 154 13
-	bra.uni $L138_entry;
-$L135_if_done:
+	bra.uni $L116_entry;
+$L113_if_done:
 	.loc 13 158 2
-	mov.f32 %f75, %f77;
-	bra.uni $L142_entry;
-$L137_oob9:
+	mov.f32 %f123, %f125;
+	bra.uni $L120_entry;
+$L115_oob4:
 	.loc 13 154 15
-	mov.u64 %rd21, 0x3B0000000A;
-	mov.u64 %rd22, %rd99;
+	mov.u64 %rd21, 0x3B00000005;
+	mov.u64 %rd22, %rd77;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
-$L138_entry:
-	.loc 6 30 40
-	mov.f32 %f77, %f76;
-	bra.uni $L139_ret_load;
-$L139_ret_load:
+$L116_entry:
+	.loc 6 33 40
+	mov.f32 %f125, %f124;
+	bra.uni $L117_ret_load;
+$L117_ret_load:
 	.loc 13 155 7
-	setp.neu.f32 %p37, %f77, %f77;
-	@%p37 bra $L140_entry;
-	bra.uni $L135_if_done;
-$L140_entry:
-	.loc 11 70 52
-	mov.u32 %r121, 0xFF800000;
-	mov.b32 %f79, %r121;
-	.loc 11 70 25
-	mov.f32 %f78, %f79;
-	bra.uni $L141_ret_negInf;
-$L141_ret_negInf:
+	setp.neu.f32 %p38, %f125, %f125;
+	@%p38 bra $L118_entry;
+	bra.uni $L113_if_done;
+$L118_entry:
+	.loc 11 45 52
+	mov.u32 %r139, 0xFF800000;
+	mov.b32 %f127, %r139;
+	.loc 11 45 25
+	mov.f32 %f126, %f127;
+	bra.uni $L119_ret_negInf;
+$L119_ret_negInf:
 	.loc 13 156 3
-	mov.f32 %f75, %f78;
-	bra.uni $L142_entry;
-$L142_entry:
+	mov.f32 %f123, %f126;
+	bra.uni $L120_entry;
+$L120_entry:
 	.loc 13 164 23
-	mov.b32 %r123, %f75;
+	mov.b32 %r141, %f123;
 	.loc 13 165 6
-	and.b32 %r124, %r123, 0x80000000;
+	and.b32 %r142, %r141, 0x80000000;
 	.loc 13 165 18
-	setp.ne.u32 %p38, %r124, 0;
-	@%p38 bra $L143_if_then;
-	bra.uni $L144_if_done;
-$L143_if_then:
+	setp.ne.u32 %p39, %r142, 0;
+	@%p39 bra $L121_if_then;
+	bra.uni $L122_if_done;
+$L121_if_then:
 	.loc 13 166 10
-	not.b32 %r125, %r123;
+	not.b32 %r143, %r141;
 	.loc 13 166 3
-	mov.u32 %r122, %r125;
-	bra.uni $L145_ret_orderKey;
-$L144_if_done:
+	mov.u32 %r140, %r143;
+	bra.uni $L123_ret_orderKey;
+$L122_if_done:
 	.loc 13 168 11
-	or.b32 %r126, %r123, 0x80000000;
+	or.b32 %r144, %r141, 0x80000000;
 	.loc 13 168 2
-	mov.u32 %r122, %r126;
-	bra.uni $L145_ret_orderKey;
-$L145_ret_orderKey:
-	.loc 13 145 46
-	setp.hs.u32 %p39, %r122, %r117;
-	@%p39 bra $L130_if_then;
-	bra.uni $L146_edge;
+	mov.u32 %r140, %r144;
+	bra.uni $L123_ret_orderKey;
+$L123_ret_orderKey:
+	.loc 13 126 18
+	setp.hs.u32 %p40, %r140, %r78;
+	@%p40 bra $L28_if_then;
+	bra.uni $L124_edge;
+$L124_edge:
+	mov.f32 %f128, %f122;
+	mov.s32 %r145, %r138;
+	bra.uni $L29_if_done;
+$L126_ret_gumbel:
+	.loc 13 127 23
+	add.rn.f32 %f142, %f130, %f131;
+	.loc 13 128 25
+	cvt.s32.s64 %r147, %rd76;
+	.loc 13 128 16
+	bra.uni $L133_entry;
+$L127_entry:
+	.loc 13 174 25
+	mov.u64 %rd80, %rd9;
+	.loc 13 174 30
+	shl.b64 %rd81, %rd80, 32;
+	.loc 13 174 48
+	cvt.u32.s64 %r146, %rd76;
+	.loc 13 174 41
+	cvt.u64.u32 %rd82, %r146;
+	.loc 13 174 34
+	or.b64 %rd83, %rd81, %rd82;
+	.loc 13 174 18
+	bra.uni $L129_entry;
+$L128_ret_uniform:
+	.loc 13 188 26
+	lg2.approx.f32 %f136, %f132;
+	mul.rn.f32 %f137, %f136, 0f3F317218;
+	.loc 13 188 18
+	neg.f32 %f138, %f137;
+	.loc 13 188 17
+	lg2.approx.f32 %f139, %f138;
+	mul.rn.f32 %f140, %f139, 0f3F317218;
+	.loc 13 188 9
+	neg.f32 %f141, %f140;
+	.loc 13 188 2
+	mov.f32 %f131, %f141;
+	bra.uni $L126_ret_gumbel;
+$L129_entry:
+	.loc 13 181 12
+	shr.u64 %rd85, %rd83, 30;
+	.loc 13 181 9
+	xor.b64 %rd86, %rd83, %rd85;
+	.loc 13 181 18
+	mul.lo.u64 %rd87, %rd86, 0xBF58476D1CE4E5B9;
+	.loc 13 182 12
+	shr.u64 %rd88, %rd87, 27;
+	.loc 13 182 9
+	xor.b64 %rd89, %rd87, %rd88;
+	.loc 13 182 18
+	mul.lo.u64 %rd90, %rd89, 0x94D049BB133111EB;
+	.loc 13 183 14
+	shr.u64 %rd91, %rd90, 31;
+	.loc 13 183 11
+	xor.b64 %rd92, %rd90, %rd91;
+	.loc 13 183 2
+	mov.u64 %rd84, %rd92;
+	bra.uni $L130_ret_mix64;
+$L130_ret_mix64:
+	.loc 13 174 54
+	xor.b64 %rd93, %rd84, %rd8;
+	.loc 13 174 12
+	bra.uni $L131_entry;
+$L131_entry:
+	.loc 13 181 12
+	shr.u64 %rd95, %rd93, 30;
+	.loc 13 181 9
+	xor.b64 %rd96, %rd93, %rd95;
+	.loc 13 181 18
+	mul.lo.u64 %rd97, %rd96, 0xBF58476D1CE4E5B9;
+	.loc 13 182 12
+	shr.u64 %rd98, %rd97, 27;
+	.loc 13 182 9
+	xor.b64 %rd99, %rd97, %rd98;
+	.loc 13 182 18
+	mul.lo.u64 %rd100, %rd99, 0x94D049BB133111EB;
+	.loc 13 183 14
+	shr.u64 %rd101, %rd100, 31;
+	.loc 13 183 11
+	xor.b64 %rd102, %rd100, %rd101;
+	.loc 13 183 2
+	mov.u64 %rd94, %rd102;
+	bra.uni $L132_ret_mix64;
+$L132_ret_mix64:
+	.loc 13 175 19
+	shr.u64 %rd103, %rd94, 40;
+	.loc 13 175 17
+	cvt.rn.f32.u64 %f133, %rd103;
+	.loc 13 175 25
+	add.rn.f32 %f134, %f133, 0f3F000000;
+	.loc 13 175 32
+	mul.rn.f32 %f135, %f134, 0f33800000;
+	.loc 13 175 2
+	mov.f32 %f132, %f135;
+	bra.uni $L128_ret_uniform;
+$L133_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p42, %f142, %f142;
+	@%p42 bra $L134_switch_body;
+	bra.uni $L136_switch_next;
+$L134_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p43, %f122, %f122;
+	@%p43 bra $L145_edge;
+	bra.uni $L137_binop_rhs;
+$L135_switch_body:
+	.loc 5 105 3
+	mov.pred %p41, 0;
+	bra.uni $L144_ret_argBetter;
+$L136_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p46, %f122, %f122;
+	@%p46 bra $L135_switch_body;
+	bra.uni $L139_switch_next;
+$L137_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p45, %r147, %r138;
+	mov.pred %p44, %p45;
+	bra.uni $L138_binop_done;
+$L138_binop_done:
+	.loc 5 103 3
+	mov.pred %p41, %p44;
+	bra.uni $L144_ret_argBetter;
+$L139_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p47, %f142, %f122;
+	@%p47 bra $L146_edge;
+	bra.uni $L140_binop_rhs;
+$L140_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p49, %f142, %f122;
+	@%p49 bra $L142_binop_rhs;
+	bra.uni $L147_edge;
+$L141_binop_done:
+	.loc 5 107 2
+	mov.pred %p41, %p48;
+	bra.uni $L144_ret_argBetter;
+$L142_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p51, %r147, %r138;
+	mov.pred %p50, %p51;
+	bra.uni $L143_binop_done;
+$L143_binop_done:
+	mov.pred %p48, %p50;
+	bra.uni $L141_binop_done;
+$L144_ret_argBetter:
+	@%p41 bra $L30_if_then;
+	bra.uni $L148_edge;
+$L145_edge:
+	mov.pred %p44, 1;
+	bra.uni $L138_binop_done;
 $L146_edge:
-	mov.f32 %f80, %f74;
-	bra.uni $L131_if_done;
-$L147_entry:
-	.loc 11 27 20
-	mov.u64 %rd106, smem2;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f94, %f74, 16, 31, -1;
-	add.rn.f32 %f95, %f74, %f94;
-	shfl.sync.bfly.b32 %f96, %f95, 8, 31, -1;
-	add.rn.f32 %f97, %f95, %f96;
-	shfl.sync.bfly.b32 %f98, %f97, 4, 31, -1;
-	add.rn.f32 %f99, %f97, %f98;
-	shfl.sync.bfly.b32 %f100, %f99, 2, 31, -1;
-	add.rn.f32 %f101, %f99, %f100;
-	shfl.sync.bfly.b32 %f102, %f101, 1, 31, -1;
-	add.rn.f32 %f103, %f101, %f102;
-	.loc 11 29 11
-	mov.u32 %r130, %laneid;
-	cvt.s64.u32 %rd107, %r130;
-	.loc 11 29 14
-	setp.eq.s64 %p41, %rd107, 0;
-	@%p41 bra $L148_if_then;
-	bra.uni $L149_if_done;
-$L148_if_then:
-	.loc 11 30 11
-	mov.u32 %r133, %tid.z;
-	mov.u32 %r134, %ntid.y;
-	mov.u32 %r135, %tid.y;
-	mad.lo.u32 %r132, %r133, %r134, %r135;
-	mov.u32 %r137, %ntid.x;
-	mov.u32 %r138, %tid.x;
-	mad.lo.u32 %r136, %r132, %r137, %r138;
-	shr.u32 %r131, %r136, 5;
-	cvt.s64.u32 %rd108, %r131;
-	.loc 11 30 4
-	setp.hs.u64 %p42, %rd108, 32;
-	@%p42 bra $L153_oob10;
-	shl.b64 %rd109, %rd108, 2;
-	add.s64 %rd110, %rd106, %rd109;
-	st.shared.f32 [%rd110], %f103;
-	bra.uni $L149_if_done;
-$L149_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r139, %laneid;
-	cvt.s64.u32 %rd111, %r139;
-	.loc 11 34 26
-	mov.u32 %r140, %ntid.x;
-	cvt.s64.u32 %rd112, %r140;
-	mov.u32 %r141, %ntid.y;
-	cvt.s64.u32 %rd113, %r141;
-	mov.u32 %r142, %ntid.z;
-	cvt.s64.u32 %rd114, %r142;
-	.loc 11 34 30
-	div.s64 %rd115, %rd112, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p43, %rd111, %rd115;
-	@%p43 bra $L150_if_then;
-	bra.uni $L154_edge;
+	mov.pred %p48, 1;
+	bra.uni $L141_binop_done;
+$L147_edge:
+	mov.pred %p50, 0;
+	bra.uni $L143_binop_done;
+$L148_edge:
+	mov.f32 %f128, %f122;
+	mov.s32 %r145, %r138;
+	bra.uni $L29_if_done;
+$L149_entry:
+	.loc 11 17 27
+	mov.u64 %rd105, smem0;
+	.loc 11 18 25
+	mov.u64 %rd106, smem1;
+	.loc 11 19 19
+	bra.uni $L155_entry;
 $L150_if_then:
-	.loc 11 35 15
-	mov.u32 %r143, %laneid;
-	cvt.s64.u32 %rd116, %r143;
-	.loc 11 35 8
-	setp.hs.u64 %p44, %rd116, 32;
-	@%p44 bra $L155_oob11;
-	shl.b64 %rd117, %rd116, 2;
-	add.s64 %rd118, %rd106, %rd117;
-	ld.shared.f32 %f105, [%rd118];
-	mov.f32 %f104, %f105;
+	.loc 11 21 12
+	mov.u32 %r159, %tid.z;
+	mov.u32 %r160, %ntid.y;
+	mov.u32 %r161, %tid.y;
+	mad.lo.u32 %r158, %r159, %r160, %r161;
+	mov.u32 %r163, %ntid.x;
+	mov.u32 %r164, %tid.x;
+	mad.lo.u32 %r162, %r158, %r163, %r164;
+	shr.u32 %r157, %r162, 5;
+	cvt.s64.u32 %rd110, %r157;
+	.loc 11 21 26
+	mov.u32 %r167, %tid.z;
+	mov.u32 %r168, %ntid.y;
+	mov.u32 %r169, %tid.y;
+	mad.lo.u32 %r166, %r167, %r168, %r169;
+	mov.u32 %r171, %ntid.x;
+	mov.u32 %r172, %tid.x;
+	mad.lo.u32 %r170, %r166, %r171, %r172;
+	shr.u32 %r165, %r170, 5;
+	cvt.s64.u32 %rd111, %r165;
+	.loc 11 21 5
+	setp.hs.u64 %p65, %rd110, 32;
+	@%p65 bra $L178_oob5;
+	shl.b64 %rd112, %rd110, 2;
+	add.s64 %rd113, %rd105, %rd112;
+	st.shared.f32 [%rd113], %f144;
+	.loc 11 21 19
+	setp.hs.u64 %p66, %rd111, 32;
+	@%p66 bra $L179_oob6;
+	shl.b64 %rd114, %rd111, 2;
+	add.s64 %rd115, %rd106, %rd114;
+	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
 $L151_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f106, %f104, 16, 31, -1;
-	add.rn.f32 %f107, %f104, %f106;
-	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
-	add.rn.f32 %f109, %f107, %f108;
-	shfl.sync.bfly.b32 %f110, %f109, 4, 31, -1;
-	add.rn.f32 %f111, %f109, %f110;
-	shfl.sync.bfly.b32 %f112, %f111, 2, 31, -1;
-	add.rn.f32 %f113, %f111, %f112;
-	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
-	add.rn.f32 %f115, %f113, %f114;
-	.loc 11 38 8
+	.loc 11 23 8
 	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f93, %f115;
-	bra.uni $L152_ret_blockSum_u005bfloat32_u005d;
-$L152_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 149 2
-	mov.f32 %f73, %f93;
-	bra.uni $L132_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L153_oob10:
-	.loc 11 30 4
-	mov.u64 %rd21, 0x3B0000000B;
-	mov.u64 %rd22, %rd108;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L154_edge:
-	mov.f32 %f104, 0f00000000;
-	bra.uni $L151_if_done;
-$L155_oob11:
-	.loc 11 35 8
-	mov.u64 %rd21, 0x3B0000000C;
-	mov.u64 %rd22, %rd116;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L156_edge:
-	mov.u32 %r144, %r112;
-	bra.uni $L24_if_done;
-$L157_entry:
-	.loc 11 70 52
-	mov.u32 %r146, 0xFF800000;
-	mov.b32 %f117, %r146;
-	.loc 11 70 25
-	mov.f32 %f116, %f117;
-	bra.uni $L158_ret_negInf;
-$L158_ret_negInf:
-	mov.f32 %f118, %f116;
-	mov.s32 %r147, 2147483647;
-	mov.s64 %rd120, %rd13;
-	bra.uni $L25_for_loop;
-$L159_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p47, %rd121, %rd5;
-	@%p47 bra $L163_oob12;
+	.loc 11 24 15
+	bra.uni $L180_entry;
+$L152_if_then:
+	.loc 11 26 19
+	mov.u32 %r179, %laneid;
+	cvt.s64.u32 %rd121, %r179;
+	.loc 11 26 12
+	setp.hs.u64 %p68, %rd121, 32;
+	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
-	add.s64 %rd123, %rd4, %rd122;
-	ld.global.nc.f32 %f120, [%rd123];
-	.loc 13 154 13
-	bra.uni $L164_entry;
-$L161_if_done:
-	.loc 13 158 2
-	mov.f32 %f119, %f121;
-	bra.uni $L168_entry;
-$L163_oob12:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B0000000D;
-	mov.u64 %rd22, %rd121;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L164_entry:
-	.loc 6 30 40
-	mov.f32 %f121, %f120;
-	bra.uni $L165_ret_load;
-$L165_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p48, %f121, %f121;
-	@%p48 bra $L166_entry;
-	bra.uni $L161_if_done;
-$L166_entry:
-	.loc 11 70 52
-	mov.u32 %r148, 0xFF800000;
-	mov.b32 %f123, %r148;
-	.loc 11 70 25
-	mov.f32 %f122, %f123;
-	bra.uni $L167_ret_negInf;
-$L167_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f119, %f122;
-	bra.uni $L168_entry;
-$L168_entry:
-	.loc 13 164 23
-	mov.b32 %r150, %f119;
-	.loc 13 165 6
-	and.b32 %r151, %r150, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p49, %r151, 0;
-	@%p49 bra $L169_if_then;
-	bra.uni $L170_if_done;
-$L169_if_then:
-	.loc 13 166 10
-	not.b32 %r152, %r150;
-	.loc 13 166 3
-	mov.u32 %r149, %r152;
-	bra.uni $L171_ret_orderKey;
-$L170_if_done:
-	.loc 13 168 11
-	or.b32 %r153, %r150, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r149, %r153;
-	bra.uni $L171_ret_orderKey;
-$L171_ret_orderKey:
-	.loc 13 126 18
-	setp.hs.u32 %p50, %r149, %r85;
-	@%p50 bra $L28_if_then;
-	bra.uni $L172_edge;
-$L172_edge:
-	mov.f32 %f124, %f118;
-	mov.s32 %r154, %r147;
-	bra.uni $L29_if_done;
-$L174_ret_gumbel:
-	.loc 13 127 23
-	add.rn.f32 %f138, %f126, %f127;
-	.loc 13 128 25
-	cvt.s32.s64 %r156, %rd120;
-	.loc 13 128 16
-	bra.uni $L181_entry;
-$L175_entry:
-	.loc 13 174 25
-	mov.u64 %rd124, %rd9;
-	.loc 13 174 30
-	shl.b64 %rd125, %rd124, 32;
-	.loc 13 174 48
-	cvt.u32.s64 %r155, %rd120;
-	.loc 13 174 41
-	cvt.u64.u32 %rd126, %r155;
-	.loc 13 174 34
-	or.b64 %rd127, %rd125, %rd126;
-	.loc 13 174 18
-	bra.uni $L177_entry;
-$L176_ret_uniform:
-	.loc 13 188 26
-	lg2.approx.f32 %f132, %f128;
-	mul.rn.f32 %f133, %f132, 0f3F317218;
-	.loc 13 188 18
-	neg.f32 %f134, %f133;
-	.loc 13 188 17
-	lg2.approx.f32 %f135, %f134;
-	mul.rn.f32 %f136, %f135, 0f3F317218;
-	.loc 13 188 9
-	neg.f32 %f137, %f136;
-	.loc 13 188 2
-	mov.f32 %f127, %f137;
-	bra.uni $L174_ret_gumbel;
-$L177_entry:
-	.loc 13 181 12
-	shr.u64 %rd129, %rd127, 30;
-	.loc 13 181 9
-	xor.b64 %rd130, %rd127, %rd129;
-	.loc 13 181 18
-	mul.lo.u64 %rd131, %rd130, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
-	shr.u64 %rd132, %rd131, 27;
-	.loc 13 182 9
-	xor.b64 %rd133, %rd131, %rd132;
-	.loc 13 182 18
-	mul.lo.u64 %rd134, %rd133, 0x94D049BB133111EB;
-	.loc 13 183 14
-	shr.u64 %rd135, %rd134, 31;
-	.loc 13 183 11
-	xor.b64 %rd136, %rd134, %rd135;
-	.loc 13 183 2
-	mov.u64 %rd128, %rd136;
-	bra.uni $L178_ret_mix64;
-$L178_ret_mix64:
-	.loc 13 174 54
-	xor.b64 %rd137, %rd128, %rd8;
-	.loc 13 174 12
-	bra.uni $L179_entry;
-$L179_entry:
-	.loc 13 181 12
-	shr.u64 %rd139, %rd137, 30;
-	.loc 13 181 9
-	xor.b64 %rd140, %rd137, %rd139;
-	.loc 13 181 18
-	mul.lo.u64 %rd141, %rd140, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
-	shr.u64 %rd142, %rd141, 27;
-	.loc 13 182 9
-	xor.b64 %rd143, %rd141, %rd142;
-	.loc 13 182 18
-	mul.lo.u64 %rd144, %rd143, 0x94D049BB133111EB;
-	.loc 13 183 14
-	shr.u64 %rd145, %rd144, 31;
-	.loc 13 183 11
-	xor.b64 %rd146, %rd144, %rd145;
-	.loc 13 183 2
-	mov.u64 %rd138, %rd146;
-	bra.uni $L180_ret_mix64;
-$L180_ret_mix64:
-	.loc 13 175 19
-	shr.u64 %rd147, %rd138, 40;
-	.loc 13 175 17
-	cvt.rn.f32.u64 %f129, %rd147;
-	.loc 13 175 25
-	add.rn.f32 %f130, %f129, 0f3F000000;
-	.loc 13 175 32
-	mul.rn.f32 %f131, %f130, 0f33800000;
-	.loc 13 175 2
-	mov.f32 %f128, %f131;
-	bra.uni $L176_ret_uniform;
-$L181_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p52, %f138, %f138;
-	@%p52 bra $L182_switch_body;
-	bra.uni $L184_switch_next;
-$L182_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p53, %f118, %f118;
-	@%p53 bra $L193_edge;
-	bra.uni $L185_binop_rhs;
-$L183_switch_body:
-	.loc 5 105 3
-	mov.pred %p51, 0;
-	bra.uni $L192_ret_argBetter;
-$L184_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p56, %f118, %f118;
-	@%p56 bra $L183_switch_body;
-	bra.uni $L187_switch_next;
-$L185_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p55, %r156, %r147;
-	mov.pred %p54, %p55;
-	bra.uni $L186_binop_done;
-$L186_binop_done:
-	.loc 5 103 3
-	mov.pred %p51, %p54;
-	bra.uni $L192_ret_argBetter;
-$L187_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p57, %f138, %f118;
-	@%p57 bra $L194_edge;
-	bra.uni $L188_binop_rhs;
-$L188_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p59, %f138, %f118;
-	@%p59 bra $L190_binop_rhs;
-	bra.uni $L195_edge;
-$L189_binop_done:
-	.loc 5 107 2
-	mov.pred %p51, %p58;
-	bra.uni $L192_ret_argBetter;
-$L190_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p61, %r156, %r147;
-	mov.pred %p60, %p61;
-	bra.uni $L191_binop_done;
-$L191_binop_done:
-	mov.pred %p58, %p60;
-	bra.uni $L189_binop_done;
-$L192_ret_argBetter:
-	@%p51 bra $L30_if_then;
-	bra.uni $L196_edge;
-$L193_edge:
-	mov.pred %p54, 1;
-	bra.uni $L186_binop_done;
-$L194_edge:
-	mov.pred %p58, 1;
-	bra.uni $L189_binop_done;
-$L195_edge:
-	mov.pred %p60, 0;
-	bra.uni $L191_binop_done;
-$L196_edge:
-	mov.f32 %f124, %f118;
-	mov.s32 %r154, %r147;
-	bra.uni $L29_if_done;
-$L197_entry:
-	.loc 5 113 27
-	mov.u64 %rd149, smem3;
-	.loc 5 114 25
-	mov.u64 %rd150, smem4;
-	.loc 5 115 19
-	bra.uni $L203_entry;
-$L198_if_then:
-	.loc 5 117 12
-	mov.u32 %r168, %tid.z;
-	mov.u32 %r169, %ntid.y;
-	mov.u32 %r170, %tid.y;
-	mad.lo.u32 %r167, %r168, %r169, %r170;
-	mov.u32 %r172, %ntid.x;
-	mov.u32 %r173, %tid.x;
-	mad.lo.u32 %r171, %r167, %r172, %r173;
-	shr.u32 %r166, %r171, 5;
-	cvt.s64.u32 %rd154, %r166;
-	.loc 5 117 26
-	mov.u32 %r176, %tid.z;
-	mov.u32 %r177, %ntid.y;
-	mov.u32 %r178, %tid.y;
-	mad.lo.u32 %r175, %r176, %r177, %r178;
-	mov.u32 %r180, %ntid.x;
-	mov.u32 %r181, %tid.x;
-	mad.lo.u32 %r179, %r175, %r180, %r181;
-	shr.u32 %r174, %r179, 5;
-	cvt.s64.u32 %rd155, %r174;
-	.loc 5 117 5
-	setp.hs.u64 %p75, %rd154, 32;
-	@%p75 bra $L226_oob13;
-	shl.b64 %rd156, %rd154, 2;
-	add.s64 %rd157, %rd149, %rd156;
-	st.shared.f32 [%rd157], %f140;
-	.loc 5 117 19
-	setp.hs.u64 %p76, %rd155, 32;
-	@%p76 bra $L227_oob14;
-	shl.b64 %rd158, %rd155, 2;
-	add.s64 %rd159, %rd150, %rd158;
-	st.shared.s32 [%rd159], %r159;
-	bra.uni $L199_if_done;
-$L199_if_done:
-	.loc 5 119 8
-	bar.sync 0;
-	.loc 5 120 15
-	bra.uni $L228_entry;
-$L200_if_then:
-	.loc 5 122 19
-	mov.u32 %r188, %laneid;
-	cvt.s64.u32 %rd165, %r188;
-	.loc 5 122 12
-	setp.hs.u64 %p78, %rd165, 32;
-	@%p78 bra $L231_oob15;
-	shl.b64 %rd166, %rd165, 2;
-	add.s64 %rd167, %rd149, %rd166;
-	ld.shared.f32 %f147, [%rd167];
-	.loc 5 122 33
-	mov.u32 %r189, %laneid;
-	cvt.s64.u32 %rd168, %r189;
-	.loc 5 122 26
-	setp.hs.u64 %p79, %rd168, 32;
-	@%p79 bra $L232_oob16;
-	shl.b64 %rd169, %rd168, 2;
-	add.s64 %rd170, %rd150, %rd169;
-	ld.shared.s32 %r190, [%rd170];
-	mov.f32 %f146, %f147;
-	mov.s32 %r187, %r190;
-	bra.uni $L233_entry;
-$L202_ret_blockArgMax:
+	add.s64 %rd123, %rd105, %rd122;
+	ld.shared.f32 %f151, [%rd123];
+	.loc 11 26 33
+	mov.u32 %r180, %laneid;
+	cvt.s64.u32 %rd124, %r180;
+	.loc 11 26 26
+	setp.hs.u64 %p69, %rd124, 32;
+	@%p69 bra $L184_oob8;
+	shl.b64 %rd125, %rd124, 2;
+	add.s64 %rd126, %rd106, %rd125;
+	ld.shared.s32 %r181, [%rd126];
+	mov.f32 %f150, %f151;
+	mov.s32 %r178, %r181;
+	bra.uni $L185_entry;
+$L154_ret_blockArgMax:
 	.loc 13 134 9
-	setp.eq.s64 %p92, %rd13, 0;
-	@%p92 bra $L31_if_then;
+	setp.eq.s64 %p82, %rd13, 0;
+	@%p82 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L203_entry:
-	mov.f32 %f141, %f118;
-	mov.s32 %r160, %r147;
-	mov.s64 %rd151, 16;
-	bra.uni $L204_for_loop;
-$L204_for_loop:
-	.loc 5 131 17
-	setp.gt.s64 %p62, %rd151, 0;
-	@%p62 bra $L205_for_body;
-	bra.uni $L206_for_done;
-$L205_for_body:
-	.loc 5 132 22
-	cvt.u32.u64 %r161, %rd151;
-	shfl.sync.bfly.b32 %f142, %f141, %r161, 31, -1;
-	.loc 5 132 44
-	cvt.u32.u64 %r162, %rd151;
-	shfl.sync.bfly.b32 %r163, %r160, %r162, 31, -1;
-	.loc 5 133 15
-	bra.uni $L210_entry;
-$L206_for_done:
-	.loc 5 137 2
-	mov.f32 %f140, %f141;
-	mov.s32 %r159, %r160;
-	bra.uni $L209_ret_warpArgMax;
-$L207_if_then:
-	mov.f32 %f143, %f142;
-	mov.s32 %r164, %r163;
-	bra.uni $L208_if_done;
-$L208_if_done:
-	.loc 5 131 22
-	div.s64 %rd152, %rd151, 2;
-	mov.f32 %f141, %f143;
-	mov.s32 %r160, %r164;
-	mov.s64 %rd151, %rd152;
-	bra.uni $L204_for_loop;
-$L209_ret_warpArgMax:
-	.loc 5 116 11
-	mov.u32 %r165, %laneid;
-	cvt.s64.u32 %rd153, %r165;
-	.loc 5 116 14
-	setp.eq.s64 %p74, %rd153, 0;
-	@%p74 bra $L198_if_then;
-	bra.uni $L199_if_done;
-$L210_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p64, %f142, %f142;
-	@%p64 bra $L211_switch_body;
-	bra.uni $L213_switch_next;
-$L211_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p65, %f141, %f141;
-	@%p65 bra $L222_edge;
-	bra.uni $L214_binop_rhs;
-$L212_switch_body:
-	.loc 5 105 3
-	mov.pred %p63, 0;
-	bra.uni $L221_ret_argBetter;
-$L213_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p68, %f141, %f141;
-	@%p68 bra $L212_switch_body;
-	bra.uni $L216_switch_next;
-$L214_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p67, %r163, %r160;
-	mov.pred %p66, %p67;
-	bra.uni $L215_binop_done;
-$L215_binop_done:
-	.loc 5 103 3
-	mov.pred %p63, %p66;
-	bra.uni $L221_ret_argBetter;
-$L216_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p69, %f142, %f141;
-	@%p69 bra $L223_edge;
-	bra.uni $L217_binop_rhs;
-$L217_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p71, %f142, %f141;
-	@%p71 bra $L219_binop_rhs;
-	bra.uni $L224_edge;
-$L218_binop_done:
-	.loc 5 107 2
-	mov.pred %p63, %p70;
-	bra.uni $L221_ret_argBetter;
-$L219_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p73, %r163, %r160;
-	mov.pred %p72, %p73;
-	bra.uni $L220_binop_done;
-$L220_binop_done:
-	mov.pred %p70, %p72;
-	bra.uni $L218_binop_done;
-$L221_ret_argBetter:
-	@%p63 bra $L207_if_then;
-	bra.uni $L225_edge;
-$L222_edge:
-	mov.pred %p66, 1;
-	bra.uni $L215_binop_done;
-$L223_edge:
-	mov.pred %p70, 1;
-	bra.uni $L218_binop_done;
-$L224_edge:
-	mov.pred %p72, 0;
-	bra.uni $L220_binop_done;
-$L225_edge:
-	mov.f32 %f143, %f141;
-	mov.s32 %r164, %r160;
-	bra.uni $L208_if_done;
-$L226_oob13:
-	.loc 5 117 5
-	mov.u64 %rd21, 0x3B0000000E;
-	mov.u64 %rd22, %rd154;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L227_oob14:
-	.loc 5 117 19
-	mov.u64 %rd21, 0x3B0000000F;
-	mov.u64 %rd22, %rd155;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L228_entry:
-	.loc 11 70 52
-	mov.u32 %r182, 0xFF800000;
-	mov.b32 %f145, %r182;
-	.loc 11 70 25
+$L155_entry:
+	mov.f32 %f145, %f122;
+	mov.s32 %r151, %r138;
+	mov.s64 %rd107, 16;
+	bra.uni $L156_for_loop;
+$L156_for_loop:
+	.loc 11 35 17
+	setp.gt.s64 %p52, %rd107, 0;
+	@%p52 bra $L157_for_body;
+	bra.uni $L158_for_done;
+$L157_for_body:
+	.loc 11 36 22
+	cvt.u32.u64 %r152, %rd107;
+	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
+	.loc 11 36 44
+	cvt.u32.u64 %r153, %rd107;
+	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
+	.loc 11 37 15
+	bra.uni $L162_entry;
+$L158_for_done:
+	.loc 11 41 2
 	mov.f32 %f144, %f145;
-	bra.uni $L229_ret_negInf;
-$L229_ret_negInf:
-	.loc 5 121 11
-	mov.u32 %r183, %laneid;
-	cvt.s64.u32 %rd160, %r183;
-	.loc 5 121 26
-	mov.u32 %r184, %ntid.x;
-	cvt.s64.u32 %rd161, %r184;
-	mov.u32 %r185, %ntid.y;
-	cvt.s64.u32 %rd162, %r185;
-	mov.u32 %r186, %ntid.z;
-	cvt.s64.u32 %rd163, %r186;
-	.loc 5 121 30
-	div.s64 %rd164, %rd161, 32;
-	.loc 5 121 14
-	setp.lt.s64 %p77, %rd160, %rd164;
-	@%p77 bra $L200_if_then;
-	bra.uni $L230_edge;
-$L230_edge:
-	mov.f32 %f146, %f144;
-	mov.s32 %r187, 2147483647;
-	bra.uni $L233_entry;
-$L231_oob15:
-	.loc 5 122 12
-	mov.u64 %rd21, 0x3B00000010;
-	mov.u64 %rd22, %rd165;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L232_oob16:
-	.loc 5 122 26
-	mov.u64 %rd21, 0x3B00000011;
-	mov.u64 %rd22, %rd168;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L233_entry:
-	mov.f32 %f149, %f146;
-	mov.s32 %r192, %r187;
-	mov.s64 %rd171, 16;
-	bra.uni $L234_for_loop;
-$L234_for_loop:
-	.loc 5 131 17
-	setp.gt.s64 %p80, %rd171, 0;
-	@%p80 bra $L235_for_body;
-	bra.uni $L236_for_done;
-$L235_for_body:
-	.loc 5 132 22
-	cvt.u32.u64 %r193, %rd171;
-	shfl.sync.bfly.b32 %f150, %f149, %r193, 31, -1;
-	.loc 5 132 44
-	cvt.u32.u64 %r194, %rd171;
-	shfl.sync.bfly.b32 %r195, %r192, %r194, 31, -1;
-	.loc 5 133 15
-	bra.uni $L240_entry;
-$L236_for_done:
-	.loc 5 137 2
-	mov.f32 %f148, %f149;
-	mov.s32 %r191, %r192;
-	bra.uni $L239_ret_warpArgMax;
-$L237_if_then:
-	mov.f32 %f151, %f150;
-	mov.s32 %r196, %r195;
-	bra.uni $L238_if_done;
-$L238_if_done:
-	.loc 5 131 22
-	div.s64 %rd172, %rd171, 2;
-	mov.f32 %f149, %f151;
-	mov.s32 %r192, %r196;
-	mov.s64 %rd171, %rd172;
-	bra.uni $L234_for_loop;
-$L239_ret_warpArgMax:
-	.loc 5 125 8
-	bar.sync 0;
-	.loc 5 126 2
-	mov.f32 %f139, %f148;
-	mov.s32 %r158, %r191;
-	bra.uni $L202_ret_blockArgMax;
-$L240_entry:
+	mov.s32 %r150, %r151;
+	bra.uni $L161_ret_warpArgMax;
+$L159_if_then:
+	mov.f32 %f147, %f146;
+	mov.s32 %r155, %r154;
+	bra.uni $L160_if_done;
+$L160_if_done:
+	.loc 11 35 22
+	div.s64 %rd108, %rd107, 2;
+	mov.f32 %f145, %f147;
+	mov.s32 %r151, %r155;
+	mov.s64 %rd107, %rd108;
+	bra.uni $L156_for_loop;
+$L161_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r156, %laneid;
+	cvt.s64.u32 %rd109, %r156;
+	.loc 11 20 14
+	setp.eq.s64 %p64, %rd109, 0;
+	@%p64 bra $L150_if_then;
+	bra.uni $L151_if_done;
+$L162_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p82, %f150, %f150;
-	@%p82 bra $L241_switch_body;
-	bra.uni $L243_switch_next;
-$L241_switch_body:
+	setp.neu.f32 %p54, %f146, %f146;
+	@%p54 bra $L163_switch_body;
+	bra.uni $L165_switch_next;
+$L163_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p83, %f149, %f149;
-	@%p83 bra $L252_edge;
-	bra.uni $L244_binop_rhs;
-$L242_switch_body:
+	setp.eq.f32 %p55, %f145, %f145;
+	@%p55 bra $L174_edge;
+	bra.uni $L166_binop_rhs;
+$L164_switch_body:
 	.loc 5 105 3
-	mov.pred %p81, 0;
-	bra.uni $L251_ret_argBetter;
-$L243_switch_next:
+	mov.pred %p53, 0;
+	bra.uni $L173_ret_argBetter;
+$L165_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p86, %f149, %f149;
-	@%p86 bra $L242_switch_body;
-	bra.uni $L246_switch_next;
-$L244_binop_rhs:
+	setp.neu.f32 %p58, %f145, %f145;
+	@%p58 bra $L164_switch_body;
+	bra.uni $L168_switch_next;
+$L166_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p85, %r195, %r192;
-	mov.pred %p84, %p85;
-	bra.uni $L245_binop_done;
-$L245_binop_done:
+	setp.lt.s32 %p57, %r154, %r151;
+	mov.pred %p56, %p57;
+	bra.uni $L167_binop_done;
+$L167_binop_done:
 	.loc 5 103 3
-	mov.pred %p81, %p84;
-	bra.uni $L251_ret_argBetter;
-$L246_switch_next:
+	mov.pred %p53, %p56;
+	bra.uni $L173_ret_argBetter;
+$L168_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p87, %f150, %f149;
-	@%p87 bra $L253_edge;
-	bra.uni $L247_binop_rhs;
-$L247_binop_rhs:
+	setp.gt.f32 %p59, %f146, %f145;
+	@%p59 bra $L175_edge;
+	bra.uni $L169_binop_rhs;
+$L169_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p89, %f150, %f149;
-	@%p89 bra $L249_binop_rhs;
-	bra.uni $L254_edge;
-$L248_binop_done:
+	setp.eq.f32 %p61, %f146, %f145;
+	@%p61 bra $L171_binop_rhs;
+	bra.uni $L176_edge;
+$L170_binop_done:
 	.loc 5 107 2
-	mov.pred %p81, %p88;
-	bra.uni $L251_ret_argBetter;
-$L249_binop_rhs:
+	mov.pred %p53, %p60;
+	bra.uni $L173_ret_argBetter;
+$L171_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p91, %r195, %r192;
-	mov.pred %p90, %p91;
-	bra.uni $L250_binop_done;
-$L250_binop_done:
-	mov.pred %p88, %p90;
-	bra.uni $L248_binop_done;
-$L251_ret_argBetter:
-	@%p81 bra $L237_if_then;
-	bra.uni $L255_edge;
-$L252_edge:
-	mov.pred %p84, 1;
-	bra.uni $L245_binop_done;
-$L253_edge:
-	mov.pred %p88, 1;
-	bra.uni $L248_binop_done;
-$L254_edge:
-	mov.pred %p90, 0;
-	bra.uni $L250_binop_done;
-$L255_edge:
-	mov.f32 %f151, %f149;
-	mov.s32 %r196, %r192;
-	bra.uni $L238_if_done;
-$L256_oob17:
+	setp.lt.s32 %p63, %r154, %r151;
+	mov.pred %p62, %p63;
+	bra.uni $L172_binop_done;
+$L172_binop_done:
+	mov.pred %p60, %p62;
+	bra.uni $L170_binop_done;
+$L173_ret_argBetter:
+	@%p53 bra $L159_if_then;
+	bra.uni $L177_edge;
+$L174_edge:
+	mov.pred %p56, 1;
+	bra.uni $L167_binop_done;
+$L175_edge:
+	mov.pred %p60, 1;
+	bra.uni $L170_binop_done;
+$L176_edge:
+	mov.pred %p62, 0;
+	bra.uni $L172_binop_done;
+$L177_edge:
+	mov.f32 %f147, %f145;
+	mov.s32 %r155, %r151;
+	bra.uni $L160_if_done;
+$L178_oob5:
+	.loc 11 21 5
+	mov.u64 %rd21, 0x3B00000006;
+	mov.u64 %rd22, %rd110;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L179_oob6:
+	.loc 11 21 19
+	mov.u64 %rd21, 0x3B00000007;
+	mov.u64 %rd22, %rd111;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L180_entry:
+	.loc 11 45 52
+	mov.u32 %r173, 0xFF800000;
+	mov.b32 %f149, %r173;
+	.loc 11 45 25
+	mov.f32 %f148, %f149;
+	bra.uni $L181_ret_negInf;
+$L181_ret_negInf:
+	.loc 11 25 11
+	mov.u32 %r174, %laneid;
+	cvt.s64.u32 %rd116, %r174;
+	.loc 11 25 26
+	mov.u32 %r175, %ntid.x;
+	cvt.s64.u32 %rd117, %r175;
+	mov.u32 %r176, %ntid.y;
+	cvt.s64.u32 %rd118, %r176;
+	mov.u32 %r177, %ntid.z;
+	cvt.s64.u32 %rd119, %r177;
+	.loc 11 25 30
+	div.s64 %rd120, %rd117, 32;
+	.loc 11 25 14
+	setp.lt.s64 %p67, %rd116, %rd120;
+	@%p67 bra $L152_if_then;
+	bra.uni $L182_edge;
+$L182_edge:
+	mov.f32 %f150, %f148;
+	mov.s32 %r178, 2147483647;
+	bra.uni $L185_entry;
+$L183_oob7:
+	.loc 11 26 12
+	mov.u64 %rd21, 0x3B00000008;
+	mov.u64 %rd22, %rd121;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L184_oob8:
+	.loc 11 26 26
+	mov.u64 %rd21, 0x3B00000009;
+	mov.u64 %rd22, %rd124;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L185_entry:
+	mov.f32 %f153, %f150;
+	mov.s32 %r183, %r178;
+	mov.s64 %rd127, 16;
+	bra.uni $L186_for_loop;
+$L186_for_loop:
+	.loc 11 35 17
+	setp.gt.s64 %p70, %rd127, 0;
+	@%p70 bra $L187_for_body;
+	bra.uni $L188_for_done;
+$L187_for_body:
+	.loc 11 36 22
+	cvt.u32.u64 %r184, %rd127;
+	shfl.sync.bfly.b32 %f154, %f153, %r184, 31, -1;
+	.loc 11 36 44
+	cvt.u32.u64 %r185, %rd127;
+	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
+	.loc 11 37 15
+	bra.uni $L192_entry;
+$L188_for_done:
+	.loc 11 41 2
+	mov.f32 %f152, %f153;
+	mov.s32 %r182, %r183;
+	bra.uni $L191_ret_warpArgMax;
+$L189_if_then:
+	mov.f32 %f155, %f154;
+	mov.s32 %r187, %r186;
+	bra.uni $L190_if_done;
+$L190_if_done:
+	.loc 11 35 22
+	div.s64 %rd128, %rd127, 2;
+	mov.f32 %f153, %f155;
+	mov.s32 %r183, %r187;
+	mov.s64 %rd127, %rd128;
+	bra.uni $L186_for_loop;
+$L191_ret_warpArgMax:
+	.loc 11 29 8
+	bar.sync 0;
+	.loc 11 30 2
+	mov.f32 %f143, %f152;
+	mov.s32 %r149, %r182;
+	bra.uni $L154_ret_blockArgMax;
+$L192_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p72, %f154, %f154;
+	@%p72 bra $L193_switch_body;
+	bra.uni $L195_switch_next;
+$L193_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p73, %f153, %f153;
+	@%p73 bra $L204_edge;
+	bra.uni $L196_binop_rhs;
+$L194_switch_body:
+	.loc 5 105 3
+	mov.pred %p71, 0;
+	bra.uni $L203_ret_argBetter;
+$L195_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p76, %f153, %f153;
+	@%p76 bra $L194_switch_body;
+	bra.uni $L198_switch_next;
+$L196_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p75, %r186, %r183;
+	mov.pred %p74, %p75;
+	bra.uni $L197_binop_done;
+$L197_binop_done:
+	.loc 5 103 3
+	mov.pred %p71, %p74;
+	bra.uni $L203_ret_argBetter;
+$L198_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p77, %f154, %f153;
+	@%p77 bra $L205_edge;
+	bra.uni $L199_binop_rhs;
+$L199_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p79, %f154, %f153;
+	@%p79 bra $L201_binop_rhs;
+	bra.uni $L206_edge;
+$L200_binop_done:
+	.loc 5 107 2
+	mov.pred %p71, %p78;
+	bra.uni $L203_ret_argBetter;
+$L201_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p81, %r186, %r183;
+	mov.pred %p80, %p81;
+	bra.uni $L202_binop_done;
+$L202_binop_done:
+	mov.pred %p78, %p80;
+	bra.uni $L200_binop_done;
+$L203_ret_argBetter:
+	@%p71 bra $L189_if_then;
+	bra.uni $L207_edge;
+$L204_edge:
+	mov.pred %p74, 1;
+	bra.uni $L197_binop_done;
+$L205_edge:
+	mov.pred %p78, 1;
+	bra.uni $L200_binop_done;
+$L206_edge:
+	mov.pred %p80, 0;
+	bra.uni $L202_binop_done;
+$L207_edge:
+	mov.f32 %f155, %f153;
+	mov.s32 %r187, %r183;
+	bra.uni $L190_if_done;
+$L208_oob9:
 	.loc 13 135 6
-	mov.u64 %rd21, 0x3B00000012;
+	mov.u64 %rd21, 0x3B0000000A;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -17460,16 +16467,14 @@ $L40_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<94>;
+	.reg .pred %p<84>;
 	.reg .b16 %rs<5>;
-	.reg .b32 %r<197>;
-	.reg .b64 %rd<175>;
-	.reg .f32 %f<152>;
+	.reg .b32 %r<188>;
+	.reg .b64 %rd<131>;
+	.reg .f32 %f<156>;
+	.shared .align 8 .b8 kern_reduce[256];
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
-	.shared .align 16 .b8 smem2[128];
-	.shared .align 16 .b8 smem3[128];
-	.shared .align 16 .b8 smem4[128];
 
 	.loc 13 73 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -17514,148 +16519,254 @@ $L3_for_loop:
 	.loc 13 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
 	@%p0 bra $L4_for_body;
-	bra.uni $L47_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 13 91 36
 	add.s64 %rd20, %rd12, %rd19;
 	.loc 13 91 25
 	bra.uni $L36_entry;
+$L5_for_done:
+	.loc 13 93 18
+	shfl.sync.bfly.b32 %f11, %f4, 16, 31, -1;
+	max.NaN.f32 %f12, %f4, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
+	max.NaN.f32 %f14, %f12, %f13;
+	shfl.sync.bfly.b32 %f15, %f14, 4, 31, -1;
+	max.NaN.f32 %f16, %f14, %f15;
+	shfl.sync.bfly.b32 %f17, %f16, 2, 31, -1;
+	max.NaN.f32 %f18, %f16, %f17;
+	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
+	max.NaN.f32 %f20, %f18, %f19;
+	mov.u32 %r15, %tid.z;
+	mov.u32 %r16, %ntid.y;
+	mov.u32 %r17, %tid.y;
+	mad.lo.u32 %r14, %r15, %r16, %r17;
+	mov.u32 %r19, %ntid.x;
+	mov.u32 %r20, %tid.x;
+	mad.lo.u32 %r18, %r14, %r19, %r20;
+	shr.u32 %r21, %r18, 5;
+	mov.u32 %r22, %laneid;
+	mov.u64 %rd31, kern_reduce;
+	mad.wide.u32 %rd32, %r21, 8, %rd31;
+	setp.eq.u32 %p4, %r22, 0;
+	@%p4 st.shared.f32 [%rd32], %f20;
+	bar.sync 0;
+	mov.u32 %r24, %ntid.x;
+	mov.u32 %r25, %ntid.y;
+	mul.lo.u32 %r23, %r24, %r25;
+	mov.u32 %r26, %ntid.z;
+	mul.lo.u32 %r23, %r23, %r26;
+	add.u32 %r23, %r23, 31;
+	shr.u32 %r23, %r23, 5;
+	setp.lo.u32 %p5, %r22, %r23;
+	mad.wide.u32 %rd33, %r22, 8, %rd31;
+	mov.f32 %f21, 0fFF800000;
+	@%p5 ld.shared.f32 %f21, [%rd33];
+	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
+	max.NaN.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 8, 31, -1;
+	max.NaN.f32 %f25, %f23, %f24;
+	shfl.sync.bfly.b32 %f26, %f25, 4, 31, -1;
+	max.NaN.f32 %f27, %f25, %f26;
+	shfl.sync.bfly.b32 %f28, %f27, 2, 31, -1;
+	max.NaN.f32 %f29, %f27, %f28;
+	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
+	max.NaN.f32 %f31, %f29, %f30;
+	bar.sync 0;
+	.loc 13 96 10
+	setp.gt.s64 %p6, %rd7, 0;
+	@%p6 bra $L8_cond_true;
+	bra.uni $L47_edge;
 $L6_if_then:
-	mov.u32 %r32, 0;
-	mov.s64 %rd48, 31;
+	mov.u32 %r28, 0;
+	mov.s64 %rd34, 31;
 	bra.uni $L9_for_loop;
 $L7_if_done:
 	.loc 13 111 10
-	setp.lt.f32 %p23, %f0, 0f3F800000;
-	@%p23 bra $L96_entry;
-	bra.uni $L95_edge;
+	setp.lt.f32 %p17, %f0, 0f3F800000;
+	@%p17 bra $L66_entry;
+	bra.uni $L65_edge;
 $L8_cond_true:
 	.loc 13 96 22
-	setp.lt.s64 %p11, %rd7, %rd6;
-	@%p11 bra $L6_if_then;
-	bra.uni $L69_edge;
+	setp.lt.s64 %p7, %rd7, %rd6;
+	@%p7 bra $L6_if_then;
+	bra.uni $L48_edge;
 $L9_for_loop:
 	.loc 13 97 22
-	setp.ge.s64 %p12, %rd48, 0;
-	@%p12 bra $L10_for_body;
-	bra.uni $L70_edge;
+	setp.ge.s64 %p8, %rd34, 0;
+	@%p8 bra $L10_for_body;
+	bra.uni $L49_edge;
 $L10_for_body:
 	.loc 13 98 27
-	min.u64 %rd49, %rd48, 32;
-	cvt.u32.u64 %r33, %rd49;
-	mov.u32 %r34, 1;
-	shl.b32 %r35, %r34, %r33;
+	min.u64 %rd35, %rd34, 32;
+	cvt.u32.u64 %r29, %rd35;
+	mov.u32 %r30, 1;
+	shl.b32 %r31, %r30, %r29;
 	.loc 13 98 16
-	or.b32 %r36, %r32, %r35;
-	mov.s32 %r37, 0;
-	mov.s64 %rd50, %rd13;
+	or.b32 %r32, %r28, %r31;
+	mov.s32 %r33, 0;
+	mov.s64 %rd36, %rd13;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
 	.loc 13 100 20
-	setp.lt.s64 %p13, %rd50, %rd6;
-	@%p13 bra $L12_for_body;
-	bra.uni $L85_entry;
+	setp.lt.s64 %p9, %rd36, %rd6;
+	@%p9 bra $L12_for_body;
+	bra.uni $L13_for_done;
 $L12_for_body:
 	.loc 13 101 35
-	add.s64 %rd51, %rd12, %rd50;
+	add.s64 %rd37, %rd12, %rd36;
 	.loc 13 101 24
-	bra.uni $L71_entry;
+	bra.uni $L50_entry;
+$L13_for_done:
+	.loc 13 105 19
+	shfl.sync.bfly.b32 %r42, %r33, 16, 31, -1;
+	add.s32 %r43, %r33, %r42;
+	shfl.sync.bfly.b32 %r44, %r43, 8, 31, -1;
+	add.s32 %r45, %r43, %r44;
+	shfl.sync.bfly.b32 %r46, %r45, 4, 31, -1;
+	add.s32 %r47, %r45, %r46;
+	shfl.sync.bfly.b32 %r48, %r47, 2, 31, -1;
+	add.s32 %r49, %r47, %r48;
+	shfl.sync.bfly.b32 %r50, %r49, 1, 31, -1;
+	add.s32 %r51, %r49, %r50;
+	mov.u32 %r53, %tid.z;
+	mov.u32 %r54, %ntid.y;
+	mov.u32 %r55, %tid.y;
+	mad.lo.u32 %r52, %r53, %r54, %r55;
+	mov.u32 %r57, %ntid.x;
+	mov.u32 %r58, %tid.x;
+	mad.lo.u32 %r56, %r52, %r57, %r58;
+	shr.u32 %r59, %r56, 5;
+	mov.u32 %r60, %laneid;
+	mov.u64 %rd41, kern_reduce;
+	mad.wide.u32 %rd42, %r59, 8, %rd41;
+	setp.eq.u32 %p14, %r60, 0;
+	@%p14 st.shared.s32 [%rd42], %r51;
+	bar.sync 0;
+	mov.u32 %r62, %ntid.x;
+	mov.u32 %r63, %ntid.y;
+	mul.lo.u32 %r61, %r62, %r63;
+	mov.u32 %r64, %ntid.z;
+	mul.lo.u32 %r61, %r61, %r64;
+	add.u32 %r61, %r61, 31;
+	shr.u32 %r61, %r61, 5;
+	setp.lo.u32 %p15, %r60, %r61;
+	mad.wide.u32 %rd43, %r60, 8, %rd41;
+	mov.s32 %r65, 0;
+	@%p15 ld.shared.s32 %r65, [%rd43];
+	shfl.sync.bfly.b32 %r66, %r65, 16, 31, -1;
+	add.s32 %r67, %r65, %r66;
+	shfl.sync.bfly.b32 %r68, %r67, 8, 31, -1;
+	add.s32 %r69, %r67, %r68;
+	shfl.sync.bfly.b32 %r70, %r69, 4, 31, -1;
+	add.s32 %r71, %r69, %r70;
+	shfl.sync.bfly.b32 %r72, %r71, 2, 31, -1;
+	add.s32 %r73, %r71, %r72;
+	shfl.sync.bfly.b32 %r74, %r73, 1, 31, -1;
+	add.s32 %r75, %r73, %r74;
+	bar.sync 0;
+	.loc 13 105 34
+	cvt.s32.s64 %r76, %rd7;
+	.loc 13 105 26
+	setp.ge.s32 %p16, %r75, %r76;
+	@%p16 bra $L16_if_then;
+	bra.uni $L64_edge;
 $L14_if_then:
 	.loc 13 102 6
-	add.s32 %r45, %r37, 1;
-	mov.s32 %r44, %r45;
+	add.s32 %r41, %r33, 1;
+	mov.s32 %r40, %r41;
 	bra.uni $L15_if_done;
 $L15_if_done:
 	.loc 13 100 28
-	add.s64 %rd54, %rd50, %rd16;
-	mov.s32 %r37, %r44;
-	mov.s64 %rd50, %rd54;
+	add.s64 %rd40, %rd36, %rd16;
+	mov.s32 %r33, %r40;
+	mov.s64 %rd36, %rd40;
 	bra.uni $L11_for_loop;
 $L16_if_then:
-	mov.u32 %r84, %r36;
+	mov.u32 %r77, %r32;
 	bra.uni $L17_if_done;
 $L17_if_done:
 	.loc 13 97 28
-	sub.s64 %rd68, %rd48, 1;
-	mov.u32 %r32, %r84;
-	mov.s64 %rd48, %rd68;
+	sub.s64 %rd44, %rd34, 1;
+	mov.u32 %r28, %r77;
+	mov.s64 %rd34, %rd44;
 	bra.uni $L9_for_loop;
 $L20_for_loop:
 	.loc 13 114 22
-	setp.ge.s64 %p34, %rd93, 0;
-	@%p34 bra $L21_for_body;
+	setp.ge.s64 %p26, %rd59, 0;
+	@%p26 bra $L21_for_body;
 	bra.uni $L22_for_done;
 $L21_for_body:
 	.loc 13 115 25
-	min.u64 %rd94, %rd93, 32;
-	cvt.u32.u64 %r113, %rd94;
-	mov.u32 %r114, 1;
-	shl.b32 %r115, %r114, %r113;
+	min.u64 %rd60, %rd59, 32;
+	cvt.u32.u64 %r105, %rd60;
+	mov.u32 %r106, 1;
+	shl.b32 %r107, %r106, %r105;
 	.loc 13 115 14
-	or.b32 %r116, %r112, %r115;
+	or.b32 %r108, %r104, %r107;
 	.loc 13 116 40
-	max.u32 %r117, %r116, %r31;
+	max.u32 %r109, %r108, %r27;
 	.loc 13 116 15
-	bra.uni $L126_entry;
+	bra.uni $L87_entry;
 $L22_for_done:
 	.loc 13 120 12
-	max.u32 %r145, %r31, %r112;
-	mov.u32 %r85, %r145;
-	bra.uni $L157_entry;
+	max.u32 %r136, %r27, %r104;
+	mov.u32 %r78, %r136;
+	bra.uni $L109_entry;
 $L23_if_then:
-	mov.u32 %r144, %r116;
+	mov.u32 %r135, %r108;
 	bra.uni $L24_if_done;
 $L24_if_done:
 	.loc 13 114 28
-	sub.s64 %rd119, %rd93, 1;
-	mov.u32 %r112, %r144;
-	mov.s64 %rd93, %rd119;
+	sub.s64 %rd75, %rd59, 1;
+	mov.u32 %r104, %r135;
+	mov.s64 %rd59, %rd75;
 	bra.uni $L20_for_loop;
 $L25_for_loop:
 	.loc 13 124 18
-	setp.lt.s64 %p46, %rd120, %rd6;
-	@%p46 bra $L26_for_body;
-	bra.uni $L197_entry;
+	setp.lt.s64 %p36, %rd76, %rd6;
+	@%p36 bra $L26_for_body;
+	bra.uni $L149_entry;
 $L26_for_body:
 	.loc 13 125 26
-	add.s64 %rd121, %rd12, %rd120;
+	add.s64 %rd77, %rd12, %rd76;
 	.loc 13 125 15
-	bra.uni $L159_entry;
+	bra.uni $L111_entry;
 $L28_if_then:
 	.loc 13 127 11
-	sub.rn.f32 %f125, %f119, %f11;
+	sub.rn.f32 %f129, %f123, %f31;
 	.loc 13 127 14
-	mul.rn.f32 %f126, %f125, %f1;
+	mul.rn.f32 %f130, %f129, %f1;
 	.loc 13 127 31
-	bra.uni $L175_entry;
+	bra.uni $L127_entry;
 $L29_if_done:
 	.loc 13 124 26
-	add.s64 %rd148, %rd120, %rd16;
-	mov.f32 %f118, %f124;
-	mov.s32 %r147, %r154;
-	mov.s64 %rd120, %rd148;
+	add.s64 %rd104, %rd76, %rd16;
+	mov.f32 %f122, %f128;
+	mov.s32 %r138, %r145;
+	mov.s64 %rd76, %rd104;
 	bra.uni $L25_for_loop;
 $L30_if_then:
 	.loc 13 129 24
-	cvt.s32.s64 %r157, %rd120;
-	mov.f32 %f124, %f138;
-	mov.s32 %r154, %r157;
+	cvt.s32.s64 %r148, %rd76;
+	mov.f32 %f128, %f142;
+	mov.s32 %r145, %r148;
 	bra.uni $L29_if_done;
 $L31_if_then:
 	.loc 13 135 6
-	setp.hs.u64 %p93, %rd9, %rd2;
-	@%p93 bra $L256_oob17;
-	shl.b64 %rd173, %rd9, 2;
-	add.s64 %rd174, %rd1, %rd173;
-	st.global.s32 [%rd174], %r158;
+	setp.hs.u64 %p83, %rd9, %rd2;
+	@%p83 bra $L208_oob9;
+	shl.b64 %rd129, %rd9, 2;
+	add.s64 %rd130, %rd1, %rd129;
+	st.global.s32 [%rd130], %r149;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L34_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -17692,9 +16803,9 @@ $L42_oob0:
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
 $L43_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f7, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f6, %f7;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
@@ -17703,1429 +16814,1064 @@ $L44_ret_load:
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f9, %r13;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
 	.loc 13 156 3
 	mov.f32 %f5, %f8;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L47_entry:
-	.loc 11 45 26
-	mov.u64 %rd31, smem0;
-	.loc 11 46 13
-	bra.uni $L53_entry;
-$L48_if_then:
-	.loc 11 48 11
-	mov.u32 %r18, %tid.z;
-	mov.u32 %r19, %ntid.y;
-	mov.u32 %r20, %tid.y;
-	mad.lo.u32 %r17, %r18, %r19, %r20;
-	mov.u32 %r22, %ntid.x;
-	mov.u32 %r23, %tid.x;
-	mad.lo.u32 %r21, %r17, %r22, %r23;
-	shr.u32 %r16, %r21, 5;
-	cvt.s64.u32 %rd35, %r16;
-	.loc 11 48 4
-	setp.hs.u64 %p6, %rd35, 32;
-	@%p6 bra $L58_oob1;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd31, %rd36;
-	st.shared.f32 [%rd37], %f12;
-	bra.uni $L49_if_done;
-$L49_if_done:
-	.loc 11 50 8
-	bar.sync 0;
-	.loc 11 51 12
-	bra.uni $L59_entry;
-$L50_if_then:
-	.loc 11 53 15
-	mov.u32 %r29, %laneid;
-	cvt.s64.u32 %rd43, %r29;
-	.loc 11 53 8
-	setp.hs.u64 %p8, %rd43, 32;
-	@%p8 bra $L62_oob2;
-	shl.b64 %rd44, %rd43, 2;
-	add.s64 %rd45, %rd31, %rd44;
-	ld.shared.f32 %f19, [%rd45];
-	mov.f32 %f18, %f19;
-	bra.uni $L63_entry;
-$L52_ret_blockMax:
-	.loc 13 96 10
-	setp.gt.s64 %p10, %rd7, 0;
-	@%p10 bra $L8_cond_true;
-	bra.uni $L68_edge;
-$L53_entry:
-	mov.f32 %f13, %f4;
-	mov.s64 %rd32, 16;
-	bra.uni $L54_for_loop;
-$L54_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p4, %rd32, 0;
-	@%p4 bra $L55_for_body;
-	bra.uni $L56_for_done;
-$L55_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r14, %rd32;
-	shfl.sync.bfly.b32 %f14, %f13, %r14, 31, -1;
-	.loc 11 64 14
-	max.f32 %f15, %f13, %f14;
-	.loc 11 63 22
-	div.s64 %rd33, %rd32, 2;
-	mov.f32 %f13, %f15;
-	mov.s64 %rd32, %rd33;
-	bra.uni $L54_for_loop;
-$L56_for_done:
-	.loc 11 66 2
-	mov.f32 %f12, %f13;
-	bra.uni $L57_ret_warpMax;
-$L57_ret_warpMax:
-	.loc 11 47 11
-	mov.u32 %r15, %laneid;
-	cvt.s64.u32 %rd34, %r15;
-	.loc 11 47 14
-	setp.eq.s64 %p5, %rd34, 0;
-	@%p5 bra $L48_if_then;
-	bra.uni $L49_if_done;
-$L58_oob1:
-	.loc 11 48 4
-	mov.u64 %rd21, 0x3C00000002;
-	mov.u64 %rd22, %rd35;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L59_entry:
-	.loc 11 70 52
-	mov.u32 %r24, 0xFF800000;
-	mov.b32 %f17, %r24;
-	.loc 11 70 25
-	mov.f32 %f16, %f17;
-	bra.uni $L60_ret_negInf;
-$L60_ret_negInf:
-	.loc 11 52 11
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd38, %r25;
-	.loc 11 52 26
-	mov.u32 %r26, %ntid.x;
-	cvt.s64.u32 %rd39, %r26;
-	mov.u32 %r27, %ntid.y;
-	cvt.s64.u32 %rd40, %r27;
-	mov.u32 %r28, %ntid.z;
-	cvt.s64.u32 %rd41, %r28;
-	.loc 11 52 30
-	div.s64 %rd42, %rd39, 32;
-	.loc 11 52 14
-	setp.lt.s64 %p7, %rd38, %rd42;
-	@%p7 bra $L50_if_then;
-	bra.uni $L61_edge;
-$L61_edge:
-	mov.f32 %f18, %f16;
-	bra.uni $L63_entry;
-$L62_oob2:
-	.loc 11 53 8
-	mov.u64 %rd21, 0x3C00000003;
-	mov.u64 %rd22, %rd43;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L63_entry:
-	mov.f32 %f21, %f18;
-	mov.s64 %rd46, 16;
-	bra.uni $L64_for_loop;
-$L64_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p9, %rd46, 0;
-	@%p9 bra $L65_for_body;
-	bra.uni $L66_for_done;
-$L65_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r30, %rd46;
-	shfl.sync.bfly.b32 %f22, %f21, %r30, 31, -1;
-	.loc 11 64 14
-	max.f32 %f23, %f21, %f22;
-	.loc 11 63 22
-	div.s64 %rd47, %rd46, 2;
-	mov.f32 %f21, %f23;
-	mov.s64 %rd46, %rd47;
-	bra.uni $L64_for_loop;
-$L66_for_done:
-	.loc 11 66 2
-	mov.f32 %f20, %f21;
-	bra.uni $L67_ret_warpMax;
-$L67_ret_warpMax:
-	.loc 11 56 8
-	bar.sync 0;
-	.loc 11 57 2
-	mov.f32 %f11, %f20;
-	bra.uni $L52_ret_blockMax;
-$L68_edge:
-	mov.u32 %r31, 0;
+$L47_edge:
+	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
-$L69_edge:
-	mov.u32 %r31, 0;
+$L48_edge:
+	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
-$L70_edge:
-	mov.u32 %r31, %r32;
+$L49_edge:
+	mov.u32 %r27, %r28;
 	bra.uni $L7_if_done;
-$L71_entry:
+$L50_entry:
 	.loc 13 154 15
-	setp.hs.u64 %p14, %rd51, %rd5;
-	@%p14 bra $L75_oob3;
-	shl.b64 %rd52, %rd51, 1;
-	add.s64 %rd53, %rd4, %rd52;
-	ld.global.nc.u16 %rs1, [%rd53];
+	setp.hs.u64 %p10, %rd37, %rd5;
+	@%p10 bra $L54_oob1;
+	shl.b64 %rd38, %rd37, 1;
+	add.s64 %rd39, %rd4, %rd38;
+	ld.global.nc.u16 %rs1, [%rd39];
 	.loc 13 154 13
-	bra.uni $L76_entry;
-$L73_if_done:
+	bra.uni $L55_entry;
+$L52_if_done:
 	.loc 13 158 2
-	mov.f32 %f24, %f25;
-	bra.uni $L80_entry;
-$L75_oob3:
+	mov.f32 %f32, %f33;
+	bra.uni $L59_entry;
+$L54_oob1:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C00000002;
+	mov.u64 %rd22, %rd37;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L55_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f34, %rs1;
+	.loc 6 38 41
+	mov.f32 %f33, %f34;
+	bra.uni $L56_ret_load;
+$L56_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p11, %f33, %f33;
+	@%p11 bra $L57_entry;
+	bra.uni $L52_if_done;
+$L57_entry:
+	.loc 11 45 52
+	mov.u32 %r34, 0xFF800000;
+	mov.b32 %f36, %r34;
+	.loc 11 45 25
+	mov.f32 %f35, %f36;
+	bra.uni $L58_ret_negInf;
+$L58_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f32, %f35;
+	bra.uni $L59_entry;
+$L59_entry:
+	.loc 13 164 23
+	mov.b32 %r36, %f32;
+	.loc 13 165 6
+	and.b32 %r37, %r36, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p12, %r37, 0;
+	@%p12 bra $L60_if_then;
+	bra.uni $L61_if_done;
+$L60_if_then:
+	.loc 13 166 10
+	not.b32 %r38, %r36;
+	.loc 13 166 3
+	mov.u32 %r35, %r38;
+	bra.uni $L62_ret_orderKey;
+$L61_if_done:
+	.loc 13 168 11
+	or.b32 %r39, %r36, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r35, %r39;
+	bra.uni $L62_ret_orderKey;
+$L62_ret_orderKey:
+	.loc 13 101 40
+	setp.hs.u32 %p13, %r35, %r32;
+	@%p13 bra $L14_if_then;
+	bra.uni $L63_edge;
+$L63_edge:
+	mov.s32 %r40, %r33;
+	bra.uni $L15_if_done;
+$L64_edge:
+	mov.u32 %r77, %r28;
+	bra.uni $L17_if_done;
+$L65_edge:
+	mov.u32 %r78, %r27;
+	bra.uni $L109_entry;
+$L66_entry:
+	.loc 13 144 22
+	mov.u32 %r79, %tid.x;
+	cvt.s64.u32 %rd45, %r79;
+	mov.u32 %r80, %tid.y;
+	cvt.s64.u32 %rd46, %r80;
+	mov.u32 %r81, %tid.z;
+	cvt.s64.u32 %rd47, %r81;
+	mov.f32 %f38, 0f00000000;
+	mov.s64 %rd48, %rd45;
+	bra.uni $L67_for_loop;
+$L67_for_loop:
+	.loc 13 144 30
+	setp.lt.s64 %p18, %rd48, %rd6;
+	@%p18 bra $L68_for_body;
+	bra.uni $L69_for_done;
+$L68_for_body:
+	.loc 13 145 29
+	add.s64 %rd49, %rd12, %rd48;
+	.loc 13 145 18
+	bra.uni $L73_entry;
+$L69_for_done:
+	.loc 13 149 21
+	shfl.sync.bfly.b32 %f57, %f38, 16, 31, -1;
+	add.rn.f32 %f58, %f38, %f57;
+	shfl.sync.bfly.b32 %f59, %f58, 8, 31, -1;
+	add.rn.f32 %f60, %f58, %f59;
+	shfl.sync.bfly.b32 %f61, %f60, 4, 31, -1;
+	add.rn.f32 %f62, %f60, %f61;
+	shfl.sync.bfly.b32 %f63, %f62, 2, 31, -1;
+	add.rn.f32 %f64, %f62, %f63;
+	shfl.sync.bfly.b32 %f65, %f64, 1, 31, -1;
+	add.rn.f32 %f66, %f64, %f65;
+	mov.u32 %r92, %tid.z;
+	mov.u32 %r93, %ntid.y;
+	mov.u32 %r94, %tid.y;
+	mad.lo.u32 %r91, %r92, %r93, %r94;
+	mov.u32 %r96, %ntid.x;
+	mov.u32 %r97, %tid.x;
+	mad.lo.u32 %r95, %r91, %r96, %r97;
+	shr.u32 %r98, %r95, 5;
+	mov.u32 %r99, %laneid;
+	mov.u64 %rd56, kern_reduce;
+	mad.wide.u32 %rd57, %r98, 8, %rd56;
+	setp.eq.u32 %p24, %r99, 0;
+	@%p24 st.shared.f32 [%rd57], %f66;
+	bar.sync 0;
+	mov.u32 %r101, %ntid.x;
+	mov.u32 %r102, %ntid.y;
+	mul.lo.u32 %r100, %r101, %r102;
+	mov.u32 %r103, %ntid.z;
+	mul.lo.u32 %r100, %r100, %r103;
+	add.u32 %r100, %r100, 31;
+	shr.u32 %r100, %r100, 5;
+	setp.lo.u32 %p25, %r99, %r100;
+	mad.wide.u32 %rd58, %r99, 8, %rd56;
+	mov.f32 %f67, 0f00000000;
+	@%p25 ld.shared.f32 %f67, [%rd58];
+	shfl.sync.bfly.b32 %f68, %f67, 16, 31, -1;
+	add.rn.f32 %f69, %f67, %f68;
+	shfl.sync.bfly.b32 %f70, %f69, 8, 31, -1;
+	add.rn.f32 %f71, %f69, %f70;
+	shfl.sync.bfly.b32 %f72, %f71, 4, 31, -1;
+	add.rn.f32 %f73, %f71, %f72;
+	shfl.sync.bfly.b32 %f74, %f73, 2, 31, -1;
+	add.rn.f32 %f75, %f73, %f74;
+	shfl.sync.bfly.b32 %f76, %f75, 1, 31, -1;
+	add.rn.f32 %f77, %f75, %f76;
+	bar.sync 0;
+	.loc 13 149 2
+	mov.f32 %f37, %f77;
+	bra.uni $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L70_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f45, %f39, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f46, %f45, %f1;
+	.loc 13 146 16
+	max.f32 %f47, %f46, 0fC2D00000;
+	min.f32 %f47, %f47, 0f42B20000;
+	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f49, %f48;
+	fma.rn.f32 %f50, %f49, 0fBF317200, %f47;
+	fma.rn.f32 %f50, %f49, 0fB5BFBE8E, %f50;
+	mul.rn.f32 %f50, %f50, 0f3FB8AA3B;
+	ex2.approx.f32 %f51, %f50;
+	mul.rn.f32 %f52, %f49, 0f3F000000;
+	cvt.rmi.f32.f32 %f52, %f52;
+	sub.rn.f32 %f53, %f49, %f52;
+	ex2.approx.f32 %f54, %f52;
+	ex2.approx.f32 %f55, %f53;
+	mul.rn.f32 %f51, %f51, %f54;
+	mul.rn.f32 %f51, %f51, %f55;
+	setp.nan.f32 %p23, %f46, %f46;
+	selp.f32 %f51, %f46, %f51, %p23;
+	.loc 13 146 4
+	add.rn.f32 %f56, %f38, %f51;
+	mov.f32 %f44, %f56;
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 13 144 53
+	mov.u32 %r88, %ntid.x;
+	cvt.s64.u32 %rd52, %r88;
+	mov.u32 %r89, %ntid.y;
+	cvt.s64.u32 %rd53, %r89;
+	mov.u32 %r90, %ntid.z;
+	cvt.s64.u32 %rd54, %r90;
+	.loc 13 144 38
+	add.s64 %rd55, %rd48, %rd52;
+	mov.f32 %f38, %f44;
+	mov.s64 %rd48, %rd55;
+	bra.uni $L67_for_loop;
+$L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	.loc 13 112 18
+	mul.rn.f32 %f78, %f0, %f37;
+	mov.u32 %r104, 0;
+	mov.s64 %rd59, 31;
+	bra.uni $L20_for_loop;
+$L73_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p19, %rd49, %rd5;
+	@%p19 bra $L77_oob2;
+	shl.b64 %rd50, %rd49, 1;
+	add.s64 %rd51, %rd4, %rd50;
+	ld.global.nc.u16 %rs2, [%rd51];
+	.loc 13 154 13
+	bra.uni $L78_entry;
+$L75_if_done:
+	.loc 13 158 2
+	mov.f32 %f39, %f40;
+	bra.uni $L82_entry;
+$L77_oob2:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C00000003;
+	mov.u64 %rd22, %rd49;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L78_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f41, %rs2;
+	.loc 6 38 41
+	mov.f32 %f40, %f41;
+	bra.uni $L79_ret_load;
+$L79_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p20, %f40, %f40;
+	@%p20 bra $L80_entry;
+	bra.uni $L75_if_done;
+$L80_entry:
+	.loc 11 45 52
+	mov.u32 %r82, 0xFF800000;
+	mov.b32 %f43, %r82;
+	.loc 11 45 25
+	mov.f32 %f42, %f43;
+	bra.uni $L81_ret_negInf;
+$L81_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f39, %f42;
+	bra.uni $L82_entry;
+$L82_entry:
+	.loc 13 164 23
+	mov.b32 %r84, %f39;
+	.loc 13 165 6
+	and.b32 %r85, %r84, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p21, %r85, 0;
+	@%p21 bra $L83_if_then;
+	bra.uni $L84_if_done;
+$L83_if_then:
+	.loc 13 166 10
+	not.b32 %r86, %r84;
+	.loc 13 166 3
+	mov.u32 %r83, %r86;
+	bra.uni $L85_ret_orderKey;
+$L84_if_done:
+	.loc 13 168 11
+	or.b32 %r87, %r84, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r83, %r87;
+	bra.uni $L85_ret_orderKey;
+$L85_ret_orderKey:
+	.loc 13 145 46
+	setp.hs.u32 %p22, %r83, %r27;
+	@%p22 bra $L70_if_then;
+	bra.uni $L86_edge;
+$L86_edge:
+	mov.f32 %f44, %f38;
+	bra.uni $L71_if_done;
+$L87_entry:
+	.loc 13 144 22
+	mov.u32 %r110, %tid.x;
+	cvt.s64.u32 %rd61, %r110;
+	mov.u32 %r111, %tid.y;
+	cvt.s64.u32 %rd62, %r111;
+	mov.u32 %r112, %tid.z;
+	cvt.s64.u32 %rd63, %r112;
+	mov.f32 %f80, 0f00000000;
+	mov.s64 %rd64, %rd61;
+	bra.uni $L88_for_loop;
+$L88_for_loop:
+	.loc 13 144 30
+	setp.lt.s64 %p27, %rd64, %rd6;
+	@%p27 bra $L89_for_body;
+	bra.uni $L90_for_done;
+$L89_for_body:
+	.loc 13 145 29
+	add.s64 %rd65, %rd12, %rd64;
+	.loc 13 145 18
+	bra.uni $L94_entry;
+$L90_for_done:
+	.loc 13 149 21
+	shfl.sync.bfly.b32 %f99, %f80, 16, 31, -1;
+	add.rn.f32 %f100, %f80, %f99;
+	shfl.sync.bfly.b32 %f101, %f100, 8, 31, -1;
+	add.rn.f32 %f102, %f100, %f101;
+	shfl.sync.bfly.b32 %f103, %f102, 4, 31, -1;
+	add.rn.f32 %f104, %f102, %f103;
+	shfl.sync.bfly.b32 %f105, %f104, 2, 31, -1;
+	add.rn.f32 %f106, %f104, %f105;
+	shfl.sync.bfly.b32 %f107, %f106, 1, 31, -1;
+	add.rn.f32 %f108, %f106, %f107;
+	mov.u32 %r123, %tid.z;
+	mov.u32 %r124, %ntid.y;
+	mov.u32 %r125, %tid.y;
+	mad.lo.u32 %r122, %r123, %r124, %r125;
+	mov.u32 %r127, %ntid.x;
+	mov.u32 %r128, %tid.x;
+	mad.lo.u32 %r126, %r122, %r127, %r128;
+	shr.u32 %r129, %r126, 5;
+	mov.u32 %r130, %laneid;
+	mov.u64 %rd72, kern_reduce;
+	mad.wide.u32 %rd73, %r129, 8, %rd72;
+	setp.eq.u32 %p33, %r130, 0;
+	@%p33 st.shared.f32 [%rd73], %f108;
+	bar.sync 0;
+	mov.u32 %r132, %ntid.x;
+	mov.u32 %r133, %ntid.y;
+	mul.lo.u32 %r131, %r132, %r133;
+	mov.u32 %r134, %ntid.z;
+	mul.lo.u32 %r131, %r131, %r134;
+	add.u32 %r131, %r131, 31;
+	shr.u32 %r131, %r131, 5;
+	setp.lo.u32 %p34, %r130, %r131;
+	mad.wide.u32 %rd74, %r130, 8, %rd72;
+	mov.f32 %f109, 0f00000000;
+	@%p34 ld.shared.f32 %f109, [%rd74];
+	shfl.sync.bfly.b32 %f110, %f109, 16, 31, -1;
+	add.rn.f32 %f111, %f109, %f110;
+	shfl.sync.bfly.b32 %f112, %f111, 8, 31, -1;
+	add.rn.f32 %f113, %f111, %f112;
+	shfl.sync.bfly.b32 %f114, %f113, 4, 31, -1;
+	add.rn.f32 %f115, %f113, %f114;
+	shfl.sync.bfly.b32 %f116, %f115, 2, 31, -1;
+	add.rn.f32 %f117, %f115, %f116;
+	shfl.sync.bfly.b32 %f118, %f117, 1, 31, -1;
+	add.rn.f32 %f119, %f117, %f118;
+	bar.sync 0;
+	.loc 13 149 2
+	mov.f32 %f79, %f119;
+	bra.uni $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L91_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f87, %f81, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f88, %f87, %f1;
+	.loc 13 146 16
+	max.f32 %f89, %f88, 0fC2D00000;
+	min.f32 %f89, %f89, 0f42B20000;
+	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f91, %f90;
+	fma.rn.f32 %f92, %f91, 0fBF317200, %f89;
+	fma.rn.f32 %f92, %f91, 0fB5BFBE8E, %f92;
+	mul.rn.f32 %f92, %f92, 0f3FB8AA3B;
+	ex2.approx.f32 %f93, %f92;
+	mul.rn.f32 %f94, %f91, 0f3F000000;
+	cvt.rmi.f32.f32 %f94, %f94;
+	sub.rn.f32 %f95, %f91, %f94;
+	ex2.approx.f32 %f96, %f94;
+	ex2.approx.f32 %f97, %f95;
+	mul.rn.f32 %f93, %f93, %f96;
+	mul.rn.f32 %f93, %f93, %f97;
+	setp.nan.f32 %p32, %f88, %f88;
+	selp.f32 %f93, %f88, %f93, %p32;
+	.loc 13 146 4
+	add.rn.f32 %f98, %f80, %f93;
+	mov.f32 %f86, %f98;
+	bra.uni $L92_if_done;
+$L92_if_done:
+	.loc 13 144 53
+	mov.u32 %r119, %ntid.x;
+	cvt.s64.u32 %rd68, %r119;
+	mov.u32 %r120, %ntid.y;
+	cvt.s64.u32 %rd69, %r120;
+	mov.u32 %r121, %ntid.z;
+	cvt.s64.u32 %rd70, %r121;
+	.loc 13 144 38
+	add.s64 %rd71, %rd64, %rd68;
+	mov.f32 %f80, %f86;
+	mov.s64 %rd64, %rd71;
+	bra.uni $L88_for_loop;
+$L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	.loc 13 116 65
+	setp.ge.f32 %p35, %f79, %f78;
+	@%p35 bra $L23_if_then;
+	bra.uni $L108_edge;
+$L94_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p28, %rd65, %rd5;
+	@%p28 bra $L98_oob3;
+	shl.b64 %rd66, %rd65, 1;
+	add.s64 %rd67, %rd4, %rd66;
+	ld.global.nc.u16 %rs3, [%rd67];
+	.loc 13 154 13
+	bra.uni $L99_entry;
+$L96_if_done:
+	.loc 13 158 2
+	mov.f32 %f81, %f82;
+	bra.uni $L103_entry;
+$L98_oob3:
 	.loc 13 154 15
 	mov.u64 %rd21, 0x3C00000004;
-	mov.u64 %rd22, %rd51;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L76_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f26, %rs1;
-	.loc 6 35 41
-	mov.f32 %f25, %f26;
-	bra.uni $L77_ret_load;
-$L77_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p15, %f25, %f25;
-	@%p15 bra $L78_entry;
-	bra.uni $L73_if_done;
-$L78_entry:
-	.loc 11 70 52
-	mov.u32 %r38, 0xFF800000;
-	mov.b32 %f28, %r38;
-	.loc 11 70 25
-	mov.f32 %f27, %f28;
-	bra.uni $L79_ret_negInf;
-$L79_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f24, %f27;
-	bra.uni $L80_entry;
-$L80_entry:
-	.loc 13 164 23
-	mov.b32 %r40, %f24;
-	.loc 13 165 6
-	and.b32 %r41, %r40, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p16, %r41, 0;
-	@%p16 bra $L81_if_then;
-	bra.uni $L82_if_done;
-$L81_if_then:
-	.loc 13 166 10
-	not.b32 %r42, %r40;
-	.loc 13 166 3
-	mov.u32 %r39, %r42;
-	bra.uni $L83_ret_orderKey;
-$L82_if_done:
-	.loc 13 168 11
-	or.b32 %r43, %r40, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r39, %r43;
-	bra.uni $L83_ret_orderKey;
-$L83_ret_orderKey:
-	.loc 13 101 40
-	setp.hs.u32 %p17, %r39, %r36;
-	@%p17 bra $L14_if_then;
-	bra.uni $L84_edge;
-$L84_edge:
-	mov.s32 %r44, %r37;
-	bra.uni $L15_if_done;
-$L85_entry:
-	.loc 11 27 20
-	mov.u64 %rd55, smem1;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %r47, %r37, 16, 31, -1;
-	add.s32 %r48, %r37, %r47;
-	shfl.sync.bfly.b32 %r49, %r48, 8, 31, -1;
-	add.s32 %r50, %r48, %r49;
-	shfl.sync.bfly.b32 %r51, %r50, 4, 31, -1;
-	add.s32 %r52, %r50, %r51;
-	shfl.sync.bfly.b32 %r53, %r52, 2, 31, -1;
-	add.s32 %r54, %r52, %r53;
-	shfl.sync.bfly.b32 %r55, %r54, 1, 31, -1;
-	add.s32 %r56, %r54, %r55;
-	.loc 11 29 11
-	mov.u32 %r57, %laneid;
-	cvt.s64.u32 %rd56, %r57;
-	.loc 11 29 14
-	setp.eq.s64 %p18, %rd56, 0;
-	@%p18 bra $L86_if_then;
-	bra.uni $L87_if_done;
-$L86_if_then:
-	.loc 11 30 11
-	mov.u32 %r60, %tid.z;
-	mov.u32 %r61, %ntid.y;
-	mov.u32 %r62, %tid.y;
-	mad.lo.u32 %r59, %r60, %r61, %r62;
-	mov.u32 %r64, %ntid.x;
-	mov.u32 %r65, %tid.x;
-	mad.lo.u32 %r63, %r59, %r64, %r65;
-	shr.u32 %r58, %r63, 5;
-	cvt.s64.u32 %rd57, %r58;
-	.loc 11 30 4
-	setp.hs.u64 %p19, %rd57, 32;
-	@%p19 bra $L91_oob4;
-	shl.b64 %rd58, %rd57, 2;
-	add.s64 %rd59, %rd55, %rd58;
-	st.shared.s32 [%rd59], %r56;
-	bra.uni $L87_if_done;
-$L87_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r66, %laneid;
-	cvt.s64.u32 %rd60, %r66;
-	.loc 11 34 26
-	mov.u32 %r67, %ntid.x;
-	cvt.s64.u32 %rd61, %r67;
-	mov.u32 %r68, %ntid.y;
-	cvt.s64.u32 %rd62, %r68;
-	mov.u32 %r69, %ntid.z;
-	cvt.s64.u32 %rd63, %r69;
-	.loc 11 34 30
-	div.s64 %rd64, %rd61, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p20, %rd60, %rd64;
-	@%p20 bra $L88_if_then;
-	bra.uni $L92_edge;
-$L88_if_then:
-	.loc 11 35 15
-	mov.u32 %r71, %laneid;
-	cvt.s64.u32 %rd65, %r71;
-	.loc 11 35 8
-	setp.hs.u64 %p21, %rd65, 32;
-	@%p21 bra $L93_oob5;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd55, %rd66;
-	ld.shared.s32 %r72, [%rd67];
-	mov.s32 %r70, %r72;
-	bra.uni $L89_if_done;
-$L89_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %r73, %r70, 16, 31, -1;
-	add.s32 %r74, %r70, %r73;
-	shfl.sync.bfly.b32 %r75, %r74, 8, 31, -1;
-	add.s32 %r76, %r74, %r75;
-	shfl.sync.bfly.b32 %r77, %r76, 4, 31, -1;
-	add.s32 %r78, %r76, %r77;
-	shfl.sync.bfly.b32 %r79, %r78, 2, 31, -1;
-	add.s32 %r80, %r78, %r79;
-	shfl.sync.bfly.b32 %r81, %r80, 1, 31, -1;
-	add.s32 %r82, %r80, %r81;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.s32 %r46, %r82;
-	bra.uni $L90_ret_blockSum_u005bint32_u005d;
-$L90_ret_blockSum_u005bint32_u005d:
-	.loc 13 105 30
-	cvt.s32.s64 %r83, %rd7;
-	.loc 13 105 22
-	setp.ge.s32 %p22, %r46, %r83;
-	@%p22 bra $L16_if_then;
-	bra.uni $L94_edge;
-$L91_oob4:
-	.loc 11 30 4
-	mov.u64 %rd21, 0x3C00000005;
-	mov.u64 %rd22, %rd57;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L92_edge:
-	mov.s32 %r70, 0;
-	bra.uni $L89_if_done;
-$L93_oob5:
-	.loc 11 35 8
-	mov.u64 %rd21, 0x3C00000006;
 	mov.u64 %rd22, %rd65;
-	mov.u64 %rd23, 32;
+	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
-$L94_edge:
-	mov.u32 %r84, %r32;
-	bra.uni $L17_if_done;
-$L95_edge:
-	mov.u32 %r85, %r31;
-	bra.uni $L157_entry;
-$L96_entry:
-	.loc 13 144 22
-	mov.u32 %r86, %tid.x;
-	cvt.s64.u32 %rd69, %r86;
-	mov.u32 %r87, %tid.y;
-	cvt.s64.u32 %rd70, %r87;
-	mov.u32 %r88, %tid.z;
-	cvt.s64.u32 %rd71, %r88;
-	mov.f32 %f30, 0f00000000;
-	mov.s64 %rd72, %rd69;
-	bra.uni $L97_for_loop;
-$L97_for_loop:
-	.loc 13 144 30
-	setp.lt.s64 %p24, %rd72, %rd6;
-	@%p24 bra $L98_for_body;
-	bra.uni $L117_entry;
-$L98_for_body:
-	.loc 13 145 29
-	add.s64 %rd73, %rd12, %rd72;
-	.loc 13 145 18
+$L99_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f83, %rs3;
+	.loc 6 38 41
+	mov.f32 %f82, %f83;
+	bra.uni $L100_ret_load;
+$L100_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p29, %f82, %f82;
+	@%p29 bra $L101_entry;
+	bra.uni $L96_if_done;
+$L101_entry:
+	.loc 11 45 52
+	mov.u32 %r113, 0xFF800000;
+	mov.b32 %f85, %r113;
+	.loc 11 45 25
+	mov.f32 %f84, %f85;
+	bra.uni $L102_ret_negInf;
+$L102_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f81, %f84;
 	bra.uni $L103_entry;
-$L100_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f37, %f31, %f11;
-	.loc 13 146 25
-	mul.rn.f32 %f38, %f37, %f1;
-	.loc 13 146 16
-	max.f32 %f39, %f38, 0fC2D00000;
-	min.f32 %f39, %f39, 0f42B20000;
-	mul.rn.f32 %f40, %f39, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f41, %f40;
-	fma.rn.f32 %f42, %f41, 0fBF317200, %f39;
-	fma.rn.f32 %f42, %f41, 0fB5BFBE8E, %f42;
-	mul.rn.f32 %f42, %f42, 0f3FB8AA3B;
-	ex2.approx.f32 %f43, %f42;
-	mul.rn.f32 %f44, %f41, 0f3F000000;
-	cvt.rmi.f32.f32 %f44, %f44;
-	sub.rn.f32 %f45, %f41, %f44;
-	ex2.approx.f32 %f46, %f44;
-	ex2.approx.f32 %f47, %f45;
-	mul.rn.f32 %f43, %f43, %f46;
-	mul.rn.f32 %f43, %f43, %f47;
-	setp.nan.f32 %p29, %f38, %f38;
-	selp.f32 %f43, %f38, %f43, %p29;
-	.loc 13 146 4
-	add.rn.f32 %f48, %f30, %f43;
-	mov.f32 %f36, %f48;
-	bra.uni $L101_if_done;
-$L101_if_done:
-	.loc 13 144 53
-	mov.u32 %r95, %ntid.x;
-	cvt.s64.u32 %rd76, %r95;
-	mov.u32 %r96, %ntid.y;
-	cvt.s64.u32 %rd77, %r96;
-	mov.u32 %r97, %ntid.z;
-	cvt.s64.u32 %rd78, %r97;
-	.loc 13 144 38
-	add.s64 %rd79, %rd72, %rd76;
-	mov.f32 %f30, %f36;
-	mov.s64 %rd72, %rd79;
-	bra.uni $L97_for_loop;
-$L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	.loc 13 112 18
-	mul.rn.f32 %f72, %f0, %f29;
-	mov.u32 %r112, 0;
-	mov.s64 %rd93, 31;
-	bra.uni $L20_for_loop;
 $L103_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p25, %rd73, %rd5;
-	@%p25 bra $L107_oob6;
-	shl.b64 %rd74, %rd73, 1;
-	add.s64 %rd75, %rd4, %rd74;
-	ld.global.nc.u16 %rs2, [%rd75];
-	.loc 13 154 13
-	bra.uni $L108_entry;
-$L105_if_done:
-	.loc 13 158 2
-	mov.f32 %f31, %f32;
-	bra.uni $L112_entry;
-$L107_oob6:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000007;
-	mov.u64 %rd22, %rd73;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L108_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f33, %rs2;
-	.loc 6 35 41
-	mov.f32 %f32, %f33;
-	bra.uni $L109_ret_load;
-$L109_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p26, %f32, %f32;
-	@%p26 bra $L110_entry;
+	.loc 13 164 23
+	mov.b32 %r115, %f81;
+	.loc 13 165 6
+	and.b32 %r116, %r115, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p30, %r116, 0;
+	@%p30 bra $L104_if_then;
 	bra.uni $L105_if_done;
-$L110_entry:
-	.loc 11 70 52
-	mov.u32 %r89, 0xFF800000;
-	mov.b32 %f35, %r89;
-	.loc 11 70 25
-	mov.f32 %f34, %f35;
-	bra.uni $L111_ret_negInf;
-$L111_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f31, %f34;
-	bra.uni $L112_entry;
-$L112_entry:
-	.loc 13 164 23
-	mov.b32 %r91, %f31;
-	.loc 13 165 6
-	and.b32 %r92, %r91, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p27, %r92, 0;
-	@%p27 bra $L113_if_then;
-	bra.uni $L114_if_done;
-$L113_if_then:
+$L104_if_then:
 	.loc 13 166 10
-	not.b32 %r93, %r91;
+	not.b32 %r117, %r115;
 	.loc 13 166 3
-	mov.u32 %r90, %r93;
-	bra.uni $L115_ret_orderKey;
-$L114_if_done:
+	mov.u32 %r114, %r117;
+	bra.uni $L106_ret_orderKey;
+$L105_if_done:
 	.loc 13 168 11
-	or.b32 %r94, %r91, 0x80000000;
+	or.b32 %r118, %r115, 0x80000000;
 	.loc 13 168 2
-	mov.u32 %r90, %r94;
-	bra.uni $L115_ret_orderKey;
-$L115_ret_orderKey:
+	mov.u32 %r114, %r118;
+	bra.uni $L106_ret_orderKey;
+$L106_ret_orderKey:
 	.loc 13 145 46
-	setp.hs.u32 %p28, %r90, %r31;
-	@%p28 bra $L100_if_then;
-	bra.uni $L116_edge;
-$L116_edge:
-	mov.f32 %f36, %f30;
-	bra.uni $L101_if_done;
-$L117_entry:
-	.loc 11 27 20
-	mov.u64 %rd80, smem2;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f50, %f30, 16, 31, -1;
-	add.rn.f32 %f51, %f30, %f50;
-	shfl.sync.bfly.b32 %f52, %f51, 8, 31, -1;
-	add.rn.f32 %f53, %f51, %f52;
-	shfl.sync.bfly.b32 %f54, %f53, 4, 31, -1;
-	add.rn.f32 %f55, %f53, %f54;
-	shfl.sync.bfly.b32 %f56, %f55, 2, 31, -1;
-	add.rn.f32 %f57, %f55, %f56;
-	shfl.sync.bfly.b32 %f58, %f57, 1, 31, -1;
-	add.rn.f32 %f59, %f57, %f58;
-	.loc 11 29 11
-	mov.u32 %r98, %laneid;
-	cvt.s64.u32 %rd81, %r98;
-	.loc 11 29 14
-	setp.eq.s64 %p30, %rd81, 0;
-	@%p30 bra $L118_if_then;
-	bra.uni $L119_if_done;
-$L118_if_then:
-	.loc 11 30 11
-	mov.u32 %r101, %tid.z;
-	mov.u32 %r102, %ntid.y;
-	mov.u32 %r103, %tid.y;
-	mad.lo.u32 %r100, %r101, %r102, %r103;
-	mov.u32 %r105, %ntid.x;
-	mov.u32 %r106, %tid.x;
-	mad.lo.u32 %r104, %r100, %r105, %r106;
-	shr.u32 %r99, %r104, 5;
-	cvt.s64.u32 %rd82, %r99;
-	.loc 11 30 4
-	setp.hs.u64 %p31, %rd82, 32;
-	@%p31 bra $L123_oob7;
-	shl.b64 %rd83, %rd82, 2;
-	add.s64 %rd84, %rd80, %rd83;
-	st.shared.f32 [%rd84], %f59;
-	bra.uni $L119_if_done;
-$L119_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r107, %laneid;
-	cvt.s64.u32 %rd85, %r107;
-	.loc 11 34 26
-	mov.u32 %r108, %ntid.x;
-	cvt.s64.u32 %rd86, %r108;
-	mov.u32 %r109, %ntid.y;
-	cvt.s64.u32 %rd87, %r109;
-	mov.u32 %r110, %ntid.z;
-	cvt.s64.u32 %rd88, %r110;
-	.loc 11 34 30
-	div.s64 %rd89, %rd86, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p32, %rd85, %rd89;
-	@%p32 bra $L120_if_then;
-	bra.uni $L124_edge;
-$L120_if_then:
-	.loc 11 35 15
-	mov.u32 %r111, %laneid;
-	cvt.s64.u32 %rd90, %r111;
-	.loc 11 35 8
-	setp.hs.u64 %p33, %rd90, 32;
-	@%p33 bra $L125_oob8;
-	shl.b64 %rd91, %rd90, 2;
-	add.s64 %rd92, %rd80, %rd91;
-	ld.shared.f32 %f61, [%rd92];
-	mov.f32 %f60, %f61;
-	bra.uni $L121_if_done;
-$L121_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f62, %f60, 16, 31, -1;
-	add.rn.f32 %f63, %f60, %f62;
-	shfl.sync.bfly.b32 %f64, %f63, 8, 31, -1;
-	add.rn.f32 %f65, %f63, %f64;
-	shfl.sync.bfly.b32 %f66, %f65, 4, 31, -1;
-	add.rn.f32 %f67, %f65, %f66;
-	shfl.sync.bfly.b32 %f68, %f67, 2, 31, -1;
-	add.rn.f32 %f69, %f67, %f68;
-	shfl.sync.bfly.b32 %f70, %f69, 1, 31, -1;
-	add.rn.f32 %f71, %f69, %f70;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f49, %f71;
-	bra.uni $L122_ret_blockSum_u005bfloat32_u005d;
-$L122_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 149 2
-	mov.f32 %f29, %f49;
-	bra.uni $L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L123_oob7:
-	.loc 11 30 4
-	mov.u64 %rd21, 0x3C00000008;
-	mov.u64 %rd22, %rd82;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L124_edge:
-	mov.f32 %f60, 0f00000000;
-	bra.uni $L121_if_done;
-$L125_oob8:
-	.loc 11 35 8
-	mov.u64 %rd21, 0x3C00000009;
-	mov.u64 %rd22, %rd90;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L126_entry:
-	.loc 13 144 22
-	mov.u32 %r118, %tid.x;
-	cvt.s64.u32 %rd95, %r118;
-	mov.u32 %r119, %tid.y;
-	cvt.s64.u32 %rd96, %r119;
-	mov.u32 %r120, %tid.z;
-	cvt.s64.u32 %rd97, %r120;
-	mov.f32 %f74, 0f00000000;
-	mov.s64 %rd98, %rd95;
-	bra.uni $L127_for_loop;
-$L127_for_loop:
-	.loc 13 144 30
-	setp.lt.s64 %p35, %rd98, %rd6;
-	@%p35 bra $L128_for_body;
-	bra.uni $L147_entry;
-$L128_for_body:
-	.loc 13 145 29
-	add.s64 %rd99, %rd12, %rd98;
-	.loc 13 145 18
-	bra.uni $L133_entry;
-$L130_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f81, %f75, %f11;
-	.loc 13 146 25
-	mul.rn.f32 %f82, %f81, %f1;
-	.loc 13 146 16
-	max.f32 %f83, %f82, 0fC2D00000;
-	min.f32 %f83, %f83, 0f42B20000;
-	mul.rn.f32 %f84, %f83, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f85, %f84;
-	fma.rn.f32 %f86, %f85, 0fBF317200, %f83;
-	fma.rn.f32 %f86, %f85, 0fB5BFBE8E, %f86;
-	mul.rn.f32 %f86, %f86, 0f3FB8AA3B;
-	ex2.approx.f32 %f87, %f86;
-	mul.rn.f32 %f88, %f85, 0f3F000000;
-	cvt.rmi.f32.f32 %f88, %f88;
-	sub.rn.f32 %f89, %f85, %f88;
-	ex2.approx.f32 %f90, %f88;
-	ex2.approx.f32 %f91, %f89;
-	mul.rn.f32 %f87, %f87, %f90;
-	mul.rn.f32 %f87, %f87, %f91;
-	setp.nan.f32 %p40, %f82, %f82;
-	selp.f32 %f87, %f82, %f87, %p40;
-	.loc 13 146 4
-	add.rn.f32 %f92, %f74, %f87;
-	mov.f32 %f80, %f92;
-	bra.uni $L131_if_done;
-$L131_if_done:
-	.loc 13 144 53
-	mov.u32 %r127, %ntid.x;
-	cvt.s64.u32 %rd102, %r127;
-	mov.u32 %r128, %ntid.y;
-	cvt.s64.u32 %rd103, %r128;
-	mov.u32 %r129, %ntid.z;
-	cvt.s64.u32 %rd104, %r129;
-	.loc 13 144 38
-	add.s64 %rd105, %rd98, %rd102;
-	mov.f32 %f74, %f80;
-	mov.s64 %rd98, %rd105;
-	bra.uni $L127_for_loop;
-$L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	.loc 13 116 65
-	setp.ge.f32 %p45, %f73, %f72;
-	@%p45 bra $L23_if_then;
-	bra.uni $L156_edge;
-$L133_entry:
+	setp.hs.u32 %p31, %r114, %r109;
+	@%p31 bra $L91_if_then;
+	bra.uni $L107_edge;
+$L107_edge:
+	mov.f32 %f86, %f80;
+	bra.uni $L92_if_done;
+$L108_edge:
+	mov.u32 %r135, %r104;
+	bra.uni $L24_if_done;
+$L109_entry:
+	.loc 11 45 52
+	mov.u32 %r137, 0xFF800000;
+	mov.b32 %f121, %r137;
+	.loc 11 45 25
+	mov.f32 %f120, %f121;
+	bra.uni $L110_ret_negInf;
+$L110_ret_negInf:
+	mov.f32 %f122, %f120;
+	mov.s32 %r138, 2147483647;
+	mov.s64 %rd76, %rd13;
+	bra.uni $L25_for_loop;
+$L111_entry:
 	.loc 13 154 15
-	setp.hs.u64 %p36, %rd99, %rd5;
-	@%p36 bra $L137_oob9;
-	shl.b64 %rd100, %rd99, 1;
-	add.s64 %rd101, %rd4, %rd100;
-	ld.global.nc.u16 %rs3, [%rd101];
+	setp.hs.u64 %p37, %rd77, %rd5;
+	@%p37 bra $L115_oob4;
+	shl.b64 %rd78, %rd77, 1;
+	add.s64 %rd79, %rd4, %rd78;
+	ld.global.nc.u16 %rs4, [%rd79];
 	.loc 13 154 13
-	bra.uni $L138_entry;
-$L135_if_done:
+	bra.uni $L116_entry;
+$L113_if_done:
 	.loc 13 158 2
-	mov.f32 %f75, %f76;
-	bra.uni $L142_entry;
-$L137_oob9:
+	mov.f32 %f123, %f124;
+	bra.uni $L120_entry;
+$L115_oob4:
 	.loc 13 154 15
-	mov.u64 %rd21, 0x3C0000000A;
-	mov.u64 %rd22, %rd99;
+	mov.u64 %rd21, 0x3C00000005;
+	mov.u64 %rd22, %rd77;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
-$L138_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f77, %rs3;
-	.loc 6 35 41
-	mov.f32 %f76, %f77;
-	bra.uni $L139_ret_load;
-$L139_ret_load:
+$L116_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f125, %rs4;
+	.loc 6 38 41
+	mov.f32 %f124, %f125;
+	bra.uni $L117_ret_load;
+$L117_ret_load:
 	.loc 13 155 7
-	setp.neu.f32 %p37, %f76, %f76;
-	@%p37 bra $L140_entry;
-	bra.uni $L135_if_done;
-$L140_entry:
-	.loc 11 70 52
-	mov.u32 %r121, 0xFF800000;
-	mov.b32 %f79, %r121;
-	.loc 11 70 25
-	mov.f32 %f78, %f79;
-	bra.uni $L141_ret_negInf;
-$L141_ret_negInf:
+	setp.neu.f32 %p38, %f124, %f124;
+	@%p38 bra $L118_entry;
+	bra.uni $L113_if_done;
+$L118_entry:
+	.loc 11 45 52
+	mov.u32 %r139, 0xFF800000;
+	mov.b32 %f127, %r139;
+	.loc 11 45 25
+	mov.f32 %f126, %f127;
+	bra.uni $L119_ret_negInf;
+$L119_ret_negInf:
 	.loc 13 156 3
-	mov.f32 %f75, %f78;
-	bra.uni $L142_entry;
-$L142_entry:
+	mov.f32 %f123, %f126;
+	bra.uni $L120_entry;
+$L120_entry:
 	.loc 13 164 23
-	mov.b32 %r123, %f75;
+	mov.b32 %r141, %f123;
 	.loc 13 165 6
-	and.b32 %r124, %r123, 0x80000000;
+	and.b32 %r142, %r141, 0x80000000;
 	.loc 13 165 18
-	setp.ne.u32 %p38, %r124, 0;
-	@%p38 bra $L143_if_then;
-	bra.uni $L144_if_done;
-$L143_if_then:
+	setp.ne.u32 %p39, %r142, 0;
+	@%p39 bra $L121_if_then;
+	bra.uni $L122_if_done;
+$L121_if_then:
 	.loc 13 166 10
-	not.b32 %r125, %r123;
+	not.b32 %r143, %r141;
 	.loc 13 166 3
-	mov.u32 %r122, %r125;
-	bra.uni $L145_ret_orderKey;
-$L144_if_done:
+	mov.u32 %r140, %r143;
+	bra.uni $L123_ret_orderKey;
+$L122_if_done:
 	.loc 13 168 11
-	or.b32 %r126, %r123, 0x80000000;
+	or.b32 %r144, %r141, 0x80000000;
 	.loc 13 168 2
-	mov.u32 %r122, %r126;
-	bra.uni $L145_ret_orderKey;
-$L145_ret_orderKey:
-	.loc 13 145 46
-	setp.hs.u32 %p39, %r122, %r117;
-	@%p39 bra $L130_if_then;
-	bra.uni $L146_edge;
+	mov.u32 %r140, %r144;
+	bra.uni $L123_ret_orderKey;
+$L123_ret_orderKey:
+	.loc 13 126 18
+	setp.hs.u32 %p40, %r140, %r78;
+	@%p40 bra $L28_if_then;
+	bra.uni $L124_edge;
+$L124_edge:
+	mov.f32 %f128, %f122;
+	mov.s32 %r145, %r138;
+	bra.uni $L29_if_done;
+$L126_ret_gumbel:
+	.loc 13 127 23
+	add.rn.f32 %f142, %f130, %f131;
+	.loc 13 128 25
+	cvt.s32.s64 %r147, %rd76;
+	.loc 13 128 16
+	bra.uni $L133_entry;
+$L127_entry:
+	.loc 13 174 25
+	mov.u64 %rd80, %rd9;
+	.loc 13 174 30
+	shl.b64 %rd81, %rd80, 32;
+	.loc 13 174 48
+	cvt.u32.s64 %r146, %rd76;
+	.loc 13 174 41
+	cvt.u64.u32 %rd82, %r146;
+	.loc 13 174 34
+	or.b64 %rd83, %rd81, %rd82;
+	.loc 13 174 18
+	bra.uni $L129_entry;
+$L128_ret_uniform:
+	.loc 13 188 26
+	lg2.approx.f32 %f136, %f132;
+	mul.rn.f32 %f137, %f136, 0f3F317218;
+	.loc 13 188 18
+	neg.f32 %f138, %f137;
+	.loc 13 188 17
+	lg2.approx.f32 %f139, %f138;
+	mul.rn.f32 %f140, %f139, 0f3F317218;
+	.loc 13 188 9
+	neg.f32 %f141, %f140;
+	.loc 13 188 2
+	mov.f32 %f131, %f141;
+	bra.uni $L126_ret_gumbel;
+$L129_entry:
+	.loc 13 181 12
+	shr.u64 %rd85, %rd83, 30;
+	.loc 13 181 9
+	xor.b64 %rd86, %rd83, %rd85;
+	.loc 13 181 18
+	mul.lo.u64 %rd87, %rd86, 0xBF58476D1CE4E5B9;
+	.loc 13 182 12
+	shr.u64 %rd88, %rd87, 27;
+	.loc 13 182 9
+	xor.b64 %rd89, %rd87, %rd88;
+	.loc 13 182 18
+	mul.lo.u64 %rd90, %rd89, 0x94D049BB133111EB;
+	.loc 13 183 14
+	shr.u64 %rd91, %rd90, 31;
+	.loc 13 183 11
+	xor.b64 %rd92, %rd90, %rd91;
+	.loc 13 183 2
+	mov.u64 %rd84, %rd92;
+	bra.uni $L130_ret_mix64;
+$L130_ret_mix64:
+	.loc 13 174 54
+	xor.b64 %rd93, %rd84, %rd8;
+	.loc 13 174 12
+	bra.uni $L131_entry;
+$L131_entry:
+	.loc 13 181 12
+	shr.u64 %rd95, %rd93, 30;
+	.loc 13 181 9
+	xor.b64 %rd96, %rd93, %rd95;
+	.loc 13 181 18
+	mul.lo.u64 %rd97, %rd96, 0xBF58476D1CE4E5B9;
+	.loc 13 182 12
+	shr.u64 %rd98, %rd97, 27;
+	.loc 13 182 9
+	xor.b64 %rd99, %rd97, %rd98;
+	.loc 13 182 18
+	mul.lo.u64 %rd100, %rd99, 0x94D049BB133111EB;
+	.loc 13 183 14
+	shr.u64 %rd101, %rd100, 31;
+	.loc 13 183 11
+	xor.b64 %rd102, %rd100, %rd101;
+	.loc 13 183 2
+	mov.u64 %rd94, %rd102;
+	bra.uni $L132_ret_mix64;
+$L132_ret_mix64:
+	.loc 13 175 19
+	shr.u64 %rd103, %rd94, 40;
+	.loc 13 175 17
+	cvt.rn.f32.u64 %f133, %rd103;
+	.loc 13 175 25
+	add.rn.f32 %f134, %f133, 0f3F000000;
+	.loc 13 175 32
+	mul.rn.f32 %f135, %f134, 0f33800000;
+	.loc 13 175 2
+	mov.f32 %f132, %f135;
+	bra.uni $L128_ret_uniform;
+$L133_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p42, %f142, %f142;
+	@%p42 bra $L134_switch_body;
+	bra.uni $L136_switch_next;
+$L134_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p43, %f122, %f122;
+	@%p43 bra $L145_edge;
+	bra.uni $L137_binop_rhs;
+$L135_switch_body:
+	.loc 5 105 3
+	mov.pred %p41, 0;
+	bra.uni $L144_ret_argBetter;
+$L136_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p46, %f122, %f122;
+	@%p46 bra $L135_switch_body;
+	bra.uni $L139_switch_next;
+$L137_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p45, %r147, %r138;
+	mov.pred %p44, %p45;
+	bra.uni $L138_binop_done;
+$L138_binop_done:
+	.loc 5 103 3
+	mov.pred %p41, %p44;
+	bra.uni $L144_ret_argBetter;
+$L139_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p47, %f142, %f122;
+	@%p47 bra $L146_edge;
+	bra.uni $L140_binop_rhs;
+$L140_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p49, %f142, %f122;
+	@%p49 bra $L142_binop_rhs;
+	bra.uni $L147_edge;
+$L141_binop_done:
+	.loc 5 107 2
+	mov.pred %p41, %p48;
+	bra.uni $L144_ret_argBetter;
+$L142_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p51, %r147, %r138;
+	mov.pred %p50, %p51;
+	bra.uni $L143_binop_done;
+$L143_binop_done:
+	mov.pred %p48, %p50;
+	bra.uni $L141_binop_done;
+$L144_ret_argBetter:
+	@%p41 bra $L30_if_then;
+	bra.uni $L148_edge;
+$L145_edge:
+	mov.pred %p44, 1;
+	bra.uni $L138_binop_done;
 $L146_edge:
-	mov.f32 %f80, %f74;
-	bra.uni $L131_if_done;
-$L147_entry:
-	.loc 11 27 20
-	mov.u64 %rd106, smem2;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f94, %f74, 16, 31, -1;
-	add.rn.f32 %f95, %f74, %f94;
-	shfl.sync.bfly.b32 %f96, %f95, 8, 31, -1;
-	add.rn.f32 %f97, %f95, %f96;
-	shfl.sync.bfly.b32 %f98, %f97, 4, 31, -1;
-	add.rn.f32 %f99, %f97, %f98;
-	shfl.sync.bfly.b32 %f100, %f99, 2, 31, -1;
-	add.rn.f32 %f101, %f99, %f100;
-	shfl.sync.bfly.b32 %f102, %f101, 1, 31, -1;
-	add.rn.f32 %f103, %f101, %f102;
-	.loc 11 29 11
-	mov.u32 %r130, %laneid;
-	cvt.s64.u32 %rd107, %r130;
-	.loc 11 29 14
-	setp.eq.s64 %p41, %rd107, 0;
-	@%p41 bra $L148_if_then;
-	bra.uni $L149_if_done;
-$L148_if_then:
-	.loc 11 30 11
-	mov.u32 %r133, %tid.z;
-	mov.u32 %r134, %ntid.y;
-	mov.u32 %r135, %tid.y;
-	mad.lo.u32 %r132, %r133, %r134, %r135;
-	mov.u32 %r137, %ntid.x;
-	mov.u32 %r138, %tid.x;
-	mad.lo.u32 %r136, %r132, %r137, %r138;
-	shr.u32 %r131, %r136, 5;
-	cvt.s64.u32 %rd108, %r131;
-	.loc 11 30 4
-	setp.hs.u64 %p42, %rd108, 32;
-	@%p42 bra $L153_oob10;
-	shl.b64 %rd109, %rd108, 2;
-	add.s64 %rd110, %rd106, %rd109;
-	st.shared.f32 [%rd110], %f103;
-	bra.uni $L149_if_done;
-$L149_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r139, %laneid;
-	cvt.s64.u32 %rd111, %r139;
-	.loc 11 34 26
-	mov.u32 %r140, %ntid.x;
-	cvt.s64.u32 %rd112, %r140;
-	mov.u32 %r141, %ntid.y;
-	cvt.s64.u32 %rd113, %r141;
-	mov.u32 %r142, %ntid.z;
-	cvt.s64.u32 %rd114, %r142;
-	.loc 11 34 30
-	div.s64 %rd115, %rd112, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p43, %rd111, %rd115;
-	@%p43 bra $L150_if_then;
-	bra.uni $L154_edge;
+	mov.pred %p48, 1;
+	bra.uni $L141_binop_done;
+$L147_edge:
+	mov.pred %p50, 0;
+	bra.uni $L143_binop_done;
+$L148_edge:
+	mov.f32 %f128, %f122;
+	mov.s32 %r145, %r138;
+	bra.uni $L29_if_done;
+$L149_entry:
+	.loc 11 17 27
+	mov.u64 %rd105, smem0;
+	.loc 11 18 25
+	mov.u64 %rd106, smem1;
+	.loc 11 19 19
+	bra.uni $L155_entry;
 $L150_if_then:
-	.loc 11 35 15
-	mov.u32 %r143, %laneid;
-	cvt.s64.u32 %rd116, %r143;
-	.loc 11 35 8
-	setp.hs.u64 %p44, %rd116, 32;
-	@%p44 bra $L155_oob11;
-	shl.b64 %rd117, %rd116, 2;
-	add.s64 %rd118, %rd106, %rd117;
-	ld.shared.f32 %f105, [%rd118];
-	mov.f32 %f104, %f105;
+	.loc 11 21 12
+	mov.u32 %r159, %tid.z;
+	mov.u32 %r160, %ntid.y;
+	mov.u32 %r161, %tid.y;
+	mad.lo.u32 %r158, %r159, %r160, %r161;
+	mov.u32 %r163, %ntid.x;
+	mov.u32 %r164, %tid.x;
+	mad.lo.u32 %r162, %r158, %r163, %r164;
+	shr.u32 %r157, %r162, 5;
+	cvt.s64.u32 %rd110, %r157;
+	.loc 11 21 26
+	mov.u32 %r167, %tid.z;
+	mov.u32 %r168, %ntid.y;
+	mov.u32 %r169, %tid.y;
+	mad.lo.u32 %r166, %r167, %r168, %r169;
+	mov.u32 %r171, %ntid.x;
+	mov.u32 %r172, %tid.x;
+	mad.lo.u32 %r170, %r166, %r171, %r172;
+	shr.u32 %r165, %r170, 5;
+	cvt.s64.u32 %rd111, %r165;
+	.loc 11 21 5
+	setp.hs.u64 %p65, %rd110, 32;
+	@%p65 bra $L178_oob5;
+	shl.b64 %rd112, %rd110, 2;
+	add.s64 %rd113, %rd105, %rd112;
+	st.shared.f32 [%rd113], %f144;
+	.loc 11 21 19
+	setp.hs.u64 %p66, %rd111, 32;
+	@%p66 bra $L179_oob6;
+	shl.b64 %rd114, %rd111, 2;
+	add.s64 %rd115, %rd106, %rd114;
+	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
 $L151_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f106, %f104, 16, 31, -1;
-	add.rn.f32 %f107, %f104, %f106;
-	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
-	add.rn.f32 %f109, %f107, %f108;
-	shfl.sync.bfly.b32 %f110, %f109, 4, 31, -1;
-	add.rn.f32 %f111, %f109, %f110;
-	shfl.sync.bfly.b32 %f112, %f111, 2, 31, -1;
-	add.rn.f32 %f113, %f111, %f112;
-	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
-	add.rn.f32 %f115, %f113, %f114;
-	.loc 11 38 8
+	.loc 11 23 8
 	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f93, %f115;
-	bra.uni $L152_ret_blockSum_u005bfloat32_u005d;
-$L152_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 149 2
-	mov.f32 %f73, %f93;
-	bra.uni $L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L153_oob10:
-	.loc 11 30 4
-	mov.u64 %rd21, 0x3C0000000B;
-	mov.u64 %rd22, %rd108;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L154_edge:
-	mov.f32 %f104, 0f00000000;
-	bra.uni $L151_if_done;
-$L155_oob11:
-	.loc 11 35 8
-	mov.u64 %rd21, 0x3C0000000C;
-	mov.u64 %rd22, %rd116;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L156_edge:
-	mov.u32 %r144, %r112;
-	bra.uni $L24_if_done;
-$L157_entry:
-	.loc 11 70 52
-	mov.u32 %r146, 0xFF800000;
-	mov.b32 %f117, %r146;
-	.loc 11 70 25
-	mov.f32 %f116, %f117;
-	bra.uni $L158_ret_negInf;
-$L158_ret_negInf:
-	mov.f32 %f118, %f116;
-	mov.s32 %r147, 2147483647;
-	mov.s64 %rd120, %rd13;
-	bra.uni $L25_for_loop;
-$L159_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p47, %rd121, %rd5;
-	@%p47 bra $L163_oob12;
-	shl.b64 %rd122, %rd121, 1;
-	add.s64 %rd123, %rd4, %rd122;
-	ld.global.nc.u16 %rs4, [%rd123];
-	.loc 13 154 13
-	bra.uni $L164_entry;
-$L161_if_done:
-	.loc 13 158 2
-	mov.f32 %f119, %f120;
-	bra.uni $L168_entry;
-$L163_oob12:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C0000000D;
-	mov.u64 %rd22, %rd121;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L164_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f121, %rs4;
-	.loc 6 35 41
-	mov.f32 %f120, %f121;
-	bra.uni $L165_ret_load;
-$L165_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p48, %f120, %f120;
-	@%p48 bra $L166_entry;
-	bra.uni $L161_if_done;
-$L166_entry:
-	.loc 11 70 52
-	mov.u32 %r148, 0xFF800000;
-	mov.b32 %f123, %r148;
-	.loc 11 70 25
-	mov.f32 %f122, %f123;
-	bra.uni $L167_ret_negInf;
-$L167_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f119, %f122;
-	bra.uni $L168_entry;
-$L168_entry:
-	.loc 13 164 23
-	mov.b32 %r150, %f119;
-	.loc 13 165 6
-	and.b32 %r151, %r150, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p49, %r151, 0;
-	@%p49 bra $L169_if_then;
-	bra.uni $L170_if_done;
-$L169_if_then:
-	.loc 13 166 10
-	not.b32 %r152, %r150;
-	.loc 13 166 3
-	mov.u32 %r149, %r152;
-	bra.uni $L171_ret_orderKey;
-$L170_if_done:
-	.loc 13 168 11
-	or.b32 %r153, %r150, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r149, %r153;
-	bra.uni $L171_ret_orderKey;
-$L171_ret_orderKey:
-	.loc 13 126 18
-	setp.hs.u32 %p50, %r149, %r85;
-	@%p50 bra $L28_if_then;
-	bra.uni $L172_edge;
-$L172_edge:
-	mov.f32 %f124, %f118;
-	mov.s32 %r154, %r147;
-	bra.uni $L29_if_done;
-$L174_ret_gumbel:
-	.loc 13 127 23
-	add.rn.f32 %f138, %f126, %f127;
-	.loc 13 128 25
-	cvt.s32.s64 %r156, %rd120;
-	.loc 13 128 16
-	bra.uni $L181_entry;
-$L175_entry:
-	.loc 13 174 25
-	mov.u64 %rd124, %rd9;
-	.loc 13 174 30
-	shl.b64 %rd125, %rd124, 32;
-	.loc 13 174 48
-	cvt.u32.s64 %r155, %rd120;
-	.loc 13 174 41
-	cvt.u64.u32 %rd126, %r155;
-	.loc 13 174 34
-	or.b64 %rd127, %rd125, %rd126;
-	.loc 13 174 18
-	bra.uni $L177_entry;
-$L176_ret_uniform:
-	.loc 13 188 26
-	lg2.approx.f32 %f132, %f128;
-	mul.rn.f32 %f133, %f132, 0f3F317218;
-	.loc 13 188 18
-	neg.f32 %f134, %f133;
-	.loc 13 188 17
-	lg2.approx.f32 %f135, %f134;
-	mul.rn.f32 %f136, %f135, 0f3F317218;
-	.loc 13 188 9
-	neg.f32 %f137, %f136;
-	.loc 13 188 2
-	mov.f32 %f127, %f137;
-	bra.uni $L174_ret_gumbel;
-$L177_entry:
-	.loc 13 181 12
-	shr.u64 %rd129, %rd127, 30;
-	.loc 13 181 9
-	xor.b64 %rd130, %rd127, %rd129;
-	.loc 13 181 18
-	mul.lo.u64 %rd131, %rd130, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
-	shr.u64 %rd132, %rd131, 27;
-	.loc 13 182 9
-	xor.b64 %rd133, %rd131, %rd132;
-	.loc 13 182 18
-	mul.lo.u64 %rd134, %rd133, 0x94D049BB133111EB;
-	.loc 13 183 14
-	shr.u64 %rd135, %rd134, 31;
-	.loc 13 183 11
-	xor.b64 %rd136, %rd134, %rd135;
-	.loc 13 183 2
-	mov.u64 %rd128, %rd136;
-	bra.uni $L178_ret_mix64;
-$L178_ret_mix64:
-	.loc 13 174 54
-	xor.b64 %rd137, %rd128, %rd8;
-	.loc 13 174 12
-	bra.uni $L179_entry;
-$L179_entry:
-	.loc 13 181 12
-	shr.u64 %rd139, %rd137, 30;
-	.loc 13 181 9
-	xor.b64 %rd140, %rd137, %rd139;
-	.loc 13 181 18
-	mul.lo.u64 %rd141, %rd140, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
-	shr.u64 %rd142, %rd141, 27;
-	.loc 13 182 9
-	xor.b64 %rd143, %rd141, %rd142;
-	.loc 13 182 18
-	mul.lo.u64 %rd144, %rd143, 0x94D049BB133111EB;
-	.loc 13 183 14
-	shr.u64 %rd145, %rd144, 31;
-	.loc 13 183 11
-	xor.b64 %rd146, %rd144, %rd145;
-	.loc 13 183 2
-	mov.u64 %rd138, %rd146;
-	bra.uni $L180_ret_mix64;
-$L180_ret_mix64:
-	.loc 13 175 19
-	shr.u64 %rd147, %rd138, 40;
-	.loc 13 175 17
-	cvt.rn.f32.u64 %f129, %rd147;
-	.loc 13 175 25
-	add.rn.f32 %f130, %f129, 0f3F000000;
-	.loc 13 175 32
-	mul.rn.f32 %f131, %f130, 0f33800000;
-	.loc 13 175 2
-	mov.f32 %f128, %f131;
-	bra.uni $L176_ret_uniform;
-$L181_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p52, %f138, %f138;
-	@%p52 bra $L182_switch_body;
-	bra.uni $L184_switch_next;
-$L182_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p53, %f118, %f118;
-	@%p53 bra $L193_edge;
-	bra.uni $L185_binop_rhs;
-$L183_switch_body:
-	.loc 5 105 3
-	mov.pred %p51, 0;
-	bra.uni $L192_ret_argBetter;
-$L184_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p56, %f118, %f118;
-	@%p56 bra $L183_switch_body;
-	bra.uni $L187_switch_next;
-$L185_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p55, %r156, %r147;
-	mov.pred %p54, %p55;
-	bra.uni $L186_binop_done;
-$L186_binop_done:
-	.loc 5 103 3
-	mov.pred %p51, %p54;
-	bra.uni $L192_ret_argBetter;
-$L187_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p57, %f138, %f118;
-	@%p57 bra $L194_edge;
-	bra.uni $L188_binop_rhs;
-$L188_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p59, %f138, %f118;
-	@%p59 bra $L190_binop_rhs;
-	bra.uni $L195_edge;
-$L189_binop_done:
-	.loc 5 107 2
-	mov.pred %p51, %p58;
-	bra.uni $L192_ret_argBetter;
-$L190_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p61, %r156, %r147;
-	mov.pred %p60, %p61;
-	bra.uni $L191_binop_done;
-$L191_binop_done:
-	mov.pred %p58, %p60;
-	bra.uni $L189_binop_done;
-$L192_ret_argBetter:
-	@%p51 bra $L30_if_then;
-	bra.uni $L196_edge;
-$L193_edge:
-	mov.pred %p54, 1;
-	bra.uni $L186_binop_done;
-$L194_edge:
-	mov.pred %p58, 1;
-	bra.uni $L189_binop_done;
-$L195_edge:
-	mov.pred %p60, 0;
-	bra.uni $L191_binop_done;
-$L196_edge:
-	mov.f32 %f124, %f118;
-	mov.s32 %r154, %r147;
-	bra.uni $L29_if_done;
-$L197_entry:
-	.loc 5 113 27
-	mov.u64 %rd149, smem3;
-	.loc 5 114 25
-	mov.u64 %rd150, smem4;
-	.loc 5 115 19
-	bra.uni $L203_entry;
-$L198_if_then:
-	.loc 5 117 12
-	mov.u32 %r168, %tid.z;
-	mov.u32 %r169, %ntid.y;
-	mov.u32 %r170, %tid.y;
-	mad.lo.u32 %r167, %r168, %r169, %r170;
-	mov.u32 %r172, %ntid.x;
-	mov.u32 %r173, %tid.x;
-	mad.lo.u32 %r171, %r167, %r172, %r173;
-	shr.u32 %r166, %r171, 5;
-	cvt.s64.u32 %rd154, %r166;
-	.loc 5 117 26
-	mov.u32 %r176, %tid.z;
-	mov.u32 %r177, %ntid.y;
-	mov.u32 %r178, %tid.y;
-	mad.lo.u32 %r175, %r176, %r177, %r178;
-	mov.u32 %r180, %ntid.x;
-	mov.u32 %r181, %tid.x;
-	mad.lo.u32 %r179, %r175, %r180, %r181;
-	shr.u32 %r174, %r179, 5;
-	cvt.s64.u32 %rd155, %r174;
-	.loc 5 117 5
-	setp.hs.u64 %p75, %rd154, 32;
-	@%p75 bra $L226_oob13;
-	shl.b64 %rd156, %rd154, 2;
-	add.s64 %rd157, %rd149, %rd156;
-	st.shared.f32 [%rd157], %f140;
-	.loc 5 117 19
-	setp.hs.u64 %p76, %rd155, 32;
-	@%p76 bra $L227_oob14;
-	shl.b64 %rd158, %rd155, 2;
-	add.s64 %rd159, %rd150, %rd158;
-	st.shared.s32 [%rd159], %r159;
-	bra.uni $L199_if_done;
-$L199_if_done:
-	.loc 5 119 8
-	bar.sync 0;
-	.loc 5 120 15
-	bra.uni $L228_entry;
-$L200_if_then:
-	.loc 5 122 19
-	mov.u32 %r188, %laneid;
-	cvt.s64.u32 %rd165, %r188;
-	.loc 5 122 12
-	setp.hs.u64 %p78, %rd165, 32;
-	@%p78 bra $L231_oob15;
-	shl.b64 %rd166, %rd165, 2;
-	add.s64 %rd167, %rd149, %rd166;
-	ld.shared.f32 %f147, [%rd167];
-	.loc 5 122 33
-	mov.u32 %r189, %laneid;
-	cvt.s64.u32 %rd168, %r189;
-	.loc 5 122 26
-	setp.hs.u64 %p79, %rd168, 32;
-	@%p79 bra $L232_oob16;
-	shl.b64 %rd169, %rd168, 2;
-	add.s64 %rd170, %rd150, %rd169;
-	ld.shared.s32 %r190, [%rd170];
-	mov.f32 %f146, %f147;
-	mov.s32 %r187, %r190;
-	bra.uni $L233_entry;
-$L202_ret_blockArgMax:
+	.loc 11 24 15
+	bra.uni $L180_entry;
+$L152_if_then:
+	.loc 11 26 19
+	mov.u32 %r179, %laneid;
+	cvt.s64.u32 %rd121, %r179;
+	.loc 11 26 12
+	setp.hs.u64 %p68, %rd121, 32;
+	@%p68 bra $L183_oob7;
+	shl.b64 %rd122, %rd121, 2;
+	add.s64 %rd123, %rd105, %rd122;
+	ld.shared.f32 %f151, [%rd123];
+	.loc 11 26 33
+	mov.u32 %r180, %laneid;
+	cvt.s64.u32 %rd124, %r180;
+	.loc 11 26 26
+	setp.hs.u64 %p69, %rd124, 32;
+	@%p69 bra $L184_oob8;
+	shl.b64 %rd125, %rd124, 2;
+	add.s64 %rd126, %rd106, %rd125;
+	ld.shared.s32 %r181, [%rd126];
+	mov.f32 %f150, %f151;
+	mov.s32 %r178, %r181;
+	bra.uni $L185_entry;
+$L154_ret_blockArgMax:
 	.loc 13 134 9
-	setp.eq.s64 %p92, %rd13, 0;
-	@%p92 bra $L31_if_then;
+	setp.eq.s64 %p82, %rd13, 0;
+	@%p82 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L203_entry:
-	mov.f32 %f141, %f118;
-	mov.s32 %r160, %r147;
-	mov.s64 %rd151, 16;
-	bra.uni $L204_for_loop;
-$L204_for_loop:
-	.loc 5 131 17
-	setp.gt.s64 %p62, %rd151, 0;
-	@%p62 bra $L205_for_body;
-	bra.uni $L206_for_done;
-$L205_for_body:
-	.loc 5 132 22
-	cvt.u32.u64 %r161, %rd151;
-	shfl.sync.bfly.b32 %f142, %f141, %r161, 31, -1;
-	.loc 5 132 44
-	cvt.u32.u64 %r162, %rd151;
-	shfl.sync.bfly.b32 %r163, %r160, %r162, 31, -1;
-	.loc 5 133 15
-	bra.uni $L210_entry;
-$L206_for_done:
-	.loc 5 137 2
-	mov.f32 %f140, %f141;
-	mov.s32 %r159, %r160;
-	bra.uni $L209_ret_warpArgMax;
-$L207_if_then:
-	mov.f32 %f143, %f142;
-	mov.s32 %r164, %r163;
-	bra.uni $L208_if_done;
-$L208_if_done:
-	.loc 5 131 22
-	div.s64 %rd152, %rd151, 2;
-	mov.f32 %f141, %f143;
-	mov.s32 %r160, %r164;
-	mov.s64 %rd151, %rd152;
-	bra.uni $L204_for_loop;
-$L209_ret_warpArgMax:
-	.loc 5 116 11
-	mov.u32 %r165, %laneid;
-	cvt.s64.u32 %rd153, %r165;
-	.loc 5 116 14
-	setp.eq.s64 %p74, %rd153, 0;
-	@%p74 bra $L198_if_then;
-	bra.uni $L199_if_done;
-$L210_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p64, %f142, %f142;
-	@%p64 bra $L211_switch_body;
-	bra.uni $L213_switch_next;
-$L211_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p65, %f141, %f141;
-	@%p65 bra $L222_edge;
-	bra.uni $L214_binop_rhs;
-$L212_switch_body:
-	.loc 5 105 3
-	mov.pred %p63, 0;
-	bra.uni $L221_ret_argBetter;
-$L213_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p68, %f141, %f141;
-	@%p68 bra $L212_switch_body;
-	bra.uni $L216_switch_next;
-$L214_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p67, %r163, %r160;
-	mov.pred %p66, %p67;
-	bra.uni $L215_binop_done;
-$L215_binop_done:
-	.loc 5 103 3
-	mov.pred %p63, %p66;
-	bra.uni $L221_ret_argBetter;
-$L216_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p69, %f142, %f141;
-	@%p69 bra $L223_edge;
-	bra.uni $L217_binop_rhs;
-$L217_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p71, %f142, %f141;
-	@%p71 bra $L219_binop_rhs;
-	bra.uni $L224_edge;
-$L218_binop_done:
-	.loc 5 107 2
-	mov.pred %p63, %p70;
-	bra.uni $L221_ret_argBetter;
-$L219_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p73, %r163, %r160;
-	mov.pred %p72, %p73;
-	bra.uni $L220_binop_done;
-$L220_binop_done:
-	mov.pred %p70, %p72;
-	bra.uni $L218_binop_done;
-$L221_ret_argBetter:
-	@%p63 bra $L207_if_then;
-	bra.uni $L225_edge;
-$L222_edge:
-	mov.pred %p66, 1;
-	bra.uni $L215_binop_done;
-$L223_edge:
-	mov.pred %p70, 1;
-	bra.uni $L218_binop_done;
-$L224_edge:
-	mov.pred %p72, 0;
-	bra.uni $L220_binop_done;
-$L225_edge:
-	mov.f32 %f143, %f141;
-	mov.s32 %r164, %r160;
-	bra.uni $L208_if_done;
-$L226_oob13:
-	.loc 5 117 5
-	mov.u64 %rd21, 0x3C0000000E;
-	mov.u64 %rd22, %rd154;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L227_oob14:
-	.loc 5 117 19
-	mov.u64 %rd21, 0x3C0000000F;
-	mov.u64 %rd22, %rd155;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L228_entry:
-	.loc 11 70 52
-	mov.u32 %r182, 0xFF800000;
-	mov.b32 %f145, %r182;
-	.loc 11 70 25
+$L155_entry:
+	mov.f32 %f145, %f122;
+	mov.s32 %r151, %r138;
+	mov.s64 %rd107, 16;
+	bra.uni $L156_for_loop;
+$L156_for_loop:
+	.loc 11 35 17
+	setp.gt.s64 %p52, %rd107, 0;
+	@%p52 bra $L157_for_body;
+	bra.uni $L158_for_done;
+$L157_for_body:
+	.loc 11 36 22
+	cvt.u32.u64 %r152, %rd107;
+	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
+	.loc 11 36 44
+	cvt.u32.u64 %r153, %rd107;
+	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
+	.loc 11 37 15
+	bra.uni $L162_entry;
+$L158_for_done:
+	.loc 11 41 2
 	mov.f32 %f144, %f145;
-	bra.uni $L229_ret_negInf;
-$L229_ret_negInf:
-	.loc 5 121 11
-	mov.u32 %r183, %laneid;
-	cvt.s64.u32 %rd160, %r183;
-	.loc 5 121 26
-	mov.u32 %r184, %ntid.x;
-	cvt.s64.u32 %rd161, %r184;
-	mov.u32 %r185, %ntid.y;
-	cvt.s64.u32 %rd162, %r185;
-	mov.u32 %r186, %ntid.z;
-	cvt.s64.u32 %rd163, %r186;
-	.loc 5 121 30
-	div.s64 %rd164, %rd161, 32;
-	.loc 5 121 14
-	setp.lt.s64 %p77, %rd160, %rd164;
-	@%p77 bra $L200_if_then;
-	bra.uni $L230_edge;
-$L230_edge:
-	mov.f32 %f146, %f144;
-	mov.s32 %r187, 2147483647;
-	bra.uni $L233_entry;
-$L231_oob15:
-	.loc 5 122 12
-	mov.u64 %rd21, 0x3C00000010;
-	mov.u64 %rd22, %rd165;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L232_oob16:
-	.loc 5 122 26
-	mov.u64 %rd21, 0x3C00000011;
-	mov.u64 %rd22, %rd168;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L233_entry:
-	mov.f32 %f149, %f146;
-	mov.s32 %r192, %r187;
-	mov.s64 %rd171, 16;
-	bra.uni $L234_for_loop;
-$L234_for_loop:
-	.loc 5 131 17
-	setp.gt.s64 %p80, %rd171, 0;
-	@%p80 bra $L235_for_body;
-	bra.uni $L236_for_done;
-$L235_for_body:
-	.loc 5 132 22
-	cvt.u32.u64 %r193, %rd171;
-	shfl.sync.bfly.b32 %f150, %f149, %r193, 31, -1;
-	.loc 5 132 44
-	cvt.u32.u64 %r194, %rd171;
-	shfl.sync.bfly.b32 %r195, %r192, %r194, 31, -1;
-	.loc 5 133 15
-	bra.uni $L240_entry;
-$L236_for_done:
-	.loc 5 137 2
-	mov.f32 %f148, %f149;
-	mov.s32 %r191, %r192;
-	bra.uni $L239_ret_warpArgMax;
-$L237_if_then:
-	mov.f32 %f151, %f150;
-	mov.s32 %r196, %r195;
-	bra.uni $L238_if_done;
-$L238_if_done:
-	.loc 5 131 22
-	div.s64 %rd172, %rd171, 2;
-	mov.f32 %f149, %f151;
-	mov.s32 %r192, %r196;
-	mov.s64 %rd171, %rd172;
-	bra.uni $L234_for_loop;
-$L239_ret_warpArgMax:
-	.loc 5 125 8
-	bar.sync 0;
-	.loc 5 126 2
-	mov.f32 %f139, %f148;
-	mov.s32 %r158, %r191;
-	bra.uni $L202_ret_blockArgMax;
-$L240_entry:
+	mov.s32 %r150, %r151;
+	bra.uni $L161_ret_warpArgMax;
+$L159_if_then:
+	mov.f32 %f147, %f146;
+	mov.s32 %r155, %r154;
+	bra.uni $L160_if_done;
+$L160_if_done:
+	.loc 11 35 22
+	div.s64 %rd108, %rd107, 2;
+	mov.f32 %f145, %f147;
+	mov.s32 %r151, %r155;
+	mov.s64 %rd107, %rd108;
+	bra.uni $L156_for_loop;
+$L161_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r156, %laneid;
+	cvt.s64.u32 %rd109, %r156;
+	.loc 11 20 14
+	setp.eq.s64 %p64, %rd109, 0;
+	@%p64 bra $L150_if_then;
+	bra.uni $L151_if_done;
+$L162_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p82, %f150, %f150;
-	@%p82 bra $L241_switch_body;
-	bra.uni $L243_switch_next;
-$L241_switch_body:
+	setp.neu.f32 %p54, %f146, %f146;
+	@%p54 bra $L163_switch_body;
+	bra.uni $L165_switch_next;
+$L163_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p83, %f149, %f149;
-	@%p83 bra $L252_edge;
-	bra.uni $L244_binop_rhs;
-$L242_switch_body:
+	setp.eq.f32 %p55, %f145, %f145;
+	@%p55 bra $L174_edge;
+	bra.uni $L166_binop_rhs;
+$L164_switch_body:
 	.loc 5 105 3
-	mov.pred %p81, 0;
-	bra.uni $L251_ret_argBetter;
-$L243_switch_next:
+	mov.pred %p53, 0;
+	bra.uni $L173_ret_argBetter;
+$L165_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p86, %f149, %f149;
-	@%p86 bra $L242_switch_body;
-	bra.uni $L246_switch_next;
-$L244_binop_rhs:
+	setp.neu.f32 %p58, %f145, %f145;
+	@%p58 bra $L164_switch_body;
+	bra.uni $L168_switch_next;
+$L166_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p85, %r195, %r192;
-	mov.pred %p84, %p85;
-	bra.uni $L245_binop_done;
-$L245_binop_done:
+	setp.lt.s32 %p57, %r154, %r151;
+	mov.pred %p56, %p57;
+	bra.uni $L167_binop_done;
+$L167_binop_done:
 	.loc 5 103 3
-	mov.pred %p81, %p84;
-	bra.uni $L251_ret_argBetter;
-$L246_switch_next:
+	mov.pred %p53, %p56;
+	bra.uni $L173_ret_argBetter;
+$L168_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p87, %f150, %f149;
-	@%p87 bra $L253_edge;
-	bra.uni $L247_binop_rhs;
-$L247_binop_rhs:
+	setp.gt.f32 %p59, %f146, %f145;
+	@%p59 bra $L175_edge;
+	bra.uni $L169_binop_rhs;
+$L169_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p89, %f150, %f149;
-	@%p89 bra $L249_binop_rhs;
-	bra.uni $L254_edge;
-$L248_binop_done:
+	setp.eq.f32 %p61, %f146, %f145;
+	@%p61 bra $L171_binop_rhs;
+	bra.uni $L176_edge;
+$L170_binop_done:
 	.loc 5 107 2
-	mov.pred %p81, %p88;
-	bra.uni $L251_ret_argBetter;
-$L249_binop_rhs:
+	mov.pred %p53, %p60;
+	bra.uni $L173_ret_argBetter;
+$L171_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p91, %r195, %r192;
-	mov.pred %p90, %p91;
-	bra.uni $L250_binop_done;
-$L250_binop_done:
-	mov.pred %p88, %p90;
-	bra.uni $L248_binop_done;
-$L251_ret_argBetter:
-	@%p81 bra $L237_if_then;
-	bra.uni $L255_edge;
-$L252_edge:
-	mov.pred %p84, 1;
-	bra.uni $L245_binop_done;
-$L253_edge:
-	mov.pred %p88, 1;
-	bra.uni $L248_binop_done;
-$L254_edge:
-	mov.pred %p90, 0;
-	bra.uni $L250_binop_done;
-$L255_edge:
-	mov.f32 %f151, %f149;
-	mov.s32 %r196, %r192;
-	bra.uni $L238_if_done;
-$L256_oob17:
+	setp.lt.s32 %p63, %r154, %r151;
+	mov.pred %p62, %p63;
+	bra.uni $L172_binop_done;
+$L172_binop_done:
+	mov.pred %p60, %p62;
+	bra.uni $L170_binop_done;
+$L173_ret_argBetter:
+	@%p53 bra $L159_if_then;
+	bra.uni $L177_edge;
+$L174_edge:
+	mov.pred %p56, 1;
+	bra.uni $L167_binop_done;
+$L175_edge:
+	mov.pred %p60, 1;
+	bra.uni $L170_binop_done;
+$L176_edge:
+	mov.pred %p62, 0;
+	bra.uni $L172_binop_done;
+$L177_edge:
+	mov.f32 %f147, %f145;
+	mov.s32 %r155, %r151;
+	bra.uni $L160_if_done;
+$L178_oob5:
+	.loc 11 21 5
+	mov.u64 %rd21, 0x3C00000006;
+	mov.u64 %rd22, %rd110;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L179_oob6:
+	.loc 11 21 19
+	mov.u64 %rd21, 0x3C00000007;
+	mov.u64 %rd22, %rd111;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L180_entry:
+	.loc 11 45 52
+	mov.u32 %r173, 0xFF800000;
+	mov.b32 %f149, %r173;
+	.loc 11 45 25
+	mov.f32 %f148, %f149;
+	bra.uni $L181_ret_negInf;
+$L181_ret_negInf:
+	.loc 11 25 11
+	mov.u32 %r174, %laneid;
+	cvt.s64.u32 %rd116, %r174;
+	.loc 11 25 26
+	mov.u32 %r175, %ntid.x;
+	cvt.s64.u32 %rd117, %r175;
+	mov.u32 %r176, %ntid.y;
+	cvt.s64.u32 %rd118, %r176;
+	mov.u32 %r177, %ntid.z;
+	cvt.s64.u32 %rd119, %r177;
+	.loc 11 25 30
+	div.s64 %rd120, %rd117, 32;
+	.loc 11 25 14
+	setp.lt.s64 %p67, %rd116, %rd120;
+	@%p67 bra $L152_if_then;
+	bra.uni $L182_edge;
+$L182_edge:
+	mov.f32 %f150, %f148;
+	mov.s32 %r178, 2147483647;
+	bra.uni $L185_entry;
+$L183_oob7:
+	.loc 11 26 12
+	mov.u64 %rd21, 0x3C00000008;
+	mov.u64 %rd22, %rd121;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L184_oob8:
+	.loc 11 26 26
+	mov.u64 %rd21, 0x3C00000009;
+	mov.u64 %rd22, %rd124;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L185_entry:
+	mov.f32 %f153, %f150;
+	mov.s32 %r183, %r178;
+	mov.s64 %rd127, 16;
+	bra.uni $L186_for_loop;
+$L186_for_loop:
+	.loc 11 35 17
+	setp.gt.s64 %p70, %rd127, 0;
+	@%p70 bra $L187_for_body;
+	bra.uni $L188_for_done;
+$L187_for_body:
+	.loc 11 36 22
+	cvt.u32.u64 %r184, %rd127;
+	shfl.sync.bfly.b32 %f154, %f153, %r184, 31, -1;
+	.loc 11 36 44
+	cvt.u32.u64 %r185, %rd127;
+	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
+	.loc 11 37 15
+	bra.uni $L192_entry;
+$L188_for_done:
+	.loc 11 41 2
+	mov.f32 %f152, %f153;
+	mov.s32 %r182, %r183;
+	bra.uni $L191_ret_warpArgMax;
+$L189_if_then:
+	mov.f32 %f155, %f154;
+	mov.s32 %r187, %r186;
+	bra.uni $L190_if_done;
+$L190_if_done:
+	.loc 11 35 22
+	div.s64 %rd128, %rd127, 2;
+	mov.f32 %f153, %f155;
+	mov.s32 %r183, %r187;
+	mov.s64 %rd127, %rd128;
+	bra.uni $L186_for_loop;
+$L191_ret_warpArgMax:
+	.loc 11 29 8
+	bar.sync 0;
+	.loc 11 30 2
+	mov.f32 %f143, %f152;
+	mov.s32 %r149, %r182;
+	bra.uni $L154_ret_blockArgMax;
+$L192_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p72, %f154, %f154;
+	@%p72 bra $L193_switch_body;
+	bra.uni $L195_switch_next;
+$L193_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p73, %f153, %f153;
+	@%p73 bra $L204_edge;
+	bra.uni $L196_binop_rhs;
+$L194_switch_body:
+	.loc 5 105 3
+	mov.pred %p71, 0;
+	bra.uni $L203_ret_argBetter;
+$L195_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p76, %f153, %f153;
+	@%p76 bra $L194_switch_body;
+	bra.uni $L198_switch_next;
+$L196_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p75, %r186, %r183;
+	mov.pred %p74, %p75;
+	bra.uni $L197_binop_done;
+$L197_binop_done:
+	.loc 5 103 3
+	mov.pred %p71, %p74;
+	bra.uni $L203_ret_argBetter;
+$L198_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p77, %f154, %f153;
+	@%p77 bra $L205_edge;
+	bra.uni $L199_binop_rhs;
+$L199_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p79, %f154, %f153;
+	@%p79 bra $L201_binop_rhs;
+	bra.uni $L206_edge;
+$L200_binop_done:
+	.loc 5 107 2
+	mov.pred %p71, %p78;
+	bra.uni $L203_ret_argBetter;
+$L201_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p81, %r186, %r183;
+	mov.pred %p80, %p81;
+	bra.uni $L202_binop_done;
+$L202_binop_done:
+	mov.pred %p78, %p80;
+	bra.uni $L200_binop_done;
+$L203_ret_argBetter:
+	@%p71 bra $L189_if_then;
+	bra.uni $L207_edge;
+$L204_edge:
+	mov.pred %p74, 1;
+	bra.uni $L197_binop_done;
+$L205_edge:
+	mov.pred %p78, 1;
+	bra.uni $L200_binop_done;
+$L206_edge:
+	mov.pred %p80, 0;
+	bra.uni $L202_binop_done;
+$L207_edge:
+	mov.f32 %f155, %f153;
+	mov.s32 %r187, %r183;
+	bra.uni $L190_if_done;
+$L208_oob9:
 	.loc 13 135 6
-	mov.u64 %rd21, 0x3C00000012;
+	mov.u64 %rd21, 0x3C0000000A;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -19158,16 +17904,14 @@ $L40_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<94>;
+	.reg .pred %p<84>;
 	.reg .b16 %rs<5>;
-	.reg .b32 %r<202>;
-	.reg .b64 %rd<175>;
-	.reg .f32 %f<152>;
+	.reg .b32 %r<193>;
+	.reg .b64 %rd<131>;
+	.reg .f32 %f<156>;
+	.shared .align 8 .b8 kern_reduce[256];
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
-	.shared .align 16 .b8 smem2[128];
-	.shared .align 16 .b8 smem3[128];
-	.shared .align 16 .b8 smem4[128];
 
 	.loc 13 78 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -19212,148 +17956,254 @@ $L3_for_loop:
 	.loc 13 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
 	@%p0 bra $L4_for_body;
-	bra.uni $L47_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 13 91 36
 	add.s64 %rd20, %rd12, %rd19;
 	.loc 13 91 25
 	bra.uni $L36_entry;
+$L5_for_done:
+	.loc 13 93 18
+	shfl.sync.bfly.b32 %f11, %f4, 16, 31, -1;
+	max.NaN.f32 %f12, %f4, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
+	max.NaN.f32 %f14, %f12, %f13;
+	shfl.sync.bfly.b32 %f15, %f14, 4, 31, -1;
+	max.NaN.f32 %f16, %f14, %f15;
+	shfl.sync.bfly.b32 %f17, %f16, 2, 31, -1;
+	max.NaN.f32 %f18, %f16, %f17;
+	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
+	max.NaN.f32 %f20, %f18, %f19;
+	mov.u32 %r16, %tid.z;
+	mov.u32 %r17, %ntid.y;
+	mov.u32 %r18, %tid.y;
+	mad.lo.u32 %r15, %r16, %r17, %r18;
+	mov.u32 %r20, %ntid.x;
+	mov.u32 %r21, %tid.x;
+	mad.lo.u32 %r19, %r15, %r20, %r21;
+	shr.u32 %r22, %r19, 5;
+	mov.u32 %r23, %laneid;
+	mov.u64 %rd31, kern_reduce;
+	mad.wide.u32 %rd32, %r22, 8, %rd31;
+	setp.eq.u32 %p4, %r23, 0;
+	@%p4 st.shared.f32 [%rd32], %f20;
+	bar.sync 0;
+	mov.u32 %r25, %ntid.x;
+	mov.u32 %r26, %ntid.y;
+	mul.lo.u32 %r24, %r25, %r26;
+	mov.u32 %r27, %ntid.z;
+	mul.lo.u32 %r24, %r24, %r27;
+	add.u32 %r24, %r24, 31;
+	shr.u32 %r24, %r24, 5;
+	setp.lo.u32 %p5, %r23, %r24;
+	mad.wide.u32 %rd33, %r23, 8, %rd31;
+	mov.f32 %f21, 0fFF800000;
+	@%p5 ld.shared.f32 %f21, [%rd33];
+	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
+	max.NaN.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 8, 31, -1;
+	max.NaN.f32 %f25, %f23, %f24;
+	shfl.sync.bfly.b32 %f26, %f25, 4, 31, -1;
+	max.NaN.f32 %f27, %f25, %f26;
+	shfl.sync.bfly.b32 %f28, %f27, 2, 31, -1;
+	max.NaN.f32 %f29, %f27, %f28;
+	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
+	max.NaN.f32 %f31, %f29, %f30;
+	bar.sync 0;
+	.loc 13 96 10
+	setp.gt.s64 %p6, %rd7, 0;
+	@%p6 bra $L8_cond_true;
+	bra.uni $L47_edge;
 $L6_if_then:
-	mov.u32 %r33, 0;
-	mov.s64 %rd48, 31;
+	mov.u32 %r29, 0;
+	mov.s64 %rd34, 31;
 	bra.uni $L9_for_loop;
 $L7_if_done:
 	.loc 13 111 10
-	setp.lt.f32 %p23, %f0, 0f3F800000;
-	@%p23 bra $L96_entry;
-	bra.uni $L95_edge;
+	setp.lt.f32 %p17, %f0, 0f3F800000;
+	@%p17 bra $L66_entry;
+	bra.uni $L65_edge;
 $L8_cond_true:
 	.loc 13 96 22
-	setp.lt.s64 %p11, %rd7, %rd6;
-	@%p11 bra $L6_if_then;
-	bra.uni $L69_edge;
+	setp.lt.s64 %p7, %rd7, %rd6;
+	@%p7 bra $L6_if_then;
+	bra.uni $L48_edge;
 $L9_for_loop:
 	.loc 13 97 22
-	setp.ge.s64 %p12, %rd48, 0;
-	@%p12 bra $L10_for_body;
-	bra.uni $L70_edge;
+	setp.ge.s64 %p8, %rd34, 0;
+	@%p8 bra $L10_for_body;
+	bra.uni $L49_edge;
 $L10_for_body:
 	.loc 13 98 27
-	min.u64 %rd49, %rd48, 32;
-	cvt.u32.u64 %r34, %rd49;
-	mov.u32 %r35, 1;
-	shl.b32 %r36, %r35, %r34;
+	min.u64 %rd35, %rd34, 32;
+	cvt.u32.u64 %r30, %rd35;
+	mov.u32 %r31, 1;
+	shl.b32 %r32, %r31, %r30;
 	.loc 13 98 16
-	or.b32 %r37, %r33, %r36;
-	mov.s32 %r38, 0;
-	mov.s64 %rd50, %rd13;
+	or.b32 %r33, %r29, %r32;
+	mov.s32 %r34, 0;
+	mov.s64 %rd36, %rd13;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
 	.loc 13 100 20
-	setp.lt.s64 %p13, %rd50, %rd6;
-	@%p13 bra $L12_for_body;
-	bra.uni $L85_entry;
+	setp.lt.s64 %p9, %rd36, %rd6;
+	@%p9 bra $L12_for_body;
+	bra.uni $L13_for_done;
 $L12_for_body:
 	.loc 13 101 35
-	add.s64 %rd51, %rd12, %rd50;
+	add.s64 %rd37, %rd12, %rd36;
 	.loc 13 101 24
-	bra.uni $L71_entry;
+	bra.uni $L50_entry;
+$L13_for_done:
+	.loc 13 105 19
+	shfl.sync.bfly.b32 %r44, %r34, 16, 31, -1;
+	add.s32 %r45, %r34, %r44;
+	shfl.sync.bfly.b32 %r46, %r45, 8, 31, -1;
+	add.s32 %r47, %r45, %r46;
+	shfl.sync.bfly.b32 %r48, %r47, 4, 31, -1;
+	add.s32 %r49, %r47, %r48;
+	shfl.sync.bfly.b32 %r50, %r49, 2, 31, -1;
+	add.s32 %r51, %r49, %r50;
+	shfl.sync.bfly.b32 %r52, %r51, 1, 31, -1;
+	add.s32 %r53, %r51, %r52;
+	mov.u32 %r55, %tid.z;
+	mov.u32 %r56, %ntid.y;
+	mov.u32 %r57, %tid.y;
+	mad.lo.u32 %r54, %r55, %r56, %r57;
+	mov.u32 %r59, %ntid.x;
+	mov.u32 %r60, %tid.x;
+	mad.lo.u32 %r58, %r54, %r59, %r60;
+	shr.u32 %r61, %r58, 5;
+	mov.u32 %r62, %laneid;
+	mov.u64 %rd41, kern_reduce;
+	mad.wide.u32 %rd42, %r61, 8, %rd41;
+	setp.eq.u32 %p14, %r62, 0;
+	@%p14 st.shared.s32 [%rd42], %r53;
+	bar.sync 0;
+	mov.u32 %r64, %ntid.x;
+	mov.u32 %r65, %ntid.y;
+	mul.lo.u32 %r63, %r64, %r65;
+	mov.u32 %r66, %ntid.z;
+	mul.lo.u32 %r63, %r63, %r66;
+	add.u32 %r63, %r63, 31;
+	shr.u32 %r63, %r63, 5;
+	setp.lo.u32 %p15, %r62, %r63;
+	mad.wide.u32 %rd43, %r62, 8, %rd41;
+	mov.s32 %r67, 0;
+	@%p15 ld.shared.s32 %r67, [%rd43];
+	shfl.sync.bfly.b32 %r68, %r67, 16, 31, -1;
+	add.s32 %r69, %r67, %r68;
+	shfl.sync.bfly.b32 %r70, %r69, 8, 31, -1;
+	add.s32 %r71, %r69, %r70;
+	shfl.sync.bfly.b32 %r72, %r71, 4, 31, -1;
+	add.s32 %r73, %r71, %r72;
+	shfl.sync.bfly.b32 %r74, %r73, 2, 31, -1;
+	add.s32 %r75, %r73, %r74;
+	shfl.sync.bfly.b32 %r76, %r75, 1, 31, -1;
+	add.s32 %r77, %r75, %r76;
+	bar.sync 0;
+	.loc 13 105 34
+	cvt.s32.s64 %r78, %rd7;
+	.loc 13 105 26
+	setp.ge.s32 %p16, %r77, %r78;
+	@%p16 bra $L16_if_then;
+	bra.uni $L64_edge;
 $L14_if_then:
 	.loc 13 102 6
-	add.s32 %r47, %r38, 1;
-	mov.s32 %r46, %r47;
+	add.s32 %r43, %r34, 1;
+	mov.s32 %r42, %r43;
 	bra.uni $L15_if_done;
 $L15_if_done:
 	.loc 13 100 28
-	add.s64 %rd54, %rd50, %rd16;
-	mov.s32 %r38, %r46;
-	mov.s64 %rd50, %rd54;
+	add.s64 %rd40, %rd36, %rd16;
+	mov.s32 %r34, %r42;
+	mov.s64 %rd36, %rd40;
 	bra.uni $L11_for_loop;
 $L16_if_then:
-	mov.u32 %r86, %r37;
+	mov.u32 %r79, %r33;
 	bra.uni $L17_if_done;
 $L17_if_done:
 	.loc 13 97 28
-	sub.s64 %rd68, %rd48, 1;
-	mov.u32 %r33, %r86;
-	mov.s64 %rd48, %rd68;
+	sub.s64 %rd44, %rd34, 1;
+	mov.u32 %r29, %r79;
+	mov.s64 %rd34, %rd44;
 	bra.uni $L9_for_loop;
 $L20_for_loop:
 	.loc 13 114 22
-	setp.ge.s64 %p34, %rd93, 0;
-	@%p34 bra $L21_for_body;
+	setp.ge.s64 %p26, %rd59, 0;
+	@%p26 bra $L21_for_body;
 	bra.uni $L22_for_done;
 $L21_for_body:
 	.loc 13 115 25
-	min.u64 %rd94, %rd93, 32;
-	cvt.u32.u64 %r116, %rd94;
-	mov.u32 %r117, 1;
-	shl.b32 %r118, %r117, %r116;
+	min.u64 %rd60, %rd59, 32;
+	cvt.u32.u64 %r108, %rd60;
+	mov.u32 %r109, 1;
+	shl.b32 %r110, %r109, %r108;
 	.loc 13 115 14
-	or.b32 %r119, %r115, %r118;
+	or.b32 %r111, %r107, %r110;
 	.loc 13 116 40
-	max.u32 %r120, %r119, %r32;
+	max.u32 %r112, %r111, %r28;
 	.loc 13 116 15
-	bra.uni $L126_entry;
+	bra.uni $L87_entry;
 $L22_for_done:
 	.loc 13 120 12
-	max.u32 %r149, %r32, %r115;
-	mov.u32 %r87, %r149;
-	bra.uni $L157_entry;
+	max.u32 %r140, %r28, %r107;
+	mov.u32 %r80, %r140;
+	bra.uni $L109_entry;
 $L23_if_then:
-	mov.u32 %r148, %r119;
+	mov.u32 %r139, %r111;
 	bra.uni $L24_if_done;
 $L24_if_done:
 	.loc 13 114 28
-	sub.s64 %rd119, %rd93, 1;
-	mov.u32 %r115, %r148;
-	mov.s64 %rd93, %rd119;
+	sub.s64 %rd75, %rd59, 1;
+	mov.u32 %r107, %r139;
+	mov.s64 %rd59, %rd75;
 	bra.uni $L20_for_loop;
 $L25_for_loop:
 	.loc 13 124 18
-	setp.lt.s64 %p46, %rd120, %rd6;
-	@%p46 bra $L26_for_body;
-	bra.uni $L197_entry;
+	setp.lt.s64 %p36, %rd76, %rd6;
+	@%p36 bra $L26_for_body;
+	bra.uni $L149_entry;
 $L26_for_body:
 	.loc 13 125 26
-	add.s64 %rd121, %rd12, %rd120;
+	add.s64 %rd77, %rd12, %rd76;
 	.loc 13 125 15
-	bra.uni $L159_entry;
+	bra.uni $L111_entry;
 $L28_if_then:
 	.loc 13 127 11
-	sub.rn.f32 %f125, %f119, %f11;
+	sub.rn.f32 %f129, %f123, %f31;
 	.loc 13 127 14
-	mul.rn.f32 %f126, %f125, %f1;
+	mul.rn.f32 %f130, %f129, %f1;
 	.loc 13 127 31
-	bra.uni $L175_entry;
+	bra.uni $L127_entry;
 $L29_if_done:
 	.loc 13 124 26
-	add.s64 %rd148, %rd120, %rd16;
-	mov.f32 %f118, %f124;
-	mov.s32 %r151, %r159;
-	mov.s64 %rd120, %rd148;
+	add.s64 %rd104, %rd76, %rd16;
+	mov.f32 %f122, %f128;
+	mov.s32 %r142, %r150;
+	mov.s64 %rd76, %rd104;
 	bra.uni $L25_for_loop;
 $L30_if_then:
 	.loc 13 129 24
-	cvt.s32.s64 %r162, %rd120;
-	mov.f32 %f124, %f138;
-	mov.s32 %r159, %r162;
+	cvt.s32.s64 %r153, %rd76;
+	mov.f32 %f128, %f142;
+	mov.s32 %r150, %r153;
 	bra.uni $L29_if_done;
 $L31_if_then:
 	.loc 13 135 6
-	setp.hs.u64 %p93, %rd9, %rd2;
-	@%p93 bra $L256_oob17;
-	shl.b64 %rd173, %rd9, 2;
-	add.s64 %rd174, %rd1, %rd173;
-	st.global.s32 [%rd174], %r163;
+	setp.hs.u64 %p83, %rd9, %rd2;
+	@%p83 bra $L208_oob9;
+	shl.b64 %rd129, %rd9, 2;
+	add.s64 %rd130, %rd1, %rd129;
+	st.global.s32 [%rd130], %r154;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L34_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -19390,11 +18240,11 @@ $L42_oob0:
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
 $L43_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r13, %rs0;
 	shl.b32 %r13, %r13, 16;
 	mov.b32 %f7, %r13;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f6, %f7;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
@@ -19403,1437 +18253,1072 @@ $L44_ret_load:
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f9, %r14;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
 	.loc 13 156 3
 	mov.f32 %f5, %f8;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L47_entry:
-	.loc 11 45 26
-	mov.u64 %rd31, smem0;
-	.loc 11 46 13
-	bra.uni $L53_entry;
-$L48_if_then:
-	.loc 11 48 11
-	mov.u32 %r19, %tid.z;
-	mov.u32 %r20, %ntid.y;
-	mov.u32 %r21, %tid.y;
-	mad.lo.u32 %r18, %r19, %r20, %r21;
-	mov.u32 %r23, %ntid.x;
-	mov.u32 %r24, %tid.x;
-	mad.lo.u32 %r22, %r18, %r23, %r24;
-	shr.u32 %r17, %r22, 5;
-	cvt.s64.u32 %rd35, %r17;
-	.loc 11 48 4
-	setp.hs.u64 %p6, %rd35, 32;
-	@%p6 bra $L58_oob1;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd31, %rd36;
-	st.shared.f32 [%rd37], %f12;
-	bra.uni $L49_if_done;
-$L49_if_done:
-	.loc 11 50 8
-	bar.sync 0;
-	.loc 11 51 12
-	bra.uni $L59_entry;
-$L50_if_then:
-	.loc 11 53 15
-	mov.u32 %r30, %laneid;
-	cvt.s64.u32 %rd43, %r30;
-	.loc 11 53 8
-	setp.hs.u64 %p8, %rd43, 32;
-	@%p8 bra $L62_oob2;
-	shl.b64 %rd44, %rd43, 2;
-	add.s64 %rd45, %rd31, %rd44;
-	ld.shared.f32 %f19, [%rd45];
-	mov.f32 %f18, %f19;
-	bra.uni $L63_entry;
-$L52_ret_blockMax:
-	.loc 13 96 10
-	setp.gt.s64 %p10, %rd7, 0;
-	@%p10 bra $L8_cond_true;
-	bra.uni $L68_edge;
-$L53_entry:
-	mov.f32 %f13, %f4;
-	mov.s64 %rd32, 16;
-	bra.uni $L54_for_loop;
-$L54_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p4, %rd32, 0;
-	@%p4 bra $L55_for_body;
-	bra.uni $L56_for_done;
-$L55_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r15, %rd32;
-	shfl.sync.bfly.b32 %f14, %f13, %r15, 31, -1;
-	.loc 11 64 14
-	max.f32 %f15, %f13, %f14;
-	.loc 11 63 22
-	div.s64 %rd33, %rd32, 2;
-	mov.f32 %f13, %f15;
-	mov.s64 %rd32, %rd33;
-	bra.uni $L54_for_loop;
-$L56_for_done:
-	.loc 11 66 2
-	mov.f32 %f12, %f13;
-	bra.uni $L57_ret_warpMax;
-$L57_ret_warpMax:
-	.loc 11 47 11
-	mov.u32 %r16, %laneid;
-	cvt.s64.u32 %rd34, %r16;
-	.loc 11 47 14
-	setp.eq.s64 %p5, %rd34, 0;
-	@%p5 bra $L48_if_then;
-	bra.uni $L49_if_done;
-$L58_oob1:
-	.loc 11 48 4
-	mov.u64 %rd21, 0x3D00000002;
-	mov.u64 %rd22, %rd35;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L59_entry:
-	.loc 11 70 52
-	mov.u32 %r25, 0xFF800000;
-	mov.b32 %f17, %r25;
-	.loc 11 70 25
-	mov.f32 %f16, %f17;
-	bra.uni $L60_ret_negInf;
-$L60_ret_negInf:
-	.loc 11 52 11
-	mov.u32 %r26, %laneid;
-	cvt.s64.u32 %rd38, %r26;
-	.loc 11 52 26
-	mov.u32 %r27, %ntid.x;
-	cvt.s64.u32 %rd39, %r27;
-	mov.u32 %r28, %ntid.y;
-	cvt.s64.u32 %rd40, %r28;
-	mov.u32 %r29, %ntid.z;
-	cvt.s64.u32 %rd41, %r29;
-	.loc 11 52 30
-	div.s64 %rd42, %rd39, 32;
-	.loc 11 52 14
-	setp.lt.s64 %p7, %rd38, %rd42;
-	@%p7 bra $L50_if_then;
-	bra.uni $L61_edge;
-$L61_edge:
-	mov.f32 %f18, %f16;
-	bra.uni $L63_entry;
-$L62_oob2:
-	.loc 11 53 8
-	mov.u64 %rd21, 0x3D00000003;
-	mov.u64 %rd22, %rd43;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L63_entry:
-	mov.f32 %f21, %f18;
-	mov.s64 %rd46, 16;
-	bra.uni $L64_for_loop;
-$L64_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p9, %rd46, 0;
-	@%p9 bra $L65_for_body;
-	bra.uni $L66_for_done;
-$L65_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r31, %rd46;
-	shfl.sync.bfly.b32 %f22, %f21, %r31, 31, -1;
-	.loc 11 64 14
-	max.f32 %f23, %f21, %f22;
-	.loc 11 63 22
-	div.s64 %rd47, %rd46, 2;
-	mov.f32 %f21, %f23;
-	mov.s64 %rd46, %rd47;
-	bra.uni $L64_for_loop;
-$L66_for_done:
-	.loc 11 66 2
-	mov.f32 %f20, %f21;
-	bra.uni $L67_ret_warpMax;
-$L67_ret_warpMax:
-	.loc 11 56 8
-	bar.sync 0;
-	.loc 11 57 2
-	mov.f32 %f11, %f20;
-	bra.uni $L52_ret_blockMax;
-$L68_edge:
-	mov.u32 %r32, 0;
+$L47_edge:
+	mov.u32 %r28, 0;
 	bra.uni $L7_if_done;
-$L69_edge:
-	mov.u32 %r32, 0;
+$L48_edge:
+	mov.u32 %r28, 0;
 	bra.uni $L7_if_done;
-$L70_edge:
-	mov.u32 %r32, %r33;
+$L49_edge:
+	mov.u32 %r28, %r29;
 	bra.uni $L7_if_done;
-$L71_entry:
+$L50_entry:
 	.loc 13 154 15
-	setp.hs.u64 %p14, %rd51, %rd5;
-	@%p14 bra $L75_oob3;
-	shl.b64 %rd52, %rd51, 1;
-	add.s64 %rd53, %rd4, %rd52;
-	ld.global.nc.u16 %rs1, [%rd53];
+	setp.hs.u64 %p10, %rd37, %rd5;
+	@%p10 bra $L54_oob1;
+	shl.b64 %rd38, %rd37, 1;
+	add.s64 %rd39, %rd4, %rd38;
+	ld.global.nc.u16 %rs1, [%rd39];
 	.loc 13 154 13
-	bra.uni $L76_entry;
-$L73_if_done:
+	bra.uni $L55_entry;
+$L52_if_done:
 	.loc 13 158 2
-	mov.f32 %f24, %f25;
-	bra.uni $L80_entry;
-$L75_oob3:
+	mov.f32 %f32, %f33;
+	bra.uni $L59_entry;
+$L54_oob1:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D00000002;
+	mov.u64 %rd22, %rd37;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L55_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r35, %rs1;
+	shl.b32 %r35, %r35, 16;
+	mov.b32 %f34, %r35;
+	.loc 6 43 46
+	mov.f32 %f33, %f34;
+	bra.uni $L56_ret_load;
+$L56_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p11, %f33, %f33;
+	@%p11 bra $L57_entry;
+	bra.uni $L52_if_done;
+$L57_entry:
+	.loc 11 45 52
+	mov.u32 %r36, 0xFF800000;
+	mov.b32 %f36, %r36;
+	.loc 11 45 25
+	mov.f32 %f35, %f36;
+	bra.uni $L58_ret_negInf;
+$L58_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f32, %f35;
+	bra.uni $L59_entry;
+$L59_entry:
+	.loc 13 164 23
+	mov.b32 %r38, %f32;
+	.loc 13 165 6
+	and.b32 %r39, %r38, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p12, %r39, 0;
+	@%p12 bra $L60_if_then;
+	bra.uni $L61_if_done;
+$L60_if_then:
+	.loc 13 166 10
+	not.b32 %r40, %r38;
+	.loc 13 166 3
+	mov.u32 %r37, %r40;
+	bra.uni $L62_ret_orderKey;
+$L61_if_done:
+	.loc 13 168 11
+	or.b32 %r41, %r38, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r37, %r41;
+	bra.uni $L62_ret_orderKey;
+$L62_ret_orderKey:
+	.loc 13 101 40
+	setp.hs.u32 %p13, %r37, %r33;
+	@%p13 bra $L14_if_then;
+	bra.uni $L63_edge;
+$L63_edge:
+	mov.s32 %r42, %r34;
+	bra.uni $L15_if_done;
+$L64_edge:
+	mov.u32 %r79, %r29;
+	bra.uni $L17_if_done;
+$L65_edge:
+	mov.u32 %r80, %r28;
+	bra.uni $L109_entry;
+$L66_entry:
+	.loc 13 144 22
+	mov.u32 %r81, %tid.x;
+	cvt.s64.u32 %rd45, %r81;
+	mov.u32 %r82, %tid.y;
+	cvt.s64.u32 %rd46, %r82;
+	mov.u32 %r83, %tid.z;
+	cvt.s64.u32 %rd47, %r83;
+	mov.f32 %f38, 0f00000000;
+	mov.s64 %rd48, %rd45;
+	bra.uni $L67_for_loop;
+$L67_for_loop:
+	.loc 13 144 30
+	setp.lt.s64 %p18, %rd48, %rd6;
+	@%p18 bra $L68_for_body;
+	bra.uni $L69_for_done;
+$L68_for_body:
+	.loc 13 145 29
+	add.s64 %rd49, %rd12, %rd48;
+	.loc 13 145 18
+	bra.uni $L73_entry;
+$L69_for_done:
+	.loc 13 149 21
+	shfl.sync.bfly.b32 %f57, %f38, 16, 31, -1;
+	add.rn.f32 %f58, %f38, %f57;
+	shfl.sync.bfly.b32 %f59, %f58, 8, 31, -1;
+	add.rn.f32 %f60, %f58, %f59;
+	shfl.sync.bfly.b32 %f61, %f60, 4, 31, -1;
+	add.rn.f32 %f62, %f60, %f61;
+	shfl.sync.bfly.b32 %f63, %f62, 2, 31, -1;
+	add.rn.f32 %f64, %f62, %f63;
+	shfl.sync.bfly.b32 %f65, %f64, 1, 31, -1;
+	add.rn.f32 %f66, %f64, %f65;
+	mov.u32 %r95, %tid.z;
+	mov.u32 %r96, %ntid.y;
+	mov.u32 %r97, %tid.y;
+	mad.lo.u32 %r94, %r95, %r96, %r97;
+	mov.u32 %r99, %ntid.x;
+	mov.u32 %r100, %tid.x;
+	mad.lo.u32 %r98, %r94, %r99, %r100;
+	shr.u32 %r101, %r98, 5;
+	mov.u32 %r102, %laneid;
+	mov.u64 %rd56, kern_reduce;
+	mad.wide.u32 %rd57, %r101, 8, %rd56;
+	setp.eq.u32 %p24, %r102, 0;
+	@%p24 st.shared.f32 [%rd57], %f66;
+	bar.sync 0;
+	mov.u32 %r104, %ntid.x;
+	mov.u32 %r105, %ntid.y;
+	mul.lo.u32 %r103, %r104, %r105;
+	mov.u32 %r106, %ntid.z;
+	mul.lo.u32 %r103, %r103, %r106;
+	add.u32 %r103, %r103, 31;
+	shr.u32 %r103, %r103, 5;
+	setp.lo.u32 %p25, %r102, %r103;
+	mad.wide.u32 %rd58, %r102, 8, %rd56;
+	mov.f32 %f67, 0f00000000;
+	@%p25 ld.shared.f32 %f67, [%rd58];
+	shfl.sync.bfly.b32 %f68, %f67, 16, 31, -1;
+	add.rn.f32 %f69, %f67, %f68;
+	shfl.sync.bfly.b32 %f70, %f69, 8, 31, -1;
+	add.rn.f32 %f71, %f69, %f70;
+	shfl.sync.bfly.b32 %f72, %f71, 4, 31, -1;
+	add.rn.f32 %f73, %f71, %f72;
+	shfl.sync.bfly.b32 %f74, %f73, 2, 31, -1;
+	add.rn.f32 %f75, %f73, %f74;
+	shfl.sync.bfly.b32 %f76, %f75, 1, 31, -1;
+	add.rn.f32 %f77, %f75, %f76;
+	bar.sync 0;
+	.loc 13 149 2
+	mov.f32 %f37, %f77;
+	bra.uni $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L70_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f45, %f39, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f46, %f45, %f1;
+	.loc 13 146 16
+	max.f32 %f47, %f46, 0fC2D00000;
+	min.f32 %f47, %f47, 0f42B20000;
+	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f49, %f48;
+	fma.rn.f32 %f50, %f49, 0fBF317200, %f47;
+	fma.rn.f32 %f50, %f49, 0fB5BFBE8E, %f50;
+	mul.rn.f32 %f50, %f50, 0f3FB8AA3B;
+	ex2.approx.f32 %f51, %f50;
+	mul.rn.f32 %f52, %f49, 0f3F000000;
+	cvt.rmi.f32.f32 %f52, %f52;
+	sub.rn.f32 %f53, %f49, %f52;
+	ex2.approx.f32 %f54, %f52;
+	ex2.approx.f32 %f55, %f53;
+	mul.rn.f32 %f51, %f51, %f54;
+	mul.rn.f32 %f51, %f51, %f55;
+	setp.nan.f32 %p23, %f46, %f46;
+	selp.f32 %f51, %f46, %f51, %p23;
+	.loc 13 146 4
+	add.rn.f32 %f56, %f38, %f51;
+	mov.f32 %f44, %f56;
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 13 144 53
+	mov.u32 %r91, %ntid.x;
+	cvt.s64.u32 %rd52, %r91;
+	mov.u32 %r92, %ntid.y;
+	cvt.s64.u32 %rd53, %r92;
+	mov.u32 %r93, %ntid.z;
+	cvt.s64.u32 %rd54, %r93;
+	.loc 13 144 38
+	add.s64 %rd55, %rd48, %rd52;
+	mov.f32 %f38, %f44;
+	mov.s64 %rd48, %rd55;
+	bra.uni $L67_for_loop;
+$L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	.loc 13 112 18
+	mul.rn.f32 %f78, %f0, %f37;
+	mov.u32 %r107, 0;
+	mov.s64 %rd59, 31;
+	bra.uni $L20_for_loop;
+$L73_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p19, %rd49, %rd5;
+	@%p19 bra $L77_oob2;
+	shl.b64 %rd50, %rd49, 1;
+	add.s64 %rd51, %rd4, %rd50;
+	ld.global.nc.u16 %rs2, [%rd51];
+	.loc 13 154 13
+	bra.uni $L78_entry;
+$L75_if_done:
+	.loc 13 158 2
+	mov.f32 %f39, %f40;
+	bra.uni $L82_entry;
+$L77_oob2:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D00000003;
+	mov.u64 %rd22, %rd49;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L78_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r84, %rs2;
+	shl.b32 %r84, %r84, 16;
+	mov.b32 %f41, %r84;
+	.loc 6 43 46
+	mov.f32 %f40, %f41;
+	bra.uni $L79_ret_load;
+$L79_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p20, %f40, %f40;
+	@%p20 bra $L80_entry;
+	bra.uni $L75_if_done;
+$L80_entry:
+	.loc 11 45 52
+	mov.u32 %r85, 0xFF800000;
+	mov.b32 %f43, %r85;
+	.loc 11 45 25
+	mov.f32 %f42, %f43;
+	bra.uni $L81_ret_negInf;
+$L81_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f39, %f42;
+	bra.uni $L82_entry;
+$L82_entry:
+	.loc 13 164 23
+	mov.b32 %r87, %f39;
+	.loc 13 165 6
+	and.b32 %r88, %r87, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p21, %r88, 0;
+	@%p21 bra $L83_if_then;
+	bra.uni $L84_if_done;
+$L83_if_then:
+	.loc 13 166 10
+	not.b32 %r89, %r87;
+	.loc 13 166 3
+	mov.u32 %r86, %r89;
+	bra.uni $L85_ret_orderKey;
+$L84_if_done:
+	.loc 13 168 11
+	or.b32 %r90, %r87, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r86, %r90;
+	bra.uni $L85_ret_orderKey;
+$L85_ret_orderKey:
+	.loc 13 145 46
+	setp.hs.u32 %p22, %r86, %r28;
+	@%p22 bra $L70_if_then;
+	bra.uni $L86_edge;
+$L86_edge:
+	mov.f32 %f44, %f38;
+	bra.uni $L71_if_done;
+$L87_entry:
+	.loc 13 144 22
+	mov.u32 %r113, %tid.x;
+	cvt.s64.u32 %rd61, %r113;
+	mov.u32 %r114, %tid.y;
+	cvt.s64.u32 %rd62, %r114;
+	mov.u32 %r115, %tid.z;
+	cvt.s64.u32 %rd63, %r115;
+	mov.f32 %f80, 0f00000000;
+	mov.s64 %rd64, %rd61;
+	bra.uni $L88_for_loop;
+$L88_for_loop:
+	.loc 13 144 30
+	setp.lt.s64 %p27, %rd64, %rd6;
+	@%p27 bra $L89_for_body;
+	bra.uni $L90_for_done;
+$L89_for_body:
+	.loc 13 145 29
+	add.s64 %rd65, %rd12, %rd64;
+	.loc 13 145 18
+	bra.uni $L94_entry;
+$L90_for_done:
+	.loc 13 149 21
+	shfl.sync.bfly.b32 %f99, %f80, 16, 31, -1;
+	add.rn.f32 %f100, %f80, %f99;
+	shfl.sync.bfly.b32 %f101, %f100, 8, 31, -1;
+	add.rn.f32 %f102, %f100, %f101;
+	shfl.sync.bfly.b32 %f103, %f102, 4, 31, -1;
+	add.rn.f32 %f104, %f102, %f103;
+	shfl.sync.bfly.b32 %f105, %f104, 2, 31, -1;
+	add.rn.f32 %f106, %f104, %f105;
+	shfl.sync.bfly.b32 %f107, %f106, 1, 31, -1;
+	add.rn.f32 %f108, %f106, %f107;
+	mov.u32 %r127, %tid.z;
+	mov.u32 %r128, %ntid.y;
+	mov.u32 %r129, %tid.y;
+	mad.lo.u32 %r126, %r127, %r128, %r129;
+	mov.u32 %r131, %ntid.x;
+	mov.u32 %r132, %tid.x;
+	mad.lo.u32 %r130, %r126, %r131, %r132;
+	shr.u32 %r133, %r130, 5;
+	mov.u32 %r134, %laneid;
+	mov.u64 %rd72, kern_reduce;
+	mad.wide.u32 %rd73, %r133, 8, %rd72;
+	setp.eq.u32 %p33, %r134, 0;
+	@%p33 st.shared.f32 [%rd73], %f108;
+	bar.sync 0;
+	mov.u32 %r136, %ntid.x;
+	mov.u32 %r137, %ntid.y;
+	mul.lo.u32 %r135, %r136, %r137;
+	mov.u32 %r138, %ntid.z;
+	mul.lo.u32 %r135, %r135, %r138;
+	add.u32 %r135, %r135, 31;
+	shr.u32 %r135, %r135, 5;
+	setp.lo.u32 %p34, %r134, %r135;
+	mad.wide.u32 %rd74, %r134, 8, %rd72;
+	mov.f32 %f109, 0f00000000;
+	@%p34 ld.shared.f32 %f109, [%rd74];
+	shfl.sync.bfly.b32 %f110, %f109, 16, 31, -1;
+	add.rn.f32 %f111, %f109, %f110;
+	shfl.sync.bfly.b32 %f112, %f111, 8, 31, -1;
+	add.rn.f32 %f113, %f111, %f112;
+	shfl.sync.bfly.b32 %f114, %f113, 4, 31, -1;
+	add.rn.f32 %f115, %f113, %f114;
+	shfl.sync.bfly.b32 %f116, %f115, 2, 31, -1;
+	add.rn.f32 %f117, %f115, %f116;
+	shfl.sync.bfly.b32 %f118, %f117, 1, 31, -1;
+	add.rn.f32 %f119, %f117, %f118;
+	bar.sync 0;
+	.loc 13 149 2
+	mov.f32 %f79, %f119;
+	bra.uni $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L91_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f87, %f81, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f88, %f87, %f1;
+	.loc 13 146 16
+	max.f32 %f89, %f88, 0fC2D00000;
+	min.f32 %f89, %f89, 0f42B20000;
+	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f91, %f90;
+	fma.rn.f32 %f92, %f91, 0fBF317200, %f89;
+	fma.rn.f32 %f92, %f91, 0fB5BFBE8E, %f92;
+	mul.rn.f32 %f92, %f92, 0f3FB8AA3B;
+	ex2.approx.f32 %f93, %f92;
+	mul.rn.f32 %f94, %f91, 0f3F000000;
+	cvt.rmi.f32.f32 %f94, %f94;
+	sub.rn.f32 %f95, %f91, %f94;
+	ex2.approx.f32 %f96, %f94;
+	ex2.approx.f32 %f97, %f95;
+	mul.rn.f32 %f93, %f93, %f96;
+	mul.rn.f32 %f93, %f93, %f97;
+	setp.nan.f32 %p32, %f88, %f88;
+	selp.f32 %f93, %f88, %f93, %p32;
+	.loc 13 146 4
+	add.rn.f32 %f98, %f80, %f93;
+	mov.f32 %f86, %f98;
+	bra.uni $L92_if_done;
+$L92_if_done:
+	.loc 13 144 53
+	mov.u32 %r123, %ntid.x;
+	cvt.s64.u32 %rd68, %r123;
+	mov.u32 %r124, %ntid.y;
+	cvt.s64.u32 %rd69, %r124;
+	mov.u32 %r125, %ntid.z;
+	cvt.s64.u32 %rd70, %r125;
+	.loc 13 144 38
+	add.s64 %rd71, %rd64, %rd68;
+	mov.f32 %f80, %f86;
+	mov.s64 %rd64, %rd71;
+	bra.uni $L88_for_loop;
+$L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	.loc 13 116 65
+	setp.ge.f32 %p35, %f79, %f78;
+	@%p35 bra $L23_if_then;
+	bra.uni $L108_edge;
+$L94_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p28, %rd65, %rd5;
+	@%p28 bra $L98_oob3;
+	shl.b64 %rd66, %rd65, 1;
+	add.s64 %rd67, %rd4, %rd66;
+	ld.global.nc.u16 %rs3, [%rd67];
+	.loc 13 154 13
+	bra.uni $L99_entry;
+$L96_if_done:
+	.loc 13 158 2
+	mov.f32 %f81, %f82;
+	bra.uni $L103_entry;
+$L98_oob3:
 	.loc 13 154 15
 	mov.u64 %rd21, 0x3D00000004;
-	mov.u64 %rd22, %rd51;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L76_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r39, %rs1;
-	shl.b32 %r39, %r39, 16;
-	mov.b32 %f26, %r39;
-	.loc 6 40 46
-	mov.f32 %f25, %f26;
-	bra.uni $L77_ret_load;
-$L77_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p15, %f25, %f25;
-	@%p15 bra $L78_entry;
-	bra.uni $L73_if_done;
-$L78_entry:
-	.loc 11 70 52
-	mov.u32 %r40, 0xFF800000;
-	mov.b32 %f28, %r40;
-	.loc 11 70 25
-	mov.f32 %f27, %f28;
-	bra.uni $L79_ret_negInf;
-$L79_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f24, %f27;
-	bra.uni $L80_entry;
-$L80_entry:
-	.loc 13 164 23
-	mov.b32 %r42, %f24;
-	.loc 13 165 6
-	and.b32 %r43, %r42, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p16, %r43, 0;
-	@%p16 bra $L81_if_then;
-	bra.uni $L82_if_done;
-$L81_if_then:
-	.loc 13 166 10
-	not.b32 %r44, %r42;
-	.loc 13 166 3
-	mov.u32 %r41, %r44;
-	bra.uni $L83_ret_orderKey;
-$L82_if_done:
-	.loc 13 168 11
-	or.b32 %r45, %r42, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r41, %r45;
-	bra.uni $L83_ret_orderKey;
-$L83_ret_orderKey:
-	.loc 13 101 40
-	setp.hs.u32 %p17, %r41, %r37;
-	@%p17 bra $L14_if_then;
-	bra.uni $L84_edge;
-$L84_edge:
-	mov.s32 %r46, %r38;
-	bra.uni $L15_if_done;
-$L85_entry:
-	.loc 11 27 20
-	mov.u64 %rd55, smem1;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %r49, %r38, 16, 31, -1;
-	add.s32 %r50, %r38, %r49;
-	shfl.sync.bfly.b32 %r51, %r50, 8, 31, -1;
-	add.s32 %r52, %r50, %r51;
-	shfl.sync.bfly.b32 %r53, %r52, 4, 31, -1;
-	add.s32 %r54, %r52, %r53;
-	shfl.sync.bfly.b32 %r55, %r54, 2, 31, -1;
-	add.s32 %r56, %r54, %r55;
-	shfl.sync.bfly.b32 %r57, %r56, 1, 31, -1;
-	add.s32 %r58, %r56, %r57;
-	.loc 11 29 11
-	mov.u32 %r59, %laneid;
-	cvt.s64.u32 %rd56, %r59;
-	.loc 11 29 14
-	setp.eq.s64 %p18, %rd56, 0;
-	@%p18 bra $L86_if_then;
-	bra.uni $L87_if_done;
-$L86_if_then:
-	.loc 11 30 11
-	mov.u32 %r62, %tid.z;
-	mov.u32 %r63, %ntid.y;
-	mov.u32 %r64, %tid.y;
-	mad.lo.u32 %r61, %r62, %r63, %r64;
-	mov.u32 %r66, %ntid.x;
-	mov.u32 %r67, %tid.x;
-	mad.lo.u32 %r65, %r61, %r66, %r67;
-	shr.u32 %r60, %r65, 5;
-	cvt.s64.u32 %rd57, %r60;
-	.loc 11 30 4
-	setp.hs.u64 %p19, %rd57, 32;
-	@%p19 bra $L91_oob4;
-	shl.b64 %rd58, %rd57, 2;
-	add.s64 %rd59, %rd55, %rd58;
-	st.shared.s32 [%rd59], %r58;
-	bra.uni $L87_if_done;
-$L87_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r68, %laneid;
-	cvt.s64.u32 %rd60, %r68;
-	.loc 11 34 26
-	mov.u32 %r69, %ntid.x;
-	cvt.s64.u32 %rd61, %r69;
-	mov.u32 %r70, %ntid.y;
-	cvt.s64.u32 %rd62, %r70;
-	mov.u32 %r71, %ntid.z;
-	cvt.s64.u32 %rd63, %r71;
-	.loc 11 34 30
-	div.s64 %rd64, %rd61, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p20, %rd60, %rd64;
-	@%p20 bra $L88_if_then;
-	bra.uni $L92_edge;
-$L88_if_then:
-	.loc 11 35 15
-	mov.u32 %r73, %laneid;
-	cvt.s64.u32 %rd65, %r73;
-	.loc 11 35 8
-	setp.hs.u64 %p21, %rd65, 32;
-	@%p21 bra $L93_oob5;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd55, %rd66;
-	ld.shared.s32 %r74, [%rd67];
-	mov.s32 %r72, %r74;
-	bra.uni $L89_if_done;
-$L89_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %r75, %r72, 16, 31, -1;
-	add.s32 %r76, %r72, %r75;
-	shfl.sync.bfly.b32 %r77, %r76, 8, 31, -1;
-	add.s32 %r78, %r76, %r77;
-	shfl.sync.bfly.b32 %r79, %r78, 4, 31, -1;
-	add.s32 %r80, %r78, %r79;
-	shfl.sync.bfly.b32 %r81, %r80, 2, 31, -1;
-	add.s32 %r82, %r80, %r81;
-	shfl.sync.bfly.b32 %r83, %r82, 1, 31, -1;
-	add.s32 %r84, %r82, %r83;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.s32 %r48, %r84;
-	bra.uni $L90_ret_blockSum_u005bint32_u005d;
-$L90_ret_blockSum_u005bint32_u005d:
-	.loc 13 105 30
-	cvt.s32.s64 %r85, %rd7;
-	.loc 13 105 22
-	setp.ge.s32 %p22, %r48, %r85;
-	@%p22 bra $L16_if_then;
-	bra.uni $L94_edge;
-$L91_oob4:
-	.loc 11 30 4
-	mov.u64 %rd21, 0x3D00000005;
-	mov.u64 %rd22, %rd57;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L92_edge:
-	mov.s32 %r72, 0;
-	bra.uni $L89_if_done;
-$L93_oob5:
-	.loc 11 35 8
-	mov.u64 %rd21, 0x3D00000006;
 	mov.u64 %rd22, %rd65;
-	mov.u64 %rd23, 32;
+	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
-$L94_edge:
-	mov.u32 %r86, %r33;
-	bra.uni $L17_if_done;
-$L95_edge:
-	mov.u32 %r87, %r32;
-	bra.uni $L157_entry;
-$L96_entry:
-	.loc 13 144 22
-	mov.u32 %r88, %tid.x;
-	cvt.s64.u32 %rd69, %r88;
-	mov.u32 %r89, %tid.y;
-	cvt.s64.u32 %rd70, %r89;
-	mov.u32 %r90, %tid.z;
-	cvt.s64.u32 %rd71, %r90;
-	mov.f32 %f30, 0f00000000;
-	mov.s64 %rd72, %rd69;
-	bra.uni $L97_for_loop;
-$L97_for_loop:
-	.loc 13 144 30
-	setp.lt.s64 %p24, %rd72, %rd6;
-	@%p24 bra $L98_for_body;
-	bra.uni $L117_entry;
-$L98_for_body:
-	.loc 13 145 29
-	add.s64 %rd73, %rd12, %rd72;
-	.loc 13 145 18
+$L99_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r116, %rs3;
+	shl.b32 %r116, %r116, 16;
+	mov.b32 %f83, %r116;
+	.loc 6 43 46
+	mov.f32 %f82, %f83;
+	bra.uni $L100_ret_load;
+$L100_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p29, %f82, %f82;
+	@%p29 bra $L101_entry;
+	bra.uni $L96_if_done;
+$L101_entry:
+	.loc 11 45 52
+	mov.u32 %r117, 0xFF800000;
+	mov.b32 %f85, %r117;
+	.loc 11 45 25
+	mov.f32 %f84, %f85;
+	bra.uni $L102_ret_negInf;
+$L102_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f81, %f84;
 	bra.uni $L103_entry;
-$L100_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f37, %f31, %f11;
-	.loc 13 146 25
-	mul.rn.f32 %f38, %f37, %f1;
-	.loc 13 146 16
-	max.f32 %f39, %f38, 0fC2D00000;
-	min.f32 %f39, %f39, 0f42B20000;
-	mul.rn.f32 %f40, %f39, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f41, %f40;
-	fma.rn.f32 %f42, %f41, 0fBF317200, %f39;
-	fma.rn.f32 %f42, %f41, 0fB5BFBE8E, %f42;
-	mul.rn.f32 %f42, %f42, 0f3FB8AA3B;
-	ex2.approx.f32 %f43, %f42;
-	mul.rn.f32 %f44, %f41, 0f3F000000;
-	cvt.rmi.f32.f32 %f44, %f44;
-	sub.rn.f32 %f45, %f41, %f44;
-	ex2.approx.f32 %f46, %f44;
-	ex2.approx.f32 %f47, %f45;
-	mul.rn.f32 %f43, %f43, %f46;
-	mul.rn.f32 %f43, %f43, %f47;
-	setp.nan.f32 %p29, %f38, %f38;
-	selp.f32 %f43, %f38, %f43, %p29;
-	.loc 13 146 4
-	add.rn.f32 %f48, %f30, %f43;
-	mov.f32 %f36, %f48;
-	bra.uni $L101_if_done;
-$L101_if_done:
-	.loc 13 144 53
-	mov.u32 %r98, %ntid.x;
-	cvt.s64.u32 %rd76, %r98;
-	mov.u32 %r99, %ntid.y;
-	cvt.s64.u32 %rd77, %r99;
-	mov.u32 %r100, %ntid.z;
-	cvt.s64.u32 %rd78, %r100;
-	.loc 13 144 38
-	add.s64 %rd79, %rd72, %rd76;
-	mov.f32 %f30, %f36;
-	mov.s64 %rd72, %rd79;
-	bra.uni $L97_for_loop;
-$L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	.loc 13 112 18
-	mul.rn.f32 %f72, %f0, %f29;
-	mov.u32 %r115, 0;
-	mov.s64 %rd93, 31;
-	bra.uni $L20_for_loop;
 $L103_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p25, %rd73, %rd5;
-	@%p25 bra $L107_oob6;
-	shl.b64 %rd74, %rd73, 1;
-	add.s64 %rd75, %rd4, %rd74;
-	ld.global.nc.u16 %rs2, [%rd75];
-	.loc 13 154 13
-	bra.uni $L108_entry;
-$L105_if_done:
-	.loc 13 158 2
-	mov.f32 %f31, %f32;
-	bra.uni $L112_entry;
-$L107_oob6:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000007;
-	mov.u64 %rd22, %rd73;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L108_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r91, %rs2;
-	shl.b32 %r91, %r91, 16;
-	mov.b32 %f33, %r91;
-	.loc 6 40 46
-	mov.f32 %f32, %f33;
-	bra.uni $L109_ret_load;
-$L109_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p26, %f32, %f32;
-	@%p26 bra $L110_entry;
+	.loc 13 164 23
+	mov.b32 %r119, %f81;
+	.loc 13 165 6
+	and.b32 %r120, %r119, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p30, %r120, 0;
+	@%p30 bra $L104_if_then;
 	bra.uni $L105_if_done;
-$L110_entry:
-	.loc 11 70 52
-	mov.u32 %r92, 0xFF800000;
-	mov.b32 %f35, %r92;
-	.loc 11 70 25
-	mov.f32 %f34, %f35;
-	bra.uni $L111_ret_negInf;
-$L111_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f31, %f34;
-	bra.uni $L112_entry;
-$L112_entry:
-	.loc 13 164 23
-	mov.b32 %r94, %f31;
-	.loc 13 165 6
-	and.b32 %r95, %r94, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p27, %r95, 0;
-	@%p27 bra $L113_if_then;
-	bra.uni $L114_if_done;
-$L113_if_then:
+$L104_if_then:
 	.loc 13 166 10
-	not.b32 %r96, %r94;
+	not.b32 %r121, %r119;
 	.loc 13 166 3
-	mov.u32 %r93, %r96;
-	bra.uni $L115_ret_orderKey;
-$L114_if_done:
+	mov.u32 %r118, %r121;
+	bra.uni $L106_ret_orderKey;
+$L105_if_done:
 	.loc 13 168 11
-	or.b32 %r97, %r94, 0x80000000;
+	or.b32 %r122, %r119, 0x80000000;
 	.loc 13 168 2
-	mov.u32 %r93, %r97;
-	bra.uni $L115_ret_orderKey;
-$L115_ret_orderKey:
+	mov.u32 %r118, %r122;
+	bra.uni $L106_ret_orderKey;
+$L106_ret_orderKey:
 	.loc 13 145 46
-	setp.hs.u32 %p28, %r93, %r32;
-	@%p28 bra $L100_if_then;
-	bra.uni $L116_edge;
-$L116_edge:
-	mov.f32 %f36, %f30;
-	bra.uni $L101_if_done;
-$L117_entry:
-	.loc 11 27 20
-	mov.u64 %rd80, smem2;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f50, %f30, 16, 31, -1;
-	add.rn.f32 %f51, %f30, %f50;
-	shfl.sync.bfly.b32 %f52, %f51, 8, 31, -1;
-	add.rn.f32 %f53, %f51, %f52;
-	shfl.sync.bfly.b32 %f54, %f53, 4, 31, -1;
-	add.rn.f32 %f55, %f53, %f54;
-	shfl.sync.bfly.b32 %f56, %f55, 2, 31, -1;
-	add.rn.f32 %f57, %f55, %f56;
-	shfl.sync.bfly.b32 %f58, %f57, 1, 31, -1;
-	add.rn.f32 %f59, %f57, %f58;
-	.loc 11 29 11
-	mov.u32 %r101, %laneid;
-	cvt.s64.u32 %rd81, %r101;
-	.loc 11 29 14
-	setp.eq.s64 %p30, %rd81, 0;
-	@%p30 bra $L118_if_then;
-	bra.uni $L119_if_done;
-$L118_if_then:
-	.loc 11 30 11
-	mov.u32 %r104, %tid.z;
-	mov.u32 %r105, %ntid.y;
-	mov.u32 %r106, %tid.y;
-	mad.lo.u32 %r103, %r104, %r105, %r106;
-	mov.u32 %r108, %ntid.x;
-	mov.u32 %r109, %tid.x;
-	mad.lo.u32 %r107, %r103, %r108, %r109;
-	shr.u32 %r102, %r107, 5;
-	cvt.s64.u32 %rd82, %r102;
-	.loc 11 30 4
-	setp.hs.u64 %p31, %rd82, 32;
-	@%p31 bra $L123_oob7;
-	shl.b64 %rd83, %rd82, 2;
-	add.s64 %rd84, %rd80, %rd83;
-	st.shared.f32 [%rd84], %f59;
-	bra.uni $L119_if_done;
-$L119_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r110, %laneid;
-	cvt.s64.u32 %rd85, %r110;
-	.loc 11 34 26
-	mov.u32 %r111, %ntid.x;
-	cvt.s64.u32 %rd86, %r111;
-	mov.u32 %r112, %ntid.y;
-	cvt.s64.u32 %rd87, %r112;
-	mov.u32 %r113, %ntid.z;
-	cvt.s64.u32 %rd88, %r113;
-	.loc 11 34 30
-	div.s64 %rd89, %rd86, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p32, %rd85, %rd89;
-	@%p32 bra $L120_if_then;
-	bra.uni $L124_edge;
-$L120_if_then:
-	.loc 11 35 15
-	mov.u32 %r114, %laneid;
-	cvt.s64.u32 %rd90, %r114;
-	.loc 11 35 8
-	setp.hs.u64 %p33, %rd90, 32;
-	@%p33 bra $L125_oob8;
-	shl.b64 %rd91, %rd90, 2;
-	add.s64 %rd92, %rd80, %rd91;
-	ld.shared.f32 %f61, [%rd92];
-	mov.f32 %f60, %f61;
-	bra.uni $L121_if_done;
-$L121_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f62, %f60, 16, 31, -1;
-	add.rn.f32 %f63, %f60, %f62;
-	shfl.sync.bfly.b32 %f64, %f63, 8, 31, -1;
-	add.rn.f32 %f65, %f63, %f64;
-	shfl.sync.bfly.b32 %f66, %f65, 4, 31, -1;
-	add.rn.f32 %f67, %f65, %f66;
-	shfl.sync.bfly.b32 %f68, %f67, 2, 31, -1;
-	add.rn.f32 %f69, %f67, %f68;
-	shfl.sync.bfly.b32 %f70, %f69, 1, 31, -1;
-	add.rn.f32 %f71, %f69, %f70;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f49, %f71;
-	bra.uni $L122_ret_blockSum_u005bfloat32_u005d;
-$L122_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 149 2
-	mov.f32 %f29, %f49;
-	bra.uni $L102_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L123_oob7:
-	.loc 11 30 4
-	mov.u64 %rd21, 0x3D00000008;
-	mov.u64 %rd22, %rd82;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L124_edge:
-	mov.f32 %f60, 0f00000000;
-	bra.uni $L121_if_done;
-$L125_oob8:
-	.loc 11 35 8
-	mov.u64 %rd21, 0x3D00000009;
-	mov.u64 %rd22, %rd90;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L126_entry:
-	.loc 13 144 22
-	mov.u32 %r121, %tid.x;
-	cvt.s64.u32 %rd95, %r121;
-	mov.u32 %r122, %tid.y;
-	cvt.s64.u32 %rd96, %r122;
-	mov.u32 %r123, %tid.z;
-	cvt.s64.u32 %rd97, %r123;
-	mov.f32 %f74, 0f00000000;
-	mov.s64 %rd98, %rd95;
-	bra.uni $L127_for_loop;
-$L127_for_loop:
-	.loc 13 144 30
-	setp.lt.s64 %p35, %rd98, %rd6;
-	@%p35 bra $L128_for_body;
-	bra.uni $L147_entry;
-$L128_for_body:
-	.loc 13 145 29
-	add.s64 %rd99, %rd12, %rd98;
-	.loc 13 145 18
-	bra.uni $L133_entry;
-$L130_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f81, %f75, %f11;
-	.loc 13 146 25
-	mul.rn.f32 %f82, %f81, %f1;
-	.loc 13 146 16
-	max.f32 %f83, %f82, 0fC2D00000;
-	min.f32 %f83, %f83, 0f42B20000;
-	mul.rn.f32 %f84, %f83, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f85, %f84;
-	fma.rn.f32 %f86, %f85, 0fBF317200, %f83;
-	fma.rn.f32 %f86, %f85, 0fB5BFBE8E, %f86;
-	mul.rn.f32 %f86, %f86, 0f3FB8AA3B;
-	ex2.approx.f32 %f87, %f86;
-	mul.rn.f32 %f88, %f85, 0f3F000000;
-	cvt.rmi.f32.f32 %f88, %f88;
-	sub.rn.f32 %f89, %f85, %f88;
-	ex2.approx.f32 %f90, %f88;
-	ex2.approx.f32 %f91, %f89;
-	mul.rn.f32 %f87, %f87, %f90;
-	mul.rn.f32 %f87, %f87, %f91;
-	setp.nan.f32 %p40, %f82, %f82;
-	selp.f32 %f87, %f82, %f87, %p40;
-	.loc 13 146 4
-	add.rn.f32 %f92, %f74, %f87;
-	mov.f32 %f80, %f92;
-	bra.uni $L131_if_done;
-$L131_if_done:
-	.loc 13 144 53
-	mov.u32 %r131, %ntid.x;
-	cvt.s64.u32 %rd102, %r131;
-	mov.u32 %r132, %ntid.y;
-	cvt.s64.u32 %rd103, %r132;
-	mov.u32 %r133, %ntid.z;
-	cvt.s64.u32 %rd104, %r133;
-	.loc 13 144 38
-	add.s64 %rd105, %rd98, %rd102;
-	mov.f32 %f74, %f80;
-	mov.s64 %rd98, %rd105;
-	bra.uni $L127_for_loop;
-$L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	.loc 13 116 65
-	setp.ge.f32 %p45, %f73, %f72;
-	@%p45 bra $L23_if_then;
-	bra.uni $L156_edge;
-$L133_entry:
+	setp.hs.u32 %p31, %r118, %r112;
+	@%p31 bra $L91_if_then;
+	bra.uni $L107_edge;
+$L107_edge:
+	mov.f32 %f86, %f80;
+	bra.uni $L92_if_done;
+$L108_edge:
+	mov.u32 %r139, %r107;
+	bra.uni $L24_if_done;
+$L109_entry:
+	.loc 11 45 52
+	mov.u32 %r141, 0xFF800000;
+	mov.b32 %f121, %r141;
+	.loc 11 45 25
+	mov.f32 %f120, %f121;
+	bra.uni $L110_ret_negInf;
+$L110_ret_negInf:
+	mov.f32 %f122, %f120;
+	mov.s32 %r142, 2147483647;
+	mov.s64 %rd76, %rd13;
+	bra.uni $L25_for_loop;
+$L111_entry:
 	.loc 13 154 15
-	setp.hs.u64 %p36, %rd99, %rd5;
-	@%p36 bra $L137_oob9;
-	shl.b64 %rd100, %rd99, 1;
-	add.s64 %rd101, %rd4, %rd100;
-	ld.global.nc.u16 %rs3, [%rd101];
+	setp.hs.u64 %p37, %rd77, %rd5;
+	@%p37 bra $L115_oob4;
+	shl.b64 %rd78, %rd77, 1;
+	add.s64 %rd79, %rd4, %rd78;
+	ld.global.nc.u16 %rs4, [%rd79];
 	.loc 13 154 13
-	bra.uni $L138_entry;
-$L135_if_done:
+	bra.uni $L116_entry;
+$L113_if_done:
 	.loc 13 158 2
-	mov.f32 %f75, %f76;
-	bra.uni $L142_entry;
-$L137_oob9:
+	mov.f32 %f123, %f124;
+	bra.uni $L120_entry;
+$L115_oob4:
 	.loc 13 154 15
-	mov.u64 %rd21, 0x3D0000000A;
-	mov.u64 %rd22, %rd99;
+	mov.u64 %rd21, 0x3D00000005;
+	mov.u64 %rd22, %rd77;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
-$L138_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r124, %rs3;
-	shl.b32 %r124, %r124, 16;
-	mov.b32 %f77, %r124;
-	.loc 6 40 46
-	mov.f32 %f76, %f77;
-	bra.uni $L139_ret_load;
-$L139_ret_load:
+$L116_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r143, %rs4;
+	shl.b32 %r143, %r143, 16;
+	mov.b32 %f125, %r143;
+	.loc 6 43 46
+	mov.f32 %f124, %f125;
+	bra.uni $L117_ret_load;
+$L117_ret_load:
 	.loc 13 155 7
-	setp.neu.f32 %p37, %f76, %f76;
-	@%p37 bra $L140_entry;
-	bra.uni $L135_if_done;
-$L140_entry:
-	.loc 11 70 52
-	mov.u32 %r125, 0xFF800000;
-	mov.b32 %f79, %r125;
-	.loc 11 70 25
-	mov.f32 %f78, %f79;
-	bra.uni $L141_ret_negInf;
-$L141_ret_negInf:
+	setp.neu.f32 %p38, %f124, %f124;
+	@%p38 bra $L118_entry;
+	bra.uni $L113_if_done;
+$L118_entry:
+	.loc 11 45 52
+	mov.u32 %r144, 0xFF800000;
+	mov.b32 %f127, %r144;
+	.loc 11 45 25
+	mov.f32 %f126, %f127;
+	bra.uni $L119_ret_negInf;
+$L119_ret_negInf:
 	.loc 13 156 3
-	mov.f32 %f75, %f78;
-	bra.uni $L142_entry;
-$L142_entry:
+	mov.f32 %f123, %f126;
+	bra.uni $L120_entry;
+$L120_entry:
 	.loc 13 164 23
-	mov.b32 %r127, %f75;
+	mov.b32 %r146, %f123;
 	.loc 13 165 6
-	and.b32 %r128, %r127, 0x80000000;
+	and.b32 %r147, %r146, 0x80000000;
 	.loc 13 165 18
-	setp.ne.u32 %p38, %r128, 0;
-	@%p38 bra $L143_if_then;
-	bra.uni $L144_if_done;
-$L143_if_then:
+	setp.ne.u32 %p39, %r147, 0;
+	@%p39 bra $L121_if_then;
+	bra.uni $L122_if_done;
+$L121_if_then:
 	.loc 13 166 10
-	not.b32 %r129, %r127;
+	not.b32 %r148, %r146;
 	.loc 13 166 3
-	mov.u32 %r126, %r129;
-	bra.uni $L145_ret_orderKey;
-$L144_if_done:
+	mov.u32 %r145, %r148;
+	bra.uni $L123_ret_orderKey;
+$L122_if_done:
 	.loc 13 168 11
-	or.b32 %r130, %r127, 0x80000000;
+	or.b32 %r149, %r146, 0x80000000;
 	.loc 13 168 2
-	mov.u32 %r126, %r130;
-	bra.uni $L145_ret_orderKey;
-$L145_ret_orderKey:
-	.loc 13 145 46
-	setp.hs.u32 %p39, %r126, %r120;
-	@%p39 bra $L130_if_then;
-	bra.uni $L146_edge;
+	mov.u32 %r145, %r149;
+	bra.uni $L123_ret_orderKey;
+$L123_ret_orderKey:
+	.loc 13 126 18
+	setp.hs.u32 %p40, %r145, %r80;
+	@%p40 bra $L28_if_then;
+	bra.uni $L124_edge;
+$L124_edge:
+	mov.f32 %f128, %f122;
+	mov.s32 %r150, %r142;
+	bra.uni $L29_if_done;
+$L126_ret_gumbel:
+	.loc 13 127 23
+	add.rn.f32 %f142, %f130, %f131;
+	.loc 13 128 25
+	cvt.s32.s64 %r152, %rd76;
+	.loc 13 128 16
+	bra.uni $L133_entry;
+$L127_entry:
+	.loc 13 174 25
+	mov.u64 %rd80, %rd9;
+	.loc 13 174 30
+	shl.b64 %rd81, %rd80, 32;
+	.loc 13 174 48
+	cvt.u32.s64 %r151, %rd76;
+	.loc 13 174 41
+	cvt.u64.u32 %rd82, %r151;
+	.loc 13 174 34
+	or.b64 %rd83, %rd81, %rd82;
+	.loc 13 174 18
+	bra.uni $L129_entry;
+$L128_ret_uniform:
+	.loc 13 188 26
+	lg2.approx.f32 %f136, %f132;
+	mul.rn.f32 %f137, %f136, 0f3F317218;
+	.loc 13 188 18
+	neg.f32 %f138, %f137;
+	.loc 13 188 17
+	lg2.approx.f32 %f139, %f138;
+	mul.rn.f32 %f140, %f139, 0f3F317218;
+	.loc 13 188 9
+	neg.f32 %f141, %f140;
+	.loc 13 188 2
+	mov.f32 %f131, %f141;
+	bra.uni $L126_ret_gumbel;
+$L129_entry:
+	.loc 13 181 12
+	shr.u64 %rd85, %rd83, 30;
+	.loc 13 181 9
+	xor.b64 %rd86, %rd83, %rd85;
+	.loc 13 181 18
+	mul.lo.u64 %rd87, %rd86, 0xBF58476D1CE4E5B9;
+	.loc 13 182 12
+	shr.u64 %rd88, %rd87, 27;
+	.loc 13 182 9
+	xor.b64 %rd89, %rd87, %rd88;
+	.loc 13 182 18
+	mul.lo.u64 %rd90, %rd89, 0x94D049BB133111EB;
+	.loc 13 183 14
+	shr.u64 %rd91, %rd90, 31;
+	.loc 13 183 11
+	xor.b64 %rd92, %rd90, %rd91;
+	.loc 13 183 2
+	mov.u64 %rd84, %rd92;
+	bra.uni $L130_ret_mix64;
+$L130_ret_mix64:
+	.loc 13 174 54
+	xor.b64 %rd93, %rd84, %rd8;
+	.loc 13 174 12
+	bra.uni $L131_entry;
+$L131_entry:
+	.loc 13 181 12
+	shr.u64 %rd95, %rd93, 30;
+	.loc 13 181 9
+	xor.b64 %rd96, %rd93, %rd95;
+	.loc 13 181 18
+	mul.lo.u64 %rd97, %rd96, 0xBF58476D1CE4E5B9;
+	.loc 13 182 12
+	shr.u64 %rd98, %rd97, 27;
+	.loc 13 182 9
+	xor.b64 %rd99, %rd97, %rd98;
+	.loc 13 182 18
+	mul.lo.u64 %rd100, %rd99, 0x94D049BB133111EB;
+	.loc 13 183 14
+	shr.u64 %rd101, %rd100, 31;
+	.loc 13 183 11
+	xor.b64 %rd102, %rd100, %rd101;
+	.loc 13 183 2
+	mov.u64 %rd94, %rd102;
+	bra.uni $L132_ret_mix64;
+$L132_ret_mix64:
+	.loc 13 175 19
+	shr.u64 %rd103, %rd94, 40;
+	.loc 13 175 17
+	cvt.rn.f32.u64 %f133, %rd103;
+	.loc 13 175 25
+	add.rn.f32 %f134, %f133, 0f3F000000;
+	.loc 13 175 32
+	mul.rn.f32 %f135, %f134, 0f33800000;
+	.loc 13 175 2
+	mov.f32 %f132, %f135;
+	bra.uni $L128_ret_uniform;
+$L133_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p42, %f142, %f142;
+	@%p42 bra $L134_switch_body;
+	bra.uni $L136_switch_next;
+$L134_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p43, %f122, %f122;
+	@%p43 bra $L145_edge;
+	bra.uni $L137_binop_rhs;
+$L135_switch_body:
+	.loc 5 105 3
+	mov.pred %p41, 0;
+	bra.uni $L144_ret_argBetter;
+$L136_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p46, %f122, %f122;
+	@%p46 bra $L135_switch_body;
+	bra.uni $L139_switch_next;
+$L137_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p45, %r152, %r142;
+	mov.pred %p44, %p45;
+	bra.uni $L138_binop_done;
+$L138_binop_done:
+	.loc 5 103 3
+	mov.pred %p41, %p44;
+	bra.uni $L144_ret_argBetter;
+$L139_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p47, %f142, %f122;
+	@%p47 bra $L146_edge;
+	bra.uni $L140_binop_rhs;
+$L140_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p49, %f142, %f122;
+	@%p49 bra $L142_binop_rhs;
+	bra.uni $L147_edge;
+$L141_binop_done:
+	.loc 5 107 2
+	mov.pred %p41, %p48;
+	bra.uni $L144_ret_argBetter;
+$L142_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p51, %r152, %r142;
+	mov.pred %p50, %p51;
+	bra.uni $L143_binop_done;
+$L143_binop_done:
+	mov.pred %p48, %p50;
+	bra.uni $L141_binop_done;
+$L144_ret_argBetter:
+	@%p41 bra $L30_if_then;
+	bra.uni $L148_edge;
+$L145_edge:
+	mov.pred %p44, 1;
+	bra.uni $L138_binop_done;
 $L146_edge:
-	mov.f32 %f80, %f74;
-	bra.uni $L131_if_done;
-$L147_entry:
-	.loc 11 27 20
-	mov.u64 %rd106, smem2;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f94, %f74, 16, 31, -1;
-	add.rn.f32 %f95, %f74, %f94;
-	shfl.sync.bfly.b32 %f96, %f95, 8, 31, -1;
-	add.rn.f32 %f97, %f95, %f96;
-	shfl.sync.bfly.b32 %f98, %f97, 4, 31, -1;
-	add.rn.f32 %f99, %f97, %f98;
-	shfl.sync.bfly.b32 %f100, %f99, 2, 31, -1;
-	add.rn.f32 %f101, %f99, %f100;
-	shfl.sync.bfly.b32 %f102, %f101, 1, 31, -1;
-	add.rn.f32 %f103, %f101, %f102;
-	.loc 11 29 11
-	mov.u32 %r134, %laneid;
-	cvt.s64.u32 %rd107, %r134;
-	.loc 11 29 14
-	setp.eq.s64 %p41, %rd107, 0;
-	@%p41 bra $L148_if_then;
-	bra.uni $L149_if_done;
-$L148_if_then:
-	.loc 11 30 11
-	mov.u32 %r137, %tid.z;
-	mov.u32 %r138, %ntid.y;
-	mov.u32 %r139, %tid.y;
-	mad.lo.u32 %r136, %r137, %r138, %r139;
-	mov.u32 %r141, %ntid.x;
-	mov.u32 %r142, %tid.x;
-	mad.lo.u32 %r140, %r136, %r141, %r142;
-	shr.u32 %r135, %r140, 5;
-	cvt.s64.u32 %rd108, %r135;
-	.loc 11 30 4
-	setp.hs.u64 %p42, %rd108, 32;
-	@%p42 bra $L153_oob10;
-	shl.b64 %rd109, %rd108, 2;
-	add.s64 %rd110, %rd106, %rd109;
-	st.shared.f32 [%rd110], %f103;
-	bra.uni $L149_if_done;
-$L149_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r143, %laneid;
-	cvt.s64.u32 %rd111, %r143;
-	.loc 11 34 26
-	mov.u32 %r144, %ntid.x;
-	cvt.s64.u32 %rd112, %r144;
-	mov.u32 %r145, %ntid.y;
-	cvt.s64.u32 %rd113, %r145;
-	mov.u32 %r146, %ntid.z;
-	cvt.s64.u32 %rd114, %r146;
-	.loc 11 34 30
-	div.s64 %rd115, %rd112, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p43, %rd111, %rd115;
-	@%p43 bra $L150_if_then;
-	bra.uni $L154_edge;
+	mov.pred %p48, 1;
+	bra.uni $L141_binop_done;
+$L147_edge:
+	mov.pred %p50, 0;
+	bra.uni $L143_binop_done;
+$L148_edge:
+	mov.f32 %f128, %f122;
+	mov.s32 %r150, %r142;
+	bra.uni $L29_if_done;
+$L149_entry:
+	.loc 11 17 27
+	mov.u64 %rd105, smem0;
+	.loc 11 18 25
+	mov.u64 %rd106, smem1;
+	.loc 11 19 19
+	bra.uni $L155_entry;
 $L150_if_then:
-	.loc 11 35 15
-	mov.u32 %r147, %laneid;
-	cvt.s64.u32 %rd116, %r147;
-	.loc 11 35 8
-	setp.hs.u64 %p44, %rd116, 32;
-	@%p44 bra $L155_oob11;
-	shl.b64 %rd117, %rd116, 2;
-	add.s64 %rd118, %rd106, %rd117;
-	ld.shared.f32 %f105, [%rd118];
-	mov.f32 %f104, %f105;
+	.loc 11 21 12
+	mov.u32 %r164, %tid.z;
+	mov.u32 %r165, %ntid.y;
+	mov.u32 %r166, %tid.y;
+	mad.lo.u32 %r163, %r164, %r165, %r166;
+	mov.u32 %r168, %ntid.x;
+	mov.u32 %r169, %tid.x;
+	mad.lo.u32 %r167, %r163, %r168, %r169;
+	shr.u32 %r162, %r167, 5;
+	cvt.s64.u32 %rd110, %r162;
+	.loc 11 21 26
+	mov.u32 %r172, %tid.z;
+	mov.u32 %r173, %ntid.y;
+	mov.u32 %r174, %tid.y;
+	mad.lo.u32 %r171, %r172, %r173, %r174;
+	mov.u32 %r176, %ntid.x;
+	mov.u32 %r177, %tid.x;
+	mad.lo.u32 %r175, %r171, %r176, %r177;
+	shr.u32 %r170, %r175, 5;
+	cvt.s64.u32 %rd111, %r170;
+	.loc 11 21 5
+	setp.hs.u64 %p65, %rd110, 32;
+	@%p65 bra $L178_oob5;
+	shl.b64 %rd112, %rd110, 2;
+	add.s64 %rd113, %rd105, %rd112;
+	st.shared.f32 [%rd113], %f144;
+	.loc 11 21 19
+	setp.hs.u64 %p66, %rd111, 32;
+	@%p66 bra $L179_oob6;
+	shl.b64 %rd114, %rd111, 2;
+	add.s64 %rd115, %rd106, %rd114;
+	st.shared.s32 [%rd115], %r155;
 	bra.uni $L151_if_done;
 $L151_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f106, %f104, 16, 31, -1;
-	add.rn.f32 %f107, %f104, %f106;
-	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
-	add.rn.f32 %f109, %f107, %f108;
-	shfl.sync.bfly.b32 %f110, %f109, 4, 31, -1;
-	add.rn.f32 %f111, %f109, %f110;
-	shfl.sync.bfly.b32 %f112, %f111, 2, 31, -1;
-	add.rn.f32 %f113, %f111, %f112;
-	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
-	add.rn.f32 %f115, %f113, %f114;
-	.loc 11 38 8
+	.loc 11 23 8
 	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f93, %f115;
-	bra.uni $L152_ret_blockSum_u005bfloat32_u005d;
-$L152_ret_blockSum_u005bfloat32_u005d:
-	.loc 13 149 2
-	mov.f32 %f73, %f93;
-	bra.uni $L132_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L153_oob10:
-	.loc 11 30 4
-	mov.u64 %rd21, 0x3D0000000B;
-	mov.u64 %rd22, %rd108;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L154_edge:
-	mov.f32 %f104, 0f00000000;
-	bra.uni $L151_if_done;
-$L155_oob11:
-	.loc 11 35 8
-	mov.u64 %rd21, 0x3D0000000C;
-	mov.u64 %rd22, %rd116;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L156_edge:
-	mov.u32 %r148, %r115;
-	bra.uni $L24_if_done;
-$L157_entry:
-	.loc 11 70 52
-	mov.u32 %r150, 0xFF800000;
-	mov.b32 %f117, %r150;
-	.loc 11 70 25
-	mov.f32 %f116, %f117;
-	bra.uni $L158_ret_negInf;
-$L158_ret_negInf:
-	mov.f32 %f118, %f116;
-	mov.s32 %r151, 2147483647;
-	mov.s64 %rd120, %rd13;
-	bra.uni $L25_for_loop;
-$L159_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p47, %rd121, %rd5;
-	@%p47 bra $L163_oob12;
-	shl.b64 %rd122, %rd121, 1;
-	add.s64 %rd123, %rd4, %rd122;
-	ld.global.nc.u16 %rs4, [%rd123];
-	.loc 13 154 13
-	bra.uni $L164_entry;
-$L161_if_done:
-	.loc 13 158 2
-	mov.f32 %f119, %f120;
-	bra.uni $L168_entry;
-$L163_oob12:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D0000000D;
-	mov.u64 %rd22, %rd121;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L164_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r152, %rs4;
-	shl.b32 %r152, %r152, 16;
-	mov.b32 %f121, %r152;
-	.loc 6 40 46
-	mov.f32 %f120, %f121;
-	bra.uni $L165_ret_load;
-$L165_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p48, %f120, %f120;
-	@%p48 bra $L166_entry;
-	bra.uni $L161_if_done;
-$L166_entry:
-	.loc 11 70 52
-	mov.u32 %r153, 0xFF800000;
-	mov.b32 %f123, %r153;
-	.loc 11 70 25
-	mov.f32 %f122, %f123;
-	bra.uni $L167_ret_negInf;
-$L167_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f119, %f122;
-	bra.uni $L168_entry;
-$L168_entry:
-	.loc 13 164 23
-	mov.b32 %r155, %f119;
-	.loc 13 165 6
-	and.b32 %r156, %r155, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p49, %r156, 0;
-	@%p49 bra $L169_if_then;
-	bra.uni $L170_if_done;
-$L169_if_then:
-	.loc 13 166 10
-	not.b32 %r157, %r155;
-	.loc 13 166 3
-	mov.u32 %r154, %r157;
-	bra.uni $L171_ret_orderKey;
-$L170_if_done:
-	.loc 13 168 11
-	or.b32 %r158, %r155, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r154, %r158;
-	bra.uni $L171_ret_orderKey;
-$L171_ret_orderKey:
-	.loc 13 126 18
-	setp.hs.u32 %p50, %r154, %r87;
-	@%p50 bra $L28_if_then;
-	bra.uni $L172_edge;
-$L172_edge:
-	mov.f32 %f124, %f118;
-	mov.s32 %r159, %r151;
-	bra.uni $L29_if_done;
-$L174_ret_gumbel:
-	.loc 13 127 23
-	add.rn.f32 %f138, %f126, %f127;
-	.loc 13 128 25
-	cvt.s32.s64 %r161, %rd120;
-	.loc 13 128 16
-	bra.uni $L181_entry;
-$L175_entry:
-	.loc 13 174 25
-	mov.u64 %rd124, %rd9;
-	.loc 13 174 30
-	shl.b64 %rd125, %rd124, 32;
-	.loc 13 174 48
-	cvt.u32.s64 %r160, %rd120;
-	.loc 13 174 41
-	cvt.u64.u32 %rd126, %r160;
-	.loc 13 174 34
-	or.b64 %rd127, %rd125, %rd126;
-	.loc 13 174 18
-	bra.uni $L177_entry;
-$L176_ret_uniform:
-	.loc 13 188 26
-	lg2.approx.f32 %f132, %f128;
-	mul.rn.f32 %f133, %f132, 0f3F317218;
-	.loc 13 188 18
-	neg.f32 %f134, %f133;
-	.loc 13 188 17
-	lg2.approx.f32 %f135, %f134;
-	mul.rn.f32 %f136, %f135, 0f3F317218;
-	.loc 13 188 9
-	neg.f32 %f137, %f136;
-	.loc 13 188 2
-	mov.f32 %f127, %f137;
-	bra.uni $L174_ret_gumbel;
-$L177_entry:
-	.loc 13 181 12
-	shr.u64 %rd129, %rd127, 30;
-	.loc 13 181 9
-	xor.b64 %rd130, %rd127, %rd129;
-	.loc 13 181 18
-	mul.lo.u64 %rd131, %rd130, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
-	shr.u64 %rd132, %rd131, 27;
-	.loc 13 182 9
-	xor.b64 %rd133, %rd131, %rd132;
-	.loc 13 182 18
-	mul.lo.u64 %rd134, %rd133, 0x94D049BB133111EB;
-	.loc 13 183 14
-	shr.u64 %rd135, %rd134, 31;
-	.loc 13 183 11
-	xor.b64 %rd136, %rd134, %rd135;
-	.loc 13 183 2
-	mov.u64 %rd128, %rd136;
-	bra.uni $L178_ret_mix64;
-$L178_ret_mix64:
-	.loc 13 174 54
-	xor.b64 %rd137, %rd128, %rd8;
-	.loc 13 174 12
-	bra.uni $L179_entry;
-$L179_entry:
-	.loc 13 181 12
-	shr.u64 %rd139, %rd137, 30;
-	.loc 13 181 9
-	xor.b64 %rd140, %rd137, %rd139;
-	.loc 13 181 18
-	mul.lo.u64 %rd141, %rd140, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
-	shr.u64 %rd142, %rd141, 27;
-	.loc 13 182 9
-	xor.b64 %rd143, %rd141, %rd142;
-	.loc 13 182 18
-	mul.lo.u64 %rd144, %rd143, 0x94D049BB133111EB;
-	.loc 13 183 14
-	shr.u64 %rd145, %rd144, 31;
-	.loc 13 183 11
-	xor.b64 %rd146, %rd144, %rd145;
-	.loc 13 183 2
-	mov.u64 %rd138, %rd146;
-	bra.uni $L180_ret_mix64;
-$L180_ret_mix64:
-	.loc 13 175 19
-	shr.u64 %rd147, %rd138, 40;
-	.loc 13 175 17
-	cvt.rn.f32.u64 %f129, %rd147;
-	.loc 13 175 25
-	add.rn.f32 %f130, %f129, 0f3F000000;
-	.loc 13 175 32
-	mul.rn.f32 %f131, %f130, 0f33800000;
-	.loc 13 175 2
-	mov.f32 %f128, %f131;
-	bra.uni $L176_ret_uniform;
-$L181_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p52, %f138, %f138;
-	@%p52 bra $L182_switch_body;
-	bra.uni $L184_switch_next;
-$L182_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p53, %f118, %f118;
-	@%p53 bra $L193_edge;
-	bra.uni $L185_binop_rhs;
-$L183_switch_body:
-	.loc 5 105 3
-	mov.pred %p51, 0;
-	bra.uni $L192_ret_argBetter;
-$L184_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p56, %f118, %f118;
-	@%p56 bra $L183_switch_body;
-	bra.uni $L187_switch_next;
-$L185_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p55, %r161, %r151;
-	mov.pred %p54, %p55;
-	bra.uni $L186_binop_done;
-$L186_binop_done:
-	.loc 5 103 3
-	mov.pred %p51, %p54;
-	bra.uni $L192_ret_argBetter;
-$L187_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p57, %f138, %f118;
-	@%p57 bra $L194_edge;
-	bra.uni $L188_binop_rhs;
-$L188_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p59, %f138, %f118;
-	@%p59 bra $L190_binop_rhs;
-	bra.uni $L195_edge;
-$L189_binop_done:
-	.loc 5 107 2
-	mov.pred %p51, %p58;
-	bra.uni $L192_ret_argBetter;
-$L190_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p61, %r161, %r151;
-	mov.pred %p60, %p61;
-	bra.uni $L191_binop_done;
-$L191_binop_done:
-	mov.pred %p58, %p60;
-	bra.uni $L189_binop_done;
-$L192_ret_argBetter:
-	@%p51 bra $L30_if_then;
-	bra.uni $L196_edge;
-$L193_edge:
-	mov.pred %p54, 1;
-	bra.uni $L186_binop_done;
-$L194_edge:
-	mov.pred %p58, 1;
-	bra.uni $L189_binop_done;
-$L195_edge:
-	mov.pred %p60, 0;
-	bra.uni $L191_binop_done;
-$L196_edge:
-	mov.f32 %f124, %f118;
-	mov.s32 %r159, %r151;
-	bra.uni $L29_if_done;
-$L197_entry:
-	.loc 5 113 27
-	mov.u64 %rd149, smem3;
-	.loc 5 114 25
-	mov.u64 %rd150, smem4;
-	.loc 5 115 19
-	bra.uni $L203_entry;
-$L198_if_then:
-	.loc 5 117 12
-	mov.u32 %r173, %tid.z;
-	mov.u32 %r174, %ntid.y;
-	mov.u32 %r175, %tid.y;
-	mad.lo.u32 %r172, %r173, %r174, %r175;
-	mov.u32 %r177, %ntid.x;
-	mov.u32 %r178, %tid.x;
-	mad.lo.u32 %r176, %r172, %r177, %r178;
-	shr.u32 %r171, %r176, 5;
-	cvt.s64.u32 %rd154, %r171;
-	.loc 5 117 26
-	mov.u32 %r181, %tid.z;
-	mov.u32 %r182, %ntid.y;
-	mov.u32 %r183, %tid.y;
-	mad.lo.u32 %r180, %r181, %r182, %r183;
-	mov.u32 %r185, %ntid.x;
-	mov.u32 %r186, %tid.x;
-	mad.lo.u32 %r184, %r180, %r185, %r186;
-	shr.u32 %r179, %r184, 5;
-	cvt.s64.u32 %rd155, %r179;
-	.loc 5 117 5
-	setp.hs.u64 %p75, %rd154, 32;
-	@%p75 bra $L226_oob13;
-	shl.b64 %rd156, %rd154, 2;
-	add.s64 %rd157, %rd149, %rd156;
-	st.shared.f32 [%rd157], %f140;
-	.loc 5 117 19
-	setp.hs.u64 %p76, %rd155, 32;
-	@%p76 bra $L227_oob14;
-	shl.b64 %rd158, %rd155, 2;
-	add.s64 %rd159, %rd150, %rd158;
-	st.shared.s32 [%rd159], %r164;
-	bra.uni $L199_if_done;
-$L199_if_done:
-	.loc 5 119 8
-	bar.sync 0;
-	.loc 5 120 15
-	bra.uni $L228_entry;
-$L200_if_then:
-	.loc 5 122 19
-	mov.u32 %r193, %laneid;
-	cvt.s64.u32 %rd165, %r193;
-	.loc 5 122 12
-	setp.hs.u64 %p78, %rd165, 32;
-	@%p78 bra $L231_oob15;
-	shl.b64 %rd166, %rd165, 2;
-	add.s64 %rd167, %rd149, %rd166;
-	ld.shared.f32 %f147, [%rd167];
-	.loc 5 122 33
-	mov.u32 %r194, %laneid;
-	cvt.s64.u32 %rd168, %r194;
-	.loc 5 122 26
-	setp.hs.u64 %p79, %rd168, 32;
-	@%p79 bra $L232_oob16;
-	shl.b64 %rd169, %rd168, 2;
-	add.s64 %rd170, %rd150, %rd169;
-	ld.shared.s32 %r195, [%rd170];
-	mov.f32 %f146, %f147;
-	mov.s32 %r192, %r195;
-	bra.uni $L233_entry;
-$L202_ret_blockArgMax:
+	.loc 11 24 15
+	bra.uni $L180_entry;
+$L152_if_then:
+	.loc 11 26 19
+	mov.u32 %r184, %laneid;
+	cvt.s64.u32 %rd121, %r184;
+	.loc 11 26 12
+	setp.hs.u64 %p68, %rd121, 32;
+	@%p68 bra $L183_oob7;
+	shl.b64 %rd122, %rd121, 2;
+	add.s64 %rd123, %rd105, %rd122;
+	ld.shared.f32 %f151, [%rd123];
+	.loc 11 26 33
+	mov.u32 %r185, %laneid;
+	cvt.s64.u32 %rd124, %r185;
+	.loc 11 26 26
+	setp.hs.u64 %p69, %rd124, 32;
+	@%p69 bra $L184_oob8;
+	shl.b64 %rd125, %rd124, 2;
+	add.s64 %rd126, %rd106, %rd125;
+	ld.shared.s32 %r186, [%rd126];
+	mov.f32 %f150, %f151;
+	mov.s32 %r183, %r186;
+	bra.uni $L185_entry;
+$L154_ret_blockArgMax:
 	.loc 13 134 9
-	setp.eq.s64 %p92, %rd13, 0;
-	@%p92 bra $L31_if_then;
+	setp.eq.s64 %p82, %rd13, 0;
+	@%p82 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L203_entry:
-	mov.f32 %f141, %f118;
-	mov.s32 %r165, %r151;
-	mov.s64 %rd151, 16;
-	bra.uni $L204_for_loop;
-$L204_for_loop:
-	.loc 5 131 17
-	setp.gt.s64 %p62, %rd151, 0;
-	@%p62 bra $L205_for_body;
-	bra.uni $L206_for_done;
-$L205_for_body:
-	.loc 5 132 22
-	cvt.u32.u64 %r166, %rd151;
-	shfl.sync.bfly.b32 %f142, %f141, %r166, 31, -1;
-	.loc 5 132 44
-	cvt.u32.u64 %r167, %rd151;
-	shfl.sync.bfly.b32 %r168, %r165, %r167, 31, -1;
-	.loc 5 133 15
-	bra.uni $L210_entry;
-$L206_for_done:
-	.loc 5 137 2
-	mov.f32 %f140, %f141;
-	mov.s32 %r164, %r165;
-	bra.uni $L209_ret_warpArgMax;
-$L207_if_then:
-	mov.f32 %f143, %f142;
-	mov.s32 %r169, %r168;
-	bra.uni $L208_if_done;
-$L208_if_done:
-	.loc 5 131 22
-	div.s64 %rd152, %rd151, 2;
-	mov.f32 %f141, %f143;
-	mov.s32 %r165, %r169;
-	mov.s64 %rd151, %rd152;
-	bra.uni $L204_for_loop;
-$L209_ret_warpArgMax:
-	.loc 5 116 11
-	mov.u32 %r170, %laneid;
-	cvt.s64.u32 %rd153, %r170;
-	.loc 5 116 14
-	setp.eq.s64 %p74, %rd153, 0;
-	@%p74 bra $L198_if_then;
-	bra.uni $L199_if_done;
-$L210_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p64, %f142, %f142;
-	@%p64 bra $L211_switch_body;
-	bra.uni $L213_switch_next;
-$L211_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p65, %f141, %f141;
-	@%p65 bra $L222_edge;
-	bra.uni $L214_binop_rhs;
-$L212_switch_body:
-	.loc 5 105 3
-	mov.pred %p63, 0;
-	bra.uni $L221_ret_argBetter;
-$L213_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p68, %f141, %f141;
-	@%p68 bra $L212_switch_body;
-	bra.uni $L216_switch_next;
-$L214_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p67, %r168, %r165;
-	mov.pred %p66, %p67;
-	bra.uni $L215_binop_done;
-$L215_binop_done:
-	.loc 5 103 3
-	mov.pred %p63, %p66;
-	bra.uni $L221_ret_argBetter;
-$L216_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p69, %f142, %f141;
-	@%p69 bra $L223_edge;
-	bra.uni $L217_binop_rhs;
-$L217_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p71, %f142, %f141;
-	@%p71 bra $L219_binop_rhs;
-	bra.uni $L224_edge;
-$L218_binop_done:
-	.loc 5 107 2
-	mov.pred %p63, %p70;
-	bra.uni $L221_ret_argBetter;
-$L219_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p73, %r168, %r165;
-	mov.pred %p72, %p73;
-	bra.uni $L220_binop_done;
-$L220_binop_done:
-	mov.pred %p70, %p72;
-	bra.uni $L218_binop_done;
-$L221_ret_argBetter:
-	@%p63 bra $L207_if_then;
-	bra.uni $L225_edge;
-$L222_edge:
-	mov.pred %p66, 1;
-	bra.uni $L215_binop_done;
-$L223_edge:
-	mov.pred %p70, 1;
-	bra.uni $L218_binop_done;
-$L224_edge:
-	mov.pred %p72, 0;
-	bra.uni $L220_binop_done;
-$L225_edge:
-	mov.f32 %f143, %f141;
-	mov.s32 %r169, %r165;
-	bra.uni $L208_if_done;
-$L226_oob13:
-	.loc 5 117 5
-	mov.u64 %rd21, 0x3D0000000E;
-	mov.u64 %rd22, %rd154;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L227_oob14:
-	.loc 5 117 19
-	mov.u64 %rd21, 0x3D0000000F;
-	mov.u64 %rd22, %rd155;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L228_entry:
-	.loc 11 70 52
-	mov.u32 %r187, 0xFF800000;
-	mov.b32 %f145, %r187;
-	.loc 11 70 25
+$L155_entry:
+	mov.f32 %f145, %f122;
+	mov.s32 %r156, %r142;
+	mov.s64 %rd107, 16;
+	bra.uni $L156_for_loop;
+$L156_for_loop:
+	.loc 11 35 17
+	setp.gt.s64 %p52, %rd107, 0;
+	@%p52 bra $L157_for_body;
+	bra.uni $L158_for_done;
+$L157_for_body:
+	.loc 11 36 22
+	cvt.u32.u64 %r157, %rd107;
+	shfl.sync.bfly.b32 %f146, %f145, %r157, 31, -1;
+	.loc 11 36 44
+	cvt.u32.u64 %r158, %rd107;
+	shfl.sync.bfly.b32 %r159, %r156, %r158, 31, -1;
+	.loc 11 37 15
+	bra.uni $L162_entry;
+$L158_for_done:
+	.loc 11 41 2
 	mov.f32 %f144, %f145;
-	bra.uni $L229_ret_negInf;
-$L229_ret_negInf:
-	.loc 5 121 11
-	mov.u32 %r188, %laneid;
-	cvt.s64.u32 %rd160, %r188;
-	.loc 5 121 26
-	mov.u32 %r189, %ntid.x;
-	cvt.s64.u32 %rd161, %r189;
-	mov.u32 %r190, %ntid.y;
-	cvt.s64.u32 %rd162, %r190;
-	mov.u32 %r191, %ntid.z;
-	cvt.s64.u32 %rd163, %r191;
-	.loc 5 121 30
-	div.s64 %rd164, %rd161, 32;
-	.loc 5 121 14
-	setp.lt.s64 %p77, %rd160, %rd164;
-	@%p77 bra $L200_if_then;
-	bra.uni $L230_edge;
-$L230_edge:
-	mov.f32 %f146, %f144;
-	mov.s32 %r192, 2147483647;
-	bra.uni $L233_entry;
-$L231_oob15:
-	.loc 5 122 12
-	mov.u64 %rd21, 0x3D00000010;
-	mov.u64 %rd22, %rd165;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L232_oob16:
-	.loc 5 122 26
-	mov.u64 %rd21, 0x3D00000011;
-	mov.u64 %rd22, %rd168;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L233_entry:
-	mov.f32 %f149, %f146;
-	mov.s32 %r197, %r192;
-	mov.s64 %rd171, 16;
-	bra.uni $L234_for_loop;
-$L234_for_loop:
-	.loc 5 131 17
-	setp.gt.s64 %p80, %rd171, 0;
-	@%p80 bra $L235_for_body;
-	bra.uni $L236_for_done;
-$L235_for_body:
-	.loc 5 132 22
-	cvt.u32.u64 %r198, %rd171;
-	shfl.sync.bfly.b32 %f150, %f149, %r198, 31, -1;
-	.loc 5 132 44
-	cvt.u32.u64 %r199, %rd171;
-	shfl.sync.bfly.b32 %r200, %r197, %r199, 31, -1;
-	.loc 5 133 15
-	bra.uni $L240_entry;
-$L236_for_done:
-	.loc 5 137 2
-	mov.f32 %f148, %f149;
-	mov.s32 %r196, %r197;
-	bra.uni $L239_ret_warpArgMax;
-$L237_if_then:
-	mov.f32 %f151, %f150;
-	mov.s32 %r201, %r200;
-	bra.uni $L238_if_done;
-$L238_if_done:
-	.loc 5 131 22
-	div.s64 %rd172, %rd171, 2;
-	mov.f32 %f149, %f151;
-	mov.s32 %r197, %r201;
-	mov.s64 %rd171, %rd172;
-	bra.uni $L234_for_loop;
-$L239_ret_warpArgMax:
-	.loc 5 125 8
-	bar.sync 0;
-	.loc 5 126 2
-	mov.f32 %f139, %f148;
-	mov.s32 %r163, %r196;
-	bra.uni $L202_ret_blockArgMax;
-$L240_entry:
+	mov.s32 %r155, %r156;
+	bra.uni $L161_ret_warpArgMax;
+$L159_if_then:
+	mov.f32 %f147, %f146;
+	mov.s32 %r160, %r159;
+	bra.uni $L160_if_done;
+$L160_if_done:
+	.loc 11 35 22
+	div.s64 %rd108, %rd107, 2;
+	mov.f32 %f145, %f147;
+	mov.s32 %r156, %r160;
+	mov.s64 %rd107, %rd108;
+	bra.uni $L156_for_loop;
+$L161_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r161, %laneid;
+	cvt.s64.u32 %rd109, %r161;
+	.loc 11 20 14
+	setp.eq.s64 %p64, %rd109, 0;
+	@%p64 bra $L150_if_then;
+	bra.uni $L151_if_done;
+$L162_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p82, %f150, %f150;
-	@%p82 bra $L241_switch_body;
-	bra.uni $L243_switch_next;
-$L241_switch_body:
+	setp.neu.f32 %p54, %f146, %f146;
+	@%p54 bra $L163_switch_body;
+	bra.uni $L165_switch_next;
+$L163_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p83, %f149, %f149;
-	@%p83 bra $L252_edge;
-	bra.uni $L244_binop_rhs;
-$L242_switch_body:
+	setp.eq.f32 %p55, %f145, %f145;
+	@%p55 bra $L174_edge;
+	bra.uni $L166_binop_rhs;
+$L164_switch_body:
 	.loc 5 105 3
-	mov.pred %p81, 0;
-	bra.uni $L251_ret_argBetter;
-$L243_switch_next:
+	mov.pred %p53, 0;
+	bra.uni $L173_ret_argBetter;
+$L165_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p86, %f149, %f149;
-	@%p86 bra $L242_switch_body;
-	bra.uni $L246_switch_next;
-$L244_binop_rhs:
+	setp.neu.f32 %p58, %f145, %f145;
+	@%p58 bra $L164_switch_body;
+	bra.uni $L168_switch_next;
+$L166_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p85, %r200, %r197;
-	mov.pred %p84, %p85;
-	bra.uni $L245_binop_done;
-$L245_binop_done:
+	setp.lt.s32 %p57, %r159, %r156;
+	mov.pred %p56, %p57;
+	bra.uni $L167_binop_done;
+$L167_binop_done:
 	.loc 5 103 3
-	mov.pred %p81, %p84;
-	bra.uni $L251_ret_argBetter;
-$L246_switch_next:
+	mov.pred %p53, %p56;
+	bra.uni $L173_ret_argBetter;
+$L168_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p87, %f150, %f149;
-	@%p87 bra $L253_edge;
-	bra.uni $L247_binop_rhs;
-$L247_binop_rhs:
+	setp.gt.f32 %p59, %f146, %f145;
+	@%p59 bra $L175_edge;
+	bra.uni $L169_binop_rhs;
+$L169_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p89, %f150, %f149;
-	@%p89 bra $L249_binop_rhs;
-	bra.uni $L254_edge;
-$L248_binop_done:
+	setp.eq.f32 %p61, %f146, %f145;
+	@%p61 bra $L171_binop_rhs;
+	bra.uni $L176_edge;
+$L170_binop_done:
 	.loc 5 107 2
-	mov.pred %p81, %p88;
-	bra.uni $L251_ret_argBetter;
-$L249_binop_rhs:
+	mov.pred %p53, %p60;
+	bra.uni $L173_ret_argBetter;
+$L171_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p91, %r200, %r197;
-	mov.pred %p90, %p91;
-	bra.uni $L250_binop_done;
-$L250_binop_done:
-	mov.pred %p88, %p90;
-	bra.uni $L248_binop_done;
-$L251_ret_argBetter:
-	@%p81 bra $L237_if_then;
-	bra.uni $L255_edge;
-$L252_edge:
-	mov.pred %p84, 1;
-	bra.uni $L245_binop_done;
-$L253_edge:
-	mov.pred %p88, 1;
-	bra.uni $L248_binop_done;
-$L254_edge:
-	mov.pred %p90, 0;
-	bra.uni $L250_binop_done;
-$L255_edge:
-	mov.f32 %f151, %f149;
-	mov.s32 %r201, %r197;
-	bra.uni $L238_if_done;
-$L256_oob17:
+	setp.lt.s32 %p63, %r159, %r156;
+	mov.pred %p62, %p63;
+	bra.uni $L172_binop_done;
+$L172_binop_done:
+	mov.pred %p60, %p62;
+	bra.uni $L170_binop_done;
+$L173_ret_argBetter:
+	@%p53 bra $L159_if_then;
+	bra.uni $L177_edge;
+$L174_edge:
+	mov.pred %p56, 1;
+	bra.uni $L167_binop_done;
+$L175_edge:
+	mov.pred %p60, 1;
+	bra.uni $L170_binop_done;
+$L176_edge:
+	mov.pred %p62, 0;
+	bra.uni $L172_binop_done;
+$L177_edge:
+	mov.f32 %f147, %f145;
+	mov.s32 %r160, %r156;
+	bra.uni $L160_if_done;
+$L178_oob5:
+	.loc 11 21 5
+	mov.u64 %rd21, 0x3D00000006;
+	mov.u64 %rd22, %rd110;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L179_oob6:
+	.loc 11 21 19
+	mov.u64 %rd21, 0x3D00000007;
+	mov.u64 %rd22, %rd111;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L180_entry:
+	.loc 11 45 52
+	mov.u32 %r178, 0xFF800000;
+	mov.b32 %f149, %r178;
+	.loc 11 45 25
+	mov.f32 %f148, %f149;
+	bra.uni $L181_ret_negInf;
+$L181_ret_negInf:
+	.loc 11 25 11
+	mov.u32 %r179, %laneid;
+	cvt.s64.u32 %rd116, %r179;
+	.loc 11 25 26
+	mov.u32 %r180, %ntid.x;
+	cvt.s64.u32 %rd117, %r180;
+	mov.u32 %r181, %ntid.y;
+	cvt.s64.u32 %rd118, %r181;
+	mov.u32 %r182, %ntid.z;
+	cvt.s64.u32 %rd119, %r182;
+	.loc 11 25 30
+	div.s64 %rd120, %rd117, 32;
+	.loc 11 25 14
+	setp.lt.s64 %p67, %rd116, %rd120;
+	@%p67 bra $L152_if_then;
+	bra.uni $L182_edge;
+$L182_edge:
+	mov.f32 %f150, %f148;
+	mov.s32 %r183, 2147483647;
+	bra.uni $L185_entry;
+$L183_oob7:
+	.loc 11 26 12
+	mov.u64 %rd21, 0x3D00000008;
+	mov.u64 %rd22, %rd121;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L184_oob8:
+	.loc 11 26 26
+	mov.u64 %rd21, 0x3D00000009;
+	mov.u64 %rd22, %rd124;
+	mov.u64 %rd23, 32;
+	bra.uni $L40_bounds_fail;
+$L185_entry:
+	mov.f32 %f153, %f150;
+	mov.s32 %r188, %r183;
+	mov.s64 %rd127, 16;
+	bra.uni $L186_for_loop;
+$L186_for_loop:
+	.loc 11 35 17
+	setp.gt.s64 %p70, %rd127, 0;
+	@%p70 bra $L187_for_body;
+	bra.uni $L188_for_done;
+$L187_for_body:
+	.loc 11 36 22
+	cvt.u32.u64 %r189, %rd127;
+	shfl.sync.bfly.b32 %f154, %f153, %r189, 31, -1;
+	.loc 11 36 44
+	cvt.u32.u64 %r190, %rd127;
+	shfl.sync.bfly.b32 %r191, %r188, %r190, 31, -1;
+	.loc 11 37 15
+	bra.uni $L192_entry;
+$L188_for_done:
+	.loc 11 41 2
+	mov.f32 %f152, %f153;
+	mov.s32 %r187, %r188;
+	bra.uni $L191_ret_warpArgMax;
+$L189_if_then:
+	mov.f32 %f155, %f154;
+	mov.s32 %r192, %r191;
+	bra.uni $L190_if_done;
+$L190_if_done:
+	.loc 11 35 22
+	div.s64 %rd128, %rd127, 2;
+	mov.f32 %f153, %f155;
+	mov.s32 %r188, %r192;
+	mov.s64 %rd127, %rd128;
+	bra.uni $L186_for_loop;
+$L191_ret_warpArgMax:
+	.loc 11 29 8
+	bar.sync 0;
+	.loc 11 30 2
+	mov.f32 %f143, %f152;
+	mov.s32 %r154, %r187;
+	bra.uni $L154_ret_blockArgMax;
+$L192_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p72, %f154, %f154;
+	@%p72 bra $L193_switch_body;
+	bra.uni $L195_switch_next;
+$L193_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p73, %f153, %f153;
+	@%p73 bra $L204_edge;
+	bra.uni $L196_binop_rhs;
+$L194_switch_body:
+	.loc 5 105 3
+	mov.pred %p71, 0;
+	bra.uni $L203_ret_argBetter;
+$L195_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p76, %f153, %f153;
+	@%p76 bra $L194_switch_body;
+	bra.uni $L198_switch_next;
+$L196_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p75, %r191, %r188;
+	mov.pred %p74, %p75;
+	bra.uni $L197_binop_done;
+$L197_binop_done:
+	.loc 5 103 3
+	mov.pred %p71, %p74;
+	bra.uni $L203_ret_argBetter;
+$L198_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p77, %f154, %f153;
+	@%p77 bra $L205_edge;
+	bra.uni $L199_binop_rhs;
+$L199_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p79, %f154, %f153;
+	@%p79 bra $L201_binop_rhs;
+	bra.uni $L206_edge;
+$L200_binop_done:
+	.loc 5 107 2
+	mov.pred %p71, %p78;
+	bra.uni $L203_ret_argBetter;
+$L201_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p81, %r191, %r188;
+	mov.pred %p80, %p81;
+	bra.uni $L202_binop_done;
+$L202_binop_done:
+	mov.pred %p78, %p80;
+	bra.uni $L200_binop_done;
+$L203_ret_argBetter:
+	@%p71 bra $L189_if_then;
+	bra.uni $L207_edge;
+$L204_edge:
+	mov.pred %p74, 1;
+	bra.uni $L197_binop_done;
+$L205_edge:
+	mov.pred %p78, 1;
+	bra.uni $L200_binop_done;
+$L206_edge:
+	mov.pred %p80, 0;
+	bra.uni $L202_binop_done;
+$L207_edge:
+	mov.f32 %f155, %f153;
+	mov.s32 %r192, %r188;
+	bra.uni $L190_if_done;
+$L208_oob9:
 	.loc 13 135 6
-	mov.u64 %rd21, 0x3D00000012;
+	mov.u64 %rd21, 0x3D0000000A;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -20862,12 +19347,11 @@ $L40_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<20>;
-	.reg .b32 %r<56>;
-	.reg .b64 %rd<84>;
-	.reg .f32 %f<70>;
-	.shared .align 16 .b8 smem0[128];
-	.shared .align 16 .b8 smem1[128];
+	.reg .pred %p<14>;
+	.reg .b32 %r<51>;
+	.reg .b64 %rd<60>;
+	.reg .f32 %f<76>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 14 46 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -20894,7 +19378,7 @@ $L3_for_loop:
 	.loc 14 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
-	bra.uni $L20_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 14 59 31
 	add.s64 %rd15, %rd10, %rd14;
@@ -20906,47 +19390,162 @@ $L4_for_body:
 	ld.global.nc.f32 %f3, [%rd24];
 	.loc 14 59 24
 	bra.uni $L18_entry;
+$L5_for_done:
+	.loc 14 61 18
+	shfl.sync.bfly.b32 %f6, %f2, 16, 31, -1;
+	max.NaN.f32 %f7, %f2, %f6;
+	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
+	max.NaN.f32 %f9, %f7, %f8;
+	shfl.sync.bfly.b32 %f10, %f9, 4, 31, -1;
+	max.NaN.f32 %f11, %f9, %f10;
+	shfl.sync.bfly.b32 %f12, %f11, 2, 31, -1;
+	max.NaN.f32 %f13, %f11, %f12;
+	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
+	max.NaN.f32 %f15, %f13, %f14;
+	mov.u32 %r14, %tid.z;
+	mov.u32 %r15, %ntid.y;
+	mov.u32 %r16, %tid.y;
+	mad.lo.u32 %r13, %r14, %r15, %r16;
+	mov.u32 %r18, %ntid.x;
+	mov.u32 %r19, %tid.x;
+	mad.lo.u32 %r17, %r13, %r18, %r19;
+	shr.u32 %r20, %r17, 5;
+	mov.u32 %r21, %laneid;
+	mov.u64 %rd29, kern_reduce;
+	mad.wide.u32 %rd30, %r20, 8, %rd29;
+	setp.eq.u32 %p3, %r21, 0;
+	@%p3 st.shared.f32 [%rd30], %f15;
+	bar.sync 0;
+	mov.u32 %r23, %ntid.x;
+	mov.u32 %r24, %ntid.y;
+	mul.lo.u32 %r22, %r23, %r24;
+	mov.u32 %r25, %ntid.z;
+	mul.lo.u32 %r22, %r22, %r25;
+	add.u32 %r22, %r22, 31;
+	shr.u32 %r22, %r22, 5;
+	setp.lo.u32 %p4, %r21, %r22;
+	mad.wide.u32 %rd31, %r21, 8, %rd29;
+	mov.f32 %f16, 0fFF800000;
+	@%p4 ld.shared.f32 %f16, [%rd31];
+	shfl.sync.bfly.b32 %f17, %f16, 16, 31, -1;
+	max.NaN.f32 %f18, %f16, %f17;
+	shfl.sync.bfly.b32 %f19, %f18, 8, 31, -1;
+	max.NaN.f32 %f20, %f18, %f19;
+	shfl.sync.bfly.b32 %f21, %f20, 4, 31, -1;
+	max.NaN.f32 %f22, %f20, %f21;
+	shfl.sync.bfly.b32 %f23, %f22, 2, 31, -1;
+	max.NaN.f32 %f24, %f22, %f23;
+	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
+	max.NaN.f32 %f26, %f24, %f25;
+	bar.sync 0;
+	.loc 14 63 22
+	mov.u32 %r26, %tid.x;
+	cvt.s64.u32 %rd32, %r26;
+	mov.u32 %r27, %tid.y;
+	cvt.s64.u32 %rd33, %r27;
+	mov.u32 %r28, %tid.z;
+	cvt.s64.u32 %rd34, %r28;
+	mov.f32 %f27, 0f00000000;
+	mov.s64 %rd35, %rd32;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 14 63 30
-	setp.lt.s64 %p9, %rd49, %rd6;
-	@%p9 bra $L7_for_body;
-	bra.uni $L44_entry;
+	setp.lt.s64 %p5, %rd35, %rd6;
+	@%p5 bra $L7_for_body;
+	bra.uni $L8_for_done;
 $L7_for_body:
 	.loc 14 64 29
-	add.s64 %rd50, %rd10, %rd49;
+	add.s64 %rd36, %rd10, %rd35;
 	.loc 14 64 24
-	setp.hs.u64 %p10, %rd50, %rd5;
-	@%p10 bra $L41_oob3;
-	shl.b64 %rd51, %rd50, 2;
-	add.s64 %rd52, %rd4, %rd51;
-	ld.global.nc.f32 %f20, [%rd52];
+	setp.hs.u64 %p6, %rd36, %rd5;
+	@%p6 bra $L20_oob1;
+	shl.b64 %rd37, %rd36, 2;
+	add.s64 %rd38, %rd4, %rd37;
+	ld.global.nc.f32 %f28, [%rd38];
 	.loc 14 64 22
-	bra.uni $L42_entry;
+	bra.uni $L21_entry;
+$L8_for_done:
+	.loc 14 66 18
+	shfl.sync.bfly.b32 %f41, %f27, 16, 31, -1;
+	add.rn.f32 %f42, %f27, %f41;
+	shfl.sync.bfly.b32 %f43, %f42, 8, 31, -1;
+	add.rn.f32 %f44, %f42, %f43;
+	shfl.sync.bfly.b32 %f45, %f44, 4, 31, -1;
+	add.rn.f32 %f46, %f44, %f45;
+	shfl.sync.bfly.b32 %f47, %f46, 2, 31, -1;
+	add.rn.f32 %f48, %f46, %f47;
+	shfl.sync.bfly.b32 %f49, %f48, 1, 31, -1;
+	add.rn.f32 %f50, %f48, %f49;
+	mov.u32 %r33, %tid.z;
+	mov.u32 %r34, %ntid.y;
+	mov.u32 %r35, %tid.y;
+	mad.lo.u32 %r32, %r33, %r34, %r35;
+	mov.u32 %r37, %ntid.x;
+	mov.u32 %r38, %tid.x;
+	mad.lo.u32 %r36, %r32, %r37, %r38;
+	shr.u32 %r39, %r36, 5;
+	mov.u32 %r40, %laneid;
+	mov.u64 %rd43, kern_reduce;
+	mad.wide.u32 %rd44, %r39, 8, %rd43;
+	setp.eq.u32 %p8, %r40, 0;
+	@%p8 st.shared.f32 [%rd44], %f50;
+	bar.sync 0;
+	mov.u32 %r42, %ntid.x;
+	mov.u32 %r43, %ntid.y;
+	mul.lo.u32 %r41, %r42, %r43;
+	mov.u32 %r44, %ntid.z;
+	mul.lo.u32 %r41, %r41, %r44;
+	add.u32 %r41, %r41, 31;
+	shr.u32 %r41, %r41, 5;
+	setp.lo.u32 %p9, %r40, %r41;
+	mad.wide.u32 %rd45, %r40, 8, %rd43;
+	mov.f32 %f51, 0f00000000;
+	@%p9 ld.shared.f32 %f51, [%rd45];
+	shfl.sync.bfly.b32 %f52, %f51, 16, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	shfl.sync.bfly.b32 %f54, %f53, 8, 31, -1;
+	add.rn.f32 %f55, %f53, %f54;
+	shfl.sync.bfly.b32 %f56, %f55, 4, 31, -1;
+	add.rn.f32 %f57, %f55, %f56;
+	shfl.sync.bfly.b32 %f58, %f57, 2, 31, -1;
+	add.rn.f32 %f59, %f57, %f58;
+	shfl.sync.bfly.b32 %f60, %f59, 1, 31, -1;
+	add.rn.f32 %f61, %f59, %f60;
+	bar.sync 0;
+	.loc 14 67 22
+	mov.u32 %r45, %tid.x;
+	cvt.s64.u32 %rd46, %r45;
+	mov.u32 %r46, %tid.y;
+	cvt.s64.u32 %rd47, %r46;
+	mov.u32 %r47, %tid.z;
+	cvt.s64.u32 %rd48, %r47;
+	mov.s64 %rd49, %rd46;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 14 67 30
-	setp.lt.s64 %p16, %rd73, %rd6;
-	@%p16 bra $L10_for_body;
+	setp.lt.s64 %p10, %rd49, %rd6;
+	@%p10 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
 	.loc 14 68 11
-	add.s64 %rd74, %rd10, %rd73;
+	add.s64 %rd50, %rd10, %rd49;
 	.loc 14 68 46
-	add.s64 %rd75, %rd10, %rd73;
+	add.s64 %rd51, %rd10, %rd49;
 	.loc 14 68 41
-	setp.hs.u64 %p17, %rd75, %rd5;
-	@%p17 bra $L53_oob6;
-	shl.b64 %rd76, %rd75, 2;
-	add.s64 %rd77, %rd4, %rd76;
-	ld.global.nc.f32 %f56, [%rd77];
+	setp.hs.u64 %p11, %rd51, %rd5;
+	@%p11 bra $L23_oob2;
+	shl.b64 %rd52, %rd51, 2;
+	add.s64 %rd53, %rd4, %rd52;
+	ld.global.nc.f32 %f62, [%rd53];
 	.loc 14 68 39
-	bra.uni $L54_entry;
+	bra.uni $L24_entry;
 $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L13_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
@@ -20969,7 +19568,7 @@ $L17_oob0:
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L18_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f4, %f3;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
@@ -20987,376 +19586,112 @@ $L19_ret_load:
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
-$L20_entry:
-	.loc 11 45 26
-	mov.u64 %rd29, smem0;
-	.loc 11 46 13
-	bra.uni $L26_entry;
-$L21_if_then:
-	.loc 11 48 11
-	mov.u32 %r17, %tid.z;
-	mov.u32 %r18, %ntid.y;
-	mov.u32 %r19, %tid.y;
-	mad.lo.u32 %r16, %r17, %r18, %r19;
-	mov.u32 %r21, %ntid.x;
-	mov.u32 %r22, %tid.x;
-	mad.lo.u32 %r20, %r16, %r21, %r22;
-	shr.u32 %r15, %r20, 5;
-	cvt.s64.u32 %rd33, %r15;
-	.loc 11 48 4
-	setp.hs.u64 %p5, %rd33, 32;
-	@%p5 bra $L31_oob1;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd29, %rd34;
-	st.shared.f32 [%rd35], %f7;
-	bra.uni $L22_if_done;
-$L22_if_done:
-	.loc 11 50 8
-	bar.sync 0;
-	.loc 11 51 12
-	bra.uni $L32_entry;
-$L23_if_then:
-	.loc 11 53 15
-	mov.u32 %r28, %laneid;
-	cvt.s64.u32 %rd41, %r28;
-	.loc 11 53 8
-	setp.hs.u64 %p7, %rd41, 32;
-	@%p7 bra $L35_oob2;
-	shl.b64 %rd42, %rd41, 2;
-	add.s64 %rd43, %rd29, %rd42;
-	ld.shared.f32 %f14, [%rd43];
-	mov.f32 %f13, %f14;
-	bra.uni $L36_entry;
-$L25_ret_blockMax:
-	.loc 14 63 22
-	mov.u32 %r30, %tid.x;
-	cvt.s64.u32 %rd46, %r30;
-	mov.u32 %r31, %tid.y;
-	cvt.s64.u32 %rd47, %r31;
-	mov.u32 %r32, %tid.z;
-	cvt.s64.u32 %rd48, %r32;
-	mov.f32 %f19, 0f00000000;
-	mov.s64 %rd49, %rd46;
-	bra.uni $L6_for_loop;
-$L26_entry:
-	mov.f32 %f8, %f2;
-	mov.s64 %rd30, 16;
-	bra.uni $L27_for_loop;
-$L27_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p3, %rd30, 0;
-	@%p3 bra $L28_for_body;
-	bra.uni $L29_for_done;
-$L28_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r13, %rd30;
-	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
-	.loc 11 64 14
-	max.f32 %f10, %f8, %f9;
-	.loc 11 63 22
-	div.s64 %rd31, %rd30, 2;
-	mov.f32 %f8, %f10;
-	mov.s64 %rd30, %rd31;
-	bra.uni $L27_for_loop;
-$L29_for_done:
-	.loc 11 66 2
-	mov.f32 %f7, %f8;
-	bra.uni $L30_ret_warpMax;
-$L30_ret_warpMax:
-	.loc 11 47 11
-	mov.u32 %r14, %laneid;
-	cvt.s64.u32 %rd32, %r14;
-	.loc 11 47 14
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L21_if_then;
-	bra.uni $L22_if_done;
-$L31_oob1:
-	.loc 11 48 4
-	mov.u64 %rd16, 0x3E00000002;
-	mov.u64 %rd17, %rd33;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L32_entry:
-	.loc 11 70 52
-	mov.u32 %r23, 0xFF800000;
-	mov.b32 %f12, %r23;
-	.loc 11 70 25
-	mov.f32 %f11, %f12;
-	bra.uni $L33_ret_negInf;
-$L33_ret_negInf:
-	.loc 11 52 11
-	mov.u32 %r24, %laneid;
-	cvt.s64.u32 %rd36, %r24;
-	.loc 11 52 26
-	mov.u32 %r25, %ntid.x;
-	cvt.s64.u32 %rd37, %r25;
-	mov.u32 %r26, %ntid.y;
-	cvt.s64.u32 %rd38, %r26;
-	mov.u32 %r27, %ntid.z;
-	cvt.s64.u32 %rd39, %r27;
-	.loc 11 52 30
-	div.s64 %rd40, %rd37, 32;
-	.loc 11 52 14
-	setp.lt.s64 %p6, %rd36, %rd40;
-	@%p6 bra $L23_if_then;
-	bra.uni $L34_edge;
-$L34_edge:
-	mov.f32 %f13, %f11;
-	bra.uni $L36_entry;
-$L35_oob2:
-	.loc 11 53 8
-	mov.u64 %rd16, 0x3E00000003;
-	mov.u64 %rd17, %rd41;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L36_entry:
-	mov.f32 %f16, %f13;
-	mov.s64 %rd44, 16;
-	bra.uni $L37_for_loop;
-$L37_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p8, %rd44, 0;
-	@%p8 bra $L38_for_body;
-	bra.uni $L39_for_done;
-$L38_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r29, %rd44;
-	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
-	.loc 11 64 14
-	max.f32 %f18, %f16, %f17;
-	.loc 11 63 22
-	div.s64 %rd45, %rd44, 2;
-	mov.f32 %f16, %f18;
-	mov.s64 %rd44, %rd45;
-	bra.uni $L37_for_loop;
-$L39_for_done:
-	.loc 11 66 2
-	mov.f32 %f15, %f16;
-	bra.uni $L40_ret_warpMax;
-$L40_ret_warpMax:
-	.loc 11 56 8
-	bar.sync 0;
-	.loc 11 57 2
-	mov.f32 %f6, %f15;
-	bra.uni $L25_ret_blockMax;
-$L41_oob3:
+$L20_oob1:
 	.loc 14 64 24
+	mov.u64 %rd16, 0x3E00000002;
+	mov.u64 %rd17, %rd36;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L21_entry:
+	.loc 6 33 40
+	mov.f32 %f29, %f28;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 14 64 34
+	sub.rn.f32 %f30, %f29, %f26;
+	.loc 14 64 15
+	max.f32 %f31, %f30, 0fC2D00000;
+	min.f32 %f31, %f31, 0f42B20000;
+	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f33, %f32;
+	fma.rn.f32 %f34, %f33, 0fBF317200, %f31;
+	fma.rn.f32 %f34, %f33, 0fB5BFBE8E, %f34;
+	mul.rn.f32 %f34, %f34, 0f3FB8AA3B;
+	ex2.approx.f32 %f35, %f34;
+	mul.rn.f32 %f36, %f33, 0f3F000000;
+	cvt.rmi.f32.f32 %f36, %f36;
+	sub.rn.f32 %f37, %f33, %f36;
+	ex2.approx.f32 %f38, %f36;
+	ex2.approx.f32 %f39, %f37;
+	mul.rn.f32 %f35, %f35, %f38;
+	mul.rn.f32 %f35, %f35, %f39;
+	setp.nan.f32 %p7, %f30, %f30;
+	selp.f32 %f35, %f30, %f35, %p7;
+	.loc 14 64 3
+	add.rn.f32 %f40, %f27, %f35;
+	.loc 14 63 53
+	mov.u32 %r29, %ntid.x;
+	cvt.s64.u32 %rd39, %r29;
+	mov.u32 %r30, %ntid.y;
+	cvt.s64.u32 %rd40, %r30;
+	mov.u32 %r31, %ntid.z;
+	cvt.s64.u32 %rd41, %r31;
+	.loc 14 63 38
+	add.s64 %rd42, %rd35, %rd39;
+	mov.f32 %f27, %f40;
+	mov.s64 %rd35, %rd42;
+	bra.uni $L6_for_loop;
+$L23_oob2:
+	.loc 14 68 41
+	mov.u64 %rd16, 0x3E00000003;
+	mov.u64 %rd17, %rd51;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L24_entry:
+	.loc 6 33 40
+	mov.f32 %f63, %f62;
+	bra.uni $L25_ret_load;
+$L25_ret_load:
+	.loc 14 68 50
+	sub.rn.f32 %f64, %f63, %f26;
+	.loc 14 68 32
+	max.f32 %f65, %f64, 0fC2D00000;
+	min.f32 %f65, %f65, 0f42B20000;
+	mul.rn.f32 %f66, %f65, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f67, %f66;
+	fma.rn.f32 %f68, %f67, 0fBF317200, %f65;
+	fma.rn.f32 %f68, %f67, 0fB5BFBE8E, %f68;
+	mul.rn.f32 %f68, %f68, 0f3FB8AA3B;
+	ex2.approx.f32 %f69, %f68;
+	mul.rn.f32 %f70, %f67, 0f3F000000;
+	cvt.rmi.f32.f32 %f70, %f70;
+	sub.rn.f32 %f71, %f67, %f70;
+	ex2.approx.f32 %f72, %f70;
+	ex2.approx.f32 %f73, %f71;
+	mul.rn.f32 %f69, %f69, %f72;
+	mul.rn.f32 %f69, %f69, %f73;
+	setp.nan.f32 %p12, %f64, %f64;
+	selp.f32 %f69, %f64, %f69, %p12;
+	.loc 14 68 54
+	div.rn.f32 %f74, %f69, %f61;
+	.loc 14 68 24
+	bra.uni $L26_entry;
+$L26_entry:
+	.loc 6 34 40
+	mov.f32 %f75, %f74;
+	bra.uni $L27_ret_store;
+$L27_ret_store:
+	.loc 14 68 6
+	setp.hs.u64 %p13, %rd50, %rd2;
+	@%p13 bra $L28_oob3;
+	shl.b64 %rd54, %rd50, 2;
+	add.s64 %rd55, %rd1, %rd54;
+	st.global.f32 [%rd55], %f75;
+	.loc 14 67 53
+	mov.u32 %r48, %ntid.x;
+	cvt.s64.u32 %rd56, %r48;
+	mov.u32 %r49, %ntid.y;
+	cvt.s64.u32 %rd57, %r49;
+	mov.u32 %r50, %ntid.z;
+	cvt.s64.u32 %rd58, %r50;
+	.loc 14 67 38
+	add.s64 %rd59, %rd49, %rd56;
+	mov.s64 %rd49, %rd59;
+	bra.uni $L9_for_loop;
+$L28_oob3:
+	.loc 14 68 6
 	mov.u64 %rd16, 0x3E00000004;
 	mov.u64 %rd17, %rd50;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L42_entry:
-	.loc 6 30 40
-	mov.f32 %f21, %f20;
-	bra.uni $L43_ret_load;
-$L43_ret_load:
-	.loc 14 64 34
-	sub.rn.f32 %f22, %f21, %f6;
-	.loc 14 64 15
-	max.f32 %f23, %f22, 0fC2D00000;
-	min.f32 %f23, %f23, 0f42B20000;
-	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f25, %f24;
-	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
-	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
-	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
-	ex2.approx.f32 %f27, %f26;
-	mul.rn.f32 %f28, %f25, 0f3F000000;
-	cvt.rmi.f32.f32 %f28, %f28;
-	sub.rn.f32 %f29, %f25, %f28;
-	ex2.approx.f32 %f30, %f28;
-	ex2.approx.f32 %f31, %f29;
-	mul.rn.f32 %f27, %f27, %f30;
-	mul.rn.f32 %f27, %f27, %f31;
-	setp.nan.f32 %p11, %f22, %f22;
-	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 14 64 3
-	add.rn.f32 %f32, %f19, %f27;
-	.loc 14 63 53
-	mov.u32 %r33, %ntid.x;
-	cvt.s64.u32 %rd53, %r33;
-	mov.u32 %r34, %ntid.y;
-	cvt.s64.u32 %rd54, %r34;
-	mov.u32 %r35, %ntid.z;
-	cvt.s64.u32 %rd55, %r35;
-	.loc 14 63 38
-	add.s64 %rd56, %rd49, %rd53;
-	mov.f32 %f19, %f32;
-	mov.s64 %rd49, %rd56;
-	bra.uni $L6_for_loop;
-$L44_entry:
-	.loc 11 27 20
-	mov.u64 %rd57, smem1;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
-	add.rn.f32 %f35, %f19, %f34;
-	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
-	add.rn.f32 %f37, %f35, %f36;
-	shfl.sync.bfly.b32 %f38, %f37, 4, 31, -1;
-	add.rn.f32 %f39, %f37, %f38;
-	shfl.sync.bfly.b32 %f40, %f39, 2, 31, -1;
-	add.rn.f32 %f41, %f39, %f40;
-	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
-	add.rn.f32 %f43, %f41, %f42;
-	.loc 11 29 11
-	mov.u32 %r36, %laneid;
-	cvt.s64.u32 %rd58, %r36;
-	.loc 11 29 14
-	setp.eq.s64 %p12, %rd58, 0;
-	@%p12 bra $L45_if_then;
-	bra.uni $L46_if_done;
-$L45_if_then:
-	.loc 11 30 11
-	mov.u32 %r39, %tid.z;
-	mov.u32 %r40, %ntid.y;
-	mov.u32 %r41, %tid.y;
-	mad.lo.u32 %r38, %r39, %r40, %r41;
-	mov.u32 %r43, %ntid.x;
-	mov.u32 %r44, %tid.x;
-	mad.lo.u32 %r42, %r38, %r43, %r44;
-	shr.u32 %r37, %r42, 5;
-	cvt.s64.u32 %rd59, %r37;
-	.loc 11 30 4
-	setp.hs.u64 %p13, %rd59, 32;
-	@%p13 bra $L50_oob4;
-	shl.b64 %rd60, %rd59, 2;
-	add.s64 %rd61, %rd57, %rd60;
-	st.shared.f32 [%rd61], %f43;
-	bra.uni $L46_if_done;
-$L46_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r45, %laneid;
-	cvt.s64.u32 %rd62, %r45;
-	.loc 11 34 26
-	mov.u32 %r46, %ntid.x;
-	cvt.s64.u32 %rd63, %r46;
-	mov.u32 %r47, %ntid.y;
-	cvt.s64.u32 %rd64, %r47;
-	mov.u32 %r48, %ntid.z;
-	cvt.s64.u32 %rd65, %r48;
-	.loc 11 34 30
-	div.s64 %rd66, %rd63, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p14, %rd62, %rd66;
-	@%p14 bra $L47_if_then;
-	bra.uni $L51_edge;
-$L47_if_then:
-	.loc 11 35 15
-	mov.u32 %r49, %laneid;
-	cvt.s64.u32 %rd67, %r49;
-	.loc 11 35 8
-	setp.hs.u64 %p15, %rd67, 32;
-	@%p15 bra $L52_oob5;
-	shl.b64 %rd68, %rd67, 2;
-	add.s64 %rd69, %rd57, %rd68;
-	ld.shared.f32 %f45, [%rd69];
-	mov.f32 %f44, %f45;
-	bra.uni $L48_if_done;
-$L48_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
-	add.rn.f32 %f47, %f44, %f46;
-	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
-	add.rn.f32 %f49, %f47, %f48;
-	shfl.sync.bfly.b32 %f50, %f49, 4, 31, -1;
-	add.rn.f32 %f51, %f49, %f50;
-	shfl.sync.bfly.b32 %f52, %f51, 2, 31, -1;
-	add.rn.f32 %f53, %f51, %f52;
-	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
-	add.rn.f32 %f55, %f53, %f54;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f33, %f55;
-	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
-$L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 14 67 22
-	mov.u32 %r50, %tid.x;
-	cvt.s64.u32 %rd70, %r50;
-	mov.u32 %r51, %tid.y;
-	cvt.s64.u32 %rd71, %r51;
-	mov.u32 %r52, %tid.z;
-	cvt.s64.u32 %rd72, %r52;
-	mov.s64 %rd73, %rd70;
-	bra.uni $L9_for_loop;
-$L50_oob4:
-	.loc 11 30 4
-	mov.u64 %rd16, 0x3E00000005;
-	mov.u64 %rd17, %rd59;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L51_edge:
-	mov.f32 %f44, 0f00000000;
-	bra.uni $L48_if_done;
-$L52_oob5:
-	.loc 11 35 8
-	mov.u64 %rd16, 0x3E00000006;
-	mov.u64 %rd17, %rd67;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L53_oob6:
-	.loc 14 68 41
-	mov.u64 %rd16, 0x3E00000007;
-	mov.u64 %rd17, %rd75;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L54_entry:
-	.loc 6 30 40
-	mov.f32 %f57, %f56;
-	bra.uni $L55_ret_load;
-$L55_ret_load:
-	.loc 14 68 50
-	sub.rn.f32 %f58, %f57, %f6;
-	.loc 14 68 32
-	max.f32 %f59, %f58, 0fC2D00000;
-	min.f32 %f59, %f59, 0f42B20000;
-	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f61, %f60;
-	fma.rn.f32 %f62, %f61, 0fBF317200, %f59;
-	fma.rn.f32 %f62, %f61, 0fB5BFBE8E, %f62;
-	mul.rn.f32 %f62, %f62, 0f3FB8AA3B;
-	ex2.approx.f32 %f63, %f62;
-	mul.rn.f32 %f64, %f61, 0f3F000000;
-	cvt.rmi.f32.f32 %f64, %f64;
-	sub.rn.f32 %f65, %f61, %f64;
-	ex2.approx.f32 %f66, %f64;
-	ex2.approx.f32 %f67, %f65;
-	mul.rn.f32 %f63, %f63, %f66;
-	mul.rn.f32 %f63, %f63, %f67;
-	setp.nan.f32 %p18, %f58, %f58;
-	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 14 68 54
-	div.rn.f32 %f68, %f63, %f33;
-	.loc 14 68 24
-	bra.uni $L56_entry;
-$L56_entry:
-	.loc 6 31 40
-	mov.f32 %f69, %f68;
-	bra.uni $L57_ret_store;
-$L57_ret_store:
-	.loc 14 68 6
-	setp.hs.u64 %p19, %rd74, %rd2;
-	@%p19 bra $L58_oob7;
-	shl.b64 %rd78, %rd74, 2;
-	add.s64 %rd79, %rd1, %rd78;
-	st.global.f32 [%rd79], %f69;
-	.loc 14 67 53
-	mov.u32 %r53, %ntid.x;
-	cvt.s64.u32 %rd80, %r53;
-	mov.u32 %r54, %ntid.y;
-	cvt.s64.u32 %rd81, %r54;
-	mov.u32 %r55, %ntid.z;
-	cvt.s64.u32 %rd82, %r55;
-	.loc 14 67 38
-	add.s64 %rd83, %rd73, %rd80;
-	mov.s64 %rd73, %rd83;
-	bra.uni $L9_for_loop;
-$L58_oob7:
-	.loc 14 68 6
-	mov.u64 %rd16, 0x3E00000008;
-	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
 $L15_bounds_fail:
@@ -21384,13 +19719,12 @@ $L15_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<20>;
+	.reg .pred %p<14>;
 	.reg .b16 %rs<5>;
-	.reg .b32 %r<56>;
-	.reg .b64 %rd<84>;
-	.reg .f32 %f<69>;
-	.shared .align 16 .b8 smem0[128];
-	.shared .align 16 .b8 smem1[128];
+	.reg .b32 %r<51>;
+	.reg .b64 %rd<60>;
+	.reg .f32 %f<75>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 14 49 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -21417,7 +19751,7 @@ $L3_for_loop:
 	.loc 14 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
-	bra.uni $L20_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 14 59 31
 	add.s64 %rd15, %rd10, %rd14;
@@ -21429,47 +19763,162 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd24];
 	.loc 14 59 24
 	bra.uni $L18_entry;
+$L5_for_done:
+	.loc 14 61 18
+	shfl.sync.bfly.b32 %f6, %f2, 16, 31, -1;
+	max.NaN.f32 %f7, %f2, %f6;
+	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
+	max.NaN.f32 %f9, %f7, %f8;
+	shfl.sync.bfly.b32 %f10, %f9, 4, 31, -1;
+	max.NaN.f32 %f11, %f9, %f10;
+	shfl.sync.bfly.b32 %f12, %f11, 2, 31, -1;
+	max.NaN.f32 %f13, %f11, %f12;
+	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
+	max.NaN.f32 %f15, %f13, %f14;
+	mov.u32 %r14, %tid.z;
+	mov.u32 %r15, %ntid.y;
+	mov.u32 %r16, %tid.y;
+	mad.lo.u32 %r13, %r14, %r15, %r16;
+	mov.u32 %r18, %ntid.x;
+	mov.u32 %r19, %tid.x;
+	mad.lo.u32 %r17, %r13, %r18, %r19;
+	shr.u32 %r20, %r17, 5;
+	mov.u32 %r21, %laneid;
+	mov.u64 %rd29, kern_reduce;
+	mad.wide.u32 %rd30, %r20, 8, %rd29;
+	setp.eq.u32 %p3, %r21, 0;
+	@%p3 st.shared.f32 [%rd30], %f15;
+	bar.sync 0;
+	mov.u32 %r23, %ntid.x;
+	mov.u32 %r24, %ntid.y;
+	mul.lo.u32 %r22, %r23, %r24;
+	mov.u32 %r25, %ntid.z;
+	mul.lo.u32 %r22, %r22, %r25;
+	add.u32 %r22, %r22, 31;
+	shr.u32 %r22, %r22, 5;
+	setp.lo.u32 %p4, %r21, %r22;
+	mad.wide.u32 %rd31, %r21, 8, %rd29;
+	mov.f32 %f16, 0fFF800000;
+	@%p4 ld.shared.f32 %f16, [%rd31];
+	shfl.sync.bfly.b32 %f17, %f16, 16, 31, -1;
+	max.NaN.f32 %f18, %f16, %f17;
+	shfl.sync.bfly.b32 %f19, %f18, 8, 31, -1;
+	max.NaN.f32 %f20, %f18, %f19;
+	shfl.sync.bfly.b32 %f21, %f20, 4, 31, -1;
+	max.NaN.f32 %f22, %f20, %f21;
+	shfl.sync.bfly.b32 %f23, %f22, 2, 31, -1;
+	max.NaN.f32 %f24, %f22, %f23;
+	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
+	max.NaN.f32 %f26, %f24, %f25;
+	bar.sync 0;
+	.loc 14 63 22
+	mov.u32 %r26, %tid.x;
+	cvt.s64.u32 %rd32, %r26;
+	mov.u32 %r27, %tid.y;
+	cvt.s64.u32 %rd33, %r27;
+	mov.u32 %r28, %tid.z;
+	cvt.s64.u32 %rd34, %r28;
+	mov.f32 %f27, 0f00000000;
+	mov.s64 %rd35, %rd32;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 14 63 30
-	setp.lt.s64 %p9, %rd49, %rd6;
-	@%p9 bra $L7_for_body;
-	bra.uni $L44_entry;
+	setp.lt.s64 %p5, %rd35, %rd6;
+	@%p5 bra $L7_for_body;
+	bra.uni $L8_for_done;
 $L7_for_body:
 	.loc 14 64 29
-	add.s64 %rd50, %rd10, %rd49;
+	add.s64 %rd36, %rd10, %rd35;
 	.loc 14 64 24
-	setp.hs.u64 %p10, %rd50, %rd5;
-	@%p10 bra $L41_oob3;
-	shl.b64 %rd51, %rd50, 1;
-	add.s64 %rd52, %rd4, %rd51;
-	ld.global.nc.u16 %rs1, [%rd52];
+	setp.hs.u64 %p6, %rd36, %rd5;
+	@%p6 bra $L20_oob1;
+	shl.b64 %rd37, %rd36, 1;
+	add.s64 %rd38, %rd4, %rd37;
+	ld.global.nc.u16 %rs1, [%rd38];
 	.loc 14 64 22
-	bra.uni $L42_entry;
+	bra.uni $L21_entry;
+$L8_for_done:
+	.loc 14 66 18
+	shfl.sync.bfly.b32 %f41, %f27, 16, 31, -1;
+	add.rn.f32 %f42, %f27, %f41;
+	shfl.sync.bfly.b32 %f43, %f42, 8, 31, -1;
+	add.rn.f32 %f44, %f42, %f43;
+	shfl.sync.bfly.b32 %f45, %f44, 4, 31, -1;
+	add.rn.f32 %f46, %f44, %f45;
+	shfl.sync.bfly.b32 %f47, %f46, 2, 31, -1;
+	add.rn.f32 %f48, %f46, %f47;
+	shfl.sync.bfly.b32 %f49, %f48, 1, 31, -1;
+	add.rn.f32 %f50, %f48, %f49;
+	mov.u32 %r33, %tid.z;
+	mov.u32 %r34, %ntid.y;
+	mov.u32 %r35, %tid.y;
+	mad.lo.u32 %r32, %r33, %r34, %r35;
+	mov.u32 %r37, %ntid.x;
+	mov.u32 %r38, %tid.x;
+	mad.lo.u32 %r36, %r32, %r37, %r38;
+	shr.u32 %r39, %r36, 5;
+	mov.u32 %r40, %laneid;
+	mov.u64 %rd43, kern_reduce;
+	mad.wide.u32 %rd44, %r39, 8, %rd43;
+	setp.eq.u32 %p8, %r40, 0;
+	@%p8 st.shared.f32 [%rd44], %f50;
+	bar.sync 0;
+	mov.u32 %r42, %ntid.x;
+	mov.u32 %r43, %ntid.y;
+	mul.lo.u32 %r41, %r42, %r43;
+	mov.u32 %r44, %ntid.z;
+	mul.lo.u32 %r41, %r41, %r44;
+	add.u32 %r41, %r41, 31;
+	shr.u32 %r41, %r41, 5;
+	setp.lo.u32 %p9, %r40, %r41;
+	mad.wide.u32 %rd45, %r40, 8, %rd43;
+	mov.f32 %f51, 0f00000000;
+	@%p9 ld.shared.f32 %f51, [%rd45];
+	shfl.sync.bfly.b32 %f52, %f51, 16, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	shfl.sync.bfly.b32 %f54, %f53, 8, 31, -1;
+	add.rn.f32 %f55, %f53, %f54;
+	shfl.sync.bfly.b32 %f56, %f55, 4, 31, -1;
+	add.rn.f32 %f57, %f55, %f56;
+	shfl.sync.bfly.b32 %f58, %f57, 2, 31, -1;
+	add.rn.f32 %f59, %f57, %f58;
+	shfl.sync.bfly.b32 %f60, %f59, 1, 31, -1;
+	add.rn.f32 %f61, %f59, %f60;
+	bar.sync 0;
+	.loc 14 67 22
+	mov.u32 %r45, %tid.x;
+	cvt.s64.u32 %rd46, %r45;
+	mov.u32 %r46, %tid.y;
+	cvt.s64.u32 %rd47, %r46;
+	mov.u32 %r47, %tid.z;
+	cvt.s64.u32 %rd48, %r47;
+	mov.s64 %rd49, %rd46;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 14 67 30
-	setp.lt.s64 %p16, %rd73, %rd6;
-	@%p16 bra $L10_for_body;
+	setp.lt.s64 %p10, %rd49, %rd6;
+	@%p10 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
 	.loc 14 68 11
-	add.s64 %rd74, %rd10, %rd73;
+	add.s64 %rd50, %rd10, %rd49;
 	.loc 14 68 46
-	add.s64 %rd75, %rd10, %rd73;
+	add.s64 %rd51, %rd10, %rd49;
 	.loc 14 68 41
-	setp.hs.u64 %p17, %rd75, %rd5;
-	@%p17 bra $L53_oob6;
-	shl.b64 %rd76, %rd75, 1;
-	add.s64 %rd77, %rd4, %rd76;
-	ld.global.nc.u16 %rs2, [%rd77];
+	setp.hs.u64 %p11, %rd51, %rd5;
+	@%p11 bra $L23_oob2;
+	shl.b64 %rd52, %rd51, 1;
+	add.s64 %rd53, %rd4, %rd52;
+	ld.global.nc.u16 %rs2, [%rd53];
 	.loc 14 68 39
-	bra.uni $L54_entry;
+	bra.uni $L24_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L13_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
@@ -21492,9 +19941,9 @@ $L17_oob0:
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L18_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f4, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
@@ -21512,382 +19961,118 @@ $L19_ret_load:
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
-$L20_entry:
-	.loc 11 45 26
-	mov.u64 %rd29, smem0;
-	.loc 11 46 13
-	bra.uni $L26_entry;
-$L21_if_then:
-	.loc 11 48 11
-	mov.u32 %r17, %tid.z;
-	mov.u32 %r18, %ntid.y;
-	mov.u32 %r19, %tid.y;
-	mad.lo.u32 %r16, %r17, %r18, %r19;
-	mov.u32 %r21, %ntid.x;
-	mov.u32 %r22, %tid.x;
-	mad.lo.u32 %r20, %r16, %r21, %r22;
-	shr.u32 %r15, %r20, 5;
-	cvt.s64.u32 %rd33, %r15;
-	.loc 11 48 4
-	setp.hs.u64 %p5, %rd33, 32;
-	@%p5 bra $L31_oob1;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd29, %rd34;
-	st.shared.f32 [%rd35], %f7;
-	bra.uni $L22_if_done;
-$L22_if_done:
-	.loc 11 50 8
-	bar.sync 0;
-	.loc 11 51 12
-	bra.uni $L32_entry;
-$L23_if_then:
-	.loc 11 53 15
-	mov.u32 %r28, %laneid;
-	cvt.s64.u32 %rd41, %r28;
-	.loc 11 53 8
-	setp.hs.u64 %p7, %rd41, 32;
-	@%p7 bra $L35_oob2;
-	shl.b64 %rd42, %rd41, 2;
-	add.s64 %rd43, %rd29, %rd42;
-	ld.shared.f32 %f14, [%rd43];
-	mov.f32 %f13, %f14;
-	bra.uni $L36_entry;
-$L25_ret_blockMax:
-	.loc 14 63 22
-	mov.u32 %r30, %tid.x;
-	cvt.s64.u32 %rd46, %r30;
-	mov.u32 %r31, %tid.y;
-	cvt.s64.u32 %rd47, %r31;
-	mov.u32 %r32, %tid.z;
-	cvt.s64.u32 %rd48, %r32;
-	mov.f32 %f19, 0f00000000;
-	mov.s64 %rd49, %rd46;
-	bra.uni $L6_for_loop;
-$L26_entry:
-	mov.f32 %f8, %f2;
-	mov.s64 %rd30, 16;
-	bra.uni $L27_for_loop;
-$L27_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p3, %rd30, 0;
-	@%p3 bra $L28_for_body;
-	bra.uni $L29_for_done;
-$L28_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r13, %rd30;
-	shfl.sync.bfly.b32 %f9, %f8, %r13, 31, -1;
-	.loc 11 64 14
-	max.f32 %f10, %f8, %f9;
-	.loc 11 63 22
-	div.s64 %rd31, %rd30, 2;
-	mov.f32 %f8, %f10;
-	mov.s64 %rd30, %rd31;
-	bra.uni $L27_for_loop;
-$L29_for_done:
-	.loc 11 66 2
-	mov.f32 %f7, %f8;
-	bra.uni $L30_ret_warpMax;
-$L30_ret_warpMax:
-	.loc 11 47 11
-	mov.u32 %r14, %laneid;
-	cvt.s64.u32 %rd32, %r14;
-	.loc 11 47 14
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L21_if_then;
-	bra.uni $L22_if_done;
-$L31_oob1:
-	.loc 11 48 4
-	mov.u64 %rd16, 0x3F00000002;
-	mov.u64 %rd17, %rd33;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L32_entry:
-	.loc 11 70 52
-	mov.u32 %r23, 0xFF800000;
-	mov.b32 %f12, %r23;
-	.loc 11 70 25
-	mov.f32 %f11, %f12;
-	bra.uni $L33_ret_negInf;
-$L33_ret_negInf:
-	.loc 11 52 11
-	mov.u32 %r24, %laneid;
-	cvt.s64.u32 %rd36, %r24;
-	.loc 11 52 26
-	mov.u32 %r25, %ntid.x;
-	cvt.s64.u32 %rd37, %r25;
-	mov.u32 %r26, %ntid.y;
-	cvt.s64.u32 %rd38, %r26;
-	mov.u32 %r27, %ntid.z;
-	cvt.s64.u32 %rd39, %r27;
-	.loc 11 52 30
-	div.s64 %rd40, %rd37, 32;
-	.loc 11 52 14
-	setp.lt.s64 %p6, %rd36, %rd40;
-	@%p6 bra $L23_if_then;
-	bra.uni $L34_edge;
-$L34_edge:
-	mov.f32 %f13, %f11;
-	bra.uni $L36_entry;
-$L35_oob2:
-	.loc 11 53 8
-	mov.u64 %rd16, 0x3F00000003;
-	mov.u64 %rd17, %rd41;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L36_entry:
-	mov.f32 %f16, %f13;
-	mov.s64 %rd44, 16;
-	bra.uni $L37_for_loop;
-$L37_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p8, %rd44, 0;
-	@%p8 bra $L38_for_body;
-	bra.uni $L39_for_done;
-$L38_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r29, %rd44;
-	shfl.sync.bfly.b32 %f17, %f16, %r29, 31, -1;
-	.loc 11 64 14
-	max.f32 %f18, %f16, %f17;
-	.loc 11 63 22
-	div.s64 %rd45, %rd44, 2;
-	mov.f32 %f16, %f18;
-	mov.s64 %rd44, %rd45;
-	bra.uni $L37_for_loop;
-$L39_for_done:
-	.loc 11 66 2
-	mov.f32 %f15, %f16;
-	bra.uni $L40_ret_warpMax;
-$L40_ret_warpMax:
-	.loc 11 56 8
-	bar.sync 0;
-	.loc 11 57 2
-	mov.f32 %f6, %f15;
-	bra.uni $L25_ret_blockMax;
-$L41_oob3:
+$L20_oob1:
 	.loc 14 64 24
+	mov.u64 %rd16, 0x3F00000002;
+	mov.u64 %rd17, %rd36;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L21_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f29, %rs1;
+	.loc 6 38 41
+	mov.f32 %f28, %f29;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 14 64 34
+	sub.rn.f32 %f30, %f28, %f26;
+	.loc 14 64 15
+	max.f32 %f31, %f30, 0fC2D00000;
+	min.f32 %f31, %f31, 0f42B20000;
+	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f33, %f32;
+	fma.rn.f32 %f34, %f33, 0fBF317200, %f31;
+	fma.rn.f32 %f34, %f33, 0fB5BFBE8E, %f34;
+	mul.rn.f32 %f34, %f34, 0f3FB8AA3B;
+	ex2.approx.f32 %f35, %f34;
+	mul.rn.f32 %f36, %f33, 0f3F000000;
+	cvt.rmi.f32.f32 %f36, %f36;
+	sub.rn.f32 %f37, %f33, %f36;
+	ex2.approx.f32 %f38, %f36;
+	ex2.approx.f32 %f39, %f37;
+	mul.rn.f32 %f35, %f35, %f38;
+	mul.rn.f32 %f35, %f35, %f39;
+	setp.nan.f32 %p7, %f30, %f30;
+	selp.f32 %f35, %f30, %f35, %p7;
+	.loc 14 64 3
+	add.rn.f32 %f40, %f27, %f35;
+	.loc 14 63 53
+	mov.u32 %r29, %ntid.x;
+	cvt.s64.u32 %rd39, %r29;
+	mov.u32 %r30, %ntid.y;
+	cvt.s64.u32 %rd40, %r30;
+	mov.u32 %r31, %ntid.z;
+	cvt.s64.u32 %rd41, %r31;
+	.loc 14 63 38
+	add.s64 %rd42, %rd35, %rd39;
+	mov.f32 %f27, %f40;
+	mov.s64 %rd35, %rd42;
+	bra.uni $L6_for_loop;
+$L23_oob2:
+	.loc 14 68 41
+	mov.u64 %rd16, 0x3F00000003;
+	mov.u64 %rd17, %rd51;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L24_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f63, %rs2;
+	.loc 6 38 41
+	mov.f32 %f62, %f63;
+	bra.uni $L25_ret_load;
+$L25_ret_load:
+	.loc 14 68 50
+	sub.rn.f32 %f64, %f62, %f26;
+	.loc 14 68 32
+	max.f32 %f65, %f64, 0fC2D00000;
+	min.f32 %f65, %f65, 0f42B20000;
+	mul.rn.f32 %f66, %f65, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f67, %f66;
+	fma.rn.f32 %f68, %f67, 0fBF317200, %f65;
+	fma.rn.f32 %f68, %f67, 0fB5BFBE8E, %f68;
+	mul.rn.f32 %f68, %f68, 0f3FB8AA3B;
+	ex2.approx.f32 %f69, %f68;
+	mul.rn.f32 %f70, %f67, 0f3F000000;
+	cvt.rmi.f32.f32 %f70, %f70;
+	sub.rn.f32 %f71, %f67, %f70;
+	ex2.approx.f32 %f72, %f70;
+	ex2.approx.f32 %f73, %f71;
+	mul.rn.f32 %f69, %f69, %f72;
+	mul.rn.f32 %f69, %f69, %f73;
+	setp.nan.f32 %p12, %f64, %f64;
+	selp.f32 %f69, %f64, %f69, %p12;
+	.loc 14 68 54
+	div.rn.f32 %f74, %f69, %f61;
+	.loc 14 68 24
+	bra.uni $L26_entry;
+$L26_entry:
+	.loc 6 39 58
+	cvt.rn.f16.f32 %rs4, %f74;
+	.loc 6 39 41
+	mov.u16 %rs3, %rs4;
+	bra.uni $L27_ret_store;
+$L27_ret_store:
+	.loc 14 68 6
+	setp.hs.u64 %p13, %rd50, %rd2;
+	@%p13 bra $L28_oob3;
+	shl.b64 %rd54, %rd50, 1;
+	add.s64 %rd55, %rd1, %rd54;
+	st.global.u16 [%rd55], %rs3;
+	.loc 14 67 53
+	mov.u32 %r48, %ntid.x;
+	cvt.s64.u32 %rd56, %r48;
+	mov.u32 %r49, %ntid.y;
+	cvt.s64.u32 %rd57, %r49;
+	mov.u32 %r50, %ntid.z;
+	cvt.s64.u32 %rd58, %r50;
+	.loc 14 67 38
+	add.s64 %rd59, %rd49, %rd56;
+	mov.s64 %rd49, %rd59;
+	bra.uni $L9_for_loop;
+$L28_oob3:
+	.loc 14 68 6
 	mov.u64 %rd16, 0x3F00000004;
 	mov.u64 %rd17, %rd50;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L42_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f21, %rs1;
-	.loc 6 35 41
-	mov.f32 %f20, %f21;
-	bra.uni $L43_ret_load;
-$L43_ret_load:
-	.loc 14 64 34
-	sub.rn.f32 %f22, %f20, %f6;
-	.loc 14 64 15
-	max.f32 %f23, %f22, 0fC2D00000;
-	min.f32 %f23, %f23, 0f42B20000;
-	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f25, %f24;
-	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
-	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
-	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
-	ex2.approx.f32 %f27, %f26;
-	mul.rn.f32 %f28, %f25, 0f3F000000;
-	cvt.rmi.f32.f32 %f28, %f28;
-	sub.rn.f32 %f29, %f25, %f28;
-	ex2.approx.f32 %f30, %f28;
-	ex2.approx.f32 %f31, %f29;
-	mul.rn.f32 %f27, %f27, %f30;
-	mul.rn.f32 %f27, %f27, %f31;
-	setp.nan.f32 %p11, %f22, %f22;
-	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 14 64 3
-	add.rn.f32 %f32, %f19, %f27;
-	.loc 14 63 53
-	mov.u32 %r33, %ntid.x;
-	cvt.s64.u32 %rd53, %r33;
-	mov.u32 %r34, %ntid.y;
-	cvt.s64.u32 %rd54, %r34;
-	mov.u32 %r35, %ntid.z;
-	cvt.s64.u32 %rd55, %r35;
-	.loc 14 63 38
-	add.s64 %rd56, %rd49, %rd53;
-	mov.f32 %f19, %f32;
-	mov.s64 %rd49, %rd56;
-	bra.uni $L6_for_loop;
-$L44_entry:
-	.loc 11 27 20
-	mov.u64 %rd57, smem1;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
-	add.rn.f32 %f35, %f19, %f34;
-	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
-	add.rn.f32 %f37, %f35, %f36;
-	shfl.sync.bfly.b32 %f38, %f37, 4, 31, -1;
-	add.rn.f32 %f39, %f37, %f38;
-	shfl.sync.bfly.b32 %f40, %f39, 2, 31, -1;
-	add.rn.f32 %f41, %f39, %f40;
-	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
-	add.rn.f32 %f43, %f41, %f42;
-	.loc 11 29 11
-	mov.u32 %r36, %laneid;
-	cvt.s64.u32 %rd58, %r36;
-	.loc 11 29 14
-	setp.eq.s64 %p12, %rd58, 0;
-	@%p12 bra $L45_if_then;
-	bra.uni $L46_if_done;
-$L45_if_then:
-	.loc 11 30 11
-	mov.u32 %r39, %tid.z;
-	mov.u32 %r40, %ntid.y;
-	mov.u32 %r41, %tid.y;
-	mad.lo.u32 %r38, %r39, %r40, %r41;
-	mov.u32 %r43, %ntid.x;
-	mov.u32 %r44, %tid.x;
-	mad.lo.u32 %r42, %r38, %r43, %r44;
-	shr.u32 %r37, %r42, 5;
-	cvt.s64.u32 %rd59, %r37;
-	.loc 11 30 4
-	setp.hs.u64 %p13, %rd59, 32;
-	@%p13 bra $L50_oob4;
-	shl.b64 %rd60, %rd59, 2;
-	add.s64 %rd61, %rd57, %rd60;
-	st.shared.f32 [%rd61], %f43;
-	bra.uni $L46_if_done;
-$L46_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r45, %laneid;
-	cvt.s64.u32 %rd62, %r45;
-	.loc 11 34 26
-	mov.u32 %r46, %ntid.x;
-	cvt.s64.u32 %rd63, %r46;
-	mov.u32 %r47, %ntid.y;
-	cvt.s64.u32 %rd64, %r47;
-	mov.u32 %r48, %ntid.z;
-	cvt.s64.u32 %rd65, %r48;
-	.loc 11 34 30
-	div.s64 %rd66, %rd63, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p14, %rd62, %rd66;
-	@%p14 bra $L47_if_then;
-	bra.uni $L51_edge;
-$L47_if_then:
-	.loc 11 35 15
-	mov.u32 %r49, %laneid;
-	cvt.s64.u32 %rd67, %r49;
-	.loc 11 35 8
-	setp.hs.u64 %p15, %rd67, 32;
-	@%p15 bra $L52_oob5;
-	shl.b64 %rd68, %rd67, 2;
-	add.s64 %rd69, %rd57, %rd68;
-	ld.shared.f32 %f45, [%rd69];
-	mov.f32 %f44, %f45;
-	bra.uni $L48_if_done;
-$L48_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
-	add.rn.f32 %f47, %f44, %f46;
-	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
-	add.rn.f32 %f49, %f47, %f48;
-	shfl.sync.bfly.b32 %f50, %f49, 4, 31, -1;
-	add.rn.f32 %f51, %f49, %f50;
-	shfl.sync.bfly.b32 %f52, %f51, 2, 31, -1;
-	add.rn.f32 %f53, %f51, %f52;
-	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
-	add.rn.f32 %f55, %f53, %f54;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f33, %f55;
-	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
-$L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 14 67 22
-	mov.u32 %r50, %tid.x;
-	cvt.s64.u32 %rd70, %r50;
-	mov.u32 %r51, %tid.y;
-	cvt.s64.u32 %rd71, %r51;
-	mov.u32 %r52, %tid.z;
-	cvt.s64.u32 %rd72, %r52;
-	mov.s64 %rd73, %rd70;
-	bra.uni $L9_for_loop;
-$L50_oob4:
-	.loc 11 30 4
-	mov.u64 %rd16, 0x3F00000005;
-	mov.u64 %rd17, %rd59;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L51_edge:
-	mov.f32 %f44, 0f00000000;
-	bra.uni $L48_if_done;
-$L52_oob5:
-	.loc 11 35 8
-	mov.u64 %rd16, 0x3F00000006;
-	mov.u64 %rd17, %rd67;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L53_oob6:
-	.loc 14 68 41
-	mov.u64 %rd16, 0x3F00000007;
-	mov.u64 %rd17, %rd75;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L54_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f57, %rs2;
-	.loc 6 35 41
-	mov.f32 %f56, %f57;
-	bra.uni $L55_ret_load;
-$L55_ret_load:
-	.loc 14 68 50
-	sub.rn.f32 %f58, %f56, %f6;
-	.loc 14 68 32
-	max.f32 %f59, %f58, 0fC2D00000;
-	min.f32 %f59, %f59, 0f42B20000;
-	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f61, %f60;
-	fma.rn.f32 %f62, %f61, 0fBF317200, %f59;
-	fma.rn.f32 %f62, %f61, 0fB5BFBE8E, %f62;
-	mul.rn.f32 %f62, %f62, 0f3FB8AA3B;
-	ex2.approx.f32 %f63, %f62;
-	mul.rn.f32 %f64, %f61, 0f3F000000;
-	cvt.rmi.f32.f32 %f64, %f64;
-	sub.rn.f32 %f65, %f61, %f64;
-	ex2.approx.f32 %f66, %f64;
-	ex2.approx.f32 %f67, %f65;
-	mul.rn.f32 %f63, %f63, %f66;
-	mul.rn.f32 %f63, %f63, %f67;
-	setp.nan.f32 %p18, %f58, %f58;
-	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 14 68 54
-	div.rn.f32 %f68, %f63, %f33;
-	.loc 14 68 24
-	bra.uni $L56_entry;
-$L56_entry:
-	.loc 6 36 58
-	cvt.rn.f16.f32 %rs4, %f68;
-	.loc 6 36 41
-	mov.u16 %rs3, %rs4;
-	bra.uni $L57_ret_store;
-$L57_ret_store:
-	.loc 14 68 6
-	setp.hs.u64 %p19, %rd74, %rd2;
-	@%p19 bra $L58_oob7;
-	shl.b64 %rd78, %rd74, 1;
-	add.s64 %rd79, %rd1, %rd78;
-	st.global.u16 [%rd79], %rs3;
-	.loc 14 67 53
-	mov.u32 %r53, %ntid.x;
-	cvt.s64.u32 %rd80, %r53;
-	mov.u32 %r54, %ntid.y;
-	cvt.s64.u32 %rd81, %r54;
-	mov.u32 %r55, %ntid.z;
-	cvt.s64.u32 %rd82, %r55;
-	.loc 14 67 38
-	add.s64 %rd83, %rd73, %rd80;
-	mov.s64 %rd73, %rd83;
-	bra.uni $L9_for_loop;
-$L58_oob7:
-	.loc 14 68 6
-	mov.u64 %rd16, 0x3F00000008;
-	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
 $L15_bounds_fail:
@@ -21915,13 +20100,12 @@ $L15_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<20>;
+	.reg .pred %p<14>;
 	.reg .b16 %rs<5>;
-	.reg .b32 %r<59>;
-	.reg .b64 %rd<84>;
-	.reg .f32 %f<69>;
-	.shared .align 16 .b8 smem0[128];
-	.shared .align 16 .b8 smem1[128];
+	.reg .b32 %r<54>;
+	.reg .b64 %rd<60>;
+	.reg .f32 %f<75>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 14 52 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -21948,7 +20132,7 @@ $L3_for_loop:
 	.loc 14 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
-	bra.uni $L20_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 14 59 31
 	add.s64 %rd15, %rd10, %rd14;
@@ -21960,47 +20144,162 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd24];
 	.loc 14 59 24
 	bra.uni $L18_entry;
+$L5_for_done:
+	.loc 14 61 18
+	shfl.sync.bfly.b32 %f6, %f2, 16, 31, -1;
+	max.NaN.f32 %f7, %f2, %f6;
+	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
+	max.NaN.f32 %f9, %f7, %f8;
+	shfl.sync.bfly.b32 %f10, %f9, 4, 31, -1;
+	max.NaN.f32 %f11, %f9, %f10;
+	shfl.sync.bfly.b32 %f12, %f11, 2, 31, -1;
+	max.NaN.f32 %f13, %f11, %f12;
+	shfl.sync.bfly.b32 %f14, %f13, 1, 31, -1;
+	max.NaN.f32 %f15, %f13, %f14;
+	mov.u32 %r15, %tid.z;
+	mov.u32 %r16, %ntid.y;
+	mov.u32 %r17, %tid.y;
+	mad.lo.u32 %r14, %r15, %r16, %r17;
+	mov.u32 %r19, %ntid.x;
+	mov.u32 %r20, %tid.x;
+	mad.lo.u32 %r18, %r14, %r19, %r20;
+	shr.u32 %r21, %r18, 5;
+	mov.u32 %r22, %laneid;
+	mov.u64 %rd29, kern_reduce;
+	mad.wide.u32 %rd30, %r21, 8, %rd29;
+	setp.eq.u32 %p3, %r22, 0;
+	@%p3 st.shared.f32 [%rd30], %f15;
+	bar.sync 0;
+	mov.u32 %r24, %ntid.x;
+	mov.u32 %r25, %ntid.y;
+	mul.lo.u32 %r23, %r24, %r25;
+	mov.u32 %r26, %ntid.z;
+	mul.lo.u32 %r23, %r23, %r26;
+	add.u32 %r23, %r23, 31;
+	shr.u32 %r23, %r23, 5;
+	setp.lo.u32 %p4, %r22, %r23;
+	mad.wide.u32 %rd31, %r22, 8, %rd29;
+	mov.f32 %f16, 0fFF800000;
+	@%p4 ld.shared.f32 %f16, [%rd31];
+	shfl.sync.bfly.b32 %f17, %f16, 16, 31, -1;
+	max.NaN.f32 %f18, %f16, %f17;
+	shfl.sync.bfly.b32 %f19, %f18, 8, 31, -1;
+	max.NaN.f32 %f20, %f18, %f19;
+	shfl.sync.bfly.b32 %f21, %f20, 4, 31, -1;
+	max.NaN.f32 %f22, %f20, %f21;
+	shfl.sync.bfly.b32 %f23, %f22, 2, 31, -1;
+	max.NaN.f32 %f24, %f22, %f23;
+	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
+	max.NaN.f32 %f26, %f24, %f25;
+	bar.sync 0;
+	.loc 14 63 22
+	mov.u32 %r27, %tid.x;
+	cvt.s64.u32 %rd32, %r27;
+	mov.u32 %r28, %tid.y;
+	cvt.s64.u32 %rd33, %r28;
+	mov.u32 %r29, %tid.z;
+	cvt.s64.u32 %rd34, %r29;
+	mov.f32 %f27, 0f00000000;
+	mov.s64 %rd35, %rd32;
+	bra.uni $L6_for_loop;
 $L6_for_loop:
 	.loc 14 63 30
-	setp.lt.s64 %p9, %rd49, %rd6;
-	@%p9 bra $L7_for_body;
-	bra.uni $L44_entry;
+	setp.lt.s64 %p5, %rd35, %rd6;
+	@%p5 bra $L7_for_body;
+	bra.uni $L8_for_done;
 $L7_for_body:
 	.loc 14 64 29
-	add.s64 %rd50, %rd10, %rd49;
+	add.s64 %rd36, %rd10, %rd35;
 	.loc 14 64 24
-	setp.hs.u64 %p10, %rd50, %rd5;
-	@%p10 bra $L41_oob3;
-	shl.b64 %rd51, %rd50, 1;
-	add.s64 %rd52, %rd4, %rd51;
-	ld.global.nc.u16 %rs1, [%rd52];
+	setp.hs.u64 %p6, %rd36, %rd5;
+	@%p6 bra $L20_oob1;
+	shl.b64 %rd37, %rd36, 1;
+	add.s64 %rd38, %rd4, %rd37;
+	ld.global.nc.u16 %rs1, [%rd38];
 	.loc 14 64 22
-	bra.uni $L42_entry;
+	bra.uni $L21_entry;
+$L8_for_done:
+	.loc 14 66 18
+	shfl.sync.bfly.b32 %f41, %f27, 16, 31, -1;
+	add.rn.f32 %f42, %f27, %f41;
+	shfl.sync.bfly.b32 %f43, %f42, 8, 31, -1;
+	add.rn.f32 %f44, %f42, %f43;
+	shfl.sync.bfly.b32 %f45, %f44, 4, 31, -1;
+	add.rn.f32 %f46, %f44, %f45;
+	shfl.sync.bfly.b32 %f47, %f46, 2, 31, -1;
+	add.rn.f32 %f48, %f46, %f47;
+	shfl.sync.bfly.b32 %f49, %f48, 1, 31, -1;
+	add.rn.f32 %f50, %f48, %f49;
+	mov.u32 %r35, %tid.z;
+	mov.u32 %r36, %ntid.y;
+	mov.u32 %r37, %tid.y;
+	mad.lo.u32 %r34, %r35, %r36, %r37;
+	mov.u32 %r39, %ntid.x;
+	mov.u32 %r40, %tid.x;
+	mad.lo.u32 %r38, %r34, %r39, %r40;
+	shr.u32 %r41, %r38, 5;
+	mov.u32 %r42, %laneid;
+	mov.u64 %rd43, kern_reduce;
+	mad.wide.u32 %rd44, %r41, 8, %rd43;
+	setp.eq.u32 %p8, %r42, 0;
+	@%p8 st.shared.f32 [%rd44], %f50;
+	bar.sync 0;
+	mov.u32 %r44, %ntid.x;
+	mov.u32 %r45, %ntid.y;
+	mul.lo.u32 %r43, %r44, %r45;
+	mov.u32 %r46, %ntid.z;
+	mul.lo.u32 %r43, %r43, %r46;
+	add.u32 %r43, %r43, 31;
+	shr.u32 %r43, %r43, 5;
+	setp.lo.u32 %p9, %r42, %r43;
+	mad.wide.u32 %rd45, %r42, 8, %rd43;
+	mov.f32 %f51, 0f00000000;
+	@%p9 ld.shared.f32 %f51, [%rd45];
+	shfl.sync.bfly.b32 %f52, %f51, 16, 31, -1;
+	add.rn.f32 %f53, %f51, %f52;
+	shfl.sync.bfly.b32 %f54, %f53, 8, 31, -1;
+	add.rn.f32 %f55, %f53, %f54;
+	shfl.sync.bfly.b32 %f56, %f55, 4, 31, -1;
+	add.rn.f32 %f57, %f55, %f56;
+	shfl.sync.bfly.b32 %f58, %f57, 2, 31, -1;
+	add.rn.f32 %f59, %f57, %f58;
+	shfl.sync.bfly.b32 %f60, %f59, 1, 31, -1;
+	add.rn.f32 %f61, %f59, %f60;
+	bar.sync 0;
+	.loc 14 67 22
+	mov.u32 %r47, %tid.x;
+	cvt.s64.u32 %rd46, %r47;
+	mov.u32 %r48, %tid.y;
+	cvt.s64.u32 %rd47, %r48;
+	mov.u32 %r49, %tid.z;
+	cvt.s64.u32 %rd48, %r49;
+	mov.s64 %rd49, %rd46;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 14 67 30
-	setp.lt.s64 %p16, %rd73, %rd6;
-	@%p16 bra $L10_for_body;
+	setp.lt.s64 %p10, %rd49, %rd6;
+	@%p10 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
 	.loc 14 68 11
-	add.s64 %rd74, %rd10, %rd73;
+	add.s64 %rd50, %rd10, %rd49;
 	.loc 14 68 46
-	add.s64 %rd75, %rd10, %rd73;
+	add.s64 %rd51, %rd10, %rd49;
 	.loc 14 68 41
-	setp.hs.u64 %p17, %rd75, %rd5;
-	@%p17 bra $L53_oob6;
-	shl.b64 %rd76, %rd75, 1;
-	add.s64 %rd77, %rd4, %rd76;
-	ld.global.nc.u16 %rs2, [%rd77];
+	setp.hs.u64 %p11, %rd51, %rd5;
+	@%p11 bra $L23_oob2;
+	shl.b64 %rd52, %rd51, 1;
+	add.s64 %rd53, %rd4, %rd52;
+	ld.global.nc.u16 %rs2, [%rd53];
 	.loc 14 68 39
-	bra.uni $L54_entry;
+	bra.uni $L24_entry;
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L13_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
@@ -22023,11 +20322,11 @@ $L17_oob0:
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
 $L18_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r10, %rs0;
 	shl.b32 %r10, %r10, 16;
 	mov.b32 %f4, %r10;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
@@ -22045,386 +20344,122 @@ $L19_ret_load:
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
-$L20_entry:
-	.loc 11 45 26
-	mov.u64 %rd29, smem0;
-	.loc 11 46 13
-	bra.uni $L26_entry;
-$L21_if_then:
-	.loc 11 48 11
-	mov.u32 %r18, %tid.z;
-	mov.u32 %r19, %ntid.y;
-	mov.u32 %r20, %tid.y;
-	mad.lo.u32 %r17, %r18, %r19, %r20;
-	mov.u32 %r22, %ntid.x;
-	mov.u32 %r23, %tid.x;
-	mad.lo.u32 %r21, %r17, %r22, %r23;
-	shr.u32 %r16, %r21, 5;
-	cvt.s64.u32 %rd33, %r16;
-	.loc 11 48 4
-	setp.hs.u64 %p5, %rd33, 32;
-	@%p5 bra $L31_oob1;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd29, %rd34;
-	st.shared.f32 [%rd35], %f7;
-	bra.uni $L22_if_done;
-$L22_if_done:
-	.loc 11 50 8
-	bar.sync 0;
-	.loc 11 51 12
-	bra.uni $L32_entry;
-$L23_if_then:
-	.loc 11 53 15
-	mov.u32 %r29, %laneid;
-	cvt.s64.u32 %rd41, %r29;
-	.loc 11 53 8
-	setp.hs.u64 %p7, %rd41, 32;
-	@%p7 bra $L35_oob2;
-	shl.b64 %rd42, %rd41, 2;
-	add.s64 %rd43, %rd29, %rd42;
-	ld.shared.f32 %f14, [%rd43];
-	mov.f32 %f13, %f14;
-	bra.uni $L36_entry;
-$L25_ret_blockMax:
-	.loc 14 63 22
-	mov.u32 %r31, %tid.x;
-	cvt.s64.u32 %rd46, %r31;
-	mov.u32 %r32, %tid.y;
-	cvt.s64.u32 %rd47, %r32;
-	mov.u32 %r33, %tid.z;
-	cvt.s64.u32 %rd48, %r33;
-	mov.f32 %f19, 0f00000000;
-	mov.s64 %rd49, %rd46;
-	bra.uni $L6_for_loop;
-$L26_entry:
-	mov.f32 %f8, %f2;
-	mov.s64 %rd30, 16;
-	bra.uni $L27_for_loop;
-$L27_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p3, %rd30, 0;
-	@%p3 bra $L28_for_body;
-	bra.uni $L29_for_done;
-$L28_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r14, %rd30;
-	shfl.sync.bfly.b32 %f9, %f8, %r14, 31, -1;
-	.loc 11 64 14
-	max.f32 %f10, %f8, %f9;
-	.loc 11 63 22
-	div.s64 %rd31, %rd30, 2;
-	mov.f32 %f8, %f10;
-	mov.s64 %rd30, %rd31;
-	bra.uni $L27_for_loop;
-$L29_for_done:
-	.loc 11 66 2
-	mov.f32 %f7, %f8;
-	bra.uni $L30_ret_warpMax;
-$L30_ret_warpMax:
-	.loc 11 47 11
-	mov.u32 %r15, %laneid;
-	cvt.s64.u32 %rd32, %r15;
-	.loc 11 47 14
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L21_if_then;
-	bra.uni $L22_if_done;
-$L31_oob1:
-	.loc 11 48 4
-	mov.u64 %rd16, 0x4000000002;
-	mov.u64 %rd17, %rd33;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L32_entry:
-	.loc 11 70 52
-	mov.u32 %r24, 0xFF800000;
-	mov.b32 %f12, %r24;
-	.loc 11 70 25
-	mov.f32 %f11, %f12;
-	bra.uni $L33_ret_negInf;
-$L33_ret_negInf:
-	.loc 11 52 11
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd36, %r25;
-	.loc 11 52 26
-	mov.u32 %r26, %ntid.x;
-	cvt.s64.u32 %rd37, %r26;
-	mov.u32 %r27, %ntid.y;
-	cvt.s64.u32 %rd38, %r27;
-	mov.u32 %r28, %ntid.z;
-	cvt.s64.u32 %rd39, %r28;
-	.loc 11 52 30
-	div.s64 %rd40, %rd37, 32;
-	.loc 11 52 14
-	setp.lt.s64 %p6, %rd36, %rd40;
-	@%p6 bra $L23_if_then;
-	bra.uni $L34_edge;
-$L34_edge:
-	mov.f32 %f13, %f11;
-	bra.uni $L36_entry;
-$L35_oob2:
-	.loc 11 53 8
-	mov.u64 %rd16, 0x4000000003;
-	mov.u64 %rd17, %rd41;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L36_entry:
-	mov.f32 %f16, %f13;
-	mov.s64 %rd44, 16;
-	bra.uni $L37_for_loop;
-$L37_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p8, %rd44, 0;
-	@%p8 bra $L38_for_body;
-	bra.uni $L39_for_done;
-$L38_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r30, %rd44;
-	shfl.sync.bfly.b32 %f17, %f16, %r30, 31, -1;
-	.loc 11 64 14
-	max.f32 %f18, %f16, %f17;
-	.loc 11 63 22
-	div.s64 %rd45, %rd44, 2;
-	mov.f32 %f16, %f18;
-	mov.s64 %rd44, %rd45;
-	bra.uni $L37_for_loop;
-$L39_for_done:
-	.loc 11 66 2
-	mov.f32 %f15, %f16;
-	bra.uni $L40_ret_warpMax;
-$L40_ret_warpMax:
-	.loc 11 56 8
-	bar.sync 0;
-	.loc 11 57 2
-	mov.f32 %f6, %f15;
-	bra.uni $L25_ret_blockMax;
-$L41_oob3:
+$L20_oob1:
 	.loc 14 64 24
+	mov.u64 %rd16, 0x4000000002;
+	mov.u64 %rd17, %rd36;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L21_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r30, %rs1;
+	shl.b32 %r30, %r30, 16;
+	mov.b32 %f29, %r30;
+	.loc 6 43 46
+	mov.f32 %f28, %f29;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 14 64 34
+	sub.rn.f32 %f30, %f28, %f26;
+	.loc 14 64 15
+	max.f32 %f31, %f30, 0fC2D00000;
+	min.f32 %f31, %f31, 0f42B20000;
+	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f33, %f32;
+	fma.rn.f32 %f34, %f33, 0fBF317200, %f31;
+	fma.rn.f32 %f34, %f33, 0fB5BFBE8E, %f34;
+	mul.rn.f32 %f34, %f34, 0f3FB8AA3B;
+	ex2.approx.f32 %f35, %f34;
+	mul.rn.f32 %f36, %f33, 0f3F000000;
+	cvt.rmi.f32.f32 %f36, %f36;
+	sub.rn.f32 %f37, %f33, %f36;
+	ex2.approx.f32 %f38, %f36;
+	ex2.approx.f32 %f39, %f37;
+	mul.rn.f32 %f35, %f35, %f38;
+	mul.rn.f32 %f35, %f35, %f39;
+	setp.nan.f32 %p7, %f30, %f30;
+	selp.f32 %f35, %f30, %f35, %p7;
+	.loc 14 64 3
+	add.rn.f32 %f40, %f27, %f35;
+	.loc 14 63 53
+	mov.u32 %r31, %ntid.x;
+	cvt.s64.u32 %rd39, %r31;
+	mov.u32 %r32, %ntid.y;
+	cvt.s64.u32 %rd40, %r32;
+	mov.u32 %r33, %ntid.z;
+	cvt.s64.u32 %rd41, %r33;
+	.loc 14 63 38
+	add.s64 %rd42, %rd35, %rd39;
+	mov.f32 %f27, %f40;
+	mov.s64 %rd35, %rd42;
+	bra.uni $L6_for_loop;
+$L23_oob2:
+	.loc 14 68 41
+	mov.u64 %rd16, 0x4000000003;
+	mov.u64 %rd17, %rd51;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L24_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r50, %rs2;
+	shl.b32 %r50, %r50, 16;
+	mov.b32 %f63, %r50;
+	.loc 6 43 46
+	mov.f32 %f62, %f63;
+	bra.uni $L25_ret_load;
+$L25_ret_load:
+	.loc 14 68 50
+	sub.rn.f32 %f64, %f62, %f26;
+	.loc 14 68 32
+	max.f32 %f65, %f64, 0fC2D00000;
+	min.f32 %f65, %f65, 0f42B20000;
+	mul.rn.f32 %f66, %f65, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f67, %f66;
+	fma.rn.f32 %f68, %f67, 0fBF317200, %f65;
+	fma.rn.f32 %f68, %f67, 0fB5BFBE8E, %f68;
+	mul.rn.f32 %f68, %f68, 0f3FB8AA3B;
+	ex2.approx.f32 %f69, %f68;
+	mul.rn.f32 %f70, %f67, 0f3F000000;
+	cvt.rmi.f32.f32 %f70, %f70;
+	sub.rn.f32 %f71, %f67, %f70;
+	ex2.approx.f32 %f72, %f70;
+	ex2.approx.f32 %f73, %f71;
+	mul.rn.f32 %f69, %f69, %f72;
+	mul.rn.f32 %f69, %f69, %f73;
+	setp.nan.f32 %p12, %f64, %f64;
+	selp.f32 %f69, %f64, %f69, %p12;
+	.loc 14 68 54
+	div.rn.f32 %f74, %f69, %f61;
+	.loc 14 68 24
+	bra.uni $L26_entry;
+$L26_entry:
+	.loc 6 44 67
+	cvt.rn.bf16.f32 %rs4, %f74;
+	.loc 6 44 46
+	mov.u16 %rs3, %rs4;
+	bra.uni $L27_ret_store;
+$L27_ret_store:
+	.loc 14 68 6
+	setp.hs.u64 %p13, %rd50, %rd2;
+	@%p13 bra $L28_oob3;
+	shl.b64 %rd54, %rd50, 1;
+	add.s64 %rd55, %rd1, %rd54;
+	st.global.u16 [%rd55], %rs3;
+	.loc 14 67 53
+	mov.u32 %r51, %ntid.x;
+	cvt.s64.u32 %rd56, %r51;
+	mov.u32 %r52, %ntid.y;
+	cvt.s64.u32 %rd57, %r52;
+	mov.u32 %r53, %ntid.z;
+	cvt.s64.u32 %rd58, %r53;
+	.loc 14 67 38
+	add.s64 %rd59, %rd49, %rd56;
+	mov.s64 %rd49, %rd59;
+	bra.uni $L9_for_loop;
+$L28_oob3:
+	.loc 14 68 6
 	mov.u64 %rd16, 0x4000000004;
 	mov.u64 %rd17, %rd50;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L42_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r34, %rs1;
-	shl.b32 %r34, %r34, 16;
-	mov.b32 %f21, %r34;
-	.loc 6 40 46
-	mov.f32 %f20, %f21;
-	bra.uni $L43_ret_load;
-$L43_ret_load:
-	.loc 14 64 34
-	sub.rn.f32 %f22, %f20, %f6;
-	.loc 14 64 15
-	max.f32 %f23, %f22, 0fC2D00000;
-	min.f32 %f23, %f23, 0f42B20000;
-	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f25, %f24;
-	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
-	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
-	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
-	ex2.approx.f32 %f27, %f26;
-	mul.rn.f32 %f28, %f25, 0f3F000000;
-	cvt.rmi.f32.f32 %f28, %f28;
-	sub.rn.f32 %f29, %f25, %f28;
-	ex2.approx.f32 %f30, %f28;
-	ex2.approx.f32 %f31, %f29;
-	mul.rn.f32 %f27, %f27, %f30;
-	mul.rn.f32 %f27, %f27, %f31;
-	setp.nan.f32 %p11, %f22, %f22;
-	selp.f32 %f27, %f22, %f27, %p11;
-	.loc 14 64 3
-	add.rn.f32 %f32, %f19, %f27;
-	.loc 14 63 53
-	mov.u32 %r35, %ntid.x;
-	cvt.s64.u32 %rd53, %r35;
-	mov.u32 %r36, %ntid.y;
-	cvt.s64.u32 %rd54, %r36;
-	mov.u32 %r37, %ntid.z;
-	cvt.s64.u32 %rd55, %r37;
-	.loc 14 63 38
-	add.s64 %rd56, %rd49, %rd53;
-	mov.f32 %f19, %f32;
-	mov.s64 %rd49, %rd56;
-	bra.uni $L6_for_loop;
-$L44_entry:
-	.loc 11 27 20
-	mov.u64 %rd57, smem1;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f34, %f19, 16, 31, -1;
-	add.rn.f32 %f35, %f19, %f34;
-	shfl.sync.bfly.b32 %f36, %f35, 8, 31, -1;
-	add.rn.f32 %f37, %f35, %f36;
-	shfl.sync.bfly.b32 %f38, %f37, 4, 31, -1;
-	add.rn.f32 %f39, %f37, %f38;
-	shfl.sync.bfly.b32 %f40, %f39, 2, 31, -1;
-	add.rn.f32 %f41, %f39, %f40;
-	shfl.sync.bfly.b32 %f42, %f41, 1, 31, -1;
-	add.rn.f32 %f43, %f41, %f42;
-	.loc 11 29 11
-	mov.u32 %r38, %laneid;
-	cvt.s64.u32 %rd58, %r38;
-	.loc 11 29 14
-	setp.eq.s64 %p12, %rd58, 0;
-	@%p12 bra $L45_if_then;
-	bra.uni $L46_if_done;
-$L45_if_then:
-	.loc 11 30 11
-	mov.u32 %r41, %tid.z;
-	mov.u32 %r42, %ntid.y;
-	mov.u32 %r43, %tid.y;
-	mad.lo.u32 %r40, %r41, %r42, %r43;
-	mov.u32 %r45, %ntid.x;
-	mov.u32 %r46, %tid.x;
-	mad.lo.u32 %r44, %r40, %r45, %r46;
-	shr.u32 %r39, %r44, 5;
-	cvt.s64.u32 %rd59, %r39;
-	.loc 11 30 4
-	setp.hs.u64 %p13, %rd59, 32;
-	@%p13 bra $L50_oob4;
-	shl.b64 %rd60, %rd59, 2;
-	add.s64 %rd61, %rd57, %rd60;
-	st.shared.f32 [%rd61], %f43;
-	bra.uni $L46_if_done;
-$L46_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r47, %laneid;
-	cvt.s64.u32 %rd62, %r47;
-	.loc 11 34 26
-	mov.u32 %r48, %ntid.x;
-	cvt.s64.u32 %rd63, %r48;
-	mov.u32 %r49, %ntid.y;
-	cvt.s64.u32 %rd64, %r49;
-	mov.u32 %r50, %ntid.z;
-	cvt.s64.u32 %rd65, %r50;
-	.loc 11 34 30
-	div.s64 %rd66, %rd63, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p14, %rd62, %rd66;
-	@%p14 bra $L47_if_then;
-	bra.uni $L51_edge;
-$L47_if_then:
-	.loc 11 35 15
-	mov.u32 %r51, %laneid;
-	cvt.s64.u32 %rd67, %r51;
-	.loc 11 35 8
-	setp.hs.u64 %p15, %rd67, 32;
-	@%p15 bra $L52_oob5;
-	shl.b64 %rd68, %rd67, 2;
-	add.s64 %rd69, %rd57, %rd68;
-	ld.shared.f32 %f45, [%rd69];
-	mov.f32 %f44, %f45;
-	bra.uni $L48_if_done;
-$L48_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f46, %f44, 16, 31, -1;
-	add.rn.f32 %f47, %f44, %f46;
-	shfl.sync.bfly.b32 %f48, %f47, 8, 31, -1;
-	add.rn.f32 %f49, %f47, %f48;
-	shfl.sync.bfly.b32 %f50, %f49, 4, 31, -1;
-	add.rn.f32 %f51, %f49, %f50;
-	shfl.sync.bfly.b32 %f52, %f51, 2, 31, -1;
-	add.rn.f32 %f53, %f51, %f52;
-	shfl.sync.bfly.b32 %f54, %f53, 1, 31, -1;
-	add.rn.f32 %f55, %f53, %f54;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f33, %f55;
-	bra.uni $L49_ret_blockSum_u005bfloat32_u005d;
-$L49_ret_blockSum_u005bfloat32_u005d:
-	.loc 14 67 22
-	mov.u32 %r52, %tid.x;
-	cvt.s64.u32 %rd70, %r52;
-	mov.u32 %r53, %tid.y;
-	cvt.s64.u32 %rd71, %r53;
-	mov.u32 %r54, %tid.z;
-	cvt.s64.u32 %rd72, %r54;
-	mov.s64 %rd73, %rd70;
-	bra.uni $L9_for_loop;
-$L50_oob4:
-	.loc 11 30 4
-	mov.u64 %rd16, 0x4000000005;
-	mov.u64 %rd17, %rd59;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L51_edge:
-	mov.f32 %f44, 0f00000000;
-	bra.uni $L48_if_done;
-$L52_oob5:
-	.loc 11 35 8
-	mov.u64 %rd16, 0x4000000006;
-	mov.u64 %rd17, %rd67;
-	mov.u64 %rd18, 32;
-	bra.uni $L15_bounds_fail;
-$L53_oob6:
-	.loc 14 68 41
-	mov.u64 %rd16, 0x4000000007;
-	mov.u64 %rd17, %rd75;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L54_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r55, %rs2;
-	shl.b32 %r55, %r55, 16;
-	mov.b32 %f57, %r55;
-	.loc 6 40 46
-	mov.f32 %f56, %f57;
-	bra.uni $L55_ret_load;
-$L55_ret_load:
-	.loc 14 68 50
-	sub.rn.f32 %f58, %f56, %f6;
-	.loc 14 68 32
-	max.f32 %f59, %f58, 0fC2D00000;
-	min.f32 %f59, %f59, 0f42B20000;
-	mul.rn.f32 %f60, %f59, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f61, %f60;
-	fma.rn.f32 %f62, %f61, 0fBF317200, %f59;
-	fma.rn.f32 %f62, %f61, 0fB5BFBE8E, %f62;
-	mul.rn.f32 %f62, %f62, 0f3FB8AA3B;
-	ex2.approx.f32 %f63, %f62;
-	mul.rn.f32 %f64, %f61, 0f3F000000;
-	cvt.rmi.f32.f32 %f64, %f64;
-	sub.rn.f32 %f65, %f61, %f64;
-	ex2.approx.f32 %f66, %f64;
-	ex2.approx.f32 %f67, %f65;
-	mul.rn.f32 %f63, %f63, %f66;
-	mul.rn.f32 %f63, %f63, %f67;
-	setp.nan.f32 %p18, %f58, %f58;
-	selp.f32 %f63, %f58, %f63, %p18;
-	.loc 14 68 54
-	div.rn.f32 %f68, %f63, %f33;
-	.loc 14 68 24
-	bra.uni $L56_entry;
-$L56_entry:
-	.loc 6 41 67
-	cvt.rn.bf16.f32 %rs4, %f68;
-	.loc 6 41 46
-	mov.u16 %rs3, %rs4;
-	bra.uni $L57_ret_store;
-$L57_ret_store:
-	.loc 14 68 6
-	setp.hs.u64 %p19, %rd74, %rd2;
-	@%p19 bra $L58_oob7;
-	shl.b64 %rd78, %rd74, 1;
-	add.s64 %rd79, %rd1, %rd78;
-	st.global.u16 [%rd79], %rs3;
-	.loc 14 67 53
-	mov.u32 %r56, %ntid.x;
-	cvt.s64.u32 %rd80, %r56;
-	mov.u32 %r57, %ntid.y;
-	cvt.s64.u32 %rd81, %r57;
-	mov.u32 %r58, %ntid.z;
-	cvt.s64.u32 %rd82, %r58;
-	.loc 14 67 38
-	add.s64 %rd83, %rd73, %rd80;
-	mov.s64 %rd73, %rd83;
-	bra.uni $L9_for_loop;
-$L58_oob7:
-	.loc 14 68 6
-	mov.u64 %rd16, 0x4000000008;
-	mov.u64 %rd17, %rd74;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
 $L15_bounds_fail:
@@ -22452,12 +20487,11 @@ $L15_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<23>;
-	.reg .b32 %r<52>;
-	.reg .b64 %rd<73>;
-	.reg .f32 %f<97>;
-	.shared .align 16 .b8 smem0[128];
-	.shared .align 16 .b8 smem1[128];
+	.reg .pred %p<17>;
+	.reg .b32 %r<47>;
+	.reg .b64 %rd<49>;
+	.reg .f32 %f<103>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 14 73 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -22484,7 +20518,7 @@ $L3_for_loop:
 	.loc 14 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
-	bra.uni $L26_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 14 89 21
 	add.s64 %rd15, %rd10, %rd14;
@@ -22496,6 +20530,56 @@ $L4_for_body:
 	ld.global.nc.f32 %f4, [%rd24];
 	.loc 14 89 14
 	bra.uni $L21_entry;
+$L5_for_done:
+	.loc 14 97 20
+	shfl.sync.bfly.b32 %f33, %f2, 16, 31, -1;
+	max.NaN.f32 %f34, %f2, %f33;
+	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
+	max.NaN.f32 %f36, %f34, %f35;
+	shfl.sync.bfly.b32 %f37, %f36, 4, 31, -1;
+	max.NaN.f32 %f38, %f36, %f37;
+	shfl.sync.bfly.b32 %f39, %f38, 2, 31, -1;
+	max.NaN.f32 %f40, %f38, %f39;
+	shfl.sync.bfly.b32 %f41, %f40, 1, 31, -1;
+	max.NaN.f32 %f42, %f40, %f41;
+	mov.u32 %r15, %tid.z;
+	mov.u32 %r16, %ntid.y;
+	mov.u32 %r17, %tid.y;
+	mad.lo.u32 %r14, %r15, %r16, %r17;
+	mov.u32 %r19, %ntid.x;
+	mov.u32 %r20, %tid.x;
+	mad.lo.u32 %r18, %r14, %r19, %r20;
+	shr.u32 %r21, %r18, 5;
+	mov.u32 %r22, %laneid;
+	mov.u64 %rd29, kern_reduce;
+	mad.wide.u32 %rd30, %r21, 8, %rd29;
+	setp.eq.u32 %p7, %r22, 0;
+	@%p7 st.shared.f32 [%rd30], %f42;
+	bar.sync 0;
+	mov.u32 %r24, %ntid.x;
+	mov.u32 %r25, %ntid.y;
+	mul.lo.u32 %r23, %r24, %r25;
+	mov.u32 %r26, %ntid.z;
+	mul.lo.u32 %r23, %r23, %r26;
+	add.u32 %r23, %r23, 31;
+	shr.u32 %r23, %r23, 5;
+	setp.lo.u32 %p8, %r22, %r23;
+	mad.wide.u32 %rd31, %r22, 8, %rd29;
+	mov.f32 %f43, 0fFF800000;
+	@%p8 ld.shared.f32 %f43, [%rd31];
+	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
+	max.NaN.f32 %f45, %f43, %f44;
+	shfl.sync.bfly.b32 %f46, %f45, 8, 31, -1;
+	max.NaN.f32 %f47, %f45, %f46;
+	shfl.sync.bfly.b32 %f48, %f47, 4, 31, -1;
+	max.NaN.f32 %f49, %f47, %f48;
+	shfl.sync.bfly.b32 %f50, %f49, 2, 31, -1;
+	max.NaN.f32 %f51, %f49, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
+	max.NaN.f32 %f53, %f51, %f52;
+	bar.sync 0;
+	.loc 14 98 15
+	bra.uni $L26_entry;
 $L6_if_then:
 	.loc 14 91 19
 	sub.rn.f32 %f6, %f2, %f5;
@@ -22566,54 +20650,111 @@ $L9_if_then:
 	bra.uni $L7_if_done;
 $L10_if_then:
 	.loc 14 99 18
-	sub.rn.f32 %f49, %f2, %f33;
+	sub.rn.f32 %f57, %f2, %f53;
 	.loc 14 99 15
-	max.f32 %f50, %f49, 0fC2D00000;
-	min.f32 %f50, %f50, 0f42B20000;
-	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f52, %f51;
-	fma.rn.f32 %f53, %f52, 0fBF317200, %f50;
-	fma.rn.f32 %f53, %f52, 0fB5BFBE8E, %f53;
-	mul.rn.f32 %f53, %f53, 0f3FB8AA3B;
-	ex2.approx.f32 %f54, %f53;
-	mul.rn.f32 %f55, %f52, 0f3F000000;
-	cvt.rmi.f32.f32 %f55, %f55;
-	sub.rn.f32 %f56, %f52, %f55;
-	ex2.approx.f32 %f57, %f55;
-	ex2.approx.f32 %f58, %f56;
-	mul.rn.f32 %f54, %f54, %f57;
-	mul.rn.f32 %f54, %f54, %f58;
-	setp.nan.f32 %p14, %f49, %f49;
-	selp.f32 %f54, %f49, %f54, %p14;
+	max.f32 %f58, %f57, 0fC2D00000;
+	min.f32 %f58, %f58, 0f42B20000;
+	mul.rn.f32 %f59, %f58, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f60, %f59;
+	fma.rn.f32 %f61, %f60, 0fBF317200, %f58;
+	fma.rn.f32 %f61, %f60, 0fB5BFBE8E, %f61;
+	mul.rn.f32 %f61, %f61, 0f3FB8AA3B;
+	ex2.approx.f32 %f62, %f61;
+	mul.rn.f32 %f63, %f60, 0f3F000000;
+	cvt.rmi.f32.f32 %f63, %f63;
+	sub.rn.f32 %f64, %f60, %f63;
+	ex2.approx.f32 %f65, %f63;
+	ex2.approx.f32 %f66, %f64;
+	mul.rn.f32 %f62, %f62, %f65;
+	mul.rn.f32 %f62, %f62, %f66;
+	setp.nan.f32 %p10, %f57, %f57;
+	selp.f32 %f62, %f57, %f62, %p10;
 	.loc 14 99 3
-	mul.rn.f32 %f59, %f3, %f54;
-	mov.f32 %f48, %f59;
-	bra.uni $L50_entry;
+	mul.rn.f32 %f67, %f3, %f62;
+	mov.f32 %f56, %f67;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 14 101 18
+	shfl.sync.bfly.b32 %f68, %f56, 16, 31, -1;
+	add.rn.f32 %f69, %f56, %f68;
+	shfl.sync.bfly.b32 %f70, %f69, 8, 31, -1;
+	add.rn.f32 %f71, %f69, %f70;
+	shfl.sync.bfly.b32 %f72, %f71, 4, 31, -1;
+	add.rn.f32 %f73, %f71, %f72;
+	shfl.sync.bfly.b32 %f74, %f73, 2, 31, -1;
+	add.rn.f32 %f75, %f73, %f74;
+	shfl.sync.bfly.b32 %f76, %f75, 1, 31, -1;
+	add.rn.f32 %f77, %f75, %f76;
+	mov.u32 %r29, %tid.z;
+	mov.u32 %r30, %ntid.y;
+	mov.u32 %r31, %tid.y;
+	mad.lo.u32 %r28, %r29, %r30, %r31;
+	mov.u32 %r33, %ntid.x;
+	mov.u32 %r34, %tid.x;
+	mad.lo.u32 %r32, %r28, %r33, %r34;
+	shr.u32 %r35, %r32, 5;
+	mov.u32 %r36, %laneid;
+	mov.u64 %rd32, kern_reduce;
+	mad.wide.u32 %rd33, %r35, 8, %rd32;
+	setp.eq.u32 %p11, %r36, 0;
+	@%p11 st.shared.f32 [%rd33], %f77;
+	bar.sync 0;
+	mov.u32 %r38, %ntid.x;
+	mov.u32 %r39, %ntid.y;
+	mul.lo.u32 %r37, %r38, %r39;
+	mov.u32 %r40, %ntid.z;
+	mul.lo.u32 %r37, %r37, %r40;
+	add.u32 %r37, %r37, 31;
+	shr.u32 %r37, %r37, 5;
+	setp.lo.u32 %p12, %r36, %r37;
+	mad.wide.u32 %rd34, %r36, 8, %rd32;
+	mov.f32 %f78, 0f00000000;
+	@%p12 ld.shared.f32 %f78, [%rd34];
+	shfl.sync.bfly.b32 %f79, %f78, 16, 31, -1;
+	add.rn.f32 %f80, %f78, %f79;
+	shfl.sync.bfly.b32 %f81, %f80, 8, 31, -1;
+	add.rn.f32 %f82, %f80, %f81;
+	shfl.sync.bfly.b32 %f83, %f82, 4, 31, -1;
+	add.rn.f32 %f84, %f82, %f83;
+	shfl.sync.bfly.b32 %f85, %f84, 2, 31, -1;
+	add.rn.f32 %f86, %f84, %f85;
+	shfl.sync.bfly.b32 %f87, %f86, 1, 31, -1;
+	add.rn.f32 %f88, %f86, %f87;
+	bar.sync 0;
+	.loc 14 102 22
+	mov.u32 %r41, %tid.x;
+	cvt.s64.u32 %rd35, %r41;
+	mov.u32 %r42, %tid.y;
+	cvt.s64.u32 %rd36, %r42;
+	mov.u32 %r43, %tid.z;
+	cvt.s64.u32 %rd37, %r43;
+	mov.s64 %rd38, %rd35;
+	bra.uni $L12_for_loop;
 $L12_for_loop:
 	.loc 14 102 30
-	setp.lt.s64 %p19, %rd62, %rd6;
-	@%p19 bra $L13_for_body;
+	setp.lt.s64 %p13, %rd38, %rd6;
+	@%p13 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L13_for_body:
 	.loc 14 103 11
-	add.s64 %rd63, %rd10, %rd62;
+	add.s64 %rd39, %rd10, %rd38;
 	.loc 14 103 46
-	add.s64 %rd64, %rd10, %rd62;
+	add.s64 %rd40, %rd10, %rd38;
 	.loc 14 103 41
-	setp.hs.u64 %p20, %rd64, %rd5;
-	@%p20 bra $L59_oob5;
-	shl.b64 %rd65, %rd64, 2;
-	add.s64 %rd66, %rd4, %rd65;
-	ld.global.nc.f32 %f83, [%rd66];
+	setp.hs.u64 %p14, %rd40, %rd5;
+	@%p14 bra $L29_oob1;
+	shl.b64 %rd41, %rd40, 2;
+	add.s64 %rd42, %rd4, %rd41;
+	ld.global.nc.f32 %f89, [%rd42];
 	.loc 14 103 39
-	bra.uni $L60_entry;
+	bra.uni $L30_entry;
 $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L16_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
@@ -22637,7 +20778,7 @@ $L20_oob0:
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L21_entry:
-	.loc 6 30 40
+	.loc 6 33 40
 	mov.f32 %f5, %f4;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
@@ -22646,10 +20787,10 @@ $L22_ret_load:
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
@@ -22662,334 +20803,81 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 11 45 26
-	mov.u64 %rd29, smem0;
-	.loc 11 46 13
-	bra.uni $L32_entry;
-$L27_if_then:
-	.loc 11 48 11
-	mov.u32 %r18, %tid.z;
-	mov.u32 %r19, %ntid.y;
-	mov.u32 %r20, %tid.y;
-	mad.lo.u32 %r17, %r18, %r19, %r20;
-	mov.u32 %r22, %ntid.x;
-	mov.u32 %r23, %tid.x;
-	mad.lo.u32 %r21, %r17, %r22, %r23;
-	shr.u32 %r16, %r21, 5;
-	cvt.s64.u32 %rd33, %r16;
-	.loc 11 48 4
-	setp.hs.u64 %p9, %rd33, 32;
-	@%p9 bra $L37_oob1;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd29, %rd34;
-	st.shared.f32 [%rd35], %f34;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	.loc 11 50 8
-	bar.sync 0;
-	.loc 11 51 12
-	bra.uni $L38_entry;
-$L29_if_then:
-	.loc 11 53 15
-	mov.u32 %r29, %laneid;
-	cvt.s64.u32 %rd41, %r29;
-	.loc 11 53 8
-	setp.hs.u64 %p11, %rd41, 32;
-	@%p11 bra $L41_oob2;
-	shl.b64 %rd42, %rd41, 2;
-	add.s64 %rd43, %rd29, %rd42;
-	ld.shared.f32 %f41, [%rd43];
-	mov.f32 %f40, %f41;
-	bra.uni $L42_entry;
-$L32_entry:
-	mov.f32 %f35, %f2;
-	mov.s64 %rd30, 16;
-	bra.uni $L33_for_loop;
-$L33_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p7, %rd30, 0;
-	@%p7 bra $L34_for_body;
-	bra.uni $L35_for_done;
-$L34_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r14, %rd30;
-	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
-	.loc 11 64 14
-	max.f32 %f37, %f35, %f36;
-	.loc 11 63 22
-	div.s64 %rd31, %rd30, 2;
-	mov.f32 %f35, %f37;
-	mov.s64 %rd30, %rd31;
-	bra.uni $L33_for_loop;
-$L35_for_done:
-	.loc 11 66 2
-	mov.f32 %f34, %f35;
-	bra.uni $L36_ret_warpMax;
-$L36_ret_warpMax:
-	.loc 11 47 11
-	mov.u32 %r15, %laneid;
-	cvt.s64.u32 %rd32, %r15;
-	.loc 11 47 14
-	setp.eq.s64 %p8, %rd32, 0;
-	@%p8 bra $L27_if_then;
-	bra.uni $L28_if_done;
-$L37_oob1:
-	.loc 11 48 4
-	mov.u64 %rd16, 0x4100000002;
-	mov.u64 %rd17, %rd33;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L38_entry:
-	.loc 11 70 52
-	mov.u32 %r24, 0xFF800000;
-	mov.b32 %f39, %r24;
-	.loc 11 70 25
-	mov.f32 %f38, %f39;
-	bra.uni $L39_ret_negInf;
-$L39_ret_negInf:
-	.loc 11 52 11
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd36, %r25;
-	.loc 11 52 26
-	mov.u32 %r26, %ntid.x;
-	cvt.s64.u32 %rd37, %r26;
-	mov.u32 %r27, %ntid.y;
-	cvt.s64.u32 %rd38, %r27;
-	mov.u32 %r28, %ntid.z;
-	cvt.s64.u32 %rd39, %r28;
-	.loc 11 52 30
-	div.s64 %rd40, %rd37, 32;
-	.loc 11 52 14
-	setp.lt.s64 %p10, %rd36, %rd40;
-	@%p10 bra $L29_if_then;
-	bra.uni $L40_edge;
-$L40_edge:
-	mov.f32 %f40, %f38;
-	bra.uni $L42_entry;
-$L41_oob2:
-	.loc 11 53 8
-	mov.u64 %rd16, 0x4100000003;
-	mov.u64 %rd17, %rd41;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L42_entry:
-	mov.f32 %f43, %f40;
-	mov.s64 %rd44, 16;
-	bra.uni $L43_for_loop;
-$L43_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p12, %rd44, 0;
-	@%p12 bra $L44_for_body;
-	bra.uni $L45_for_done;
-$L44_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r30, %rd44;
-	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
-	.loc 11 64 14
-	max.f32 %f45, %f43, %f44;
-	.loc 11 63 22
-	div.s64 %rd45, %rd44, 2;
-	mov.f32 %f43, %f45;
-	mov.s64 %rd44, %rd45;
-	bra.uni $L43_for_loop;
-$L45_for_done:
-	.loc 11 66 2
-	mov.f32 %f42, %f43;
-	bra.uni $L46_ret_warpMax;
-$L46_ret_warpMax:
-	.loc 11 56 8
-	bar.sync 0;
-	.loc 11 57 2
-	mov.f32 %f33, %f42;
-	bra.uni $L47_entry;
-$L47_entry:
-	.loc 11 70 52
-	mov.u32 %r31, 0xFF800000;
-	mov.b32 %f47, %r31;
-	.loc 11 70 25
-	mov.f32 %f46, %f47;
-	bra.uni $L48_ret_negInf;
-$L48_ret_negInf:
+	.loc 11 45 52
+	mov.u32 %r27, 0xFF800000;
+	mov.b32 %f55, %r27;
+	.loc 11 45 25
+	mov.f32 %f54, %f55;
+	bra.uni $L27_ret_negInf;
+$L27_ret_negInf:
 	.loc 14 98 7
-	setp.gt.f32 %p13, %f2, %f46;
-	@%p13 bra $L10_if_then;
-	bra.uni $L49_edge;
-$L49_edge:
-	mov.f32 %f48, %f3;
-	bra.uni $L50_entry;
-$L50_entry:
-	.loc 11 27 20
-	mov.u64 %rd46, smem1;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
-	add.rn.f32 %f62, %f48, %f61;
-	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
-	add.rn.f32 %f64, %f62, %f63;
-	shfl.sync.bfly.b32 %f65, %f64, 4, 31, -1;
-	add.rn.f32 %f66, %f64, %f65;
-	shfl.sync.bfly.b32 %f67, %f66, 2, 31, -1;
-	add.rn.f32 %f68, %f66, %f67;
-	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
-	add.rn.f32 %f70, %f68, %f69;
-	.loc 11 29 11
-	mov.u32 %r32, %laneid;
-	cvt.s64.u32 %rd47, %r32;
-	.loc 11 29 14
-	setp.eq.s64 %p15, %rd47, 0;
-	@%p15 bra $L51_if_then;
-	bra.uni $L52_if_done;
-$L51_if_then:
-	.loc 11 30 11
-	mov.u32 %r35, %tid.z;
-	mov.u32 %r36, %ntid.y;
-	mov.u32 %r37, %tid.y;
-	mad.lo.u32 %r34, %r35, %r36, %r37;
-	mov.u32 %r39, %ntid.x;
-	mov.u32 %r40, %tid.x;
-	mad.lo.u32 %r38, %r34, %r39, %r40;
-	shr.u32 %r33, %r38, 5;
-	cvt.s64.u32 %rd48, %r33;
-	.loc 11 30 4
-	setp.hs.u64 %p16, %rd48, 32;
-	@%p16 bra $L56_oob3;
-	shl.b64 %rd49, %rd48, 2;
-	add.s64 %rd50, %rd46, %rd49;
-	st.shared.f32 [%rd50], %f70;
-	bra.uni $L52_if_done;
-$L52_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r41, %laneid;
-	cvt.s64.u32 %rd51, %r41;
-	.loc 11 34 26
-	mov.u32 %r42, %ntid.x;
-	cvt.s64.u32 %rd52, %r42;
-	mov.u32 %r43, %ntid.y;
-	cvt.s64.u32 %rd53, %r43;
-	mov.u32 %r44, %ntid.z;
-	cvt.s64.u32 %rd54, %r44;
-	.loc 11 34 30
-	div.s64 %rd55, %rd52, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p17, %rd51, %rd55;
-	@%p17 bra $L53_if_then;
-	bra.uni $L57_edge;
-$L53_if_then:
-	.loc 11 35 15
-	mov.u32 %r45, %laneid;
-	cvt.s64.u32 %rd56, %r45;
-	.loc 11 35 8
-	setp.hs.u64 %p18, %rd56, 32;
-	@%p18 bra $L58_oob4;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd46, %rd57;
-	ld.shared.f32 %f72, [%rd58];
-	mov.f32 %f71, %f72;
-	bra.uni $L54_if_done;
-$L54_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
-	add.rn.f32 %f74, %f71, %f73;
-	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
-	add.rn.f32 %f76, %f74, %f75;
-	shfl.sync.bfly.b32 %f77, %f76, 4, 31, -1;
-	add.rn.f32 %f78, %f76, %f77;
-	shfl.sync.bfly.b32 %f79, %f78, 2, 31, -1;
-	add.rn.f32 %f80, %f78, %f79;
-	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
-	add.rn.f32 %f82, %f80, %f81;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f60, %f82;
-	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
-$L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 14 102 22
-	mov.u32 %r46, %tid.x;
-	cvt.s64.u32 %rd59, %r46;
-	mov.u32 %r47, %tid.y;
-	cvt.s64.u32 %rd60, %r47;
-	mov.u32 %r48, %tid.z;
-	cvt.s64.u32 %rd61, %r48;
-	mov.s64 %rd62, %rd59;
-	bra.uni $L12_for_loop;
-$L56_oob3:
-	.loc 11 30 4
-	mov.u64 %rd16, 0x4100000004;
-	mov.u64 %rd17, %rd48;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L57_edge:
-	mov.f32 %f71, 0f00000000;
-	bra.uni $L54_if_done;
-$L58_oob4:
-	.loc 11 35 8
-	mov.u64 %rd16, 0x4100000005;
-	mov.u64 %rd17, %rd56;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L59_oob5:
+	setp.gt.f32 %p9, %f2, %f54;
+	@%p9 bra $L10_if_then;
+	bra.uni $L28_edge;
+$L28_edge:
+	mov.f32 %f56, %f3;
+	bra.uni $L11_if_done;
+$L29_oob1:
 	.loc 14 103 41
-	mov.u64 %rd16, 0x4100000006;
-	mov.u64 %rd17, %rd64;
+	mov.u64 %rd16, 0x4100000002;
+	mov.u64 %rd17, %rd40;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
-$L60_entry:
-	.loc 6 30 40
-	mov.f32 %f84, %f83;
-	bra.uni $L61_ret_load;
-$L61_ret_load:
+$L30_entry:
+	.loc 6 33 40
+	mov.f32 %f90, %f89;
+	bra.uni $L31_ret_load;
+$L31_ret_load:
 	.loc 14 103 50
-	sub.rn.f32 %f85, %f84, %f33;
+	sub.rn.f32 %f91, %f90, %f53;
 	.loc 14 103 32
-	max.f32 %f86, %f85, 0fC2D00000;
-	min.f32 %f86, %f86, 0f42B20000;
-	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f88, %f87;
-	fma.rn.f32 %f89, %f88, 0fBF317200, %f86;
-	fma.rn.f32 %f89, %f88, 0fB5BFBE8E, %f89;
-	mul.rn.f32 %f89, %f89, 0f3FB8AA3B;
-	ex2.approx.f32 %f90, %f89;
-	mul.rn.f32 %f91, %f88, 0f3F000000;
-	cvt.rmi.f32.f32 %f91, %f91;
-	sub.rn.f32 %f92, %f88, %f91;
-	ex2.approx.f32 %f93, %f91;
-	ex2.approx.f32 %f94, %f92;
-	mul.rn.f32 %f90, %f90, %f93;
-	mul.rn.f32 %f90, %f90, %f94;
-	setp.nan.f32 %p21, %f85, %f85;
-	selp.f32 %f90, %f85, %f90, %p21;
+	max.f32 %f92, %f91, 0fC2D00000;
+	min.f32 %f92, %f92, 0f42B20000;
+	mul.rn.f32 %f93, %f92, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f94, %f93;
+	fma.rn.f32 %f95, %f94, 0fBF317200, %f92;
+	fma.rn.f32 %f95, %f94, 0fB5BFBE8E, %f95;
+	mul.rn.f32 %f95, %f95, 0f3FB8AA3B;
+	ex2.approx.f32 %f96, %f95;
+	mul.rn.f32 %f97, %f94, 0f3F000000;
+	cvt.rmi.f32.f32 %f97, %f97;
+	sub.rn.f32 %f98, %f94, %f97;
+	ex2.approx.f32 %f99, %f97;
+	ex2.approx.f32 %f100, %f98;
+	mul.rn.f32 %f96, %f96, %f99;
+	mul.rn.f32 %f96, %f96, %f100;
+	setp.nan.f32 %p15, %f91, %f91;
+	selp.f32 %f96, %f91, %f96, %p15;
 	.loc 14 103 55
-	div.rn.f32 %f95, %f90, %f60;
+	div.rn.f32 %f101, %f96, %f88;
 	.loc 14 103 24
-	bra.uni $L62_entry;
-$L62_entry:
-	.loc 6 31 40
-	mov.f32 %f96, %f95;
-	bra.uni $L63_ret_store;
-$L63_ret_store:
+	bra.uni $L32_entry;
+$L32_entry:
+	.loc 6 34 40
+	mov.f32 %f102, %f101;
+	bra.uni $L33_ret_store;
+$L33_ret_store:
 	.loc 14 103 6
-	setp.hs.u64 %p22, %rd63, %rd2;
-	@%p22 bra $L64_oob6;
-	shl.b64 %rd67, %rd63, 2;
-	add.s64 %rd68, %rd1, %rd67;
-	st.global.f32 [%rd68], %f96;
+	setp.hs.u64 %p16, %rd39, %rd2;
+	@%p16 bra $L34_oob2;
+	shl.b64 %rd43, %rd39, 2;
+	add.s64 %rd44, %rd1, %rd43;
+	st.global.f32 [%rd44], %f102;
 	.loc 14 102 53
-	mov.u32 %r49, %ntid.x;
-	cvt.s64.u32 %rd69, %r49;
-	mov.u32 %r50, %ntid.y;
-	cvt.s64.u32 %rd70, %r50;
-	mov.u32 %r51, %ntid.z;
-	cvt.s64.u32 %rd71, %r51;
+	mov.u32 %r44, %ntid.x;
+	cvt.s64.u32 %rd45, %r44;
+	mov.u32 %r45, %ntid.y;
+	cvt.s64.u32 %rd46, %r45;
+	mov.u32 %r46, %ntid.z;
+	cvt.s64.u32 %rd47, %r46;
 	.loc 14 102 38
-	add.s64 %rd72, %rd62, %rd69;
-	mov.s64 %rd62, %rd72;
+	add.s64 %rd48, %rd38, %rd45;
+	mov.s64 %rd38, %rd48;
 	bra.uni $L12_for_loop;
-$L64_oob6:
+$L34_oob2:
 	.loc 14 103 6
-	mov.u64 %rd16, 0x4100000007;
-	mov.u64 %rd17, %rd63;
+	mov.u64 %rd16, 0x4100000003;
+	mov.u64 %rd17, %rd39;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
 $L18_bounds_fail:
@@ -23017,13 +20905,12 @@ $L18_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<23>;
+	.reg .pred %p<17>;
 	.reg .b16 %rs<4>;
-	.reg .b32 %r<52>;
-	.reg .b64 %rd<73>;
-	.reg .f32 %f<96>;
-	.shared .align 16 .b8 smem0[128];
-	.shared .align 16 .b8 smem1[128];
+	.reg .b32 %r<47>;
+	.reg .b64 %rd<49>;
+	.reg .f32 %f<102>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 14 76 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -23050,7 +20937,7 @@ $L3_for_loop:
 	.loc 14 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
-	bra.uni $L26_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 14 89 21
 	add.s64 %rd15, %rd10, %rd14;
@@ -23062,6 +20949,56 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd24];
 	.loc 14 89 14
 	bra.uni $L21_entry;
+$L5_for_done:
+	.loc 14 97 20
+	shfl.sync.bfly.b32 %f33, %f2, 16, 31, -1;
+	max.NaN.f32 %f34, %f2, %f33;
+	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
+	max.NaN.f32 %f36, %f34, %f35;
+	shfl.sync.bfly.b32 %f37, %f36, 4, 31, -1;
+	max.NaN.f32 %f38, %f36, %f37;
+	shfl.sync.bfly.b32 %f39, %f38, 2, 31, -1;
+	max.NaN.f32 %f40, %f38, %f39;
+	shfl.sync.bfly.b32 %f41, %f40, 1, 31, -1;
+	max.NaN.f32 %f42, %f40, %f41;
+	mov.u32 %r15, %tid.z;
+	mov.u32 %r16, %ntid.y;
+	mov.u32 %r17, %tid.y;
+	mad.lo.u32 %r14, %r15, %r16, %r17;
+	mov.u32 %r19, %ntid.x;
+	mov.u32 %r20, %tid.x;
+	mad.lo.u32 %r18, %r14, %r19, %r20;
+	shr.u32 %r21, %r18, 5;
+	mov.u32 %r22, %laneid;
+	mov.u64 %rd29, kern_reduce;
+	mad.wide.u32 %rd30, %r21, 8, %rd29;
+	setp.eq.u32 %p7, %r22, 0;
+	@%p7 st.shared.f32 [%rd30], %f42;
+	bar.sync 0;
+	mov.u32 %r24, %ntid.x;
+	mov.u32 %r25, %ntid.y;
+	mul.lo.u32 %r23, %r24, %r25;
+	mov.u32 %r26, %ntid.z;
+	mul.lo.u32 %r23, %r23, %r26;
+	add.u32 %r23, %r23, 31;
+	shr.u32 %r23, %r23, 5;
+	setp.lo.u32 %p8, %r22, %r23;
+	mad.wide.u32 %rd31, %r22, 8, %rd29;
+	mov.f32 %f43, 0fFF800000;
+	@%p8 ld.shared.f32 %f43, [%rd31];
+	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
+	max.NaN.f32 %f45, %f43, %f44;
+	shfl.sync.bfly.b32 %f46, %f45, 8, 31, -1;
+	max.NaN.f32 %f47, %f45, %f46;
+	shfl.sync.bfly.b32 %f48, %f47, 4, 31, -1;
+	max.NaN.f32 %f49, %f47, %f48;
+	shfl.sync.bfly.b32 %f50, %f49, 2, 31, -1;
+	max.NaN.f32 %f51, %f49, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
+	max.NaN.f32 %f53, %f51, %f52;
+	bar.sync 0;
+	.loc 14 98 15
+	bra.uni $L26_entry;
 $L6_if_then:
 	.loc 14 91 19
 	sub.rn.f32 %f6, %f2, %f4;
@@ -23132,54 +21069,111 @@ $L9_if_then:
 	bra.uni $L7_if_done;
 $L10_if_then:
 	.loc 14 99 18
-	sub.rn.f32 %f49, %f2, %f33;
+	sub.rn.f32 %f57, %f2, %f53;
 	.loc 14 99 15
-	max.f32 %f50, %f49, 0fC2D00000;
-	min.f32 %f50, %f50, 0f42B20000;
-	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f52, %f51;
-	fma.rn.f32 %f53, %f52, 0fBF317200, %f50;
-	fma.rn.f32 %f53, %f52, 0fB5BFBE8E, %f53;
-	mul.rn.f32 %f53, %f53, 0f3FB8AA3B;
-	ex2.approx.f32 %f54, %f53;
-	mul.rn.f32 %f55, %f52, 0f3F000000;
-	cvt.rmi.f32.f32 %f55, %f55;
-	sub.rn.f32 %f56, %f52, %f55;
-	ex2.approx.f32 %f57, %f55;
-	ex2.approx.f32 %f58, %f56;
-	mul.rn.f32 %f54, %f54, %f57;
-	mul.rn.f32 %f54, %f54, %f58;
-	setp.nan.f32 %p14, %f49, %f49;
-	selp.f32 %f54, %f49, %f54, %p14;
+	max.f32 %f58, %f57, 0fC2D00000;
+	min.f32 %f58, %f58, 0f42B20000;
+	mul.rn.f32 %f59, %f58, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f60, %f59;
+	fma.rn.f32 %f61, %f60, 0fBF317200, %f58;
+	fma.rn.f32 %f61, %f60, 0fB5BFBE8E, %f61;
+	mul.rn.f32 %f61, %f61, 0f3FB8AA3B;
+	ex2.approx.f32 %f62, %f61;
+	mul.rn.f32 %f63, %f60, 0f3F000000;
+	cvt.rmi.f32.f32 %f63, %f63;
+	sub.rn.f32 %f64, %f60, %f63;
+	ex2.approx.f32 %f65, %f63;
+	ex2.approx.f32 %f66, %f64;
+	mul.rn.f32 %f62, %f62, %f65;
+	mul.rn.f32 %f62, %f62, %f66;
+	setp.nan.f32 %p10, %f57, %f57;
+	selp.f32 %f62, %f57, %f62, %p10;
 	.loc 14 99 3
-	mul.rn.f32 %f59, %f3, %f54;
-	mov.f32 %f48, %f59;
-	bra.uni $L50_entry;
+	mul.rn.f32 %f67, %f3, %f62;
+	mov.f32 %f56, %f67;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 14 101 18
+	shfl.sync.bfly.b32 %f68, %f56, 16, 31, -1;
+	add.rn.f32 %f69, %f56, %f68;
+	shfl.sync.bfly.b32 %f70, %f69, 8, 31, -1;
+	add.rn.f32 %f71, %f69, %f70;
+	shfl.sync.bfly.b32 %f72, %f71, 4, 31, -1;
+	add.rn.f32 %f73, %f71, %f72;
+	shfl.sync.bfly.b32 %f74, %f73, 2, 31, -1;
+	add.rn.f32 %f75, %f73, %f74;
+	shfl.sync.bfly.b32 %f76, %f75, 1, 31, -1;
+	add.rn.f32 %f77, %f75, %f76;
+	mov.u32 %r29, %tid.z;
+	mov.u32 %r30, %ntid.y;
+	mov.u32 %r31, %tid.y;
+	mad.lo.u32 %r28, %r29, %r30, %r31;
+	mov.u32 %r33, %ntid.x;
+	mov.u32 %r34, %tid.x;
+	mad.lo.u32 %r32, %r28, %r33, %r34;
+	shr.u32 %r35, %r32, 5;
+	mov.u32 %r36, %laneid;
+	mov.u64 %rd32, kern_reduce;
+	mad.wide.u32 %rd33, %r35, 8, %rd32;
+	setp.eq.u32 %p11, %r36, 0;
+	@%p11 st.shared.f32 [%rd33], %f77;
+	bar.sync 0;
+	mov.u32 %r38, %ntid.x;
+	mov.u32 %r39, %ntid.y;
+	mul.lo.u32 %r37, %r38, %r39;
+	mov.u32 %r40, %ntid.z;
+	mul.lo.u32 %r37, %r37, %r40;
+	add.u32 %r37, %r37, 31;
+	shr.u32 %r37, %r37, 5;
+	setp.lo.u32 %p12, %r36, %r37;
+	mad.wide.u32 %rd34, %r36, 8, %rd32;
+	mov.f32 %f78, 0f00000000;
+	@%p12 ld.shared.f32 %f78, [%rd34];
+	shfl.sync.bfly.b32 %f79, %f78, 16, 31, -1;
+	add.rn.f32 %f80, %f78, %f79;
+	shfl.sync.bfly.b32 %f81, %f80, 8, 31, -1;
+	add.rn.f32 %f82, %f80, %f81;
+	shfl.sync.bfly.b32 %f83, %f82, 4, 31, -1;
+	add.rn.f32 %f84, %f82, %f83;
+	shfl.sync.bfly.b32 %f85, %f84, 2, 31, -1;
+	add.rn.f32 %f86, %f84, %f85;
+	shfl.sync.bfly.b32 %f87, %f86, 1, 31, -1;
+	add.rn.f32 %f88, %f86, %f87;
+	bar.sync 0;
+	.loc 14 102 22
+	mov.u32 %r41, %tid.x;
+	cvt.s64.u32 %rd35, %r41;
+	mov.u32 %r42, %tid.y;
+	cvt.s64.u32 %rd36, %r42;
+	mov.u32 %r43, %tid.z;
+	cvt.s64.u32 %rd37, %r43;
+	mov.s64 %rd38, %rd35;
+	bra.uni $L12_for_loop;
 $L12_for_loop:
 	.loc 14 102 30
-	setp.lt.s64 %p19, %rd62, %rd6;
-	@%p19 bra $L13_for_body;
+	setp.lt.s64 %p13, %rd38, %rd6;
+	@%p13 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L13_for_body:
 	.loc 14 103 11
-	add.s64 %rd63, %rd10, %rd62;
+	add.s64 %rd39, %rd10, %rd38;
 	.loc 14 103 46
-	add.s64 %rd64, %rd10, %rd62;
+	add.s64 %rd40, %rd10, %rd38;
 	.loc 14 103 41
-	setp.hs.u64 %p20, %rd64, %rd5;
-	@%p20 bra $L59_oob5;
-	shl.b64 %rd65, %rd64, 1;
-	add.s64 %rd66, %rd4, %rd65;
-	ld.global.nc.u16 %rs1, [%rd66];
+	setp.hs.u64 %p14, %rd40, %rd5;
+	@%p14 bra $L29_oob1;
+	shl.b64 %rd41, %rd40, 1;
+	add.s64 %rd42, %rd4, %rd41;
+	ld.global.nc.u16 %rs1, [%rd42];
 	.loc 14 103 39
-	bra.uni $L60_entry;
+	bra.uni $L30_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L16_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
@@ -23203,9 +21197,9 @@ $L20_oob0:
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L21_entry:
-	.loc 6 35 57
+	.loc 6 38 57
 	cvt.f32.f16 %f5, %rs0;
-	.loc 6 35 41
+	.loc 6 38 41
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
@@ -23214,10 +21208,10 @@ $L22_ret_load:
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
@@ -23230,338 +21224,85 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 11 45 26
-	mov.u64 %rd29, smem0;
-	.loc 11 46 13
-	bra.uni $L32_entry;
-$L27_if_then:
-	.loc 11 48 11
-	mov.u32 %r18, %tid.z;
-	mov.u32 %r19, %ntid.y;
-	mov.u32 %r20, %tid.y;
-	mad.lo.u32 %r17, %r18, %r19, %r20;
-	mov.u32 %r22, %ntid.x;
-	mov.u32 %r23, %tid.x;
-	mad.lo.u32 %r21, %r17, %r22, %r23;
-	shr.u32 %r16, %r21, 5;
-	cvt.s64.u32 %rd33, %r16;
-	.loc 11 48 4
-	setp.hs.u64 %p9, %rd33, 32;
-	@%p9 bra $L37_oob1;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd29, %rd34;
-	st.shared.f32 [%rd35], %f34;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	.loc 11 50 8
-	bar.sync 0;
-	.loc 11 51 12
-	bra.uni $L38_entry;
-$L29_if_then:
-	.loc 11 53 15
-	mov.u32 %r29, %laneid;
-	cvt.s64.u32 %rd41, %r29;
-	.loc 11 53 8
-	setp.hs.u64 %p11, %rd41, 32;
-	@%p11 bra $L41_oob2;
-	shl.b64 %rd42, %rd41, 2;
-	add.s64 %rd43, %rd29, %rd42;
-	ld.shared.f32 %f41, [%rd43];
-	mov.f32 %f40, %f41;
-	bra.uni $L42_entry;
-$L32_entry:
-	mov.f32 %f35, %f2;
-	mov.s64 %rd30, 16;
-	bra.uni $L33_for_loop;
-$L33_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p7, %rd30, 0;
-	@%p7 bra $L34_for_body;
-	bra.uni $L35_for_done;
-$L34_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r14, %rd30;
-	shfl.sync.bfly.b32 %f36, %f35, %r14, 31, -1;
-	.loc 11 64 14
-	max.f32 %f37, %f35, %f36;
-	.loc 11 63 22
-	div.s64 %rd31, %rd30, 2;
-	mov.f32 %f35, %f37;
-	mov.s64 %rd30, %rd31;
-	bra.uni $L33_for_loop;
-$L35_for_done:
-	.loc 11 66 2
-	mov.f32 %f34, %f35;
-	bra.uni $L36_ret_warpMax;
-$L36_ret_warpMax:
-	.loc 11 47 11
-	mov.u32 %r15, %laneid;
-	cvt.s64.u32 %rd32, %r15;
-	.loc 11 47 14
-	setp.eq.s64 %p8, %rd32, 0;
-	@%p8 bra $L27_if_then;
-	bra.uni $L28_if_done;
-$L37_oob1:
-	.loc 11 48 4
-	mov.u64 %rd16, 0x4200000002;
-	mov.u64 %rd17, %rd33;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L38_entry:
-	.loc 11 70 52
-	mov.u32 %r24, 0xFF800000;
-	mov.b32 %f39, %r24;
-	.loc 11 70 25
-	mov.f32 %f38, %f39;
-	bra.uni $L39_ret_negInf;
-$L39_ret_negInf:
-	.loc 11 52 11
-	mov.u32 %r25, %laneid;
-	cvt.s64.u32 %rd36, %r25;
-	.loc 11 52 26
-	mov.u32 %r26, %ntid.x;
-	cvt.s64.u32 %rd37, %r26;
-	mov.u32 %r27, %ntid.y;
-	cvt.s64.u32 %rd38, %r27;
-	mov.u32 %r28, %ntid.z;
-	cvt.s64.u32 %rd39, %r28;
-	.loc 11 52 30
-	div.s64 %rd40, %rd37, 32;
-	.loc 11 52 14
-	setp.lt.s64 %p10, %rd36, %rd40;
-	@%p10 bra $L29_if_then;
-	bra.uni $L40_edge;
-$L40_edge:
-	mov.f32 %f40, %f38;
-	bra.uni $L42_entry;
-$L41_oob2:
-	.loc 11 53 8
-	mov.u64 %rd16, 0x4200000003;
-	mov.u64 %rd17, %rd41;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L42_entry:
-	mov.f32 %f43, %f40;
-	mov.s64 %rd44, 16;
-	bra.uni $L43_for_loop;
-$L43_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p12, %rd44, 0;
-	@%p12 bra $L44_for_body;
-	bra.uni $L45_for_done;
-$L44_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r30, %rd44;
-	shfl.sync.bfly.b32 %f44, %f43, %r30, 31, -1;
-	.loc 11 64 14
-	max.f32 %f45, %f43, %f44;
-	.loc 11 63 22
-	div.s64 %rd45, %rd44, 2;
-	mov.f32 %f43, %f45;
-	mov.s64 %rd44, %rd45;
-	bra.uni $L43_for_loop;
-$L45_for_done:
-	.loc 11 66 2
-	mov.f32 %f42, %f43;
-	bra.uni $L46_ret_warpMax;
-$L46_ret_warpMax:
-	.loc 11 56 8
-	bar.sync 0;
-	.loc 11 57 2
-	mov.f32 %f33, %f42;
-	bra.uni $L47_entry;
-$L47_entry:
-	.loc 11 70 52
-	mov.u32 %r31, 0xFF800000;
-	mov.b32 %f47, %r31;
-	.loc 11 70 25
-	mov.f32 %f46, %f47;
-	bra.uni $L48_ret_negInf;
-$L48_ret_negInf:
+	.loc 11 45 52
+	mov.u32 %r27, 0xFF800000;
+	mov.b32 %f55, %r27;
+	.loc 11 45 25
+	mov.f32 %f54, %f55;
+	bra.uni $L27_ret_negInf;
+$L27_ret_negInf:
 	.loc 14 98 7
-	setp.gt.f32 %p13, %f2, %f46;
-	@%p13 bra $L10_if_then;
-	bra.uni $L49_edge;
-$L49_edge:
-	mov.f32 %f48, %f3;
-	bra.uni $L50_entry;
-$L50_entry:
-	.loc 11 27 20
-	mov.u64 %rd46, smem1;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
-	add.rn.f32 %f62, %f48, %f61;
-	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
-	add.rn.f32 %f64, %f62, %f63;
-	shfl.sync.bfly.b32 %f65, %f64, 4, 31, -1;
-	add.rn.f32 %f66, %f64, %f65;
-	shfl.sync.bfly.b32 %f67, %f66, 2, 31, -1;
-	add.rn.f32 %f68, %f66, %f67;
-	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
-	add.rn.f32 %f70, %f68, %f69;
-	.loc 11 29 11
-	mov.u32 %r32, %laneid;
-	cvt.s64.u32 %rd47, %r32;
-	.loc 11 29 14
-	setp.eq.s64 %p15, %rd47, 0;
-	@%p15 bra $L51_if_then;
-	bra.uni $L52_if_done;
-$L51_if_then:
-	.loc 11 30 11
-	mov.u32 %r35, %tid.z;
-	mov.u32 %r36, %ntid.y;
-	mov.u32 %r37, %tid.y;
-	mad.lo.u32 %r34, %r35, %r36, %r37;
-	mov.u32 %r39, %ntid.x;
-	mov.u32 %r40, %tid.x;
-	mad.lo.u32 %r38, %r34, %r39, %r40;
-	shr.u32 %r33, %r38, 5;
-	cvt.s64.u32 %rd48, %r33;
-	.loc 11 30 4
-	setp.hs.u64 %p16, %rd48, 32;
-	@%p16 bra $L56_oob3;
-	shl.b64 %rd49, %rd48, 2;
-	add.s64 %rd50, %rd46, %rd49;
-	st.shared.f32 [%rd50], %f70;
-	bra.uni $L52_if_done;
-$L52_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r41, %laneid;
-	cvt.s64.u32 %rd51, %r41;
-	.loc 11 34 26
-	mov.u32 %r42, %ntid.x;
-	cvt.s64.u32 %rd52, %r42;
-	mov.u32 %r43, %ntid.y;
-	cvt.s64.u32 %rd53, %r43;
-	mov.u32 %r44, %ntid.z;
-	cvt.s64.u32 %rd54, %r44;
-	.loc 11 34 30
-	div.s64 %rd55, %rd52, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p17, %rd51, %rd55;
-	@%p17 bra $L53_if_then;
-	bra.uni $L57_edge;
-$L53_if_then:
-	.loc 11 35 15
-	mov.u32 %r45, %laneid;
-	cvt.s64.u32 %rd56, %r45;
-	.loc 11 35 8
-	setp.hs.u64 %p18, %rd56, 32;
-	@%p18 bra $L58_oob4;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd46, %rd57;
-	ld.shared.f32 %f72, [%rd58];
-	mov.f32 %f71, %f72;
-	bra.uni $L54_if_done;
-$L54_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
-	add.rn.f32 %f74, %f71, %f73;
-	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
-	add.rn.f32 %f76, %f74, %f75;
-	shfl.sync.bfly.b32 %f77, %f76, 4, 31, -1;
-	add.rn.f32 %f78, %f76, %f77;
-	shfl.sync.bfly.b32 %f79, %f78, 2, 31, -1;
-	add.rn.f32 %f80, %f78, %f79;
-	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
-	add.rn.f32 %f82, %f80, %f81;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f60, %f82;
-	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
-$L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 14 102 22
-	mov.u32 %r46, %tid.x;
-	cvt.s64.u32 %rd59, %r46;
-	mov.u32 %r47, %tid.y;
-	cvt.s64.u32 %rd60, %r47;
-	mov.u32 %r48, %tid.z;
-	cvt.s64.u32 %rd61, %r48;
-	mov.s64 %rd62, %rd59;
-	bra.uni $L12_for_loop;
-$L56_oob3:
-	.loc 11 30 4
-	mov.u64 %rd16, 0x4200000004;
-	mov.u64 %rd17, %rd48;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L57_edge:
-	mov.f32 %f71, 0f00000000;
-	bra.uni $L54_if_done;
-$L58_oob4:
-	.loc 11 35 8
-	mov.u64 %rd16, 0x4200000005;
-	mov.u64 %rd17, %rd56;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L59_oob5:
+	setp.gt.f32 %p9, %f2, %f54;
+	@%p9 bra $L10_if_then;
+	bra.uni $L28_edge;
+$L28_edge:
+	mov.f32 %f56, %f3;
+	bra.uni $L11_if_done;
+$L29_oob1:
 	.loc 14 103 41
-	mov.u64 %rd16, 0x4200000006;
-	mov.u64 %rd17, %rd64;
+	mov.u64 %rd16, 0x4200000002;
+	mov.u64 %rd17, %rd40;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
-$L60_entry:
-	.loc 6 35 57
-	cvt.f32.f16 %f84, %rs1;
-	.loc 6 35 41
-	mov.f32 %f83, %f84;
-	bra.uni $L61_ret_load;
-$L61_ret_load:
+$L30_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f90, %rs1;
+	.loc 6 38 41
+	mov.f32 %f89, %f90;
+	bra.uni $L31_ret_load;
+$L31_ret_load:
 	.loc 14 103 50
-	sub.rn.f32 %f85, %f83, %f33;
+	sub.rn.f32 %f91, %f89, %f53;
 	.loc 14 103 32
-	max.f32 %f86, %f85, 0fC2D00000;
-	min.f32 %f86, %f86, 0f42B20000;
-	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f88, %f87;
-	fma.rn.f32 %f89, %f88, 0fBF317200, %f86;
-	fma.rn.f32 %f89, %f88, 0fB5BFBE8E, %f89;
-	mul.rn.f32 %f89, %f89, 0f3FB8AA3B;
-	ex2.approx.f32 %f90, %f89;
-	mul.rn.f32 %f91, %f88, 0f3F000000;
-	cvt.rmi.f32.f32 %f91, %f91;
-	sub.rn.f32 %f92, %f88, %f91;
-	ex2.approx.f32 %f93, %f91;
-	ex2.approx.f32 %f94, %f92;
-	mul.rn.f32 %f90, %f90, %f93;
-	mul.rn.f32 %f90, %f90, %f94;
-	setp.nan.f32 %p21, %f85, %f85;
-	selp.f32 %f90, %f85, %f90, %p21;
+	max.f32 %f92, %f91, 0fC2D00000;
+	min.f32 %f92, %f92, 0f42B20000;
+	mul.rn.f32 %f93, %f92, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f94, %f93;
+	fma.rn.f32 %f95, %f94, 0fBF317200, %f92;
+	fma.rn.f32 %f95, %f94, 0fB5BFBE8E, %f95;
+	mul.rn.f32 %f95, %f95, 0f3FB8AA3B;
+	ex2.approx.f32 %f96, %f95;
+	mul.rn.f32 %f97, %f94, 0f3F000000;
+	cvt.rmi.f32.f32 %f97, %f97;
+	sub.rn.f32 %f98, %f94, %f97;
+	ex2.approx.f32 %f99, %f97;
+	ex2.approx.f32 %f100, %f98;
+	mul.rn.f32 %f96, %f96, %f99;
+	mul.rn.f32 %f96, %f96, %f100;
+	setp.nan.f32 %p15, %f91, %f91;
+	selp.f32 %f96, %f91, %f96, %p15;
 	.loc 14 103 55
-	div.rn.f32 %f95, %f90, %f60;
+	div.rn.f32 %f101, %f96, %f88;
 	.loc 14 103 24
-	bra.uni $L62_entry;
-$L62_entry:
-	.loc 6 36 58
-	cvt.rn.f16.f32 %rs3, %f95;
-	.loc 6 36 41
+	bra.uni $L32_entry;
+$L32_entry:
+	.loc 6 39 58
+	cvt.rn.f16.f32 %rs3, %f101;
+	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
-	bra.uni $L63_ret_store;
-$L63_ret_store:
+	bra.uni $L33_ret_store;
+$L33_ret_store:
 	.loc 14 103 6
-	setp.hs.u64 %p22, %rd63, %rd2;
-	@%p22 bra $L64_oob6;
-	shl.b64 %rd67, %rd63, 1;
-	add.s64 %rd68, %rd1, %rd67;
-	st.global.u16 [%rd68], %rs2;
+	setp.hs.u64 %p16, %rd39, %rd2;
+	@%p16 bra $L34_oob2;
+	shl.b64 %rd43, %rd39, 1;
+	add.s64 %rd44, %rd1, %rd43;
+	st.global.u16 [%rd44], %rs2;
 	.loc 14 102 53
-	mov.u32 %r49, %ntid.x;
-	cvt.s64.u32 %rd69, %r49;
-	mov.u32 %r50, %ntid.y;
-	cvt.s64.u32 %rd70, %r50;
-	mov.u32 %r51, %ntid.z;
-	cvt.s64.u32 %rd71, %r51;
+	mov.u32 %r44, %ntid.x;
+	cvt.s64.u32 %rd45, %r44;
+	mov.u32 %r45, %ntid.y;
+	cvt.s64.u32 %rd46, %r45;
+	mov.u32 %r46, %ntid.z;
+	cvt.s64.u32 %rd47, %r46;
 	.loc 14 102 38
-	add.s64 %rd72, %rd62, %rd69;
-	mov.s64 %rd62, %rd72;
+	add.s64 %rd48, %rd38, %rd45;
+	mov.s64 %rd38, %rd48;
 	bra.uni $L12_for_loop;
-$L64_oob6:
+$L34_oob2:
 	.loc 14 103 6
-	mov.u64 %rd16, 0x4200000007;
-	mov.u64 %rd17, %rd63;
+	mov.u64 %rd16, 0x4200000003;
+	mov.u64 %rd17, %rd39;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
 $L18_bounds_fail:
@@ -23589,13 +21330,12 @@ $L18_bounds_fail:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<23>;
+	.reg .pred %p<17>;
 	.reg .b16 %rs<4>;
-	.reg .b32 %r<54>;
-	.reg .b64 %rd<73>;
-	.reg .f32 %f<96>;
-	.shared .align 16 .b8 smem0[128];
-	.shared .align 16 .b8 smem1[128];
+	.reg .b32 %r<49>;
+	.reg .b64 %rd<49>;
+	.reg .f32 %f<102>;
+	.shared .align 8 .b8 kern_reduce[256];
 
 	.loc 14 79 6
 	ld.param.u64 %rd0, [out_ptr];
@@ -23622,7 +21362,7 @@ $L3_for_loop:
 	.loc 14 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
-	bra.uni $L26_entry;
+	bra.uni $L5_for_done;
 $L4_for_body:
 	.loc 14 89 21
 	add.s64 %rd15, %rd10, %rd14;
@@ -23634,6 +21374,56 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd24];
 	.loc 14 89 14
 	bra.uni $L21_entry;
+$L5_for_done:
+	.loc 14 97 20
+	shfl.sync.bfly.b32 %f33, %f2, 16, 31, -1;
+	max.NaN.f32 %f34, %f2, %f33;
+	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
+	max.NaN.f32 %f36, %f34, %f35;
+	shfl.sync.bfly.b32 %f37, %f36, 4, 31, -1;
+	max.NaN.f32 %f38, %f36, %f37;
+	shfl.sync.bfly.b32 %f39, %f38, 2, 31, -1;
+	max.NaN.f32 %f40, %f38, %f39;
+	shfl.sync.bfly.b32 %f41, %f40, 1, 31, -1;
+	max.NaN.f32 %f42, %f40, %f41;
+	mov.u32 %r16, %tid.z;
+	mov.u32 %r17, %ntid.y;
+	mov.u32 %r18, %tid.y;
+	mad.lo.u32 %r15, %r16, %r17, %r18;
+	mov.u32 %r20, %ntid.x;
+	mov.u32 %r21, %tid.x;
+	mad.lo.u32 %r19, %r15, %r20, %r21;
+	shr.u32 %r22, %r19, 5;
+	mov.u32 %r23, %laneid;
+	mov.u64 %rd29, kern_reduce;
+	mad.wide.u32 %rd30, %r22, 8, %rd29;
+	setp.eq.u32 %p7, %r23, 0;
+	@%p7 st.shared.f32 [%rd30], %f42;
+	bar.sync 0;
+	mov.u32 %r25, %ntid.x;
+	mov.u32 %r26, %ntid.y;
+	mul.lo.u32 %r24, %r25, %r26;
+	mov.u32 %r27, %ntid.z;
+	mul.lo.u32 %r24, %r24, %r27;
+	add.u32 %r24, %r24, 31;
+	shr.u32 %r24, %r24, 5;
+	setp.lo.u32 %p8, %r23, %r24;
+	mad.wide.u32 %rd31, %r23, 8, %rd29;
+	mov.f32 %f43, 0fFF800000;
+	@%p8 ld.shared.f32 %f43, [%rd31];
+	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
+	max.NaN.f32 %f45, %f43, %f44;
+	shfl.sync.bfly.b32 %f46, %f45, 8, 31, -1;
+	max.NaN.f32 %f47, %f45, %f46;
+	shfl.sync.bfly.b32 %f48, %f47, 4, 31, -1;
+	max.NaN.f32 %f49, %f47, %f48;
+	shfl.sync.bfly.b32 %f50, %f49, 2, 31, -1;
+	max.NaN.f32 %f51, %f49, %f50;
+	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
+	max.NaN.f32 %f53, %f51, %f52;
+	bar.sync 0;
+	.loc 14 98 15
+	bra.uni $L26_entry;
 $L6_if_then:
 	.loc 14 91 19
 	sub.rn.f32 %f6, %f2, %f4;
@@ -23704,54 +21494,111 @@ $L9_if_then:
 	bra.uni $L7_if_done;
 $L10_if_then:
 	.loc 14 99 18
-	sub.rn.f32 %f49, %f2, %f33;
+	sub.rn.f32 %f57, %f2, %f53;
 	.loc 14 99 15
-	max.f32 %f50, %f49, 0fC2D00000;
-	min.f32 %f50, %f50, 0f42B20000;
-	mul.rn.f32 %f51, %f50, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f52, %f51;
-	fma.rn.f32 %f53, %f52, 0fBF317200, %f50;
-	fma.rn.f32 %f53, %f52, 0fB5BFBE8E, %f53;
-	mul.rn.f32 %f53, %f53, 0f3FB8AA3B;
-	ex2.approx.f32 %f54, %f53;
-	mul.rn.f32 %f55, %f52, 0f3F000000;
-	cvt.rmi.f32.f32 %f55, %f55;
-	sub.rn.f32 %f56, %f52, %f55;
-	ex2.approx.f32 %f57, %f55;
-	ex2.approx.f32 %f58, %f56;
-	mul.rn.f32 %f54, %f54, %f57;
-	mul.rn.f32 %f54, %f54, %f58;
-	setp.nan.f32 %p14, %f49, %f49;
-	selp.f32 %f54, %f49, %f54, %p14;
+	max.f32 %f58, %f57, 0fC2D00000;
+	min.f32 %f58, %f58, 0f42B20000;
+	mul.rn.f32 %f59, %f58, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f60, %f59;
+	fma.rn.f32 %f61, %f60, 0fBF317200, %f58;
+	fma.rn.f32 %f61, %f60, 0fB5BFBE8E, %f61;
+	mul.rn.f32 %f61, %f61, 0f3FB8AA3B;
+	ex2.approx.f32 %f62, %f61;
+	mul.rn.f32 %f63, %f60, 0f3F000000;
+	cvt.rmi.f32.f32 %f63, %f63;
+	sub.rn.f32 %f64, %f60, %f63;
+	ex2.approx.f32 %f65, %f63;
+	ex2.approx.f32 %f66, %f64;
+	mul.rn.f32 %f62, %f62, %f65;
+	mul.rn.f32 %f62, %f62, %f66;
+	setp.nan.f32 %p10, %f57, %f57;
+	selp.f32 %f62, %f57, %f62, %p10;
 	.loc 14 99 3
-	mul.rn.f32 %f59, %f3, %f54;
-	mov.f32 %f48, %f59;
-	bra.uni $L50_entry;
+	mul.rn.f32 %f67, %f3, %f62;
+	mov.f32 %f56, %f67;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 14 101 18
+	shfl.sync.bfly.b32 %f68, %f56, 16, 31, -1;
+	add.rn.f32 %f69, %f56, %f68;
+	shfl.sync.bfly.b32 %f70, %f69, 8, 31, -1;
+	add.rn.f32 %f71, %f69, %f70;
+	shfl.sync.bfly.b32 %f72, %f71, 4, 31, -1;
+	add.rn.f32 %f73, %f71, %f72;
+	shfl.sync.bfly.b32 %f74, %f73, 2, 31, -1;
+	add.rn.f32 %f75, %f73, %f74;
+	shfl.sync.bfly.b32 %f76, %f75, 1, 31, -1;
+	add.rn.f32 %f77, %f75, %f76;
+	mov.u32 %r30, %tid.z;
+	mov.u32 %r31, %ntid.y;
+	mov.u32 %r32, %tid.y;
+	mad.lo.u32 %r29, %r30, %r31, %r32;
+	mov.u32 %r34, %ntid.x;
+	mov.u32 %r35, %tid.x;
+	mad.lo.u32 %r33, %r29, %r34, %r35;
+	shr.u32 %r36, %r33, 5;
+	mov.u32 %r37, %laneid;
+	mov.u64 %rd32, kern_reduce;
+	mad.wide.u32 %rd33, %r36, 8, %rd32;
+	setp.eq.u32 %p11, %r37, 0;
+	@%p11 st.shared.f32 [%rd33], %f77;
+	bar.sync 0;
+	mov.u32 %r39, %ntid.x;
+	mov.u32 %r40, %ntid.y;
+	mul.lo.u32 %r38, %r39, %r40;
+	mov.u32 %r41, %ntid.z;
+	mul.lo.u32 %r38, %r38, %r41;
+	add.u32 %r38, %r38, 31;
+	shr.u32 %r38, %r38, 5;
+	setp.lo.u32 %p12, %r37, %r38;
+	mad.wide.u32 %rd34, %r37, 8, %rd32;
+	mov.f32 %f78, 0f00000000;
+	@%p12 ld.shared.f32 %f78, [%rd34];
+	shfl.sync.bfly.b32 %f79, %f78, 16, 31, -1;
+	add.rn.f32 %f80, %f78, %f79;
+	shfl.sync.bfly.b32 %f81, %f80, 8, 31, -1;
+	add.rn.f32 %f82, %f80, %f81;
+	shfl.sync.bfly.b32 %f83, %f82, 4, 31, -1;
+	add.rn.f32 %f84, %f82, %f83;
+	shfl.sync.bfly.b32 %f85, %f84, 2, 31, -1;
+	add.rn.f32 %f86, %f84, %f85;
+	shfl.sync.bfly.b32 %f87, %f86, 1, 31, -1;
+	add.rn.f32 %f88, %f86, %f87;
+	bar.sync 0;
+	.loc 14 102 22
+	mov.u32 %r42, %tid.x;
+	cvt.s64.u32 %rd35, %r42;
+	mov.u32 %r43, %tid.y;
+	cvt.s64.u32 %rd36, %r43;
+	mov.u32 %r44, %tid.z;
+	cvt.s64.u32 %rd37, %r44;
+	mov.s64 %rd38, %rd35;
+	bra.uni $L12_for_loop;
 $L12_for_loop:
 	.loc 14 102 30
-	setp.lt.s64 %p19, %rd62, %rd6;
-	@%p19 bra $L13_for_body;
+	setp.lt.s64 %p13, %rd38, %rd6;
+	@%p13 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L13_for_body:
 	.loc 14 103 11
-	add.s64 %rd63, %rd10, %rd62;
+	add.s64 %rd39, %rd10, %rd38;
 	.loc 14 103 46
-	add.s64 %rd64, %rd10, %rd62;
+	add.s64 %rd40, %rd10, %rd38;
 	.loc 14 103 41
-	setp.hs.u64 %p20, %rd64, %rd5;
-	@%p20 bra $L59_oob5;
-	shl.b64 %rd65, %rd64, 1;
-	add.s64 %rd66, %rd4, %rd65;
-	ld.global.nc.u16 %rs1, [%rd66];
+	setp.hs.u64 %p14, %rd40, %rd5;
+	@%p14 bra $L29_oob1;
+	shl.b64 %rd41, %rd40, 1;
+	add.s64 %rd42, %rd4, %rd41;
+	ld.global.nc.u16 %rs1, [%rd42];
 	.loc 14 103 39
-	bra.uni $L60_entry;
+	bra.uni $L30_entry;
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L16_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
@@ -23775,11 +21622,11 @@ $L20_oob0:
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
 $L21_entry:
-	.loc 6 40 62
+	.loc 6 43 62
 	cvt.u32.u16 %r10, %rs0;
 	shl.b32 %r10, %r10, 16;
 	mov.b32 %f5, %r10;
-	.loc 6 40 46
+	.loc 6 43 46
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
@@ -23788,10 +21635,10 @@ $L22_ret_load:
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 11 70 52
+	.loc 11 45 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f21, %r14;
-	.loc 11 70 25
+	.loc 11 45 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
@@ -23804,340 +21651,87 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 11 45 26
-	mov.u64 %rd29, smem0;
-	.loc 11 46 13
-	bra.uni $L32_entry;
-$L27_if_then:
-	.loc 11 48 11
-	mov.u32 %r19, %tid.z;
-	mov.u32 %r20, %ntid.y;
-	mov.u32 %r21, %tid.y;
-	mad.lo.u32 %r18, %r19, %r20, %r21;
-	mov.u32 %r23, %ntid.x;
-	mov.u32 %r24, %tid.x;
-	mad.lo.u32 %r22, %r18, %r23, %r24;
-	shr.u32 %r17, %r22, 5;
-	cvt.s64.u32 %rd33, %r17;
-	.loc 11 48 4
-	setp.hs.u64 %p9, %rd33, 32;
-	@%p9 bra $L37_oob1;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd29, %rd34;
-	st.shared.f32 [%rd35], %f34;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	.loc 11 50 8
-	bar.sync 0;
-	.loc 11 51 12
-	bra.uni $L38_entry;
-$L29_if_then:
-	.loc 11 53 15
-	mov.u32 %r30, %laneid;
-	cvt.s64.u32 %rd41, %r30;
-	.loc 11 53 8
-	setp.hs.u64 %p11, %rd41, 32;
-	@%p11 bra $L41_oob2;
-	shl.b64 %rd42, %rd41, 2;
-	add.s64 %rd43, %rd29, %rd42;
-	ld.shared.f32 %f41, [%rd43];
-	mov.f32 %f40, %f41;
-	bra.uni $L42_entry;
-$L32_entry:
-	mov.f32 %f35, %f2;
-	mov.s64 %rd30, 16;
-	bra.uni $L33_for_loop;
-$L33_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p7, %rd30, 0;
-	@%p7 bra $L34_for_body;
-	bra.uni $L35_for_done;
-$L34_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r15, %rd30;
-	shfl.sync.bfly.b32 %f36, %f35, %r15, 31, -1;
-	.loc 11 64 14
-	max.f32 %f37, %f35, %f36;
-	.loc 11 63 22
-	div.s64 %rd31, %rd30, 2;
-	mov.f32 %f35, %f37;
-	mov.s64 %rd30, %rd31;
-	bra.uni $L33_for_loop;
-$L35_for_done:
-	.loc 11 66 2
-	mov.f32 %f34, %f35;
-	bra.uni $L36_ret_warpMax;
-$L36_ret_warpMax:
-	.loc 11 47 11
-	mov.u32 %r16, %laneid;
-	cvt.s64.u32 %rd32, %r16;
-	.loc 11 47 14
-	setp.eq.s64 %p8, %rd32, 0;
-	@%p8 bra $L27_if_then;
-	bra.uni $L28_if_done;
-$L37_oob1:
-	.loc 11 48 4
-	mov.u64 %rd16, 0x4300000002;
-	mov.u64 %rd17, %rd33;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L38_entry:
-	.loc 11 70 52
-	mov.u32 %r25, 0xFF800000;
-	mov.b32 %f39, %r25;
-	.loc 11 70 25
-	mov.f32 %f38, %f39;
-	bra.uni $L39_ret_negInf;
-$L39_ret_negInf:
-	.loc 11 52 11
-	mov.u32 %r26, %laneid;
-	cvt.s64.u32 %rd36, %r26;
-	.loc 11 52 26
-	mov.u32 %r27, %ntid.x;
-	cvt.s64.u32 %rd37, %r27;
-	mov.u32 %r28, %ntid.y;
-	cvt.s64.u32 %rd38, %r28;
-	mov.u32 %r29, %ntid.z;
-	cvt.s64.u32 %rd39, %r29;
-	.loc 11 52 30
-	div.s64 %rd40, %rd37, 32;
-	.loc 11 52 14
-	setp.lt.s64 %p10, %rd36, %rd40;
-	@%p10 bra $L29_if_then;
-	bra.uni $L40_edge;
-$L40_edge:
-	mov.f32 %f40, %f38;
-	bra.uni $L42_entry;
-$L41_oob2:
-	.loc 11 53 8
-	mov.u64 %rd16, 0x4300000003;
-	mov.u64 %rd17, %rd41;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L42_entry:
-	mov.f32 %f43, %f40;
-	mov.s64 %rd44, 16;
-	bra.uni $L43_for_loop;
-$L43_for_loop:
-	.loc 11 63 17
-	setp.gt.s64 %p12, %rd44, 0;
-	@%p12 bra $L44_for_body;
-	bra.uni $L45_for_done;
-$L44_for_body:
-	.loc 11 64 29
-	cvt.u32.u64 %r31, %rd44;
-	shfl.sync.bfly.b32 %f44, %f43, %r31, 31, -1;
-	.loc 11 64 14
-	max.f32 %f45, %f43, %f44;
-	.loc 11 63 22
-	div.s64 %rd45, %rd44, 2;
-	mov.f32 %f43, %f45;
-	mov.s64 %rd44, %rd45;
-	bra.uni $L43_for_loop;
-$L45_for_done:
-	.loc 11 66 2
-	mov.f32 %f42, %f43;
-	bra.uni $L46_ret_warpMax;
-$L46_ret_warpMax:
-	.loc 11 56 8
-	bar.sync 0;
-	.loc 11 57 2
-	mov.f32 %f33, %f42;
-	bra.uni $L47_entry;
-$L47_entry:
-	.loc 11 70 52
-	mov.u32 %r32, 0xFF800000;
-	mov.b32 %f47, %r32;
-	.loc 11 70 25
-	mov.f32 %f46, %f47;
-	bra.uni $L48_ret_negInf;
-$L48_ret_negInf:
+	.loc 11 45 52
+	mov.u32 %r28, 0xFF800000;
+	mov.b32 %f55, %r28;
+	.loc 11 45 25
+	mov.f32 %f54, %f55;
+	bra.uni $L27_ret_negInf;
+$L27_ret_negInf:
 	.loc 14 98 7
-	setp.gt.f32 %p13, %f2, %f46;
-	@%p13 bra $L10_if_then;
-	bra.uni $L49_edge;
-$L49_edge:
-	mov.f32 %f48, %f3;
-	bra.uni $L50_entry;
-$L50_entry:
-	.loc 11 27 20
-	mov.u64 %rd46, smem1;
-	.loc 11 28 17
-	shfl.sync.bfly.b32 %f61, %f48, 16, 31, -1;
-	add.rn.f32 %f62, %f48, %f61;
-	shfl.sync.bfly.b32 %f63, %f62, 8, 31, -1;
-	add.rn.f32 %f64, %f62, %f63;
-	shfl.sync.bfly.b32 %f65, %f64, 4, 31, -1;
-	add.rn.f32 %f66, %f64, %f65;
-	shfl.sync.bfly.b32 %f67, %f66, 2, 31, -1;
-	add.rn.f32 %f68, %f66, %f67;
-	shfl.sync.bfly.b32 %f69, %f68, 1, 31, -1;
-	add.rn.f32 %f70, %f68, %f69;
-	.loc 11 29 11
-	mov.u32 %r33, %laneid;
-	cvt.s64.u32 %rd47, %r33;
-	.loc 11 29 14
-	setp.eq.s64 %p15, %rd47, 0;
-	@%p15 bra $L51_if_then;
-	bra.uni $L52_if_done;
-$L51_if_then:
-	.loc 11 30 11
-	mov.u32 %r36, %tid.z;
-	mov.u32 %r37, %ntid.y;
-	mov.u32 %r38, %tid.y;
-	mad.lo.u32 %r35, %r36, %r37, %r38;
-	mov.u32 %r40, %ntid.x;
-	mov.u32 %r41, %tid.x;
-	mad.lo.u32 %r39, %r35, %r40, %r41;
-	shr.u32 %r34, %r39, 5;
-	cvt.s64.u32 %rd48, %r34;
-	.loc 11 30 4
-	setp.hs.u64 %p16, %rd48, 32;
-	@%p16 bra $L56_oob3;
-	shl.b64 %rd49, %rd48, 2;
-	add.s64 %rd50, %rd46, %rd49;
-	st.shared.f32 [%rd50], %f70;
-	bra.uni $L52_if_done;
-$L52_if_done:
-	.loc 11 32 8
-	bar.sync 0;
-	.loc 11 34 11
-	mov.u32 %r42, %laneid;
-	cvt.s64.u32 %rd51, %r42;
-	.loc 11 34 26
-	mov.u32 %r43, %ntid.x;
-	cvt.s64.u32 %rd52, %r43;
-	mov.u32 %r44, %ntid.y;
-	cvt.s64.u32 %rd53, %r44;
-	mov.u32 %r45, %ntid.z;
-	cvt.s64.u32 %rd54, %r45;
-	.loc 11 34 30
-	div.s64 %rd55, %rd52, 32;
-	.loc 11 34 14
-	setp.lt.s64 %p17, %rd51, %rd55;
-	@%p17 bra $L53_if_then;
-	bra.uni $L57_edge;
-$L53_if_then:
-	.loc 11 35 15
-	mov.u32 %r46, %laneid;
-	cvt.s64.u32 %rd56, %r46;
-	.loc 11 35 8
-	setp.hs.u64 %p18, %rd56, 32;
-	@%p18 bra $L58_oob4;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd46, %rd57;
-	ld.shared.f32 %f72, [%rd58];
-	mov.f32 %f71, %f72;
-	bra.uni $L54_if_done;
-$L54_if_done:
-	.loc 11 37 17
-	shfl.sync.bfly.b32 %f73, %f71, 16, 31, -1;
-	add.rn.f32 %f74, %f71, %f73;
-	shfl.sync.bfly.b32 %f75, %f74, 8, 31, -1;
-	add.rn.f32 %f76, %f74, %f75;
-	shfl.sync.bfly.b32 %f77, %f76, 4, 31, -1;
-	add.rn.f32 %f78, %f76, %f77;
-	shfl.sync.bfly.b32 %f79, %f78, 2, 31, -1;
-	add.rn.f32 %f80, %f78, %f79;
-	shfl.sync.bfly.b32 %f81, %f80, 1, 31, -1;
-	add.rn.f32 %f82, %f80, %f81;
-	.loc 11 38 8
-	bar.sync 0;
-	.loc 11 39 2
-	mov.f32 %f60, %f82;
-	bra.uni $L55_ret_blockSum_u005bfloat32_u005d;
-$L55_ret_blockSum_u005bfloat32_u005d:
-	.loc 14 102 22
-	mov.u32 %r47, %tid.x;
-	cvt.s64.u32 %rd59, %r47;
-	mov.u32 %r48, %tid.y;
-	cvt.s64.u32 %rd60, %r48;
-	mov.u32 %r49, %tid.z;
-	cvt.s64.u32 %rd61, %r49;
-	mov.s64 %rd62, %rd59;
-	bra.uni $L12_for_loop;
-$L56_oob3:
-	.loc 11 30 4
-	mov.u64 %rd16, 0x4300000004;
-	mov.u64 %rd17, %rd48;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L57_edge:
-	mov.f32 %f71, 0f00000000;
-	bra.uni $L54_if_done;
-$L58_oob4:
-	.loc 11 35 8
-	mov.u64 %rd16, 0x4300000005;
-	mov.u64 %rd17, %rd56;
-	mov.u64 %rd18, 32;
-	bra.uni $L18_bounds_fail;
-$L59_oob5:
+	setp.gt.f32 %p9, %f2, %f54;
+	@%p9 bra $L10_if_then;
+	bra.uni $L28_edge;
+$L28_edge:
+	mov.f32 %f56, %f3;
+	bra.uni $L11_if_done;
+$L29_oob1:
 	.loc 14 103 41
-	mov.u64 %rd16, 0x4300000006;
-	mov.u64 %rd17, %rd64;
+	mov.u64 %rd16, 0x4300000002;
+	mov.u64 %rd17, %rd40;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
-$L60_entry:
-	.loc 6 40 62
-	cvt.u32.u16 %r50, %rs1;
-	shl.b32 %r50, %r50, 16;
-	mov.b32 %f84, %r50;
-	.loc 6 40 46
-	mov.f32 %f83, %f84;
-	bra.uni $L61_ret_load;
-$L61_ret_load:
+$L30_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r45, %rs1;
+	shl.b32 %r45, %r45, 16;
+	mov.b32 %f90, %r45;
+	.loc 6 43 46
+	mov.f32 %f89, %f90;
+	bra.uni $L31_ret_load;
+$L31_ret_load:
 	.loc 14 103 50
-	sub.rn.f32 %f85, %f83, %f33;
+	sub.rn.f32 %f91, %f89, %f53;
 	.loc 14 103 32
-	max.f32 %f86, %f85, 0fC2D00000;
-	min.f32 %f86, %f86, 0f42B20000;
-	mul.rn.f32 %f87, %f86, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f88, %f87;
-	fma.rn.f32 %f89, %f88, 0fBF317200, %f86;
-	fma.rn.f32 %f89, %f88, 0fB5BFBE8E, %f89;
-	mul.rn.f32 %f89, %f89, 0f3FB8AA3B;
-	ex2.approx.f32 %f90, %f89;
-	mul.rn.f32 %f91, %f88, 0f3F000000;
-	cvt.rmi.f32.f32 %f91, %f91;
-	sub.rn.f32 %f92, %f88, %f91;
-	ex2.approx.f32 %f93, %f91;
-	ex2.approx.f32 %f94, %f92;
-	mul.rn.f32 %f90, %f90, %f93;
-	mul.rn.f32 %f90, %f90, %f94;
-	setp.nan.f32 %p21, %f85, %f85;
-	selp.f32 %f90, %f85, %f90, %p21;
+	max.f32 %f92, %f91, 0fC2D00000;
+	min.f32 %f92, %f92, 0f42B20000;
+	mul.rn.f32 %f93, %f92, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f94, %f93;
+	fma.rn.f32 %f95, %f94, 0fBF317200, %f92;
+	fma.rn.f32 %f95, %f94, 0fB5BFBE8E, %f95;
+	mul.rn.f32 %f95, %f95, 0f3FB8AA3B;
+	ex2.approx.f32 %f96, %f95;
+	mul.rn.f32 %f97, %f94, 0f3F000000;
+	cvt.rmi.f32.f32 %f97, %f97;
+	sub.rn.f32 %f98, %f94, %f97;
+	ex2.approx.f32 %f99, %f97;
+	ex2.approx.f32 %f100, %f98;
+	mul.rn.f32 %f96, %f96, %f99;
+	mul.rn.f32 %f96, %f96, %f100;
+	setp.nan.f32 %p15, %f91, %f91;
+	selp.f32 %f96, %f91, %f96, %p15;
 	.loc 14 103 55
-	div.rn.f32 %f95, %f90, %f60;
+	div.rn.f32 %f101, %f96, %f88;
 	.loc 14 103 24
-	bra.uni $L62_entry;
-$L62_entry:
-	.loc 6 41 67
-	cvt.rn.bf16.f32 %rs3, %f95;
-	.loc 6 41 46
+	bra.uni $L32_entry;
+$L32_entry:
+	.loc 6 44 67
+	cvt.rn.bf16.f32 %rs3, %f101;
+	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
-	bra.uni $L63_ret_store;
-$L63_ret_store:
+	bra.uni $L33_ret_store;
+$L33_ret_store:
 	.loc 14 103 6
-	setp.hs.u64 %p22, %rd63, %rd2;
-	@%p22 bra $L64_oob6;
-	shl.b64 %rd67, %rd63, 1;
-	add.s64 %rd68, %rd1, %rd67;
-	st.global.u16 [%rd68], %rs2;
+	setp.hs.u64 %p16, %rd39, %rd2;
+	@%p16 bra $L34_oob2;
+	shl.b64 %rd43, %rd39, 1;
+	add.s64 %rd44, %rd1, %rd43;
+	st.global.u16 [%rd44], %rs2;
 	.loc 14 102 53
-	mov.u32 %r51, %ntid.x;
-	cvt.s64.u32 %rd69, %r51;
-	mov.u32 %r52, %ntid.y;
-	cvt.s64.u32 %rd70, %r52;
-	mov.u32 %r53, %ntid.z;
-	cvt.s64.u32 %rd71, %r53;
+	mov.u32 %r46, %ntid.x;
+	cvt.s64.u32 %rd45, %r46;
+	mov.u32 %r47, %ntid.y;
+	cvt.s64.u32 %rd46, %r47;
+	mov.u32 %r48, %ntid.z;
+	cvt.s64.u32 %rd47, %r48;
 	.loc 14 102 38
-	add.s64 %rd72, %rd62, %rd69;
-	mov.s64 %rd62, %rd72;
+	add.s64 %rd48, %rd38, %rd45;
+	mov.s64 %rd38, %rd48;
 	bra.uni $L12_for_loop;
-$L64_oob6:
+$L34_oob2:
 	.loc 14 103 6
-	mov.u64 %rd16, 0x4300000007;
-	mov.u64 %rd17, %rd63;
+	mov.u64 %rd16, 0x4300000003;
+	mov.u64 %rd17, %rd39;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
 $L18_bounds_fail:

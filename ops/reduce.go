@@ -1,17 +1,8 @@
 package ops
 
-// Warp and block reductions used by the row kernels.
-//
-// blockSum is gpu.BlockSum written out: the warps' sums go through 32
-// words of shared memory and the first warp... every warp re-reduces
-// them, so every thread gets the result without a third barrier. It
-// exists because gpu.BlockSum's PTX compares with setp.lo.u32, which the
-// emulator does not decode yet (see the package's kern bug notes);
-// when it does, the helpers can become gpu.BlockSum and gpu.BlockMax.
-//
-// The helpers take and return the value through their parameter rather
-// than a local: the compiler rejects a local whose type is a type
-// parameter.
+// Block and warp reductions the kernels share beyond gpu.BlockSum and
+// gpu.BlockMax: the (value, index) arg-max reduction of Argmax and
+// Sample, and the float32 -Inf they start from.
 
 import (
 	"math"
@@ -19,51 +10,35 @@ import (
 	"github.com/gokern/kern/gpu"
 )
 
-// blockSum returns the sum of v over the block to every thread. The
-// block must be a whole number of warps, at most 1024 threads; every
-// thread must call it under block-uniform control flow. The order of the
-// additions is fixed by the block shape, so a result is reproducible.
-func blockSum[T gpu.Number](t gpu.Thread, v T) T {
-	s := gpu.Shared[T](t, 32)
-	v = gpu.WarpSum(t, v)
+// blockArgMax returns the best (value, index) pair of the block to every
+// thread. As gpu.BlockSum, every thread of the block (a whole number of
+// warps, at most 1024) must call it under block-uniform control flow.
+func blockArgMax(t gpu.Thread, v float32, k int32) (float32, int32) {
+	sv := gpu.Shared[float32](t, 32)
+	sk := gpu.Shared[int32](t, 32)
+	v, k = warpArgMax(t, v, k)
 	if t.Lane() == 0 {
-		s[t.Warp()] = v
+		sv[t.Warp()], sk[t.Warp()] = v, k
 	}
 	t.Sync()
-	v = 0
+	v, k = negInf(), int32(math.MaxInt32)
 	if t.Lane() < t.BlockDim().X/32 {
-		v = s[t.Lane()]
+		v, k = sv[t.Lane()], sk[t.Lane()]
 	}
-	v = gpu.WarpSum(t, v)
-	t.Sync() // s is reused by the next call
-	return v
+	v, k = warpArgMax(t, v, k)
+	t.Sync()
+	return v, k
 }
 
-// blockMax returns the maximum of v over the block to every thread, with
-// blockSum's requirements. NaN inputs are ignored unless all are NaN.
-func blockMax(t gpu.Thread, v float32) float32 {
-	s := gpu.Shared[float32](t, 32)
-	v = warpMax(t, v)
-	if t.Lane() == 0 {
-		s[t.Warp()] = v
-	}
-	t.Sync()
-	v = negInf()
-	if t.Lane() < t.BlockDim().X/32 {
-		v = s[t.Lane()]
-	}
-	v = warpMax(t, v)
-	t.Sync()
-	return v
-}
-
-// warpMax is gpu.WarpMax with gpu.Max, which ignores NaN on the device
-// and in native mode alike (the builtin max propagates it natively).
-func warpMax(t gpu.Thread, v float32) float32 {
+// warpArgMax is a butterfly over the warp on (value, index) pairs.
+func warpArgMax(t gpu.Thread, v float32, k int32) (float32, int32) {
 	for m := 16; m > 0; m /= 2 {
-		v = gpu.Max(v, gpu.ShflXor(t, v, m))
+		w, j := gpu.ShflXor(t, v, m), gpu.ShflXor(t, k, m)
+		if argBetter(w, j, v, k) {
+			v, k = w, j
+		}
 	}
-	return v
+	return v, k
 }
 
 // negInf is float32 -Inf.

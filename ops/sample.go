@@ -23,7 +23,7 @@ package ops
 //  2. top-k: the k-th largest logit as a threshold on order-preserving
 //     32-bit keys of the float32 logits (key(x) < key(y) iff x < y), found
 //     bit by bit from the top: 32 sweeps, each counting the keys ≥ a
-//     candidate with an integer blockSum. A threshold on the value
+//     candidate with an integer gpu.BlockSum. A threshold on the value
 //     instead of sorting needs no memory beyond registers.
 //  3. Z = Σ exp((x - m)/temperature) over the keys ≥ the threshold.
 //  4. top-p: the same 32-step search on the largest threshold whose kept
@@ -90,7 +90,7 @@ func sampleRow[T any, C codec[T]](c C, t gpu.Thread, out []int32, x []T, cols, t
 	for j := tid; j < cols; j += nt {
 		m = gpu.Max(m, logitAt(c, x, base+j))
 	}
-	m = blockMax(t, m)
+	m = gpu.BlockMax(t, m)
 
 	thr := uint32(0) // keep keys ≥ thr
 	if topK > 0 && topK < cols {
@@ -102,7 +102,7 @@ func sampleRow[T any, C codec[T]](c C, t gpu.Thread, out []int32, x []T, cols, t
 					n++
 				}
 			}
-			if blockSum(t, n) >= int32(topK) {
+			if gpu.BlockSum(t, n) >= int32(topK) {
 				thr = cand
 			}
 		}
@@ -146,7 +146,7 @@ func keptMass[T any, C codec[T]](c C, t gpu.Thread, x []T, base, cols int, thr u
 			s += gpu.Exp((v - m) * invTemp)
 		}
 	}
-	return blockSum(t, s)
+	return gpu.BlockSum(t, s)
 }
 
 // logitAt loads x[i] as float32 with NaN replaced by -Inf.

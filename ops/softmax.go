@@ -58,12 +58,12 @@ func softmax3[T any, C codec[T]](c C, t gpu.Thread, out, x []T, cols int) {
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		m = gpu.Max(m, c.load(x[base+j]))
 	}
-	m = blockMax(t, m)
+	m = gpu.BlockMax(t, m)
 	s := float32(0)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		s += gpu.Exp(c.load(x[base+j]) - m)
 	}
-	s = blockSum(t, s)
+	s = gpu.BlockSum(t, s)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		out[base+j] = c.store(gpu.Exp(c.load(x[base+j])-m) / s)
 	}
@@ -94,11 +94,11 @@ func softmaxOnline[T any, C codec[T]](c C, t gpu.Thread, out, x []T, cols int) {
 			s += gpu.Exp(v - m)
 		}
 	}
-	mx := blockMax(t, m)
+	mx := gpu.BlockMax(t, m)
 	if m > negInf() {
 		s *= gpu.Exp(m - mx)
 	}
-	s = blockSum(t, s)
+	s = gpu.BlockSum(t, s)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		out[base+j] = c.store(gpu.Exp(c.load(x[base+j])-mx) / s)
 	}
