@@ -214,6 +214,35 @@ func (w *warp) ldGlobalFast(in *inst, m uint32) bool {
 	return true
 }
 
+// stGlobalFast is ldGlobalFast for scalar stores.
+func (w *warp) stGlobalFast(in *inst, m uint32) bool {
+	size := uint64(in.t.size())
+	dst, src := &in.ops[0], &in.ops[1]
+	first := w.addrOf(dst, bits.TrailingZeros32(m))
+	if first-sharedWindow < windowSize || first-localWindow < windowSize {
+		return false
+	}
+	c := w.lookup(first, int(size))
+	if c == nil {
+		return false
+	}
+	var offs [32]uint64
+	for mm := m; mm != 0; mm &= mm - 1 {
+		l := bits.TrailingZeros32(mm)
+		a := w.addrOf(dst, l)
+		off := a - c.base
+		if a < c.base || off+size > uint64(len(c.data)) || a&(size-1) != 0 {
+			return false
+		}
+		offs[l] = off
+	}
+	for mm := m; mm != 0; mm &= mm - 1 {
+		l := bits.TrailingZeros32(mm)
+		storeLE(c.data[offs[l]:], int(size), w.get(src, l))
+	}
+	return true
+}
+
 // ldUniform loads a kernel parameter, the same for every lane: one
 // bounds check, then a broadcast.
 func (w *warp) ldUniform(in *inst, m uint32) error {
@@ -254,6 +283,9 @@ func decSt(d *decoder, s *astStmt, m *mods, in *inst) {
 }
 
 func execSt(w *warp, in *inst, m uint32) error {
+	if in.vec == 1 && (in.space == spGlobal || in.space == spGeneric) && w.obs == nil && w.san == nil && w.stGlobalFast(in, m) {
+		return nil
+	}
 	size := in.t.size()
 	nv := int(in.vec)
 	total := size * nv
