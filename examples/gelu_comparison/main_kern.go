@@ -138,113 +138,113 @@ $L6_oob0:
 	mov.u64 %rd11, %rd2;
 	bra.uni $L4_bounds_fail;
 $L7_entry:
-	.loc 2 24 14
+	.loc 2 26 14
 	abs.f32 %f4, %f2;
-	.loc 2 25 7
+	.loc 2 27 7
 	setp.eq.f32 %p3, %f2, 0f00000000;
 	@%p3 bra $L8_if_then;
 	bra.uni $L9_if_done;
 $L8_if_then:
-	.loc 2 26 3
+	.loc 2 28 3
 	mov.f32 %f3, %f2;
 	bra.uni $L19_ret_Erf32;
 $L9_if_done:
-	.loc 2 28 7
+	.loc 2 30 7
 	setp.lt.f32 %p4, %f4, 0f3F800000;
 	@%p4 bra $L10_if_then;
 	bra.uni $L11_if_done;
 $L10_if_then:
-	.loc 2 29 10
+	.loc 2 31 10
 	mul.rn.f32 %f5, %f2, %f2;
-	.loc 2 31 14
+	.loc 2 33 14
 	mov.f32 %f7, 0f38A4B519;
 	fma.rn.f32 %f6, %f7, %f5, 0fBA51FB80;
-	.loc 2 32 14
-	fma.rn.f32 %f8, %f6, %f5, 0f3BAA02D9;
-	.loc 2 33 14
-	fma.rn.f32 %f9, %f8, %f5, 0fBCDBFC87;
 	.loc 2 34 14
-	fma.rn.f32 %f10, %f9, %f5, 0f3DE7167C;
+	fma.rn.f32 %f8, %f6, %f5, 0f3BAA02D9;
 	.loc 2 35 14
+	fma.rn.f32 %f9, %f8, %f5, 0fBCDBFC87;
+	.loc 2 36 14
+	fma.rn.f32 %f10, %f9, %f5, 0f3DE7167C;
+	.loc 2 37 14
 	fma.rn.f32 %f11, %f10, %f5, 0fBEC0939F;
-	.loc 2 37 49
+	.loc 2 39 49
 	fma.rn.f32 %f12, %f11, %f5, 0fB37BD649;
-	.loc 2 37 41
+	.loc 2 39 41
 	mul.rn.f32 %f13, %f2, %f12;
-	.loc 2 37 17
+	.loc 2 39 17
 	fma.rn.f32 %f14, %f2, 0f3F906EBB, %f13;
-	.loc 2 37 3
+	.loc 2 39 3
 	mov.f32 %f3, %f14;
 	bra.uni $L19_ret_Erf32;
 $L11_if_done:
-	.loc 2 39 9
+	.loc 2 41 9
 	setp.lt.f32 %p5, %f4, 0f40800000;
 	@%p5 bra $L13_if_done;
 	bra.uni $L12_if_then;
 $L12_if_then:
-	.loc 2 40 8
+	.loc 2 42 8
 	setp.neu.f32 %p7, %f2, %f2;
 	@%p7 bra $L14_if_then;
 	bra.uni $L22_entry;
 $L13_if_done:
-	.loc 2 46 7
+	.loc 2 48 7
 	setp.lt.f32 %p6, %f4, 0f40100000;
 	@%p6 bra $L16_if_then;
 	bra.uni $L18_if_else;
 $L14_if_then:
-	.loc 2 41 4
+	.loc 2 43 4
 	mov.f32 %f3, %f2;
 	bra.uni $L19_ret_Erf32;
 $L16_if_then:
-	.loc 2 47 10
+	.loc 2 49 10
 	sub.rn.f32 %f15, %f4, 0f3FD00000;
-	.loc 2 49 14
+	.loc 2 51 14
 	mov.f32 %f17, 0f39858B99;
 	fma.rn.f32 %f16, %f17, %f15, 0fBAA6FCCE;
-	.loc 2 50 14
-	fma.rn.f32 %f18, %f16, %f15, 0f3A237386;
-	.loc 2 51 14
-	fma.rn.f32 %f19, %f18, %f15, 0f3BC8E567;
 	.loc 2 52 14
-	fma.rn.f32 %f20, %f19, %f15, 0fBC6C5758;
+	fma.rn.f32 %f18, %f16, %f15, 0f3A237386;
 	.loc 2 53 14
-	fma.rn.f32 %f21, %f20, %f15, 0f3B0C82BC;
+	fma.rn.f32 %f19, %f18, %f15, 0f3BC8E567;
 	.loc 2 54 14
-	fma.rn.f32 %f22, %f21, %f15, 0f3D4BA71C;
+	fma.rn.f32 %f20, %f19, %f15, 0fBC6C5758;
 	.loc 2 55 14
-	fma.rn.f32 %f23, %f22, %f15, 0fBDEB31E4;
+	fma.rn.f32 %f21, %f20, %f15, 0f3B0C82BC;
 	.loc 2 56 14
-	fma.rn.f32 %f24, %f23, %f15, 0f3E05E7E2;
+	fma.rn.f32 %f22, %f21, %f15, 0f3D4BA71C;
 	.loc 2 57 14
-	fma.rn.f32 %f25, %f24, %f15, 0fBDA4CEA2;
+	fma.rn.f32 %f23, %f22, %f15, 0fBDEB31E4;
 	.loc 2 58 14
+	fma.rn.f32 %f24, %f23, %f15, 0f3E05E7E2;
+	.loc 2 59 14
+	fma.rn.f32 %f25, %f24, %f15, 0fBDA4CEA2;
+	.loc 2 60 14
 	fma.rn.f32 %f26, %f25, %f15, 0f3CB096C5;
 	mov.f32 %f27, %f26;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 2 71 21
+	.loc 2 73 21
 	sub.rn.f32 %f28, 0f3F800000, %f27;
-	.loc 2 71 19
+	.loc 2 73 19
 	bra.uni $L20_entry;
 $L18_if_else:
-	.loc 2 60 10
+	.loc 2 62 10
 	sub.rn.f32 %f31, %f4, 0f40480000;
-	.loc 2 62 14
+	.loc 2 64 14
 	mov.f32 %f33, 0f38CA5CFA;
 	fma.rn.f32 %f32, %f33, %f31, 0fB99B75F6;
-	.loc 2 63 14
-	fma.rn.f32 %f34, %f32, %f31, 0f39F389D1;
-	.loc 2 64 14
-	fma.rn.f32 %f35, %f34, %f31, 0fBA137B16;
 	.loc 2 65 14
-	fma.rn.f32 %f36, %f35, %f31, 0f3A1128D4;
+	fma.rn.f32 %f34, %f32, %f31, 0f39F389D1;
 	.loc 2 66 14
-	fma.rn.f32 %f37, %f36, %f31, 0fB9D324B1;
+	fma.rn.f32 %f35, %f34, %f31, 0fBA137B16;
 	.loc 2 67 14
-	fma.rn.f32 %f38, %f37, %f31, 0f3954A29F;
+	fma.rn.f32 %f36, %f35, %f31, 0f3A1128D4;
 	.loc 2 68 14
-	fma.rn.f32 %f39, %f38, %f31, 0fB88783B3;
+	fma.rn.f32 %f37, %f36, %f31, 0fB9D324B1;
 	.loc 2 69 14
+	fma.rn.f32 %f38, %f37, %f31, 0f3954A29F;
+	.loc 2 70 14
+	fma.rn.f32 %f39, %f38, %f31, 0fB88783B3;
+	.loc 2 71 14
 	fma.rn.f32 %f40, %f39, %f31, 0f3725EBA6;
 	mov.f32 %f27, %f40;
 	bra.uni $L17_if_done;
@@ -275,7 +275,7 @@ $L20_entry:
 	mov.f32 %f29, %f30;
 	bra.uni $L21_ret_copysign32;
 $L21_ret_copysign32:
-	.loc 2 71 2
+	.loc 2 73 2
 	mov.f32 %f3, %f29;
 	bra.uni $L19_ret_Erf32;
 $L22_entry:
@@ -296,7 +296,7 @@ $L22_entry:
 	mov.f32 %f41, %f43;
 	bra.uni $L23_ret_copysign32;
 $L23_ret_copysign32:
-	.loc 2 43 3
+	.loc 2 45 3
 	mov.f32 %f3, %f41;
 	bra.uni $L19_ret_Erf32;
 $L4_bounds_fail:
