@@ -31,7 +31,7 @@ func randBytes(rng *rand.Rand, n int) []uint8 {
 	return b
 }
 
-func uploadT[E gpu.Elem](t *testing.T, dev *kern.Device, xs []E) *kern.Buffer[E] {
+func uploadT[E gpu.Elem](t testing.TB, dev *kern.Device, xs []E) *kern.Buffer[E] {
 	t.Helper()
 	buf, err := kern.Upload(dev, xs)
 	if err != nil {
