@@ -64,6 +64,10 @@
 // GPU may differ in the last bits. mma accumulates in float64 and rounds
 // once; a tensor core's internal order and precision are unspecified.
 //
+// Comments cite the PTX ISA by section number and instruction name; the
+// numbers follow the 8.x documents and drift between versions, the names
+// do not.
+//
 // # Tools
 //
 // An Observer (observe.go) sees every warp-instruction and memory access
