@@ -10,14 +10,25 @@ package ops
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 )
 
-// benchDev is the device the benchmarks run on.
-var benchDev = kern.OpenEmulator()
+// benchDev is the device the benchmarks run on: the emulator, or the
+// device $KERN_DEVICE names (cuda for a GPU).
+var benchDev = func() *kern.Device {
+	if os.Getenv("KERN_DEVICE") == "" {
+		return kern.OpenEmulator()
+	}
+	dev, err := kern.Open()
+	if err != nil {
+		panic(err)
+	}
+	return dev
+}()
 
 // bench times op, which processes elems elements and moves bytes bytes.
 func bench(b *testing.B, elems, bytes int, op func() error) {
@@ -29,6 +40,9 @@ func bench(b *testing.B, elems, bytes int, op func() error) {
 	b.ResetTimer()
 	for b.Loop() {
 		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+		if err := benchDev.Sync(); err != nil { // a GPU queues launches
 			b.Fatal(err)
 		}
 	}

@@ -57,6 +57,9 @@ func TestEmbeddingBadID(t *testing.T) {
 			}
 			out := alloc[float32](t, dev, 3*dim)
 			err = Embedding(dev, out, table, ids, vocab, dim)
+			if err == nil {
+				err = dev.Sync() // a GPU reports device errors at the next Sync
+			}
 			var de *kern.DeviceError
 			switch {
 			case err == nil:
