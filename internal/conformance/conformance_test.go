@@ -249,4 +249,3 @@ func TestCollatz(t *testing.T) {
 		}
 	}
 }
-
