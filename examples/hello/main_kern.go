@@ -140,13 +140,13 @@ $L5_bounds_exit:
 	exit;
 $L6_oob0:
 	.loc 1 14 10
-	mov.u64 %rd12, 1;
+	mov.u64 %rd12, 0x100000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd2;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
 	.loc 1 15 42
-	mov.u64 %rd12, 2;
+	mov.u64 %rd12, 0x100000002;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L4_bounds_fail;
