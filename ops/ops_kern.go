@@ -287,8 +287,8 @@ var argmaxPartF32Kernel = kernArgmaxPartF32Launcher{kern.NewKernel(kern.KernelSp
 		"argmax.go:69:19",
 		"reduce.go:21:5",
 		"reduce.go:21:19",
-		"reduce.go:26:12",
-		"reduce.go:26:26",
+		"reduce.go:27:12",
+		"reduce.go:27:26",
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
@@ -327,8 +327,8 @@ var argmaxPartF16Kernel = kernArgmaxPartF16Launcher{kern.NewKernel(kern.KernelSp
 		"argmax.go:69:19",
 		"reduce.go:21:5",
 		"reduce.go:21:19",
-		"reduce.go:26:12",
-		"reduce.go:26:26",
+		"reduce.go:27:12",
+		"reduce.go:27:26",
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
@@ -367,8 +367,8 @@ var argmaxPartBF16Kernel = kernArgmaxPartBF16Launcher{kern.NewKernel(kern.Kernel
 		"argmax.go:69:19",
 		"reduce.go:21:5",
 		"reduce.go:21:19",
-		"reduce.go:26:12",
-		"reduce.go:26:26",
+		"reduce.go:27:12",
+		"reduce.go:27:26",
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
@@ -407,8 +407,8 @@ var argmaxFinalKernel = kernArgmaxFinalLauncher{kern.NewKernel(kern.KernelSpec{
 		"argmax.go:87:44",
 		"reduce.go:21:5",
 		"reduce.go:21:19",
-		"reduce.go:26:12",
-		"reduce.go:26:26",
+		"reduce.go:27:12",
+		"reduce.go:27:26",
 		"argmax.go:93:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -1982,8 +1982,8 @@ var sampleF32Kernel = kernSampleF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"sample.go:154:15",
 		"reduce.go:21:5",
 		"reduce.go:21:19",
-		"reduce.go:26:12",
-		"reduce.go:26:26",
+		"reduce.go:27:12",
+		"reduce.go:27:26",
 		"sample.go:135:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -2027,8 +2027,8 @@ var sampleF16Kernel = kernSampleF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"sample.go:154:15",
 		"reduce.go:21:5",
 		"reduce.go:21:19",
-		"reduce.go:26:12",
-		"reduce.go:26:26",
+		"reduce.go:27:12",
+		"reduce.go:27:26",
 		"sample.go:135:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -2072,8 +2072,8 @@ var sampleBF16Kernel = kernSampleBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"sample.go:154:15",
 		"reduce.go:21:5",
 		"reduce.go:21:19",
-		"reduce.go:26:12",
-		"reduce.go:26:26",
+		"reduce.go:27:12",
+		"reduce.go:27:26",
 		"sample.go:135:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -4385,10 +4385,10 @@ $L8_if_then:
 $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L11_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -4530,24 +4530,26 @@ $L35_if_then:
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
 $L36_if_done:
-	.loc 11 23 8
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
 	bar.sync 0;
-	.loc 11 24 15
+	.loc 11 25 15
 	bra.uni $L65_entry;
 $L37_if_then:
-	.loc 11 26 19
+	.loc 11 27 19
 	mov.u32 %r50, %laneid;
 	cvt.s64.u32 %rd56, %r50;
-	.loc 11 26 12
+	.loc 11 27 12
 	setp.hs.u64 %p30, %rd56, 32;
 	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
-	.loc 11 26 33
+	.loc 11 27 33
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd59, %r51;
-	.loc 11 26 26
+	.loc 11 27 26
 	setp.hs.u64 %p31, %rd59, 32;
 	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -4574,21 +4576,23 @@ $L40_entry:
 	mov.s64 %rd42, 16;
 	bra.uni $L41_for_loop;
 $L41_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p14, %rd42, 0;
 	@%p14 bra $L42_for_body;
 	bra.uni $L43_for_done;
 $L42_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r23, %rd42;
 	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r24, %rd42;
 	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L47_entry;
 $L43_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f7, %f8;
 	mov.s32 %r21, %r22;
 	bra.uni $L46_ret_warpArgMax;
@@ -4597,7 +4601,7 @@ $L44_if_then:
 	mov.s32 %r26, %r25;
 	bra.uni $L45_if_done;
 $L45_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd43, %rd42, 2;
 	mov.f32 %f8, %f10;
 	mov.s32 %r22, %r26;
@@ -4690,26 +4694,26 @@ $L64_oob2:
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L65_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
-	.loc 11 25 11
+	.loc 11 26 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd51, %r45;
-	.loc 11 25 26
+	.loc 11 26 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd52, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd53, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd54, %r48;
-	.loc 11 25 30
+	.loc 11 26 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 11 25 14
+	.loc 11 26 14
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
@@ -4718,13 +4722,13 @@ $L67_edge:
 	mov.s32 %r49, 2147483647;
 	bra.uni $L70_entry;
 $L68_oob3:
-	.loc 11 26 12
+	.loc 11 27 12
 	mov.u64 %rd27, 0xA00000004;
 	mov.u64 %rd28, %rd56;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L69_oob4:
-	.loc 11 26 26
+	.loc 11 27 26
 	mov.u64 %rd27, 0xA00000005;
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
@@ -4735,21 +4739,23 @@ $L70_entry:
 	mov.s64 %rd62, 16;
 	bra.uni $L71_for_loop;
 $L71_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p32, %rd62, 0;
 	@%p32 bra $L72_for_body;
 	bra.uni $L73_for_done;
 $L72_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r55, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L77_entry;
 $L73_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r53, %r54;
 	bra.uni $L76_ret_warpArgMax;
@@ -4758,16 +4764,16 @@ $L74_if_then:
 	mov.s32 %r58, %r57;
 	bra.uni $L75_if_done;
 $L75_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
 	bra.uni $L71_for_loop;
 $L76_ret_warpArgMax:
-	.loc 11 29 8
+	.loc 11 30 8
 	bar.sync 0;
-	.loc 11 30 2
+	.loc 11 31 2
 	mov.f32 %f6, %f15;
 	mov.s32 %r20, %r53;
 	bra.uni $L39_ret_blockArgMax;
@@ -4987,10 +4993,10 @@ $L8_if_then:
 $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L11_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -5134,24 +5140,26 @@ $L35_if_then:
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
 $L36_if_done:
-	.loc 11 23 8
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
 	bar.sync 0;
-	.loc 11 24 15
+	.loc 11 25 15
 	bra.uni $L65_entry;
 $L37_if_then:
-	.loc 11 26 19
+	.loc 11 27 19
 	mov.u32 %r50, %laneid;
 	cvt.s64.u32 %rd56, %r50;
-	.loc 11 26 12
+	.loc 11 27 12
 	setp.hs.u64 %p30, %rd56, 32;
 	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
-	.loc 11 26 33
+	.loc 11 27 33
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd59, %r51;
-	.loc 11 26 26
+	.loc 11 27 26
 	setp.hs.u64 %p31, %rd59, 32;
 	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -5178,21 +5186,23 @@ $L40_entry:
 	mov.s64 %rd42, 16;
 	bra.uni $L41_for_loop;
 $L41_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p14, %rd42, 0;
 	@%p14 bra $L42_for_body;
 	bra.uni $L43_for_done;
 $L42_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r23, %rd42;
 	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r24, %rd42;
 	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L47_entry;
 $L43_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f7, %f8;
 	mov.s32 %r21, %r22;
 	bra.uni $L46_ret_warpArgMax;
@@ -5201,7 +5211,7 @@ $L44_if_then:
 	mov.s32 %r26, %r25;
 	bra.uni $L45_if_done;
 $L45_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd43, %rd42, 2;
 	mov.f32 %f8, %f10;
 	mov.s32 %r22, %r26;
@@ -5294,26 +5304,26 @@ $L64_oob2:
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L65_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
-	.loc 11 25 11
+	.loc 11 26 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd51, %r45;
-	.loc 11 25 26
+	.loc 11 26 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd52, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd53, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd54, %r48;
-	.loc 11 25 30
+	.loc 11 26 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 11 25 14
+	.loc 11 26 14
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
@@ -5322,13 +5332,13 @@ $L67_edge:
 	mov.s32 %r49, 2147483647;
 	bra.uni $L70_entry;
 $L68_oob3:
-	.loc 11 26 12
+	.loc 11 27 12
 	mov.u64 %rd27, 0xB00000004;
 	mov.u64 %rd28, %rd56;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L69_oob4:
-	.loc 11 26 26
+	.loc 11 27 26
 	mov.u64 %rd27, 0xB00000005;
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
@@ -5339,21 +5349,23 @@ $L70_entry:
 	mov.s64 %rd62, 16;
 	bra.uni $L71_for_loop;
 $L71_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p32, %rd62, 0;
 	@%p32 bra $L72_for_body;
 	bra.uni $L73_for_done;
 $L72_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r55, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L77_entry;
 $L73_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r53, %r54;
 	bra.uni $L76_ret_warpArgMax;
@@ -5362,16 +5374,16 @@ $L74_if_then:
 	mov.s32 %r58, %r57;
 	bra.uni $L75_if_done;
 $L75_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
 	bra.uni $L71_for_loop;
 $L76_ret_warpArgMax:
-	.loc 11 29 8
+	.loc 11 30 8
 	bar.sync 0;
-	.loc 11 30 2
+	.loc 11 31 2
 	mov.f32 %f6, %f15;
 	mov.s32 %r20, %r53;
 	bra.uni $L39_ret_blockArgMax;
@@ -5591,10 +5603,10 @@ $L8_if_then:
 $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L11_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -5740,24 +5752,26 @@ $L35_if_then:
 	st.shared.s32 [%rd50], %r22;
 	bra.uni $L36_if_done;
 $L36_if_done:
-	.loc 11 23 8
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
 	bar.sync 0;
-	.loc 11 24 15
+	.loc 11 25 15
 	bra.uni $L65_entry;
 $L37_if_then:
-	.loc 11 26 19
+	.loc 11 27 19
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd56, %r51;
-	.loc 11 26 12
+	.loc 11 27 12
 	setp.hs.u64 %p30, %rd56, 32;
 	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
-	.loc 11 26 33
+	.loc 11 27 33
 	mov.u32 %r52, %laneid;
 	cvt.s64.u32 %rd59, %r52;
-	.loc 11 26 26
+	.loc 11 27 26
 	setp.hs.u64 %p31, %rd59, 32;
 	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -5784,21 +5798,23 @@ $L40_entry:
 	mov.s64 %rd42, 16;
 	bra.uni $L41_for_loop;
 $L41_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p14, %rd42, 0;
 	@%p14 bra $L42_for_body;
 	bra.uni $L43_for_done;
 $L42_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r24, %rd42;
 	shfl.sync.bfly.b32 %f9, %f8, %r24, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r25, %rd42;
 	shfl.sync.bfly.b32 %r26, %r23, %r25, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L47_entry;
 $L43_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f7, %f8;
 	mov.s32 %r22, %r23;
 	bra.uni $L46_ret_warpArgMax;
@@ -5807,7 +5823,7 @@ $L44_if_then:
 	mov.s32 %r27, %r26;
 	bra.uni $L45_if_done;
 $L45_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd43, %rd42, 2;
 	mov.f32 %f8, %f10;
 	mov.s32 %r23, %r27;
@@ -5900,26 +5916,26 @@ $L64_oob2:
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L65_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r45, 0xFF800000;
 	mov.b32 %f12, %r45;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
-	.loc 11 25 11
+	.loc 11 26 11
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd51, %r46;
-	.loc 11 25 26
+	.loc 11 26 26
 	mov.u32 %r47, %ntid.x;
 	cvt.s64.u32 %rd52, %r47;
 	mov.u32 %r48, %ntid.y;
 	cvt.s64.u32 %rd53, %r48;
 	mov.u32 %r49, %ntid.z;
 	cvt.s64.u32 %rd54, %r49;
-	.loc 11 25 30
+	.loc 11 26 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 11 25 14
+	.loc 11 26 14
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
@@ -5928,13 +5944,13 @@ $L67_edge:
 	mov.s32 %r50, 2147483647;
 	bra.uni $L70_entry;
 $L68_oob3:
-	.loc 11 26 12
+	.loc 11 27 12
 	mov.u64 %rd27, 0xC00000004;
 	mov.u64 %rd28, %rd56;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L69_oob4:
-	.loc 11 26 26
+	.loc 11 27 26
 	mov.u64 %rd27, 0xC00000005;
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
@@ -5945,21 +5961,23 @@ $L70_entry:
 	mov.s64 %rd62, 16;
 	bra.uni $L71_for_loop;
 $L71_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p32, %rd62, 0;
 	@%p32 bra $L72_for_body;
 	bra.uni $L73_for_done;
 $L72_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r56, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r57, %rd62;
 	shfl.sync.bfly.b32 %r58, %r55, %r57, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L77_entry;
 $L73_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r54, %r55;
 	bra.uni $L76_ret_warpArgMax;
@@ -5968,16 +5986,16 @@ $L74_if_then:
 	mov.s32 %r59, %r58;
 	bra.uni $L75_if_done;
 $L75_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r55, %r59;
 	mov.s64 %rd62, %rd63;
 	bra.uni $L71_for_loop;
 $L76_ret_warpArgMax:
-	.loc 11 29 8
+	.loc 11 30 8
 	bar.sync 0;
-	.loc 11 30 2
+	.loc 11 31 2
 	mov.f32 %f6, %f15;
 	mov.s32 %r21, %r54;
 	bra.uni $L39_ret_blockArgMax;
@@ -6172,10 +6190,10 @@ $L7_if_then:
 $L8_if_done:
 	ret;
 $L9_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_negInf;
 $L10_ret_negInf:
@@ -6312,24 +6330,26 @@ $L32_if_then:
 	st.shared.s32 [%rd46], %r17;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 11 23 8
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
 	bar.sync 0;
-	.loc 11 24 15
+	.loc 11 25 15
 	bra.uni $L62_entry;
 $L34_if_then:
-	.loc 11 26 19
+	.loc 11 27 19
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd52, %r46;
-	.loc 11 26 12
+	.loc 11 27 12
 	setp.hs.u64 %p31, %rd52, 32;
 	@%p31 bra $L65_oob4;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd36, %rd53;
 	ld.shared.f32 %f13, [%rd54];
-	.loc 11 26 33
+	.loc 11 27 33
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd55, %r47;
-	.loc 11 26 26
+	.loc 11 27 26
 	setp.hs.u64 %p32, %rd55, 32;
 	@%p32 bra $L66_oob5;
 	shl.b64 %rd56, %rd55, 2;
@@ -6356,21 +6376,23 @@ $L37_entry:
 	mov.s64 %rd38, 16;
 	bra.uni $L38_for_loop;
 $L38_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p15, %rd38, 0;
 	@%p15 bra $L39_for_body;
 	bra.uni $L40_for_done;
 $L39_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r19, %rd38;
 	shfl.sync.bfly.b32 %f8, %f7, %r19, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r20, %rd38;
 	shfl.sync.bfly.b32 %r21, %r18, %r20, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L44_entry;
 $L40_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f6, %f7;
 	mov.s32 %r17, %r18;
 	bra.uni $L43_ret_warpArgMax;
@@ -6379,7 +6401,7 @@ $L41_if_then:
 	mov.s32 %r22, %r21;
 	bra.uni $L42_if_done;
 $L42_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd39, %rd38, 2;
 	mov.f32 %f7, %f9;
 	mov.s32 %r18, %r22;
@@ -6472,26 +6494,26 @@ $L61_oob3:
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
 $L62_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r40, 0xFF800000;
 	mov.b32 %f11, %r40;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f10, %f11;
 	bra.uni $L63_ret_negInf;
 $L63_ret_negInf:
-	.loc 11 25 11
+	.loc 11 26 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd47, %r41;
-	.loc 11 25 26
+	.loc 11 26 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd48, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd49, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd50, %r44;
-	.loc 11 25 30
+	.loc 11 26 30
 	div.s64 %rd51, %rd48, 32;
-	.loc 11 25 14
+	.loc 11 26 14
 	setp.lt.s64 %p30, %rd47, %rd51;
 	@%p30 bra $L34_if_then;
 	bra.uni $L64_edge;
@@ -6500,13 +6522,13 @@ $L64_edge:
 	mov.s32 %r45, 2147483647;
 	bra.uni $L67_entry;
 $L65_oob4:
-	.loc 11 26 12
+	.loc 11 27 12
 	mov.u64 %rd19, 0xD00000005;
 	mov.u64 %rd20, %rd52;
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
 $L66_oob5:
-	.loc 11 26 26
+	.loc 11 27 26
 	mov.u64 %rd19, 0xD00000006;
 	mov.u64 %rd20, %rd55;
 	mov.u64 %rd21, 32;
@@ -6517,21 +6539,23 @@ $L67_entry:
 	mov.s64 %rd58, 16;
 	bra.uni $L68_for_loop;
 $L68_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p33, %rd58, 0;
 	@%p33 bra $L69_for_body;
 	bra.uni $L70_for_done;
 $L69_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r51, %rd58;
 	shfl.sync.bfly.b32 %f16, %f15, %r51, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r52, %rd58;
 	shfl.sync.bfly.b32 %r53, %r50, %r52, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L74_entry;
 $L70_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f14, %f15;
 	mov.s32 %r49, %r50;
 	bra.uni $L73_ret_warpArgMax;
@@ -6540,16 +6564,16 @@ $L71_if_then:
 	mov.s32 %r54, %r53;
 	bra.uni $L72_if_done;
 $L72_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd59, %rd58, 2;
 	mov.f32 %f15, %f17;
 	mov.s32 %r50, %r54;
 	mov.s64 %rd58, %rd59;
 	bra.uni $L68_for_loop;
 $L73_ret_warpArgMax:
-	.loc 11 29 8
+	.loc 11 30 8
 	bar.sync 0;
-	.loc 11 30 2
+	.loc 11 31 2
 	mov.f32 %f5, %f14;
 	mov.s32 %r16, %r49;
 	bra.uni $L36_ret_blockArgMax;
@@ -15336,10 +15360,10 @@ $L31_if_then:
 $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L34_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -15385,10 +15409,10 @@ $L44_ret_load:
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f9, %r13;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
@@ -15433,10 +15457,10 @@ $L56_ret_load:
 	@%p11 bra $L57_entry;
 	bra.uni $L52_if_done;
 $L57_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r34, 0xFF800000;
 	mov.b32 %f36, %r34;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f35, %f36;
 	bra.uni $L58_ret_negInf;
 $L58_ret_negInf:
@@ -15625,10 +15649,10 @@ $L79_ret_load:
 	@%p20 bra $L80_entry;
 	bra.uni $L75_if_done;
 $L80_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r82, 0xFF800000;
 	mov.b32 %f43, %r82;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f42, %f43;
 	bra.uni $L81_ret_negInf;
 $L81_ret_negInf:
@@ -15810,10 +15834,10 @@ $L100_ret_load:
 	@%p29 bra $L101_entry;
 	bra.uni $L96_if_done;
 $L101_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r113, 0xFF800000;
 	mov.b32 %f85, %r113;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f84, %f85;
 	bra.uni $L102_ret_negInf;
 $L102_ret_negInf:
@@ -15853,10 +15877,10 @@ $L108_edge:
 	mov.u32 %r135, %r104;
 	bra.uni $L24_if_done;
 $L109_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r137, 0xFF800000;
 	mov.b32 %f121, %r137;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f120, %f121;
 	bra.uni $L110_ret_negInf;
 $L110_ret_negInf:
@@ -15893,10 +15917,10 @@ $L117_ret_load:
 	@%p38 bra $L118_entry;
 	bra.uni $L113_if_done;
 $L118_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r139, 0xFF800000;
 	mov.b32 %f127, %r139;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f126, %f127;
 	bra.uni $L119_ret_negInf;
 $L119_ret_negInf:
@@ -16132,24 +16156,26 @@ $L150_if_then:
 	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
 $L151_if_done:
-	.loc 11 23 8
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
 	bar.sync 0;
-	.loc 11 24 15
+	.loc 11 25 15
 	bra.uni $L180_entry;
 $L152_if_then:
-	.loc 11 26 19
+	.loc 11 27 19
 	mov.u32 %r179, %laneid;
 	cvt.s64.u32 %rd121, %r179;
-	.loc 11 26 12
+	.loc 11 27 12
 	setp.hs.u64 %p68, %rd121, 32;
 	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd105, %rd122;
 	ld.shared.f32 %f151, [%rd123];
-	.loc 11 26 33
+	.loc 11 27 33
 	mov.u32 %r180, %laneid;
 	cvt.s64.u32 %rd124, %r180;
-	.loc 11 26 26
+	.loc 11 27 26
 	setp.hs.u64 %p69, %rd124, 32;
 	@%p69 bra $L184_oob8;
 	shl.b64 %rd125, %rd124, 2;
@@ -16169,21 +16195,23 @@ $L155_entry:
 	mov.s64 %rd107, 16;
 	bra.uni $L156_for_loop;
 $L156_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p52, %rd107, 0;
 	@%p52 bra $L157_for_body;
 	bra.uni $L158_for_done;
 $L157_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r152, %rd107;
 	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r153, %rd107;
 	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L162_entry;
 $L158_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f144, %f145;
 	mov.s32 %r150, %r151;
 	bra.uni $L161_ret_warpArgMax;
@@ -16192,7 +16220,7 @@ $L159_if_then:
 	mov.s32 %r155, %r154;
 	bra.uni $L160_if_done;
 $L160_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd108, %rd107, 2;
 	mov.f32 %f145, %f147;
 	mov.s32 %r151, %r155;
@@ -16285,26 +16313,26 @@ $L179_oob6:
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L180_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r173, 0xFF800000;
 	mov.b32 %f149, %r173;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f148, %f149;
 	bra.uni $L181_ret_negInf;
 $L181_ret_negInf:
-	.loc 11 25 11
+	.loc 11 26 11
 	mov.u32 %r174, %laneid;
 	cvt.s64.u32 %rd116, %r174;
-	.loc 11 25 26
+	.loc 11 26 26
 	mov.u32 %r175, %ntid.x;
 	cvt.s64.u32 %rd117, %r175;
 	mov.u32 %r176, %ntid.y;
 	cvt.s64.u32 %rd118, %r176;
 	mov.u32 %r177, %ntid.z;
 	cvt.s64.u32 %rd119, %r177;
-	.loc 11 25 30
+	.loc 11 26 30
 	div.s64 %rd120, %rd117, 32;
-	.loc 11 25 14
+	.loc 11 26 14
 	setp.lt.s64 %p67, %rd116, %rd120;
 	@%p67 bra $L152_if_then;
 	bra.uni $L182_edge;
@@ -16313,13 +16341,13 @@ $L182_edge:
 	mov.s32 %r178, 2147483647;
 	bra.uni $L185_entry;
 $L183_oob7:
-	.loc 11 26 12
+	.loc 11 27 12
 	mov.u64 %rd21, 0x3B00000008;
 	mov.u64 %rd22, %rd121;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L184_oob8:
-	.loc 11 26 26
+	.loc 11 27 26
 	mov.u64 %rd21, 0x3B00000009;
 	mov.u64 %rd22, %rd124;
 	mov.u64 %rd23, 32;
@@ -16330,21 +16358,23 @@ $L185_entry:
 	mov.s64 %rd127, 16;
 	bra.uni $L186_for_loop;
 $L186_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p70, %rd127, 0;
 	@%p70 bra $L187_for_body;
 	bra.uni $L188_for_done;
 $L187_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r184, %rd127;
 	shfl.sync.bfly.b32 %f154, %f153, %r184, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r185, %rd127;
 	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L192_entry;
 $L188_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f152, %f153;
 	mov.s32 %r182, %r183;
 	bra.uni $L191_ret_warpArgMax;
@@ -16353,16 +16383,16 @@ $L189_if_then:
 	mov.s32 %r187, %r186;
 	bra.uni $L190_if_done;
 $L190_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd128, %rd127, 2;
 	mov.f32 %f153, %f155;
 	mov.s32 %r183, %r187;
 	mov.s64 %rd127, %rd128;
 	bra.uni $L186_for_loop;
 $L191_ret_warpArgMax:
-	.loc 11 29 8
+	.loc 11 30 8
 	bar.sync 0;
-	.loc 11 30 2
+	.loc 11 31 2
 	mov.f32 %f143, %f152;
 	mov.s32 %r149, %r182;
 	bra.uni $L154_ret_blockArgMax;
@@ -16763,10 +16793,10 @@ $L31_if_then:
 $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L34_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -16814,10 +16844,10 @@ $L44_ret_load:
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f9, %r13;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
@@ -16864,10 +16894,10 @@ $L56_ret_load:
 	@%p11 bra $L57_entry;
 	bra.uni $L52_if_done;
 $L57_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r34, 0xFF800000;
 	mov.b32 %f36, %r34;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f35, %f36;
 	bra.uni $L58_ret_negInf;
 $L58_ret_negInf:
@@ -17058,10 +17088,10 @@ $L79_ret_load:
 	@%p20 bra $L80_entry;
 	bra.uni $L75_if_done;
 $L80_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r82, 0xFF800000;
 	mov.b32 %f43, %r82;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f42, %f43;
 	bra.uni $L81_ret_negInf;
 $L81_ret_negInf:
@@ -17245,10 +17275,10 @@ $L100_ret_load:
 	@%p29 bra $L101_entry;
 	bra.uni $L96_if_done;
 $L101_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r113, 0xFF800000;
 	mov.b32 %f85, %r113;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f84, %f85;
 	bra.uni $L102_ret_negInf;
 $L102_ret_negInf:
@@ -17288,10 +17318,10 @@ $L108_edge:
 	mov.u32 %r135, %r104;
 	bra.uni $L24_if_done;
 $L109_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r137, 0xFF800000;
 	mov.b32 %f121, %r137;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f120, %f121;
 	bra.uni $L110_ret_negInf;
 $L110_ret_negInf:
@@ -17330,10 +17360,10 @@ $L117_ret_load:
 	@%p38 bra $L118_entry;
 	bra.uni $L113_if_done;
 $L118_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r139, 0xFF800000;
 	mov.b32 %f127, %r139;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f126, %f127;
 	bra.uni $L119_ret_negInf;
 $L119_ret_negInf:
@@ -17569,24 +17599,26 @@ $L150_if_then:
 	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
 $L151_if_done:
-	.loc 11 23 8
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
 	bar.sync 0;
-	.loc 11 24 15
+	.loc 11 25 15
 	bra.uni $L180_entry;
 $L152_if_then:
-	.loc 11 26 19
+	.loc 11 27 19
 	mov.u32 %r179, %laneid;
 	cvt.s64.u32 %rd121, %r179;
-	.loc 11 26 12
+	.loc 11 27 12
 	setp.hs.u64 %p68, %rd121, 32;
 	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd105, %rd122;
 	ld.shared.f32 %f151, [%rd123];
-	.loc 11 26 33
+	.loc 11 27 33
 	mov.u32 %r180, %laneid;
 	cvt.s64.u32 %rd124, %r180;
-	.loc 11 26 26
+	.loc 11 27 26
 	setp.hs.u64 %p69, %rd124, 32;
 	@%p69 bra $L184_oob8;
 	shl.b64 %rd125, %rd124, 2;
@@ -17606,21 +17638,23 @@ $L155_entry:
 	mov.s64 %rd107, 16;
 	bra.uni $L156_for_loop;
 $L156_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p52, %rd107, 0;
 	@%p52 bra $L157_for_body;
 	bra.uni $L158_for_done;
 $L157_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r152, %rd107;
 	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r153, %rd107;
 	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L162_entry;
 $L158_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f144, %f145;
 	mov.s32 %r150, %r151;
 	bra.uni $L161_ret_warpArgMax;
@@ -17629,7 +17663,7 @@ $L159_if_then:
 	mov.s32 %r155, %r154;
 	bra.uni $L160_if_done;
 $L160_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd108, %rd107, 2;
 	mov.f32 %f145, %f147;
 	mov.s32 %r151, %r155;
@@ -17722,26 +17756,26 @@ $L179_oob6:
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L180_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r173, 0xFF800000;
 	mov.b32 %f149, %r173;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f148, %f149;
 	bra.uni $L181_ret_negInf;
 $L181_ret_negInf:
-	.loc 11 25 11
+	.loc 11 26 11
 	mov.u32 %r174, %laneid;
 	cvt.s64.u32 %rd116, %r174;
-	.loc 11 25 26
+	.loc 11 26 26
 	mov.u32 %r175, %ntid.x;
 	cvt.s64.u32 %rd117, %r175;
 	mov.u32 %r176, %ntid.y;
 	cvt.s64.u32 %rd118, %r176;
 	mov.u32 %r177, %ntid.z;
 	cvt.s64.u32 %rd119, %r177;
-	.loc 11 25 30
+	.loc 11 26 30
 	div.s64 %rd120, %rd117, 32;
-	.loc 11 25 14
+	.loc 11 26 14
 	setp.lt.s64 %p67, %rd116, %rd120;
 	@%p67 bra $L152_if_then;
 	bra.uni $L182_edge;
@@ -17750,13 +17784,13 @@ $L182_edge:
 	mov.s32 %r178, 2147483647;
 	bra.uni $L185_entry;
 $L183_oob7:
-	.loc 11 26 12
+	.loc 11 27 12
 	mov.u64 %rd21, 0x3C00000008;
 	mov.u64 %rd22, %rd121;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L184_oob8:
-	.loc 11 26 26
+	.loc 11 27 26
 	mov.u64 %rd21, 0x3C00000009;
 	mov.u64 %rd22, %rd124;
 	mov.u64 %rd23, 32;
@@ -17767,21 +17801,23 @@ $L185_entry:
 	mov.s64 %rd127, 16;
 	bra.uni $L186_for_loop;
 $L186_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p70, %rd127, 0;
 	@%p70 bra $L187_for_body;
 	bra.uni $L188_for_done;
 $L187_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r184, %rd127;
 	shfl.sync.bfly.b32 %f154, %f153, %r184, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r185, %rd127;
 	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L192_entry;
 $L188_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f152, %f153;
 	mov.s32 %r182, %r183;
 	bra.uni $L191_ret_warpArgMax;
@@ -17790,16 +17826,16 @@ $L189_if_then:
 	mov.s32 %r187, %r186;
 	bra.uni $L190_if_done;
 $L190_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd128, %rd127, 2;
 	mov.f32 %f153, %f155;
 	mov.s32 %r183, %r187;
 	mov.s64 %rd127, %rd128;
 	bra.uni $L186_for_loop;
 $L191_ret_warpArgMax:
-	.loc 11 29 8
+	.loc 11 30 8
 	bar.sync 0;
-	.loc 11 30 2
+	.loc 11 31 2
 	mov.f32 %f143, %f152;
 	mov.s32 %r149, %r182;
 	bra.uni $L154_ret_blockArgMax;
@@ -18200,10 +18236,10 @@ $L31_if_then:
 $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L34_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -18253,10 +18289,10 @@ $L44_ret_load:
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f9, %r14;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
@@ -18305,10 +18341,10 @@ $L56_ret_load:
 	@%p11 bra $L57_entry;
 	bra.uni $L52_if_done;
 $L57_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r36, 0xFF800000;
 	mov.b32 %f36, %r36;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f35, %f36;
 	bra.uni $L58_ret_negInf;
 $L58_ret_negInf:
@@ -18501,10 +18537,10 @@ $L79_ret_load:
 	@%p20 bra $L80_entry;
 	bra.uni $L75_if_done;
 $L80_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r85, 0xFF800000;
 	mov.b32 %f43, %r85;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f42, %f43;
 	bra.uni $L81_ret_negInf;
 $L81_ret_negInf:
@@ -18690,10 +18726,10 @@ $L100_ret_load:
 	@%p29 bra $L101_entry;
 	bra.uni $L96_if_done;
 $L101_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r117, 0xFF800000;
 	mov.b32 %f85, %r117;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f84, %f85;
 	bra.uni $L102_ret_negInf;
 $L102_ret_negInf:
@@ -18733,10 +18769,10 @@ $L108_edge:
 	mov.u32 %r139, %r107;
 	bra.uni $L24_if_done;
 $L109_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r141, 0xFF800000;
 	mov.b32 %f121, %r141;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f120, %f121;
 	bra.uni $L110_ret_negInf;
 $L110_ret_negInf:
@@ -18777,10 +18813,10 @@ $L117_ret_load:
 	@%p38 bra $L118_entry;
 	bra.uni $L113_if_done;
 $L118_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r144, 0xFF800000;
 	mov.b32 %f127, %r144;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f126, %f127;
 	bra.uni $L119_ret_negInf;
 $L119_ret_negInf:
@@ -19016,24 +19052,26 @@ $L150_if_then:
 	st.shared.s32 [%rd115], %r155;
 	bra.uni $L151_if_done;
 $L151_if_done:
-	.loc 11 23 8
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
 	bar.sync 0;
-	.loc 11 24 15
+	.loc 11 25 15
 	bra.uni $L180_entry;
 $L152_if_then:
-	.loc 11 26 19
+	.loc 11 27 19
 	mov.u32 %r184, %laneid;
 	cvt.s64.u32 %rd121, %r184;
-	.loc 11 26 12
+	.loc 11 27 12
 	setp.hs.u64 %p68, %rd121, 32;
 	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd105, %rd122;
 	ld.shared.f32 %f151, [%rd123];
-	.loc 11 26 33
+	.loc 11 27 33
 	mov.u32 %r185, %laneid;
 	cvt.s64.u32 %rd124, %r185;
-	.loc 11 26 26
+	.loc 11 27 26
 	setp.hs.u64 %p69, %rd124, 32;
 	@%p69 bra $L184_oob8;
 	shl.b64 %rd125, %rd124, 2;
@@ -19053,21 +19091,23 @@ $L155_entry:
 	mov.s64 %rd107, 16;
 	bra.uni $L156_for_loop;
 $L156_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p52, %rd107, 0;
 	@%p52 bra $L157_for_body;
 	bra.uni $L158_for_done;
 $L157_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r157, %rd107;
 	shfl.sync.bfly.b32 %f146, %f145, %r157, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r158, %rd107;
 	shfl.sync.bfly.b32 %r159, %r156, %r158, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L162_entry;
 $L158_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f144, %f145;
 	mov.s32 %r155, %r156;
 	bra.uni $L161_ret_warpArgMax;
@@ -19076,7 +19116,7 @@ $L159_if_then:
 	mov.s32 %r160, %r159;
 	bra.uni $L160_if_done;
 $L160_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd108, %rd107, 2;
 	mov.f32 %f145, %f147;
 	mov.s32 %r156, %r160;
@@ -19169,26 +19209,26 @@ $L179_oob6:
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L180_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r178, 0xFF800000;
 	mov.b32 %f149, %r178;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f148, %f149;
 	bra.uni $L181_ret_negInf;
 $L181_ret_negInf:
-	.loc 11 25 11
+	.loc 11 26 11
 	mov.u32 %r179, %laneid;
 	cvt.s64.u32 %rd116, %r179;
-	.loc 11 25 26
+	.loc 11 26 26
 	mov.u32 %r180, %ntid.x;
 	cvt.s64.u32 %rd117, %r180;
 	mov.u32 %r181, %ntid.y;
 	cvt.s64.u32 %rd118, %r181;
 	mov.u32 %r182, %ntid.z;
 	cvt.s64.u32 %rd119, %r182;
-	.loc 11 25 30
+	.loc 11 26 30
 	div.s64 %rd120, %rd117, 32;
-	.loc 11 25 14
+	.loc 11 26 14
 	setp.lt.s64 %p67, %rd116, %rd120;
 	@%p67 bra $L152_if_then;
 	bra.uni $L182_edge;
@@ -19197,13 +19237,13 @@ $L182_edge:
 	mov.s32 %r183, 2147483647;
 	bra.uni $L185_entry;
 $L183_oob7:
-	.loc 11 26 12
+	.loc 11 27 12
 	mov.u64 %rd21, 0x3D00000008;
 	mov.u64 %rd22, %rd121;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L184_oob8:
-	.loc 11 26 26
+	.loc 11 27 26
 	mov.u64 %rd21, 0x3D00000009;
 	mov.u64 %rd22, %rd124;
 	mov.u64 %rd23, 32;
@@ -19214,21 +19254,23 @@ $L185_entry:
 	mov.s64 %rd127, 16;
 	bra.uni $L186_for_loop;
 $L186_for_loop:
-	.loc 11 35 17
+	.loc 11 36 17
 	setp.gt.s64 %p70, %rd127, 0;
 	@%p70 bra $L187_for_body;
 	bra.uni $L188_for_done;
 $L187_for_body:
-	.loc 11 36 22
+	.loc 11 37 22
 	cvt.u32.u64 %r189, %rd127;
 	shfl.sync.bfly.b32 %f154, %f153, %r189, 31, -1;
-	.loc 11 36 44
+	.loc 11 37 44
 	cvt.u32.u64 %r190, %rd127;
 	shfl.sync.bfly.b32 %r191, %r188, %r190, 31, -1;
-	.loc 11 37 15
+	.loc 11 38 15
 	bra.uni $L192_entry;
 $L188_for_done:
-	.loc 11 41 2
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
 	mov.f32 %f152, %f153;
 	mov.s32 %r187, %r188;
 	bra.uni $L191_ret_warpArgMax;
@@ -19237,16 +19279,16 @@ $L189_if_then:
 	mov.s32 %r192, %r191;
 	bra.uni $L190_if_done;
 $L190_if_done:
-	.loc 11 35 22
+	.loc 11 36 22
 	div.s64 %rd128, %rd127, 2;
 	mov.f32 %f153, %f155;
 	mov.s32 %r188, %r192;
 	mov.s64 %rd127, %rd128;
 	bra.uni $L186_for_loop;
 $L191_ret_warpArgMax:
-	.loc 11 29 8
+	.loc 11 30 8
 	bar.sync 0;
-	.loc 11 30 2
+	.loc 11 31 2
 	mov.f32 %f143, %f152;
 	mov.s32 %r154, %r187;
 	bra.uni $L154_ret_blockArgMax;
@@ -19542,10 +19584,10 @@ $L10_for_body:
 $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L13_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
@@ -19915,10 +19957,10 @@ $L10_for_body:
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L13_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
@@ -20296,10 +20338,10 @@ $L10_for_body:
 $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L13_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
@@ -20751,10 +20793,10 @@ $L13_for_body:
 $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
 $L16_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
@@ -20787,10 +20829,10 @@ $L22_ret_load:
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
@@ -20803,10 +20845,10 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r27, 0xFF800000;
 	mov.b32 %f55, %r27;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f54, %f55;
 	bra.uni $L27_ret_negInf;
 $L27_ret_negInf:
@@ -21170,10 +21212,10 @@ $L13_for_body:
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
 $L16_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
@@ -21208,10 +21250,10 @@ $L22_ret_load:
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
@@ -21224,10 +21266,10 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r27, 0xFF800000;
 	mov.b32 %f55, %r27;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f54, %f55;
 	bra.uni $L27_ret_negInf;
 $L27_ret_negInf:
@@ -21595,10 +21637,10 @@ $L13_for_body:
 $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;
 $L16_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
@@ -21635,10 +21677,10 @@ $L22_ret_load:
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f21, %r14;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
@@ -21651,10 +21693,10 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L26_entry:
-	.loc 11 45 52
+	.loc 11 51 52
 	mov.u32 %r28, 0xFF800000;
 	mov.b32 %f55, %r28;
-	.loc 11 45 25
+	.loc 11 51 25
 	mov.f32 %f54, %f55;
 	bra.uni $L27_ret_negInf;
 $L27_ret_negInf:

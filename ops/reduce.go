@@ -20,6 +20,7 @@ func blockArgMax(t gpu.Thread, v float32, k int32) (float32, int32) {
 	if t.Lane() == 0 {
 		sv[t.Warp()], sk[t.Warp()] = v, k
 	}
+	t.SyncWarp() // reconverge lane 0 before the aligned barrier (see warpArgMax)
 	t.Sync()
 	v, k = negInf(), int32(math.MaxInt32)
 	if t.Lane() < t.BlockDim().X/32 {
@@ -38,6 +39,11 @@ func warpArgMax(t gpu.Thread, v float32, k int32) (float32, int32) {
 			v, k = w, j
 		}
 	}
+	// The data-dependent if splits the warp; lanes rejoin where their PCs
+	// meet, which the emulator's synccheck finds is after a following
+	// bar.sync when the taken side loops back first. Reconverge explicitly,
+	// as CUDA code does with __syncwarp().
+	t.SyncWarp()
 	return v, k
 }
 
