@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern/internal/ptxas"
@@ -11,10 +12,11 @@ import (
 // without register spills.
 func TestPTXAssembles(t *testing.T) {
 	reports := ptxas.Check(t, "ops", []byte(kernModule.PTX))
+	want := strings.Count(kernModule.PTX, ".visible .entry ")
 	for arch, rep := range reports {
 		entries := rep.Entries()
-		if len(entries) == 0 {
-			t.Errorf("%s: ptxas reported no entries", arch)
+		if len(entries) != want {
+			t.Errorf("%s: ptxas reported %d entries, the module has %d", arch, len(entries), want)
 		}
 		for _, f := range entries {
 			if f.Spills() {
