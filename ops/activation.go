@@ -100,7 +100,7 @@ func SiLUMul[T Float](q kern.Queue, out, gate, up *kern.Buffer[T], n int) error 
 	buf(s, "gate", gate, n, "n")
 	buf(s, "up", up, n, "n")
 	buf(s, "out", out, n, "n")
-	return elementwise(s, pick[T](siluMulK), q, n, b(out), b(gate), b(up))
+	return elementwise(s, pick[T](siluMulK), q, n, bufArg(out), bufArg(gate), bufArg(up))
 }
 
 // GELU writes out = x/2·(1 + erf(x/√2)), the exact GELU; x and out hold n
@@ -120,7 +120,7 @@ func unary[A, B gpu.Elem](s *shape, k *kern.Kernel, q kern.Queue, out *kern.Buff
 	s.atLeast("n", n, 0)
 	buf(s, "x", x, n, "n")
 	buf(s, "out", out, n, "n")
-	return elementwise(s, k, q, n, b(out), b(x))
+	return elementwise(s, k, q, n, bufArg(out), bufArg(x))
 }
 
 // elementwise launches a one-element-per-thread kernel over n elements.

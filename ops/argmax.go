@@ -142,7 +142,7 @@ func argmax[T Float](version int, q kern.Queue, out *kern.Buffer[int32], x *kern
 		}
 		defer val.Free()
 		return s.launch(part, q, kern.Blocks(gpu.Dim3{X: rows, Y: 1, Z: 1}, gpu.Dim3{X: rowThreads(cols), Y: 1, Z: 1}),
-			b(val), b(out), b(x), i(cols), i(cols))
+			bufArg(val), bufArg(out), bufArg(x), intArg(cols), intArg(cols))
 	}
 	parts := (cols + argChunk - 1) / argChunk
 	val, err := scratch[float32](s, dev, rows*parts)
@@ -156,10 +156,10 @@ func argmax[T Float](version int, q kern.Queue, out *kern.Buffer[int32], x *kern
 	}
 	defer idx.Free()
 	grid := kern.Blocks(gpu.Dim3{X: rows, Y: parts, Z: 1}, gpu.Dim3{X: rowThreads(min(cols, argChunk)), Y: 1, Z: 1})
-	if err := s.launch(part, q, grid, b(val), b(idx), b(x), i(cols), i(argChunk)); err != nil {
+	if err := s.launch(part, q, grid, bufArg(val), bufArg(idx), bufArg(x), intArg(cols), intArg(argChunk)); err != nil {
 		return err
 	}
-	return s.launch(argmaxFinalKernel.Kernel(), q, blocks1(rows, rowThreads(parts)), b(out), b(val), b(idx), i(parts))
+	return s.launch(argmaxFinalKernel.Kernel(), q, blocks1(rows, rowThreads(parts)), bufArg(out), bufArg(val), bufArg(idx), intArg(parts))
 }
 
 // scratch allocates a temporary buffer for an op.

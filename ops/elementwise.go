@@ -129,7 +129,7 @@ func Scale[T Float](q kern.Queue, out, x *kern.Buffer[T], s float32, n int) erro
 	sh.atLeast("n", n, 0)
 	buf(sh, "x", x, n, "n")
 	buf(sh, "out", out, n, "n")
-	return elementwise(sh, pick[T](scaleK), q, n, b(out), b(x), f(s))
+	return elementwise(sh, pick[T](scaleK), q, n, bufArg(out), bufArg(x), f32Arg(s))
 }
 
 // Cast converts the n elements of x to out's element type, rounding to
@@ -148,5 +148,5 @@ func binary[T Float](s *shape, k *kern.Kernel, q kern.Queue, out, x, y *kern.Buf
 	buf(s, "a", x, n, "n")
 	buf(s, "b", y, n, "n")
 	buf(s, "out", out, n, "n")
-	return elementwise(s, k, q, n, b(out), b(x), b(y))
+	return elementwise(s, k, q, n, bufArg(out), bufArg(x), bufArg(y))
 }

@@ -67,5 +67,5 @@ func Embedding[T Float](q kern.Queue, out, table *kern.Buffer[T], ids *kern.Buff
 	}
 	n := ids.Len()
 	buf(s, "out", out, s.mul(n, dim), "ids.Len()×dim")
-	return elementwise(s, pick[T](embedK), q, n*dim, b(out), b(table), b(ids), i(dim))
+	return elementwise(s, pick[T](embedK), q, n*dim, bufArg(out), bufArg(table), bufArg(ids), intArg(dim))
 }

@@ -228,9 +228,9 @@ func rmsNorm[T Float](s *shape, version int, q kern.Queue, out, x, weight *kern.
 	if version == rmsV2Warp {
 		warps := min(rows, maxRowThreads/32)
 		grid := blocks1((rows+warps-1)/warps, warps*32)
-		return s.launch(pick[T](rmsNormWarpK), q, grid, b(out), b(x), b(weight), i(rows), i(cols), f(eps))
+		return s.launch(pick[T](rmsNormWarpK), q, grid, bufArg(out), bufArg(x), bufArg(weight), intArg(rows), intArg(cols), f32Arg(eps))
 	}
-	return s.launch(pick[T](rmsNormK), q, blocks1(rows, rowThreads(cols)), b(out), b(x), b(weight), i(cols), f(eps))
+	return s.launch(pick[T](rmsNormK), q, blocks1(rows, rowThreads(cols)), bufArg(out), bufArg(x), bufArg(weight), intArg(cols), f32Arg(eps))
 }
 
 // AddRMSNorm adds the residual stream and normalizes the sum in one pass:
@@ -249,7 +249,7 @@ func AddRMSNorm[T Float](q kern.Queue, out, residualOut, x, residual, weight *ke
 		return s.err
 	}
 	return s.launch(pick[T](addRMSNormK), q, blocks1(rows, rowThreads(cols)),
-		b(out), b(residualOut), b(x), b(residual), b(weight), i(cols), f(eps))
+		bufArg(out), bufArg(residualOut), bufArg(x), bufArg(residual), bufArg(weight), intArg(cols), f32Arg(eps))
 }
 
 // LayerNorm writes out = (x - mean) / sqrt(var + eps) · weight + bias for
@@ -267,7 +267,7 @@ func LayerNorm[T Float](q kern.Queue, out, x, weight, bias *kern.Buffer[T], rows
 		return s.err
 	}
 	return s.launch(pick[T](layerNormK), q, blocks1(rows, rowThreads(cols)),
-		b(out), b(x), b(weight), b(bias), i(cols), f(eps))
+		bufArg(out), bufArg(x), bufArg(weight), bufArg(bias), intArg(cols), f32Arg(eps))
 }
 
 // rowsCols checks rows ≥ 0 and cols ≥ 1 and returns rows·cols.

@@ -184,7 +184,7 @@ func DequantInt8[T Float](q kern.Queue, out *kern.Buffer[T], w *kern.Buffer[int8
 	buf(s, "w", w, n, "n")
 	buf(s, "out", out, n, "n")
 	checkScale(s, "scale", scale)
-	return elementwise(s, pick[T](dequantInt8K), q, n, b(out), b(w), f(scale))
+	return elementwise(s, pick[T](dequantInt8K), q, n, bufArg(out), bufArg(w), f32Arg(scale))
 }
 
 // DequantInt8Rows writes out[r,j] = w[r,j]·scales[r]: w and out are
@@ -195,7 +195,7 @@ func DequantInt8Rows[T Float](q kern.Queue, out *kern.Buffer[T], w *kern.Buffer[
 	buf(s, "w", w, n, "rows×cols")
 	buf(s, "out", out, n, "rows×cols")
 	buf(s, "scales", scales, rows, "rows")
-	return elementwise(s, pick[T](dequantInt8RowsK), q, n, b(out), b(w), b(scales), i(cols))
+	return elementwise(s, pick[T](dequantInt8RowsK), q, n, bufArg(out), bufArg(w), bufArg(scales), intArg(cols))
 }
 
 // DequantInt4 unpacks symmetric 4-bit weights in groups of 128 along each
@@ -204,7 +204,7 @@ func DequantInt8Rows[T Float](q kern.Queue, out *kern.Buffer[T], w *kern.Buffer[
 func DequantInt4[T Float](q kern.Queue, out *kern.Buffer[T], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], rows, cols int) error {
 	s := newShape("ops.DequantInt4")
 	n := packedShape(s, out, packed, scales, rows, cols, 2, 1, Int4Group)
-	return elementwise(s, pick[T](dequantInt4K), q, n/2, b(out), b(packed), b(scales), i(cols))
+	return elementwise(s, pick[T](dequantInt4K), q, n/2, bufArg(out), bufArg(packed), bufArg(scales), intArg(cols))
 }
 
 // DequantQ6 unpacks kern's 6-bit format, 4 values in 3 bytes in groups of
@@ -214,7 +214,7 @@ func DequantInt4[T Float](q kern.Queue, out *kern.Buffer[T], packed *kern.Buffer
 func DequantQ6[T Float](q kern.Queue, out *kern.Buffer[T], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], rows, cols int) error {
 	s := newShape("ops.DequantQ6")
 	n := packedShape(s, out, packed, scales, rows, cols, 4, 3, Q6Group)
-	return elementwise(s, pick[T](dequantQ6K), q, n/4, b(out), b(packed), b(scales), i(cols))
+	return elementwise(s, pick[T](dequantQ6K), q, n/4, bufArg(out), bufArg(packed), bufArg(scales), intArg(cols))
 }
 
 // packedShape checks a format packing per elements into bytes bytes, with

@@ -128,5 +128,5 @@ func RoPE[T Float](q kern.Queue, out, x *kern.Buffer[T], tokens, heads, headDim,
 		return s.err
 	}
 	ratio := math.Pow(theta, -2/float64(headDim))
-	return s.launch(pick[T](ropeK), q, kern.Cover(n/2), b(out), b(x), i(heads), i(headDim), i(posOffset), kern.ScalarArg(ratio))
+	return s.launch(pick[T](ropeK), q, kern.Cover(n/2), bufArg(out), bufArg(x), intArg(heads), intArg(headDim), intArg(posOffset), kern.ScalarArg(ratio))
 }

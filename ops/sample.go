@@ -235,5 +235,5 @@ func Sample[T Float](q kern.Queue, out *kern.Buffer[int32], logits *kern.Buffer[
 		topP = 1
 	}
 	return s.launch(pick[T](sampleK), q, blocks1(rows, rowThreads(cols)),
-		b(out), b(logits), i(cols), i(p.TopK), f(topP), f(1/p.Temperature), kern.ScalarArg(p.Seed))
+		bufArg(out), bufArg(logits), intArg(cols), intArg(p.TopK), f32Arg(topP), f32Arg(1/p.Temperature), kern.ScalarArg(p.Seed))
 }

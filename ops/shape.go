@@ -82,9 +82,9 @@ func (s *shape) launch(k *kern.Kernel, q kern.Queue, grid kern.Grid, args ...ker
 }
 
 // Argument shorthands for launches through the untyped kernels.
-func b[T gpu.Elem](x *kern.Buffer[T]) kern.Arg { return kern.BufferArg(x) }
-func i(v int) kern.Arg                         { return kern.ScalarArg(v) }
-func f(v float32) kern.Arg                     { return kern.ScalarArg(v) }
+func bufArg[T gpu.Elem](x *kern.Buffer[T]) kern.Arg { return kern.BufferArg(x) }
+func intArg(v int) kern.Arg                         { return kern.ScalarArg(v) }
+func f32Arg(v float32) kern.Arg                     { return kern.ScalarArg(v) }
 
 // rowThreads is the block width for a kernel that reduces one row of n
 // elements per block: enough warps to give each thread at least one

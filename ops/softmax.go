@@ -126,5 +126,5 @@ func softmax[T Float](k kset, op string, q kern.Queue, out, x *kern.Buffer[T], r
 	if s.err != nil || rows == 0 {
 		return s.err
 	}
-	return s.launch(pick[T](k), q, blocks1(rows, rowThreads(cols)), b(out), b(x), i(cols))
+	return s.launch(pick[T](k), q, blocks1(rows, rowThreads(cols)), bufArg(out), bufArg(x), intArg(cols))
 }
