@@ -3,6 +3,8 @@ package kern_test
 import (
 	"errors"
 	"math"
+	"os"
+	"os/exec"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -182,10 +184,21 @@ func TestOpenHonoursKernDevice(t *testing.T) {
 	if _, err := kern.Open(); err == nil || !strings.Contains(err.Error(), "want cuda, cuda:N, emu or native") {
 		t.Fatalf("KERN_DEVICE=tpu: %v", err)
 	}
-	t.Setenv("KERN_DEVICE", "cuda")
-	t.Setenv("KERN_LIBCUDA", "/nonexistent/libcuda.so.1")
-	if _, err := kern.Open(); !errors.Is(err, kern.ErrNoDriver) || !strings.Contains(err.Error(), "KERN_DEVICE=emu") {
-		t.Fatalf("without a driver: %v, want ErrNoDriver saying how to use the emulator", err)
+}
+
+// TestOpenWithoutADriver runs in a child process: the driver library is
+// loaded once per process, and other tests load the stub.
+func TestOpenWithoutADriver(t *testing.T) {
+	if os.Getenv("KERN_TEST_CHILD") == "1" {
+		if _, err := kern.Open(); !errors.Is(err, kern.ErrNoDriver) || !strings.Contains(err.Error(), "KERN_DEVICE=emu") {
+			t.Fatalf("without a driver: %v, want ErrNoDriver saying how to use the emulator", err)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenWithoutADriver$")
+	cmd.Env = append(os.Environ(), "KERN_TEST_CHILD=1", "KERN_DEVICE=cuda", "KERN_LIBCUDA=/nonexistent/libcuda.so.1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
 
