@@ -5,6 +5,7 @@
 //	kern check [-arch sm_80] [packages]   compile kernels and report errors, writing nothing
 //	kern doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
 //	kern prof [-o file] ./pkg [args]      run a program on the emulator, print its profile
+//	kern bench [-device d] [-plot f.svg]  time memcpy, cuBLAS gemm and ops on a device
 //
 // Packages are go list patterns; the default is the current directory.
 package main
@@ -33,6 +34,8 @@ commands:
   doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
   prof  [-o file] [-check all] ./pkg [args]
                                    run a program on the emulator and print its profile
+  bench [-device emu|cuda] [-plot out.svg] [memcpy] [gemm] [ops]
+                                   time copies, cuBLAS GEMM and ops; -h lists the flags
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -53,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = doctor(stdout)
 	case "prof":
 		err = prof(rest, stdout, stderr)
+	case "bench":
+		err = bench(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,368 @@
+package main
+
+// kern bench: baseline figures for the device kern runs on.
+//
+// Three benchmarks, each in its own file:
+//
+//	memcpy (bench_memcpy.go)  host↔device and device↔device copy bandwidth (CUDA only)
+//	gemm   (bench_gemm.go)    cuBLAS Sgemm and GemmEx throughput (CUDA with cuBLAS only)
+//	ops    (bench_ops.go)     package ops' memory-bound kernels: bandwidth on a GPU,
+//	                          instructions per element on the emulator
+//
+// GPU work is timed with CUDA events around each run, after warm-up runs,
+// and the median of the timed runs is reported. Figures are printed, never
+// checked: a benchmark fails only when the work itself fails. The table
+// (and -plot's chart) is the same on every device; rows a device cannot
+// produce become notes under it.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/cuda"
+	"github.com/gokern/kern/emu"
+)
+
+const benchUsage = `usage: kern bench [flags] [memcpy] [gemm] [ops]
+
+Runs the named benchmarks (all three by default) on the device kern.Open
+picks ($KERN_DEVICE, else the first GPU) or the one -device names, and
+prints a table. See docs/performance.md for what each figure means.
+
+flags:
+`
+
+// benchConfig is what the flags say.
+type benchConfig struct {
+	device      string
+	runs        int
+	warmup      int
+	plot        string
+	memcpySizes []int // bytes
+	gemmSizes   []int // M = N = K
+	gemmTypes   []string
+	opsN        int // elements per op; 0: 1<<24 on a GPU, 1<<12 elsewhere
+	opsCols     int // row length of the row ops; 0: 4096 on a GPU, 256 elsewhere
+	opsDtype    string
+}
+
+// benchRow is one line of the table.
+type benchRow struct {
+	bench string  // "memcpy", "gemm", "ops"
+	name  string  // what ran: "HtoD pinned", "Sgemm f32", "RMSNorm"
+	size  string  // how much: "16 MiB", "4096³", "16M"
+	time  float64 // median seconds per run
+	value float64 // the figure, in unit
+	unit  string  // "GB/s", "GFLOP/s", "thread-instr/elem", ...
+	peak  float64 // percent of the device's peak, or NaN when there is none
+	note  string
+}
+
+// benchEnv is the device under test and what the benchmarks share.
+type benchEnv struct {
+	cfg benchConfig
+	dev *kern.Device
+	// CUDA only: the driver device, its description and the DRAM peak in
+	// bytes per second (2 × memory clock × bus width / 8).
+	cudaDev cuda.Device
+	info    cuda.DeviceInfo
+	peakBW  float64
+	rows    []benchRow
+	notes   []string
+	failed  []error
+}
+
+func (e *benchEnv) add(r benchRow) { e.rows = append(e.rows, r) }
+func (e *benchEnv) notef(format string, args ...any) {
+	e.notes = append(e.notes, fmt.Sprintf(format, args...))
+}
+func (e *benchEnv) isCUDA() bool                          { return e.dev.Kind() == "cuda" }
+func (e *benchEnv) pctOfPeak(bytesPerSec float64) float64 { return pct(bytesPerSec, e.peakBW) }
+
+func pct(v, peak float64) float64 {
+	if peak <= 0 {
+		return math.NaN()
+	}
+	return 100 * v / peak
+}
+
+var benchNames = []string{"memcpy", "gemm", "ops"}
+
+func bench(args []string, stdout, stderr io.Writer) error {
+	cfg, names, err := parseBenchFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	env, err := openBenchDevice(cfg)
+	if err != nil {
+		return err
+	}
+	defer env.dev.Close()
+	fmt.Fprintf(stdout, "kern bench on %s\n", env.dev)
+	if env.isCUDA() {
+		fmt.Fprintf(stdout, "  DRAM peak %.0f GB/s = 2 × %d MHz × %d bit / 8\n",
+			env.peakBW/1e9, env.info.MemoryClockRateKHz/1000, env.info.MemoryBusWidth)
+	}
+	fmt.Fprintf(stdout, "  median of %d runs after %d warm-up runs\n\n", cfg.runs, cfg.warmup)
+	// A failing benchmark does not stop the others; the failures are
+	// reported after the table and make the command fail.
+	for _, name := range names {
+		var err error
+		switch name {
+		case "memcpy":
+			err = benchMemcpy(env)
+		case "gemm":
+			err = benchGemm(env)
+		case "ops":
+			err = benchOps(env)
+		}
+		if err != nil {
+			env.failed = append(env.failed, fmt.Errorf("kern bench %s: %w", name, err))
+		}
+	}
+	writeBenchTable(stdout, env.rows)
+	if len(env.notes) > 0 {
+		fmt.Fprintln(stdout)
+		for _, n := range env.notes {
+			fmt.Fprintln(stdout, n)
+		}
+	}
+	if cfg.plot != "" && len(env.rows) > 0 {
+		if err := writeBenchPlot(cfg.plot, env.dev.String(), env.rows); err != nil {
+			return fmt.Errorf("kern bench -plot: %w", err)
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", cfg.plot)
+	}
+	return errors.Join(env.failed...)
+}
+
+func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, []string, error) {
+	var cfg benchConfig
+	fs := flag.NewFlagSet("kern bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.device, "device", "", "emu, native, cuda or cuda:N (default: $KERN_DEVICE, else cuda)")
+	fs.IntVar(&cfg.runs, "runs", 10, "timed runs per case; the median is reported")
+	fs.IntVar(&cfg.warmup, "warmup", 3, "untimed runs before the timed ones")
+	fs.StringVar(&cfg.plot, "plot", "", "also write a chart to this file (.svg or .png)")
+	memcpySizes := fs.String("memcpy-sizes", "1MiB,16MiB,256MiB", "memcpy: bytes per copy, comma-separated (KiB, MiB, GiB suffixes)")
+	gemmSizes := fs.String("gemm-sizes", "1024,2048,4096,8192", "gemm: square sizes M=N=K, comma-separated")
+	gemmTypes := fs.String("gemm-types", "f32,tf32,f16,bf16", "gemm: Sgemm f32, GemmEx tf32 (f32 data, TF32 tensor cores), f16, bf16 (16-bit data, f32 accumulation)")
+	fs.IntVar(&cfg.opsN, "n", 0, "ops: elements per op (default 16Mi on a GPU, 4Ki on emu and native)")
+	fs.IntVar(&cfg.opsCols, "cols", 0, "ops: row length of the row ops (default 4096 on a GPU, 256 elsewhere)")
+	fs.StringVar(&cfg.opsDtype, "dtype", "f32", "ops: element type, f32, f16 or bf16")
+	if err := fs.Parse(args); err != nil {
+		return cfg, nil, err
+	}
+	var err error
+	if cfg.memcpySizes, err = parseSizes(*memcpySizes); err != nil {
+		return cfg, nil, fmt.Errorf("kern bench -memcpy-sizes: %w", err)
+	}
+	if cfg.gemmSizes, err = parseSizes(*gemmSizes); err != nil {
+		return cfg, nil, fmt.Errorf("kern bench -gemm-sizes: %w", err)
+	}
+	for _, t := range strings.Split(*gemmTypes, ",") {
+		t = strings.TrimSpace(t)
+		if !slices.Contains([]string{"f32", "tf32", "f16", "bf16"}, t) {
+			return cfg, nil, fmt.Errorf("kern bench -gemm-types: %q is not f32, tf32, f16 or bf16", t)
+		}
+		cfg.gemmTypes = append(cfg.gemmTypes, t)
+	}
+	if !slices.Contains([]string{"f32", "f16", "bf16"}, cfg.opsDtype) {
+		return cfg, nil, fmt.Errorf("kern bench -dtype: %q is not f32, f16 or bf16", cfg.opsDtype)
+	}
+	if cfg.runs < 1 || cfg.warmup < 0 || cfg.opsN < 0 || cfg.opsCols < 0 {
+		return cfg, nil, fmt.Errorf("kern bench: -runs must be ≥ 1, -warmup, -n and -cols ≥ 0")
+	}
+	names := fs.Args()
+	if len(names) == 0 {
+		names = benchNames
+	}
+	for _, n := range names {
+		if !slices.Contains(benchNames, n) {
+			return cfg, nil, fmt.Errorf("kern bench: unknown benchmark %q (want %s)", n, strings.Join(benchNames, ", "))
+		}
+	}
+	return cfg, names, nil
+}
+
+// parseSizes reads "1024,4KiB,16MiB".
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		mult := 1
+		for _, u := range []struct {
+			suffix string
+			mult   int
+		}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+			if strings.HasSuffix(f, u.suffix) {
+				f, mult = strings.TrimSuffix(f, u.suffix), u.mult
+				break
+			}
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive size", f)
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
+
+// openBenchDevice opens what -device (or $KERN_DEVICE, as kern.Open reads
+// it) names. The emulator is opened without sanitizers or profiler
+// whatever KERN_EMU_CHECK says: they would be timed too.
+func openBenchDevice(cfg benchConfig) (*benchEnv, error) {
+	spec := cfg.device
+	if spec == "" {
+		spec = strings.TrimSpace(os.Getenv("KERN_DEVICE"))
+	}
+	env := &benchEnv{cfg: cfg}
+	switch {
+	case spec == "emu":
+		env.dev = kern.OpenEmulator(emu.Options{})
+		return env, nil
+	case spec == "native":
+		env.dev = kern.OpenNative()
+		return env, nil
+	case spec == "" || spec == "cuda" || strings.HasPrefix(spec, "cuda:"):
+	default:
+		return nil, fmt.Errorf("kern bench: device %q: want emu, native, cuda or cuda:N", spec)
+	}
+	ordinal := 0
+	if rest, ok := strings.CutPrefix(spec, "cuda:"); ok {
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("kern bench: device %q: want cuda:N with N a device ordinal", spec)
+		}
+		ordinal = n
+	}
+	dev, err := kern.OpenCUDA(ordinal)
+	if err != nil {
+		if errors.Is(err, kern.ErrNoDriver) {
+			return nil, fmt.Errorf("kern bench: no GPU (%v); run `kern bench -device emu` for the emulator's figures", err)
+		}
+		return nil, err
+	}
+	env.dev = dev
+	// kern.OpenCUDA initialized the driver; the benchmarks that bypass
+	// kern's Device (memcpy, gemm) use the same device and primary context.
+	if env.cudaDev, err = cuda.DeviceGet(ordinal); err == nil {
+		env.info, err = env.cudaDev.Info()
+	}
+	if err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("kern bench: %w", err)
+	}
+	env.peakBW = 2 * float64(env.info.MemoryClockRateKHz) * 1e3 * float64(env.info.MemoryBusWidth) / 8
+	return env, nil
+}
+
+// median returns the median of xs (xs is sorted in place).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// timeRuns calls run warmup times, then runs times, and returns the median
+// of the durations run reports.
+func timeRuns(cfg benchConfig, run func() (time.Duration, error)) (float64, error) {
+	for range cfg.warmup {
+		if _, err := run(); err != nil {
+			return 0, err
+		}
+	}
+	ts := make([]float64, cfg.runs)
+	for i := range ts {
+		d, err := run()
+		if err != nil {
+			return 0, err
+		}
+		ts[i] = d.Seconds()
+	}
+	return median(ts), nil
+}
+
+func writeBenchTable(w io.Writer, rows []benchRow) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "benchmark\tcase\tsize\tmedian time\trate\tunit\t%% of peak\t\n")
+	for _, r := range rows {
+		peak := "-"
+		if !math.IsNaN(r.peak) {
+			peak = fmt.Sprintf("%.1f%%", r.peak)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.bench, r.name, r.size, fmtSeconds(r.time), fmtRate(r.value), r.unit, peak)
+	}
+	tw.Flush()
+	for _, r := range rows {
+		if r.note != "" {
+			fmt.Fprintf(w, "  %s %s %s: %s\n", r.bench, r.name, r.size, r.note)
+		}
+	}
+}
+
+func fmtSeconds(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.3f s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.3f ms", s*1e3)
+	default:
+		return fmt.Sprintf("%.2f µs", s*1e6)
+	}
+}
+
+func fmtRate(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.3g", v)
+	}
+}
+
+// fmtBytes writes a size as "16 MiB".
+func fmtBytes(n int) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// fmtCount writes an element count as "16Mi" or "4096".
+func fmtCount(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMi", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKi", n>>10)
+	}
+	return strconv.Itoa(n)
+}

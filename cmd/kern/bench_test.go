@@ -1,0 +1,174 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var benchOpNames = []string{"RMSNorm", "AddRMSNorm", "Softmax", "SiLUMul", "GELU", "Add", "RoPE"}
+
+func TestBenchOnTheEmulator(t *testing.T) {
+	code, out, errs := runKern(t, "bench", "-device", "emu", "-n", "1024", "-cols", "128", "-runs", "2", "-warmup", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := []string{"kern bench on emu", "median time", "thread-instr/elem", "warp-instr/elem",
+		"memcpy: does not apply on emu", "gemm: needs a CUDA GPU", "no kern matmul"}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	for _, op := range benchOpNames {
+		if !tableHasRow(out, "ops", op, "1Ki f32") {
+			t.Errorf("no ops row for %s:\n%s", op, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 3 && (f[0] == "memcpy" || f[0] == "gemm") {
+			t.Errorf("a memcpy or gemm row on the emulator: %q", line)
+		}
+	}
+}
+
+// tableHasRow reports whether a line of the table starts with the
+// benchmark, case and size columns.
+func tableHasRow(out, bench, name, size string) bool {
+	prefix := bench + " " + name + " " + size + " "
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.Join(strings.Fields(line), " "), prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestBenchPlotWritesAnSVG(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.svg")
+	code, out, errs := runKern(t, "bench", "-device", "emu", "-n", "512", "-cols", "64", "-runs", "1", "-warmup", "0", "-plot", path, "ops")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 1000 || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "thread-instr/elem") {
+		t.Errorf("%s (%d bytes) is not the chart:\n%.300s", path, len(b), b)
+	}
+	if !strings.Contains(out, "wrote "+path) {
+		t.Errorf("output does not mention the plot:\n%s", out)
+	}
+}
+
+func TestBenchFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-device", "tpu"}, `device "tpu"`},
+		{[]string{"-device", "emu", "frobnicate"}, `unknown benchmark "frobnicate"`},
+		{[]string{"-memcpy-sizes", "12XB"}, "-memcpy-sizes"},
+		{[]string{"-gemm-types", "f8"}, "-gemm-types"},
+		{[]string{"-dtype", "f64"}, "-dtype"},
+		{[]string{"-device", "emu", "-plot", filepath.Join(t.TempDir(), "x.pdf"), "-n", "256", "-runs", "1", "ops"}, ".svg or .png"},
+	} {
+		code, _, errs := runKern(t, append([]string{"bench"}, c.args...)...)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("kern bench %v: exit %d, %q; want an error mentioning %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+func TestParseSizes(t *testing.T) {
+	got, err := parseSizes("4096, 4KiB,16MiB,1G")
+	if err != nil || len(got) != 4 || got[0] != 4096 || got[1] != 4096 || got[2] != 16<<20 || got[3] != 1<<30 {
+		t.Errorf("parseSizes = %v, %v", got, err)
+	}
+}
+
+// The CUDA path of kern bench runs against package cuda's stub driver
+// and package cublas's stub cuBLAS (both built here from their C sources):
+// device memory is host memory, kernels do nothing and the stub cuBLAS
+// multiplies on the CPU, so the figures are meaningless, but every call
+// of the memcpy, gemm and ops benchmarks goes through the real plumbing.
+// The driver is loaded once per process, so the benchmark runs in a child
+// process (TestBenchStubChild) with KERN_LIBCUDA and KERN_LIBCUBLAS set.
+func TestBenchOnTheStubDriver(t *testing.T) {
+	dir := t.TempDir()
+	cudaLib := buildStubLib(t, filepath.Join(dir, "libcuda_stub.so"), filepath.Join("..", "..", "cuda", "testdata", "stub"))
+	cublasLib := buildStubLib(t, filepath.Join(dir, "libcublas_stub.so"), filepath.Join("..", "..", "cublas", "testdata", "stub"))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchStubChild$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "KERN_BENCH_STUB_CHILD="+filepath.Join(dir, "bench.svg"),
+		"KERN_LIBCUDA="+cudaLib, "KERN_LIBCUBLAS="+cublasLib, "KERN_DEVICE=")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestBenchStubChild") {
+		t.Fatalf("the child failed: %v\n%s", err, out)
+	}
+}
+
+func TestBenchStubChild(t *testing.T) {
+	plot := os.Getenv("KERN_BENCH_STUB_CHILD")
+	if plot == "" {
+		t.Skip("run by TestBenchOnTheStubDriver")
+	}
+	// ops stays out: package ops' module has more kernels than the stub
+	// driver's module table holds (the emulator tests cover ops).
+	code, out, errs := runKern(t, "bench", "-device", "cuda", "-runs", "2", "-warmup", "1",
+		"-memcpy-sizes", "4KiB,64KiB", "-gemm-sizes", "8,16", "-plot", plot, "memcpy", "gemm")
+	t.Log(out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, w := range []string{"kern bench on cuda: Kern Stub A100", "DRAM peak ", " GB/s = 2 × ",
+		"cuBLAS 12.4.5 from", "libcublas_stub.so", "no kern matmul"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+	for _, size := range []string{"4 KiB", "64 KiB"} {
+		for _, c := range []string{"HtoD pinned", "DtoH pinned", "HtoD pageable", "DtoH pageable", "DtoD"} {
+			if !tableHasRow(out, "memcpy", c, size) {
+				t.Errorf("no memcpy row %s %s", c, size)
+			}
+		}
+	}
+	for _, size := range []string{"8³", "16³"} {
+		for _, c := range []string{"Sgemm f32", "GemmEx tf32", "GemmEx f16", "GemmEx bf16"} {
+			if !tableHasRow(out, "gemm", c, size) {
+				t.Errorf("no gemm row %s %s", c, size)
+			}
+		}
+	}
+	if st, err := os.Stat(plot); err != nil || st.Size() < 1000 {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+// buildStubLib compiles the C files of srcDir into the shared object out,
+// skipping the test without a C compiler (failing it under CI=true).
+func buildStubLib(t *testing.T, out, srcDir string) string {
+	t.Helper()
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no C compiler to build the stubs: %v", err)
+		}
+		t.Skipf("no C compiler to build the stubs: %v", err)
+	}
+	srcs, _ := filepath.Glob(filepath.Join(srcDir, "*.c"))
+	if len(srcs) == 0 {
+		t.Fatalf("no C sources in %s", srcDir)
+	}
+	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", out}, srcs...)
+	if b, err := exec.Command(cc, append(args, "-lm", "-lpthread")...).CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", out, err, b)
+	}
+	return out
+}
