@@ -201,6 +201,9 @@ func (c *pkgCtx) checkIdentType(id *ast.Ident) {
 		return
 	}
 	t := obj.Type()
+	if _, isParam := types.Unalias(t).(*types.TypeParam); isParam {
+		return // its underlying type is the constraint; instances are checked when lowered
+	}
 	switch u := t.Underlying().(type) {
 	case *types.Map:
 		c.d.errorf(id.Pos(), UnsupportedMap, "maps are not supported in kernels: use a slice indexed by a small integer key")
