@@ -31,6 +31,10 @@ type pkgCtx struct {
 	// analyzing guards the uniformity analysis against recursive helpers
 	// (which lowering reports).
 	analyzing map[*ssa.Function]bool
+	// uniMemo caches uniformity results by function and argument levels:
+	// a helper called from many sites (or helpers calling each other
+	// several times each) is analysed once per distinct input.
+	uniMemo map[uniKey]*uniformity
 	// devmathPkg is package devmath built with bodies, for inlining.
 	devmathPkg *ssa.Package
 	// unroll holds the positions of for statements marked //kern:unroll.

@@ -92,4 +92,10 @@ const (
 	// BadUnroll: //kern:unroll above a loop whose trip count is not a
 	// small constant.
 	BadUnroll Code = "BadUnroll"
+
+	// KernelTooLarge: a kernel that grows past maxKernelRegs registers
+	// once its helpers are inlined and its loops unrolled, e.g. helpers
+	// that each call the next one twice, 20 deep. Call fewer helpers per
+	// helper, or drop a //kern:unroll.
+	KernelTooLarge Code = "KernelTooLarge"
 )

@@ -296,6 +296,12 @@ func init() {
 	goldenChecks["unroll"] = func(t *testing.T, p *Package) {
 		mustNotContain(t, p, "Dot8", `\.local`)
 		mustNotContain(t, p, "Nested", `\.local`)
+		mustNotContain(t, p, "NestedRange", `\.local`)
+		mustNotContain(t, p, "PastEnd", `\.local`)
+		// a[4] and a[5]: two sites that fail whenever they run.
+		if sites := kernelOf(t, p, "PastEnd").Sites; len(sites) != 2 {
+			t.Errorf("PastEnd: check sites %q, want 2 (a[4], a[5])", sites)
+		}
 		mustContain(t, p, "NotUnrolled", `^ld\.local\.f32 `)
 		// Unrolled: eight multiplies and no loop back edge.
 		if n := countLines(entryBody(t, p, "Dot8"), `^mul\.rn\.f32 `); n != 8 {
@@ -304,7 +310,7 @@ func init() {
 		mustNotContain(t, p, "Dot8", `^setp\.lt\.s64 %p\d+, %rd\d+, 8;`)
 	}
 	reportChecks["unroll"] = func(t *testing.T, p *Package, rep *ptxas.Report) {
-		for _, k := range []string{"Dot8", "Nested"} {
+		for _, k := range []string{"Dot8", "Nested", "NestedRange", "PastEnd"} {
 			if f := rep.Func(k); f != nil && f.StackFrame != 0 {
 				t.Errorf("%s: %s is unrolled into registers but has a %d-byte stack frame", rep.Arch, k, f.StackFrame)
 			}

@@ -34,6 +34,8 @@ type kernelBuilder struct {
 	consts      map[constKey]ir.Reg
 	// index is the kernel's position in the module, part of each site code.
 	index int
+	// reportedSize is set once KernelTooLarge has been reported.
+	reportedSize bool
 }
 
 // siteCode is what a failing check writes to the error slot's first word:
@@ -64,6 +66,10 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	if generic {
 		return nil // its parameters' types are not known
+	}
+	if decl.Body == nil {
+		c.d.errorf(pos, BadKernelSignature, "kernel %s has no body", fn.Name())
+		return nil
 	}
 	if sig.Params().Len() == 0 || !isThread(sig.Params().At(0).Type()) {
 		c.d.errorf(pos, BadKernelSignature, "kernel %s: first parameter must be gpu.Thread, as in func %s(t gpu.Thread, ...)", fn.Name(), fn.Name())

@@ -8,7 +8,9 @@ package compiler
 // the caller's facts. Recursion is therefore an error.
 
 import (
+	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
@@ -99,6 +101,9 @@ func (kb *kernelBuilder) inline(fr *frame, call *ssa.Call, callee *ssa.Function)
 		kb.d.errorf(call.Pos(), UnsupportedRecursion, "helper calls nest deeper than %d", maxInlineDepth)
 		return kb.zeroVal(call.Type())
 	}
+	if kb.tooLarge(call.Pos()) {
+		return kb.zeroVal(call.Type())
+	}
 	syn := callee.Syntax()
 	if callee.Origin() != nil {
 		syn = callee.Origin().Syntax()
@@ -111,6 +116,26 @@ func (kb *kernelBuilder) inline(fr *frame, call *ssa.Call, callee *ssa.Function)
 		args[i] = kb.value(fr, a)
 	}
 	return kb.inlineDirect(fr, call, callee, args)
+}
+
+// maxKernelRegs bounds a kernel's virtual registers after inlining and
+// unrolling: far more than ptxas compiles in reasonable time, and a stop
+// for inlining that grows exponentially.
+const maxKernelRegs = 1 << 18
+
+// tooLarge reports (once per kernel) whether the kernel has outgrown
+// maxKernelRegs.
+func (kb *kernelBuilder) tooLarge(pos token.Pos) bool {
+	if len(kb.f.Regs) <= maxKernelRegs {
+		return false
+	}
+	if !kb.reportedSize {
+		kb.reportedSize = true
+		// Reported at the kernel, naming where it ran out.
+		kb.d.list = append(kb.d.list, Diagnostic{Pos: kb.k.Pos, Code: KernelTooLarge,
+			Msg: fmt.Sprintf("kernel %s grows past %d registers once helpers are inlined and loops unrolled (reached at %s): call fewer helpers from helpers, or unroll less", kb.k.Name, maxKernelRegs, kb.posString(pos))})
+	}
+	return true
 }
 
 // inlineDirect inlines callee at call with already-lowered arguments

@@ -335,8 +335,11 @@ func (kb *kernelBuilder) lowerIndex(fr *frame, in *ssa.Index) *val {
 	n := flatLen(arr.Elem())
 	idx := kb.value(fr, in.Index).ops[0]
 	if idx.Kind == ir.KImm {
-		k := int(signExtend(idx.Imm, scalarType(in.Index.Type())))
-		return &val{ops: x.ops[k*n : k*n+n], origin: -1}
+		k := int64(signExtend(idx.Imm, scalarType(in.Index.Type())))
+		if !kb.constIndexInRange(k, arr.Len(), in.Pos()) {
+			return kb.zeroVal(in.Type())
+		}
+		return &val{ops: x.ops[int(k)*n : int(k)*n+n], origin: -1}
 	}
 	i64 := kb.index64(idx, in.Index.Type())
 	kb.checkBounds(i64, ir.Imm(ir.S64, uint64(arr.Len())), in.Pos())

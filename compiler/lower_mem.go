@@ -495,8 +495,16 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		elem = arr.Elem()
 		n = ir.Imm(ir.S64, uint64(arr.Len()))
 		if x.cells != nil {
-			k := int(signExtend(idx.Imm, scalarType(in.Index.Type())))
-			return &val{cells: x.cells, off: x.off + k*flatLen(elem), origin: -1, space: ir.Local}
+			k := int64(signExtend(idx.Imm, scalarType(in.Index.Type())))
+			if !kb.constIndexInRange(k, arr.Len(), pos) {
+				fl, _ := flatten(elem)
+				cells := make([]ir.Reg, len(fl))
+				for i, t := range fl {
+					cells[i] = kb.b.New(t)
+				}
+				return &val{cells: cells, origin: -1, space: ir.Local}
+			}
+			return &val{cells: x.cells, off: x.off + int(k)*flatLen(elem), origin: -1, space: ir.Local}
 		}
 	default:
 		kb.d.errorf(pos, UnsupportedType, "indexing a %s is not supported in kernels", typeName(in.X.Type()))
@@ -508,6 +516,18 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 	}
 	size := sizes.Sizeof(elem)
 	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], i64, size)}, space: x.space, origin: x.origin}
+}
+
+// constIndexInRange reports whether constant index k is in [0, n). One
+// that is not (an unrolled loop's counter run past an array) is not an
+// error at compile time: as in Go, the access fails when it runs, so the
+// device check is emitted unconditionally.
+func (kb *kernelBuilder) constIndexInRange(k, n int64, pos token.Pos) bool {
+	if k >= 0 && k < n {
+		return true
+	}
+	kb.checkBounds(ir.R(kb.reg(ir.Imm(ir.S64, uint64(k)), ir.S64)), ir.Imm(ir.S64, uint64(n)), pos)
+	return false
 }
 
 // addOffset returns base + i*size as a u64 operand.

@@ -64,6 +64,10 @@ var intrinsicLevel = map[string]level{
 // analyzeUniformity computes levels for fn given its parameters' levels
 // and the divergence level of the call site (base).
 func (c *pkgCtx) analyzeUniformity(fn *ssa.Function, params []level, base level) *uniformity {
+	key := uniKey{fn, levelsKey(params), base}
+	if u, ok := c.uniMemo[key]; ok {
+		return u
+	}
 	u := &uniformity{vals: map[ssa.Value]level{}, block: make([]level, len(fn.Blocks))}
 	for i, p := range fn.Params {
 		if i < len(params) {
@@ -104,7 +108,27 @@ func (c *pkgCtx) analyzeUniformity(fn *ssa.Function, params []level, base level)
 			u.ret = max(u.ret, l)
 		}
 	}
+	if c.uniMemo == nil {
+		c.uniMemo = map[uniKey]*uniformity{}
+	}
+	c.uniMemo[key] = u
 	return u
+}
+
+// uniKey identifies one uniformity analysis: the function, its
+// parameters' levels and the divergence of its call site.
+type uniKey struct {
+	fn     *ssa.Function
+	params string
+	base   level
+}
+
+func levelsKey(ls []level) string {
+	b := make([]byte, len(ls))
+	for i, l := range ls {
+		b[i] = byte(l)
+	}
+	return string(b)
 }
 
 func (u *uniformity) get(v ssa.Value) level {

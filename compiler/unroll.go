@@ -13,6 +13,7 @@ package compiler
 import (
 	"go/ast"
 	"go/token"
+	"go/types"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -80,6 +81,12 @@ func (c *pkgCtx) loopOf(fn *ssa.Function, s ast.Stmt) *unrollLoop {
 		if l == nil || !loopWithin(l, s) {
 			continue
 		}
+		// A rangeint loop's own blocks carry no positions, so an outer
+		// one passes loopWithin for an inner statement too: the loop must
+		// also hold as many rangeint loops as the statement nests.
+		if rs, ok := s.(*ast.RangeStmt); ok && innerRangeInts(l) != c.nestedRangeInts(rs) {
+			continue
+		}
 		if best == nil || len(l.blocks) > len(best.blocks) {
 			best = l
 		}
@@ -88,6 +95,32 @@ func (c *pkgCtx) loopOf(fn *ssa.Function, s ast.Stmt) *unrollLoop {
 		best.stmt = s
 	}
 	return best
+}
+
+// innerRangeInts counts the rangeint loop headers inside l, other than
+// its own.
+func innerRangeInts(l *unrollLoop) int {
+	n := 0
+	for b := range l.blocks {
+		if b != l.header && b.Comment == "rangeint.body" {
+			n++
+		}
+	}
+	return n
+}
+
+// nestedRangeInts counts the range-over-int statements inside s's body.
+func (c *pkgCtx) nestedRangeInts(s *ast.RangeStmt) int {
+	n := 0
+	ast.Inspect(s.Body, func(x ast.Node) bool {
+		if r, ok := x.(*ast.RangeStmt); ok && r.X != nil && c.info.TypeOf(r.X) != nil {
+			if t, ok := c.info.TypeOf(r.X).Underlying().(*types.Basic); ok && t.Info()&types.IsInteger != 0 {
+				n++
+			}
+		}
+		return true
+	})
+	return n
 }
 
 func blockHasPos(b *ssa.BasicBlock, p token.Pos) bool {
@@ -173,6 +206,9 @@ func (kb *kernelBuilder) lowerUnrolled(fr *frame, l *unrollLoop) {
 	for iter := 0; ; iter++ {
 		if iter > maxUnroll {
 			kb.d.errorf(l.stmt.Pos(), BadUnroll, "//kern:unroll: the loop runs more than %d iterations", maxUnroll)
+			return
+		}
+		if kb.tooLarge(l.stmt.Pos()) {
 			return
 		}
 		fr.vals[l.ind] = ind

@@ -57,3 +57,38 @@ func Nested(t gpu.Thread, out []float32) {
 		out[i] = m[1][2] + m[3][3]
 	}
 }
+
+// NestedRange unrolls nested range-over-int loops (whose SSA blocks carry
+// no positions, so the inner statement must not claim the outer loop).
+//
+//kern:kernel
+func NestedRange(t gpu.Thread, out []float32) {
+	var m [4][4]float32
+	//kern:unroll
+	for r := range 4 {
+		//kern:unroll
+		for c := range 4 {
+			m[r][c] = float32(r*4 + c)
+		}
+	}
+	if i := t.GlobalX(); i < len(out) {
+		out[i] = m[1][2] + m[3][3]
+	}
+}
+
+// PastEnd runs an unrolled counter past an array: as in Go, the access
+// fails when it runs (the check is unconditional), not at compile time.
+//
+//kern:kernel
+func PastEnd(t gpu.Thread, out []float32, n int) {
+	var a [4]float32
+	//kern:unroll
+	for k := range 6 {
+		if k < n {
+			a[k] = 1
+		}
+	}
+	if i := t.GlobalX(); i < len(out) {
+		out[i] = a[0] + a[3]
+	}
+}

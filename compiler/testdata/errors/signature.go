@@ -28,3 +28,6 @@ func BadParams(t gpu.Thread,
 	a [4]float32, // ERROR BadKernelSignature "kernel parameter a has type"
 	x []float32) {
 }
+
+//kern:kernel
+func NoBody(t gpu.Thread) // ERROR BadKernelSignature "kernel NoBody has no body"
