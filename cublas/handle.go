@@ -41,12 +41,8 @@ func (h *Handle) Context() cuda.Context { return h.ctx }
 
 // do runs fn in the handle's context, after checking the handle is live.
 func (h *Handle) do(p *proc, fn func() error) error {
-	if h == nil || h.h == 0 {
-		name := "cublas call"
-		if p != nil {
-			name = p.name
-		}
-		return detailError(name, StatusNotInitialized, "the Handle is nil or destroyed")
+	if h.h == 0 {
+		return detailError(p.name, StatusNotInitialized, "the Handle was destroyed")
 	}
 	return h.ctx.Do(fn)
 }

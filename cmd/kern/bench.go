@@ -100,6 +100,9 @@ var benchNames = []string{"memcpy", "gemm", "ops"}
 
 func bench(args []string, stdout, stderr io.Writer) error {
 	cfg, names, err := parseBenchFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the flag package printed the usage
+	}
 	if err != nil {
 		return err
 	}
@@ -109,9 +112,12 @@ func bench(args []string, stdout, stderr io.Writer) error {
 	}
 	defer env.dev.Close()
 	fmt.Fprintf(stdout, "kern bench on %s\n", env.dev)
-	if env.isCUDA() {
+	switch {
+	case env.isCUDA() && env.peakBW > 0:
 		fmt.Fprintf(stdout, "  DRAM peak %.0f GB/s = 2 × %d MHz × %d bit / 8\n",
 			env.peakBW/1e9, env.info.MemoryClockRateKHz/1000, env.info.MemoryBusWidth)
+	case env.isCUDA():
+		fmt.Fprintln(stdout, "  DRAM peak unknown: the driver reports no memory clock or bus width; no % of peak")
 	}
 	fmt.Fprintf(stdout, "  median of %d runs after %d warm-up runs\n\n", cfg.runs, cfg.warmup)
 	// A failing benchmark does not stop the others; the failures are

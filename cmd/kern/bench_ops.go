@@ -62,7 +62,7 @@ type opsShape struct {
 	heads, headDim int // RoPE: rows tokens × heads × headDim = n
 }
 
-func newOpsShape(env *benchEnv) opsShape {
+func newOpsShape(env *benchEnv) (opsShape, error) {
 	n, cols := env.cfg.opsN, env.cfg.opsCols
 	gpuSized := env.isCUDA()
 	if n == 0 {
@@ -78,18 +78,21 @@ func newOpsShape(env *benchEnv) opsShape {
 		}
 	}
 	cols = min(cols, n)
+	if cols < 2 || cols%2 != 0 {
+		return opsShape{}, fmt.Errorf("rows of %d elements: -cols (at most -n) must be even and at least 2, for RoPE's head dimension", cols)
+	}
 	rows := n / cols
-	s := opsShape{n: rows * cols, rows: rows, cols: cols, heads: 1, headDim: cols &^ 1}
+	s := opsShape{n: rows * cols, rows: rows, cols: cols, heads: 1, headDim: cols}
 	if cols%128 == 0 {
 		s.heads, s.headDim = cols/128, 128
 	}
-	return s
+	return s, nil
 }
 
 func benchOpsOf[T ops.Float](env *benchEnv, dtype string) error {
-	sh := newOpsShape(env)
-	if sh.headDim == 0 {
-		return fmt.Errorf("-cols %d: rows must have at least 2 elements", sh.cols)
+	sh, err := newOpsShape(env)
+	if err != nil {
+		return err
 	}
 	cases, free, err := setupOps[T](env.dev, sh)
 	if err != nil {

@@ -74,12 +74,20 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"-memcpy-sizes", "12XB"}, "-memcpy-sizes"},
 		{[]string{"-gemm-types", "f8"}, "-gemm-types"},
 		{[]string{"-dtype", "f64"}, "-dtype"},
+		{[]string{"-device", "emu", "-n", "64", "-cols", "7", "ops"}, "must be even"},
 		{[]string{"-device", "emu", "-plot", filepath.Join(t.TempDir(), "x.pdf"), "-n", "256", "-runs", "1", "ops"}, ".svg or .png"},
 	} {
 		code, _, errs := runKern(t, append([]string{"bench"}, c.args...)...)
 		if code == 0 || !strings.Contains(errs, c.want) {
 			t.Errorf("kern bench %v: exit %d, %q; want an error mentioning %q", c.args, code, errs, c.want)
 		}
+	}
+}
+
+func TestBenchHelp(t *testing.T) {
+	code, _, errs := runKern(t, "bench", "-h")
+	if code != 0 || !strings.Contains(errs, "usage: kern bench") || !strings.Contains(errs, "-gemm-sizes") {
+		t.Errorf("kern bench -h: exit %d, %q", code, errs)
 	}
 }
 
