@@ -17,7 +17,7 @@ import (
 )
 
 // Tanh32 returns the hyperbolic tangent of x. Error at most 2 ulp
-// (measured 1.31 ulp) over all float32. Tanh32(±0) = ±0, ±Inf gives ±1 and
+// (measured 1.34 ulp, every float32 input) over all float32. Tanh32(±0) = ±0, ±Inf gives ±1 and
 // NaN gives NaN. Pure float32 arithmetic (no hardware approximations).
 func Tanh32(x float32) float32 {
 	a := gpu.Abs(x)
