@@ -16,9 +16,10 @@ import (
 	"github.com/gokern/kern/gpu"
 )
 
-// Tanh32 returns the hyperbolic tangent of x. Error at most 2 ulp
-// (measured 1.34 ulp, every float32 input) over all float32. Tanh32(±0) = ±0, ±Inf gives ±1 and
-// NaN gives NaN. Pure float32 arithmetic (no hardware approximations).
+// Tanh32 returns the hyperbolic tangent of x. Error at most 2 ulp over
+// all float32 (measured 1.34 ulp on every input). Tanh32(±0) = ±0, ±Inf
+// gives ±1 and NaN gives NaN. Pure float32 arithmetic (no hardware
+// approximations).
 func Tanh32(x float32) float32 {
 	a := gpu.Abs(x)
 	if a < 0x1p-13 { // tanh x = x after rounding; keeps -0
