@@ -2361,10 +2361,6 @@ $L3_if_then:
 	ld.global.nc.f32 %f0, [%rd20];
 	.loc 4 43 14
 	bra.uni $L9_entry;
-$L5_ret_siluMul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 4 43 19
 	mov.u64 %rd12, 0x100000001;
@@ -2414,6 +2410,22 @@ $L11_oob1:
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L12_entry:
 	.loc 6 33 40
 	mov.f32 %f15, %f14;
@@ -2433,20 +2445,8 @@ $L15_ret_store:
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.f32 [%rd24], %f17;
 	bra.uni $L5_ret_siluMul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L7_bounds_exit;
+$L5_ret_siluMul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry siluMulF16(
@@ -2497,10 +2497,6 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd20];
 	.loc 4 43 14
 	bra.uni $L9_entry;
-$L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 4 43 19
 	mov.u64 %rd12, 0x200000001;
@@ -2552,6 +2548,22 @@ $L11_oob1:
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L12_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f15, %rs1;
@@ -2575,20 +2587,8 @@ $L15_ret_store:
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
 	bra.uni $L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L7_bounds_exit;
+$L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry siluMulBF16(
@@ -2639,10 +2639,6 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd20];
 	.loc 4 43 14
 	bra.uni $L9_entry;
-$L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 4 43 19
 	mov.u64 %rd12, 0x300000001;
@@ -2696,6 +2692,22 @@ $L11_oob1:
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L12_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r7, %rs1;
@@ -2721,20 +2733,8 @@ $L15_ret_store:
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
 	bra.uni $L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L7_bounds_exit;
+$L5_ret_siluMul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry geluF32(
@@ -2779,16 +2779,28 @@ $L3_if_then:
 	ld.global.nc.f32 %f0, [%rd17];
 	.loc 4 59 14
 	bra.uni $L9_entry;
-$L5_ret_gelu_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 4 59 16
 	mov.u64 %rd9, 0x400000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 33 40
 	mov.f32 %f1, %f0;
@@ -2844,20 +2856,11 @@ $L15_if_done:
 	setp.lt.f32 %p5, %f5, 0f40800000;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
-$L16_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p7, %f3, %f3;
-	@%p7 bra $L18_if_then;
-	bra.uni $L26_entry;
 $L17_if_done:
 	.loc 1 48 7
 	setp.lt.f32 %p6, %f5, 0f40100000;
 	@%p6 bra $L20_if_then;
 	bra.uni $L22_if_else;
-$L18_if_then:
-	.loc 1 43 4
-	mov.f32 %f4, %f3;
-	bra.uni $L23_ret_Erf32;
 $L20_if_then:
 	.loc 1 49 10
 	sub.rn.f32 %f16, %f5, 0f3FD00000;
@@ -2884,11 +2887,6 @@ $L20_if_then:
 	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
 	mov.f32 %f28, %f27;
 	bra.uni $L21_if_done;
-$L21_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f29, 0f3F800000, %f28;
-	.loc 1 73 19
-	bra.uni $L24_entry;
 $L22_if_else:
 	.loc 1 62 10
 	sub.rn.f32 %f32, %f5, 0f40480000;
@@ -2911,6 +2909,61 @@ $L22_if_else:
 	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
 	mov.f32 %f28, %f41;
 	bra.uni $L21_if_done;
+$L21_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f29, 0f3F800000, %f28;
+	.loc 1 73 19
+	bra.uni $L24_entry;
+$L24_entry:
+	.loc 3 91 46
+	mov.b32 %r6, %f29;
+	.loc 3 91 49
+	and.b32 %r7, %r6, 2147483647;
+	.loc 3 91 79
+	mov.b32 %r8, %f3;
+	.loc 3 91 82
+	and.b32 %r9, %r8, 0x80000000;
+	.loc 3 91 61
+	or.b32 %r10, %r7, %r9;
+	.loc 3 91 29
+	mov.b32 %f31, %r10;
+	.loc 3 91 2
+	mov.f32 %f30, %f31;
+	bra.uni $L25_ret_copysign32;
+$L25_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f4, %f30;
+	bra.uni $L23_ret_Erf32;
+$L16_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p7, %f3, %f3;
+	@%p7 bra $L18_if_then;
+	bra.uni $L26_entry;
+$L18_if_then:
+	.loc 1 43 4
+	mov.f32 %f4, %f3;
+	bra.uni $L23_ret_Erf32;
+$L26_entry:
+	.loc 3 91 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r11, %f43;
+	.loc 3 91 49
+	and.b32 %r12, %r11, 2147483647;
+	.loc 3 91 79
+	mov.b32 %r13, %f3;
+	.loc 3 91 82
+	and.b32 %r14, %r13, 0x80000000;
+	.loc 3 91 61
+	or.b32 %r15, %r12, %r14;
+	.loc 3 91 29
+	mov.b32 %f44, %r15;
+	.loc 3 91 2
+	mov.f32 %f42, %f44;
+	bra.uni $L27_ret_copysign32;
+$L27_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f4, %f42;
+	bra.uni $L23_ret_Erf32;
 $L23_ret_Erf32:
 	.loc 4 60 33
 	add.rn.f32 %f45, 0f3F800000, %f4;
@@ -2918,47 +2971,6 @@ $L23_ret_Erf32:
 	mul.rn.f32 %f46, %f2, %f45;
 	.loc 4 60 19
 	bra.uni $L28_entry;
-$L24_entry:
-	.loc 3 90 46
-	mov.b32 %r6, %f29;
-	.loc 3 90 49
-	and.b32 %r7, %r6, 2147483647;
-	.loc 3 90 79
-	mov.b32 %r8, %f3;
-	.loc 3 90 82
-	and.b32 %r9, %r8, 0x80000000;
-	.loc 3 90 61
-	or.b32 %r10, %r7, %r9;
-	.loc 3 90 29
-	mov.b32 %f31, %r10;
-	.loc 3 90 2
-	mov.f32 %f30, %f31;
-	bra.uni $L25_ret_copysign32;
-$L25_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f4, %f30;
-	bra.uni $L23_ret_Erf32;
-$L26_entry:
-	.loc 3 90 46
-	mov.f32 %f43, 0f3F800000;
-	mov.b32 %r11, %f43;
-	.loc 3 90 49
-	and.b32 %r12, %r11, 2147483647;
-	.loc 3 90 79
-	mov.b32 %r13, %f3;
-	.loc 3 90 82
-	and.b32 %r14, %r13, 0x80000000;
-	.loc 3 90 61
-	or.b32 %r15, %r12, %r14;
-	.loc 3 90 29
-	mov.b32 %f44, %r15;
-	.loc 3 90 2
-	mov.f32 %f42, %f44;
-	bra.uni $L27_ret_copysign32;
-$L27_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f4, %f42;
-	bra.uni $L23_ret_Erf32;
 $L28_entry:
 	.loc 6 34 40
 	mov.f32 %f47, %f46;
@@ -2969,20 +2981,8 @@ $L29_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f47;
 	bra.uni $L5_ret_gelu_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_gelu_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry geluF16(
@@ -3028,16 +3028,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 4 59 14
 	bra.uni $L9_entry;
-$L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 4 59 16
 	mov.u64 %rd9, 0x500000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
@@ -3095,20 +3107,11 @@ $L15_if_done:
 	setp.lt.f32 %p5, %f5, 0f40800000;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
-$L16_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p7, %f3, %f3;
-	@%p7 bra $L18_if_then;
-	bra.uni $L26_entry;
 $L17_if_done:
 	.loc 1 48 7
 	setp.lt.f32 %p6, %f5, 0f40100000;
 	@%p6 bra $L20_if_then;
 	bra.uni $L22_if_else;
-$L18_if_then:
-	.loc 1 43 4
-	mov.f32 %f4, %f3;
-	bra.uni $L23_ret_Erf32;
 $L20_if_then:
 	.loc 1 49 10
 	sub.rn.f32 %f16, %f5, 0f3FD00000;
@@ -3135,11 +3138,6 @@ $L20_if_then:
 	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
 	mov.f32 %f28, %f27;
 	bra.uni $L21_if_done;
-$L21_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f29, 0f3F800000, %f28;
-	.loc 1 73 19
-	bra.uni $L24_entry;
 $L22_if_else:
 	.loc 1 62 10
 	sub.rn.f32 %f32, %f5, 0f40480000;
@@ -3162,6 +3160,61 @@ $L22_if_else:
 	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
 	mov.f32 %f28, %f41;
 	bra.uni $L21_if_done;
+$L21_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f29, 0f3F800000, %f28;
+	.loc 1 73 19
+	bra.uni $L24_entry;
+$L24_entry:
+	.loc 3 91 46
+	mov.b32 %r6, %f29;
+	.loc 3 91 49
+	and.b32 %r7, %r6, 2147483647;
+	.loc 3 91 79
+	mov.b32 %r8, %f3;
+	.loc 3 91 82
+	and.b32 %r9, %r8, 0x80000000;
+	.loc 3 91 61
+	or.b32 %r10, %r7, %r9;
+	.loc 3 91 29
+	mov.b32 %f31, %r10;
+	.loc 3 91 2
+	mov.f32 %f30, %f31;
+	bra.uni $L25_ret_copysign32;
+$L25_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f4, %f30;
+	bra.uni $L23_ret_Erf32;
+$L16_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p7, %f3, %f3;
+	@%p7 bra $L18_if_then;
+	bra.uni $L26_entry;
+$L18_if_then:
+	.loc 1 43 4
+	mov.f32 %f4, %f3;
+	bra.uni $L23_ret_Erf32;
+$L26_entry:
+	.loc 3 91 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r11, %f43;
+	.loc 3 91 49
+	and.b32 %r12, %r11, 2147483647;
+	.loc 3 91 79
+	mov.b32 %r13, %f3;
+	.loc 3 91 82
+	and.b32 %r14, %r13, 0x80000000;
+	.loc 3 91 61
+	or.b32 %r15, %r12, %r14;
+	.loc 3 91 29
+	mov.b32 %f44, %r15;
+	.loc 3 91 2
+	mov.f32 %f42, %f44;
+	bra.uni $L27_ret_copysign32;
+$L27_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f4, %f42;
+	bra.uni $L23_ret_Erf32;
 $L23_ret_Erf32:
 	.loc 4 60 33
 	add.rn.f32 %f45, 0f3F800000, %f4;
@@ -3169,47 +3222,6 @@ $L23_ret_Erf32:
 	mul.rn.f32 %f46, %f2, %f45;
 	.loc 4 60 19
 	bra.uni $L28_entry;
-$L24_entry:
-	.loc 3 90 46
-	mov.b32 %r6, %f29;
-	.loc 3 90 49
-	and.b32 %r7, %r6, 2147483647;
-	.loc 3 90 79
-	mov.b32 %r8, %f3;
-	.loc 3 90 82
-	and.b32 %r9, %r8, 0x80000000;
-	.loc 3 90 61
-	or.b32 %r10, %r7, %r9;
-	.loc 3 90 29
-	mov.b32 %f31, %r10;
-	.loc 3 90 2
-	mov.f32 %f30, %f31;
-	bra.uni $L25_ret_copysign32;
-$L25_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f4, %f30;
-	bra.uni $L23_ret_Erf32;
-$L26_entry:
-	.loc 3 90 46
-	mov.f32 %f43, 0f3F800000;
-	mov.b32 %r11, %f43;
-	.loc 3 90 49
-	and.b32 %r12, %r11, 2147483647;
-	.loc 3 90 79
-	mov.b32 %r13, %f3;
-	.loc 3 90 82
-	and.b32 %r14, %r13, 0x80000000;
-	.loc 3 90 61
-	or.b32 %r15, %r12, %r14;
-	.loc 3 90 29
-	mov.b32 %f44, %r15;
-	.loc 3 90 2
-	mov.f32 %f42, %f44;
-	bra.uni $L27_ret_copysign32;
-$L27_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f4, %f42;
-	bra.uni $L23_ret_Erf32;
 $L28_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs2, %f46;
@@ -3222,20 +3234,8 @@ $L29_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
 	bra.uni $L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry geluBF16(
@@ -3281,16 +3281,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 4 59 14
 	bra.uni $L9_entry;
-$L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 4 59 16
 	mov.u64 %rd9, 0x600000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
@@ -3350,20 +3362,11 @@ $L15_if_done:
 	setp.lt.f32 %p5, %f5, 0f40800000;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
-$L16_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p7, %f3, %f3;
-	@%p7 bra $L18_if_then;
-	bra.uni $L26_entry;
 $L17_if_done:
 	.loc 1 48 7
 	setp.lt.f32 %p6, %f5, 0f40100000;
 	@%p6 bra $L20_if_then;
 	bra.uni $L22_if_else;
-$L18_if_then:
-	.loc 1 43 4
-	mov.f32 %f4, %f3;
-	bra.uni $L23_ret_Erf32;
 $L20_if_then:
 	.loc 1 49 10
 	sub.rn.f32 %f16, %f5, 0f3FD00000;
@@ -3390,11 +3393,6 @@ $L20_if_then:
 	fma.rn.f32 %f27, %f26, %f16, 0f3CB096C5;
 	mov.f32 %f28, %f27;
 	bra.uni $L21_if_done;
-$L21_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f29, 0f3F800000, %f28;
-	.loc 1 73 19
-	bra.uni $L24_entry;
 $L22_if_else:
 	.loc 1 62 10
 	sub.rn.f32 %f32, %f5, 0f40480000;
@@ -3417,6 +3415,61 @@ $L22_if_else:
 	fma.rn.f32 %f41, %f40, %f32, 0f3725EBA6;
 	mov.f32 %f28, %f41;
 	bra.uni $L21_if_done;
+$L21_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f29, 0f3F800000, %f28;
+	.loc 1 73 19
+	bra.uni $L24_entry;
+$L24_entry:
+	.loc 3 91 46
+	mov.b32 %r7, %f29;
+	.loc 3 91 49
+	and.b32 %r8, %r7, 2147483647;
+	.loc 3 91 79
+	mov.b32 %r9, %f3;
+	.loc 3 91 82
+	and.b32 %r10, %r9, 0x80000000;
+	.loc 3 91 61
+	or.b32 %r11, %r8, %r10;
+	.loc 3 91 29
+	mov.b32 %f31, %r11;
+	.loc 3 91 2
+	mov.f32 %f30, %f31;
+	bra.uni $L25_ret_copysign32;
+$L25_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f4, %f30;
+	bra.uni $L23_ret_Erf32;
+$L16_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p7, %f3, %f3;
+	@%p7 bra $L18_if_then;
+	bra.uni $L26_entry;
+$L18_if_then:
+	.loc 1 43 4
+	mov.f32 %f4, %f3;
+	bra.uni $L23_ret_Erf32;
+$L26_entry:
+	.loc 3 91 46
+	mov.f32 %f43, 0f3F800000;
+	mov.b32 %r12, %f43;
+	.loc 3 91 49
+	and.b32 %r13, %r12, 2147483647;
+	.loc 3 91 79
+	mov.b32 %r14, %f3;
+	.loc 3 91 82
+	and.b32 %r15, %r14, 0x80000000;
+	.loc 3 91 61
+	or.b32 %r16, %r13, %r15;
+	.loc 3 91 29
+	mov.b32 %f44, %r16;
+	.loc 3 91 2
+	mov.f32 %f42, %f44;
+	bra.uni $L27_ret_copysign32;
+$L27_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f4, %f42;
+	bra.uni $L23_ret_Erf32;
 $L23_ret_Erf32:
 	.loc 4 60 33
 	add.rn.f32 %f45, 0f3F800000, %f4;
@@ -3424,47 +3477,6 @@ $L23_ret_Erf32:
 	mul.rn.f32 %f46, %f2, %f45;
 	.loc 4 60 19
 	bra.uni $L28_entry;
-$L24_entry:
-	.loc 3 90 46
-	mov.b32 %r7, %f29;
-	.loc 3 90 49
-	and.b32 %r8, %r7, 2147483647;
-	.loc 3 90 79
-	mov.b32 %r9, %f3;
-	.loc 3 90 82
-	and.b32 %r10, %r9, 0x80000000;
-	.loc 3 90 61
-	or.b32 %r11, %r8, %r10;
-	.loc 3 90 29
-	mov.b32 %f31, %r11;
-	.loc 3 90 2
-	mov.f32 %f30, %f31;
-	bra.uni $L25_ret_copysign32;
-$L25_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f4, %f30;
-	bra.uni $L23_ret_Erf32;
-$L26_entry:
-	.loc 3 90 46
-	mov.f32 %f43, 0f3F800000;
-	mov.b32 %r12, %f43;
-	.loc 3 90 49
-	and.b32 %r13, %r12, 2147483647;
-	.loc 3 90 79
-	mov.b32 %r14, %f3;
-	.loc 3 90 82
-	and.b32 %r15, %r14, 0x80000000;
-	.loc 3 90 61
-	or.b32 %r16, %r13, %r15;
-	.loc 3 90 29
-	mov.b32 %f44, %r16;
-	.loc 3 90 2
-	mov.f32 %f42, %f44;
-	bra.uni $L27_ret_copysign32;
-$L27_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f4, %f42;
-	bra.uni $L23_ret_Erf32;
 $L28_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs2, %f46;
@@ -3477,20 +3489,8 @@ $L29_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
 	bra.uni $L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_gelu_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry geluTanhF32(
@@ -3535,16 +3535,28 @@ $L3_if_then:
 	ld.global.nc.f32 %f0, [%rd17];
 	.loc 4 75 14
 	bra.uni $L9_entry;
-$L5_ret_geluTanh_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 4 75 16
 	mov.u64 %rd9, 0x700000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 33 40
 	mov.f32 %f1, %f0;
@@ -3565,66 +3577,50 @@ $L10_ret_load:
 	.loc 4 77 43
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 23 14
+	.loc 3 24 14
 	abs.f32 %f9, %f6;
-	.loc 3 24 7
+	.loc 3 25 7
 	setp.lt.f32 %p3, %f9, 0f39000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 3 25 3
+	.loc 3 26 3
 	mov.f32 %f8, %f6;
 	bra.uni $L20_ret_Tanh32;
 $L13_if_done:
-	.loc 3 27 7
+	.loc 3 28 7
 	setp.lt.f32 %p4, %f9, 0f3F19999A;
 	@%p4 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 3 28 10
+	.loc 3 29 10
 	mul.rn.f32 %f10, %f6, %f6;
-	.loc 3 30 14
+	.loc 3 31 14
 	mov.f32 %f12, 0fBBCD6EDD;
 	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
-	.loc 3 31 14
-	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 32 14
-	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 33 14
+	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	.loc 3 34 14
 	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
-	.loc 3 34 19
+	.loc 3 35 19
 	mul.rn.f32 %f16, %f6, %f10;
-	.loc 3 34 17
+	.loc 3 35 17
 	fma.rn.f32 %f17, %f16, %f15, %f6;
-	.loc 3 34 3
+	.loc 3 35 3
 	mov.f32 %f8, %f17;
 	bra.uni $L20_ret_Tanh32;
 $L15_if_done:
-	.loc 3 36 9
+	.loc 3 37 9
 	setp.lt.f32 %p5, %f9, 0f4111999A;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
-$L16_if_then:
-	.loc 3 37 8
-	setp.neu.f32 %p6, %f6, %f6;
-	@%p6 bra $L18_if_then;
-	bra.uni $L25_entry;
 $L17_if_done:
-	.loc 3 42 32
+	.loc 3 43 32
 	mul.rn.f32 %f18, 0f40000000, %f9;
-	.loc 3 42 30
+	.loc 3 43 30
 	bra.uni $L21_entry;
-$L18_if_then:
-	.loc 3 38 4
-	mov.f32 %f8, %f6;
-	bra.uni $L20_ret_Tanh32;
-$L20_ret_Tanh32:
-	.loc 4 77 33
-	add.rn.f32 %f45, 0f3F800000, %f8;
-	.loc 4 77 28
-	mul.rn.f32 %f46, %f7, %f45;
-	.loc 4 77 19
-	bra.uni $L27_entry;
 $L21_entry:
 	.loc 2 114 18
 	mul.rn.f32 %f20, %f18, 0f3FB8AA3B;
@@ -3671,55 +3667,71 @@ $L21_entry:
 	mov.f32 %f19, %f36;
 	bra.uni $L22_ret_exp32;
 $L22_ret_exp32:
-	.loc 3 42 35
+	.loc 3 43 35
 	add.rn.f32 %f37, %f19, 0f3F800000;
-	.loc 3 42 23
+	.loc 3 43 23
 	div.rn.f32 %f38, 0f40000000, %f37;
-	.loc 3 42 21
+	.loc 3 43 21
 	sub.rn.f32 %f39, 0f3F800000, %f38;
-	.loc 3 42 19
+	.loc 3 43 19
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 90 46
+	.loc 3 91 46
 	mov.b32 %r10, %f39;
-	.loc 3 90 49
+	.loc 3 91 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 3 90 79
+	.loc 3 91 79
 	mov.b32 %r12, %f6;
-	.loc 3 90 82
+	.loc 3 91 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 3 90 61
+	.loc 3 91 61
 	or.b32 %r14, %r11, %r13;
-	.loc 3 90 29
+	.loc 3 91 29
 	mov.b32 %f41, %r14;
-	.loc 3 90 2
+	.loc 3 91 2
 	mov.f32 %f40, %f41;
 	bra.uni $L24_ret_copysign32;
 $L24_ret_copysign32:
-	.loc 3 42 2
+	.loc 3 43 2
 	mov.f32 %f8, %f40;
 	bra.uni $L20_ret_Tanh32;
+$L16_if_then:
+	.loc 3 38 8
+	setp.neu.f32 %p6, %f6, %f6;
+	@%p6 bra $L18_if_then;
+	bra.uni $L25_entry;
+$L18_if_then:
+	.loc 3 39 4
+	mov.f32 %f8, %f6;
+	bra.uni $L20_ret_Tanh32;
 $L25_entry:
-	.loc 3 90 46
+	.loc 3 91 46
 	mov.f32 %f43, 0f3F800000;
 	mov.b32 %r15, %f43;
-	.loc 3 90 49
+	.loc 3 91 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 3 90 79
+	.loc 3 91 79
 	mov.b32 %r17, %f6;
-	.loc 3 90 82
+	.loc 3 91 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 3 90 61
+	.loc 3 91 61
 	or.b32 %r19, %r16, %r18;
-	.loc 3 90 29
+	.loc 3 91 29
 	mov.b32 %f44, %r19;
-	.loc 3 90 2
+	.loc 3 91 2
 	mov.f32 %f42, %f44;
 	bra.uni $L26_ret_copysign32;
 $L26_ret_copysign32:
-	.loc 3 40 3
+	.loc 3 41 3
 	mov.f32 %f8, %f42;
 	bra.uni $L20_ret_Tanh32;
+$L20_ret_Tanh32:
+	.loc 4 77 33
+	add.rn.f32 %f45, 0f3F800000, %f8;
+	.loc 4 77 28
+	mul.rn.f32 %f46, %f7, %f45;
+	.loc 4 77 19
+	bra.uni $L27_entry;
 $L27_entry:
 	.loc 6 34 40
 	mov.f32 %f47, %f46;
@@ -3730,20 +3742,8 @@ $L28_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f47;
 	bra.uni $L5_ret_geluTanh_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_geluTanh_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry geluTanhF16(
@@ -3789,16 +3789,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 4 75 14
 	bra.uni $L9_entry;
-$L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 4 75 16
 	mov.u64 %rd9, 0x800000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
@@ -3821,66 +3833,50 @@ $L10_ret_load:
 	.loc 4 77 43
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 23 14
+	.loc 3 24 14
 	abs.f32 %f9, %f6;
-	.loc 3 24 7
+	.loc 3 25 7
 	setp.lt.f32 %p3, %f9, 0f39000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 3 25 3
+	.loc 3 26 3
 	mov.f32 %f8, %f6;
 	bra.uni $L20_ret_Tanh32;
 $L13_if_done:
-	.loc 3 27 7
+	.loc 3 28 7
 	setp.lt.f32 %p4, %f9, 0f3F19999A;
 	@%p4 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 3 28 10
+	.loc 3 29 10
 	mul.rn.f32 %f10, %f6, %f6;
-	.loc 3 30 14
+	.loc 3 31 14
 	mov.f32 %f12, 0fBBCD6EDD;
 	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
-	.loc 3 31 14
-	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 32 14
-	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 33 14
+	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	.loc 3 34 14
 	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
-	.loc 3 34 19
+	.loc 3 35 19
 	mul.rn.f32 %f16, %f6, %f10;
-	.loc 3 34 17
+	.loc 3 35 17
 	fma.rn.f32 %f17, %f16, %f15, %f6;
-	.loc 3 34 3
+	.loc 3 35 3
 	mov.f32 %f8, %f17;
 	bra.uni $L20_ret_Tanh32;
 $L15_if_done:
-	.loc 3 36 9
+	.loc 3 37 9
 	setp.lt.f32 %p5, %f9, 0f4111999A;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
-$L16_if_then:
-	.loc 3 37 8
-	setp.neu.f32 %p6, %f6, %f6;
-	@%p6 bra $L18_if_then;
-	bra.uni $L25_entry;
 $L17_if_done:
-	.loc 3 42 32
+	.loc 3 43 32
 	mul.rn.f32 %f18, 0f40000000, %f9;
-	.loc 3 42 30
+	.loc 3 43 30
 	bra.uni $L21_entry;
-$L18_if_then:
-	.loc 3 38 4
-	mov.f32 %f8, %f6;
-	bra.uni $L20_ret_Tanh32;
-$L20_ret_Tanh32:
-	.loc 4 77 33
-	add.rn.f32 %f45, 0f3F800000, %f8;
-	.loc 4 77 28
-	mul.rn.f32 %f46, %f7, %f45;
-	.loc 4 77 19
-	bra.uni $L27_entry;
 $L21_entry:
 	.loc 2 114 18
 	mul.rn.f32 %f20, %f18, 0f3FB8AA3B;
@@ -3927,55 +3923,71 @@ $L21_entry:
 	mov.f32 %f19, %f36;
 	bra.uni $L22_ret_exp32;
 $L22_ret_exp32:
-	.loc 3 42 35
+	.loc 3 43 35
 	add.rn.f32 %f37, %f19, 0f3F800000;
-	.loc 3 42 23
+	.loc 3 43 23
 	div.rn.f32 %f38, 0f40000000, %f37;
-	.loc 3 42 21
+	.loc 3 43 21
 	sub.rn.f32 %f39, 0f3F800000, %f38;
-	.loc 3 42 19
+	.loc 3 43 19
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 90 46
+	.loc 3 91 46
 	mov.b32 %r10, %f39;
-	.loc 3 90 49
+	.loc 3 91 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 3 90 79
+	.loc 3 91 79
 	mov.b32 %r12, %f6;
-	.loc 3 90 82
+	.loc 3 91 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 3 90 61
+	.loc 3 91 61
 	or.b32 %r14, %r11, %r13;
-	.loc 3 90 29
+	.loc 3 91 29
 	mov.b32 %f41, %r14;
-	.loc 3 90 2
+	.loc 3 91 2
 	mov.f32 %f40, %f41;
 	bra.uni $L24_ret_copysign32;
 $L24_ret_copysign32:
-	.loc 3 42 2
+	.loc 3 43 2
 	mov.f32 %f8, %f40;
 	bra.uni $L20_ret_Tanh32;
+$L16_if_then:
+	.loc 3 38 8
+	setp.neu.f32 %p6, %f6, %f6;
+	@%p6 bra $L18_if_then;
+	bra.uni $L25_entry;
+$L18_if_then:
+	.loc 3 39 4
+	mov.f32 %f8, %f6;
+	bra.uni $L20_ret_Tanh32;
 $L25_entry:
-	.loc 3 90 46
+	.loc 3 91 46
 	mov.f32 %f43, 0f3F800000;
 	mov.b32 %r15, %f43;
-	.loc 3 90 49
+	.loc 3 91 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 3 90 79
+	.loc 3 91 79
 	mov.b32 %r17, %f6;
-	.loc 3 90 82
+	.loc 3 91 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 3 90 61
+	.loc 3 91 61
 	or.b32 %r19, %r16, %r18;
-	.loc 3 90 29
+	.loc 3 91 29
 	mov.b32 %f44, %r19;
-	.loc 3 90 2
+	.loc 3 91 2
 	mov.f32 %f42, %f44;
 	bra.uni $L26_ret_copysign32;
 $L26_ret_copysign32:
-	.loc 3 40 3
+	.loc 3 41 3
 	mov.f32 %f8, %f42;
 	bra.uni $L20_ret_Tanh32;
+$L20_ret_Tanh32:
+	.loc 4 77 33
+	add.rn.f32 %f45, 0f3F800000, %f8;
+	.loc 4 77 28
+	mul.rn.f32 %f46, %f7, %f45;
+	.loc 4 77 19
+	bra.uni $L27_entry;
 $L27_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs2, %f46;
@@ -3988,20 +4000,8 @@ $L28_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
 	bra.uni $L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry geluTanhBF16(
@@ -4047,16 +4047,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 4 75 14
 	bra.uni $L9_entry;
-$L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 4 75 16
 	mov.u64 %rd9, 0x900000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
@@ -4081,66 +4093,50 @@ $L10_ret_load:
 	.loc 4 77 43
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 23 14
+	.loc 3 24 14
 	abs.f32 %f9, %f6;
-	.loc 3 24 7
+	.loc 3 25 7
 	setp.lt.f32 %p3, %f9, 0f39000000;
 	@%p3 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
-	.loc 3 25 3
+	.loc 3 26 3
 	mov.f32 %f8, %f6;
 	bra.uni $L20_ret_Tanh32;
 $L13_if_done:
-	.loc 3 27 7
+	.loc 3 28 7
 	setp.lt.f32 %p4, %f9, 0f3F19999A;
 	@%p4 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 3 28 10
+	.loc 3 29 10
 	mul.rn.f32 %f10, %f6, %f6;
-	.loc 3 30 14
+	.loc 3 31 14
 	mov.f32 %f12, 0fBBCD6EDD;
 	fma.rn.f32 %f11, %f12, %f10, 0f3CACF131;
-	.loc 3 31 14
-	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 32 14
-	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	fma.rn.f32 %f13, %f11, %f10, 0fBD5CAAF7;
 	.loc 3 33 14
+	fma.rn.f32 %f14, %f13, %f10, 0f3E088770;
+	.loc 3 34 14
 	fma.rn.f32 %f15, %f14, %f10, 0fBEAAAAAA;
-	.loc 3 34 19
+	.loc 3 35 19
 	mul.rn.f32 %f16, %f6, %f10;
-	.loc 3 34 17
+	.loc 3 35 17
 	fma.rn.f32 %f17, %f16, %f15, %f6;
-	.loc 3 34 3
+	.loc 3 35 3
 	mov.f32 %f8, %f17;
 	bra.uni $L20_ret_Tanh32;
 $L15_if_done:
-	.loc 3 36 9
+	.loc 3 37 9
 	setp.lt.f32 %p5, %f9, 0f4111999A;
 	@%p5 bra $L17_if_done;
 	bra.uni $L16_if_then;
-$L16_if_then:
-	.loc 3 37 8
-	setp.neu.f32 %p6, %f6, %f6;
-	@%p6 bra $L18_if_then;
-	bra.uni $L25_entry;
 $L17_if_done:
-	.loc 3 42 32
+	.loc 3 43 32
 	mul.rn.f32 %f18, 0f40000000, %f9;
-	.loc 3 42 30
+	.loc 3 43 30
 	bra.uni $L21_entry;
-$L18_if_then:
-	.loc 3 38 4
-	mov.f32 %f8, %f6;
-	bra.uni $L20_ret_Tanh32;
-$L20_ret_Tanh32:
-	.loc 4 77 33
-	add.rn.f32 %f45, 0f3F800000, %f8;
-	.loc 4 77 28
-	mul.rn.f32 %f46, %f7, %f45;
-	.loc 4 77 19
-	bra.uni $L27_entry;
 $L21_entry:
 	.loc 2 114 18
 	mul.rn.f32 %f20, %f18, 0f3FB8AA3B;
@@ -4187,55 +4183,71 @@ $L21_entry:
 	mov.f32 %f19, %f36;
 	bra.uni $L22_ret_exp32;
 $L22_ret_exp32:
-	.loc 3 42 35
+	.loc 3 43 35
 	add.rn.f32 %f37, %f19, 0f3F800000;
-	.loc 3 42 23
+	.loc 3 43 23
 	div.rn.f32 %f38, 0f40000000, %f37;
-	.loc 3 42 21
+	.loc 3 43 21
 	sub.rn.f32 %f39, 0f3F800000, %f38;
-	.loc 3 42 19
+	.loc 3 43 19
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 3 90 46
+	.loc 3 91 46
 	mov.b32 %r11, %f39;
-	.loc 3 90 49
+	.loc 3 91 49
 	and.b32 %r12, %r11, 2147483647;
-	.loc 3 90 79
+	.loc 3 91 79
 	mov.b32 %r13, %f6;
-	.loc 3 90 82
+	.loc 3 91 82
 	and.b32 %r14, %r13, 0x80000000;
-	.loc 3 90 61
+	.loc 3 91 61
 	or.b32 %r15, %r12, %r14;
-	.loc 3 90 29
+	.loc 3 91 29
 	mov.b32 %f41, %r15;
-	.loc 3 90 2
+	.loc 3 91 2
 	mov.f32 %f40, %f41;
 	bra.uni $L24_ret_copysign32;
 $L24_ret_copysign32:
-	.loc 3 42 2
+	.loc 3 43 2
 	mov.f32 %f8, %f40;
 	bra.uni $L20_ret_Tanh32;
+$L16_if_then:
+	.loc 3 38 8
+	setp.neu.f32 %p6, %f6, %f6;
+	@%p6 bra $L18_if_then;
+	bra.uni $L25_entry;
+$L18_if_then:
+	.loc 3 39 4
+	mov.f32 %f8, %f6;
+	bra.uni $L20_ret_Tanh32;
 $L25_entry:
-	.loc 3 90 46
+	.loc 3 91 46
 	mov.f32 %f43, 0f3F800000;
 	mov.b32 %r16, %f43;
-	.loc 3 90 49
+	.loc 3 91 49
 	and.b32 %r17, %r16, 2147483647;
-	.loc 3 90 79
+	.loc 3 91 79
 	mov.b32 %r18, %f6;
-	.loc 3 90 82
+	.loc 3 91 82
 	and.b32 %r19, %r18, 0x80000000;
-	.loc 3 90 61
+	.loc 3 91 61
 	or.b32 %r20, %r17, %r19;
-	.loc 3 90 29
+	.loc 3 91 29
 	mov.b32 %f44, %r20;
-	.loc 3 90 2
+	.loc 3 91 2
 	mov.f32 %f42, %f44;
 	bra.uni $L26_ret_copysign32;
 $L26_ret_copysign32:
-	.loc 3 40 3
+	.loc 3 41 3
 	mov.f32 %f8, %f42;
 	bra.uni $L20_ret_Tanh32;
+$L20_ret_Tanh32:
+	.loc 4 77 33
+	add.rn.f32 %f45, 0f3F800000, %f8;
+	.loc 4 77 28
+	mul.rn.f32 %f46, %f7, %f45;
+	.loc 4 77 19
+	bra.uni $L27_entry;
 $L27_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs2, %f46;
@@ -4248,20 +4260,8 @@ $L28_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
 	bra.uni $L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry argmaxPartF32(
@@ -4319,71 +4319,6 @@ $L2_entry:
 	min.s64 %rd19, %rd18, %rd9;
 	.loc 5 67 16
 	bra.uni $L11_entry;
-$L3_for_loop:
-	.loc 5 68 35
-	setp.lt.s64 %p0, %rd24, %rd19;
-	@%p0 bra $L4_for_body;
-	bra.uni $L34_entry;
-$L4_for_body:
-	.loc 5 69 23
-	mul.lo.s64 %rd25, %rd11, %rd9;
-	.loc 5 69 28
-	add.s64 %rd26, %rd25, %rd24;
-	.loc 5 69 19
-	setp.hs.u64 %p1, %rd26, %rd8;
-	@%p1 bra $L15_oob0;
-	shl.b64 %rd34, %rd26, 2;
-	add.s64 %rd35, %rd7, %rd34;
-	ld.global.nc.f32 %f3, [%rd35];
-	.loc 5 69 17
-	bra.uni $L16_entry;
-$L6_if_then:
-	.loc 5 70 19
-	cvt.s32.s64 %r16, %rd24;
-	mov.f32 %f5, %f4;
-	mov.s32 %r15, %r16;
-	bra.uni $L7_if_done;
-$L7_if_done:
-	.loc 5 68 56
-	mov.u32 %r17, %ntid.x;
-	cvt.s64.u32 %rd36, %r17;
-	mov.u32 %r18, %ntid.y;
-	cvt.s64.u32 %rd37, %r18;
-	mov.u32 %r19, %ntid.z;
-	cvt.s64.u32 %rd38, %r19;
-	.loc 5 68 41
-	add.s64 %rd39, %rd24, %rd36;
-	mov.f32 %f2, %f5;
-	mov.s32 %r10, %r15;
-	mov.s64 %rd24, %rd39;
-	bra.uni $L3_for_loop;
-$L8_if_then:
-	.loc 5 75 21
-	mov.u32 %r62, %nctaid.x;
-	cvt.s64.u32 %rd67, %r62;
-	mov.u32 %r63, %nctaid.y;
-	cvt.s64.u32 %rd68, %r63;
-	mov.u32 %r64, %nctaid.z;
-	cvt.s64.u32 %rd69, %r64;
-	.loc 5 75 11
-	mul.lo.s64 %rd70, %rd11, %rd68;
-	.loc 5 75 26
-	add.s64 %rd71, %rd70, %rd15;
-	.loc 5 76 10
-	setp.hs.u64 %p45, %rd71, %rd2;
-	@%p45 bra $L93_oob5;
-	shl.b64 %rd72, %rd71, 2;
-	add.s64 %rd73, %rd1, %rd72;
-	st.global.f32 [%rd73], %f6;
-	.loc 5 76 22
-	setp.hs.u64 %p46, %rd71, %rd5;
-	@%p46 bra $L94_oob6;
-	shl.b64 %rd74, %rd71, 2;
-	add.s64 %rd75, %rd4, %rd74;
-	st.global.s32 [%rd75], %r20;
-	bra.uni $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
 $L11_entry:
 	.loc 11 51 52
 	mov.u32 %r6, 0xFF800000;
@@ -4405,8 +4340,24 @@ $L12_ret_negInf:
 	mov.s32 %r10, 2147483647;
 	mov.s64 %rd24, %rd23;
 	bra.uni $L3_for_loop;
-$L14_bounds_exit:
-	exit;
+$L3_for_loop:
+	.loc 5 68 35
+	setp.lt.s64 %p0, %rd24, %rd19;
+	@%p0 bra $L4_for_body;
+	bra.uni $L34_entry;
+$L4_for_body:
+	.loc 5 69 23
+	mul.lo.s64 %rd25, %rd11, %rd9;
+	.loc 5 69 28
+	add.s64 %rd26, %rd25, %rd24;
+	.loc 5 69 19
+	setp.hs.u64 %p1, %rd26, %rd8;
+	@%p1 bra $L15_oob0;
+	shl.b64 %rd34, %rd26, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.f32 %f3, [%rd35];
+	.loc 5 69 17
+	bra.uni $L16_entry;
 $L15_oob0:
 	.loc 5 69 19
 	mov.u64 %rd27, 0xA00000001;
@@ -4432,15 +4383,9 @@ $L19_switch_body:
 	setp.eq.f32 %p5, %f2, %f2;
 	@%p5 bra $L30_edge;
 	bra.uni $L22_binop_rhs;
-$L20_switch_body:
-	.loc 5 105 3
-	mov.pred %p3, 0;
-	bra.uni $L29_ret_argBetter;
-$L21_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p8, %f2, %f2;
-	@%p8 bra $L20_switch_body;
-	bra.uni $L24_switch_next;
+$L30_edge:
+	mov.pred %p6, 1;
+	bra.uni $L23_binop_done;
 $L22_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p7, %r14, %r10;
@@ -4450,44 +4395,70 @@ $L23_binop_done:
 	.loc 5 103 3
 	mov.pred %p3, %p6;
 	bra.uni $L29_ret_argBetter;
+$L21_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p8, %f2, %f2;
+	@%p8 bra $L20_switch_body;
+	bra.uni $L24_switch_next;
+$L20_switch_body:
+	.loc 5 105 3
+	mov.pred %p3, 0;
+	bra.uni $L29_ret_argBetter;
 $L24_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p9, %f4, %f2;
 	@%p9 bra $L31_edge;
 	bra.uni $L25_binop_rhs;
+$L31_edge:
+	mov.pred %p10, 1;
+	bra.uni $L26_binop_done;
 $L25_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p11, %f4, %f2;
 	@%p11 bra $L27_binop_rhs;
 	bra.uni $L32_edge;
-$L26_binop_done:
-	.loc 5 107 2
-	mov.pred %p3, %p10;
-	bra.uni $L29_ret_argBetter;
 $L27_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p13, %r14, %r10;
 	mov.pred %p12, %p13;
 	bra.uni $L28_binop_done;
-$L28_binop_done:
-	mov.pred %p10, %p12;
-	bra.uni $L26_binop_done;
-$L29_ret_argBetter:
-	@%p3 bra $L6_if_then;
-	bra.uni $L33_edge;
-$L30_edge:
-	mov.pred %p6, 1;
-	bra.uni $L23_binop_done;
-$L31_edge:
-	mov.pred %p10, 1;
-	bra.uni $L26_binop_done;
 $L32_edge:
 	mov.pred %p12, 0;
 	bra.uni $L28_binop_done;
+$L28_binop_done:
+	mov.pred %p10, %p12;
+	bra.uni $L26_binop_done;
+$L26_binop_done:
+	.loc 5 107 2
+	mov.pred %p3, %p10;
+	bra.uni $L29_ret_argBetter;
+$L29_ret_argBetter:
+	@%p3 bra $L6_if_then;
+	bra.uni $L33_edge;
+$L6_if_then:
+	.loc 5 70 19
+	cvt.s32.s64 %r16, %rd24;
+	mov.f32 %f5, %f4;
+	mov.s32 %r15, %r16;
+	bra.uni $L7_if_done;
 $L33_edge:
 	mov.f32 %f5, %f2;
 	mov.s32 %r15, %r10;
 	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 5 68 56
+	mov.u32 %r17, %ntid.x;
+	cvt.s64.u32 %rd36, %r17;
+	mov.u32 %r18, %ntid.y;
+	cvt.s64.u32 %rd37, %r18;
+	mov.u32 %r19, %ntid.z;
+	cvt.s64.u32 %rd38, %r19;
+	.loc 5 68 41
+	add.s64 %rd39, %rd24, %rd36;
+	mov.f32 %f2, %f5;
+	mov.s32 %r10, %r15;
+	mov.s64 %rd24, %rd39;
+	bra.uni $L3_for_loop;
 $L34_entry:
 	.loc 11 17 27
 	mov.u64 %rd40, smem0;
@@ -4495,6 +4466,117 @@ $L34_entry:
 	mov.u64 %rd41, smem1;
 	.loc 11 19 19
 	bra.uni $L40_entry;
+$L40_entry:
+	mov.f32 %f8, %f2;
+	mov.s32 %r22, %r10;
+	mov.s64 %rd42, 16;
+	bra.uni $L41_for_loop;
+$L41_for_loop:
+	.loc 11 36 17
+	setp.gt.s64 %p14, %rd42, 0;
+	@%p14 bra $L42_for_body;
+	bra.uni $L43_for_done;
+$L42_for_body:
+	.loc 11 37 22
+	cvt.u32.u64 %r23, %rd42;
+	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
+	.loc 11 37 44
+	cvt.u32.u64 %r24, %rd42;
+	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
+	.loc 11 38 15
+	bra.uni $L47_entry;
+$L47_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p16, %f9, %f9;
+	@%p16 bra $L48_switch_body;
+	bra.uni $L50_switch_next;
+$L48_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p17, %f8, %f8;
+	@%p17 bra $L59_edge;
+	bra.uni $L51_binop_rhs;
+$L59_edge:
+	mov.pred %p18, 1;
+	bra.uni $L52_binop_done;
+$L51_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p19, %r25, %r22;
+	mov.pred %p18, %p19;
+	bra.uni $L52_binop_done;
+$L52_binop_done:
+	.loc 5 103 3
+	mov.pred %p15, %p18;
+	bra.uni $L58_ret_argBetter;
+$L50_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p20, %f8, %f8;
+	@%p20 bra $L49_switch_body;
+	bra.uni $L53_switch_next;
+$L49_switch_body:
+	.loc 5 105 3
+	mov.pred %p15, 0;
+	bra.uni $L58_ret_argBetter;
+$L53_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p21, %f9, %f8;
+	@%p21 bra $L60_edge;
+	bra.uni $L54_binop_rhs;
+$L60_edge:
+	mov.pred %p22, 1;
+	bra.uni $L55_binop_done;
+$L54_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p23, %f9, %f8;
+	@%p23 bra $L56_binop_rhs;
+	bra.uni $L61_edge;
+$L56_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p25, %r25, %r22;
+	mov.pred %p24, %p25;
+	bra.uni $L57_binop_done;
+$L61_edge:
+	mov.pred %p24, 0;
+	bra.uni $L57_binop_done;
+$L57_binop_done:
+	mov.pred %p22, %p24;
+	bra.uni $L55_binop_done;
+$L55_binop_done:
+	.loc 5 107 2
+	mov.pred %p15, %p22;
+	bra.uni $L58_ret_argBetter;
+$L58_ret_argBetter:
+	@%p15 bra $L44_if_then;
+	bra.uni $L62_edge;
+$L44_if_then:
+	mov.f32 %f10, %f9;
+	mov.s32 %r26, %r25;
+	bra.uni $L45_if_done;
+$L62_edge:
+	mov.f32 %f10, %f8;
+	mov.s32 %r26, %r22;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 11 36 22
+	div.s64 %rd43, %rd42, 2;
+	mov.f32 %f8, %f10;
+	mov.s32 %r22, %r26;
+	mov.s64 %rd42, %rd43;
+	bra.uni $L41_for_loop;
+$L43_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f7, %f8;
+	mov.s32 %r21, %r22;
+	bra.uni $L46_ret_warpArgMax;
+$L46_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r27, %laneid;
+	cvt.s64.u32 %rd44, %r27;
+	.loc 11 20 14
+	setp.eq.s64 %p26, %rd44, 0;
+	@%p26 bra $L35_if_then;
+	bra.uni $L36_if_done;
 $L35_if_then:
 	.loc 11 21 12
 	mov.u32 %r30, %tid.z;
@@ -4529,158 +4611,6 @@ $L35_if_then:
 	add.s64 %rd50, %rd41, %rd49;
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
-$L36_if_done:
-	.loc 11 23 12
-	bar.warp.sync -1;
-	.loc 11 24 8
-	bar.sync 0;
-	.loc 11 25 15
-	bra.uni $L65_entry;
-$L37_if_then:
-	.loc 11 27 19
-	mov.u32 %r50, %laneid;
-	cvt.s64.u32 %rd56, %r50;
-	.loc 11 27 12
-	setp.hs.u64 %p30, %rd56, 32;
-	@%p30 bra $L68_oob3;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd40, %rd57;
-	ld.shared.f32 %f14, [%rd58];
-	.loc 11 27 33
-	mov.u32 %r51, %laneid;
-	cvt.s64.u32 %rd59, %r51;
-	.loc 11 27 26
-	setp.hs.u64 %p31, %rd59, 32;
-	@%p31 bra $L69_oob4;
-	shl.b64 %rd60, %rd59, 2;
-	add.s64 %rd61, %rd41, %rd60;
-	ld.shared.s32 %r52, [%rd61];
-	mov.f32 %f13, %f14;
-	mov.s32 %r49, %r52;
-	bra.uni $L70_entry;
-$L39_ret_blockArgMax:
-	.loc 5 74 16
-	mov.u32 %r59, %tid.x;
-	cvt.s64.u32 %rd64, %r59;
-	mov.u32 %r60, %tid.y;
-	cvt.s64.u32 %rd65, %r60;
-	mov.u32 %r61, %tid.z;
-	cvt.s64.u32 %rd66, %r61;
-	.loc 5 74 21
-	setp.eq.s64 %p44, %rd64, 0;
-	@%p44 bra $L8_if_then;
-	bra.uni $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L40_entry:
-	mov.f32 %f8, %f2;
-	mov.s32 %r22, %r10;
-	mov.s64 %rd42, 16;
-	bra.uni $L41_for_loop;
-$L41_for_loop:
-	.loc 11 36 17
-	setp.gt.s64 %p14, %rd42, 0;
-	@%p14 bra $L42_for_body;
-	bra.uni $L43_for_done;
-$L42_for_body:
-	.loc 11 37 22
-	cvt.u32.u64 %r23, %rd42;
-	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
-	.loc 11 37 44
-	cvt.u32.u64 %r24, %rd42;
-	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
-	.loc 11 38 15
-	bra.uni $L47_entry;
-$L43_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f7, %f8;
-	mov.s32 %r21, %r22;
-	bra.uni $L46_ret_warpArgMax;
-$L44_if_then:
-	mov.f32 %f10, %f9;
-	mov.s32 %r26, %r25;
-	bra.uni $L45_if_done;
-$L45_if_done:
-	.loc 11 36 22
-	div.s64 %rd43, %rd42, 2;
-	mov.f32 %f8, %f10;
-	mov.s32 %r22, %r26;
-	mov.s64 %rd42, %rd43;
-	bra.uni $L41_for_loop;
-$L46_ret_warpArgMax:
-	.loc 11 20 11
-	mov.u32 %r27, %laneid;
-	cvt.s64.u32 %rd44, %r27;
-	.loc 11 20 14
-	setp.eq.s64 %p26, %rd44, 0;
-	@%p26 bra $L35_if_then;
-	bra.uni $L36_if_done;
-$L47_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p16, %f9, %f9;
-	@%p16 bra $L48_switch_body;
-	bra.uni $L50_switch_next;
-$L48_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p17, %f8, %f8;
-	@%p17 bra $L59_edge;
-	bra.uni $L51_binop_rhs;
-$L49_switch_body:
-	.loc 5 105 3
-	mov.pred %p15, 0;
-	bra.uni $L58_ret_argBetter;
-$L50_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p20, %f8, %f8;
-	@%p20 bra $L49_switch_body;
-	bra.uni $L53_switch_next;
-$L51_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p19, %r25, %r22;
-	mov.pred %p18, %p19;
-	bra.uni $L52_binop_done;
-$L52_binop_done:
-	.loc 5 103 3
-	mov.pred %p15, %p18;
-	bra.uni $L58_ret_argBetter;
-$L53_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p21, %f9, %f8;
-	@%p21 bra $L60_edge;
-	bra.uni $L54_binop_rhs;
-$L54_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p23, %f9, %f8;
-	@%p23 bra $L56_binop_rhs;
-	bra.uni $L61_edge;
-$L55_binop_done:
-	.loc 5 107 2
-	mov.pred %p15, %p22;
-	bra.uni $L58_ret_argBetter;
-$L56_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p25, %r25, %r22;
-	mov.pred %p24, %p25;
-	bra.uni $L57_binop_done;
-$L57_binop_done:
-	mov.pred %p22, %p24;
-	bra.uni $L55_binop_done;
-$L58_ret_argBetter:
-	@%p15 bra $L44_if_then;
-	bra.uni $L62_edge;
-$L59_edge:
-	mov.pred %p18, 1;
-	bra.uni $L52_binop_done;
-$L60_edge:
-	mov.pred %p22, 1;
-	bra.uni $L55_binop_done;
-$L61_edge:
-	mov.pred %p24, 0;
-	bra.uni $L57_binop_done;
-$L62_edge:
-	mov.f32 %f10, %f8;
-	mov.s32 %r26, %r22;
-	bra.uni $L45_if_done;
 $L63_oob1:
 	.loc 11 21 5
 	mov.u64 %rd27, 0xA00000002;
@@ -4693,6 +4623,13 @@ $L64_oob2:
 	mov.u64 %rd28, %rd46;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
+$L36_if_done:
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
+	bar.sync 0;
+	.loc 11 25 15
+	bra.uni $L65_entry;
 $L65_entry:
 	.loc 11 51 52
 	mov.u32 %r44, 0xFF800000;
@@ -4717,9 +4654,27 @@ $L66_ret_negInf:
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
-$L67_edge:
-	mov.f32 %f13, %f11;
-	mov.s32 %r49, 2147483647;
+$L37_if_then:
+	.loc 11 27 19
+	mov.u32 %r50, %laneid;
+	cvt.s64.u32 %rd56, %r50;
+	.loc 11 27 12
+	setp.hs.u64 %p30, %rd56, 32;
+	@%p30 bra $L68_oob3;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd40, %rd57;
+	ld.shared.f32 %f14, [%rd58];
+	.loc 11 27 33
+	mov.u32 %r51, %laneid;
+	cvt.s64.u32 %rd59, %r51;
+	.loc 11 27 26
+	setp.hs.u64 %p31, %rd59, 32;
+	@%p31 bra $L69_oob4;
+	shl.b64 %rd60, %rd59, 2;
+	add.s64 %rd61, %rd41, %rd60;
+	ld.shared.s32 %r52, [%rd61];
+	mov.f32 %f13, %f14;
+	mov.s32 %r49, %r52;
 	bra.uni $L70_entry;
 $L68_oob3:
 	.loc 11 27 12
@@ -4733,6 +4688,10 @@ $L69_oob4:
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
+$L67_edge:
+	mov.f32 %f13, %f11;
+	mov.s32 %r49, 2147483647;
+	bra.uni $L70_entry;
 $L70_entry:
 	mov.f32 %f16, %f13;
 	mov.s32 %r54, %r49;
@@ -4752,31 +4711,6 @@ $L72_for_body:
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
 	.loc 11 38 15
 	bra.uni $L77_entry;
-$L73_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f15, %f16;
-	mov.s32 %r53, %r54;
-	bra.uni $L76_ret_warpArgMax;
-$L74_if_then:
-	mov.f32 %f18, %f17;
-	mov.s32 %r58, %r57;
-	bra.uni $L75_if_done;
-$L75_if_done:
-	.loc 11 36 22
-	div.s64 %rd63, %rd62, 2;
-	mov.f32 %f16, %f18;
-	mov.s32 %r54, %r58;
-	mov.s64 %rd62, %rd63;
-	bra.uni $L71_for_loop;
-$L76_ret_warpArgMax:
-	.loc 11 30 8
-	bar.sync 0;
-	.loc 11 31 2
-	mov.f32 %f6, %f15;
-	mov.s32 %r20, %r53;
-	bra.uni $L39_ret_blockArgMax;
 $L77_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p34, %f17, %f17;
@@ -4787,15 +4721,9 @@ $L78_switch_body:
 	setp.eq.f32 %p35, %f16, %f16;
 	@%p35 bra $L89_edge;
 	bra.uni $L81_binop_rhs;
-$L79_switch_body:
-	.loc 5 105 3
-	mov.pred %p33, 0;
-	bra.uni $L88_ret_argBetter;
-$L80_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p38, %f16, %f16;
-	@%p38 bra $L79_switch_body;
-	bra.uni $L83_switch_next;
+$L89_edge:
+	mov.pred %p36, 1;
+	bra.uni $L82_binop_done;
 $L81_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p37, %r57, %r54;
@@ -4805,44 +4733,112 @@ $L82_binop_done:
 	.loc 5 103 3
 	mov.pred %p33, %p36;
 	bra.uni $L88_ret_argBetter;
+$L80_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p38, %f16, %f16;
+	@%p38 bra $L79_switch_body;
+	bra.uni $L83_switch_next;
+$L79_switch_body:
+	.loc 5 105 3
+	mov.pred %p33, 0;
+	bra.uni $L88_ret_argBetter;
 $L83_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p39, %f17, %f16;
 	@%p39 bra $L90_edge;
 	bra.uni $L84_binop_rhs;
+$L90_edge:
+	mov.pred %p40, 1;
+	bra.uni $L85_binop_done;
 $L84_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p41, %f17, %f16;
 	@%p41 bra $L86_binop_rhs;
 	bra.uni $L91_edge;
-$L85_binop_done:
-	.loc 5 107 2
-	mov.pred %p33, %p40;
-	bra.uni $L88_ret_argBetter;
 $L86_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p43, %r57, %r54;
 	mov.pred %p42, %p43;
 	bra.uni $L87_binop_done;
-$L87_binop_done:
-	mov.pred %p40, %p42;
-	bra.uni $L85_binop_done;
-$L88_ret_argBetter:
-	@%p33 bra $L74_if_then;
-	bra.uni $L92_edge;
-$L89_edge:
-	mov.pred %p36, 1;
-	bra.uni $L82_binop_done;
-$L90_edge:
-	mov.pred %p40, 1;
-	bra.uni $L85_binop_done;
 $L91_edge:
 	mov.pred %p42, 0;
 	bra.uni $L87_binop_done;
+$L87_binop_done:
+	mov.pred %p40, %p42;
+	bra.uni $L85_binop_done;
+$L85_binop_done:
+	.loc 5 107 2
+	mov.pred %p33, %p40;
+	bra.uni $L88_ret_argBetter;
+$L88_ret_argBetter:
+	@%p33 bra $L74_if_then;
+	bra.uni $L92_edge;
+$L74_if_then:
+	mov.f32 %f18, %f17;
+	mov.s32 %r58, %r57;
+	bra.uni $L75_if_done;
 $L92_edge:
 	mov.f32 %f18, %f16;
 	mov.s32 %r58, %r54;
 	bra.uni $L75_if_done;
+$L75_if_done:
+	.loc 11 36 22
+	div.s64 %rd63, %rd62, 2;
+	mov.f32 %f16, %f18;
+	mov.s32 %r54, %r58;
+	mov.s64 %rd62, %rd63;
+	bra.uni $L71_for_loop;
+$L73_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f15, %f16;
+	mov.s32 %r53, %r54;
+	bra.uni $L76_ret_warpArgMax;
+$L76_ret_warpArgMax:
+	.loc 11 30 8
+	bar.sync 0;
+	.loc 11 31 2
+	mov.f32 %f6, %f15;
+	mov.s32 %r20, %r53;
+	bra.uni $L39_ret_blockArgMax;
+$L39_ret_blockArgMax:
+	.loc 5 74 16
+	mov.u32 %r59, %tid.x;
+	cvt.s64.u32 %rd64, %r59;
+	mov.u32 %r60, %tid.y;
+	cvt.s64.u32 %rd65, %r60;
+	mov.u32 %r61, %tid.z;
+	cvt.s64.u32 %rd66, %r61;
+	.loc 5 74 21
+	setp.eq.s64 %p44, %rd64, 0;
+	@%p44 bra $L8_if_then;
+	bra.uni $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L8_if_then:
+	.loc 5 75 21
+	mov.u32 %r62, %nctaid.x;
+	cvt.s64.u32 %rd67, %r62;
+	mov.u32 %r63, %nctaid.y;
+	cvt.s64.u32 %rd68, %r63;
+	mov.u32 %r64, %nctaid.z;
+	cvt.s64.u32 %rd69, %r64;
+	.loc 5 75 11
+	mul.lo.s64 %rd70, %rd11, %rd68;
+	.loc 5 75 26
+	add.s64 %rd71, %rd70, %rd15;
+	.loc 5 76 10
+	setp.hs.u64 %p45, %rd71, %rd2;
+	@%p45 bra $L93_oob5;
+	shl.b64 %rd72, %rd71, 2;
+	add.s64 %rd73, %rd1, %rd72;
+	st.global.f32 [%rd73], %f6;
+	.loc 5 76 22
+	setp.hs.u64 %p46, %rd71, %rd5;
+	@%p46 bra $L94_oob6;
+	shl.b64 %rd74, %rd71, 2;
+	add.s64 %rd75, %rd4, %rd74;
+	st.global.s32 [%rd75], %r20;
+	bra.uni $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L93_oob5:
 	.loc 5 76 10
 	mov.u64 %rd27, 0xA00000006;
@@ -4869,6 +4865,10 @@ $L13_bounds_fail:
 	add.s64 %rd33, %rd31, %rd32;
 	st.global.u64 [kern_error+24], %rd33;
 	bra.uni $L14_bounds_exit;
+$L14_bounds_exit:
+	exit;
+$L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry argmaxPartF16(
@@ -4927,71 +4927,6 @@ $L2_entry:
 	min.s64 %rd19, %rd18, %rd9;
 	.loc 5 67 16
 	bra.uni $L11_entry;
-$L3_for_loop:
-	.loc 5 68 35
-	setp.lt.s64 %p0, %rd24, %rd19;
-	@%p0 bra $L4_for_body;
-	bra.uni $L34_entry;
-$L4_for_body:
-	.loc 5 69 23
-	mul.lo.s64 %rd25, %rd11, %rd9;
-	.loc 5 69 28
-	add.s64 %rd26, %rd25, %rd24;
-	.loc 5 69 19
-	setp.hs.u64 %p1, %rd26, %rd8;
-	@%p1 bra $L15_oob0;
-	shl.b64 %rd34, %rd26, 1;
-	add.s64 %rd35, %rd7, %rd34;
-	ld.global.nc.u16 %rs0, [%rd35];
-	.loc 5 69 17
-	bra.uni $L16_entry;
-$L6_if_then:
-	.loc 5 70 19
-	cvt.s32.s64 %r16, %rd24;
-	mov.f32 %f5, %f3;
-	mov.s32 %r15, %r16;
-	bra.uni $L7_if_done;
-$L7_if_done:
-	.loc 5 68 56
-	mov.u32 %r17, %ntid.x;
-	cvt.s64.u32 %rd36, %r17;
-	mov.u32 %r18, %ntid.y;
-	cvt.s64.u32 %rd37, %r18;
-	mov.u32 %r19, %ntid.z;
-	cvt.s64.u32 %rd38, %r19;
-	.loc 5 68 41
-	add.s64 %rd39, %rd24, %rd36;
-	mov.f32 %f2, %f5;
-	mov.s32 %r10, %r15;
-	mov.s64 %rd24, %rd39;
-	bra.uni $L3_for_loop;
-$L8_if_then:
-	.loc 5 75 21
-	mov.u32 %r62, %nctaid.x;
-	cvt.s64.u32 %rd67, %r62;
-	mov.u32 %r63, %nctaid.y;
-	cvt.s64.u32 %rd68, %r63;
-	mov.u32 %r64, %nctaid.z;
-	cvt.s64.u32 %rd69, %r64;
-	.loc 5 75 11
-	mul.lo.s64 %rd70, %rd11, %rd68;
-	.loc 5 75 26
-	add.s64 %rd71, %rd70, %rd15;
-	.loc 5 76 10
-	setp.hs.u64 %p45, %rd71, %rd2;
-	@%p45 bra $L93_oob5;
-	shl.b64 %rd72, %rd71, 2;
-	add.s64 %rd73, %rd1, %rd72;
-	st.global.f32 [%rd73], %f6;
-	.loc 5 76 22
-	setp.hs.u64 %p46, %rd71, %rd5;
-	@%p46 bra $L94_oob6;
-	shl.b64 %rd74, %rd71, 2;
-	add.s64 %rd75, %rd4, %rd74;
-	st.global.s32 [%rd75], %r20;
-	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
 $L11_entry:
 	.loc 11 51 52
 	mov.u32 %r6, 0xFF800000;
@@ -5013,8 +4948,24 @@ $L12_ret_negInf:
 	mov.s32 %r10, 2147483647;
 	mov.s64 %rd24, %rd23;
 	bra.uni $L3_for_loop;
-$L14_bounds_exit:
-	exit;
+$L3_for_loop:
+	.loc 5 68 35
+	setp.lt.s64 %p0, %rd24, %rd19;
+	@%p0 bra $L4_for_body;
+	bra.uni $L34_entry;
+$L4_for_body:
+	.loc 5 69 23
+	mul.lo.s64 %rd25, %rd11, %rd9;
+	.loc 5 69 28
+	add.s64 %rd26, %rd25, %rd24;
+	.loc 5 69 19
+	setp.hs.u64 %p1, %rd26, %rd8;
+	@%p1 bra $L15_oob0;
+	shl.b64 %rd34, %rd26, 1;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.u16 %rs0, [%rd35];
+	.loc 5 69 17
+	bra.uni $L16_entry;
 $L15_oob0:
 	.loc 5 69 19
 	mov.u64 %rd27, 0xB00000001;
@@ -5042,15 +4993,9 @@ $L19_switch_body:
 	setp.eq.f32 %p5, %f2, %f2;
 	@%p5 bra $L30_edge;
 	bra.uni $L22_binop_rhs;
-$L20_switch_body:
-	.loc 5 105 3
-	mov.pred %p3, 0;
-	bra.uni $L29_ret_argBetter;
-$L21_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p8, %f2, %f2;
-	@%p8 bra $L20_switch_body;
-	bra.uni $L24_switch_next;
+$L30_edge:
+	mov.pred %p6, 1;
+	bra.uni $L23_binop_done;
 $L22_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p7, %r14, %r10;
@@ -5060,44 +5005,70 @@ $L23_binop_done:
 	.loc 5 103 3
 	mov.pred %p3, %p6;
 	bra.uni $L29_ret_argBetter;
+$L21_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p8, %f2, %f2;
+	@%p8 bra $L20_switch_body;
+	bra.uni $L24_switch_next;
+$L20_switch_body:
+	.loc 5 105 3
+	mov.pred %p3, 0;
+	bra.uni $L29_ret_argBetter;
 $L24_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p9, %f3, %f2;
 	@%p9 bra $L31_edge;
 	bra.uni $L25_binop_rhs;
+$L31_edge:
+	mov.pred %p10, 1;
+	bra.uni $L26_binop_done;
 $L25_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p11, %f3, %f2;
 	@%p11 bra $L27_binop_rhs;
 	bra.uni $L32_edge;
-$L26_binop_done:
-	.loc 5 107 2
-	mov.pred %p3, %p10;
-	bra.uni $L29_ret_argBetter;
 $L27_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p13, %r14, %r10;
 	mov.pred %p12, %p13;
 	bra.uni $L28_binop_done;
-$L28_binop_done:
-	mov.pred %p10, %p12;
-	bra.uni $L26_binop_done;
-$L29_ret_argBetter:
-	@%p3 bra $L6_if_then;
-	bra.uni $L33_edge;
-$L30_edge:
-	mov.pred %p6, 1;
-	bra.uni $L23_binop_done;
-$L31_edge:
-	mov.pred %p10, 1;
-	bra.uni $L26_binop_done;
 $L32_edge:
 	mov.pred %p12, 0;
 	bra.uni $L28_binop_done;
+$L28_binop_done:
+	mov.pred %p10, %p12;
+	bra.uni $L26_binop_done;
+$L26_binop_done:
+	.loc 5 107 2
+	mov.pred %p3, %p10;
+	bra.uni $L29_ret_argBetter;
+$L29_ret_argBetter:
+	@%p3 bra $L6_if_then;
+	bra.uni $L33_edge;
+$L6_if_then:
+	.loc 5 70 19
+	cvt.s32.s64 %r16, %rd24;
+	mov.f32 %f5, %f3;
+	mov.s32 %r15, %r16;
+	bra.uni $L7_if_done;
 $L33_edge:
 	mov.f32 %f5, %f2;
 	mov.s32 %r15, %r10;
 	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 5 68 56
+	mov.u32 %r17, %ntid.x;
+	cvt.s64.u32 %rd36, %r17;
+	mov.u32 %r18, %ntid.y;
+	cvt.s64.u32 %rd37, %r18;
+	mov.u32 %r19, %ntid.z;
+	cvt.s64.u32 %rd38, %r19;
+	.loc 5 68 41
+	add.s64 %rd39, %rd24, %rd36;
+	mov.f32 %f2, %f5;
+	mov.s32 %r10, %r15;
+	mov.s64 %rd24, %rd39;
+	bra.uni $L3_for_loop;
 $L34_entry:
 	.loc 11 17 27
 	mov.u64 %rd40, smem0;
@@ -5105,6 +5076,117 @@ $L34_entry:
 	mov.u64 %rd41, smem1;
 	.loc 11 19 19
 	bra.uni $L40_entry;
+$L40_entry:
+	mov.f32 %f8, %f2;
+	mov.s32 %r22, %r10;
+	mov.s64 %rd42, 16;
+	bra.uni $L41_for_loop;
+$L41_for_loop:
+	.loc 11 36 17
+	setp.gt.s64 %p14, %rd42, 0;
+	@%p14 bra $L42_for_body;
+	bra.uni $L43_for_done;
+$L42_for_body:
+	.loc 11 37 22
+	cvt.u32.u64 %r23, %rd42;
+	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
+	.loc 11 37 44
+	cvt.u32.u64 %r24, %rd42;
+	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
+	.loc 11 38 15
+	bra.uni $L47_entry;
+$L47_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p16, %f9, %f9;
+	@%p16 bra $L48_switch_body;
+	bra.uni $L50_switch_next;
+$L48_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p17, %f8, %f8;
+	@%p17 bra $L59_edge;
+	bra.uni $L51_binop_rhs;
+$L59_edge:
+	mov.pred %p18, 1;
+	bra.uni $L52_binop_done;
+$L51_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p19, %r25, %r22;
+	mov.pred %p18, %p19;
+	bra.uni $L52_binop_done;
+$L52_binop_done:
+	.loc 5 103 3
+	mov.pred %p15, %p18;
+	bra.uni $L58_ret_argBetter;
+$L50_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p20, %f8, %f8;
+	@%p20 bra $L49_switch_body;
+	bra.uni $L53_switch_next;
+$L49_switch_body:
+	.loc 5 105 3
+	mov.pred %p15, 0;
+	bra.uni $L58_ret_argBetter;
+$L53_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p21, %f9, %f8;
+	@%p21 bra $L60_edge;
+	bra.uni $L54_binop_rhs;
+$L60_edge:
+	mov.pred %p22, 1;
+	bra.uni $L55_binop_done;
+$L54_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p23, %f9, %f8;
+	@%p23 bra $L56_binop_rhs;
+	bra.uni $L61_edge;
+$L56_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p25, %r25, %r22;
+	mov.pred %p24, %p25;
+	bra.uni $L57_binop_done;
+$L61_edge:
+	mov.pred %p24, 0;
+	bra.uni $L57_binop_done;
+$L57_binop_done:
+	mov.pred %p22, %p24;
+	bra.uni $L55_binop_done;
+$L55_binop_done:
+	.loc 5 107 2
+	mov.pred %p15, %p22;
+	bra.uni $L58_ret_argBetter;
+$L58_ret_argBetter:
+	@%p15 bra $L44_if_then;
+	bra.uni $L62_edge;
+$L44_if_then:
+	mov.f32 %f10, %f9;
+	mov.s32 %r26, %r25;
+	bra.uni $L45_if_done;
+$L62_edge:
+	mov.f32 %f10, %f8;
+	mov.s32 %r26, %r22;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 11 36 22
+	div.s64 %rd43, %rd42, 2;
+	mov.f32 %f8, %f10;
+	mov.s32 %r22, %r26;
+	mov.s64 %rd42, %rd43;
+	bra.uni $L41_for_loop;
+$L43_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f7, %f8;
+	mov.s32 %r21, %r22;
+	bra.uni $L46_ret_warpArgMax;
+$L46_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r27, %laneid;
+	cvt.s64.u32 %rd44, %r27;
+	.loc 11 20 14
+	setp.eq.s64 %p26, %rd44, 0;
+	@%p26 bra $L35_if_then;
+	bra.uni $L36_if_done;
 $L35_if_then:
 	.loc 11 21 12
 	mov.u32 %r30, %tid.z;
@@ -5139,158 +5221,6 @@ $L35_if_then:
 	add.s64 %rd50, %rd41, %rd49;
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
-$L36_if_done:
-	.loc 11 23 12
-	bar.warp.sync -1;
-	.loc 11 24 8
-	bar.sync 0;
-	.loc 11 25 15
-	bra.uni $L65_entry;
-$L37_if_then:
-	.loc 11 27 19
-	mov.u32 %r50, %laneid;
-	cvt.s64.u32 %rd56, %r50;
-	.loc 11 27 12
-	setp.hs.u64 %p30, %rd56, 32;
-	@%p30 bra $L68_oob3;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd40, %rd57;
-	ld.shared.f32 %f14, [%rd58];
-	.loc 11 27 33
-	mov.u32 %r51, %laneid;
-	cvt.s64.u32 %rd59, %r51;
-	.loc 11 27 26
-	setp.hs.u64 %p31, %rd59, 32;
-	@%p31 bra $L69_oob4;
-	shl.b64 %rd60, %rd59, 2;
-	add.s64 %rd61, %rd41, %rd60;
-	ld.shared.s32 %r52, [%rd61];
-	mov.f32 %f13, %f14;
-	mov.s32 %r49, %r52;
-	bra.uni $L70_entry;
-$L39_ret_blockArgMax:
-	.loc 5 74 16
-	mov.u32 %r59, %tid.x;
-	cvt.s64.u32 %rd64, %r59;
-	mov.u32 %r60, %tid.y;
-	cvt.s64.u32 %rd65, %r60;
-	mov.u32 %r61, %tid.z;
-	cvt.s64.u32 %rd66, %r61;
-	.loc 5 74 21
-	setp.eq.s64 %p44, %rd64, 0;
-	@%p44 bra $L8_if_then;
-	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L40_entry:
-	mov.f32 %f8, %f2;
-	mov.s32 %r22, %r10;
-	mov.s64 %rd42, 16;
-	bra.uni $L41_for_loop;
-$L41_for_loop:
-	.loc 11 36 17
-	setp.gt.s64 %p14, %rd42, 0;
-	@%p14 bra $L42_for_body;
-	bra.uni $L43_for_done;
-$L42_for_body:
-	.loc 11 37 22
-	cvt.u32.u64 %r23, %rd42;
-	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
-	.loc 11 37 44
-	cvt.u32.u64 %r24, %rd42;
-	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
-	.loc 11 38 15
-	bra.uni $L47_entry;
-$L43_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f7, %f8;
-	mov.s32 %r21, %r22;
-	bra.uni $L46_ret_warpArgMax;
-$L44_if_then:
-	mov.f32 %f10, %f9;
-	mov.s32 %r26, %r25;
-	bra.uni $L45_if_done;
-$L45_if_done:
-	.loc 11 36 22
-	div.s64 %rd43, %rd42, 2;
-	mov.f32 %f8, %f10;
-	mov.s32 %r22, %r26;
-	mov.s64 %rd42, %rd43;
-	bra.uni $L41_for_loop;
-$L46_ret_warpArgMax:
-	.loc 11 20 11
-	mov.u32 %r27, %laneid;
-	cvt.s64.u32 %rd44, %r27;
-	.loc 11 20 14
-	setp.eq.s64 %p26, %rd44, 0;
-	@%p26 bra $L35_if_then;
-	bra.uni $L36_if_done;
-$L47_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p16, %f9, %f9;
-	@%p16 bra $L48_switch_body;
-	bra.uni $L50_switch_next;
-$L48_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p17, %f8, %f8;
-	@%p17 bra $L59_edge;
-	bra.uni $L51_binop_rhs;
-$L49_switch_body:
-	.loc 5 105 3
-	mov.pred %p15, 0;
-	bra.uni $L58_ret_argBetter;
-$L50_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p20, %f8, %f8;
-	@%p20 bra $L49_switch_body;
-	bra.uni $L53_switch_next;
-$L51_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p19, %r25, %r22;
-	mov.pred %p18, %p19;
-	bra.uni $L52_binop_done;
-$L52_binop_done:
-	.loc 5 103 3
-	mov.pred %p15, %p18;
-	bra.uni $L58_ret_argBetter;
-$L53_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p21, %f9, %f8;
-	@%p21 bra $L60_edge;
-	bra.uni $L54_binop_rhs;
-$L54_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p23, %f9, %f8;
-	@%p23 bra $L56_binop_rhs;
-	bra.uni $L61_edge;
-$L55_binop_done:
-	.loc 5 107 2
-	mov.pred %p15, %p22;
-	bra.uni $L58_ret_argBetter;
-$L56_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p25, %r25, %r22;
-	mov.pred %p24, %p25;
-	bra.uni $L57_binop_done;
-$L57_binop_done:
-	mov.pred %p22, %p24;
-	bra.uni $L55_binop_done;
-$L58_ret_argBetter:
-	@%p15 bra $L44_if_then;
-	bra.uni $L62_edge;
-$L59_edge:
-	mov.pred %p18, 1;
-	bra.uni $L52_binop_done;
-$L60_edge:
-	mov.pred %p22, 1;
-	bra.uni $L55_binop_done;
-$L61_edge:
-	mov.pred %p24, 0;
-	bra.uni $L57_binop_done;
-$L62_edge:
-	mov.f32 %f10, %f8;
-	mov.s32 %r26, %r22;
-	bra.uni $L45_if_done;
 $L63_oob1:
 	.loc 11 21 5
 	mov.u64 %rd27, 0xB00000002;
@@ -5303,6 +5233,13 @@ $L64_oob2:
 	mov.u64 %rd28, %rd46;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
+$L36_if_done:
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
+	bar.sync 0;
+	.loc 11 25 15
+	bra.uni $L65_entry;
 $L65_entry:
 	.loc 11 51 52
 	mov.u32 %r44, 0xFF800000;
@@ -5327,9 +5264,27 @@ $L66_ret_negInf:
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
-$L67_edge:
-	mov.f32 %f13, %f11;
-	mov.s32 %r49, 2147483647;
+$L37_if_then:
+	.loc 11 27 19
+	mov.u32 %r50, %laneid;
+	cvt.s64.u32 %rd56, %r50;
+	.loc 11 27 12
+	setp.hs.u64 %p30, %rd56, 32;
+	@%p30 bra $L68_oob3;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd40, %rd57;
+	ld.shared.f32 %f14, [%rd58];
+	.loc 11 27 33
+	mov.u32 %r51, %laneid;
+	cvt.s64.u32 %rd59, %r51;
+	.loc 11 27 26
+	setp.hs.u64 %p31, %rd59, 32;
+	@%p31 bra $L69_oob4;
+	shl.b64 %rd60, %rd59, 2;
+	add.s64 %rd61, %rd41, %rd60;
+	ld.shared.s32 %r52, [%rd61];
+	mov.f32 %f13, %f14;
+	mov.s32 %r49, %r52;
 	bra.uni $L70_entry;
 $L68_oob3:
 	.loc 11 27 12
@@ -5343,6 +5298,10 @@ $L69_oob4:
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
+$L67_edge:
+	mov.f32 %f13, %f11;
+	mov.s32 %r49, 2147483647;
+	bra.uni $L70_entry;
 $L70_entry:
 	mov.f32 %f16, %f13;
 	mov.s32 %r54, %r49;
@@ -5362,31 +5321,6 @@ $L72_for_body:
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
 	.loc 11 38 15
 	bra.uni $L77_entry;
-$L73_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f15, %f16;
-	mov.s32 %r53, %r54;
-	bra.uni $L76_ret_warpArgMax;
-$L74_if_then:
-	mov.f32 %f18, %f17;
-	mov.s32 %r58, %r57;
-	bra.uni $L75_if_done;
-$L75_if_done:
-	.loc 11 36 22
-	div.s64 %rd63, %rd62, 2;
-	mov.f32 %f16, %f18;
-	mov.s32 %r54, %r58;
-	mov.s64 %rd62, %rd63;
-	bra.uni $L71_for_loop;
-$L76_ret_warpArgMax:
-	.loc 11 30 8
-	bar.sync 0;
-	.loc 11 31 2
-	mov.f32 %f6, %f15;
-	mov.s32 %r20, %r53;
-	bra.uni $L39_ret_blockArgMax;
 $L77_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p34, %f17, %f17;
@@ -5397,15 +5331,9 @@ $L78_switch_body:
 	setp.eq.f32 %p35, %f16, %f16;
 	@%p35 bra $L89_edge;
 	bra.uni $L81_binop_rhs;
-$L79_switch_body:
-	.loc 5 105 3
-	mov.pred %p33, 0;
-	bra.uni $L88_ret_argBetter;
-$L80_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p38, %f16, %f16;
-	@%p38 bra $L79_switch_body;
-	bra.uni $L83_switch_next;
+$L89_edge:
+	mov.pred %p36, 1;
+	bra.uni $L82_binop_done;
 $L81_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p37, %r57, %r54;
@@ -5415,44 +5343,112 @@ $L82_binop_done:
 	.loc 5 103 3
 	mov.pred %p33, %p36;
 	bra.uni $L88_ret_argBetter;
+$L80_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p38, %f16, %f16;
+	@%p38 bra $L79_switch_body;
+	bra.uni $L83_switch_next;
+$L79_switch_body:
+	.loc 5 105 3
+	mov.pred %p33, 0;
+	bra.uni $L88_ret_argBetter;
 $L83_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p39, %f17, %f16;
 	@%p39 bra $L90_edge;
 	bra.uni $L84_binop_rhs;
+$L90_edge:
+	mov.pred %p40, 1;
+	bra.uni $L85_binop_done;
 $L84_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p41, %f17, %f16;
 	@%p41 bra $L86_binop_rhs;
 	bra.uni $L91_edge;
-$L85_binop_done:
-	.loc 5 107 2
-	mov.pred %p33, %p40;
-	bra.uni $L88_ret_argBetter;
 $L86_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p43, %r57, %r54;
 	mov.pred %p42, %p43;
 	bra.uni $L87_binop_done;
-$L87_binop_done:
-	mov.pred %p40, %p42;
-	bra.uni $L85_binop_done;
-$L88_ret_argBetter:
-	@%p33 bra $L74_if_then;
-	bra.uni $L92_edge;
-$L89_edge:
-	mov.pred %p36, 1;
-	bra.uni $L82_binop_done;
-$L90_edge:
-	mov.pred %p40, 1;
-	bra.uni $L85_binop_done;
 $L91_edge:
 	mov.pred %p42, 0;
 	bra.uni $L87_binop_done;
+$L87_binop_done:
+	mov.pred %p40, %p42;
+	bra.uni $L85_binop_done;
+$L85_binop_done:
+	.loc 5 107 2
+	mov.pred %p33, %p40;
+	bra.uni $L88_ret_argBetter;
+$L88_ret_argBetter:
+	@%p33 bra $L74_if_then;
+	bra.uni $L92_edge;
+$L74_if_then:
+	mov.f32 %f18, %f17;
+	mov.s32 %r58, %r57;
+	bra.uni $L75_if_done;
 $L92_edge:
 	mov.f32 %f18, %f16;
 	mov.s32 %r58, %r54;
 	bra.uni $L75_if_done;
+$L75_if_done:
+	.loc 11 36 22
+	div.s64 %rd63, %rd62, 2;
+	mov.f32 %f16, %f18;
+	mov.s32 %r54, %r58;
+	mov.s64 %rd62, %rd63;
+	bra.uni $L71_for_loop;
+$L73_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f15, %f16;
+	mov.s32 %r53, %r54;
+	bra.uni $L76_ret_warpArgMax;
+$L76_ret_warpArgMax:
+	.loc 11 30 8
+	bar.sync 0;
+	.loc 11 31 2
+	mov.f32 %f6, %f15;
+	mov.s32 %r20, %r53;
+	bra.uni $L39_ret_blockArgMax;
+$L39_ret_blockArgMax:
+	.loc 5 74 16
+	mov.u32 %r59, %tid.x;
+	cvt.s64.u32 %rd64, %r59;
+	mov.u32 %r60, %tid.y;
+	cvt.s64.u32 %rd65, %r60;
+	mov.u32 %r61, %tid.z;
+	cvt.s64.u32 %rd66, %r61;
+	.loc 5 74 21
+	setp.eq.s64 %p44, %rd64, 0;
+	@%p44 bra $L8_if_then;
+	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L8_if_then:
+	.loc 5 75 21
+	mov.u32 %r62, %nctaid.x;
+	cvt.s64.u32 %rd67, %r62;
+	mov.u32 %r63, %nctaid.y;
+	cvt.s64.u32 %rd68, %r63;
+	mov.u32 %r64, %nctaid.z;
+	cvt.s64.u32 %rd69, %r64;
+	.loc 5 75 11
+	mul.lo.s64 %rd70, %rd11, %rd68;
+	.loc 5 75 26
+	add.s64 %rd71, %rd70, %rd15;
+	.loc 5 76 10
+	setp.hs.u64 %p45, %rd71, %rd2;
+	@%p45 bra $L93_oob5;
+	shl.b64 %rd72, %rd71, 2;
+	add.s64 %rd73, %rd1, %rd72;
+	st.global.f32 [%rd73], %f6;
+	.loc 5 76 22
+	setp.hs.u64 %p46, %rd71, %rd5;
+	@%p46 bra $L94_oob6;
+	shl.b64 %rd74, %rd71, 2;
+	add.s64 %rd75, %rd4, %rd74;
+	st.global.s32 [%rd75], %r20;
+	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L93_oob5:
 	.loc 5 76 10
 	mov.u64 %rd27, 0xB00000006;
@@ -5479,6 +5475,10 @@ $L13_bounds_fail:
 	add.s64 %rd33, %rd31, %rd32;
 	st.global.u64 [kern_error+24], %rd33;
 	bra.uni $L14_bounds_exit;
+$L14_bounds_exit:
+	exit;
+$L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry argmaxPartBF16(
@@ -5537,71 +5537,6 @@ $L2_entry:
 	min.s64 %rd19, %rd18, %rd9;
 	.loc 5 67 16
 	bra.uni $L11_entry;
-$L3_for_loop:
-	.loc 5 68 35
-	setp.lt.s64 %p0, %rd24, %rd19;
-	@%p0 bra $L4_for_body;
-	bra.uni $L34_entry;
-$L4_for_body:
-	.loc 5 69 23
-	mul.lo.s64 %rd25, %rd11, %rd9;
-	.loc 5 69 28
-	add.s64 %rd26, %rd25, %rd24;
-	.loc 5 69 19
-	setp.hs.u64 %p1, %rd26, %rd8;
-	@%p1 bra $L15_oob0;
-	shl.b64 %rd34, %rd26, 1;
-	add.s64 %rd35, %rd7, %rd34;
-	ld.global.nc.u16 %rs0, [%rd35];
-	.loc 5 69 17
-	bra.uni $L16_entry;
-$L6_if_then:
-	.loc 5 70 19
-	cvt.s32.s64 %r17, %rd24;
-	mov.f32 %f5, %f3;
-	mov.s32 %r16, %r17;
-	bra.uni $L7_if_done;
-$L7_if_done:
-	.loc 5 68 56
-	mov.u32 %r18, %ntid.x;
-	cvt.s64.u32 %rd36, %r18;
-	mov.u32 %r19, %ntid.y;
-	cvt.s64.u32 %rd37, %r19;
-	mov.u32 %r20, %ntid.z;
-	cvt.s64.u32 %rd38, %r20;
-	.loc 5 68 41
-	add.s64 %rd39, %rd24, %rd36;
-	mov.f32 %f2, %f5;
-	mov.s32 %r10, %r16;
-	mov.s64 %rd24, %rd39;
-	bra.uni $L3_for_loop;
-$L8_if_then:
-	.loc 5 75 21
-	mov.u32 %r63, %nctaid.x;
-	cvt.s64.u32 %rd67, %r63;
-	mov.u32 %r64, %nctaid.y;
-	cvt.s64.u32 %rd68, %r64;
-	mov.u32 %r65, %nctaid.z;
-	cvt.s64.u32 %rd69, %r65;
-	.loc 5 75 11
-	mul.lo.s64 %rd70, %rd11, %rd68;
-	.loc 5 75 26
-	add.s64 %rd71, %rd70, %rd15;
-	.loc 5 76 10
-	setp.hs.u64 %p45, %rd71, %rd2;
-	@%p45 bra $L93_oob5;
-	shl.b64 %rd72, %rd71, 2;
-	add.s64 %rd73, %rd1, %rd72;
-	st.global.f32 [%rd73], %f6;
-	.loc 5 76 22
-	setp.hs.u64 %p46, %rd71, %rd5;
-	@%p46 bra $L94_oob6;
-	shl.b64 %rd74, %rd71, 2;
-	add.s64 %rd75, %rd4, %rd74;
-	st.global.s32 [%rd75], %r21;
-	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
 $L11_entry:
 	.loc 11 51 52
 	mov.u32 %r6, 0xFF800000;
@@ -5623,8 +5558,24 @@ $L12_ret_negInf:
 	mov.s32 %r10, 2147483647;
 	mov.s64 %rd24, %rd23;
 	bra.uni $L3_for_loop;
-$L14_bounds_exit:
-	exit;
+$L3_for_loop:
+	.loc 5 68 35
+	setp.lt.s64 %p0, %rd24, %rd19;
+	@%p0 bra $L4_for_body;
+	bra.uni $L34_entry;
+$L4_for_body:
+	.loc 5 69 23
+	mul.lo.s64 %rd25, %rd11, %rd9;
+	.loc 5 69 28
+	add.s64 %rd26, %rd25, %rd24;
+	.loc 5 69 19
+	setp.hs.u64 %p1, %rd26, %rd8;
+	@%p1 bra $L15_oob0;
+	shl.b64 %rd34, %rd26, 1;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.u16 %rs0, [%rd35];
+	.loc 5 69 17
+	bra.uni $L16_entry;
 $L15_oob0:
 	.loc 5 69 19
 	mov.u64 %rd27, 0xC00000001;
@@ -5654,15 +5605,9 @@ $L19_switch_body:
 	setp.eq.f32 %p5, %f2, %f2;
 	@%p5 bra $L30_edge;
 	bra.uni $L22_binop_rhs;
-$L20_switch_body:
-	.loc 5 105 3
-	mov.pred %p3, 0;
-	bra.uni $L29_ret_argBetter;
-$L21_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p8, %f2, %f2;
-	@%p8 bra $L20_switch_body;
-	bra.uni $L24_switch_next;
+$L30_edge:
+	mov.pred %p6, 1;
+	bra.uni $L23_binop_done;
 $L22_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p7, %r15, %r10;
@@ -5672,44 +5617,70 @@ $L23_binop_done:
 	.loc 5 103 3
 	mov.pred %p3, %p6;
 	bra.uni $L29_ret_argBetter;
+$L21_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p8, %f2, %f2;
+	@%p8 bra $L20_switch_body;
+	bra.uni $L24_switch_next;
+$L20_switch_body:
+	.loc 5 105 3
+	mov.pred %p3, 0;
+	bra.uni $L29_ret_argBetter;
 $L24_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p9, %f3, %f2;
 	@%p9 bra $L31_edge;
 	bra.uni $L25_binop_rhs;
+$L31_edge:
+	mov.pred %p10, 1;
+	bra.uni $L26_binop_done;
 $L25_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p11, %f3, %f2;
 	@%p11 bra $L27_binop_rhs;
 	bra.uni $L32_edge;
-$L26_binop_done:
-	.loc 5 107 2
-	mov.pred %p3, %p10;
-	bra.uni $L29_ret_argBetter;
 $L27_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p13, %r15, %r10;
 	mov.pred %p12, %p13;
 	bra.uni $L28_binop_done;
-$L28_binop_done:
-	mov.pred %p10, %p12;
-	bra.uni $L26_binop_done;
-$L29_ret_argBetter:
-	@%p3 bra $L6_if_then;
-	bra.uni $L33_edge;
-$L30_edge:
-	mov.pred %p6, 1;
-	bra.uni $L23_binop_done;
-$L31_edge:
-	mov.pred %p10, 1;
-	bra.uni $L26_binop_done;
 $L32_edge:
 	mov.pred %p12, 0;
 	bra.uni $L28_binop_done;
+$L28_binop_done:
+	mov.pred %p10, %p12;
+	bra.uni $L26_binop_done;
+$L26_binop_done:
+	.loc 5 107 2
+	mov.pred %p3, %p10;
+	bra.uni $L29_ret_argBetter;
+$L29_ret_argBetter:
+	@%p3 bra $L6_if_then;
+	bra.uni $L33_edge;
+$L6_if_then:
+	.loc 5 70 19
+	cvt.s32.s64 %r17, %rd24;
+	mov.f32 %f5, %f3;
+	mov.s32 %r16, %r17;
+	bra.uni $L7_if_done;
 $L33_edge:
 	mov.f32 %f5, %f2;
 	mov.s32 %r16, %r10;
 	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 5 68 56
+	mov.u32 %r18, %ntid.x;
+	cvt.s64.u32 %rd36, %r18;
+	mov.u32 %r19, %ntid.y;
+	cvt.s64.u32 %rd37, %r19;
+	mov.u32 %r20, %ntid.z;
+	cvt.s64.u32 %rd38, %r20;
+	.loc 5 68 41
+	add.s64 %rd39, %rd24, %rd36;
+	mov.f32 %f2, %f5;
+	mov.s32 %r10, %r16;
+	mov.s64 %rd24, %rd39;
+	bra.uni $L3_for_loop;
 $L34_entry:
 	.loc 11 17 27
 	mov.u64 %rd40, smem0;
@@ -5717,6 +5688,117 @@ $L34_entry:
 	mov.u64 %rd41, smem1;
 	.loc 11 19 19
 	bra.uni $L40_entry;
+$L40_entry:
+	mov.f32 %f8, %f2;
+	mov.s32 %r23, %r10;
+	mov.s64 %rd42, 16;
+	bra.uni $L41_for_loop;
+$L41_for_loop:
+	.loc 11 36 17
+	setp.gt.s64 %p14, %rd42, 0;
+	@%p14 bra $L42_for_body;
+	bra.uni $L43_for_done;
+$L42_for_body:
+	.loc 11 37 22
+	cvt.u32.u64 %r24, %rd42;
+	shfl.sync.bfly.b32 %f9, %f8, %r24, 31, -1;
+	.loc 11 37 44
+	cvt.u32.u64 %r25, %rd42;
+	shfl.sync.bfly.b32 %r26, %r23, %r25, 31, -1;
+	.loc 11 38 15
+	bra.uni $L47_entry;
+$L47_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p16, %f9, %f9;
+	@%p16 bra $L48_switch_body;
+	bra.uni $L50_switch_next;
+$L48_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p17, %f8, %f8;
+	@%p17 bra $L59_edge;
+	bra.uni $L51_binop_rhs;
+$L59_edge:
+	mov.pred %p18, 1;
+	bra.uni $L52_binop_done;
+$L51_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p19, %r26, %r23;
+	mov.pred %p18, %p19;
+	bra.uni $L52_binop_done;
+$L52_binop_done:
+	.loc 5 103 3
+	mov.pred %p15, %p18;
+	bra.uni $L58_ret_argBetter;
+$L50_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p20, %f8, %f8;
+	@%p20 bra $L49_switch_body;
+	bra.uni $L53_switch_next;
+$L49_switch_body:
+	.loc 5 105 3
+	mov.pred %p15, 0;
+	bra.uni $L58_ret_argBetter;
+$L53_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p21, %f9, %f8;
+	@%p21 bra $L60_edge;
+	bra.uni $L54_binop_rhs;
+$L60_edge:
+	mov.pred %p22, 1;
+	bra.uni $L55_binop_done;
+$L54_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p23, %f9, %f8;
+	@%p23 bra $L56_binop_rhs;
+	bra.uni $L61_edge;
+$L56_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p25, %r26, %r23;
+	mov.pred %p24, %p25;
+	bra.uni $L57_binop_done;
+$L61_edge:
+	mov.pred %p24, 0;
+	bra.uni $L57_binop_done;
+$L57_binop_done:
+	mov.pred %p22, %p24;
+	bra.uni $L55_binop_done;
+$L55_binop_done:
+	.loc 5 107 2
+	mov.pred %p15, %p22;
+	bra.uni $L58_ret_argBetter;
+$L58_ret_argBetter:
+	@%p15 bra $L44_if_then;
+	bra.uni $L62_edge;
+$L44_if_then:
+	mov.f32 %f10, %f9;
+	mov.s32 %r27, %r26;
+	bra.uni $L45_if_done;
+$L62_edge:
+	mov.f32 %f10, %f8;
+	mov.s32 %r27, %r23;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 11 36 22
+	div.s64 %rd43, %rd42, 2;
+	mov.f32 %f8, %f10;
+	mov.s32 %r23, %r27;
+	mov.s64 %rd42, %rd43;
+	bra.uni $L41_for_loop;
+$L43_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f7, %f8;
+	mov.s32 %r22, %r23;
+	bra.uni $L46_ret_warpArgMax;
+$L46_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r28, %laneid;
+	cvt.s64.u32 %rd44, %r28;
+	.loc 11 20 14
+	setp.eq.s64 %p26, %rd44, 0;
+	@%p26 bra $L35_if_then;
+	bra.uni $L36_if_done;
 $L35_if_then:
 	.loc 11 21 12
 	mov.u32 %r31, %tid.z;
@@ -5751,158 +5833,6 @@ $L35_if_then:
 	add.s64 %rd50, %rd41, %rd49;
 	st.shared.s32 [%rd50], %r22;
 	bra.uni $L36_if_done;
-$L36_if_done:
-	.loc 11 23 12
-	bar.warp.sync -1;
-	.loc 11 24 8
-	bar.sync 0;
-	.loc 11 25 15
-	bra.uni $L65_entry;
-$L37_if_then:
-	.loc 11 27 19
-	mov.u32 %r51, %laneid;
-	cvt.s64.u32 %rd56, %r51;
-	.loc 11 27 12
-	setp.hs.u64 %p30, %rd56, 32;
-	@%p30 bra $L68_oob3;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd40, %rd57;
-	ld.shared.f32 %f14, [%rd58];
-	.loc 11 27 33
-	mov.u32 %r52, %laneid;
-	cvt.s64.u32 %rd59, %r52;
-	.loc 11 27 26
-	setp.hs.u64 %p31, %rd59, 32;
-	@%p31 bra $L69_oob4;
-	shl.b64 %rd60, %rd59, 2;
-	add.s64 %rd61, %rd41, %rd60;
-	ld.shared.s32 %r53, [%rd61];
-	mov.f32 %f13, %f14;
-	mov.s32 %r50, %r53;
-	bra.uni $L70_entry;
-$L39_ret_blockArgMax:
-	.loc 5 74 16
-	mov.u32 %r60, %tid.x;
-	cvt.s64.u32 %rd64, %r60;
-	mov.u32 %r61, %tid.y;
-	cvt.s64.u32 %rd65, %r61;
-	mov.u32 %r62, %tid.z;
-	cvt.s64.u32 %rd66, %r62;
-	.loc 5 74 21
-	setp.eq.s64 %p44, %rd64, 0;
-	@%p44 bra $L8_if_then;
-	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L40_entry:
-	mov.f32 %f8, %f2;
-	mov.s32 %r23, %r10;
-	mov.s64 %rd42, 16;
-	bra.uni $L41_for_loop;
-$L41_for_loop:
-	.loc 11 36 17
-	setp.gt.s64 %p14, %rd42, 0;
-	@%p14 bra $L42_for_body;
-	bra.uni $L43_for_done;
-$L42_for_body:
-	.loc 11 37 22
-	cvt.u32.u64 %r24, %rd42;
-	shfl.sync.bfly.b32 %f9, %f8, %r24, 31, -1;
-	.loc 11 37 44
-	cvt.u32.u64 %r25, %rd42;
-	shfl.sync.bfly.b32 %r26, %r23, %r25, 31, -1;
-	.loc 11 38 15
-	bra.uni $L47_entry;
-$L43_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f7, %f8;
-	mov.s32 %r22, %r23;
-	bra.uni $L46_ret_warpArgMax;
-$L44_if_then:
-	mov.f32 %f10, %f9;
-	mov.s32 %r27, %r26;
-	bra.uni $L45_if_done;
-$L45_if_done:
-	.loc 11 36 22
-	div.s64 %rd43, %rd42, 2;
-	mov.f32 %f8, %f10;
-	mov.s32 %r23, %r27;
-	mov.s64 %rd42, %rd43;
-	bra.uni $L41_for_loop;
-$L46_ret_warpArgMax:
-	.loc 11 20 11
-	mov.u32 %r28, %laneid;
-	cvt.s64.u32 %rd44, %r28;
-	.loc 11 20 14
-	setp.eq.s64 %p26, %rd44, 0;
-	@%p26 bra $L35_if_then;
-	bra.uni $L36_if_done;
-$L47_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p16, %f9, %f9;
-	@%p16 bra $L48_switch_body;
-	bra.uni $L50_switch_next;
-$L48_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p17, %f8, %f8;
-	@%p17 bra $L59_edge;
-	bra.uni $L51_binop_rhs;
-$L49_switch_body:
-	.loc 5 105 3
-	mov.pred %p15, 0;
-	bra.uni $L58_ret_argBetter;
-$L50_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p20, %f8, %f8;
-	@%p20 bra $L49_switch_body;
-	bra.uni $L53_switch_next;
-$L51_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p19, %r26, %r23;
-	mov.pred %p18, %p19;
-	bra.uni $L52_binop_done;
-$L52_binop_done:
-	.loc 5 103 3
-	mov.pred %p15, %p18;
-	bra.uni $L58_ret_argBetter;
-$L53_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p21, %f9, %f8;
-	@%p21 bra $L60_edge;
-	bra.uni $L54_binop_rhs;
-$L54_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p23, %f9, %f8;
-	@%p23 bra $L56_binop_rhs;
-	bra.uni $L61_edge;
-$L55_binop_done:
-	.loc 5 107 2
-	mov.pred %p15, %p22;
-	bra.uni $L58_ret_argBetter;
-$L56_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p25, %r26, %r23;
-	mov.pred %p24, %p25;
-	bra.uni $L57_binop_done;
-$L57_binop_done:
-	mov.pred %p22, %p24;
-	bra.uni $L55_binop_done;
-$L58_ret_argBetter:
-	@%p15 bra $L44_if_then;
-	bra.uni $L62_edge;
-$L59_edge:
-	mov.pred %p18, 1;
-	bra.uni $L52_binop_done;
-$L60_edge:
-	mov.pred %p22, 1;
-	bra.uni $L55_binop_done;
-$L61_edge:
-	mov.pred %p24, 0;
-	bra.uni $L57_binop_done;
-$L62_edge:
-	mov.f32 %f10, %f8;
-	mov.s32 %r27, %r23;
-	bra.uni $L45_if_done;
 $L63_oob1:
 	.loc 11 21 5
 	mov.u64 %rd27, 0xC00000002;
@@ -5915,6 +5845,13 @@ $L64_oob2:
 	mov.u64 %rd28, %rd46;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
+$L36_if_done:
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
+	bar.sync 0;
+	.loc 11 25 15
+	bra.uni $L65_entry;
 $L65_entry:
 	.loc 11 51 52
 	mov.u32 %r45, 0xFF800000;
@@ -5939,9 +5876,27 @@ $L66_ret_negInf:
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
-$L67_edge:
-	mov.f32 %f13, %f11;
-	mov.s32 %r50, 2147483647;
+$L37_if_then:
+	.loc 11 27 19
+	mov.u32 %r51, %laneid;
+	cvt.s64.u32 %rd56, %r51;
+	.loc 11 27 12
+	setp.hs.u64 %p30, %rd56, 32;
+	@%p30 bra $L68_oob3;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd40, %rd57;
+	ld.shared.f32 %f14, [%rd58];
+	.loc 11 27 33
+	mov.u32 %r52, %laneid;
+	cvt.s64.u32 %rd59, %r52;
+	.loc 11 27 26
+	setp.hs.u64 %p31, %rd59, 32;
+	@%p31 bra $L69_oob4;
+	shl.b64 %rd60, %rd59, 2;
+	add.s64 %rd61, %rd41, %rd60;
+	ld.shared.s32 %r53, [%rd61];
+	mov.f32 %f13, %f14;
+	mov.s32 %r50, %r53;
 	bra.uni $L70_entry;
 $L68_oob3:
 	.loc 11 27 12
@@ -5955,6 +5910,10 @@ $L69_oob4:
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
+$L67_edge:
+	mov.f32 %f13, %f11;
+	mov.s32 %r50, 2147483647;
+	bra.uni $L70_entry;
 $L70_entry:
 	mov.f32 %f16, %f13;
 	mov.s32 %r55, %r50;
@@ -5974,31 +5933,6 @@ $L72_for_body:
 	shfl.sync.bfly.b32 %r58, %r55, %r57, 31, -1;
 	.loc 11 38 15
 	bra.uni $L77_entry;
-$L73_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f15, %f16;
-	mov.s32 %r54, %r55;
-	bra.uni $L76_ret_warpArgMax;
-$L74_if_then:
-	mov.f32 %f18, %f17;
-	mov.s32 %r59, %r58;
-	bra.uni $L75_if_done;
-$L75_if_done:
-	.loc 11 36 22
-	div.s64 %rd63, %rd62, 2;
-	mov.f32 %f16, %f18;
-	mov.s32 %r55, %r59;
-	mov.s64 %rd62, %rd63;
-	bra.uni $L71_for_loop;
-$L76_ret_warpArgMax:
-	.loc 11 30 8
-	bar.sync 0;
-	.loc 11 31 2
-	mov.f32 %f6, %f15;
-	mov.s32 %r21, %r54;
-	bra.uni $L39_ret_blockArgMax;
 $L77_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p34, %f17, %f17;
@@ -6009,15 +5943,9 @@ $L78_switch_body:
 	setp.eq.f32 %p35, %f16, %f16;
 	@%p35 bra $L89_edge;
 	bra.uni $L81_binop_rhs;
-$L79_switch_body:
-	.loc 5 105 3
-	mov.pred %p33, 0;
-	bra.uni $L88_ret_argBetter;
-$L80_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p38, %f16, %f16;
-	@%p38 bra $L79_switch_body;
-	bra.uni $L83_switch_next;
+$L89_edge:
+	mov.pred %p36, 1;
+	bra.uni $L82_binop_done;
 $L81_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p37, %r58, %r55;
@@ -6027,44 +5955,112 @@ $L82_binop_done:
 	.loc 5 103 3
 	mov.pred %p33, %p36;
 	bra.uni $L88_ret_argBetter;
+$L80_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p38, %f16, %f16;
+	@%p38 bra $L79_switch_body;
+	bra.uni $L83_switch_next;
+$L79_switch_body:
+	.loc 5 105 3
+	mov.pred %p33, 0;
+	bra.uni $L88_ret_argBetter;
 $L83_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p39, %f17, %f16;
 	@%p39 bra $L90_edge;
 	bra.uni $L84_binop_rhs;
+$L90_edge:
+	mov.pred %p40, 1;
+	bra.uni $L85_binop_done;
 $L84_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p41, %f17, %f16;
 	@%p41 bra $L86_binop_rhs;
 	bra.uni $L91_edge;
-$L85_binop_done:
-	.loc 5 107 2
-	mov.pred %p33, %p40;
-	bra.uni $L88_ret_argBetter;
 $L86_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p43, %r58, %r55;
 	mov.pred %p42, %p43;
 	bra.uni $L87_binop_done;
-$L87_binop_done:
-	mov.pred %p40, %p42;
-	bra.uni $L85_binop_done;
-$L88_ret_argBetter:
-	@%p33 bra $L74_if_then;
-	bra.uni $L92_edge;
-$L89_edge:
-	mov.pred %p36, 1;
-	bra.uni $L82_binop_done;
-$L90_edge:
-	mov.pred %p40, 1;
-	bra.uni $L85_binop_done;
 $L91_edge:
 	mov.pred %p42, 0;
 	bra.uni $L87_binop_done;
+$L87_binop_done:
+	mov.pred %p40, %p42;
+	bra.uni $L85_binop_done;
+$L85_binop_done:
+	.loc 5 107 2
+	mov.pred %p33, %p40;
+	bra.uni $L88_ret_argBetter;
+$L88_ret_argBetter:
+	@%p33 bra $L74_if_then;
+	bra.uni $L92_edge;
+$L74_if_then:
+	mov.f32 %f18, %f17;
+	mov.s32 %r59, %r58;
+	bra.uni $L75_if_done;
 $L92_edge:
 	mov.f32 %f18, %f16;
 	mov.s32 %r59, %r55;
 	bra.uni $L75_if_done;
+$L75_if_done:
+	.loc 11 36 22
+	div.s64 %rd63, %rd62, 2;
+	mov.f32 %f16, %f18;
+	mov.s32 %r55, %r59;
+	mov.s64 %rd62, %rd63;
+	bra.uni $L71_for_loop;
+$L73_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f15, %f16;
+	mov.s32 %r54, %r55;
+	bra.uni $L76_ret_warpArgMax;
+$L76_ret_warpArgMax:
+	.loc 11 30 8
+	bar.sync 0;
+	.loc 11 31 2
+	mov.f32 %f6, %f15;
+	mov.s32 %r21, %r54;
+	bra.uni $L39_ret_blockArgMax;
+$L39_ret_blockArgMax:
+	.loc 5 74 16
+	mov.u32 %r60, %tid.x;
+	cvt.s64.u32 %rd64, %r60;
+	mov.u32 %r61, %tid.y;
+	cvt.s64.u32 %rd65, %r61;
+	mov.u32 %r62, %tid.z;
+	cvt.s64.u32 %rd66, %r62;
+	.loc 5 74 21
+	setp.eq.s64 %p44, %rd64, 0;
+	@%p44 bra $L8_if_then;
+	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L8_if_then:
+	.loc 5 75 21
+	mov.u32 %r63, %nctaid.x;
+	cvt.s64.u32 %rd67, %r63;
+	mov.u32 %r64, %nctaid.y;
+	cvt.s64.u32 %rd68, %r64;
+	mov.u32 %r65, %nctaid.z;
+	cvt.s64.u32 %rd69, %r65;
+	.loc 5 75 11
+	mul.lo.s64 %rd70, %rd11, %rd68;
+	.loc 5 75 26
+	add.s64 %rd71, %rd70, %rd15;
+	.loc 5 76 10
+	setp.hs.u64 %p45, %rd71, %rd2;
+	@%p45 bra $L93_oob5;
+	shl.b64 %rd72, %rd71, 2;
+	add.s64 %rd73, %rd1, %rd72;
+	st.global.f32 [%rd73], %f6;
+	.loc 5 76 22
+	setp.hs.u64 %p46, %rd71, %rd5;
+	@%p46 bra $L94_oob6;
+	shl.b64 %rd74, %rd71, 2;
+	add.s64 %rd75, %rd4, %rd74;
+	st.global.s32 [%rd75], %r21;
+	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L93_oob5:
 	.loc 5 76 10
 	mov.u64 %rd27, 0xC00000006;
@@ -6091,6 +6087,10 @@ $L13_bounds_fail:
 	add.s64 %rd33, %rd31, %rd32;
 	st.global.u64 [kern_error+24], %rd33;
 	bra.uni $L14_bounds_exit;
+$L14_bounds_exit:
+	exit;
+$L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry argmaxFinal(
@@ -6133,6 +6133,25 @@ $L1_entry:
 	cvt.s64.u32 %rd12, %r2;
 	.loc 5 85 16
 	bra.uni $L9_entry;
+$L9_entry:
+	.loc 11 51 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 11 51 25
+	mov.f32 %f0, %f1;
+	bra.uni $L10_ret_negInf;
+$L10_ret_negInf:
+	.loc 5 86 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd13, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd14, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd15, %r6;
+	mov.f32 %f2, %f0;
+	mov.s32 %r7, 2147483647;
+	mov.s64 %rd16, %rd13;
+	bra.uni $L2_for_loop;
 $L2_for_loop:
 	.loc 5 86 30
 	setp.lt.s64 %p0, %rd16, %rd9;
@@ -6161,55 +6180,6 @@ $L3_for_body:
 	ld.global.nc.s32 %r11, [%rd31];
 	.loc 5 87 68
 	bra.uni $L15_entry;
-$L5_if_then:
-	mov.f32 %f4, %f3;
-	mov.s32 %r12, %r11;
-	bra.uni $L6_if_done;
-$L6_if_done:
-	.loc 5 86 54
-	mov.u32 %r13, %ntid.x;
-	cvt.s64.u32 %rd32, %r13;
-	mov.u32 %r14, %ntid.y;
-	cvt.s64.u32 %rd33, %r14;
-	mov.u32 %r15, %ntid.z;
-	cvt.s64.u32 %rd34, %r15;
-	.loc 5 86 39
-	add.s64 %rd35, %rd16, %rd32;
-	mov.f32 %f2, %f4;
-	mov.s32 %r7, %r12;
-	mov.s64 %rd16, %rd35;
-	bra.uni $L2_for_loop;
-$L7_if_then:
-	.loc 5 93 6
-	setp.hs.u64 %p46, %rd10, %rd2;
-	@%p46 bra $L90_oob6;
-	shl.b64 %rd63, %rd10, 2;
-	add.s64 %rd64, %rd1, %rd63;
-	st.global.s32 [%rd64], %r16;
-	bra.uni $L8_if_done;
-$L8_if_done:
-	ret;
-$L9_entry:
-	.loc 11 51 52
-	mov.u32 %r3, 0xFF800000;
-	mov.b32 %f1, %r3;
-	.loc 11 51 25
-	mov.f32 %f0, %f1;
-	bra.uni $L10_ret_negInf;
-$L10_ret_negInf:
-	.loc 5 86 22
-	mov.u32 %r4, %tid.x;
-	cvt.s64.u32 %rd13, %r4;
-	mov.u32 %r5, %tid.y;
-	cvt.s64.u32 %rd14, %r5;
-	mov.u32 %r6, %tid.z;
-	cvt.s64.u32 %rd15, %r6;
-	mov.f32 %f2, %f0;
-	mov.s32 %r7, 2147483647;
-	mov.s64 %rd16, %rd13;
-	bra.uni $L2_for_loop;
-$L12_bounds_exit:
-	exit;
 $L13_oob0:
 	.loc 5 87 22
 	mov.u64 %rd19, 0xD00000001;
@@ -6232,15 +6202,9 @@ $L16_switch_body:
 	setp.eq.f32 %p6, %f2, %f2;
 	@%p6 bra $L27_edge;
 	bra.uni $L19_binop_rhs;
-$L17_switch_body:
-	.loc 5 105 3
-	mov.pred %p4, 0;
-	bra.uni $L26_ret_argBetter;
-$L18_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p9, %f2, %f2;
-	@%p9 bra $L17_switch_body;
-	bra.uni $L21_switch_next;
+$L27_edge:
+	mov.pred %p7, 1;
+	bra.uni $L20_binop_done;
 $L19_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p8, %r11, %r7;
@@ -6250,44 +6214,68 @@ $L20_binop_done:
 	.loc 5 103 3
 	mov.pred %p4, %p7;
 	bra.uni $L26_ret_argBetter;
+$L18_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p9, %f2, %f2;
+	@%p9 bra $L17_switch_body;
+	bra.uni $L21_switch_next;
+$L17_switch_body:
+	.loc 5 105 3
+	mov.pred %p4, 0;
+	bra.uni $L26_ret_argBetter;
 $L21_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p10, %f3, %f2;
 	@%p10 bra $L28_edge;
 	bra.uni $L22_binop_rhs;
+$L28_edge:
+	mov.pred %p11, 1;
+	bra.uni $L23_binop_done;
 $L22_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p12, %f3, %f2;
 	@%p12 bra $L24_binop_rhs;
 	bra.uni $L29_edge;
-$L23_binop_done:
-	.loc 5 107 2
-	mov.pred %p4, %p11;
-	bra.uni $L26_ret_argBetter;
 $L24_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p14, %r11, %r7;
 	mov.pred %p13, %p14;
 	bra.uni $L25_binop_done;
-$L25_binop_done:
-	mov.pred %p11, %p13;
-	bra.uni $L23_binop_done;
-$L26_ret_argBetter:
-	@%p4 bra $L5_if_then;
-	bra.uni $L30_edge;
-$L27_edge:
-	mov.pred %p7, 1;
-	bra.uni $L20_binop_done;
-$L28_edge:
-	mov.pred %p11, 1;
-	bra.uni $L23_binop_done;
 $L29_edge:
 	mov.pred %p13, 0;
 	bra.uni $L25_binop_done;
+$L25_binop_done:
+	mov.pred %p11, %p13;
+	bra.uni $L23_binop_done;
+$L23_binop_done:
+	.loc 5 107 2
+	mov.pred %p4, %p11;
+	bra.uni $L26_ret_argBetter;
+$L26_ret_argBetter:
+	@%p4 bra $L5_if_then;
+	bra.uni $L30_edge;
+$L5_if_then:
+	mov.f32 %f4, %f3;
+	mov.s32 %r12, %r11;
+	bra.uni $L6_if_done;
 $L30_edge:
 	mov.f32 %f4, %f2;
 	mov.s32 %r12, %r7;
 	bra.uni $L6_if_done;
+$L6_if_done:
+	.loc 5 86 54
+	mov.u32 %r13, %ntid.x;
+	cvt.s64.u32 %rd32, %r13;
+	mov.u32 %r14, %ntid.y;
+	cvt.s64.u32 %rd33, %r14;
+	mov.u32 %r15, %ntid.z;
+	cvt.s64.u32 %rd34, %r15;
+	.loc 5 86 39
+	add.s64 %rd35, %rd16, %rd32;
+	mov.f32 %f2, %f4;
+	mov.s32 %r7, %r12;
+	mov.s64 %rd16, %rd35;
+	bra.uni $L2_for_loop;
 $L31_entry:
 	.loc 11 17 27
 	mov.u64 %rd36, smem0;
@@ -6295,6 +6283,117 @@ $L31_entry:
 	mov.u64 %rd37, smem1;
 	.loc 11 19 19
 	bra.uni $L37_entry;
+$L37_entry:
+	mov.f32 %f7, %f2;
+	mov.s32 %r18, %r7;
+	mov.s64 %rd38, 16;
+	bra.uni $L38_for_loop;
+$L38_for_loop:
+	.loc 11 36 17
+	setp.gt.s64 %p15, %rd38, 0;
+	@%p15 bra $L39_for_body;
+	bra.uni $L40_for_done;
+$L39_for_body:
+	.loc 11 37 22
+	cvt.u32.u64 %r19, %rd38;
+	shfl.sync.bfly.b32 %f8, %f7, %r19, 31, -1;
+	.loc 11 37 44
+	cvt.u32.u64 %r20, %rd38;
+	shfl.sync.bfly.b32 %r21, %r18, %r20, 31, -1;
+	.loc 11 38 15
+	bra.uni $L44_entry;
+$L44_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p17, %f8, %f8;
+	@%p17 bra $L45_switch_body;
+	bra.uni $L47_switch_next;
+$L45_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p18, %f7, %f7;
+	@%p18 bra $L56_edge;
+	bra.uni $L48_binop_rhs;
+$L56_edge:
+	mov.pred %p19, 1;
+	bra.uni $L49_binop_done;
+$L48_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p20, %r21, %r18;
+	mov.pred %p19, %p20;
+	bra.uni $L49_binop_done;
+$L49_binop_done:
+	.loc 5 103 3
+	mov.pred %p16, %p19;
+	bra.uni $L55_ret_argBetter;
+$L47_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p21, %f7, %f7;
+	@%p21 bra $L46_switch_body;
+	bra.uni $L50_switch_next;
+$L46_switch_body:
+	.loc 5 105 3
+	mov.pred %p16, 0;
+	bra.uni $L55_ret_argBetter;
+$L50_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p22, %f8, %f7;
+	@%p22 bra $L57_edge;
+	bra.uni $L51_binop_rhs;
+$L57_edge:
+	mov.pred %p23, 1;
+	bra.uni $L52_binop_done;
+$L51_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p24, %f8, %f7;
+	@%p24 bra $L53_binop_rhs;
+	bra.uni $L58_edge;
+$L53_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p26, %r21, %r18;
+	mov.pred %p25, %p26;
+	bra.uni $L54_binop_done;
+$L58_edge:
+	mov.pred %p25, 0;
+	bra.uni $L54_binop_done;
+$L54_binop_done:
+	mov.pred %p23, %p25;
+	bra.uni $L52_binop_done;
+$L52_binop_done:
+	.loc 5 107 2
+	mov.pred %p16, %p23;
+	bra.uni $L55_ret_argBetter;
+$L55_ret_argBetter:
+	@%p16 bra $L41_if_then;
+	bra.uni $L59_edge;
+$L41_if_then:
+	mov.f32 %f9, %f8;
+	mov.s32 %r22, %r21;
+	bra.uni $L42_if_done;
+$L59_edge:
+	mov.f32 %f9, %f7;
+	mov.s32 %r22, %r18;
+	bra.uni $L42_if_done;
+$L42_if_done:
+	.loc 11 36 22
+	div.s64 %rd39, %rd38, 2;
+	mov.f32 %f7, %f9;
+	mov.s32 %r18, %r22;
+	mov.s64 %rd38, %rd39;
+	bra.uni $L38_for_loop;
+$L40_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f6, %f7;
+	mov.s32 %r17, %r18;
+	bra.uni $L43_ret_warpArgMax;
+$L43_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r23, %laneid;
+	cvt.s64.u32 %rd40, %r23;
+	.loc 11 20 14
+	setp.eq.s64 %p27, %rd40, 0;
+	@%p27 bra $L32_if_then;
+	bra.uni $L33_if_done;
 $L32_if_then:
 	.loc 11 21 12
 	mov.u32 %r26, %tid.z;
@@ -6329,158 +6428,6 @@ $L32_if_then:
 	add.s64 %rd46, %rd37, %rd45;
 	st.shared.s32 [%rd46], %r17;
 	bra.uni $L33_if_done;
-$L33_if_done:
-	.loc 11 23 12
-	bar.warp.sync -1;
-	.loc 11 24 8
-	bar.sync 0;
-	.loc 11 25 15
-	bra.uni $L62_entry;
-$L34_if_then:
-	.loc 11 27 19
-	mov.u32 %r46, %laneid;
-	cvt.s64.u32 %rd52, %r46;
-	.loc 11 27 12
-	setp.hs.u64 %p31, %rd52, 32;
-	@%p31 bra $L65_oob4;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd36, %rd53;
-	ld.shared.f32 %f13, [%rd54];
-	.loc 11 27 33
-	mov.u32 %r47, %laneid;
-	cvt.s64.u32 %rd55, %r47;
-	.loc 11 27 26
-	setp.hs.u64 %p32, %rd55, 32;
-	@%p32 bra $L66_oob5;
-	shl.b64 %rd56, %rd55, 2;
-	add.s64 %rd57, %rd37, %rd56;
-	ld.shared.s32 %r48, [%rd57];
-	mov.f32 %f12, %f13;
-	mov.s32 %r45, %r48;
-	bra.uni $L67_entry;
-$L36_ret_blockArgMax:
-	.loc 5 92 16
-	mov.u32 %r55, %tid.x;
-	cvt.s64.u32 %rd60, %r55;
-	mov.u32 %r56, %tid.y;
-	cvt.s64.u32 %rd61, %r56;
-	mov.u32 %r57, %tid.z;
-	cvt.s64.u32 %rd62, %r57;
-	.loc 5 92 21
-	setp.eq.s64 %p45, %rd60, 0;
-	@%p45 bra $L7_if_then;
-	bra.uni $L8_if_done;
-$L37_entry:
-	mov.f32 %f7, %f2;
-	mov.s32 %r18, %r7;
-	mov.s64 %rd38, 16;
-	bra.uni $L38_for_loop;
-$L38_for_loop:
-	.loc 11 36 17
-	setp.gt.s64 %p15, %rd38, 0;
-	@%p15 bra $L39_for_body;
-	bra.uni $L40_for_done;
-$L39_for_body:
-	.loc 11 37 22
-	cvt.u32.u64 %r19, %rd38;
-	shfl.sync.bfly.b32 %f8, %f7, %r19, 31, -1;
-	.loc 11 37 44
-	cvt.u32.u64 %r20, %rd38;
-	shfl.sync.bfly.b32 %r21, %r18, %r20, 31, -1;
-	.loc 11 38 15
-	bra.uni $L44_entry;
-$L40_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f6, %f7;
-	mov.s32 %r17, %r18;
-	bra.uni $L43_ret_warpArgMax;
-$L41_if_then:
-	mov.f32 %f9, %f8;
-	mov.s32 %r22, %r21;
-	bra.uni $L42_if_done;
-$L42_if_done:
-	.loc 11 36 22
-	div.s64 %rd39, %rd38, 2;
-	mov.f32 %f7, %f9;
-	mov.s32 %r18, %r22;
-	mov.s64 %rd38, %rd39;
-	bra.uni $L38_for_loop;
-$L43_ret_warpArgMax:
-	.loc 11 20 11
-	mov.u32 %r23, %laneid;
-	cvt.s64.u32 %rd40, %r23;
-	.loc 11 20 14
-	setp.eq.s64 %p27, %rd40, 0;
-	@%p27 bra $L32_if_then;
-	bra.uni $L33_if_done;
-$L44_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p17, %f8, %f8;
-	@%p17 bra $L45_switch_body;
-	bra.uni $L47_switch_next;
-$L45_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p18, %f7, %f7;
-	@%p18 bra $L56_edge;
-	bra.uni $L48_binop_rhs;
-$L46_switch_body:
-	.loc 5 105 3
-	mov.pred %p16, 0;
-	bra.uni $L55_ret_argBetter;
-$L47_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p21, %f7, %f7;
-	@%p21 bra $L46_switch_body;
-	bra.uni $L50_switch_next;
-$L48_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p20, %r21, %r18;
-	mov.pred %p19, %p20;
-	bra.uni $L49_binop_done;
-$L49_binop_done:
-	.loc 5 103 3
-	mov.pred %p16, %p19;
-	bra.uni $L55_ret_argBetter;
-$L50_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p22, %f8, %f7;
-	@%p22 bra $L57_edge;
-	bra.uni $L51_binop_rhs;
-$L51_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p24, %f8, %f7;
-	@%p24 bra $L53_binop_rhs;
-	bra.uni $L58_edge;
-$L52_binop_done:
-	.loc 5 107 2
-	mov.pred %p16, %p23;
-	bra.uni $L55_ret_argBetter;
-$L53_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p26, %r21, %r18;
-	mov.pred %p25, %p26;
-	bra.uni $L54_binop_done;
-$L54_binop_done:
-	mov.pred %p23, %p25;
-	bra.uni $L52_binop_done;
-$L55_ret_argBetter:
-	@%p16 bra $L41_if_then;
-	bra.uni $L59_edge;
-$L56_edge:
-	mov.pred %p19, 1;
-	bra.uni $L49_binop_done;
-$L57_edge:
-	mov.pred %p23, 1;
-	bra.uni $L52_binop_done;
-$L58_edge:
-	mov.pred %p25, 0;
-	bra.uni $L54_binop_done;
-$L59_edge:
-	mov.f32 %f9, %f7;
-	mov.s32 %r22, %r18;
-	bra.uni $L42_if_done;
 $L60_oob2:
 	.loc 11 21 5
 	mov.u64 %rd19, 0xD00000003;
@@ -6493,6 +6440,13 @@ $L61_oob3:
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
+$L33_if_done:
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
+	bar.sync 0;
+	.loc 11 25 15
+	bra.uni $L62_entry;
 $L62_entry:
 	.loc 11 51 52
 	mov.u32 %r40, 0xFF800000;
@@ -6517,9 +6471,27 @@ $L63_ret_negInf:
 	setp.lt.s64 %p30, %rd47, %rd51;
 	@%p30 bra $L34_if_then;
 	bra.uni $L64_edge;
-$L64_edge:
-	mov.f32 %f12, %f10;
-	mov.s32 %r45, 2147483647;
+$L34_if_then:
+	.loc 11 27 19
+	mov.u32 %r46, %laneid;
+	cvt.s64.u32 %rd52, %r46;
+	.loc 11 27 12
+	setp.hs.u64 %p31, %rd52, 32;
+	@%p31 bra $L65_oob4;
+	shl.b64 %rd53, %rd52, 2;
+	add.s64 %rd54, %rd36, %rd53;
+	ld.shared.f32 %f13, [%rd54];
+	.loc 11 27 33
+	mov.u32 %r47, %laneid;
+	cvt.s64.u32 %rd55, %r47;
+	.loc 11 27 26
+	setp.hs.u64 %p32, %rd55, 32;
+	@%p32 bra $L66_oob5;
+	shl.b64 %rd56, %rd55, 2;
+	add.s64 %rd57, %rd37, %rd56;
+	ld.shared.s32 %r48, [%rd57];
+	mov.f32 %f12, %f13;
+	mov.s32 %r45, %r48;
 	bra.uni $L67_entry;
 $L65_oob4:
 	.loc 11 27 12
@@ -6533,6 +6505,10 @@ $L66_oob5:
 	mov.u64 %rd20, %rd55;
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
+$L64_edge:
+	mov.f32 %f12, %f10;
+	mov.s32 %r45, 2147483647;
+	bra.uni $L67_entry;
 $L67_entry:
 	mov.f32 %f15, %f12;
 	mov.s32 %r50, %r45;
@@ -6552,31 +6528,6 @@ $L69_for_body:
 	shfl.sync.bfly.b32 %r53, %r50, %r52, 31, -1;
 	.loc 11 38 15
 	bra.uni $L74_entry;
-$L70_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f14, %f15;
-	mov.s32 %r49, %r50;
-	bra.uni $L73_ret_warpArgMax;
-$L71_if_then:
-	mov.f32 %f17, %f16;
-	mov.s32 %r54, %r53;
-	bra.uni $L72_if_done;
-$L72_if_done:
-	.loc 11 36 22
-	div.s64 %rd59, %rd58, 2;
-	mov.f32 %f15, %f17;
-	mov.s32 %r50, %r54;
-	mov.s64 %rd58, %rd59;
-	bra.uni $L68_for_loop;
-$L73_ret_warpArgMax:
-	.loc 11 30 8
-	bar.sync 0;
-	.loc 11 31 2
-	mov.f32 %f5, %f14;
-	mov.s32 %r16, %r49;
-	bra.uni $L36_ret_blockArgMax;
 $L74_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p35, %f16, %f16;
@@ -6587,15 +6538,9 @@ $L75_switch_body:
 	setp.eq.f32 %p36, %f15, %f15;
 	@%p36 bra $L86_edge;
 	bra.uni $L78_binop_rhs;
-$L76_switch_body:
-	.loc 5 105 3
-	mov.pred %p34, 0;
-	bra.uni $L85_ret_argBetter;
-$L77_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p39, %f15, %f15;
-	@%p39 bra $L76_switch_body;
-	bra.uni $L80_switch_next;
+$L86_edge:
+	mov.pred %p37, 1;
+	bra.uni $L79_binop_done;
 $L78_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p38, %r53, %r50;
@@ -6605,46 +6550,96 @@ $L79_binop_done:
 	.loc 5 103 3
 	mov.pred %p34, %p37;
 	bra.uni $L85_ret_argBetter;
+$L77_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p39, %f15, %f15;
+	@%p39 bra $L76_switch_body;
+	bra.uni $L80_switch_next;
+$L76_switch_body:
+	.loc 5 105 3
+	mov.pred %p34, 0;
+	bra.uni $L85_ret_argBetter;
 $L80_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p40, %f16, %f15;
 	@%p40 bra $L87_edge;
 	bra.uni $L81_binop_rhs;
+$L87_edge:
+	mov.pred %p41, 1;
+	bra.uni $L82_binop_done;
 $L81_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p42, %f16, %f15;
 	@%p42 bra $L83_binop_rhs;
 	bra.uni $L88_edge;
-$L82_binop_done:
-	.loc 5 107 2
-	mov.pred %p34, %p41;
-	bra.uni $L85_ret_argBetter;
 $L83_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p44, %r53, %r50;
 	mov.pred %p43, %p44;
 	bra.uni $L84_binop_done;
-$L84_binop_done:
-	mov.pred %p41, %p43;
-	bra.uni $L82_binop_done;
-$L85_ret_argBetter:
-	@%p34 bra $L71_if_then;
-	bra.uni $L89_edge;
-$L86_edge:
-	mov.pred %p37, 1;
-	bra.uni $L79_binop_done;
-$L87_edge:
-	mov.pred %p41, 1;
-	bra.uni $L82_binop_done;
 $L88_edge:
 	mov.pred %p43, 0;
 	bra.uni $L84_binop_done;
+$L84_binop_done:
+	mov.pred %p41, %p43;
+	bra.uni $L82_binop_done;
+$L82_binop_done:
+	.loc 5 107 2
+	mov.pred %p34, %p41;
+	bra.uni $L85_ret_argBetter;
+$L85_ret_argBetter:
+	@%p34 bra $L71_if_then;
+	bra.uni $L89_edge;
+$L71_if_then:
+	mov.f32 %f17, %f16;
+	mov.s32 %r54, %r53;
+	bra.uni $L72_if_done;
 $L89_edge:
 	mov.f32 %f17, %f15;
 	mov.s32 %r54, %r50;
 	bra.uni $L72_if_done;
-$L90_oob6:
+$L72_if_done:
+	.loc 11 36 22
+	div.s64 %rd59, %rd58, 2;
+	mov.f32 %f15, %f17;
+	mov.s32 %r50, %r54;
+	mov.s64 %rd58, %rd59;
+	bra.uni $L68_for_loop;
+$L70_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f14, %f15;
+	mov.s32 %r49, %r50;
+	bra.uni $L73_ret_warpArgMax;
+$L73_ret_warpArgMax:
+	.loc 11 30 8
+	bar.sync 0;
+	.loc 11 31 2
+	mov.f32 %f5, %f14;
+	mov.s32 %r16, %r49;
+	bra.uni $L36_ret_blockArgMax;
+$L36_ret_blockArgMax:
+	.loc 5 92 16
+	mov.u32 %r55, %tid.x;
+	cvt.s64.u32 %rd60, %r55;
+	mov.u32 %r56, %tid.y;
+	cvt.s64.u32 %rd61, %r56;
+	mov.u32 %r57, %tid.z;
+	cvt.s64.u32 %rd62, %r57;
+	.loc 5 92 21
+	setp.eq.s64 %p45, %rd60, 0;
+	@%p45 bra $L7_if_then;
+	bra.uni $L8_if_done;
+$L7_if_then:
 	.loc 5 93 6
+	setp.hs.u64 %p46, %rd10, %rd2;
+	@%p46 bra $L90_oob6;
+	shl.b64 %rd63, %rd10, 2;
+	add.s64 %rd64, %rd1, %rd63;
+	st.global.s32 [%rd64], %r16;
+	bra.uni $L8_if_done;
+$L90_oob6:
 	mov.u64 %rd19, 0xD00000007;
 	mov.u64 %rd20, %rd10;
 	mov.u64 %rd21, %rd2;
@@ -6663,6 +6658,10 @@ $L11_bounds_fail:
 	add.s64 %rd25, %rd23, %rd24;
 	st.global.u64 [kern_error+24], %rd25;
 	bra.uni $L12_bounds_exit;
+$L12_bounds_exit:
+	exit;
+$L8_if_done:
+	ret;
 }
 
 .visible .entry addF32(
@@ -6712,10 +6711,6 @@ $L3_if_then:
 	ld.global.nc.f32 %f0, [%rd20];
 	.loc 7 41 26
 	bra.uni $L9_entry;
-$L5_ret_add_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 41 28
 	mov.u64 %rd12, 0xE00000001;
@@ -6741,6 +6736,22 @@ $L11_oob1:
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L12_entry:
 	.loc 6 33 40
 	mov.f32 %f3, %f2;
@@ -6760,20 +6771,8 @@ $L15_ret_store:
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.f32 [%rd24], %f5;
 	bra.uni $L5_ret_add_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L7_bounds_exit;
+$L5_ret_add_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry addF16(
@@ -6824,10 +6823,6 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd20];
 	.loc 7 41 26
 	bra.uni $L9_entry;
-$L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 41 28
 	mov.u64 %rd12, 0xF00000001;
@@ -6855,6 +6850,22 @@ $L11_oob1:
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L12_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f3, %rs1;
@@ -6878,20 +6889,8 @@ $L15_ret_store:
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
 	bra.uni $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L7_bounds_exit;
+$L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry addBF16(
@@ -6942,10 +6941,6 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd20];
 	.loc 7 41 26
 	bra.uni $L9_entry;
-$L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 41 28
 	mov.u64 %rd12, 0x1000000001;
@@ -6975,6 +6970,22 @@ $L11_oob1:
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L12_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r7, %rs1;
@@ -7000,20 +7011,8 @@ $L15_ret_store:
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
 	bra.uni $L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L7_bounds_exit;
+$L5_ret_add_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry mulF32(
@@ -7063,10 +7062,6 @@ $L3_if_then:
 	ld.global.nc.f32 %f0, [%rd20];
 	.loc 7 56 26
 	bra.uni $L9_entry;
-$L5_ret_mul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 56 28
 	mov.u64 %rd12, 0x1100000001;
@@ -7092,6 +7087,22 @@ $L11_oob1:
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L12_entry:
 	.loc 6 33 40
 	mov.f32 %f3, %f2;
@@ -7111,20 +7122,8 @@ $L15_ret_store:
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.f32 [%rd24], %f5;
 	bra.uni $L5_ret_mul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L7_bounds_exit;
+$L5_ret_mul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry mulF16(
@@ -7175,10 +7174,6 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd20];
 	.loc 7 56 26
 	bra.uni $L9_entry;
-$L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 56 28
 	mov.u64 %rd12, 0x1200000001;
@@ -7206,6 +7201,22 @@ $L11_oob1:
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L12_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f3, %rs1;
@@ -7229,20 +7240,8 @@ $L15_ret_store:
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
 	bra.uni $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L7_bounds_exit;
+$L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry mulBF16(
@@ -7293,10 +7292,6 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd20];
 	.loc 7 56 26
 	bra.uni $L9_entry;
-$L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 56 28
 	mov.u64 %rd12, 0x1300000001;
@@ -7326,6 +7321,22 @@ $L11_oob1:
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L12_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r7, %rs1;
@@ -7351,20 +7362,8 @@ $L15_ret_store:
 	add.s64 %rd24, %rd1, %rd23;
 	st.global.u16 [%rd24], %rs2;
 	bra.uni $L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L7_bounds_exit;
+$L5_ret_mul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry scaleF32(
@@ -7411,16 +7410,28 @@ $L3_if_then:
 	ld.global.nc.f32 %f1, [%rd17];
 	.loc 7 71 30
 	bra.uni $L9_entry;
-$L5_ret_scale_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 71 32
 	mov.u64 %rd9, 0x1400000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 33 40
 	mov.f32 %f2, %f1;
@@ -7440,20 +7451,8 @@ $L12_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f4;
 	bra.uni $L5_ret_scale_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_scale_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry scaleF16(
@@ -7501,16 +7500,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 7 71 30
 	bra.uni $L9_entry;
-$L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 71 32
 	mov.u64 %rd9, 0x1500000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f2, %rs0;
@@ -7534,20 +7545,8 @@ $L12_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
 	bra.uni $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry scaleBF16(
@@ -7595,16 +7594,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 7 71 30
 	bra.uni $L9_entry;
-$L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 71 32
 	mov.u64 %rd9, 0x1600000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
@@ -7630,20 +7641,8 @@ $L12_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
 	bra.uni $L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_scale_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry castF32F16(
@@ -7689,16 +7688,28 @@ $L3_if_then:
 	ld.global.nc.f32 %f0, [%rd17];
 	.loc 7 97 28
 	bra.uni $L9_entry;
-$L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 97 30
 	mov.u64 %rd9, 0x1700000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 33 40
 	mov.f32 %f1, %f0;
@@ -7715,20 +7726,8 @@ $L12_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs0;
 	bra.uni $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry castF32BF16(
@@ -7774,16 +7773,28 @@ $L3_if_then:
 	ld.global.nc.f32 %f0, [%rd17];
 	.loc 7 97 28
 	bra.uni $L9_entry;
-$L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 97 30
 	mov.u64 %rd9, 0x1800000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 33 40
 	mov.f32 %f1, %f0;
@@ -7800,20 +7811,8 @@ $L12_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs0;
 	bra.uni $L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_cast_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry castF16F32(
@@ -7859,16 +7858,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 7 97 28
 	bra.uni $L9_entry;
-$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 97 30
 	mov.u64 %rd9, 0x1900000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
@@ -7885,20 +7896,8 @@ $L12_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f2;
 	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry castF16BF16(
@@ -7944,16 +7943,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 7 97 28
 	bra.uni $L9_entry;
-$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 97 30
 	mov.u64 %rd9, 0x1A00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f1, %rs0;
@@ -7972,20 +7983,8 @@ $L12_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
 	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry castBF16F32(
@@ -8031,16 +8030,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 7 97 28
 	bra.uni $L9_entry;
-$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 97 30
 	mov.u64 %rd9, 0x1B00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
@@ -8059,20 +8070,8 @@ $L12_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f2;
 	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry castBF16F16(
@@ -8118,16 +8117,28 @@ $L3_if_then:
 	ld.global.nc.u16 %rs0, [%rd17];
 	.loc 7 97 28
 	bra.uni $L9_entry;
-$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 7 97 30
 	mov.u64 %rd9, 0x1C00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 $L9_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
@@ -8148,20 +8159,8 @@ $L12_ret_store:
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs1;
 	bra.uni $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
+$L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry embedF32(
@@ -8246,10 +8245,6 @@ $L4_if_done:
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.f32 [%rd36], %f1;
 	bra.uni $L5_ret_embed_u005bfloat32_u005d;
-$L5_ret_embed_u005bfloat32_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 8 48 15
 	mov.u64 %rd14, 0x1D00000001;
@@ -8288,6 +8283,10 @@ $L6_bounds_fail:
 	add.s64 %rd20, %rd18, %rd19;
 	st.global.u64 [kern_error+24], %rd20;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
+$L5_ret_embed_u005bfloat32_u005d:
+	ret;
 }
 
 .visible .entry embedF16(
@@ -8372,10 +8371,6 @@ $L4_if_done:
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs1;
 	bra.uni $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 8 48 15
 	mov.u64 %rd14, 0x1E00000001;
@@ -8414,6 +8409,10 @@ $L6_bounds_fail:
 	add.s64 %rd20, %rd18, %rd19;
 	st.global.u64 [kern_error+24], %rd20;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
+$L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	ret;
 }
 
 .visible .entry embedBF16(
@@ -8498,10 +8497,6 @@ $L4_if_done:
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs1;
 	bra.uni $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 8 48 15
 	mov.u64 %rd14, 0x1F00000001;
@@ -8540,6 +8535,10 @@ $L6_bounds_fail:
 	add.s64 %rd20, %rd18, %rd19;
 	st.global.u64 [kern_error+24], %rd20;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
+$L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	ret;
 }
 
 .visible .entry rmsNormF32(
@@ -8609,6 +8608,31 @@ $L4_for_body:
 	ld.global.nc.f32 %f2, [%rd27];
 	.loc 9 68 14
 	bra.uni $L13_entry;
+$L12_oob0:
+	.loc 9 68 16
+	mov.u64 %rd19, 0x2000000001;
+	mov.u64 %rd20, %rd18;
+	mov.u64 %rd21, %rd5;
+	bra.uni $L10_bounds_fail;
+$L13_entry:
+	.loc 6 33 40
+	mov.f32 %f3, %f2;
+	bra.uni $L14_ret_load;
+$L14_ret_load:
+	.loc 9 69 15
+	fma.rn.f32 %f4, %f3, %f3, %f1;
+	.loc 9 67 53
+	mov.u32 %r9, %ntid.x;
+	cvt.s64.u32 %rd28, %r9;
+	mov.u32 %r10, %ntid.y;
+	cvt.s64.u32 %rd29, %r10;
+	mov.u32 %r11, %ntid.z;
+	cvt.s64.u32 %rd30, %r11;
+	.loc 9 67 38
+	add.s64 %rd31, %rd17, %rd28;
+	mov.f32 %f1, %f4;
+	mov.s64 %rd17, %rd31;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 9 71 19
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
@@ -8692,35 +8716,6 @@ $L7_for_body:
 	ld.global.nc.f32 %f30, [%rd42];
 	.loc 9 74 31
 	bra.uni $L16_entry;
-$L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L11_bounds_exit:
-	exit;
-$L12_oob0:
-	.loc 9 68 16
-	mov.u64 %rd19, 0x2000000001;
-	mov.u64 %rd20, %rd18;
-	mov.u64 %rd21, %rd5;
-	bra.uni $L10_bounds_fail;
-$L13_entry:
-	.loc 6 33 40
-	mov.f32 %f3, %f2;
-	bra.uni $L14_ret_load;
-$L14_ret_load:
-	.loc 9 69 15
-	fma.rn.f32 %f4, %f3, %f3, %f1;
-	.loc 9 67 53
-	mov.u32 %r9, %ntid.x;
-	cvt.s64.u32 %rd28, %r9;
-	mov.u32 %r10, %ntid.y;
-	cvt.s64.u32 %rd29, %r10;
-	mov.u32 %r11, %ntid.z;
-	cvt.s64.u32 %rd30, %r11;
-	.loc 9 67 38
-	add.s64 %rd31, %rd17, %rd28;
-	mov.f32 %f1, %f4;
-	mov.s64 %rd17, %rd31;
-	bra.uni $L3_for_loop;
 $L15_oob1:
 	.loc 9 74 33
 	mov.u64 %rd19, 0x2000000002;
@@ -8799,6 +8794,10 @@ $L10_bounds_fail:
 	add.s64 %rd25, %rd23, %rd24;
 	st.global.u64 [kern_error+24], %rd25;
 	bra.uni $L11_bounds_exit;
+$L11_bounds_exit:
+	exit;
+$L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry rmsNormF16(
@@ -8869,6 +8868,33 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd27];
 	.loc 9 68 14
 	bra.uni $L13_entry;
+$L12_oob0:
+	.loc 9 68 16
+	mov.u64 %rd19, 0x2100000001;
+	mov.u64 %rd20, %rd18;
+	mov.u64 %rd21, %rd5;
+	bra.uni $L10_bounds_fail;
+$L13_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f3, %rs0;
+	.loc 6 38 41
+	mov.f32 %f2, %f3;
+	bra.uni $L14_ret_load;
+$L14_ret_load:
+	.loc 9 69 15
+	fma.rn.f32 %f4, %f2, %f2, %f1;
+	.loc 9 67 53
+	mov.u32 %r9, %ntid.x;
+	cvt.s64.u32 %rd28, %r9;
+	mov.u32 %r10, %ntid.y;
+	cvt.s64.u32 %rd29, %r10;
+	mov.u32 %r11, %ntid.z;
+	cvt.s64.u32 %rd30, %r11;
+	.loc 9 67 38
+	add.s64 %rd31, %rd17, %rd28;
+	mov.f32 %f1, %f4;
+	mov.s64 %rd17, %rd31;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 9 71 19
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
@@ -8952,37 +8978,6 @@ $L7_for_body:
 	ld.global.nc.u16 %rs1, [%rd42];
 	.loc 9 74 31
 	bra.uni $L16_entry;
-$L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L11_bounds_exit:
-	exit;
-$L12_oob0:
-	.loc 9 68 16
-	mov.u64 %rd19, 0x2100000001;
-	mov.u64 %rd20, %rd18;
-	mov.u64 %rd21, %rd5;
-	bra.uni $L10_bounds_fail;
-$L13_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f3, %rs0;
-	.loc 6 38 41
-	mov.f32 %f2, %f3;
-	bra.uni $L14_ret_load;
-$L14_ret_load:
-	.loc 9 69 15
-	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 9 67 53
-	mov.u32 %r9, %ntid.x;
-	cvt.s64.u32 %rd28, %r9;
-	mov.u32 %r10, %ntid.y;
-	cvt.s64.u32 %rd29, %r10;
-	mov.u32 %r11, %ntid.z;
-	cvt.s64.u32 %rd30, %r11;
-	.loc 9 67 38
-	add.s64 %rd31, %rd17, %rd28;
-	mov.f32 %f1, %f4;
-	mov.s64 %rd17, %rd31;
-	bra.uni $L3_for_loop;
 $L15_oob1:
 	.loc 9 74 33
 	mov.u64 %rd19, 0x2100000002;
@@ -9067,6 +9062,10 @@ $L10_bounds_fail:
 	add.s64 %rd25, %rd23, %rd24;
 	st.global.u64 [kern_error+24], %rd25;
 	bra.uni $L11_bounds_exit;
+$L11_bounds_exit:
+	exit;
+$L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry rmsNormBF16(
@@ -9137,6 +9136,35 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd27];
 	.loc 9 68 14
 	bra.uni $L13_entry;
+$L12_oob0:
+	.loc 9 68 16
+	mov.u64 %rd19, 0x2200000001;
+	mov.u64 %rd20, %rd18;
+	mov.u64 %rd21, %rd5;
+	bra.uni $L10_bounds_fail;
+$L13_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r9, %rs0;
+	shl.b32 %r9, %r9, 16;
+	mov.b32 %f3, %r9;
+	.loc 6 43 46
+	mov.f32 %f2, %f3;
+	bra.uni $L14_ret_load;
+$L14_ret_load:
+	.loc 9 69 15
+	fma.rn.f32 %f4, %f2, %f2, %f1;
+	.loc 9 67 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd28, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd29, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd30, %r12;
+	.loc 9 67 38
+	add.s64 %rd31, %rd17, %rd28;
+	mov.f32 %f1, %f4;
+	mov.s64 %rd17, %rd31;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 9 71 19
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
@@ -9220,39 +9248,6 @@ $L7_for_body:
 	ld.global.nc.u16 %rs1, [%rd42];
 	.loc 9 74 31
 	bra.uni $L16_entry;
-$L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L11_bounds_exit:
-	exit;
-$L12_oob0:
-	.loc 9 68 16
-	mov.u64 %rd19, 0x2200000001;
-	mov.u64 %rd20, %rd18;
-	mov.u64 %rd21, %rd5;
-	bra.uni $L10_bounds_fail;
-$L13_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r9, %rs0;
-	shl.b32 %r9, %r9, 16;
-	mov.b32 %f3, %r9;
-	.loc 6 43 46
-	mov.f32 %f2, %f3;
-	bra.uni $L14_ret_load;
-$L14_ret_load:
-	.loc 9 69 15
-	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 9 67 53
-	mov.u32 %r10, %ntid.x;
-	cvt.s64.u32 %rd28, %r10;
-	mov.u32 %r11, %ntid.y;
-	cvt.s64.u32 %rd29, %r11;
-	mov.u32 %r12, %ntid.z;
-	cvt.s64.u32 %rd30, %r12;
-	.loc 9 67 38
-	add.s64 %rd31, %rd17, %rd28;
-	mov.f32 %f1, %f4;
-	mov.s64 %rd17, %rd31;
-	bra.uni $L3_for_loop;
 $L15_oob1:
 	.loc 9 74 33
 	mov.u64 %rd19, 0x2200000002;
@@ -9341,6 +9336,10 @@ $L10_bounds_fail:
 	add.s64 %rd25, %rd23, %rd24;
 	st.global.u64 [kern_error+24], %rd25;
 	bra.uni $L11_bounds_exit;
+$L11_bounds_exit:
+	exit;
+$L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry rmsNormWarpF32(
@@ -9435,6 +9434,24 @@ $L6_for_body:
 	ld.global.nc.f32 %f2, [%rd33];
 	.loc 9 102 14
 	bra.uni $L15_entry;
+$L14_oob0:
+	.loc 9 102 16
+	mov.u64 %rd25, 0x2300000001;
+	mov.u64 %rd26, %rd24;
+	mov.u64 %rd27, %rd5;
+	bra.uni $L12_bounds_fail;
+$L15_entry:
+	.loc 6 33 40
+	mov.f32 %f3, %f2;
+	bra.uni $L16_ret_load;
+$L16_ret_load:
+	.loc 9 103 15
+	fma.rn.f32 %f4, %f3, %f3, %f1;
+	.loc 9 101 31
+	add.s64 %rd34, %rd23, 32;
+	mov.f32 %f1, %f4;
+	mov.s64 %rd23, %rd34;
+	bra.uni $L5_for_loop;
 $L7_for_done:
 	.loc 9 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
@@ -9478,28 +9495,6 @@ $L9_for_body:
 	ld.global.nc.f32 %f19, [%rd40];
 	.loc 9 108 31
 	bra.uni $L18_entry;
-$L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L13_bounds_exit:
-	exit;
-$L14_oob0:
-	.loc 9 102 16
-	mov.u64 %rd25, 0x2300000001;
-	mov.u64 %rd26, %rd24;
-	mov.u64 %rd27, %rd5;
-	bra.uni $L12_bounds_fail;
-$L15_entry:
-	.loc 6 33 40
-	mov.f32 %f3, %f2;
-	bra.uni $L16_ret_load;
-$L16_ret_load:
-	.loc 9 103 15
-	fma.rn.f32 %f4, %f3, %f3, %f1;
-	.loc 9 101 31
-	add.s64 %rd34, %rd23, 32;
-	mov.f32 %f1, %f4;
-	mov.s64 %rd23, %rd34;
-	bra.uni $L5_for_loop;
 $L17_oob1:
 	.loc 9 108 33
 	mov.u64 %rd25, 0x2300000002;
@@ -9571,6 +9566,10 @@ $L12_bounds_fail:
 	add.s64 %rd31, %rd29, %rd30;
 	st.global.u64 [kern_error+24], %rd31;
 	bra.uni $L13_bounds_exit;
+$L13_bounds_exit:
+	exit;
+$L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry rmsNormWarpF16(
@@ -9666,6 +9665,26 @@ $L6_for_body:
 	ld.global.nc.u16 %rs0, [%rd33];
 	.loc 9 102 14
 	bra.uni $L15_entry;
+$L14_oob0:
+	.loc 9 102 16
+	mov.u64 %rd25, 0x2400000001;
+	mov.u64 %rd26, %rd24;
+	mov.u64 %rd27, %rd5;
+	bra.uni $L12_bounds_fail;
+$L15_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f3, %rs0;
+	.loc 6 38 41
+	mov.f32 %f2, %f3;
+	bra.uni $L16_ret_load;
+$L16_ret_load:
+	.loc 9 103 15
+	fma.rn.f32 %f4, %f2, %f2, %f1;
+	.loc 9 101 31
+	add.s64 %rd34, %rd23, 32;
+	mov.f32 %f1, %f4;
+	mov.s64 %rd23, %rd34;
+	bra.uni $L5_for_loop;
 $L7_for_done:
 	.loc 9 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
@@ -9709,30 +9728,6 @@ $L9_for_body:
 	ld.global.nc.u16 %rs1, [%rd40];
 	.loc 9 108 31
 	bra.uni $L18_entry;
-$L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L13_bounds_exit:
-	exit;
-$L14_oob0:
-	.loc 9 102 16
-	mov.u64 %rd25, 0x2400000001;
-	mov.u64 %rd26, %rd24;
-	mov.u64 %rd27, %rd5;
-	bra.uni $L12_bounds_fail;
-$L15_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f3, %rs0;
-	.loc 6 38 41
-	mov.f32 %f2, %f3;
-	bra.uni $L16_ret_load;
-$L16_ret_load:
-	.loc 9 103 15
-	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 9 101 31
-	add.s64 %rd34, %rd23, 32;
-	mov.f32 %f1, %f4;
-	mov.s64 %rd23, %rd34;
-	bra.uni $L5_for_loop;
 $L17_oob1:
 	.loc 9 108 33
 	mov.u64 %rd25, 0x2400000002;
@@ -9810,6 +9805,10 @@ $L12_bounds_fail:
 	add.s64 %rd31, %rd29, %rd30;
 	st.global.u64 [kern_error+24], %rd31;
 	bra.uni $L13_bounds_exit;
+$L13_bounds_exit:
+	exit;
+$L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry rmsNormWarpBF16(
@@ -9905,6 +9904,28 @@ $L6_for_body:
 	ld.global.nc.u16 %rs0, [%rd33];
 	.loc 9 102 14
 	bra.uni $L15_entry;
+$L14_oob0:
+	.loc 9 102 16
+	mov.u64 %rd25, 0x2500000001;
+	mov.u64 %rd26, %rd24;
+	mov.u64 %rd27, %rd5;
+	bra.uni $L12_bounds_fail;
+$L15_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r18, %rs0;
+	shl.b32 %r18, %r18, 16;
+	mov.b32 %f3, %r18;
+	.loc 6 43 46
+	mov.f32 %f2, %f3;
+	bra.uni $L16_ret_load;
+$L16_ret_load:
+	.loc 9 103 15
+	fma.rn.f32 %f4, %f2, %f2, %f1;
+	.loc 9 101 31
+	add.s64 %rd34, %rd23, 32;
+	mov.f32 %f1, %f4;
+	mov.s64 %rd23, %rd34;
+	bra.uni $L5_for_loop;
 $L7_for_done:
 	.loc 9 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
@@ -9948,32 +9969,6 @@ $L9_for_body:
 	ld.global.nc.u16 %rs1, [%rd40];
 	.loc 9 108 31
 	bra.uni $L18_entry;
-$L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L13_bounds_exit:
-	exit;
-$L14_oob0:
-	.loc 9 102 16
-	mov.u64 %rd25, 0x2500000001;
-	mov.u64 %rd26, %rd24;
-	mov.u64 %rd27, %rd5;
-	bra.uni $L12_bounds_fail;
-$L15_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r18, %rs0;
-	shl.b32 %r18, %r18, 16;
-	mov.b32 %f3, %r18;
-	.loc 6 43 46
-	mov.f32 %f2, %f3;
-	bra.uni $L16_ret_load;
-$L16_ret_load:
-	.loc 9 103 15
-	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 9 101 31
-	add.s64 %rd34, %rd23, 32;
-	mov.f32 %f1, %f4;
-	mov.s64 %rd23, %rd34;
-	bra.uni $L5_for_loop;
 $L17_oob1:
 	.loc 9 108 33
 	mov.u64 %rd25, 0x2500000002;
@@ -10055,6 +10050,10 @@ $L12_bounds_fail:
 	add.s64 %rd31, %rd29, %rd30;
 	st.global.u64 [kern_error+24], %rd31;
 	bra.uni $L13_bounds_exit;
+$L13_bounds_exit:
+	exit;
+$L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry addRMSNormF32(
@@ -10136,93 +10135,6 @@ $L4_for_body:
 	ld.global.nc.f32 %f2, [%rd34];
 	.loc 9 133 32
 	bra.uni $L13_entry;
-$L5_for_done:
-	.loc 9 137 19
-	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
-	add.rn.f32 %f12, %f1, %f11;
-	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
-	add.rn.f32 %f14, %f12, %f13;
-	shfl.sync.bfly.b32 %f15, %f14, 4, 31, -1;
-	add.rn.f32 %f16, %f14, %f15;
-	shfl.sync.bfly.b32 %f17, %f16, 2, 31, -1;
-	add.rn.f32 %f18, %f16, %f17;
-	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
-	add.rn.f32 %f20, %f18, %f19;
-	mov.u32 %r13, %tid.z;
-	mov.u32 %r14, %ntid.y;
-	mov.u32 %r15, %tid.y;
-	mad.lo.u32 %r12, %r13, %r14, %r15;
-	mov.u32 %r17, %ntid.x;
-	mov.u32 %r18, %tid.x;
-	mad.lo.u32 %r16, %r12, %r17, %r18;
-	shr.u32 %r19, %r16, 5;
-	mov.u32 %r20, %laneid;
-	mov.u64 %rd47, kern_reduce;
-	mad.wide.u32 %rd48, %r19, 8, %rd47;
-	setp.eq.u32 %p6, %r20, 0;
-	@%p6 st.shared.f32 [%rd48], %f20;
-	bar.sync 0;
-	mov.u32 %r22, %ntid.x;
-	mov.u32 %r23, %ntid.y;
-	mul.lo.u32 %r21, %r22, %r23;
-	mov.u32 %r24, %ntid.z;
-	mul.lo.u32 %r21, %r21, %r24;
-	add.u32 %r21, %r21, 31;
-	shr.u32 %r21, %r21, 5;
-	setp.lo.u32 %p7, %r20, %r21;
-	mad.wide.u32 %rd49, %r20, 8, %rd47;
-	mov.f32 %f21, 0f00000000;
-	@%p7 ld.shared.f32 %f21, [%rd49];
-	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
-	add.rn.f32 %f23, %f21, %f22;
-	shfl.sync.bfly.b32 %f24, %f23, 8, 31, -1;
-	add.rn.f32 %f25, %f23, %f24;
-	shfl.sync.bfly.b32 %f26, %f25, 4, 31, -1;
-	add.rn.f32 %f27, %f25, %f26;
-	shfl.sync.bfly.b32 %f28, %f27, 2, 31, -1;
-	add.rn.f32 %f29, %f27, %f28;
-	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
-	add.rn.f32 %f31, %f29, %f30;
-	bar.sync 0;
-	.loc 9 138 27
-	cvt.rn.f32.s64 %f32, %rd15;
-	.loc 9 138 19
-	div.rn.f32 %f33, %f31, %f32;
-	.loc 9 138 34
-	add.rn.f32 %f34, %f33, %f0;
-	.loc 9 138 16
-	rsqrt.approx.f32 %f35, %f34;
-	.loc 9 139 22
-	mov.u32 %r25, %tid.x;
-	cvt.s64.u32 %rd50, %r25;
-	mov.u32 %r26, %tid.y;
-	cvt.s64.u32 %rd51, %r26;
-	mov.u32 %r27, %tid.z;
-	cvt.s64.u32 %rd52, %r27;
-	mov.s64 %rd53, %rd50;
-	bra.uni $L6_for_loop;
-$L6_for_loop:
-	.loc 9 139 30
-	setp.lt.s64 %p8, %rd53, %rd15;
-	@%p8 bra $L7_for_body;
-	bra.uni $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L7_for_body:
-	.loc 9 140 11
-	add.s64 %rd54, %rd19, %rd53;
-	.loc 9 140 41
-	add.s64 %rd55, %rd19, %rd53;
-	.loc 9 140 36
-	setp.hs.u64 %p9, %rd55, %rd5;
-	@%p9 bra $L24_oob4;
-	shl.b64 %rd56, %rd55, 2;
-	add.s64 %rd57, %rd4, %rd56;
-	ld.global.f32 %f36, [%rd57];
-	.loc 9 140 31
-	bra.uni $L25_entry;
-$L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L11_bounds_exit:
-	exit;
 $L12_oob0:
 	.loc 9 133 34
 	mov.u64 %rd26, 0x2600000001;
@@ -10311,6 +10223,89 @@ $L23_ret_load:
 	mov.f32 %f1, %f10;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
+$L5_for_done:
+	.loc 9 137 19
+	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
+	add.rn.f32 %f12, %f1, %f11;
+	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
+	add.rn.f32 %f14, %f12, %f13;
+	shfl.sync.bfly.b32 %f15, %f14, 4, 31, -1;
+	add.rn.f32 %f16, %f14, %f15;
+	shfl.sync.bfly.b32 %f17, %f16, 2, 31, -1;
+	add.rn.f32 %f18, %f16, %f17;
+	shfl.sync.bfly.b32 %f19, %f18, 1, 31, -1;
+	add.rn.f32 %f20, %f18, %f19;
+	mov.u32 %r13, %tid.z;
+	mov.u32 %r14, %ntid.y;
+	mov.u32 %r15, %tid.y;
+	mad.lo.u32 %r12, %r13, %r14, %r15;
+	mov.u32 %r17, %ntid.x;
+	mov.u32 %r18, %tid.x;
+	mad.lo.u32 %r16, %r12, %r17, %r18;
+	shr.u32 %r19, %r16, 5;
+	mov.u32 %r20, %laneid;
+	mov.u64 %rd47, kern_reduce;
+	mad.wide.u32 %rd48, %r19, 8, %rd47;
+	setp.eq.u32 %p6, %r20, 0;
+	@%p6 st.shared.f32 [%rd48], %f20;
+	bar.sync 0;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %ntid.y;
+	mul.lo.u32 %r21, %r22, %r23;
+	mov.u32 %r24, %ntid.z;
+	mul.lo.u32 %r21, %r21, %r24;
+	add.u32 %r21, %r21, 31;
+	shr.u32 %r21, %r21, 5;
+	setp.lo.u32 %p7, %r20, %r21;
+	mad.wide.u32 %rd49, %r20, 8, %rd47;
+	mov.f32 %f21, 0f00000000;
+	@%p7 ld.shared.f32 %f21, [%rd49];
+	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
+	add.rn.f32 %f23, %f21, %f22;
+	shfl.sync.bfly.b32 %f24, %f23, 8, 31, -1;
+	add.rn.f32 %f25, %f23, %f24;
+	shfl.sync.bfly.b32 %f26, %f25, 4, 31, -1;
+	add.rn.f32 %f27, %f25, %f26;
+	shfl.sync.bfly.b32 %f28, %f27, 2, 31, -1;
+	add.rn.f32 %f29, %f27, %f28;
+	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
+	add.rn.f32 %f31, %f29, %f30;
+	bar.sync 0;
+	.loc 9 138 27
+	cvt.rn.f32.s64 %f32, %rd15;
+	.loc 9 138 19
+	div.rn.f32 %f33, %f31, %f32;
+	.loc 9 138 34
+	add.rn.f32 %f34, %f33, %f0;
+	.loc 9 138 16
+	rsqrt.approx.f32 %f35, %f34;
+	.loc 9 139 22
+	mov.u32 %r25, %tid.x;
+	cvt.s64.u32 %rd50, %r25;
+	mov.u32 %r26, %tid.y;
+	cvt.s64.u32 %rd51, %r26;
+	mov.u32 %r27, %tid.z;
+	cvt.s64.u32 %rd52, %r27;
+	mov.s64 %rd53, %rd50;
+	bra.uni $L6_for_loop;
+$L6_for_loop:
+	.loc 9 139 30
+	setp.lt.s64 %p8, %rd53, %rd15;
+	@%p8 bra $L7_for_body;
+	bra.uni $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L7_for_body:
+	.loc 9 140 11
+	add.s64 %rd54, %rd19, %rd53;
+	.loc 9 140 41
+	add.s64 %rd55, %rd19, %rd53;
+	.loc 9 140 36
+	setp.hs.u64 %p9, %rd55, %rd5;
+	@%p9 bra $L24_oob4;
+	shl.b64 %rd56, %rd55, 2;
+	add.s64 %rd57, %rd4, %rd56;
+	ld.global.f32 %f36, [%rd57];
+	.loc 9 140 31
+	bra.uni $L25_entry;
 $L24_oob4:
 	.loc 9 140 36
 	mov.u64 %rd26, 0x2600000005;
@@ -10389,6 +10384,10 @@ $L10_bounds_fail:
 	add.s64 %rd32, %rd30, %rd31;
 	st.global.u64 [kern_error+24], %rd32;
 	bra.uni $L11_bounds_exit;
+$L11_bounds_exit:
+	exit;
+$L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry addRMSNormF16(
@@ -10471,93 +10470,6 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd34];
 	.loc 9 133 32
 	bra.uni $L13_entry;
-$L5_for_done:
-	.loc 9 137 19
-	shfl.sync.bfly.b32 %f10, %f1, 16, 31, -1;
-	add.rn.f32 %f11, %f1, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 8, 31, -1;
-	add.rn.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 4, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	shfl.sync.bfly.b32 %f16, %f15, 2, 31, -1;
-	add.rn.f32 %f17, %f15, %f16;
-	shfl.sync.bfly.b32 %f18, %f17, 1, 31, -1;
-	add.rn.f32 %f19, %f17, %f18;
-	mov.u32 %r13, %tid.z;
-	mov.u32 %r14, %ntid.y;
-	mov.u32 %r15, %tid.y;
-	mad.lo.u32 %r12, %r13, %r14, %r15;
-	mov.u32 %r17, %ntid.x;
-	mov.u32 %r18, %tid.x;
-	mad.lo.u32 %r16, %r12, %r17, %r18;
-	shr.u32 %r19, %r16, 5;
-	mov.u32 %r20, %laneid;
-	mov.u64 %rd47, kern_reduce;
-	mad.wide.u32 %rd48, %r19, 8, %rd47;
-	setp.eq.u32 %p6, %r20, 0;
-	@%p6 st.shared.f32 [%rd48], %f19;
-	bar.sync 0;
-	mov.u32 %r22, %ntid.x;
-	mov.u32 %r23, %ntid.y;
-	mul.lo.u32 %r21, %r22, %r23;
-	mov.u32 %r24, %ntid.z;
-	mul.lo.u32 %r21, %r21, %r24;
-	add.u32 %r21, %r21, 31;
-	shr.u32 %r21, %r21, 5;
-	setp.lo.u32 %p7, %r20, %r21;
-	mad.wide.u32 %rd49, %r20, 8, %rd47;
-	mov.f32 %f20, 0f00000000;
-	@%p7 ld.shared.f32 %f20, [%rd49];
-	shfl.sync.bfly.b32 %f21, %f20, 16, 31, -1;
-	add.rn.f32 %f22, %f20, %f21;
-	shfl.sync.bfly.b32 %f23, %f22, 8, 31, -1;
-	add.rn.f32 %f24, %f22, %f23;
-	shfl.sync.bfly.b32 %f25, %f24, 4, 31, -1;
-	add.rn.f32 %f26, %f24, %f25;
-	shfl.sync.bfly.b32 %f27, %f26, 2, 31, -1;
-	add.rn.f32 %f28, %f26, %f27;
-	shfl.sync.bfly.b32 %f29, %f28, 1, 31, -1;
-	add.rn.f32 %f30, %f28, %f29;
-	bar.sync 0;
-	.loc 9 138 27
-	cvt.rn.f32.s64 %f31, %rd15;
-	.loc 9 138 19
-	div.rn.f32 %f32, %f30, %f31;
-	.loc 9 138 34
-	add.rn.f32 %f33, %f32, %f0;
-	.loc 9 138 16
-	rsqrt.approx.f32 %f34, %f33;
-	.loc 9 139 22
-	mov.u32 %r25, %tid.x;
-	cvt.s64.u32 %rd50, %r25;
-	mov.u32 %r26, %tid.y;
-	cvt.s64.u32 %rd51, %r26;
-	mov.u32 %r27, %tid.z;
-	cvt.s64.u32 %rd52, %r27;
-	mov.s64 %rd53, %rd50;
-	bra.uni $L6_for_loop;
-$L6_for_loop:
-	.loc 9 139 30
-	setp.lt.s64 %p8, %rd53, %rd15;
-	@%p8 bra $L7_for_body;
-	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L7_for_body:
-	.loc 9 140 11
-	add.s64 %rd54, %rd19, %rd53;
-	.loc 9 140 41
-	add.s64 %rd55, %rd19, %rd53;
-	.loc 9 140 36
-	setp.hs.u64 %p9, %rd55, %rd5;
-	@%p9 bra $L24_oob4;
-	shl.b64 %rd56, %rd55, 1;
-	add.s64 %rd57, %rd4, %rd56;
-	ld.global.u16 %rs5, [%rd57];
-	.loc 9 140 31
-	bra.uni $L25_entry;
-$L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L11_bounds_exit:
-	exit;
 $L12_oob0:
 	.loc 9 133 34
 	mov.u64 %rd26, 0x2700000001;
@@ -10654,6 +10566,89 @@ $L23_ret_load:
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
+$L5_for_done:
+	.loc 9 137 19
+	shfl.sync.bfly.b32 %f10, %f1, 16, 31, -1;
+	add.rn.f32 %f11, %f1, %f10;
+	shfl.sync.bfly.b32 %f12, %f11, 8, 31, -1;
+	add.rn.f32 %f13, %f11, %f12;
+	shfl.sync.bfly.b32 %f14, %f13, 4, 31, -1;
+	add.rn.f32 %f15, %f13, %f14;
+	shfl.sync.bfly.b32 %f16, %f15, 2, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 1, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	mov.u32 %r13, %tid.z;
+	mov.u32 %r14, %ntid.y;
+	mov.u32 %r15, %tid.y;
+	mad.lo.u32 %r12, %r13, %r14, %r15;
+	mov.u32 %r17, %ntid.x;
+	mov.u32 %r18, %tid.x;
+	mad.lo.u32 %r16, %r12, %r17, %r18;
+	shr.u32 %r19, %r16, 5;
+	mov.u32 %r20, %laneid;
+	mov.u64 %rd47, kern_reduce;
+	mad.wide.u32 %rd48, %r19, 8, %rd47;
+	setp.eq.u32 %p6, %r20, 0;
+	@%p6 st.shared.f32 [%rd48], %f19;
+	bar.sync 0;
+	mov.u32 %r22, %ntid.x;
+	mov.u32 %r23, %ntid.y;
+	mul.lo.u32 %r21, %r22, %r23;
+	mov.u32 %r24, %ntid.z;
+	mul.lo.u32 %r21, %r21, %r24;
+	add.u32 %r21, %r21, 31;
+	shr.u32 %r21, %r21, 5;
+	setp.lo.u32 %p7, %r20, %r21;
+	mad.wide.u32 %rd49, %r20, 8, %rd47;
+	mov.f32 %f20, 0f00000000;
+	@%p7 ld.shared.f32 %f20, [%rd49];
+	shfl.sync.bfly.b32 %f21, %f20, 16, 31, -1;
+	add.rn.f32 %f22, %f20, %f21;
+	shfl.sync.bfly.b32 %f23, %f22, 8, 31, -1;
+	add.rn.f32 %f24, %f22, %f23;
+	shfl.sync.bfly.b32 %f25, %f24, 4, 31, -1;
+	add.rn.f32 %f26, %f24, %f25;
+	shfl.sync.bfly.b32 %f27, %f26, 2, 31, -1;
+	add.rn.f32 %f28, %f26, %f27;
+	shfl.sync.bfly.b32 %f29, %f28, 1, 31, -1;
+	add.rn.f32 %f30, %f28, %f29;
+	bar.sync 0;
+	.loc 9 138 27
+	cvt.rn.f32.s64 %f31, %rd15;
+	.loc 9 138 19
+	div.rn.f32 %f32, %f30, %f31;
+	.loc 9 138 34
+	add.rn.f32 %f33, %f32, %f0;
+	.loc 9 138 16
+	rsqrt.approx.f32 %f34, %f33;
+	.loc 9 139 22
+	mov.u32 %r25, %tid.x;
+	cvt.s64.u32 %rd50, %r25;
+	mov.u32 %r26, %tid.y;
+	cvt.s64.u32 %rd51, %r26;
+	mov.u32 %r27, %tid.z;
+	cvt.s64.u32 %rd52, %r27;
+	mov.s64 %rd53, %rd50;
+	bra.uni $L6_for_loop;
+$L6_for_loop:
+	.loc 9 139 30
+	setp.lt.s64 %p8, %rd53, %rd15;
+	@%p8 bra $L7_for_body;
+	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L7_for_body:
+	.loc 9 140 11
+	add.s64 %rd54, %rd19, %rd53;
+	.loc 9 140 41
+	add.s64 %rd55, %rd19, %rd53;
+	.loc 9 140 36
+	setp.hs.u64 %p9, %rd55, %rd5;
+	@%p9 bra $L24_oob4;
+	shl.b64 %rd56, %rd55, 1;
+	add.s64 %rd57, %rd4, %rd56;
+	ld.global.u16 %rs5, [%rd57];
+	.loc 9 140 31
+	bra.uni $L25_entry;
 $L24_oob4:
 	.loc 9 140 36
 	mov.u64 %rd26, 0x2700000005;
@@ -10738,6 +10733,10 @@ $L10_bounds_fail:
 	add.s64 %rd32, %rd30, %rd31;
 	st.global.u64 [kern_error+24], %rd32;
 	bra.uni $L11_bounds_exit;
+$L11_bounds_exit:
+	exit;
+$L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry addRMSNormBF16(
@@ -10820,93 +10819,6 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd34];
 	.loc 9 133 32
 	bra.uni $L13_entry;
-$L5_for_done:
-	.loc 9 137 19
-	shfl.sync.bfly.b32 %f10, %f1, 16, 31, -1;
-	add.rn.f32 %f11, %f1, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 8, 31, -1;
-	add.rn.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 4, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	shfl.sync.bfly.b32 %f16, %f15, 2, 31, -1;
-	add.rn.f32 %f17, %f15, %f16;
-	shfl.sync.bfly.b32 %f18, %f17, 1, 31, -1;
-	add.rn.f32 %f19, %f17, %f18;
-	mov.u32 %r16, %tid.z;
-	mov.u32 %r17, %ntid.y;
-	mov.u32 %r18, %tid.y;
-	mad.lo.u32 %r15, %r16, %r17, %r18;
-	mov.u32 %r20, %ntid.x;
-	mov.u32 %r21, %tid.x;
-	mad.lo.u32 %r19, %r15, %r20, %r21;
-	shr.u32 %r22, %r19, 5;
-	mov.u32 %r23, %laneid;
-	mov.u64 %rd47, kern_reduce;
-	mad.wide.u32 %rd48, %r22, 8, %rd47;
-	setp.eq.u32 %p6, %r23, 0;
-	@%p6 st.shared.f32 [%rd48], %f19;
-	bar.sync 0;
-	mov.u32 %r25, %ntid.x;
-	mov.u32 %r26, %ntid.y;
-	mul.lo.u32 %r24, %r25, %r26;
-	mov.u32 %r27, %ntid.z;
-	mul.lo.u32 %r24, %r24, %r27;
-	add.u32 %r24, %r24, 31;
-	shr.u32 %r24, %r24, 5;
-	setp.lo.u32 %p7, %r23, %r24;
-	mad.wide.u32 %rd49, %r23, 8, %rd47;
-	mov.f32 %f20, 0f00000000;
-	@%p7 ld.shared.f32 %f20, [%rd49];
-	shfl.sync.bfly.b32 %f21, %f20, 16, 31, -1;
-	add.rn.f32 %f22, %f20, %f21;
-	shfl.sync.bfly.b32 %f23, %f22, 8, 31, -1;
-	add.rn.f32 %f24, %f22, %f23;
-	shfl.sync.bfly.b32 %f25, %f24, 4, 31, -1;
-	add.rn.f32 %f26, %f24, %f25;
-	shfl.sync.bfly.b32 %f27, %f26, 2, 31, -1;
-	add.rn.f32 %f28, %f26, %f27;
-	shfl.sync.bfly.b32 %f29, %f28, 1, 31, -1;
-	add.rn.f32 %f30, %f28, %f29;
-	bar.sync 0;
-	.loc 9 138 27
-	cvt.rn.f32.s64 %f31, %rd15;
-	.loc 9 138 19
-	div.rn.f32 %f32, %f30, %f31;
-	.loc 9 138 34
-	add.rn.f32 %f33, %f32, %f0;
-	.loc 9 138 16
-	rsqrt.approx.f32 %f34, %f33;
-	.loc 9 139 22
-	mov.u32 %r28, %tid.x;
-	cvt.s64.u32 %rd50, %r28;
-	mov.u32 %r29, %tid.y;
-	cvt.s64.u32 %rd51, %r29;
-	mov.u32 %r30, %tid.z;
-	cvt.s64.u32 %rd52, %r30;
-	mov.s64 %rd53, %rd50;
-	bra.uni $L6_for_loop;
-$L6_for_loop:
-	.loc 9 139 30
-	setp.lt.s64 %p8, %rd53, %rd15;
-	@%p8 bra $L7_for_body;
-	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L7_for_body:
-	.loc 9 140 11
-	add.s64 %rd54, %rd19, %rd53;
-	.loc 9 140 41
-	add.s64 %rd55, %rd19, %rd53;
-	.loc 9 140 36
-	setp.hs.u64 %p9, %rd55, %rd5;
-	@%p9 bra $L24_oob4;
-	shl.b64 %rd56, %rd55, 1;
-	add.s64 %rd57, %rd4, %rd56;
-	ld.global.u16 %rs5, [%rd57];
-	.loc 9 140 31
-	bra.uni $L25_entry;
-$L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L11_bounds_exit:
-	exit;
 $L12_oob0:
 	.loc 9 133 34
 	mov.u64 %rd26, 0x2800000001;
@@ -11009,6 +10921,89 @@ $L23_ret_load:
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
+$L5_for_done:
+	.loc 9 137 19
+	shfl.sync.bfly.b32 %f10, %f1, 16, 31, -1;
+	add.rn.f32 %f11, %f1, %f10;
+	shfl.sync.bfly.b32 %f12, %f11, 8, 31, -1;
+	add.rn.f32 %f13, %f11, %f12;
+	shfl.sync.bfly.b32 %f14, %f13, 4, 31, -1;
+	add.rn.f32 %f15, %f13, %f14;
+	shfl.sync.bfly.b32 %f16, %f15, 2, 31, -1;
+	add.rn.f32 %f17, %f15, %f16;
+	shfl.sync.bfly.b32 %f18, %f17, 1, 31, -1;
+	add.rn.f32 %f19, %f17, %f18;
+	mov.u32 %r16, %tid.z;
+	mov.u32 %r17, %ntid.y;
+	mov.u32 %r18, %tid.y;
+	mad.lo.u32 %r15, %r16, %r17, %r18;
+	mov.u32 %r20, %ntid.x;
+	mov.u32 %r21, %tid.x;
+	mad.lo.u32 %r19, %r15, %r20, %r21;
+	shr.u32 %r22, %r19, 5;
+	mov.u32 %r23, %laneid;
+	mov.u64 %rd47, kern_reduce;
+	mad.wide.u32 %rd48, %r22, 8, %rd47;
+	setp.eq.u32 %p6, %r23, 0;
+	@%p6 st.shared.f32 [%rd48], %f19;
+	bar.sync 0;
+	mov.u32 %r25, %ntid.x;
+	mov.u32 %r26, %ntid.y;
+	mul.lo.u32 %r24, %r25, %r26;
+	mov.u32 %r27, %ntid.z;
+	mul.lo.u32 %r24, %r24, %r27;
+	add.u32 %r24, %r24, 31;
+	shr.u32 %r24, %r24, 5;
+	setp.lo.u32 %p7, %r23, %r24;
+	mad.wide.u32 %rd49, %r23, 8, %rd47;
+	mov.f32 %f20, 0f00000000;
+	@%p7 ld.shared.f32 %f20, [%rd49];
+	shfl.sync.bfly.b32 %f21, %f20, 16, 31, -1;
+	add.rn.f32 %f22, %f20, %f21;
+	shfl.sync.bfly.b32 %f23, %f22, 8, 31, -1;
+	add.rn.f32 %f24, %f22, %f23;
+	shfl.sync.bfly.b32 %f25, %f24, 4, 31, -1;
+	add.rn.f32 %f26, %f24, %f25;
+	shfl.sync.bfly.b32 %f27, %f26, 2, 31, -1;
+	add.rn.f32 %f28, %f26, %f27;
+	shfl.sync.bfly.b32 %f29, %f28, 1, 31, -1;
+	add.rn.f32 %f30, %f28, %f29;
+	bar.sync 0;
+	.loc 9 138 27
+	cvt.rn.f32.s64 %f31, %rd15;
+	.loc 9 138 19
+	div.rn.f32 %f32, %f30, %f31;
+	.loc 9 138 34
+	add.rn.f32 %f33, %f32, %f0;
+	.loc 9 138 16
+	rsqrt.approx.f32 %f34, %f33;
+	.loc 9 139 22
+	mov.u32 %r28, %tid.x;
+	cvt.s64.u32 %rd50, %r28;
+	mov.u32 %r29, %tid.y;
+	cvt.s64.u32 %rd51, %r29;
+	mov.u32 %r30, %tid.z;
+	cvt.s64.u32 %rd52, %r30;
+	mov.s64 %rd53, %rd50;
+	bra.uni $L6_for_loop;
+$L6_for_loop:
+	.loc 9 139 30
+	setp.lt.s64 %p8, %rd53, %rd15;
+	@%p8 bra $L7_for_body;
+	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L7_for_body:
+	.loc 9 140 11
+	add.s64 %rd54, %rd19, %rd53;
+	.loc 9 140 41
+	add.s64 %rd55, %rd19, %rd53;
+	.loc 9 140 36
+	setp.hs.u64 %p9, %rd55, %rd5;
+	@%p9 bra $L24_oob4;
+	shl.b64 %rd56, %rd55, 1;
+	add.s64 %rd57, %rd4, %rd56;
+	ld.global.u16 %rs5, [%rd57];
+	.loc 9 140 31
+	bra.uni $L25_entry;
 $L24_oob4:
 	.loc 9 140 36
 	mov.u64 %rd26, 0x2800000005;
@@ -11097,6 +11092,10 @@ $L10_bounds_fail:
 	add.s64 %rd32, %rd30, %rd31;
 	st.global.u64 [kern_error+24], %rd32;
 	bra.uni $L11_bounds_exit;
+$L11_bounds_exit:
+	exit;
+$L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry layerNormF32(
@@ -11171,6 +11170,31 @@ $L4_for_body:
 	ld.global.nc.f32 %f2, [%rd30];
 	.loc 9 164 16
 	bra.uni $L16_entry;
+$L15_oob0:
+	.loc 9 164 18
+	mov.u64 %rd22, 0x2900000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L13_bounds_fail;
+$L16_entry:
+	.loc 6 33 40
+	mov.f32 %f3, %f2;
+	bra.uni $L17_ret_load;
+$L17_ret_load:
+	.loc 9 164 3
+	add.rn.f32 %f4, %f1, %f3;
+	.loc 9 163 53
+	mov.u32 %r9, %ntid.x;
+	cvt.s64.u32 %rd31, %r9;
+	mov.u32 %r10, %ntid.y;
+	cvt.s64.u32 %rd32, %r10;
+	mov.u32 %r11, %ntid.z;
+	cvt.s64.u32 %rd33, %r11;
+	.loc 9 163 38
+	add.s64 %rd34, %rd20, %rd31;
+	mov.f32 %f1, %f4;
+	mov.s64 %rd20, %rd34;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 9 166 22
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
@@ -11249,6 +11273,33 @@ $L7_for_body:
 	ld.global.nc.f32 %f29, [%rd44];
 	.loc 9 169 14
 	bra.uni $L19_entry;
+$L18_oob1:
+	.loc 9 169 16
+	mov.u64 %rd22, 0x2900000002;
+	mov.u64 %rd23, %rd42;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L13_bounds_fail;
+$L19_entry:
+	.loc 6 33 40
+	mov.f32 %f30, %f29;
+	bra.uni $L20_ret_load;
+$L20_ret_load:
+	.loc 9 169 26
+	sub.rn.f32 %f31, %f30, %f27;
+	.loc 9 170 15
+	fma.rn.f32 %f32, %f31, %f31, %f28;
+	.loc 9 168 53
+	mov.u32 %r28, %ntid.x;
+	cvt.s64.u32 %rd45, %r28;
+	mov.u32 %r29, %ntid.y;
+	cvt.s64.u32 %rd46, %r29;
+	mov.u32 %r30, %ntid.z;
+	cvt.s64.u32 %rd47, %r30;
+	.loc 9 168 38
+	add.s64 %rd48, %rd41, %rd45;
+	mov.f32 %f28, %f32;
+	mov.s64 %rd41, %rd48;
+	bra.uni $L6_for_loop;
 $L8_for_done:
 	.loc 9 172 29
 	shfl.sync.bfly.b32 %f33, %f28, 16, 31, -1;
@@ -11330,62 +11381,6 @@ $L10_for_body:
 	ld.global.nc.f32 %f58, [%rd58];
 	.loc 9 174 14
 	bra.uni $L22_entry;
-$L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L14_bounds_exit:
-	exit;
-$L15_oob0:
-	.loc 9 164 18
-	mov.u64 %rd22, 0x2900000001;
-	mov.u64 %rd23, %rd21;
-	mov.u64 %rd24, %rd5;
-	bra.uni $L13_bounds_fail;
-$L16_entry:
-	.loc 6 33 40
-	mov.f32 %f3, %f2;
-	bra.uni $L17_ret_load;
-$L17_ret_load:
-	.loc 9 164 3
-	add.rn.f32 %f4, %f1, %f3;
-	.loc 9 163 53
-	mov.u32 %r9, %ntid.x;
-	cvt.s64.u32 %rd31, %r9;
-	mov.u32 %r10, %ntid.y;
-	cvt.s64.u32 %rd32, %r10;
-	mov.u32 %r11, %ntid.z;
-	cvt.s64.u32 %rd33, %r11;
-	.loc 9 163 38
-	add.s64 %rd34, %rd20, %rd31;
-	mov.f32 %f1, %f4;
-	mov.s64 %rd20, %rd34;
-	bra.uni $L3_for_loop;
-$L18_oob1:
-	.loc 9 169 16
-	mov.u64 %rd22, 0x2900000002;
-	mov.u64 %rd23, %rd42;
-	mov.u64 %rd24, %rd5;
-	bra.uni $L13_bounds_fail;
-$L19_entry:
-	.loc 6 33 40
-	mov.f32 %f30, %f29;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	.loc 9 169 26
-	sub.rn.f32 %f31, %f30, %f27;
-	.loc 9 170 15
-	fma.rn.f32 %f32, %f31, %f31, %f28;
-	.loc 9 168 53
-	mov.u32 %r28, %ntid.x;
-	cvt.s64.u32 %rd45, %r28;
-	mov.u32 %r29, %ntid.y;
-	cvt.s64.u32 %rd46, %r29;
-	mov.u32 %r30, %ntid.z;
-	cvt.s64.u32 %rd47, %r30;
-	.loc 9 168 38
-	add.s64 %rd48, %rd41, %rd45;
-	mov.f32 %f28, %f32;
-	mov.s64 %rd41, %rd48;
-	bra.uni $L6_for_loop;
 $L21_oob2:
 	.loc 9 174 16
 	mov.u64 %rd22, 0x2900000003;
@@ -11487,6 +11482,10 @@ $L13_bounds_fail:
 	add.s64 %rd28, %rd26, %rd27;
 	st.global.u64 [kern_error+24], %rd28;
 	bra.uni $L14_bounds_exit;
+$L14_bounds_exit:
+	exit;
+$L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry layerNormF16(
@@ -11562,6 +11561,33 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd30];
 	.loc 9 164 16
 	bra.uni $L16_entry;
+$L15_oob0:
+	.loc 9 164 18
+	mov.u64 %rd22, 0x2A00000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L13_bounds_fail;
+$L16_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f3, %rs0;
+	.loc 6 38 41
+	mov.f32 %f2, %f3;
+	bra.uni $L17_ret_load;
+$L17_ret_load:
+	.loc 9 164 3
+	add.rn.f32 %f4, %f1, %f2;
+	.loc 9 163 53
+	mov.u32 %r9, %ntid.x;
+	cvt.s64.u32 %rd31, %r9;
+	mov.u32 %r10, %ntid.y;
+	cvt.s64.u32 %rd32, %r10;
+	mov.u32 %r11, %ntid.z;
+	cvt.s64.u32 %rd33, %r11;
+	.loc 9 163 38
+	add.s64 %rd34, %rd20, %rd31;
+	mov.f32 %f1, %f4;
+	mov.s64 %rd20, %rd34;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 9 166 22
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
@@ -11640,6 +11666,35 @@ $L7_for_body:
 	ld.global.nc.u16 %rs1, [%rd44];
 	.loc 9 169 14
 	bra.uni $L19_entry;
+$L18_oob1:
+	.loc 9 169 16
+	mov.u64 %rd22, 0x2A00000002;
+	mov.u64 %rd23, %rd42;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L13_bounds_fail;
+$L19_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f30, %rs1;
+	.loc 6 38 41
+	mov.f32 %f29, %f30;
+	bra.uni $L20_ret_load;
+$L20_ret_load:
+	.loc 9 169 26
+	sub.rn.f32 %f31, %f29, %f27;
+	.loc 9 170 15
+	fma.rn.f32 %f32, %f31, %f31, %f28;
+	.loc 9 168 53
+	mov.u32 %r28, %ntid.x;
+	cvt.s64.u32 %rd45, %r28;
+	mov.u32 %r29, %ntid.y;
+	cvt.s64.u32 %rd46, %r29;
+	mov.u32 %r30, %ntid.z;
+	cvt.s64.u32 %rd47, %r30;
+	.loc 9 168 38
+	add.s64 %rd48, %rd41, %rd45;
+	mov.f32 %f28, %f32;
+	mov.s64 %rd41, %rd48;
+	bra.uni $L6_for_loop;
 $L8_for_done:
 	.loc 9 172 29
 	shfl.sync.bfly.b32 %f33, %f28, 16, 31, -1;
@@ -11721,66 +11776,6 @@ $L10_for_body:
 	ld.global.nc.u16 %rs2, [%rd58];
 	.loc 9 174 14
 	bra.uni $L22_entry;
-$L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L14_bounds_exit:
-	exit;
-$L15_oob0:
-	.loc 9 164 18
-	mov.u64 %rd22, 0x2A00000001;
-	mov.u64 %rd23, %rd21;
-	mov.u64 %rd24, %rd5;
-	bra.uni $L13_bounds_fail;
-$L16_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f3, %rs0;
-	.loc 6 38 41
-	mov.f32 %f2, %f3;
-	bra.uni $L17_ret_load;
-$L17_ret_load:
-	.loc 9 164 3
-	add.rn.f32 %f4, %f1, %f2;
-	.loc 9 163 53
-	mov.u32 %r9, %ntid.x;
-	cvt.s64.u32 %rd31, %r9;
-	mov.u32 %r10, %ntid.y;
-	cvt.s64.u32 %rd32, %r10;
-	mov.u32 %r11, %ntid.z;
-	cvt.s64.u32 %rd33, %r11;
-	.loc 9 163 38
-	add.s64 %rd34, %rd20, %rd31;
-	mov.f32 %f1, %f4;
-	mov.s64 %rd20, %rd34;
-	bra.uni $L3_for_loop;
-$L18_oob1:
-	.loc 9 169 16
-	mov.u64 %rd22, 0x2A00000002;
-	mov.u64 %rd23, %rd42;
-	mov.u64 %rd24, %rd5;
-	bra.uni $L13_bounds_fail;
-$L19_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f30, %rs1;
-	.loc 6 38 41
-	mov.f32 %f29, %f30;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	.loc 9 169 26
-	sub.rn.f32 %f31, %f29, %f27;
-	.loc 9 170 15
-	fma.rn.f32 %f32, %f31, %f31, %f28;
-	.loc 9 168 53
-	mov.u32 %r28, %ntid.x;
-	cvt.s64.u32 %rd45, %r28;
-	mov.u32 %r29, %ntid.y;
-	cvt.s64.u32 %rd46, %r29;
-	mov.u32 %r30, %ntid.z;
-	cvt.s64.u32 %rd47, %r30;
-	.loc 9 168 38
-	add.s64 %rd48, %rd41, %rd45;
-	mov.f32 %f28, %f32;
-	mov.s64 %rd41, %rd48;
-	bra.uni $L6_for_loop;
 $L21_oob2:
 	.loc 9 174 16
 	mov.u64 %rd22, 0x2A00000003;
@@ -11890,6 +11885,10 @@ $L13_bounds_fail:
 	add.s64 %rd28, %rd26, %rd27;
 	st.global.u64 [kern_error+24], %rd28;
 	bra.uni $L14_bounds_exit;
+$L14_bounds_exit:
+	exit;
+$L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry layerNormBF16(
@@ -11965,6 +11964,35 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd30];
 	.loc 9 164 16
 	bra.uni $L16_entry;
+$L15_oob0:
+	.loc 9 164 18
+	mov.u64 %rd22, 0x2B00000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L13_bounds_fail;
+$L16_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r9, %rs0;
+	shl.b32 %r9, %r9, 16;
+	mov.b32 %f3, %r9;
+	.loc 6 43 46
+	mov.f32 %f2, %f3;
+	bra.uni $L17_ret_load;
+$L17_ret_load:
+	.loc 9 164 3
+	add.rn.f32 %f4, %f1, %f2;
+	.loc 9 163 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd31, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd32, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd33, %r12;
+	.loc 9 163 38
+	add.s64 %rd34, %rd20, %rd31;
+	mov.f32 %f1, %f4;
+	mov.s64 %rd20, %rd34;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 9 166 22
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
@@ -12043,6 +12071,37 @@ $L7_for_body:
 	ld.global.nc.u16 %rs1, [%rd44];
 	.loc 9 169 14
 	bra.uni $L19_entry;
+$L18_oob1:
+	.loc 9 169 16
+	mov.u64 %rd22, 0x2B00000002;
+	mov.u64 %rd23, %rd42;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L13_bounds_fail;
+$L19_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r29, %rs1;
+	shl.b32 %r29, %r29, 16;
+	mov.b32 %f30, %r29;
+	.loc 6 43 46
+	mov.f32 %f29, %f30;
+	bra.uni $L20_ret_load;
+$L20_ret_load:
+	.loc 9 169 26
+	sub.rn.f32 %f31, %f29, %f27;
+	.loc 9 170 15
+	fma.rn.f32 %f32, %f31, %f31, %f28;
+	.loc 9 168 53
+	mov.u32 %r30, %ntid.x;
+	cvt.s64.u32 %rd45, %r30;
+	mov.u32 %r31, %ntid.y;
+	cvt.s64.u32 %rd46, %r31;
+	mov.u32 %r32, %ntid.z;
+	cvt.s64.u32 %rd47, %r32;
+	.loc 9 168 38
+	add.s64 %rd48, %rd41, %rd45;
+	mov.f32 %f28, %f32;
+	mov.s64 %rd41, %rd48;
+	bra.uni $L6_for_loop;
 $L8_for_done:
 	.loc 9 172 29
 	shfl.sync.bfly.b32 %f33, %f28, 16, 31, -1;
@@ -12124,70 +12183,6 @@ $L10_for_body:
 	ld.global.nc.u16 %rs2, [%rd58];
 	.loc 9 174 14
 	bra.uni $L22_entry;
-$L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L14_bounds_exit:
-	exit;
-$L15_oob0:
-	.loc 9 164 18
-	mov.u64 %rd22, 0x2B00000001;
-	mov.u64 %rd23, %rd21;
-	mov.u64 %rd24, %rd5;
-	bra.uni $L13_bounds_fail;
-$L16_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r9, %rs0;
-	shl.b32 %r9, %r9, 16;
-	mov.b32 %f3, %r9;
-	.loc 6 43 46
-	mov.f32 %f2, %f3;
-	bra.uni $L17_ret_load;
-$L17_ret_load:
-	.loc 9 164 3
-	add.rn.f32 %f4, %f1, %f2;
-	.loc 9 163 53
-	mov.u32 %r10, %ntid.x;
-	cvt.s64.u32 %rd31, %r10;
-	mov.u32 %r11, %ntid.y;
-	cvt.s64.u32 %rd32, %r11;
-	mov.u32 %r12, %ntid.z;
-	cvt.s64.u32 %rd33, %r12;
-	.loc 9 163 38
-	add.s64 %rd34, %rd20, %rd31;
-	mov.f32 %f1, %f4;
-	mov.s64 %rd20, %rd34;
-	bra.uni $L3_for_loop;
-$L18_oob1:
-	.loc 9 169 16
-	mov.u64 %rd22, 0x2B00000002;
-	mov.u64 %rd23, %rd42;
-	mov.u64 %rd24, %rd5;
-	bra.uni $L13_bounds_fail;
-$L19_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r29, %rs1;
-	shl.b32 %r29, %r29, 16;
-	mov.b32 %f30, %r29;
-	.loc 6 43 46
-	mov.f32 %f29, %f30;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	.loc 9 169 26
-	sub.rn.f32 %f31, %f29, %f27;
-	.loc 9 170 15
-	fma.rn.f32 %f32, %f31, %f31, %f28;
-	.loc 9 168 53
-	mov.u32 %r30, %ntid.x;
-	cvt.s64.u32 %rd45, %r30;
-	mov.u32 %r31, %ntid.y;
-	cvt.s64.u32 %rd46, %r31;
-	mov.u32 %r32, %ntid.z;
-	cvt.s64.u32 %rd47, %r32;
-	.loc 9 168 38
-	add.s64 %rd48, %rd41, %rd45;
-	mov.f32 %f28, %f32;
-	mov.s64 %rd41, %rd48;
-	bra.uni $L6_for_loop;
 $L21_oob2:
 	.loc 9 174 16
 	mov.u64 %rd22, 0x2B00000003;
@@ -12303,6 +12298,10 @@ $L13_bounds_fail:
 	add.s64 %rd28, %rd26, %rd27;
 	st.global.u64 [kern_error+24], %rd28;
 	bra.uni $L14_bounds_exit;
+$L14_bounds_exit:
+	exit;
+$L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry dequantInt8F32(
@@ -12353,26 +12352,12 @@ $L3_if_then:
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 79 19
 	bra.uni $L9_entry;
-$L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 10 79 29
 	mov.u64 %rd9, 0x2C00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 6 34 40
-	mov.f32 %f3, %f2;
-	bra.uni $L10_ret_store;
-$L10_ret_store:
-	.loc 10 79 6
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.f32 [%rd19], %f3;
-	bra.uni $L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L6_bounds_fail:
 	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
 	setp.eq.u64 %p2, %rd12, 0;
@@ -12387,6 +12372,20 @@ $L6_bounds_fail:
 	add.s64 %rd15, %rd13, %rd14;
 	st.global.u64 [kern_error+24], %rd15;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
+$L9_entry:
+	.loc 6 34 40
+	mov.f32 %f3, %f2;
+	bra.uni $L10_ret_store;
+$L10_ret_store:
+	.loc 10 79 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.f32 [%rd19], %f3;
+	bra.uni $L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry dequantInt8F16(
@@ -12438,28 +12437,12 @@ $L3_if_then:
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 79 19
 	bra.uni $L9_entry;
-$L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 10 79 29
 	mov.u64 %rd9, 0x2D00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 6 39 58
-	cvt.rn.f16.f32 %rs1, %f2;
-	.loc 6 39 41
-	mov.u16 %rs0, %rs1;
-	bra.uni $L10_ret_store;
-$L10_ret_store:
-	.loc 10 79 6
-	shl.b64 %rd18, %rd8, 1;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.u16 [%rd19], %rs0;
-	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L6_bounds_fail:
 	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
 	setp.eq.u64 %p2, %rd12, 0;
@@ -12474,6 +12457,22 @@ $L6_bounds_fail:
 	add.s64 %rd15, %rd13, %rd14;
 	st.global.u64 [kern_error+24], %rd15;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
+$L9_entry:
+	.loc 6 39 58
+	cvt.rn.f16.f32 %rs1, %f2;
+	.loc 6 39 41
+	mov.u16 %rs0, %rs1;
+	bra.uni $L10_ret_store;
+$L10_ret_store:
+	.loc 10 79 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs0;
+	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry dequantInt8BF16(
@@ -12525,28 +12524,12 @@ $L3_if_then:
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 79 19
 	bra.uni $L9_entry;
-$L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 10 79 29
 	mov.u64 %rd9, 0x2E00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 6 44 67
-	cvt.rn.bf16.f32 %rs1, %f2;
-	.loc 6 44 46
-	mov.u16 %rs0, %rs1;
-	bra.uni $L10_ret_store;
-$L10_ret_store:
-	.loc 10 79 6
-	shl.b64 %rd18, %rd8, 1;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.u16 [%rd19], %rs0;
-	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L6_bounds_fail:
 	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
 	setp.eq.u64 %p2, %rd12, 0;
@@ -12561,6 +12544,22 @@ $L6_bounds_fail:
 	add.s64 %rd15, %rd13, %rd14;
 	st.global.u64 [kern_error+24], %rd15;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
+$L9_entry:
+	.loc 6 44 67
+	cvt.rn.bf16.f32 %rs1, %f2;
+	.loc 6 44 46
+	mov.u16 %rs0, %rs1;
+	bra.uni $L10_ret_store;
+$L10_ret_store:
+	.loc 10 79 6
+	shl.b64 %rd18, %rd8, 1;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.u16 [%rd19], %rs0;
+	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry dequantInt8RowsF32(
@@ -12624,10 +12623,6 @@ $L3_if_then:
 	mul.rn.f32 %f2, %f0, %f1;
 	.loc 10 100 19
 	bra.uni $L10_entry;
-$L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 10 100 29
 	mov.u64 %rd13, 0x2F00000001;
@@ -12640,16 +12635,6 @@ $L9_oob1:
 	mov.u64 %rd14, %rd22;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
-$L10_entry:
-	.loc 6 34 40
-	mov.f32 %f3, %f2;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
-	.loc 10 100 6
-	shl.b64 %rd25, %rd12, 2;
-	add.s64 %rd26, %rd1, %rd25;
-	st.global.f32 [%rd26], %f3;
-	bra.uni $L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L6_bounds_fail:
 	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
 	setp.eq.u64 %p2, %rd16, 0;
@@ -12664,6 +12649,20 @@ $L6_bounds_fail:
 	add.s64 %rd19, %rd17, %rd18;
 	st.global.u64 [kern_error+24], %rd19;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
+$L10_entry:
+	.loc 6 34 40
+	mov.f32 %f3, %f2;
+	bra.uni $L11_ret_store;
+$L11_ret_store:
+	.loc 10 100 6
+	shl.b64 %rd25, %rd12, 2;
+	add.s64 %rd26, %rd1, %rd25;
+	st.global.f32 [%rd26], %f3;
+	bra.uni $L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry dequantInt8RowsF16(
@@ -12728,10 +12727,6 @@ $L3_if_then:
 	mul.rn.f32 %f2, %f0, %f1;
 	.loc 10 100 19
 	bra.uni $L10_entry;
-$L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 10 100 29
 	mov.u64 %rd13, 0x3000000001;
@@ -12744,18 +12739,6 @@ $L9_oob1:
 	mov.u64 %rd14, %rd22;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
-$L10_entry:
-	.loc 6 39 58
-	cvt.rn.f16.f32 %rs1, %f2;
-	.loc 6 39 41
-	mov.u16 %rs0, %rs1;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
-	.loc 10 100 6
-	shl.b64 %rd25, %rd12, 1;
-	add.s64 %rd26, %rd1, %rd25;
-	st.global.u16 [%rd26], %rs0;
-	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L6_bounds_fail:
 	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
 	setp.eq.u64 %p2, %rd16, 0;
@@ -12770,6 +12753,22 @@ $L6_bounds_fail:
 	add.s64 %rd19, %rd17, %rd18;
 	st.global.u64 [kern_error+24], %rd19;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
+$L10_entry:
+	.loc 6 39 58
+	cvt.rn.f16.f32 %rs1, %f2;
+	.loc 6 39 41
+	mov.u16 %rs0, %rs1;
+	bra.uni $L11_ret_store;
+$L11_ret_store:
+	.loc 10 100 6
+	shl.b64 %rd25, %rd12, 1;
+	add.s64 %rd26, %rd1, %rd25;
+	st.global.u16 [%rd26], %rs0;
+	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry dequantInt8RowsBF16(
@@ -12834,10 +12833,6 @@ $L3_if_then:
 	mul.rn.f32 %f2, %f0, %f1;
 	.loc 10 100 19
 	bra.uni $L10_entry;
-$L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 10 100 29
 	mov.u64 %rd13, 0x3100000001;
@@ -12850,18 +12845,6 @@ $L9_oob1:
 	mov.u64 %rd14, %rd22;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
-$L10_entry:
-	.loc 6 44 67
-	cvt.rn.bf16.f32 %rs1, %f2;
-	.loc 6 44 46
-	mov.u16 %rs0, %rs1;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
-	.loc 10 100 6
-	shl.b64 %rd25, %rd12, 1;
-	add.s64 %rd26, %rd1, %rd25;
-	st.global.u16 [%rd26], %rs0;
-	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L6_bounds_fail:
 	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
 	setp.eq.u64 %p2, %rd16, 0;
@@ -12876,6 +12859,22 @@ $L6_bounds_fail:
 	add.s64 %rd19, %rd17, %rd18;
 	st.global.u64 [kern_error+24], %rd19;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
+$L10_entry:
+	.loc 6 44 67
+	cvt.rn.bf16.f32 %rs1, %f2;
+	.loc 6 44 46
+	mov.u16 %rs0, %rs1;
+	bra.uni $L11_ret_store;
+$L11_ret_store:
+	.loc 10 100 6
+	shl.b64 %rd25, %rd12, 1;
+	add.s64 %rd26, %rd1, %rd25;
+	st.global.u16 [%rd26], %rs0;
+	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry dequantInt4F32(
@@ -12923,8 +12922,6 @@ $L4_if_done:
 	mul.lo.s64 %rd13, 2, %rd12;
 	.loc 10 127 24
 	bra.uni $L6_entry;
-$L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
 $L6_entry:
 	.loc 10 167 10
 	div.s64 %rd15, %rd13, %rd9;
@@ -12968,8 +12965,6 @@ $L7_ret_groupIndex:
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 129 18
 	bra.uni $L11_entry;
-$L9_bounds_exit:
-	exit;
 $L10_oob0:
 	.loc 10 127 13
 	mov.u64 %rd23, 0x3200000001;
@@ -13038,6 +13033,10 @@ $L8_bounds_fail:
 	add.s64 %rd29, %rd27, %rd28;
 	st.global.u64 [kern_error+24], %rd29;
 	bra.uni $L9_bounds_exit;
+$L9_bounds_exit:
+	exit;
+$L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry dequantInt4F16(
@@ -13086,8 +13085,6 @@ $L4_if_done:
 	mul.lo.s64 %rd13, 2, %rd12;
 	.loc 10 127 24
 	bra.uni $L6_entry;
-$L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
 $L6_entry:
 	.loc 10 167 10
 	div.s64 %rd15, %rd13, %rd9;
@@ -13131,8 +13128,6 @@ $L7_ret_groupIndex:
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 129 18
 	bra.uni $L11_entry;
-$L9_bounds_exit:
-	exit;
 $L10_oob0:
 	.loc 10 127 13
 	mov.u64 %rd23, 0x3300000001;
@@ -13205,6 +13200,10 @@ $L8_bounds_fail:
 	add.s64 %rd29, %rd27, %rd28;
 	st.global.u64 [kern_error+24], %rd29;
 	bra.uni $L9_bounds_exit;
+$L9_bounds_exit:
+	exit;
+$L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry dequantInt4BF16(
@@ -13253,8 +13252,6 @@ $L4_if_done:
 	mul.lo.s64 %rd13, 2, %rd12;
 	.loc 10 127 24
 	bra.uni $L6_entry;
-$L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
 $L6_entry:
 	.loc 10 167 10
 	div.s64 %rd15, %rd13, %rd9;
@@ -13298,8 +13295,6 @@ $L7_ret_groupIndex:
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 129 18
 	bra.uni $L11_entry;
-$L9_bounds_exit:
-	exit;
 $L10_oob0:
 	.loc 10 127 13
 	mov.u64 %rd23, 0x3400000001;
@@ -13372,6 +13367,10 @@ $L8_bounds_fail:
 	add.s64 %rd29, %rd27, %rd28;
 	st.global.u64 [kern_error+24], %rd29;
 	bra.uni $L9_bounds_exit;
+$L9_bounds_exit:
+	exit;
+$L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry dequantQ6F32(
@@ -13421,25 +13420,6 @@ $L4_if_done:
 	mul.lo.s64 %rd14, 4, %rd12;
 	.loc 10 156 24
 	bra.uni $L9_entry;
-$L6_for_body:
-	.loc 10 160 8
-	add.s64 %rd44, %rd14, 0;
-	.loc 10 160 37
-	shr.u32 %r16, %r15, 0;
-	.loc 10 160 44
-	and.b32 %r17, %r16, 63;
-	.loc 10 160 35
-	mov.s32 %r18, %r17;
-	.loc 10 160 48
-	sub.s32 %r19, %r18, 32;
-	.loc 10 160 29
-	cvt.rn.f32.s32 %f1, %r19;
-	.loc 10 160 53
-	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 160 21
-	bra.uni $L17_entry;
-$L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
 $L9_entry:
 	.loc 10 167 10
 	div.s64 %rd16, %rd14, %rd9;
@@ -13510,8 +13490,6 @@ $L10_ret_groupIndex:
 	.loc 10 157 54
 	or.b32 %r15, %r11, %r14;
 	bra.uni $L6_for_body;
-$L12_bounds_exit:
-	exit;
 $L13_oob0:
 	.loc 10 156 13
 	mov.u64 %rd24, 0x3500000001;
@@ -13536,6 +13514,23 @@ $L16_oob3:
 	mov.u64 %rd25, %rd41;
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
+$L6_for_body:
+	.loc 10 160 8
+	add.s64 %rd44, %rd14, 0;
+	.loc 10 160 37
+	shr.u32 %r16, %r15, 0;
+	.loc 10 160 44
+	and.b32 %r17, %r16, 63;
+	.loc 10 160 35
+	mov.s32 %r18, %r17;
+	.loc 10 160 48
+	sub.s32 %r19, %r18, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f1, %r19;
+	.loc 10 160 53
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 160 21
+	bra.uni $L17_entry;
 $L17_entry:
 	.loc 6 34 40
 	mov.f32 %f3, %f2;
@@ -13669,6 +13664,10 @@ $L11_bounds_fail:
 	add.s64 %rd30, %rd28, %rd29;
 	st.global.u64 [kern_error+24], %rd30;
 	bra.uni $L12_bounds_exit;
+$L12_bounds_exit:
+	exit;
+$L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry dequantQ6F16(
@@ -13719,25 +13718,6 @@ $L4_if_done:
 	mul.lo.s64 %rd14, 4, %rd12;
 	.loc 10 156 24
 	bra.uni $L9_entry;
-$L6_for_body:
-	.loc 10 160 8
-	add.s64 %rd44, %rd14, 0;
-	.loc 10 160 37
-	shr.u32 %r16, %r15, 0;
-	.loc 10 160 44
-	and.b32 %r17, %r16, 63;
-	.loc 10 160 35
-	mov.s32 %r18, %r17;
-	.loc 10 160 48
-	sub.s32 %r19, %r18, 32;
-	.loc 10 160 29
-	cvt.rn.f32.s32 %f1, %r19;
-	.loc 10 160 53
-	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 160 21
-	bra.uni $L17_entry;
-$L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
 $L9_entry:
 	.loc 10 167 10
 	div.s64 %rd16, %rd14, %rd9;
@@ -13808,8 +13788,6 @@ $L10_ret_groupIndex:
 	.loc 10 157 54
 	or.b32 %r15, %r11, %r14;
 	bra.uni $L6_for_body;
-$L12_bounds_exit:
-	exit;
 $L13_oob0:
 	.loc 10 156 13
 	mov.u64 %rd24, 0x3600000001;
@@ -13834,6 +13812,23 @@ $L16_oob3:
 	mov.u64 %rd25, %rd41;
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
+$L6_for_body:
+	.loc 10 160 8
+	add.s64 %rd44, %rd14, 0;
+	.loc 10 160 37
+	shr.u32 %r16, %r15, 0;
+	.loc 10 160 44
+	and.b32 %r17, %r16, 63;
+	.loc 10 160 35
+	mov.s32 %r18, %r17;
+	.loc 10 160 48
+	sub.s32 %r19, %r18, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f1, %r19;
+	.loc 10 160 53
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 160 21
+	bra.uni $L17_entry;
 $L17_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs1, %f2;
@@ -13975,6 +13970,10 @@ $L11_bounds_fail:
 	add.s64 %rd30, %rd28, %rd29;
 	st.global.u64 [kern_error+24], %rd30;
 	bra.uni $L12_bounds_exit;
+$L12_bounds_exit:
+	exit;
+$L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry dequantQ6BF16(
@@ -14025,25 +14024,6 @@ $L4_if_done:
 	mul.lo.s64 %rd14, 4, %rd12;
 	.loc 10 156 24
 	bra.uni $L9_entry;
-$L6_for_body:
-	.loc 10 160 8
-	add.s64 %rd44, %rd14, 0;
-	.loc 10 160 37
-	shr.u32 %r16, %r15, 0;
-	.loc 10 160 44
-	and.b32 %r17, %r16, 63;
-	.loc 10 160 35
-	mov.s32 %r18, %r17;
-	.loc 10 160 48
-	sub.s32 %r19, %r18, 32;
-	.loc 10 160 29
-	cvt.rn.f32.s32 %f1, %r19;
-	.loc 10 160 53
-	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 160 21
-	bra.uni $L17_entry;
-$L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
 $L9_entry:
 	.loc 10 167 10
 	div.s64 %rd16, %rd14, %rd9;
@@ -14114,8 +14094,6 @@ $L10_ret_groupIndex:
 	.loc 10 157 54
 	or.b32 %r15, %r11, %r14;
 	bra.uni $L6_for_body;
-$L12_bounds_exit:
-	exit;
 $L13_oob0:
 	.loc 10 156 13
 	mov.u64 %rd24, 0x3700000001;
@@ -14140,6 +14118,23 @@ $L16_oob3:
 	mov.u64 %rd25, %rd41;
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
+$L6_for_body:
+	.loc 10 160 8
+	add.s64 %rd44, %rd14, 0;
+	.loc 10 160 37
+	shr.u32 %r16, %r15, 0;
+	.loc 10 160 44
+	and.b32 %r17, %r16, 63;
+	.loc 10 160 35
+	mov.s32 %r18, %r17;
+	.loc 10 160 48
+	sub.s32 %r19, %r18, 32;
+	.loc 10 160 29
+	cvt.rn.f32.s32 %f1, %r19;
+	.loc 10 160 53
+	mul.rn.f32 %f2, %f1, %f0;
+	.loc 10 160 21
+	bra.uni $L17_entry;
 $L17_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs1, %f2;
@@ -14281,6 +14276,10 @@ $L11_bounds_fail:
 	add.s64 %rd30, %rd28, %rd29;
 	st.global.u64 [kern_error+24], %rd30;
 	bra.uni $L12_bounds_exit;
+$L12_bounds_exit:
+	exit;
+$L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry ropeF32(
@@ -14340,8 +14339,6 @@ $L4_if_done:
 	add.s64 %rd17, %rd8, %rd16;
 	.loc 12 71 24
 	bra.uni $L6_entry;
-$L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
 $L6_entry:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	mov.f64 %fd2, %fd0;
@@ -14359,6 +14356,23 @@ $L8_for_body:
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
+$L10_if_then:
+	.loc 12 84 4
+	mul.rn.f64 %fd4, %fd1, %fd2;
+	mov.f64 %fd3, %fd4;
+	bra.uni $L11_if_done;
+$L13_edge:
+	mov.f64 %fd3, %fd1;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 12 86 3
+	mul.rn.f64 %fd5, %fd2, %fd2;
+	.loc 12 82 21
+	shr.s64 %rd20, %rd18, 1;
+	mov.f64 %fd1, %fd3;
+	mov.f64 %fd2, %fd5;
+	mov.s64 %rd18, %rd20;
+	bra.uni $L7_for_loop;
 $L9_for_done:
 	.loc 12 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
@@ -14400,20 +14414,6 @@ $L9_for_done:
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
-$L10_if_then:
-	.loc 12 84 4
-	mul.rn.f64 %fd4, %fd1, %fd2;
-	mov.f64 %fd3, %fd4;
-	bra.uni $L11_if_done;
-$L11_if_done:
-	.loc 12 86 3
-	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 12 82 21
-	shr.s64 %rd20, %rd18, 1;
-	mov.f64 %fd1, %fd3;
-	mov.f64 %fd2, %fd5;
-	mov.s64 %rd18, %rd20;
-	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
 	.loc 12 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
@@ -14427,11 +14427,6 @@ $L12_ret_ropeSinCos:
 	ld.global.nc.f32 %f10, [%rd31];
 	.loc 12 73 18
 	bra.uni $L17_entry;
-$L13_edge:
-	mov.f64 %fd3, %fd1;
-	bra.uni $L11_if_done;
-$L15_bounds_exit:
-	exit;
 $L16_oob0:
 	.loc 12 73 20
 	mov.u64 %rd23, 0x3800000001;
@@ -14530,6 +14525,10 @@ $L14_bounds_fail:
 	add.s64 %rd29, %rd27, %rd28;
 	st.global.u64 [kern_error+24], %rd29;
 	bra.uni $L15_bounds_exit;
+$L15_bounds_exit:
+	exit;
+$L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry ropeF16(
@@ -14590,8 +14589,6 @@ $L4_if_done:
 	add.s64 %rd17, %rd8, %rd16;
 	.loc 12 71 24
 	bra.uni $L6_entry;
-$L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
 $L6_entry:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	mov.f64 %fd2, %fd0;
@@ -14609,6 +14606,23 @@ $L8_for_body:
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
+$L10_if_then:
+	.loc 12 84 4
+	mul.rn.f64 %fd4, %fd1, %fd2;
+	mov.f64 %fd3, %fd4;
+	bra.uni $L11_if_done;
+$L13_edge:
+	mov.f64 %fd3, %fd1;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 12 86 3
+	mul.rn.f64 %fd5, %fd2, %fd2;
+	.loc 12 82 21
+	shr.s64 %rd20, %rd18, 1;
+	mov.f64 %fd1, %fd3;
+	mov.f64 %fd2, %fd5;
+	mov.s64 %rd18, %rd20;
+	bra.uni $L7_for_loop;
 $L9_for_done:
 	.loc 12 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
@@ -14650,20 +14664,6 @@ $L9_for_done:
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
-$L10_if_then:
-	.loc 12 84 4
-	mul.rn.f64 %fd4, %fd1, %fd2;
-	mov.f64 %fd3, %fd4;
-	bra.uni $L11_if_done;
-$L11_if_done:
-	.loc 12 86 3
-	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 12 82 21
-	shr.s64 %rd20, %rd18, 1;
-	mov.f64 %fd1, %fd3;
-	mov.f64 %fd2, %fd5;
-	mov.s64 %rd18, %rd20;
-	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
 	.loc 12 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
@@ -14677,11 +14677,6 @@ $L12_ret_ropeSinCos:
 	ld.global.nc.u16 %rs0, [%rd31];
 	.loc 12 73 18
 	bra.uni $L17_entry;
-$L13_edge:
-	mov.f64 %fd3, %fd1;
-	bra.uni $L11_if_done;
-$L15_bounds_exit:
-	exit;
 $L16_oob0:
 	.loc 12 73 20
 	mov.u64 %rd23, 0x3900000001;
@@ -14788,6 +14783,10 @@ $L14_bounds_fail:
 	add.s64 %rd29, %rd27, %rd28;
 	st.global.u64 [kern_error+24], %rd29;
 	bra.uni $L15_bounds_exit;
+$L15_bounds_exit:
+	exit;
+$L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry ropeBF16(
@@ -14848,8 +14847,6 @@ $L4_if_done:
 	add.s64 %rd17, %rd8, %rd16;
 	.loc 12 71 24
 	bra.uni $L6_entry;
-$L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
 $L6_entry:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	mov.f64 %fd2, %fd0;
@@ -14867,6 +14864,23 @@ $L8_for_body:
 	setp.ne.s64 %p2, %rd19, 0;
 	@%p2 bra $L10_if_then;
 	bra.uni $L13_edge;
+$L10_if_then:
+	.loc 12 84 4
+	mul.rn.f64 %fd4, %fd1, %fd2;
+	mov.f64 %fd3, %fd4;
+	bra.uni $L11_if_done;
+$L13_edge:
+	mov.f64 %fd3, %fd1;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 12 86 3
+	mul.rn.f64 %fd5, %fd2, %fd2;
+	.loc 12 82 21
+	shr.s64 %rd20, %rd18, 1;
+	mov.f64 %fd1, %fd3;
+	mov.f64 %fd2, %fd5;
+	mov.s64 %rd18, %rd20;
+	bra.uni $L7_for_loop;
 $L9_for_done:
 	.loc 12 88 14
 	cvt.rn.f64.s64 %fd6, %rd17;
@@ -14908,20 +14922,6 @@ $L9_for_done:
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L12_ret_ropeSinCos;
-$L10_if_then:
-	.loc 12 84 4
-	mul.rn.f64 %fd4, %fd1, %fd2;
-	mov.f64 %fd3, %fd4;
-	bra.uni $L11_if_done;
-$L11_if_done:
-	.loc 12 86 3
-	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 12 82 21
-	shr.s64 %rd20, %rd18, 1;
-	mov.f64 %fd1, %fd3;
-	mov.f64 %fd2, %fd5;
-	mov.s64 %rd18, %rd20;
-	bra.uni $L7_for_loop;
 $L12_ret_ropeSinCos:
 	.loc 12 72 11
 	mul.lo.s64 %rd21, %rd15, %rd7;
@@ -14935,11 +14935,6 @@ $L12_ret_ropeSinCos:
 	ld.global.nc.u16 %rs0, [%rd31];
 	.loc 12 73 18
 	bra.uni $L17_entry;
-$L13_edge:
-	mov.f64 %fd3, %fd1;
-	bra.uni $L11_if_done;
-$L15_bounds_exit:
-	exit;
 $L16_oob0:
 	.loc 12 73 20
 	mov.u64 %rd23, 0x3A00000001;
@@ -15050,6 +15045,10 @@ $L14_bounds_fail:
 	add.s64 %rd29, %rd27, %rd28;
 	st.global.u64 [kern_error+24], %rd29;
 	bra.uni $L15_bounds_exit;
+$L15_bounds_exit:
+	exit;
+$L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry sampleF32(
@@ -15112,6 +15111,17 @@ $L2_entry:
 	cvt.s64.u32 %rd18, %r8;
 	.loc 13 89 13
 	bra.uni $L34_entry;
+$L34_entry:
+	.loc 11 51 52
+	mov.u32 %r9, 0xFF800000;
+	mov.b32 %f3, %r9;
+	.loc 11 51 25
+	mov.f32 %f2, %f3;
+	bra.uni $L35_ret_negInf;
+$L35_ret_negInf:
+	mov.f32 %f4, %f2;
+	mov.s64 %rd19, %rd13;
+	bra.uni $L3_for_loop;
 $L3_for_loop:
 	.loc 13 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
@@ -15122,6 +15132,53 @@ $L4_for_body:
 	add.s64 %rd20, %rd12, %rd19;
 	.loc 13 91 25
 	bra.uni $L36_entry;
+$L36_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p1, %rd20, %rd5;
+	@%p1 bra $L42_oob0;
+	shl.b64 %rd28, %rd20, 2;
+	add.s64 %rd29, %rd4, %rd28;
+	ld.global.nc.f32 %f6, [%rd29];
+	.loc 13 154 13
+	bra.uni $L43_entry;
+$L42_oob0:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B00000001;
+	mov.u64 %rd22, %rd20;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L43_entry:
+	.loc 6 33 40
+	mov.f32 %f7, %f6;
+	bra.uni $L44_ret_load;
+$L44_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p3, %f7, %f7;
+	@%p3 bra $L45_entry;
+	bra.uni $L38_if_done;
+$L45_entry:
+	.loc 11 51 52
+	mov.u32 %r13, 0xFF800000;
+	mov.b32 %f9, %r13;
+	.loc 11 51 25
+	mov.f32 %f8, %f9;
+	bra.uni $L46_ret_negInf;
+$L46_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f5, %f8;
+	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L38_if_done:
+	.loc 13 158 2
+	mov.f32 %f5, %f7;
+	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	.loc 13 91 14
+	max.f32 %f10, %f4, %f5;
+	.loc 13 90 26
+	add.s64 %rd30, %rd19, %rd16;
+	mov.f32 %f4, %f10;
+	mov.s64 %rd19, %rd30;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 13 93 18
 	shfl.sync.bfly.b32 %f11, %f4, 16, 31, -1;
@@ -15174,20 +15231,15 @@ $L5_for_done:
 	setp.gt.s64 %p6, %rd7, 0;
 	@%p6 bra $L8_cond_true;
 	bra.uni $L47_edge;
-$L6_if_then:
-	mov.u32 %r28, 0;
-	mov.s64 %rd34, 31;
-	bra.uni $L9_for_loop;
-$L7_if_done:
-	.loc 13 111 10
-	setp.lt.f32 %p17, %f0, 0f3F800000;
-	@%p17 bra $L66_entry;
-	bra.uni $L65_edge;
 $L8_cond_true:
 	.loc 13 96 22
 	setp.lt.s64 %p7, %rd7, %rd6;
 	@%p7 bra $L6_if_then;
 	bra.uni $L48_edge;
+$L6_if_then:
+	mov.u32 %r28, 0;
+	mov.s64 %rd34, 31;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 13 97 22
 	setp.ge.s64 %p8, %rd34, 0;
@@ -15214,6 +15266,85 @@ $L12_for_body:
 	add.s64 %rd37, %rd12, %rd36;
 	.loc 13 101 24
 	bra.uni $L50_entry;
+$L50_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p10, %rd37, %rd5;
+	@%p10 bra $L54_oob1;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd4, %rd38;
+	ld.global.nc.f32 %f33, [%rd39];
+	.loc 13 154 13
+	bra.uni $L55_entry;
+$L54_oob1:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B00000002;
+	mov.u64 %rd22, %rd37;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L55_entry:
+	.loc 6 33 40
+	mov.f32 %f34, %f33;
+	bra.uni $L56_ret_load;
+$L56_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p11, %f34, %f34;
+	@%p11 bra $L57_entry;
+	bra.uni $L52_if_done;
+$L57_entry:
+	.loc 11 51 52
+	mov.u32 %r34, 0xFF800000;
+	mov.b32 %f36, %r34;
+	.loc 11 51 25
+	mov.f32 %f35, %f36;
+	bra.uni $L58_ret_negInf;
+$L58_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f32, %f35;
+	bra.uni $L59_entry;
+$L52_if_done:
+	.loc 13 158 2
+	mov.f32 %f32, %f34;
+	bra.uni $L59_entry;
+$L59_entry:
+	.loc 13 164 23
+	mov.b32 %r36, %f32;
+	.loc 13 165 6
+	and.b32 %r37, %r36, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p12, %r37, 0;
+	@%p12 bra $L60_if_then;
+	bra.uni $L61_if_done;
+$L60_if_then:
+	.loc 13 166 10
+	not.b32 %r38, %r36;
+	.loc 13 166 3
+	mov.u32 %r35, %r38;
+	bra.uni $L62_ret_orderKey;
+$L61_if_done:
+	.loc 13 168 11
+	or.b32 %r39, %r36, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r35, %r39;
+	bra.uni $L62_ret_orderKey;
+$L62_ret_orderKey:
+	.loc 13 101 40
+	setp.hs.u32 %p13, %r35, %r32;
+	@%p13 bra $L14_if_then;
+	bra.uni $L63_edge;
+$L14_if_then:
+	.loc 13 102 6
+	add.s32 %r41, %r33, 1;
+	mov.s32 %r40, %r41;
+	bra.uni $L15_if_done;
+$L63_edge:
+	mov.s32 %r40, %r33;
+	bra.uni $L15_if_done;
+$L15_if_done:
+	.loc 13 100 28
+	add.s64 %rd40, %rd36, %rd16;
+	mov.s32 %r33, %r40;
+	mov.s64 %rd36, %rd40;
+	bra.uni $L11_for_loop;
 $L13_for_done:
 	.loc 13 105 19
 	shfl.sync.bfly.b32 %r42, %r33, 16, 31, -1;
@@ -15268,19 +15399,11 @@ $L13_for_done:
 	setp.ge.s32 %p16, %r75, %r76;
 	@%p16 bra $L16_if_then;
 	bra.uni $L64_edge;
-$L14_if_then:
-	.loc 13 102 6
-	add.s32 %r41, %r33, 1;
-	mov.s32 %r40, %r41;
-	bra.uni $L15_if_done;
-$L15_if_done:
-	.loc 13 100 28
-	add.s64 %rd40, %rd36, %rd16;
-	mov.s32 %r33, %r40;
-	mov.s64 %rd36, %rd40;
-	bra.uni $L11_for_loop;
 $L16_if_then:
 	mov.u32 %r77, %r32;
+	bra.uni $L17_if_done;
+$L64_edge:
+	mov.u32 %r77, %r28;
 	bra.uni $L17_if_done;
 $L17_if_done:
 	.loc 13 97 28
@@ -15288,220 +15411,20 @@ $L17_if_done:
 	mov.u32 %r28, %r77;
 	mov.s64 %rd34, %rd44;
 	bra.uni $L9_for_loop;
-$L20_for_loop:
-	.loc 13 114 22
-	setp.ge.s64 %p26, %rd59, 0;
-	@%p26 bra $L21_for_body;
-	bra.uni $L22_for_done;
-$L21_for_body:
-	.loc 13 115 25
-	min.u64 %rd60, %rd59, 32;
-	cvt.u32.u64 %r105, %rd60;
-	mov.u32 %r106, 1;
-	shl.b32 %r107, %r106, %r105;
-	.loc 13 115 14
-	or.b32 %r108, %r104, %r107;
-	.loc 13 116 40
-	max.u32 %r109, %r108, %r27;
-	.loc 13 116 15
-	bra.uni $L87_entry;
-$L22_for_done:
-	.loc 13 120 12
-	max.u32 %r136, %r27, %r104;
-	mov.u32 %r78, %r136;
-	bra.uni $L109_entry;
-$L23_if_then:
-	mov.u32 %r135, %r108;
-	bra.uni $L24_if_done;
-$L24_if_done:
-	.loc 13 114 28
-	sub.s64 %rd75, %rd59, 1;
-	mov.u32 %r104, %r135;
-	mov.s64 %rd59, %rd75;
-	bra.uni $L20_for_loop;
-$L25_for_loop:
-	.loc 13 124 18
-	setp.lt.s64 %p36, %rd76, %rd6;
-	@%p36 bra $L26_for_body;
-	bra.uni $L149_entry;
-$L26_for_body:
-	.loc 13 125 26
-	add.s64 %rd77, %rd12, %rd76;
-	.loc 13 125 15
-	bra.uni $L111_entry;
-$L28_if_then:
-	.loc 13 127 11
-	sub.rn.f32 %f129, %f123, %f31;
-	.loc 13 127 14
-	mul.rn.f32 %f130, %f129, %f1;
-	.loc 13 127 31
-	bra.uni $L127_entry;
-$L29_if_done:
-	.loc 13 124 26
-	add.s64 %rd104, %rd76, %rd16;
-	mov.f32 %f122, %f128;
-	mov.s32 %r138, %r145;
-	mov.s64 %rd76, %rd104;
-	bra.uni $L25_for_loop;
-$L30_if_then:
-	.loc 13 129 24
-	cvt.s32.s64 %r148, %rd76;
-	mov.f32 %f128, %f142;
-	mov.s32 %r145, %r148;
-	bra.uni $L29_if_done;
-$L31_if_then:
-	.loc 13 135 6
-	setp.hs.u64 %p83, %rd9, %rd2;
-	@%p83 bra $L208_oob9;
-	shl.b64 %rd129, %rd9, 2;
-	add.s64 %rd130, %rd1, %rd129;
-	st.global.s32 [%rd130], %r149;
-	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L34_entry:
-	.loc 11 51 52
-	mov.u32 %r9, 0xFF800000;
-	mov.b32 %f3, %r9;
-	.loc 11 51 25
-	mov.f32 %f2, %f3;
-	bra.uni $L35_ret_negInf;
-$L35_ret_negInf:
-	mov.f32 %f4, %f2;
-	mov.s64 %rd19, %rd13;
-	bra.uni $L3_for_loop;
-$L36_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p1, %rd20, %rd5;
-	@%p1 bra $L42_oob0;
-	shl.b64 %rd28, %rd20, 2;
-	add.s64 %rd29, %rd4, %rd28;
-	ld.global.nc.f32 %f6, [%rd29];
-	.loc 13 154 13
-	bra.uni $L43_entry;
-$L38_if_done:
-	.loc 13 158 2
-	mov.f32 %f5, %f7;
-	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	.loc 13 91 14
-	max.f32 %f10, %f4, %f5;
-	.loc 13 90 26
-	add.s64 %rd30, %rd19, %rd16;
-	mov.f32 %f4, %f10;
-	mov.s64 %rd19, %rd30;
-	bra.uni $L3_for_loop;
-$L41_bounds_exit:
-	exit;
-$L42_oob0:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000001;
-	mov.u64 %rd22, %rd20;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L43_entry:
-	.loc 6 33 40
-	mov.f32 %f7, %f6;
-	bra.uni $L44_ret_load;
-$L44_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p3, %f7, %f7;
-	@%p3 bra $L45_entry;
-	bra.uni $L38_if_done;
-$L45_entry:
-	.loc 11 51 52
-	mov.u32 %r13, 0xFF800000;
-	mov.b32 %f9, %r13;
-	.loc 11 51 25
-	mov.f32 %f8, %f9;
-	bra.uni $L46_ret_negInf;
-$L46_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f5, %f8;
-	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L47_edge:
-	mov.u32 %r27, 0;
+$L49_edge:
+	mov.u32 %r27, %r28;
 	bra.uni $L7_if_done;
 $L48_edge:
 	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
-$L49_edge:
-	mov.u32 %r27, %r28;
+$L47_edge:
+	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
-$L50_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p10, %rd37, %rd5;
-	@%p10 bra $L54_oob1;
-	shl.b64 %rd38, %rd37, 2;
-	add.s64 %rd39, %rd4, %rd38;
-	ld.global.nc.f32 %f33, [%rd39];
-	.loc 13 154 13
-	bra.uni $L55_entry;
-$L52_if_done:
-	.loc 13 158 2
-	mov.f32 %f32, %f34;
-	bra.uni $L59_entry;
-$L54_oob1:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000002;
-	mov.u64 %rd22, %rd37;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L55_entry:
-	.loc 6 33 40
-	mov.f32 %f34, %f33;
-	bra.uni $L56_ret_load;
-$L56_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p11, %f34, %f34;
-	@%p11 bra $L57_entry;
-	bra.uni $L52_if_done;
-$L57_entry:
-	.loc 11 51 52
-	mov.u32 %r34, 0xFF800000;
-	mov.b32 %f36, %r34;
-	.loc 11 51 25
-	mov.f32 %f35, %f36;
-	bra.uni $L58_ret_negInf;
-$L58_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f32, %f35;
-	bra.uni $L59_entry;
-$L59_entry:
-	.loc 13 164 23
-	mov.b32 %r36, %f32;
-	.loc 13 165 6
-	and.b32 %r37, %r36, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p12, %r37, 0;
-	@%p12 bra $L60_if_then;
-	bra.uni $L61_if_done;
-$L60_if_then:
-	.loc 13 166 10
-	not.b32 %r38, %r36;
-	.loc 13 166 3
-	mov.u32 %r35, %r38;
-	bra.uni $L62_ret_orderKey;
-$L61_if_done:
-	.loc 13 168 11
-	or.b32 %r39, %r36, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r35, %r39;
-	bra.uni $L62_ret_orderKey;
-$L62_ret_orderKey:
-	.loc 13 101 40
-	setp.hs.u32 %p13, %r35, %r32;
-	@%p13 bra $L14_if_then;
-	bra.uni $L63_edge;
-$L63_edge:
-	mov.s32 %r40, %r33;
-	bra.uni $L15_if_done;
-$L64_edge:
-	mov.u32 %r77, %r28;
-	bra.uni $L17_if_done;
-$L65_edge:
-	mov.u32 %r78, %r27;
-	bra.uni $L109_entry;
+$L7_if_done:
+	.loc 13 111 10
+	setp.lt.f32 %p17, %f0, 0f3F800000;
+	@%p17 bra $L66_entry;
+	bra.uni $L65_edge;
 $L66_entry:
 	.loc 13 144 22
 	mov.u32 %r79, %tid.x;
@@ -15523,6 +15446,114 @@ $L68_for_body:
 	add.s64 %rd49, %rd12, %rd48;
 	.loc 13 145 18
 	bra.uni $L73_entry;
+$L73_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p19, %rd49, %rd5;
+	@%p19 bra $L77_oob2;
+	shl.b64 %rd50, %rd49, 2;
+	add.s64 %rd51, %rd4, %rd50;
+	ld.global.nc.f32 %f40, [%rd51];
+	.loc 13 154 13
+	bra.uni $L78_entry;
+$L77_oob2:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B00000003;
+	mov.u64 %rd22, %rd49;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L78_entry:
+	.loc 6 33 40
+	mov.f32 %f41, %f40;
+	bra.uni $L79_ret_load;
+$L79_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p20, %f41, %f41;
+	@%p20 bra $L80_entry;
+	bra.uni $L75_if_done;
+$L80_entry:
+	.loc 11 51 52
+	mov.u32 %r82, 0xFF800000;
+	mov.b32 %f43, %r82;
+	.loc 11 51 25
+	mov.f32 %f42, %f43;
+	bra.uni $L81_ret_negInf;
+$L81_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f39, %f42;
+	bra.uni $L82_entry;
+$L75_if_done:
+	.loc 13 158 2
+	mov.f32 %f39, %f41;
+	bra.uni $L82_entry;
+$L82_entry:
+	.loc 13 164 23
+	mov.b32 %r84, %f39;
+	.loc 13 165 6
+	and.b32 %r85, %r84, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p21, %r85, 0;
+	@%p21 bra $L83_if_then;
+	bra.uni $L84_if_done;
+$L83_if_then:
+	.loc 13 166 10
+	not.b32 %r86, %r84;
+	.loc 13 166 3
+	mov.u32 %r83, %r86;
+	bra.uni $L85_ret_orderKey;
+$L84_if_done:
+	.loc 13 168 11
+	or.b32 %r87, %r84, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r83, %r87;
+	bra.uni $L85_ret_orderKey;
+$L85_ret_orderKey:
+	.loc 13 145 46
+	setp.hs.u32 %p22, %r83, %r27;
+	@%p22 bra $L70_if_then;
+	bra.uni $L86_edge;
+$L70_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f45, %f39, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f46, %f45, %f1;
+	.loc 13 146 16
+	max.f32 %f47, %f46, 0fC2D00000;
+	min.f32 %f47, %f47, 0f42B20000;
+	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f49, %f48;
+	fma.rn.f32 %f50, %f49, 0fBF317200, %f47;
+	fma.rn.f32 %f50, %f49, 0fB5BFBE8E, %f50;
+	mul.rn.f32 %f50, %f50, 0f3FB8AA3B;
+	ex2.approx.f32 %f51, %f50;
+	mul.rn.f32 %f52, %f49, 0f3F000000;
+	cvt.rmi.f32.f32 %f52, %f52;
+	sub.rn.f32 %f53, %f49, %f52;
+	ex2.approx.f32 %f54, %f52;
+	ex2.approx.f32 %f55, %f53;
+	mul.rn.f32 %f51, %f51, %f54;
+	mul.rn.f32 %f51, %f51, %f55;
+	setp.nan.f32 %p23, %f46, %f46;
+	selp.f32 %f51, %f46, %f51, %p23;
+	.loc 13 146 4
+	add.rn.f32 %f56, %f38, %f51;
+	mov.f32 %f44, %f56;
+	bra.uni $L71_if_done;
+$L86_edge:
+	mov.f32 %f44, %f38;
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 13 144 53
+	mov.u32 %r88, %ntid.x;
+	cvt.s64.u32 %rd52, %r88;
+	mov.u32 %r89, %ntid.y;
+	cvt.s64.u32 %rd53, %r89;
+	mov.u32 %r90, %ntid.z;
+	cvt.s64.u32 %rd54, %r90;
+	.loc 13 144 38
+	add.s64 %rd55, %rd48, %rd52;
+	mov.f32 %f38, %f44;
+	mov.s64 %rd48, %rd55;
+	bra.uni $L67_for_loop;
 $L69_for_done:
 	.loc 13 149 21
 	shfl.sync.bfly.b32 %f57, %f38, 16, 31, -1;
@@ -15574,120 +15605,29 @@ $L69_for_done:
 	.loc 13 149 2
 	mov.f32 %f37, %f77;
 	bra.uni $L72_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L70_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f45, %f39, %f31;
-	.loc 13 146 25
-	mul.rn.f32 %f46, %f45, %f1;
-	.loc 13 146 16
-	max.f32 %f47, %f46, 0fC2D00000;
-	min.f32 %f47, %f47, 0f42B20000;
-	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f49, %f48;
-	fma.rn.f32 %f50, %f49, 0fBF317200, %f47;
-	fma.rn.f32 %f50, %f49, 0fB5BFBE8E, %f50;
-	mul.rn.f32 %f50, %f50, 0f3FB8AA3B;
-	ex2.approx.f32 %f51, %f50;
-	mul.rn.f32 %f52, %f49, 0f3F000000;
-	cvt.rmi.f32.f32 %f52, %f52;
-	sub.rn.f32 %f53, %f49, %f52;
-	ex2.approx.f32 %f54, %f52;
-	ex2.approx.f32 %f55, %f53;
-	mul.rn.f32 %f51, %f51, %f54;
-	mul.rn.f32 %f51, %f51, %f55;
-	setp.nan.f32 %p23, %f46, %f46;
-	selp.f32 %f51, %f46, %f51, %p23;
-	.loc 13 146 4
-	add.rn.f32 %f56, %f38, %f51;
-	mov.f32 %f44, %f56;
-	bra.uni $L71_if_done;
-$L71_if_done:
-	.loc 13 144 53
-	mov.u32 %r88, %ntid.x;
-	cvt.s64.u32 %rd52, %r88;
-	mov.u32 %r89, %ntid.y;
-	cvt.s64.u32 %rd53, %r89;
-	mov.u32 %r90, %ntid.z;
-	cvt.s64.u32 %rd54, %r90;
-	.loc 13 144 38
-	add.s64 %rd55, %rd48, %rd52;
-	mov.f32 %f38, %f44;
-	mov.s64 %rd48, %rd55;
-	bra.uni $L67_for_loop;
 $L72_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	.loc 13 112 18
 	mul.rn.f32 %f78, %f0, %f37;
 	mov.u32 %r104, 0;
 	mov.s64 %rd59, 31;
 	bra.uni $L20_for_loop;
-$L73_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p19, %rd49, %rd5;
-	@%p19 bra $L77_oob2;
-	shl.b64 %rd50, %rd49, 2;
-	add.s64 %rd51, %rd4, %rd50;
-	ld.global.nc.f32 %f40, [%rd51];
-	.loc 13 154 13
-	bra.uni $L78_entry;
-$L75_if_done:
-	.loc 13 158 2
-	mov.f32 %f39, %f41;
-	bra.uni $L82_entry;
-$L77_oob2:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000003;
-	mov.u64 %rd22, %rd49;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L78_entry:
-	.loc 6 33 40
-	mov.f32 %f41, %f40;
-	bra.uni $L79_ret_load;
-$L79_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p20, %f41, %f41;
-	@%p20 bra $L80_entry;
-	bra.uni $L75_if_done;
-$L80_entry:
-	.loc 11 51 52
-	mov.u32 %r82, 0xFF800000;
-	mov.b32 %f43, %r82;
-	.loc 11 51 25
-	mov.f32 %f42, %f43;
-	bra.uni $L81_ret_negInf;
-$L81_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f39, %f42;
-	bra.uni $L82_entry;
-$L82_entry:
-	.loc 13 164 23
-	mov.b32 %r84, %f39;
-	.loc 13 165 6
-	and.b32 %r85, %r84, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p21, %r85, 0;
-	@%p21 bra $L83_if_then;
-	bra.uni $L84_if_done;
-$L83_if_then:
-	.loc 13 166 10
-	not.b32 %r86, %r84;
-	.loc 13 166 3
-	mov.u32 %r83, %r86;
-	bra.uni $L85_ret_orderKey;
-$L84_if_done:
-	.loc 13 168 11
-	or.b32 %r87, %r84, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r83, %r87;
-	bra.uni $L85_ret_orderKey;
-$L85_ret_orderKey:
-	.loc 13 145 46
-	setp.hs.u32 %p22, %r83, %r27;
-	@%p22 bra $L70_if_then;
-	bra.uni $L86_edge;
-$L86_edge:
-	mov.f32 %f44, %f38;
-	bra.uni $L71_if_done;
+$L20_for_loop:
+	.loc 13 114 22
+	setp.ge.s64 %p26, %rd59, 0;
+	@%p26 bra $L21_for_body;
+	bra.uni $L22_for_done;
+$L21_for_body:
+	.loc 13 115 25
+	min.u64 %rd60, %rd59, 32;
+	cvt.u32.u64 %r105, %rd60;
+	mov.u32 %r106, 1;
+	shl.b32 %r107, %r106, %r105;
+	.loc 13 115 14
+	or.b32 %r108, %r104, %r107;
+	.loc 13 116 40
+	max.u32 %r109, %r108, %r27;
+	.loc 13 116 15
+	bra.uni $L87_entry;
 $L87_entry:
 	.loc 13 144 22
 	mov.u32 %r110, %tid.x;
@@ -15709,6 +15649,114 @@ $L89_for_body:
 	add.s64 %rd65, %rd12, %rd64;
 	.loc 13 145 18
 	bra.uni $L94_entry;
+$L94_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p28, %rd65, %rd5;
+	@%p28 bra $L98_oob3;
+	shl.b64 %rd66, %rd65, 2;
+	add.s64 %rd67, %rd4, %rd66;
+	ld.global.nc.f32 %f82, [%rd67];
+	.loc 13 154 13
+	bra.uni $L99_entry;
+$L98_oob3:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3B00000004;
+	mov.u64 %rd22, %rd65;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L99_entry:
+	.loc 6 33 40
+	mov.f32 %f83, %f82;
+	bra.uni $L100_ret_load;
+$L100_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p29, %f83, %f83;
+	@%p29 bra $L101_entry;
+	bra.uni $L96_if_done;
+$L101_entry:
+	.loc 11 51 52
+	mov.u32 %r113, 0xFF800000;
+	mov.b32 %f85, %r113;
+	.loc 11 51 25
+	mov.f32 %f84, %f85;
+	bra.uni $L102_ret_negInf;
+$L102_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f81, %f84;
+	bra.uni $L103_entry;
+$L96_if_done:
+	.loc 13 158 2
+	mov.f32 %f81, %f83;
+	bra.uni $L103_entry;
+$L103_entry:
+	.loc 13 164 23
+	mov.b32 %r115, %f81;
+	.loc 13 165 6
+	and.b32 %r116, %r115, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p30, %r116, 0;
+	@%p30 bra $L104_if_then;
+	bra.uni $L105_if_done;
+$L104_if_then:
+	.loc 13 166 10
+	not.b32 %r117, %r115;
+	.loc 13 166 3
+	mov.u32 %r114, %r117;
+	bra.uni $L106_ret_orderKey;
+$L105_if_done:
+	.loc 13 168 11
+	or.b32 %r118, %r115, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r114, %r118;
+	bra.uni $L106_ret_orderKey;
+$L106_ret_orderKey:
+	.loc 13 145 46
+	setp.hs.u32 %p31, %r114, %r109;
+	@%p31 bra $L91_if_then;
+	bra.uni $L107_edge;
+$L91_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f87, %f81, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f88, %f87, %f1;
+	.loc 13 146 16
+	max.f32 %f89, %f88, 0fC2D00000;
+	min.f32 %f89, %f89, 0f42B20000;
+	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f91, %f90;
+	fma.rn.f32 %f92, %f91, 0fBF317200, %f89;
+	fma.rn.f32 %f92, %f91, 0fB5BFBE8E, %f92;
+	mul.rn.f32 %f92, %f92, 0f3FB8AA3B;
+	ex2.approx.f32 %f93, %f92;
+	mul.rn.f32 %f94, %f91, 0f3F000000;
+	cvt.rmi.f32.f32 %f94, %f94;
+	sub.rn.f32 %f95, %f91, %f94;
+	ex2.approx.f32 %f96, %f94;
+	ex2.approx.f32 %f97, %f95;
+	mul.rn.f32 %f93, %f93, %f96;
+	mul.rn.f32 %f93, %f93, %f97;
+	setp.nan.f32 %p32, %f88, %f88;
+	selp.f32 %f93, %f88, %f93, %p32;
+	.loc 13 146 4
+	add.rn.f32 %f98, %f80, %f93;
+	mov.f32 %f86, %f98;
+	bra.uni $L92_if_done;
+$L107_edge:
+	mov.f32 %f86, %f80;
+	bra.uni $L92_if_done;
+$L92_if_done:
+	.loc 13 144 53
+	mov.u32 %r119, %ntid.x;
+	cvt.s64.u32 %rd68, %r119;
+	mov.u32 %r120, %ntid.y;
+	cvt.s64.u32 %rd69, %r120;
+	mov.u32 %r121, %ntid.z;
+	cvt.s64.u32 %rd70, %r121;
+	.loc 13 144 38
+	add.s64 %rd71, %rd64, %rd68;
+	mov.f32 %f80, %f86;
+	mov.s64 %rd64, %rd71;
+	bra.uni $L88_for_loop;
 $L90_for_done:
 	.loc 13 149 21
 	shfl.sync.bfly.b32 %f99, %f80, 16, 31, -1;
@@ -15760,122 +15808,31 @@ $L90_for_done:
 	.loc 13 149 2
 	mov.f32 %f79, %f119;
 	bra.uni $L93_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L91_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f87, %f81, %f31;
-	.loc 13 146 25
-	mul.rn.f32 %f88, %f87, %f1;
-	.loc 13 146 16
-	max.f32 %f89, %f88, 0fC2D00000;
-	min.f32 %f89, %f89, 0f42B20000;
-	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f91, %f90;
-	fma.rn.f32 %f92, %f91, 0fBF317200, %f89;
-	fma.rn.f32 %f92, %f91, 0fB5BFBE8E, %f92;
-	mul.rn.f32 %f92, %f92, 0f3FB8AA3B;
-	ex2.approx.f32 %f93, %f92;
-	mul.rn.f32 %f94, %f91, 0f3F000000;
-	cvt.rmi.f32.f32 %f94, %f94;
-	sub.rn.f32 %f95, %f91, %f94;
-	ex2.approx.f32 %f96, %f94;
-	ex2.approx.f32 %f97, %f95;
-	mul.rn.f32 %f93, %f93, %f96;
-	mul.rn.f32 %f93, %f93, %f97;
-	setp.nan.f32 %p32, %f88, %f88;
-	selp.f32 %f93, %f88, %f93, %p32;
-	.loc 13 146 4
-	add.rn.f32 %f98, %f80, %f93;
-	mov.f32 %f86, %f98;
-	bra.uni $L92_if_done;
-$L92_if_done:
-	.loc 13 144 53
-	mov.u32 %r119, %ntid.x;
-	cvt.s64.u32 %rd68, %r119;
-	mov.u32 %r120, %ntid.y;
-	cvt.s64.u32 %rd69, %r120;
-	mov.u32 %r121, %ntid.z;
-	cvt.s64.u32 %rd70, %r121;
-	.loc 13 144 38
-	add.s64 %rd71, %rd64, %rd68;
-	mov.f32 %f80, %f86;
-	mov.s64 %rd64, %rd71;
-	bra.uni $L88_for_loop;
 $L93_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	.loc 13 116 65
 	setp.ge.f32 %p35, %f79, %f78;
 	@%p35 bra $L23_if_then;
 	bra.uni $L108_edge;
-$L94_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p28, %rd65, %rd5;
-	@%p28 bra $L98_oob3;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd4, %rd66;
-	ld.global.nc.f32 %f82, [%rd67];
-	.loc 13 154 13
-	bra.uni $L99_entry;
-$L96_if_done:
-	.loc 13 158 2
-	mov.f32 %f81, %f83;
-	bra.uni $L103_entry;
-$L98_oob3:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000004;
-	mov.u64 %rd22, %rd65;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L99_entry:
-	.loc 6 33 40
-	mov.f32 %f83, %f82;
-	bra.uni $L100_ret_load;
-$L100_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p29, %f83, %f83;
-	@%p29 bra $L101_entry;
-	bra.uni $L96_if_done;
-$L101_entry:
-	.loc 11 51 52
-	mov.u32 %r113, 0xFF800000;
-	mov.b32 %f85, %r113;
-	.loc 11 51 25
-	mov.f32 %f84, %f85;
-	bra.uni $L102_ret_negInf;
-$L102_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f81, %f84;
-	bra.uni $L103_entry;
-$L103_entry:
-	.loc 13 164 23
-	mov.b32 %r115, %f81;
-	.loc 13 165 6
-	and.b32 %r116, %r115, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p30, %r116, 0;
-	@%p30 bra $L104_if_then;
-	bra.uni $L105_if_done;
-$L104_if_then:
-	.loc 13 166 10
-	not.b32 %r117, %r115;
-	.loc 13 166 3
-	mov.u32 %r114, %r117;
-	bra.uni $L106_ret_orderKey;
-$L105_if_done:
-	.loc 13 168 11
-	or.b32 %r118, %r115, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r114, %r118;
-	bra.uni $L106_ret_orderKey;
-$L106_ret_orderKey:
-	.loc 13 145 46
-	setp.hs.u32 %p31, %r114, %r109;
-	@%p31 bra $L91_if_then;
-	bra.uni $L107_edge;
-$L107_edge:
-	mov.f32 %f86, %f80;
-	bra.uni $L92_if_done;
+$L23_if_then:
+	mov.u32 %r135, %r108;
+	bra.uni $L24_if_done;
 $L108_edge:
 	mov.u32 %r135, %r104;
 	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 13 114 28
+	sub.s64 %rd75, %rd59, 1;
+	mov.u32 %r104, %r135;
+	mov.s64 %rd59, %rd75;
+	bra.uni $L20_for_loop;
+$L22_for_done:
+	.loc 13 120 12
+	max.u32 %r136, %r27, %r104;
+	mov.u32 %r78, %r136;
+	bra.uni $L109_entry;
+$L65_edge:
+	mov.u32 %r78, %r27;
+	bra.uni $L109_entry;
 $L109_entry:
 	.loc 11 51 52
 	mov.u32 %r137, 0xFF800000;
@@ -15888,6 +15845,16 @@ $L110_ret_negInf:
 	mov.s32 %r138, 2147483647;
 	mov.s64 %rd76, %rd13;
 	bra.uni $L25_for_loop;
+$L25_for_loop:
+	.loc 13 124 18
+	setp.lt.s64 %p36, %rd76, %rd6;
+	@%p36 bra $L26_for_body;
+	bra.uni $L149_entry;
+$L26_for_body:
+	.loc 13 125 26
+	add.s64 %rd77, %rd12, %rd76;
+	.loc 13 125 15
+	bra.uni $L111_entry;
 $L111_entry:
 	.loc 13 154 15
 	setp.hs.u64 %p37, %rd77, %rd5;
@@ -15897,10 +15864,6 @@ $L111_entry:
 	ld.global.nc.f32 %f124, [%rd79];
 	.loc 13 154 13
 	bra.uni $L116_entry;
-$L113_if_done:
-	.loc 13 158 2
-	mov.f32 %f123, %f125;
-	bra.uni $L120_entry;
 $L115_oob4:
 	.loc 13 154 15
 	mov.u64 %rd21, 0x3B00000005;
@@ -15926,6 +15889,10 @@ $L118_entry:
 $L119_ret_negInf:
 	.loc 13 156 3
 	mov.f32 %f123, %f126;
+	bra.uni $L120_entry;
+$L113_if_done:
+	.loc 13 158 2
+	mov.f32 %f123, %f125;
 	bra.uni $L120_entry;
 $L120_entry:
 	.loc 13 164 23
@@ -15953,17 +15920,13 @@ $L123_ret_orderKey:
 	setp.hs.u32 %p40, %r140, %r78;
 	@%p40 bra $L28_if_then;
 	bra.uni $L124_edge;
-$L124_edge:
-	mov.f32 %f128, %f122;
-	mov.s32 %r145, %r138;
-	bra.uni $L29_if_done;
-$L126_ret_gumbel:
-	.loc 13 127 23
-	add.rn.f32 %f142, %f130, %f131;
-	.loc 13 128 25
-	cvt.s32.s64 %r147, %rd76;
-	.loc 13 128 16
-	bra.uni $L133_entry;
+$L28_if_then:
+	.loc 13 127 11
+	sub.rn.f32 %f129, %f123, %f31;
+	.loc 13 127 14
+	mul.rn.f32 %f130, %f129, %f1;
+	.loc 13 127 31
+	bra.uni $L127_entry;
 $L127_entry:
 	.loc 13 174 25
 	mov.u64 %rd80, %rd9;
@@ -15977,20 +15940,6 @@ $L127_entry:
 	or.b64 %rd83, %rd81, %rd82;
 	.loc 13 174 18
 	bra.uni $L129_entry;
-$L128_ret_uniform:
-	.loc 13 188 26
-	lg2.approx.f32 %f136, %f132;
-	mul.rn.f32 %f137, %f136, 0f3F317218;
-	.loc 13 188 18
-	neg.f32 %f138, %f137;
-	.loc 13 188 17
-	lg2.approx.f32 %f139, %f138;
-	mul.rn.f32 %f140, %f139, 0f3F317218;
-	.loc 13 188 9
-	neg.f32 %f141, %f140;
-	.loc 13 188 2
-	mov.f32 %f131, %f141;
-	bra.uni $L126_ret_gumbel;
 $L129_entry:
 	.loc 13 181 12
 	shr.u64 %rd85, %rd83, 30;
@@ -16048,6 +15997,27 @@ $L132_ret_mix64:
 	.loc 13 175 2
 	mov.f32 %f132, %f135;
 	bra.uni $L128_ret_uniform;
+$L128_ret_uniform:
+	.loc 13 188 26
+	lg2.approx.f32 %f136, %f132;
+	mul.rn.f32 %f137, %f136, 0f3F317218;
+	.loc 13 188 18
+	neg.f32 %f138, %f137;
+	.loc 13 188 17
+	lg2.approx.f32 %f139, %f138;
+	mul.rn.f32 %f140, %f139, 0f3F317218;
+	.loc 13 188 9
+	neg.f32 %f141, %f140;
+	.loc 13 188 2
+	mov.f32 %f131, %f141;
+	bra.uni $L126_ret_gumbel;
+$L126_ret_gumbel:
+	.loc 13 127 23
+	add.rn.f32 %f142, %f130, %f131;
+	.loc 13 128 25
+	cvt.s32.s64 %r147, %rd76;
+	.loc 13 128 16
+	bra.uni $L133_entry;
 $L133_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p42, %f142, %f142;
@@ -16058,15 +16028,9 @@ $L134_switch_body:
 	setp.eq.f32 %p43, %f122, %f122;
 	@%p43 bra $L145_edge;
 	bra.uni $L137_binop_rhs;
-$L135_switch_body:
-	.loc 5 105 3
-	mov.pred %p41, 0;
-	bra.uni $L144_ret_argBetter;
-$L136_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p46, %f122, %f122;
-	@%p46 bra $L135_switch_body;
-	bra.uni $L139_switch_next;
+$L145_edge:
+	mov.pred %p44, 1;
+	bra.uni $L138_binop_done;
 $L137_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p45, %r147, %r138;
@@ -16076,44 +16040,67 @@ $L138_binop_done:
 	.loc 5 103 3
 	mov.pred %p41, %p44;
 	bra.uni $L144_ret_argBetter;
+$L136_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p46, %f122, %f122;
+	@%p46 bra $L135_switch_body;
+	bra.uni $L139_switch_next;
+$L135_switch_body:
+	.loc 5 105 3
+	mov.pred %p41, 0;
+	bra.uni $L144_ret_argBetter;
 $L139_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p47, %f142, %f122;
 	@%p47 bra $L146_edge;
 	bra.uni $L140_binop_rhs;
+$L146_edge:
+	mov.pred %p48, 1;
+	bra.uni $L141_binop_done;
 $L140_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p49, %f142, %f122;
 	@%p49 bra $L142_binop_rhs;
 	bra.uni $L147_edge;
-$L141_binop_done:
-	.loc 5 107 2
-	mov.pred %p41, %p48;
-	bra.uni $L144_ret_argBetter;
 $L142_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p51, %r147, %r138;
 	mov.pred %p50, %p51;
 	bra.uni $L143_binop_done;
-$L143_binop_done:
-	mov.pred %p48, %p50;
-	bra.uni $L141_binop_done;
-$L144_ret_argBetter:
-	@%p41 bra $L30_if_then;
-	bra.uni $L148_edge;
-$L145_edge:
-	mov.pred %p44, 1;
-	bra.uni $L138_binop_done;
-$L146_edge:
-	mov.pred %p48, 1;
-	bra.uni $L141_binop_done;
 $L147_edge:
 	mov.pred %p50, 0;
 	bra.uni $L143_binop_done;
+$L143_binop_done:
+	mov.pred %p48, %p50;
+	bra.uni $L141_binop_done;
+$L141_binop_done:
+	.loc 5 107 2
+	mov.pred %p41, %p48;
+	bra.uni $L144_ret_argBetter;
+$L144_ret_argBetter:
+	@%p41 bra $L30_if_then;
+	bra.uni $L148_edge;
+$L30_if_then:
+	.loc 13 129 24
+	cvt.s32.s64 %r148, %rd76;
+	mov.f32 %f128, %f142;
+	mov.s32 %r145, %r148;
+	bra.uni $L29_if_done;
 $L148_edge:
 	mov.f32 %f128, %f122;
 	mov.s32 %r145, %r138;
 	bra.uni $L29_if_done;
+$L124_edge:
+	mov.f32 %f128, %f122;
+	mov.s32 %r145, %r138;
+	bra.uni $L29_if_done;
+$L29_if_done:
+	.loc 13 124 26
+	add.s64 %rd104, %rd76, %rd16;
+	mov.f32 %f122, %f128;
+	mov.s32 %r138, %r145;
+	mov.s64 %rd76, %rd104;
+	bra.uni $L25_for_loop;
 $L149_entry:
 	.loc 11 17 27
 	mov.u64 %rd105, smem0;
@@ -16121,6 +16108,117 @@ $L149_entry:
 	mov.u64 %rd106, smem1;
 	.loc 11 19 19
 	bra.uni $L155_entry;
+$L155_entry:
+	mov.f32 %f145, %f122;
+	mov.s32 %r151, %r138;
+	mov.s64 %rd107, 16;
+	bra.uni $L156_for_loop;
+$L156_for_loop:
+	.loc 11 36 17
+	setp.gt.s64 %p52, %rd107, 0;
+	@%p52 bra $L157_for_body;
+	bra.uni $L158_for_done;
+$L157_for_body:
+	.loc 11 37 22
+	cvt.u32.u64 %r152, %rd107;
+	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
+	.loc 11 37 44
+	cvt.u32.u64 %r153, %rd107;
+	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
+	.loc 11 38 15
+	bra.uni $L162_entry;
+$L162_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p54, %f146, %f146;
+	@%p54 bra $L163_switch_body;
+	bra.uni $L165_switch_next;
+$L163_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p55, %f145, %f145;
+	@%p55 bra $L174_edge;
+	bra.uni $L166_binop_rhs;
+$L174_edge:
+	mov.pred %p56, 1;
+	bra.uni $L167_binop_done;
+$L166_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p57, %r154, %r151;
+	mov.pred %p56, %p57;
+	bra.uni $L167_binop_done;
+$L167_binop_done:
+	.loc 5 103 3
+	mov.pred %p53, %p56;
+	bra.uni $L173_ret_argBetter;
+$L165_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p58, %f145, %f145;
+	@%p58 bra $L164_switch_body;
+	bra.uni $L168_switch_next;
+$L164_switch_body:
+	.loc 5 105 3
+	mov.pred %p53, 0;
+	bra.uni $L173_ret_argBetter;
+$L168_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p59, %f146, %f145;
+	@%p59 bra $L175_edge;
+	bra.uni $L169_binop_rhs;
+$L175_edge:
+	mov.pred %p60, 1;
+	bra.uni $L170_binop_done;
+$L169_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p61, %f146, %f145;
+	@%p61 bra $L171_binop_rhs;
+	bra.uni $L176_edge;
+$L171_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p63, %r154, %r151;
+	mov.pred %p62, %p63;
+	bra.uni $L172_binop_done;
+$L176_edge:
+	mov.pred %p62, 0;
+	bra.uni $L172_binop_done;
+$L172_binop_done:
+	mov.pred %p60, %p62;
+	bra.uni $L170_binop_done;
+$L170_binop_done:
+	.loc 5 107 2
+	mov.pred %p53, %p60;
+	bra.uni $L173_ret_argBetter;
+$L173_ret_argBetter:
+	@%p53 bra $L159_if_then;
+	bra.uni $L177_edge;
+$L159_if_then:
+	mov.f32 %f147, %f146;
+	mov.s32 %r155, %r154;
+	bra.uni $L160_if_done;
+$L177_edge:
+	mov.f32 %f147, %f145;
+	mov.s32 %r155, %r151;
+	bra.uni $L160_if_done;
+$L160_if_done:
+	.loc 11 36 22
+	div.s64 %rd108, %rd107, 2;
+	mov.f32 %f145, %f147;
+	mov.s32 %r151, %r155;
+	mov.s64 %rd107, %rd108;
+	bra.uni $L156_for_loop;
+$L158_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f144, %f145;
+	mov.s32 %r150, %r151;
+	bra.uni $L161_ret_warpArgMax;
+$L161_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r156, %laneid;
+	cvt.s64.u32 %rd109, %r156;
+	.loc 11 20 14
+	setp.eq.s64 %p64, %rd109, 0;
+	@%p64 bra $L150_if_then;
+	bra.uni $L151_if_done;
 $L150_if_then:
 	.loc 11 21 12
 	mov.u32 %r159, %tid.z;
@@ -16155,151 +16253,6 @@ $L150_if_then:
 	add.s64 %rd115, %rd106, %rd114;
 	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
-$L151_if_done:
-	.loc 11 23 12
-	bar.warp.sync -1;
-	.loc 11 24 8
-	bar.sync 0;
-	.loc 11 25 15
-	bra.uni $L180_entry;
-$L152_if_then:
-	.loc 11 27 19
-	mov.u32 %r179, %laneid;
-	cvt.s64.u32 %rd121, %r179;
-	.loc 11 27 12
-	setp.hs.u64 %p68, %rd121, 32;
-	@%p68 bra $L183_oob7;
-	shl.b64 %rd122, %rd121, 2;
-	add.s64 %rd123, %rd105, %rd122;
-	ld.shared.f32 %f151, [%rd123];
-	.loc 11 27 33
-	mov.u32 %r180, %laneid;
-	cvt.s64.u32 %rd124, %r180;
-	.loc 11 27 26
-	setp.hs.u64 %p69, %rd124, 32;
-	@%p69 bra $L184_oob8;
-	shl.b64 %rd125, %rd124, 2;
-	add.s64 %rd126, %rd106, %rd125;
-	ld.shared.s32 %r181, [%rd126];
-	mov.f32 %f150, %f151;
-	mov.s32 %r178, %r181;
-	bra.uni $L185_entry;
-$L154_ret_blockArgMax:
-	.loc 13 134 9
-	setp.eq.s64 %p82, %rd13, 0;
-	@%p82 bra $L31_if_then;
-	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L155_entry:
-	mov.f32 %f145, %f122;
-	mov.s32 %r151, %r138;
-	mov.s64 %rd107, 16;
-	bra.uni $L156_for_loop;
-$L156_for_loop:
-	.loc 11 36 17
-	setp.gt.s64 %p52, %rd107, 0;
-	@%p52 bra $L157_for_body;
-	bra.uni $L158_for_done;
-$L157_for_body:
-	.loc 11 37 22
-	cvt.u32.u64 %r152, %rd107;
-	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
-	.loc 11 37 44
-	cvt.u32.u64 %r153, %rd107;
-	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
-	.loc 11 38 15
-	bra.uni $L162_entry;
-$L158_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f144, %f145;
-	mov.s32 %r150, %r151;
-	bra.uni $L161_ret_warpArgMax;
-$L159_if_then:
-	mov.f32 %f147, %f146;
-	mov.s32 %r155, %r154;
-	bra.uni $L160_if_done;
-$L160_if_done:
-	.loc 11 36 22
-	div.s64 %rd108, %rd107, 2;
-	mov.f32 %f145, %f147;
-	mov.s32 %r151, %r155;
-	mov.s64 %rd107, %rd108;
-	bra.uni $L156_for_loop;
-$L161_ret_warpArgMax:
-	.loc 11 20 11
-	mov.u32 %r156, %laneid;
-	cvt.s64.u32 %rd109, %r156;
-	.loc 11 20 14
-	setp.eq.s64 %p64, %rd109, 0;
-	@%p64 bra $L150_if_then;
-	bra.uni $L151_if_done;
-$L162_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p54, %f146, %f146;
-	@%p54 bra $L163_switch_body;
-	bra.uni $L165_switch_next;
-$L163_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p55, %f145, %f145;
-	@%p55 bra $L174_edge;
-	bra.uni $L166_binop_rhs;
-$L164_switch_body:
-	.loc 5 105 3
-	mov.pred %p53, 0;
-	bra.uni $L173_ret_argBetter;
-$L165_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p58, %f145, %f145;
-	@%p58 bra $L164_switch_body;
-	bra.uni $L168_switch_next;
-$L166_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p57, %r154, %r151;
-	mov.pred %p56, %p57;
-	bra.uni $L167_binop_done;
-$L167_binop_done:
-	.loc 5 103 3
-	mov.pred %p53, %p56;
-	bra.uni $L173_ret_argBetter;
-$L168_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p59, %f146, %f145;
-	@%p59 bra $L175_edge;
-	bra.uni $L169_binop_rhs;
-$L169_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p61, %f146, %f145;
-	@%p61 bra $L171_binop_rhs;
-	bra.uni $L176_edge;
-$L170_binop_done:
-	.loc 5 107 2
-	mov.pred %p53, %p60;
-	bra.uni $L173_ret_argBetter;
-$L171_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p63, %r154, %r151;
-	mov.pred %p62, %p63;
-	bra.uni $L172_binop_done;
-$L172_binop_done:
-	mov.pred %p60, %p62;
-	bra.uni $L170_binop_done;
-$L173_ret_argBetter:
-	@%p53 bra $L159_if_then;
-	bra.uni $L177_edge;
-$L174_edge:
-	mov.pred %p56, 1;
-	bra.uni $L167_binop_done;
-$L175_edge:
-	mov.pred %p60, 1;
-	bra.uni $L170_binop_done;
-$L176_edge:
-	mov.pred %p62, 0;
-	bra.uni $L172_binop_done;
-$L177_edge:
-	mov.f32 %f147, %f145;
-	mov.s32 %r155, %r151;
-	bra.uni $L160_if_done;
 $L178_oob5:
 	.loc 11 21 5
 	mov.u64 %rd21, 0x3B00000006;
@@ -16312,6 +16265,13 @@ $L179_oob6:
 	mov.u64 %rd22, %rd111;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
+$L151_if_done:
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
+	bar.sync 0;
+	.loc 11 25 15
+	bra.uni $L180_entry;
 $L180_entry:
 	.loc 11 51 52
 	mov.u32 %r173, 0xFF800000;
@@ -16336,9 +16296,27 @@ $L181_ret_negInf:
 	setp.lt.s64 %p67, %rd116, %rd120;
 	@%p67 bra $L152_if_then;
 	bra.uni $L182_edge;
-$L182_edge:
-	mov.f32 %f150, %f148;
-	mov.s32 %r178, 2147483647;
+$L152_if_then:
+	.loc 11 27 19
+	mov.u32 %r179, %laneid;
+	cvt.s64.u32 %rd121, %r179;
+	.loc 11 27 12
+	setp.hs.u64 %p68, %rd121, 32;
+	@%p68 bra $L183_oob7;
+	shl.b64 %rd122, %rd121, 2;
+	add.s64 %rd123, %rd105, %rd122;
+	ld.shared.f32 %f151, [%rd123];
+	.loc 11 27 33
+	mov.u32 %r180, %laneid;
+	cvt.s64.u32 %rd124, %r180;
+	.loc 11 27 26
+	setp.hs.u64 %p69, %rd124, 32;
+	@%p69 bra $L184_oob8;
+	shl.b64 %rd125, %rd124, 2;
+	add.s64 %rd126, %rd106, %rd125;
+	ld.shared.s32 %r181, [%rd126];
+	mov.f32 %f150, %f151;
+	mov.s32 %r178, %r181;
 	bra.uni $L185_entry;
 $L183_oob7:
 	.loc 11 27 12
@@ -16352,6 +16330,10 @@ $L184_oob8:
 	mov.u64 %rd22, %rd124;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
+$L182_edge:
+	mov.f32 %f150, %f148;
+	mov.s32 %r178, 2147483647;
+	bra.uni $L185_entry;
 $L185_entry:
 	mov.f32 %f153, %f150;
 	mov.s32 %r183, %r178;
@@ -16371,31 +16353,6 @@ $L187_for_body:
 	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
 	.loc 11 38 15
 	bra.uni $L192_entry;
-$L188_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f152, %f153;
-	mov.s32 %r182, %r183;
-	bra.uni $L191_ret_warpArgMax;
-$L189_if_then:
-	mov.f32 %f155, %f154;
-	mov.s32 %r187, %r186;
-	bra.uni $L190_if_done;
-$L190_if_done:
-	.loc 11 36 22
-	div.s64 %rd128, %rd127, 2;
-	mov.f32 %f153, %f155;
-	mov.s32 %r183, %r187;
-	mov.s64 %rd127, %rd128;
-	bra.uni $L186_for_loop;
-$L191_ret_warpArgMax:
-	.loc 11 30 8
-	bar.sync 0;
-	.loc 11 31 2
-	mov.f32 %f143, %f152;
-	mov.s32 %r149, %r182;
-	bra.uni $L154_ret_blockArgMax;
 $L192_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p72, %f154, %f154;
@@ -16406,15 +16363,9 @@ $L193_switch_body:
 	setp.eq.f32 %p73, %f153, %f153;
 	@%p73 bra $L204_edge;
 	bra.uni $L196_binop_rhs;
-$L194_switch_body:
-	.loc 5 105 3
-	mov.pred %p71, 0;
-	bra.uni $L203_ret_argBetter;
-$L195_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p76, %f153, %f153;
-	@%p76 bra $L194_switch_body;
-	bra.uni $L198_switch_next;
+$L204_edge:
+	mov.pred %p74, 1;
+	bra.uni $L197_binop_done;
 $L196_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p75, %r186, %r183;
@@ -16424,46 +16375,89 @@ $L197_binop_done:
 	.loc 5 103 3
 	mov.pred %p71, %p74;
 	bra.uni $L203_ret_argBetter;
+$L195_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p76, %f153, %f153;
+	@%p76 bra $L194_switch_body;
+	bra.uni $L198_switch_next;
+$L194_switch_body:
+	.loc 5 105 3
+	mov.pred %p71, 0;
+	bra.uni $L203_ret_argBetter;
 $L198_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p77, %f154, %f153;
 	@%p77 bra $L205_edge;
 	bra.uni $L199_binop_rhs;
+$L205_edge:
+	mov.pred %p78, 1;
+	bra.uni $L200_binop_done;
 $L199_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p79, %f154, %f153;
 	@%p79 bra $L201_binop_rhs;
 	bra.uni $L206_edge;
-$L200_binop_done:
-	.loc 5 107 2
-	mov.pred %p71, %p78;
-	bra.uni $L203_ret_argBetter;
 $L201_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p81, %r186, %r183;
 	mov.pred %p80, %p81;
 	bra.uni $L202_binop_done;
-$L202_binop_done:
-	mov.pred %p78, %p80;
-	bra.uni $L200_binop_done;
-$L203_ret_argBetter:
-	@%p71 bra $L189_if_then;
-	bra.uni $L207_edge;
-$L204_edge:
-	mov.pred %p74, 1;
-	bra.uni $L197_binop_done;
-$L205_edge:
-	mov.pred %p78, 1;
-	bra.uni $L200_binop_done;
 $L206_edge:
 	mov.pred %p80, 0;
 	bra.uni $L202_binop_done;
+$L202_binop_done:
+	mov.pred %p78, %p80;
+	bra.uni $L200_binop_done;
+$L200_binop_done:
+	.loc 5 107 2
+	mov.pred %p71, %p78;
+	bra.uni $L203_ret_argBetter;
+$L203_ret_argBetter:
+	@%p71 bra $L189_if_then;
+	bra.uni $L207_edge;
+$L189_if_then:
+	mov.f32 %f155, %f154;
+	mov.s32 %r187, %r186;
+	bra.uni $L190_if_done;
 $L207_edge:
 	mov.f32 %f155, %f153;
 	mov.s32 %r187, %r183;
 	bra.uni $L190_if_done;
-$L208_oob9:
+$L190_if_done:
+	.loc 11 36 22
+	div.s64 %rd128, %rd127, 2;
+	mov.f32 %f153, %f155;
+	mov.s32 %r183, %r187;
+	mov.s64 %rd127, %rd128;
+	bra.uni $L186_for_loop;
+$L188_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f152, %f153;
+	mov.s32 %r182, %r183;
+	bra.uni $L191_ret_warpArgMax;
+$L191_ret_warpArgMax:
+	.loc 11 30 8
+	bar.sync 0;
+	.loc 11 31 2
+	mov.f32 %f143, %f152;
+	mov.s32 %r149, %r182;
+	bra.uni $L154_ret_blockArgMax;
+$L154_ret_blockArgMax:
+	.loc 13 134 9
+	setp.eq.s64 %p82, %rd13, 0;
+	@%p82 bra $L31_if_then;
+	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L31_if_then:
 	.loc 13 135 6
+	setp.hs.u64 %p83, %rd9, %rd2;
+	@%p83 bra $L208_oob9;
+	shl.b64 %rd129, %rd9, 2;
+	add.s64 %rd130, %rd1, %rd129;
+	st.global.s32 [%rd130], %r149;
+	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
+$L208_oob9:
 	mov.u64 %rd21, 0x3B0000000A;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
@@ -16482,6 +16476,10 @@ $L40_bounds_fail:
 	add.s64 %rd27, %rd25, %rd26;
 	st.global.u64 [kern_error+24], %rd27;
 	bra.uni $L41_bounds_exit;
+$L41_bounds_exit:
+	exit;
+$L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry sampleF16(
@@ -16545,6 +16543,17 @@ $L2_entry:
 	cvt.s64.u32 %rd18, %r8;
 	.loc 13 89 13
 	bra.uni $L34_entry;
+$L34_entry:
+	.loc 11 51 52
+	mov.u32 %r9, 0xFF800000;
+	mov.b32 %f3, %r9;
+	.loc 11 51 25
+	mov.f32 %f2, %f3;
+	bra.uni $L35_ret_negInf;
+$L35_ret_negInf:
+	mov.f32 %f4, %f2;
+	mov.s64 %rd19, %rd13;
+	bra.uni $L3_for_loop;
 $L3_for_loop:
 	.loc 13 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
@@ -16555,6 +16564,55 @@ $L4_for_body:
 	add.s64 %rd20, %rd12, %rd19;
 	.loc 13 91 25
 	bra.uni $L36_entry;
+$L36_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p1, %rd20, %rd5;
+	@%p1 bra $L42_oob0;
+	shl.b64 %rd28, %rd20, 1;
+	add.s64 %rd29, %rd4, %rd28;
+	ld.global.nc.u16 %rs0, [%rd29];
+	.loc 13 154 13
+	bra.uni $L43_entry;
+$L42_oob0:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C00000001;
+	mov.u64 %rd22, %rd20;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L43_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f7, %rs0;
+	.loc 6 38 41
+	mov.f32 %f6, %f7;
+	bra.uni $L44_ret_load;
+$L44_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p3, %f6, %f6;
+	@%p3 bra $L45_entry;
+	bra.uni $L38_if_done;
+$L45_entry:
+	.loc 11 51 52
+	mov.u32 %r13, 0xFF800000;
+	mov.b32 %f9, %r13;
+	.loc 11 51 25
+	mov.f32 %f8, %f9;
+	bra.uni $L46_ret_negInf;
+$L46_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f5, %f8;
+	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L38_if_done:
+	.loc 13 158 2
+	mov.f32 %f5, %f6;
+	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	.loc 13 91 14
+	max.f32 %f10, %f4, %f5;
+	.loc 13 90 26
+	add.s64 %rd30, %rd19, %rd16;
+	mov.f32 %f4, %f10;
+	mov.s64 %rd19, %rd30;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 13 93 18
 	shfl.sync.bfly.b32 %f11, %f4, 16, 31, -1;
@@ -16607,20 +16665,15 @@ $L5_for_done:
 	setp.gt.s64 %p6, %rd7, 0;
 	@%p6 bra $L8_cond_true;
 	bra.uni $L47_edge;
-$L6_if_then:
-	mov.u32 %r28, 0;
-	mov.s64 %rd34, 31;
-	bra.uni $L9_for_loop;
-$L7_if_done:
-	.loc 13 111 10
-	setp.lt.f32 %p17, %f0, 0f3F800000;
-	@%p17 bra $L66_entry;
-	bra.uni $L65_edge;
 $L8_cond_true:
 	.loc 13 96 22
 	setp.lt.s64 %p7, %rd7, %rd6;
 	@%p7 bra $L6_if_then;
 	bra.uni $L48_edge;
+$L6_if_then:
+	mov.u32 %r28, 0;
+	mov.s64 %rd34, 31;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 13 97 22
 	setp.ge.s64 %p8, %rd34, 0;
@@ -16647,6 +16700,87 @@ $L12_for_body:
 	add.s64 %rd37, %rd12, %rd36;
 	.loc 13 101 24
 	bra.uni $L50_entry;
+$L50_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p10, %rd37, %rd5;
+	@%p10 bra $L54_oob1;
+	shl.b64 %rd38, %rd37, 1;
+	add.s64 %rd39, %rd4, %rd38;
+	ld.global.nc.u16 %rs1, [%rd39];
+	.loc 13 154 13
+	bra.uni $L55_entry;
+$L54_oob1:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C00000002;
+	mov.u64 %rd22, %rd37;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L55_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f34, %rs1;
+	.loc 6 38 41
+	mov.f32 %f33, %f34;
+	bra.uni $L56_ret_load;
+$L56_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p11, %f33, %f33;
+	@%p11 bra $L57_entry;
+	bra.uni $L52_if_done;
+$L57_entry:
+	.loc 11 51 52
+	mov.u32 %r34, 0xFF800000;
+	mov.b32 %f36, %r34;
+	.loc 11 51 25
+	mov.f32 %f35, %f36;
+	bra.uni $L58_ret_negInf;
+$L58_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f32, %f35;
+	bra.uni $L59_entry;
+$L52_if_done:
+	.loc 13 158 2
+	mov.f32 %f32, %f33;
+	bra.uni $L59_entry;
+$L59_entry:
+	.loc 13 164 23
+	mov.b32 %r36, %f32;
+	.loc 13 165 6
+	and.b32 %r37, %r36, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p12, %r37, 0;
+	@%p12 bra $L60_if_then;
+	bra.uni $L61_if_done;
+$L60_if_then:
+	.loc 13 166 10
+	not.b32 %r38, %r36;
+	.loc 13 166 3
+	mov.u32 %r35, %r38;
+	bra.uni $L62_ret_orderKey;
+$L61_if_done:
+	.loc 13 168 11
+	or.b32 %r39, %r36, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r35, %r39;
+	bra.uni $L62_ret_orderKey;
+$L62_ret_orderKey:
+	.loc 13 101 40
+	setp.hs.u32 %p13, %r35, %r32;
+	@%p13 bra $L14_if_then;
+	bra.uni $L63_edge;
+$L14_if_then:
+	.loc 13 102 6
+	add.s32 %r41, %r33, 1;
+	mov.s32 %r40, %r41;
+	bra.uni $L15_if_done;
+$L63_edge:
+	mov.s32 %r40, %r33;
+	bra.uni $L15_if_done;
+$L15_if_done:
+	.loc 13 100 28
+	add.s64 %rd40, %rd36, %rd16;
+	mov.s32 %r33, %r40;
+	mov.s64 %rd36, %rd40;
+	bra.uni $L11_for_loop;
 $L13_for_done:
 	.loc 13 105 19
 	shfl.sync.bfly.b32 %r42, %r33, 16, 31, -1;
@@ -16701,19 +16835,11 @@ $L13_for_done:
 	setp.ge.s32 %p16, %r75, %r76;
 	@%p16 bra $L16_if_then;
 	bra.uni $L64_edge;
-$L14_if_then:
-	.loc 13 102 6
-	add.s32 %r41, %r33, 1;
-	mov.s32 %r40, %r41;
-	bra.uni $L15_if_done;
-$L15_if_done:
-	.loc 13 100 28
-	add.s64 %rd40, %rd36, %rd16;
-	mov.s32 %r33, %r40;
-	mov.s64 %rd36, %rd40;
-	bra.uni $L11_for_loop;
 $L16_if_then:
 	mov.u32 %r77, %r32;
+	bra.uni $L17_if_done;
+$L64_edge:
+	mov.u32 %r77, %r28;
 	bra.uni $L17_if_done;
 $L17_if_done:
 	.loc 13 97 28
@@ -16721,224 +16847,20 @@ $L17_if_done:
 	mov.u32 %r28, %r77;
 	mov.s64 %rd34, %rd44;
 	bra.uni $L9_for_loop;
-$L20_for_loop:
-	.loc 13 114 22
-	setp.ge.s64 %p26, %rd59, 0;
-	@%p26 bra $L21_for_body;
-	bra.uni $L22_for_done;
-$L21_for_body:
-	.loc 13 115 25
-	min.u64 %rd60, %rd59, 32;
-	cvt.u32.u64 %r105, %rd60;
-	mov.u32 %r106, 1;
-	shl.b32 %r107, %r106, %r105;
-	.loc 13 115 14
-	or.b32 %r108, %r104, %r107;
-	.loc 13 116 40
-	max.u32 %r109, %r108, %r27;
-	.loc 13 116 15
-	bra.uni $L87_entry;
-$L22_for_done:
-	.loc 13 120 12
-	max.u32 %r136, %r27, %r104;
-	mov.u32 %r78, %r136;
-	bra.uni $L109_entry;
-$L23_if_then:
-	mov.u32 %r135, %r108;
-	bra.uni $L24_if_done;
-$L24_if_done:
-	.loc 13 114 28
-	sub.s64 %rd75, %rd59, 1;
-	mov.u32 %r104, %r135;
-	mov.s64 %rd59, %rd75;
-	bra.uni $L20_for_loop;
-$L25_for_loop:
-	.loc 13 124 18
-	setp.lt.s64 %p36, %rd76, %rd6;
-	@%p36 bra $L26_for_body;
-	bra.uni $L149_entry;
-$L26_for_body:
-	.loc 13 125 26
-	add.s64 %rd77, %rd12, %rd76;
-	.loc 13 125 15
-	bra.uni $L111_entry;
-$L28_if_then:
-	.loc 13 127 11
-	sub.rn.f32 %f129, %f123, %f31;
-	.loc 13 127 14
-	mul.rn.f32 %f130, %f129, %f1;
-	.loc 13 127 31
-	bra.uni $L127_entry;
-$L29_if_done:
-	.loc 13 124 26
-	add.s64 %rd104, %rd76, %rd16;
-	mov.f32 %f122, %f128;
-	mov.s32 %r138, %r145;
-	mov.s64 %rd76, %rd104;
-	bra.uni $L25_for_loop;
-$L30_if_then:
-	.loc 13 129 24
-	cvt.s32.s64 %r148, %rd76;
-	mov.f32 %f128, %f142;
-	mov.s32 %r145, %r148;
-	bra.uni $L29_if_done;
-$L31_if_then:
-	.loc 13 135 6
-	setp.hs.u64 %p83, %rd9, %rd2;
-	@%p83 bra $L208_oob9;
-	shl.b64 %rd129, %rd9, 2;
-	add.s64 %rd130, %rd1, %rd129;
-	st.global.s32 [%rd130], %r149;
-	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L34_entry:
-	.loc 11 51 52
-	mov.u32 %r9, 0xFF800000;
-	mov.b32 %f3, %r9;
-	.loc 11 51 25
-	mov.f32 %f2, %f3;
-	bra.uni $L35_ret_negInf;
-$L35_ret_negInf:
-	mov.f32 %f4, %f2;
-	mov.s64 %rd19, %rd13;
-	bra.uni $L3_for_loop;
-$L36_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p1, %rd20, %rd5;
-	@%p1 bra $L42_oob0;
-	shl.b64 %rd28, %rd20, 1;
-	add.s64 %rd29, %rd4, %rd28;
-	ld.global.nc.u16 %rs0, [%rd29];
-	.loc 13 154 13
-	bra.uni $L43_entry;
-$L38_if_done:
-	.loc 13 158 2
-	mov.f32 %f5, %f6;
-	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	.loc 13 91 14
-	max.f32 %f10, %f4, %f5;
-	.loc 13 90 26
-	add.s64 %rd30, %rd19, %rd16;
-	mov.f32 %f4, %f10;
-	mov.s64 %rd19, %rd30;
-	bra.uni $L3_for_loop;
-$L41_bounds_exit:
-	exit;
-$L42_oob0:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000001;
-	mov.u64 %rd22, %rd20;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L43_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f7, %rs0;
-	.loc 6 38 41
-	mov.f32 %f6, %f7;
-	bra.uni $L44_ret_load;
-$L44_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p3, %f6, %f6;
-	@%p3 bra $L45_entry;
-	bra.uni $L38_if_done;
-$L45_entry:
-	.loc 11 51 52
-	mov.u32 %r13, 0xFF800000;
-	mov.b32 %f9, %r13;
-	.loc 11 51 25
-	mov.f32 %f8, %f9;
-	bra.uni $L46_ret_negInf;
-$L46_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f5, %f8;
-	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L47_edge:
-	mov.u32 %r27, 0;
+$L49_edge:
+	mov.u32 %r27, %r28;
 	bra.uni $L7_if_done;
 $L48_edge:
 	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
-$L49_edge:
-	mov.u32 %r27, %r28;
+$L47_edge:
+	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
-$L50_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p10, %rd37, %rd5;
-	@%p10 bra $L54_oob1;
-	shl.b64 %rd38, %rd37, 1;
-	add.s64 %rd39, %rd4, %rd38;
-	ld.global.nc.u16 %rs1, [%rd39];
-	.loc 13 154 13
-	bra.uni $L55_entry;
-$L52_if_done:
-	.loc 13 158 2
-	mov.f32 %f32, %f33;
-	bra.uni $L59_entry;
-$L54_oob1:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000002;
-	mov.u64 %rd22, %rd37;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L55_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f34, %rs1;
-	.loc 6 38 41
-	mov.f32 %f33, %f34;
-	bra.uni $L56_ret_load;
-$L56_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p11, %f33, %f33;
-	@%p11 bra $L57_entry;
-	bra.uni $L52_if_done;
-$L57_entry:
-	.loc 11 51 52
-	mov.u32 %r34, 0xFF800000;
-	mov.b32 %f36, %r34;
-	.loc 11 51 25
-	mov.f32 %f35, %f36;
-	bra.uni $L58_ret_negInf;
-$L58_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f32, %f35;
-	bra.uni $L59_entry;
-$L59_entry:
-	.loc 13 164 23
-	mov.b32 %r36, %f32;
-	.loc 13 165 6
-	and.b32 %r37, %r36, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p12, %r37, 0;
-	@%p12 bra $L60_if_then;
-	bra.uni $L61_if_done;
-$L60_if_then:
-	.loc 13 166 10
-	not.b32 %r38, %r36;
-	.loc 13 166 3
-	mov.u32 %r35, %r38;
-	bra.uni $L62_ret_orderKey;
-$L61_if_done:
-	.loc 13 168 11
-	or.b32 %r39, %r36, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r35, %r39;
-	bra.uni $L62_ret_orderKey;
-$L62_ret_orderKey:
-	.loc 13 101 40
-	setp.hs.u32 %p13, %r35, %r32;
-	@%p13 bra $L14_if_then;
-	bra.uni $L63_edge;
-$L63_edge:
-	mov.s32 %r40, %r33;
-	bra.uni $L15_if_done;
-$L64_edge:
-	mov.u32 %r77, %r28;
-	bra.uni $L17_if_done;
-$L65_edge:
-	mov.u32 %r78, %r27;
-	bra.uni $L109_entry;
+$L7_if_done:
+	.loc 13 111 10
+	setp.lt.f32 %p17, %f0, 0f3F800000;
+	@%p17 bra $L66_entry;
+	bra.uni $L65_edge;
 $L66_entry:
 	.loc 13 144 22
 	mov.u32 %r79, %tid.x;
@@ -16960,6 +16882,116 @@ $L68_for_body:
 	add.s64 %rd49, %rd12, %rd48;
 	.loc 13 145 18
 	bra.uni $L73_entry;
+$L73_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p19, %rd49, %rd5;
+	@%p19 bra $L77_oob2;
+	shl.b64 %rd50, %rd49, 1;
+	add.s64 %rd51, %rd4, %rd50;
+	ld.global.nc.u16 %rs2, [%rd51];
+	.loc 13 154 13
+	bra.uni $L78_entry;
+$L77_oob2:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C00000003;
+	mov.u64 %rd22, %rd49;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L78_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f41, %rs2;
+	.loc 6 38 41
+	mov.f32 %f40, %f41;
+	bra.uni $L79_ret_load;
+$L79_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p20, %f40, %f40;
+	@%p20 bra $L80_entry;
+	bra.uni $L75_if_done;
+$L80_entry:
+	.loc 11 51 52
+	mov.u32 %r82, 0xFF800000;
+	mov.b32 %f43, %r82;
+	.loc 11 51 25
+	mov.f32 %f42, %f43;
+	bra.uni $L81_ret_negInf;
+$L81_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f39, %f42;
+	bra.uni $L82_entry;
+$L75_if_done:
+	.loc 13 158 2
+	mov.f32 %f39, %f40;
+	bra.uni $L82_entry;
+$L82_entry:
+	.loc 13 164 23
+	mov.b32 %r84, %f39;
+	.loc 13 165 6
+	and.b32 %r85, %r84, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p21, %r85, 0;
+	@%p21 bra $L83_if_then;
+	bra.uni $L84_if_done;
+$L83_if_then:
+	.loc 13 166 10
+	not.b32 %r86, %r84;
+	.loc 13 166 3
+	mov.u32 %r83, %r86;
+	bra.uni $L85_ret_orderKey;
+$L84_if_done:
+	.loc 13 168 11
+	or.b32 %r87, %r84, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r83, %r87;
+	bra.uni $L85_ret_orderKey;
+$L85_ret_orderKey:
+	.loc 13 145 46
+	setp.hs.u32 %p22, %r83, %r27;
+	@%p22 bra $L70_if_then;
+	bra.uni $L86_edge;
+$L70_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f45, %f39, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f46, %f45, %f1;
+	.loc 13 146 16
+	max.f32 %f47, %f46, 0fC2D00000;
+	min.f32 %f47, %f47, 0f42B20000;
+	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f49, %f48;
+	fma.rn.f32 %f50, %f49, 0fBF317200, %f47;
+	fma.rn.f32 %f50, %f49, 0fB5BFBE8E, %f50;
+	mul.rn.f32 %f50, %f50, 0f3FB8AA3B;
+	ex2.approx.f32 %f51, %f50;
+	mul.rn.f32 %f52, %f49, 0f3F000000;
+	cvt.rmi.f32.f32 %f52, %f52;
+	sub.rn.f32 %f53, %f49, %f52;
+	ex2.approx.f32 %f54, %f52;
+	ex2.approx.f32 %f55, %f53;
+	mul.rn.f32 %f51, %f51, %f54;
+	mul.rn.f32 %f51, %f51, %f55;
+	setp.nan.f32 %p23, %f46, %f46;
+	selp.f32 %f51, %f46, %f51, %p23;
+	.loc 13 146 4
+	add.rn.f32 %f56, %f38, %f51;
+	mov.f32 %f44, %f56;
+	bra.uni $L71_if_done;
+$L86_edge:
+	mov.f32 %f44, %f38;
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 13 144 53
+	mov.u32 %r88, %ntid.x;
+	cvt.s64.u32 %rd52, %r88;
+	mov.u32 %r89, %ntid.y;
+	cvt.s64.u32 %rd53, %r89;
+	mov.u32 %r90, %ntid.z;
+	cvt.s64.u32 %rd54, %r90;
+	.loc 13 144 38
+	add.s64 %rd55, %rd48, %rd52;
+	mov.f32 %f38, %f44;
+	mov.s64 %rd48, %rd55;
+	bra.uni $L67_for_loop;
 $L69_for_done:
 	.loc 13 149 21
 	shfl.sync.bfly.b32 %f57, %f38, 16, 31, -1;
@@ -17011,122 +17043,29 @@ $L69_for_done:
 	.loc 13 149 2
 	mov.f32 %f37, %f77;
 	bra.uni $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L70_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f45, %f39, %f31;
-	.loc 13 146 25
-	mul.rn.f32 %f46, %f45, %f1;
-	.loc 13 146 16
-	max.f32 %f47, %f46, 0fC2D00000;
-	min.f32 %f47, %f47, 0f42B20000;
-	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f49, %f48;
-	fma.rn.f32 %f50, %f49, 0fBF317200, %f47;
-	fma.rn.f32 %f50, %f49, 0fB5BFBE8E, %f50;
-	mul.rn.f32 %f50, %f50, 0f3FB8AA3B;
-	ex2.approx.f32 %f51, %f50;
-	mul.rn.f32 %f52, %f49, 0f3F000000;
-	cvt.rmi.f32.f32 %f52, %f52;
-	sub.rn.f32 %f53, %f49, %f52;
-	ex2.approx.f32 %f54, %f52;
-	ex2.approx.f32 %f55, %f53;
-	mul.rn.f32 %f51, %f51, %f54;
-	mul.rn.f32 %f51, %f51, %f55;
-	setp.nan.f32 %p23, %f46, %f46;
-	selp.f32 %f51, %f46, %f51, %p23;
-	.loc 13 146 4
-	add.rn.f32 %f56, %f38, %f51;
-	mov.f32 %f44, %f56;
-	bra.uni $L71_if_done;
-$L71_if_done:
-	.loc 13 144 53
-	mov.u32 %r88, %ntid.x;
-	cvt.s64.u32 %rd52, %r88;
-	mov.u32 %r89, %ntid.y;
-	cvt.s64.u32 %rd53, %r89;
-	mov.u32 %r90, %ntid.z;
-	cvt.s64.u32 %rd54, %r90;
-	.loc 13 144 38
-	add.s64 %rd55, %rd48, %rd52;
-	mov.f32 %f38, %f44;
-	mov.s64 %rd48, %rd55;
-	bra.uni $L67_for_loop;
 $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	.loc 13 112 18
 	mul.rn.f32 %f78, %f0, %f37;
 	mov.u32 %r104, 0;
 	mov.s64 %rd59, 31;
 	bra.uni $L20_for_loop;
-$L73_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p19, %rd49, %rd5;
-	@%p19 bra $L77_oob2;
-	shl.b64 %rd50, %rd49, 1;
-	add.s64 %rd51, %rd4, %rd50;
-	ld.global.nc.u16 %rs2, [%rd51];
-	.loc 13 154 13
-	bra.uni $L78_entry;
-$L75_if_done:
-	.loc 13 158 2
-	mov.f32 %f39, %f40;
-	bra.uni $L82_entry;
-$L77_oob2:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000003;
-	mov.u64 %rd22, %rd49;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L78_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f41, %rs2;
-	.loc 6 38 41
-	mov.f32 %f40, %f41;
-	bra.uni $L79_ret_load;
-$L79_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p20, %f40, %f40;
-	@%p20 bra $L80_entry;
-	bra.uni $L75_if_done;
-$L80_entry:
-	.loc 11 51 52
-	mov.u32 %r82, 0xFF800000;
-	mov.b32 %f43, %r82;
-	.loc 11 51 25
-	mov.f32 %f42, %f43;
-	bra.uni $L81_ret_negInf;
-$L81_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f39, %f42;
-	bra.uni $L82_entry;
-$L82_entry:
-	.loc 13 164 23
-	mov.b32 %r84, %f39;
-	.loc 13 165 6
-	and.b32 %r85, %r84, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p21, %r85, 0;
-	@%p21 bra $L83_if_then;
-	bra.uni $L84_if_done;
-$L83_if_then:
-	.loc 13 166 10
-	not.b32 %r86, %r84;
-	.loc 13 166 3
-	mov.u32 %r83, %r86;
-	bra.uni $L85_ret_orderKey;
-$L84_if_done:
-	.loc 13 168 11
-	or.b32 %r87, %r84, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r83, %r87;
-	bra.uni $L85_ret_orderKey;
-$L85_ret_orderKey:
-	.loc 13 145 46
-	setp.hs.u32 %p22, %r83, %r27;
-	@%p22 bra $L70_if_then;
-	bra.uni $L86_edge;
-$L86_edge:
-	mov.f32 %f44, %f38;
-	bra.uni $L71_if_done;
+$L20_for_loop:
+	.loc 13 114 22
+	setp.ge.s64 %p26, %rd59, 0;
+	@%p26 bra $L21_for_body;
+	bra.uni $L22_for_done;
+$L21_for_body:
+	.loc 13 115 25
+	min.u64 %rd60, %rd59, 32;
+	cvt.u32.u64 %r105, %rd60;
+	mov.u32 %r106, 1;
+	shl.b32 %r107, %r106, %r105;
+	.loc 13 115 14
+	or.b32 %r108, %r104, %r107;
+	.loc 13 116 40
+	max.u32 %r109, %r108, %r27;
+	.loc 13 116 15
+	bra.uni $L87_entry;
 $L87_entry:
 	.loc 13 144 22
 	mov.u32 %r110, %tid.x;
@@ -17148,6 +17087,116 @@ $L89_for_body:
 	add.s64 %rd65, %rd12, %rd64;
 	.loc 13 145 18
 	bra.uni $L94_entry;
+$L94_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p28, %rd65, %rd5;
+	@%p28 bra $L98_oob3;
+	shl.b64 %rd66, %rd65, 1;
+	add.s64 %rd67, %rd4, %rd66;
+	ld.global.nc.u16 %rs3, [%rd67];
+	.loc 13 154 13
+	bra.uni $L99_entry;
+$L98_oob3:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3C00000004;
+	mov.u64 %rd22, %rd65;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L99_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f83, %rs3;
+	.loc 6 38 41
+	mov.f32 %f82, %f83;
+	bra.uni $L100_ret_load;
+$L100_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p29, %f82, %f82;
+	@%p29 bra $L101_entry;
+	bra.uni $L96_if_done;
+$L101_entry:
+	.loc 11 51 52
+	mov.u32 %r113, 0xFF800000;
+	mov.b32 %f85, %r113;
+	.loc 11 51 25
+	mov.f32 %f84, %f85;
+	bra.uni $L102_ret_negInf;
+$L102_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f81, %f84;
+	bra.uni $L103_entry;
+$L96_if_done:
+	.loc 13 158 2
+	mov.f32 %f81, %f82;
+	bra.uni $L103_entry;
+$L103_entry:
+	.loc 13 164 23
+	mov.b32 %r115, %f81;
+	.loc 13 165 6
+	and.b32 %r116, %r115, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p30, %r116, 0;
+	@%p30 bra $L104_if_then;
+	bra.uni $L105_if_done;
+$L104_if_then:
+	.loc 13 166 10
+	not.b32 %r117, %r115;
+	.loc 13 166 3
+	mov.u32 %r114, %r117;
+	bra.uni $L106_ret_orderKey;
+$L105_if_done:
+	.loc 13 168 11
+	or.b32 %r118, %r115, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r114, %r118;
+	bra.uni $L106_ret_orderKey;
+$L106_ret_orderKey:
+	.loc 13 145 46
+	setp.hs.u32 %p31, %r114, %r109;
+	@%p31 bra $L91_if_then;
+	bra.uni $L107_edge;
+$L91_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f87, %f81, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f88, %f87, %f1;
+	.loc 13 146 16
+	max.f32 %f89, %f88, 0fC2D00000;
+	min.f32 %f89, %f89, 0f42B20000;
+	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f91, %f90;
+	fma.rn.f32 %f92, %f91, 0fBF317200, %f89;
+	fma.rn.f32 %f92, %f91, 0fB5BFBE8E, %f92;
+	mul.rn.f32 %f92, %f92, 0f3FB8AA3B;
+	ex2.approx.f32 %f93, %f92;
+	mul.rn.f32 %f94, %f91, 0f3F000000;
+	cvt.rmi.f32.f32 %f94, %f94;
+	sub.rn.f32 %f95, %f91, %f94;
+	ex2.approx.f32 %f96, %f94;
+	ex2.approx.f32 %f97, %f95;
+	mul.rn.f32 %f93, %f93, %f96;
+	mul.rn.f32 %f93, %f93, %f97;
+	setp.nan.f32 %p32, %f88, %f88;
+	selp.f32 %f93, %f88, %f93, %p32;
+	.loc 13 146 4
+	add.rn.f32 %f98, %f80, %f93;
+	mov.f32 %f86, %f98;
+	bra.uni $L92_if_done;
+$L107_edge:
+	mov.f32 %f86, %f80;
+	bra.uni $L92_if_done;
+$L92_if_done:
+	.loc 13 144 53
+	mov.u32 %r119, %ntid.x;
+	cvt.s64.u32 %rd68, %r119;
+	mov.u32 %r120, %ntid.y;
+	cvt.s64.u32 %rd69, %r120;
+	mov.u32 %r121, %ntid.z;
+	cvt.s64.u32 %rd70, %r121;
+	.loc 13 144 38
+	add.s64 %rd71, %rd64, %rd68;
+	mov.f32 %f80, %f86;
+	mov.s64 %rd64, %rd71;
+	bra.uni $L88_for_loop;
 $L90_for_done:
 	.loc 13 149 21
 	shfl.sync.bfly.b32 %f99, %f80, 16, 31, -1;
@@ -17199,124 +17248,31 @@ $L90_for_done:
 	.loc 13 149 2
 	mov.f32 %f79, %f119;
 	bra.uni $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L91_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f87, %f81, %f31;
-	.loc 13 146 25
-	mul.rn.f32 %f88, %f87, %f1;
-	.loc 13 146 16
-	max.f32 %f89, %f88, 0fC2D00000;
-	min.f32 %f89, %f89, 0f42B20000;
-	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f91, %f90;
-	fma.rn.f32 %f92, %f91, 0fBF317200, %f89;
-	fma.rn.f32 %f92, %f91, 0fB5BFBE8E, %f92;
-	mul.rn.f32 %f92, %f92, 0f3FB8AA3B;
-	ex2.approx.f32 %f93, %f92;
-	mul.rn.f32 %f94, %f91, 0f3F000000;
-	cvt.rmi.f32.f32 %f94, %f94;
-	sub.rn.f32 %f95, %f91, %f94;
-	ex2.approx.f32 %f96, %f94;
-	ex2.approx.f32 %f97, %f95;
-	mul.rn.f32 %f93, %f93, %f96;
-	mul.rn.f32 %f93, %f93, %f97;
-	setp.nan.f32 %p32, %f88, %f88;
-	selp.f32 %f93, %f88, %f93, %p32;
-	.loc 13 146 4
-	add.rn.f32 %f98, %f80, %f93;
-	mov.f32 %f86, %f98;
-	bra.uni $L92_if_done;
-$L92_if_done:
-	.loc 13 144 53
-	mov.u32 %r119, %ntid.x;
-	cvt.s64.u32 %rd68, %r119;
-	mov.u32 %r120, %ntid.y;
-	cvt.s64.u32 %rd69, %r120;
-	mov.u32 %r121, %ntid.z;
-	cvt.s64.u32 %rd70, %r121;
-	.loc 13 144 38
-	add.s64 %rd71, %rd64, %rd68;
-	mov.f32 %f80, %f86;
-	mov.s64 %rd64, %rd71;
-	bra.uni $L88_for_loop;
 $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	.loc 13 116 65
 	setp.ge.f32 %p35, %f79, %f78;
 	@%p35 bra $L23_if_then;
 	bra.uni $L108_edge;
-$L94_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p28, %rd65, %rd5;
-	@%p28 bra $L98_oob3;
-	shl.b64 %rd66, %rd65, 1;
-	add.s64 %rd67, %rd4, %rd66;
-	ld.global.nc.u16 %rs3, [%rd67];
-	.loc 13 154 13
-	bra.uni $L99_entry;
-$L96_if_done:
-	.loc 13 158 2
-	mov.f32 %f81, %f82;
-	bra.uni $L103_entry;
-$L98_oob3:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000004;
-	mov.u64 %rd22, %rd65;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L99_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f83, %rs3;
-	.loc 6 38 41
-	mov.f32 %f82, %f83;
-	bra.uni $L100_ret_load;
-$L100_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p29, %f82, %f82;
-	@%p29 bra $L101_entry;
-	bra.uni $L96_if_done;
-$L101_entry:
-	.loc 11 51 52
-	mov.u32 %r113, 0xFF800000;
-	mov.b32 %f85, %r113;
-	.loc 11 51 25
-	mov.f32 %f84, %f85;
-	bra.uni $L102_ret_negInf;
-$L102_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f81, %f84;
-	bra.uni $L103_entry;
-$L103_entry:
-	.loc 13 164 23
-	mov.b32 %r115, %f81;
-	.loc 13 165 6
-	and.b32 %r116, %r115, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p30, %r116, 0;
-	@%p30 bra $L104_if_then;
-	bra.uni $L105_if_done;
-$L104_if_then:
-	.loc 13 166 10
-	not.b32 %r117, %r115;
-	.loc 13 166 3
-	mov.u32 %r114, %r117;
-	bra.uni $L106_ret_orderKey;
-$L105_if_done:
-	.loc 13 168 11
-	or.b32 %r118, %r115, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r114, %r118;
-	bra.uni $L106_ret_orderKey;
-$L106_ret_orderKey:
-	.loc 13 145 46
-	setp.hs.u32 %p31, %r114, %r109;
-	@%p31 bra $L91_if_then;
-	bra.uni $L107_edge;
-$L107_edge:
-	mov.f32 %f86, %f80;
-	bra.uni $L92_if_done;
+$L23_if_then:
+	mov.u32 %r135, %r108;
+	bra.uni $L24_if_done;
 $L108_edge:
 	mov.u32 %r135, %r104;
 	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 13 114 28
+	sub.s64 %rd75, %rd59, 1;
+	mov.u32 %r104, %r135;
+	mov.s64 %rd59, %rd75;
+	bra.uni $L20_for_loop;
+$L22_for_done:
+	.loc 13 120 12
+	max.u32 %r136, %r27, %r104;
+	mov.u32 %r78, %r136;
+	bra.uni $L109_entry;
+$L65_edge:
+	mov.u32 %r78, %r27;
+	bra.uni $L109_entry;
 $L109_entry:
 	.loc 11 51 52
 	mov.u32 %r137, 0xFF800000;
@@ -17329,6 +17285,16 @@ $L110_ret_negInf:
 	mov.s32 %r138, 2147483647;
 	mov.s64 %rd76, %rd13;
 	bra.uni $L25_for_loop;
+$L25_for_loop:
+	.loc 13 124 18
+	setp.lt.s64 %p36, %rd76, %rd6;
+	@%p36 bra $L26_for_body;
+	bra.uni $L149_entry;
+$L26_for_body:
+	.loc 13 125 26
+	add.s64 %rd77, %rd12, %rd76;
+	.loc 13 125 15
+	bra.uni $L111_entry;
 $L111_entry:
 	.loc 13 154 15
 	setp.hs.u64 %p37, %rd77, %rd5;
@@ -17338,10 +17304,6 @@ $L111_entry:
 	ld.global.nc.u16 %rs4, [%rd79];
 	.loc 13 154 13
 	bra.uni $L116_entry;
-$L113_if_done:
-	.loc 13 158 2
-	mov.f32 %f123, %f124;
-	bra.uni $L120_entry;
 $L115_oob4:
 	.loc 13 154 15
 	mov.u64 %rd21, 0x3C00000005;
@@ -17370,6 +17332,10 @@ $L119_ret_negInf:
 	.loc 13 156 3
 	mov.f32 %f123, %f126;
 	bra.uni $L120_entry;
+$L113_if_done:
+	.loc 13 158 2
+	mov.f32 %f123, %f124;
+	bra.uni $L120_entry;
 $L120_entry:
 	.loc 13 164 23
 	mov.b32 %r141, %f123;
@@ -17396,17 +17362,13 @@ $L123_ret_orderKey:
 	setp.hs.u32 %p40, %r140, %r78;
 	@%p40 bra $L28_if_then;
 	bra.uni $L124_edge;
-$L124_edge:
-	mov.f32 %f128, %f122;
-	mov.s32 %r145, %r138;
-	bra.uni $L29_if_done;
-$L126_ret_gumbel:
-	.loc 13 127 23
-	add.rn.f32 %f142, %f130, %f131;
-	.loc 13 128 25
-	cvt.s32.s64 %r147, %rd76;
-	.loc 13 128 16
-	bra.uni $L133_entry;
+$L28_if_then:
+	.loc 13 127 11
+	sub.rn.f32 %f129, %f123, %f31;
+	.loc 13 127 14
+	mul.rn.f32 %f130, %f129, %f1;
+	.loc 13 127 31
+	bra.uni $L127_entry;
 $L127_entry:
 	.loc 13 174 25
 	mov.u64 %rd80, %rd9;
@@ -17420,20 +17382,6 @@ $L127_entry:
 	or.b64 %rd83, %rd81, %rd82;
 	.loc 13 174 18
 	bra.uni $L129_entry;
-$L128_ret_uniform:
-	.loc 13 188 26
-	lg2.approx.f32 %f136, %f132;
-	mul.rn.f32 %f137, %f136, 0f3F317218;
-	.loc 13 188 18
-	neg.f32 %f138, %f137;
-	.loc 13 188 17
-	lg2.approx.f32 %f139, %f138;
-	mul.rn.f32 %f140, %f139, 0f3F317218;
-	.loc 13 188 9
-	neg.f32 %f141, %f140;
-	.loc 13 188 2
-	mov.f32 %f131, %f141;
-	bra.uni $L126_ret_gumbel;
 $L129_entry:
 	.loc 13 181 12
 	shr.u64 %rd85, %rd83, 30;
@@ -17491,6 +17439,27 @@ $L132_ret_mix64:
 	.loc 13 175 2
 	mov.f32 %f132, %f135;
 	bra.uni $L128_ret_uniform;
+$L128_ret_uniform:
+	.loc 13 188 26
+	lg2.approx.f32 %f136, %f132;
+	mul.rn.f32 %f137, %f136, 0f3F317218;
+	.loc 13 188 18
+	neg.f32 %f138, %f137;
+	.loc 13 188 17
+	lg2.approx.f32 %f139, %f138;
+	mul.rn.f32 %f140, %f139, 0f3F317218;
+	.loc 13 188 9
+	neg.f32 %f141, %f140;
+	.loc 13 188 2
+	mov.f32 %f131, %f141;
+	bra.uni $L126_ret_gumbel;
+$L126_ret_gumbel:
+	.loc 13 127 23
+	add.rn.f32 %f142, %f130, %f131;
+	.loc 13 128 25
+	cvt.s32.s64 %r147, %rd76;
+	.loc 13 128 16
+	bra.uni $L133_entry;
 $L133_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p42, %f142, %f142;
@@ -17501,15 +17470,9 @@ $L134_switch_body:
 	setp.eq.f32 %p43, %f122, %f122;
 	@%p43 bra $L145_edge;
 	bra.uni $L137_binop_rhs;
-$L135_switch_body:
-	.loc 5 105 3
-	mov.pred %p41, 0;
-	bra.uni $L144_ret_argBetter;
-$L136_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p46, %f122, %f122;
-	@%p46 bra $L135_switch_body;
-	bra.uni $L139_switch_next;
+$L145_edge:
+	mov.pred %p44, 1;
+	bra.uni $L138_binop_done;
 $L137_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p45, %r147, %r138;
@@ -17519,44 +17482,67 @@ $L138_binop_done:
 	.loc 5 103 3
 	mov.pred %p41, %p44;
 	bra.uni $L144_ret_argBetter;
+$L136_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p46, %f122, %f122;
+	@%p46 bra $L135_switch_body;
+	bra.uni $L139_switch_next;
+$L135_switch_body:
+	.loc 5 105 3
+	mov.pred %p41, 0;
+	bra.uni $L144_ret_argBetter;
 $L139_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p47, %f142, %f122;
 	@%p47 bra $L146_edge;
 	bra.uni $L140_binop_rhs;
+$L146_edge:
+	mov.pred %p48, 1;
+	bra.uni $L141_binop_done;
 $L140_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p49, %f142, %f122;
 	@%p49 bra $L142_binop_rhs;
 	bra.uni $L147_edge;
-$L141_binop_done:
-	.loc 5 107 2
-	mov.pred %p41, %p48;
-	bra.uni $L144_ret_argBetter;
 $L142_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p51, %r147, %r138;
 	mov.pred %p50, %p51;
 	bra.uni $L143_binop_done;
-$L143_binop_done:
-	mov.pred %p48, %p50;
-	bra.uni $L141_binop_done;
-$L144_ret_argBetter:
-	@%p41 bra $L30_if_then;
-	bra.uni $L148_edge;
-$L145_edge:
-	mov.pred %p44, 1;
-	bra.uni $L138_binop_done;
-$L146_edge:
-	mov.pred %p48, 1;
-	bra.uni $L141_binop_done;
 $L147_edge:
 	mov.pred %p50, 0;
 	bra.uni $L143_binop_done;
+$L143_binop_done:
+	mov.pred %p48, %p50;
+	bra.uni $L141_binop_done;
+$L141_binop_done:
+	.loc 5 107 2
+	mov.pred %p41, %p48;
+	bra.uni $L144_ret_argBetter;
+$L144_ret_argBetter:
+	@%p41 bra $L30_if_then;
+	bra.uni $L148_edge;
+$L30_if_then:
+	.loc 13 129 24
+	cvt.s32.s64 %r148, %rd76;
+	mov.f32 %f128, %f142;
+	mov.s32 %r145, %r148;
+	bra.uni $L29_if_done;
 $L148_edge:
 	mov.f32 %f128, %f122;
 	mov.s32 %r145, %r138;
 	bra.uni $L29_if_done;
+$L124_edge:
+	mov.f32 %f128, %f122;
+	mov.s32 %r145, %r138;
+	bra.uni $L29_if_done;
+$L29_if_done:
+	.loc 13 124 26
+	add.s64 %rd104, %rd76, %rd16;
+	mov.f32 %f122, %f128;
+	mov.s32 %r138, %r145;
+	mov.s64 %rd76, %rd104;
+	bra.uni $L25_for_loop;
 $L149_entry:
 	.loc 11 17 27
 	mov.u64 %rd105, smem0;
@@ -17564,6 +17550,117 @@ $L149_entry:
 	mov.u64 %rd106, smem1;
 	.loc 11 19 19
 	bra.uni $L155_entry;
+$L155_entry:
+	mov.f32 %f145, %f122;
+	mov.s32 %r151, %r138;
+	mov.s64 %rd107, 16;
+	bra.uni $L156_for_loop;
+$L156_for_loop:
+	.loc 11 36 17
+	setp.gt.s64 %p52, %rd107, 0;
+	@%p52 bra $L157_for_body;
+	bra.uni $L158_for_done;
+$L157_for_body:
+	.loc 11 37 22
+	cvt.u32.u64 %r152, %rd107;
+	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
+	.loc 11 37 44
+	cvt.u32.u64 %r153, %rd107;
+	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
+	.loc 11 38 15
+	bra.uni $L162_entry;
+$L162_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p54, %f146, %f146;
+	@%p54 bra $L163_switch_body;
+	bra.uni $L165_switch_next;
+$L163_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p55, %f145, %f145;
+	@%p55 bra $L174_edge;
+	bra.uni $L166_binop_rhs;
+$L174_edge:
+	mov.pred %p56, 1;
+	bra.uni $L167_binop_done;
+$L166_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p57, %r154, %r151;
+	mov.pred %p56, %p57;
+	bra.uni $L167_binop_done;
+$L167_binop_done:
+	.loc 5 103 3
+	mov.pred %p53, %p56;
+	bra.uni $L173_ret_argBetter;
+$L165_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p58, %f145, %f145;
+	@%p58 bra $L164_switch_body;
+	bra.uni $L168_switch_next;
+$L164_switch_body:
+	.loc 5 105 3
+	mov.pred %p53, 0;
+	bra.uni $L173_ret_argBetter;
+$L168_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p59, %f146, %f145;
+	@%p59 bra $L175_edge;
+	bra.uni $L169_binop_rhs;
+$L175_edge:
+	mov.pred %p60, 1;
+	bra.uni $L170_binop_done;
+$L169_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p61, %f146, %f145;
+	@%p61 bra $L171_binop_rhs;
+	bra.uni $L176_edge;
+$L171_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p63, %r154, %r151;
+	mov.pred %p62, %p63;
+	bra.uni $L172_binop_done;
+$L176_edge:
+	mov.pred %p62, 0;
+	bra.uni $L172_binop_done;
+$L172_binop_done:
+	mov.pred %p60, %p62;
+	bra.uni $L170_binop_done;
+$L170_binop_done:
+	.loc 5 107 2
+	mov.pred %p53, %p60;
+	bra.uni $L173_ret_argBetter;
+$L173_ret_argBetter:
+	@%p53 bra $L159_if_then;
+	bra.uni $L177_edge;
+$L159_if_then:
+	mov.f32 %f147, %f146;
+	mov.s32 %r155, %r154;
+	bra.uni $L160_if_done;
+$L177_edge:
+	mov.f32 %f147, %f145;
+	mov.s32 %r155, %r151;
+	bra.uni $L160_if_done;
+$L160_if_done:
+	.loc 11 36 22
+	div.s64 %rd108, %rd107, 2;
+	mov.f32 %f145, %f147;
+	mov.s32 %r151, %r155;
+	mov.s64 %rd107, %rd108;
+	bra.uni $L156_for_loop;
+$L158_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f144, %f145;
+	mov.s32 %r150, %r151;
+	bra.uni $L161_ret_warpArgMax;
+$L161_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r156, %laneid;
+	cvt.s64.u32 %rd109, %r156;
+	.loc 11 20 14
+	setp.eq.s64 %p64, %rd109, 0;
+	@%p64 bra $L150_if_then;
+	bra.uni $L151_if_done;
 $L150_if_then:
 	.loc 11 21 12
 	mov.u32 %r159, %tid.z;
@@ -17598,151 +17695,6 @@ $L150_if_then:
 	add.s64 %rd115, %rd106, %rd114;
 	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
-$L151_if_done:
-	.loc 11 23 12
-	bar.warp.sync -1;
-	.loc 11 24 8
-	bar.sync 0;
-	.loc 11 25 15
-	bra.uni $L180_entry;
-$L152_if_then:
-	.loc 11 27 19
-	mov.u32 %r179, %laneid;
-	cvt.s64.u32 %rd121, %r179;
-	.loc 11 27 12
-	setp.hs.u64 %p68, %rd121, 32;
-	@%p68 bra $L183_oob7;
-	shl.b64 %rd122, %rd121, 2;
-	add.s64 %rd123, %rd105, %rd122;
-	ld.shared.f32 %f151, [%rd123];
-	.loc 11 27 33
-	mov.u32 %r180, %laneid;
-	cvt.s64.u32 %rd124, %r180;
-	.loc 11 27 26
-	setp.hs.u64 %p69, %rd124, 32;
-	@%p69 bra $L184_oob8;
-	shl.b64 %rd125, %rd124, 2;
-	add.s64 %rd126, %rd106, %rd125;
-	ld.shared.s32 %r181, [%rd126];
-	mov.f32 %f150, %f151;
-	mov.s32 %r178, %r181;
-	bra.uni $L185_entry;
-$L154_ret_blockArgMax:
-	.loc 13 134 9
-	setp.eq.s64 %p82, %rd13, 0;
-	@%p82 bra $L31_if_then;
-	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L155_entry:
-	mov.f32 %f145, %f122;
-	mov.s32 %r151, %r138;
-	mov.s64 %rd107, 16;
-	bra.uni $L156_for_loop;
-$L156_for_loop:
-	.loc 11 36 17
-	setp.gt.s64 %p52, %rd107, 0;
-	@%p52 bra $L157_for_body;
-	bra.uni $L158_for_done;
-$L157_for_body:
-	.loc 11 37 22
-	cvt.u32.u64 %r152, %rd107;
-	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
-	.loc 11 37 44
-	cvt.u32.u64 %r153, %rd107;
-	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
-	.loc 11 38 15
-	bra.uni $L162_entry;
-$L158_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f144, %f145;
-	mov.s32 %r150, %r151;
-	bra.uni $L161_ret_warpArgMax;
-$L159_if_then:
-	mov.f32 %f147, %f146;
-	mov.s32 %r155, %r154;
-	bra.uni $L160_if_done;
-$L160_if_done:
-	.loc 11 36 22
-	div.s64 %rd108, %rd107, 2;
-	mov.f32 %f145, %f147;
-	mov.s32 %r151, %r155;
-	mov.s64 %rd107, %rd108;
-	bra.uni $L156_for_loop;
-$L161_ret_warpArgMax:
-	.loc 11 20 11
-	mov.u32 %r156, %laneid;
-	cvt.s64.u32 %rd109, %r156;
-	.loc 11 20 14
-	setp.eq.s64 %p64, %rd109, 0;
-	@%p64 bra $L150_if_then;
-	bra.uni $L151_if_done;
-$L162_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p54, %f146, %f146;
-	@%p54 bra $L163_switch_body;
-	bra.uni $L165_switch_next;
-$L163_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p55, %f145, %f145;
-	@%p55 bra $L174_edge;
-	bra.uni $L166_binop_rhs;
-$L164_switch_body:
-	.loc 5 105 3
-	mov.pred %p53, 0;
-	bra.uni $L173_ret_argBetter;
-$L165_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p58, %f145, %f145;
-	@%p58 bra $L164_switch_body;
-	bra.uni $L168_switch_next;
-$L166_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p57, %r154, %r151;
-	mov.pred %p56, %p57;
-	bra.uni $L167_binop_done;
-$L167_binop_done:
-	.loc 5 103 3
-	mov.pred %p53, %p56;
-	bra.uni $L173_ret_argBetter;
-$L168_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p59, %f146, %f145;
-	@%p59 bra $L175_edge;
-	bra.uni $L169_binop_rhs;
-$L169_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p61, %f146, %f145;
-	@%p61 bra $L171_binop_rhs;
-	bra.uni $L176_edge;
-$L170_binop_done:
-	.loc 5 107 2
-	mov.pred %p53, %p60;
-	bra.uni $L173_ret_argBetter;
-$L171_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p63, %r154, %r151;
-	mov.pred %p62, %p63;
-	bra.uni $L172_binop_done;
-$L172_binop_done:
-	mov.pred %p60, %p62;
-	bra.uni $L170_binop_done;
-$L173_ret_argBetter:
-	@%p53 bra $L159_if_then;
-	bra.uni $L177_edge;
-$L174_edge:
-	mov.pred %p56, 1;
-	bra.uni $L167_binop_done;
-$L175_edge:
-	mov.pred %p60, 1;
-	bra.uni $L170_binop_done;
-$L176_edge:
-	mov.pred %p62, 0;
-	bra.uni $L172_binop_done;
-$L177_edge:
-	mov.f32 %f147, %f145;
-	mov.s32 %r155, %r151;
-	bra.uni $L160_if_done;
 $L178_oob5:
 	.loc 11 21 5
 	mov.u64 %rd21, 0x3C00000006;
@@ -17755,6 +17707,13 @@ $L179_oob6:
 	mov.u64 %rd22, %rd111;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
+$L151_if_done:
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
+	bar.sync 0;
+	.loc 11 25 15
+	bra.uni $L180_entry;
 $L180_entry:
 	.loc 11 51 52
 	mov.u32 %r173, 0xFF800000;
@@ -17779,9 +17738,27 @@ $L181_ret_negInf:
 	setp.lt.s64 %p67, %rd116, %rd120;
 	@%p67 bra $L152_if_then;
 	bra.uni $L182_edge;
-$L182_edge:
-	mov.f32 %f150, %f148;
-	mov.s32 %r178, 2147483647;
+$L152_if_then:
+	.loc 11 27 19
+	mov.u32 %r179, %laneid;
+	cvt.s64.u32 %rd121, %r179;
+	.loc 11 27 12
+	setp.hs.u64 %p68, %rd121, 32;
+	@%p68 bra $L183_oob7;
+	shl.b64 %rd122, %rd121, 2;
+	add.s64 %rd123, %rd105, %rd122;
+	ld.shared.f32 %f151, [%rd123];
+	.loc 11 27 33
+	mov.u32 %r180, %laneid;
+	cvt.s64.u32 %rd124, %r180;
+	.loc 11 27 26
+	setp.hs.u64 %p69, %rd124, 32;
+	@%p69 bra $L184_oob8;
+	shl.b64 %rd125, %rd124, 2;
+	add.s64 %rd126, %rd106, %rd125;
+	ld.shared.s32 %r181, [%rd126];
+	mov.f32 %f150, %f151;
+	mov.s32 %r178, %r181;
 	bra.uni $L185_entry;
 $L183_oob7:
 	.loc 11 27 12
@@ -17795,6 +17772,10 @@ $L184_oob8:
 	mov.u64 %rd22, %rd124;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
+$L182_edge:
+	mov.f32 %f150, %f148;
+	mov.s32 %r178, 2147483647;
+	bra.uni $L185_entry;
 $L185_entry:
 	mov.f32 %f153, %f150;
 	mov.s32 %r183, %r178;
@@ -17814,31 +17795,6 @@ $L187_for_body:
 	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
 	.loc 11 38 15
 	bra.uni $L192_entry;
-$L188_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f152, %f153;
-	mov.s32 %r182, %r183;
-	bra.uni $L191_ret_warpArgMax;
-$L189_if_then:
-	mov.f32 %f155, %f154;
-	mov.s32 %r187, %r186;
-	bra.uni $L190_if_done;
-$L190_if_done:
-	.loc 11 36 22
-	div.s64 %rd128, %rd127, 2;
-	mov.f32 %f153, %f155;
-	mov.s32 %r183, %r187;
-	mov.s64 %rd127, %rd128;
-	bra.uni $L186_for_loop;
-$L191_ret_warpArgMax:
-	.loc 11 30 8
-	bar.sync 0;
-	.loc 11 31 2
-	mov.f32 %f143, %f152;
-	mov.s32 %r149, %r182;
-	bra.uni $L154_ret_blockArgMax;
 $L192_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p72, %f154, %f154;
@@ -17849,15 +17805,9 @@ $L193_switch_body:
 	setp.eq.f32 %p73, %f153, %f153;
 	@%p73 bra $L204_edge;
 	bra.uni $L196_binop_rhs;
-$L194_switch_body:
-	.loc 5 105 3
-	mov.pred %p71, 0;
-	bra.uni $L203_ret_argBetter;
-$L195_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p76, %f153, %f153;
-	@%p76 bra $L194_switch_body;
-	bra.uni $L198_switch_next;
+$L204_edge:
+	mov.pred %p74, 1;
+	bra.uni $L197_binop_done;
 $L196_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p75, %r186, %r183;
@@ -17867,46 +17817,89 @@ $L197_binop_done:
 	.loc 5 103 3
 	mov.pred %p71, %p74;
 	bra.uni $L203_ret_argBetter;
+$L195_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p76, %f153, %f153;
+	@%p76 bra $L194_switch_body;
+	bra.uni $L198_switch_next;
+$L194_switch_body:
+	.loc 5 105 3
+	mov.pred %p71, 0;
+	bra.uni $L203_ret_argBetter;
 $L198_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p77, %f154, %f153;
 	@%p77 bra $L205_edge;
 	bra.uni $L199_binop_rhs;
+$L205_edge:
+	mov.pred %p78, 1;
+	bra.uni $L200_binop_done;
 $L199_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p79, %f154, %f153;
 	@%p79 bra $L201_binop_rhs;
 	bra.uni $L206_edge;
-$L200_binop_done:
-	.loc 5 107 2
-	mov.pred %p71, %p78;
-	bra.uni $L203_ret_argBetter;
 $L201_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p81, %r186, %r183;
 	mov.pred %p80, %p81;
 	bra.uni $L202_binop_done;
-$L202_binop_done:
-	mov.pred %p78, %p80;
-	bra.uni $L200_binop_done;
-$L203_ret_argBetter:
-	@%p71 bra $L189_if_then;
-	bra.uni $L207_edge;
-$L204_edge:
-	mov.pred %p74, 1;
-	bra.uni $L197_binop_done;
-$L205_edge:
-	mov.pred %p78, 1;
-	bra.uni $L200_binop_done;
 $L206_edge:
 	mov.pred %p80, 0;
 	bra.uni $L202_binop_done;
+$L202_binop_done:
+	mov.pred %p78, %p80;
+	bra.uni $L200_binop_done;
+$L200_binop_done:
+	.loc 5 107 2
+	mov.pred %p71, %p78;
+	bra.uni $L203_ret_argBetter;
+$L203_ret_argBetter:
+	@%p71 bra $L189_if_then;
+	bra.uni $L207_edge;
+$L189_if_then:
+	mov.f32 %f155, %f154;
+	mov.s32 %r187, %r186;
+	bra.uni $L190_if_done;
 $L207_edge:
 	mov.f32 %f155, %f153;
 	mov.s32 %r187, %r183;
 	bra.uni $L190_if_done;
-$L208_oob9:
+$L190_if_done:
+	.loc 11 36 22
+	div.s64 %rd128, %rd127, 2;
+	mov.f32 %f153, %f155;
+	mov.s32 %r183, %r187;
+	mov.s64 %rd127, %rd128;
+	bra.uni $L186_for_loop;
+$L188_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f152, %f153;
+	mov.s32 %r182, %r183;
+	bra.uni $L191_ret_warpArgMax;
+$L191_ret_warpArgMax:
+	.loc 11 30 8
+	bar.sync 0;
+	.loc 11 31 2
+	mov.f32 %f143, %f152;
+	mov.s32 %r149, %r182;
+	bra.uni $L154_ret_blockArgMax;
+$L154_ret_blockArgMax:
+	.loc 13 134 9
+	setp.eq.s64 %p82, %rd13, 0;
+	@%p82 bra $L31_if_then;
+	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L31_if_then:
 	.loc 13 135 6
+	setp.hs.u64 %p83, %rd9, %rd2;
+	@%p83 bra $L208_oob9;
+	shl.b64 %rd129, %rd9, 2;
+	add.s64 %rd130, %rd1, %rd129;
+	st.global.s32 [%rd130], %r149;
+	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L208_oob9:
 	mov.u64 %rd21, 0x3C0000000A;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
@@ -17925,6 +17918,10 @@ $L40_bounds_fail:
 	add.s64 %rd27, %rd25, %rd26;
 	st.global.u64 [kern_error+24], %rd27;
 	bra.uni $L41_bounds_exit;
+$L41_bounds_exit:
+	exit;
+$L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry sampleBF16(
@@ -17988,6 +17985,17 @@ $L2_entry:
 	cvt.s64.u32 %rd18, %r8;
 	.loc 13 89 13
 	bra.uni $L34_entry;
+$L34_entry:
+	.loc 11 51 52
+	mov.u32 %r9, 0xFF800000;
+	mov.b32 %f3, %r9;
+	.loc 11 51 25
+	mov.f32 %f2, %f3;
+	bra.uni $L35_ret_negInf;
+$L35_ret_negInf:
+	mov.f32 %f4, %f2;
+	mov.s64 %rd19, %rd13;
+	bra.uni $L3_for_loop;
 $L3_for_loop:
 	.loc 13 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
@@ -17998,6 +18006,57 @@ $L4_for_body:
 	add.s64 %rd20, %rd12, %rd19;
 	.loc 13 91 25
 	bra.uni $L36_entry;
+$L36_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p1, %rd20, %rd5;
+	@%p1 bra $L42_oob0;
+	shl.b64 %rd28, %rd20, 1;
+	add.s64 %rd29, %rd4, %rd28;
+	ld.global.nc.u16 %rs0, [%rd29];
+	.loc 13 154 13
+	bra.uni $L43_entry;
+$L42_oob0:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D00000001;
+	mov.u64 %rd22, %rd20;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L43_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r13, %rs0;
+	shl.b32 %r13, %r13, 16;
+	mov.b32 %f7, %r13;
+	.loc 6 43 46
+	mov.f32 %f6, %f7;
+	bra.uni $L44_ret_load;
+$L44_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p3, %f6, %f6;
+	@%p3 bra $L45_entry;
+	bra.uni $L38_if_done;
+$L45_entry:
+	.loc 11 51 52
+	mov.u32 %r14, 0xFF800000;
+	mov.b32 %f9, %r14;
+	.loc 11 51 25
+	mov.f32 %f8, %f9;
+	bra.uni $L46_ret_negInf;
+$L46_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f5, %f8;
+	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L38_if_done:
+	.loc 13 158 2
+	mov.f32 %f5, %f6;
+	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	.loc 13 91 14
+	max.f32 %f10, %f4, %f5;
+	.loc 13 90 26
+	add.s64 %rd30, %rd19, %rd16;
+	mov.f32 %f4, %f10;
+	mov.s64 %rd19, %rd30;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 13 93 18
 	shfl.sync.bfly.b32 %f11, %f4, 16, 31, -1;
@@ -18050,20 +18109,15 @@ $L5_for_done:
 	setp.gt.s64 %p6, %rd7, 0;
 	@%p6 bra $L8_cond_true;
 	bra.uni $L47_edge;
-$L6_if_then:
-	mov.u32 %r29, 0;
-	mov.s64 %rd34, 31;
-	bra.uni $L9_for_loop;
-$L7_if_done:
-	.loc 13 111 10
-	setp.lt.f32 %p17, %f0, 0f3F800000;
-	@%p17 bra $L66_entry;
-	bra.uni $L65_edge;
 $L8_cond_true:
 	.loc 13 96 22
 	setp.lt.s64 %p7, %rd7, %rd6;
 	@%p7 bra $L6_if_then;
 	bra.uni $L48_edge;
+$L6_if_then:
+	mov.u32 %r29, 0;
+	mov.s64 %rd34, 31;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 13 97 22
 	setp.ge.s64 %p8, %rd34, 0;
@@ -18090,6 +18144,89 @@ $L12_for_body:
 	add.s64 %rd37, %rd12, %rd36;
 	.loc 13 101 24
 	bra.uni $L50_entry;
+$L50_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p10, %rd37, %rd5;
+	@%p10 bra $L54_oob1;
+	shl.b64 %rd38, %rd37, 1;
+	add.s64 %rd39, %rd4, %rd38;
+	ld.global.nc.u16 %rs1, [%rd39];
+	.loc 13 154 13
+	bra.uni $L55_entry;
+$L54_oob1:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D00000002;
+	mov.u64 %rd22, %rd37;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L55_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r35, %rs1;
+	shl.b32 %r35, %r35, 16;
+	mov.b32 %f34, %r35;
+	.loc 6 43 46
+	mov.f32 %f33, %f34;
+	bra.uni $L56_ret_load;
+$L56_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p11, %f33, %f33;
+	@%p11 bra $L57_entry;
+	bra.uni $L52_if_done;
+$L57_entry:
+	.loc 11 51 52
+	mov.u32 %r36, 0xFF800000;
+	mov.b32 %f36, %r36;
+	.loc 11 51 25
+	mov.f32 %f35, %f36;
+	bra.uni $L58_ret_negInf;
+$L58_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f32, %f35;
+	bra.uni $L59_entry;
+$L52_if_done:
+	.loc 13 158 2
+	mov.f32 %f32, %f33;
+	bra.uni $L59_entry;
+$L59_entry:
+	.loc 13 164 23
+	mov.b32 %r38, %f32;
+	.loc 13 165 6
+	and.b32 %r39, %r38, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p12, %r39, 0;
+	@%p12 bra $L60_if_then;
+	bra.uni $L61_if_done;
+$L60_if_then:
+	.loc 13 166 10
+	not.b32 %r40, %r38;
+	.loc 13 166 3
+	mov.u32 %r37, %r40;
+	bra.uni $L62_ret_orderKey;
+$L61_if_done:
+	.loc 13 168 11
+	or.b32 %r41, %r38, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r37, %r41;
+	bra.uni $L62_ret_orderKey;
+$L62_ret_orderKey:
+	.loc 13 101 40
+	setp.hs.u32 %p13, %r37, %r33;
+	@%p13 bra $L14_if_then;
+	bra.uni $L63_edge;
+$L14_if_then:
+	.loc 13 102 6
+	add.s32 %r43, %r34, 1;
+	mov.s32 %r42, %r43;
+	bra.uni $L15_if_done;
+$L63_edge:
+	mov.s32 %r42, %r34;
+	bra.uni $L15_if_done;
+$L15_if_done:
+	.loc 13 100 28
+	add.s64 %rd40, %rd36, %rd16;
+	mov.s32 %r34, %r42;
+	mov.s64 %rd36, %rd40;
+	bra.uni $L11_for_loop;
 $L13_for_done:
 	.loc 13 105 19
 	shfl.sync.bfly.b32 %r44, %r34, 16, 31, -1;
@@ -18144,19 +18281,11 @@ $L13_for_done:
 	setp.ge.s32 %p16, %r77, %r78;
 	@%p16 bra $L16_if_then;
 	bra.uni $L64_edge;
-$L14_if_then:
-	.loc 13 102 6
-	add.s32 %r43, %r34, 1;
-	mov.s32 %r42, %r43;
-	bra.uni $L15_if_done;
-$L15_if_done:
-	.loc 13 100 28
-	add.s64 %rd40, %rd36, %rd16;
-	mov.s32 %r34, %r42;
-	mov.s64 %rd36, %rd40;
-	bra.uni $L11_for_loop;
 $L16_if_then:
 	mov.u32 %r79, %r33;
+	bra.uni $L17_if_done;
+$L64_edge:
+	mov.u32 %r79, %r29;
 	bra.uni $L17_if_done;
 $L17_if_done:
 	.loc 13 97 28
@@ -18164,228 +18293,20 @@ $L17_if_done:
 	mov.u32 %r29, %r79;
 	mov.s64 %rd34, %rd44;
 	bra.uni $L9_for_loop;
-$L20_for_loop:
-	.loc 13 114 22
-	setp.ge.s64 %p26, %rd59, 0;
-	@%p26 bra $L21_for_body;
-	bra.uni $L22_for_done;
-$L21_for_body:
-	.loc 13 115 25
-	min.u64 %rd60, %rd59, 32;
-	cvt.u32.u64 %r108, %rd60;
-	mov.u32 %r109, 1;
-	shl.b32 %r110, %r109, %r108;
-	.loc 13 115 14
-	or.b32 %r111, %r107, %r110;
-	.loc 13 116 40
-	max.u32 %r112, %r111, %r28;
-	.loc 13 116 15
-	bra.uni $L87_entry;
-$L22_for_done:
-	.loc 13 120 12
-	max.u32 %r140, %r28, %r107;
-	mov.u32 %r80, %r140;
-	bra.uni $L109_entry;
-$L23_if_then:
-	mov.u32 %r139, %r111;
-	bra.uni $L24_if_done;
-$L24_if_done:
-	.loc 13 114 28
-	sub.s64 %rd75, %rd59, 1;
-	mov.u32 %r107, %r139;
-	mov.s64 %rd59, %rd75;
-	bra.uni $L20_for_loop;
-$L25_for_loop:
-	.loc 13 124 18
-	setp.lt.s64 %p36, %rd76, %rd6;
-	@%p36 bra $L26_for_body;
-	bra.uni $L149_entry;
-$L26_for_body:
-	.loc 13 125 26
-	add.s64 %rd77, %rd12, %rd76;
-	.loc 13 125 15
-	bra.uni $L111_entry;
-$L28_if_then:
-	.loc 13 127 11
-	sub.rn.f32 %f129, %f123, %f31;
-	.loc 13 127 14
-	mul.rn.f32 %f130, %f129, %f1;
-	.loc 13 127 31
-	bra.uni $L127_entry;
-$L29_if_done:
-	.loc 13 124 26
-	add.s64 %rd104, %rd76, %rd16;
-	mov.f32 %f122, %f128;
-	mov.s32 %r142, %r150;
-	mov.s64 %rd76, %rd104;
-	bra.uni $L25_for_loop;
-$L30_if_then:
-	.loc 13 129 24
-	cvt.s32.s64 %r153, %rd76;
-	mov.f32 %f128, %f142;
-	mov.s32 %r150, %r153;
-	bra.uni $L29_if_done;
-$L31_if_then:
-	.loc 13 135 6
-	setp.hs.u64 %p83, %rd9, %rd2;
-	@%p83 bra $L208_oob9;
-	shl.b64 %rd129, %rd9, 2;
-	add.s64 %rd130, %rd1, %rd129;
-	st.global.s32 [%rd130], %r154;
-	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L34_entry:
-	.loc 11 51 52
-	mov.u32 %r9, 0xFF800000;
-	mov.b32 %f3, %r9;
-	.loc 11 51 25
-	mov.f32 %f2, %f3;
-	bra.uni $L35_ret_negInf;
-$L35_ret_negInf:
-	mov.f32 %f4, %f2;
-	mov.s64 %rd19, %rd13;
-	bra.uni $L3_for_loop;
-$L36_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p1, %rd20, %rd5;
-	@%p1 bra $L42_oob0;
-	shl.b64 %rd28, %rd20, 1;
-	add.s64 %rd29, %rd4, %rd28;
-	ld.global.nc.u16 %rs0, [%rd29];
-	.loc 13 154 13
-	bra.uni $L43_entry;
-$L38_if_done:
-	.loc 13 158 2
-	mov.f32 %f5, %f6;
-	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	.loc 13 91 14
-	max.f32 %f10, %f4, %f5;
-	.loc 13 90 26
-	add.s64 %rd30, %rd19, %rd16;
-	mov.f32 %f4, %f10;
-	mov.s64 %rd19, %rd30;
-	bra.uni $L3_for_loop;
-$L41_bounds_exit:
-	exit;
-$L42_oob0:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000001;
-	mov.u64 %rd22, %rd20;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L43_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r13, %rs0;
-	shl.b32 %r13, %r13, 16;
-	mov.b32 %f7, %r13;
-	.loc 6 43 46
-	mov.f32 %f6, %f7;
-	bra.uni $L44_ret_load;
-$L44_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p3, %f6, %f6;
-	@%p3 bra $L45_entry;
-	bra.uni $L38_if_done;
-$L45_entry:
-	.loc 11 51 52
-	mov.u32 %r14, 0xFF800000;
-	mov.b32 %f9, %r14;
-	.loc 11 51 25
-	mov.f32 %f8, %f9;
-	bra.uni $L46_ret_negInf;
-$L46_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f5, %f8;
-	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L47_edge:
-	mov.u32 %r28, 0;
+$L49_edge:
+	mov.u32 %r28, %r29;
 	bra.uni $L7_if_done;
 $L48_edge:
 	mov.u32 %r28, 0;
 	bra.uni $L7_if_done;
-$L49_edge:
-	mov.u32 %r28, %r29;
+$L47_edge:
+	mov.u32 %r28, 0;
 	bra.uni $L7_if_done;
-$L50_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p10, %rd37, %rd5;
-	@%p10 bra $L54_oob1;
-	shl.b64 %rd38, %rd37, 1;
-	add.s64 %rd39, %rd4, %rd38;
-	ld.global.nc.u16 %rs1, [%rd39];
-	.loc 13 154 13
-	bra.uni $L55_entry;
-$L52_if_done:
-	.loc 13 158 2
-	mov.f32 %f32, %f33;
-	bra.uni $L59_entry;
-$L54_oob1:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000002;
-	mov.u64 %rd22, %rd37;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L55_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r35, %rs1;
-	shl.b32 %r35, %r35, 16;
-	mov.b32 %f34, %r35;
-	.loc 6 43 46
-	mov.f32 %f33, %f34;
-	bra.uni $L56_ret_load;
-$L56_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p11, %f33, %f33;
-	@%p11 bra $L57_entry;
-	bra.uni $L52_if_done;
-$L57_entry:
-	.loc 11 51 52
-	mov.u32 %r36, 0xFF800000;
-	mov.b32 %f36, %r36;
-	.loc 11 51 25
-	mov.f32 %f35, %f36;
-	bra.uni $L58_ret_negInf;
-$L58_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f32, %f35;
-	bra.uni $L59_entry;
-$L59_entry:
-	.loc 13 164 23
-	mov.b32 %r38, %f32;
-	.loc 13 165 6
-	and.b32 %r39, %r38, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p12, %r39, 0;
-	@%p12 bra $L60_if_then;
-	bra.uni $L61_if_done;
-$L60_if_then:
-	.loc 13 166 10
-	not.b32 %r40, %r38;
-	.loc 13 166 3
-	mov.u32 %r37, %r40;
-	bra.uni $L62_ret_orderKey;
-$L61_if_done:
-	.loc 13 168 11
-	or.b32 %r41, %r38, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r37, %r41;
-	bra.uni $L62_ret_orderKey;
-$L62_ret_orderKey:
-	.loc 13 101 40
-	setp.hs.u32 %p13, %r37, %r33;
-	@%p13 bra $L14_if_then;
-	bra.uni $L63_edge;
-$L63_edge:
-	mov.s32 %r42, %r34;
-	bra.uni $L15_if_done;
-$L64_edge:
-	mov.u32 %r79, %r29;
-	bra.uni $L17_if_done;
-$L65_edge:
-	mov.u32 %r80, %r28;
-	bra.uni $L109_entry;
+$L7_if_done:
+	.loc 13 111 10
+	setp.lt.f32 %p17, %f0, 0f3F800000;
+	@%p17 bra $L66_entry;
+	bra.uni $L65_edge;
 $L66_entry:
 	.loc 13 144 22
 	mov.u32 %r81, %tid.x;
@@ -18407,6 +18328,118 @@ $L68_for_body:
 	add.s64 %rd49, %rd12, %rd48;
 	.loc 13 145 18
 	bra.uni $L73_entry;
+$L73_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p19, %rd49, %rd5;
+	@%p19 bra $L77_oob2;
+	shl.b64 %rd50, %rd49, 1;
+	add.s64 %rd51, %rd4, %rd50;
+	ld.global.nc.u16 %rs2, [%rd51];
+	.loc 13 154 13
+	bra.uni $L78_entry;
+$L77_oob2:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D00000003;
+	mov.u64 %rd22, %rd49;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L78_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r84, %rs2;
+	shl.b32 %r84, %r84, 16;
+	mov.b32 %f41, %r84;
+	.loc 6 43 46
+	mov.f32 %f40, %f41;
+	bra.uni $L79_ret_load;
+$L79_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p20, %f40, %f40;
+	@%p20 bra $L80_entry;
+	bra.uni $L75_if_done;
+$L80_entry:
+	.loc 11 51 52
+	mov.u32 %r85, 0xFF800000;
+	mov.b32 %f43, %r85;
+	.loc 11 51 25
+	mov.f32 %f42, %f43;
+	bra.uni $L81_ret_negInf;
+$L81_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f39, %f42;
+	bra.uni $L82_entry;
+$L75_if_done:
+	.loc 13 158 2
+	mov.f32 %f39, %f40;
+	bra.uni $L82_entry;
+$L82_entry:
+	.loc 13 164 23
+	mov.b32 %r87, %f39;
+	.loc 13 165 6
+	and.b32 %r88, %r87, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p21, %r88, 0;
+	@%p21 bra $L83_if_then;
+	bra.uni $L84_if_done;
+$L83_if_then:
+	.loc 13 166 10
+	not.b32 %r89, %r87;
+	.loc 13 166 3
+	mov.u32 %r86, %r89;
+	bra.uni $L85_ret_orderKey;
+$L84_if_done:
+	.loc 13 168 11
+	or.b32 %r90, %r87, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r86, %r90;
+	bra.uni $L85_ret_orderKey;
+$L85_ret_orderKey:
+	.loc 13 145 46
+	setp.hs.u32 %p22, %r86, %r28;
+	@%p22 bra $L70_if_then;
+	bra.uni $L86_edge;
+$L70_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f45, %f39, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f46, %f45, %f1;
+	.loc 13 146 16
+	max.f32 %f47, %f46, 0fC2D00000;
+	min.f32 %f47, %f47, 0f42B20000;
+	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f49, %f48;
+	fma.rn.f32 %f50, %f49, 0fBF317200, %f47;
+	fma.rn.f32 %f50, %f49, 0fB5BFBE8E, %f50;
+	mul.rn.f32 %f50, %f50, 0f3FB8AA3B;
+	ex2.approx.f32 %f51, %f50;
+	mul.rn.f32 %f52, %f49, 0f3F000000;
+	cvt.rmi.f32.f32 %f52, %f52;
+	sub.rn.f32 %f53, %f49, %f52;
+	ex2.approx.f32 %f54, %f52;
+	ex2.approx.f32 %f55, %f53;
+	mul.rn.f32 %f51, %f51, %f54;
+	mul.rn.f32 %f51, %f51, %f55;
+	setp.nan.f32 %p23, %f46, %f46;
+	selp.f32 %f51, %f46, %f51, %p23;
+	.loc 13 146 4
+	add.rn.f32 %f56, %f38, %f51;
+	mov.f32 %f44, %f56;
+	bra.uni $L71_if_done;
+$L86_edge:
+	mov.f32 %f44, %f38;
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 13 144 53
+	mov.u32 %r91, %ntid.x;
+	cvt.s64.u32 %rd52, %r91;
+	mov.u32 %r92, %ntid.y;
+	cvt.s64.u32 %rd53, %r92;
+	mov.u32 %r93, %ntid.z;
+	cvt.s64.u32 %rd54, %r93;
+	.loc 13 144 38
+	add.s64 %rd55, %rd48, %rd52;
+	mov.f32 %f38, %f44;
+	mov.s64 %rd48, %rd55;
+	bra.uni $L67_for_loop;
 $L69_for_done:
 	.loc 13 149 21
 	shfl.sync.bfly.b32 %f57, %f38, 16, 31, -1;
@@ -18458,124 +18491,29 @@ $L69_for_done:
 	.loc 13 149 2
 	mov.f32 %f37, %f77;
 	bra.uni $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L70_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f45, %f39, %f31;
-	.loc 13 146 25
-	mul.rn.f32 %f46, %f45, %f1;
-	.loc 13 146 16
-	max.f32 %f47, %f46, 0fC2D00000;
-	min.f32 %f47, %f47, 0f42B20000;
-	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f49, %f48;
-	fma.rn.f32 %f50, %f49, 0fBF317200, %f47;
-	fma.rn.f32 %f50, %f49, 0fB5BFBE8E, %f50;
-	mul.rn.f32 %f50, %f50, 0f3FB8AA3B;
-	ex2.approx.f32 %f51, %f50;
-	mul.rn.f32 %f52, %f49, 0f3F000000;
-	cvt.rmi.f32.f32 %f52, %f52;
-	sub.rn.f32 %f53, %f49, %f52;
-	ex2.approx.f32 %f54, %f52;
-	ex2.approx.f32 %f55, %f53;
-	mul.rn.f32 %f51, %f51, %f54;
-	mul.rn.f32 %f51, %f51, %f55;
-	setp.nan.f32 %p23, %f46, %f46;
-	selp.f32 %f51, %f46, %f51, %p23;
-	.loc 13 146 4
-	add.rn.f32 %f56, %f38, %f51;
-	mov.f32 %f44, %f56;
-	bra.uni $L71_if_done;
-$L71_if_done:
-	.loc 13 144 53
-	mov.u32 %r91, %ntid.x;
-	cvt.s64.u32 %rd52, %r91;
-	mov.u32 %r92, %ntid.y;
-	cvt.s64.u32 %rd53, %r92;
-	mov.u32 %r93, %ntid.z;
-	cvt.s64.u32 %rd54, %r93;
-	.loc 13 144 38
-	add.s64 %rd55, %rd48, %rd52;
-	mov.f32 %f38, %f44;
-	mov.s64 %rd48, %rd55;
-	bra.uni $L67_for_loop;
 $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	.loc 13 112 18
 	mul.rn.f32 %f78, %f0, %f37;
 	mov.u32 %r107, 0;
 	mov.s64 %rd59, 31;
 	bra.uni $L20_for_loop;
-$L73_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p19, %rd49, %rd5;
-	@%p19 bra $L77_oob2;
-	shl.b64 %rd50, %rd49, 1;
-	add.s64 %rd51, %rd4, %rd50;
-	ld.global.nc.u16 %rs2, [%rd51];
-	.loc 13 154 13
-	bra.uni $L78_entry;
-$L75_if_done:
-	.loc 13 158 2
-	mov.f32 %f39, %f40;
-	bra.uni $L82_entry;
-$L77_oob2:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000003;
-	mov.u64 %rd22, %rd49;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L78_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r84, %rs2;
-	shl.b32 %r84, %r84, 16;
-	mov.b32 %f41, %r84;
-	.loc 6 43 46
-	mov.f32 %f40, %f41;
-	bra.uni $L79_ret_load;
-$L79_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p20, %f40, %f40;
-	@%p20 bra $L80_entry;
-	bra.uni $L75_if_done;
-$L80_entry:
-	.loc 11 51 52
-	mov.u32 %r85, 0xFF800000;
-	mov.b32 %f43, %r85;
-	.loc 11 51 25
-	mov.f32 %f42, %f43;
-	bra.uni $L81_ret_negInf;
-$L81_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f39, %f42;
-	bra.uni $L82_entry;
-$L82_entry:
-	.loc 13 164 23
-	mov.b32 %r87, %f39;
-	.loc 13 165 6
-	and.b32 %r88, %r87, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p21, %r88, 0;
-	@%p21 bra $L83_if_then;
-	bra.uni $L84_if_done;
-$L83_if_then:
-	.loc 13 166 10
-	not.b32 %r89, %r87;
-	.loc 13 166 3
-	mov.u32 %r86, %r89;
-	bra.uni $L85_ret_orderKey;
-$L84_if_done:
-	.loc 13 168 11
-	or.b32 %r90, %r87, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r86, %r90;
-	bra.uni $L85_ret_orderKey;
-$L85_ret_orderKey:
-	.loc 13 145 46
-	setp.hs.u32 %p22, %r86, %r28;
-	@%p22 bra $L70_if_then;
-	bra.uni $L86_edge;
-$L86_edge:
-	mov.f32 %f44, %f38;
-	bra.uni $L71_if_done;
+$L20_for_loop:
+	.loc 13 114 22
+	setp.ge.s64 %p26, %rd59, 0;
+	@%p26 bra $L21_for_body;
+	bra.uni $L22_for_done;
+$L21_for_body:
+	.loc 13 115 25
+	min.u64 %rd60, %rd59, 32;
+	cvt.u32.u64 %r108, %rd60;
+	mov.u32 %r109, 1;
+	shl.b32 %r110, %r109, %r108;
+	.loc 13 115 14
+	or.b32 %r111, %r107, %r110;
+	.loc 13 116 40
+	max.u32 %r112, %r111, %r28;
+	.loc 13 116 15
+	bra.uni $L87_entry;
 $L87_entry:
 	.loc 13 144 22
 	mov.u32 %r113, %tid.x;
@@ -18597,6 +18535,118 @@ $L89_for_body:
 	add.s64 %rd65, %rd12, %rd64;
 	.loc 13 145 18
 	bra.uni $L94_entry;
+$L94_entry:
+	.loc 13 154 15
+	setp.hs.u64 %p28, %rd65, %rd5;
+	@%p28 bra $L98_oob3;
+	shl.b64 %rd66, %rd65, 1;
+	add.s64 %rd67, %rd4, %rd66;
+	ld.global.nc.u16 %rs3, [%rd67];
+	.loc 13 154 13
+	bra.uni $L99_entry;
+$L98_oob3:
+	.loc 13 154 15
+	mov.u64 %rd21, 0x3D00000004;
+	mov.u64 %rd22, %rd65;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L40_bounds_fail;
+$L99_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r116, %rs3;
+	shl.b32 %r116, %r116, 16;
+	mov.b32 %f83, %r116;
+	.loc 6 43 46
+	mov.f32 %f82, %f83;
+	bra.uni $L100_ret_load;
+$L100_ret_load:
+	.loc 13 155 7
+	setp.neu.f32 %p29, %f82, %f82;
+	@%p29 bra $L101_entry;
+	bra.uni $L96_if_done;
+$L101_entry:
+	.loc 11 51 52
+	mov.u32 %r117, 0xFF800000;
+	mov.b32 %f85, %r117;
+	.loc 11 51 25
+	mov.f32 %f84, %f85;
+	bra.uni $L102_ret_negInf;
+$L102_ret_negInf:
+	.loc 13 156 3
+	mov.f32 %f81, %f84;
+	bra.uni $L103_entry;
+$L96_if_done:
+	.loc 13 158 2
+	mov.f32 %f81, %f82;
+	bra.uni $L103_entry;
+$L103_entry:
+	.loc 13 164 23
+	mov.b32 %r119, %f81;
+	.loc 13 165 6
+	and.b32 %r120, %r119, 0x80000000;
+	.loc 13 165 18
+	setp.ne.u32 %p30, %r120, 0;
+	@%p30 bra $L104_if_then;
+	bra.uni $L105_if_done;
+$L104_if_then:
+	.loc 13 166 10
+	not.b32 %r121, %r119;
+	.loc 13 166 3
+	mov.u32 %r118, %r121;
+	bra.uni $L106_ret_orderKey;
+$L105_if_done:
+	.loc 13 168 11
+	or.b32 %r122, %r119, 0x80000000;
+	.loc 13 168 2
+	mov.u32 %r118, %r122;
+	bra.uni $L106_ret_orderKey;
+$L106_ret_orderKey:
+	.loc 13 145 46
+	setp.hs.u32 %p31, %r118, %r112;
+	@%p31 bra $L91_if_then;
+	bra.uni $L107_edge;
+$L91_if_then:
+	.loc 13 146 20
+	sub.rn.f32 %f87, %f81, %f31;
+	.loc 13 146 25
+	mul.rn.f32 %f88, %f87, %f1;
+	.loc 13 146 16
+	max.f32 %f89, %f88, 0fC2D00000;
+	min.f32 %f89, %f89, 0f42B20000;
+	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f91, %f90;
+	fma.rn.f32 %f92, %f91, 0fBF317200, %f89;
+	fma.rn.f32 %f92, %f91, 0fB5BFBE8E, %f92;
+	mul.rn.f32 %f92, %f92, 0f3FB8AA3B;
+	ex2.approx.f32 %f93, %f92;
+	mul.rn.f32 %f94, %f91, 0f3F000000;
+	cvt.rmi.f32.f32 %f94, %f94;
+	sub.rn.f32 %f95, %f91, %f94;
+	ex2.approx.f32 %f96, %f94;
+	ex2.approx.f32 %f97, %f95;
+	mul.rn.f32 %f93, %f93, %f96;
+	mul.rn.f32 %f93, %f93, %f97;
+	setp.nan.f32 %p32, %f88, %f88;
+	selp.f32 %f93, %f88, %f93, %p32;
+	.loc 13 146 4
+	add.rn.f32 %f98, %f80, %f93;
+	mov.f32 %f86, %f98;
+	bra.uni $L92_if_done;
+$L107_edge:
+	mov.f32 %f86, %f80;
+	bra.uni $L92_if_done;
+$L92_if_done:
+	.loc 13 144 53
+	mov.u32 %r123, %ntid.x;
+	cvt.s64.u32 %rd68, %r123;
+	mov.u32 %r124, %ntid.y;
+	cvt.s64.u32 %rd69, %r124;
+	mov.u32 %r125, %ntid.z;
+	cvt.s64.u32 %rd70, %r125;
+	.loc 13 144 38
+	add.s64 %rd71, %rd64, %rd68;
+	mov.f32 %f80, %f86;
+	mov.s64 %rd64, %rd71;
+	bra.uni $L88_for_loop;
 $L90_for_done:
 	.loc 13 149 21
 	shfl.sync.bfly.b32 %f99, %f80, 16, 31, -1;
@@ -18648,126 +18698,31 @@ $L90_for_done:
 	.loc 13 149 2
 	mov.f32 %f79, %f119;
 	bra.uni $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L91_if_then:
-	.loc 13 146 20
-	sub.rn.f32 %f87, %f81, %f31;
-	.loc 13 146 25
-	mul.rn.f32 %f88, %f87, %f1;
-	.loc 13 146 16
-	max.f32 %f89, %f88, 0fC2D00000;
-	min.f32 %f89, %f89, 0f42B20000;
-	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f91, %f90;
-	fma.rn.f32 %f92, %f91, 0fBF317200, %f89;
-	fma.rn.f32 %f92, %f91, 0fB5BFBE8E, %f92;
-	mul.rn.f32 %f92, %f92, 0f3FB8AA3B;
-	ex2.approx.f32 %f93, %f92;
-	mul.rn.f32 %f94, %f91, 0f3F000000;
-	cvt.rmi.f32.f32 %f94, %f94;
-	sub.rn.f32 %f95, %f91, %f94;
-	ex2.approx.f32 %f96, %f94;
-	ex2.approx.f32 %f97, %f95;
-	mul.rn.f32 %f93, %f93, %f96;
-	mul.rn.f32 %f93, %f93, %f97;
-	setp.nan.f32 %p32, %f88, %f88;
-	selp.f32 %f93, %f88, %f93, %p32;
-	.loc 13 146 4
-	add.rn.f32 %f98, %f80, %f93;
-	mov.f32 %f86, %f98;
-	bra.uni $L92_if_done;
-$L92_if_done:
-	.loc 13 144 53
-	mov.u32 %r123, %ntid.x;
-	cvt.s64.u32 %rd68, %r123;
-	mov.u32 %r124, %ntid.y;
-	cvt.s64.u32 %rd69, %r124;
-	mov.u32 %r125, %ntid.z;
-	cvt.s64.u32 %rd70, %r125;
-	.loc 13 144 38
-	add.s64 %rd71, %rd64, %rd68;
-	mov.f32 %f80, %f86;
-	mov.s64 %rd64, %rd71;
-	bra.uni $L88_for_loop;
 $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	.loc 13 116 65
 	setp.ge.f32 %p35, %f79, %f78;
 	@%p35 bra $L23_if_then;
 	bra.uni $L108_edge;
-$L94_entry:
-	.loc 13 154 15
-	setp.hs.u64 %p28, %rd65, %rd5;
-	@%p28 bra $L98_oob3;
-	shl.b64 %rd66, %rd65, 1;
-	add.s64 %rd67, %rd4, %rd66;
-	ld.global.nc.u16 %rs3, [%rd67];
-	.loc 13 154 13
-	bra.uni $L99_entry;
-$L96_if_done:
-	.loc 13 158 2
-	mov.f32 %f81, %f82;
-	bra.uni $L103_entry;
-$L98_oob3:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000004;
-	mov.u64 %rd22, %rd65;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L40_bounds_fail;
-$L99_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r116, %rs3;
-	shl.b32 %r116, %r116, 16;
-	mov.b32 %f83, %r116;
-	.loc 6 43 46
-	mov.f32 %f82, %f83;
-	bra.uni $L100_ret_load;
-$L100_ret_load:
-	.loc 13 155 7
-	setp.neu.f32 %p29, %f82, %f82;
-	@%p29 bra $L101_entry;
-	bra.uni $L96_if_done;
-$L101_entry:
-	.loc 11 51 52
-	mov.u32 %r117, 0xFF800000;
-	mov.b32 %f85, %r117;
-	.loc 11 51 25
-	mov.f32 %f84, %f85;
-	bra.uni $L102_ret_negInf;
-$L102_ret_negInf:
-	.loc 13 156 3
-	mov.f32 %f81, %f84;
-	bra.uni $L103_entry;
-$L103_entry:
-	.loc 13 164 23
-	mov.b32 %r119, %f81;
-	.loc 13 165 6
-	and.b32 %r120, %r119, 0x80000000;
-	.loc 13 165 18
-	setp.ne.u32 %p30, %r120, 0;
-	@%p30 bra $L104_if_then;
-	bra.uni $L105_if_done;
-$L104_if_then:
-	.loc 13 166 10
-	not.b32 %r121, %r119;
-	.loc 13 166 3
-	mov.u32 %r118, %r121;
-	bra.uni $L106_ret_orderKey;
-$L105_if_done:
-	.loc 13 168 11
-	or.b32 %r122, %r119, 0x80000000;
-	.loc 13 168 2
-	mov.u32 %r118, %r122;
-	bra.uni $L106_ret_orderKey;
-$L106_ret_orderKey:
-	.loc 13 145 46
-	setp.hs.u32 %p31, %r118, %r112;
-	@%p31 bra $L91_if_then;
-	bra.uni $L107_edge;
-$L107_edge:
-	mov.f32 %f86, %f80;
-	bra.uni $L92_if_done;
+$L23_if_then:
+	mov.u32 %r139, %r111;
+	bra.uni $L24_if_done;
 $L108_edge:
 	mov.u32 %r139, %r107;
 	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 13 114 28
+	sub.s64 %rd75, %rd59, 1;
+	mov.u32 %r107, %r139;
+	mov.s64 %rd59, %rd75;
+	bra.uni $L20_for_loop;
+$L22_for_done:
+	.loc 13 120 12
+	max.u32 %r140, %r28, %r107;
+	mov.u32 %r80, %r140;
+	bra.uni $L109_entry;
+$L65_edge:
+	mov.u32 %r80, %r28;
+	bra.uni $L109_entry;
 $L109_entry:
 	.loc 11 51 52
 	mov.u32 %r141, 0xFF800000;
@@ -18780,6 +18735,16 @@ $L110_ret_negInf:
 	mov.s32 %r142, 2147483647;
 	mov.s64 %rd76, %rd13;
 	bra.uni $L25_for_loop;
+$L25_for_loop:
+	.loc 13 124 18
+	setp.lt.s64 %p36, %rd76, %rd6;
+	@%p36 bra $L26_for_body;
+	bra.uni $L149_entry;
+$L26_for_body:
+	.loc 13 125 26
+	add.s64 %rd77, %rd12, %rd76;
+	.loc 13 125 15
+	bra.uni $L111_entry;
 $L111_entry:
 	.loc 13 154 15
 	setp.hs.u64 %p37, %rd77, %rd5;
@@ -18789,10 +18754,6 @@ $L111_entry:
 	ld.global.nc.u16 %rs4, [%rd79];
 	.loc 13 154 13
 	bra.uni $L116_entry;
-$L113_if_done:
-	.loc 13 158 2
-	mov.f32 %f123, %f124;
-	bra.uni $L120_entry;
 $L115_oob4:
 	.loc 13 154 15
 	mov.u64 %rd21, 0x3D00000005;
@@ -18823,6 +18784,10 @@ $L119_ret_negInf:
 	.loc 13 156 3
 	mov.f32 %f123, %f126;
 	bra.uni $L120_entry;
+$L113_if_done:
+	.loc 13 158 2
+	mov.f32 %f123, %f124;
+	bra.uni $L120_entry;
 $L120_entry:
 	.loc 13 164 23
 	mov.b32 %r146, %f123;
@@ -18849,17 +18814,13 @@ $L123_ret_orderKey:
 	setp.hs.u32 %p40, %r145, %r80;
 	@%p40 bra $L28_if_then;
 	bra.uni $L124_edge;
-$L124_edge:
-	mov.f32 %f128, %f122;
-	mov.s32 %r150, %r142;
-	bra.uni $L29_if_done;
-$L126_ret_gumbel:
-	.loc 13 127 23
-	add.rn.f32 %f142, %f130, %f131;
-	.loc 13 128 25
-	cvt.s32.s64 %r152, %rd76;
-	.loc 13 128 16
-	bra.uni $L133_entry;
+$L28_if_then:
+	.loc 13 127 11
+	sub.rn.f32 %f129, %f123, %f31;
+	.loc 13 127 14
+	mul.rn.f32 %f130, %f129, %f1;
+	.loc 13 127 31
+	bra.uni $L127_entry;
 $L127_entry:
 	.loc 13 174 25
 	mov.u64 %rd80, %rd9;
@@ -18873,20 +18834,6 @@ $L127_entry:
 	or.b64 %rd83, %rd81, %rd82;
 	.loc 13 174 18
 	bra.uni $L129_entry;
-$L128_ret_uniform:
-	.loc 13 188 26
-	lg2.approx.f32 %f136, %f132;
-	mul.rn.f32 %f137, %f136, 0f3F317218;
-	.loc 13 188 18
-	neg.f32 %f138, %f137;
-	.loc 13 188 17
-	lg2.approx.f32 %f139, %f138;
-	mul.rn.f32 %f140, %f139, 0f3F317218;
-	.loc 13 188 9
-	neg.f32 %f141, %f140;
-	.loc 13 188 2
-	mov.f32 %f131, %f141;
-	bra.uni $L126_ret_gumbel;
 $L129_entry:
 	.loc 13 181 12
 	shr.u64 %rd85, %rd83, 30;
@@ -18944,6 +18891,27 @@ $L132_ret_mix64:
 	.loc 13 175 2
 	mov.f32 %f132, %f135;
 	bra.uni $L128_ret_uniform;
+$L128_ret_uniform:
+	.loc 13 188 26
+	lg2.approx.f32 %f136, %f132;
+	mul.rn.f32 %f137, %f136, 0f3F317218;
+	.loc 13 188 18
+	neg.f32 %f138, %f137;
+	.loc 13 188 17
+	lg2.approx.f32 %f139, %f138;
+	mul.rn.f32 %f140, %f139, 0f3F317218;
+	.loc 13 188 9
+	neg.f32 %f141, %f140;
+	.loc 13 188 2
+	mov.f32 %f131, %f141;
+	bra.uni $L126_ret_gumbel;
+$L126_ret_gumbel:
+	.loc 13 127 23
+	add.rn.f32 %f142, %f130, %f131;
+	.loc 13 128 25
+	cvt.s32.s64 %r152, %rd76;
+	.loc 13 128 16
+	bra.uni $L133_entry;
 $L133_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p42, %f142, %f142;
@@ -18954,15 +18922,9 @@ $L134_switch_body:
 	setp.eq.f32 %p43, %f122, %f122;
 	@%p43 bra $L145_edge;
 	bra.uni $L137_binop_rhs;
-$L135_switch_body:
-	.loc 5 105 3
-	mov.pred %p41, 0;
-	bra.uni $L144_ret_argBetter;
-$L136_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p46, %f122, %f122;
-	@%p46 bra $L135_switch_body;
-	bra.uni $L139_switch_next;
+$L145_edge:
+	mov.pred %p44, 1;
+	bra.uni $L138_binop_done;
 $L137_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p45, %r152, %r142;
@@ -18972,44 +18934,67 @@ $L138_binop_done:
 	.loc 5 103 3
 	mov.pred %p41, %p44;
 	bra.uni $L144_ret_argBetter;
+$L136_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p46, %f122, %f122;
+	@%p46 bra $L135_switch_body;
+	bra.uni $L139_switch_next;
+$L135_switch_body:
+	.loc 5 105 3
+	mov.pred %p41, 0;
+	bra.uni $L144_ret_argBetter;
 $L139_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p47, %f142, %f122;
 	@%p47 bra $L146_edge;
 	bra.uni $L140_binop_rhs;
+$L146_edge:
+	mov.pred %p48, 1;
+	bra.uni $L141_binop_done;
 $L140_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p49, %f142, %f122;
 	@%p49 bra $L142_binop_rhs;
 	bra.uni $L147_edge;
-$L141_binop_done:
-	.loc 5 107 2
-	mov.pred %p41, %p48;
-	bra.uni $L144_ret_argBetter;
 $L142_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p51, %r152, %r142;
 	mov.pred %p50, %p51;
 	bra.uni $L143_binop_done;
-$L143_binop_done:
-	mov.pred %p48, %p50;
-	bra.uni $L141_binop_done;
-$L144_ret_argBetter:
-	@%p41 bra $L30_if_then;
-	bra.uni $L148_edge;
-$L145_edge:
-	mov.pred %p44, 1;
-	bra.uni $L138_binop_done;
-$L146_edge:
-	mov.pred %p48, 1;
-	bra.uni $L141_binop_done;
 $L147_edge:
 	mov.pred %p50, 0;
 	bra.uni $L143_binop_done;
+$L143_binop_done:
+	mov.pred %p48, %p50;
+	bra.uni $L141_binop_done;
+$L141_binop_done:
+	.loc 5 107 2
+	mov.pred %p41, %p48;
+	bra.uni $L144_ret_argBetter;
+$L144_ret_argBetter:
+	@%p41 bra $L30_if_then;
+	bra.uni $L148_edge;
+$L30_if_then:
+	.loc 13 129 24
+	cvt.s32.s64 %r153, %rd76;
+	mov.f32 %f128, %f142;
+	mov.s32 %r150, %r153;
+	bra.uni $L29_if_done;
 $L148_edge:
 	mov.f32 %f128, %f122;
 	mov.s32 %r150, %r142;
 	bra.uni $L29_if_done;
+$L124_edge:
+	mov.f32 %f128, %f122;
+	mov.s32 %r150, %r142;
+	bra.uni $L29_if_done;
+$L29_if_done:
+	.loc 13 124 26
+	add.s64 %rd104, %rd76, %rd16;
+	mov.f32 %f122, %f128;
+	mov.s32 %r142, %r150;
+	mov.s64 %rd76, %rd104;
+	bra.uni $L25_for_loop;
 $L149_entry:
 	.loc 11 17 27
 	mov.u64 %rd105, smem0;
@@ -19017,6 +19002,117 @@ $L149_entry:
 	mov.u64 %rd106, smem1;
 	.loc 11 19 19
 	bra.uni $L155_entry;
+$L155_entry:
+	mov.f32 %f145, %f122;
+	mov.s32 %r156, %r142;
+	mov.s64 %rd107, 16;
+	bra.uni $L156_for_loop;
+$L156_for_loop:
+	.loc 11 36 17
+	setp.gt.s64 %p52, %rd107, 0;
+	@%p52 bra $L157_for_body;
+	bra.uni $L158_for_done;
+$L157_for_body:
+	.loc 11 37 22
+	cvt.u32.u64 %r157, %rd107;
+	shfl.sync.bfly.b32 %f146, %f145, %r157, 31, -1;
+	.loc 11 37 44
+	cvt.u32.u64 %r158, %rd107;
+	shfl.sync.bfly.b32 %r159, %r156, %r158, 31, -1;
+	.loc 11 38 15
+	bra.uni $L162_entry;
+$L162_entry:
+	.loc 5 102 9
+	setp.neu.f32 %p54, %f146, %f146;
+	@%p54 bra $L163_switch_body;
+	bra.uni $L165_switch_next;
+$L163_switch_body:
+	.loc 5 103 12
+	setp.eq.f32 %p55, %f145, %f145;
+	@%p55 bra $L174_edge;
+	bra.uni $L166_binop_rhs;
+$L174_edge:
+	mov.pred %p56, 1;
+	bra.uni $L167_binop_done;
+$L166_binop_rhs:
+	.loc 5 103 22
+	setp.lt.s32 %p57, %r159, %r156;
+	mov.pred %p56, %p57;
+	bra.uni $L167_binop_done;
+$L167_binop_done:
+	.loc 5 103 3
+	mov.pred %p53, %p56;
+	bra.uni $L173_ret_argBetter;
+$L165_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p58, %f145, %f145;
+	@%p58 bra $L164_switch_body;
+	bra.uni $L168_switch_next;
+$L164_switch_body:
+	.loc 5 105 3
+	mov.pred %p53, 0;
+	bra.uni $L173_ret_argBetter;
+$L168_switch_next:
+	.loc 5 107 11
+	setp.gt.f32 %p59, %f146, %f145;
+	@%p59 bra $L175_edge;
+	bra.uni $L169_binop_rhs;
+$L175_edge:
+	mov.pred %p60, 1;
+	bra.uni $L170_binop_done;
+$L169_binop_rhs:
+	.loc 5 107 20
+	setp.eq.f32 %p61, %f146, %f145;
+	@%p61 bra $L171_binop_rhs;
+	bra.uni $L176_edge;
+$L171_binop_rhs:
+	.loc 5 107 30
+	setp.lt.s32 %p63, %r159, %r156;
+	mov.pred %p62, %p63;
+	bra.uni $L172_binop_done;
+$L176_edge:
+	mov.pred %p62, 0;
+	bra.uni $L172_binop_done;
+$L172_binop_done:
+	mov.pred %p60, %p62;
+	bra.uni $L170_binop_done;
+$L170_binop_done:
+	.loc 5 107 2
+	mov.pred %p53, %p60;
+	bra.uni $L173_ret_argBetter;
+$L173_ret_argBetter:
+	@%p53 bra $L159_if_then;
+	bra.uni $L177_edge;
+$L159_if_then:
+	mov.f32 %f147, %f146;
+	mov.s32 %r160, %r159;
+	bra.uni $L160_if_done;
+$L177_edge:
+	mov.f32 %f147, %f145;
+	mov.s32 %r160, %r156;
+	bra.uni $L160_if_done;
+$L160_if_done:
+	.loc 11 36 22
+	div.s64 %rd108, %rd107, 2;
+	mov.f32 %f145, %f147;
+	mov.s32 %r156, %r160;
+	mov.s64 %rd107, %rd108;
+	bra.uni $L156_for_loop;
+$L158_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f144, %f145;
+	mov.s32 %r155, %r156;
+	bra.uni $L161_ret_warpArgMax;
+$L161_ret_warpArgMax:
+	.loc 11 20 11
+	mov.u32 %r161, %laneid;
+	cvt.s64.u32 %rd109, %r161;
+	.loc 11 20 14
+	setp.eq.s64 %p64, %rd109, 0;
+	@%p64 bra $L150_if_then;
+	bra.uni $L151_if_done;
 $L150_if_then:
 	.loc 11 21 12
 	mov.u32 %r164, %tid.z;
@@ -19051,151 +19147,6 @@ $L150_if_then:
 	add.s64 %rd115, %rd106, %rd114;
 	st.shared.s32 [%rd115], %r155;
 	bra.uni $L151_if_done;
-$L151_if_done:
-	.loc 11 23 12
-	bar.warp.sync -1;
-	.loc 11 24 8
-	bar.sync 0;
-	.loc 11 25 15
-	bra.uni $L180_entry;
-$L152_if_then:
-	.loc 11 27 19
-	mov.u32 %r184, %laneid;
-	cvt.s64.u32 %rd121, %r184;
-	.loc 11 27 12
-	setp.hs.u64 %p68, %rd121, 32;
-	@%p68 bra $L183_oob7;
-	shl.b64 %rd122, %rd121, 2;
-	add.s64 %rd123, %rd105, %rd122;
-	ld.shared.f32 %f151, [%rd123];
-	.loc 11 27 33
-	mov.u32 %r185, %laneid;
-	cvt.s64.u32 %rd124, %r185;
-	.loc 11 27 26
-	setp.hs.u64 %p69, %rd124, 32;
-	@%p69 bra $L184_oob8;
-	shl.b64 %rd125, %rd124, 2;
-	add.s64 %rd126, %rd106, %rd125;
-	ld.shared.s32 %r186, [%rd126];
-	mov.f32 %f150, %f151;
-	mov.s32 %r183, %r186;
-	bra.uni $L185_entry;
-$L154_ret_blockArgMax:
-	.loc 13 134 9
-	setp.eq.s64 %p82, %rd13, 0;
-	@%p82 bra $L31_if_then;
-	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L155_entry:
-	mov.f32 %f145, %f122;
-	mov.s32 %r156, %r142;
-	mov.s64 %rd107, 16;
-	bra.uni $L156_for_loop;
-$L156_for_loop:
-	.loc 11 36 17
-	setp.gt.s64 %p52, %rd107, 0;
-	@%p52 bra $L157_for_body;
-	bra.uni $L158_for_done;
-$L157_for_body:
-	.loc 11 37 22
-	cvt.u32.u64 %r157, %rd107;
-	shfl.sync.bfly.b32 %f146, %f145, %r157, 31, -1;
-	.loc 11 37 44
-	cvt.u32.u64 %r158, %rd107;
-	shfl.sync.bfly.b32 %r159, %r156, %r158, 31, -1;
-	.loc 11 38 15
-	bra.uni $L162_entry;
-$L158_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f144, %f145;
-	mov.s32 %r155, %r156;
-	bra.uni $L161_ret_warpArgMax;
-$L159_if_then:
-	mov.f32 %f147, %f146;
-	mov.s32 %r160, %r159;
-	bra.uni $L160_if_done;
-$L160_if_done:
-	.loc 11 36 22
-	div.s64 %rd108, %rd107, 2;
-	mov.f32 %f145, %f147;
-	mov.s32 %r156, %r160;
-	mov.s64 %rd107, %rd108;
-	bra.uni $L156_for_loop;
-$L161_ret_warpArgMax:
-	.loc 11 20 11
-	mov.u32 %r161, %laneid;
-	cvt.s64.u32 %rd109, %r161;
-	.loc 11 20 14
-	setp.eq.s64 %p64, %rd109, 0;
-	@%p64 bra $L150_if_then;
-	bra.uni $L151_if_done;
-$L162_entry:
-	.loc 5 102 9
-	setp.neu.f32 %p54, %f146, %f146;
-	@%p54 bra $L163_switch_body;
-	bra.uni $L165_switch_next;
-$L163_switch_body:
-	.loc 5 103 12
-	setp.eq.f32 %p55, %f145, %f145;
-	@%p55 bra $L174_edge;
-	bra.uni $L166_binop_rhs;
-$L164_switch_body:
-	.loc 5 105 3
-	mov.pred %p53, 0;
-	bra.uni $L173_ret_argBetter;
-$L165_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p58, %f145, %f145;
-	@%p58 bra $L164_switch_body;
-	bra.uni $L168_switch_next;
-$L166_binop_rhs:
-	.loc 5 103 22
-	setp.lt.s32 %p57, %r159, %r156;
-	mov.pred %p56, %p57;
-	bra.uni $L167_binop_done;
-$L167_binop_done:
-	.loc 5 103 3
-	mov.pred %p53, %p56;
-	bra.uni $L173_ret_argBetter;
-$L168_switch_next:
-	.loc 5 107 11
-	setp.gt.f32 %p59, %f146, %f145;
-	@%p59 bra $L175_edge;
-	bra.uni $L169_binop_rhs;
-$L169_binop_rhs:
-	.loc 5 107 20
-	setp.eq.f32 %p61, %f146, %f145;
-	@%p61 bra $L171_binop_rhs;
-	bra.uni $L176_edge;
-$L170_binop_done:
-	.loc 5 107 2
-	mov.pred %p53, %p60;
-	bra.uni $L173_ret_argBetter;
-$L171_binop_rhs:
-	.loc 5 107 30
-	setp.lt.s32 %p63, %r159, %r156;
-	mov.pred %p62, %p63;
-	bra.uni $L172_binop_done;
-$L172_binop_done:
-	mov.pred %p60, %p62;
-	bra.uni $L170_binop_done;
-$L173_ret_argBetter:
-	@%p53 bra $L159_if_then;
-	bra.uni $L177_edge;
-$L174_edge:
-	mov.pred %p56, 1;
-	bra.uni $L167_binop_done;
-$L175_edge:
-	mov.pred %p60, 1;
-	bra.uni $L170_binop_done;
-$L176_edge:
-	mov.pred %p62, 0;
-	bra.uni $L172_binop_done;
-$L177_edge:
-	mov.f32 %f147, %f145;
-	mov.s32 %r160, %r156;
-	bra.uni $L160_if_done;
 $L178_oob5:
 	.loc 11 21 5
 	mov.u64 %rd21, 0x3D00000006;
@@ -19208,6 +19159,13 @@ $L179_oob6:
 	mov.u64 %rd22, %rd111;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
+$L151_if_done:
+	.loc 11 23 12
+	bar.warp.sync -1;
+	.loc 11 24 8
+	bar.sync 0;
+	.loc 11 25 15
+	bra.uni $L180_entry;
 $L180_entry:
 	.loc 11 51 52
 	mov.u32 %r178, 0xFF800000;
@@ -19232,9 +19190,27 @@ $L181_ret_negInf:
 	setp.lt.s64 %p67, %rd116, %rd120;
 	@%p67 bra $L152_if_then;
 	bra.uni $L182_edge;
-$L182_edge:
-	mov.f32 %f150, %f148;
-	mov.s32 %r183, 2147483647;
+$L152_if_then:
+	.loc 11 27 19
+	mov.u32 %r184, %laneid;
+	cvt.s64.u32 %rd121, %r184;
+	.loc 11 27 12
+	setp.hs.u64 %p68, %rd121, 32;
+	@%p68 bra $L183_oob7;
+	shl.b64 %rd122, %rd121, 2;
+	add.s64 %rd123, %rd105, %rd122;
+	ld.shared.f32 %f151, [%rd123];
+	.loc 11 27 33
+	mov.u32 %r185, %laneid;
+	cvt.s64.u32 %rd124, %r185;
+	.loc 11 27 26
+	setp.hs.u64 %p69, %rd124, 32;
+	@%p69 bra $L184_oob8;
+	shl.b64 %rd125, %rd124, 2;
+	add.s64 %rd126, %rd106, %rd125;
+	ld.shared.s32 %r186, [%rd126];
+	mov.f32 %f150, %f151;
+	mov.s32 %r183, %r186;
 	bra.uni $L185_entry;
 $L183_oob7:
 	.loc 11 27 12
@@ -19248,6 +19224,10 @@ $L184_oob8:
 	mov.u64 %rd22, %rd124;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
+$L182_edge:
+	mov.f32 %f150, %f148;
+	mov.s32 %r183, 2147483647;
+	bra.uni $L185_entry;
 $L185_entry:
 	mov.f32 %f153, %f150;
 	mov.s32 %r188, %r183;
@@ -19267,31 +19247,6 @@ $L187_for_body:
 	shfl.sync.bfly.b32 %r191, %r188, %r190, 31, -1;
 	.loc 11 38 15
 	bra.uni $L192_entry;
-$L188_for_done:
-	.loc 11 46 12
-	bar.warp.sync -1;
-	.loc 11 47 2
-	mov.f32 %f152, %f153;
-	mov.s32 %r187, %r188;
-	bra.uni $L191_ret_warpArgMax;
-$L189_if_then:
-	mov.f32 %f155, %f154;
-	mov.s32 %r192, %r191;
-	bra.uni $L190_if_done;
-$L190_if_done:
-	.loc 11 36 22
-	div.s64 %rd128, %rd127, 2;
-	mov.f32 %f153, %f155;
-	mov.s32 %r188, %r192;
-	mov.s64 %rd127, %rd128;
-	bra.uni $L186_for_loop;
-$L191_ret_warpArgMax:
-	.loc 11 30 8
-	bar.sync 0;
-	.loc 11 31 2
-	mov.f32 %f143, %f152;
-	mov.s32 %r154, %r187;
-	bra.uni $L154_ret_blockArgMax;
 $L192_entry:
 	.loc 5 102 9
 	setp.neu.f32 %p72, %f154, %f154;
@@ -19302,15 +19257,9 @@ $L193_switch_body:
 	setp.eq.f32 %p73, %f153, %f153;
 	@%p73 bra $L204_edge;
 	bra.uni $L196_binop_rhs;
-$L194_switch_body:
-	.loc 5 105 3
-	mov.pred %p71, 0;
-	bra.uni $L203_ret_argBetter;
-$L195_switch_next:
-	.loc 5 104 9
-	setp.neu.f32 %p76, %f153, %f153;
-	@%p76 bra $L194_switch_body;
-	bra.uni $L198_switch_next;
+$L204_edge:
+	mov.pred %p74, 1;
+	bra.uni $L197_binop_done;
 $L196_binop_rhs:
 	.loc 5 103 22
 	setp.lt.s32 %p75, %r191, %r188;
@@ -19320,46 +19269,89 @@ $L197_binop_done:
 	.loc 5 103 3
 	mov.pred %p71, %p74;
 	bra.uni $L203_ret_argBetter;
+$L195_switch_next:
+	.loc 5 104 9
+	setp.neu.f32 %p76, %f153, %f153;
+	@%p76 bra $L194_switch_body;
+	bra.uni $L198_switch_next;
+$L194_switch_body:
+	.loc 5 105 3
+	mov.pred %p71, 0;
+	bra.uni $L203_ret_argBetter;
 $L198_switch_next:
 	.loc 5 107 11
 	setp.gt.f32 %p77, %f154, %f153;
 	@%p77 bra $L205_edge;
 	bra.uni $L199_binop_rhs;
+$L205_edge:
+	mov.pred %p78, 1;
+	bra.uni $L200_binop_done;
 $L199_binop_rhs:
 	.loc 5 107 20
 	setp.eq.f32 %p79, %f154, %f153;
 	@%p79 bra $L201_binop_rhs;
 	bra.uni $L206_edge;
-$L200_binop_done:
-	.loc 5 107 2
-	mov.pred %p71, %p78;
-	bra.uni $L203_ret_argBetter;
 $L201_binop_rhs:
 	.loc 5 107 30
 	setp.lt.s32 %p81, %r191, %r188;
 	mov.pred %p80, %p81;
 	bra.uni $L202_binop_done;
-$L202_binop_done:
-	mov.pred %p78, %p80;
-	bra.uni $L200_binop_done;
-$L203_ret_argBetter:
-	@%p71 bra $L189_if_then;
-	bra.uni $L207_edge;
-$L204_edge:
-	mov.pred %p74, 1;
-	bra.uni $L197_binop_done;
-$L205_edge:
-	mov.pred %p78, 1;
-	bra.uni $L200_binop_done;
 $L206_edge:
 	mov.pred %p80, 0;
 	bra.uni $L202_binop_done;
+$L202_binop_done:
+	mov.pred %p78, %p80;
+	bra.uni $L200_binop_done;
+$L200_binop_done:
+	.loc 5 107 2
+	mov.pred %p71, %p78;
+	bra.uni $L203_ret_argBetter;
+$L203_ret_argBetter:
+	@%p71 bra $L189_if_then;
+	bra.uni $L207_edge;
+$L189_if_then:
+	mov.f32 %f155, %f154;
+	mov.s32 %r192, %r191;
+	bra.uni $L190_if_done;
 $L207_edge:
 	mov.f32 %f155, %f153;
 	mov.s32 %r192, %r188;
 	bra.uni $L190_if_done;
-$L208_oob9:
+$L190_if_done:
+	.loc 11 36 22
+	div.s64 %rd128, %rd127, 2;
+	mov.f32 %f153, %f155;
+	mov.s32 %r188, %r192;
+	mov.s64 %rd127, %rd128;
+	bra.uni $L186_for_loop;
+$L188_for_done:
+	.loc 11 46 12
+	bar.warp.sync -1;
+	.loc 11 47 2
+	mov.f32 %f152, %f153;
+	mov.s32 %r187, %r188;
+	bra.uni $L191_ret_warpArgMax;
+$L191_ret_warpArgMax:
+	.loc 11 30 8
+	bar.sync 0;
+	.loc 11 31 2
+	mov.f32 %f143, %f152;
+	mov.s32 %r154, %r187;
+	bra.uni $L154_ret_blockArgMax;
+$L154_ret_blockArgMax:
+	.loc 13 134 9
+	setp.eq.s64 %p82, %rd13, 0;
+	@%p82 bra $L31_if_then;
+	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L31_if_then:
 	.loc 13 135 6
+	setp.hs.u64 %p83, %rd9, %rd2;
+	@%p83 bra $L208_oob9;
+	shl.b64 %rd129, %rd9, 2;
+	add.s64 %rd130, %rd1, %rd129;
+	st.global.s32 [%rd130], %r154;
+	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L208_oob9:
 	mov.u64 %rd21, 0x3D0000000A;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
@@ -19378,6 +19370,10 @@ $L40_bounds_fail:
 	add.s64 %rd27, %rd25, %rd26;
 	st.global.u64 [kern_error+24], %rd27;
 	bra.uni $L41_bounds_exit;
+$L41_bounds_exit:
+	exit;
+$L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry softmax3F32(
@@ -19416,6 +19412,24 @@ $L2_entry:
 	mul.lo.s64 %rd10, %rd7, %rd6;
 	.loc 14 57 13
 	bra.uni $L13_entry;
+$L13_entry:
+	.loc 11 51 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 11 51 25
+	mov.f32 %f0, %f1;
+	bra.uni $L14_ret_negInf;
+$L14_ret_negInf:
+	.loc 14 58 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
 $L3_for_loop:
 	.loc 14 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
@@ -19432,6 +19446,31 @@ $L4_for_body:
 	ld.global.nc.f32 %f3, [%rd24];
 	.loc 14 59 24
 	bra.uni $L18_entry;
+$L17_oob0:
+	.loc 14 59 26
+	mov.u64 %rd16, 0x3E00000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L18_entry:
+	.loc 6 33 40
+	mov.f32 %f4, %f3;
+	bra.uni $L19_ret_load;
+$L19_ret_load:
+	.loc 14 59 14
+	max.f32 %f5, %f2, %f4;
+	.loc 14 58 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd25, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd26, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd27, %r12;
+	.loc 14 58 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f5;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 14 61 18
 	shfl.sync.bfly.b32 %f6, %f2, 16, 31, -1;
@@ -19506,6 +19545,51 @@ $L7_for_body:
 	ld.global.nc.f32 %f28, [%rd38];
 	.loc 14 64 22
 	bra.uni $L21_entry;
+$L20_oob1:
+	.loc 14 64 24
+	mov.u64 %rd16, 0x3E00000002;
+	mov.u64 %rd17, %rd36;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L21_entry:
+	.loc 6 33 40
+	mov.f32 %f29, %f28;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 14 64 34
+	sub.rn.f32 %f30, %f29, %f26;
+	.loc 14 64 15
+	max.f32 %f31, %f30, 0fC2D00000;
+	min.f32 %f31, %f31, 0f42B20000;
+	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f33, %f32;
+	fma.rn.f32 %f34, %f33, 0fBF317200, %f31;
+	fma.rn.f32 %f34, %f33, 0fB5BFBE8E, %f34;
+	mul.rn.f32 %f34, %f34, 0f3FB8AA3B;
+	ex2.approx.f32 %f35, %f34;
+	mul.rn.f32 %f36, %f33, 0f3F000000;
+	cvt.rmi.f32.f32 %f36, %f36;
+	sub.rn.f32 %f37, %f33, %f36;
+	ex2.approx.f32 %f38, %f36;
+	ex2.approx.f32 %f39, %f37;
+	mul.rn.f32 %f35, %f35, %f38;
+	mul.rn.f32 %f35, %f35, %f39;
+	setp.nan.f32 %p7, %f30, %f30;
+	selp.f32 %f35, %f30, %f35, %p7;
+	.loc 14 64 3
+	add.rn.f32 %f40, %f27, %f35;
+	.loc 14 63 53
+	mov.u32 %r29, %ntid.x;
+	cvt.s64.u32 %rd39, %r29;
+	mov.u32 %r30, %ntid.y;
+	cvt.s64.u32 %rd40, %r30;
+	mov.u32 %r31, %ntid.z;
+	cvt.s64.u32 %rd41, %r31;
+	.loc 14 63 38
+	add.s64 %rd42, %rd35, %rd39;
+	mov.f32 %f27, %f40;
+	mov.s64 %rd35, %rd42;
+	bra.uni $L6_for_loop;
 $L8_for_done:
 	.loc 14 66 18
 	shfl.sync.bfly.b32 %f41, %f27, 16, 31, -1;
@@ -19581,98 +19665,6 @@ $L10_for_body:
 	ld.global.nc.f32 %f62, [%rd53];
 	.loc 14 68 39
 	bra.uni $L24_entry;
-$L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L13_entry:
-	.loc 11 51 52
-	mov.u32 %r3, 0xFF800000;
-	mov.b32 %f1, %r3;
-	.loc 11 51 25
-	mov.f32 %f0, %f1;
-	bra.uni $L14_ret_negInf;
-$L14_ret_negInf:
-	.loc 14 58 22
-	mov.u32 %r4, %tid.x;
-	cvt.s64.u32 %rd11, %r4;
-	mov.u32 %r5, %tid.y;
-	cvt.s64.u32 %rd12, %r5;
-	mov.u32 %r6, %tid.z;
-	cvt.s64.u32 %rd13, %r6;
-	mov.f32 %f2, %f0;
-	mov.s64 %rd14, %rd11;
-	bra.uni $L3_for_loop;
-$L16_bounds_exit:
-	exit;
-$L17_oob0:
-	.loc 14 59 26
-	mov.u64 %rd16, 0x3E00000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L18_entry:
-	.loc 6 33 40
-	mov.f32 %f4, %f3;
-	bra.uni $L19_ret_load;
-$L19_ret_load:
-	.loc 14 59 14
-	max.f32 %f5, %f2, %f4;
-	.loc 14 58 53
-	mov.u32 %r10, %ntid.x;
-	cvt.s64.u32 %rd25, %r10;
-	mov.u32 %r11, %ntid.y;
-	cvt.s64.u32 %rd26, %r11;
-	mov.u32 %r12, %ntid.z;
-	cvt.s64.u32 %rd27, %r12;
-	.loc 14 58 38
-	add.s64 %rd28, %rd14, %rd25;
-	mov.f32 %f2, %f5;
-	mov.s64 %rd14, %rd28;
-	bra.uni $L3_for_loop;
-$L20_oob1:
-	.loc 14 64 24
-	mov.u64 %rd16, 0x3E00000002;
-	mov.u64 %rd17, %rd36;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L21_entry:
-	.loc 6 33 40
-	mov.f32 %f29, %f28;
-	bra.uni $L22_ret_load;
-$L22_ret_load:
-	.loc 14 64 34
-	sub.rn.f32 %f30, %f29, %f26;
-	.loc 14 64 15
-	max.f32 %f31, %f30, 0fC2D00000;
-	min.f32 %f31, %f31, 0f42B20000;
-	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f33, %f32;
-	fma.rn.f32 %f34, %f33, 0fBF317200, %f31;
-	fma.rn.f32 %f34, %f33, 0fB5BFBE8E, %f34;
-	mul.rn.f32 %f34, %f34, 0f3FB8AA3B;
-	ex2.approx.f32 %f35, %f34;
-	mul.rn.f32 %f36, %f33, 0f3F000000;
-	cvt.rmi.f32.f32 %f36, %f36;
-	sub.rn.f32 %f37, %f33, %f36;
-	ex2.approx.f32 %f38, %f36;
-	ex2.approx.f32 %f39, %f37;
-	mul.rn.f32 %f35, %f35, %f38;
-	mul.rn.f32 %f35, %f35, %f39;
-	setp.nan.f32 %p7, %f30, %f30;
-	selp.f32 %f35, %f30, %f35, %p7;
-	.loc 14 64 3
-	add.rn.f32 %f40, %f27, %f35;
-	.loc 14 63 53
-	mov.u32 %r29, %ntid.x;
-	cvt.s64.u32 %rd39, %r29;
-	mov.u32 %r30, %ntid.y;
-	cvt.s64.u32 %rd40, %r30;
-	mov.u32 %r31, %ntid.z;
-	cvt.s64.u32 %rd41, %r31;
-	.loc 14 63 38
-	add.s64 %rd42, %rd35, %rd39;
-	mov.f32 %f27, %f40;
-	mov.s64 %rd35, %rd42;
-	bra.uni $L6_for_loop;
 $L23_oob2:
 	.loc 14 68 41
 	mov.u64 %rd16, 0x3E00000003;
@@ -19750,6 +19742,10 @@ $L15_bounds_fail:
 	add.s64 %rd22, %rd20, %rd21;
 	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L16_bounds_exit;
+$L16_bounds_exit:
+	exit;
+$L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry softmax3F16(
@@ -19789,6 +19785,24 @@ $L2_entry:
 	mul.lo.s64 %rd10, %rd7, %rd6;
 	.loc 14 57 13
 	bra.uni $L13_entry;
+$L13_entry:
+	.loc 11 51 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 11 51 25
+	mov.f32 %f0, %f1;
+	bra.uni $L14_ret_negInf;
+$L14_ret_negInf:
+	.loc 14 58 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
 $L3_for_loop:
 	.loc 14 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
@@ -19805,6 +19819,33 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd24];
 	.loc 14 59 24
 	bra.uni $L18_entry;
+$L17_oob0:
+	.loc 14 59 26
+	mov.u64 %rd16, 0x3F00000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L18_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f4, %rs0;
+	.loc 6 38 41
+	mov.f32 %f3, %f4;
+	bra.uni $L19_ret_load;
+$L19_ret_load:
+	.loc 14 59 14
+	max.f32 %f5, %f2, %f3;
+	.loc 14 58 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd25, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd26, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd27, %r12;
+	.loc 14 58 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f5;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 14 61 18
 	shfl.sync.bfly.b32 %f6, %f2, 16, 31, -1;
@@ -19879,6 +19920,53 @@ $L7_for_body:
 	ld.global.nc.u16 %rs1, [%rd38];
 	.loc 14 64 22
 	bra.uni $L21_entry;
+$L20_oob1:
+	.loc 14 64 24
+	mov.u64 %rd16, 0x3F00000002;
+	mov.u64 %rd17, %rd36;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L21_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f29, %rs1;
+	.loc 6 38 41
+	mov.f32 %f28, %f29;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 14 64 34
+	sub.rn.f32 %f30, %f28, %f26;
+	.loc 14 64 15
+	max.f32 %f31, %f30, 0fC2D00000;
+	min.f32 %f31, %f31, 0f42B20000;
+	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f33, %f32;
+	fma.rn.f32 %f34, %f33, 0fBF317200, %f31;
+	fma.rn.f32 %f34, %f33, 0fB5BFBE8E, %f34;
+	mul.rn.f32 %f34, %f34, 0f3FB8AA3B;
+	ex2.approx.f32 %f35, %f34;
+	mul.rn.f32 %f36, %f33, 0f3F000000;
+	cvt.rmi.f32.f32 %f36, %f36;
+	sub.rn.f32 %f37, %f33, %f36;
+	ex2.approx.f32 %f38, %f36;
+	ex2.approx.f32 %f39, %f37;
+	mul.rn.f32 %f35, %f35, %f38;
+	mul.rn.f32 %f35, %f35, %f39;
+	setp.nan.f32 %p7, %f30, %f30;
+	selp.f32 %f35, %f30, %f35, %p7;
+	.loc 14 64 3
+	add.rn.f32 %f40, %f27, %f35;
+	.loc 14 63 53
+	mov.u32 %r29, %ntid.x;
+	cvt.s64.u32 %rd39, %r29;
+	mov.u32 %r30, %ntid.y;
+	cvt.s64.u32 %rd40, %r30;
+	mov.u32 %r31, %ntid.z;
+	cvt.s64.u32 %rd41, %r31;
+	.loc 14 63 38
+	add.s64 %rd42, %rd35, %rd39;
+	mov.f32 %f27, %f40;
+	mov.s64 %rd35, %rd42;
+	bra.uni $L6_for_loop;
 $L8_for_done:
 	.loc 14 66 18
 	shfl.sync.bfly.b32 %f41, %f27, 16, 31, -1;
@@ -19954,102 +20042,6 @@ $L10_for_body:
 	ld.global.nc.u16 %rs2, [%rd53];
 	.loc 14 68 39
 	bra.uni $L24_entry;
-$L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L13_entry:
-	.loc 11 51 52
-	mov.u32 %r3, 0xFF800000;
-	mov.b32 %f1, %r3;
-	.loc 11 51 25
-	mov.f32 %f0, %f1;
-	bra.uni $L14_ret_negInf;
-$L14_ret_negInf:
-	.loc 14 58 22
-	mov.u32 %r4, %tid.x;
-	cvt.s64.u32 %rd11, %r4;
-	mov.u32 %r5, %tid.y;
-	cvt.s64.u32 %rd12, %r5;
-	mov.u32 %r6, %tid.z;
-	cvt.s64.u32 %rd13, %r6;
-	mov.f32 %f2, %f0;
-	mov.s64 %rd14, %rd11;
-	bra.uni $L3_for_loop;
-$L16_bounds_exit:
-	exit;
-$L17_oob0:
-	.loc 14 59 26
-	mov.u64 %rd16, 0x3F00000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L18_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f4, %rs0;
-	.loc 6 38 41
-	mov.f32 %f3, %f4;
-	bra.uni $L19_ret_load;
-$L19_ret_load:
-	.loc 14 59 14
-	max.f32 %f5, %f2, %f3;
-	.loc 14 58 53
-	mov.u32 %r10, %ntid.x;
-	cvt.s64.u32 %rd25, %r10;
-	mov.u32 %r11, %ntid.y;
-	cvt.s64.u32 %rd26, %r11;
-	mov.u32 %r12, %ntid.z;
-	cvt.s64.u32 %rd27, %r12;
-	.loc 14 58 38
-	add.s64 %rd28, %rd14, %rd25;
-	mov.f32 %f2, %f5;
-	mov.s64 %rd14, %rd28;
-	bra.uni $L3_for_loop;
-$L20_oob1:
-	.loc 14 64 24
-	mov.u64 %rd16, 0x3F00000002;
-	mov.u64 %rd17, %rd36;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L21_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f29, %rs1;
-	.loc 6 38 41
-	mov.f32 %f28, %f29;
-	bra.uni $L22_ret_load;
-$L22_ret_load:
-	.loc 14 64 34
-	sub.rn.f32 %f30, %f28, %f26;
-	.loc 14 64 15
-	max.f32 %f31, %f30, 0fC2D00000;
-	min.f32 %f31, %f31, 0f42B20000;
-	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f33, %f32;
-	fma.rn.f32 %f34, %f33, 0fBF317200, %f31;
-	fma.rn.f32 %f34, %f33, 0fB5BFBE8E, %f34;
-	mul.rn.f32 %f34, %f34, 0f3FB8AA3B;
-	ex2.approx.f32 %f35, %f34;
-	mul.rn.f32 %f36, %f33, 0f3F000000;
-	cvt.rmi.f32.f32 %f36, %f36;
-	sub.rn.f32 %f37, %f33, %f36;
-	ex2.approx.f32 %f38, %f36;
-	ex2.approx.f32 %f39, %f37;
-	mul.rn.f32 %f35, %f35, %f38;
-	mul.rn.f32 %f35, %f35, %f39;
-	setp.nan.f32 %p7, %f30, %f30;
-	selp.f32 %f35, %f30, %f35, %p7;
-	.loc 14 64 3
-	add.rn.f32 %f40, %f27, %f35;
-	.loc 14 63 53
-	mov.u32 %r29, %ntid.x;
-	cvt.s64.u32 %rd39, %r29;
-	mov.u32 %r30, %ntid.y;
-	cvt.s64.u32 %rd40, %r30;
-	mov.u32 %r31, %ntid.z;
-	cvt.s64.u32 %rd41, %r31;
-	.loc 14 63 38
-	add.s64 %rd42, %rd35, %rd39;
-	mov.f32 %f27, %f40;
-	mov.s64 %rd35, %rd42;
-	bra.uni $L6_for_loop;
 $L23_oob2:
 	.loc 14 68 41
 	mov.u64 %rd16, 0x3F00000003;
@@ -20131,6 +20123,10 @@ $L15_bounds_fail:
 	add.s64 %rd22, %rd20, %rd21;
 	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L16_bounds_exit;
+$L16_bounds_exit:
+	exit;
+$L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry softmax3BF16(
@@ -20170,6 +20166,24 @@ $L2_entry:
 	mul.lo.s64 %rd10, %rd7, %rd6;
 	.loc 14 57 13
 	bra.uni $L13_entry;
+$L13_entry:
+	.loc 11 51 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 11 51 25
+	mov.f32 %f0, %f1;
+	bra.uni $L14_ret_negInf;
+$L14_ret_negInf:
+	.loc 14 58 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
 $L3_for_loop:
 	.loc 14 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
@@ -20186,6 +20200,35 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd24];
 	.loc 14 59 24
 	bra.uni $L18_entry;
+$L17_oob0:
+	.loc 14 59 26
+	mov.u64 %rd16, 0x4000000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L18_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r10, %rs0;
+	shl.b32 %r10, %r10, 16;
+	mov.b32 %f4, %r10;
+	.loc 6 43 46
+	mov.f32 %f3, %f4;
+	bra.uni $L19_ret_load;
+$L19_ret_load:
+	.loc 14 59 14
+	max.f32 %f5, %f2, %f3;
+	.loc 14 58 53
+	mov.u32 %r11, %ntid.x;
+	cvt.s64.u32 %rd25, %r11;
+	mov.u32 %r12, %ntid.y;
+	cvt.s64.u32 %rd26, %r12;
+	mov.u32 %r13, %ntid.z;
+	cvt.s64.u32 %rd27, %r13;
+	.loc 14 58 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f5;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 14 61 18
 	shfl.sync.bfly.b32 %f6, %f2, 16, 31, -1;
@@ -20260,6 +20303,55 @@ $L7_for_body:
 	ld.global.nc.u16 %rs1, [%rd38];
 	.loc 14 64 22
 	bra.uni $L21_entry;
+$L20_oob1:
+	.loc 14 64 24
+	mov.u64 %rd16, 0x4000000002;
+	mov.u64 %rd17, %rd36;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L15_bounds_fail;
+$L21_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r30, %rs1;
+	shl.b32 %r30, %r30, 16;
+	mov.b32 %f29, %r30;
+	.loc 6 43 46
+	mov.f32 %f28, %f29;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 14 64 34
+	sub.rn.f32 %f30, %f28, %f26;
+	.loc 14 64 15
+	max.f32 %f31, %f30, 0fC2D00000;
+	min.f32 %f31, %f31, 0f42B20000;
+	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f33, %f32;
+	fma.rn.f32 %f34, %f33, 0fBF317200, %f31;
+	fma.rn.f32 %f34, %f33, 0fB5BFBE8E, %f34;
+	mul.rn.f32 %f34, %f34, 0f3FB8AA3B;
+	ex2.approx.f32 %f35, %f34;
+	mul.rn.f32 %f36, %f33, 0f3F000000;
+	cvt.rmi.f32.f32 %f36, %f36;
+	sub.rn.f32 %f37, %f33, %f36;
+	ex2.approx.f32 %f38, %f36;
+	ex2.approx.f32 %f39, %f37;
+	mul.rn.f32 %f35, %f35, %f38;
+	mul.rn.f32 %f35, %f35, %f39;
+	setp.nan.f32 %p7, %f30, %f30;
+	selp.f32 %f35, %f30, %f35, %p7;
+	.loc 14 64 3
+	add.rn.f32 %f40, %f27, %f35;
+	.loc 14 63 53
+	mov.u32 %r31, %ntid.x;
+	cvt.s64.u32 %rd39, %r31;
+	mov.u32 %r32, %ntid.y;
+	cvt.s64.u32 %rd40, %r32;
+	mov.u32 %r33, %ntid.z;
+	cvt.s64.u32 %rd41, %r33;
+	.loc 14 63 38
+	add.s64 %rd42, %rd35, %rd39;
+	mov.f32 %f27, %f40;
+	mov.s64 %rd35, %rd42;
+	bra.uni $L6_for_loop;
 $L8_for_done:
 	.loc 14 66 18
 	shfl.sync.bfly.b32 %f41, %f27, 16, 31, -1;
@@ -20335,106 +20427,6 @@ $L10_for_body:
 	ld.global.nc.u16 %rs2, [%rd53];
 	.loc 14 68 39
 	bra.uni $L24_entry;
-$L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L13_entry:
-	.loc 11 51 52
-	mov.u32 %r3, 0xFF800000;
-	mov.b32 %f1, %r3;
-	.loc 11 51 25
-	mov.f32 %f0, %f1;
-	bra.uni $L14_ret_negInf;
-$L14_ret_negInf:
-	.loc 14 58 22
-	mov.u32 %r4, %tid.x;
-	cvt.s64.u32 %rd11, %r4;
-	mov.u32 %r5, %tid.y;
-	cvt.s64.u32 %rd12, %r5;
-	mov.u32 %r6, %tid.z;
-	cvt.s64.u32 %rd13, %r6;
-	mov.f32 %f2, %f0;
-	mov.s64 %rd14, %rd11;
-	bra.uni $L3_for_loop;
-$L16_bounds_exit:
-	exit;
-$L17_oob0:
-	.loc 14 59 26
-	mov.u64 %rd16, 0x4000000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L18_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r10, %rs0;
-	shl.b32 %r10, %r10, 16;
-	mov.b32 %f4, %r10;
-	.loc 6 43 46
-	mov.f32 %f3, %f4;
-	bra.uni $L19_ret_load;
-$L19_ret_load:
-	.loc 14 59 14
-	max.f32 %f5, %f2, %f3;
-	.loc 14 58 53
-	mov.u32 %r11, %ntid.x;
-	cvt.s64.u32 %rd25, %r11;
-	mov.u32 %r12, %ntid.y;
-	cvt.s64.u32 %rd26, %r12;
-	mov.u32 %r13, %ntid.z;
-	cvt.s64.u32 %rd27, %r13;
-	.loc 14 58 38
-	add.s64 %rd28, %rd14, %rd25;
-	mov.f32 %f2, %f5;
-	mov.s64 %rd14, %rd28;
-	bra.uni $L3_for_loop;
-$L20_oob1:
-	.loc 14 64 24
-	mov.u64 %rd16, 0x4000000002;
-	mov.u64 %rd17, %rd36;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L15_bounds_fail;
-$L21_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r30, %rs1;
-	shl.b32 %r30, %r30, 16;
-	mov.b32 %f29, %r30;
-	.loc 6 43 46
-	mov.f32 %f28, %f29;
-	bra.uni $L22_ret_load;
-$L22_ret_load:
-	.loc 14 64 34
-	sub.rn.f32 %f30, %f28, %f26;
-	.loc 14 64 15
-	max.f32 %f31, %f30, 0fC2D00000;
-	min.f32 %f31, %f31, 0f42B20000;
-	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f33, %f32;
-	fma.rn.f32 %f34, %f33, 0fBF317200, %f31;
-	fma.rn.f32 %f34, %f33, 0fB5BFBE8E, %f34;
-	mul.rn.f32 %f34, %f34, 0f3FB8AA3B;
-	ex2.approx.f32 %f35, %f34;
-	mul.rn.f32 %f36, %f33, 0f3F000000;
-	cvt.rmi.f32.f32 %f36, %f36;
-	sub.rn.f32 %f37, %f33, %f36;
-	ex2.approx.f32 %f38, %f36;
-	ex2.approx.f32 %f39, %f37;
-	mul.rn.f32 %f35, %f35, %f38;
-	mul.rn.f32 %f35, %f35, %f39;
-	setp.nan.f32 %p7, %f30, %f30;
-	selp.f32 %f35, %f30, %f35, %p7;
-	.loc 14 64 3
-	add.rn.f32 %f40, %f27, %f35;
-	.loc 14 63 53
-	mov.u32 %r31, %ntid.x;
-	cvt.s64.u32 %rd39, %r31;
-	mov.u32 %r32, %ntid.y;
-	cvt.s64.u32 %rd40, %r32;
-	mov.u32 %r33, %ntid.z;
-	cvt.s64.u32 %rd41, %r33;
-	.loc 14 63 38
-	add.s64 %rd42, %rd35, %rd39;
-	mov.f32 %f27, %f40;
-	mov.s64 %rd35, %rd42;
-	bra.uni $L6_for_loop;
 $L23_oob2:
 	.loc 14 68 41
 	mov.u64 %rd16, 0x4000000003;
@@ -20518,6 +20510,10 @@ $L15_bounds_fail:
 	add.s64 %rd22, %rd20, %rd21;
 	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L16_bounds_exit;
+$L16_bounds_exit:
+	exit;
+$L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 
 .visible .entry softmaxF32(
@@ -20556,6 +20552,25 @@ $L2_entry:
 	mul.lo.s64 %rd10, %rd7, %rd6;
 	.loc 14 87 16
 	bra.uni $L16_entry;
+$L16_entry:
+	.loc 11 51 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 11 51 25
+	mov.f32 %f0, %f1;
+	bra.uni $L17_ret_negInf;
+$L17_ret_negInf:
+	.loc 14 88 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.f32 %f3, 0f00000000;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
 $L3_for_loop:
 	.loc 14 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
@@ -20572,6 +20587,105 @@ $L4_for_body:
 	ld.global.nc.f32 %f4, [%rd24];
 	.loc 14 89 14
 	bra.uni $L21_entry;
+$L20_oob0:
+	.loc 14 89 16
+	mov.u64 %rd16, 0x4100000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L18_bounds_fail;
+$L21_entry:
+	.loc 6 33 40
+	mov.f32 %f5, %f4;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 14 90 8
+	setp.gt.f32 %p3, %f5, %f2;
+	@%p3 bra $L6_if_then;
+	bra.uni $L23_entry;
+$L6_if_then:
+	.loc 14 91 19
+	sub.rn.f32 %f6, %f2, %f5;
+	.loc 14 91 17
+	max.f32 %f7, %f6, 0fC2D00000;
+	min.f32 %f7, %f7, 0f42B20000;
+	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f9, %f8;
+	fma.rn.f32 %f10, %f9, 0fBF317200, %f7;
+	fma.rn.f32 %f10, %f9, 0fB5BFBE8E, %f10;
+	mul.rn.f32 %f10, %f10, 0f3FB8AA3B;
+	ex2.approx.f32 %f11, %f10;
+	mul.rn.f32 %f12, %f9, 0f3F000000;
+	cvt.rmi.f32.f32 %f12, %f12;
+	sub.rn.f32 %f13, %f9, %f12;
+	ex2.approx.f32 %f14, %f12;
+	ex2.approx.f32 %f15, %f13;
+	mul.rn.f32 %f11, %f11, %f14;
+	mul.rn.f32 %f11, %f11, %f15;
+	setp.nan.f32 %p4, %f6, %f6;
+	selp.f32 %f11, %f6, %f11, %p4;
+	.loc 14 91 9
+	mul.rn.f32 %f16, %f3, %f11;
+	.loc 14 91 23
+	add.rn.f32 %f17, %f16, 0f3F800000;
+	mov.f32 %f18, %f5;
+	mov.f32 %f19, %f17;
+	bra.uni $L7_if_done;
+$L23_entry:
+	.loc 11 51 52
+	mov.u32 %r13, 0xFF800000;
+	mov.b32 %f21, %r13;
+	.loc 11 51 25
+	mov.f32 %f20, %f21;
+	bra.uni $L24_ret_negInf;
+$L24_ret_negInf:
+	.loc 14 93 15
+	setp.gt.f32 %p5, %f5, %f20;
+	@%p5 bra $L9_if_then;
+	bra.uni $L25_edge;
+$L9_if_then:
+	.loc 14 94 19
+	sub.rn.f32 %f22, %f5, %f2;
+	.loc 14 94 16
+	max.f32 %f23, %f22, 0fC2D00000;
+	min.f32 %f23, %f23, 0f42B20000;
+	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f25, %f24;
+	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
+	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
+	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
+	ex2.approx.f32 %f27, %f26;
+	mul.rn.f32 %f28, %f25, 0f3F000000;
+	cvt.rmi.f32.f32 %f28, %f28;
+	sub.rn.f32 %f29, %f25, %f28;
+	ex2.approx.f32 %f30, %f28;
+	ex2.approx.f32 %f31, %f29;
+	mul.rn.f32 %f27, %f27, %f30;
+	mul.rn.f32 %f27, %f27, %f31;
+	setp.nan.f32 %p6, %f22, %f22;
+	selp.f32 %f27, %f22, %f27, %p6;
+	.loc 14 94 4
+	add.rn.f32 %f32, %f3, %f27;
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f32;
+	bra.uni $L7_if_done;
+$L25_edge:
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f3;
+	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 14 88 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd25, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd26, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd27, %r12;
+	.loc 14 88 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f18;
+	mov.f32 %f3, %f19;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 14 97 20
 	shfl.sync.bfly.b32 %f33, %f2, 16, 31, -1;
@@ -20622,74 +20736,18 @@ $L5_for_done:
 	bar.sync 0;
 	.loc 14 98 15
 	bra.uni $L26_entry;
-$L6_if_then:
-	.loc 14 91 19
-	sub.rn.f32 %f6, %f2, %f5;
-	.loc 14 91 17
-	max.f32 %f7, %f6, 0fC2D00000;
-	min.f32 %f7, %f7, 0f42B20000;
-	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f9, %f8;
-	fma.rn.f32 %f10, %f9, 0fBF317200, %f7;
-	fma.rn.f32 %f10, %f9, 0fB5BFBE8E, %f10;
-	mul.rn.f32 %f10, %f10, 0f3FB8AA3B;
-	ex2.approx.f32 %f11, %f10;
-	mul.rn.f32 %f12, %f9, 0f3F000000;
-	cvt.rmi.f32.f32 %f12, %f12;
-	sub.rn.f32 %f13, %f9, %f12;
-	ex2.approx.f32 %f14, %f12;
-	ex2.approx.f32 %f15, %f13;
-	mul.rn.f32 %f11, %f11, %f14;
-	mul.rn.f32 %f11, %f11, %f15;
-	setp.nan.f32 %p4, %f6, %f6;
-	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 14 91 9
-	mul.rn.f32 %f16, %f3, %f11;
-	.loc 14 91 23
-	add.rn.f32 %f17, %f16, 0f3F800000;
-	mov.f32 %f18, %f5;
-	mov.f32 %f19, %f17;
-	bra.uni $L7_if_done;
-$L7_if_done:
-	.loc 14 88 53
-	mov.u32 %r10, %ntid.x;
-	cvt.s64.u32 %rd25, %r10;
-	mov.u32 %r11, %ntid.y;
-	cvt.s64.u32 %rd26, %r11;
-	mov.u32 %r12, %ntid.z;
-	cvt.s64.u32 %rd27, %r12;
-	.loc 14 88 38
-	add.s64 %rd28, %rd14, %rd25;
-	mov.f32 %f2, %f18;
-	mov.f32 %f3, %f19;
-	mov.s64 %rd14, %rd28;
-	bra.uni $L3_for_loop;
-$L9_if_then:
-	.loc 14 94 19
-	sub.rn.f32 %f22, %f5, %f2;
-	.loc 14 94 16
-	max.f32 %f23, %f22, 0fC2D00000;
-	min.f32 %f23, %f23, 0f42B20000;
-	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f25, %f24;
-	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
-	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
-	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
-	ex2.approx.f32 %f27, %f26;
-	mul.rn.f32 %f28, %f25, 0f3F000000;
-	cvt.rmi.f32.f32 %f28, %f28;
-	sub.rn.f32 %f29, %f25, %f28;
-	ex2.approx.f32 %f30, %f28;
-	ex2.approx.f32 %f31, %f29;
-	mul.rn.f32 %f27, %f27, %f30;
-	mul.rn.f32 %f27, %f27, %f31;
-	setp.nan.f32 %p6, %f22, %f22;
-	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 14 94 4
-	add.rn.f32 %f32, %f3, %f27;
-	mov.f32 %f18, %f2;
-	mov.f32 %f19, %f32;
-	bra.uni $L7_if_done;
+$L26_entry:
+	.loc 11 51 52
+	mov.u32 %r27, 0xFF800000;
+	mov.b32 %f55, %r27;
+	.loc 11 51 25
+	mov.f32 %f54, %f55;
+	bra.uni $L27_ret_negInf;
+$L27_ret_negInf:
+	.loc 14 98 7
+	setp.gt.f32 %p9, %f2, %f54;
+	@%p9 bra $L10_if_then;
+	bra.uni $L28_edge;
 $L10_if_then:
 	.loc 14 99 18
 	sub.rn.f32 %f57, %f2, %f53;
@@ -20714,6 +20772,9 @@ $L10_if_then:
 	.loc 14 99 3
 	mul.rn.f32 %f67, %f3, %f62;
 	mov.f32 %f56, %f67;
+	bra.uni $L11_if_done;
+$L28_edge:
+	mov.f32 %f56, %f3;
 	bra.uni $L11_if_done;
 $L11_if_done:
 	.loc 14 101 18
@@ -20790,75 +20851,6 @@ $L13_for_body:
 	ld.global.nc.f32 %f89, [%rd42];
 	.loc 14 103 39
 	bra.uni $L30_entry;
-$L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	ret;
-$L16_entry:
-	.loc 11 51 52
-	mov.u32 %r3, 0xFF800000;
-	mov.b32 %f1, %r3;
-	.loc 11 51 25
-	mov.f32 %f0, %f1;
-	bra.uni $L17_ret_negInf;
-$L17_ret_negInf:
-	.loc 14 88 22
-	mov.u32 %r4, %tid.x;
-	cvt.s64.u32 %rd11, %r4;
-	mov.u32 %r5, %tid.y;
-	cvt.s64.u32 %rd12, %r5;
-	mov.u32 %r6, %tid.z;
-	cvt.s64.u32 %rd13, %r6;
-	mov.f32 %f2, %f0;
-	mov.f32 %f3, 0f00000000;
-	mov.s64 %rd14, %rd11;
-	bra.uni $L3_for_loop;
-$L19_bounds_exit:
-	exit;
-$L20_oob0:
-	.loc 14 89 16
-	mov.u64 %rd16, 0x4100000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L18_bounds_fail;
-$L21_entry:
-	.loc 6 33 40
-	mov.f32 %f5, %f4;
-	bra.uni $L22_ret_load;
-$L22_ret_load:
-	.loc 14 90 8
-	setp.gt.f32 %p3, %f5, %f2;
-	@%p3 bra $L6_if_then;
-	bra.uni $L23_entry;
-$L23_entry:
-	.loc 11 51 52
-	mov.u32 %r13, 0xFF800000;
-	mov.b32 %f21, %r13;
-	.loc 11 51 25
-	mov.f32 %f20, %f21;
-	bra.uni $L24_ret_negInf;
-$L24_ret_negInf:
-	.loc 14 93 15
-	setp.gt.f32 %p5, %f5, %f20;
-	@%p5 bra $L9_if_then;
-	bra.uni $L25_edge;
-$L25_edge:
-	mov.f32 %f18, %f2;
-	mov.f32 %f19, %f3;
-	bra.uni $L7_if_done;
-$L26_entry:
-	.loc 11 51 52
-	mov.u32 %r27, 0xFF800000;
-	mov.b32 %f55, %r27;
-	.loc 11 51 25
-	mov.f32 %f54, %f55;
-	bra.uni $L27_ret_negInf;
-$L27_ret_negInf:
-	.loc 14 98 7
-	setp.gt.f32 %p9, %f2, %f54;
-	@%p9 bra $L10_if_then;
-	bra.uni $L28_edge;
-$L28_edge:
-	mov.f32 %f56, %f3;
-	bra.uni $L11_if_done;
 $L29_oob1:
 	.loc 14 103 41
 	mov.u64 %rd16, 0x4100000002;
@@ -20936,6 +20928,10 @@ $L18_bounds_fail:
 	add.s64 %rd22, %rd20, %rd21;
 	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L19_bounds_exit;
+$L19_bounds_exit:
+	exit;
+$L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
+	ret;
 }
 
 .visible .entry softmaxF16(
@@ -20975,6 +20971,25 @@ $L2_entry:
 	mul.lo.s64 %rd10, %rd7, %rd6;
 	.loc 14 87 16
 	bra.uni $L16_entry;
+$L16_entry:
+	.loc 11 51 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 11 51 25
+	mov.f32 %f0, %f1;
+	bra.uni $L17_ret_negInf;
+$L17_ret_negInf:
+	.loc 14 88 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.f32 %f3, 0f00000000;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
 $L3_for_loop:
 	.loc 14 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
@@ -20991,6 +21006,107 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd24];
 	.loc 14 89 14
 	bra.uni $L21_entry;
+$L20_oob0:
+	.loc 14 89 16
+	mov.u64 %rd16, 0x4200000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L18_bounds_fail;
+$L21_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f5, %rs0;
+	.loc 6 38 41
+	mov.f32 %f4, %f5;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 14 90 8
+	setp.gt.f32 %p3, %f4, %f2;
+	@%p3 bra $L6_if_then;
+	bra.uni $L23_entry;
+$L6_if_then:
+	.loc 14 91 19
+	sub.rn.f32 %f6, %f2, %f4;
+	.loc 14 91 17
+	max.f32 %f7, %f6, 0fC2D00000;
+	min.f32 %f7, %f7, 0f42B20000;
+	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f9, %f8;
+	fma.rn.f32 %f10, %f9, 0fBF317200, %f7;
+	fma.rn.f32 %f10, %f9, 0fB5BFBE8E, %f10;
+	mul.rn.f32 %f10, %f10, 0f3FB8AA3B;
+	ex2.approx.f32 %f11, %f10;
+	mul.rn.f32 %f12, %f9, 0f3F000000;
+	cvt.rmi.f32.f32 %f12, %f12;
+	sub.rn.f32 %f13, %f9, %f12;
+	ex2.approx.f32 %f14, %f12;
+	ex2.approx.f32 %f15, %f13;
+	mul.rn.f32 %f11, %f11, %f14;
+	mul.rn.f32 %f11, %f11, %f15;
+	setp.nan.f32 %p4, %f6, %f6;
+	selp.f32 %f11, %f6, %f11, %p4;
+	.loc 14 91 9
+	mul.rn.f32 %f16, %f3, %f11;
+	.loc 14 91 23
+	add.rn.f32 %f17, %f16, 0f3F800000;
+	mov.f32 %f18, %f4;
+	mov.f32 %f19, %f17;
+	bra.uni $L7_if_done;
+$L23_entry:
+	.loc 11 51 52
+	mov.u32 %r13, 0xFF800000;
+	mov.b32 %f21, %r13;
+	.loc 11 51 25
+	mov.f32 %f20, %f21;
+	bra.uni $L24_ret_negInf;
+$L24_ret_negInf:
+	.loc 14 93 15
+	setp.gt.f32 %p5, %f4, %f20;
+	@%p5 bra $L9_if_then;
+	bra.uni $L25_edge;
+$L9_if_then:
+	.loc 14 94 19
+	sub.rn.f32 %f22, %f4, %f2;
+	.loc 14 94 16
+	max.f32 %f23, %f22, 0fC2D00000;
+	min.f32 %f23, %f23, 0f42B20000;
+	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f25, %f24;
+	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
+	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
+	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
+	ex2.approx.f32 %f27, %f26;
+	mul.rn.f32 %f28, %f25, 0f3F000000;
+	cvt.rmi.f32.f32 %f28, %f28;
+	sub.rn.f32 %f29, %f25, %f28;
+	ex2.approx.f32 %f30, %f28;
+	ex2.approx.f32 %f31, %f29;
+	mul.rn.f32 %f27, %f27, %f30;
+	mul.rn.f32 %f27, %f27, %f31;
+	setp.nan.f32 %p6, %f22, %f22;
+	selp.f32 %f27, %f22, %f27, %p6;
+	.loc 14 94 4
+	add.rn.f32 %f32, %f3, %f27;
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f32;
+	bra.uni $L7_if_done;
+$L25_edge:
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f3;
+	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 14 88 53
+	mov.u32 %r10, %ntid.x;
+	cvt.s64.u32 %rd25, %r10;
+	mov.u32 %r11, %ntid.y;
+	cvt.s64.u32 %rd26, %r11;
+	mov.u32 %r12, %ntid.z;
+	cvt.s64.u32 %rd27, %r12;
+	.loc 14 88 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f18;
+	mov.f32 %f3, %f19;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 14 97 20
 	shfl.sync.bfly.b32 %f33, %f2, 16, 31, -1;
@@ -21041,74 +21157,18 @@ $L5_for_done:
 	bar.sync 0;
 	.loc 14 98 15
 	bra.uni $L26_entry;
-$L6_if_then:
-	.loc 14 91 19
-	sub.rn.f32 %f6, %f2, %f4;
-	.loc 14 91 17
-	max.f32 %f7, %f6, 0fC2D00000;
-	min.f32 %f7, %f7, 0f42B20000;
-	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f9, %f8;
-	fma.rn.f32 %f10, %f9, 0fBF317200, %f7;
-	fma.rn.f32 %f10, %f9, 0fB5BFBE8E, %f10;
-	mul.rn.f32 %f10, %f10, 0f3FB8AA3B;
-	ex2.approx.f32 %f11, %f10;
-	mul.rn.f32 %f12, %f9, 0f3F000000;
-	cvt.rmi.f32.f32 %f12, %f12;
-	sub.rn.f32 %f13, %f9, %f12;
-	ex2.approx.f32 %f14, %f12;
-	ex2.approx.f32 %f15, %f13;
-	mul.rn.f32 %f11, %f11, %f14;
-	mul.rn.f32 %f11, %f11, %f15;
-	setp.nan.f32 %p4, %f6, %f6;
-	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 14 91 9
-	mul.rn.f32 %f16, %f3, %f11;
-	.loc 14 91 23
-	add.rn.f32 %f17, %f16, 0f3F800000;
-	mov.f32 %f18, %f4;
-	mov.f32 %f19, %f17;
-	bra.uni $L7_if_done;
-$L7_if_done:
-	.loc 14 88 53
-	mov.u32 %r10, %ntid.x;
-	cvt.s64.u32 %rd25, %r10;
-	mov.u32 %r11, %ntid.y;
-	cvt.s64.u32 %rd26, %r11;
-	mov.u32 %r12, %ntid.z;
-	cvt.s64.u32 %rd27, %r12;
-	.loc 14 88 38
-	add.s64 %rd28, %rd14, %rd25;
-	mov.f32 %f2, %f18;
-	mov.f32 %f3, %f19;
-	mov.s64 %rd14, %rd28;
-	bra.uni $L3_for_loop;
-$L9_if_then:
-	.loc 14 94 19
-	sub.rn.f32 %f22, %f4, %f2;
-	.loc 14 94 16
-	max.f32 %f23, %f22, 0fC2D00000;
-	min.f32 %f23, %f23, 0f42B20000;
-	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f25, %f24;
-	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
-	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
-	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
-	ex2.approx.f32 %f27, %f26;
-	mul.rn.f32 %f28, %f25, 0f3F000000;
-	cvt.rmi.f32.f32 %f28, %f28;
-	sub.rn.f32 %f29, %f25, %f28;
-	ex2.approx.f32 %f30, %f28;
-	ex2.approx.f32 %f31, %f29;
-	mul.rn.f32 %f27, %f27, %f30;
-	mul.rn.f32 %f27, %f27, %f31;
-	setp.nan.f32 %p6, %f22, %f22;
-	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 14 94 4
-	add.rn.f32 %f32, %f3, %f27;
-	mov.f32 %f18, %f2;
-	mov.f32 %f19, %f32;
-	bra.uni $L7_if_done;
+$L26_entry:
+	.loc 11 51 52
+	mov.u32 %r27, 0xFF800000;
+	mov.b32 %f55, %r27;
+	.loc 11 51 25
+	mov.f32 %f54, %f55;
+	bra.uni $L27_ret_negInf;
+$L27_ret_negInf:
+	.loc 14 98 7
+	setp.gt.f32 %p9, %f2, %f54;
+	@%p9 bra $L10_if_then;
+	bra.uni $L28_edge;
 $L10_if_then:
 	.loc 14 99 18
 	sub.rn.f32 %f57, %f2, %f53;
@@ -21133,6 +21193,9 @@ $L10_if_then:
 	.loc 14 99 3
 	mul.rn.f32 %f67, %f3, %f62;
 	mov.f32 %f56, %f67;
+	bra.uni $L11_if_done;
+$L28_edge:
+	mov.f32 %f56, %f3;
 	bra.uni $L11_if_done;
 $L11_if_done:
 	.loc 14 101 18
@@ -21209,77 +21272,6 @@ $L13_for_body:
 	ld.global.nc.u16 %rs1, [%rd42];
 	.loc 14 103 39
 	bra.uni $L30_entry;
-$L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	ret;
-$L16_entry:
-	.loc 11 51 52
-	mov.u32 %r3, 0xFF800000;
-	mov.b32 %f1, %r3;
-	.loc 11 51 25
-	mov.f32 %f0, %f1;
-	bra.uni $L17_ret_negInf;
-$L17_ret_negInf:
-	.loc 14 88 22
-	mov.u32 %r4, %tid.x;
-	cvt.s64.u32 %rd11, %r4;
-	mov.u32 %r5, %tid.y;
-	cvt.s64.u32 %rd12, %r5;
-	mov.u32 %r6, %tid.z;
-	cvt.s64.u32 %rd13, %r6;
-	mov.f32 %f2, %f0;
-	mov.f32 %f3, 0f00000000;
-	mov.s64 %rd14, %rd11;
-	bra.uni $L3_for_loop;
-$L19_bounds_exit:
-	exit;
-$L20_oob0:
-	.loc 14 89 16
-	mov.u64 %rd16, 0x4200000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L18_bounds_fail;
-$L21_entry:
-	.loc 6 38 57
-	cvt.f32.f16 %f5, %rs0;
-	.loc 6 38 41
-	mov.f32 %f4, %f5;
-	bra.uni $L22_ret_load;
-$L22_ret_load:
-	.loc 14 90 8
-	setp.gt.f32 %p3, %f4, %f2;
-	@%p3 bra $L6_if_then;
-	bra.uni $L23_entry;
-$L23_entry:
-	.loc 11 51 52
-	mov.u32 %r13, 0xFF800000;
-	mov.b32 %f21, %r13;
-	.loc 11 51 25
-	mov.f32 %f20, %f21;
-	bra.uni $L24_ret_negInf;
-$L24_ret_negInf:
-	.loc 14 93 15
-	setp.gt.f32 %p5, %f4, %f20;
-	@%p5 bra $L9_if_then;
-	bra.uni $L25_edge;
-$L25_edge:
-	mov.f32 %f18, %f2;
-	mov.f32 %f19, %f3;
-	bra.uni $L7_if_done;
-$L26_entry:
-	.loc 11 51 52
-	mov.u32 %r27, 0xFF800000;
-	mov.b32 %f55, %r27;
-	.loc 11 51 25
-	mov.f32 %f54, %f55;
-	bra.uni $L27_ret_negInf;
-$L27_ret_negInf:
-	.loc 14 98 7
-	setp.gt.f32 %p9, %f2, %f54;
-	@%p9 bra $L10_if_then;
-	bra.uni $L28_edge;
-$L28_edge:
-	mov.f32 %f56, %f3;
-	bra.uni $L11_if_done;
 $L29_oob1:
 	.loc 14 103 41
 	mov.u64 %rd16, 0x4200000002;
@@ -21361,6 +21353,10 @@ $L18_bounds_fail:
 	add.s64 %rd22, %rd20, %rd21;
 	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L19_bounds_exit;
+$L19_bounds_exit:
+	exit;
+$L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
 }
 
 .visible .entry softmaxBF16(
@@ -21400,6 +21396,25 @@ $L2_entry:
 	mul.lo.s64 %rd10, %rd7, %rd6;
 	.loc 14 87 16
 	bra.uni $L16_entry;
+$L16_entry:
+	.loc 11 51 52
+	mov.u32 %r3, 0xFF800000;
+	mov.b32 %f1, %r3;
+	.loc 11 51 25
+	mov.f32 %f0, %f1;
+	bra.uni $L17_ret_negInf;
+$L17_ret_negInf:
+	.loc 14 88 22
+	mov.u32 %r4, %tid.x;
+	cvt.s64.u32 %rd11, %r4;
+	mov.u32 %r5, %tid.y;
+	cvt.s64.u32 %rd12, %r5;
+	mov.u32 %r6, %tid.z;
+	cvt.s64.u32 %rd13, %r6;
+	mov.f32 %f2, %f0;
+	mov.f32 %f3, 0f00000000;
+	mov.s64 %rd14, %rd11;
+	bra.uni $L3_for_loop;
 $L3_for_loop:
 	.loc 14 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
@@ -21416,6 +21431,109 @@ $L4_for_body:
 	ld.global.nc.u16 %rs0, [%rd24];
 	.loc 14 89 14
 	bra.uni $L21_entry;
+$L20_oob0:
+	.loc 14 89 16
+	mov.u64 %rd16, 0x4300000001;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd5;
+	bra.uni $L18_bounds_fail;
+$L21_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r10, %rs0;
+	shl.b32 %r10, %r10, 16;
+	mov.b32 %f5, %r10;
+	.loc 6 43 46
+	mov.f32 %f4, %f5;
+	bra.uni $L22_ret_load;
+$L22_ret_load:
+	.loc 14 90 8
+	setp.gt.f32 %p3, %f4, %f2;
+	@%p3 bra $L6_if_then;
+	bra.uni $L23_entry;
+$L6_if_then:
+	.loc 14 91 19
+	sub.rn.f32 %f6, %f2, %f4;
+	.loc 14 91 17
+	max.f32 %f7, %f6, 0fC2D00000;
+	min.f32 %f7, %f7, 0f42B20000;
+	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f9, %f8;
+	fma.rn.f32 %f10, %f9, 0fBF317200, %f7;
+	fma.rn.f32 %f10, %f9, 0fB5BFBE8E, %f10;
+	mul.rn.f32 %f10, %f10, 0f3FB8AA3B;
+	ex2.approx.f32 %f11, %f10;
+	mul.rn.f32 %f12, %f9, 0f3F000000;
+	cvt.rmi.f32.f32 %f12, %f12;
+	sub.rn.f32 %f13, %f9, %f12;
+	ex2.approx.f32 %f14, %f12;
+	ex2.approx.f32 %f15, %f13;
+	mul.rn.f32 %f11, %f11, %f14;
+	mul.rn.f32 %f11, %f11, %f15;
+	setp.nan.f32 %p4, %f6, %f6;
+	selp.f32 %f11, %f6, %f11, %p4;
+	.loc 14 91 9
+	mul.rn.f32 %f16, %f3, %f11;
+	.loc 14 91 23
+	add.rn.f32 %f17, %f16, 0f3F800000;
+	mov.f32 %f18, %f4;
+	mov.f32 %f19, %f17;
+	bra.uni $L7_if_done;
+$L23_entry:
+	.loc 11 51 52
+	mov.u32 %r14, 0xFF800000;
+	mov.b32 %f21, %r14;
+	.loc 11 51 25
+	mov.f32 %f20, %f21;
+	bra.uni $L24_ret_negInf;
+$L24_ret_negInf:
+	.loc 14 93 15
+	setp.gt.f32 %p5, %f4, %f20;
+	@%p5 bra $L9_if_then;
+	bra.uni $L25_edge;
+$L9_if_then:
+	.loc 14 94 19
+	sub.rn.f32 %f22, %f4, %f2;
+	.loc 14 94 16
+	max.f32 %f23, %f22, 0fC2D00000;
+	min.f32 %f23, %f23, 0f42B20000;
+	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f25, %f24;
+	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
+	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
+	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
+	ex2.approx.f32 %f27, %f26;
+	mul.rn.f32 %f28, %f25, 0f3F000000;
+	cvt.rmi.f32.f32 %f28, %f28;
+	sub.rn.f32 %f29, %f25, %f28;
+	ex2.approx.f32 %f30, %f28;
+	ex2.approx.f32 %f31, %f29;
+	mul.rn.f32 %f27, %f27, %f30;
+	mul.rn.f32 %f27, %f27, %f31;
+	setp.nan.f32 %p6, %f22, %f22;
+	selp.f32 %f27, %f22, %f27, %p6;
+	.loc 14 94 4
+	add.rn.f32 %f32, %f3, %f27;
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f32;
+	bra.uni $L7_if_done;
+$L25_edge:
+	mov.f32 %f18, %f2;
+	mov.f32 %f19, %f3;
+	bra.uni $L7_if_done;
+$L7_if_done:
+	.loc 14 88 53
+	mov.u32 %r11, %ntid.x;
+	cvt.s64.u32 %rd25, %r11;
+	mov.u32 %r12, %ntid.y;
+	cvt.s64.u32 %rd26, %r12;
+	mov.u32 %r13, %ntid.z;
+	cvt.s64.u32 %rd27, %r13;
+	.loc 14 88 38
+	add.s64 %rd28, %rd14, %rd25;
+	mov.f32 %f2, %f18;
+	mov.f32 %f3, %f19;
+	mov.s64 %rd14, %rd28;
+	bra.uni $L3_for_loop;
 $L5_for_done:
 	.loc 14 97 20
 	shfl.sync.bfly.b32 %f33, %f2, 16, 31, -1;
@@ -21466,74 +21584,18 @@ $L5_for_done:
 	bar.sync 0;
 	.loc 14 98 15
 	bra.uni $L26_entry;
-$L6_if_then:
-	.loc 14 91 19
-	sub.rn.f32 %f6, %f2, %f4;
-	.loc 14 91 17
-	max.f32 %f7, %f6, 0fC2D00000;
-	min.f32 %f7, %f7, 0f42B20000;
-	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f9, %f8;
-	fma.rn.f32 %f10, %f9, 0fBF317200, %f7;
-	fma.rn.f32 %f10, %f9, 0fB5BFBE8E, %f10;
-	mul.rn.f32 %f10, %f10, 0f3FB8AA3B;
-	ex2.approx.f32 %f11, %f10;
-	mul.rn.f32 %f12, %f9, 0f3F000000;
-	cvt.rmi.f32.f32 %f12, %f12;
-	sub.rn.f32 %f13, %f9, %f12;
-	ex2.approx.f32 %f14, %f12;
-	ex2.approx.f32 %f15, %f13;
-	mul.rn.f32 %f11, %f11, %f14;
-	mul.rn.f32 %f11, %f11, %f15;
-	setp.nan.f32 %p4, %f6, %f6;
-	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 14 91 9
-	mul.rn.f32 %f16, %f3, %f11;
-	.loc 14 91 23
-	add.rn.f32 %f17, %f16, 0f3F800000;
-	mov.f32 %f18, %f4;
-	mov.f32 %f19, %f17;
-	bra.uni $L7_if_done;
-$L7_if_done:
-	.loc 14 88 53
-	mov.u32 %r11, %ntid.x;
-	cvt.s64.u32 %rd25, %r11;
-	mov.u32 %r12, %ntid.y;
-	cvt.s64.u32 %rd26, %r12;
-	mov.u32 %r13, %ntid.z;
-	cvt.s64.u32 %rd27, %r13;
-	.loc 14 88 38
-	add.s64 %rd28, %rd14, %rd25;
-	mov.f32 %f2, %f18;
-	mov.f32 %f3, %f19;
-	mov.s64 %rd14, %rd28;
-	bra.uni $L3_for_loop;
-$L9_if_then:
-	.loc 14 94 19
-	sub.rn.f32 %f22, %f4, %f2;
-	.loc 14 94 16
-	max.f32 %f23, %f22, 0fC2D00000;
-	min.f32 %f23, %f23, 0f42B20000;
-	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f25, %f24;
-	fma.rn.f32 %f26, %f25, 0fBF317200, %f23;
-	fma.rn.f32 %f26, %f25, 0fB5BFBE8E, %f26;
-	mul.rn.f32 %f26, %f26, 0f3FB8AA3B;
-	ex2.approx.f32 %f27, %f26;
-	mul.rn.f32 %f28, %f25, 0f3F000000;
-	cvt.rmi.f32.f32 %f28, %f28;
-	sub.rn.f32 %f29, %f25, %f28;
-	ex2.approx.f32 %f30, %f28;
-	ex2.approx.f32 %f31, %f29;
-	mul.rn.f32 %f27, %f27, %f30;
-	mul.rn.f32 %f27, %f27, %f31;
-	setp.nan.f32 %p6, %f22, %f22;
-	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 14 94 4
-	add.rn.f32 %f32, %f3, %f27;
-	mov.f32 %f18, %f2;
-	mov.f32 %f19, %f32;
-	bra.uni $L7_if_done;
+$L26_entry:
+	.loc 11 51 52
+	mov.u32 %r28, 0xFF800000;
+	mov.b32 %f55, %r28;
+	.loc 11 51 25
+	mov.f32 %f54, %f55;
+	bra.uni $L27_ret_negInf;
+$L27_ret_negInf:
+	.loc 14 98 7
+	setp.gt.f32 %p9, %f2, %f54;
+	@%p9 bra $L10_if_then;
+	bra.uni $L28_edge;
 $L10_if_then:
 	.loc 14 99 18
 	sub.rn.f32 %f57, %f2, %f53;
@@ -21558,6 +21620,9 @@ $L10_if_then:
 	.loc 14 99 3
 	mul.rn.f32 %f67, %f3, %f62;
 	mov.f32 %f56, %f67;
+	bra.uni $L11_if_done;
+$L28_edge:
+	mov.f32 %f56, %f3;
 	bra.uni $L11_if_done;
 $L11_if_done:
 	.loc 14 101 18
@@ -21634,79 +21699,6 @@ $L13_for_body:
 	ld.global.nc.u16 %rs1, [%rd42];
 	.loc 14 103 39
 	bra.uni $L30_entry;
-$L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	ret;
-$L16_entry:
-	.loc 11 51 52
-	mov.u32 %r3, 0xFF800000;
-	mov.b32 %f1, %r3;
-	.loc 11 51 25
-	mov.f32 %f0, %f1;
-	bra.uni $L17_ret_negInf;
-$L17_ret_negInf:
-	.loc 14 88 22
-	mov.u32 %r4, %tid.x;
-	cvt.s64.u32 %rd11, %r4;
-	mov.u32 %r5, %tid.y;
-	cvt.s64.u32 %rd12, %r5;
-	mov.u32 %r6, %tid.z;
-	cvt.s64.u32 %rd13, %r6;
-	mov.f32 %f2, %f0;
-	mov.f32 %f3, 0f00000000;
-	mov.s64 %rd14, %rd11;
-	bra.uni $L3_for_loop;
-$L19_bounds_exit:
-	exit;
-$L20_oob0:
-	.loc 14 89 16
-	mov.u64 %rd16, 0x4300000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L18_bounds_fail;
-$L21_entry:
-	.loc 6 43 62
-	cvt.u32.u16 %r10, %rs0;
-	shl.b32 %r10, %r10, 16;
-	mov.b32 %f5, %r10;
-	.loc 6 43 46
-	mov.f32 %f4, %f5;
-	bra.uni $L22_ret_load;
-$L22_ret_load:
-	.loc 14 90 8
-	setp.gt.f32 %p3, %f4, %f2;
-	@%p3 bra $L6_if_then;
-	bra.uni $L23_entry;
-$L23_entry:
-	.loc 11 51 52
-	mov.u32 %r14, 0xFF800000;
-	mov.b32 %f21, %r14;
-	.loc 11 51 25
-	mov.f32 %f20, %f21;
-	bra.uni $L24_ret_negInf;
-$L24_ret_negInf:
-	.loc 14 93 15
-	setp.gt.f32 %p5, %f4, %f20;
-	@%p5 bra $L9_if_then;
-	bra.uni $L25_edge;
-$L25_edge:
-	mov.f32 %f18, %f2;
-	mov.f32 %f19, %f3;
-	bra.uni $L7_if_done;
-$L26_entry:
-	.loc 11 51 52
-	mov.u32 %r28, 0xFF800000;
-	mov.b32 %f55, %r28;
-	.loc 11 51 25
-	mov.f32 %f54, %f55;
-	bra.uni $L27_ret_negInf;
-$L27_ret_negInf:
-	.loc 14 98 7
-	setp.gt.f32 %p9, %f2, %f54;
-	@%p9 bra $L10_if_then;
-	bra.uni $L28_edge;
-$L28_edge:
-	mov.f32 %f56, %f3;
-	bra.uni $L11_if_done;
 $L29_oob1:
 	.loc 14 103 41
 	mov.u64 %rd16, 0x4300000002;
@@ -21790,5 +21782,9 @@ $L18_bounds_fail:
 	add.s64 %rd22, %rd20, %rd21;
 	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L19_bounds_exit;
+$L19_bounds_exit:
+	exit;
+$L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
 }
 `

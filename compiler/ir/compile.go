@@ -14,6 +14,7 @@ type pass struct {
 var passes = []pass{
 	{"unreachable", removeUnreachable, "lowering leaves blocks no branch targets (dead iterations of unrolled loops, code after panic); PTX and Check need every block terminated, so drop them"},
 	{"jumpthread", threadJumps, "lowering emits a block per SSA block and edge; retargeting branches to blocks that only jump elsewhere keeps the PTX short for the emulator, which does not optimise"},
+	{"layout", layoutRPO, "orders blocks in reverse postorder, so every join point follows the paths into it: the emulator runs the lanes at the lowest PC first, which then reconverges diverged lanes at joins before a following barrier, as the GPU's convergence barriers do"},
 }
 
 // Compile runs the IR passes over f. With check set, it verifies f after
@@ -104,4 +105,39 @@ func threadJumps(f *Func) {
 		}
 	}
 	removeUnreachable(f)
+}
+
+// layoutRPO orders the blocks in reverse postorder from the entry,
+// visiting a block's branch targets in the order its branches appear.
+func layoutRPO(f *Func) {
+	if len(f.Blocks) == 0 {
+		return
+	}
+	byLabel := map[string]*Block{}
+	for _, b := range f.Blocks {
+		byLabel[b.Label] = b
+	}
+	seen := map[*Block]bool{}
+	var post []*Block
+	var visit func(b *Block)
+	visit = func(b *Block) {
+		seen[b] = true
+		succ := successors(b)
+		// Visit the last branch target first, so that in reverse
+		// postorder a conditional branch's fall-through path comes before
+		// its taken target.
+		for i := len(succ) - 1; i >= 0; i-- {
+			if s := byLabel[succ[i]]; s != nil && !seen[s] {
+				visit(s)
+			}
+		}
+		post = append(post, b)
+	}
+	visit(f.Blocks[0])
+	out := make([]*Block, 0, len(post))
+	for i := len(post) - 1; i >= 0; i-- {
+		post[i].Index = len(out)
+		out = append(out, post[i])
+	}
+	f.Blocks = out
 }

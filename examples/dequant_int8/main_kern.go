@@ -102,6 +102,11 @@ $L1_entry:
 	setp.lt.s64 %p0, %rd12, %rd9;
 	@%p0 bra $L4_cond_true;
 	bra.uni $L3_if_done;
+$L4_cond_true:
+	.loc 1 20 19
+	setp.lt.s64 %p1, %rd15, %rd5;
+	@%p1 bra $L2_if_then;
+	bra.uni $L3_if_done;
 $L2_if_then:
 	.loc 1 21 8
 	mul.lo.s64 %rd16, %rd15, %rd9;
@@ -132,15 +137,6 @@ $L2_if_then:
 	add.s64 %rd32, %rd7, %rd31;
 	st.global.f32 [%rd32], %f2;
 	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-$L4_cond_true:
-	.loc 1 20 19
-	setp.lt.s64 %p1, %rd15, %rd5;
-	@%p1 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L6_bounds_exit:
-	exit;
 $L7_oob0:
 	.loc 1 21 28
 	mov.u64 %rd20, 0x100000001;
@@ -167,5 +163,9 @@ $L5_bounds_fail:
 	add.s64 %rd26, %rd24, %rd25;
 	st.global.u64 [kern_error+24], %rd26;
 	bra.uni $L6_bounds_exit;
+$L6_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
 }
 `

@@ -156,10 +156,6 @@ $L3_for_body:
 	add.s64 %rd33, %rd19, %rd15;
 	mov.s64 %rd19, %rd33;
 	bra.uni $L2_for_loop;
-$L4_for_done:
-	ret;
-$L6_bounds_exit:
-	exit;
 $L7_oob0:
 	.loc 1 18 10
 	mov.u64 %rd20, 0x100000001;
@@ -186,5 +182,9 @@ $L5_bounds_fail:
 	add.s64 %rd26, %rd24, %rd25;
 	st.global.u64 [kern_error+24], %rd26;
 	bra.uni $L6_bounds_exit;
+$L6_bounds_exit:
+	exit;
+$L4_for_done:
+	ret;
 }
 `

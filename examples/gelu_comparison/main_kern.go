@@ -127,16 +127,28 @@ $L2_if_then:
 	mul.rn.f32 %f2, %f0, 0f3F3504F3;
 	.loc 1 14 35
 	bra.uni $L7_entry;
-$L3_if_done:
-	ret;
-$L5_bounds_exit:
-	exit;
 $L6_oob0:
 	.loc 1 13 10
 	mov.u64 %rd9, 0x100000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd2;
 	bra.uni $L4_bounds_fail;
+$L4_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L5_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
 $L7_entry:
 	.loc 2 26 14
 	abs.f32 %f4, %f2;
@@ -181,20 +193,11 @@ $L11_if_done:
 	setp.lt.f32 %p5, %f4, 0f40800000;
 	@%p5 bra $L13_if_done;
 	bra.uni $L12_if_then;
-$L12_if_then:
-	.loc 2 42 8
-	setp.neu.f32 %p7, %f2, %f2;
-	@%p7 bra $L14_if_then;
-	bra.uni $L22_entry;
 $L13_if_done:
 	.loc 2 48 7
 	setp.lt.f32 %p6, %f4, 0f40100000;
 	@%p6 bra $L16_if_then;
 	bra.uni $L18_if_else;
-$L14_if_then:
-	.loc 2 43 4
-	mov.f32 %f3, %f2;
-	bra.uni $L19_ret_Erf32;
 $L16_if_then:
 	.loc 2 49 10
 	sub.rn.f32 %f15, %f4, 0f3FD00000;
@@ -221,11 +224,6 @@ $L16_if_then:
 	fma.rn.f32 %f26, %f25, %f15, 0f3CB096C5;
 	mov.f32 %f27, %f26;
 	bra.uni $L17_if_done;
-$L17_if_done:
-	.loc 2 73 21
-	sub.rn.f32 %f28, 0f3F800000, %f27;
-	.loc 2 73 19
-	bra.uni $L20_entry;
 $L18_if_else:
 	.loc 2 62 10
 	sub.rn.f32 %f31, %f4, 0f40480000;
@@ -248,16 +246,11 @@ $L18_if_else:
 	fma.rn.f32 %f40, %f39, %f31, 0f3725EBA6;
 	mov.f32 %f27, %f40;
 	bra.uni $L17_if_done;
-$L19_ret_Erf32:
-	.loc 1 14 26
-	add.rn.f32 %f44, 0f3F800000, %f3;
-	.loc 1 14 21
-	mul.rn.f32 %f45, %f1, %f44;
-	.loc 1 14 6
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd4, %rd18;
-	st.global.f32 [%rd19], %f45;
-	bra.uni $L3_if_done;
+$L17_if_done:
+	.loc 2 73 21
+	sub.rn.f32 %f28, 0f3F800000, %f27;
+	.loc 2 73 19
+	bra.uni $L20_entry;
 $L20_entry:
 	.loc 4 90 46
 	mov.b32 %r6, %f28;
@@ -277,6 +270,15 @@ $L20_entry:
 $L21_ret_copysign32:
 	.loc 2 73 2
 	mov.f32 %f3, %f29;
+	bra.uni $L19_ret_Erf32;
+$L12_if_then:
+	.loc 2 42 8
+	setp.neu.f32 %p7, %f2, %f2;
+	@%p7 bra $L14_if_then;
+	bra.uni $L22_entry;
+$L14_if_then:
+	.loc 2 43 4
+	mov.f32 %f3, %f2;
 	bra.uni $L19_ret_Erf32;
 $L22_entry:
 	.loc 4 90 46
@@ -299,20 +301,18 @@ $L23_ret_copysign32:
 	.loc 2 45 3
 	mov.f32 %f3, %f41;
 	bra.uni $L19_ret_Erf32;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L5_bounds_exit;
+$L19_ret_Erf32:
+	.loc 1 14 26
+	add.rn.f32 %f44, 0f3F800000, %f3;
+	.loc 1 14 21
+	mul.rn.f32 %f45, %f1, %f44;
+	.loc 1 14 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd4, %rd18;
+	st.global.f32 [%rd19], %f45;
+	bra.uni $L3_if_done;
+$L3_if_done:
+	ret;
 }
 
 .visible .entry GeluTanh(
@@ -369,16 +369,28 @@ $L2_if_then:
 	mul.rn.f32 %f6, 0f3F000000, %f0;
 	.loc 1 26 36
 	bra.uni $L7_entry;
-$L3_if_done:
-	ret;
-$L5_bounds_exit:
-	exit;
 $L6_oob0:
 	.loc 1 24 10
 	mov.u64 %rd9, 0x200000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd2;
 	bra.uni $L4_bounds_fail;
+$L4_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L5_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
 $L7_entry:
 	.loc 4 23 14
 	abs.f32 %f8, %f5;
@@ -419,30 +431,11 @@ $L11_if_done:
 	setp.lt.f32 %p5, %f8, 0f4111999A;
 	@%p5 bra $L13_if_done;
 	bra.uni $L12_if_then;
-$L12_if_then:
-	.loc 4 37 8
-	setp.neu.f32 %p6, %f5, %f5;
-	@%p6 bra $L14_if_then;
-	bra.uni $L21_entry;
 $L13_if_done:
 	.loc 4 42 32
 	mul.rn.f32 %f17, 0f40000000, %f8;
 	.loc 4 42 30
 	bra.uni $L17_entry;
-$L14_if_then:
-	.loc 4 38 4
-	mov.f32 %f7, %f5;
-	bra.uni $L16_ret_Tanh32;
-$L16_ret_Tanh32:
-	.loc 1 26 26
-	add.rn.f32 %f44, 0f3F800000, %f7;
-	.loc 1 26 21
-	mul.rn.f32 %f45, %f6, %f44;
-	.loc 1 26 6
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd4, %rd18;
-	st.global.f32 [%rd19], %f45;
-	bra.uni $L3_if_done;
 $L17_entry:
 	.loc 3 114 18
 	mul.rn.f32 %f19, %f17, 0f3FB8AA3B;
@@ -517,6 +510,15 @@ $L20_ret_copysign32:
 	.loc 4 42 2
 	mov.f32 %f7, %f39;
 	bra.uni $L16_ret_Tanh32;
+$L12_if_then:
+	.loc 4 37 8
+	setp.neu.f32 %p6, %f5, %f5;
+	@%p6 bra $L14_if_then;
+	bra.uni $L21_entry;
+$L14_if_then:
+	.loc 4 38 4
+	mov.f32 %f7, %f5;
+	bra.uni $L16_ret_Tanh32;
 $L21_entry:
 	.loc 4 90 46
 	mov.f32 %f42, 0f3F800000;
@@ -538,19 +540,17 @@ $L22_ret_copysign32:
 	.loc 4 40 3
 	mov.f32 %f7, %f41;
 	bra.uni $L16_ret_Tanh32;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L5_bounds_exit;
+$L16_ret_Tanh32:
+	.loc 1 26 26
+	add.rn.f32 %f44, 0f3F800000, %f7;
+	.loc 1 26 21
+	mul.rn.f32 %f45, %f6, %f44;
+	.loc 1 26 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd4, %rd18;
+	st.global.f32 [%rd19], %f45;
+	bra.uni $L3_if_done;
+$L3_if_done:
+	ret;
 }
 `

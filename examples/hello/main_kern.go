@@ -134,10 +134,6 @@ $L2_if_then:
 	add.s64 %rd24, %rd7, %rd23;
 	st.global.f32 [%rd24], %f14;
 	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-$L5_bounds_exit:
-	exit;
 $L6_oob0:
 	.loc 1 14 10
 	mov.u64 %rd12, 0x100000001;
@@ -164,5 +160,9 @@ $L4_bounds_fail:
 	add.s64 %rd18, %rd16, %rd17;
 	st.global.u64 [kern_error+24], %rd18;
 	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
 }
 `

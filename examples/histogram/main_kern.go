@@ -151,10 +151,6 @@ $L3_for_body:
 	add.s64 %rd29, %rd16, %rd12;
 	mov.s64 %rd16, %rd29;
 	bra.uni $L2_for_loop;
-$L4_for_done:
-	ret;
-$L6_bounds_exit:
-	exit;
 $L7_oob0:
 	.loc 1 27 22
 	mov.u64 %rd20, 0x100000001;
@@ -175,6 +171,10 @@ $L5_bounds_fail:
 	add.s64 %rd26, %rd24, %rd25;
 	st.global.u64 [kern_error+24], %rd26;
 	bra.uni $L6_bounds_exit;
+$L6_bounds_exit:
+	exit;
+$L4_for_done:
+	ret;
 }
 
 .visible .entry HistogramShared(
@@ -242,6 +242,12 @@ $L1_entry:
 	add.s64 %rd28, %rd26, %rd27;
 	mov.s64 %rd29, %rd28;
 	bra.uni $L2_for_loop;
+$L9_oob0:
+	.loc 1 38 7
+	mov.u64 %rd10, 0x200000001;
+	mov.u64 %rd11, %rd7;
+	mov.u64 %rd12, 256;
+	bra.uni $L7_bounds_fail;
 $L2_for_loop:
 	.loc 1 42 26
 	setp.lt.s64 %p2, %rd29, %rd2;
@@ -265,6 +271,12 @@ $L3_for_body:
 	add.s64 %rd35, %rd29, %rd25;
 	mov.s64 %rd29, %rd35;
 	bra.uni $L2_for_loop;
+$L10_oob1:
+	.loc 1 43 23
+	mov.u64 %rd10, 0x200000002;
+	mov.u64 %rd11, %rd32;
+	mov.u64 %rd12, 256;
+	bra.uni $L7_bounds_fail;
 $L4_for_done:
 	.loc 1 45 8
 	bar.sync 0;
@@ -278,6 +290,12 @@ $L4_for_done:
 	setp.ne.u32 %p5, %r19, 0;
 	@%p5 bra $L5_if_then;
 	bra.uni $L6_if_done;
+$L11_oob2:
+	.loc 1 47 15
+	mov.u64 %rd10, 0x200000003;
+	mov.u64 %rd11, %rd7;
+	mov.u64 %rd12, 256;
+	bra.uni $L7_bounds_fail;
 $L5_if_then:
 	.loc 1 48 22
 	setp.hs.u64 %p6, %rd7, %rd5;
@@ -287,28 +305,6 @@ $L5_if_then:
 	.loc 1 48 16
 	atom.global.add.u32 %r20, [%rd39], %r19;
 	bra.uni $L6_if_done;
-$L6_if_done:
-	ret;
-$L8_bounds_exit:
-	exit;
-$L9_oob0:
-	.loc 1 38 7
-	mov.u64 %rd10, 0x200000001;
-	mov.u64 %rd11, %rd7;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
-$L10_oob1:
-	.loc 1 43 23
-	mov.u64 %rd10, 0x200000002;
-	mov.u64 %rd11, %rd32;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
-$L11_oob2:
-	.loc 1 47 15
-	mov.u64 %rd10, 0x200000003;
-	mov.u64 %rd11, %rd7;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
 $L12_oob3:
 	.loc 1 48 22
 	mov.u64 %rd10, 0x200000004;
@@ -329,5 +325,9 @@ $L7_bounds_fail:
 	add.s64 %rd16, %rd14, %rd15;
 	st.global.u64 [kern_error+24], %rd16;
 	bra.uni $L8_bounds_exit;
+$L8_bounds_exit:
+	exit;
+$L6_if_done:
+	ret;
 }
 `

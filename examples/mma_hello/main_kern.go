@@ -361,8 +361,6 @@ $L1_entry:
 	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, {%r13, %r14, %r15, %r16}, {%r21, %r22}, {%f0, %f1, %f2, %f3};
 	.loc 1 45 8
 	bra.uni $L16_entry;
-$L3_bounds_exit:
-	exit;
 $L4_oob0:
 	.loc 1 33 18
 	mov.u64 %rd16, 0x100000001;
@@ -520,8 +518,6 @@ $L16_entry:
 	add.s64 %rd120, %rd7, %rd119;
 	st.global.f32 [%rd120], %f15;
 	bra.uni $L17_ret_storeD;
-$L17_ret_storeD:
-	ret;
 $L18_oob12:
 	.loc 1 86 3
 	mov.u64 %rd16, 0x10000000D;
@@ -560,6 +556,10 @@ $L2_bounds_fail:
 	add.s64 %rd22, %rd20, %rd21;
 	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L3_bounds_exit;
+$L3_bounds_exit:
+	exit;
+$L17_ret_storeD:
+	ret;
 }
 
 .visible .entry MMAFromShared(
@@ -623,6 +623,18 @@ $L3_for_body:
 	add.s64 %rd24, %rd12, 32;
 	mov.s64 %rd12, %rd24;
 	bra.uni $L2_for_loop;
+$L10_oob0:
+	.loc 1 59 12
+	mov.u64 %rd13, 0x200000001;
+	mov.u64 %rd14, %rd12;
+	mov.u64 %rd15, %rd2;
+	bra.uni $L8_bounds_fail;
+$L11_oob1:
+	.loc 1 59 5
+	mov.u64 %rd13, 0x200000002;
+	mov.u64 %rd14, %rd12;
+	mov.u64 %rd15, 256;
+	bra.uni $L8_bounds_fail;
 $L4_for_done:
 	mov.s64 %rd25, %rd11;
 	bra.uni $L5_for_loop;
@@ -648,6 +660,18 @@ $L6_for_body:
 	add.s64 %rd30, %rd25, 32;
 	mov.s64 %rd25, %rd30;
 	bra.uni $L5_for_loop;
+$L12_oob2:
+	.loc 1 62 12
+	mov.u64 %rd13, 0x200000003;
+	mov.u64 %rd14, %rd25;
+	mov.u64 %rd15, %rd5;
+	bra.uni $L8_bounds_fail;
+$L13_oob3:
+	.loc 1 62 5
+	mov.u64 %rd13, 0x200000004;
+	mov.u64 %rd14, %rd25;
+	mov.u64 %rd15, 128;
+	bra.uni $L8_bounds_fail;
 $L7_for_done:
 	.loc 1 64 8
 	bar.sync 0;
@@ -695,32 +719,6 @@ $L7_for_done:
 	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, {%r4, %r5, %r6, %r7}, {%r8, %r9}, {%f0, %f1, %f2, %f3};
 	.loc 1 80 8
 	bra.uni $L16_entry;
-$L9_bounds_exit:
-	exit;
-$L10_oob0:
-	.loc 1 59 12
-	mov.u64 %rd13, 0x200000001;
-	mov.u64 %rd14, %rd12;
-	mov.u64 %rd15, %rd2;
-	bra.uni $L8_bounds_fail;
-$L11_oob1:
-	.loc 1 59 5
-	mov.u64 %rd13, 0x200000002;
-	mov.u64 %rd14, %rd12;
-	mov.u64 %rd15, 256;
-	bra.uni $L8_bounds_fail;
-$L12_oob2:
-	.loc 1 62 12
-	mov.u64 %rd13, 0x200000003;
-	mov.u64 %rd14, %rd25;
-	mov.u64 %rd15, %rd5;
-	bra.uni $L8_bounds_fail;
-$L13_oob3:
-	.loc 1 62 5
-	mov.u64 %rd13, 0x200000004;
-	mov.u64 %rd14, %rd25;
-	mov.u64 %rd15, 128;
-	bra.uni $L8_bounds_fail;
 $L14_oob4:
 	.loc 1 70 31
 	mov.u64 %rd13, 0x200000005;
@@ -818,8 +816,6 @@ $L16_entry:
 	add.s64 %rd73, %rd7, %rd72;
 	st.global.f32 [%rd73], %f15;
 	bra.uni $L17_ret_storeD;
-$L17_ret_storeD:
-	ret;
 $L18_oob6:
 	.loc 1 86 3
 	mov.u64 %rd13, 0x200000007;
@@ -858,5 +854,9 @@ $L8_bounds_fail:
 	add.s64 %rd19, %rd17, %rd18;
 	st.global.u64 [kern_error+24], %rd19;
 	bra.uni $L9_bounds_exit;
+$L9_bounds_exit:
+	exit;
+$L17_ret_storeD:
+	ret;
 }
 `

@@ -133,116 +133,6 @@ $L5_rangeint_body:
 	add.rn.f32 %f5, %f3, %f4;
 	mov.f32 %f3, %f5;
 	bra.uni $L14_rangeint_body;
-$L6_rangeint_done:
-	.loc 1 35 33
-	mov.u64 %rd30, smem0;
-	.loc 1 36 11
-	mov.u32 %r14, %laneid;
-	cvt.s64.u32 %rd31, %r14;
-	.loc 1 36 14
-	setp.eq.s64 %p1, %rd31, 0;
-	@%p1 bra $L7_if_then;
-	bra.uni $L8_if_done;
-$L7_if_then:
-	.loc 1 37 18
-	mov.u32 %r17, %tid.z;
-	mov.u32 %r18, %ntid.y;
-	mov.u32 %r19, %tid.y;
-	mad.lo.u32 %r16, %r17, %r18, %r19;
-	mov.u32 %r21, %ntid.x;
-	mov.u32 %r22, %tid.x;
-	mad.lo.u32 %r20, %r16, %r21, %r22;
-	shr.u32 %r15, %r20, 5;
-	cvt.s64.u32 %rd32, %r15;
-	.loc 1 37 11
-	setp.hs.u64 %p2, %rd32, 32;
-	@%p2 bra $L20_oob0;
-	shl.b64 %rd40, %rd32, 2;
-	add.s64 %rd41, %rd30, %rd40;
-	st.shared.f32 [%rd41], %f14;
-	bra.uni $L8_if_done;
-$L8_if_done:
-	.loc 1 39 8
-	bar.sync 0;
-	.loc 1 42 11
-	mov.u32 %r28, %tid.z;
-	mov.u32 %r29, %ntid.y;
-	mov.u32 %r30, %tid.y;
-	mad.lo.u32 %r27, %r28, %r29, %r30;
-	mov.u32 %r32, %ntid.x;
-	mov.u32 %r33, %tid.x;
-	mad.lo.u32 %r31, %r27, %r32, %r33;
-	shr.u32 %r26, %r31, 5;
-	cvt.s64.u32 %rd42, %r26;
-	.loc 1 42 14
-	setp.eq.s64 %p4, %rd42, 0;
-	@%p4 bra $L9_if_then;
-	bra.uni $L10_if_done;
-$L9_if_then:
-	.loc 1 44 12
-	mov.u32 %r34, %laneid;
-	cvt.s64.u32 %rd43, %r34;
-	.loc 1 44 27
-	mov.u32 %r35, %ntid.x;
-	cvt.s64.u32 %rd44, %r35;
-	mov.u32 %r36, %ntid.y;
-	cvt.s64.u32 %rd45, %r36;
-	mov.u32 %r37, %ntid.z;
-	cvt.s64.u32 %rd46, %r37;
-	.loc 1 44 31
-	div.s64 %rd47, %rd44, 32;
-	.loc 1 44 15
-	setp.lt.s64 %p5, %rd43, %rd47;
-	@%p5 bra $L11_if_then;
-	bra.uni $L21_edge;
-$L10_if_done:
-	ret;
-$L11_if_then:
-	.loc 1 45 23
-	mov.u32 %r38, %laneid;
-	cvt.s64.u32 %rd48, %r38;
-	.loc 1 45 16
-	setp.hs.u64 %p6, %rd48, 32;
-	@%p6 bra $L22_oob1;
-	shl.b64 %rd49, %rd48, 2;
-	add.s64 %rd50, %rd30, %rd49;
-	ld.shared.f32 %f16, [%rd50];
-	mov.f32 %f15, %f16;
-	bra.uni $L12_if_done;
-$L12_if_done:
-	.loc 1 47 18
-	shfl.sync.bfly.b32 %f17, %f15, 16, 31, -1;
-	add.rn.f32 %f18, %f15, %f17;
-	shfl.sync.bfly.b32 %f19, %f18, 8, 31, -1;
-	add.rn.f32 %f20, %f18, %f19;
-	shfl.sync.bfly.b32 %f21, %f20, 4, 31, -1;
-	add.rn.f32 %f22, %f20, %f21;
-	shfl.sync.bfly.b32 %f23, %f22, 2, 31, -1;
-	add.rn.f32 %f24, %f22, %f23;
-	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
-	add.rn.f32 %f26, %f24, %f25;
-	.loc 1 48 12
-	mov.u32 %r39, %laneid;
-	cvt.s64.u32 %rd51, %r39;
-	.loc 1 48 15
-	setp.eq.s64 %p7, %rd51, 0;
-	@%p7 bra $L13_if_then;
-	bra.uni $L10_if_done;
-$L13_if_then:
-	.loc 1 49 22
-	mov.u32 %r40, %ctaid.x;
-	cvt.s64.u32 %rd52, %r40;
-	mov.u32 %r41, %ctaid.y;
-	cvt.s64.u32 %rd53, %r41;
-	mov.u32 %r42, %ctaid.z;
-	cvt.s64.u32 %rd54, %r42;
-	.loc 1 49 11
-	setp.hs.u64 %p8, %rd52, %rd5;
-	@%p8 bra $L23_oob2;
-	shl.b64 %rd55, %rd52, 2;
-	add.s64 %rd56, %rd4, %rd55;
-	st.global.f32 [%rd56], %f26;
-	bra.uni $L10_if_done;
 $L14_rangeint_body:
 	.loc 1 32 29
 	mov.s64 %rd22, 16;
@@ -287,25 +177,128 @@ $L17_rangeint_body:
 	add.rn.f32 %f13, %f3, %f12;
 	mov.f32 %f14, %f13;
 	bra.uni $L6_rangeint_done;
-$L19_bounds_exit:
-	exit;
-$L20_oob0:
+$L6_rangeint_done:
+	.loc 1 35 33
+	mov.u64 %rd30, smem0;
+	.loc 1 36 11
+	mov.u32 %r14, %laneid;
+	cvt.s64.u32 %rd31, %r14;
+	.loc 1 36 14
+	setp.eq.s64 %p1, %rd31, 0;
+	@%p1 bra $L7_if_then;
+	bra.uni $L8_if_done;
+$L7_if_then:
+	.loc 1 37 18
+	mov.u32 %r17, %tid.z;
+	mov.u32 %r18, %ntid.y;
+	mov.u32 %r19, %tid.y;
+	mad.lo.u32 %r16, %r17, %r18, %r19;
+	mov.u32 %r21, %ntid.x;
+	mov.u32 %r22, %tid.x;
+	mad.lo.u32 %r20, %r16, %r21, %r22;
+	shr.u32 %r15, %r20, 5;
+	cvt.s64.u32 %rd32, %r15;
 	.loc 1 37 11
+	setp.hs.u64 %p2, %rd32, 32;
+	@%p2 bra $L20_oob0;
+	shl.b64 %rd40, %rd32, 2;
+	add.s64 %rd41, %rd30, %rd40;
+	st.shared.f32 [%rd41], %f14;
+	bra.uni $L8_if_done;
+$L20_oob0:
 	mov.u64 %rd33, 0x100000001;
 	mov.u64 %rd34, %rd32;
+	mov.u64 %rd35, 32;
+	bra.uni $L18_bounds_fail;
+$L8_if_done:
+	.loc 1 39 8
+	bar.sync 0;
+	.loc 1 42 11
+	mov.u32 %r28, %tid.z;
+	mov.u32 %r29, %ntid.y;
+	mov.u32 %r30, %tid.y;
+	mad.lo.u32 %r27, %r28, %r29, %r30;
+	mov.u32 %r32, %ntid.x;
+	mov.u32 %r33, %tid.x;
+	mad.lo.u32 %r31, %r27, %r32, %r33;
+	shr.u32 %r26, %r31, 5;
+	cvt.s64.u32 %rd42, %r26;
+	.loc 1 42 14
+	setp.eq.s64 %p4, %rd42, 0;
+	@%p4 bra $L9_if_then;
+	bra.uni $L10_if_done;
+$L9_if_then:
+	.loc 1 44 12
+	mov.u32 %r34, %laneid;
+	cvt.s64.u32 %rd43, %r34;
+	.loc 1 44 27
+	mov.u32 %r35, %ntid.x;
+	cvt.s64.u32 %rd44, %r35;
+	mov.u32 %r36, %ntid.y;
+	cvt.s64.u32 %rd45, %r36;
+	mov.u32 %r37, %ntid.z;
+	cvt.s64.u32 %rd46, %r37;
+	.loc 1 44 31
+	div.s64 %rd47, %rd44, 32;
+	.loc 1 44 15
+	setp.lt.s64 %p5, %rd43, %rd47;
+	@%p5 bra $L11_if_then;
+	bra.uni $L21_edge;
+$L11_if_then:
+	.loc 1 45 23
+	mov.u32 %r38, %laneid;
+	cvt.s64.u32 %rd48, %r38;
+	.loc 1 45 16
+	setp.hs.u64 %p6, %rd48, 32;
+	@%p6 bra $L22_oob1;
+	shl.b64 %rd49, %rd48, 2;
+	add.s64 %rd50, %rd30, %rd49;
+	ld.shared.f32 %f16, [%rd50];
+	mov.f32 %f15, %f16;
+	bra.uni $L12_if_done;
+$L22_oob1:
+	mov.u64 %rd33, 0x100000002;
+	mov.u64 %rd34, %rd48;
 	mov.u64 %rd35, 32;
 	bra.uni $L18_bounds_fail;
 $L21_edge:
 	mov.f32 %f15, 0f00000000;
 	bra.uni $L12_if_done;
-$L22_oob1:
-	.loc 1 45 16
-	mov.u64 %rd33, 0x100000002;
-	mov.u64 %rd34, %rd48;
-	mov.u64 %rd35, 32;
-	bra.uni $L18_bounds_fail;
-$L23_oob2:
+$L12_if_done:
+	.loc 1 47 18
+	shfl.sync.bfly.b32 %f17, %f15, 16, 31, -1;
+	add.rn.f32 %f18, %f15, %f17;
+	shfl.sync.bfly.b32 %f19, %f18, 8, 31, -1;
+	add.rn.f32 %f20, %f18, %f19;
+	shfl.sync.bfly.b32 %f21, %f20, 4, 31, -1;
+	add.rn.f32 %f22, %f20, %f21;
+	shfl.sync.bfly.b32 %f23, %f22, 2, 31, -1;
+	add.rn.f32 %f24, %f22, %f23;
+	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
+	add.rn.f32 %f26, %f24, %f25;
+	.loc 1 48 12
+	mov.u32 %r39, %laneid;
+	cvt.s64.u32 %rd51, %r39;
+	.loc 1 48 15
+	setp.eq.s64 %p7, %rd51, 0;
+	@%p7 bra $L13_if_then;
+	bra.uni $L10_if_done;
+$L13_if_then:
+	.loc 1 49 22
+	mov.u32 %r40, %ctaid.x;
+	cvt.s64.u32 %rd52, %r40;
+	mov.u32 %r41, %ctaid.y;
+	cvt.s64.u32 %rd53, %r41;
+	mov.u32 %r42, %ctaid.z;
+	cvt.s64.u32 %rd54, %r42;
 	.loc 1 49 11
+	setp.hs.u64 %p8, %rd52, %rd5;
+	@%p8 bra $L23_oob2;
+	shl.b64 %rd55, %rd52, 2;
+	add.s64 %rd56, %rd4, %rd55;
+	st.global.f32 [%rd56], %f26;
+	bra.uni $L10_if_done;
+$L23_oob2:
 	mov.u64 %rd33, 0x100000003;
 	mov.u64 %rd34, %rd52;
 	mov.u64 %rd35, %rd5;
@@ -324,5 +317,9 @@ $L18_bounds_fail:
 	add.s64 %rd39, %rd37, %rd38;
 	st.global.u64 [kern_error+24], %rd39;
 	bra.uni $L19_bounds_exit;
+$L19_bounds_exit:
+	exit;
+$L10_if_done:
+	ret;
 }
 `

@@ -154,6 +154,28 @@ $L1_entry:
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd44, %rd38;
 	bra.uni $L2_for_loop;
+$L10_oob0:
+	.loc 1 21 10
+	mov.u64 %rd17, 0x100000001;
+	mov.u64 %rd18, %rd15;
+	mov.u64 %rd19, %rd16;
+	bra.uni $L8_bounds_fail;
+$L11_oob1:
+	mov.u64 %rd17, 0x100000002;
+	mov.u64 %rd18, %rd13;
+	mov.u64 %rd19, %rd24;
+	bra.uni $L8_bounds_fail;
+$L12_oob2:
+	.loc 1 22 12
+	mov.u64 %rd17, 0x100000003;
+	mov.u64 %rd18, %rd31;
+	mov.u64 %rd19, %rd32;
+	bra.uni $L8_bounds_fail;
+$L13_oob3:
+	mov.u64 %rd17, 0x100000004;
+	mov.u64 %rd18, %rd29;
+	mov.u64 %rd19, %rd33;
+	bra.uni $L8_bounds_fail;
 $L2_for_loop:
 	.loc 1 26 18
 	setp.lt.s64 %p5, %rd44, %rd9;
@@ -181,6 +203,18 @@ $L3_for_body:
 	mov.f32 %f1, %f5;
 	mov.s64 %rd44, %rd49;
 	bra.uni $L2_for_loop;
+$L14_oob4:
+	.loc 1 27 12
+	mov.u64 %rd17, 0x100000005;
+	mov.u64 %rd18, %rd44;
+	mov.u64 %rd19, %rd25;
+	bra.uni $L8_bounds_fail;
+$L15_oob5:
+	.loc 1 27 21
+	mov.u64 %rd17, 0x100000006;
+	mov.u64 %rd18, %rd44;
+	mov.u64 %rd19, %rd25;
+	bra.uni $L8_bounds_fail;
 $L4_for_done:
 	.loc 1 31 19
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
@@ -271,44 +305,6 @@ $L6_for_body:
 	add.s64 %rd60, %rd53, %rd41;
 	mov.s64 %rd53, %rd60;
 	bra.uni $L5_for_loop;
-$L7_for_done:
-	ret;
-$L9_bounds_exit:
-	exit;
-$L10_oob0:
-	.loc 1 21 10
-	mov.u64 %rd17, 0x100000001;
-	mov.u64 %rd18, %rd15;
-	mov.u64 %rd19, %rd16;
-	bra.uni $L8_bounds_fail;
-$L11_oob1:
-	mov.u64 %rd17, 0x100000002;
-	mov.u64 %rd18, %rd13;
-	mov.u64 %rd19, %rd24;
-	bra.uni $L8_bounds_fail;
-$L12_oob2:
-	.loc 1 22 12
-	mov.u64 %rd17, 0x100000003;
-	mov.u64 %rd18, %rd31;
-	mov.u64 %rd19, %rd32;
-	bra.uni $L8_bounds_fail;
-$L13_oob3:
-	mov.u64 %rd17, 0x100000004;
-	mov.u64 %rd18, %rd29;
-	mov.u64 %rd19, %rd33;
-	bra.uni $L8_bounds_fail;
-$L14_oob4:
-	.loc 1 27 12
-	mov.u64 %rd17, 0x100000005;
-	mov.u64 %rd18, %rd44;
-	mov.u64 %rd19, %rd25;
-	bra.uni $L8_bounds_fail;
-$L15_oob5:
-	.loc 1 27 21
-	mov.u64 %rd17, 0x100000006;
-	mov.u64 %rd18, %rd44;
-	mov.u64 %rd19, %rd25;
-	bra.uni $L8_bounds_fail;
 $L16_oob6:
 	.loc 1 35 15
 	mov.u64 %rd17, 0x100000007;
@@ -341,5 +337,9 @@ $L8_bounds_fail:
 	add.s64 %rd23, %rd21, %rd22;
 	st.global.u64 [kern_error+24], %rd23;
 	bra.uni $L9_bounds_exit;
+$L9_bounds_exit:
+	exit;
+$L7_for_done:
+	ret;
 }
 `

@@ -142,6 +142,28 @@ $L1_entry:
 	mov.f32 %f0, 0fFF7FFFFF;
 	mov.s64 %rd41, %rd35;
 	bra.uni $L2_for_loop;
+$L13_oob0:
+	.loc 1 24 10
+	mov.u64 %rd14, 0x100000001;
+	mov.u64 %rd15, %rd12;
+	mov.u64 %rd16, %rd13;
+	bra.uni $L11_bounds_fail;
+$L14_oob1:
+	mov.u64 %rd14, 0x100000002;
+	mov.u64 %rd15, %rd10;
+	mov.u64 %rd16, %rd21;
+	bra.uni $L11_bounds_fail;
+$L15_oob2:
+	.loc 1 25 12
+	mov.u64 %rd14, 0x100000003;
+	mov.u64 %rd15, %rd28;
+	mov.u64 %rd16, %rd29;
+	bra.uni $L11_bounds_fail;
+$L16_oob3:
+	mov.u64 %rd14, 0x100000004;
+	mov.u64 %rd15, %rd26;
+	mov.u64 %rd16, %rd30;
+	bra.uni $L11_bounds_fail;
 $L2_for_loop:
 	.loc 1 29 18
 	setp.lt.s64 %p5, %rd41, %rd6;
@@ -161,6 +183,12 @@ $L3_for_body:
 	mov.f32 %f0, %f2;
 	mov.s64 %rd41, %rd44;
 	bra.uni $L2_for_loop;
+$L17_oob4:
+	.loc 1 30 17
+	mov.u64 %rd14, 0x100000005;
+	mov.u64 %rd15, %rd41;
+	mov.u64 %rd16, %rd22;
+	bra.uni $L11_bounds_fail;
 $L4_for_done:
 	.loc 1 32 18
 	shfl.sync.bfly.b32 %f3, %f0, 16, 31, -1;
@@ -251,6 +279,12 @@ $L6_for_body:
 	mov.f32 %f24, %f36;
 	mov.s64 %rd48, %rd51;
 	bra.uni $L5_for_loop;
+$L18_oob5:
+	.loc 1 36 21
+	mov.u64 %rd14, 0x100000006;
+	mov.u64 %rd15, %rd48;
+	mov.u64 %rd16, %rd22;
+	bra.uni $L11_bounds_fail;
 $L7_for_done:
 	.loc 1 38 25
 	shfl.sync.bfly.b32 %f37, %f24, 16, 31, -1;
@@ -347,44 +381,6 @@ $L9_for_body:
 	add.s64 %rd60, %rd55, %rd38;
 	mov.s64 %rd55, %rd60;
 	bra.uni $L8_for_loop;
-$L10_for_done:
-	ret;
-$L12_bounds_exit:
-	exit;
-$L13_oob0:
-	.loc 1 24 10
-	mov.u64 %rd14, 0x100000001;
-	mov.u64 %rd15, %rd12;
-	mov.u64 %rd16, %rd13;
-	bra.uni $L11_bounds_fail;
-$L14_oob1:
-	mov.u64 %rd14, 0x100000002;
-	mov.u64 %rd15, %rd10;
-	mov.u64 %rd16, %rd21;
-	bra.uni $L11_bounds_fail;
-$L15_oob2:
-	.loc 1 25 12
-	mov.u64 %rd14, 0x100000003;
-	mov.u64 %rd15, %rd28;
-	mov.u64 %rd16, %rd29;
-	bra.uni $L11_bounds_fail;
-$L16_oob3:
-	mov.u64 %rd14, 0x100000004;
-	mov.u64 %rd15, %rd26;
-	mov.u64 %rd16, %rd30;
-	bra.uni $L11_bounds_fail;
-$L17_oob4:
-	.loc 1 30 17
-	mov.u64 %rd14, 0x100000005;
-	mov.u64 %rd15, %rd41;
-	mov.u64 %rd16, %rd22;
-	bra.uni $L11_bounds_fail;
-$L18_oob5:
-	.loc 1 36 21
-	mov.u64 %rd14, 0x100000006;
-	mov.u64 %rd15, %rd48;
-	mov.u64 %rd16, %rd22;
-	bra.uni $L11_bounds_fail;
 $L19_oob6:
 	.loc 1 41 23
 	mov.u64 %rd14, 0x100000007;
@@ -411,5 +407,9 @@ $L11_bounds_fail:
 	add.s64 %rd20, %rd18, %rd19;
 	st.global.u64 [kern_error+24], %rd20;
 	bra.uni $L12_bounds_exit;
+$L12_bounds_exit:
+	exit;
+$L10_for_done:
+	ret;
 }
 `

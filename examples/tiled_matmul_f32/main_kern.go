@@ -395,11 +395,13 @@ $L3_for_body:
 	setp.lt.s64 %p1, %rd24, %rd9;
 	@%p1 bra $L7_cond_true;
 	bra.uni $L16_edge;
-$L4_for_done:
-	.loc 1 54 9
-	setp.lt.s64 %p42, %rd24, %rd9;
-	@%p42 bra $L15_cond_true;
-	bra.uni $L14_if_done;
+$L7_cond_true:
+	.loc 1 40 19
+	add.s64 %rd31, %rd30, %rd14;
+	.loc 1 40 23
+	setp.lt.s64 %p2, %rd31, %rd11;
+	@%p2 bra $L5_if_then;
+	bra.uni $L17_edge;
 $L5_if_then:
 	.loc 1 41 14
 	mul.lo.s64 %rd32, %rd24, %rd11;
@@ -415,6 +417,17 @@ $L5_if_then:
 	ld.global.nc.f32 %f2, [%rd43];
 	mov.f32 %f1, %f2;
 	bra.uni $L6_if_done;
+$L20_oob0:
+	mov.u64 %rd35, 0x100000001;
+	mov.u64 %rd36, %rd34;
+	mov.u64 %rd37, %rd2;
+	bra.uni $L18_bounds_fail;
+$L17_edge:
+	mov.f32 %f1, 0f00000000;
+	bra.uni $L6_if_done;
+$L16_edge:
+	mov.f32 %f1, 0f00000000;
+	bra.uni $L6_if_done;
 $L6_if_done:
 	.loc 1 43 8
 	add.s64 %rd44, %rd30, %rd18;
@@ -422,13 +435,11 @@ $L6_if_done:
 	setp.lt.s64 %p5, %rd44, %rd11;
 	@%p5 bra $L10_cond_true;
 	bra.uni $L21_edge;
-$L7_cond_true:
-	.loc 1 40 19
-	add.s64 %rd31, %rd30, %rd14;
-	.loc 1 40 23
-	setp.lt.s64 %p2, %rd31, %rd11;
-	@%p2 bra $L5_if_then;
-	bra.uni $L17_edge;
+$L10_cond_true:
+	.loc 1 43 23
+	setp.lt.s64 %p6, %rd29, %rd10;
+	@%p6 bra $L8_if_then;
+	bra.uni $L22_edge;
 $L8_if_then:
 	.loc 1 44 14
 	add.s64 %rd45, %rd30, %rd18;
@@ -443,6 +454,17 @@ $L8_if_then:
 	add.s64 %rd49, %rd4, %rd48;
 	ld.global.nc.f32 %f4, [%rd49];
 	mov.f32 %f3, %f4;
+	bra.uni $L9_if_done;
+$L23_oob1:
+	mov.u64 %rd35, 0x100000002;
+	mov.u64 %rd36, %rd47;
+	mov.u64 %rd37, %rd5;
+	bra.uni $L18_bounds_fail;
+$L22_edge:
+	mov.f32 %f3, 0f00000000;
+	bra.uni $L9_if_done;
+$L21_edge:
+	mov.f32 %f3, 0f00000000;
 	bra.uni $L9_if_done;
 $L9_if_done:
 	.loc 1 46 8
@@ -469,11 +491,18 @@ $L9_if_done:
 	bar.sync 0;
 	mov.f32 %f5, %f0;
 	bra.uni $L11_rangeint_body;
-$L10_cond_true:
-	.loc 1 43 23
-	setp.lt.s64 %p6, %rd29, %rd10;
-	@%p6 bra $L8_if_then;
-	bra.uni $L22_edge;
+$L24_oob2:
+	.loc 1 46 5
+	mov.u64 %rd35, 0x100000003;
+	mov.u64 %rd36, %rd51;
+	mov.u64 %rd37, 256;
+	bra.uni $L18_bounds_fail;
+$L25_oob3:
+	.loc 1 46 20
+	mov.u64 %rd35, 0x100000004;
+	mov.u64 %rd36, %rd53;
+	mov.u64 %rd37, 256;
+	bra.uni $L18_bounds_fail;
 $L11_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd58, %rd18, 16;
@@ -497,71 +526,6 @@ $L11_rangeint_body:
 	fma.rn.f32 %f8, %f6, %f7, %f5;
 	mov.f32 %f5, %f8;
 	bra.uni $L28_rangeint_body;
-$L12_rangeint_done:
-	.loc 1 52 9
-	bar.sync 0;
-	.loc 1 38 23
-	add.s64 %rd170, %rd30, 16;
-	mov.f32 %f0, %f54;
-	mov.s64 %rd30, %rd170;
-	bra.uni $L2_for_loop;
-$L13_if_then:
-	.loc 1 55 8
-	mul.lo.s64 %rd171, %rd24, %rd10;
-	.loc 1 55 10
-	add.s64 %rd172, %rd171, %rd29;
-	.loc 1 55 4
-	setp.hs.u64 %p44, %rd172, %rd8;
-	@%p44 bra $L73_oob36;
-	shl.b64 %rd173, %rd172, 2;
-	add.s64 %rd174, %rd7, %rd173;
-	st.global.f32 [%rd174], %f0;
-	bra.uni $L14_if_done;
-$L14_if_done:
-	ret;
-$L15_cond_true:
-	.loc 1 54 20
-	setp.lt.s64 %p43, %rd29, %rd10;
-	@%p43 bra $L13_if_then;
-	bra.uni $L14_if_done;
-$L16_edge:
-	mov.f32 %f1, 0f00000000;
-	bra.uni $L6_if_done;
-$L17_edge:
-	mov.f32 %f1, 0f00000000;
-	bra.uni $L6_if_done;
-$L19_bounds_exit:
-	exit;
-$L20_oob0:
-	.loc 1 41 10
-	mov.u64 %rd35, 0x100000001;
-	mov.u64 %rd36, %rd34;
-	mov.u64 %rd37, %rd2;
-	bra.uni $L18_bounds_fail;
-$L21_edge:
-	mov.f32 %f3, 0f00000000;
-	bra.uni $L9_if_done;
-$L22_edge:
-	mov.f32 %f3, 0f00000000;
-	bra.uni $L9_if_done;
-$L23_oob1:
-	.loc 1 44 10
-	mov.u64 %rd35, 0x100000002;
-	mov.u64 %rd36, %rd47;
-	mov.u64 %rd37, %rd5;
-	bra.uni $L18_bounds_fail;
-$L24_oob2:
-	.loc 1 46 5
-	mov.u64 %rd35, 0x100000003;
-	mov.u64 %rd36, %rd51;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L25_oob3:
-	.loc 1 46 20
-	mov.u64 %rd35, 0x100000004;
-	mov.u64 %rd36, %rd53;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
 $L26_oob4:
 	.loc 1 50 20
 	mov.u64 %rd35, 0x100000005;
@@ -1099,8 +1063,37 @@ $L72_oob35:
 	mov.u64 %rd36, %rd167;
 	mov.u64 %rd37, 256;
 	bra.uni $L18_bounds_fail;
-$L73_oob36:
+$L12_rangeint_done:
+	.loc 1 52 9
+	bar.sync 0;
+	.loc 1 38 23
+	add.s64 %rd170, %rd30, 16;
+	mov.f32 %f0, %f54;
+	mov.s64 %rd30, %rd170;
+	bra.uni $L2_for_loop;
+$L4_for_done:
+	.loc 1 54 9
+	setp.lt.s64 %p42, %rd24, %rd9;
+	@%p42 bra $L15_cond_true;
+	bra.uni $L14_if_done;
+$L15_cond_true:
+	.loc 1 54 20
+	setp.lt.s64 %p43, %rd29, %rd10;
+	@%p43 bra $L13_if_then;
+	bra.uni $L14_if_done;
+$L13_if_then:
+	.loc 1 55 8
+	mul.lo.s64 %rd171, %rd24, %rd10;
+	.loc 1 55 10
+	add.s64 %rd172, %rd171, %rd29;
 	.loc 1 55 4
+	setp.hs.u64 %p44, %rd172, %rd8;
+	@%p44 bra $L73_oob36;
+	shl.b64 %rd173, %rd172, 2;
+	add.s64 %rd174, %rd7, %rd173;
+	st.global.f32 [%rd174], %f0;
+	bra.uni $L14_if_done;
+$L73_oob36:
 	mov.u64 %rd35, 0x100000025;
 	mov.u64 %rd36, %rd172;
 	mov.u64 %rd37, %rd8;
@@ -1119,6 +1112,10 @@ $L18_bounds_fail:
 	add.s64 %rd41, %rd39, %rd40;
 	st.global.u64 [kern_error+24], %rd41;
 	bra.uni $L19_bounds_exit;
+$L19_bounds_exit:
+	exit;
+$L14_if_done:
+	ret;
 }
 
 .visible .entry MatMul32(
@@ -1215,10 +1212,13 @@ $L5_rangeint_body:
 	setp.lt.s64 %p1, %rd31, %rd9;
 	@%p1 bra $L9_cond_true;
 	bra.uni $L22_edge;
-$L6_rangeint_done:
-	.loc 1 84 9
-	bar.sync 0;
-	bra.uni $L13_rangeint_body;
+$L9_cond_true:
+	.loc 1 76 21
+	add.s64 %rd32, %rd29, %rd14;
+	.loc 1 76 25
+	setp.lt.s64 %p2, %rd32, %rd11;
+	@%p2 bra $L7_if_then;
+	bra.uni $L23_edge;
 $L7_if_then:
 	.loc 1 77 15
 	add.s64 %rd33, %rd23, %rd30;
@@ -1236,6 +1236,17 @@ $L7_if_then:
 	ld.global.nc.f32 %f5, [%rd45];
 	mov.f32 %f4, %f5;
 	bra.uni $L8_if_done;
+$L26_oob0:
+	mov.u64 %rd37, 0x200000001;
+	mov.u64 %rd38, %rd36;
+	mov.u64 %rd39, %rd2;
+	bra.uni $L24_bounds_fail;
+$L23_edge:
+	mov.f32 %f4, 0f00000000;
+	bra.uni $L8_if_done;
+$L22_edge:
+	mov.f32 %f4, 0f00000000;
+	bra.uni $L8_if_done;
 $L8_if_done:
 	.loc 1 79 9
 	add.s64 %rd46, %rd29, %rd30;
@@ -1243,13 +1254,11 @@ $L8_if_done:
 	setp.lt.s64 %p5, %rd46, %rd11;
 	@%p5 bra $L12_cond_true;
 	bra.uni $L27_edge;
-$L9_cond_true:
-	.loc 1 76 21
-	add.s64 %rd32, %rd29, %rd14;
-	.loc 1 76 25
-	setp.lt.s64 %p2, %rd32, %rd11;
-	@%p2 bra $L7_if_then;
-	bra.uni $L23_edge;
+$L12_cond_true:
+	.loc 1 79 23
+	setp.lt.s64 %p6, %rd28, %rd10;
+	@%p6 bra $L10_if_then;
+	bra.uni $L28_edge;
 $L10_if_then:
 	.loc 1 80 15
 	add.s64 %rd47, %rd29, %rd30;
@@ -1264,6 +1273,17 @@ $L10_if_then:
 	add.s64 %rd51, %rd4, %rd50;
 	ld.global.nc.f32 %f7, [%rd51];
 	mov.f32 %f6, %f7;
+	bra.uni $L11_if_done;
+$L29_oob1:
+	mov.u64 %rd37, 0x200000002;
+	mov.u64 %rd38, %rd49;
+	mov.u64 %rd39, %rd5;
+	bra.uni $L24_bounds_fail;
+$L28_edge:
+	mov.f32 %f6, 0f00000000;
+	bra.uni $L11_if_done;
+$L27_edge:
+	mov.f32 %f6, 0f00000000;
 	bra.uni $L11_if_done;
 $L11_if_done:
 	.loc 1 82 8
@@ -1287,104 +1307,6 @@ $L11_if_done:
 	add.s64 %rd59, %rd13, %rd58;
 	st.shared.f32 [%rd59], %f6;
 	bra.uni $L32_rangeint_body;
-$L12_cond_true:
-	.loc 1 79 23
-	setp.lt.s64 %p6, %rd28, %rd10;
-	@%p6 bra $L10_if_then;
-	bra.uni $L28_edge;
-$L13_rangeint_body:
-	.loc 1 87 19
-	add.s64 %rd129, 0, %rd14;
-	.loc 1 87 12
-	setp.hs.u64 %p34, %rd129, 1024;
-	@%p34 bra $L77_oob16;
-	shl.b64 %rd130, %rd129, 2;
-	add.s64 %rd131, %rd13, %rd130;
-	ld.shared.f32 %f14, [%rd131];
-	bra.uni $L15_rangeint_body;
-$L14_rangeint_done:
-	.loc 1 95 9
-	bar.sync 0;
-	.loc 1 71 23
-	add.s64 %rd865, %rd29, 32;
-	mov.s64 %rd29, %rd865;
-	bra.uni $L2_for_loop;
-$L15_rangeint_body:
-	.loc 1 92 28
-	add.s64 %rd132, %rd18, 0;
-	.loc 1 92 33
-	mul.lo.s64 %rd133, %rd132, 32;
-	.loc 1 92 37
-	add.s64 %rd134, %rd133, 0;
-	.loc 1 92 24
-	setp.hs.u64 %p35, %rd134, 1024;
-	@%p35 bra $L78_oob17;
-	shl.b64 %rd135, %rd134, 2;
-	add.s64 %rd136, %rd12, %rd135;
-	ld.shared.f32 %f15, [%rd136];
-	.loc 1 92 50
-	mov.f32 %f16, %f0;
-	.loc 1 92 21
-	fma.rn.f32 %f17, %f15, %f14, %f16;
-	.loc 1 92 8
-	mov.f32 %f0, %f17;
-	bra.uni $L79_rangeint_body;
-$L17_rangeint_body:
-	.loc 1 99 16
-	add.s64 %rd866, %rd23, %rd18;
-	.loc 1 99 21
-	add.s64 %rd867, %rd866, 0;
-	.loc 1 99 32
-	setp.lt.s64 %p194, %rd867, %rd9;
-	@%p194 bra $L21_cond_true;
-	bra.uni $L427_rangeint_body;
-$L18_rangeint_done:
-	ret;
-$L19_if_then:
-	.loc 1 100 9
-	mul.lo.s64 %rd868, %rd867, %rd10;
-	.loc 1 100 11
-	add.s64 %rd869, %rd868, %rd28;
-	.loc 1 100 22
-	mov.f32 %f430, %f0;
-	.loc 1 100 5
-	setp.hs.u64 %p196, %rd869, %rd8;
-	@%p196 bra $L426_oob176;
-	shl.b64 %rd870, %rd869, 2;
-	add.s64 %rd871, %rd7, %rd870;
-	st.global.f32 [%rd871], %f430;
-	bra.uni $L427_rangeint_body;
-$L21_cond_true:
-	.loc 1 99 43
-	setp.lt.s64 %p195, %rd28, %rd10;
-	@%p195 bra $L19_if_then;
-	bra.uni $L427_rangeint_body;
-$L22_edge:
-	mov.f32 %f4, 0f00000000;
-	bra.uni $L8_if_done;
-$L23_edge:
-	mov.f32 %f4, 0f00000000;
-	bra.uni $L8_if_done;
-$L25_bounds_exit:
-	exit;
-$L26_oob0:
-	.loc 1 77 11
-	mov.u64 %rd37, 0x200000001;
-	mov.u64 %rd38, %rd36;
-	mov.u64 %rd39, %rd2;
-	bra.uni $L24_bounds_fail;
-$L27_edge:
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L11_if_done;
-$L28_edge:
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L11_if_done;
-$L29_oob1:
-	.loc 1 80 11
-	mov.u64 %rd37, 0x200000002;
-	mov.u64 %rd38, %rd49;
-	mov.u64 %rd39, %rd5;
-	bra.uni $L24_bounds_fail;
 $L30_oob2:
 	.loc 1 82 6
 	mov.u64 %rd37, 0x200000003;
@@ -1406,6 +1328,13 @@ $L32_rangeint_body:
 	setp.lt.s64 %p10, %rd61, %rd9;
 	@%p10 bra $L35_cond_true;
 	bra.uni $L39_edge;
+$L35_cond_true:
+	.loc 1 76 21
+	add.s64 %rd62, %rd29, %rd14;
+	.loc 1 76 25
+	setp.lt.s64 %p11, %rd62, %rd11;
+	@%p11 bra $L33_if_then;
+	bra.uni $L40_edge;
 $L33_if_then:
 	.loc 1 77 15
 	add.s64 %rd63, %rd23, %rd60;
@@ -1423,6 +1352,17 @@ $L33_if_then:
 	ld.global.nc.f32 %f8, [%rd68];
 	mov.f32 %f4, %f8;
 	bra.uni $L34_if_done;
+$L41_oob4:
+	mov.u64 %rd37, 0x200000005;
+	mov.u64 %rd38, %rd66;
+	mov.u64 %rd39, %rd2;
+	bra.uni $L24_bounds_fail;
+$L40_edge:
+	mov.f32 %f4, 0f00000000;
+	bra.uni $L34_if_done;
+$L39_edge:
+	mov.f32 %f4, 0f00000000;
+	bra.uni $L34_if_done;
 $L34_if_done:
 	.loc 1 79 9
 	add.s64 %rd69, %rd29, %rd60;
@@ -1430,13 +1370,11 @@ $L34_if_done:
 	setp.lt.s64 %p13, %rd69, %rd11;
 	@%p13 bra $L38_cond_true;
 	bra.uni $L42_edge;
-$L35_cond_true:
-	.loc 1 76 21
-	add.s64 %rd62, %rd29, %rd14;
-	.loc 1 76 25
-	setp.lt.s64 %p11, %rd62, %rd11;
-	@%p11 bra $L33_if_then;
-	bra.uni $L40_edge;
+$L38_cond_true:
+	.loc 1 79 23
+	setp.lt.s64 %p14, %rd28, %rd10;
+	@%p14 bra $L36_if_then;
+	bra.uni $L43_edge;
 $L36_if_then:
 	.loc 1 80 15
 	add.s64 %rd70, %rd29, %rd60;
@@ -1451,6 +1389,17 @@ $L36_if_then:
 	add.s64 %rd74, %rd4, %rd73;
 	ld.global.nc.f32 %f9, [%rd74];
 	mov.f32 %f6, %f9;
+	bra.uni $L37_if_done;
+$L44_oob5:
+	mov.u64 %rd37, 0x200000006;
+	mov.u64 %rd38, %rd72;
+	mov.u64 %rd39, %rd5;
+	bra.uni $L24_bounds_fail;
+$L43_edge:
+	mov.f32 %f6, 0f00000000;
+	bra.uni $L37_if_done;
+$L42_edge:
+	mov.f32 %f6, 0f00000000;
 	bra.uni $L37_if_done;
 $L37_if_done:
 	.loc 1 82 8
@@ -1474,35 +1423,6 @@ $L37_if_done:
 	add.s64 %rd82, %rd13, %rd81;
 	st.shared.f32 [%rd82], %f6;
 	bra.uni $L47_rangeint_body;
-$L38_cond_true:
-	.loc 1 79 23
-	setp.lt.s64 %p14, %rd28, %rd10;
-	@%p14 bra $L36_if_then;
-	bra.uni $L43_edge;
-$L39_edge:
-	mov.f32 %f4, 0f00000000;
-	bra.uni $L34_if_done;
-$L40_edge:
-	mov.f32 %f4, 0f00000000;
-	bra.uni $L34_if_done;
-$L41_oob4:
-	.loc 1 77 11
-	mov.u64 %rd37, 0x200000005;
-	mov.u64 %rd38, %rd66;
-	mov.u64 %rd39, %rd2;
-	bra.uni $L24_bounds_fail;
-$L42_edge:
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L37_if_done;
-$L43_edge:
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L37_if_done;
-$L44_oob5:
-	.loc 1 80 11
-	mov.u64 %rd37, 0x200000006;
-	mov.u64 %rd38, %rd72;
-	mov.u64 %rd39, %rd5;
-	bra.uni $L24_bounds_fail;
 $L45_oob6:
 	.loc 1 82 6
 	mov.u64 %rd37, 0x200000007;
@@ -1524,6 +1444,13 @@ $L47_rangeint_body:
 	setp.lt.s64 %p18, %rd84, %rd9;
 	@%p18 bra $L50_cond_true;
 	bra.uni $L54_edge;
+$L50_cond_true:
+	.loc 1 76 21
+	add.s64 %rd85, %rd29, %rd14;
+	.loc 1 76 25
+	setp.lt.s64 %p19, %rd85, %rd11;
+	@%p19 bra $L48_if_then;
+	bra.uni $L55_edge;
 $L48_if_then:
 	.loc 1 77 15
 	add.s64 %rd86, %rd23, %rd83;
@@ -1541,6 +1468,17 @@ $L48_if_then:
 	ld.global.nc.f32 %f10, [%rd91];
 	mov.f32 %f4, %f10;
 	bra.uni $L49_if_done;
+$L56_oob8:
+	mov.u64 %rd37, 0x200000009;
+	mov.u64 %rd38, %rd89;
+	mov.u64 %rd39, %rd2;
+	bra.uni $L24_bounds_fail;
+$L55_edge:
+	mov.f32 %f4, 0f00000000;
+	bra.uni $L49_if_done;
+$L54_edge:
+	mov.f32 %f4, 0f00000000;
+	bra.uni $L49_if_done;
 $L49_if_done:
 	.loc 1 79 9
 	add.s64 %rd92, %rd29, %rd83;
@@ -1548,13 +1486,11 @@ $L49_if_done:
 	setp.lt.s64 %p21, %rd92, %rd11;
 	@%p21 bra $L53_cond_true;
 	bra.uni $L57_edge;
-$L50_cond_true:
-	.loc 1 76 21
-	add.s64 %rd85, %rd29, %rd14;
-	.loc 1 76 25
-	setp.lt.s64 %p19, %rd85, %rd11;
-	@%p19 bra $L48_if_then;
-	bra.uni $L55_edge;
+$L53_cond_true:
+	.loc 1 79 23
+	setp.lt.s64 %p22, %rd28, %rd10;
+	@%p22 bra $L51_if_then;
+	bra.uni $L58_edge;
 $L51_if_then:
 	.loc 1 80 15
 	add.s64 %rd93, %rd29, %rd83;
@@ -1569,6 +1505,17 @@ $L51_if_then:
 	add.s64 %rd97, %rd4, %rd96;
 	ld.global.nc.f32 %f11, [%rd97];
 	mov.f32 %f6, %f11;
+	bra.uni $L52_if_done;
+$L59_oob9:
+	mov.u64 %rd37, 0x20000000A;
+	mov.u64 %rd38, %rd95;
+	mov.u64 %rd39, %rd5;
+	bra.uni $L24_bounds_fail;
+$L58_edge:
+	mov.f32 %f6, 0f00000000;
+	bra.uni $L52_if_done;
+$L57_edge:
+	mov.f32 %f6, 0f00000000;
 	bra.uni $L52_if_done;
 $L52_if_done:
 	.loc 1 82 8
@@ -1592,35 +1539,6 @@ $L52_if_done:
 	add.s64 %rd105, %rd13, %rd104;
 	st.shared.f32 [%rd105], %f6;
 	bra.uni $L62_rangeint_body;
-$L53_cond_true:
-	.loc 1 79 23
-	setp.lt.s64 %p22, %rd28, %rd10;
-	@%p22 bra $L51_if_then;
-	bra.uni $L58_edge;
-$L54_edge:
-	mov.f32 %f4, 0f00000000;
-	bra.uni $L49_if_done;
-$L55_edge:
-	mov.f32 %f4, 0f00000000;
-	bra.uni $L49_if_done;
-$L56_oob8:
-	.loc 1 77 11
-	mov.u64 %rd37, 0x200000009;
-	mov.u64 %rd38, %rd89;
-	mov.u64 %rd39, %rd2;
-	bra.uni $L24_bounds_fail;
-$L57_edge:
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L52_if_done;
-$L58_edge:
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L52_if_done;
-$L59_oob9:
-	.loc 1 80 11
-	mov.u64 %rd37, 0x20000000A;
-	mov.u64 %rd38, %rd95;
-	mov.u64 %rd39, %rd5;
-	bra.uni $L24_bounds_fail;
 $L60_oob10:
 	.loc 1 82 6
 	mov.u64 %rd37, 0x20000000B;
@@ -1642,6 +1560,13 @@ $L62_rangeint_body:
 	setp.lt.s64 %p26, %rd107, %rd9;
 	@%p26 bra $L65_cond_true;
 	bra.uni $L69_edge;
+$L65_cond_true:
+	.loc 1 76 21
+	add.s64 %rd108, %rd29, %rd14;
+	.loc 1 76 25
+	setp.lt.s64 %p27, %rd108, %rd11;
+	@%p27 bra $L63_if_then;
+	bra.uni $L70_edge;
 $L63_if_then:
 	.loc 1 77 15
 	add.s64 %rd109, %rd23, %rd106;
@@ -1659,6 +1584,17 @@ $L63_if_then:
 	ld.global.nc.f32 %f12, [%rd114];
 	mov.f32 %f4, %f12;
 	bra.uni $L64_if_done;
+$L71_oob12:
+	mov.u64 %rd37, 0x20000000D;
+	mov.u64 %rd38, %rd112;
+	mov.u64 %rd39, %rd2;
+	bra.uni $L24_bounds_fail;
+$L70_edge:
+	mov.f32 %f4, 0f00000000;
+	bra.uni $L64_if_done;
+$L69_edge:
+	mov.f32 %f4, 0f00000000;
+	bra.uni $L64_if_done;
 $L64_if_done:
 	.loc 1 79 9
 	add.s64 %rd115, %rd29, %rd106;
@@ -1666,13 +1602,11 @@ $L64_if_done:
 	setp.lt.s64 %p29, %rd115, %rd11;
 	@%p29 bra $L68_cond_true;
 	bra.uni $L72_edge;
-$L65_cond_true:
-	.loc 1 76 21
-	add.s64 %rd108, %rd29, %rd14;
-	.loc 1 76 25
-	setp.lt.s64 %p27, %rd108, %rd11;
-	@%p27 bra $L63_if_then;
-	bra.uni $L70_edge;
+$L68_cond_true:
+	.loc 1 79 23
+	setp.lt.s64 %p30, %rd28, %rd10;
+	@%p30 bra $L66_if_then;
+	bra.uni $L73_edge;
 $L66_if_then:
 	.loc 1 80 15
 	add.s64 %rd116, %rd29, %rd106;
@@ -1687,6 +1621,17 @@ $L66_if_then:
 	add.s64 %rd120, %rd4, %rd119;
 	ld.global.nc.f32 %f13, [%rd120];
 	mov.f32 %f6, %f13;
+	bra.uni $L67_if_done;
+$L74_oob13:
+	mov.u64 %rd37, 0x20000000E;
+	mov.u64 %rd38, %rd118;
+	mov.u64 %rd39, %rd5;
+	bra.uni $L24_bounds_fail;
+$L73_edge:
+	mov.f32 %f6, 0f00000000;
+	bra.uni $L67_if_done;
+$L72_edge:
+	mov.f32 %f6, 0f00000000;
 	bra.uni $L67_if_done;
 $L67_if_done:
 	.loc 1 82 8
@@ -1710,35 +1655,6 @@ $L67_if_done:
 	add.s64 %rd128, %rd13, %rd127;
 	st.shared.f32 [%rd128], %f6;
 	bra.uni $L6_rangeint_done;
-$L68_cond_true:
-	.loc 1 79 23
-	setp.lt.s64 %p30, %rd28, %rd10;
-	@%p30 bra $L66_if_then;
-	bra.uni $L73_edge;
-$L69_edge:
-	mov.f32 %f4, 0f00000000;
-	bra.uni $L64_if_done;
-$L70_edge:
-	mov.f32 %f4, 0f00000000;
-	bra.uni $L64_if_done;
-$L71_oob12:
-	.loc 1 77 11
-	mov.u64 %rd37, 0x20000000D;
-	mov.u64 %rd38, %rd112;
-	mov.u64 %rd39, %rd2;
-	bra.uni $L24_bounds_fail;
-$L72_edge:
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L67_if_done;
-$L73_edge:
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L67_if_done;
-$L74_oob13:
-	.loc 1 80 11
-	mov.u64 %rd37, 0x20000000E;
-	mov.u64 %rd38, %rd118;
-	mov.u64 %rd39, %rd5;
-	bra.uni $L24_bounds_fail;
 $L75_oob14:
 	.loc 1 82 6
 	mov.u64 %rd37, 0x20000000F;
@@ -1751,12 +1667,45 @@ $L76_oob15:
 	mov.u64 %rd38, %rd124;
 	mov.u64 %rd39, 1024;
 	bra.uni $L24_bounds_fail;
-$L77_oob16:
+$L6_rangeint_done:
+	.loc 1 84 9
+	bar.sync 0;
+	bra.uni $L13_rangeint_body;
+$L13_rangeint_body:
+	.loc 1 87 19
+	add.s64 %rd129, 0, %rd14;
 	.loc 1 87 12
+	setp.hs.u64 %p34, %rd129, 1024;
+	@%p34 bra $L77_oob16;
+	shl.b64 %rd130, %rd129, 2;
+	add.s64 %rd131, %rd13, %rd130;
+	ld.shared.f32 %f14, [%rd131];
+	bra.uni $L15_rangeint_body;
+$L77_oob16:
 	mov.u64 %rd37, 0x200000011;
 	mov.u64 %rd38, %rd129;
 	mov.u64 %rd39, 1024;
 	bra.uni $L24_bounds_fail;
+$L15_rangeint_body:
+	.loc 1 92 28
+	add.s64 %rd132, %rd18, 0;
+	.loc 1 92 33
+	mul.lo.s64 %rd133, %rd132, 32;
+	.loc 1 92 37
+	add.s64 %rd134, %rd133, 0;
+	.loc 1 92 24
+	setp.hs.u64 %p35, %rd134, 1024;
+	@%p35 bra $L78_oob17;
+	shl.b64 %rd135, %rd134, 2;
+	add.s64 %rd136, %rd12, %rd135;
+	ld.shared.f32 %f15, [%rd136];
+	.loc 1 92 50
+	mov.f32 %f16, %f0;
+	.loc 1 92 21
+	fma.rn.f32 %f17, %f15, %f14, %f16;
+	.loc 1 92 8
+	mov.f32 %f0, %f17;
+	bra.uni $L79_rangeint_body;
 $L78_oob17:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000012;
@@ -1851,6 +1800,11 @@ $L85_rangeint_body:
 	add.s64 %rd154, %rd13, %rd153;
 	ld.shared.f32 %f27, [%rd154];
 	bra.uni $L86_rangeint_body;
+$L88_oob21:
+	mov.u64 %rd37, 0x200000016;
+	mov.u64 %rd38, %rd152;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L86_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd155, %rd18, 0;
@@ -1871,12 +1825,6 @@ $L86_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f30;
 	bra.uni $L90_rangeint_body;
-$L88_oob21:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000016;
-	mov.u64 %rd38, %rd152;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L89_oob22:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000017;
@@ -1971,6 +1919,11 @@ $L96_rangeint_body:
 	add.s64 %rd177, %rd13, %rd176;
 	ld.shared.f32 %f40, [%rd177];
 	bra.uni $L97_rangeint_body;
+$L99_oob26:
+	mov.u64 %rd37, 0x20000001B;
+	mov.u64 %rd38, %rd175;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L97_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd178, %rd18, 0;
@@ -1991,12 +1944,6 @@ $L97_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f43;
 	bra.uni $L101_rangeint_body;
-$L99_oob26:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000001B;
-	mov.u64 %rd38, %rd175;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L100_oob27:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000001C;
@@ -2091,6 +2038,11 @@ $L107_rangeint_body:
 	add.s64 %rd200, %rd13, %rd199;
 	ld.shared.f32 %f53, [%rd200];
 	bra.uni $L108_rangeint_body;
+$L110_oob31:
+	mov.u64 %rd37, 0x200000020;
+	mov.u64 %rd38, %rd198;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L108_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd201, %rd18, 0;
@@ -2111,12 +2063,6 @@ $L108_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f56;
 	bra.uni $L112_rangeint_body;
-$L110_oob31:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000020;
-	mov.u64 %rd38, %rd198;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L111_oob32:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000021;
@@ -2211,6 +2157,11 @@ $L118_rangeint_body:
 	add.s64 %rd223, %rd13, %rd222;
 	ld.shared.f32 %f66, [%rd223];
 	bra.uni $L119_rangeint_body;
+$L121_oob36:
+	mov.u64 %rd37, 0x200000025;
+	mov.u64 %rd38, %rd221;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L119_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd224, %rd18, 0;
@@ -2231,12 +2182,6 @@ $L119_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f69;
 	bra.uni $L123_rangeint_body;
-$L121_oob36:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000025;
-	mov.u64 %rd38, %rd221;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L122_oob37:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000026;
@@ -2331,6 +2276,11 @@ $L129_rangeint_body:
 	add.s64 %rd246, %rd13, %rd245;
 	ld.shared.f32 %f79, [%rd246];
 	bra.uni $L130_rangeint_body;
+$L132_oob41:
+	mov.u64 %rd37, 0x20000002A;
+	mov.u64 %rd38, %rd244;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L130_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd247, %rd18, 0;
@@ -2351,12 +2301,6 @@ $L130_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f82;
 	bra.uni $L134_rangeint_body;
-$L132_oob41:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000002A;
-	mov.u64 %rd38, %rd244;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L133_oob42:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000002B;
@@ -2451,6 +2395,11 @@ $L140_rangeint_body:
 	add.s64 %rd269, %rd13, %rd268;
 	ld.shared.f32 %f92, [%rd269];
 	bra.uni $L141_rangeint_body;
+$L143_oob46:
+	mov.u64 %rd37, 0x20000002F;
+	mov.u64 %rd38, %rd267;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L141_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd270, %rd18, 0;
@@ -2471,12 +2420,6 @@ $L141_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f95;
 	bra.uni $L145_rangeint_body;
-$L143_oob46:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000002F;
-	mov.u64 %rd38, %rd267;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L144_oob47:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000030;
@@ -2571,6 +2514,11 @@ $L151_rangeint_body:
 	add.s64 %rd292, %rd13, %rd291;
 	ld.shared.f32 %f105, [%rd292];
 	bra.uni $L152_rangeint_body;
+$L154_oob51:
+	mov.u64 %rd37, 0x200000034;
+	mov.u64 %rd38, %rd290;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L152_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd293, %rd18, 0;
@@ -2591,12 +2539,6 @@ $L152_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f108;
 	bra.uni $L156_rangeint_body;
-$L154_oob51:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000034;
-	mov.u64 %rd38, %rd290;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L155_oob52:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000035;
@@ -2691,6 +2633,11 @@ $L162_rangeint_body:
 	add.s64 %rd315, %rd13, %rd314;
 	ld.shared.f32 %f118, [%rd315];
 	bra.uni $L163_rangeint_body;
+$L165_oob56:
+	mov.u64 %rd37, 0x200000039;
+	mov.u64 %rd38, %rd313;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L163_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd316, %rd18, 0;
@@ -2711,12 +2658,6 @@ $L163_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f121;
 	bra.uni $L167_rangeint_body;
-$L165_oob56:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000039;
-	mov.u64 %rd38, %rd313;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L166_oob57:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000003A;
@@ -2811,6 +2752,11 @@ $L173_rangeint_body:
 	add.s64 %rd338, %rd13, %rd337;
 	ld.shared.f32 %f131, [%rd338];
 	bra.uni $L174_rangeint_body;
+$L176_oob61:
+	mov.u64 %rd37, 0x20000003E;
+	mov.u64 %rd38, %rd336;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L174_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd339, %rd18, 0;
@@ -2831,12 +2777,6 @@ $L174_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f134;
 	bra.uni $L178_rangeint_body;
-$L176_oob61:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000003E;
-	mov.u64 %rd38, %rd336;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L177_oob62:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000003F;
@@ -2931,6 +2871,11 @@ $L184_rangeint_body:
 	add.s64 %rd361, %rd13, %rd360;
 	ld.shared.f32 %f144, [%rd361];
 	bra.uni $L185_rangeint_body;
+$L187_oob66:
+	mov.u64 %rd37, 0x200000043;
+	mov.u64 %rd38, %rd359;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L185_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd362, %rd18, 0;
@@ -2951,12 +2896,6 @@ $L185_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f147;
 	bra.uni $L189_rangeint_body;
-$L187_oob66:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000043;
-	mov.u64 %rd38, %rd359;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L188_oob67:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000044;
@@ -3051,6 +2990,11 @@ $L195_rangeint_body:
 	add.s64 %rd384, %rd13, %rd383;
 	ld.shared.f32 %f157, [%rd384];
 	bra.uni $L196_rangeint_body;
+$L198_oob71:
+	mov.u64 %rd37, 0x200000048;
+	mov.u64 %rd38, %rd382;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L196_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd385, %rd18, 0;
@@ -3071,12 +3015,6 @@ $L196_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f160;
 	bra.uni $L200_rangeint_body;
-$L198_oob71:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000048;
-	mov.u64 %rd38, %rd382;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L199_oob72:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000049;
@@ -3171,6 +3109,11 @@ $L206_rangeint_body:
 	add.s64 %rd407, %rd13, %rd406;
 	ld.shared.f32 %f170, [%rd407];
 	bra.uni $L207_rangeint_body;
+$L209_oob76:
+	mov.u64 %rd37, 0x20000004D;
+	mov.u64 %rd38, %rd405;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L207_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd408, %rd18, 0;
@@ -3191,12 +3134,6 @@ $L207_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f173;
 	bra.uni $L211_rangeint_body;
-$L209_oob76:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000004D;
-	mov.u64 %rd38, %rd405;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L210_oob77:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000004E;
@@ -3291,6 +3228,11 @@ $L217_rangeint_body:
 	add.s64 %rd430, %rd13, %rd429;
 	ld.shared.f32 %f183, [%rd430];
 	bra.uni $L218_rangeint_body;
+$L220_oob81:
+	mov.u64 %rd37, 0x200000052;
+	mov.u64 %rd38, %rd428;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L218_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd431, %rd18, 0;
@@ -3311,12 +3253,6 @@ $L218_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f186;
 	bra.uni $L222_rangeint_body;
-$L220_oob81:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000052;
-	mov.u64 %rd38, %rd428;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L221_oob82:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000053;
@@ -3411,6 +3347,11 @@ $L228_rangeint_body:
 	add.s64 %rd453, %rd13, %rd452;
 	ld.shared.f32 %f196, [%rd453];
 	bra.uni $L229_rangeint_body;
+$L231_oob86:
+	mov.u64 %rd37, 0x200000057;
+	mov.u64 %rd38, %rd451;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L229_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd454, %rd18, 0;
@@ -3431,12 +3372,6 @@ $L229_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f199;
 	bra.uni $L233_rangeint_body;
-$L231_oob86:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000057;
-	mov.u64 %rd38, %rd451;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L232_oob87:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000058;
@@ -3531,6 +3466,11 @@ $L239_rangeint_body:
 	add.s64 %rd476, %rd13, %rd475;
 	ld.shared.f32 %f209, [%rd476];
 	bra.uni $L240_rangeint_body;
+$L242_oob91:
+	mov.u64 %rd37, 0x20000005C;
+	mov.u64 %rd38, %rd474;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L240_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd477, %rd18, 0;
@@ -3551,12 +3491,6 @@ $L240_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f212;
 	bra.uni $L244_rangeint_body;
-$L242_oob91:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000005C;
-	mov.u64 %rd38, %rd474;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L243_oob92:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000005D;
@@ -3651,6 +3585,11 @@ $L250_rangeint_body:
 	add.s64 %rd499, %rd13, %rd498;
 	ld.shared.f32 %f222, [%rd499];
 	bra.uni $L251_rangeint_body;
+$L253_oob96:
+	mov.u64 %rd37, 0x200000061;
+	mov.u64 %rd38, %rd497;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L251_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd500, %rd18, 0;
@@ -3671,12 +3610,6 @@ $L251_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f225;
 	bra.uni $L255_rangeint_body;
-$L253_oob96:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000061;
-	mov.u64 %rd38, %rd497;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L254_oob97:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000062;
@@ -3771,6 +3704,11 @@ $L261_rangeint_body:
 	add.s64 %rd522, %rd13, %rd521;
 	ld.shared.f32 %f235, [%rd522];
 	bra.uni $L262_rangeint_body;
+$L264_oob101:
+	mov.u64 %rd37, 0x200000066;
+	mov.u64 %rd38, %rd520;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L262_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd523, %rd18, 0;
@@ -3791,12 +3729,6 @@ $L262_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f238;
 	bra.uni $L266_rangeint_body;
-$L264_oob101:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000066;
-	mov.u64 %rd38, %rd520;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L265_oob102:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000067;
@@ -3891,6 +3823,11 @@ $L272_rangeint_body:
 	add.s64 %rd545, %rd13, %rd544;
 	ld.shared.f32 %f248, [%rd545];
 	bra.uni $L273_rangeint_body;
+$L275_oob106:
+	mov.u64 %rd37, 0x20000006B;
+	mov.u64 %rd38, %rd543;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L273_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd546, %rd18, 0;
@@ -3911,12 +3848,6 @@ $L273_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f251;
 	bra.uni $L277_rangeint_body;
-$L275_oob106:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000006B;
-	mov.u64 %rd38, %rd543;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L276_oob107:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000006C;
@@ -4011,6 +3942,11 @@ $L283_rangeint_body:
 	add.s64 %rd568, %rd13, %rd567;
 	ld.shared.f32 %f261, [%rd568];
 	bra.uni $L284_rangeint_body;
+$L286_oob111:
+	mov.u64 %rd37, 0x200000070;
+	mov.u64 %rd38, %rd566;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L284_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd569, %rd18, 0;
@@ -4031,12 +3967,6 @@ $L284_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f264;
 	bra.uni $L288_rangeint_body;
-$L286_oob111:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000070;
-	mov.u64 %rd38, %rd566;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L287_oob112:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000071;
@@ -4131,6 +4061,11 @@ $L294_rangeint_body:
 	add.s64 %rd591, %rd13, %rd590;
 	ld.shared.f32 %f274, [%rd591];
 	bra.uni $L295_rangeint_body;
+$L297_oob116:
+	mov.u64 %rd37, 0x200000075;
+	mov.u64 %rd38, %rd589;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L295_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd592, %rd18, 0;
@@ -4151,12 +4086,6 @@ $L295_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f277;
 	bra.uni $L299_rangeint_body;
-$L297_oob116:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000075;
-	mov.u64 %rd38, %rd589;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L298_oob117:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000076;
@@ -4251,6 +4180,11 @@ $L305_rangeint_body:
 	add.s64 %rd614, %rd13, %rd613;
 	ld.shared.f32 %f287, [%rd614];
 	bra.uni $L306_rangeint_body;
+$L308_oob121:
+	mov.u64 %rd37, 0x20000007A;
+	mov.u64 %rd38, %rd612;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L306_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd615, %rd18, 0;
@@ -4271,12 +4205,6 @@ $L306_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f290;
 	bra.uni $L310_rangeint_body;
-$L308_oob121:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000007A;
-	mov.u64 %rd38, %rd612;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L309_oob122:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000007B;
@@ -4371,6 +4299,11 @@ $L316_rangeint_body:
 	add.s64 %rd637, %rd13, %rd636;
 	ld.shared.f32 %f300, [%rd637];
 	bra.uni $L317_rangeint_body;
+$L319_oob126:
+	mov.u64 %rd37, 0x20000007F;
+	mov.u64 %rd38, %rd635;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L317_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd638, %rd18, 0;
@@ -4391,12 +4324,6 @@ $L317_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f303;
 	bra.uni $L321_rangeint_body;
-$L319_oob126:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000007F;
-	mov.u64 %rd38, %rd635;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L320_oob127:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000080;
@@ -4491,6 +4418,11 @@ $L327_rangeint_body:
 	add.s64 %rd660, %rd13, %rd659;
 	ld.shared.f32 %f313, [%rd660];
 	bra.uni $L328_rangeint_body;
+$L330_oob131:
+	mov.u64 %rd37, 0x200000084;
+	mov.u64 %rd38, %rd658;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L328_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd661, %rd18, 0;
@@ -4511,12 +4443,6 @@ $L328_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f316;
 	bra.uni $L332_rangeint_body;
-$L330_oob131:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000084;
-	mov.u64 %rd38, %rd658;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L331_oob132:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000085;
@@ -4611,6 +4537,11 @@ $L338_rangeint_body:
 	add.s64 %rd683, %rd13, %rd682;
 	ld.shared.f32 %f326, [%rd683];
 	bra.uni $L339_rangeint_body;
+$L341_oob136:
+	mov.u64 %rd37, 0x200000089;
+	mov.u64 %rd38, %rd681;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L339_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd684, %rd18, 0;
@@ -4631,12 +4562,6 @@ $L339_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f329;
 	bra.uni $L343_rangeint_body;
-$L341_oob136:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000089;
-	mov.u64 %rd38, %rd681;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L342_oob137:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000008A;
@@ -4731,6 +4656,11 @@ $L349_rangeint_body:
 	add.s64 %rd706, %rd13, %rd705;
 	ld.shared.f32 %f339, [%rd706];
 	bra.uni $L350_rangeint_body;
+$L352_oob141:
+	mov.u64 %rd37, 0x20000008E;
+	mov.u64 %rd38, %rd704;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L350_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd707, %rd18, 0;
@@ -4751,12 +4681,6 @@ $L350_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f342;
 	bra.uni $L354_rangeint_body;
-$L352_oob141:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000008E;
-	mov.u64 %rd38, %rd704;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L353_oob142:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000008F;
@@ -4851,6 +4775,11 @@ $L360_rangeint_body:
 	add.s64 %rd729, %rd13, %rd728;
 	ld.shared.f32 %f352, [%rd729];
 	bra.uni $L361_rangeint_body;
+$L363_oob146:
+	mov.u64 %rd37, 0x200000093;
+	mov.u64 %rd38, %rd727;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L361_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd730, %rd18, 0;
@@ -4871,12 +4800,6 @@ $L361_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f355;
 	bra.uni $L365_rangeint_body;
-$L363_oob146:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000093;
-	mov.u64 %rd38, %rd727;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L364_oob147:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000094;
@@ -4971,6 +4894,11 @@ $L371_rangeint_body:
 	add.s64 %rd752, %rd13, %rd751;
 	ld.shared.f32 %f365, [%rd752];
 	bra.uni $L372_rangeint_body;
+$L374_oob151:
+	mov.u64 %rd37, 0x200000098;
+	mov.u64 %rd38, %rd750;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L372_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd753, %rd18, 0;
@@ -4991,12 +4919,6 @@ $L372_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f368;
 	bra.uni $L376_rangeint_body;
-$L374_oob151:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x200000098;
-	mov.u64 %rd38, %rd750;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L375_oob152:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x200000099;
@@ -5091,6 +5013,11 @@ $L382_rangeint_body:
 	add.s64 %rd775, %rd13, %rd774;
 	ld.shared.f32 %f378, [%rd775];
 	bra.uni $L383_rangeint_body;
+$L385_oob156:
+	mov.u64 %rd37, 0x20000009D;
+	mov.u64 %rd38, %rd773;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L383_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd776, %rd18, 0;
@@ -5111,12 +5038,6 @@ $L383_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f381;
 	bra.uni $L387_rangeint_body;
-$L385_oob156:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x20000009D;
-	mov.u64 %rd38, %rd773;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L386_oob157:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x20000009E;
@@ -5211,6 +5132,11 @@ $L393_rangeint_body:
 	add.s64 %rd798, %rd13, %rd797;
 	ld.shared.f32 %f391, [%rd798];
 	bra.uni $L394_rangeint_body;
+$L396_oob161:
+	mov.u64 %rd37, 0x2000000A2;
+	mov.u64 %rd38, %rd796;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L394_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd799, %rd18, 0;
@@ -5231,12 +5157,6 @@ $L394_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f394;
 	bra.uni $L398_rangeint_body;
-$L396_oob161:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x2000000A2;
-	mov.u64 %rd38, %rd796;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L397_oob162:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x2000000A3;
@@ -5331,6 +5251,11 @@ $L404_rangeint_body:
 	add.s64 %rd821, %rd13, %rd820;
 	ld.shared.f32 %f404, [%rd821];
 	bra.uni $L405_rangeint_body;
+$L407_oob166:
+	mov.u64 %rd37, 0x2000000A7;
+	mov.u64 %rd38, %rd819;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L405_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd822, %rd18, 0;
@@ -5351,12 +5276,6 @@ $L405_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f407;
 	bra.uni $L409_rangeint_body;
-$L407_oob166:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x2000000A7;
-	mov.u64 %rd38, %rd819;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L408_oob167:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x2000000A8;
@@ -5451,6 +5370,11 @@ $L415_rangeint_body:
 	add.s64 %rd844, %rd13, %rd843;
 	ld.shared.f32 %f417, [%rd844];
 	bra.uni $L416_rangeint_body;
+$L418_oob171:
+	mov.u64 %rd37, 0x2000000AC;
+	mov.u64 %rd38, %rd842;
+	mov.u64 %rd39, 1024;
+	bra.uni $L24_bounds_fail;
 $L416_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd845, %rd18, 0;
@@ -5471,12 +5395,6 @@ $L416_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f0, %f420;
 	bra.uni $L420_rangeint_body;
-$L418_oob171:
-	.loc 1 87 12
-	mov.u64 %rd37, 0x2000000AC;
-	mov.u64 %rd38, %rd842;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L419_oob172:
 	.loc 1 92 24
 	mov.u64 %rd37, 0x2000000AD;
@@ -5561,8 +5479,42 @@ $L425_oob175:
 	mov.u64 %rd38, %rd862;
 	mov.u64 %rd39, 1024;
 	bra.uni $L24_bounds_fail;
-$L426_oob176:
+$L14_rangeint_done:
+	.loc 1 95 9
+	bar.sync 0;
+	.loc 1 71 23
+	add.s64 %rd865, %rd29, 32;
+	mov.s64 %rd29, %rd865;
+	bra.uni $L2_for_loop;
+$L17_rangeint_body:
+	.loc 1 99 16
+	add.s64 %rd866, %rd23, %rd18;
+	.loc 1 99 21
+	add.s64 %rd867, %rd866, 0;
+	.loc 1 99 32
+	setp.lt.s64 %p194, %rd867, %rd9;
+	@%p194 bra $L21_cond_true;
+	bra.uni $L427_rangeint_body;
+$L21_cond_true:
+	.loc 1 99 43
+	setp.lt.s64 %p195, %rd28, %rd10;
+	@%p195 bra $L19_if_then;
+	bra.uni $L427_rangeint_body;
+$L19_if_then:
+	.loc 1 100 9
+	mul.lo.s64 %rd868, %rd867, %rd10;
+	.loc 1 100 11
+	add.s64 %rd869, %rd868, %rd28;
+	.loc 1 100 22
+	mov.f32 %f430, %f0;
 	.loc 1 100 5
+	setp.hs.u64 %p196, %rd869, %rd8;
+	@%p196 bra $L426_oob176;
+	shl.b64 %rd870, %rd869, 2;
+	add.s64 %rd871, %rd7, %rd870;
+	st.global.f32 [%rd871], %f430;
+	bra.uni $L427_rangeint_body;
+$L426_oob176:
 	mov.u64 %rd37, 0x2000000B1;
 	mov.u64 %rd38, %rd869;
 	mov.u64 %rd39, %rd8;
@@ -5575,6 +5527,11 @@ $L427_rangeint_body:
 	.loc 1 99 32
 	setp.lt.s64 %p197, %rd873, %rd9;
 	@%p197 bra $L430_cond_true;
+	bra.uni $L432_rangeint_body;
+$L430_cond_true:
+	.loc 1 99 43
+	setp.lt.s64 %p198, %rd28, %rd10;
+	@%p198 bra $L428_if_then;
 	bra.uni $L432_rangeint_body;
 $L428_if_then:
 	.loc 1 100 9
@@ -5590,13 +5547,7 @@ $L428_if_then:
 	add.s64 %rd877, %rd7, %rd876;
 	st.global.f32 [%rd877], %f431;
 	bra.uni $L432_rangeint_body;
-$L430_cond_true:
-	.loc 1 99 43
-	setp.lt.s64 %p198, %rd28, %rd10;
-	@%p198 bra $L428_if_then;
-	bra.uni $L432_rangeint_body;
 $L431_oob177:
-	.loc 1 100 5
 	mov.u64 %rd37, 0x2000000B2;
 	mov.u64 %rd38, %rd875;
 	mov.u64 %rd39, %rd8;
@@ -5609,6 +5560,11 @@ $L432_rangeint_body:
 	.loc 1 99 32
 	setp.lt.s64 %p200, %rd879, %rd9;
 	@%p200 bra $L435_cond_true;
+	bra.uni $L437_rangeint_body;
+$L435_cond_true:
+	.loc 1 99 43
+	setp.lt.s64 %p201, %rd28, %rd10;
+	@%p201 bra $L433_if_then;
 	bra.uni $L437_rangeint_body;
 $L433_if_then:
 	.loc 1 100 9
@@ -5624,13 +5580,7 @@ $L433_if_then:
 	add.s64 %rd883, %rd7, %rd882;
 	st.global.f32 [%rd883], %f432;
 	bra.uni $L437_rangeint_body;
-$L435_cond_true:
-	.loc 1 99 43
-	setp.lt.s64 %p201, %rd28, %rd10;
-	@%p201 bra $L433_if_then;
-	bra.uni $L437_rangeint_body;
 $L436_oob178:
-	.loc 1 100 5
 	mov.u64 %rd37, 0x2000000B3;
 	mov.u64 %rd38, %rd881;
 	mov.u64 %rd39, %rd8;
@@ -5643,6 +5593,11 @@ $L437_rangeint_body:
 	.loc 1 99 32
 	setp.lt.s64 %p203, %rd885, %rd9;
 	@%p203 bra $L440_cond_true;
+	bra.uni $L18_rangeint_done;
+$L440_cond_true:
+	.loc 1 99 43
+	setp.lt.s64 %p204, %rd28, %rd10;
+	@%p204 bra $L438_if_then;
 	bra.uni $L18_rangeint_done;
 $L438_if_then:
 	.loc 1 100 9
@@ -5658,13 +5613,7 @@ $L438_if_then:
 	add.s64 %rd889, %rd7, %rd888;
 	st.global.f32 [%rd889], %f433;
 	bra.uni $L18_rangeint_done;
-$L440_cond_true:
-	.loc 1 99 43
-	setp.lt.s64 %p204, %rd28, %rd10;
-	@%p204 bra $L438_if_then;
-	bra.uni $L18_rangeint_done;
 $L441_oob179:
-	.loc 1 100 5
 	mov.u64 %rd37, 0x2000000B4;
 	mov.u64 %rd38, %rd887;
 	mov.u64 %rd39, %rd8;
@@ -5683,5 +5632,9 @@ $L24_bounds_fail:
 	add.s64 %rd43, %rd41, %rd42;
 	st.global.u64 [kern_error+24], %rd43;
 	bra.uni $L25_bounds_exit;
+$L25_bounds_exit:
+	exit;
+$L18_rangeint_done:
+	ret;
 }
 `

@@ -171,6 +171,11 @@ $L1_entry:
 	setp.lt.s64 %p0, %rd13, %rd6;
 	@%p0 bra $L4_cond_true;
 	bra.uni $L3_if_done;
+$L4_cond_true:
+	.loc 1 35 19
+	setp.lt.s64 %p1, %rd10, %rd7;
+	@%p1 bra $L2_if_then;
+	bra.uni $L3_if_done;
 $L2_if_then:
 	.loc 1 36 8
 	mul.lo.s64 %rd14, %rd10, %rd6;
@@ -193,15 +198,6 @@ $L2_if_then:
 	add.s64 %rd28, %rd4, %rd27;
 	st.global.f32 [%rd28], %f0;
 	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-$L4_cond_true:
-	.loc 1 35 19
-	setp.lt.s64 %p1, %rd10, %rd7;
-	@%p1 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L6_bounds_exit:
-	exit;
 $L7_oob0:
 	.loc 1 36 21
 	mov.u64 %rd18, 0x100000001;
@@ -228,6 +224,10 @@ $L5_bounds_fail:
 	add.s64 %rd24, %rd22, %rd23;
 	st.global.u64 [kern_error+24], %rd24;
 	bra.uni $L6_bounds_exit;
+$L6_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
 }
 
 .visible .entry TransposeTiled(
@@ -312,11 +312,11 @@ $L4_for_body:
 	setp.lt.s64 %p1, %rd25, %rd6;
 	@%p1 bra $L8_cond_true;
 	bra.uni $L7_if_done;
-$L5_for_done:
-	.loc 1 69 8
-	bar.sync 0;
-	mov.s64 %rd44, 0;
-	bra.uni $L9_for_loop;
+$L8_cond_true:
+	.loc 1 65 44
+	setp.lt.s64 %p2, %rd26, %rd7;
+	@%p2 bra $L6_if_then;
+	bra.uni $L7_if_done;
 $L6_if_then:
 	.loc 1 66 9
 	add.s64 %rd27, %rd13, %rd23;
@@ -341,16 +341,28 @@ $L6_if_then:
 	add.s64 %rd42, %rd8, %rd41;
 	st.shared.f32 [%rd42], %f0;
 	bra.uni $L7_if_done;
+$L18_oob0:
+	.loc 1 66 27
+	mov.u64 %rd32, 0x200000001;
+	mov.u64 %rd33, %rd31;
+	mov.u64 %rd34, %rd2;
+	bra.uni $L16_bounds_fail;
+$L19_oob1:
+	.loc 1 66 5
+	mov.u64 %rd32, 0x200000002;
+	mov.u64 %rd33, %rd29;
+	mov.u64 %rd34, 1024;
+	bra.uni $L16_bounds_fail;
 $L7_if_done:
 	.loc 1 64 24
 	add.s64 %rd43, %rd23, 8;
 	mov.s64 %rd23, %rd43;
 	bra.uni $L3_for_loop;
-$L8_cond_true:
-	.loc 1 65 44
-	setp.lt.s64 %p2, %rd26, %rd7;
-	@%p2 bra $L6_if_then;
-	bra.uni $L7_if_done;
+$L5_for_done:
+	.loc 1 69 8
+	bar.sync 0;
+	mov.s64 %rd44, 0;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 1 73 16
 	setp.lt.s64 %p6, %rd44, 32;
@@ -366,6 +378,11 @@ $L10_for_body:
 	.loc 1 74 32
 	setp.lt.s64 %p7, %rd46, %rd7;
 	@%p7 bra $L14_cond_true;
+	bra.uni $L13_if_done;
+$L14_cond_true:
+	.loc 1 74 44
+	setp.lt.s64 %p8, %rd47, %rd6;
+	@%p8 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
 	.loc 1 75 9
@@ -391,32 +408,6 @@ $L12_if_then:
 	add.s64 %rd56, %rd4, %rd55;
 	st.global.f32 [%rd56], %f1;
 	bra.uni $L13_if_done;
-$L13_if_done:
-	.loc 1 73 24
-	add.s64 %rd57, %rd44, 8;
-	mov.s64 %rd44, %rd57;
-	bra.uni $L9_for_loop;
-$L14_cond_true:
-	.loc 1 74 44
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L12_if_then;
-	bra.uni $L13_if_done;
-$L15_ret_transposeTile:
-	ret;
-$L17_bounds_exit:
-	exit;
-$L18_oob0:
-	.loc 1 66 27
-	mov.u64 %rd32, 0x200000001;
-	mov.u64 %rd33, %rd31;
-	mov.u64 %rd34, %rd2;
-	bra.uni $L16_bounds_fail;
-$L19_oob1:
-	.loc 1 66 5
-	mov.u64 %rd32, 0x200000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1024;
-	bra.uni $L16_bounds_fail;
 $L20_oob2:
 	.loc 1 75 21
 	mov.u64 %rd32, 0x200000003;
@@ -443,6 +434,15 @@ $L16_bounds_fail:
 	add.s64 %rd38, %rd36, %rd37;
 	st.global.u64 [kern_error+24], %rd38;
 	bra.uni $L17_bounds_exit;
+$L17_bounds_exit:
+	exit;
+$L13_if_done:
+	.loc 1 73 24
+	add.s64 %rd57, %rd44, 8;
+	mov.s64 %rd44, %rd57;
+	bra.uni $L9_for_loop;
+$L15_ret_transposeTile:
+	ret;
 }
 
 .visible .entry TransposePadded(
@@ -527,11 +527,11 @@ $L4_for_body:
 	setp.lt.s64 %p1, %rd25, %rd6;
 	@%p1 bra $L8_cond_true;
 	bra.uni $L7_if_done;
-$L5_for_done:
-	.loc 1 69 8
-	bar.sync 0;
-	mov.s64 %rd44, 0;
-	bra.uni $L9_for_loop;
+$L8_cond_true:
+	.loc 1 65 44
+	setp.lt.s64 %p2, %rd26, %rd7;
+	@%p2 bra $L6_if_then;
+	bra.uni $L7_if_done;
 $L6_if_then:
 	.loc 1 66 9
 	add.s64 %rd27, %rd13, %rd23;
@@ -556,16 +556,28 @@ $L6_if_then:
 	add.s64 %rd42, %rd8, %rd41;
 	st.shared.f32 [%rd42], %f0;
 	bra.uni $L7_if_done;
+$L18_oob0:
+	.loc 1 66 27
+	mov.u64 %rd32, 0x300000001;
+	mov.u64 %rd33, %rd31;
+	mov.u64 %rd34, %rd2;
+	bra.uni $L16_bounds_fail;
+$L19_oob1:
+	.loc 1 66 5
+	mov.u64 %rd32, 0x300000002;
+	mov.u64 %rd33, %rd29;
+	mov.u64 %rd34, 1056;
+	bra.uni $L16_bounds_fail;
 $L7_if_done:
 	.loc 1 64 24
 	add.s64 %rd43, %rd23, 8;
 	mov.s64 %rd23, %rd43;
 	bra.uni $L3_for_loop;
-$L8_cond_true:
-	.loc 1 65 44
-	setp.lt.s64 %p2, %rd26, %rd7;
-	@%p2 bra $L6_if_then;
-	bra.uni $L7_if_done;
+$L5_for_done:
+	.loc 1 69 8
+	bar.sync 0;
+	mov.s64 %rd44, 0;
+	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 1 73 16
 	setp.lt.s64 %p6, %rd44, 32;
@@ -581,6 +593,11 @@ $L10_for_body:
 	.loc 1 74 32
 	setp.lt.s64 %p7, %rd46, %rd7;
 	@%p7 bra $L14_cond_true;
+	bra.uni $L13_if_done;
+$L14_cond_true:
+	.loc 1 74 44
+	setp.lt.s64 %p8, %rd47, %rd6;
+	@%p8 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
 	.loc 1 75 9
@@ -606,32 +623,6 @@ $L12_if_then:
 	add.s64 %rd56, %rd4, %rd55;
 	st.global.f32 [%rd56], %f1;
 	bra.uni $L13_if_done;
-$L13_if_done:
-	.loc 1 73 24
-	add.s64 %rd57, %rd44, 8;
-	mov.s64 %rd44, %rd57;
-	bra.uni $L9_for_loop;
-$L14_cond_true:
-	.loc 1 74 44
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L12_if_then;
-	bra.uni $L13_if_done;
-$L15_ret_transposeTile:
-	ret;
-$L17_bounds_exit:
-	exit;
-$L18_oob0:
-	.loc 1 66 27
-	mov.u64 %rd32, 0x300000001;
-	mov.u64 %rd33, %rd31;
-	mov.u64 %rd34, %rd2;
-	bra.uni $L16_bounds_fail;
-$L19_oob1:
-	.loc 1 66 5
-	mov.u64 %rd32, 0x300000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1056;
-	bra.uni $L16_bounds_fail;
 $L20_oob2:
 	.loc 1 75 21
 	mov.u64 %rd32, 0x300000003;
@@ -658,5 +649,14 @@ $L16_bounds_fail:
 	add.s64 %rd38, %rd36, %rd37;
 	st.global.u64 [kern_error+24], %rd38;
 	bra.uni $L17_bounds_exit;
+$L17_bounds_exit:
+	exit;
+$L13_if_done:
+	.loc 1 73 24
+	add.s64 %rd57, %rd44, 8;
+	mov.s64 %rd44, %rd57;
+	bra.uni $L9_for_loop;
+$L15_ret_transposeTile:
+	ret;
 }
 `

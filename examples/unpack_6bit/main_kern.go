@@ -158,31 +158,6 @@ $L3_if_done:
 	mov.f32 %f3, 0f00000000;
 	mov.f32 %f4, 0f00000000;
 	bra.uni $L4_rangeint_body;
-$L4_rangeint_body:
-	.loc 1 52 31
-	shr.u32 %r16, %r15, 0;
-	.loc 1 52 29
-	bra.uni $L12_entry;
-$L5_rangeint_done:
-	.loc 1 54 19
-	mul.lo.s64 %rd35, 4, %rd11;
-	.loc 1 54 23
-	mov.f32 %f13, %f1;
-	mov.f32 %f14, %f2;
-	mov.f32 %f15, %f3;
-	mov.f32 %f16, %f4;
-	.loc 1 54 12
-	setp.hs.u64 %p6, %rd35, %rd8;
-	@%p6 bra $L23_oob4;
-	add.s64 %rd36, %rd35, 3;
-	setp.hs.u64 %p7, %rd36, %rd8;
-	@%p7 bra $L24_oob5;
-	shl.b64 %rd37, %rd35, 2;
-	add.s64 %rd38, %rd7, %rd37;
-	st.global.v4.f32 [%rd38], {%f13, %f14, %f15, %f16};
-	ret;
-$L7_bounds_exit:
-	exit;
 $L8_oob0:
 	.loc 1 47 20
 	mov.u64 %rd14, 0x100000001;
@@ -207,6 +182,11 @@ $L11_oob3:
 	mov.u64 %rd15, %rd32;
 	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
+$L4_rangeint_body:
+	.loc 1 52 31
+	shr.u32 %r16, %r15, 0;
+	.loc 1 52 29
+	bra.uni $L12_entry;
 $L12_entry:
 	.loc 1 60 50
 	shl.b32 %r18, %r16, 26;
@@ -294,8 +274,25 @@ $L22_ret_signExtend6:
 	.loc 1 52 4
 	mov.f32 %f4, %f12;
 	bra.uni $L5_rangeint_done;
-$L23_oob4:
+$L5_rangeint_done:
+	.loc 1 54 19
+	mul.lo.s64 %rd35, 4, %rd11;
+	.loc 1 54 23
+	mov.f32 %f13, %f1;
+	mov.f32 %f14, %f2;
+	mov.f32 %f15, %f3;
+	mov.f32 %f16, %f4;
 	.loc 1 54 12
+	setp.hs.u64 %p6, %rd35, %rd8;
+	@%p6 bra $L23_oob4;
+	add.s64 %rd36, %rd35, 3;
+	setp.hs.u64 %p7, %rd36, %rd8;
+	@%p7 bra $L24_oob5;
+	shl.b64 %rd37, %rd35, 2;
+	add.s64 %rd38, %rd7, %rd37;
+	st.global.v4.f32 [%rd38], {%f13, %f14, %f15, %f16};
+	ret;
+$L23_oob4:
 	mov.u64 %rd14, 0x100000005;
 	mov.u64 %rd15, %rd35;
 	mov.u64 %rd16, %rd8;
@@ -319,5 +316,7 @@ $L6_bounds_fail:
 	add.s64 %rd20, %rd18, %rd19;
 	st.global.u64 [kern_error+24], %rd20;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 }
 `

@@ -243,3 +243,38 @@ func Strided(t gpu.Thread, x, out []float32, stride int) {
 		out[i] = x[i*stride]
 	}
 }
+
+// MatMulMMA computes C = A·B with tensor cores, one warp per 16×8 tile of
+// C. A is m×k row-major f16, B is given transposed (bt, n×k row-major, so
+// each of B's columns is contiguous), C is m×n row-major f32; m, n and k
+// must be multiples of 16, 8 and 16. Fragments are loaded straight from
+// global memory per the layout in gpu/mma.go: lane = 4·g + tg holds A rows
+// g and g+8, columns 2tg, 2tg+1 (+8), and B columns g, rows 2tg, 2tg+1 (+8).
+//
+//kern:kernel block=128
+func MatMulMMA(t gpu.Thread, a, bt []gpu.Half, c []float32, m, n, k int) {
+	warp := t.BlockIdx().X*4 + t.Warp()
+	tilesN := n / 8
+	tm, tn := warp/tilesN, warp%tilesN
+	if tm*16 >= m {
+		return
+	}
+	g, tg := t.Lane()/4, t.Lane()%4
+	row, col := tm*16+g, tn*8+g
+	var acc [4]float32
+	for k0 := 0; k0 < k; k0 += 16 {
+		ai := row*k + k0 + 2*tg
+		bi := col*k + k0 + 2*tg
+		frA := [4]uint32{
+			gpu.PackHalf2(a[ai], a[ai+1]),
+			gpu.PackHalf2(a[ai+8*k], a[ai+8*k+1]),
+			gpu.PackHalf2(a[ai+8], a[ai+9]),
+			gpu.PackHalf2(a[ai+8*k+8], a[ai+8*k+9]),
+		}
+		frB := [2]uint32{gpu.PackHalf2(bt[bi], bt[bi+1]), gpu.PackHalf2(bt[bi+8], bt[bi+9])}
+		acc = gpu.MMAF16(t, frA, frB, acc)
+	}
+	ci := row*n + tn*8 + 2*tg
+	c[ci], c[ci+1] = acc[0], acc[1]
+	c[ci+8*n], c[ci+8*n+1] = acc[2], acc[3]
+}

@@ -263,10 +263,6 @@ $L2_if_then:
 	add.s64 %rd21, %rd4, %rd20;
 	st.global.f32 [%rd21], %f4;
 	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-$L5_bounds_exit:
-	exit;
 $L6_oob0:
 	.loc 1 15 13
 	mov.u64 %rd9, 0x100000001;
@@ -287,6 +283,10 @@ $L4_bounds_fail:
 	add.s64 %rd15, %rd13, %rd14;
 	st.global.u64 [kern_error+24], %rd15;
 	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
 }
 
 .visible .entry Gather(
@@ -346,10 +346,6 @@ $L2_if_then:
 	add.s64 %rd25, %rd7, %rd24;
 	st.global.f32 [%rd25], %f0;
 	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-$L5_bounds_exit:
-	exit;
 $L6_oob0:
 	.loc 1 26 17
 	mov.u64 %rd12, 0x200000001;
@@ -376,6 +372,10 @@ $L4_bounds_fail:
 	add.s64 %rd18, %rd16, %rd17;
 	st.global.u64 [kern_error+24], %rd18;
 	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
 }
 
 .visible .entry GatherUnchecked(
@@ -494,6 +494,11 @@ $L4_if_then:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	st.global.f64 [%rd2], %fd1;
 	bra.uni $L5_if_done;
+$L8_oob0:
+	mov.u64 %rd7, 0x400000001;
+	mov.u64 %rd8, 0;
+	mov.u64 %rd9, %rd3;
+	bra.uni $L6_bounds_fail;
 $L5_if_done:
 	.loc 1 50 18
 	cvt.rn.f64.s32 %fd2, %r1;
@@ -549,14 +554,6 @@ $L5_if_done:
 	add.s64 %rd20, %rd2, 56;
 	st.global.f64 [%rd20], %fd7;
 	ret;
-$L7_bounds_exit:
-	exit;
-$L8_oob0:
-	.loc 1 48 6
-	mov.u64 %rd7, 0x400000001;
-	mov.u64 %rd8, 0;
-	mov.u64 %rd9, %rd3;
-	bra.uni $L6_bounds_fail;
 $L9_oob1:
 	.loc 1 50 5
 	mov.u64 %rd7, 0x400000002;
@@ -613,6 +610,8 @@ $L6_bounds_fail:
 	add.s64 %rd13, %rd11, %rd12;
 	st.global.u64 [kern_error+24], %rd13;
 	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
+	exit;
 }
 
 .visible .entry BlockSums(
@@ -660,6 +659,9 @@ $L2_if_then:
 	add.s64 %rd12, %rd1, %rd11;
 	ld.global.nc.f32 %f1, [%rd12];
 	mov.f32 %f0, %f1;
+	bra.uni $L3_if_done;
+$L6_edge:
+	mov.f32 %f0, 0f00000000;
 	bra.uni $L3_if_done;
 $L3_if_done:
 	.loc 1 70 17
@@ -748,6 +750,18 @@ $L3_if_done:
 	setp.eq.s64 %p6, %rd33, 0;
 	@%p6 bra $L4_if_then;
 	bra.uni $L5_if_done;
+$L9_oob0:
+	.loc 1 70 5
+	mov.u64 %rd16, 0x500000001;
+	mov.u64 %rd17, %rd13;
+	mov.u64 %rd18, %rd7;
+	bra.uni $L7_bounds_fail;
+$L10_oob1:
+	.loc 1 72 26
+	mov.u64 %rd16, 0x500000002;
+	mov.u64 %rd17, %rd25;
+	mov.u64 %rd18, %rd7;
+	bra.uni $L7_bounds_fail;
 $L4_if_then:
 	.loc 1 74 18
 	mov.u32 %r30, %ctaid.x;
@@ -763,27 +777,7 @@ $L4_if_then:
 	add.s64 %rd40, %rd4, %rd39;
 	st.global.f32 [%rd40], %f23;
 	bra.uni $L5_if_done;
-$L5_if_done:
-	ret;
-$L6_edge:
-	mov.f32 %f0, 0f00000000;
-	bra.uni $L3_if_done;
-$L8_bounds_exit:
-	exit;
-$L9_oob0:
-	.loc 1 70 5
-	mov.u64 %rd16, 0x500000001;
-	mov.u64 %rd17, %rd13;
-	mov.u64 %rd18, %rd7;
-	bra.uni $L7_bounds_fail;
-$L10_oob1:
-	.loc 1 72 26
-	mov.u64 %rd16, 0x500000002;
-	mov.u64 %rd17, %rd25;
-	mov.u64 %rd18, %rd7;
-	bra.uni $L7_bounds_fail;
 $L11_oob2:
-	.loc 1 74 7
 	mov.u64 %rd16, 0x500000003;
 	mov.u64 %rd17, %rd36;
 	mov.u64 %rd18, %rd5;
@@ -802,6 +796,10 @@ $L7_bounds_fail:
 	add.s64 %rd22, %rd20, %rd21;
 	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L8_bounds_exit;
+$L8_bounds_exit:
+	exit;
+$L5_if_done:
+	ret;
 }
 
 .visible .entry Checked(
@@ -831,14 +829,6 @@ $L1_entry:
 	setp.lt.s64 %p0, %rd5, %rd2;
 	@%p0 bra $L4_cond_true;
 	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 84 8
-	mov.u64 %rd8, 0x600000001;
-	mov.u64 %rd9, 0;
-	mov.u64 %rd10, 0;
-	bra.uni $L5_bounds_fail;
-$L3_if_done:
-	ret;
 $L4_cond_true:
 	.loc 1 83 20
 	shl.b64 %rd6, %rd5, 2;
@@ -848,8 +838,12 @@ $L4_cond_true:
 	setp.lt.f32 %p1, %f0, 0f00000000;
 	@%p1 bra $L2_if_then;
 	bra.uni $L3_if_done;
-$L6_bounds_exit:
-	exit;
+$L2_if_then:
+	.loc 1 84 8
+	mov.u64 %rd8, 0x600000001;
+	mov.u64 %rd9, 0;
+	mov.u64 %rd10, 0;
+	bra.uni $L5_bounds_fail;
 $L5_bounds_fail:
 	atom.global.cas.b64 %rd11, [kern_error], 0, %rd8;
 	setp.eq.u64 %p2, %rd11, 0;
@@ -864,5 +858,9 @@ $L5_bounds_fail:
 	add.s64 %rd14, %rd12, %rd13;
 	st.global.u64 [kern_error+24], %rd14;
 	bra.uni $L6_bounds_exit;
+$L6_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
 }
 `
