@@ -300,3 +300,7 @@ func (c *cudaBackend) launchGraph(g, s any) error {
 func (c *cudaBackend) destroyGraph(g any) error {
 	return c.do(func() error { return g.(cuda.GraphExec).Destroy() })
 }
+
+func (c *cudaBackend) destroyEvent(e any) error {
+	return c.do(func() error { return e.(cuda.Event).Destroy() })
+}

@@ -221,6 +221,10 @@ func TestStreamsEventsAndGraphs(t *testing.T) {
 		if d, err := kern.Elapsed(start, end); err != nil || d < 0 {
 			t.Errorf("%s: Elapsed = %v, %v", dev.Kind(), d, err)
 		}
+		if err := start.Close(); err != nil {
+			t.Error(err)
+		}
+		end.Close()
 		// Capturing runs nothing; each replay adds x once more.
 		g, err := s.Capture(func(s *kern.Stream) error {
 			if err := tk.AxpyKernel.Launch(s, kern.Cover(3), 2, x, y); err != nil {

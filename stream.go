@@ -26,6 +26,7 @@ type streams interface {
 	// record returns an event marking the point the stream has reached.
 	record(s any) (any, error)
 	elapsed(start, end any) (time.Duration, error)
+	destroyEvent(e any) error
 	// beginCapture and endCapture bracket driver stream capture; devices
 	// whose launches are synchronous return errNoDriverGraphs and the
 	// Stream records launches itself.
@@ -78,6 +79,16 @@ func (s *Stream) Record() (*Event, error) {
 		return nil, fmt.Errorf("kern: Record: %w", err)
 	}
 	return &Event{dev: s.dev, e: e}, nil
+}
+
+// Close releases the event.
+func (e *Event) Close() error {
+	if e == nil || e.e == nil {
+		return nil
+	}
+	err := e.dev.b.destroyEvent(e.e)
+	e.e = nil
+	return err
 }
 
 // Elapsed is the device time between two recorded events, waiting for
@@ -168,6 +179,7 @@ func (hostStreams) beginCapture(any) error      { return errNoDriverGraphs }
 func (hostStreams) endCapture(any) (any, error) { return nil, errNoDriverGraphs }
 func (hostStreams) launchGraph(any, any) error  { return errNoDriverGraphs }
 func (hostStreams) destroyGraph(any) error      { return nil }
+func (hostStreams) destroyEvent(any) error      { return nil }
 func (hostStreams) elapsed(a, b any) (time.Duration, error) {
 	return b.(time.Time).Sub(a.(time.Time)), nil
 }
