@@ -153,7 +153,10 @@ func (kb *kernelBuilder) blockReduce(c *icall, op ir.Op) *val {
 	base := kb.b.New(ir.U64)
 	kb.b.Mov(ir.U64, base, ir.Sym(scratch.Name))
 	slot := kb.b.New(ir.U64)
-	kb.b.Emit(ir.OpMad, "mad.wide.u32", ir.R(slot), ir.R(warp), ir.Imm(ir.U32, 8), ir.R(base))
+	// Slots are the element size apart, so the partials of up to 32 warps
+	// sit in 32 distinct banks.
+	size := uint64(memBytes(st))
+	kb.b.Emit(ir.OpMad, "mad.wide.u32", ir.R(slot), ir.R(warp), ir.Imm(ir.U32, size), ir.R(base))
 	isLane0 := kb.b.New(ir.Pred)
 	kb.b.Setp(ir.EQ, ir.U32, isLane0, ir.R(lane), ir.Imm(ir.U32, 0))
 	st8 := kb.b.B.Instrs
@@ -170,7 +173,7 @@ func (kb *kernelBuilder) blockReduce(c *icall, op ir.Op) *val {
 	has := kb.b.New(ir.Pred)
 	kb.b.Setp(ir.LO, ir.U32, has, ir.R(lane), ir.R(n))
 	mine := kb.b.New(ir.U64)
-	kb.b.Emit(ir.OpMad, "mad.wide.u32", ir.R(mine), ir.R(lane), ir.Imm(ir.U32, 8), ir.R(base))
+	kb.b.Emit(ir.OpMad, "mad.wide.u32", ir.R(mine), ir.R(lane), ir.Imm(ir.U32, size), ir.R(base))
 	v := kb.b.New(st)
 	kb.b.Mov(st, v, identity(op, st))
 	ldStart := len(kb.b.B.Instrs)

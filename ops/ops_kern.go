@@ -8655,7 +8655,7 @@ $L5_for_done:
 	shr.u32 %r19, %r16, 5;
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd32, kern_reduce;
-	mad.wide.u32 %rd33, %r19, 8, %rd32;
+	mad.wide.u32 %rd33, %r19, 4, %rd32;
 	setp.eq.u32 %p3, %r20, 0;
 	@%p3 st.shared.f32 [%rd33], %f14;
 	bar.sync 0;
@@ -8667,7 +8667,7 @@ $L5_for_done:
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
 	setp.lo.u32 %p4, %r20, %r21;
-	mad.wide.u32 %rd34, %r20, 8, %rd32;
+	mad.wide.u32 %rd34, %r20, 4, %rd32;
 	mov.f32 %f15, 0f00000000;
 	@%p4 ld.shared.f32 %f15, [%rd34];
 	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
@@ -8917,7 +8917,7 @@ $L5_for_done:
 	shr.u32 %r19, %r16, 5;
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd32, kern_reduce;
-	mad.wide.u32 %rd33, %r19, 8, %rd32;
+	mad.wide.u32 %rd33, %r19, 4, %rd32;
 	setp.eq.u32 %p3, %r20, 0;
 	@%p3 st.shared.f32 [%rd33], %f14;
 	bar.sync 0;
@@ -8929,7 +8929,7 @@ $L5_for_done:
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
 	setp.lo.u32 %p4, %r20, %r21;
-	mad.wide.u32 %rd34, %r20, 8, %rd32;
+	mad.wide.u32 %rd34, %r20, 4, %rd32;
 	mov.f32 %f15, 0f00000000;
 	@%p4 ld.shared.f32 %f15, [%rd34];
 	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
@@ -9187,7 +9187,7 @@ $L5_for_done:
 	shr.u32 %r20, %r17, 5;
 	mov.u32 %r21, %laneid;
 	mov.u64 %rd32, kern_reduce;
-	mad.wide.u32 %rd33, %r20, 8, %rd32;
+	mad.wide.u32 %rd33, %r20, 4, %rd32;
 	setp.eq.u32 %p3, %r21, 0;
 	@%p3 st.shared.f32 [%rd33], %f14;
 	bar.sync 0;
@@ -9199,7 +9199,7 @@ $L5_for_done:
 	add.u32 %r22, %r22, 31;
 	shr.u32 %r22, %r22, 5;
 	setp.lo.u32 %p4, %r21, %r22;
-	mad.wide.u32 %rd34, %r21, 8, %rd32;
+	mad.wide.u32 %rd34, %r21, 4, %rd32;
 	mov.f32 %f15, 0f00000000;
 	@%p4 ld.shared.f32 %f15, [%rd34];
 	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
@@ -10245,7 +10245,7 @@ $L5_for_done:
 	shr.u32 %r19, %r16, 5;
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd47, kern_reduce;
-	mad.wide.u32 %rd48, %r19, 8, %rd47;
+	mad.wide.u32 %rd48, %r19, 4, %rd47;
 	setp.eq.u32 %p6, %r20, 0;
 	@%p6 st.shared.f32 [%rd48], %f20;
 	bar.sync 0;
@@ -10257,7 +10257,7 @@ $L5_for_done:
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
 	setp.lo.u32 %p7, %r20, %r21;
-	mad.wide.u32 %rd49, %r20, 8, %rd47;
+	mad.wide.u32 %rd49, %r20, 4, %rd47;
 	mov.f32 %f21, 0f00000000;
 	@%p7 ld.shared.f32 %f21, [%rd49];
 	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
@@ -10588,7 +10588,7 @@ $L5_for_done:
 	shr.u32 %r19, %r16, 5;
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd47, kern_reduce;
-	mad.wide.u32 %rd48, %r19, 8, %rd47;
+	mad.wide.u32 %rd48, %r19, 4, %rd47;
 	setp.eq.u32 %p6, %r20, 0;
 	@%p6 st.shared.f32 [%rd48], %f19;
 	bar.sync 0;
@@ -10600,7 +10600,7 @@ $L5_for_done:
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
 	setp.lo.u32 %p7, %r20, %r21;
-	mad.wide.u32 %rd49, %r20, 8, %rd47;
+	mad.wide.u32 %rd49, %r20, 4, %rd47;
 	mov.f32 %f20, 0f00000000;
 	@%p7 ld.shared.f32 %f20, [%rd49];
 	shfl.sync.bfly.b32 %f21, %f20, 16, 31, -1;
@@ -10943,7 +10943,7 @@ $L5_for_done:
 	shr.u32 %r22, %r19, 5;
 	mov.u32 %r23, %laneid;
 	mov.u64 %rd47, kern_reduce;
-	mad.wide.u32 %rd48, %r22, 8, %rd47;
+	mad.wide.u32 %rd48, %r22, 4, %rd47;
 	setp.eq.u32 %p6, %r23, 0;
 	@%p6 st.shared.f32 [%rd48], %f19;
 	bar.sync 0;
@@ -10955,7 +10955,7 @@ $L5_for_done:
 	add.u32 %r24, %r24, 31;
 	shr.u32 %r24, %r24, 5;
 	setp.lo.u32 %p7, %r23, %r24;
-	mad.wide.u32 %rd49, %r23, 8, %rd47;
+	mad.wide.u32 %rd49, %r23, 4, %rd47;
 	mov.f32 %f20, 0f00000000;
 	@%p7 ld.shared.f32 %f20, [%rd49];
 	shfl.sync.bfly.b32 %f21, %f20, 16, 31, -1;
@@ -11217,7 +11217,7 @@ $L5_for_done:
 	shr.u32 %r19, %r16, 5;
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd35, kern_reduce;
-	mad.wide.u32 %rd36, %r19, 8, %rd35;
+	mad.wide.u32 %rd36, %r19, 4, %rd35;
 	setp.eq.u32 %p3, %r20, 0;
 	@%p3 st.shared.f32 [%rd36], %f14;
 	bar.sync 0;
@@ -11229,7 +11229,7 @@ $L5_for_done:
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
 	setp.lo.u32 %p4, %r20, %r21;
-	mad.wide.u32 %rd37, %r20, 8, %rd35;
+	mad.wide.u32 %rd37, %r20, 4, %rd35;
 	mov.f32 %f15, 0f00000000;
 	@%p4 ld.shared.f32 %f15, [%rd37];
 	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
@@ -11322,7 +11322,7 @@ $L8_for_done:
 	shr.u32 %r38, %r35, 5;
 	mov.u32 %r39, %laneid;
 	mov.u64 %rd49, kern_reduce;
-	mad.wide.u32 %rd50, %r38, 8, %rd49;
+	mad.wide.u32 %rd50, %r38, 4, %rd49;
 	setp.eq.u32 %p7, %r39, 0;
 	@%p7 st.shared.f32 [%rd50], %f42;
 	bar.sync 0;
@@ -11334,7 +11334,7 @@ $L8_for_done:
 	add.u32 %r40, %r40, 31;
 	shr.u32 %r40, %r40, 5;
 	setp.lo.u32 %p8, %r39, %r40;
-	mad.wide.u32 %rd51, %r39, 8, %rd49;
+	mad.wide.u32 %rd51, %r39, 4, %rd49;
 	mov.f32 %f43, 0f00000000;
 	@%p8 ld.shared.f32 %f43, [%rd51];
 	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
@@ -11610,7 +11610,7 @@ $L5_for_done:
 	shr.u32 %r19, %r16, 5;
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd35, kern_reduce;
-	mad.wide.u32 %rd36, %r19, 8, %rd35;
+	mad.wide.u32 %rd36, %r19, 4, %rd35;
 	setp.eq.u32 %p3, %r20, 0;
 	@%p3 st.shared.f32 [%rd36], %f14;
 	bar.sync 0;
@@ -11622,7 +11622,7 @@ $L5_for_done:
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
 	setp.lo.u32 %p4, %r20, %r21;
-	mad.wide.u32 %rd37, %r20, 8, %rd35;
+	mad.wide.u32 %rd37, %r20, 4, %rd35;
 	mov.f32 %f15, 0f00000000;
 	@%p4 ld.shared.f32 %f15, [%rd37];
 	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
@@ -11717,7 +11717,7 @@ $L8_for_done:
 	shr.u32 %r38, %r35, 5;
 	mov.u32 %r39, %laneid;
 	mov.u64 %rd49, kern_reduce;
-	mad.wide.u32 %rd50, %r38, 8, %rd49;
+	mad.wide.u32 %rd50, %r38, 4, %rd49;
 	setp.eq.u32 %p7, %r39, 0;
 	@%p7 st.shared.f32 [%rd50], %f42;
 	bar.sync 0;
@@ -11729,7 +11729,7 @@ $L8_for_done:
 	add.u32 %r40, %r40, 31;
 	shr.u32 %r40, %r40, 5;
 	setp.lo.u32 %p8, %r39, %r40;
-	mad.wide.u32 %rd51, %r39, 8, %rd49;
+	mad.wide.u32 %rd51, %r39, 4, %rd49;
 	mov.f32 %f43, 0f00000000;
 	@%p8 ld.shared.f32 %f43, [%rd51];
 	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
@@ -12015,7 +12015,7 @@ $L5_for_done:
 	shr.u32 %r20, %r17, 5;
 	mov.u32 %r21, %laneid;
 	mov.u64 %rd35, kern_reduce;
-	mad.wide.u32 %rd36, %r20, 8, %rd35;
+	mad.wide.u32 %rd36, %r20, 4, %rd35;
 	setp.eq.u32 %p3, %r21, 0;
 	@%p3 st.shared.f32 [%rd36], %f14;
 	bar.sync 0;
@@ -12027,7 +12027,7 @@ $L5_for_done:
 	add.u32 %r22, %r22, 31;
 	shr.u32 %r22, %r22, 5;
 	setp.lo.u32 %p4, %r21, %r22;
-	mad.wide.u32 %rd37, %r21, 8, %rd35;
+	mad.wide.u32 %rd37, %r21, 4, %rd35;
 	mov.f32 %f15, 0f00000000;
 	@%p4 ld.shared.f32 %f15, [%rd37];
 	shfl.sync.bfly.b32 %f16, %f15, 16, 31, -1;
@@ -12124,7 +12124,7 @@ $L8_for_done:
 	shr.u32 %r40, %r37, 5;
 	mov.u32 %r41, %laneid;
 	mov.u64 %rd49, kern_reduce;
-	mad.wide.u32 %rd50, %r40, 8, %rd49;
+	mad.wide.u32 %rd50, %r40, 4, %rd49;
 	setp.eq.u32 %p7, %r41, 0;
 	@%p7 st.shared.f32 [%rd50], %f42;
 	bar.sync 0;
@@ -12136,7 +12136,7 @@ $L8_for_done:
 	add.u32 %r42, %r42, 31;
 	shr.u32 %r42, %r42, 5;
 	setp.lo.u32 %p8, %r41, %r42;
-	mad.wide.u32 %rd51, %r41, 8, %rd49;
+	mad.wide.u32 %rd51, %r41, 4, %rd49;
 	mov.f32 %f43, 0f00000000;
 	@%p8 ld.shared.f32 %f43, [%rd51];
 	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
@@ -15201,7 +15201,7 @@ $L5_for_done:
 	shr.u32 %r21, %r18, 5;
 	mov.u32 %r22, %laneid;
 	mov.u64 %rd31, kern_reduce;
-	mad.wide.u32 %rd32, %r21, 8, %rd31;
+	mad.wide.u32 %rd32, %r21, 4, %rd31;
 	setp.eq.u32 %p4, %r22, 0;
 	@%p4 st.shared.f32 [%rd32], %f20;
 	bar.sync 0;
@@ -15213,7 +15213,7 @@ $L5_for_done:
 	add.u32 %r23, %r23, 31;
 	shr.u32 %r23, %r23, 5;
 	setp.lo.u32 %p5, %r22, %r23;
-	mad.wide.u32 %rd33, %r22, 8, %rd31;
+	mad.wide.u32 %rd33, %r22, 4, %rd31;
 	mov.f32 %f21, 0fFF800000;
 	@%p5 ld.shared.f32 %f21, [%rd33];
 	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
@@ -15367,7 +15367,7 @@ $L13_for_done:
 	shr.u32 %r59, %r56, 5;
 	mov.u32 %r60, %laneid;
 	mov.u64 %rd41, kern_reduce;
-	mad.wide.u32 %rd42, %r59, 8, %rd41;
+	mad.wide.u32 %rd42, %r59, 4, %rd41;
 	setp.eq.u32 %p14, %r60, 0;
 	@%p14 st.shared.s32 [%rd42], %r51;
 	bar.sync 0;
@@ -15379,7 +15379,7 @@ $L13_for_done:
 	add.u32 %r61, %r61, 31;
 	shr.u32 %r61, %r61, 5;
 	setp.lo.u32 %p15, %r60, %r61;
-	mad.wide.u32 %rd43, %r60, 8, %rd41;
+	mad.wide.u32 %rd43, %r60, 4, %rd41;
 	mov.s32 %r65, 0;
 	@%p15 ld.shared.s32 %r65, [%rd43];
 	shfl.sync.bfly.b32 %r66, %r65, 16, 31, -1;
@@ -15576,7 +15576,7 @@ $L69_for_done:
 	shr.u32 %r98, %r95, 5;
 	mov.u32 %r99, %laneid;
 	mov.u64 %rd56, kern_reduce;
-	mad.wide.u32 %rd57, %r98, 8, %rd56;
+	mad.wide.u32 %rd57, %r98, 4, %rd56;
 	setp.eq.u32 %p24, %r99, 0;
 	@%p24 st.shared.f32 [%rd57], %f66;
 	bar.sync 0;
@@ -15588,7 +15588,7 @@ $L69_for_done:
 	add.u32 %r100, %r100, 31;
 	shr.u32 %r100, %r100, 5;
 	setp.lo.u32 %p25, %r99, %r100;
-	mad.wide.u32 %rd58, %r99, 8, %rd56;
+	mad.wide.u32 %rd58, %r99, 4, %rd56;
 	mov.f32 %f67, 0f00000000;
 	@%p25 ld.shared.f32 %f67, [%rd58];
 	shfl.sync.bfly.b32 %f68, %f67, 16, 31, -1;
@@ -15779,7 +15779,7 @@ $L90_for_done:
 	shr.u32 %r129, %r126, 5;
 	mov.u32 %r130, %laneid;
 	mov.u64 %rd72, kern_reduce;
-	mad.wide.u32 %rd73, %r129, 8, %rd72;
+	mad.wide.u32 %rd73, %r129, 4, %rd72;
 	setp.eq.u32 %p33, %r130, 0;
 	@%p33 st.shared.f32 [%rd73], %f108;
 	bar.sync 0;
@@ -15791,7 +15791,7 @@ $L90_for_done:
 	add.u32 %r131, %r131, 31;
 	shr.u32 %r131, %r131, 5;
 	setp.lo.u32 %p34, %r130, %r131;
-	mad.wide.u32 %rd74, %r130, 8, %rd72;
+	mad.wide.u32 %rd74, %r130, 4, %rd72;
 	mov.f32 %f109, 0f00000000;
 	@%p34 ld.shared.f32 %f109, [%rd74];
 	shfl.sync.bfly.b32 %f110, %f109, 16, 31, -1;
@@ -16635,7 +16635,7 @@ $L5_for_done:
 	shr.u32 %r21, %r18, 5;
 	mov.u32 %r22, %laneid;
 	mov.u64 %rd31, kern_reduce;
-	mad.wide.u32 %rd32, %r21, 8, %rd31;
+	mad.wide.u32 %rd32, %r21, 4, %rd31;
 	setp.eq.u32 %p4, %r22, 0;
 	@%p4 st.shared.f32 [%rd32], %f20;
 	bar.sync 0;
@@ -16647,7 +16647,7 @@ $L5_for_done:
 	add.u32 %r23, %r23, 31;
 	shr.u32 %r23, %r23, 5;
 	setp.lo.u32 %p5, %r22, %r23;
-	mad.wide.u32 %rd33, %r22, 8, %rd31;
+	mad.wide.u32 %rd33, %r22, 4, %rd31;
 	mov.f32 %f21, 0fFF800000;
 	@%p5 ld.shared.f32 %f21, [%rd33];
 	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
@@ -16803,7 +16803,7 @@ $L13_for_done:
 	shr.u32 %r59, %r56, 5;
 	mov.u32 %r60, %laneid;
 	mov.u64 %rd41, kern_reduce;
-	mad.wide.u32 %rd42, %r59, 8, %rd41;
+	mad.wide.u32 %rd42, %r59, 4, %rd41;
 	setp.eq.u32 %p14, %r60, 0;
 	@%p14 st.shared.s32 [%rd42], %r51;
 	bar.sync 0;
@@ -16815,7 +16815,7 @@ $L13_for_done:
 	add.u32 %r61, %r61, 31;
 	shr.u32 %r61, %r61, 5;
 	setp.lo.u32 %p15, %r60, %r61;
-	mad.wide.u32 %rd43, %r60, 8, %rd41;
+	mad.wide.u32 %rd43, %r60, 4, %rd41;
 	mov.s32 %r65, 0;
 	@%p15 ld.shared.s32 %r65, [%rd43];
 	shfl.sync.bfly.b32 %r66, %r65, 16, 31, -1;
@@ -17014,7 +17014,7 @@ $L69_for_done:
 	shr.u32 %r98, %r95, 5;
 	mov.u32 %r99, %laneid;
 	mov.u64 %rd56, kern_reduce;
-	mad.wide.u32 %rd57, %r98, 8, %rd56;
+	mad.wide.u32 %rd57, %r98, 4, %rd56;
 	setp.eq.u32 %p24, %r99, 0;
 	@%p24 st.shared.f32 [%rd57], %f66;
 	bar.sync 0;
@@ -17026,7 +17026,7 @@ $L69_for_done:
 	add.u32 %r100, %r100, 31;
 	shr.u32 %r100, %r100, 5;
 	setp.lo.u32 %p25, %r99, %r100;
-	mad.wide.u32 %rd58, %r99, 8, %rd56;
+	mad.wide.u32 %rd58, %r99, 4, %rd56;
 	mov.f32 %f67, 0f00000000;
 	@%p25 ld.shared.f32 %f67, [%rd58];
 	shfl.sync.bfly.b32 %f68, %f67, 16, 31, -1;
@@ -17219,7 +17219,7 @@ $L90_for_done:
 	shr.u32 %r129, %r126, 5;
 	mov.u32 %r130, %laneid;
 	mov.u64 %rd72, kern_reduce;
-	mad.wide.u32 %rd73, %r129, 8, %rd72;
+	mad.wide.u32 %rd73, %r129, 4, %rd72;
 	setp.eq.u32 %p33, %r130, 0;
 	@%p33 st.shared.f32 [%rd73], %f108;
 	bar.sync 0;
@@ -17231,7 +17231,7 @@ $L90_for_done:
 	add.u32 %r131, %r131, 31;
 	shr.u32 %r131, %r131, 5;
 	setp.lo.u32 %p34, %r130, %r131;
-	mad.wide.u32 %rd74, %r130, 8, %rd72;
+	mad.wide.u32 %rd74, %r130, 4, %rd72;
 	mov.f32 %f109, 0f00000000;
 	@%p34 ld.shared.f32 %f109, [%rd74];
 	shfl.sync.bfly.b32 %f110, %f109, 16, 31, -1;
@@ -18079,7 +18079,7 @@ $L5_for_done:
 	shr.u32 %r22, %r19, 5;
 	mov.u32 %r23, %laneid;
 	mov.u64 %rd31, kern_reduce;
-	mad.wide.u32 %rd32, %r22, 8, %rd31;
+	mad.wide.u32 %rd32, %r22, 4, %rd31;
 	setp.eq.u32 %p4, %r23, 0;
 	@%p4 st.shared.f32 [%rd32], %f20;
 	bar.sync 0;
@@ -18091,7 +18091,7 @@ $L5_for_done:
 	add.u32 %r24, %r24, 31;
 	shr.u32 %r24, %r24, 5;
 	setp.lo.u32 %p5, %r23, %r24;
-	mad.wide.u32 %rd33, %r23, 8, %rd31;
+	mad.wide.u32 %rd33, %r23, 4, %rd31;
 	mov.f32 %f21, 0fFF800000;
 	@%p5 ld.shared.f32 %f21, [%rd33];
 	shfl.sync.bfly.b32 %f22, %f21, 16, 31, -1;
@@ -18249,7 +18249,7 @@ $L13_for_done:
 	shr.u32 %r61, %r58, 5;
 	mov.u32 %r62, %laneid;
 	mov.u64 %rd41, kern_reduce;
-	mad.wide.u32 %rd42, %r61, 8, %rd41;
+	mad.wide.u32 %rd42, %r61, 4, %rd41;
 	setp.eq.u32 %p14, %r62, 0;
 	@%p14 st.shared.s32 [%rd42], %r53;
 	bar.sync 0;
@@ -18261,7 +18261,7 @@ $L13_for_done:
 	add.u32 %r63, %r63, 31;
 	shr.u32 %r63, %r63, 5;
 	setp.lo.u32 %p15, %r62, %r63;
-	mad.wide.u32 %rd43, %r62, 8, %rd41;
+	mad.wide.u32 %rd43, %r62, 4, %rd41;
 	mov.s32 %r67, 0;
 	@%p15 ld.shared.s32 %r67, [%rd43];
 	shfl.sync.bfly.b32 %r68, %r67, 16, 31, -1;
@@ -18462,7 +18462,7 @@ $L69_for_done:
 	shr.u32 %r101, %r98, 5;
 	mov.u32 %r102, %laneid;
 	mov.u64 %rd56, kern_reduce;
-	mad.wide.u32 %rd57, %r101, 8, %rd56;
+	mad.wide.u32 %rd57, %r101, 4, %rd56;
 	setp.eq.u32 %p24, %r102, 0;
 	@%p24 st.shared.f32 [%rd57], %f66;
 	bar.sync 0;
@@ -18474,7 +18474,7 @@ $L69_for_done:
 	add.u32 %r103, %r103, 31;
 	shr.u32 %r103, %r103, 5;
 	setp.lo.u32 %p25, %r102, %r103;
-	mad.wide.u32 %rd58, %r102, 8, %rd56;
+	mad.wide.u32 %rd58, %r102, 4, %rd56;
 	mov.f32 %f67, 0f00000000;
 	@%p25 ld.shared.f32 %f67, [%rd58];
 	shfl.sync.bfly.b32 %f68, %f67, 16, 31, -1;
@@ -18669,7 +18669,7 @@ $L90_for_done:
 	shr.u32 %r133, %r130, 5;
 	mov.u32 %r134, %laneid;
 	mov.u64 %rd72, kern_reduce;
-	mad.wide.u32 %rd73, %r133, 8, %rd72;
+	mad.wide.u32 %rd73, %r133, 4, %rd72;
 	setp.eq.u32 %p33, %r134, 0;
 	@%p33 st.shared.f32 [%rd73], %f108;
 	bar.sync 0;
@@ -18681,7 +18681,7 @@ $L90_for_done:
 	add.u32 %r135, %r135, 31;
 	shr.u32 %r135, %r135, 5;
 	setp.lo.u32 %p34, %r134, %r135;
-	mad.wide.u32 %rd74, %r134, 8, %rd72;
+	mad.wide.u32 %rd74, %r134, 4, %rd72;
 	mov.f32 %f109, 0f00000000;
 	@%p34 ld.shared.f32 %f109, [%rd74];
 	shfl.sync.bfly.b32 %f110, %f109, 16, 31, -1;
@@ -19493,7 +19493,7 @@ $L5_for_done:
 	shr.u32 %r20, %r17, 5;
 	mov.u32 %r21, %laneid;
 	mov.u64 %rd29, kern_reduce;
-	mad.wide.u32 %rd30, %r20, 8, %rd29;
+	mad.wide.u32 %rd30, %r20, 4, %rd29;
 	setp.eq.u32 %p3, %r21, 0;
 	@%p3 st.shared.f32 [%rd30], %f15;
 	bar.sync 0;
@@ -19505,7 +19505,7 @@ $L5_for_done:
 	add.u32 %r22, %r22, 31;
 	shr.u32 %r22, %r22, 5;
 	setp.lo.u32 %p4, %r21, %r22;
-	mad.wide.u32 %rd31, %r21, 8, %rd29;
+	mad.wide.u32 %rd31, %r21, 4, %rd29;
 	mov.f32 %f16, 0fFF800000;
 	@%p4 ld.shared.f32 %f16, [%rd31];
 	shfl.sync.bfly.b32 %f17, %f16, 16, 31, -1;
@@ -19612,7 +19612,7 @@ $L8_for_done:
 	shr.u32 %r39, %r36, 5;
 	mov.u32 %r40, %laneid;
 	mov.u64 %rd43, kern_reduce;
-	mad.wide.u32 %rd44, %r39, 8, %rd43;
+	mad.wide.u32 %rd44, %r39, 4, %rd43;
 	setp.eq.u32 %p8, %r40, 0;
 	@%p8 st.shared.f32 [%rd44], %f50;
 	bar.sync 0;
@@ -19624,7 +19624,7 @@ $L8_for_done:
 	add.u32 %r41, %r41, 31;
 	shr.u32 %r41, %r41, 5;
 	setp.lo.u32 %p9, %r40, %r41;
-	mad.wide.u32 %rd45, %r40, 8, %rd43;
+	mad.wide.u32 %rd45, %r40, 4, %rd43;
 	mov.f32 %f51, 0f00000000;
 	@%p9 ld.shared.f32 %f51, [%rd45];
 	shfl.sync.bfly.b32 %f52, %f51, 16, 31, -1;
@@ -19868,7 +19868,7 @@ $L5_for_done:
 	shr.u32 %r20, %r17, 5;
 	mov.u32 %r21, %laneid;
 	mov.u64 %rd29, kern_reduce;
-	mad.wide.u32 %rd30, %r20, 8, %rd29;
+	mad.wide.u32 %rd30, %r20, 4, %rd29;
 	setp.eq.u32 %p3, %r21, 0;
 	@%p3 st.shared.f32 [%rd30], %f15;
 	bar.sync 0;
@@ -19880,7 +19880,7 @@ $L5_for_done:
 	add.u32 %r22, %r22, 31;
 	shr.u32 %r22, %r22, 5;
 	setp.lo.u32 %p4, %r21, %r22;
-	mad.wide.u32 %rd31, %r21, 8, %rd29;
+	mad.wide.u32 %rd31, %r21, 4, %rd29;
 	mov.f32 %f16, 0fFF800000;
 	@%p4 ld.shared.f32 %f16, [%rd31];
 	shfl.sync.bfly.b32 %f17, %f16, 16, 31, -1;
@@ -19989,7 +19989,7 @@ $L8_for_done:
 	shr.u32 %r39, %r36, 5;
 	mov.u32 %r40, %laneid;
 	mov.u64 %rd43, kern_reduce;
-	mad.wide.u32 %rd44, %r39, 8, %rd43;
+	mad.wide.u32 %rd44, %r39, 4, %rd43;
 	setp.eq.u32 %p8, %r40, 0;
 	@%p8 st.shared.f32 [%rd44], %f50;
 	bar.sync 0;
@@ -20001,7 +20001,7 @@ $L8_for_done:
 	add.u32 %r41, %r41, 31;
 	shr.u32 %r41, %r41, 5;
 	setp.lo.u32 %p9, %r40, %r41;
-	mad.wide.u32 %rd45, %r40, 8, %rd43;
+	mad.wide.u32 %rd45, %r40, 4, %rd43;
 	mov.f32 %f51, 0f00000000;
 	@%p9 ld.shared.f32 %f51, [%rd45];
 	shfl.sync.bfly.b32 %f52, %f51, 16, 31, -1;
@@ -20251,7 +20251,7 @@ $L5_for_done:
 	shr.u32 %r21, %r18, 5;
 	mov.u32 %r22, %laneid;
 	mov.u64 %rd29, kern_reduce;
-	mad.wide.u32 %rd30, %r21, 8, %rd29;
+	mad.wide.u32 %rd30, %r21, 4, %rd29;
 	setp.eq.u32 %p3, %r22, 0;
 	@%p3 st.shared.f32 [%rd30], %f15;
 	bar.sync 0;
@@ -20263,7 +20263,7 @@ $L5_for_done:
 	add.u32 %r23, %r23, 31;
 	shr.u32 %r23, %r23, 5;
 	setp.lo.u32 %p4, %r22, %r23;
-	mad.wide.u32 %rd31, %r22, 8, %rd29;
+	mad.wide.u32 %rd31, %r22, 4, %rd29;
 	mov.f32 %f16, 0fFF800000;
 	@%p4 ld.shared.f32 %f16, [%rd31];
 	shfl.sync.bfly.b32 %f17, %f16, 16, 31, -1;
@@ -20374,7 +20374,7 @@ $L8_for_done:
 	shr.u32 %r41, %r38, 5;
 	mov.u32 %r42, %laneid;
 	mov.u64 %rd43, kern_reduce;
-	mad.wide.u32 %rd44, %r41, 8, %rd43;
+	mad.wide.u32 %rd44, %r41, 4, %rd43;
 	setp.eq.u32 %p8, %r42, 0;
 	@%p8 st.shared.f32 [%rd44], %f50;
 	bar.sync 0;
@@ -20386,7 +20386,7 @@ $L8_for_done:
 	add.u32 %r43, %r43, 31;
 	shr.u32 %r43, %r43, 5;
 	setp.lo.u32 %p9, %r42, %r43;
-	mad.wide.u32 %rd45, %r42, 8, %rd43;
+	mad.wide.u32 %rd45, %r42, 4, %rd43;
 	mov.f32 %f51, 0f00000000;
 	@%p9 ld.shared.f32 %f51, [%rd45];
 	shfl.sync.bfly.b32 %f52, %f51, 16, 31, -1;
@@ -20708,7 +20708,7 @@ $L5_for_done:
 	shr.u32 %r21, %r18, 5;
 	mov.u32 %r22, %laneid;
 	mov.u64 %rd29, kern_reduce;
-	mad.wide.u32 %rd30, %r21, 8, %rd29;
+	mad.wide.u32 %rd30, %r21, 4, %rd29;
 	setp.eq.u32 %p7, %r22, 0;
 	@%p7 st.shared.f32 [%rd30], %f42;
 	bar.sync 0;
@@ -20720,7 +20720,7 @@ $L5_for_done:
 	add.u32 %r23, %r23, 31;
 	shr.u32 %r23, %r23, 5;
 	setp.lo.u32 %p8, %r22, %r23;
-	mad.wide.u32 %rd31, %r22, 8, %rd29;
+	mad.wide.u32 %rd31, %r22, 4, %rd29;
 	mov.f32 %f43, 0fFF800000;
 	@%p8 ld.shared.f32 %f43, [%rd31];
 	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
@@ -20798,7 +20798,7 @@ $L11_if_done:
 	shr.u32 %r35, %r32, 5;
 	mov.u32 %r36, %laneid;
 	mov.u64 %rd32, kern_reduce;
-	mad.wide.u32 %rd33, %r35, 8, %rd32;
+	mad.wide.u32 %rd33, %r35, 4, %rd32;
 	setp.eq.u32 %p11, %r36, 0;
 	@%p11 st.shared.f32 [%rd33], %f77;
 	bar.sync 0;
@@ -20810,7 +20810,7 @@ $L11_if_done:
 	add.u32 %r37, %r37, 31;
 	shr.u32 %r37, %r37, 5;
 	setp.lo.u32 %p12, %r36, %r37;
-	mad.wide.u32 %rd34, %r36, 8, %rd32;
+	mad.wide.u32 %rd34, %r36, 4, %rd32;
 	mov.f32 %f78, 0f00000000;
 	@%p12 ld.shared.f32 %f78, [%rd34];
 	shfl.sync.bfly.b32 %f79, %f78, 16, 31, -1;
@@ -21129,7 +21129,7 @@ $L5_for_done:
 	shr.u32 %r21, %r18, 5;
 	mov.u32 %r22, %laneid;
 	mov.u64 %rd29, kern_reduce;
-	mad.wide.u32 %rd30, %r21, 8, %rd29;
+	mad.wide.u32 %rd30, %r21, 4, %rd29;
 	setp.eq.u32 %p7, %r22, 0;
 	@%p7 st.shared.f32 [%rd30], %f42;
 	bar.sync 0;
@@ -21141,7 +21141,7 @@ $L5_for_done:
 	add.u32 %r23, %r23, 31;
 	shr.u32 %r23, %r23, 5;
 	setp.lo.u32 %p8, %r22, %r23;
-	mad.wide.u32 %rd31, %r22, 8, %rd29;
+	mad.wide.u32 %rd31, %r22, 4, %rd29;
 	mov.f32 %f43, 0fFF800000;
 	@%p8 ld.shared.f32 %f43, [%rd31];
 	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
@@ -21219,7 +21219,7 @@ $L11_if_done:
 	shr.u32 %r35, %r32, 5;
 	mov.u32 %r36, %laneid;
 	mov.u64 %rd32, kern_reduce;
-	mad.wide.u32 %rd33, %r35, 8, %rd32;
+	mad.wide.u32 %rd33, %r35, 4, %rd32;
 	setp.eq.u32 %p11, %r36, 0;
 	@%p11 st.shared.f32 [%rd33], %f77;
 	bar.sync 0;
@@ -21231,7 +21231,7 @@ $L11_if_done:
 	add.u32 %r37, %r37, 31;
 	shr.u32 %r37, %r37, 5;
 	setp.lo.u32 %p12, %r36, %r37;
-	mad.wide.u32 %rd34, %r36, 8, %rd32;
+	mad.wide.u32 %rd34, %r36, 4, %rd32;
 	mov.f32 %f78, 0f00000000;
 	@%p12 ld.shared.f32 %f78, [%rd34];
 	shfl.sync.bfly.b32 %f79, %f78, 16, 31, -1;
@@ -21556,7 +21556,7 @@ $L5_for_done:
 	shr.u32 %r22, %r19, 5;
 	mov.u32 %r23, %laneid;
 	mov.u64 %rd29, kern_reduce;
-	mad.wide.u32 %rd30, %r22, 8, %rd29;
+	mad.wide.u32 %rd30, %r22, 4, %rd29;
 	setp.eq.u32 %p7, %r23, 0;
 	@%p7 st.shared.f32 [%rd30], %f42;
 	bar.sync 0;
@@ -21568,7 +21568,7 @@ $L5_for_done:
 	add.u32 %r24, %r24, 31;
 	shr.u32 %r24, %r24, 5;
 	setp.lo.u32 %p8, %r23, %r24;
-	mad.wide.u32 %rd31, %r23, 8, %rd29;
+	mad.wide.u32 %rd31, %r23, 4, %rd29;
 	mov.f32 %f43, 0fFF800000;
 	@%p8 ld.shared.f32 %f43, [%rd31];
 	shfl.sync.bfly.b32 %f44, %f43, 16, 31, -1;
@@ -21646,7 +21646,7 @@ $L11_if_done:
 	shr.u32 %r36, %r33, 5;
 	mov.u32 %r37, %laneid;
 	mov.u64 %rd32, kern_reduce;
-	mad.wide.u32 %rd33, %r36, 8, %rd32;
+	mad.wide.u32 %rd33, %r36, 4, %rd32;
 	setp.eq.u32 %p11, %r37, 0;
 	@%p11 st.shared.f32 [%rd33], %f77;
 	bar.sync 0;
@@ -21658,7 +21658,7 @@ $L11_if_done:
 	add.u32 %r38, %r38, 31;
 	shr.u32 %r38, %r38, 5;
 	setp.lo.u32 %p12, %r37, %r38;
-	mad.wide.u32 %rd34, %r37, 8, %rd32;
+	mad.wide.u32 %rd34, %r37, 4, %rd32;
 	mov.f32 %f78, 0f00000000;
 	@%p12 ld.shared.f32 %f78, [%rd34];
 	shfl.sync.bfly.b32 %f79, %f78, 16, 31, -1;

@@ -252,19 +252,19 @@ $L17_if_done:
 	.loc 2 73 19
 	bra.uni $L20_entry;
 $L20_entry:
-	.loc 4 90 46
+	.loc 4 91 46
 	mov.b32 %r6, %f28;
-	.loc 4 90 49
+	.loc 4 91 49
 	and.b32 %r7, %r6, 2147483647;
-	.loc 4 90 79
+	.loc 4 91 79
 	mov.b32 %r8, %f2;
-	.loc 4 90 82
+	.loc 4 91 82
 	and.b32 %r9, %r8, 0x80000000;
-	.loc 4 90 61
+	.loc 4 91 61
 	or.b32 %r10, %r7, %r9;
-	.loc 4 90 29
+	.loc 4 91 29
 	mov.b32 %f30, %r10;
-	.loc 4 90 2
+	.loc 4 91 2
 	mov.f32 %f29, %f30;
 	bra.uni $L21_ret_copysign32;
 $L21_ret_copysign32:
@@ -281,20 +281,20 @@ $L14_if_then:
 	mov.f32 %f3, %f2;
 	bra.uni $L19_ret_Erf32;
 $L22_entry:
-	.loc 4 90 46
+	.loc 4 91 46
 	mov.f32 %f42, 0f3F800000;
 	mov.b32 %r11, %f42;
-	.loc 4 90 49
+	.loc 4 91 49
 	and.b32 %r12, %r11, 2147483647;
-	.loc 4 90 79
+	.loc 4 91 79
 	mov.b32 %r13, %f2;
-	.loc 4 90 82
+	.loc 4 91 82
 	and.b32 %r14, %r13, 0x80000000;
-	.loc 4 90 61
+	.loc 4 91 61
 	or.b32 %r15, %r12, %r14;
-	.loc 4 90 29
+	.loc 4 91 29
 	mov.b32 %f43, %r15;
-	.loc 4 90 2
+	.loc 4 91 2
 	mov.f32 %f41, %f43;
 	bra.uni $L23_ret_copysign32;
 $L23_ret_copysign32:
@@ -392,49 +392,49 @@ $L4_bounds_fail:
 $L5_bounds_exit:
 	exit;
 $L7_entry:
-	.loc 4 23 14
+	.loc 4 24 14
 	abs.f32 %f8, %f5;
-	.loc 4 24 7
+	.loc 4 25 7
 	setp.lt.f32 %p3, %f8, 0f39000000;
 	@%p3 bra $L8_if_then;
 	bra.uni $L9_if_done;
 $L8_if_then:
-	.loc 4 25 3
+	.loc 4 26 3
 	mov.f32 %f7, %f5;
 	bra.uni $L16_ret_Tanh32;
 $L9_if_done:
-	.loc 4 27 7
+	.loc 4 28 7
 	setp.lt.f32 %p4, %f8, 0f3F19999A;
 	@%p4 bra $L10_if_then;
 	bra.uni $L11_if_done;
 $L10_if_then:
-	.loc 4 28 10
+	.loc 4 29 10
 	mul.rn.f32 %f9, %f5, %f5;
-	.loc 4 30 14
+	.loc 4 31 14
 	mov.f32 %f11, 0fBBCD6EDD;
 	fma.rn.f32 %f10, %f11, %f9, 0f3CACF131;
-	.loc 4 31 14
-	fma.rn.f32 %f12, %f10, %f9, 0fBD5CAAF7;
 	.loc 4 32 14
-	fma.rn.f32 %f13, %f12, %f9, 0f3E088770;
+	fma.rn.f32 %f12, %f10, %f9, 0fBD5CAAF7;
 	.loc 4 33 14
+	fma.rn.f32 %f13, %f12, %f9, 0f3E088770;
+	.loc 4 34 14
 	fma.rn.f32 %f14, %f13, %f9, 0fBEAAAAAA;
-	.loc 4 34 19
+	.loc 4 35 19
 	mul.rn.f32 %f15, %f5, %f9;
-	.loc 4 34 17
+	.loc 4 35 17
 	fma.rn.f32 %f16, %f15, %f14, %f5;
-	.loc 4 34 3
+	.loc 4 35 3
 	mov.f32 %f7, %f16;
 	bra.uni $L16_ret_Tanh32;
 $L11_if_done:
-	.loc 4 36 9
+	.loc 4 37 9
 	setp.lt.f32 %p5, %f8, 0f4111999A;
 	@%p5 bra $L13_if_done;
 	bra.uni $L12_if_then;
 $L13_if_done:
-	.loc 4 42 32
+	.loc 4 43 32
 	mul.rn.f32 %f17, 0f40000000, %f8;
-	.loc 4 42 30
+	.loc 4 43 30
 	bra.uni $L17_entry;
 $L17_entry:
 	.loc 3 114 18
@@ -482,62 +482,62 @@ $L17_entry:
 	mov.f32 %f18, %f35;
 	bra.uni $L18_ret_exp32;
 $L18_ret_exp32:
-	.loc 4 42 35
+	.loc 4 43 35
 	add.rn.f32 %f36, %f18, 0f3F800000;
-	.loc 4 42 23
+	.loc 4 43 23
 	div.rn.f32 %f37, 0f40000000, %f36;
-	.loc 4 42 21
+	.loc 4 43 21
 	sub.rn.f32 %f38, 0f3F800000, %f37;
-	.loc 4 42 19
+	.loc 4 43 19
 	bra.uni $L19_entry;
 $L19_entry:
-	.loc 4 90 46
+	.loc 4 91 46
 	mov.b32 %r10, %f38;
-	.loc 4 90 49
+	.loc 4 91 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 4 90 79
+	.loc 4 91 79
 	mov.b32 %r12, %f5;
-	.loc 4 90 82
+	.loc 4 91 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 4 90 61
+	.loc 4 91 61
 	or.b32 %r14, %r11, %r13;
-	.loc 4 90 29
+	.loc 4 91 29
 	mov.b32 %f40, %r14;
-	.loc 4 90 2
+	.loc 4 91 2
 	mov.f32 %f39, %f40;
 	bra.uni $L20_ret_copysign32;
 $L20_ret_copysign32:
-	.loc 4 42 2
+	.loc 4 43 2
 	mov.f32 %f7, %f39;
 	bra.uni $L16_ret_Tanh32;
 $L12_if_then:
-	.loc 4 37 8
+	.loc 4 38 8
 	setp.neu.f32 %p6, %f5, %f5;
 	@%p6 bra $L14_if_then;
 	bra.uni $L21_entry;
 $L14_if_then:
-	.loc 4 38 4
+	.loc 4 39 4
 	mov.f32 %f7, %f5;
 	bra.uni $L16_ret_Tanh32;
 $L21_entry:
-	.loc 4 90 46
+	.loc 4 91 46
 	mov.f32 %f42, 0f3F800000;
 	mov.b32 %r15, %f42;
-	.loc 4 90 49
+	.loc 4 91 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 4 90 79
+	.loc 4 91 79
 	mov.b32 %r17, %f5;
-	.loc 4 90 82
+	.loc 4 91 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 4 90 61
+	.loc 4 91 61
 	or.b32 %r19, %r16, %r18;
-	.loc 4 90 29
+	.loc 4 91 29
 	mov.b32 %f43, %r19;
-	.loc 4 90 2
+	.loc 4 91 2
 	mov.f32 %f41, %f43;
 	bra.uni $L22_ret_copysign32;
 $L22_ret_copysign32:
-	.loc 4 40 3
+	.loc 4 41 3
 	mov.f32 %f7, %f41;
 	bra.uni $L16_ret_Tanh32;
 $L16_ret_Tanh32:

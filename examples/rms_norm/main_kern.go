@@ -237,7 +237,7 @@ $L4_for_done:
 	shr.u32 %r19, %r16, 5;
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd50, kern_reduce;
-	mad.wide.u32 %rd51, %r19, 8, %rd50;
+	mad.wide.u32 %rd51, %r19, 4, %rd50;
 	setp.eq.u32 %p8, %r20, 0;
 	@%p8 st.shared.f32 [%rd51], %f15;
 	bar.sync 0;
@@ -249,7 +249,7 @@ $L4_for_done:
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
 	setp.lo.u32 %p9, %r20, %r21;
-	mad.wide.u32 %rd52, %r20, 8, %rd50;
+	mad.wide.u32 %rd52, %r20, 4, %rd50;
 	mov.f32 %f16, 0f00000000;
 	@%p9 ld.shared.f32 %f16, [%rd52];
 	shfl.sync.bfly.b32 %f17, %f16, 16, 31, -1;

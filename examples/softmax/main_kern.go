@@ -211,7 +211,7 @@ $L4_for_done:
 	shr.u32 %r19, %r16, 5;
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd45, kern_reduce;
-	mad.wide.u32 %rd46, %r19, 8, %rd45;
+	mad.wide.u32 %rd46, %r19, 4, %rd45;
 	setp.eq.u32 %p7, %r20, 0;
 	@%p7 st.shared.f32 [%rd46], %f12;
 	bar.sync 0;
@@ -223,7 +223,7 @@ $L4_for_done:
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
 	setp.lo.u32 %p8, %r20, %r21;
-	mad.wide.u32 %rd47, %r20, 8, %rd45;
+	mad.wide.u32 %rd47, %r20, 4, %rd45;
 	mov.f32 %f13, 0fFF800000;
 	@%p8 ld.shared.f32 %f13, [%rd47];
 	shfl.sync.bfly.b32 %f14, %f13, 16, 31, -1;
@@ -307,7 +307,7 @@ $L7_for_done:
 	shr.u32 %r32, %r29, 5;
 	mov.u32 %r33, %laneid;
 	mov.u64 %rd52, kern_reduce;
-	mad.wide.u32 %rd53, %r32, 8, %rd52;
+	mad.wide.u32 %rd53, %r32, 4, %rd52;
 	setp.eq.u32 %p12, %r33, 0;
 	@%p12 st.shared.f32 [%rd53], %f46;
 	bar.sync 0;
@@ -319,7 +319,7 @@ $L7_for_done:
 	add.u32 %r34, %r34, 31;
 	shr.u32 %r34, %r34, 5;
 	setp.lo.u32 %p13, %r33, %r34;
-	mad.wide.u32 %rd54, %r33, 8, %rd52;
+	mad.wide.u32 %rd54, %r33, 4, %rd52;
 	mov.f32 %f47, 0f00000000;
 	@%p13 ld.shared.f32 %f47, [%rd54];
 	shfl.sync.bfly.b32 %f48, %f47, 16, 31, -1;

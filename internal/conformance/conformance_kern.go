@@ -1263,7 +1263,7 @@ $L6_for_done:
 	shr.u32 %r27, %r24, 5;
 	mov.u32 %r28, %laneid;
 	mov.u64 %rd13, kern_reduce;
-	mad.wide.u32 %rd14, %r27, 8, %rd13;
+	mad.wide.u32 %rd14, %r27, 4, %rd13;
 	setp.eq.u32 %p2, %r28, 0;
 	@%p2 st.shared.s32 [%rd14], %r19;
 	bar.sync 0;
@@ -1275,7 +1275,7 @@ $L6_for_done:
 	add.u32 %r29, %r29, 31;
 	shr.u32 %r29, %r29, 5;
 	setp.lo.u32 %p3, %r28, %r29;
-	mad.wide.u32 %rd15, %r28, 8, %rd13;
+	mad.wide.u32 %rd15, %r28, 4, %rd13;
 	mov.s32 %r33, 0;
 	@%p3 ld.shared.s32 %r33, [%rd15];
 	shfl.sync.bfly.b32 %r34, %r33, 16, 31, -1;

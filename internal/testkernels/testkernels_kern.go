@@ -713,7 +713,7 @@ $L3_if_done:
 	shr.u32 %r21, %r18, 5;
 	mov.u32 %r22, %laneid;
 	mov.u64 %rd30, kern_reduce;
-	mad.wide.u32 %rd31, %r21, 8, %rd30;
+	mad.wide.u32 %rd31, %r21, 4, %rd30;
 	setp.eq.u32 %p4, %r22, 0;
 	@%p4 st.shared.f32 [%rd31], %f12;
 	bar.sync 0;
@@ -725,7 +725,7 @@ $L3_if_done:
 	add.u32 %r23, %r23, 31;
 	shr.u32 %r23, %r23, 5;
 	setp.lo.u32 %p5, %r22, %r23;
-	mad.wide.u32 %rd32, %r22, 8, %rd30;
+	mad.wide.u32 %rd32, %r22, 4, %rd30;
 	mov.f32 %f13, 0f00000000;
 	@%p5 ld.shared.f32 %f13, [%rd32];
 	shfl.sync.bfly.b32 %f14, %f13, 16, 31, -1;

@@ -1,0 +1,74 @@
+package ops
+
+// Profile assertions, on the emulator's profiler so they hold in CI:
+// element-wise ops and norms use at least 95% of the global-memory sectors
+// they touch, and nothing has shared-memory bank conflicts.
+
+import (
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
+)
+
+// profiled runs f on a fresh profiled emulator and returns, over every
+// instruction of every kernel it launched, the global sector efficiency
+// and the total bank conflicts.
+func profiled(t *testing.T, f func(dev *kern.Device) error) (eff float64, conflicts int64) {
+	t.Helper()
+	p := emu.NewProfile()
+	dev := kern.OpenEmulator(emu.Options{Observer: p})
+	if err := f(dev); err != nil {
+		t.Fatal(err)
+	}
+	var bytes, sectors int64
+	for _, s := range p.Stats() {
+		bytes += s.GlobalBytes
+		sectors += s.GlobalSectors
+		conflicts += s.BankConflicts()
+	}
+	if sectors == 0 {
+		t.Fatal("no global accesses profiled")
+	}
+	return float64(bytes) / float64(32*sectors), conflicts
+}
+
+func up(dev *kern.Device, n int) *kern.Buffer[float32] {
+	b, err := kern.Upload(dev, make([]float32, n))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestProfileMemoryEfficiency(t *testing.T) {
+	const rows, cols = 16, 1024
+	n := rows * cols
+	cases := []struct {
+		name string
+		run  func(dev *kern.Device) error
+	}{
+		{"Add", func(d *kern.Device) error { return Add(d, up(d, n), up(d, n), up(d, n), n) }},
+		{"Scale", func(d *kern.Device) error { return Scale(d, up(d, n), up(d, n), 2, n) }},
+		{"SiLUMul", func(d *kern.Device) error { return SiLUMul(d, up(d, n), up(d, n), up(d, n), n) }},
+		{"GELU", func(d *kern.Device) error { return GELU(d, up(d, n), up(d, n), n) }},
+		{"RMSNorm", func(d *kern.Device) error { return RMSNorm(d, up(d, n), up(d, n), up(d, cols), rows, cols, 1e-6) }},
+		{"AddRMSNorm", func(d *kern.Device) error {
+			return AddRMSNorm(d, up(d, n), up(d, n), up(d, n), up(d, n), up(d, cols), rows, cols, 1e-6)
+		}},
+		{"LayerNorm", func(d *kern.Device) error {
+			return LayerNorm(d, up(d, n), up(d, n), up(d, cols), up(d, cols), rows, cols, 1e-6)
+		}},
+		{"Softmax", func(d *kern.Device) error { return Softmax(d, up(d, n), up(d, n), rows, cols) }},
+	}
+	for _, c := range cases {
+		eff, conflicts := profiled(t, c.run)
+		t.Logf("%-10s sector efficiency %5.1f%%, bank conflicts %d", c.name, 100*eff, conflicts)
+		if eff < 0.95 {
+			t.Errorf("%s: global sector efficiency %.1f%%, want ≥ 95%%", c.name, 100*eff)
+		}
+		if conflicts != 0 {
+			t.Errorf("%s: %d shared-memory bank conflicts, want 0", c.name, conflicts)
+		}
+	}
+}
