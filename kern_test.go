@@ -3,9 +3,9 @@ package kern_test
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
