@@ -17,13 +17,22 @@ func assembleReport(w io.Writer, p *compiler.Package) error {
 		return fmt.Errorf("kern check -v: %w", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  kernel\tregisters\tshared bytes\tstack bytes\tspill bytes\t\n")
+	fmt.Fprintf(tw, "  kernel\tregisters\tshared bytes\tstack bytes\tspill bytes\toccupancy\t\n")
 	for _, k := range p.Kernels {
 		f := rep.Func(k.Entry)
 		if f == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t\n", k.Name, f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads)
+		// Occupancy at the kernel's block=N shape, 256 threads without one.
+		threads := max(k.Block[0], 1) * max(k.Block[1], 1) * max(k.Block[2], 1)
+		if k.Block == [3]int{} {
+			threads = 256
+		}
+		occ := "-"
+		if w, m := occupancy(p.Arch, f.Registers, f.SharedBytes, threads); m > 0 {
+			occ = fmt.Sprintf("%d%% (%d/%d warps at %d threads)", 100*w/m, w, m, threads)
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s\t\n", k.Name, f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads, occ)
 	}
 	return tw.Flush()
 }
