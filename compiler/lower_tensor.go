@@ -77,31 +77,23 @@ func (kb *kernelBuilder) mma(c *icall, shape string, acc ir.Type) *val {
 	return out
 }
 
-// sharedAddr returns a pointer argument as a .shared address, converting
-// a generic one; global pointers are an error.
-func (kb *kernelBuilder) sharedAddr(c *icall, p *val, what string) (ir.Operand, bool) {
+// spaceAddr returns a pointer argument as an address in space want
+// (shared or global), converting a generic one; a pointer known to be in
+// another space is an error naming where it must point instead.
+func (kb *kernelBuilder) spaceAddr(c *icall, p *val, want ir.Space, what string) (ir.Operand, bool) {
 	switch p.space {
-	case ir.Shared:
+	case want:
 		return ir.Addr(kb.reg(p.ops[0], ir.U64), 0), true
 	case ir.Generic:
 		r := kb.b.New(ir.U64)
-		kb.b.Cvta(ir.Shared, true, r, p.ops[0])
+		kb.b.Cvta(want, true, r, p.ops[0])
 		return ir.Addr(r, 0), true
 	}
-	kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "%s of gpu.%s must point into shared memory (gpu.Shared or gpu.DynShared), not %s memory", what, c.name, p.space)
-	return ir.Operand{}, false
-}
-
-func (kb *kernelBuilder) globalAddr(c *icall, p *val, what string) (ir.Operand, bool) {
-	switch p.space {
-	case ir.Global:
-		return ir.Addr(kb.reg(p.ops[0], ir.U64), 0), true
-	case ir.Generic:
-		r := kb.b.New(ir.U64)
-		kb.b.Cvta(ir.Global, true, r, p.ops[0])
-		return ir.Addr(r, 0), true
+	where := "into a slice parameter (global memory)"
+	if want == ir.Shared {
+		where = "into shared memory (gpu.Shared or gpu.DynShared)"
 	}
-	kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "%s of gpu.%s must point into a slice parameter (global memory), not %s memory", what, c.name, p.space)
+	kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "%s of gpu.%s must point %s, not %s memory", what, c.name, where, p.space)
 	return ir.Operand{}, false
 }
 
@@ -110,7 +102,7 @@ func (kb *kernelBuilder) ldmatrix(c *icall, n int, trans bool) *val {
 	if !kb.need(c.call.Pos(), "gpu."+c.name+" (ldmatrix)", 65, 75) {
 		return kb.zeroVal(c.call.Type())
 	}
-	addr, ok := kb.sharedAddr(c, c.args[1], "the row pointer")
+	addr, ok := kb.spaceAddr(c, c.args[1], ir.Shared, "the row pointer")
 	if !ok {
 		return kb.zeroVal(c.call.Type())
 	}
@@ -139,8 +131,8 @@ func (kb *kernelBuilder) cpAsync(c *icall, zfill bool) *val {
 	if !kb.need(c.call.Pos(), "gpu."+c.name+" (cp.async)", 70, 80) {
 		return &val{origin: -1}
 	}
-	dst, ok1 := kb.sharedAddr(c, c.args[1], "dst")
-	src, ok2 := kb.globalAddr(c, c.args[2], "src")
+	dst, ok1 := kb.spaceAddr(c, c.args[1], ir.Shared, "dst")
+	src, ok2 := kb.spaceAddr(c, c.args[2], ir.Global, "src")
 	if !ok1 || !ok2 {
 		return &val{origin: -1}
 	}

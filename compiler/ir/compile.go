@@ -33,6 +33,15 @@ func Compile(f *Func, check bool) error {
 	return nil
 }
 
+// byLabel indexes f's blocks by label.
+func byLabel(f *Func) map[string]*Block {
+	m := make(map[string]*Block, len(f.Blocks))
+	for _, b := range f.Blocks {
+		m[b.Label] = b
+	}
+	return m
+}
+
 // successors returns the labels a block may branch to.
 func successors(b *Block) []string {
 	var out []string
@@ -49,10 +58,7 @@ func removeUnreachable(f *Func) {
 	if len(f.Blocks) == 0 {
 		return
 	}
-	byLabel := map[string]*Block{}
-	for _, b := range f.Blocks {
-		byLabel[b.Label] = b
-	}
+	blocks := byLabel(f)
 	seen := map[*Block]bool{}
 	work := []*Block{f.Blocks[0]}
 	for len(work) > 0 {
@@ -63,7 +69,7 @@ func removeUnreachable(f *Func) {
 		}
 		seen[b] = true
 		for _, l := range successors(b) {
-			if s := byLabel[l]; s != nil {
+			if s := blocks[l]; s != nil {
 				work = append(work, s)
 			}
 		}
@@ -113,10 +119,7 @@ func layoutRPO(f *Func) {
 	if len(f.Blocks) == 0 {
 		return
 	}
-	byLabel := map[string]*Block{}
-	for _, b := range f.Blocks {
-		byLabel[b.Label] = b
-	}
+	blocks := byLabel(f)
 	seen := map[*Block]bool{}
 	var post []*Block
 	var visit func(b *Block)
@@ -127,7 +130,7 @@ func layoutRPO(f *Func) {
 		// postorder a conditional branch's fall-through path comes before
 		// its taken target.
 		for i := len(succ) - 1; i >= 0; i-- {
-			if s := byLabel[succ[i]]; s != nil && !seen[s] {
+			if s := blocks[succ[i]]; s != nil && !seen[s] {
 				visit(s)
 			}
 		}
