@@ -30,8 +30,6 @@ type kernelBuilder struct {
 	fail        *ir.Block // the bounds-failure handler, created on demand
 	failRegs    [3]ir.Reg // site, index, length
 	stack       []*ssa.Function
-	thread      ir.Reg // unused placeholder register for gpu.Thread values
-	consts      map[constKey]ir.Reg
 	// index is the kernel's position in the module, part of each site code.
 	index int
 	// reportedSize is set once KernelTooLarge has been reported.
@@ -44,11 +42,6 @@ type kernelBuilder struct {
 // the site's index + 1 in the low half.
 func (kb *kernelBuilder) siteCode(site int) uint64 {
 	return uint64(kb.index+1)<<32 | uint64(site+1)
-}
-
-type constKey struct {
-	t    ir.Type
-	bits uint64
 }
 
 func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directive) *Kernel {
@@ -77,7 +70,7 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds}
 	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds, globalLoads: map[int][]*ir.Instr{},
-		shared: map[*ssa.Call]*ir.Var{}, consts: map[constKey]ir.Reg{}, index: len(c.mod.Funcs)}
+		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs)}
 	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block}
 	for i := 1; i < sig.Params().Len(); i++ {
 		v := sig.Params().At(i)
