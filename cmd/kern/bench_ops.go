@@ -125,6 +125,7 @@ func benchOpsOf[T ops.Float](env *benchEnv, dtype string) error {
 			if err != nil {
 				return 0, err
 			}
+			defer start.Close()
 			if err := c.run(s); err != nil {
 				return 0, err
 			}
@@ -132,6 +133,7 @@ func benchOpsOf[T ops.Float](env *benchEnv, dtype string) error {
 			if err != nil {
 				return 0, err
 			}
+			defer stop.Close()
 			return kern.Elapsed(start, stop)
 		})
 		if err != nil {
