@@ -26,6 +26,7 @@ package emu
 import (
 	"math"
 	"math/bits"
+	"sync"
 )
 
 // mmaShape describes one supported mma form.
@@ -95,6 +96,14 @@ func decMma(d *decoder, s *astStmt, m *mods, in *inst) {
 	in.ops[3] = d.vecRegs(s.args[3], 4, tNone, false)
 	in.ctl = ctlWarp // .aligned: the whole warp executes it together
 	aSigned, bSigned := at == tS8, bt == tS8
+	if !isInt {
+		conv := f16Table()
+		if at == tBF16 {
+			conv = bf16Table()
+		}
+		in.fn = func(w *warp, in *inst, m uint32) error { return mmaF32(w, in, m, conv) }
+		return
+	}
 	in.fn = func(w *warp, in *inst, m uint32) error {
 		if m != w.valid&^w.exited || m != 0xffffffff {
 			return faultf(bits.TrailingZeros32(^m), ErrTrap, "mma.sync.aligned needs all 32 lanes of the warp, have %#08x", m)
@@ -229,4 +238,64 @@ func decLdmatrix(d *decoder, s *astStmt, m *mods, in *inst) {
 		}
 		return nil
 	}
+}
+
+// f16Table and bf16Table map every 16-bit pattern to its value, so the
+// m16n8k16 path converts an element with one load.
+var (
+	f16Table  = sync.OnceValue(func() *[1 << 16]float64 { return halfTable(f16ToF64) })
+	bf16Table = sync.OnceValue(func() *[1 << 16]float64 { return halfTable(bf16ToF64) })
+)
+
+func halfTable(conv func(uint64) float64) *[1 << 16]float64 {
+	t := new([1 << 16]float64)
+	for i := range t {
+		t[i] = conv(uint64(i))
+	}
+	return t
+}
+
+// mmaF32 executes mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.*.f32:
+// it gathers A (16×16) and B (16×8, kept transposed so each column is
+// contiguous) from the lanes' fragments (layout in shapeM16N8K16), then
+// for each lane's four D elements sums C and the k products in float64,
+// in k order, rounding once to float32.
+func mmaF32(w *warp, in *inst, m uint32, conv *[1 << 16]float64) error {
+	if m != w.valid&^w.exited || m != 0xffffffff {
+		return faultf(bits.TrailingZeros32(^m), ErrTrap, "mma.sync.aligned needs all 32 lanes of the warp, have %#08x", m)
+	}
+	var A [16][16]float64
+	var Bt [8][16]float64
+	a, b := in.ops[1].vec, in.ops[2].vec
+	for l := 0; l < 32; l++ {
+		g, t := l/4, l%4
+		for i := 0; i < 8; i++ {
+			v := w.regs[int(a[i>>1])+l] >> (16 * uint(i&1)) & 0xffff
+			A[g+8*(i>>1&1)][2*t+i&1+8*(i>>2)] = conv[v]
+		}
+		for i := 0; i < 4; i++ {
+			v := w.regs[int(b[i>>1])+l] >> (16 * uint(i&1)) & 0xffff
+			Bt[g][2*t+i&1+8*(i>>1)] = conv[v]
+		}
+	}
+	// Compute every lane's D before writing any: D may alias A, B or C.
+	var D [32][4]uint64
+	c := in.ops[3].vec
+	for l := 0; l < 32; l++ {
+		g, t := l/4, l%4
+		for i := 0; i < 4; i++ {
+			row, col := &A[g+8*(i>>1)], &Bt[2*t+i&1]
+			acc := float64(math.Float32frombits(uint32(w.regs[int(c[i])+l])))
+			for k := 0; k < 16; k++ {
+				acc += row[k] * col[k]
+			}
+			D[l][i] = out32(float32(acc), 0)
+		}
+	}
+	for l := 0; l < 32; l++ {
+		for i, r := range in.ops[0].vec {
+			w.regs[int(r)+l] = D[l][i]
+		}
+	}
+	return nil
 }
