@@ -254,3 +254,34 @@ func TestStreamsEventsAndGraphs(t *testing.T) {
 		s.Close()
 	}
 }
+
+func TestIntegerDivideByZeroPanics(t *testing.T) {
+	for _, dev := range devices() {
+		x, _ := kern.Upload(dev, []int32{7, 8, 9})
+		d, _ := kern.Upload(dev, []int32{2, 0, 3})
+		out, _ := kern.Alloc[int32](dev, 3)
+		err := tk.DivideKernel.Launch(dev, kern.Cover(3), x, d, out)
+		if err == nil || !strings.Contains(err.Error(), "divide by zero") || !strings.Contains(err.Error(), "kernels.go:") {
+			t.Errorf("%s: %v, want an integer divide by zero panic naming kernels.go", dev.Kind(), err)
+		}
+	}
+	dev := kern.OpenEmulator()
+	x, _ := kern.Upload(dev, []int32{7, -8, 9})
+	d, _ := kern.Upload(dev, []int32{2, 3, -4})
+	out, _ := kern.Alloc[int32](dev, 3)
+	if err := tk.DivideKernel.Launch(dev, kern.Cover(3), x, d, out); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := out.Download(); got[0] != 3 || got[1] != -2 || got[2] != -2 {
+		t.Errorf("quotients %v, want [3 -2 -2] (truncated toward zero)", got)
+	}
+}
+
+func TestPanicMessageReachesTheHost(t *testing.T) {
+	dev := kern.OpenEmulator()
+	x, _ := kern.Upload(dev, []float32{1, -1})
+	err := tk.CheckedKernel.Launch(dev, kern.Cover(2), x)
+	if err == nil || !strings.Contains(err.Error(), "negative input") {
+		t.Errorf("error %v, want the panic's message", err)
+	}
+}

@@ -10,6 +10,7 @@ package compiler
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 
@@ -278,7 +279,13 @@ func (kb *kernelBuilder) lowerPanic(fr *frame, p *ssa.Panic) {
 // "panic at file:line".
 func (kb *kernelBuilder) lowerPanicValue(fr *frame, instr ssa.Instruction, x ssa.Value) {
 	site := len(kb.k.Sites)
-	kb.k.Sites = append(kb.k.Sites, "panic at "+kb.posString(instr.Pos()))
+	msg := "panic at " + kb.posString(instr.Pos())
+	if mi, ok := x.(*ssa.MakeInterface); ok {
+		if c, ok := mi.X.(*ssa.Const); ok && c.Value != nil && c.Value.Kind() == constant.String {
+			msg += ": " + constant.StringVal(c.Value)
+		}
+	}
+	kb.k.Sites = append(kb.k.Sites, msg)
 	fail := kb.failHandler()
 	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
 	kb.b.Mov(ir.U64, kb.failRegs[1], ir.Imm(ir.U64, 0))
@@ -296,4 +303,28 @@ func (kb *kernelBuilder) devmathFunc(name string) *ssa.Function {
 		return nil
 	}
 	return kb.devmathPkg.Func(name)
+}
+
+// checkDivisor makes an integer division by zero panic, as in Go, instead
+// of giving PTX's unspecified result: with bounds checks on, a divisor not
+// known to be non-zero is tested, and zero reports "integer divide by
+// zero" at the division's position through the error slot.
+func (kb *kernelBuilder) checkDivisor(b ir.Operand, st ir.Type, pos token.Pos) {
+	if !kb.bounds || st.IsFloat() || b.Kind == ir.KImm && b.Imm != 0 {
+		return
+	}
+	p := kb.b.New(ir.Pred)
+	kb.b.Setp(ir.EQ, st, p, ir.R(kb.reg(b, st)), zeroOf(st))
+	site := len(kb.k.Sites)
+	kb.k.Sites = append(kb.k.Sites, "panic at "+kb.posString(pos)+": integer divide by zero")
+	fail := kb.failHandler()
+	blk := kb.f.NewBlock(fmt.Sprintf("divzero%d", site))
+	saved := kb.b.B
+	kb.b.B = blk
+	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
+	kb.b.Mov(ir.U64, kb.failRegs[1], ir.Imm(ir.U64, 0))
+	kb.b.Mov(ir.U64, kb.failRegs[2], ir.Imm(ir.U64, 0))
+	kb.b.Bra(fail)
+	kb.b.B = saved
+	kb.b.BraIf(p, false, blk)
 }

@@ -95,6 +95,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 		kb.d.errorf(in.Pos(), UnsupportedConstruct, "operator %s is not supported in kernels", in.Op)
 		return kb.zeroVal(in.Type())
 	}
+	if op == ir.OpDiv || op == ir.OpRem {
+		kb.checkDivisor(b, st, in.Pos())
+	}
 	kb.b.Arith(op, st, r, a, b)
 	if op == ir.OpAdd || op == ir.OpSub || op == ir.OpMul {
 		kb.normalize(st, r)

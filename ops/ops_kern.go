@@ -882,9 +882,12 @@ var embedF32Kernel = kernEmbedF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at embed.go:48:17: integer divide by zero",
 		"embed.go:48:15",
+		"panic at embed.go:49:32: integer divide by zero",
 		"embed.go:49:20",
 		"embed.go:50:15",
+		"panic at embed.go:51:25: integer divide by zero",
 		"embed.go:51:16",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -917,9 +920,12 @@ var embedF16Kernel = kernEmbedF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at embed.go:48:17: integer divide by zero",
 		"embed.go:48:15",
+		"panic at embed.go:49:32: integer divide by zero",
 		"embed.go:49:20",
 		"embed.go:50:15",
+		"panic at embed.go:51:25: integer divide by zero",
 		"embed.go:51:16",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -952,9 +958,12 @@ var embedBF16Kernel = kernEmbedBF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at embed.go:48:17: integer divide by zero",
 		"embed.go:48:15",
+		"panic at embed.go:49:32: integer divide by zero",
 		"embed.go:49:20",
 		"embed.go:50:15",
+		"panic at embed.go:51:25: integer divide by zero",
 		"embed.go:51:16",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -1543,6 +1552,7 @@ var dequantInt8RowsF32Kernel = kernDequantInt8RowsF32Launcher{kern.NewKernel(ker
 	Bounds: true,
 	Sites: []string{
 		"quant.go:100:29",
+		"panic at quant.go:100:44: integer divide by zero",
 		"quant.go:100:42",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -1576,6 +1586,7 @@ var dequantInt8RowsF16Kernel = kernDequantInt8RowsF16Launcher{kern.NewKernel(ker
 	Bounds: true,
 	Sites: []string{
 		"quant.go:100:29",
+		"panic at quant.go:100:44: integer divide by zero",
 		"quant.go:100:42",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -1609,6 +1620,7 @@ var dequantInt8RowsBF16Kernel = kernDequantInt8RowsBF16Launcher{kern.NewKernel(k
 	Bounds: true,
 	Sites: []string{
 		"quant.go:100:29",
+		"panic at quant.go:100:44: integer divide by zero",
 		"quant.go:100:42",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -1641,6 +1653,8 @@ var dequantInt4F32Kernel = kernDequantInt4F32Launcher{kern.NewKernel(kern.Kernel
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at quant.go:167:10: integer divide by zero",
+		"panic at quant.go:167:34: integer divide by zero",
 		"quant.go:127:13",
 		"quant.go:129:5",
 		"quant.go:130:5",
@@ -1675,6 +1689,8 @@ var dequantInt4F16Kernel = kernDequantInt4F16Launcher{kern.NewKernel(kern.Kernel
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at quant.go:167:10: integer divide by zero",
+		"panic at quant.go:167:34: integer divide by zero",
 		"quant.go:127:13",
 		"quant.go:129:5",
 		"quant.go:130:5",
@@ -1709,6 +1725,8 @@ var dequantInt4BF16Kernel = kernDequantInt4BF16Launcher{kern.NewKernel(kern.Kern
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at quant.go:167:10: integer divide by zero",
+		"panic at quant.go:167:34: integer divide by zero",
 		"quant.go:127:13",
 		"quant.go:129:5",
 		"quant.go:130:5",
@@ -1743,6 +1761,8 @@ var dequantQ6F32Kernel = kernDequantQ6F32Launcher{kern.NewKernel(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at quant.go:167:10: integer divide by zero",
+		"panic at quant.go:167:34: integer divide by zero",
 		"quant.go:156:13",
 		"quant.go:157:20",
 		"quant.go:157:42",
@@ -1782,6 +1802,8 @@ var dequantQ6F16Kernel = kernDequantQ6F16Launcher{kern.NewKernel(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at quant.go:167:10: integer divide by zero",
+		"panic at quant.go:167:34: integer divide by zero",
 		"quant.go:156:13",
 		"quant.go:157:20",
 		"quant.go:157:42",
@@ -1821,6 +1843,8 @@ var dequantQ6BF16Kernel = kernDequantQ6BF16Launcher{kern.NewKernel(kern.KernelSp
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at quant.go:167:10: integer divide by zero",
+		"panic at quant.go:167:34: integer divide by zero",
 		"quant.go:156:13",
 		"quant.go:157:20",
 		"quant.go:157:42",
@@ -1862,6 +1886,9 @@ var ropeF32Kernel = kernRopeF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at rope.go:69:9: integer divide by zero",
+		"panic at rope.go:70:11: integer divide by zero",
+		"panic at rope.go:71:38: integer divide by zero",
 		"rope.go:73:20",
 		"rope.go:73:35",
 		"rope.go:74:5",
@@ -1899,6 +1926,9 @@ var ropeF16Kernel = kernRopeF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at rope.go:69:9: integer divide by zero",
+		"panic at rope.go:70:11: integer divide by zero",
+		"panic at rope.go:71:38: integer divide by zero",
 		"rope.go:73:20",
 		"rope.go:73:35",
 		"rope.go:74:5",
@@ -1936,6 +1966,9 @@ var ropeBF16Kernel = kernRopeBF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at rope.go:69:9: integer divide by zero",
+		"panic at rope.go:70:11: integer divide by zero",
+		"panic at rope.go:71:38: integer divide by zero",
 		"rope.go:73:20",
 		"rope.go:73:35",
 		"rope.go:74:5",
@@ -8174,7 +8207,7 @@ $L5_ret_cast_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<6>;
+	.reg .pred %p<9>;
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<37>;
 	.reg .f32 %f<2>;
@@ -8205,38 +8238,44 @@ $L2_entry:
 	bra.uni $L4_if_done;
 $L4_if_done:
 	.loc 8 48 17
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L8_divzero0;
 	div.s64 %rd13, %rd12, %rd9;
 	.loc 8 48 15
-	setp.hs.u64 %p1, %rd13, %rd8;
-	@%p1 bra $L8_oob0;
+	setp.hs.u64 %p3, %rd13, %rd8;
+	@%p3 bra $L9_oob1;
 	shl.b64 %rd21, %rd13, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.s32 %r6, [%rd22];
 	.loc 8 48 11
 	cvt.s64.s32 %rd23, %r6;
 	.loc 8 49 32
+	setp.eq.s64 %p4, %rd9, 0;
+	@%p4 bra $L10_divzero2;
 	div.s64 %rd24, %rd5, %rd9;
 	.loc 8 49 20
 	add.s64 %rd25, %rd5, 1;
-	setp.hs.u64 %p3, %rd24, %rd25;
-	@%p3 bra $L9_oob1;
+	setp.hs.u64 %p5, %rd24, %rd25;
+	@%p5 bra $L11_oob3;
 	sub.s64 %rd26, %rd24, 0;
 	sub.s64 %rd27, %rd5, 0;
 	.loc 8 50 15
-	setp.hs.u64 %p4, %rd23, %rd26;
-	@%p4 bra $L10_oob2;
+	setp.hs.u64 %p6, %rd23, %rd26;
+	@%p6 bra $L12_oob4;
 	shl.b64 %rd28, %rd23, 2;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.f32 %f0, [%rd29];
 	.loc 8 51 19
 	mul.lo.s64 %rd30, %rd23, %rd9;
 	.loc 8 51 25
+	setp.eq.s64 %p7, %rd9, 0;
+	@%p7 bra $L13_divzero5;
 	rem.s64 %rd31, %rd12, %rd9;
 	.loc 8 51 23
 	add.s64 %rd32, %rd30, %rd31;
 	.loc 8 51 16
-	setp.hs.u64 %p5, %rd32, %rd5;
-	@%p5 bra $L11_oob3;
+	setp.hs.u64 %p8, %rd32, %rd5;
+	@%p8 bra $L14_oob6;
 	shl.b64 %rd33, %rd32, 2;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.f32 %f1, [%rd34];
@@ -8245,27 +8284,45 @@ $L4_if_done:
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.f32 [%rd36], %f1;
 	bra.uni $L5_ret_embed_u005bfloat32_u005d;
-$L8_oob0:
-	.loc 8 48 15
+$L8_divzero0:
+	.loc 8 48 17
 	mov.u64 %rd14, 0x1D00000001;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L6_bounds_fail;
+$L9_oob1:
+	.loc 8 48 15
+	mov.u64 %rd14, 0x1D00000002;
 	mov.u64 %rd15, %rd13;
 	mov.u64 %rd16, %rd8;
 	bra.uni $L6_bounds_fail;
-$L9_oob1:
+$L10_divzero2:
+	.loc 8 49 32
+	mov.u64 %rd14, 0x1D00000003;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L6_bounds_fail;
+$L11_oob3:
 	.loc 8 49 20
-	mov.u64 %rd14, 0x1D00000002;
+	mov.u64 %rd14, 0x1D00000004;
 	mov.u64 %rd15, %rd24;
 	mov.u64 %rd16, %rd25;
 	bra.uni $L6_bounds_fail;
-$L10_oob2:
+$L12_oob4:
 	.loc 8 50 15
-	mov.u64 %rd14, 0x1D00000003;
+	mov.u64 %rd14, 0x1D00000005;
 	mov.u64 %rd15, %rd23;
 	mov.u64 %rd16, %rd26;
 	bra.uni $L6_bounds_fail;
-$L11_oob3:
+$L13_divzero5:
+	.loc 8 51 25
+	mov.u64 %rd14, 0x1D00000006;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L6_bounds_fail;
+$L14_oob6:
 	.loc 8 51 16
-	mov.u64 %rd14, 0x1D00000004;
+	mov.u64 %rd14, 0x1D00000007;
 	mov.u64 %rd15, %rd32;
 	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -8300,7 +8357,7 @@ $L5_ret_embed_u005bfloat32_u005d:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<6>;
+	.reg .pred %p<9>;
 	.reg .b16 %rs<2>;
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<37>;
@@ -8331,38 +8388,44 @@ $L2_entry:
 	bra.uni $L4_if_done;
 $L4_if_done:
 	.loc 8 48 17
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L8_divzero0;
 	div.s64 %rd13, %rd12, %rd9;
 	.loc 8 48 15
-	setp.hs.u64 %p1, %rd13, %rd8;
-	@%p1 bra $L8_oob0;
+	setp.hs.u64 %p3, %rd13, %rd8;
+	@%p3 bra $L9_oob1;
 	shl.b64 %rd21, %rd13, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.s32 %r6, [%rd22];
 	.loc 8 48 11
 	cvt.s64.s32 %rd23, %r6;
 	.loc 8 49 32
+	setp.eq.s64 %p4, %rd9, 0;
+	@%p4 bra $L10_divzero2;
 	div.s64 %rd24, %rd5, %rd9;
 	.loc 8 49 20
 	add.s64 %rd25, %rd5, 1;
-	setp.hs.u64 %p3, %rd24, %rd25;
-	@%p3 bra $L9_oob1;
+	setp.hs.u64 %p5, %rd24, %rd25;
+	@%p5 bra $L11_oob3;
 	sub.s64 %rd26, %rd24, 0;
 	sub.s64 %rd27, %rd5, 0;
 	.loc 8 50 15
-	setp.hs.u64 %p4, %rd23, %rd26;
-	@%p4 bra $L10_oob2;
+	setp.hs.u64 %p6, %rd23, %rd26;
+	@%p6 bra $L12_oob4;
 	shl.b64 %rd28, %rd23, 1;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.u16 %rs0, [%rd29];
 	.loc 8 51 19
 	mul.lo.s64 %rd30, %rd23, %rd9;
 	.loc 8 51 25
+	setp.eq.s64 %p7, %rd9, 0;
+	@%p7 bra $L13_divzero5;
 	rem.s64 %rd31, %rd12, %rd9;
 	.loc 8 51 23
 	add.s64 %rd32, %rd30, %rd31;
 	.loc 8 51 16
-	setp.hs.u64 %p5, %rd32, %rd5;
-	@%p5 bra $L11_oob3;
+	setp.hs.u64 %p8, %rd32, %rd5;
+	@%p8 bra $L14_oob6;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
@@ -8371,27 +8434,45 @@ $L4_if_done:
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs1;
 	bra.uni $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L8_oob0:
-	.loc 8 48 15
+$L8_divzero0:
+	.loc 8 48 17
 	mov.u64 %rd14, 0x1E00000001;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L6_bounds_fail;
+$L9_oob1:
+	.loc 8 48 15
+	mov.u64 %rd14, 0x1E00000002;
 	mov.u64 %rd15, %rd13;
 	mov.u64 %rd16, %rd8;
 	bra.uni $L6_bounds_fail;
-$L9_oob1:
+$L10_divzero2:
+	.loc 8 49 32
+	mov.u64 %rd14, 0x1E00000003;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L6_bounds_fail;
+$L11_oob3:
 	.loc 8 49 20
-	mov.u64 %rd14, 0x1E00000002;
+	mov.u64 %rd14, 0x1E00000004;
 	mov.u64 %rd15, %rd24;
 	mov.u64 %rd16, %rd25;
 	bra.uni $L6_bounds_fail;
-$L10_oob2:
+$L12_oob4:
 	.loc 8 50 15
-	mov.u64 %rd14, 0x1E00000003;
+	mov.u64 %rd14, 0x1E00000005;
 	mov.u64 %rd15, %rd23;
 	mov.u64 %rd16, %rd26;
 	bra.uni $L6_bounds_fail;
-$L11_oob3:
+$L13_divzero5:
+	.loc 8 51 25
+	mov.u64 %rd14, 0x1E00000006;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L6_bounds_fail;
+$L14_oob6:
 	.loc 8 51 16
-	mov.u64 %rd14, 0x1E00000004;
+	mov.u64 %rd14, 0x1E00000007;
 	mov.u64 %rd15, %rd32;
 	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -8426,7 +8507,7 @@ $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<6>;
+	.reg .pred %p<9>;
 	.reg .b16 %rs<2>;
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<37>;
@@ -8457,38 +8538,44 @@ $L2_entry:
 	bra.uni $L4_if_done;
 $L4_if_done:
 	.loc 8 48 17
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L8_divzero0;
 	div.s64 %rd13, %rd12, %rd9;
 	.loc 8 48 15
-	setp.hs.u64 %p1, %rd13, %rd8;
-	@%p1 bra $L8_oob0;
+	setp.hs.u64 %p3, %rd13, %rd8;
+	@%p3 bra $L9_oob1;
 	shl.b64 %rd21, %rd13, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.s32 %r6, [%rd22];
 	.loc 8 48 11
 	cvt.s64.s32 %rd23, %r6;
 	.loc 8 49 32
+	setp.eq.s64 %p4, %rd9, 0;
+	@%p4 bra $L10_divzero2;
 	div.s64 %rd24, %rd5, %rd9;
 	.loc 8 49 20
 	add.s64 %rd25, %rd5, 1;
-	setp.hs.u64 %p3, %rd24, %rd25;
-	@%p3 bra $L9_oob1;
+	setp.hs.u64 %p5, %rd24, %rd25;
+	@%p5 bra $L11_oob3;
 	sub.s64 %rd26, %rd24, 0;
 	sub.s64 %rd27, %rd5, 0;
 	.loc 8 50 15
-	setp.hs.u64 %p4, %rd23, %rd26;
-	@%p4 bra $L10_oob2;
+	setp.hs.u64 %p6, %rd23, %rd26;
+	@%p6 bra $L12_oob4;
 	shl.b64 %rd28, %rd23, 1;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.u16 %rs0, [%rd29];
 	.loc 8 51 19
 	mul.lo.s64 %rd30, %rd23, %rd9;
 	.loc 8 51 25
+	setp.eq.s64 %p7, %rd9, 0;
+	@%p7 bra $L13_divzero5;
 	rem.s64 %rd31, %rd12, %rd9;
 	.loc 8 51 23
 	add.s64 %rd32, %rd30, %rd31;
 	.loc 8 51 16
-	setp.hs.u64 %p5, %rd32, %rd5;
-	@%p5 bra $L11_oob3;
+	setp.hs.u64 %p8, %rd32, %rd5;
+	@%p8 bra $L14_oob6;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
@@ -8497,27 +8584,45 @@ $L4_if_done:
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs1;
 	bra.uni $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L8_oob0:
-	.loc 8 48 15
+$L8_divzero0:
+	.loc 8 48 17
 	mov.u64 %rd14, 0x1F00000001;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L6_bounds_fail;
+$L9_oob1:
+	.loc 8 48 15
+	mov.u64 %rd14, 0x1F00000002;
 	mov.u64 %rd15, %rd13;
 	mov.u64 %rd16, %rd8;
 	bra.uni $L6_bounds_fail;
-$L9_oob1:
+$L10_divzero2:
+	.loc 8 49 32
+	mov.u64 %rd14, 0x1F00000003;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L6_bounds_fail;
+$L11_oob3:
 	.loc 8 49 20
-	mov.u64 %rd14, 0x1F00000002;
+	mov.u64 %rd14, 0x1F00000004;
 	mov.u64 %rd15, %rd24;
 	mov.u64 %rd16, %rd25;
 	bra.uni $L6_bounds_fail;
-$L10_oob2:
+$L12_oob4:
 	.loc 8 50 15
-	mov.u64 %rd14, 0x1F00000003;
+	mov.u64 %rd14, 0x1F00000005;
 	mov.u64 %rd15, %rd23;
 	mov.u64 %rd16, %rd26;
 	bra.uni $L6_bounds_fail;
-$L11_oob3:
+$L13_divzero5:
+	.loc 8 51 25
+	mov.u64 %rd14, 0x1F00000006;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L6_bounds_fail;
+$L14_oob6:
 	.loc 8 51 16
-	mov.u64 %rd14, 0x1F00000004;
+	mov.u64 %rd14, 0x1F00000007;
 	mov.u64 %rd15, %rd32;
 	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -12573,7 +12678,7 @@ $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<4>;
+	.reg .pred %p<5>;
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<27>;
 	.reg .f32 %f<4>;
@@ -12612,26 +12717,34 @@ $L3_if_then:
 	.loc 10 100 27
 	cvt.rn.f32.s32 %f0, %r6;
 	.loc 10 100 44
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L9_divzero1;
 	div.s64 %rd22, %rd12, %rd9;
 	.loc 10 100 42
-	setp.hs.u64 %p3, %rd22, %rd8;
-	@%p3 bra $L9_oob1;
+	setp.hs.u64 %p4, %rd22, %rd8;
+	@%p4 bra $L10_oob2;
 	shl.b64 %rd23, %rd22, 2;
 	add.s64 %rd24, %rd7, %rd23;
 	ld.global.nc.f32 %f1, [%rd24];
 	.loc 10 100 34
 	mul.rn.f32 %f2, %f0, %f1;
 	.loc 10 100 19
-	bra.uni $L10_entry;
+	bra.uni $L11_entry;
 $L8_oob0:
 	.loc 10 100 29
 	mov.u64 %rd13, 0x2F00000001;
 	mov.u64 %rd14, %rd12;
 	mov.u64 %rd15, %rd5;
 	bra.uni $L6_bounds_fail;
-$L9_oob1:
-	.loc 10 100 42
+$L9_divzero1:
+	.loc 10 100 44
 	mov.u64 %rd13, 0x2F00000002;
+	mov.u64 %rd14, 0;
+	mov.u64 %rd15, 0;
+	bra.uni $L6_bounds_fail;
+$L10_oob2:
+	.loc 10 100 42
+	mov.u64 %rd13, 0x2F00000003;
 	mov.u64 %rd14, %rd22;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -12651,11 +12764,11 @@ $L6_bounds_fail:
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
-$L10_entry:
+$L11_entry:
 	.loc 6 34 40
 	mov.f32 %f3, %f2;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
+	bra.uni $L12_ret_store;
+$L12_ret_store:
 	.loc 10 100 6
 	shl.b64 %rd25, %rd12, 2;
 	add.s64 %rd26, %rd1, %rd25;
@@ -12676,7 +12789,7 @@ $L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<4>;
+	.reg .pred %p<5>;
 	.reg .b16 %rs<2>;
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<27>;
@@ -12716,26 +12829,34 @@ $L3_if_then:
 	.loc 10 100 27
 	cvt.rn.f32.s32 %f0, %r6;
 	.loc 10 100 44
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L9_divzero1;
 	div.s64 %rd22, %rd12, %rd9;
 	.loc 10 100 42
-	setp.hs.u64 %p3, %rd22, %rd8;
-	@%p3 bra $L9_oob1;
+	setp.hs.u64 %p4, %rd22, %rd8;
+	@%p4 bra $L10_oob2;
 	shl.b64 %rd23, %rd22, 2;
 	add.s64 %rd24, %rd7, %rd23;
 	ld.global.nc.f32 %f1, [%rd24];
 	.loc 10 100 34
 	mul.rn.f32 %f2, %f0, %f1;
 	.loc 10 100 19
-	bra.uni $L10_entry;
+	bra.uni $L11_entry;
 $L8_oob0:
 	.loc 10 100 29
 	mov.u64 %rd13, 0x3000000001;
 	mov.u64 %rd14, %rd12;
 	mov.u64 %rd15, %rd5;
 	bra.uni $L6_bounds_fail;
-$L9_oob1:
-	.loc 10 100 42
+$L9_divzero1:
+	.loc 10 100 44
 	mov.u64 %rd13, 0x3000000002;
+	mov.u64 %rd14, 0;
+	mov.u64 %rd15, 0;
+	bra.uni $L6_bounds_fail;
+$L10_oob2:
+	.loc 10 100 42
+	mov.u64 %rd13, 0x3000000003;
 	mov.u64 %rd14, %rd22;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -12755,13 +12876,13 @@ $L6_bounds_fail:
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
-$L10_entry:
+$L11_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs1, %f2;
 	.loc 6 39 41
 	mov.u16 %rs0, %rs1;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
+	bra.uni $L12_ret_store;
+$L12_ret_store:
 	.loc 10 100 6
 	shl.b64 %rd25, %rd12, 1;
 	add.s64 %rd26, %rd1, %rd25;
@@ -12782,7 +12903,7 @@ $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<4>;
+	.reg .pred %p<5>;
 	.reg .b16 %rs<2>;
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<27>;
@@ -12822,26 +12943,34 @@ $L3_if_then:
 	.loc 10 100 27
 	cvt.rn.f32.s32 %f0, %r6;
 	.loc 10 100 44
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L9_divzero1;
 	div.s64 %rd22, %rd12, %rd9;
 	.loc 10 100 42
-	setp.hs.u64 %p3, %rd22, %rd8;
-	@%p3 bra $L9_oob1;
+	setp.hs.u64 %p4, %rd22, %rd8;
+	@%p4 bra $L10_oob2;
 	shl.b64 %rd23, %rd22, 2;
 	add.s64 %rd24, %rd7, %rd23;
 	ld.global.nc.f32 %f1, [%rd24];
 	.loc 10 100 34
 	mul.rn.f32 %f2, %f0, %f1;
 	.loc 10 100 19
-	bra.uni $L10_entry;
+	bra.uni $L11_entry;
 $L8_oob0:
 	.loc 10 100 29
 	mov.u64 %rd13, 0x3100000001;
 	mov.u64 %rd14, %rd12;
 	mov.u64 %rd15, %rd5;
 	bra.uni $L6_bounds_fail;
-$L9_oob1:
-	.loc 10 100 42
+$L9_divzero1:
+	.loc 10 100 44
 	mov.u64 %rd13, 0x3100000002;
+	mov.u64 %rd14, 0;
+	mov.u64 %rd15, 0;
+	bra.uni $L6_bounds_fail;
+$L10_oob2:
+	.loc 10 100 42
+	mov.u64 %rd13, 0x3100000003;
 	mov.u64 %rd14, %rd22;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -12861,13 +12990,13 @@ $L6_bounds_fail:
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
-$L10_entry:
+$L11_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs1, %f2;
 	.loc 6 44 46
 	mov.u16 %rs0, %rs1;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
+	bra.uni $L12_ret_store;
+$L12_ret_store:
 	.loc 10 100 6
 	shl.b64 %rd25, %rd12, 1;
 	add.s64 %rd26, %rd1, %rd25;
@@ -12888,7 +13017,7 @@ $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<5>;
+	.reg .pred %p<7>;
 	.reg .b32 %r<13>;
 	.reg .b64 %rd<39>;
 	.reg .f32 %f<7>;
@@ -12924,28 +13053,44 @@ $L4_if_done:
 	bra.uni $L6_entry;
 $L6_entry:
 	.loc 10 167 10
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L10_divzero0;
 	div.s64 %rd15, %rd13, %rd9;
 	.loc 10 167 22
-	add.s64 %rd16, %rd9, 128;
+	add.s64 %rd23, %rd9, 128;
 	.loc 10 167 24
-	sub.s64 %rd17, %rd16, 1;
+	sub.s64 %rd24, %rd23, 1;
 	.loc 10 167 27
-	div.s64 %rd18, %rd17, 128;
+	div.s64 %rd25, %rd24, 128;
 	.loc 10 167 15
-	mul.lo.s64 %rd19, %rd15, %rd18;
+	mul.lo.s64 %rd26, %rd15, %rd25;
 	.loc 10 167 34
-	rem.s64 %rd20, %rd13, %rd9;
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L11_divzero1;
+	rem.s64 %rd27, %rd13, %rd9;
 	.loc 10 167 39
-	div.s64 %rd21, %rd20, 128;
+	div.s64 %rd28, %rd27, 128;
 	.loc 10 167 31
-	add.s64 %rd22, %rd19, %rd21;
+	add.s64 %rd29, %rd26, %rd28;
 	.loc 10 167 2
-	mov.s64 %rd14, %rd22;
+	mov.s64 %rd14, %rd29;
 	bra.uni $L7_ret_groupIndex;
+$L10_divzero0:
+	.loc 10 167 10
+	mov.u64 %rd16, 0x3200000001;
+	mov.u64 %rd17, 0;
+	mov.u64 %rd18, 0;
+	bra.uni $L8_bounds_fail;
+$L11_divzero1:
+	.loc 10 167 34
+	mov.u64 %rd16, 0x3200000002;
+	mov.u64 %rd17, 0;
+	mov.u64 %rd18, 0;
+	bra.uni $L8_bounds_fail;
 $L7_ret_groupIndex:
 	.loc 10 127 13
-	setp.hs.u64 %p1, %rd14, %rd8;
-	@%p1 bra $L10_oob0;
+	setp.hs.u64 %p4, %rd14, %rd8;
+	@%p4 bra $L12_oob2;
 	shl.b64 %rd30, %rd14, 2;
 	add.s64 %rd31, %rd7, %rd30;
 	ld.global.nc.f32 %f0, [%rd31];
@@ -12964,21 +13109,21 @@ $L7_ret_groupIndex:
 	.loc 10 129 42
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 129 18
-	bra.uni $L11_entry;
-$L10_oob0:
+	bra.uni $L13_entry;
+$L12_oob2:
 	.loc 10 127 13
-	mov.u64 %rd23, 0x3200000001;
-	mov.u64 %rd24, %rd14;
-	mov.u64 %rd25, %rd8;
+	mov.u64 %rd16, 0x3200000003;
+	mov.u64 %rd17, %rd14;
+	mov.u64 %rd18, %rd8;
 	bra.uni $L8_bounds_fail;
-$L11_entry:
+$L13_entry:
 	.loc 6 34 40
 	mov.f32 %f3, %f2;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
+	bra.uni $L14_ret_store;
+$L14_ret_store:
 	.loc 10 129 5
-	setp.hs.u64 %p3, %rd13, %rd2;
-	@%p3 bra $L13_oob1;
+	setp.hs.u64 %p5, %rd13, %rd2;
+	@%p5 bra $L15_oob3;
 	shl.b64 %rd34, %rd13, 2;
 	add.s64 %rd35, %rd1, %rd34;
 	st.global.f32 [%rd35], %f3;
@@ -12995,43 +13140,43 @@ $L12_ret_store:
 	.loc 10 130 44
 	mul.rn.f32 %f5, %f4, %f0;
 	.loc 10 130 20
-	bra.uni $L14_entry;
-$L13_oob1:
+	bra.uni $L16_entry;
+$L15_oob3:
 	.loc 10 129 5
-	mov.u64 %rd23, 0x3200000002;
-	mov.u64 %rd24, %rd13;
-	mov.u64 %rd25, %rd2;
+	mov.u64 %rd16, 0x3200000004;
+	mov.u64 %rd17, %rd13;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
-$L14_entry:
+$L16_entry:
 	.loc 6 34 40
 	mov.f32 %f6, %f5;
-	bra.uni $L15_ret_store;
-$L15_ret_store:
+	bra.uni $L17_ret_store;
+$L17_ret_store:
 	.loc 10 130 5
-	setp.hs.u64 %p4, %rd36, %rd2;
-	@%p4 bra $L16_oob2;
+	setp.hs.u64 %p6, %rd36, %rd2;
+	@%p6 bra $L18_oob4;
 	shl.b64 %rd37, %rd36, 2;
 	add.s64 %rd38, %rd1, %rd37;
 	st.global.f32 [%rd38], %f6;
 	bra.uni $L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L16_oob2:
-	mov.u64 %rd23, 0x3200000003;
-	mov.u64 %rd24, %rd36;
-	mov.u64 %rd25, %rd2;
+$L18_oob4:
+	mov.u64 %rd16, 0x3200000005;
+	mov.u64 %rd17, %rd36;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
 $L8_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p2, %rd26, 0;
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
 	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
+	mul.wide.u32 %rd20, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
+	cvt.u64.u32 %rd21, %r5;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L9_bounds_exit;
 $L9_bounds_exit:
 	exit;
@@ -13050,7 +13195,7 @@ $L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<5>;
+	.reg .pred %p<7>;
 	.reg .b16 %rs<4>;
 	.reg .b32 %r<13>;
 	.reg .b64 %rd<39>;
@@ -13087,28 +13232,44 @@ $L4_if_done:
 	bra.uni $L6_entry;
 $L6_entry:
 	.loc 10 167 10
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L10_divzero0;
 	div.s64 %rd15, %rd13, %rd9;
 	.loc 10 167 22
-	add.s64 %rd16, %rd9, 128;
+	add.s64 %rd23, %rd9, 128;
 	.loc 10 167 24
-	sub.s64 %rd17, %rd16, 1;
+	sub.s64 %rd24, %rd23, 1;
 	.loc 10 167 27
-	div.s64 %rd18, %rd17, 128;
+	div.s64 %rd25, %rd24, 128;
 	.loc 10 167 15
-	mul.lo.s64 %rd19, %rd15, %rd18;
+	mul.lo.s64 %rd26, %rd15, %rd25;
 	.loc 10 167 34
-	rem.s64 %rd20, %rd13, %rd9;
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L11_divzero1;
+	rem.s64 %rd27, %rd13, %rd9;
 	.loc 10 167 39
-	div.s64 %rd21, %rd20, 128;
+	div.s64 %rd28, %rd27, 128;
 	.loc 10 167 31
-	add.s64 %rd22, %rd19, %rd21;
+	add.s64 %rd29, %rd26, %rd28;
 	.loc 10 167 2
-	mov.s64 %rd14, %rd22;
+	mov.s64 %rd14, %rd29;
 	bra.uni $L7_ret_groupIndex;
+$L10_divzero0:
+	.loc 10 167 10
+	mov.u64 %rd16, 0x3300000001;
+	mov.u64 %rd17, 0;
+	mov.u64 %rd18, 0;
+	bra.uni $L8_bounds_fail;
+$L11_divzero1:
+	.loc 10 167 34
+	mov.u64 %rd16, 0x3300000002;
+	mov.u64 %rd17, 0;
+	mov.u64 %rd18, 0;
+	bra.uni $L8_bounds_fail;
 $L7_ret_groupIndex:
 	.loc 10 127 13
-	setp.hs.u64 %p1, %rd14, %rd8;
-	@%p1 bra $L10_oob0;
+	setp.hs.u64 %p4, %rd14, %rd8;
+	@%p4 bra $L12_oob2;
 	shl.b64 %rd30, %rd14, 2;
 	add.s64 %rd31, %rd7, %rd30;
 	ld.global.nc.f32 %f0, [%rd31];
@@ -13127,23 +13288,23 @@ $L7_ret_groupIndex:
 	.loc 10 129 42
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 129 18
-	bra.uni $L11_entry;
-$L10_oob0:
+	bra.uni $L13_entry;
+$L12_oob2:
 	.loc 10 127 13
-	mov.u64 %rd23, 0x3300000001;
-	mov.u64 %rd24, %rd14;
-	mov.u64 %rd25, %rd8;
+	mov.u64 %rd16, 0x3300000003;
+	mov.u64 %rd17, %rd14;
+	mov.u64 %rd18, %rd8;
 	bra.uni $L8_bounds_fail;
-$L11_entry:
+$L13_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs1, %f2;
 	.loc 6 39 41
 	mov.u16 %rs0, %rs1;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
+	bra.uni $L14_ret_store;
+$L14_ret_store:
 	.loc 10 129 5
-	setp.hs.u64 %p3, %rd13, %rd2;
-	@%p3 bra $L13_oob1;
+	setp.hs.u64 %p5, %rd13, %rd2;
+	@%p5 bra $L15_oob3;
 	shl.b64 %rd34, %rd13, 1;
 	add.s64 %rd35, %rd1, %rd34;
 	st.global.u16 [%rd35], %rs0;
@@ -13160,45 +13321,45 @@ $L12_ret_store:
 	.loc 10 130 44
 	mul.rn.f32 %f4, %f3, %f0;
 	.loc 10 130 20
-	bra.uni $L14_entry;
-$L13_oob1:
+	bra.uni $L16_entry;
+$L15_oob3:
 	.loc 10 129 5
-	mov.u64 %rd23, 0x3300000002;
-	mov.u64 %rd24, %rd13;
-	mov.u64 %rd25, %rd2;
+	mov.u64 %rd16, 0x3300000004;
+	mov.u64 %rd17, %rd13;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
-$L14_entry:
+$L16_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f4;
 	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
-	bra.uni $L15_ret_store;
-$L15_ret_store:
+	bra.uni $L17_ret_store;
+$L17_ret_store:
 	.loc 10 130 5
-	setp.hs.u64 %p4, %rd36, %rd2;
-	@%p4 bra $L16_oob2;
+	setp.hs.u64 %p6, %rd36, %rd2;
+	@%p6 bra $L18_oob4;
 	shl.b64 %rd37, %rd36, 1;
 	add.s64 %rd38, %rd1, %rd37;
 	st.global.u16 [%rd38], %rs2;
 	bra.uni $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L16_oob2:
-	mov.u64 %rd23, 0x3300000003;
-	mov.u64 %rd24, %rd36;
-	mov.u64 %rd25, %rd2;
+$L18_oob4:
+	mov.u64 %rd16, 0x3300000005;
+	mov.u64 %rd17, %rd36;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
 $L8_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p2, %rd26, 0;
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
 	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
+	mul.wide.u32 %rd20, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
+	cvt.u64.u32 %rd21, %r5;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L9_bounds_exit;
 $L9_bounds_exit:
 	exit;
@@ -13217,7 +13378,7 @@ $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<5>;
+	.reg .pred %p<7>;
 	.reg .b16 %rs<4>;
 	.reg .b32 %r<13>;
 	.reg .b64 %rd<39>;
@@ -13254,28 +13415,44 @@ $L4_if_done:
 	bra.uni $L6_entry;
 $L6_entry:
 	.loc 10 167 10
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L10_divzero0;
 	div.s64 %rd15, %rd13, %rd9;
 	.loc 10 167 22
-	add.s64 %rd16, %rd9, 128;
+	add.s64 %rd23, %rd9, 128;
 	.loc 10 167 24
-	sub.s64 %rd17, %rd16, 1;
+	sub.s64 %rd24, %rd23, 1;
 	.loc 10 167 27
-	div.s64 %rd18, %rd17, 128;
+	div.s64 %rd25, %rd24, 128;
 	.loc 10 167 15
-	mul.lo.s64 %rd19, %rd15, %rd18;
+	mul.lo.s64 %rd26, %rd15, %rd25;
 	.loc 10 167 34
-	rem.s64 %rd20, %rd13, %rd9;
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L11_divzero1;
+	rem.s64 %rd27, %rd13, %rd9;
 	.loc 10 167 39
-	div.s64 %rd21, %rd20, 128;
+	div.s64 %rd28, %rd27, 128;
 	.loc 10 167 31
-	add.s64 %rd22, %rd19, %rd21;
+	add.s64 %rd29, %rd26, %rd28;
 	.loc 10 167 2
-	mov.s64 %rd14, %rd22;
+	mov.s64 %rd14, %rd29;
 	bra.uni $L7_ret_groupIndex;
+$L10_divzero0:
+	.loc 10 167 10
+	mov.u64 %rd16, 0x3400000001;
+	mov.u64 %rd17, 0;
+	mov.u64 %rd18, 0;
+	bra.uni $L8_bounds_fail;
+$L11_divzero1:
+	.loc 10 167 34
+	mov.u64 %rd16, 0x3400000002;
+	mov.u64 %rd17, 0;
+	mov.u64 %rd18, 0;
+	bra.uni $L8_bounds_fail;
 $L7_ret_groupIndex:
 	.loc 10 127 13
-	setp.hs.u64 %p1, %rd14, %rd8;
-	@%p1 bra $L10_oob0;
+	setp.hs.u64 %p4, %rd14, %rd8;
+	@%p4 bra $L12_oob2;
 	shl.b64 %rd30, %rd14, 2;
 	add.s64 %rd31, %rd7, %rd30;
 	ld.global.nc.f32 %f0, [%rd31];
@@ -13294,23 +13471,23 @@ $L7_ret_groupIndex:
 	.loc 10 129 42
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 129 18
-	bra.uni $L11_entry;
-$L10_oob0:
+	bra.uni $L13_entry;
+$L12_oob2:
 	.loc 10 127 13
-	mov.u64 %rd23, 0x3400000001;
-	mov.u64 %rd24, %rd14;
-	mov.u64 %rd25, %rd8;
+	mov.u64 %rd16, 0x3400000003;
+	mov.u64 %rd17, %rd14;
+	mov.u64 %rd18, %rd8;
 	bra.uni $L8_bounds_fail;
-$L11_entry:
+$L13_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs1, %f2;
 	.loc 6 44 46
 	mov.u16 %rs0, %rs1;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
+	bra.uni $L14_ret_store;
+$L14_ret_store:
 	.loc 10 129 5
-	setp.hs.u64 %p3, %rd13, %rd2;
-	@%p3 bra $L13_oob1;
+	setp.hs.u64 %p5, %rd13, %rd2;
+	@%p5 bra $L15_oob3;
 	shl.b64 %rd34, %rd13, 1;
 	add.s64 %rd35, %rd1, %rd34;
 	st.global.u16 [%rd35], %rs0;
@@ -13327,45 +13504,45 @@ $L12_ret_store:
 	.loc 10 130 44
 	mul.rn.f32 %f4, %f3, %f0;
 	.loc 10 130 20
-	bra.uni $L14_entry;
-$L13_oob1:
+	bra.uni $L16_entry;
+$L15_oob3:
 	.loc 10 129 5
-	mov.u64 %rd23, 0x3400000002;
-	mov.u64 %rd24, %rd13;
-	mov.u64 %rd25, %rd2;
+	mov.u64 %rd16, 0x3400000004;
+	mov.u64 %rd17, %rd13;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
-$L14_entry:
+$L16_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f4;
 	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
-	bra.uni $L15_ret_store;
-$L15_ret_store:
+	bra.uni $L17_ret_store;
+$L17_ret_store:
 	.loc 10 130 5
-	setp.hs.u64 %p4, %rd36, %rd2;
-	@%p4 bra $L16_oob2;
+	setp.hs.u64 %p6, %rd36, %rd2;
+	@%p6 bra $L18_oob4;
 	shl.b64 %rd37, %rd36, 1;
 	add.s64 %rd38, %rd1, %rd37;
 	st.global.u16 [%rd38], %rs2;
 	bra.uni $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L16_oob2:
-	mov.u64 %rd23, 0x3400000003;
-	mov.u64 %rd24, %rd36;
-	mov.u64 %rd25, %rd2;
+$L18_oob4:
+	mov.u64 %rd16, 0x3400000005;
+	mov.u64 %rd17, %rd36;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
 $L8_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p2, %rd26, 0;
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
 	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
+	mul.wide.u32 %rd20, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
+	cvt.u64.u32 %rd21, %r5;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L9_bounds_exit;
 $L9_bounds_exit:
 	exit;
@@ -13384,7 +13561,7 @@ $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<10>;
+	.reg .pred %p<12>;
 	.reg .b32 %r<32>;
 	.reg .b64 %rd<56>;
 	.reg .f32 %f<13>;
@@ -13422,36 +13599,52 @@ $L4_if_done:
 	bra.uni $L9_entry;
 $L9_entry:
 	.loc 10 167 10
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L13_divzero0;
 	div.s64 %rd16, %rd14, %rd9;
 	.loc 10 167 22
-	add.s64 %rd17, %rd9, 64;
+	add.s64 %rd24, %rd9, 64;
 	.loc 10 167 24
-	sub.s64 %rd18, %rd17, 1;
+	sub.s64 %rd25, %rd24, 1;
 	.loc 10 167 27
-	div.s64 %rd19, %rd18, 64;
+	div.s64 %rd26, %rd25, 64;
 	.loc 10 167 15
-	mul.lo.s64 %rd20, %rd16, %rd19;
+	mul.lo.s64 %rd27, %rd16, %rd26;
 	.loc 10 167 34
-	rem.s64 %rd21, %rd14, %rd9;
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L14_divzero1;
+	rem.s64 %rd28, %rd14, %rd9;
 	.loc 10 167 39
-	div.s64 %rd22, %rd21, 64;
+	div.s64 %rd29, %rd28, 64;
 	.loc 10 167 31
-	add.s64 %rd23, %rd20, %rd22;
+	add.s64 %rd30, %rd27, %rd29;
 	.loc 10 167 2
-	mov.s64 %rd15, %rd23;
+	mov.s64 %rd15, %rd30;
 	bra.uni $L10_ret_groupIndex;
+$L13_divzero0:
+	.loc 10 167 10
+	mov.u64 %rd17, 0x3500000001;
+	mov.u64 %rd18, 0;
+	mov.u64 %rd19, 0;
+	bra.uni $L11_bounds_fail;
+$L14_divzero1:
+	.loc 10 167 34
+	mov.u64 %rd17, 0x3500000002;
+	mov.u64 %rd18, 0;
+	mov.u64 %rd19, 0;
+	bra.uni $L11_bounds_fail;
 $L10_ret_groupIndex:
 	.loc 10 156 13
-	setp.hs.u64 %p1, %rd15, %rd8;
-	@%p1 bra $L13_oob0;
+	setp.hs.u64 %p4, %rd15, %rd8;
+	@%p4 bra $L15_oob2;
 	shl.b64 %rd31, %rd15, 2;
 	add.s64 %rd32, %rd7, %rd31;
 	ld.global.nc.f32 %f0, [%rd32];
 	.loc 10 157 22
 	mul.lo.s64 %rd33, 3, %rd12;
 	.loc 10 157 20
-	setp.hs.u64 %p3, %rd33, %rd5;
-	@%p3 bra $L14_oob1;
+	setp.hs.u64 %p5, %rd33, %rd5;
+	@%p5 bra $L16_oob3;
 	shl.b64 %rd34, %rd33, 0;
 	add.s64 %rd35, %rd4, %rd34;
 	ld.global.nc.u8 %r6, [%rd35];
@@ -13462,8 +13655,8 @@ $L10_ret_groupIndex:
 	.loc 10 157 46
 	add.s64 %rd37, %rd36, 1;
 	.loc 10 157 42
-	setp.hs.u64 %p4, %rd37, %rd5;
-	@%p4 bra $L15_oob2;
+	setp.hs.u64 %p6, %rd37, %rd5;
+	@%p6 bra $L17_oob4;
 	shl.b64 %rd38, %rd37, 0;
 	add.s64 %rd39, %rd4, %rd38;
 	ld.global.nc.u8 %r8, [%rd39];
@@ -13478,8 +13671,8 @@ $L10_ret_groupIndex:
 	.loc 10 157 73
 	add.s64 %rd41, %rd40, 2;
 	.loc 10 157 69
-	setp.hs.u64 %p5, %rd41, %rd5;
-	@%p5 bra $L16_oob3;
+	setp.hs.u64 %p7, %rd41, %rd5;
+	@%p7 bra $L18_oob5;
 	shl.b64 %rd42, %rd41, 0;
 	add.s64 %rd43, %rd4, %rd42;
 	ld.global.nc.u8 %r12, [%rd43];
@@ -13490,29 +13683,29 @@ $L10_ret_groupIndex:
 	.loc 10 157 54
 	or.b32 %r15, %r11, %r14;
 	bra.uni $L6_for_body;
-$L13_oob0:
-	.loc 10 156 13
-	mov.u64 %rd24, 0x3500000001;
-	mov.u64 %rd25, %rd15;
-	mov.u64 %rd26, %rd8;
-	bra.uni $L11_bounds_fail;
-$L14_oob1:
-	.loc 10 157 20
-	mov.u64 %rd24, 0x3500000002;
-	mov.u64 %rd25, %rd33;
-	mov.u64 %rd26, %rd5;
-	bra.uni $L11_bounds_fail;
 $L15_oob2:
-	.loc 10 157 42
-	mov.u64 %rd24, 0x3500000003;
-	mov.u64 %rd25, %rd37;
-	mov.u64 %rd26, %rd5;
+	.loc 10 156 13
+	mov.u64 %rd17, 0x3500000003;
+	mov.u64 %rd18, %rd15;
+	mov.u64 %rd19, %rd8;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
+	.loc 10 157 20
+	mov.u64 %rd17, 0x3500000004;
+	mov.u64 %rd18, %rd33;
+	mov.u64 %rd19, %rd5;
+	bra.uni $L11_bounds_fail;
+$L17_oob4:
+	.loc 10 157 42
+	mov.u64 %rd17, 0x3500000005;
+	mov.u64 %rd18, %rd37;
+	mov.u64 %rd19, %rd5;
+	bra.uni $L11_bounds_fail;
+$L18_oob5:
 	.loc 10 157 69
-	mov.u64 %rd24, 0x3500000004;
-	mov.u64 %rd25, %rd41;
-	mov.u64 %rd26, %rd5;
+	mov.u64 %rd17, 0x3500000006;
+	mov.u64 %rd18, %rd41;
+	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L6_for_body:
 	.loc 10 160 8
@@ -13530,25 +13723,25 @@ $L6_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 160 21
-	bra.uni $L17_entry;
-$L17_entry:
+	bra.uni $L19_entry;
+$L19_entry:
 	.loc 6 34 40
 	mov.f32 %f3, %f2;
-	bra.uni $L18_ret_store;
-$L18_ret_store:
+	bra.uni $L20_ret_store;
+$L20_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p6, %rd44, %rd2;
-	@%p6 bra $L19_oob4;
+	setp.hs.u64 %p8, %rd44, %rd2;
+	@%p8 bra $L21_oob6;
 	shl.b64 %rd45, %rd44, 2;
 	add.s64 %rd46, %rd1, %rd45;
 	st.global.f32 [%rd46], %f3;
-	bra.uni $L21_for_body;
-$L19_oob4:
-	mov.u64 %rd24, 0x3500000005;
-	mov.u64 %rd25, %rd44;
-	mov.u64 %rd26, %rd2;
+	bra.uni $L23_for_body;
+$L21_oob6:
+	mov.u64 %rd17, 0x3500000007;
+	mov.u64 %rd18, %rd44;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
-$L21_for_body:
+$L23_for_body:
 	.loc 10 160 8
 	add.s64 %rd47, %rd14, 1;
 	.loc 10 160 37
@@ -13564,25 +13757,25 @@ $L21_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f5, %f4, %f0;
 	.loc 10 160 21
-	bra.uni $L22_entry;
-$L22_entry:
+	bra.uni $L24_entry;
+$L24_entry:
 	.loc 6 34 40
 	mov.f32 %f6, %f5;
-	bra.uni $L23_ret_store;
-$L23_ret_store:
+	bra.uni $L25_ret_store;
+$L25_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p7, %rd47, %rd2;
-	@%p7 bra $L24_oob5;
+	setp.hs.u64 %p9, %rd47, %rd2;
+	@%p9 bra $L26_oob7;
 	shl.b64 %rd48, %rd47, 2;
 	add.s64 %rd49, %rd1, %rd48;
 	st.global.f32 [%rd49], %f6;
-	bra.uni $L26_for_body;
-$L24_oob5:
-	mov.u64 %rd24, 0x3500000006;
-	mov.u64 %rd25, %rd47;
-	mov.u64 %rd26, %rd2;
+	bra.uni $L28_for_body;
+$L26_oob7:
+	mov.u64 %rd17, 0x3500000008;
+	mov.u64 %rd18, %rd47;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
-$L26_for_body:
+$L28_for_body:
 	.loc 10 160 8
 	add.s64 %rd50, %rd14, 2;
 	.loc 10 160 37
@@ -13598,25 +13791,25 @@ $L26_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f8, %f7, %f0;
 	.loc 10 160 21
-	bra.uni $L27_entry;
-$L27_entry:
+	bra.uni $L29_entry;
+$L29_entry:
 	.loc 6 34 40
 	mov.f32 %f9, %f8;
-	bra.uni $L28_ret_store;
-$L28_ret_store:
+	bra.uni $L30_ret_store;
+$L30_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p8, %rd50, %rd2;
-	@%p8 bra $L29_oob6;
+	setp.hs.u64 %p10, %rd50, %rd2;
+	@%p10 bra $L31_oob8;
 	shl.b64 %rd51, %rd50, 2;
 	add.s64 %rd52, %rd1, %rd51;
 	st.global.f32 [%rd52], %f9;
-	bra.uni $L31_for_body;
-$L29_oob6:
-	mov.u64 %rd24, 0x3500000007;
-	mov.u64 %rd25, %rd50;
-	mov.u64 %rd26, %rd2;
+	bra.uni $L33_for_body;
+$L31_oob8:
+	mov.u64 %rd17, 0x3500000009;
+	mov.u64 %rd18, %rd50;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
-$L31_for_body:
+$L33_for_body:
 	.loc 10 160 8
 	add.s64 %rd53, %rd14, 3;
 	.loc 10 160 37
@@ -13632,37 +13825,37 @@ $L31_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f11, %f10, %f0;
 	.loc 10 160 21
-	bra.uni $L32_entry;
-$L32_entry:
+	bra.uni $L34_entry;
+$L34_entry:
 	.loc 6 34 40
 	mov.f32 %f12, %f11;
-	bra.uni $L33_ret_store;
-$L33_ret_store:
+	bra.uni $L35_ret_store;
+$L35_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p9, %rd53, %rd2;
-	@%p9 bra $L34_oob7;
+	setp.hs.u64 %p11, %rd53, %rd2;
+	@%p11 bra $L36_oob9;
 	shl.b64 %rd54, %rd53, 2;
 	add.s64 %rd55, %rd1, %rd54;
 	st.global.f32 [%rd55], %f12;
 	bra.uni $L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L34_oob7:
-	mov.u64 %rd24, 0x3500000008;
-	mov.u64 %rd25, %rd53;
-	mov.u64 %rd26, %rd2;
+$L36_oob9:
+	mov.u64 %rd17, 0x350000000A;
+	mov.u64 %rd18, %rd53;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L11_bounds_fail:
-	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
-	setp.eq.u64 %p2, %rd27, 0;
+	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
+	setp.eq.u64 %p2, %rd20, 0;
 	@!%p2 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd25;
-	st.global.u64 [kern_error+16], %rd26;
+	st.global.u64 [kern_error+8], %rd18;
+	st.global.u64 [kern_error+16], %rd19;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd28, %r3, %r4;
+	mul.wide.u32 %rd21, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd29, %r5;
-	add.s64 %rd30, %rd28, %rd29;
-	st.global.u64 [kern_error+24], %rd30;
+	cvt.u64.u32 %rd22, %r5;
+	add.s64 %rd23, %rd21, %rd22;
+	st.global.u64 [kern_error+24], %rd23;
 	bra.uni $L12_bounds_exit;
 $L12_bounds_exit:
 	exit;
@@ -13681,7 +13874,7 @@ $L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<10>;
+	.reg .pred %p<12>;
 	.reg .b16 %rs<8>;
 	.reg .b32 %r<32>;
 	.reg .b64 %rd<56>;
@@ -13720,36 +13913,52 @@ $L4_if_done:
 	bra.uni $L9_entry;
 $L9_entry:
 	.loc 10 167 10
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L13_divzero0;
 	div.s64 %rd16, %rd14, %rd9;
 	.loc 10 167 22
-	add.s64 %rd17, %rd9, 64;
+	add.s64 %rd24, %rd9, 64;
 	.loc 10 167 24
-	sub.s64 %rd18, %rd17, 1;
+	sub.s64 %rd25, %rd24, 1;
 	.loc 10 167 27
-	div.s64 %rd19, %rd18, 64;
+	div.s64 %rd26, %rd25, 64;
 	.loc 10 167 15
-	mul.lo.s64 %rd20, %rd16, %rd19;
+	mul.lo.s64 %rd27, %rd16, %rd26;
 	.loc 10 167 34
-	rem.s64 %rd21, %rd14, %rd9;
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L14_divzero1;
+	rem.s64 %rd28, %rd14, %rd9;
 	.loc 10 167 39
-	div.s64 %rd22, %rd21, 64;
+	div.s64 %rd29, %rd28, 64;
 	.loc 10 167 31
-	add.s64 %rd23, %rd20, %rd22;
+	add.s64 %rd30, %rd27, %rd29;
 	.loc 10 167 2
-	mov.s64 %rd15, %rd23;
+	mov.s64 %rd15, %rd30;
 	bra.uni $L10_ret_groupIndex;
+$L13_divzero0:
+	.loc 10 167 10
+	mov.u64 %rd17, 0x3600000001;
+	mov.u64 %rd18, 0;
+	mov.u64 %rd19, 0;
+	bra.uni $L11_bounds_fail;
+$L14_divzero1:
+	.loc 10 167 34
+	mov.u64 %rd17, 0x3600000002;
+	mov.u64 %rd18, 0;
+	mov.u64 %rd19, 0;
+	bra.uni $L11_bounds_fail;
 $L10_ret_groupIndex:
 	.loc 10 156 13
-	setp.hs.u64 %p1, %rd15, %rd8;
-	@%p1 bra $L13_oob0;
+	setp.hs.u64 %p4, %rd15, %rd8;
+	@%p4 bra $L15_oob2;
 	shl.b64 %rd31, %rd15, 2;
 	add.s64 %rd32, %rd7, %rd31;
 	ld.global.nc.f32 %f0, [%rd32];
 	.loc 10 157 22
 	mul.lo.s64 %rd33, 3, %rd12;
 	.loc 10 157 20
-	setp.hs.u64 %p3, %rd33, %rd5;
-	@%p3 bra $L14_oob1;
+	setp.hs.u64 %p5, %rd33, %rd5;
+	@%p5 bra $L16_oob3;
 	shl.b64 %rd34, %rd33, 0;
 	add.s64 %rd35, %rd4, %rd34;
 	ld.global.nc.u8 %r6, [%rd35];
@@ -13760,8 +13969,8 @@ $L10_ret_groupIndex:
 	.loc 10 157 46
 	add.s64 %rd37, %rd36, 1;
 	.loc 10 157 42
-	setp.hs.u64 %p4, %rd37, %rd5;
-	@%p4 bra $L15_oob2;
+	setp.hs.u64 %p6, %rd37, %rd5;
+	@%p6 bra $L17_oob4;
 	shl.b64 %rd38, %rd37, 0;
 	add.s64 %rd39, %rd4, %rd38;
 	ld.global.nc.u8 %r8, [%rd39];
@@ -13776,8 +13985,8 @@ $L10_ret_groupIndex:
 	.loc 10 157 73
 	add.s64 %rd41, %rd40, 2;
 	.loc 10 157 69
-	setp.hs.u64 %p5, %rd41, %rd5;
-	@%p5 bra $L16_oob3;
+	setp.hs.u64 %p7, %rd41, %rd5;
+	@%p7 bra $L18_oob5;
 	shl.b64 %rd42, %rd41, 0;
 	add.s64 %rd43, %rd4, %rd42;
 	ld.global.nc.u8 %r12, [%rd43];
@@ -13788,29 +13997,29 @@ $L10_ret_groupIndex:
 	.loc 10 157 54
 	or.b32 %r15, %r11, %r14;
 	bra.uni $L6_for_body;
-$L13_oob0:
-	.loc 10 156 13
-	mov.u64 %rd24, 0x3600000001;
-	mov.u64 %rd25, %rd15;
-	mov.u64 %rd26, %rd8;
-	bra.uni $L11_bounds_fail;
-$L14_oob1:
-	.loc 10 157 20
-	mov.u64 %rd24, 0x3600000002;
-	mov.u64 %rd25, %rd33;
-	mov.u64 %rd26, %rd5;
-	bra.uni $L11_bounds_fail;
 $L15_oob2:
-	.loc 10 157 42
-	mov.u64 %rd24, 0x3600000003;
-	mov.u64 %rd25, %rd37;
-	mov.u64 %rd26, %rd5;
+	.loc 10 156 13
+	mov.u64 %rd17, 0x3600000003;
+	mov.u64 %rd18, %rd15;
+	mov.u64 %rd19, %rd8;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
+	.loc 10 157 20
+	mov.u64 %rd17, 0x3600000004;
+	mov.u64 %rd18, %rd33;
+	mov.u64 %rd19, %rd5;
+	bra.uni $L11_bounds_fail;
+$L17_oob4:
+	.loc 10 157 42
+	mov.u64 %rd17, 0x3600000005;
+	mov.u64 %rd18, %rd37;
+	mov.u64 %rd19, %rd5;
+	bra.uni $L11_bounds_fail;
+$L18_oob5:
 	.loc 10 157 69
-	mov.u64 %rd24, 0x3600000004;
-	mov.u64 %rd25, %rd41;
-	mov.u64 %rd26, %rd5;
+	mov.u64 %rd17, 0x3600000006;
+	mov.u64 %rd18, %rd41;
+	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L6_for_body:
 	.loc 10 160 8
@@ -13828,27 +14037,27 @@ $L6_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 160 21
-	bra.uni $L17_entry;
-$L17_entry:
+	bra.uni $L19_entry;
+$L19_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs1, %f2;
 	.loc 6 39 41
 	mov.u16 %rs0, %rs1;
-	bra.uni $L18_ret_store;
-$L18_ret_store:
+	bra.uni $L20_ret_store;
+$L20_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p6, %rd44, %rd2;
-	@%p6 bra $L19_oob4;
+	setp.hs.u64 %p8, %rd44, %rd2;
+	@%p8 bra $L21_oob6;
 	shl.b64 %rd45, %rd44, 1;
 	add.s64 %rd46, %rd1, %rd45;
 	st.global.u16 [%rd46], %rs0;
-	bra.uni $L21_for_body;
-$L19_oob4:
-	mov.u64 %rd24, 0x3600000005;
-	mov.u64 %rd25, %rd44;
-	mov.u64 %rd26, %rd2;
+	bra.uni $L23_for_body;
+$L21_oob6:
+	mov.u64 %rd17, 0x3600000007;
+	mov.u64 %rd18, %rd44;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
-$L21_for_body:
+$L23_for_body:
 	.loc 10 160 8
 	add.s64 %rd47, %rd14, 1;
 	.loc 10 160 37
@@ -13864,27 +14073,27 @@ $L21_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f4, %f3, %f0;
 	.loc 10 160 21
-	bra.uni $L22_entry;
-$L22_entry:
+	bra.uni $L24_entry;
+$L24_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f4;
 	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
-	bra.uni $L23_ret_store;
-$L23_ret_store:
+	bra.uni $L25_ret_store;
+$L25_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p7, %rd47, %rd2;
-	@%p7 bra $L24_oob5;
+	setp.hs.u64 %p9, %rd47, %rd2;
+	@%p9 bra $L26_oob7;
 	shl.b64 %rd48, %rd47, 1;
 	add.s64 %rd49, %rd1, %rd48;
 	st.global.u16 [%rd49], %rs2;
-	bra.uni $L26_for_body;
-$L24_oob5:
-	mov.u64 %rd24, 0x3600000006;
-	mov.u64 %rd25, %rd47;
-	mov.u64 %rd26, %rd2;
+	bra.uni $L28_for_body;
+$L26_oob7:
+	mov.u64 %rd17, 0x3600000008;
+	mov.u64 %rd18, %rd47;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
-$L26_for_body:
+$L28_for_body:
 	.loc 10 160 8
 	add.s64 %rd50, %rd14, 2;
 	.loc 10 160 37
@@ -13900,27 +14109,27 @@ $L26_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f6, %f5, %f0;
 	.loc 10 160 21
-	bra.uni $L27_entry;
-$L27_entry:
+	bra.uni $L29_entry;
+$L29_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs5, %f6;
 	.loc 6 39 41
 	mov.u16 %rs4, %rs5;
-	bra.uni $L28_ret_store;
-$L28_ret_store:
+	bra.uni $L30_ret_store;
+$L30_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p8, %rd50, %rd2;
-	@%p8 bra $L29_oob6;
+	setp.hs.u64 %p10, %rd50, %rd2;
+	@%p10 bra $L31_oob8;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd1, %rd51;
 	st.global.u16 [%rd52], %rs4;
-	bra.uni $L31_for_body;
-$L29_oob6:
-	mov.u64 %rd24, 0x3600000007;
-	mov.u64 %rd25, %rd50;
-	mov.u64 %rd26, %rd2;
+	bra.uni $L33_for_body;
+$L31_oob8:
+	mov.u64 %rd17, 0x3600000009;
+	mov.u64 %rd18, %rd50;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
-$L31_for_body:
+$L33_for_body:
 	.loc 10 160 8
 	add.s64 %rd53, %rd14, 3;
 	.loc 10 160 37
@@ -13936,39 +14145,39 @@ $L31_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f8, %f7, %f0;
 	.loc 10 160 21
-	bra.uni $L32_entry;
-$L32_entry:
+	bra.uni $L34_entry;
+$L34_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs7, %f8;
 	.loc 6 39 41
 	mov.u16 %rs6, %rs7;
-	bra.uni $L33_ret_store;
-$L33_ret_store:
+	bra.uni $L35_ret_store;
+$L35_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p9, %rd53, %rd2;
-	@%p9 bra $L34_oob7;
+	setp.hs.u64 %p11, %rd53, %rd2;
+	@%p11 bra $L36_oob9;
 	shl.b64 %rd54, %rd53, 1;
 	add.s64 %rd55, %rd1, %rd54;
 	st.global.u16 [%rd55], %rs6;
 	bra.uni $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L34_oob7:
-	mov.u64 %rd24, 0x3600000008;
-	mov.u64 %rd25, %rd53;
-	mov.u64 %rd26, %rd2;
+$L36_oob9:
+	mov.u64 %rd17, 0x360000000A;
+	mov.u64 %rd18, %rd53;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L11_bounds_fail:
-	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
-	setp.eq.u64 %p2, %rd27, 0;
+	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
+	setp.eq.u64 %p2, %rd20, 0;
 	@!%p2 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd25;
-	st.global.u64 [kern_error+16], %rd26;
+	st.global.u64 [kern_error+8], %rd18;
+	st.global.u64 [kern_error+16], %rd19;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd28, %r3, %r4;
+	mul.wide.u32 %rd21, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd29, %r5;
-	add.s64 %rd30, %rd28, %rd29;
-	st.global.u64 [kern_error+24], %rd30;
+	cvt.u64.u32 %rd22, %r5;
+	add.s64 %rd23, %rd21, %rd22;
+	st.global.u64 [kern_error+24], %rd23;
 	bra.uni $L12_bounds_exit;
 $L12_bounds_exit:
 	exit;
@@ -13987,7 +14196,7 @@ $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<10>;
+	.reg .pred %p<12>;
 	.reg .b16 %rs<8>;
 	.reg .b32 %r<32>;
 	.reg .b64 %rd<56>;
@@ -14026,36 +14235,52 @@ $L4_if_done:
 	bra.uni $L9_entry;
 $L9_entry:
 	.loc 10 167 10
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L13_divzero0;
 	div.s64 %rd16, %rd14, %rd9;
 	.loc 10 167 22
-	add.s64 %rd17, %rd9, 64;
+	add.s64 %rd24, %rd9, 64;
 	.loc 10 167 24
-	sub.s64 %rd18, %rd17, 1;
+	sub.s64 %rd25, %rd24, 1;
 	.loc 10 167 27
-	div.s64 %rd19, %rd18, 64;
+	div.s64 %rd26, %rd25, 64;
 	.loc 10 167 15
-	mul.lo.s64 %rd20, %rd16, %rd19;
+	mul.lo.s64 %rd27, %rd16, %rd26;
 	.loc 10 167 34
-	rem.s64 %rd21, %rd14, %rd9;
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L14_divzero1;
+	rem.s64 %rd28, %rd14, %rd9;
 	.loc 10 167 39
-	div.s64 %rd22, %rd21, 64;
+	div.s64 %rd29, %rd28, 64;
 	.loc 10 167 31
-	add.s64 %rd23, %rd20, %rd22;
+	add.s64 %rd30, %rd27, %rd29;
 	.loc 10 167 2
-	mov.s64 %rd15, %rd23;
+	mov.s64 %rd15, %rd30;
 	bra.uni $L10_ret_groupIndex;
+$L13_divzero0:
+	.loc 10 167 10
+	mov.u64 %rd17, 0x3700000001;
+	mov.u64 %rd18, 0;
+	mov.u64 %rd19, 0;
+	bra.uni $L11_bounds_fail;
+$L14_divzero1:
+	.loc 10 167 34
+	mov.u64 %rd17, 0x3700000002;
+	mov.u64 %rd18, 0;
+	mov.u64 %rd19, 0;
+	bra.uni $L11_bounds_fail;
 $L10_ret_groupIndex:
 	.loc 10 156 13
-	setp.hs.u64 %p1, %rd15, %rd8;
-	@%p1 bra $L13_oob0;
+	setp.hs.u64 %p4, %rd15, %rd8;
+	@%p4 bra $L15_oob2;
 	shl.b64 %rd31, %rd15, 2;
 	add.s64 %rd32, %rd7, %rd31;
 	ld.global.nc.f32 %f0, [%rd32];
 	.loc 10 157 22
 	mul.lo.s64 %rd33, 3, %rd12;
 	.loc 10 157 20
-	setp.hs.u64 %p3, %rd33, %rd5;
-	@%p3 bra $L14_oob1;
+	setp.hs.u64 %p5, %rd33, %rd5;
+	@%p5 bra $L16_oob3;
 	shl.b64 %rd34, %rd33, 0;
 	add.s64 %rd35, %rd4, %rd34;
 	ld.global.nc.u8 %r6, [%rd35];
@@ -14066,8 +14291,8 @@ $L10_ret_groupIndex:
 	.loc 10 157 46
 	add.s64 %rd37, %rd36, 1;
 	.loc 10 157 42
-	setp.hs.u64 %p4, %rd37, %rd5;
-	@%p4 bra $L15_oob2;
+	setp.hs.u64 %p6, %rd37, %rd5;
+	@%p6 bra $L17_oob4;
 	shl.b64 %rd38, %rd37, 0;
 	add.s64 %rd39, %rd4, %rd38;
 	ld.global.nc.u8 %r8, [%rd39];
@@ -14082,8 +14307,8 @@ $L10_ret_groupIndex:
 	.loc 10 157 73
 	add.s64 %rd41, %rd40, 2;
 	.loc 10 157 69
-	setp.hs.u64 %p5, %rd41, %rd5;
-	@%p5 bra $L16_oob3;
+	setp.hs.u64 %p7, %rd41, %rd5;
+	@%p7 bra $L18_oob5;
 	shl.b64 %rd42, %rd41, 0;
 	add.s64 %rd43, %rd4, %rd42;
 	ld.global.nc.u8 %r12, [%rd43];
@@ -14094,29 +14319,29 @@ $L10_ret_groupIndex:
 	.loc 10 157 54
 	or.b32 %r15, %r11, %r14;
 	bra.uni $L6_for_body;
-$L13_oob0:
-	.loc 10 156 13
-	mov.u64 %rd24, 0x3700000001;
-	mov.u64 %rd25, %rd15;
-	mov.u64 %rd26, %rd8;
-	bra.uni $L11_bounds_fail;
-$L14_oob1:
-	.loc 10 157 20
-	mov.u64 %rd24, 0x3700000002;
-	mov.u64 %rd25, %rd33;
-	mov.u64 %rd26, %rd5;
-	bra.uni $L11_bounds_fail;
 $L15_oob2:
-	.loc 10 157 42
-	mov.u64 %rd24, 0x3700000003;
-	mov.u64 %rd25, %rd37;
-	mov.u64 %rd26, %rd5;
+	.loc 10 156 13
+	mov.u64 %rd17, 0x3700000003;
+	mov.u64 %rd18, %rd15;
+	mov.u64 %rd19, %rd8;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
+	.loc 10 157 20
+	mov.u64 %rd17, 0x3700000004;
+	mov.u64 %rd18, %rd33;
+	mov.u64 %rd19, %rd5;
+	bra.uni $L11_bounds_fail;
+$L17_oob4:
+	.loc 10 157 42
+	mov.u64 %rd17, 0x3700000005;
+	mov.u64 %rd18, %rd37;
+	mov.u64 %rd19, %rd5;
+	bra.uni $L11_bounds_fail;
+$L18_oob5:
 	.loc 10 157 69
-	mov.u64 %rd24, 0x3700000004;
-	mov.u64 %rd25, %rd41;
-	mov.u64 %rd26, %rd5;
+	mov.u64 %rd17, 0x3700000006;
+	mov.u64 %rd18, %rd41;
+	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L6_for_body:
 	.loc 10 160 8
@@ -14134,27 +14359,27 @@ $L6_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f2, %f1, %f0;
 	.loc 10 160 21
-	bra.uni $L17_entry;
-$L17_entry:
+	bra.uni $L19_entry;
+$L19_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs1, %f2;
 	.loc 6 44 46
 	mov.u16 %rs0, %rs1;
-	bra.uni $L18_ret_store;
-$L18_ret_store:
+	bra.uni $L20_ret_store;
+$L20_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p6, %rd44, %rd2;
-	@%p6 bra $L19_oob4;
+	setp.hs.u64 %p8, %rd44, %rd2;
+	@%p8 bra $L21_oob6;
 	shl.b64 %rd45, %rd44, 1;
 	add.s64 %rd46, %rd1, %rd45;
 	st.global.u16 [%rd46], %rs0;
-	bra.uni $L21_for_body;
-$L19_oob4:
-	mov.u64 %rd24, 0x3700000005;
-	mov.u64 %rd25, %rd44;
-	mov.u64 %rd26, %rd2;
+	bra.uni $L23_for_body;
+$L21_oob6:
+	mov.u64 %rd17, 0x3700000007;
+	mov.u64 %rd18, %rd44;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
-$L21_for_body:
+$L23_for_body:
 	.loc 10 160 8
 	add.s64 %rd47, %rd14, 1;
 	.loc 10 160 37
@@ -14170,27 +14395,27 @@ $L21_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f4, %f3, %f0;
 	.loc 10 160 21
-	bra.uni $L22_entry;
-$L22_entry:
+	bra.uni $L24_entry;
+$L24_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f4;
 	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
-	bra.uni $L23_ret_store;
-$L23_ret_store:
+	bra.uni $L25_ret_store;
+$L25_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p7, %rd47, %rd2;
-	@%p7 bra $L24_oob5;
+	setp.hs.u64 %p9, %rd47, %rd2;
+	@%p9 bra $L26_oob7;
 	shl.b64 %rd48, %rd47, 1;
 	add.s64 %rd49, %rd1, %rd48;
 	st.global.u16 [%rd49], %rs2;
-	bra.uni $L26_for_body;
-$L24_oob5:
-	mov.u64 %rd24, 0x3700000006;
-	mov.u64 %rd25, %rd47;
-	mov.u64 %rd26, %rd2;
+	bra.uni $L28_for_body;
+$L26_oob7:
+	mov.u64 %rd17, 0x3700000008;
+	mov.u64 %rd18, %rd47;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
-$L26_for_body:
+$L28_for_body:
 	.loc 10 160 8
 	add.s64 %rd50, %rd14, 2;
 	.loc 10 160 37
@@ -14206,27 +14431,27 @@ $L26_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f6, %f5, %f0;
 	.loc 10 160 21
-	bra.uni $L27_entry;
-$L27_entry:
+	bra.uni $L29_entry;
+$L29_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs5, %f6;
 	.loc 6 44 46
 	mov.u16 %rs4, %rs5;
-	bra.uni $L28_ret_store;
-$L28_ret_store:
+	bra.uni $L30_ret_store;
+$L30_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p8, %rd50, %rd2;
-	@%p8 bra $L29_oob6;
+	setp.hs.u64 %p10, %rd50, %rd2;
+	@%p10 bra $L31_oob8;
 	shl.b64 %rd51, %rd50, 1;
 	add.s64 %rd52, %rd1, %rd51;
 	st.global.u16 [%rd52], %rs4;
-	bra.uni $L31_for_body;
-$L29_oob6:
-	mov.u64 %rd24, 0x3700000007;
-	mov.u64 %rd25, %rd50;
-	mov.u64 %rd26, %rd2;
+	bra.uni $L33_for_body;
+$L31_oob8:
+	mov.u64 %rd17, 0x3700000009;
+	mov.u64 %rd18, %rd50;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
-$L31_for_body:
+$L33_for_body:
 	.loc 10 160 8
 	add.s64 %rd53, %rd14, 3;
 	.loc 10 160 37
@@ -14242,39 +14467,39 @@ $L31_for_body:
 	.loc 10 160 53
 	mul.rn.f32 %f8, %f7, %f0;
 	.loc 10 160 21
-	bra.uni $L32_entry;
-$L32_entry:
+	bra.uni $L34_entry;
+$L34_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs7, %f8;
 	.loc 6 44 46
 	mov.u16 %rs6, %rs7;
-	bra.uni $L33_ret_store;
-$L33_ret_store:
+	bra.uni $L35_ret_store;
+$L35_ret_store:
 	.loc 10 160 6
-	setp.hs.u64 %p9, %rd53, %rd2;
-	@%p9 bra $L34_oob7;
+	setp.hs.u64 %p11, %rd53, %rd2;
+	@%p11 bra $L36_oob9;
 	shl.b64 %rd54, %rd53, 1;
 	add.s64 %rd55, %rd1, %rd54;
 	st.global.u16 [%rd55], %rs6;
 	bra.uni $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L34_oob7:
-	mov.u64 %rd24, 0x3700000008;
-	mov.u64 %rd25, %rd53;
-	mov.u64 %rd26, %rd2;
+$L36_oob9:
+	mov.u64 %rd17, 0x370000000A;
+	mov.u64 %rd18, %rd53;
+	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L11_bounds_fail:
-	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
-	setp.eq.u64 %p2, %rd27, 0;
+	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
+	setp.eq.u64 %p2, %rd20, 0;
 	@!%p2 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd25;
-	st.global.u64 [kern_error+16], %rd26;
+	st.global.u64 [kern_error+8], %rd18;
+	st.global.u64 [kern_error+16], %rd19;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd28, %r3, %r4;
+	mul.wide.u32 %rd21, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd29, %r5;
-	add.s64 %rd30, %rd28, %rd29;
-	st.global.u64 [kern_error+24], %rd30;
+	cvt.u64.u32 %rd22, %r5;
+	add.s64 %rd23, %rd21, %rd22;
+	st.global.u64 [kern_error+24], %rd23;
 	bra.uni $L12_bounds_exit;
 $L12_bounds_exit:
 	exit;
@@ -14294,7 +14519,7 @@ $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloa
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<8>;
+	.reg .pred %p<11>;
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<40>;
 	.reg .f32 %f<22>;
@@ -14330,52 +14555,76 @@ $L2_entry:
 	bra.uni $L4_if_done;
 $L4_if_done:
 	.loc 12 69 9
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L8_divzero0;
 	rem.s64 %rd14, %rd12, %rd9;
 	.loc 12 70 11
-	div.s64 %rd15, %rd12, %rd9;
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L9_divzero1;
+	div.s64 %rd22, %rd12, %rd9;
 	.loc 12 71 38
-	div.s64 %rd16, %rd15, %rd6;
+	setp.eq.s64 %p4, %rd6, 0;
+	@%p4 bra $L10_divzero2;
+	div.s64 %rd23, %rd22, %rd6;
 	.loc 12 71 34
-	add.s64 %rd17, %rd8, %rd16;
+	add.s64 %rd24, %rd8, %rd23;
 	.loc 12 71 24
-	bra.uni $L6_entry;
-$L6_entry:
+	bra.uni $L11_entry;
+$L8_divzero0:
+	.loc 12 69 9
+	mov.u64 %rd15, 0x3800000001;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L6_bounds_fail;
+$L9_divzero1:
+	.loc 12 70 11
+	mov.u64 %rd15, 0x3800000002;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L6_bounds_fail;
+$L10_divzero2:
+	.loc 12 71 38
+	mov.u64 %rd15, 0x3800000003;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L6_bounds_fail;
+$L11_entry:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	mov.f64 %fd2, %fd0;
-	mov.s64 %rd18, %rd14;
-	bra.uni $L7_for_loop;
-$L7_for_loop:
+	mov.s64 %rd25, %rd14;
+	bra.uni $L12_for_loop;
+$L12_for_loop:
 	.loc 12 82 16
-	setp.gt.s64 %p1, %rd18, 0;
-	@%p1 bra $L8_for_body;
-	bra.uni $L9_for_done;
-$L8_for_body:
+	setp.gt.s64 %p5, %rd25, 0;
+	@%p5 bra $L13_for_body;
+	bra.uni $L14_for_done;
+$L13_for_body:
 	.loc 12 83 7
-	and.b64 %rd19, %rd18, 1;
+	and.b64 %rd26, %rd25, 1;
 	.loc 12 83 10
-	setp.ne.s64 %p2, %rd19, 0;
-	@%p2 bra $L10_if_then;
-	bra.uni $L13_edge;
-$L10_if_then:
+	setp.ne.s64 %p6, %rd26, 0;
+	@%p6 bra $L15_if_then;
+	bra.uni $L18_edge;
+$L15_if_then:
 	.loc 12 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
-	bra.uni $L11_if_done;
-$L13_edge:
+	bra.uni $L16_if_done;
+$L18_edge:
 	mov.f64 %fd3, %fd1;
-	bra.uni $L11_if_done;
-$L11_if_done:
+	bra.uni $L16_if_done;
+$L16_if_done:
 	.loc 12 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
 	.loc 12 82 21
-	shr.s64 %rd20, %rd18, 1;
+	shr.s64 %rd27, %rd25, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
-	mov.s64 %rd18, %rd20;
-	bra.uni $L7_for_loop;
-$L9_for_done:
+	mov.s64 %rd25, %rd27;
+	bra.uni $L12_for_loop;
+$L14_for_done:
 	.loc 12 88 14
-	cvt.rn.f64.s64 %fd6, %rd17;
+	cvt.rn.f64.s64 %fd6, %rd24;
 	.loc 12 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
 	.loc 12 89 19
@@ -14413,52 +14662,52 @@ $L9_for_done:
 	.loc 12 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
-	bra.uni $L12_ret_ropeSinCos;
-$L12_ret_ropeSinCos:
+	bra.uni $L17_ret_ropeSinCos;
+$L17_ret_ropeSinCos:
 	.loc 12 72 11
-	mul.lo.s64 %rd21, %rd15, %rd7;
+	mul.lo.s64 %rd28, %rd22, %rd7;
 	.loc 12 72 20
-	add.s64 %rd22, %rd21, %rd14;
+	add.s64 %rd29, %rd28, %rd14;
 	.loc 12 73 20
-	setp.hs.u64 %p3, %rd22, %rd5;
-	@%p3 bra $L16_oob0;
-	shl.b64 %rd30, %rd22, 2;
+	setp.hs.u64 %p7, %rd29, %rd5;
+	@%p7 bra $L19_oob3;
+	shl.b64 %rd30, %rd29, 2;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.f32 %f10, [%rd31];
 	.loc 12 73 18
-	bra.uni $L17_entry;
-$L16_oob0:
+	bra.uni $L20_entry;
+$L19_oob3:
 	.loc 12 73 20
-	mov.u64 %rd23, 0x3800000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L14_bounds_fail;
-$L17_entry:
+	mov.u64 %rd15, 0x3800000004;
+	mov.u64 %rd16, %rd29;
+	mov.u64 %rd17, %rd5;
+	bra.uni $L6_bounds_fail;
+$L20_entry:
 	.loc 6 33 40
 	mov.f32 %f11, %f10;
-	bra.uni $L18_ret_load;
-$L18_ret_load:
+	bra.uni $L21_ret_load;
+$L21_ret_load:
 	.loc 12 73 38
-	add.s64 %rd32, %rd22, %rd9;
+	add.s64 %rd32, %rd29, %rd9;
 	.loc 12 73 35
-	setp.hs.u64 %p5, %rd32, %rd5;
-	@%p5 bra $L19_oob1;
+	setp.hs.u64 %p8, %rd32, %rd5;
+	@%p8 bra $L22_oob4;
 	shl.b64 %rd33, %rd32, 2;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.f32 %f12, [%rd34];
 	.loc 12 73 33
-	bra.uni $L20_entry;
-$L19_oob1:
+	bra.uni $L23_entry;
+$L22_oob4:
 	.loc 12 73 35
-	mov.u64 %rd23, 0x3800000002;
-	mov.u64 %rd24, %rd32;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L14_bounds_fail;
-$L20_entry:
+	mov.u64 %rd15, 0x3800000005;
+	mov.u64 %rd16, %rd32;
+	mov.u64 %rd17, %rd5;
+	bra.uni $L6_bounds_fail;
+$L23_entry:
 	.loc 6 33 40
 	mov.f32 %f13, %f12;
-	bra.uni $L21_ret_load;
-$L21_ret_load:
+	bra.uni $L24_ret_load;
+$L24_ret_load:
 	.loc 12 74 22
 	mul.rn.f32 %f14, %f11, %f1;
 	.loc 12 74 31
@@ -14466,20 +14715,20 @@ $L21_ret_load:
 	.loc 12 74 27
 	sub.rn.f32 %f16, %f14, %f15;
 	.loc 12 74 19
-	bra.uni $L22_entry;
-$L22_entry:
+	bra.uni $L25_entry;
+$L25_entry:
 	.loc 6 34 40
 	mov.f32 %f17, %f16;
-	bra.uni $L23_ret_store;
-$L23_ret_store:
+	bra.uni $L26_ret_store;
+$L26_ret_store:
 	.loc 12 74 5
-	setp.hs.u64 %p6, %rd22, %rd2;
-	@%p6 bra $L24_oob2;
-	shl.b64 %rd35, %rd22, 2;
+	setp.hs.u64 %p9, %rd29, %rd2;
+	@%p9 bra $L27_oob5;
+	shl.b64 %rd35, %rd29, 2;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.f32 [%rd36], %f17;
 	.loc 12 75 8
-	add.s64 %rd37, %rd22, %rd9;
+	add.s64 %rd37, %rd29, %rd9;
 	.loc 12 75 27
 	mul.rn.f32 %f18, %f13, %f1;
 	.loc 12 75 36
@@ -14487,45 +14736,45 @@ $L23_ret_store:
 	.loc 12 75 32
 	add.rn.f32 %f20, %f18, %f19;
 	.loc 12 75 24
-	bra.uni $L25_entry;
-$L24_oob2:
+	bra.uni $L28_entry;
+$L27_oob5:
 	.loc 12 74 5
-	mov.u64 %rd23, 0x3800000003;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd2;
-	bra.uni $L14_bounds_fail;
-$L25_entry:
+	mov.u64 %rd15, 0x3800000006;
+	mov.u64 %rd16, %rd29;
+	mov.u64 %rd17, %rd2;
+	bra.uni $L6_bounds_fail;
+$L28_entry:
 	.loc 6 34 40
 	mov.f32 %f21, %f20;
-	bra.uni $L26_ret_store;
-$L26_ret_store:
+	bra.uni $L29_ret_store;
+$L29_ret_store:
 	.loc 12 75 5
-	setp.hs.u64 %p7, %rd37, %rd2;
-	@%p7 bra $L27_oob3;
+	setp.hs.u64 %p10, %rd37, %rd2;
+	@%p10 bra $L30_oob6;
 	shl.b64 %rd38, %rd37, 2;
 	add.s64 %rd39, %rd1, %rd38;
 	st.global.f32 [%rd39], %f21;
 	bra.uni $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L27_oob3:
-	mov.u64 %rd23, 0x3800000004;
-	mov.u64 %rd24, %rd37;
-	mov.u64 %rd25, %rd2;
-	bra.uni $L14_bounds_fail;
-$L14_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p4, %rd26, 0;
-	@!%p4 bra $L15_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
+$L30_oob6:
+	mov.u64 %rd15, 0x3800000007;
+	mov.u64 %rd16, %rd37;
+	mov.u64 %rd17, %rd2;
+	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
+	setp.eq.u64 %p2, %rd18, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd16;
+	st.global.u64 [kern_error+16], %rd17;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
+	mul.wide.u32 %rd19, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L15_bounds_exit;
-$L15_bounds_exit:
+	cvt.u64.u32 %rd20, %r5;
+	add.s64 %rd21, %rd19, %rd20;
+	st.global.u64 [kern_error+24], %rd21;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
 	exit;
 $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
 	ret;
@@ -14543,7 +14792,7 @@ $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002f
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<8>;
+	.reg .pred %p<11>;
 	.reg .b16 %rs<6>;
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<40>;
@@ -14580,52 +14829,76 @@ $L2_entry:
 	bra.uni $L4_if_done;
 $L4_if_done:
 	.loc 12 69 9
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L8_divzero0;
 	rem.s64 %rd14, %rd12, %rd9;
 	.loc 12 70 11
-	div.s64 %rd15, %rd12, %rd9;
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L9_divzero1;
+	div.s64 %rd22, %rd12, %rd9;
 	.loc 12 71 38
-	div.s64 %rd16, %rd15, %rd6;
+	setp.eq.s64 %p4, %rd6, 0;
+	@%p4 bra $L10_divzero2;
+	div.s64 %rd23, %rd22, %rd6;
 	.loc 12 71 34
-	add.s64 %rd17, %rd8, %rd16;
+	add.s64 %rd24, %rd8, %rd23;
 	.loc 12 71 24
-	bra.uni $L6_entry;
-$L6_entry:
+	bra.uni $L11_entry;
+$L8_divzero0:
+	.loc 12 69 9
+	mov.u64 %rd15, 0x3900000001;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L6_bounds_fail;
+$L9_divzero1:
+	.loc 12 70 11
+	mov.u64 %rd15, 0x3900000002;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L6_bounds_fail;
+$L10_divzero2:
+	.loc 12 71 38
+	mov.u64 %rd15, 0x3900000003;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L6_bounds_fail;
+$L11_entry:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	mov.f64 %fd2, %fd0;
-	mov.s64 %rd18, %rd14;
-	bra.uni $L7_for_loop;
-$L7_for_loop:
+	mov.s64 %rd25, %rd14;
+	bra.uni $L12_for_loop;
+$L12_for_loop:
 	.loc 12 82 16
-	setp.gt.s64 %p1, %rd18, 0;
-	@%p1 bra $L8_for_body;
-	bra.uni $L9_for_done;
-$L8_for_body:
+	setp.gt.s64 %p5, %rd25, 0;
+	@%p5 bra $L13_for_body;
+	bra.uni $L14_for_done;
+$L13_for_body:
 	.loc 12 83 7
-	and.b64 %rd19, %rd18, 1;
+	and.b64 %rd26, %rd25, 1;
 	.loc 12 83 10
-	setp.ne.s64 %p2, %rd19, 0;
-	@%p2 bra $L10_if_then;
-	bra.uni $L13_edge;
-$L10_if_then:
+	setp.ne.s64 %p6, %rd26, 0;
+	@%p6 bra $L15_if_then;
+	bra.uni $L18_edge;
+$L15_if_then:
 	.loc 12 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
-	bra.uni $L11_if_done;
-$L13_edge:
+	bra.uni $L16_if_done;
+$L18_edge:
 	mov.f64 %fd3, %fd1;
-	bra.uni $L11_if_done;
-$L11_if_done:
+	bra.uni $L16_if_done;
+$L16_if_done:
 	.loc 12 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
 	.loc 12 82 21
-	shr.s64 %rd20, %rd18, 1;
+	shr.s64 %rd27, %rd25, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
-	mov.s64 %rd18, %rd20;
-	bra.uni $L7_for_loop;
-$L9_for_done:
+	mov.s64 %rd25, %rd27;
+	bra.uni $L12_for_loop;
+$L14_for_done:
 	.loc 12 88 14
-	cvt.rn.f64.s64 %fd6, %rd17;
+	cvt.rn.f64.s64 %fd6, %rd24;
 	.loc 12 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
 	.loc 12 89 19
@@ -14663,56 +14936,56 @@ $L9_for_done:
 	.loc 12 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
-	bra.uni $L12_ret_ropeSinCos;
-$L12_ret_ropeSinCos:
+	bra.uni $L17_ret_ropeSinCos;
+$L17_ret_ropeSinCos:
 	.loc 12 72 11
-	mul.lo.s64 %rd21, %rd15, %rd7;
+	mul.lo.s64 %rd28, %rd22, %rd7;
 	.loc 12 72 20
-	add.s64 %rd22, %rd21, %rd14;
+	add.s64 %rd29, %rd28, %rd14;
 	.loc 12 73 20
-	setp.hs.u64 %p3, %rd22, %rd5;
-	@%p3 bra $L16_oob0;
-	shl.b64 %rd30, %rd22, 1;
+	setp.hs.u64 %p7, %rd29, %rd5;
+	@%p7 bra $L19_oob3;
+	shl.b64 %rd30, %rd29, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
 	.loc 12 73 18
-	bra.uni $L17_entry;
-$L16_oob0:
+	bra.uni $L20_entry;
+$L19_oob3:
 	.loc 12 73 20
-	mov.u64 %rd23, 0x3900000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L14_bounds_fail;
-$L17_entry:
+	mov.u64 %rd15, 0x3900000004;
+	mov.u64 %rd16, %rd29;
+	mov.u64 %rd17, %rd5;
+	bra.uni $L6_bounds_fail;
+$L20_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f11, %rs0;
 	.loc 6 38 41
 	mov.f32 %f10, %f11;
-	bra.uni $L18_ret_load;
-$L18_ret_load:
+	bra.uni $L21_ret_load;
+$L21_ret_load:
 	.loc 12 73 38
-	add.s64 %rd32, %rd22, %rd9;
+	add.s64 %rd32, %rd29, %rd9;
 	.loc 12 73 35
-	setp.hs.u64 %p5, %rd32, %rd5;
-	@%p5 bra $L19_oob1;
+	setp.hs.u64 %p8, %rd32, %rd5;
+	@%p8 bra $L22_oob4;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
 	.loc 12 73 33
-	bra.uni $L20_entry;
-$L19_oob1:
+	bra.uni $L23_entry;
+$L22_oob4:
 	.loc 12 73 35
-	mov.u64 %rd23, 0x3900000002;
-	mov.u64 %rd24, %rd32;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L14_bounds_fail;
-$L20_entry:
+	mov.u64 %rd15, 0x3900000005;
+	mov.u64 %rd16, %rd32;
+	mov.u64 %rd17, %rd5;
+	bra.uni $L6_bounds_fail;
+$L23_entry:
 	.loc 6 38 57
 	cvt.f32.f16 %f13, %rs1;
 	.loc 6 38 41
 	mov.f32 %f12, %f13;
-	bra.uni $L21_ret_load;
-$L21_ret_load:
+	bra.uni $L24_ret_load;
+$L24_ret_load:
 	.loc 12 74 22
 	mul.rn.f32 %f14, %f10, %f1;
 	.loc 12 74 31
@@ -14720,22 +14993,22 @@ $L21_ret_load:
 	.loc 12 74 27
 	sub.rn.f32 %f16, %f14, %f15;
 	.loc 12 74 19
-	bra.uni $L22_entry;
-$L22_entry:
+	bra.uni $L25_entry;
+$L25_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs3, %f16;
 	.loc 6 39 41
 	mov.u16 %rs2, %rs3;
-	bra.uni $L23_ret_store;
-$L23_ret_store:
+	bra.uni $L26_ret_store;
+$L26_ret_store:
 	.loc 12 74 5
-	setp.hs.u64 %p6, %rd22, %rd2;
-	@%p6 bra $L24_oob2;
-	shl.b64 %rd35, %rd22, 1;
+	setp.hs.u64 %p9, %rd29, %rd2;
+	@%p9 bra $L27_oob5;
+	shl.b64 %rd35, %rd29, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
 	.loc 12 75 8
-	add.s64 %rd37, %rd22, %rd9;
+	add.s64 %rd37, %rd29, %rd9;
 	.loc 12 75 27
 	mul.rn.f32 %f17, %f12, %f1;
 	.loc 12 75 36
@@ -14743,47 +15016,47 @@ $L23_ret_store:
 	.loc 12 75 32
 	add.rn.f32 %f19, %f17, %f18;
 	.loc 12 75 24
-	bra.uni $L25_entry;
-$L24_oob2:
+	bra.uni $L28_entry;
+$L27_oob5:
 	.loc 12 74 5
-	mov.u64 %rd23, 0x3900000003;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd2;
-	bra.uni $L14_bounds_fail;
-$L25_entry:
+	mov.u64 %rd15, 0x3900000006;
+	mov.u64 %rd16, %rd29;
+	mov.u64 %rd17, %rd2;
+	bra.uni $L6_bounds_fail;
+$L28_entry:
 	.loc 6 39 58
 	cvt.rn.f16.f32 %rs5, %f19;
 	.loc 6 39 41
 	mov.u16 %rs4, %rs5;
-	bra.uni $L26_ret_store;
-$L26_ret_store:
+	bra.uni $L29_ret_store;
+$L29_ret_store:
 	.loc 12 75 5
-	setp.hs.u64 %p7, %rd37, %rd2;
-	@%p7 bra $L27_oob3;
+	setp.hs.u64 %p10, %rd37, %rd2;
+	@%p10 bra $L30_oob6;
 	shl.b64 %rd38, %rd37, 1;
 	add.s64 %rd39, %rd1, %rd38;
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L27_oob3:
-	mov.u64 %rd23, 0x3900000004;
-	mov.u64 %rd24, %rd37;
-	mov.u64 %rd25, %rd2;
-	bra.uni $L14_bounds_fail;
-$L14_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p4, %rd26, 0;
-	@!%p4 bra $L15_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
+$L30_oob6:
+	mov.u64 %rd15, 0x3900000007;
+	mov.u64 %rd16, %rd37;
+	mov.u64 %rd17, %rd2;
+	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
+	setp.eq.u64 %p2, %rd18, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd16;
+	st.global.u64 [kern_error+16], %rd17;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
+	mul.wide.u32 %rd19, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L15_bounds_exit;
-$L15_bounds_exit:
+	cvt.u64.u32 %rd20, %r5;
+	add.s64 %rd21, %rd19, %rd20;
+	st.global.u64 [kern_error+24], %rd21;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
 	exit;
 $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
 	ret;
@@ -14801,7 +15074,7 @@ $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<8>;
+	.reg .pred %p<11>;
 	.reg .b16 %rs<6>;
 	.reg .b32 %r<8>;
 	.reg .b64 %rd<40>;
@@ -14838,52 +15111,76 @@ $L2_entry:
 	bra.uni $L4_if_done;
 $L4_if_done:
 	.loc 12 69 9
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L8_divzero0;
 	rem.s64 %rd14, %rd12, %rd9;
 	.loc 12 70 11
-	div.s64 %rd15, %rd12, %rd9;
+	setp.eq.s64 %p3, %rd9, 0;
+	@%p3 bra $L9_divzero1;
+	div.s64 %rd22, %rd12, %rd9;
 	.loc 12 71 38
-	div.s64 %rd16, %rd15, %rd6;
+	setp.eq.s64 %p4, %rd6, 0;
+	@%p4 bra $L10_divzero2;
+	div.s64 %rd23, %rd22, %rd6;
 	.loc 12 71 34
-	add.s64 %rd17, %rd8, %rd16;
+	add.s64 %rd24, %rd8, %rd23;
 	.loc 12 71 24
-	bra.uni $L6_entry;
-$L6_entry:
+	bra.uni $L11_entry;
+$L8_divzero0:
+	.loc 12 69 9
+	mov.u64 %rd15, 0x3A00000001;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L6_bounds_fail;
+$L9_divzero1:
+	.loc 12 70 11
+	mov.u64 %rd15, 0x3A00000002;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L6_bounds_fail;
+$L10_divzero2:
+	.loc 12 71 38
+	mov.u64 %rd15, 0x3A00000003;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L6_bounds_fail;
+$L11_entry:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	mov.f64 %fd2, %fd0;
-	mov.s64 %rd18, %rd14;
-	bra.uni $L7_for_loop;
-$L7_for_loop:
+	mov.s64 %rd25, %rd14;
+	bra.uni $L12_for_loop;
+$L12_for_loop:
 	.loc 12 82 16
-	setp.gt.s64 %p1, %rd18, 0;
-	@%p1 bra $L8_for_body;
-	bra.uni $L9_for_done;
-$L8_for_body:
+	setp.gt.s64 %p5, %rd25, 0;
+	@%p5 bra $L13_for_body;
+	bra.uni $L14_for_done;
+$L13_for_body:
 	.loc 12 83 7
-	and.b64 %rd19, %rd18, 1;
+	and.b64 %rd26, %rd25, 1;
 	.loc 12 83 10
-	setp.ne.s64 %p2, %rd19, 0;
-	@%p2 bra $L10_if_then;
-	bra.uni $L13_edge;
-$L10_if_then:
+	setp.ne.s64 %p6, %rd26, 0;
+	@%p6 bra $L15_if_then;
+	bra.uni $L18_edge;
+$L15_if_then:
 	.loc 12 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
-	bra.uni $L11_if_done;
-$L13_edge:
+	bra.uni $L16_if_done;
+$L18_edge:
 	mov.f64 %fd3, %fd1;
-	bra.uni $L11_if_done;
-$L11_if_done:
+	bra.uni $L16_if_done;
+$L16_if_done:
 	.loc 12 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
 	.loc 12 82 21
-	shr.s64 %rd20, %rd18, 1;
+	shr.s64 %rd27, %rd25, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
-	mov.s64 %rd18, %rd20;
-	bra.uni $L7_for_loop;
-$L9_for_done:
+	mov.s64 %rd25, %rd27;
+	bra.uni $L12_for_loop;
+$L14_for_done:
 	.loc 12 88 14
-	cvt.rn.f64.s64 %fd6, %rd17;
+	cvt.rn.f64.s64 %fd6, %rd24;
 	.loc 12 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
 	.loc 12 89 19
@@ -14921,60 +15218,60 @@ $L9_for_done:
 	.loc 12 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
-	bra.uni $L12_ret_ropeSinCos;
-$L12_ret_ropeSinCos:
+	bra.uni $L17_ret_ropeSinCos;
+$L17_ret_ropeSinCos:
 	.loc 12 72 11
-	mul.lo.s64 %rd21, %rd15, %rd7;
+	mul.lo.s64 %rd28, %rd22, %rd7;
 	.loc 12 72 20
-	add.s64 %rd22, %rd21, %rd14;
+	add.s64 %rd29, %rd28, %rd14;
 	.loc 12 73 20
-	setp.hs.u64 %p3, %rd22, %rd5;
-	@%p3 bra $L16_oob0;
-	shl.b64 %rd30, %rd22, 1;
+	setp.hs.u64 %p7, %rd29, %rd5;
+	@%p7 bra $L19_oob3;
+	shl.b64 %rd30, %rd29, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
 	.loc 12 73 18
-	bra.uni $L17_entry;
-$L16_oob0:
+	bra.uni $L20_entry;
+$L19_oob3:
 	.loc 12 73 20
-	mov.u64 %rd23, 0x3A00000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L14_bounds_fail;
-$L17_entry:
+	mov.u64 %rd15, 0x3A00000004;
+	mov.u64 %rd16, %rd29;
+	mov.u64 %rd17, %rd5;
+	bra.uni $L6_bounds_fail;
+$L20_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f11, %r6;
 	.loc 6 43 46
 	mov.f32 %f10, %f11;
-	bra.uni $L18_ret_load;
-$L18_ret_load:
+	bra.uni $L21_ret_load;
+$L21_ret_load:
 	.loc 12 73 38
-	add.s64 %rd32, %rd22, %rd9;
+	add.s64 %rd32, %rd29, %rd9;
 	.loc 12 73 35
-	setp.hs.u64 %p5, %rd32, %rd5;
-	@%p5 bra $L19_oob1;
+	setp.hs.u64 %p8, %rd32, %rd5;
+	@%p8 bra $L22_oob4;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
 	.loc 12 73 33
-	bra.uni $L20_entry;
-$L19_oob1:
+	bra.uni $L23_entry;
+$L22_oob4:
 	.loc 12 73 35
-	mov.u64 %rd23, 0x3A00000002;
-	mov.u64 %rd24, %rd32;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L14_bounds_fail;
-$L20_entry:
+	mov.u64 %rd15, 0x3A00000005;
+	mov.u64 %rd16, %rd32;
+	mov.u64 %rd17, %rd5;
+	bra.uni $L6_bounds_fail;
+$L23_entry:
 	.loc 6 43 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f13, %r7;
 	.loc 6 43 46
 	mov.f32 %f12, %f13;
-	bra.uni $L21_ret_load;
-$L21_ret_load:
+	bra.uni $L24_ret_load;
+$L24_ret_load:
 	.loc 12 74 22
 	mul.rn.f32 %f14, %f10, %f1;
 	.loc 12 74 31
@@ -14982,22 +15279,22 @@ $L21_ret_load:
 	.loc 12 74 27
 	sub.rn.f32 %f16, %f14, %f15;
 	.loc 12 74 19
-	bra.uni $L22_entry;
-$L22_entry:
+	bra.uni $L25_entry;
+$L25_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs3, %f16;
 	.loc 6 44 46
 	mov.u16 %rs2, %rs3;
-	bra.uni $L23_ret_store;
-$L23_ret_store:
+	bra.uni $L26_ret_store;
+$L26_ret_store:
 	.loc 12 74 5
-	setp.hs.u64 %p6, %rd22, %rd2;
-	@%p6 bra $L24_oob2;
-	shl.b64 %rd35, %rd22, 1;
+	setp.hs.u64 %p9, %rd29, %rd2;
+	@%p9 bra $L27_oob5;
+	shl.b64 %rd35, %rd29, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
 	.loc 12 75 8
-	add.s64 %rd37, %rd22, %rd9;
+	add.s64 %rd37, %rd29, %rd9;
 	.loc 12 75 27
 	mul.rn.f32 %f17, %f12, %f1;
 	.loc 12 75 36
@@ -15005,47 +15302,47 @@ $L23_ret_store:
 	.loc 12 75 32
 	add.rn.f32 %f19, %f17, %f18;
 	.loc 12 75 24
-	bra.uni $L25_entry;
-$L24_oob2:
+	bra.uni $L28_entry;
+$L27_oob5:
 	.loc 12 74 5
-	mov.u64 %rd23, 0x3A00000003;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd2;
-	bra.uni $L14_bounds_fail;
-$L25_entry:
+	mov.u64 %rd15, 0x3A00000006;
+	mov.u64 %rd16, %rd29;
+	mov.u64 %rd17, %rd2;
+	bra.uni $L6_bounds_fail;
+$L28_entry:
 	.loc 6 44 67
 	cvt.rn.bf16.f32 %rs5, %f19;
 	.loc 6 44 46
 	mov.u16 %rs4, %rs5;
-	bra.uni $L26_ret_store;
-$L26_ret_store:
+	bra.uni $L29_ret_store;
+$L29_ret_store:
 	.loc 12 75 5
-	setp.hs.u64 %p7, %rd37, %rd2;
-	@%p7 bra $L27_oob3;
+	setp.hs.u64 %p10, %rd37, %rd2;
+	@%p10 bra $L30_oob6;
 	shl.b64 %rd38, %rd37, 1;
 	add.s64 %rd39, %rd1, %rd38;
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L27_oob3:
-	mov.u64 %rd23, 0x3A00000004;
-	mov.u64 %rd24, %rd37;
-	mov.u64 %rd25, %rd2;
-	bra.uni $L14_bounds_fail;
-$L14_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p4, %rd26, 0;
-	@!%p4 bra $L15_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
+$L30_oob6:
+	mov.u64 %rd15, 0x3A00000007;
+	mov.u64 %rd16, %rd37;
+	mov.u64 %rd17, %rd2;
+	bra.uni $L6_bounds_fail;
+$L6_bounds_fail:
+	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
+	setp.eq.u64 %p2, %rd18, 0;
+	@!%p2 bra $L7_bounds_exit;
+	st.global.u64 [kern_error+8], %rd16;
+	st.global.u64 [kern_error+16], %rd17;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
+	mul.wide.u32 %rd19, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L15_bounds_exit;
-$L15_bounds_exit:
+	cvt.u64.u32 %rd20, %r5;
+	add.s64 %rd21, %rd19, %rd20;
+	st.global.u64 [kern_error+24], %rd21;
+	bra.uni $L7_bounds_exit;
+$L7_bounds_exit:
 	exit;
 $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
 	ret;

@@ -430,6 +430,8 @@ var MatMulMMAKernel = kernMatMulMMALauncher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
+		"panic at kernels.go:258:16: integer divide by zero",
+		"panic at kernels.go:258:29: integer divide by zero",
 		"kernels.go:269:19",
 		"kernels.go:269:26",
 		"kernels.go:270:19",
@@ -2406,7 +2408,7 @@ $L3_if_done:
 )
 .maxntid 128, 1, 1
 {
-	.reg .pred %p<19>;
+	.reg .pred %p<21>;
 	.reg .b16 %rs<12>;
 	.reg .b32 %r<34>;
 	.reg .b64 %rd<107>;
@@ -2451,182 +2453,198 @@ $L1_entry:
 	.loc 1 257 14
 	div.s64 %rd18, %rd10, 8;
 	.loc 1 258 16
+	setp.eq.s64 %p0, %rd18, 0;
+	@%p0 bra $L9_divzero0;
 	div.s64 %rd19, %rd17, %rd18;
 	.loc 1 258 29
-	rem.s64 %rd20, %rd17, %rd18;
+	setp.eq.s64 %p2, %rd18, 0;
+	@%p2 bra $L10_divzero1;
+	rem.s64 %rd27, %rd17, %rd18;
 	.loc 1 259 7
-	mul.lo.s64 %rd21, %rd19, 16;
+	mul.lo.s64 %rd28, %rd19, 16;
 	.loc 1 259 11
-	setp.ge.s64 %p0, %rd21, %rd9;
-	@%p0 bra $L2_if_then;
+	setp.ge.s64 %p3, %rd28, %rd9;
+	@%p3 bra $L2_if_then;
 	bra.uni $L3_if_done;
+$L9_divzero0:
+	.loc 1 258 16
+	mov.u64 %rd20, 0xE00000001;
+	mov.u64 %rd21, 0;
+	mov.u64 %rd22, 0;
+	bra.uni $L7_bounds_fail;
+$L10_divzero1:
+	.loc 1 258 29
+	mov.u64 %rd20, 0xE00000002;
+	mov.u64 %rd21, 0;
+	mov.u64 %rd22, 0;
+	bra.uni $L7_bounds_fail;
 $L2_if_then:
 	.loc 1 260 3
 	ret;
 $L3_if_done:
 	.loc 1 262 17
-	mov.u32 %r11, %laneid;
-	cvt.s64.u32 %rd22, %r11;
+	mov.u32 %r14, %laneid;
+	cvt.s64.u32 %rd29, %r14;
 	.loc 1 262 19
-	div.s64 %rd23, %rd22, 4;
+	div.s64 %rd30, %rd29, 4;
 	.loc 1 262 29
-	mov.u32 %r12, %laneid;
-	cvt.s64.u32 %rd24, %r12;
+	mov.u32 %r15, %laneid;
+	cvt.s64.u32 %rd31, %r15;
 	.loc 1 262 31
-	rem.s64 %rd25, %rd24, 4;
+	rem.s64 %rd32, %rd31, 4;
 	.loc 1 263 16
-	mul.lo.s64 %rd26, %rd19, 16;
+	mul.lo.s64 %rd33, %rd19, 16;
 	.loc 1 263 19
-	add.s64 %rd27, %rd26, %rd23;
+	add.s64 %rd34, %rd33, %rd30;
 	.loc 1 263 25
-	mul.lo.s64 %rd28, %rd20, 8;
+	mul.lo.s64 %rd35, %rd27, 8;
 	.loc 1 263 27
-	add.s64 %rd29, %rd28, %rd23;
+	add.s64 %rd36, %rd35, %rd30;
 	.loc 1 264 6
 	mov.f32 %f0, 0f00000000;
 	mov.f32 %f1, 0f00000000;
 	mov.f32 %f2, 0f00000000;
 	mov.f32 %f3, 0f00000000;
-	mov.s64 %rd30, 0;
+	mov.s64 %rd37, 0;
 	bra.uni $L4_for_loop;
 $L4_for_loop:
 	.loc 1 265 18
-	setp.lt.s64 %p1, %rd30, %rd11;
-	@%p1 bra $L5_for_body;
+	setp.lt.s64 %p4, %rd37, %rd11;
+	@%p4 bra $L5_for_body;
 	bra.uni $L6_for_done;
 $L5_for_body:
 	.loc 1 266 12
-	mul.lo.s64 %rd31, %rd27, %rd11;
+	mul.lo.s64 %rd38, %rd34, %rd11;
 	.loc 1 266 15
-	add.s64 %rd32, %rd31, %rd30;
+	add.s64 %rd39, %rd38, %rd37;
 	.loc 1 266 23
-	mul.lo.s64 %rd33, 2, %rd25;
+	mul.lo.s64 %rd40, 2, %rd32;
 	.loc 1 266 20
-	add.s64 %rd34, %rd32, %rd33;
+	add.s64 %rd41, %rd39, %rd40;
 	.loc 1 267 12
-	mul.lo.s64 %rd35, %rd29, %rd11;
+	mul.lo.s64 %rd42, %rd36, %rd11;
 	.loc 1 267 15
-	add.s64 %rd36, %rd35, %rd30;
+	add.s64 %rd43, %rd42, %rd37;
 	.loc 1 267 23
-	mul.lo.s64 %rd37, 2, %rd25;
+	mul.lo.s64 %rd44, 2, %rd32;
 	.loc 1 267 20
-	add.s64 %rd38, %rd36, %rd37;
+	add.s64 %rd45, %rd43, %rd44;
 	.loc 1 268 19
-	mov.u32 %r13, 0;
-	mov.u32 %r14, 0;
-	mov.u32 %r15, 0;
 	mov.u32 %r16, 0;
+	mov.u32 %r17, 0;
+	mov.u32 %r18, 0;
+	mov.u32 %r19, 0;
 	.loc 1 269 19
-	setp.hs.u64 %p2, %rd34, %rd2;
-	@%p2 bra $L9_oob0;
-	shl.b64 %rd46, %rd34, 1;
+	setp.hs.u64 %p5, %rd41, %rd2;
+	@%p5 bra $L11_oob2;
+	shl.b64 %rd46, %rd41, 1;
 	add.s64 %rd47, %rd1, %rd46;
 	ld.global.nc.u16 %rs0, [%rd47];
 	.loc 1 269 29
-	add.s64 %rd48, %rd34, 1;
+	add.s64 %rd48, %rd41, 1;
 	.loc 1 269 26
-	setp.hs.u64 %p4, %rd48, %rd2;
-	@%p4 bra $L10_oob1;
+	setp.hs.u64 %p6, %rd48, %rd2;
+	@%p6 bra $L12_oob3;
 	shl.b64 %rd49, %rd48, 1;
 	add.s64 %rd50, %rd1, %rd49;
 	ld.global.nc.u16 %rs1, [%rd50];
 	.loc 1 269 17
 	mov.b32 %r20, {%rs0, %rs1};
 	.loc 1 269 4
-	mov.u32 %r13, %r20;
+	mov.u32 %r16, %r20;
 	.loc 1 270 24
 	mul.lo.s64 %rd51, 8, %rd11;
 	.loc 1 270 22
-	add.s64 %rd52, %rd34, %rd51;
+	add.s64 %rd52, %rd41, %rd51;
 	.loc 1 270 19
-	setp.hs.u64 %p5, %rd52, %rd2;
-	@%p5 bra $L11_oob2;
+	setp.hs.u64 %p7, %rd52, %rd2;
+	@%p7 bra $L13_oob4;
 	shl.b64 %rd53, %rd52, 1;
 	add.s64 %rd54, %rd1, %rd53;
 	ld.global.nc.u16 %rs2, [%rd54];
 	.loc 1 270 35
 	mul.lo.s64 %rd55, 8, %rd11;
 	.loc 1 270 33
-	add.s64 %rd56, %rd34, %rd55;
+	add.s64 %rd56, %rd41, %rd55;
 	.loc 1 270 37
 	add.s64 %rd57, %rd56, 1;
 	.loc 1 270 30
-	setp.hs.u64 %p6, %rd57, %rd2;
-	@%p6 bra $L12_oob3;
+	setp.hs.u64 %p8, %rd57, %rd2;
+	@%p8 bra $L14_oob5;
 	shl.b64 %rd58, %rd57, 1;
 	add.s64 %rd59, %rd1, %rd58;
 	ld.global.nc.u16 %rs3, [%rd59];
 	.loc 1 270 17
 	mov.b32 %r21, {%rs2, %rs3};
 	.loc 1 270 4
-	mov.u32 %r14, %r21;
+	mov.u32 %r17, %r21;
 	.loc 1 271 22
-	add.s64 %rd60, %rd34, 8;
+	add.s64 %rd60, %rd41, 8;
 	.loc 1 271 19
-	setp.hs.u64 %p7, %rd60, %rd2;
-	@%p7 bra $L13_oob4;
+	setp.hs.u64 %p9, %rd60, %rd2;
+	@%p9 bra $L15_oob6;
 	shl.b64 %rd61, %rd60, 1;
 	add.s64 %rd62, %rd1, %rd61;
 	ld.global.nc.u16 %rs4, [%rd62];
 	.loc 1 271 31
-	add.s64 %rd63, %rd34, 9;
+	add.s64 %rd63, %rd41, 9;
 	.loc 1 271 28
-	setp.hs.u64 %p8, %rd63, %rd2;
-	@%p8 bra $L14_oob5;
+	setp.hs.u64 %p10, %rd63, %rd2;
+	@%p10 bra $L16_oob7;
 	shl.b64 %rd64, %rd63, 1;
 	add.s64 %rd65, %rd1, %rd64;
 	ld.global.nc.u16 %rs5, [%rd65];
 	.loc 1 271 17
 	mov.b32 %r22, {%rs4, %rs5};
 	.loc 1 271 4
-	mov.u32 %r15, %r22;
+	mov.u32 %r18, %r22;
 	.loc 1 272 24
 	mul.lo.s64 %rd66, 8, %rd11;
 	.loc 1 272 22
-	add.s64 %rd67, %rd34, %rd66;
+	add.s64 %rd67, %rd41, %rd66;
 	.loc 1 272 26
 	add.s64 %rd68, %rd67, 8;
 	.loc 1 272 19
-	setp.hs.u64 %p9, %rd68, %rd2;
-	@%p9 bra $L15_oob6;
+	setp.hs.u64 %p11, %rd68, %rd2;
+	@%p11 bra $L17_oob8;
 	shl.b64 %rd69, %rd68, 1;
 	add.s64 %rd70, %rd1, %rd69;
 	ld.global.nc.u16 %rs6, [%rd70];
 	.loc 1 272 37
 	mul.lo.s64 %rd71, 8, %rd11;
 	.loc 1 272 35
-	add.s64 %rd72, %rd34, %rd71;
+	add.s64 %rd72, %rd41, %rd71;
 	.loc 1 272 39
 	add.s64 %rd73, %rd72, 9;
 	.loc 1 272 32
-	setp.hs.u64 %p10, %rd73, %rd2;
-	@%p10 bra $L16_oob7;
+	setp.hs.u64 %p12, %rd73, %rd2;
+	@%p12 bra $L18_oob9;
 	shl.b64 %rd74, %rd73, 1;
 	add.s64 %rd75, %rd1, %rd74;
 	ld.global.nc.u16 %rs7, [%rd75];
 	.loc 1 272 17
 	mov.b32 %r23, {%rs6, %rs7};
 	.loc 1 272 4
-	mov.u32 %r16, %r23;
+	mov.u32 %r19, %r23;
 	.loc 1 268 19
-	mov.u32 %r24, %r13;
-	mov.u32 %r25, %r14;
-	mov.u32 %r26, %r15;
-	mov.u32 %r27, %r16;
+	mov.u32 %r24, %r16;
+	mov.u32 %r25, %r17;
+	mov.u32 %r26, %r18;
+	mov.u32 %r27, %r19;
 	.loc 1 274 19
 	mov.u32 %r28, 0;
 	mov.u32 %r29, 0;
 	.loc 1 274 36
-	setp.hs.u64 %p11, %rd38, %rd5;
-	@%p11 bra $L17_oob8;
-	shl.b64 %rd76, %rd38, 1;
+	setp.hs.u64 %p13, %rd45, %rd5;
+	@%p13 bra $L19_oob10;
+	shl.b64 %rd76, %rd45, 1;
 	add.s64 %rd77, %rd4, %rd76;
 	ld.global.nc.u16 %rs8, [%rd77];
 	.loc 1 274 47
-	add.s64 %rd78, %rd38, 1;
+	add.s64 %rd78, %rd45, 1;
 	.loc 1 274 44
-	setp.hs.u64 %p12, %rd78, %rd5;
-	@%p12 bra $L18_oob9;
+	setp.hs.u64 %p14, %rd78, %rd5;
+	@%p14 bra $L20_oob11;
 	shl.b64 %rd79, %rd78, 1;
 	add.s64 %rd80, %rd4, %rd79;
 	ld.global.nc.u16 %rs9, [%rd80];
@@ -2635,18 +2653,18 @@ $L5_for_body:
 	.loc 1 274 20
 	mov.u32 %r28, %r30;
 	.loc 1 274 72
-	add.s64 %rd81, %rd38, 8;
+	add.s64 %rd81, %rd45, 8;
 	.loc 1 274 69
-	setp.hs.u64 %p13, %rd81, %rd5;
-	@%p13 bra $L19_oob10;
+	setp.hs.u64 %p15, %rd81, %rd5;
+	@%p15 bra $L21_oob12;
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd4, %rd82;
 	ld.global.nc.u16 %rs10, [%rd83];
 	.loc 1 274 82
-	add.s64 %rd84, %rd38, 9;
+	add.s64 %rd84, %rd45, 9;
 	.loc 1 274 79
-	setp.hs.u64 %p14, %rd84, %rd5;
-	@%p14 bra $L20_oob11;
+	setp.hs.u64 %p16, %rd84, %rd5;
+	@%p16 bra $L22_oob13;
 	shl.b64 %rd85, %rd84, 1;
 	add.s64 %rd86, %rd4, %rd85;
 	ld.global.nc.u16 %rs11, [%rd86];
@@ -2670,90 +2688,90 @@ $L5_for_body:
 	mov.f32 %f2, %f10;
 	mov.f32 %f3, %f11;
 	.loc 1 265 23
-	add.s64 %rd87, %rd30, 16;
-	mov.s64 %rd30, %rd87;
+	add.s64 %rd87, %rd37, 16;
+	mov.s64 %rd37, %rd87;
 	bra.uni $L4_for_loop;
-$L9_oob0:
-	.loc 1 269 19
-	mov.u64 %rd39, 0xE00000001;
-	mov.u64 %rd40, %rd34;
-	mov.u64 %rd41, %rd2;
-	bra.uni $L7_bounds_fail;
-$L10_oob1:
-	.loc 1 269 26
-	mov.u64 %rd39, 0xE00000002;
-	mov.u64 %rd40, %rd48;
-	mov.u64 %rd41, %rd2;
-	bra.uni $L7_bounds_fail;
 $L11_oob2:
-	.loc 1 270 19
-	mov.u64 %rd39, 0xE00000003;
-	mov.u64 %rd40, %rd52;
-	mov.u64 %rd41, %rd2;
+	.loc 1 269 19
+	mov.u64 %rd20, 0xE00000003;
+	mov.u64 %rd21, %rd41;
+	mov.u64 %rd22, %rd2;
 	bra.uni $L7_bounds_fail;
 $L12_oob3:
-	.loc 1 270 30
-	mov.u64 %rd39, 0xE00000004;
-	mov.u64 %rd40, %rd57;
-	mov.u64 %rd41, %rd2;
+	.loc 1 269 26
+	mov.u64 %rd20, 0xE00000004;
+	mov.u64 %rd21, %rd48;
+	mov.u64 %rd22, %rd2;
 	bra.uni $L7_bounds_fail;
 $L13_oob4:
-	.loc 1 271 19
-	mov.u64 %rd39, 0xE00000005;
-	mov.u64 %rd40, %rd60;
-	mov.u64 %rd41, %rd2;
+	.loc 1 270 19
+	mov.u64 %rd20, 0xE00000005;
+	mov.u64 %rd21, %rd52;
+	mov.u64 %rd22, %rd2;
 	bra.uni $L7_bounds_fail;
 $L14_oob5:
-	.loc 1 271 28
-	mov.u64 %rd39, 0xE00000006;
-	mov.u64 %rd40, %rd63;
-	mov.u64 %rd41, %rd2;
+	.loc 1 270 30
+	mov.u64 %rd20, 0xE00000006;
+	mov.u64 %rd21, %rd57;
+	mov.u64 %rd22, %rd2;
 	bra.uni $L7_bounds_fail;
 $L15_oob6:
-	.loc 1 272 19
-	mov.u64 %rd39, 0xE00000007;
-	mov.u64 %rd40, %rd68;
-	mov.u64 %rd41, %rd2;
+	.loc 1 271 19
+	mov.u64 %rd20, 0xE00000007;
+	mov.u64 %rd21, %rd60;
+	mov.u64 %rd22, %rd2;
 	bra.uni $L7_bounds_fail;
 $L16_oob7:
-	.loc 1 272 32
-	mov.u64 %rd39, 0xE00000008;
-	mov.u64 %rd40, %rd73;
-	mov.u64 %rd41, %rd2;
+	.loc 1 271 28
+	mov.u64 %rd20, 0xE00000008;
+	mov.u64 %rd21, %rd63;
+	mov.u64 %rd22, %rd2;
 	bra.uni $L7_bounds_fail;
 $L17_oob8:
-	.loc 1 274 36
-	mov.u64 %rd39, 0xE00000009;
-	mov.u64 %rd40, %rd38;
-	mov.u64 %rd41, %rd5;
+	.loc 1 272 19
+	mov.u64 %rd20, 0xE00000009;
+	mov.u64 %rd21, %rd68;
+	mov.u64 %rd22, %rd2;
 	bra.uni $L7_bounds_fail;
 $L18_oob9:
-	.loc 1 274 44
-	mov.u64 %rd39, 0xE0000000A;
-	mov.u64 %rd40, %rd78;
-	mov.u64 %rd41, %rd5;
+	.loc 1 272 32
+	mov.u64 %rd20, 0xE0000000A;
+	mov.u64 %rd21, %rd73;
+	mov.u64 %rd22, %rd2;
 	bra.uni $L7_bounds_fail;
 $L19_oob10:
-	.loc 1 274 69
-	mov.u64 %rd39, 0xE0000000B;
-	mov.u64 %rd40, %rd81;
-	mov.u64 %rd41, %rd5;
+	.loc 1 274 36
+	mov.u64 %rd20, 0xE0000000B;
+	mov.u64 %rd21, %rd45;
+	mov.u64 %rd22, %rd5;
 	bra.uni $L7_bounds_fail;
 $L20_oob11:
+	.loc 1 274 44
+	mov.u64 %rd20, 0xE0000000C;
+	mov.u64 %rd21, %rd78;
+	mov.u64 %rd22, %rd5;
+	bra.uni $L7_bounds_fail;
+$L21_oob12:
+	.loc 1 274 69
+	mov.u64 %rd20, 0xE0000000D;
+	mov.u64 %rd21, %rd81;
+	mov.u64 %rd22, %rd5;
+	bra.uni $L7_bounds_fail;
+$L22_oob13:
 	.loc 1 274 79
-	mov.u64 %rd39, 0xE0000000C;
-	mov.u64 %rd40, %rd84;
-	mov.u64 %rd41, %rd5;
+	mov.u64 %rd20, 0xE0000000E;
+	mov.u64 %rd21, %rd84;
+	mov.u64 %rd22, %rd5;
 	bra.uni $L7_bounds_fail;
 $L6_for_done:
 	.loc 1 277 11
-	mul.lo.s64 %rd88, %rd27, %rd10;
+	mul.lo.s64 %rd88, %rd34, %rd10;
 	.loc 1 277 18
-	mul.lo.s64 %rd89, %rd20, 8;
+	mul.lo.s64 %rd89, %rd27, 8;
 	.loc 1 277 14
 	add.s64 %rd90, %rd88, %rd89;
 	.loc 1 277 24
-	mul.lo.s64 %rd91, 2, %rd25;
+	mul.lo.s64 %rd91, 2, %rd32;
 	.loc 1 277 21
 	add.s64 %rd92, %rd90, %rd91;
 	.loc 1 278 13
@@ -2763,14 +2781,14 @@ $L6_for_done:
 	.loc 1 278 30
 	mov.f32 %f13, %f1;
 	.loc 1 278 3
-	setp.hs.u64 %p15, %rd92, %rd8;
-	@%p15 bra $L21_oob12;
+	setp.hs.u64 %p17, %rd92, %rd8;
+	@%p17 bra $L23_oob14;
 	shl.b64 %rd94, %rd92, 2;
 	add.s64 %rd95, %rd7, %rd94;
 	st.global.f32 [%rd95], %f12;
 	.loc 1 278 10
-	setp.hs.u64 %p16, %rd93, %rd8;
-	@%p16 bra $L22_oob13;
+	setp.hs.u64 %p18, %rd93, %rd8;
+	@%p18 bra $L24_oob15;
 	shl.b64 %rd96, %rd93, 2;
 	add.s64 %rd97, %rd7, %rd96;
 	st.global.f32 [%rd97], %f13;
@@ -2789,55 +2807,55 @@ $L6_for_done:
 	.loc 1 279 38
 	mov.f32 %f15, %f3;
 	.loc 1 279 3
-	setp.hs.u64 %p17, %rd99, %rd8;
-	@%p17 bra $L23_oob14;
+	setp.hs.u64 %p19, %rd99, %rd8;
+	@%p19 bra $L25_oob16;
 	shl.b64 %rd103, %rd99, 2;
 	add.s64 %rd104, %rd7, %rd103;
 	st.global.f32 [%rd104], %f14;
 	.loc 1 279 14
-	setp.hs.u64 %p18, %rd102, %rd8;
-	@%p18 bra $L24_oob15;
+	setp.hs.u64 %p20, %rd102, %rd8;
+	@%p20 bra $L26_oob17;
 	shl.b64 %rd105, %rd102, 2;
 	add.s64 %rd106, %rd7, %rd105;
 	st.global.f32 [%rd106], %f15;
 	ret;
-$L21_oob12:
-	.loc 1 278 3
-	mov.u64 %rd39, 0xE0000000D;
-	mov.u64 %rd40, %rd92;
-	mov.u64 %rd41, %rd8;
-	bra.uni $L7_bounds_fail;
-$L22_oob13:
-	.loc 1 278 10
-	mov.u64 %rd39, 0xE0000000E;
-	mov.u64 %rd40, %rd93;
-	mov.u64 %rd41, %rd8;
-	bra.uni $L7_bounds_fail;
 $L23_oob14:
-	.loc 1 279 3
-	mov.u64 %rd39, 0xE0000000F;
-	mov.u64 %rd40, %rd99;
-	mov.u64 %rd41, %rd8;
+	.loc 1 278 3
+	mov.u64 %rd20, 0xE0000000F;
+	mov.u64 %rd21, %rd92;
+	mov.u64 %rd22, %rd8;
 	bra.uni $L7_bounds_fail;
 $L24_oob15:
+	.loc 1 278 10
+	mov.u64 %rd20, 0xE00000010;
+	mov.u64 %rd21, %rd93;
+	mov.u64 %rd22, %rd8;
+	bra.uni $L7_bounds_fail;
+$L25_oob16:
+	.loc 1 279 3
+	mov.u64 %rd20, 0xE00000011;
+	mov.u64 %rd21, %rd99;
+	mov.u64 %rd22, %rd8;
+	bra.uni $L7_bounds_fail;
+$L26_oob17:
 	.loc 1 279 14
-	mov.u64 %rd39, 0xE00000010;
-	mov.u64 %rd40, %rd102;
-	mov.u64 %rd41, %rd8;
+	mov.u64 %rd20, 0xE00000012;
+	mov.u64 %rd21, %rd102;
+	mov.u64 %rd22, %rd8;
 	bra.uni $L7_bounds_fail;
 $L7_bounds_fail:
-	atom.global.cas.b64 %rd42, [kern_error], 0, %rd39;
-	setp.eq.u64 %p3, %rd42, 0;
-	@!%p3 bra $L8_bounds_exit;
-	st.global.u64 [kern_error+8], %rd40;
-	st.global.u64 [kern_error+16], %rd41;
-	mov.u32 %r17, %ctaid.x;
-	mov.u32 %r18, %ntid.x;
-	mul.wide.u32 %rd43, %r17, %r18;
-	mov.u32 %r19, %tid.x;
-	cvt.u64.u32 %rd44, %r19;
-	add.s64 %rd45, %rd43, %rd44;
-	st.global.u64 [kern_error+24], %rd45;
+	atom.global.cas.b64 %rd23, [kern_error], 0, %rd20;
+	setp.eq.u64 %p1, %rd23, 0;
+	@!%p1 bra $L8_bounds_exit;
+	st.global.u64 [kern_error+8], %rd21;
+	st.global.u64 [kern_error+16], %rd22;
+	mov.u32 %r11, %ctaid.x;
+	mov.u32 %r12, %ntid.x;
+	mul.wide.u32 %rd24, %r11, %r12;
+	mov.u32 %r13, %tid.x;
+	cvt.u64.u32 %rd25, %r13;
+	add.s64 %rd26, %rd24, %rd25;
+	st.global.u64 [kern_error+24], %rd26;
 	bra.uni $L8_bounds_exit;
 $L8_bounds_exit:
 	exit;

@@ -84,3 +84,12 @@ func Checked(t gpu.Thread, x []float32) {
 		panic("negative input")
 	}
 }
+
+// Divide writes x[i] / d[i]: a zero divisor panics, as in Go.
+//
+//kern:kernel
+func Divide(t gpu.Thread, x, d, out []int32) {
+	if i := t.GlobalX(); i < len(out) {
+		out[i] = x[i] / d[i]
+	}
+}

@@ -177,7 +177,7 @@ var CheckedKernel = kernCheckedLauncher{kern.NewKernel(kern.KernelSpec{
 	},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:84:8",
+		"panic at kernels.go:84:8: negative input",
 	},
 	Native: func(t gpu.Thread, a []any) { Checked(t, a[0].([]float32)) },
 })}
@@ -193,6 +193,36 @@ func (l kernCheckedLauncher) Kernel() *kern.Kernel { return l.k }
 // anything, if an argument or the grid is invalid for the device.
 func (l kernCheckedLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32]) error {
 	return l.k.Launch(q, grid, kern.BufferArg(x))
+}
+
+// DivideKernel launches the kernel Divide (kernels.go:91).
+var DivideKernel = kernDivideLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "Divide", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Divide", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "d", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+	},
+	Bounds: true,
+	Sites: []string{
+		"kernels.go:93:13",
+		"kernels.go:93:20",
+		"panic at kernels.go:93:17: integer divide by zero",
+	},
+	Native: func(t gpu.Thread, a []any) { Divide(t, a[0].([]int32), a[1].([]int32), a[2].([]int32)) },
+})}
+
+// kernDivideLauncher is the typed launcher of Divide.
+type kernDivideLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDivideLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs Divide on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDivideLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[int32], d *kern.Buffer[int32], out *kern.Buffer[int32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(d), kern.BufferArg(out))
 }
 
 const kernPTX = `//
@@ -859,6 +889,102 @@ $L5_bounds_fail:
 	st.global.u64 [kern_error+24], %rd14;
 	bra.uni $L6_bounds_exit;
 $L6_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
+}
+
+.visible .entry Divide(
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 d_ptr,
+	.param .s64 d_len,
+	.param .u64 out_ptr,
+	.param .s64 out_len
+)
+{
+	.reg .pred %p<5>;
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<25>;
+
+	.loc 1 91 6
+	ld.param.u64 %rd0, [x_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [x_len];
+	ld.param.u64 %rd3, [d_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [d_len];
+	ld.param.u64 %rd6, [out_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [out_len];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 92 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd9, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd10, %r2;
+	add.s64 %rd11, %rd9, %rd10;
+	.loc 1 92 25
+	setp.lt.s64 %p0, %rd11, %rd8;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 1 93 13
+	setp.hs.u64 %p1, %rd11, %rd2;
+	@%p1 bra $L6_oob0;
+	shl.b64 %rd19, %rd11, 2;
+	add.s64 %rd20, %rd1, %rd19;
+	ld.global.nc.s32 %r6, [%rd20];
+	.loc 1 93 20
+	setp.hs.u64 %p3, %rd11, %rd5;
+	@%p3 bra $L7_oob1;
+	shl.b64 %rd21, %rd11, 2;
+	add.s64 %rd22, %rd4, %rd21;
+	ld.global.nc.s32 %r7, [%rd22];
+	.loc 1 93 17
+	setp.eq.s32 %p4, %r7, 0;
+	@%p4 bra $L8_divzero2;
+	div.s32 %r8, %r6, %r7;
+	.loc 1 93 6
+	shl.b64 %rd23, %rd11, 2;
+	add.s64 %rd24, %rd7, %rd23;
+	st.global.s32 [%rd24], %r8;
+	bra.uni $L3_if_done;
+$L6_oob0:
+	.loc 1 93 13
+	mov.u64 %rd12, 0x700000001;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd2;
+	bra.uni $L4_bounds_fail;
+$L7_oob1:
+	.loc 1 93 20
+	mov.u64 %rd12, 0x700000002;
+	mov.u64 %rd13, %rd11;
+	mov.u64 %rd14, %rd5;
+	bra.uni $L4_bounds_fail;
+$L8_divzero2:
+	.loc 1 93 17
+	mov.u64 %rd12, 0x700000003;
+	mov.u64 %rd13, 0;
+	mov.u64 %rd14, 0;
+	bra.uni $L4_bounds_fail;
+$L4_bounds_fail:
+	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
+	setp.eq.u64 %p2, %rd15, 0;
+	@!%p2 bra $L5_bounds_exit;
+	st.global.u64 [kern_error+8], %rd13;
+	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd16, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd17, %r5;
+	add.s64 %rd18, %rd16, %rd17;
+	st.global.u64 [kern_error+24], %rd18;
+	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
 	exit;
 $L3_if_done:
 	ret;
