@@ -288,8 +288,8 @@ func init() {
 		if sites := kernelOf(t, p, "WrongSlice").Sites; len(sites) == 1 && sites[0] != "bounds.go:55:6" {
 			t.Errorf("WrongSlice: check at %s, want the store to out at bounds.go:55:6", sites[0])
 		}
-		if sites := kernelOf(t, p, "Panic").Sites; len(sites) != 1 || sites[0] != "panic at bounds.go:83:8" {
-			t.Errorf("Panic: sites %q, want [panic at bounds.go:83:8]", sites)
+		if sites := kernelOf(t, p, "Panic").Sites; len(sites) != 1 || sites[0] != "panic at bounds.go:83:8: empty input" {
+			t.Errorf("Panic: sites %q, want [panic at bounds.go:83:8: empty input]", sites)
 		}
 		mustContain(t, p, "Panic", `kern_error`)
 	}

@@ -95,7 +95,7 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 		kb.d.errorf(in.Pos(), UnsupportedConstruct, "operator %s is not supported in kernels", in.Op)
 		return kb.zeroVal(in.Type())
 	}
-	if op == ir.OpDiv || op == ir.OpRem {
+	if (op == ir.OpDiv || op == ir.OpRem) && !nonZero(in.Y) {
 		kb.checkDivisor(b, st, in.Pos())
 	}
 	kb.b.Arith(op, st, r, a, b)
@@ -359,4 +359,16 @@ func (kb *kernelBuilder) lowerIndex(fr *frame, in *ssa.Index) *val {
 		out.ops = append(out.ops, ir.R(r))
 	}
 	return out
+}
+
+// nonZero reports whether an integer value is provably non-zero: a
+// non-zero constant, or x | c with c a non-zero constant.
+func nonZero(v ssa.Value) bool {
+	switch v := v.(type) {
+	case *ssa.Const:
+		return v.Value != nil && constant.Sign(v.Value) != 0
+	case *ssa.BinOp:
+		return v.Op == token.OR && (nonZero(v.X) || nonZero(v.Y))
+	}
+	return false
 }
