@@ -108,6 +108,9 @@ func gen(args []string, stdout, stderr io.Writer, write bool) error {
 	if err != nil {
 		return err
 	}
+	if len(pkgs) == 0 {
+		fmt.Fprintf(stderr, "kern %s: no //kern:kernel functions in %v\n", name, patterns)
+	}
 	for _, p := range pkgs {
 		src, err := compiler.Generate(p)
 		if err != nil {
