@@ -443,6 +443,15 @@ func (kb *kernelBuilder) reg(o ir.Operand, t ir.Type) ir.Reg {
 
 func (kb *kernelBuilder) reject(fr *frame, instr ssa.Instruction) {
 	pos := instr.Pos()
+	if v, ok := instr.(ssa.Value); ok && !pos.IsValid() && v.Referrers() != nil {
+		// An implicit conversion (to an interface, say) has no position:
+		// use its first use's.
+		for _, r := range *v.Referrers() {
+			if pos = r.Pos(); pos.IsValid() {
+				break
+			}
+		}
+	}
 	if !pos.IsValid() {
 		pos = fr.fn.Pos()
 	}

@@ -46,6 +46,18 @@ func (c *pkgCtx) checkSubset(fd *ast.FuncDecl) bool {
 			}
 		}
 	}
+	// A helper's parameters and results (a kernel's are checked as its
+	// signature, before this).
+	for _, fl := range []*ast.FieldList{fd.Type.Params, fd.Type.Results} {
+		if fl == nil {
+			continue
+		}
+		for _, f := range fl.List {
+			for _, id := range f.Names {
+				c.checkIdentType(id)
+			}
+		}
+	}
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.AssignStmt:

@@ -116,3 +116,24 @@ func HugeLocal(t gpu.Thread, out []float32) {
 	var m [65536][65536]float32 // ERROR UnsupportedType `local variables of type \[65536\]\[65536\]float32`
 	out[0] = m[1][2]
 }
+
+func area(s shape) float32 { return s.area() } // ERROR UnsupportedInterface "interface values"
+
+//kern:kernel
+func InterfaceArg(t gpu.Thread, out []float32) {
+	out[0] = area(square{2}) // ERROR UnsupportedInterface "interface values"
+}
+
+//kern:kernel
+func MethodCall(t gpu.Thread, out []float32) {
+	out[0] = shape(square{3}).area() // ERROR UnsupportedInterface "interface values" ERROR UnsupportedInterface "interface method calls"
+}
+
+func apply(f func(float32) float32, x float32) float32 { return f(x) } // ERROR UnsupportedClosure "func values"
+
+func neg(x float32) float32 { return -x }
+
+//kern:kernel
+func FuncArg(t gpu.Thread, out []float32) {
+	out[0] = apply(neg, 2)
+}
