@@ -332,4 +332,17 @@ func init() {
 		mustContain(t, p, "Block3D", `%tid\.z`)
 		mustContain(t, p, "Block3D", `%nctaid\.y`)
 	}
+	goldenChecks["writes"] = func(t *testing.T, p *Package) {
+		wantWrites(t, p, "ThroughHelper", "x=false out=true")
+		wantWrites(t, p, "ThroughReslice", "x=false out=true")
+		wantWrites(t, p, "ThroughPointer", "x=false out=true")
+		wantWrites(t, p, "LenOnly", "n=false out=true")
+		if got := writes(kernelOf(t, p, "EitherOf")); got != "a=true b=true" {
+			t.Errorf("EitherOf: slice Writes flags %s, want a=true b=true", got)
+		}
+		wantWrites(t, p, "InPlace", "x=true")
+		mustContain(t, p, "ThroughHelper", `^ld\.global\.nc\.f32 `)
+		mustContain(t, p, "InPlace", `^ld\.global\.f32 `)
+		mustNotContain(t, p, "InPlace", `^ld\.global\.nc`)
+	}
 }
