@@ -167,6 +167,7 @@ func init() {
 		}
 		mustContain(t, p, "UniformSync", `^bar\.sync 0;`)
 		mustContain(t, p, "SyncInHelper", `^bar\.sync 0;`)
+		mustContain(t, p, "LoopWithGuards", `^bar\.sync 0;`)
 	}
 	goldenChecks["atomics"] = func(t *testing.T, p *Package) {
 		for _, re := range []string{

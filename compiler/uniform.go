@@ -80,7 +80,11 @@ func (c *pkgCtx) analyzeUniformity(fn *ssa.Function, params []level, base level)
 		for _, b := range fn.Blocks {
 			bl := base
 			for _, dep := range cd[b.Index] {
-				if l := u.get(dep.Instrs[len(dep.Instrs)-1].(*ssa.If).Cond); l > bl {
+				// The branch's condition, and whatever the branch itself
+				// is under: a uniform test nested in a divergent one
+				// still runs in only some threads.
+				l := max(u.get(dep.Instrs[len(dep.Instrs)-1].(*ssa.If).Cond), u.block[dep.Index])
+				if l > bl {
 					bl = l
 				}
 			}
@@ -92,7 +96,12 @@ func (c *pkgCtx) analyzeUniformity(fn *ssa.Function, params []level, base level)
 				if !ok {
 					continue
 				}
-				l := c.valueLevel(u, cd, v)
+				// A value computed where only some threads are is as
+				// divergent as its block: a loop counter read after a
+				// thread-dependent break differs between threads
+				// (temporal divergence). Inside the block it changes
+				// nothing, since collectives there are rejected anyway.
+				l := max(c.valueLevel(u, cd, v), u.block[b.Index])
 				if l > u.vals[v] {
 					u.vals[v], changed = l, true
 				}
@@ -154,11 +163,11 @@ func (c *pkgCtx) valueLevel(u *uniformity, cd [][]*ssa.BasicBlock, v ssa.Value) 
 		}
 		for _, p := range v.Block().Preds {
 			for _, d := range cd[p.Index] {
-				if !own[d] {
+				if !own[d] && !sameFrom(v, d) {
 					l = max(l, u.get(d.Instrs[len(d.Instrs)-1].(*ssa.If).Cond))
 				}
 			}
-			if len(p.Succs) > 1 && !own[p] {
+			if len(p.Succs) > 1 && !own[p] && !sameFrom(v, p) {
 				l = max(l, u.get(p.Instrs[len(p.Instrs)-1].(*ssa.If).Cond))
 			}
 		}
@@ -167,6 +176,9 @@ func (c *pkgCtx) valueLevel(u *uniformity, cd [][]*ssa.BasicBlock, v ssa.Value) 
 		l := uniform
 		for _, a := range v.Call.Args {
 			l = max(l, u.get(a))
+		}
+		if _, ok := v.Call.Value.(*ssa.Builtin); ok {
+			return l // len, cap, min, max: as uniform as their arguments
 		}
 		callee := v.Call.StaticCallee()
 		if callee == nil {
@@ -202,6 +214,42 @@ func (c *pkgCtx) valueLevel(u *uniformity, cd [][]*ssa.BasicBlock, v ssa.Value) 
 		}
 	}
 	return l
+}
+
+// sameFrom reports whether every path from branch block d reaches phi
+// v's block and every edge of v from a predecessor d reaches carries the
+// same value: then which way threads went at d does not change the phi,
+// as for a loop's two back edges from a guarded store ending its body. A
+// path that leaves (a break) keeps the phi divergent: threads that stay
+// see later values than those that left (temporal divergence).
+func sameFrom(v *ssa.Phi, d *ssa.BasicBlock) bool {
+	reach := map[*ssa.BasicBlock]bool{d: true}
+	work := []*ssa.BasicBlock{d}
+	for len(work) > 0 {
+		b := work[len(work)-1]
+		work = work[:len(work)-1]
+		if len(b.Succs) == 0 {
+			return false // a return or panic: this path never reaches v
+		}
+		for _, s := range b.Succs {
+			if s != v.Block() && !reach[s] {
+				reach[s] = true
+				work = append(work, s)
+			}
+		}
+	}
+	var first ssa.Value
+	for i, p := range v.Block().Preds {
+		if !reach[p] {
+			continue
+		}
+		if first == nil {
+			first = v.Edges[i]
+		} else if !sameValue(first, v.Edges[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // controlDeps returns, for each block, the blocks ending in an If on

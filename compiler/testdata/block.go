@@ -56,3 +56,25 @@ func SyncInHelper(t gpu.Thread, x []int32) {
 }
 
 func barrier(t gpu.Thread) { t.Sync() }
+
+// LoopWithGuards reaches barriers in uniform loops whose bodies hold
+// thread-dependent branches: the branches rejoin before the barriers, and
+// a loop whose guarded store ends the body has two back edges carrying the
+// same counter.
+//
+//kern:kernel block=128
+func LoopWithGuards(t gpu.Thread, x []float32, out []float32, n int) {
+	i := t.GlobalX()
+	for k := range x {
+		t.Sync()
+		if i == k {
+			out[0] = x[k]
+		}
+	}
+	for k := 0; k < n; k++ {
+		s := gpu.BlockSum(t, float32(k))
+		if i < len(out) {
+			out[i] += s
+		}
+	}
+}

@@ -89,3 +89,44 @@ func BranchOnShuffle(t gpu.Thread, out []int32) {
 		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
 	}
 }
+
+// NestedUniformIf: a uniform condition nested in a divergent one is still
+// divergent.
+//
+//kern:kernel
+func NestedUniformIf(t gpu.Thread, n int) {
+	if t.ThreadIdx().X < 16 {
+		if n > 0 {
+			t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+		}
+	}
+}
+
+// BreakThenSync: after a thread-dependent break, later iterations run in
+// only some threads.
+//
+//kern:kernel
+func BreakThenSync(t gpu.Thread, x []float32) {
+	for k := 0; k < 8; k++ {
+		if x[t.GlobalX()] > float32(k) {
+			break
+		}
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+}
+
+// CounterAfterBreak: the counter of a loop left by a thread-dependent
+// break differs between threads after the loop.
+//
+//kern:kernel
+func CounterAfterBreak(t gpu.Thread, x []float32) {
+	k := 0
+	for ; k < 8; k++ {
+		if x[t.GlobalX()] > float32(k) {
+			break
+		}
+	}
+	if k > 3 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+}
