@@ -18,7 +18,7 @@ import (
 // emu.NewProfile()}: bank conflicts and global sector efficiency per
 // instruction). Without options, the environment decides:
 //
-//	KERN_EMU_CHECK=all | memcheck | racecheck (comma-separated)
+//	KERN_EMU_CHECK=all | memcheck | racecheck | synccheck (comma-separated)
 //	KERN_EMU_PROFILE=file   write the profile report to file at Close
 func OpenEmulator(opts ...emu.Options) *Device {
 	b := &emuBackend{}
@@ -41,11 +41,13 @@ func emuOptionsFromEnv() emu.Options {
 	for _, c := range strings.Split(os.Getenv("KERN_EMU_CHECK"), ",") {
 		switch strings.TrimSpace(c) {
 		case "all":
-			o.Memcheck, o.Racecheck = true, true
+			o.Memcheck, o.Racecheck, o.Synccheck = true, true, true
 		case "memcheck", "initcheck":
 			o.Memcheck = true
 		case "racecheck":
 			o.Racecheck = true
+		case "synccheck":
+			o.Synccheck = true
 		}
 	}
 	return o
