@@ -182,7 +182,19 @@ func TestErrorListSorted(t *testing.T) {
 			t.Errorf("diagnostics out of order: %v before %v", a, b)
 		}
 	}
-	if n := strings.Count(err.Error(), "\n") + 1; n != len(diags) {
-		t.Errorf("ErrorList.Error() has %d lines for %d diagnostics", n, len(diags))
+	// One line per diagnostic, the first 20 of them, then a count.
+	lines := strings.Split(err.Error(), "\n")
+	want := len(diags)
+	if want > 20 {
+		want = 21
+		if last := lines[len(lines)-1]; last != fmt.Sprintf("(and %d more errors)", len(diags)-20) {
+			t.Errorf("ErrorList.Error() ends with %q", last)
+		}
+	}
+	if len(lines) != want {
+		t.Errorf("ErrorList.Error() has %d lines for %d diagnostics", len(lines), len(diags))
+	}
+	if lines[0] != diags[0].Error() {
+		t.Errorf("ErrorList.Error() starts with %q, want %q", lines[0], diags[0].Error())
 	}
 }

@@ -346,4 +346,10 @@ func init() {
 		mustContain(t, p, "InPlace", `^ld\.global\.f32 `)
 		mustNotContain(t, p, "InPlace", `^ld\.global\.nc`)
 	}
+	goldenChecks["uniform"] = func(t *testing.T, p *Package) {
+		for _, k := range []string{"AfterHelperReturn", "UnderBlockSum", "UnderParams"} {
+			mustContain(t, p, k, `^bar\.sync 0;`)
+		}
+		mustContain(t, p, "UnderVote", `^shfl\.sync\.bfly\.b32 `)
+	}
 }

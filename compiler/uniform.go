@@ -18,6 +18,7 @@ package compiler
 // under a divergent branch is divergent throughout.
 
 import (
+	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
@@ -202,6 +203,12 @@ func (c *pkgCtx) valueLevel(u *uniformity, cd [][]*ssa.BasicBlock, v ssa.Value) 
 		}
 		return l
 	case *ssa.UnOp:
+		if v.Op == token.MUL {
+			if a := rootAlloc(v.X); a != nil {
+				// A thread's own variable holds what that thread stored.
+				return max(u.get(v.X), u.contents(a))
+			}
+		}
 		return u.get(v.X)
 	case *ssa.Alloc:
 		return uniform
@@ -213,6 +220,60 @@ func (c *pkgCtx) valueLevel(u *uniformity, cd [][]*ssa.BasicBlock, v ssa.Value) 
 			l = max(l, u.get(*o))
 		}
 	}
+	return l
+}
+
+// rootAlloc returns the local variable an address points into, or nil.
+func rootAlloc(p ssa.Value) *ssa.Alloc {
+	for {
+		switch x := p.(type) {
+		case *ssa.Alloc:
+			return x
+		case *ssa.IndexAddr:
+			p = x.X
+		case *ssa.FieldAddr:
+			p = x.X
+		default:
+			return nil
+		}
+	}
+}
+
+// contents is the level of what a local variable may hold: the join of
+// every value stored into it and of the blocks storing them. An address
+// of it passed to a call or used otherwise makes it varying.
+func (u *uniformity) contents(a *ssa.Alloc) level {
+	l := uniform
+	seen := map[ssa.Value]bool{}
+	var walk func(p ssa.Value)
+	walk = func(p ssa.Value) {
+		if seen[p] || l == varying {
+			return
+		}
+		seen[p] = true
+		refs := p.Referrers()
+		if refs == nil {
+			return
+		}
+		for _, r := range *refs {
+			switch r := r.(type) {
+			case *ssa.IndexAddr:
+				walk(r)
+			case *ssa.FieldAddr:
+				walk(r)
+			case *ssa.Store:
+				if r.Addr == p {
+					l = max(l, u.get(r.Val), u.get(p), u.block[r.Block().Index])
+				} else {
+					l = varying
+				}
+			case *ssa.UnOp, *ssa.DebugRef:
+			default:
+				l = varying
+			}
+		}
+	}
+	walk(a)
 	return l
 }
 

@@ -130,3 +130,60 @@ func CounterAfterBreak(t gpu.Thread, x []float32) {
 		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
 	}
 }
+
+func tidOf(t gpu.Thread) int { return t.ThreadIdx().X }
+
+func tidGeneric[T int | int32](t gpu.Thread, x T) T { return x + T(t.ThreadIdx().X) }
+
+//kern:kernel
+func MoreDivergence(t gpu.Thread, n int, c []int32, x []float32) {
+	switch t.ThreadIdx().X {
+	case 0:
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+	for i := t.ThreadIdx().X; i < n; i += t.BlockDim().X {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+	for k := 0; k < n; k++ {
+		if t.ThreadIdx().X == k {
+			continue
+		}
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+	if gpu.AtomicAdd(&c[0], 1) == 0 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+	if tidOf(t) == 0 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+	if tidGeneric(t, int32(1)) == 0 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+	// Warp-uniform is not block-uniform.
+	if gpu.Any(t, t.ThreadIdx().X == 0) {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+	v := x[0]
+	if t.Lane() == 0 {
+		v = 1
+	}
+	if v > 0 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+}
+
+// LocalMemory: a thread's own variables hold what that thread stored.
+//
+//kern:kernel
+func LocalMemory(t gpu.Thread) {
+	var arr [4]int
+	arr[t.Lane()&3] = 1
+	if arr[0] > 0 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+	var a [2]int
+	a[0] = t.Lane()
+	if a[0] > 0 {
+		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
+	}
+}
