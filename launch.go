@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/gokern/kern/gpu"
@@ -127,24 +126,12 @@ func (s scalarArg) arg() argValue { return s.v }
 
 // ScalarArg wraps a scalar kernel argument.
 func ScalarArg[T gpu.Elem](v T) Arg {
-	var bits uint64
-	switch x := any(v).(type) {
-	case float32:
-		bits = uint64(math.Float32bits(x))
-	case float64:
-		bits = math.Float64bits(x)
-	case bool:
-		if x {
-			bits = 1
-		}
-	default:
-		bits = toBits(v)
-	}
-	return scalarArg{argValue{size: elemSize[T](), bits: bits, native: func() any { return v }}}
+	return scalarArg{argValue{size: elemSize[T](), bits: toBits(v), native: func() any { return v }}}
 }
 
-// toBits returns the two's-complement bits of an integer-kinded value,
-// including named types such as gpu.Half.
+// toBits returns the bits of a scalar as it lies in memory (little-endian,
+// zero-extended): two's complement for integers, IEEE 754 for floats, 0 or
+// 1 for bool, for named types such as gpu.Half too.
 func toBits[T gpu.Elem](v T) uint64 {
 	var out uint64
 	switch elemSize[T]() {
