@@ -82,6 +82,12 @@ func TestGolden(t *testing.T) {
 			all = append(all, g)
 		})
 	}
+	goldens, _ := filepath.Glob(filepath.Join("testdata", "*.ptx"))
+	for _, ptx := range goldens {
+		if _, err := os.Stat(strings.TrimSuffix(ptx, ".ptx") + ".go"); err != nil {
+			t.Errorf("golden file %s has no kernel source beside it", ptx)
+		}
+	}
 	for name := range goldenChecks {
 		if _, err := os.Stat(filepath.Join("testdata", name+".go")); err != nil {
 			t.Errorf("goldenChecks has an entry for %s, which has no testdata file", name)
