@@ -170,7 +170,7 @@ func (g *kernelGen) block(body func()) {
 
 func (g *kernelGen) stmt() {
 	t := g.pick(genTypes)
-	switch g.r.Intn(20) {
+	switch g.r.Intn(23) {
 	case 0, 1:
 		g.newVar(t, g.expr(t))
 	case 2:
@@ -340,6 +340,43 @@ func (g *kernelGen) stmt() {
 			g.line("}")
 			break
 		}
+	case 20: // a helper updating through a pointer: a local, then a parameter element
+		if t == "bool" {
+			return
+		}
+		v := g.newVar(t, g.expr(t))
+		name := "bump" + strings.ToUpper(t[:1]) + t[1:]
+		g.line("%s(&%s, %s)", name, v, g.leaf(t))
+		for p, et := range g.params {
+			if et == t {
+				g.line("if i < len(%s) { %s(&%s[i], %s) }", p, name, p, v)
+			}
+		}
+	case 21: // vector access
+		for p, et := range g.params {
+			if et == "float32" || et == "int32" || et == "uint32" {
+				g.line("if k := 4 * i; k >= 0 && k+3 < len(%s) {", p)
+				g.block(func() {
+					g.nvar++
+					vv := fmt.Sprintf("vec%d", g.nvar)
+					g.line("%s := gpu.Load4(%s, k)", vv, p)
+					g.line("%s[1] = %s", vv, g.expr(et))
+					g.line("gpu.Store4(%s, k, %s)", p, vv)
+				})
+				g.line("}")
+			}
+		}
+	case 22: // a warp-uniform region
+		if g.uniform {
+			g.line("if t.Warp() == %d {", g.r.Intn(2))
+			g.block(func() {
+				wt := g.pick([]string{"int32", "float32", "uint64"})
+				v := g.newVar(wt, g.expr(wt))
+				g.line("%s = gpu.WarpMin(t, %s)", v, v)
+				g.line("_ = gpu.Ballot(t, %s)", g.expr("bool"))
+			})
+			g.line("}")
+		}
 	default:
 		g.newVar(t, g.expr(t))
 	}
@@ -362,6 +399,9 @@ func generate(seed int64) string {
 		fmt.Fprintf(&g.b, "func %s(a, b %s) %s {\n\tif a < b {\n\t\treturn b - a\n\t}\n\treturn a + b\n}\n\n", name, t, t)
 	}
 	g.b.WriteString("func divmod(a, b int) (int, int) { return a / b, a % b }\n\n")
+	for _, t := range genTypes[:11] {
+		fmt.Fprintf(&g.b, "func bump%s%s(p *%s, d %s) { *p += d }\n\n", strings.ToUpper(t[:1]), t[1:], t, t)
+	}
 	fmt.Fprintf(&g.b, "//kern:kernel\nfunc K(t gpu.Thread, %s, n int) {\n", strings.Join(sig, ", "))
 	g.indent = "\t"
 	g.line("i := t.GlobalX()")
@@ -403,6 +443,10 @@ func TestRandomKernels(t *testing.T) {
 			}
 			t.Errorf("seed %d: %v\n%s", seed, err, src)
 			continue
+		}
+		// The oldest target takes other paths (bf16 by hand, no min.NaN).
+		if _, err := CompileSource(Config{Arch: "sm_75"}, fmt.Sprintf("random%d.go", seed), []byte(src)); err != nil {
+			t.Errorf("seed %d compiles for sm_80 but not sm_75: %v", seed, err)
 		}
 		compiled++
 		ok = append(ok, result{seed, src, p.PTX})
