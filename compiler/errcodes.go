@@ -61,13 +61,15 @@ const (
 	UnsupportedType Code = "UnsupportedType"
 
 	// UnsupportedConstruct: any other Go construct outside the subset
-	// (unsafe, labels on goto, range over a string or func, panic with a
-	// non-constant value, ...).
+	// (unsafe, goto, range over a string or func, three-index slices, ...).
+	// (panic is allowed: the host gets the position and, for a constant
+	// string, the message; other values are not carried.)
 	UnsupportedConstruct Code = "UnsupportedConstruct"
 
 	// DivergentBarrier: t.Sync(), a block reduction or a warp collective
 	// reached under control flow that depends on the thread (its index, a
-	// loaded value, a shuffle result). All threads of the block (or warp)
+	// value loaded from a thread-dependent address, a shuffle or atomic
+	// result). All threads of the block (or warp)
 	// must reach it together: move it out of the branch or loop, or make
 	// the condition uniform.
 	DivergentBarrier Code = "DivergentBarrier"

@@ -74,10 +74,23 @@ func (kb *kernelBuilder) requireUniform(c *icall, warpScope bool) {
 	l := c.fr.uni.block[c.call.Block().Index]
 	switch {
 	case !warpScope && l > uniform:
-		kb.d.errorf(c.call.Pos(), DivergentBarrier, "%s is reached under a condition that differs between the block's threads (%s control flow): every thread of the block must reach it together; move it out of the branch or loop, or make the condition depend only on block-uniform values", describe(c.name), l)
+		kb.d.errorf(c.call.Pos(), DivergentBarrier, "%s is reached under a condition that differs between the block's threads (%s control flow)%s: every thread of the block must reach it together; move it out of the branch or loop, or make the condition depend only on block-uniform values", describe(c.name), l, kb.inlinedFrom())
 	case warpScope && l > warpUniform:
-		kb.d.errorf(c.call.Pos(), DivergentBarrier, "%s is a warp collective reached under a condition that differs between lanes of a warp: all 32 lanes must call it together; move it out of the branch or loop", describe(c.name))
+		kb.d.errorf(c.call.Pos(), DivergentBarrier, "%s is a warp collective reached under a condition that differs between lanes of a warp%s: all 32 lanes must call it together; move it out of the branch or loop", describe(c.name), kb.inlinedFrom())
 	}
+}
+
+// inlinedFrom names the call sites of the helpers being lowered, innermost
+// first: a barrier in a helper is divergent because of where it is called.
+func (kb *kernelBuilder) inlinedFrom() string {
+	s := ""
+	for i := len(kb.callSites) - 1; i >= 0; i-- {
+		s += ", called at " + kb.posString(kb.callSites[i])
+	}
+	if s != "" {
+		s = " (in a helper" + s + ")"
+	}
+	return s
 }
 
 func describe(name string) string {

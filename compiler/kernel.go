@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
@@ -30,6 +31,7 @@ type kernelBuilder struct {
 	fail        *ir.Block // the bounds-failure handler, created on demand
 	failRegs    [3]ir.Reg // site, index, length
 	stack       []*ssa.Function
+	callSites   []token.Pos // the call of each inlined function in stack
 	// index is the kernel's position in the module, part of each site code.
 	index int
 	// reportedSize is set once KernelTooLarge has been reported.

@@ -150,7 +150,11 @@ func (kb *kernelBuilder) inlineDirect(fr *frame, call *ssa.Call, callee *ssa.Fun
 	}
 	base := fr.uni.block[call.Block().Index]
 	kb.stack = append(kb.stack, callee)
-	defer func() { kb.stack = kb.stack[:len(kb.stack)-1] }()
+	kb.callSites = append(kb.callSites, call.Pos())
+	defer func() {
+		kb.stack = kb.stack[:len(kb.stack)-1]
+		kb.callSites = kb.callSites[:len(kb.callSites)-1]
+	}()
 	sub := kb.newFrame(callee, args, levels, base)
 	sub.ret = kb.f.NewBlock("ret_" + ptxIdent(callee.Name()))
 	resT, _ := flatten(callee.Signature.Results())

@@ -162,7 +162,7 @@ func (kb *kernelBuilder) vecAccess(c *icall, n int) (addr ir.Operand, et ir.Type
 	et = scalarType(c.elem)
 	bits := memBytes(et) * 8 * n
 	if bits != 64 && bits != 128 && bits != 32 {
-		kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "gpu.%s of %s moves %d bits; vector accesses must be 64 or 128 bits", c.name, typeName(c.elem), bits)
+		kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "gpu.%s of %s moves %d bits; vector accesses must be 32, 64 or 128 bits", c.name, typeName(c.elem), bits)
 		return ir.Operand{}, et, false
 	}
 	i := kb.index64(c.arg(1), c.call.Call.Args[1].Type())

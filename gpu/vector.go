@@ -1,8 +1,9 @@
 package gpu
 
-// Vectorised global memory access: one 64- or 128-bit ld/st (ld.v2, ld.v4)
-// instead of several scalar ones. The total width must be 64 or 128 bits
-// (Load2 of 32- or 64-bit elements, Load4 of 16- or 32-bit elements), and
+// Vectorised global memory access: one 32-, 64- or 128-bit ld/st (ld.v2,
+// ld.v4) instead of several scalar ones. The total width must be 32, 64 or
+// 128 bits (Load2 of 16-, 32- or 64-bit elements, Load4 of 8-, 16- or
+// 32-bit elements), and
 // i must be a multiple of the vector length: buffers are 256-byte aligned, so
 // that makes the address aligned as the hardware requires. The elements read
 // or written are s[i .. i+n-1], each bounds-checked.
