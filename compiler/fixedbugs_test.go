@@ -1,6 +1,10 @@
 package compiler
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 // Regression kernels for bugs found by users of the compiler; each must
 // compile.
@@ -20,6 +24,46 @@ func Generic(t gpu.Thread, x []float32) {
 	}
 }
 `,
+}
+
+// A store through a pointer that is one of two parameters marks only
+// those two written; the third stays read-only (ld.global.nc).
+func TestPhiPointerWritesOnlyItsParameters(t *testing.T) {
+	p, err := CompileSource(Config{}, "phi.go", []byte(`package k
+
+import "github.com/gokern/kern/gpu"
+
+//kern:kernel
+func K(t gpu.Thread, a, b, c []float32, f bool) {
+	s := a
+	if f {
+		s = b
+	}
+	s[0] = c[0]
+	var r []float32
+	if f {
+		r = a
+	} else {
+		r = c
+	}
+	b[1] = r[1]
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, prm := range p.Kernels[0].Params {
+		got += fmt.Sprintf("%s=%v ", prm.Name, prm.Writes)
+	}
+	if want := "a=true b=true c=false f=false "; got != want {
+		t.Errorf("writes %q, want %q", got, want)
+	}
+	// c[0] is read through c alone: read-only. r[1] may be a (written) or
+	// c: an ordinary load.
+	if n := strings.Count(p.PTX, "ld.global.nc."); n != 1 {
+		t.Errorf("%d ld.global.nc loads, want 1 (c[0])\n%s", n, p.PTX)
+	}
 }
 
 func TestFixedBugs(t *testing.T) {

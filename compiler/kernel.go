@@ -22,9 +22,10 @@ type kernelBuilder struct {
 	params []Param
 	// writes[i] is set when parameter i (a slice) is stored to.
 	writes []bool
-	// globalLoads are the ld.global instructions per parameter, switched
-	// to ld.global.nc when the parameter turns out to be read-only.
-	globalLoads map[int][]*ir.Instr
+	// globalLoads are the ld.global instructions through parameters'
+	// slices, switched to ld.global.nc when none of the parameters each may
+	// read turns out to be written.
+	globalLoads []globalLoad
 	shared      map[*ssa.Call]*ir.Var
 	dyn         *ir.Var
 	nlocal      int
@@ -71,7 +72,7 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 		return nil
 	}
 	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds}
-	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds, globalLoads: map[int][]*ir.Instr{},
+	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds,
 		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs)}
 	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block}
 	for i := 1; i < sig.Params().Len(); i++ {
@@ -97,12 +98,18 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	if len(c.d.list) > nerr {
 		return nil
 	}
+	var written uint64
 	for i := range k.Params {
 		k.Params[i].Writes = kb.writes[i]
-		if !kb.writes[i] {
-			for _, in := range kb.globalLoads[i] {
-				in.Text = "ld.global.nc" + in.Text[len("ld.global"):]
-			}
+		if kb.writes[i] && i < 64 {
+			written |= 1 << i
+		}
+	}
+	// A load may use the read-only path when no parameter it may read is
+	// written by the kernel.
+	for _, l := range kb.globalLoads {
+		if l.params&written == 0 {
+			l.in.Text = "ld.global.nc" + l.in.Text[len("ld.global"):]
 		}
 	}
 	for _, v := range kb.f.Vars {

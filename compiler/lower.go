@@ -19,9 +19,10 @@ type val struct {
 	ops []ir.Operand
 	// space is the state space a pointer or slice addresses.
 	space ir.Space
-	// origin is the kernel parameter a global pointer or slice derives
-	// from, or -1.
+	// origin and mask say which kernel parameters a pointer or slice may
+	// point into (see ptrInfo).
 	origin int
+	mask   uint64
 	// cells, when non-nil, means the value is a pointer into a local
 	// variable held in registers: it points at cells[off:].
 	cells []ir.Reg
@@ -277,7 +278,7 @@ func (kb *kernelBuilder) phiVal(fr *frame, p *ssa.Phi) *val {
 		kb.d.errorf(posOfValue(p), UnsupportedType, "values of type %s are not supported in kernels", typeName(p.Type()))
 	}
 	info := fr.spaces[p]
-	v := &val{space: info.space, origin: info.origin}
+	v := &val{space: info.space, origin: info.origin, mask: info.mask}
 	for _, t := range fl {
 		v.ops = append(v.ops, ir.R(kb.b.New(t)))
 	}

@@ -16,19 +16,44 @@ import (
 
 // ptrInfo is what the pre-pass knows about a pointer or slice value.
 type ptrInfo struct {
-	space  ir.Space
+	space ir.Space
+	// origin is the kernel parameter the value points into (≥ 0), or
+	// manyOrigins with the candidates in mask, or -1: no parameter for
+	// shared and local pointers, any parameter for global and generic ones.
 	origin int
+	mask   uint64
 	set    bool
+}
+
+// manyOrigins marks a pointer that may point into any of several slice
+// parameters, listed in its mask (a phi of two parameters' pointers).
+const manyOrigins = -2
+
+// originSet returns the parameters a pointer may point into, as a mask;
+// any is true when it may point into every one.
+func originSet(space ir.Space, origin int, mask uint64) (bits uint64, any bool) {
+	switch {
+	case origin >= 64:
+		return 0, true
+	case origin >= 0:
+		return 1 << origin, false
+	case origin == manyOrigins:
+		return mask, false
+	case space == ir.Shared || space == ir.Local:
+		return 0, false
+	}
+	return 0, true
 }
 
 // pointerSpaces computes the state space of every pointer and slice value
 // of fn. Values from different spaces merging in a phi fall back to
-// generic addressing.
+// generic addressing; pointers from different parameters keep the set of
+// parameters they may point into.
 func pointerSpaces(fn *ssa.Function, args []*val) map[ssa.Value]ptrInfo {
 	m := map[ssa.Value]ptrInfo{}
 	for i, p := range fn.Params {
 		if a := args[i]; a != nil {
-			m[p] = ptrInfo{a.space, a.origin, true}
+			m[p] = ptrInfo{a.space, a.origin, a.mask, true}
 		}
 	}
 	join := func(a, b ptrInfo) ptrInfo {
@@ -38,13 +63,27 @@ func pointerSpaces(fn *ssa.Function, args []*val) map[ssa.Value]ptrInfo {
 		if !b.set {
 			return a
 		}
+		out := ptrInfo{space: a.space, origin: a.origin, mask: a.mask, set: true}
 		if a.space != b.space {
-			a.space = ir.Generic
+			out.space = ir.Generic
 		}
-		if a.origin != b.origin {
-			a.origin = -1
+		if a.origin == b.origin && a.mask == b.mask {
+			return out
 		}
-		return a
+		ma, anyA := originSet(a.space, a.origin, a.mask)
+		mb, anyB := originSet(b.space, b.origin, b.mask)
+		switch {
+		case anyA || anyB:
+			out.origin, out.mask = -1, 0
+			if out.space == ir.Shared || out.space == ir.Local {
+				out.space = ir.Generic
+			}
+		case ma|mb == 0:
+			out.origin, out.mask = -1, 0
+		default:
+			out.origin, out.mask = manyOrigins, ma|mb
+		}
+		return out
 	}
 	for changed := true; changed; {
 		changed = false
@@ -57,7 +96,7 @@ func pointerSpaces(fn *ssa.Function, args []*val) map[ssa.Value]ptrInfo {
 				var pi ptrInfo
 				switch v := v.(type) {
 				case *ssa.Alloc:
-					pi = ptrInfo{ir.Local, -1, true}
+					pi = ptrInfo{ir.Local, -1, 0, true}
 				case *ssa.IndexAddr:
 					pi = m[v.X]
 				case *ssa.FieldAddr:
@@ -73,11 +112,19 @@ func pointerSpaces(fn *ssa.Function, args []*val) map[ssa.Value]ptrInfo {
 				case *ssa.Call:
 					if fn := v.Call.StaticCallee(); fn != nil {
 						if name, ok := gpuIntrinsicName(fn); ok && (name == "Shared" || name == "DynShared") {
-							pi = ptrInfo{ir.Shared, -1, true}
+							pi = ptrInfo{ir.Shared, -1, 0, true}
 						}
 					}
+					if !pi.set && isPointerLike(v.Type()) {
+						pi = ptrInfo{ir.Generic, -1, 0, true} // a helper's result: unknown here
+					}
 				default:
-					continue
+					if !isPointerLike(v.Type()) {
+						continue
+					}
+					// A pointer or slice from memory or a tuple: it may point
+					// anywhere.
+					pi = ptrInfo{ir.Generic, -1, 0, true}
 				}
 				if pi.set && pi != m[v] {
 					m[v], changed = pi, true
@@ -86,6 +133,14 @@ func pointerSpaces(fn *ssa.Function, args []*val) map[ssa.Value]ptrInfo {
 		}
 	}
 	return m
+}
+
+func isPointerLike(t types.Type) bool {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Slice:
+		return true
+	}
+	return false
 }
 
 // promotable returns the non-escaping local variables every use of which
@@ -282,10 +337,7 @@ func (kb *kernelBuilder) loadMem(p *val, t types.Type) *val {
 			r = kb.b.New(ir.U32)
 		}
 		kb.b.Ld(p.space, false, mt, ir.R(r), ir.Addr(base, offs[i]))
-		if p.space == ir.Global && p.origin >= 0 {
-			in := kb.b.B.Instrs[len(kb.b.B.Instrs)-1]
-			kb.globalLoads[p.origin] = append(kb.globalLoads[p.origin], in)
-		}
+		kb.noteGlobalLoad(p)
 		if st == ir.Pred {
 			pr := kb.b.New(ir.Pred)
 			kb.b.Setp(ir.NE, ir.U32, pr, ir.R(r), ir.Imm(ir.U32, 0))
@@ -316,14 +368,29 @@ func (kb *kernelBuilder) storeMem(p *val, t types.Type, v *val) {
 
 // noteWrite records that memory a pointer reaches may be written.
 func (kb *kernelBuilder) noteWrite(p *val) {
-	switch {
-	case p.origin >= 0:
-		kb.writes[p.origin] = true
-	case p.space == ir.Global || p.space == ir.Generic:
-		for i := range kb.writes {
+	bits, any := originSet(p.space, p.origin, p.mask)
+	for i := range kb.writes {
+		if any || i < 64 && bits>>i&1 == 1 {
 			kb.writes[i] = true
 		}
 	}
+}
+
+// noteGlobalLoad records the ld.global just emitted through p, which
+// becomes ld.global.nc if no parameter p may point into is written.
+func (kb *kernelBuilder) noteGlobalLoad(p *val) {
+	if p.space != ir.Global {
+		return
+	}
+	if bits, any := originSet(p.space, p.origin, p.mask); !any && bits != 0 {
+		kb.globalLoads = append(kb.globalLoads, globalLoad{kb.b.B.Instrs[len(kb.b.B.Instrs)-1], bits})
+	}
+}
+
+// globalLoad is an ld.global and the parameters its address may be in.
+type globalLoad struct {
+	in     *ir.Instr
+	params uint64
 }
 
 func (kb *kernelBuilder) lowerStore(fr *frame, s *ssa.Store) {
@@ -515,7 +582,7 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		kb.checkBounds(i64, n, pos)
 	}
 	size := sizes.Sizeof(elem)
-	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], i64, size)}, space: x.space, origin: x.origin}
+	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], i64, size)}, space: x.space, origin: x.origin, mask: x.mask}
 }
 
 // constIndexInRange reports whether constant index k is in [0, n). One
@@ -567,7 +634,7 @@ func (kb *kernelBuilder) lowerFieldAddr(fr *frame, in *ssa.FieldAddr) *val {
 		fields[i] = st.Field(i)
 	}
 	off := sizes.Offsetsof(fields)[in.Field]
-	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], ir.Imm(ir.S64, 1), off)}, space: x.space, origin: x.origin}
+	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], ir.Imm(ir.S64, 1), off)}, space: x.space, origin: x.origin, mask: x.mask}
 }
 
 func (kb *kernelBuilder) lowerSlice(fr *frame, in *ssa.Slice) *val {
@@ -617,7 +684,7 @@ func (kb *kernelBuilder) lowerSlice(fr *frame, in *ssa.Slice) *val {
 	nc := kb.b.New(ir.S64)
 	kb.b.Arith(ir.OpSub, ir.S64, nc, capOp, lo)
 	p := kb.addOffset(ptr, lo, sizes.Sizeof(elem))
-	return &val{ops: []ir.Operand{p, ir.R(nl), ir.R(nc)}, space: x.space, origin: x.origin}
+	return &val{ops: []ir.Operand{p, ir.R(nl), ir.R(nc)}, space: x.space, origin: x.origin, mask: x.mask}
 }
 
 // toSpace converts a pointer or slice to generic addressing when the

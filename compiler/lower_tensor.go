@@ -185,9 +185,7 @@ func (kb *kernelBuilder) vecLoad(c *icall, n int) *val {
 	}
 	s := c.args[0]
 	kb.b.Ld(s.space, false, et, ir.Vec(d...), addr)
-	if s.space == ir.Global && s.origin >= 0 {
-		kb.globalLoads[s.origin] = append(kb.globalLoads[s.origin], kb.b.B.Instrs[len(kb.b.B.Instrs)-1])
-	}
+	kb.noteGlobalLoad(s)
 	out := &val{origin: -1}
 	for _, r := range d {
 		out.ops = append(out.ops, ir.R(r))
