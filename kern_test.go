@@ -285,3 +285,25 @@ func TestPanicMessageReachesTheHost(t *testing.T) {
 		t.Errorf("error %v, want the panic's message", err)
 	}
 }
+
+func TestSliceToArrayConversions(t *testing.T) {
+	for _, dev := range devices() {
+		xs := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}
+		x, _ := kern.Upload(dev, xs)
+		sums, _ := kern.Alloc[float32](dev, 2)
+		rev, _ := kern.Alloc[float32](dev, 8)
+		if err := tk.WindowsKernel.Launch(dev, kern.Cover(3), x, sums, rev); err != nil {
+			t.Fatalf("%s: %v", dev.Kind(), err)
+		}
+		s, _ := sums.Download()
+		r, _ := rev.Download()
+		if s[0] != 10 || s[1] != 26 || r[0] != 4 || r[3] != 1 || r[4] != 8 || r[7] != 5 {
+			t.Errorf("%s: sums %v, reversed %v", dev.Kind(), s, r)
+		}
+		// rev has 8 elements: a third group would need rev[8:12].
+		short, _ := kern.Alloc[float32](dev, 6)
+		if err := tk.WindowsKernel.Launch(dev, kern.Cover(3), x, sums, short); err == nil {
+			t.Errorf("%s: converting a 2-element slice to [4]float32 succeeded", dev.Kind())
+		}
+	}
+}

@@ -234,6 +234,8 @@ func (kb *kernelBuilder) lowerInstr(fr *frame, instr ssa.Instruction) {
 		fr.vals[in] = kb.lowerFieldAddr(fr, in)
 	case *ssa.Slice:
 		fr.vals[in] = kb.lowerSlice(fr, in)
+	case *ssa.SliceToArrayPointer:
+		fr.vals[in] = kb.lowerSliceToArrayPointer(fr, in)
 	case *ssa.MakeInterface:
 		if !onlyPanics(in) {
 			kb.reject(fr, instr)

@@ -105,6 +105,8 @@ func pointerSpaces(fn *ssa.Function, args []*val) map[ssa.Value]ptrInfo {
 					pi = m[v.X]
 				case *ssa.ChangeType:
 					pi = m[v.X]
+				case *ssa.SliceToArrayPointer:
+					pi = m[v.X]
 				case *ssa.Phi:
 					for _, e := range v.Edges {
 						pi = join(pi, m[e])
@@ -699,4 +701,17 @@ func (kb *kernelBuilder) toSpace(v *val, s ir.Space) *val {
 	out.ops = append([]ir.Operand{ir.R(r)}, v.ops[1:]...)
 	out.space = ir.Generic
 	return &out
+}
+
+// lowerSliceToArrayPointer lowers (*[N]T)(s) and, with a load after it,
+// [N]T(s): the slice's pointer, after checking len(s) >= N as Go does
+// (spec: "if the length of the slice is less than the length of the
+// array, a run-time panic occurs").
+func (kb *kernelBuilder) lowerSliceToArrayPointer(fr *frame, in *ssa.SliceToArrayPointer) *val {
+	x := kb.value(fr, in.X)
+	n := in.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Array).Len()
+	if n > 0 {
+		kb.checkBounds(ir.Imm(ir.S64, uint64(n-1)), x.ops[1], in.Pos())
+	}
+	return &val{ops: []ir.Operand{x.ops[0]}, space: x.space, origin: x.origin, mask: x.mask}
 }

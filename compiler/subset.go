@@ -144,22 +144,8 @@ func (c *pkgCtx) isPanicArg(fd *ast.FuncDecl, lit *ast.BasicLit) bool {
 }
 
 func (c *pkgCtx) checkCall(call *ast.CallExpr) {
-	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() && len(call.Args) == 1 {
-		// A conversion. spec: "Converting a slice to an array yields an
-		// array containing the elements of the underlying array of the
-		// slice" (and to an array pointer, a pointer to it).
-		if at := c.info.TypeOf(call.Args[0]); at != nil {
-			if _, fromSlice := at.Underlying().(*types.Slice); fromSlice {
-				to := tv.Type.Underlying()
-				if p, ok := to.(*types.Pointer); ok {
-					to = p.Elem().Underlying()
-				}
-				if _, toArray := to.(*types.Array); toArray {
-					c.d.errorf(call.Pos(), UnsupportedConstruct, "converting a slice to an array or array pointer is not supported in kernels: index the slice (or copy its elements into a local array in a loop)")
-				}
-			}
-		}
-		return
+	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() {
+		return // a conversion; lowering checks the types it converts
 	}
 	fun := ast.Unparen(call.Fun)
 	if ix, ok := fun.(*ast.IndexExpr); ok { // f[T](...)

@@ -93,3 +93,21 @@ func Divide(t gpu.Thread, x, d, out []int32) {
 		out[i] = x[i] / d[i]
 	}
 }
+
+// Windows sums each group of four inputs through a slice-to-array
+// conversion and writes the sum and the reversed group through an array
+// pointer into the slice.
+//
+//kern:kernel
+func Windows(t gpu.Thread, x, sums, rev []float32) {
+	i := t.GlobalX()
+	if 4*i+3 >= len(x) {
+		return
+	}
+	w := [4]float32(x[4*i:])
+	sums[i] = w[0] + w[1] + w[2] + w[3]
+	p := (*[4]float32)(rev[4*i:])
+	for k := range 4 {
+		p[k] = w[3-k]
+	}
+}

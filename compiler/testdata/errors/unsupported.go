@@ -105,13 +105,6 @@ func FuncValue(t gpu.Thread, out []int) {
 }
 
 //kern:kernel
-func SliceToArray(t gpu.Thread, out []float32) {
-	a := [4]float32(out)    // ERROR UnsupportedConstruct "converting a slice to an array"
-	p := (*[4]float32)(out) // ERROR UnsupportedConstruct "converting a slice to an array or array pointer"
-	out[0] = a[0] + p[1]
-}
-
-//kern:kernel
 func HugeLocal(t gpu.Thread, out []float32) {
 	var m [65536][65536]float32 // ERROR UnsupportedType `local variables of type \[65536\]\[65536\]float32`
 	out[0] = m[1][2]
