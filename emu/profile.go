@@ -238,8 +238,22 @@ func (p *Profile) WriteReport(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.Kernel, src, s.Instr, req, conf, wpr, spr, eff)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, nsightLegend)
+	return err
 }
+
+// nsightLegend names the Nsight Compute metric each column corresponds to,
+// per instruction (Source view) rather than per kernel.
+const nsightLegend = `
+columns as Nsight Compute metrics (sm_80 memory model):
+  bank conflicts   l1tex__data_bank_conflicts_pipe_lsu_mem_shared (wavefronts beyond one per phase)
+  wavefronts/req   l1tex__data_pipe_lsu_wavefronts_mem_shared / shared requests
+  sectors/req      l1tex__t_sectors_pipe_lsu_mem_global_op_{ld,st} / l1tex__t_requests_pipe_lsu_mem_global_op_{ld,st}
+  sector eff.      bytes requested / (32 × sectors): smsp__sass_average_data_bytes_per_sector_mem_global_op_{ld,st} / 32
+`
 
 // waste ranks instructions: conflict wavefronts plus unused sector bytes.
 func waste(s *InstrStats) float64 {
