@@ -1,6 +1,7 @@
 package kern
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -58,6 +59,7 @@ type emuBackend struct {
 	d           *emu.Device
 	profile     *emu.Profile
 	profilePath string
+	loaded      []*Module // for the profile's PTX file
 }
 
 func (e *emuBackend) alloc(bytes int) (uint64, error)   { return e.d.Alloc(bytes) }
@@ -67,7 +69,10 @@ func (e *emuBackend) read(addr uint64, b []byte) error  { return e.d.Read(addr, 
 func (e *emuBackend) memset(addr uint64, n int) error   { return e.d.Memset(addr, 0, n) }
 func (e *emuBackend) hostView(uint64) []byte            { return nil }
 func (e *emuBackend) sync() error                       { return nil }
-func (e *emuBackend) load(m *Module) (any, error)       { return emu.Load([]byte(m.PTX)) }
+func (e *emuBackend) load(m *Module) (any, error) {
+	e.loaded = append(e.loaded, m)
+	return emu.Load([]byte(m.PTX))
+}
 
 func (e *emuBackend) launch(l *launch) error {
 	m := l.mod.(*emu.Module)
@@ -99,17 +104,29 @@ func (e *emuBackend) launch(l *launch) error {
 	return l.k.spec.Module.slotError(s)
 }
 
+// close writes the profile report to KERN_EMU_PROFILE and the PTX of
+// every module the device loaded to the same path + ".ptx" (so kern prof
+// can ask ptxas for the kernels' registers and occupancy).
 func (e *emuBackend) close() error {
 	if e.profile == nil {
 		return nil
 	}
-	f, err := os.Create(e.profilePath)
-	if err != nil {
+	var report, ptx bytes.Buffer
+	if err := e.profile.WriteReport(&report); err != nil {
 		return fmt.Errorf("kern: writing the emulator profile: %w", err)
 	}
-	if err := e.profile.WriteReport(f); err != nil {
-		f.Close()
+	for _, m := range e.loaded {
+		fmt.Fprintf(&ptx, "%s %s %s\n%s\n", ptxModuleMarker, m.Pkg, m.Arch, m.PTX)
+	}
+	if err := os.WriteFile(e.profilePath, report.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("kern: writing the emulator profile: %w", err)
 	}
-	return f.Close()
+	if err := os.WriteFile(e.profilePath+".ptx", ptx.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("kern: writing the emulator profile: %w", err)
+	}
+	return nil
 }
+
+// ptxModuleMarker starts each module in the profile's PTX file, followed
+// by the package path and the target.
+const ptxModuleMarker = "//kern:module"

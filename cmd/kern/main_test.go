@@ -81,7 +81,7 @@ func TestProfRunsTheProgramOnTheEmulator(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"emulator profile", "Axpy", "kernels.go:", "ld.global.nc.f32", "100%"} {
+	for _, want := range []string{"emulator profile", "Axpy", "kernels.go:", "ld.global.nc.f32", "100%", "occupancy", "l1tex__"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("profile lacks %q:\n%s", want, out)
 		}

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gokern/kern/internal/ptxas"
 )
 
 // prof runs a Go program on the emulator with the profiler on and prints
@@ -45,8 +51,73 @@ func prof(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("kern prof: the program wrote no profile (does it Close its kern.Device?): %w", err)
 	}
 	fmt.Fprintf(stdout, "\n== kern prof %s (emulator profile) ==\n%s", fs.Arg(0), b)
+	if ptx, err := os.ReadFile(report + ".ptx"); err == nil {
+		var occ bytes.Buffer
+		occupancyReport(&occ, ptx)
+		stdout.Write(occ.Bytes())
+		b = append(b, occ.Bytes()...)
+	}
 	if *out != "" {
 		return os.WriteFile(*out, b, 0o644)
 	}
 	return nil
+}
+
+// occupancyReport assembles each module the program loaded and prints,
+// per kernel, the registers and shared memory ptxas reports and the
+// theoretical occupancy at the kernel's .maxntid (256 threads without
+// one). Without ptxas it says how to get it.
+func occupancyReport(w io.Writer, file []byte) {
+	if _, err := ptxas.Find(); err != nil {
+		fmt.Fprintln(w, "\n(occupancy: ptxas not found; scripts/fetch-ptxas.sh fetches it)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nkernel\tregisters\tshared bytes\tthreads/block\ttheoretical occupancy")
+	for _, mod := range strings.Split(string(file), "//kern:module ")[1:] {
+		header, ptx, _ := strings.Cut(mod, "\n")
+		fields := strings.Fields(header)
+		if len(fields) != 2 {
+			continue
+		}
+		arch := fields[1]
+		rep, err := ptxas.Assemble([]byte(ptx), arch, ptxas.AllowSpills())
+		if err != nil {
+			fmt.Fprintf(tw, "%s\t(ptxas: %v)\n", fields[0], err)
+			continue
+		}
+		for _, f := range rep.Entries() {
+			threads := maxNTid(ptx, f.Name)
+			occ := "-"
+			if warps, most := occupancy(arch, f.Registers, f.SharedBytes, threads); most > 0 {
+				occ = fmt.Sprintf("%d%% (%d of %d warps)", 100*warps/most, warps, most)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", f.Name, f.Registers, f.SharedBytes, threads, occ)
+		}
+	}
+	tw.Flush()
+}
+
+// maxNTid returns the thread count of an entry's .maxntid directive, or
+// 256 when it has none.
+func maxNTid(ptx, entry string) int {
+	i := strings.Index(ptx, ".entry "+entry+"(")
+	if i < 0 {
+		return 256
+	}
+	rest := ptx[i:]
+	if body := strings.Index(rest, "{"); body >= 0 {
+		rest = rest[:body]
+	}
+	j := strings.Index(rest, ".maxntid ")
+	if j < 0 {
+		return 256
+	}
+	n := 1
+	for _, f := range strings.Split(strings.SplitN(rest[j+len(".maxntid "):], "\n", 2)[0], ",") {
+		if v, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && v > 0 {
+			n *= v
+		}
+	}
+	return n
 }
