@@ -307,3 +307,28 @@ func TestSliceToArrayConversions(t *testing.T) {
 		}
 	}
 }
+
+func TestUnrolledLoopsWithOtherSteps(t *testing.T) {
+	for _, dev := range devices() {
+		xs := make([]float32, 64)
+		for i := range xs {
+			xs[i] = float32(i)
+		}
+		x, _ := kern.Upload(dev, xs)
+		sums, _ := kern.Alloc[float32](dev, 2)
+		out, _ := kern.Alloc[int32](dev, 64)
+		if err := tk.WarpSumsKernel.Launch(dev, kern.Cover(64), x, sums, out); err != nil {
+			t.Fatalf("%s: %v", dev.Kind(), err)
+		}
+		s, _ := sums.Download()
+		o, _ := out.Download()
+		if s[0] != 496 || s[1] != 1520 {
+			t.Errorf("%s: warp sums %v, want [496 1520]", dev.Kind(), s)
+		}
+		for i, v := range o {
+			if want := int32(28 * (i % 32)); v != want {
+				t.Fatalf("%s: out[%d] = %d, want %d", dev.Kind(), i, v, want)
+			}
+		}
+	}
+}

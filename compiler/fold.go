@@ -39,6 +39,39 @@ func foldBinOp(op token.Token, st ir.Type, x, y ir.Operand) *val {
 		r = ua | ub
 	case token.XOR:
 		r = ua ^ ub
+	case token.QUO, token.REM:
+		if b == 0 {
+			return nil // the division's own check reports it
+		}
+		switch {
+		case signed && op == token.QUO:
+			r = uint64(a / b)
+		case signed:
+			r = uint64(a % b)
+		case op == token.QUO:
+			r = mask(ua, st) / mask(ub, st)
+		default:
+			r = mask(ua, st) % mask(ub, st)
+		}
+	case token.SHL, token.SHR:
+		// Go: counts of the width or more give 0, or the sign for >> of a
+		// signed value (the count's own type is unsigned here or a
+		// non-negative constant).
+		w := uint64(st.Bits())
+		switch {
+		case op == token.SHL && ub >= w:
+			r = 0
+		case op == token.SHL:
+			r = ua << ub
+		case signed && ub >= w:
+			r = uint64(a >> 63)
+		case signed:
+			r = uint64(a >> ub)
+		case ub >= w:
+			r = 0
+		default:
+			r = mask(ua, st) >> ub
+		}
 	case token.EQL:
 		return boolean(a == b)
 	case token.NEQ:

@@ -249,7 +249,7 @@ func (c *pkgCtx) collectUnroll(f *ast.File) {
 				continue
 			}
 			if n, ok := c.tripCount(loop); !ok || n > 1024 {
-				c.d.errorf(loop.Pos(), BadUnroll, "//kern:unroll needs a loop of the form `for i := 0; i < N; i++` or `for i := range N` with a constant N ≤ 1024")
+				c.d.errorf(loop.Pos(), BadUnroll, "//kern:unroll needs a loop of the form `for i := 0; i < N; i++` or `for i := range N` (a counter starting at a constant, compared with a constant, stepped by a constant: ++, --, +=, -=, *=, /=, <<=, >>=) running at most 1024 times")
 				continue
 			}
 			c.unroll[loop.Pos()] = true
@@ -272,23 +272,103 @@ func (c *pkgCtx) tripCount(s ast.Stmt) (int64, bool) {
 			return n, true
 		}
 	case *ast.ForStmt:
-		as, ok := s.Init.(*ast.AssignStmt)
-		if !ok || len(as.Rhs) != 1 {
-			return 0, false
-		}
-		lo, ok1 := constOf(as.Rhs[0])
-		cond, ok2 := s.Cond.(*ast.BinaryExpr)
-		if !ok1 || !ok2 || (cond.Op != token.LSS && cond.Op != token.LEQ) {
-			return 0, false
-		}
-		hi, ok := constOf(cond.Y)
-		if !ok {
-			return 0, false
-		}
-		if cond.Op == token.LEQ {
-			hi++
-		}
-		return max(hi-lo, 0), true
+		return c.forTripCount(s, constOf)
 	}
 	return 0, false
+}
+
+// forTripCount runs a counted loop's header on constants: an init
+// `i := c`, a condition comparing i with a constant, and a post statement
+// stepping i by a constant (i++, i--, i += c, i -= c, i *= c, i /= c,
+// i <<= c, i >>= c). It gives up past maxUnroll+1 iterations.
+func (c *pkgCtx) forTripCount(s *ast.ForStmt, constOf func(ast.Expr) (int64, bool)) (int64, bool) {
+	as, ok := s.Init.(*ast.AssignStmt)
+	if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 {
+		return 0, false
+	}
+	id, ok := as.Lhs[0].(*ast.Ident)
+	if !ok {
+		return 0, false
+	}
+	i, ok := constOf(as.Rhs[0])
+	if !ok {
+		return 0, false
+	}
+	cond, ok := s.Cond.(*ast.BinaryExpr)
+	if !ok {
+		return 0, false
+	}
+	op, bound := cond.Op, int64(0)
+	if x, isID := cond.X.(*ast.Ident); isID && x.Name == id.Name {
+		bound, ok = constOf(cond.Y)
+	} else if y, isID := cond.Y.(*ast.Ident); isID && y.Name == id.Name {
+		bound, ok = constOf(cond.X)
+		op = map[token.Token]token.Token{token.LSS: token.GTR, token.GTR: token.LSS, token.LEQ: token.GEQ, token.GEQ: token.LEQ, token.NEQ: token.NEQ}[op]
+	} else {
+		return 0, false
+	}
+	if !ok {
+		return 0, false
+	}
+	var step func(int64) int64
+	switch p := s.Post.(type) {
+	case *ast.IncDecStmt:
+		if x, isID := p.X.(*ast.Ident); !isID || x.Name != id.Name {
+			return 0, false
+		}
+		if p.Tok == token.INC {
+			step = func(v int64) int64 { return v + 1 }
+		} else {
+			step = func(v int64) int64 { return v - 1 }
+		}
+	case *ast.AssignStmt:
+		x, isID := p.Lhs[0].(*ast.Ident)
+		k, isConst := constOf(p.Rhs[0])
+		if !isID || x.Name != id.Name || !isConst || len(p.Lhs) != 1 {
+			return 0, false
+		}
+		switch p.Tok {
+		case token.ADD_ASSIGN:
+			step = func(v int64) int64 { return v + k }
+		case token.SUB_ASSIGN:
+			step = func(v int64) int64 { return v - k }
+		case token.MUL_ASSIGN:
+			step = func(v int64) int64 { return v * k }
+		case token.QUO_ASSIGN:
+			if k == 0 {
+				return 0, false
+			}
+			step = func(v int64) int64 { return v / k }
+		case token.SHL_ASSIGN:
+			step = func(v int64) int64 { return v << uint64(k&63) }
+		case token.SHR_ASSIGN:
+			step = func(v int64) int64 { return v >> uint64(k&63) }
+		default:
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	holds := func(v int64) bool {
+		switch op {
+		case token.LSS:
+			return v < bound
+		case token.LEQ:
+			return v <= bound
+		case token.GTR:
+			return v > bound
+		case token.GEQ:
+			return v >= bound
+		case token.NEQ:
+			return v != bound
+		}
+		return false
+	}
+	n := int64(0)
+	for ; holds(i); i = step(i) {
+		if n++; n > maxUnroll {
+			return n, true
+		}
+	}
+	return n, true
 }

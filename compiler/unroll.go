@@ -146,6 +146,10 @@ func loopWithin(l *unrollLoop, s ast.Stmt) bool {
 	return true
 }
 
+// steps are the operators an unrolled counter may step by (with a
+// constant): lowering folds each iteration's value.
+var steps = map[token.Token]bool{token.ADD: true, token.SUB: true, token.MUL: true, token.QUO: true, token.SHL: true, token.SHR: true}
+
 // naturalLoop returns the loop headed by h with a constant-initialised
 // induction phi, or nil.
 func naturalLoop(h *ssa.BasicBlock) *unrollLoop {
@@ -178,7 +182,7 @@ func naturalLoop(h *ssa.BasicBlock) *unrollLoop {
 		for i, e := range phi.Edges {
 			if l.blocks[h.Preds[i]] {
 				bin, ok := e.(*ssa.BinOp)
-				if !ok || bin.Op != token.ADD || bin.X != phi {
+				if !ok || !steps[bin.Op] || bin.X != phi {
 					good = false
 				} else if _, c := bin.Y.(*ssa.Const); !c {
 					good = false

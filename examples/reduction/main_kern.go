@@ -62,8 +62,8 @@ const kernPTX = `//
 .maxntid 256, 1, 1
 {
 	.reg .pred %p<9>;
-	.reg .b32 %r<43>;
-	.reg .b64 %rd<57>;
+	.reg .b32 %r<38>;
+	.reg .b64 %rd<47>;
 	.reg .f32 %f<27>;
 	.shared .align 16 .b8 smem0[128];
 
@@ -123,143 +123,123 @@ $L4_for_done:
 	mov.f32 %f3, %f0;
 	bra.uni $L5_rangeint_body;
 $L5_rangeint_body:
-	.loc 1 32 29
-	mov.s64 %rd20, 16;
-	shr.s64 %rd21, %rd20, 0;
 	.loc 1 32 20
-	cvt.u32.u64 %r9, %rd21;
-	shfl.sync.down.b32 %f4, %f3, %r9, 31, -1;
+	shfl.sync.down.b32 %f4, %f3, 16, 31, -1;
 	.loc 1 32 3
 	add.rn.f32 %f5, %f3, %f4;
 	mov.f32 %f3, %f5;
 	bra.uni $L14_rangeint_body;
 $L14_rangeint_body:
-	.loc 1 32 29
-	mov.s64 %rd22, 16;
-	shr.s64 %rd23, %rd22, 1;
 	.loc 1 32 20
-	cvt.u32.u64 %r10, %rd23;
-	shfl.sync.down.b32 %f6, %f3, %r10, 31, -1;
+	shfl.sync.down.b32 %f6, %f3, 8, 31, -1;
 	.loc 1 32 3
 	add.rn.f32 %f7, %f3, %f6;
 	mov.f32 %f3, %f7;
 	bra.uni $L15_rangeint_body;
 $L15_rangeint_body:
-	.loc 1 32 29
-	mov.s64 %rd24, 16;
-	shr.s64 %rd25, %rd24, 2;
 	.loc 1 32 20
-	cvt.u32.u64 %r11, %rd25;
-	shfl.sync.down.b32 %f8, %f3, %r11, 31, -1;
+	shfl.sync.down.b32 %f8, %f3, 4, 31, -1;
 	.loc 1 32 3
 	add.rn.f32 %f9, %f3, %f8;
 	mov.f32 %f3, %f9;
 	bra.uni $L16_rangeint_body;
 $L16_rangeint_body:
-	.loc 1 32 29
-	mov.s64 %rd26, 16;
-	shr.s64 %rd27, %rd26, 3;
 	.loc 1 32 20
-	cvt.u32.u64 %r12, %rd27;
-	shfl.sync.down.b32 %f10, %f3, %r12, 31, -1;
+	shfl.sync.down.b32 %f10, %f3, 2, 31, -1;
 	.loc 1 32 3
 	add.rn.f32 %f11, %f3, %f10;
 	mov.f32 %f3, %f11;
 	bra.uni $L17_rangeint_body;
 $L17_rangeint_body:
-	.loc 1 32 29
-	mov.s64 %rd28, 16;
-	shr.s64 %rd29, %rd28, 4;
 	.loc 1 32 20
-	cvt.u32.u64 %r13, %rd29;
-	shfl.sync.down.b32 %f12, %f3, %r13, 31, -1;
+	shfl.sync.down.b32 %f12, %f3, 1, 31, -1;
 	.loc 1 32 3
 	add.rn.f32 %f13, %f3, %f12;
 	mov.f32 %f14, %f13;
 	bra.uni $L6_rangeint_done;
 $L6_rangeint_done:
 	.loc 1 35 33
-	mov.u64 %rd30, smem0;
+	mov.u64 %rd20, smem0;
 	.loc 1 36 11
-	mov.u32 %r14, %laneid;
-	cvt.s64.u32 %rd31, %r14;
+	mov.u32 %r9, %laneid;
+	cvt.s64.u32 %rd21, %r9;
 	.loc 1 36 14
-	setp.eq.s64 %p1, %rd31, 0;
+	setp.eq.s64 %p1, %rd21, 0;
 	@%p1 bra $L7_if_then;
 	bra.uni $L8_if_done;
 $L7_if_then:
 	.loc 1 37 18
-	mov.u32 %r17, %tid.z;
-	mov.u32 %r18, %ntid.y;
-	mov.u32 %r19, %tid.y;
-	mad.lo.u32 %r16, %r17, %r18, %r19;
-	mov.u32 %r21, %ntid.x;
-	mov.u32 %r22, %tid.x;
-	mad.lo.u32 %r20, %r16, %r21, %r22;
-	shr.u32 %r15, %r20, 5;
-	cvt.s64.u32 %rd32, %r15;
+	mov.u32 %r12, %tid.z;
+	mov.u32 %r13, %ntid.y;
+	mov.u32 %r14, %tid.y;
+	mad.lo.u32 %r11, %r12, %r13, %r14;
+	mov.u32 %r16, %ntid.x;
+	mov.u32 %r17, %tid.x;
+	mad.lo.u32 %r15, %r11, %r16, %r17;
+	shr.u32 %r10, %r15, 5;
+	cvt.s64.u32 %rd22, %r10;
 	.loc 1 37 11
-	setp.hs.u64 %p2, %rd32, 32;
+	setp.hs.u64 %p2, %rd22, 32;
 	@%p2 bra $L20_oob0;
-	shl.b64 %rd40, %rd32, 2;
-	add.s64 %rd41, %rd30, %rd40;
-	st.shared.f32 [%rd41], %f14;
+	shl.b64 %rd30, %rd22, 2;
+	add.s64 %rd31, %rd20, %rd30;
+	st.shared.f32 [%rd31], %f14;
 	bra.uni $L8_if_done;
 $L20_oob0:
-	mov.u64 %rd33, 0x100000001;
-	mov.u64 %rd34, %rd32;
-	mov.u64 %rd35, 32;
+	mov.u64 %rd23, 0x100000001;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, 32;
 	bra.uni $L18_bounds_fail;
 $L8_if_done:
 	.loc 1 39 8
 	bar.sync 0;
 	.loc 1 42 11
-	mov.u32 %r28, %tid.z;
-	mov.u32 %r29, %ntid.y;
-	mov.u32 %r30, %tid.y;
-	mad.lo.u32 %r27, %r28, %r29, %r30;
-	mov.u32 %r32, %ntid.x;
-	mov.u32 %r33, %tid.x;
-	mad.lo.u32 %r31, %r27, %r32, %r33;
-	shr.u32 %r26, %r31, 5;
-	cvt.s64.u32 %rd42, %r26;
+	mov.u32 %r23, %tid.z;
+	mov.u32 %r24, %ntid.y;
+	mov.u32 %r25, %tid.y;
+	mad.lo.u32 %r22, %r23, %r24, %r25;
+	mov.u32 %r27, %ntid.x;
+	mov.u32 %r28, %tid.x;
+	mad.lo.u32 %r26, %r22, %r27, %r28;
+	shr.u32 %r21, %r26, 5;
+	cvt.s64.u32 %rd32, %r21;
 	.loc 1 42 14
-	setp.eq.s64 %p4, %rd42, 0;
+	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L9_if_then;
 	bra.uni $L10_if_done;
 $L9_if_then:
 	.loc 1 44 12
-	mov.u32 %r34, %laneid;
-	cvt.s64.u32 %rd43, %r34;
+	mov.u32 %r29, %laneid;
+	cvt.s64.u32 %rd33, %r29;
 	.loc 1 44 27
-	mov.u32 %r35, %ntid.x;
-	cvt.s64.u32 %rd44, %r35;
-	mov.u32 %r36, %ntid.y;
-	cvt.s64.u32 %rd45, %r36;
-	mov.u32 %r37, %ntid.z;
-	cvt.s64.u32 %rd46, %r37;
+	mov.u32 %r30, %ntid.x;
+	cvt.s64.u32 %rd34, %r30;
+	mov.u32 %r31, %ntid.y;
+	cvt.s64.u32 %rd35, %r31;
+	mov.u32 %r32, %ntid.z;
+	cvt.s64.u32 %rd36, %r32;
 	.loc 1 44 31
-	div.s64 %rd47, %rd44, 32;
+	div.s64 %rd37, %rd34, 32;
 	.loc 1 44 15
-	setp.lt.s64 %p5, %rd43, %rd47;
+	setp.lt.s64 %p5, %rd33, %rd37;
 	@%p5 bra $L11_if_then;
 	bra.uni $L21_edge;
 $L11_if_then:
 	.loc 1 45 23
-	mov.u32 %r38, %laneid;
-	cvt.s64.u32 %rd48, %r38;
+	mov.u32 %r33, %laneid;
+	cvt.s64.u32 %rd38, %r33;
 	.loc 1 45 16
-	setp.hs.u64 %p6, %rd48, 32;
+	setp.hs.u64 %p6, %rd38, 32;
 	@%p6 bra $L22_oob1;
-	shl.b64 %rd49, %rd48, 2;
-	add.s64 %rd50, %rd30, %rd49;
-	ld.shared.f32 %f16, [%rd50];
+	shl.b64 %rd39, %rd38, 2;
+	add.s64 %rd40, %rd20, %rd39;
+	ld.shared.f32 %f16, [%rd40];
 	mov.f32 %f15, %f16;
 	bra.uni $L12_if_done;
 $L22_oob1:
-	mov.u64 %rd33, 0x100000002;
-	mov.u64 %rd34, %rd48;
-	mov.u64 %rd35, 32;
+	mov.u64 %rd23, 0x100000002;
+	mov.u64 %rd24, %rd38;
+	mov.u64 %rd25, 32;
 	bra.uni $L18_bounds_fail;
 $L21_edge:
 	mov.f32 %f15, 0f00000000;
@@ -277,45 +257,45 @@ $L12_if_done:
 	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
 	add.rn.f32 %f26, %f24, %f25;
 	.loc 1 48 12
-	mov.u32 %r39, %laneid;
-	cvt.s64.u32 %rd51, %r39;
+	mov.u32 %r34, %laneid;
+	cvt.s64.u32 %rd41, %r34;
 	.loc 1 48 15
-	setp.eq.s64 %p7, %rd51, 0;
+	setp.eq.s64 %p7, %rd41, 0;
 	@%p7 bra $L13_if_then;
 	bra.uni $L10_if_done;
 $L13_if_then:
 	.loc 1 49 22
-	mov.u32 %r40, %ctaid.x;
-	cvt.s64.u32 %rd52, %r40;
-	mov.u32 %r41, %ctaid.y;
-	cvt.s64.u32 %rd53, %r41;
-	mov.u32 %r42, %ctaid.z;
-	cvt.s64.u32 %rd54, %r42;
+	mov.u32 %r35, %ctaid.x;
+	cvt.s64.u32 %rd42, %r35;
+	mov.u32 %r36, %ctaid.y;
+	cvt.s64.u32 %rd43, %r36;
+	mov.u32 %r37, %ctaid.z;
+	cvt.s64.u32 %rd44, %r37;
 	.loc 1 49 11
-	setp.hs.u64 %p8, %rd52, %rd5;
+	setp.hs.u64 %p8, %rd42, %rd5;
 	@%p8 bra $L23_oob2;
-	shl.b64 %rd55, %rd52, 2;
-	add.s64 %rd56, %rd4, %rd55;
-	st.global.f32 [%rd56], %f26;
+	shl.b64 %rd45, %rd42, 2;
+	add.s64 %rd46, %rd4, %rd45;
+	st.global.f32 [%rd46], %f26;
 	bra.uni $L10_if_done;
 $L23_oob2:
-	mov.u64 %rd33, 0x100000003;
-	mov.u64 %rd34, %rd52;
-	mov.u64 %rd35, %rd5;
+	mov.u64 %rd23, 0x100000003;
+	mov.u64 %rd24, %rd42;
+	mov.u64 %rd25, %rd5;
 	bra.uni $L18_bounds_fail;
 $L18_bounds_fail:
-	atom.global.cas.b64 %rd36, [kern_error], 0, %rd33;
-	setp.eq.u64 %p3, %rd36, 0;
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p3, %rd26, 0;
 	@!%p3 bra $L19_bounds_exit;
-	st.global.u64 [kern_error+8], %rd34;
-	st.global.u64 [kern_error+16], %rd35;
-	mov.u32 %r23, %ctaid.x;
-	mov.u32 %r24, %ntid.x;
-	mul.wide.u32 %rd37, %r23, %r24;
-	mov.u32 %r25, %tid.x;
-	cvt.u64.u32 %rd38, %r25;
-	add.s64 %rd39, %rd37, %rd38;
-	st.global.u64 [kern_error+24], %rd39;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r18, %ctaid.x;
+	mov.u32 %r19, %ntid.x;
+	mul.wide.u32 %rd27, %r18, %r19;
+	mov.u32 %r20, %tid.x;
+	cvt.u64.u32 %rd28, %r20;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
 	bra.uni $L19_bounds_exit;
 $L19_bounds_exit:
 	exit;

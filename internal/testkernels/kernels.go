@@ -111,3 +111,39 @@ func Windows(t gpu.Thread, x, sums, rev []float32) {
 		p[k] = w[3-k]
 	}
 }
+
+// WarpSums reduces each warp with an unrolled halving shuffle loop and
+// reverses a register array with an unrolled counting-down loop.
+//
+//kern:kernel block=64
+func WarpSums(t gpu.Thread, x, sums []float32, out []int32) {
+	v := x[t.GlobalX()]
+	//kern:unroll
+	for off := 16; off > 0; off /= 2 {
+		v += gpu.ShflDown(t, v, off)
+	}
+	if t.Lane() == 0 {
+		sums[t.GlobalX()/32] = v
+	}
+	var a [8]int32
+	//kern:unroll
+	for i := 7; i >= 0; i-- {
+		a[i] = int32(i * t.Lane())
+	}
+	s := int32(0)
+	//kern:unroll
+	for k := 1; k < 256; k <<= 1 {
+		s += a[bitsIndex(k)]
+	}
+	out[t.GlobalX()] = s
+}
+
+// bitsIndex is the index of k's highest set bit, for k < 256.
+func bitsIndex(k int) int {
+	n := 0
+	for k > 1 {
+		k >>= 1
+		n++
+	}
+	return n
+}
