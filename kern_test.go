@@ -2,6 +2,7 @@ package kern_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -330,5 +331,35 @@ func TestUnrolledLoopsWithOtherSteps(t *testing.T) {
 				t.Fatalf("%s: out[%d] = %d, want %d", dev.Kind(), i, v, want)
 			}
 		}
+	}
+}
+
+func TestVotesInAPartialWarp(t *testing.T) {
+	const n = 45 // a full warp and a partial one of 13 lanes
+	var results []string
+	for _, dev := range devices() {
+		for _, fill := range []bool{false, true} {
+			preds := make([]bool, n)
+			for i := range preds {
+				preds[i] = fill || i%3 == 0
+			}
+			p, _ := kern.Upload(dev, preds)
+			b, _ := kern.Alloc[uint32](dev, n)
+			anyB, _ := kern.Alloc[bool](dev, n)
+			allB, _ := kern.Alloc[bool](dev, n)
+			if err := tk.VotesKernel.Launch(dev, kern.Blocks(gpu.Dim3{X: 1}, gpu.Dim3{X: n}), p, b, anyB, allB); err != nil {
+				t.Fatalf("%s: %v", dev.Kind(), err)
+			}
+			bs, _ := b.Download()
+			as, _ := anyB.Download()
+			ls, _ := allB.Download()
+			if fill && (!ls[0] || !ls[44] || bs[44] != 1<<13-1) {
+				t.Errorf("%s: all-true votes: ballot %#x, all %v/%v", dev.Kind(), bs[44], ls[0], ls[44])
+			}
+			results = append(results, fmt.Sprint(bs, as, ls))
+		}
+	}
+	if results[0] != results[2] || results[1] != results[3] {
+		t.Errorf("native and emu disagree:\n%s\n%s", results[1], results[3])
 	}
 }

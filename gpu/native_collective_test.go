@@ -221,13 +221,15 @@ func TestVotes(t *testing.T) {
 			}
 			for i := range threads {
 				base := i / 32 * 32
-				var mask uint32
+				var mask, lanes uint32
 				for l := base; l < min(base+32, threads); l++ {
+					lanes |= 1 << (l - base)
 					if preds[l] {
 						mask |= 1 << (l - base)
 					}
 				}
-				want := res{mask, mask != 0, mask == 0xffffffff}
+				// All holds when every lane the warp has votes true.
+				want := res{mask, mask != 0, mask == lanes}
 				if got[i] != want {
 					t.Fatalf("%d threads, round %d, thread %d: %+v, want %+v", threads, round, i, got[i], want)
 				}

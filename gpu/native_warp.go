@@ -76,3 +76,12 @@ func ballot(th *thread, pred bool) uint32 {
 	}
 	return uint32(s.out)
 }
+
+// warpLanes is the mask of the lanes the caller's warp has: all 32, or
+// fewer in the partial last warp of a block.
+func warpLanes(th *thread) uint32 {
+	if n := th.warp.rv.size; n < WarpSize {
+		return 1<<n - 1
+	}
+	return ^uint32(0)
+}

@@ -68,5 +68,7 @@ func Ballot(t Thread, pred bool) uint32 { return ballot(t.th, pred) }
 // Any reports whether pred is true on any lane (vote.sync.any.pred).
 func Any(t Thread, pred bool) bool { return ballot(t.th, pred) != 0 }
 
-// All reports whether pred is true on every lane (vote.sync.all.pred).
-func All(t Thread, pred bool) bool { return ballot(t.th, pred) == 0xffffffff }
+// All reports whether pred is true on every lane of the warp
+// (vote.sync.all.pred); in a block's partial last warp, on every lane it
+// has.
+func All(t Thread, pred bool) bool { return ballot(t.th, pred) == warpLanes(t.th) }

@@ -147,3 +147,15 @@ func bitsIndex(k int) int {
 	}
 	return n
 }
+
+// Votes writes each thread's warp ballot, any and all of pred.
+//
+//kern:kernel
+func Votes(t gpu.Thread, pred []bool, ballot []uint32, any, all []bool) {
+	i := t.GlobalX()
+	p := i < len(pred) && pred[i]
+	b, a, l := gpu.Ballot(t, p), gpu.Any(t, p), gpu.All(t, p)
+	if i < len(ballot) {
+		ballot[i], any[i], all[i] = b, a, l
+	}
+}
