@@ -282,19 +282,14 @@ func (kb *kernelBuilder) lowerPanic(fr *frame, p *ssa.Panic) {
 // check whose site is the panic's position; the host error says
 // "panic at file:line".
 func (kb *kernelBuilder) lowerPanicValue(fr *frame, instr ssa.Instruction, x ssa.Value) {
-	site := len(kb.k.Sites)
 	msg := "panic at " + kb.posString(instr.Pos())
 	if mi, ok := x.(*ssa.MakeInterface); ok {
 		if c, ok := mi.X.(*ssa.Const); ok && c.Value != nil && c.Value.Kind() == constant.String {
 			msg += ": " + constant.StringVal(c.Value)
 		}
 	}
-	kb.k.Sites = append(kb.k.Sites, msg)
-	fail := kb.failHandler()
-	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
-	kb.b.Mov(ir.U64, kb.failRegs[1], ir.Imm(ir.U64, 0))
-	kb.b.Mov(ir.U64, kb.failRegs[2], ir.Imm(ir.U64, 0))
-	kb.b.Bra(fail)
+	zero := ir.Imm(ir.U64, 0)
+	kb.reportFailure(msg, zero, zero)
 	// Anything after the panic in this block is unreachable; give it a
 	// block of its own.
 	kb.b.B = kb.f.NewBlock("after_panic")
@@ -319,16 +314,6 @@ func (kb *kernelBuilder) checkDivisor(b ir.Operand, st ir.Type, pos token.Pos) {
 	}
 	p := kb.b.New(ir.Pred)
 	kb.b.Setp(ir.EQ, st, p, ir.R(kb.reg(b, st)), zeroOf(st))
-	site := len(kb.k.Sites)
-	kb.k.Sites = append(kb.k.Sites, "panic at "+kb.posString(pos)+": integer divide by zero")
-	fail := kb.failHandler()
-	blk := kb.f.NewBlock(fmt.Sprintf("divzero%d", site))
-	saved := kb.b.B
-	kb.b.B = blk
-	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
-	kb.b.Mov(ir.U64, kb.failRegs[1], ir.Imm(ir.U64, 0))
-	kb.b.Mov(ir.U64, kb.failRegs[2], ir.Imm(ir.U64, 0))
-	kb.b.Bra(fail)
-	kb.b.B = saved
-	kb.b.BraIf(p, false, blk)
+	zero := ir.Imm(ir.U64, 0)
+	kb.failWhen(p, "divzero", "panic at "+kb.posString(pos)+": integer divide by zero", zero, zero)
 }

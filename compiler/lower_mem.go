@@ -488,18 +488,32 @@ func (kb *kernelBuilder) checkBounds(idx, n ir.Operand, pos token.Pos) {
 	}
 	p := kb.b.New(ir.Pred)
 	kb.b.Setp(ir.HS, ir.U64, p, idx, n)
-	site := len(kb.k.Sites)
-	kb.k.Sites = append(kb.k.Sites, kb.posString(pos))
-	fail := kb.failHandler()
-	oob := kb.f.NewBlock(fmt.Sprintf("oob%d", site))
+	kb.failWhen(p, "oob", kb.posString(pos), idx, n)
+}
+
+// failWhen branches, when p holds, to a block of its own that reports a
+// new site (described by desc, with an index and length) through the
+// error slot.
+func (kb *kernelBuilder) failWhen(p ir.Reg, hint, desc string, idx, n ir.Operand) {
+	kb.failHandler() // created first, so block numbering follows the source
+	blk := kb.f.NewBlock(fmt.Sprintf("%s%d", hint, len(kb.k.Sites)))
 	saved := kb.b.B
-	kb.b.B = oob
+	kb.b.B = blk
+	kb.reportFailure(desc, idx, n)
+	kb.b.B = saved
+	kb.b.BraIf(p, false, blk)
+}
+
+// reportFailure ends the current block with a jump to the failure handler,
+// reporting a new site described by desc with an index and length.
+func (kb *kernelBuilder) reportFailure(desc string, idx, n ir.Operand) {
+	site := len(kb.k.Sites)
+	kb.k.Sites = append(kb.k.Sites, desc)
+	handler := kb.failHandler()
 	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
 	kb.b.Mov(ir.U64, kb.failRegs[1], idx)
 	kb.b.Mov(ir.U64, kb.failRegs[2], n)
-	kb.b.Bra(fail)
-	kb.b.B = saved
-	kb.b.BraIf(p, false, oob)
+	kb.b.Bra(handler)
 }
 
 func (kb *kernelBuilder) posString(pos token.Pos) string {
