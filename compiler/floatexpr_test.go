@@ -6,7 +6,6 @@ package compiler
 // every operation once, with no contraction into FMA, as Go does.
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -146,30 +145,13 @@ func TestFloatSemanticsOnTheEmulator(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kernel %d: %v\n%s", k, err, src.String())
 		}
-		m, err := emu.Load([]byte(p.PTX))
+		got, err := runK(dev, p.PTX, inputs, exprs)
 		if err != nil {
-			t.Fatal(err)
-		}
-		in, _ := dev.Alloc(8 * len(inputs))
-		out, _ := dev.Alloc(8 * exprs)
-		raw := make([]byte, 8*len(inputs))
-		for i, v := range inputs {
-			binary.LittleEndian.PutUint64(raw[8*i:], v)
-		}
-		dev.Write(in, raw)
-		params := make([]byte, 32)
-		binary.LittleEndian.PutUint64(params[0:], in)
-		binary.LittleEndian.PutUint64(params[8:], uint64(len(inputs)))
-		binary.LittleEndian.PutUint64(params[16:], out)
-		binary.LittleEndian.PutUint64(params[24:], uint64(exprs))
-		if err := dev.Launch(m, "K", emu.LaunchConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}, Params: params}); err != nil {
 			t.Fatalf("kernel %d: %v", k, err)
 		}
-		got := make([]byte, 8*exprs)
-		dev.Read(out, got)
 		lines := strings.Split(src.String(), "\n")
 		for e := range exprs {
-			bits := binary.LittleEndian.Uint64(got[8*e:])
+			bits := got[e]
 			var v float64
 			if wide[e] {
 				v = math.Float64frombits(bits)

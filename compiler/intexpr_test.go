@@ -190,32 +190,56 @@ func TestIntegerSemanticsOnTheEmulator(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kernel %d: %v\n%s", k, err, src.String())
 		}
-		m, err := emu.Load([]byte(p.PTX))
+		got, err := runK(dev, p.PTX, inputs, exprs)
 		if err != nil {
-			t.Fatal(err)
-		}
-		in, _ := dev.Alloc(8 * len(inputs))
-		out, _ := dev.Alloc(8 * exprs)
-		raw := make([]byte, 8*len(inputs))
-		for i, v := range inputs {
-			binary.LittleEndian.PutUint64(raw[8*i:], v)
-		}
-		dev.Write(in, raw)
-		params := make([]byte, 32)
-		binary.LittleEndian.PutUint64(params[0:], in)
-		binary.LittleEndian.PutUint64(params[8:], uint64(len(inputs)))
-		binary.LittleEndian.PutUint64(params[16:], out)
-		binary.LittleEndian.PutUint64(params[24:], uint64(exprs))
-		if err := dev.Launch(m, "K", emu.LaunchConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}, Params: params}); err != nil {
 			t.Fatalf("kernel %d: %v", k, err)
 		}
-		got := make([]byte, 8*exprs)
-		dev.Read(out, got)
 		for e := range exprs {
-			if v := binary.LittleEndian.Uint64(got[8*e:]); v != want[e] {
+			if v := got[e]; v != want[e] {
 				lines := strings.Split(src.String(), "\n")
 				t.Errorf("kernel %d: %s\n  = %#x on the emulator, Go gives %#x", k, strings.TrimSpace(lines[7+2*len(itys)+e]), v, want[e])
 			}
 		}
 	}
+}
+
+// runK runs kernel K(t, in, out []uint64) of ptx on one thread of dev with
+// the given inputs and returns its n outputs.
+func runK(dev *emu.Device, ptx string, inputs []uint64, n int) ([]uint64, error) {
+	m, err := emu.Load([]byte(ptx))
+	if err != nil {
+		return nil, err
+	}
+	in, err := dev.Alloc(8 * len(inputs))
+	if err != nil {
+		return nil, err
+	}
+	out, err := dev.Alloc(8 * n)
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]byte, 8*len(inputs))
+	for i, v := range inputs {
+		binary.LittleEndian.PutUint64(raw[8*i:], v)
+	}
+	if err := dev.Write(in, raw); err != nil {
+		return nil, err
+	}
+	params := make([]byte, 32)
+	binary.LittleEndian.PutUint64(params[0:], in)
+	binary.LittleEndian.PutUint64(params[8:], uint64(len(inputs)))
+	binary.LittleEndian.PutUint64(params[16:], out)
+	binary.LittleEndian.PutUint64(params[24:], uint64(n))
+	if err := dev.Launch(m, "K", emu.LaunchConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}, Params: params}); err != nil {
+		return nil, err
+	}
+	got := make([]byte, 8*n)
+	if err := dev.Read(out, got); err != nil {
+		return nil, err
+	}
+	vals := make([]uint64, n)
+	for i := range vals {
+		vals[i] = binary.LittleEndian.Uint64(got[8*i:])
+	}
+	return vals, nil
 }
