@@ -1,5 +1,7 @@
 package main
 
+import "fmt"
+
 // Theoretical occupancy: how many warps of a kernel an SM holds at once,
 // limited by threads, blocks, registers and shared memory per SM. It is
 // the figure of the CUDA occupancy calculator, computed from what ptxas
@@ -55,4 +57,14 @@ func occupancy(arch string, regs, smem, threads int) (warps, maxWarps int) {
 		blocks = min(blocks, lim.smem/need)
 	}
 	return blocks * warpsPerBlock, maxWarps
+}
+
+// occupancyText is occupancy as the reports print it: "75% (48/64 warps)",
+// or "-" for an unknown architecture.
+func occupancyText(arch string, regs, smem, threads int) string {
+	warps, most := occupancy(arch, regs, smem, threads)
+	if most == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d%% (%d/%d warps)", 100*warps/most, warps, most)
 }

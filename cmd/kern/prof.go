@@ -88,10 +88,7 @@ func occupancyReport(w io.Writer, file []byte) {
 		}
 		for _, f := range rep.Entries() {
 			threads := maxNTid(ptx, f.Name)
-			occ := "-"
-			if warps, most := occupancy(arch, f.Registers, f.SharedBytes, threads); most > 0 {
-				occ = fmt.Sprintf("%d%% (%d of %d warps)", 100*warps/most, warps, most)
-			}
+			occ := occupancyText(arch, f.Registers, f.SharedBytes, threads)
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", f.Name, f.Registers, f.SharedBytes, threads, occ)
 		}
 	}

@@ -28,10 +28,7 @@ func assembleReport(w io.Writer, p *compiler.Package) error {
 		if k.Block == [3]int{} {
 			threads = 256
 		}
-		occ := "-"
-		if w, m := occupancy(p.Arch, f.Registers, f.SharedBytes, threads); m > 0 {
-			occ = fmt.Sprintf("%d%% (%d/%d warps at %d threads)", 100*w/m, w, m, threads)
-		}
+		occ := occupancyText(p.Arch, f.Registers, f.SharedBytes, threads) + fmt.Sprintf(" at %d threads", threads)
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s\t\n", k.Name, f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads, occ)
 	}
 	return tw.Flush()
