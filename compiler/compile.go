@@ -81,7 +81,14 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 				continue
 			}
 			if cm := kernelDirectiveOf(fd); cm != nil {
-				kernels = append(kernels, found{fd, parseDirective(c.d, cm)})
+				dir := parseDirective(c.d, cm)
+				if fd.Recv != nil {
+					// ssaPkg.Func finds package-level funcs only: without
+					// this a method kernel would be skipped in silence.
+					c.d.list = append(c.d.list, syntaxSignatureErrors(fset, fd)...)
+					continue
+				}
+				kernels = append(kernels, found{fd, dir})
 			}
 		}
 		c.collectUnroll(f)

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"strings"
 	"sync"
 
 	"golang.org/x/tools/go/packages"
@@ -22,7 +23,7 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
 // error, if any, is an ErrorList when the problem is in the source.
 func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 	fset := token.NewFileSet()
-	overlay, err := stubOverlay(cfg, patterns)
+	overlay, badSigs, err := stubOverlay(cfg, patterns)
 	if err != nil {
 		return nil, fmt.Errorf("compiler: loading %v: %w", patterns, err)
 	}
@@ -41,6 +42,16 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 		}
 	})
 	if len(loadErrs) > 0 {
+		if len(badSigs) > 0 {
+			// The type errors may follow from the kernels left out of the
+			// stub; the signatures are the cause, at the user's lines.
+			for _, e := range loadErrs {
+				if !strings.HasSuffix(e.Pos.Filename, "_kern.go") {
+					badSigs = append(badSigs, e)
+				}
+			}
+			return nil, badSigs.sorted()
+		}
 		return nil, loadErrs.sorted()
 	}
 	var dm *sourcePkg

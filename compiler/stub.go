@@ -22,13 +22,16 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-// stubOverlay returns overlay entries for the packages matching patterns.
-func stubOverlay(cfg Config, patterns []string) (map[string][]byte, error) {
+// stubOverlay returns overlay entries for the packages matching patterns,
+// and the signature errors of kernels it could not declare (which it
+// leaves out, so that they do not become type errors in the stub).
+func stubOverlay(cfg Config, patterns []string) (map[string][]byte, ErrorList, error) {
 	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedFiles, Dir: cfg.Dir}, patterns...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	overlay := map[string][]byte{}
+	var bad ErrorList
 	for _, p := range pkgs {
 		if len(p.GoFiles) == 0 {
 			continue
@@ -45,9 +48,15 @@ func stubOverlay(cfg Config, patterns []string) (map[string][]byte, error) {
 				continue // the real load reports it
 			}
 			for _, d := range f.Decls {
-				if fd, ok := d.(*ast.FuncDecl); ok && kernelDirectiveOf(fd) != nil && fd.Recv == nil {
-					kernels = append(kernels, fd)
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || kernelDirectiveOf(fd) == nil {
+					continue
 				}
+				if errs := syntaxSignatureErrors(fset, fd); len(errs) > 0 {
+					bad = append(bad, errs...)
+					continue
+				}
+				kernels = append(kernels, fd)
 			}
 			for _, imp := range f.Imports {
 				if imp.Path.Value == `"`+GPUPath+`"` && imp.Name != nil {
@@ -61,7 +70,7 @@ func stubOverlay(cfg Config, patterns []string) (map[string][]byte, error) {
 		path := filepath.Join(filepath.Dir(p.GoFiles[0]), p.Name+"_kern.go")
 		overlay[path] = stubSource(p.Name, gpuName, kernels)
 	}
-	return overlay, nil
+	return overlay, bad, nil
 }
 
 func stubSource(pkg, gpuName string, kernels []*ast.FuncDecl) []byte {

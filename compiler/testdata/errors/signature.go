@@ -31,3 +31,8 @@ func BadParams(t gpu.Thread,
 
 //kern:kernel
 func NoBody(t gpu.Thread) // ERROR BadKernelSignature "kernel NoBody has no body"
+
+type scaler struct{ a float32 }
+
+//kern:kernel
+func (s scaler) Method(t gpu.Thread, x []float32) {} // ERROR BadKernelSignature "not a method"
