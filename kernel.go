@@ -25,6 +25,11 @@ type KernelSpec struct {
 	// Native runs the Go function for one thread in native mode; args are
 	// the kernel's arguments after t, slices as []T.
 	Native func(t gpu.Thread, args []any)
+	// Source lists the functions the kernel was compiled from
+	// ("file.go:Name"), and SourceHash a hash of their text: the first
+	// launch compares them with the source files (stale.go).
+	Source     []string
+	SourceHash string
 }
 
 // Module is the PTX of one Go package: every kernel of the package is an

@@ -14,7 +14,8 @@ import (
 // (FooKernel.Launch); its Launch method takes untyped arguments and checks
 // them at run time.
 type Kernel struct {
-	spec KernelSpec
+	spec   KernelSpec
+	source sourceCheck // stale.go
 }
 
 // NewKernel is called by generated code, once per kernel in the order of
@@ -183,6 +184,9 @@ func (k *Kernel) Launch(q Queue, grid Grid, args ...Arg) error {
 		return fmt.Errorf("kern: %s: nil device", k.spec.Name)
 	}
 	dev := q.device()
+	if err := k.checkSource(); err != nil {
+		return err
+	}
 	if c := grid.cover; c != (gpu.Dim3{}) && (c.X == 0 || c.Y == 0 || c.Z == 0) {
 		// Covering zero elements launches nothing, as a loop over zero
 		// elements runs nothing.

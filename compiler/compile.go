@@ -41,6 +41,8 @@ type pkgCtx struct {
 	unroll map[token.Pos]bool
 	// checked records helpers already subset-checked.
 	checked map[*ast.FuncDecl]bool
+	// sources holds file text by base name when the files are not on disk.
+	sources map[string][]byte
 }
 
 // need records that a feature requires PTX ISA version v (×10) and target
@@ -61,14 +63,16 @@ type sourcePkg struct {
 	info  *types.Info
 }
 
-func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*ast.File, info *types.Info, dir string, devmath *sourcePkg) (*Package, error) {
+// sources, when not nil, holds the text of files that are not on disk
+// (CompileSource), by base name, for the kernels' source hashes.
+func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*ast.File, info *types.Info, dir string, devmath *sourcePkg, sources map[string][]byte) (*Package, error) {
 	tgt, err := lookupTarget(cfg.arch())
 	if err != nil {
 		return nil, err
 	}
 	c := &pkgCtx{cfg: cfg, tgt: tgt, fset: fset, pkg: pkg, info: info, files: files,
 		d: &diags{fset: fset}, analyzing: map[*ssa.Function]bool{}, unroll: map[token.Pos]bool{},
-		checked: map[*ast.FuncDecl]bool{}, version: tgt.ptxVersion}
+		checked: map[*ast.FuncDecl]bool{}, version: tgt.ptxVersion, sources: sources}
 	type found struct {
 		decl *ast.FuncDecl
 		dir  directive
@@ -140,6 +144,8 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 			continue
 		}
 		if kern := c.compileKernel(fn, k.decl, k.dir); kern != nil {
+			kern.Source = c.sourceFuncs(fn)
+			kern.SourceHash = c.sourceHash(kern.Source, dir)
 			out.Kernels = append(out.Kernels, kern)
 		}
 	}

@@ -66,6 +66,12 @@ type Kernel struct {
 	// Sites lists each bounds-check site: the value written to the error
 	// slot is the site's index + 1.
 	Sites []string
+	// Source lists the functions the kernel was compiled from, the kernel
+	// and the same-package helpers it calls, as "file.go:Name" or
+	// "file.go:Type.Method"; SourceHash hashes their text
+	// (internal/srchash), "" when the files could not be read.
+	Source     []string
+	SourceHash string
 }
 
 // ParamKind says how a kernel parameter is passed.

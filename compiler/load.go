@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -66,7 +67,7 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 		if p.PkgPath == DevMathPath {
 			continue
 		}
-		cp, err := compileTyped(cfg, fset, p.Types, p.Syntax, p.TypesInfo, p.Dir, dm)
+		cp, err := compileTyped(cfg, fset, p.Types, p.Syntax, p.TypesInfo, p.Dir, dm, nil)
 		if err != nil {
 			if el, ok := err.(ErrorList); ok {
 				all = append(all, el...)
@@ -188,5 +189,5 @@ func CompileSource(cfg Config, filename string, src []byte) (*Package, error) {
 	if len(terrs) > 0 {
 		return nil, terrs.sorted()
 	}
-	return compileTyped(cfg, fset, pkg, []*ast.File{f}, info, "", std.devmath)
+	return compileTyped(cfg, fset, pkg, []*ast.File{f}, info, "", std.devmath, map[string][]byte{filepath.Base(filename): src})
 }

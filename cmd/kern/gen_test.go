@@ -39,3 +39,45 @@ func TestBadSignaturesAtTheUsersLine(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckReportsStaleGeneratedCode: after a kernel is edited without
+// running kern gen again, kern check fails, naming the file, the kernel
+// and the command to run; kern gen makes it pass again.
+func TestCheckReportsStaleGeneratedCode(t *testing.T) {
+	dir := filepath.Join("testdata", "stale")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	src, err := os.ReadFile(filepath.Join("testdata", "good", "good.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = []byte(strings.Replace(string(src), "package good", "package stale", 1))
+	write := func(s []byte) {
+		if err := os.WriteFile(filepath.Join(dir, "stale.go"), s, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(src)
+	if code, _, errs := runKern(t, "gen", "./testdata/stale"); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runKern(t, "check", "./testdata/stale"); code != 0 {
+		t.Fatalf("check after gen: exit %d: %s", code, errs)
+	}
+	edited := strings.Replace(string(src), "x[i] *= a", "x[i] *= a + 1", 1)
+	if edited == string(src) {
+		t.Fatal("the edit did not apply; update the test to good.go")
+	}
+	write([]byte(edited))
+	code, _, errs := runKern(t, "check", "./testdata/stale")
+	if code != 1 {
+		t.Errorf("check after an edit: exit %d, want 1", code)
+	}
+	for _, want := range []string{"stale_kern.go is stale", "[Scale]", "go generate ./testdata/stale"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("check's error lacks %q:\n%s", want, errs)
+		}
+	}
+}

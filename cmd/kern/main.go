@@ -1,6 +1,6 @@
 // Command kern is kern's command-line tool.
 //
-//	kern gen [-arch sm_80] [packages]     compile kernels, write <pkg>_kern.go (what go:generate runs)
+//	kern gen [-arch sm_80] [packages]     compile kernels, write <pkg>_kern.go and <pkg>_kern_<arch>.ptx (what go:generate runs)
 //	kern ptx [-arch sm_80] pkg.Kernel     print a package's PTX (the module holding Kernel)
 //	kern check [-arch sm_80] [packages]   compile kernels and report errors, writing nothing
 //	kern doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
@@ -11,11 +11,13 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/gokern/kern/compiler"
 )
@@ -27,7 +29,8 @@ func main() {
 const usage = `usage: kern <command> [arguments]
 
 commands:
-  gen   [-arch sm_80] [packages]   compile kernels and write <pkg>_kern.go next to them
+  gen   [-arch sm_80] [packages]   compile kernels and write <pkg>_kern.go and
+                                   <pkg>_kern_<arch>.ptx (which the .go file embeds) next to them
   ptx   [-arch sm_80] pkg.Kernel   print the PTX of the package holding Kernel
   check [-arch sm_80] [-v] [packages]  compile kernels and report errors without writing;
                                    -v assembles with ptxas and prints registers, spills, shared memory
@@ -111,26 +114,61 @@ func gen(args []string, stdout, stderr io.Writer, write bool) error {
 	if len(pkgs) == 0 {
 		fmt.Fprintf(stderr, "kern %s: no //kern:kernel functions in %v\n", name, patterns)
 	}
-	for _, p := range pkgs {
-		src, err := compiler.Generate(p)
-		if err != nil {
+	// Generate every package before writing any, so that a failure
+	// leaves every file as it was.
+	srcs := make([][]byte, len(pkgs))
+	for i, p := range pkgs {
+		if srcs[i], err = compiler.Generate(p); err != nil {
 			return err
 		}
-		if !write {
+	}
+	if !write {
+		var stale []error
+		for _, p := range pkgs {
 			fmt.Fprintf(stdout, "%s: %d kernels ok\n", p.Path, len(p.Kernels))
+			if err := checkGenerated(p); err != nil {
+				stale = append(stale, err)
+			}
 			if verbose {
 				if err := assembleReport(stdout, p); err != nil {
 					return err
 				}
 			}
-			continue
 		}
-		path := p.Dir + string(os.PathSeparator) + compiler.GeneratedFileName(p)
-		if old, err := os.ReadFile(path); err == nil && string(old) == string(src) {
-			continue
-		}
-		if err := os.WriteFile(path, src, 0o644); err != nil {
+		return errors.Join(stale...)
+	}
+	for i, p := range pkgs {
+		if err := writeGenerated(p, srcs[i]); err != nil {
 			return fmt.Errorf("kern gen: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeGenerated writes a package's PTX file and Go file (unchanged files
+// are not touched) and removes the PTX files of other arches that an
+// earlier kern gen -arch left.
+func writeGenerated(p *compiler.Package, src []byte) error {
+	ptxName := compiler.PTXFileName(p)
+	files := []struct {
+		name string
+		data []byte
+	}{{ptxName, []byte(p.PTX)}, {compiler.GeneratedFileName(p), src}}
+	for _, f := range files {
+		path := filepath.Join(p.Dir, f.name)
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.data) {
+			continue
+		}
+		if err := os.WriteFile(path, f.data, 0o644); err != nil {
+			return err
+		}
+	}
+	old, _ := filepath.Glob(filepath.Join(p.Dir, p.Name+"_kern_sm_*.ptx"))
+	for _, path := range old {
+		if filepath.Base(path) != ptxName {
+			if err := os.Remove(path); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -3,21 +3,27 @@
 package main
 
 import (
+	_ "embed"
+
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 )
 
-// kernModule holds every kernel of package main, compiled for sm_80.
+// kernPTX holds every kernel of package main, compiled for sm_80.
+//
+//go:embed main_kern_sm_80.ptx
+var kernPTX string
+
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/examples/transpose", Arch: "sm_80", PTX: kernPTX}
 
 // TransposeNaiveKernel launches the kernel TransposeNaive (kernels.go:33).
-var TransposeNaiveKernel = kernTransposeNaiveLauncher{kern.NewKernel(kern.KernelSpec{
+var TransposeNaiveKernel = kernTransposeNaiveLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TransposeNaive", Pkg: "github.com/gokern/kern/examples/transpose", Entry: "TransposeNaive", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 32, Y: 8, Z: 1},
 	Bounds: true,
@@ -25,32 +31,28 @@ var TransposeNaiveKernel = kernTransposeNaiveLauncher{kern.NewKernel(kern.Kernel
 		"kernels.go:36:21",
 		"kernels.go:36:6",
 	},
+	SourceHash: "19d32d2091442a37", Source: []string{"kernels.go:TransposeNaive"},
 	Native: func(t gpu.Thread, a []any) {
 		TransposeNaive(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int))
 	},
 })}
 
-// kernTransposeNaiveLauncher is the typed launcher of TransposeNaive.
-type kernTransposeNaiveLauncher struct{ k *kern.Kernel }
+type kernTransposeNaiveLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernTransposeNaiveLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs TransposeNaive on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs TransposeNaive on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernTransposeNaiveLauncher) Launch(q kern.Queue, grid kern.Grid, in *kern.Buffer[float32], out *kern.Buffer[float32], rows int, cols int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
 }
 
 // TransposeTiledKernel launches the kernel TransposeTiled (kernels.go:43).
-var TransposeTiledKernel = kernTransposeTiledLauncher{kern.NewKernel(kern.KernelSpec{
+var TransposeTiledKernel = kernTransposeTiledLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TransposeTiled", Pkg: "github.com/gokern/kern/examples/transpose", Entry: "TransposeTiled", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 32, Y: 8, Z: 1},
 	SharedBytes: 4096,
@@ -61,32 +63,28 @@ var TransposeTiledKernel = kernTransposeTiledLauncher{kern.NewKernel(kern.Kernel
 		"kernels.go:75:21",
 		"kernels.go:75:7",
 	},
+	SourceHash: "e3ab00d21e3483cc", Source: []string{"kernels.go:TransposeTiled", "kernels.go:transposeTile"},
 	Native: func(t gpu.Thread, a []any) {
 		TransposeTiled(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int))
 	},
 })}
 
-// kernTransposeTiledLauncher is the typed launcher of TransposeTiled.
-type kernTransposeTiledLauncher struct{ k *kern.Kernel }
+type kernTransposeTiledLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernTransposeTiledLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs TransposeTiled on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs TransposeTiled on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernTransposeTiledLauncher) Launch(q kern.Queue, grid kern.Grid, in *kern.Buffer[float32], out *kern.Buffer[float32], rows int, cols int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
 }
 
 // TransposePaddedKernel launches the kernel TransposePadded (kernels.go:51).
-var TransposePaddedKernel = kernTransposePaddedLauncher{kern.NewKernel(kern.KernelSpec{
+var TransposePaddedKernel = kernTransposePaddedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TransposePadded", Pkg: "github.com/gokern/kern/examples/transpose", Entry: "TransposePadded", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 32, Y: 8, Z: 1},
 	SharedBytes: 4224,
@@ -97,566 +95,16 @@ var TransposePaddedKernel = kernTransposePaddedLauncher{kern.NewKernel(kern.Kern
 		"kernels.go:75:21",
 		"kernels.go:75:7",
 	},
+	SourceHash: "72bd8f8dc040a493", Source: []string{"kernels.go:TransposePadded", "kernels.go:transposeTile"},
 	Native: func(t gpu.Thread, a []any) {
 		TransposePadded(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int))
 	},
 })}
 
-// kernTransposePaddedLauncher is the typed launcher of TransposePadded.
-type kernTransposePaddedLauncher struct{ k *kern.Kernel }
+type kernTransposePaddedLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernTransposePaddedLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs TransposePadded on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs TransposePadded on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernTransposePaddedLauncher) Launch(q kern.Queue, grid kern.Grid, in *kern.Buffer[float32], out *kern.Buffer[float32], rows int, cols int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
 }
-
-const kernPTX = `//
-// Generated by kern. DO NOT EDIT.
-//
-
-.version 7.0
-.target sm_80
-.address_size 64
-
-.file 1 "kernels.go"
-
-.visible .global .align 8 .b64 kern_error[4];
-
-.visible .entry TransposeNaive(
-	.param .u64 in_ptr,
-	.param .s64 in_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 rows,
-	.param .s64 cols
-)
-.maxntid 32, 8, 1
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<29>;
-	.reg .f32 %f<1>;
-
-	.loc 1 33 6
-	ld.param.u64 %rd0, [in_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [in_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	ld.param.s64 %rd6, [rows];
-	ld.param.s64 %rd7, [cols];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 34 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 1 34 32
-	mov.u32 %r3, %ctaid.y;
-	mov.u32 %r4, %ntid.y;
-	mul.wide.u32 %rd11, %r3, %r4;
-	mov.u32 %r5, %tid.y;
-	cvt.u64.u32 %rd12, %r5;
-	add.s64 %rd13, %rd11, %rd12;
-	.loc 1 35 7
-	setp.lt.s64 %p0, %rd13, %rd6;
-	@%p0 bra $L4_cond_true;
-	bra.uni $L3_if_done;
-$L4_cond_true:
-	.loc 1 35 19
-	setp.lt.s64 %p1, %rd10, %rd7;
-	@%p1 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 36 8
-	mul.lo.s64 %rd14, %rd10, %rd6;
-	.loc 1 36 13
-	add.s64 %rd15, %rd14, %rd13;
-	.loc 1 36 23
-	mul.lo.s64 %rd16, %rd13, %rd7;
-	.loc 1 36 28
-	add.s64 %rd17, %rd16, %rd10;
-	.loc 1 36 21
-	setp.hs.u64 %p2, %rd17, %rd2;
-	@%p2 bra $L7_oob0;
-	shl.b64 %rd25, %rd17, 2;
-	add.s64 %rd26, %rd1, %rd25;
-	ld.global.nc.f32 %f0, [%rd26];
-	.loc 1 36 6
-	setp.hs.u64 %p4, %rd15, %rd5;
-	@%p4 bra $L8_oob1;
-	shl.b64 %rd27, %rd15, 2;
-	add.s64 %rd28, %rd4, %rd27;
-	st.global.f32 [%rd28], %f0;
-	bra.uni $L3_if_done;
-$L7_oob0:
-	.loc 1 36 21
-	mov.u64 %rd18, 0x100000001;
-	mov.u64 %rd19, %rd17;
-	mov.u64 %rd20, %rd2;
-	bra.uni $L5_bounds_fail;
-$L8_oob1:
-	.loc 1 36 6
-	mov.u64 %rd18, 0x100000002;
-	mov.u64 %rd19, %rd15;
-	mov.u64 %rd20, %rd5;
-	bra.uni $L5_bounds_fail;
-$L5_bounds_fail:
-	atom.global.cas.b64 %rd21, [kern_error], 0, %rd18;
-	setp.eq.u64 %p3, %rd21, 0;
-	@!%p3 bra $L6_bounds_exit;
-	st.global.u64 [kern_error+8], %rd19;
-	st.global.u64 [kern_error+16], %rd20;
-	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd22, %r6, %r7;
-	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd23, %r8;
-	add.s64 %rd24, %rd22, %rd23;
-	st.global.u64 [kern_error+24], %rd24;
-	bra.uni $L6_bounds_exit;
-$L6_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry TransposeTiled(
-	.param .u64 in_ptr,
-	.param .s64 in_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 rows,
-	.param .s64 cols
-)
-.maxntid 32, 8, 1
-{
-	.reg .pred %p<11>;
-	.reg .b32 %r<15>;
-	.reg .b64 %rd<58>;
-	.reg .f32 %f<2>;
-	.shared .align 16 .b8 smem0[4096];
-
-	.loc 1 43 6
-	ld.param.u64 %rd0, [in_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [in_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	ld.param.s64 %rd6, [rows];
-	ld.param.s64 %rd7, [cols];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 44 26
-	mov.u64 %rd8, smem0;
-	.loc 1 45 15
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 60 23
-	mov.u32 %r0, %tid.x;
-	cvt.s64.u32 %rd9, %r0;
-	mov.u32 %r1, %tid.y;
-	cvt.s64.u32 %rd10, %r1;
-	mov.u32 %r2, %tid.z;
-	cvt.s64.u32 %rd11, %r2;
-	.loc 1 60 40
-	mov.u32 %r3, %tid.x;
-	cvt.s64.u32 %rd12, %r3;
-	mov.u32 %r4, %tid.y;
-	cvt.s64.u32 %rd13, %r4;
-	mov.u32 %r5, %tid.z;
-	cvt.s64.u32 %rd14, %r5;
-	.loc 1 61 22
-	mov.u32 %r6, %ctaid.x;
-	cvt.s64.u32 %rd15, %r6;
-	mov.u32 %r7, %ctaid.y;
-	cvt.s64.u32 %rd16, %r7;
-	mov.u32 %r8, %ctaid.z;
-	cvt.s64.u32 %rd17, %r8;
-	.loc 1 61 26
-	mul.lo.s64 %rd18, %rd16, 32;
-	.loc 1 61 43
-	mov.u32 %r9, %ctaid.x;
-	cvt.s64.u32 %rd19, %r9;
-	mov.u32 %r10, %ctaid.y;
-	cvt.s64.u32 %rd20, %r10;
-	mov.u32 %r11, %ctaid.z;
-	cvt.s64.u32 %rd21, %r11;
-	.loc 1 61 47
-	mul.lo.s64 %rd22, %rd19, 32;
-	mov.s64 %rd23, 0;
-	bra.uni $L3_for_loop;
-$L3_for_loop:
-	.loc 1 64 16
-	setp.lt.s64 %p0, %rd23, 32;
-	@%p0 bra $L4_for_body;
-	bra.uni $L5_for_done;
-$L4_for_body:
-	.loc 1 65 16
-	add.s64 %rd24, %rd18, %rd13;
-	.loc 1 65 19
-	add.s64 %rd25, %rd24, %rd23;
-	.loc 1 65 25
-	add.s64 %rd26, %rd22, %rd9;
-	.loc 1 65 32
-	setp.lt.s64 %p1, %rd25, %rd6;
-	@%p1 bra $L8_cond_true;
-	bra.uni $L7_if_done;
-$L8_cond_true:
-	.loc 1 65 44
-	setp.lt.s64 %p2, %rd26, %rd7;
-	@%p2 bra $L6_if_then;
-	bra.uni $L7_if_done;
-$L6_if_then:
-	.loc 1 66 9
-	add.s64 %rd27, %rd13, %rd23;
-	.loc 1 66 12
-	mul.lo.s64 %rd28, %rd27, 32;
-	.loc 1 66 18
-	add.s64 %rd29, %rd28, %rd9;
-	.loc 1 66 29
-	mul.lo.s64 %rd30, %rd25, %rd7;
-	.loc 1 66 34
-	add.s64 %rd31, %rd30, %rd26;
-	.loc 1 66 27
-	setp.hs.u64 %p3, %rd31, %rd2;
-	@%p3 bra $L18_oob0;
-	shl.b64 %rd39, %rd31, 2;
-	add.s64 %rd40, %rd1, %rd39;
-	ld.global.nc.f32 %f0, [%rd40];
-	.loc 1 66 5
-	setp.hs.u64 %p5, %rd29, 1024;
-	@%p5 bra $L19_oob1;
-	shl.b64 %rd41, %rd29, 2;
-	add.s64 %rd42, %rd8, %rd41;
-	st.shared.f32 [%rd42], %f0;
-	bra.uni $L7_if_done;
-$L18_oob0:
-	.loc 1 66 27
-	mov.u64 %rd32, 0x200000001;
-	mov.u64 %rd33, %rd31;
-	mov.u64 %rd34, %rd2;
-	bra.uni $L16_bounds_fail;
-$L19_oob1:
-	.loc 1 66 5
-	mov.u64 %rd32, 0x200000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1024;
-	bra.uni $L16_bounds_fail;
-$L7_if_done:
-	.loc 1 64 24
-	add.s64 %rd43, %rd23, 8;
-	mov.s64 %rd23, %rd43;
-	bra.uni $L3_for_loop;
-$L5_for_done:
-	.loc 1 69 8
-	bar.sync 0;
-	mov.s64 %rd44, 0;
-	bra.uni $L9_for_loop;
-$L9_for_loop:
-	.loc 1 73 16
-	setp.lt.s64 %p6, %rd44, 32;
-	@%p6 bra $L10_for_body;
-	bra.uni $L15_ret_transposeTile;
-$L10_for_body:
-	.loc 1 74 16
-	add.s64 %rd45, %rd22, %rd13;
-	.loc 1 74 19
-	add.s64 %rd46, %rd45, %rd44;
-	.loc 1 74 25
-	add.s64 %rd47, %rd18, %rd9;
-	.loc 1 74 32
-	setp.lt.s64 %p7, %rd46, %rd7;
-	@%p7 bra $L14_cond_true;
-	bra.uni $L13_if_done;
-$L14_cond_true:
-	.loc 1 74 44
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L12_if_then;
-	bra.uni $L13_if_done;
-$L12_if_then:
-	.loc 1 75 9
-	mul.lo.s64 %rd48, %rd46, %rd6;
-	.loc 1 75 14
-	add.s64 %rd49, %rd48, %rd47;
-	.loc 1 75 24
-	mul.lo.s64 %rd50, %rd9, 32;
-	.loc 1 75 30
-	add.s64 %rd51, %rd50, %rd13;
-	.loc 1 75 33
-	add.s64 %rd52, %rd51, %rd44;
-	.loc 1 75 21
-	setp.hs.u64 %p9, %rd52, 1024;
-	@%p9 bra $L20_oob2;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd8, %rd53;
-	ld.shared.f32 %f1, [%rd54];
-	.loc 1 75 7
-	setp.hs.u64 %p10, %rd49, %rd5;
-	@%p10 bra $L21_oob3;
-	shl.b64 %rd55, %rd49, 2;
-	add.s64 %rd56, %rd4, %rd55;
-	st.global.f32 [%rd56], %f1;
-	bra.uni $L13_if_done;
-$L20_oob2:
-	.loc 1 75 21
-	mov.u64 %rd32, 0x200000003;
-	mov.u64 %rd33, %rd52;
-	mov.u64 %rd34, 1024;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 1 75 7
-	mov.u64 %rd32, 0x200000004;
-	mov.u64 %rd33, %rd49;
-	mov.u64 %rd34, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd35, [kern_error], 0, %rd32;
-	setp.eq.u64 %p4, %rd35, 0;
-	@!%p4 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd33;
-	st.global.u64 [kern_error+16], %rd34;
-	mov.u32 %r12, %ctaid.x;
-	mov.u32 %r13, %ntid.x;
-	mul.wide.u32 %rd36, %r12, %r13;
-	mov.u32 %r14, %tid.x;
-	cvt.u64.u32 %rd37, %r14;
-	add.s64 %rd38, %rd36, %rd37;
-	st.global.u64 [kern_error+24], %rd38;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L13_if_done:
-	.loc 1 73 24
-	add.s64 %rd57, %rd44, 8;
-	mov.s64 %rd44, %rd57;
-	bra.uni $L9_for_loop;
-$L15_ret_transposeTile:
-	ret;
-}
-
-.visible .entry TransposePadded(
-	.param .u64 in_ptr,
-	.param .s64 in_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 rows,
-	.param .s64 cols
-)
-.maxntid 32, 8, 1
-{
-	.reg .pred %p<11>;
-	.reg .b32 %r<15>;
-	.reg .b64 %rd<58>;
-	.reg .f32 %f<2>;
-	.shared .align 16 .b8 smem0[4224];
-
-	.loc 1 51 6
-	ld.param.u64 %rd0, [in_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [in_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	ld.param.s64 %rd6, [rows];
-	ld.param.s64 %rd7, [cols];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 52 26
-	mov.u64 %rd8, smem0;
-	.loc 1 53 15
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 60 23
-	mov.u32 %r0, %tid.x;
-	cvt.s64.u32 %rd9, %r0;
-	mov.u32 %r1, %tid.y;
-	cvt.s64.u32 %rd10, %r1;
-	mov.u32 %r2, %tid.z;
-	cvt.s64.u32 %rd11, %r2;
-	.loc 1 60 40
-	mov.u32 %r3, %tid.x;
-	cvt.s64.u32 %rd12, %r3;
-	mov.u32 %r4, %tid.y;
-	cvt.s64.u32 %rd13, %r4;
-	mov.u32 %r5, %tid.z;
-	cvt.s64.u32 %rd14, %r5;
-	.loc 1 61 22
-	mov.u32 %r6, %ctaid.x;
-	cvt.s64.u32 %rd15, %r6;
-	mov.u32 %r7, %ctaid.y;
-	cvt.s64.u32 %rd16, %r7;
-	mov.u32 %r8, %ctaid.z;
-	cvt.s64.u32 %rd17, %r8;
-	.loc 1 61 26
-	mul.lo.s64 %rd18, %rd16, 32;
-	.loc 1 61 43
-	mov.u32 %r9, %ctaid.x;
-	cvt.s64.u32 %rd19, %r9;
-	mov.u32 %r10, %ctaid.y;
-	cvt.s64.u32 %rd20, %r10;
-	mov.u32 %r11, %ctaid.z;
-	cvt.s64.u32 %rd21, %r11;
-	.loc 1 61 47
-	mul.lo.s64 %rd22, %rd19, 32;
-	mov.s64 %rd23, 0;
-	bra.uni $L3_for_loop;
-$L3_for_loop:
-	.loc 1 64 16
-	setp.lt.s64 %p0, %rd23, 32;
-	@%p0 bra $L4_for_body;
-	bra.uni $L5_for_done;
-$L4_for_body:
-	.loc 1 65 16
-	add.s64 %rd24, %rd18, %rd13;
-	.loc 1 65 19
-	add.s64 %rd25, %rd24, %rd23;
-	.loc 1 65 25
-	add.s64 %rd26, %rd22, %rd9;
-	.loc 1 65 32
-	setp.lt.s64 %p1, %rd25, %rd6;
-	@%p1 bra $L8_cond_true;
-	bra.uni $L7_if_done;
-$L8_cond_true:
-	.loc 1 65 44
-	setp.lt.s64 %p2, %rd26, %rd7;
-	@%p2 bra $L6_if_then;
-	bra.uni $L7_if_done;
-$L6_if_then:
-	.loc 1 66 9
-	add.s64 %rd27, %rd13, %rd23;
-	.loc 1 66 12
-	mul.lo.s64 %rd28, %rd27, 33;
-	.loc 1 66 18
-	add.s64 %rd29, %rd28, %rd9;
-	.loc 1 66 29
-	mul.lo.s64 %rd30, %rd25, %rd7;
-	.loc 1 66 34
-	add.s64 %rd31, %rd30, %rd26;
-	.loc 1 66 27
-	setp.hs.u64 %p3, %rd31, %rd2;
-	@%p3 bra $L18_oob0;
-	shl.b64 %rd39, %rd31, 2;
-	add.s64 %rd40, %rd1, %rd39;
-	ld.global.nc.f32 %f0, [%rd40];
-	.loc 1 66 5
-	setp.hs.u64 %p5, %rd29, 1056;
-	@%p5 bra $L19_oob1;
-	shl.b64 %rd41, %rd29, 2;
-	add.s64 %rd42, %rd8, %rd41;
-	st.shared.f32 [%rd42], %f0;
-	bra.uni $L7_if_done;
-$L18_oob0:
-	.loc 1 66 27
-	mov.u64 %rd32, 0x300000001;
-	mov.u64 %rd33, %rd31;
-	mov.u64 %rd34, %rd2;
-	bra.uni $L16_bounds_fail;
-$L19_oob1:
-	.loc 1 66 5
-	mov.u64 %rd32, 0x300000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1056;
-	bra.uni $L16_bounds_fail;
-$L7_if_done:
-	.loc 1 64 24
-	add.s64 %rd43, %rd23, 8;
-	mov.s64 %rd23, %rd43;
-	bra.uni $L3_for_loop;
-$L5_for_done:
-	.loc 1 69 8
-	bar.sync 0;
-	mov.s64 %rd44, 0;
-	bra.uni $L9_for_loop;
-$L9_for_loop:
-	.loc 1 73 16
-	setp.lt.s64 %p6, %rd44, 32;
-	@%p6 bra $L10_for_body;
-	bra.uni $L15_ret_transposeTile;
-$L10_for_body:
-	.loc 1 74 16
-	add.s64 %rd45, %rd22, %rd13;
-	.loc 1 74 19
-	add.s64 %rd46, %rd45, %rd44;
-	.loc 1 74 25
-	add.s64 %rd47, %rd18, %rd9;
-	.loc 1 74 32
-	setp.lt.s64 %p7, %rd46, %rd7;
-	@%p7 bra $L14_cond_true;
-	bra.uni $L13_if_done;
-$L14_cond_true:
-	.loc 1 74 44
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L12_if_then;
-	bra.uni $L13_if_done;
-$L12_if_then:
-	.loc 1 75 9
-	mul.lo.s64 %rd48, %rd46, %rd6;
-	.loc 1 75 14
-	add.s64 %rd49, %rd48, %rd47;
-	.loc 1 75 24
-	mul.lo.s64 %rd50, %rd9, 33;
-	.loc 1 75 30
-	add.s64 %rd51, %rd50, %rd13;
-	.loc 1 75 33
-	add.s64 %rd52, %rd51, %rd44;
-	.loc 1 75 21
-	setp.hs.u64 %p9, %rd52, 1056;
-	@%p9 bra $L20_oob2;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd8, %rd53;
-	ld.shared.f32 %f1, [%rd54];
-	.loc 1 75 7
-	setp.hs.u64 %p10, %rd49, %rd5;
-	@%p10 bra $L21_oob3;
-	shl.b64 %rd55, %rd49, 2;
-	add.s64 %rd56, %rd4, %rd55;
-	st.global.f32 [%rd56], %f1;
-	bra.uni $L13_if_done;
-$L20_oob2:
-	.loc 1 75 21
-	mov.u64 %rd32, 0x300000003;
-	mov.u64 %rd33, %rd52;
-	mov.u64 %rd34, 1056;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 1 75 7
-	mov.u64 %rd32, 0x300000004;
-	mov.u64 %rd33, %rd49;
-	mov.u64 %rd34, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd35, [kern_error], 0, %rd32;
-	setp.eq.u64 %p4, %rd35, 0;
-	@!%p4 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd33;
-	st.global.u64 [kern_error+16], %rd34;
-	mov.u32 %r12, %ctaid.x;
-	mov.u32 %r13, %ntid.x;
-	mul.wide.u32 %rd36, %r12, %r13;
-	mov.u32 %r14, %tid.x;
-	cvt.u64.u32 %rd37, %r14;
-	add.s64 %rd38, %rd36, %rd37;
-	st.global.u64 [kern_error+24], %rd38;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L13_if_done:
-	.loc 1 73 24
-	add.s64 %rd57, %rd44, 8;
-	mov.s64 %rd44, %rd57;
-	bra.uni $L9_for_loop;
-$L15_ret_transposeTile:
-	ret;
-}
-`

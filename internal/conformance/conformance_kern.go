@@ -3,18 +3,24 @@
 package conformance
 
 import (
+	_ "embed"
+
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 )
 
-// kernModule holds every kernel of package conformance, compiled for sm_80.
+// kernPTX holds every kernel of package conformance, compiled for sm_80.
+//
+//go:embed conformance_kern_sm_80.ptx
+var kernPTX string
+
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/internal/conformance", Arch: "sm_80", PTX: kernPTX}
 
 // SiluKernel launches the kernel Silu (kernels.go:17).
-var SiluKernel = kernSiluLauncher{kern.NewKernel(kern.KernelSpec{
+var SiluKernel = kernSiluLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Silu", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Silu", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
@@ -23,30 +29,26 @@ var SiluKernel = kernSiluLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:19:13",
 		"kernels.go:19:34",
 	},
+	SourceHash: "34ee0cb7dec14ba3", Source: []string{"kernels.go:Silu"},
 	Native: func(t gpu.Thread, a []any) { Silu(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
-// kernSiluLauncher is the typed launcher of Silu.
-type kernSiluLauncher struct{ k *kern.Kernel }
+type kernSiluLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernSiluLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Silu on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Silu on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernSiluLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
 }
 
 // TransposeKernel launches the kernel Transpose (kernels.go:28).
-var TransposeKernel = kernTransposeLauncher{kern.NewKernel(kern.KernelSpec{
+var TransposeKernel = kernTransposeLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Transpose", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Transpose", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 32, Y: 8, Z: 1},
 	SharedBytes: 4224,
@@ -57,30 +59,26 @@ var TransposeKernel = kernTransposeLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:42:21",
 		"kernels.go:42:7",
 	},
+	SourceHash: "1404ccced3de16b0", Source: []string{"kernels.go:Transpose"},
 	Native: func(t gpu.Thread, a []any) { Transpose(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int)) },
 })}
 
-// kernTransposeLauncher is the typed launcher of Transpose.
-type kernTransposeLauncher struct{ k *kern.Kernel }
+type kernTransposeLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernTransposeLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Transpose on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Transpose on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernTransposeLauncher) Launch(q kern.Queue, grid kern.Grid, in *kern.Buffer[float32], out *kern.Buffer[float32], rows int, cols int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
 }
 
 // TransposeNoPadKernel launches the kernel TransposeNoPad (kernels.go:51).
-var TransposeNoPadKernel = kernTransposeNoPadLauncher{kern.NewKernel(kern.KernelSpec{
+var TransposeNoPadKernel = kernTransposeNoPadLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TransposeNoPad", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "TransposeNoPad", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 32, Y: 8, Z: 1},
 	SharedBytes: 4096,
@@ -91,29 +89,25 @@ var TransposeNoPadKernel = kernTransposeNoPadLauncher{kern.NewKernel(kern.Kernel
 		"kernels.go:65:21",
 		"kernels.go:65:7",
 	},
+	SourceHash: "d19a601a0417fe48", Source: []string{"kernels.go:TransposeNoPad"},
 	Native: func(t gpu.Thread, a []any) {
 		TransposeNoPad(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int))
 	},
 })}
 
-// kernTransposeNoPadLauncher is the typed launcher of TransposeNoPad.
-type kernTransposeNoPadLauncher struct{ k *kern.Kernel }
+type kernTransposeNoPadLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernTransposeNoPadLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs TransposeNoPad on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs TransposeNoPad on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernTransposeNoPadLauncher) Launch(q kern.Queue, grid kern.Grid, in *kern.Buffer[float32], out *kern.Buffer[float32], rows int, cols int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(in), kern.BufferArg(out), kern.ScalarArg(rows), kern.ScalarArg(cols))
 }
 
 // SumBlocksKernel launches the kernel SumBlocks (kernels.go:74).
-var SumBlocksKernel = kernSumBlocksLauncher{kern.NewKernel(kern.KernelSpec{
+var SumBlocksKernel = kernSumBlocksLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "SumBlocks", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "SumBlocks", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
@@ -126,27 +120,23 @@ var SumBlocksKernel = kernSumBlocksLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:85:5",
 		"kernels.go:90:21",
 	},
+	SourceHash: "6b65bdf9ec34d2f7", Source: []string{"kernels.go:SumBlocks"},
 	Native: func(t gpu.Thread, a []any) { SumBlocks(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
-// kernSumBlocksLauncher is the typed launcher of SumBlocks.
-type kernSumBlocksLauncher struct{ k *kern.Kernel }
+type kernSumBlocksLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernSumBlocksLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs SumBlocks on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs SumBlocks on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernSumBlocksLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
 }
 
 // WarpShuffleSumKernel launches the kernel WarpShuffleSum (kernels.go:98).
-var WarpShuffleSumKernel = kernWarpShuffleSumLauncher{kern.NewKernel(kern.KernelSpec{
+var WarpShuffleSumKernel = kernWarpShuffleSumLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "WarpShuffleSum", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "WarpShuffleSum", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "sums", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
@@ -155,27 +145,23 @@ var WarpShuffleSumKernel = kernWarpShuffleSumLauncher{kern.NewKernel(kern.Kernel
 	Sites: []string{
 		"kernels.go:109:7",
 	},
+	SourceHash: "6fbc2930a46eca9b", Source: []string{"kernels.go:WarpShuffleSum"},
 	Native: func(t gpu.Thread, a []any) { WarpShuffleSum(t, a[0].([]int32), a[1].([]int32)) },
 })}
 
-// kernWarpShuffleSumLauncher is the typed launcher of WarpShuffleSum.
-type kernWarpShuffleSumLauncher struct{ k *kern.Kernel }
+type kernWarpShuffleSumLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernWarpShuffleSumLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs WarpShuffleSum on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs WarpShuffleSum on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernWarpShuffleSumLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[int32], sums *kern.Buffer[int32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(sums))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(sums))
 }
 
 // HistogramKernel launches the kernel Histogram (kernels.go:117).
-var HistogramKernel = kernHistogramLauncher{kern.NewKernel(kern.KernelSpec{
+var HistogramKernel = kernHistogramLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Histogram", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Histogram", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "data", Kind: kern.SliceParam, Elem: "uint8", Size: 1, Writes: false},
+		{Name: "data", Kind: kern.SliceParam, Elem: "uint8", Size: 1},
 		{Name: "hist", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
@@ -187,27 +173,23 @@ var HistogramKernel = kernHistogramLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:125:15",
 		"kernels.go:126:22",
 	},
+	SourceHash: "2b27178d0bec68da", Source: []string{"kernels.go:Histogram"},
 	Native: func(t gpu.Thread, a []any) { Histogram(t, a[0].([]uint8), a[1].([]uint32)) },
 })}
 
-// kernHistogramLauncher is the typed launcher of Histogram.
-type kernHistogramLauncher struct{ k *kern.Kernel }
+type kernHistogramLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernHistogramLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Histogram on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Histogram on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernHistogramLauncher) Launch(q kern.Queue, grid kern.Grid, data *kern.Buffer[uint8], hist *kern.Buffer[uint32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(data), kern.BufferArg(hist))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(data), kern.BufferArg(hist))
 }
 
 // Unpack6Kernel launches the kernel Unpack6 (kernels.go:134).
-var Unpack6Kernel = kernUnpack6Launcher{kern.NewKernel(kern.KernelSpec{
+var Unpack6Kernel = kernUnpack6Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Unpack6", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Unpack6", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1, Writes: false},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1},
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
 	},
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
@@ -218,27 +200,23 @@ var Unpack6Kernel = kernUnpack6Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:139:72",
 		"kernels.go:141:6",
 	},
+	SourceHash: "5e2e18e7fa0576d9", Source: []string{"kernels.go:Unpack6", "kernels.go:signExtend6"},
 	Native: func(t gpu.Thread, a []any) { Unpack6(t, a[0].([]uint8), a[1].([]int32)) },
 })}
 
-// kernUnpack6Launcher is the typed launcher of Unpack6.
-type kernUnpack6Launcher struct{ k *kern.Kernel }
+type kernUnpack6Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernUnpack6Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Unpack6 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Unpack6 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernUnpack6Launcher) Launch(q kern.Queue, grid kern.Grid, packed *kern.Buffer[uint8], out *kern.Buffer[int32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(packed), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(packed), kern.BufferArg(out))
 }
 
 // SortNetworkKernel launches the kernel SortNetwork (kernels.go:151).
-var SortNetworkKernel = kernSortNetworkLauncher{kern.NewKernel(kern.KernelSpec{
+var SortNetworkKernel = kernSortNetworkLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "SortNetwork", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "SortNetwork", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "medians", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
 	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
@@ -252,56 +230,48 @@ var SortNetworkKernel = kernSortNetworkLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:169:5",
 		"kernels.go:172:4",
 	},
+	SourceHash: "a54724077fa6b9e6", Source: []string{"kernels.go:SortNetwork", "kernels.go:insertionSort"},
 	Native: func(t gpu.Thread, a []any) { SortNetwork(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
-// kernSortNetworkLauncher is the typed launcher of SortNetwork.
-type kernSortNetworkLauncher struct{ k *kern.Kernel }
+type kernSortNetworkLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernSortNetworkLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs SortNetwork on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs SortNetwork on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernSortNetworkLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], medians *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(medians))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(medians))
 }
 
 // CollatzKernel launches the kernel Collatz (kernels.go:180).
-var CollatzKernel = kernCollatzLauncher{kern.NewKernel(kern.KernelSpec{
+var CollatzKernel = kernCollatzLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Collatz", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Collatz", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "start", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: false},
+		{Name: "start", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
 		{Name: "steps", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "limit", Kind: kern.ScalarParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "limit", Kind: kern.ScalarParam, Elem: "int32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels.go:202:7",
 	},
+	SourceHash: "0f9989e2dcd6e59f", Source: []string{"kernels.go:Collatz"},
 	Native: func(t gpu.Thread, a []any) { Collatz(t, a[0].([]uint64), a[1].([]int32), a[2].(int32)) },
 })}
 
-// kernCollatzLauncher is the typed launcher of Collatz.
-type kernCollatzLauncher struct{ k *kern.Kernel }
+type kernCollatzLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCollatzLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Collatz on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Collatz on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCollatzLauncher) Launch(q kern.Queue, grid kern.Grid, start *kern.Buffer[uint64], steps *kern.Buffer[int32], limit int32) error {
-	return l.k.Launch(q, grid, kern.BufferArg(start), kern.BufferArg(steps), kern.ScalarArg(limit))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(start), kern.BufferArg(steps), kern.ScalarArg(limit))
 }
 
 // ReverseRacyKernel launches the kernel ReverseRacy (kernels.go:209).
-var ReverseRacyKernel = kernReverseRacyLauncher{kern.NewKernel(kern.KernelSpec{
+var ReverseRacyKernel = kernReverseRacyLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "ReverseRacy", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "ReverseRacy", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
 	Block:       gpu.Dim3{X: 64, Y: 1, Z: 1},
@@ -313,27 +283,23 @@ var ReverseRacyKernel = kernReverseRacyLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:213:22",
 		"kernels.go:213:5",
 	},
+	SourceHash: "8bfe8c7e8c286395", Source: []string{"kernels.go:ReverseRacy"},
 	Native: func(t gpu.Thread, a []any) { ReverseRacy(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
-// kernReverseRacyLauncher is the typed launcher of ReverseRacy.
-type kernReverseRacyLauncher struct{ k *kern.Kernel }
+type kernReverseRacyLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernReverseRacyLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs ReverseRacy on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs ReverseRacy on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernReverseRacyLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
 }
 
 // ReverseKernel launches the kernel Reverse (kernels.go:219).
-var ReverseKernel = kernReverseLauncher{kern.NewKernel(kern.KernelSpec{
+var ReverseKernel = kernReverseLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Reverse", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Reverse", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
 	Block:       gpu.Dim3{X: 64, Y: 1, Z: 1},
@@ -345,87 +311,75 @@ var ReverseKernel = kernReverseLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:224:22",
 		"kernels.go:224:5",
 	},
+	SourceHash: "8dbd9f9f63c024df", Source: []string{"kernels.go:Reverse"},
 	Native: func(t gpu.Thread, a []any) { Reverse(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
-// kernReverseLauncher is the typed launcher of Reverse.
-type kernReverseLauncher struct{ k *kern.Kernel }
+type kernReverseLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernReverseLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Reverse on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Reverse on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernReverseLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out))
 }
 
 // GatherKernel launches the kernel Gather (kernels.go:231).
-var GatherKernel = kernGatherLauncher{kern.NewKernel(kern.KernelSpec{
+var GatherKernel = kernGatherLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Gather", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Gather", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
-	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
-	Bounds: false,
+	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "608eab9c0e5dcd05", Source: []string{"kernels.go:Gather"},
 	Native: func(t gpu.Thread, a []any) { Gather(t, a[0].([]float32), a[1].([]int32), a[2].([]float32)) },
 })}
 
-// kernGatherLauncher is the typed launcher of Gather.
-type kernGatherLauncher struct{ k *kern.Kernel }
+type kernGatherLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernGatherLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Gather on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Gather on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernGatherLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], idx *kern.Buffer[int32], out *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(out))
 }
 
 // StridedKernel launches the kernel Strided (kernels.go:241).
-var StridedKernel = kernStridedLauncher{kern.NewKernel(kern.KernelSpec{
+var StridedKernel = kernStridedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Strided", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "Strided", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels.go:243:13",
 	},
+	SourceHash: "ab197fc03deccc7d", Source: []string{"kernels.go:Strided"},
 	Native: func(t gpu.Thread, a []any) { Strided(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 
-// kernStridedLauncher is the typed launcher of Strided.
-type kernStridedLauncher struct{ k *kern.Kernel }
+type kernStridedLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernStridedLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Strided on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Strided on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernStridedLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], stride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(stride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(stride))
 }
 
 // MatMulMMAKernel launches the kernel MatMulMMA (kernels.go:255).
-var MatMulMMAKernel = kernMatMulMMALauncher{kern.NewKernel(kern.KernelSpec{
+var MatMulMMAKernel = kernMatMulMMALauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "MatMulMMA", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "MatMulMMA", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "bt", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "bt", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "c", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds: true,
@@ -449,2415 +403,16 @@ var MatMulMMAKernel = kernMatMulMMALauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:279:3",
 		"kernels.go:279:14",
 	},
+	SourceHash: "004cc63bddcee357", Source: []string{"kernels.go:MatMulMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		MatMulMMA(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernMatMulMMALauncher is the typed launcher of MatMulMMA.
-type kernMatMulMMALauncher struct{ k *kern.Kernel }
+type kernMatMulMMALauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernMatMulMMALauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs MatMulMMA on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs MatMulMMA on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernMatMulMMALauncher) Launch(q kern.Queue, grid kern.Grid, a *kern.Buffer[gpu.Half], bt *kern.Buffer[gpu.Half], c *kern.Buffer[float32], m int, n int, k int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(a), kern.BufferArg(bt), kern.BufferArg(c), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(a), kern.BufferArg(bt), kern.BufferArg(c), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
-
-const kernPTX = `//
-// Generated by kern. DO NOT EDIT.
-//
-
-.version 7.0
-.target sm_80
-.address_size 64
-
-.file 1 "kernels.go"
-
-.visible .global .align 8 .b64 kern_error[4];
-
-.visible .entry Silu(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<22>;
-	.reg .f32 %f<14>;
-
-	.loc 1 17 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 18 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 18 25
-	setp.lt.s64 %p0, %rd8, %rd5;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 19 13
-	setp.hs.u64 %p1, %rd8, %rd2;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd1, %rd16;
-	ld.global.nc.f32 %f0, [%rd17];
-	.loc 1 19 34
-	setp.hs.u64 %p3, %rd8, %rd2;
-	@%p3 bra $L7_oob1;
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd1, %rd18;
-	ld.global.nc.f32 %f1, [%rd19];
-	.loc 1 19 32
-	neg.f32 %f2, %f1;
-	.loc 1 19 31
-	max.f32 %f3, %f2, 0fC2D00000;
-	min.f32 %f3, %f3, 0f42B20000;
-	mul.rn.f32 %f4, %f3, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f5, %f4;
-	fma.rn.f32 %f6, %f5, 0fBF317200, %f3;
-	fma.rn.f32 %f6, %f5, 0fB5BFBE8E, %f6;
-	mul.rn.f32 %f6, %f6, 0f3FB8AA3B;
-	ex2.approx.f32 %f7, %f6;
-	mul.rn.f32 %f8, %f5, 0f3F000000;
-	cvt.rmi.f32.f32 %f8, %f8;
-	sub.rn.f32 %f9, %f5, %f8;
-	ex2.approx.f32 %f10, %f8;
-	ex2.approx.f32 %f11, %f9;
-	mul.rn.f32 %f7, %f7, %f10;
-	mul.rn.f32 %f7, %f7, %f11;
-	setp.nan.f32 %p4, %f2, %f2;
-	selp.f32 %f7, %f2, %f7, %p4;
-	.loc 1 19 22
-	add.rn.f32 %f12, 0f3F800000, %f7;
-	.loc 1 19 17
-	div.rn.f32 %f13, %f0, %f12;
-	.loc 1 19 6
-	shl.b64 %rd20, %rd8, 2;
-	add.s64 %rd21, %rd4, %rd20;
-	st.global.f32 [%rd21], %f13;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 19 13
-	mov.u64 %rd9, 0x100000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd2;
-	bra.uni $L4_bounds_fail;
-$L7_oob1:
-	.loc 1 19 34
-	mov.u64 %rd9, 0x100000002;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd2;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry Transpose(
-	.param .u64 in_ptr,
-	.param .s64 in_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 rows,
-	.param .s64 cols
-)
-.maxntid 32, 8, 1
-{
-	.reg .pred %p<11>;
-	.reg .b32 %r<15>;
-	.reg .b64 %rd<58>;
-	.reg .f32 %f<2>;
-	.shared .align 16 .b8 smem0[4224];
-
-	.loc 1 28 6
-	ld.param.u64 %rd0, [in_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [in_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	ld.param.s64 %rd6, [rows];
-	ld.param.s64 %rd7, [cols];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 29 26
-	mov.u64 %rd8, smem0;
-	.loc 1 30 23
-	mov.u32 %r0, %tid.x;
-	cvt.s64.u32 %rd9, %r0;
-	mov.u32 %r1, %tid.y;
-	cvt.s64.u32 %rd10, %r1;
-	mov.u32 %r2, %tid.z;
-	cvt.s64.u32 %rd11, %r2;
-	.loc 1 30 40
-	mov.u32 %r3, %tid.x;
-	cvt.s64.u32 %rd12, %r3;
-	mov.u32 %r4, %tid.y;
-	cvt.s64.u32 %rd13, %r4;
-	mov.u32 %r5, %tid.z;
-	cvt.s64.u32 %rd14, %r5;
-	.loc 1 31 22
-	mov.u32 %r6, %ctaid.x;
-	cvt.s64.u32 %rd15, %r6;
-	mov.u32 %r7, %ctaid.y;
-	cvt.s64.u32 %rd16, %r7;
-	mov.u32 %r8, %ctaid.z;
-	cvt.s64.u32 %rd17, %r8;
-	.loc 1 31 26
-	mul.lo.s64 %rd18, %rd15, 32;
-	.loc 1 31 43
-	mov.u32 %r9, %ctaid.x;
-	cvt.s64.u32 %rd19, %r9;
-	mov.u32 %r10, %ctaid.y;
-	cvt.s64.u32 %rd20, %r10;
-	mov.u32 %r11, %ctaid.z;
-	cvt.s64.u32 %rd21, %r11;
-	.loc 1 31 47
-	mul.lo.s64 %rd22, %rd20, 32;
-	mov.s64 %rd23, 0;
-	bra.uni $L2_for_loop;
-$L2_for_loop:
-	.loc 1 32 16
-	setp.lt.s64 %p0, %rd23, 32;
-	@%p0 bra $L3_for_body;
-	bra.uni $L4_for_done;
-$L3_for_body:
-	.loc 1 33 13
-	add.s64 %rd24, %rd22, %rd13;
-	.loc 1 33 16
-	add.s64 %rd25, %rd24, %rd23;
-	.loc 1 33 22
-	add.s64 %rd26, %rd18, %rd9;
-	.loc 1 34 8
-	setp.lt.s64 %p1, %rd25, %rd6;
-	@%p1 bra $L7_cond_true;
-	bra.uni $L6_if_done;
-$L7_cond_true:
-	.loc 1 34 20
-	setp.lt.s64 %p2, %rd26, %rd7;
-	@%p2 bra $L5_if_then;
-	bra.uni $L6_if_done;
-$L5_if_then:
-	.loc 1 35 9
-	add.s64 %rd27, %rd13, %rd23;
-	.loc 1 35 12
-	mul.lo.s64 %rd28, %rd27, 33;
-	.loc 1 35 21
-	add.s64 %rd29, %rd28, %rd9;
-	.loc 1 35 32
-	mul.lo.s64 %rd30, %rd25, %rd7;
-	.loc 1 35 37
-	add.s64 %rd31, %rd30, %rd26;
-	.loc 1 35 30
-	setp.hs.u64 %p3, %rd31, %rd2;
-	@%p3 bra $L16_oob0;
-	shl.b64 %rd39, %rd31, 2;
-	add.s64 %rd40, %rd1, %rd39;
-	ld.global.nc.f32 %f0, [%rd40];
-	.loc 1 35 5
-	setp.hs.u64 %p5, %rd29, 1056;
-	@%p5 bra $L17_oob1;
-	shl.b64 %rd41, %rd29, 2;
-	add.s64 %rd42, %rd8, %rd41;
-	st.shared.f32 [%rd42], %f0;
-	bra.uni $L6_if_done;
-$L16_oob0:
-	.loc 1 35 30
-	mov.u64 %rd32, 0x200000001;
-	mov.u64 %rd33, %rd31;
-	mov.u64 %rd34, %rd2;
-	bra.uni $L14_bounds_fail;
-$L17_oob1:
-	.loc 1 35 5
-	mov.u64 %rd32, 0x200000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1056;
-	bra.uni $L14_bounds_fail;
-$L6_if_done:
-	.loc 1 32 24
-	add.s64 %rd43, %rd23, 8;
-	mov.s64 %rd23, %rd43;
-	bra.uni $L2_for_loop;
-$L4_for_done:
-	.loc 1 38 8
-	bar.sync 0;
-	mov.s64 %rd44, 0;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 1 39 16
-	setp.lt.s64 %p6, %rd44, 32;
-	@%p6 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 1 40 13
-	add.s64 %rd45, %rd18, %rd13;
-	.loc 1 40 16
-	add.s64 %rd46, %rd45, %rd44;
-	.loc 1 40 22
-	add.s64 %rd47, %rd22, %rd9;
-	.loc 1 41 8
-	setp.lt.s64 %p7, %rd46, %rd7;
-	@%p7 bra $L13_cond_true;
-	bra.uni $L12_if_done;
-$L13_cond_true:
-	.loc 1 41 20
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L11_if_then;
-	bra.uni $L12_if_done;
-$L11_if_then:
-	.loc 1 42 9
-	mul.lo.s64 %rd48, %rd46, %rd6;
-	.loc 1 42 14
-	add.s64 %rd49, %rd48, %rd47;
-	.loc 1 42 24
-	mul.lo.s64 %rd50, %rd9, 33;
-	.loc 1 42 33
-	add.s64 %rd51, %rd50, %rd13;
-	.loc 1 42 36
-	add.s64 %rd52, %rd51, %rd44;
-	.loc 1 42 21
-	setp.hs.u64 %p9, %rd52, 1056;
-	@%p9 bra $L18_oob2;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd8, %rd53;
-	ld.shared.f32 %f1, [%rd54];
-	.loc 1 42 7
-	setp.hs.u64 %p10, %rd49, %rd5;
-	@%p10 bra $L19_oob3;
-	shl.b64 %rd55, %rd49, 2;
-	add.s64 %rd56, %rd4, %rd55;
-	st.global.f32 [%rd56], %f1;
-	bra.uni $L12_if_done;
-$L18_oob2:
-	.loc 1 42 21
-	mov.u64 %rd32, 0x200000003;
-	mov.u64 %rd33, %rd52;
-	mov.u64 %rd34, 1056;
-	bra.uni $L14_bounds_fail;
-$L19_oob3:
-	.loc 1 42 7
-	mov.u64 %rd32, 0x200000004;
-	mov.u64 %rd33, %rd49;
-	mov.u64 %rd34, %rd5;
-	bra.uni $L14_bounds_fail;
-$L14_bounds_fail:
-	atom.global.cas.b64 %rd35, [kern_error], 0, %rd32;
-	setp.eq.u64 %p4, %rd35, 0;
-	@!%p4 bra $L15_bounds_exit;
-	st.global.u64 [kern_error+8], %rd33;
-	st.global.u64 [kern_error+16], %rd34;
-	mov.u32 %r12, %ctaid.x;
-	mov.u32 %r13, %ntid.x;
-	mul.wide.u32 %rd36, %r12, %r13;
-	mov.u32 %r14, %tid.x;
-	cvt.u64.u32 %rd37, %r14;
-	add.s64 %rd38, %rd36, %rd37;
-	st.global.u64 [kern_error+24], %rd38;
-	bra.uni $L15_bounds_exit;
-$L15_bounds_exit:
-	exit;
-$L12_if_done:
-	.loc 1 39 24
-	add.s64 %rd57, %rd44, 8;
-	mov.s64 %rd44, %rd57;
-	bra.uni $L8_for_loop;
-$L10_for_done:
-	ret;
-}
-
-.visible .entry TransposeNoPad(
-	.param .u64 in_ptr,
-	.param .s64 in_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 rows,
-	.param .s64 cols
-)
-.maxntid 32, 8, 1
-{
-	.reg .pred %p<11>;
-	.reg .b32 %r<15>;
-	.reg .b64 %rd<58>;
-	.reg .f32 %f<2>;
-	.shared .align 16 .b8 smem0[4096];
-
-	.loc 1 51 6
-	ld.param.u64 %rd0, [in_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [in_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	ld.param.s64 %rd6, [rows];
-	ld.param.s64 %rd7, [cols];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 52 26
-	mov.u64 %rd8, smem0;
-	.loc 1 53 23
-	mov.u32 %r0, %tid.x;
-	cvt.s64.u32 %rd9, %r0;
-	mov.u32 %r1, %tid.y;
-	cvt.s64.u32 %rd10, %r1;
-	mov.u32 %r2, %tid.z;
-	cvt.s64.u32 %rd11, %r2;
-	.loc 1 53 40
-	mov.u32 %r3, %tid.x;
-	cvt.s64.u32 %rd12, %r3;
-	mov.u32 %r4, %tid.y;
-	cvt.s64.u32 %rd13, %r4;
-	mov.u32 %r5, %tid.z;
-	cvt.s64.u32 %rd14, %r5;
-	.loc 1 54 22
-	mov.u32 %r6, %ctaid.x;
-	cvt.s64.u32 %rd15, %r6;
-	mov.u32 %r7, %ctaid.y;
-	cvt.s64.u32 %rd16, %r7;
-	mov.u32 %r8, %ctaid.z;
-	cvt.s64.u32 %rd17, %r8;
-	.loc 1 54 26
-	mul.lo.s64 %rd18, %rd15, 32;
-	.loc 1 54 43
-	mov.u32 %r9, %ctaid.x;
-	cvt.s64.u32 %rd19, %r9;
-	mov.u32 %r10, %ctaid.y;
-	cvt.s64.u32 %rd20, %r10;
-	mov.u32 %r11, %ctaid.z;
-	cvt.s64.u32 %rd21, %r11;
-	.loc 1 54 47
-	mul.lo.s64 %rd22, %rd20, 32;
-	mov.s64 %rd23, 0;
-	bra.uni $L2_for_loop;
-$L2_for_loop:
-	.loc 1 55 16
-	setp.lt.s64 %p0, %rd23, 32;
-	@%p0 bra $L3_for_body;
-	bra.uni $L4_for_done;
-$L3_for_body:
-	.loc 1 56 13
-	add.s64 %rd24, %rd22, %rd13;
-	.loc 1 56 16
-	add.s64 %rd25, %rd24, %rd23;
-	.loc 1 56 22
-	add.s64 %rd26, %rd18, %rd9;
-	.loc 1 57 8
-	setp.lt.s64 %p1, %rd25, %rd6;
-	@%p1 bra $L7_cond_true;
-	bra.uni $L6_if_done;
-$L7_cond_true:
-	.loc 1 57 20
-	setp.lt.s64 %p2, %rd26, %rd7;
-	@%p2 bra $L5_if_then;
-	bra.uni $L6_if_done;
-$L5_if_then:
-	.loc 1 58 9
-	add.s64 %rd27, %rd13, %rd23;
-	.loc 1 58 12
-	mul.lo.s64 %rd28, %rd27, 32;
-	.loc 1 58 17
-	add.s64 %rd29, %rd28, %rd9;
-	.loc 1 58 28
-	mul.lo.s64 %rd30, %rd25, %rd7;
-	.loc 1 58 33
-	add.s64 %rd31, %rd30, %rd26;
-	.loc 1 58 26
-	setp.hs.u64 %p3, %rd31, %rd2;
-	@%p3 bra $L16_oob0;
-	shl.b64 %rd39, %rd31, 2;
-	add.s64 %rd40, %rd1, %rd39;
-	ld.global.nc.f32 %f0, [%rd40];
-	.loc 1 58 5
-	setp.hs.u64 %p5, %rd29, 1024;
-	@%p5 bra $L17_oob1;
-	shl.b64 %rd41, %rd29, 2;
-	add.s64 %rd42, %rd8, %rd41;
-	st.shared.f32 [%rd42], %f0;
-	bra.uni $L6_if_done;
-$L16_oob0:
-	.loc 1 58 26
-	mov.u64 %rd32, 0x300000001;
-	mov.u64 %rd33, %rd31;
-	mov.u64 %rd34, %rd2;
-	bra.uni $L14_bounds_fail;
-$L17_oob1:
-	.loc 1 58 5
-	mov.u64 %rd32, 0x300000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1024;
-	bra.uni $L14_bounds_fail;
-$L6_if_done:
-	.loc 1 55 24
-	add.s64 %rd43, %rd23, 8;
-	mov.s64 %rd23, %rd43;
-	bra.uni $L2_for_loop;
-$L4_for_done:
-	.loc 1 61 8
-	bar.sync 0;
-	mov.s64 %rd44, 0;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 1 62 16
-	setp.lt.s64 %p6, %rd44, 32;
-	@%p6 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 1 63 13
-	add.s64 %rd45, %rd18, %rd13;
-	.loc 1 63 16
-	add.s64 %rd46, %rd45, %rd44;
-	.loc 1 63 22
-	add.s64 %rd47, %rd22, %rd9;
-	.loc 1 64 8
-	setp.lt.s64 %p7, %rd46, %rd7;
-	@%p7 bra $L13_cond_true;
-	bra.uni $L12_if_done;
-$L13_cond_true:
-	.loc 1 64 20
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L11_if_then;
-	bra.uni $L12_if_done;
-$L11_if_then:
-	.loc 1 65 9
-	mul.lo.s64 %rd48, %rd46, %rd6;
-	.loc 1 65 14
-	add.s64 %rd49, %rd48, %rd47;
-	.loc 1 65 24
-	mul.lo.s64 %rd50, %rd9, 32;
-	.loc 1 65 29
-	add.s64 %rd51, %rd50, %rd13;
-	.loc 1 65 32
-	add.s64 %rd52, %rd51, %rd44;
-	.loc 1 65 21
-	setp.hs.u64 %p9, %rd52, 1024;
-	@%p9 bra $L18_oob2;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd8, %rd53;
-	ld.shared.f32 %f1, [%rd54];
-	.loc 1 65 7
-	setp.hs.u64 %p10, %rd49, %rd5;
-	@%p10 bra $L19_oob3;
-	shl.b64 %rd55, %rd49, 2;
-	add.s64 %rd56, %rd4, %rd55;
-	st.global.f32 [%rd56], %f1;
-	bra.uni $L12_if_done;
-$L18_oob2:
-	.loc 1 65 21
-	mov.u64 %rd32, 0x300000003;
-	mov.u64 %rd33, %rd52;
-	mov.u64 %rd34, 1024;
-	bra.uni $L14_bounds_fail;
-$L19_oob3:
-	.loc 1 65 7
-	mov.u64 %rd32, 0x300000004;
-	mov.u64 %rd33, %rd49;
-	mov.u64 %rd34, %rd5;
-	bra.uni $L14_bounds_fail;
-$L14_bounds_fail:
-	atom.global.cas.b64 %rd35, [kern_error], 0, %rd32;
-	setp.eq.u64 %p4, %rd35, 0;
-	@!%p4 bra $L15_bounds_exit;
-	st.global.u64 [kern_error+8], %rd33;
-	st.global.u64 [kern_error+16], %rd34;
-	mov.u32 %r12, %ctaid.x;
-	mov.u32 %r13, %ntid.x;
-	mul.wide.u32 %rd36, %r12, %r13;
-	mov.u32 %r14, %tid.x;
-	cvt.u64.u32 %rd37, %r14;
-	add.s64 %rd38, %rd36, %rd37;
-	st.global.u64 [kern_error+24], %rd38;
-	bra.uni $L15_bounds_exit;
-$L15_bounds_exit:
-	exit;
-$L12_if_done:
-	.loc 1 62 24
-	add.s64 %rd57, %rd44, 8;
-	mov.s64 %rd44, %rd57;
-	bra.uni $L8_for_loop;
-$L10_for_done:
-	ret;
-}
-
-.visible .entry SumBlocks(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<10>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<33>;
-	.reg .f32 %f<7>;
-	.shared .align 16 .b8 smem0[1024];
-
-	.loc 1 74 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 75 26
-	mov.u64 %rd6, smem0;
-	.loc 1 76 20
-	mov.u32 %r0, %tid.x;
-	cvt.s64.u32 %rd7, %r0;
-	mov.u32 %r1, %tid.y;
-	cvt.s64.u32 %rd8, %r1;
-	mov.u32 %r2, %tid.z;
-	cvt.s64.u32 %rd9, %r2;
-	.loc 1 78 19
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd10, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd11, %r5;
-	add.s64 %rd12, %rd10, %rd11;
-	.loc 1 78 25
-	setp.lt.s64 %p0, %rd12, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L11_edge;
-$L2_if_then:
-	.loc 1 79 8
-	shl.b64 %rd13, %rd12, 2;
-	add.s64 %rd14, %rd1, %rd13;
-	ld.global.nc.f32 %f1, [%rd14];
-	mov.f32 %f0, %f1;
-	bra.uni $L3_if_done;
-$L11_edge:
-	mov.f32 %f0, 0f00000000;
-	bra.uni $L3_if_done;
-$L3_if_done:
-	.loc 1 81 3
-	setp.hs.u64 %p1, %rd7, 256;
-	@%p1 bra $L14_oob0;
-	shl.b64 %rd22, %rd7, 2;
-	add.s64 %rd23, %rd6, %rd22;
-	st.shared.f32 [%rd23], %f0;
-	.loc 1 82 8
-	bar.sync 0;
-	mov.s64 %rd24, 128;
-	bra.uni $L4_for_loop;
-$L14_oob0:
-	.loc 1 81 3
-	mov.u64 %rd15, 0x400000001;
-	mov.u64 %rd16, %rd7;
-	mov.u64 %rd17, 256;
-	bra.uni $L12_bounds_fail;
-$L4_for_loop:
-	.loc 1 83 28
-	setp.gt.s64 %p3, %rd24, 0;
-	@%p3 bra $L5_for_body;
-	bra.uni $L6_for_done;
-$L5_for_body:
-	.loc 1 84 10
-	setp.lt.s64 %p4, %rd7, %rd24;
-	@%p4 bra $L7_if_then;
-	bra.uni $L8_if_done;
-$L7_if_then:
-	.loc 1 85 19
-	add.s64 %rd25, %rd7, %rd24;
-	.loc 1 85 15
-	setp.hs.u64 %p5, %rd25, 256;
-	@%p5 bra $L15_oob1;
-	shl.b64 %rd26, %rd25, 2;
-	add.s64 %rd27, %rd6, %rd26;
-	ld.shared.f32 %f2, [%rd27];
-	.loc 1 85 5
-	setp.hs.u64 %p6, %rd7, 256;
-	@%p6 bra $L16_oob2;
-	shl.b64 %rd28, %rd7, 2;
-	add.s64 %rd29, %rd6, %rd28;
-	ld.shared.f32 %f3, [%rd29];
-	.loc 1 85 4
-	add.rn.f32 %f4, %f3, %f2;
-	.loc 1 85 5
-	setp.hs.u64 %p7, %rd7, 256;
-	@%p7 bra $L17_oob3;
-	shl.b64 %rd30, %rd7, 2;
-	add.s64 %rd31, %rd6, %rd30;
-	st.shared.f32 [%rd31], %f4;
-	bra.uni $L8_if_done;
-$L15_oob1:
-	.loc 1 85 15
-	mov.u64 %rd15, 0x400000002;
-	mov.u64 %rd16, %rd25;
-	mov.u64 %rd17, 256;
-	bra.uni $L12_bounds_fail;
-$L16_oob2:
-	.loc 1 85 5
-	mov.u64 %rd15, 0x400000003;
-	mov.u64 %rd16, %rd7;
-	mov.u64 %rd17, 256;
-	bra.uni $L12_bounds_fail;
-$L17_oob3:
-	mov.u64 %rd15, 0x400000004;
-	mov.u64 %rd16, %rd7;
-	mov.u64 %rd17, 256;
-	bra.uni $L12_bounds_fail;
-$L8_if_done:
-	.loc 1 87 9
-	bar.sync 0;
-	.loc 1 83 33
-	div.s64 %rd32, %rd24, 2;
-	mov.s64 %rd24, %rd32;
-	bra.uni $L4_for_loop;
-$L6_for_done:
-	.loc 1 89 9
-	setp.eq.s64 %p8, %rd7, 0;
-	@%p8 bra $L9_if_then;
-	bra.uni $L10_if_done;
-$L9_if_then:
-	.loc 1 90 21
-	setp.hs.u64 %p9, 0, %rd5;
-	@%p9 bra $L18_oob4;
-	.loc 1 90 27
-	ld.shared.f32 %f5, [%rd6];
-	.loc 1 90 16
-	atom.global.add.f32 %f6, [%rd4], %f5;
-	bra.uni $L10_if_done;
-$L18_oob4:
-	.loc 1 90 21
-	mov.u64 %rd15, 0x400000005;
-	mov.u64 %rd16, 0;
-	mov.u64 %rd17, %rd5;
-	bra.uni $L12_bounds_fail;
-$L12_bounds_fail:
-	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
-	setp.eq.u64 %p2, %rd18, 0;
-	@!%p2 bra $L13_bounds_exit;
-	st.global.u64 [kern_error+8], %rd16;
-	st.global.u64 [kern_error+16], %rd17;
-	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd19, %r6, %r7;
-	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd20, %r8;
-	add.s64 %rd21, %rd19, %rd20;
-	st.global.u64 [kern_error+24], %rd21;
-	bra.uni $L13_bounds_exit;
-$L13_bounds_exit:
-	exit;
-$L10_if_done:
-	ret;
-}
-
-.visible .entry WarpShuffleSum(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 sums_ptr,
-	.param .s64 sums_len
-)
-.maxntid 128, 1, 1
-{
-	.reg .pred %p<7>;
-	.reg .b32 %r<54>;
-	.reg .b64 %rd<31>;
-	.shared .align 8 .b8 kern_reduce[256];
-
-	.loc 1 98 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [sums_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [sums_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 100 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 100 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L9_edge;
-$L2_if_then:
-	.loc 1 101 8
-	shl.b64 %rd9, %rd8, 2;
-	add.s64 %rd10, %rd1, %rd9;
-	ld.global.nc.s32 %r4, [%rd10];
-	mov.s32 %r3, %r4;
-	bra.uni $L3_if_done;
-$L9_edge:
-	mov.s32 %r3, 0;
-	bra.uni $L3_if_done;
-$L3_if_done:
-	mov.s32 %r5, %r3;
-	mov.s64 %rd11, 16;
-	bra.uni $L4_for_loop;
-$L4_for_loop:
-	.loc 1 103 21
-	setp.gt.s64 %p1, %rd11, 0;
-	@%p1 bra $L5_for_body;
-	bra.uni $L6_for_done;
-$L5_for_body:
-	.loc 1 104 20
-	cvt.u32.u64 %r6, %rd11;
-	shfl.sync.down.b32 %r7, %r5, %r6, 31, -1;
-	.loc 1 104 3
-	add.s32 %r8, %r5, %r7;
-	.loc 1 103 26
-	div.s64 %rd12, %rd11, 2;
-	mov.s32 %r5, %r8;
-	mov.s64 %rd11, %rd12;
-	bra.uni $L4_for_loop;
-$L6_for_done:
-	.loc 1 106 18
-	shfl.sync.idx.b32 %r9, %r5, 0, 31, -1;
-	.loc 1 107 19
-	shfl.sync.bfly.b32 %r10, %r9, 16, 31, -1;
-	add.s32 %r11, %r9, %r10;
-	shfl.sync.bfly.b32 %r12, %r11, 8, 31, -1;
-	add.s32 %r13, %r11, %r12;
-	shfl.sync.bfly.b32 %r14, %r13, 4, 31, -1;
-	add.s32 %r15, %r13, %r14;
-	shfl.sync.bfly.b32 %r16, %r15, 2, 31, -1;
-	add.s32 %r17, %r15, %r16;
-	shfl.sync.bfly.b32 %r18, %r17, 1, 31, -1;
-	add.s32 %r19, %r17, %r18;
-	mov.u32 %r21, %tid.z;
-	mov.u32 %r22, %ntid.y;
-	mov.u32 %r23, %tid.y;
-	mad.lo.u32 %r20, %r21, %r22, %r23;
-	mov.u32 %r25, %ntid.x;
-	mov.u32 %r26, %tid.x;
-	mad.lo.u32 %r24, %r20, %r25, %r26;
-	shr.u32 %r27, %r24, 5;
-	mov.u32 %r28, %laneid;
-	mov.u64 %rd13, kern_reduce;
-	mad.wide.u32 %rd14, %r27, 4, %rd13;
-	setp.eq.u32 %p2, %r28, 0;
-	@%p2 st.shared.s32 [%rd14], %r19;
-	bar.sync 0;
-	mov.u32 %r30, %ntid.x;
-	mov.u32 %r31, %ntid.y;
-	mul.lo.u32 %r29, %r30, %r31;
-	mov.u32 %r32, %ntid.z;
-	mul.lo.u32 %r29, %r29, %r32;
-	add.u32 %r29, %r29, 31;
-	shr.u32 %r29, %r29, 5;
-	setp.lo.u32 %p3, %r28, %r29;
-	mad.wide.u32 %rd15, %r28, 4, %rd13;
-	mov.s32 %r33, 0;
-	@%p3 ld.shared.s32 %r33, [%rd15];
-	shfl.sync.bfly.b32 %r34, %r33, 16, 31, -1;
-	add.s32 %r35, %r33, %r34;
-	shfl.sync.bfly.b32 %r36, %r35, 8, 31, -1;
-	add.s32 %r37, %r35, %r36;
-	shfl.sync.bfly.b32 %r38, %r37, 4, 31, -1;
-	add.s32 %r39, %r37, %r38;
-	shfl.sync.bfly.b32 %r40, %r39, 2, 31, -1;
-	add.s32 %r41, %r39, %r40;
-	shfl.sync.bfly.b32 %r42, %r41, 1, 31, -1;
-	add.s32 %r43, %r41, %r42;
-	bar.sync 0;
-	.loc 1 107 26
-	div.s32 %r44, %r43, 32;
-	.loc 1 108 16
-	mov.u32 %r45, %tid.x;
-	cvt.s64.u32 %rd16, %r45;
-	mov.u32 %r46, %tid.y;
-	cvt.s64.u32 %rd17, %r46;
-	mov.u32 %r47, %tid.z;
-	cvt.s64.u32 %rd18, %r47;
-	.loc 1 108 21
-	setp.eq.s64 %p4, %rd16, 0;
-	@%p4 bra $L7_if_then;
-	bra.uni $L8_if_done;
-$L7_if_then:
-	.loc 1 109 18
-	mov.u32 %r48, %ctaid.x;
-	cvt.s64.u32 %rd19, %r48;
-	mov.u32 %r49, %ctaid.y;
-	cvt.s64.u32 %rd20, %r49;
-	mov.u32 %r50, %ctaid.z;
-	cvt.s64.u32 %rd21, %r50;
-	.loc 1 109 7
-	setp.hs.u64 %p5, %rd19, %rd5;
-	@%p5 bra $L12_oob0;
-	shl.b64 %rd29, %rd19, 2;
-	add.s64 %rd30, %rd4, %rd29;
-	st.global.s32 [%rd30], %r44;
-	bra.uni $L8_if_done;
-$L12_oob0:
-	mov.u64 %rd22, 0x500000001;
-	mov.u64 %rd23, %rd19;
-	mov.u64 %rd24, %rd5;
-	bra.uni $L10_bounds_fail;
-$L10_bounds_fail:
-	atom.global.cas.b64 %rd25, [kern_error], 0, %rd22;
-	setp.eq.u64 %p6, %rd25, 0;
-	@!%p6 bra $L11_bounds_exit;
-	st.global.u64 [kern_error+8], %rd23;
-	st.global.u64 [kern_error+16], %rd24;
-	mov.u32 %r51, %ctaid.x;
-	mov.u32 %r52, %ntid.x;
-	mul.wide.u32 %rd26, %r51, %r52;
-	mov.u32 %r53, %tid.x;
-	cvt.u64.u32 %rd27, %r53;
-	add.s64 %rd28, %rd26, %rd27;
-	st.global.u64 [kern_error+24], %rd28;
-	bra.uni $L11_bounds_exit;
-$L11_bounds_exit:
-	exit;
-$L8_if_done:
-	ret;
-}
-
-.visible .entry Histogram(
-	.param .u64 data_ptr,
-	.param .s64 data_len,
-	.param .u64 hist_ptr,
-	.param .s64 hist_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<7>;
-	.reg .b32 %r<27>;
-	.reg .b64 %rd<46>;
-	.shared .align 16 .b8 smem0[1024];
-
-	.loc 1 117 6
-	ld.param.u64 %rd0, [data_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [data_len];
-	ld.param.u64 %rd3, [hist_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [hist_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 118 29
-	mov.u64 %rd6, smem0;
-	.loc 1 119 19
-	mov.u32 %r0, %tid.x;
-	cvt.s64.u32 %rd7, %r0;
-	mov.u32 %r1, %tid.y;
-	cvt.s64.u32 %rd8, %r1;
-	mov.u32 %r2, %tid.z;
-	cvt.s64.u32 %rd9, %r2;
-	.loc 1 119 7
-	setp.hs.u64 %p0, %rd7, 256;
-	@%p0 bra $L9_oob0;
-	shl.b64 %rd17, %rd7, 2;
-	add.s64 %rd18, %rd6, %rd17;
-	mov.u32 %r6, 0;
-	st.shared.u32 [%rd18], %r6;
-	.loc 1 120 8
-	bar.sync 0;
-	.loc 1 121 20
-	mov.u32 %r7, %ctaid.x;
-	mov.u32 %r8, %ntid.x;
-	mul.wide.u32 %rd19, %r7, %r8;
-	mov.u32 %r9, %tid.x;
-	cvt.u64.u32 %rd20, %r9;
-	add.s64 %rd21, %rd19, %rd20;
-	mov.s64 %rd22, %rd21;
-	bra.uni $L2_for_loop;
-$L9_oob0:
-	.loc 1 119 7
-	mov.u64 %rd10, 0x600000001;
-	mov.u64 %rd11, %rd7;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
-$L2_for_loop:
-	.loc 1 121 26
-	setp.lt.s64 %p2, %rd22, %rd2;
-	@%p2 bra $L3_for_body;
-	bra.uni $L4_for_done;
-$L3_for_body:
-	.loc 1 122 28
-	shl.b64 %rd23, %rd22, 0;
-	add.s64 %rd24, %rd1, %rd23;
-	ld.global.nc.u8 %r10, [%rd24];
-	.loc 1 122 23
-	cvt.u64.u8 %rd25, %r10;
-	setp.hs.u64 %p3, %rd25, 256;
-	@%p3 bra $L10_oob1;
-	shl.b64 %rd26, %rd25, 2;
-	add.s64 %rd27, %rd6, %rd26;
-	.loc 1 122 16
-	mov.u32 %r12, 1;
-	atom.shared.add.u32 %r11, [%rd27], %r12;
-	.loc 1 121 53
-	mov.u32 %r13, %nctaid.x;
-	cvt.s64.u32 %rd28, %r13;
-	mov.u32 %r14, %nctaid.y;
-	cvt.s64.u32 %rd29, %r14;
-	mov.u32 %r15, %nctaid.z;
-	cvt.s64.u32 %rd30, %r15;
-	.loc 1 121 70
-	mov.u32 %r16, %ntid.x;
-	cvt.s64.u32 %rd31, %r16;
-	mov.u32 %r17, %ntid.y;
-	cvt.s64.u32 %rd32, %r17;
-	mov.u32 %r18, %ntid.z;
-	cvt.s64.u32 %rd33, %r18;
-	.loc 1 121 58
-	mul.lo.s64 %rd34, %rd28, %rd31;
-	.loc 1 121 39
-	add.s64 %rd35, %rd22, %rd34;
-	mov.s64 %rd22, %rd35;
-	bra.uni $L2_for_loop;
-$L10_oob1:
-	.loc 1 122 23
-	mov.u64 %rd10, 0x600000002;
-	mov.u64 %rd11, %rd25;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
-$L4_for_done:
-	.loc 1 124 8
-	bar.sync 0;
-	.loc 1 125 27
-	mov.u32 %r19, %tid.x;
-	cvt.s64.u32 %rd36, %r19;
-	mov.u32 %r20, %tid.y;
-	cvt.s64.u32 %rd37, %r20;
-	mov.u32 %r21, %tid.z;
-	cvt.s64.u32 %rd38, %r21;
-	.loc 1 125 15
-	setp.hs.u64 %p4, %rd36, 256;
-	@%p4 bra $L11_oob2;
-	shl.b64 %rd39, %rd36, 2;
-	add.s64 %rd40, %rd6, %rd39;
-	ld.shared.u32 %r22, [%rd40];
-	.loc 1 125 36
-	setp.hi.u32 %p5, %r22, 0;
-	@%p5 bra $L5_if_then;
-	bra.uni $L6_if_done;
-$L11_oob2:
-	.loc 1 125 15
-	mov.u64 %rd10, 0x600000003;
-	mov.u64 %rd11, %rd36;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
-$L5_if_then:
-	.loc 1 126 34
-	mov.u32 %r23, %tid.x;
-	cvt.s64.u32 %rd41, %r23;
-	mov.u32 %r24, %tid.y;
-	cvt.s64.u32 %rd42, %r24;
-	mov.u32 %r25, %tid.z;
-	cvt.s64.u32 %rd43, %r25;
-	.loc 1 126 22
-	setp.hs.u64 %p6, %rd41, %rd5;
-	@%p6 bra $L12_oob3;
-	shl.b64 %rd44, %rd41, 2;
-	add.s64 %rd45, %rd4, %rd44;
-	.loc 1 126 16
-	atom.global.add.u32 %r26, [%rd45], %r22;
-	bra.uni $L6_if_done;
-$L12_oob3:
-	.loc 1 126 22
-	mov.u64 %rd10, 0x600000004;
-	mov.u64 %rd11, %rd41;
-	mov.u64 %rd12, %rd5;
-	bra.uni $L7_bounds_fail;
-$L7_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p1, %rd13, 0;
-	@!%p1 bra $L8_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
-	bra.uni $L8_bounds_exit;
-$L8_bounds_exit:
-	exit;
-$L6_if_done:
-	ret;
-}
-
-.visible .entry Unpack6(
-	.param .u64 packed_ptr,
-	.param .s64 packed_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-.maxntid 128, 1, 1
-{
-	.reg .pred %p<8>;
-	.reg .b32 %r<23>;
-	.reg .b64 %rd<38>;
-
-	.loc 1 134 6
-	ld.param.u64 %rd0, [packed_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [packed_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 135 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 136 6
-	mul.lo.s64 %rd9, 4, %rd8;
-	.loc 1 136 9
-	setp.ge.s64 %p0, %rd9, %rd5;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 137 3
-	ret;
-$L3_if_done:
-	.loc 1 139 25
-	mul.lo.s64 %rd10, 3, %rd8;
-	.loc 1 139 23
-	setp.hs.u64 %p1, %rd10, %rd2;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd18, %rd10, 0;
-	add.s64 %rd19, %rd1, %rd18;
-	ld.global.nc.u8 %r6, [%rd19];
-	.loc 1 139 16
-	mov.u32 %r7, %r6;
-	.loc 1 139 47
-	mul.lo.s64 %rd20, 3, %rd8;
-	.loc 1 139 49
-	add.s64 %rd21, %rd20, 1;
-	.loc 1 139 45
-	setp.hs.u64 %p3, %rd21, %rd2;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd22, %rd21, 0;
-	add.s64 %rd23, %rd1, %rd22;
-	ld.global.nc.u8 %r8, [%rd23];
-	.loc 1 139 38
-	mov.u32 %r9, %r8;
-	.loc 1 139 53
-	shl.b32 %r10, %r9, 8;
-	.loc 1 139 30
-	or.b32 %r11, %r7, %r10;
-	.loc 1 139 74
-	mul.lo.s64 %rd24, 3, %rd8;
-	.loc 1 139 76
-	add.s64 %rd25, %rd24, 2;
-	.loc 1 139 72
-	setp.hs.u64 %p4, %rd25, %rd2;
-	@%p4 bra $L12_oob2;
-	shl.b64 %rd26, %rd25, 0;
-	add.s64 %rd27, %rd1, %rd26;
-	ld.global.nc.u8 %r12, [%rd27];
-	.loc 1 139 65
-	mov.u32 %r13, %r12;
-	.loc 1 139 80
-	shl.b32 %r14, %r13, 16;
-	.loc 1 139 57
-	or.b32 %r15, %r11, %r14;
-	mov.s64 %rd28, 0;
-	bra.uni $L4_for_loop;
-$L10_oob0:
-	.loc 1 139 23
-	mov.u64 %rd11, 0x700000001;
-	mov.u64 %rd12, %rd10;
-	mov.u64 %rd13, %rd2;
-	bra.uni $L8_bounds_fail;
-$L11_oob1:
-	.loc 1 139 45
-	mov.u64 %rd11, 0x700000002;
-	mov.u64 %rd12, %rd21;
-	mov.u64 %rd13, %rd2;
-	bra.uni $L8_bounds_fail;
-$L12_oob2:
-	.loc 1 139 72
-	mov.u64 %rd11, 0x700000003;
-	mov.u64 %rd12, %rd25;
-	mov.u64 %rd13, %rd2;
-	bra.uni $L8_bounds_fail;
-$L4_for_loop:
-	.loc 1 140 16
-	setp.lt.s64 %p5, %rd28, 4;
-	@%p5 bra $L7_cond_true;
-	bra.uni $L6_for_done;
-$L7_cond_true:
-	.loc 1 140 24
-	mul.lo.s64 %rd29, 4, %rd8;
-	.loc 1 140 26
-	add.s64 %rd30, %rd29, %rd28;
-	.loc 1 140 29
-	setp.lt.s64 %p6, %rd30, %rd5;
-	@%p6 bra $L5_for_body;
-	bra.uni $L6_for_done;
-$L5_for_body:
-	.loc 1 141 8
-	mul.lo.s64 %rd31, 4, %rd8;
-	.loc 1 141 10
-	add.s64 %rd32, %rd31, %rd28;
-	.loc 1 141 40
-	mul.lo.s64 %rd33, 6, %rd28;
-	.loc 1 141 34
-	min.u64 %rd34, %rd33, 32;
-	cvt.u32.u64 %r16, %rd34;
-	shr.u32 %r17, %r15, %r16;
-	.loc 1 141 46
-	and.b32 %r18, %r17, 63;
-	.loc 1 141 27
-	bra.uni $L13_entry;
-$L13_entry:
-	.loc 1 145 50
-	shl.b32 %r20, %r18, 26;
-	.loc 1 145 48
-	mov.s32 %r21, %r20;
-	.loc 1 145 56
-	shr.s32 %r22, %r21, 26;
-	.loc 1 145 36
-	mov.s32 %r19, %r22;
-	bra.uni $L14_ret_signExtend6;
-$L14_ret_signExtend6:
-	.loc 1 141 6
-	setp.hs.u64 %p7, %rd32, %rd5;
-	@%p7 bra $L15_oob3;
-	shl.b64 %rd35, %rd32, 2;
-	add.s64 %rd36, %rd4, %rd35;
-	st.global.s32 [%rd36], %r19;
-	.loc 1 140 41
-	add.s64 %rd37, %rd28, 1;
-	mov.s64 %rd28, %rd37;
-	bra.uni $L4_for_loop;
-$L15_oob3:
-	.loc 1 141 6
-	mov.u64 %rd11, 0x700000004;
-	mov.u64 %rd12, %rd32;
-	mov.u64 %rd13, %rd5;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd14, [kern_error], 0, %rd11;
-	setp.eq.u64 %p2, %rd14, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd12;
-	st.global.u64 [kern_error+16], %rd13;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd15, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd16, %r5;
-	add.s64 %rd17, %rd15, %rd16;
-	st.global.u64 [kern_error+24], %rd17;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L6_for_done:
-	ret;
-}
-
-.visible .entry SortNetwork(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 medians_ptr,
-	.param .s64 medians_len
-)
-.maxntid 64, 1, 1
-{
-	.reg .pred %p<13>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<46>;
-	.reg .f32 %f<16>;
-	.local .align 4 .b8 local0[32];
-
-	.loc 1 151 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [medians_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [medians_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 152 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 153 7
-	setp.ge.s64 %p0, %rd8, %rd5;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 154 3
-	ret;
-$L3_if_done:
-	.loc 1 156 6
-	mov.u64 %rd9, local0;
-	mov.f32 %f0, 0f00000000;
-	st.local.f32 [%rd9], %f0;
-	mov.f32 %f1, 0f00000000;
-	st.local.f32 [%rd9+4], %f1;
-	mov.f32 %f2, 0f00000000;
-	st.local.f32 [%rd9+8], %f2;
-	mov.f32 %f3, 0f00000000;
-	st.local.f32 [%rd9+12], %f3;
-	mov.f32 %f4, 0f00000000;
-	st.local.f32 [%rd9+16], %f4;
-	mov.f32 %f5, 0f00000000;
-	st.local.f32 [%rd9+20], %f5;
-	mov.f32 %f6, 0f00000000;
-	st.local.f32 [%rd9+24], %f6;
-	mov.f32 %f7, 0f00000000;
-	st.local.f32 [%rd9+28], %f7;
-	mov.s64 %rd10, 0;
-	bra.uni $L4_rangeint_body;
-$L4_rangeint_body:
-	.loc 1 158 13
-	mul.lo.s64 %rd11, 8, %rd8;
-	.loc 1 158 15
-	add.s64 %rd12, %rd11, %rd10;
-	.loc 1 158 11
-	setp.hs.u64 %p1, %rd12, %rd2;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd20, %rd12, 2;
-	add.s64 %rd21, %rd1, %rd20;
-	ld.global.nc.f32 %f8, [%rd21];
-	.loc 1 158 4
-	setp.hs.u64 %p3, %rd10, 8;
-	@%p3 bra $L9_oob1;
-	shl.b64 %rd22, %rd10, 2;
-	add.s64 %rd23, %rd9, %rd22;
-	st.local.f32 [%rd23], %f8;
-	.loc 1 151 6
-	add.s64 %rd24, %rd10, 1;
-	setp.lt.s64 %p4, %rd24, 8;
-	@%p4 bra $L10_edge;
-	bra.uni $L11_entry;
-$L8_oob0:
-	.loc 1 158 11
-	mov.u64 %rd13, 0x800000001;
-	mov.u64 %rd14, %rd12;
-	mov.u64 %rd15, %rd2;
-	bra.uni $L6_bounds_fail;
-$L9_oob1:
-	.loc 1 158 4
-	mov.u64 %rd13, 0x800000002;
-	mov.u64 %rd14, %rd10;
-	mov.u64 %rd15, 8;
-	bra.uni $L6_bounds_fail;
-$L10_edge:
-	mov.s64 %rd10, %rd24;
-	bra.uni $L4_rangeint_body;
-$L11_entry:
-	mov.s64 %rd25, 1;
-	bra.uni $L12_for_loop;
-$L12_for_loop:
-	.loc 1 165 16
-	setp.lt.s64 %p5, %rd25, 8;
-	@%p5 bra $L13_for_body;
-	bra.uni $L19_ret_insertionSort;
-$L13_for_body:
-	.loc 1 166 9
-	setp.hs.u64 %p6, %rd25, 8;
-	@%p6 bra $L20_oob2;
-	shl.b64 %rd26, %rd25, 2;
-	add.s64 %rd27, %rd9, %rd26;
-	ld.local.f32 %f9, [%rd27];
-	.loc 1 167 10
-	sub.s64 %rd28, %rd25, 1;
-	mov.s64 %rd29, %rd28;
-	bra.uni $L17_for_loop;
-$L20_oob2:
-	.loc 1 166 9
-	mov.u64 %rd13, 0x800000003;
-	mov.u64 %rd14, %rd25;
-	mov.u64 %rd15, 8;
-	bra.uni $L6_bounds_fail;
-$L17_for_loop:
-	.loc 1 168 9
-	setp.ge.s64 %p7, %rd29, 0;
-	@%p7 bra $L18_cond_true;
-	bra.uni $L16_for_done;
-$L18_cond_true:
-	.loc 1 168 18
-	setp.hs.u64 %p8, %rd29, 8;
-	@%p8 bra $L21_oob3;
-	shl.b64 %rd30, %rd29, 2;
-	add.s64 %rd31, %rd9, %rd30;
-	ld.local.f32 %f10, [%rd31];
-	.loc 1 168 22
-	setp.gt.f32 %p9, %f10, %f9;
-	@%p9 bra $L15_for_body;
-	bra.uni $L16_for_done;
-$L21_oob3:
-	.loc 1 168 18
-	mov.u64 %rd13, 0x800000004;
-	mov.u64 %rd14, %rd29;
-	mov.u64 %rd15, 8;
-	bra.uni $L6_bounds_fail;
-$L15_for_body:
-	.loc 1 169 7
-	add.s64 %rd32, %rd29, 1;
-	.loc 1 169 14
-	setp.hs.u64 %p10, %rd29, 8;
-	@%p10 bra $L22_oob4;
-	shl.b64 %rd33, %rd29, 2;
-	add.s64 %rd34, %rd9, %rd33;
-	ld.local.f32 %f11, [%rd34];
-	.loc 1 169 5
-	setp.hs.u64 %p11, %rd32, 8;
-	@%p11 bra $L23_oob5;
-	shl.b64 %rd35, %rd32, 2;
-	add.s64 %rd36, %rd9, %rd35;
-	st.local.f32 [%rd36], %f11;
-	.loc 1 170 4
-	sub.s64 %rd37, %rd29, 1;
-	mov.s64 %rd29, %rd37;
-	bra.uni $L17_for_loop;
-$L22_oob4:
-	.loc 1 169 14
-	mov.u64 %rd13, 0x800000005;
-	mov.u64 %rd14, %rd29;
-	mov.u64 %rd15, 8;
-	bra.uni $L6_bounds_fail;
-$L23_oob5:
-	.loc 1 169 5
-	mov.u64 %rd13, 0x800000006;
-	mov.u64 %rd14, %rd32;
-	mov.u64 %rd15, 8;
-	bra.uni $L6_bounds_fail;
-$L16_for_done:
-	.loc 1 172 6
-	add.s64 %rd38, %rd29, 1;
-	.loc 1 172 4
-	setp.hs.u64 %p12, %rd38, 8;
-	@%p12 bra $L24_oob6;
-	shl.b64 %rd39, %rd38, 2;
-	add.s64 %rd40, %rd9, %rd39;
-	st.local.f32 [%rd40], %f9;
-	.loc 1 165 26
-	add.s64 %rd41, %rd25, 1;
-	mov.s64 %rd25, %rd41;
-	bra.uni $L12_for_loop;
-$L24_oob6:
-	.loc 1 172 4
-	mov.u64 %rd13, 0x800000007;
-	mov.u64 %rd14, %rd38;
-	mov.u64 %rd15, 8;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
-	setp.eq.u64 %p2, %rd16, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd14;
-	st.global.u64 [kern_error+16], %rd15;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd17, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd18, %r5;
-	add.s64 %rd19, %rd17, %rd18;
-	st.global.u64 [kern_error+24], %rd19;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L19_ret_insertionSort:
-	.loc 1 161 17
-	add.s64 %rd42, %rd9, 12;
-	ld.local.f32 %f12, [%rd42];
-	.loc 1 161 24
-	add.s64 %rd43, %rd9, 16;
-	ld.local.f32 %f13, [%rd43];
-	.loc 1 161 21
-	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 161 29
-	div.rn.f32 %f15, %f14, 0f40000000;
-	.loc 1 161 9
-	shl.b64 %rd44, %rd8, 2;
-	add.s64 %rd45, %rd4, %rd44;
-	st.global.f32 [%rd45], %f15;
-	ret;
-}
-
-.visible .entry Collatz(
-	.param .u64 start_ptr,
-	.param .s64 start_len,
-	.param .u64 steps_ptr,
-	.param .s64 steps_len,
-	.param .s32 limit
-)
-.maxntid 64, 1, 1
-{
-	.reg .pred %p<6>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<27>;
-
-	.loc 1 180 6
-	ld.param.u64 %rd0, [start_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [start_len];
-	ld.param.u64 %rd3, [steps_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [steps_len];
-	ld.param.s32 %r0, [limit];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 181 16
-	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mul.wide.u32 %rd6, %r1, %r2;
-	mov.u32 %r3, %tid.x;
-	cvt.u64.u32 %rd7, %r3;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 182 7
-	setp.ge.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 183 3
-	ret;
-$L3_if_done:
-	.loc 1 185 15
-	shl.b64 %rd9, %rd8, 3;
-	add.s64 %rd10, %rd1, %rd9;
-	ld.global.nc.u64 %rd11, [%rd10];
-	mov.u64 %rd12, %rd11;
-	mov.s32 %r4, 0;
-	bra.uni $L4_for_body;
-$L4_for_body:
-	.loc 1 187 8
-	setp.ls.u64 %p1, %rd12, 1;
-	@%p1 bra $L12_edge;
-	bra.uni $L6_if_done;
-$L12_edge:
-	mov.s32 %r5, %r4;
-	bra.uni $L5_for_done;
-$L6_if_done:
-	.loc 1 190 8
-	setp.eq.s32 %p4, %r4, %r0;
-	@%p4 bra $L7_if_then;
-	bra.uni $L8_if_done;
-$L7_if_then:
-	mov.s32 %r5, -1;
-	bra.uni $L5_for_done;
-$L5_for_done:
-	.loc 1 202 7
-	setp.hs.u64 %p2, %rd8, %rd5;
-	@%p2 bra $L15_oob0;
-	shl.b64 %rd20, %rd8, 2;
-	add.s64 %rd21, %rd4, %rd20;
-	st.global.s32 [%rd21], %r5;
-	ret;
-$L15_oob0:
-	mov.u64 %rd13, 0x900000001;
-	mov.u64 %rd14, %rd8;
-	mov.u64 %rd15, %rd5;
-	bra.uni $L13_bounds_fail;
-$L13_bounds_fail:
-	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
-	setp.eq.u64 %p3, %rd16, 0;
-	@!%p3 bra $L14_bounds_exit;
-	st.global.u64 [kern_error+8], %rd14;
-	st.global.u64 [kern_error+16], %rd15;
-	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd17, %r6, %r7;
-	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd18, %r8;
-	add.s64 %rd19, %rd17, %rd18;
-	st.global.u64 [kern_error+24], %rd19;
-	bra.uni $L14_bounds_exit;
-$L14_bounds_exit:
-	exit;
-$L8_if_done:
-	.loc 1 194 12
-	rem.u64 %rd22, %rd12, 2;
-	.loc 1 195 8
-	setp.eq.u64 %p5, %rd22, 0;
-	@%p5 bra $L10_switch_body;
-	bra.uni $L11_switch_next;
-$L10_switch_body:
-	.loc 1 196 4
-	div.u64 %rd23, %rd12, 2;
-	mov.u64 %rd24, %rd23;
-	bra.uni $L9_switch_done;
-$L11_switch_next:
-	.loc 1 198 9
-	mul.lo.u64 %rd25, 3, %rd12;
-	.loc 1 198 12
-	add.u64 %rd26, %rd25, 1;
-	mov.u64 %rd24, %rd26;
-	bra.uni $L9_switch_done;
-$L9_switch_done:
-	.loc 1 200 3
-	add.s32 %r9, %r4, 1;
-	mov.u64 %rd12, %rd24;
-	mov.s32 %r4, %r9;
-	bra.uni $L4_for_body;
-}
-
-.visible .entry ReverseRacy(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-.maxntid 64, 1, 1
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<12>;
-	.reg .b64 %rd<32>;
-	.reg .f32 %f<2>;
-	.shared .align 16 .b8 smem0[256];
-
-	.loc 1 209 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 210 26
-	mov.u64 %rd6, smem0;
-	.loc 1 211 18
-	mov.u32 %r0, %tid.x;
-	cvt.s64.u32 %rd7, %r0;
-	mov.u32 %r1, %tid.y;
-	cvt.s64.u32 %rd8, %r1;
-	mov.u32 %r2, %tid.z;
-	cvt.s64.u32 %rd9, %r2;
-	.loc 1 212 20
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd10, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd11, %r5;
-	add.s64 %rd12, %rd10, %rd11;
-	.loc 1 212 10
-	setp.hs.u64 %p0, %rd12, %rd2;
-	@%p0 bra $L4_oob0;
-	shl.b64 %rd20, %rd12, 2;
-	add.s64 %rd21, %rd1, %rd20;
-	ld.global.nc.f32 %f0, [%rd21];
-	.loc 1 212 3
-	setp.hs.u64 %p2, %rd7, 64;
-	@%p2 bra $L5_oob1;
-	shl.b64 %rd22, %rd7, 2;
-	add.s64 %rd23, %rd6, %rd22;
-	st.shared.f32 [%rd23], %f0;
-	.loc 1 213 15
-	mov.u32 %r9, %ctaid.x;
-	mov.u32 %r10, %ntid.x;
-	mul.wide.u32 %rd24, %r9, %r10;
-	mov.u32 %r11, %tid.x;
-	cvt.u64.u32 %rd25, %r11;
-	add.s64 %rd26, %rd24, %rd25;
-	.loc 1 213 25
-	sub.s64 %rd27, 63, %rd7;
-	.loc 1 213 22
-	setp.hs.u64 %p3, %rd27, 64;
-	@%p3 bra $L6_oob2;
-	shl.b64 %rd28, %rd27, 2;
-	add.s64 %rd29, %rd6, %rd28;
-	ld.shared.f32 %f1, [%rd29];
-	.loc 1 213 5
-	setp.hs.u64 %p4, %rd26, %rd5;
-	@%p4 bra $L7_oob3;
-	shl.b64 %rd30, %rd26, 2;
-	add.s64 %rd31, %rd4, %rd30;
-	st.global.f32 [%rd31], %f1;
-	ret;
-$L4_oob0:
-	.loc 1 212 10
-	mov.u64 %rd13, 0xA00000001;
-	mov.u64 %rd14, %rd12;
-	mov.u64 %rd15, %rd2;
-	bra.uni $L2_bounds_fail;
-$L5_oob1:
-	.loc 1 212 3
-	mov.u64 %rd13, 0xA00000002;
-	mov.u64 %rd14, %rd7;
-	mov.u64 %rd15, 64;
-	bra.uni $L2_bounds_fail;
-$L6_oob2:
-	.loc 1 213 22
-	mov.u64 %rd13, 0xA00000003;
-	mov.u64 %rd14, %rd27;
-	mov.u64 %rd15, 64;
-	bra.uni $L2_bounds_fail;
-$L7_oob3:
-	.loc 1 213 5
-	mov.u64 %rd13, 0xA00000004;
-	mov.u64 %rd14, %rd26;
-	mov.u64 %rd15, %rd5;
-	bra.uni $L2_bounds_fail;
-$L2_bounds_fail:
-	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
-	setp.eq.u64 %p1, %rd16, 0;
-	@!%p1 bra $L3_bounds_exit;
-	st.global.u64 [kern_error+8], %rd14;
-	st.global.u64 [kern_error+16], %rd15;
-	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd17, %r6, %r7;
-	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd18, %r8;
-	add.s64 %rd19, %rd17, %rd18;
-	st.global.u64 [kern_error+24], %rd19;
-	bra.uni $L3_bounds_exit;
-$L3_bounds_exit:
-	exit;
-}
-
-.visible .entry Reverse(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-.maxntid 64, 1, 1
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<12>;
-	.reg .b64 %rd<32>;
-	.reg .f32 %f<2>;
-	.shared .align 16 .b8 smem0[256];
-
-	.loc 1 219 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 220 26
-	mov.u64 %rd6, smem0;
-	.loc 1 221 18
-	mov.u32 %r0, %tid.x;
-	cvt.s64.u32 %rd7, %r0;
-	mov.u32 %r1, %tid.y;
-	cvt.s64.u32 %rd8, %r1;
-	mov.u32 %r2, %tid.z;
-	cvt.s64.u32 %rd9, %r2;
-	.loc 1 222 20
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd10, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd11, %r5;
-	add.s64 %rd12, %rd10, %rd11;
-	.loc 1 222 10
-	setp.hs.u64 %p0, %rd12, %rd2;
-	@%p0 bra $L4_oob0;
-	shl.b64 %rd20, %rd12, 2;
-	add.s64 %rd21, %rd1, %rd20;
-	ld.global.nc.f32 %f0, [%rd21];
-	.loc 1 222 3
-	setp.hs.u64 %p2, %rd7, 64;
-	@%p2 bra $L5_oob1;
-	shl.b64 %rd22, %rd7, 2;
-	add.s64 %rd23, %rd6, %rd22;
-	st.shared.f32 [%rd23], %f0;
-	.loc 1 223 8
-	bar.sync 0;
-	.loc 1 224 15
-	mov.u32 %r9, %ctaid.x;
-	mov.u32 %r10, %ntid.x;
-	mul.wide.u32 %rd24, %r9, %r10;
-	mov.u32 %r11, %tid.x;
-	cvt.u64.u32 %rd25, %r11;
-	add.s64 %rd26, %rd24, %rd25;
-	.loc 1 224 25
-	sub.s64 %rd27, 63, %rd7;
-	.loc 1 224 22
-	setp.hs.u64 %p3, %rd27, 64;
-	@%p3 bra $L6_oob2;
-	shl.b64 %rd28, %rd27, 2;
-	add.s64 %rd29, %rd6, %rd28;
-	ld.shared.f32 %f1, [%rd29];
-	.loc 1 224 5
-	setp.hs.u64 %p4, %rd26, %rd5;
-	@%p4 bra $L7_oob3;
-	shl.b64 %rd30, %rd26, 2;
-	add.s64 %rd31, %rd4, %rd30;
-	st.global.f32 [%rd31], %f1;
-	ret;
-$L4_oob0:
-	.loc 1 222 10
-	mov.u64 %rd13, 0xB00000001;
-	mov.u64 %rd14, %rd12;
-	mov.u64 %rd15, %rd2;
-	bra.uni $L2_bounds_fail;
-$L5_oob1:
-	.loc 1 222 3
-	mov.u64 %rd13, 0xB00000002;
-	mov.u64 %rd14, %rd7;
-	mov.u64 %rd15, 64;
-	bra.uni $L2_bounds_fail;
-$L6_oob2:
-	.loc 1 224 22
-	mov.u64 %rd13, 0xB00000003;
-	mov.u64 %rd14, %rd27;
-	mov.u64 %rd15, 64;
-	bra.uni $L2_bounds_fail;
-$L7_oob3:
-	.loc 1 224 5
-	mov.u64 %rd13, 0xB00000004;
-	mov.u64 %rd14, %rd26;
-	mov.u64 %rd15, %rd5;
-	bra.uni $L2_bounds_fail;
-$L2_bounds_fail:
-	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
-	setp.eq.u64 %p1, %rd16, 0;
-	@!%p1 bra $L3_bounds_exit;
-	st.global.u64 [kern_error+8], %rd14;
-	st.global.u64 [kern_error+16], %rd15;
-	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd17, %r6, %r7;
-	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd18, %r8;
-	add.s64 %rd19, %rd17, %rd18;
-	st.global.u64 [kern_error+24], %rd19;
-	bra.uni $L3_bounds_exit;
-$L3_bounds_exit:
-	exit;
-}
-
-.visible .entry Gather(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-.maxntid 64, 1, 1
-{
-	.reg .pred %p<1>;
-	.reg .b32 %r<4>;
-	.reg .b64 %rd<19>;
-	.reg .f32 %f<1>;
-
-	.loc 1 231 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [idx_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [idx_len];
-	ld.param.u64 %rd6, [out_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 232 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd9, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd10, %r2;
-	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 232 25
-	setp.lt.s64 %p0, %rd11, %rd8;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 233 17
-	shl.b64 %rd12, %rd11, 2;
-	add.s64 %rd13, %rd4, %rd12;
-	ld.global.nc.s32 %r3, [%rd13];
-	.loc 1 233 13
-	cvt.s64.s32 %rd14, %r3;
-	shl.b64 %rd15, %rd14, 2;
-	add.s64 %rd16, %rd1, %rd15;
-	ld.global.nc.f32 %f0, [%rd16];
-	.loc 1 233 6
-	shl.b64 %rd17, %rd11, 2;
-	add.s64 %rd18, %rd7, %rd17;
-	st.global.f32 [%rd18], %f0;
-	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry Strided(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 stride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<22>;
-	.reg .f32 %f<1>;
-
-	.loc 1 241 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [out_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [out_len];
-	ld.param.s64 %rd6, [stride];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 242 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd7, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd8, %r2;
-	add.s64 %rd9, %rd7, %rd8;
-	.loc 1 242 25
-	setp.lt.s64 %p0, %rd9, %rd5;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 243 15
-	mul.lo.s64 %rd10, %rd9, %rd6;
-	.loc 1 243 13
-	setp.hs.u64 %p1, %rd10, %rd2;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd18, %rd10, 2;
-	add.s64 %rd19, %rd1, %rd18;
-	ld.global.nc.f32 %f0, [%rd19];
-	.loc 1 243 6
-	shl.b64 %rd20, %rd9, 2;
-	add.s64 %rd21, %rd4, %rd20;
-	st.global.f32 [%rd21], %f0;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 243 13
-	mov.u64 %rd11, 0xD00000001;
-	mov.u64 %rd12, %rd10;
-	mov.u64 %rd13, %rd2;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd14, [kern_error], 0, %rd11;
-	setp.eq.u64 %p2, %rd14, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd12;
-	st.global.u64 [kern_error+16], %rd13;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd15, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd16, %r5;
-	add.s64 %rd17, %rd15, %rd16;
-	st.global.u64 [kern_error+24], %rd17;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry MatMulMMA(
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 bt_ptr,
-	.param .s64 bt_len,
-	.param .u64 c_ptr,
-	.param .s64 c_len,
-	.param .s64 m,
-	.param .s64 n,
-	.param .s64 k
-)
-.maxntid 128, 1, 1
-{
-	.reg .pred %p<21>;
-	.reg .b16 %rs<12>;
-	.reg .b32 %r<34>;
-	.reg .b64 %rd<107>;
-	.reg .f32 %f<16>;
-
-	.loc 1 255 6
-	ld.param.u64 %rd0, [a_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [a_len];
-	ld.param.u64 %rd3, [bt_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [bt_len];
-	ld.param.u64 %rd6, [c_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [c_len];
-	ld.param.s64 %rd9, [m];
-	ld.param.s64 %rd10, [n];
-	ld.param.s64 %rd11, [k];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 256 20
-	mov.u32 %r0, %ctaid.x;
-	cvt.s64.u32 %rd12, %r0;
-	mov.u32 %r1, %ctaid.y;
-	cvt.s64.u32 %rd13, %r1;
-	mov.u32 %r2, %ctaid.z;
-	cvt.s64.u32 %rd14, %r2;
-	.loc 1 256 24
-	mul.lo.s64 %rd15, %rd12, 4;
-	.loc 1 256 35
-	mov.u32 %r5, %tid.z;
-	mov.u32 %r6, %ntid.y;
-	mov.u32 %r7, %tid.y;
-	mad.lo.u32 %r4, %r5, %r6, %r7;
-	mov.u32 %r9, %ntid.x;
-	mov.u32 %r10, %tid.x;
-	mad.lo.u32 %r8, %r4, %r9, %r10;
-	shr.u32 %r3, %r8, 5;
-	cvt.s64.u32 %rd16, %r3;
-	.loc 1 256 27
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 1 257 14
-	div.s64 %rd18, %rd10, 8;
-	.loc 1 258 16
-	setp.eq.s64 %p0, %rd18, 0;
-	@%p0 bra $L9_divzero0;
-	div.s64 %rd19, %rd17, %rd18;
-	.loc 1 258 29
-	setp.eq.s64 %p2, %rd18, 0;
-	@%p2 bra $L10_divzero1;
-	rem.s64 %rd27, %rd17, %rd18;
-	.loc 1 259 7
-	mul.lo.s64 %rd28, %rd19, 16;
-	.loc 1 259 11
-	setp.ge.s64 %p3, %rd28, %rd9;
-	@%p3 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L9_divzero0:
-	.loc 1 258 16
-	mov.u64 %rd20, 0xE00000001;
-	mov.u64 %rd21, 0;
-	mov.u64 %rd22, 0;
-	bra.uni $L7_bounds_fail;
-$L10_divzero1:
-	.loc 1 258 29
-	mov.u64 %rd20, 0xE00000002;
-	mov.u64 %rd21, 0;
-	mov.u64 %rd22, 0;
-	bra.uni $L7_bounds_fail;
-$L2_if_then:
-	.loc 1 260 3
-	ret;
-$L3_if_done:
-	.loc 1 262 17
-	mov.u32 %r14, %laneid;
-	cvt.s64.u32 %rd29, %r14;
-	.loc 1 262 19
-	div.s64 %rd30, %rd29, 4;
-	.loc 1 262 29
-	mov.u32 %r15, %laneid;
-	cvt.s64.u32 %rd31, %r15;
-	.loc 1 262 31
-	rem.s64 %rd32, %rd31, 4;
-	.loc 1 263 16
-	mul.lo.s64 %rd33, %rd19, 16;
-	.loc 1 263 19
-	add.s64 %rd34, %rd33, %rd30;
-	.loc 1 263 25
-	mul.lo.s64 %rd35, %rd27, 8;
-	.loc 1 263 27
-	add.s64 %rd36, %rd35, %rd30;
-	.loc 1 264 6
-	mov.f32 %f0, 0f00000000;
-	mov.f32 %f1, 0f00000000;
-	mov.f32 %f2, 0f00000000;
-	mov.f32 %f3, 0f00000000;
-	mov.s64 %rd37, 0;
-	bra.uni $L4_for_loop;
-$L4_for_loop:
-	.loc 1 265 18
-	setp.lt.s64 %p4, %rd37, %rd11;
-	@%p4 bra $L5_for_body;
-	bra.uni $L6_for_done;
-$L5_for_body:
-	.loc 1 266 12
-	mul.lo.s64 %rd38, %rd34, %rd11;
-	.loc 1 266 15
-	add.s64 %rd39, %rd38, %rd37;
-	.loc 1 266 23
-	mul.lo.s64 %rd40, 2, %rd32;
-	.loc 1 266 20
-	add.s64 %rd41, %rd39, %rd40;
-	.loc 1 267 12
-	mul.lo.s64 %rd42, %rd36, %rd11;
-	.loc 1 267 15
-	add.s64 %rd43, %rd42, %rd37;
-	.loc 1 267 23
-	mul.lo.s64 %rd44, 2, %rd32;
-	.loc 1 267 20
-	add.s64 %rd45, %rd43, %rd44;
-	.loc 1 268 19
-	mov.u32 %r16, 0;
-	mov.u32 %r17, 0;
-	mov.u32 %r18, 0;
-	mov.u32 %r19, 0;
-	.loc 1 269 19
-	setp.hs.u64 %p5, %rd41, %rd2;
-	@%p5 bra $L11_oob2;
-	shl.b64 %rd46, %rd41, 1;
-	add.s64 %rd47, %rd1, %rd46;
-	ld.global.nc.u16 %rs0, [%rd47];
-	.loc 1 269 29
-	add.s64 %rd48, %rd41, 1;
-	.loc 1 269 26
-	setp.hs.u64 %p6, %rd48, %rd2;
-	@%p6 bra $L12_oob3;
-	shl.b64 %rd49, %rd48, 1;
-	add.s64 %rd50, %rd1, %rd49;
-	ld.global.nc.u16 %rs1, [%rd50];
-	.loc 1 269 17
-	mov.b32 %r20, {%rs0, %rs1};
-	.loc 1 269 4
-	mov.u32 %r16, %r20;
-	.loc 1 270 24
-	mul.lo.s64 %rd51, 8, %rd11;
-	.loc 1 270 22
-	add.s64 %rd52, %rd41, %rd51;
-	.loc 1 270 19
-	setp.hs.u64 %p7, %rd52, %rd2;
-	@%p7 bra $L13_oob4;
-	shl.b64 %rd53, %rd52, 1;
-	add.s64 %rd54, %rd1, %rd53;
-	ld.global.nc.u16 %rs2, [%rd54];
-	.loc 1 270 35
-	mul.lo.s64 %rd55, 8, %rd11;
-	.loc 1 270 33
-	add.s64 %rd56, %rd41, %rd55;
-	.loc 1 270 37
-	add.s64 %rd57, %rd56, 1;
-	.loc 1 270 30
-	setp.hs.u64 %p8, %rd57, %rd2;
-	@%p8 bra $L14_oob5;
-	shl.b64 %rd58, %rd57, 1;
-	add.s64 %rd59, %rd1, %rd58;
-	ld.global.nc.u16 %rs3, [%rd59];
-	.loc 1 270 17
-	mov.b32 %r21, {%rs2, %rs3};
-	.loc 1 270 4
-	mov.u32 %r17, %r21;
-	.loc 1 271 22
-	add.s64 %rd60, %rd41, 8;
-	.loc 1 271 19
-	setp.hs.u64 %p9, %rd60, %rd2;
-	@%p9 bra $L15_oob6;
-	shl.b64 %rd61, %rd60, 1;
-	add.s64 %rd62, %rd1, %rd61;
-	ld.global.nc.u16 %rs4, [%rd62];
-	.loc 1 271 31
-	add.s64 %rd63, %rd41, 9;
-	.loc 1 271 28
-	setp.hs.u64 %p10, %rd63, %rd2;
-	@%p10 bra $L16_oob7;
-	shl.b64 %rd64, %rd63, 1;
-	add.s64 %rd65, %rd1, %rd64;
-	ld.global.nc.u16 %rs5, [%rd65];
-	.loc 1 271 17
-	mov.b32 %r22, {%rs4, %rs5};
-	.loc 1 271 4
-	mov.u32 %r18, %r22;
-	.loc 1 272 24
-	mul.lo.s64 %rd66, 8, %rd11;
-	.loc 1 272 22
-	add.s64 %rd67, %rd41, %rd66;
-	.loc 1 272 26
-	add.s64 %rd68, %rd67, 8;
-	.loc 1 272 19
-	setp.hs.u64 %p11, %rd68, %rd2;
-	@%p11 bra $L17_oob8;
-	shl.b64 %rd69, %rd68, 1;
-	add.s64 %rd70, %rd1, %rd69;
-	ld.global.nc.u16 %rs6, [%rd70];
-	.loc 1 272 37
-	mul.lo.s64 %rd71, 8, %rd11;
-	.loc 1 272 35
-	add.s64 %rd72, %rd41, %rd71;
-	.loc 1 272 39
-	add.s64 %rd73, %rd72, 9;
-	.loc 1 272 32
-	setp.hs.u64 %p12, %rd73, %rd2;
-	@%p12 bra $L18_oob9;
-	shl.b64 %rd74, %rd73, 1;
-	add.s64 %rd75, %rd1, %rd74;
-	ld.global.nc.u16 %rs7, [%rd75];
-	.loc 1 272 17
-	mov.b32 %r23, {%rs6, %rs7};
-	.loc 1 272 4
-	mov.u32 %r19, %r23;
-	.loc 1 268 19
-	mov.u32 %r24, %r16;
-	mov.u32 %r25, %r17;
-	mov.u32 %r26, %r18;
-	mov.u32 %r27, %r19;
-	.loc 1 274 19
-	mov.u32 %r28, 0;
-	mov.u32 %r29, 0;
-	.loc 1 274 36
-	setp.hs.u64 %p13, %rd45, %rd5;
-	@%p13 bra $L19_oob10;
-	shl.b64 %rd76, %rd45, 1;
-	add.s64 %rd77, %rd4, %rd76;
-	ld.global.nc.u16 %rs8, [%rd77];
-	.loc 1 274 47
-	add.s64 %rd78, %rd45, 1;
-	.loc 1 274 44
-	setp.hs.u64 %p14, %rd78, %rd5;
-	@%p14 bra $L20_oob11;
-	shl.b64 %rd79, %rd78, 1;
-	add.s64 %rd80, %rd4, %rd79;
-	ld.global.nc.u16 %rs9, [%rd80];
-	.loc 1 274 33
-	mov.b32 %r30, {%rs8, %rs9};
-	.loc 1 274 20
-	mov.u32 %r28, %r30;
-	.loc 1 274 72
-	add.s64 %rd81, %rd45, 8;
-	.loc 1 274 69
-	setp.hs.u64 %p15, %rd81, %rd5;
-	@%p15 bra $L21_oob12;
-	shl.b64 %rd82, %rd81, 1;
-	add.s64 %rd83, %rd4, %rd82;
-	ld.global.nc.u16 %rs10, [%rd83];
-	.loc 1 274 82
-	add.s64 %rd84, %rd45, 9;
-	.loc 1 274 79
-	setp.hs.u64 %p16, %rd84, %rd5;
-	@%p16 bra $L22_oob13;
-	shl.b64 %rd85, %rd84, 1;
-	add.s64 %rd86, %rd4, %rd85;
-	ld.global.nc.u16 %rs11, [%rd86];
-	.loc 1 274 66
-	mov.b32 %r31, {%rs10, %rs11};
-	.loc 1 274 53
-	mov.u32 %r29, %r31;
-	.loc 1 274 19
-	mov.u32 %r32, %r28;
-	mov.u32 %r33, %r29;
-	.loc 1 275 33
-	mov.f32 %f4, %f0;
-	mov.f32 %f5, %f1;
-	mov.f32 %f6, %f2;
-	mov.f32 %f7, %f3;
-	.loc 1 275 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f8, %f9, %f10, %f11}, {%r24, %r25, %r26, %r27}, {%r32, %r33}, {%f4, %f5, %f6, %f7};
-	.loc 1 275 3
-	mov.f32 %f0, %f8;
-	mov.f32 %f1, %f9;
-	mov.f32 %f2, %f10;
-	mov.f32 %f3, %f11;
-	.loc 1 265 23
-	add.s64 %rd87, %rd37, 16;
-	mov.s64 %rd37, %rd87;
-	bra.uni $L4_for_loop;
-$L11_oob2:
-	.loc 1 269 19
-	mov.u64 %rd20, 0xE00000003;
-	mov.u64 %rd21, %rd41;
-	mov.u64 %rd22, %rd2;
-	bra.uni $L7_bounds_fail;
-$L12_oob3:
-	.loc 1 269 26
-	mov.u64 %rd20, 0xE00000004;
-	mov.u64 %rd21, %rd48;
-	mov.u64 %rd22, %rd2;
-	bra.uni $L7_bounds_fail;
-$L13_oob4:
-	.loc 1 270 19
-	mov.u64 %rd20, 0xE00000005;
-	mov.u64 %rd21, %rd52;
-	mov.u64 %rd22, %rd2;
-	bra.uni $L7_bounds_fail;
-$L14_oob5:
-	.loc 1 270 30
-	mov.u64 %rd20, 0xE00000006;
-	mov.u64 %rd21, %rd57;
-	mov.u64 %rd22, %rd2;
-	bra.uni $L7_bounds_fail;
-$L15_oob6:
-	.loc 1 271 19
-	mov.u64 %rd20, 0xE00000007;
-	mov.u64 %rd21, %rd60;
-	mov.u64 %rd22, %rd2;
-	bra.uni $L7_bounds_fail;
-$L16_oob7:
-	.loc 1 271 28
-	mov.u64 %rd20, 0xE00000008;
-	mov.u64 %rd21, %rd63;
-	mov.u64 %rd22, %rd2;
-	bra.uni $L7_bounds_fail;
-$L17_oob8:
-	.loc 1 272 19
-	mov.u64 %rd20, 0xE00000009;
-	mov.u64 %rd21, %rd68;
-	mov.u64 %rd22, %rd2;
-	bra.uni $L7_bounds_fail;
-$L18_oob9:
-	.loc 1 272 32
-	mov.u64 %rd20, 0xE0000000A;
-	mov.u64 %rd21, %rd73;
-	mov.u64 %rd22, %rd2;
-	bra.uni $L7_bounds_fail;
-$L19_oob10:
-	.loc 1 274 36
-	mov.u64 %rd20, 0xE0000000B;
-	mov.u64 %rd21, %rd45;
-	mov.u64 %rd22, %rd5;
-	bra.uni $L7_bounds_fail;
-$L20_oob11:
-	.loc 1 274 44
-	mov.u64 %rd20, 0xE0000000C;
-	mov.u64 %rd21, %rd78;
-	mov.u64 %rd22, %rd5;
-	bra.uni $L7_bounds_fail;
-$L21_oob12:
-	.loc 1 274 69
-	mov.u64 %rd20, 0xE0000000D;
-	mov.u64 %rd21, %rd81;
-	mov.u64 %rd22, %rd5;
-	bra.uni $L7_bounds_fail;
-$L22_oob13:
-	.loc 1 274 79
-	mov.u64 %rd20, 0xE0000000E;
-	mov.u64 %rd21, %rd84;
-	mov.u64 %rd22, %rd5;
-	bra.uni $L7_bounds_fail;
-$L6_for_done:
-	.loc 1 277 11
-	mul.lo.s64 %rd88, %rd34, %rd10;
-	.loc 1 277 18
-	mul.lo.s64 %rd89, %rd27, 8;
-	.loc 1 277 14
-	add.s64 %rd90, %rd88, %rd89;
-	.loc 1 277 24
-	mul.lo.s64 %rd91, 2, %rd32;
-	.loc 1 277 21
-	add.s64 %rd92, %rd90, %rd91;
-	.loc 1 278 13
-	add.s64 %rd93, %rd92, 1;
-	.loc 1 278 22
-	mov.f32 %f12, %f0;
-	.loc 1 278 30
-	mov.f32 %f13, %f1;
-	.loc 1 278 3
-	setp.hs.u64 %p17, %rd92, %rd8;
-	@%p17 bra $L23_oob14;
-	shl.b64 %rd94, %rd92, 2;
-	add.s64 %rd95, %rd7, %rd94;
-	st.global.f32 [%rd95], %f12;
-	.loc 1 278 10
-	setp.hs.u64 %p18, %rd93, %rd8;
-	@%p18 bra $L24_oob15;
-	shl.b64 %rd96, %rd93, 2;
-	add.s64 %rd97, %rd7, %rd96;
-	st.global.f32 [%rd97], %f13;
-	.loc 1 279 8
-	mul.lo.s64 %rd98, 8, %rd10;
-	.loc 1 279 6
-	add.s64 %rd99, %rd92, %rd98;
-	.loc 1 279 19
-	mul.lo.s64 %rd100, 8, %rd10;
-	.loc 1 279 17
-	add.s64 %rd101, %rd92, %rd100;
-	.loc 1 279 21
-	add.s64 %rd102, %rd101, 1;
-	.loc 1 279 30
-	mov.f32 %f14, %f2;
-	.loc 1 279 38
-	mov.f32 %f15, %f3;
-	.loc 1 279 3
-	setp.hs.u64 %p19, %rd99, %rd8;
-	@%p19 bra $L25_oob16;
-	shl.b64 %rd103, %rd99, 2;
-	add.s64 %rd104, %rd7, %rd103;
-	st.global.f32 [%rd104], %f14;
-	.loc 1 279 14
-	setp.hs.u64 %p20, %rd102, %rd8;
-	@%p20 bra $L26_oob17;
-	shl.b64 %rd105, %rd102, 2;
-	add.s64 %rd106, %rd7, %rd105;
-	st.global.f32 [%rd106], %f15;
-	ret;
-$L23_oob14:
-	.loc 1 278 3
-	mov.u64 %rd20, 0xE0000000F;
-	mov.u64 %rd21, %rd92;
-	mov.u64 %rd22, %rd8;
-	bra.uni $L7_bounds_fail;
-$L24_oob15:
-	.loc 1 278 10
-	mov.u64 %rd20, 0xE00000010;
-	mov.u64 %rd21, %rd93;
-	mov.u64 %rd22, %rd8;
-	bra.uni $L7_bounds_fail;
-$L25_oob16:
-	.loc 1 279 3
-	mov.u64 %rd20, 0xE00000011;
-	mov.u64 %rd21, %rd99;
-	mov.u64 %rd22, %rd8;
-	bra.uni $L7_bounds_fail;
-$L26_oob17:
-	.loc 1 279 14
-	mov.u64 %rd20, 0xE00000012;
-	mov.u64 %rd21, %rd102;
-	mov.u64 %rd22, %rd8;
-	bra.uni $L7_bounds_fail;
-$L7_bounds_fail:
-	atom.global.cas.b64 %rd23, [kern_error], 0, %rd20;
-	setp.eq.u64 %p1, %rd23, 0;
-	@!%p1 bra $L8_bounds_exit;
-	st.global.u64 [kern_error+8], %rd21;
-	st.global.u64 [kern_error+16], %rd22;
-	mov.u32 %r11, %ctaid.x;
-	mov.u32 %r12, %ntid.x;
-	mul.wide.u32 %rd24, %r11, %r12;
-	mov.u32 %r13, %tid.x;
-	cvt.u64.u32 %rd25, %r13;
-	add.s64 %rd26, %rd24, %rd25;
-	st.global.u64 [kern_error+24], %rd26;
-	bra.uni $L8_bounds_exit;
-$L8_bounds_exit:
-	exit;
-}
-`

@@ -3,19 +3,25 @@
 package testkernels
 
 import (
+	_ "embed"
+
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 )
 
-// kernModule holds every kernel of package testkernels, compiled for sm_80.
+// kernPTX holds every kernel of package testkernels, compiled for sm_80.
+//
+//go:embed testkernels_kern_sm_80.ptx
+var kernPTX string
+
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/internal/testkernels", Arch: "sm_80", PTX: kernPTX}
 
 // AxpyKernel launches the kernel Axpy (kernels.go:12).
-var AxpyKernel = kernAxpyLauncher{kern.NewKernel(kern.KernelSpec{
+var AxpyKernel = kernAxpyLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Axpy", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Axpy", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "a", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "a", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "y", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
@@ -23,28 +29,24 @@ var AxpyKernel = kernAxpyLauncher{kern.NewKernel(kern.KernelSpec{
 	Sites: []string{
 		"kernels.go:15:13",
 	},
+	SourceHash: "024fb3cfbdf36d6f", Source: []string{"kernels.go:Axpy"},
 	Native: func(t gpu.Thread, a []any) { Axpy(t, a[0].(float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
-// kernAxpyLauncher is the typed launcher of Axpy.
-type kernAxpyLauncher struct{ k *kern.Kernel }
+type kernAxpyLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernAxpyLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Axpy on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Axpy on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernAxpyLauncher) Launch(q kern.Queue, grid kern.Grid, a float32, x *kern.Buffer[float32], y *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.ScalarArg(a), kern.BufferArg(x), kern.BufferArg(y))
+	return l.Kernel().Launch(q, grid, kern.ScalarArg(a), kern.BufferArg(x), kern.BufferArg(y))
 }
 
 // GatherKernel launches the kernel Gather (kernels.go:23).
-var GatherKernel = kernGatherLauncher{kern.NewKernel(kern.KernelSpec{
+var GatherKernel = kernGatherLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Gather", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Gather", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
 	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
@@ -53,60 +55,52 @@ var GatherKernel = kernGatherLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:26:17",
 		"kernels.go:26:13",
 	},
+	SourceHash: "7738436b2f4287b0", Source: []string{"kernels.go:Gather"},
 	Native: func(t gpu.Thread, a []any) { Gather(t, a[0].([]float32), a[1].([]int32), a[2].([]float32)) },
 })}
 
-// kernGatherLauncher is the typed launcher of Gather.
-type kernGatherLauncher struct{ k *kern.Kernel }
+type kernGatherLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernGatherLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Gather on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Gather on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernGatherLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], idx *kern.Buffer[int32], out *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(out))
 }
 
 // GatherUncheckedKernel launches the kernel GatherUnchecked (kernels.go:33).
-var GatherUncheckedKernel = kernGatherUncheckedLauncher{kern.NewKernel(kern.KernelSpec{
+var GatherUncheckedKernel = kernGatherUncheckedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GatherUnchecked", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "GatherUnchecked", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
-	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
-	Bounds: false,
+	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "cdbbe6365a35e173", Source: []string{"kernels.go:GatherUnchecked"},
 	Native: func(t gpu.Thread, a []any) { GatherUnchecked(t, a[0].([]float32), a[1].([]int32), a[2].([]float32)) },
 })}
 
-// kernGatherUncheckedLauncher is the typed launcher of GatherUnchecked.
-type kernGatherUncheckedLauncher struct{ k *kern.Kernel }
+type kernGatherUncheckedLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernGatherUncheckedLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs GatherUnchecked on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs GatherUnchecked on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernGatherUncheckedLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], idx *kern.Buffer[int32], out *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(out))
 }
 
 // ScalarsKernel launches the kernel Scalars (kernels.go:43).
-var ScalarsKernel = kernScalarsLauncher{kern.NewKernel(kern.KernelSpec{
+var ScalarsKernel = kernScalarsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Scalars", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Scalars", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "b", Kind: kern.ScalarParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "i8", Kind: kern.ScalarParam, Elem: "int8", Size: 1, Writes: false},
-		{Name: "u16", Kind: kern.ScalarParam, Elem: "uint16", Size: 2, Writes: false},
-		{Name: "i32", Kind: kern.ScalarParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "u64", Kind: kern.ScalarParam, Elem: "uint64", Size: 8, Writes: false},
-		{Name: "f64", Kind: kern.ScalarParam, Elem: "float64", Size: 8, Writes: false},
-		{Name: "h", Kind: kern.ScalarParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "bf", Kind: kern.ScalarParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "b", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
+		{Name: "i8", Kind: kern.ScalarParam, Elem: "int8", Size: 1},
+		{Name: "u16", Kind: kern.ScalarParam, Elem: "uint16", Size: 2},
+		{Name: "i32", Kind: kern.ScalarParam, Elem: "int32", Size: 4},
+		{Name: "u64", Kind: kern.ScalarParam, Elem: "uint64", Size: 8},
+		{Name: "f64", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
+		{Name: "h", Kind: kern.ScalarParam, Elem: "gpu.Half", Size: 2},
+		{Name: "bf", Kind: kern.ScalarParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
 	},
 	Bounds: true,
@@ -120,29 +114,25 @@ var ScalarsKernel = kernScalarsLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:55:5",
 		"kernels.go:56:5",
 	},
+	SourceHash: "3d86a03dacf7f97a", Source: []string{"kernels.go:Scalars"},
 	Native: func(t gpu.Thread, a []any) {
 		Scalars(t, a[0].(bool), a[1].(int8), a[2].(uint16), a[3].(int32), a[4].(uint64), a[5].(float64), a[6].(gpu.Half), a[7].(gpu.BFloat16), a[8].([]float64))
 	},
 })}
 
-// kernScalarsLauncher is the typed launcher of Scalars.
-type kernScalarsLauncher struct{ k *kern.Kernel }
+type kernScalarsLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernScalarsLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Scalars on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Scalars on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernScalarsLauncher) Launch(q kern.Queue, grid kern.Grid, b bool, i8 int8, u16 uint16, i32 int32, u64 uint64, f64 float64, h gpu.Half, bf gpu.BFloat16, out *kern.Buffer[float64]) error {
-	return l.k.Launch(q, grid, kern.ScalarArg(b), kern.ScalarArg(i8), kern.ScalarArg(u16), kern.ScalarArg(i32), kern.ScalarArg(u64), kern.ScalarArg(f64), kern.ScalarArg(h), kern.ScalarArg(bf), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.ScalarArg(b), kern.ScalarArg(i8), kern.ScalarArg(u16), kern.ScalarArg(i32), kern.ScalarArg(u64), kern.ScalarArg(f64), kern.ScalarArg(h), kern.ScalarArg(bf), kern.BufferArg(out))
 }
 
 // BlockSumsKernel launches the kernel BlockSums (kernels.go:63).
-var BlockSumsKernel = kernBlockSumsLauncher{kern.NewKernel(kern.KernelSpec{
+var BlockSumsKernel = kernBlockSumsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "BlockSums", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "BlockSums", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "sums", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
@@ -153,54 +143,46 @@ var BlockSumsKernel = kernBlockSumsLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:72:26",
 		"kernels.go:74:7",
 	},
+	SourceHash: "97f9b40e6c18b6a6", Source: []string{"kernels.go:BlockSums"},
 	Native: func(t gpu.Thread, a []any) { BlockSums(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
-// kernBlockSumsLauncher is the typed launcher of BlockSums.
-type kernBlockSumsLauncher struct{ k *kern.Kernel }
+type kernBlockSumsLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernBlockSumsLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs BlockSums on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs BlockSums on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernBlockSumsLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], sums *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(sums))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(sums))
 }
 
 // CheckedKernel launches the kernel Checked (kernels.go:81).
-var CheckedKernel = kernCheckedLauncher{kern.NewKernel(kern.KernelSpec{
+var CheckedKernel = kernCheckedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Checked", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Checked", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 	},
 	Bounds: true,
 	Sites: []string{
 		"panic at kernels.go:84:8: negative input",
 	},
+	SourceHash: "69eae4175851ef9f", Source: []string{"kernels.go:Checked"},
 	Native: func(t gpu.Thread, a []any) { Checked(t, a[0].([]float32)) },
 })}
 
-// kernCheckedLauncher is the typed launcher of Checked.
-type kernCheckedLauncher struct{ k *kern.Kernel }
+type kernCheckedLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCheckedLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Checked on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Checked on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCheckedLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x))
 }
 
 // DivideKernel launches the kernel Divide (kernels.go:91).
-var DivideKernel = kernDivideLauncher{kern.NewKernel(kern.KernelSpec{
+var DivideKernel = kernDivideLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Divide", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Divide", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "d", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "d", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
 	},
 	Bounds: true,
@@ -209,27 +191,23 @@ var DivideKernel = kernDivideLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:93:20",
 		"panic at kernels.go:93:17: integer divide by zero",
 	},
+	SourceHash: "290b95d9ac944e2a", Source: []string{"kernels.go:Divide"},
 	Native: func(t gpu.Thread, a []any) { Divide(t, a[0].([]int32), a[1].([]int32), a[2].([]int32)) },
 })}
 
-// kernDivideLauncher is the typed launcher of Divide.
-type kernDivideLauncher struct{ k *kern.Kernel }
+type kernDivideLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernDivideLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Divide on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Divide on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernDivideLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[int32], d *kern.Buffer[int32], out *kern.Buffer[int32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(d), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(d), kern.BufferArg(out))
 }
 
 // WindowsKernel launches the kernel Windows (kernels.go:102).
-var WindowsKernel = kernWindowsLauncher{kern.NewKernel(kern.KernelSpec{
+var WindowsKernel = kernWindowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Windows", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Windows", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "sums", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "rev", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 	},
@@ -243,27 +221,23 @@ var WindowsKernel = kernWindowsLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:111:11",
 		"kernels.go:111:4",
 	},
+	SourceHash: "e26ac5901ab5c6f7", Source: []string{"kernels.go:Windows"},
 	Native: func(t gpu.Thread, a []any) { Windows(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
-// kernWindowsLauncher is the typed launcher of Windows.
-type kernWindowsLauncher struct{ k *kern.Kernel }
+type kernWindowsLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernWindowsLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Windows on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Windows on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernWindowsLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], sums *kern.Buffer[float32], rev *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(sums), kern.BufferArg(rev))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(sums), kern.BufferArg(rev))
 }
 
 // WarpSumsKernel launches the kernel WarpSums (kernels.go:119).
-var WarpSumsKernel = kernWarpSumsLauncher{kern.NewKernel(kern.KernelSpec{
+var WarpSumsKernel = kernWarpSumsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "WarpSums", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "WarpSums", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "sums", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
 	},
@@ -282,27 +256,23 @@ var WarpSumsKernel = kernWarpSumsLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:136:9",
 		"kernels.go:138:5",
 	},
+	SourceHash: "d7305b4355beabfb", Source: []string{"kernels.go:WarpSums", "kernels.go:bitsIndex"},
 	Native: func(t gpu.Thread, a []any) { WarpSums(t, a[0].([]float32), a[1].([]float32), a[2].([]int32)) },
 })}
 
-// kernWarpSumsLauncher is the typed launcher of WarpSums.
-type kernWarpSumsLauncher struct{ k *kern.Kernel }
+type kernWarpSumsLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernWarpSumsLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs WarpSums on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs WarpSums on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernWarpSumsLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], sums *kern.Buffer[float32], out *kern.Buffer[int32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(sums), kern.BufferArg(out))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(sums), kern.BufferArg(out))
 }
 
 // VotesKernel launches the kernel Votes (kernels.go:154).
-var VotesKernel = kernVotesLauncher{kern.NewKernel(kern.KernelSpec{
+var VotesKernel = kernVotesLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Votes", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Votes", Module: kernModule,
 	Params: []kern.Param{
-		{Name: "pred", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
+		{Name: "pred", Kind: kern.SliceParam, Elem: "bool", Size: 1},
 		{Name: "ballot", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 		{Name: "any", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
 		{Name: "all", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
@@ -312,1674 +282,14 @@ var VotesKernel = kernVotesLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:159:17",
 		"kernels.go:159:25",
 	},
+	SourceHash: "1f0471167f62250e", Source: []string{"kernels.go:Votes"},
 	Native: func(t gpu.Thread, a []any) { Votes(t, a[0].([]bool), a[1].([]uint32), a[2].([]bool), a[3].([]bool)) },
 })}
 
-// kernVotesLauncher is the typed launcher of Votes.
-type kernVotesLauncher struct{ k *kern.Kernel }
+type kernVotesLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernVotesLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs Votes on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs Votes on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernVotesLauncher) Launch(q kern.Queue, grid kern.Grid, pred *kern.Buffer[bool], ballot *kern.Buffer[uint32], any *kern.Buffer[bool], all *kern.Buffer[bool]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(pred), kern.BufferArg(ballot), kern.BufferArg(any), kern.BufferArg(all))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(pred), kern.BufferArg(ballot), kern.BufferArg(any), kern.BufferArg(all))
 }
-
-const kernPTX = `//
-// Generated by kern. DO NOT EDIT.
-//
-
-.version 7.0
-.target sm_80
-.address_size 64
-
-.file 1 "kernels.go"
-
-.visible .global .align 8 .b64 kern_error[4];
-.extern .shared .align 16 .b8 dynsmem[];
-
-.visible .entry Axpy(
-	.param .f32 a,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 y_ptr,
-	.param .s64 y_len
-)
-.maxntid 128, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<22>;
-	.reg .f32 %f<5>;
-
-	.loc 1 12 6
-	ld.param.f32 %f0, [a];
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [y_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [y_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 13 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 14 7
-	setp.lt.s64 %p0, %rd8, %rd5;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 15 13
-	setp.hs.u64 %p1, %rd8, %rd2;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd1, %rd16;
-	ld.global.nc.f32 %f1, [%rd17];
-	.loc 1 15 11
-	mul.rn.f32 %f2, %f0, %f1;
-	.loc 1 15 20
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd4, %rd18;
-	ld.global.f32 %f3, [%rd19];
-	.loc 1 15 17
-	add.rn.f32 %f4, %f2, %f3;
-	.loc 1 15 4
-	shl.b64 %rd20, %rd8, 2;
-	add.s64 %rd21, %rd4, %rd20;
-	st.global.f32 [%rd21], %f4;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 15 13
-	mov.u64 %rd9, 0x100000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd2;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry Gather(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-.maxntid 64, 1, 1
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<26>;
-	.reg .f32 %f<1>;
-
-	.loc 1 23 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [idx_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [idx_len];
-	ld.param.u64 %rd6, [out_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 24 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd9, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd10, %r2;
-	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 25 7
-	setp.lt.s64 %p0, %rd11, %rd8;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 26 17
-	setp.hs.u64 %p1, %rd11, %rd5;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd19, %rd11, 2;
-	add.s64 %rd20, %rd4, %rd19;
-	ld.global.nc.s32 %r6, [%rd20];
-	.loc 1 26 13
-	cvt.s64.s32 %rd21, %r6;
-	setp.hs.u64 %p3, %rd21, %rd2;
-	@%p3 bra $L7_oob1;
-	shl.b64 %rd22, %rd21, 2;
-	add.s64 %rd23, %rd1, %rd22;
-	ld.global.nc.f32 %f0, [%rd23];
-	.loc 1 26 6
-	shl.b64 %rd24, %rd11, 2;
-	add.s64 %rd25, %rd7, %rd24;
-	st.global.f32 [%rd25], %f0;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 26 17
-	mov.u64 %rd12, 0x200000001;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L4_bounds_fail;
-$L7_oob1:
-	.loc 1 26 13
-	mov.u64 %rd12, 0x200000002;
-	mov.u64 %rd13, %rd21;
-	mov.u64 %rd14, %rd2;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry GatherUnchecked(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-.maxntid 64, 1, 1
-{
-	.reg .pred %p<1>;
-	.reg .b32 %r<4>;
-	.reg .b64 %rd<19>;
-	.reg .f32 %f<1>;
-
-	.loc 1 33 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [idx_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [idx_len];
-	ld.param.u64 %rd6, [out_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 34 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd9, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd10, %r2;
-	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 35 7
-	setp.lt.s64 %p0, %rd11, %rd8;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 36 17
-	shl.b64 %rd12, %rd11, 2;
-	add.s64 %rd13, %rd4, %rd12;
-	ld.global.nc.s32 %r3, [%rd13];
-	.loc 1 36 13
-	cvt.s64.s32 %rd14, %r3;
-	shl.b64 %rd15, %rd14, 2;
-	add.s64 %rd16, %rd1, %rd15;
-	ld.global.nc.f32 %f0, [%rd16];
-	.loc 1 36 6
-	shl.b64 %rd17, %rd11, 2;
-	add.s64 %rd18, %rd7, %rd17;
-	st.global.f32 [%rd18], %f0;
-	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry Scalars(
-	.param .u8 b,
-	.param .s8 i8,
-	.param .u16 u16,
-	.param .s32 i32,
-	.param .u64 u64,
-	.param .f64 f64,
-	.param .u16 h,
-	.param .u16 bf,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-{
-	.reg .pred %p<11>;
-	.reg .b16 %rs<3>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<21>;
-	.reg .f32 %f<2>;
-	.reg .f64 %fd<8>;
-
-	.loc 1 43 6
-	ld.param.u8 %r0, [b];
-	setp.ne.u32 %p0, %r0, 0;
-	ld.param.s8 %r1, [i8];
-	ld.param.u16 %rs0, [u16];
-	ld.param.s32 %r2, [i32];
-	ld.param.u64 %rd0, [u64];
-	ld.param.f64 %fd0, [f64];
-	ld.param.u16 %rs1, [h];
-	ld.param.u16 %rs2, [bf];
-	ld.param.u64 %rd1, [out_ptr];
-	cvta.to.global.u64 %rd2, %rd1;
-	ld.param.s64 %rd3, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 44 14
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd4, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd5, %r5;
-	add.s64 %rd6, %rd4, %rd5;
-	.loc 1 44 17
-	setp.ne.s64 %p1, %rd6, 0;
-	@%p1 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 45 3
-	ret;
-$L3_if_done:
-	@%p0 bra $L4_if_then;
-	bra.uni $L5_if_done;
-$L4_if_then:
-	.loc 1 48 6
-	setp.hs.u64 %p2, 0, %rd3;
-	@%p2 bra $L8_oob0;
-	mov.f64 %fd1, 0d3FF0000000000000;
-	st.global.f64 [%rd2], %fd1;
-	bra.uni $L5_if_done;
-$L8_oob0:
-	mov.u64 %rd7, 0x400000001;
-	mov.u64 %rd8, 0;
-	mov.u64 %rd9, %rd3;
-	bra.uni $L6_bounds_fail;
-$L5_if_done:
-	.loc 1 50 18
-	cvt.rn.f64.s32 %fd2, %r1;
-	.loc 1 50 5
-	setp.hs.u64 %p4, 1, %rd3;
-	@%p4 bra $L9_oob1;
-	add.s64 %rd14, %rd2, 8;
-	st.global.f64 [%rd14], %fd2;
-	.loc 1 51 18
-	cvt.rn.f64.u16 %fd3, %rs0;
-	.loc 1 51 5
-	setp.hs.u64 %p5, 2, %rd3;
-	@%p5 bra $L10_oob2;
-	add.s64 %rd15, %rd2, 16;
-	st.global.f64 [%rd15], %fd3;
-	.loc 1 52 18
-	cvt.rn.f64.s32 %fd4, %r2;
-	.loc 1 52 5
-	setp.hs.u64 %p6, 3, %rd3;
-	@%p6 bra $L11_oob3;
-	add.s64 %rd16, %rd2, 24;
-	st.global.f64 [%rd16], %fd4;
-	.loc 1 53 18
-	cvt.rn.f64.u64 %fd5, %rd0;
-	.loc 1 53 5
-	setp.hs.u64 %p7, 4, %rd3;
-	@%p7 bra $L12_oob4;
-	add.s64 %rd17, %rd2, 32;
-	st.global.f64 [%rd17], %fd5;
-	.loc 1 54 5
-	setp.hs.u64 %p8, 5, %rd3;
-	@%p8 bra $L13_oob5;
-	add.s64 %rd18, %rd2, 40;
-	st.global.f64 [%rd18], %fd0;
-	.loc 1 55 28
-	cvt.f32.f16 %f0, %rs1;
-	.loc 1 55 18
-	cvt.f64.f32 %fd6, %f0;
-	.loc 1 55 5
-	setp.hs.u64 %p9, 6, %rd3;
-	@%p9 bra $L14_oob6;
-	add.s64 %rd19, %rd2, 48;
-	st.global.f64 [%rd19], %fd6;
-	.loc 1 56 29
-	cvt.u32.u16 %r9, %rs2;
-	shl.b32 %r9, %r9, 16;
-	mov.b32 %f1, %r9;
-	.loc 1 56 18
-	cvt.f64.f32 %fd7, %f1;
-	.loc 1 56 5
-	setp.hs.u64 %p10, 7, %rd3;
-	@%p10 bra $L15_oob7;
-	add.s64 %rd20, %rd2, 56;
-	st.global.f64 [%rd20], %fd7;
-	ret;
-$L9_oob1:
-	.loc 1 50 5
-	mov.u64 %rd7, 0x400000002;
-	mov.u64 %rd8, 1;
-	mov.u64 %rd9, %rd3;
-	bra.uni $L6_bounds_fail;
-$L10_oob2:
-	.loc 1 51 5
-	mov.u64 %rd7, 0x400000003;
-	mov.u64 %rd8, 2;
-	mov.u64 %rd9, %rd3;
-	bra.uni $L6_bounds_fail;
-$L11_oob3:
-	.loc 1 52 5
-	mov.u64 %rd7, 0x400000004;
-	mov.u64 %rd8, 3;
-	mov.u64 %rd9, %rd3;
-	bra.uni $L6_bounds_fail;
-$L12_oob4:
-	.loc 1 53 5
-	mov.u64 %rd7, 0x400000005;
-	mov.u64 %rd8, 4;
-	mov.u64 %rd9, %rd3;
-	bra.uni $L6_bounds_fail;
-$L13_oob5:
-	.loc 1 54 5
-	mov.u64 %rd7, 0x400000006;
-	mov.u64 %rd8, 5;
-	mov.u64 %rd9, %rd3;
-	bra.uni $L6_bounds_fail;
-$L14_oob6:
-	.loc 1 55 5
-	mov.u64 %rd7, 0x400000007;
-	mov.u64 %rd8, 6;
-	mov.u64 %rd9, %rd3;
-	bra.uni $L6_bounds_fail;
-$L15_oob7:
-	.loc 1 56 5
-	mov.u64 %rd7, 0x400000008;
-	mov.u64 %rd8, 7;
-	mov.u64 %rd9, %rd3;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd10, [kern_error], 0, %rd7;
-	setp.eq.u64 %p3, %rd10, 0;
-	@!%p3 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd8;
-	st.global.u64 [kern_error+16], %rd9;
-	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd11, %r6, %r7;
-	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd12, %r8;
-	add.s64 %rd13, %rd11, %rd12;
-	st.global.u64 [kern_error+24], %rd13;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-}
-
-.visible .entry BlockSums(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 sums_ptr,
-	.param .s64 sums_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<8>;
-	.reg .b32 %r<33>;
-	.reg .b64 %rd<41>;
-	.reg .f32 %f<24>;
-	.shared .align 8 .b8 kern_reduce[256];
-
-	.loc 1 63 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [sums_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [sums_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 64 31
-	mov.u64 %rd6, dynsmem;
-	mov.u32 %r0, %dynamic_smem_size;
-	div.u32 %r1, %r0, 4;
-	cvt.s64.u32 %rd7, %r1;
-	.loc 1 65 16
-	mov.u32 %r2, %ctaid.x;
-	mov.u32 %r3, %ntid.x;
-	mul.wide.u32 %rd8, %r2, %r3;
-	mov.u32 %r4, %tid.x;
-	cvt.u64.u32 %rd9, %r4;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 1 67 7
-	setp.lt.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L6_edge;
-$L2_if_then:
-	.loc 1 68 8
-	shl.b64 %rd11, %rd10, 2;
-	add.s64 %rd12, %rd1, %rd11;
-	ld.global.nc.f32 %f1, [%rd12];
-	mov.f32 %f0, %f1;
-	bra.uni $L3_if_done;
-$L6_edge:
-	mov.f32 %f0, 0f00000000;
-	bra.uni $L3_if_done;
-$L3_if_done:
-	.loc 1 70 17
-	mov.u32 %r5, %tid.x;
-	cvt.s64.u32 %rd13, %r5;
-	mov.u32 %r6, %tid.y;
-	cvt.s64.u32 %rd14, %r6;
-	mov.u32 %r7, %tid.z;
-	cvt.s64.u32 %rd15, %r7;
-	.loc 1 70 5
-	setp.hs.u64 %p1, %rd13, %rd7;
-	@%p1 bra $L9_oob0;
-	shl.b64 %rd23, %rd13, 2;
-	add.s64 %rd24, %rd6, %rd23;
-	st.shared.f32 [%rd24], %f0;
-	.loc 1 71 8
-	bar.sync 0;
-	.loc 1 72 38
-	mov.u32 %r11, %tid.x;
-	cvt.s64.u32 %rd25, %r11;
-	mov.u32 %r12, %tid.y;
-	cvt.s64.u32 %rd26, %r12;
-	mov.u32 %r13, %tid.z;
-	cvt.s64.u32 %rd27, %r13;
-	.loc 1 72 26
-	setp.hs.u64 %p3, %rd25, %rd7;
-	@%p3 bra $L10_oob1;
-	shl.b64 %rd28, %rd25, 2;
-	add.s64 %rd29, %rd6, %rd28;
-	ld.shared.f32 %f2, [%rd29];
-	.loc 1 72 19
-	shfl.sync.bfly.b32 %f3, %f2, 16, 31, -1;
-	add.rn.f32 %f4, %f2, %f3;
-	shfl.sync.bfly.b32 %f5, %f4, 8, 31, -1;
-	add.rn.f32 %f6, %f4, %f5;
-	shfl.sync.bfly.b32 %f7, %f6, 4, 31, -1;
-	add.rn.f32 %f8, %f6, %f7;
-	shfl.sync.bfly.b32 %f9, %f8, 2, 31, -1;
-	add.rn.f32 %f10, %f8, %f9;
-	shfl.sync.bfly.b32 %f11, %f10, 1, 31, -1;
-	add.rn.f32 %f12, %f10, %f11;
-	mov.u32 %r15, %tid.z;
-	mov.u32 %r16, %ntid.y;
-	mov.u32 %r17, %tid.y;
-	mad.lo.u32 %r14, %r15, %r16, %r17;
-	mov.u32 %r19, %ntid.x;
-	mov.u32 %r20, %tid.x;
-	mad.lo.u32 %r18, %r14, %r19, %r20;
-	shr.u32 %r21, %r18, 5;
-	mov.u32 %r22, %laneid;
-	mov.u64 %rd30, kern_reduce;
-	mad.wide.u32 %rd31, %r21, 4, %rd30;
-	setp.eq.u32 %p4, %r22, 0;
-	@%p4 st.shared.f32 [%rd31], %f12;
-	bar.sync 0;
-	mov.u32 %r24, %ntid.x;
-	mov.u32 %r25, %ntid.y;
-	mul.lo.u32 %r23, %r24, %r25;
-	mov.u32 %r26, %ntid.z;
-	mul.lo.u32 %r23, %r23, %r26;
-	add.u32 %r23, %r23, 31;
-	shr.u32 %r23, %r23, 5;
-	setp.lo.u32 %p5, %r22, %r23;
-	mad.wide.u32 %rd32, %r22, 4, %rd30;
-	mov.f32 %f13, 0f00000000;
-	@%p5 ld.shared.f32 %f13, [%rd32];
-	shfl.sync.bfly.b32 %f14, %f13, 16, 31, -1;
-	add.rn.f32 %f15, %f13, %f14;
-	shfl.sync.bfly.b32 %f16, %f15, 8, 31, -1;
-	add.rn.f32 %f17, %f15, %f16;
-	shfl.sync.bfly.b32 %f18, %f17, 4, 31, -1;
-	add.rn.f32 %f19, %f17, %f18;
-	shfl.sync.bfly.b32 %f20, %f19, 2, 31, -1;
-	add.rn.f32 %f21, %f19, %f20;
-	shfl.sync.bfly.b32 %f22, %f21, 1, 31, -1;
-	add.rn.f32 %f23, %f21, %f22;
-	bar.sync 0;
-	.loc 1 73 16
-	mov.u32 %r27, %tid.x;
-	cvt.s64.u32 %rd33, %r27;
-	mov.u32 %r28, %tid.y;
-	cvt.s64.u32 %rd34, %r28;
-	mov.u32 %r29, %tid.z;
-	cvt.s64.u32 %rd35, %r29;
-	.loc 1 73 21
-	setp.eq.s64 %p6, %rd33, 0;
-	@%p6 bra $L4_if_then;
-	bra.uni $L5_if_done;
-$L9_oob0:
-	.loc 1 70 5
-	mov.u64 %rd16, 0x500000001;
-	mov.u64 %rd17, %rd13;
-	mov.u64 %rd18, %rd7;
-	bra.uni $L7_bounds_fail;
-$L10_oob1:
-	.loc 1 72 26
-	mov.u64 %rd16, 0x500000002;
-	mov.u64 %rd17, %rd25;
-	mov.u64 %rd18, %rd7;
-	bra.uni $L7_bounds_fail;
-$L4_if_then:
-	.loc 1 74 18
-	mov.u32 %r30, %ctaid.x;
-	cvt.s64.u32 %rd36, %r30;
-	mov.u32 %r31, %ctaid.y;
-	cvt.s64.u32 %rd37, %r31;
-	mov.u32 %r32, %ctaid.z;
-	cvt.s64.u32 %rd38, %r32;
-	.loc 1 74 7
-	setp.hs.u64 %p7, %rd36, %rd5;
-	@%p7 bra $L11_oob2;
-	shl.b64 %rd39, %rd36, 2;
-	add.s64 %rd40, %rd4, %rd39;
-	st.global.f32 [%rd40], %f23;
-	bra.uni $L5_if_done;
-$L11_oob2:
-	mov.u64 %rd16, 0x500000003;
-	mov.u64 %rd17, %rd36;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L7_bounds_fail;
-$L7_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L8_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r8, %ctaid.x;
-	mov.u32 %r9, %ntid.x;
-	mul.wide.u32 %rd20, %r8, %r9;
-	mov.u32 %r10, %tid.x;
-	cvt.u64.u32 %rd21, %r10;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L8_bounds_exit;
-$L8_bounds_exit:
-	exit;
-$L5_if_done:
-	ret;
-}
-
-.visible .entry Checked(
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<15>;
-	.reg .f32 %f<1>;
-
-	.loc 1 81 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 82 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd3, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd4, %r2;
-	add.s64 %rd5, %rd3, %rd4;
-	.loc 1 83 7
-	setp.lt.s64 %p0, %rd5, %rd2;
-	@%p0 bra $L4_cond_true;
-	bra.uni $L3_if_done;
-$L4_cond_true:
-	.loc 1 83 20
-	shl.b64 %rd6, %rd5, 2;
-	add.s64 %rd7, %rd1, %rd6;
-	ld.global.nc.f32 %f0, [%rd7];
-	.loc 1 83 24
-	setp.lt.f32 %p1, %f0, 0f00000000;
-	@%p1 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 84 8
-	mov.u64 %rd8, 0x600000001;
-	mov.u64 %rd9, 0;
-	mov.u64 %rd10, 0;
-	bra.uni $L5_bounds_fail;
-$L5_bounds_fail:
-	atom.global.cas.b64 %rd11, [kern_error], 0, %rd8;
-	setp.eq.u64 %p2, %rd11, 0;
-	@!%p2 bra $L6_bounds_exit;
-	st.global.u64 [kern_error+8], %rd9;
-	st.global.u64 [kern_error+16], %rd10;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd12, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd13, %r5;
-	add.s64 %rd14, %rd12, %rd13;
-	st.global.u64 [kern_error+24], %rd14;
-	bra.uni $L6_bounds_exit;
-$L6_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry Divide(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 d_ptr,
-	.param .s64 d_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<25>;
-
-	.loc 1 91 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [d_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [d_len];
-	ld.param.u64 %rd6, [out_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 92 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd9, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd10, %r2;
-	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 92 25
-	setp.lt.s64 %p0, %rd11, %rd8;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 93 13
-	setp.hs.u64 %p1, %rd11, %rd2;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd19, %rd11, 2;
-	add.s64 %rd20, %rd1, %rd19;
-	ld.global.nc.s32 %r6, [%rd20];
-	.loc 1 93 20
-	setp.hs.u64 %p3, %rd11, %rd5;
-	@%p3 bra $L7_oob1;
-	shl.b64 %rd21, %rd11, 2;
-	add.s64 %rd22, %rd4, %rd21;
-	ld.global.nc.s32 %r7, [%rd22];
-	.loc 1 93 17
-	setp.eq.s32 %p4, %r7, 0;
-	@%p4 bra $L8_divzero2;
-	div.s32 %r8, %r6, %r7;
-	.loc 1 93 6
-	shl.b64 %rd23, %rd11, 2;
-	add.s64 %rd24, %rd7, %rd23;
-	st.global.s32 [%rd24], %r8;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 93 13
-	mov.u64 %rd12, 0x700000001;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd2;
-	bra.uni $L4_bounds_fail;
-$L7_oob1:
-	.loc 1 93 20
-	mov.u64 %rd12, 0x700000002;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L4_bounds_fail;
-$L8_divzero2:
-	.loc 1 93 17
-	mov.u64 %rd12, 0x700000003;
-	mov.u64 %rd13, 0;
-	mov.u64 %rd14, 0;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry Windows(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 sums_ptr,
-	.param .s64 sums_len,
-	.param .u64 rev_ptr,
-	.param .s64 rev_len
-)
-{
-	.reg .pred %p<10>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<46>;
-	.reg .f32 %f<16>;
-	.local .align 4 .b8 local0[16];
-
-	.loc 1 102 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [sums_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [sums_len];
-	ld.param.u64 %rd6, [rev_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [rev_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 103 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd9, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd10, %r2;
-	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 104 6
-	mul.lo.s64 %rd12, 4, %rd11;
-	.loc 1 104 8
-	add.s64 %rd13, %rd12, 3;
-	.loc 1 104 11
-	setp.ge.s64 %p0, %rd13, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 105 3
-	ret;
-$L3_if_done:
-	.loc 1 107 2
-	mov.u64 %rd14, local0;
-	mov.f32 %f0, 0f00000000;
-	st.local.f32 [%rd14], %f0;
-	mov.f32 %f1, 0f00000000;
-	st.local.f32 [%rd14+4], %f1;
-	mov.f32 %f2, 0f00000000;
-	st.local.f32 [%rd14+8], %f2;
-	mov.f32 %f3, 0f00000000;
-	st.local.f32 [%rd14+12], %f3;
-	.loc 1 107 21
-	mul.lo.s64 %rd15, 4, %rd11;
-	.loc 1 107 19
-	add.s64 %rd16, %rd2, 1;
-	setp.hs.u64 %p1, %rd15, %rd16;
-	@%p1 bra $L8_oob0;
-	sub.s64 %rd24, %rd2, %rd15;
-	sub.s64 %rd25, %rd2, %rd15;
-	shl.b64 %rd26, %rd15, 2;
-	add.s64 %rd27, %rd1, %rd26;
-	.loc 1 102 6
-	setp.hs.u64 %p3, 3, %rd24;
-	@%p3 bra $L9_oob1;
-	.loc 1 107 17
-	ld.global.nc.f32 %f4, [%rd27];
-	ld.global.nc.f32 %f5, [%rd27+4];
-	ld.global.nc.f32 %f6, [%rd27+8];
-	ld.global.nc.f32 %f7, [%rd27+12];
-	.loc 1 107 2
-	st.local.f32 [%rd14], %f4;
-	st.local.f32 [%rd14+4], %f5;
-	st.local.f32 [%rd14+8], %f6;
-	st.local.f32 [%rd14+12], %f7;
-	.loc 1 108 13
-	ld.local.f32 %f8, [%rd14];
-	.loc 1 108 20
-	add.s64 %rd28, %rd14, 4;
-	ld.local.f32 %f9, [%rd28];
-	.loc 1 108 17
-	add.rn.f32 %f10, %f8, %f9;
-	.loc 1 108 27
-	add.s64 %rd29, %rd14, 8;
-	ld.local.f32 %f11, [%rd29];
-	.loc 1 108 24
-	add.rn.f32 %f12, %f10, %f11;
-	.loc 1 108 34
-	add.s64 %rd30, %rd14, 12;
-	ld.local.f32 %f13, [%rd30];
-	.loc 1 108 31
-	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 108 6
-	setp.hs.u64 %p4, %rd11, %rd5;
-	@%p4 bra $L10_oob2;
-	shl.b64 %rd31, %rd11, 2;
-	add.s64 %rd32, %rd4, %rd31;
-	st.global.f32 [%rd32], %f14;
-	.loc 1 109 26
-	mul.lo.s64 %rd33, 4, %rd11;
-	.loc 1 109 24
-	add.s64 %rd34, %rd8, 1;
-	setp.hs.u64 %p5, %rd33, %rd34;
-	@%p5 bra $L11_oob3;
-	sub.s64 %rd35, %rd8, %rd33;
-	sub.s64 %rd36, %rd8, %rd33;
-	shl.b64 %rd37, %rd33, 2;
-	add.s64 %rd38, %rd7, %rd37;
-	.loc 1 109 20
-	setp.hs.u64 %p6, 3, %rd35;
-	@%p6 bra $L12_oob4;
-	mov.s64 %rd39, 0;
-	bra.uni $L4_rangeint_body;
-$L8_oob0:
-	.loc 1 107 19
-	mov.u64 %rd17, 0x800000001;
-	mov.u64 %rd18, %rd15;
-	mov.u64 %rd19, %rd16;
-	bra.uni $L6_bounds_fail;
-$L9_oob1:
-	.loc 1 102 6
-	mov.u64 %rd17, 0x800000002;
-	mov.u64 %rd18, 3;
-	mov.u64 %rd19, %rd24;
-	bra.uni $L6_bounds_fail;
-$L10_oob2:
-	.loc 1 108 6
-	mov.u64 %rd17, 0x800000003;
-	mov.u64 %rd18, %rd11;
-	mov.u64 %rd19, %rd5;
-	bra.uni $L6_bounds_fail;
-$L11_oob3:
-	.loc 1 109 24
-	mov.u64 %rd17, 0x800000004;
-	mov.u64 %rd18, %rd33;
-	mov.u64 %rd19, %rd34;
-	bra.uni $L6_bounds_fail;
-$L12_oob4:
-	.loc 1 109 20
-	mov.u64 %rd17, 0x800000005;
-	mov.u64 %rd18, 3;
-	mov.u64 %rd19, %rd35;
-	bra.uni $L6_bounds_fail;
-$L4_rangeint_body:
-	.loc 1 111 13
-	sub.s64 %rd40, 3, %rd39;
-	.loc 1 111 11
-	setp.hs.u64 %p7, %rd40, 4;
-	@%p7 bra $L13_oob5;
-	shl.b64 %rd41, %rd40, 2;
-	add.s64 %rd42, %rd14, %rd41;
-	ld.local.f32 %f15, [%rd42];
-	.loc 1 111 4
-	setp.hs.u64 %p8, %rd39, 4;
-	@%p8 bra $L14_oob6;
-	shl.b64 %rd43, %rd39, 2;
-	add.s64 %rd44, %rd38, %rd43;
-	st.global.f32 [%rd44], %f15;
-	.loc 1 102 6
-	add.s64 %rd45, %rd39, 1;
-	setp.lt.s64 %p9, %rd45, 4;
-	@%p9 bra $L15_edge;
-	bra.uni $L5_rangeint_done;
-$L13_oob5:
-	.loc 1 111 11
-	mov.u64 %rd17, 0x800000006;
-	mov.u64 %rd18, %rd40;
-	mov.u64 %rd19, 4;
-	bra.uni $L6_bounds_fail;
-$L14_oob6:
-	.loc 1 111 4
-	mov.u64 %rd17, 0x800000007;
-	mov.u64 %rd18, %rd39;
-	mov.u64 %rd19, 4;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
-	setp.eq.u64 %p2, %rd20, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd18;
-	st.global.u64 [kern_error+16], %rd19;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd21, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd22, %r5;
-	add.s64 %rd23, %rd21, %rd22;
-	st.global.u64 [kern_error+24], %rd23;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L15_edge:
-	mov.s64 %rd39, %rd45;
-	bra.uni $L4_rangeint_body;
-$L5_rangeint_done:
-	ret;
-}
-
-.visible .entry WarpSums(
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 sums_ptr,
-	.param .s64 sums_len,
-	.param .u64 out_ptr,
-	.param .s64 out_len
-)
-.maxntid 64, 1, 1
-{
-	.reg .pred %p<21>;
-	.reg .b32 %r<54>;
-	.reg .b64 %rd<113>;
-	.reg .f32 %f<12>;
-	.local .align 4 .b8 local0[32];
-
-	.loc 1 119 6
-	ld.param.u64 %rd0, [x_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [x_len];
-	ld.param.u64 %rd3, [sums_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [sums_len];
-	ld.param.u64 %rd6, [out_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [out_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 120 18
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd9, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd10, %r2;
-	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 120 8
-	setp.hs.u64 %p0, %rd11, %rd2;
-	@%p0 bra $L15_oob0;
-	shl.b64 %rd19, %rd11, 2;
-	add.s64 %rd20, %rd1, %rd19;
-	ld.global.nc.f32 %f0, [%rd20];
-	mov.f32 %f1, %f0;
-	bra.uni $L3_for_body;
-$L15_oob0:
-	mov.u64 %rd12, 0x900000001;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd2;
-	bra.uni $L13_bounds_fail;
-$L3_for_body:
-	.loc 1 123 20
-	shfl.sync.down.b32 %f2, %f1, 16, 31, -1;
-	.loc 1 123 3
-	add.rn.f32 %f3, %f1, %f2;
-	mov.f32 %f1, %f3;
-	bra.uni $L17_for_body;
-$L17_for_body:
-	.loc 1 123 20
-	shfl.sync.down.b32 %f4, %f1, 8, 31, -1;
-	.loc 1 123 3
-	add.rn.f32 %f5, %f1, %f4;
-	mov.f32 %f1, %f5;
-	bra.uni $L19_for_body;
-$L19_for_body:
-	.loc 1 123 20
-	shfl.sync.down.b32 %f6, %f1, 4, 31, -1;
-	.loc 1 123 3
-	add.rn.f32 %f7, %f1, %f6;
-	mov.f32 %f1, %f7;
-	bra.uni $L21_for_body;
-$L21_for_body:
-	.loc 1 123 20
-	shfl.sync.down.b32 %f8, %f1, 2, 31, -1;
-	.loc 1 123 3
-	add.rn.f32 %f9, %f1, %f8;
-	mov.f32 %f1, %f9;
-	bra.uni $L23_for_body;
-$L23_for_body:
-	.loc 1 123 20
-	shfl.sync.down.b32 %f10, %f1, 1, 31, -1;
-	.loc 1 123 3
-	add.rn.f32 %f11, %f1, %f10;
-	mov.f32 %f1, %f11;
-	bra.uni $L4_for_done;
-$L4_for_done:
-	.loc 1 125 11
-	mov.u32 %r6, %laneid;
-	cvt.s64.u32 %rd21, %r6;
-	.loc 1 125 14
-	setp.eq.s64 %p2, %rd21, 0;
-	@%p2 bra $L5_if_then;
-	bra.uni $L6_if_done;
-$L5_if_then:
-	.loc 1 126 17
-	mov.u32 %r7, %ctaid.x;
-	mov.u32 %r8, %ntid.x;
-	mul.wide.u32 %rd22, %r7, %r8;
-	mov.u32 %r9, %tid.x;
-	cvt.u64.u32 %rd23, %r9;
-	add.s64 %rd24, %rd22, %rd23;
-	.loc 1 126 19
-	div.s64 %rd25, %rd24, 32;
-	.loc 1 126 7
-	setp.hs.u64 %p3, %rd25, %rd5;
-	@%p3 bra $L26_oob1;
-	shl.b64 %rd26, %rd25, 2;
-	add.s64 %rd27, %rd4, %rd26;
-	st.global.f32 [%rd27], %f1;
-	bra.uni $L6_if_done;
-$L26_oob1:
-	mov.u64 %rd12, 0x900000002;
-	mov.u64 %rd13, %rd25;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L13_bounds_fail;
-$L6_if_done:
-	.loc 1 128 6
-	mov.u64 %rd28, local0;
-	mov.s32 %r10, 0;
-	st.local.s32 [%rd28], %r10;
-	mov.s32 %r11, 0;
-	st.local.s32 [%rd28+4], %r11;
-	mov.s32 %r12, 0;
-	st.local.s32 [%rd28+8], %r12;
-	mov.s32 %r13, 0;
-	st.local.s32 [%rd28+12], %r13;
-	mov.s32 %r14, 0;
-	st.local.s32 [%rd28+16], %r14;
-	mov.s32 %r15, 0;
-	st.local.s32 [%rd28+20], %r15;
-	mov.s32 %r16, 0;
-	st.local.s32 [%rd28+24], %r16;
-	mov.s32 %r17, 0;
-	st.local.s32 [%rd28+28], %r17;
-	bra.uni $L8_for_body;
-$L8_for_body:
-	.loc 1 131 26
-	mov.u32 %r18, %laneid;
-	cvt.s64.u32 %rd29, %r18;
-	.loc 1 131 18
-	mul.lo.s64 %rd30, 7, %rd29;
-	.loc 1 131 15
-	cvt.s32.s64 %r19, %rd30;
-	.loc 1 131 4
-	add.s64 %rd31, %rd28, 28;
-	st.local.s32 [%rd31], %r19;
-	bra.uni $L28_for_body;
-$L28_for_body:
-	.loc 1 131 26
-	mov.u32 %r20, %laneid;
-	cvt.s64.u32 %rd32, %r20;
-	.loc 1 131 18
-	mul.lo.s64 %rd33, 6, %rd32;
-	.loc 1 131 15
-	cvt.s32.s64 %r21, %rd33;
-	.loc 1 131 4
-	add.s64 %rd34, %rd28, 24;
-	st.local.s32 [%rd34], %r21;
-	bra.uni $L30_for_body;
-$L30_for_body:
-	.loc 1 131 26
-	mov.u32 %r22, %laneid;
-	cvt.s64.u32 %rd35, %r22;
-	.loc 1 131 18
-	mul.lo.s64 %rd36, 5, %rd35;
-	.loc 1 131 15
-	cvt.s32.s64 %r23, %rd36;
-	.loc 1 131 4
-	add.s64 %rd37, %rd28, 20;
-	st.local.s32 [%rd37], %r23;
-	bra.uni $L32_for_body;
-$L32_for_body:
-	.loc 1 131 26
-	mov.u32 %r24, %laneid;
-	cvt.s64.u32 %rd38, %r24;
-	.loc 1 131 18
-	mul.lo.s64 %rd39, 4, %rd38;
-	.loc 1 131 15
-	cvt.s32.s64 %r25, %rd39;
-	.loc 1 131 4
-	add.s64 %rd40, %rd28, 16;
-	st.local.s32 [%rd40], %r25;
-	bra.uni $L34_for_body;
-$L34_for_body:
-	.loc 1 131 26
-	mov.u32 %r26, %laneid;
-	cvt.s64.u32 %rd41, %r26;
-	.loc 1 131 18
-	mul.lo.s64 %rd42, 3, %rd41;
-	.loc 1 131 15
-	cvt.s32.s64 %r27, %rd42;
-	.loc 1 131 4
-	add.s64 %rd43, %rd28, 12;
-	st.local.s32 [%rd43], %r27;
-	bra.uni $L36_for_body;
-$L36_for_body:
-	.loc 1 131 26
-	mov.u32 %r28, %laneid;
-	cvt.s64.u32 %rd44, %r28;
-	.loc 1 131 18
-	mul.lo.s64 %rd45, 2, %rd44;
-	.loc 1 131 15
-	cvt.s32.s64 %r29, %rd45;
-	.loc 1 131 4
-	add.s64 %rd46, %rd28, 8;
-	st.local.s32 [%rd46], %r29;
-	bra.uni $L38_for_body;
-$L38_for_body:
-	.loc 1 131 26
-	mov.u32 %r30, %laneid;
-	cvt.s64.u32 %rd47, %r30;
-	.loc 1 131 18
-	mul.lo.s64 %rd48, 1, %rd47;
-	.loc 1 131 15
-	cvt.s32.s64 %r31, %rd48;
-	.loc 1 131 4
-	add.s64 %rd49, %rd28, 4;
-	st.local.s32 [%rd49], %r31;
-	bra.uni $L40_for_body;
-$L40_for_body:
-	.loc 1 131 26
-	mov.u32 %r32, %laneid;
-	cvt.s64.u32 %rd50, %r32;
-	.loc 1 131 18
-	mul.lo.s64 %rd51, 0, %rd50;
-	.loc 1 131 15
-	cvt.s32.s64 %r33, %rd51;
-	.loc 1 131 4
-	st.local.s32 [%rd28], %r33;
-	bra.uni $L9_for_done;
-$L9_for_done:
-	mov.s32 %r34, 0;
-	bra.uni $L43_entry;
-$L43_entry:
-	mov.s64 %rd53, 1;
-	mov.s64 %rd54, 0;
-	bra.uni $L46_for_loop;
-$L46_for_loop:
-	.loc 1 144 8
-	setp.gt.s64 %p4, %rd53, 1;
-	@%p4 bra $L44_for_body;
-	bra.uni $L45_for_done;
-$L44_for_body:
-	.loc 1 145 3
-	shr.s64 %rd55, %rd53, 1;
-	.loc 1 146 3
-	add.s64 %rd56, %rd54, 1;
-	mov.s64 %rd53, %rd55;
-	mov.s64 %rd54, %rd56;
-	bra.uni $L46_for_loop;
-$L45_for_done:
-	.loc 1 148 2
-	mov.s64 %rd52, %rd54;
-	bra.uni $L47_ret_bitsIndex;
-$L47_ret_bitsIndex:
-	.loc 1 136 9
-	setp.hs.u64 %p5, %rd52, 8;
-	@%p5 bra $L48_oob2;
-	shl.b64 %rd57, %rd52, 2;
-	add.s64 %rd58, %rd28, %rd57;
-	ld.local.s32 %r35, [%rd58];
-	.loc 1 136 3
-	add.s32 %r36, %r34, %r35;
-	mov.s32 %r34, %r36;
-	bra.uni $L51_entry;
-$L48_oob2:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000003;
-	mov.u64 %rd13, %rd52;
-	mov.u64 %rd14, 8;
-	bra.uni $L13_bounds_fail;
-$L51_entry:
-	mov.s64 %rd60, 2;
-	mov.s64 %rd61, 0;
-	bra.uni $L54_for_loop;
-$L54_for_loop:
-	.loc 1 144 8
-	setp.gt.s64 %p6, %rd60, 1;
-	@%p6 bra $L52_for_body;
-	bra.uni $L53_for_done;
-$L52_for_body:
-	.loc 1 145 3
-	shr.s64 %rd62, %rd60, 1;
-	.loc 1 146 3
-	add.s64 %rd63, %rd61, 1;
-	mov.s64 %rd60, %rd62;
-	mov.s64 %rd61, %rd63;
-	bra.uni $L54_for_loop;
-$L53_for_done:
-	.loc 1 148 2
-	mov.s64 %rd59, %rd61;
-	bra.uni $L55_ret_bitsIndex;
-$L55_ret_bitsIndex:
-	.loc 1 136 9
-	setp.hs.u64 %p7, %rd59, 8;
-	@%p7 bra $L56_oob3;
-	shl.b64 %rd64, %rd59, 2;
-	add.s64 %rd65, %rd28, %rd64;
-	ld.local.s32 %r37, [%rd65];
-	.loc 1 136 3
-	add.s32 %r38, %r34, %r37;
-	mov.s32 %r34, %r38;
-	bra.uni $L59_entry;
-$L56_oob3:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000004;
-	mov.u64 %rd13, %rd59;
-	mov.u64 %rd14, 8;
-	bra.uni $L13_bounds_fail;
-$L59_entry:
-	mov.s64 %rd67, 4;
-	mov.s64 %rd68, 0;
-	bra.uni $L62_for_loop;
-$L62_for_loop:
-	.loc 1 144 8
-	setp.gt.s64 %p8, %rd67, 1;
-	@%p8 bra $L60_for_body;
-	bra.uni $L61_for_done;
-$L60_for_body:
-	.loc 1 145 3
-	shr.s64 %rd69, %rd67, 1;
-	.loc 1 146 3
-	add.s64 %rd70, %rd68, 1;
-	mov.s64 %rd67, %rd69;
-	mov.s64 %rd68, %rd70;
-	bra.uni $L62_for_loop;
-$L61_for_done:
-	.loc 1 148 2
-	mov.s64 %rd66, %rd68;
-	bra.uni $L63_ret_bitsIndex;
-$L63_ret_bitsIndex:
-	.loc 1 136 9
-	setp.hs.u64 %p9, %rd66, 8;
-	@%p9 bra $L64_oob4;
-	shl.b64 %rd71, %rd66, 2;
-	add.s64 %rd72, %rd28, %rd71;
-	ld.local.s32 %r39, [%rd72];
-	.loc 1 136 3
-	add.s32 %r40, %r34, %r39;
-	mov.s32 %r34, %r40;
-	bra.uni $L67_entry;
-$L64_oob4:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000005;
-	mov.u64 %rd13, %rd66;
-	mov.u64 %rd14, 8;
-	bra.uni $L13_bounds_fail;
-$L67_entry:
-	mov.s64 %rd74, 8;
-	mov.s64 %rd75, 0;
-	bra.uni $L70_for_loop;
-$L70_for_loop:
-	.loc 1 144 8
-	setp.gt.s64 %p10, %rd74, 1;
-	@%p10 bra $L68_for_body;
-	bra.uni $L69_for_done;
-$L68_for_body:
-	.loc 1 145 3
-	shr.s64 %rd76, %rd74, 1;
-	.loc 1 146 3
-	add.s64 %rd77, %rd75, 1;
-	mov.s64 %rd74, %rd76;
-	mov.s64 %rd75, %rd77;
-	bra.uni $L70_for_loop;
-$L69_for_done:
-	.loc 1 148 2
-	mov.s64 %rd73, %rd75;
-	bra.uni $L71_ret_bitsIndex;
-$L71_ret_bitsIndex:
-	.loc 1 136 9
-	setp.hs.u64 %p11, %rd73, 8;
-	@%p11 bra $L72_oob5;
-	shl.b64 %rd78, %rd73, 2;
-	add.s64 %rd79, %rd28, %rd78;
-	ld.local.s32 %r41, [%rd79];
-	.loc 1 136 3
-	add.s32 %r42, %r34, %r41;
-	mov.s32 %r34, %r42;
-	bra.uni $L75_entry;
-$L72_oob5:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000006;
-	mov.u64 %rd13, %rd73;
-	mov.u64 %rd14, 8;
-	bra.uni $L13_bounds_fail;
-$L75_entry:
-	mov.s64 %rd81, 16;
-	mov.s64 %rd82, 0;
-	bra.uni $L78_for_loop;
-$L78_for_loop:
-	.loc 1 144 8
-	setp.gt.s64 %p12, %rd81, 1;
-	@%p12 bra $L76_for_body;
-	bra.uni $L77_for_done;
-$L76_for_body:
-	.loc 1 145 3
-	shr.s64 %rd83, %rd81, 1;
-	.loc 1 146 3
-	add.s64 %rd84, %rd82, 1;
-	mov.s64 %rd81, %rd83;
-	mov.s64 %rd82, %rd84;
-	bra.uni $L78_for_loop;
-$L77_for_done:
-	.loc 1 148 2
-	mov.s64 %rd80, %rd82;
-	bra.uni $L79_ret_bitsIndex;
-$L79_ret_bitsIndex:
-	.loc 1 136 9
-	setp.hs.u64 %p13, %rd80, 8;
-	@%p13 bra $L80_oob6;
-	shl.b64 %rd85, %rd80, 2;
-	add.s64 %rd86, %rd28, %rd85;
-	ld.local.s32 %r43, [%rd86];
-	.loc 1 136 3
-	add.s32 %r44, %r34, %r43;
-	mov.s32 %r34, %r44;
-	bra.uni $L83_entry;
-$L80_oob6:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000007;
-	mov.u64 %rd13, %rd80;
-	mov.u64 %rd14, 8;
-	bra.uni $L13_bounds_fail;
-$L83_entry:
-	mov.s64 %rd88, 32;
-	mov.s64 %rd89, 0;
-	bra.uni $L86_for_loop;
-$L86_for_loop:
-	.loc 1 144 8
-	setp.gt.s64 %p14, %rd88, 1;
-	@%p14 bra $L84_for_body;
-	bra.uni $L85_for_done;
-$L84_for_body:
-	.loc 1 145 3
-	shr.s64 %rd90, %rd88, 1;
-	.loc 1 146 3
-	add.s64 %rd91, %rd89, 1;
-	mov.s64 %rd88, %rd90;
-	mov.s64 %rd89, %rd91;
-	bra.uni $L86_for_loop;
-$L85_for_done:
-	.loc 1 148 2
-	mov.s64 %rd87, %rd89;
-	bra.uni $L87_ret_bitsIndex;
-$L87_ret_bitsIndex:
-	.loc 1 136 9
-	setp.hs.u64 %p15, %rd87, 8;
-	@%p15 bra $L88_oob7;
-	shl.b64 %rd92, %rd87, 2;
-	add.s64 %rd93, %rd28, %rd92;
-	ld.local.s32 %r45, [%rd93];
-	.loc 1 136 3
-	add.s32 %r46, %r34, %r45;
-	mov.s32 %r34, %r46;
-	bra.uni $L91_entry;
-$L88_oob7:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000008;
-	mov.u64 %rd13, %rd87;
-	mov.u64 %rd14, 8;
-	bra.uni $L13_bounds_fail;
-$L91_entry:
-	mov.s64 %rd95, 64;
-	mov.s64 %rd96, 0;
-	bra.uni $L94_for_loop;
-$L94_for_loop:
-	.loc 1 144 8
-	setp.gt.s64 %p16, %rd95, 1;
-	@%p16 bra $L92_for_body;
-	bra.uni $L93_for_done;
-$L92_for_body:
-	.loc 1 145 3
-	shr.s64 %rd97, %rd95, 1;
-	.loc 1 146 3
-	add.s64 %rd98, %rd96, 1;
-	mov.s64 %rd95, %rd97;
-	mov.s64 %rd96, %rd98;
-	bra.uni $L94_for_loop;
-$L93_for_done:
-	.loc 1 148 2
-	mov.s64 %rd94, %rd96;
-	bra.uni $L95_ret_bitsIndex;
-$L95_ret_bitsIndex:
-	.loc 1 136 9
-	setp.hs.u64 %p17, %rd94, 8;
-	@%p17 bra $L96_oob8;
-	shl.b64 %rd99, %rd94, 2;
-	add.s64 %rd100, %rd28, %rd99;
-	ld.local.s32 %r47, [%rd100];
-	.loc 1 136 3
-	add.s32 %r48, %r34, %r47;
-	mov.s32 %r34, %r48;
-	bra.uni $L99_entry;
-$L96_oob8:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000009;
-	mov.u64 %rd13, %rd94;
-	mov.u64 %rd14, 8;
-	bra.uni $L13_bounds_fail;
-$L99_entry:
-	mov.s64 %rd102, 128;
-	mov.s64 %rd103, 0;
-	bra.uni $L102_for_loop;
-$L102_for_loop:
-	.loc 1 144 8
-	setp.gt.s64 %p18, %rd102, 1;
-	@%p18 bra $L100_for_body;
-	bra.uni $L101_for_done;
-$L100_for_body:
-	.loc 1 145 3
-	shr.s64 %rd104, %rd102, 1;
-	.loc 1 146 3
-	add.s64 %rd105, %rd103, 1;
-	mov.s64 %rd102, %rd104;
-	mov.s64 %rd103, %rd105;
-	bra.uni $L102_for_loop;
-$L101_for_done:
-	.loc 1 148 2
-	mov.s64 %rd101, %rd103;
-	bra.uni $L103_ret_bitsIndex;
-$L103_ret_bitsIndex:
-	.loc 1 136 9
-	setp.hs.u64 %p19, %rd101, 8;
-	@%p19 bra $L104_oob9;
-	shl.b64 %rd106, %rd101, 2;
-	add.s64 %rd107, %rd28, %rd106;
-	ld.local.s32 %r49, [%rd107];
-	.loc 1 136 3
-	add.s32 %r50, %r34, %r49;
-	mov.s32 %r34, %r50;
-	bra.uni $L12_for_done;
-$L104_oob9:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x90000000A;
-	mov.u64 %rd13, %rd101;
-	mov.u64 %rd14, 8;
-	bra.uni $L13_bounds_fail;
-$L12_for_done:
-	.loc 1 138 15
-	mov.u32 %r51, %ctaid.x;
-	mov.u32 %r52, %ntid.x;
-	mul.wide.u32 %rd108, %r51, %r52;
-	mov.u32 %r53, %tid.x;
-	cvt.u64.u32 %rd109, %r53;
-	add.s64 %rd110, %rd108, %rd109;
-	.loc 1 138 5
-	setp.hs.u64 %p20, %rd110, %rd8;
-	@%p20 bra $L107_oob10;
-	shl.b64 %rd111, %rd110, 2;
-	add.s64 %rd112, %rd7, %rd111;
-	st.global.s32 [%rd112], %r34;
-	ret;
-$L107_oob10:
-	mov.u64 %rd12, 0x90000000B;
-	mov.u64 %rd13, %rd110;
-	mov.u64 %rd14, %rd8;
-	bra.uni $L13_bounds_fail;
-$L13_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p1, %rd15, 0;
-	@!%p1 bra $L14_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L14_bounds_exit;
-$L14_bounds_exit:
-	exit;
-}
-
-.visible .entry Votes(
-	.param .u64 pred_ptr,
-	.param .s64 pred_len,
-	.param .u64 ballot_ptr,
-	.param .s64 ballot_len,
-	.param .u64 any_ptr,
-	.param .s64 any_len,
-	.param .u64 all_ptr,
-	.param .s64 all_len
-)
-{
-	.reg .pred %p<10>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<30>;
-
-	.loc 1 154 6
-	ld.param.u64 %rd0, [pred_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [pred_len];
-	ld.param.u64 %rd3, [ballot_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [ballot_len];
-	ld.param.u64 %rd6, [any_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [any_len];
-	ld.param.u64 %rd9, [all_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [all_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 155 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 1 156 9
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L2_binop_rhs;
-	bra.uni $L6_edge;
-$L2_binop_rhs:
-	.loc 1 156 28
-	shl.b64 %rd15, %rd14, 0;
-	add.s64 %rd16, %rd1, %rd15;
-	ld.global.nc.u8 %r3, [%rd16];
-	setp.ne.u32 %p3, %r3, 0;
-	mov.pred %p1, %p3;
-	bra.uni $L3_binop_done;
-$L6_edge:
-	mov.pred %p1, 0;
-	bra.uni $L3_binop_done;
-$L3_binop_done:
-	.loc 1 157 23
-	vote.sync.ballot.b32 %r4, %p1, -1;
-	.loc 1 157 38
-	vote.sync.any.pred %p4, %p1, -1;
-	.loc 1 157 53
-	vote.sync.all.pred %p5, %p1, -1;
-	.loc 1 158 7
-	setp.lt.s64 %p6, %rd14, %rd5;
-	@%p6 bra $L4_if_then;
-	bra.uni $L5_if_done;
-$L4_if_then:
-	.loc 1 159 9
-	shl.b64 %rd17, %rd14, 2;
-	add.s64 %rd18, %rd4, %rd17;
-	st.global.u32 [%rd18], %r4;
-	.loc 1 159 17
-	setp.hs.u64 %p7, %rd14, %rd8;
-	@%p7 bra $L9_oob0;
-	shl.b64 %rd26, %rd14, 0;
-	add.s64 %rd27, %rd7, %rd26;
-	selp.u32 %r8, 1, 0, %p4;
-	st.global.u8 [%rd27], %r8;
-	.loc 1 159 25
-	setp.hs.u64 %p9, %rd14, %rd11;
-	@%p9 bra $L10_oob1;
-	shl.b64 %rd28, %rd14, 0;
-	add.s64 %rd29, %rd10, %rd28;
-	selp.u32 %r9, 1, 0, %p5;
-	st.global.u8 [%rd29], %r9;
-	bra.uni $L5_if_done;
-$L9_oob0:
-	.loc 1 159 17
-	mov.u64 %rd19, 0xA00000001;
-	mov.u64 %rd20, %rd14;
-	mov.u64 %rd21, %rd8;
-	bra.uni $L7_bounds_fail;
-$L10_oob1:
-	.loc 1 159 25
-	mov.u64 %rd19, 0xA00000002;
-	mov.u64 %rd20, %rd14;
-	mov.u64 %rd21, %rd11;
-	bra.uni $L7_bounds_fail;
-$L7_bounds_fail:
-	atom.global.cas.b64 %rd22, [kern_error], 0, %rd19;
-	setp.eq.u64 %p8, %rd22, 0;
-	@!%p8 bra $L8_bounds_exit;
-	st.global.u64 [kern_error+8], %rd20;
-	st.global.u64 [kern_error+16], %rd21;
-	mov.u32 %r5, %ctaid.x;
-	mov.u32 %r6, %ntid.x;
-	mul.wide.u32 %rd23, %r5, %r6;
-	mov.u32 %r7, %tid.x;
-	cvt.u64.u32 %rd24, %r7;
-	add.s64 %rd25, %rd23, %rd24;
-	st.global.u64 [kern_error+24], %rd25;
-	bra.uni $L8_bounds_exit;
-$L8_bounds_exit:
-	exit;
-$L5_if_done:
-	ret;
-}
-`
