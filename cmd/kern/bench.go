@@ -12,8 +12,10 @@ package main
 // GPU work is timed with CUDA events around each run, after warm-up runs,
 // and the median of the timed runs is reported. Figures are printed, never
 // checked: a benchmark fails only when the work itself fails. The table
-// (and -plot's chart) is the same on every device; rows a device cannot
-// produce become notes under it.
+// (and -json's rows) is the same on every device; rows a device cannot
+// produce become notes under it. Charts are drawn from -json's file by
+// tools/benchplot, a module of its own so that its plotting dependencies
+// stay out of this command.
 
 import (
 	"errors"
@@ -47,7 +49,7 @@ type benchConfig struct {
 	device      string
 	runs        int
 	warmup      int
-	plot        string
+	json        string
 	memcpySizes []int // bytes
 	gemmSizes   []int // M = N = K
 	gemmTypes   []string
@@ -143,11 +145,11 @@ func bench(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, n)
 		}
 	}
-	if cfg.plot != "" && len(env.rows) > 0 {
-		if err := writeBenchPlot(cfg.plot, env.dev.String(), env.rows); err != nil {
-			return fmt.Errorf("kern bench -plot: %w", err)
+	if cfg.json != "" {
+		if err := writeBenchJSON(cfg.json, env.dev.String(), env.rows, env.notes); err != nil {
+			return fmt.Errorf("kern bench -json: %w", err)
 		}
-		fmt.Fprintf(stdout, "\nwrote %s\n", cfg.plot)
+		fmt.Fprintf(stdout, "\nwrote %s (chart it with: cd tools/benchplot && go run . %[1]s out.svg)\n", cfg.json)
 	}
 	return errors.Join(env.failed...)
 }
@@ -163,7 +165,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, []string, er
 	fs.StringVar(&cfg.device, "device", "", "emu, native, cuda or cuda:N (default: $KERN_DEVICE, else cuda)")
 	fs.IntVar(&cfg.runs, "runs", 10, "timed runs per case; the median is reported")
 	fs.IntVar(&cfg.warmup, "warmup", 3, "untimed runs before the timed ones")
-	fs.StringVar(&cfg.plot, "plot", "", "also write a chart to this file (.svg or .png)")
+	fs.StringVar(&cfg.json, "json", "", "also write the rows to this file as JSON (tools/benchplot draws it)")
 	memcpySizes := fs.String("memcpy-sizes", "1MiB,16MiB,256MiB", "memcpy: bytes per copy, comma-separated (KiB, MiB, GiB suffixes)")
 	gemmSizes := fs.String("gemm-sizes", "1024,2048,4096,8192", "gemm: square sizes M=N=K, comma-separated")
 	gemmTypes := fs.String("gemm-types", "f32,tf32,f16,bf16", "gemm: Sgemm f32, GemmEx tf32 (f32 data, TF32 tensor cores), f16, bf16 (16-bit data, f32 accumulation)")

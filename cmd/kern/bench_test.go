@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,9 +47,9 @@ func tableHasRow(out, bench, name, size string) bool {
 	return false
 }
 
-func TestBenchPlotWritesAnSVG(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bench.svg")
-	code, out, errs := runKern(t, "bench", "-device", "emu", "-n", "512", "-cols", "64", "-runs", "1", "-warmup", "0", "-plot", path, "ops")
+func TestBenchJSONHoldsTheRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.json")
+	code, out, errs := runKern(t, "bench", "-device", "emu", "-n", "512", "-cols", "64", "-runs", "1", "-warmup", "0", "-json", path, "ops")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -56,11 +57,20 @@ func TestBenchPlotWritesAnSVG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) < 1000 || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "thread-instr/elem") {
-		t.Errorf("%s (%d bytes) is not the chart:\n%.300s", path, len(b), b)
+	var rep benchReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if !strings.Contains(rep.Device, "emu") || len(rep.Rows) == 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, r := range rep.Rows {
+		if r.Bench != "ops" || r.Unit != "thread-instr/elem" || r.Value == nil || *r.Value <= 0 {
+			t.Errorf("row %+v", r)
+		}
 	}
 	if !strings.Contains(out, "wrote "+path) {
-		t.Errorf("output does not mention the plot:\n%s", out)
+		t.Errorf("output does not mention the file:\n%s", out)
 	}
 }
 
@@ -75,7 +85,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"-gemm-types", "f8"}, "-gemm-types"},
 		{[]string{"-dtype", "f64"}, "-dtype"},
 		{[]string{"-device", "emu", "-n", "64", "-cols", "7", "ops"}, "must be even"},
-		{[]string{"-device", "emu", "-plot", filepath.Join(t.TempDir(), "x.pdf"), "-n", "256", "-runs", "1", "ops"}, ".svg or .png"},
+		{[]string{"-plot", "x.svg"}, "flag provided but not defined: -plot"},
 	} {
 		code, _, errs := runKern(t, append([]string{"bench"}, c.args...)...)
 		if code == 0 || !strings.Contains(errs, c.want) {
@@ -110,7 +120,7 @@ func TestBenchOnTheStubDriver(t *testing.T) {
 	cudaLib := buildStubLib(t, filepath.Join(dir, "libcuda_stub.so"), filepath.Join("..", "..", "cuda", "testdata", "stub"))
 	cublasLib := buildStubLib(t, filepath.Join(dir, "libcublas_stub.so"), filepath.Join("..", "..", "cublas", "testdata", "stub"))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchStubChild$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "KERN_BENCH_STUB_CHILD="+filepath.Join(dir, "bench.svg"),
+	cmd.Env = append(os.Environ(), "KERN_BENCH_STUB_CHILD="+filepath.Join(dir, "bench.json"),
 		"KERN_LIBCUDA="+cudaLib, "KERN_LIBCUBLAS="+cublasLib, "KERN_DEVICE=")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestBenchStubChild") {
@@ -119,14 +129,14 @@ func TestBenchOnTheStubDriver(t *testing.T) {
 }
 
 func TestBenchStubChild(t *testing.T) {
-	plot := os.Getenv("KERN_BENCH_STUB_CHILD")
-	if plot == "" {
+	jsonFile := os.Getenv("KERN_BENCH_STUB_CHILD")
+	if jsonFile == "" {
 		t.Skip("run by TestBenchOnTheStubDriver")
 	}
 	// ops stays out: package ops' module has more kernels than the stub
 	// driver's module table holds (the emulator tests cover ops).
 	code, out, errs := runKern(t, "bench", "-device", "cuda", "-runs", "2", "-warmup", "1",
-		"-memcpy-sizes", "4KiB,64KiB", "-gemm-sizes", "8,16", "-plot", plot, "memcpy", "gemm")
+		"-memcpy-sizes", "4KiB,64KiB", "-gemm-sizes", "8,16", "-json", jsonFile, "memcpy", "gemm")
 	t.Log(out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -151,8 +161,8 @@ func TestBenchStubChild(t *testing.T) {
 			}
 		}
 	}
-	if st, err := os.Stat(plot); err != nil || st.Size() < 1000 {
-		t.Errorf("plot: %v", err)
+	if b, err := os.ReadFile(jsonFile); err != nil || !strings.Contains(string(b), `"Sgemm f32"`) {
+		t.Errorf("-json: %v\n%s", err, b)
 	}
 }
 

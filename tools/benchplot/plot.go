@@ -1,8 +1,7 @@
 package main
 
-// kern bench -plot: the table as a chart, one bar panel per benchmark
-// (memcpy, gemm, ops), stacked, drawn with gonum/plot and written as SVG
-// or PNG by the file's extension.
+// The chart: one bar panel per benchmark (memcpy, gemm, ops), stacked,
+// drawn with gonum/plot and written as SVG or PNG by the file's extension.
 
 import (
 	"fmt"
@@ -20,12 +19,12 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-func writeBenchPlot(path, device string, rows []benchRow) error {
+func writeBenchPlot(path, device string, rows []row) error {
 	var plots []*plot.Plot
 	for _, name := range benchNames {
-		var group []benchRow
+		var group []row
 		for _, r := range rows {
-			if r.bench == name {
+			if r.Bench == name {
 				group = append(group, r)
 			}
 		}
@@ -75,19 +74,19 @@ func writeBenchPlot(path, device string, rows []benchRow) error {
 }
 
 // benchPanel draws one benchmark's rows as bars labelled "case size".
-func benchPanel(name, device string, rows []benchRow) (*plot.Plot, error) {
+func benchPanel(name, device string, rows []row) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("kern bench %s on %s", name, device)
-	p.Y.Label.Text = rows[0].unit
+	p.Y.Label.Text = rows[0].Unit
 	vals := make(plotter.Values, len(rows))
 	labels := make([]string, len(rows))
 	for i, r := range rows {
-		v := r.value
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			v = 0 // a run too short for the timer to see
+		v := 0.0 // null: a run too short for the timer to see
+		if r.Value != nil && !math.IsNaN(*r.Value) && !math.IsInf(*r.Value, 0) {
+			v = *r.Value
 		}
 		vals[i] = v
-		labels[i] = r.name + "\n" + r.size
+		labels[i] = r.Name + "\n" + r.Size
 	}
 	bars, err := plotter.NewBarChart(vals, vg.Points(18))
 	if err != nil {
