@@ -39,7 +39,11 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 			return // it has no kernels; a kernel that needs a broken devmath fails there
 		}
 		for _, e := range p.Errors {
-			loadErrs = append(loadErrs, Diagnostic{Pos: parsePos(e.Pos), Code: "TypeError", Msg: e.Msg})
+			msg := e.Msg
+			if strings.Contains(msg, "missing go.sum entry") {
+				msg += goSumHint
+			}
+			loadErrs = append(loadErrs, Diagnostic{Pos: parsePos(e.Pos), Code: "TypeError", Msg: msg})
 		}
 	})
 	if len(loadErrs) > 0 {
@@ -84,6 +88,11 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 	}
 	return out, nil
 }
+
+// goSumHint follows a missing go.sum entry: the usual cause is a module
+// whose code imports only package gpu so far, while the generated file
+// (and so the compiler's load) imports package kern and its dependencies.
+const goSumHint = "\n\tkern loads github.com/gokern/kern, which the generated file imports; add its dependencies to go.sum with\n\tgo mod edit -tool=github.com/gokern/kern/cmd/kern && go mod tidy\n\t(then run kern as `go tool kern gen`; README: \"Use kern in your own module\")"
 
 func parsePos(s string) token.Position {
 	var p token.Position

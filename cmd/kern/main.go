@@ -125,9 +125,10 @@ func gen(args []string, stdout, stderr io.Writer, write bool) error {
 	if !write {
 		var stale []error
 		for _, p := range pkgs {
-			fmt.Fprintf(stdout, "%s: %d kernels ok\n", p.Path, len(p.Kernels))
 			if err := checkGenerated(p); err != nil {
 				stale = append(stale, err)
+			} else {
+				fmt.Fprintf(stdout, "%s: %d kernels ok\n", p.Path, len(p.Kernels))
 			}
 			if verbose {
 				if err := assembleReport(stdout, p); err != nil {
