@@ -34,7 +34,7 @@ func OpenEmulator(opts ...emu.Options) *Device {
 		}
 	}
 	b.d = emu.NewDevice(o)
-	return newDevice("emu", "kern PTX emulator", b, defaultLimits)
+	return newDevice("emu", "kern PTX emulator", b, hostLimits())
 }
 
 func emuOptionsFromEnv() emu.Options {
