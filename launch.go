@@ -58,7 +58,9 @@ func Cover3(nx, ny, nz int) Grid { return Grid{cover: gpu.Dim3{X: nx, Y: ny, Z: 
 // with a Z given) launches nothing, as Cover(0) does. Write all three
 // dimensions when one is computed and may be 0: gpu.Dim3{X: c, Y: r, Z: 1}.
 // A negative dimension is an error at launch.
-func Blocks(blocks, threads gpu.Dim3) Grid { return Grid{blocks: blocks, threads: threads, exact: true} }
+func Blocks(blocks, threads gpu.Dim3) Grid {
+	return Grid{blocks: blocks, threads: threads, exact: true}
+}
 
 // WithShared sets the dynamic shared memory (gpu.DynShared) in bytes.
 func (g Grid) WithShared(bytes int) Grid { g.shared = bytes; return g }
