@@ -98,7 +98,11 @@ func Open() (*Device, error) {
 		}
 		return OpenCUDA(n)
 	case spec == "emu":
-		return OpenEmulator(), nil
+		d := OpenEmulator()
+		if d.broken != nil {
+			return nil, d.broken
+		}
+		return d, nil
 	case spec == "native":
 		return OpenNative(), nil
 	}
