@@ -2,6 +2,7 @@ package kern
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"unsafe"
 
@@ -20,15 +21,27 @@ type Buffer[T gpu.Elem] struct {
 	live *bool
 }
 
-// Alloc allocates n zeroed elements on dev.
+// Alloc allocates n zeroed elements on dev. A request larger than the
+// device's memory (on the emulator and in native mode, the host's) is an
+// error, not an out-of-memory crash.
 func Alloc[T gpu.Elem](dev *Device, n int) (*Buffer[T], error) {
 	if dev == nil {
 		return nil, fmt.Errorf("kern.Alloc: nil device")
 	}
+	if err := dev.usable(); err != nil {
+		return nil, fmt.Errorf("kern.Alloc: %w", err)
+	}
 	if n < 0 {
 		return nil, fmt.Errorf("kern.Alloc: negative length %d", n)
 	}
-	bytes := n * elemSize[T]()
+	size := elemSize[T]()
+	if n > math.MaxInt/size {
+		return nil, fmt.Errorf("kern.Alloc: %d elements of %d bytes overflow the byte count", n, size)
+	}
+	bytes := n * size
+	if limit := dev.limit.MaxAlloc; limit > 0 && uint64(bytes) > limit {
+		return nil, fmt.Errorf("kern.Alloc: %d elements of %s (%s) exceed the %s of %s", n, elemName[T](), byteSize(uint64(bytes)), byteSize(limit), dev.memoryName())
+	}
 	addr, err := dev.b.alloc(max(bytes, 1))
 	if err != nil {
 		return nil, fmt.Errorf("kern.Alloc: %d bytes on %s: %w", bytes, dev.kind, err)
@@ -47,7 +60,7 @@ func Alloc[T gpu.Elem](dev *Device, n int) (*Buffer[T], error) {
 			*l = false
 			dev.mu.Lock()
 			delete(dev.bufs, addr)
-			closed := dev.closed
+			closed := dev.closed.Load()
 			dev.mu.Unlock()
 			if !closed {
 				dev.b.free(addr)
@@ -85,12 +98,24 @@ func asBytes[T gpu.Elem](xs []T) []byte {
 // Len is the number of elements.
 func (b *Buffer[T]) Len() int { return b.n }
 
+// String names the buffer in messages: element type, length and device,
+// e.g. "Buffer[float32] of 1000 on emu device #2".
+func (b *Buffer[T]) String() string {
+	if b == nil {
+		return "Buffer[" + elemName[T]() + "](nil)"
+	}
+	return fmt.Sprintf("Buffer[%s] of %d on %s", elemName[T](), b.n, b.dev.label())
+}
+
 // Device is the device the buffer lives on.
 func (b *Buffer[T]) Device() *Device { return b.dev }
 
 func (b *Buffer[T]) check(op string) error {
 	if b == nil {
 		return fmt.Errorf("kern: %s on a nil buffer", op)
+	}
+	if err := b.dev.usable(); err != nil {
+		return fmt.Errorf("kern: %s on %s: %w", op, b, err)
 	}
 	if !*b.live {
 		return fmt.Errorf("kern: %s on a freed buffer", op)
@@ -162,6 +187,6 @@ func (b *Buffer[T]) hostSlice() []T {
 
 // argument implements Arg for the launchers.
 func (b *Buffer[T]) arg() argValue {
-	return argValue{buf: b, dev: b.dev, addr: b.addr, n: b.n, size: elemSize[T](), live: b.live,
+	return argValue{buf: b, dev: b.dev, addr: b.addr, n: b.n, size: elemSize[T](), elem: elemName[T](), live: b.live,
 		native: func() any { return b.hostSlice() }}
 }

@@ -47,6 +47,7 @@ func OpenCUDA(ordinal int) (*Device, error) {
 		MaxBlockDim:        gpu.Dim3{X: info.MaxBlockDim[0], Y: info.MaxBlockDim[1], Z: info.MaxBlockDim[2]},
 		MaxGridDim:         gpu.Dim3{X: info.MaxGridDim[0], Y: info.MaxGridDim[1], Z: info.MaxGridDim[2]},
 		MaxSharedPerBlock:  max(info.SharedPerBlockOptin, info.SharedPerBlock),
+		MaxAlloc:           uint64(info.TotalMem),
 	}
 	name := fmt.Sprintf("%s (sm_%d%d, %d SMs, %.1f GiB)", info.Name, info.Major, info.Minor, info.Multiprocessors, float64(info.TotalMem)/(1<<30))
 	return newDevice("cuda", name, &cudaBackend{dev: dev, ctx: ctx, info: info}, lim), nil

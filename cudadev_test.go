@@ -99,3 +99,22 @@ func TestCUDADeviceOnTheStubDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Bad case 4 on the CUDA path: after Close the context is released, so
+// every operation must stop before it reaches the driver.
+func TestClosedCUDADeviceOnTheStubDriver(t *testing.T) {
+	checkClosed(t, openStubCUDA(t))
+}
+
+func TestCUDAAllocChecksOnTheStubDriver(t *testing.T) {
+	dev := openStubCUDA(t)
+	defer dev.Close()
+	_, err := kern.Alloc[float32](dev, 1<<62)
+	wantErr(t, "1<<62 float32s", err, "overflow")
+	lim := dev.Limits().MaxAlloc
+	if lim == 0 {
+		t.Fatal("the stub device reports no memory size")
+	}
+	_, err = kern.Alloc[byte](dev, int(lim)+1)
+	wantErr(t, "more than the GPU has", err, "exceed", "memory of cuda device #")
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gokern/kern/gpu"
 )
@@ -16,14 +17,24 @@ import (
 type Device struct {
 	kind  string // "cuda", "emu" or "native"
 	name  string
+	id    int // process-wide number, to tell two devices of a kind apart
 	b     backend
 	mu    sync.Mutex
 	mods  map[*Module]any // loaded modules, by the backend
 	limit Limits
 	// bufs tracks live allocations by base address, for launch checks.
-	bufs   map[uint64]int
-	closed bool
+	bufs map[uint64]int
+	// closed is set once by Close; every later operation returns
+	// ErrClosed. It is atomic because launches read it without d.mu.
+	closed atomic.Bool
+	// broken, when set at open, is returned by every operation: a
+	// device whose configuration was invalid fails closed rather than
+	// running without what the user asked for.
+	broken error
 }
+
+// deviceIDs numbers devices in the order they are opened.
+var deviceIDs atomic.Int64
 
 // Limits are the launch limits of a device.
 type Limits struct {
@@ -31,6 +42,10 @@ type Limits struct {
 	MaxBlockDim        gpu.Dim3
 	MaxGridDim         gpu.Dim3
 	MaxSharedPerBlock  int // bytes, including opt-in dynamic shared memory
+	// MaxAlloc is the most bytes one Alloc may ask for: the GPU's memory,
+	// or on the emulator and in native mode the host's (0: unknown, no
+	// limit beyond the byte count fitting an int).
+	MaxAlloc uint64
 }
 
 // defaultLimits are those of every sm_70+ GPU.
@@ -63,6 +78,10 @@ type backend interface {
 // loaded.
 var ErrNoDriver = errors.New("kern: no CUDA driver")
 
+// ErrClosed is returned (wrapped) by every operation on a closed device
+// or on a buffer, stream or graph of one, on every kind of device.
+var ErrClosed = errors.New("kern: device is closed")
+
 // Open opens the device named by $KERN_DEVICE: "cuda" (the first GPU),
 // "cuda:N", "emu" or "native". Unset, it opens the first GPU. Without a
 // GPU it returns an error wrapping ErrNoDriver that says how to run on
@@ -79,7 +98,11 @@ func Open() (*Device, error) {
 		}
 		return OpenCUDA(n)
 	case spec == "emu":
-		return OpenEmulator(), nil
+		d := OpenEmulator()
+		if d.broken != nil {
+			return nil, d.broken
+		}
+		return d, nil
 	case spec == "native":
 		return OpenNative(), nil
 	}
@@ -87,8 +110,29 @@ func Open() (*Device, error) {
 }
 
 func newDevice(kind, name string, b backend, lim Limits) *Device {
-	return &Device{kind: kind, name: name, b: b, mods: map[*Module]any{}, bufs: map[uint64]int{}, limit: lim}
+	return &Device{kind: kind, name: name, id: int(deviceIDs.Add(1)), b: b, mods: map[*Module]any{}, bufs: map[uint64]int{}, limit: lim}
 }
+
+// usable returns nil, or why no operation may run on d: it was closed
+// (ErrClosed) or opened with an invalid configuration.
+func (d *Device) usable() error {
+	if d.closed.Load() {
+		return fmt.Errorf("%s: %w", d.label(), ErrClosed)
+	}
+	return d.broken
+}
+
+// memoryName says whose memory MaxAlloc is, for Alloc's error.
+func (d *Device) memoryName() string {
+	if d.kind == "cuda" {
+		return "memory of " + d.label()
+	}
+	return "host memory (" + d.label() + " keeps buffers in host memory)"
+}
+
+// label names d in errors so that two devices of one kind differ:
+// "emu device #2".
+func (d *Device) label() string { return fmt.Sprintf("%s device #%d", d.kind, d.id) }
 
 // Kind is "cuda", "emu" or "native".
 func (d *Device) Kind() string { return d.kind }
@@ -100,20 +144,31 @@ func (d *Device) Name() string { return d.name }
 // Limits returns the device's launch limits.
 func (d *Device) Limits() Limits { return d.limit }
 
-func (d *Device) String() string { return d.kind + ": " + d.name }
+// ID is a number unique to the device in this process, in the order
+// devices were opened; errors name a device by kind and ID
+// ("emu device #2") so that two devices of one kind can be told apart.
+func (d *Device) ID() int { return d.id }
+
+func (d *Device) String() string { return fmt.Sprintf("%s #%d: %s", d.kind, d.id, d.name) }
 
 // Sync waits for all work queued on the device to finish and reports the
 // first asynchronous error.
-func (d *Device) Sync() error { return d.b.sync() }
+func (d *Device) Sync() error {
+	if err := d.usable(); err != nil {
+		return fmt.Errorf("kern: Sync: %w", err)
+	}
+	return d.b.sync()
+}
 
-// Close releases the device. Buffers allocated on it become invalid.
+// Close releases the device. Buffers, streams and graphs made on it
+// become invalid: every later operation on them, and on the device,
+// returns an error wrapping ErrClosed. Closing twice does nothing.
 func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Swap(true) {
 		return nil
 	}
-	d.closed = true
 	return d.b.close()
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/gokern/kern/emu"
 )
@@ -17,42 +18,57 @@ import (
 // then returns an *emu.Report naming kernel, thread, PTX line and Go line
 // of each problem) and the profiler (emu.Options{Observer:
 // emu.NewProfile()}: bank conflicts and global sector efficiency per
-// instruction). Without options, the environment decides:
+// instruction). The environment adds to the options:
 //
-//	KERN_EMU_CHECK=all | memcheck | racecheck | synccheck (comma-separated)
+//	KERN_EMU_CHECK=all | memcheck | racecheck | synccheck (comma-separated, any case)
 //	KERN_EMU_PROFILE=file   write the profile report to file at Close
+//
+// An unknown check name is not ignored: the device is opened broken and
+// every operation on it returns the error. When any check is on, the
+// device's name says which, and the first such device of the process
+// says so on stderr.
 func OpenEmulator(opts ...emu.Options) *Device {
 	b := &emuBackend{}
 	var o emu.Options
 	if len(opts) > 0 {
 		o = opts[0]
-	} else {
-		o = emuOptionsFromEnv()
-		if path := os.Getenv("KERN_EMU_PROFILE"); path != "" {
-			b.profile, b.profilePath = emu.NewProfile(), path
+	}
+	env, envErr := emu.ParseChecks(os.Getenv("KERN_EMU_CHECK"))
+	o.Memcheck = o.Memcheck || env.Memcheck
+	o.Racecheck = o.Racecheck || env.Racecheck
+	o.Synccheck = o.Synccheck || env.Synccheck
+	if path := os.Getenv("KERN_EMU_PROFILE"); path != "" {
+		b.profile, b.profilePath = emu.NewProfile(), path
+		if o.Observer != nil {
+			o.Observer = teeObserver{o.Observer, b.profile}
+		} else {
 			o.Observer = b.profile
 		}
 	}
 	b.d = emu.NewDevice(o)
-	return newDevice("emu", "kern PTX emulator", b, defaultLimits)
+	name := "kern PTX emulator"
+	if checks := o.Checks(); len(checks) > 0 {
+		name += " with " + strings.Join(checks, ", ")
+		announceChecks.Do(func() {
+			fmt.Fprintf(os.Stderr, "kern: emulator checks on: %s\n", strings.Join(checks, ", "))
+		})
+	}
+	d := newDevice("emu", name, b, hostLimits())
+	if envErr != nil {
+		d.broken = fmt.Errorf("kern: KERN_EMU_CHECK: %w", envErr)
+	}
+	return d
 }
 
-func emuOptionsFromEnv() emu.Options {
-	var o emu.Options
-	for _, c := range strings.Split(os.Getenv("KERN_EMU_CHECK"), ",") {
-		switch strings.TrimSpace(c) {
-		case "all":
-			o.Memcheck, o.Racecheck, o.Synccheck = true, true, true
-		case "memcheck", "initcheck":
-			o.Memcheck = true
-		case "racecheck":
-			o.Racecheck = true
-		case "synccheck":
-			o.Synccheck = true
-		}
-	}
-	return o
-}
+// announceChecks prints, once per process, which emulator checks are on.
+var announceChecks sync.Once
+
+// teeObserver shows every event to two observers: the caller's and the
+// KERN_EMU_PROFILE profile.
+type teeObserver struct{ a, b emu.Observer }
+
+func (t teeObserver) Step(s *emu.Step)     { t.a.Step(s); t.b.Step(s) }
+func (t teeObserver) Access(a *emu.Access) { t.a.Access(a); t.b.Access(a) }
 
 type emuBackend struct {
 	hostStreams

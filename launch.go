@@ -35,10 +35,14 @@ func (k *Kernel) Spec() *KernelSpec { return &k.spec }
 type Grid struct {
 	blocks, threads, cover gpu.Dim3
 	shared                 int
+	// exact is set by Blocks; otherwise cover is the thread count, and
+	// the zero Grid covers nothing.
+	exact bool
 }
 
 // Cover launches at least n threads along x, in blocks of the kernel's
-// block=N shape (256 if it has none). Covering 0 launches nothing.
+// block=N shape (256 if it has none). Covering 0 launches nothing; a
+// negative n is an error at launch.
 func Cover(n int) Grid { return Grid{cover: gpu.Dim3{X: n, Y: 1, Z: 1}} }
 
 // Cover2 launches at least nx×ny threads, in blocks of the kernel's
@@ -49,17 +53,36 @@ func Cover2(nx, ny int) Grid { return Grid{cover: gpu.Dim3{X: nx, Y: ny, Z: 1}} 
 // block shape (8×8×4 if it has none).
 func Cover3(nx, ny, nz int) Grid { return Grid{cover: gpu.Dim3{X: nx, Y: ny, Z: nz}} }
 
-// Blocks launches exactly blocks×threads.
-func Blocks(blocks, threads gpu.Dim3) Grid { return Grid{blocks: blocks, threads: threads} }
+// Blocks launches exactly blocks×threads. Zeros after the last non-zero
+// dimension of a Dim3 stand for 1, so gpu.Dim3{X: n} is n×1×1 and
+// gpu.Dim3{X: a, Y: b} is a×b×1; any other zero (an X of 0, or a Y of 0
+// with a Z given) launches nothing, as Cover(0) does. Write all three
+// dimensions when one is computed and may be 0: gpu.Dim3{X: c, Y: r, Z: 1}.
+// A negative dimension is an error at launch.
+func Blocks(blocks, threads gpu.Dim3) Grid {
+	return Grid{blocks: blocks, threads: threads, exact: true}
+}
 
 // WithShared sets the dynamic shared memory (gpu.DynShared) in bytes.
 func (g Grid) WithShared(bytes int) Grid { g.shared = bytes; return g }
 
 func (g Grid) String() string {
-	if g.cover != (gpu.Dim3{}) {
+	if !g.exact {
 		return fmt.Sprintf("cover %dx%dx%d", g.cover.X, g.cover.Y, g.cover.Z)
 	}
 	return fmt.Sprintf("%dx%dx%d blocks of %dx%dx%d", g.blocks.X, g.blocks.Y, g.blocks.Z, g.threads.X, g.threads.Y, g.threads.Z)
+}
+
+// trailingOnes fills the zeros after d's last non-zero dimension with 1
+// (the shorthand gpu.Dim3{X: n} for n×1×1). Other zeros stay.
+func trailingOnes(d gpu.Dim3) gpu.Dim3 {
+	if d.Z == 0 {
+		d.Z = 1
+		if d.Y == 0 {
+			d.Y = 1
+		}
+	}
+	return d
 }
 
 func ones(d gpu.Dim3) gpu.Dim3 {
@@ -75,29 +98,42 @@ func ones(d gpu.Dim3) gpu.Dim3 {
 	return d
 }
 
-// resolve turns the grid into blocks and threads for kernel k.
-func (g Grid) resolve(k *KernelSpec) (blocks, threads gpu.Dim3) {
-	if g.cover == (gpu.Dim3{}) {
-		return ones(g.blocks), ones(g.threads)
+func negative(d gpu.Dim3) bool { return d.X < 0 || d.Y < 0 || d.Z < 0 }
+func empty(d gpu.Dim3) bool    { return d.X == 0 || d.Y == 0 || d.Z == 0 }
+
+// resolve turns the grid into blocks and threads for kernel k. A grid
+// that covers nothing gives a zero dimension; a negative one an error.
+func (g Grid) resolve(k *Kernel) (blocks, threads gpu.Dim3, err error) {
+	if g.exact {
+		blocks, threads = trailingOnes(g.blocks), trailingOnes(g.threads)
+		if negative(g.blocks) || negative(g.threads) {
+			return blocks, threads, k.errorf("kern.Blocks(%s, %s) has a negative dimension", dimString(g.blocks), dimString(g.threads))
+		}
+		return blocks, threads, nil
 	}
-	threads = k.Block
+	c := g.cover
+	if negative(c) {
+		return blocks, threads, k.errorf("covering %s threads: a dimension is negative", dimString(c))
+	}
+	threads = k.spec.Block
 	if threads == (gpu.Dim3{}) {
 		threads = gpu.Dim3{X: 256}
 		switch {
-		case g.cover.Z > 1:
+		case c.Z > 1:
 			threads = gpu.Dim3{X: 8, Y: 8, Z: 4}
-		case g.cover.Y > 1:
+		case c.Y > 1:
 			threads = gpu.Dim3{X: 16, Y: 16}
 		}
 	}
 	threads = ones(threads)
-	c := g.cover
 	div := func(a, b int) int { return (a + b - 1) / b }
-	return gpu.Dim3{X: div(c.X, threads.X), Y: div(c.Y, threads.Y), Z: div(c.Z, threads.Z)}, threads
+	return gpu.Dim3{X: div(c.X, threads.X), Y: div(c.Y, threads.Y), Z: div(c.Z, threads.Z)}, threads, nil
 }
 
-// Queue is where a launch goes: a *Device (its default stream) or a
-// *Stream.
+func dimString(d gpu.Dim3) string { return fmt.Sprintf("%dx%dx%d", d.X, d.Y, d.Z) }
+
+// Queue is where a launch goes: a *Device (its default stream), a
+// *Stream, or either bound to a context by WithContext.
 type Queue interface {
 	device() *Device
 	stream() any
@@ -116,6 +152,7 @@ type argValue struct {
 	addr   uint64
 	n      int
 	size   int
+	elem   string // the Go element or scalar type, as elemName
 	live   *bool
 	native func() any // the Go value native mode passes
 	bits   uint64     // a scalar's bits
@@ -127,7 +164,7 @@ func (s scalarArg) arg() argValue { return s.v }
 
 // ScalarArg wraps a scalar kernel argument.
 func ScalarArg[T gpu.Elem](v T) Arg {
-	return scalarArg{argValue{size: elemSize[T](), bits: toBits(v), native: func() any { return v }}}
+	return scalarArg{argValue{size: elemSize[T](), elem: elemName[T](), bits: toBits(v), native: func() any { return v }}}
 }
 
 // toBits returns the bits of a scalar as it lies in memory (little-endian,
@@ -184,15 +221,23 @@ func (k *Kernel) Launch(q Queue, grid Grid, args ...Arg) error {
 		return fmt.Errorf("kern: %s: nil device", k.spec.Name)
 	}
 	dev := q.device()
+	if err := dev.usable(); err != nil {
+		return k.errorf("%w", err)
+	}
 	if err := k.checkSource(); err != nil {
 		return err
 	}
-	if c := grid.cover; c != (gpu.Dim3{}) && (c.X == 0 || c.Y == 0 || c.Z == 0) {
-		// Covering zero elements launches nothing, as a loop over zero
-		// elements runs nothing.
-		return nil
+	blocks, threads, err := grid.resolve(k)
+	if err != nil {
+		return err
 	}
-	l, err := k.prepare(dev, grid, args)
+	if empty(blocks) || empty(threads) {
+		// A grid with a zero dimension launches nothing, as a loop over
+		// zero elements runs nothing. The arguments are still checked.
+		_, err := k.prepare(dev, blocks, threads, grid.shared, args, false)
+		return err
+	}
+	l, err := k.prepare(dev, blocks, threads, grid.shared, args, true)
 	if err != nil {
 		return err
 	}
@@ -215,7 +260,9 @@ func (k *Kernel) errorf(format string, a ...any) error {
 	return fmt.Errorf("kern: %s: "+format, append([]any{k.spec.Name}, a...)...)
 }
 
-func (k *Kernel) prepare(dev *Device, grid Grid, args []Arg) (*launch, error) {
+// prepare checks a launch and, when run is set, packs it for the
+// backend (loading the module on first use).
+func (k *Kernel) prepare(dev *Device, blocks, threads gpu.Dim3, shared int, args []Arg, run bool) (*launch, error) {
 	s := &k.spec
 	if len(args) != len(s.Params) {
 		return nil, k.errorf("got %d arguments, want %d (%s)", len(args), len(s.Params), k.signature())
@@ -239,13 +286,20 @@ func (k *Kernel) prepare(dev *Device, grid Grid, args []Arg) (*launch, error) {
 			return nil, k.errorf("parameter %s: want a %s scalar, got a buffer", p.Name, p.Elem)
 		case v.size != p.Size:
 			return nil, k.errorf("parameter %s: want %s (%d-byte elements), got %d-byte elements", p.Name, p.Elem, p.Size, v.size)
+		case !sameElem(v.elem, p.Elem):
+			// Same size, other type: running would reinterpret the bits
+			// (and native mode's type assertion would panic).
+			if isBuf {
+				return nil, k.errorf("parameter %s: want a buffer of %s, got a buffer of %s", p.Name, p.Elem, v.elem)
+			}
+			return nil, k.errorf("parameter %s: want a %s scalar, got a %s", p.Name, p.Elem, v.elem)
 		}
 		if isBuf {
 			if !*v.live {
 				return nil, k.errorf("parameter %s: buffer was freed", p.Name)
 			}
 			if v.dev != dev {
-				return nil, k.errorf("parameter %s: buffer lives on %s, launch is on %s", p.Name, v.dev, dev)
+				return nil, k.errorf("parameter %s: buffer lives on %s, launch is on %s", p.Name, v.dev.label(), dev.label())
 			}
 		}
 	}
@@ -268,8 +322,10 @@ func (k *Kernel) prepare(dev *Device, grid Grid, args []Arg) (*launch, error) {
 			}
 		}
 	}
-	l.blocks, l.threads = grid.resolve(s)
-	l.shared = grid.shared
+	if !run {
+		return nil, nil
+	}
+	l.blocks, l.threads, l.shared = blocks, threads, shared
 	if err := k.checkShape(dev, l); err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // semantics exactly and are the reference emu and GPU results are compared
 // against. Index errors are Go panics, reported as launch errors.
 func OpenNative() *Device {
-	return newDevice("native", "Go runtime (native mode)", &nativeBackend{mem: map[uint64][]byte{}, next: 1 << 20}, defaultLimits)
+	return newDevice("native", "Go runtime (native mode)", &nativeBackend{mem: map[uint64][]byte{}, next: 1 << 20}, hostLimits())
 }
 
 type nativeBackend struct {

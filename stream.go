@@ -38,6 +38,9 @@ type streams interface {
 
 // NewStream creates a stream on d.
 func (d *Device) NewStream() (*Stream, error) {
+	if err := d.usable(); err != nil {
+		return nil, fmt.Errorf("kern: NewStream: %w", err)
+	}
 	s, err := d.b.newStream()
 	if err != nil {
 		return nil, fmt.Errorf("kern: NewStream: %w", err)
@@ -51,15 +54,19 @@ func (s *Stream) stream() any     { return s.s }
 // Sync waits for the stream's launches and reports the first error,
 // including failed device bounds checks.
 func (s *Stream) Sync() error {
+	if err := s.dev.usable(); err != nil {
+		return fmt.Errorf("kern: stream: %w", err)
+	}
 	if err := s.dev.b.syncStream(s.s); err != nil {
 		return fmt.Errorf("kern: stream: %w", err)
 	}
 	return nil
 }
 
-// Close destroys the stream after its work finishes.
+// Close destroys the stream after its work finishes. After the device
+// is closed it does nothing: closing the device released the stream.
 func (s *Stream) Close() error {
-	if s.closed {
+	if s.closed || s.dev.closed.Load() {
 		return nil
 	}
 	s.closed = true
@@ -74,6 +81,9 @@ type Event struct {
 
 // Record marks the point the stream has reached.
 func (s *Stream) Record() (*Event, error) {
+	if err := s.dev.usable(); err != nil {
+		return nil, fmt.Errorf("kern: Record: %w", err)
+	}
 	e, err := s.dev.b.record(s.s)
 	if err != nil {
 		return nil, fmt.Errorf("kern: Record: %w", err)
@@ -83,7 +93,7 @@ func (s *Stream) Record() (*Event, error) {
 
 // Close releases the event.
 func (e *Event) Close() error {
-	if e == nil || e.e == nil {
+	if e == nil || e.e == nil || e.dev.closed.Load() {
 		return nil
 	}
 	err := e.dev.b.destroyEvent(e.e)
@@ -96,6 +106,9 @@ func (e *Event) Close() error {
 func Elapsed(start, end *Event) (time.Duration, error) {
 	if start == nil || end == nil || start.dev != end.dev {
 		return 0, fmt.Errorf("kern: Elapsed: events must be recorded on one device")
+	}
+	if err := start.dev.usable(); err != nil {
+		return 0, fmt.Errorf("kern: Elapsed: %w", err)
 	}
 	return start.dev.b.elapsed(start.e, end.e)
 }
@@ -114,6 +127,9 @@ type Graph struct {
 func (s *Stream) Capture(fn func(s *Stream) error) (*Graph, error) {
 	if s.capture != nil {
 		return nil, fmt.Errorf("kern: Capture: the stream is already capturing")
+	}
+	if err := s.dev.usable(); err != nil {
+		return nil, fmt.Errorf("kern: Capture: %w", err)
 	}
 	err := s.dev.b.beginCapture(s.s)
 	driver := err == nil
@@ -143,7 +159,10 @@ func (s *Stream) Capture(fn func(s *Stream) error) (*Graph, error) {
 // Launch replays the graph on s.
 func (g *Graph) Launch(s *Stream) error {
 	if s.dev != g.dev {
-		return fmt.Errorf("kern: Graph.Launch: the graph belongs to %s, the stream to %s", g.dev, s.dev)
+		return fmt.Errorf("kern: Graph.Launch: the graph belongs to %s, the stream to %s", g.dev.label(), s.dev.label())
+	}
+	if err := g.dev.usable(); err != nil {
+		return fmt.Errorf("kern: Graph.Launch: %w", err)
 	}
 	if g.g != nil {
 		return g.dev.b.launchGraph(g.g, s.s)
@@ -158,7 +177,7 @@ func (g *Graph) Launch(s *Stream) error {
 
 // Close releases the graph.
 func (g *Graph) Close() error {
-	if g.g != nil {
+	if g.g != nil && !g.dev.closed.Load() {
 		return g.dev.b.destroyGraph(g.g)
 	}
 	return nil

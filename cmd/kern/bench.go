@@ -232,8 +232,9 @@ func parseSizes(s string) ([]int, error) {
 }
 
 // openBenchDevice opens what -device (or $KERN_DEVICE, as kern.Open reads
-// it) names. The emulator is opened without sanitizers or profiler
-// whatever KERN_EMU_CHECK says: they would be timed too.
+// it) names. The emulator is opened without a profiler; sanitizers that
+// KERN_EMU_CHECK turns on are merged in by kern.OpenEmulator (and timed
+// too), which says so on stderr.
 func openBenchDevice(cfg benchConfig) (*benchEnv, error) {
 	spec := cfg.device
 	if spec == "" {

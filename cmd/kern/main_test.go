@@ -102,3 +102,11 @@ func TestProfRunsTheProgramOnTheEmulator(t *testing.T) {
 		}
 	}
 }
+
+// Bad case 5 of issue 16: a misspelt check ran with no sanitizer.
+func TestProfRejectsUnknownChecks(t *testing.T) {
+	code, _, errs := runKern(t, "prof", "-check", "racechek", "./testdata/profiled")
+	if code == 0 || !strings.Contains(errs, `unknown emulator check "racechek"`) || !strings.Contains(errs, "racecheck") {
+		t.Errorf("prof -check racechek: exit %d, %q", code, errs)
+	}
+}

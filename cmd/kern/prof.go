@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/internal/ptxas"
 )
 
@@ -24,9 +25,12 @@ func prof(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("kern prof", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "also write the report to this file")
-	check := fs.String("check", "", "sanitizers to run as well: all, memcheck, racecheck")
+	check := fs.String("check", "", "sanitizers to run as well: all, or a comma-separated list of memcheck, racecheck, synccheck")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if _, err := emu.ParseChecks(*check); err != nil {
+		return fmt.Errorf("kern prof -check: %w", err)
 	}
 	if fs.NArg() < 1 {
 		return fmt.Errorf("usage: kern prof [-o file] [-check all] ./pkg [program args]")
