@@ -141,7 +141,7 @@ func TestBenchStubChild(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, w := range []string{"kern bench on cuda: Kern Stub A100", "DRAM peak ", " GB/s = 2 × ",
+	for _, w := range []string{"kern bench on cuda", ": Kern Stub A100 (sm_80", "DRAM peak ", " GB/s = 2 × ",
 		"cuBLAS 12.4.5 from", "libcublas_stub.so", "no kern matmul"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q", w)
