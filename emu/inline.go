@@ -70,6 +70,7 @@ func (d *decoder) inlineCall(s *astStmt) {
 	for n, sym := range d.modSyms {
 		c.syms[n] = sym
 	}
+	c.errs = append(c.errs, f.errs...)
 
 	// A guarded call skips the whole expansion when the guard fails.
 	skip := int32(-1)
