@@ -6,6 +6,7 @@ package emu
 
 import (
 	"errors"
+	"math/bits"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,41 @@ func TestBadEntryFailsAtLaunch(t *testing.T) {
 	}
 	if n := len(m.Entries()); n != 1 {
 		t.Errorf("Entries() lists %d entries, want the one that loaded", n)
+	}
+}
+
+func TestCarryArithmetic(t *testing.T) {
+	m := loadTestdata(t, "fixedbugs/carry.ptx")
+	const n = 64
+	in := make([]uint64, 4*n)
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := range in {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		in[i] = x
+		if i%8 == 0 {
+			in[i] = ^uint64(0) // carries all the way through the low word
+		}
+	}
+	d := NewDevice(Options{})
+	pin := upload(t, d, u64bytes(in))
+	pout := upload(t, d, make([]byte, 8*7*n))
+	if err := d.Launch(m, "carry", LaunchConfig{Grid: [3]int{1}, Block: [3]int{n}, Params: params{}.u64(pin).u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	out := bytesU64(download(t, d, pout, 8*7*n))
+	for i := 0; i < n; i++ {
+		alo, ahi, blo, bhi := in[4*i], in[4*i+1], in[4*i+2], in[4*i+3]
+		slo, c := bits.Add64(alo, blo, 0)
+		shi, _ := bits.Add64(ahi, bhi, c)
+		dlo, b := bits.Sub64(alo, blo, 0)
+		dhi, _ := bits.Sub64(ahi, bhi, b)
+		want := []uint64{slo, shi, dlo, dhi, slo, c, uint64(uint32(alo))*uint64(uint32(blo)) + ahi}
+		for j, w := range want {
+			if got := out[7*i+j]; got != w {
+				t.Errorf("thread %d word %d = %#x, want %#x", i, j, got, w)
+			}
+		}
 	}
 }

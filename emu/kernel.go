@@ -52,7 +52,8 @@ const (
 	srGridid
 	srDynSmem
 	srTotalSmem
-	srSink // the _ operand writes here
+	srSink  // the _ operand writes here
+	srCarry // CC.CF of add.cc/addc/... (exec_carry.go), per lane
 	numSregs
 )
 

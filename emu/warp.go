@@ -51,6 +51,7 @@ type warp struct {
 // block are written the first time only.
 func (w *warp) reset() {
 	clear(w.regs[numSregs*32:])
+	clear(w.regs[srCarry*32 : srCarry*32+32])
 	clear(w.local)
 	w.pc = [32]int32{}
 	w.upc, w.uniform = 0, true
