@@ -22,6 +22,12 @@ type kernel struct {
 	localBytes   int // per-thread local variables, inlined functions' included
 	localSize    int // localBytes rounded up: the per-thread stride
 	files        map[int]string
+	// Out-of-line functions and call sites of calls on the call stack
+	// (call.go); outlined maps a function's name to its index in funcs
+	// while decoding.
+	funcs    []*callee
+	sites    []callSite
+	outlined map[string]int
 }
 
 // Special registers occupy the first register slots; the warp fills them
@@ -94,11 +100,14 @@ type decoder struct {
 	errs   ErrorList
 	line   int
 
-	funcs   map[string]*astFunc // .func bodies, for inlining calls
-	stack   []string            // functions being inlined, outermost first
-	fixups  []fixup             // branches to resolve when the body is done
-	inFunc  bool                // decoding an inlined .func: ret returns
-	modSyms map[string]symbol   // module-scope symbols, shared by inlined bodies
+	funcs  map[string]*astFunc // .func bodies, for inlining calls
+	stack  []string            // functions being inlined, outermost first
+	fixups []fixup             // branches to resolve when the body is done
+	inFunc bool                // decoding an inlined .func: ret returns
+	// outlined: decoding an out-of-line function body (call.go), whose
+	// ret pops the call stack.
+	outlined bool
+	modSyms  map[string]symbol // module-scope symbols, shared by inlined bodies
 	// symSpace is the state space of the symbol the last addr() resolved,
 	// or spGeneric for a register or absolute address.
 	symSpace space
@@ -127,7 +136,7 @@ func alignUp(n, a int) int {
 }
 
 func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFunc) (*kernel, ErrorList) {
-	k := &kernel{mod: m, files: ast.files, dynAlign: 16}
+	k := &kernel{mod: m, files: ast.files, dynAlign: 16, outlined: map[string]int{}}
 	k.info.Name = f.name
 	k.info.MaxNTid = f.maxntid
 	k.info.ReqNTid = f.reqntid
@@ -222,6 +231,8 @@ func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFu
 	d.emitBody(f.stmts)
 	// A trailing exit makes falling off the end of the body well defined.
 	k.code = append(k.code, inst{ctl: ctlExit, guard: -1, line: int32(d.line), text: "exit", pc: int32(len(k.code))})
+	d.emitOutlined()
+	k.outlined = nil
 	k.localSize = alignUp(k.localBytes, 16)
 	k.info.LocalBytes = k.localBytes
 	return k, d.errs
@@ -340,6 +351,10 @@ func (d *decoder) src(a astArg, t dtype) opnd {
 		}
 		if s, ok := d.syms[a.name]; ok {
 			return d.symAddr(s, 0, false)
+		}
+		if _, ok := d.funcs[a.name]; ok {
+			// A function's address, for an indirect call (call.go).
+			return opnd{kind: oImm, imm: funcBase + 16*uint64(d.outline(a.name)), r2: -1}
 		}
 		d.errorf("unknown operand %s", a.name)
 	default:

@@ -98,6 +98,13 @@ func (p *parser) statement(f *astFunc, loc *locRef) {
 		case ".pragma":
 			p.next()
 			p.expect(";")
+		case ".callprototype":
+			// label: .callprototype (rets) _ (params); describes the
+			// targets of an indirect call, which emu checks when it runs.
+			for !p.isPunct(";") && p.peek().kind != tokEOF {
+				p.next()
+			}
+			p.expect(";")
 		default:
 			p.errorf(t.line, "unsupported directive %s in function body", t.text)
 			panic(bail{})

@@ -43,6 +43,7 @@ type warp struct {
 	cur      *inst      // the instruction being executed
 	scratch  [32]byte   // where sanitized faulting accesses go
 	async    *asyncState
+	frames   [32][]frame // each lane's call stack (call.go)
 }
 
 // reset prepares the warp for a new block: registers other than the
@@ -58,6 +59,9 @@ func (w *warp) reset() {
 	w.exited, w.barBlk, w.syncBlk, w.barRed = 0, 0, 0, 0
 	w.cache = [4]*alloc{}
 	w.async = nil
+	for i := range w.frames {
+		w.frames[i] = w.frames[i][:0]
+	}
 	set := func(slot int, v uint64) {
 		r := w.regs[slot*32 : slot*32+32]
 		for i := range r {
