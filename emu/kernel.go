@@ -313,6 +313,7 @@ func (d *decoder) reg(name string) (regInfo, bool) {
 
 // dst resolves a destination register operand.
 func (d *decoder) dst(a astArg) opnd {
+	a = unwrap1(a)
 	if a.kind != aName {
 		d.errorf("destination must be a register, found %s", argString(a))
 		return opnd{kind: oReg, r: srSink * 32, r2: -1}
@@ -323,6 +324,15 @@ func (d *decoder) dst(a astArg) opnd {
 		return opnd{kind: oReg, r: srSink * 32, r2: -1}
 	}
 	return opnd{kind: oReg, r: r.slot * 32, r2: -1}
+}
+
+// unwrap1 turns a one-element vector {r} into r: Triton writes scalar
+// ld and st operands that way.
+func unwrap1(a astArg) astArg {
+	if a.kind == aVec && len(a.elems) == 1 {
+		return a.elems[0]
+	}
+	return a
 }
 
 // dstPair resolves d or d|p.
@@ -339,6 +349,7 @@ func (d *decoder) dstPair(a astArg) opnd {
 // register, an immediate (converted to t's bit pattern) or a symbol's
 // address.
 func (d *decoder) src(a astArg, t dtype) opnd {
+	a = unwrap1(a)
 	switch a.kind {
 	case aImm, aF32, aF64:
 		return opnd{kind: oImm, imm: constBits(a, t), r2: -1}

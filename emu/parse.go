@@ -457,13 +457,23 @@ func (p *parser) paramList() []astParam {
 			case d.text == ".align":
 				prm.align = int(p.integer())
 			case strings.HasPrefix(d.text, ".ptr"):
-				// .ptr.global.align 16: the pointee's space and alignment,
-				// which only inform the JIT.
+				// .ptr.global.align 16, or (Triton) .ptr .global .align 1:
+				// the pointee's space and alignment, which only inform the
+				// JIT (PTX ISA §5.1.6.1).
 				if strings.HasSuffix(d.text, ".align") {
 					p.integer()
-				} else if p.peek().kind == tokIdent && p.peek().text == ".align" {
-					p.next()
-					p.integer()
+					break
+				}
+				for p.peek().kind == tokIdent {
+					switch p.peek().text {
+					case ".global", ".shared", ".const", ".local":
+						p.next()
+						continue
+					case ".align":
+						p.next()
+						p.integer()
+					}
+					break
 				}
 			default:
 				t, ok := typeByName[d.text[1:]]
