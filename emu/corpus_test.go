@@ -408,4 +408,3 @@ func halfValue(h uint16) float64 {
 	}
 	return v
 }
-
