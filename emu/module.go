@@ -142,6 +142,16 @@ func sortErrors(errs ErrorList) ErrorList {
 	return out
 }
 
+// BadEntries lists the entries that did not load, sorted by name.
+func (m *Module) BadEntries() []string {
+	var out []string
+	for n := range m.bad {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // EntryErr returns why the named entry did not load, or nil if it did
 // (or the module has no such entry).
 func (m *Module) EntryErr(name string) error {

@@ -47,3 +47,7 @@ if [ ! -x "$tmp/triton/bin/python" ]; then
 	"$tmp/triton/bin/pip" install -q triton numpy
 fi
 TRITON_DEFAULT_FP_FUSION=1 "$tmp/triton/bin/python" triton_kernels.py "$here"
+
+# Source paths in .file directives relative to this folder, so the PTX
+# does not depend on where the repository was checked out.
+sed -i "s|$here/||g" ./*.ptx
