@@ -50,4 +50,4 @@ TRITON_DEFAULT_FP_FUSION=1 "$tmp/triton/bin/python" triton_kernels.py "$here"
 
 # Source paths in .file directives relative to this folder, so the PTX
 # does not depend on where the repository was checked out.
-sed -i "s|$here/||g" ./*.ptx
+sed -i -e "s|$here/||g" -e "s|$cu/bin/../include/|cuda/include/|g" ./*.ptx

@@ -2,6 +2,13 @@
 // PTX by clang and nvcc (gen.sh) and run on emu by corpus_test.go, which
 // holds a Go reference for each. extern "C" keeps the entry names plain.
 #include <cuda_fp16.h>
+#ifndef __clang__
+// clang-16 cannot parse the CUDA 12.9 CCCL headers cooperative groups
+// include: cg_reduce is nvcc's only.
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+#endif
 
 extern "C" {
 
@@ -217,5 +224,32 @@ __global__ void nbody(const float4 *p, float3 *acc, int n, float eps) {
   }
   acc[i] = a;
 }
+
+#ifndef __clang__
+// cg_reduce: per block, each 32-thread tile sums with cg::reduce, tile
+// leaders combine in shared memory, thread 0 writes the block's sum;
+// out[gridDim.x + b] is the block's maximum through a 16-thread tile's
+// shfl_down.
+__global__ void cg_reduce(const int *x, int *out) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);
+  __shared__ int part[32];
+  int v = x[blockIdx.x * blockDim.x + threadIdx.x];
+  int s = cg::reduce(tile, v, cg::plus<int>());
+  if (tile.thread_rank() == 0) part[tile.meta_group_rank()] = s;
+  cg::thread_block_tile<16> half = cg::tiled_partition<16>(block);
+  int m = v;
+  for (int k = half.size() / 2; k > 0; k /= 2) m = max(m, half.shfl_down(m, k));
+  if (half.thread_rank() == 0) part[16 + half.meta_group_rank() % 16] = m;
+  block.sync();
+  if (block.thread_rank() == 0) {
+    int t = 0, mx = part[16];
+    for (int i = 0; i < (int)tile.meta_group_size(); i++) t += part[i];
+    for (int i = 0; i < (int)half.meta_group_size() && i < 16; i++) mx = max(mx, part[16 + i]);
+    out[blockIdx.x] = t;
+    out[gridDim.x + blockIdx.x] = mx;
+  }
+}
+#endif
 
 }  // extern "C"
