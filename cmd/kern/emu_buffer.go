@@ -127,7 +127,7 @@ func (b *emuBuffer) finish(w io.Writer, tol float64) (ok bool, err error) {
 	if b.print {
 		fmt.Fprintf(w, "%s (%s[%d]):", b.param, b.elem.name, b.n)
 		for i := 0; i < b.n && i < 16; i++ {
-			fmt.Fprintf(w, " %v", b.value(i))
+			fmt.Fprintf(w, " %.7g", b.value(i))
 		}
 		if b.n > 16 {
 			fmt.Fprintf(w, " … (%d more)", b.n-16)

@@ -135,3 +135,61 @@ func TestHalfConversions(t *testing.T) {
 		t.Error("bf16FromFloat rounding")
 	}
 }
+
+// TestEmuDocumentedCommands runs the kern emu commands of README.md and
+// docs/emulator.md as written (paths made relative to this package, out=
+// files moved to a temporary directory).
+func TestEmuDocumentedCommands(t *testing.T) {
+	ran := 0
+	for _, doc := range []string{"../../README.md", "../../docs/emulator.md"} {
+		src, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(src), "\\\n", " ")
+		for _, line := range strings.Split(text, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "go run ./cmd/kern emu ") {
+				continue
+			}
+			args := shellWords(strings.TrimPrefix(line, "go run ./cmd/kern "))
+			for i, a := range args {
+				a = strings.ReplaceAll(a, "emu/testdata/", "../../emu/testdata/")
+				args[i] = strings.ReplaceAll(a, "out=out.bin", "out="+filepath.Join(t.TempDir(), "out.bin"))
+			}
+			if code, stdout, stderr := runKern(t, args...); code != 0 {
+				t.Errorf("%s: %s: exit %d\n%s%s", doc, line, code, stdout, stderr)
+			}
+			ran++
+		}
+	}
+	if ran < 4 {
+		t.Errorf("ran %d documented kern emu commands, want at least 4", ran)
+	}
+}
+
+// shellWords splits a command line on spaces, keeping '...' together.
+func shellWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, any := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, any = !quoted, true
+		case r == ' ' && !quoted:
+			if any {
+				out = append(out, cur.String())
+				cur.Reset()
+				any = false
+			}
+		default:
+			cur.WriteRune(r)
+			any = true
+		}
+	}
+	if any {
+		out = append(out, cur.String())
+	}
+	return out
+}
