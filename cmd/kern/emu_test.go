@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,7 +72,12 @@ func TestEmuRunSanitizerNamesSourceLine(t *testing.T) {
 	// with nvcc's -lineinfo position.
 	code, stdout, _ := runKern(t, "emu", "run", corpus+"nvcc_sm90.ptx", "-kernel", "vec_add", "-grid", "4", "-block", "256", "-check", "memcheck",
 		"-arg", "f32[1000]:zeros", "-arg", "f32[1000]:iota", "-arg", "f32[500]:fill=0.5", "-arg", "1000")
-	if code != 1 || !strings.Contains(stdout, "memcheck: invalid global load") || !strings.Contains(stdout, "kernels.cu:11") {
+	src, err := os.ReadFile(corpus + "kernels.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := 1 + strings.Count(string(src[:strings.Index(string(src), "out[i] = a[i] + b[i];")]), "\n")
+	if code != 1 || !strings.Contains(stdout, "memcheck: invalid global load") || !strings.Contains(stdout, fmt.Sprintf("kernels.cu:%d)", line)) {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 }
