@@ -64,6 +64,7 @@ type astFunc struct {
 	regs    []astReg
 	vars    []*astVar
 	stmts   []astStmt
+	errs    ErrorList // errors in the body
 }
 
 // astReg declares one register (n < 0) or the range name0..name(n-1).

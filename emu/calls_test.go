@@ -41,8 +41,35 @@ func TestInlinedCalls(t *testing.T) {
 	}
 }
 
-func TestRecursiveCallIsALoadError(t *testing.T) {
-	_, err := Load([]byte(header + `
+func TestRecursionAndIndirectCalls(t *testing.T) {
+	m := loadTestdata(t, "fixedbugs/recursion.ptx")
+	out := launchOut(t, m, "rec", 32, 96)
+	var fib func(n uint32) uint32
+	fib = func(n uint32) uint32 {
+		if n < 2 {
+			return n
+		}
+		return fib(n-1) + fib(n-2)
+	}
+	for tid := uint32(0); tid < 32; tid++ {
+		if want := fib(tid % 16); out[tid] != want {
+			t.Errorf("fib: out[%d] = %d, want %d", tid, out[tid], want)
+		}
+		if want := tid * (tid + 1) / 2; out[32+tid] != want {
+			t.Errorf("sumto: out[%d] = %d, want %d", 32+tid, out[32+tid], want)
+		}
+		want := tid * tid
+		if tid%2 == 1 {
+			want = 2 * tid
+		}
+		if out[64+tid] != want {
+			t.Errorf("indirect: out[%d] = %d, want %d", 64+tid, out[64+tid], want)
+		}
+	}
+}
+
+func TestRunawayRecursionFaults(t *testing.T) {
+	m, err := Load([]byte(header + `
 .func (.reg .b32 r) f(.reg .b32 x)
 {
 	call.uni (r), f, (x);
@@ -54,7 +81,42 @@ func TestRecursiveCallIsALoadError(t *testing.T) {
 	call.uni (%r1), f, (%r0);
 	ret;
 }`))
-	if err == nil || !strings.Contains(err.Error(), "recursive (k -> f -> f)") {
-		t.Fatalf("err = %v, want a recursion error", err)
+	if err != nil {
+		t.Fatal(err)
 	}
+	err = NewDevice(Options{}).Launch(m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{1}})
+	if err == nil || !strings.Contains(err.Error(), "call stack overflow") {
+		t.Fatalf("err = %v, want a call stack overflow", err)
+	}
+}
+
+func TestIndirectCallToNonFunctionFaults(t *testing.T) {
+	m, err := Load([]byte(header + `
+.visible .entry k()
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<2>;
+	mov.u64 %rd1, 12345;
+	call (%r1), %rd1, (%r0), proto;
+	ret;
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = NewDevice(Options{}).Launch(m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{1}})
+	if err == nil || !strings.Contains(err.Error(), "not the address of a function") {
+		t.Fatalf("err = %v, want a bad indirect call", err)
+	}
+}
+
+// launchOut runs entry on one block of threads threads with one output
+// buffer of n u32s.
+func launchOut(t *testing.T, m *Module, entry string, threads, n int) []uint32 {
+	t.Helper()
+	d := NewDevice(Options{})
+	pout := upload(t, d, make([]byte, 4*n))
+	if err := d.Launch(m, entry, LaunchConfig{Grid: [3]int{1}, Block: [3]int{threads}, Params: params{}.u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	return bytesU32(download(t, d, pout, 4*n))
 }

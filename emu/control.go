@@ -77,6 +77,11 @@ func (w *warp) control(in *inst, pc int32, mask, exec uint32) error {
 		w.syncBlk &^= mask
 		w.setPC(mask, pc+1)
 
+	case ctlCall, ctlRet:
+		if err := w.callControl(in, pc, mask, exec); err != nil {
+			return err
+		}
+
 	case ctlAsync:
 		if exec != 0 {
 			if err := in.fn(w, in, exec); err != nil {
@@ -126,6 +131,10 @@ func decExit(d *decoder, s *astStmt, m *mods, in *inst) {
 	if m.base == "ret" && d.inFunc {
 		in.ctl = ctlBra
 		d.fixups = append(d.fixups, fixup{pc: int32(len(d.k.code)), label: retLabel, line: d.line})
+		return
+	}
+	if m.base == "ret" && d.outlined {
+		in.ctl = ctlRet
 		return
 	}
 	in.ctl = ctlExit

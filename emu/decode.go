@@ -21,6 +21,8 @@ func init() {
 		"add": decArith, "sub": decArith, "mul": decArith, "mad": decArith,
 		"div": decArith, "rem": decArith, "abs": decArith, "neg": decArith,
 		"min": decArith, "max": decArith,
+		// exec_carry.go: extended precision (PTX ISA §9.7.2)
+		"addc": decAddc, "subc": decSubc, "madc": decMadc,
 		"and": decLogic, "or": decLogic, "xor": decLogic, "not": decLogic, "cnot": decLogic,
 		"shl": decShift, "shr": decShift, "shf": decShf,
 		"popc": decBits, "clz": decBits, "brev": decBits, "bfind": decBits,

@@ -20,6 +20,10 @@ func decArith(d *decoder, s *astStmt, m *mods, in *inst) {
 		return
 	}
 	op := m.base
+	if (op == "add" || op == "sub" || op == "mad") && containsWord(s.op, "cc") {
+		decCarry(d, s, m, in, op, false)
+		return
+	}
 	if m.word("hi") {
 		m.flags |= fHi
 	}
@@ -39,7 +43,7 @@ func decArith(d *decoder, s *astStmt, m *mods, in *inst) {
 		return
 	}
 	if m.word("cc") || m.word("relu") {
-		d.errorf("%s: carry and relu forms are not supported", s.op)
+		d.errorf("%s: carry and relu forms are not supported here", s.op)
 		return
 	}
 	srcT := t

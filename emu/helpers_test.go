@@ -91,3 +91,19 @@ func bytesU32(b []byte) []uint32 {
 	}
 	return v
 }
+
+func u64bytes(v []uint64) []byte {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], x)
+	}
+	return b
+}
+
+func bytesU64(b []byte) []uint64 {
+	v := make([]uint64, len(b)/8)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return v
+}

@@ -5,8 +5,9 @@ package emu
 // labels and local variables, its .reg parameters are copied in and out
 // with moves, its .param parameters alias the caller's argument variables
 // (which live in local memory), and ret branches to the instruction after
-// the call. Recursion, indirect calls and .shared variables inside a .func
-// are load errors.
+// the call. A recursive call, and a call through a register, run on a real
+// call stack instead (call.go). .shared variables inside a .func are load
+// errors.
 
 import (
 	"fmt"
@@ -25,20 +26,30 @@ func (d *decoder) paramSpace(sp space) space {
 
 // inlineCall expands call{.uni} (rets), f, (args).
 func (d *decoder) inlineCall(s *astStmt) {
+	// call{.uni} (rets), target, (args){, prototype} (PTX ISA §9.7.12.5);
+	// the prototype names a .callprototype or a list of possible targets
+	// of an indirect call, which emu checks when the call runs instead.
 	var rets, args []astArg
-	name := ""
+	name, proto := "", ""
 	for _, a := range s.args {
 		switch {
 		case a.kind == aList && name == "":
 			rets = a.elems
-		case a.kind == aList:
+		case a.kind == aList && args == nil:
 			args = a.elems
 		case a.kind == aName && name == "":
 			name = a.name
+		case a.kind == aName && proto == "":
+			proto = a.name
 		default:
 			d.errorf("call: unexpected operand %s", argString(a))
 			return
 		}
+	}
+	if _, isReg := d.reg(name); isReg {
+		target := astArg{kind: aName, name: name}
+		d.realCall(s, rets, args, "", &target)
+		return
 	}
 	if rest := strings.TrimPrefix(strings.TrimPrefix(s.op, "call"), ".uni"); rest != "" {
 		d.errorf("%s: unsupported modifier %s", s.op, rest)
@@ -46,16 +57,16 @@ func (d *decoder) inlineCall(s *astStmt) {
 	}
 	f, ok := d.funcs[name]
 	if !ok {
-		if _, isReg := d.reg(name); isReg {
-			d.errorf("call: indirect calls are not supported")
-		} else {
-			d.errorf("call: unknown function %s", name)
-		}
+		d.errorf("call: unknown function %s", name)
+		return
+	}
+	if proto != "" {
+		d.errorf("call %s: a direct call takes no prototype operand (%s)", name, proto)
 		return
 	}
 	for _, n := range d.stack {
 		if n == name {
-			d.errorf("call: %s is recursive (%s -> %s); emu inlines calls and cannot run recursion", name, strings.Join(d.stack, " -> "), name)
+			d.realCall(s, rets, args, name, nil)
 			return
 		}
 	}
@@ -67,6 +78,7 @@ func (d *decoder) inlineCall(s *astStmt) {
 	c := &decoder{m: d.m, f: f, k: d.k, regs: map[string]regInfo{},
 		syms: map[string]symbol{}, labels: map[string]int32{}, funcs: d.funcs,
 		stack: append(append([]string(nil), d.stack...), name), inFunc: true, modSyms: d.modSyms}
+	c.errs = append(c.errs, f.errs...)
 	for n, sym := range d.modSyms {
 		c.syms[n] = sym
 	}

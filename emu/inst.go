@@ -19,6 +19,8 @@ const (
 	ctlBar           // bar.sync / barrier.sync / bar.arrive / bar.red
 	ctlWarp          // a .sync warp collective: all member lanes execute it together
 	ctlAsync         // cp.async.wait_group / wait_all (runs fn, then advances)
+	ctlCall          // a call on the call stack (call.go); aux indexes kernel.sites
+	ctlRet           // ret from an out-of-line function (call.go)
 )
 
 // okind is an operand's kind.

@@ -22,6 +22,12 @@ type kernel struct {
 	localBytes   int // per-thread local variables, inlined functions' included
 	localSize    int // localBytes rounded up: the per-thread stride
 	files        map[int]string
+	// Out-of-line functions and call sites of calls on the call stack
+	// (call.go); outlined maps a function's name to its index in funcs
+	// while decoding.
+	funcs    []*callee
+	sites    []callSite
+	outlined map[string]int
 }
 
 // Special registers occupy the first register slots; the warp fills them
@@ -52,7 +58,8 @@ const (
 	srGridid
 	srDynSmem
 	srTotalSmem
-	srSink // the _ operand writes here
+	srSink  // the _ operand writes here
+	srCarry // CC.CF of add.cc/addc/... (exec_carry.go), per lane
 	numSregs
 )
 
@@ -93,11 +100,14 @@ type decoder struct {
 	errs   ErrorList
 	line   int
 
-	funcs   map[string]*astFunc // .func bodies, for inlining calls
-	stack   []string            // functions being inlined, outermost first
-	fixups  []fixup             // branches to resolve when the body is done
-	inFunc  bool                // decoding an inlined .func: ret returns
-	modSyms map[string]symbol   // module-scope symbols, shared by inlined bodies
+	funcs  map[string]*astFunc // .func bodies, for inlining calls
+	stack  []string            // functions being inlined, outermost first
+	fixups []fixup             // branches to resolve when the body is done
+	inFunc bool                // decoding an inlined .func: ret returns
+	// outlined: decoding an out-of-line function body (call.go), whose
+	// ret pops the call stack.
+	outlined bool
+	modSyms  map[string]symbol // module-scope symbols, shared by inlined bodies
 	// symSpace is the state space of the symbol the last addr() resolved,
 	// or spGeneric for a register or absolute address.
 	symSpace space
@@ -126,7 +136,7 @@ func alignUp(n, a int) int {
 }
 
 func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFunc) (*kernel, ErrorList) {
-	k := &kernel{mod: m, files: ast.files, dynAlign: 16}
+	k := &kernel{mod: m, files: ast.files, dynAlign: 16, outlined: map[string]int{}}
 	k.info.Name = f.name
 	k.info.MaxNTid = f.maxntid
 	k.info.ReqNTid = f.reqntid
@@ -221,6 +231,8 @@ func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFu
 	d.emitBody(f.stmts)
 	// A trailing exit makes falling off the end of the body well defined.
 	k.code = append(k.code, inst{ctl: ctlExit, guard: -1, line: int32(d.line), text: "exit", pc: int32(len(k.code))})
+	d.emitOutlined()
+	k.outlined = nil
 	k.localSize = alignUp(k.localBytes, 16)
 	k.info.LocalBytes = k.localBytes
 	return k, d.errs
@@ -301,6 +313,7 @@ func (d *decoder) reg(name string) (regInfo, bool) {
 
 // dst resolves a destination register operand.
 func (d *decoder) dst(a astArg) opnd {
+	a = unwrap1(a)
 	if a.kind != aName {
 		d.errorf("destination must be a register, found %s", argString(a))
 		return opnd{kind: oReg, r: srSink * 32, r2: -1}
@@ -311,6 +324,15 @@ func (d *decoder) dst(a astArg) opnd {
 		return opnd{kind: oReg, r: srSink * 32, r2: -1}
 	}
 	return opnd{kind: oReg, r: r.slot * 32, r2: -1}
+}
+
+// unwrap1 turns a one-element vector {r} into r: Triton writes scalar
+// ld and st operands that way.
+func unwrap1(a astArg) astArg {
+	if a.kind == aVec && len(a.elems) == 1 {
+		return a.elems[0]
+	}
+	return a
 }
 
 // dstPair resolves d or d|p.
@@ -327,6 +349,7 @@ func (d *decoder) dstPair(a astArg) opnd {
 // register, an immediate (converted to t's bit pattern) or a symbol's
 // address.
 func (d *decoder) src(a astArg, t dtype) opnd {
+	a = unwrap1(a)
 	switch a.kind {
 	case aImm, aF32, aF64:
 		return opnd{kind: oImm, imm: constBits(a, t), r2: -1}
@@ -339,6 +362,10 @@ func (d *decoder) src(a astArg, t dtype) opnd {
 		}
 		if s, ok := d.syms[a.name]; ok {
 			return d.symAddr(s, 0, false)
+		}
+		if _, ok := d.funcs[a.name]; ok {
+			// A function's address, for an indirect call (call.go).
+			return opnd{kind: oImm, imm: funcBase + 16*uint64(d.outline(a.name)), r2: -1}
 		}
 		d.errorf("unknown operand %s", a.name)
 	default:

@@ -66,6 +66,9 @@ func dims(d [3]int) [3]int {
 func (d *Device) Launch(m *Module, entry string, c LaunchConfig) error {
 	k, ok := m.kernels[entry]
 	if !ok {
+		if err := m.EntryErr(entry); err != nil {
+			return err
+		}
 		return fmt.Errorf("emu: module has no entry %q", entry)
 	}
 	grid, block := dims(c.Grid), dims(c.Block)

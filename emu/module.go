@@ -5,6 +5,7 @@ package emu
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync/atomic"
 )
 
@@ -17,6 +18,9 @@ type Module struct {
 	gindex  map[string]int
 	kernels map[string]*kernel
 	names   []string // entry names in source order
+	// bad holds the entries that did not decode, with their errors: a
+	// launch of one returns them, the module's other entries still run.
+	bad map[string]ErrorList
 }
 
 // globalVar is a module-scope .global or .const variable, placed in device
@@ -52,8 +56,12 @@ type EntryInfo struct {
 
 var moduleIDs atomic.Uint64
 
-// Load parses and decodes PTX text. All problems found are returned
-// together as an ErrorList, each naming its PTX line.
+// Load parses and decodes PTX text. Problems in module-scope directives,
+// or in every entry, fail the load: all of them are returned together as
+// an ErrorList, each naming its PTX line. An entry that does not decode
+// while others do leaves the module loadable; its errors come back when
+// it is launched (and from EntryErr), as a compiler's module with one
+// kernel emu cannot run should still run the rest.
 func Load(ptx []byte) (*Module, error) {
 	ast, err := parse(ptx)
 	if ast == nil {
@@ -68,6 +76,7 @@ func Load(ptx []byte) (*Module, error) {
 		files:   ast.files,
 		gindex:  map[string]int{},
 		kernels: map[string]*kernel{},
+		bad:     map[string]ErrorList{},
 	}
 	for _, v := range ast.vars {
 		if v.space != "global" && v.space != "const" {
@@ -96,23 +105,74 @@ func Load(ptx []byte) (*Module, error) {
 			funcs[f.name] = f
 		}
 	}
+	var entryErrs ErrorList
 	for _, f := range ast.funcs {
 		if !f.entry || f.proto {
 			continue
 		}
 		k, kerrs := decodeKernel(m, ast, f, funcs)
-		errs = append(errs, kerrs...)
-		if k != nil {
-			m.kernels[f.name] = k
-			m.names = append(m.names, f.name)
+		kerrs = append(append(ErrorList(nil), f.errs...), kerrs...)
+		if len(kerrs) > 0 {
+			kerrs = sortErrors(kerrs)
+			m.bad[f.name] = kerrs
+			entryErrs = append(entryErrs, kerrs...)
+			continue
 		}
+		m.kernels[f.name] = k
+		m.names = append(m.names, f.name)
 	}
-	if len(errs) > 0 {
-		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
-		return nil, errs
+	if len(errs) > 0 || len(m.kernels) == 0 && len(entryErrs) > 0 {
+		errs = append(errs, entryErrs...)
+		return nil, sortErrors(errs)
 	}
 	return m, nil
 }
+
+// sortErrors orders errors by line and drops repeats (a .func's errors
+// come once per call site that expands it).
+func sortErrors(errs ErrorList) ErrorList {
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	var out ErrorList
+	for _, e := range errs {
+		if n := len(out); n > 0 && e.Line == out[n-1].Line && e.Msg == out[n-1].Msg {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// BadEntries lists the entries that did not load, sorted by name.
+func (m *Module) BadEntries() []string {
+	var out []string
+	for n := range m.bad {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// EntryErr returns why the named entry did not load, or nil if it did
+// (or the module has no such entry).
+func (m *Module) EntryErr(name string) error {
+	if errs, ok := m.bad[name]; ok {
+		return &EntryError{Kernel: name, Errs: errs}
+	}
+	return nil
+}
+
+// EntryError is the load error of one entry of a module whose other
+// entries loaded.
+type EntryError struct {
+	Kernel string
+	Errs   ErrorList
+}
+
+func (e *EntryError) Error() string {
+	return fmt.Sprintf("emu: kernel %s did not load: %s", e.Kernel, strings.TrimPrefix(e.Errs.Error(), "emu: "))
+}
+
+func (e *EntryError) Unwrap() error { return e.Errs }
 
 // Entries lists the module's kernel entries in source order.
 func (m *Module) Entries() []EntryInfo {

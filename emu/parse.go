@@ -12,8 +12,12 @@ import (
 type parser struct {
 	toks []token
 	pos  int
-	errs ErrorList
+	errs ErrorList // module-level errors
 	mod  *astModule
+
+	fn     *astFunc // the function whose body is being parsed, or nil
+	scopes []scope  // open { } blocks inside fn's body, innermost last
+	nscope int
 }
 
 // parse builds the syntax tree of a PTX module, collecting every error.
@@ -53,8 +57,16 @@ func (p *parser) next() token {
 	return t
 }
 
+// errorf records an error: the function's while its body is parsed (so
+// that it rejects only the entries that need that function), else the
+// module's.
 func (p *parser) errorf(line int, format string, args ...any) {
-	p.errs = append(p.errs, &SyntaxError{line, fmt.Sprintf(format, args...)})
+	e := &SyntaxError{line, fmt.Sprintf(format, args...)}
+	if p.fn != nil {
+		p.fn.errs = append(p.fn.errs, e)
+		return
+	}
+	p.errs = append(p.errs, e)
 }
 
 // fail records an error at the current token and abandons the statement.
@@ -445,13 +457,23 @@ func (p *parser) paramList() []astParam {
 			case d.text == ".align":
 				prm.align = int(p.integer())
 			case strings.HasPrefix(d.text, ".ptr"):
-				// .ptr.global.align 16: the pointee's space and alignment,
-				// which only inform the JIT.
+				// .ptr.global.align 16, or (Triton) .ptr .global .align 1:
+				// the pointee's space and alignment, which only inform the
+				// JIT (PTX ISA §5.1.6.1).
 				if strings.HasSuffix(d.text, ".align") {
 					p.integer()
-				} else if p.peek().kind == tokIdent && p.peek().text == ".align" {
-					p.next()
-					p.integer()
+					break
+				}
+				for p.peek().kind == tokIdent {
+					switch p.peek().text {
+					case ".global", ".shared", ".const", ".local":
+						p.next()
+						continue
+					case ".align":
+						p.next()
+						p.integer()
+					}
+					break
 				}
 			default:
 				t, ok := typeByName[d.text[1:]]

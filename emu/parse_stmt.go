@@ -11,10 +11,20 @@ import (
 )
 
 // body parses statements up to the '}' that closes the function. Nested
-// { } scopes are flattened.
+// { } blocks open a scope (PTX ISA §11.1.1: "{ }" groups statements and
+// declarations inside it are local to the block): clang opens one per
+// call sequence, per bar.red and per inlined cuda_fp16 helper, and
+// declares the same register names again in each. A name declared in a
+// nested block is renamed to a unique name (see scoped) and its uses
+// inside the block follow, so the decoder sees one flat function.
+//
+// Errors found in the body are the function's (astFunc.errs), not the
+// module's: one bad entry leaves the others loadable.
 func (p *parser) body(f *astFunc) {
 	depth := 1
 	var loc locRef
+	p.fn = f
+	defer func() { p.fn, p.scopes = nil, nil }()
 	for {
 		t := p.peek()
 		if t.kind == tokEOF {
@@ -23,6 +33,8 @@ func (p *parser) body(f *astFunc) {
 		}
 		if p.accept("{") {
 			depth++
+			p.nscope++
+			p.scopes = append(p.scopes, scope{id: p.nscope, line: t.line, names: map[string]string{}})
 			continue
 		}
 		if p.accept("}") {
@@ -30,6 +42,7 @@ func (p *parser) body(f *astFunc) {
 			if depth == 0 {
 				return
 			}
+			p.scopes = p.scopes[:len(p.scopes)-1]
 			continue
 		}
 		start := p.pos
@@ -58,7 +71,7 @@ func (p *parser) statement(f *astFunc, loc *locRef) {
 		case ".reg":
 			p.regDecl(f, t)
 		case ".shared", ".local", ".global", ".const":
-			f.vars = append(f.vars, p.varDecl(t, false)...)
+			f.vars = append(f.vars, p.declare(p.varDecl(t, false))...)
 		case ".extern":
 			// .extern .shared x[] inside a body: ptxas accepts it only at
 			// module scope, but its meaning is unambiguous.
@@ -67,12 +80,12 @@ func (p *parser) statement(f *astFunc, loc *locRef) {
 				p.errorf(sp.line, ".extern %s in a function body: only .shared is supported", sp.text)
 				panic(bail{})
 			}
-			f.vars = append(f.vars, p.varDecl(sp, true)...)
+			f.vars = append(f.vars, p.declare(p.varDecl(sp, true))...)
 		case ".param":
 			// A call's argument buffer in a .func-calling body: modelled as
 			// per-thread local memory.
 			t.text = ".local"
-			f.vars = append(f.vars, p.varDecl(t, false)...)
+			f.vars = append(f.vars, p.declare(p.varDecl(t, false))...)
 		case ".loc":
 			file := int(p.integer())
 			line := int(p.integer())
@@ -84,6 +97,13 @@ func (p *parser) statement(f *astFunc, loc *locRef) {
 			p.skipLine(t.line)
 		case ".pragma":
 			p.next()
+			p.expect(";")
+		case ".callprototype":
+			// label: .callprototype (rets) _ (params); describes the
+			// targets of an indirect call, which emu checks when it runs.
+			for !p.isPunct(";") && p.peek().kind != tokEOF {
+				p.next()
+			}
 			p.expect(";")
 		default:
 			p.errorf(t.line, "unsupported directive %s in function body", t.text)
@@ -100,7 +120,7 @@ func (p *parser) statement(f *astFunc, loc *locRef) {
 	st := astStmt{line: t.line, loc: *loc}
 	if p.accept("@") {
 		st.guardNeg = p.accept("!")
-		st.guard = p.ident().text
+		st.guard = p.scoped(p.ident().text)
 	}
 	st.op = p.ident().text
 	if strings.HasPrefix(st.op, ".") || strings.HasPrefix(st.op, "%") {
@@ -108,7 +128,7 @@ func (p *parser) statement(f *astFunc, loc *locRef) {
 		panic(bail{})
 	}
 	for !p.isPunct(";") {
-		st.args = append(st.args, p.operand())
+		st.args = append(st.args, p.rename(p.operand()))
 		if !p.accept(",") {
 			break
 		}
@@ -147,7 +167,18 @@ func (p *parser) regDecl(f *astFunc, kw token) {
 			r.n = int(p.integer())
 			p.expect(">")
 		}
-		f.regs = append(f.regs, r)
+		switch {
+		case len(p.scopes) == 0:
+			f.regs = append(f.regs, r)
+		case r.n < 0:
+			r.name = p.declName(r.name)
+			f.regs = append(f.regs, r)
+		default:
+			// A range in a block: each register gets its own scoped name.
+			for i := 0; i < r.n; i++ {
+				f.regs = append(f.regs, astReg{line: r.line, typ: typ, name: p.declName(r.name + strconv.Itoa(i)), n: -1})
+			}
+		}
 		if !p.accept(",") {
 			break
 		}

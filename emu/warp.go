@@ -43,6 +43,7 @@ type warp struct {
 	cur      *inst      // the instruction being executed
 	scratch  [32]byte   // where sanitized faulting accesses go
 	async    *asyncState
+	frames   [32][]frame // each lane's call stack (call.go)
 }
 
 // reset prepares the warp for a new block: registers other than the
@@ -51,12 +52,16 @@ type warp struct {
 // block are written the first time only.
 func (w *warp) reset() {
 	clear(w.regs[numSregs*32:])
+	clear(w.regs[srCarry*32 : srCarry*32+32])
 	clear(w.local)
 	w.pc = [32]int32{}
 	w.upc, w.uniform = 0, true
 	w.exited, w.barBlk, w.syncBlk, w.barRed = 0, 0, 0, 0
 	w.cache = [4]*alloc{}
 	w.async = nil
+	for i := range w.frames {
+		w.frames[i] = w.frames[i][:0]
+	}
 	set := func(slot int, v uint64) {
 		r := w.regs[slot*32 : slot*32+32]
 		for i := range r {

@@ -6,6 +6,7 @@
 //	kern doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
 //	kern prof [-o file] ./pkg [args]      run a program on the emulator, print its profile
 //	kern bench [-device d] [-plot f.svg]  time memcpy, cuBLAS gemm and ops on a device
+//	kern emu run file.ptx [flags]         run any PTX on the emulator (emu.go)
 //
 // Packages are go list patterns; the default is the current directory.
 package main
@@ -39,6 +40,7 @@ commands:
                                    run a program on the emulator and print its profile
   bench [-device emu|cuda] [-plot out.svg] [memcpy] [gemm] [ops]
                                    time copies, cuBLAS GEMM and ops; -h lists the flags
+  emu   run|list file.ptx [flags]  run any PTX (clang, nvcc, Triton) on the emulator; kern emu -h
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -61,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = prof(rest, stdout, stderr)
 	case "bench":
 		err = bench(rest, stdout, stderr)
+	case "emu":
+		err = emuCmd(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

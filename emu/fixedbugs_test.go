@@ -1,0 +1,108 @@
+package emu
+
+// Regression tests for the gaps found running clang's, nvcc's and
+// Triton's PTX (issue 12), each from the smallest PTX that showed it
+// (testdata/fixedbugs).
+
+import (
+	"errors"
+	"math/bits"
+	"strings"
+	"testing"
+)
+
+// launch1D runs entry on n threads in blocks of 32 with one output
+// buffer of n u32s and returns it.
+func launch1D(t *testing.T, m *Module, entry string, n int) []uint32 {
+	t.Helper()
+	d := NewDevice(Options{})
+	pout := upload(t, d, make([]byte, 4*n))
+	if err := d.Launch(m, entry, LaunchConfig{Grid: [3]int{(n + 31) / 32}, Block: [3]int{32}, Params: params{}.u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	return bytesU32(download(t, d, pout, 4*n))
+}
+
+func TestBlockScopes(t *testing.T) {
+	m := loadTestdata(t, "fixedbugs/scopes.ptx")
+	out := launch1D(t, m, "scopes", 32)
+	for i, v := range out {
+		if want := uint32(5*i + 18); v != want {
+			t.Errorf("out[%d] = %d, want %d", i, v, want)
+		}
+	}
+}
+
+func TestScopedRegisterStillUnknownOutside(t *testing.T) {
+	_, err := Load([]byte(header + `
+.visible .entry k()
+{
+	{
+		.reg .b32 %in;
+		mov.u32 %in, 1;
+	}
+	mov.u32 %in, 2;
+	ret;
+}`))
+	if err == nil || !strings.Contains(err.Error(), "line 11: unknown register %in") {
+		t.Fatalf("err = %v, want an unknown register at line 11", err)
+	}
+}
+
+func TestBadEntryFailsAtLaunch(t *testing.T) {
+	m := loadTestdata(t, "fixedbugs/badentry.ptx")
+	out := launch1D(t, m, "good", 32)
+	for i, v := range out {
+		if v != uint32(i+42) {
+			t.Fatalf("out[%d] = %d, want %d", i, v, i+42)
+		}
+	}
+	d := NewDevice(Options{})
+	err := d.Launch(m, "bad", LaunchConfig{Grid: [3]int{1}, Block: [3]int{32}, Params: params{}.u64(0)})
+	var ee *EntryError
+	if !errors.As(err, &ee) || ee.Kernel != "bad" || !strings.Contains(err.Error(), "line 13: unsupported instruction frobnicate.u32") {
+		t.Fatalf("launch of bad = %v, want its load error", err)
+	}
+	if m.EntryErr("good") != nil || m.EntryErr("bad") == nil {
+		t.Errorf("EntryErr(good) = %v, EntryErr(bad) = %v", m.EntryErr("good"), m.EntryErr("bad"))
+	}
+	if n := len(m.Entries()); n != 1 {
+		t.Errorf("Entries() lists %d entries, want the one that loaded", n)
+	}
+}
+
+func TestCarryArithmetic(t *testing.T) {
+	m := loadTestdata(t, "fixedbugs/carry.ptx")
+	const n = 64
+	in := make([]uint64, 4*n)
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := range in {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		in[i] = x
+		if i%8 == 0 {
+			in[i] = ^uint64(0) // carries all the way through the low word
+		}
+	}
+	d := NewDevice(Options{})
+	pin := upload(t, d, u64bytes(in))
+	pout := upload(t, d, make([]byte, 8*7*n))
+	if err := d.Launch(m, "carry", LaunchConfig{Grid: [3]int{1}, Block: [3]int{n}, Params: params{}.u64(pin).u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	out := bytesU64(download(t, d, pout, 8*7*n))
+	for i := 0; i < n; i++ {
+		alo, ahi, blo, bhi := in[4*i], in[4*i+1], in[4*i+2], in[4*i+3]
+		slo, c := bits.Add64(alo, blo, 0)
+		shi, _ := bits.Add64(ahi, bhi, c)
+		dlo, b := bits.Sub64(alo, blo, 0)
+		dhi, _ := bits.Sub64(ahi, bhi, b)
+		want := []uint64{slo, shi, dlo, dhi, slo, c, uint64(uint32(alo))*uint64(uint32(blo)) + ahi}
+		for j, w := range want {
+			if got := out[7*i+j]; got != w {
+				t.Errorf("thread %d word %d = %#x, want %#x", i, j, got, w)
+			}
+		}
+	}
+}

@@ -1,0 +1,87 @@
+"""triton_kernels.py: Triton kernels from its tutorials (vector add, fused
+softmax, matmul), compiled to PTX for sm_80 without a GPU. gen.sh runs it;
+emu's triton_test.go runs the PTX and checks it against Go references.
+
+Usage: python triton_kernels.py OUTDIR
+"""
+import os
+import sys
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@triton.jit
+def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(in_ptr + row * in_stride + offs, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    den = tl.sum(num, axis=0)
+    tl.store(out_ptr + row * out_stride + offs, num / den, mask=mask)
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    n_tiles = tl.cdiv(N, BN)
+    pm, pn = pid // n_tiles, pid % n_tiles
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        kmask = rk < K - k * BK
+        av = tl.load(a, mask=(rm[:, None] < M) & kmask[None, :], other=0.0)
+        bv = tl.load(b, mask=kmask[:, None] & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(av, bv)
+        a += BK * stride_ak
+        b += BK * stride_bk
+    c = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c, acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def build(out, name, fn, signature, constexprs, num_warps=4):
+    src = ASTSource(fn=fn, signature={**signature, **{k: "constexpr" for k in constexprs}}, constexprs=constexprs)
+    k = triton.compile(src, target=GPUTarget("cuda", 80, 32), options={"num_warps": num_warps})
+    ptx = k.asm["ptx"].replace(os.path.dirname(os.path.abspath(__file__)) + "/", "")
+    with open(os.path.join(out, name), "w") as f:
+        # The launch needs Triton's dynamic shared memory size and block.
+        f.write("// triton_kernels.py: shared=%d num_warps=%d\n" % (k.metadata.shared, num_warps))
+        f.write(ptx)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    build(out, "triton_add.ptx", add_kernel,
+          {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 1024})
+    build(out, "triton_softmax.ptx", softmax_kernel,
+          {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_stride": "i32", "out_stride": "i32", "n_cols": "i32"},
+          {"BLOCK": 128})
+    build(out, "triton_matmul.ptx", matmul_kernel,
+          {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
+           "stride_cm": "i32", "stride_cn": "i32"},
+          {"BM": 32, "BN": 32, "BK": 32})
+
+
+if __name__ == "__main__":
+    main()
