@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gokern/kern"
-	"github.com/gokern/kern/llm/internal/fixture"
+	"github.com/gokern/kern/internal/fixture"
 	"github.com/gokern/kern/llm/safetensors"
 	"github.com/gokern/kern/llm/sample"
 	"github.com/gokern/kern/llm/tokenizer"

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gokern/kern/internal/fixture"
 	"github.com/gokern/kern/internal/ptxas"
-	"github.com/gokern/kern/llm/internal/fixture"
 )
 
 // modelCopy copies a tiny model's config and weights into a temporary

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gokern/kern"
-	"github.com/gokern/kern/llm/internal/fixture"
+	"github.com/gokern/kern/internal/fixture"
 )
 
 var testDevices = []struct {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gokern/kern/llm/internal/fixture"
+	"github.com/gokern/kern/internal/fixture"
 )
 
 func f32Bytes(xs ...float32) []byte {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/gokern/kern/llm/internal/fixture"
+	"github.com/gokern/kern/internal/fixture"
 	"golang.org/x/text/unicode/norm"
 )
 
