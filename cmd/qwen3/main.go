@@ -1,0 +1,146 @@
+// Command qwen3 runs Qwen3 models (Hugging Face directories) on kern:
+// on a GPU through CUDA, or on kern's PTX emulator or native mode where
+// there is none.
+//
+//	qwen3 generate -model DIR -prompt "Once upon a time" [-chat] [-n 64]
+//	qwen3 chat     -model DIR
+//
+// -device picks emu, native or cuda (the default is $KERN_DEVICE, else
+// the first GPU). -tokenizer DIR is needed when tokenizer.json is not in
+// the model directory. Sampling flags: -temperature (0 = greedy),
+// -top-k, -top-p, -min-p, -repetition-penalty, -seed; the defaults come
+// from the model's generation_config.json when it has them.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/llm/engine"
+	"github.com/gokern/kern/llm/sample"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "qwen3:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: qwen3 generate|chat -model DIR [flags]; qwen3 MODE -h lists the flags`
+
+// common are the flags every mode has.
+type common struct {
+	model, tok, device string
+	ctxLen             int
+	maxTokens          int
+	p                  sample.Params
+	noThink            bool
+	stop               string
+	quiet              bool
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.model, "model", "", "Hugging Face model directory (config.json, model.safetensors)")
+	fs.StringVar(&c.tok, "tokenizer", "", "directory of tokenizer.json (default: the model directory)")
+	fs.StringVar(&c.device, "device", "", "emu, native, cuda or cuda:N (default: $KERN_DEVICE, else the first GPU)")
+	fs.IntVar(&c.ctxLen, "ctx", 0, "context length in tokens (default: min(max_position_embeddings, 4096))")
+	fs.IntVar(&c.maxTokens, "n", 128, "most tokens to generate")
+	fs.Float64Var(&c.p.Temperature, "temperature", -1, "sampling temperature, 0 for greedy (default: the model's, else 0)")
+	fs.IntVar(&c.p.TopK, "top-k", -1, "keep the k most likely tokens (default: the model's, else all)")
+	fs.Float64Var(&c.p.TopP, "top-p", -1, "nucleus sampling mass (default: the model's, else 1)")
+	fs.Float64Var(&c.p.MinP, "min-p", -1, "drop tokens below min-p × the top probability (default: the model's, else 0)")
+	fs.Float64Var(&c.p.RepetitionPenalty, "repetition-penalty", -1, "penalty on tokens already seen (default: the model's, else 1)")
+	fs.Uint64Var(&c.p.Seed, "seed", 0, "random seed")
+	fs.BoolVar(&c.noThink, "no-think", false, "chat template with thinking off (enable_thinking=false)")
+	fs.StringVar(&c.stop, "stop", "", "comma-separated stop strings")
+	fs.BoolVar(&c.quiet, "q", false, "no loading progress or statistics on stderr")
+}
+
+// params fills unset sampling flags from generation_config.json.
+func (c *common) params(e *engine.Engine) sample.Params {
+	p, g := c.p, e.Model.Gen
+	pick := func(v *float64, model float64, def float64) {
+		if *v < 0 {
+			*v = def
+			if model > 0 {
+				*v = model
+			}
+		}
+	}
+	if p.Temperature < 0 && !g.DoSample {
+		p.Temperature = 0
+	}
+	pick(&p.Temperature, g.Temperature, 0)
+	pick(&p.TopP, g.TopP, 1)
+	pick(&p.MinP, g.MinP, 0)
+	pick(&p.RepetitionPenalty, g.RepetitionPenalty, 1)
+	if p.TopK < 0 {
+		p.TopK = max(g.TopK, 0)
+	}
+	return p
+}
+
+func (c *common) stops() []string {
+	if c.stop == "" {
+		return nil
+	}
+	return strings.Split(c.stop, ",")
+}
+
+// open opens the device and the model, with a progress line on stderr.
+func (c *common) open(stderr io.Writer) (*engine.Engine, *kern.Device, error) {
+	if c.model == "" {
+		return nil, nil, fmt.Errorf("-model DIR is required")
+	}
+	if c.device != "" {
+		os.Setenv("KERN_DEVICE", c.device)
+	}
+	dev, err := kern.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	var progress func(done, total int64)
+	if !c.quiet {
+		fmt.Fprintf(stderr, "device: %s\n", dev)
+		last := -1
+		progress = func(done, total int64) {
+			pct := int(100 * done / max(total, 1))
+			if pct/10 == last/10 && done != total {
+				return // a line per 10%: stderr may be a log, not a terminal
+			}
+			last = pct
+			fmt.Fprintf(stderr, "\rloading %s: %3d%% of %.1f MB", c.model, pct, float64(total)/1e6)
+			if done == total {
+				fmt.Fprintln(stderr)
+			}
+		}
+	}
+	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, Progress: progress})
+	if err != nil {
+		dev.Close()
+		return nil, nil, err
+	}
+	return e, dev, nil
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%s", usage)
+	}
+	switch args[0] {
+	case "generate":
+		return generate(ctx, args[1:], stdout, stderr)
+	case "chat":
+		return chat(ctx, args[1:], stdin, stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown mode %q; %s", args[0], usage)
+}

@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/internal/fixture"
+	"github.com/gokern/kern/llm/safetensors"
+	"github.com/gokern/kern/llm/sample"
+	"github.com/gokern/kern/llm/tokenizer"
+)
+
+func open(t *testing.T, dev *kern.Device, variant string) *Engine {
+	t.Helper()
+	e, err := Open(dev, fixture.Model(t, variant), Options{TokenizerDir: fixture.Tokenizer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// TestGreedyMatchesReference: Generate's greedy tokens are transformers'.
+func TestGreedyMatchesReference(t *testing.T) {
+	for _, dev := range []*kern.Device{kern.OpenEmulator(), kern.OpenNative()} {
+		t.Run(dev.Kind(), func(t *testing.T) {
+			e := open(t, dev, "tiny-qwen3-untied")
+			f, err := safetensors.Open(fixture.Model(t, "tiny-qwen3-untied") + "/reference.safetensors")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			p, _ := f.Tensor("prompt_ids").Int64()
+			g, _ := f.Tensor("generated_ids").Int64()
+			var prompt []int32
+			for _, x := range p {
+				prompt = append(prompt, int32(x))
+			}
+			var streamed []int32
+			res, err := e.Generate(context.Background(), Request{Prompt: prompt, MaxTokens: len(g), OnToken: func(id int32) { streamed = append(streamed, id) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Tokens) != len(g) || res.FinishReason != "length" || res.PromptTokens != len(prompt) {
+				t.Fatalf("tokens %v finish %q, want %d tokens and length", res.Tokens, res.FinishReason, len(g))
+			}
+			for i := range g {
+				if res.Tokens[i] != int32(g[i]) || streamed[i] != res.Tokens[i] {
+					t.Fatalf("token %d = %d (streamed %d), want %d", i, res.Tokens[i], streamed[i], g[i])
+				}
+			}
+			if res.Text != e.Tok.Decode(res.Tokens, true) {
+				t.Errorf("text %q, want the decode of the tokens %q", res.Text, e.Tok.Decode(res.Tokens, true))
+			}
+		})
+	}
+}
+
+// TestSeededSampling: the same seed reproduces a sampled continuation;
+// streamed text concatenates to the result's text.
+func TestSeededSampling(t *testing.T) {
+	e := open(t, kern.OpenEmulator(), "tiny-qwen3-tied")
+	prompt := e.ChatPrompt([]tokenizer.Message{{Role: "user", Content: "hello world"}}, false)
+	run := func(seed uint64) *Result {
+		var b strings.Builder
+		res, err := e.Generate(context.Background(), Request{Prompt: prompt, MaxTokens: 12,
+			Sampling: sample.Params{Temperature: 1, TopK: 50, TopP: 0.95, MinP: 0.01, RepetitionPenalty: 1.1, Seed: seed},
+			OnText:   func(s string) error { b.WriteString(s); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != res.Text {
+			t.Errorf("streamed %q, result %q", b.String(), res.Text)
+		}
+		return res
+	}
+	a, b := run(42), run(42)
+	if len(a.Tokens) != len(b.Tokens) {
+		t.Fatalf("same seed: %v vs %v", a.Tokens, b.Tokens)
+	}
+	for i := range a.Tokens {
+		if a.Tokens[i] != b.Tokens[i] {
+			t.Fatalf("same seed: %v vs %v", a.Tokens, b.Tokens)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	e := open(t, kern.OpenNative(), "tiny-qwen3-tied")
+	long := make([]int32, e.Context)
+	if _, err := e.Generate(context.Background(), Request{Prompt: long}); !errors.Is(err, ErrContext) {
+		t.Errorf("long prompt: %v", err)
+	}
+	if _, err := e.Generate(context.Background(), Request{Prompt: []int32{1}, Sampling: sample.Params{TopP: 2}}); err == nil {
+		t.Error("top_p 2: no error")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Generate(ctx, Request{Prompt: []int32{1, 2}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+	stop := errors.New("client gone")
+	if _, err := e.Generate(context.Background(), Request{Prompt: []int32{5, 6}, MaxTokens: 50,
+		OnText: func(string) error { return stop }}); err != nil && !errors.Is(err, stop) {
+		t.Errorf("OnText error: %v", err)
+	}
+}
+
+func TestStopWriter(t *testing.T) {
+	cases := []struct {
+		pieces []string
+		stops  []string
+		want   string
+		stop   bool
+	}{
+		{[]string{"hello ", "wor", "ld"}, []string{"world"}, "hello ", true},
+		{[]string{"ab", "c<", "/s", ">tail"}, []string{"</s>"}, "abc", true},
+		{[]string{"ab", "c<", "x"}, []string{"</s>"}, "abc<x", false},
+		{[]string{"END"}, []string{"E", "END"}, "", true},
+		{[]string{"no stop here"}, nil, "no stop here", false},
+		{[]string{"x</", "s"}, []string{"</s>"}, "x</s", false}, // flushed at the end
+	}
+	for _, c := range cases {
+		var streamed strings.Builder
+		w := newStopWriter(c.stops, func(s string) error { streamed.WriteString(s); return nil })
+		stopped := false
+		for _, p := range c.pieces {
+			if s, _ := w.write(p); s {
+				stopped = true
+				break
+			}
+		}
+		w.flush()
+		if w.text.String() != c.want || streamed.String() != c.want || stopped != c.stop {
+			t.Errorf("%q stops %q: text %q streamed %q stopped %v, want %q %v", c.pieces, c.stops, w.text.String(), streamed.String(), stopped, c.want, c.stop)
+		}
+	}
+}

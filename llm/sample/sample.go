@@ -1,0 +1,175 @@
+// Package sample picks the next token from a row of logits on the host:
+// greedy, or sampling with temperature, top-k, top-p and min-p, after a
+// repetition penalty, from a seeded random stream.
+//
+// The order is Hugging Face transformers' (generate with do_sample):
+// repetition penalty, then temperature, then top-k, top-p and min-p, each
+// filter applied to what the previous one kept, then a draw from the
+// renormalized distribution. Ties at a top-k or top-p boundary are broken
+// toward the lower token id, so a seed gives the same tokens everywhere.
+//
+// It runs on the host over logits the engine downloads: for one sequence
+// a 150k-entry row is 600 KB, small next to a decode step's weight reads,
+// and every option stays in plain Go. (ops.Sample does temperature/top-k/
+// top-p on the device for batched serving.)
+package sample
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// Params are the sampling settings. The zero value is greedy decoding.
+type Params struct {
+	Temperature       float64 // 0: greedy (argmax); else divides the logits
+	TopK              int     // keep the TopK most likely tokens; 0: all
+	TopP              float64 // keep the fewest tokens with mass ≥ TopP; 0 or 1: all
+	MinP              float64 // drop tokens with p < MinP·p_max; 0: none
+	RepetitionPenalty float64 // >1 discourages tokens already seen; 0 or 1: none
+	Seed              uint64
+}
+
+// Validate reports out-of-range parameters.
+func (p Params) Validate() error {
+	switch {
+	case !(p.Temperature >= 0) || math.IsInf(p.Temperature, 0):
+		return fmt.Errorf("sample: temperature %g, want a finite value ≥ 0", p.Temperature)
+	case p.TopK < 0:
+		return fmt.Errorf("sample: top_k %d, want ≥ 0", p.TopK)
+	case !(p.TopP >= 0 && p.TopP <= 1):
+		return fmt.Errorf("sample: top_p %g, want a value in [0, 1]", p.TopP)
+	case !(p.MinP >= 0 && p.MinP <= 1):
+		return fmt.Errorf("sample: min_p %g, want a value in [0, 1]", p.MinP)
+	case !(p.RepetitionPenalty >= 0) || math.IsInf(p.RepetitionPenalty, 0):
+		return fmt.Errorf("sample: repetition_penalty %g, want a finite value > 0", p.RepetitionPenalty)
+	}
+	return nil
+}
+
+// Sampler draws tokens with fixed Params from its own random stream.
+type Sampler struct {
+	p   Params
+	rng *rand.Rand
+	idx []int32   // scratch: candidate ids
+	buf []float64 // scratch: penalized logits
+}
+
+// New returns a sampler; the same Params (seed included) give the same
+// tokens for the same logits.
+func New(p Params) (*Sampler, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &Sampler{p: p, rng: rand.New(rand.NewPCG(p.Seed, p.Seed^0x9e3779b97f4a7c15))}, nil
+}
+
+// Next picks a token from logits given the tokens seen so far (prompt and
+// generated, for the repetition penalty). NaN logits are never picked.
+func (s *Sampler) Next(logits []float32, seen []int32) int32 {
+	x := s.buf[:0]
+	for _, v := range logits {
+		f := float64(v)
+		if math.IsNaN(f) {
+			f = math.Inf(-1)
+		}
+		x = append(x, f)
+	}
+	s.buf = x
+	if r := s.p.RepetitionPenalty; r > 0 && r != 1 {
+		done := map[int32]bool{}
+		for _, id := range seen {
+			if id < 0 || int(id) >= len(x) || done[id] {
+				continue
+			}
+			done[id] = true
+			if x[id] > 0 {
+				x[id] /= r
+			} else {
+				x[id] *= r
+			}
+		}
+	}
+	if s.p.Temperature == 0 {
+		return argmax(x)
+	}
+	for i := range x {
+		x[i] /= s.p.Temperature
+	}
+	// Candidates in descending logit order (ties: lower id first) when a
+	// filter needs the order; else every finite-logit token.
+	idx := s.idx[:0]
+	for i, v := range x {
+		if !math.IsInf(v, -1) {
+			idx = append(idx, int32(i))
+		}
+	}
+	if len(idx) == 0 {
+		return argmax(x)
+	}
+	k := s.p.TopK
+	if k > 0 && k < len(idx) || s.p.TopP > 0 && s.p.TopP < 1 {
+		sort.Slice(idx, func(a, b int) bool {
+			va, vb := x[idx[a]], x[idx[b]]
+			return va > vb || va == vb && idx[a] < idx[b]
+		})
+		if k > 0 && k < len(idx) {
+			idx = idx[:k]
+		}
+	}
+	m := math.Inf(-1)
+	for _, i := range idx {
+		m = math.Max(m, x[i])
+	}
+	z := 0.0
+	for _, i := range idx {
+		x[i] = math.Exp(x[i] - m)
+		z += x[i]
+	}
+	if tp := s.p.TopP; tp > 0 && tp < 1 {
+		// idx is sorted: keep the shortest prefix with mass ≥ tp.
+		acc, n := 0.0, 0
+		for n < len(idx) {
+			acc += x[idx[n]] / z
+			n++
+			if acc >= tp {
+				break
+			}
+		}
+		idx = idx[:n]
+		z = acc * z
+	}
+	if mp := s.p.MinP; mp > 0 {
+		// The most likely candidate has weight exp(0) = 1 (before top-p
+		// only if it was kept, which it always is).
+		kept := idx[:0]
+		z = 0
+		for _, i := range idx {
+			if x[i] >= mp {
+				kept = append(kept, i)
+				z += x[i]
+			}
+		}
+		idx = kept
+	}
+	s.idx = idx
+	u := s.rng.Float64() * z
+	for _, i := range idx {
+		u -= x[i]
+		if u < 0 {
+			return i
+		}
+	}
+	return idx[len(idx)-1] // rounding left u ≥ 0 at the end
+}
+
+func argmax(x []float64) int32 {
+	best := 0
+	for i, v := range x {
+		if v > x[best] || math.IsInf(x[best], -1) && !math.IsInf(v, -1) {
+			best = i
+		}
+	}
+	return int32(best)
+}
