@@ -246,3 +246,5 @@ func checkClose(t testing.TB, what string, dt dtypes.DType, got, want []float64,
 		t.Errorf("%s: %d of %d values differ; worst error %.2f× the allowed", what, bad, len(got), worst)
 	}
 }
+
+func tanh(x float64) float64 { return math.Tanh(x) }
