@@ -2558,6 +2558,156 @@ func (l kernGatherBoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
 
+// scatterAddF32Kernel launches the kernel scatterAddF32 (kernels_scatter.go:52).
+var scatterAddF32Kernel = kernScatterAddF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "scatterAddF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "scatterAddF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "upd", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_scatter.go:26:21",
+		"panic at kernels_scatter.go:26:11: integer divide by zero",
+		"kernels_scatter.go:26:40",
+		"panic at kernels_scatter.go:26:30: integer divide by zero",
+		"kernels_scatter.go:27:23",
+		"kernels_scatter.go:34:15",
+		"kernels_scatter.go:35:23",
+		"panic at kernels_scatter.go:35:13: integer divide by zero",
+		"kernels_scatter.go:35:42",
+		"panic at kernels_scatter.go:35:32: integer divide by zero",
+		"kernels_scatter.go:39:15",
+		"kernels_scatter.go:40:17",
+		"kernels_scatter.go:46:22",
+		"kernels_scatter.go:43:28",
+		"kernels_scatter.go:58:21",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		scatterAddF32(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
+	},
+})}
+
+// kernScatterAddF32Launcher is the typed launcher of scatterAddF32.
+type kernScatterAddF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernScatterAddF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs scatterAddF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernScatterAddF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], upd *kern.Buffer[float32], idx *kern.Buffer[int32], meta *kern.Buffer[int32], ur int, or int, nIdx int, idxStride int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+}
+
+// scatterAddI32Kernel launches the kernel scatterAddI32 (kernels_scatter.go:63).
+var scatterAddI32Kernel = kernScatterAddI32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "scatterAddI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "scatterAddI32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "upd", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_scatter.go:26:21",
+		"panic at kernels_scatter.go:26:11: integer divide by zero",
+		"kernels_scatter.go:26:40",
+		"panic at kernels_scatter.go:26:30: integer divide by zero",
+		"kernels_scatter.go:27:23",
+		"kernels_scatter.go:34:15",
+		"kernels_scatter.go:35:23",
+		"panic at kernels_scatter.go:35:13: integer divide by zero",
+		"kernels_scatter.go:35:42",
+		"panic at kernels_scatter.go:35:32: integer divide by zero",
+		"kernels_scatter.go:39:15",
+		"kernels_scatter.go:40:17",
+		"kernels_scatter.go:46:22",
+		"kernels_scatter.go:43:28",
+		"kernels_scatter.go:69:21",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		scatterAddI32(t, a[0].([]int32), a[1].([]int32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
+	},
+})}
+
+// kernScatterAddI32Launcher is the typed launcher of scatterAddI32.
+type kernScatterAddI32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernScatterAddI32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs scatterAddI32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernScatterAddI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], upd *kern.Buffer[int32], idx *kern.Buffer[int32], meta *kern.Buffer[int32], ur int, or int, nIdx int, idxStride int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+}
+
+// scatterAddI64Kernel launches the kernel scatterAddI64 (kernels_scatter.go:74).
+var scatterAddI64Kernel = kernScatterAddI64Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "scatterAddI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "scatterAddI64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
+		{Name: "upd", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_scatter.go:26:21",
+		"panic at kernels_scatter.go:26:11: integer divide by zero",
+		"kernels_scatter.go:26:40",
+		"panic at kernels_scatter.go:26:30: integer divide by zero",
+		"kernels_scatter.go:27:23",
+		"kernels_scatter.go:34:15",
+		"kernels_scatter.go:35:23",
+		"panic at kernels_scatter.go:35:13: integer divide by zero",
+		"kernels_scatter.go:35:42",
+		"panic at kernels_scatter.go:35:32: integer divide by zero",
+		"kernels_scatter.go:39:15",
+		"kernels_scatter.go:40:17",
+		"kernels_scatter.go:46:22",
+		"kernels_scatter.go:43:28",
+		"kernels_scatter.go:80:21",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		scatterAddI64(t, a[0].([]int64), a[1].([]int64), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
+	},
+})}
+
+// kernScatterAddI64Launcher is the typed launcher of scatterAddI64.
+type kernScatterAddI64Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernScatterAddI64Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs scatterAddI64 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernScatterAddI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], upd *kern.Buffer[int64], idx *kern.Buffer[int32], meta *kern.Buffer[int32], ur int, or int, nIdx int, idxStride int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+}
+
 const kernPTX = `//
 // Generated by kern. DO NOT EDIT.
 //
@@ -2570,9 +2720,10 @@ const kernPTX = `//
 .file 2 "kernels_float.go"
 .file 3 "kernels_int.go"
 .file 4 "kernels_move.go"
-.file 5 "erf.go"
-.file 6 "exp.go"
-.file 7 "tanh.go"
+.file 5 "kernels_scatter.go"
+.file 6 "erf.go"
+.file 7 "exp.go"
+.file 8 "tanh.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 
@@ -4036,152 +4187,152 @@ $L24_switch_next:
 	@%p10 bra $L47_entry;
 	bra.uni $L26_switch_next;
 $L47_entry:
-	.loc 7 24 14
+	.loc 8 24 14
 	abs.f32 %f19, %f1;
-	.loc 7 25 7
+	.loc 8 25 7
 	setp.lt.f32 %p11, %f19, 0f39000000;
 	@%p11 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L48_if_then:
-	.loc 7 26 3
+	.loc 8 26 3
 	mov.f32 %f18, %f1;
 	bra.uni $L56_ret_Tanh32;
 $L49_if_done:
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.lt.f32 %p12, %f19, 0f3F19999A;
 	@%p12 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 7 29 10
+	.loc 8 29 10
 	mul.rn.f32 %f20, %f1, %f1;
-	.loc 7 31 14
+	.loc 8 31 14
 	mov.f32 %f22, 0fBBCD6EDD;
 	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 7 32 14
+	.loc 8 32 14
 	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 7 33 14
+	.loc 8 33 14
 	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 7 34 14
+	.loc 8 34 14
 	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 7 35 19
+	.loc 8 35 19
 	mul.rn.f32 %f26, %f1, %f20;
-	.loc 7 35 17
+	.loc 8 35 17
 	fma.rn.f32 %f27, %f26, %f25, %f1;
-	.loc 7 35 3
+	.loc 8 35 3
 	mov.f32 %f18, %f27;
 	bra.uni $L56_ret_Tanh32;
 $L51_if_done:
-	.loc 7 37 9
+	.loc 8 37 9
 	setp.lt.f32 %p13, %f19, 0f4111999A;
 	@%p13 bra $L53_if_done;
 	bra.uni $L52_if_then;
 $L53_if_done:
-	.loc 7 43 32
+	.loc 8 43 32
 	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 7 43 30
+	.loc 8 43 30
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 6 114 18
+	.loc 7 114 18
 	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 6 114 33
+	.loc 7 114 33
 	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 6 114 16
+	.loc 7 114 16
 	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 6 115 15
+	.loc 7 115 15
 	neg.f32 %f33, %f32;
-	.loc 6 115 14
+	.loc 7 115 14
 	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 6 116 14
+	.loc 7 116 14
 	neg.f32 %f35, %f32;
-	.loc 6 116 13
+	.loc 7 116 13
 	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 6 118 13
+	.loc 7 118 13
 	mov.f32 %f38, 0f3AB63536;
 	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 6 119 13
+	.loc 7 119 13
 	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 6 120 13
+	.loc 7 120 13
 	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 6 121 13
+	.loc 7 121 13
 	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 6 122 16
+	.loc 7 122 16
 	mul.rn.f32 %f42, %f36, %f36;
-	.loc 6 122 14
+	.loc 7 122 14
 	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 6 123 12
+	.loc 7 123 12
 	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 6 123 52
+	.loc 7 123 52
 	cvt.rzi.s32.f32 %r6, %f32;
-	.loc 6 123 55
+	.loc 7 123 55
 	add.s32 %r7, %r6, 127;
-	.loc 6 123 46
+	.loc 7 123 46
 	mov.u32 %r8, %r7;
-	.loc 6 123 60
+	.loc 7 123 60
 	shl.b32 %r9, %r8, 23;
-	.loc 6 123 39
+	.loc 7 123 39
 	mov.b32 %f45, %r9;
-	.loc 6 123 17
+	.loc 7 123 17
 	mul.rn.f32 %f46, %f44, %f45;
-	.loc 6 123 2
+	.loc 7 123 2
 	mov.f32 %f29, %f46;
 	bra.uni $L58_ret_exp32;
 $L58_ret_exp32:
-	.loc 7 43 35
+	.loc 8 43 35
 	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 7 43 23
+	.loc 8 43 23
 	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 7 43 21
+	.loc 8 43 21
 	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 7 43 19
+	.loc 8 43 19
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.b32 %r10, %f49;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r12, %f1;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r14, %r11, %r13;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f51, %r14;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f50, %f51;
 	bra.uni $L60_ret_copysign32;
 $L60_ret_copysign32:
-	.loc 7 43 2
+	.loc 8 43 2
 	mov.f32 %f18, %f50;
 	bra.uni $L56_ret_Tanh32;
 $L52_if_then:
-	.loc 7 38 8
+	.loc 8 38 8
 	setp.neu.f32 %p14, %f1, %f1;
 	@%p14 bra $L54_if_then;
 	bra.uni $L61_entry;
 $L54_if_then:
-	.loc 7 39 4
+	.loc 8 39 4
 	mov.f32 %f18, %f1;
 	bra.uni $L56_ret_Tanh32;
 $L61_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.f32 %f53, 0f3F800000;
 	mov.b32 %r15, %f53;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r17, %f1;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r19, %r16, %r18;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f54, %r19;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f52, %f54;
 	bra.uni $L62_ret_copysign32;
 $L62_ret_copysign32:
-	.loc 7 41 3
+	.loc 8 41 3
 	mov.f32 %f18, %f52;
 	bra.uni $L56_ret_Tanh32;
 $L56_ret_Tanh32:
@@ -4259,155 +4410,155 @@ $L32_switch_next:
 	@%p19 bra $L63_entry;
 	bra.uni $L34_switch_next;
 $L63_entry:
-	.loc 5 26 14
+	.loc 6 26 14
 	abs.f32 %f74, %f1;
-	.loc 5 27 7
+	.loc 6 27 7
 	setp.eq.f32 %p20, %f1, 0f00000000;
 	@%p20 bra $L64_if_then;
 	bra.uni $L65_if_done;
 $L64_if_then:
-	.loc 5 28 3
+	.loc 6 28 3
 	mov.f32 %f73, %f1;
 	bra.uni $L75_ret_Erf32;
 $L65_if_done:
-	.loc 5 30 7
+	.loc 6 30 7
 	setp.lt.f32 %p21, %f74, 0f3F800000;
 	@%p21 bra $L66_if_then;
 	bra.uni $L67_if_done;
 $L66_if_then:
-	.loc 5 31 10
+	.loc 6 31 10
 	mul.rn.f32 %f75, %f1, %f1;
-	.loc 5 33 14
+	.loc 6 33 14
 	mov.f32 %f77, 0f38A4B519;
 	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 5 34 14
+	.loc 6 34 14
 	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 5 35 14
+	.loc 6 35 14
 	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 5 36 14
+	.loc 6 36 14
 	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 5 37 14
+	.loc 6 37 14
 	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 5 39 49
+	.loc 6 39 49
 	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 5 39 41
+	.loc 6 39 41
 	mul.rn.f32 %f83, %f1, %f82;
-	.loc 5 39 17
+	.loc 6 39 17
 	fma.rn.f32 %f84, %f1, 0f3F906EBB, %f83;
-	.loc 5 39 3
+	.loc 6 39 3
 	mov.f32 %f73, %f84;
 	bra.uni $L75_ret_Erf32;
 $L67_if_done:
-	.loc 5 41 9
+	.loc 6 41 9
 	setp.lt.f32 %p22, %f74, 0f40800000;
 	@%p22 bra $L69_if_done;
 	bra.uni $L68_if_then;
 $L69_if_done:
-	.loc 5 48 7
+	.loc 6 48 7
 	setp.lt.f32 %p23, %f74, 0f40100000;
 	@%p23 bra $L72_if_then;
 	bra.uni $L74_if_else;
 $L72_if_then:
-	.loc 5 49 10
+	.loc 6 49 10
 	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 5 51 14
+	.loc 6 51 14
 	mov.f32 %f87, 0f39858B99;
 	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 5 52 14
+	.loc 6 52 14
 	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 5 53 14
+	.loc 6 53 14
 	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 5 54 14
+	.loc 6 54 14
 	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 5 55 14
+	.loc 6 55 14
 	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 5 56 14
+	.loc 6 56 14
 	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 5 57 14
+	.loc 6 57 14
 	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 5 58 14
+	.loc 6 58 14
 	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 5 59 14
+	.loc 6 59 14
 	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 5 60 14
+	.loc 6 60 14
 	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
 	mov.f32 %f97, %f96;
 	bra.uni $L73_if_done;
 $L74_if_else:
-	.loc 5 62 10
+	.loc 6 62 10
 	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 5 64 14
+	.loc 6 64 14
 	mov.f32 %f103, 0f38CA5CFA;
 	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 5 65 14
+	.loc 6 65 14
 	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 5 66 14
+	.loc 6 66 14
 	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 5 67 14
+	.loc 6 67 14
 	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 5 68 14
+	.loc 6 68 14
 	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 5 69 14
+	.loc 6 69 14
 	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 5 70 14
+	.loc 6 70 14
 	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 5 71 14
+	.loc 6 71 14
 	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
 	mov.f32 %f97, %f110;
 	bra.uni $L73_if_done;
 $L73_if_done:
-	.loc 5 73 21
+	.loc 6 73 21
 	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 5 73 19
+	.loc 6 73 19
 	bra.uni $L76_entry;
 $L76_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.b32 %r20, %f98;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r21, %r20, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r22, %f1;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r23, %r22, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r24, %r21, %r23;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f100, %r24;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f99, %f100;
 	bra.uni $L77_ret_copysign32;
 $L77_ret_copysign32:
-	.loc 5 73 2
+	.loc 6 73 2
 	mov.f32 %f73, %f99;
 	bra.uni $L75_ret_Erf32;
 $L68_if_then:
-	.loc 5 42 8
+	.loc 6 42 8
 	setp.neu.f32 %p24, %f1, %f1;
 	@%p24 bra $L70_if_then;
 	bra.uni $L78_entry;
 $L70_if_then:
-	.loc 5 43 4
+	.loc 6 43 4
 	mov.f32 %f73, %f1;
 	bra.uni $L75_ret_Erf32;
 $L78_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.f32 %f112, 0f3F800000;
 	mov.b32 %r25, %f112;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r26, %r25, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r27, %f1;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r28, %r27, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r29, %r26, %r28;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f113, %r29;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f111, %f113;
 	bra.uni $L79_ret_copysign32;
 $L79_ret_copysign32:
-	.loc 5 45 3
+	.loc 6 45 3
 	mov.f32 %f73, %f111;
 	bra.uni $L75_ret_Erf32;
 $L75_ret_Erf32:
@@ -4697,152 +4848,152 @@ $L24_switch_next:
 	@%p10 bra $L47_entry;
 	bra.uni $L26_switch_next;
 $L47_entry:
-	.loc 7 24 14
+	.loc 8 24 14
 	abs.f32 %f19, %f0;
-	.loc 7 25 7
+	.loc 8 25 7
 	setp.lt.f32 %p11, %f19, 0f39000000;
 	@%p11 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L48_if_then:
-	.loc 7 26 3
+	.loc 8 26 3
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L49_if_done:
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.lt.f32 %p12, %f19, 0f3F19999A;
 	@%p12 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 7 29 10
+	.loc 8 29 10
 	mul.rn.f32 %f20, %f0, %f0;
-	.loc 7 31 14
+	.loc 8 31 14
 	mov.f32 %f22, 0fBBCD6EDD;
 	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 7 32 14
+	.loc 8 32 14
 	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 7 33 14
+	.loc 8 33 14
 	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 7 34 14
+	.loc 8 34 14
 	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 7 35 19
+	.loc 8 35 19
 	mul.rn.f32 %f26, %f0, %f20;
-	.loc 7 35 17
+	.loc 8 35 17
 	fma.rn.f32 %f27, %f26, %f25, %f0;
-	.loc 7 35 3
+	.loc 8 35 3
 	mov.f32 %f18, %f27;
 	bra.uni $L56_ret_Tanh32;
 $L51_if_done:
-	.loc 7 37 9
+	.loc 8 37 9
 	setp.lt.f32 %p13, %f19, 0f4111999A;
 	@%p13 bra $L53_if_done;
 	bra.uni $L52_if_then;
 $L53_if_done:
-	.loc 7 43 32
+	.loc 8 43 32
 	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 7 43 30
+	.loc 8 43 30
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 6 114 18
+	.loc 7 114 18
 	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 6 114 33
+	.loc 7 114 33
 	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 6 114 16
+	.loc 7 114 16
 	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 6 115 15
+	.loc 7 115 15
 	neg.f32 %f33, %f32;
-	.loc 6 115 14
+	.loc 7 115 14
 	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 6 116 14
+	.loc 7 116 14
 	neg.f32 %f35, %f32;
-	.loc 6 116 13
+	.loc 7 116 13
 	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 6 118 13
+	.loc 7 118 13
 	mov.f32 %f38, 0f3AB63536;
 	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 6 119 13
+	.loc 7 119 13
 	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 6 120 13
+	.loc 7 120 13
 	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 6 121 13
+	.loc 7 121 13
 	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 6 122 16
+	.loc 7 122 16
 	mul.rn.f32 %f42, %f36, %f36;
-	.loc 6 122 14
+	.loc 7 122 14
 	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 6 123 12
+	.loc 7 123 12
 	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 6 123 52
+	.loc 7 123 52
 	cvt.rzi.s32.f32 %r6, %f32;
-	.loc 6 123 55
+	.loc 7 123 55
 	add.s32 %r7, %r6, 127;
-	.loc 6 123 46
+	.loc 7 123 46
 	mov.u32 %r8, %r7;
-	.loc 6 123 60
+	.loc 7 123 60
 	shl.b32 %r9, %r8, 23;
-	.loc 6 123 39
+	.loc 7 123 39
 	mov.b32 %f45, %r9;
-	.loc 6 123 17
+	.loc 7 123 17
 	mul.rn.f32 %f46, %f44, %f45;
-	.loc 6 123 2
+	.loc 7 123 2
 	mov.f32 %f29, %f46;
 	bra.uni $L58_ret_exp32;
 $L58_ret_exp32:
-	.loc 7 43 35
+	.loc 8 43 35
 	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 7 43 23
+	.loc 8 43 23
 	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 7 43 21
+	.loc 8 43 21
 	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 7 43 19
+	.loc 8 43 19
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.b32 %r10, %f49;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r12, %f0;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r14, %r11, %r13;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f51, %r14;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f50, %f51;
 	bra.uni $L60_ret_copysign32;
 $L60_ret_copysign32:
-	.loc 7 43 2
+	.loc 8 43 2
 	mov.f32 %f18, %f50;
 	bra.uni $L56_ret_Tanh32;
 $L52_if_then:
-	.loc 7 38 8
+	.loc 8 38 8
 	setp.neu.f32 %p14, %f0, %f0;
 	@%p14 bra $L54_if_then;
 	bra.uni $L61_entry;
 $L54_if_then:
-	.loc 7 39 4
+	.loc 8 39 4
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L61_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.f32 %f53, 0f3F800000;
 	mov.b32 %r15, %f53;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r17, %f0;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r19, %r16, %r18;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f54, %r19;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f52, %f54;
 	bra.uni $L62_ret_copysign32;
 $L62_ret_copysign32:
-	.loc 7 41 3
+	.loc 8 41 3
 	mov.f32 %f18, %f52;
 	bra.uni $L56_ret_Tanh32;
 $L56_ret_Tanh32:
@@ -4920,155 +5071,155 @@ $L32_switch_next:
 	@%p19 bra $L63_entry;
 	bra.uni $L34_switch_next;
 $L63_entry:
-	.loc 5 26 14
+	.loc 6 26 14
 	abs.f32 %f74, %f0;
-	.loc 5 27 7
+	.loc 6 27 7
 	setp.eq.f32 %p20, %f0, 0f00000000;
 	@%p20 bra $L64_if_then;
 	bra.uni $L65_if_done;
 $L64_if_then:
-	.loc 5 28 3
+	.loc 6 28 3
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L65_if_done:
-	.loc 5 30 7
+	.loc 6 30 7
 	setp.lt.f32 %p21, %f74, 0f3F800000;
 	@%p21 bra $L66_if_then;
 	bra.uni $L67_if_done;
 $L66_if_then:
-	.loc 5 31 10
+	.loc 6 31 10
 	mul.rn.f32 %f75, %f0, %f0;
-	.loc 5 33 14
+	.loc 6 33 14
 	mov.f32 %f77, 0f38A4B519;
 	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 5 34 14
+	.loc 6 34 14
 	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 5 35 14
+	.loc 6 35 14
 	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 5 36 14
+	.loc 6 36 14
 	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 5 37 14
+	.loc 6 37 14
 	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 5 39 49
+	.loc 6 39 49
 	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 5 39 41
+	.loc 6 39 41
 	mul.rn.f32 %f83, %f0, %f82;
-	.loc 5 39 17
+	.loc 6 39 17
 	fma.rn.f32 %f84, %f0, 0f3F906EBB, %f83;
-	.loc 5 39 3
+	.loc 6 39 3
 	mov.f32 %f73, %f84;
 	bra.uni $L75_ret_Erf32;
 $L67_if_done:
-	.loc 5 41 9
+	.loc 6 41 9
 	setp.lt.f32 %p22, %f74, 0f40800000;
 	@%p22 bra $L69_if_done;
 	bra.uni $L68_if_then;
 $L69_if_done:
-	.loc 5 48 7
+	.loc 6 48 7
 	setp.lt.f32 %p23, %f74, 0f40100000;
 	@%p23 bra $L72_if_then;
 	bra.uni $L74_if_else;
 $L72_if_then:
-	.loc 5 49 10
+	.loc 6 49 10
 	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 5 51 14
+	.loc 6 51 14
 	mov.f32 %f87, 0f39858B99;
 	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 5 52 14
+	.loc 6 52 14
 	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 5 53 14
+	.loc 6 53 14
 	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 5 54 14
+	.loc 6 54 14
 	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 5 55 14
+	.loc 6 55 14
 	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 5 56 14
+	.loc 6 56 14
 	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 5 57 14
+	.loc 6 57 14
 	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 5 58 14
+	.loc 6 58 14
 	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 5 59 14
+	.loc 6 59 14
 	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 5 60 14
+	.loc 6 60 14
 	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
 	mov.f32 %f97, %f96;
 	bra.uni $L73_if_done;
 $L74_if_else:
-	.loc 5 62 10
+	.loc 6 62 10
 	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 5 64 14
+	.loc 6 64 14
 	mov.f32 %f103, 0f38CA5CFA;
 	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 5 65 14
+	.loc 6 65 14
 	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 5 66 14
+	.loc 6 66 14
 	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 5 67 14
+	.loc 6 67 14
 	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 5 68 14
+	.loc 6 68 14
 	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 5 69 14
+	.loc 6 69 14
 	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 5 70 14
+	.loc 6 70 14
 	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 5 71 14
+	.loc 6 71 14
 	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
 	mov.f32 %f97, %f110;
 	bra.uni $L73_if_done;
 $L73_if_done:
-	.loc 5 73 21
+	.loc 6 73 21
 	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 5 73 19
+	.loc 6 73 19
 	bra.uni $L76_entry;
 $L76_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.b32 %r20, %f98;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r21, %r20, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r22, %f0;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r23, %r22, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r24, %r21, %r23;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f100, %r24;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f99, %f100;
 	bra.uni $L77_ret_copysign32;
 $L77_ret_copysign32:
-	.loc 5 73 2
+	.loc 6 73 2
 	mov.f32 %f73, %f99;
 	bra.uni $L75_ret_Erf32;
 $L68_if_then:
-	.loc 5 42 8
+	.loc 6 42 8
 	setp.neu.f32 %p24, %f0, %f0;
 	@%p24 bra $L70_if_then;
 	bra.uni $L78_entry;
 $L70_if_then:
-	.loc 5 43 4
+	.loc 6 43 4
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L78_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.f32 %f112, 0f3F800000;
 	mov.b32 %r25, %f112;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r26, %r25, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r27, %f0;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r28, %r27, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r29, %r26, %r28;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f113, %r29;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f111, %f113;
 	bra.uni $L79_ret_copysign32;
 $L79_ret_copysign32:
-	.loc 5 45 3
+	.loc 6 45 3
 	mov.f32 %f73, %f111;
 	bra.uni $L75_ret_Erf32;
 $L75_ret_Erf32:
@@ -5362,152 +5513,152 @@ $L24_switch_next:
 	@%p10 bra $L47_entry;
 	bra.uni $L26_switch_next;
 $L47_entry:
-	.loc 7 24 14
+	.loc 8 24 14
 	abs.f32 %f19, %f0;
-	.loc 7 25 7
+	.loc 8 25 7
 	setp.lt.f32 %p11, %f19, 0f39000000;
 	@%p11 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L48_if_then:
-	.loc 7 26 3
+	.loc 8 26 3
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L49_if_done:
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.lt.f32 %p12, %f19, 0f3F19999A;
 	@%p12 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 7 29 10
+	.loc 8 29 10
 	mul.rn.f32 %f20, %f0, %f0;
-	.loc 7 31 14
+	.loc 8 31 14
 	mov.f32 %f22, 0fBBCD6EDD;
 	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 7 32 14
+	.loc 8 32 14
 	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 7 33 14
+	.loc 8 33 14
 	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 7 34 14
+	.loc 8 34 14
 	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 7 35 19
+	.loc 8 35 19
 	mul.rn.f32 %f26, %f0, %f20;
-	.loc 7 35 17
+	.loc 8 35 17
 	fma.rn.f32 %f27, %f26, %f25, %f0;
-	.loc 7 35 3
+	.loc 8 35 3
 	mov.f32 %f18, %f27;
 	bra.uni $L56_ret_Tanh32;
 $L51_if_done:
-	.loc 7 37 9
+	.loc 8 37 9
 	setp.lt.f32 %p13, %f19, 0f4111999A;
 	@%p13 bra $L53_if_done;
 	bra.uni $L52_if_then;
 $L53_if_done:
-	.loc 7 43 32
+	.loc 8 43 32
 	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 7 43 30
+	.loc 8 43 30
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 6 114 18
+	.loc 7 114 18
 	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 6 114 33
+	.loc 7 114 33
 	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 6 114 16
+	.loc 7 114 16
 	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 6 115 15
+	.loc 7 115 15
 	neg.f32 %f33, %f32;
-	.loc 6 115 14
+	.loc 7 115 14
 	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 6 116 14
+	.loc 7 116 14
 	neg.f32 %f35, %f32;
-	.loc 6 116 13
+	.loc 7 116 13
 	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 6 118 13
+	.loc 7 118 13
 	mov.f32 %f38, 0f3AB63536;
 	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 6 119 13
+	.loc 7 119 13
 	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 6 120 13
+	.loc 7 120 13
 	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 6 121 13
+	.loc 7 121 13
 	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 6 122 16
+	.loc 7 122 16
 	mul.rn.f32 %f42, %f36, %f36;
-	.loc 6 122 14
+	.loc 7 122 14
 	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 6 123 12
+	.loc 7 123 12
 	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 6 123 52
+	.loc 7 123 52
 	cvt.rzi.s32.f32 %r7, %f32;
-	.loc 6 123 55
+	.loc 7 123 55
 	add.s32 %r8, %r7, 127;
-	.loc 6 123 46
+	.loc 7 123 46
 	mov.u32 %r9, %r8;
-	.loc 6 123 60
+	.loc 7 123 60
 	shl.b32 %r10, %r9, 23;
-	.loc 6 123 39
+	.loc 7 123 39
 	mov.b32 %f45, %r10;
-	.loc 6 123 17
+	.loc 7 123 17
 	mul.rn.f32 %f46, %f44, %f45;
-	.loc 6 123 2
+	.loc 7 123 2
 	mov.f32 %f29, %f46;
 	bra.uni $L58_ret_exp32;
 $L58_ret_exp32:
-	.loc 7 43 35
+	.loc 8 43 35
 	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 7 43 23
+	.loc 8 43 23
 	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 7 43 21
+	.loc 8 43 21
 	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 7 43 19
+	.loc 8 43 19
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.b32 %r11, %f49;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r12, %r11, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r13, %f0;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r14, %r13, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r15, %r12, %r14;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f51, %r15;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f50, %f51;
 	bra.uni $L60_ret_copysign32;
 $L60_ret_copysign32:
-	.loc 7 43 2
+	.loc 8 43 2
 	mov.f32 %f18, %f50;
 	bra.uni $L56_ret_Tanh32;
 $L52_if_then:
-	.loc 7 38 8
+	.loc 8 38 8
 	setp.neu.f32 %p14, %f0, %f0;
 	@%p14 bra $L54_if_then;
 	bra.uni $L61_entry;
 $L54_if_then:
-	.loc 7 39 4
+	.loc 8 39 4
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L61_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.f32 %f53, 0f3F800000;
 	mov.b32 %r16, %f53;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r17, %r16, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r18, %f0;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r19, %r18, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r20, %r17, %r19;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f54, %r20;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f52, %f54;
 	bra.uni $L62_ret_copysign32;
 $L62_ret_copysign32:
-	.loc 7 41 3
+	.loc 8 41 3
 	mov.f32 %f18, %f52;
 	bra.uni $L56_ret_Tanh32;
 $L56_ret_Tanh32:
@@ -5585,155 +5736,155 @@ $L32_switch_next:
 	@%p19 bra $L63_entry;
 	bra.uni $L34_switch_next;
 $L63_entry:
-	.loc 5 26 14
+	.loc 6 26 14
 	abs.f32 %f74, %f0;
-	.loc 5 27 7
+	.loc 6 27 7
 	setp.eq.f32 %p20, %f0, 0f00000000;
 	@%p20 bra $L64_if_then;
 	bra.uni $L65_if_done;
 $L64_if_then:
-	.loc 5 28 3
+	.loc 6 28 3
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L65_if_done:
-	.loc 5 30 7
+	.loc 6 30 7
 	setp.lt.f32 %p21, %f74, 0f3F800000;
 	@%p21 bra $L66_if_then;
 	bra.uni $L67_if_done;
 $L66_if_then:
-	.loc 5 31 10
+	.loc 6 31 10
 	mul.rn.f32 %f75, %f0, %f0;
-	.loc 5 33 14
+	.loc 6 33 14
 	mov.f32 %f77, 0f38A4B519;
 	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 5 34 14
+	.loc 6 34 14
 	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 5 35 14
+	.loc 6 35 14
 	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 5 36 14
+	.loc 6 36 14
 	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 5 37 14
+	.loc 6 37 14
 	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 5 39 49
+	.loc 6 39 49
 	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 5 39 41
+	.loc 6 39 41
 	mul.rn.f32 %f83, %f0, %f82;
-	.loc 5 39 17
+	.loc 6 39 17
 	fma.rn.f32 %f84, %f0, 0f3F906EBB, %f83;
-	.loc 5 39 3
+	.loc 6 39 3
 	mov.f32 %f73, %f84;
 	bra.uni $L75_ret_Erf32;
 $L67_if_done:
-	.loc 5 41 9
+	.loc 6 41 9
 	setp.lt.f32 %p22, %f74, 0f40800000;
 	@%p22 bra $L69_if_done;
 	bra.uni $L68_if_then;
 $L69_if_done:
-	.loc 5 48 7
+	.loc 6 48 7
 	setp.lt.f32 %p23, %f74, 0f40100000;
 	@%p23 bra $L72_if_then;
 	bra.uni $L74_if_else;
 $L72_if_then:
-	.loc 5 49 10
+	.loc 6 49 10
 	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 5 51 14
+	.loc 6 51 14
 	mov.f32 %f87, 0f39858B99;
 	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 5 52 14
+	.loc 6 52 14
 	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 5 53 14
+	.loc 6 53 14
 	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 5 54 14
+	.loc 6 54 14
 	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 5 55 14
+	.loc 6 55 14
 	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 5 56 14
+	.loc 6 56 14
 	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 5 57 14
+	.loc 6 57 14
 	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 5 58 14
+	.loc 6 58 14
 	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 5 59 14
+	.loc 6 59 14
 	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 5 60 14
+	.loc 6 60 14
 	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
 	mov.f32 %f97, %f96;
 	bra.uni $L73_if_done;
 $L74_if_else:
-	.loc 5 62 10
+	.loc 6 62 10
 	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 5 64 14
+	.loc 6 64 14
 	mov.f32 %f103, 0f38CA5CFA;
 	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 5 65 14
+	.loc 6 65 14
 	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 5 66 14
+	.loc 6 66 14
 	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 5 67 14
+	.loc 6 67 14
 	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 5 68 14
+	.loc 6 68 14
 	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 5 69 14
+	.loc 6 69 14
 	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 5 70 14
+	.loc 6 70 14
 	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 5 71 14
+	.loc 6 71 14
 	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
 	mov.f32 %f97, %f110;
 	bra.uni $L73_if_done;
 $L73_if_done:
-	.loc 5 73 21
+	.loc 6 73 21
 	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 5 73 19
+	.loc 6 73 19
 	bra.uni $L76_entry;
 $L76_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.b32 %r21, %f98;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r22, %r21, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r23, %f0;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r24, %r23, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r25, %r22, %r24;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f100, %r25;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f99, %f100;
 	bra.uni $L77_ret_copysign32;
 $L77_ret_copysign32:
-	.loc 5 73 2
+	.loc 6 73 2
 	mov.f32 %f73, %f99;
 	bra.uni $L75_ret_Erf32;
 $L68_if_then:
-	.loc 5 42 8
+	.loc 6 42 8
 	setp.neu.f32 %p24, %f0, %f0;
 	@%p24 bra $L70_if_then;
 	bra.uni $L78_entry;
 $L70_if_then:
-	.loc 5 43 4
+	.loc 6 43 4
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L78_entry:
-	.loc 7 91 46
+	.loc 8 91 46
 	mov.f32 %f112, 0f3F800000;
 	mov.b32 %r26, %f112;
-	.loc 7 91 49
+	.loc 8 91 49
 	and.b32 %r27, %r26, 2147483647;
-	.loc 7 91 79
+	.loc 8 91 79
 	mov.b32 %r28, %f0;
-	.loc 7 91 82
+	.loc 8 91 82
 	and.b32 %r29, %r28, 0x80000000;
-	.loc 7 91 61
+	.loc 8 91 61
 	or.b32 %r30, %r27, %r29;
-	.loc 7 91 29
+	.loc 8 91 29
 	mov.b32 %f113, %r30;
-	.loc 7 91 2
+	.loc 8 91 2
 	mov.f32 %f111, %f113;
 	bra.uni $L79_ret_copysign32;
 $L79_ret_copysign32:
-	.loc 5 45 3
+	.loc 6 45 3
 	mov.f32 %f73, %f111;
 	bra.uni $L75_ret_Erf32;
 $L75_ret_Erf32:
@@ -15744,6 +15895,1285 @@ $L16_bounds_fail:
 $L17_bounds_exit:
 	exit;
 $L15_ret_gatherAt_u005bbool_u005d:
+	ret;
+}
+
+.visible .entry scatterAddF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 upd_ptr,
+	.param .s64 upd_len,
+	.param .u64 idx_ptr,
+	.param .s64 idx_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 ur,
+	.param .s64 or,
+	.param .s64 nIdx,
+	.param .s64 idxStride
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<28>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<102>;
+	.reg .f32 %f<2>;
+
+	.loc 5 52 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [upd_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [upd_len];
+	ld.param.u64 %rd6, [idx_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [idx_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [ur];
+	ld.param.s64 %rd13, [or];
+	ld.param.s64 %rd14, [nIdx];
+	ld.param.s64 %rd15, [idxStride];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 5 53 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd16, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd17, %r2;
+	add.s64 %rd18, %rd16, %rd17;
+	.loc 5 54 7
+	setp.ge.s64 %p0, %rd18, %rd5;
+	@%p0 bra $L2_if_then;
+	bra.uni $L6_entry;
+$L2_if_then:
+	.loc 5 55 3
+	ret;
+$L6_entry:
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, 0;
+	bra.uni $L7_for_loop;
+$L7_for_loop:
+	.loc 5 25 16
+	setp.lt.s64 %p2, %rd21, %rd12;
+	@%p2 bra $L8_for_body;
+	bra.uni $L9_for_done;
+$L8_for_body:
+	.loc 5 26 24
+	add.s64 %rd22, %rd12, %rd21;
+	.loc 5 26 21
+	setp.hs.u64 %p3, %rd22, %rd11;
+	@%p3 bra $L29_oob0;
+	shl.b64 %rd30, %rd22, 2;
+	add.s64 %rd31, %rd10, %rd30;
+	ld.global.nc.s32 %r6, [%rd31];
+	.loc 5 26 16
+	cvt.s64.s32 %rd32, %r6;
+	.loc 5 26 11
+	setp.eq.s64 %p5, %rd32, 0;
+	@%p5 bra $L30_divzero1;
+	div.s64 %rd33, %rd18, %rd32;
+	.loc 5 26 40
+	setp.hs.u64 %p6, %rd21, %rd11;
+	@%p6 bra $L31_oob2;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd10, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 5 26 35
+	cvt.s64.s32 %rd36, %r7;
+	.loc 5 26 30
+	setp.eq.s64 %p7, %rd36, 0;
+	@%p7 bra $L32_divzero3;
+	rem.s64 %rd37, %rd33, %rd36;
+	.loc 5 27 25
+	mul.lo.s64 %rd38, 3, %rd12;
+	.loc 5 27 28
+	add.s64 %rd39, %rd38, %rd21;
+	.loc 5 27 23
+	setp.hs.u64 %p8, %rd39, %rd11;
+	@%p8 bra $L33_oob4;
+	shl.b64 %rd40, %rd39, 2;
+	add.s64 %rd41, %rd10, %rd40;
+	ld.global.nc.s32 %r8, [%rd41];
+	.loc 5 27 18
+	cvt.s64.s32 %rd42, %r8;
+	.loc 5 27 13
+	mul.lo.s64 %rd43, %rd37, %rd42;
+	.loc 5 27 3
+	add.s64 %rd44, %rd20, %rd43;
+	.loc 5 25 22
+	add.s64 %rd45, %rd21, 1;
+	mov.s64 %rd20, %rd44;
+	mov.s64 %rd21, %rd45;
+	bra.uni $L7_for_loop;
+$L29_oob0:
+	.loc 5 26 21
+	mov.u64 %rd23, 0x4E00000001;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L30_divzero1:
+	.loc 5 26 11
+	mov.u64 %rd23, 0x4E00000002;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L31_oob2:
+	.loc 5 26 40
+	mov.u64 %rd23, 0x4E00000003;
+	mov.u64 %rd24, %rd21;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L32_divzero3:
+	.loc 5 26 30
+	mov.u64 %rd23, 0x4E00000004;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L33_oob4:
+	.loc 5 27 23
+	mov.u64 %rd23, 0x4E00000005;
+	mov.u64 %rd24, %rd39;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L9_for_done:
+	mov.s64 %rd46, 0;
+	mov.pred %p9, 1;
+	mov.s64 %rd47, 0;
+	bra.uni $L10_for_loop;
+$L10_for_loop:
+	.loc 5 31 16
+	setp.lt.s64 %p10, %rd47, %rd13;
+	@%p10 bra $L11_for_body;
+	bra.uni $L12_for_done;
+$L11_for_body:
+	mov.s64 %rd48, 0;
+	mov.s64 %rd49, 0;
+	bra.uni $L13_for_loop;
+$L13_for_loop:
+	.loc 5 33 17
+	setp.lt.s64 %p11, %rd49, %rd12;
+	@%p11 bra $L14_for_body;
+	bra.uni $L15_for_done;
+$L14_for_body:
+	.loc 5 34 17
+	mul.lo.s64 %rd50, 2, %rd12;
+	.loc 5 34 20
+	add.s64 %rd51, %rd50, %rd49;
+	.loc 5 34 15
+	setp.hs.u64 %p12, %rd51, %rd11;
+	@%p12 bra $L34_oob5;
+	shl.b64 %rd52, %rd51, 2;
+	add.s64 %rd53, %rd10, %rd52;
+	ld.global.nc.s32 %r9, [%rd53];
+	.loc 5 34 10
+	cvt.s64.s32 %rd54, %r9;
+	.loc 5 34 25
+	setp.eq.s64 %p13, %rd54, %rd47;
+	@%p13 bra $L16_if_then;
+	bra.uni $L35_edge;
+$L34_oob5:
+	.loc 5 34 15
+	mov.u64 %rd23, 0x4E00000006;
+	mov.u64 %rd24, %rd51;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L16_if_then:
+	.loc 5 35 26
+	add.s64 %rd56, %rd12, %rd49;
+	.loc 5 35 23
+	setp.hs.u64 %p14, %rd56, %rd11;
+	@%p14 bra $L36_oob6;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd10, %rd57;
+	ld.global.nc.s32 %r10, [%rd58];
+	.loc 5 35 18
+	cvt.s64.s32 %rd59, %r10;
+	.loc 5 35 13
+	setp.eq.s64 %p15, %rd59, 0;
+	@%p15 bra $L37_divzero7;
+	div.s64 %rd60, %rd18, %rd59;
+	.loc 5 35 42
+	setp.hs.u64 %p16, %rd49, %rd11;
+	@%p16 bra $L38_oob8;
+	shl.b64 %rd61, %rd49, 2;
+	add.s64 %rd62, %rd10, %rd61;
+	ld.global.nc.s32 %r11, [%rd62];
+	.loc 5 35 37
+	cvt.s64.s32 %rd63, %r11;
+	.loc 5 35 32
+	setp.eq.s64 %p17, %rd63, 0;
+	@%p17 bra $L39_divzero9;
+	rem.s64 %rd64, %rd60, %rd63;
+	.loc 5 35 5
+	add.s64 %rd65, %rd48, %rd64;
+	mov.s64 %rd55, %rd65;
+	bra.uni $L17_if_done;
+$L36_oob6:
+	.loc 5 35 23
+	mov.u64 %rd23, 0x4E00000007;
+	mov.u64 %rd24, %rd56;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L37_divzero7:
+	.loc 5 35 13
+	mov.u64 %rd23, 0x4E00000008;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L38_oob8:
+	.loc 5 35 42
+	mov.u64 %rd23, 0x4E00000009;
+	mov.u64 %rd24, %rd49;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L39_divzero9:
+	.loc 5 35 32
+	mov.u64 %rd23, 0x4E0000000A;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L35_edge:
+	mov.s64 %rd55, %rd48;
+	bra.uni $L17_if_done;
+$L17_if_done:
+	.loc 5 33 23
+	add.s64 %rd66, %rd49, 1;
+	mov.s64 %rd48, %rd55;
+	mov.s64 %rd49, %rd66;
+	bra.uni $L13_for_loop;
+$L15_for_done:
+	mov.s64 %rd67, %rd48;
+	mov.s64 %rd68, 0;
+	bra.uni $L18_for_loop;
+$L18_for_loop:
+	.loc 5 38 17
+	setp.lt.s64 %p18, %rd68, %rd14;
+	@%p18 bra $L19_for_body;
+	bra.uni $L20_for_done;
+$L19_for_body:
+	.loc 5 39 17
+	mul.lo.s64 %rd69, 4, %rd12;
+	.loc 5 39 22
+	mul.lo.s64 %rd70, 2, %rd13;
+	.loc 5 39 20
+	add.s64 %rd71, %rd69, %rd70;
+	.loc 5 39 25
+	add.s64 %rd72, %rd71, %rd68;
+	.loc 5 39 15
+	setp.hs.u64 %p19, %rd72, %rd11;
+	@%p19 bra $L40_oob10;
+	shl.b64 %rd73, %rd72, 2;
+	add.s64 %rd74, %rd10, %rd73;
+	ld.global.nc.s32 %r12, [%rd74];
+	.loc 5 39 10
+	cvt.s64.s32 %rd75, %r12;
+	.loc 5 39 30
+	setp.eq.s64 %p20, %rd75, %rd47;
+	@%p20 bra $L21_if_then;
+	bra.uni $L41_edge;
+$L40_oob10:
+	.loc 5 39 15
+	mov.u64 %rd23, 0x4E0000000B;
+	mov.u64 %rd24, %rd72;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L21_if_then:
+	.loc 5 40 24
+	mul.lo.s64 %rd77, %rd68, %rd15;
+	.loc 5 40 22
+	add.s64 %rd78, %rd20, %rd77;
+	.loc 5 40 17
+	setp.hs.u64 %p21, %rd78, %rd8;
+	@%p21 bra $L42_oob11;
+	shl.b64 %rd79, %rd78, 2;
+	add.s64 %rd80, %rd7, %rd79;
+	ld.global.nc.s32 %r13, [%rd80];
+	.loc 5 40 13
+	cvt.s64.s32 %rd81, %r13;
+	.loc 5 40 5
+	add.s64 %rd82, %rd67, %rd81;
+	mov.s64 %rd76, %rd82;
+	bra.uni $L22_if_done;
+$L42_oob11:
+	.loc 5 40 17
+	mov.u64 %rd23, 0x4E0000000C;
+	mov.u64 %rd24, %rd78;
+	mov.u64 %rd25, %rd8;
+	bra.uni $L27_bounds_fail;
+$L41_edge:
+	mov.s64 %rd76, %rd67;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 5 38 25
+	add.s64 %rd83, %rd68, 1;
+	mov.s64 %rd67, %rd76;
+	mov.s64 %rd68, %rd83;
+	bra.uni $L18_for_loop;
+$L20_for_done:
+	.loc 5 43 8
+	setp.lt.s64 %p22, %rd67, 0;
+	@%p22 bra $L23_if_then;
+	bra.uni $L25_cond_false;
+$L25_cond_false:
+	.loc 5 43 30
+	mul.lo.s64 %rd93, 4, %rd12;
+	.loc 5 43 33
+	add.s64 %rd94, %rd93, %rd47;
+	.loc 5 43 28
+	setp.hs.u64 %p25, %rd94, %rd11;
+	@%p25 bra $L44_oob13;
+	shl.b64 %rd95, %rd94, 2;
+	add.s64 %rd96, %rd10, %rd95;
+	ld.global.nc.s32 %r15, [%rd96];
+	.loc 5 43 23
+	cvt.s64.s32 %rd97, %r15;
+	.loc 5 43 17
+	setp.ge.s64 %p26, %rd67, %rd97;
+	@%p26 bra $L23_if_then;
+	bra.uni $L45_edge;
+$L44_oob13:
+	.loc 5 43 28
+	mov.u64 %rd23, 0x4E0000000E;
+	mov.u64 %rd24, %rd94;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L23_if_then:
+	mov.pred %p23, 0;
+	bra.uni $L24_if_done;
+$L45_edge:
+	mov.pred %p23, %p9;
+	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 5 46 24
+	mul.lo.s64 %rd84, 4, %rd12;
+	.loc 5 46 27
+	add.s64 %rd85, %rd84, %rd13;
+	.loc 5 46 30
+	add.s64 %rd86, %rd85, %rd47;
+	.loc 5 46 22
+	setp.hs.u64 %p24, %rd86, %rd11;
+	@%p24 bra $L43_oob12;
+	shl.b64 %rd87, %rd86, 2;
+	add.s64 %rd88, %rd10, %rd87;
+	ld.global.nc.s32 %r14, [%rd88];
+	.loc 5 46 17
+	cvt.s64.s32 %rd89, %r14;
+	.loc 5 46 12
+	mul.lo.s64 %rd90, %rd67, %rd89;
+	.loc 5 46 3
+	add.s64 %rd91, %rd46, %rd90;
+	.loc 5 31 22
+	add.s64 %rd92, %rd47, 1;
+	mov.s64 %rd46, %rd91;
+	mov.pred %p9, %p23;
+	mov.s64 %rd47, %rd92;
+	bra.uni $L10_for_loop;
+$L43_oob12:
+	.loc 5 46 22
+	mov.u64 %rd23, 0x4E0000000D;
+	mov.u64 %rd24, %rd86;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L12_for_done:
+	.loc 5 48 2
+	mov.s64 %rd19, %rd46;
+	mov.pred %p1, %p9;
+	bra.uni $L26_ret_scatterOffset;
+$L26_ret_scatterOffset:
+	@%p1 bra $L4_if_then;
+	bra.uni $L5_if_done;
+$L4_if_then:
+	.loc 5 58 21
+	setp.hs.u64 %p27, %rd19, %rd2;
+	@%p27 bra $L46_oob14;
+	shl.b64 %rd98, %rd19, 2;
+	add.s64 %rd99, %rd1, %rd98;
+	.loc 5 58 31
+	shl.b64 %rd100, %rd18, 2;
+	add.s64 %rd101, %rd4, %rd100;
+	ld.global.nc.f32 %f0, [%rd101];
+	.loc 5 58 16
+	atom.global.add.f32 %f1, [%rd99], %f0;
+	bra.uni $L5_if_done;
+$L46_oob14:
+	.loc 5 58 21
+	mov.u64 %rd23, 0x4E0000000F;
+	mov.u64 %rd24, %rd19;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L27_bounds_fail;
+$L27_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p4, %rd26, 0;
+	@!%p4 bra $L28_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd27, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd28, %r5;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L28_bounds_exit;
+$L28_bounds_exit:
+	exit;
+$L5_if_done:
+	ret;
+}
+
+.visible .entry scatterAddI32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 upd_ptr,
+	.param .s64 upd_len,
+	.param .u64 idx_ptr,
+	.param .s64 idx_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 ur,
+	.param .s64 or,
+	.param .s64 nIdx,
+	.param .s64 idxStride
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<28>;
+	.reg .b32 %r<18>;
+	.reg .b64 %rd<102>;
+
+	.loc 5 63 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [upd_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [upd_len];
+	ld.param.u64 %rd6, [idx_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [idx_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [ur];
+	ld.param.s64 %rd13, [or];
+	ld.param.s64 %rd14, [nIdx];
+	ld.param.s64 %rd15, [idxStride];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 5 64 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd16, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd17, %r2;
+	add.s64 %rd18, %rd16, %rd17;
+	.loc 5 65 7
+	setp.ge.s64 %p0, %rd18, %rd5;
+	@%p0 bra $L2_if_then;
+	bra.uni $L6_entry;
+$L2_if_then:
+	.loc 5 66 3
+	ret;
+$L6_entry:
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, 0;
+	bra.uni $L7_for_loop;
+$L7_for_loop:
+	.loc 5 25 16
+	setp.lt.s64 %p2, %rd21, %rd12;
+	@%p2 bra $L8_for_body;
+	bra.uni $L9_for_done;
+$L8_for_body:
+	.loc 5 26 24
+	add.s64 %rd22, %rd12, %rd21;
+	.loc 5 26 21
+	setp.hs.u64 %p3, %rd22, %rd11;
+	@%p3 bra $L29_oob0;
+	shl.b64 %rd30, %rd22, 2;
+	add.s64 %rd31, %rd10, %rd30;
+	ld.global.nc.s32 %r6, [%rd31];
+	.loc 5 26 16
+	cvt.s64.s32 %rd32, %r6;
+	.loc 5 26 11
+	setp.eq.s64 %p5, %rd32, 0;
+	@%p5 bra $L30_divzero1;
+	div.s64 %rd33, %rd18, %rd32;
+	.loc 5 26 40
+	setp.hs.u64 %p6, %rd21, %rd11;
+	@%p6 bra $L31_oob2;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd10, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 5 26 35
+	cvt.s64.s32 %rd36, %r7;
+	.loc 5 26 30
+	setp.eq.s64 %p7, %rd36, 0;
+	@%p7 bra $L32_divzero3;
+	rem.s64 %rd37, %rd33, %rd36;
+	.loc 5 27 25
+	mul.lo.s64 %rd38, 3, %rd12;
+	.loc 5 27 28
+	add.s64 %rd39, %rd38, %rd21;
+	.loc 5 27 23
+	setp.hs.u64 %p8, %rd39, %rd11;
+	@%p8 bra $L33_oob4;
+	shl.b64 %rd40, %rd39, 2;
+	add.s64 %rd41, %rd10, %rd40;
+	ld.global.nc.s32 %r8, [%rd41];
+	.loc 5 27 18
+	cvt.s64.s32 %rd42, %r8;
+	.loc 5 27 13
+	mul.lo.s64 %rd43, %rd37, %rd42;
+	.loc 5 27 3
+	add.s64 %rd44, %rd20, %rd43;
+	.loc 5 25 22
+	add.s64 %rd45, %rd21, 1;
+	mov.s64 %rd20, %rd44;
+	mov.s64 %rd21, %rd45;
+	bra.uni $L7_for_loop;
+$L29_oob0:
+	.loc 5 26 21
+	mov.u64 %rd23, 0x4F00000001;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L30_divzero1:
+	.loc 5 26 11
+	mov.u64 %rd23, 0x4F00000002;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L31_oob2:
+	.loc 5 26 40
+	mov.u64 %rd23, 0x4F00000003;
+	mov.u64 %rd24, %rd21;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L32_divzero3:
+	.loc 5 26 30
+	mov.u64 %rd23, 0x4F00000004;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L33_oob4:
+	.loc 5 27 23
+	mov.u64 %rd23, 0x4F00000005;
+	mov.u64 %rd24, %rd39;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L9_for_done:
+	mov.s64 %rd46, 0;
+	mov.pred %p9, 1;
+	mov.s64 %rd47, 0;
+	bra.uni $L10_for_loop;
+$L10_for_loop:
+	.loc 5 31 16
+	setp.lt.s64 %p10, %rd47, %rd13;
+	@%p10 bra $L11_for_body;
+	bra.uni $L12_for_done;
+$L11_for_body:
+	mov.s64 %rd48, 0;
+	mov.s64 %rd49, 0;
+	bra.uni $L13_for_loop;
+$L13_for_loop:
+	.loc 5 33 17
+	setp.lt.s64 %p11, %rd49, %rd12;
+	@%p11 bra $L14_for_body;
+	bra.uni $L15_for_done;
+$L14_for_body:
+	.loc 5 34 17
+	mul.lo.s64 %rd50, 2, %rd12;
+	.loc 5 34 20
+	add.s64 %rd51, %rd50, %rd49;
+	.loc 5 34 15
+	setp.hs.u64 %p12, %rd51, %rd11;
+	@%p12 bra $L34_oob5;
+	shl.b64 %rd52, %rd51, 2;
+	add.s64 %rd53, %rd10, %rd52;
+	ld.global.nc.s32 %r9, [%rd53];
+	.loc 5 34 10
+	cvt.s64.s32 %rd54, %r9;
+	.loc 5 34 25
+	setp.eq.s64 %p13, %rd54, %rd47;
+	@%p13 bra $L16_if_then;
+	bra.uni $L35_edge;
+$L34_oob5:
+	.loc 5 34 15
+	mov.u64 %rd23, 0x4F00000006;
+	mov.u64 %rd24, %rd51;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L16_if_then:
+	.loc 5 35 26
+	add.s64 %rd56, %rd12, %rd49;
+	.loc 5 35 23
+	setp.hs.u64 %p14, %rd56, %rd11;
+	@%p14 bra $L36_oob6;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd10, %rd57;
+	ld.global.nc.s32 %r10, [%rd58];
+	.loc 5 35 18
+	cvt.s64.s32 %rd59, %r10;
+	.loc 5 35 13
+	setp.eq.s64 %p15, %rd59, 0;
+	@%p15 bra $L37_divzero7;
+	div.s64 %rd60, %rd18, %rd59;
+	.loc 5 35 42
+	setp.hs.u64 %p16, %rd49, %rd11;
+	@%p16 bra $L38_oob8;
+	shl.b64 %rd61, %rd49, 2;
+	add.s64 %rd62, %rd10, %rd61;
+	ld.global.nc.s32 %r11, [%rd62];
+	.loc 5 35 37
+	cvt.s64.s32 %rd63, %r11;
+	.loc 5 35 32
+	setp.eq.s64 %p17, %rd63, 0;
+	@%p17 bra $L39_divzero9;
+	rem.s64 %rd64, %rd60, %rd63;
+	.loc 5 35 5
+	add.s64 %rd65, %rd48, %rd64;
+	mov.s64 %rd55, %rd65;
+	bra.uni $L17_if_done;
+$L36_oob6:
+	.loc 5 35 23
+	mov.u64 %rd23, 0x4F00000007;
+	mov.u64 %rd24, %rd56;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L37_divzero7:
+	.loc 5 35 13
+	mov.u64 %rd23, 0x4F00000008;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L38_oob8:
+	.loc 5 35 42
+	mov.u64 %rd23, 0x4F00000009;
+	mov.u64 %rd24, %rd49;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L39_divzero9:
+	.loc 5 35 32
+	mov.u64 %rd23, 0x4F0000000A;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L35_edge:
+	mov.s64 %rd55, %rd48;
+	bra.uni $L17_if_done;
+$L17_if_done:
+	.loc 5 33 23
+	add.s64 %rd66, %rd49, 1;
+	mov.s64 %rd48, %rd55;
+	mov.s64 %rd49, %rd66;
+	bra.uni $L13_for_loop;
+$L15_for_done:
+	mov.s64 %rd67, %rd48;
+	mov.s64 %rd68, 0;
+	bra.uni $L18_for_loop;
+$L18_for_loop:
+	.loc 5 38 17
+	setp.lt.s64 %p18, %rd68, %rd14;
+	@%p18 bra $L19_for_body;
+	bra.uni $L20_for_done;
+$L19_for_body:
+	.loc 5 39 17
+	mul.lo.s64 %rd69, 4, %rd12;
+	.loc 5 39 22
+	mul.lo.s64 %rd70, 2, %rd13;
+	.loc 5 39 20
+	add.s64 %rd71, %rd69, %rd70;
+	.loc 5 39 25
+	add.s64 %rd72, %rd71, %rd68;
+	.loc 5 39 15
+	setp.hs.u64 %p19, %rd72, %rd11;
+	@%p19 bra $L40_oob10;
+	shl.b64 %rd73, %rd72, 2;
+	add.s64 %rd74, %rd10, %rd73;
+	ld.global.nc.s32 %r12, [%rd74];
+	.loc 5 39 10
+	cvt.s64.s32 %rd75, %r12;
+	.loc 5 39 30
+	setp.eq.s64 %p20, %rd75, %rd47;
+	@%p20 bra $L21_if_then;
+	bra.uni $L41_edge;
+$L40_oob10:
+	.loc 5 39 15
+	mov.u64 %rd23, 0x4F0000000B;
+	mov.u64 %rd24, %rd72;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L21_if_then:
+	.loc 5 40 24
+	mul.lo.s64 %rd77, %rd68, %rd15;
+	.loc 5 40 22
+	add.s64 %rd78, %rd20, %rd77;
+	.loc 5 40 17
+	setp.hs.u64 %p21, %rd78, %rd8;
+	@%p21 bra $L42_oob11;
+	shl.b64 %rd79, %rd78, 2;
+	add.s64 %rd80, %rd7, %rd79;
+	ld.global.nc.s32 %r13, [%rd80];
+	.loc 5 40 13
+	cvt.s64.s32 %rd81, %r13;
+	.loc 5 40 5
+	add.s64 %rd82, %rd67, %rd81;
+	mov.s64 %rd76, %rd82;
+	bra.uni $L22_if_done;
+$L42_oob11:
+	.loc 5 40 17
+	mov.u64 %rd23, 0x4F0000000C;
+	mov.u64 %rd24, %rd78;
+	mov.u64 %rd25, %rd8;
+	bra.uni $L27_bounds_fail;
+$L41_edge:
+	mov.s64 %rd76, %rd67;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 5 38 25
+	add.s64 %rd83, %rd68, 1;
+	mov.s64 %rd67, %rd76;
+	mov.s64 %rd68, %rd83;
+	bra.uni $L18_for_loop;
+$L20_for_done:
+	.loc 5 43 8
+	setp.lt.s64 %p22, %rd67, 0;
+	@%p22 bra $L23_if_then;
+	bra.uni $L25_cond_false;
+$L25_cond_false:
+	.loc 5 43 30
+	mul.lo.s64 %rd93, 4, %rd12;
+	.loc 5 43 33
+	add.s64 %rd94, %rd93, %rd47;
+	.loc 5 43 28
+	setp.hs.u64 %p25, %rd94, %rd11;
+	@%p25 bra $L44_oob13;
+	shl.b64 %rd95, %rd94, 2;
+	add.s64 %rd96, %rd10, %rd95;
+	ld.global.nc.s32 %r15, [%rd96];
+	.loc 5 43 23
+	cvt.s64.s32 %rd97, %r15;
+	.loc 5 43 17
+	setp.ge.s64 %p26, %rd67, %rd97;
+	@%p26 bra $L23_if_then;
+	bra.uni $L45_edge;
+$L44_oob13:
+	.loc 5 43 28
+	mov.u64 %rd23, 0x4F0000000E;
+	mov.u64 %rd24, %rd94;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L23_if_then:
+	mov.pred %p23, 0;
+	bra.uni $L24_if_done;
+$L45_edge:
+	mov.pred %p23, %p9;
+	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 5 46 24
+	mul.lo.s64 %rd84, 4, %rd12;
+	.loc 5 46 27
+	add.s64 %rd85, %rd84, %rd13;
+	.loc 5 46 30
+	add.s64 %rd86, %rd85, %rd47;
+	.loc 5 46 22
+	setp.hs.u64 %p24, %rd86, %rd11;
+	@%p24 bra $L43_oob12;
+	shl.b64 %rd87, %rd86, 2;
+	add.s64 %rd88, %rd10, %rd87;
+	ld.global.nc.s32 %r14, [%rd88];
+	.loc 5 46 17
+	cvt.s64.s32 %rd89, %r14;
+	.loc 5 46 12
+	mul.lo.s64 %rd90, %rd67, %rd89;
+	.loc 5 46 3
+	add.s64 %rd91, %rd46, %rd90;
+	.loc 5 31 22
+	add.s64 %rd92, %rd47, 1;
+	mov.s64 %rd46, %rd91;
+	mov.pred %p9, %p23;
+	mov.s64 %rd47, %rd92;
+	bra.uni $L10_for_loop;
+$L43_oob12:
+	.loc 5 46 22
+	mov.u64 %rd23, 0x4F0000000D;
+	mov.u64 %rd24, %rd86;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L12_for_done:
+	.loc 5 48 2
+	mov.s64 %rd19, %rd46;
+	mov.pred %p1, %p9;
+	bra.uni $L26_ret_scatterOffset;
+$L26_ret_scatterOffset:
+	@%p1 bra $L4_if_then;
+	bra.uni $L5_if_done;
+$L4_if_then:
+	.loc 5 69 21
+	setp.hs.u64 %p27, %rd19, %rd2;
+	@%p27 bra $L46_oob14;
+	shl.b64 %rd98, %rd19, 2;
+	add.s64 %rd99, %rd1, %rd98;
+	.loc 5 69 31
+	shl.b64 %rd100, %rd18, 2;
+	add.s64 %rd101, %rd4, %rd100;
+	ld.global.nc.s32 %r16, [%rd101];
+	.loc 5 69 16
+	atom.global.add.s32 %r17, [%rd99], %r16;
+	bra.uni $L5_if_done;
+$L46_oob14:
+	.loc 5 69 21
+	mov.u64 %rd23, 0x4F0000000F;
+	mov.u64 %rd24, %rd19;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L27_bounds_fail;
+$L27_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p4, %rd26, 0;
+	@!%p4 bra $L28_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd27, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd28, %r5;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L28_bounds_exit;
+$L28_bounds_exit:
+	exit;
+$L5_if_done:
+	ret;
+}
+
+.visible .entry scatterAddI64(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 upd_ptr,
+	.param .s64 upd_len,
+	.param .u64 idx_ptr,
+	.param .s64 idx_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 ur,
+	.param .s64 or,
+	.param .s64 nIdx,
+	.param .s64 idxStride
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<28>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<104>;
+
+	.loc 5 74 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [upd_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [upd_len];
+	ld.param.u64 %rd6, [idx_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [idx_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [ur];
+	ld.param.s64 %rd13, [or];
+	ld.param.s64 %rd14, [nIdx];
+	ld.param.s64 %rd15, [idxStride];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 5 75 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd16, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd17, %r2;
+	add.s64 %rd18, %rd16, %rd17;
+	.loc 5 76 7
+	setp.ge.s64 %p0, %rd18, %rd5;
+	@%p0 bra $L2_if_then;
+	bra.uni $L6_entry;
+$L2_if_then:
+	.loc 5 77 3
+	ret;
+$L6_entry:
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, 0;
+	bra.uni $L7_for_loop;
+$L7_for_loop:
+	.loc 5 25 16
+	setp.lt.s64 %p2, %rd21, %rd12;
+	@%p2 bra $L8_for_body;
+	bra.uni $L9_for_done;
+$L8_for_body:
+	.loc 5 26 24
+	add.s64 %rd22, %rd12, %rd21;
+	.loc 5 26 21
+	setp.hs.u64 %p3, %rd22, %rd11;
+	@%p3 bra $L29_oob0;
+	shl.b64 %rd30, %rd22, 2;
+	add.s64 %rd31, %rd10, %rd30;
+	ld.global.nc.s32 %r6, [%rd31];
+	.loc 5 26 16
+	cvt.s64.s32 %rd32, %r6;
+	.loc 5 26 11
+	setp.eq.s64 %p5, %rd32, 0;
+	@%p5 bra $L30_divzero1;
+	div.s64 %rd33, %rd18, %rd32;
+	.loc 5 26 40
+	setp.hs.u64 %p6, %rd21, %rd11;
+	@%p6 bra $L31_oob2;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd10, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 5 26 35
+	cvt.s64.s32 %rd36, %r7;
+	.loc 5 26 30
+	setp.eq.s64 %p7, %rd36, 0;
+	@%p7 bra $L32_divzero3;
+	rem.s64 %rd37, %rd33, %rd36;
+	.loc 5 27 25
+	mul.lo.s64 %rd38, 3, %rd12;
+	.loc 5 27 28
+	add.s64 %rd39, %rd38, %rd21;
+	.loc 5 27 23
+	setp.hs.u64 %p8, %rd39, %rd11;
+	@%p8 bra $L33_oob4;
+	shl.b64 %rd40, %rd39, 2;
+	add.s64 %rd41, %rd10, %rd40;
+	ld.global.nc.s32 %r8, [%rd41];
+	.loc 5 27 18
+	cvt.s64.s32 %rd42, %r8;
+	.loc 5 27 13
+	mul.lo.s64 %rd43, %rd37, %rd42;
+	.loc 5 27 3
+	add.s64 %rd44, %rd20, %rd43;
+	.loc 5 25 22
+	add.s64 %rd45, %rd21, 1;
+	mov.s64 %rd20, %rd44;
+	mov.s64 %rd21, %rd45;
+	bra.uni $L7_for_loop;
+$L29_oob0:
+	.loc 5 26 21
+	mov.u64 %rd23, 0x5000000001;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L30_divzero1:
+	.loc 5 26 11
+	mov.u64 %rd23, 0x5000000002;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L31_oob2:
+	.loc 5 26 40
+	mov.u64 %rd23, 0x5000000003;
+	mov.u64 %rd24, %rd21;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L32_divzero3:
+	.loc 5 26 30
+	mov.u64 %rd23, 0x5000000004;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L33_oob4:
+	.loc 5 27 23
+	mov.u64 %rd23, 0x5000000005;
+	mov.u64 %rd24, %rd39;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L9_for_done:
+	mov.s64 %rd46, 0;
+	mov.pred %p9, 1;
+	mov.s64 %rd47, 0;
+	bra.uni $L10_for_loop;
+$L10_for_loop:
+	.loc 5 31 16
+	setp.lt.s64 %p10, %rd47, %rd13;
+	@%p10 bra $L11_for_body;
+	bra.uni $L12_for_done;
+$L11_for_body:
+	mov.s64 %rd48, 0;
+	mov.s64 %rd49, 0;
+	bra.uni $L13_for_loop;
+$L13_for_loop:
+	.loc 5 33 17
+	setp.lt.s64 %p11, %rd49, %rd12;
+	@%p11 bra $L14_for_body;
+	bra.uni $L15_for_done;
+$L14_for_body:
+	.loc 5 34 17
+	mul.lo.s64 %rd50, 2, %rd12;
+	.loc 5 34 20
+	add.s64 %rd51, %rd50, %rd49;
+	.loc 5 34 15
+	setp.hs.u64 %p12, %rd51, %rd11;
+	@%p12 bra $L34_oob5;
+	shl.b64 %rd52, %rd51, 2;
+	add.s64 %rd53, %rd10, %rd52;
+	ld.global.nc.s32 %r9, [%rd53];
+	.loc 5 34 10
+	cvt.s64.s32 %rd54, %r9;
+	.loc 5 34 25
+	setp.eq.s64 %p13, %rd54, %rd47;
+	@%p13 bra $L16_if_then;
+	bra.uni $L35_edge;
+$L34_oob5:
+	.loc 5 34 15
+	mov.u64 %rd23, 0x5000000006;
+	mov.u64 %rd24, %rd51;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L16_if_then:
+	.loc 5 35 26
+	add.s64 %rd56, %rd12, %rd49;
+	.loc 5 35 23
+	setp.hs.u64 %p14, %rd56, %rd11;
+	@%p14 bra $L36_oob6;
+	shl.b64 %rd57, %rd56, 2;
+	add.s64 %rd58, %rd10, %rd57;
+	ld.global.nc.s32 %r10, [%rd58];
+	.loc 5 35 18
+	cvt.s64.s32 %rd59, %r10;
+	.loc 5 35 13
+	setp.eq.s64 %p15, %rd59, 0;
+	@%p15 bra $L37_divzero7;
+	div.s64 %rd60, %rd18, %rd59;
+	.loc 5 35 42
+	setp.hs.u64 %p16, %rd49, %rd11;
+	@%p16 bra $L38_oob8;
+	shl.b64 %rd61, %rd49, 2;
+	add.s64 %rd62, %rd10, %rd61;
+	ld.global.nc.s32 %r11, [%rd62];
+	.loc 5 35 37
+	cvt.s64.s32 %rd63, %r11;
+	.loc 5 35 32
+	setp.eq.s64 %p17, %rd63, 0;
+	@%p17 bra $L39_divzero9;
+	rem.s64 %rd64, %rd60, %rd63;
+	.loc 5 35 5
+	add.s64 %rd65, %rd48, %rd64;
+	mov.s64 %rd55, %rd65;
+	bra.uni $L17_if_done;
+$L36_oob6:
+	.loc 5 35 23
+	mov.u64 %rd23, 0x5000000007;
+	mov.u64 %rd24, %rd56;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L37_divzero7:
+	.loc 5 35 13
+	mov.u64 %rd23, 0x5000000008;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L38_oob8:
+	.loc 5 35 42
+	mov.u64 %rd23, 0x5000000009;
+	mov.u64 %rd24, %rd49;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L39_divzero9:
+	.loc 5 35 32
+	mov.u64 %rd23, 0x500000000A;
+	mov.u64 %rd24, 0;
+	mov.u64 %rd25, 0;
+	bra.uni $L27_bounds_fail;
+$L35_edge:
+	mov.s64 %rd55, %rd48;
+	bra.uni $L17_if_done;
+$L17_if_done:
+	.loc 5 33 23
+	add.s64 %rd66, %rd49, 1;
+	mov.s64 %rd48, %rd55;
+	mov.s64 %rd49, %rd66;
+	bra.uni $L13_for_loop;
+$L15_for_done:
+	mov.s64 %rd67, %rd48;
+	mov.s64 %rd68, 0;
+	bra.uni $L18_for_loop;
+$L18_for_loop:
+	.loc 5 38 17
+	setp.lt.s64 %p18, %rd68, %rd14;
+	@%p18 bra $L19_for_body;
+	bra.uni $L20_for_done;
+$L19_for_body:
+	.loc 5 39 17
+	mul.lo.s64 %rd69, 4, %rd12;
+	.loc 5 39 22
+	mul.lo.s64 %rd70, 2, %rd13;
+	.loc 5 39 20
+	add.s64 %rd71, %rd69, %rd70;
+	.loc 5 39 25
+	add.s64 %rd72, %rd71, %rd68;
+	.loc 5 39 15
+	setp.hs.u64 %p19, %rd72, %rd11;
+	@%p19 bra $L40_oob10;
+	shl.b64 %rd73, %rd72, 2;
+	add.s64 %rd74, %rd10, %rd73;
+	ld.global.nc.s32 %r12, [%rd74];
+	.loc 5 39 10
+	cvt.s64.s32 %rd75, %r12;
+	.loc 5 39 30
+	setp.eq.s64 %p20, %rd75, %rd47;
+	@%p20 bra $L21_if_then;
+	bra.uni $L41_edge;
+$L40_oob10:
+	.loc 5 39 15
+	mov.u64 %rd23, 0x500000000B;
+	mov.u64 %rd24, %rd72;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L21_if_then:
+	.loc 5 40 24
+	mul.lo.s64 %rd77, %rd68, %rd15;
+	.loc 5 40 22
+	add.s64 %rd78, %rd20, %rd77;
+	.loc 5 40 17
+	setp.hs.u64 %p21, %rd78, %rd8;
+	@%p21 bra $L42_oob11;
+	shl.b64 %rd79, %rd78, 2;
+	add.s64 %rd80, %rd7, %rd79;
+	ld.global.nc.s32 %r13, [%rd80];
+	.loc 5 40 13
+	cvt.s64.s32 %rd81, %r13;
+	.loc 5 40 5
+	add.s64 %rd82, %rd67, %rd81;
+	mov.s64 %rd76, %rd82;
+	bra.uni $L22_if_done;
+$L42_oob11:
+	.loc 5 40 17
+	mov.u64 %rd23, 0x500000000C;
+	mov.u64 %rd24, %rd78;
+	mov.u64 %rd25, %rd8;
+	bra.uni $L27_bounds_fail;
+$L41_edge:
+	mov.s64 %rd76, %rd67;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 5 38 25
+	add.s64 %rd83, %rd68, 1;
+	mov.s64 %rd67, %rd76;
+	mov.s64 %rd68, %rd83;
+	bra.uni $L18_for_loop;
+$L20_for_done:
+	.loc 5 43 8
+	setp.lt.s64 %p22, %rd67, 0;
+	@%p22 bra $L23_if_then;
+	bra.uni $L25_cond_false;
+$L25_cond_false:
+	.loc 5 43 30
+	mul.lo.s64 %rd93, 4, %rd12;
+	.loc 5 43 33
+	add.s64 %rd94, %rd93, %rd47;
+	.loc 5 43 28
+	setp.hs.u64 %p25, %rd94, %rd11;
+	@%p25 bra $L44_oob13;
+	shl.b64 %rd95, %rd94, 2;
+	add.s64 %rd96, %rd10, %rd95;
+	ld.global.nc.s32 %r15, [%rd96];
+	.loc 5 43 23
+	cvt.s64.s32 %rd97, %r15;
+	.loc 5 43 17
+	setp.ge.s64 %p26, %rd67, %rd97;
+	@%p26 bra $L23_if_then;
+	bra.uni $L45_edge;
+$L44_oob13:
+	.loc 5 43 28
+	mov.u64 %rd23, 0x500000000E;
+	mov.u64 %rd24, %rd94;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L23_if_then:
+	mov.pred %p23, 0;
+	bra.uni $L24_if_done;
+$L45_edge:
+	mov.pred %p23, %p9;
+	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 5 46 24
+	mul.lo.s64 %rd84, 4, %rd12;
+	.loc 5 46 27
+	add.s64 %rd85, %rd84, %rd13;
+	.loc 5 46 30
+	add.s64 %rd86, %rd85, %rd47;
+	.loc 5 46 22
+	setp.hs.u64 %p24, %rd86, %rd11;
+	@%p24 bra $L43_oob12;
+	shl.b64 %rd87, %rd86, 2;
+	add.s64 %rd88, %rd10, %rd87;
+	ld.global.nc.s32 %r14, [%rd88];
+	.loc 5 46 17
+	cvt.s64.s32 %rd89, %r14;
+	.loc 5 46 12
+	mul.lo.s64 %rd90, %rd67, %rd89;
+	.loc 5 46 3
+	add.s64 %rd91, %rd46, %rd90;
+	.loc 5 31 22
+	add.s64 %rd92, %rd47, 1;
+	mov.s64 %rd46, %rd91;
+	mov.pred %p9, %p23;
+	mov.s64 %rd47, %rd92;
+	bra.uni $L10_for_loop;
+$L43_oob12:
+	.loc 5 46 22
+	mov.u64 %rd23, 0x500000000D;
+	mov.u64 %rd24, %rd86;
+	mov.u64 %rd25, %rd11;
+	bra.uni $L27_bounds_fail;
+$L12_for_done:
+	.loc 5 48 2
+	mov.s64 %rd19, %rd46;
+	mov.pred %p1, %p9;
+	bra.uni $L26_ret_scatterOffset;
+$L26_ret_scatterOffset:
+	@%p1 bra $L4_if_then;
+	bra.uni $L5_if_done;
+$L4_if_then:
+	.loc 5 80 21
+	setp.hs.u64 %p27, %rd19, %rd2;
+	@%p27 bra $L46_oob14;
+	shl.b64 %rd98, %rd19, 3;
+	add.s64 %rd99, %rd1, %rd98;
+	.loc 5 80 31
+	shl.b64 %rd100, %rd18, 3;
+	add.s64 %rd101, %rd4, %rd100;
+	ld.global.nc.s64 %rd102, [%rd101];
+	.loc 5 80 16
+	atom.global.add.u64 %rd103, [%rd99], %rd102;
+	bra.uni $L5_if_done;
+$L46_oob14:
+	.loc 5 80 21
+	mov.u64 %rd23, 0x500000000F;
+	mov.u64 %rd24, %rd19;
+	mov.u64 %rd25, %rd2;
+	bra.uni $L27_bounds_fail;
+$L27_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p4, %rd26, 0;
+	@!%p4 bra $L28_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd27, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd28, %r5;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L28_bounds_exit;
+$L28_bounds_exit:
+	exit;
+$L5_if_done:
 	ret;
 }
 `

@@ -109,6 +109,7 @@ func structuralCases() []opCase {
 			return b.Pad(p[0], p[1], padConfig(s.Dimensions)...)
 		}, host: hostPad},
 		genCase("Gather", ops(backends.OpTypeGather), all, 1, genGather),
+		genCase("ScatterSum", ops(backends.OpTypeScatterSum), []dtypes.DType{dtypes.Float32, dtypes.Int32, dtypes.Int64}, 4, genScatter),
 		genCase("Reduce", ops(backends.OpTypeReduceSum, backends.OpTypeReduceProduct, backends.OpTypeReduceMax, backends.OpTypeReduceMin), numbers, 5, genReduce),
 		genCase("ReduceLogical", ops(backends.OpTypeReduceLogicalAnd, backends.OpTypeReduceLogicalOr, backends.OpTypeReduceLogicalXor), []dtypes.DType{dtypes.Bool}, 1, genReduce),
 		genCase("ArgMinMax", ops(backends.OpTypeArgMinMax), floats, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
@@ -266,4 +267,24 @@ func hostPad(ins []input) ([]float64, []int) {
 		}
 	}
 	return res, out
+}
+
+// genScatter draws the gradient of an embedding lookup (rows of updates
+// [N, D] added into a [V, D] operand at [N, 1] indices, repeats
+// included) or single elements added at [N, 2] indices.
+func genScatter(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+	idt := []dtypes.DType{dtypes.Int32, dtypes.Int64}[r.IntN(2)]
+	v, d, n := 2+r.IntN(4), 1+r.IntN(4), 1+r.IntN(8)
+	operand := randInput(r, shapes.Make(dt, v, d), anyValue, 0)
+	if r.IntN(2) == 0 {
+		ins := []input{operand, randInput(r, shapes.Make(idt, n, 1), index, v), randInput(r, shapes.Make(dt, n, d), anyValue, 0)}
+		return ins, func(b B, p []O) (O, error) {
+			return b.ScatterSum(p[0], p[1], p[2], 1, []int{1}, []int{0}, []int{0}, false, false)
+		}
+	}
+	idx := randInput(r, shapes.Make(idt, n, 2), index, min(v, d))
+	ins := []input{operand, idx, randInput(r, shapes.Make(dt, n), anyValue, 0)}
+	return ins, func(b B, p []O) (O, error) {
+		return b.ScatterSum(p[0], p[1], p[2], 1, nil, []int{0, 1}, []int{0, 1}, false, false)
+	}
 }

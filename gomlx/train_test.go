@@ -118,3 +118,70 @@ func TestTrainMLP(t *testing.T) {
 		t.Errorf("loss went from %.4f to %.4f: want it at least halved", first, last)
 	}
 }
+
+// TestTrainEmbedding: an embedding table trained through Gather, whose
+// gradient is ScatterSum (repeated tokens add up). Loss and first-step
+// gradients against simplego, as TestTrainMLP.
+func TestTrainEmbedding(t *testing.T) {
+	const vocab, dim, n, steps = 10, 4, 24, 30
+	r := rand.New(rand.NewPCG(3, 5))
+	tokens := make([]int32, n)
+	y := make([]float32, n)
+	for i := range tokens {
+		tokens[i] = int32(r.IntN(vocab))
+		y[i] = float32(math.Cos(float64(tokens[i]))) // a value per token to learn
+	}
+	table := make([]float32, vocab*dim)
+	w := make([]float32, dim)
+	for i := range table {
+		table[i] = float32(r.NormFloat64() * 0.5)
+	}
+	for i := range w {
+		w[i] = float32(r.NormFloat64() * 0.5)
+	}
+	stepFn := func(in []*graph.Node) []*graph.Node {
+		tok, y, table, w := in[0], in[1], in[2], in[3]
+		e := graph.Gather(table, graph.InsertAxes(tok, -1)) // [n, dim]
+		pred := graph.MatMul(e, w)                          // [n, 1]
+		loss := graph.ReduceAllMean(graph.Square(graph.Sub(pred, y)))
+		g := graph.Gradient(loss, table, w)
+		return []*graph.Node{loss, g[0], g[1], graph.Sub(table, graph.MulScalar(g[0], 0.5)), graph.Sub(w, graph.MulScalar(g[1], 0.5))}
+	}
+	run := func(be backends.Backend) (losses []float64, grads [][]float64) {
+		e, err := graph.NewExec(be, stepFn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Finalize()
+		args := []any{
+			tensors.FromFlatDataAndDimensions(tokens, n), tensors.FromFlatDataAndDimensions(y, n, 1),
+			tensors.FromFlatDataAndDimensions(table, vocab, dim), tensors.FromFlatDataAndDimensions(w, dim, 1),
+		}
+		for s := range steps {
+			out, err := e.Exec(args...)
+			if err != nil {
+				t.Fatalf("step %d on %s: %v", s, be.Name(), err)
+			}
+			losses = append(losses, float64(out[0].Value().(float32)))
+			if s == 0 {
+				grads = [][]float64{toFloat64(tensors.MustCopyFlatData[float32](out[1])), toFloat64(tensors.MustCopyFlatData[float32](out[2]))}
+			}
+			args[2], args[3] = out[3], out[4]
+		}
+		return losses, grads
+	}
+	wantLoss, wantGrads := run(backendFor(t, "go"))
+	gotLoss, gotGrads := run(backendFor(t, "emu"))
+	checkClose(t, "first-step table gradient", dtypes.Float32, gotGrads[0], wantGrads[0], n)
+	checkClose(t, "first-step w gradient", dtypes.Float32, gotGrads[1], wantGrads[1], n)
+	for s := range gotLoss {
+		if d := math.Abs(gotLoss[s] - wantLoss[s]); d > 1e-4*math.Abs(wantLoss[s])+1e-6 {
+			t.Errorf("step %d: loss %.7g on kern (emu), %.7g on simplego", s, gotLoss[s], wantLoss[s])
+		}
+	}
+	first, last := gotLoss[0], gotLoss[len(gotLoss)-1]
+	t.Logf("embedding loss on kern (emu): %.4f → %.4f over %d steps (simplego: %.4f → %.4f)", first, last, steps, wantLoss[0], wantLoss[len(wantLoss)-1])
+	if !(last < 0.5*first) {
+		t.Errorf("loss went from %.4f to %.4f: want it at least halved", first, last)
+	}
+}
