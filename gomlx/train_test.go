@@ -66,9 +66,9 @@ func trainData() []*tensors.Tensor {
 	}
 }
 
-// train runs trainSteps SGD steps on be; it returns the loss of each
+// trainMLP runs trainSteps SGD steps on be; it returns the loss of each
 // step and the first step's gradients (flattened).
-func train(t *testing.T, be backends.Backend) (losses []float64, grads [][]float64) {
+func trainMLP(t *testing.T, be backends.Backend) (losses []float64, grads [][]float64) {
 	t.Helper()
 	step, err := graph.NewExec(be, sgdStep)
 	if err != nil {
@@ -99,8 +99,8 @@ func train(t *testing.T, be backends.Backend) (losses []float64, grads [][]float
 }
 
 func TestTrainMLP(t *testing.T) {
-	wantLoss, wantGrads := train(t, backendFor(t, "go"))
-	gotLoss, gotGrads := train(t, backendFor(t, "emu"))
+	wantLoss, wantGrads := trainMLP(t, backendFor(t, "go"))
+	gotLoss, gotGrads := trainMLP(t, backendFor(t, "emu"))
 	for i := range wantGrads {
 		// Each gradient sums N terms: float32 tolerance scaled by N.
 		checkClose(t, "first-step gradient "+[]string{"w1", "b1", "w2", "b2"}[i], dtypes.Float32, gotGrads[i], wantGrads[i], trainN)
