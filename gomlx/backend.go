@@ -4,8 +4,10 @@ package gomlx
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gokern/kern"
 	"github.com/gomlx/gomlx/backends"
@@ -25,19 +27,47 @@ type Backend struct {
 	dev       *kern.Device
 	finalized bool
 	transfers Transfers
+	fusions   fusionCounts
+	// noFusion turns fusion.go off (config suffix ",nofusion"), to compare.
+	noFusion bool
 }
 
 var _ backends.Backend = (*Backend)(nil)
 
 // New opens the kern device that config names: "" (the first GPU, or
-// $KERN_DEVICE when set), "cuda", "cuda:N", "emu" or "native". It is the
+// $KERN_DEVICE when set), "cuda", "cuda:N", "emu" or "native"; a
+// ",nofusion" suffix turns off fusion.go's patterns. It is the
 // constructor registered with backends.Register.
 func New(config string) (backends.Backend, error) {
+	config, noFusion := strings.CutSuffix(config, ",nofusion")
 	dev, err := openDevice(config)
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", BackendName, err)
 	}
-	return &Backend{dev: dev}, nil
+	return &Backend{dev: dev, noFusion: noFusion}, nil
+}
+
+// fusionCounts counts, per pattern, the fused kernels compiled.
+type fusionCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (f *fusionCounts) Add(pattern string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == nil {
+		f.n = map[string]int{}
+	}
+	f.n[pattern]++
+}
+
+// Fusions returns how many times each pattern of fusion.go was fused in
+// the graphs compiled so far.
+func (b *Backend) Fusions() map[string]int {
+	b.fusions.mu.Lock()
+	defer b.fusions.mu.Unlock()
+	return maps.Clone(b.fusions.n)
 }
 
 func openDevice(config string) (*kern.Device, error) {

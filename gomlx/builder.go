@@ -29,6 +29,10 @@ type node struct {
 	value  *Buffer // the uploaded value, for OpTypeConstant
 	run    runFn
 	b      *Builder
+	// For fusion.go: the axes a reduction reduces, and whether the node
+	// is a broadcast an element-wise op inserted for an operand.
+	axes      []int
+	broadcast bool
 }
 
 // Builder records a computation. It implements backends.Builder; the ops
@@ -44,6 +48,8 @@ type Builder struct {
 	// metas are the per-node constants uploaded while recording (strides,
 	// index maps), freed with the executable.
 	metas []darray
+	// fused names the patterns Compile replaced by one kernel.
+	fused []string
 }
 
 var _ backends.Builder = (*Builder)(nil)

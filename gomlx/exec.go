@@ -36,6 +36,12 @@ func (bl *Builder) Compile(outputs []backends.Op, shardings []*backends.Sharding
 		return nil, err
 	}
 	bl.compiled = true
+	if !bl.backend.noFusion {
+		bl.fuse()
+	}
+	for _, f := range bl.fused {
+		bl.backend.fusions.Add(f)
+	}
 	need := make([]bool, len(bl.nodes))
 	for _, o := range outs {
 		need[o.idx] = true

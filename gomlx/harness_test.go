@@ -248,3 +248,6 @@ func checkClose(t testing.TB, what string, dt dtypes.DType, got, want []float64,
 }
 
 func tanh(x float64) float64 { return math.Tanh(x) }
+
+// copyFlat copies one flat slice into another of the same type.
+func copyFlat(dst, src any) { reflect.Copy(reflect.ValueOf(dst), reflect.ValueOf(src)) }

@@ -145,7 +145,11 @@ func (bl *Builder) operand(op backends.OpType, n *node, dims []int) (*node, int,
 		axes[i] = i
 	}
 	m, err := bl.broadcastTo(op, n, out, axes)
-	return m, 1, err
+	if err != nil {
+		return nil, 0, err
+	}
+	m.broadcast = true
+	return m, 1, nil
 }
 
 // binary records a binary or comparison op; table is binaryK or compareK.

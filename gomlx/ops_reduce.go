@@ -12,7 +12,6 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/shapeinference"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // axesLast records x transposed so that axes come last, in order, and
@@ -83,13 +82,15 @@ func (bl *Builder) reduce(op backends.OpType, code int, x backends.Op, axes []in
 		return nil, opErr(op, fmt.Errorf("reducing axes %v of %s, which hold no elements", axes, ns[0].shape))
 	}
 	k := reduceK[dt]
-	return bl.add(op, shape, func(b *Backend, ins []*Buffer) (*Buffer, error) {
+	n := bl.add(op, shape, func(b *Backend, ins []*Buffer) (*Buffer, error) {
 		out, err := b.alloc(shape)
 		if err != nil {
 			return nil, err
 		}
 		return out, k.Launch(b.dev, kern.Cover(shape.Size()), out.arr.arg(), ins[0].arr.arg(), kern.ScalarArg(cols), kern.ScalarArg(code))
-	}, t), nil
+	}, t)
+	n.axes = axes
+	return n, nil
 }
 
 func (bl *Builder) ReduceSum(x backends.Op, axes ...int) (backends.Op, error) {
@@ -155,6 +156,3 @@ func (bl *Builder) ArgMinMax(x backends.Op, axis int, outputDType dtypes.DType, 
 	}
 	return bl.ConvertDType(n, outputDType)
 }
-
-// keep the shapes import for the shape helpers above.
-var _ = shapes.Make

@@ -18,18 +18,18 @@ func genCase(name string, ops []backends.OpType, dts []dtypes.DType, scale float
 	return opCase{name: name, ops: ops, dtypes: dts, gen: gen, scale: scale}
 }
 
-func ops(o ...backends.OpType) []backends.OpType { return o }
+func opList(o ...backends.OpType) []backends.OpType { return o }
 
 func structuralCases() []opCase {
 	return []opCase{
-		genCase("Where", ops(backends.OpTypeWhere), all, 1, genWhere),
-		genCase("BroadcastBinary", ops(backends.OpTypeAdd, backends.OpTypeMul), numbers, 1, genBroadcastBinary),
-		genCase("Clamp", ops(backends.OpTypeClamp), numbers, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("Where", opList(backends.OpTypeWhere), all, 1, genWhere),
+		genCase("BroadcastBinary", opList(backends.OpTypeAdd, backends.OpTypeMul), numbers, 1, genBroadcastBinary),
+		genCase("Clamp", opList(backends.OpTypeClamp), numbers, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			s := shapes.Make(dt, randDims(r, 2)...)
 			lo, hi := randInput(r, shapes.Make(dt), anyValue, 0), randInput(r, shapes.Make(dt), anyValue, 0)
 			return []input{lo, randInput(r, s, anyValue, 0), hi}, func(b B, p []O) (O, error) { return b.Clamp(p[0], p[1], p[2]) }
 		}),
-		genCase("Constant", ops(backends.OpTypeConstant), []dtypes.DType{dtypes.Float32, dtypes.Int32}, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("Constant", opList(backends.OpTypeConstant), []dtypes.DType{dtypes.Float32, dtypes.Int32}, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			in := randInput(r, shapes.Make(dt, 2, 3), anyValue, 0)
 			c := randInput(r, shapes.Make(dt, 2, 3), anyValue, 0)
 			return []input{in}, func(b B, p []O) (O, error) {
@@ -40,26 +40,26 @@ func structuralCases() []opCase {
 				return b.Add(p[0], k)
 			}
 		}),
-		genCase("ConvertDType", ops(backends.OpTypeConvertDType), all, 1, genConvert),
-		genCase("Iota", ops(backends.OpTypeIota), numbers, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("ConvertDType", opList(backends.OpTypeConvertDType), all, 1, genConvert),
+		genCase("Iota", opList(backends.OpTypeIota), numbers, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			s := shapes.Make(dt, randDims(r, 1+r.IntN(3))...)
 			axis := r.IntN(s.Rank())
 			return nil, func(b B, _ []O) (O, error) { return b.Iota(s, axis) }
 		}),
-		genCase("Reshape", ops(backends.OpTypeReshape), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("Reshape", opList(backends.OpTypeReshape), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			d := randDims(r, 3)
 			return []input{randInput(r, shapes.Make(dt, d...), anyValue, 0)}, func(b B, p []O) (O, error) {
 				return b.Reshape(p[0], d[0]*d[1], d[2])
 			}
 		}),
-		genCase("Transpose", ops(backends.OpTypeTranspose), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("Transpose", opList(backends.OpTypeTranspose), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			d := randDims(r, 1+r.IntN(4))
 			perm := r.Perm(len(d))
 			return []input{randInput(r, shapes.Make(dt, d...), anyValue, 0)}, func(b B, p []O) (O, error) {
 				return b.Transpose(p[0], perm...)
 			}
 		}),
-		genCase("BroadcastInDim", ops(backends.OpTypeBroadcastInDim), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("BroadcastInDim", opList(backends.OpTypeBroadcastInDim), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			out := randDims(r, 3)
 			axes := []int{0, 2}
 			in := []int{out[0], out[2]}
@@ -70,7 +70,7 @@ func structuralCases() []opCase {
 				return b.BroadcastInDim(p[0], shapes.Make(dt, out...), axes)
 			}
 		}),
-		genCase("Slice", ops(backends.OpTypeSlice), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("Slice", opList(backends.OpTypeSlice), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			d := []int{2 + r.IntN(5), 2 + r.IntN(5)}
 			var starts, limits, steps []int
 			for _, n := range d {
@@ -83,7 +83,7 @@ func structuralCases() []opCase {
 				return b.Slice(p[0], starts, limits, steps)
 			}
 		}),
-		genCase("Concatenate", ops(backends.OpTypeConcatenate), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("Concatenate", opList(backends.OpTypeConcatenate), all, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			d := randDims(r, 3)
 			axis := r.IntN(3)
 			var ins []input
@@ -94,25 +94,25 @@ func structuralCases() []opCase {
 			}
 			return ins, func(b B, p []O) (O, error) { return b.Concatenate(axis, p...) }
 		}),
-		{name: "Reverse", ops: ops(backends.OpTypeReverse), dtypes: all, inputs: one3, fn: func(b B, p []O) (O, error) {
+		{name: "Reverse", ops: opList(backends.OpTypeReverse), dtypes: all, inputs: one3, fn: func(b B, p []O) (O, error) {
 			s, err := b.OpShape(p[0])
 			if err != nil {
 				return nil, err
 			}
 			return b.Reverse(p[0], reverseAxis(s.Dimensions))
 		}, host: hostReverse},
-		{name: "Pad", ops: ops(backends.OpTypePad), dtypes: all, inputs: padInputs, fn: func(b B, p []O) (O, error) {
+		{name: "Pad", ops: opList(backends.OpTypePad), dtypes: all, inputs: padInputs, fn: func(b B, p []O) (O, error) {
 			s, err := b.OpShape(p[0])
 			if err != nil {
 				return nil, err
 			}
 			return b.Pad(p[0], p[1], padConfig(s.Dimensions)...)
 		}, host: hostPad},
-		genCase("Gather", ops(backends.OpTypeGather), all, 1, genGather),
-		genCase("ScatterSum", ops(backends.OpTypeScatterSum), []dtypes.DType{dtypes.Float32, dtypes.Int32, dtypes.Int64}, 4, genScatter),
-		genCase("Reduce", ops(backends.OpTypeReduceSum, backends.OpTypeReduceProduct, backends.OpTypeReduceMax, backends.OpTypeReduceMin), numbers, 5, genReduce),
-		genCase("ReduceLogical", ops(backends.OpTypeReduceLogicalAnd, backends.OpTypeReduceLogicalOr, backends.OpTypeReduceLogicalXor), []dtypes.DType{dtypes.Bool}, 1, genReduce),
-		genCase("ArgMinMax", ops(backends.OpTypeArgMinMax), floats, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("Gather", opList(backends.OpTypeGather), all, 1, genGather),
+		genCase("ScatterSum", opList(backends.OpTypeScatterSum), []dtypes.DType{dtypes.Float32, dtypes.Int32, dtypes.Int64}, 4, genScatter),
+		genCase("Reduce", opList(backends.OpTypeReduceSum, backends.OpTypeReduceProduct, backends.OpTypeReduceMax, backends.OpTypeReduceMin), numbers, 5, genReduce),
+		genCase("ReduceLogical", opList(backends.OpTypeReduceLogicalAnd, backends.OpTypeReduceLogicalOr, backends.OpTypeReduceLogicalXor), []dtypes.DType{dtypes.Bool}, 1, genReduce),
+		genCase("ArgMinMax", opList(backends.OpTypeArgMinMax), floats, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			d := randDims(r, 3)
 			axis, isMin := r.IntN(3), r.IntN(2) == 1
 			out := []dtypes.DType{dtypes.Int32, dtypes.Int64}[r.IntN(2)]
@@ -120,8 +120,8 @@ func structuralCases() []opCase {
 				return b.ArgMinMax(p[0], axis, out, isMin)
 			}
 		}),
-		genCase("DotGeneral", ops(backends.OpTypeDotGeneral), floats, 8, genDotGeneral),
-		genCase("Dot", ops(backends.OpTypeDot), floats, 8, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("DotGeneral", opList(backends.OpTypeDotGeneral), floats, 8, genDotGeneral),
+		genCase("Dot", opList(backends.OpTypeDot), floats, 8, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			m, k, n := 1+r.IntN(6), 1+r.IntN(8), 1+r.IntN(6)
 			rhs := []int{k, n}
 			if r.IntN(2) == 0 {
