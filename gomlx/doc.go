@@ -27,8 +27,9 @@
 //
 // Files: backend.go (registration, devices), buffer.go and transfer.go
 // (DataInterface), builder.go (graph recording), exec.go (plan and
-// Execute), ops_*.go (one file per op family), dispatch.go (dtype →
-// kernel tables).
+// Execute), fusion.go (patterns run as one kern ops kernel), ops_*.go
+// (one file per op family), dispatch.go (dtype → kernel tables), ops.go
+// (the op lists), kernels_*.go (the kernels).
 package gomlx
 
 //go:generate go run github.com/gokern/kern/cmd/kern gen

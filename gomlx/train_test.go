@@ -185,3 +185,68 @@ func TestTrainEmbedding(t *testing.T) {
 		t.Errorf("loss went from %.4f to %.4f: want it at least halved", first, last)
 	}
 }
+
+// TestTrainSoftmaxClassifier: a linear classifier trained on a
+// cross-entropy written with graph.Softmax, which the backend fuses into
+// ops.Softmax while autodiff still reads the pattern's intermediates.
+func TestTrainSoftmaxClassifier(t *testing.T) {
+	const n, in, classes, steps = 30, 4, 3, 30
+	r := rand.New(rand.NewPCG(19, 23))
+	x := make([]float32, n*in)
+	labels := make([]int32, n)
+	for i := range labels {
+		labels[i] = int32(r.IntN(classes))
+		for j := range in {
+			x[i*in+j] = float32(r.NormFloat64()*0.5) + float32(labels[i]*int32(j%2))
+		}
+	}
+	w := make([]float32, in*classes)
+	for i := range w {
+		w[i] = float32(r.NormFloat64() * 0.1)
+	}
+	stepFn := func(x, labels, w *graph.Node) (*graph.Node, *graph.Node, *graph.Node) {
+		p := graph.Softmax(graph.MatMul(x, w))
+		onehot := graph.OneHot(labels, classes, dtypes.Float32)
+		loss := graph.Neg(graph.ReduceAllMean(graph.ReduceSum(graph.Mul(onehot, graph.Log(p)), -1)))
+		g := graph.Gradient(loss, w)[0]
+		return loss, g, graph.Sub(w, graph.MulScalar(g, 0.5))
+	}
+	run := func(be backends.Backend) (losses []float64, grad []float64) {
+		e, err := graph.NewExec(be, stepFn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Finalize()
+		wt := tensors.FromFlatDataAndDimensions(w, in, classes)
+		xs, ls := tensors.FromFlatDataAndDimensions(x, n, in), tensors.FromFlatDataAndDimensions(labels, n)
+		for s := range steps {
+			out, err := e.Exec(xs, ls, wt)
+			if err != nil {
+				t.Fatalf("step %d on %s: %v", s, be.Name(), err)
+			}
+			losses = append(losses, float64(out[0].Value().(float32)))
+			if s == 0 {
+				grad = toFloat64(tensors.MustCopyFlatData[float32](out[1]))
+			}
+			wt = out[2]
+		}
+		return losses, grad
+	}
+	wantLoss, wantGrad := run(backendFor(t, "go"))
+	kb := backendFor(t, "emu").(*Backend)
+	before := kb.Fusions()["softmax"]
+	gotLoss, gotGrad := run(kb)
+	if kb.Fusions()["softmax"] == before {
+		t.Errorf("the softmax was not fused")
+	}
+	checkClose(t, "first-step gradient", dtypes.Float32, gotGrad, wantGrad, n)
+	for s := range gotLoss {
+		if d := math.Abs(gotLoss[s] - wantLoss[s]); d > 1e-4*math.Abs(wantLoss[s])+1e-6 {
+			t.Errorf("step %d: loss %.7g on kern (emu), %.7g on simplego", s, gotLoss[s], wantLoss[s])
+		}
+	}
+	t.Logf("softmax classifier on kern (emu): loss %.4f → %.4f over %d steps (simplego %.4f → %.4f)", gotLoss[0], gotLoss[steps-1], steps, wantLoss[0], wantLoss[steps-1])
+	if !(gotLoss[steps-1] < 0.7*gotLoss[0]) {
+		t.Errorf("loss went from %.4f to %.4f: want it to fall by 30%%", gotLoss[0], gotLoss[steps-1])
+	}
+}
