@@ -1,0 +1,93 @@
+package gomlx
+
+// Kernel tables: for each kernel family, the generated kernel of each
+// dtype. A missing entry means the family has no kernel for that dtype,
+// which the builder reports when the node is recorded.
+
+import (
+	"github.com/gokern/kern"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+)
+
+type ktable map[dtypes.DType]*kern.Kernel
+
+var (
+	copyK = ktable{
+		dtypes.Float32: copyF32Kernel.Kernel(), dtypes.Float16: copyF16Kernel.Kernel(),
+		dtypes.BFloat16: copyBF16Kernel.Kernel(), dtypes.Int32: copyI32Kernel.Kernel(),
+		dtypes.Int64: copyI64Kernel.Kernel(), dtypes.Bool: copyBoolKernel.Kernel(),
+	}
+	fillK = ktable{
+		dtypes.Float32: fillF32Kernel.Kernel(), dtypes.Float16: fillF16Kernel.Kernel(),
+		dtypes.BFloat16: fillBF16Kernel.Kernel(), dtypes.Int32: fillI32Kernel.Kernel(),
+		dtypes.Int64: fillI64Kernel.Kernel(), dtypes.Bool: fillBoolKernel.Kernel(),
+	}
+	whereK = ktable{
+		dtypes.Float32: whereF32Kernel.Kernel(), dtypes.Float16: whereF16Kernel.Kernel(),
+		dtypes.BFloat16: whereBF16Kernel.Kernel(), dtypes.Int32: whereI32Kernel.Kernel(),
+		dtypes.Int64: whereI64Kernel.Kernel(), dtypes.Bool: whereBoolKernel.Kernel(),
+	}
+	gatherK = ktable{
+		dtypes.Float32: gatherF32Kernel.Kernel(), dtypes.Float16: gatherF16Kernel.Kernel(),
+		dtypes.BFloat16: gatherBF16Kernel.Kernel(), dtypes.Int32: gatherI32Kernel.Kernel(),
+		dtypes.Int64: gatherI64Kernel.Kernel(), dtypes.Bool: gatherBoolKernel.Kernel(),
+	}
+	// Float families.
+	unaryK = ktable{
+		dtypes.Float32: unaryF32Kernel.Kernel(), dtypes.Float16: unaryF16Kernel.Kernel(),
+		dtypes.BFloat16: unaryBF16Kernel.Kernel(), dtypes.Int32: unaryI32Kernel.Kernel(),
+		dtypes.Int64: unaryI64Kernel.Kernel(),
+	}
+	isPredK = ktable{
+		dtypes.Float32: isPredF32Kernel.Kernel(), dtypes.Float16: isPredF16Kernel.Kernel(),
+		dtypes.BFloat16: isPredBF16Kernel.Kernel(),
+	}
+	binaryK = ktable{
+		dtypes.Float32: binaryF32Kernel.Kernel(), dtypes.Float16: binaryF16Kernel.Kernel(),
+		dtypes.BFloat16: binaryBF16Kernel.Kernel(), dtypes.Int32: binaryI32Kernel.Kernel(),
+		dtypes.Int64: binaryI64Kernel.Kernel(), dtypes.Bool: logicalKernel.Kernel(),
+	}
+	compareK = ktable{
+		dtypes.Float32: compareF32Kernel.Kernel(), dtypes.Float16: compareF16Kernel.Kernel(),
+		dtypes.BFloat16: compareBF16Kernel.Kernel(), dtypes.Int32: compareI32Kernel.Kernel(),
+		dtypes.Int64: compareI64Kernel.Kernel(),
+	}
+	reduceK = ktable{
+		dtypes.Float32: reduceF32Kernel.Kernel(), dtypes.Float16: reduceF16Kernel.Kernel(),
+		dtypes.BFloat16: reduceBF16Kernel.Kernel(), dtypes.Int32: reduceI32Kernel.Kernel(),
+		dtypes.Int64: reduceI64Kernel.Kernel(), dtypes.Bool: reduceBKernel.Kernel(),
+	}
+	argRowsK = ktable{
+		dtypes.Float32: argRowsF32Kernel.Kernel(), dtypes.Float16: argRowsF16Kernel.Kernel(),
+		dtypes.BFloat16: argRowsBF16Kernel.Kernel(),
+	}
+	matmulK = ktable{
+		dtypes.Float32: matmulF32Kernel.Kernel(), dtypes.Float16: matmulF16Kernel.Kernel(),
+		dtypes.BFloat16: matmulBF16Kernel.Kernel(),
+	}
+	iotaK = ktable{
+		dtypes.Float32: iotaF32Kernel.Kernel(), dtypes.Float16: iotaF16Kernel.Kernel(),
+		dtypes.BFloat16: iotaBF16Kernel.Kernel(), dtypes.Int32: iotaI32Kernel.Kernel(),
+		dtypes.Int64: iotaI64Kernel.Kernel(),
+	}
+	// toF32K and fromF32K convert through the float32 hub; directK holds
+	// the pairs that convert without it.
+	toF32K = ktable{
+		dtypes.Float16: cvtF16F32Kernel.Kernel(), dtypes.BFloat16: cvtBF16F32Kernel.Kernel(),
+		dtypes.Int32: cvtI32F32Kernel.Kernel(), dtypes.Int64: cvtI64F32Kernel.Kernel(),
+		dtypes.Bool: cvtBoolF32Kernel.Kernel(),
+	}
+	fromF32K = ktable{
+		dtypes.Float16: cvtF32F16Kernel.Kernel(), dtypes.BFloat16: cvtF32BF16Kernel.Kernel(),
+		dtypes.Int32: cvtF32I32Kernel.Kernel(), dtypes.Int64: cvtF32I64Kernel.Kernel(),
+		dtypes.Bool: cvtF32BoolKernel.Kernel(),
+	}
+	directK = map[[2]dtypes.DType]*kern.Kernel{
+		{dtypes.Int32, dtypes.Int64}: cvtI32I64Kernel.Kernel(),
+		{dtypes.Int64, dtypes.Int32}: cvtI64I32Kernel.Kernel(),
+		{dtypes.Bool, dtypes.Int32}:  cvtBoolI32Kernel.Kernel(),
+		{dtypes.Bool, dtypes.Int64}:  cvtBoolI64Kernel.Kernel(),
+		{dtypes.Int32, dtypes.Bool}:  cvtI32BoolKernel.Kernel(),
+		{dtypes.Int64, dtypes.Bool}:  cvtI64BoolKernel.Kernel(),
+	}
+)
