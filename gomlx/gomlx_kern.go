@@ -3,645 +3,563 @@
 package gomlx
 
 import (
+	_ "embed"
+
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 )
 
-// kernModule holds every kernel of package gomlx, compiled for sm_80.
+// kernPTX holds every kernel of package gomlx, compiled for sm_80.
+//
+//go:embed gomlx_kern_sm_80.ptx
+var kernPTX string
+
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/gomlx", Arch: "sm_80", PTX: kernPTX}
 
 // cvtF32F16Kernel launches the kernel cvtF32F16 (kernels_convert.go:41).
-var cvtF32F16Kernel = kernCvtF32F16Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtF32F16Kernel = kernCvtF32F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtF32F16", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF32F16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "e38645d1e0f017d7", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32F16"},
 	Native: func(t gpu.Thread, a []any) { cvtF32F16(t, a[0].([]gpu.Half), a[1].([]float32)) },
 })}
 
-// kernCvtF32F16Launcher is the typed launcher of cvtF32F16.
-type kernCvtF32F16Launcher struct{ k *kern.Kernel }
+type kernCvtF32F16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtF32F16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtF32F16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtF32F16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtF32F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtF32BF16Kernel launches the kernel cvtF32BF16 (kernels_convert.go:44).
-var cvtF32BF16Kernel = kernCvtF32BF16Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtF32BF16Kernel = kernCvtF32BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtF32BF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF32BF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "42c207412ce23aec", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32BF16"},
 	Native: func(t gpu.Thread, a []any) { cvtF32BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32)) },
 })}
 
-// kernCvtF32BF16Launcher is the typed launcher of cvtF32BF16.
-type kernCvtF32BF16Launcher struct{ k *kern.Kernel }
+type kernCvtF32BF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtF32BF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtF32BF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtF32BF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtF32BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtF32I32Kernel launches the kernel cvtF32I32 (kernels_convert.go:47).
-var cvtF32I32Kernel = kernCvtF32I32Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtF32I32Kernel = kernCvtF32I32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtF32I32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF32I32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "8b7833a31c6a8332", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32I32"},
 	Native: func(t gpu.Thread, a []any) { cvtF32I32(t, a[0].([]int32), a[1].([]float32)) },
 })}
 
-// kernCvtF32I32Launcher is the typed launcher of cvtF32I32.
-type kernCvtF32I32Launcher struct{ k *kern.Kernel }
+type kernCvtF32I32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtF32I32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtF32I32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtF32I32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtF32I32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtF32I64Kernel launches the kernel cvtF32I64 (kernels_convert.go:50).
-var cvtF32I64Kernel = kernCvtF32I64Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtF32I64Kernel = kernCvtF32I64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtF32I64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF32I64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "0508ad70eb97ee9d", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32I64"},
 	Native: func(t gpu.Thread, a []any) { cvtF32I64(t, a[0].([]int64), a[1].([]float32)) },
 })}
 
-// kernCvtF32I64Launcher is the typed launcher of cvtF32I64.
-type kernCvtF32I64Launcher struct{ k *kern.Kernel }
+type kernCvtF32I64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtF32I64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtF32I64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtF32I64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtF32I64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtF32BoolKernel launches the kernel cvtF32Bool (kernels_convert.go:53).
-var cvtF32BoolKernel = kernCvtF32BoolLauncher{kern.NewKernel(kern.KernelSpec{
+var cvtF32BoolKernel = kernCvtF32BoolLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtF32Bool", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF32Bool", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "74af66c6e8ed69aa", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32Bool"},
 	Native: func(t gpu.Thread, a []any) { cvtF32Bool(t, a[0].([]bool), a[1].([]float32)) },
 })}
 
-// kernCvtF32BoolLauncher is the typed launcher of cvtF32Bool.
-type kernCvtF32BoolLauncher struct{ k *kern.Kernel }
+type kernCvtF32BoolLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtF32BoolLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtF32Bool on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtF32Bool on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtF32BoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtF16F32Kernel launches the kernel cvtF16F32 (kernels_convert.go:56).
-var cvtF16F32Kernel = kernCvtF16F32Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtF16F32Kernel = kernCvtF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtF16F32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF16F32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "71cbb8fb17bb9279", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF16F32"},
 	Native: func(t gpu.Thread, a []any) { cvtF16F32(t, a[0].([]float32), a[1].([]gpu.Half)) },
 })}
 
-// kernCvtF16F32Launcher is the typed launcher of cvtF16F32.
-type kernCvtF16F32Launcher struct{ k *kern.Kernel }
+type kernCvtF16F32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtF16F32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtF16F32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtF16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.Half]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtBF16F32Kernel launches the kernel cvtBF16F32 (kernels_convert.go:59).
-var cvtBF16F32Kernel = kernCvtBF16F32Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtBF16F32Kernel = kernCvtBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtBF16F32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtBF16F32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "8f754b0cc6cbb890", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtBF16F32"},
 	Native: func(t gpu.Thread, a []any) { cvtBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16)) },
 })}
 
-// kernCvtBF16F32Launcher is the typed launcher of cvtBF16F32.
-type kernCvtBF16F32Launcher struct{ k *kern.Kernel }
+type kernCvtBF16F32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtBF16F32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtBF16F32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtBF16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.BFloat16]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtI32F32Kernel launches the kernel cvtI32F32 (kernels_convert.go:62).
-var cvtI32F32Kernel = kernCvtI32F32Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtI32F32Kernel = kernCvtI32F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtI32F32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtI32F32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "84abcabfb94e53c4", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtI32F32"},
 	Native: func(t gpu.Thread, a []any) { cvtI32F32(t, a[0].([]float32), a[1].([]int32)) },
 })}
 
-// kernCvtI32F32Launcher is the typed launcher of cvtI32F32.
-type kernCvtI32F32Launcher struct{ k *kern.Kernel }
+type kernCvtI32F32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtI32F32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtI32F32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtI32F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtI32F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[int32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtI64F32Kernel launches the kernel cvtI64F32 (kernels_convert.go:65).
-var cvtI64F32Kernel = kernCvtI64F32Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtI64F32Kernel = kernCvtI64F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtI64F32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtI64F32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "5dba94b23b6e3a30", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtI64F32"},
 	Native: func(t gpu.Thread, a []any) { cvtI64F32(t, a[0].([]float32), a[1].([]int64)) },
 })}
 
-// kernCvtI64F32Launcher is the typed launcher of cvtI64F32.
-type kernCvtI64F32Launcher struct{ k *kern.Kernel }
+type kernCvtI64F32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtI64F32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtI64F32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtI64F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtI64F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[int64]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtBoolF32Kernel launches the kernel cvtBoolF32 (kernels_convert.go:68).
-var cvtBoolF32Kernel = kernCvtBoolF32Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtBoolF32Kernel = kernCvtBoolF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtBoolF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtBoolF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
+	SourceHash: "5299919d09cef872", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtBoolF32"},
 	Native: func(t gpu.Thread, a []any) { cvtBoolF32(t, a[0].([]float32), a[1].([]bool)) },
 })}
 
-// kernCvtBoolF32Launcher is the typed launcher of cvtBoolF32.
-type kernCvtBoolF32Launcher struct{ k *kern.Kernel }
+type kernCvtBoolF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtBoolF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtBoolF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtBoolF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtBoolF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[bool]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtI32I64Kernel launches the kernel cvtI32I64 (kernels_convert.go:71).
-var cvtI32I64Kernel = kernCvtI32I64Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtI32I64Kernel = kernCvtI32I64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtI32I64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtI32I64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:73:19",
 	},
+	SourceHash: "ab6838d1e5d2f42c", Source: []string{"kernels_convert.go:cvtI32I64"},
 	Native: func(t gpu.Thread, a []any) { cvtI32I64(t, a[0].([]int64), a[1].([]int32)) },
 })}
 
-// kernCvtI32I64Launcher is the typed launcher of cvtI32I64.
-type kernCvtI32I64Launcher struct{ k *kern.Kernel }
+type kernCvtI32I64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtI32I64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtI32I64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtI32I64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtI32I64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[int32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtI64I32Kernel launches the kernel cvtI64I32 (kernels_convert.go:78).
-var cvtI64I32Kernel = kernCvtI64I32Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtI64I32Kernel = kernCvtI64I32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtI64I32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtI64I32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:80:19",
 	},
+	SourceHash: "42602bcf39b31c36", Source: []string{"kernels_convert.go:cvtI64I32"},
 	Native: func(t gpu.Thread, a []any) { cvtI64I32(t, a[0].([]int32), a[1].([]int64)) },
 })}
 
-// kernCvtI64I32Launcher is the typed launcher of cvtI64I32.
-type kernCvtI64I32Launcher struct{ k *kern.Kernel }
+type kernCvtI64I32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtI64I32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtI64I32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtI64I32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtI64I32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[int64]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtBoolI32Kernel launches the kernel cvtBoolI32 (kernels_convert.go:85).
-var cvtBoolI32Kernel = kernCvtBoolI32Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtBoolI32Kernel = kernCvtBoolI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtBoolI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtBoolI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:88:7",
 	},
+	SourceHash: "01b8644a15f5c0e5", Source: []string{"kernels_convert.go:cvtBoolI32"},
 	Native: func(t gpu.Thread, a []any) { cvtBoolI32(t, a[0].([]int32), a[1].([]bool)) },
 })}
 
-// kernCvtBoolI32Launcher is the typed launcher of cvtBoolI32.
-type kernCvtBoolI32Launcher struct{ k *kern.Kernel }
+type kernCvtBoolI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtBoolI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtBoolI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtBoolI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtBoolI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[bool]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtBoolI64Kernel launches the kernel cvtBoolI64 (kernels_convert.go:95).
-var cvtBoolI64Kernel = kernCvtBoolI64Launcher{kern.NewKernel(kern.KernelSpec{
+var cvtBoolI64Kernel = kernCvtBoolI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtBoolI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtBoolI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:98:7",
 	},
+	SourceHash: "d8252b21dd520717", Source: []string{"kernels_convert.go:cvtBoolI64"},
 	Native: func(t gpu.Thread, a []any) { cvtBoolI64(t, a[0].([]int64), a[1].([]bool)) },
 })}
 
-// kernCvtBoolI64Launcher is the typed launcher of cvtBoolI64.
-type kernCvtBoolI64Launcher struct{ k *kern.Kernel }
+type kernCvtBoolI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtBoolI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtBoolI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtBoolI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtBoolI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[bool]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtI32BoolKernel launches the kernel cvtI32Bool (kernels_convert.go:105).
-var cvtI32BoolKernel = kernCvtI32BoolLauncher{kern.NewKernel(kern.KernelSpec{
+var cvtI32BoolKernel = kernCvtI32BoolLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtI32Bool", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtI32Bool", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:107:13",
 	},
+	SourceHash: "11294d0bec58da34", Source: []string{"kernels_convert.go:cvtI32Bool"},
 	Native: func(t gpu.Thread, a []any) { cvtI32Bool(t, a[0].([]bool), a[1].([]int32)) },
 })}
 
-// kernCvtI32BoolLauncher is the typed launcher of cvtI32Bool.
-type kernCvtI32BoolLauncher struct{ k *kern.Kernel }
+type kernCvtI32BoolLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtI32BoolLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtI32Bool on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtI32Bool on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtI32BoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[int32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // cvtI64BoolKernel launches the kernel cvtI64Bool (kernels_convert.go:112).
-var cvtI64BoolKernel = kernCvtI64BoolLauncher{kern.NewKernel(kern.KernelSpec{
+var cvtI64BoolKernel = kernCvtI64BoolLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtI64Bool", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtI64Bool", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_convert.go:114:13",
 	},
+	SourceHash: "72fa7b35f14890a5", Source: []string{"kernels_convert.go:cvtI64Bool"},
 	Native: func(t gpu.Thread, a []any) { cvtI64Bool(t, a[0].([]bool), a[1].([]int64)) },
 })}
 
-// kernCvtI64BoolLauncher is the typed launcher of cvtI64Bool.
-type kernCvtI64BoolLauncher struct{ k *kern.Kernel }
+type kernCvtI64BoolLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCvtI64BoolLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs cvtI64Bool on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs cvtI64Bool on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCvtI64BoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[int64]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // unaryF32Kernel launches the kernel unaryF32 (kernels_float.go:234).
-var unaryF32Kernel = kernUnaryF32Launcher{kern.NewKernel(kern.KernelSpec{
+var unaryF32Kernel = kernUnaryF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "unaryF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "unaryF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_float.go:229:39",
 	},
+	SourceHash: "93d41b08dd062fe4", Source: []string{"kernels_float.go:roundEven", "kernels_float.go:unary", "kernels_float.go:unaryF", "kernels_float.go:unaryF32"},
 	Native: func(t gpu.Thread, a []any) { unaryF32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 
-// kernUnaryF32Launcher is the typed launcher of unaryF32.
-type kernUnaryF32Launcher struct{ k *kern.Kernel }
+type kernUnaryF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernUnaryF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs unaryF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs unaryF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernUnaryF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
 }
 
 // unaryF16Kernel launches the kernel unaryF16 (kernels_float.go:237).
-var unaryF16Kernel = kernUnaryF16Launcher{kern.NewKernel(kern.KernelSpec{
+var unaryF16Kernel = kernUnaryF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "unaryF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "unaryF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_float.go:229:39",
 	},
+	SourceHash: "0a8a7c1af8dcf1c7", Source: []string{"kernels_float.go:roundEven", "kernels_float.go:unary", "kernels_float.go:unaryF", "kernels_float.go:unaryF16"},
 	Native: func(t gpu.Thread, a []any) { unaryF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
 })}
 
-// kernUnaryF16Launcher is the typed launcher of unaryF16.
-type kernUnaryF16Launcher struct{ k *kern.Kernel }
+type kernUnaryF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernUnaryF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs unaryF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs unaryF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernUnaryF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
 }
 
 // unaryBF16Kernel launches the kernel unaryBF16 (kernels_float.go:240).
-var unaryBF16Kernel = kernUnaryBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var unaryBF16Kernel = kernUnaryBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "unaryBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "unaryBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_float.go:229:39",
 	},
+	SourceHash: "023916f4d0c4720a", Source: []string{"kernels_float.go:roundEven", "kernels_float.go:unary", "kernels_float.go:unaryBF16", "kernels_float.go:unaryF"},
 	Native: func(t gpu.Thread, a []any) { unaryBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int)) },
 })}
 
-// kernUnaryBF16Launcher is the typed launcher of unaryBF16.
-type kernUnaryBF16Launcher struct{ k *kern.Kernel }
+type kernUnaryBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernUnaryBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs unaryBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs unaryBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernUnaryBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
 }
 
 // isPredF32Kernel launches the kernel isPredF32 (kernels_float.go:255).
-var isPredF32Kernel = kernIsPredF32Launcher{kern.NewKernel(kern.KernelSpec{
+var isPredF32Kernel = kernIsPredF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "isPredF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "isPredF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_float.go:245:16",
 	},
+	SourceHash: "01932c057eb5cd95", Source: []string{"kernels_float.go:isPred", "kernels_float.go:isPredF32"},
 	Native: func(t gpu.Thread, a []any) { isPredF32(t, a[0].([]bool), a[1].([]float32), a[2].(int)) },
 })}
 
-// kernIsPredF32Launcher is the typed launcher of isPredF32.
-type kernIsPredF32Launcher struct{ k *kern.Kernel }
+type kernIsPredF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernIsPredF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs isPredF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs isPredF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernIsPredF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[float32], op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
 }
 
 // isPredF16Kernel launches the kernel isPredF16 (kernels_float.go:258).
-var isPredF16Kernel = kernIsPredF16Launcher{kern.NewKernel(kern.KernelSpec{
+var isPredF16Kernel = kernIsPredF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "isPredF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "isPredF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_float.go:245:16",
 	},
+	SourceHash: "2909b2a13fd06f64", Source: []string{"kernels_float.go:isPred", "kernels_float.go:isPredF16"},
 	Native: func(t gpu.Thread, a []any) { isPredF16(t, a[0].([]bool), a[1].([]gpu.Half), a[2].(int)) },
 })}
 
-// kernIsPredF16Launcher is the typed launcher of isPredF16.
-type kernIsPredF16Launcher struct{ k *kern.Kernel }
+type kernIsPredF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernIsPredF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs isPredF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs isPredF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernIsPredF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[gpu.Half], op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
 }
 
 // isPredBF16Kernel launches the kernel isPredBF16 (kernels_float.go:261).
-var isPredBF16Kernel = kernIsPredBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var isPredBF16Kernel = kernIsPredBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "isPredBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "isPredBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_float.go:245:16",
 	},
+	SourceHash: "4045bafa8a61dbab", Source: []string{"kernels_float.go:isPred", "kernels_float.go:isPredBF16"},
 	Native: func(t gpu.Thread, a []any) { isPredBF16(t, a[0].([]bool), a[1].([]gpu.BFloat16), a[2].(int)) },
 })}
 
-// kernIsPredBF16Launcher is the typed launcher of isPredBF16.
-type kernIsPredBF16Launcher struct{ k *kern.Kernel }
+type kernIsPredBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernIsPredBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs isPredBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs isPredBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernIsPredBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[gpu.BFloat16], op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
 }
 
 // binaryF32Kernel launches the kernel binaryF32 (kernels_float.go:270).
-var binaryF32Kernel = kernBinaryF32Launcher{kern.NewKernel(kern.KernelSpec{
+var binaryF32Kernel = kernBinaryF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "binaryF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "binaryF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -649,34 +567,30 @@ var binaryF32Kernel = kernBinaryF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:265:40",
 		"kernels_float.go:265:57",
 	},
+	SourceHash: "6fd647a673080d5d", Source: []string{"kernels_float.go:binary", "kernels_float.go:binaryF", "kernels_float.go:binaryF32", "kernels_float.go:powF"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernBinaryF32Launcher is the typed launcher of binaryF32.
-type kernBinaryF32Launcher struct{ k *kern.Kernel }
+type kernBinaryF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernBinaryF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs binaryF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs binaryF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernBinaryF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], a *kern.Buffer[float32], b *kern.Buffer[float32], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // binaryF16Kernel launches the kernel binaryF16 (kernels_float.go:275).
-var binaryF16Kernel = kernBinaryF16Launcher{kern.NewKernel(kern.KernelSpec{
+var binaryF16Kernel = kernBinaryF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "binaryF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "binaryF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -684,34 +598,30 @@ var binaryF16Kernel = kernBinaryF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:265:40",
 		"kernels_float.go:265:57",
 	},
+	SourceHash: "d51737f190b7ac59", Source: []string{"kernels_float.go:binary", "kernels_float.go:binaryF", "kernels_float.go:binaryF16", "kernels_float.go:powF"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernBinaryF16Launcher is the typed launcher of binaryF16.
-type kernBinaryF16Launcher struct{ k *kern.Kernel }
+type kernBinaryF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernBinaryF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs binaryF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs binaryF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernBinaryF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], a *kern.Buffer[gpu.Half], b *kern.Buffer[gpu.Half], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // binaryBF16Kernel launches the kernel binaryBF16 (kernels_float.go:280).
-var binaryBF16Kernel = kernBinaryBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var binaryBF16Kernel = kernBinaryBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "binaryBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "binaryBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -719,34 +629,30 @@ var binaryBF16Kernel = kernBinaryBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:265:40",
 		"kernels_float.go:265:57",
 	},
+	SourceHash: "7957ccd00e4f3e7f", Source: []string{"kernels_float.go:binary", "kernels_float.go:binaryBF16", "kernels_float.go:binaryF", "kernels_float.go:powF"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernBinaryBF16Launcher is the typed launcher of binaryBF16.
-type kernBinaryBF16Launcher struct{ k *kern.Kernel }
+type kernBinaryBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernBinaryBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs binaryBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs binaryBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernBinaryBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], a *kern.Buffer[gpu.BFloat16], b *kern.Buffer[gpu.BFloat16], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // compareF32Kernel launches the kernel compareF32 (kernels_float.go:291).
-var compareF32Kernel = kernCompareF32Launcher{kern.NewKernel(kern.KernelSpec{
+var compareF32Kernel = kernCompareF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "compareF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "compareF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -754,34 +660,30 @@ var compareF32Kernel = kernCompareF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:286:33",
 		"kernels_float.go:286:50",
 	},
+	SourceHash: "4ca836c2c35e2003", Source: []string{"kernels_float.go:compare", "kernels_float.go:compareF", "kernels_float.go:compareF32"},
 	Native: func(t gpu.Thread, a []any) {
 		compareF32(t, a[0].([]bool), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernCompareF32Launcher is the typed launcher of compareF32.
-type kernCompareF32Launcher struct{ k *kern.Kernel }
+type kernCompareF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCompareF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs compareF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs compareF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCompareF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], a *kern.Buffer[float32], b *kern.Buffer[float32], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // compareF16Kernel launches the kernel compareF16 (kernels_float.go:296).
-var compareF16Kernel = kernCompareF16Launcher{kern.NewKernel(kern.KernelSpec{
+var compareF16Kernel = kernCompareF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "compareF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "compareF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -789,34 +691,30 @@ var compareF16Kernel = kernCompareF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:286:33",
 		"kernels_float.go:286:50",
 	},
+	SourceHash: "34f0a9462ae474b8", Source: []string{"kernels_float.go:compare", "kernels_float.go:compareF", "kernels_float.go:compareF16"},
 	Native: func(t gpu.Thread, a []any) {
 		compareF16(t, a[0].([]bool), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernCompareF16Launcher is the typed launcher of compareF16.
-type kernCompareF16Launcher struct{ k *kern.Kernel }
+type kernCompareF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCompareF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs compareF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs compareF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCompareF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], a *kern.Buffer[gpu.Half], b *kern.Buffer[gpu.Half], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // compareBF16Kernel launches the kernel compareBF16 (kernels_float.go:301).
-var compareBF16Kernel = kernCompareBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var compareBF16Kernel = kernCompareBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "compareBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "compareBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -824,126 +722,110 @@ var compareBF16Kernel = kernCompareBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:286:33",
 		"kernels_float.go:286:50",
 	},
+	SourceHash: "5703eec30ab43a2c", Source: []string{"kernels_float.go:compare", "kernels_float.go:compareBF16", "kernels_float.go:compareF"},
 	Native: func(t gpu.Thread, a []any) {
 		compareBF16(t, a[0].([]bool), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernCompareBF16Launcher is the typed launcher of compareBF16.
-type kernCompareBF16Launcher struct{ k *kern.Kernel }
+type kernCompareBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCompareBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs compareBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs compareBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCompareBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], a *kern.Buffer[gpu.BFloat16], b *kern.Buffer[gpu.BFloat16], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // reduceF32Kernel launches the kernel reduceF32 (kernels_float.go:336).
-var reduceF32Kernel = kernReduceF32Launcher{kern.NewKernel(kern.KernelSpec{
+var reduceF32Kernel = kernReduceF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "reduceF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "reduceF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_float.go:320:16",
 	},
+	SourceHash: "5f69fee1b59dde26", Source: []string{"kernels_float.go:binaryF", "kernels_float.go:powF", "kernels_float.go:reduce", "kernels_float.go:reduceF32"},
 	Native: func(t gpu.Thread, a []any) { reduceF32(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int)) },
 })}
 
-// kernReduceF32Launcher is the typed launcher of reduceF32.
-type kernReduceF32Launcher struct{ k *kern.Kernel }
+type kernReduceF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernReduceF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs reduceF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs reduceF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernReduceF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], cols int, op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
 }
 
 // reduceF16Kernel launches the kernel reduceF16 (kernels_float.go:339).
-var reduceF16Kernel = kernReduceF16Launcher{kern.NewKernel(kern.KernelSpec{
+var reduceF16Kernel = kernReduceF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "reduceF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "reduceF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_float.go:320:16",
 	},
+	SourceHash: "c487f1dd76acd4b5", Source: []string{"kernels_float.go:binaryF", "kernels_float.go:powF", "kernels_float.go:reduce", "kernels_float.go:reduceF16"},
 	Native: func(t gpu.Thread, a []any) {
 		reduceF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int), a[3].(int))
 	},
 })}
 
-// kernReduceF16Launcher is the typed launcher of reduceF16.
-type kernReduceF16Launcher struct{ k *kern.Kernel }
+type kernReduceF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernReduceF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs reduceF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs reduceF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernReduceF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], cols int, op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
 }
 
 // reduceBF16Kernel launches the kernel reduceBF16 (kernels_float.go:342).
-var reduceBF16Kernel = kernReduceBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var reduceBF16Kernel = kernReduceBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "reduceBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "reduceBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_float.go:320:16",
 	},
+	SourceHash: "db7c618c1b616a1e", Source: []string{"kernels_float.go:binaryF", "kernels_float.go:powF", "kernels_float.go:reduce", "kernels_float.go:reduceBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		reduceBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int))
 	},
 })}
 
-// kernReduceBF16Launcher is the typed launcher of reduceBF16.
-type kernReduceBF16Launcher struct{ k *kern.Kernel }
+type kernReduceBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernReduceBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs reduceBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs reduceBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernReduceBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], cols int, op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
 }
 
 // argRowsF32Kernel launches the kernel argRowsF32 (kernels_float.go:368).
-var argRowsF32Kernel = kernArgRowsF32Launcher{kern.NewKernel(kern.KernelSpec{
+var argRowsF32Kernel = kernArgRowsF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "argRowsF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "argRowsF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "isMin", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "isMin", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -951,30 +833,26 @@ var argRowsF32Kernel = kernArgRowsF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:353:18",
 		"kernels_float.go:356:16",
 	},
+	SourceHash: "a3854b61deeb62d9", Source: []string{"kernels_float.go:argRows", "kernels_float.go:argRowsF32"},
 	Native: func(t gpu.Thread, a []any) { argRowsF32(t, a[0].([]int32), a[1].([]float32), a[2].(int), a[3].(int)) },
 })}
 
-// kernArgRowsF32Launcher is the typed launcher of argRowsF32.
-type kernArgRowsF32Launcher struct{ k *kern.Kernel }
+type kernArgRowsF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernArgRowsF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs argRowsF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs argRowsF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernArgRowsF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[float32], cols int, isMin int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(isMin))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(isMin))
 }
 
 // argRowsF16Kernel launches the kernel argRowsF16 (kernels_float.go:373).
-var argRowsF16Kernel = kernArgRowsF16Launcher{kern.NewKernel(kern.KernelSpec{
+var argRowsF16Kernel = kernArgRowsF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "argRowsF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "argRowsF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "isMin", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "isMin", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -982,30 +860,26 @@ var argRowsF16Kernel = kernArgRowsF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:353:18",
 		"kernels_float.go:356:16",
 	},
+	SourceHash: "1384804ebd12acf5", Source: []string{"kernels_float.go:argRows", "kernels_float.go:argRowsF16"},
 	Native: func(t gpu.Thread, a []any) { argRowsF16(t, a[0].([]int32), a[1].([]gpu.Half), a[2].(int), a[3].(int)) },
 })}
 
-// kernArgRowsF16Launcher is the typed launcher of argRowsF16.
-type kernArgRowsF16Launcher struct{ k *kern.Kernel }
+type kernArgRowsF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernArgRowsF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs argRowsF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs argRowsF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernArgRowsF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[gpu.Half], cols int, isMin int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(isMin))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(isMin))
 }
 
 // argRowsBF16Kernel launches the kernel argRowsBF16 (kernels_float.go:378).
-var argRowsBF16Kernel = kernArgRowsBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var argRowsBF16Kernel = kernArgRowsBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "argRowsBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "argRowsBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "isMin", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "isMin", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1013,34 +887,30 @@ var argRowsBF16Kernel = kernArgRowsBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:353:18",
 		"kernels_float.go:356:16",
 	},
+	SourceHash: "a94b873179fc9327", Source: []string{"kernels_float.go:argRows", "kernels_float.go:argRowsBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		argRowsBF16(t, a[0].([]int32), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int))
 	},
 })}
 
-// kernArgRowsBF16Launcher is the typed launcher of argRowsBF16.
-type kernArgRowsBF16Launcher struct{ k *kern.Kernel }
+type kernArgRowsBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernArgRowsBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs argRowsBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs argRowsBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernArgRowsBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[gpu.BFloat16], cols int, isMin int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(isMin))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(isMin))
 }
 
 // matmulF32Kernel launches the kernel matmulF32 (kernels_float.go:396).
-var matmulF32Kernel = kernMatmulF32Launcher{kern.NewKernel(kern.KernelSpec{
+var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1052,34 +922,30 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:390:18",
 		"kernels_float.go:390:44",
 	},
+	SourceHash: "fb6c833640263f44", Source: []string{"kernels_float.go:matmul", "kernels_float.go:matmulF32"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernMatmulF32Launcher is the typed launcher of matmulF32.
-type kernMatmulF32Launcher struct{ k *kern.Kernel }
+type kernMatmulF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernMatmulF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs matmulF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs matmulF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernMatmulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], a *kern.Buffer[float32], b *kern.Buffer[float32], m int, k int, n int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
 }
 
 // matmulF16Kernel launches the kernel matmulF16 (kernels_float.go:399).
-var matmulF16Kernel = kernMatmulF16Launcher{kern.NewKernel(kern.KernelSpec{
+var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1091,34 +957,30 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:390:18",
 		"kernels_float.go:390:44",
 	},
+	SourceHash: "294770665ee44562", Source: []string{"kernels_float.go:matmul", "kernels_float.go:matmulF16"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernMatmulF16Launcher is the typed launcher of matmulF16.
-type kernMatmulF16Launcher struct{ k *kern.Kernel }
+type kernMatmulF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernMatmulF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs matmulF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs matmulF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernMatmulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], a *kern.Buffer[gpu.Half], b *kern.Buffer[gpu.Half], m int, k int, n int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
 }
 
 // matmulBF16Kernel launches the kernel matmulBF16 (kernels_float.go:404).
-var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1130,31 +992,27 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_float.go:390:18",
 		"kernels_float.go:390:44",
 	},
+	SourceHash: "7118664dc1182590", Source: []string{"kernels_float.go:matmul", "kernels_float.go:matmulBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernMatmulBF16Launcher is the typed launcher of matmulBF16.
-type kernMatmulBF16Launcher struct{ k *kern.Kernel }
+type kernMatmulBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernMatmulBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs matmulBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs matmulBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernMatmulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], a *kern.Buffer[gpu.BFloat16], b *kern.Buffer[gpu.BFloat16], m int, k int, n int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
 }
 
 // iotaF32Kernel launches the kernel iotaF32 (kernels_float.go:415).
-var iotaF32Kernel = kernIotaF32Launcher{kern.NewKernel(kern.KernelSpec{
+var iotaF32Kernel = kernIotaF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "iotaF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "iotaF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1162,29 +1020,25 @@ var iotaF32Kernel = kernIotaF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"panic at kernels_float.go:410:31: integer divide by zero",
 		"panic at kernels_float.go:410:41: integer divide by zero",
 	},
+	SourceHash: "3f3795678e327205", Source: []string{"kernels_float.go:iotaF32", "kernels_float.go:iotaFill"},
 	Native: func(t gpu.Thread, a []any) { iotaF32(t, a[0].([]float32), a[1].(int), a[2].(int)) },
 })}
 
-// kernIotaF32Launcher is the typed launcher of iotaF32.
-type kernIotaF32Launcher struct{ k *kern.Kernel }
+type kernIotaF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernIotaF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs iotaF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs iotaF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernIotaF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], dim int, stride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
 }
 
 // iotaF16Kernel launches the kernel iotaF16 (kernels_float.go:418).
-var iotaF16Kernel = kernIotaF16Launcher{kern.NewKernel(kern.KernelSpec{
+var iotaF16Kernel = kernIotaF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "iotaF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "iotaF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1192,29 +1046,25 @@ var iotaF16Kernel = kernIotaF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"panic at kernels_float.go:410:31: integer divide by zero",
 		"panic at kernels_float.go:410:41: integer divide by zero",
 	},
+	SourceHash: "957ac904872c0e59", Source: []string{"kernels_float.go:iotaF16", "kernels_float.go:iotaFill"},
 	Native: func(t gpu.Thread, a []any) { iotaF16(t, a[0].([]gpu.Half), a[1].(int), a[2].(int)) },
 })}
 
-// kernIotaF16Launcher is the typed launcher of iotaF16.
-type kernIotaF16Launcher struct{ k *kern.Kernel }
+type kernIotaF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernIotaF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs iotaF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs iotaF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernIotaF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], dim int, stride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
 }
 
 // iotaBF16Kernel launches the kernel iotaBF16 (kernels_float.go:421).
-var iotaBF16Kernel = kernIotaBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var iotaBF16Kernel = kernIotaBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "iotaBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "iotaBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1222,90 +1072,78 @@ var iotaBF16Kernel = kernIotaBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"panic at kernels_float.go:410:31: integer divide by zero",
 		"panic at kernels_float.go:410:41: integer divide by zero",
 	},
+	SourceHash: "c72e12e0c1f1d44c", Source: []string{"kernels_float.go:iotaBF16", "kernels_float.go:iotaFill"},
 	Native: func(t gpu.Thread, a []any) { iotaBF16(t, a[0].([]gpu.BFloat16), a[1].(int), a[2].(int)) },
 })}
 
-// kernIotaBF16Launcher is the typed launcher of iotaBF16.
-type kernIotaBF16Launcher struct{ k *kern.Kernel }
+type kernIotaBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernIotaBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs iotaBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs iotaBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernIotaBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], dim int, stride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
 }
 
 // unaryI32Kernel launches the kernel unaryI32 (kernels_int.go:119).
-var unaryI32Kernel = kernUnaryI32Launcher{kern.NewKernel(kern.KernelSpec{
+var unaryI32Kernel = kernUnaryI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "unaryI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "unaryI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_int.go:114:41",
 	},
+	SourceHash: "54fcd4164fde910b", Source: []string{"kernels_int.go:unaryI", "kernels_int.go:unaryI32", "kernels_int.go:unaryInt"},
 	Native: func(t gpu.Thread, a []any) { unaryI32(t, a[0].([]int32), a[1].([]int32), a[2].(int)) },
 })}
 
-// kernUnaryI32Launcher is the typed launcher of unaryI32.
-type kernUnaryI32Launcher struct{ k *kern.Kernel }
+type kernUnaryI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernUnaryI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs unaryI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs unaryI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernUnaryI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[int32], op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
 }
 
 // unaryI64Kernel launches the kernel unaryI64 (kernels_int.go:122).
-var unaryI64Kernel = kernUnaryI64Launcher{kern.NewKernel(kern.KernelSpec{
+var unaryI64Kernel = kernUnaryI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "unaryI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "unaryI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_int.go:114:41",
 	},
+	SourceHash: "a0c055c0cef5ed5f", Source: []string{"kernels_int.go:unaryI", "kernels_int.go:unaryI64", "kernels_int.go:unaryInt"},
 	Native: func(t gpu.Thread, a []any) { unaryI64(t, a[0].([]int64), a[1].([]int64), a[2].(int)) },
 })}
 
-// kernUnaryI64Launcher is the typed launcher of unaryI64.
-type kernUnaryI64Launcher struct{ k *kern.Kernel }
+type kernUnaryI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernUnaryI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs unaryI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs unaryI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernUnaryI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[int64], op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
 }
 
 // binaryI32Kernel launches the kernel binaryI32 (kernels_int.go:131).
-var binaryI32Kernel = kernBinaryI32Launcher{kern.NewKernel(kern.KernelSpec{
+var binaryI32Kernel = kernBinaryI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "binaryI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "binaryI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "b", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1315,34 +1153,30 @@ var binaryI32Kernel = kernBinaryI32Launcher{kern.NewKernel(kern.KernelSpec{
 		"panic at kernels_int.go:70:12: integer divide by zero",
 		"panic at kernels_int.go:85:12: integer divide by zero",
 	},
+	SourceHash: "ddc6718b1637271a", Source: []string{"kernels_int.go:binaryI", "kernels_int.go:binaryI32", "kernels_int.go:binaryInt"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryI32(t, a[0].([]int32), a[1].([]int32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernBinaryI32Launcher is the typed launcher of binaryI32.
-type kernBinaryI32Launcher struct{ k *kern.Kernel }
+type kernBinaryI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernBinaryI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs binaryI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs binaryI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernBinaryI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], a *kern.Buffer[int32], b *kern.Buffer[int32], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // binaryI64Kernel launches the kernel binaryI64 (kernels_int.go:136).
-var binaryI64Kernel = kernBinaryI64Launcher{kern.NewKernel(kern.KernelSpec{
+var binaryI64Kernel = kernBinaryI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "binaryI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "binaryI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "b", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1352,34 +1186,30 @@ var binaryI64Kernel = kernBinaryI64Launcher{kern.NewKernel(kern.KernelSpec{
 		"panic at kernels_int.go:70:12: integer divide by zero",
 		"panic at kernels_int.go:85:12: integer divide by zero",
 	},
+	SourceHash: "49a16bae30c66c2e", Source: []string{"kernels_int.go:binaryI", "kernels_int.go:binaryI64", "kernels_int.go:binaryInt"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryI64(t, a[0].([]int64), a[1].([]int64), a[2].([]int64), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernBinaryI64Launcher is the typed launcher of binaryI64.
-type kernBinaryI64Launcher struct{ k *kern.Kernel }
+type kernBinaryI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernBinaryI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs binaryI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs binaryI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernBinaryI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], a *kern.Buffer[int64], b *kern.Buffer[int64], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // compareI32Kernel launches the kernel compareI32 (kernels_int.go:147).
-var compareI32Kernel = kernCompareI32Launcher{kern.NewKernel(kern.KernelSpec{
+var compareI32Kernel = kernCompareI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "compareI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "compareI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "b", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1387,34 +1217,30 @@ var compareI32Kernel = kernCompareI32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_int.go:142:35",
 		"kernels_int.go:142:52",
 	},
+	SourceHash: "77723afb16b80843", Source: []string{"kernels_int.go:compareI", "kernels_int.go:compareI32", "kernels_int.go:compareInt"},
 	Native: func(t gpu.Thread, a []any) {
 		compareI32(t, a[0].([]bool), a[1].([]int32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernCompareI32Launcher is the typed launcher of compareI32.
-type kernCompareI32Launcher struct{ k *kern.Kernel }
+type kernCompareI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCompareI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs compareI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs compareI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCompareI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], a *kern.Buffer[int32], b *kern.Buffer[int32], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // compareI64Kernel launches the kernel compareI64 (kernels_int.go:152).
-var compareI64Kernel = kernCompareI64Launcher{kern.NewKernel(kern.KernelSpec{
+var compareI64Kernel = kernCompareI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "compareI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "compareI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "b", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1422,32 +1248,28 @@ var compareI64Kernel = kernCompareI64Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_int.go:142:35",
 		"kernels_int.go:142:52",
 	},
+	SourceHash: "7e6ea9093db16dff", Source: []string{"kernels_int.go:compareI", "kernels_int.go:compareI64", "kernels_int.go:compareInt"},
 	Native: func(t gpu.Thread, a []any) {
 		compareI64(t, a[0].([]bool), a[1].([]int64), a[2].([]int64), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernCompareI64Launcher is the typed launcher of compareI64.
-type kernCompareI64Launcher struct{ k *kern.Kernel }
+type kernCompareI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCompareI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs compareI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs compareI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCompareI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], a *kern.Buffer[int64], b *kern.Buffer[int64], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // reduceI32Kernel launches the kernel reduceI32 (kernels_int.go:179).
-var reduceI32Kernel = kernReduceI32Launcher{kern.NewKernel(kern.KernelSpec{
+var reduceI32Kernel = kernReduceI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "reduceI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "reduceI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1459,30 +1281,26 @@ var reduceI32Kernel = kernReduceI32Launcher{kern.NewKernel(kern.KernelSpec{
 		"panic at kernels_int.go:70:12: integer divide by zero",
 		"panic at kernels_int.go:85:12: integer divide by zero",
 	},
+	SourceHash: "ba88e2792f293d4a", Source: []string{"kernels_int.go:binaryInt", "kernels_int.go:reduceI", "kernels_int.go:reduceI32"},
 	Native: func(t gpu.Thread, a []any) { reduceI32(t, a[0].([]int32), a[1].([]int32), a[2].(int), a[3].(int)) },
 })}
 
-// kernReduceI32Launcher is the typed launcher of reduceI32.
-type kernReduceI32Launcher struct{ k *kern.Kernel }
+type kernReduceI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernReduceI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs reduceI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs reduceI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernReduceI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[int32], cols int, op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
 }
 
 // reduceI64Kernel launches the kernel reduceI64 (kernels_int.go:182).
-var reduceI64Kernel = kernReduceI64Launcher{kern.NewKernel(kern.KernelSpec{
+var reduceI64Kernel = kernReduceI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "reduceI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "reduceI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1494,29 +1312,25 @@ var reduceI64Kernel = kernReduceI64Launcher{kern.NewKernel(kern.KernelSpec{
 		"panic at kernels_int.go:70:12: integer divide by zero",
 		"panic at kernels_int.go:85:12: integer divide by zero",
 	},
+	SourceHash: "05fcf08d4ddd5b6e", Source: []string{"kernels_int.go:binaryInt", "kernels_int.go:reduceI", "kernels_int.go:reduceI64"},
 	Native: func(t gpu.Thread, a []any) { reduceI64(t, a[0].([]int64), a[1].([]int64), a[2].(int), a[3].(int)) },
 })}
 
-// kernReduceI64Launcher is the typed launcher of reduceI64.
-type kernReduceI64Launcher struct{ k *kern.Kernel }
+type kernReduceI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernReduceI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs reduceI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs reduceI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernReduceI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[int64], cols int, op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
 }
 
 // iotaI32Kernel launches the kernel iotaI32 (kernels_int.go:191).
-var iotaI32Kernel = kernIotaI32Launcher{kern.NewKernel(kern.KernelSpec{
+var iotaI32Kernel = kernIotaI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "iotaI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "iotaI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1524,29 +1338,25 @@ var iotaI32Kernel = kernIotaI32Launcher{kern.NewKernel(kern.KernelSpec{
 		"panic at kernels_int.go:186:29: integer divide by zero",
 		"panic at kernels_int.go:186:39: integer divide by zero",
 	},
+	SourceHash: "0da08aeafedae142", Source: []string{"kernels_int.go:iotaI", "kernels_int.go:iotaI32"},
 	Native: func(t gpu.Thread, a []any) { iotaI32(t, a[0].([]int32), a[1].(int), a[2].(int)) },
 })}
 
-// kernIotaI32Launcher is the typed launcher of iotaI32.
-type kernIotaI32Launcher struct{ k *kern.Kernel }
+type kernIotaI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernIotaI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs iotaI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs iotaI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernIotaI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], dim int, stride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
 }
 
 // iotaI64Kernel launches the kernel iotaI64 (kernels_int.go:194).
-var iotaI64Kernel = kernIotaI64Launcher{kern.NewKernel(kern.KernelSpec{
+var iotaI64Kernel = kernIotaI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "iotaI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "iotaI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1554,32 +1364,28 @@ var iotaI64Kernel = kernIotaI64Launcher{kern.NewKernel(kern.KernelSpec{
 		"panic at kernels_int.go:186:29: integer divide by zero",
 		"panic at kernels_int.go:186:39: integer divide by zero",
 	},
+	SourceHash: "e395b28d23a8be55", Source: []string{"kernels_int.go:iotaI", "kernels_int.go:iotaI64"},
 	Native: func(t gpu.Thread, a []any) { iotaI64(t, a[0].([]int64), a[1].(int), a[2].(int)) },
 })}
 
-// kernIotaI64Launcher is the typed launcher of iotaI64.
-type kernIotaI64Launcher struct{ k *kern.Kernel }
+type kernIotaI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernIotaI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs iotaI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs iotaI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernIotaI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], dim int, stride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
 }
 
 // logicalKernel launches the kernel logical (kernels_int.go:197).
-var logicalKernel = kernLogicalLauncher{kern.NewKernel(kern.KernelSpec{
+var logicalKernel = kernLogicalLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "logical", Pkg: "github.com/gokern/kern/gomlx", Entry: "logical", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "a", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "a", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "b", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1587,60 +1393,52 @@ var logicalKernel = kernLogicalLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels_int.go:199:12",
 		"kernels_int.go:199:21",
 	},
+	SourceHash: "f0fb559d751fb29a", Source: []string{"kernels_int.go:logical"},
 	Native: func(t gpu.Thread, a []any) {
 		logical(t, a[0].([]bool), a[1].([]bool), a[2].([]bool), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernLogicalLauncher is the typed launcher of logical.
-type kernLogicalLauncher struct{ k *kern.Kernel }
+type kernLogicalLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernLogicalLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs logical on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs logical on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernLogicalLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], a *kern.Buffer[bool], b *kern.Buffer[bool], op int, sa int, sb int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
 }
 
 // notBKernel launches the kernel notB (kernels_int.go:212).
-var notBKernel = kernNotBLauncher{kern.NewKernel(kern.KernelSpec{
+var notBKernel = kernNotBLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "notB", Pkg: "github.com/gokern/kern/gomlx", Entry: "notB", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_int.go:214:14",
 	},
+	SourceHash: "b6e2fc18406ac689", Source: []string{"kernels_int.go:notB"},
 	Native: func(t gpu.Thread, a []any) { notB(t, a[0].([]bool), a[1].([]bool)) },
 })}
 
-// kernNotBLauncher is the typed launcher of notB.
-type kernNotBLauncher struct{ k *kern.Kernel }
+type kernNotBLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernNotBLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs notB on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs notB on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernNotBLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[bool]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // reduceBKernel launches the kernel reduceB (kernels_int.go:219).
-var reduceBKernel = kernReduceBLauncher{kern.NewKernel(kern.KernelSpec{
+var reduceBKernel = kernReduceBLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "reduceB", Pkg: "github.com/gokern/kern/gomlx", Entry: "reduceB", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1648,33 +1446,29 @@ var reduceBKernel = kernReduceBLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels_int.go:224:10",
 		"kernels_int.go:226:9",
 	},
+	SourceHash: "f12459655ef87015", Source: []string{"kernels_int.go:reduceB"},
 	Native: func(t gpu.Thread, a []any) { reduceB(t, a[0].([]bool), a[1].([]bool), a[2].(int), a[3].(int)) },
 })}
 
-// kernReduceBLauncher is the typed launcher of reduceB.
-type kernReduceBLauncher struct{ k *kern.Kernel }
+type kernReduceBLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernReduceBLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs reduceB on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs reduceB on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernReduceBLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[bool], cols int, op int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
 }
 
 // copyF32Kernel launches the kernel copyF32 (kernels_move.go:43).
-var copyF32Kernel = kernCopyF32Launcher{kern.NewKernel(kern.KernelSpec{
+var copyF32Kernel = kernCopyF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "copyF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1687,35 +1481,31 @@ var copyF32Kernel = kernCopyF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:39:13",
 		"kernels_move.go:39:5",
 	},
+	SourceHash: "17855890edbaa6f6", Source: []string{"kernels_move.go:copyF32", "kernels_move.go:copyStrided"},
 	Native: func(t gpu.Thread, a []any) {
 		copyF32(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernCopyF32Launcher is the typed launcher of copyF32.
-type kernCopyF32Launcher struct{ k *kern.Kernel }
+type kernCopyF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCopyF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs copyF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs copyF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCopyF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
 }
 
 // copyF16Kernel launches the kernel copyF16 (kernels_move.go:48).
-var copyF16Kernel = kernCopyF16Launcher{kern.NewKernel(kern.KernelSpec{
+var copyF16Kernel = kernCopyF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "copyF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1728,35 +1518,31 @@ var copyF16Kernel = kernCopyF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:39:13",
 		"kernels_move.go:39:5",
 	},
+	SourceHash: "2ae38a37c4ae9a63", Source: []string{"kernels_move.go:copyF16", "kernels_move.go:copyStrided"},
 	Native: func(t gpu.Thread, a []any) {
 		copyF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernCopyF16Launcher is the typed launcher of copyF16.
-type kernCopyF16Launcher struct{ k *kern.Kernel }
+type kernCopyF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCopyF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs copyF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs copyF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCopyF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
 }
 
 // copyBF16Kernel launches the kernel copyBF16 (kernels_move.go:53).
-var copyBF16Kernel = kernCopyBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var copyBF16Kernel = kernCopyBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "copyBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1769,35 +1555,31 @@ var copyBF16Kernel = kernCopyBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:39:13",
 		"kernels_move.go:39:5",
 	},
+	SourceHash: "602beda369c3507e", Source: []string{"kernels_move.go:copyBF16", "kernels_move.go:copyStrided"},
 	Native: func(t gpu.Thread, a []any) {
 		copyBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernCopyBF16Launcher is the typed launcher of copyBF16.
-type kernCopyBF16Launcher struct{ k *kern.Kernel }
+type kernCopyBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCopyBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs copyBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs copyBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCopyBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
 }
 
 // copyI32Kernel launches the kernel copyI32 (kernels_move.go:58).
-var copyI32Kernel = kernCopyI32Launcher{kern.NewKernel(kern.KernelSpec{
+var copyI32Kernel = kernCopyI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "copyI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1810,35 +1592,31 @@ var copyI32Kernel = kernCopyI32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:39:13",
 		"kernels_move.go:39:5",
 	},
+	SourceHash: "edaf9059242dfe64", Source: []string{"kernels_move.go:copyI32", "kernels_move.go:copyStrided"},
 	Native: func(t gpu.Thread, a []any) {
 		copyI32(t, a[0].([]int32), a[1].([]int32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernCopyI32Launcher is the typed launcher of copyI32.
-type kernCopyI32Launcher struct{ k *kern.Kernel }
+type kernCopyI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCopyI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs copyI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs copyI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCopyI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
 }
 
 // copyI64Kernel launches the kernel copyI64 (kernels_move.go:63).
-var copyI64Kernel = kernCopyI64Launcher{kern.NewKernel(kern.KernelSpec{
+var copyI64Kernel = kernCopyI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "copyI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1851,35 +1629,31 @@ var copyI64Kernel = kernCopyI64Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:39:13",
 		"kernels_move.go:39:5",
 	},
+	SourceHash: "963d30eefbc3c955", Source: []string{"kernels_move.go:copyI64", "kernels_move.go:copyStrided"},
 	Native: func(t gpu.Thread, a []any) {
 		copyI64(t, a[0].([]int64), a[1].([]int64), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernCopyI64Launcher is the typed launcher of copyI64.
-type kernCopyI64Launcher struct{ k *kern.Kernel }
+type kernCopyI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCopyI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs copyI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs copyI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCopyI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[int64], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
 }
 
 // copyBoolKernel launches the kernel copyBool (kernels_move.go:68).
-var copyBoolKernel = kernCopyBoolLauncher{kern.NewKernel(kern.KernelSpec{
+var copyBoolKernel = kernCopyBoolLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "copyBool", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyBool", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -1892,203 +1666,175 @@ var copyBoolKernel = kernCopyBoolLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:39:13",
 		"kernels_move.go:39:5",
 	},
+	SourceHash: "84111f68d08c5b00", Source: []string{"kernels_move.go:copyBool", "kernels_move.go:copyStrided"},
 	Native: func(t gpu.Thread, a []any) {
 		copyBool(t, a[0].([]bool), a[1].([]bool), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernCopyBoolLauncher is the typed launcher of copyBool.
-type kernCopyBoolLauncher struct{ k *kern.Kernel }
+type kernCopyBoolLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCopyBoolLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs copyBool on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs copyBool on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCopyBoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[bool], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
 }
 
 // fillF32Kernel launches the kernel fillF32 (kernels_move.go:79).
-var fillF32Kernel = kernFillF32Launcher{kern.NewKernel(kern.KernelSpec{
+var fillF32Kernel = kernFillF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "fillF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "fillF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "v", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "v", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_move.go:74:13",
 	},
+	SourceHash: "2f9f9c628aef7b43", Source: []string{"kernels_move.go:fill", "kernels_move.go:fillF32"},
 	Native: func(t gpu.Thread, a []any) { fillF32(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
-// kernFillF32Launcher is the typed launcher of fillF32.
-type kernFillF32Launcher struct{ k *kern.Kernel }
+type kernFillF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernFillF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs fillF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs fillF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernFillF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], v *kern.Buffer[float32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
 }
 
 // fillF16Kernel launches the kernel fillF16 (kernels_move.go:82).
-var fillF16Kernel = kernFillF16Launcher{kern.NewKernel(kern.KernelSpec{
+var fillF16Kernel = kernFillF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "fillF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "fillF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_move.go:74:13",
 	},
+	SourceHash: "f16f9f623b386425", Source: []string{"kernels_move.go:fill", "kernels_move.go:fillF16"},
 	Native: func(t gpu.Thread, a []any) { fillF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half)) },
 })}
 
-// kernFillF16Launcher is the typed launcher of fillF16.
-type kernFillF16Launcher struct{ k *kern.Kernel }
+type kernFillF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernFillF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs fillF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs fillF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernFillF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], v *kern.Buffer[gpu.Half]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
 }
 
 // fillBF16Kernel launches the kernel fillBF16 (kernels_move.go:85).
-var fillBF16Kernel = kernFillBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var fillBF16Kernel = kernFillBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "fillBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "fillBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_move.go:74:13",
 	},
+	SourceHash: "6bae2fa5b0af3bc8", Source: []string{"kernels_move.go:fill", "kernels_move.go:fillBF16"},
 	Native: func(t gpu.Thread, a []any) { fillBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16)) },
 })}
 
-// kernFillBF16Launcher is the typed launcher of fillBF16.
-type kernFillBF16Launcher struct{ k *kern.Kernel }
+type kernFillBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernFillBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs fillBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs fillBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernFillBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], v *kern.Buffer[gpu.BFloat16]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
 }
 
 // fillI32Kernel launches the kernel fillI32 (kernels_move.go:88).
-var fillI32Kernel = kernFillI32Launcher{kern.NewKernel(kern.KernelSpec{
+var fillI32Kernel = kernFillI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "fillI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "fillI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "v", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "v", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_move.go:74:13",
 	},
+	SourceHash: "edd5e5865440f9b7", Source: []string{"kernels_move.go:fill", "kernels_move.go:fillI32"},
 	Native: func(t gpu.Thread, a []any) { fillI32(t, a[0].([]int32), a[1].([]int32)) },
 })}
 
-// kernFillI32Launcher is the typed launcher of fillI32.
-type kernFillI32Launcher struct{ k *kern.Kernel }
+type kernFillI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernFillI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs fillI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs fillI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernFillI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], v *kern.Buffer[int32]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
 }
 
 // fillI64Kernel launches the kernel fillI64 (kernels_move.go:91).
-var fillI64Kernel = kernFillI64Launcher{kern.NewKernel(kern.KernelSpec{
+var fillI64Kernel = kernFillI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "fillI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "fillI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "v", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
+		{Name: "v", Kind: kern.SliceParam, Elem: "int64", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_move.go:74:13",
 	},
+	SourceHash: "7c1279821277ba58", Source: []string{"kernels_move.go:fill", "kernels_move.go:fillI64"},
 	Native: func(t gpu.Thread, a []any) { fillI64(t, a[0].([]int64), a[1].([]int64)) },
 })}
 
-// kernFillI64Launcher is the typed launcher of fillI64.
-type kernFillI64Launcher struct{ k *kern.Kernel }
+type kernFillI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernFillI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs fillI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs fillI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernFillI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], v *kern.Buffer[int64]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
 }
 
 // fillBoolKernel launches the kernel fillBool (kernels_move.go:94).
-var fillBoolKernel = kernFillBoolLauncher{kern.NewKernel(kern.KernelSpec{
+var fillBoolKernel = kernFillBoolLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "fillBool", Pkg: "github.com/gokern/kern/gomlx", Entry: "fillBool", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "v", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
+		{Name: "v", Kind: kern.SliceParam, Elem: "bool", Size: 1},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
 		"kernels_move.go:74:13",
 	},
+	SourceHash: "ad460fe117b3cc13", Source: []string{"kernels_move.go:fill", "kernels_move.go:fillBool"},
 	Native: func(t gpu.Thread, a []any) { fillBool(t, a[0].([]bool), a[1].([]bool)) },
 })}
 
-// kernFillBoolLauncher is the typed launcher of fillBool.
-type kernFillBoolLauncher struct{ k *kern.Kernel }
+type kernFillBoolLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernFillBoolLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs fillBool on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs fillBool on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernFillBoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], v *kern.Buffer[bool]) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
 }
 
 // whereF32Kernel launches the kernel whereF32 (kernels_move.go:107).
-var whereF32Kernel = kernWhereF32Launcher{kern.NewKernel(kern.KernelSpec{
+var whereF32Kernel = kernWhereF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "whereF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "whereF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2097,35 +1843,31 @@ var whereF32Kernel = kernWhereF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:99:14",
 		"kernels_move.go:101:14",
 	},
+	SourceHash: "b45e6b2e93468123", Source: []string{"kernels_move.go:where", "kernels_move.go:whereF32"},
 	Native: func(t gpu.Thread, a []any) {
 		whereF32(t, a[0].([]float32), a[1].([]bool), a[2].([]float32), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernWhereF32Launcher is the typed launcher of whereF32.
-type kernWhereF32Launcher struct{ k *kern.Kernel }
+type kernWhereF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernWhereF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs whereF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs whereF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernWhereF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], cond *kern.Buffer[bool], a *kern.Buffer[float32], b *kern.Buffer[float32], cs int, as int, bs int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
 }
 
 // whereF16Kernel launches the kernel whereF16 (kernels_move.go:112).
-var whereF16Kernel = kernWhereF16Launcher{kern.NewKernel(kern.KernelSpec{
+var whereF16Kernel = kernWhereF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "whereF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "whereF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2134,35 +1876,31 @@ var whereF16Kernel = kernWhereF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:99:14",
 		"kernels_move.go:101:14",
 	},
+	SourceHash: "ad6afc9b8d7741e0", Source: []string{"kernels_move.go:where", "kernels_move.go:whereF16"},
 	Native: func(t gpu.Thread, a []any) {
 		whereF16(t, a[0].([]gpu.Half), a[1].([]bool), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernWhereF16Launcher is the typed launcher of whereF16.
-type kernWhereF16Launcher struct{ k *kern.Kernel }
+type kernWhereF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernWhereF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs whereF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs whereF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernWhereF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], cond *kern.Buffer[bool], a *kern.Buffer[gpu.Half], b *kern.Buffer[gpu.Half], cs int, as int, bs int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
 }
 
 // whereBF16Kernel launches the kernel whereBF16 (kernels_move.go:117).
-var whereBF16Kernel = kernWhereBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var whereBF16Kernel = kernWhereBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "whereBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "whereBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2171,35 +1909,31 @@ var whereBF16Kernel = kernWhereBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:99:14",
 		"kernels_move.go:101:14",
 	},
+	SourceHash: "e2f363d940d0fcc7", Source: []string{"kernels_move.go:where", "kernels_move.go:whereBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		whereBF16(t, a[0].([]gpu.BFloat16), a[1].([]bool), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernWhereBF16Launcher is the typed launcher of whereBF16.
-type kernWhereBF16Launcher struct{ k *kern.Kernel }
+type kernWhereBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernWhereBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs whereBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs whereBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernWhereBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], cond *kern.Buffer[bool], a *kern.Buffer[gpu.BFloat16], b *kern.Buffer[gpu.BFloat16], cs int, as int, bs int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
 }
 
 // whereI32Kernel launches the kernel whereI32 (kernels_move.go:122).
-var whereI32Kernel = kernWhereI32Launcher{kern.NewKernel(kern.KernelSpec{
+var whereI32Kernel = kernWhereI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "whereI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "whereI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "a", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "b", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2208,35 +1942,31 @@ var whereI32Kernel = kernWhereI32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:99:14",
 		"kernels_move.go:101:14",
 	},
+	SourceHash: "9ac9c99c2e475d93", Source: []string{"kernels_move.go:where", "kernels_move.go:whereI32"},
 	Native: func(t gpu.Thread, a []any) {
 		whereI32(t, a[0].([]int32), a[1].([]bool), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernWhereI32Launcher is the typed launcher of whereI32.
-type kernWhereI32Launcher struct{ k *kern.Kernel }
+type kernWhereI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernWhereI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs whereI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs whereI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernWhereI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], cond *kern.Buffer[bool], a *kern.Buffer[int32], b *kern.Buffer[int32], cs int, as int, bs int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
 }
 
 // whereI64Kernel launches the kernel whereI64 (kernels_move.go:127).
-var whereI64Kernel = kernWhereI64Launcher{kern.NewKernel(kern.KernelSpec{
+var whereI64Kernel = kernWhereI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "whereI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "whereI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "a", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "b", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2245,35 +1975,31 @@ var whereI64Kernel = kernWhereI64Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:99:14",
 		"kernels_move.go:101:14",
 	},
+	SourceHash: "73298447c1bd7d11", Source: []string{"kernels_move.go:where", "kernels_move.go:whereI64"},
 	Native: func(t gpu.Thread, a []any) {
 		whereI64(t, a[0].([]int64), a[1].([]bool), a[2].([]int64), a[3].([]int64), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernWhereI64Launcher is the typed launcher of whereI64.
-type kernWhereI64Launcher struct{ k *kern.Kernel }
+type kernWhereI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernWhereI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs whereI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs whereI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernWhereI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], cond *kern.Buffer[bool], a *kern.Buffer[int64], b *kern.Buffer[int64], cs int, as int, bs int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
 }
 
 // whereBoolKernel launches the kernel whereBool (kernels_move.go:132).
-var whereBoolKernel = kernWhereBoolLauncher{kern.NewKernel(kern.KernelSpec{
+var whereBoolKernel = kernWhereBoolLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "whereBool", Pkg: "github.com/gokern/kern/gomlx", Entry: "whereBool", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "a", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "b", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "a", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "b", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2282,35 +2008,31 @@ var whereBoolKernel = kernWhereBoolLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:99:14",
 		"kernels_move.go:101:14",
 	},
+	SourceHash: "915e34e39f4ee801", Source: []string{"kernels_move.go:where", "kernels_move.go:whereBool"},
 	Native: func(t gpu.Thread, a []any) {
 		whereBool(t, a[0].([]bool), a[1].([]bool), a[2].([]bool), a[3].([]bool), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernWhereBoolLauncher is the typed launcher of whereBool.
-type kernWhereBoolLauncher struct{ k *kern.Kernel }
+type kernWhereBoolLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernWhereBoolLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs whereBool on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs whereBool on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernWhereBoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], cond *kern.Buffer[bool], a *kern.Buffer[bool], b *kern.Buffer[bool], cs int, as int, bs int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
 }
 
 // gatherF32Kernel launches the kernel gatherF32 (kernels_move.go:171).
-var gatherF32Kernel = kernGatherF32Launcher{kern.NewKernel(kern.KernelSpec{
+var gatherF32Kernel = kernGatherF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "gatherF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2325,35 +2047,31 @@ var gatherF32Kernel = kernGatherF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:165:22",
 		"kernels_move.go:167:12",
 	},
+	SourceHash: "9fc246d5d6d0ddd1", Source: []string{"kernels_move.go:gatherAt", "kernels_move.go:gatherF32"},
 	Native: func(t gpu.Thread, a []any) {
 		gatherF32(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernGatherF32Launcher is the typed launcher of gatherF32.
-type kernGatherF32Launcher struct{ k *kern.Kernel }
+type kernGatherF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernGatherF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs gatherF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs gatherF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernGatherF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], idx *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, nIdx int, idxStride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
 
 // gatherF16Kernel launches the kernel gatherF16 (kernels_move.go:176).
-var gatherF16Kernel = kernGatherF16Launcher{kern.NewKernel(kern.KernelSpec{
+var gatherF16Kernel = kernGatherF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "gatherF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2368,35 +2086,31 @@ var gatherF16Kernel = kernGatherF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:165:22",
 		"kernels_move.go:167:12",
 	},
+	SourceHash: "485d2f5360f6cdb3", Source: []string{"kernels_move.go:gatherAt", "kernels_move.go:gatherF16"},
 	Native: func(t gpu.Thread, a []any) {
 		gatherF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernGatherF16Launcher is the typed launcher of gatherF16.
-type kernGatherF16Launcher struct{ k *kern.Kernel }
+type kernGatherF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernGatherF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs gatherF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs gatherF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernGatherF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], idx *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, nIdx int, idxStride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
 
 // gatherBF16Kernel launches the kernel gatherBF16 (kernels_move.go:181).
-var gatherBF16Kernel = kernGatherBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var gatherBF16Kernel = kernGatherBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "gatherBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2411,35 +2125,31 @@ var gatherBF16Kernel = kernGatherBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:165:22",
 		"kernels_move.go:167:12",
 	},
+	SourceHash: "c3aa055c2bc0a0bc", Source: []string{"kernels_move.go:gatherAt", "kernels_move.go:gatherBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		gatherBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernGatherBF16Launcher is the typed launcher of gatherBF16.
-type kernGatherBF16Launcher struct{ k *kern.Kernel }
+type kernGatherBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernGatherBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs gatherBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs gatherBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernGatherBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], idx *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, nIdx int, idxStride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
 
 // gatherI32Kernel launches the kernel gatherI32 (kernels_move.go:186).
-var gatherI32Kernel = kernGatherI32Launcher{kern.NewKernel(kern.KernelSpec{
+var gatherI32Kernel = kernGatherI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "gatherI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2454,35 +2164,31 @@ var gatherI32Kernel = kernGatherI32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:165:22",
 		"kernels_move.go:167:12",
 	},
+	SourceHash: "c8c93d1922d46abb", Source: []string{"kernels_move.go:gatherAt", "kernels_move.go:gatherI32"},
 	Native: func(t gpu.Thread, a []any) {
 		gatherI32(t, a[0].([]int32), a[1].([]int32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernGatherI32Launcher is the typed launcher of gatherI32.
-type kernGatherI32Launcher struct{ k *kern.Kernel }
+type kernGatherI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernGatherI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs gatherI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs gatherI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernGatherI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[int32], idx *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, nIdx int, idxStride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
 
 // gatherI64Kernel launches the kernel gatherI64 (kernels_move.go:191).
-var gatherI64Kernel = kernGatherI64Launcher{kern.NewKernel(kern.KernelSpec{
+var gatherI64Kernel = kernGatherI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "gatherI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2497,35 +2203,31 @@ var gatherI64Kernel = kernGatherI64Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:165:22",
 		"kernels_move.go:167:12",
 	},
+	SourceHash: "0c1da1969e84019b", Source: []string{"kernels_move.go:gatherAt", "kernels_move.go:gatherI64"},
 	Native: func(t gpu.Thread, a []any) {
 		gatherI64(t, a[0].([]int64), a[1].([]int64), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernGatherI64Launcher is the typed launcher of gatherI64.
-type kernGatherI64Launcher struct{ k *kern.Kernel }
+type kernGatherI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernGatherI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs gatherI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs gatherI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernGatherI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[int64], idx *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, nIdx int, idxStride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
 
 // gatherBoolKernel launches the kernel gatherBool (kernels_move.go:196).
-var gatherBoolKernel = kernGatherBoolLauncher{kern.NewKernel(kern.KernelSpec{
+var gatherBoolKernel = kernGatherBoolLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherBool", Pkg: "github.com/gokern/kern/gomlx", Entry: "gatherBool", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2540,36 +2242,32 @@ var gatherBoolKernel = kernGatherBoolLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels_move.go:165:22",
 		"kernels_move.go:167:12",
 	},
+	SourceHash: "dc3d8f4c8ce13c95", Source: []string{"kernels_move.go:gatherAt", "kernels_move.go:gatherBool"},
 	Native: func(t gpu.Thread, a []any) {
 		gatherBool(t, a[0].([]bool), a[1].([]bool), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
 	},
 })}
 
-// kernGatherBoolLauncher is the typed launcher of gatherBool.
-type kernGatherBoolLauncher struct{ k *kern.Kernel }
+type kernGatherBoolLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernGatherBoolLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs gatherBool on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs gatherBool on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernGatherBoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[bool], idx *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, nIdx int, idxStride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
 
 // scatterAddF32Kernel launches the kernel scatterAddF32 (kernels_scatter.go:52).
-var scatterAddF32Kernel = kernScatterAddF32Launcher{kern.NewKernel(kern.KernelSpec{
+var scatterAddF32Kernel = kernScatterAddF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scatterAddF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "scatterAddF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "upd", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "upd", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2590,36 +2288,32 @@ var scatterAddF32Kernel = kernScatterAddF32Launcher{kern.NewKernel(kern.KernelSp
 		"kernels_scatter.go:43:28",
 		"kernels_scatter.go:58:21",
 	},
+	SourceHash: "da78748b2218d913", Source: []string{"kernels_scatter.go:scatterAddF32", "kernels_scatter.go:scatterOffset"},
 	Native: func(t gpu.Thread, a []any) {
 		scatterAddF32(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},
 })}
 
-// kernScatterAddF32Launcher is the typed launcher of scatterAddF32.
-type kernScatterAddF32Launcher struct{ k *kern.Kernel }
+type kernScatterAddF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernScatterAddF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs scatterAddF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs scatterAddF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernScatterAddF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], upd *kern.Buffer[float32], idx *kern.Buffer[int32], meta *kern.Buffer[int32], ur int, or int, nIdx int, idxStride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
 
 // scatterAddI32Kernel launches the kernel scatterAddI32 (kernels_scatter.go:63).
-var scatterAddI32Kernel = kernScatterAddI32Launcher{kern.NewKernel(kern.KernelSpec{
+var scatterAddI32Kernel = kernScatterAddI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scatterAddI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "scatterAddI32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
-		{Name: "upd", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "upd", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2640,36 +2334,32 @@ var scatterAddI32Kernel = kernScatterAddI32Launcher{kern.NewKernel(kern.KernelSp
 		"kernels_scatter.go:43:28",
 		"kernels_scatter.go:69:21",
 	},
+	SourceHash: "18b6c0824c7f2482", Source: []string{"kernels_scatter.go:scatterAddI32", "kernels_scatter.go:scatterOffset"},
 	Native: func(t gpu.Thread, a []any) {
 		scatterAddI32(t, a[0].([]int32), a[1].([]int32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},
 })}
 
-// kernScatterAddI32Launcher is the typed launcher of scatterAddI32.
-type kernScatterAddI32Launcher struct{ k *kern.Kernel }
+type kernScatterAddI32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernScatterAddI32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs scatterAddI32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs scatterAddI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernScatterAddI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], upd *kern.Buffer[int32], idx *kern.Buffer[int32], meta *kern.Buffer[int32], ur int, or int, nIdx int, idxStride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
 
 // scatterAddI64Kernel launches the kernel scatterAddI64 (kernels_scatter.go:74).
-var scatterAddI64Kernel = kernScatterAddI64Launcher{kern.NewKernel(kern.KernelSpec{
+var scatterAddI64Kernel = kernScatterAddI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scatterAddI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "scatterAddI64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
-		{Name: "upd", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
-		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
-		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "upd", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -2690,14490 +2380,16 @@ var scatterAddI64Kernel = kernScatterAddI64Launcher{kern.NewKernel(kern.KernelSp
 		"kernels_scatter.go:43:28",
 		"kernels_scatter.go:80:21",
 	},
+	SourceHash: "85a3d7384004f5af", Source: []string{"kernels_scatter.go:scatterAddI64", "kernels_scatter.go:scatterOffset"},
 	Native: func(t gpu.Thread, a []any) {
 		scatterAddI64(t, a[0].([]int64), a[1].([]int64), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},
 })}
 
-// kernScatterAddI64Launcher is the typed launcher of scatterAddI64.
-type kernScatterAddI64Launcher struct{ k *kern.Kernel }
+type kernScatterAddI64Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernScatterAddI64Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs scatterAddI64 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs scatterAddI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernScatterAddI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], upd *kern.Buffer[int64], idx *kern.Buffer[int32], meta *kern.Buffer[int32], ur int, or int, nIdx int, idxStride int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 }
-
-const kernPTX = `//
-// Generated by kern. DO NOT EDIT.
-//
-
-.version 7.0
-.target sm_80
-.address_size 64
-
-.file 1 "kernels_convert.go"
-.file 2 "kernels_float.go"
-.file 3 "kernels_int.go"
-.file 4 "kernels_move.go"
-.file 5 "kernels_scatter.go"
-.file 6 "erf.go"
-.file 7 "exp.go"
-.file 8 "tanh.go"
-
-.visible .global .align 8 .b64 kern_error[4];
-
-.visible .entry cvtF32F16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<20>;
-	.reg .f32 %f<2>;
-
-	.loc 1 41 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.f32 %f0, [%rd17];
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0x100000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 2 98 58
-	cvt.rn.f16.f32 %rs1, %f1;
-	.loc 2 98 41
-	mov.u16 %rs0, %rs1;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd18, %rd8, 1;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.u16 [%rd19], %rs0;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L5_ret_convert_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d:
-	ret;
-}
-
-.visible .entry cvtF32BF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<20>;
-	.reg .f32 %f<2>;
-
-	.loc 1 44 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.f32 %f0, [%rd17];
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0x200000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 2 103 67
-	cvt.rn.bf16.f32 %rs1, %f1;
-	.loc 2 103 46
-	mov.u16 %rs0, %rs1;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd18, %rd8, 1;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.u16 [%rd19], %rs0;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L5_ret_convert_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d:
-	ret;
-}
-
-.visible .entry cvtF32I32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<20>;
-	.reg .f32 %f<2>;
-
-	.loc 1 47 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020int32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32f_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.f32 %f0, [%rd17];
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0x300000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 1 17 50
-	cvt.rzi.s32.f32 %r7, %f1;
-	.loc 1 17 38
-	mov.s32 %r6, %r7;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.s32 [%rd19], %r6;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020int32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32f_u005d;
-$L5_ret_convert_u005bfloat32_u002c_u0020int32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32f_u005d:
-	ret;
-}
-
-.visible .entry cvtF32I64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<22>;
-	.reg .f32 %f<2>;
-
-	.loc 1 50 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020int64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64f_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.f32 %f0, [%rd17];
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0x400000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 1 22 50
-	cvt.rzi.s64.f32 %rd19, %f1;
-	.loc 1 22 38
-	mov.s64 %rd18, %rd19;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd20, %rd8, 3;
-	add.s64 %rd21, %rd1, %rd20;
-	st.global.s64 [%rd21], %rd18;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020int64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64f_u005d;
-$L5_ret_convert_u005bfloat32_u002c_u0020int64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64f_u005d:
-	ret;
-}
-
-.visible .entry cvtF32Bool(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<20>;
-	.reg .f32 %f<2>;
-
-	.loc 1 53 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020bool_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002eboolf_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.f32 %f0, [%rd17];
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0x500000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 1 32 47
-	setp.neu.f32 %p4, %f1, 0f00000000;
-	.loc 1 32 38
-	mov.pred %p3, %p4;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd18, %rd8, 0;
-	add.s64 %rd19, %rd1, %rd18;
-	selp.u32 %r6, 1, 0, %p3;
-	st.global.u8 [%rd19], %r6;
-	bra.uni $L5_ret_convert_u005bfloat32_u002c_u0020bool_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002eboolf_u005d;
-$L5_ret_convert_u005bfloat32_u002c_u0020bool_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002eboolf_u005d:
-	ret;
-}
-
-.visible .entry cvtF16F32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<20>;
-	.reg .f32 %f<3>;
-
-	.loc 1 56 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 1;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.u16 %rs0, [%rd17];
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0x600000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f1, %rs0;
-	.loc 2 97 41
-	mov.f32 %f0, %f1;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 2 93 40
-	mov.f32 %f2, %f0;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.f32 [%rd19], %f2;
-	bra.uni $L5_ret_convert_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L5_ret_convert_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry cvtBF16F32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<20>;
-	.reg .f32 %f<3>;
-
-	.loc 1 59 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 1;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.u16 %rs0, [%rd17];
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0x700000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r6, %rs0;
-	shl.b32 %r6, %r6, 16;
-	mov.b32 %f1, %r6;
-	.loc 2 102 46
-	mov.f32 %f0, %f1;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 2 93 40
-	mov.f32 %f2, %f0;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.f32 [%rd19], %f2;
-	bra.uni $L5_ret_convert_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L5_ret_convert_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry cvtI32F32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<20>;
-	.reg .f32 %f<3>;
-
-	.loc 1 62 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bint32_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32f_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.s32 %r6, [%rd17];
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0x800000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 1 16 52
-	cvt.rn.f32.s32 %f1, %r6;
-	.loc 1 16 38
-	mov.f32 %f0, %f1;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 2 93 40
-	mov.f32 %f2, %f0;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.f32 [%rd19], %f2;
-	bra.uni $L5_ret_convert_u005bint32_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32f_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L5_ret_convert_u005bint32_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32f_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry cvtI64F32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<21>;
-	.reg .f32 %f<3>;
-
-	.loc 1 65 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bint64_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64f_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 3;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.s64 %rd18, [%rd17];
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0x900000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 1 21 52
-	cvt.rn.f32.s64 %f1, %rd18;
-	.loc 1 21 38
-	mov.f32 %f0, %f1;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 2 93 40
-	mov.f32 %f2, %f0;
-	bra.uni $L12_ret_store;
-$L12_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd19, %rd8, 2;
-	add.s64 %rd20, %rd1, %rd19;
-	st.global.f32 [%rd20], %f2;
-	bra.uni $L5_ret_convert_u005bint64_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64f_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L5_ret_convert_u005bint64_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64f_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry cvtBoolF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<20>;
-	.reg .f32 %f<2>;
-
-	.loc 1 68 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 35 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 35 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_convert_u005bbool_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002eboolf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 1 36 30
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd16, %rd8, 0;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.u8 %r6, [%rd17];
-	setp.ne.u32 %p4, %r6, 0;
-	.loc 1 36 28
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 1 36 30
-	mov.u64 %rd9, 0xA00000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	@%p4 bra $L10_if_then;
-	bra.uni $L11_if_done;
-$L10_if_then:
-	.loc 1 28 3
-	mov.f32 %f0, 0f3F800000;
-	bra.uni $L13_entry;
-$L11_if_done:
-	.loc 1 30 2
-	mov.f32 %f0, 0f00000000;
-	bra.uni $L13_entry;
-$L13_entry:
-	.loc 2 93 40
-	mov.f32 %f1, %f0;
-	bra.uni $L14_ret_store;
-$L14_ret_store:
-	.loc 1 36 6
-	shl.b64 %rd18, %rd8, 2;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.f32 [%rd19], %f1;
-	bra.uni $L5_ret_convert_u005bbool_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002eboolf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L5_ret_convert_u005bbool_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002eboolf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry cvtI32I64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<21>;
-
-	.loc 1 71 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 72 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 72 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 73 19
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.s32 %r6, [%rd17];
-	.loc 1 73 17
-	cvt.s64.s32 %rd18, %r6;
-	.loc 1 73 6
-	shl.b64 %rd19, %rd8, 3;
-	add.s64 %rd20, %rd1, %rd19;
-	st.global.s64 [%rd20], %rd18;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 73 19
-	mov.u64 %rd9, 0xB00000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry cvtI64I32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<21>;
-
-	.loc 1 78 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 79 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 79 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 80 19
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd16, %rd8, 3;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.s64 %rd18, [%rd17];
-	.loc 1 80 17
-	cvt.s32.s64 %r6, %rd18;
-	.loc 1 80 6
-	shl.b64 %rd19, %rd8, 2;
-	add.s64 %rd20, %rd1, %rd19;
-	st.global.s32 [%rd20], %r6;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 80 19
-	mov.u64 %rd9, 0xC00000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry cvtBoolI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<22>;
-
-	.loc 1 85 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 86 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 86 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 87 6
-	shl.b64 %rd9, %rd8, 2;
-	add.s64 %rd10, %rd1, %rd9;
-	mov.s32 %r3, 0;
-	st.global.s32 [%rd10], %r3;
-	.loc 1 88 7
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L7_oob0;
-	shl.b64 %rd18, %rd8, 0;
-	add.s64 %rd19, %rd4, %rd18;
-	ld.global.nc.u8 %r7, [%rd19];
-	setp.ne.u32 %p4, %r7, 0;
-	@%p4 bra $L4_if_then;
-	bra.uni $L3_if_done;
-$L7_oob0:
-	mov.u64 %rd11, 0xD00000001;
-	mov.u64 %rd12, %rd8;
-	mov.u64 %rd13, %rd5;
-	bra.uni $L5_bounds_fail;
-$L5_bounds_fail:
-	atom.global.cas.b64 %rd14, [kern_error], 0, %rd11;
-	setp.eq.u64 %p2, %rd14, 0;
-	@!%p2 bra $L6_bounds_exit;
-	st.global.u64 [kern_error+8], %rd12;
-	st.global.u64 [kern_error+16], %rd13;
-	mov.u32 %r4, %ctaid.x;
-	mov.u32 %r5, %ntid.x;
-	mul.wide.u32 %rd15, %r4, %r5;
-	mov.u32 %r6, %tid.x;
-	cvt.u64.u32 %rd16, %r6;
-	add.s64 %rd17, %rd15, %rd16;
-	st.global.u64 [kern_error+24], %rd17;
-	bra.uni $L6_bounds_exit;
-$L6_bounds_exit:
-	exit;
-$L4_if_then:
-	.loc 1 89 7
-	shl.b64 %rd20, %rd8, 2;
-	add.s64 %rd21, %rd1, %rd20;
-	mov.s32 %r8, 1;
-	st.global.s32 [%rd21], %r8;
-	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry cvtBoolI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<24>;
-
-	.loc 1 95 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 96 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 96 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 97 6
-	shl.b64 %rd9, %rd8, 3;
-	add.s64 %rd10, %rd1, %rd9;
-	mov.s64 %rd11, 0;
-	st.global.s64 [%rd10], %rd11;
-	.loc 1 98 7
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L7_oob0;
-	shl.b64 %rd19, %rd8, 0;
-	add.s64 %rd20, %rd4, %rd19;
-	ld.global.nc.u8 %r6, [%rd20];
-	setp.ne.u32 %p4, %r6, 0;
-	@%p4 bra $L4_if_then;
-	bra.uni $L3_if_done;
-$L7_oob0:
-	mov.u64 %rd12, 0xE00000001;
-	mov.u64 %rd13, %rd8;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L5_bounds_fail;
-$L5_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L6_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L6_bounds_exit;
-$L6_bounds_exit:
-	exit;
-$L4_if_then:
-	.loc 1 99 7
-	shl.b64 %rd21, %rd8, 3;
-	add.s64 %rd22, %rd1, %rd21;
-	mov.s64 %rd23, 1;
-	st.global.s64 [%rd22], %rd23;
-	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry cvtI32Bool(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<20>;
-
-	.loc 1 105 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 106 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 106 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 107 13
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.s32 %r6, [%rd17];
-	.loc 1 107 17
-	setp.ne.s32 %p3, %r6, 0;
-	.loc 1 107 6
-	shl.b64 %rd18, %rd8, 0;
-	add.s64 %rd19, %rd1, %rd18;
-	selp.u32 %r7, 1, 0, %p3;
-	st.global.u8 [%rd19], %r7;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 107 13
-	mov.u64 %rd9, 0xF00000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry cvtI64Bool(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<21>;
-
-	.loc 1 112 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 113 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 113 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 114 13
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd16, %rd8, 3;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.s64 %rd18, [%rd17];
-	.loc 1 114 17
-	setp.ne.s64 %p3, %rd18, 0;
-	.loc 1 114 6
-	shl.b64 %rd19, %rd8, 0;
-	add.s64 %rd20, %rd1, %rd19;
-	selp.u32 %r6, 1, 0, %p3;
-	st.global.u8 [%rd20], %r6;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 114 13
-	mov.u64 %rd9, 0x1000000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry unaryF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<34>;
-	.reg .b32 %r<30>;
-	.reg .b64 %rd<21>;
-	.reg .f32 %f<125>;
-
-	.loc 2 234 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 228 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd7, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd8, %r2;
-	add.s64 %rd9, %rd7, %rd8;
-	.loc 2 228 25
-	setp.lt.s64 %p0, %rd9, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_unary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 2 229 39
-	setp.hs.u64 %p1, %rd9, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd17, %rd9, 2;
-	add.s64 %rd18, %rd4, %rd17;
-	ld.global.nc.f32 %f0, [%rd18];
-	.loc 2 229 37
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 2 229 39
-	mov.u64 %rd10, 0x1100000001;
-	mov.u64 %rd11, %rd9;
-	mov.u64 %rd12, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p2, %rd13, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 2 107 7
-	setp.eq.s64 %p3, %rd6, 0;
-	@%p3 bra $L12_switch_body;
-	bra.uni $L14_switch_next;
-$L12_switch_body:
-	.loc 2 108 10
-	neg.f32 %f3, %f1;
-	.loc 2 108 3
-	mov.f32 %f2, %f3;
-	bra.uni $L88_entry;
-$L14_switch_next:
-	.loc 2 109 7
-	setp.eq.s64 %p4, %rd6, 1;
-	@%p4 bra $L13_switch_body;
-	bra.uni $L16_switch_next;
-$L13_switch_body:
-	.loc 2 110 17
-	abs.f32 %f4, %f1;
-	.loc 2 110 3
-	mov.f32 %f2, %f4;
-	bra.uni $L88_entry;
-$L16_switch_next:
-	.loc 2 111 7
-	setp.eq.s64 %p5, %rd6, 2;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L18_switch_next;
-$L15_switch_body:
-	.loc 2 112 17
-	max.f32 %f5, %f1, 0fC2D00000;
-	min.f32 %f5, %f5, 0f42B20000;
-	mul.rn.f32 %f6, %f5, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f7, %f6;
-	fma.rn.f32 %f8, %f7, 0fBF317200, %f5;
-	fma.rn.f32 %f8, %f7, 0fB5BFBE8E, %f8;
-	mul.rn.f32 %f8, %f8, 0f3FB8AA3B;
-	ex2.approx.f32 %f9, %f8;
-	mul.rn.f32 %f10, %f7, 0f3F000000;
-	cvt.rmi.f32.f32 %f10, %f10;
-	sub.rn.f32 %f11, %f7, %f10;
-	ex2.approx.f32 %f12, %f10;
-	ex2.approx.f32 %f13, %f11;
-	mul.rn.f32 %f9, %f9, %f12;
-	mul.rn.f32 %f9, %f9, %f13;
-	setp.nan.f32 %p6, %f1, %f1;
-	selp.f32 %f9, %f1, %f9, %p6;
-	.loc 2 112 3
-	mov.f32 %f2, %f9;
-	bra.uni $L88_entry;
-$L18_switch_next:
-	.loc 2 113 7
-	setp.eq.s64 %p7, %rd6, 3;
-	@%p7 bra $L17_switch_body;
-	bra.uni $L20_switch_next;
-$L17_switch_body:
-	.loc 2 114 17
-	lg2.approx.f32 %f14, %f1;
-	mul.rn.f32 %f15, %f14, 0f3F317218;
-	.loc 2 114 3
-	mov.f32 %f2, %f15;
-	bra.uni $L88_entry;
-$L20_switch_next:
-	.loc 2 115 7
-	setp.eq.s64 %p8, %rd6, 4;
-	@%p8 bra $L19_switch_body;
-	bra.uni $L22_switch_next;
-$L19_switch_body:
-	.loc 2 116 18
-	sqrt.rn.f32 %f16, %f1;
-	.loc 2 116 3
-	mov.f32 %f2, %f16;
-	bra.uni $L88_entry;
-$L22_switch_next:
-	.loc 2 117 7
-	setp.eq.s64 %p9, %rd6, 5;
-	@%p9 bra $L21_switch_body;
-	bra.uni $L24_switch_next;
-$L21_switch_body:
-	.loc 2 118 19
-	rsqrt.approx.f32 %f17, %f1;
-	.loc 2 118 3
-	mov.f32 %f2, %f17;
-	bra.uni $L88_entry;
-$L24_switch_next:
-	.loc 2 119 7
-	setp.eq.s64 %p10, %rd6, 6;
-	@%p10 bra $L47_entry;
-	bra.uni $L26_switch_next;
-$L47_entry:
-	.loc 8 24 14
-	abs.f32 %f19, %f1;
-	.loc 8 25 7
-	setp.lt.f32 %p11, %f19, 0f39000000;
-	@%p11 bra $L48_if_then;
-	bra.uni $L49_if_done;
-$L48_if_then:
-	.loc 8 26 3
-	mov.f32 %f18, %f1;
-	bra.uni $L56_ret_Tanh32;
-$L49_if_done:
-	.loc 8 28 7
-	setp.lt.f32 %p12, %f19, 0f3F19999A;
-	@%p12 bra $L50_if_then;
-	bra.uni $L51_if_done;
-$L50_if_then:
-	.loc 8 29 10
-	mul.rn.f32 %f20, %f1, %f1;
-	.loc 8 31 14
-	mov.f32 %f22, 0fBBCD6EDD;
-	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 8 32 14
-	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 8 33 14
-	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 8 34 14
-	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 8 35 19
-	mul.rn.f32 %f26, %f1, %f20;
-	.loc 8 35 17
-	fma.rn.f32 %f27, %f26, %f25, %f1;
-	.loc 8 35 3
-	mov.f32 %f18, %f27;
-	bra.uni $L56_ret_Tanh32;
-$L51_if_done:
-	.loc 8 37 9
-	setp.lt.f32 %p13, %f19, 0f4111999A;
-	@%p13 bra $L53_if_done;
-	bra.uni $L52_if_then;
-$L53_if_done:
-	.loc 8 43 32
-	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 8 43 30
-	bra.uni $L57_entry;
-$L57_entry:
-	.loc 7 114 18
-	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 7 114 33
-	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 7 114 16
-	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 7 115 15
-	neg.f32 %f33, %f32;
-	.loc 7 115 14
-	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 7 116 14
-	neg.f32 %f35, %f32;
-	.loc 7 116 13
-	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 7 118 13
-	mov.f32 %f38, 0f3AB63536;
-	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 7 119 13
-	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 7 120 13
-	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 7 121 13
-	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 7 122 16
-	mul.rn.f32 %f42, %f36, %f36;
-	.loc 7 122 14
-	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 7 123 12
-	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 7 123 52
-	cvt.rzi.s32.f32 %r6, %f32;
-	.loc 7 123 55
-	add.s32 %r7, %r6, 127;
-	.loc 7 123 46
-	mov.u32 %r8, %r7;
-	.loc 7 123 60
-	shl.b32 %r9, %r8, 23;
-	.loc 7 123 39
-	mov.b32 %f45, %r9;
-	.loc 7 123 17
-	mul.rn.f32 %f46, %f44, %f45;
-	.loc 7 123 2
-	mov.f32 %f29, %f46;
-	bra.uni $L58_ret_exp32;
-$L58_ret_exp32:
-	.loc 8 43 35
-	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 8 43 23
-	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 8 43 21
-	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 8 43 19
-	bra.uni $L59_entry;
-$L59_entry:
-	.loc 8 91 46
-	mov.b32 %r10, %f49;
-	.loc 8 91 49
-	and.b32 %r11, %r10, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r12, %f1;
-	.loc 8 91 82
-	and.b32 %r13, %r12, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r14, %r11, %r13;
-	.loc 8 91 29
-	mov.b32 %f51, %r14;
-	.loc 8 91 2
-	mov.f32 %f50, %f51;
-	bra.uni $L60_ret_copysign32;
-$L60_ret_copysign32:
-	.loc 8 43 2
-	mov.f32 %f18, %f50;
-	bra.uni $L56_ret_Tanh32;
-$L52_if_then:
-	.loc 8 38 8
-	setp.neu.f32 %p14, %f1, %f1;
-	@%p14 bra $L54_if_then;
-	bra.uni $L61_entry;
-$L54_if_then:
-	.loc 8 39 4
-	mov.f32 %f18, %f1;
-	bra.uni $L56_ret_Tanh32;
-$L61_entry:
-	.loc 8 91 46
-	mov.f32 %f53, 0f3F800000;
-	mov.b32 %r15, %f53;
-	.loc 8 91 49
-	and.b32 %r16, %r15, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r17, %f1;
-	.loc 8 91 82
-	and.b32 %r18, %r17, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r19, %r16, %r18;
-	.loc 8 91 29
-	mov.b32 %f54, %r19;
-	.loc 8 91 2
-	mov.f32 %f52, %f54;
-	bra.uni $L62_ret_copysign32;
-$L62_ret_copysign32:
-	.loc 8 41 3
-	mov.f32 %f18, %f52;
-	bra.uni $L56_ret_Tanh32;
-$L56_ret_Tanh32:
-	.loc 2 120 3
-	mov.f32 %f2, %f18;
-	bra.uni $L88_entry;
-$L26_switch_next:
-	.loc 2 121 7
-	setp.eq.s64 %p15, %rd6, 7;
-	@%p15 bra $L25_switch_body;
-	bra.uni $L28_switch_next;
-$L25_switch_body:
-	.loc 2 122 27
-	neg.f32 %f55, %f1;
-	.loc 2 122 26
-	max.f32 %f56, %f55, 0fC2D00000;
-	min.f32 %f56, %f56, 0f42B20000;
-	mul.rn.f32 %f57, %f56, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f58, %f57;
-	fma.rn.f32 %f59, %f58, 0fBF317200, %f56;
-	fma.rn.f32 %f59, %f58, 0fB5BFBE8E, %f59;
-	mul.rn.f32 %f59, %f59, 0f3FB8AA3B;
-	ex2.approx.f32 %f60, %f59;
-	mul.rn.f32 %f61, %f58, 0f3F000000;
-	cvt.rmi.f32.f32 %f61, %f61;
-	sub.rn.f32 %f62, %f58, %f61;
-	ex2.approx.f32 %f63, %f61;
-	ex2.approx.f32 %f64, %f62;
-	mul.rn.f32 %f60, %f60, %f63;
-	mul.rn.f32 %f60, %f60, %f64;
-	setp.nan.f32 %p16, %f55, %f55;
-	selp.f32 %f60, %f55, %f60, %p16;
-	.loc 2 122 17
-	add.rn.f32 %f65, 0f3F800000, %f60;
-	.loc 2 122 12
-	div.rn.f32 %f66, 0f3F800000, %f65;
-	.loc 2 122 3
-	mov.f32 %f2, %f66;
-	bra.uni $L88_entry;
-$L28_switch_next:
-	.loc 2 123 7
-	setp.eq.s64 %p17, %rd6, 8;
-	@%p17 bra $L27_switch_body;
-	bra.uni $L30_switch_next;
-$L27_switch_body:
-	.loc 2 124 17
-	mul.rn.f32 %f67, %f1, 0f3E22F983;
-	cvt.rni.f32.f32 %f67, %f67;
-	fma.rn.f32 %f68, %f67, 0fC0C90000, %f1;
-	fma.rn.f32 %f68, %f67, 0fBAFDAA22, %f68;
-	fma.rn.f32 %f68, %f67, 0fAD346000, %f68;
-	sin.approx.f32 %f69, %f68;
-	.loc 2 124 3
-	mov.f32 %f2, %f69;
-	bra.uni $L88_entry;
-$L30_switch_next:
-	.loc 2 125 7
-	setp.eq.s64 %p18, %rd6, 9;
-	@%p18 bra $L29_switch_body;
-	bra.uni $L32_switch_next;
-$L29_switch_body:
-	.loc 2 126 17
-	mul.rn.f32 %f70, %f1, 0f3E22F983;
-	cvt.rni.f32.f32 %f70, %f70;
-	fma.rn.f32 %f71, %f70, 0fC0C90000, %f1;
-	fma.rn.f32 %f71, %f70, 0fBAFDAA22, %f71;
-	fma.rn.f32 %f71, %f70, 0fAD346000, %f71;
-	cos.approx.f32 %f72, %f71;
-	.loc 2 126 3
-	mov.f32 %f2, %f72;
-	bra.uni $L88_entry;
-$L32_switch_next:
-	.loc 2 127 7
-	setp.eq.s64 %p19, %rd6, 10;
-	@%p19 bra $L63_entry;
-	bra.uni $L34_switch_next;
-$L63_entry:
-	.loc 6 26 14
-	abs.f32 %f74, %f1;
-	.loc 6 27 7
-	setp.eq.f32 %p20, %f1, 0f00000000;
-	@%p20 bra $L64_if_then;
-	bra.uni $L65_if_done;
-$L64_if_then:
-	.loc 6 28 3
-	mov.f32 %f73, %f1;
-	bra.uni $L75_ret_Erf32;
-$L65_if_done:
-	.loc 6 30 7
-	setp.lt.f32 %p21, %f74, 0f3F800000;
-	@%p21 bra $L66_if_then;
-	bra.uni $L67_if_done;
-$L66_if_then:
-	.loc 6 31 10
-	mul.rn.f32 %f75, %f1, %f1;
-	.loc 6 33 14
-	mov.f32 %f77, 0f38A4B519;
-	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 6 34 14
-	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 6 35 14
-	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 6 36 14
-	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 6 37 14
-	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 6 39 49
-	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 6 39 41
-	mul.rn.f32 %f83, %f1, %f82;
-	.loc 6 39 17
-	fma.rn.f32 %f84, %f1, 0f3F906EBB, %f83;
-	.loc 6 39 3
-	mov.f32 %f73, %f84;
-	bra.uni $L75_ret_Erf32;
-$L67_if_done:
-	.loc 6 41 9
-	setp.lt.f32 %p22, %f74, 0f40800000;
-	@%p22 bra $L69_if_done;
-	bra.uni $L68_if_then;
-$L69_if_done:
-	.loc 6 48 7
-	setp.lt.f32 %p23, %f74, 0f40100000;
-	@%p23 bra $L72_if_then;
-	bra.uni $L74_if_else;
-$L72_if_then:
-	.loc 6 49 10
-	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 6 51 14
-	mov.f32 %f87, 0f39858B99;
-	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 6 52 14
-	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 6 53 14
-	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 6 54 14
-	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 6 55 14
-	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 6 56 14
-	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 6 57 14
-	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 6 58 14
-	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 6 59 14
-	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 6 60 14
-	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
-	mov.f32 %f97, %f96;
-	bra.uni $L73_if_done;
-$L74_if_else:
-	.loc 6 62 10
-	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 6 64 14
-	mov.f32 %f103, 0f38CA5CFA;
-	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 6 65 14
-	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 6 66 14
-	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 6 67 14
-	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 6 68 14
-	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 6 69 14
-	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 6 70 14
-	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 6 71 14
-	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
-	mov.f32 %f97, %f110;
-	bra.uni $L73_if_done;
-$L73_if_done:
-	.loc 6 73 21
-	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 6 73 19
-	bra.uni $L76_entry;
-$L76_entry:
-	.loc 8 91 46
-	mov.b32 %r20, %f98;
-	.loc 8 91 49
-	and.b32 %r21, %r20, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r22, %f1;
-	.loc 8 91 82
-	and.b32 %r23, %r22, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r24, %r21, %r23;
-	.loc 8 91 29
-	mov.b32 %f100, %r24;
-	.loc 8 91 2
-	mov.f32 %f99, %f100;
-	bra.uni $L77_ret_copysign32;
-$L77_ret_copysign32:
-	.loc 6 73 2
-	mov.f32 %f73, %f99;
-	bra.uni $L75_ret_Erf32;
-$L68_if_then:
-	.loc 6 42 8
-	setp.neu.f32 %p24, %f1, %f1;
-	@%p24 bra $L70_if_then;
-	bra.uni $L78_entry;
-$L70_if_then:
-	.loc 6 43 4
-	mov.f32 %f73, %f1;
-	bra.uni $L75_ret_Erf32;
-$L78_entry:
-	.loc 8 91 46
-	mov.f32 %f112, 0f3F800000;
-	mov.b32 %r25, %f112;
-	.loc 8 91 49
-	and.b32 %r26, %r25, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r27, %f1;
-	.loc 8 91 82
-	and.b32 %r28, %r27, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r29, %r26, %r28;
-	.loc 8 91 29
-	mov.b32 %f113, %r29;
-	.loc 8 91 2
-	mov.f32 %f111, %f113;
-	bra.uni $L79_ret_copysign32;
-$L79_ret_copysign32:
-	.loc 6 45 3
-	mov.f32 %f73, %f111;
-	bra.uni $L75_ret_Erf32;
-$L75_ret_Erf32:
-	.loc 2 128 3
-	mov.f32 %f2, %f73;
-	bra.uni $L88_entry;
-$L34_switch_next:
-	.loc 2 129 7
-	setp.eq.s64 %p25, %rd6, 11;
-	@%p25 bra $L33_switch_body;
-	bra.uni $L36_switch_next;
-$L33_switch_body:
-	.loc 2 130 19
-	cvt.rmi.f32.f32 %f114, %f1;
-	.loc 2 130 3
-	mov.f32 %f2, %f114;
-	bra.uni $L88_entry;
-$L36_switch_next:
-	.loc 2 131 7
-	setp.eq.s64 %p26, %rd6, 12;
-	@%p26 bra $L35_switch_body;
-	bra.uni $L38_switch_next;
-$L35_switch_body:
-	.loc 2 132 18
-	cvt.rpi.f32.f32 %f115, %f1;
-	.loc 2 132 3
-	mov.f32 %f2, %f115;
-	bra.uni $L88_entry;
-$L38_switch_next:
-	.loc 2 133 7
-	setp.eq.s64 %p27, %rd6, 13;
-	@%p27 bra $L80_entry;
-	bra.uni $L40_switch_next;
-$L80_entry:
-	.loc 2 149 16
-	cvt.rmi.f32.f32 %f117, %f1;
-	.loc 2 150 9
-	sub.rn.f32 %f118, %f1, %f117;
-	.loc 2 151 7
-	setp.gt.f32 %p28, %f118, 0f3F000000;
-	@%p28 bra $L81_if_then;
-	bra.uni $L82_if_done;
-$L81_if_then:
-	.loc 2 152 12
-	add.rn.f32 %f119, %f117, 0f3F800000;
-	.loc 2 152 3
-	mov.f32 %f116, %f119;
-	bra.uni $L87_ret_roundEven;
-$L82_if_done:
-	.loc 2 154 7
-	setp.lt.f32 %p29, %f118, 0f3F000000;
-	@%p29 bra $L83_if_then;
-	bra.uni $L84_if_done;
-$L83_if_then:
-	.loc 2 155 3
-	mov.f32 %f116, %f117;
-	bra.uni $L87_ret_roundEven;
-$L84_if_done:
-	.loc 2 157 16
-	div.rn.f32 %f120, %f117, 0f40000000;
-	.loc 2 157 14
-	cvt.rmi.f32.f32 %f121, %f120;
-	.loc 2 157 19
-	mul.rn.f32 %f122, %f121, 0f40000000;
-	.loc 2 157 22
-	setp.eq.f32 %p30, %f122, %f117;
-	@%p30 bra $L85_if_then;
-	bra.uni $L86_if_done;
-$L85_if_then:
-	.loc 2 158 3
-	mov.f32 %f116, %f117;
-	bra.uni $L87_ret_roundEven;
-$L86_if_done:
-	.loc 2 160 11
-	add.rn.f32 %f123, %f117, 0f3F800000;
-	.loc 2 160 2
-	mov.f32 %f116, %f123;
-	bra.uni $L87_ret_roundEven;
-$L87_ret_roundEven:
-	.loc 2 134 3
-	mov.f32 %f2, %f116;
-	bra.uni $L88_entry;
-$L40_switch_next:
-	.loc 2 135 7
-	setp.eq.s64 %p31, %rd6, 14;
-	@%p31 bra $L39_switch_body;
-	bra.uni $L41_switch_next;
-$L39_switch_body:
-	.loc 2 136 8
-	setp.gt.f32 %p32, %f1, 0f00000000;
-	@%p32 bra $L42_if_then;
-	bra.uni $L43_if_done;
-$L42_if_then:
-	.loc 2 137 4
-	mov.f32 %f2, 0f3F800000;
-	bra.uni $L88_entry;
-$L43_if_done:
-	.loc 2 139 8
-	setp.lt.f32 %p33, %f1, 0f00000000;
-	@%p33 bra $L44_if_then;
-	bra.uni $L45_if_done;
-$L44_if_then:
-	.loc 2 140 4
-	mov.f32 %f2, 0fBF800000;
-	bra.uni $L88_entry;
-$L45_if_done:
-	.loc 2 142 3
-	mov.f32 %f2, %f1;
-	bra.uni $L88_entry;
-$L41_switch_next:
-	.loc 2 144 2
-	mov.f32 %f2, %f1;
-	bra.uni $L88_entry;
-$L88_entry:
-	.loc 2 93 40
-	mov.f32 %f124, %f2;
-	bra.uni $L89_ret_store;
-$L89_ret_store:
-	.loc 2 229 6
-	shl.b64 %rd19, %rd9, 2;
-	add.s64 %rd20, %rd1, %rd19;
-	st.global.f32 [%rd20], %f124;
-	bra.uni $L5_ret_unary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L5_ret_unary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry unaryF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<34>;
-	.reg .b16 %rs<3>;
-	.reg .b32 %r<30>;
-	.reg .b64 %rd<21>;
-	.reg .f32 %f<124>;
-
-	.loc 2 237 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 228 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd7, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd8, %r2;
-	add.s64 %rd9, %rd7, %rd8;
-	.loc 2 228 25
-	setp.lt.s64 %p0, %rd9, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L3_if_then:
-	.loc 2 229 39
-	setp.hs.u64 %p1, %rd9, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd17, %rd9, 1;
-	add.s64 %rd18, %rd4, %rd17;
-	ld.global.nc.u16 %rs0, [%rd18];
-	.loc 2 229 37
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 2 229 39
-	mov.u64 %rd10, 0x1200000001;
-	mov.u64 %rd11, %rd9;
-	mov.u64 %rd12, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p2, %rd13, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f1, %rs0;
-	.loc 2 97 41
-	mov.f32 %f0, %f1;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 2 107 7
-	setp.eq.s64 %p3, %rd6, 0;
-	@%p3 bra $L12_switch_body;
-	bra.uni $L14_switch_next;
-$L12_switch_body:
-	.loc 2 108 10
-	neg.f32 %f3, %f0;
-	.loc 2 108 3
-	mov.f32 %f2, %f3;
-	bra.uni $L88_entry;
-$L14_switch_next:
-	.loc 2 109 7
-	setp.eq.s64 %p4, %rd6, 1;
-	@%p4 bra $L13_switch_body;
-	bra.uni $L16_switch_next;
-$L13_switch_body:
-	.loc 2 110 17
-	abs.f32 %f4, %f0;
-	.loc 2 110 3
-	mov.f32 %f2, %f4;
-	bra.uni $L88_entry;
-$L16_switch_next:
-	.loc 2 111 7
-	setp.eq.s64 %p5, %rd6, 2;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L18_switch_next;
-$L15_switch_body:
-	.loc 2 112 17
-	max.f32 %f5, %f0, 0fC2D00000;
-	min.f32 %f5, %f5, 0f42B20000;
-	mul.rn.f32 %f6, %f5, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f7, %f6;
-	fma.rn.f32 %f8, %f7, 0fBF317200, %f5;
-	fma.rn.f32 %f8, %f7, 0fB5BFBE8E, %f8;
-	mul.rn.f32 %f8, %f8, 0f3FB8AA3B;
-	ex2.approx.f32 %f9, %f8;
-	mul.rn.f32 %f10, %f7, 0f3F000000;
-	cvt.rmi.f32.f32 %f10, %f10;
-	sub.rn.f32 %f11, %f7, %f10;
-	ex2.approx.f32 %f12, %f10;
-	ex2.approx.f32 %f13, %f11;
-	mul.rn.f32 %f9, %f9, %f12;
-	mul.rn.f32 %f9, %f9, %f13;
-	setp.nan.f32 %p6, %f0, %f0;
-	selp.f32 %f9, %f0, %f9, %p6;
-	.loc 2 112 3
-	mov.f32 %f2, %f9;
-	bra.uni $L88_entry;
-$L18_switch_next:
-	.loc 2 113 7
-	setp.eq.s64 %p7, %rd6, 3;
-	@%p7 bra $L17_switch_body;
-	bra.uni $L20_switch_next;
-$L17_switch_body:
-	.loc 2 114 17
-	lg2.approx.f32 %f14, %f0;
-	mul.rn.f32 %f15, %f14, 0f3F317218;
-	.loc 2 114 3
-	mov.f32 %f2, %f15;
-	bra.uni $L88_entry;
-$L20_switch_next:
-	.loc 2 115 7
-	setp.eq.s64 %p8, %rd6, 4;
-	@%p8 bra $L19_switch_body;
-	bra.uni $L22_switch_next;
-$L19_switch_body:
-	.loc 2 116 18
-	sqrt.rn.f32 %f16, %f0;
-	.loc 2 116 3
-	mov.f32 %f2, %f16;
-	bra.uni $L88_entry;
-$L22_switch_next:
-	.loc 2 117 7
-	setp.eq.s64 %p9, %rd6, 5;
-	@%p9 bra $L21_switch_body;
-	bra.uni $L24_switch_next;
-$L21_switch_body:
-	.loc 2 118 19
-	rsqrt.approx.f32 %f17, %f0;
-	.loc 2 118 3
-	mov.f32 %f2, %f17;
-	bra.uni $L88_entry;
-$L24_switch_next:
-	.loc 2 119 7
-	setp.eq.s64 %p10, %rd6, 6;
-	@%p10 bra $L47_entry;
-	bra.uni $L26_switch_next;
-$L47_entry:
-	.loc 8 24 14
-	abs.f32 %f19, %f0;
-	.loc 8 25 7
-	setp.lt.f32 %p11, %f19, 0f39000000;
-	@%p11 bra $L48_if_then;
-	bra.uni $L49_if_done;
-$L48_if_then:
-	.loc 8 26 3
-	mov.f32 %f18, %f0;
-	bra.uni $L56_ret_Tanh32;
-$L49_if_done:
-	.loc 8 28 7
-	setp.lt.f32 %p12, %f19, 0f3F19999A;
-	@%p12 bra $L50_if_then;
-	bra.uni $L51_if_done;
-$L50_if_then:
-	.loc 8 29 10
-	mul.rn.f32 %f20, %f0, %f0;
-	.loc 8 31 14
-	mov.f32 %f22, 0fBBCD6EDD;
-	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 8 32 14
-	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 8 33 14
-	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 8 34 14
-	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 8 35 19
-	mul.rn.f32 %f26, %f0, %f20;
-	.loc 8 35 17
-	fma.rn.f32 %f27, %f26, %f25, %f0;
-	.loc 8 35 3
-	mov.f32 %f18, %f27;
-	bra.uni $L56_ret_Tanh32;
-$L51_if_done:
-	.loc 8 37 9
-	setp.lt.f32 %p13, %f19, 0f4111999A;
-	@%p13 bra $L53_if_done;
-	bra.uni $L52_if_then;
-$L53_if_done:
-	.loc 8 43 32
-	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 8 43 30
-	bra.uni $L57_entry;
-$L57_entry:
-	.loc 7 114 18
-	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 7 114 33
-	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 7 114 16
-	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 7 115 15
-	neg.f32 %f33, %f32;
-	.loc 7 115 14
-	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 7 116 14
-	neg.f32 %f35, %f32;
-	.loc 7 116 13
-	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 7 118 13
-	mov.f32 %f38, 0f3AB63536;
-	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 7 119 13
-	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 7 120 13
-	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 7 121 13
-	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 7 122 16
-	mul.rn.f32 %f42, %f36, %f36;
-	.loc 7 122 14
-	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 7 123 12
-	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 7 123 52
-	cvt.rzi.s32.f32 %r6, %f32;
-	.loc 7 123 55
-	add.s32 %r7, %r6, 127;
-	.loc 7 123 46
-	mov.u32 %r8, %r7;
-	.loc 7 123 60
-	shl.b32 %r9, %r8, 23;
-	.loc 7 123 39
-	mov.b32 %f45, %r9;
-	.loc 7 123 17
-	mul.rn.f32 %f46, %f44, %f45;
-	.loc 7 123 2
-	mov.f32 %f29, %f46;
-	bra.uni $L58_ret_exp32;
-$L58_ret_exp32:
-	.loc 8 43 35
-	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 8 43 23
-	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 8 43 21
-	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 8 43 19
-	bra.uni $L59_entry;
-$L59_entry:
-	.loc 8 91 46
-	mov.b32 %r10, %f49;
-	.loc 8 91 49
-	and.b32 %r11, %r10, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r12, %f0;
-	.loc 8 91 82
-	and.b32 %r13, %r12, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r14, %r11, %r13;
-	.loc 8 91 29
-	mov.b32 %f51, %r14;
-	.loc 8 91 2
-	mov.f32 %f50, %f51;
-	bra.uni $L60_ret_copysign32;
-$L60_ret_copysign32:
-	.loc 8 43 2
-	mov.f32 %f18, %f50;
-	bra.uni $L56_ret_Tanh32;
-$L52_if_then:
-	.loc 8 38 8
-	setp.neu.f32 %p14, %f0, %f0;
-	@%p14 bra $L54_if_then;
-	bra.uni $L61_entry;
-$L54_if_then:
-	.loc 8 39 4
-	mov.f32 %f18, %f0;
-	bra.uni $L56_ret_Tanh32;
-$L61_entry:
-	.loc 8 91 46
-	mov.f32 %f53, 0f3F800000;
-	mov.b32 %r15, %f53;
-	.loc 8 91 49
-	and.b32 %r16, %r15, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r17, %f0;
-	.loc 8 91 82
-	and.b32 %r18, %r17, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r19, %r16, %r18;
-	.loc 8 91 29
-	mov.b32 %f54, %r19;
-	.loc 8 91 2
-	mov.f32 %f52, %f54;
-	bra.uni $L62_ret_copysign32;
-$L62_ret_copysign32:
-	.loc 8 41 3
-	mov.f32 %f18, %f52;
-	bra.uni $L56_ret_Tanh32;
-$L56_ret_Tanh32:
-	.loc 2 120 3
-	mov.f32 %f2, %f18;
-	bra.uni $L88_entry;
-$L26_switch_next:
-	.loc 2 121 7
-	setp.eq.s64 %p15, %rd6, 7;
-	@%p15 bra $L25_switch_body;
-	bra.uni $L28_switch_next;
-$L25_switch_body:
-	.loc 2 122 27
-	neg.f32 %f55, %f0;
-	.loc 2 122 26
-	max.f32 %f56, %f55, 0fC2D00000;
-	min.f32 %f56, %f56, 0f42B20000;
-	mul.rn.f32 %f57, %f56, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f58, %f57;
-	fma.rn.f32 %f59, %f58, 0fBF317200, %f56;
-	fma.rn.f32 %f59, %f58, 0fB5BFBE8E, %f59;
-	mul.rn.f32 %f59, %f59, 0f3FB8AA3B;
-	ex2.approx.f32 %f60, %f59;
-	mul.rn.f32 %f61, %f58, 0f3F000000;
-	cvt.rmi.f32.f32 %f61, %f61;
-	sub.rn.f32 %f62, %f58, %f61;
-	ex2.approx.f32 %f63, %f61;
-	ex2.approx.f32 %f64, %f62;
-	mul.rn.f32 %f60, %f60, %f63;
-	mul.rn.f32 %f60, %f60, %f64;
-	setp.nan.f32 %p16, %f55, %f55;
-	selp.f32 %f60, %f55, %f60, %p16;
-	.loc 2 122 17
-	add.rn.f32 %f65, 0f3F800000, %f60;
-	.loc 2 122 12
-	div.rn.f32 %f66, 0f3F800000, %f65;
-	.loc 2 122 3
-	mov.f32 %f2, %f66;
-	bra.uni $L88_entry;
-$L28_switch_next:
-	.loc 2 123 7
-	setp.eq.s64 %p17, %rd6, 8;
-	@%p17 bra $L27_switch_body;
-	bra.uni $L30_switch_next;
-$L27_switch_body:
-	.loc 2 124 17
-	mul.rn.f32 %f67, %f0, 0f3E22F983;
-	cvt.rni.f32.f32 %f67, %f67;
-	fma.rn.f32 %f68, %f67, 0fC0C90000, %f0;
-	fma.rn.f32 %f68, %f67, 0fBAFDAA22, %f68;
-	fma.rn.f32 %f68, %f67, 0fAD346000, %f68;
-	sin.approx.f32 %f69, %f68;
-	.loc 2 124 3
-	mov.f32 %f2, %f69;
-	bra.uni $L88_entry;
-$L30_switch_next:
-	.loc 2 125 7
-	setp.eq.s64 %p18, %rd6, 9;
-	@%p18 bra $L29_switch_body;
-	bra.uni $L32_switch_next;
-$L29_switch_body:
-	.loc 2 126 17
-	mul.rn.f32 %f70, %f0, 0f3E22F983;
-	cvt.rni.f32.f32 %f70, %f70;
-	fma.rn.f32 %f71, %f70, 0fC0C90000, %f0;
-	fma.rn.f32 %f71, %f70, 0fBAFDAA22, %f71;
-	fma.rn.f32 %f71, %f70, 0fAD346000, %f71;
-	cos.approx.f32 %f72, %f71;
-	.loc 2 126 3
-	mov.f32 %f2, %f72;
-	bra.uni $L88_entry;
-$L32_switch_next:
-	.loc 2 127 7
-	setp.eq.s64 %p19, %rd6, 10;
-	@%p19 bra $L63_entry;
-	bra.uni $L34_switch_next;
-$L63_entry:
-	.loc 6 26 14
-	abs.f32 %f74, %f0;
-	.loc 6 27 7
-	setp.eq.f32 %p20, %f0, 0f00000000;
-	@%p20 bra $L64_if_then;
-	bra.uni $L65_if_done;
-$L64_if_then:
-	.loc 6 28 3
-	mov.f32 %f73, %f0;
-	bra.uni $L75_ret_Erf32;
-$L65_if_done:
-	.loc 6 30 7
-	setp.lt.f32 %p21, %f74, 0f3F800000;
-	@%p21 bra $L66_if_then;
-	bra.uni $L67_if_done;
-$L66_if_then:
-	.loc 6 31 10
-	mul.rn.f32 %f75, %f0, %f0;
-	.loc 6 33 14
-	mov.f32 %f77, 0f38A4B519;
-	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 6 34 14
-	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 6 35 14
-	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 6 36 14
-	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 6 37 14
-	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 6 39 49
-	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 6 39 41
-	mul.rn.f32 %f83, %f0, %f82;
-	.loc 6 39 17
-	fma.rn.f32 %f84, %f0, 0f3F906EBB, %f83;
-	.loc 6 39 3
-	mov.f32 %f73, %f84;
-	bra.uni $L75_ret_Erf32;
-$L67_if_done:
-	.loc 6 41 9
-	setp.lt.f32 %p22, %f74, 0f40800000;
-	@%p22 bra $L69_if_done;
-	bra.uni $L68_if_then;
-$L69_if_done:
-	.loc 6 48 7
-	setp.lt.f32 %p23, %f74, 0f40100000;
-	@%p23 bra $L72_if_then;
-	bra.uni $L74_if_else;
-$L72_if_then:
-	.loc 6 49 10
-	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 6 51 14
-	mov.f32 %f87, 0f39858B99;
-	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 6 52 14
-	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 6 53 14
-	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 6 54 14
-	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 6 55 14
-	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 6 56 14
-	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 6 57 14
-	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 6 58 14
-	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 6 59 14
-	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 6 60 14
-	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
-	mov.f32 %f97, %f96;
-	bra.uni $L73_if_done;
-$L74_if_else:
-	.loc 6 62 10
-	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 6 64 14
-	mov.f32 %f103, 0f38CA5CFA;
-	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 6 65 14
-	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 6 66 14
-	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 6 67 14
-	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 6 68 14
-	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 6 69 14
-	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 6 70 14
-	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 6 71 14
-	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
-	mov.f32 %f97, %f110;
-	bra.uni $L73_if_done;
-$L73_if_done:
-	.loc 6 73 21
-	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 6 73 19
-	bra.uni $L76_entry;
-$L76_entry:
-	.loc 8 91 46
-	mov.b32 %r20, %f98;
-	.loc 8 91 49
-	and.b32 %r21, %r20, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r22, %f0;
-	.loc 8 91 82
-	and.b32 %r23, %r22, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r24, %r21, %r23;
-	.loc 8 91 29
-	mov.b32 %f100, %r24;
-	.loc 8 91 2
-	mov.f32 %f99, %f100;
-	bra.uni $L77_ret_copysign32;
-$L77_ret_copysign32:
-	.loc 6 73 2
-	mov.f32 %f73, %f99;
-	bra.uni $L75_ret_Erf32;
-$L68_if_then:
-	.loc 6 42 8
-	setp.neu.f32 %p24, %f0, %f0;
-	@%p24 bra $L70_if_then;
-	bra.uni $L78_entry;
-$L70_if_then:
-	.loc 6 43 4
-	mov.f32 %f73, %f0;
-	bra.uni $L75_ret_Erf32;
-$L78_entry:
-	.loc 8 91 46
-	mov.f32 %f112, 0f3F800000;
-	mov.b32 %r25, %f112;
-	.loc 8 91 49
-	and.b32 %r26, %r25, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r27, %f0;
-	.loc 8 91 82
-	and.b32 %r28, %r27, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r29, %r26, %r28;
-	.loc 8 91 29
-	mov.b32 %f113, %r29;
-	.loc 8 91 2
-	mov.f32 %f111, %f113;
-	bra.uni $L79_ret_copysign32;
-$L79_ret_copysign32:
-	.loc 6 45 3
-	mov.f32 %f73, %f111;
-	bra.uni $L75_ret_Erf32;
-$L75_ret_Erf32:
-	.loc 2 128 3
-	mov.f32 %f2, %f73;
-	bra.uni $L88_entry;
-$L34_switch_next:
-	.loc 2 129 7
-	setp.eq.s64 %p25, %rd6, 11;
-	@%p25 bra $L33_switch_body;
-	bra.uni $L36_switch_next;
-$L33_switch_body:
-	.loc 2 130 19
-	cvt.rmi.f32.f32 %f114, %f0;
-	.loc 2 130 3
-	mov.f32 %f2, %f114;
-	bra.uni $L88_entry;
-$L36_switch_next:
-	.loc 2 131 7
-	setp.eq.s64 %p26, %rd6, 12;
-	@%p26 bra $L35_switch_body;
-	bra.uni $L38_switch_next;
-$L35_switch_body:
-	.loc 2 132 18
-	cvt.rpi.f32.f32 %f115, %f0;
-	.loc 2 132 3
-	mov.f32 %f2, %f115;
-	bra.uni $L88_entry;
-$L38_switch_next:
-	.loc 2 133 7
-	setp.eq.s64 %p27, %rd6, 13;
-	@%p27 bra $L80_entry;
-	bra.uni $L40_switch_next;
-$L80_entry:
-	.loc 2 149 16
-	cvt.rmi.f32.f32 %f117, %f0;
-	.loc 2 150 9
-	sub.rn.f32 %f118, %f0, %f117;
-	.loc 2 151 7
-	setp.gt.f32 %p28, %f118, 0f3F000000;
-	@%p28 bra $L81_if_then;
-	bra.uni $L82_if_done;
-$L81_if_then:
-	.loc 2 152 12
-	add.rn.f32 %f119, %f117, 0f3F800000;
-	.loc 2 152 3
-	mov.f32 %f116, %f119;
-	bra.uni $L87_ret_roundEven;
-$L82_if_done:
-	.loc 2 154 7
-	setp.lt.f32 %p29, %f118, 0f3F000000;
-	@%p29 bra $L83_if_then;
-	bra.uni $L84_if_done;
-$L83_if_then:
-	.loc 2 155 3
-	mov.f32 %f116, %f117;
-	bra.uni $L87_ret_roundEven;
-$L84_if_done:
-	.loc 2 157 16
-	div.rn.f32 %f120, %f117, 0f40000000;
-	.loc 2 157 14
-	cvt.rmi.f32.f32 %f121, %f120;
-	.loc 2 157 19
-	mul.rn.f32 %f122, %f121, 0f40000000;
-	.loc 2 157 22
-	setp.eq.f32 %p30, %f122, %f117;
-	@%p30 bra $L85_if_then;
-	bra.uni $L86_if_done;
-$L85_if_then:
-	.loc 2 158 3
-	mov.f32 %f116, %f117;
-	bra.uni $L87_ret_roundEven;
-$L86_if_done:
-	.loc 2 160 11
-	add.rn.f32 %f123, %f117, 0f3F800000;
-	.loc 2 160 2
-	mov.f32 %f116, %f123;
-	bra.uni $L87_ret_roundEven;
-$L87_ret_roundEven:
-	.loc 2 134 3
-	mov.f32 %f2, %f116;
-	bra.uni $L88_entry;
-$L40_switch_next:
-	.loc 2 135 7
-	setp.eq.s64 %p31, %rd6, 14;
-	@%p31 bra $L39_switch_body;
-	bra.uni $L41_switch_next;
-$L39_switch_body:
-	.loc 2 136 8
-	setp.gt.f32 %p32, %f0, 0f00000000;
-	@%p32 bra $L42_if_then;
-	bra.uni $L43_if_done;
-$L42_if_then:
-	.loc 2 137 4
-	mov.f32 %f2, 0f3F800000;
-	bra.uni $L88_entry;
-$L43_if_done:
-	.loc 2 139 8
-	setp.lt.f32 %p33, %f0, 0f00000000;
-	@%p33 bra $L44_if_then;
-	bra.uni $L45_if_done;
-$L44_if_then:
-	.loc 2 140 4
-	mov.f32 %f2, 0fBF800000;
-	bra.uni $L88_entry;
-$L45_if_done:
-	.loc 2 142 3
-	mov.f32 %f2, %f0;
-	bra.uni $L88_entry;
-$L41_switch_next:
-	.loc 2 144 2
-	mov.f32 %f2, %f0;
-	bra.uni $L88_entry;
-$L88_entry:
-	.loc 2 98 58
-	cvt.rn.f16.f32 %rs2, %f2;
-	.loc 2 98 41
-	mov.u16 %rs1, %rs2;
-	bra.uni $L89_ret_store;
-$L89_ret_store:
-	.loc 2 229 6
-	shl.b64 %rd19, %rd9, 1;
-	add.s64 %rd20, %rd1, %rd19;
-	st.global.u16 [%rd20], %rs1;
-	bra.uni $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d:
-	ret;
-}
-
-.visible .entry unaryBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<34>;
-	.reg .b16 %rs<3>;
-	.reg .b32 %r<31>;
-	.reg .b64 %rd<21>;
-	.reg .f32 %f<124>;
-
-	.loc 2 240 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 228 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd7, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd8, %r2;
-	add.s64 %rd9, %rd7, %rd8;
-	.loc 2 228 25
-	setp.lt.s64 %p0, %rd9, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L3_if_then:
-	.loc 2 229 39
-	setp.hs.u64 %p1, %rd9, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd17, %rd9, 1;
-	add.s64 %rd18, %rd4, %rd17;
-	ld.global.nc.u16 %rs0, [%rd18];
-	.loc 2 229 37
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 2 229 39
-	mov.u64 %rd10, 0x1300000001;
-	mov.u64 %rd11, %rd9;
-	mov.u64 %rd12, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p2, %rd13, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r6, %rs0;
-	shl.b32 %r6, %r6, 16;
-	mov.b32 %f1, %r6;
-	.loc 2 102 46
-	mov.f32 %f0, %f1;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 2 107 7
-	setp.eq.s64 %p3, %rd6, 0;
-	@%p3 bra $L12_switch_body;
-	bra.uni $L14_switch_next;
-$L12_switch_body:
-	.loc 2 108 10
-	neg.f32 %f3, %f0;
-	.loc 2 108 3
-	mov.f32 %f2, %f3;
-	bra.uni $L88_entry;
-$L14_switch_next:
-	.loc 2 109 7
-	setp.eq.s64 %p4, %rd6, 1;
-	@%p4 bra $L13_switch_body;
-	bra.uni $L16_switch_next;
-$L13_switch_body:
-	.loc 2 110 17
-	abs.f32 %f4, %f0;
-	.loc 2 110 3
-	mov.f32 %f2, %f4;
-	bra.uni $L88_entry;
-$L16_switch_next:
-	.loc 2 111 7
-	setp.eq.s64 %p5, %rd6, 2;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L18_switch_next;
-$L15_switch_body:
-	.loc 2 112 17
-	max.f32 %f5, %f0, 0fC2D00000;
-	min.f32 %f5, %f5, 0f42B20000;
-	mul.rn.f32 %f6, %f5, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f7, %f6;
-	fma.rn.f32 %f8, %f7, 0fBF317200, %f5;
-	fma.rn.f32 %f8, %f7, 0fB5BFBE8E, %f8;
-	mul.rn.f32 %f8, %f8, 0f3FB8AA3B;
-	ex2.approx.f32 %f9, %f8;
-	mul.rn.f32 %f10, %f7, 0f3F000000;
-	cvt.rmi.f32.f32 %f10, %f10;
-	sub.rn.f32 %f11, %f7, %f10;
-	ex2.approx.f32 %f12, %f10;
-	ex2.approx.f32 %f13, %f11;
-	mul.rn.f32 %f9, %f9, %f12;
-	mul.rn.f32 %f9, %f9, %f13;
-	setp.nan.f32 %p6, %f0, %f0;
-	selp.f32 %f9, %f0, %f9, %p6;
-	.loc 2 112 3
-	mov.f32 %f2, %f9;
-	bra.uni $L88_entry;
-$L18_switch_next:
-	.loc 2 113 7
-	setp.eq.s64 %p7, %rd6, 3;
-	@%p7 bra $L17_switch_body;
-	bra.uni $L20_switch_next;
-$L17_switch_body:
-	.loc 2 114 17
-	lg2.approx.f32 %f14, %f0;
-	mul.rn.f32 %f15, %f14, 0f3F317218;
-	.loc 2 114 3
-	mov.f32 %f2, %f15;
-	bra.uni $L88_entry;
-$L20_switch_next:
-	.loc 2 115 7
-	setp.eq.s64 %p8, %rd6, 4;
-	@%p8 bra $L19_switch_body;
-	bra.uni $L22_switch_next;
-$L19_switch_body:
-	.loc 2 116 18
-	sqrt.rn.f32 %f16, %f0;
-	.loc 2 116 3
-	mov.f32 %f2, %f16;
-	bra.uni $L88_entry;
-$L22_switch_next:
-	.loc 2 117 7
-	setp.eq.s64 %p9, %rd6, 5;
-	@%p9 bra $L21_switch_body;
-	bra.uni $L24_switch_next;
-$L21_switch_body:
-	.loc 2 118 19
-	rsqrt.approx.f32 %f17, %f0;
-	.loc 2 118 3
-	mov.f32 %f2, %f17;
-	bra.uni $L88_entry;
-$L24_switch_next:
-	.loc 2 119 7
-	setp.eq.s64 %p10, %rd6, 6;
-	@%p10 bra $L47_entry;
-	bra.uni $L26_switch_next;
-$L47_entry:
-	.loc 8 24 14
-	abs.f32 %f19, %f0;
-	.loc 8 25 7
-	setp.lt.f32 %p11, %f19, 0f39000000;
-	@%p11 bra $L48_if_then;
-	bra.uni $L49_if_done;
-$L48_if_then:
-	.loc 8 26 3
-	mov.f32 %f18, %f0;
-	bra.uni $L56_ret_Tanh32;
-$L49_if_done:
-	.loc 8 28 7
-	setp.lt.f32 %p12, %f19, 0f3F19999A;
-	@%p12 bra $L50_if_then;
-	bra.uni $L51_if_done;
-$L50_if_then:
-	.loc 8 29 10
-	mul.rn.f32 %f20, %f0, %f0;
-	.loc 8 31 14
-	mov.f32 %f22, 0fBBCD6EDD;
-	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 8 32 14
-	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 8 33 14
-	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 8 34 14
-	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 8 35 19
-	mul.rn.f32 %f26, %f0, %f20;
-	.loc 8 35 17
-	fma.rn.f32 %f27, %f26, %f25, %f0;
-	.loc 8 35 3
-	mov.f32 %f18, %f27;
-	bra.uni $L56_ret_Tanh32;
-$L51_if_done:
-	.loc 8 37 9
-	setp.lt.f32 %p13, %f19, 0f4111999A;
-	@%p13 bra $L53_if_done;
-	bra.uni $L52_if_then;
-$L53_if_done:
-	.loc 8 43 32
-	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 8 43 30
-	bra.uni $L57_entry;
-$L57_entry:
-	.loc 7 114 18
-	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 7 114 33
-	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 7 114 16
-	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 7 115 15
-	neg.f32 %f33, %f32;
-	.loc 7 115 14
-	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 7 116 14
-	neg.f32 %f35, %f32;
-	.loc 7 116 13
-	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 7 118 13
-	mov.f32 %f38, 0f3AB63536;
-	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 7 119 13
-	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 7 120 13
-	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 7 121 13
-	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 7 122 16
-	mul.rn.f32 %f42, %f36, %f36;
-	.loc 7 122 14
-	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 7 123 12
-	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 7 123 52
-	cvt.rzi.s32.f32 %r7, %f32;
-	.loc 7 123 55
-	add.s32 %r8, %r7, 127;
-	.loc 7 123 46
-	mov.u32 %r9, %r8;
-	.loc 7 123 60
-	shl.b32 %r10, %r9, 23;
-	.loc 7 123 39
-	mov.b32 %f45, %r10;
-	.loc 7 123 17
-	mul.rn.f32 %f46, %f44, %f45;
-	.loc 7 123 2
-	mov.f32 %f29, %f46;
-	bra.uni $L58_ret_exp32;
-$L58_ret_exp32:
-	.loc 8 43 35
-	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 8 43 23
-	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 8 43 21
-	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 8 43 19
-	bra.uni $L59_entry;
-$L59_entry:
-	.loc 8 91 46
-	mov.b32 %r11, %f49;
-	.loc 8 91 49
-	and.b32 %r12, %r11, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r13, %f0;
-	.loc 8 91 82
-	and.b32 %r14, %r13, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r15, %r12, %r14;
-	.loc 8 91 29
-	mov.b32 %f51, %r15;
-	.loc 8 91 2
-	mov.f32 %f50, %f51;
-	bra.uni $L60_ret_copysign32;
-$L60_ret_copysign32:
-	.loc 8 43 2
-	mov.f32 %f18, %f50;
-	bra.uni $L56_ret_Tanh32;
-$L52_if_then:
-	.loc 8 38 8
-	setp.neu.f32 %p14, %f0, %f0;
-	@%p14 bra $L54_if_then;
-	bra.uni $L61_entry;
-$L54_if_then:
-	.loc 8 39 4
-	mov.f32 %f18, %f0;
-	bra.uni $L56_ret_Tanh32;
-$L61_entry:
-	.loc 8 91 46
-	mov.f32 %f53, 0f3F800000;
-	mov.b32 %r16, %f53;
-	.loc 8 91 49
-	and.b32 %r17, %r16, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r18, %f0;
-	.loc 8 91 82
-	and.b32 %r19, %r18, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r20, %r17, %r19;
-	.loc 8 91 29
-	mov.b32 %f54, %r20;
-	.loc 8 91 2
-	mov.f32 %f52, %f54;
-	bra.uni $L62_ret_copysign32;
-$L62_ret_copysign32:
-	.loc 8 41 3
-	mov.f32 %f18, %f52;
-	bra.uni $L56_ret_Tanh32;
-$L56_ret_Tanh32:
-	.loc 2 120 3
-	mov.f32 %f2, %f18;
-	bra.uni $L88_entry;
-$L26_switch_next:
-	.loc 2 121 7
-	setp.eq.s64 %p15, %rd6, 7;
-	@%p15 bra $L25_switch_body;
-	bra.uni $L28_switch_next;
-$L25_switch_body:
-	.loc 2 122 27
-	neg.f32 %f55, %f0;
-	.loc 2 122 26
-	max.f32 %f56, %f55, 0fC2D00000;
-	min.f32 %f56, %f56, 0f42B20000;
-	mul.rn.f32 %f57, %f56, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f58, %f57;
-	fma.rn.f32 %f59, %f58, 0fBF317200, %f56;
-	fma.rn.f32 %f59, %f58, 0fB5BFBE8E, %f59;
-	mul.rn.f32 %f59, %f59, 0f3FB8AA3B;
-	ex2.approx.f32 %f60, %f59;
-	mul.rn.f32 %f61, %f58, 0f3F000000;
-	cvt.rmi.f32.f32 %f61, %f61;
-	sub.rn.f32 %f62, %f58, %f61;
-	ex2.approx.f32 %f63, %f61;
-	ex2.approx.f32 %f64, %f62;
-	mul.rn.f32 %f60, %f60, %f63;
-	mul.rn.f32 %f60, %f60, %f64;
-	setp.nan.f32 %p16, %f55, %f55;
-	selp.f32 %f60, %f55, %f60, %p16;
-	.loc 2 122 17
-	add.rn.f32 %f65, 0f3F800000, %f60;
-	.loc 2 122 12
-	div.rn.f32 %f66, 0f3F800000, %f65;
-	.loc 2 122 3
-	mov.f32 %f2, %f66;
-	bra.uni $L88_entry;
-$L28_switch_next:
-	.loc 2 123 7
-	setp.eq.s64 %p17, %rd6, 8;
-	@%p17 bra $L27_switch_body;
-	bra.uni $L30_switch_next;
-$L27_switch_body:
-	.loc 2 124 17
-	mul.rn.f32 %f67, %f0, 0f3E22F983;
-	cvt.rni.f32.f32 %f67, %f67;
-	fma.rn.f32 %f68, %f67, 0fC0C90000, %f0;
-	fma.rn.f32 %f68, %f67, 0fBAFDAA22, %f68;
-	fma.rn.f32 %f68, %f67, 0fAD346000, %f68;
-	sin.approx.f32 %f69, %f68;
-	.loc 2 124 3
-	mov.f32 %f2, %f69;
-	bra.uni $L88_entry;
-$L30_switch_next:
-	.loc 2 125 7
-	setp.eq.s64 %p18, %rd6, 9;
-	@%p18 bra $L29_switch_body;
-	bra.uni $L32_switch_next;
-$L29_switch_body:
-	.loc 2 126 17
-	mul.rn.f32 %f70, %f0, 0f3E22F983;
-	cvt.rni.f32.f32 %f70, %f70;
-	fma.rn.f32 %f71, %f70, 0fC0C90000, %f0;
-	fma.rn.f32 %f71, %f70, 0fBAFDAA22, %f71;
-	fma.rn.f32 %f71, %f70, 0fAD346000, %f71;
-	cos.approx.f32 %f72, %f71;
-	.loc 2 126 3
-	mov.f32 %f2, %f72;
-	bra.uni $L88_entry;
-$L32_switch_next:
-	.loc 2 127 7
-	setp.eq.s64 %p19, %rd6, 10;
-	@%p19 bra $L63_entry;
-	bra.uni $L34_switch_next;
-$L63_entry:
-	.loc 6 26 14
-	abs.f32 %f74, %f0;
-	.loc 6 27 7
-	setp.eq.f32 %p20, %f0, 0f00000000;
-	@%p20 bra $L64_if_then;
-	bra.uni $L65_if_done;
-$L64_if_then:
-	.loc 6 28 3
-	mov.f32 %f73, %f0;
-	bra.uni $L75_ret_Erf32;
-$L65_if_done:
-	.loc 6 30 7
-	setp.lt.f32 %p21, %f74, 0f3F800000;
-	@%p21 bra $L66_if_then;
-	bra.uni $L67_if_done;
-$L66_if_then:
-	.loc 6 31 10
-	mul.rn.f32 %f75, %f0, %f0;
-	.loc 6 33 14
-	mov.f32 %f77, 0f38A4B519;
-	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 6 34 14
-	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 6 35 14
-	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 6 36 14
-	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 6 37 14
-	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 6 39 49
-	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 6 39 41
-	mul.rn.f32 %f83, %f0, %f82;
-	.loc 6 39 17
-	fma.rn.f32 %f84, %f0, 0f3F906EBB, %f83;
-	.loc 6 39 3
-	mov.f32 %f73, %f84;
-	bra.uni $L75_ret_Erf32;
-$L67_if_done:
-	.loc 6 41 9
-	setp.lt.f32 %p22, %f74, 0f40800000;
-	@%p22 bra $L69_if_done;
-	bra.uni $L68_if_then;
-$L69_if_done:
-	.loc 6 48 7
-	setp.lt.f32 %p23, %f74, 0f40100000;
-	@%p23 bra $L72_if_then;
-	bra.uni $L74_if_else;
-$L72_if_then:
-	.loc 6 49 10
-	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 6 51 14
-	mov.f32 %f87, 0f39858B99;
-	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 6 52 14
-	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 6 53 14
-	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 6 54 14
-	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 6 55 14
-	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 6 56 14
-	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 6 57 14
-	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 6 58 14
-	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 6 59 14
-	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 6 60 14
-	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
-	mov.f32 %f97, %f96;
-	bra.uni $L73_if_done;
-$L74_if_else:
-	.loc 6 62 10
-	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 6 64 14
-	mov.f32 %f103, 0f38CA5CFA;
-	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 6 65 14
-	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 6 66 14
-	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 6 67 14
-	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 6 68 14
-	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 6 69 14
-	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 6 70 14
-	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 6 71 14
-	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
-	mov.f32 %f97, %f110;
-	bra.uni $L73_if_done;
-$L73_if_done:
-	.loc 6 73 21
-	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 6 73 19
-	bra.uni $L76_entry;
-$L76_entry:
-	.loc 8 91 46
-	mov.b32 %r21, %f98;
-	.loc 8 91 49
-	and.b32 %r22, %r21, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r23, %f0;
-	.loc 8 91 82
-	and.b32 %r24, %r23, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r25, %r22, %r24;
-	.loc 8 91 29
-	mov.b32 %f100, %r25;
-	.loc 8 91 2
-	mov.f32 %f99, %f100;
-	bra.uni $L77_ret_copysign32;
-$L77_ret_copysign32:
-	.loc 6 73 2
-	mov.f32 %f73, %f99;
-	bra.uni $L75_ret_Erf32;
-$L68_if_then:
-	.loc 6 42 8
-	setp.neu.f32 %p24, %f0, %f0;
-	@%p24 bra $L70_if_then;
-	bra.uni $L78_entry;
-$L70_if_then:
-	.loc 6 43 4
-	mov.f32 %f73, %f0;
-	bra.uni $L75_ret_Erf32;
-$L78_entry:
-	.loc 8 91 46
-	mov.f32 %f112, 0f3F800000;
-	mov.b32 %r26, %f112;
-	.loc 8 91 49
-	and.b32 %r27, %r26, 2147483647;
-	.loc 8 91 79
-	mov.b32 %r28, %f0;
-	.loc 8 91 82
-	and.b32 %r29, %r28, 0x80000000;
-	.loc 8 91 61
-	or.b32 %r30, %r27, %r29;
-	.loc 8 91 29
-	mov.b32 %f113, %r30;
-	.loc 8 91 2
-	mov.f32 %f111, %f113;
-	bra.uni $L79_ret_copysign32;
-$L79_ret_copysign32:
-	.loc 6 45 3
-	mov.f32 %f73, %f111;
-	bra.uni $L75_ret_Erf32;
-$L75_ret_Erf32:
-	.loc 2 128 3
-	mov.f32 %f2, %f73;
-	bra.uni $L88_entry;
-$L34_switch_next:
-	.loc 2 129 7
-	setp.eq.s64 %p25, %rd6, 11;
-	@%p25 bra $L33_switch_body;
-	bra.uni $L36_switch_next;
-$L33_switch_body:
-	.loc 2 130 19
-	cvt.rmi.f32.f32 %f114, %f0;
-	.loc 2 130 3
-	mov.f32 %f2, %f114;
-	bra.uni $L88_entry;
-$L36_switch_next:
-	.loc 2 131 7
-	setp.eq.s64 %p26, %rd6, 12;
-	@%p26 bra $L35_switch_body;
-	bra.uni $L38_switch_next;
-$L35_switch_body:
-	.loc 2 132 18
-	cvt.rpi.f32.f32 %f115, %f0;
-	.loc 2 132 3
-	mov.f32 %f2, %f115;
-	bra.uni $L88_entry;
-$L38_switch_next:
-	.loc 2 133 7
-	setp.eq.s64 %p27, %rd6, 13;
-	@%p27 bra $L80_entry;
-	bra.uni $L40_switch_next;
-$L80_entry:
-	.loc 2 149 16
-	cvt.rmi.f32.f32 %f117, %f0;
-	.loc 2 150 9
-	sub.rn.f32 %f118, %f0, %f117;
-	.loc 2 151 7
-	setp.gt.f32 %p28, %f118, 0f3F000000;
-	@%p28 bra $L81_if_then;
-	bra.uni $L82_if_done;
-$L81_if_then:
-	.loc 2 152 12
-	add.rn.f32 %f119, %f117, 0f3F800000;
-	.loc 2 152 3
-	mov.f32 %f116, %f119;
-	bra.uni $L87_ret_roundEven;
-$L82_if_done:
-	.loc 2 154 7
-	setp.lt.f32 %p29, %f118, 0f3F000000;
-	@%p29 bra $L83_if_then;
-	bra.uni $L84_if_done;
-$L83_if_then:
-	.loc 2 155 3
-	mov.f32 %f116, %f117;
-	bra.uni $L87_ret_roundEven;
-$L84_if_done:
-	.loc 2 157 16
-	div.rn.f32 %f120, %f117, 0f40000000;
-	.loc 2 157 14
-	cvt.rmi.f32.f32 %f121, %f120;
-	.loc 2 157 19
-	mul.rn.f32 %f122, %f121, 0f40000000;
-	.loc 2 157 22
-	setp.eq.f32 %p30, %f122, %f117;
-	@%p30 bra $L85_if_then;
-	bra.uni $L86_if_done;
-$L85_if_then:
-	.loc 2 158 3
-	mov.f32 %f116, %f117;
-	bra.uni $L87_ret_roundEven;
-$L86_if_done:
-	.loc 2 160 11
-	add.rn.f32 %f123, %f117, 0f3F800000;
-	.loc 2 160 2
-	mov.f32 %f116, %f123;
-	bra.uni $L87_ret_roundEven;
-$L87_ret_roundEven:
-	.loc 2 134 3
-	mov.f32 %f2, %f116;
-	bra.uni $L88_entry;
-$L40_switch_next:
-	.loc 2 135 7
-	setp.eq.s64 %p31, %rd6, 14;
-	@%p31 bra $L39_switch_body;
-	bra.uni $L41_switch_next;
-$L39_switch_body:
-	.loc 2 136 8
-	setp.gt.f32 %p32, %f0, 0f00000000;
-	@%p32 bra $L42_if_then;
-	bra.uni $L43_if_done;
-$L42_if_then:
-	.loc 2 137 4
-	mov.f32 %f2, 0f3F800000;
-	bra.uni $L88_entry;
-$L43_if_done:
-	.loc 2 139 8
-	setp.lt.f32 %p33, %f0, 0f00000000;
-	@%p33 bra $L44_if_then;
-	bra.uni $L45_if_done;
-$L44_if_then:
-	.loc 2 140 4
-	mov.f32 %f2, 0fBF800000;
-	bra.uni $L88_entry;
-$L45_if_done:
-	.loc 2 142 3
-	mov.f32 %f2, %f0;
-	bra.uni $L88_entry;
-$L41_switch_next:
-	.loc 2 144 2
-	mov.f32 %f2, %f0;
-	bra.uni $L88_entry;
-$L88_entry:
-	.loc 2 103 67
-	cvt.rn.bf16.f32 %rs2, %f2;
-	.loc 2 103 46
-	mov.u16 %rs1, %rs2;
-	bra.uni $L89_ret_store;
-$L89_ret_store:
-	.loc 2 229 6
-	shl.b64 %rd19, %rd9, 1;
-	add.s64 %rd20, %rd1, %rd19;
-	st.global.u16 [%rd20], %rs1;
-	bra.uni $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d:
-	ret;
-}
-
-.visible .entry isPredF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<6>;
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<23>;
-	.reg .f32 %f<3>;
-
-	.loc 2 255 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 244 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd7, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd8, %r2;
-	add.s64 %rd9, %rd7, %rd8;
-	.loc 2 244 25
-	setp.lt.s64 %p0, %rd9, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L7_ret_isPred_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 2 245 16
-	setp.hs.u64 %p1, %rd9, %rd5;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd17, %rd9, 2;
-	add.s64 %rd18, %rd4, %rd17;
-	ld.global.nc.f32 %f0, [%rd18];
-	.loc 2 245 14
-	bra.uni $L11_entry;
-$L10_oob0:
-	.loc 2 245 16
-	mov.u64 %rd10, 0x1400000001;
-	mov.u64 %rd11, %rd9;
-	mov.u64 %rd12, %rd5;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p2, %rd13, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L11_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L12_ret_load;
-$L12_ret_load:
-	.loc 2 246 9
-	setp.eq.s64 %p3, %rd6, 0;
-	@%p3 bra $L5_if_then;
-	bra.uni $L6_if_else;
-$L5_if_then:
-	.loc 2 247 14
-	sub.rn.f32 %f2, %f1, %f1;
-	.loc 2 247 17
-	setp.eq.f32 %p4, %f2, 0f00000000;
-	.loc 2 247 7
-	shl.b64 %rd19, %rd9, 0;
-	add.s64 %rd20, %rd1, %rd19;
-	selp.u32 %r6, 1, 0, %p4;
-	st.global.u8 [%rd20], %r6;
-	bra.uni $L7_ret_isPred_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L6_if_else:
-	.loc 2 249 15
-	setp.neu.f32 %p5, %f1, %f1;
-	.loc 2 249 7
-	shl.b64 %rd21, %rd9, 0;
-	add.s64 %rd22, %rd1, %rd21;
-	selp.u32 %r7, 1, 0, %p5;
-	st.global.u8 [%rd22], %r7;
-	bra.uni $L7_ret_isPred_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L7_ret_isPred_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry isPredF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<6>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<23>;
-	.reg .f32 %f<3>;
-
-	.loc 2 258 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 244 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd7, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd8, %r2;
-	add.s64 %rd9, %rd7, %rd8;
-	.loc 2 244 25
-	setp.lt.s64 %p0, %rd9, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L3_if_then:
-	.loc 2 245 16
-	setp.hs.u64 %p1, %rd9, %rd5;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd17, %rd9, 1;
-	add.s64 %rd18, %rd4, %rd17;
-	ld.global.nc.u16 %rs0, [%rd18];
-	.loc 2 245 14
-	bra.uni $L11_entry;
-$L10_oob0:
-	.loc 2 245 16
-	mov.u64 %rd10, 0x1500000001;
-	mov.u64 %rd11, %rd9;
-	mov.u64 %rd12, %rd5;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p2, %rd13, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L11_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f1, %rs0;
-	.loc 2 97 41
-	mov.f32 %f0, %f1;
-	bra.uni $L12_ret_load;
-$L12_ret_load:
-	.loc 2 246 9
-	setp.eq.s64 %p3, %rd6, 0;
-	@%p3 bra $L5_if_then;
-	bra.uni $L6_if_else;
-$L5_if_then:
-	.loc 2 247 14
-	sub.rn.f32 %f2, %f0, %f0;
-	.loc 2 247 17
-	setp.eq.f32 %p4, %f2, 0f00000000;
-	.loc 2 247 7
-	shl.b64 %rd19, %rd9, 0;
-	add.s64 %rd20, %rd1, %rd19;
-	selp.u32 %r6, 1, 0, %p4;
-	st.global.u8 [%rd20], %r6;
-	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L6_if_else:
-	.loc 2 249 15
-	setp.neu.f32 %p5, %f0, %f0;
-	.loc 2 249 7
-	shl.b64 %rd21, %rd9, 0;
-	add.s64 %rd22, %rd1, %rd21;
-	selp.u32 %r7, 1, 0, %p5;
-	st.global.u8 [%rd22], %r7;
-	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d:
-	ret;
-}
-
-.visible .entry isPredBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<6>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<23>;
-	.reg .f32 %f<3>;
-
-	.loc 2 261 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 244 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd7, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd8, %r2;
-	add.s64 %rd9, %rd7, %rd8;
-	.loc 2 244 25
-	setp.lt.s64 %p0, %rd9, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L3_if_then:
-	.loc 2 245 16
-	setp.hs.u64 %p1, %rd9, %rd5;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd17, %rd9, 1;
-	add.s64 %rd18, %rd4, %rd17;
-	ld.global.nc.u16 %rs0, [%rd18];
-	.loc 2 245 14
-	bra.uni $L11_entry;
-$L10_oob0:
-	.loc 2 245 16
-	mov.u64 %rd10, 0x1600000001;
-	mov.u64 %rd11, %rd9;
-	mov.u64 %rd12, %rd5;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p2, %rd13, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L11_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r6, %rs0;
-	shl.b32 %r6, %r6, 16;
-	mov.b32 %f1, %r6;
-	.loc 2 102 46
-	mov.f32 %f0, %f1;
-	bra.uni $L12_ret_load;
-$L12_ret_load:
-	.loc 2 246 9
-	setp.eq.s64 %p3, %rd6, 0;
-	@%p3 bra $L5_if_then;
-	bra.uni $L6_if_else;
-$L5_if_then:
-	.loc 2 247 14
-	sub.rn.f32 %f2, %f0, %f0;
-	.loc 2 247 17
-	setp.eq.f32 %p4, %f2, 0f00000000;
-	.loc 2 247 7
-	shl.b64 %rd19, %rd9, 0;
-	add.s64 %rd20, %rd1, %rd19;
-	selp.u32 %r7, 1, 0, %p4;
-	st.global.u8 [%rd20], %r7;
-	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L6_if_else:
-	.loc 2 249 15
-	setp.neu.f32 %p5, %f0, %f0;
-	.loc 2 249 7
-	shl.b64 %rd21, %rd9, 0;
-	add.s64 %rd22, %rd1, %rd21;
-	selp.u32 %r8, 1, 0, %p5;
-	st.global.u8 [%rd22], %r8;
-	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d:
-	ret;
-}
-
-.visible .entry binaryF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<20>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<30>;
-	.reg .f32 %f<22>;
-	.reg .f64 %fd<6>;
-
-	.loc 2 270 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 264 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 264 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_binary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 2 265 42
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 2 265 40
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 2;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.f32 %f0, [%rd24];
-	.loc 2 265 38
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 2 265 40
-	mov.u64 %rd16, 0x1700000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 2 265 59
-	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 2 265 57
-	setp.hs.u64 %p3, %rd25, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd26, %rd25, 2;
-	add.s64 %rd27, %rd7, %rd26;
-	ld.global.nc.f32 %f2, [%rd27];
-	.loc 2 265 55
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 2 265 57
-	mov.u64 %rd16, 0x1700000002;
-	mov.u64 %rd17, %rd25;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L12_entry:
-	.loc 2 92 40
-	mov.f32 %f3, %f2;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 2 165 7
-	setp.eq.s64 %p4, %rd9, 0;
-	@%p4 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 2 166 12
-	add.rn.f32 %f5, %f1, %f3;
-	.loc 2 166 3
-	mov.f32 %f4, %f5;
-	bra.uni $L47_entry;
-$L17_switch_next:
-	.loc 2 167 7
-	setp.eq.s64 %p5, %rd9, 1;
-	@%p5 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 2 168 12
-	sub.rn.f32 %f6, %f1, %f3;
-	.loc 2 168 3
-	mov.f32 %f4, %f6;
-	bra.uni $L47_entry;
-$L19_switch_next:
-	.loc 2 169 7
-	setp.eq.s64 %p6, %rd9, 2;
-	@%p6 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 2 170 12
-	mul.rn.f32 %f7, %f1, %f3;
-	.loc 2 170 3
-	mov.f32 %f4, %f7;
-	bra.uni $L47_entry;
-$L21_switch_next:
-	.loc 2 171 7
-	setp.eq.s64 %p7, %rd9, 3;
-	@%p7 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 2 172 12
-	div.rn.f32 %f8, %f1, %f3;
-	.loc 2 172 3
-	mov.f32 %f4, %f8;
-	bra.uni $L47_entry;
-$L23_switch_next:
-	.loc 2 173 7
-	setp.eq.s64 %p8, %rd9, 4;
-	@%p8 bra $L22_switch_body;
-	bra.uni $L25_switch_next;
-$L22_switch_body:
-	.loc 2 174 8
-	setp.neu.f32 %p9, %f1, %f1;
-	@%p9 bra $L26_if_then;
-	bra.uni $L28_cond_false;
-$L28_cond_false:
-	.loc 2 174 18
-	setp.gt.f32 %p10, %f1, %f3;
-	@%p10 bra $L26_if_then;
-	bra.uni $L27_if_done;
-$L26_if_then:
-	.loc 2 175 4
-	mov.f32 %f4, %f1;
-	bra.uni $L47_entry;
-$L27_if_done:
-	.loc 2 177 3
-	mov.f32 %f4, %f3;
-	bra.uni $L47_entry;
-$L25_switch_next:
-	.loc 2 178 7
-	setp.eq.s64 %p11, %rd9, 5;
-	@%p11 bra $L24_switch_body;
-	bra.uni $L30_switch_next;
-$L24_switch_body:
-	.loc 2 179 8
-	setp.neu.f32 %p12, %f1, %f1;
-	@%p12 bra $L31_if_then;
-	bra.uni $L33_cond_false;
-$L33_cond_false:
-	.loc 2 179 18
-	setp.lt.f32 %p13, %f1, %f3;
-	@%p13 bra $L31_if_then;
-	bra.uni $L32_if_done;
-$L31_if_then:
-	.loc 2 180 4
-	mov.f32 %f4, %f1;
-	bra.uni $L47_entry;
-$L32_if_done:
-	.loc 2 182 3
-	mov.f32 %f4, %f3;
-	bra.uni $L47_entry;
-$L30_switch_next:
-	.loc 2 183 7
-	setp.eq.s64 %p14, %rd9, 6;
-	@%p14 bra $L38_entry;
-	bra.uni $L35_switch_next;
-$L38_entry:
-	.loc 2 195 7
-	setp.eq.f32 %p15, %f3, 0f00000000;
-	@%p15 bra $L39_if_then;
-	bra.uni $L40_if_done;
-$L39_if_then:
-	.loc 2 196 3
-	mov.f32 %f9, 0f3F800000;
-	bra.uni $L46_ret_powF;
-$L40_if_done:
-	.loc 2 198 15
-	abs.f32 %f10, %f1;
-	.loc 2 199 28
-	lg2.approx.f32 %f11, %f10;
-	.loc 2 199 18
-	mul.rn.f32 %f12, %f3, %f11;
-	.loc 2 199 15
-	ex2.approx.f32 %f13, %f12;
-	.loc 2 200 7
-	setp.lt.f32 %p16, %f1, 0f00000000;
-	@%p16 bra $L41_if_then;
-	bra.uni $L42_if_done;
-$L41_if_then:
-	.loc 2 201 15
-	cvt.rmi.f32.f32 %f14, %f3;
-	.loc 2 201 19
-	setp.neu.f32 %p17, %f14, %f3;
-	@%p17 bra $L43_if_then;
-	bra.uni $L44_if_done;
-$L43_if_then:
-	.loc 2 202 31
-	mov.u32 %r6, 2143289344;
-	mov.b32 %f15, %r6;
-	.loc 2 202 4
-	mov.f32 %f9, %f15;
-	bra.uni $L46_ret_powF;
-$L44_if_done:
-	.loc 2 204 17
-	div.rn.f32 %f16, %f3, 0f40000000;
-	.loc 2 204 15
-	cvt.rmi.f32.f32 %f17, %f16;
-	.loc 2 204 20
-	mul.rn.f32 %f18, %f17, 0f40000000;
-	.loc 2 204 23
-	setp.neu.f32 %p18, %f18, %f3;
-	@%p18 bra $L45_if_then;
-	bra.uni $L42_if_done;
-$L45_if_then:
-	.loc 2 205 11
-	neg.f32 %f19, %f13;
-	.loc 2 205 4
-	mov.f32 %f9, %f19;
-	bra.uni $L46_ret_powF;
-$L42_if_done:
-	.loc 2 208 2
-	mov.f32 %f9, %f13;
-	bra.uni $L46_ret_powF;
-$L46_ret_powF:
-	.loc 2 184 3
-	mov.f32 %f4, %f9;
-	bra.uni $L47_entry;
-$L35_switch_next:
-	.loc 2 185 7
-	setp.eq.s64 %p19, %rd9, 7;
-	@%p19 bra $L34_switch_body;
-	bra.uni $L36_switch_next;
-$L34_switch_body:
-	.loc 2 186 22
-	cvt.f64.f32 %fd0, %f1;
-	.loc 2 186 34
-	cvt.f64.f32 %fd1, %f3;
-	.loc 2 187 38
-	div.rn.f64 %fd2, %fd0, %fd1;
-	.loc 2 187 34
-	cvt.rzi.f64.f64 %fd3, %fd2;
-	.loc 2 187 43
-	mul.rn.f64 %fd4, %fd3, %fd1;
-	.loc 2 187 22
-	sub.rn.f64 %fd5, %fd0, %fd4;
-	.loc 2 187 17
-	cvt.rn.f32.f64 %f20, %fd5;
-	.loc 2 187 3
-	mov.f32 %f4, %f20;
-	bra.uni $L47_entry;
-$L36_switch_next:
-	.loc 2 189 2
-	mov.f32 %f4, %f1;
-	bra.uni $L47_entry;
-$L47_entry:
-	.loc 2 93 40
-	mov.f32 %f21, %f4;
-	bra.uni $L48_ret_store;
-$L48_ret_store:
-	.loc 2 265 6
-	shl.b64 %rd28, %rd14, 2;
-	add.s64 %rd29, %rd1, %rd28;
-	st.global.f32 [%rd29], %f21;
-	bra.uni $L5_ret_binary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L5_ret_binary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry binaryF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<20>;
-	.reg .b16 %rs<4>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<30>;
-	.reg .f32 %f<21>;
-	.reg .f64 %fd<6>;
-
-	.loc 2 275 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 264 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 264 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L3_if_then:
-	.loc 2 265 42
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 2 265 40
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 1;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 2 265 38
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 2 265 40
-	mov.u64 %rd16, 0x1800000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f1, %rs0;
-	.loc 2 97 41
-	mov.f32 %f0, %f1;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 2 265 59
-	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 2 265 57
-	setp.hs.u64 %p3, %rd25, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd26, %rd25, 1;
-	add.s64 %rd27, %rd7, %rd26;
-	ld.global.nc.u16 %rs1, [%rd27];
-	.loc 2 265 55
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 2 265 57
-	mov.u64 %rd16, 0x1800000002;
-	mov.u64 %rd17, %rd25;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L12_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f3, %rs1;
-	.loc 2 97 41
-	mov.f32 %f2, %f3;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 2 165 7
-	setp.eq.s64 %p4, %rd9, 0;
-	@%p4 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 2 166 12
-	add.rn.f32 %f5, %f0, %f2;
-	.loc 2 166 3
-	mov.f32 %f4, %f5;
-	bra.uni $L47_entry;
-$L17_switch_next:
-	.loc 2 167 7
-	setp.eq.s64 %p5, %rd9, 1;
-	@%p5 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 2 168 12
-	sub.rn.f32 %f6, %f0, %f2;
-	.loc 2 168 3
-	mov.f32 %f4, %f6;
-	bra.uni $L47_entry;
-$L19_switch_next:
-	.loc 2 169 7
-	setp.eq.s64 %p6, %rd9, 2;
-	@%p6 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 2 170 12
-	mul.rn.f32 %f7, %f0, %f2;
-	.loc 2 170 3
-	mov.f32 %f4, %f7;
-	bra.uni $L47_entry;
-$L21_switch_next:
-	.loc 2 171 7
-	setp.eq.s64 %p7, %rd9, 3;
-	@%p7 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 2 172 12
-	div.rn.f32 %f8, %f0, %f2;
-	.loc 2 172 3
-	mov.f32 %f4, %f8;
-	bra.uni $L47_entry;
-$L23_switch_next:
-	.loc 2 173 7
-	setp.eq.s64 %p8, %rd9, 4;
-	@%p8 bra $L22_switch_body;
-	bra.uni $L25_switch_next;
-$L22_switch_body:
-	.loc 2 174 8
-	setp.neu.f32 %p9, %f0, %f0;
-	@%p9 bra $L26_if_then;
-	bra.uni $L28_cond_false;
-$L28_cond_false:
-	.loc 2 174 18
-	setp.gt.f32 %p10, %f0, %f2;
-	@%p10 bra $L26_if_then;
-	bra.uni $L27_if_done;
-$L26_if_then:
-	.loc 2 175 4
-	mov.f32 %f4, %f0;
-	bra.uni $L47_entry;
-$L27_if_done:
-	.loc 2 177 3
-	mov.f32 %f4, %f2;
-	bra.uni $L47_entry;
-$L25_switch_next:
-	.loc 2 178 7
-	setp.eq.s64 %p11, %rd9, 5;
-	@%p11 bra $L24_switch_body;
-	bra.uni $L30_switch_next;
-$L24_switch_body:
-	.loc 2 179 8
-	setp.neu.f32 %p12, %f0, %f0;
-	@%p12 bra $L31_if_then;
-	bra.uni $L33_cond_false;
-$L33_cond_false:
-	.loc 2 179 18
-	setp.lt.f32 %p13, %f0, %f2;
-	@%p13 bra $L31_if_then;
-	bra.uni $L32_if_done;
-$L31_if_then:
-	.loc 2 180 4
-	mov.f32 %f4, %f0;
-	bra.uni $L47_entry;
-$L32_if_done:
-	.loc 2 182 3
-	mov.f32 %f4, %f2;
-	bra.uni $L47_entry;
-$L30_switch_next:
-	.loc 2 183 7
-	setp.eq.s64 %p14, %rd9, 6;
-	@%p14 bra $L38_entry;
-	bra.uni $L35_switch_next;
-$L38_entry:
-	.loc 2 195 7
-	setp.eq.f32 %p15, %f2, 0f00000000;
-	@%p15 bra $L39_if_then;
-	bra.uni $L40_if_done;
-$L39_if_then:
-	.loc 2 196 3
-	mov.f32 %f9, 0f3F800000;
-	bra.uni $L46_ret_powF;
-$L40_if_done:
-	.loc 2 198 15
-	abs.f32 %f10, %f0;
-	.loc 2 199 28
-	lg2.approx.f32 %f11, %f10;
-	.loc 2 199 18
-	mul.rn.f32 %f12, %f2, %f11;
-	.loc 2 199 15
-	ex2.approx.f32 %f13, %f12;
-	.loc 2 200 7
-	setp.lt.f32 %p16, %f0, 0f00000000;
-	@%p16 bra $L41_if_then;
-	bra.uni $L42_if_done;
-$L41_if_then:
-	.loc 2 201 15
-	cvt.rmi.f32.f32 %f14, %f2;
-	.loc 2 201 19
-	setp.neu.f32 %p17, %f14, %f2;
-	@%p17 bra $L43_if_then;
-	bra.uni $L44_if_done;
-$L43_if_then:
-	.loc 2 202 31
-	mov.u32 %r6, 2143289344;
-	mov.b32 %f15, %r6;
-	.loc 2 202 4
-	mov.f32 %f9, %f15;
-	bra.uni $L46_ret_powF;
-$L44_if_done:
-	.loc 2 204 17
-	div.rn.f32 %f16, %f2, 0f40000000;
-	.loc 2 204 15
-	cvt.rmi.f32.f32 %f17, %f16;
-	.loc 2 204 20
-	mul.rn.f32 %f18, %f17, 0f40000000;
-	.loc 2 204 23
-	setp.neu.f32 %p18, %f18, %f2;
-	@%p18 bra $L45_if_then;
-	bra.uni $L42_if_done;
-$L45_if_then:
-	.loc 2 205 11
-	neg.f32 %f19, %f13;
-	.loc 2 205 4
-	mov.f32 %f9, %f19;
-	bra.uni $L46_ret_powF;
-$L42_if_done:
-	.loc 2 208 2
-	mov.f32 %f9, %f13;
-	bra.uni $L46_ret_powF;
-$L46_ret_powF:
-	.loc 2 184 3
-	mov.f32 %f4, %f9;
-	bra.uni $L47_entry;
-$L35_switch_next:
-	.loc 2 185 7
-	setp.eq.s64 %p19, %rd9, 7;
-	@%p19 bra $L34_switch_body;
-	bra.uni $L36_switch_next;
-$L34_switch_body:
-	.loc 2 186 22
-	cvt.f64.f32 %fd0, %f0;
-	.loc 2 186 34
-	cvt.f64.f32 %fd1, %f2;
-	.loc 2 187 38
-	div.rn.f64 %fd2, %fd0, %fd1;
-	.loc 2 187 34
-	cvt.rzi.f64.f64 %fd3, %fd2;
-	.loc 2 187 43
-	mul.rn.f64 %fd4, %fd3, %fd1;
-	.loc 2 187 22
-	sub.rn.f64 %fd5, %fd0, %fd4;
-	.loc 2 187 17
-	cvt.rn.f32.f64 %f20, %fd5;
-	.loc 2 187 3
-	mov.f32 %f4, %f20;
-	bra.uni $L47_entry;
-$L36_switch_next:
-	.loc 2 189 2
-	mov.f32 %f4, %f0;
-	bra.uni $L47_entry;
-$L47_entry:
-	.loc 2 98 58
-	cvt.rn.f16.f32 %rs3, %f4;
-	.loc 2 98 41
-	mov.u16 %rs2, %rs3;
-	bra.uni $L48_ret_store;
-$L48_ret_store:
-	.loc 2 265 6
-	shl.b64 %rd28, %rd14, 1;
-	add.s64 %rd29, %rd1, %rd28;
-	st.global.u16 [%rd29], %rs2;
-	bra.uni $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d:
-	ret;
-}
-
-.visible .entry binaryBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<20>;
-	.reg .b16 %rs<4>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<30>;
-	.reg .f32 %f<21>;
-	.reg .f64 %fd<6>;
-
-	.loc 2 280 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 264 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 264 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L3_if_then:
-	.loc 2 265 42
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 2 265 40
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 1;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 2 265 38
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 2 265 40
-	mov.u64 %rd16, 0x1900000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r6, %rs0;
-	shl.b32 %r6, %r6, 16;
-	mov.b32 %f1, %r6;
-	.loc 2 102 46
-	mov.f32 %f0, %f1;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 2 265 59
-	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 2 265 57
-	setp.hs.u64 %p3, %rd25, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd26, %rd25, 1;
-	add.s64 %rd27, %rd7, %rd26;
-	ld.global.nc.u16 %rs1, [%rd27];
-	.loc 2 265 55
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 2 265 57
-	mov.u64 %rd16, 0x1900000002;
-	mov.u64 %rd17, %rd25;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L12_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r7, %rs1;
-	shl.b32 %r7, %r7, 16;
-	mov.b32 %f3, %r7;
-	.loc 2 102 46
-	mov.f32 %f2, %f3;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 2 165 7
-	setp.eq.s64 %p4, %rd9, 0;
-	@%p4 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 2 166 12
-	add.rn.f32 %f5, %f0, %f2;
-	.loc 2 166 3
-	mov.f32 %f4, %f5;
-	bra.uni $L47_entry;
-$L17_switch_next:
-	.loc 2 167 7
-	setp.eq.s64 %p5, %rd9, 1;
-	@%p5 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 2 168 12
-	sub.rn.f32 %f6, %f0, %f2;
-	.loc 2 168 3
-	mov.f32 %f4, %f6;
-	bra.uni $L47_entry;
-$L19_switch_next:
-	.loc 2 169 7
-	setp.eq.s64 %p6, %rd9, 2;
-	@%p6 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 2 170 12
-	mul.rn.f32 %f7, %f0, %f2;
-	.loc 2 170 3
-	mov.f32 %f4, %f7;
-	bra.uni $L47_entry;
-$L21_switch_next:
-	.loc 2 171 7
-	setp.eq.s64 %p7, %rd9, 3;
-	@%p7 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 2 172 12
-	div.rn.f32 %f8, %f0, %f2;
-	.loc 2 172 3
-	mov.f32 %f4, %f8;
-	bra.uni $L47_entry;
-$L23_switch_next:
-	.loc 2 173 7
-	setp.eq.s64 %p8, %rd9, 4;
-	@%p8 bra $L22_switch_body;
-	bra.uni $L25_switch_next;
-$L22_switch_body:
-	.loc 2 174 8
-	setp.neu.f32 %p9, %f0, %f0;
-	@%p9 bra $L26_if_then;
-	bra.uni $L28_cond_false;
-$L28_cond_false:
-	.loc 2 174 18
-	setp.gt.f32 %p10, %f0, %f2;
-	@%p10 bra $L26_if_then;
-	bra.uni $L27_if_done;
-$L26_if_then:
-	.loc 2 175 4
-	mov.f32 %f4, %f0;
-	bra.uni $L47_entry;
-$L27_if_done:
-	.loc 2 177 3
-	mov.f32 %f4, %f2;
-	bra.uni $L47_entry;
-$L25_switch_next:
-	.loc 2 178 7
-	setp.eq.s64 %p11, %rd9, 5;
-	@%p11 bra $L24_switch_body;
-	bra.uni $L30_switch_next;
-$L24_switch_body:
-	.loc 2 179 8
-	setp.neu.f32 %p12, %f0, %f0;
-	@%p12 bra $L31_if_then;
-	bra.uni $L33_cond_false;
-$L33_cond_false:
-	.loc 2 179 18
-	setp.lt.f32 %p13, %f0, %f2;
-	@%p13 bra $L31_if_then;
-	bra.uni $L32_if_done;
-$L31_if_then:
-	.loc 2 180 4
-	mov.f32 %f4, %f0;
-	bra.uni $L47_entry;
-$L32_if_done:
-	.loc 2 182 3
-	mov.f32 %f4, %f2;
-	bra.uni $L47_entry;
-$L30_switch_next:
-	.loc 2 183 7
-	setp.eq.s64 %p14, %rd9, 6;
-	@%p14 bra $L38_entry;
-	bra.uni $L35_switch_next;
-$L38_entry:
-	.loc 2 195 7
-	setp.eq.f32 %p15, %f2, 0f00000000;
-	@%p15 bra $L39_if_then;
-	bra.uni $L40_if_done;
-$L39_if_then:
-	.loc 2 196 3
-	mov.f32 %f9, 0f3F800000;
-	bra.uni $L46_ret_powF;
-$L40_if_done:
-	.loc 2 198 15
-	abs.f32 %f10, %f0;
-	.loc 2 199 28
-	lg2.approx.f32 %f11, %f10;
-	.loc 2 199 18
-	mul.rn.f32 %f12, %f2, %f11;
-	.loc 2 199 15
-	ex2.approx.f32 %f13, %f12;
-	.loc 2 200 7
-	setp.lt.f32 %p16, %f0, 0f00000000;
-	@%p16 bra $L41_if_then;
-	bra.uni $L42_if_done;
-$L41_if_then:
-	.loc 2 201 15
-	cvt.rmi.f32.f32 %f14, %f2;
-	.loc 2 201 19
-	setp.neu.f32 %p17, %f14, %f2;
-	@%p17 bra $L43_if_then;
-	bra.uni $L44_if_done;
-$L43_if_then:
-	.loc 2 202 31
-	mov.u32 %r8, 2143289344;
-	mov.b32 %f15, %r8;
-	.loc 2 202 4
-	mov.f32 %f9, %f15;
-	bra.uni $L46_ret_powF;
-$L44_if_done:
-	.loc 2 204 17
-	div.rn.f32 %f16, %f2, 0f40000000;
-	.loc 2 204 15
-	cvt.rmi.f32.f32 %f17, %f16;
-	.loc 2 204 20
-	mul.rn.f32 %f18, %f17, 0f40000000;
-	.loc 2 204 23
-	setp.neu.f32 %p18, %f18, %f2;
-	@%p18 bra $L45_if_then;
-	bra.uni $L42_if_done;
-$L45_if_then:
-	.loc 2 205 11
-	neg.f32 %f19, %f13;
-	.loc 2 205 4
-	mov.f32 %f9, %f19;
-	bra.uni $L46_ret_powF;
-$L42_if_done:
-	.loc 2 208 2
-	mov.f32 %f9, %f13;
-	bra.uni $L46_ret_powF;
-$L46_ret_powF:
-	.loc 2 184 3
-	mov.f32 %f4, %f9;
-	bra.uni $L47_entry;
-$L35_switch_next:
-	.loc 2 185 7
-	setp.eq.s64 %p19, %rd9, 7;
-	@%p19 bra $L34_switch_body;
-	bra.uni $L36_switch_next;
-$L34_switch_body:
-	.loc 2 186 22
-	cvt.f64.f32 %fd0, %f0;
-	.loc 2 186 34
-	cvt.f64.f32 %fd1, %f2;
-	.loc 2 187 38
-	div.rn.f64 %fd2, %fd0, %fd1;
-	.loc 2 187 34
-	cvt.rzi.f64.f64 %fd3, %fd2;
-	.loc 2 187 43
-	mul.rn.f64 %fd4, %fd3, %fd1;
-	.loc 2 187 22
-	sub.rn.f64 %fd5, %fd0, %fd4;
-	.loc 2 187 17
-	cvt.rn.f32.f64 %f20, %fd5;
-	.loc 2 187 3
-	mov.f32 %f4, %f20;
-	bra.uni $L47_entry;
-$L36_switch_next:
-	.loc 2 189 2
-	mov.f32 %f4, %f0;
-	bra.uni $L47_entry;
-$L47_entry:
-	.loc 2 103 67
-	cvt.rn.bf16.f32 %rs3, %f4;
-	.loc 2 103 46
-	mov.u16 %rs2, %rs3;
-	bra.uni $L48_ret_store;
-$L48_ret_store:
-	.loc 2 265 6
-	shl.b64 %rd28, %rd14, 1;
-	add.s64 %rd29, %rd1, %rd28;
-	st.global.u16 [%rd29], %rs2;
-	bra.uni $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d:
-	ret;
-}
-
-.visible .entry compareF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<16>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<30>;
-	.reg .f32 %f<4>;
-
-	.loc 2 291 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 285 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 285 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_compare_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 2 286 35
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 2 286 33
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 2;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.f32 %f0, [%rd24];
-	.loc 2 286 31
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 2 286 33
-	mov.u64 %rd16, 0x1A00000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 2 286 52
-	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 2 286 50
-	setp.hs.u64 %p3, %rd25, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd26, %rd25, 2;
-	add.s64 %rd27, %rd7, %rd26;
-	ld.global.nc.f32 %f2, [%rd27];
-	.loc 2 286 48
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 2 286 50
-	mov.u64 %rd16, 0x1A00000002;
-	mov.u64 %rd17, %rd25;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L12_entry:
-	.loc 2 92 40
-	mov.f32 %f3, %f2;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 2 213 7
-	setp.eq.s64 %p5, %rd9, 0;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 2 214 12
-	setp.eq.f32 %p6, %f1, %f3;
-	.loc 2 214 3
-	mov.pred %p4, %p6;
-	bra.uni $L25_ret_compareF;
-$L17_switch_next:
-	.loc 2 215 7
-	setp.eq.s64 %p7, %rd9, 1;
-	@%p7 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 2 216 12
-	setp.neu.f32 %p8, %f1, %f3;
-	.loc 2 216 3
-	mov.pred %p4, %p8;
-	bra.uni $L25_ret_compareF;
-$L19_switch_next:
-	.loc 2 217 7
-	setp.eq.s64 %p9, %rd9, 2;
-	@%p9 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 2 218 12
-	setp.lt.f32 %p10, %f1, %f3;
-	.loc 2 218 3
-	mov.pred %p4, %p10;
-	bra.uni $L25_ret_compareF;
-$L21_switch_next:
-	.loc 2 219 7
-	setp.eq.s64 %p11, %rd9, 3;
-	@%p11 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 2 220 12
-	setp.le.f32 %p12, %f1, %f3;
-	.loc 2 220 3
-	mov.pred %p4, %p12;
-	bra.uni $L25_ret_compareF;
-$L23_switch_next:
-	.loc 2 221 7
-	setp.eq.s64 %p13, %rd9, 4;
-	@%p13 bra $L22_switch_body;
-	bra.uni $L24_switch_next;
-$L22_switch_body:
-	.loc 2 222 12
-	setp.gt.f32 %p14, %f1, %f3;
-	.loc 2 222 3
-	mov.pred %p4, %p14;
-	bra.uni $L25_ret_compareF;
-$L24_switch_next:
-	.loc 2 224 11
-	setp.ge.f32 %p15, %f1, %f3;
-	.loc 2 224 2
-	mov.pred %p4, %p15;
-	bra.uni $L25_ret_compareF;
-$L25_ret_compareF:
-	.loc 2 286 6
-	shl.b64 %rd28, %rd14, 0;
-	add.s64 %rd29, %rd1, %rd28;
-	selp.u32 %r6, 1, 0, %p4;
-	st.global.u8 [%rd29], %r6;
-	bra.uni $L5_ret_compare_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L5_ret_compare_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry compareF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<16>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<30>;
-	.reg .f32 %f<4>;
-
-	.loc 2 296 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 285 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 285 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L3_if_then:
-	.loc 2 286 35
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 2 286 33
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 1;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 2 286 31
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 2 286 33
-	mov.u64 %rd16, 0x1B00000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f1, %rs0;
-	.loc 2 97 41
-	mov.f32 %f0, %f1;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 2 286 52
-	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 2 286 50
-	setp.hs.u64 %p3, %rd25, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd26, %rd25, 1;
-	add.s64 %rd27, %rd7, %rd26;
-	ld.global.nc.u16 %rs1, [%rd27];
-	.loc 2 286 48
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 2 286 50
-	mov.u64 %rd16, 0x1B00000002;
-	mov.u64 %rd17, %rd25;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L12_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f3, %rs1;
-	.loc 2 97 41
-	mov.f32 %f2, %f3;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 2 213 7
-	setp.eq.s64 %p5, %rd9, 0;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 2 214 12
-	setp.eq.f32 %p6, %f0, %f2;
-	.loc 2 214 3
-	mov.pred %p4, %p6;
-	bra.uni $L25_ret_compareF;
-$L17_switch_next:
-	.loc 2 215 7
-	setp.eq.s64 %p7, %rd9, 1;
-	@%p7 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 2 216 12
-	setp.neu.f32 %p8, %f0, %f2;
-	.loc 2 216 3
-	mov.pred %p4, %p8;
-	bra.uni $L25_ret_compareF;
-$L19_switch_next:
-	.loc 2 217 7
-	setp.eq.s64 %p9, %rd9, 2;
-	@%p9 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 2 218 12
-	setp.lt.f32 %p10, %f0, %f2;
-	.loc 2 218 3
-	mov.pred %p4, %p10;
-	bra.uni $L25_ret_compareF;
-$L21_switch_next:
-	.loc 2 219 7
-	setp.eq.s64 %p11, %rd9, 3;
-	@%p11 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 2 220 12
-	setp.le.f32 %p12, %f0, %f2;
-	.loc 2 220 3
-	mov.pred %p4, %p12;
-	bra.uni $L25_ret_compareF;
-$L23_switch_next:
-	.loc 2 221 7
-	setp.eq.s64 %p13, %rd9, 4;
-	@%p13 bra $L22_switch_body;
-	bra.uni $L24_switch_next;
-$L22_switch_body:
-	.loc 2 222 12
-	setp.gt.f32 %p14, %f0, %f2;
-	.loc 2 222 3
-	mov.pred %p4, %p14;
-	bra.uni $L25_ret_compareF;
-$L24_switch_next:
-	.loc 2 224 11
-	setp.ge.f32 %p15, %f0, %f2;
-	.loc 2 224 2
-	mov.pred %p4, %p15;
-	bra.uni $L25_ret_compareF;
-$L25_ret_compareF:
-	.loc 2 286 6
-	shl.b64 %rd28, %rd14, 0;
-	add.s64 %rd29, %rd1, %rd28;
-	selp.u32 %r6, 1, 0, %p4;
-	st.global.u8 [%rd29], %r6;
-	bra.uni $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d:
-	ret;
-}
-
-.visible .entry compareBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<16>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<30>;
-	.reg .f32 %f<4>;
-
-	.loc 2 301 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 285 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 285 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L3_if_then:
-	.loc 2 286 35
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 2 286 33
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 1;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 2 286 31
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 2 286 33
-	mov.u64 %rd16, 0x1C00000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r6, %rs0;
-	shl.b32 %r6, %r6, 16;
-	mov.b32 %f1, %r6;
-	.loc 2 102 46
-	mov.f32 %f0, %f1;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 2 286 52
-	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 2 286 50
-	setp.hs.u64 %p3, %rd25, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd26, %rd25, 1;
-	add.s64 %rd27, %rd7, %rd26;
-	ld.global.nc.u16 %rs1, [%rd27];
-	.loc 2 286 48
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 2 286 50
-	mov.u64 %rd16, 0x1C00000002;
-	mov.u64 %rd17, %rd25;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L12_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r7, %rs1;
-	shl.b32 %r7, %r7, 16;
-	mov.b32 %f3, %r7;
-	.loc 2 102 46
-	mov.f32 %f2, %f3;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 2 213 7
-	setp.eq.s64 %p5, %rd9, 0;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 2 214 12
-	setp.eq.f32 %p6, %f0, %f2;
-	.loc 2 214 3
-	mov.pred %p4, %p6;
-	bra.uni $L25_ret_compareF;
-$L17_switch_next:
-	.loc 2 215 7
-	setp.eq.s64 %p7, %rd9, 1;
-	@%p7 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 2 216 12
-	setp.neu.f32 %p8, %f0, %f2;
-	.loc 2 216 3
-	mov.pred %p4, %p8;
-	bra.uni $L25_ret_compareF;
-$L19_switch_next:
-	.loc 2 217 7
-	setp.eq.s64 %p9, %rd9, 2;
-	@%p9 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 2 218 12
-	setp.lt.f32 %p10, %f0, %f2;
-	.loc 2 218 3
-	mov.pred %p4, %p10;
-	bra.uni $L25_ret_compareF;
-$L21_switch_next:
-	.loc 2 219 7
-	setp.eq.s64 %p11, %rd9, 3;
-	@%p11 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 2 220 12
-	setp.le.f32 %p12, %f0, %f2;
-	.loc 2 220 3
-	mov.pred %p4, %p12;
-	bra.uni $L25_ret_compareF;
-$L23_switch_next:
-	.loc 2 221 7
-	setp.eq.s64 %p13, %rd9, 4;
-	@%p13 bra $L22_switch_body;
-	bra.uni $L24_switch_next;
-$L22_switch_body:
-	.loc 2 222 12
-	setp.gt.f32 %p14, %f0, %f2;
-	.loc 2 222 3
-	mov.pred %p4, %p14;
-	bra.uni $L25_ret_compareF;
-$L24_switch_next:
-	.loc 2 224 11
-	setp.ge.f32 %p15, %f0, %f2;
-	.loc 2 224 2
-	mov.pred %p4, %p15;
-	bra.uni $L25_ret_compareF;
-$L25_ret_compareF:
-	.loc 2 286 6
-	shl.b64 %rd28, %rd14, 0;
-	add.s64 %rd29, %rd1, %rd28;
-	selp.u32 %r8, 1, 0, %p4;
-	st.global.u8 [%rd29], %r8;
-	bra.uni $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d:
-	ret;
-}
-
-.visible .entry reduceF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 cols,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<26>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<26>;
-	.reg .f32 %f<44>;
-	.reg .f64 %fd<12>;
-
-	.loc 2 336 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [cols];
-	ld.param.s64 %rd7, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 306 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 2 307 7
-	setp.ge.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L21_ret_reduce_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 2 312 7
-	setp.eq.s64 %p1, %rd7, 1;
-	@%p1 bra $L6_switch_body;
-	bra.uni $L8_switch_next;
-$L6_switch_body:
-	mov.f32 %f0, 0f3F800000;
-	bra.uni $L5_switch_done;
-$L8_switch_next:
-	.loc 2 314 7
-	setp.eq.s64 %p24, %rd7, 2;
-	@%p24 bra $L7_switch_body;
-	bra.uni $L10_switch_next;
-$L7_switch_body:
-	.loc 2 315 29
-	mov.u32 %r8, 0xFF800000;
-	mov.b32 %f42, %r8;
-	mov.f32 %f0, %f42;
-	bra.uni $L5_switch_done;
-$L10_switch_next:
-	.loc 2 316 7
-	setp.eq.s64 %p25, %rd7, 3;
-	@%p25 bra $L9_switch_body;
-	bra.uni $L95_edge;
-$L9_switch_body:
-	.loc 2 317 29
-	mov.u32 %r9, 2139095040;
-	mov.b32 %f43, %r9;
-	mov.f32 %f0, %f43;
-	bra.uni $L5_switch_done;
-$L95_edge:
-	mov.f32 %f0, 0f00000000;
-	bra.uni $L5_switch_done;
-$L5_switch_done:
-	mov.f32 %f1, %f0;
-	mov.s64 %rd11, 0;
-	bra.uni $L11_for_loop;
-$L11_for_loop:
-	.loc 2 319 16
-	setp.lt.s64 %p2, %rd11, %rd6;
-	@%p2 bra $L12_for_body;
-	bra.uni $L93_entry;
-$L12_for_body:
-	.loc 2 320 18
-	mul.lo.s64 %rd12, %rd10, %rd6;
-	.loc 2 320 23
-	add.s64 %rd13, %rd12, %rd11;
-	.loc 2 320 16
-	setp.hs.u64 %p3, %rd13, %rd5;
-	@%p3 bra $L24_oob0;
-	shl.b64 %rd21, %rd13, 2;
-	add.s64 %rd22, %rd4, %rd21;
-	ld.global.nc.f32 %f2, [%rd22];
-	.loc 2 320 14
-	bra.uni $L25_entry;
-$L24_oob0:
-	.loc 2 320 16
-	mov.u64 %rd14, 0x1D00000001;
-	mov.u64 %rd15, %rd13;
-	mov.u64 %rd16, %rd5;
-	bra.uni $L22_bounds_fail;
-$L22_bounds_fail:
-	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
-	setp.eq.u64 %p4, %rd17, 0;
-	@!%p4 bra $L23_bounds_exit;
-	st.global.u64 [kern_error+8], %rd15;
-	st.global.u64 [kern_error+16], %rd16;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd18, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd19, %r5;
-	add.s64 %rd20, %rd18, %rd19;
-	st.global.u64 [kern_error+24], %rd20;
-	bra.uni $L23_bounds_exit;
-$L23_bounds_exit:
-	exit;
-$L25_entry:
-	.loc 2 92 40
-	mov.f32 %f3, %f2;
-	bra.uni $L26_ret_load;
-$L26_ret_load:
-	.loc 2 322 8
-	setp.eq.s64 %p5, %rd7, 0;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 2 323 4
-	add.rn.f32 %f4, %f1, %f3;
-	mov.f32 %f5, %f4;
-	bra.uni $L14_switch_done;
-$L17_switch_next:
-	.loc 2 324 8
-	setp.eq.s64 %p6, %rd7, 1;
-	@%p6 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 2 325 4
-	mul.rn.f32 %f6, %f1, %f3;
-	mov.f32 %f5, %f6;
-	bra.uni $L14_switch_done;
-$L19_switch_next:
-	.loc 2 326 8
-	setp.eq.s64 %p7, %rd7, 2;
-	@%p7 bra $L35_switch_body;
-	bra.uni $L70_switch_body;
-$L35_switch_body:
-	.loc 2 174 8
-	setp.neu.f32 %p8, %f3, %f3;
-	@%p8 bra $L39_if_then;
-	bra.uni $L41_cond_false;
-$L41_cond_false:
-	.loc 2 174 18
-	setp.gt.f32 %p9, %f3, %f1;
-	@%p9 bra $L39_if_then;
-	bra.uni $L40_if_done;
-$L39_if_then:
-	.loc 2 175 4
-	mov.f32 %f7, %f3;
-	bra.uni $L50_ret_binaryF;
-$L40_if_done:
-	.loc 2 177 3
-	mov.f32 %f7, %f1;
-	bra.uni $L50_ret_binaryF;
-$L50_ret_binaryF:
-	mov.f32 %f5, %f7;
-	bra.uni $L14_switch_done;
-$L70_switch_body:
-	.loc 2 179 8
-	setp.neu.f32 %p18, %f3, %f3;
-	@%p18 bra $L77_if_then;
-	bra.uni $L79_cond_false;
-$L79_cond_false:
-	.loc 2 179 18
-	setp.lt.f32 %p19, %f3, %f1;
-	@%p19 bra $L77_if_then;
-	bra.uni $L78_if_done;
-$L77_if_then:
-	.loc 2 180 4
-	mov.f32 %f24, %f3;
-	bra.uni $L83_ret_binaryF;
-$L78_if_done:
-	.loc 2 182 3
-	mov.f32 %f24, %f1;
-	bra.uni $L83_ret_binaryF;
-$L83_ret_binaryF:
-	mov.f32 %f5, %f24;
-	bra.uni $L14_switch_done;
-$L14_switch_done:
-	.loc 2 319 24
-	add.s64 %rd23, %rd11, 1;
-	mov.f32 %f1, %f5;
-	mov.s64 %rd11, %rd23;
-	bra.uni $L11_for_loop;
-$L93_entry:
-	.loc 2 93 40
-	mov.f32 %f41, %f1;
-	bra.uni $L94_ret_store;
-$L94_ret_store:
-	.loc 2 332 5
-	shl.b64 %rd24, %rd10, 2;
-	add.s64 %rd25, %rd1, %rd24;
-	st.global.f32 [%rd25], %f41;
-	bra.uni $L21_ret_reduce_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L21_ret_reduce_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry reduceF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 cols,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<26>;
-	.reg .b16 %rs<3>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<26>;
-	.reg .f32 %f<43>;
-	.reg .f64 %fd<12>;
-
-	.loc 2 339 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [cols];
-	ld.param.s64 %rd7, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 306 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 2 307 7
-	setp.ge.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 2 312 7
-	setp.eq.s64 %p1, %rd7, 1;
-	@%p1 bra $L6_switch_body;
-	bra.uni $L8_switch_next;
-$L6_switch_body:
-	mov.f32 %f0, 0f3F800000;
-	bra.uni $L5_switch_done;
-$L8_switch_next:
-	.loc 2 314 7
-	setp.eq.s64 %p24, %rd7, 2;
-	@%p24 bra $L7_switch_body;
-	bra.uni $L10_switch_next;
-$L7_switch_body:
-	.loc 2 315 29
-	mov.u32 %r8, 0xFF800000;
-	mov.b32 %f41, %r8;
-	mov.f32 %f0, %f41;
-	bra.uni $L5_switch_done;
-$L10_switch_next:
-	.loc 2 316 7
-	setp.eq.s64 %p25, %rd7, 3;
-	@%p25 bra $L9_switch_body;
-	bra.uni $L95_edge;
-$L9_switch_body:
-	.loc 2 317 29
-	mov.u32 %r9, 2139095040;
-	mov.b32 %f42, %r9;
-	mov.f32 %f0, %f42;
-	bra.uni $L5_switch_done;
-$L95_edge:
-	mov.f32 %f0, 0f00000000;
-	bra.uni $L5_switch_done;
-$L5_switch_done:
-	mov.f32 %f1, %f0;
-	mov.s64 %rd11, 0;
-	bra.uni $L11_for_loop;
-$L11_for_loop:
-	.loc 2 319 16
-	setp.lt.s64 %p2, %rd11, %rd6;
-	@%p2 bra $L12_for_body;
-	bra.uni $L93_entry;
-$L12_for_body:
-	.loc 2 320 18
-	mul.lo.s64 %rd12, %rd10, %rd6;
-	.loc 2 320 23
-	add.s64 %rd13, %rd12, %rd11;
-	.loc 2 320 16
-	setp.hs.u64 %p3, %rd13, %rd5;
-	@%p3 bra $L24_oob0;
-	shl.b64 %rd21, %rd13, 1;
-	add.s64 %rd22, %rd4, %rd21;
-	ld.global.nc.u16 %rs0, [%rd22];
-	.loc 2 320 14
-	bra.uni $L25_entry;
-$L24_oob0:
-	.loc 2 320 16
-	mov.u64 %rd14, 0x1E00000001;
-	mov.u64 %rd15, %rd13;
-	mov.u64 %rd16, %rd5;
-	bra.uni $L22_bounds_fail;
-$L22_bounds_fail:
-	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
-	setp.eq.u64 %p4, %rd17, 0;
-	@!%p4 bra $L23_bounds_exit;
-	st.global.u64 [kern_error+8], %rd15;
-	st.global.u64 [kern_error+16], %rd16;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd18, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd19, %r5;
-	add.s64 %rd20, %rd18, %rd19;
-	st.global.u64 [kern_error+24], %rd20;
-	bra.uni $L23_bounds_exit;
-$L23_bounds_exit:
-	exit;
-$L25_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f3, %rs0;
-	.loc 2 97 41
-	mov.f32 %f2, %f3;
-	bra.uni $L26_ret_load;
-$L26_ret_load:
-	.loc 2 322 8
-	setp.eq.s64 %p5, %rd7, 0;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 2 323 4
-	add.rn.f32 %f4, %f1, %f2;
-	mov.f32 %f5, %f4;
-	bra.uni $L14_switch_done;
-$L17_switch_next:
-	.loc 2 324 8
-	setp.eq.s64 %p6, %rd7, 1;
-	@%p6 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 2 325 4
-	mul.rn.f32 %f6, %f1, %f2;
-	mov.f32 %f5, %f6;
-	bra.uni $L14_switch_done;
-$L19_switch_next:
-	.loc 2 326 8
-	setp.eq.s64 %p7, %rd7, 2;
-	@%p7 bra $L35_switch_body;
-	bra.uni $L70_switch_body;
-$L35_switch_body:
-	.loc 2 174 8
-	setp.neu.f32 %p8, %f2, %f2;
-	@%p8 bra $L39_if_then;
-	bra.uni $L41_cond_false;
-$L41_cond_false:
-	.loc 2 174 18
-	setp.gt.f32 %p9, %f2, %f1;
-	@%p9 bra $L39_if_then;
-	bra.uni $L40_if_done;
-$L39_if_then:
-	.loc 2 175 4
-	mov.f32 %f7, %f2;
-	bra.uni $L50_ret_binaryF;
-$L40_if_done:
-	.loc 2 177 3
-	mov.f32 %f7, %f1;
-	bra.uni $L50_ret_binaryF;
-$L50_ret_binaryF:
-	mov.f32 %f5, %f7;
-	bra.uni $L14_switch_done;
-$L70_switch_body:
-	.loc 2 179 8
-	setp.neu.f32 %p18, %f2, %f2;
-	@%p18 bra $L77_if_then;
-	bra.uni $L79_cond_false;
-$L79_cond_false:
-	.loc 2 179 18
-	setp.lt.f32 %p19, %f2, %f1;
-	@%p19 bra $L77_if_then;
-	bra.uni $L78_if_done;
-$L77_if_then:
-	.loc 2 180 4
-	mov.f32 %f24, %f2;
-	bra.uni $L83_ret_binaryF;
-$L78_if_done:
-	.loc 2 182 3
-	mov.f32 %f24, %f1;
-	bra.uni $L83_ret_binaryF;
-$L83_ret_binaryF:
-	mov.f32 %f5, %f24;
-	bra.uni $L14_switch_done;
-$L14_switch_done:
-	.loc 2 319 24
-	add.s64 %rd23, %rd11, 1;
-	mov.f32 %f1, %f5;
-	mov.s64 %rd11, %rd23;
-	bra.uni $L11_for_loop;
-$L93_entry:
-	.loc 2 98 58
-	cvt.rn.f16.f32 %rs2, %f1;
-	.loc 2 98 41
-	mov.u16 %rs1, %rs2;
-	bra.uni $L94_ret_store;
-$L94_ret_store:
-	.loc 2 332 5
-	shl.b64 %rd24, %rd10, 1;
-	add.s64 %rd25, %rd1, %rd24;
-	st.global.u16 [%rd25], %rs1;
-	bra.uni $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d:
-	ret;
-}
-
-.visible .entry reduceBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 cols,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<26>;
-	.reg .b16 %rs<3>;
-	.reg .b32 %r<11>;
-	.reg .b64 %rd<26>;
-	.reg .f32 %f<43>;
-	.reg .f64 %fd<12>;
-
-	.loc 2 342 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [cols];
-	ld.param.s64 %rd7, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 306 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 2 307 7
-	setp.ge.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 2 312 7
-	setp.eq.s64 %p1, %rd7, 1;
-	@%p1 bra $L6_switch_body;
-	bra.uni $L8_switch_next;
-$L6_switch_body:
-	mov.f32 %f0, 0f3F800000;
-	bra.uni $L5_switch_done;
-$L8_switch_next:
-	.loc 2 314 7
-	setp.eq.s64 %p24, %rd7, 2;
-	@%p24 bra $L7_switch_body;
-	bra.uni $L10_switch_next;
-$L7_switch_body:
-	.loc 2 315 29
-	mov.u32 %r9, 0xFF800000;
-	mov.b32 %f41, %r9;
-	mov.f32 %f0, %f41;
-	bra.uni $L5_switch_done;
-$L10_switch_next:
-	.loc 2 316 7
-	setp.eq.s64 %p25, %rd7, 3;
-	@%p25 bra $L9_switch_body;
-	bra.uni $L95_edge;
-$L9_switch_body:
-	.loc 2 317 29
-	mov.u32 %r10, 2139095040;
-	mov.b32 %f42, %r10;
-	mov.f32 %f0, %f42;
-	bra.uni $L5_switch_done;
-$L95_edge:
-	mov.f32 %f0, 0f00000000;
-	bra.uni $L5_switch_done;
-$L5_switch_done:
-	mov.f32 %f1, %f0;
-	mov.s64 %rd11, 0;
-	bra.uni $L11_for_loop;
-$L11_for_loop:
-	.loc 2 319 16
-	setp.lt.s64 %p2, %rd11, %rd6;
-	@%p2 bra $L12_for_body;
-	bra.uni $L93_entry;
-$L12_for_body:
-	.loc 2 320 18
-	mul.lo.s64 %rd12, %rd10, %rd6;
-	.loc 2 320 23
-	add.s64 %rd13, %rd12, %rd11;
-	.loc 2 320 16
-	setp.hs.u64 %p3, %rd13, %rd5;
-	@%p3 bra $L24_oob0;
-	shl.b64 %rd21, %rd13, 1;
-	add.s64 %rd22, %rd4, %rd21;
-	ld.global.nc.u16 %rs0, [%rd22];
-	.loc 2 320 14
-	bra.uni $L25_entry;
-$L24_oob0:
-	.loc 2 320 16
-	mov.u64 %rd14, 0x1F00000001;
-	mov.u64 %rd15, %rd13;
-	mov.u64 %rd16, %rd5;
-	bra.uni $L22_bounds_fail;
-$L22_bounds_fail:
-	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
-	setp.eq.u64 %p4, %rd17, 0;
-	@!%p4 bra $L23_bounds_exit;
-	st.global.u64 [kern_error+8], %rd15;
-	st.global.u64 [kern_error+16], %rd16;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd18, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd19, %r5;
-	add.s64 %rd20, %rd18, %rd19;
-	st.global.u64 [kern_error+24], %rd20;
-	bra.uni $L23_bounds_exit;
-$L23_bounds_exit:
-	exit;
-$L25_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r6, %rs0;
-	shl.b32 %r6, %r6, 16;
-	mov.b32 %f3, %r6;
-	.loc 2 102 46
-	mov.f32 %f2, %f3;
-	bra.uni $L26_ret_load;
-$L26_ret_load:
-	.loc 2 322 8
-	setp.eq.s64 %p5, %rd7, 0;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 2 323 4
-	add.rn.f32 %f4, %f1, %f2;
-	mov.f32 %f5, %f4;
-	bra.uni $L14_switch_done;
-$L17_switch_next:
-	.loc 2 324 8
-	setp.eq.s64 %p6, %rd7, 1;
-	@%p6 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 2 325 4
-	mul.rn.f32 %f6, %f1, %f2;
-	mov.f32 %f5, %f6;
-	bra.uni $L14_switch_done;
-$L19_switch_next:
-	.loc 2 326 8
-	setp.eq.s64 %p7, %rd7, 2;
-	@%p7 bra $L35_switch_body;
-	bra.uni $L70_switch_body;
-$L35_switch_body:
-	.loc 2 174 8
-	setp.neu.f32 %p8, %f2, %f2;
-	@%p8 bra $L39_if_then;
-	bra.uni $L41_cond_false;
-$L41_cond_false:
-	.loc 2 174 18
-	setp.gt.f32 %p9, %f2, %f1;
-	@%p9 bra $L39_if_then;
-	bra.uni $L40_if_done;
-$L39_if_then:
-	.loc 2 175 4
-	mov.f32 %f7, %f2;
-	bra.uni $L50_ret_binaryF;
-$L40_if_done:
-	.loc 2 177 3
-	mov.f32 %f7, %f1;
-	bra.uni $L50_ret_binaryF;
-$L50_ret_binaryF:
-	mov.f32 %f5, %f7;
-	bra.uni $L14_switch_done;
-$L70_switch_body:
-	.loc 2 179 8
-	setp.neu.f32 %p18, %f2, %f2;
-	@%p18 bra $L77_if_then;
-	bra.uni $L79_cond_false;
-$L79_cond_false:
-	.loc 2 179 18
-	setp.lt.f32 %p19, %f2, %f1;
-	@%p19 bra $L77_if_then;
-	bra.uni $L78_if_done;
-$L77_if_then:
-	.loc 2 180 4
-	mov.f32 %f24, %f2;
-	bra.uni $L83_ret_binaryF;
-$L78_if_done:
-	.loc 2 182 3
-	mov.f32 %f24, %f1;
-	bra.uni $L83_ret_binaryF;
-$L83_ret_binaryF:
-	mov.f32 %f5, %f24;
-	bra.uni $L14_switch_done;
-$L14_switch_done:
-	.loc 2 319 24
-	add.s64 %rd23, %rd11, 1;
-	mov.f32 %f1, %f5;
-	mov.s64 %rd11, %rd23;
-	bra.uni $L11_for_loop;
-$L93_entry:
-	.loc 2 103 67
-	cvt.rn.bf16.f32 %rs2, %f1;
-	.loc 2 103 46
-	mov.u16 %rs1, %rs2;
-	bra.uni $L94_ret_store;
-$L94_ret_store:
-	.loc 2 332 5
-	shl.b64 %rd24, %rd10, 1;
-	add.s64 %rd25, %rd1, %rd24;
-	st.global.u16 [%rd25], %rs1;
-	bra.uni $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d:
-	ret;
-}
-
-.visible .entry argRowsF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 cols,
-	.param .s64 isMin
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<11>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<31>;
-	.reg .f32 %f<6>;
-
-	.loc 2 368 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [cols];
-	ld.param.s64 %rd7, [isMin];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 349 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 2 350 7
-	setp.ge.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L15_ret_argRows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 2 353 20
-	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 2 353 18
-	setp.hs.u64 %p1, %rd11, %rd5;
-	@%p1 bra $L18_oob0;
-	shl.b64 %rd19, %rd11, 2;
-	add.s64 %rd20, %rd4, %rd19;
-	ld.global.nc.f32 %f0, [%rd20];
-	.loc 2 353 16
-	bra.uni $L19_entry;
-$L18_oob0:
-	.loc 2 353 18
-	mov.u64 %rd12, 0x2000000001;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L19_entry:
-	.loc 2 92 40
-	mov.f32 %f1, %f0;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	mov.f32 %f2, %f1;
-	mov.s64 %rd21, 0;
-	mov.s64 %rd22, 1;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 2 355 16
-	setp.lt.s64 %p3, %rd22, %rd6;
-	@%p3 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 2 356 18
-	mul.lo.s64 %rd23, %rd10, %rd6;
-	.loc 2 356 23
-	add.s64 %rd24, %rd23, %rd22;
-	.loc 2 356 16
-	setp.hs.u64 %p4, %rd24, %rd5;
-	@%p4 bra $L21_oob1;
-	shl.b64 %rd25, %rd24, 2;
-	add.s64 %rd26, %rd4, %rd25;
-	ld.global.nc.f32 %f3, [%rd26];
-	.loc 2 356 14
-	bra.uni $L22_entry;
-$L21_oob1:
-	.loc 2 356 16
-	mov.u64 %rd12, 0x2000000002;
-	mov.u64 %rd13, %rd24;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L22_entry:
-	.loc 2 92 40
-	mov.f32 %f4, %f3;
-	bra.uni $L23_ret_load;
-$L23_ret_load:
-	.loc 2 357 11
-	setp.neu.f32 %p5, %f2, %f2;
-	@%p5 bra $L7_for_done;
-	bra.uni $L8_if_done;
-$L8_if_done:
-	.loc 2 360 8
-	setp.neu.f32 %p6, %f4, %f4;
-	@%p6 bra $L9_if_then;
-	bra.uni $L12_cond_false;
-$L12_cond_false:
-	.loc 2 360 23
-	setp.eq.s64 %p7, %rd7, 0;
-	@%p7 bra $L13_cond_true;
-	bra.uni $L11_cond_false;
-$L13_cond_true:
-	.loc 2 360 33
-	setp.gt.f32 %p8, %f4, %f2;
-	@%p8 bra $L9_if_then;
-	bra.uni $L11_cond_false;
-$L11_cond_false:
-	.loc 2 360 51
-	setp.ne.s64 %p9, %rd7, 0;
-	@%p9 bra $L14_cond_true;
-	bra.uni $L24_edge;
-$L14_cond_true:
-	.loc 2 360 61
-	setp.lt.f32 %p10, %f4, %f2;
-	@%p10 bra $L9_if_then;
-	bra.uni $L25_edge;
-$L9_if_then:
-	mov.f32 %f5, %f4;
-	mov.s64 %rd27, %rd22;
-	bra.uni $L10_if_done;
-$L25_edge:
-	mov.f32 %f5, %f2;
-	mov.s64 %rd27, %rd21;
-	bra.uni $L10_if_done;
-$L24_edge:
-	mov.f32 %f5, %f2;
-	mov.s64 %rd27, %rd21;
-	bra.uni $L10_if_done;
-$L10_if_done:
-	.loc 2 355 24
-	add.s64 %rd28, %rd22, 1;
-	mov.f32 %f2, %f5;
-	mov.s64 %rd21, %rd27;
-	mov.s64 %rd22, %rd28;
-	bra.uni $L5_for_loop;
-$L7_for_done:
-	.loc 2 364 16
-	cvt.s32.s64 %r6, %rd21;
-	.loc 2 364 5
-	shl.b64 %rd29, %rd10, 2;
-	add.s64 %rd30, %rd1, %rd29;
-	st.global.s32 [%rd30], %r6;
-	bra.uni $L15_ret_argRows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L15_ret_argRows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry argRowsF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 cols,
-	.param .s64 isMin
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<11>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<31>;
-	.reg .f32 %f<6>;
-
-	.loc 2 373 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [cols];
-	ld.param.s64 %rd7, [isMin];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 349 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 2 350 7
-	setp.ge.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 2 353 20
-	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 2 353 18
-	setp.hs.u64 %p1, %rd11, %rd5;
-	@%p1 bra $L18_oob0;
-	shl.b64 %rd19, %rd11, 1;
-	add.s64 %rd20, %rd4, %rd19;
-	ld.global.nc.u16 %rs0, [%rd20];
-	.loc 2 353 16
-	bra.uni $L19_entry;
-$L18_oob0:
-	.loc 2 353 18
-	mov.u64 %rd12, 0x2100000001;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L19_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f1, %rs0;
-	.loc 2 97 41
-	mov.f32 %f0, %f1;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	mov.f32 %f2, %f0;
-	mov.s64 %rd21, 0;
-	mov.s64 %rd22, 1;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 2 355 16
-	setp.lt.s64 %p3, %rd22, %rd6;
-	@%p3 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 2 356 18
-	mul.lo.s64 %rd23, %rd10, %rd6;
-	.loc 2 356 23
-	add.s64 %rd24, %rd23, %rd22;
-	.loc 2 356 16
-	setp.hs.u64 %p4, %rd24, %rd5;
-	@%p4 bra $L21_oob1;
-	shl.b64 %rd25, %rd24, 1;
-	add.s64 %rd26, %rd4, %rd25;
-	ld.global.nc.u16 %rs1, [%rd26];
-	.loc 2 356 14
-	bra.uni $L22_entry;
-$L21_oob1:
-	.loc 2 356 16
-	mov.u64 %rd12, 0x2100000002;
-	mov.u64 %rd13, %rd24;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L22_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f4, %rs1;
-	.loc 2 97 41
-	mov.f32 %f3, %f4;
-	bra.uni $L23_ret_load;
-$L23_ret_load:
-	.loc 2 357 11
-	setp.neu.f32 %p5, %f2, %f2;
-	@%p5 bra $L7_for_done;
-	bra.uni $L8_if_done;
-$L8_if_done:
-	.loc 2 360 8
-	setp.neu.f32 %p6, %f3, %f3;
-	@%p6 bra $L9_if_then;
-	bra.uni $L12_cond_false;
-$L12_cond_false:
-	.loc 2 360 23
-	setp.eq.s64 %p7, %rd7, 0;
-	@%p7 bra $L13_cond_true;
-	bra.uni $L11_cond_false;
-$L13_cond_true:
-	.loc 2 360 33
-	setp.gt.f32 %p8, %f3, %f2;
-	@%p8 bra $L9_if_then;
-	bra.uni $L11_cond_false;
-$L11_cond_false:
-	.loc 2 360 51
-	setp.ne.s64 %p9, %rd7, 0;
-	@%p9 bra $L14_cond_true;
-	bra.uni $L24_edge;
-$L14_cond_true:
-	.loc 2 360 61
-	setp.lt.f32 %p10, %f3, %f2;
-	@%p10 bra $L9_if_then;
-	bra.uni $L25_edge;
-$L9_if_then:
-	mov.f32 %f5, %f3;
-	mov.s64 %rd27, %rd22;
-	bra.uni $L10_if_done;
-$L25_edge:
-	mov.f32 %f5, %f2;
-	mov.s64 %rd27, %rd21;
-	bra.uni $L10_if_done;
-$L24_edge:
-	mov.f32 %f5, %f2;
-	mov.s64 %rd27, %rd21;
-	bra.uni $L10_if_done;
-$L10_if_done:
-	.loc 2 355 24
-	add.s64 %rd28, %rd22, 1;
-	mov.f32 %f2, %f5;
-	mov.s64 %rd21, %rd27;
-	mov.s64 %rd22, %rd28;
-	bra.uni $L5_for_loop;
-$L7_for_done:
-	.loc 2 364 16
-	cvt.s32.s64 %r6, %rd21;
-	.loc 2 364 5
-	shl.b64 %rd29, %rd10, 2;
-	add.s64 %rd30, %rd1, %rd29;
-	st.global.s32 [%rd30], %r6;
-	bra.uni $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d:
-	ret;
-}
-
-.visible .entry argRowsBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 cols,
-	.param .s64 isMin
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<11>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<31>;
-	.reg .f32 %f<6>;
-
-	.loc 2 378 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [cols];
-	ld.param.s64 %rd7, [isMin];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 349 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 2 350 7
-	setp.ge.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 2 353 20
-	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 2 353 18
-	setp.hs.u64 %p1, %rd11, %rd5;
-	@%p1 bra $L18_oob0;
-	shl.b64 %rd19, %rd11, 1;
-	add.s64 %rd20, %rd4, %rd19;
-	ld.global.nc.u16 %rs0, [%rd20];
-	.loc 2 353 16
-	bra.uni $L19_entry;
-$L18_oob0:
-	.loc 2 353 18
-	mov.u64 %rd12, 0x2200000001;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L19_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r6, %rs0;
-	shl.b32 %r6, %r6, 16;
-	mov.b32 %f1, %r6;
-	.loc 2 102 46
-	mov.f32 %f0, %f1;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	mov.f32 %f2, %f0;
-	mov.s64 %rd21, 0;
-	mov.s64 %rd22, 1;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 2 355 16
-	setp.lt.s64 %p3, %rd22, %rd6;
-	@%p3 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 2 356 18
-	mul.lo.s64 %rd23, %rd10, %rd6;
-	.loc 2 356 23
-	add.s64 %rd24, %rd23, %rd22;
-	.loc 2 356 16
-	setp.hs.u64 %p4, %rd24, %rd5;
-	@%p4 bra $L21_oob1;
-	shl.b64 %rd25, %rd24, 1;
-	add.s64 %rd26, %rd4, %rd25;
-	ld.global.nc.u16 %rs1, [%rd26];
-	.loc 2 356 14
-	bra.uni $L22_entry;
-$L21_oob1:
-	.loc 2 356 16
-	mov.u64 %rd12, 0x2200000002;
-	mov.u64 %rd13, %rd24;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L22_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r7, %rs1;
-	shl.b32 %r7, %r7, 16;
-	mov.b32 %f4, %r7;
-	.loc 2 102 46
-	mov.f32 %f3, %f4;
-	bra.uni $L23_ret_load;
-$L23_ret_load:
-	.loc 2 357 11
-	setp.neu.f32 %p5, %f2, %f2;
-	@%p5 bra $L7_for_done;
-	bra.uni $L8_if_done;
-$L8_if_done:
-	.loc 2 360 8
-	setp.neu.f32 %p6, %f3, %f3;
-	@%p6 bra $L9_if_then;
-	bra.uni $L12_cond_false;
-$L12_cond_false:
-	.loc 2 360 23
-	setp.eq.s64 %p7, %rd7, 0;
-	@%p7 bra $L13_cond_true;
-	bra.uni $L11_cond_false;
-$L13_cond_true:
-	.loc 2 360 33
-	setp.gt.f32 %p8, %f3, %f2;
-	@%p8 bra $L9_if_then;
-	bra.uni $L11_cond_false;
-$L11_cond_false:
-	.loc 2 360 51
-	setp.ne.s64 %p9, %rd7, 0;
-	@%p9 bra $L14_cond_true;
-	bra.uni $L24_edge;
-$L14_cond_true:
-	.loc 2 360 61
-	setp.lt.f32 %p10, %f3, %f2;
-	@%p10 bra $L9_if_then;
-	bra.uni $L25_edge;
-$L9_if_then:
-	mov.f32 %f5, %f3;
-	mov.s64 %rd27, %rd22;
-	bra.uni $L10_if_done;
-$L25_edge:
-	mov.f32 %f5, %f2;
-	mov.s64 %rd27, %rd21;
-	bra.uni $L10_if_done;
-$L24_edge:
-	mov.f32 %f5, %f2;
-	mov.s64 %rd27, %rd21;
-	bra.uni $L10_if_done;
-$L10_if_done:
-	.loc 2 355 24
-	add.s64 %rd28, %rd22, 1;
-	mov.f32 %f2, %f5;
-	mov.s64 %rd21, %rd27;
-	mov.s64 %rd22, %rd28;
-	bra.uni $L5_for_loop;
-$L7_for_done:
-	.loc 2 364 16
-	cvt.s32.s64 %r8, %rd21;
-	.loc 2 364 5
-	shl.b64 %rd29, %rd10, 2;
-	add.s64 %rd30, %rd1, %rd29;
-	st.global.s32 [%rd30], %r8;
-	bra.uni $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d:
-	ret;
-}
-
-.visible .entry matmulF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 m,
-	.param .s64 k,
-	.param .s64 n
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<9>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<43>;
-	.reg .f32 %f<8>;
-
-	.loc 2 396 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [m];
-	ld.param.s64 %rd10, [k];
-	ld.param.s64 %rd11, [n];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 383 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 384 7
-	setp.ge.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L8_ret_matmul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 2 387 20
-	mul.lo.s64 %rd15, %rd9, %rd11;
-	.loc 2 387 17
-	setp.eq.s64 %p1, %rd15, 0;
-	@%p1 bra $L11_divzero0;
-	div.s64 %rd16, %rd14, %rd15;
-	.loc 2 387 27
-	setp.eq.s64 %p3, %rd11, 0;
-	@%p3 bra $L12_divzero1;
-	div.s64 %rd24, %rd14, %rd11;
-	.loc 2 387 30
-	setp.eq.s64 %p4, %rd9, 0;
-	@%p4 bra $L13_divzero2;
-	rem.s64 %rd25, %rd24, %rd9;
-	.loc 2 387 35
-	setp.eq.s64 %p5, %rd11, 0;
-	@%p5 bra $L14_divzero3;
-	rem.s64 %rd26, %rd14, %rd11;
-	mov.f32 %f0, 0f00000000;
-	mov.s64 %rd27, 0;
-	bra.uni $L5_for_loop;
-$L11_divzero0:
-	.loc 2 387 17
-	mov.u64 %rd17, 0x2300000001;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L12_divzero1:
-	.loc 2 387 27
-	mov.u64 %rd17, 0x2300000002;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L13_divzero2:
-	.loc 2 387 30
-	mov.u64 %rd17, 0x2300000003;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L14_divzero3:
-	.loc 2 387 35
-	mov.u64 %rd17, 0x2300000004;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L5_for_loop:
-	.loc 2 389 16
-	setp.lt.s64 %p6, %rd27, %rd10;
-	@%p6 bra $L6_for_body;
-	bra.uni $L21_entry;
-$L6_for_body:
-	.loc 2 390 22
-	mul.lo.s64 %rd28, %rd16, %rd9;
-	.loc 2 390 24
-	add.s64 %rd29, %rd28, %rd25;
-	.loc 2 390 27
-	mul.lo.s64 %rd30, %rd29, %rd10;
-	.loc 2 390 29
-	add.s64 %rd31, %rd30, %rd27;
-	.loc 2 390 18
-	setp.hs.u64 %p7, %rd31, %rd5;
-	@%p7 bra $L15_oob4;
-	shl.b64 %rd32, %rd31, 2;
-	add.s64 %rd33, %rd4, %rd32;
-	ld.global.nc.f32 %f1, [%rd33];
-	.loc 2 390 16
-	bra.uni $L16_entry;
-$L15_oob4:
-	.loc 2 390 18
-	mov.u64 %rd17, 0x2300000005;
-	mov.u64 %rd18, %rd31;
-	mov.u64 %rd19, %rd5;
-	bra.uni $L9_bounds_fail;
-$L16_entry:
-	.loc 2 92 40
-	mov.f32 %f2, %f1;
-	bra.uni $L17_ret_load;
-$L17_ret_load:
-	.loc 2 390 48
-	mul.lo.s64 %rd34, %rd16, %rd10;
-	.loc 2 390 50
-	add.s64 %rd35, %rd34, %rd27;
-	.loc 2 390 53
-	mul.lo.s64 %rd36, %rd35, %rd11;
-	.loc 2 390 55
-	add.s64 %rd37, %rd36, %rd26;
-	.loc 2 390 44
-	setp.hs.u64 %p8, %rd37, %rd8;
-	@%p8 bra $L18_oob5;
-	shl.b64 %rd38, %rd37, 2;
-	add.s64 %rd39, %rd7, %rd38;
-	ld.global.nc.f32 %f3, [%rd39];
-	.loc 2 390 42
-	bra.uni $L19_entry;
-$L18_oob5:
-	.loc 2 390 44
-	mov.u64 %rd17, 0x2300000006;
-	mov.u64 %rd18, %rd37;
-	mov.u64 %rd19, %rd8;
-	bra.uni $L9_bounds_fail;
-$L9_bounds_fail:
-	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
-	setp.eq.u64 %p2, %rd20, 0;
-	@!%p2 bra $L10_bounds_exit;
-	st.global.u64 [kern_error+8], %rd18;
-	st.global.u64 [kern_error+16], %rd19;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd21, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd22, %r5;
-	add.s64 %rd23, %rd21, %rd22;
-	st.global.u64 [kern_error+24], %rd23;
-	bra.uni $L10_bounds_exit;
-$L10_bounds_exit:
-	exit;
-$L19_entry:
-	.loc 2 92 40
-	mov.f32 %f4, %f3;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	.loc 2 390 34
-	mul.rn.f32 %f5, %f2, %f4;
-	.loc 2 390 3
-	add.rn.f32 %f6, %f0, %f5;
-	.loc 2 389 21
-	add.s64 %rd40, %rd27, 1;
-	mov.f32 %f0, %f6;
-	mov.s64 %rd27, %rd40;
-	bra.uni $L5_for_loop;
-$L21_entry:
-	.loc 2 93 40
-	mov.f32 %f7, %f0;
-	bra.uni $L22_ret_store;
-$L22_ret_store:
-	.loc 2 392 5
-	shl.b64 %rd41, %rd14, 2;
-	add.s64 %rd42, %rd1, %rd41;
-	st.global.f32 [%rd42], %f7;
-	bra.uni $L8_ret_matmul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L8_ret_matmul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry matmulF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 m,
-	.param .s64 k,
-	.param .s64 n
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<9>;
-	.reg .b16 %rs<4>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<43>;
-	.reg .f32 %f<7>;
-
-	.loc 2 399 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [m];
-	ld.param.s64 %rd10, [k];
-	ld.param.s64 %rd11, [n];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 383 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 384 7
-	setp.ge.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 2 387 20
-	mul.lo.s64 %rd15, %rd9, %rd11;
-	.loc 2 387 17
-	setp.eq.s64 %p1, %rd15, 0;
-	@%p1 bra $L11_divzero0;
-	div.s64 %rd16, %rd14, %rd15;
-	.loc 2 387 27
-	setp.eq.s64 %p3, %rd11, 0;
-	@%p3 bra $L12_divzero1;
-	div.s64 %rd24, %rd14, %rd11;
-	.loc 2 387 30
-	setp.eq.s64 %p4, %rd9, 0;
-	@%p4 bra $L13_divzero2;
-	rem.s64 %rd25, %rd24, %rd9;
-	.loc 2 387 35
-	setp.eq.s64 %p5, %rd11, 0;
-	@%p5 bra $L14_divzero3;
-	rem.s64 %rd26, %rd14, %rd11;
-	mov.f32 %f0, 0f00000000;
-	mov.s64 %rd27, 0;
-	bra.uni $L5_for_loop;
-$L11_divzero0:
-	.loc 2 387 17
-	mov.u64 %rd17, 0x2400000001;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L12_divzero1:
-	.loc 2 387 27
-	mov.u64 %rd17, 0x2400000002;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L13_divzero2:
-	.loc 2 387 30
-	mov.u64 %rd17, 0x2400000003;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L14_divzero3:
-	.loc 2 387 35
-	mov.u64 %rd17, 0x2400000004;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L5_for_loop:
-	.loc 2 389 16
-	setp.lt.s64 %p6, %rd27, %rd10;
-	@%p6 bra $L6_for_body;
-	bra.uni $L21_entry;
-$L6_for_body:
-	.loc 2 390 22
-	mul.lo.s64 %rd28, %rd16, %rd9;
-	.loc 2 390 24
-	add.s64 %rd29, %rd28, %rd25;
-	.loc 2 390 27
-	mul.lo.s64 %rd30, %rd29, %rd10;
-	.loc 2 390 29
-	add.s64 %rd31, %rd30, %rd27;
-	.loc 2 390 18
-	setp.hs.u64 %p7, %rd31, %rd5;
-	@%p7 bra $L15_oob4;
-	shl.b64 %rd32, %rd31, 1;
-	add.s64 %rd33, %rd4, %rd32;
-	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 2 390 16
-	bra.uni $L16_entry;
-$L15_oob4:
-	.loc 2 390 18
-	mov.u64 %rd17, 0x2400000005;
-	mov.u64 %rd18, %rd31;
-	mov.u64 %rd19, %rd5;
-	bra.uni $L9_bounds_fail;
-$L16_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f2, %rs0;
-	.loc 2 97 41
-	mov.f32 %f1, %f2;
-	bra.uni $L17_ret_load;
-$L17_ret_load:
-	.loc 2 390 48
-	mul.lo.s64 %rd34, %rd16, %rd10;
-	.loc 2 390 50
-	add.s64 %rd35, %rd34, %rd27;
-	.loc 2 390 53
-	mul.lo.s64 %rd36, %rd35, %rd11;
-	.loc 2 390 55
-	add.s64 %rd37, %rd36, %rd26;
-	.loc 2 390 44
-	setp.hs.u64 %p8, %rd37, %rd8;
-	@%p8 bra $L18_oob5;
-	shl.b64 %rd38, %rd37, 1;
-	add.s64 %rd39, %rd7, %rd38;
-	ld.global.nc.u16 %rs1, [%rd39];
-	.loc 2 390 42
-	bra.uni $L19_entry;
-$L18_oob5:
-	.loc 2 390 44
-	mov.u64 %rd17, 0x2400000006;
-	mov.u64 %rd18, %rd37;
-	mov.u64 %rd19, %rd8;
-	bra.uni $L9_bounds_fail;
-$L9_bounds_fail:
-	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
-	setp.eq.u64 %p2, %rd20, 0;
-	@!%p2 bra $L10_bounds_exit;
-	st.global.u64 [kern_error+8], %rd18;
-	st.global.u64 [kern_error+16], %rd19;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd21, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd22, %r5;
-	add.s64 %rd23, %rd21, %rd22;
-	st.global.u64 [kern_error+24], %rd23;
-	bra.uni $L10_bounds_exit;
-$L10_bounds_exit:
-	exit;
-$L19_entry:
-	.loc 2 97 57
-	cvt.f32.f16 %f4, %rs1;
-	.loc 2 97 41
-	mov.f32 %f3, %f4;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	.loc 2 390 34
-	mul.rn.f32 %f5, %f1, %f3;
-	.loc 2 390 3
-	add.rn.f32 %f6, %f0, %f5;
-	.loc 2 389 21
-	add.s64 %rd40, %rd27, 1;
-	mov.f32 %f0, %f6;
-	mov.s64 %rd27, %rd40;
-	bra.uni $L5_for_loop;
-$L21_entry:
-	.loc 2 98 58
-	cvt.rn.f16.f32 %rs3, %f0;
-	.loc 2 98 41
-	mov.u16 %rs2, %rs3;
-	bra.uni $L22_ret_store;
-$L22_ret_store:
-	.loc 2 392 5
-	shl.b64 %rd41, %rd14, 1;
-	add.s64 %rd42, %rd1, %rd41;
-	st.global.u16 [%rd42], %rs2;
-	bra.uni $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d:
-	ret;
-}
-
-.visible .entry matmulBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 m,
-	.param .s64 k,
-	.param .s64 n
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<9>;
-	.reg .b16 %rs<4>;
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<43>;
-	.reg .f32 %f<7>;
-
-	.loc 2 404 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [m];
-	ld.param.s64 %rd10, [k];
-	ld.param.s64 %rd11, [n];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 383 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 384 7
-	setp.ge.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 2 387 20
-	mul.lo.s64 %rd15, %rd9, %rd11;
-	.loc 2 387 17
-	setp.eq.s64 %p1, %rd15, 0;
-	@%p1 bra $L11_divzero0;
-	div.s64 %rd16, %rd14, %rd15;
-	.loc 2 387 27
-	setp.eq.s64 %p3, %rd11, 0;
-	@%p3 bra $L12_divzero1;
-	div.s64 %rd24, %rd14, %rd11;
-	.loc 2 387 30
-	setp.eq.s64 %p4, %rd9, 0;
-	@%p4 bra $L13_divzero2;
-	rem.s64 %rd25, %rd24, %rd9;
-	.loc 2 387 35
-	setp.eq.s64 %p5, %rd11, 0;
-	@%p5 bra $L14_divzero3;
-	rem.s64 %rd26, %rd14, %rd11;
-	mov.f32 %f0, 0f00000000;
-	mov.s64 %rd27, 0;
-	bra.uni $L5_for_loop;
-$L11_divzero0:
-	.loc 2 387 17
-	mov.u64 %rd17, 0x2500000001;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L12_divzero1:
-	.loc 2 387 27
-	mov.u64 %rd17, 0x2500000002;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L13_divzero2:
-	.loc 2 387 30
-	mov.u64 %rd17, 0x2500000003;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L14_divzero3:
-	.loc 2 387 35
-	mov.u64 %rd17, 0x2500000004;
-	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
-	bra.uni $L9_bounds_fail;
-$L5_for_loop:
-	.loc 2 389 16
-	setp.lt.s64 %p6, %rd27, %rd10;
-	@%p6 bra $L6_for_body;
-	bra.uni $L21_entry;
-$L6_for_body:
-	.loc 2 390 22
-	mul.lo.s64 %rd28, %rd16, %rd9;
-	.loc 2 390 24
-	add.s64 %rd29, %rd28, %rd25;
-	.loc 2 390 27
-	mul.lo.s64 %rd30, %rd29, %rd10;
-	.loc 2 390 29
-	add.s64 %rd31, %rd30, %rd27;
-	.loc 2 390 18
-	setp.hs.u64 %p7, %rd31, %rd5;
-	@%p7 bra $L15_oob4;
-	shl.b64 %rd32, %rd31, 1;
-	add.s64 %rd33, %rd4, %rd32;
-	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 2 390 16
-	bra.uni $L16_entry;
-$L15_oob4:
-	.loc 2 390 18
-	mov.u64 %rd17, 0x2500000005;
-	mov.u64 %rd18, %rd31;
-	mov.u64 %rd19, %rd5;
-	bra.uni $L9_bounds_fail;
-$L16_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r6, %rs0;
-	shl.b32 %r6, %r6, 16;
-	mov.b32 %f2, %r6;
-	.loc 2 102 46
-	mov.f32 %f1, %f2;
-	bra.uni $L17_ret_load;
-$L17_ret_load:
-	.loc 2 390 48
-	mul.lo.s64 %rd34, %rd16, %rd10;
-	.loc 2 390 50
-	add.s64 %rd35, %rd34, %rd27;
-	.loc 2 390 53
-	mul.lo.s64 %rd36, %rd35, %rd11;
-	.loc 2 390 55
-	add.s64 %rd37, %rd36, %rd26;
-	.loc 2 390 44
-	setp.hs.u64 %p8, %rd37, %rd8;
-	@%p8 bra $L18_oob5;
-	shl.b64 %rd38, %rd37, 1;
-	add.s64 %rd39, %rd7, %rd38;
-	ld.global.nc.u16 %rs1, [%rd39];
-	.loc 2 390 42
-	bra.uni $L19_entry;
-$L18_oob5:
-	.loc 2 390 44
-	mov.u64 %rd17, 0x2500000006;
-	mov.u64 %rd18, %rd37;
-	mov.u64 %rd19, %rd8;
-	bra.uni $L9_bounds_fail;
-$L9_bounds_fail:
-	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
-	setp.eq.u64 %p2, %rd20, 0;
-	@!%p2 bra $L10_bounds_exit;
-	st.global.u64 [kern_error+8], %rd18;
-	st.global.u64 [kern_error+16], %rd19;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd21, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd22, %r5;
-	add.s64 %rd23, %rd21, %rd22;
-	st.global.u64 [kern_error+24], %rd23;
-	bra.uni $L10_bounds_exit;
-$L10_bounds_exit:
-	exit;
-$L19_entry:
-	.loc 2 102 62
-	cvt.u32.u16 %r7, %rs1;
-	shl.b32 %r7, %r7, 16;
-	mov.b32 %f4, %r7;
-	.loc 2 102 46
-	mov.f32 %f3, %f4;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	.loc 2 390 34
-	mul.rn.f32 %f5, %f1, %f3;
-	.loc 2 390 3
-	add.rn.f32 %f6, %f0, %f5;
-	.loc 2 389 21
-	add.s64 %rd40, %rd27, 1;
-	mov.f32 %f0, %f6;
-	mov.s64 %rd27, %rd40;
-	bra.uni $L5_for_loop;
-$L21_entry:
-	.loc 2 103 67
-	cvt.rn.bf16.f32 %rs3, %f0;
-	.loc 2 103 46
-	mov.u16 %rs2, %rs3;
-	bra.uni $L22_ret_store;
-$L22_ret_store:
-	.loc 2 392 5
-	shl.b64 %rd41, %rd14, 1;
-	add.s64 %rd42, %rd1, %rd41;
-	st.global.u16 [%rd42], %rs2;
-	bra.uni $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d:
-	ret;
-}
-
-.visible .entry iotaF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 dim,
-	.param .s64 stride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<19>;
-	.reg .f32 %f<2>;
-
-	.loc 2 415 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.s64 %rd3, [dim];
-	ld.param.s64 %rd4, [stride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 409 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd5, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd6, %r2;
-	add.s64 %rd7, %rd5, %rd6;
-	.loc 2 409 25
-	setp.lt.s64 %p0, %rd7, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_iotaFill_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L3_if_then:
-	.loc 2 410 31
-	setp.eq.s64 %p1, %rd4, 0;
-	@%p1 bra $L8_divzero0;
-	div.s64 %rd8, %rd7, %rd4;
-	.loc 2 410 41
-	setp.eq.s64 %p3, %rd3, 0;
-	@%p3 bra $L9_divzero1;
-	rem.s64 %rd16, %rd8, %rd3;
-	.loc 2 410 27
-	cvt.rn.f32.s64 %f0, %rd16;
-	.loc 2 410 19
-	bra.uni $L10_entry;
-$L8_divzero0:
-	.loc 2 410 31
-	mov.u64 %rd9, 0x2600000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L9_divzero1:
-	.loc 2 410 41
-	mov.u64 %rd9, 0x2600000002;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L10_entry:
-	.loc 2 93 40
-	mov.f32 %f1, %f0;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
-	.loc 2 410 6
-	shl.b64 %rd17, %rd7, 2;
-	add.s64 %rd18, %rd1, %rd17;
-	st.global.f32 [%rd18], %f1;
-	bra.uni $L5_ret_iotaFill_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
-$L5_ret_iotaFill_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d:
-	ret;
-}
-
-.visible .entry iotaF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 dim,
-	.param .s64 stride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<4>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<19>;
-	.reg .f32 %f<1>;
-
-	.loc 2 418 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.s64 %rd3, [dim];
-	ld.param.s64 %rd4, [stride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 409 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd5, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd6, %r2;
-	add.s64 %rd7, %rd5, %rd6;
-	.loc 2 409 25
-	setp.lt.s64 %p0, %rd7, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L3_if_then:
-	.loc 2 410 31
-	setp.eq.s64 %p1, %rd4, 0;
-	@%p1 bra $L8_divzero0;
-	div.s64 %rd8, %rd7, %rd4;
-	.loc 2 410 41
-	setp.eq.s64 %p3, %rd3, 0;
-	@%p3 bra $L9_divzero1;
-	rem.s64 %rd16, %rd8, %rd3;
-	.loc 2 410 27
-	cvt.rn.f32.s64 %f0, %rd16;
-	.loc 2 410 19
-	bra.uni $L10_entry;
-$L8_divzero0:
-	.loc 2 410 31
-	mov.u64 %rd9, 0x2700000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L9_divzero1:
-	.loc 2 410 41
-	mov.u64 %rd9, 0x2700000002;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L10_entry:
-	.loc 2 98 58
-	cvt.rn.f16.f32 %rs1, %f0;
-	.loc 2 98 41
-	mov.u16 %rs0, %rs1;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
-	.loc 2 410 6
-	shl.b64 %rd17, %rd7, 1;
-	add.s64 %rd18, %rd1, %rd17;
-	st.global.u16 [%rd18], %rs0;
-	bra.uni $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
-$L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d:
-	ret;
-}
-
-.visible .entry iotaBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 dim,
-	.param .s64 stride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<4>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<19>;
-	.reg .f32 %f<1>;
-
-	.loc 2 421 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.s64 %rd3, [dim];
-	ld.param.s64 %rd4, [stride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 2 409 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd5, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd6, %r2;
-	add.s64 %rd7, %rd5, %rd6;
-	.loc 2 409 25
-	setp.lt.s64 %p0, %rd7, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L3_if_then:
-	.loc 2 410 31
-	setp.eq.s64 %p1, %rd4, 0;
-	@%p1 bra $L8_divzero0;
-	div.s64 %rd8, %rd7, %rd4;
-	.loc 2 410 41
-	setp.eq.s64 %p3, %rd3, 0;
-	@%p3 bra $L9_divzero1;
-	rem.s64 %rd16, %rd8, %rd3;
-	.loc 2 410 27
-	cvt.rn.f32.s64 %f0, %rd16;
-	.loc 2 410 19
-	bra.uni $L10_entry;
-$L8_divzero0:
-	.loc 2 410 31
-	mov.u64 %rd9, 0x2800000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L9_divzero1:
-	.loc 2 410 41
-	mov.u64 %rd9, 0x2800000002;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L10_entry:
-	.loc 2 103 67
-	cvt.rn.bf16.f32 %rs1, %f0;
-	.loc 2 103 46
-	mov.u16 %rs0, %rs1;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
-	.loc 2 410 6
-	shl.b64 %rd17, %rd7, 1;
-	add.s64 %rd18, %rd1, %rd17;
-	st.global.u16 [%rd18], %rs0;
-	bra.uni $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
-$L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d:
-	ret;
-}
-
-.visible .entry unaryI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<10>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<27>;
-
-	.loc 3 119 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 113 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd7, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd8, %r2;
-	add.s64 %rd9, %rd7, %rd8;
-	.loc 3 113 25
-	setp.lt.s64 %p0, %rd9, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_unaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-$L3_if_then:
-	.loc 3 114 41
-	setp.hs.u64 %p1, %rd9, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd17, %rd9, 2;
-	add.s64 %rd18, %rd4, %rd17;
-	ld.global.nc.s32 %r6, [%rd18];
-	.loc 3 114 39
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 3 114 41
-	mov.u64 %rd10, 0x2900000001;
-	mov.u64 %rd11, %rd9;
-	mov.u64 %rd12, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p2, %rd13, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 3 27 48
-	cvt.s64.s32 %rd20, %r6;
-	.loc 3 27 36
-	mov.s64 %rd19, %rd20;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 3 37 7
-	setp.eq.s64 %p3, %rd6, 0;
-	@%p3 bra $L12_switch_body;
-	bra.uni $L14_switch_next;
-$L12_switch_body:
-	.loc 3 38 10
-	neg.s64 %rd22, %rd19;
-	.loc 3 38 3
-	mov.s64 %rd21, %rd22;
-	bra.uni $L27_entry;
-$L14_switch_next:
-	.loc 3 39 7
-	setp.eq.s64 %p4, %rd6, 1;
-	@%p4 bra $L13_switch_body;
-	bra.uni $L16_switch_next;
-$L13_switch_body:
-	.loc 3 40 8
-	setp.lt.s64 %p5, %rd19, 0;
-	@%p5 bra $L17_if_then;
-	bra.uni $L18_if_done;
-$L17_if_then:
-	.loc 3 41 11
-	neg.s64 %rd23, %rd19;
-	.loc 3 41 4
-	mov.s64 %rd21, %rd23;
-	bra.uni $L27_entry;
-$L18_if_done:
-	.loc 3 43 3
-	mov.s64 %rd21, %rd19;
-	bra.uni $L27_entry;
-$L16_switch_next:
-	.loc 3 44 7
-	setp.eq.s64 %p6, %rd6, 14;
-	@%p6 bra $L15_switch_body;
-	bra.uni $L20_switch_next;
-$L15_switch_body:
-	.loc 3 45 8
-	setp.gt.s64 %p7, %rd19, 0;
-	@%p7 bra $L21_if_then;
-	bra.uni $L22_if_done;
-$L21_if_then:
-	.loc 3 46 4
-	mov.s64 %rd21, 1;
-	bra.uni $L27_entry;
-$L22_if_done:
-	.loc 3 48 8
-	setp.lt.s64 %p8, %rd19, 0;
-	@%p8 bra $L23_if_then;
-	bra.uni $L24_if_done;
-$L23_if_then:
-	.loc 3 49 4
-	mov.s64 %rd21, -1;
-	bra.uni $L27_entry;
-$L24_if_done:
-	.loc 3 51 3
-	mov.s64 %rd21, 0;
-	bra.uni $L27_entry;
-$L20_switch_next:
-	.loc 3 52 7
-	setp.eq.s64 %p9, %rd6, 15;
-	@%p9 bra $L19_switch_body;
-	bra.uni $L25_switch_next;
-$L19_switch_body:
-	.loc 3 53 10
-	not.b64 %rd24, %rd19;
-	.loc 3 53 3
-	mov.s64 %rd21, %rd24;
-	bra.uni $L27_entry;
-$L25_switch_next:
-	.loc 3 55 2
-	mov.s64 %rd21, %rd19;
-	bra.uni $L27_entry;
-$L27_entry:
-	.loc 3 28 48
-	cvt.s32.s64 %r8, %rd21;
-	.loc 3 28 36
-	mov.s32 %r7, %r8;
-	bra.uni $L28_ret_store;
-$L28_ret_store:
-	.loc 3 114 6
-	shl.b64 %rd25, %rd9, 2;
-	add.s64 %rd26, %rd1, %rd25;
-	st.global.s32 [%rd26], %r7;
-	bra.uni $L5_ret_unaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-$L5_ret_unaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d:
-	ret;
-}
-
-.visible .entry unaryI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<10>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<28>;
-
-	.loc 3 122 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 113 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd7, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd8, %r2;
-	add.s64 %rd9, %rd7, %rd8;
-	.loc 3 113 25
-	setp.lt.s64 %p0, %rd9, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_unaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-$L3_if_then:
-	.loc 3 114 41
-	setp.hs.u64 %p1, %rd9, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd17, %rd9, 3;
-	add.s64 %rd18, %rd4, %rd17;
-	ld.global.nc.s64 %rd19, [%rd18];
-	.loc 3 114 39
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 3 114 41
-	mov.u64 %rd10, 0x2A00000001;
-	mov.u64 %rd11, %rd9;
-	mov.u64 %rd12, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p2, %rd13, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L9_entry:
-	.loc 3 32 36
-	mov.s64 %rd20, %rd19;
-	bra.uni $L11_entry;
-$L11_entry:
-	.loc 3 37 7
-	setp.eq.s64 %p3, %rd6, 0;
-	@%p3 bra $L12_switch_body;
-	bra.uni $L14_switch_next;
-$L12_switch_body:
-	.loc 3 38 10
-	neg.s64 %rd22, %rd20;
-	.loc 3 38 3
-	mov.s64 %rd21, %rd22;
-	bra.uni $L27_entry;
-$L14_switch_next:
-	.loc 3 39 7
-	setp.eq.s64 %p4, %rd6, 1;
-	@%p4 bra $L13_switch_body;
-	bra.uni $L16_switch_next;
-$L13_switch_body:
-	.loc 3 40 8
-	setp.lt.s64 %p5, %rd20, 0;
-	@%p5 bra $L17_if_then;
-	bra.uni $L18_if_done;
-$L17_if_then:
-	.loc 3 41 11
-	neg.s64 %rd23, %rd20;
-	.loc 3 41 4
-	mov.s64 %rd21, %rd23;
-	bra.uni $L27_entry;
-$L18_if_done:
-	.loc 3 43 3
-	mov.s64 %rd21, %rd20;
-	bra.uni $L27_entry;
-$L16_switch_next:
-	.loc 3 44 7
-	setp.eq.s64 %p6, %rd6, 14;
-	@%p6 bra $L15_switch_body;
-	bra.uni $L20_switch_next;
-$L15_switch_body:
-	.loc 3 45 8
-	setp.gt.s64 %p7, %rd20, 0;
-	@%p7 bra $L21_if_then;
-	bra.uni $L22_if_done;
-$L21_if_then:
-	.loc 3 46 4
-	mov.s64 %rd21, 1;
-	bra.uni $L27_entry;
-$L22_if_done:
-	.loc 3 48 8
-	setp.lt.s64 %p8, %rd20, 0;
-	@%p8 bra $L23_if_then;
-	bra.uni $L24_if_done;
-$L23_if_then:
-	.loc 3 49 4
-	mov.s64 %rd21, -1;
-	bra.uni $L27_entry;
-$L24_if_done:
-	.loc 3 51 3
-	mov.s64 %rd21, 0;
-	bra.uni $L27_entry;
-$L20_switch_next:
-	.loc 3 52 7
-	setp.eq.s64 %p9, %rd6, 15;
-	@%p9 bra $L19_switch_body;
-	bra.uni $L25_switch_next;
-$L19_switch_body:
-	.loc 3 53 10
-	not.b64 %rd24, %rd20;
-	.loc 3 53 3
-	mov.s64 %rd21, %rd24;
-	bra.uni $L27_entry;
-$L25_switch_next:
-	.loc 3 55 2
-	mov.s64 %rd21, %rd20;
-	bra.uni $L27_entry;
-$L27_entry:
-	.loc 3 33 36
-	mov.s64 %rd25, %rd21;
-	bra.uni $L28_ret_store;
-$L28_ret_store:
-	.loc 3 114 6
-	shl.b64 %rd26, %rd9, 3;
-	add.s64 %rd27, %rd1, %rd26;
-	st.global.s64 [%rd27], %rd25;
-	bra.uni $L5_ret_unaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-$L5_ret_unaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d:
-	ret;
-}
-
-.visible .entry binaryI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<20>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<43>;
-
-	.loc 3 131 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 125 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 125 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_binaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-$L3_if_then:
-	.loc 3 126 44
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 126 42
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 2;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.s32 %r6, [%rd24];
-	.loc 3 126 40
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 3 126 42
-	mov.u64 %rd16, 0x2B00000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 3 27 48
-	cvt.s64.s32 %rd26, %r6;
-	.loc 3 27 36
-	mov.s64 %rd25, %rd26;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 3 126 61
-	mul.lo.s64 %rd27, %rd14, %rd11;
-	.loc 3 126 59
-	setp.hs.u64 %p3, %rd27, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd28, %rd27, 2;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s32 %r7, [%rd29];
-	.loc 3 126 57
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 3 126 59
-	mov.u64 %rd16, 0x2B00000002;
-	mov.u64 %rd17, %rd27;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L12_entry:
-	.loc 3 27 48
-	cvt.s64.s32 %rd31, %r7;
-	.loc 3 27 36
-	mov.s64 %rd30, %rd31;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 3 60 7
-	setp.eq.s64 %p4, %rd9, 0;
-	@%p4 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 3 61 12
-	add.s64 %rd33, %rd25, %rd30;
-	.loc 3 61 3
-	mov.s64 %rd32, %rd33;
-	bra.uni $L46_entry;
-$L17_switch_next:
-	.loc 3 62 7
-	setp.eq.s64 %p5, %rd9, 1;
-	@%p5 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 3 63 12
-	sub.s64 %rd34, %rd25, %rd30;
-	.loc 3 63 3
-	mov.s64 %rd32, %rd34;
-	bra.uni $L46_entry;
-$L19_switch_next:
-	.loc 3 64 7
-	setp.eq.s64 %p6, %rd9, 2;
-	@%p6 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 3 65 12
-	mul.lo.s64 %rd35, %rd25, %rd30;
-	.loc 3 65 3
-	mov.s64 %rd32, %rd35;
-	bra.uni $L46_entry;
-$L21_switch_next:
-	.loc 3 66 7
-	setp.eq.s64 %p7, %rd9, 3;
-	@%p7 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 3 67 8
-	setp.eq.s64 %p8, %rd30, 0;
-	@%p8 bra $L24_if_then;
-	bra.uni $L25_if_done;
-$L24_if_then:
-	.loc 3 68 4
-	mov.s64 %rd32, -1;
-	bra.uni $L46_entry;
-$L25_if_done:
-	.loc 3 70 12
-	setp.eq.s64 %p9, %rd30, 0;
-	@%p9 bra $L44_divzero2;
-	div.s64 %rd36, %rd25, %rd30;
-	.loc 3 70 3
-	mov.s64 %rd32, %rd36;
-	bra.uni $L46_entry;
-$L44_divzero2:
-	.loc 3 70 12
-	mov.u64 %rd16, 0x2B00000003;
-	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
-	bra.uni $L6_bounds_fail;
-$L23_switch_next:
-	.loc 3 71 7
-	setp.eq.s64 %p10, %rd9, 4;
-	@%p10 bra $L22_switch_body;
-	bra.uni $L27_switch_next;
-$L22_switch_body:
-	.loc 3 72 8
-	setp.gt.s64 %p11, %rd25, %rd30;
-	@%p11 bra $L28_if_then;
-	bra.uni $L29_if_done;
-$L28_if_then:
-	.loc 3 73 4
-	mov.s64 %rd32, %rd25;
-	bra.uni $L46_entry;
-$L29_if_done:
-	.loc 3 75 3
-	mov.s64 %rd32, %rd30;
-	bra.uni $L46_entry;
-$L27_switch_next:
-	.loc 3 76 7
-	setp.eq.s64 %p12, %rd9, 5;
-	@%p12 bra $L26_switch_body;
-	bra.uni $L31_switch_next;
-$L26_switch_body:
-	.loc 3 77 8
-	setp.lt.s64 %p13, %rd25, %rd30;
-	@%p13 bra $L32_if_then;
-	bra.uni $L33_if_done;
-$L32_if_then:
-	.loc 3 78 4
-	mov.s64 %rd32, %rd25;
-	bra.uni $L46_entry;
-$L33_if_done:
-	.loc 3 80 3
-	mov.s64 %rd32, %rd30;
-	bra.uni $L46_entry;
-$L31_switch_next:
-	.loc 3 81 7
-	setp.eq.s64 %p14, %rd9, 7;
-	@%p14 bra $L30_switch_body;
-	bra.uni $L35_switch_next;
-$L30_switch_body:
-	.loc 3 82 8
-	setp.eq.s64 %p15, %rd30, 0;
-	@%p15 bra $L36_if_then;
-	bra.uni $L37_if_done;
-$L36_if_then:
-	.loc 3 83 4
-	mov.s64 %rd32, %rd25;
-	bra.uni $L46_entry;
-$L37_if_done:
-	.loc 3 85 12
-	setp.eq.s64 %p16, %rd30, 0;
-	@%p16 bra $L45_divzero3;
-	rem.s64 %rd37, %rd25, %rd30;
-	.loc 3 85 3
-	mov.s64 %rd32, %rd37;
-	bra.uni $L46_entry;
-$L45_divzero3:
-	.loc 3 85 12
-	mov.u64 %rd16, 0x2B00000004;
-	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L35_switch_next:
-	.loc 3 86 7
-	setp.eq.s64 %p17, %rd9, 8;
-	@%p17 bra $L34_switch_body;
-	bra.uni $L39_switch_next;
-$L34_switch_body:
-	.loc 3 87 12
-	and.b64 %rd38, %rd25, %rd30;
-	.loc 3 87 3
-	mov.s64 %rd32, %rd38;
-	bra.uni $L46_entry;
-$L39_switch_next:
-	.loc 3 88 7
-	setp.eq.s64 %p18, %rd9, 9;
-	@%p18 bra $L38_switch_body;
-	bra.uni $L41_switch_next;
-$L38_switch_body:
-	.loc 3 89 12
-	or.b64 %rd39, %rd25, %rd30;
-	.loc 3 89 3
-	mov.s64 %rd32, %rd39;
-	bra.uni $L46_entry;
-$L41_switch_next:
-	.loc 3 90 7
-	setp.eq.s64 %p19, %rd9, 10;
-	@%p19 bra $L40_switch_body;
-	bra.uni $L42_switch_next;
-$L40_switch_body:
-	.loc 3 91 12
-	xor.b64 %rd40, %rd25, %rd30;
-	.loc 3 91 3
-	mov.s64 %rd32, %rd40;
-	bra.uni $L46_entry;
-$L42_switch_next:
-	.loc 3 93 2
-	mov.s64 %rd32, %rd25;
-	bra.uni $L46_entry;
-$L46_entry:
-	.loc 3 28 48
-	cvt.s32.s64 %r9, %rd32;
-	.loc 3 28 36
-	mov.s32 %r8, %r9;
-	bra.uni $L47_ret_store;
-$L47_ret_store:
-	.loc 3 126 6
-	shl.b64 %rd41, %rd14, 2;
-	add.s64 %rd42, %rd1, %rd41;
-	st.global.s32 [%rd42], %r8;
-	bra.uni $L5_ret_binaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-$L5_ret_binaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d:
-	ret;
-}
-
-.visible .entry binaryI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<20>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<44>;
-
-	.loc 3 136 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 125 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 125 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_binaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-$L3_if_then:
-	.loc 3 126 44
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 126 42
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 3;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.s64 %rd25, [%rd24];
-	.loc 3 126 40
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 3 126 42
-	mov.u64 %rd16, 0x2C00000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 3 32 36
-	mov.s64 %rd26, %rd25;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 3 126 61
-	mul.lo.s64 %rd27, %rd14, %rd11;
-	.loc 3 126 59
-	setp.hs.u64 %p3, %rd27, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd28, %rd27, 3;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s64 %rd30, [%rd29];
-	.loc 3 126 57
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 3 126 59
-	mov.u64 %rd16, 0x2C00000002;
-	mov.u64 %rd17, %rd27;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L12_entry:
-	.loc 3 32 36
-	mov.s64 %rd31, %rd30;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 3 60 7
-	setp.eq.s64 %p4, %rd9, 0;
-	@%p4 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 3 61 12
-	add.s64 %rd33, %rd26, %rd31;
-	.loc 3 61 3
-	mov.s64 %rd32, %rd33;
-	bra.uni $L46_entry;
-$L17_switch_next:
-	.loc 3 62 7
-	setp.eq.s64 %p5, %rd9, 1;
-	@%p5 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 3 63 12
-	sub.s64 %rd34, %rd26, %rd31;
-	.loc 3 63 3
-	mov.s64 %rd32, %rd34;
-	bra.uni $L46_entry;
-$L19_switch_next:
-	.loc 3 64 7
-	setp.eq.s64 %p6, %rd9, 2;
-	@%p6 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 3 65 12
-	mul.lo.s64 %rd35, %rd26, %rd31;
-	.loc 3 65 3
-	mov.s64 %rd32, %rd35;
-	bra.uni $L46_entry;
-$L21_switch_next:
-	.loc 3 66 7
-	setp.eq.s64 %p7, %rd9, 3;
-	@%p7 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 3 67 8
-	setp.eq.s64 %p8, %rd31, 0;
-	@%p8 bra $L24_if_then;
-	bra.uni $L25_if_done;
-$L24_if_then:
-	.loc 3 68 4
-	mov.s64 %rd32, -1;
-	bra.uni $L46_entry;
-$L25_if_done:
-	.loc 3 70 12
-	setp.eq.s64 %p9, %rd31, 0;
-	@%p9 bra $L44_divzero2;
-	div.s64 %rd36, %rd26, %rd31;
-	.loc 3 70 3
-	mov.s64 %rd32, %rd36;
-	bra.uni $L46_entry;
-$L44_divzero2:
-	.loc 3 70 12
-	mov.u64 %rd16, 0x2C00000003;
-	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
-	bra.uni $L6_bounds_fail;
-$L23_switch_next:
-	.loc 3 71 7
-	setp.eq.s64 %p10, %rd9, 4;
-	@%p10 bra $L22_switch_body;
-	bra.uni $L27_switch_next;
-$L22_switch_body:
-	.loc 3 72 8
-	setp.gt.s64 %p11, %rd26, %rd31;
-	@%p11 bra $L28_if_then;
-	bra.uni $L29_if_done;
-$L28_if_then:
-	.loc 3 73 4
-	mov.s64 %rd32, %rd26;
-	bra.uni $L46_entry;
-$L29_if_done:
-	.loc 3 75 3
-	mov.s64 %rd32, %rd31;
-	bra.uni $L46_entry;
-$L27_switch_next:
-	.loc 3 76 7
-	setp.eq.s64 %p12, %rd9, 5;
-	@%p12 bra $L26_switch_body;
-	bra.uni $L31_switch_next;
-$L26_switch_body:
-	.loc 3 77 8
-	setp.lt.s64 %p13, %rd26, %rd31;
-	@%p13 bra $L32_if_then;
-	bra.uni $L33_if_done;
-$L32_if_then:
-	.loc 3 78 4
-	mov.s64 %rd32, %rd26;
-	bra.uni $L46_entry;
-$L33_if_done:
-	.loc 3 80 3
-	mov.s64 %rd32, %rd31;
-	bra.uni $L46_entry;
-$L31_switch_next:
-	.loc 3 81 7
-	setp.eq.s64 %p14, %rd9, 7;
-	@%p14 bra $L30_switch_body;
-	bra.uni $L35_switch_next;
-$L30_switch_body:
-	.loc 3 82 8
-	setp.eq.s64 %p15, %rd31, 0;
-	@%p15 bra $L36_if_then;
-	bra.uni $L37_if_done;
-$L36_if_then:
-	.loc 3 83 4
-	mov.s64 %rd32, %rd26;
-	bra.uni $L46_entry;
-$L37_if_done:
-	.loc 3 85 12
-	setp.eq.s64 %p16, %rd31, 0;
-	@%p16 bra $L45_divzero3;
-	rem.s64 %rd37, %rd26, %rd31;
-	.loc 3 85 3
-	mov.s64 %rd32, %rd37;
-	bra.uni $L46_entry;
-$L45_divzero3:
-	.loc 3 85 12
-	mov.u64 %rd16, 0x2C00000004;
-	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L35_switch_next:
-	.loc 3 86 7
-	setp.eq.s64 %p17, %rd9, 8;
-	@%p17 bra $L34_switch_body;
-	bra.uni $L39_switch_next;
-$L34_switch_body:
-	.loc 3 87 12
-	and.b64 %rd38, %rd26, %rd31;
-	.loc 3 87 3
-	mov.s64 %rd32, %rd38;
-	bra.uni $L46_entry;
-$L39_switch_next:
-	.loc 3 88 7
-	setp.eq.s64 %p18, %rd9, 9;
-	@%p18 bra $L38_switch_body;
-	bra.uni $L41_switch_next;
-$L38_switch_body:
-	.loc 3 89 12
-	or.b64 %rd39, %rd26, %rd31;
-	.loc 3 89 3
-	mov.s64 %rd32, %rd39;
-	bra.uni $L46_entry;
-$L41_switch_next:
-	.loc 3 90 7
-	setp.eq.s64 %p19, %rd9, 10;
-	@%p19 bra $L40_switch_body;
-	bra.uni $L42_switch_next;
-$L40_switch_body:
-	.loc 3 91 12
-	xor.b64 %rd40, %rd26, %rd31;
-	.loc 3 91 3
-	mov.s64 %rd32, %rd40;
-	bra.uni $L46_entry;
-$L42_switch_next:
-	.loc 3 93 2
-	mov.s64 %rd32, %rd26;
-	bra.uni $L46_entry;
-$L46_entry:
-	.loc 3 33 36
-	mov.s64 %rd41, %rd32;
-	bra.uni $L47_ret_store;
-$L47_ret_store:
-	.loc 3 126 6
-	shl.b64 %rd42, %rd14, 3;
-	add.s64 %rd43, %rd1, %rd42;
-	st.global.s64 [%rd43], %rd41;
-	bra.uni $L5_ret_binaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-$L5_ret_binaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d:
-	ret;
-}
-
-.visible .entry compareI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<16>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<34>;
-
-	.loc 3 147 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 141 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 141 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_compareI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-$L3_if_then:
-	.loc 3 142 37
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 142 35
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 2;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.s32 %r6, [%rd24];
-	.loc 3 142 33
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 3 142 35
-	mov.u64 %rd16, 0x2D00000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 3 27 48
-	cvt.s64.s32 %rd26, %r6;
-	.loc 3 27 36
-	mov.s64 %rd25, %rd26;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 3 142 54
-	mul.lo.s64 %rd27, %rd14, %rd11;
-	.loc 3 142 52
-	setp.hs.u64 %p3, %rd27, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd28, %rd27, 2;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s32 %r7, [%rd29];
-	.loc 3 142 50
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 3 142 52
-	mov.u64 %rd16, 0x2D00000002;
-	mov.u64 %rd17, %rd27;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L12_entry:
-	.loc 3 27 48
-	cvt.s64.s32 %rd31, %r7;
-	.loc 3 27 36
-	mov.s64 %rd30, %rd31;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 3 98 7
-	setp.eq.s64 %p5, %rd9, 0;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 3 99 12
-	setp.eq.s64 %p6, %rd25, %rd30;
-	.loc 3 99 3
-	mov.pred %p4, %p6;
-	bra.uni $L25_ret_compareInt;
-$L17_switch_next:
-	.loc 3 100 7
-	setp.eq.s64 %p7, %rd9, 1;
-	@%p7 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 3 101 12
-	setp.ne.s64 %p8, %rd25, %rd30;
-	.loc 3 101 3
-	mov.pred %p4, %p8;
-	bra.uni $L25_ret_compareInt;
-$L19_switch_next:
-	.loc 3 102 7
-	setp.eq.s64 %p9, %rd9, 2;
-	@%p9 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 3 103 12
-	setp.lt.s64 %p10, %rd25, %rd30;
-	.loc 3 103 3
-	mov.pred %p4, %p10;
-	bra.uni $L25_ret_compareInt;
-$L21_switch_next:
-	.loc 3 104 7
-	setp.eq.s64 %p11, %rd9, 3;
-	@%p11 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 3 105 12
-	setp.le.s64 %p12, %rd25, %rd30;
-	.loc 3 105 3
-	mov.pred %p4, %p12;
-	bra.uni $L25_ret_compareInt;
-$L23_switch_next:
-	.loc 3 106 7
-	setp.eq.s64 %p13, %rd9, 4;
-	@%p13 bra $L22_switch_body;
-	bra.uni $L24_switch_next;
-$L22_switch_body:
-	.loc 3 107 12
-	setp.gt.s64 %p14, %rd25, %rd30;
-	.loc 3 107 3
-	mov.pred %p4, %p14;
-	bra.uni $L25_ret_compareInt;
-$L24_switch_next:
-	.loc 3 109 11
-	setp.ge.s64 %p15, %rd25, %rd30;
-	.loc 3 109 2
-	mov.pred %p4, %p15;
-	bra.uni $L25_ret_compareInt;
-$L25_ret_compareInt:
-	.loc 3 142 6
-	shl.b64 %rd32, %rd14, 0;
-	add.s64 %rd33, %rd1, %rd32;
-	selp.u32 %r8, 1, 0, %p4;
-	st.global.u8 [%rd33], %r8;
-	bra.uni $L5_ret_compareI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-$L5_ret_compareI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d:
-	ret;
-}
-
-.visible .entry compareI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<16>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<34>;
-
-	.loc 3 152 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 141 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 141 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_compareI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-$L3_if_then:
-	.loc 3 142 37
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 142 35
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L8_oob0;
-	shl.b64 %rd23, %rd15, 3;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.s64 %rd25, [%rd24];
-	.loc 3 142 33
-	bra.uni $L9_entry;
-$L8_oob0:
-	.loc 3 142 35
-	mov.u64 %rd16, 0x2E00000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L6_bounds_fail;
-$L9_entry:
-	.loc 3 32 36
-	mov.s64 %rd26, %rd25;
-	bra.uni $L10_ret_load;
-$L10_ret_load:
-	.loc 3 142 54
-	mul.lo.s64 %rd27, %rd14, %rd11;
-	.loc 3 142 52
-	setp.hs.u64 %p3, %rd27, %rd8;
-	@%p3 bra $L11_oob1;
-	shl.b64 %rd28, %rd27, 3;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s64 %rd30, [%rd29];
-	.loc 3 142 50
-	bra.uni $L12_entry;
-$L11_oob1:
-	.loc 3 142 52
-	mov.u64 %rd16, 0x2E00000002;
-	mov.u64 %rd17, %rd27;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L12_entry:
-	.loc 3 32 36
-	mov.s64 %rd31, %rd30;
-	bra.uni $L14_entry;
-$L14_entry:
-	.loc 3 98 7
-	setp.eq.s64 %p5, %rd9, 0;
-	@%p5 bra $L15_switch_body;
-	bra.uni $L17_switch_next;
-$L15_switch_body:
-	.loc 3 99 12
-	setp.eq.s64 %p6, %rd26, %rd31;
-	.loc 3 99 3
-	mov.pred %p4, %p6;
-	bra.uni $L25_ret_compareInt;
-$L17_switch_next:
-	.loc 3 100 7
-	setp.eq.s64 %p7, %rd9, 1;
-	@%p7 bra $L16_switch_body;
-	bra.uni $L19_switch_next;
-$L16_switch_body:
-	.loc 3 101 12
-	setp.ne.s64 %p8, %rd26, %rd31;
-	.loc 3 101 3
-	mov.pred %p4, %p8;
-	bra.uni $L25_ret_compareInt;
-$L19_switch_next:
-	.loc 3 102 7
-	setp.eq.s64 %p9, %rd9, 2;
-	@%p9 bra $L18_switch_body;
-	bra.uni $L21_switch_next;
-$L18_switch_body:
-	.loc 3 103 12
-	setp.lt.s64 %p10, %rd26, %rd31;
-	.loc 3 103 3
-	mov.pred %p4, %p10;
-	bra.uni $L25_ret_compareInt;
-$L21_switch_next:
-	.loc 3 104 7
-	setp.eq.s64 %p11, %rd9, 3;
-	@%p11 bra $L20_switch_body;
-	bra.uni $L23_switch_next;
-$L20_switch_body:
-	.loc 3 105 12
-	setp.le.s64 %p12, %rd26, %rd31;
-	.loc 3 105 3
-	mov.pred %p4, %p12;
-	bra.uni $L25_ret_compareInt;
-$L23_switch_next:
-	.loc 3 106 7
-	setp.eq.s64 %p13, %rd9, 4;
-	@%p13 bra $L22_switch_body;
-	bra.uni $L24_switch_next;
-$L22_switch_body:
-	.loc 3 107 12
-	setp.gt.s64 %p14, %rd26, %rd31;
-	.loc 3 107 3
-	mov.pred %p4, %p14;
-	bra.uni $L25_ret_compareInt;
-$L24_switch_next:
-	.loc 3 109 11
-	setp.ge.s64 %p15, %rd26, %rd31;
-	.loc 3 109 2
-	mov.pred %p4, %p15;
-	bra.uni $L25_ret_compareInt;
-$L25_ret_compareInt:
-	.loc 3 142 6
-	shl.b64 %rd32, %rd14, 0;
-	add.s64 %rd33, %rd1, %rd32;
-	selp.u32 %r6, 1, 0, %p4;
-	st.global.u8 [%rd33], %r6;
-	bra.uni $L5_ret_compareI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-$L5_ret_compareI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d:
-	ret;
-}
-
-.visible .entry reduceI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 cols,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<20>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<55>;
-
-	.loc 3 179 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [cols];
-	ld.param.s64 %rd7, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 157 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 3 158 7
-	setp.ge.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L15_ret_reduceI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 3 161 19
-	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 3 161 17
-	setp.hs.u64 %p1, %rd11, %rd5;
-	@%p1 bra $L18_oob0;
-	shl.b64 %rd19, %rd11, 2;
-	add.s64 %rd20, %rd4, %rd19;
-	ld.global.nc.s32 %r6, [%rd20];
-	.loc 3 161 15
-	bra.uni $L19_entry;
-$L18_oob0:
-	.loc 3 161 17
-	mov.u64 %rd12, 0x2F00000001;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L19_entry:
-	.loc 3 27 48
-	cvt.s64.s32 %rd22, %r6;
-	.loc 3 27 36
-	mov.s64 %rd21, %rd22;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	mov.s64 %rd23, %rd21;
-	mov.s64 %rd24, 1;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 3 162 16
-	setp.lt.s64 %p3, %rd24, %rd6;
-	@%p3 bra $L6_for_body;
-	bra.uni $L88_entry;
-$L6_for_body:
-	.loc 3 163 18
-	mul.lo.s64 %rd25, %rd10, %rd6;
-	.loc 3 163 23
-	add.s64 %rd26, %rd25, %rd24;
-	.loc 3 163 16
-	setp.hs.u64 %p4, %rd26, %rd5;
-	@%p4 bra $L21_oob1;
-	shl.b64 %rd27, %rd26, 2;
-	add.s64 %rd28, %rd4, %rd27;
-	ld.global.nc.s32 %r7, [%rd28];
-	.loc 3 163 14
-	bra.uni $L22_entry;
-$L21_oob1:
-	.loc 3 163 16
-	mov.u64 %rd12, 0x2F00000002;
-	mov.u64 %rd13, %rd26;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L22_entry:
-	.loc 3 27 48
-	cvt.s64.s32 %rd30, %r7;
-	.loc 3 27 36
-	mov.s64 %rd29, %rd30;
-	bra.uni $L23_ret_load;
-$L23_ret_load:
-	.loc 3 165 8
-	setp.eq.s64 %p5, %rd7, 0;
-	@%p5 bra $L9_switch_body;
-	bra.uni $L11_switch_next;
-$L9_switch_body:
-	.loc 3 166 4
-	add.s64 %rd31, %rd23, %rd29;
-	mov.s64 %rd32, %rd31;
-	bra.uni $L8_switch_done;
-$L11_switch_next:
-	.loc 3 167 8
-	setp.eq.s64 %p6, %rd7, 1;
-	@%p6 bra $L10_switch_body;
-	bra.uni $L13_switch_next;
-$L10_switch_body:
-	.loc 3 168 4
-	mul.lo.s64 %rd34, %rd23, %rd29;
-	mov.s64 %rd32, %rd34;
-	bra.uni $L8_switch_done;
-$L13_switch_next:
-	.loc 3 169 8
-	setp.eq.s64 %p7, %rd7, 2;
-	@%p7 bra $L32_switch_body;
-	bra.uni $L68_switch_body;
-$L32_switch_body:
-	.loc 3 72 8
-	setp.gt.s64 %p10, %rd23, %rd29;
-	@%p10 bra $L38_if_then;
-	bra.uni $L39_if_done;
-$L38_if_then:
-	.loc 3 73 4
-	mov.s64 %rd35, %rd23;
-	bra.uni $L53_ret_binaryInt;
-$L39_if_done:
-	.loc 3 75 3
-	mov.s64 %rd35, %rd29;
-	bra.uni $L53_ret_binaryInt;
-$L53_ret_binaryInt:
-	mov.s64 %rd32, %rd35;
-	bra.uni $L8_switch_done;
-$L68_switch_body:
-	.loc 3 77 8
-	setp.lt.s64 %p17, %rd23, %rd29;
-	@%p17 bra $L74_if_then;
-	bra.uni $L75_if_done;
-$L74_if_then:
-	.loc 3 78 4
-	mov.s64 %rd44, %rd23;
-	bra.uni $L85_ret_binaryInt;
-$L75_if_done:
-	.loc 3 80 3
-	mov.s64 %rd44, %rd29;
-	bra.uni $L85_ret_binaryInt;
-$L85_ret_binaryInt:
-	mov.s64 %rd32, %rd44;
-	bra.uni $L8_switch_done;
-$L8_switch_done:
-	.loc 3 162 24
-	add.s64 %rd33, %rd24, 1;
-	mov.s64 %rd23, %rd32;
-	mov.s64 %rd24, %rd33;
-	bra.uni $L5_for_loop;
-$L88_entry:
-	.loc 3 28 48
-	cvt.s32.s64 %r9, %rd23;
-	.loc 3 28 36
-	mov.s32 %r8, %r9;
-	bra.uni $L89_ret_store;
-$L89_ret_store:
-	.loc 3 175 5
-	shl.b64 %rd53, %rd10, 2;
-	add.s64 %rd54, %rd1, %rd53;
-	st.global.s32 [%rd54], %r8;
-	bra.uni $L15_ret_reduceI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-$L15_ret_reduceI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d:
-	ret;
-}
-
-.visible .entry reduceI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 cols,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<20>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<56>;
-
-	.loc 3 182 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [cols];
-	ld.param.s64 %rd7, [op];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 157 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 3 158 7
-	setp.ge.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L15_ret_reduceI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 3 161 19
-	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 3 161 17
-	setp.hs.u64 %p1, %rd11, %rd5;
-	@%p1 bra $L18_oob0;
-	shl.b64 %rd19, %rd11, 3;
-	add.s64 %rd20, %rd4, %rd19;
-	ld.global.nc.s64 %rd21, [%rd20];
-	.loc 3 161 15
-	bra.uni $L19_entry;
-$L18_oob0:
-	.loc 3 161 17
-	mov.u64 %rd12, 0x3000000001;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L19_entry:
-	.loc 3 32 36
-	mov.s64 %rd22, %rd21;
-	bra.uni $L20_ret_load;
-$L20_ret_load:
-	mov.s64 %rd23, %rd22;
-	mov.s64 %rd24, 1;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 3 162 16
-	setp.lt.s64 %p3, %rd24, %rd6;
-	@%p3 bra $L6_for_body;
-	bra.uni $L88_entry;
-$L6_for_body:
-	.loc 3 163 18
-	mul.lo.s64 %rd25, %rd10, %rd6;
-	.loc 3 163 23
-	add.s64 %rd26, %rd25, %rd24;
-	.loc 3 163 16
-	setp.hs.u64 %p4, %rd26, %rd5;
-	@%p4 bra $L21_oob1;
-	shl.b64 %rd27, %rd26, 3;
-	add.s64 %rd28, %rd4, %rd27;
-	ld.global.nc.s64 %rd29, [%rd28];
-	.loc 3 163 14
-	bra.uni $L22_entry;
-$L21_oob1:
-	.loc 3 163 16
-	mov.u64 %rd12, 0x3000000002;
-	mov.u64 %rd13, %rd26;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L22_entry:
-	.loc 3 32 36
-	mov.s64 %rd30, %rd29;
-	bra.uni $L23_ret_load;
-$L23_ret_load:
-	.loc 3 165 8
-	setp.eq.s64 %p5, %rd7, 0;
-	@%p5 bra $L9_switch_body;
-	bra.uni $L11_switch_next;
-$L9_switch_body:
-	.loc 3 166 4
-	add.s64 %rd31, %rd23, %rd30;
-	mov.s64 %rd32, %rd31;
-	bra.uni $L8_switch_done;
-$L11_switch_next:
-	.loc 3 167 8
-	setp.eq.s64 %p6, %rd7, 1;
-	@%p6 bra $L10_switch_body;
-	bra.uni $L13_switch_next;
-$L10_switch_body:
-	.loc 3 168 4
-	mul.lo.s64 %rd34, %rd23, %rd30;
-	mov.s64 %rd32, %rd34;
-	bra.uni $L8_switch_done;
-$L13_switch_next:
-	.loc 3 169 8
-	setp.eq.s64 %p7, %rd7, 2;
-	@%p7 bra $L32_switch_body;
-	bra.uni $L68_switch_body;
-$L32_switch_body:
-	.loc 3 72 8
-	setp.gt.s64 %p10, %rd23, %rd30;
-	@%p10 bra $L38_if_then;
-	bra.uni $L39_if_done;
-$L38_if_then:
-	.loc 3 73 4
-	mov.s64 %rd35, %rd23;
-	bra.uni $L53_ret_binaryInt;
-$L39_if_done:
-	.loc 3 75 3
-	mov.s64 %rd35, %rd30;
-	bra.uni $L53_ret_binaryInt;
-$L53_ret_binaryInt:
-	mov.s64 %rd32, %rd35;
-	bra.uni $L8_switch_done;
-$L68_switch_body:
-	.loc 3 77 8
-	setp.lt.s64 %p17, %rd23, %rd30;
-	@%p17 bra $L74_if_then;
-	bra.uni $L75_if_done;
-$L74_if_then:
-	.loc 3 78 4
-	mov.s64 %rd44, %rd23;
-	bra.uni $L85_ret_binaryInt;
-$L75_if_done:
-	.loc 3 80 3
-	mov.s64 %rd44, %rd30;
-	bra.uni $L85_ret_binaryInt;
-$L85_ret_binaryInt:
-	mov.s64 %rd32, %rd44;
-	bra.uni $L8_switch_done;
-$L8_switch_done:
-	.loc 3 162 24
-	add.s64 %rd33, %rd24, 1;
-	mov.s64 %rd23, %rd32;
-	mov.s64 %rd24, %rd33;
-	bra.uni $L5_for_loop;
-$L88_entry:
-	.loc 3 33 36
-	mov.s64 %rd53, %rd23;
-	bra.uni $L89_ret_store;
-$L89_ret_store:
-	.loc 3 175 5
-	shl.b64 %rd54, %rd10, 3;
-	add.s64 %rd55, %rd1, %rd54;
-	st.global.s64 [%rd55], %rd53;
-	bra.uni $L15_ret_reduceI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-$L15_ret_reduceI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d:
-	ret;
-}
-
-.visible .entry iotaI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 dim,
-	.param .s64 stride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<20>;
-
-	.loc 3 191 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.s64 %rd3, [dim];
-	ld.param.s64 %rd4, [stride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 185 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd5, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd6, %r2;
-	add.s64 %rd7, %rd5, %rd6;
-	.loc 3 185 25
-	setp.lt.s64 %p0, %rd7, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_iotaI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-$L3_if_then:
-	.loc 3 186 29
-	setp.eq.s64 %p1, %rd4, 0;
-	@%p1 bra $L8_divzero0;
-	div.s64 %rd8, %rd7, %rd4;
-	.loc 3 186 39
-	setp.eq.s64 %p3, %rd3, 0;
-	@%p3 bra $L9_divzero1;
-	rem.s64 %rd16, %rd8, %rd3;
-	.loc 3 186 25
-	mov.s64 %rd17, %rd16;
-	.loc 3 186 19
-	bra.uni $L10_entry;
-$L8_divzero0:
-	.loc 3 186 29
-	mov.u64 %rd9, 0x3100000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L9_divzero1:
-	.loc 3 186 39
-	mov.u64 %rd9, 0x3100000002;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L10_entry:
-	.loc 3 28 48
-	cvt.s32.s64 %r7, %rd17;
-	.loc 3 28 36
-	mov.s32 %r6, %r7;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
-	.loc 3 186 6
-	shl.b64 %rd18, %rd7, 2;
-	add.s64 %rd19, %rd1, %rd18;
-	st.global.s32 [%rd19], %r6;
-	bra.uni $L5_ret_iotaI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
-$L5_ret_iotaI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d:
-	ret;
-}
-
-.visible .entry iotaI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .s64 dim,
-	.param .s64 stride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<21>;
-
-	.loc 3 194 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.s64 %rd3, [dim];
-	ld.param.s64 %rd4, [stride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 3 185 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd5, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd6, %r2;
-	add.s64 %rd7, %rd5, %rd6;
-	.loc 3 185 25
-	setp.lt.s64 %p0, %rd7, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_iotaI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-$L3_if_then:
-	.loc 3 186 29
-	setp.eq.s64 %p1, %rd4, 0;
-	@%p1 bra $L8_divzero0;
-	div.s64 %rd8, %rd7, %rd4;
-	.loc 3 186 39
-	setp.eq.s64 %p3, %rd3, 0;
-	@%p3 bra $L9_divzero1;
-	rem.s64 %rd16, %rd8, %rd3;
-	.loc 3 186 25
-	mov.s64 %rd17, %rd16;
-	.loc 3 186 19
-	bra.uni $L10_entry;
-$L8_divzero0:
-	.loc 3 186 29
-	mov.u64 %rd9, 0x3200000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L9_divzero1:
-	.loc 3 186 39
-	mov.u64 %rd9, 0x3200000002;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, 0;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L10_entry:
-	.loc 3 33 36
-	mov.s64 %rd18, %rd17;
-	bra.uni $L11_ret_store;
-$L11_ret_store:
-	.loc 3 186 6
-	shl.b64 %rd19, %rd7, 3;
-	add.s64 %rd20, %rd1, %rd19;
-	st.global.s64 [%rd20], %rd18;
-	bra.uni $L5_ret_iotaI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
-$L5_ret_iotaI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d:
-	ret;
-}
-
-.visible .entry logical(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 op,
-	.param .s64 sa,
-	.param .s64 sb
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<13>;
-	.reg .b32 %r<11>;
-	.reg .b64 %rd<34>;
-
-	.loc 3 197 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [a_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [a_len];
-	ld.param.u64 %rd6, [b_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [b_len];
-	ld.param.s64 %rd9, [op];
-	ld.param.s64 %rd10, [sa];
-	ld.param.s64 %rd11, [sb];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 3 198 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd12, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd13, %r2;
-	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 198 25
-	setp.lt.s64 %p0, %rd14, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 3 199 14
-	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 199 12
-	setp.hs.u64 %p1, %rd15, %rd5;
-	@%p1 bra $L14_oob0;
-	shl.b64 %rd23, %rd15, 0;
-	add.s64 %rd24, %rd4, %rd23;
-	ld.global.nc.u8 %r6, [%rd24];
-	setp.ne.u32 %p4, %r6, 0;
-	.loc 3 199 23
-	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 3 199 21
-	setp.hs.u64 %p5, %rd25, %rd8;
-	@%p5 bra $L15_oob1;
-	shl.b64 %rd26, %rd25, 0;
-	add.s64 %rd27, %rd7, %rd26;
-	ld.global.nc.u8 %r7, [%rd27];
-	setp.ne.u32 %p7, %r7, 0;
-	.loc 3 201 8
-	setp.eq.s64 %p8, %rd9, 8;
-	@%p8 bra $L4_switch_body;
-	bra.uni $L6_switch_next;
-$L14_oob0:
-	.loc 3 199 12
-	mov.u64 %rd16, 0x3300000001;
-	mov.u64 %rd17, %rd15;
-	mov.u64 %rd18, %rd5;
-	bra.uni $L12_bounds_fail;
-$L15_oob1:
-	.loc 3 199 21
-	mov.u64 %rd16, 0x3300000002;
-	mov.u64 %rd17, %rd25;
-	mov.u64 %rd18, %rd8;
-	bra.uni $L12_bounds_fail;
-$L12_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
-	@!%p2 bra $L13_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
-	bra.uni $L13_bounds_exit;
-$L13_bounds_exit:
-	exit;
-$L4_switch_body:
-	@%p4 bra $L7_binop_rhs;
-	bra.uni $L16_edge;
-$L7_binop_rhs:
-	mov.pred %p9, %p7;
-	bra.uni $L8_binop_done;
-$L16_edge:
-	mov.pred %p9, 0;
-	bra.uni $L8_binop_done;
-$L8_binop_done:
-	.loc 3 202 7
-	shl.b64 %rd28, %rd14, 0;
-	add.s64 %rd29, %rd1, %rd28;
-	selp.u32 %r8, 1, 0, %p9;
-	st.global.u8 [%rd29], %r8;
-	bra.uni $L3_if_done;
-$L6_switch_next:
-	.loc 3 203 8
-	setp.eq.s64 %p10, %rd9, 9;
-	@%p10 bra $L5_switch_body;
-	bra.uni $L9_switch_next;
-$L5_switch_body:
-	@%p4 bra $L17_edge;
-	bra.uni $L10_binop_rhs;
-$L17_edge:
-	mov.pred %p11, 1;
-	bra.uni $L11_binop_done;
-$L10_binop_rhs:
-	mov.pred %p11, %p7;
-	bra.uni $L11_binop_done;
-$L11_binop_done:
-	.loc 3 204 7
-	shl.b64 %rd30, %rd14, 0;
-	add.s64 %rd31, %rd1, %rd30;
-	selp.u32 %r9, 1, 0, %p11;
-	st.global.u8 [%rd31], %r9;
-	bra.uni $L3_if_done;
-$L9_switch_next:
-	.loc 3 206 15
-	xor.pred %p12, %p4, %p7;
-	.loc 3 206 7
-	shl.b64 %rd32, %rd14, 0;
-	add.s64 %rd33, %rd1, %rd32;
-	selp.u32 %r10, 1, 0, %p12;
-	st.global.u8 [%rd33], %r10;
-	bra.uni $L3_if_done;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry notB(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<6>;
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<20>;
-
-	.loc 3 212 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 3 213 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 3 213 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 3 214 14
-	setp.hs.u64 %p1, %rd8, %rd5;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd16, %rd8, 0;
-	add.s64 %rd17, %rd4, %rd16;
-	ld.global.nc.u8 %r6, [%rd17];
-	setp.ne.u32 %p4, %r6, 0;
-	.loc 3 214 12
-	not.pred %p5, %p4;
-	.loc 3 214 6
-	shl.b64 %rd18, %rd8, 0;
-	add.s64 %rd19, %rd1, %rd18;
-	selp.u32 %r7, 1, 0, %p5;
-	st.global.u8 [%rd19], %r7;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 3 214 14
-	mov.u64 %rd9, 0x3400000001;
-	mov.u64 %rd10, %rd8;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-
-.visible .entry reduceB(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .s64 cols,
-	.param .s64 op
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<16>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<29>;
-
-	.loc 3 219 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.s64 %rd6, [cols];
-	ld.param.s64 %rd7, [op];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 3 220 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd8, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd9, %r2;
-	add.s64 %rd10, %rd8, %rd9;
-	.loc 3 221 7
-	setp.ge.s64 %p0, %rd10, %rd2;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 3 222 3
-	ret;
-$L3_if_done:
-	.loc 3 224 12
-	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 3 224 10
-	setp.hs.u64 %p1, %rd11, %rd5;
-	@%p1 bra $L18_oob0;
-	shl.b64 %rd19, %rd11, 0;
-	add.s64 %rd20, %rd4, %rd19;
-	ld.global.nc.u8 %r6, [%rd20];
-	setp.ne.u32 %p4, %r6, 0;
-	mov.pred %p5, %p4;
-	mov.s64 %rd21, 1;
-	bra.uni $L4_for_loop;
-$L18_oob0:
-	mov.u64 %rd12, 0x3500000001;
-	mov.u64 %rd13, %rd11;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L4_for_loop:
-	.loc 3 225 16
-	setp.lt.s64 %p6, %rd21, %rd6;
-	@%p6 bra $L5_for_body;
-	bra.uni $L6_for_done;
-$L5_for_body:
-	.loc 3 226 11
-	mul.lo.s64 %rd22, %rd10, %rd6;
-	.loc 3 226 16
-	add.s64 %rd23, %rd22, %rd21;
-	.loc 3 226 9
-	setp.hs.u64 %p7, %rd23, %rd5;
-	@%p7 bra $L19_oob1;
-	shl.b64 %rd24, %rd23, 0;
-	add.s64 %rd25, %rd4, %rd24;
-	ld.global.nc.u8 %r7, [%rd25];
-	setp.ne.u32 %p9, %r7, 0;
-	.loc 3 228 8
-	setp.eq.s64 %p10, %rd7, 4;
-	@%p10 bra $L8_switch_body;
-	bra.uni $L10_switch_next;
-$L19_oob1:
-	.loc 3 226 9
-	mov.u64 %rd12, 0x3500000002;
-	mov.u64 %rd13, %rd23;
-	mov.u64 %rd14, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd15, [kern_error], 0, %rd12;
-	setp.eq.u64 %p2, %rd15, 0;
-	@!%p2 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd13;
-	st.global.u64 [kern_error+16], %rd14;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L8_switch_body:
-	@%p5 bra $L11_binop_rhs;
-	bra.uni $L20_edge;
-$L11_binop_rhs:
-	mov.pred %p11, %p9;
-	bra.uni $L12_binop_done;
-$L20_edge:
-	mov.pred %p11, 0;
-	bra.uni $L12_binop_done;
-$L12_binop_done:
-	mov.pred %p12, %p11;
-	bra.uni $L7_switch_done;
-$L10_switch_next:
-	.loc 3 230 8
-	setp.eq.s64 %p13, %rd7, 5;
-	@%p13 bra $L9_switch_body;
-	bra.uni $L13_switch_next;
-$L9_switch_body:
-	@%p5 bra $L21_edge;
-	bra.uni $L14_binop_rhs;
-$L21_edge:
-	mov.pred %p14, 1;
-	bra.uni $L15_binop_done;
-$L14_binop_rhs:
-	mov.pred %p14, %p9;
-	bra.uni $L15_binop_done;
-$L15_binop_done:
-	mov.pred %p12, %p14;
-	bra.uni $L7_switch_done;
-$L13_switch_next:
-	.loc 3 233 14
-	xor.pred %p15, %p5, %p9;
-	mov.pred %p12, %p15;
-	bra.uni $L7_switch_done;
-$L7_switch_done:
-	.loc 3 225 24
-	add.s64 %rd26, %rd21, 1;
-	mov.pred %p5, %p12;
-	mov.s64 %rd21, %rd26;
-	bra.uni $L4_for_loop;
-$L6_for_done:
-	.loc 3 236 5
-	shl.b64 %rd27, %rd10, 0;
-	add.s64 %rd28, %rd1, %rd27;
-	selp.u32 %r8, 1, 0, %p5;
-	st.global.u8 [%rd28], %r8;
-	ret;
-}
-
-.visible .entry copyF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 n,
-	.param .s64 srcOff,
-	.param .s64 dstOff
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<10>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<51>;
-	.reg .f32 %f<1>;
-
-	.loc 4 43 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [meta_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [meta_len];
-	ld.param.s64 %rd9, [rank];
-	ld.param.s64 %rd10, [n];
-	ld.param.s64 %rd11, [srcOff];
-	ld.param.s64 %rd12, [dstOff];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 27 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd13, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd14, %r2;
-	add.s64 %rd15, %rd13, %rd14;
-	.loc 4 28 7
-	setp.ge.s64 %p0, %rd15, %rd10;
-	@%p0 bra $L8_ret_copyStrided_u005bfloat32_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 32 16
-	sub.s64 %rd16, %rd9, 1;
-	mov.s64 %rd17, %rd15;
-	mov.s64 %rd18, %rd11;
-	mov.s64 %rd19, %rd12;
-	mov.s64 %rd20, %rd16;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 32 23
-	setp.ge.s64 %p1, %rd20, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 33 16
-	setp.hs.u64 %p2, %rd20, %rd8;
-	@%p2 bra $L11_oob0;
-	shl.b64 %rd28, %rd20, 2;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s32 %r6, [%rd29];
-	.loc 4 33 11
-	cvt.s64.s32 %rd30, %r6;
-	.loc 4 34 14
-	setp.eq.s64 %p4, %rd30, 0;
-	@%p4 bra $L12_divzero1;
-	rem.s64 %rd31, %rd17, %rd30;
-	.loc 4 35 3
-	setp.eq.s64 %p5, %rd30, 0;
-	@%p5 bra $L13_divzero2;
-	div.s64 %rd32, %rd17, %rd30;
-	.loc 4 36 28
-	add.s64 %rd33, %rd9, %rd20;
-	.loc 4 36 23
-	setp.hs.u64 %p6, %rd33, %rd8;
-	@%p6 bra $L14_oob3;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd7, %rd34;
-	ld.global.nc.s32 %r7, [%rd35];
-	.loc 4 36 18
-	cvt.s64.s32 %rd36, %r7;
-	.loc 4 36 13
-	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 4 36 3
-	add.s64 %rd38, %rd18, %rd37;
-	.loc 4 37 25
-	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 4 37 30
-	add.s64 %rd40, %rd39, %rd20;
-	.loc 4 37 23
-	setp.hs.u64 %p7, %rd40, %rd8;
-	@%p7 bra $L15_oob4;
-	shl.b64 %rd41, %rd40, 2;
-	add.s64 %rd42, %rd7, %rd41;
-	ld.global.nc.s32 %r8, [%rd42];
-	.loc 4 37 18
-	cvt.s64.s32 %rd43, %r8;
-	.loc 4 37 13
-	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 4 37 3
-	add.s64 %rd45, %rd19, %rd44;
-	.loc 4 32 29
-	sub.s64 %rd46, %rd20, 1;
-	mov.s64 %rd17, %rd32;
-	mov.s64 %rd18, %rd38;
-	mov.s64 %rd19, %rd45;
-	mov.s64 %rd20, %rd46;
-	bra.uni $L5_for_loop;
-$L11_oob0:
-	.loc 4 33 16
-	mov.u64 %rd21, 0x3600000001;
-	mov.u64 %rd22, %rd20;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L12_divzero1:
-	.loc 4 34 14
-	mov.u64 %rd21, 0x3600000002;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L13_divzero2:
-	.loc 4 35 3
-	mov.u64 %rd21, 0x3600000003;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L14_oob3:
-	.loc 4 36 23
-	mov.u64 %rd21, 0x3600000004;
-	mov.u64 %rd22, %rd33;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L15_oob4:
-	.loc 4 37 23
-	mov.u64 %rd21, 0x3600000005;
-	mov.u64 %rd22, %rd40;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L7_for_done:
-	.loc 4 39 13
-	setp.hs.u64 %p8, %rd18, %rd5;
-	@%p8 bra $L16_oob5;
-	shl.b64 %rd47, %rd18, 2;
-	add.s64 %rd48, %rd4, %rd47;
-	ld.global.nc.f32 %f0, [%rd48];
-	.loc 4 39 5
-	setp.hs.u64 %p9, %rd19, %rd2;
-	@%p9 bra $L17_oob6;
-	shl.b64 %rd49, %rd19, 2;
-	add.s64 %rd50, %rd1, %rd49;
-	st.global.f32 [%rd50], %f0;
-	bra.uni $L8_ret_copyStrided_u005bfloat32_u005d;
-$L16_oob5:
-	.loc 4 39 13
-	mov.u64 %rd21, 0x3600000006;
-	mov.u64 %rd22, %rd18;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L9_bounds_fail;
-$L17_oob6:
-	.loc 4 39 5
-	mov.u64 %rd21, 0x3600000007;
-	mov.u64 %rd22, %rd19;
-	mov.u64 %rd23, %rd2;
-	bra.uni $L9_bounds_fail;
-$L9_bounds_fail:
-	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
-	setp.eq.u64 %p3, %rd24, 0;
-	@!%p3 bra $L10_bounds_exit;
-	st.global.u64 [kern_error+8], %rd22;
-	st.global.u64 [kern_error+16], %rd23;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd25, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd26, %r5;
-	add.s64 %rd27, %rd25, %rd26;
-	st.global.u64 [kern_error+24], %rd27;
-	bra.uni $L10_bounds_exit;
-$L10_bounds_exit:
-	exit;
-$L8_ret_copyStrided_u005bfloat32_u005d:
-	ret;
-}
-
-.visible .entry copyF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 n,
-	.param .s64 srcOff,
-	.param .s64 dstOff
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<10>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<51>;
-
-	.loc 4 48 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [meta_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [meta_len];
-	ld.param.s64 %rd9, [rank];
-	ld.param.s64 %rd10, [n];
-	ld.param.s64 %rd11, [srcOff];
-	ld.param.s64 %rd12, [dstOff];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 27 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd13, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd14, %r2;
-	add.s64 %rd15, %rd13, %rd14;
-	.loc 4 28 7
-	setp.ge.s64 %p0, %rd15, %rd10;
-	@%p0 bra $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 32 16
-	sub.s64 %rd16, %rd9, 1;
-	mov.s64 %rd17, %rd15;
-	mov.s64 %rd18, %rd11;
-	mov.s64 %rd19, %rd12;
-	mov.s64 %rd20, %rd16;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 32 23
-	setp.ge.s64 %p1, %rd20, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 33 16
-	setp.hs.u64 %p2, %rd20, %rd8;
-	@%p2 bra $L11_oob0;
-	shl.b64 %rd28, %rd20, 2;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s32 %r6, [%rd29];
-	.loc 4 33 11
-	cvt.s64.s32 %rd30, %r6;
-	.loc 4 34 14
-	setp.eq.s64 %p4, %rd30, 0;
-	@%p4 bra $L12_divzero1;
-	rem.s64 %rd31, %rd17, %rd30;
-	.loc 4 35 3
-	setp.eq.s64 %p5, %rd30, 0;
-	@%p5 bra $L13_divzero2;
-	div.s64 %rd32, %rd17, %rd30;
-	.loc 4 36 28
-	add.s64 %rd33, %rd9, %rd20;
-	.loc 4 36 23
-	setp.hs.u64 %p6, %rd33, %rd8;
-	@%p6 bra $L14_oob3;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd7, %rd34;
-	ld.global.nc.s32 %r7, [%rd35];
-	.loc 4 36 18
-	cvt.s64.s32 %rd36, %r7;
-	.loc 4 36 13
-	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 4 36 3
-	add.s64 %rd38, %rd18, %rd37;
-	.loc 4 37 25
-	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 4 37 30
-	add.s64 %rd40, %rd39, %rd20;
-	.loc 4 37 23
-	setp.hs.u64 %p7, %rd40, %rd8;
-	@%p7 bra $L15_oob4;
-	shl.b64 %rd41, %rd40, 2;
-	add.s64 %rd42, %rd7, %rd41;
-	ld.global.nc.s32 %r8, [%rd42];
-	.loc 4 37 18
-	cvt.s64.s32 %rd43, %r8;
-	.loc 4 37 13
-	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 4 37 3
-	add.s64 %rd45, %rd19, %rd44;
-	.loc 4 32 29
-	sub.s64 %rd46, %rd20, 1;
-	mov.s64 %rd17, %rd32;
-	mov.s64 %rd18, %rd38;
-	mov.s64 %rd19, %rd45;
-	mov.s64 %rd20, %rd46;
-	bra.uni $L5_for_loop;
-$L11_oob0:
-	.loc 4 33 16
-	mov.u64 %rd21, 0x3700000001;
-	mov.u64 %rd22, %rd20;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L12_divzero1:
-	.loc 4 34 14
-	mov.u64 %rd21, 0x3700000002;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L13_divzero2:
-	.loc 4 35 3
-	mov.u64 %rd21, 0x3700000003;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L14_oob3:
-	.loc 4 36 23
-	mov.u64 %rd21, 0x3700000004;
-	mov.u64 %rd22, %rd33;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L15_oob4:
-	.loc 4 37 23
-	mov.u64 %rd21, 0x3700000005;
-	mov.u64 %rd22, %rd40;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L7_for_done:
-	.loc 4 39 13
-	setp.hs.u64 %p8, %rd18, %rd5;
-	@%p8 bra $L16_oob5;
-	shl.b64 %rd47, %rd18, 1;
-	add.s64 %rd48, %rd4, %rd47;
-	ld.global.nc.u16 %rs0, [%rd48];
-	.loc 4 39 5
-	setp.hs.u64 %p9, %rd19, %rd2;
-	@%p9 bra $L17_oob6;
-	shl.b64 %rd49, %rd19, 1;
-	add.s64 %rd50, %rd1, %rd49;
-	st.global.u16 [%rd50], %rs0;
-	bra.uni $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L16_oob5:
-	.loc 4 39 13
-	mov.u64 %rd21, 0x3700000006;
-	mov.u64 %rd22, %rd18;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L9_bounds_fail;
-$L17_oob6:
-	.loc 4 39 5
-	mov.u64 %rd21, 0x3700000007;
-	mov.u64 %rd22, %rd19;
-	mov.u64 %rd23, %rd2;
-	bra.uni $L9_bounds_fail;
-$L9_bounds_fail:
-	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
-	setp.eq.u64 %p3, %rd24, 0;
-	@!%p3 bra $L10_bounds_exit;
-	st.global.u64 [kern_error+8], %rd22;
-	st.global.u64 [kern_error+16], %rd23;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd25, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd26, %r5;
-	add.s64 %rd27, %rd25, %rd26;
-	st.global.u64 [kern_error+24], %rd27;
-	bra.uni $L10_bounds_exit;
-$L10_bounds_exit:
-	exit;
-$L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
-	ret;
-}
-
-.visible .entry copyBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 n,
-	.param .s64 srcOff,
-	.param .s64 dstOff
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<10>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<51>;
-
-	.loc 4 53 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [meta_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [meta_len];
-	ld.param.s64 %rd9, [rank];
-	ld.param.s64 %rd10, [n];
-	ld.param.s64 %rd11, [srcOff];
-	ld.param.s64 %rd12, [dstOff];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 27 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd13, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd14, %r2;
-	add.s64 %rd15, %rd13, %rd14;
-	.loc 4 28 7
-	setp.ge.s64 %p0, %rd15, %rd10;
-	@%p0 bra $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 32 16
-	sub.s64 %rd16, %rd9, 1;
-	mov.s64 %rd17, %rd15;
-	mov.s64 %rd18, %rd11;
-	mov.s64 %rd19, %rd12;
-	mov.s64 %rd20, %rd16;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 32 23
-	setp.ge.s64 %p1, %rd20, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 33 16
-	setp.hs.u64 %p2, %rd20, %rd8;
-	@%p2 bra $L11_oob0;
-	shl.b64 %rd28, %rd20, 2;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s32 %r6, [%rd29];
-	.loc 4 33 11
-	cvt.s64.s32 %rd30, %r6;
-	.loc 4 34 14
-	setp.eq.s64 %p4, %rd30, 0;
-	@%p4 bra $L12_divzero1;
-	rem.s64 %rd31, %rd17, %rd30;
-	.loc 4 35 3
-	setp.eq.s64 %p5, %rd30, 0;
-	@%p5 bra $L13_divzero2;
-	div.s64 %rd32, %rd17, %rd30;
-	.loc 4 36 28
-	add.s64 %rd33, %rd9, %rd20;
-	.loc 4 36 23
-	setp.hs.u64 %p6, %rd33, %rd8;
-	@%p6 bra $L14_oob3;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd7, %rd34;
-	ld.global.nc.s32 %r7, [%rd35];
-	.loc 4 36 18
-	cvt.s64.s32 %rd36, %r7;
-	.loc 4 36 13
-	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 4 36 3
-	add.s64 %rd38, %rd18, %rd37;
-	.loc 4 37 25
-	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 4 37 30
-	add.s64 %rd40, %rd39, %rd20;
-	.loc 4 37 23
-	setp.hs.u64 %p7, %rd40, %rd8;
-	@%p7 bra $L15_oob4;
-	shl.b64 %rd41, %rd40, 2;
-	add.s64 %rd42, %rd7, %rd41;
-	ld.global.nc.s32 %r8, [%rd42];
-	.loc 4 37 18
-	cvt.s64.s32 %rd43, %r8;
-	.loc 4 37 13
-	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 4 37 3
-	add.s64 %rd45, %rd19, %rd44;
-	.loc 4 32 29
-	sub.s64 %rd46, %rd20, 1;
-	mov.s64 %rd17, %rd32;
-	mov.s64 %rd18, %rd38;
-	mov.s64 %rd19, %rd45;
-	mov.s64 %rd20, %rd46;
-	bra.uni $L5_for_loop;
-$L11_oob0:
-	.loc 4 33 16
-	mov.u64 %rd21, 0x3800000001;
-	mov.u64 %rd22, %rd20;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L12_divzero1:
-	.loc 4 34 14
-	mov.u64 %rd21, 0x3800000002;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L13_divzero2:
-	.loc 4 35 3
-	mov.u64 %rd21, 0x3800000003;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L14_oob3:
-	.loc 4 36 23
-	mov.u64 %rd21, 0x3800000004;
-	mov.u64 %rd22, %rd33;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L15_oob4:
-	.loc 4 37 23
-	mov.u64 %rd21, 0x3800000005;
-	mov.u64 %rd22, %rd40;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L7_for_done:
-	.loc 4 39 13
-	setp.hs.u64 %p8, %rd18, %rd5;
-	@%p8 bra $L16_oob5;
-	shl.b64 %rd47, %rd18, 1;
-	add.s64 %rd48, %rd4, %rd47;
-	ld.global.nc.u16 %rs0, [%rd48];
-	.loc 4 39 5
-	setp.hs.u64 %p9, %rd19, %rd2;
-	@%p9 bra $L17_oob6;
-	shl.b64 %rd49, %rd19, 1;
-	add.s64 %rd50, %rd1, %rd49;
-	st.global.u16 [%rd50], %rs0;
-	bra.uni $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L16_oob5:
-	.loc 4 39 13
-	mov.u64 %rd21, 0x3800000006;
-	mov.u64 %rd22, %rd18;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L9_bounds_fail;
-$L17_oob6:
-	.loc 4 39 5
-	mov.u64 %rd21, 0x3800000007;
-	mov.u64 %rd22, %rd19;
-	mov.u64 %rd23, %rd2;
-	bra.uni $L9_bounds_fail;
-$L9_bounds_fail:
-	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
-	setp.eq.u64 %p3, %rd24, 0;
-	@!%p3 bra $L10_bounds_exit;
-	st.global.u64 [kern_error+8], %rd22;
-	st.global.u64 [kern_error+16], %rd23;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd25, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd26, %r5;
-	add.s64 %rd27, %rd25, %rd26;
-	st.global.u64 [kern_error+24], %rd27;
-	bra.uni $L10_bounds_exit;
-$L10_bounds_exit:
-	exit;
-$L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
-	ret;
-}
-
-.visible .entry copyI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 n,
-	.param .s64 srcOff,
-	.param .s64 dstOff
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<10>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<51>;
-
-	.loc 4 58 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [meta_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [meta_len];
-	ld.param.s64 %rd9, [rank];
-	ld.param.s64 %rd10, [n];
-	ld.param.s64 %rd11, [srcOff];
-	ld.param.s64 %rd12, [dstOff];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 27 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd13, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd14, %r2;
-	add.s64 %rd15, %rd13, %rd14;
-	.loc 4 28 7
-	setp.ge.s64 %p0, %rd15, %rd10;
-	@%p0 bra $L8_ret_copyStrided_u005bint32_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 32 16
-	sub.s64 %rd16, %rd9, 1;
-	mov.s64 %rd17, %rd15;
-	mov.s64 %rd18, %rd11;
-	mov.s64 %rd19, %rd12;
-	mov.s64 %rd20, %rd16;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 32 23
-	setp.ge.s64 %p1, %rd20, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 33 16
-	setp.hs.u64 %p2, %rd20, %rd8;
-	@%p2 bra $L11_oob0;
-	shl.b64 %rd28, %rd20, 2;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s32 %r6, [%rd29];
-	.loc 4 33 11
-	cvt.s64.s32 %rd30, %r6;
-	.loc 4 34 14
-	setp.eq.s64 %p4, %rd30, 0;
-	@%p4 bra $L12_divzero1;
-	rem.s64 %rd31, %rd17, %rd30;
-	.loc 4 35 3
-	setp.eq.s64 %p5, %rd30, 0;
-	@%p5 bra $L13_divzero2;
-	div.s64 %rd32, %rd17, %rd30;
-	.loc 4 36 28
-	add.s64 %rd33, %rd9, %rd20;
-	.loc 4 36 23
-	setp.hs.u64 %p6, %rd33, %rd8;
-	@%p6 bra $L14_oob3;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd7, %rd34;
-	ld.global.nc.s32 %r7, [%rd35];
-	.loc 4 36 18
-	cvt.s64.s32 %rd36, %r7;
-	.loc 4 36 13
-	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 4 36 3
-	add.s64 %rd38, %rd18, %rd37;
-	.loc 4 37 25
-	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 4 37 30
-	add.s64 %rd40, %rd39, %rd20;
-	.loc 4 37 23
-	setp.hs.u64 %p7, %rd40, %rd8;
-	@%p7 bra $L15_oob4;
-	shl.b64 %rd41, %rd40, 2;
-	add.s64 %rd42, %rd7, %rd41;
-	ld.global.nc.s32 %r8, [%rd42];
-	.loc 4 37 18
-	cvt.s64.s32 %rd43, %r8;
-	.loc 4 37 13
-	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 4 37 3
-	add.s64 %rd45, %rd19, %rd44;
-	.loc 4 32 29
-	sub.s64 %rd46, %rd20, 1;
-	mov.s64 %rd17, %rd32;
-	mov.s64 %rd18, %rd38;
-	mov.s64 %rd19, %rd45;
-	mov.s64 %rd20, %rd46;
-	bra.uni $L5_for_loop;
-$L11_oob0:
-	.loc 4 33 16
-	mov.u64 %rd21, 0x3900000001;
-	mov.u64 %rd22, %rd20;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L12_divzero1:
-	.loc 4 34 14
-	mov.u64 %rd21, 0x3900000002;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L13_divzero2:
-	.loc 4 35 3
-	mov.u64 %rd21, 0x3900000003;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L14_oob3:
-	.loc 4 36 23
-	mov.u64 %rd21, 0x3900000004;
-	mov.u64 %rd22, %rd33;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L15_oob4:
-	.loc 4 37 23
-	mov.u64 %rd21, 0x3900000005;
-	mov.u64 %rd22, %rd40;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L7_for_done:
-	.loc 4 39 13
-	setp.hs.u64 %p8, %rd18, %rd5;
-	@%p8 bra $L16_oob5;
-	shl.b64 %rd47, %rd18, 2;
-	add.s64 %rd48, %rd4, %rd47;
-	ld.global.nc.s32 %r9, [%rd48];
-	.loc 4 39 5
-	setp.hs.u64 %p9, %rd19, %rd2;
-	@%p9 bra $L17_oob6;
-	shl.b64 %rd49, %rd19, 2;
-	add.s64 %rd50, %rd1, %rd49;
-	st.global.s32 [%rd50], %r9;
-	bra.uni $L8_ret_copyStrided_u005bint32_u005d;
-$L16_oob5:
-	.loc 4 39 13
-	mov.u64 %rd21, 0x3900000006;
-	mov.u64 %rd22, %rd18;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L9_bounds_fail;
-$L17_oob6:
-	.loc 4 39 5
-	mov.u64 %rd21, 0x3900000007;
-	mov.u64 %rd22, %rd19;
-	mov.u64 %rd23, %rd2;
-	bra.uni $L9_bounds_fail;
-$L9_bounds_fail:
-	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
-	setp.eq.u64 %p3, %rd24, 0;
-	@!%p3 bra $L10_bounds_exit;
-	st.global.u64 [kern_error+8], %rd22;
-	st.global.u64 [kern_error+16], %rd23;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd25, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd26, %r5;
-	add.s64 %rd27, %rd25, %rd26;
-	st.global.u64 [kern_error+24], %rd27;
-	bra.uni $L10_bounds_exit;
-$L10_bounds_exit:
-	exit;
-$L8_ret_copyStrided_u005bint32_u005d:
-	ret;
-}
-
-.visible .entry copyI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 n,
-	.param .s64 srcOff,
-	.param .s64 dstOff
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<10>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<52>;
-
-	.loc 4 63 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [meta_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [meta_len];
-	ld.param.s64 %rd9, [rank];
-	ld.param.s64 %rd10, [n];
-	ld.param.s64 %rd11, [srcOff];
-	ld.param.s64 %rd12, [dstOff];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 27 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd13, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd14, %r2;
-	add.s64 %rd15, %rd13, %rd14;
-	.loc 4 28 7
-	setp.ge.s64 %p0, %rd15, %rd10;
-	@%p0 bra $L8_ret_copyStrided_u005bint64_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 32 16
-	sub.s64 %rd16, %rd9, 1;
-	mov.s64 %rd17, %rd15;
-	mov.s64 %rd18, %rd11;
-	mov.s64 %rd19, %rd12;
-	mov.s64 %rd20, %rd16;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 32 23
-	setp.ge.s64 %p1, %rd20, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 33 16
-	setp.hs.u64 %p2, %rd20, %rd8;
-	@%p2 bra $L11_oob0;
-	shl.b64 %rd28, %rd20, 2;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s32 %r6, [%rd29];
-	.loc 4 33 11
-	cvt.s64.s32 %rd30, %r6;
-	.loc 4 34 14
-	setp.eq.s64 %p4, %rd30, 0;
-	@%p4 bra $L12_divzero1;
-	rem.s64 %rd31, %rd17, %rd30;
-	.loc 4 35 3
-	setp.eq.s64 %p5, %rd30, 0;
-	@%p5 bra $L13_divzero2;
-	div.s64 %rd32, %rd17, %rd30;
-	.loc 4 36 28
-	add.s64 %rd33, %rd9, %rd20;
-	.loc 4 36 23
-	setp.hs.u64 %p6, %rd33, %rd8;
-	@%p6 bra $L14_oob3;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd7, %rd34;
-	ld.global.nc.s32 %r7, [%rd35];
-	.loc 4 36 18
-	cvt.s64.s32 %rd36, %r7;
-	.loc 4 36 13
-	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 4 36 3
-	add.s64 %rd38, %rd18, %rd37;
-	.loc 4 37 25
-	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 4 37 30
-	add.s64 %rd40, %rd39, %rd20;
-	.loc 4 37 23
-	setp.hs.u64 %p7, %rd40, %rd8;
-	@%p7 bra $L15_oob4;
-	shl.b64 %rd41, %rd40, 2;
-	add.s64 %rd42, %rd7, %rd41;
-	ld.global.nc.s32 %r8, [%rd42];
-	.loc 4 37 18
-	cvt.s64.s32 %rd43, %r8;
-	.loc 4 37 13
-	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 4 37 3
-	add.s64 %rd45, %rd19, %rd44;
-	.loc 4 32 29
-	sub.s64 %rd46, %rd20, 1;
-	mov.s64 %rd17, %rd32;
-	mov.s64 %rd18, %rd38;
-	mov.s64 %rd19, %rd45;
-	mov.s64 %rd20, %rd46;
-	bra.uni $L5_for_loop;
-$L11_oob0:
-	.loc 4 33 16
-	mov.u64 %rd21, 0x3A00000001;
-	mov.u64 %rd22, %rd20;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L12_divzero1:
-	.loc 4 34 14
-	mov.u64 %rd21, 0x3A00000002;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L13_divzero2:
-	.loc 4 35 3
-	mov.u64 %rd21, 0x3A00000003;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L14_oob3:
-	.loc 4 36 23
-	mov.u64 %rd21, 0x3A00000004;
-	mov.u64 %rd22, %rd33;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L15_oob4:
-	.loc 4 37 23
-	mov.u64 %rd21, 0x3A00000005;
-	mov.u64 %rd22, %rd40;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L7_for_done:
-	.loc 4 39 13
-	setp.hs.u64 %p8, %rd18, %rd5;
-	@%p8 bra $L16_oob5;
-	shl.b64 %rd47, %rd18, 3;
-	add.s64 %rd48, %rd4, %rd47;
-	ld.global.nc.s64 %rd49, [%rd48];
-	.loc 4 39 5
-	setp.hs.u64 %p9, %rd19, %rd2;
-	@%p9 bra $L17_oob6;
-	shl.b64 %rd50, %rd19, 3;
-	add.s64 %rd51, %rd1, %rd50;
-	st.global.s64 [%rd51], %rd49;
-	bra.uni $L8_ret_copyStrided_u005bint64_u005d;
-$L16_oob5:
-	.loc 4 39 13
-	mov.u64 %rd21, 0x3A00000006;
-	mov.u64 %rd22, %rd18;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L9_bounds_fail;
-$L17_oob6:
-	.loc 4 39 5
-	mov.u64 %rd21, 0x3A00000007;
-	mov.u64 %rd22, %rd19;
-	mov.u64 %rd23, %rd2;
-	bra.uni $L9_bounds_fail;
-$L9_bounds_fail:
-	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
-	setp.eq.u64 %p3, %rd24, 0;
-	@!%p3 bra $L10_bounds_exit;
-	st.global.u64 [kern_error+8], %rd22;
-	st.global.u64 [kern_error+16], %rd23;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd25, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd26, %r5;
-	add.s64 %rd27, %rd25, %rd26;
-	st.global.u64 [kern_error+24], %rd27;
-	bra.uni $L10_bounds_exit;
-$L10_bounds_exit:
-	exit;
-$L8_ret_copyStrided_u005bint64_u005d:
-	ret;
-}
-
-.visible .entry copyBool(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 n,
-	.param .s64 srcOff,
-	.param .s64 dstOff
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<12>;
-	.reg .b32 %r<11>;
-	.reg .b64 %rd<51>;
-
-	.loc 4 68 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [meta_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [meta_len];
-	ld.param.s64 %rd9, [rank];
-	ld.param.s64 %rd10, [n];
-	ld.param.s64 %rd11, [srcOff];
-	ld.param.s64 %rd12, [dstOff];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 27 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd13, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd14, %r2;
-	add.s64 %rd15, %rd13, %rd14;
-	.loc 4 28 7
-	setp.ge.s64 %p0, %rd15, %rd10;
-	@%p0 bra $L8_ret_copyStrided_u005bbool_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 32 16
-	sub.s64 %rd16, %rd9, 1;
-	mov.s64 %rd17, %rd15;
-	mov.s64 %rd18, %rd11;
-	mov.s64 %rd19, %rd12;
-	mov.s64 %rd20, %rd16;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 32 23
-	setp.ge.s64 %p1, %rd20, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 33 16
-	setp.hs.u64 %p2, %rd20, %rd8;
-	@%p2 bra $L11_oob0;
-	shl.b64 %rd28, %rd20, 2;
-	add.s64 %rd29, %rd7, %rd28;
-	ld.global.nc.s32 %r6, [%rd29];
-	.loc 4 33 11
-	cvt.s64.s32 %rd30, %r6;
-	.loc 4 34 14
-	setp.eq.s64 %p4, %rd30, 0;
-	@%p4 bra $L12_divzero1;
-	rem.s64 %rd31, %rd17, %rd30;
-	.loc 4 35 3
-	setp.eq.s64 %p5, %rd30, 0;
-	@%p5 bra $L13_divzero2;
-	div.s64 %rd32, %rd17, %rd30;
-	.loc 4 36 28
-	add.s64 %rd33, %rd9, %rd20;
-	.loc 4 36 23
-	setp.hs.u64 %p6, %rd33, %rd8;
-	@%p6 bra $L14_oob3;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd7, %rd34;
-	ld.global.nc.s32 %r7, [%rd35];
-	.loc 4 36 18
-	cvt.s64.s32 %rd36, %r7;
-	.loc 4 36 13
-	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 4 36 3
-	add.s64 %rd38, %rd18, %rd37;
-	.loc 4 37 25
-	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 4 37 30
-	add.s64 %rd40, %rd39, %rd20;
-	.loc 4 37 23
-	setp.hs.u64 %p7, %rd40, %rd8;
-	@%p7 bra $L15_oob4;
-	shl.b64 %rd41, %rd40, 2;
-	add.s64 %rd42, %rd7, %rd41;
-	ld.global.nc.s32 %r8, [%rd42];
-	.loc 4 37 18
-	cvt.s64.s32 %rd43, %r8;
-	.loc 4 37 13
-	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 4 37 3
-	add.s64 %rd45, %rd19, %rd44;
-	.loc 4 32 29
-	sub.s64 %rd46, %rd20, 1;
-	mov.s64 %rd17, %rd32;
-	mov.s64 %rd18, %rd38;
-	mov.s64 %rd19, %rd45;
-	mov.s64 %rd20, %rd46;
-	bra.uni $L5_for_loop;
-$L11_oob0:
-	.loc 4 33 16
-	mov.u64 %rd21, 0x3B00000001;
-	mov.u64 %rd22, %rd20;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L12_divzero1:
-	.loc 4 34 14
-	mov.u64 %rd21, 0x3B00000002;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L13_divzero2:
-	.loc 4 35 3
-	mov.u64 %rd21, 0x3B00000003;
-	mov.u64 %rd22, 0;
-	mov.u64 %rd23, 0;
-	bra.uni $L9_bounds_fail;
-$L14_oob3:
-	.loc 4 36 23
-	mov.u64 %rd21, 0x3B00000004;
-	mov.u64 %rd22, %rd33;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L15_oob4:
-	.loc 4 37 23
-	mov.u64 %rd21, 0x3B00000005;
-	mov.u64 %rd22, %rd40;
-	mov.u64 %rd23, %rd8;
-	bra.uni $L9_bounds_fail;
-$L7_for_done:
-	.loc 4 39 13
-	setp.hs.u64 %p8, %rd18, %rd5;
-	@%p8 bra $L16_oob5;
-	shl.b64 %rd47, %rd18, 0;
-	add.s64 %rd48, %rd4, %rd47;
-	ld.global.nc.u8 %r9, [%rd48];
-	setp.ne.u32 %p10, %r9, 0;
-	.loc 4 39 5
-	setp.hs.u64 %p11, %rd19, %rd2;
-	@%p11 bra $L17_oob6;
-	shl.b64 %rd49, %rd19, 0;
-	add.s64 %rd50, %rd1, %rd49;
-	selp.u32 %r10, 1, 0, %p10;
-	st.global.u8 [%rd50], %r10;
-	bra.uni $L8_ret_copyStrided_u005bbool_u005d;
-$L16_oob5:
-	.loc 4 39 13
-	mov.u64 %rd21, 0x3B00000006;
-	mov.u64 %rd22, %rd18;
-	mov.u64 %rd23, %rd5;
-	bra.uni $L9_bounds_fail;
-$L17_oob6:
-	.loc 4 39 5
-	mov.u64 %rd21, 0x3B00000007;
-	mov.u64 %rd22, %rd19;
-	mov.u64 %rd23, %rd2;
-	bra.uni $L9_bounds_fail;
-$L9_bounds_fail:
-	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
-	setp.eq.u64 %p3, %rd24, 0;
-	@!%p3 bra $L10_bounds_exit;
-	st.global.u64 [kern_error+8], %rd22;
-	st.global.u64 [kern_error+16], %rd23;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd25, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd26, %r5;
-	add.s64 %rd27, %rd25, %rd26;
-	st.global.u64 [kern_error+24], %rd27;
-	bra.uni $L10_bounds_exit;
-$L10_bounds_exit:
-	exit;
-$L8_ret_copyStrided_u005bbool_u005d:
-	ret;
-}
-
-.visible .entry fillF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 v_ptr,
-	.param .s64 v_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<18>;
-	.reg .f32 %f<1>;
-
-	.loc 4 79 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [v_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [v_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 73 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 4 73 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_fill_u005bfloat32_u005d;
-$L3_if_then:
-	.loc 4 74 13
-	setp.hs.u64 %p1, 0, %rd5;
-	@%p1 bra $L8_oob0;
-	ld.global.nc.f32 %f0, [%rd4];
-	.loc 4 74 6
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd1, %rd16;
-	st.global.f32 [%rd17], %f0;
-	bra.uni $L5_ret_fill_u005bfloat32_u005d;
-$L8_oob0:
-	.loc 4 74 13
-	mov.u64 %rd9, 0x3C00000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L5_ret_fill_u005bfloat32_u005d:
-	ret;
-}
-
-.visible .entry fillF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 v_ptr,
-	.param .s64 v_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<18>;
-
-	.loc 4 82 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [v_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [v_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 73 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 4 73 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L3_if_then:
-	.loc 4 74 13
-	setp.hs.u64 %p1, 0, %rd5;
-	@%p1 bra $L8_oob0;
-	ld.global.nc.u16 %rs0, [%rd4];
-	.loc 4 74 6
-	shl.b64 %rd16, %rd8, 1;
-	add.s64 %rd17, %rd1, %rd16;
-	st.global.u16 [%rd17], %rs0;
-	bra.uni $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L8_oob0:
-	.loc 4 74 13
-	mov.u64 %rd9, 0x3D00000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
-	ret;
-}
-
-.visible .entry fillBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 v_ptr,
-	.param .s64 v_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<18>;
-
-	.loc 4 85 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [v_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [v_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 73 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 4 73 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L3_if_then:
-	.loc 4 74 13
-	setp.hs.u64 %p1, 0, %rd5;
-	@%p1 bra $L8_oob0;
-	ld.global.nc.u16 %rs0, [%rd4];
-	.loc 4 74 6
-	shl.b64 %rd16, %rd8, 1;
-	add.s64 %rd17, %rd1, %rd16;
-	st.global.u16 [%rd17], %rs0;
-	bra.uni $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L8_oob0:
-	.loc 4 74 13
-	mov.u64 %rd9, 0x3E00000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
-	ret;
-}
-
-.visible .entry fillI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 v_ptr,
-	.param .s64 v_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<18>;
-
-	.loc 4 88 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [v_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [v_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 73 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 4 73 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_fill_u005bint32_u005d;
-$L3_if_then:
-	.loc 4 74 13
-	setp.hs.u64 %p1, 0, %rd5;
-	@%p1 bra $L8_oob0;
-	ld.global.nc.s32 %r6, [%rd4];
-	.loc 4 74 6
-	shl.b64 %rd16, %rd8, 2;
-	add.s64 %rd17, %rd1, %rd16;
-	st.global.s32 [%rd17], %r6;
-	bra.uni $L5_ret_fill_u005bint32_u005d;
-$L8_oob0:
-	.loc 4 74 13
-	mov.u64 %rd9, 0x3F00000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L5_ret_fill_u005bint32_u005d:
-	ret;
-}
-
-.visible .entry fillI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 v_ptr,
-	.param .s64 v_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<19>;
-
-	.loc 4 91 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [v_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [v_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 73 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 4 73 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_fill_u005bint64_u005d;
-$L3_if_then:
-	.loc 4 74 13
-	setp.hs.u64 %p1, 0, %rd5;
-	@%p1 bra $L8_oob0;
-	ld.global.nc.s64 %rd16, [%rd4];
-	.loc 4 74 6
-	shl.b64 %rd17, %rd8, 3;
-	add.s64 %rd18, %rd1, %rd17;
-	st.global.s64 [%rd18], %rd16;
-	bra.uni $L5_ret_fill_u005bint64_u005d;
-$L8_oob0:
-	.loc 4 74 13
-	mov.u64 %rd9, 0x4000000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L5_ret_fill_u005bint64_u005d:
-	ret;
-}
-
-.visible .entry fillBool(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 v_ptr,
-	.param .s64 v_len
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<5>;
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<18>;
-
-	.loc 4 94 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [v_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [v_len];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 73 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd6, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd7, %r2;
-	add.s64 %rd8, %rd6, %rd7;
-	.loc 4 73 25
-	setp.lt.s64 %p0, %rd8, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L5_ret_fill_u005bbool_u005d;
-$L3_if_then:
-	.loc 4 74 13
-	setp.hs.u64 %p1, 0, %rd5;
-	@%p1 bra $L8_oob0;
-	ld.global.nc.u8 %r6, [%rd4];
-	setp.ne.u32 %p4, %r6, 0;
-	.loc 4 74 6
-	shl.b64 %rd16, %rd8, 0;
-	add.s64 %rd17, %rd1, %rd16;
-	selp.u32 %r7, 1, 0, %p4;
-	st.global.u8 [%rd17], %r7;
-	bra.uni $L5_ret_fill_u005bbool_u005d;
-$L8_oob0:
-	.loc 4 74 13
-	mov.u64 %rd9, 0x4100000001;
-	mov.u64 %rd10, 0;
-	mov.u64 %rd11, %rd5;
-	bra.uni $L6_bounds_fail;
-$L6_bounds_fail:
-	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
-	setp.eq.u64 %p2, %rd12, 0;
-	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd10;
-	st.global.u64 [kern_error+16], %rd11;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
-	bra.uni $L7_bounds_exit;
-$L7_bounds_exit:
-	exit;
-$L5_ret_fill_u005bbool_u005d:
-	ret;
-}
-
-.visible .entry whereF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 cond_ptr,
-	.param .s64 cond_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 cs,
-	.param .s64 as,
-	.param .s64 bs
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<7>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<38>;
-	.reg .f32 %f<2>;
-
-	.loc 4 107 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [cond_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [cond_len];
-	ld.param.u64 %rd6, [a_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [a_len];
-	ld.param.u64 %rd9, [b_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [b_len];
-	ld.param.s64 %rd12, [cs];
-	ld.param.s64 %rd13, [as];
-	ld.param.s64 %rd14, [bs];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 97 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 97 25
-	setp.lt.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L7_ret_where_u005bfloat32_u005d;
-$L3_if_then:
-	.loc 4 98 12
-	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 4 98 10
-	setp.hs.u64 %p1, %rd18, %rd5;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd26, %rd18, 0;
-	add.s64 %rd27, %rd4, %rd26;
-	ld.global.nc.u8 %r6, [%rd27];
-	setp.ne.u32 %p4, %r6, 0;
-	@%p4 bra $L5_if_then;
-	bra.uni $L6_if_else;
-$L10_oob0:
-	mov.u64 %rd19, 0x4200000001;
-	mov.u64 %rd20, %rd18;
-	mov.u64 %rd21, %rd5;
-	bra.uni $L8_bounds_fail;
-$L5_if_then:
-	.loc 4 99 16
-	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 4 99 14
-	setp.hs.u64 %p5, %rd28, %rd8;
-	@%p5 bra $L11_oob1;
-	shl.b64 %rd29, %rd28, 2;
-	add.s64 %rd30, %rd7, %rd29;
-	ld.global.nc.f32 %f0, [%rd30];
-	.loc 4 99 7
-	shl.b64 %rd31, %rd17, 2;
-	add.s64 %rd32, %rd1, %rd31;
-	st.global.f32 [%rd32], %f0;
-	bra.uni $L7_ret_where_u005bfloat32_u005d;
-$L11_oob1:
-	.loc 4 99 14
-	mov.u64 %rd19, 0x4200000002;
-	mov.u64 %rd20, %rd28;
-	mov.u64 %rd21, %rd8;
-	bra.uni $L8_bounds_fail;
-$L6_if_else:
-	.loc 4 101 16
-	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 4 101 14
-	setp.hs.u64 %p6, %rd33, %rd11;
-	@%p6 bra $L12_oob2;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd10, %rd34;
-	ld.global.nc.f32 %f1, [%rd35];
-	.loc 4 101 7
-	shl.b64 %rd36, %rd17, 2;
-	add.s64 %rd37, %rd1, %rd36;
-	st.global.f32 [%rd37], %f1;
-	bra.uni $L7_ret_where_u005bfloat32_u005d;
-$L12_oob2:
-	.loc 4 101 14
-	mov.u64 %rd19, 0x4200000003;
-	mov.u64 %rd20, %rd33;
-	mov.u64 %rd21, %rd11;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd22, [kern_error], 0, %rd19;
-	setp.eq.u64 %p2, %rd22, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd20;
-	st.global.u64 [kern_error+16], %rd21;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd23, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd24, %r5;
-	add.s64 %rd25, %rd23, %rd24;
-	st.global.u64 [kern_error+24], %rd25;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L7_ret_where_u005bfloat32_u005d:
-	ret;
-}
-
-.visible .entry whereF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 cond_ptr,
-	.param .s64 cond_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 cs,
-	.param .s64 as,
-	.param .s64 bs
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<7>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<38>;
-
-	.loc 4 112 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [cond_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [cond_len];
-	ld.param.u64 %rd6, [a_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [a_len];
-	ld.param.u64 %rd9, [b_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [b_len];
-	ld.param.s64 %rd12, [cs];
-	ld.param.s64 %rd13, [as];
-	ld.param.s64 %rd14, [bs];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 97 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 97 25
-	setp.lt.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L3_if_then:
-	.loc 4 98 12
-	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 4 98 10
-	setp.hs.u64 %p1, %rd18, %rd5;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd26, %rd18, 0;
-	add.s64 %rd27, %rd4, %rd26;
-	ld.global.nc.u8 %r6, [%rd27];
-	setp.ne.u32 %p4, %r6, 0;
-	@%p4 bra $L5_if_then;
-	bra.uni $L6_if_else;
-$L10_oob0:
-	mov.u64 %rd19, 0x4300000001;
-	mov.u64 %rd20, %rd18;
-	mov.u64 %rd21, %rd5;
-	bra.uni $L8_bounds_fail;
-$L5_if_then:
-	.loc 4 99 16
-	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 4 99 14
-	setp.hs.u64 %p5, %rd28, %rd8;
-	@%p5 bra $L11_oob1;
-	shl.b64 %rd29, %rd28, 1;
-	add.s64 %rd30, %rd7, %rd29;
-	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 4 99 7
-	shl.b64 %rd31, %rd17, 1;
-	add.s64 %rd32, %rd1, %rd31;
-	st.global.u16 [%rd32], %rs0;
-	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L11_oob1:
-	.loc 4 99 14
-	mov.u64 %rd19, 0x4300000002;
-	mov.u64 %rd20, %rd28;
-	mov.u64 %rd21, %rd8;
-	bra.uni $L8_bounds_fail;
-$L6_if_else:
-	.loc 4 101 16
-	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 4 101 14
-	setp.hs.u64 %p6, %rd33, %rd11;
-	@%p6 bra $L12_oob2;
-	shl.b64 %rd34, %rd33, 1;
-	add.s64 %rd35, %rd10, %rd34;
-	ld.global.nc.u16 %rs1, [%rd35];
-	.loc 4 101 7
-	shl.b64 %rd36, %rd17, 1;
-	add.s64 %rd37, %rd1, %rd36;
-	st.global.u16 [%rd37], %rs1;
-	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L12_oob2:
-	.loc 4 101 14
-	mov.u64 %rd19, 0x4300000003;
-	mov.u64 %rd20, %rd33;
-	mov.u64 %rd21, %rd11;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd22, [kern_error], 0, %rd19;
-	setp.eq.u64 %p2, %rd22, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd20;
-	st.global.u64 [kern_error+16], %rd21;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd23, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd24, %r5;
-	add.s64 %rd25, %rd23, %rd24;
-	st.global.u64 [kern_error+24], %rd25;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
-	ret;
-}
-
-.visible .entry whereBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 cond_ptr,
-	.param .s64 cond_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 cs,
-	.param .s64 as,
-	.param .s64 bs
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<7>;
-	.reg .b16 %rs<2>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<38>;
-
-	.loc 4 117 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [cond_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [cond_len];
-	ld.param.u64 %rd6, [a_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [a_len];
-	ld.param.u64 %rd9, [b_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [b_len];
-	ld.param.s64 %rd12, [cs];
-	ld.param.s64 %rd13, [as];
-	ld.param.s64 %rd14, [bs];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 97 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 97 25
-	setp.lt.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L3_if_then:
-	.loc 4 98 12
-	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 4 98 10
-	setp.hs.u64 %p1, %rd18, %rd5;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd26, %rd18, 0;
-	add.s64 %rd27, %rd4, %rd26;
-	ld.global.nc.u8 %r6, [%rd27];
-	setp.ne.u32 %p4, %r6, 0;
-	@%p4 bra $L5_if_then;
-	bra.uni $L6_if_else;
-$L10_oob0:
-	mov.u64 %rd19, 0x4400000001;
-	mov.u64 %rd20, %rd18;
-	mov.u64 %rd21, %rd5;
-	bra.uni $L8_bounds_fail;
-$L5_if_then:
-	.loc 4 99 16
-	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 4 99 14
-	setp.hs.u64 %p5, %rd28, %rd8;
-	@%p5 bra $L11_oob1;
-	shl.b64 %rd29, %rd28, 1;
-	add.s64 %rd30, %rd7, %rd29;
-	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 4 99 7
-	shl.b64 %rd31, %rd17, 1;
-	add.s64 %rd32, %rd1, %rd31;
-	st.global.u16 [%rd32], %rs0;
-	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L11_oob1:
-	.loc 4 99 14
-	mov.u64 %rd19, 0x4400000002;
-	mov.u64 %rd20, %rd28;
-	mov.u64 %rd21, %rd8;
-	bra.uni $L8_bounds_fail;
-$L6_if_else:
-	.loc 4 101 16
-	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 4 101 14
-	setp.hs.u64 %p6, %rd33, %rd11;
-	@%p6 bra $L12_oob2;
-	shl.b64 %rd34, %rd33, 1;
-	add.s64 %rd35, %rd10, %rd34;
-	ld.global.nc.u16 %rs1, [%rd35];
-	.loc 4 101 7
-	shl.b64 %rd36, %rd17, 1;
-	add.s64 %rd37, %rd1, %rd36;
-	st.global.u16 [%rd37], %rs1;
-	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L12_oob2:
-	.loc 4 101 14
-	mov.u64 %rd19, 0x4400000003;
-	mov.u64 %rd20, %rd33;
-	mov.u64 %rd21, %rd11;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd22, [kern_error], 0, %rd19;
-	setp.eq.u64 %p2, %rd22, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd20;
-	st.global.u64 [kern_error+16], %rd21;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd23, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd24, %r5;
-	add.s64 %rd25, %rd23, %rd24;
-	st.global.u64 [kern_error+24], %rd25;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
-	ret;
-}
-
-.visible .entry whereI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 cond_ptr,
-	.param .s64 cond_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 cs,
-	.param .s64 as,
-	.param .s64 bs
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<7>;
-	.reg .b32 %r<9>;
-	.reg .b64 %rd<38>;
-
-	.loc 4 122 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [cond_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [cond_len];
-	ld.param.u64 %rd6, [a_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [a_len];
-	ld.param.u64 %rd9, [b_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [b_len];
-	ld.param.s64 %rd12, [cs];
-	ld.param.s64 %rd13, [as];
-	ld.param.s64 %rd14, [bs];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 97 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 97 25
-	setp.lt.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L7_ret_where_u005bint32_u005d;
-$L3_if_then:
-	.loc 4 98 12
-	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 4 98 10
-	setp.hs.u64 %p1, %rd18, %rd5;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd26, %rd18, 0;
-	add.s64 %rd27, %rd4, %rd26;
-	ld.global.nc.u8 %r6, [%rd27];
-	setp.ne.u32 %p4, %r6, 0;
-	@%p4 bra $L5_if_then;
-	bra.uni $L6_if_else;
-$L10_oob0:
-	mov.u64 %rd19, 0x4500000001;
-	mov.u64 %rd20, %rd18;
-	mov.u64 %rd21, %rd5;
-	bra.uni $L8_bounds_fail;
-$L5_if_then:
-	.loc 4 99 16
-	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 4 99 14
-	setp.hs.u64 %p5, %rd28, %rd8;
-	@%p5 bra $L11_oob1;
-	shl.b64 %rd29, %rd28, 2;
-	add.s64 %rd30, %rd7, %rd29;
-	ld.global.nc.s32 %r7, [%rd30];
-	.loc 4 99 7
-	shl.b64 %rd31, %rd17, 2;
-	add.s64 %rd32, %rd1, %rd31;
-	st.global.s32 [%rd32], %r7;
-	bra.uni $L7_ret_where_u005bint32_u005d;
-$L11_oob1:
-	.loc 4 99 14
-	mov.u64 %rd19, 0x4500000002;
-	mov.u64 %rd20, %rd28;
-	mov.u64 %rd21, %rd8;
-	bra.uni $L8_bounds_fail;
-$L6_if_else:
-	.loc 4 101 16
-	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 4 101 14
-	setp.hs.u64 %p6, %rd33, %rd11;
-	@%p6 bra $L12_oob2;
-	shl.b64 %rd34, %rd33, 2;
-	add.s64 %rd35, %rd10, %rd34;
-	ld.global.nc.s32 %r8, [%rd35];
-	.loc 4 101 7
-	shl.b64 %rd36, %rd17, 2;
-	add.s64 %rd37, %rd1, %rd36;
-	st.global.s32 [%rd37], %r8;
-	bra.uni $L7_ret_where_u005bint32_u005d;
-$L12_oob2:
-	.loc 4 101 14
-	mov.u64 %rd19, 0x4500000003;
-	mov.u64 %rd20, %rd33;
-	mov.u64 %rd21, %rd11;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd22, [kern_error], 0, %rd19;
-	setp.eq.u64 %p2, %rd22, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd20;
-	st.global.u64 [kern_error+16], %rd21;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd23, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd24, %r5;
-	add.s64 %rd25, %rd23, %rd24;
-	st.global.u64 [kern_error+24], %rd25;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L7_ret_where_u005bint32_u005d:
-	ret;
-}
-
-.visible .entry whereI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 cond_ptr,
-	.param .s64 cond_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 cs,
-	.param .s64 as,
-	.param .s64 bs
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<7>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<40>;
-
-	.loc 4 127 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [cond_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [cond_len];
-	ld.param.u64 %rd6, [a_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [a_len];
-	ld.param.u64 %rd9, [b_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [b_len];
-	ld.param.s64 %rd12, [cs];
-	ld.param.s64 %rd13, [as];
-	ld.param.s64 %rd14, [bs];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 97 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 97 25
-	setp.lt.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L7_ret_where_u005bint64_u005d;
-$L3_if_then:
-	.loc 4 98 12
-	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 4 98 10
-	setp.hs.u64 %p1, %rd18, %rd5;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd26, %rd18, 0;
-	add.s64 %rd27, %rd4, %rd26;
-	ld.global.nc.u8 %r6, [%rd27];
-	setp.ne.u32 %p4, %r6, 0;
-	@%p4 bra $L5_if_then;
-	bra.uni $L6_if_else;
-$L10_oob0:
-	mov.u64 %rd19, 0x4600000001;
-	mov.u64 %rd20, %rd18;
-	mov.u64 %rd21, %rd5;
-	bra.uni $L8_bounds_fail;
-$L5_if_then:
-	.loc 4 99 16
-	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 4 99 14
-	setp.hs.u64 %p5, %rd28, %rd8;
-	@%p5 bra $L11_oob1;
-	shl.b64 %rd29, %rd28, 3;
-	add.s64 %rd30, %rd7, %rd29;
-	ld.global.nc.s64 %rd31, [%rd30];
-	.loc 4 99 7
-	shl.b64 %rd32, %rd17, 3;
-	add.s64 %rd33, %rd1, %rd32;
-	st.global.s64 [%rd33], %rd31;
-	bra.uni $L7_ret_where_u005bint64_u005d;
-$L11_oob1:
-	.loc 4 99 14
-	mov.u64 %rd19, 0x4600000002;
-	mov.u64 %rd20, %rd28;
-	mov.u64 %rd21, %rd8;
-	bra.uni $L8_bounds_fail;
-$L6_if_else:
-	.loc 4 101 16
-	mul.lo.s64 %rd34, %rd17, %rd14;
-	.loc 4 101 14
-	setp.hs.u64 %p6, %rd34, %rd11;
-	@%p6 bra $L12_oob2;
-	shl.b64 %rd35, %rd34, 3;
-	add.s64 %rd36, %rd10, %rd35;
-	ld.global.nc.s64 %rd37, [%rd36];
-	.loc 4 101 7
-	shl.b64 %rd38, %rd17, 3;
-	add.s64 %rd39, %rd1, %rd38;
-	st.global.s64 [%rd39], %rd37;
-	bra.uni $L7_ret_where_u005bint64_u005d;
-$L12_oob2:
-	.loc 4 101 14
-	mov.u64 %rd19, 0x4600000003;
-	mov.u64 %rd20, %rd34;
-	mov.u64 %rd21, %rd11;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd22, [kern_error], 0, %rd19;
-	setp.eq.u64 %p2, %rd22, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd20;
-	st.global.u64 [kern_error+16], %rd21;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd23, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd24, %r5;
-	add.s64 %rd25, %rd23, %rd24;
-	st.global.u64 [kern_error+24], %rd25;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L7_ret_where_u005bint64_u005d:
-	ret;
-}
-
-.visible .entry whereBool(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 cond_ptr,
-	.param .s64 cond_len,
-	.param .u64 a_ptr,
-	.param .s64 a_len,
-	.param .u64 b_ptr,
-	.param .s64 b_len,
-	.param .s64 cs,
-	.param .s64 as,
-	.param .s64 bs
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<11>;
-	.reg .b32 %r<11>;
-	.reg .b64 %rd<38>;
-
-	.loc 4 132 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [cond_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [cond_len];
-	ld.param.u64 %rd6, [a_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [a_len];
-	ld.param.u64 %rd9, [b_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [b_len];
-	ld.param.s64 %rd12, [cs];
-	ld.param.s64 %rd13, [as];
-	ld.param.s64 %rd14, [bs];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 97 19
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 97 25
-	setp.lt.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L3_if_then;
-	bra.uni $L7_ret_where_u005bbool_u005d;
-$L3_if_then:
-	.loc 4 98 12
-	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 4 98 10
-	setp.hs.u64 %p1, %rd18, %rd5;
-	@%p1 bra $L10_oob0;
-	shl.b64 %rd26, %rd18, 0;
-	add.s64 %rd27, %rd4, %rd26;
-	ld.global.nc.u8 %r6, [%rd27];
-	setp.ne.u32 %p4, %r6, 0;
-	@%p4 bra $L5_if_then;
-	bra.uni $L6_if_else;
-$L10_oob0:
-	mov.u64 %rd19, 0x4700000001;
-	mov.u64 %rd20, %rd18;
-	mov.u64 %rd21, %rd5;
-	bra.uni $L8_bounds_fail;
-$L5_if_then:
-	.loc 4 99 16
-	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 4 99 14
-	setp.hs.u64 %p5, %rd28, %rd8;
-	@%p5 bra $L11_oob1;
-	shl.b64 %rd29, %rd28, 0;
-	add.s64 %rd30, %rd7, %rd29;
-	ld.global.nc.u8 %r7, [%rd30];
-	setp.ne.u32 %p7, %r7, 0;
-	.loc 4 99 7
-	shl.b64 %rd31, %rd17, 0;
-	add.s64 %rd32, %rd1, %rd31;
-	selp.u32 %r8, 1, 0, %p7;
-	st.global.u8 [%rd32], %r8;
-	bra.uni $L7_ret_where_u005bbool_u005d;
-$L11_oob1:
-	.loc 4 99 14
-	mov.u64 %rd19, 0x4700000002;
-	mov.u64 %rd20, %rd28;
-	mov.u64 %rd21, %rd8;
-	bra.uni $L8_bounds_fail;
-$L6_if_else:
-	.loc 4 101 16
-	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 4 101 14
-	setp.hs.u64 %p8, %rd33, %rd11;
-	@%p8 bra $L12_oob2;
-	shl.b64 %rd34, %rd33, 0;
-	add.s64 %rd35, %rd10, %rd34;
-	ld.global.nc.u8 %r9, [%rd35];
-	setp.ne.u32 %p10, %r9, 0;
-	.loc 4 101 7
-	shl.b64 %rd36, %rd17, 0;
-	add.s64 %rd37, %rd1, %rd36;
-	selp.u32 %r10, 1, 0, %p10;
-	st.global.u8 [%rd37], %r10;
-	bra.uni $L7_ret_where_u005bbool_u005d;
-$L12_oob2:
-	.loc 4 101 14
-	mov.u64 %rd19, 0x4700000003;
-	mov.u64 %rd20, %rd33;
-	mov.u64 %rd21, %rd11;
-	bra.uni $L8_bounds_fail;
-$L8_bounds_fail:
-	atom.global.cas.b64 %rd22, [kern_error], 0, %rd19;
-	setp.eq.u64 %p2, %rd22, 0;
-	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd20;
-	st.global.u64 [kern_error+16], %rd21;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd23, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd24, %r5;
-	add.s64 %rd25, %rd23, %rd24;
-	st.global.u64 [kern_error+24], %rd25;
-	bra.uni $L9_bounds_exit;
-$L9_bounds_exit:
-	exit;
-$L7_ret_where_u005bbool_u005d:
-	ret;
-}
-
-.visible .entry gatherF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 nIdx,
-	.param .s64 idxStride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<15>;
-	.reg .b32 %r<12>;
-	.reg .b64 %rd<76>;
-	.reg .f32 %f<1>;
-
-	.loc 4 171 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [idx_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [idx_len];
-	ld.param.u64 %rd9, [meta_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [meta_len];
-	ld.param.s64 %rd12, [rank];
-	ld.param.s64 %rd13, [nIdx];
-	ld.param.s64 %rd14, [idxStride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 144 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 145 7
-	setp.ge.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L15_ret_gatherAt_u005bfloat32_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 149 16
-	sub.s64 %rd18, %rd12, 1;
-	mov.s64 %rd19, %rd17;
-	mov.s64 %rd20, 0;
-	mov.s64 %rd21, 0;
-	mov.s64 %rd22, %rd18;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 149 23
-	setp.ge.s64 %p1, %rd22, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 150 16
-	setp.hs.u64 %p2, %rd22, %rd11;
-	@%p2 bra $L18_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd10, %rd30;
-	ld.global.nc.s32 %r6, [%rd31];
-	.loc 4 150 11
-	cvt.s64.s32 %rd32, %r6;
-	.loc 4 151 12
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L19_divzero1;
-	rem.s64 %rd33, %rd19, %rd32;
-	.loc 4 152 3
-	setp.eq.s64 %p5, %rd32, 0;
-	@%p5 bra $L20_divzero2;
-	div.s64 %rd34, %rd19, %rd32;
-	.loc 4 153 27
-	add.s64 %rd35, %rd12, %rd22;
-	.loc 4 153 22
-	setp.hs.u64 %p6, %rd35, %rd11;
-	@%p6 bra $L21_oob3;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd10, %rd36;
-	ld.global.nc.s32 %r7, [%rd37];
-	.loc 4 153 17
-	cvt.s64.s32 %rd38, %r7;
-	.loc 4 153 12
-	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 4 153 3
-	add.s64 %rd40, %rd20, %rd39;
-	.loc 4 154 25
-	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 4 154 30
-	add.s64 %rd42, %rd41, %rd22;
-	.loc 4 154 23
-	setp.hs.u64 %p7, %rd42, %rd11;
-	@%p7 bra $L22_oob4;
-	shl.b64 %rd43, %rd42, 2;
-	add.s64 %rd44, %rd10, %rd43;
-	ld.global.nc.s32 %r8, [%rd44];
-	.loc 4 154 18
-	cvt.s64.s32 %rd45, %r8;
-	.loc 4 154 13
-	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 4 154 3
-	add.s64 %rd47, %rd21, %rd46;
-	.loc 4 149 29
-	sub.s64 %rd48, %rd22, 1;
-	mov.s64 %rd19, %rd34;
-	mov.s64 %rd20, %rd40;
-	mov.s64 %rd21, %rd47;
-	mov.s64 %rd22, %rd48;
-	bra.uni $L5_for_loop;
-$L18_oob0:
-	.loc 4 150 16
-	mov.u64 %rd23, 0x4800000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L19_divzero1:
-	.loc 4 151 12
-	mov.u64 %rd23, 0x4800000002;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L20_divzero2:
-	.loc 4 152 3
-	mov.u64 %rd23, 0x4800000003;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 4 153 22
-	mov.u64 %rd23, 0x4800000004;
-	mov.u64 %rd24, %rd35;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L22_oob4:
-	.loc 4 154 23
-	mov.u64 %rd23, 0x4800000005;
-	mov.u64 %rd24, %rd42;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L7_for_done:
-	mov.s64 %rd49, %rd20;
-	mov.s64 %rd50, 0;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 4 156 16
-	setp.lt.s64 %p8, %rd50, %rd13;
-	@%p8 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 4 157 22
-	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 4 157 20
-	add.s64 %rd52, %rd21, %rd51;
-	.loc 4 157 15
-	setp.hs.u64 %p9, %rd52, %rd8;
-	@%p9 bra $L23_oob5;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd7, %rd53;
-	ld.global.nc.s32 %r9, [%rd54];
-	.loc 4 157 11
-	cvt.s64.s32 %rd55, %r9;
-	.loc 4 158 19
-	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 4 158 24
-	add.s64 %rd57, %rd56, %rd13;
-	.loc 4 158 29
-	add.s64 %rd58, %rd57, %rd50;
-	.loc 4 158 17
-	setp.hs.u64 %p10, %rd58, %rd11;
-	@%p10 bra $L24_oob6;
-	shl.b64 %rd59, %rd58, 2;
-	add.s64 %rd60, %rd10, %rd59;
-	ld.global.nc.s32 %r10, [%rd60];
-	.loc 4 158 12
-	cvt.s64.s32 %rd61, %r10;
-	.loc 4 159 8
-	setp.lt.s64 %p11, %rd55, 0;
-	@%p11 bra $L11_if_then;
-	bra.uni $L25_edge;
-$L23_oob5:
-	.loc 4 157 15
-	mov.u64 %rd23, 0x4800000006;
-	mov.u64 %rd24, %rd52;
-	mov.u64 %rd25, %rd8;
-	bra.uni $L16_bounds_fail;
-$L24_oob6:
-	.loc 4 158 17
-	mov.u64 %rd23, 0x4800000007;
-	mov.u64 %rd24, %rd58;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L11_if_then:
-	mov.s64 %rd62, 0;
-	bra.uni $L12_if_done;
-$L25_edge:
-	mov.s64 %rd62, %rd55;
-	bra.uni $L12_if_done;
-$L12_if_done:
-	.loc 4 162 8
-	setp.gt.s64 %p12, %rd62, %rd61;
-	@%p12 bra $L13_if_then;
-	bra.uni $L26_edge;
-$L13_if_then:
-	mov.s64 %rd63, %rd61;
-	bra.uni $L14_if_done;
-$L26_edge:
-	mov.s64 %rd63, %rd62;
-	bra.uni $L14_if_done;
-$L14_if_done:
-	.loc 4 165 24
-	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 4 165 29
-	add.s64 %rd65, %rd64, %rd50;
-	.loc 4 165 22
-	setp.hs.u64 %p13, %rd65, %rd11;
-	@%p13 bra $L27_oob7;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd10, %rd66;
-	ld.global.nc.s32 %r11, [%rd67];
-	.loc 4 165 17
-	cvt.s64.s32 %rd68, %r11;
-	.loc 4 165 12
-	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 4 165 3
-	add.s64 %rd70, %rd49, %rd69;
-	.loc 4 156 24
-	add.s64 %rd71, %rd50, 1;
-	mov.s64 %rd49, %rd70;
-	mov.s64 %rd50, %rd71;
-	bra.uni $L8_for_loop;
-$L27_oob7:
-	.loc 4 165 22
-	mov.u64 %rd23, 0x4800000008;
-	mov.u64 %rd24, %rd65;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L10_for_done:
-	.loc 4 167 12
-	setp.hs.u64 %p14, %rd49, %rd5;
-	@%p14 bra $L28_oob8;
-	shl.b64 %rd72, %rd49, 2;
-	add.s64 %rd73, %rd4, %rd72;
-	ld.global.nc.f32 %f0, [%rd73];
-	.loc 4 167 5
-	shl.b64 %rd74, %rd17, 2;
-	add.s64 %rd75, %rd1, %rd74;
-	st.global.f32 [%rd75], %f0;
-	bra.uni $L15_ret_gatherAt_u005bfloat32_u005d;
-$L28_oob8:
-	.loc 4 167 12
-	mov.u64 %rd23, 0x4800000009;
-	mov.u64 %rd24, %rd49;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p3, %rd26, 0;
-	@!%p3 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L15_ret_gatherAt_u005bfloat32_u005d:
-	ret;
-}
-
-.visible .entry gatherF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 nIdx,
-	.param .s64 idxStride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<15>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<12>;
-	.reg .b64 %rd<76>;
-
-	.loc 4 176 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [idx_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [idx_len];
-	ld.param.u64 %rd9, [meta_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [meta_len];
-	ld.param.s64 %rd12, [rank];
-	ld.param.s64 %rd13, [nIdx];
-	ld.param.s64 %rd14, [idxStride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 144 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 145 7
-	setp.ge.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 149 16
-	sub.s64 %rd18, %rd12, 1;
-	mov.s64 %rd19, %rd17;
-	mov.s64 %rd20, 0;
-	mov.s64 %rd21, 0;
-	mov.s64 %rd22, %rd18;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 149 23
-	setp.ge.s64 %p1, %rd22, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 150 16
-	setp.hs.u64 %p2, %rd22, %rd11;
-	@%p2 bra $L18_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd10, %rd30;
-	ld.global.nc.s32 %r6, [%rd31];
-	.loc 4 150 11
-	cvt.s64.s32 %rd32, %r6;
-	.loc 4 151 12
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L19_divzero1;
-	rem.s64 %rd33, %rd19, %rd32;
-	.loc 4 152 3
-	setp.eq.s64 %p5, %rd32, 0;
-	@%p5 bra $L20_divzero2;
-	div.s64 %rd34, %rd19, %rd32;
-	.loc 4 153 27
-	add.s64 %rd35, %rd12, %rd22;
-	.loc 4 153 22
-	setp.hs.u64 %p6, %rd35, %rd11;
-	@%p6 bra $L21_oob3;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd10, %rd36;
-	ld.global.nc.s32 %r7, [%rd37];
-	.loc 4 153 17
-	cvt.s64.s32 %rd38, %r7;
-	.loc 4 153 12
-	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 4 153 3
-	add.s64 %rd40, %rd20, %rd39;
-	.loc 4 154 25
-	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 4 154 30
-	add.s64 %rd42, %rd41, %rd22;
-	.loc 4 154 23
-	setp.hs.u64 %p7, %rd42, %rd11;
-	@%p7 bra $L22_oob4;
-	shl.b64 %rd43, %rd42, 2;
-	add.s64 %rd44, %rd10, %rd43;
-	ld.global.nc.s32 %r8, [%rd44];
-	.loc 4 154 18
-	cvt.s64.s32 %rd45, %r8;
-	.loc 4 154 13
-	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 4 154 3
-	add.s64 %rd47, %rd21, %rd46;
-	.loc 4 149 29
-	sub.s64 %rd48, %rd22, 1;
-	mov.s64 %rd19, %rd34;
-	mov.s64 %rd20, %rd40;
-	mov.s64 %rd21, %rd47;
-	mov.s64 %rd22, %rd48;
-	bra.uni $L5_for_loop;
-$L18_oob0:
-	.loc 4 150 16
-	mov.u64 %rd23, 0x4900000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L19_divzero1:
-	.loc 4 151 12
-	mov.u64 %rd23, 0x4900000002;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L20_divzero2:
-	.loc 4 152 3
-	mov.u64 %rd23, 0x4900000003;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 4 153 22
-	mov.u64 %rd23, 0x4900000004;
-	mov.u64 %rd24, %rd35;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L22_oob4:
-	.loc 4 154 23
-	mov.u64 %rd23, 0x4900000005;
-	mov.u64 %rd24, %rd42;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L7_for_done:
-	mov.s64 %rd49, %rd20;
-	mov.s64 %rd50, 0;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 4 156 16
-	setp.lt.s64 %p8, %rd50, %rd13;
-	@%p8 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 4 157 22
-	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 4 157 20
-	add.s64 %rd52, %rd21, %rd51;
-	.loc 4 157 15
-	setp.hs.u64 %p9, %rd52, %rd8;
-	@%p9 bra $L23_oob5;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd7, %rd53;
-	ld.global.nc.s32 %r9, [%rd54];
-	.loc 4 157 11
-	cvt.s64.s32 %rd55, %r9;
-	.loc 4 158 19
-	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 4 158 24
-	add.s64 %rd57, %rd56, %rd13;
-	.loc 4 158 29
-	add.s64 %rd58, %rd57, %rd50;
-	.loc 4 158 17
-	setp.hs.u64 %p10, %rd58, %rd11;
-	@%p10 bra $L24_oob6;
-	shl.b64 %rd59, %rd58, 2;
-	add.s64 %rd60, %rd10, %rd59;
-	ld.global.nc.s32 %r10, [%rd60];
-	.loc 4 158 12
-	cvt.s64.s32 %rd61, %r10;
-	.loc 4 159 8
-	setp.lt.s64 %p11, %rd55, 0;
-	@%p11 bra $L11_if_then;
-	bra.uni $L25_edge;
-$L23_oob5:
-	.loc 4 157 15
-	mov.u64 %rd23, 0x4900000006;
-	mov.u64 %rd24, %rd52;
-	mov.u64 %rd25, %rd8;
-	bra.uni $L16_bounds_fail;
-$L24_oob6:
-	.loc 4 158 17
-	mov.u64 %rd23, 0x4900000007;
-	mov.u64 %rd24, %rd58;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L11_if_then:
-	mov.s64 %rd62, 0;
-	bra.uni $L12_if_done;
-$L25_edge:
-	mov.s64 %rd62, %rd55;
-	bra.uni $L12_if_done;
-$L12_if_done:
-	.loc 4 162 8
-	setp.gt.s64 %p12, %rd62, %rd61;
-	@%p12 bra $L13_if_then;
-	bra.uni $L26_edge;
-$L13_if_then:
-	mov.s64 %rd63, %rd61;
-	bra.uni $L14_if_done;
-$L26_edge:
-	mov.s64 %rd63, %rd62;
-	bra.uni $L14_if_done;
-$L14_if_done:
-	.loc 4 165 24
-	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 4 165 29
-	add.s64 %rd65, %rd64, %rd50;
-	.loc 4 165 22
-	setp.hs.u64 %p13, %rd65, %rd11;
-	@%p13 bra $L27_oob7;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd10, %rd66;
-	ld.global.nc.s32 %r11, [%rd67];
-	.loc 4 165 17
-	cvt.s64.s32 %rd68, %r11;
-	.loc 4 165 12
-	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 4 165 3
-	add.s64 %rd70, %rd49, %rd69;
-	.loc 4 156 24
-	add.s64 %rd71, %rd50, 1;
-	mov.s64 %rd49, %rd70;
-	mov.s64 %rd50, %rd71;
-	bra.uni $L8_for_loop;
-$L27_oob7:
-	.loc 4 165 22
-	mov.u64 %rd23, 0x4900000008;
-	mov.u64 %rd24, %rd65;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L10_for_done:
-	.loc 4 167 12
-	setp.hs.u64 %p14, %rd49, %rd5;
-	@%p14 bra $L28_oob8;
-	shl.b64 %rd72, %rd49, 1;
-	add.s64 %rd73, %rd4, %rd72;
-	ld.global.nc.u16 %rs0, [%rd73];
-	.loc 4 167 5
-	shl.b64 %rd74, %rd17, 1;
-	add.s64 %rd75, %rd1, %rd74;
-	st.global.u16 [%rd75], %rs0;
-	bra.uni $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L28_oob8:
-	.loc 4 167 12
-	mov.u64 %rd23, 0x4900000009;
-	mov.u64 %rd24, %rd49;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p3, %rd26, 0;
-	@!%p3 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
-	ret;
-}
-
-.visible .entry gatherBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 nIdx,
-	.param .s64 idxStride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<15>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<12>;
-	.reg .b64 %rd<76>;
-
-	.loc 4 181 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [idx_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [idx_len];
-	ld.param.u64 %rd9, [meta_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [meta_len];
-	ld.param.s64 %rd12, [rank];
-	ld.param.s64 %rd13, [nIdx];
-	ld.param.s64 %rd14, [idxStride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 144 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 145 7
-	setp.ge.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 149 16
-	sub.s64 %rd18, %rd12, 1;
-	mov.s64 %rd19, %rd17;
-	mov.s64 %rd20, 0;
-	mov.s64 %rd21, 0;
-	mov.s64 %rd22, %rd18;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 149 23
-	setp.ge.s64 %p1, %rd22, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 150 16
-	setp.hs.u64 %p2, %rd22, %rd11;
-	@%p2 bra $L18_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd10, %rd30;
-	ld.global.nc.s32 %r6, [%rd31];
-	.loc 4 150 11
-	cvt.s64.s32 %rd32, %r6;
-	.loc 4 151 12
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L19_divzero1;
-	rem.s64 %rd33, %rd19, %rd32;
-	.loc 4 152 3
-	setp.eq.s64 %p5, %rd32, 0;
-	@%p5 bra $L20_divzero2;
-	div.s64 %rd34, %rd19, %rd32;
-	.loc 4 153 27
-	add.s64 %rd35, %rd12, %rd22;
-	.loc 4 153 22
-	setp.hs.u64 %p6, %rd35, %rd11;
-	@%p6 bra $L21_oob3;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd10, %rd36;
-	ld.global.nc.s32 %r7, [%rd37];
-	.loc 4 153 17
-	cvt.s64.s32 %rd38, %r7;
-	.loc 4 153 12
-	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 4 153 3
-	add.s64 %rd40, %rd20, %rd39;
-	.loc 4 154 25
-	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 4 154 30
-	add.s64 %rd42, %rd41, %rd22;
-	.loc 4 154 23
-	setp.hs.u64 %p7, %rd42, %rd11;
-	@%p7 bra $L22_oob4;
-	shl.b64 %rd43, %rd42, 2;
-	add.s64 %rd44, %rd10, %rd43;
-	ld.global.nc.s32 %r8, [%rd44];
-	.loc 4 154 18
-	cvt.s64.s32 %rd45, %r8;
-	.loc 4 154 13
-	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 4 154 3
-	add.s64 %rd47, %rd21, %rd46;
-	.loc 4 149 29
-	sub.s64 %rd48, %rd22, 1;
-	mov.s64 %rd19, %rd34;
-	mov.s64 %rd20, %rd40;
-	mov.s64 %rd21, %rd47;
-	mov.s64 %rd22, %rd48;
-	bra.uni $L5_for_loop;
-$L18_oob0:
-	.loc 4 150 16
-	mov.u64 %rd23, 0x4A00000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L19_divzero1:
-	.loc 4 151 12
-	mov.u64 %rd23, 0x4A00000002;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L20_divzero2:
-	.loc 4 152 3
-	mov.u64 %rd23, 0x4A00000003;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 4 153 22
-	mov.u64 %rd23, 0x4A00000004;
-	mov.u64 %rd24, %rd35;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L22_oob4:
-	.loc 4 154 23
-	mov.u64 %rd23, 0x4A00000005;
-	mov.u64 %rd24, %rd42;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L7_for_done:
-	mov.s64 %rd49, %rd20;
-	mov.s64 %rd50, 0;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 4 156 16
-	setp.lt.s64 %p8, %rd50, %rd13;
-	@%p8 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 4 157 22
-	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 4 157 20
-	add.s64 %rd52, %rd21, %rd51;
-	.loc 4 157 15
-	setp.hs.u64 %p9, %rd52, %rd8;
-	@%p9 bra $L23_oob5;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd7, %rd53;
-	ld.global.nc.s32 %r9, [%rd54];
-	.loc 4 157 11
-	cvt.s64.s32 %rd55, %r9;
-	.loc 4 158 19
-	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 4 158 24
-	add.s64 %rd57, %rd56, %rd13;
-	.loc 4 158 29
-	add.s64 %rd58, %rd57, %rd50;
-	.loc 4 158 17
-	setp.hs.u64 %p10, %rd58, %rd11;
-	@%p10 bra $L24_oob6;
-	shl.b64 %rd59, %rd58, 2;
-	add.s64 %rd60, %rd10, %rd59;
-	ld.global.nc.s32 %r10, [%rd60];
-	.loc 4 158 12
-	cvt.s64.s32 %rd61, %r10;
-	.loc 4 159 8
-	setp.lt.s64 %p11, %rd55, 0;
-	@%p11 bra $L11_if_then;
-	bra.uni $L25_edge;
-$L23_oob5:
-	.loc 4 157 15
-	mov.u64 %rd23, 0x4A00000006;
-	mov.u64 %rd24, %rd52;
-	mov.u64 %rd25, %rd8;
-	bra.uni $L16_bounds_fail;
-$L24_oob6:
-	.loc 4 158 17
-	mov.u64 %rd23, 0x4A00000007;
-	mov.u64 %rd24, %rd58;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L11_if_then:
-	mov.s64 %rd62, 0;
-	bra.uni $L12_if_done;
-$L25_edge:
-	mov.s64 %rd62, %rd55;
-	bra.uni $L12_if_done;
-$L12_if_done:
-	.loc 4 162 8
-	setp.gt.s64 %p12, %rd62, %rd61;
-	@%p12 bra $L13_if_then;
-	bra.uni $L26_edge;
-$L13_if_then:
-	mov.s64 %rd63, %rd61;
-	bra.uni $L14_if_done;
-$L26_edge:
-	mov.s64 %rd63, %rd62;
-	bra.uni $L14_if_done;
-$L14_if_done:
-	.loc 4 165 24
-	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 4 165 29
-	add.s64 %rd65, %rd64, %rd50;
-	.loc 4 165 22
-	setp.hs.u64 %p13, %rd65, %rd11;
-	@%p13 bra $L27_oob7;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd10, %rd66;
-	ld.global.nc.s32 %r11, [%rd67];
-	.loc 4 165 17
-	cvt.s64.s32 %rd68, %r11;
-	.loc 4 165 12
-	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 4 165 3
-	add.s64 %rd70, %rd49, %rd69;
-	.loc 4 156 24
-	add.s64 %rd71, %rd50, 1;
-	mov.s64 %rd49, %rd70;
-	mov.s64 %rd50, %rd71;
-	bra.uni $L8_for_loop;
-$L27_oob7:
-	.loc 4 165 22
-	mov.u64 %rd23, 0x4A00000008;
-	mov.u64 %rd24, %rd65;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L10_for_done:
-	.loc 4 167 12
-	setp.hs.u64 %p14, %rd49, %rd5;
-	@%p14 bra $L28_oob8;
-	shl.b64 %rd72, %rd49, 1;
-	add.s64 %rd73, %rd4, %rd72;
-	ld.global.nc.u16 %rs0, [%rd73];
-	.loc 4 167 5
-	shl.b64 %rd74, %rd17, 1;
-	add.s64 %rd75, %rd1, %rd74;
-	st.global.u16 [%rd75], %rs0;
-	bra.uni $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L28_oob8:
-	.loc 4 167 12
-	mov.u64 %rd23, 0x4A00000009;
-	mov.u64 %rd24, %rd49;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p3, %rd26, 0;
-	@!%p3 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
-	ret;
-}
-
-.visible .entry gatherI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 nIdx,
-	.param .s64 idxStride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<15>;
-	.reg .b32 %r<13>;
-	.reg .b64 %rd<76>;
-
-	.loc 4 186 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [idx_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [idx_len];
-	ld.param.u64 %rd9, [meta_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [meta_len];
-	ld.param.s64 %rd12, [rank];
-	ld.param.s64 %rd13, [nIdx];
-	ld.param.s64 %rd14, [idxStride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 144 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 145 7
-	setp.ge.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L15_ret_gatherAt_u005bint32_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 149 16
-	sub.s64 %rd18, %rd12, 1;
-	mov.s64 %rd19, %rd17;
-	mov.s64 %rd20, 0;
-	mov.s64 %rd21, 0;
-	mov.s64 %rd22, %rd18;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 149 23
-	setp.ge.s64 %p1, %rd22, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 150 16
-	setp.hs.u64 %p2, %rd22, %rd11;
-	@%p2 bra $L18_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd10, %rd30;
-	ld.global.nc.s32 %r6, [%rd31];
-	.loc 4 150 11
-	cvt.s64.s32 %rd32, %r6;
-	.loc 4 151 12
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L19_divzero1;
-	rem.s64 %rd33, %rd19, %rd32;
-	.loc 4 152 3
-	setp.eq.s64 %p5, %rd32, 0;
-	@%p5 bra $L20_divzero2;
-	div.s64 %rd34, %rd19, %rd32;
-	.loc 4 153 27
-	add.s64 %rd35, %rd12, %rd22;
-	.loc 4 153 22
-	setp.hs.u64 %p6, %rd35, %rd11;
-	@%p6 bra $L21_oob3;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd10, %rd36;
-	ld.global.nc.s32 %r7, [%rd37];
-	.loc 4 153 17
-	cvt.s64.s32 %rd38, %r7;
-	.loc 4 153 12
-	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 4 153 3
-	add.s64 %rd40, %rd20, %rd39;
-	.loc 4 154 25
-	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 4 154 30
-	add.s64 %rd42, %rd41, %rd22;
-	.loc 4 154 23
-	setp.hs.u64 %p7, %rd42, %rd11;
-	@%p7 bra $L22_oob4;
-	shl.b64 %rd43, %rd42, 2;
-	add.s64 %rd44, %rd10, %rd43;
-	ld.global.nc.s32 %r8, [%rd44];
-	.loc 4 154 18
-	cvt.s64.s32 %rd45, %r8;
-	.loc 4 154 13
-	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 4 154 3
-	add.s64 %rd47, %rd21, %rd46;
-	.loc 4 149 29
-	sub.s64 %rd48, %rd22, 1;
-	mov.s64 %rd19, %rd34;
-	mov.s64 %rd20, %rd40;
-	mov.s64 %rd21, %rd47;
-	mov.s64 %rd22, %rd48;
-	bra.uni $L5_for_loop;
-$L18_oob0:
-	.loc 4 150 16
-	mov.u64 %rd23, 0x4B00000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L19_divzero1:
-	.loc 4 151 12
-	mov.u64 %rd23, 0x4B00000002;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L20_divzero2:
-	.loc 4 152 3
-	mov.u64 %rd23, 0x4B00000003;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 4 153 22
-	mov.u64 %rd23, 0x4B00000004;
-	mov.u64 %rd24, %rd35;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L22_oob4:
-	.loc 4 154 23
-	mov.u64 %rd23, 0x4B00000005;
-	mov.u64 %rd24, %rd42;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L7_for_done:
-	mov.s64 %rd49, %rd20;
-	mov.s64 %rd50, 0;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 4 156 16
-	setp.lt.s64 %p8, %rd50, %rd13;
-	@%p8 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 4 157 22
-	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 4 157 20
-	add.s64 %rd52, %rd21, %rd51;
-	.loc 4 157 15
-	setp.hs.u64 %p9, %rd52, %rd8;
-	@%p9 bra $L23_oob5;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd7, %rd53;
-	ld.global.nc.s32 %r9, [%rd54];
-	.loc 4 157 11
-	cvt.s64.s32 %rd55, %r9;
-	.loc 4 158 19
-	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 4 158 24
-	add.s64 %rd57, %rd56, %rd13;
-	.loc 4 158 29
-	add.s64 %rd58, %rd57, %rd50;
-	.loc 4 158 17
-	setp.hs.u64 %p10, %rd58, %rd11;
-	@%p10 bra $L24_oob6;
-	shl.b64 %rd59, %rd58, 2;
-	add.s64 %rd60, %rd10, %rd59;
-	ld.global.nc.s32 %r10, [%rd60];
-	.loc 4 158 12
-	cvt.s64.s32 %rd61, %r10;
-	.loc 4 159 8
-	setp.lt.s64 %p11, %rd55, 0;
-	@%p11 bra $L11_if_then;
-	bra.uni $L25_edge;
-$L23_oob5:
-	.loc 4 157 15
-	mov.u64 %rd23, 0x4B00000006;
-	mov.u64 %rd24, %rd52;
-	mov.u64 %rd25, %rd8;
-	bra.uni $L16_bounds_fail;
-$L24_oob6:
-	.loc 4 158 17
-	mov.u64 %rd23, 0x4B00000007;
-	mov.u64 %rd24, %rd58;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L11_if_then:
-	mov.s64 %rd62, 0;
-	bra.uni $L12_if_done;
-$L25_edge:
-	mov.s64 %rd62, %rd55;
-	bra.uni $L12_if_done;
-$L12_if_done:
-	.loc 4 162 8
-	setp.gt.s64 %p12, %rd62, %rd61;
-	@%p12 bra $L13_if_then;
-	bra.uni $L26_edge;
-$L13_if_then:
-	mov.s64 %rd63, %rd61;
-	bra.uni $L14_if_done;
-$L26_edge:
-	mov.s64 %rd63, %rd62;
-	bra.uni $L14_if_done;
-$L14_if_done:
-	.loc 4 165 24
-	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 4 165 29
-	add.s64 %rd65, %rd64, %rd50;
-	.loc 4 165 22
-	setp.hs.u64 %p13, %rd65, %rd11;
-	@%p13 bra $L27_oob7;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd10, %rd66;
-	ld.global.nc.s32 %r11, [%rd67];
-	.loc 4 165 17
-	cvt.s64.s32 %rd68, %r11;
-	.loc 4 165 12
-	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 4 165 3
-	add.s64 %rd70, %rd49, %rd69;
-	.loc 4 156 24
-	add.s64 %rd71, %rd50, 1;
-	mov.s64 %rd49, %rd70;
-	mov.s64 %rd50, %rd71;
-	bra.uni $L8_for_loop;
-$L27_oob7:
-	.loc 4 165 22
-	mov.u64 %rd23, 0x4B00000008;
-	mov.u64 %rd24, %rd65;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L10_for_done:
-	.loc 4 167 12
-	setp.hs.u64 %p14, %rd49, %rd5;
-	@%p14 bra $L28_oob8;
-	shl.b64 %rd72, %rd49, 2;
-	add.s64 %rd73, %rd4, %rd72;
-	ld.global.nc.s32 %r12, [%rd73];
-	.loc 4 167 5
-	shl.b64 %rd74, %rd17, 2;
-	add.s64 %rd75, %rd1, %rd74;
-	st.global.s32 [%rd75], %r12;
-	bra.uni $L15_ret_gatherAt_u005bint32_u005d;
-$L28_oob8:
-	.loc 4 167 12
-	mov.u64 %rd23, 0x4B00000009;
-	mov.u64 %rd24, %rd49;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p3, %rd26, 0;
-	@!%p3 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L15_ret_gatherAt_u005bint32_u005d:
-	ret;
-}
-
-.visible .entry gatherI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 nIdx,
-	.param .s64 idxStride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<15>;
-	.reg .b32 %r<12>;
-	.reg .b64 %rd<77>;
-
-	.loc 4 191 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [idx_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [idx_len];
-	ld.param.u64 %rd9, [meta_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [meta_len];
-	ld.param.s64 %rd12, [rank];
-	ld.param.s64 %rd13, [nIdx];
-	ld.param.s64 %rd14, [idxStride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 144 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 145 7
-	setp.ge.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L15_ret_gatherAt_u005bint64_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 149 16
-	sub.s64 %rd18, %rd12, 1;
-	mov.s64 %rd19, %rd17;
-	mov.s64 %rd20, 0;
-	mov.s64 %rd21, 0;
-	mov.s64 %rd22, %rd18;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 149 23
-	setp.ge.s64 %p1, %rd22, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 150 16
-	setp.hs.u64 %p2, %rd22, %rd11;
-	@%p2 bra $L18_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd10, %rd30;
-	ld.global.nc.s32 %r6, [%rd31];
-	.loc 4 150 11
-	cvt.s64.s32 %rd32, %r6;
-	.loc 4 151 12
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L19_divzero1;
-	rem.s64 %rd33, %rd19, %rd32;
-	.loc 4 152 3
-	setp.eq.s64 %p5, %rd32, 0;
-	@%p5 bra $L20_divzero2;
-	div.s64 %rd34, %rd19, %rd32;
-	.loc 4 153 27
-	add.s64 %rd35, %rd12, %rd22;
-	.loc 4 153 22
-	setp.hs.u64 %p6, %rd35, %rd11;
-	@%p6 bra $L21_oob3;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd10, %rd36;
-	ld.global.nc.s32 %r7, [%rd37];
-	.loc 4 153 17
-	cvt.s64.s32 %rd38, %r7;
-	.loc 4 153 12
-	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 4 153 3
-	add.s64 %rd40, %rd20, %rd39;
-	.loc 4 154 25
-	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 4 154 30
-	add.s64 %rd42, %rd41, %rd22;
-	.loc 4 154 23
-	setp.hs.u64 %p7, %rd42, %rd11;
-	@%p7 bra $L22_oob4;
-	shl.b64 %rd43, %rd42, 2;
-	add.s64 %rd44, %rd10, %rd43;
-	ld.global.nc.s32 %r8, [%rd44];
-	.loc 4 154 18
-	cvt.s64.s32 %rd45, %r8;
-	.loc 4 154 13
-	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 4 154 3
-	add.s64 %rd47, %rd21, %rd46;
-	.loc 4 149 29
-	sub.s64 %rd48, %rd22, 1;
-	mov.s64 %rd19, %rd34;
-	mov.s64 %rd20, %rd40;
-	mov.s64 %rd21, %rd47;
-	mov.s64 %rd22, %rd48;
-	bra.uni $L5_for_loop;
-$L18_oob0:
-	.loc 4 150 16
-	mov.u64 %rd23, 0x4C00000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L19_divzero1:
-	.loc 4 151 12
-	mov.u64 %rd23, 0x4C00000002;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L20_divzero2:
-	.loc 4 152 3
-	mov.u64 %rd23, 0x4C00000003;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 4 153 22
-	mov.u64 %rd23, 0x4C00000004;
-	mov.u64 %rd24, %rd35;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L22_oob4:
-	.loc 4 154 23
-	mov.u64 %rd23, 0x4C00000005;
-	mov.u64 %rd24, %rd42;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L7_for_done:
-	mov.s64 %rd49, %rd20;
-	mov.s64 %rd50, 0;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 4 156 16
-	setp.lt.s64 %p8, %rd50, %rd13;
-	@%p8 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 4 157 22
-	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 4 157 20
-	add.s64 %rd52, %rd21, %rd51;
-	.loc 4 157 15
-	setp.hs.u64 %p9, %rd52, %rd8;
-	@%p9 bra $L23_oob5;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd7, %rd53;
-	ld.global.nc.s32 %r9, [%rd54];
-	.loc 4 157 11
-	cvt.s64.s32 %rd55, %r9;
-	.loc 4 158 19
-	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 4 158 24
-	add.s64 %rd57, %rd56, %rd13;
-	.loc 4 158 29
-	add.s64 %rd58, %rd57, %rd50;
-	.loc 4 158 17
-	setp.hs.u64 %p10, %rd58, %rd11;
-	@%p10 bra $L24_oob6;
-	shl.b64 %rd59, %rd58, 2;
-	add.s64 %rd60, %rd10, %rd59;
-	ld.global.nc.s32 %r10, [%rd60];
-	.loc 4 158 12
-	cvt.s64.s32 %rd61, %r10;
-	.loc 4 159 8
-	setp.lt.s64 %p11, %rd55, 0;
-	@%p11 bra $L11_if_then;
-	bra.uni $L25_edge;
-$L23_oob5:
-	.loc 4 157 15
-	mov.u64 %rd23, 0x4C00000006;
-	mov.u64 %rd24, %rd52;
-	mov.u64 %rd25, %rd8;
-	bra.uni $L16_bounds_fail;
-$L24_oob6:
-	.loc 4 158 17
-	mov.u64 %rd23, 0x4C00000007;
-	mov.u64 %rd24, %rd58;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L11_if_then:
-	mov.s64 %rd62, 0;
-	bra.uni $L12_if_done;
-$L25_edge:
-	mov.s64 %rd62, %rd55;
-	bra.uni $L12_if_done;
-$L12_if_done:
-	.loc 4 162 8
-	setp.gt.s64 %p12, %rd62, %rd61;
-	@%p12 bra $L13_if_then;
-	bra.uni $L26_edge;
-$L13_if_then:
-	mov.s64 %rd63, %rd61;
-	bra.uni $L14_if_done;
-$L26_edge:
-	mov.s64 %rd63, %rd62;
-	bra.uni $L14_if_done;
-$L14_if_done:
-	.loc 4 165 24
-	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 4 165 29
-	add.s64 %rd65, %rd64, %rd50;
-	.loc 4 165 22
-	setp.hs.u64 %p13, %rd65, %rd11;
-	@%p13 bra $L27_oob7;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd10, %rd66;
-	ld.global.nc.s32 %r11, [%rd67];
-	.loc 4 165 17
-	cvt.s64.s32 %rd68, %r11;
-	.loc 4 165 12
-	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 4 165 3
-	add.s64 %rd70, %rd49, %rd69;
-	.loc 4 156 24
-	add.s64 %rd71, %rd50, 1;
-	mov.s64 %rd49, %rd70;
-	mov.s64 %rd50, %rd71;
-	bra.uni $L8_for_loop;
-$L27_oob7:
-	.loc 4 165 22
-	mov.u64 %rd23, 0x4C00000008;
-	mov.u64 %rd24, %rd65;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L10_for_done:
-	.loc 4 167 12
-	setp.hs.u64 %p14, %rd49, %rd5;
-	@%p14 bra $L28_oob8;
-	shl.b64 %rd72, %rd49, 3;
-	add.s64 %rd73, %rd4, %rd72;
-	ld.global.nc.s64 %rd74, [%rd73];
-	.loc 4 167 5
-	shl.b64 %rd75, %rd17, 3;
-	add.s64 %rd76, %rd1, %rd75;
-	st.global.s64 [%rd76], %rd74;
-	bra.uni $L15_ret_gatherAt_u005bint64_u005d;
-$L28_oob8:
-	.loc 4 167 12
-	mov.u64 %rd23, 0x4C00000009;
-	mov.u64 %rd24, %rd49;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p3, %rd26, 0;
-	@!%p3 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L15_ret_gatherAt_u005bint64_u005d:
-	ret;
-}
-
-.visible .entry gatherBool(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 rank,
-	.param .s64 nIdx,
-	.param .s64 idxStride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<17>;
-	.reg .b32 %r<14>;
-	.reg .b64 %rd<76>;
-
-	.loc 4 196 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [idx_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [idx_len];
-	ld.param.u64 %rd9, [meta_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [meta_len];
-	ld.param.s64 %rd12, [rank];
-	ld.param.s64 %rd13, [nIdx];
-	ld.param.s64 %rd14, [idxStride];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 4 144 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd15, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd16, %r2;
-	add.s64 %rd17, %rd15, %rd16;
-	.loc 4 145 7
-	setp.ge.s64 %p0, %rd17, %rd2;
-	@%p0 bra $L15_ret_gatherAt_u005bbool_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 4 149 16
-	sub.s64 %rd18, %rd12, 1;
-	mov.s64 %rd19, %rd17;
-	mov.s64 %rd20, 0;
-	mov.s64 %rd21, 0;
-	mov.s64 %rd22, %rd18;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 4 149 23
-	setp.ge.s64 %p1, %rd22, 0;
-	@%p1 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 4 150 16
-	setp.hs.u64 %p2, %rd22, %rd11;
-	@%p2 bra $L18_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd10, %rd30;
-	ld.global.nc.s32 %r6, [%rd31];
-	.loc 4 150 11
-	cvt.s64.s32 %rd32, %r6;
-	.loc 4 151 12
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L19_divzero1;
-	rem.s64 %rd33, %rd19, %rd32;
-	.loc 4 152 3
-	setp.eq.s64 %p5, %rd32, 0;
-	@%p5 bra $L20_divzero2;
-	div.s64 %rd34, %rd19, %rd32;
-	.loc 4 153 27
-	add.s64 %rd35, %rd12, %rd22;
-	.loc 4 153 22
-	setp.hs.u64 %p6, %rd35, %rd11;
-	@%p6 bra $L21_oob3;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd10, %rd36;
-	ld.global.nc.s32 %r7, [%rd37];
-	.loc 4 153 17
-	cvt.s64.s32 %rd38, %r7;
-	.loc 4 153 12
-	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 4 153 3
-	add.s64 %rd40, %rd20, %rd39;
-	.loc 4 154 25
-	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 4 154 30
-	add.s64 %rd42, %rd41, %rd22;
-	.loc 4 154 23
-	setp.hs.u64 %p7, %rd42, %rd11;
-	@%p7 bra $L22_oob4;
-	shl.b64 %rd43, %rd42, 2;
-	add.s64 %rd44, %rd10, %rd43;
-	ld.global.nc.s32 %r8, [%rd44];
-	.loc 4 154 18
-	cvt.s64.s32 %rd45, %r8;
-	.loc 4 154 13
-	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 4 154 3
-	add.s64 %rd47, %rd21, %rd46;
-	.loc 4 149 29
-	sub.s64 %rd48, %rd22, 1;
-	mov.s64 %rd19, %rd34;
-	mov.s64 %rd20, %rd40;
-	mov.s64 %rd21, %rd47;
-	mov.s64 %rd22, %rd48;
-	bra.uni $L5_for_loop;
-$L18_oob0:
-	.loc 4 150 16
-	mov.u64 %rd23, 0x4D00000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L19_divzero1:
-	.loc 4 151 12
-	mov.u64 %rd23, 0x4D00000002;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L20_divzero2:
-	.loc 4 152 3
-	mov.u64 %rd23, 0x4D00000003;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 4 153 22
-	mov.u64 %rd23, 0x4D00000004;
-	mov.u64 %rd24, %rd35;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L22_oob4:
-	.loc 4 154 23
-	mov.u64 %rd23, 0x4D00000005;
-	mov.u64 %rd24, %rd42;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L7_for_done:
-	mov.s64 %rd49, %rd20;
-	mov.s64 %rd50, 0;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 4 156 16
-	setp.lt.s64 %p8, %rd50, %rd13;
-	@%p8 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 4 157 22
-	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 4 157 20
-	add.s64 %rd52, %rd21, %rd51;
-	.loc 4 157 15
-	setp.hs.u64 %p9, %rd52, %rd8;
-	@%p9 bra $L23_oob5;
-	shl.b64 %rd53, %rd52, 2;
-	add.s64 %rd54, %rd7, %rd53;
-	ld.global.nc.s32 %r9, [%rd54];
-	.loc 4 157 11
-	cvt.s64.s32 %rd55, %r9;
-	.loc 4 158 19
-	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 4 158 24
-	add.s64 %rd57, %rd56, %rd13;
-	.loc 4 158 29
-	add.s64 %rd58, %rd57, %rd50;
-	.loc 4 158 17
-	setp.hs.u64 %p10, %rd58, %rd11;
-	@%p10 bra $L24_oob6;
-	shl.b64 %rd59, %rd58, 2;
-	add.s64 %rd60, %rd10, %rd59;
-	ld.global.nc.s32 %r10, [%rd60];
-	.loc 4 158 12
-	cvt.s64.s32 %rd61, %r10;
-	.loc 4 159 8
-	setp.lt.s64 %p11, %rd55, 0;
-	@%p11 bra $L11_if_then;
-	bra.uni $L25_edge;
-$L23_oob5:
-	.loc 4 157 15
-	mov.u64 %rd23, 0x4D00000006;
-	mov.u64 %rd24, %rd52;
-	mov.u64 %rd25, %rd8;
-	bra.uni $L16_bounds_fail;
-$L24_oob6:
-	.loc 4 158 17
-	mov.u64 %rd23, 0x4D00000007;
-	mov.u64 %rd24, %rd58;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L11_if_then:
-	mov.s64 %rd62, 0;
-	bra.uni $L12_if_done;
-$L25_edge:
-	mov.s64 %rd62, %rd55;
-	bra.uni $L12_if_done;
-$L12_if_done:
-	.loc 4 162 8
-	setp.gt.s64 %p12, %rd62, %rd61;
-	@%p12 bra $L13_if_then;
-	bra.uni $L26_edge;
-$L13_if_then:
-	mov.s64 %rd63, %rd61;
-	bra.uni $L14_if_done;
-$L26_edge:
-	mov.s64 %rd63, %rd62;
-	bra.uni $L14_if_done;
-$L14_if_done:
-	.loc 4 165 24
-	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 4 165 29
-	add.s64 %rd65, %rd64, %rd50;
-	.loc 4 165 22
-	setp.hs.u64 %p13, %rd65, %rd11;
-	@%p13 bra $L27_oob7;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd10, %rd66;
-	ld.global.nc.s32 %r11, [%rd67];
-	.loc 4 165 17
-	cvt.s64.s32 %rd68, %r11;
-	.loc 4 165 12
-	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 4 165 3
-	add.s64 %rd70, %rd49, %rd69;
-	.loc 4 156 24
-	add.s64 %rd71, %rd50, 1;
-	mov.s64 %rd49, %rd70;
-	mov.s64 %rd50, %rd71;
-	bra.uni $L8_for_loop;
-$L27_oob7:
-	.loc 4 165 22
-	mov.u64 %rd23, 0x4D00000008;
-	mov.u64 %rd24, %rd65;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L16_bounds_fail;
-$L10_for_done:
-	.loc 4 167 12
-	setp.hs.u64 %p14, %rd49, %rd5;
-	@%p14 bra $L28_oob8;
-	shl.b64 %rd72, %rd49, 0;
-	add.s64 %rd73, %rd4, %rd72;
-	ld.global.nc.u8 %r12, [%rd73];
-	setp.ne.u32 %p16, %r12, 0;
-	.loc 4 167 5
-	shl.b64 %rd74, %rd17, 0;
-	add.s64 %rd75, %rd1, %rd74;
-	selp.u32 %r13, 1, 0, %p16;
-	st.global.u8 [%rd75], %r13;
-	bra.uni $L15_ret_gatherAt_u005bbool_u005d;
-$L28_oob8:
-	.loc 4 167 12
-	mov.u64 %rd23, 0x4D00000009;
-	mov.u64 %rd24, %rd49;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L16_bounds_fail;
-$L16_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p3, %rd26, 0;
-	@!%p3 bra $L17_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L17_bounds_exit;
-$L17_bounds_exit:
-	exit;
-$L15_ret_gatherAt_u005bbool_u005d:
-	ret;
-}
-
-.visible .entry scatterAddF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 upd_ptr,
-	.param .s64 upd_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 ur,
-	.param .s64 or,
-	.param .s64 nIdx,
-	.param .s64 idxStride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<28>;
-	.reg .b32 %r<16>;
-	.reg .b64 %rd<102>;
-	.reg .f32 %f<2>;
-
-	.loc 5 52 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [upd_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [upd_len];
-	ld.param.u64 %rd6, [idx_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [idx_len];
-	ld.param.u64 %rd9, [meta_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [meta_len];
-	ld.param.s64 %rd12, [ur];
-	ld.param.s64 %rd13, [or];
-	ld.param.s64 %rd14, [nIdx];
-	ld.param.s64 %rd15, [idxStride];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 5 53 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd16, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd17, %r2;
-	add.s64 %rd18, %rd16, %rd17;
-	.loc 5 54 7
-	setp.ge.s64 %p0, %rd18, %rd5;
-	@%p0 bra $L2_if_then;
-	bra.uni $L6_entry;
-$L2_if_then:
-	.loc 5 55 3
-	ret;
-$L6_entry:
-	mov.s64 %rd20, 0;
-	mov.s64 %rd21, 0;
-	bra.uni $L7_for_loop;
-$L7_for_loop:
-	.loc 5 25 16
-	setp.lt.s64 %p2, %rd21, %rd12;
-	@%p2 bra $L8_for_body;
-	bra.uni $L9_for_done;
-$L8_for_body:
-	.loc 5 26 24
-	add.s64 %rd22, %rd12, %rd21;
-	.loc 5 26 21
-	setp.hs.u64 %p3, %rd22, %rd11;
-	@%p3 bra $L29_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd10, %rd30;
-	ld.global.nc.s32 %r6, [%rd31];
-	.loc 5 26 16
-	cvt.s64.s32 %rd32, %r6;
-	.loc 5 26 11
-	setp.eq.s64 %p5, %rd32, 0;
-	@%p5 bra $L30_divzero1;
-	div.s64 %rd33, %rd18, %rd32;
-	.loc 5 26 40
-	setp.hs.u64 %p6, %rd21, %rd11;
-	@%p6 bra $L31_oob2;
-	shl.b64 %rd34, %rd21, 2;
-	add.s64 %rd35, %rd10, %rd34;
-	ld.global.nc.s32 %r7, [%rd35];
-	.loc 5 26 35
-	cvt.s64.s32 %rd36, %r7;
-	.loc 5 26 30
-	setp.eq.s64 %p7, %rd36, 0;
-	@%p7 bra $L32_divzero3;
-	rem.s64 %rd37, %rd33, %rd36;
-	.loc 5 27 25
-	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 5 27 28
-	add.s64 %rd39, %rd38, %rd21;
-	.loc 5 27 23
-	setp.hs.u64 %p8, %rd39, %rd11;
-	@%p8 bra $L33_oob4;
-	shl.b64 %rd40, %rd39, 2;
-	add.s64 %rd41, %rd10, %rd40;
-	ld.global.nc.s32 %r8, [%rd41];
-	.loc 5 27 18
-	cvt.s64.s32 %rd42, %r8;
-	.loc 5 27 13
-	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 5 27 3
-	add.s64 %rd44, %rd20, %rd43;
-	.loc 5 25 22
-	add.s64 %rd45, %rd21, 1;
-	mov.s64 %rd20, %rd44;
-	mov.s64 %rd21, %rd45;
-	bra.uni $L7_for_loop;
-$L29_oob0:
-	.loc 5 26 21
-	mov.u64 %rd23, 0x4E00000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L30_divzero1:
-	.loc 5 26 11
-	mov.u64 %rd23, 0x4E00000002;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L31_oob2:
-	.loc 5 26 40
-	mov.u64 %rd23, 0x4E00000003;
-	mov.u64 %rd24, %rd21;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L32_divzero3:
-	.loc 5 26 30
-	mov.u64 %rd23, 0x4E00000004;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L33_oob4:
-	.loc 5 27 23
-	mov.u64 %rd23, 0x4E00000005;
-	mov.u64 %rd24, %rd39;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L9_for_done:
-	mov.s64 %rd46, 0;
-	mov.pred %p9, 1;
-	mov.s64 %rd47, 0;
-	bra.uni $L10_for_loop;
-$L10_for_loop:
-	.loc 5 31 16
-	setp.lt.s64 %p10, %rd47, %rd13;
-	@%p10 bra $L11_for_body;
-	bra.uni $L12_for_done;
-$L11_for_body:
-	mov.s64 %rd48, 0;
-	mov.s64 %rd49, 0;
-	bra.uni $L13_for_loop;
-$L13_for_loop:
-	.loc 5 33 17
-	setp.lt.s64 %p11, %rd49, %rd12;
-	@%p11 bra $L14_for_body;
-	bra.uni $L15_for_done;
-$L14_for_body:
-	.loc 5 34 17
-	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 5 34 20
-	add.s64 %rd51, %rd50, %rd49;
-	.loc 5 34 15
-	setp.hs.u64 %p12, %rd51, %rd11;
-	@%p12 bra $L34_oob5;
-	shl.b64 %rd52, %rd51, 2;
-	add.s64 %rd53, %rd10, %rd52;
-	ld.global.nc.s32 %r9, [%rd53];
-	.loc 5 34 10
-	cvt.s64.s32 %rd54, %r9;
-	.loc 5 34 25
-	setp.eq.s64 %p13, %rd54, %rd47;
-	@%p13 bra $L16_if_then;
-	bra.uni $L35_edge;
-$L34_oob5:
-	.loc 5 34 15
-	mov.u64 %rd23, 0x4E00000006;
-	mov.u64 %rd24, %rd51;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L16_if_then:
-	.loc 5 35 26
-	add.s64 %rd56, %rd12, %rd49;
-	.loc 5 35 23
-	setp.hs.u64 %p14, %rd56, %rd11;
-	@%p14 bra $L36_oob6;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd10, %rd57;
-	ld.global.nc.s32 %r10, [%rd58];
-	.loc 5 35 18
-	cvt.s64.s32 %rd59, %r10;
-	.loc 5 35 13
-	setp.eq.s64 %p15, %rd59, 0;
-	@%p15 bra $L37_divzero7;
-	div.s64 %rd60, %rd18, %rd59;
-	.loc 5 35 42
-	setp.hs.u64 %p16, %rd49, %rd11;
-	@%p16 bra $L38_oob8;
-	shl.b64 %rd61, %rd49, 2;
-	add.s64 %rd62, %rd10, %rd61;
-	ld.global.nc.s32 %r11, [%rd62];
-	.loc 5 35 37
-	cvt.s64.s32 %rd63, %r11;
-	.loc 5 35 32
-	setp.eq.s64 %p17, %rd63, 0;
-	@%p17 bra $L39_divzero9;
-	rem.s64 %rd64, %rd60, %rd63;
-	.loc 5 35 5
-	add.s64 %rd65, %rd48, %rd64;
-	mov.s64 %rd55, %rd65;
-	bra.uni $L17_if_done;
-$L36_oob6:
-	.loc 5 35 23
-	mov.u64 %rd23, 0x4E00000007;
-	mov.u64 %rd24, %rd56;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L37_divzero7:
-	.loc 5 35 13
-	mov.u64 %rd23, 0x4E00000008;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L38_oob8:
-	.loc 5 35 42
-	mov.u64 %rd23, 0x4E00000009;
-	mov.u64 %rd24, %rd49;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L39_divzero9:
-	.loc 5 35 32
-	mov.u64 %rd23, 0x4E0000000A;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L35_edge:
-	mov.s64 %rd55, %rd48;
-	bra.uni $L17_if_done;
-$L17_if_done:
-	.loc 5 33 23
-	add.s64 %rd66, %rd49, 1;
-	mov.s64 %rd48, %rd55;
-	mov.s64 %rd49, %rd66;
-	bra.uni $L13_for_loop;
-$L15_for_done:
-	mov.s64 %rd67, %rd48;
-	mov.s64 %rd68, 0;
-	bra.uni $L18_for_loop;
-$L18_for_loop:
-	.loc 5 38 17
-	setp.lt.s64 %p18, %rd68, %rd14;
-	@%p18 bra $L19_for_body;
-	bra.uni $L20_for_done;
-$L19_for_body:
-	.loc 5 39 17
-	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 5 39 22
-	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 5 39 20
-	add.s64 %rd71, %rd69, %rd70;
-	.loc 5 39 25
-	add.s64 %rd72, %rd71, %rd68;
-	.loc 5 39 15
-	setp.hs.u64 %p19, %rd72, %rd11;
-	@%p19 bra $L40_oob10;
-	shl.b64 %rd73, %rd72, 2;
-	add.s64 %rd74, %rd10, %rd73;
-	ld.global.nc.s32 %r12, [%rd74];
-	.loc 5 39 10
-	cvt.s64.s32 %rd75, %r12;
-	.loc 5 39 30
-	setp.eq.s64 %p20, %rd75, %rd47;
-	@%p20 bra $L21_if_then;
-	bra.uni $L41_edge;
-$L40_oob10:
-	.loc 5 39 15
-	mov.u64 %rd23, 0x4E0000000B;
-	mov.u64 %rd24, %rd72;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L21_if_then:
-	.loc 5 40 24
-	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 5 40 22
-	add.s64 %rd78, %rd20, %rd77;
-	.loc 5 40 17
-	setp.hs.u64 %p21, %rd78, %rd8;
-	@%p21 bra $L42_oob11;
-	shl.b64 %rd79, %rd78, 2;
-	add.s64 %rd80, %rd7, %rd79;
-	ld.global.nc.s32 %r13, [%rd80];
-	.loc 5 40 13
-	cvt.s64.s32 %rd81, %r13;
-	.loc 5 40 5
-	add.s64 %rd82, %rd67, %rd81;
-	mov.s64 %rd76, %rd82;
-	bra.uni $L22_if_done;
-$L42_oob11:
-	.loc 5 40 17
-	mov.u64 %rd23, 0x4E0000000C;
-	mov.u64 %rd24, %rd78;
-	mov.u64 %rd25, %rd8;
-	bra.uni $L27_bounds_fail;
-$L41_edge:
-	mov.s64 %rd76, %rd67;
-	bra.uni $L22_if_done;
-$L22_if_done:
-	.loc 5 38 25
-	add.s64 %rd83, %rd68, 1;
-	mov.s64 %rd67, %rd76;
-	mov.s64 %rd68, %rd83;
-	bra.uni $L18_for_loop;
-$L20_for_done:
-	.loc 5 43 8
-	setp.lt.s64 %p22, %rd67, 0;
-	@%p22 bra $L23_if_then;
-	bra.uni $L25_cond_false;
-$L25_cond_false:
-	.loc 5 43 30
-	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 5 43 33
-	add.s64 %rd94, %rd93, %rd47;
-	.loc 5 43 28
-	setp.hs.u64 %p25, %rd94, %rd11;
-	@%p25 bra $L44_oob13;
-	shl.b64 %rd95, %rd94, 2;
-	add.s64 %rd96, %rd10, %rd95;
-	ld.global.nc.s32 %r15, [%rd96];
-	.loc 5 43 23
-	cvt.s64.s32 %rd97, %r15;
-	.loc 5 43 17
-	setp.ge.s64 %p26, %rd67, %rd97;
-	@%p26 bra $L23_if_then;
-	bra.uni $L45_edge;
-$L44_oob13:
-	.loc 5 43 28
-	mov.u64 %rd23, 0x4E0000000E;
-	mov.u64 %rd24, %rd94;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L23_if_then:
-	mov.pred %p23, 0;
-	bra.uni $L24_if_done;
-$L45_edge:
-	mov.pred %p23, %p9;
-	bra.uni $L24_if_done;
-$L24_if_done:
-	.loc 5 46 24
-	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 5 46 27
-	add.s64 %rd85, %rd84, %rd13;
-	.loc 5 46 30
-	add.s64 %rd86, %rd85, %rd47;
-	.loc 5 46 22
-	setp.hs.u64 %p24, %rd86, %rd11;
-	@%p24 bra $L43_oob12;
-	shl.b64 %rd87, %rd86, 2;
-	add.s64 %rd88, %rd10, %rd87;
-	ld.global.nc.s32 %r14, [%rd88];
-	.loc 5 46 17
-	cvt.s64.s32 %rd89, %r14;
-	.loc 5 46 12
-	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 5 46 3
-	add.s64 %rd91, %rd46, %rd90;
-	.loc 5 31 22
-	add.s64 %rd92, %rd47, 1;
-	mov.s64 %rd46, %rd91;
-	mov.pred %p9, %p23;
-	mov.s64 %rd47, %rd92;
-	bra.uni $L10_for_loop;
-$L43_oob12:
-	.loc 5 46 22
-	mov.u64 %rd23, 0x4E0000000D;
-	mov.u64 %rd24, %rd86;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L12_for_done:
-	.loc 5 48 2
-	mov.s64 %rd19, %rd46;
-	mov.pred %p1, %p9;
-	bra.uni $L26_ret_scatterOffset;
-$L26_ret_scatterOffset:
-	@%p1 bra $L4_if_then;
-	bra.uni $L5_if_done;
-$L4_if_then:
-	.loc 5 58 21
-	setp.hs.u64 %p27, %rd19, %rd2;
-	@%p27 bra $L46_oob14;
-	shl.b64 %rd98, %rd19, 2;
-	add.s64 %rd99, %rd1, %rd98;
-	.loc 5 58 31
-	shl.b64 %rd100, %rd18, 2;
-	add.s64 %rd101, %rd4, %rd100;
-	ld.global.nc.f32 %f0, [%rd101];
-	.loc 5 58 16
-	atom.global.add.f32 %f1, [%rd99], %f0;
-	bra.uni $L5_if_done;
-$L46_oob14:
-	.loc 5 58 21
-	mov.u64 %rd23, 0x4E0000000F;
-	mov.u64 %rd24, %rd19;
-	mov.u64 %rd25, %rd2;
-	bra.uni $L27_bounds_fail;
-$L27_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p4, %rd26, 0;
-	@!%p4 bra $L28_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L28_bounds_exit;
-$L28_bounds_exit:
-	exit;
-$L5_if_done:
-	ret;
-}
-
-.visible .entry scatterAddI32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 upd_ptr,
-	.param .s64 upd_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 ur,
-	.param .s64 or,
-	.param .s64 nIdx,
-	.param .s64 idxStride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<28>;
-	.reg .b32 %r<18>;
-	.reg .b64 %rd<102>;
-
-	.loc 5 63 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [upd_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [upd_len];
-	ld.param.u64 %rd6, [idx_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [idx_len];
-	ld.param.u64 %rd9, [meta_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [meta_len];
-	ld.param.s64 %rd12, [ur];
-	ld.param.s64 %rd13, [or];
-	ld.param.s64 %rd14, [nIdx];
-	ld.param.s64 %rd15, [idxStride];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 5 64 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd16, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd17, %r2;
-	add.s64 %rd18, %rd16, %rd17;
-	.loc 5 65 7
-	setp.ge.s64 %p0, %rd18, %rd5;
-	@%p0 bra $L2_if_then;
-	bra.uni $L6_entry;
-$L2_if_then:
-	.loc 5 66 3
-	ret;
-$L6_entry:
-	mov.s64 %rd20, 0;
-	mov.s64 %rd21, 0;
-	bra.uni $L7_for_loop;
-$L7_for_loop:
-	.loc 5 25 16
-	setp.lt.s64 %p2, %rd21, %rd12;
-	@%p2 bra $L8_for_body;
-	bra.uni $L9_for_done;
-$L8_for_body:
-	.loc 5 26 24
-	add.s64 %rd22, %rd12, %rd21;
-	.loc 5 26 21
-	setp.hs.u64 %p3, %rd22, %rd11;
-	@%p3 bra $L29_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd10, %rd30;
-	ld.global.nc.s32 %r6, [%rd31];
-	.loc 5 26 16
-	cvt.s64.s32 %rd32, %r6;
-	.loc 5 26 11
-	setp.eq.s64 %p5, %rd32, 0;
-	@%p5 bra $L30_divzero1;
-	div.s64 %rd33, %rd18, %rd32;
-	.loc 5 26 40
-	setp.hs.u64 %p6, %rd21, %rd11;
-	@%p6 bra $L31_oob2;
-	shl.b64 %rd34, %rd21, 2;
-	add.s64 %rd35, %rd10, %rd34;
-	ld.global.nc.s32 %r7, [%rd35];
-	.loc 5 26 35
-	cvt.s64.s32 %rd36, %r7;
-	.loc 5 26 30
-	setp.eq.s64 %p7, %rd36, 0;
-	@%p7 bra $L32_divzero3;
-	rem.s64 %rd37, %rd33, %rd36;
-	.loc 5 27 25
-	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 5 27 28
-	add.s64 %rd39, %rd38, %rd21;
-	.loc 5 27 23
-	setp.hs.u64 %p8, %rd39, %rd11;
-	@%p8 bra $L33_oob4;
-	shl.b64 %rd40, %rd39, 2;
-	add.s64 %rd41, %rd10, %rd40;
-	ld.global.nc.s32 %r8, [%rd41];
-	.loc 5 27 18
-	cvt.s64.s32 %rd42, %r8;
-	.loc 5 27 13
-	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 5 27 3
-	add.s64 %rd44, %rd20, %rd43;
-	.loc 5 25 22
-	add.s64 %rd45, %rd21, 1;
-	mov.s64 %rd20, %rd44;
-	mov.s64 %rd21, %rd45;
-	bra.uni $L7_for_loop;
-$L29_oob0:
-	.loc 5 26 21
-	mov.u64 %rd23, 0x4F00000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L30_divzero1:
-	.loc 5 26 11
-	mov.u64 %rd23, 0x4F00000002;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L31_oob2:
-	.loc 5 26 40
-	mov.u64 %rd23, 0x4F00000003;
-	mov.u64 %rd24, %rd21;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L32_divzero3:
-	.loc 5 26 30
-	mov.u64 %rd23, 0x4F00000004;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L33_oob4:
-	.loc 5 27 23
-	mov.u64 %rd23, 0x4F00000005;
-	mov.u64 %rd24, %rd39;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L9_for_done:
-	mov.s64 %rd46, 0;
-	mov.pred %p9, 1;
-	mov.s64 %rd47, 0;
-	bra.uni $L10_for_loop;
-$L10_for_loop:
-	.loc 5 31 16
-	setp.lt.s64 %p10, %rd47, %rd13;
-	@%p10 bra $L11_for_body;
-	bra.uni $L12_for_done;
-$L11_for_body:
-	mov.s64 %rd48, 0;
-	mov.s64 %rd49, 0;
-	bra.uni $L13_for_loop;
-$L13_for_loop:
-	.loc 5 33 17
-	setp.lt.s64 %p11, %rd49, %rd12;
-	@%p11 bra $L14_for_body;
-	bra.uni $L15_for_done;
-$L14_for_body:
-	.loc 5 34 17
-	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 5 34 20
-	add.s64 %rd51, %rd50, %rd49;
-	.loc 5 34 15
-	setp.hs.u64 %p12, %rd51, %rd11;
-	@%p12 bra $L34_oob5;
-	shl.b64 %rd52, %rd51, 2;
-	add.s64 %rd53, %rd10, %rd52;
-	ld.global.nc.s32 %r9, [%rd53];
-	.loc 5 34 10
-	cvt.s64.s32 %rd54, %r9;
-	.loc 5 34 25
-	setp.eq.s64 %p13, %rd54, %rd47;
-	@%p13 bra $L16_if_then;
-	bra.uni $L35_edge;
-$L34_oob5:
-	.loc 5 34 15
-	mov.u64 %rd23, 0x4F00000006;
-	mov.u64 %rd24, %rd51;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L16_if_then:
-	.loc 5 35 26
-	add.s64 %rd56, %rd12, %rd49;
-	.loc 5 35 23
-	setp.hs.u64 %p14, %rd56, %rd11;
-	@%p14 bra $L36_oob6;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd10, %rd57;
-	ld.global.nc.s32 %r10, [%rd58];
-	.loc 5 35 18
-	cvt.s64.s32 %rd59, %r10;
-	.loc 5 35 13
-	setp.eq.s64 %p15, %rd59, 0;
-	@%p15 bra $L37_divzero7;
-	div.s64 %rd60, %rd18, %rd59;
-	.loc 5 35 42
-	setp.hs.u64 %p16, %rd49, %rd11;
-	@%p16 bra $L38_oob8;
-	shl.b64 %rd61, %rd49, 2;
-	add.s64 %rd62, %rd10, %rd61;
-	ld.global.nc.s32 %r11, [%rd62];
-	.loc 5 35 37
-	cvt.s64.s32 %rd63, %r11;
-	.loc 5 35 32
-	setp.eq.s64 %p17, %rd63, 0;
-	@%p17 bra $L39_divzero9;
-	rem.s64 %rd64, %rd60, %rd63;
-	.loc 5 35 5
-	add.s64 %rd65, %rd48, %rd64;
-	mov.s64 %rd55, %rd65;
-	bra.uni $L17_if_done;
-$L36_oob6:
-	.loc 5 35 23
-	mov.u64 %rd23, 0x4F00000007;
-	mov.u64 %rd24, %rd56;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L37_divzero7:
-	.loc 5 35 13
-	mov.u64 %rd23, 0x4F00000008;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L38_oob8:
-	.loc 5 35 42
-	mov.u64 %rd23, 0x4F00000009;
-	mov.u64 %rd24, %rd49;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L39_divzero9:
-	.loc 5 35 32
-	mov.u64 %rd23, 0x4F0000000A;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L35_edge:
-	mov.s64 %rd55, %rd48;
-	bra.uni $L17_if_done;
-$L17_if_done:
-	.loc 5 33 23
-	add.s64 %rd66, %rd49, 1;
-	mov.s64 %rd48, %rd55;
-	mov.s64 %rd49, %rd66;
-	bra.uni $L13_for_loop;
-$L15_for_done:
-	mov.s64 %rd67, %rd48;
-	mov.s64 %rd68, 0;
-	bra.uni $L18_for_loop;
-$L18_for_loop:
-	.loc 5 38 17
-	setp.lt.s64 %p18, %rd68, %rd14;
-	@%p18 bra $L19_for_body;
-	bra.uni $L20_for_done;
-$L19_for_body:
-	.loc 5 39 17
-	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 5 39 22
-	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 5 39 20
-	add.s64 %rd71, %rd69, %rd70;
-	.loc 5 39 25
-	add.s64 %rd72, %rd71, %rd68;
-	.loc 5 39 15
-	setp.hs.u64 %p19, %rd72, %rd11;
-	@%p19 bra $L40_oob10;
-	shl.b64 %rd73, %rd72, 2;
-	add.s64 %rd74, %rd10, %rd73;
-	ld.global.nc.s32 %r12, [%rd74];
-	.loc 5 39 10
-	cvt.s64.s32 %rd75, %r12;
-	.loc 5 39 30
-	setp.eq.s64 %p20, %rd75, %rd47;
-	@%p20 bra $L21_if_then;
-	bra.uni $L41_edge;
-$L40_oob10:
-	.loc 5 39 15
-	mov.u64 %rd23, 0x4F0000000B;
-	mov.u64 %rd24, %rd72;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L21_if_then:
-	.loc 5 40 24
-	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 5 40 22
-	add.s64 %rd78, %rd20, %rd77;
-	.loc 5 40 17
-	setp.hs.u64 %p21, %rd78, %rd8;
-	@%p21 bra $L42_oob11;
-	shl.b64 %rd79, %rd78, 2;
-	add.s64 %rd80, %rd7, %rd79;
-	ld.global.nc.s32 %r13, [%rd80];
-	.loc 5 40 13
-	cvt.s64.s32 %rd81, %r13;
-	.loc 5 40 5
-	add.s64 %rd82, %rd67, %rd81;
-	mov.s64 %rd76, %rd82;
-	bra.uni $L22_if_done;
-$L42_oob11:
-	.loc 5 40 17
-	mov.u64 %rd23, 0x4F0000000C;
-	mov.u64 %rd24, %rd78;
-	mov.u64 %rd25, %rd8;
-	bra.uni $L27_bounds_fail;
-$L41_edge:
-	mov.s64 %rd76, %rd67;
-	bra.uni $L22_if_done;
-$L22_if_done:
-	.loc 5 38 25
-	add.s64 %rd83, %rd68, 1;
-	mov.s64 %rd67, %rd76;
-	mov.s64 %rd68, %rd83;
-	bra.uni $L18_for_loop;
-$L20_for_done:
-	.loc 5 43 8
-	setp.lt.s64 %p22, %rd67, 0;
-	@%p22 bra $L23_if_then;
-	bra.uni $L25_cond_false;
-$L25_cond_false:
-	.loc 5 43 30
-	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 5 43 33
-	add.s64 %rd94, %rd93, %rd47;
-	.loc 5 43 28
-	setp.hs.u64 %p25, %rd94, %rd11;
-	@%p25 bra $L44_oob13;
-	shl.b64 %rd95, %rd94, 2;
-	add.s64 %rd96, %rd10, %rd95;
-	ld.global.nc.s32 %r15, [%rd96];
-	.loc 5 43 23
-	cvt.s64.s32 %rd97, %r15;
-	.loc 5 43 17
-	setp.ge.s64 %p26, %rd67, %rd97;
-	@%p26 bra $L23_if_then;
-	bra.uni $L45_edge;
-$L44_oob13:
-	.loc 5 43 28
-	mov.u64 %rd23, 0x4F0000000E;
-	mov.u64 %rd24, %rd94;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L23_if_then:
-	mov.pred %p23, 0;
-	bra.uni $L24_if_done;
-$L45_edge:
-	mov.pred %p23, %p9;
-	bra.uni $L24_if_done;
-$L24_if_done:
-	.loc 5 46 24
-	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 5 46 27
-	add.s64 %rd85, %rd84, %rd13;
-	.loc 5 46 30
-	add.s64 %rd86, %rd85, %rd47;
-	.loc 5 46 22
-	setp.hs.u64 %p24, %rd86, %rd11;
-	@%p24 bra $L43_oob12;
-	shl.b64 %rd87, %rd86, 2;
-	add.s64 %rd88, %rd10, %rd87;
-	ld.global.nc.s32 %r14, [%rd88];
-	.loc 5 46 17
-	cvt.s64.s32 %rd89, %r14;
-	.loc 5 46 12
-	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 5 46 3
-	add.s64 %rd91, %rd46, %rd90;
-	.loc 5 31 22
-	add.s64 %rd92, %rd47, 1;
-	mov.s64 %rd46, %rd91;
-	mov.pred %p9, %p23;
-	mov.s64 %rd47, %rd92;
-	bra.uni $L10_for_loop;
-$L43_oob12:
-	.loc 5 46 22
-	mov.u64 %rd23, 0x4F0000000D;
-	mov.u64 %rd24, %rd86;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L12_for_done:
-	.loc 5 48 2
-	mov.s64 %rd19, %rd46;
-	mov.pred %p1, %p9;
-	bra.uni $L26_ret_scatterOffset;
-$L26_ret_scatterOffset:
-	@%p1 bra $L4_if_then;
-	bra.uni $L5_if_done;
-$L4_if_then:
-	.loc 5 69 21
-	setp.hs.u64 %p27, %rd19, %rd2;
-	@%p27 bra $L46_oob14;
-	shl.b64 %rd98, %rd19, 2;
-	add.s64 %rd99, %rd1, %rd98;
-	.loc 5 69 31
-	shl.b64 %rd100, %rd18, 2;
-	add.s64 %rd101, %rd4, %rd100;
-	ld.global.nc.s32 %r16, [%rd101];
-	.loc 5 69 16
-	atom.global.add.s32 %r17, [%rd99], %r16;
-	bra.uni $L5_if_done;
-$L46_oob14:
-	.loc 5 69 21
-	mov.u64 %rd23, 0x4F0000000F;
-	mov.u64 %rd24, %rd19;
-	mov.u64 %rd25, %rd2;
-	bra.uni $L27_bounds_fail;
-$L27_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p4, %rd26, 0;
-	@!%p4 bra $L28_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L28_bounds_exit;
-$L28_bounds_exit:
-	exit;
-$L5_if_done:
-	ret;
-}
-
-.visible .entry scatterAddI64(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 upd_ptr,
-	.param .s64 upd_len,
-	.param .u64 idx_ptr,
-	.param .s64 idx_len,
-	.param .u64 meta_ptr,
-	.param .s64 meta_len,
-	.param .s64 ur,
-	.param .s64 or,
-	.param .s64 nIdx,
-	.param .s64 idxStride
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<28>;
-	.reg .b32 %r<16>;
-	.reg .b64 %rd<104>;
-
-	.loc 5 74 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [upd_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [upd_len];
-	ld.param.u64 %rd6, [idx_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [idx_len];
-	ld.param.u64 %rd9, [meta_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [meta_len];
-	ld.param.s64 %rd12, [ur];
-	ld.param.s64 %rd13, [or];
-	ld.param.s64 %rd14, [nIdx];
-	ld.param.s64 %rd15, [idxStride];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 5 75 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd16, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd17, %r2;
-	add.s64 %rd18, %rd16, %rd17;
-	.loc 5 76 7
-	setp.ge.s64 %p0, %rd18, %rd5;
-	@%p0 bra $L2_if_then;
-	bra.uni $L6_entry;
-$L2_if_then:
-	.loc 5 77 3
-	ret;
-$L6_entry:
-	mov.s64 %rd20, 0;
-	mov.s64 %rd21, 0;
-	bra.uni $L7_for_loop;
-$L7_for_loop:
-	.loc 5 25 16
-	setp.lt.s64 %p2, %rd21, %rd12;
-	@%p2 bra $L8_for_body;
-	bra.uni $L9_for_done;
-$L8_for_body:
-	.loc 5 26 24
-	add.s64 %rd22, %rd12, %rd21;
-	.loc 5 26 21
-	setp.hs.u64 %p3, %rd22, %rd11;
-	@%p3 bra $L29_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd10, %rd30;
-	ld.global.nc.s32 %r6, [%rd31];
-	.loc 5 26 16
-	cvt.s64.s32 %rd32, %r6;
-	.loc 5 26 11
-	setp.eq.s64 %p5, %rd32, 0;
-	@%p5 bra $L30_divzero1;
-	div.s64 %rd33, %rd18, %rd32;
-	.loc 5 26 40
-	setp.hs.u64 %p6, %rd21, %rd11;
-	@%p6 bra $L31_oob2;
-	shl.b64 %rd34, %rd21, 2;
-	add.s64 %rd35, %rd10, %rd34;
-	ld.global.nc.s32 %r7, [%rd35];
-	.loc 5 26 35
-	cvt.s64.s32 %rd36, %r7;
-	.loc 5 26 30
-	setp.eq.s64 %p7, %rd36, 0;
-	@%p7 bra $L32_divzero3;
-	rem.s64 %rd37, %rd33, %rd36;
-	.loc 5 27 25
-	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 5 27 28
-	add.s64 %rd39, %rd38, %rd21;
-	.loc 5 27 23
-	setp.hs.u64 %p8, %rd39, %rd11;
-	@%p8 bra $L33_oob4;
-	shl.b64 %rd40, %rd39, 2;
-	add.s64 %rd41, %rd10, %rd40;
-	ld.global.nc.s32 %r8, [%rd41];
-	.loc 5 27 18
-	cvt.s64.s32 %rd42, %r8;
-	.loc 5 27 13
-	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 5 27 3
-	add.s64 %rd44, %rd20, %rd43;
-	.loc 5 25 22
-	add.s64 %rd45, %rd21, 1;
-	mov.s64 %rd20, %rd44;
-	mov.s64 %rd21, %rd45;
-	bra.uni $L7_for_loop;
-$L29_oob0:
-	.loc 5 26 21
-	mov.u64 %rd23, 0x5000000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L30_divzero1:
-	.loc 5 26 11
-	mov.u64 %rd23, 0x5000000002;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L31_oob2:
-	.loc 5 26 40
-	mov.u64 %rd23, 0x5000000003;
-	mov.u64 %rd24, %rd21;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L32_divzero3:
-	.loc 5 26 30
-	mov.u64 %rd23, 0x5000000004;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L33_oob4:
-	.loc 5 27 23
-	mov.u64 %rd23, 0x5000000005;
-	mov.u64 %rd24, %rd39;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L9_for_done:
-	mov.s64 %rd46, 0;
-	mov.pred %p9, 1;
-	mov.s64 %rd47, 0;
-	bra.uni $L10_for_loop;
-$L10_for_loop:
-	.loc 5 31 16
-	setp.lt.s64 %p10, %rd47, %rd13;
-	@%p10 bra $L11_for_body;
-	bra.uni $L12_for_done;
-$L11_for_body:
-	mov.s64 %rd48, 0;
-	mov.s64 %rd49, 0;
-	bra.uni $L13_for_loop;
-$L13_for_loop:
-	.loc 5 33 17
-	setp.lt.s64 %p11, %rd49, %rd12;
-	@%p11 bra $L14_for_body;
-	bra.uni $L15_for_done;
-$L14_for_body:
-	.loc 5 34 17
-	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 5 34 20
-	add.s64 %rd51, %rd50, %rd49;
-	.loc 5 34 15
-	setp.hs.u64 %p12, %rd51, %rd11;
-	@%p12 bra $L34_oob5;
-	shl.b64 %rd52, %rd51, 2;
-	add.s64 %rd53, %rd10, %rd52;
-	ld.global.nc.s32 %r9, [%rd53];
-	.loc 5 34 10
-	cvt.s64.s32 %rd54, %r9;
-	.loc 5 34 25
-	setp.eq.s64 %p13, %rd54, %rd47;
-	@%p13 bra $L16_if_then;
-	bra.uni $L35_edge;
-$L34_oob5:
-	.loc 5 34 15
-	mov.u64 %rd23, 0x5000000006;
-	mov.u64 %rd24, %rd51;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L16_if_then:
-	.loc 5 35 26
-	add.s64 %rd56, %rd12, %rd49;
-	.loc 5 35 23
-	setp.hs.u64 %p14, %rd56, %rd11;
-	@%p14 bra $L36_oob6;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd10, %rd57;
-	ld.global.nc.s32 %r10, [%rd58];
-	.loc 5 35 18
-	cvt.s64.s32 %rd59, %r10;
-	.loc 5 35 13
-	setp.eq.s64 %p15, %rd59, 0;
-	@%p15 bra $L37_divzero7;
-	div.s64 %rd60, %rd18, %rd59;
-	.loc 5 35 42
-	setp.hs.u64 %p16, %rd49, %rd11;
-	@%p16 bra $L38_oob8;
-	shl.b64 %rd61, %rd49, 2;
-	add.s64 %rd62, %rd10, %rd61;
-	ld.global.nc.s32 %r11, [%rd62];
-	.loc 5 35 37
-	cvt.s64.s32 %rd63, %r11;
-	.loc 5 35 32
-	setp.eq.s64 %p17, %rd63, 0;
-	@%p17 bra $L39_divzero9;
-	rem.s64 %rd64, %rd60, %rd63;
-	.loc 5 35 5
-	add.s64 %rd65, %rd48, %rd64;
-	mov.s64 %rd55, %rd65;
-	bra.uni $L17_if_done;
-$L36_oob6:
-	.loc 5 35 23
-	mov.u64 %rd23, 0x5000000007;
-	mov.u64 %rd24, %rd56;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L37_divzero7:
-	.loc 5 35 13
-	mov.u64 %rd23, 0x5000000008;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L38_oob8:
-	.loc 5 35 42
-	mov.u64 %rd23, 0x5000000009;
-	mov.u64 %rd24, %rd49;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L39_divzero9:
-	.loc 5 35 32
-	mov.u64 %rd23, 0x500000000A;
-	mov.u64 %rd24, 0;
-	mov.u64 %rd25, 0;
-	bra.uni $L27_bounds_fail;
-$L35_edge:
-	mov.s64 %rd55, %rd48;
-	bra.uni $L17_if_done;
-$L17_if_done:
-	.loc 5 33 23
-	add.s64 %rd66, %rd49, 1;
-	mov.s64 %rd48, %rd55;
-	mov.s64 %rd49, %rd66;
-	bra.uni $L13_for_loop;
-$L15_for_done:
-	mov.s64 %rd67, %rd48;
-	mov.s64 %rd68, 0;
-	bra.uni $L18_for_loop;
-$L18_for_loop:
-	.loc 5 38 17
-	setp.lt.s64 %p18, %rd68, %rd14;
-	@%p18 bra $L19_for_body;
-	bra.uni $L20_for_done;
-$L19_for_body:
-	.loc 5 39 17
-	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 5 39 22
-	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 5 39 20
-	add.s64 %rd71, %rd69, %rd70;
-	.loc 5 39 25
-	add.s64 %rd72, %rd71, %rd68;
-	.loc 5 39 15
-	setp.hs.u64 %p19, %rd72, %rd11;
-	@%p19 bra $L40_oob10;
-	shl.b64 %rd73, %rd72, 2;
-	add.s64 %rd74, %rd10, %rd73;
-	ld.global.nc.s32 %r12, [%rd74];
-	.loc 5 39 10
-	cvt.s64.s32 %rd75, %r12;
-	.loc 5 39 30
-	setp.eq.s64 %p20, %rd75, %rd47;
-	@%p20 bra $L21_if_then;
-	bra.uni $L41_edge;
-$L40_oob10:
-	.loc 5 39 15
-	mov.u64 %rd23, 0x500000000B;
-	mov.u64 %rd24, %rd72;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L21_if_then:
-	.loc 5 40 24
-	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 5 40 22
-	add.s64 %rd78, %rd20, %rd77;
-	.loc 5 40 17
-	setp.hs.u64 %p21, %rd78, %rd8;
-	@%p21 bra $L42_oob11;
-	shl.b64 %rd79, %rd78, 2;
-	add.s64 %rd80, %rd7, %rd79;
-	ld.global.nc.s32 %r13, [%rd80];
-	.loc 5 40 13
-	cvt.s64.s32 %rd81, %r13;
-	.loc 5 40 5
-	add.s64 %rd82, %rd67, %rd81;
-	mov.s64 %rd76, %rd82;
-	bra.uni $L22_if_done;
-$L42_oob11:
-	.loc 5 40 17
-	mov.u64 %rd23, 0x500000000C;
-	mov.u64 %rd24, %rd78;
-	mov.u64 %rd25, %rd8;
-	bra.uni $L27_bounds_fail;
-$L41_edge:
-	mov.s64 %rd76, %rd67;
-	bra.uni $L22_if_done;
-$L22_if_done:
-	.loc 5 38 25
-	add.s64 %rd83, %rd68, 1;
-	mov.s64 %rd67, %rd76;
-	mov.s64 %rd68, %rd83;
-	bra.uni $L18_for_loop;
-$L20_for_done:
-	.loc 5 43 8
-	setp.lt.s64 %p22, %rd67, 0;
-	@%p22 bra $L23_if_then;
-	bra.uni $L25_cond_false;
-$L25_cond_false:
-	.loc 5 43 30
-	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 5 43 33
-	add.s64 %rd94, %rd93, %rd47;
-	.loc 5 43 28
-	setp.hs.u64 %p25, %rd94, %rd11;
-	@%p25 bra $L44_oob13;
-	shl.b64 %rd95, %rd94, 2;
-	add.s64 %rd96, %rd10, %rd95;
-	ld.global.nc.s32 %r15, [%rd96];
-	.loc 5 43 23
-	cvt.s64.s32 %rd97, %r15;
-	.loc 5 43 17
-	setp.ge.s64 %p26, %rd67, %rd97;
-	@%p26 bra $L23_if_then;
-	bra.uni $L45_edge;
-$L44_oob13:
-	.loc 5 43 28
-	mov.u64 %rd23, 0x500000000E;
-	mov.u64 %rd24, %rd94;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L23_if_then:
-	mov.pred %p23, 0;
-	bra.uni $L24_if_done;
-$L45_edge:
-	mov.pred %p23, %p9;
-	bra.uni $L24_if_done;
-$L24_if_done:
-	.loc 5 46 24
-	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 5 46 27
-	add.s64 %rd85, %rd84, %rd13;
-	.loc 5 46 30
-	add.s64 %rd86, %rd85, %rd47;
-	.loc 5 46 22
-	setp.hs.u64 %p24, %rd86, %rd11;
-	@%p24 bra $L43_oob12;
-	shl.b64 %rd87, %rd86, 2;
-	add.s64 %rd88, %rd10, %rd87;
-	ld.global.nc.s32 %r14, [%rd88];
-	.loc 5 46 17
-	cvt.s64.s32 %rd89, %r14;
-	.loc 5 46 12
-	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 5 46 3
-	add.s64 %rd91, %rd46, %rd90;
-	.loc 5 31 22
-	add.s64 %rd92, %rd47, 1;
-	mov.s64 %rd46, %rd91;
-	mov.pred %p9, %p23;
-	mov.s64 %rd47, %rd92;
-	bra.uni $L10_for_loop;
-$L43_oob12:
-	.loc 5 46 22
-	mov.u64 %rd23, 0x500000000D;
-	mov.u64 %rd24, %rd86;
-	mov.u64 %rd25, %rd11;
-	bra.uni $L27_bounds_fail;
-$L12_for_done:
-	.loc 5 48 2
-	mov.s64 %rd19, %rd46;
-	mov.pred %p1, %p9;
-	bra.uni $L26_ret_scatterOffset;
-$L26_ret_scatterOffset:
-	@%p1 bra $L4_if_then;
-	bra.uni $L5_if_done;
-$L4_if_then:
-	.loc 5 80 21
-	setp.hs.u64 %p27, %rd19, %rd2;
-	@%p27 bra $L46_oob14;
-	shl.b64 %rd98, %rd19, 3;
-	add.s64 %rd99, %rd1, %rd98;
-	.loc 5 80 31
-	shl.b64 %rd100, %rd18, 3;
-	add.s64 %rd101, %rd4, %rd100;
-	ld.global.nc.s64 %rd102, [%rd101];
-	.loc 5 80 16
-	atom.global.add.u64 %rd103, [%rd99], %rd102;
-	bra.uni $L5_if_done;
-$L46_oob14:
-	.loc 5 80 21
-	mov.u64 %rd23, 0x500000000F;
-	mov.u64 %rd24, %rd19;
-	mov.u64 %rd25, %rd2;
-	bra.uni $L27_bounds_fail;
-$L27_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p4, %rd26, 0;
-	@!%p4 bra $L28_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd27, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd28, %r5;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L28_bounds_exit;
-$L28_bounds_exit:
-	exit;
-$L5_if_done:
-	ret;
-}
-`
