@@ -3,23 +3,29 @@
 package qwen3
 
 import (
+	_ "embed"
+
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 )
 
-// kernModule holds every kernel of package qwen3, compiled for sm_80.
+// kernPTX holds every kernel of package qwen3, compiled for sm_80.
+//
+//go:embed qwen3_kern_sm_80.ptx
+var kernPTX string
+
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/llm/qwen3", Arch: "sm_80", PTX: kernPTX}
 
 // matmulF32Kernel launches the kernel matmulF32 (kernels.go:37).
-var matmulF32Kernel = kernMatmulF32Launcher{kern.NewKernel(kern.KernelSpec{
+var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "w", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -30,34 +36,30 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:61:35",
 		"kernels.go:65:6",
 	},
+	SourceHash: "a4b5028be527e897", Source: []string{"kernels.go:matmulF32", "kernels.go:matmulWarp"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernMatmulF32Launcher is the typed launcher of matmulF32.
-type kernMatmulF32Launcher struct{ k *kern.Kernel }
+type kernMatmulF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernMatmulF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs matmulF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs matmulF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernMatmulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[float32], rows int, cols int, k int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
 // matmulF16Kernel launches the kernel matmulF16 (kernels.go:42).
-var matmulF16Kernel = kernMatmulF16Launcher{kern.NewKernel(kern.KernelSpec{
+var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
-		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -68,34 +70,30 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:61:35",
 		"kernels.go:65:6",
 	},
+	SourceHash: "2642e36b80f5b680", Source: []string{"kernels.go:matmulF16", "kernels.go:matmulWarp"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernMatmulF16Launcher is the typed launcher of matmulF16.
-type kernMatmulF16Launcher struct{ k *kern.Kernel }
+type kernMatmulF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernMatmulF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs matmulF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs matmulF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernMatmulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[gpu.Half], rows int, cols int, k int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
 // matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:47).
-var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewKernel(kern.KernelSpec{
+var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulBF16", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
-		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -106,39 +104,35 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:61:35",
 		"kernels.go:65:6",
 	},
+	SourceHash: "06edfa90fa1acc0a", Source: []string{"kernels.go:matmulBF16", "kernels.go:matmulWarp"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
 })}
 
-// kernMatmulBF16Launcher is the typed launcher of matmulBF16.
-type kernMatmulBF16Launcher struct{ k *kern.Kernel }
+type kernMatmulBF16Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernMatmulBF16Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs matmulBF16 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs matmulBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernMatmulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[gpu.BFloat16], rows int, cols int, k int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
 // attentionKernel launches the kernel attention (kernels.go:70).
-var attentionKernel = kernAttentionLauncher{kern.NewKernel(kern.KernelSpec{
+var attentionKernel = kernAttentionLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "attention", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "attention", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "q", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "kc", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "vc", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "q", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "kc", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "vc", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "scores", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "pos0", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "ctx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "scale", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "pos0", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "ctx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "scale", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
 	Bounds: true,
@@ -156,33 +150,29 @@ var attentionKernel = kernAttentionLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:104:34",
 		"kernels.go:106:6",
 	},
+	SourceHash: "0ecedf5afa479da4", Source: []string{"kernels.go:attention"},
 	Native: func(t gpu.Thread, a []any) {
 		attention(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(float32))
 	},
 })}
 
-// kernAttentionLauncher is the typed launcher of attention.
-type kernAttentionLauncher struct{ k *kern.Kernel }
+type kernAttentionLauncher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernAttentionLauncher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs attention on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs attention on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernAttentionLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], q_ *kern.Buffer[float32], kc *kern.Buffer[float32], vc *kern.Buffer[float32], scores *kern.Buffer[float32], heads int, kvHeads int, headDim int, pos0 int, ctx int, scale float32) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(pos0), kern.ScalarArg(ctx), kern.ScalarArg(scale))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(pos0), kern.ScalarArg(ctx), kern.ScalarArg(scale))
 }
 
 // copyF32Kernel launches the kernel copyF32 (kernels.go:111).
-var copyF32Kernel = kernCopyF32Launcher{kern.NewKernel(kern.KernelSpec{
+var copyF32Kernel = kernCopyF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "copyF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "copyF32", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "dst", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "src", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "src", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
@@ -190,1111 +180,16 @@ var copyF32Kernel = kernCopyF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:114:22",
 		"kernels.go:114:6",
 	},
+	SourceHash: "215873c4dfe75727", Source: []string{"kernels.go:copyF32"},
 	Native: func(t gpu.Thread, a []any) {
 		copyF32(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int), a[4].(int))
 	},
 })}
 
-// kernCopyF32Launcher is the typed launcher of copyF32.
-type kernCopyF32Launcher struct{ k *kern.Kernel }
+type kernCopyF32Launcher struct{ kern.Launcher }
 
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCopyF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs copyF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
+// Launch runs copyF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
 func (l kernCopyF32Launcher) Launch(q kern.Queue, grid kern.Grid, dst *kern.Buffer[float32], src *kern.Buffer[float32], dstOff int, srcOff int, n int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(dst), kern.BufferArg(src), kern.ScalarArg(dstOff), kern.ScalarArg(srcOff), kern.ScalarArg(n))
+	return l.Kernel().Launch(q, grid, kern.BufferArg(dst), kern.BufferArg(src), kern.ScalarArg(dstOff), kern.ScalarArg(srcOff), kern.ScalarArg(n))
 }
-
-const kernPTX = `//
-// Generated by kern. DO NOT EDIT.
-//
-
-.version 7.0
-.target sm_80
-.address_size 64
-
-.file 1 "kernels.go"
-
-.visible .global .align 8 .b64 kern_error[4];
-
-.visible .entry matmulF32(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 w_ptr,
-	.param .s64 w_len,
-	.param .s64 rows,
-	.param .s64 cols,
-	.param .s64 k
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<9>;
-	.reg .b32 %r<19>;
-	.reg .b64 %rd<46>;
-	.reg .f32 %f<15>;
-
-	.loc 1 37 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [w_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [w_len];
-	ld.param.s64 %rd9, [rows];
-	ld.param.s64 %rd10, [cols];
-	ld.param.s64 %rd11, [k];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 53 20
-	mov.u32 %r0, %ctaid.x;
-	cvt.s64.u32 %rd12, %r0;
-	mov.u32 %r1, %ctaid.y;
-	cvt.s64.u32 %rd13, %r1;
-	mov.u32 %r2, %ctaid.z;
-	cvt.s64.u32 %rd14, %r2;
-	.loc 1 53 36
-	mov.u32 %r3, %ntid.x;
-	cvt.s64.u32 %rd15, %r3;
-	mov.u32 %r4, %ntid.y;
-	cvt.s64.u32 %rd16, %r4;
-	mov.u32 %r5, %ntid.z;
-	cvt.s64.u32 %rd17, %r5;
-	.loc 1 53 40
-	div.s64 %rd18, %rd15, 32;
-	.loc 1 53 24
-	mul.lo.s64 %rd19, %rd12, %rd18;
-	.loc 1 53 53
-	mov.u32 %r8, %tid.z;
-	mov.u32 %r9, %ntid.y;
-	mov.u32 %r10, %tid.y;
-	mad.lo.u32 %r7, %r8, %r9, %r10;
-	mov.u32 %r12, %ntid.x;
-	mov.u32 %r13, %tid.x;
-	mad.lo.u32 %r11, %r7, %r12, %r13;
-	shr.u32 %r6, %r11, 5;
-	cvt.s64.u32 %rd20, %r6;
-	.loc 1 53 45
-	add.s64 %rd21, %rd19, %rd20;
-	.loc 1 54 17
-	mul.lo.s64 %rd22, %rd9, %rd10;
-	.loc 1 54 10
-	setp.ge.s64 %p0, %rd21, %rd22;
-	@%p0 bra $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 1 57 12
-	setp.eq.s64 %p1, %rd10, 0;
-	@%p1 bra $L13_divzero0;
-	div.s64 %rd23, %rd21, %rd10;
-	.loc 1 58 14
-	setp.eq.s64 %p3, %rd10, 0;
-	@%p3 bra $L14_divzero1;
-	rem.s64 %rd31, %rd21, %rd10;
-	.loc 1 60 17
-	mov.u32 %r17, %laneid;
-	cvt.s64.u32 %rd32, %r17;
-	mov.f32 %f0, 0f00000000;
-	mov.s64 %rd33, %rd32;
-	bra.uni $L5_for_loop;
-$L13_divzero0:
-	.loc 1 57 12
-	mov.u64 %rd24, 0x100000001;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L11_bounds_fail;
-$L14_divzero1:
-	.loc 1 58 14
-	mov.u64 %rd24, 0x100000002;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L11_bounds_fail;
-$L5_for_loop:
-	.loc 1 60 23
-	setp.lt.s64 %p4, %rd33, %rd11;
-	@%p4 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 1 61 20
-	mul.lo.s64 %rd34, %rd23, %rd11;
-	.loc 1 61 22
-	add.s64 %rd35, %rd34, %rd33;
-	.loc 1 61 18
-	setp.hs.u64 %p5, %rd35, %rd5;
-	@%p5 bra $L15_oob2;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd4, %rd36;
-	ld.global.nc.f32 %f1, [%rd37];
-	.loc 1 61 39
-	mul.lo.s64 %rd38, %rd31, %rd11;
-	.loc 1 61 41
-	add.s64 %rd39, %rd38, %rd33;
-	.loc 1 61 35
-	setp.hs.u64 %p6, %rd39, %rd8;
-	@%p6 bra $L16_oob3;
-	shl.b64 %rd40, %rd39, 2;
-	add.s64 %rd41, %rd7, %rd40;
-	ld.global.nc.f32 %f2, [%rd41];
-	.loc 1 61 33
-	bra.uni $L17_entry;
-$L15_oob2:
-	.loc 1 61 18
-	mov.u64 %rd24, 0x100000003;
-	mov.u64 %rd25, %rd35;
-	mov.u64 %rd26, %rd5;
-	bra.uni $L11_bounds_fail;
-$L16_oob3:
-	.loc 1 61 35
-	mov.u64 %rd24, 0x100000004;
-	mov.u64 %rd25, %rd39;
-	mov.u64 %rd26, %rd8;
-	bra.uni $L11_bounds_fail;
-$L17_entry:
-	.loc 1 26 39
-	mov.f32 %f3, %f2;
-	bra.uni $L18_ret_load;
-$L18_ret_load:
-	.loc 1 61 16
-	fma.rn.f32 %f4, %f1, %f3, %f0;
-	.loc 1 60 28
-	add.s64 %rd42, %rd33, 32;
-	mov.f32 %f0, %f4;
-	mov.s64 %rd33, %rd42;
-	bra.uni $L5_for_loop;
-$L7_for_done:
-	.loc 1 63 19
-	shfl.sync.bfly.b32 %f5, %f0, 16, 31, -1;
-	add.rn.f32 %f6, %f0, %f5;
-	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
-	add.rn.f32 %f8, %f6, %f7;
-	shfl.sync.bfly.b32 %f9, %f8, 4, 31, -1;
-	add.rn.f32 %f10, %f8, %f9;
-	shfl.sync.bfly.b32 %f11, %f10, 2, 31, -1;
-	add.rn.f32 %f12, %f10, %f11;
-	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
-	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 64 11
-	mov.u32 %r18, %laneid;
-	cvt.s64.u32 %rd43, %r18;
-	.loc 1 64 14
-	setp.eq.s64 %p7, %rd43, 0;
-	@%p7 bra $L8_if_then;
-	bra.uni $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
-$L8_if_then:
-	.loc 1 65 6
-	setp.hs.u64 %p8, %rd21, %rd2;
-	@%p8 bra $L19_oob4;
-	shl.b64 %rd44, %rd21, 2;
-	add.s64 %rd45, %rd1, %rd44;
-	st.global.f32 [%rd45], %f14;
-	bra.uni $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
-$L19_oob4:
-	mov.u64 %rd24, 0x100000005;
-	mov.u64 %rd25, %rd21;
-	mov.u64 %rd26, %rd2;
-	bra.uni $L11_bounds_fail;
-$L11_bounds_fail:
-	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
-	setp.eq.u64 %p2, %rd27, 0;
-	@!%p2 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd25;
-	st.global.u64 [kern_error+16], %rd26;
-	mov.u32 %r14, %ctaid.x;
-	mov.u32 %r15, %ntid.x;
-	mul.wide.u32 %rd28, %r14, %r15;
-	mov.u32 %r16, %tid.x;
-	cvt.u64.u32 %rd29, %r16;
-	add.s64 %rd30, %rd28, %rd29;
-	st.global.u64 [kern_error+24], %rd30;
-	bra.uni $L12_bounds_exit;
-$L12_bounds_exit:
-	exit;
-$L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d:
-	ret;
-}
-
-.visible .entry matmulF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 w_ptr,
-	.param .s64 w_len,
-	.param .s64 rows,
-	.param .s64 cols,
-	.param .s64 k
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<9>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<19>;
-	.reg .b64 %rd<46>;
-	.reg .f32 %f<15>;
-
-	.loc 1 42 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [w_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [w_len];
-	ld.param.s64 %rd9, [rows];
-	ld.param.s64 %rd10, [cols];
-	ld.param.s64 %rd11, [k];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 53 20
-	mov.u32 %r0, %ctaid.x;
-	cvt.s64.u32 %rd12, %r0;
-	mov.u32 %r1, %ctaid.y;
-	cvt.s64.u32 %rd13, %r1;
-	mov.u32 %r2, %ctaid.z;
-	cvt.s64.u32 %rd14, %r2;
-	.loc 1 53 36
-	mov.u32 %r3, %ntid.x;
-	cvt.s64.u32 %rd15, %r3;
-	mov.u32 %r4, %ntid.y;
-	cvt.s64.u32 %rd16, %r4;
-	mov.u32 %r5, %ntid.z;
-	cvt.s64.u32 %rd17, %r5;
-	.loc 1 53 40
-	div.s64 %rd18, %rd15, 32;
-	.loc 1 53 24
-	mul.lo.s64 %rd19, %rd12, %rd18;
-	.loc 1 53 53
-	mov.u32 %r8, %tid.z;
-	mov.u32 %r9, %ntid.y;
-	mov.u32 %r10, %tid.y;
-	mad.lo.u32 %r7, %r8, %r9, %r10;
-	mov.u32 %r12, %ntid.x;
-	mov.u32 %r13, %tid.x;
-	mad.lo.u32 %r11, %r7, %r12, %r13;
-	shr.u32 %r6, %r11, 5;
-	cvt.s64.u32 %rd20, %r6;
-	.loc 1 53 45
-	add.s64 %rd21, %rd19, %rd20;
-	.loc 1 54 17
-	mul.lo.s64 %rd22, %rd9, %rd10;
-	.loc 1 54 10
-	setp.ge.s64 %p0, %rd21, %rd22;
-	@%p0 bra $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 1 57 12
-	setp.eq.s64 %p1, %rd10, 0;
-	@%p1 bra $L13_divzero0;
-	div.s64 %rd23, %rd21, %rd10;
-	.loc 1 58 14
-	setp.eq.s64 %p3, %rd10, 0;
-	@%p3 bra $L14_divzero1;
-	rem.s64 %rd31, %rd21, %rd10;
-	.loc 1 60 17
-	mov.u32 %r17, %laneid;
-	cvt.s64.u32 %rd32, %r17;
-	mov.f32 %f0, 0f00000000;
-	mov.s64 %rd33, %rd32;
-	bra.uni $L5_for_loop;
-$L13_divzero0:
-	.loc 1 57 12
-	mov.u64 %rd24, 0x200000001;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L11_bounds_fail;
-$L14_divzero1:
-	.loc 1 58 14
-	mov.u64 %rd24, 0x200000002;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L11_bounds_fail;
-$L5_for_loop:
-	.loc 1 60 23
-	setp.lt.s64 %p4, %rd33, %rd11;
-	@%p4 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 1 61 20
-	mul.lo.s64 %rd34, %rd23, %rd11;
-	.loc 1 61 22
-	add.s64 %rd35, %rd34, %rd33;
-	.loc 1 61 18
-	setp.hs.u64 %p5, %rd35, %rd5;
-	@%p5 bra $L15_oob2;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd4, %rd36;
-	ld.global.nc.f32 %f1, [%rd37];
-	.loc 1 61 39
-	mul.lo.s64 %rd38, %rd31, %rd11;
-	.loc 1 61 41
-	add.s64 %rd39, %rd38, %rd33;
-	.loc 1 61 35
-	setp.hs.u64 %p6, %rd39, %rd8;
-	@%p6 bra $L16_oob3;
-	shl.b64 %rd40, %rd39, 1;
-	add.s64 %rd41, %rd7, %rd40;
-	ld.global.nc.u16 %rs0, [%rd41];
-	.loc 1 61 33
-	bra.uni $L17_entry;
-$L15_oob2:
-	.loc 1 61 18
-	mov.u64 %rd24, 0x200000003;
-	mov.u64 %rd25, %rd35;
-	mov.u64 %rd26, %rd5;
-	bra.uni $L11_bounds_fail;
-$L16_oob3:
-	.loc 1 61 35
-	mov.u64 %rd24, 0x200000004;
-	mov.u64 %rd25, %rd39;
-	mov.u64 %rd26, %rd8;
-	bra.uni $L11_bounds_fail;
-$L17_entry:
-	.loc 1 30 56
-	cvt.f32.f16 %f3, %rs0;
-	.loc 1 30 40
-	mov.f32 %f2, %f3;
-	bra.uni $L18_ret_load;
-$L18_ret_load:
-	.loc 1 61 16
-	fma.rn.f32 %f4, %f1, %f2, %f0;
-	.loc 1 60 28
-	add.s64 %rd42, %rd33, 32;
-	mov.f32 %f0, %f4;
-	mov.s64 %rd33, %rd42;
-	bra.uni $L5_for_loop;
-$L7_for_done:
-	.loc 1 63 19
-	shfl.sync.bfly.b32 %f5, %f0, 16, 31, -1;
-	add.rn.f32 %f6, %f0, %f5;
-	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
-	add.rn.f32 %f8, %f6, %f7;
-	shfl.sync.bfly.b32 %f9, %f8, 4, 31, -1;
-	add.rn.f32 %f10, %f8, %f9;
-	shfl.sync.bfly.b32 %f11, %f10, 2, 31, -1;
-	add.rn.f32 %f12, %f10, %f11;
-	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
-	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 64 11
-	mov.u32 %r18, %laneid;
-	cvt.s64.u32 %rd43, %r18;
-	.loc 1 64 14
-	setp.eq.s64 %p7, %rd43, 0;
-	@%p7 bra $L8_if_then;
-	bra.uni $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
-$L8_if_then:
-	.loc 1 65 6
-	setp.hs.u64 %p8, %rd21, %rd2;
-	@%p8 bra $L19_oob4;
-	shl.b64 %rd44, %rd21, 2;
-	add.s64 %rd45, %rd1, %rd44;
-	st.global.f32 [%rd45], %f14;
-	bra.uni $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
-$L19_oob4:
-	mov.u64 %rd24, 0x200000005;
-	mov.u64 %rd25, %rd21;
-	mov.u64 %rd26, %rd2;
-	bra.uni $L11_bounds_fail;
-$L11_bounds_fail:
-	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
-	setp.eq.u64 %p2, %rd27, 0;
-	@!%p2 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd25;
-	st.global.u64 [kern_error+16], %rd26;
-	mov.u32 %r14, %ctaid.x;
-	mov.u32 %r15, %ntid.x;
-	mul.wide.u32 %rd28, %r14, %r15;
-	mov.u32 %r16, %tid.x;
-	cvt.u64.u32 %rd29, %r16;
-	add.s64 %rd30, %rd28, %rd29;
-	st.global.u64 [kern_error+24], %rd30;
-	bra.uni $L12_bounds_exit;
-$L12_bounds_exit:
-	exit;
-$L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d:
-	ret;
-}
-
-.visible .entry matmulBF16(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 x_ptr,
-	.param .s64 x_len,
-	.param .u64 w_ptr,
-	.param .s64 w_len,
-	.param .s64 rows,
-	.param .s64 cols,
-	.param .s64 k
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<9>;
-	.reg .b16 %rs<1>;
-	.reg .b32 %r<20>;
-	.reg .b64 %rd<46>;
-	.reg .f32 %f<15>;
-
-	.loc 1 47 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [x_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [x_len];
-	ld.param.u64 %rd6, [w_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [w_len];
-	ld.param.s64 %rd9, [rows];
-	ld.param.s64 %rd10, [cols];
-	ld.param.s64 %rd11, [k];
-	bra.uni $L2_entry;
-$L2_entry:
-	.loc 1 53 20
-	mov.u32 %r0, %ctaid.x;
-	cvt.s64.u32 %rd12, %r0;
-	mov.u32 %r1, %ctaid.y;
-	cvt.s64.u32 %rd13, %r1;
-	mov.u32 %r2, %ctaid.z;
-	cvt.s64.u32 %rd14, %r2;
-	.loc 1 53 36
-	mov.u32 %r3, %ntid.x;
-	cvt.s64.u32 %rd15, %r3;
-	mov.u32 %r4, %ntid.y;
-	cvt.s64.u32 %rd16, %r4;
-	mov.u32 %r5, %ntid.z;
-	cvt.s64.u32 %rd17, %r5;
-	.loc 1 53 40
-	div.s64 %rd18, %rd15, 32;
-	.loc 1 53 24
-	mul.lo.s64 %rd19, %rd12, %rd18;
-	.loc 1 53 53
-	mov.u32 %r8, %tid.z;
-	mov.u32 %r9, %ntid.y;
-	mov.u32 %r10, %tid.y;
-	mad.lo.u32 %r7, %r8, %r9, %r10;
-	mov.u32 %r12, %ntid.x;
-	mov.u32 %r13, %tid.x;
-	mad.lo.u32 %r11, %r7, %r12, %r13;
-	shr.u32 %r6, %r11, 5;
-	cvt.s64.u32 %rd20, %r6;
-	.loc 1 53 45
-	add.s64 %rd21, %rd19, %rd20;
-	.loc 1 54 17
-	mul.lo.s64 %rd22, %rd9, %rd10;
-	.loc 1 54 10
-	setp.ge.s64 %p0, %rd21, %rd22;
-	@%p0 bra $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
-	bra.uni $L4_if_done;
-$L4_if_done:
-	.loc 1 57 12
-	setp.eq.s64 %p1, %rd10, 0;
-	@%p1 bra $L13_divzero0;
-	div.s64 %rd23, %rd21, %rd10;
-	.loc 1 58 14
-	setp.eq.s64 %p3, %rd10, 0;
-	@%p3 bra $L14_divzero1;
-	rem.s64 %rd31, %rd21, %rd10;
-	.loc 1 60 17
-	mov.u32 %r17, %laneid;
-	cvt.s64.u32 %rd32, %r17;
-	mov.f32 %f0, 0f00000000;
-	mov.s64 %rd33, %rd32;
-	bra.uni $L5_for_loop;
-$L13_divzero0:
-	.loc 1 57 12
-	mov.u64 %rd24, 0x300000001;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L11_bounds_fail;
-$L14_divzero1:
-	.loc 1 58 14
-	mov.u64 %rd24, 0x300000002;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L11_bounds_fail;
-$L5_for_loop:
-	.loc 1 60 23
-	setp.lt.s64 %p4, %rd33, %rd11;
-	@%p4 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 1 61 20
-	mul.lo.s64 %rd34, %rd23, %rd11;
-	.loc 1 61 22
-	add.s64 %rd35, %rd34, %rd33;
-	.loc 1 61 18
-	setp.hs.u64 %p5, %rd35, %rd5;
-	@%p5 bra $L15_oob2;
-	shl.b64 %rd36, %rd35, 2;
-	add.s64 %rd37, %rd4, %rd36;
-	ld.global.nc.f32 %f1, [%rd37];
-	.loc 1 61 39
-	mul.lo.s64 %rd38, %rd31, %rd11;
-	.loc 1 61 41
-	add.s64 %rd39, %rd38, %rd33;
-	.loc 1 61 35
-	setp.hs.u64 %p6, %rd39, %rd8;
-	@%p6 bra $L16_oob3;
-	shl.b64 %rd40, %rd39, 1;
-	add.s64 %rd41, %rd7, %rd40;
-	ld.global.nc.u16 %rs0, [%rd41];
-	.loc 1 61 33
-	bra.uni $L17_entry;
-$L15_oob2:
-	.loc 1 61 18
-	mov.u64 %rd24, 0x300000003;
-	mov.u64 %rd25, %rd35;
-	mov.u64 %rd26, %rd5;
-	bra.uni $L11_bounds_fail;
-$L16_oob3:
-	.loc 1 61 35
-	mov.u64 %rd24, 0x300000004;
-	mov.u64 %rd25, %rd39;
-	mov.u64 %rd26, %rd8;
-	bra.uni $L11_bounds_fail;
-$L17_entry:
-	.loc 1 34 61
-	cvt.u32.u16 %r18, %rs0;
-	shl.b32 %r18, %r18, 16;
-	mov.b32 %f3, %r18;
-	.loc 1 34 45
-	mov.f32 %f2, %f3;
-	bra.uni $L18_ret_load;
-$L18_ret_load:
-	.loc 1 61 16
-	fma.rn.f32 %f4, %f1, %f2, %f0;
-	.loc 1 60 28
-	add.s64 %rd42, %rd33, 32;
-	mov.f32 %f0, %f4;
-	mov.s64 %rd33, %rd42;
-	bra.uni $L5_for_loop;
-$L7_for_done:
-	.loc 1 63 19
-	shfl.sync.bfly.b32 %f5, %f0, 16, 31, -1;
-	add.rn.f32 %f6, %f0, %f5;
-	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
-	add.rn.f32 %f8, %f6, %f7;
-	shfl.sync.bfly.b32 %f9, %f8, 4, 31, -1;
-	add.rn.f32 %f10, %f8, %f9;
-	shfl.sync.bfly.b32 %f11, %f10, 2, 31, -1;
-	add.rn.f32 %f12, %f10, %f11;
-	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
-	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 64 11
-	mov.u32 %r19, %laneid;
-	cvt.s64.u32 %rd43, %r19;
-	.loc 1 64 14
-	setp.eq.s64 %p7, %rd43, 0;
-	@%p7 bra $L8_if_then;
-	bra.uni $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
-$L8_if_then:
-	.loc 1 65 6
-	setp.hs.u64 %p8, %rd21, %rd2;
-	@%p8 bra $L19_oob4;
-	shl.b64 %rd44, %rd21, 2;
-	add.s64 %rd45, %rd1, %rd44;
-	st.global.f32 [%rd45], %f14;
-	bra.uni $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
-$L19_oob4:
-	mov.u64 %rd24, 0x300000005;
-	mov.u64 %rd25, %rd21;
-	mov.u64 %rd26, %rd2;
-	bra.uni $L11_bounds_fail;
-$L11_bounds_fail:
-	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
-	setp.eq.u64 %p2, %rd27, 0;
-	@!%p2 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd25;
-	st.global.u64 [kern_error+16], %rd26;
-	mov.u32 %r14, %ctaid.x;
-	mov.u32 %r15, %ntid.x;
-	mul.wide.u32 %rd28, %r14, %r15;
-	mov.u32 %r16, %tid.x;
-	cvt.u64.u32 %rd29, %r16;
-	add.s64 %rd30, %rd28, %rd29;
-	st.global.u64 [kern_error+24], %rd30;
-	bra.uni $L12_bounds_exit;
-$L12_bounds_exit:
-	exit;
-$L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d:
-	ret;
-}
-
-.visible .entry attention(
-	.param .u64 out_ptr,
-	.param .s64 out_len,
-	.param .u64 q_ptr,
-	.param .s64 q_len,
-	.param .u64 kc_ptr,
-	.param .s64 kc_len,
-	.param .u64 vc_ptr,
-	.param .s64 vc_len,
-	.param .u64 scores_ptr,
-	.param .s64 scores_len,
-	.param .s64 heads,
-	.param .s64 kvHeads,
-	.param .s64 headDim,
-	.param .s64 pos0,
-	.param .s64 ctx,
-	.param .f32 scale
-)
-.maxntid 32, 1, 1
-{
-	.reg .pred %p<19>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<79>;
-	.reg .f32 %f<47>;
-
-	.loc 1 70 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [q_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [q_len];
-	ld.param.u64 %rd6, [kc_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [kc_len];
-	ld.param.u64 %rd9, [vc_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [vc_len];
-	ld.param.u64 %rd12, [scores_ptr];
-	cvta.to.global.u64 %rd13, %rd12;
-	ld.param.s64 %rd14, [scores_len];
-	ld.param.s64 %rd15, [heads];
-	ld.param.s64 %rd16, [kvHeads];
-	ld.param.s64 %rd17, [headDim];
-	ld.param.s64 %rd18, [pos0];
-	ld.param.s64 %rd19, [ctx];
-	ld.param.f32 %f0, [scale];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 71 19
-	mov.u32 %r0, %ctaid.x;
-	cvt.s64.u32 %rd20, %r0;
-	mov.u32 %r1, %ctaid.y;
-	cvt.s64.u32 %rd21, %r1;
-	mov.u32 %r2, %ctaid.z;
-	cvt.s64.u32 %rd22, %r2;
-	.loc 1 72 13
-	setp.eq.s64 %p0, %rd15, 0;
-	@%p0 bra $L19_divzero0;
-	div.s64 %rd23, %rd20, %rd15;
-	.loc 1 73 11
-	setp.eq.s64 %p2, %rd15, 0;
-	@%p2 bra $L20_divzero1;
-	rem.s64 %rd31, %rd20, %rd15;
-	.loc 1 74 20
-	setp.eq.s64 %p3, %rd16, 0;
-	@%p3 bra $L21_divzero2;
-	div.s64 %rd32, %rd15, %rd16;
-	.loc 1 74 11
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L22_divzero3;
-	div.s64 %rd33, %rd31, %rd32;
-	.loc 1 75 12
-	add.s64 %rd34, %rd18, %rd23;
-	.loc 1 75 18
-	add.s64 %rd35, %rd34, 1;
-	.loc 1 76 12
-	mul.lo.s64 %rd36, %rd20, %rd17;
-	.loc 1 77 12
-	mul.lo.s64 %rd37, %rd20, %rd19;
-	.loc 1 78 16
-	mov.u32 %r6, %laneid;
-	cvt.s64.u32 %rd38, %r6;
-	mov.f32 %f1, 0fFF7FC99E;
-	mov.s64 %rd39, %rd38;
-	bra.uni $L2_for_loop;
-$L19_divzero0:
-	.loc 1 72 13
-	mov.u64 %rd24, 0x400000001;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L17_bounds_fail;
-$L20_divzero1:
-	.loc 1 73 11
-	mov.u64 %rd24, 0x400000002;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L17_bounds_fail;
-$L21_divzero2:
-	.loc 1 74 20
-	mov.u64 %rd24, 0x400000003;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L17_bounds_fail;
-$L22_divzero3:
-	.loc 1 74 11
-	mov.u64 %rd24, 0x400000004;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L17_bounds_fail;
-$L2_for_loop:
-	.loc 1 81 19
-	setp.lt.s64 %p5, %rd39, %rd35;
-	@%p5 bra $L3_for_body;
-	bra.uni $L4_for_done;
-$L3_for_body:
-	.loc 1 82 11
-	mul.lo.s64 %rd40, %rd39, %rd16;
-	.loc 1 82 20
-	add.s64 %rd41, %rd40, %rd33;
-	.loc 1 82 27
-	mul.lo.s64 %rd42, %rd41, %rd17;
-	mov.f32 %f2, 0f00000000;
-	mov.s64 %rd43, 0;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 1 84 17
-	setp.lt.s64 %p6, %rd43, %rd17;
-	@%p6 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 1 85 20
-	add.s64 %rd44, %rd36, %rd43;
-	.loc 1 85 17
-	setp.hs.u64 %p7, %rd44, %rd5;
-	@%p7 bra $L23_oob4;
-	shl.b64 %rd45, %rd44, 2;
-	add.s64 %rd46, %rd4, %rd45;
-	ld.global.nc.f32 %f3, [%rd46];
-	.loc 1 85 30
-	add.s64 %rd47, %rd42, %rd43;
-	.loc 1 85 27
-	setp.hs.u64 %p8, %rd47, %rd8;
-	@%p8 bra $L24_oob5;
-	shl.b64 %rd48, %rd47, 2;
-	add.s64 %rd49, %rd7, %rd48;
-	ld.global.nc.f32 %f4, [%rd49];
-	.loc 1 85 15
-	fma.rn.f32 %f5, %f3, %f4, %f2;
-	.loc 1 84 28
-	add.s64 %rd50, %rd43, 1;
-	mov.f32 %f2, %f5;
-	mov.s64 %rd43, %rd50;
-	bra.uni $L5_for_loop;
-$L23_oob4:
-	.loc 1 85 17
-	mov.u64 %rd24, 0x400000005;
-	mov.u64 %rd25, %rd44;
-	mov.u64 %rd26, %rd5;
-	bra.uni $L17_bounds_fail;
-$L24_oob5:
-	.loc 1 85 27
-	mov.u64 %rd24, 0x400000006;
-	mov.u64 %rd25, %rd47;
-	mov.u64 %rd26, %rd8;
-	bra.uni $L17_bounds_fail;
-$L7_for_done:
-	.loc 1 87 3
-	mul.rn.f32 %f6, %f2, %f0;
-	.loc 1 88 12
-	add.s64 %rd51, %rd37, %rd39;
-	.loc 1 88 9
-	setp.hs.u64 %p9, %rd51, %rd14;
-	@%p9 bra $L25_oob6;
-	shl.b64 %rd52, %rd51, 2;
-	add.s64 %rd53, %rd13, %rd52;
-	st.global.f32 [%rd53], %f6;
-	.loc 1 89 14
-	max.f32 %f7, %f1, %f6;
-	.loc 1 81 24
-	add.s64 %rd54, %rd39, 32;
-	mov.f32 %f1, %f7;
-	mov.s64 %rd39, %rd54;
-	bra.uni $L2_for_loop;
-$L25_oob6:
-	.loc 1 88 9
-	mov.u64 %rd24, 0x400000007;
-	mov.u64 %rd25, %rd51;
-	mov.u64 %rd26, %rd14;
-	bra.uni $L17_bounds_fail;
-$L4_for_done:
-	.loc 1 91 17
-	shfl.sync.bfly.b32 %f8, %f1, 16, 31, -1;
-	max.NaN.f32 %f9, %f1, %f8;
-	shfl.sync.bfly.b32 %f10, %f9, 8, 31, -1;
-	max.NaN.f32 %f11, %f9, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 4, 31, -1;
-	max.NaN.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 2, 31, -1;
-	max.NaN.f32 %f15, %f13, %f14;
-	shfl.sync.bfly.b32 %f16, %f15, 1, 31, -1;
-	max.NaN.f32 %f17, %f15, %f16;
-	mov.f32 %f18, 0f00000000;
-	mov.s64 %rd55, %rd38;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 1 93 19
-	setp.lt.s64 %p10, %rd55, %rd35;
-	@%p10 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 1 94 25
-	add.s64 %rd56, %rd37, %rd55;
-	.loc 1 94 22
-	setp.hs.u64 %p11, %rd56, %rd14;
-	@%p11 bra $L26_oob7;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd13, %rd57;
-	ld.global.f32 %f19, [%rd58];
-	.loc 1 94 29
-	sub.rn.f32 %f20, %f19, %f17;
-	.loc 1 94 15
-	max.f32 %f21, %f20, 0fC2D00000;
-	min.f32 %f21, %f21, 0f42B20000;
-	mul.rn.f32 %f22, %f21, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f23, %f22;
-	fma.rn.f32 %f24, %f23, 0fBF317200, %f21;
-	fma.rn.f32 %f24, %f23, 0fB5BFBE8E, %f24;
-	mul.rn.f32 %f24, %f24, 0f3FB8AA3B;
-	ex2.approx.f32 %f25, %f24;
-	mul.rn.f32 %f26, %f23, 0f3F000000;
-	cvt.rmi.f32.f32 %f26, %f26;
-	sub.rn.f32 %f27, %f23, %f26;
-	ex2.approx.f32 %f28, %f26;
-	ex2.approx.f32 %f29, %f27;
-	mul.rn.f32 %f25, %f25, %f28;
-	mul.rn.f32 %f25, %f25, %f29;
-	setp.nan.f32 %p12, %f20, %f20;
-	selp.f32 %f25, %f20, %f25, %p12;
-	.loc 1 95 12
-	add.s64 %rd59, %rd37, %rd55;
-	.loc 1 95 9
-	setp.hs.u64 %p13, %rd59, %rd14;
-	@%p13 bra $L27_oob8;
-	shl.b64 %rd60, %rd59, 2;
-	add.s64 %rd61, %rd13, %rd60;
-	st.global.f32 [%rd61], %f25;
-	.loc 1 96 3
-	add.rn.f32 %f30, %f18, %f25;
-	.loc 1 93 24
-	add.s64 %rd62, %rd55, 32;
-	mov.f32 %f18, %f30;
-	mov.s64 %rd55, %rd62;
-	bra.uni $L8_for_loop;
-$L26_oob7:
-	.loc 1 94 22
-	mov.u64 %rd24, 0x400000008;
-	mov.u64 %rd25, %rd56;
-	mov.u64 %rd26, %rd14;
-	bra.uni $L17_bounds_fail;
-$L27_oob8:
-	.loc 1 95 9
-	mov.u64 %rd24, 0x400000009;
-	mov.u64 %rd25, %rd59;
-	mov.u64 %rd26, %rd14;
-	bra.uni $L17_bounds_fail;
-$L10_for_done:
-	.loc 1 98 19
-	shfl.sync.bfly.b32 %f31, %f18, 16, 31, -1;
-	add.rn.f32 %f32, %f18, %f31;
-	shfl.sync.bfly.b32 %f33, %f32, 8, 31, -1;
-	add.rn.f32 %f34, %f32, %f33;
-	shfl.sync.bfly.b32 %f35, %f34, 4, 31, -1;
-	add.rn.f32 %f36, %f34, %f35;
-	shfl.sync.bfly.b32 %f37, %f36, 2, 31, -1;
-	add.rn.f32 %f38, %f36, %f37;
-	shfl.sync.bfly.b32 %f39, %f38, 1, 31, -1;
-	add.rn.f32 %f40, %f38, %f39;
-	.loc 1 99 12
-	bar.warp.sync -1;
-	.loc 1 100 11
-	div.rn.f32 %f41, 0f3F800000, %f40;
-	mov.s64 %rd63, %rd38;
-	bra.uni $L11_for_loop;
-$L11_for_loop:
-	.loc 1 101 19
-	setp.lt.s64 %p14, %rd63, %rd17;
-	@%p14 bra $L12_for_body;
-	bra.uni $L13_for_done;
-$L12_for_body:
-	mov.f32 %f42, 0f00000000;
-	mov.s64 %rd64, 0;
-	bra.uni $L14_for_loop;
-$L14_for_loop:
-	.loc 1 103 17
-	setp.lt.s64 %p15, %rd64, %rd35;
-	@%p15 bra $L15_for_body;
-	bra.uni $L16_for_done;
-$L15_for_body:
-	.loc 1 104 27
-	add.s64 %rd65, %rd37, %rd64;
-	.loc 1 104 24
-	setp.hs.u64 %p16, %rd65, %rd14;
-	@%p16 bra $L28_oob9;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd13, %rd66;
-	ld.global.f32 %f43, [%rd67];
-	.loc 1 104 37
-	mul.lo.s64 %rd68, %rd64, %rd16;
-	.loc 1 104 45
-	add.s64 %rd69, %rd68, %rd33;
-	.loc 1 104 50
-	mul.lo.s64 %rd70, %rd69, %rd17;
-	.loc 1 104 58
-	add.s64 %rd71, %rd70, %rd63;
-	.loc 1 104 34
-	setp.hs.u64 %p17, %rd71, %rd11;
-	@%p17 bra $L29_oob10;
-	shl.b64 %rd72, %rd71, 2;
-	add.s64 %rd73, %rd10, %rd72;
-	ld.global.nc.f32 %f44, [%rd73];
-	.loc 1 104 17
-	fma.rn.f32 %f45, %f43, %f44, %f42;
-	.loc 1 103 22
-	add.s64 %rd74, %rd64, 1;
-	mov.f32 %f42, %f45;
-	mov.s64 %rd64, %rd74;
-	bra.uni $L14_for_loop;
-$L28_oob9:
-	.loc 1 104 24
-	mov.u64 %rd24, 0x40000000A;
-	mov.u64 %rd25, %rd65;
-	mov.u64 %rd26, %rd14;
-	bra.uni $L17_bounds_fail;
-$L29_oob10:
-	.loc 1 104 34
-	mov.u64 %rd24, 0x40000000B;
-	mov.u64 %rd25, %rd71;
-	mov.u64 %rd26, %rd11;
-	bra.uni $L17_bounds_fail;
-$L16_for_done:
-	.loc 1 106 9
-	add.s64 %rd75, %rd36, %rd63;
-	.loc 1 106 19
-	mul.rn.f32 %f46, %f42, %f41;
-	.loc 1 106 6
-	setp.hs.u64 %p18, %rd75, %rd2;
-	@%p18 bra $L30_oob11;
-	shl.b64 %rd76, %rd75, 2;
-	add.s64 %rd77, %rd1, %rd76;
-	st.global.f32 [%rd77], %f46;
-	.loc 1 101 30
-	add.s64 %rd78, %rd63, 32;
-	mov.s64 %rd63, %rd78;
-	bra.uni $L11_for_loop;
-$L30_oob11:
-	.loc 1 106 6
-	mov.u64 %rd24, 0x40000000C;
-	mov.u64 %rd25, %rd75;
-	mov.u64 %rd26, %rd2;
-	bra.uni $L17_bounds_fail;
-$L17_bounds_fail:
-	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
-	setp.eq.u64 %p1, %rd27, 0;
-	@!%p1 bra $L18_bounds_exit;
-	st.global.u64 [kern_error+8], %rd25;
-	st.global.u64 [kern_error+16], %rd26;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd28, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd29, %r5;
-	add.s64 %rd30, %rd28, %rd29;
-	st.global.u64 [kern_error+24], %rd30;
-	bra.uni $L18_bounds_exit;
-$L18_bounds_exit:
-	exit;
-$L13_for_done:
-	ret;
-}
-
-.visible .entry copyF32(
-	.param .u64 dst_ptr,
-	.param .s64 dst_len,
-	.param .u64 src_ptr,
-	.param .s64 src_len,
-	.param .s64 dstOff,
-	.param .s64 srcOff,
-	.param .s64 n
-)
-.maxntid 256, 1, 1
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<25>;
-	.reg .f32 %f<1>;
-
-	.loc 1 111 6
-	ld.param.u64 %rd0, [dst_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [dst_len];
-	ld.param.u64 %rd3, [src_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [src_len];
-	ld.param.s64 %rd6, [dstOff];
-	ld.param.s64 %rd7, [srcOff];
-	ld.param.s64 %rd8, [n];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 112 16
-	mov.u32 %r0, %ctaid.x;
-	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd9, %r0, %r1;
-	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd10, %r2;
-	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 113 7
-	setp.lt.s64 %p0, %rd11, %rd8;
-	@%p0 bra $L2_if_then;
-	bra.uni $L3_if_done;
-$L2_if_then:
-	.loc 1 114 13
-	add.s64 %rd12, %rd6, %rd11;
-	.loc 1 114 29
-	add.s64 %rd13, %rd7, %rd11;
-	.loc 1 114 22
-	setp.hs.u64 %p1, %rd13, %rd5;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd21, %rd13, 2;
-	add.s64 %rd22, %rd4, %rd21;
-	ld.global.nc.f32 %f0, [%rd22];
-	.loc 1 114 6
-	setp.hs.u64 %p3, %rd12, %rd2;
-	@%p3 bra $L7_oob1;
-	shl.b64 %rd23, %rd12, 2;
-	add.s64 %rd24, %rd1, %rd23;
-	st.global.f32 [%rd24], %f0;
-	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 114 22
-	mov.u64 %rd14, 0x500000001;
-	mov.u64 %rd15, %rd13;
-	mov.u64 %rd16, %rd5;
-	bra.uni $L4_bounds_fail;
-$L7_oob1:
-	.loc 1 114 6
-	mov.u64 %rd14, 0x500000002;
-	mov.u64 %rd15, %rd12;
-	mov.u64 %rd16, %rd2;
-	bra.uni $L4_bounds_fail;
-$L4_bounds_fail:
-	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
-	setp.eq.u64 %p2, %rd17, 0;
-	@!%p2 bra $L5_bounds_exit;
-	st.global.u64 [kern_error+8], %rd15;
-	st.global.u64 [kern_error+16], %rd16;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd18, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd19, %r5;
-	add.s64 %rd20, %rd18, %rd19;
-	st.global.u64 [kern_error+24], %rd20;
-	bra.uni $L5_bounds_exit;
-$L5_bounds_exit:
-	exit;
-$L3_if_done:
-	ret;
-}
-`
