@@ -147,7 +147,7 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 	if err != nil || m == 0 || n == 0 {
 		return err
 	}
-	return matmulRun(s, v, q, c, a, b, m, n, k, o)
+	return matmulRun(s, v, pickConfig(m, n), q, c, a, b, m, n, k, o)
 }
 
 // matmul versions, as matmulCheck picks them.
@@ -200,8 +200,9 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 	return mmV2, nil
 }
 
-// matmulRun launches version v on checked arguments.
-func matmulRun[In Half16, O Float](s *shape, v int, q kern.Queue, c *kern.Buffer[O], a, b *kern.Buffer[In], m, n, k int, o MatmulOpts[O]) error {
+// matmulRun launches version v (with config cfg, for v2) on checked
+// arguments.
+func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, c *kern.Buffer[O], a, b *kern.Buffer[In], m, n, k int, o MatmulOpts[O]) error {
 	ii, oi := inIndex[In](), min(dtypeIndex[O](), 1)
 	bias, res, err := optionalBufs(s, q, o.Bias, o.Residual)
 	if err != nil {
@@ -217,7 +218,6 @@ func matmulRun[In Half16, O Float](s *shape, v int, q kern.Queue, c *kern.Buffer
 		args = append(args, intArg(sbk), intArg(sbn), intArg(int(o.Act)))
 		return s.launch(mmaSimpleK[ii][oi], q, blocks1(ceilDiv(tiles, mm.SimpleWarps), mm.SimpleWarps*32), args...)
 	}
-	cfg := pickConfig(m, n)
 	args = append(args, intArg(int(o.Layout)), intArg(int(o.Act)), intArg(cfg.warpsN))
 	grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, cfg.bn()), Y: ceilDiv(m, cfg.bm()), Z: 1}, gpu.Dim3{X: cfg.threads(), Y: 1, Z: 1}).WithShared(mm.Shared)
 	return s.launch(mmaTCK[ii][oi], q, grid, args...)

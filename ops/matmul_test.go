@@ -76,21 +76,101 @@ func matmulTol[O Float](k int) tol {
 
 type mmCase struct{ m, n, k int }
 
-// matmulShapes are the default shapes: one element with k a single
-// chunk, ragged edges in every dimension, more than one block tile and a
-// k that is not a multiple of BK.
-var matmulShapes = []mmCase{{1, 1, 8}, {77, 129, 200}, {16, 64, 32}, {130, 72, 48}}
+// mmVersion is one kernel version and config to check.
+type mmVersion struct {
+	name string
+	v    int
+	cfg  tcConfig
+}
 
+var mmVersions = []mmVersion{
+	{"v1", mmV1, tcConfig{}},
+	{"v2-" + matmulConfigs[0].name, mmV2, matmulConfigs[0]},
+	{"v2-" + matmulConfigs[1].name, mmV2, matmulConfigs[1]},
+}
+
+// matmulShapes are the default shapes: one element with k a single
+// chunk, ragged edges in every dimension (77×129×200), more than one
+// block tile in m with k not a multiple of BK, and a k that is not a
+// multiple of 8 (v1 only).
+var matmulShapes = []mmCase{{1, 1, 8}, {77, 129, 200}, {130, 72, 48}, {5, 33, 27}}
+
+// TestMatmul checks every version, type pair and layout against float64.
 func TestMatmul(t *testing.T) {
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for _, sh := range matmulShapes {
-			for _, lay := range []BLayout{WeightNK, RowMajorKN} {
-				name := fmt.Sprintf("%dx%dx%d/%v", sh.m, sh.n, sh.k, lay)
-				t.Run(name+"/bf16-bf16", func(t *testing.T) { testMatmul[gpu.BFloat16, gpu.BFloat16](t, dev, sh, lay, ActNone, false, false) })
-				t.Run(name+"/f16-f32", func(t *testing.T) { testMatmul[gpu.Half, float32](t, dev, sh, lay, ActNone, false, false) })
+			for _, ver := range mmVersions {
+				if ver.v == mmV2 && sh.k%8 != 0 {
+					continue
+				}
+				for _, lay := range []BLayout{WeightNK, RowMajorKN} {
+					if ver.v == mmV2 && lay == RowMajorKN && sh.n%8 != 0 {
+						continue
+					}
+					name := fmt.Sprintf("%dx%dx%d/%s/%v", sh.m, sh.n, sh.k, ver.name, lay)
+					o := mmOpts{layout: lay}
+					t.Run(name+"/bf16-bf16", func(t *testing.T) { testMatmul[gpu.BFloat16, gpu.BFloat16](t, dev, ver, sh, o) })
+					t.Run(name+"/bf16-f32", func(t *testing.T) { testMatmul[gpu.BFloat16, float32](t, dev, ver, sh, o) })
+					t.Run(name+"/f16-f16", func(t *testing.T) { testMatmul[gpu.Half, gpu.Half](t, dev, ver, sh, o) })
+					t.Run(name+"/f16-f32", func(t *testing.T) { testMatmul[gpu.Half, float32](t, dev, ver, sh, o) })
+				}
 			}
 		}
 	})
+}
+
+// TestMatmulEpilogues checks every activation with and without bias and
+// residual, on every version.
+func TestMatmulEpilogues(t *testing.T) {
+	sh := mmCase{37, 80, 64}
+	eachDevice(t, func(t *testing.T, dev *kern.Device) {
+		for _, ver := range mmVersions {
+			for _, act := range []Activation{ActNone, ActSiLU, ActGELU, ActSwiGLU} {
+				for _, br := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+					o := mmOpts{act: act, bias: br[0], res: br[1]}
+					name := fmt.Sprintf("%s/act%d/bias=%v/res=%v", ver.name, act, br[0], br[1])
+					t.Run(name+"/bf16-bf16", func(t *testing.T) { testMatmul[gpu.BFloat16, gpu.BFloat16](t, dev, ver, sh, o) })
+					t.Run(name+"/f16-f32", func(t *testing.T) { testMatmul[gpu.Half, float32](t, dev, ver, sh, o) })
+				}
+			}
+		}
+	})
+}
+
+// TestMatmulQwen3 runs scaled Qwen3 layer shapes (hidden 1024, MLP 3072)
+// on the emulator through the public API (which picks the version). The
+// larger ones take tens of seconds: KERN_MATMUL_BIG=1 runs them.
+func TestMatmulQwen3(t *testing.T) {
+	shapes := []mmCase{{16, 1024, 1024}}
+	if os.Getenv("KERN_MATMUL_BIG") != "" {
+		shapes = append(shapes, mmCase{1, 1024, 1024}, mmCase{1, 4096, 1024}, mmCase{128, 1024, 1024}, mmCase{16, 3072, 1024}, mmCase{128, 3072, 1024})
+	}
+	dev := testDevices[0].dev
+	for _, sh := range shapes {
+		t.Run(fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.k), func(t *testing.T) {
+			testMatmul[gpu.BFloat16, gpu.BFloat16](t, dev, mmVersion{name: "auto"}, sh, mmOpts{})
+		})
+	}
+}
+
+// TestMatmulErrors checks that bad arguments are errors naming them.
+func TestMatmulErrors(t *testing.T) {
+	dev := testDevices[0].dev
+	a := alloc[gpu.BFloat16](t, dev, 6)
+	b := alloc[gpu.BFloat16](t, dev, 6)
+	c := alloc[gpu.BFloat16](t, dev, 4)
+	wantErr(t, "short a", Matmul(dev, c, a, b, 2, 2, 4, MatmulOpts[gpu.BFloat16]{}), "ops.Matmul", "a has 6 elements", "m×k = 2×4")
+	wantErr(t, "odd swiglu", Matmul(dev, alloc[gpu.BFloat16](t, dev, 3), a, alloc[gpu.BFloat16](t, dev, 9), 3, 3, 3, MatmulOpts[gpu.BFloat16]{Act: ActSwiGLU}), "even n")
+	wantErr(t, "bias", Matmul(dev, c, a, b, 2, 2, 3, MatmulOpts[gpu.BFloat16]{Bias: a}), "bias has 6 elements")
+	wantErr(t, "cast", Matmul(dev, alloc[gpu.Half](t, dev, 4), a, b, 2, 2, 3, MatmulOpts[gpu.Half]{}), "bfloat16 inputs with float16 output")
+	wantErr(t, "negative", Matmul(dev, c, a, b, -1, 2, 3, MatmulOpts[gpu.BFloat16]{}), "m = -1")
+}
+
+// mmOpts is what a test case sets of MatmulOpts.
+type mmOpts struct {
+	layout    BLayout
+	act       Activation
+	bias, res bool
 }
 
 func (l BLayout) String() string {
@@ -100,29 +180,42 @@ func (l BLayout) String() string {
 	return "nk"
 }
 
-func testMatmul[In Half16, O Float](t *testing.T, dev *kern.Device, sh mmCase, lay BLayout, act Activation, bias, res bool) {
+// testMatmul runs version ver (ver.v == 0: Matmul's own choice) on
+// random inputs and compares with refMatmul.
+func testMatmul[In Half16, O Float](t *testing.T, dev *kern.Device, ver mmVersion, sh mmCase, mo mmOpts) {
 	m, n, k := sh.m, sh.n, sh.k
+	if mo.act == ActSwiGLU {
+		n &^= 1
+	}
 	rng := rand.New(rand.NewPCG(uint64(m*131+n), uint64(k)))
 	a, a64 := uploadIn[In](t, dev, randn(rng, m*k, 1))
 	b, b64 := uploadIn[In](t, dev, randn(rng, n*k, 1/math.Sqrt(float64(k))))
 	cn := n
-	if act == ActSwiGLU {
+	if mo.act == ActSwiGLU {
 		cn = n / 2
 	}
-	var o MatmulOpts[O]
-	o.Layout, o.Act = lay, act
+	o := MatmulOpts[O]{Layout: mo.layout, Act: mo.act}
 	var bias64, res64 []float64
-	if bias {
+	if mo.bias {
 		o.Bias, bias64 = upload[O](t, dev, randn(rng, n, 1))
 	}
-	if res {
+	if mo.res {
 		o.Residual, res64 = upload[O](t, dev, randn(rng, m*cn, 1))
 	}
 	c := alloc[O](t, dev, m*cn)
-	if err := Matmul(dev, c, a, b, m, n, k, o); err != nil {
+	var err error
+	if ver.v == 0 {
+		err = Matmul(dev, c, a, b, m, n, k, o)
+	} else {
+		s := newShape("ops.Matmul")
+		if _, err = matmulCheck(s, c, a, b, m, n, k, o); err == nil {
+			err = matmulRun(s, ver.v, ver.cfg, dev, c, a, b, m, n, k, o)
+		}
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	want, scale := refMatmul(a64, b64, bias64, res64, m, n, k, lay, act)
+	want, scale := refMatmul(a64, b64, bias64, res64, m, n, k, mo.layout, mo.act)
 	compare(t, "c", download(t, c), want, matmulTol[O](k), scale)
 }
 
@@ -148,5 +241,3 @@ func uploadIn[In Half16](t testing.TB, dev *kern.Device, xs []float64) (*kern.Bu
 	t.Cleanup(func() { buf.Free() })
 	return buf, w
 }
-
-var _ = os.Getenv
