@@ -38,7 +38,7 @@ package ops
 //	v2 pipelined (internal/mm/tc.go): 3-stage cp.async, swizzled shared memory,
 //	   ldmatrix, a 64×32 warp tile; the block tile is a config from
 //	   matmulConfigs, chosen by shape.
-//	gemv (gemv.go): M ≤ 16 with WeightNK, a weight-streaming kernel.
+//	gemv (internal/gemv): M ≤ 16 with WeightNK, a weight-streaming kernel.
 
 import (
 	"fmt"
@@ -46,6 +46,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/gemv"
 	"github.com/gokern/kern/ops/internal/mm"
 )
 
@@ -152,8 +153,9 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 
 // matmul versions, as matmulCheck picks them.
 const (
-	mmV1 = 1
-	mmV2 = 2
+	mmV1   = 1
+	mmV2   = 2
+	mmGEMV = 3
 )
 
 // matmulCheck checks Matmul's arguments and returns the version to run.
@@ -194,8 +196,11 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 	if s.err != nil {
 		return 0, s.err
 	}
-	if k%8 != 0 || (o.Layout == RowMajorKN && n%8 != 0) {
+	switch {
+	case k%8 != 0 || (o.Layout == RowMajorKN && n%8 != 0):
 		return mmV1, nil
+	case m <= gemv.MaxM && o.Layout == WeightNK:
+		return mmGEMV, nil
 	}
 	return mmV2, nil
 }
@@ -209,6 +214,11 @@ func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, 
 		return err
 	}
 	args := []kern.Arg{bufArg(c), bufArg(a), bufArg(b), bias, res, intArg(m), intArg(n), intArg(k)}
+	if v == mmGEMV {
+		args = append(args, intArg(int(o.Act)))
+		grid := blocks1(ceilDiv(ceilDiv(n, 2), gemv.Warps), gemv.Warps*32).WithShared(gemv.Shared)
+		return s.launch(gemv.Kernels[ii][oi], q, grid, args...)
+	}
 	if v == mmV1 {
 		sbk, sbn := 1, k
 		if o.Layout == RowMajorKN {

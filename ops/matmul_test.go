@@ -87,24 +87,34 @@ var mmVersions = []mmVersion{
 	{"v1", mmV1, tcConfig{}},
 	{"v2-" + matmulConfigs[0].name, mmV2, matmulConfigs[0]},
 	{"v2-" + matmulConfigs[1].name, mmV2, matmulConfigs[1]},
+	{"gemv", mmGEMV, tcConfig{}},
+}
+
+// applies says whether version v runs shape sh with layout lay.
+func (v mmVersion) applies(sh mmCase, lay BLayout) bool {
+	switch v.v {
+	case mmV2:
+		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0)
+	case mmGEMV:
+		return sh.k%8 == 0 && lay == WeightNK && sh.m <= 16
+	}
+	return true
 }
 
 // matmulShapes are the default shapes: one element with k a single
 // chunk, ragged edges in every dimension (77×129×200), more than one
-// block tile in m with k not a multiple of BK, and a k that is not a
-// multiple of 8 (v1 only).
-var matmulShapes = []mmCase{{1, 1, 8}, {77, 129, 200}, {130, 72, 48}, {5, 33, 27}}
+// block tile in m with k not a multiple of BK, a k that is not a multiple
+// of 8 (v1 only), and decode shapes (m ≤ 16: GEMV) with an odd n, k
+// past one GEMV step and more than gemv's rows per pass.
+var matmulShapes = []mmCase{{1, 1, 8}, {77, 129, 200}, {130, 72, 48}, {5, 33, 27}, {3, 101, 520}, {16, 40, 1056}}
 
 // TestMatmul checks every version, type pair and layout against float64.
 func TestMatmul(t *testing.T) {
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for _, sh := range matmulShapes {
 			for _, ver := range mmVersions {
-				if ver.v == mmV2 && sh.k%8 != 0 {
-					continue
-				}
 				for _, lay := range []BLayout{WeightNK, RowMajorKN} {
-					if ver.v == mmV2 && lay == RowMajorKN && sh.n%8 != 0 {
+					if !ver.applies(sh, lay) {
 						continue
 					}
 					name := fmt.Sprintf("%dx%dx%d/%s/%v", sh.m, sh.n, sh.k, ver.name, lay)
@@ -122,9 +132,12 @@ func TestMatmul(t *testing.T) {
 // TestMatmulEpilogues checks every activation with and without bias and
 // residual, on every version.
 func TestMatmulEpilogues(t *testing.T) {
-	sh := mmCase{37, 80, 64}
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for _, ver := range mmVersions {
+			sh := mmCase{37, 80, 64}
+			if ver.v == mmGEMV {
+				sh.m = 5
+			}
 			for _, act := range []Activation{ActNone, ActSiLU, ActGELU, ActSwiGLU} {
 				for _, br := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 					o := mmOpts{act: act, bias: br[0], res: br[1]}
@@ -141,9 +154,9 @@ func TestMatmulEpilogues(t *testing.T) {
 // on the emulator through the public API (which picks the version). The
 // larger ones take tens of seconds: KERN_MATMUL_BIG=1 runs them.
 func TestMatmulQwen3(t *testing.T) {
-	shapes := []mmCase{{16, 1024, 1024}}
+	shapes := []mmCase{{1, 4096, 1024}}
 	if os.Getenv("KERN_MATMUL_BIG") != "" {
-		shapes = append(shapes, mmCase{1, 1024, 1024}, mmCase{1, 4096, 1024}, mmCase{128, 1024, 1024}, mmCase{16, 3072, 1024}, mmCase{128, 3072, 1024})
+		shapes = append(shapes, mmCase{1, 1024, 1024}, mmCase{16, 1024, 1024}, mmCase{128, 1024, 1024}, mmCase{16, 3072, 1024}, mmCase{128, 3072, 1024})
 	}
 	dev := testDevices[0].dev
 	for _, sh := range shapes {
