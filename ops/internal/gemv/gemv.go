@@ -18,9 +18,10 @@ package gemv
 // LDGSTS.128; every weight byte is read this way), four steps in flight
 // per warp, and reads back only the chunks it copied itself, so no
 // barrier is needed, with 128-bit shared loads (a quarter warp reads 128
-// contiguous bytes: no bank conflicts). x is read with 64-bit loads; it
-// is small and stays in cache. Each lane accumulates gemvRows rows of x in
-// float32 registers; M > gemvRows takes a second pass over W (from L2).
+// contiguous bytes: no bank conflicts). The rows of x go the same way,
+// each warp copying its own (x is small and stays in cache). Each lane
+// accumulates gemvRows rows of x in float32 registers; M > gemvRows takes
+// more passes over W (from L2).
 // The warp's partial sums meet with shuffles, and lane i finishes row i.
 //
 // Block: 4 warps (8 rows of W), so that Qwen3-sized N (1024 to 9728) gives
@@ -46,11 +47,12 @@ const (
 
 const (
 	gemvWarps  = 4
-	gemvStages = 4                          // steps in flight per warp
-	gemvStep   = 256                        // elements of a row per step: 32 lanes × 8
-	gemvRows   = 4                          // rows of x per pass
-	gemvWarpSh = gemvStages * 2 * gemvStep  // shared elements per warp
-	gemvShared = gemvWarps * gemvWarpSh * 2 // dynamic shared bytes
+	gemvStages = 4                                 // steps in flight per warp
+	gemvStep   = 256                               // elements of a row per step: 32 lanes × 8
+	gemvRows   = 4                                 // rows of x per pass
+	gemvSlots  = 2 + gemvRows                      // rows per stage: two of W, then x's
+	gemvWarpSh = gemvStages * gemvSlots * gemvStep // shared elements per warp
+	gemvShared = gemvWarps * gemvWarpSh * 2        // dynamic shared bytes
 	gemvMaxM   = 16
 )
 
@@ -108,25 +110,24 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 			var acc0, acc1 [gemvRows]float32
 			//kern:unroll
 			for s := range gemvStages - 1 {
-				gemvIssue(t, sh, w, s, row0, n, k, l)
+				gemvIssue(t, sh, w, x, s, row0, mb, m, n, k, l)
 			}
 			for st := 0; st < steps; st++ {
 				gpu.CpAsyncWait(t, gemvStages-2)
 				kc := st*gemvStep + l*8 // this lane's 8 elements
 				s := st % gemvStages
-				w0 := gpu.Load4(sw, (s*2*gemvStep+l*8)/2)
-				w1 := gpu.Load4(sw, ((s*2+1)*gemvStep+l*8)/2)
+				w0 := gpu.Load4(sw, (s*gemvSlots*gemvStep+l*8)/2)
+				w1 := gpu.Load4(sw, ((s*gemvSlots+1)*gemvStep+l*8)/2)
 				if kc < k {
 					//kern:unroll
 					for i := range gemvRows {
 						if mb+i < m {
-							xv := gpu.Load4(x, (mb+i)*k+kc)
-							xw := gpu.Load4(x, (mb+i)*k+kc+4)
-							acc0[i], acc1[i] = gemvDot(ca, acc0[i], acc1[i], xv, xw, w0, w1)
+							xs := gpu.Load4(sw, ((s*gemvSlots+2+i)*gemvStep+l*8)/2)
+							acc0[i], acc1[i] = gemvDot(ca, acc0[i], acc1[i], xs, w0, w1)
 						}
 					}
 				}
-				gemvIssue(t, sh, w, st+gemvStages-1, row0, n, k, l)
+				gemvIssue(t, sh, w, x, st+gemvStages-1, row0, mb, m, n, k, l)
 			}
 			gpu.CpAsyncWait(t, 0)
 			// Reduce over the warp; lane i keeps row mb+i.
@@ -145,11 +146,11 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 	}
 }
 
-// gemvIssue copies step st of the warp's two rows (chunk l of each) into
-// stage st%gemvStages and commits the group; past the last step, or
-// outside W, it copies zeros (the group is committed all the same, so the
-// wait count stays gemvStages-2).
-func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w []A, st, row0, n, k, l int) {
+// gemvIssue copies step st of the warp's two rows of W and of rows mb..
+// of x (chunk l of each) into stage st%gemvStages and commits the group;
+// past the last step, or outside W and x, it copies zeros (the group is
+// committed all the same, so the wait count stays gemvStages-2).
+func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w, x []A, st, row0, mb, m, n, k, l int) {
 	s := st % gemvStages
 	kc := st*gemvStep + l*8
 	//kern:unroll
@@ -158,26 +159,28 @@ func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w []A, st, row0, n, k, l int) {
 		if row0+r < n && kc < k {
 			src, size = (row0+r)*k+kc, 16
 		}
-		gpu.CpAsyncZFill(t, &sh[(s*2+r)*gemvStep+l*8], &w[src], 16, size)
+		gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+r)*gemvStep+l*8], &w[src], 16, size)
+	}
+	//kern:unroll
+	for i := range gemvRows {
+		src, size := 0, 0
+		if mb+i < m && kc < k {
+			src, size = (mb+i)*k+kc, 16
+		}
+		gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+2+i)*gemvStep+l*8], &x[src], 16, size)
 	}
 	gpu.CpAsyncCommit(t)
 }
 
-// gemvDot adds x[0..7]·w0[0..7] and x[0..7]·w1[0..7] to a0, a1; x is
-// xv then xw, the weights four words of two packed elements each (the
-// lower element in the low half).
-func gemvDot[A any, CA gemvCodec[A]](ca CA, a0, a1 float32, xv, xw [4]A, w0, w1 [4]uint32) (float32, float32) {
+// gemvDot adds x[0..7]·w0[0..7] and x[0..7]·w1[0..7] to a0, a1; each
+// argument is four words of two packed elements (the lower element in
+// the low half).
+func gemvDot[A any, CA gemvCodec[A]](ca CA, a0, a1 float32, xs, w0, w1 [4]uint32) (float32, float32) {
 	//kern:unroll
-	for j := range 2 {
-		xl, xh := ca.load(xv[2*j]), ca.load(xv[2*j+1])
+	for j := range 4 {
+		xl, xh := ca.lo(xs[j]), ca.hi(xs[j])
 		a0 = gpu.FMA(xh, ca.hi(w0[j]), gpu.FMA(xl, ca.lo(w0[j]), a0))
 		a1 = gpu.FMA(xh, ca.hi(w1[j]), gpu.FMA(xl, ca.lo(w1[j]), a1))
-	}
-	//kern:unroll
-	for j := range 2 {
-		xl, xh := ca.load(xw[2*j]), ca.load(xw[2*j+1])
-		a0 = gpu.FMA(xh, ca.hi(w0[2+j]), gpu.FMA(xl, ca.lo(w0[2+j]), a0))
-		a1 = gpu.FMA(xh, ca.hi(w1[2+j]), gpu.FMA(xl, ca.lo(w1[2+j]), a1))
 	}
 	return a0, a1
 }

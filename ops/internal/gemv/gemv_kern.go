@@ -10,7 +10,7 @@ import (
 // kernModule holds every kernel of package gemv, compiled for sm_80.
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemv", Arch: "sm_80", PTX: kernPTX}
 
-// gemvF16F32Kernel launches the kernel gemvF16F32 (gemv.go:60).
+// gemvF16F32Kernel launches the kernel gemvF16F32 (gemv.go:62).
 var gemvF16F32Kernel = kernGemvF16F32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "gemvF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv", Entry: "gemvF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -44,7 +44,7 @@ func (l kernGemvF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvF16F16Kernel launches the kernel gemvF16F16 (gemv.go:65).
+// gemvF16F16Kernel launches the kernel gemvF16F16 (gemv.go:67).
 var gemvF16F16Kernel = kernGemvF16F16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "gemvF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv", Entry: "gemvF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -78,7 +78,7 @@ func (l kernGemvF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvBF16F32Kernel launches the kernel gemvBF16F32 (gemv.go:70).
+// gemvBF16F32Kernel launches the kernel gemvBF16F32 (gemv.go:72).
 var gemvBF16F32Kernel = kernGemvBF16F32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "gemvBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv", Entry: "gemvBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -112,7 +112,7 @@ func (l kernGemvBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvBF16BF16Kernel launches the kernel gemvBF16BF16 (gemv.go:75).
+// gemvBF16BF16Kernel launches the kernel gemvBF16BF16 (gemv.go:77).
 var gemvBF16BF16Kernel = kernGemvBF16BF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "gemvBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv", Entry: "gemvBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -179,13 +179,13 @@ const kernPTX = `//
 )
 .maxntid 128, 1, 1
 {
-	.reg .pred %p<53>;
-	.reg .b16 %rs<160>;
-	.reg .b32 %r<196>;
-	.reg .b64 %rd<263>;
-	.reg .f32 %f<558>;
+	.reg .pred %p<85>;
+	.reg .b16 %rs<96>;
+	.reg .b32 %r<292>;
+	.reg .b64 %rd<435>;
+	.reg .f32 %f<542>;
 
-	.loc 3 60 6
+	.loc 3 62 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -207,32 +207,32 @@ const kernPTX = `//
 	ld.param.s64 %rd18, [act];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 3 61 49
+	.loc 3 63 49
 	mov.u64 %rd19, dynsmem;
 	mov.u32 %r0, %dynamic_smem_size;
 	div.u32 %r1, %r0, 2;
 	cvt.s64.u32 %rd20, %r1;
-	.loc 3 61 75
+	.loc 3 63 75
 	mov.u64 %rd21, dynsmem;
 	mov.u32 %r2, %dynamic_smem_size;
 	div.u32 %r3, %r2, 4;
 	cvt.s64.u32 %rd22, %r3;
-	.loc 3 61 6
+	.loc 3 63 6
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 101 13
+	.loc 3 103 13
 	mov.u32 %r4, %laneid;
 	cvt.s64.u32 %rd23, %r4;
-	.loc 3 102 21
+	.loc 3 104 21
 	mov.u32 %r5, %ctaid.x;
 	cvt.s64.u32 %rd24, %r5;
 	mov.u32 %r6, %ctaid.y;
 	cvt.s64.u32 %rd25, %r6;
 	mov.u32 %r7, %ctaid.z;
 	cvt.s64.u32 %rd26, %r7;
-	.loc 3 102 25
+	.loc 3 104 25
 	mul.lo.s64 %rd27, %rd24, 4;
-	.loc 3 102 44
+	.loc 3 104 44
 	mov.u32 %r10, %tid.z;
 	mov.u32 %r11, %ntid.y;
 	mov.u32 %r12, %tid.y;
@@ -242,16 +242,16 @@ $L2_entry:
 	mad.lo.u32 %r13, %r9, %r14, %r15;
 	shr.u32 %r8, %r13, 5;
 	cvt.s64.u32 %rd28, %r8;
-	.loc 3 102 36
+	.loc 3 104 36
 	add.s64 %rd29, %rd27, %rd28;
-	.loc 3 102 48
+	.loc 3 104 48
 	mul.lo.s64 %rd30, %rd29, 2;
-	.loc 3 103 10
+	.loc 3 105 10
 	setp.lt.s64 %p0, %rd30, %rd16;
 	@%p0 bra $L3_if_then;
 	bra.uni $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef32c_u005d;
 $L3_if_then:
-	.loc 3 104 17
+	.loc 3 106 17
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -261,15 +261,15 @@ $L3_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd31, %r16;
-	.loc 3 104 19
-	mul.lo.s64 %rd32, %rd31, 2048;
-	.loc 3 104 10
+	.loc 3 106 19
+	mul.lo.s64 %rd32, %rd31, 6144;
+	.loc 3 106 10
 	add.s64 %rd33, %rd20, 1;
 	sub.s64 %rd34, %rd20, %rd32;
 	sub.s64 %rd35, %rd20, %rd32;
 	shl.b64 %rd36, %rd32, 1;
 	add.s64 %rd37, %rd19, %rd36;
-	.loc 3 105 17
+	.loc 3 107 17
 	mov.u32 %r26, %tid.z;
 	mov.u32 %r27, %ntid.y;
 	mov.u32 %r28, %tid.y;
@@ -279,3159 +279,3935 @@ $L3_if_then:
 	mad.lo.u32 %r29, %r25, %r30, %r31;
 	shr.u32 %r24, %r29, 5;
 	cvt.s64.u32 %rd38, %r24;
-	.loc 3 105 19
-	mul.lo.s64 %rd39, %rd38, 2048;
-	.loc 3 105 30
+	.loc 3 107 19
+	mul.lo.s64 %rd39, %rd38, 6144;
+	.loc 3 107 30
 	div.s64 %rd40, %rd39, 2;
-	.loc 3 105 10
+	.loc 3 107 10
 	add.s64 %rd41, %rd22, 1;
 	sub.s64 %rd42, %rd22, %rd40;
 	sub.s64 %rd43, %rd22, %rd40;
 	shl.b64 %rd44, %rd40, 2;
 	add.s64 %rd45, %rd21, %rd44;
-	.loc 3 106 15
+	.loc 3 108 15
 	add.s64 %rd46, %rd17, 256;
-	.loc 3 106 26
+	.loc 3 108 26
 	sub.s64 %rd47, %rd46, 1;
-	.loc 3 106 31
+	.loc 3 108 31
 	div.s64 %rd48, %rd47, 256;
 	mov.s64 %rd49, 0;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 3 107 19
+	.loc 3 109 19
 	setp.lt.s64 %p1, %rd49, %rd15;
 	@%p1 bra $L6_for_body;
 	bra.uni $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef32c_u005d;
 $L6_for_body:
-	.loc 3 108 8
+	.loc 3 110 8
 	mov.f32 %f0, 0f00000000;
 	mov.f32 %f1, 0f00000000;
 	mov.f32 %f2, 0f00000000;
 	mov.f32 %f3, 0f00000000;
-	.loc 3 108 14
+	.loc 3 110 14
 	mov.f32 %f4, 0f00000000;
 	mov.f32 %f5, 0f00000000;
 	mov.f32 %f6, 0f00000000;
 	mov.f32 %f7, 0f00000000;
 	bra.uni $L24_entry;
 $L24_entry:
-	.loc 3 154 23
+	.loc 3 155 23
 	mul.lo.s64 %rd50, %rd23, 8;
-	.loc 3 154 20
+	.loc 3 155 20
 	add.s64 %rd51, 0, %rd50;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
-	.loc 3 158 10
+	.loc 3 159 10
 	add.s64 %rd52, %rd30, 0;
-	.loc 3 158 13
+	.loc 3 159 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L29_cond_true;
-	bra.uni $L31_edge;
+	bra.uni $L36_edge;
 $L29_cond_true:
-	.loc 3 158 23
+	.loc 3 159 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L27_if_then;
-	bra.uni $L32_edge;
+	bra.uni $L37_edge;
 $L27_if_then:
-	.loc 3 159 21
+	.loc 3 160 21
 	add.s64 %rd55, %rd30, 0;
-	.loc 3 159 24
+	.loc 3 160 24
 	mul.lo.s64 %rd56, %rd55, %rd17;
-	.loc 3 159 26
+	.loc 3 160 26
 	add.s64 %rd57, %rd56, %rd51;
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
 	bra.uni $L28_if_done;
-$L32_edge:
+$L37_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
-$L31_edge:
+$L36_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 161 45
+	.loc 3 162 53
 	mul.lo.s64 %rd58, %rd23, 8;
-	.loc 3 161 43
+	.loc 3 162 51
 	add.s64 %rd59, 0, %rd58;
-	.loc 3 161 26
+	.loc 3 162 26
 	shl.b64 %rd60, %rd59, 1;
 	add.s64 %rd61, %rd37, %rd60;
-	.loc 3 161 52
+	.loc 3 162 60
 	shl.b64 %rd62, %rd53, 1;
 	add.s64 %rd63, %rd7, %rd62;
-	.loc 3 161 19
+	.loc 3 162 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
-	bra.uni $L33_rangeint_body;
-$L33_rangeint_body:
-	.loc 3 158 10
+	bra.uni $L38_rangeint_body;
+$L38_rangeint_body:
+	.loc 3 159 10
 	add.s64 %rd64, %rd30, 1;
-	.loc 3 158 13
+	.loc 3 159 13
 	setp.lt.s64 %p4, %rd64, %rd16;
-	@%p4 bra $L36_cond_true;
-	bra.uni $L37_edge;
-$L36_cond_true:
-	.loc 3 158 23
+	@%p4 bra $L41_cond_true;
+	bra.uni $L42_edge;
+$L41_cond_true:
+	.loc 3 159 23
 	setp.lt.s64 %p5, %rd51, %rd17;
-	@%p5 bra $L34_if_then;
-	bra.uni $L38_edge;
-$L34_if_then:
-	.loc 3 159 21
+	@%p5 bra $L39_if_then;
+	bra.uni $L43_edge;
+$L39_if_then:
+	.loc 3 160 21
 	add.s64 %rd65, %rd30, 1;
-	.loc 3 159 24
+	.loc 3 160 24
 	mul.lo.s64 %rd66, %rd65, %rd17;
-	.loc 3 159 26
+	.loc 3 160 26
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
-	bra.uni $L35_if_done;
-$L38_edge:
+	bra.uni $L40_if_done;
+$L43_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L35_if_done;
-$L37_edge:
+	bra.uni $L40_if_done;
+$L42_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L35_if_done;
-$L35_if_done:
-	.loc 3 161 45
+	bra.uni $L40_if_done;
+$L40_if_done:
+	.loc 3 162 53
 	mul.lo.s64 %rd68, %rd23, 8;
-	.loc 3 161 43
+	.loc 3 162 51
 	add.s64 %rd69, 256, %rd68;
-	.loc 3 161 26
+	.loc 3 162 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd37, %rd70;
-	.loc 3 161 52
+	.loc 3 162 60
 	shl.b64 %rd72, %rd53, 1;
 	add.s64 %rd73, %rd7, %rd72;
-	.loc 3 161 19
+	.loc 3 162 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
-	bra.uni $L26_rangeint_done;
-$L26_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L40_entry;
-$L40_entry:
-	.loc 3 154 23
-	mul.lo.s64 %rd74, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd75, 256, %rd74;
-	bra.uni $L41_rangeint_body;
-$L41_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd76, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p6, %rd76, %rd16;
-	@%p6 bra $L45_cond_true;
-	bra.uni $L47_edge;
-$L45_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p7, %rd75, %rd17;
-	@%p7 bra $L43_if_then;
-	bra.uni $L48_edge;
-$L43_if_then:
-	.loc 3 159 21
-	add.s64 %rd79, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd80, %rd79, %rd17;
-	.loc 3 159 26
-	add.s64 %rd81, %rd80, %rd75;
-	mov.s64 %rd77, %rd81;
-	mov.s64 %rd78, 16;
-	bra.uni $L44_if_done;
-$L48_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L44_if_done;
-$L47_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L44_if_done;
-$L44_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd82, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd83, 512, %rd82;
-	.loc 3 161 26
-	shl.b64 %rd84, %rd83, 1;
-	add.s64 %rd85, %rd37, %rd84;
-	.loc 3 161 52
-	shl.b64 %rd86, %rd77, 1;
-	add.s64 %rd87, %rd7, %rd86;
-	.loc 3 161 19
-	cvt.u32.s64 %r34, %rd78;
-	cp.async.cg.shared.global [%rd85], [%rd87], 16, %r34;
-	bra.uni $L49_rangeint_body;
-$L49_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd88, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p8, %rd88, %rd16;
-	@%p8 bra $L52_cond_true;
-	bra.uni $L53_edge;
-$L52_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p9, %rd75, %rd17;
-	@%p9 bra $L50_if_then;
-	bra.uni $L54_edge;
-$L50_if_then:
-	.loc 3 159 21
-	add.s64 %rd89, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd90, %rd89, %rd17;
-	.loc 3 159 26
-	add.s64 %rd91, %rd90, %rd75;
-	mov.s64 %rd77, %rd91;
-	mov.s64 %rd78, 16;
-	bra.uni $L51_if_done;
-$L54_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L51_if_done;
-$L53_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L51_if_done;
-$L51_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd92, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd93, 768, %rd92;
-	.loc 3 161 26
-	shl.b64 %rd94, %rd93, 1;
-	add.s64 %rd95, %rd37, %rd94;
-	.loc 3 161 52
-	shl.b64 %rd96, %rd77, 1;
-	add.s64 %rd97, %rd7, %rd96;
-	.loc 3 161 19
-	cvt.u32.s64 %r35, %rd78;
-	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r35;
-	bra.uni $L42_rangeint_done;
-$L42_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L56_entry;
-$L56_entry:
-	.loc 3 154 23
-	mul.lo.s64 %rd98, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd99, 512, %rd98;
-	bra.uni $L57_rangeint_body;
-$L57_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd100, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p10, %rd100, %rd16;
-	@%p10 bra $L61_cond_true;
-	bra.uni $L63_edge;
+	bra.uni $L30_rangeint_body;
+$L30_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd74, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p6, %rd74, %rd15;
+	@%p6 bra $L34_cond_true;
+	bra.uni $L44_edge;
+$L34_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p7, %rd51, %rd17;
+	@%p7 bra $L32_if_then;
+	bra.uni $L45_edge;
+$L32_if_then:
+	.loc 3 168 19
+	add.s64 %rd77, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd78, %rd77, %rd17;
+	.loc 3 168 24
+	add.s64 %rd79, %rd78, %rd51;
+	mov.s64 %rd75, %rd79;
+	mov.s64 %rd76, 16;
+	bra.uni $L33_if_done;
+$L45_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L33_if_done;
+$L44_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L33_if_done;
+$L33_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd80, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd81, 512, %rd80;
+	.loc 3 170 26
+	shl.b64 %rd82, %rd81, 1;
+	add.s64 %rd83, %rd37, %rd82;
+	.loc 3 170 62
+	shl.b64 %rd84, %rd75, 1;
+	add.s64 %rd85, %rd4, %rd84;
+	.loc 3 170 19
+	cvt.u32.s64 %r34, %rd76;
+	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r34;
+	bra.uni $L46_rangeint_body;
+$L46_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd86, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p8, %rd86, %rd15;
+	@%p8 bra $L49_cond_true;
+	bra.uni $L50_edge;
+$L49_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p9, %rd51, %rd17;
+	@%p9 bra $L47_if_then;
+	bra.uni $L51_edge;
+$L47_if_then:
+	.loc 3 168 19
+	add.s64 %rd87, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd88, %rd87, %rd17;
+	.loc 3 168 24
+	add.s64 %rd89, %rd88, %rd51;
+	mov.s64 %rd75, %rd89;
+	mov.s64 %rd76, 16;
+	bra.uni $L48_if_done;
+$L51_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L48_if_done;
+$L50_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L48_if_done;
+$L48_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd90, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd91, 768, %rd90;
+	.loc 3 170 26
+	shl.b64 %rd92, %rd91, 1;
+	add.s64 %rd93, %rd37, %rd92;
+	.loc 3 170 62
+	shl.b64 %rd94, %rd75, 1;
+	add.s64 %rd95, %rd4, %rd94;
+	.loc 3 170 19
+	cvt.u32.s64 %r35, %rd76;
+	cp.async.cg.shared.global [%rd93], [%rd95], 16, %r35;
+	bra.uni $L52_rangeint_body;
+$L52_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd96, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p10, %rd96, %rd15;
+	@%p10 bra $L55_cond_true;
+	bra.uni $L56_edge;
+$L55_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p11, %rd51, %rd17;
+	@%p11 bra $L53_if_then;
+	bra.uni $L57_edge;
+$L53_if_then:
+	.loc 3 168 19
+	add.s64 %rd97, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd98, %rd97, %rd17;
+	.loc 3 168 24
+	add.s64 %rd99, %rd98, %rd51;
+	mov.s64 %rd75, %rd99;
+	mov.s64 %rd76, 16;
+	bra.uni $L54_if_done;
+$L57_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L54_if_done;
+$L56_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L54_if_done;
+$L54_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd100, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd101, 1024, %rd100;
+	.loc 3 170 26
+	shl.b64 %rd102, %rd101, 1;
+	add.s64 %rd103, %rd37, %rd102;
+	.loc 3 170 62
+	shl.b64 %rd104, %rd75, 1;
+	add.s64 %rd105, %rd4, %rd104;
+	.loc 3 170 19
+	cvt.u32.s64 %r36, %rd76;
+	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
+	bra.uni $L58_rangeint_body;
+$L58_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd106, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p12, %rd106, %rd15;
+	@%p12 bra $L61_cond_true;
+	bra.uni $L62_edge;
 $L61_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p11, %rd99, %rd17;
-	@%p11 bra $L59_if_then;
-	bra.uni $L64_edge;
+	.loc 3 167 21
+	setp.lt.s64 %p13, %rd51, %rd17;
+	@%p13 bra $L59_if_then;
+	bra.uni $L63_edge;
 $L59_if_then:
-	.loc 3 159 21
-	add.s64 %rd103, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd104, %rd103, %rd17;
-	.loc 3 159 26
-	add.s64 %rd105, %rd104, %rd99;
-	mov.s64 %rd101, %rd105;
-	mov.s64 %rd102, 16;
-	bra.uni $L60_if_done;
-$L64_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
+	.loc 3 168 19
+	add.s64 %rd107, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd108, %rd107, %rd17;
+	.loc 3 168 24
+	add.s64 %rd109, %rd108, %rd51;
+	mov.s64 %rd75, %rd109;
+	mov.s64 %rd76, 16;
 	bra.uni $L60_if_done;
 $L63_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L60_if_done;
+$L62_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
 	bra.uni $L60_if_done;
 $L60_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd106, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd107, 1024, %rd106;
-	.loc 3 161 26
-	shl.b64 %rd108, %rd107, 1;
-	add.s64 %rd109, %rd37, %rd108;
-	.loc 3 161 52
-	shl.b64 %rd110, %rd101, 1;
-	add.s64 %rd111, %rd7, %rd110;
-	.loc 3 161 19
-	cvt.u32.s64 %r36, %rd102;
-	cp.async.cg.shared.global [%rd109], [%rd111], 16, %r36;
-	bra.uni $L65_rangeint_body;
-$L65_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd112, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p12, %rd112, %rd16;
-	@%p12 bra $L68_cond_true;
-	bra.uni $L69_edge;
-$L68_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p13, %rd99, %rd17;
-	@%p13 bra $L66_if_then;
-	bra.uni $L70_edge;
-$L66_if_then:
-	.loc 3 159 21
-	add.s64 %rd113, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd114, %rd113, %rd17;
-	.loc 3 159 26
-	add.s64 %rd115, %rd114, %rd99;
-	mov.s64 %rd101, %rd115;
-	mov.s64 %rd102, 16;
-	bra.uni $L67_if_done;
-$L70_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
-	bra.uni $L67_if_done;
-$L69_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
-	bra.uni $L67_if_done;
-$L67_if_done:
-	.loc 3 161 45
+	.loc 3 170 55
+	mul.lo.s64 %rd110, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd111, 1280, %rd110;
+	.loc 3 170 26
+	shl.b64 %rd112, %rd111, 1;
+	add.s64 %rd113, %rd37, %rd112;
+	.loc 3 170 62
+	shl.b64 %rd114, %rd75, 1;
+	add.s64 %rd115, %rd4, %rd114;
+	.loc 3 170 19
+	cvt.u32.s64 %r37, %rd76;
+	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
+	bra.uni $L31_rangeint_done;
+$L31_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L65_entry;
+$L65_entry:
+	.loc 3 155 23
 	mul.lo.s64 %rd116, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd117, 1280, %rd116;
-	.loc 3 161 26
-	shl.b64 %rd118, %rd117, 1;
-	add.s64 %rd119, %rd37, %rd118;
-	.loc 3 161 52
-	shl.b64 %rd120, %rd101, 1;
-	add.s64 %rd121, %rd7, %rd120;
-	.loc 3 161 19
-	cvt.u32.s64 %r37, %rd102;
-	cp.async.cg.shared.global [%rd119], [%rd121], 16, %r37;
-	bra.uni $L58_rangeint_done;
-$L58_rangeint_done:
-	.loc 3 163 19
+	.loc 3 155 20
+	add.s64 %rd117, 256, %rd116;
+	bra.uni $L66_rangeint_body;
+$L66_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd118, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p14, %rd118, %rd16;
+	@%p14 bra $L70_cond_true;
+	bra.uni $L77_edge;
+$L70_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p15, %rd117, %rd17;
+	@%p15 bra $L68_if_then;
+	bra.uni $L78_edge;
+$L68_if_then:
+	.loc 3 160 21
+	add.s64 %rd121, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd122, %rd121, %rd17;
+	.loc 3 160 26
+	add.s64 %rd123, %rd122, %rd117;
+	mov.s64 %rd119, %rd123;
+	mov.s64 %rd120, 16;
+	bra.uni $L69_if_done;
+$L78_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L69_if_done;
+$L77_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L69_if_done;
+$L69_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd124, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd125, 1536, %rd124;
+	.loc 3 162 26
+	shl.b64 %rd126, %rd125, 1;
+	add.s64 %rd127, %rd37, %rd126;
+	.loc 3 162 60
+	shl.b64 %rd128, %rd119, 1;
+	add.s64 %rd129, %rd7, %rd128;
+	.loc 3 162 19
+	cvt.u32.s64 %r38, %rd120;
+	cp.async.cg.shared.global [%rd127], [%rd129], 16, %r38;
+	bra.uni $L79_rangeint_body;
+$L79_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd130, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p16, %rd130, %rd16;
+	@%p16 bra $L82_cond_true;
+	bra.uni $L83_edge;
+$L82_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p17, %rd117, %rd17;
+	@%p17 bra $L80_if_then;
+	bra.uni $L84_edge;
+$L80_if_then:
+	.loc 3 160 21
+	add.s64 %rd131, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd132, %rd131, %rd17;
+	.loc 3 160 26
+	add.s64 %rd133, %rd132, %rd117;
+	mov.s64 %rd119, %rd133;
+	mov.s64 %rd120, 16;
+	bra.uni $L81_if_done;
+$L84_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L81_if_done;
+$L83_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L81_if_done;
+$L81_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd134, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd135, 1792, %rd134;
+	.loc 3 162 26
+	shl.b64 %rd136, %rd135, 1;
+	add.s64 %rd137, %rd37, %rd136;
+	.loc 3 162 60
+	shl.b64 %rd138, %rd119, 1;
+	add.s64 %rd139, %rd7, %rd138;
+	.loc 3 162 19
+	cvt.u32.s64 %r39, %rd120;
+	cp.async.cg.shared.global [%rd137], [%rd139], 16, %r39;
+	bra.uni $L71_rangeint_body;
+$L71_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd140, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p18, %rd140, %rd15;
+	@%p18 bra $L75_cond_true;
+	bra.uni $L85_edge;
+$L75_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p19, %rd117, %rd17;
+	@%p19 bra $L73_if_then;
+	bra.uni $L86_edge;
+$L73_if_then:
+	.loc 3 168 19
+	add.s64 %rd143, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd144, %rd143, %rd17;
+	.loc 3 168 24
+	add.s64 %rd145, %rd144, %rd117;
+	mov.s64 %rd141, %rd145;
+	mov.s64 %rd142, 16;
+	bra.uni $L74_if_done;
+$L86_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L74_if_done;
+$L85_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L74_if_done;
+$L74_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd146, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd147, 2048, %rd146;
+	.loc 3 170 26
+	shl.b64 %rd148, %rd147, 1;
+	add.s64 %rd149, %rd37, %rd148;
+	.loc 3 170 62
+	shl.b64 %rd150, %rd141, 1;
+	add.s64 %rd151, %rd4, %rd150;
+	.loc 3 170 19
+	cvt.u32.s64 %r40, %rd142;
+	cp.async.cg.shared.global [%rd149], [%rd151], 16, %r40;
+	bra.uni $L87_rangeint_body;
+$L87_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd152, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p20, %rd152, %rd15;
+	@%p20 bra $L90_cond_true;
+	bra.uni $L91_edge;
+$L90_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p21, %rd117, %rd17;
+	@%p21 bra $L88_if_then;
+	bra.uni $L92_edge;
+$L88_if_then:
+	.loc 3 168 19
+	add.s64 %rd153, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd154, %rd153, %rd17;
+	.loc 3 168 24
+	add.s64 %rd155, %rd154, %rd117;
+	mov.s64 %rd141, %rd155;
+	mov.s64 %rd142, 16;
+	bra.uni $L89_if_done;
+$L92_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L89_if_done;
+$L91_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd156, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd157, 2304, %rd156;
+	.loc 3 170 26
+	shl.b64 %rd158, %rd157, 1;
+	add.s64 %rd159, %rd37, %rd158;
+	.loc 3 170 62
+	shl.b64 %rd160, %rd141, 1;
+	add.s64 %rd161, %rd4, %rd160;
+	.loc 3 170 19
+	cvt.u32.s64 %r41, %rd142;
+	cp.async.cg.shared.global [%rd159], [%rd161], 16, %r41;
+	bra.uni $L93_rangeint_body;
+$L93_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd162, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p22, %rd162, %rd15;
+	@%p22 bra $L96_cond_true;
+	bra.uni $L97_edge;
+$L96_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p23, %rd117, %rd17;
+	@%p23 bra $L94_if_then;
+	bra.uni $L98_edge;
+$L94_if_then:
+	.loc 3 168 19
+	add.s64 %rd163, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd164, %rd163, %rd17;
+	.loc 3 168 24
+	add.s64 %rd165, %rd164, %rd117;
+	mov.s64 %rd141, %rd165;
+	mov.s64 %rd142, 16;
+	bra.uni $L95_if_done;
+$L98_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L95_if_done;
+$L97_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L95_if_done;
+$L95_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd166, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd167, 2560, %rd166;
+	.loc 3 170 26
+	shl.b64 %rd168, %rd167, 1;
+	add.s64 %rd169, %rd37, %rd168;
+	.loc 3 170 62
+	shl.b64 %rd170, %rd141, 1;
+	add.s64 %rd171, %rd4, %rd170;
+	.loc 3 170 19
+	cvt.u32.s64 %r42, %rd142;
+	cp.async.cg.shared.global [%rd169], [%rd171], 16, %r42;
+	bra.uni $L99_rangeint_body;
+$L99_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd172, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p24, %rd172, %rd15;
+	@%p24 bra $L102_cond_true;
+	bra.uni $L103_edge;
+$L102_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p25, %rd117, %rd17;
+	@%p25 bra $L100_if_then;
+	bra.uni $L104_edge;
+$L100_if_then:
+	.loc 3 168 19
+	add.s64 %rd173, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd174, %rd173, %rd17;
+	.loc 3 168 24
+	add.s64 %rd175, %rd174, %rd117;
+	mov.s64 %rd141, %rd175;
+	mov.s64 %rd142, 16;
+	bra.uni $L101_if_done;
+$L104_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L101_if_done;
+$L103_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L101_if_done;
+$L101_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd176, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd177, 2816, %rd176;
+	.loc 3 170 26
+	shl.b64 %rd178, %rd177, 1;
+	add.s64 %rd179, %rd37, %rd178;
+	.loc 3 170 62
+	shl.b64 %rd180, %rd141, 1;
+	add.s64 %rd181, %rd4, %rd180;
+	.loc 3 170 19
+	cvt.u32.s64 %r43, %rd142;
+	cp.async.cg.shared.global [%rd179], [%rd181], 16, %r43;
+	bra.uni $L72_rangeint_done;
+$L72_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L106_entry;
+$L106_entry:
+	.loc 3 155 23
+	mul.lo.s64 %rd182, %rd23, 8;
+	.loc 3 155 20
+	add.s64 %rd183, 512, %rd182;
+	bra.uni $L107_rangeint_body;
+$L107_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd184, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p26, %rd184, %rd16;
+	@%p26 bra $L111_cond_true;
+	bra.uni $L118_edge;
+$L111_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p27, %rd183, %rd17;
+	@%p27 bra $L109_if_then;
+	bra.uni $L119_edge;
+$L109_if_then:
+	.loc 3 160 21
+	add.s64 %rd187, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd188, %rd187, %rd17;
+	.loc 3 160 26
+	add.s64 %rd189, %rd188, %rd183;
+	mov.s64 %rd185, %rd189;
+	mov.s64 %rd186, 16;
+	bra.uni $L110_if_done;
+$L119_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L110_if_done;
+$L118_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L110_if_done;
+$L110_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd190, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd191, 3072, %rd190;
+	.loc 3 162 26
+	shl.b64 %rd192, %rd191, 1;
+	add.s64 %rd193, %rd37, %rd192;
+	.loc 3 162 60
+	shl.b64 %rd194, %rd185, 1;
+	add.s64 %rd195, %rd7, %rd194;
+	.loc 3 162 19
+	cvt.u32.s64 %r44, %rd186;
+	cp.async.cg.shared.global [%rd193], [%rd195], 16, %r44;
+	bra.uni $L120_rangeint_body;
+$L120_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd196, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p28, %rd196, %rd16;
+	@%p28 bra $L123_cond_true;
+	bra.uni $L124_edge;
+$L123_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p29, %rd183, %rd17;
+	@%p29 bra $L121_if_then;
+	bra.uni $L125_edge;
+$L121_if_then:
+	.loc 3 160 21
+	add.s64 %rd197, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd198, %rd197, %rd17;
+	.loc 3 160 26
+	add.s64 %rd199, %rd198, %rd183;
+	mov.s64 %rd185, %rd199;
+	mov.s64 %rd186, 16;
+	bra.uni $L122_if_done;
+$L125_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L122_if_done;
+$L124_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L122_if_done;
+$L122_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd200, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd201, 3328, %rd200;
+	.loc 3 162 26
+	shl.b64 %rd202, %rd201, 1;
+	add.s64 %rd203, %rd37, %rd202;
+	.loc 3 162 60
+	shl.b64 %rd204, %rd185, 1;
+	add.s64 %rd205, %rd7, %rd204;
+	.loc 3 162 19
+	cvt.u32.s64 %r45, %rd186;
+	cp.async.cg.shared.global [%rd203], [%rd205], 16, %r45;
+	bra.uni $L112_rangeint_body;
+$L112_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd206, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p30, %rd206, %rd15;
+	@%p30 bra $L116_cond_true;
+	bra.uni $L126_edge;
+$L116_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p31, %rd183, %rd17;
+	@%p31 bra $L114_if_then;
+	bra.uni $L127_edge;
+$L114_if_then:
+	.loc 3 168 19
+	add.s64 %rd209, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd210, %rd209, %rd17;
+	.loc 3 168 24
+	add.s64 %rd211, %rd210, %rd183;
+	mov.s64 %rd207, %rd211;
+	mov.s64 %rd208, 16;
+	bra.uni $L115_if_done;
+$L127_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L115_if_done;
+$L126_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L115_if_done;
+$L115_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd212, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd213, 3584, %rd212;
+	.loc 3 170 26
+	shl.b64 %rd214, %rd213, 1;
+	add.s64 %rd215, %rd37, %rd214;
+	.loc 3 170 62
+	shl.b64 %rd216, %rd207, 1;
+	add.s64 %rd217, %rd4, %rd216;
+	.loc 3 170 19
+	cvt.u32.s64 %r46, %rd208;
+	cp.async.cg.shared.global [%rd215], [%rd217], 16, %r46;
+	bra.uni $L128_rangeint_body;
+$L128_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd218, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p32, %rd218, %rd15;
+	@%p32 bra $L131_cond_true;
+	bra.uni $L132_edge;
+$L131_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p33, %rd183, %rd17;
+	@%p33 bra $L129_if_then;
+	bra.uni $L133_edge;
+$L129_if_then:
+	.loc 3 168 19
+	add.s64 %rd219, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd220, %rd219, %rd17;
+	.loc 3 168 24
+	add.s64 %rd221, %rd220, %rd183;
+	mov.s64 %rd207, %rd221;
+	mov.s64 %rd208, 16;
+	bra.uni $L130_if_done;
+$L133_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L130_if_done;
+$L132_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L130_if_done;
+$L130_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd222, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd223, 3840, %rd222;
+	.loc 3 170 26
+	shl.b64 %rd224, %rd223, 1;
+	add.s64 %rd225, %rd37, %rd224;
+	.loc 3 170 62
+	shl.b64 %rd226, %rd207, 1;
+	add.s64 %rd227, %rd4, %rd226;
+	.loc 3 170 19
+	cvt.u32.s64 %r47, %rd208;
+	cp.async.cg.shared.global [%rd225], [%rd227], 16, %r47;
+	bra.uni $L134_rangeint_body;
+$L134_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd228, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p34, %rd228, %rd15;
+	@%p34 bra $L137_cond_true;
+	bra.uni $L138_edge;
+$L137_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p35, %rd183, %rd17;
+	@%p35 bra $L135_if_then;
+	bra.uni $L139_edge;
+$L135_if_then:
+	.loc 3 168 19
+	add.s64 %rd229, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd230, %rd229, %rd17;
+	.loc 3 168 24
+	add.s64 %rd231, %rd230, %rd183;
+	mov.s64 %rd207, %rd231;
+	mov.s64 %rd208, 16;
+	bra.uni $L136_if_done;
+$L139_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L136_if_done;
+$L138_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L136_if_done;
+$L136_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd232, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd233, 4096, %rd232;
+	.loc 3 170 26
+	shl.b64 %rd234, %rd233, 1;
+	add.s64 %rd235, %rd37, %rd234;
+	.loc 3 170 62
+	shl.b64 %rd236, %rd207, 1;
+	add.s64 %rd237, %rd4, %rd236;
+	.loc 3 170 19
+	cvt.u32.s64 %r48, %rd208;
+	cp.async.cg.shared.global [%rd235], [%rd237], 16, %r48;
+	bra.uni $L140_rangeint_body;
+$L140_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd238, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p36, %rd238, %rd15;
+	@%p36 bra $L143_cond_true;
+	bra.uni $L144_edge;
+$L143_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p37, %rd183, %rd17;
+	@%p37 bra $L141_if_then;
+	bra.uni $L145_edge;
+$L141_if_then:
+	.loc 3 168 19
+	add.s64 %rd239, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd240, %rd239, %rd17;
+	.loc 3 168 24
+	add.s64 %rd241, %rd240, %rd183;
+	mov.s64 %rd207, %rd241;
+	mov.s64 %rd208, 16;
+	bra.uni $L142_if_done;
+$L145_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L142_if_done;
+$L144_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L142_if_done;
+$L142_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd242, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd243, 4352, %rd242;
+	.loc 3 170 26
+	shl.b64 %rd244, %rd243, 1;
+	add.s64 %rd245, %rd37, %rd244;
+	.loc 3 170 62
+	shl.b64 %rd246, %rd207, 1;
+	add.s64 %rd247, %rd4, %rd246;
+	.loc 3 170 19
+	cvt.u32.s64 %r49, %rd208;
+	cp.async.cg.shared.global [%rd245], [%rd247], 16, %r49;
+	bra.uni $L113_rangeint_done;
+$L113_rangeint_done:
+	.loc 3 172 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
-	mov.s64 %rd122, 0;
+	mov.s64 %rd248, 0;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 3 113 20
-	setp.lt.s64 %p14, %rd122, %rd48;
-	@%p14 bra $L10_for_body;
+	.loc 3 115 20
+	setp.lt.s64 %p38, %rd248, %rd48;
+	@%p38 bra $L10_for_body;
 	bra.uni $L11_for_done;
 $L10_for_body:
-	.loc 3 114 20
+	.loc 3 116 20
 	cp.async.wait_group 2;
-	.loc 3 115 13
-	mul.lo.s64 %rd123, %rd122, 256;
-	.loc 3 115 26
-	mul.lo.s64 %rd124, %rd23, 8;
-	.loc 3 115 23
-	add.s64 %rd125, %rd123, %rd124;
-	.loc 3 116 13
-	rem.s64 %rd126, %rd122, 4;
-	.loc 3 117 27
-	mul.lo.s64 %rd127, %rd126, 2;
-	.loc 3 117 29
-	mul.lo.s64 %rd128, %rd127, 256;
-	.loc 3 117 40
-	mul.lo.s64 %rd129, %rd23, 8;
-	.loc 3 117 38
-	add.s64 %rd130, %rd128, %rd129;
-	.loc 3 117 43
-	div.s64 %rd131, %rd130, 2;
-	.loc 3 117 20
-	add.s64 %rd132, %rd131, 3;
-	shl.b64 %rd133, %rd131, 2;
-	add.s64 %rd134, %rd45, %rd133;
-	ld.shared.v4.u32 {%r38, %r39, %r40, %r41}, [%rd134];
-	.loc 3 118 28
-	mul.lo.s64 %rd135, %rd126, 2;
-	.loc 3 118 30
-	add.s64 %rd136, %rd135, 1;
-	.loc 3 118 33
-	mul.lo.s64 %rd137, %rd136, 256;
-	.loc 3 118 44
-	mul.lo.s64 %rd138, %rd23, 8;
-	.loc 3 118 42
-	add.s64 %rd139, %rd137, %rd138;
-	.loc 3 118 47
-	div.s64 %rd140, %rd139, 2;
-	.loc 3 118 20
-	add.s64 %rd141, %rd140, 3;
-	shl.b64 %rd142, %rd140, 2;
-	add.s64 %rd143, %rd45, %rd142;
-	ld.shared.v4.u32 {%r42, %r43, %r44, %r45}, [%rd143];
-	.loc 3 119 11
-	setp.lt.s64 %p15, %rd125, %rd17;
-	@%p15 bra $L14_rangeint_body;
+	.loc 3 117 13
+	mul.lo.s64 %rd249, %rd248, 256;
+	.loc 3 117 26
+	mul.lo.s64 %rd250, %rd23, 8;
+	.loc 3 117 23
+	add.s64 %rd251, %rd249, %rd250;
+	.loc 3 118 13
+	rem.s64 %rd252, %rd248, 4;
+	.loc 3 119 27
+	mul.lo.s64 %rd253, %rd252, 6;
+	.loc 3 119 37
+	mul.lo.s64 %rd254, %rd253, 256;
+	.loc 3 119 48
+	mul.lo.s64 %rd255, %rd23, 8;
+	.loc 3 119 46
+	add.s64 %rd256, %rd254, %rd255;
+	.loc 3 119 51
+	div.s64 %rd257, %rd256, 2;
+	.loc 3 119 20
+	add.s64 %rd258, %rd257, 3;
+	shl.b64 %rd259, %rd257, 2;
+	add.s64 %rd260, %rd45, %rd259;
+	ld.shared.v4.u32 {%r50, %r51, %r52, %r53}, [%rd260];
+	.loc 3 120 28
+	mul.lo.s64 %rd261, %rd252, 6;
+	.loc 3 120 38
+	add.s64 %rd262, %rd261, 1;
+	.loc 3 120 41
+	mul.lo.s64 %rd263, %rd262, 256;
+	.loc 3 120 52
+	mul.lo.s64 %rd264, %rd23, 8;
+	.loc 3 120 50
+	add.s64 %rd265, %rd263, %rd264;
+	.loc 3 120 55
+	div.s64 %rd266, %rd265, 2;
+	.loc 3 120 20
+	add.s64 %rd267, %rd266, 3;
+	shl.b64 %rd268, %rd266, 2;
+	add.s64 %rd269, %rd45, %rd268;
+	ld.shared.v4.u32 {%r54, %r55, %r56, %r57}, [%rd269];
+	.loc 3 121 11
+	setp.lt.s64 %p39, %rd251, %rd17;
+	@%p39 bra $L14_rangeint_body;
 	bra.uni $L13_if_done;
 $L14_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd144, %rd49, 0;
-	.loc 3 122 15
-	setp.lt.s64 %p16, %rd144, %rd15;
-	@%p16 bra $L15_if_then;
-	bra.uni $L127_rangeint_body;
+	.loc 3 124 12
+	add.s64 %rd270, %rd49, 0;
+	.loc 3 124 15
+	setp.lt.s64 %p40, %rd270, %rd15;
+	@%p40 bra $L15_if_then;
+	bra.uni $L201_rangeint_body;
 $L15_if_then:
-	.loc 3 123 30
-	add.s64 %rd145, %rd49, 0;
-	.loc 3 123 33
-	mul.lo.s64 %rd146, %rd145, %rd17;
-	.loc 3 123 35
-	add.s64 %rd147, %rd146, %rd125;
-	.loc 3 123 23
-	add.s64 %rd148, %rd147, 3;
-	shl.b64 %rd149, %rd147, 1;
-	add.s64 %rd150, %rd4, %rd149;
-	ld.global.nc.v4.u16 {%rs0, %rs1, %rs2, %rs3}, [%rd150];
-	.loc 3 124 30
-	add.s64 %rd151, %rd49, 0;
-	.loc 3 124 33
-	mul.lo.s64 %rd152, %rd151, %rd17;
-	.loc 3 124 35
-	add.s64 %rd153, %rd152, %rd125;
-	.loc 3 124 38
-	add.s64 %rd154, %rd153, 4;
-	.loc 3 124 23
-	add.s64 %rd155, %rd154, 3;
-	shl.b64 %rd156, %rd154, 1;
-	add.s64 %rd157, %rd4, %rd156;
-	ld.global.nc.v4.u16 {%rs4, %rs5, %rs6, %rs7}, [%rd157];
+	.loc 3 125 31
+	mul.lo.s64 %rd271, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd272, %rd271, 2;
 	.loc 3 125 43
+	add.s64 %rd273, %rd272, 0;
+	.loc 3 125 46
+	mul.lo.s64 %rd274, %rd273, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd275, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd276, %rd274, %rd275;
+	.loc 3 125 60
+	div.s64 %rd277, %rd276, 2;
+	.loc 3 125 23
+	add.s64 %rd278, %rd277, 3;
+	shl.b64 %rd279, %rd277, 2;
+	add.s64 %rd280, %rd45, %rd279;
+	ld.shared.v4.u32 {%r58, %r59, %r60, %r61}, [%rd280];
+	.loc 3 126 43
 	mov.f32 %f8, %f0;
-	.loc 3 125 52
+	.loc 3 126 52
 	mov.f32 %f9, %f4;
-	.loc 3 125 34
-	bra.uni $L71_entry;
-$L71_entry:
-	.loc 3 169 61
-	mov.u16 %rs8, 0;
-	mov.u16 %rs9, 0;
-	mov.u16 %rs10, 0;
-	mov.u16 %rs11, 0;
-	mov.u16 %rs8, %rs0;
-	mov.u16 %rs9, %rs1;
-	mov.u16 %rs10, %rs2;
-	mov.u16 %rs11, %rs3;
-	.loc 3 169 65
-	mov.u16 %rs12, 0;
-	mov.u16 %rs13, 0;
-	mov.u16 %rs14, 0;
-	mov.u16 %rs15, 0;
-	mov.u16 %rs12, %rs4;
-	mov.u16 %rs13, %rs5;
-	mov.u16 %rs14, %rs6;
-	mov.u16 %rs15, %rs7;
-	.loc 3 169 74
-	mov.u32 %r46, 0;
-	mov.u32 %r47, 0;
-	mov.u32 %r48, 0;
-	mov.u32 %r49, 0;
-	mov.u32 %r46, %r38;
-	mov.u32 %r47, %r39;
-	mov.u32 %r48, %r40;
-	mov.u32 %r49, %r41;
-	.loc 3 169 78
-	mov.u32 %r50, 0;
-	mov.u32 %r51, 0;
-	mov.u32 %r52, 0;
-	mov.u32 %r53, 0;
-	mov.u32 %r50, %r42;
-	mov.u32 %r51, %r43;
-	mov.u32 %r52, %r44;
-	mov.u32 %r53, %r45;
+	.loc 3 126 34
+	bra.uni $L146_entry;
+$L146_entry:
+	.loc 3 178 61
+	mov.u32 %r62, 0;
+	mov.u32 %r63, 0;
+	mov.u32 %r64, 0;
+	mov.u32 %r65, 0;
+	mov.u32 %r62, %r58;
+	mov.u32 %r63, %r59;
+	mov.u32 %r64, %r60;
+	mov.u32 %r65, %r61;
+	.loc 3 178 65
+	mov.u32 %r66, 0;
+	mov.u32 %r67, 0;
+	mov.u32 %r68, 0;
+	mov.u32 %r69, 0;
+	mov.u32 %r66, %r50;
+	mov.u32 %r67, %r51;
+	mov.u32 %r68, %r52;
+	mov.u32 %r69, %r53;
+	.loc 3 178 69
+	mov.u32 %r70, 0;
+	mov.u32 %r71, 0;
+	mov.u32 %r72, 0;
+	mov.u32 %r73, 0;
+	mov.u32 %r70, %r54;
+	mov.u32 %r71, %r55;
+	mov.u32 %r72, %r56;
+	mov.u32 %r73, %r57;
 	mov.f32 %f12, %f8;
 	mov.f32 %f13, %f9;
-	bra.uni $L72_rangeint_body;
-$L72_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs16, %rs8;
-	.loc 3 172 20
-	bra.uni $L77_entry;
-$L77_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f15, %rs16;
-	.loc 3 89 40
+	bra.uni $L147_rangeint_body;
+$L147_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r74, %r62;
+	.loc 3 181 18
+	bra.uni $L150_entry;
+$L150_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs0, %r74;
+	.loc 3 92 74
+	cvt.f32.f16 %f15, %rs0;
+	.loc 3 92 40
 	mov.f32 %f14, %f15;
-	bra.uni $L78_ret_load;
-$L78_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs17, %rs9;
-	.loc 3 172 38
-	bra.uni $L79_entry;
-$L79_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f17, %rs17;
-	.loc 3 89 40
+	bra.uni $L151_ret_lo;
+$L151_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r75, %r62;
+	.loc 3 181 32
+	bra.uni $L152_entry;
+$L152_entry:
+	.loc 3 93 65
+	shr.u32 %r76, %r75, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs1, %r76;
+	.loc 3 93 80
+	cvt.f32.f16 %f17, %rs1;
+	.loc 3 93 40
 	mov.f32 %f16, %f17;
-	bra.uni $L80_ret_load;
-$L80_ret_load:
-	.loc 3 173 28
-	mov.u32 %r54, %r46;
-	.loc 3 173 25
-	bra.uni $L81_entry;
-$L81_entry:
-	.loc 3 91 65
-	shr.u32 %r55, %r54, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs18, %r55;
-	.loc 3 91 80
-	cvt.f32.f16 %f19, %rs18;
-	.loc 3 91 40
+	bra.uni $L153_ret_hi;
+$L153_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r77, %r66;
+	.loc 3 182 25
+	bra.uni $L154_entry;
+$L154_entry:
+	.loc 3 93 65
+	shr.u32 %r78, %r77, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs2, %r78;
+	.loc 3 93 80
+	cvt.f32.f16 %f19, %rs2;
+	.loc 3 93 40
 	mov.f32 %f18, %f19;
-	bra.uni $L82_ret_hi;
-$L82_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r56, %r46;
-	.loc 3 173 51
-	bra.uni $L83_entry;
-$L83_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs19, %r56;
-	.loc 3 90 74
-	cvt.f32.f16 %f21, %rs19;
-	.loc 3 90 40
+	bra.uni $L155_ret_hi;
+$L155_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r79, %r66;
+	.loc 3 182 51
+	bra.uni $L156_entry;
+$L156_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs3, %r79;
+	.loc 3 92 74
+	cvt.f32.f16 %f21, %rs3;
+	.loc 3 92 40
 	mov.f32 %f20, %f21;
-	bra.uni $L84_ret_lo;
-$L84_ret_lo:
-	.loc 3 173 41
+	bra.uni $L157_ret_lo;
+$L157_ret_lo:
+	.loc 3 182 41
 	fma.rn.f32 %f22, %f14, %f20, %f12;
-	.loc 3 173 15
+	.loc 3 182 15
 	fma.rn.f32 %f23, %f16, %f18, %f22;
-	.loc 3 174 28
-	mov.u32 %r57, %r50;
-	.loc 3 174 25
-	bra.uni $L85_entry;
-$L85_entry:
-	.loc 3 91 65
-	shr.u32 %r58, %r57, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs20, %r58;
-	.loc 3 91 80
-	cvt.f32.f16 %f25, %rs20;
-	.loc 3 91 40
+	.loc 3 183 28
+	mov.u32 %r80, %r70;
+	.loc 3 183 25
+	bra.uni $L158_entry;
+$L158_entry:
+	.loc 3 93 65
+	shr.u32 %r81, %r80, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs4, %r81;
+	.loc 3 93 80
+	cvt.f32.f16 %f25, %rs4;
+	.loc 3 93 40
 	mov.f32 %f24, %f25;
-	bra.uni $L86_ret_hi;
-$L86_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r59, %r50;
-	.loc 3 174 51
-	bra.uni $L87_entry;
-$L87_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs21, %r59;
-	.loc 3 90 74
-	cvt.f32.f16 %f27, %rs21;
-	.loc 3 90 40
+	bra.uni $L159_ret_hi;
+$L159_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r82, %r70;
+	.loc 3 183 51
+	bra.uni $L160_entry;
+$L160_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs5, %r82;
+	.loc 3 92 74
+	cvt.f32.f16 %f27, %rs5;
+	.loc 3 92 40
 	mov.f32 %f26, %f27;
-	bra.uni $L88_ret_lo;
-$L88_ret_lo:
-	.loc 3 174 41
+	bra.uni $L161_ret_lo;
+$L161_ret_lo:
+	.loc 3 183 41
 	fma.rn.f32 %f28, %f14, %f26, %f13;
-	.loc 3 174 15
+	.loc 3 183 15
 	fma.rn.f32 %f29, %f16, %f24, %f28;
 	mov.f32 %f12, %f23;
 	mov.f32 %f13, %f29;
-	bra.uni $L89_rangeint_body;
-$L89_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs22, %rs10;
-	.loc 3 172 20
-	bra.uni $L90_entry;
-$L90_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f31, %rs22;
-	.loc 3 89 40
-	mov.f32 %f30, %f31;
-	bra.uni $L91_ret_load;
-$L91_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs23, %rs11;
-	.loc 3 172 38
-	bra.uni $L92_entry;
-$L92_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f33, %rs23;
-	.loc 3 89 40
-	mov.f32 %f32, %f33;
-	bra.uni $L93_ret_load;
-$L93_ret_load:
-	.loc 3 173 28
-	mov.u32 %r60, %r47;
-	.loc 3 173 25
-	bra.uni $L94_entry;
-$L94_entry:
-	.loc 3 91 65
-	shr.u32 %r61, %r60, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs24, %r61;
-	.loc 3 91 80
-	cvt.f32.f16 %f35, %rs24;
-	.loc 3 91 40
-	mov.f32 %f34, %f35;
-	bra.uni $L95_ret_hi;
-$L95_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r62, %r47;
-	.loc 3 173 51
-	bra.uni $L96_entry;
-$L96_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs25, %r62;
-	.loc 3 90 74
-	cvt.f32.f16 %f37, %rs25;
-	.loc 3 90 40
-	mov.f32 %f36, %f37;
-	bra.uni $L97_ret_lo;
-$L97_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f38, %f30, %f36, %f12;
-	.loc 3 173 15
-	fma.rn.f32 %f39, %f32, %f34, %f38;
-	.loc 3 174 28
-	mov.u32 %r63, %r51;
-	.loc 3 174 25
-	bra.uni $L98_entry;
-$L98_entry:
-	.loc 3 91 65
-	shr.u32 %r64, %r63, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs26, %r64;
-	.loc 3 91 80
-	cvt.f32.f16 %f41, %rs26;
-	.loc 3 91 40
-	mov.f32 %f40, %f41;
-	bra.uni $L99_ret_hi;
-$L99_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r65, %r51;
-	.loc 3 174 51
-	bra.uni $L100_entry;
-$L100_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs27, %r65;
-	.loc 3 90 74
-	cvt.f32.f16 %f43, %rs27;
-	.loc 3 90 40
-	mov.f32 %f42, %f43;
-	bra.uni $L101_ret_lo;
-$L101_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f44, %f30, %f42, %f13;
-	.loc 3 174 15
-	fma.rn.f32 %f45, %f32, %f40, %f44;
-	mov.f32 %f46, %f39;
-	mov.f32 %f47, %f45;
-	bra.uni $L73_rangeint_done;
-$L73_rangeint_done:
-	mov.f32 %f48, %f46;
-	mov.f32 %f49, %f47;
-	bra.uni $L74_rangeint_body;
-$L74_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs28, %rs12;
-	.loc 3 178 20
-	bra.uni $L102_entry;
-$L102_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f51, %rs28;
-	.loc 3 89 40
-	mov.f32 %f50, %f51;
-	bra.uni $L103_ret_load;
-$L103_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs29, %rs13;
-	.loc 3 178 38
-	bra.uni $L104_entry;
-$L104_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f53, %rs29;
-	.loc 3 89 40
-	mov.f32 %f52, %f53;
-	bra.uni $L105_ret_load;
-$L105_ret_load:
-	.loc 3 179 28
-	mov.u32 %r66, %r48;
-	.loc 3 179 25
-	bra.uni $L106_entry;
-$L106_entry:
-	.loc 3 91 65
-	shr.u32 %r67, %r66, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs30, %r67;
-	.loc 3 91 80
-	cvt.f32.f16 %f55, %rs30;
-	.loc 3 91 40
-	mov.f32 %f54, %f55;
-	bra.uni $L107_ret_hi;
-$L107_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r68, %r48;
-	.loc 3 179 53
-	bra.uni $L108_entry;
-$L108_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs31, %r68;
-	.loc 3 90 74
-	cvt.f32.f16 %f57, %rs31;
-	.loc 3 90 40
-	mov.f32 %f56, %f57;
-	bra.uni $L109_ret_lo;
-$L109_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f58, %f50, %f56, %f48;
-	.loc 3 179 15
-	fma.rn.f32 %f59, %f52, %f54, %f58;
-	.loc 3 180 28
-	mov.u32 %r69, %r52;
-	.loc 3 180 25
-	bra.uni $L110_entry;
-$L110_entry:
-	.loc 3 91 65
-	shr.u32 %r70, %r69, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs32, %r70;
-	.loc 3 91 80
-	cvt.f32.f16 %f61, %rs32;
-	.loc 3 91 40
-	mov.f32 %f60, %f61;
-	bra.uni $L111_ret_hi;
-$L111_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r71, %r52;
-	.loc 3 180 53
-	bra.uni $L112_entry;
-$L112_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs33, %r71;
-	.loc 3 90 74
-	cvt.f32.f16 %f63, %rs33;
-	.loc 3 90 40
-	mov.f32 %f62, %f63;
-	bra.uni $L113_ret_lo;
-$L113_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f64, %f50, %f62, %f49;
-	.loc 3 180 15
-	fma.rn.f32 %f65, %f52, %f60, %f64;
-	mov.f32 %f48, %f59;
-	mov.f32 %f49, %f65;
-	bra.uni $L114_rangeint_body;
-$L114_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs34, %rs14;
-	.loc 3 178 20
-	bra.uni $L115_entry;
-$L115_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f67, %rs34;
-	.loc 3 89 40
-	mov.f32 %f66, %f67;
-	bra.uni $L116_ret_load;
-$L116_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs35, %rs15;
-	.loc 3 178 38
-	bra.uni $L117_entry;
-$L117_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f69, %rs35;
-	.loc 3 89 40
-	mov.f32 %f68, %f69;
-	bra.uni $L118_ret_load;
-$L118_ret_load:
-	.loc 3 179 28
-	mov.u32 %r72, %r49;
-	.loc 3 179 25
-	bra.uni $L119_entry;
-$L119_entry:
-	.loc 3 91 65
-	shr.u32 %r73, %r72, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs36, %r73;
-	.loc 3 91 80
-	cvt.f32.f16 %f71, %rs36;
-	.loc 3 91 40
-	mov.f32 %f70, %f71;
-	bra.uni $L120_ret_hi;
-$L120_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r74, %r49;
-	.loc 3 179 53
-	bra.uni $L121_entry;
-$L121_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs37, %r74;
-	.loc 3 90 74
-	cvt.f32.f16 %f73, %rs37;
-	.loc 3 90 40
-	mov.f32 %f72, %f73;
-	bra.uni $L122_ret_lo;
-$L122_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f74, %f66, %f72, %f48;
-	.loc 3 179 15
-	fma.rn.f32 %f75, %f68, %f70, %f74;
-	.loc 3 180 28
-	mov.u32 %r75, %r53;
-	.loc 3 180 25
-	bra.uni $L123_entry;
-$L123_entry:
-	.loc 3 91 65
-	shr.u32 %r76, %r75, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs38, %r76;
-	.loc 3 91 80
-	cvt.f32.f16 %f77, %rs38;
-	.loc 3 91 40
-	mov.f32 %f76, %f77;
-	bra.uni $L124_ret_hi;
-$L124_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r77, %r53;
-	.loc 3 180 53
-	bra.uni $L125_entry;
-$L125_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs39, %r77;
-	.loc 3 90 74
-	cvt.f32.f16 %f79, %rs39;
-	.loc 3 90 40
-	mov.f32 %f78, %f79;
-	bra.uni $L126_ret_lo;
-$L126_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f80, %f66, %f78, %f49;
-	.loc 3 180 15
-	fma.rn.f32 %f81, %f68, %f76, %f80;
-	mov.f32 %f82, %f75;
-	mov.f32 %f83, %f81;
-	bra.uni $L75_rangeint_done;
-$L75_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f10, %f82;
-	mov.f32 %f11, %f83;
-	bra.uni $L76_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
-$L76_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f0, %f10;
-	.loc 3 125 21
-	mov.f32 %f4, %f11;
-	bra.uni $L127_rangeint_body;
-$L127_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd158, %rd49, 1;
-	.loc 3 122 15
-	setp.lt.s64 %p17, %rd158, %rd15;
-	@%p17 bra $L128_if_then;
-	bra.uni $L186_rangeint_body;
-$L128_if_then:
-	.loc 3 123 30
-	add.s64 %rd159, %rd49, 1;
-	.loc 3 123 33
-	mul.lo.s64 %rd160, %rd159, %rd17;
-	.loc 3 123 35
-	add.s64 %rd161, %rd160, %rd125;
-	.loc 3 123 23
-	add.s64 %rd162, %rd161, 3;
-	shl.b64 %rd163, %rd161, 1;
-	add.s64 %rd164, %rd4, %rd163;
-	ld.global.nc.v4.u16 {%rs40, %rs41, %rs42, %rs43}, [%rd164];
-	.loc 3 124 30
-	add.s64 %rd165, %rd49, 1;
-	.loc 3 124 33
-	mul.lo.s64 %rd166, %rd165, %rd17;
-	.loc 3 124 35
-	add.s64 %rd167, %rd166, %rd125;
-	.loc 3 124 38
-	add.s64 %rd168, %rd167, 4;
-	.loc 3 124 23
-	add.s64 %rd169, %rd168, 3;
-	shl.b64 %rd170, %rd168, 1;
-	add.s64 %rd171, %rd4, %rd170;
-	ld.global.nc.v4.u16 {%rs44, %rs45, %rs46, %rs47}, [%rd171];
-	.loc 3 125 43
-	mov.f32 %f84, %f1;
-	.loc 3 125 52
-	mov.f32 %f85, %f5;
-	.loc 3 125 34
-	bra.uni $L130_entry;
-$L130_entry:
-	.loc 3 169 61
-	mov.u16 %rs48, 0;
-	mov.u16 %rs49, 0;
-	mov.u16 %rs50, 0;
-	mov.u16 %rs51, 0;
-	mov.u16 %rs48, %rs40;
-	mov.u16 %rs49, %rs41;
-	mov.u16 %rs50, %rs42;
-	mov.u16 %rs51, %rs43;
-	.loc 3 169 65
-	mov.u16 %rs52, 0;
-	mov.u16 %rs53, 0;
-	mov.u16 %rs54, 0;
-	mov.u16 %rs55, 0;
-	mov.u16 %rs52, %rs44;
-	mov.u16 %rs53, %rs45;
-	mov.u16 %rs54, %rs46;
-	mov.u16 %rs55, %rs47;
-	.loc 3 169 74
-	mov.u32 %r78, 0;
-	mov.u32 %r79, 0;
-	mov.u32 %r80, 0;
-	mov.u32 %r81, 0;
-	mov.u32 %r78, %r38;
-	mov.u32 %r79, %r39;
-	mov.u32 %r80, %r40;
-	mov.u32 %r81, %r41;
-	.loc 3 169 78
-	mov.u32 %r82, 0;
-	mov.u32 %r83, 0;
-	mov.u32 %r84, 0;
-	mov.u32 %r85, 0;
-	mov.u32 %r82, %r42;
-	mov.u32 %r83, %r43;
-	mov.u32 %r84, %r44;
-	mov.u32 %r85, %r45;
-	mov.f32 %f88, %f84;
-	mov.f32 %f89, %f85;
-	bra.uni $L131_rangeint_body;
-$L131_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs56, %rs48;
-	.loc 3 172 20
-	bra.uni $L136_entry;
-$L136_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f91, %rs56;
-	.loc 3 89 40
-	mov.f32 %f90, %f91;
-	bra.uni $L137_ret_load;
-$L137_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs57, %rs49;
-	.loc 3 172 38
-	bra.uni $L138_entry;
-$L138_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f93, %rs57;
-	.loc 3 89 40
-	mov.f32 %f92, %f93;
-	bra.uni $L139_ret_load;
-$L139_ret_load:
-	.loc 3 173 28
-	mov.u32 %r86, %r78;
-	.loc 3 173 25
-	bra.uni $L140_entry;
-$L140_entry:
-	.loc 3 91 65
-	shr.u32 %r87, %r86, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs58, %r87;
-	.loc 3 91 80
-	cvt.f32.f16 %f95, %rs58;
-	.loc 3 91 40
-	mov.f32 %f94, %f95;
-	bra.uni $L141_ret_hi;
-$L141_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r88, %r78;
-	.loc 3 173 51
-	bra.uni $L142_entry;
-$L142_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs59, %r88;
-	.loc 3 90 74
-	cvt.f32.f16 %f97, %rs59;
-	.loc 3 90 40
-	mov.f32 %f96, %f97;
-	bra.uni $L143_ret_lo;
-$L143_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f98, %f90, %f96, %f88;
-	.loc 3 173 15
-	fma.rn.f32 %f99, %f92, %f94, %f98;
-	.loc 3 174 28
-	mov.u32 %r89, %r82;
-	.loc 3 174 25
-	bra.uni $L144_entry;
-$L144_entry:
-	.loc 3 91 65
-	shr.u32 %r90, %r89, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs60, %r90;
-	.loc 3 91 80
-	cvt.f32.f16 %f101, %rs60;
-	.loc 3 91 40
-	mov.f32 %f100, %f101;
-	bra.uni $L145_ret_hi;
-$L145_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r91, %r82;
-	.loc 3 174 51
-	bra.uni $L146_entry;
-$L146_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs61, %r91;
-	.loc 3 90 74
-	cvt.f32.f16 %f103, %rs61;
-	.loc 3 90 40
-	mov.f32 %f102, %f103;
-	bra.uni $L147_ret_lo;
-$L147_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f104, %f90, %f102, %f89;
-	.loc 3 174 15
-	fma.rn.f32 %f105, %f92, %f100, %f104;
-	mov.f32 %f88, %f99;
-	mov.f32 %f89, %f105;
-	bra.uni $L148_rangeint_body;
-$L148_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs62, %rs50;
-	.loc 3 172 20
-	bra.uni $L149_entry;
-$L149_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f107, %rs62;
-	.loc 3 89 40
-	mov.f32 %f106, %f107;
-	bra.uni $L150_ret_load;
-$L150_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs63, %rs51;
-	.loc 3 172 38
-	bra.uni $L151_entry;
-$L151_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f109, %rs63;
-	.loc 3 89 40
-	mov.f32 %f108, %f109;
-	bra.uni $L152_ret_load;
-$L152_ret_load:
-	.loc 3 173 28
-	mov.u32 %r92, %r79;
-	.loc 3 173 25
-	bra.uni $L153_entry;
-$L153_entry:
-	.loc 3 91 65
-	shr.u32 %r93, %r92, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs64, %r93;
-	.loc 3 91 80
-	cvt.f32.f16 %f111, %rs64;
-	.loc 3 91 40
-	mov.f32 %f110, %f111;
-	bra.uni $L154_ret_hi;
-$L154_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r94, %r79;
-	.loc 3 173 51
-	bra.uni $L155_entry;
-$L155_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs65, %r94;
-	.loc 3 90 74
-	cvt.f32.f16 %f113, %rs65;
-	.loc 3 90 40
-	mov.f32 %f112, %f113;
-	bra.uni $L156_ret_lo;
-$L156_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f114, %f106, %f112, %f88;
-	.loc 3 173 15
-	fma.rn.f32 %f115, %f108, %f110, %f114;
-	.loc 3 174 28
-	mov.u32 %r95, %r83;
-	.loc 3 174 25
-	bra.uni $L157_entry;
-$L157_entry:
-	.loc 3 91 65
-	shr.u32 %r96, %r95, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs66, %r96;
-	.loc 3 91 80
-	cvt.f32.f16 %f117, %rs66;
-	.loc 3 91 40
-	mov.f32 %f116, %f117;
-	bra.uni $L158_ret_hi;
-$L158_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r97, %r83;
-	.loc 3 174 51
-	bra.uni $L159_entry;
-$L159_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs67, %r97;
-	.loc 3 90 74
-	cvt.f32.f16 %f119, %rs67;
-	.loc 3 90 40
-	mov.f32 %f118, %f119;
-	bra.uni $L160_ret_lo;
-$L160_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f120, %f106, %f118, %f89;
-	.loc 3 174 15
-	fma.rn.f32 %f121, %f108, %f116, %f120;
-	mov.f32 %f122, %f115;
-	mov.f32 %f123, %f121;
-	bra.uni $L132_rangeint_done;
-$L132_rangeint_done:
-	mov.f32 %f124, %f122;
-	mov.f32 %f125, %f123;
-	bra.uni $L133_rangeint_body;
-$L133_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs68, %rs52;
-	.loc 3 178 20
-	bra.uni $L161_entry;
-$L161_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f127, %rs68;
-	.loc 3 89 40
-	mov.f32 %f126, %f127;
-	bra.uni $L162_ret_load;
-$L162_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs69, %rs53;
-	.loc 3 178 38
+	bra.uni $L162_rangeint_body;
+$L162_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r83, %r63;
+	.loc 3 181 18
 	bra.uni $L163_entry;
 $L163_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f129, %rs69;
-	.loc 3 89 40
-	mov.f32 %f128, %f129;
-	bra.uni $L164_ret_load;
-$L164_ret_load:
-	.loc 3 179 28
-	mov.u32 %r98, %r80;
-	.loc 3 179 25
+	.loc 3 92 62
+	cvt.u16.u32 %rs6, %r83;
+	.loc 3 92 74
+	cvt.f32.f16 %f31, %rs6;
+	.loc 3 92 40
+	mov.f32 %f30, %f31;
+	bra.uni $L164_ret_lo;
+$L164_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r84, %r63;
+	.loc 3 181 32
 	bra.uni $L165_entry;
 $L165_entry:
-	.loc 3 91 65
-	shr.u32 %r99, %r98, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs70, %r99;
-	.loc 3 91 80
-	cvt.f32.f16 %f131, %rs70;
-	.loc 3 91 40
-	mov.f32 %f130, %f131;
+	.loc 3 93 65
+	shr.u32 %r85, %r84, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs7, %r85;
+	.loc 3 93 80
+	cvt.f32.f16 %f33, %rs7;
+	.loc 3 93 40
+	mov.f32 %f32, %f33;
 	bra.uni $L166_ret_hi;
 $L166_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r100, %r80;
-	.loc 3 179 53
+	.loc 3 182 28
+	mov.u32 %r86, %r67;
+	.loc 3 182 25
 	bra.uni $L167_entry;
 $L167_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs71, %r100;
-	.loc 3 90 74
-	cvt.f32.f16 %f133, %rs71;
-	.loc 3 90 40
-	mov.f32 %f132, %f133;
-	bra.uni $L168_ret_lo;
-$L168_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f134, %f126, %f132, %f124;
-	.loc 3 179 15
-	fma.rn.f32 %f135, %f128, %f130, %f134;
-	.loc 3 180 28
-	mov.u32 %r101, %r84;
-	.loc 3 180 25
+	.loc 3 93 65
+	shr.u32 %r87, %r86, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs8, %r87;
+	.loc 3 93 80
+	cvt.f32.f16 %f35, %rs8;
+	.loc 3 93 40
+	mov.f32 %f34, %f35;
+	bra.uni $L168_ret_hi;
+$L168_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r88, %r67;
+	.loc 3 182 51
 	bra.uni $L169_entry;
 $L169_entry:
-	.loc 3 91 65
-	shr.u32 %r102, %r101, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs72, %r102;
-	.loc 3 91 80
-	cvt.f32.f16 %f137, %rs72;
-	.loc 3 91 40
-	mov.f32 %f136, %f137;
-	bra.uni $L170_ret_hi;
-$L170_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r103, %r84;
-	.loc 3 180 53
+	.loc 3 92 62
+	cvt.u16.u32 %rs9, %r88;
+	.loc 3 92 74
+	cvt.f32.f16 %f37, %rs9;
+	.loc 3 92 40
+	mov.f32 %f36, %f37;
+	bra.uni $L170_ret_lo;
+$L170_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f38, %f30, %f36, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f39, %f32, %f34, %f38;
+	.loc 3 183 28
+	mov.u32 %r89, %r71;
+	.loc 3 183 25
 	bra.uni $L171_entry;
 $L171_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs73, %r103;
-	.loc 3 90 74
-	cvt.f32.f16 %f139, %rs73;
-	.loc 3 90 40
-	mov.f32 %f138, %f139;
-	bra.uni $L172_ret_lo;
-$L172_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f140, %f126, %f138, %f125;
-	.loc 3 180 15
-	fma.rn.f32 %f141, %f128, %f136, %f140;
-	mov.f32 %f124, %f135;
-	mov.f32 %f125, %f141;
-	bra.uni $L173_rangeint_body;
-$L173_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs74, %rs54;
-	.loc 3 178 20
-	bra.uni $L174_entry;
-$L174_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f143, %rs74;
-	.loc 3 89 40
-	mov.f32 %f142, %f143;
-	bra.uni $L175_ret_load;
-$L175_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs75, %rs55;
-	.loc 3 178 38
+	.loc 3 93 65
+	shr.u32 %r90, %r89, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs10, %r90;
+	.loc 3 93 80
+	cvt.f32.f16 %f41, %rs10;
+	.loc 3 93 40
+	mov.f32 %f40, %f41;
+	bra.uni $L172_ret_hi;
+$L172_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r91, %r71;
+	.loc 3 183 51
+	bra.uni $L173_entry;
+$L173_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs11, %r91;
+	.loc 3 92 74
+	cvt.f32.f16 %f43, %rs11;
+	.loc 3 92 40
+	mov.f32 %f42, %f43;
+	bra.uni $L174_ret_lo;
+$L174_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f44, %f30, %f42, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f45, %f32, %f40, %f44;
+	mov.f32 %f12, %f39;
+	mov.f32 %f13, %f45;
+	bra.uni $L175_rangeint_body;
+$L175_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r92, %r64;
+	.loc 3 181 18
 	bra.uni $L176_entry;
 $L176_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f145, %rs75;
-	.loc 3 89 40
-	mov.f32 %f144, %f145;
-	bra.uni $L177_ret_load;
-$L177_ret_load:
-	.loc 3 179 28
-	mov.u32 %r104, %r81;
-	.loc 3 179 25
+	.loc 3 92 62
+	cvt.u16.u32 %rs12, %r92;
+	.loc 3 92 74
+	cvt.f32.f16 %f47, %rs12;
+	.loc 3 92 40
+	mov.f32 %f46, %f47;
+	bra.uni $L177_ret_lo;
+$L177_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r93, %r64;
+	.loc 3 181 32
 	bra.uni $L178_entry;
 $L178_entry:
-	.loc 3 91 65
-	shr.u32 %r105, %r104, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs76, %r105;
-	.loc 3 91 80
-	cvt.f32.f16 %f147, %rs76;
-	.loc 3 91 40
-	mov.f32 %f146, %f147;
+	.loc 3 93 65
+	shr.u32 %r94, %r93, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs13, %r94;
+	.loc 3 93 80
+	cvt.f32.f16 %f49, %rs13;
+	.loc 3 93 40
+	mov.f32 %f48, %f49;
 	bra.uni $L179_ret_hi;
 $L179_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r106, %r81;
-	.loc 3 179 53
+	.loc 3 182 28
+	mov.u32 %r95, %r68;
+	.loc 3 182 25
 	bra.uni $L180_entry;
 $L180_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs77, %r106;
-	.loc 3 90 74
-	cvt.f32.f16 %f149, %rs77;
-	.loc 3 90 40
-	mov.f32 %f148, %f149;
-	bra.uni $L181_ret_lo;
-$L181_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f150, %f142, %f148, %f124;
-	.loc 3 179 15
-	fma.rn.f32 %f151, %f144, %f146, %f150;
-	.loc 3 180 28
-	mov.u32 %r107, %r85;
-	.loc 3 180 25
+	.loc 3 93 65
+	shr.u32 %r96, %r95, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs14, %r96;
+	.loc 3 93 80
+	cvt.f32.f16 %f51, %rs14;
+	.loc 3 93 40
+	mov.f32 %f50, %f51;
+	bra.uni $L181_ret_hi;
+$L181_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r97, %r68;
+	.loc 3 182 51
 	bra.uni $L182_entry;
 $L182_entry:
-	.loc 3 91 65
-	shr.u32 %r108, %r107, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs78, %r108;
-	.loc 3 91 80
-	cvt.f32.f16 %f153, %rs78;
-	.loc 3 91 40
-	mov.f32 %f152, %f153;
-	bra.uni $L183_ret_hi;
-$L183_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r109, %r85;
-	.loc 3 180 53
+	.loc 3 92 62
+	cvt.u16.u32 %rs15, %r97;
+	.loc 3 92 74
+	cvt.f32.f16 %f53, %rs15;
+	.loc 3 92 40
+	mov.f32 %f52, %f53;
+	bra.uni $L183_ret_lo;
+$L183_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f54, %f46, %f52, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f55, %f48, %f50, %f54;
+	.loc 3 183 28
+	mov.u32 %r98, %r72;
+	.loc 3 183 25
 	bra.uni $L184_entry;
 $L184_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs79, %r109;
-	.loc 3 90 74
-	cvt.f32.f16 %f155, %rs79;
-	.loc 3 90 40
-	mov.f32 %f154, %f155;
-	bra.uni $L185_ret_lo;
-$L185_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f156, %f142, %f154, %f125;
-	.loc 3 180 15
-	fma.rn.f32 %f157, %f144, %f152, %f156;
-	mov.f32 %f158, %f151;
-	mov.f32 %f159, %f157;
-	bra.uni $L134_rangeint_done;
-$L134_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f86, %f158;
-	mov.f32 %f87, %f159;
-	bra.uni $L135_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
-$L135_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f1, %f86;
-	.loc 3 125 21
-	mov.f32 %f5, %f87;
-	bra.uni $L186_rangeint_body;
-$L186_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd172, %rd49, 2;
-	.loc 3 122 15
-	setp.lt.s64 %p18, %rd172, %rd15;
-	@%p18 bra $L187_if_then;
-	bra.uni $L245_rangeint_body;
-$L187_if_then:
-	.loc 3 123 30
-	add.s64 %rd173, %rd49, 2;
-	.loc 3 123 33
-	mul.lo.s64 %rd174, %rd173, %rd17;
-	.loc 3 123 35
-	add.s64 %rd175, %rd174, %rd125;
-	.loc 3 123 23
-	add.s64 %rd176, %rd175, 3;
-	shl.b64 %rd177, %rd175, 1;
-	add.s64 %rd178, %rd4, %rd177;
-	ld.global.nc.v4.u16 {%rs80, %rs81, %rs82, %rs83}, [%rd178];
-	.loc 3 124 30
-	add.s64 %rd179, %rd49, 2;
-	.loc 3 124 33
-	mul.lo.s64 %rd180, %rd179, %rd17;
-	.loc 3 124 35
-	add.s64 %rd181, %rd180, %rd125;
-	.loc 3 124 38
-	add.s64 %rd182, %rd181, 4;
-	.loc 3 124 23
-	add.s64 %rd183, %rd182, 3;
-	shl.b64 %rd184, %rd182, 1;
-	add.s64 %rd185, %rd4, %rd184;
-	ld.global.nc.v4.u16 {%rs84, %rs85, %rs86, %rs87}, [%rd185];
-	.loc 3 125 43
-	mov.f32 %f160, %f2;
-	.loc 3 125 52
-	mov.f32 %f161, %f6;
-	.loc 3 125 34
+	.loc 3 93 65
+	shr.u32 %r99, %r98, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs16, %r99;
+	.loc 3 93 80
+	cvt.f32.f16 %f57, %rs16;
+	.loc 3 93 40
+	mov.f32 %f56, %f57;
+	bra.uni $L185_ret_hi;
+$L185_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r100, %r72;
+	.loc 3 183 51
+	bra.uni $L186_entry;
+$L186_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs17, %r100;
+	.loc 3 92 74
+	cvt.f32.f16 %f59, %rs17;
+	.loc 3 92 40
+	mov.f32 %f58, %f59;
+	bra.uni $L187_ret_lo;
+$L187_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f60, %f46, %f58, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f61, %f48, %f56, %f60;
+	mov.f32 %f12, %f55;
+	mov.f32 %f13, %f61;
+	bra.uni $L188_rangeint_body;
+$L188_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r101, %r65;
+	.loc 3 181 18
 	bra.uni $L189_entry;
 $L189_entry:
-	.loc 3 169 61
-	mov.u16 %rs88, 0;
-	mov.u16 %rs89, 0;
-	mov.u16 %rs90, 0;
-	mov.u16 %rs91, 0;
-	mov.u16 %rs88, %rs80;
-	mov.u16 %rs89, %rs81;
-	mov.u16 %rs90, %rs82;
-	mov.u16 %rs91, %rs83;
-	.loc 3 169 65
-	mov.u16 %rs92, 0;
-	mov.u16 %rs93, 0;
-	mov.u16 %rs94, 0;
-	mov.u16 %rs95, 0;
-	mov.u16 %rs92, %rs84;
-	mov.u16 %rs93, %rs85;
-	mov.u16 %rs94, %rs86;
-	mov.u16 %rs95, %rs87;
-	.loc 3 169 74
-	mov.u32 %r110, 0;
-	mov.u32 %r111, 0;
-	mov.u32 %r112, 0;
-	mov.u32 %r113, 0;
-	mov.u32 %r110, %r38;
-	mov.u32 %r111, %r39;
-	mov.u32 %r112, %r40;
-	mov.u32 %r113, %r41;
-	.loc 3 169 78
+	.loc 3 92 62
+	cvt.u16.u32 %rs18, %r101;
+	.loc 3 92 74
+	cvt.f32.f16 %f63, %rs18;
+	.loc 3 92 40
+	mov.f32 %f62, %f63;
+	bra.uni $L190_ret_lo;
+$L190_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r102, %r65;
+	.loc 3 181 32
+	bra.uni $L191_entry;
+$L191_entry:
+	.loc 3 93 65
+	shr.u32 %r103, %r102, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs19, %r103;
+	.loc 3 93 80
+	cvt.f32.f16 %f65, %rs19;
+	.loc 3 93 40
+	mov.f32 %f64, %f65;
+	bra.uni $L192_ret_hi;
+$L192_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r104, %r69;
+	.loc 3 182 25
+	bra.uni $L193_entry;
+$L193_entry:
+	.loc 3 93 65
+	shr.u32 %r105, %r104, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs20, %r105;
+	.loc 3 93 80
+	cvt.f32.f16 %f67, %rs20;
+	.loc 3 93 40
+	mov.f32 %f66, %f67;
+	bra.uni $L194_ret_hi;
+$L194_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r106, %r69;
+	.loc 3 182 51
+	bra.uni $L195_entry;
+$L195_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs21, %r106;
+	.loc 3 92 74
+	cvt.f32.f16 %f69, %rs21;
+	.loc 3 92 40
+	mov.f32 %f68, %f69;
+	bra.uni $L196_ret_lo;
+$L196_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f70, %f62, %f68, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f71, %f64, %f66, %f70;
+	.loc 3 183 28
+	mov.u32 %r107, %r73;
+	.loc 3 183 25
+	bra.uni $L197_entry;
+$L197_entry:
+	.loc 3 93 65
+	shr.u32 %r108, %r107, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs22, %r108;
+	.loc 3 93 80
+	cvt.f32.f16 %f73, %rs22;
+	.loc 3 93 40
+	mov.f32 %f72, %f73;
+	bra.uni $L198_ret_hi;
+$L198_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r109, %r73;
+	.loc 3 183 51
+	bra.uni $L199_entry;
+$L199_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs23, %r109;
+	.loc 3 92 74
+	cvt.f32.f16 %f75, %rs23;
+	.loc 3 92 40
+	mov.f32 %f74, %f75;
+	bra.uni $L200_ret_lo;
+$L200_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f76, %f62, %f74, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f77, %f64, %f72, %f76;
+	mov.f32 %f78, %f71;
+	mov.f32 %f79, %f77;
+	bra.uni $L148_rangeint_done;
+$L148_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f10, %f78;
+	mov.f32 %f11, %f79;
+	bra.uni $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
+$L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f0, %f10;
+	.loc 3 126 21
+	mov.f32 %f4, %f11;
+	bra.uni $L201_rangeint_body;
+$L201_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd281, %rd49, 1;
+	.loc 3 124 15
+	setp.lt.s64 %p41, %rd281, %rd15;
+	@%p41 bra $L202_if_then;
+	bra.uni $L259_rangeint_body;
+$L202_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd282, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd283, %rd282, 2;
+	.loc 3 125 43
+	add.s64 %rd284, %rd283, 1;
+	.loc 3 125 46
+	mul.lo.s64 %rd285, %rd284, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd286, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd287, %rd285, %rd286;
+	.loc 3 125 60
+	div.s64 %rd288, %rd287, 2;
+	.loc 3 125 23
+	add.s64 %rd289, %rd288, 3;
+	shl.b64 %rd290, %rd288, 2;
+	add.s64 %rd291, %rd45, %rd290;
+	ld.shared.v4.u32 {%r110, %r111, %r112, %r113}, [%rd291];
+	.loc 3 126 43
+	mov.f32 %f80, %f1;
+	.loc 3 126 52
+	mov.f32 %f81, %f5;
+	.loc 3 126 34
+	bra.uni $L204_entry;
+$L204_entry:
+	.loc 3 178 61
 	mov.u32 %r114, 0;
 	mov.u32 %r115, 0;
 	mov.u32 %r116, 0;
 	mov.u32 %r117, 0;
-	mov.u32 %r114, %r42;
-	mov.u32 %r115, %r43;
-	mov.u32 %r116, %r44;
-	mov.u32 %r117, %r45;
-	mov.f32 %f164, %f160;
-	mov.f32 %f165, %f161;
-	bra.uni $L190_rangeint_body;
-$L190_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs96, %rs88;
-	.loc 3 172 20
-	bra.uni $L195_entry;
-$L195_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f167, %rs96;
-	.loc 3 89 40
-	mov.f32 %f166, %f167;
-	bra.uni $L196_ret_load;
-$L196_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs97, %rs89;
-	.loc 3 172 38
-	bra.uni $L197_entry;
-$L197_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f169, %rs97;
-	.loc 3 89 40
-	mov.f32 %f168, %f169;
-	bra.uni $L198_ret_load;
-$L198_ret_load:
-	.loc 3 173 28
-	mov.u32 %r118, %r110;
-	.loc 3 173 25
-	bra.uni $L199_entry;
-$L199_entry:
-	.loc 3 91 65
-	shr.u32 %r119, %r118, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs98, %r119;
-	.loc 3 91 80
-	cvt.f32.f16 %f171, %rs98;
-	.loc 3 91 40
-	mov.f32 %f170, %f171;
-	bra.uni $L200_ret_hi;
-$L200_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r120, %r110;
-	.loc 3 173 51
-	bra.uni $L201_entry;
-$L201_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs99, %r120;
-	.loc 3 90 74
-	cvt.f32.f16 %f173, %rs99;
-	.loc 3 90 40
-	mov.f32 %f172, %f173;
-	bra.uni $L202_ret_lo;
-$L202_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f174, %f166, %f172, %f164;
-	.loc 3 173 15
-	fma.rn.f32 %f175, %f168, %f170, %f174;
-	.loc 3 174 28
-	mov.u32 %r121, %r114;
-	.loc 3 174 25
-	bra.uni $L203_entry;
-$L203_entry:
-	.loc 3 91 65
-	shr.u32 %r122, %r121, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs100, %r122;
-	.loc 3 91 80
-	cvt.f32.f16 %f177, %rs100;
-	.loc 3 91 40
-	mov.f32 %f176, %f177;
-	bra.uni $L204_ret_hi;
-$L204_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r123, %r114;
-	.loc 3 174 51
-	bra.uni $L205_entry;
-$L205_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs101, %r123;
-	.loc 3 90 74
-	cvt.f32.f16 %f179, %rs101;
-	.loc 3 90 40
-	mov.f32 %f178, %f179;
-	bra.uni $L206_ret_lo;
-$L206_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f180, %f166, %f178, %f165;
-	.loc 3 174 15
-	fma.rn.f32 %f181, %f168, %f176, %f180;
-	mov.f32 %f164, %f175;
-	mov.f32 %f165, %f181;
-	bra.uni $L207_rangeint_body;
-$L207_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs102, %rs90;
-	.loc 3 172 20
+	mov.u32 %r114, %r110;
+	mov.u32 %r115, %r111;
+	mov.u32 %r116, %r112;
+	mov.u32 %r117, %r113;
+	.loc 3 178 65
+	mov.u32 %r118, 0;
+	mov.u32 %r119, 0;
+	mov.u32 %r120, 0;
+	mov.u32 %r121, 0;
+	mov.u32 %r118, %r50;
+	mov.u32 %r119, %r51;
+	mov.u32 %r120, %r52;
+	mov.u32 %r121, %r53;
+	.loc 3 178 69
+	mov.u32 %r122, 0;
+	mov.u32 %r123, 0;
+	mov.u32 %r124, 0;
+	mov.u32 %r125, 0;
+	mov.u32 %r122, %r54;
+	mov.u32 %r123, %r55;
+	mov.u32 %r124, %r56;
+	mov.u32 %r125, %r57;
+	mov.f32 %f84, %f80;
+	mov.f32 %f85, %f81;
+	bra.uni $L205_rangeint_body;
+$L205_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r126, %r114;
+	.loc 3 181 18
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f183, %rs102;
-	.loc 3 89 40
-	mov.f32 %f182, %f183;
-	bra.uni $L209_ret_load;
-$L209_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs103, %rs91;
-	.loc 3 172 38
+	.loc 3 92 62
+	cvt.u16.u32 %rs24, %r126;
+	.loc 3 92 74
+	cvt.f32.f16 %f87, %rs24;
+	.loc 3 92 40
+	mov.f32 %f86, %f87;
+	bra.uni $L209_ret_lo;
+$L209_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r127, %r114;
+	.loc 3 181 32
 	bra.uni $L210_entry;
 $L210_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f185, %rs103;
-	.loc 3 89 40
-	mov.f32 %f184, %f185;
-	bra.uni $L211_ret_load;
-$L211_ret_load:
-	.loc 3 173 28
-	mov.u32 %r124, %r111;
-	.loc 3 173 25
+	.loc 3 93 65
+	shr.u32 %r128, %r127, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs25, %r128;
+	.loc 3 93 80
+	cvt.f32.f16 %f89, %rs25;
+	.loc 3 93 40
+	mov.f32 %f88, %f89;
+	bra.uni $L211_ret_hi;
+$L211_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r129, %r118;
+	.loc 3 182 25
 	bra.uni $L212_entry;
 $L212_entry:
-	.loc 3 91 65
-	shr.u32 %r125, %r124, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs104, %r125;
-	.loc 3 91 80
-	cvt.f32.f16 %f187, %rs104;
-	.loc 3 91 40
-	mov.f32 %f186, %f187;
+	.loc 3 93 65
+	shr.u32 %r130, %r129, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs26, %r130;
+	.loc 3 93 80
+	cvt.f32.f16 %f91, %rs26;
+	.loc 3 93 40
+	mov.f32 %f90, %f91;
 	bra.uni $L213_ret_hi;
 $L213_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r126, %r111;
-	.loc 3 173 51
+	.loc 3 182 54
+	mov.u32 %r131, %r118;
+	.loc 3 182 51
 	bra.uni $L214_entry;
 $L214_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs105, %r126;
-	.loc 3 90 74
-	cvt.f32.f16 %f189, %rs105;
-	.loc 3 90 40
-	mov.f32 %f188, %f189;
+	.loc 3 92 62
+	cvt.u16.u32 %rs27, %r131;
+	.loc 3 92 74
+	cvt.f32.f16 %f93, %rs27;
+	.loc 3 92 40
+	mov.f32 %f92, %f93;
 	bra.uni $L215_ret_lo;
 $L215_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f190, %f182, %f188, %f164;
-	.loc 3 173 15
-	fma.rn.f32 %f191, %f184, %f186, %f190;
-	.loc 3 174 28
-	mov.u32 %r127, %r115;
-	.loc 3 174 25
+	.loc 3 182 41
+	fma.rn.f32 %f94, %f86, %f92, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f95, %f88, %f90, %f94;
+	.loc 3 183 28
+	mov.u32 %r132, %r122;
+	.loc 3 183 25
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 3 91 65
-	shr.u32 %r128, %r127, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs106, %r128;
-	.loc 3 91 80
-	cvt.f32.f16 %f193, %rs106;
-	.loc 3 91 40
-	mov.f32 %f192, %f193;
+	.loc 3 93 65
+	shr.u32 %r133, %r132, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs28, %r133;
+	.loc 3 93 80
+	cvt.f32.f16 %f97, %rs28;
+	.loc 3 93 40
+	mov.f32 %f96, %f97;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r129, %r115;
-	.loc 3 174 51
+	.loc 3 183 54
+	mov.u32 %r134, %r122;
+	.loc 3 183 51
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs107, %r129;
-	.loc 3 90 74
-	cvt.f32.f16 %f195, %rs107;
-	.loc 3 90 40
-	mov.f32 %f194, %f195;
+	.loc 3 92 62
+	cvt.u16.u32 %rs29, %r134;
+	.loc 3 92 74
+	cvt.f32.f16 %f99, %rs29;
+	.loc 3 92 40
+	mov.f32 %f98, %f99;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f196, %f182, %f194, %f165;
-	.loc 3 174 15
-	fma.rn.f32 %f197, %f184, %f192, %f196;
-	mov.f32 %f198, %f191;
-	mov.f32 %f199, %f197;
-	bra.uni $L191_rangeint_done;
-$L191_rangeint_done:
-	mov.f32 %f200, %f198;
-	mov.f32 %f201, %f199;
-	bra.uni $L192_rangeint_body;
-$L192_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs108, %rs92;
-	.loc 3 178 20
-	bra.uni $L220_entry;
-$L220_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f203, %rs108;
-	.loc 3 89 40
-	mov.f32 %f202, %f203;
-	bra.uni $L221_ret_load;
-$L221_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs109, %rs93;
-	.loc 3 178 38
-	bra.uni $L222_entry;
-$L222_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f205, %rs109;
-	.loc 3 89 40
-	mov.f32 %f204, %f205;
-	bra.uni $L223_ret_load;
-$L223_ret_load:
-	.loc 3 179 28
-	mov.u32 %r130, %r112;
-	.loc 3 179 25
-	bra.uni $L224_entry;
-$L224_entry:
-	.loc 3 91 65
-	shr.u32 %r131, %r130, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs110, %r131;
-	.loc 3 91 80
-	cvt.f32.f16 %f207, %rs110;
-	.loc 3 91 40
-	mov.f32 %f206, %f207;
-	bra.uni $L225_ret_hi;
-$L225_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r132, %r112;
-	.loc 3 179 53
-	bra.uni $L226_entry;
-$L226_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs111, %r132;
-	.loc 3 90 74
-	cvt.f32.f16 %f209, %rs111;
-	.loc 3 90 40
-	mov.f32 %f208, %f209;
-	bra.uni $L227_ret_lo;
-$L227_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f210, %f202, %f208, %f200;
-	.loc 3 179 15
-	fma.rn.f32 %f211, %f204, %f206, %f210;
-	.loc 3 180 28
-	mov.u32 %r133, %r116;
-	.loc 3 180 25
-	bra.uni $L228_entry;
-$L228_entry:
-	.loc 3 91 65
-	shr.u32 %r134, %r133, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs112, %r134;
-	.loc 3 91 80
-	cvt.f32.f16 %f213, %rs112;
-	.loc 3 91 40
-	mov.f32 %f212, %f213;
-	bra.uni $L229_ret_hi;
-$L229_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r135, %r116;
-	.loc 3 180 53
-	bra.uni $L230_entry;
-$L230_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs113, %r135;
-	.loc 3 90 74
-	cvt.f32.f16 %f215, %rs113;
-	.loc 3 90 40
-	mov.f32 %f214, %f215;
-	bra.uni $L231_ret_lo;
-$L231_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f216, %f202, %f214, %f201;
-	.loc 3 180 15
-	fma.rn.f32 %f217, %f204, %f212, %f216;
-	mov.f32 %f200, %f211;
-	mov.f32 %f201, %f217;
-	bra.uni $L232_rangeint_body;
-$L232_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs114, %rs94;
-	.loc 3 178 20
-	bra.uni $L233_entry;
-$L233_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f219, %rs114;
-	.loc 3 89 40
-	mov.f32 %f218, %f219;
-	bra.uni $L234_ret_load;
-$L234_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs115, %rs95;
-	.loc 3 178 38
-	bra.uni $L235_entry;
-$L235_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f221, %rs115;
-	.loc 3 89 40
-	mov.f32 %f220, %f221;
-	bra.uni $L236_ret_load;
-$L236_ret_load:
-	.loc 3 179 28
-	mov.u32 %r136, %r113;
-	.loc 3 179 25
-	bra.uni $L237_entry;
-$L237_entry:
-	.loc 3 91 65
+	.loc 3 183 41
+	fma.rn.f32 %f100, %f86, %f98, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f101, %f88, %f96, %f100;
+	mov.f32 %f84, %f95;
+	mov.f32 %f85, %f101;
+	bra.uni $L220_rangeint_body;
+$L220_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r135, %r115;
+	.loc 3 181 18
+	bra.uni $L221_entry;
+$L221_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs30, %r135;
+	.loc 3 92 74
+	cvt.f32.f16 %f103, %rs30;
+	.loc 3 92 40
+	mov.f32 %f102, %f103;
+	bra.uni $L222_ret_lo;
+$L222_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r136, %r115;
+	.loc 3 181 32
+	bra.uni $L223_entry;
+$L223_entry:
+	.loc 3 93 65
 	shr.u32 %r137, %r136, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs116, %r137;
-	.loc 3 91 80
-	cvt.f32.f16 %f223, %rs116;
-	.loc 3 91 40
-	mov.f32 %f222, %f223;
-	bra.uni $L238_ret_hi;
-$L238_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r138, %r113;
-	.loc 3 179 53
-	bra.uni $L239_entry;
-$L239_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs117, %r138;
-	.loc 3 90 74
-	cvt.f32.f16 %f225, %rs117;
-	.loc 3 90 40
-	mov.f32 %f224, %f225;
-	bra.uni $L240_ret_lo;
-$L240_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f226, %f218, %f224, %f200;
-	.loc 3 179 15
-	fma.rn.f32 %f227, %f220, %f222, %f226;
-	.loc 3 180 28
-	mov.u32 %r139, %r117;
-	.loc 3 180 25
-	bra.uni $L241_entry;
-$L241_entry:
-	.loc 3 91 65
-	shr.u32 %r140, %r139, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs118, %r140;
-	.loc 3 91 80
-	cvt.f32.f16 %f229, %rs118;
-	.loc 3 91 40
-	mov.f32 %f228, %f229;
-	bra.uni $L242_ret_hi;
-$L242_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r141, %r117;
-	.loc 3 180 53
-	bra.uni $L243_entry;
-$L243_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs119, %r141;
-	.loc 3 90 74
-	cvt.f32.f16 %f231, %rs119;
-	.loc 3 90 40
-	mov.f32 %f230, %f231;
-	bra.uni $L244_ret_lo;
-$L244_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f232, %f218, %f230, %f201;
-	.loc 3 180 15
-	fma.rn.f32 %f233, %f220, %f228, %f232;
-	mov.f32 %f234, %f227;
-	mov.f32 %f235, %f233;
-	bra.uni $L193_rangeint_done;
-$L193_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f162, %f234;
-	mov.f32 %f163, %f235;
-	bra.uni $L194_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
-$L194_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f2, %f162;
-	.loc 3 125 21
-	mov.f32 %f6, %f163;
-	bra.uni $L245_rangeint_body;
-$L245_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd186, %rd49, 3;
-	.loc 3 122 15
-	setp.lt.s64 %p19, %rd186, %rd15;
-	@%p19 bra $L246_if_then;
-	bra.uni $L13_if_done;
-$L246_if_then:
-	.loc 3 123 30
-	add.s64 %rd187, %rd49, 3;
-	.loc 3 123 33
-	mul.lo.s64 %rd188, %rd187, %rd17;
-	.loc 3 123 35
-	add.s64 %rd189, %rd188, %rd125;
-	.loc 3 123 23
-	add.s64 %rd190, %rd189, 3;
-	shl.b64 %rd191, %rd189, 1;
-	add.s64 %rd192, %rd4, %rd191;
-	ld.global.nc.v4.u16 {%rs120, %rs121, %rs122, %rs123}, [%rd192];
-	.loc 3 124 30
-	add.s64 %rd193, %rd49, 3;
-	.loc 3 124 33
-	mul.lo.s64 %rd194, %rd193, %rd17;
-	.loc 3 124 35
-	add.s64 %rd195, %rd194, %rd125;
-	.loc 3 124 38
-	add.s64 %rd196, %rd195, 4;
-	.loc 3 124 23
-	add.s64 %rd197, %rd196, 3;
-	shl.b64 %rd198, %rd196, 1;
-	add.s64 %rd199, %rd4, %rd198;
-	ld.global.nc.v4.u16 {%rs124, %rs125, %rs126, %rs127}, [%rd199];
-	.loc 3 125 43
-	mov.f32 %f236, %f3;
-	.loc 3 125 52
-	mov.f32 %f237, %f7;
-	.loc 3 125 34
-	bra.uni $L248_entry;
-$L248_entry:
-	.loc 3 169 61
-	mov.u16 %rs128, 0;
-	mov.u16 %rs129, 0;
-	mov.u16 %rs130, 0;
-	mov.u16 %rs131, 0;
-	mov.u16 %rs128, %rs120;
-	mov.u16 %rs129, %rs121;
-	mov.u16 %rs130, %rs122;
-	mov.u16 %rs131, %rs123;
-	.loc 3 169 65
-	mov.u16 %rs132, 0;
-	mov.u16 %rs133, 0;
-	mov.u16 %rs134, 0;
-	mov.u16 %rs135, 0;
-	mov.u16 %rs132, %rs124;
-	mov.u16 %rs133, %rs125;
-	mov.u16 %rs134, %rs126;
-	mov.u16 %rs135, %rs127;
-	.loc 3 169 74
-	mov.u32 %r142, 0;
-	mov.u32 %r143, 0;
-	mov.u32 %r144, 0;
-	mov.u32 %r145, 0;
-	mov.u32 %r142, %r38;
-	mov.u32 %r143, %r39;
-	mov.u32 %r144, %r40;
-	mov.u32 %r145, %r41;
-	.loc 3 169 78
-	mov.u32 %r146, 0;
-	mov.u32 %r147, 0;
-	mov.u32 %r148, 0;
-	mov.u32 %r149, 0;
-	mov.u32 %r146, %r42;
-	mov.u32 %r147, %r43;
-	mov.u32 %r148, %r44;
-	mov.u32 %r149, %r45;
-	mov.f32 %f240, %f236;
-	mov.f32 %f241, %f237;
-	bra.uni $L249_rangeint_body;
-$L249_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs136, %rs128;
-	.loc 3 172 20
-	bra.uni $L254_entry;
-$L254_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f243, %rs136;
-	.loc 3 89 40
-	mov.f32 %f242, %f243;
-	bra.uni $L255_ret_load;
-$L255_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs137, %rs129;
-	.loc 3 172 38
-	bra.uni $L256_entry;
-$L256_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f245, %rs137;
-	.loc 3 89 40
-	mov.f32 %f244, %f245;
-	bra.uni $L257_ret_load;
-$L257_ret_load:
-	.loc 3 173 28
-	mov.u32 %r150, %r142;
-	.loc 3 173 25
-	bra.uni $L258_entry;
-$L258_entry:
-	.loc 3 91 65
+	.loc 3 93 62
+	cvt.u16.u32 %rs31, %r137;
+	.loc 3 93 80
+	cvt.f32.f16 %f105, %rs31;
+	.loc 3 93 40
+	mov.f32 %f104, %f105;
+	bra.uni $L224_ret_hi;
+$L224_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r138, %r119;
+	.loc 3 182 25
+	bra.uni $L225_entry;
+$L225_entry:
+	.loc 3 93 65
+	shr.u32 %r139, %r138, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs32, %r139;
+	.loc 3 93 80
+	cvt.f32.f16 %f107, %rs32;
+	.loc 3 93 40
+	mov.f32 %f106, %f107;
+	bra.uni $L226_ret_hi;
+$L226_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r140, %r119;
+	.loc 3 182 51
+	bra.uni $L227_entry;
+$L227_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs33, %r140;
+	.loc 3 92 74
+	cvt.f32.f16 %f109, %rs33;
+	.loc 3 92 40
+	mov.f32 %f108, %f109;
+	bra.uni $L228_ret_lo;
+$L228_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f110, %f102, %f108, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f111, %f104, %f106, %f110;
+	.loc 3 183 28
+	mov.u32 %r141, %r123;
+	.loc 3 183 25
+	bra.uni $L229_entry;
+$L229_entry:
+	.loc 3 93 65
+	shr.u32 %r142, %r141, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs34, %r142;
+	.loc 3 93 80
+	cvt.f32.f16 %f113, %rs34;
+	.loc 3 93 40
+	mov.f32 %f112, %f113;
+	bra.uni $L230_ret_hi;
+$L230_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r143, %r123;
+	.loc 3 183 51
+	bra.uni $L231_entry;
+$L231_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs35, %r143;
+	.loc 3 92 74
+	cvt.f32.f16 %f115, %rs35;
+	.loc 3 92 40
+	mov.f32 %f114, %f115;
+	bra.uni $L232_ret_lo;
+$L232_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f116, %f102, %f114, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f117, %f104, %f112, %f116;
+	mov.f32 %f84, %f111;
+	mov.f32 %f85, %f117;
+	bra.uni $L233_rangeint_body;
+$L233_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r144, %r116;
+	.loc 3 181 18
+	bra.uni $L234_entry;
+$L234_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs36, %r144;
+	.loc 3 92 74
+	cvt.f32.f16 %f119, %rs36;
+	.loc 3 92 40
+	mov.f32 %f118, %f119;
+	bra.uni $L235_ret_lo;
+$L235_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r145, %r116;
+	.loc 3 181 32
+	bra.uni $L236_entry;
+$L236_entry:
+	.loc 3 93 65
+	shr.u32 %r146, %r145, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs37, %r146;
+	.loc 3 93 80
+	cvt.f32.f16 %f121, %rs37;
+	.loc 3 93 40
+	mov.f32 %f120, %f121;
+	bra.uni $L237_ret_hi;
+$L237_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r147, %r120;
+	.loc 3 182 25
+	bra.uni $L238_entry;
+$L238_entry:
+	.loc 3 93 65
+	shr.u32 %r148, %r147, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs38, %r148;
+	.loc 3 93 80
+	cvt.f32.f16 %f123, %rs38;
+	.loc 3 93 40
+	mov.f32 %f122, %f123;
+	bra.uni $L239_ret_hi;
+$L239_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r149, %r120;
+	.loc 3 182 51
+	bra.uni $L240_entry;
+$L240_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs39, %r149;
+	.loc 3 92 74
+	cvt.f32.f16 %f125, %rs39;
+	.loc 3 92 40
+	mov.f32 %f124, %f125;
+	bra.uni $L241_ret_lo;
+$L241_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f126, %f118, %f124, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f127, %f120, %f122, %f126;
+	.loc 3 183 28
+	mov.u32 %r150, %r124;
+	.loc 3 183 25
+	bra.uni $L242_entry;
+$L242_entry:
+	.loc 3 93 65
 	shr.u32 %r151, %r150, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs138, %r151;
-	.loc 3 91 80
-	cvt.f32.f16 %f247, %rs138;
-	.loc 3 91 40
-	mov.f32 %f246, %f247;
-	bra.uni $L259_ret_hi;
-$L259_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r152, %r142;
-	.loc 3 173 51
-	bra.uni $L260_entry;
-$L260_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs139, %r152;
-	.loc 3 90 74
-	cvt.f32.f16 %f249, %rs139;
-	.loc 3 90 40
-	mov.f32 %f248, %f249;
-	bra.uni $L261_ret_lo;
-$L261_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f250, %f242, %f248, %f240;
-	.loc 3 173 15
-	fma.rn.f32 %f251, %f244, %f246, %f250;
-	.loc 3 174 28
-	mov.u32 %r153, %r146;
-	.loc 3 174 25
+	.loc 3 93 62
+	cvt.u16.u32 %rs40, %r151;
+	.loc 3 93 80
+	cvt.f32.f16 %f129, %rs40;
+	.loc 3 93 40
+	mov.f32 %f128, %f129;
+	bra.uni $L243_ret_hi;
+$L243_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r152, %r124;
+	.loc 3 183 51
+	bra.uni $L244_entry;
+$L244_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs41, %r152;
+	.loc 3 92 74
+	cvt.f32.f16 %f131, %rs41;
+	.loc 3 92 40
+	mov.f32 %f130, %f131;
+	bra.uni $L245_ret_lo;
+$L245_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f132, %f118, %f130, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f133, %f120, %f128, %f132;
+	mov.f32 %f84, %f127;
+	mov.f32 %f85, %f133;
+	bra.uni $L246_rangeint_body;
+$L246_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r153, %r117;
+	.loc 3 181 18
+	bra.uni $L247_entry;
+$L247_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs42, %r153;
+	.loc 3 92 74
+	cvt.f32.f16 %f135, %rs42;
+	.loc 3 92 40
+	mov.f32 %f134, %f135;
+	bra.uni $L248_ret_lo;
+$L248_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r154, %r117;
+	.loc 3 181 32
+	bra.uni $L249_entry;
+$L249_entry:
+	.loc 3 93 65
+	shr.u32 %r155, %r154, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs43, %r155;
+	.loc 3 93 80
+	cvt.f32.f16 %f137, %rs43;
+	.loc 3 93 40
+	mov.f32 %f136, %f137;
+	bra.uni $L250_ret_hi;
+$L250_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r156, %r121;
+	.loc 3 182 25
+	bra.uni $L251_entry;
+$L251_entry:
+	.loc 3 93 65
+	shr.u32 %r157, %r156, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs44, %r157;
+	.loc 3 93 80
+	cvt.f32.f16 %f139, %rs44;
+	.loc 3 93 40
+	mov.f32 %f138, %f139;
+	bra.uni $L252_ret_hi;
+$L252_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r158, %r121;
+	.loc 3 182 51
+	bra.uni $L253_entry;
+$L253_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs45, %r158;
+	.loc 3 92 74
+	cvt.f32.f16 %f141, %rs45;
+	.loc 3 92 40
+	mov.f32 %f140, %f141;
+	bra.uni $L254_ret_lo;
+$L254_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f142, %f134, %f140, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f143, %f136, %f138, %f142;
+	.loc 3 183 28
+	mov.u32 %r159, %r125;
+	.loc 3 183 25
+	bra.uni $L255_entry;
+$L255_entry:
+	.loc 3 93 65
+	shr.u32 %r160, %r159, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs46, %r160;
+	.loc 3 93 80
+	cvt.f32.f16 %f145, %rs46;
+	.loc 3 93 40
+	mov.f32 %f144, %f145;
+	bra.uni $L256_ret_hi;
+$L256_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r161, %r125;
+	.loc 3 183 51
+	bra.uni $L257_entry;
+$L257_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs47, %r161;
+	.loc 3 92 74
+	cvt.f32.f16 %f147, %rs47;
+	.loc 3 92 40
+	mov.f32 %f146, %f147;
+	bra.uni $L258_ret_lo;
+$L258_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f148, %f134, %f146, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f149, %f136, %f144, %f148;
+	mov.f32 %f150, %f143;
+	mov.f32 %f151, %f149;
+	bra.uni $L206_rangeint_done;
+$L206_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f82, %f150;
+	mov.f32 %f83, %f151;
+	bra.uni $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
+$L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f1, %f82;
+	.loc 3 126 21
+	mov.f32 %f5, %f83;
+	bra.uni $L259_rangeint_body;
+$L259_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd292, %rd49, 2;
+	.loc 3 124 15
+	setp.lt.s64 %p42, %rd292, %rd15;
+	@%p42 bra $L260_if_then;
+	bra.uni $L317_rangeint_body;
+$L260_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd293, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd294, %rd293, 2;
+	.loc 3 125 43
+	add.s64 %rd295, %rd294, 2;
+	.loc 3 125 46
+	mul.lo.s64 %rd296, %rd295, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd297, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd298, %rd296, %rd297;
+	.loc 3 125 60
+	div.s64 %rd299, %rd298, 2;
+	.loc 3 125 23
+	add.s64 %rd300, %rd299, 3;
+	shl.b64 %rd301, %rd299, 2;
+	add.s64 %rd302, %rd45, %rd301;
+	ld.shared.v4.u32 {%r162, %r163, %r164, %r165}, [%rd302];
+	.loc 3 126 43
+	mov.f32 %f152, %f2;
+	.loc 3 126 52
+	mov.f32 %f153, %f6;
+	.loc 3 126 34
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 3 91 65
-	shr.u32 %r154, %r153, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs140, %r154;
-	.loc 3 91 80
-	cvt.f32.f16 %f253, %rs140;
-	.loc 3 91 40
-	mov.f32 %f252, %f253;
-	bra.uni $L263_ret_hi;
-$L263_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r155, %r146;
-	.loc 3 174 51
-	bra.uni $L264_entry;
-$L264_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs141, %r155;
-	.loc 3 90 74
-	cvt.f32.f16 %f255, %rs141;
-	.loc 3 90 40
-	mov.f32 %f254, %f255;
-	bra.uni $L265_ret_lo;
-$L265_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f256, %f242, %f254, %f241;
-	.loc 3 174 15
-	fma.rn.f32 %f257, %f244, %f252, %f256;
-	mov.f32 %f240, %f251;
-	mov.f32 %f241, %f257;
-	bra.uni $L266_rangeint_body;
-$L266_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs142, %rs130;
-	.loc 3 172 20
-	bra.uni $L267_entry;
-$L267_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f259, %rs142;
-	.loc 3 89 40
-	mov.f32 %f258, %f259;
-	bra.uni $L268_ret_load;
-$L268_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs143, %rs131;
-	.loc 3 172 38
-	bra.uni $L269_entry;
-$L269_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f261, %rs143;
-	.loc 3 89 40
-	mov.f32 %f260, %f261;
-	bra.uni $L270_ret_load;
-$L270_ret_load:
-	.loc 3 173 28
-	mov.u32 %r156, %r143;
-	.loc 3 173 25
-	bra.uni $L271_entry;
-$L271_entry:
-	.loc 3 91 65
-	shr.u32 %r157, %r156, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs144, %r157;
-	.loc 3 91 80
-	cvt.f32.f16 %f263, %rs144;
-	.loc 3 91 40
-	mov.f32 %f262, %f263;
-	bra.uni $L272_ret_hi;
-$L272_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r158, %r143;
-	.loc 3 173 51
-	bra.uni $L273_entry;
-$L273_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs145, %r158;
-	.loc 3 90 74
-	cvt.f32.f16 %f265, %rs145;
-	.loc 3 90 40
-	mov.f32 %f264, %f265;
-	bra.uni $L274_ret_lo;
-$L274_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f266, %f258, %f264, %f240;
-	.loc 3 173 15
-	fma.rn.f32 %f267, %f260, %f262, %f266;
-	.loc 3 174 28
-	mov.u32 %r159, %r147;
-	.loc 3 174 25
-	bra.uni $L275_entry;
-$L275_entry:
-	.loc 3 91 65
-	shr.u32 %r160, %r159, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs146, %r160;
-	.loc 3 91 80
-	cvt.f32.f16 %f269, %rs146;
-	.loc 3 91 40
-	mov.f32 %f268, %f269;
-	bra.uni $L276_ret_hi;
-$L276_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r161, %r147;
-	.loc 3 174 51
-	bra.uni $L277_entry;
-$L277_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs147, %r161;
-	.loc 3 90 74
-	cvt.f32.f16 %f271, %rs147;
-	.loc 3 90 40
-	mov.f32 %f270, %f271;
-	bra.uni $L278_ret_lo;
-$L278_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f272, %f258, %f270, %f241;
-	.loc 3 174 15
-	fma.rn.f32 %f273, %f260, %f268, %f272;
-	mov.f32 %f274, %f267;
-	mov.f32 %f275, %f273;
-	bra.uni $L250_rangeint_done;
-$L250_rangeint_done:
-	mov.f32 %f276, %f274;
-	mov.f32 %f277, %f275;
-	bra.uni $L251_rangeint_body;
-$L251_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs148, %rs132;
-	.loc 3 178 20
+	.loc 3 178 61
+	mov.u32 %r166, 0;
+	mov.u32 %r167, 0;
+	mov.u32 %r168, 0;
+	mov.u32 %r169, 0;
+	mov.u32 %r166, %r162;
+	mov.u32 %r167, %r163;
+	mov.u32 %r168, %r164;
+	mov.u32 %r169, %r165;
+	.loc 3 178 65
+	mov.u32 %r170, 0;
+	mov.u32 %r171, 0;
+	mov.u32 %r172, 0;
+	mov.u32 %r173, 0;
+	mov.u32 %r170, %r50;
+	mov.u32 %r171, %r51;
+	mov.u32 %r172, %r52;
+	mov.u32 %r173, %r53;
+	.loc 3 178 69
+	mov.u32 %r174, 0;
+	mov.u32 %r175, 0;
+	mov.u32 %r176, 0;
+	mov.u32 %r177, 0;
+	mov.u32 %r174, %r54;
+	mov.u32 %r175, %r55;
+	mov.u32 %r176, %r56;
+	mov.u32 %r177, %r57;
+	mov.f32 %f156, %f152;
+	mov.f32 %f157, %f153;
+	bra.uni $L263_rangeint_body;
+$L263_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r178, %r166;
+	.loc 3 181 18
+	bra.uni $L266_entry;
+$L266_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs48, %r178;
+	.loc 3 92 74
+	cvt.f32.f16 %f159, %rs48;
+	.loc 3 92 40
+	mov.f32 %f158, %f159;
+	bra.uni $L267_ret_lo;
+$L267_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r179, %r166;
+	.loc 3 181 32
+	bra.uni $L268_entry;
+$L268_entry:
+	.loc 3 93 65
+	shr.u32 %r180, %r179, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs49, %r180;
+	.loc 3 93 80
+	cvt.f32.f16 %f161, %rs49;
+	.loc 3 93 40
+	mov.f32 %f160, %f161;
+	bra.uni $L269_ret_hi;
+$L269_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r181, %r170;
+	.loc 3 182 25
+	bra.uni $L270_entry;
+$L270_entry:
+	.loc 3 93 65
+	shr.u32 %r182, %r181, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs50, %r182;
+	.loc 3 93 80
+	cvt.f32.f16 %f163, %rs50;
+	.loc 3 93 40
+	mov.f32 %f162, %f163;
+	bra.uni $L271_ret_hi;
+$L271_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r183, %r170;
+	.loc 3 182 51
+	bra.uni $L272_entry;
+$L272_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs51, %r183;
+	.loc 3 92 74
+	cvt.f32.f16 %f165, %rs51;
+	.loc 3 92 40
+	mov.f32 %f164, %f165;
+	bra.uni $L273_ret_lo;
+$L273_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f166, %f158, %f164, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f167, %f160, %f162, %f166;
+	.loc 3 183 28
+	mov.u32 %r184, %r174;
+	.loc 3 183 25
+	bra.uni $L274_entry;
+$L274_entry:
+	.loc 3 93 65
+	shr.u32 %r185, %r184, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs52, %r185;
+	.loc 3 93 80
+	cvt.f32.f16 %f169, %rs52;
+	.loc 3 93 40
+	mov.f32 %f168, %f169;
+	bra.uni $L275_ret_hi;
+$L275_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r186, %r174;
+	.loc 3 183 51
+	bra.uni $L276_entry;
+$L276_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs53, %r186;
+	.loc 3 92 74
+	cvt.f32.f16 %f171, %rs53;
+	.loc 3 92 40
+	mov.f32 %f170, %f171;
+	bra.uni $L277_ret_lo;
+$L277_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f172, %f158, %f170, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f173, %f160, %f168, %f172;
+	mov.f32 %f156, %f167;
+	mov.f32 %f157, %f173;
+	bra.uni $L278_rangeint_body;
+$L278_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r187, %r167;
+	.loc 3 181 18
 	bra.uni $L279_entry;
 $L279_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f279, %rs148;
-	.loc 3 89 40
-	mov.f32 %f278, %f279;
-	bra.uni $L280_ret_load;
-$L280_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs149, %rs133;
-	.loc 3 178 38
+	.loc 3 92 62
+	cvt.u16.u32 %rs54, %r187;
+	.loc 3 92 74
+	cvt.f32.f16 %f175, %rs54;
+	.loc 3 92 40
+	mov.f32 %f174, %f175;
+	bra.uni $L280_ret_lo;
+$L280_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r188, %r167;
+	.loc 3 181 32
 	bra.uni $L281_entry;
 $L281_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f281, %rs149;
-	.loc 3 89 40
-	mov.f32 %f280, %f281;
-	bra.uni $L282_ret_load;
-$L282_ret_load:
-	.loc 3 179 28
-	mov.u32 %r162, %r144;
-	.loc 3 179 25
+	.loc 3 93 65
+	shr.u32 %r189, %r188, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs55, %r189;
+	.loc 3 93 80
+	cvt.f32.f16 %f177, %rs55;
+	.loc 3 93 40
+	mov.f32 %f176, %f177;
+	bra.uni $L282_ret_hi;
+$L282_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r190, %r171;
+	.loc 3 182 25
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 3 91 65
-	shr.u32 %r163, %r162, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs150, %r163;
-	.loc 3 91 80
-	cvt.f32.f16 %f283, %rs150;
-	.loc 3 91 40
-	mov.f32 %f282, %f283;
+	.loc 3 93 65
+	shr.u32 %r191, %r190, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs56, %r191;
+	.loc 3 93 80
+	cvt.f32.f16 %f179, %rs56;
+	.loc 3 93 40
+	mov.f32 %f178, %f179;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r164, %r144;
-	.loc 3 179 53
+	.loc 3 182 54
+	mov.u32 %r192, %r171;
+	.loc 3 182 51
 	bra.uni $L285_entry;
 $L285_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs151, %r164;
-	.loc 3 90 74
-	cvt.f32.f16 %f285, %rs151;
-	.loc 3 90 40
-	mov.f32 %f284, %f285;
+	.loc 3 92 62
+	cvt.u16.u32 %rs57, %r192;
+	.loc 3 92 74
+	cvt.f32.f16 %f181, %rs57;
+	.loc 3 92 40
+	mov.f32 %f180, %f181;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f286, %f278, %f284, %f276;
-	.loc 3 179 15
-	fma.rn.f32 %f287, %f280, %f282, %f286;
-	.loc 3 180 28
-	mov.u32 %r165, %r148;
-	.loc 3 180 25
+	.loc 3 182 41
+	fma.rn.f32 %f182, %f174, %f180, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f183, %f176, %f178, %f182;
+	.loc 3 183 28
+	mov.u32 %r193, %r175;
+	.loc 3 183 25
 	bra.uni $L287_entry;
 $L287_entry:
-	.loc 3 91 65
-	shr.u32 %r166, %r165, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs152, %r166;
-	.loc 3 91 80
-	cvt.f32.f16 %f289, %rs152;
-	.loc 3 91 40
-	mov.f32 %f288, %f289;
+	.loc 3 93 65
+	shr.u32 %r194, %r193, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs58, %r194;
+	.loc 3 93 80
+	cvt.f32.f16 %f185, %rs58;
+	.loc 3 93 40
+	mov.f32 %f184, %f185;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r167, %r148;
-	.loc 3 180 53
+	.loc 3 183 54
+	mov.u32 %r195, %r175;
+	.loc 3 183 51
 	bra.uni $L289_entry;
 $L289_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs153, %r167;
-	.loc 3 90 74
-	cvt.f32.f16 %f291, %rs153;
-	.loc 3 90 40
-	mov.f32 %f290, %f291;
+	.loc 3 92 62
+	cvt.u16.u32 %rs59, %r195;
+	.loc 3 92 74
+	cvt.f32.f16 %f187, %rs59;
+	.loc 3 92 40
+	mov.f32 %f186, %f187;
 	bra.uni $L290_ret_lo;
 $L290_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f292, %f278, %f290, %f277;
-	.loc 3 180 15
-	fma.rn.f32 %f293, %f280, %f288, %f292;
-	mov.f32 %f276, %f287;
-	mov.f32 %f277, %f293;
+	.loc 3 183 41
+	fma.rn.f32 %f188, %f174, %f186, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f189, %f176, %f184, %f188;
+	mov.f32 %f156, %f183;
+	mov.f32 %f157, %f189;
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs154, %rs134;
-	.loc 3 178 20
+	.loc 3 181 21
+	mov.u32 %r196, %r168;
+	.loc 3 181 18
 	bra.uni $L292_entry;
 $L292_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f295, %rs154;
-	.loc 3 89 40
-	mov.f32 %f294, %f295;
-	bra.uni $L293_ret_load;
-$L293_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs155, %rs135;
-	.loc 3 178 38
+	.loc 3 92 62
+	cvt.u16.u32 %rs60, %r196;
+	.loc 3 92 74
+	cvt.f32.f16 %f191, %rs60;
+	.loc 3 92 40
+	mov.f32 %f190, %f191;
+	bra.uni $L293_ret_lo;
+$L293_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r197, %r168;
+	.loc 3 181 32
 	bra.uni $L294_entry;
 $L294_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f297, %rs155;
-	.loc 3 89 40
-	mov.f32 %f296, %f297;
-	bra.uni $L295_ret_load;
-$L295_ret_load:
-	.loc 3 179 28
-	mov.u32 %r168, %r145;
-	.loc 3 179 25
+	.loc 3 93 65
+	shr.u32 %r198, %r197, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs61, %r198;
+	.loc 3 93 80
+	cvt.f32.f16 %f193, %rs61;
+	.loc 3 93 40
+	mov.f32 %f192, %f193;
+	bra.uni $L295_ret_hi;
+$L295_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r199, %r172;
+	.loc 3 182 25
 	bra.uni $L296_entry;
 $L296_entry:
-	.loc 3 91 65
-	shr.u32 %r169, %r168, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs156, %r169;
-	.loc 3 91 80
-	cvt.f32.f16 %f299, %rs156;
-	.loc 3 91 40
-	mov.f32 %f298, %f299;
+	.loc 3 93 65
+	shr.u32 %r200, %r199, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs62, %r200;
+	.loc 3 93 80
+	cvt.f32.f16 %f195, %rs62;
+	.loc 3 93 40
+	mov.f32 %f194, %f195;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r170, %r145;
-	.loc 3 179 53
+	.loc 3 182 54
+	mov.u32 %r201, %r172;
+	.loc 3 182 51
 	bra.uni $L298_entry;
 $L298_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs157, %r170;
-	.loc 3 90 74
-	cvt.f32.f16 %f301, %rs157;
-	.loc 3 90 40
-	mov.f32 %f300, %f301;
+	.loc 3 92 62
+	cvt.u16.u32 %rs63, %r201;
+	.loc 3 92 74
+	cvt.f32.f16 %f197, %rs63;
+	.loc 3 92 40
+	mov.f32 %f196, %f197;
 	bra.uni $L299_ret_lo;
 $L299_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f302, %f294, %f300, %f276;
-	.loc 3 179 15
-	fma.rn.f32 %f303, %f296, %f298, %f302;
-	.loc 3 180 28
-	mov.u32 %r171, %r149;
-	.loc 3 180 25
+	.loc 3 182 41
+	fma.rn.f32 %f198, %f190, %f196, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f199, %f192, %f194, %f198;
+	.loc 3 183 28
+	mov.u32 %r202, %r176;
+	.loc 3 183 25
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 3 91 65
-	shr.u32 %r172, %r171, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs158, %r172;
-	.loc 3 91 80
-	cvt.f32.f16 %f305, %rs158;
-	.loc 3 91 40
-	mov.f32 %f304, %f305;
+	.loc 3 93 65
+	shr.u32 %r203, %r202, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs64, %r203;
+	.loc 3 93 80
+	cvt.f32.f16 %f201, %rs64;
+	.loc 3 93 40
+	mov.f32 %f200, %f201;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r173, %r149;
-	.loc 3 180 53
+	.loc 3 183 54
+	mov.u32 %r204, %r176;
+	.loc 3 183 51
 	bra.uni $L302_entry;
 $L302_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs159, %r173;
-	.loc 3 90 74
-	cvt.f32.f16 %f307, %rs159;
-	.loc 3 90 40
-	mov.f32 %f306, %f307;
+	.loc 3 92 62
+	cvt.u16.u32 %rs65, %r204;
+	.loc 3 92 74
+	cvt.f32.f16 %f203, %rs65;
+	.loc 3 92 40
+	mov.f32 %f202, %f203;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f308, %f294, %f306, %f277;
-	.loc 3 180 15
-	fma.rn.f32 %f309, %f296, %f304, %f308;
-	mov.f32 %f310, %f303;
-	mov.f32 %f311, %f309;
-	bra.uni $L252_rangeint_done;
-$L252_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f238, %f310;
-	mov.f32 %f239, %f311;
-	bra.uni $L253_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
-$L253_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f3, %f238;
-	.loc 3 125 21
-	mov.f32 %f7, %f239;
+	.loc 3 183 41
+	fma.rn.f32 %f204, %f190, %f202, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f205, %f192, %f200, %f204;
+	mov.f32 %f156, %f199;
+	mov.f32 %f157, %f205;
+	bra.uni $L304_rangeint_body;
+$L304_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r205, %r169;
+	.loc 3 181 18
+	bra.uni $L305_entry;
+$L305_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs66, %r205;
+	.loc 3 92 74
+	cvt.f32.f16 %f207, %rs66;
+	.loc 3 92 40
+	mov.f32 %f206, %f207;
+	bra.uni $L306_ret_lo;
+$L306_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r206, %r169;
+	.loc 3 181 32
+	bra.uni $L307_entry;
+$L307_entry:
+	.loc 3 93 65
+	shr.u32 %r207, %r206, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs67, %r207;
+	.loc 3 93 80
+	cvt.f32.f16 %f209, %rs67;
+	.loc 3 93 40
+	mov.f32 %f208, %f209;
+	bra.uni $L308_ret_hi;
+$L308_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r208, %r173;
+	.loc 3 182 25
+	bra.uni $L309_entry;
+$L309_entry:
+	.loc 3 93 65
+	shr.u32 %r209, %r208, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs68, %r209;
+	.loc 3 93 80
+	cvt.f32.f16 %f211, %rs68;
+	.loc 3 93 40
+	mov.f32 %f210, %f211;
+	bra.uni $L310_ret_hi;
+$L310_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r210, %r173;
+	.loc 3 182 51
+	bra.uni $L311_entry;
+$L311_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs69, %r210;
+	.loc 3 92 74
+	cvt.f32.f16 %f213, %rs69;
+	.loc 3 92 40
+	mov.f32 %f212, %f213;
+	bra.uni $L312_ret_lo;
+$L312_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f214, %f206, %f212, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f215, %f208, %f210, %f214;
+	.loc 3 183 28
+	mov.u32 %r211, %r177;
+	.loc 3 183 25
+	bra.uni $L313_entry;
+$L313_entry:
+	.loc 3 93 65
+	shr.u32 %r212, %r211, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs70, %r212;
+	.loc 3 93 80
+	cvt.f32.f16 %f217, %rs70;
+	.loc 3 93 40
+	mov.f32 %f216, %f217;
+	bra.uni $L314_ret_hi;
+$L314_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r213, %r177;
+	.loc 3 183 51
+	bra.uni $L315_entry;
+$L315_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs71, %r213;
+	.loc 3 92 74
+	cvt.f32.f16 %f219, %rs71;
+	.loc 3 92 40
+	mov.f32 %f218, %f219;
+	bra.uni $L316_ret_lo;
+$L316_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f220, %f206, %f218, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f221, %f208, %f216, %f220;
+	mov.f32 %f222, %f215;
+	mov.f32 %f223, %f221;
+	bra.uni $L264_rangeint_done;
+$L264_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f154, %f222;
+	mov.f32 %f155, %f223;
+	bra.uni $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
+$L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f2, %f154;
+	.loc 3 126 21
+	mov.f32 %f6, %f155;
+	bra.uni $L317_rangeint_body;
+$L317_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd303, %rd49, 3;
+	.loc 3 124 15
+	setp.lt.s64 %p43, %rd303, %rd15;
+	@%p43 bra $L318_if_then;
 	bra.uni $L13_if_done;
-$L13_if_done:
-	.loc 3 129 27
-	add.s64 %rd200, %rd122, 4;
-	.loc 3 129 38
-	sub.s64 %rd201, %rd200, 1;
-	.loc 3 129 14
-	bra.uni $L304_entry;
-$L304_entry:
-	.loc 3 153 10
-	rem.s64 %rd202, %rd201, 4;
-	.loc 3 154 10
-	mul.lo.s64 %rd203, %rd201, 256;
-	.loc 3 154 23
-	mul.lo.s64 %rd204, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd205, %rd203, %rd204;
-	bra.uni $L305_rangeint_body;
-$L305_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd206, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p20, %rd206, %rd16;
-	@%p20 bra $L309_cond_true;
-	bra.uni $L311_edge;
-$L309_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p21, %rd205, %rd17;
-	@%p21 bra $L307_if_then;
-	bra.uni $L312_edge;
-$L307_if_then:
-	.loc 3 159 21
-	add.s64 %rd209, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd210, %rd209, %rd17;
-	.loc 3 159 26
-	add.s64 %rd211, %rd210, %rd205;
-	mov.s64 %rd207, %rd211;
-	mov.s64 %rd208, 16;
-	bra.uni $L308_if_done;
-$L312_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L308_if_done;
-$L311_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L308_if_done;
-$L308_if_done:
-	.loc 3 161 29
-	mul.lo.s64 %rd212, %rd202, 2;
-	.loc 3 161 31
-	add.s64 %rd213, %rd212, 0;
-	.loc 3 161 34
-	mul.lo.s64 %rd214, %rd213, 256;
-	.loc 3 161 45
-	mul.lo.s64 %rd215, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd216, %rd214, %rd215;
-	.loc 3 161 26
-	shl.b64 %rd217, %rd216, 1;
-	add.s64 %rd218, %rd37, %rd217;
-	.loc 3 161 52
-	shl.b64 %rd219, %rd207, 1;
-	add.s64 %rd220, %rd7, %rd219;
-	.loc 3 161 19
-	cvt.u32.s64 %r174, %rd208;
-	cp.async.cg.shared.global [%rd218], [%rd220], 16, %r174;
-	bra.uni $L313_rangeint_body;
-$L313_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd221, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p22, %rd221, %rd16;
-	@%p22 bra $L316_cond_true;
-	bra.uni $L317_edge;
-$L316_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p23, %rd205, %rd17;
-	@%p23 bra $L314_if_then;
-	bra.uni $L318_edge;
-$L314_if_then:
-	.loc 3 159 21
-	add.s64 %rd222, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd223, %rd222, %rd17;
-	.loc 3 159 26
-	add.s64 %rd224, %rd223, %rd205;
-	mov.s64 %rd207, %rd224;
-	mov.s64 %rd208, 16;
-	bra.uni $L315_if_done;
-$L318_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L315_if_done;
-$L317_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L315_if_done;
-$L315_if_done:
-	.loc 3 161 29
-	mul.lo.s64 %rd225, %rd202, 2;
-	.loc 3 161 31
-	add.s64 %rd226, %rd225, 1;
-	.loc 3 161 34
-	mul.lo.s64 %rd227, %rd226, 256;
-	.loc 3 161 45
-	mul.lo.s64 %rd228, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd229, %rd227, %rd228;
-	.loc 3 161 26
-	shl.b64 %rd230, %rd229, 1;
-	add.s64 %rd231, %rd37, %rd230;
-	.loc 3 161 52
-	shl.b64 %rd232, %rd207, 1;
-	add.s64 %rd233, %rd7, %rd232;
-	.loc 3 161 19
-	cvt.u32.s64 %r175, %rd208;
-	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r175;
-	bra.uni $L306_rangeint_done;
-$L306_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L310_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L310_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
-	.loc 3 113 29
-	add.s64 %rd234, %rd122, 1;
-	mov.s64 %rd122, %rd234;
-	bra.uni $L9_for_loop;
-$L11_for_done:
-	.loc 3 131 19
-	cp.async.wait_group 0;
-	mov.f32 %f312, 0f00000000;
-	mov.f32 %f313, 0f00000000;
-	bra.uni $L17_rangeint_body;
-$L17_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f314, %f0;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f315, %f314, 16, 31, -1;
-	add.rn.f32 %f316, %f314, %f315;
-	shfl.sync.bfly.b32 %f317, %f316, 8, 31, -1;
-	add.rn.f32 %f318, %f316, %f317;
-	shfl.sync.bfly.b32 %f319, %f318, 4, 31, -1;
-	add.rn.f32 %f320, %f318, %f319;
-	shfl.sync.bfly.b32 %f321, %f320, 2, 31, -1;
-	add.rn.f32 %f322, %f320, %f321;
-	shfl.sync.bfly.b32 %f323, %f322, 1, 31, -1;
-	add.rn.f32 %f324, %f322, %f323;
-	.loc 3 136 59
-	mov.f32 %f325, %f4;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f326, %f325, 16, 31, -1;
-	add.rn.f32 %f327, %f325, %f326;
-	shfl.sync.bfly.b32 %f328, %f327, 8, 31, -1;
-	add.rn.f32 %f329, %f327, %f328;
-	shfl.sync.bfly.b32 %f330, %f329, 4, 31, -1;
-	add.rn.f32 %f331, %f329, %f330;
-	shfl.sync.bfly.b32 %f332, %f331, 2, 31, -1;
-	add.rn.f32 %f333, %f331, %f332;
-	shfl.sync.bfly.b32 %f334, %f333, 1, 31, -1;
-	add.rn.f32 %f335, %f333, %f334;
-	.loc 3 137 10
-	setp.eq.s64 %p24, %rd23, 0;
-	@%p24 bra $L19_if_then;
-	bra.uni $L319_edge;
-$L19_if_then:
-	mov.f32 %f336, %f324;
-	mov.f32 %f337, %f335;
-	bra.uni $L20_if_done;
-$L319_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L20_if_done;
-$L20_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L320_rangeint_body;
-$L320_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f338, %f1;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f339, %f338, 16, 31, -1;
-	add.rn.f32 %f340, %f338, %f339;
-	shfl.sync.bfly.b32 %f341, %f340, 8, 31, -1;
-	add.rn.f32 %f342, %f340, %f341;
-	shfl.sync.bfly.b32 %f343, %f342, 4, 31, -1;
-	add.rn.f32 %f344, %f342, %f343;
-	shfl.sync.bfly.b32 %f345, %f344, 2, 31, -1;
-	add.rn.f32 %f346, %f344, %f345;
-	shfl.sync.bfly.b32 %f347, %f346, 1, 31, -1;
-	add.rn.f32 %f348, %f346, %f347;
-	.loc 3 136 59
-	mov.f32 %f349, %f5;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f350, %f349, 16, 31, -1;
-	add.rn.f32 %f351, %f349, %f350;
-	shfl.sync.bfly.b32 %f352, %f351, 8, 31, -1;
-	add.rn.f32 %f353, %f351, %f352;
-	shfl.sync.bfly.b32 %f354, %f353, 4, 31, -1;
-	add.rn.f32 %f355, %f353, %f354;
-	shfl.sync.bfly.b32 %f356, %f355, 2, 31, -1;
-	add.rn.f32 %f357, %f355, %f356;
-	shfl.sync.bfly.b32 %f358, %f357, 1, 31, -1;
-	add.rn.f32 %f359, %f357, %f358;
-	.loc 3 137 10
-	setp.eq.s64 %p25, %rd23, 1;
-	@%p25 bra $L321_if_then;
-	bra.uni $L323_edge;
-$L321_if_then:
-	mov.f32 %f336, %f348;
-	mov.f32 %f337, %f359;
-	bra.uni $L322_if_done;
-$L323_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L322_if_done;
-$L322_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L324_rangeint_body;
-$L324_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f360, %f2;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f361, %f360, 16, 31, -1;
-	add.rn.f32 %f362, %f360, %f361;
-	shfl.sync.bfly.b32 %f363, %f362, 8, 31, -1;
-	add.rn.f32 %f364, %f362, %f363;
-	shfl.sync.bfly.b32 %f365, %f364, 4, 31, -1;
-	add.rn.f32 %f366, %f364, %f365;
-	shfl.sync.bfly.b32 %f367, %f366, 2, 31, -1;
-	add.rn.f32 %f368, %f366, %f367;
-	shfl.sync.bfly.b32 %f369, %f368, 1, 31, -1;
-	add.rn.f32 %f370, %f368, %f369;
-	.loc 3 136 59
-	mov.f32 %f371, %f6;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f372, %f371, 16, 31, -1;
-	add.rn.f32 %f373, %f371, %f372;
-	shfl.sync.bfly.b32 %f374, %f373, 8, 31, -1;
-	add.rn.f32 %f375, %f373, %f374;
-	shfl.sync.bfly.b32 %f376, %f375, 4, 31, -1;
-	add.rn.f32 %f377, %f375, %f376;
-	shfl.sync.bfly.b32 %f378, %f377, 2, 31, -1;
-	add.rn.f32 %f379, %f377, %f378;
-	shfl.sync.bfly.b32 %f380, %f379, 1, 31, -1;
-	add.rn.f32 %f381, %f379, %f380;
-	.loc 3 137 10
-	setp.eq.s64 %p26, %rd23, 2;
-	@%p26 bra $L325_if_then;
-	bra.uni $L327_edge;
-$L325_if_then:
-	mov.f32 %f336, %f370;
-	mov.f32 %f337, %f381;
-	bra.uni $L326_if_done;
-$L327_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L328_rangeint_body;
-$L328_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f382, %f3;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f383, %f382, 16, 31, -1;
-	add.rn.f32 %f384, %f382, %f383;
-	shfl.sync.bfly.b32 %f385, %f384, 8, 31, -1;
-	add.rn.f32 %f386, %f384, %f385;
-	shfl.sync.bfly.b32 %f387, %f386, 4, 31, -1;
-	add.rn.f32 %f388, %f386, %f387;
-	shfl.sync.bfly.b32 %f389, %f388, 2, 31, -1;
-	add.rn.f32 %f390, %f388, %f389;
-	shfl.sync.bfly.b32 %f391, %f390, 1, 31, -1;
-	add.rn.f32 %f392, %f390, %f391;
-	.loc 3 136 59
-	mov.f32 %f393, %f7;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f394, %f393, 16, 31, -1;
-	add.rn.f32 %f395, %f393, %f394;
-	shfl.sync.bfly.b32 %f396, %f395, 8, 31, -1;
-	add.rn.f32 %f397, %f395, %f396;
-	shfl.sync.bfly.b32 %f398, %f397, 4, 31, -1;
-	add.rn.f32 %f399, %f397, %f398;
-	shfl.sync.bfly.b32 %f400, %f399, 2, 31, -1;
-	add.rn.f32 %f401, %f399, %f400;
-	shfl.sync.bfly.b32 %f402, %f401, 1, 31, -1;
-	add.rn.f32 %f403, %f401, %f402;
-	.loc 3 137 10
-	setp.eq.s64 %p27, %rd23, 3;
-	@%p27 bra $L329_if_then;
-	bra.uni $L331_edge;
-$L329_if_then:
-	mov.f32 %f336, %f392;
-	mov.f32 %f337, %f403;
-	bra.uni $L330_if_done;
-$L331_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L330_if_done;
-$L330_if_done:
-	mov.f32 %f404, %f336;
-	mov.f32 %f405, %f337;
-	bra.uni $L18_rangeint_done;
-$L18_rangeint_done:
-	.loc 3 141 9
-	setp.lt.s64 %p28, %rd23, 4;
-	@%p28 bra $L21_if_then;
-	bra.uni $L22_if_done;
-$L21_if_then:
-	.loc 3 142 37
-	add.s64 %rd235, %rd49, %rd23;
-	.loc 3 142 14
+$L318_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd304, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd305, %rd304, 2;
+	.loc 3 125 43
+	add.s64 %rd306, %rd305, 3;
+	.loc 3 125 46
+	mul.lo.s64 %rd307, %rd306, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd308, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd309, %rd307, %rd308;
+	.loc 3 125 60
+	div.s64 %rd310, %rd309, 2;
+	.loc 3 125 23
+	add.s64 %rd311, %rd310, 3;
+	shl.b64 %rd312, %rd310, 2;
+	add.s64 %rd313, %rd45, %rd312;
+	ld.shared.v4.u32 {%r214, %r215, %r216, %r217}, [%rd313];
+	.loc 3 126 43
+	mov.f32 %f224, %f3;
+	.loc 3 126 52
+	mov.f32 %f225, %f7;
+	.loc 3 126 34
+	bra.uni $L320_entry;
+$L320_entry:
+	.loc 3 178 61
+	mov.u32 %r218, 0;
+	mov.u32 %r219, 0;
+	mov.u32 %r220, 0;
+	mov.u32 %r221, 0;
+	mov.u32 %r218, %r214;
+	mov.u32 %r219, %r215;
+	mov.u32 %r220, %r216;
+	mov.u32 %r221, %r217;
+	.loc 3 178 65
+	mov.u32 %r222, 0;
+	mov.u32 %r223, 0;
+	mov.u32 %r224, 0;
+	mov.u32 %r225, 0;
+	mov.u32 %r222, %r50;
+	mov.u32 %r223, %r51;
+	mov.u32 %r224, %r52;
+	mov.u32 %r225, %r53;
+	.loc 3 178 69
+	mov.u32 %r226, 0;
+	mov.u32 %r227, 0;
+	mov.u32 %r228, 0;
+	mov.u32 %r229, 0;
+	mov.u32 %r226, %r54;
+	mov.u32 %r227, %r55;
+	mov.u32 %r228, %r56;
+	mov.u32 %r229, %r57;
+	mov.f32 %f228, %f224;
+	mov.f32 %f229, %f225;
+	bra.uni $L321_rangeint_body;
+$L321_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r230, %r218;
+	.loc 3 181 18
+	bra.uni $L324_entry;
+$L324_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs72, %r230;
+	.loc 3 92 74
+	cvt.f32.f16 %f231, %rs72;
+	.loc 3 92 40
+	mov.f32 %f230, %f231;
+	bra.uni $L325_ret_lo;
+$L325_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r231, %r218;
+	.loc 3 181 32
+	bra.uni $L326_entry;
+$L326_entry:
+	.loc 3 93 65
+	shr.u32 %r232, %r231, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs73, %r232;
+	.loc 3 93 80
+	cvt.f32.f16 %f233, %rs73;
+	.loc 3 93 40
+	mov.f32 %f232, %f233;
+	bra.uni $L327_ret_hi;
+$L327_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r233, %r222;
+	.loc 3 182 25
+	bra.uni $L328_entry;
+$L328_entry:
+	.loc 3 93 65
+	shr.u32 %r234, %r233, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs74, %r234;
+	.loc 3 93 80
+	cvt.f32.f16 %f235, %rs74;
+	.loc 3 93 40
+	mov.f32 %f234, %f235;
+	bra.uni $L329_ret_hi;
+$L329_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r235, %r222;
+	.loc 3 182 51
+	bra.uni $L330_entry;
+$L330_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs75, %r235;
+	.loc 3 92 74
+	cvt.f32.f16 %f237, %rs75;
+	.loc 3 92 40
+	mov.f32 %f236, %f237;
+	bra.uni $L331_ret_lo;
+$L331_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f238, %f230, %f236, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f239, %f232, %f234, %f238;
+	.loc 3 183 28
+	mov.u32 %r236, %r226;
+	.loc 3 183 25
 	bra.uni $L332_entry;
 $L332_entry:
-	.loc 3 188 9
-	setp.lt.s64 %p29, %rd235, %rd15;
-	@%p29 bra $L333_if_then;
-	bra.uni $L22_if_done;
-$L333_if_then:
-	.loc 3 189 14
-	add.s64 %rd236, %rd30, 1;
-	.loc 3 189 17
-	setp.lt.s64 %p30, %rd236, %rd16;
-	.loc 3 190 16
-	setp.gt.s64 %p31, %rd11, 0;
-	@%p31 bra $L335_if_then;
-	bra.uni $L348_edge;
-$L335_if_then:
-	.loc 3 191 22
-	shl.b64 %rd237, %rd30, 2;
-	add.s64 %rd238, %rd10, %rd237;
-	ld.global.nc.f32 %f408, [%rd238];
-	.loc 3 191 17
-	bra.uni $L349_entry;
-$L349_entry:
-	.loc 3 247 40
-	mov.f32 %f409, %f408;
-	bra.uni $L350_ret_load;
-$L350_ret_load:
-	.loc 3 191 4
-	add.rn.f32 %f410, %f404, %f409;
-	@%p30 bra $L337_if_then;
-	bra.uni $L351_edge;
-$L337_if_then:
-	.loc 3 193 27
-	add.s64 %rd239, %rd30, 1;
-	.loc 3 193 23
-	shl.b64 %rd240, %rd239, 2;
-	add.s64 %rd241, %rd10, %rd240;
-	ld.global.nc.f32 %f411, [%rd241];
-	.loc 3 193 18
+	.loc 3 93 65
+	shr.u32 %r237, %r236, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs76, %r237;
+	.loc 3 93 80
+	cvt.f32.f16 %f241, %rs76;
+	.loc 3 93 40
+	mov.f32 %f240, %f241;
+	bra.uni $L333_ret_hi;
+$L333_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r238, %r226;
+	.loc 3 183 51
+	bra.uni $L334_entry;
+$L334_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs77, %r238;
+	.loc 3 92 74
+	cvt.f32.f16 %f243, %rs77;
+	.loc 3 92 40
+	mov.f32 %f242, %f243;
+	bra.uni $L335_ret_lo;
+$L335_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f244, %f230, %f242, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f245, %f232, %f240, %f244;
+	mov.f32 %f228, %f239;
+	mov.f32 %f229, %f245;
+	bra.uni $L336_rangeint_body;
+$L336_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r239, %r219;
+	.loc 3 181 18
+	bra.uni $L337_entry;
+$L337_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs78, %r239;
+	.loc 3 92 74
+	cvt.f32.f16 %f247, %rs78;
+	.loc 3 92 40
+	mov.f32 %f246, %f247;
+	bra.uni $L338_ret_lo;
+$L338_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r240, %r219;
+	.loc 3 181 32
+	bra.uni $L339_entry;
+$L339_entry:
+	.loc 3 93 65
+	shr.u32 %r241, %r240, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs79, %r241;
+	.loc 3 93 80
+	cvt.f32.f16 %f249, %rs79;
+	.loc 3 93 40
+	mov.f32 %f248, %f249;
+	bra.uni $L340_ret_hi;
+$L340_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r242, %r223;
+	.loc 3 182 25
+	bra.uni $L341_entry;
+$L341_entry:
+	.loc 3 93 65
+	shr.u32 %r243, %r242, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs80, %r243;
+	.loc 3 93 80
+	cvt.f32.f16 %f251, %rs80;
+	.loc 3 93 40
+	mov.f32 %f250, %f251;
+	bra.uni $L342_ret_hi;
+$L342_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r244, %r223;
+	.loc 3 182 51
+	bra.uni $L343_entry;
+$L343_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs81, %r244;
+	.loc 3 92 74
+	cvt.f32.f16 %f253, %rs81;
+	.loc 3 92 40
+	mov.f32 %f252, %f253;
+	bra.uni $L344_ret_lo;
+$L344_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f254, %f246, %f252, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f255, %f248, %f250, %f254;
+	.loc 3 183 28
+	mov.u32 %r245, %r227;
+	.loc 3 183 25
+	bra.uni $L345_entry;
+$L345_entry:
+	.loc 3 93 65
+	shr.u32 %r246, %r245, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs82, %r246;
+	.loc 3 93 80
+	cvt.f32.f16 %f257, %rs82;
+	.loc 3 93 40
+	mov.f32 %f256, %f257;
+	bra.uni $L346_ret_hi;
+$L346_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r247, %r227;
+	.loc 3 183 51
+	bra.uni $L347_entry;
+$L347_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs83, %r247;
+	.loc 3 92 74
+	cvt.f32.f16 %f259, %rs83;
+	.loc 3 92 40
+	mov.f32 %f258, %f259;
+	bra.uni $L348_ret_lo;
+$L348_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f260, %f246, %f258, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f261, %f248, %f256, %f260;
+	mov.f32 %f228, %f255;
+	mov.f32 %f229, %f261;
+	bra.uni $L349_rangeint_body;
+$L349_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r248, %r220;
+	.loc 3 181 18
+	bra.uni $L350_entry;
+$L350_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs84, %r248;
+	.loc 3 92 74
+	cvt.f32.f16 %f263, %rs84;
+	.loc 3 92 40
+	mov.f32 %f262, %f263;
+	bra.uni $L351_ret_lo;
+$L351_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r249, %r220;
+	.loc 3 181 32
 	bra.uni $L352_entry;
 $L352_entry:
-	.loc 3 247 40
-	mov.f32 %f412, %f411;
-	bra.uni $L353_ret_load;
-$L353_ret_load:
-	.loc 3 193 5
-	add.rn.f32 %f413, %f405, %f412;
-	mov.f32 %f406, %f410;
-	mov.f32 %f407, %f413;
-	bra.uni $L336_if_done;
-$L351_edge:
-	mov.f32 %f406, %f410;
-	mov.f32 %f407, %f405;
-	bra.uni $L336_if_done;
-$L348_edge:
-	mov.f32 %f406, %f404;
-	mov.f32 %f407, %f405;
-	bra.uni $L336_if_done;
-$L336_if_done:
-	.loc 3 196 10
-	setp.eq.s64 %p32, %rd18, 3;
-	@%p32 bra $L338_if_then;
-	bra.uni $L339_if_else;
-$L338_if_then:
-	.loc 3 197 15
-	div.s64 %rd242, %rd16, 2;
-	.loc 3 197 12
-	mul.lo.s64 %rd243, %rd235, %rd242;
-	.loc 3 197 24
-	div.s64 %rd244, %rd30, 2;
-	.loc 3 197 19
-	add.s64 %rd245, %rd243, %rd244;
-	.loc 3 198 27
-	neg.f32 %f414, %f406;
-	.loc 3 198 26
-	max.f32 %f415, %f414, 0fC2D00000;
-	min.f32 %f415, %f415, 0f42B20000;
-	mul.rn.f32 %f416, %f415, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f417, %f416;
-	fma.rn.f32 %f418, %f417, 0fBF317200, %f415;
-	fma.rn.f32 %f418, %f417, 0fB5BFBE8E, %f418;
-	mul.rn.f32 %f418, %f418, 0f3FB8AA3B;
-	ex2.approx.f32 %f419, %f418;
-	mul.rn.f32 %f420, %f417, 0f3F000000;
-	cvt.rmi.f32.f32 %f420, %f420;
-	sub.rn.f32 %f421, %f417, %f420;
-	ex2.approx.f32 %f422, %f420;
-	ex2.approx.f32 %f423, %f421;
-	mul.rn.f32 %f419, %f419, %f422;
-	mul.rn.f32 %f419, %f419, %f423;
-	setp.nan.f32 %p33, %f414, %f414;
-	selp.f32 %f419, %f414, %f419, %p33;
-	.loc 3 198 17
-	add.rn.f32 %f424, 0f3F800000, %f419;
-	.loc 3 198 12
-	div.rn.f32 %f425, %f406, %f424;
-	.loc 3 198 33
-	mul.rn.f32 %f426, %f425, %f407;
-	.loc 3 199 16
-	setp.gt.s64 %p34, %rd14, 0;
-	@%p34 bra $L340_if_then;
-	bra.uni $L354_edge;
-$L340_if_then:
-	.loc 3 200 21
-	shl.b64 %rd246, %rd245, 2;
-	add.s64 %rd247, %rd13, %rd246;
-	ld.global.nc.f32 %f428, [%rd247];
-	.loc 3 200 17
-	bra.uni $L355_entry;
-$L355_entry:
-	.loc 3 247 40
-	mov.f32 %f429, %f428;
-	bra.uni $L356_ret_load;
-$L356_ret_load:
-	.loc 3 200 5
-	add.rn.f32 %f430, %f426, %f429;
-	mov.f32 %f427, %f430;
-	bra.uni $L357_entry;
-$L354_edge:
-	mov.f32 %f427, %f426;
-	bra.uni $L357_entry;
-$L357_entry:
-	.loc 3 248 40
-	mov.f32 %f431, %f427;
-	bra.uni $L358_ret_store;
-$L358_ret_store:
-	.loc 3 202 7
-	shl.b64 %rd248, %rd245, 2;
-	add.s64 %rd249, %rd1, %rd248;
-	st.global.f32 [%rd249], %f431;
-	bra.uni $L22_if_done;
-$L339_if_else:
-	.loc 3 204 12
-	mul.lo.s64 %rd250, %rd235, %rd16;
-	.loc 3 204 15
-	add.s64 %rd251, %rd250, %rd30;
-	.loc 3 205 16
-	bra.uni $L359_entry;
-$L359_entry:
-	.loc 3 223 9
-	setp.eq.s64 %p35, %rd18, 1;
-	@%p35 bra $L360_if_then;
-	bra.uni $L361_if_done;
-$L360_if_then:
-	.loc 3 224 27
-	neg.f32 %f433, %f406;
-	.loc 3 224 26
-	max.f32 %f434, %f433, 0fC2D00000;
-	min.f32 %f434, %f434, 0f42B20000;
-	mul.rn.f32 %f435, %f434, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f436, %f435;
-	fma.rn.f32 %f437, %f436, 0fBF317200, %f434;
-	fma.rn.f32 %f437, %f436, 0fB5BFBE8E, %f437;
-	mul.rn.f32 %f437, %f437, 0f3FB8AA3B;
-	ex2.approx.f32 %f438, %f437;
-	mul.rn.f32 %f439, %f436, 0f3F000000;
-	cvt.rmi.f32.f32 %f439, %f439;
-	sub.rn.f32 %f440, %f436, %f439;
-	ex2.approx.f32 %f441, %f439;
-	ex2.approx.f32 %f442, %f440;
-	mul.rn.f32 %f438, %f438, %f441;
-	mul.rn.f32 %f438, %f438, %f442;
-	setp.nan.f32 %p36, %f433, %f433;
-	selp.f32 %f438, %f433, %f438, %p36;
-	.loc 3 224 17
-	add.rn.f32 %f443, 0f3F800000, %f438;
-	.loc 3 224 12
-	div.rn.f32 %f444, %f406, %f443;
-	.loc 3 224 3
-	mov.f32 %f432, %f444;
-	bra.uni $L364_ret_gemvAct;
-$L361_if_done:
-	.loc 3 226 9
-	setp.eq.s64 %p37, %rd18, 2;
-	@%p37 bra $L362_if_then;
-	bra.uni $L363_if_done;
-$L362_if_then:
-	.loc 3 227 14
-	mul.rn.f32 %f445, 0f3F000000, %f406;
-	.loc 3 227 34
-	mul.rn.f32 %f446, %f406, 0f3F3504F3;
-	.loc 3 227 32
+	.loc 3 93 65
+	shr.u32 %r250, %r249, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs85, %r250;
+	.loc 3 93 80
+	cvt.f32.f16 %f265, %rs85;
+	.loc 3 93 40
+	mov.f32 %f264, %f265;
+	bra.uni $L353_ret_hi;
+$L353_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r251, %r224;
+	.loc 3 182 25
+	bra.uni $L354_entry;
+$L354_entry:
+	.loc 3 93 65
+	shr.u32 %r252, %r251, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs86, %r252;
+	.loc 3 93 80
+	cvt.f32.f16 %f267, %rs86;
+	.loc 3 93 40
+	mov.f32 %f266, %f267;
+	bra.uni $L355_ret_hi;
+$L355_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r253, %r224;
+	.loc 3 182 51
+	bra.uni $L356_entry;
+$L356_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs87, %r253;
+	.loc 3 92 74
+	cvt.f32.f16 %f269, %rs87;
+	.loc 3 92 40
+	mov.f32 %f268, %f269;
+	bra.uni $L357_ret_lo;
+$L357_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f270, %f262, %f268, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f271, %f264, %f266, %f270;
+	.loc 3 183 28
+	mov.u32 %r254, %r228;
+	.loc 3 183 25
+	bra.uni $L358_entry;
+$L358_entry:
+	.loc 3 93 65
+	shr.u32 %r255, %r254, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs88, %r255;
+	.loc 3 93 80
+	cvt.f32.f16 %f273, %rs88;
+	.loc 3 93 40
+	mov.f32 %f272, %f273;
+	bra.uni $L359_ret_hi;
+$L359_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r256, %r228;
+	.loc 3 183 51
+	bra.uni $L360_entry;
+$L360_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs89, %r256;
+	.loc 3 92 74
+	cvt.f32.f16 %f275, %rs89;
+	.loc 3 92 40
+	mov.f32 %f274, %f275;
+	bra.uni $L361_ret_lo;
+$L361_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f276, %f262, %f274, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f277, %f264, %f272, %f276;
+	mov.f32 %f228, %f271;
+	mov.f32 %f229, %f277;
+	bra.uni $L362_rangeint_body;
+$L362_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r257, %r221;
+	.loc 3 181 18
+	bra.uni $L363_entry;
+$L363_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs90, %r257;
+	.loc 3 92 74
+	cvt.f32.f16 %f279, %rs90;
+	.loc 3 92 40
+	mov.f32 %f278, %f279;
+	bra.uni $L364_ret_lo;
+$L364_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r258, %r221;
+	.loc 3 181 32
 	bra.uni $L365_entry;
 $L365_entry:
-	.loc 1 26 14
-	abs.f32 %f448, %f446;
-	.loc 1 27 7
-	setp.eq.f32 %p38, %f446, 0f00000000;
-	@%p38 bra $L366_if_then;
-	bra.uni $L367_if_done;
-$L366_if_then:
-	.loc 1 28 3
-	mov.f32 %f447, %f446;
-	bra.uni $L377_ret_Erf32;
-$L367_if_done:
-	.loc 1 30 7
-	setp.lt.f32 %p39, %f448, 0f3F800000;
-	@%p39 bra $L368_if_then;
-	bra.uni $L369_if_done;
-$L368_if_then:
-	.loc 1 31 10
-	mul.rn.f32 %f449, %f446, %f446;
-	.loc 1 33 14
-	mov.f32 %f451, 0f38A4B519;
-	fma.rn.f32 %f450, %f451, %f449, 0fBA51FB80;
-	.loc 1 34 14
-	fma.rn.f32 %f452, %f450, %f449, 0f3BAA02D9;
-	.loc 1 35 14
-	fma.rn.f32 %f453, %f452, %f449, 0fBCDBFC87;
-	.loc 1 36 14
-	fma.rn.f32 %f454, %f453, %f449, 0f3DE7167C;
-	.loc 1 37 14
-	fma.rn.f32 %f455, %f454, %f449, 0fBEC0939F;
-	.loc 1 39 49
-	fma.rn.f32 %f456, %f455, %f449, 0fB37BD649;
-	.loc 1 39 41
-	mul.rn.f32 %f457, %f446, %f456;
-	.loc 1 39 17
-	fma.rn.f32 %f458, %f446, 0f3F906EBB, %f457;
-	.loc 1 39 3
-	mov.f32 %f447, %f458;
-	bra.uni $L377_ret_Erf32;
-$L369_if_done:
-	.loc 1 41 9
-	setp.lt.f32 %p40, %f448, 0f40800000;
-	@%p40 bra $L371_if_done;
-	bra.uni $L370_if_then;
-$L371_if_done:
-	.loc 1 48 7
-	setp.lt.f32 %p41, %f448, 0f40100000;
-	@%p41 bra $L374_if_then;
-	bra.uni $L376_if_else;
-$L374_if_then:
-	.loc 1 49 10
-	sub.rn.f32 %f459, %f448, 0f3FD00000;
-	.loc 1 51 14
-	mov.f32 %f461, 0f39858B99;
-	fma.rn.f32 %f460, %f461, %f459, 0fBAA6FCCE;
-	.loc 1 52 14
-	fma.rn.f32 %f462, %f460, %f459, 0f3A237386;
-	.loc 1 53 14
-	fma.rn.f32 %f463, %f462, %f459, 0f3BC8E567;
-	.loc 1 54 14
-	fma.rn.f32 %f464, %f463, %f459, 0fBC6C5758;
-	.loc 1 55 14
-	fma.rn.f32 %f465, %f464, %f459, 0f3B0C82BC;
-	.loc 1 56 14
-	fma.rn.f32 %f466, %f465, %f459, 0f3D4BA71C;
-	.loc 1 57 14
-	fma.rn.f32 %f467, %f466, %f459, 0fBDEB31E4;
-	.loc 1 58 14
-	fma.rn.f32 %f468, %f467, %f459, 0f3E05E7E2;
-	.loc 1 59 14
-	fma.rn.f32 %f469, %f468, %f459, 0fBDA4CEA2;
-	.loc 1 60 14
-	fma.rn.f32 %f470, %f469, %f459, 0f3CB096C5;
-	mov.f32 %f471, %f470;
-	bra.uni $L375_if_done;
-$L376_if_else:
-	.loc 1 62 10
-	sub.rn.f32 %f475, %f448, 0f40480000;
-	.loc 1 64 14
-	mov.f32 %f477, 0f38CA5CFA;
-	fma.rn.f32 %f476, %f477, %f475, 0fB99B75F6;
-	.loc 1 65 14
-	fma.rn.f32 %f478, %f476, %f475, 0f39F389D1;
-	.loc 1 66 14
-	fma.rn.f32 %f479, %f478, %f475, 0fBA137B16;
-	.loc 1 67 14
-	fma.rn.f32 %f480, %f479, %f475, 0f3A1128D4;
-	.loc 1 68 14
-	fma.rn.f32 %f481, %f480, %f475, 0fB9D324B1;
-	.loc 1 69 14
-	fma.rn.f32 %f482, %f481, %f475, 0f3954A29F;
-	.loc 1 70 14
-	fma.rn.f32 %f483, %f482, %f475, 0fB88783B3;
-	.loc 1 71 14
-	fma.rn.f32 %f484, %f483, %f475, 0f3725EBA6;
-	mov.f32 %f471, %f484;
-	bra.uni $L375_if_done;
-$L375_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f472, 0f3F800000, %f471;
-	.loc 1 73 19
-	bra.uni $L378_entry;
-$L378_entry:
-	.loc 2 91 46
-	mov.b32 %r176, %f472;
-	.loc 2 91 49
-	and.b32 %r177, %r176, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r178, %f446;
-	.loc 2 91 82
-	and.b32 %r179, %r178, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r180, %r177, %r179;
-	.loc 2 91 29
-	mov.b32 %f474, %r180;
-	.loc 2 91 2
-	mov.f32 %f473, %f474;
-	bra.uni $L379_ret_copysign32;
-$L379_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f447, %f473;
-	bra.uni $L377_ret_Erf32;
-$L370_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p42, %f446, %f446;
-	@%p42 bra $L372_if_then;
-	bra.uni $L380_entry;
-$L372_if_then:
-	.loc 1 43 4
-	mov.f32 %f447, %f446;
-	bra.uni $L377_ret_Erf32;
-$L380_entry:
-	.loc 2 91 46
-	mov.f32 %f486, 0f3F800000;
-	mov.b32 %r181, %f486;
-	.loc 2 91 49
-	and.b32 %r182, %r181, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r183, %f446;
-	.loc 2 91 82
-	and.b32 %r184, %r183, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r185, %r182, %r184;
-	.loc 2 91 29
-	mov.b32 %f487, %r185;
-	.loc 2 91 2
-	mov.f32 %f485, %f487;
-	bra.uni $L381_ret_copysign32;
-$L381_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f447, %f485;
-	bra.uni $L377_ret_Erf32;
-$L377_ret_Erf32:
-	.loc 3 227 23
-	add.rn.f32 %f488, 0f3F800000, %f447;
-	.loc 3 227 18
-	mul.rn.f32 %f489, %f445, %f488;
-	.loc 3 227 3
-	mov.f32 %f432, %f489;
-	bra.uni $L364_ret_gemvAct;
-$L363_if_done:
-	.loc 3 229 2
-	mov.f32 %f432, %f406;
-	bra.uni $L364_ret_gemvAct;
-$L364_ret_gemvAct:
-	.loc 3 206 16
-	setp.gt.s64 %p43, %rd14, 0;
-	@%p43 bra $L342_if_then;
-	bra.uni $L382_edge;
-$L342_if_then:
-	.loc 3 207 22
-	shl.b64 %rd252, %rd251, 2;
-	add.s64 %rd253, %rd13, %rd252;
-	ld.global.nc.f32 %f491, [%rd253];
-	.loc 3 207 18
-	bra.uni $L383_entry;
-$L383_entry:
-	.loc 3 247 40
-	mov.f32 %f492, %f491;
-	bra.uni $L384_ret_load;
-$L384_ret_load:
-	.loc 3 207 5
-	add.rn.f32 %f493, %f432, %f492;
-	mov.f32 %f490, %f493;
-	bra.uni $L385_entry;
-$L382_edge:
-	mov.f32 %f490, %f432;
-	bra.uni $L385_entry;
-$L385_entry:
-	.loc 3 248 40
-	mov.f32 %f494, %f490;
-	bra.uni $L386_ret_store;
-$L386_ret_store:
-	.loc 3 209 7
-	shl.b64 %rd254, %rd251, 2;
-	add.s64 %rd255, %rd1, %rd254;
-	st.global.f32 [%rd255], %f494;
-	@%p30 bra $L387_entry;
-	bra.uni $L22_if_done;
-$L387_entry:
-	.loc 3 223 9
-	setp.eq.s64 %p44, %rd18, 1;
-	@%p44 bra $L388_if_then;
-	bra.uni $L389_if_done;
-$L388_if_then:
-	.loc 3 224 27
-	neg.f32 %f496, %f407;
-	.loc 3 224 26
-	max.f32 %f497, %f496, 0fC2D00000;
-	min.f32 %f497, %f497, 0f42B20000;
-	mul.rn.f32 %f498, %f497, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f499, %f498;
-	fma.rn.f32 %f500, %f499, 0fBF317200, %f497;
-	fma.rn.f32 %f500, %f499, 0fB5BFBE8E, %f500;
-	mul.rn.f32 %f500, %f500, 0f3FB8AA3B;
-	ex2.approx.f32 %f501, %f500;
-	mul.rn.f32 %f502, %f499, 0f3F000000;
-	cvt.rmi.f32.f32 %f502, %f502;
-	sub.rn.f32 %f503, %f499, %f502;
-	ex2.approx.f32 %f504, %f502;
-	ex2.approx.f32 %f505, %f503;
-	mul.rn.f32 %f501, %f501, %f504;
-	mul.rn.f32 %f501, %f501, %f505;
-	setp.nan.f32 %p45, %f496, %f496;
-	selp.f32 %f501, %f496, %f501, %p45;
-	.loc 3 224 17
-	add.rn.f32 %f506, 0f3F800000, %f501;
-	.loc 3 224 12
-	div.rn.f32 %f507, %f407, %f506;
-	.loc 3 224 3
-	mov.f32 %f495, %f507;
-	bra.uni $L392_ret_gemvAct;
-$L389_if_done:
-	.loc 3 226 9
-	setp.eq.s64 %p46, %rd18, 2;
-	@%p46 bra $L390_if_then;
-	bra.uni $L391_if_done;
+	.loc 3 93 65
+	shr.u32 %r259, %r258, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs91, %r259;
+	.loc 3 93 80
+	cvt.f32.f16 %f281, %rs91;
+	.loc 3 93 40
+	mov.f32 %f280, %f281;
+	bra.uni $L366_ret_hi;
+$L366_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r260, %r225;
+	.loc 3 182 25
+	bra.uni $L367_entry;
+$L367_entry:
+	.loc 3 93 65
+	shr.u32 %r261, %r260, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs92, %r261;
+	.loc 3 93 80
+	cvt.f32.f16 %f283, %rs92;
+	.loc 3 93 40
+	mov.f32 %f282, %f283;
+	bra.uni $L368_ret_hi;
+$L368_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r262, %r225;
+	.loc 3 182 51
+	bra.uni $L369_entry;
+$L369_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs93, %r262;
+	.loc 3 92 74
+	cvt.f32.f16 %f285, %rs93;
+	.loc 3 92 40
+	mov.f32 %f284, %f285;
+	bra.uni $L370_ret_lo;
+$L370_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f286, %f278, %f284, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f287, %f280, %f282, %f286;
+	.loc 3 183 28
+	mov.u32 %r263, %r229;
+	.loc 3 183 25
+	bra.uni $L371_entry;
+$L371_entry:
+	.loc 3 93 65
+	shr.u32 %r264, %r263, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs94, %r264;
+	.loc 3 93 80
+	cvt.f32.f16 %f289, %rs94;
+	.loc 3 93 40
+	mov.f32 %f288, %f289;
+	bra.uni $L372_ret_hi;
+$L372_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r265, %r229;
+	.loc 3 183 51
+	bra.uni $L373_entry;
+$L373_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs95, %r265;
+	.loc 3 92 74
+	cvt.f32.f16 %f291, %rs95;
+	.loc 3 92 40
+	mov.f32 %f290, %f291;
+	bra.uni $L374_ret_lo;
+$L374_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f292, %f278, %f290, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f293, %f280, %f288, %f292;
+	mov.f32 %f294, %f287;
+	mov.f32 %f295, %f293;
+	bra.uni $L322_rangeint_done;
+$L322_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f226, %f294;
+	mov.f32 %f227, %f295;
+	bra.uni $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
+$L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f3, %f226;
+	.loc 3 126 21
+	mov.f32 %f7, %f227;
+	bra.uni $L13_if_done;
+$L13_if_done:
+	.loc 3 130 30
+	add.s64 %rd314, %rd248, 4;
+	.loc 3 130 41
+	sub.s64 %rd315, %rd314, 1;
+	.loc 3 130 14
+	bra.uni $L375_entry;
+$L375_entry:
+	.loc 3 154 10
+	rem.s64 %rd316, %rd315, 4;
+	.loc 3 155 10
+	mul.lo.s64 %rd317, %rd315, 256;
+	.loc 3 155 23
+	mul.lo.s64 %rd318, %rd23, 8;
+	.loc 3 155 20
+	add.s64 %rd319, %rd317, %rd318;
+	bra.uni $L376_rangeint_body;
+$L376_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd320, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p44, %rd320, %rd16;
+	@%p44 bra $L380_cond_true;
+	bra.uni $L387_edge;
+$L380_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p45, %rd319, %rd17;
+	@%p45 bra $L378_if_then;
+	bra.uni $L388_edge;
+$L378_if_then:
+	.loc 3 160 21
+	add.s64 %rd323, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd324, %rd323, %rd17;
+	.loc 3 160 26
+	add.s64 %rd325, %rd324, %rd319;
+	mov.s64 %rd321, %rd325;
+	mov.s64 %rd322, 16;
+	bra.uni $L379_if_done;
+$L388_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L379_if_done;
+$L387_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L379_if_done;
+$L379_if_done:
+	.loc 3 162 29
+	mul.lo.s64 %rd326, %rd316, 6;
+	.loc 3 162 39
+	add.s64 %rd327, %rd326, 0;
+	.loc 3 162 42
+	mul.lo.s64 %rd328, %rd327, 256;
+	.loc 3 162 53
+	mul.lo.s64 %rd329, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd330, %rd328, %rd329;
+	.loc 3 162 26
+	shl.b64 %rd331, %rd330, 1;
+	add.s64 %rd332, %rd37, %rd331;
+	.loc 3 162 60
+	shl.b64 %rd333, %rd321, 1;
+	add.s64 %rd334, %rd7, %rd333;
+	.loc 3 162 19
+	cvt.u32.s64 %r266, %rd322;
+	cp.async.cg.shared.global [%rd332], [%rd334], 16, %r266;
+	bra.uni $L389_rangeint_body;
+$L389_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd335, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p46, %rd335, %rd16;
+	@%p46 bra $L392_cond_true;
+	bra.uni $L393_edge;
+$L392_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p47, %rd319, %rd17;
+	@%p47 bra $L390_if_then;
+	bra.uni $L394_edge;
 $L390_if_then:
-	.loc 3 227 14
-	mul.rn.f32 %f508, 0f3F000000, %f407;
-	.loc 3 227 34
-	mul.rn.f32 %f509, %f407, 0f3F3504F3;
-	.loc 3 227 32
-	bra.uni $L393_entry;
-$L393_entry:
-	.loc 1 26 14
-	abs.f32 %f511, %f509;
-	.loc 1 27 7
-	setp.eq.f32 %p47, %f509, 0f00000000;
-	@%p47 bra $L394_if_then;
-	bra.uni $L395_if_done;
-$L394_if_then:
-	.loc 1 28 3
-	mov.f32 %f510, %f509;
-	bra.uni $L405_ret_Erf32;
-$L395_if_done:
-	.loc 1 30 7
-	setp.lt.f32 %p48, %f511, 0f3F800000;
-	@%p48 bra $L396_if_then;
-	bra.uni $L397_if_done;
-$L396_if_then:
-	.loc 1 31 10
-	mul.rn.f32 %f512, %f509, %f509;
-	.loc 1 33 14
-	mov.f32 %f514, 0f38A4B519;
-	fma.rn.f32 %f513, %f514, %f512, 0fBA51FB80;
-	.loc 1 34 14
-	fma.rn.f32 %f515, %f513, %f512, 0f3BAA02D9;
-	.loc 1 35 14
-	fma.rn.f32 %f516, %f515, %f512, 0fBCDBFC87;
-	.loc 1 36 14
-	fma.rn.f32 %f517, %f516, %f512, 0f3DE7167C;
-	.loc 1 37 14
-	fma.rn.f32 %f518, %f517, %f512, 0fBEC0939F;
-	.loc 1 39 49
-	fma.rn.f32 %f519, %f518, %f512, 0fB37BD649;
-	.loc 1 39 41
-	mul.rn.f32 %f520, %f509, %f519;
-	.loc 1 39 17
-	fma.rn.f32 %f521, %f509, 0f3F906EBB, %f520;
-	.loc 1 39 3
-	mov.f32 %f510, %f521;
-	bra.uni $L405_ret_Erf32;
-$L397_if_done:
-	.loc 1 41 9
-	setp.lt.f32 %p49, %f511, 0f40800000;
-	@%p49 bra $L399_if_done;
-	bra.uni $L398_if_then;
-$L399_if_done:
-	.loc 1 48 7
-	setp.lt.f32 %p50, %f511, 0f40100000;
-	@%p50 bra $L402_if_then;
-	bra.uni $L404_if_else;
-$L402_if_then:
-	.loc 1 49 10
-	sub.rn.f32 %f522, %f511, 0f3FD00000;
-	.loc 1 51 14
-	mov.f32 %f524, 0f39858B99;
-	fma.rn.f32 %f523, %f524, %f522, 0fBAA6FCCE;
-	.loc 1 52 14
-	fma.rn.f32 %f525, %f523, %f522, 0f3A237386;
-	.loc 1 53 14
-	fma.rn.f32 %f526, %f525, %f522, 0f3BC8E567;
-	.loc 1 54 14
-	fma.rn.f32 %f527, %f526, %f522, 0fBC6C5758;
-	.loc 1 55 14
-	fma.rn.f32 %f528, %f527, %f522, 0f3B0C82BC;
-	.loc 1 56 14
-	fma.rn.f32 %f529, %f528, %f522, 0f3D4BA71C;
-	.loc 1 57 14
-	fma.rn.f32 %f530, %f529, %f522, 0fBDEB31E4;
-	.loc 1 58 14
-	fma.rn.f32 %f531, %f530, %f522, 0f3E05E7E2;
-	.loc 1 59 14
-	fma.rn.f32 %f532, %f531, %f522, 0fBDA4CEA2;
-	.loc 1 60 14
-	fma.rn.f32 %f533, %f532, %f522, 0f3CB096C5;
-	mov.f32 %f534, %f533;
-	bra.uni $L403_if_done;
-$L404_if_else:
-	.loc 1 62 10
-	sub.rn.f32 %f538, %f511, 0f40480000;
-	.loc 1 64 14
-	mov.f32 %f540, 0f38CA5CFA;
-	fma.rn.f32 %f539, %f540, %f538, 0fB99B75F6;
-	.loc 1 65 14
-	fma.rn.f32 %f541, %f539, %f538, 0f39F389D1;
-	.loc 1 66 14
-	fma.rn.f32 %f542, %f541, %f538, 0fBA137B16;
-	.loc 1 67 14
-	fma.rn.f32 %f543, %f542, %f538, 0f3A1128D4;
-	.loc 1 68 14
-	fma.rn.f32 %f544, %f543, %f538, 0fB9D324B1;
-	.loc 1 69 14
-	fma.rn.f32 %f545, %f544, %f538, 0f3954A29F;
-	.loc 1 70 14
-	fma.rn.f32 %f546, %f545, %f538, 0fB88783B3;
-	.loc 1 71 14
-	fma.rn.f32 %f547, %f546, %f538, 0f3725EBA6;
-	mov.f32 %f534, %f547;
-	bra.uni $L403_if_done;
-$L403_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f535, 0f3F800000, %f534;
-	.loc 1 73 19
-	bra.uni $L406_entry;
-$L406_entry:
-	.loc 2 91 46
-	mov.b32 %r186, %f535;
-	.loc 2 91 49
-	and.b32 %r187, %r186, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r188, %f509;
-	.loc 2 91 82
-	and.b32 %r189, %r188, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r190, %r187, %r189;
-	.loc 2 91 29
-	mov.b32 %f537, %r190;
-	.loc 2 91 2
-	mov.f32 %f536, %f537;
-	bra.uni $L407_ret_copysign32;
-$L407_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f510, %f536;
-	bra.uni $L405_ret_Erf32;
-$L398_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p51, %f509, %f509;
-	@%p51 bra $L400_if_then;
-	bra.uni $L408_entry;
-$L400_if_then:
-	.loc 1 43 4
-	mov.f32 %f510, %f509;
-	bra.uni $L405_ret_Erf32;
-$L408_entry:
-	.loc 2 91 46
-	mov.f32 %f549, 0f3F800000;
-	mov.b32 %r191, %f549;
-	.loc 2 91 49
-	and.b32 %r192, %r191, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r193, %f509;
-	.loc 2 91 82
-	and.b32 %r194, %r193, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r195, %r192, %r194;
-	.loc 2 91 29
-	mov.b32 %f550, %r195;
-	.loc 2 91 2
-	mov.f32 %f548, %f550;
-	bra.uni $L409_ret_copysign32;
-$L409_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f510, %f548;
-	bra.uni $L405_ret_Erf32;
-$L405_ret_Erf32:
-	.loc 3 227 23
-	add.rn.f32 %f551, 0f3F800000, %f510;
-	.loc 3 227 18
-	mul.rn.f32 %f552, %f508, %f551;
-	.loc 3 227 3
-	mov.f32 %f495, %f552;
-	bra.uni $L392_ret_gemvAct;
+	.loc 3 160 21
+	add.s64 %rd336, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd337, %rd336, %rd17;
+	.loc 3 160 26
+	add.s64 %rd338, %rd337, %rd319;
+	mov.s64 %rd321, %rd338;
+	mov.s64 %rd322, 16;
+	bra.uni $L391_if_done;
+$L394_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L391_if_done;
+$L393_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L391_if_done;
 $L391_if_done:
-	.loc 3 229 2
-	mov.f32 %f495, %f407;
-	bra.uni $L392_ret_gemvAct;
-$L392_ret_gemvAct:
-	.loc 3 212 17
-	setp.gt.s64 %p52, %rd14, 0;
-	@%p52 bra $L345_if_then;
-	bra.uni $L410_edge;
-$L345_if_then:
-	.loc 3 213 25
-	add.s64 %rd256, %rd251, 1;
-	.loc 3 213 23
-	shl.b64 %rd257, %rd256, 2;
-	add.s64 %rd258, %rd13, %rd257;
-	ld.global.nc.f32 %f554, [%rd258];
-	.loc 3 213 19
-	bra.uni $L411_entry;
-$L411_entry:
-	.loc 3 247 40
-	mov.f32 %f555, %f554;
-	bra.uni $L412_ret_load;
-$L412_ret_load:
-	.loc 3 213 6
-	add.rn.f32 %f556, %f495, %f555;
-	mov.f32 %f553, %f556;
-	bra.uni $L346_if_done;
-$L410_edge:
-	mov.f32 %f553, %f495;
-	bra.uni $L346_if_done;
-$L346_if_done:
-	.loc 3 215 10
-	add.s64 %rd259, %rd251, 1;
-	.loc 3 215 24
-	bra.uni $L413_entry;
-$L413_entry:
-	.loc 3 248 40
-	mov.f32 %f557, %f553;
-	bra.uni $L414_ret_store;
-$L414_ret_store:
-	.loc 3 215 8
-	shl.b64 %rd260, %rd259, 2;
-	add.s64 %rd261, %rd1, %rd260;
-	st.global.f32 [%rd261], %f557;
+	.loc 3 162 29
+	mul.lo.s64 %rd339, %rd316, 6;
+	.loc 3 162 39
+	add.s64 %rd340, %rd339, 1;
+	.loc 3 162 42
+	mul.lo.s64 %rd341, %rd340, 256;
+	.loc 3 162 53
+	mul.lo.s64 %rd342, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd343, %rd341, %rd342;
+	.loc 3 162 26
+	shl.b64 %rd344, %rd343, 1;
+	add.s64 %rd345, %rd37, %rd344;
+	.loc 3 162 60
+	shl.b64 %rd346, %rd321, 1;
+	add.s64 %rd347, %rd7, %rd346;
+	.loc 3 162 19
+	cvt.u32.s64 %r267, %rd322;
+	cp.async.cg.shared.global [%rd345], [%rd347], 16, %r267;
+	bra.uni $L381_rangeint_body;
+$L381_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd348, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p48, %rd348, %rd15;
+	@%p48 bra $L385_cond_true;
+	bra.uni $L395_edge;
+$L385_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p49, %rd319, %rd17;
+	@%p49 bra $L383_if_then;
+	bra.uni $L396_edge;
+$L383_if_then:
+	.loc 3 168 19
+	add.s64 %rd351, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd352, %rd351, %rd17;
+	.loc 3 168 24
+	add.s64 %rd353, %rd352, %rd319;
+	mov.s64 %rd349, %rd353;
+	mov.s64 %rd350, 16;
+	bra.uni $L384_if_done;
+$L396_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L384_if_done;
+$L395_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L384_if_done;
+$L384_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd354, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd355, %rd354, 2;
+	.loc 3 170 41
+	add.s64 %rd356, %rd355, 0;
+	.loc 3 170 44
+	mul.lo.s64 %rd357, %rd356, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd358, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd359, %rd357, %rd358;
+	.loc 3 170 26
+	shl.b64 %rd360, %rd359, 1;
+	add.s64 %rd361, %rd37, %rd360;
+	.loc 3 170 62
+	shl.b64 %rd362, %rd349, 1;
+	add.s64 %rd363, %rd4, %rd362;
+	.loc 3 170 19
+	cvt.u32.s64 %r268, %rd350;
+	cp.async.cg.shared.global [%rd361], [%rd363], 16, %r268;
+	bra.uni $L397_rangeint_body;
+$L397_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd364, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p50, %rd364, %rd15;
+	@%p50 bra $L400_cond_true;
+	bra.uni $L401_edge;
+$L400_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p51, %rd319, %rd17;
+	@%p51 bra $L398_if_then;
+	bra.uni $L402_edge;
+$L398_if_then:
+	.loc 3 168 19
+	add.s64 %rd365, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd366, %rd365, %rd17;
+	.loc 3 168 24
+	add.s64 %rd367, %rd366, %rd319;
+	mov.s64 %rd349, %rd367;
+	mov.s64 %rd350, 16;
+	bra.uni $L399_if_done;
+$L402_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L399_if_done;
+$L401_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L399_if_done;
+$L399_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd368, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd369, %rd368, 2;
+	.loc 3 170 41
+	add.s64 %rd370, %rd369, 1;
+	.loc 3 170 44
+	mul.lo.s64 %rd371, %rd370, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd372, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd373, %rd371, %rd372;
+	.loc 3 170 26
+	shl.b64 %rd374, %rd373, 1;
+	add.s64 %rd375, %rd37, %rd374;
+	.loc 3 170 62
+	shl.b64 %rd376, %rd349, 1;
+	add.s64 %rd377, %rd4, %rd376;
+	.loc 3 170 19
+	cvt.u32.s64 %r269, %rd350;
+	cp.async.cg.shared.global [%rd375], [%rd377], 16, %r269;
+	bra.uni $L403_rangeint_body;
+$L403_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd378, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p52, %rd378, %rd15;
+	@%p52 bra $L406_cond_true;
+	bra.uni $L407_edge;
+$L406_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p53, %rd319, %rd17;
+	@%p53 bra $L404_if_then;
+	bra.uni $L408_edge;
+$L404_if_then:
+	.loc 3 168 19
+	add.s64 %rd379, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd380, %rd379, %rd17;
+	.loc 3 168 24
+	add.s64 %rd381, %rd380, %rd319;
+	mov.s64 %rd349, %rd381;
+	mov.s64 %rd350, 16;
+	bra.uni $L405_if_done;
+$L408_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L405_if_done;
+$L407_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L405_if_done;
+$L405_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd382, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd383, %rd382, 2;
+	.loc 3 170 41
+	add.s64 %rd384, %rd383, 2;
+	.loc 3 170 44
+	mul.lo.s64 %rd385, %rd384, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd386, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd387, %rd385, %rd386;
+	.loc 3 170 26
+	shl.b64 %rd388, %rd387, 1;
+	add.s64 %rd389, %rd37, %rd388;
+	.loc 3 170 62
+	shl.b64 %rd390, %rd349, 1;
+	add.s64 %rd391, %rd4, %rd390;
+	.loc 3 170 19
+	cvt.u32.s64 %r270, %rd350;
+	cp.async.cg.shared.global [%rd389], [%rd391], 16, %r270;
+	bra.uni $L409_rangeint_body;
+$L409_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd392, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p54, %rd392, %rd15;
+	@%p54 bra $L412_cond_true;
+	bra.uni $L413_edge;
+$L412_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p55, %rd319, %rd17;
+	@%p55 bra $L410_if_then;
+	bra.uni $L414_edge;
+$L410_if_then:
+	.loc 3 168 19
+	add.s64 %rd393, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd394, %rd393, %rd17;
+	.loc 3 168 24
+	add.s64 %rd395, %rd394, %rd319;
+	mov.s64 %rd349, %rd395;
+	mov.s64 %rd350, 16;
+	bra.uni $L411_if_done;
+$L414_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L411_if_done;
+$L413_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L411_if_done;
+$L411_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd396, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd397, %rd396, 2;
+	.loc 3 170 41
+	add.s64 %rd398, %rd397, 3;
+	.loc 3 170 44
+	mul.lo.s64 %rd399, %rd398, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd400, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd401, %rd399, %rd400;
+	.loc 3 170 26
+	shl.b64 %rd402, %rd401, 1;
+	add.s64 %rd403, %rd37, %rd402;
+	.loc 3 170 62
+	shl.b64 %rd404, %rd349, 1;
+	add.s64 %rd405, %rd4, %rd404;
+	.loc 3 170 19
+	cvt.u32.s64 %r271, %rd350;
+	cp.async.cg.shared.global [%rd403], [%rd405], 16, %r271;
+	bra.uni $L382_rangeint_done;
+$L382_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	.loc 3 115 29
+	add.s64 %rd406, %rd248, 1;
+	mov.s64 %rd248, %rd406;
+	bra.uni $L9_for_loop;
+$L11_for_done:
+	.loc 3 132 19
+	cp.async.wait_group 0;
+	mov.f32 %f296, 0f00000000;
+	mov.f32 %f297, 0f00000000;
+	bra.uni $L17_rangeint_body;
+$L17_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f298, %f0;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f299, %f298, 16, 31, -1;
+	add.rn.f32 %f300, %f298, %f299;
+	shfl.sync.bfly.b32 %f301, %f300, 8, 31, -1;
+	add.rn.f32 %f302, %f300, %f301;
+	shfl.sync.bfly.b32 %f303, %f302, 4, 31, -1;
+	add.rn.f32 %f304, %f302, %f303;
+	shfl.sync.bfly.b32 %f305, %f304, 2, 31, -1;
+	add.rn.f32 %f306, %f304, %f305;
+	shfl.sync.bfly.b32 %f307, %f306, 1, 31, -1;
+	add.rn.f32 %f308, %f306, %f307;
+	.loc 3 137 59
+	mov.f32 %f309, %f4;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f310, %f309, 16, 31, -1;
+	add.rn.f32 %f311, %f309, %f310;
+	shfl.sync.bfly.b32 %f312, %f311, 8, 31, -1;
+	add.rn.f32 %f313, %f311, %f312;
+	shfl.sync.bfly.b32 %f314, %f313, 4, 31, -1;
+	add.rn.f32 %f315, %f313, %f314;
+	shfl.sync.bfly.b32 %f316, %f315, 2, 31, -1;
+	add.rn.f32 %f317, %f315, %f316;
+	shfl.sync.bfly.b32 %f318, %f317, 1, 31, -1;
+	add.rn.f32 %f319, %f317, %f318;
+	.loc 3 138 10
+	setp.eq.s64 %p56, %rd23, 0;
+	@%p56 bra $L19_if_then;
+	bra.uni $L415_edge;
+$L19_if_then:
+	mov.f32 %f320, %f308;
+	mov.f32 %f321, %f319;
+	bra.uni $L20_if_done;
+$L415_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L20_if_done;
+$L20_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L416_rangeint_body;
+$L416_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f322, %f1;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f323, %f322, 16, 31, -1;
+	add.rn.f32 %f324, %f322, %f323;
+	shfl.sync.bfly.b32 %f325, %f324, 8, 31, -1;
+	add.rn.f32 %f326, %f324, %f325;
+	shfl.sync.bfly.b32 %f327, %f326, 4, 31, -1;
+	add.rn.f32 %f328, %f326, %f327;
+	shfl.sync.bfly.b32 %f329, %f328, 2, 31, -1;
+	add.rn.f32 %f330, %f328, %f329;
+	shfl.sync.bfly.b32 %f331, %f330, 1, 31, -1;
+	add.rn.f32 %f332, %f330, %f331;
+	.loc 3 137 59
+	mov.f32 %f333, %f5;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f334, %f333, 16, 31, -1;
+	add.rn.f32 %f335, %f333, %f334;
+	shfl.sync.bfly.b32 %f336, %f335, 8, 31, -1;
+	add.rn.f32 %f337, %f335, %f336;
+	shfl.sync.bfly.b32 %f338, %f337, 4, 31, -1;
+	add.rn.f32 %f339, %f337, %f338;
+	shfl.sync.bfly.b32 %f340, %f339, 2, 31, -1;
+	add.rn.f32 %f341, %f339, %f340;
+	shfl.sync.bfly.b32 %f342, %f341, 1, 31, -1;
+	add.rn.f32 %f343, %f341, %f342;
+	.loc 3 138 10
+	setp.eq.s64 %p57, %rd23, 1;
+	@%p57 bra $L417_if_then;
+	bra.uni $L419_edge;
+$L417_if_then:
+	mov.f32 %f320, %f332;
+	mov.f32 %f321, %f343;
+	bra.uni $L418_if_done;
+$L419_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L418_if_done;
+$L418_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L420_rangeint_body;
+$L420_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f344, %f2;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f345, %f344, 16, 31, -1;
+	add.rn.f32 %f346, %f344, %f345;
+	shfl.sync.bfly.b32 %f347, %f346, 8, 31, -1;
+	add.rn.f32 %f348, %f346, %f347;
+	shfl.sync.bfly.b32 %f349, %f348, 4, 31, -1;
+	add.rn.f32 %f350, %f348, %f349;
+	shfl.sync.bfly.b32 %f351, %f350, 2, 31, -1;
+	add.rn.f32 %f352, %f350, %f351;
+	shfl.sync.bfly.b32 %f353, %f352, 1, 31, -1;
+	add.rn.f32 %f354, %f352, %f353;
+	.loc 3 137 59
+	mov.f32 %f355, %f6;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f356, %f355, 16, 31, -1;
+	add.rn.f32 %f357, %f355, %f356;
+	shfl.sync.bfly.b32 %f358, %f357, 8, 31, -1;
+	add.rn.f32 %f359, %f357, %f358;
+	shfl.sync.bfly.b32 %f360, %f359, 4, 31, -1;
+	add.rn.f32 %f361, %f359, %f360;
+	shfl.sync.bfly.b32 %f362, %f361, 2, 31, -1;
+	add.rn.f32 %f363, %f361, %f362;
+	shfl.sync.bfly.b32 %f364, %f363, 1, 31, -1;
+	add.rn.f32 %f365, %f363, %f364;
+	.loc 3 138 10
+	setp.eq.s64 %p58, %rd23, 2;
+	@%p58 bra $L421_if_then;
+	bra.uni $L423_edge;
+$L421_if_then:
+	mov.f32 %f320, %f354;
+	mov.f32 %f321, %f365;
+	bra.uni $L422_if_done;
+$L423_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L422_if_done;
+$L422_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L424_rangeint_body;
+$L424_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f366, %f3;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f367, %f366, 16, 31, -1;
+	add.rn.f32 %f368, %f366, %f367;
+	shfl.sync.bfly.b32 %f369, %f368, 8, 31, -1;
+	add.rn.f32 %f370, %f368, %f369;
+	shfl.sync.bfly.b32 %f371, %f370, 4, 31, -1;
+	add.rn.f32 %f372, %f370, %f371;
+	shfl.sync.bfly.b32 %f373, %f372, 2, 31, -1;
+	add.rn.f32 %f374, %f372, %f373;
+	shfl.sync.bfly.b32 %f375, %f374, 1, 31, -1;
+	add.rn.f32 %f376, %f374, %f375;
+	.loc 3 137 59
+	mov.f32 %f377, %f7;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f378, %f377, 16, 31, -1;
+	add.rn.f32 %f379, %f377, %f378;
+	shfl.sync.bfly.b32 %f380, %f379, 8, 31, -1;
+	add.rn.f32 %f381, %f379, %f380;
+	shfl.sync.bfly.b32 %f382, %f381, 4, 31, -1;
+	add.rn.f32 %f383, %f381, %f382;
+	shfl.sync.bfly.b32 %f384, %f383, 2, 31, -1;
+	add.rn.f32 %f385, %f383, %f384;
+	shfl.sync.bfly.b32 %f386, %f385, 1, 31, -1;
+	add.rn.f32 %f387, %f385, %f386;
+	.loc 3 138 10
+	setp.eq.s64 %p59, %rd23, 3;
+	@%p59 bra $L425_if_then;
+	bra.uni $L427_edge;
+$L425_if_then:
+	mov.f32 %f320, %f376;
+	mov.f32 %f321, %f387;
+	bra.uni $L426_if_done;
+$L427_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L426_if_done;
+$L426_if_done:
+	mov.f32 %f388, %f320;
+	mov.f32 %f389, %f321;
+	bra.uni $L18_rangeint_done;
+$L18_rangeint_done:
+	.loc 3 142 9
+	setp.lt.s64 %p60, %rd23, 4;
+	@%p60 bra $L21_if_then;
+	bra.uni $L22_if_done;
+$L21_if_then:
+	.loc 3 143 37
+	add.s64 %rd407, %rd49, %rd23;
+	.loc 3 143 14
+	bra.uni $L428_entry;
+$L428_entry:
+	.loc 3 191 9
+	setp.lt.s64 %p61, %rd407, %rd15;
+	@%p61 bra $L429_if_then;
+	bra.uni $L22_if_done;
+$L429_if_then:
+	.loc 3 192 14
+	add.s64 %rd408, %rd30, 1;
+	.loc 3 192 17
+	setp.lt.s64 %p62, %rd408, %rd16;
+	.loc 3 193 16
+	setp.gt.s64 %p63, %rd11, 0;
+	@%p63 bra $L431_if_then;
+	bra.uni $L444_edge;
+$L431_if_then:
+	.loc 3 194 22
+	shl.b64 %rd409, %rd30, 2;
+	add.s64 %rd410, %rd10, %rd409;
+	ld.global.nc.f32 %f392, [%rd410];
+	.loc 3 194 17
+	bra.uni $L445_entry;
+$L445_entry:
+	.loc 3 250 40
+	mov.f32 %f393, %f392;
+	bra.uni $L446_ret_load;
+$L446_ret_load:
+	.loc 3 194 4
+	add.rn.f32 %f394, %f388, %f393;
+	@%p62 bra $L433_if_then;
+	bra.uni $L447_edge;
+$L433_if_then:
+	.loc 3 196 27
+	add.s64 %rd411, %rd30, 1;
+	.loc 3 196 23
+	shl.b64 %rd412, %rd411, 2;
+	add.s64 %rd413, %rd10, %rd412;
+	ld.global.nc.f32 %f395, [%rd413];
+	.loc 3 196 18
+	bra.uni $L448_entry;
+$L448_entry:
+	.loc 3 250 40
+	mov.f32 %f396, %f395;
+	bra.uni $L449_ret_load;
+$L449_ret_load:
+	.loc 3 196 5
+	add.rn.f32 %f397, %f389, %f396;
+	mov.f32 %f390, %f394;
+	mov.f32 %f391, %f397;
+	bra.uni $L432_if_done;
+$L447_edge:
+	mov.f32 %f390, %f394;
+	mov.f32 %f391, %f389;
+	bra.uni $L432_if_done;
+$L444_edge:
+	mov.f32 %f390, %f388;
+	mov.f32 %f391, %f389;
+	bra.uni $L432_if_done;
+$L432_if_done:
+	.loc 3 199 10
+	setp.eq.s64 %p64, %rd18, 3;
+	@%p64 bra $L434_if_then;
+	bra.uni $L435_if_else;
+$L434_if_then:
+	.loc 3 200 15
+	div.s64 %rd414, %rd16, 2;
+	.loc 3 200 12
+	mul.lo.s64 %rd415, %rd407, %rd414;
+	.loc 3 200 24
+	div.s64 %rd416, %rd30, 2;
+	.loc 3 200 19
+	add.s64 %rd417, %rd415, %rd416;
+	.loc 3 201 27
+	neg.f32 %f398, %f390;
+	.loc 3 201 26
+	max.f32 %f399, %f398, 0fC2D00000;
+	min.f32 %f399, %f399, 0f42B20000;
+	mul.rn.f32 %f400, %f399, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f401, %f400;
+	fma.rn.f32 %f402, %f401, 0fBF317200, %f399;
+	fma.rn.f32 %f402, %f401, 0fB5BFBE8E, %f402;
+	mul.rn.f32 %f402, %f402, 0f3FB8AA3B;
+	ex2.approx.f32 %f403, %f402;
+	mul.rn.f32 %f404, %f401, 0f3F000000;
+	cvt.rmi.f32.f32 %f404, %f404;
+	sub.rn.f32 %f405, %f401, %f404;
+	ex2.approx.f32 %f406, %f404;
+	ex2.approx.f32 %f407, %f405;
+	mul.rn.f32 %f403, %f403, %f406;
+	mul.rn.f32 %f403, %f403, %f407;
+	setp.nan.f32 %p65, %f398, %f398;
+	selp.f32 %f403, %f398, %f403, %p65;
+	.loc 3 201 17
+	add.rn.f32 %f408, 0f3F800000, %f403;
+	.loc 3 201 12
+	div.rn.f32 %f409, %f390, %f408;
+	.loc 3 201 33
+	mul.rn.f32 %f410, %f409, %f391;
+	.loc 3 202 16
+	setp.gt.s64 %p66, %rd14, 0;
+	@%p66 bra $L436_if_then;
+	bra.uni $L450_edge;
+$L436_if_then:
+	.loc 3 203 21
+	shl.b64 %rd418, %rd417, 2;
+	add.s64 %rd419, %rd13, %rd418;
+	ld.global.nc.f32 %f412, [%rd419];
+	.loc 3 203 17
+	bra.uni $L451_entry;
+$L451_entry:
+	.loc 3 250 40
+	mov.f32 %f413, %f412;
+	bra.uni $L452_ret_load;
+$L452_ret_load:
+	.loc 3 203 5
+	add.rn.f32 %f414, %f410, %f413;
+	mov.f32 %f411, %f414;
+	bra.uni $L453_entry;
+$L450_edge:
+	mov.f32 %f411, %f410;
+	bra.uni $L453_entry;
+$L453_entry:
+	.loc 3 251 40
+	mov.f32 %f415, %f411;
+	bra.uni $L454_ret_store;
+$L454_ret_store:
+	.loc 3 205 7
+	shl.b64 %rd420, %rd417, 2;
+	add.s64 %rd421, %rd1, %rd420;
+	st.global.f32 [%rd421], %f415;
+	bra.uni $L22_if_done;
+$L435_if_else:
+	.loc 3 207 12
+	mul.lo.s64 %rd422, %rd407, %rd16;
+	.loc 3 207 15
+	add.s64 %rd423, %rd422, %rd30;
+	.loc 3 208 16
+	bra.uni $L455_entry;
+$L455_entry:
+	.loc 3 226 9
+	setp.eq.s64 %p67, %rd18, 1;
+	@%p67 bra $L456_if_then;
+	bra.uni $L457_if_done;
+$L456_if_then:
+	.loc 3 227 27
+	neg.f32 %f417, %f390;
+	.loc 3 227 26
+	max.f32 %f418, %f417, 0fC2D00000;
+	min.f32 %f418, %f418, 0f42B20000;
+	mul.rn.f32 %f419, %f418, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f420, %f419;
+	fma.rn.f32 %f421, %f420, 0fBF317200, %f418;
+	fma.rn.f32 %f421, %f420, 0fB5BFBE8E, %f421;
+	mul.rn.f32 %f421, %f421, 0f3FB8AA3B;
+	ex2.approx.f32 %f422, %f421;
+	mul.rn.f32 %f423, %f420, 0f3F000000;
+	cvt.rmi.f32.f32 %f423, %f423;
+	sub.rn.f32 %f424, %f420, %f423;
+	ex2.approx.f32 %f425, %f423;
+	ex2.approx.f32 %f426, %f424;
+	mul.rn.f32 %f422, %f422, %f425;
+	mul.rn.f32 %f422, %f422, %f426;
+	setp.nan.f32 %p68, %f417, %f417;
+	selp.f32 %f422, %f417, %f422, %p68;
+	.loc 3 227 17
+	add.rn.f32 %f427, 0f3F800000, %f422;
+	.loc 3 227 12
+	div.rn.f32 %f428, %f390, %f427;
+	.loc 3 227 3
+	mov.f32 %f416, %f428;
+	bra.uni $L460_ret_gemvAct;
+$L457_if_done:
+	.loc 3 229 9
+	setp.eq.s64 %p69, %rd18, 2;
+	@%p69 bra $L458_if_then;
+	bra.uni $L459_if_done;
+$L458_if_then:
+	.loc 3 230 14
+	mul.rn.f32 %f429, 0f3F000000, %f390;
+	.loc 3 230 34
+	mul.rn.f32 %f430, %f390, 0f3F3504F3;
+	.loc 3 230 32
+	bra.uni $L461_entry;
+$L461_entry:
+	.loc 1 26 14
+	abs.f32 %f432, %f430;
+	.loc 1 27 7
+	setp.eq.f32 %p70, %f430, 0f00000000;
+	@%p70 bra $L462_if_then;
+	bra.uni $L463_if_done;
+$L462_if_then:
+	.loc 1 28 3
+	mov.f32 %f431, %f430;
+	bra.uni $L473_ret_Erf32;
+$L463_if_done:
+	.loc 1 30 7
+	setp.lt.f32 %p71, %f432, 0f3F800000;
+	@%p71 bra $L464_if_then;
+	bra.uni $L465_if_done;
+$L464_if_then:
+	.loc 1 31 10
+	mul.rn.f32 %f433, %f430, %f430;
+	.loc 1 33 14
+	mov.f32 %f435, 0f38A4B519;
+	fma.rn.f32 %f434, %f435, %f433, 0fBA51FB80;
+	.loc 1 34 14
+	fma.rn.f32 %f436, %f434, %f433, 0f3BAA02D9;
+	.loc 1 35 14
+	fma.rn.f32 %f437, %f436, %f433, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f438, %f437, %f433, 0f3DE7167C;
+	.loc 1 37 14
+	fma.rn.f32 %f439, %f438, %f433, 0fBEC0939F;
+	.loc 1 39 49
+	fma.rn.f32 %f440, %f439, %f433, 0fB37BD649;
+	.loc 1 39 41
+	mul.rn.f32 %f441, %f430, %f440;
+	.loc 1 39 17
+	fma.rn.f32 %f442, %f430, 0f3F906EBB, %f441;
+	.loc 1 39 3
+	mov.f32 %f431, %f442;
+	bra.uni $L473_ret_Erf32;
+$L465_if_done:
+	.loc 1 41 9
+	setp.lt.f32 %p72, %f432, 0f40800000;
+	@%p72 bra $L467_if_done;
+	bra.uni $L466_if_then;
+$L467_if_done:
+	.loc 1 48 7
+	setp.lt.f32 %p73, %f432, 0f40100000;
+	@%p73 bra $L470_if_then;
+	bra.uni $L472_if_else;
+$L470_if_then:
+	.loc 1 49 10
+	sub.rn.f32 %f443, %f432, 0f3FD00000;
+	.loc 1 51 14
+	mov.f32 %f445, 0f39858B99;
+	fma.rn.f32 %f444, %f445, %f443, 0fBAA6FCCE;
+	.loc 1 52 14
+	fma.rn.f32 %f446, %f444, %f443, 0f3A237386;
+	.loc 1 53 14
+	fma.rn.f32 %f447, %f446, %f443, 0f3BC8E567;
+	.loc 1 54 14
+	fma.rn.f32 %f448, %f447, %f443, 0fBC6C5758;
+	.loc 1 55 14
+	fma.rn.f32 %f449, %f448, %f443, 0f3B0C82BC;
+	.loc 1 56 14
+	fma.rn.f32 %f450, %f449, %f443, 0f3D4BA71C;
+	.loc 1 57 14
+	fma.rn.f32 %f451, %f450, %f443, 0fBDEB31E4;
+	.loc 1 58 14
+	fma.rn.f32 %f452, %f451, %f443, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f453, %f452, %f443, 0fBDA4CEA2;
+	.loc 1 60 14
+	fma.rn.f32 %f454, %f453, %f443, 0f3CB096C5;
+	mov.f32 %f455, %f454;
+	bra.uni $L471_if_done;
+$L472_if_else:
+	.loc 1 62 10
+	sub.rn.f32 %f459, %f432, 0f40480000;
+	.loc 1 64 14
+	mov.f32 %f461, 0f38CA5CFA;
+	fma.rn.f32 %f460, %f461, %f459, 0fB99B75F6;
+	.loc 1 65 14
+	fma.rn.f32 %f462, %f460, %f459, 0f39F389D1;
+	.loc 1 66 14
+	fma.rn.f32 %f463, %f462, %f459, 0fBA137B16;
+	.loc 1 67 14
+	fma.rn.f32 %f464, %f463, %f459, 0f3A1128D4;
+	.loc 1 68 14
+	fma.rn.f32 %f465, %f464, %f459, 0fB9D324B1;
+	.loc 1 69 14
+	fma.rn.f32 %f466, %f465, %f459, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f467, %f466, %f459, 0fB88783B3;
+	.loc 1 71 14
+	fma.rn.f32 %f468, %f467, %f459, 0f3725EBA6;
+	mov.f32 %f455, %f468;
+	bra.uni $L471_if_done;
+$L471_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f456, 0f3F800000, %f455;
+	.loc 1 73 19
+	bra.uni $L474_entry;
+$L474_entry:
+	.loc 2 91 46
+	mov.b32 %r272, %f456;
+	.loc 2 91 49
+	and.b32 %r273, %r272, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r274, %f430;
+	.loc 2 91 82
+	and.b32 %r275, %r274, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r276, %r273, %r275;
+	.loc 2 91 29
+	mov.b32 %f458, %r276;
+	.loc 2 91 2
+	mov.f32 %f457, %f458;
+	bra.uni $L475_ret_copysign32;
+$L475_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f431, %f457;
+	bra.uni $L473_ret_Erf32;
+$L466_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p74, %f430, %f430;
+	@%p74 bra $L468_if_then;
+	bra.uni $L476_entry;
+$L468_if_then:
+	.loc 1 43 4
+	mov.f32 %f431, %f430;
+	bra.uni $L473_ret_Erf32;
+$L476_entry:
+	.loc 2 91 46
+	mov.f32 %f470, 0f3F800000;
+	mov.b32 %r277, %f470;
+	.loc 2 91 49
+	and.b32 %r278, %r277, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r279, %f430;
+	.loc 2 91 82
+	and.b32 %r280, %r279, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r281, %r278, %r280;
+	.loc 2 91 29
+	mov.b32 %f471, %r281;
+	.loc 2 91 2
+	mov.f32 %f469, %f471;
+	bra.uni $L477_ret_copysign32;
+$L477_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f431, %f469;
+	bra.uni $L473_ret_Erf32;
+$L473_ret_Erf32:
+	.loc 3 230 23
+	add.rn.f32 %f472, 0f3F800000, %f431;
+	.loc 3 230 18
+	mul.rn.f32 %f473, %f429, %f472;
+	.loc 3 230 3
+	mov.f32 %f416, %f473;
+	bra.uni $L460_ret_gemvAct;
+$L459_if_done:
+	.loc 3 232 2
+	mov.f32 %f416, %f390;
+	bra.uni $L460_ret_gemvAct;
+$L460_ret_gemvAct:
+	.loc 3 209 16
+	setp.gt.s64 %p75, %rd14, 0;
+	@%p75 bra $L438_if_then;
+	bra.uni $L478_edge;
+$L438_if_then:
+	.loc 3 210 22
+	shl.b64 %rd424, %rd423, 2;
+	add.s64 %rd425, %rd13, %rd424;
+	ld.global.nc.f32 %f475, [%rd425];
+	.loc 3 210 18
+	bra.uni $L479_entry;
+$L479_entry:
+	.loc 3 250 40
+	mov.f32 %f476, %f475;
+	bra.uni $L480_ret_load;
+$L480_ret_load:
+	.loc 3 210 5
+	add.rn.f32 %f477, %f416, %f476;
+	mov.f32 %f474, %f477;
+	bra.uni $L481_entry;
+$L478_edge:
+	mov.f32 %f474, %f416;
+	bra.uni $L481_entry;
+$L481_entry:
+	.loc 3 251 40
+	mov.f32 %f478, %f474;
+	bra.uni $L482_ret_store;
+$L482_ret_store:
+	.loc 3 212 7
+	shl.b64 %rd426, %rd423, 2;
+	add.s64 %rd427, %rd1, %rd426;
+	st.global.f32 [%rd427], %f478;
+	@%p62 bra $L483_entry;
+	bra.uni $L22_if_done;
+$L483_entry:
+	.loc 3 226 9
+	setp.eq.s64 %p76, %rd18, 1;
+	@%p76 bra $L484_if_then;
+	bra.uni $L485_if_done;
+$L484_if_then:
+	.loc 3 227 27
+	neg.f32 %f480, %f391;
+	.loc 3 227 26
+	max.f32 %f481, %f480, 0fC2D00000;
+	min.f32 %f481, %f481, 0f42B20000;
+	mul.rn.f32 %f482, %f481, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f483, %f482;
+	fma.rn.f32 %f484, %f483, 0fBF317200, %f481;
+	fma.rn.f32 %f484, %f483, 0fB5BFBE8E, %f484;
+	mul.rn.f32 %f484, %f484, 0f3FB8AA3B;
+	ex2.approx.f32 %f485, %f484;
+	mul.rn.f32 %f486, %f483, 0f3F000000;
+	cvt.rmi.f32.f32 %f486, %f486;
+	sub.rn.f32 %f487, %f483, %f486;
+	ex2.approx.f32 %f488, %f486;
+	ex2.approx.f32 %f489, %f487;
+	mul.rn.f32 %f485, %f485, %f488;
+	mul.rn.f32 %f485, %f485, %f489;
+	setp.nan.f32 %p77, %f480, %f480;
+	selp.f32 %f485, %f480, %f485, %p77;
+	.loc 3 227 17
+	add.rn.f32 %f490, 0f3F800000, %f485;
+	.loc 3 227 12
+	div.rn.f32 %f491, %f391, %f490;
+	.loc 3 227 3
+	mov.f32 %f479, %f491;
+	bra.uni $L488_ret_gemvAct;
+$L485_if_done:
+	.loc 3 229 9
+	setp.eq.s64 %p78, %rd18, 2;
+	@%p78 bra $L486_if_then;
+	bra.uni $L487_if_done;
+$L486_if_then:
+	.loc 3 230 14
+	mul.rn.f32 %f492, 0f3F000000, %f391;
+	.loc 3 230 34
+	mul.rn.f32 %f493, %f391, 0f3F3504F3;
+	.loc 3 230 32
+	bra.uni $L489_entry;
+$L489_entry:
+	.loc 1 26 14
+	abs.f32 %f495, %f493;
+	.loc 1 27 7
+	setp.eq.f32 %p79, %f493, 0f00000000;
+	@%p79 bra $L490_if_then;
+	bra.uni $L491_if_done;
+$L490_if_then:
+	.loc 1 28 3
+	mov.f32 %f494, %f493;
+	bra.uni $L501_ret_Erf32;
+$L491_if_done:
+	.loc 1 30 7
+	setp.lt.f32 %p80, %f495, 0f3F800000;
+	@%p80 bra $L492_if_then;
+	bra.uni $L493_if_done;
+$L492_if_then:
+	.loc 1 31 10
+	mul.rn.f32 %f496, %f493, %f493;
+	.loc 1 33 14
+	mov.f32 %f498, 0f38A4B519;
+	fma.rn.f32 %f497, %f498, %f496, 0fBA51FB80;
+	.loc 1 34 14
+	fma.rn.f32 %f499, %f497, %f496, 0f3BAA02D9;
+	.loc 1 35 14
+	fma.rn.f32 %f500, %f499, %f496, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f501, %f500, %f496, 0f3DE7167C;
+	.loc 1 37 14
+	fma.rn.f32 %f502, %f501, %f496, 0fBEC0939F;
+	.loc 1 39 49
+	fma.rn.f32 %f503, %f502, %f496, 0fB37BD649;
+	.loc 1 39 41
+	mul.rn.f32 %f504, %f493, %f503;
+	.loc 1 39 17
+	fma.rn.f32 %f505, %f493, 0f3F906EBB, %f504;
+	.loc 1 39 3
+	mov.f32 %f494, %f505;
+	bra.uni $L501_ret_Erf32;
+$L493_if_done:
+	.loc 1 41 9
+	setp.lt.f32 %p81, %f495, 0f40800000;
+	@%p81 bra $L495_if_done;
+	bra.uni $L494_if_then;
+$L495_if_done:
+	.loc 1 48 7
+	setp.lt.f32 %p82, %f495, 0f40100000;
+	@%p82 bra $L498_if_then;
+	bra.uni $L500_if_else;
+$L498_if_then:
+	.loc 1 49 10
+	sub.rn.f32 %f506, %f495, 0f3FD00000;
+	.loc 1 51 14
+	mov.f32 %f508, 0f39858B99;
+	fma.rn.f32 %f507, %f508, %f506, 0fBAA6FCCE;
+	.loc 1 52 14
+	fma.rn.f32 %f509, %f507, %f506, 0f3A237386;
+	.loc 1 53 14
+	fma.rn.f32 %f510, %f509, %f506, 0f3BC8E567;
+	.loc 1 54 14
+	fma.rn.f32 %f511, %f510, %f506, 0fBC6C5758;
+	.loc 1 55 14
+	fma.rn.f32 %f512, %f511, %f506, 0f3B0C82BC;
+	.loc 1 56 14
+	fma.rn.f32 %f513, %f512, %f506, 0f3D4BA71C;
+	.loc 1 57 14
+	fma.rn.f32 %f514, %f513, %f506, 0fBDEB31E4;
+	.loc 1 58 14
+	fma.rn.f32 %f515, %f514, %f506, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f516, %f515, %f506, 0fBDA4CEA2;
+	.loc 1 60 14
+	fma.rn.f32 %f517, %f516, %f506, 0f3CB096C5;
+	mov.f32 %f518, %f517;
+	bra.uni $L499_if_done;
+$L500_if_else:
+	.loc 1 62 10
+	sub.rn.f32 %f522, %f495, 0f40480000;
+	.loc 1 64 14
+	mov.f32 %f524, 0f38CA5CFA;
+	fma.rn.f32 %f523, %f524, %f522, 0fB99B75F6;
+	.loc 1 65 14
+	fma.rn.f32 %f525, %f523, %f522, 0f39F389D1;
+	.loc 1 66 14
+	fma.rn.f32 %f526, %f525, %f522, 0fBA137B16;
+	.loc 1 67 14
+	fma.rn.f32 %f527, %f526, %f522, 0f3A1128D4;
+	.loc 1 68 14
+	fma.rn.f32 %f528, %f527, %f522, 0fB9D324B1;
+	.loc 1 69 14
+	fma.rn.f32 %f529, %f528, %f522, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f530, %f529, %f522, 0fB88783B3;
+	.loc 1 71 14
+	fma.rn.f32 %f531, %f530, %f522, 0f3725EBA6;
+	mov.f32 %f518, %f531;
+	bra.uni $L499_if_done;
+$L499_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f519, 0f3F800000, %f518;
+	.loc 1 73 19
+	bra.uni $L502_entry;
+$L502_entry:
+	.loc 2 91 46
+	mov.b32 %r282, %f519;
+	.loc 2 91 49
+	and.b32 %r283, %r282, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r284, %f493;
+	.loc 2 91 82
+	and.b32 %r285, %r284, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r286, %r283, %r285;
+	.loc 2 91 29
+	mov.b32 %f521, %r286;
+	.loc 2 91 2
+	mov.f32 %f520, %f521;
+	bra.uni $L503_ret_copysign32;
+$L503_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f494, %f520;
+	bra.uni $L501_ret_Erf32;
+$L494_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p83, %f493, %f493;
+	@%p83 bra $L496_if_then;
+	bra.uni $L504_entry;
+$L496_if_then:
+	.loc 1 43 4
+	mov.f32 %f494, %f493;
+	bra.uni $L501_ret_Erf32;
+$L504_entry:
+	.loc 2 91 46
+	mov.f32 %f533, 0f3F800000;
+	mov.b32 %r287, %f533;
+	.loc 2 91 49
+	and.b32 %r288, %r287, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r289, %f493;
+	.loc 2 91 82
+	and.b32 %r290, %r289, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r291, %r288, %r290;
+	.loc 2 91 29
+	mov.b32 %f534, %r291;
+	.loc 2 91 2
+	mov.f32 %f532, %f534;
+	bra.uni $L505_ret_copysign32;
+$L505_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f494, %f532;
+	bra.uni $L501_ret_Erf32;
+$L501_ret_Erf32:
+	.loc 3 230 23
+	add.rn.f32 %f535, 0f3F800000, %f494;
+	.loc 3 230 18
+	mul.rn.f32 %f536, %f492, %f535;
+	.loc 3 230 3
+	mov.f32 %f479, %f536;
+	bra.uni $L488_ret_gemvAct;
+$L487_if_done:
+	.loc 3 232 2
+	mov.f32 %f479, %f391;
+	bra.uni $L488_ret_gemvAct;
+$L488_ret_gemvAct:
+	.loc 3 215 17
+	setp.gt.s64 %p84, %rd14, 0;
+	@%p84 bra $L441_if_then;
+	bra.uni $L506_edge;
+$L441_if_then:
+	.loc 3 216 25
+	add.s64 %rd428, %rd423, 1;
+	.loc 3 216 23
+	shl.b64 %rd429, %rd428, 2;
+	add.s64 %rd430, %rd13, %rd429;
+	ld.global.nc.f32 %f538, [%rd430];
+	.loc 3 216 19
+	bra.uni $L507_entry;
+$L507_entry:
+	.loc 3 250 40
+	mov.f32 %f539, %f538;
+	bra.uni $L508_ret_load;
+$L508_ret_load:
+	.loc 3 216 6
+	add.rn.f32 %f540, %f479, %f539;
+	mov.f32 %f537, %f540;
+	bra.uni $L442_if_done;
+$L506_edge:
+	mov.f32 %f537, %f479;
+	bra.uni $L442_if_done;
+$L442_if_done:
+	.loc 3 218 10
+	add.s64 %rd431, %rd423, 1;
+	.loc 3 218 24
+	bra.uni $L509_entry;
+$L509_entry:
+	.loc 3 251 40
+	mov.f32 %f541, %f537;
+	bra.uni $L510_ret_store;
+$L510_ret_store:
+	.loc 3 218 8
+	shl.b64 %rd432, %rd431, 2;
+	add.s64 %rd433, %rd1, %rd432;
+	st.global.f32 [%rd433], %f541;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 107 24
-	add.s64 %rd262, %rd49, 4;
-	mov.s64 %rd49, %rd262;
+	.loc 3 109 24
+	add.s64 %rd434, %rd49, 4;
+	mov.s64 %rd49, %rd434;
 	bra.uni $L5_for_loop;
 $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef32c_u005d:
 	ret;
@@ -3455,13 +4231,13 @@ $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002
 )
 .maxntid 128, 1, 1
 {
-	.reg .pred %p<53>;
-	.reg .b16 %rs<171>;
-	.reg .b32 %r<196>;
-	.reg .b64 %rd<263>;
-	.reg .f32 %f<555>;
+	.reg .pred %p<85>;
+	.reg .b16 %rs<107>;
+	.reg .b32 %r<292>;
+	.reg .b64 %rd<435>;
+	.reg .f32 %f<539>;
 
-	.loc 3 65 6
+	.loc 3 67 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -3483,32 +4259,32 @@ $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002
 	ld.param.s64 %rd18, [act];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 3 66 49
+	.loc 3 68 49
 	mov.u64 %rd19, dynsmem;
 	mov.u32 %r0, %dynamic_smem_size;
 	div.u32 %r1, %r0, 2;
 	cvt.s64.u32 %rd20, %r1;
-	.loc 3 66 75
+	.loc 3 68 75
 	mov.u64 %rd21, dynsmem;
 	mov.u32 %r2, %dynamic_smem_size;
 	div.u32 %r3, %r2, 4;
 	cvt.s64.u32 %rd22, %r3;
-	.loc 3 66 6
+	.loc 3 68 6
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 101 13
+	.loc 3 103 13
 	mov.u32 %r4, %laneid;
 	cvt.s64.u32 %rd23, %r4;
-	.loc 3 102 21
+	.loc 3 104 21
 	mov.u32 %r5, %ctaid.x;
 	cvt.s64.u32 %rd24, %r5;
 	mov.u32 %r6, %ctaid.y;
 	cvt.s64.u32 %rd25, %r6;
 	mov.u32 %r7, %ctaid.z;
 	cvt.s64.u32 %rd26, %r7;
-	.loc 3 102 25
+	.loc 3 104 25
 	mul.lo.s64 %rd27, %rd24, 4;
-	.loc 3 102 44
+	.loc 3 104 44
 	mov.u32 %r10, %tid.z;
 	mov.u32 %r11, %ntid.y;
 	mov.u32 %r12, %tid.y;
@@ -3518,16 +4294,16 @@ $L2_entry:
 	mad.lo.u32 %r13, %r9, %r14, %r15;
 	shr.u32 %r8, %r13, 5;
 	cvt.s64.u32 %rd28, %r8;
-	.loc 3 102 36
+	.loc 3 104 36
 	add.s64 %rd29, %rd27, %rd28;
-	.loc 3 102 48
+	.loc 3 104 48
 	mul.lo.s64 %rd30, %rd29, 2;
-	.loc 3 103 10
+	.loc 3 105 10
 	setp.lt.s64 %p0, %rd30, %rd16;
 	@%p0 bra $L3_if_then;
 	bra.uni $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16c_u005d;
 $L3_if_then:
-	.loc 3 104 17
+	.loc 3 106 17
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -3537,15 +4313,15 @@ $L3_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd31, %r16;
-	.loc 3 104 19
-	mul.lo.s64 %rd32, %rd31, 2048;
-	.loc 3 104 10
+	.loc 3 106 19
+	mul.lo.s64 %rd32, %rd31, 6144;
+	.loc 3 106 10
 	add.s64 %rd33, %rd20, 1;
 	sub.s64 %rd34, %rd20, %rd32;
 	sub.s64 %rd35, %rd20, %rd32;
 	shl.b64 %rd36, %rd32, 1;
 	add.s64 %rd37, %rd19, %rd36;
-	.loc 3 105 17
+	.loc 3 107 17
 	mov.u32 %r26, %tid.z;
 	mov.u32 %r27, %ntid.y;
 	mov.u32 %r28, %tid.y;
@@ -3555,3175 +4331,3951 @@ $L3_if_then:
 	mad.lo.u32 %r29, %r25, %r30, %r31;
 	shr.u32 %r24, %r29, 5;
 	cvt.s64.u32 %rd38, %r24;
-	.loc 3 105 19
-	mul.lo.s64 %rd39, %rd38, 2048;
-	.loc 3 105 30
+	.loc 3 107 19
+	mul.lo.s64 %rd39, %rd38, 6144;
+	.loc 3 107 30
 	div.s64 %rd40, %rd39, 2;
-	.loc 3 105 10
+	.loc 3 107 10
 	add.s64 %rd41, %rd22, 1;
 	sub.s64 %rd42, %rd22, %rd40;
 	sub.s64 %rd43, %rd22, %rd40;
 	shl.b64 %rd44, %rd40, 2;
 	add.s64 %rd45, %rd21, %rd44;
-	.loc 3 106 15
+	.loc 3 108 15
 	add.s64 %rd46, %rd17, 256;
-	.loc 3 106 26
+	.loc 3 108 26
 	sub.s64 %rd47, %rd46, 1;
-	.loc 3 106 31
+	.loc 3 108 31
 	div.s64 %rd48, %rd47, 256;
 	mov.s64 %rd49, 0;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 3 107 19
+	.loc 3 109 19
 	setp.lt.s64 %p1, %rd49, %rd15;
 	@%p1 bra $L6_for_body;
 	bra.uni $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16c_u005d;
 $L6_for_body:
-	.loc 3 108 8
+	.loc 3 110 8
 	mov.f32 %f0, 0f00000000;
 	mov.f32 %f1, 0f00000000;
 	mov.f32 %f2, 0f00000000;
 	mov.f32 %f3, 0f00000000;
-	.loc 3 108 14
+	.loc 3 110 14
 	mov.f32 %f4, 0f00000000;
 	mov.f32 %f5, 0f00000000;
 	mov.f32 %f6, 0f00000000;
 	mov.f32 %f7, 0f00000000;
 	bra.uni $L24_entry;
 $L24_entry:
-	.loc 3 154 23
+	.loc 3 155 23
 	mul.lo.s64 %rd50, %rd23, 8;
-	.loc 3 154 20
+	.loc 3 155 20
 	add.s64 %rd51, 0, %rd50;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
-	.loc 3 158 10
+	.loc 3 159 10
 	add.s64 %rd52, %rd30, 0;
-	.loc 3 158 13
+	.loc 3 159 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L29_cond_true;
-	bra.uni $L31_edge;
+	bra.uni $L36_edge;
 $L29_cond_true:
-	.loc 3 158 23
+	.loc 3 159 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L27_if_then;
-	bra.uni $L32_edge;
+	bra.uni $L37_edge;
 $L27_if_then:
-	.loc 3 159 21
+	.loc 3 160 21
 	add.s64 %rd55, %rd30, 0;
-	.loc 3 159 24
+	.loc 3 160 24
 	mul.lo.s64 %rd56, %rd55, %rd17;
-	.loc 3 159 26
+	.loc 3 160 26
 	add.s64 %rd57, %rd56, %rd51;
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
 	bra.uni $L28_if_done;
-$L32_edge:
+$L37_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
-$L31_edge:
+$L36_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 161 45
+	.loc 3 162 53
 	mul.lo.s64 %rd58, %rd23, 8;
-	.loc 3 161 43
+	.loc 3 162 51
 	add.s64 %rd59, 0, %rd58;
-	.loc 3 161 26
+	.loc 3 162 26
 	shl.b64 %rd60, %rd59, 1;
 	add.s64 %rd61, %rd37, %rd60;
-	.loc 3 161 52
+	.loc 3 162 60
 	shl.b64 %rd62, %rd53, 1;
 	add.s64 %rd63, %rd7, %rd62;
-	.loc 3 161 19
+	.loc 3 162 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
-	bra.uni $L33_rangeint_body;
-$L33_rangeint_body:
-	.loc 3 158 10
+	bra.uni $L38_rangeint_body;
+$L38_rangeint_body:
+	.loc 3 159 10
 	add.s64 %rd64, %rd30, 1;
-	.loc 3 158 13
+	.loc 3 159 13
 	setp.lt.s64 %p4, %rd64, %rd16;
-	@%p4 bra $L36_cond_true;
-	bra.uni $L37_edge;
-$L36_cond_true:
-	.loc 3 158 23
+	@%p4 bra $L41_cond_true;
+	bra.uni $L42_edge;
+$L41_cond_true:
+	.loc 3 159 23
 	setp.lt.s64 %p5, %rd51, %rd17;
-	@%p5 bra $L34_if_then;
-	bra.uni $L38_edge;
-$L34_if_then:
-	.loc 3 159 21
+	@%p5 bra $L39_if_then;
+	bra.uni $L43_edge;
+$L39_if_then:
+	.loc 3 160 21
 	add.s64 %rd65, %rd30, 1;
-	.loc 3 159 24
+	.loc 3 160 24
 	mul.lo.s64 %rd66, %rd65, %rd17;
-	.loc 3 159 26
+	.loc 3 160 26
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
-	bra.uni $L35_if_done;
-$L38_edge:
+	bra.uni $L40_if_done;
+$L43_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L35_if_done;
-$L37_edge:
+	bra.uni $L40_if_done;
+$L42_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L35_if_done;
-$L35_if_done:
-	.loc 3 161 45
+	bra.uni $L40_if_done;
+$L40_if_done:
+	.loc 3 162 53
 	mul.lo.s64 %rd68, %rd23, 8;
-	.loc 3 161 43
+	.loc 3 162 51
 	add.s64 %rd69, 256, %rd68;
-	.loc 3 161 26
+	.loc 3 162 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd37, %rd70;
-	.loc 3 161 52
+	.loc 3 162 60
 	shl.b64 %rd72, %rd53, 1;
 	add.s64 %rd73, %rd7, %rd72;
-	.loc 3 161 19
+	.loc 3 162 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
-	bra.uni $L26_rangeint_done;
-$L26_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L40_entry;
-$L40_entry:
-	.loc 3 154 23
-	mul.lo.s64 %rd74, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd75, 256, %rd74;
-	bra.uni $L41_rangeint_body;
-$L41_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd76, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p6, %rd76, %rd16;
-	@%p6 bra $L45_cond_true;
-	bra.uni $L47_edge;
-$L45_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p7, %rd75, %rd17;
-	@%p7 bra $L43_if_then;
-	bra.uni $L48_edge;
-$L43_if_then:
-	.loc 3 159 21
-	add.s64 %rd79, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd80, %rd79, %rd17;
-	.loc 3 159 26
-	add.s64 %rd81, %rd80, %rd75;
-	mov.s64 %rd77, %rd81;
-	mov.s64 %rd78, 16;
-	bra.uni $L44_if_done;
-$L48_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L44_if_done;
-$L47_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L44_if_done;
-$L44_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd82, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd83, 512, %rd82;
-	.loc 3 161 26
-	shl.b64 %rd84, %rd83, 1;
-	add.s64 %rd85, %rd37, %rd84;
-	.loc 3 161 52
-	shl.b64 %rd86, %rd77, 1;
-	add.s64 %rd87, %rd7, %rd86;
-	.loc 3 161 19
-	cvt.u32.s64 %r34, %rd78;
-	cp.async.cg.shared.global [%rd85], [%rd87], 16, %r34;
-	bra.uni $L49_rangeint_body;
-$L49_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd88, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p8, %rd88, %rd16;
-	@%p8 bra $L52_cond_true;
-	bra.uni $L53_edge;
-$L52_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p9, %rd75, %rd17;
-	@%p9 bra $L50_if_then;
-	bra.uni $L54_edge;
-$L50_if_then:
-	.loc 3 159 21
-	add.s64 %rd89, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd90, %rd89, %rd17;
-	.loc 3 159 26
-	add.s64 %rd91, %rd90, %rd75;
-	mov.s64 %rd77, %rd91;
-	mov.s64 %rd78, 16;
-	bra.uni $L51_if_done;
-$L54_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L51_if_done;
-$L53_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L51_if_done;
-$L51_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd92, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd93, 768, %rd92;
-	.loc 3 161 26
-	shl.b64 %rd94, %rd93, 1;
-	add.s64 %rd95, %rd37, %rd94;
-	.loc 3 161 52
-	shl.b64 %rd96, %rd77, 1;
-	add.s64 %rd97, %rd7, %rd96;
-	.loc 3 161 19
-	cvt.u32.s64 %r35, %rd78;
-	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r35;
-	bra.uni $L42_rangeint_done;
-$L42_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L56_entry;
-$L56_entry:
-	.loc 3 154 23
-	mul.lo.s64 %rd98, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd99, 512, %rd98;
-	bra.uni $L57_rangeint_body;
-$L57_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd100, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p10, %rd100, %rd16;
-	@%p10 bra $L61_cond_true;
-	bra.uni $L63_edge;
+	bra.uni $L30_rangeint_body;
+$L30_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd74, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p6, %rd74, %rd15;
+	@%p6 bra $L34_cond_true;
+	bra.uni $L44_edge;
+$L34_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p7, %rd51, %rd17;
+	@%p7 bra $L32_if_then;
+	bra.uni $L45_edge;
+$L32_if_then:
+	.loc 3 168 19
+	add.s64 %rd77, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd78, %rd77, %rd17;
+	.loc 3 168 24
+	add.s64 %rd79, %rd78, %rd51;
+	mov.s64 %rd75, %rd79;
+	mov.s64 %rd76, 16;
+	bra.uni $L33_if_done;
+$L45_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L33_if_done;
+$L44_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L33_if_done;
+$L33_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd80, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd81, 512, %rd80;
+	.loc 3 170 26
+	shl.b64 %rd82, %rd81, 1;
+	add.s64 %rd83, %rd37, %rd82;
+	.loc 3 170 62
+	shl.b64 %rd84, %rd75, 1;
+	add.s64 %rd85, %rd4, %rd84;
+	.loc 3 170 19
+	cvt.u32.s64 %r34, %rd76;
+	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r34;
+	bra.uni $L46_rangeint_body;
+$L46_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd86, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p8, %rd86, %rd15;
+	@%p8 bra $L49_cond_true;
+	bra.uni $L50_edge;
+$L49_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p9, %rd51, %rd17;
+	@%p9 bra $L47_if_then;
+	bra.uni $L51_edge;
+$L47_if_then:
+	.loc 3 168 19
+	add.s64 %rd87, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd88, %rd87, %rd17;
+	.loc 3 168 24
+	add.s64 %rd89, %rd88, %rd51;
+	mov.s64 %rd75, %rd89;
+	mov.s64 %rd76, 16;
+	bra.uni $L48_if_done;
+$L51_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L48_if_done;
+$L50_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L48_if_done;
+$L48_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd90, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd91, 768, %rd90;
+	.loc 3 170 26
+	shl.b64 %rd92, %rd91, 1;
+	add.s64 %rd93, %rd37, %rd92;
+	.loc 3 170 62
+	shl.b64 %rd94, %rd75, 1;
+	add.s64 %rd95, %rd4, %rd94;
+	.loc 3 170 19
+	cvt.u32.s64 %r35, %rd76;
+	cp.async.cg.shared.global [%rd93], [%rd95], 16, %r35;
+	bra.uni $L52_rangeint_body;
+$L52_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd96, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p10, %rd96, %rd15;
+	@%p10 bra $L55_cond_true;
+	bra.uni $L56_edge;
+$L55_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p11, %rd51, %rd17;
+	@%p11 bra $L53_if_then;
+	bra.uni $L57_edge;
+$L53_if_then:
+	.loc 3 168 19
+	add.s64 %rd97, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd98, %rd97, %rd17;
+	.loc 3 168 24
+	add.s64 %rd99, %rd98, %rd51;
+	mov.s64 %rd75, %rd99;
+	mov.s64 %rd76, 16;
+	bra.uni $L54_if_done;
+$L57_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L54_if_done;
+$L56_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L54_if_done;
+$L54_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd100, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd101, 1024, %rd100;
+	.loc 3 170 26
+	shl.b64 %rd102, %rd101, 1;
+	add.s64 %rd103, %rd37, %rd102;
+	.loc 3 170 62
+	shl.b64 %rd104, %rd75, 1;
+	add.s64 %rd105, %rd4, %rd104;
+	.loc 3 170 19
+	cvt.u32.s64 %r36, %rd76;
+	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
+	bra.uni $L58_rangeint_body;
+$L58_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd106, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p12, %rd106, %rd15;
+	@%p12 bra $L61_cond_true;
+	bra.uni $L62_edge;
 $L61_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p11, %rd99, %rd17;
-	@%p11 bra $L59_if_then;
-	bra.uni $L64_edge;
+	.loc 3 167 21
+	setp.lt.s64 %p13, %rd51, %rd17;
+	@%p13 bra $L59_if_then;
+	bra.uni $L63_edge;
 $L59_if_then:
-	.loc 3 159 21
-	add.s64 %rd103, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd104, %rd103, %rd17;
-	.loc 3 159 26
-	add.s64 %rd105, %rd104, %rd99;
-	mov.s64 %rd101, %rd105;
-	mov.s64 %rd102, 16;
-	bra.uni $L60_if_done;
-$L64_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
+	.loc 3 168 19
+	add.s64 %rd107, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd108, %rd107, %rd17;
+	.loc 3 168 24
+	add.s64 %rd109, %rd108, %rd51;
+	mov.s64 %rd75, %rd109;
+	mov.s64 %rd76, 16;
 	bra.uni $L60_if_done;
 $L63_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L60_if_done;
+$L62_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
 	bra.uni $L60_if_done;
 $L60_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd106, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd107, 1024, %rd106;
-	.loc 3 161 26
-	shl.b64 %rd108, %rd107, 1;
-	add.s64 %rd109, %rd37, %rd108;
-	.loc 3 161 52
-	shl.b64 %rd110, %rd101, 1;
-	add.s64 %rd111, %rd7, %rd110;
-	.loc 3 161 19
-	cvt.u32.s64 %r36, %rd102;
-	cp.async.cg.shared.global [%rd109], [%rd111], 16, %r36;
-	bra.uni $L65_rangeint_body;
-$L65_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd112, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p12, %rd112, %rd16;
-	@%p12 bra $L68_cond_true;
-	bra.uni $L69_edge;
-$L68_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p13, %rd99, %rd17;
-	@%p13 bra $L66_if_then;
-	bra.uni $L70_edge;
-$L66_if_then:
-	.loc 3 159 21
-	add.s64 %rd113, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd114, %rd113, %rd17;
-	.loc 3 159 26
-	add.s64 %rd115, %rd114, %rd99;
-	mov.s64 %rd101, %rd115;
-	mov.s64 %rd102, 16;
-	bra.uni $L67_if_done;
-$L70_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
-	bra.uni $L67_if_done;
-$L69_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
-	bra.uni $L67_if_done;
-$L67_if_done:
-	.loc 3 161 45
+	.loc 3 170 55
+	mul.lo.s64 %rd110, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd111, 1280, %rd110;
+	.loc 3 170 26
+	shl.b64 %rd112, %rd111, 1;
+	add.s64 %rd113, %rd37, %rd112;
+	.loc 3 170 62
+	shl.b64 %rd114, %rd75, 1;
+	add.s64 %rd115, %rd4, %rd114;
+	.loc 3 170 19
+	cvt.u32.s64 %r37, %rd76;
+	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
+	bra.uni $L31_rangeint_done;
+$L31_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L65_entry;
+$L65_entry:
+	.loc 3 155 23
 	mul.lo.s64 %rd116, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd117, 1280, %rd116;
-	.loc 3 161 26
-	shl.b64 %rd118, %rd117, 1;
-	add.s64 %rd119, %rd37, %rd118;
-	.loc 3 161 52
-	shl.b64 %rd120, %rd101, 1;
-	add.s64 %rd121, %rd7, %rd120;
-	.loc 3 161 19
-	cvt.u32.s64 %r37, %rd102;
-	cp.async.cg.shared.global [%rd119], [%rd121], 16, %r37;
-	bra.uni $L58_rangeint_done;
-$L58_rangeint_done:
-	.loc 3 163 19
+	.loc 3 155 20
+	add.s64 %rd117, 256, %rd116;
+	bra.uni $L66_rangeint_body;
+$L66_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd118, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p14, %rd118, %rd16;
+	@%p14 bra $L70_cond_true;
+	bra.uni $L77_edge;
+$L70_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p15, %rd117, %rd17;
+	@%p15 bra $L68_if_then;
+	bra.uni $L78_edge;
+$L68_if_then:
+	.loc 3 160 21
+	add.s64 %rd121, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd122, %rd121, %rd17;
+	.loc 3 160 26
+	add.s64 %rd123, %rd122, %rd117;
+	mov.s64 %rd119, %rd123;
+	mov.s64 %rd120, 16;
+	bra.uni $L69_if_done;
+$L78_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L69_if_done;
+$L77_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L69_if_done;
+$L69_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd124, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd125, 1536, %rd124;
+	.loc 3 162 26
+	shl.b64 %rd126, %rd125, 1;
+	add.s64 %rd127, %rd37, %rd126;
+	.loc 3 162 60
+	shl.b64 %rd128, %rd119, 1;
+	add.s64 %rd129, %rd7, %rd128;
+	.loc 3 162 19
+	cvt.u32.s64 %r38, %rd120;
+	cp.async.cg.shared.global [%rd127], [%rd129], 16, %r38;
+	bra.uni $L79_rangeint_body;
+$L79_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd130, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p16, %rd130, %rd16;
+	@%p16 bra $L82_cond_true;
+	bra.uni $L83_edge;
+$L82_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p17, %rd117, %rd17;
+	@%p17 bra $L80_if_then;
+	bra.uni $L84_edge;
+$L80_if_then:
+	.loc 3 160 21
+	add.s64 %rd131, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd132, %rd131, %rd17;
+	.loc 3 160 26
+	add.s64 %rd133, %rd132, %rd117;
+	mov.s64 %rd119, %rd133;
+	mov.s64 %rd120, 16;
+	bra.uni $L81_if_done;
+$L84_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L81_if_done;
+$L83_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L81_if_done;
+$L81_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd134, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd135, 1792, %rd134;
+	.loc 3 162 26
+	shl.b64 %rd136, %rd135, 1;
+	add.s64 %rd137, %rd37, %rd136;
+	.loc 3 162 60
+	shl.b64 %rd138, %rd119, 1;
+	add.s64 %rd139, %rd7, %rd138;
+	.loc 3 162 19
+	cvt.u32.s64 %r39, %rd120;
+	cp.async.cg.shared.global [%rd137], [%rd139], 16, %r39;
+	bra.uni $L71_rangeint_body;
+$L71_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd140, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p18, %rd140, %rd15;
+	@%p18 bra $L75_cond_true;
+	bra.uni $L85_edge;
+$L75_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p19, %rd117, %rd17;
+	@%p19 bra $L73_if_then;
+	bra.uni $L86_edge;
+$L73_if_then:
+	.loc 3 168 19
+	add.s64 %rd143, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd144, %rd143, %rd17;
+	.loc 3 168 24
+	add.s64 %rd145, %rd144, %rd117;
+	mov.s64 %rd141, %rd145;
+	mov.s64 %rd142, 16;
+	bra.uni $L74_if_done;
+$L86_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L74_if_done;
+$L85_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L74_if_done;
+$L74_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd146, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd147, 2048, %rd146;
+	.loc 3 170 26
+	shl.b64 %rd148, %rd147, 1;
+	add.s64 %rd149, %rd37, %rd148;
+	.loc 3 170 62
+	shl.b64 %rd150, %rd141, 1;
+	add.s64 %rd151, %rd4, %rd150;
+	.loc 3 170 19
+	cvt.u32.s64 %r40, %rd142;
+	cp.async.cg.shared.global [%rd149], [%rd151], 16, %r40;
+	bra.uni $L87_rangeint_body;
+$L87_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd152, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p20, %rd152, %rd15;
+	@%p20 bra $L90_cond_true;
+	bra.uni $L91_edge;
+$L90_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p21, %rd117, %rd17;
+	@%p21 bra $L88_if_then;
+	bra.uni $L92_edge;
+$L88_if_then:
+	.loc 3 168 19
+	add.s64 %rd153, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd154, %rd153, %rd17;
+	.loc 3 168 24
+	add.s64 %rd155, %rd154, %rd117;
+	mov.s64 %rd141, %rd155;
+	mov.s64 %rd142, 16;
+	bra.uni $L89_if_done;
+$L92_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L89_if_done;
+$L91_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd156, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd157, 2304, %rd156;
+	.loc 3 170 26
+	shl.b64 %rd158, %rd157, 1;
+	add.s64 %rd159, %rd37, %rd158;
+	.loc 3 170 62
+	shl.b64 %rd160, %rd141, 1;
+	add.s64 %rd161, %rd4, %rd160;
+	.loc 3 170 19
+	cvt.u32.s64 %r41, %rd142;
+	cp.async.cg.shared.global [%rd159], [%rd161], 16, %r41;
+	bra.uni $L93_rangeint_body;
+$L93_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd162, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p22, %rd162, %rd15;
+	@%p22 bra $L96_cond_true;
+	bra.uni $L97_edge;
+$L96_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p23, %rd117, %rd17;
+	@%p23 bra $L94_if_then;
+	bra.uni $L98_edge;
+$L94_if_then:
+	.loc 3 168 19
+	add.s64 %rd163, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd164, %rd163, %rd17;
+	.loc 3 168 24
+	add.s64 %rd165, %rd164, %rd117;
+	mov.s64 %rd141, %rd165;
+	mov.s64 %rd142, 16;
+	bra.uni $L95_if_done;
+$L98_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L95_if_done;
+$L97_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L95_if_done;
+$L95_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd166, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd167, 2560, %rd166;
+	.loc 3 170 26
+	shl.b64 %rd168, %rd167, 1;
+	add.s64 %rd169, %rd37, %rd168;
+	.loc 3 170 62
+	shl.b64 %rd170, %rd141, 1;
+	add.s64 %rd171, %rd4, %rd170;
+	.loc 3 170 19
+	cvt.u32.s64 %r42, %rd142;
+	cp.async.cg.shared.global [%rd169], [%rd171], 16, %r42;
+	bra.uni $L99_rangeint_body;
+$L99_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd172, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p24, %rd172, %rd15;
+	@%p24 bra $L102_cond_true;
+	bra.uni $L103_edge;
+$L102_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p25, %rd117, %rd17;
+	@%p25 bra $L100_if_then;
+	bra.uni $L104_edge;
+$L100_if_then:
+	.loc 3 168 19
+	add.s64 %rd173, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd174, %rd173, %rd17;
+	.loc 3 168 24
+	add.s64 %rd175, %rd174, %rd117;
+	mov.s64 %rd141, %rd175;
+	mov.s64 %rd142, 16;
+	bra.uni $L101_if_done;
+$L104_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L101_if_done;
+$L103_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L101_if_done;
+$L101_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd176, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd177, 2816, %rd176;
+	.loc 3 170 26
+	shl.b64 %rd178, %rd177, 1;
+	add.s64 %rd179, %rd37, %rd178;
+	.loc 3 170 62
+	shl.b64 %rd180, %rd141, 1;
+	add.s64 %rd181, %rd4, %rd180;
+	.loc 3 170 19
+	cvt.u32.s64 %r43, %rd142;
+	cp.async.cg.shared.global [%rd179], [%rd181], 16, %r43;
+	bra.uni $L72_rangeint_done;
+$L72_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L106_entry;
+$L106_entry:
+	.loc 3 155 23
+	mul.lo.s64 %rd182, %rd23, 8;
+	.loc 3 155 20
+	add.s64 %rd183, 512, %rd182;
+	bra.uni $L107_rangeint_body;
+$L107_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd184, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p26, %rd184, %rd16;
+	@%p26 bra $L111_cond_true;
+	bra.uni $L118_edge;
+$L111_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p27, %rd183, %rd17;
+	@%p27 bra $L109_if_then;
+	bra.uni $L119_edge;
+$L109_if_then:
+	.loc 3 160 21
+	add.s64 %rd187, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd188, %rd187, %rd17;
+	.loc 3 160 26
+	add.s64 %rd189, %rd188, %rd183;
+	mov.s64 %rd185, %rd189;
+	mov.s64 %rd186, 16;
+	bra.uni $L110_if_done;
+$L119_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L110_if_done;
+$L118_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L110_if_done;
+$L110_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd190, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd191, 3072, %rd190;
+	.loc 3 162 26
+	shl.b64 %rd192, %rd191, 1;
+	add.s64 %rd193, %rd37, %rd192;
+	.loc 3 162 60
+	shl.b64 %rd194, %rd185, 1;
+	add.s64 %rd195, %rd7, %rd194;
+	.loc 3 162 19
+	cvt.u32.s64 %r44, %rd186;
+	cp.async.cg.shared.global [%rd193], [%rd195], 16, %r44;
+	bra.uni $L120_rangeint_body;
+$L120_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd196, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p28, %rd196, %rd16;
+	@%p28 bra $L123_cond_true;
+	bra.uni $L124_edge;
+$L123_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p29, %rd183, %rd17;
+	@%p29 bra $L121_if_then;
+	bra.uni $L125_edge;
+$L121_if_then:
+	.loc 3 160 21
+	add.s64 %rd197, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd198, %rd197, %rd17;
+	.loc 3 160 26
+	add.s64 %rd199, %rd198, %rd183;
+	mov.s64 %rd185, %rd199;
+	mov.s64 %rd186, 16;
+	bra.uni $L122_if_done;
+$L125_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L122_if_done;
+$L124_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L122_if_done;
+$L122_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd200, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd201, 3328, %rd200;
+	.loc 3 162 26
+	shl.b64 %rd202, %rd201, 1;
+	add.s64 %rd203, %rd37, %rd202;
+	.loc 3 162 60
+	shl.b64 %rd204, %rd185, 1;
+	add.s64 %rd205, %rd7, %rd204;
+	.loc 3 162 19
+	cvt.u32.s64 %r45, %rd186;
+	cp.async.cg.shared.global [%rd203], [%rd205], 16, %r45;
+	bra.uni $L112_rangeint_body;
+$L112_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd206, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p30, %rd206, %rd15;
+	@%p30 bra $L116_cond_true;
+	bra.uni $L126_edge;
+$L116_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p31, %rd183, %rd17;
+	@%p31 bra $L114_if_then;
+	bra.uni $L127_edge;
+$L114_if_then:
+	.loc 3 168 19
+	add.s64 %rd209, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd210, %rd209, %rd17;
+	.loc 3 168 24
+	add.s64 %rd211, %rd210, %rd183;
+	mov.s64 %rd207, %rd211;
+	mov.s64 %rd208, 16;
+	bra.uni $L115_if_done;
+$L127_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L115_if_done;
+$L126_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L115_if_done;
+$L115_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd212, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd213, 3584, %rd212;
+	.loc 3 170 26
+	shl.b64 %rd214, %rd213, 1;
+	add.s64 %rd215, %rd37, %rd214;
+	.loc 3 170 62
+	shl.b64 %rd216, %rd207, 1;
+	add.s64 %rd217, %rd4, %rd216;
+	.loc 3 170 19
+	cvt.u32.s64 %r46, %rd208;
+	cp.async.cg.shared.global [%rd215], [%rd217], 16, %r46;
+	bra.uni $L128_rangeint_body;
+$L128_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd218, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p32, %rd218, %rd15;
+	@%p32 bra $L131_cond_true;
+	bra.uni $L132_edge;
+$L131_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p33, %rd183, %rd17;
+	@%p33 bra $L129_if_then;
+	bra.uni $L133_edge;
+$L129_if_then:
+	.loc 3 168 19
+	add.s64 %rd219, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd220, %rd219, %rd17;
+	.loc 3 168 24
+	add.s64 %rd221, %rd220, %rd183;
+	mov.s64 %rd207, %rd221;
+	mov.s64 %rd208, 16;
+	bra.uni $L130_if_done;
+$L133_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L130_if_done;
+$L132_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L130_if_done;
+$L130_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd222, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd223, 3840, %rd222;
+	.loc 3 170 26
+	shl.b64 %rd224, %rd223, 1;
+	add.s64 %rd225, %rd37, %rd224;
+	.loc 3 170 62
+	shl.b64 %rd226, %rd207, 1;
+	add.s64 %rd227, %rd4, %rd226;
+	.loc 3 170 19
+	cvt.u32.s64 %r47, %rd208;
+	cp.async.cg.shared.global [%rd225], [%rd227], 16, %r47;
+	bra.uni $L134_rangeint_body;
+$L134_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd228, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p34, %rd228, %rd15;
+	@%p34 bra $L137_cond_true;
+	bra.uni $L138_edge;
+$L137_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p35, %rd183, %rd17;
+	@%p35 bra $L135_if_then;
+	bra.uni $L139_edge;
+$L135_if_then:
+	.loc 3 168 19
+	add.s64 %rd229, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd230, %rd229, %rd17;
+	.loc 3 168 24
+	add.s64 %rd231, %rd230, %rd183;
+	mov.s64 %rd207, %rd231;
+	mov.s64 %rd208, 16;
+	bra.uni $L136_if_done;
+$L139_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L136_if_done;
+$L138_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L136_if_done;
+$L136_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd232, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd233, 4096, %rd232;
+	.loc 3 170 26
+	shl.b64 %rd234, %rd233, 1;
+	add.s64 %rd235, %rd37, %rd234;
+	.loc 3 170 62
+	shl.b64 %rd236, %rd207, 1;
+	add.s64 %rd237, %rd4, %rd236;
+	.loc 3 170 19
+	cvt.u32.s64 %r48, %rd208;
+	cp.async.cg.shared.global [%rd235], [%rd237], 16, %r48;
+	bra.uni $L140_rangeint_body;
+$L140_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd238, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p36, %rd238, %rd15;
+	@%p36 bra $L143_cond_true;
+	bra.uni $L144_edge;
+$L143_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p37, %rd183, %rd17;
+	@%p37 bra $L141_if_then;
+	bra.uni $L145_edge;
+$L141_if_then:
+	.loc 3 168 19
+	add.s64 %rd239, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd240, %rd239, %rd17;
+	.loc 3 168 24
+	add.s64 %rd241, %rd240, %rd183;
+	mov.s64 %rd207, %rd241;
+	mov.s64 %rd208, 16;
+	bra.uni $L142_if_done;
+$L145_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L142_if_done;
+$L144_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L142_if_done;
+$L142_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd242, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd243, 4352, %rd242;
+	.loc 3 170 26
+	shl.b64 %rd244, %rd243, 1;
+	add.s64 %rd245, %rd37, %rd244;
+	.loc 3 170 62
+	shl.b64 %rd246, %rd207, 1;
+	add.s64 %rd247, %rd4, %rd246;
+	.loc 3 170 19
+	cvt.u32.s64 %r49, %rd208;
+	cp.async.cg.shared.global [%rd245], [%rd247], 16, %r49;
+	bra.uni $L113_rangeint_done;
+$L113_rangeint_done:
+	.loc 3 172 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
-	mov.s64 %rd122, 0;
+	mov.s64 %rd248, 0;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 3 113 20
-	setp.lt.s64 %p14, %rd122, %rd48;
-	@%p14 bra $L10_for_body;
+	.loc 3 115 20
+	setp.lt.s64 %p38, %rd248, %rd48;
+	@%p38 bra $L10_for_body;
 	bra.uni $L11_for_done;
 $L10_for_body:
-	.loc 3 114 20
+	.loc 3 116 20
 	cp.async.wait_group 2;
-	.loc 3 115 13
-	mul.lo.s64 %rd123, %rd122, 256;
-	.loc 3 115 26
-	mul.lo.s64 %rd124, %rd23, 8;
-	.loc 3 115 23
-	add.s64 %rd125, %rd123, %rd124;
-	.loc 3 116 13
-	rem.s64 %rd126, %rd122, 4;
-	.loc 3 117 27
-	mul.lo.s64 %rd127, %rd126, 2;
-	.loc 3 117 29
-	mul.lo.s64 %rd128, %rd127, 256;
-	.loc 3 117 40
-	mul.lo.s64 %rd129, %rd23, 8;
-	.loc 3 117 38
-	add.s64 %rd130, %rd128, %rd129;
-	.loc 3 117 43
-	div.s64 %rd131, %rd130, 2;
-	.loc 3 117 20
-	add.s64 %rd132, %rd131, 3;
-	shl.b64 %rd133, %rd131, 2;
-	add.s64 %rd134, %rd45, %rd133;
-	ld.shared.v4.u32 {%r38, %r39, %r40, %r41}, [%rd134];
-	.loc 3 118 28
-	mul.lo.s64 %rd135, %rd126, 2;
-	.loc 3 118 30
-	add.s64 %rd136, %rd135, 1;
-	.loc 3 118 33
-	mul.lo.s64 %rd137, %rd136, 256;
-	.loc 3 118 44
-	mul.lo.s64 %rd138, %rd23, 8;
-	.loc 3 118 42
-	add.s64 %rd139, %rd137, %rd138;
-	.loc 3 118 47
-	div.s64 %rd140, %rd139, 2;
-	.loc 3 118 20
-	add.s64 %rd141, %rd140, 3;
-	shl.b64 %rd142, %rd140, 2;
-	add.s64 %rd143, %rd45, %rd142;
-	ld.shared.v4.u32 {%r42, %r43, %r44, %r45}, [%rd143];
-	.loc 3 119 11
-	setp.lt.s64 %p15, %rd125, %rd17;
-	@%p15 bra $L14_rangeint_body;
+	.loc 3 117 13
+	mul.lo.s64 %rd249, %rd248, 256;
+	.loc 3 117 26
+	mul.lo.s64 %rd250, %rd23, 8;
+	.loc 3 117 23
+	add.s64 %rd251, %rd249, %rd250;
+	.loc 3 118 13
+	rem.s64 %rd252, %rd248, 4;
+	.loc 3 119 27
+	mul.lo.s64 %rd253, %rd252, 6;
+	.loc 3 119 37
+	mul.lo.s64 %rd254, %rd253, 256;
+	.loc 3 119 48
+	mul.lo.s64 %rd255, %rd23, 8;
+	.loc 3 119 46
+	add.s64 %rd256, %rd254, %rd255;
+	.loc 3 119 51
+	div.s64 %rd257, %rd256, 2;
+	.loc 3 119 20
+	add.s64 %rd258, %rd257, 3;
+	shl.b64 %rd259, %rd257, 2;
+	add.s64 %rd260, %rd45, %rd259;
+	ld.shared.v4.u32 {%r50, %r51, %r52, %r53}, [%rd260];
+	.loc 3 120 28
+	mul.lo.s64 %rd261, %rd252, 6;
+	.loc 3 120 38
+	add.s64 %rd262, %rd261, 1;
+	.loc 3 120 41
+	mul.lo.s64 %rd263, %rd262, 256;
+	.loc 3 120 52
+	mul.lo.s64 %rd264, %rd23, 8;
+	.loc 3 120 50
+	add.s64 %rd265, %rd263, %rd264;
+	.loc 3 120 55
+	div.s64 %rd266, %rd265, 2;
+	.loc 3 120 20
+	add.s64 %rd267, %rd266, 3;
+	shl.b64 %rd268, %rd266, 2;
+	add.s64 %rd269, %rd45, %rd268;
+	ld.shared.v4.u32 {%r54, %r55, %r56, %r57}, [%rd269];
+	.loc 3 121 11
+	setp.lt.s64 %p39, %rd251, %rd17;
+	@%p39 bra $L14_rangeint_body;
 	bra.uni $L13_if_done;
 $L14_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd144, %rd49, 0;
-	.loc 3 122 15
-	setp.lt.s64 %p16, %rd144, %rd15;
-	@%p16 bra $L15_if_then;
-	bra.uni $L127_rangeint_body;
+	.loc 3 124 12
+	add.s64 %rd270, %rd49, 0;
+	.loc 3 124 15
+	setp.lt.s64 %p40, %rd270, %rd15;
+	@%p40 bra $L15_if_then;
+	bra.uni $L201_rangeint_body;
 $L15_if_then:
-	.loc 3 123 30
-	add.s64 %rd145, %rd49, 0;
-	.loc 3 123 33
-	mul.lo.s64 %rd146, %rd145, %rd17;
-	.loc 3 123 35
-	add.s64 %rd147, %rd146, %rd125;
-	.loc 3 123 23
-	add.s64 %rd148, %rd147, 3;
-	shl.b64 %rd149, %rd147, 1;
-	add.s64 %rd150, %rd4, %rd149;
-	ld.global.nc.v4.u16 {%rs0, %rs1, %rs2, %rs3}, [%rd150];
-	.loc 3 124 30
-	add.s64 %rd151, %rd49, 0;
-	.loc 3 124 33
-	mul.lo.s64 %rd152, %rd151, %rd17;
-	.loc 3 124 35
-	add.s64 %rd153, %rd152, %rd125;
-	.loc 3 124 38
-	add.s64 %rd154, %rd153, 4;
-	.loc 3 124 23
-	add.s64 %rd155, %rd154, 3;
-	shl.b64 %rd156, %rd154, 1;
-	add.s64 %rd157, %rd4, %rd156;
-	ld.global.nc.v4.u16 {%rs4, %rs5, %rs6, %rs7}, [%rd157];
+	.loc 3 125 31
+	mul.lo.s64 %rd271, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd272, %rd271, 2;
 	.loc 3 125 43
+	add.s64 %rd273, %rd272, 0;
+	.loc 3 125 46
+	mul.lo.s64 %rd274, %rd273, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd275, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd276, %rd274, %rd275;
+	.loc 3 125 60
+	div.s64 %rd277, %rd276, 2;
+	.loc 3 125 23
+	add.s64 %rd278, %rd277, 3;
+	shl.b64 %rd279, %rd277, 2;
+	add.s64 %rd280, %rd45, %rd279;
+	ld.shared.v4.u32 {%r58, %r59, %r60, %r61}, [%rd280];
+	.loc 3 126 43
 	mov.f32 %f8, %f0;
-	.loc 3 125 52
+	.loc 3 126 52
 	mov.f32 %f9, %f4;
-	.loc 3 125 34
-	bra.uni $L71_entry;
-$L71_entry:
-	.loc 3 169 61
-	mov.u16 %rs8, 0;
-	mov.u16 %rs9, 0;
-	mov.u16 %rs10, 0;
-	mov.u16 %rs11, 0;
-	mov.u16 %rs8, %rs0;
-	mov.u16 %rs9, %rs1;
-	mov.u16 %rs10, %rs2;
-	mov.u16 %rs11, %rs3;
-	.loc 3 169 65
-	mov.u16 %rs12, 0;
-	mov.u16 %rs13, 0;
-	mov.u16 %rs14, 0;
-	mov.u16 %rs15, 0;
-	mov.u16 %rs12, %rs4;
-	mov.u16 %rs13, %rs5;
-	mov.u16 %rs14, %rs6;
-	mov.u16 %rs15, %rs7;
-	.loc 3 169 74
-	mov.u32 %r46, 0;
-	mov.u32 %r47, 0;
-	mov.u32 %r48, 0;
-	mov.u32 %r49, 0;
-	mov.u32 %r46, %r38;
-	mov.u32 %r47, %r39;
-	mov.u32 %r48, %r40;
-	mov.u32 %r49, %r41;
-	.loc 3 169 78
-	mov.u32 %r50, 0;
-	mov.u32 %r51, 0;
-	mov.u32 %r52, 0;
-	mov.u32 %r53, 0;
-	mov.u32 %r50, %r42;
-	mov.u32 %r51, %r43;
-	mov.u32 %r52, %r44;
-	mov.u32 %r53, %r45;
+	.loc 3 126 34
+	bra.uni $L146_entry;
+$L146_entry:
+	.loc 3 178 61
+	mov.u32 %r62, 0;
+	mov.u32 %r63, 0;
+	mov.u32 %r64, 0;
+	mov.u32 %r65, 0;
+	mov.u32 %r62, %r58;
+	mov.u32 %r63, %r59;
+	mov.u32 %r64, %r60;
+	mov.u32 %r65, %r61;
+	.loc 3 178 65
+	mov.u32 %r66, 0;
+	mov.u32 %r67, 0;
+	mov.u32 %r68, 0;
+	mov.u32 %r69, 0;
+	mov.u32 %r66, %r50;
+	mov.u32 %r67, %r51;
+	mov.u32 %r68, %r52;
+	mov.u32 %r69, %r53;
+	.loc 3 178 69
+	mov.u32 %r70, 0;
+	mov.u32 %r71, 0;
+	mov.u32 %r72, 0;
+	mov.u32 %r73, 0;
+	mov.u32 %r70, %r54;
+	mov.u32 %r71, %r55;
+	mov.u32 %r72, %r56;
+	mov.u32 %r73, %r57;
 	mov.f32 %f12, %f8;
 	mov.f32 %f13, %f9;
-	bra.uni $L72_rangeint_body;
-$L72_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs16, %rs8;
-	.loc 3 172 20
-	bra.uni $L77_entry;
-$L77_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f15, %rs16;
-	.loc 3 89 40
+	bra.uni $L147_rangeint_body;
+$L147_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r74, %r62;
+	.loc 3 181 18
+	bra.uni $L150_entry;
+$L150_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs0, %r74;
+	.loc 3 92 74
+	cvt.f32.f16 %f15, %rs0;
+	.loc 3 92 40
 	mov.f32 %f14, %f15;
-	bra.uni $L78_ret_load;
-$L78_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs17, %rs9;
-	.loc 3 172 38
-	bra.uni $L79_entry;
-$L79_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f17, %rs17;
-	.loc 3 89 40
+	bra.uni $L151_ret_lo;
+$L151_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r75, %r62;
+	.loc 3 181 32
+	bra.uni $L152_entry;
+$L152_entry:
+	.loc 3 93 65
+	shr.u32 %r76, %r75, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs1, %r76;
+	.loc 3 93 80
+	cvt.f32.f16 %f17, %rs1;
+	.loc 3 93 40
 	mov.f32 %f16, %f17;
-	bra.uni $L80_ret_load;
-$L80_ret_load:
-	.loc 3 173 28
-	mov.u32 %r54, %r46;
-	.loc 3 173 25
-	bra.uni $L81_entry;
-$L81_entry:
-	.loc 3 91 65
-	shr.u32 %r55, %r54, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs18, %r55;
-	.loc 3 91 80
-	cvt.f32.f16 %f19, %rs18;
-	.loc 3 91 40
+	bra.uni $L153_ret_hi;
+$L153_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r77, %r66;
+	.loc 3 182 25
+	bra.uni $L154_entry;
+$L154_entry:
+	.loc 3 93 65
+	shr.u32 %r78, %r77, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs2, %r78;
+	.loc 3 93 80
+	cvt.f32.f16 %f19, %rs2;
+	.loc 3 93 40
 	mov.f32 %f18, %f19;
-	bra.uni $L82_ret_hi;
-$L82_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r56, %r46;
-	.loc 3 173 51
-	bra.uni $L83_entry;
-$L83_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs19, %r56;
-	.loc 3 90 74
-	cvt.f32.f16 %f21, %rs19;
-	.loc 3 90 40
+	bra.uni $L155_ret_hi;
+$L155_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r79, %r66;
+	.loc 3 182 51
+	bra.uni $L156_entry;
+$L156_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs3, %r79;
+	.loc 3 92 74
+	cvt.f32.f16 %f21, %rs3;
+	.loc 3 92 40
 	mov.f32 %f20, %f21;
-	bra.uni $L84_ret_lo;
-$L84_ret_lo:
-	.loc 3 173 41
+	bra.uni $L157_ret_lo;
+$L157_ret_lo:
+	.loc 3 182 41
 	fma.rn.f32 %f22, %f14, %f20, %f12;
-	.loc 3 173 15
+	.loc 3 182 15
 	fma.rn.f32 %f23, %f16, %f18, %f22;
-	.loc 3 174 28
-	mov.u32 %r57, %r50;
-	.loc 3 174 25
-	bra.uni $L85_entry;
-$L85_entry:
-	.loc 3 91 65
-	shr.u32 %r58, %r57, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs20, %r58;
-	.loc 3 91 80
-	cvt.f32.f16 %f25, %rs20;
-	.loc 3 91 40
+	.loc 3 183 28
+	mov.u32 %r80, %r70;
+	.loc 3 183 25
+	bra.uni $L158_entry;
+$L158_entry:
+	.loc 3 93 65
+	shr.u32 %r81, %r80, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs4, %r81;
+	.loc 3 93 80
+	cvt.f32.f16 %f25, %rs4;
+	.loc 3 93 40
 	mov.f32 %f24, %f25;
-	bra.uni $L86_ret_hi;
-$L86_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r59, %r50;
-	.loc 3 174 51
-	bra.uni $L87_entry;
-$L87_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs21, %r59;
-	.loc 3 90 74
-	cvt.f32.f16 %f27, %rs21;
-	.loc 3 90 40
+	bra.uni $L159_ret_hi;
+$L159_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r82, %r70;
+	.loc 3 183 51
+	bra.uni $L160_entry;
+$L160_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs5, %r82;
+	.loc 3 92 74
+	cvt.f32.f16 %f27, %rs5;
+	.loc 3 92 40
 	mov.f32 %f26, %f27;
-	bra.uni $L88_ret_lo;
-$L88_ret_lo:
-	.loc 3 174 41
+	bra.uni $L161_ret_lo;
+$L161_ret_lo:
+	.loc 3 183 41
 	fma.rn.f32 %f28, %f14, %f26, %f13;
-	.loc 3 174 15
+	.loc 3 183 15
 	fma.rn.f32 %f29, %f16, %f24, %f28;
 	mov.f32 %f12, %f23;
 	mov.f32 %f13, %f29;
-	bra.uni $L89_rangeint_body;
-$L89_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs22, %rs10;
-	.loc 3 172 20
-	bra.uni $L90_entry;
-$L90_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f31, %rs22;
-	.loc 3 89 40
-	mov.f32 %f30, %f31;
-	bra.uni $L91_ret_load;
-$L91_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs23, %rs11;
-	.loc 3 172 38
-	bra.uni $L92_entry;
-$L92_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f33, %rs23;
-	.loc 3 89 40
-	mov.f32 %f32, %f33;
-	bra.uni $L93_ret_load;
-$L93_ret_load:
-	.loc 3 173 28
-	mov.u32 %r60, %r47;
-	.loc 3 173 25
-	bra.uni $L94_entry;
-$L94_entry:
-	.loc 3 91 65
-	shr.u32 %r61, %r60, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs24, %r61;
-	.loc 3 91 80
-	cvt.f32.f16 %f35, %rs24;
-	.loc 3 91 40
-	mov.f32 %f34, %f35;
-	bra.uni $L95_ret_hi;
-$L95_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r62, %r47;
-	.loc 3 173 51
-	bra.uni $L96_entry;
-$L96_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs25, %r62;
-	.loc 3 90 74
-	cvt.f32.f16 %f37, %rs25;
-	.loc 3 90 40
-	mov.f32 %f36, %f37;
-	bra.uni $L97_ret_lo;
-$L97_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f38, %f30, %f36, %f12;
-	.loc 3 173 15
-	fma.rn.f32 %f39, %f32, %f34, %f38;
-	.loc 3 174 28
-	mov.u32 %r63, %r51;
-	.loc 3 174 25
-	bra.uni $L98_entry;
-$L98_entry:
-	.loc 3 91 65
-	shr.u32 %r64, %r63, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs26, %r64;
-	.loc 3 91 80
-	cvt.f32.f16 %f41, %rs26;
-	.loc 3 91 40
-	mov.f32 %f40, %f41;
-	bra.uni $L99_ret_hi;
-$L99_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r65, %r51;
-	.loc 3 174 51
-	bra.uni $L100_entry;
-$L100_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs27, %r65;
-	.loc 3 90 74
-	cvt.f32.f16 %f43, %rs27;
-	.loc 3 90 40
-	mov.f32 %f42, %f43;
-	bra.uni $L101_ret_lo;
-$L101_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f44, %f30, %f42, %f13;
-	.loc 3 174 15
-	fma.rn.f32 %f45, %f32, %f40, %f44;
-	mov.f32 %f46, %f39;
-	mov.f32 %f47, %f45;
-	bra.uni $L73_rangeint_done;
-$L73_rangeint_done:
-	mov.f32 %f48, %f46;
-	mov.f32 %f49, %f47;
-	bra.uni $L74_rangeint_body;
-$L74_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs28, %rs12;
-	.loc 3 178 20
-	bra.uni $L102_entry;
-$L102_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f51, %rs28;
-	.loc 3 89 40
-	mov.f32 %f50, %f51;
-	bra.uni $L103_ret_load;
-$L103_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs29, %rs13;
-	.loc 3 178 38
-	bra.uni $L104_entry;
-$L104_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f53, %rs29;
-	.loc 3 89 40
-	mov.f32 %f52, %f53;
-	bra.uni $L105_ret_load;
-$L105_ret_load:
-	.loc 3 179 28
-	mov.u32 %r66, %r48;
-	.loc 3 179 25
-	bra.uni $L106_entry;
-$L106_entry:
-	.loc 3 91 65
-	shr.u32 %r67, %r66, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs30, %r67;
-	.loc 3 91 80
-	cvt.f32.f16 %f55, %rs30;
-	.loc 3 91 40
-	mov.f32 %f54, %f55;
-	bra.uni $L107_ret_hi;
-$L107_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r68, %r48;
-	.loc 3 179 53
-	bra.uni $L108_entry;
-$L108_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs31, %r68;
-	.loc 3 90 74
-	cvt.f32.f16 %f57, %rs31;
-	.loc 3 90 40
-	mov.f32 %f56, %f57;
-	bra.uni $L109_ret_lo;
-$L109_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f58, %f50, %f56, %f48;
-	.loc 3 179 15
-	fma.rn.f32 %f59, %f52, %f54, %f58;
-	.loc 3 180 28
-	mov.u32 %r69, %r52;
-	.loc 3 180 25
-	bra.uni $L110_entry;
-$L110_entry:
-	.loc 3 91 65
-	shr.u32 %r70, %r69, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs32, %r70;
-	.loc 3 91 80
-	cvt.f32.f16 %f61, %rs32;
-	.loc 3 91 40
-	mov.f32 %f60, %f61;
-	bra.uni $L111_ret_hi;
-$L111_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r71, %r52;
-	.loc 3 180 53
-	bra.uni $L112_entry;
-$L112_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs33, %r71;
-	.loc 3 90 74
-	cvt.f32.f16 %f63, %rs33;
-	.loc 3 90 40
-	mov.f32 %f62, %f63;
-	bra.uni $L113_ret_lo;
-$L113_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f64, %f50, %f62, %f49;
-	.loc 3 180 15
-	fma.rn.f32 %f65, %f52, %f60, %f64;
-	mov.f32 %f48, %f59;
-	mov.f32 %f49, %f65;
-	bra.uni $L114_rangeint_body;
-$L114_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs34, %rs14;
-	.loc 3 178 20
-	bra.uni $L115_entry;
-$L115_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f67, %rs34;
-	.loc 3 89 40
-	mov.f32 %f66, %f67;
-	bra.uni $L116_ret_load;
-$L116_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs35, %rs15;
-	.loc 3 178 38
-	bra.uni $L117_entry;
-$L117_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f69, %rs35;
-	.loc 3 89 40
-	mov.f32 %f68, %f69;
-	bra.uni $L118_ret_load;
-$L118_ret_load:
-	.loc 3 179 28
-	mov.u32 %r72, %r49;
-	.loc 3 179 25
-	bra.uni $L119_entry;
-$L119_entry:
-	.loc 3 91 65
-	shr.u32 %r73, %r72, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs36, %r73;
-	.loc 3 91 80
-	cvt.f32.f16 %f71, %rs36;
-	.loc 3 91 40
-	mov.f32 %f70, %f71;
-	bra.uni $L120_ret_hi;
-$L120_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r74, %r49;
-	.loc 3 179 53
-	bra.uni $L121_entry;
-$L121_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs37, %r74;
-	.loc 3 90 74
-	cvt.f32.f16 %f73, %rs37;
-	.loc 3 90 40
-	mov.f32 %f72, %f73;
-	bra.uni $L122_ret_lo;
-$L122_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f74, %f66, %f72, %f48;
-	.loc 3 179 15
-	fma.rn.f32 %f75, %f68, %f70, %f74;
-	.loc 3 180 28
-	mov.u32 %r75, %r53;
-	.loc 3 180 25
-	bra.uni $L123_entry;
-$L123_entry:
-	.loc 3 91 65
-	shr.u32 %r76, %r75, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs38, %r76;
-	.loc 3 91 80
-	cvt.f32.f16 %f77, %rs38;
-	.loc 3 91 40
-	mov.f32 %f76, %f77;
-	bra.uni $L124_ret_hi;
-$L124_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r77, %r53;
-	.loc 3 180 53
-	bra.uni $L125_entry;
-$L125_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs39, %r77;
-	.loc 3 90 74
-	cvt.f32.f16 %f79, %rs39;
-	.loc 3 90 40
-	mov.f32 %f78, %f79;
-	bra.uni $L126_ret_lo;
-$L126_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f80, %f66, %f78, %f49;
-	.loc 3 180 15
-	fma.rn.f32 %f81, %f68, %f76, %f80;
-	mov.f32 %f82, %f75;
-	mov.f32 %f83, %f81;
-	bra.uni $L75_rangeint_done;
-$L75_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f10, %f82;
-	mov.f32 %f11, %f83;
-	bra.uni $L76_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
-$L76_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f0, %f10;
-	.loc 3 125 21
-	mov.f32 %f4, %f11;
-	bra.uni $L127_rangeint_body;
-$L127_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd158, %rd49, 1;
-	.loc 3 122 15
-	setp.lt.s64 %p17, %rd158, %rd15;
-	@%p17 bra $L128_if_then;
-	bra.uni $L186_rangeint_body;
-$L128_if_then:
-	.loc 3 123 30
-	add.s64 %rd159, %rd49, 1;
-	.loc 3 123 33
-	mul.lo.s64 %rd160, %rd159, %rd17;
-	.loc 3 123 35
-	add.s64 %rd161, %rd160, %rd125;
-	.loc 3 123 23
-	add.s64 %rd162, %rd161, 3;
-	shl.b64 %rd163, %rd161, 1;
-	add.s64 %rd164, %rd4, %rd163;
-	ld.global.nc.v4.u16 {%rs40, %rs41, %rs42, %rs43}, [%rd164];
-	.loc 3 124 30
-	add.s64 %rd165, %rd49, 1;
-	.loc 3 124 33
-	mul.lo.s64 %rd166, %rd165, %rd17;
-	.loc 3 124 35
-	add.s64 %rd167, %rd166, %rd125;
-	.loc 3 124 38
-	add.s64 %rd168, %rd167, 4;
-	.loc 3 124 23
-	add.s64 %rd169, %rd168, 3;
-	shl.b64 %rd170, %rd168, 1;
-	add.s64 %rd171, %rd4, %rd170;
-	ld.global.nc.v4.u16 {%rs44, %rs45, %rs46, %rs47}, [%rd171];
-	.loc 3 125 43
-	mov.f32 %f84, %f1;
-	.loc 3 125 52
-	mov.f32 %f85, %f5;
-	.loc 3 125 34
-	bra.uni $L130_entry;
-$L130_entry:
-	.loc 3 169 61
-	mov.u16 %rs48, 0;
-	mov.u16 %rs49, 0;
-	mov.u16 %rs50, 0;
-	mov.u16 %rs51, 0;
-	mov.u16 %rs48, %rs40;
-	mov.u16 %rs49, %rs41;
-	mov.u16 %rs50, %rs42;
-	mov.u16 %rs51, %rs43;
-	.loc 3 169 65
-	mov.u16 %rs52, 0;
-	mov.u16 %rs53, 0;
-	mov.u16 %rs54, 0;
-	mov.u16 %rs55, 0;
-	mov.u16 %rs52, %rs44;
-	mov.u16 %rs53, %rs45;
-	mov.u16 %rs54, %rs46;
-	mov.u16 %rs55, %rs47;
-	.loc 3 169 74
-	mov.u32 %r78, 0;
-	mov.u32 %r79, 0;
-	mov.u32 %r80, 0;
-	mov.u32 %r81, 0;
-	mov.u32 %r78, %r38;
-	mov.u32 %r79, %r39;
-	mov.u32 %r80, %r40;
-	mov.u32 %r81, %r41;
-	.loc 3 169 78
-	mov.u32 %r82, 0;
-	mov.u32 %r83, 0;
-	mov.u32 %r84, 0;
-	mov.u32 %r85, 0;
-	mov.u32 %r82, %r42;
-	mov.u32 %r83, %r43;
-	mov.u32 %r84, %r44;
-	mov.u32 %r85, %r45;
-	mov.f32 %f88, %f84;
-	mov.f32 %f89, %f85;
-	bra.uni $L131_rangeint_body;
-$L131_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs56, %rs48;
-	.loc 3 172 20
-	bra.uni $L136_entry;
-$L136_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f91, %rs56;
-	.loc 3 89 40
-	mov.f32 %f90, %f91;
-	bra.uni $L137_ret_load;
-$L137_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs57, %rs49;
-	.loc 3 172 38
-	bra.uni $L138_entry;
-$L138_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f93, %rs57;
-	.loc 3 89 40
-	mov.f32 %f92, %f93;
-	bra.uni $L139_ret_load;
-$L139_ret_load:
-	.loc 3 173 28
-	mov.u32 %r86, %r78;
-	.loc 3 173 25
-	bra.uni $L140_entry;
-$L140_entry:
-	.loc 3 91 65
-	shr.u32 %r87, %r86, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs58, %r87;
-	.loc 3 91 80
-	cvt.f32.f16 %f95, %rs58;
-	.loc 3 91 40
-	mov.f32 %f94, %f95;
-	bra.uni $L141_ret_hi;
-$L141_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r88, %r78;
-	.loc 3 173 51
-	bra.uni $L142_entry;
-$L142_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs59, %r88;
-	.loc 3 90 74
-	cvt.f32.f16 %f97, %rs59;
-	.loc 3 90 40
-	mov.f32 %f96, %f97;
-	bra.uni $L143_ret_lo;
-$L143_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f98, %f90, %f96, %f88;
-	.loc 3 173 15
-	fma.rn.f32 %f99, %f92, %f94, %f98;
-	.loc 3 174 28
-	mov.u32 %r89, %r82;
-	.loc 3 174 25
-	bra.uni $L144_entry;
-$L144_entry:
-	.loc 3 91 65
-	shr.u32 %r90, %r89, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs60, %r90;
-	.loc 3 91 80
-	cvt.f32.f16 %f101, %rs60;
-	.loc 3 91 40
-	mov.f32 %f100, %f101;
-	bra.uni $L145_ret_hi;
-$L145_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r91, %r82;
-	.loc 3 174 51
-	bra.uni $L146_entry;
-$L146_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs61, %r91;
-	.loc 3 90 74
-	cvt.f32.f16 %f103, %rs61;
-	.loc 3 90 40
-	mov.f32 %f102, %f103;
-	bra.uni $L147_ret_lo;
-$L147_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f104, %f90, %f102, %f89;
-	.loc 3 174 15
-	fma.rn.f32 %f105, %f92, %f100, %f104;
-	mov.f32 %f88, %f99;
-	mov.f32 %f89, %f105;
-	bra.uni $L148_rangeint_body;
-$L148_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs62, %rs50;
-	.loc 3 172 20
-	bra.uni $L149_entry;
-$L149_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f107, %rs62;
-	.loc 3 89 40
-	mov.f32 %f106, %f107;
-	bra.uni $L150_ret_load;
-$L150_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs63, %rs51;
-	.loc 3 172 38
-	bra.uni $L151_entry;
-$L151_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f109, %rs63;
-	.loc 3 89 40
-	mov.f32 %f108, %f109;
-	bra.uni $L152_ret_load;
-$L152_ret_load:
-	.loc 3 173 28
-	mov.u32 %r92, %r79;
-	.loc 3 173 25
-	bra.uni $L153_entry;
-$L153_entry:
-	.loc 3 91 65
-	shr.u32 %r93, %r92, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs64, %r93;
-	.loc 3 91 80
-	cvt.f32.f16 %f111, %rs64;
-	.loc 3 91 40
-	mov.f32 %f110, %f111;
-	bra.uni $L154_ret_hi;
-$L154_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r94, %r79;
-	.loc 3 173 51
-	bra.uni $L155_entry;
-$L155_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs65, %r94;
-	.loc 3 90 74
-	cvt.f32.f16 %f113, %rs65;
-	.loc 3 90 40
-	mov.f32 %f112, %f113;
-	bra.uni $L156_ret_lo;
-$L156_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f114, %f106, %f112, %f88;
-	.loc 3 173 15
-	fma.rn.f32 %f115, %f108, %f110, %f114;
-	.loc 3 174 28
-	mov.u32 %r95, %r83;
-	.loc 3 174 25
-	bra.uni $L157_entry;
-$L157_entry:
-	.loc 3 91 65
-	shr.u32 %r96, %r95, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs66, %r96;
-	.loc 3 91 80
-	cvt.f32.f16 %f117, %rs66;
-	.loc 3 91 40
-	mov.f32 %f116, %f117;
-	bra.uni $L158_ret_hi;
-$L158_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r97, %r83;
-	.loc 3 174 51
-	bra.uni $L159_entry;
-$L159_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs67, %r97;
-	.loc 3 90 74
-	cvt.f32.f16 %f119, %rs67;
-	.loc 3 90 40
-	mov.f32 %f118, %f119;
-	bra.uni $L160_ret_lo;
-$L160_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f120, %f106, %f118, %f89;
-	.loc 3 174 15
-	fma.rn.f32 %f121, %f108, %f116, %f120;
-	mov.f32 %f122, %f115;
-	mov.f32 %f123, %f121;
-	bra.uni $L132_rangeint_done;
-$L132_rangeint_done:
-	mov.f32 %f124, %f122;
-	mov.f32 %f125, %f123;
-	bra.uni $L133_rangeint_body;
-$L133_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs68, %rs52;
-	.loc 3 178 20
-	bra.uni $L161_entry;
-$L161_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f127, %rs68;
-	.loc 3 89 40
-	mov.f32 %f126, %f127;
-	bra.uni $L162_ret_load;
-$L162_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs69, %rs53;
-	.loc 3 178 38
+	bra.uni $L162_rangeint_body;
+$L162_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r83, %r63;
+	.loc 3 181 18
 	bra.uni $L163_entry;
 $L163_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f129, %rs69;
-	.loc 3 89 40
-	mov.f32 %f128, %f129;
-	bra.uni $L164_ret_load;
-$L164_ret_load:
-	.loc 3 179 28
-	mov.u32 %r98, %r80;
-	.loc 3 179 25
+	.loc 3 92 62
+	cvt.u16.u32 %rs6, %r83;
+	.loc 3 92 74
+	cvt.f32.f16 %f31, %rs6;
+	.loc 3 92 40
+	mov.f32 %f30, %f31;
+	bra.uni $L164_ret_lo;
+$L164_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r84, %r63;
+	.loc 3 181 32
 	bra.uni $L165_entry;
 $L165_entry:
-	.loc 3 91 65
-	shr.u32 %r99, %r98, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs70, %r99;
-	.loc 3 91 80
-	cvt.f32.f16 %f131, %rs70;
-	.loc 3 91 40
-	mov.f32 %f130, %f131;
+	.loc 3 93 65
+	shr.u32 %r85, %r84, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs7, %r85;
+	.loc 3 93 80
+	cvt.f32.f16 %f33, %rs7;
+	.loc 3 93 40
+	mov.f32 %f32, %f33;
 	bra.uni $L166_ret_hi;
 $L166_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r100, %r80;
-	.loc 3 179 53
+	.loc 3 182 28
+	mov.u32 %r86, %r67;
+	.loc 3 182 25
 	bra.uni $L167_entry;
 $L167_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs71, %r100;
-	.loc 3 90 74
-	cvt.f32.f16 %f133, %rs71;
-	.loc 3 90 40
-	mov.f32 %f132, %f133;
-	bra.uni $L168_ret_lo;
-$L168_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f134, %f126, %f132, %f124;
-	.loc 3 179 15
-	fma.rn.f32 %f135, %f128, %f130, %f134;
-	.loc 3 180 28
-	mov.u32 %r101, %r84;
-	.loc 3 180 25
+	.loc 3 93 65
+	shr.u32 %r87, %r86, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs8, %r87;
+	.loc 3 93 80
+	cvt.f32.f16 %f35, %rs8;
+	.loc 3 93 40
+	mov.f32 %f34, %f35;
+	bra.uni $L168_ret_hi;
+$L168_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r88, %r67;
+	.loc 3 182 51
 	bra.uni $L169_entry;
 $L169_entry:
-	.loc 3 91 65
-	shr.u32 %r102, %r101, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs72, %r102;
-	.loc 3 91 80
-	cvt.f32.f16 %f137, %rs72;
-	.loc 3 91 40
-	mov.f32 %f136, %f137;
-	bra.uni $L170_ret_hi;
-$L170_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r103, %r84;
-	.loc 3 180 53
+	.loc 3 92 62
+	cvt.u16.u32 %rs9, %r88;
+	.loc 3 92 74
+	cvt.f32.f16 %f37, %rs9;
+	.loc 3 92 40
+	mov.f32 %f36, %f37;
+	bra.uni $L170_ret_lo;
+$L170_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f38, %f30, %f36, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f39, %f32, %f34, %f38;
+	.loc 3 183 28
+	mov.u32 %r89, %r71;
+	.loc 3 183 25
 	bra.uni $L171_entry;
 $L171_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs73, %r103;
-	.loc 3 90 74
-	cvt.f32.f16 %f139, %rs73;
-	.loc 3 90 40
-	mov.f32 %f138, %f139;
-	bra.uni $L172_ret_lo;
-$L172_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f140, %f126, %f138, %f125;
-	.loc 3 180 15
-	fma.rn.f32 %f141, %f128, %f136, %f140;
-	mov.f32 %f124, %f135;
-	mov.f32 %f125, %f141;
-	bra.uni $L173_rangeint_body;
-$L173_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs74, %rs54;
-	.loc 3 178 20
-	bra.uni $L174_entry;
-$L174_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f143, %rs74;
-	.loc 3 89 40
-	mov.f32 %f142, %f143;
-	bra.uni $L175_ret_load;
-$L175_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs75, %rs55;
-	.loc 3 178 38
+	.loc 3 93 65
+	shr.u32 %r90, %r89, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs10, %r90;
+	.loc 3 93 80
+	cvt.f32.f16 %f41, %rs10;
+	.loc 3 93 40
+	mov.f32 %f40, %f41;
+	bra.uni $L172_ret_hi;
+$L172_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r91, %r71;
+	.loc 3 183 51
+	bra.uni $L173_entry;
+$L173_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs11, %r91;
+	.loc 3 92 74
+	cvt.f32.f16 %f43, %rs11;
+	.loc 3 92 40
+	mov.f32 %f42, %f43;
+	bra.uni $L174_ret_lo;
+$L174_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f44, %f30, %f42, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f45, %f32, %f40, %f44;
+	mov.f32 %f12, %f39;
+	mov.f32 %f13, %f45;
+	bra.uni $L175_rangeint_body;
+$L175_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r92, %r64;
+	.loc 3 181 18
 	bra.uni $L176_entry;
 $L176_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f145, %rs75;
-	.loc 3 89 40
-	mov.f32 %f144, %f145;
-	bra.uni $L177_ret_load;
-$L177_ret_load:
-	.loc 3 179 28
-	mov.u32 %r104, %r81;
-	.loc 3 179 25
+	.loc 3 92 62
+	cvt.u16.u32 %rs12, %r92;
+	.loc 3 92 74
+	cvt.f32.f16 %f47, %rs12;
+	.loc 3 92 40
+	mov.f32 %f46, %f47;
+	bra.uni $L177_ret_lo;
+$L177_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r93, %r64;
+	.loc 3 181 32
 	bra.uni $L178_entry;
 $L178_entry:
-	.loc 3 91 65
-	shr.u32 %r105, %r104, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs76, %r105;
-	.loc 3 91 80
-	cvt.f32.f16 %f147, %rs76;
-	.loc 3 91 40
-	mov.f32 %f146, %f147;
+	.loc 3 93 65
+	shr.u32 %r94, %r93, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs13, %r94;
+	.loc 3 93 80
+	cvt.f32.f16 %f49, %rs13;
+	.loc 3 93 40
+	mov.f32 %f48, %f49;
 	bra.uni $L179_ret_hi;
 $L179_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r106, %r81;
-	.loc 3 179 53
+	.loc 3 182 28
+	mov.u32 %r95, %r68;
+	.loc 3 182 25
 	bra.uni $L180_entry;
 $L180_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs77, %r106;
-	.loc 3 90 74
-	cvt.f32.f16 %f149, %rs77;
-	.loc 3 90 40
-	mov.f32 %f148, %f149;
-	bra.uni $L181_ret_lo;
-$L181_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f150, %f142, %f148, %f124;
-	.loc 3 179 15
-	fma.rn.f32 %f151, %f144, %f146, %f150;
-	.loc 3 180 28
-	mov.u32 %r107, %r85;
-	.loc 3 180 25
+	.loc 3 93 65
+	shr.u32 %r96, %r95, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs14, %r96;
+	.loc 3 93 80
+	cvt.f32.f16 %f51, %rs14;
+	.loc 3 93 40
+	mov.f32 %f50, %f51;
+	bra.uni $L181_ret_hi;
+$L181_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r97, %r68;
+	.loc 3 182 51
 	bra.uni $L182_entry;
 $L182_entry:
-	.loc 3 91 65
-	shr.u32 %r108, %r107, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs78, %r108;
-	.loc 3 91 80
-	cvt.f32.f16 %f153, %rs78;
-	.loc 3 91 40
-	mov.f32 %f152, %f153;
-	bra.uni $L183_ret_hi;
-$L183_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r109, %r85;
-	.loc 3 180 53
+	.loc 3 92 62
+	cvt.u16.u32 %rs15, %r97;
+	.loc 3 92 74
+	cvt.f32.f16 %f53, %rs15;
+	.loc 3 92 40
+	mov.f32 %f52, %f53;
+	bra.uni $L183_ret_lo;
+$L183_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f54, %f46, %f52, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f55, %f48, %f50, %f54;
+	.loc 3 183 28
+	mov.u32 %r98, %r72;
+	.loc 3 183 25
 	bra.uni $L184_entry;
 $L184_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs79, %r109;
-	.loc 3 90 74
-	cvt.f32.f16 %f155, %rs79;
-	.loc 3 90 40
-	mov.f32 %f154, %f155;
-	bra.uni $L185_ret_lo;
-$L185_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f156, %f142, %f154, %f125;
-	.loc 3 180 15
-	fma.rn.f32 %f157, %f144, %f152, %f156;
-	mov.f32 %f158, %f151;
-	mov.f32 %f159, %f157;
-	bra.uni $L134_rangeint_done;
-$L134_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f86, %f158;
-	mov.f32 %f87, %f159;
-	bra.uni $L135_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
-$L135_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f1, %f86;
-	.loc 3 125 21
-	mov.f32 %f5, %f87;
-	bra.uni $L186_rangeint_body;
-$L186_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd172, %rd49, 2;
-	.loc 3 122 15
-	setp.lt.s64 %p18, %rd172, %rd15;
-	@%p18 bra $L187_if_then;
-	bra.uni $L245_rangeint_body;
-$L187_if_then:
-	.loc 3 123 30
-	add.s64 %rd173, %rd49, 2;
-	.loc 3 123 33
-	mul.lo.s64 %rd174, %rd173, %rd17;
-	.loc 3 123 35
-	add.s64 %rd175, %rd174, %rd125;
-	.loc 3 123 23
-	add.s64 %rd176, %rd175, 3;
-	shl.b64 %rd177, %rd175, 1;
-	add.s64 %rd178, %rd4, %rd177;
-	ld.global.nc.v4.u16 {%rs80, %rs81, %rs82, %rs83}, [%rd178];
-	.loc 3 124 30
-	add.s64 %rd179, %rd49, 2;
-	.loc 3 124 33
-	mul.lo.s64 %rd180, %rd179, %rd17;
-	.loc 3 124 35
-	add.s64 %rd181, %rd180, %rd125;
-	.loc 3 124 38
-	add.s64 %rd182, %rd181, 4;
-	.loc 3 124 23
-	add.s64 %rd183, %rd182, 3;
-	shl.b64 %rd184, %rd182, 1;
-	add.s64 %rd185, %rd4, %rd184;
-	ld.global.nc.v4.u16 {%rs84, %rs85, %rs86, %rs87}, [%rd185];
-	.loc 3 125 43
-	mov.f32 %f160, %f2;
-	.loc 3 125 52
-	mov.f32 %f161, %f6;
-	.loc 3 125 34
+	.loc 3 93 65
+	shr.u32 %r99, %r98, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs16, %r99;
+	.loc 3 93 80
+	cvt.f32.f16 %f57, %rs16;
+	.loc 3 93 40
+	mov.f32 %f56, %f57;
+	bra.uni $L185_ret_hi;
+$L185_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r100, %r72;
+	.loc 3 183 51
+	bra.uni $L186_entry;
+$L186_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs17, %r100;
+	.loc 3 92 74
+	cvt.f32.f16 %f59, %rs17;
+	.loc 3 92 40
+	mov.f32 %f58, %f59;
+	bra.uni $L187_ret_lo;
+$L187_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f60, %f46, %f58, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f61, %f48, %f56, %f60;
+	mov.f32 %f12, %f55;
+	mov.f32 %f13, %f61;
+	bra.uni $L188_rangeint_body;
+$L188_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r101, %r65;
+	.loc 3 181 18
 	bra.uni $L189_entry;
 $L189_entry:
-	.loc 3 169 61
-	mov.u16 %rs88, 0;
-	mov.u16 %rs89, 0;
-	mov.u16 %rs90, 0;
-	mov.u16 %rs91, 0;
-	mov.u16 %rs88, %rs80;
-	mov.u16 %rs89, %rs81;
-	mov.u16 %rs90, %rs82;
-	mov.u16 %rs91, %rs83;
-	.loc 3 169 65
-	mov.u16 %rs92, 0;
-	mov.u16 %rs93, 0;
-	mov.u16 %rs94, 0;
-	mov.u16 %rs95, 0;
-	mov.u16 %rs92, %rs84;
-	mov.u16 %rs93, %rs85;
-	mov.u16 %rs94, %rs86;
-	mov.u16 %rs95, %rs87;
-	.loc 3 169 74
-	mov.u32 %r110, 0;
-	mov.u32 %r111, 0;
-	mov.u32 %r112, 0;
-	mov.u32 %r113, 0;
-	mov.u32 %r110, %r38;
-	mov.u32 %r111, %r39;
-	mov.u32 %r112, %r40;
-	mov.u32 %r113, %r41;
-	.loc 3 169 78
+	.loc 3 92 62
+	cvt.u16.u32 %rs18, %r101;
+	.loc 3 92 74
+	cvt.f32.f16 %f63, %rs18;
+	.loc 3 92 40
+	mov.f32 %f62, %f63;
+	bra.uni $L190_ret_lo;
+$L190_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r102, %r65;
+	.loc 3 181 32
+	bra.uni $L191_entry;
+$L191_entry:
+	.loc 3 93 65
+	shr.u32 %r103, %r102, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs19, %r103;
+	.loc 3 93 80
+	cvt.f32.f16 %f65, %rs19;
+	.loc 3 93 40
+	mov.f32 %f64, %f65;
+	bra.uni $L192_ret_hi;
+$L192_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r104, %r69;
+	.loc 3 182 25
+	bra.uni $L193_entry;
+$L193_entry:
+	.loc 3 93 65
+	shr.u32 %r105, %r104, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs20, %r105;
+	.loc 3 93 80
+	cvt.f32.f16 %f67, %rs20;
+	.loc 3 93 40
+	mov.f32 %f66, %f67;
+	bra.uni $L194_ret_hi;
+$L194_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r106, %r69;
+	.loc 3 182 51
+	bra.uni $L195_entry;
+$L195_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs21, %r106;
+	.loc 3 92 74
+	cvt.f32.f16 %f69, %rs21;
+	.loc 3 92 40
+	mov.f32 %f68, %f69;
+	bra.uni $L196_ret_lo;
+$L196_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f70, %f62, %f68, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f71, %f64, %f66, %f70;
+	.loc 3 183 28
+	mov.u32 %r107, %r73;
+	.loc 3 183 25
+	bra.uni $L197_entry;
+$L197_entry:
+	.loc 3 93 65
+	shr.u32 %r108, %r107, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs22, %r108;
+	.loc 3 93 80
+	cvt.f32.f16 %f73, %rs22;
+	.loc 3 93 40
+	mov.f32 %f72, %f73;
+	bra.uni $L198_ret_hi;
+$L198_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r109, %r73;
+	.loc 3 183 51
+	bra.uni $L199_entry;
+$L199_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs23, %r109;
+	.loc 3 92 74
+	cvt.f32.f16 %f75, %rs23;
+	.loc 3 92 40
+	mov.f32 %f74, %f75;
+	bra.uni $L200_ret_lo;
+$L200_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f76, %f62, %f74, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f77, %f64, %f72, %f76;
+	mov.f32 %f78, %f71;
+	mov.f32 %f79, %f77;
+	bra.uni $L148_rangeint_done;
+$L148_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f10, %f78;
+	mov.f32 %f11, %f79;
+	bra.uni $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
+$L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f0, %f10;
+	.loc 3 126 21
+	mov.f32 %f4, %f11;
+	bra.uni $L201_rangeint_body;
+$L201_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd281, %rd49, 1;
+	.loc 3 124 15
+	setp.lt.s64 %p41, %rd281, %rd15;
+	@%p41 bra $L202_if_then;
+	bra.uni $L259_rangeint_body;
+$L202_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd282, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd283, %rd282, 2;
+	.loc 3 125 43
+	add.s64 %rd284, %rd283, 1;
+	.loc 3 125 46
+	mul.lo.s64 %rd285, %rd284, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd286, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd287, %rd285, %rd286;
+	.loc 3 125 60
+	div.s64 %rd288, %rd287, 2;
+	.loc 3 125 23
+	add.s64 %rd289, %rd288, 3;
+	shl.b64 %rd290, %rd288, 2;
+	add.s64 %rd291, %rd45, %rd290;
+	ld.shared.v4.u32 {%r110, %r111, %r112, %r113}, [%rd291];
+	.loc 3 126 43
+	mov.f32 %f80, %f1;
+	.loc 3 126 52
+	mov.f32 %f81, %f5;
+	.loc 3 126 34
+	bra.uni $L204_entry;
+$L204_entry:
+	.loc 3 178 61
 	mov.u32 %r114, 0;
 	mov.u32 %r115, 0;
 	mov.u32 %r116, 0;
 	mov.u32 %r117, 0;
-	mov.u32 %r114, %r42;
-	mov.u32 %r115, %r43;
-	mov.u32 %r116, %r44;
-	mov.u32 %r117, %r45;
-	mov.f32 %f164, %f160;
-	mov.f32 %f165, %f161;
-	bra.uni $L190_rangeint_body;
-$L190_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs96, %rs88;
-	.loc 3 172 20
-	bra.uni $L195_entry;
-$L195_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f167, %rs96;
-	.loc 3 89 40
-	mov.f32 %f166, %f167;
-	bra.uni $L196_ret_load;
-$L196_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs97, %rs89;
-	.loc 3 172 38
-	bra.uni $L197_entry;
-$L197_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f169, %rs97;
-	.loc 3 89 40
-	mov.f32 %f168, %f169;
-	bra.uni $L198_ret_load;
-$L198_ret_load:
-	.loc 3 173 28
-	mov.u32 %r118, %r110;
-	.loc 3 173 25
-	bra.uni $L199_entry;
-$L199_entry:
-	.loc 3 91 65
-	shr.u32 %r119, %r118, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs98, %r119;
-	.loc 3 91 80
-	cvt.f32.f16 %f171, %rs98;
-	.loc 3 91 40
-	mov.f32 %f170, %f171;
-	bra.uni $L200_ret_hi;
-$L200_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r120, %r110;
-	.loc 3 173 51
-	bra.uni $L201_entry;
-$L201_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs99, %r120;
-	.loc 3 90 74
-	cvt.f32.f16 %f173, %rs99;
-	.loc 3 90 40
-	mov.f32 %f172, %f173;
-	bra.uni $L202_ret_lo;
-$L202_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f174, %f166, %f172, %f164;
-	.loc 3 173 15
-	fma.rn.f32 %f175, %f168, %f170, %f174;
-	.loc 3 174 28
-	mov.u32 %r121, %r114;
-	.loc 3 174 25
-	bra.uni $L203_entry;
-$L203_entry:
-	.loc 3 91 65
-	shr.u32 %r122, %r121, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs100, %r122;
-	.loc 3 91 80
-	cvt.f32.f16 %f177, %rs100;
-	.loc 3 91 40
-	mov.f32 %f176, %f177;
-	bra.uni $L204_ret_hi;
-$L204_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r123, %r114;
-	.loc 3 174 51
-	bra.uni $L205_entry;
-$L205_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs101, %r123;
-	.loc 3 90 74
-	cvt.f32.f16 %f179, %rs101;
-	.loc 3 90 40
-	mov.f32 %f178, %f179;
-	bra.uni $L206_ret_lo;
-$L206_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f180, %f166, %f178, %f165;
-	.loc 3 174 15
-	fma.rn.f32 %f181, %f168, %f176, %f180;
-	mov.f32 %f164, %f175;
-	mov.f32 %f165, %f181;
-	bra.uni $L207_rangeint_body;
-$L207_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs102, %rs90;
-	.loc 3 172 20
+	mov.u32 %r114, %r110;
+	mov.u32 %r115, %r111;
+	mov.u32 %r116, %r112;
+	mov.u32 %r117, %r113;
+	.loc 3 178 65
+	mov.u32 %r118, 0;
+	mov.u32 %r119, 0;
+	mov.u32 %r120, 0;
+	mov.u32 %r121, 0;
+	mov.u32 %r118, %r50;
+	mov.u32 %r119, %r51;
+	mov.u32 %r120, %r52;
+	mov.u32 %r121, %r53;
+	.loc 3 178 69
+	mov.u32 %r122, 0;
+	mov.u32 %r123, 0;
+	mov.u32 %r124, 0;
+	mov.u32 %r125, 0;
+	mov.u32 %r122, %r54;
+	mov.u32 %r123, %r55;
+	mov.u32 %r124, %r56;
+	mov.u32 %r125, %r57;
+	mov.f32 %f84, %f80;
+	mov.f32 %f85, %f81;
+	bra.uni $L205_rangeint_body;
+$L205_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r126, %r114;
+	.loc 3 181 18
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f183, %rs102;
-	.loc 3 89 40
-	mov.f32 %f182, %f183;
-	bra.uni $L209_ret_load;
-$L209_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs103, %rs91;
-	.loc 3 172 38
+	.loc 3 92 62
+	cvt.u16.u32 %rs24, %r126;
+	.loc 3 92 74
+	cvt.f32.f16 %f87, %rs24;
+	.loc 3 92 40
+	mov.f32 %f86, %f87;
+	bra.uni $L209_ret_lo;
+$L209_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r127, %r114;
+	.loc 3 181 32
 	bra.uni $L210_entry;
 $L210_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f185, %rs103;
-	.loc 3 89 40
-	mov.f32 %f184, %f185;
-	bra.uni $L211_ret_load;
-$L211_ret_load:
-	.loc 3 173 28
-	mov.u32 %r124, %r111;
-	.loc 3 173 25
+	.loc 3 93 65
+	shr.u32 %r128, %r127, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs25, %r128;
+	.loc 3 93 80
+	cvt.f32.f16 %f89, %rs25;
+	.loc 3 93 40
+	mov.f32 %f88, %f89;
+	bra.uni $L211_ret_hi;
+$L211_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r129, %r118;
+	.loc 3 182 25
 	bra.uni $L212_entry;
 $L212_entry:
-	.loc 3 91 65
-	shr.u32 %r125, %r124, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs104, %r125;
-	.loc 3 91 80
-	cvt.f32.f16 %f187, %rs104;
-	.loc 3 91 40
-	mov.f32 %f186, %f187;
+	.loc 3 93 65
+	shr.u32 %r130, %r129, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs26, %r130;
+	.loc 3 93 80
+	cvt.f32.f16 %f91, %rs26;
+	.loc 3 93 40
+	mov.f32 %f90, %f91;
 	bra.uni $L213_ret_hi;
 $L213_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r126, %r111;
-	.loc 3 173 51
+	.loc 3 182 54
+	mov.u32 %r131, %r118;
+	.loc 3 182 51
 	bra.uni $L214_entry;
 $L214_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs105, %r126;
-	.loc 3 90 74
-	cvt.f32.f16 %f189, %rs105;
-	.loc 3 90 40
-	mov.f32 %f188, %f189;
+	.loc 3 92 62
+	cvt.u16.u32 %rs27, %r131;
+	.loc 3 92 74
+	cvt.f32.f16 %f93, %rs27;
+	.loc 3 92 40
+	mov.f32 %f92, %f93;
 	bra.uni $L215_ret_lo;
 $L215_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f190, %f182, %f188, %f164;
-	.loc 3 173 15
-	fma.rn.f32 %f191, %f184, %f186, %f190;
-	.loc 3 174 28
-	mov.u32 %r127, %r115;
-	.loc 3 174 25
+	.loc 3 182 41
+	fma.rn.f32 %f94, %f86, %f92, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f95, %f88, %f90, %f94;
+	.loc 3 183 28
+	mov.u32 %r132, %r122;
+	.loc 3 183 25
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 3 91 65
-	shr.u32 %r128, %r127, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs106, %r128;
-	.loc 3 91 80
-	cvt.f32.f16 %f193, %rs106;
-	.loc 3 91 40
-	mov.f32 %f192, %f193;
+	.loc 3 93 65
+	shr.u32 %r133, %r132, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs28, %r133;
+	.loc 3 93 80
+	cvt.f32.f16 %f97, %rs28;
+	.loc 3 93 40
+	mov.f32 %f96, %f97;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r129, %r115;
-	.loc 3 174 51
+	.loc 3 183 54
+	mov.u32 %r134, %r122;
+	.loc 3 183 51
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs107, %r129;
-	.loc 3 90 74
-	cvt.f32.f16 %f195, %rs107;
-	.loc 3 90 40
-	mov.f32 %f194, %f195;
+	.loc 3 92 62
+	cvt.u16.u32 %rs29, %r134;
+	.loc 3 92 74
+	cvt.f32.f16 %f99, %rs29;
+	.loc 3 92 40
+	mov.f32 %f98, %f99;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f196, %f182, %f194, %f165;
-	.loc 3 174 15
-	fma.rn.f32 %f197, %f184, %f192, %f196;
-	mov.f32 %f198, %f191;
-	mov.f32 %f199, %f197;
-	bra.uni $L191_rangeint_done;
-$L191_rangeint_done:
-	mov.f32 %f200, %f198;
-	mov.f32 %f201, %f199;
-	bra.uni $L192_rangeint_body;
-$L192_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs108, %rs92;
-	.loc 3 178 20
-	bra.uni $L220_entry;
-$L220_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f203, %rs108;
-	.loc 3 89 40
-	mov.f32 %f202, %f203;
-	bra.uni $L221_ret_load;
-$L221_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs109, %rs93;
-	.loc 3 178 38
-	bra.uni $L222_entry;
-$L222_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f205, %rs109;
-	.loc 3 89 40
-	mov.f32 %f204, %f205;
-	bra.uni $L223_ret_load;
-$L223_ret_load:
-	.loc 3 179 28
-	mov.u32 %r130, %r112;
-	.loc 3 179 25
-	bra.uni $L224_entry;
-$L224_entry:
-	.loc 3 91 65
-	shr.u32 %r131, %r130, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs110, %r131;
-	.loc 3 91 80
-	cvt.f32.f16 %f207, %rs110;
-	.loc 3 91 40
-	mov.f32 %f206, %f207;
-	bra.uni $L225_ret_hi;
-$L225_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r132, %r112;
-	.loc 3 179 53
-	bra.uni $L226_entry;
-$L226_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs111, %r132;
-	.loc 3 90 74
-	cvt.f32.f16 %f209, %rs111;
-	.loc 3 90 40
-	mov.f32 %f208, %f209;
-	bra.uni $L227_ret_lo;
-$L227_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f210, %f202, %f208, %f200;
-	.loc 3 179 15
-	fma.rn.f32 %f211, %f204, %f206, %f210;
-	.loc 3 180 28
-	mov.u32 %r133, %r116;
-	.loc 3 180 25
-	bra.uni $L228_entry;
-$L228_entry:
-	.loc 3 91 65
-	shr.u32 %r134, %r133, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs112, %r134;
-	.loc 3 91 80
-	cvt.f32.f16 %f213, %rs112;
-	.loc 3 91 40
-	mov.f32 %f212, %f213;
-	bra.uni $L229_ret_hi;
-$L229_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r135, %r116;
-	.loc 3 180 53
-	bra.uni $L230_entry;
-$L230_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs113, %r135;
-	.loc 3 90 74
-	cvt.f32.f16 %f215, %rs113;
-	.loc 3 90 40
-	mov.f32 %f214, %f215;
-	bra.uni $L231_ret_lo;
-$L231_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f216, %f202, %f214, %f201;
-	.loc 3 180 15
-	fma.rn.f32 %f217, %f204, %f212, %f216;
-	mov.f32 %f200, %f211;
-	mov.f32 %f201, %f217;
-	bra.uni $L232_rangeint_body;
-$L232_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs114, %rs94;
-	.loc 3 178 20
-	bra.uni $L233_entry;
-$L233_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f219, %rs114;
-	.loc 3 89 40
-	mov.f32 %f218, %f219;
-	bra.uni $L234_ret_load;
-$L234_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs115, %rs95;
-	.loc 3 178 38
-	bra.uni $L235_entry;
-$L235_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f221, %rs115;
-	.loc 3 89 40
-	mov.f32 %f220, %f221;
-	bra.uni $L236_ret_load;
-$L236_ret_load:
-	.loc 3 179 28
-	mov.u32 %r136, %r113;
-	.loc 3 179 25
-	bra.uni $L237_entry;
-$L237_entry:
-	.loc 3 91 65
+	.loc 3 183 41
+	fma.rn.f32 %f100, %f86, %f98, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f101, %f88, %f96, %f100;
+	mov.f32 %f84, %f95;
+	mov.f32 %f85, %f101;
+	bra.uni $L220_rangeint_body;
+$L220_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r135, %r115;
+	.loc 3 181 18
+	bra.uni $L221_entry;
+$L221_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs30, %r135;
+	.loc 3 92 74
+	cvt.f32.f16 %f103, %rs30;
+	.loc 3 92 40
+	mov.f32 %f102, %f103;
+	bra.uni $L222_ret_lo;
+$L222_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r136, %r115;
+	.loc 3 181 32
+	bra.uni $L223_entry;
+$L223_entry:
+	.loc 3 93 65
 	shr.u32 %r137, %r136, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs116, %r137;
-	.loc 3 91 80
-	cvt.f32.f16 %f223, %rs116;
-	.loc 3 91 40
-	mov.f32 %f222, %f223;
-	bra.uni $L238_ret_hi;
-$L238_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r138, %r113;
-	.loc 3 179 53
-	bra.uni $L239_entry;
-$L239_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs117, %r138;
-	.loc 3 90 74
-	cvt.f32.f16 %f225, %rs117;
-	.loc 3 90 40
-	mov.f32 %f224, %f225;
-	bra.uni $L240_ret_lo;
-$L240_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f226, %f218, %f224, %f200;
-	.loc 3 179 15
-	fma.rn.f32 %f227, %f220, %f222, %f226;
-	.loc 3 180 28
-	mov.u32 %r139, %r117;
-	.loc 3 180 25
-	bra.uni $L241_entry;
-$L241_entry:
-	.loc 3 91 65
-	shr.u32 %r140, %r139, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs118, %r140;
-	.loc 3 91 80
-	cvt.f32.f16 %f229, %rs118;
-	.loc 3 91 40
-	mov.f32 %f228, %f229;
-	bra.uni $L242_ret_hi;
-$L242_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r141, %r117;
-	.loc 3 180 53
-	bra.uni $L243_entry;
-$L243_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs119, %r141;
-	.loc 3 90 74
-	cvt.f32.f16 %f231, %rs119;
-	.loc 3 90 40
-	mov.f32 %f230, %f231;
-	bra.uni $L244_ret_lo;
-$L244_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f232, %f218, %f230, %f201;
-	.loc 3 180 15
-	fma.rn.f32 %f233, %f220, %f228, %f232;
-	mov.f32 %f234, %f227;
-	mov.f32 %f235, %f233;
-	bra.uni $L193_rangeint_done;
-$L193_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f162, %f234;
-	mov.f32 %f163, %f235;
-	bra.uni $L194_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
-$L194_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f2, %f162;
-	.loc 3 125 21
-	mov.f32 %f6, %f163;
-	bra.uni $L245_rangeint_body;
-$L245_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd186, %rd49, 3;
-	.loc 3 122 15
-	setp.lt.s64 %p19, %rd186, %rd15;
-	@%p19 bra $L246_if_then;
-	bra.uni $L13_if_done;
-$L246_if_then:
-	.loc 3 123 30
-	add.s64 %rd187, %rd49, 3;
-	.loc 3 123 33
-	mul.lo.s64 %rd188, %rd187, %rd17;
-	.loc 3 123 35
-	add.s64 %rd189, %rd188, %rd125;
-	.loc 3 123 23
-	add.s64 %rd190, %rd189, 3;
-	shl.b64 %rd191, %rd189, 1;
-	add.s64 %rd192, %rd4, %rd191;
-	ld.global.nc.v4.u16 {%rs120, %rs121, %rs122, %rs123}, [%rd192];
-	.loc 3 124 30
-	add.s64 %rd193, %rd49, 3;
-	.loc 3 124 33
-	mul.lo.s64 %rd194, %rd193, %rd17;
-	.loc 3 124 35
-	add.s64 %rd195, %rd194, %rd125;
-	.loc 3 124 38
-	add.s64 %rd196, %rd195, 4;
-	.loc 3 124 23
-	add.s64 %rd197, %rd196, 3;
-	shl.b64 %rd198, %rd196, 1;
-	add.s64 %rd199, %rd4, %rd198;
-	ld.global.nc.v4.u16 {%rs124, %rs125, %rs126, %rs127}, [%rd199];
-	.loc 3 125 43
-	mov.f32 %f236, %f3;
-	.loc 3 125 52
-	mov.f32 %f237, %f7;
-	.loc 3 125 34
-	bra.uni $L248_entry;
-$L248_entry:
-	.loc 3 169 61
-	mov.u16 %rs128, 0;
-	mov.u16 %rs129, 0;
-	mov.u16 %rs130, 0;
-	mov.u16 %rs131, 0;
-	mov.u16 %rs128, %rs120;
-	mov.u16 %rs129, %rs121;
-	mov.u16 %rs130, %rs122;
-	mov.u16 %rs131, %rs123;
-	.loc 3 169 65
-	mov.u16 %rs132, 0;
-	mov.u16 %rs133, 0;
-	mov.u16 %rs134, 0;
-	mov.u16 %rs135, 0;
-	mov.u16 %rs132, %rs124;
-	mov.u16 %rs133, %rs125;
-	mov.u16 %rs134, %rs126;
-	mov.u16 %rs135, %rs127;
-	.loc 3 169 74
-	mov.u32 %r142, 0;
-	mov.u32 %r143, 0;
-	mov.u32 %r144, 0;
-	mov.u32 %r145, 0;
-	mov.u32 %r142, %r38;
-	mov.u32 %r143, %r39;
-	mov.u32 %r144, %r40;
-	mov.u32 %r145, %r41;
-	.loc 3 169 78
-	mov.u32 %r146, 0;
-	mov.u32 %r147, 0;
-	mov.u32 %r148, 0;
-	mov.u32 %r149, 0;
-	mov.u32 %r146, %r42;
-	mov.u32 %r147, %r43;
-	mov.u32 %r148, %r44;
-	mov.u32 %r149, %r45;
-	mov.f32 %f240, %f236;
-	mov.f32 %f241, %f237;
-	bra.uni $L249_rangeint_body;
-$L249_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs136, %rs128;
-	.loc 3 172 20
-	bra.uni $L254_entry;
-$L254_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f243, %rs136;
-	.loc 3 89 40
-	mov.f32 %f242, %f243;
-	bra.uni $L255_ret_load;
-$L255_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs137, %rs129;
-	.loc 3 172 38
-	bra.uni $L256_entry;
-$L256_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f245, %rs137;
-	.loc 3 89 40
-	mov.f32 %f244, %f245;
-	bra.uni $L257_ret_load;
-$L257_ret_load:
-	.loc 3 173 28
-	mov.u32 %r150, %r142;
-	.loc 3 173 25
-	bra.uni $L258_entry;
-$L258_entry:
-	.loc 3 91 65
+	.loc 3 93 62
+	cvt.u16.u32 %rs31, %r137;
+	.loc 3 93 80
+	cvt.f32.f16 %f105, %rs31;
+	.loc 3 93 40
+	mov.f32 %f104, %f105;
+	bra.uni $L224_ret_hi;
+$L224_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r138, %r119;
+	.loc 3 182 25
+	bra.uni $L225_entry;
+$L225_entry:
+	.loc 3 93 65
+	shr.u32 %r139, %r138, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs32, %r139;
+	.loc 3 93 80
+	cvt.f32.f16 %f107, %rs32;
+	.loc 3 93 40
+	mov.f32 %f106, %f107;
+	bra.uni $L226_ret_hi;
+$L226_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r140, %r119;
+	.loc 3 182 51
+	bra.uni $L227_entry;
+$L227_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs33, %r140;
+	.loc 3 92 74
+	cvt.f32.f16 %f109, %rs33;
+	.loc 3 92 40
+	mov.f32 %f108, %f109;
+	bra.uni $L228_ret_lo;
+$L228_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f110, %f102, %f108, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f111, %f104, %f106, %f110;
+	.loc 3 183 28
+	mov.u32 %r141, %r123;
+	.loc 3 183 25
+	bra.uni $L229_entry;
+$L229_entry:
+	.loc 3 93 65
+	shr.u32 %r142, %r141, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs34, %r142;
+	.loc 3 93 80
+	cvt.f32.f16 %f113, %rs34;
+	.loc 3 93 40
+	mov.f32 %f112, %f113;
+	bra.uni $L230_ret_hi;
+$L230_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r143, %r123;
+	.loc 3 183 51
+	bra.uni $L231_entry;
+$L231_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs35, %r143;
+	.loc 3 92 74
+	cvt.f32.f16 %f115, %rs35;
+	.loc 3 92 40
+	mov.f32 %f114, %f115;
+	bra.uni $L232_ret_lo;
+$L232_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f116, %f102, %f114, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f117, %f104, %f112, %f116;
+	mov.f32 %f84, %f111;
+	mov.f32 %f85, %f117;
+	bra.uni $L233_rangeint_body;
+$L233_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r144, %r116;
+	.loc 3 181 18
+	bra.uni $L234_entry;
+$L234_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs36, %r144;
+	.loc 3 92 74
+	cvt.f32.f16 %f119, %rs36;
+	.loc 3 92 40
+	mov.f32 %f118, %f119;
+	bra.uni $L235_ret_lo;
+$L235_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r145, %r116;
+	.loc 3 181 32
+	bra.uni $L236_entry;
+$L236_entry:
+	.loc 3 93 65
+	shr.u32 %r146, %r145, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs37, %r146;
+	.loc 3 93 80
+	cvt.f32.f16 %f121, %rs37;
+	.loc 3 93 40
+	mov.f32 %f120, %f121;
+	bra.uni $L237_ret_hi;
+$L237_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r147, %r120;
+	.loc 3 182 25
+	bra.uni $L238_entry;
+$L238_entry:
+	.loc 3 93 65
+	shr.u32 %r148, %r147, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs38, %r148;
+	.loc 3 93 80
+	cvt.f32.f16 %f123, %rs38;
+	.loc 3 93 40
+	mov.f32 %f122, %f123;
+	bra.uni $L239_ret_hi;
+$L239_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r149, %r120;
+	.loc 3 182 51
+	bra.uni $L240_entry;
+$L240_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs39, %r149;
+	.loc 3 92 74
+	cvt.f32.f16 %f125, %rs39;
+	.loc 3 92 40
+	mov.f32 %f124, %f125;
+	bra.uni $L241_ret_lo;
+$L241_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f126, %f118, %f124, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f127, %f120, %f122, %f126;
+	.loc 3 183 28
+	mov.u32 %r150, %r124;
+	.loc 3 183 25
+	bra.uni $L242_entry;
+$L242_entry:
+	.loc 3 93 65
 	shr.u32 %r151, %r150, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs138, %r151;
-	.loc 3 91 80
-	cvt.f32.f16 %f247, %rs138;
-	.loc 3 91 40
-	mov.f32 %f246, %f247;
-	bra.uni $L259_ret_hi;
-$L259_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r152, %r142;
-	.loc 3 173 51
-	bra.uni $L260_entry;
-$L260_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs139, %r152;
-	.loc 3 90 74
-	cvt.f32.f16 %f249, %rs139;
-	.loc 3 90 40
-	mov.f32 %f248, %f249;
-	bra.uni $L261_ret_lo;
-$L261_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f250, %f242, %f248, %f240;
-	.loc 3 173 15
-	fma.rn.f32 %f251, %f244, %f246, %f250;
-	.loc 3 174 28
-	mov.u32 %r153, %r146;
-	.loc 3 174 25
+	.loc 3 93 62
+	cvt.u16.u32 %rs40, %r151;
+	.loc 3 93 80
+	cvt.f32.f16 %f129, %rs40;
+	.loc 3 93 40
+	mov.f32 %f128, %f129;
+	bra.uni $L243_ret_hi;
+$L243_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r152, %r124;
+	.loc 3 183 51
+	bra.uni $L244_entry;
+$L244_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs41, %r152;
+	.loc 3 92 74
+	cvt.f32.f16 %f131, %rs41;
+	.loc 3 92 40
+	mov.f32 %f130, %f131;
+	bra.uni $L245_ret_lo;
+$L245_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f132, %f118, %f130, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f133, %f120, %f128, %f132;
+	mov.f32 %f84, %f127;
+	mov.f32 %f85, %f133;
+	bra.uni $L246_rangeint_body;
+$L246_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r153, %r117;
+	.loc 3 181 18
+	bra.uni $L247_entry;
+$L247_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs42, %r153;
+	.loc 3 92 74
+	cvt.f32.f16 %f135, %rs42;
+	.loc 3 92 40
+	mov.f32 %f134, %f135;
+	bra.uni $L248_ret_lo;
+$L248_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r154, %r117;
+	.loc 3 181 32
+	bra.uni $L249_entry;
+$L249_entry:
+	.loc 3 93 65
+	shr.u32 %r155, %r154, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs43, %r155;
+	.loc 3 93 80
+	cvt.f32.f16 %f137, %rs43;
+	.loc 3 93 40
+	mov.f32 %f136, %f137;
+	bra.uni $L250_ret_hi;
+$L250_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r156, %r121;
+	.loc 3 182 25
+	bra.uni $L251_entry;
+$L251_entry:
+	.loc 3 93 65
+	shr.u32 %r157, %r156, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs44, %r157;
+	.loc 3 93 80
+	cvt.f32.f16 %f139, %rs44;
+	.loc 3 93 40
+	mov.f32 %f138, %f139;
+	bra.uni $L252_ret_hi;
+$L252_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r158, %r121;
+	.loc 3 182 51
+	bra.uni $L253_entry;
+$L253_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs45, %r158;
+	.loc 3 92 74
+	cvt.f32.f16 %f141, %rs45;
+	.loc 3 92 40
+	mov.f32 %f140, %f141;
+	bra.uni $L254_ret_lo;
+$L254_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f142, %f134, %f140, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f143, %f136, %f138, %f142;
+	.loc 3 183 28
+	mov.u32 %r159, %r125;
+	.loc 3 183 25
+	bra.uni $L255_entry;
+$L255_entry:
+	.loc 3 93 65
+	shr.u32 %r160, %r159, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs46, %r160;
+	.loc 3 93 80
+	cvt.f32.f16 %f145, %rs46;
+	.loc 3 93 40
+	mov.f32 %f144, %f145;
+	bra.uni $L256_ret_hi;
+$L256_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r161, %r125;
+	.loc 3 183 51
+	bra.uni $L257_entry;
+$L257_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs47, %r161;
+	.loc 3 92 74
+	cvt.f32.f16 %f147, %rs47;
+	.loc 3 92 40
+	mov.f32 %f146, %f147;
+	bra.uni $L258_ret_lo;
+$L258_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f148, %f134, %f146, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f149, %f136, %f144, %f148;
+	mov.f32 %f150, %f143;
+	mov.f32 %f151, %f149;
+	bra.uni $L206_rangeint_done;
+$L206_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f82, %f150;
+	mov.f32 %f83, %f151;
+	bra.uni $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
+$L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f1, %f82;
+	.loc 3 126 21
+	mov.f32 %f5, %f83;
+	bra.uni $L259_rangeint_body;
+$L259_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd292, %rd49, 2;
+	.loc 3 124 15
+	setp.lt.s64 %p42, %rd292, %rd15;
+	@%p42 bra $L260_if_then;
+	bra.uni $L317_rangeint_body;
+$L260_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd293, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd294, %rd293, 2;
+	.loc 3 125 43
+	add.s64 %rd295, %rd294, 2;
+	.loc 3 125 46
+	mul.lo.s64 %rd296, %rd295, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd297, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd298, %rd296, %rd297;
+	.loc 3 125 60
+	div.s64 %rd299, %rd298, 2;
+	.loc 3 125 23
+	add.s64 %rd300, %rd299, 3;
+	shl.b64 %rd301, %rd299, 2;
+	add.s64 %rd302, %rd45, %rd301;
+	ld.shared.v4.u32 {%r162, %r163, %r164, %r165}, [%rd302];
+	.loc 3 126 43
+	mov.f32 %f152, %f2;
+	.loc 3 126 52
+	mov.f32 %f153, %f6;
+	.loc 3 126 34
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 3 91 65
-	shr.u32 %r154, %r153, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs140, %r154;
-	.loc 3 91 80
-	cvt.f32.f16 %f253, %rs140;
-	.loc 3 91 40
-	mov.f32 %f252, %f253;
-	bra.uni $L263_ret_hi;
-$L263_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r155, %r146;
-	.loc 3 174 51
-	bra.uni $L264_entry;
-$L264_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs141, %r155;
-	.loc 3 90 74
-	cvt.f32.f16 %f255, %rs141;
-	.loc 3 90 40
-	mov.f32 %f254, %f255;
-	bra.uni $L265_ret_lo;
-$L265_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f256, %f242, %f254, %f241;
-	.loc 3 174 15
-	fma.rn.f32 %f257, %f244, %f252, %f256;
-	mov.f32 %f240, %f251;
-	mov.f32 %f241, %f257;
-	bra.uni $L266_rangeint_body;
-$L266_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs142, %rs130;
-	.loc 3 172 20
-	bra.uni $L267_entry;
-$L267_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f259, %rs142;
-	.loc 3 89 40
-	mov.f32 %f258, %f259;
-	bra.uni $L268_ret_load;
-$L268_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs143, %rs131;
-	.loc 3 172 38
-	bra.uni $L269_entry;
-$L269_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f261, %rs143;
-	.loc 3 89 40
-	mov.f32 %f260, %f261;
-	bra.uni $L270_ret_load;
-$L270_ret_load:
-	.loc 3 173 28
-	mov.u32 %r156, %r143;
-	.loc 3 173 25
-	bra.uni $L271_entry;
-$L271_entry:
-	.loc 3 91 65
-	shr.u32 %r157, %r156, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs144, %r157;
-	.loc 3 91 80
-	cvt.f32.f16 %f263, %rs144;
-	.loc 3 91 40
-	mov.f32 %f262, %f263;
-	bra.uni $L272_ret_hi;
-$L272_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r158, %r143;
-	.loc 3 173 51
-	bra.uni $L273_entry;
-$L273_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs145, %r158;
-	.loc 3 90 74
-	cvt.f32.f16 %f265, %rs145;
-	.loc 3 90 40
-	mov.f32 %f264, %f265;
-	bra.uni $L274_ret_lo;
-$L274_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f266, %f258, %f264, %f240;
-	.loc 3 173 15
-	fma.rn.f32 %f267, %f260, %f262, %f266;
-	.loc 3 174 28
-	mov.u32 %r159, %r147;
-	.loc 3 174 25
-	bra.uni $L275_entry;
-$L275_entry:
-	.loc 3 91 65
-	shr.u32 %r160, %r159, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs146, %r160;
-	.loc 3 91 80
-	cvt.f32.f16 %f269, %rs146;
-	.loc 3 91 40
-	mov.f32 %f268, %f269;
-	bra.uni $L276_ret_hi;
-$L276_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r161, %r147;
-	.loc 3 174 51
-	bra.uni $L277_entry;
-$L277_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs147, %r161;
-	.loc 3 90 74
-	cvt.f32.f16 %f271, %rs147;
-	.loc 3 90 40
-	mov.f32 %f270, %f271;
-	bra.uni $L278_ret_lo;
-$L278_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f272, %f258, %f270, %f241;
-	.loc 3 174 15
-	fma.rn.f32 %f273, %f260, %f268, %f272;
-	mov.f32 %f274, %f267;
-	mov.f32 %f275, %f273;
-	bra.uni $L250_rangeint_done;
-$L250_rangeint_done:
-	mov.f32 %f276, %f274;
-	mov.f32 %f277, %f275;
-	bra.uni $L251_rangeint_body;
-$L251_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs148, %rs132;
-	.loc 3 178 20
+	.loc 3 178 61
+	mov.u32 %r166, 0;
+	mov.u32 %r167, 0;
+	mov.u32 %r168, 0;
+	mov.u32 %r169, 0;
+	mov.u32 %r166, %r162;
+	mov.u32 %r167, %r163;
+	mov.u32 %r168, %r164;
+	mov.u32 %r169, %r165;
+	.loc 3 178 65
+	mov.u32 %r170, 0;
+	mov.u32 %r171, 0;
+	mov.u32 %r172, 0;
+	mov.u32 %r173, 0;
+	mov.u32 %r170, %r50;
+	mov.u32 %r171, %r51;
+	mov.u32 %r172, %r52;
+	mov.u32 %r173, %r53;
+	.loc 3 178 69
+	mov.u32 %r174, 0;
+	mov.u32 %r175, 0;
+	mov.u32 %r176, 0;
+	mov.u32 %r177, 0;
+	mov.u32 %r174, %r54;
+	mov.u32 %r175, %r55;
+	mov.u32 %r176, %r56;
+	mov.u32 %r177, %r57;
+	mov.f32 %f156, %f152;
+	mov.f32 %f157, %f153;
+	bra.uni $L263_rangeint_body;
+$L263_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r178, %r166;
+	.loc 3 181 18
+	bra.uni $L266_entry;
+$L266_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs48, %r178;
+	.loc 3 92 74
+	cvt.f32.f16 %f159, %rs48;
+	.loc 3 92 40
+	mov.f32 %f158, %f159;
+	bra.uni $L267_ret_lo;
+$L267_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r179, %r166;
+	.loc 3 181 32
+	bra.uni $L268_entry;
+$L268_entry:
+	.loc 3 93 65
+	shr.u32 %r180, %r179, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs49, %r180;
+	.loc 3 93 80
+	cvt.f32.f16 %f161, %rs49;
+	.loc 3 93 40
+	mov.f32 %f160, %f161;
+	bra.uni $L269_ret_hi;
+$L269_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r181, %r170;
+	.loc 3 182 25
+	bra.uni $L270_entry;
+$L270_entry:
+	.loc 3 93 65
+	shr.u32 %r182, %r181, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs50, %r182;
+	.loc 3 93 80
+	cvt.f32.f16 %f163, %rs50;
+	.loc 3 93 40
+	mov.f32 %f162, %f163;
+	bra.uni $L271_ret_hi;
+$L271_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r183, %r170;
+	.loc 3 182 51
+	bra.uni $L272_entry;
+$L272_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs51, %r183;
+	.loc 3 92 74
+	cvt.f32.f16 %f165, %rs51;
+	.loc 3 92 40
+	mov.f32 %f164, %f165;
+	bra.uni $L273_ret_lo;
+$L273_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f166, %f158, %f164, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f167, %f160, %f162, %f166;
+	.loc 3 183 28
+	mov.u32 %r184, %r174;
+	.loc 3 183 25
+	bra.uni $L274_entry;
+$L274_entry:
+	.loc 3 93 65
+	shr.u32 %r185, %r184, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs52, %r185;
+	.loc 3 93 80
+	cvt.f32.f16 %f169, %rs52;
+	.loc 3 93 40
+	mov.f32 %f168, %f169;
+	bra.uni $L275_ret_hi;
+$L275_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r186, %r174;
+	.loc 3 183 51
+	bra.uni $L276_entry;
+$L276_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs53, %r186;
+	.loc 3 92 74
+	cvt.f32.f16 %f171, %rs53;
+	.loc 3 92 40
+	mov.f32 %f170, %f171;
+	bra.uni $L277_ret_lo;
+$L277_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f172, %f158, %f170, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f173, %f160, %f168, %f172;
+	mov.f32 %f156, %f167;
+	mov.f32 %f157, %f173;
+	bra.uni $L278_rangeint_body;
+$L278_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r187, %r167;
+	.loc 3 181 18
 	bra.uni $L279_entry;
 $L279_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f279, %rs148;
-	.loc 3 89 40
-	mov.f32 %f278, %f279;
-	bra.uni $L280_ret_load;
-$L280_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs149, %rs133;
-	.loc 3 178 38
+	.loc 3 92 62
+	cvt.u16.u32 %rs54, %r187;
+	.loc 3 92 74
+	cvt.f32.f16 %f175, %rs54;
+	.loc 3 92 40
+	mov.f32 %f174, %f175;
+	bra.uni $L280_ret_lo;
+$L280_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r188, %r167;
+	.loc 3 181 32
 	bra.uni $L281_entry;
 $L281_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f281, %rs149;
-	.loc 3 89 40
-	mov.f32 %f280, %f281;
-	bra.uni $L282_ret_load;
-$L282_ret_load:
-	.loc 3 179 28
-	mov.u32 %r162, %r144;
-	.loc 3 179 25
+	.loc 3 93 65
+	shr.u32 %r189, %r188, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs55, %r189;
+	.loc 3 93 80
+	cvt.f32.f16 %f177, %rs55;
+	.loc 3 93 40
+	mov.f32 %f176, %f177;
+	bra.uni $L282_ret_hi;
+$L282_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r190, %r171;
+	.loc 3 182 25
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 3 91 65
-	shr.u32 %r163, %r162, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs150, %r163;
-	.loc 3 91 80
-	cvt.f32.f16 %f283, %rs150;
-	.loc 3 91 40
-	mov.f32 %f282, %f283;
+	.loc 3 93 65
+	shr.u32 %r191, %r190, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs56, %r191;
+	.loc 3 93 80
+	cvt.f32.f16 %f179, %rs56;
+	.loc 3 93 40
+	mov.f32 %f178, %f179;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r164, %r144;
-	.loc 3 179 53
+	.loc 3 182 54
+	mov.u32 %r192, %r171;
+	.loc 3 182 51
 	bra.uni $L285_entry;
 $L285_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs151, %r164;
-	.loc 3 90 74
-	cvt.f32.f16 %f285, %rs151;
-	.loc 3 90 40
-	mov.f32 %f284, %f285;
+	.loc 3 92 62
+	cvt.u16.u32 %rs57, %r192;
+	.loc 3 92 74
+	cvt.f32.f16 %f181, %rs57;
+	.loc 3 92 40
+	mov.f32 %f180, %f181;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f286, %f278, %f284, %f276;
-	.loc 3 179 15
-	fma.rn.f32 %f287, %f280, %f282, %f286;
-	.loc 3 180 28
-	mov.u32 %r165, %r148;
-	.loc 3 180 25
+	.loc 3 182 41
+	fma.rn.f32 %f182, %f174, %f180, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f183, %f176, %f178, %f182;
+	.loc 3 183 28
+	mov.u32 %r193, %r175;
+	.loc 3 183 25
 	bra.uni $L287_entry;
 $L287_entry:
-	.loc 3 91 65
-	shr.u32 %r166, %r165, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs152, %r166;
-	.loc 3 91 80
-	cvt.f32.f16 %f289, %rs152;
-	.loc 3 91 40
-	mov.f32 %f288, %f289;
+	.loc 3 93 65
+	shr.u32 %r194, %r193, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs58, %r194;
+	.loc 3 93 80
+	cvt.f32.f16 %f185, %rs58;
+	.loc 3 93 40
+	mov.f32 %f184, %f185;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r167, %r148;
-	.loc 3 180 53
+	.loc 3 183 54
+	mov.u32 %r195, %r175;
+	.loc 3 183 51
 	bra.uni $L289_entry;
 $L289_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs153, %r167;
-	.loc 3 90 74
-	cvt.f32.f16 %f291, %rs153;
-	.loc 3 90 40
-	mov.f32 %f290, %f291;
+	.loc 3 92 62
+	cvt.u16.u32 %rs59, %r195;
+	.loc 3 92 74
+	cvt.f32.f16 %f187, %rs59;
+	.loc 3 92 40
+	mov.f32 %f186, %f187;
 	bra.uni $L290_ret_lo;
 $L290_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f292, %f278, %f290, %f277;
-	.loc 3 180 15
-	fma.rn.f32 %f293, %f280, %f288, %f292;
-	mov.f32 %f276, %f287;
-	mov.f32 %f277, %f293;
+	.loc 3 183 41
+	fma.rn.f32 %f188, %f174, %f186, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f189, %f176, %f184, %f188;
+	mov.f32 %f156, %f183;
+	mov.f32 %f157, %f189;
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs154, %rs134;
-	.loc 3 178 20
+	.loc 3 181 21
+	mov.u32 %r196, %r168;
+	.loc 3 181 18
 	bra.uni $L292_entry;
 $L292_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f295, %rs154;
-	.loc 3 89 40
-	mov.f32 %f294, %f295;
-	bra.uni $L293_ret_load;
-$L293_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs155, %rs135;
-	.loc 3 178 38
+	.loc 3 92 62
+	cvt.u16.u32 %rs60, %r196;
+	.loc 3 92 74
+	cvt.f32.f16 %f191, %rs60;
+	.loc 3 92 40
+	mov.f32 %f190, %f191;
+	bra.uni $L293_ret_lo;
+$L293_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r197, %r168;
+	.loc 3 181 32
 	bra.uni $L294_entry;
 $L294_entry:
-	.loc 3 89 56
-	cvt.f32.f16 %f297, %rs155;
-	.loc 3 89 40
-	mov.f32 %f296, %f297;
-	bra.uni $L295_ret_load;
-$L295_ret_load:
-	.loc 3 179 28
-	mov.u32 %r168, %r145;
-	.loc 3 179 25
+	.loc 3 93 65
+	shr.u32 %r198, %r197, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs61, %r198;
+	.loc 3 93 80
+	cvt.f32.f16 %f193, %rs61;
+	.loc 3 93 40
+	mov.f32 %f192, %f193;
+	bra.uni $L295_ret_hi;
+$L295_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r199, %r172;
+	.loc 3 182 25
 	bra.uni $L296_entry;
 $L296_entry:
-	.loc 3 91 65
-	shr.u32 %r169, %r168, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs156, %r169;
-	.loc 3 91 80
-	cvt.f32.f16 %f299, %rs156;
-	.loc 3 91 40
-	mov.f32 %f298, %f299;
+	.loc 3 93 65
+	shr.u32 %r200, %r199, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs62, %r200;
+	.loc 3 93 80
+	cvt.f32.f16 %f195, %rs62;
+	.loc 3 93 40
+	mov.f32 %f194, %f195;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r170, %r145;
-	.loc 3 179 53
+	.loc 3 182 54
+	mov.u32 %r201, %r172;
+	.loc 3 182 51
 	bra.uni $L298_entry;
 $L298_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs157, %r170;
-	.loc 3 90 74
-	cvt.f32.f16 %f301, %rs157;
-	.loc 3 90 40
-	mov.f32 %f300, %f301;
+	.loc 3 92 62
+	cvt.u16.u32 %rs63, %r201;
+	.loc 3 92 74
+	cvt.f32.f16 %f197, %rs63;
+	.loc 3 92 40
+	mov.f32 %f196, %f197;
 	bra.uni $L299_ret_lo;
 $L299_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f302, %f294, %f300, %f276;
-	.loc 3 179 15
-	fma.rn.f32 %f303, %f296, %f298, %f302;
-	.loc 3 180 28
-	mov.u32 %r171, %r149;
-	.loc 3 180 25
+	.loc 3 182 41
+	fma.rn.f32 %f198, %f190, %f196, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f199, %f192, %f194, %f198;
+	.loc 3 183 28
+	mov.u32 %r202, %r176;
+	.loc 3 183 25
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 3 91 65
-	shr.u32 %r172, %r171, 16;
-	.loc 3 91 62
-	cvt.u16.u32 %rs158, %r172;
-	.loc 3 91 80
-	cvt.f32.f16 %f305, %rs158;
-	.loc 3 91 40
-	mov.f32 %f304, %f305;
+	.loc 3 93 65
+	shr.u32 %r203, %r202, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs64, %r203;
+	.loc 3 93 80
+	cvt.f32.f16 %f201, %rs64;
+	.loc 3 93 40
+	mov.f32 %f200, %f201;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r173, %r149;
-	.loc 3 180 53
+	.loc 3 183 54
+	mov.u32 %r204, %r176;
+	.loc 3 183 51
 	bra.uni $L302_entry;
 $L302_entry:
-	.loc 3 90 62
-	cvt.u16.u32 %rs159, %r173;
-	.loc 3 90 74
-	cvt.f32.f16 %f307, %rs159;
-	.loc 3 90 40
-	mov.f32 %f306, %f307;
+	.loc 3 92 62
+	cvt.u16.u32 %rs65, %r204;
+	.loc 3 92 74
+	cvt.f32.f16 %f203, %rs65;
+	.loc 3 92 40
+	mov.f32 %f202, %f203;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f308, %f294, %f306, %f277;
-	.loc 3 180 15
-	fma.rn.f32 %f309, %f296, %f304, %f308;
-	mov.f32 %f310, %f303;
-	mov.f32 %f311, %f309;
-	bra.uni $L252_rangeint_done;
-$L252_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f238, %f310;
-	mov.f32 %f239, %f311;
-	bra.uni $L253_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
-$L253_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f3, %f238;
-	.loc 3 125 21
-	mov.f32 %f7, %f239;
+	.loc 3 183 41
+	fma.rn.f32 %f204, %f190, %f202, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f205, %f192, %f200, %f204;
+	mov.f32 %f156, %f199;
+	mov.f32 %f157, %f205;
+	bra.uni $L304_rangeint_body;
+$L304_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r205, %r169;
+	.loc 3 181 18
+	bra.uni $L305_entry;
+$L305_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs66, %r205;
+	.loc 3 92 74
+	cvt.f32.f16 %f207, %rs66;
+	.loc 3 92 40
+	mov.f32 %f206, %f207;
+	bra.uni $L306_ret_lo;
+$L306_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r206, %r169;
+	.loc 3 181 32
+	bra.uni $L307_entry;
+$L307_entry:
+	.loc 3 93 65
+	shr.u32 %r207, %r206, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs67, %r207;
+	.loc 3 93 80
+	cvt.f32.f16 %f209, %rs67;
+	.loc 3 93 40
+	mov.f32 %f208, %f209;
+	bra.uni $L308_ret_hi;
+$L308_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r208, %r173;
+	.loc 3 182 25
+	bra.uni $L309_entry;
+$L309_entry:
+	.loc 3 93 65
+	shr.u32 %r209, %r208, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs68, %r209;
+	.loc 3 93 80
+	cvt.f32.f16 %f211, %rs68;
+	.loc 3 93 40
+	mov.f32 %f210, %f211;
+	bra.uni $L310_ret_hi;
+$L310_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r210, %r173;
+	.loc 3 182 51
+	bra.uni $L311_entry;
+$L311_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs69, %r210;
+	.loc 3 92 74
+	cvt.f32.f16 %f213, %rs69;
+	.loc 3 92 40
+	mov.f32 %f212, %f213;
+	bra.uni $L312_ret_lo;
+$L312_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f214, %f206, %f212, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f215, %f208, %f210, %f214;
+	.loc 3 183 28
+	mov.u32 %r211, %r177;
+	.loc 3 183 25
+	bra.uni $L313_entry;
+$L313_entry:
+	.loc 3 93 65
+	shr.u32 %r212, %r211, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs70, %r212;
+	.loc 3 93 80
+	cvt.f32.f16 %f217, %rs70;
+	.loc 3 93 40
+	mov.f32 %f216, %f217;
+	bra.uni $L314_ret_hi;
+$L314_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r213, %r177;
+	.loc 3 183 51
+	bra.uni $L315_entry;
+$L315_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs71, %r213;
+	.loc 3 92 74
+	cvt.f32.f16 %f219, %rs71;
+	.loc 3 92 40
+	mov.f32 %f218, %f219;
+	bra.uni $L316_ret_lo;
+$L316_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f220, %f206, %f218, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f221, %f208, %f216, %f220;
+	mov.f32 %f222, %f215;
+	mov.f32 %f223, %f221;
+	bra.uni $L264_rangeint_done;
+$L264_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f154, %f222;
+	mov.f32 %f155, %f223;
+	bra.uni $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
+$L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f2, %f154;
+	.loc 3 126 21
+	mov.f32 %f6, %f155;
+	bra.uni $L317_rangeint_body;
+$L317_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd303, %rd49, 3;
+	.loc 3 124 15
+	setp.lt.s64 %p43, %rd303, %rd15;
+	@%p43 bra $L318_if_then;
 	bra.uni $L13_if_done;
-$L13_if_done:
-	.loc 3 129 27
-	add.s64 %rd200, %rd122, 4;
-	.loc 3 129 38
-	sub.s64 %rd201, %rd200, 1;
-	.loc 3 129 14
-	bra.uni $L304_entry;
-$L304_entry:
-	.loc 3 153 10
-	rem.s64 %rd202, %rd201, 4;
-	.loc 3 154 10
-	mul.lo.s64 %rd203, %rd201, 256;
-	.loc 3 154 23
-	mul.lo.s64 %rd204, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd205, %rd203, %rd204;
-	bra.uni $L305_rangeint_body;
-$L305_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd206, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p20, %rd206, %rd16;
-	@%p20 bra $L309_cond_true;
-	bra.uni $L311_edge;
-$L309_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p21, %rd205, %rd17;
-	@%p21 bra $L307_if_then;
-	bra.uni $L312_edge;
-$L307_if_then:
-	.loc 3 159 21
-	add.s64 %rd209, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd210, %rd209, %rd17;
-	.loc 3 159 26
-	add.s64 %rd211, %rd210, %rd205;
-	mov.s64 %rd207, %rd211;
-	mov.s64 %rd208, 16;
-	bra.uni $L308_if_done;
-$L312_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L308_if_done;
-$L311_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L308_if_done;
-$L308_if_done:
-	.loc 3 161 29
-	mul.lo.s64 %rd212, %rd202, 2;
-	.loc 3 161 31
-	add.s64 %rd213, %rd212, 0;
-	.loc 3 161 34
-	mul.lo.s64 %rd214, %rd213, 256;
-	.loc 3 161 45
-	mul.lo.s64 %rd215, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd216, %rd214, %rd215;
-	.loc 3 161 26
-	shl.b64 %rd217, %rd216, 1;
-	add.s64 %rd218, %rd37, %rd217;
-	.loc 3 161 52
-	shl.b64 %rd219, %rd207, 1;
-	add.s64 %rd220, %rd7, %rd219;
-	.loc 3 161 19
-	cvt.u32.s64 %r174, %rd208;
-	cp.async.cg.shared.global [%rd218], [%rd220], 16, %r174;
-	bra.uni $L313_rangeint_body;
-$L313_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd221, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p22, %rd221, %rd16;
-	@%p22 bra $L316_cond_true;
-	bra.uni $L317_edge;
-$L316_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p23, %rd205, %rd17;
-	@%p23 bra $L314_if_then;
-	bra.uni $L318_edge;
-$L314_if_then:
-	.loc 3 159 21
-	add.s64 %rd222, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd223, %rd222, %rd17;
-	.loc 3 159 26
-	add.s64 %rd224, %rd223, %rd205;
-	mov.s64 %rd207, %rd224;
-	mov.s64 %rd208, 16;
-	bra.uni $L315_if_done;
-$L318_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L315_if_done;
-$L317_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L315_if_done;
-$L315_if_done:
-	.loc 3 161 29
-	mul.lo.s64 %rd225, %rd202, 2;
-	.loc 3 161 31
-	add.s64 %rd226, %rd225, 1;
-	.loc 3 161 34
-	mul.lo.s64 %rd227, %rd226, 256;
-	.loc 3 161 45
-	mul.lo.s64 %rd228, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd229, %rd227, %rd228;
-	.loc 3 161 26
-	shl.b64 %rd230, %rd229, 1;
-	add.s64 %rd231, %rd37, %rd230;
-	.loc 3 161 52
-	shl.b64 %rd232, %rd207, 1;
-	add.s64 %rd233, %rd7, %rd232;
-	.loc 3 161 19
-	cvt.u32.s64 %r175, %rd208;
-	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r175;
-	bra.uni $L306_rangeint_done;
-$L306_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L310_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L310_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
-	.loc 3 113 29
-	add.s64 %rd234, %rd122, 1;
-	mov.s64 %rd122, %rd234;
-	bra.uni $L9_for_loop;
-$L11_for_done:
-	.loc 3 131 19
-	cp.async.wait_group 0;
-	mov.f32 %f312, 0f00000000;
-	mov.f32 %f313, 0f00000000;
-	bra.uni $L17_rangeint_body;
-$L17_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f314, %f0;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f315, %f314, 16, 31, -1;
-	add.rn.f32 %f316, %f314, %f315;
-	shfl.sync.bfly.b32 %f317, %f316, 8, 31, -1;
-	add.rn.f32 %f318, %f316, %f317;
-	shfl.sync.bfly.b32 %f319, %f318, 4, 31, -1;
-	add.rn.f32 %f320, %f318, %f319;
-	shfl.sync.bfly.b32 %f321, %f320, 2, 31, -1;
-	add.rn.f32 %f322, %f320, %f321;
-	shfl.sync.bfly.b32 %f323, %f322, 1, 31, -1;
-	add.rn.f32 %f324, %f322, %f323;
-	.loc 3 136 59
-	mov.f32 %f325, %f4;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f326, %f325, 16, 31, -1;
-	add.rn.f32 %f327, %f325, %f326;
-	shfl.sync.bfly.b32 %f328, %f327, 8, 31, -1;
-	add.rn.f32 %f329, %f327, %f328;
-	shfl.sync.bfly.b32 %f330, %f329, 4, 31, -1;
-	add.rn.f32 %f331, %f329, %f330;
-	shfl.sync.bfly.b32 %f332, %f331, 2, 31, -1;
-	add.rn.f32 %f333, %f331, %f332;
-	shfl.sync.bfly.b32 %f334, %f333, 1, 31, -1;
-	add.rn.f32 %f335, %f333, %f334;
-	.loc 3 137 10
-	setp.eq.s64 %p24, %rd23, 0;
-	@%p24 bra $L19_if_then;
-	bra.uni $L319_edge;
-$L19_if_then:
-	mov.f32 %f336, %f324;
-	mov.f32 %f337, %f335;
-	bra.uni $L20_if_done;
-$L319_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L20_if_done;
-$L20_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L320_rangeint_body;
-$L320_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f338, %f1;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f339, %f338, 16, 31, -1;
-	add.rn.f32 %f340, %f338, %f339;
-	shfl.sync.bfly.b32 %f341, %f340, 8, 31, -1;
-	add.rn.f32 %f342, %f340, %f341;
-	shfl.sync.bfly.b32 %f343, %f342, 4, 31, -1;
-	add.rn.f32 %f344, %f342, %f343;
-	shfl.sync.bfly.b32 %f345, %f344, 2, 31, -1;
-	add.rn.f32 %f346, %f344, %f345;
-	shfl.sync.bfly.b32 %f347, %f346, 1, 31, -1;
-	add.rn.f32 %f348, %f346, %f347;
-	.loc 3 136 59
-	mov.f32 %f349, %f5;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f350, %f349, 16, 31, -1;
-	add.rn.f32 %f351, %f349, %f350;
-	shfl.sync.bfly.b32 %f352, %f351, 8, 31, -1;
-	add.rn.f32 %f353, %f351, %f352;
-	shfl.sync.bfly.b32 %f354, %f353, 4, 31, -1;
-	add.rn.f32 %f355, %f353, %f354;
-	shfl.sync.bfly.b32 %f356, %f355, 2, 31, -1;
-	add.rn.f32 %f357, %f355, %f356;
-	shfl.sync.bfly.b32 %f358, %f357, 1, 31, -1;
-	add.rn.f32 %f359, %f357, %f358;
-	.loc 3 137 10
-	setp.eq.s64 %p25, %rd23, 1;
-	@%p25 bra $L321_if_then;
-	bra.uni $L323_edge;
-$L321_if_then:
-	mov.f32 %f336, %f348;
-	mov.f32 %f337, %f359;
-	bra.uni $L322_if_done;
-$L323_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L322_if_done;
-$L322_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L324_rangeint_body;
-$L324_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f360, %f2;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f361, %f360, 16, 31, -1;
-	add.rn.f32 %f362, %f360, %f361;
-	shfl.sync.bfly.b32 %f363, %f362, 8, 31, -1;
-	add.rn.f32 %f364, %f362, %f363;
-	shfl.sync.bfly.b32 %f365, %f364, 4, 31, -1;
-	add.rn.f32 %f366, %f364, %f365;
-	shfl.sync.bfly.b32 %f367, %f366, 2, 31, -1;
-	add.rn.f32 %f368, %f366, %f367;
-	shfl.sync.bfly.b32 %f369, %f368, 1, 31, -1;
-	add.rn.f32 %f370, %f368, %f369;
-	.loc 3 136 59
-	mov.f32 %f371, %f6;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f372, %f371, 16, 31, -1;
-	add.rn.f32 %f373, %f371, %f372;
-	shfl.sync.bfly.b32 %f374, %f373, 8, 31, -1;
-	add.rn.f32 %f375, %f373, %f374;
-	shfl.sync.bfly.b32 %f376, %f375, 4, 31, -1;
-	add.rn.f32 %f377, %f375, %f376;
-	shfl.sync.bfly.b32 %f378, %f377, 2, 31, -1;
-	add.rn.f32 %f379, %f377, %f378;
-	shfl.sync.bfly.b32 %f380, %f379, 1, 31, -1;
-	add.rn.f32 %f381, %f379, %f380;
-	.loc 3 137 10
-	setp.eq.s64 %p26, %rd23, 2;
-	@%p26 bra $L325_if_then;
-	bra.uni $L327_edge;
-$L325_if_then:
-	mov.f32 %f336, %f370;
-	mov.f32 %f337, %f381;
-	bra.uni $L326_if_done;
-$L327_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L328_rangeint_body;
-$L328_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f382, %f3;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f383, %f382, 16, 31, -1;
-	add.rn.f32 %f384, %f382, %f383;
-	shfl.sync.bfly.b32 %f385, %f384, 8, 31, -1;
-	add.rn.f32 %f386, %f384, %f385;
-	shfl.sync.bfly.b32 %f387, %f386, 4, 31, -1;
-	add.rn.f32 %f388, %f386, %f387;
-	shfl.sync.bfly.b32 %f389, %f388, 2, 31, -1;
-	add.rn.f32 %f390, %f388, %f389;
-	shfl.sync.bfly.b32 %f391, %f390, 1, 31, -1;
-	add.rn.f32 %f392, %f390, %f391;
-	.loc 3 136 59
-	mov.f32 %f393, %f7;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f394, %f393, 16, 31, -1;
-	add.rn.f32 %f395, %f393, %f394;
-	shfl.sync.bfly.b32 %f396, %f395, 8, 31, -1;
-	add.rn.f32 %f397, %f395, %f396;
-	shfl.sync.bfly.b32 %f398, %f397, 4, 31, -1;
-	add.rn.f32 %f399, %f397, %f398;
-	shfl.sync.bfly.b32 %f400, %f399, 2, 31, -1;
-	add.rn.f32 %f401, %f399, %f400;
-	shfl.sync.bfly.b32 %f402, %f401, 1, 31, -1;
-	add.rn.f32 %f403, %f401, %f402;
-	.loc 3 137 10
-	setp.eq.s64 %p27, %rd23, 3;
-	@%p27 bra $L329_if_then;
-	bra.uni $L331_edge;
-$L329_if_then:
-	mov.f32 %f336, %f392;
-	mov.f32 %f337, %f403;
-	bra.uni $L330_if_done;
-$L331_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L330_if_done;
-$L330_if_done:
-	mov.f32 %f404, %f336;
-	mov.f32 %f405, %f337;
-	bra.uni $L18_rangeint_done;
-$L18_rangeint_done:
-	.loc 3 141 9
-	setp.lt.s64 %p28, %rd23, 4;
-	@%p28 bra $L21_if_then;
-	bra.uni $L22_if_done;
-$L21_if_then:
-	.loc 3 142 37
-	add.s64 %rd235, %rd49, %rd23;
-	.loc 3 142 14
+$L318_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd304, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd305, %rd304, 2;
+	.loc 3 125 43
+	add.s64 %rd306, %rd305, 3;
+	.loc 3 125 46
+	mul.lo.s64 %rd307, %rd306, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd308, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd309, %rd307, %rd308;
+	.loc 3 125 60
+	div.s64 %rd310, %rd309, 2;
+	.loc 3 125 23
+	add.s64 %rd311, %rd310, 3;
+	shl.b64 %rd312, %rd310, 2;
+	add.s64 %rd313, %rd45, %rd312;
+	ld.shared.v4.u32 {%r214, %r215, %r216, %r217}, [%rd313];
+	.loc 3 126 43
+	mov.f32 %f224, %f3;
+	.loc 3 126 52
+	mov.f32 %f225, %f7;
+	.loc 3 126 34
+	bra.uni $L320_entry;
+$L320_entry:
+	.loc 3 178 61
+	mov.u32 %r218, 0;
+	mov.u32 %r219, 0;
+	mov.u32 %r220, 0;
+	mov.u32 %r221, 0;
+	mov.u32 %r218, %r214;
+	mov.u32 %r219, %r215;
+	mov.u32 %r220, %r216;
+	mov.u32 %r221, %r217;
+	.loc 3 178 65
+	mov.u32 %r222, 0;
+	mov.u32 %r223, 0;
+	mov.u32 %r224, 0;
+	mov.u32 %r225, 0;
+	mov.u32 %r222, %r50;
+	mov.u32 %r223, %r51;
+	mov.u32 %r224, %r52;
+	mov.u32 %r225, %r53;
+	.loc 3 178 69
+	mov.u32 %r226, 0;
+	mov.u32 %r227, 0;
+	mov.u32 %r228, 0;
+	mov.u32 %r229, 0;
+	mov.u32 %r226, %r54;
+	mov.u32 %r227, %r55;
+	mov.u32 %r228, %r56;
+	mov.u32 %r229, %r57;
+	mov.f32 %f228, %f224;
+	mov.f32 %f229, %f225;
+	bra.uni $L321_rangeint_body;
+$L321_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r230, %r218;
+	.loc 3 181 18
+	bra.uni $L324_entry;
+$L324_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs72, %r230;
+	.loc 3 92 74
+	cvt.f32.f16 %f231, %rs72;
+	.loc 3 92 40
+	mov.f32 %f230, %f231;
+	bra.uni $L325_ret_lo;
+$L325_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r231, %r218;
+	.loc 3 181 32
+	bra.uni $L326_entry;
+$L326_entry:
+	.loc 3 93 65
+	shr.u32 %r232, %r231, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs73, %r232;
+	.loc 3 93 80
+	cvt.f32.f16 %f233, %rs73;
+	.loc 3 93 40
+	mov.f32 %f232, %f233;
+	bra.uni $L327_ret_hi;
+$L327_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r233, %r222;
+	.loc 3 182 25
+	bra.uni $L328_entry;
+$L328_entry:
+	.loc 3 93 65
+	shr.u32 %r234, %r233, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs74, %r234;
+	.loc 3 93 80
+	cvt.f32.f16 %f235, %rs74;
+	.loc 3 93 40
+	mov.f32 %f234, %f235;
+	bra.uni $L329_ret_hi;
+$L329_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r235, %r222;
+	.loc 3 182 51
+	bra.uni $L330_entry;
+$L330_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs75, %r235;
+	.loc 3 92 74
+	cvt.f32.f16 %f237, %rs75;
+	.loc 3 92 40
+	mov.f32 %f236, %f237;
+	bra.uni $L331_ret_lo;
+$L331_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f238, %f230, %f236, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f239, %f232, %f234, %f238;
+	.loc 3 183 28
+	mov.u32 %r236, %r226;
+	.loc 3 183 25
 	bra.uni $L332_entry;
 $L332_entry:
-	.loc 3 188 9
-	setp.lt.s64 %p29, %rd235, %rd15;
-	@%p29 bra $L333_if_then;
-	bra.uni $L22_if_done;
-$L333_if_then:
-	.loc 3 189 14
-	add.s64 %rd236, %rd30, 1;
-	.loc 3 189 17
-	setp.lt.s64 %p30, %rd236, %rd16;
-	.loc 3 190 16
-	setp.gt.s64 %p31, %rd11, 0;
-	@%p31 bra $L335_if_then;
-	bra.uni $L348_edge;
-$L335_if_then:
-	.loc 3 191 22
-	shl.b64 %rd237, %rd30, 1;
-	add.s64 %rd238, %rd10, %rd237;
-	ld.global.nc.u16 %rs160, [%rd238];
-	.loc 3 191 17
-	bra.uni $L349_entry;
-$L349_entry:
-	.loc 3 252 57
-	cvt.f32.f16 %f409, %rs160;
-	.loc 3 252 41
-	mov.f32 %f408, %f409;
-	bra.uni $L350_ret_load;
-$L350_ret_load:
-	.loc 3 191 4
-	add.rn.f32 %f410, %f404, %f408;
-	@%p30 bra $L337_if_then;
-	bra.uni $L351_edge;
-$L337_if_then:
-	.loc 3 193 27
-	add.s64 %rd239, %rd30, 1;
-	.loc 3 193 23
-	shl.b64 %rd240, %rd239, 1;
-	add.s64 %rd241, %rd10, %rd240;
-	ld.global.nc.u16 %rs161, [%rd241];
-	.loc 3 193 18
+	.loc 3 93 65
+	shr.u32 %r237, %r236, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs76, %r237;
+	.loc 3 93 80
+	cvt.f32.f16 %f241, %rs76;
+	.loc 3 93 40
+	mov.f32 %f240, %f241;
+	bra.uni $L333_ret_hi;
+$L333_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r238, %r226;
+	.loc 3 183 51
+	bra.uni $L334_entry;
+$L334_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs77, %r238;
+	.loc 3 92 74
+	cvt.f32.f16 %f243, %rs77;
+	.loc 3 92 40
+	mov.f32 %f242, %f243;
+	bra.uni $L335_ret_lo;
+$L335_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f244, %f230, %f242, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f245, %f232, %f240, %f244;
+	mov.f32 %f228, %f239;
+	mov.f32 %f229, %f245;
+	bra.uni $L336_rangeint_body;
+$L336_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r239, %r219;
+	.loc 3 181 18
+	bra.uni $L337_entry;
+$L337_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs78, %r239;
+	.loc 3 92 74
+	cvt.f32.f16 %f247, %rs78;
+	.loc 3 92 40
+	mov.f32 %f246, %f247;
+	bra.uni $L338_ret_lo;
+$L338_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r240, %r219;
+	.loc 3 181 32
+	bra.uni $L339_entry;
+$L339_entry:
+	.loc 3 93 65
+	shr.u32 %r241, %r240, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs79, %r241;
+	.loc 3 93 80
+	cvt.f32.f16 %f249, %rs79;
+	.loc 3 93 40
+	mov.f32 %f248, %f249;
+	bra.uni $L340_ret_hi;
+$L340_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r242, %r223;
+	.loc 3 182 25
+	bra.uni $L341_entry;
+$L341_entry:
+	.loc 3 93 65
+	shr.u32 %r243, %r242, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs80, %r243;
+	.loc 3 93 80
+	cvt.f32.f16 %f251, %rs80;
+	.loc 3 93 40
+	mov.f32 %f250, %f251;
+	bra.uni $L342_ret_hi;
+$L342_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r244, %r223;
+	.loc 3 182 51
+	bra.uni $L343_entry;
+$L343_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs81, %r244;
+	.loc 3 92 74
+	cvt.f32.f16 %f253, %rs81;
+	.loc 3 92 40
+	mov.f32 %f252, %f253;
+	bra.uni $L344_ret_lo;
+$L344_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f254, %f246, %f252, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f255, %f248, %f250, %f254;
+	.loc 3 183 28
+	mov.u32 %r245, %r227;
+	.loc 3 183 25
+	bra.uni $L345_entry;
+$L345_entry:
+	.loc 3 93 65
+	shr.u32 %r246, %r245, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs82, %r246;
+	.loc 3 93 80
+	cvt.f32.f16 %f257, %rs82;
+	.loc 3 93 40
+	mov.f32 %f256, %f257;
+	bra.uni $L346_ret_hi;
+$L346_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r247, %r227;
+	.loc 3 183 51
+	bra.uni $L347_entry;
+$L347_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs83, %r247;
+	.loc 3 92 74
+	cvt.f32.f16 %f259, %rs83;
+	.loc 3 92 40
+	mov.f32 %f258, %f259;
+	bra.uni $L348_ret_lo;
+$L348_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f260, %f246, %f258, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f261, %f248, %f256, %f260;
+	mov.f32 %f228, %f255;
+	mov.f32 %f229, %f261;
+	bra.uni $L349_rangeint_body;
+$L349_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r248, %r220;
+	.loc 3 181 18
+	bra.uni $L350_entry;
+$L350_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs84, %r248;
+	.loc 3 92 74
+	cvt.f32.f16 %f263, %rs84;
+	.loc 3 92 40
+	mov.f32 %f262, %f263;
+	bra.uni $L351_ret_lo;
+$L351_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r249, %r220;
+	.loc 3 181 32
 	bra.uni $L352_entry;
 $L352_entry:
-	.loc 3 252 57
-	cvt.f32.f16 %f412, %rs161;
-	.loc 3 252 41
-	mov.f32 %f411, %f412;
-	bra.uni $L353_ret_load;
-$L353_ret_load:
-	.loc 3 193 5
-	add.rn.f32 %f413, %f405, %f411;
-	mov.f32 %f406, %f410;
-	mov.f32 %f407, %f413;
-	bra.uni $L336_if_done;
-$L351_edge:
-	mov.f32 %f406, %f410;
-	mov.f32 %f407, %f405;
-	bra.uni $L336_if_done;
-$L348_edge:
-	mov.f32 %f406, %f404;
-	mov.f32 %f407, %f405;
-	bra.uni $L336_if_done;
-$L336_if_done:
-	.loc 3 196 10
-	setp.eq.s64 %p32, %rd18, 3;
-	@%p32 bra $L338_if_then;
-	bra.uni $L339_if_else;
-$L338_if_then:
-	.loc 3 197 15
-	div.s64 %rd242, %rd16, 2;
-	.loc 3 197 12
-	mul.lo.s64 %rd243, %rd235, %rd242;
-	.loc 3 197 24
-	div.s64 %rd244, %rd30, 2;
-	.loc 3 197 19
-	add.s64 %rd245, %rd243, %rd244;
-	.loc 3 198 27
-	neg.f32 %f414, %f406;
-	.loc 3 198 26
-	max.f32 %f415, %f414, 0fC2D00000;
-	min.f32 %f415, %f415, 0f42B20000;
-	mul.rn.f32 %f416, %f415, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f417, %f416;
-	fma.rn.f32 %f418, %f417, 0fBF317200, %f415;
-	fma.rn.f32 %f418, %f417, 0fB5BFBE8E, %f418;
-	mul.rn.f32 %f418, %f418, 0f3FB8AA3B;
-	ex2.approx.f32 %f419, %f418;
-	mul.rn.f32 %f420, %f417, 0f3F000000;
-	cvt.rmi.f32.f32 %f420, %f420;
-	sub.rn.f32 %f421, %f417, %f420;
-	ex2.approx.f32 %f422, %f420;
-	ex2.approx.f32 %f423, %f421;
-	mul.rn.f32 %f419, %f419, %f422;
-	mul.rn.f32 %f419, %f419, %f423;
-	setp.nan.f32 %p33, %f414, %f414;
-	selp.f32 %f419, %f414, %f419, %p33;
-	.loc 3 198 17
-	add.rn.f32 %f424, 0f3F800000, %f419;
-	.loc 3 198 12
-	div.rn.f32 %f425, %f406, %f424;
-	.loc 3 198 33
-	mul.rn.f32 %f426, %f425, %f407;
-	.loc 3 199 16
-	setp.gt.s64 %p34, %rd14, 0;
-	@%p34 bra $L340_if_then;
-	bra.uni $L354_edge;
-$L340_if_then:
-	.loc 3 200 21
-	shl.b64 %rd246, %rd245, 1;
-	add.s64 %rd247, %rd13, %rd246;
-	ld.global.nc.u16 %rs162, [%rd247];
-	.loc 3 200 17
-	bra.uni $L355_entry;
-$L355_entry:
-	.loc 3 252 57
-	cvt.f32.f16 %f429, %rs162;
-	.loc 3 252 41
-	mov.f32 %f428, %f429;
-	bra.uni $L356_ret_load;
-$L356_ret_load:
-	.loc 3 200 5
-	add.rn.f32 %f430, %f426, %f428;
-	mov.f32 %f427, %f430;
-	bra.uni $L357_entry;
-$L354_edge:
-	mov.f32 %f427, %f426;
-	bra.uni $L357_entry;
-$L357_entry:
-	.loc 3 253 58
-	cvt.rn.f16.f32 %rs164, %f427;
-	.loc 3 253 41
-	mov.u16 %rs163, %rs164;
-	bra.uni $L358_ret_store;
-$L358_ret_store:
-	.loc 3 202 7
-	shl.b64 %rd248, %rd245, 1;
-	add.s64 %rd249, %rd1, %rd248;
-	st.global.u16 [%rd249], %rs163;
-	bra.uni $L22_if_done;
-$L339_if_else:
-	.loc 3 204 12
-	mul.lo.s64 %rd250, %rd235, %rd16;
-	.loc 3 204 15
-	add.s64 %rd251, %rd250, %rd30;
-	.loc 3 205 16
-	bra.uni $L359_entry;
-$L359_entry:
-	.loc 3 223 9
-	setp.eq.s64 %p35, %rd18, 1;
-	@%p35 bra $L360_if_then;
-	bra.uni $L361_if_done;
-$L360_if_then:
-	.loc 3 224 27
-	neg.f32 %f432, %f406;
-	.loc 3 224 26
-	max.f32 %f433, %f432, 0fC2D00000;
-	min.f32 %f433, %f433, 0f42B20000;
-	mul.rn.f32 %f434, %f433, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f435, %f434;
-	fma.rn.f32 %f436, %f435, 0fBF317200, %f433;
-	fma.rn.f32 %f436, %f435, 0fB5BFBE8E, %f436;
-	mul.rn.f32 %f436, %f436, 0f3FB8AA3B;
-	ex2.approx.f32 %f437, %f436;
-	mul.rn.f32 %f438, %f435, 0f3F000000;
-	cvt.rmi.f32.f32 %f438, %f438;
-	sub.rn.f32 %f439, %f435, %f438;
-	ex2.approx.f32 %f440, %f438;
-	ex2.approx.f32 %f441, %f439;
-	mul.rn.f32 %f437, %f437, %f440;
-	mul.rn.f32 %f437, %f437, %f441;
-	setp.nan.f32 %p36, %f432, %f432;
-	selp.f32 %f437, %f432, %f437, %p36;
-	.loc 3 224 17
-	add.rn.f32 %f442, 0f3F800000, %f437;
-	.loc 3 224 12
-	div.rn.f32 %f443, %f406, %f442;
-	.loc 3 224 3
-	mov.f32 %f431, %f443;
-	bra.uni $L364_ret_gemvAct;
-$L361_if_done:
-	.loc 3 226 9
-	setp.eq.s64 %p37, %rd18, 2;
-	@%p37 bra $L362_if_then;
-	bra.uni $L363_if_done;
-$L362_if_then:
-	.loc 3 227 14
-	mul.rn.f32 %f444, 0f3F000000, %f406;
-	.loc 3 227 34
-	mul.rn.f32 %f445, %f406, 0f3F3504F3;
-	.loc 3 227 32
+	.loc 3 93 65
+	shr.u32 %r250, %r249, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs85, %r250;
+	.loc 3 93 80
+	cvt.f32.f16 %f265, %rs85;
+	.loc 3 93 40
+	mov.f32 %f264, %f265;
+	bra.uni $L353_ret_hi;
+$L353_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r251, %r224;
+	.loc 3 182 25
+	bra.uni $L354_entry;
+$L354_entry:
+	.loc 3 93 65
+	shr.u32 %r252, %r251, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs86, %r252;
+	.loc 3 93 80
+	cvt.f32.f16 %f267, %rs86;
+	.loc 3 93 40
+	mov.f32 %f266, %f267;
+	bra.uni $L355_ret_hi;
+$L355_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r253, %r224;
+	.loc 3 182 51
+	bra.uni $L356_entry;
+$L356_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs87, %r253;
+	.loc 3 92 74
+	cvt.f32.f16 %f269, %rs87;
+	.loc 3 92 40
+	mov.f32 %f268, %f269;
+	bra.uni $L357_ret_lo;
+$L357_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f270, %f262, %f268, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f271, %f264, %f266, %f270;
+	.loc 3 183 28
+	mov.u32 %r254, %r228;
+	.loc 3 183 25
+	bra.uni $L358_entry;
+$L358_entry:
+	.loc 3 93 65
+	shr.u32 %r255, %r254, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs88, %r255;
+	.loc 3 93 80
+	cvt.f32.f16 %f273, %rs88;
+	.loc 3 93 40
+	mov.f32 %f272, %f273;
+	bra.uni $L359_ret_hi;
+$L359_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r256, %r228;
+	.loc 3 183 51
+	bra.uni $L360_entry;
+$L360_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs89, %r256;
+	.loc 3 92 74
+	cvt.f32.f16 %f275, %rs89;
+	.loc 3 92 40
+	mov.f32 %f274, %f275;
+	bra.uni $L361_ret_lo;
+$L361_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f276, %f262, %f274, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f277, %f264, %f272, %f276;
+	mov.f32 %f228, %f271;
+	mov.f32 %f229, %f277;
+	bra.uni $L362_rangeint_body;
+$L362_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r257, %r221;
+	.loc 3 181 18
+	bra.uni $L363_entry;
+$L363_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs90, %r257;
+	.loc 3 92 74
+	cvt.f32.f16 %f279, %rs90;
+	.loc 3 92 40
+	mov.f32 %f278, %f279;
+	bra.uni $L364_ret_lo;
+$L364_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r258, %r221;
+	.loc 3 181 32
 	bra.uni $L365_entry;
 $L365_entry:
-	.loc 1 26 14
-	abs.f32 %f447, %f445;
-	.loc 1 27 7
-	setp.eq.f32 %p38, %f445, 0f00000000;
-	@%p38 bra $L366_if_then;
-	bra.uni $L367_if_done;
-$L366_if_then:
-	.loc 1 28 3
-	mov.f32 %f446, %f445;
-	bra.uni $L377_ret_Erf32;
-$L367_if_done:
-	.loc 1 30 7
-	setp.lt.f32 %p39, %f447, 0f3F800000;
-	@%p39 bra $L368_if_then;
-	bra.uni $L369_if_done;
-$L368_if_then:
-	.loc 1 31 10
-	mul.rn.f32 %f448, %f445, %f445;
-	.loc 1 33 14
-	mov.f32 %f450, 0f38A4B519;
-	fma.rn.f32 %f449, %f450, %f448, 0fBA51FB80;
-	.loc 1 34 14
-	fma.rn.f32 %f451, %f449, %f448, 0f3BAA02D9;
-	.loc 1 35 14
-	fma.rn.f32 %f452, %f451, %f448, 0fBCDBFC87;
-	.loc 1 36 14
-	fma.rn.f32 %f453, %f452, %f448, 0f3DE7167C;
-	.loc 1 37 14
-	fma.rn.f32 %f454, %f453, %f448, 0fBEC0939F;
-	.loc 1 39 49
-	fma.rn.f32 %f455, %f454, %f448, 0fB37BD649;
-	.loc 1 39 41
-	mul.rn.f32 %f456, %f445, %f455;
-	.loc 1 39 17
-	fma.rn.f32 %f457, %f445, 0f3F906EBB, %f456;
-	.loc 1 39 3
-	mov.f32 %f446, %f457;
-	bra.uni $L377_ret_Erf32;
-$L369_if_done:
-	.loc 1 41 9
-	setp.lt.f32 %p40, %f447, 0f40800000;
-	@%p40 bra $L371_if_done;
-	bra.uni $L370_if_then;
-$L371_if_done:
-	.loc 1 48 7
-	setp.lt.f32 %p41, %f447, 0f40100000;
-	@%p41 bra $L374_if_then;
-	bra.uni $L376_if_else;
-$L374_if_then:
-	.loc 1 49 10
-	sub.rn.f32 %f458, %f447, 0f3FD00000;
-	.loc 1 51 14
-	mov.f32 %f460, 0f39858B99;
-	fma.rn.f32 %f459, %f460, %f458, 0fBAA6FCCE;
-	.loc 1 52 14
-	fma.rn.f32 %f461, %f459, %f458, 0f3A237386;
-	.loc 1 53 14
-	fma.rn.f32 %f462, %f461, %f458, 0f3BC8E567;
-	.loc 1 54 14
-	fma.rn.f32 %f463, %f462, %f458, 0fBC6C5758;
-	.loc 1 55 14
-	fma.rn.f32 %f464, %f463, %f458, 0f3B0C82BC;
-	.loc 1 56 14
-	fma.rn.f32 %f465, %f464, %f458, 0f3D4BA71C;
-	.loc 1 57 14
-	fma.rn.f32 %f466, %f465, %f458, 0fBDEB31E4;
-	.loc 1 58 14
-	fma.rn.f32 %f467, %f466, %f458, 0f3E05E7E2;
-	.loc 1 59 14
-	fma.rn.f32 %f468, %f467, %f458, 0fBDA4CEA2;
-	.loc 1 60 14
-	fma.rn.f32 %f469, %f468, %f458, 0f3CB096C5;
-	mov.f32 %f470, %f469;
-	bra.uni $L375_if_done;
-$L376_if_else:
-	.loc 1 62 10
-	sub.rn.f32 %f474, %f447, 0f40480000;
-	.loc 1 64 14
-	mov.f32 %f476, 0f38CA5CFA;
-	fma.rn.f32 %f475, %f476, %f474, 0fB99B75F6;
-	.loc 1 65 14
-	fma.rn.f32 %f477, %f475, %f474, 0f39F389D1;
-	.loc 1 66 14
-	fma.rn.f32 %f478, %f477, %f474, 0fBA137B16;
-	.loc 1 67 14
-	fma.rn.f32 %f479, %f478, %f474, 0f3A1128D4;
-	.loc 1 68 14
-	fma.rn.f32 %f480, %f479, %f474, 0fB9D324B1;
-	.loc 1 69 14
-	fma.rn.f32 %f481, %f480, %f474, 0f3954A29F;
-	.loc 1 70 14
-	fma.rn.f32 %f482, %f481, %f474, 0fB88783B3;
-	.loc 1 71 14
-	fma.rn.f32 %f483, %f482, %f474, 0f3725EBA6;
-	mov.f32 %f470, %f483;
-	bra.uni $L375_if_done;
-$L375_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f471, 0f3F800000, %f470;
-	.loc 1 73 19
-	bra.uni $L378_entry;
-$L378_entry:
-	.loc 2 91 46
-	mov.b32 %r176, %f471;
-	.loc 2 91 49
-	and.b32 %r177, %r176, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r178, %f445;
-	.loc 2 91 82
-	and.b32 %r179, %r178, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r180, %r177, %r179;
-	.loc 2 91 29
-	mov.b32 %f473, %r180;
-	.loc 2 91 2
-	mov.f32 %f472, %f473;
-	bra.uni $L379_ret_copysign32;
-$L379_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f446, %f472;
-	bra.uni $L377_ret_Erf32;
-$L370_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p42, %f445, %f445;
-	@%p42 bra $L372_if_then;
-	bra.uni $L380_entry;
-$L372_if_then:
-	.loc 1 43 4
-	mov.f32 %f446, %f445;
-	bra.uni $L377_ret_Erf32;
-$L380_entry:
-	.loc 2 91 46
-	mov.f32 %f485, 0f3F800000;
-	mov.b32 %r181, %f485;
-	.loc 2 91 49
-	and.b32 %r182, %r181, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r183, %f445;
-	.loc 2 91 82
-	and.b32 %r184, %r183, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r185, %r182, %r184;
-	.loc 2 91 29
-	mov.b32 %f486, %r185;
-	.loc 2 91 2
-	mov.f32 %f484, %f486;
-	bra.uni $L381_ret_copysign32;
-$L381_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f446, %f484;
-	bra.uni $L377_ret_Erf32;
-$L377_ret_Erf32:
-	.loc 3 227 23
-	add.rn.f32 %f487, 0f3F800000, %f446;
-	.loc 3 227 18
-	mul.rn.f32 %f488, %f444, %f487;
-	.loc 3 227 3
-	mov.f32 %f431, %f488;
-	bra.uni $L364_ret_gemvAct;
-$L363_if_done:
-	.loc 3 229 2
-	mov.f32 %f431, %f406;
-	bra.uni $L364_ret_gemvAct;
-$L364_ret_gemvAct:
-	.loc 3 206 16
-	setp.gt.s64 %p43, %rd14, 0;
-	@%p43 bra $L342_if_then;
-	bra.uni $L382_edge;
-$L342_if_then:
-	.loc 3 207 22
-	shl.b64 %rd252, %rd251, 1;
-	add.s64 %rd253, %rd13, %rd252;
-	ld.global.nc.u16 %rs165, [%rd253];
-	.loc 3 207 18
-	bra.uni $L383_entry;
-$L383_entry:
-	.loc 3 252 57
-	cvt.f32.f16 %f491, %rs165;
-	.loc 3 252 41
-	mov.f32 %f490, %f491;
-	bra.uni $L384_ret_load;
-$L384_ret_load:
-	.loc 3 207 5
-	add.rn.f32 %f492, %f431, %f490;
-	mov.f32 %f489, %f492;
-	bra.uni $L385_entry;
-$L382_edge:
-	mov.f32 %f489, %f431;
-	bra.uni $L385_entry;
-$L385_entry:
-	.loc 3 253 58
-	cvt.rn.f16.f32 %rs167, %f489;
-	.loc 3 253 41
-	mov.u16 %rs166, %rs167;
-	bra.uni $L386_ret_store;
-$L386_ret_store:
-	.loc 3 209 7
-	shl.b64 %rd254, %rd251, 1;
-	add.s64 %rd255, %rd1, %rd254;
-	st.global.u16 [%rd255], %rs166;
-	@%p30 bra $L387_entry;
-	bra.uni $L22_if_done;
-$L387_entry:
-	.loc 3 223 9
-	setp.eq.s64 %p44, %rd18, 1;
-	@%p44 bra $L388_if_then;
-	bra.uni $L389_if_done;
-$L388_if_then:
-	.loc 3 224 27
-	neg.f32 %f494, %f407;
-	.loc 3 224 26
-	max.f32 %f495, %f494, 0fC2D00000;
-	min.f32 %f495, %f495, 0f42B20000;
-	mul.rn.f32 %f496, %f495, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f497, %f496;
-	fma.rn.f32 %f498, %f497, 0fBF317200, %f495;
-	fma.rn.f32 %f498, %f497, 0fB5BFBE8E, %f498;
-	mul.rn.f32 %f498, %f498, 0f3FB8AA3B;
-	ex2.approx.f32 %f499, %f498;
-	mul.rn.f32 %f500, %f497, 0f3F000000;
-	cvt.rmi.f32.f32 %f500, %f500;
-	sub.rn.f32 %f501, %f497, %f500;
-	ex2.approx.f32 %f502, %f500;
-	ex2.approx.f32 %f503, %f501;
-	mul.rn.f32 %f499, %f499, %f502;
-	mul.rn.f32 %f499, %f499, %f503;
-	setp.nan.f32 %p45, %f494, %f494;
-	selp.f32 %f499, %f494, %f499, %p45;
-	.loc 3 224 17
-	add.rn.f32 %f504, 0f3F800000, %f499;
-	.loc 3 224 12
-	div.rn.f32 %f505, %f407, %f504;
-	.loc 3 224 3
-	mov.f32 %f493, %f505;
-	bra.uni $L392_ret_gemvAct;
-$L389_if_done:
-	.loc 3 226 9
-	setp.eq.s64 %p46, %rd18, 2;
-	@%p46 bra $L390_if_then;
-	bra.uni $L391_if_done;
+	.loc 3 93 65
+	shr.u32 %r259, %r258, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs91, %r259;
+	.loc 3 93 80
+	cvt.f32.f16 %f281, %rs91;
+	.loc 3 93 40
+	mov.f32 %f280, %f281;
+	bra.uni $L366_ret_hi;
+$L366_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r260, %r225;
+	.loc 3 182 25
+	bra.uni $L367_entry;
+$L367_entry:
+	.loc 3 93 65
+	shr.u32 %r261, %r260, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs92, %r261;
+	.loc 3 93 80
+	cvt.f32.f16 %f283, %rs92;
+	.loc 3 93 40
+	mov.f32 %f282, %f283;
+	bra.uni $L368_ret_hi;
+$L368_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r262, %r225;
+	.loc 3 182 51
+	bra.uni $L369_entry;
+$L369_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs93, %r262;
+	.loc 3 92 74
+	cvt.f32.f16 %f285, %rs93;
+	.loc 3 92 40
+	mov.f32 %f284, %f285;
+	bra.uni $L370_ret_lo;
+$L370_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f286, %f278, %f284, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f287, %f280, %f282, %f286;
+	.loc 3 183 28
+	mov.u32 %r263, %r229;
+	.loc 3 183 25
+	bra.uni $L371_entry;
+$L371_entry:
+	.loc 3 93 65
+	shr.u32 %r264, %r263, 16;
+	.loc 3 93 62
+	cvt.u16.u32 %rs94, %r264;
+	.loc 3 93 80
+	cvt.f32.f16 %f289, %rs94;
+	.loc 3 93 40
+	mov.f32 %f288, %f289;
+	bra.uni $L372_ret_hi;
+$L372_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r265, %r229;
+	.loc 3 183 51
+	bra.uni $L373_entry;
+$L373_entry:
+	.loc 3 92 62
+	cvt.u16.u32 %rs95, %r265;
+	.loc 3 92 74
+	cvt.f32.f16 %f291, %rs95;
+	.loc 3 92 40
+	mov.f32 %f290, %f291;
+	bra.uni $L374_ret_lo;
+$L374_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f292, %f278, %f290, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f293, %f280, %f288, %f292;
+	mov.f32 %f294, %f287;
+	mov.f32 %f295, %f293;
+	bra.uni $L322_rangeint_done;
+$L322_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f226, %f294;
+	mov.f32 %f227, %f295;
+	bra.uni $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
+$L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f3, %f226;
+	.loc 3 126 21
+	mov.f32 %f7, %f227;
+	bra.uni $L13_if_done;
+$L13_if_done:
+	.loc 3 130 30
+	add.s64 %rd314, %rd248, 4;
+	.loc 3 130 41
+	sub.s64 %rd315, %rd314, 1;
+	.loc 3 130 14
+	bra.uni $L375_entry;
+$L375_entry:
+	.loc 3 154 10
+	rem.s64 %rd316, %rd315, 4;
+	.loc 3 155 10
+	mul.lo.s64 %rd317, %rd315, 256;
+	.loc 3 155 23
+	mul.lo.s64 %rd318, %rd23, 8;
+	.loc 3 155 20
+	add.s64 %rd319, %rd317, %rd318;
+	bra.uni $L376_rangeint_body;
+$L376_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd320, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p44, %rd320, %rd16;
+	@%p44 bra $L380_cond_true;
+	bra.uni $L387_edge;
+$L380_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p45, %rd319, %rd17;
+	@%p45 bra $L378_if_then;
+	bra.uni $L388_edge;
+$L378_if_then:
+	.loc 3 160 21
+	add.s64 %rd323, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd324, %rd323, %rd17;
+	.loc 3 160 26
+	add.s64 %rd325, %rd324, %rd319;
+	mov.s64 %rd321, %rd325;
+	mov.s64 %rd322, 16;
+	bra.uni $L379_if_done;
+$L388_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L379_if_done;
+$L387_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L379_if_done;
+$L379_if_done:
+	.loc 3 162 29
+	mul.lo.s64 %rd326, %rd316, 6;
+	.loc 3 162 39
+	add.s64 %rd327, %rd326, 0;
+	.loc 3 162 42
+	mul.lo.s64 %rd328, %rd327, 256;
+	.loc 3 162 53
+	mul.lo.s64 %rd329, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd330, %rd328, %rd329;
+	.loc 3 162 26
+	shl.b64 %rd331, %rd330, 1;
+	add.s64 %rd332, %rd37, %rd331;
+	.loc 3 162 60
+	shl.b64 %rd333, %rd321, 1;
+	add.s64 %rd334, %rd7, %rd333;
+	.loc 3 162 19
+	cvt.u32.s64 %r266, %rd322;
+	cp.async.cg.shared.global [%rd332], [%rd334], 16, %r266;
+	bra.uni $L389_rangeint_body;
+$L389_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd335, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p46, %rd335, %rd16;
+	@%p46 bra $L392_cond_true;
+	bra.uni $L393_edge;
+$L392_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p47, %rd319, %rd17;
+	@%p47 bra $L390_if_then;
+	bra.uni $L394_edge;
 $L390_if_then:
-	.loc 3 227 14
-	mul.rn.f32 %f506, 0f3F000000, %f407;
-	.loc 3 227 34
-	mul.rn.f32 %f507, %f407, 0f3F3504F3;
-	.loc 3 227 32
-	bra.uni $L393_entry;
-$L393_entry:
-	.loc 1 26 14
-	abs.f32 %f509, %f507;
-	.loc 1 27 7
-	setp.eq.f32 %p47, %f507, 0f00000000;
-	@%p47 bra $L394_if_then;
-	bra.uni $L395_if_done;
-$L394_if_then:
-	.loc 1 28 3
-	mov.f32 %f508, %f507;
-	bra.uni $L405_ret_Erf32;
-$L395_if_done:
-	.loc 1 30 7
-	setp.lt.f32 %p48, %f509, 0f3F800000;
-	@%p48 bra $L396_if_then;
-	bra.uni $L397_if_done;
-$L396_if_then:
-	.loc 1 31 10
-	mul.rn.f32 %f510, %f507, %f507;
-	.loc 1 33 14
-	mov.f32 %f512, 0f38A4B519;
-	fma.rn.f32 %f511, %f512, %f510, 0fBA51FB80;
-	.loc 1 34 14
-	fma.rn.f32 %f513, %f511, %f510, 0f3BAA02D9;
-	.loc 1 35 14
-	fma.rn.f32 %f514, %f513, %f510, 0fBCDBFC87;
-	.loc 1 36 14
-	fma.rn.f32 %f515, %f514, %f510, 0f3DE7167C;
-	.loc 1 37 14
-	fma.rn.f32 %f516, %f515, %f510, 0fBEC0939F;
-	.loc 1 39 49
-	fma.rn.f32 %f517, %f516, %f510, 0fB37BD649;
-	.loc 1 39 41
-	mul.rn.f32 %f518, %f507, %f517;
-	.loc 1 39 17
-	fma.rn.f32 %f519, %f507, 0f3F906EBB, %f518;
-	.loc 1 39 3
-	mov.f32 %f508, %f519;
-	bra.uni $L405_ret_Erf32;
-$L397_if_done:
-	.loc 1 41 9
-	setp.lt.f32 %p49, %f509, 0f40800000;
-	@%p49 bra $L399_if_done;
-	bra.uni $L398_if_then;
-$L399_if_done:
-	.loc 1 48 7
-	setp.lt.f32 %p50, %f509, 0f40100000;
-	@%p50 bra $L402_if_then;
-	bra.uni $L404_if_else;
-$L402_if_then:
-	.loc 1 49 10
-	sub.rn.f32 %f520, %f509, 0f3FD00000;
-	.loc 1 51 14
-	mov.f32 %f522, 0f39858B99;
-	fma.rn.f32 %f521, %f522, %f520, 0fBAA6FCCE;
-	.loc 1 52 14
-	fma.rn.f32 %f523, %f521, %f520, 0f3A237386;
-	.loc 1 53 14
-	fma.rn.f32 %f524, %f523, %f520, 0f3BC8E567;
-	.loc 1 54 14
-	fma.rn.f32 %f525, %f524, %f520, 0fBC6C5758;
-	.loc 1 55 14
-	fma.rn.f32 %f526, %f525, %f520, 0f3B0C82BC;
-	.loc 1 56 14
-	fma.rn.f32 %f527, %f526, %f520, 0f3D4BA71C;
-	.loc 1 57 14
-	fma.rn.f32 %f528, %f527, %f520, 0fBDEB31E4;
-	.loc 1 58 14
-	fma.rn.f32 %f529, %f528, %f520, 0f3E05E7E2;
-	.loc 1 59 14
-	fma.rn.f32 %f530, %f529, %f520, 0fBDA4CEA2;
-	.loc 1 60 14
-	fma.rn.f32 %f531, %f530, %f520, 0f3CB096C5;
-	mov.f32 %f532, %f531;
-	bra.uni $L403_if_done;
-$L404_if_else:
-	.loc 1 62 10
-	sub.rn.f32 %f536, %f509, 0f40480000;
-	.loc 1 64 14
-	mov.f32 %f538, 0f38CA5CFA;
-	fma.rn.f32 %f537, %f538, %f536, 0fB99B75F6;
-	.loc 1 65 14
-	fma.rn.f32 %f539, %f537, %f536, 0f39F389D1;
-	.loc 1 66 14
-	fma.rn.f32 %f540, %f539, %f536, 0fBA137B16;
-	.loc 1 67 14
-	fma.rn.f32 %f541, %f540, %f536, 0f3A1128D4;
-	.loc 1 68 14
-	fma.rn.f32 %f542, %f541, %f536, 0fB9D324B1;
-	.loc 1 69 14
-	fma.rn.f32 %f543, %f542, %f536, 0f3954A29F;
-	.loc 1 70 14
-	fma.rn.f32 %f544, %f543, %f536, 0fB88783B3;
-	.loc 1 71 14
-	fma.rn.f32 %f545, %f544, %f536, 0f3725EBA6;
-	mov.f32 %f532, %f545;
-	bra.uni $L403_if_done;
-$L403_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f533, 0f3F800000, %f532;
-	.loc 1 73 19
-	bra.uni $L406_entry;
-$L406_entry:
-	.loc 2 91 46
-	mov.b32 %r186, %f533;
-	.loc 2 91 49
-	and.b32 %r187, %r186, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r188, %f507;
-	.loc 2 91 82
-	and.b32 %r189, %r188, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r190, %r187, %r189;
-	.loc 2 91 29
-	mov.b32 %f535, %r190;
-	.loc 2 91 2
-	mov.f32 %f534, %f535;
-	bra.uni $L407_ret_copysign32;
-$L407_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f508, %f534;
-	bra.uni $L405_ret_Erf32;
-$L398_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p51, %f507, %f507;
-	@%p51 bra $L400_if_then;
-	bra.uni $L408_entry;
-$L400_if_then:
-	.loc 1 43 4
-	mov.f32 %f508, %f507;
-	bra.uni $L405_ret_Erf32;
-$L408_entry:
-	.loc 2 91 46
-	mov.f32 %f547, 0f3F800000;
-	mov.b32 %r191, %f547;
-	.loc 2 91 49
-	and.b32 %r192, %r191, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r193, %f507;
-	.loc 2 91 82
-	and.b32 %r194, %r193, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r195, %r192, %r194;
-	.loc 2 91 29
-	mov.b32 %f548, %r195;
-	.loc 2 91 2
-	mov.f32 %f546, %f548;
-	bra.uni $L409_ret_copysign32;
-$L409_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f508, %f546;
-	bra.uni $L405_ret_Erf32;
-$L405_ret_Erf32:
-	.loc 3 227 23
-	add.rn.f32 %f549, 0f3F800000, %f508;
-	.loc 3 227 18
-	mul.rn.f32 %f550, %f506, %f549;
-	.loc 3 227 3
-	mov.f32 %f493, %f550;
-	bra.uni $L392_ret_gemvAct;
+	.loc 3 160 21
+	add.s64 %rd336, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd337, %rd336, %rd17;
+	.loc 3 160 26
+	add.s64 %rd338, %rd337, %rd319;
+	mov.s64 %rd321, %rd338;
+	mov.s64 %rd322, 16;
+	bra.uni $L391_if_done;
+$L394_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L391_if_done;
+$L393_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L391_if_done;
 $L391_if_done:
-	.loc 3 229 2
-	mov.f32 %f493, %f407;
-	bra.uni $L392_ret_gemvAct;
-$L392_ret_gemvAct:
-	.loc 3 212 17
-	setp.gt.s64 %p52, %rd14, 0;
-	@%p52 bra $L345_if_then;
-	bra.uni $L410_edge;
-$L345_if_then:
-	.loc 3 213 25
-	add.s64 %rd256, %rd251, 1;
-	.loc 3 213 23
-	shl.b64 %rd257, %rd256, 1;
-	add.s64 %rd258, %rd13, %rd257;
-	ld.global.nc.u16 %rs168, [%rd258];
-	.loc 3 213 19
-	bra.uni $L411_entry;
-$L411_entry:
-	.loc 3 252 57
-	cvt.f32.f16 %f553, %rs168;
-	.loc 3 252 41
-	mov.f32 %f552, %f553;
-	bra.uni $L412_ret_load;
-$L412_ret_load:
-	.loc 3 213 6
-	add.rn.f32 %f554, %f493, %f552;
-	mov.f32 %f551, %f554;
-	bra.uni $L346_if_done;
-$L410_edge:
-	mov.f32 %f551, %f493;
-	bra.uni $L346_if_done;
-$L346_if_done:
-	.loc 3 215 10
-	add.s64 %rd259, %rd251, 1;
-	.loc 3 215 24
-	bra.uni $L413_entry;
-$L413_entry:
-	.loc 3 253 58
-	cvt.rn.f16.f32 %rs170, %f551;
-	.loc 3 253 41
-	mov.u16 %rs169, %rs170;
-	bra.uni $L414_ret_store;
-$L414_ret_store:
-	.loc 3 215 8
-	shl.b64 %rd260, %rd259, 1;
-	add.s64 %rd261, %rd1, %rd260;
-	st.global.u16 [%rd261], %rs169;
+	.loc 3 162 29
+	mul.lo.s64 %rd339, %rd316, 6;
+	.loc 3 162 39
+	add.s64 %rd340, %rd339, 1;
+	.loc 3 162 42
+	mul.lo.s64 %rd341, %rd340, 256;
+	.loc 3 162 53
+	mul.lo.s64 %rd342, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd343, %rd341, %rd342;
+	.loc 3 162 26
+	shl.b64 %rd344, %rd343, 1;
+	add.s64 %rd345, %rd37, %rd344;
+	.loc 3 162 60
+	shl.b64 %rd346, %rd321, 1;
+	add.s64 %rd347, %rd7, %rd346;
+	.loc 3 162 19
+	cvt.u32.s64 %r267, %rd322;
+	cp.async.cg.shared.global [%rd345], [%rd347], 16, %r267;
+	bra.uni $L381_rangeint_body;
+$L381_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd348, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p48, %rd348, %rd15;
+	@%p48 bra $L385_cond_true;
+	bra.uni $L395_edge;
+$L385_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p49, %rd319, %rd17;
+	@%p49 bra $L383_if_then;
+	bra.uni $L396_edge;
+$L383_if_then:
+	.loc 3 168 19
+	add.s64 %rd351, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd352, %rd351, %rd17;
+	.loc 3 168 24
+	add.s64 %rd353, %rd352, %rd319;
+	mov.s64 %rd349, %rd353;
+	mov.s64 %rd350, 16;
+	bra.uni $L384_if_done;
+$L396_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L384_if_done;
+$L395_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L384_if_done;
+$L384_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd354, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd355, %rd354, 2;
+	.loc 3 170 41
+	add.s64 %rd356, %rd355, 0;
+	.loc 3 170 44
+	mul.lo.s64 %rd357, %rd356, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd358, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd359, %rd357, %rd358;
+	.loc 3 170 26
+	shl.b64 %rd360, %rd359, 1;
+	add.s64 %rd361, %rd37, %rd360;
+	.loc 3 170 62
+	shl.b64 %rd362, %rd349, 1;
+	add.s64 %rd363, %rd4, %rd362;
+	.loc 3 170 19
+	cvt.u32.s64 %r268, %rd350;
+	cp.async.cg.shared.global [%rd361], [%rd363], 16, %r268;
+	bra.uni $L397_rangeint_body;
+$L397_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd364, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p50, %rd364, %rd15;
+	@%p50 bra $L400_cond_true;
+	bra.uni $L401_edge;
+$L400_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p51, %rd319, %rd17;
+	@%p51 bra $L398_if_then;
+	bra.uni $L402_edge;
+$L398_if_then:
+	.loc 3 168 19
+	add.s64 %rd365, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd366, %rd365, %rd17;
+	.loc 3 168 24
+	add.s64 %rd367, %rd366, %rd319;
+	mov.s64 %rd349, %rd367;
+	mov.s64 %rd350, 16;
+	bra.uni $L399_if_done;
+$L402_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L399_if_done;
+$L401_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L399_if_done;
+$L399_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd368, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd369, %rd368, 2;
+	.loc 3 170 41
+	add.s64 %rd370, %rd369, 1;
+	.loc 3 170 44
+	mul.lo.s64 %rd371, %rd370, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd372, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd373, %rd371, %rd372;
+	.loc 3 170 26
+	shl.b64 %rd374, %rd373, 1;
+	add.s64 %rd375, %rd37, %rd374;
+	.loc 3 170 62
+	shl.b64 %rd376, %rd349, 1;
+	add.s64 %rd377, %rd4, %rd376;
+	.loc 3 170 19
+	cvt.u32.s64 %r269, %rd350;
+	cp.async.cg.shared.global [%rd375], [%rd377], 16, %r269;
+	bra.uni $L403_rangeint_body;
+$L403_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd378, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p52, %rd378, %rd15;
+	@%p52 bra $L406_cond_true;
+	bra.uni $L407_edge;
+$L406_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p53, %rd319, %rd17;
+	@%p53 bra $L404_if_then;
+	bra.uni $L408_edge;
+$L404_if_then:
+	.loc 3 168 19
+	add.s64 %rd379, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd380, %rd379, %rd17;
+	.loc 3 168 24
+	add.s64 %rd381, %rd380, %rd319;
+	mov.s64 %rd349, %rd381;
+	mov.s64 %rd350, 16;
+	bra.uni $L405_if_done;
+$L408_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L405_if_done;
+$L407_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L405_if_done;
+$L405_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd382, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd383, %rd382, 2;
+	.loc 3 170 41
+	add.s64 %rd384, %rd383, 2;
+	.loc 3 170 44
+	mul.lo.s64 %rd385, %rd384, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd386, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd387, %rd385, %rd386;
+	.loc 3 170 26
+	shl.b64 %rd388, %rd387, 1;
+	add.s64 %rd389, %rd37, %rd388;
+	.loc 3 170 62
+	shl.b64 %rd390, %rd349, 1;
+	add.s64 %rd391, %rd4, %rd390;
+	.loc 3 170 19
+	cvt.u32.s64 %r270, %rd350;
+	cp.async.cg.shared.global [%rd389], [%rd391], 16, %r270;
+	bra.uni $L409_rangeint_body;
+$L409_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd392, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p54, %rd392, %rd15;
+	@%p54 bra $L412_cond_true;
+	bra.uni $L413_edge;
+$L412_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p55, %rd319, %rd17;
+	@%p55 bra $L410_if_then;
+	bra.uni $L414_edge;
+$L410_if_then:
+	.loc 3 168 19
+	add.s64 %rd393, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd394, %rd393, %rd17;
+	.loc 3 168 24
+	add.s64 %rd395, %rd394, %rd319;
+	mov.s64 %rd349, %rd395;
+	mov.s64 %rd350, 16;
+	bra.uni $L411_if_done;
+$L414_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L411_if_done;
+$L413_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L411_if_done;
+$L411_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd396, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd397, %rd396, 2;
+	.loc 3 170 41
+	add.s64 %rd398, %rd397, 3;
+	.loc 3 170 44
+	mul.lo.s64 %rd399, %rd398, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd400, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd401, %rd399, %rd400;
+	.loc 3 170 26
+	shl.b64 %rd402, %rd401, 1;
+	add.s64 %rd403, %rd37, %rd402;
+	.loc 3 170 62
+	shl.b64 %rd404, %rd349, 1;
+	add.s64 %rd405, %rd4, %rd404;
+	.loc 3 170 19
+	cvt.u32.s64 %r271, %rd350;
+	cp.async.cg.shared.global [%rd403], [%rd405], 16, %r271;
+	bra.uni $L382_rangeint_done;
+$L382_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	.loc 3 115 29
+	add.s64 %rd406, %rd248, 1;
+	mov.s64 %rd248, %rd406;
+	bra.uni $L9_for_loop;
+$L11_for_done:
+	.loc 3 132 19
+	cp.async.wait_group 0;
+	mov.f32 %f296, 0f00000000;
+	mov.f32 %f297, 0f00000000;
+	bra.uni $L17_rangeint_body;
+$L17_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f298, %f0;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f299, %f298, 16, 31, -1;
+	add.rn.f32 %f300, %f298, %f299;
+	shfl.sync.bfly.b32 %f301, %f300, 8, 31, -1;
+	add.rn.f32 %f302, %f300, %f301;
+	shfl.sync.bfly.b32 %f303, %f302, 4, 31, -1;
+	add.rn.f32 %f304, %f302, %f303;
+	shfl.sync.bfly.b32 %f305, %f304, 2, 31, -1;
+	add.rn.f32 %f306, %f304, %f305;
+	shfl.sync.bfly.b32 %f307, %f306, 1, 31, -1;
+	add.rn.f32 %f308, %f306, %f307;
+	.loc 3 137 59
+	mov.f32 %f309, %f4;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f310, %f309, 16, 31, -1;
+	add.rn.f32 %f311, %f309, %f310;
+	shfl.sync.bfly.b32 %f312, %f311, 8, 31, -1;
+	add.rn.f32 %f313, %f311, %f312;
+	shfl.sync.bfly.b32 %f314, %f313, 4, 31, -1;
+	add.rn.f32 %f315, %f313, %f314;
+	shfl.sync.bfly.b32 %f316, %f315, 2, 31, -1;
+	add.rn.f32 %f317, %f315, %f316;
+	shfl.sync.bfly.b32 %f318, %f317, 1, 31, -1;
+	add.rn.f32 %f319, %f317, %f318;
+	.loc 3 138 10
+	setp.eq.s64 %p56, %rd23, 0;
+	@%p56 bra $L19_if_then;
+	bra.uni $L415_edge;
+$L19_if_then:
+	mov.f32 %f320, %f308;
+	mov.f32 %f321, %f319;
+	bra.uni $L20_if_done;
+$L415_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L20_if_done;
+$L20_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L416_rangeint_body;
+$L416_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f322, %f1;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f323, %f322, 16, 31, -1;
+	add.rn.f32 %f324, %f322, %f323;
+	shfl.sync.bfly.b32 %f325, %f324, 8, 31, -1;
+	add.rn.f32 %f326, %f324, %f325;
+	shfl.sync.bfly.b32 %f327, %f326, 4, 31, -1;
+	add.rn.f32 %f328, %f326, %f327;
+	shfl.sync.bfly.b32 %f329, %f328, 2, 31, -1;
+	add.rn.f32 %f330, %f328, %f329;
+	shfl.sync.bfly.b32 %f331, %f330, 1, 31, -1;
+	add.rn.f32 %f332, %f330, %f331;
+	.loc 3 137 59
+	mov.f32 %f333, %f5;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f334, %f333, 16, 31, -1;
+	add.rn.f32 %f335, %f333, %f334;
+	shfl.sync.bfly.b32 %f336, %f335, 8, 31, -1;
+	add.rn.f32 %f337, %f335, %f336;
+	shfl.sync.bfly.b32 %f338, %f337, 4, 31, -1;
+	add.rn.f32 %f339, %f337, %f338;
+	shfl.sync.bfly.b32 %f340, %f339, 2, 31, -1;
+	add.rn.f32 %f341, %f339, %f340;
+	shfl.sync.bfly.b32 %f342, %f341, 1, 31, -1;
+	add.rn.f32 %f343, %f341, %f342;
+	.loc 3 138 10
+	setp.eq.s64 %p57, %rd23, 1;
+	@%p57 bra $L417_if_then;
+	bra.uni $L419_edge;
+$L417_if_then:
+	mov.f32 %f320, %f332;
+	mov.f32 %f321, %f343;
+	bra.uni $L418_if_done;
+$L419_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L418_if_done;
+$L418_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L420_rangeint_body;
+$L420_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f344, %f2;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f345, %f344, 16, 31, -1;
+	add.rn.f32 %f346, %f344, %f345;
+	shfl.sync.bfly.b32 %f347, %f346, 8, 31, -1;
+	add.rn.f32 %f348, %f346, %f347;
+	shfl.sync.bfly.b32 %f349, %f348, 4, 31, -1;
+	add.rn.f32 %f350, %f348, %f349;
+	shfl.sync.bfly.b32 %f351, %f350, 2, 31, -1;
+	add.rn.f32 %f352, %f350, %f351;
+	shfl.sync.bfly.b32 %f353, %f352, 1, 31, -1;
+	add.rn.f32 %f354, %f352, %f353;
+	.loc 3 137 59
+	mov.f32 %f355, %f6;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f356, %f355, 16, 31, -1;
+	add.rn.f32 %f357, %f355, %f356;
+	shfl.sync.bfly.b32 %f358, %f357, 8, 31, -1;
+	add.rn.f32 %f359, %f357, %f358;
+	shfl.sync.bfly.b32 %f360, %f359, 4, 31, -1;
+	add.rn.f32 %f361, %f359, %f360;
+	shfl.sync.bfly.b32 %f362, %f361, 2, 31, -1;
+	add.rn.f32 %f363, %f361, %f362;
+	shfl.sync.bfly.b32 %f364, %f363, 1, 31, -1;
+	add.rn.f32 %f365, %f363, %f364;
+	.loc 3 138 10
+	setp.eq.s64 %p58, %rd23, 2;
+	@%p58 bra $L421_if_then;
+	bra.uni $L423_edge;
+$L421_if_then:
+	mov.f32 %f320, %f354;
+	mov.f32 %f321, %f365;
+	bra.uni $L422_if_done;
+$L423_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L422_if_done;
+$L422_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L424_rangeint_body;
+$L424_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f366, %f3;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f367, %f366, 16, 31, -1;
+	add.rn.f32 %f368, %f366, %f367;
+	shfl.sync.bfly.b32 %f369, %f368, 8, 31, -1;
+	add.rn.f32 %f370, %f368, %f369;
+	shfl.sync.bfly.b32 %f371, %f370, 4, 31, -1;
+	add.rn.f32 %f372, %f370, %f371;
+	shfl.sync.bfly.b32 %f373, %f372, 2, 31, -1;
+	add.rn.f32 %f374, %f372, %f373;
+	shfl.sync.bfly.b32 %f375, %f374, 1, 31, -1;
+	add.rn.f32 %f376, %f374, %f375;
+	.loc 3 137 59
+	mov.f32 %f377, %f7;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f378, %f377, 16, 31, -1;
+	add.rn.f32 %f379, %f377, %f378;
+	shfl.sync.bfly.b32 %f380, %f379, 8, 31, -1;
+	add.rn.f32 %f381, %f379, %f380;
+	shfl.sync.bfly.b32 %f382, %f381, 4, 31, -1;
+	add.rn.f32 %f383, %f381, %f382;
+	shfl.sync.bfly.b32 %f384, %f383, 2, 31, -1;
+	add.rn.f32 %f385, %f383, %f384;
+	shfl.sync.bfly.b32 %f386, %f385, 1, 31, -1;
+	add.rn.f32 %f387, %f385, %f386;
+	.loc 3 138 10
+	setp.eq.s64 %p59, %rd23, 3;
+	@%p59 bra $L425_if_then;
+	bra.uni $L427_edge;
+$L425_if_then:
+	mov.f32 %f320, %f376;
+	mov.f32 %f321, %f387;
+	bra.uni $L426_if_done;
+$L427_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L426_if_done;
+$L426_if_done:
+	mov.f32 %f388, %f320;
+	mov.f32 %f389, %f321;
+	bra.uni $L18_rangeint_done;
+$L18_rangeint_done:
+	.loc 3 142 9
+	setp.lt.s64 %p60, %rd23, 4;
+	@%p60 bra $L21_if_then;
+	bra.uni $L22_if_done;
+$L21_if_then:
+	.loc 3 143 37
+	add.s64 %rd407, %rd49, %rd23;
+	.loc 3 143 14
+	bra.uni $L428_entry;
+$L428_entry:
+	.loc 3 191 9
+	setp.lt.s64 %p61, %rd407, %rd15;
+	@%p61 bra $L429_if_then;
+	bra.uni $L22_if_done;
+$L429_if_then:
+	.loc 3 192 14
+	add.s64 %rd408, %rd30, 1;
+	.loc 3 192 17
+	setp.lt.s64 %p62, %rd408, %rd16;
+	.loc 3 193 16
+	setp.gt.s64 %p63, %rd11, 0;
+	@%p63 bra $L431_if_then;
+	bra.uni $L444_edge;
+$L431_if_then:
+	.loc 3 194 22
+	shl.b64 %rd409, %rd30, 1;
+	add.s64 %rd410, %rd10, %rd409;
+	ld.global.nc.u16 %rs96, [%rd410];
+	.loc 3 194 17
+	bra.uni $L445_entry;
+$L445_entry:
+	.loc 3 255 57
+	cvt.f32.f16 %f393, %rs96;
+	.loc 3 255 41
+	mov.f32 %f392, %f393;
+	bra.uni $L446_ret_load;
+$L446_ret_load:
+	.loc 3 194 4
+	add.rn.f32 %f394, %f388, %f392;
+	@%p62 bra $L433_if_then;
+	bra.uni $L447_edge;
+$L433_if_then:
+	.loc 3 196 27
+	add.s64 %rd411, %rd30, 1;
+	.loc 3 196 23
+	shl.b64 %rd412, %rd411, 1;
+	add.s64 %rd413, %rd10, %rd412;
+	ld.global.nc.u16 %rs97, [%rd413];
+	.loc 3 196 18
+	bra.uni $L448_entry;
+$L448_entry:
+	.loc 3 255 57
+	cvt.f32.f16 %f396, %rs97;
+	.loc 3 255 41
+	mov.f32 %f395, %f396;
+	bra.uni $L449_ret_load;
+$L449_ret_load:
+	.loc 3 196 5
+	add.rn.f32 %f397, %f389, %f395;
+	mov.f32 %f390, %f394;
+	mov.f32 %f391, %f397;
+	bra.uni $L432_if_done;
+$L447_edge:
+	mov.f32 %f390, %f394;
+	mov.f32 %f391, %f389;
+	bra.uni $L432_if_done;
+$L444_edge:
+	mov.f32 %f390, %f388;
+	mov.f32 %f391, %f389;
+	bra.uni $L432_if_done;
+$L432_if_done:
+	.loc 3 199 10
+	setp.eq.s64 %p64, %rd18, 3;
+	@%p64 bra $L434_if_then;
+	bra.uni $L435_if_else;
+$L434_if_then:
+	.loc 3 200 15
+	div.s64 %rd414, %rd16, 2;
+	.loc 3 200 12
+	mul.lo.s64 %rd415, %rd407, %rd414;
+	.loc 3 200 24
+	div.s64 %rd416, %rd30, 2;
+	.loc 3 200 19
+	add.s64 %rd417, %rd415, %rd416;
+	.loc 3 201 27
+	neg.f32 %f398, %f390;
+	.loc 3 201 26
+	max.f32 %f399, %f398, 0fC2D00000;
+	min.f32 %f399, %f399, 0f42B20000;
+	mul.rn.f32 %f400, %f399, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f401, %f400;
+	fma.rn.f32 %f402, %f401, 0fBF317200, %f399;
+	fma.rn.f32 %f402, %f401, 0fB5BFBE8E, %f402;
+	mul.rn.f32 %f402, %f402, 0f3FB8AA3B;
+	ex2.approx.f32 %f403, %f402;
+	mul.rn.f32 %f404, %f401, 0f3F000000;
+	cvt.rmi.f32.f32 %f404, %f404;
+	sub.rn.f32 %f405, %f401, %f404;
+	ex2.approx.f32 %f406, %f404;
+	ex2.approx.f32 %f407, %f405;
+	mul.rn.f32 %f403, %f403, %f406;
+	mul.rn.f32 %f403, %f403, %f407;
+	setp.nan.f32 %p65, %f398, %f398;
+	selp.f32 %f403, %f398, %f403, %p65;
+	.loc 3 201 17
+	add.rn.f32 %f408, 0f3F800000, %f403;
+	.loc 3 201 12
+	div.rn.f32 %f409, %f390, %f408;
+	.loc 3 201 33
+	mul.rn.f32 %f410, %f409, %f391;
+	.loc 3 202 16
+	setp.gt.s64 %p66, %rd14, 0;
+	@%p66 bra $L436_if_then;
+	bra.uni $L450_edge;
+$L436_if_then:
+	.loc 3 203 21
+	shl.b64 %rd418, %rd417, 1;
+	add.s64 %rd419, %rd13, %rd418;
+	ld.global.nc.u16 %rs98, [%rd419];
+	.loc 3 203 17
+	bra.uni $L451_entry;
+$L451_entry:
+	.loc 3 255 57
+	cvt.f32.f16 %f413, %rs98;
+	.loc 3 255 41
+	mov.f32 %f412, %f413;
+	bra.uni $L452_ret_load;
+$L452_ret_load:
+	.loc 3 203 5
+	add.rn.f32 %f414, %f410, %f412;
+	mov.f32 %f411, %f414;
+	bra.uni $L453_entry;
+$L450_edge:
+	mov.f32 %f411, %f410;
+	bra.uni $L453_entry;
+$L453_entry:
+	.loc 3 256 58
+	cvt.rn.f16.f32 %rs100, %f411;
+	.loc 3 256 41
+	mov.u16 %rs99, %rs100;
+	bra.uni $L454_ret_store;
+$L454_ret_store:
+	.loc 3 205 7
+	shl.b64 %rd420, %rd417, 1;
+	add.s64 %rd421, %rd1, %rd420;
+	st.global.u16 [%rd421], %rs99;
+	bra.uni $L22_if_done;
+$L435_if_else:
+	.loc 3 207 12
+	mul.lo.s64 %rd422, %rd407, %rd16;
+	.loc 3 207 15
+	add.s64 %rd423, %rd422, %rd30;
+	.loc 3 208 16
+	bra.uni $L455_entry;
+$L455_entry:
+	.loc 3 226 9
+	setp.eq.s64 %p67, %rd18, 1;
+	@%p67 bra $L456_if_then;
+	bra.uni $L457_if_done;
+$L456_if_then:
+	.loc 3 227 27
+	neg.f32 %f416, %f390;
+	.loc 3 227 26
+	max.f32 %f417, %f416, 0fC2D00000;
+	min.f32 %f417, %f417, 0f42B20000;
+	mul.rn.f32 %f418, %f417, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f419, %f418;
+	fma.rn.f32 %f420, %f419, 0fBF317200, %f417;
+	fma.rn.f32 %f420, %f419, 0fB5BFBE8E, %f420;
+	mul.rn.f32 %f420, %f420, 0f3FB8AA3B;
+	ex2.approx.f32 %f421, %f420;
+	mul.rn.f32 %f422, %f419, 0f3F000000;
+	cvt.rmi.f32.f32 %f422, %f422;
+	sub.rn.f32 %f423, %f419, %f422;
+	ex2.approx.f32 %f424, %f422;
+	ex2.approx.f32 %f425, %f423;
+	mul.rn.f32 %f421, %f421, %f424;
+	mul.rn.f32 %f421, %f421, %f425;
+	setp.nan.f32 %p68, %f416, %f416;
+	selp.f32 %f421, %f416, %f421, %p68;
+	.loc 3 227 17
+	add.rn.f32 %f426, 0f3F800000, %f421;
+	.loc 3 227 12
+	div.rn.f32 %f427, %f390, %f426;
+	.loc 3 227 3
+	mov.f32 %f415, %f427;
+	bra.uni $L460_ret_gemvAct;
+$L457_if_done:
+	.loc 3 229 9
+	setp.eq.s64 %p69, %rd18, 2;
+	@%p69 bra $L458_if_then;
+	bra.uni $L459_if_done;
+$L458_if_then:
+	.loc 3 230 14
+	mul.rn.f32 %f428, 0f3F000000, %f390;
+	.loc 3 230 34
+	mul.rn.f32 %f429, %f390, 0f3F3504F3;
+	.loc 3 230 32
+	bra.uni $L461_entry;
+$L461_entry:
+	.loc 1 26 14
+	abs.f32 %f431, %f429;
+	.loc 1 27 7
+	setp.eq.f32 %p70, %f429, 0f00000000;
+	@%p70 bra $L462_if_then;
+	bra.uni $L463_if_done;
+$L462_if_then:
+	.loc 1 28 3
+	mov.f32 %f430, %f429;
+	bra.uni $L473_ret_Erf32;
+$L463_if_done:
+	.loc 1 30 7
+	setp.lt.f32 %p71, %f431, 0f3F800000;
+	@%p71 bra $L464_if_then;
+	bra.uni $L465_if_done;
+$L464_if_then:
+	.loc 1 31 10
+	mul.rn.f32 %f432, %f429, %f429;
+	.loc 1 33 14
+	mov.f32 %f434, 0f38A4B519;
+	fma.rn.f32 %f433, %f434, %f432, 0fBA51FB80;
+	.loc 1 34 14
+	fma.rn.f32 %f435, %f433, %f432, 0f3BAA02D9;
+	.loc 1 35 14
+	fma.rn.f32 %f436, %f435, %f432, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f437, %f436, %f432, 0f3DE7167C;
+	.loc 1 37 14
+	fma.rn.f32 %f438, %f437, %f432, 0fBEC0939F;
+	.loc 1 39 49
+	fma.rn.f32 %f439, %f438, %f432, 0fB37BD649;
+	.loc 1 39 41
+	mul.rn.f32 %f440, %f429, %f439;
+	.loc 1 39 17
+	fma.rn.f32 %f441, %f429, 0f3F906EBB, %f440;
+	.loc 1 39 3
+	mov.f32 %f430, %f441;
+	bra.uni $L473_ret_Erf32;
+$L465_if_done:
+	.loc 1 41 9
+	setp.lt.f32 %p72, %f431, 0f40800000;
+	@%p72 bra $L467_if_done;
+	bra.uni $L466_if_then;
+$L467_if_done:
+	.loc 1 48 7
+	setp.lt.f32 %p73, %f431, 0f40100000;
+	@%p73 bra $L470_if_then;
+	bra.uni $L472_if_else;
+$L470_if_then:
+	.loc 1 49 10
+	sub.rn.f32 %f442, %f431, 0f3FD00000;
+	.loc 1 51 14
+	mov.f32 %f444, 0f39858B99;
+	fma.rn.f32 %f443, %f444, %f442, 0fBAA6FCCE;
+	.loc 1 52 14
+	fma.rn.f32 %f445, %f443, %f442, 0f3A237386;
+	.loc 1 53 14
+	fma.rn.f32 %f446, %f445, %f442, 0f3BC8E567;
+	.loc 1 54 14
+	fma.rn.f32 %f447, %f446, %f442, 0fBC6C5758;
+	.loc 1 55 14
+	fma.rn.f32 %f448, %f447, %f442, 0f3B0C82BC;
+	.loc 1 56 14
+	fma.rn.f32 %f449, %f448, %f442, 0f3D4BA71C;
+	.loc 1 57 14
+	fma.rn.f32 %f450, %f449, %f442, 0fBDEB31E4;
+	.loc 1 58 14
+	fma.rn.f32 %f451, %f450, %f442, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f452, %f451, %f442, 0fBDA4CEA2;
+	.loc 1 60 14
+	fma.rn.f32 %f453, %f452, %f442, 0f3CB096C5;
+	mov.f32 %f454, %f453;
+	bra.uni $L471_if_done;
+$L472_if_else:
+	.loc 1 62 10
+	sub.rn.f32 %f458, %f431, 0f40480000;
+	.loc 1 64 14
+	mov.f32 %f460, 0f38CA5CFA;
+	fma.rn.f32 %f459, %f460, %f458, 0fB99B75F6;
+	.loc 1 65 14
+	fma.rn.f32 %f461, %f459, %f458, 0f39F389D1;
+	.loc 1 66 14
+	fma.rn.f32 %f462, %f461, %f458, 0fBA137B16;
+	.loc 1 67 14
+	fma.rn.f32 %f463, %f462, %f458, 0f3A1128D4;
+	.loc 1 68 14
+	fma.rn.f32 %f464, %f463, %f458, 0fB9D324B1;
+	.loc 1 69 14
+	fma.rn.f32 %f465, %f464, %f458, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f466, %f465, %f458, 0fB88783B3;
+	.loc 1 71 14
+	fma.rn.f32 %f467, %f466, %f458, 0f3725EBA6;
+	mov.f32 %f454, %f467;
+	bra.uni $L471_if_done;
+$L471_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f455, 0f3F800000, %f454;
+	.loc 1 73 19
+	bra.uni $L474_entry;
+$L474_entry:
+	.loc 2 91 46
+	mov.b32 %r272, %f455;
+	.loc 2 91 49
+	and.b32 %r273, %r272, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r274, %f429;
+	.loc 2 91 82
+	and.b32 %r275, %r274, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r276, %r273, %r275;
+	.loc 2 91 29
+	mov.b32 %f457, %r276;
+	.loc 2 91 2
+	mov.f32 %f456, %f457;
+	bra.uni $L475_ret_copysign32;
+$L475_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f430, %f456;
+	bra.uni $L473_ret_Erf32;
+$L466_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p74, %f429, %f429;
+	@%p74 bra $L468_if_then;
+	bra.uni $L476_entry;
+$L468_if_then:
+	.loc 1 43 4
+	mov.f32 %f430, %f429;
+	bra.uni $L473_ret_Erf32;
+$L476_entry:
+	.loc 2 91 46
+	mov.f32 %f469, 0f3F800000;
+	mov.b32 %r277, %f469;
+	.loc 2 91 49
+	and.b32 %r278, %r277, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r279, %f429;
+	.loc 2 91 82
+	and.b32 %r280, %r279, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r281, %r278, %r280;
+	.loc 2 91 29
+	mov.b32 %f470, %r281;
+	.loc 2 91 2
+	mov.f32 %f468, %f470;
+	bra.uni $L477_ret_copysign32;
+$L477_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f430, %f468;
+	bra.uni $L473_ret_Erf32;
+$L473_ret_Erf32:
+	.loc 3 230 23
+	add.rn.f32 %f471, 0f3F800000, %f430;
+	.loc 3 230 18
+	mul.rn.f32 %f472, %f428, %f471;
+	.loc 3 230 3
+	mov.f32 %f415, %f472;
+	bra.uni $L460_ret_gemvAct;
+$L459_if_done:
+	.loc 3 232 2
+	mov.f32 %f415, %f390;
+	bra.uni $L460_ret_gemvAct;
+$L460_ret_gemvAct:
+	.loc 3 209 16
+	setp.gt.s64 %p75, %rd14, 0;
+	@%p75 bra $L438_if_then;
+	bra.uni $L478_edge;
+$L438_if_then:
+	.loc 3 210 22
+	shl.b64 %rd424, %rd423, 1;
+	add.s64 %rd425, %rd13, %rd424;
+	ld.global.nc.u16 %rs101, [%rd425];
+	.loc 3 210 18
+	bra.uni $L479_entry;
+$L479_entry:
+	.loc 3 255 57
+	cvt.f32.f16 %f475, %rs101;
+	.loc 3 255 41
+	mov.f32 %f474, %f475;
+	bra.uni $L480_ret_load;
+$L480_ret_load:
+	.loc 3 210 5
+	add.rn.f32 %f476, %f415, %f474;
+	mov.f32 %f473, %f476;
+	bra.uni $L481_entry;
+$L478_edge:
+	mov.f32 %f473, %f415;
+	bra.uni $L481_entry;
+$L481_entry:
+	.loc 3 256 58
+	cvt.rn.f16.f32 %rs103, %f473;
+	.loc 3 256 41
+	mov.u16 %rs102, %rs103;
+	bra.uni $L482_ret_store;
+$L482_ret_store:
+	.loc 3 212 7
+	shl.b64 %rd426, %rd423, 1;
+	add.s64 %rd427, %rd1, %rd426;
+	st.global.u16 [%rd427], %rs102;
+	@%p62 bra $L483_entry;
+	bra.uni $L22_if_done;
+$L483_entry:
+	.loc 3 226 9
+	setp.eq.s64 %p76, %rd18, 1;
+	@%p76 bra $L484_if_then;
+	bra.uni $L485_if_done;
+$L484_if_then:
+	.loc 3 227 27
+	neg.f32 %f478, %f391;
+	.loc 3 227 26
+	max.f32 %f479, %f478, 0fC2D00000;
+	min.f32 %f479, %f479, 0f42B20000;
+	mul.rn.f32 %f480, %f479, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f481, %f480;
+	fma.rn.f32 %f482, %f481, 0fBF317200, %f479;
+	fma.rn.f32 %f482, %f481, 0fB5BFBE8E, %f482;
+	mul.rn.f32 %f482, %f482, 0f3FB8AA3B;
+	ex2.approx.f32 %f483, %f482;
+	mul.rn.f32 %f484, %f481, 0f3F000000;
+	cvt.rmi.f32.f32 %f484, %f484;
+	sub.rn.f32 %f485, %f481, %f484;
+	ex2.approx.f32 %f486, %f484;
+	ex2.approx.f32 %f487, %f485;
+	mul.rn.f32 %f483, %f483, %f486;
+	mul.rn.f32 %f483, %f483, %f487;
+	setp.nan.f32 %p77, %f478, %f478;
+	selp.f32 %f483, %f478, %f483, %p77;
+	.loc 3 227 17
+	add.rn.f32 %f488, 0f3F800000, %f483;
+	.loc 3 227 12
+	div.rn.f32 %f489, %f391, %f488;
+	.loc 3 227 3
+	mov.f32 %f477, %f489;
+	bra.uni $L488_ret_gemvAct;
+$L485_if_done:
+	.loc 3 229 9
+	setp.eq.s64 %p78, %rd18, 2;
+	@%p78 bra $L486_if_then;
+	bra.uni $L487_if_done;
+$L486_if_then:
+	.loc 3 230 14
+	mul.rn.f32 %f490, 0f3F000000, %f391;
+	.loc 3 230 34
+	mul.rn.f32 %f491, %f391, 0f3F3504F3;
+	.loc 3 230 32
+	bra.uni $L489_entry;
+$L489_entry:
+	.loc 1 26 14
+	abs.f32 %f493, %f491;
+	.loc 1 27 7
+	setp.eq.f32 %p79, %f491, 0f00000000;
+	@%p79 bra $L490_if_then;
+	bra.uni $L491_if_done;
+$L490_if_then:
+	.loc 1 28 3
+	mov.f32 %f492, %f491;
+	bra.uni $L501_ret_Erf32;
+$L491_if_done:
+	.loc 1 30 7
+	setp.lt.f32 %p80, %f493, 0f3F800000;
+	@%p80 bra $L492_if_then;
+	bra.uni $L493_if_done;
+$L492_if_then:
+	.loc 1 31 10
+	mul.rn.f32 %f494, %f491, %f491;
+	.loc 1 33 14
+	mov.f32 %f496, 0f38A4B519;
+	fma.rn.f32 %f495, %f496, %f494, 0fBA51FB80;
+	.loc 1 34 14
+	fma.rn.f32 %f497, %f495, %f494, 0f3BAA02D9;
+	.loc 1 35 14
+	fma.rn.f32 %f498, %f497, %f494, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f499, %f498, %f494, 0f3DE7167C;
+	.loc 1 37 14
+	fma.rn.f32 %f500, %f499, %f494, 0fBEC0939F;
+	.loc 1 39 49
+	fma.rn.f32 %f501, %f500, %f494, 0fB37BD649;
+	.loc 1 39 41
+	mul.rn.f32 %f502, %f491, %f501;
+	.loc 1 39 17
+	fma.rn.f32 %f503, %f491, 0f3F906EBB, %f502;
+	.loc 1 39 3
+	mov.f32 %f492, %f503;
+	bra.uni $L501_ret_Erf32;
+$L493_if_done:
+	.loc 1 41 9
+	setp.lt.f32 %p81, %f493, 0f40800000;
+	@%p81 bra $L495_if_done;
+	bra.uni $L494_if_then;
+$L495_if_done:
+	.loc 1 48 7
+	setp.lt.f32 %p82, %f493, 0f40100000;
+	@%p82 bra $L498_if_then;
+	bra.uni $L500_if_else;
+$L498_if_then:
+	.loc 1 49 10
+	sub.rn.f32 %f504, %f493, 0f3FD00000;
+	.loc 1 51 14
+	mov.f32 %f506, 0f39858B99;
+	fma.rn.f32 %f505, %f506, %f504, 0fBAA6FCCE;
+	.loc 1 52 14
+	fma.rn.f32 %f507, %f505, %f504, 0f3A237386;
+	.loc 1 53 14
+	fma.rn.f32 %f508, %f507, %f504, 0f3BC8E567;
+	.loc 1 54 14
+	fma.rn.f32 %f509, %f508, %f504, 0fBC6C5758;
+	.loc 1 55 14
+	fma.rn.f32 %f510, %f509, %f504, 0f3B0C82BC;
+	.loc 1 56 14
+	fma.rn.f32 %f511, %f510, %f504, 0f3D4BA71C;
+	.loc 1 57 14
+	fma.rn.f32 %f512, %f511, %f504, 0fBDEB31E4;
+	.loc 1 58 14
+	fma.rn.f32 %f513, %f512, %f504, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f514, %f513, %f504, 0fBDA4CEA2;
+	.loc 1 60 14
+	fma.rn.f32 %f515, %f514, %f504, 0f3CB096C5;
+	mov.f32 %f516, %f515;
+	bra.uni $L499_if_done;
+$L500_if_else:
+	.loc 1 62 10
+	sub.rn.f32 %f520, %f493, 0f40480000;
+	.loc 1 64 14
+	mov.f32 %f522, 0f38CA5CFA;
+	fma.rn.f32 %f521, %f522, %f520, 0fB99B75F6;
+	.loc 1 65 14
+	fma.rn.f32 %f523, %f521, %f520, 0f39F389D1;
+	.loc 1 66 14
+	fma.rn.f32 %f524, %f523, %f520, 0fBA137B16;
+	.loc 1 67 14
+	fma.rn.f32 %f525, %f524, %f520, 0f3A1128D4;
+	.loc 1 68 14
+	fma.rn.f32 %f526, %f525, %f520, 0fB9D324B1;
+	.loc 1 69 14
+	fma.rn.f32 %f527, %f526, %f520, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f528, %f527, %f520, 0fB88783B3;
+	.loc 1 71 14
+	fma.rn.f32 %f529, %f528, %f520, 0f3725EBA6;
+	mov.f32 %f516, %f529;
+	bra.uni $L499_if_done;
+$L499_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f517, 0f3F800000, %f516;
+	.loc 1 73 19
+	bra.uni $L502_entry;
+$L502_entry:
+	.loc 2 91 46
+	mov.b32 %r282, %f517;
+	.loc 2 91 49
+	and.b32 %r283, %r282, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r284, %f491;
+	.loc 2 91 82
+	and.b32 %r285, %r284, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r286, %r283, %r285;
+	.loc 2 91 29
+	mov.b32 %f519, %r286;
+	.loc 2 91 2
+	mov.f32 %f518, %f519;
+	bra.uni $L503_ret_copysign32;
+$L503_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f492, %f518;
+	bra.uni $L501_ret_Erf32;
+$L494_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p83, %f491, %f491;
+	@%p83 bra $L496_if_then;
+	bra.uni $L504_entry;
+$L496_if_then:
+	.loc 1 43 4
+	mov.f32 %f492, %f491;
+	bra.uni $L501_ret_Erf32;
+$L504_entry:
+	.loc 2 91 46
+	mov.f32 %f531, 0f3F800000;
+	mov.b32 %r287, %f531;
+	.loc 2 91 49
+	and.b32 %r288, %r287, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r289, %f491;
+	.loc 2 91 82
+	and.b32 %r290, %r289, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r291, %r288, %r290;
+	.loc 2 91 29
+	mov.b32 %f532, %r291;
+	.loc 2 91 2
+	mov.f32 %f530, %f532;
+	bra.uni $L505_ret_copysign32;
+$L505_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f492, %f530;
+	bra.uni $L501_ret_Erf32;
+$L501_ret_Erf32:
+	.loc 3 230 23
+	add.rn.f32 %f533, 0f3F800000, %f492;
+	.loc 3 230 18
+	mul.rn.f32 %f534, %f490, %f533;
+	.loc 3 230 3
+	mov.f32 %f477, %f534;
+	bra.uni $L488_ret_gemvAct;
+$L487_if_done:
+	.loc 3 232 2
+	mov.f32 %f477, %f391;
+	bra.uni $L488_ret_gemvAct;
+$L488_ret_gemvAct:
+	.loc 3 215 17
+	setp.gt.s64 %p84, %rd14, 0;
+	@%p84 bra $L441_if_then;
+	bra.uni $L506_edge;
+$L441_if_then:
+	.loc 3 216 25
+	add.s64 %rd428, %rd423, 1;
+	.loc 3 216 23
+	shl.b64 %rd429, %rd428, 1;
+	add.s64 %rd430, %rd13, %rd429;
+	ld.global.nc.u16 %rs104, [%rd430];
+	.loc 3 216 19
+	bra.uni $L507_entry;
+$L507_entry:
+	.loc 3 255 57
+	cvt.f32.f16 %f537, %rs104;
+	.loc 3 255 41
+	mov.f32 %f536, %f537;
+	bra.uni $L508_ret_load;
+$L508_ret_load:
+	.loc 3 216 6
+	add.rn.f32 %f538, %f477, %f536;
+	mov.f32 %f535, %f538;
+	bra.uni $L442_if_done;
+$L506_edge:
+	mov.f32 %f535, %f477;
+	bra.uni $L442_if_done;
+$L442_if_done:
+	.loc 3 218 10
+	add.s64 %rd431, %rd423, 1;
+	.loc 3 218 24
+	bra.uni $L509_entry;
+$L509_entry:
+	.loc 3 256 58
+	cvt.rn.f16.f32 %rs106, %f535;
+	.loc 3 256 41
+	mov.u16 %rs105, %rs106;
+	bra.uni $L510_ret_store;
+$L510_ret_store:
+	.loc 3 218 8
+	shl.b64 %rd432, %rd431, 1;
+	add.s64 %rd433, %rd1, %rd432;
+	st.global.u16 [%rd433], %rs105;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 107 24
-	add.s64 %rd262, %rd49, 4;
-	mov.s64 %rd49, %rd262;
+	.loc 3 109 24
+	add.s64 %rd434, %rd49, 4;
+	mov.s64 %rd49, %rd434;
 	bra.uni $L5_for_loop;
 $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16c_u005d:
 	ret;
@@ -6747,13 +8299,12 @@ $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002
 )
 .maxntid 128, 1, 1
 {
-	.reg .pred %p<53>;
-	.reg .b16 %rs<96>;
-	.reg .b32 %r<292>;
-	.reg .b64 %rd<263>;
-	.reg .f32 %f<558>;
+	.reg .pred %p<85>;
+	.reg .b32 %r<388>;
+	.reg .b64 %rd<435>;
+	.reg .f32 %f<542>;
 
-	.loc 3 70 6
+	.loc 3 72 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -6775,32 +8326,32 @@ $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002
 	ld.param.s64 %rd18, [act];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 3 71 54
+	.loc 3 73 54
 	mov.u64 %rd19, dynsmem;
 	mov.u32 %r0, %dynamic_smem_size;
 	div.u32 %r1, %r0, 2;
 	cvt.s64.u32 %rd20, %r1;
-	.loc 3 71 80
+	.loc 3 73 80
 	mov.u64 %rd21, dynsmem;
 	mov.u32 %r2, %dynamic_smem_size;
 	div.u32 %r3, %r2, 4;
 	cvt.s64.u32 %rd22, %r3;
-	.loc 3 71 6
+	.loc 3 73 6
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 101 13
+	.loc 3 103 13
 	mov.u32 %r4, %laneid;
 	cvt.s64.u32 %rd23, %r4;
-	.loc 3 102 21
+	.loc 3 104 21
 	mov.u32 %r5, %ctaid.x;
 	cvt.s64.u32 %rd24, %r5;
 	mov.u32 %r6, %ctaid.y;
 	cvt.s64.u32 %rd25, %r6;
 	mov.u32 %r7, %ctaid.z;
 	cvt.s64.u32 %rd26, %r7;
-	.loc 3 102 25
+	.loc 3 104 25
 	mul.lo.s64 %rd27, %rd24, 4;
-	.loc 3 102 44
+	.loc 3 104 44
 	mov.u32 %r10, %tid.z;
 	mov.u32 %r11, %ntid.y;
 	mov.u32 %r12, %tid.y;
@@ -6810,16 +8361,16 @@ $L2_entry:
 	mad.lo.u32 %r13, %r9, %r14, %r15;
 	shr.u32 %r8, %r13, 5;
 	cvt.s64.u32 %rd28, %r8;
-	.loc 3 102 36
+	.loc 3 104 36
 	add.s64 %rd29, %rd27, %rd28;
-	.loc 3 102 48
+	.loc 3 104 48
 	mul.lo.s64 %rd30, %rd29, 2;
-	.loc 3 103 10
+	.loc 3 105 10
 	setp.lt.s64 %p0, %rd30, %rd16;
 	@%p0 bra $L3_if_then;
 	bra.uni $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef32c_u005d;
 $L3_if_then:
-	.loc 3 104 17
+	.loc 3 106 17
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -6829,15 +8380,15 @@ $L3_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd31, %r16;
-	.loc 3 104 19
-	mul.lo.s64 %rd32, %rd31, 2048;
-	.loc 3 104 10
+	.loc 3 106 19
+	mul.lo.s64 %rd32, %rd31, 6144;
+	.loc 3 106 10
 	add.s64 %rd33, %rd20, 1;
 	sub.s64 %rd34, %rd20, %rd32;
 	sub.s64 %rd35, %rd20, %rd32;
 	shl.b64 %rd36, %rd32, 1;
 	add.s64 %rd37, %rd19, %rd36;
-	.loc 3 105 17
+	.loc 3 107 17
 	mov.u32 %r26, %tid.z;
 	mov.u32 %r27, %ntid.y;
 	mov.u32 %r28, %tid.y;
@@ -6847,3191 +8398,3887 @@ $L3_if_then:
 	mad.lo.u32 %r29, %r25, %r30, %r31;
 	shr.u32 %r24, %r29, 5;
 	cvt.s64.u32 %rd38, %r24;
-	.loc 3 105 19
-	mul.lo.s64 %rd39, %rd38, 2048;
-	.loc 3 105 30
+	.loc 3 107 19
+	mul.lo.s64 %rd39, %rd38, 6144;
+	.loc 3 107 30
 	div.s64 %rd40, %rd39, 2;
-	.loc 3 105 10
+	.loc 3 107 10
 	add.s64 %rd41, %rd22, 1;
 	sub.s64 %rd42, %rd22, %rd40;
 	sub.s64 %rd43, %rd22, %rd40;
 	shl.b64 %rd44, %rd40, 2;
 	add.s64 %rd45, %rd21, %rd44;
-	.loc 3 106 15
+	.loc 3 108 15
 	add.s64 %rd46, %rd17, 256;
-	.loc 3 106 26
+	.loc 3 108 26
 	sub.s64 %rd47, %rd46, 1;
-	.loc 3 106 31
+	.loc 3 108 31
 	div.s64 %rd48, %rd47, 256;
 	mov.s64 %rd49, 0;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 3 107 19
+	.loc 3 109 19
 	setp.lt.s64 %p1, %rd49, %rd15;
 	@%p1 bra $L6_for_body;
 	bra.uni $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef32c_u005d;
 $L6_for_body:
-	.loc 3 108 8
+	.loc 3 110 8
 	mov.f32 %f0, 0f00000000;
 	mov.f32 %f1, 0f00000000;
 	mov.f32 %f2, 0f00000000;
 	mov.f32 %f3, 0f00000000;
-	.loc 3 108 14
+	.loc 3 110 14
 	mov.f32 %f4, 0f00000000;
 	mov.f32 %f5, 0f00000000;
 	mov.f32 %f6, 0f00000000;
 	mov.f32 %f7, 0f00000000;
 	bra.uni $L24_entry;
 $L24_entry:
-	.loc 3 154 23
+	.loc 3 155 23
 	mul.lo.s64 %rd50, %rd23, 8;
-	.loc 3 154 20
+	.loc 3 155 20
 	add.s64 %rd51, 0, %rd50;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
-	.loc 3 158 10
+	.loc 3 159 10
 	add.s64 %rd52, %rd30, 0;
-	.loc 3 158 13
+	.loc 3 159 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L29_cond_true;
-	bra.uni $L31_edge;
+	bra.uni $L36_edge;
 $L29_cond_true:
-	.loc 3 158 23
+	.loc 3 159 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L27_if_then;
-	bra.uni $L32_edge;
+	bra.uni $L37_edge;
 $L27_if_then:
-	.loc 3 159 21
+	.loc 3 160 21
 	add.s64 %rd55, %rd30, 0;
-	.loc 3 159 24
+	.loc 3 160 24
 	mul.lo.s64 %rd56, %rd55, %rd17;
-	.loc 3 159 26
+	.loc 3 160 26
 	add.s64 %rd57, %rd56, %rd51;
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
 	bra.uni $L28_if_done;
-$L32_edge:
+$L37_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
-$L31_edge:
+$L36_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 161 45
+	.loc 3 162 53
 	mul.lo.s64 %rd58, %rd23, 8;
-	.loc 3 161 43
+	.loc 3 162 51
 	add.s64 %rd59, 0, %rd58;
-	.loc 3 161 26
+	.loc 3 162 26
 	shl.b64 %rd60, %rd59, 1;
 	add.s64 %rd61, %rd37, %rd60;
-	.loc 3 161 52
+	.loc 3 162 60
 	shl.b64 %rd62, %rd53, 1;
 	add.s64 %rd63, %rd7, %rd62;
-	.loc 3 161 19
+	.loc 3 162 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
-	bra.uni $L33_rangeint_body;
-$L33_rangeint_body:
-	.loc 3 158 10
+	bra.uni $L38_rangeint_body;
+$L38_rangeint_body:
+	.loc 3 159 10
 	add.s64 %rd64, %rd30, 1;
-	.loc 3 158 13
+	.loc 3 159 13
 	setp.lt.s64 %p4, %rd64, %rd16;
-	@%p4 bra $L36_cond_true;
-	bra.uni $L37_edge;
-$L36_cond_true:
-	.loc 3 158 23
+	@%p4 bra $L41_cond_true;
+	bra.uni $L42_edge;
+$L41_cond_true:
+	.loc 3 159 23
 	setp.lt.s64 %p5, %rd51, %rd17;
-	@%p5 bra $L34_if_then;
-	bra.uni $L38_edge;
-$L34_if_then:
-	.loc 3 159 21
+	@%p5 bra $L39_if_then;
+	bra.uni $L43_edge;
+$L39_if_then:
+	.loc 3 160 21
 	add.s64 %rd65, %rd30, 1;
-	.loc 3 159 24
+	.loc 3 160 24
 	mul.lo.s64 %rd66, %rd65, %rd17;
-	.loc 3 159 26
+	.loc 3 160 26
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
-	bra.uni $L35_if_done;
-$L38_edge:
+	bra.uni $L40_if_done;
+$L43_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L35_if_done;
-$L37_edge:
+	bra.uni $L40_if_done;
+$L42_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L35_if_done;
-$L35_if_done:
-	.loc 3 161 45
+	bra.uni $L40_if_done;
+$L40_if_done:
+	.loc 3 162 53
 	mul.lo.s64 %rd68, %rd23, 8;
-	.loc 3 161 43
+	.loc 3 162 51
 	add.s64 %rd69, 256, %rd68;
-	.loc 3 161 26
+	.loc 3 162 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd37, %rd70;
-	.loc 3 161 52
+	.loc 3 162 60
 	shl.b64 %rd72, %rd53, 1;
 	add.s64 %rd73, %rd7, %rd72;
-	.loc 3 161 19
+	.loc 3 162 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
-	bra.uni $L26_rangeint_done;
-$L26_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L40_entry;
-$L40_entry:
-	.loc 3 154 23
-	mul.lo.s64 %rd74, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd75, 256, %rd74;
-	bra.uni $L41_rangeint_body;
-$L41_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd76, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p6, %rd76, %rd16;
-	@%p6 bra $L45_cond_true;
-	bra.uni $L47_edge;
-$L45_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p7, %rd75, %rd17;
-	@%p7 bra $L43_if_then;
-	bra.uni $L48_edge;
-$L43_if_then:
-	.loc 3 159 21
-	add.s64 %rd79, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd80, %rd79, %rd17;
-	.loc 3 159 26
-	add.s64 %rd81, %rd80, %rd75;
-	mov.s64 %rd77, %rd81;
-	mov.s64 %rd78, 16;
-	bra.uni $L44_if_done;
-$L48_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L44_if_done;
-$L47_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L44_if_done;
-$L44_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd82, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd83, 512, %rd82;
-	.loc 3 161 26
-	shl.b64 %rd84, %rd83, 1;
-	add.s64 %rd85, %rd37, %rd84;
-	.loc 3 161 52
-	shl.b64 %rd86, %rd77, 1;
-	add.s64 %rd87, %rd7, %rd86;
-	.loc 3 161 19
-	cvt.u32.s64 %r34, %rd78;
-	cp.async.cg.shared.global [%rd85], [%rd87], 16, %r34;
-	bra.uni $L49_rangeint_body;
-$L49_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd88, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p8, %rd88, %rd16;
-	@%p8 bra $L52_cond_true;
-	bra.uni $L53_edge;
-$L52_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p9, %rd75, %rd17;
-	@%p9 bra $L50_if_then;
-	bra.uni $L54_edge;
-$L50_if_then:
-	.loc 3 159 21
-	add.s64 %rd89, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd90, %rd89, %rd17;
-	.loc 3 159 26
-	add.s64 %rd91, %rd90, %rd75;
-	mov.s64 %rd77, %rd91;
-	mov.s64 %rd78, 16;
-	bra.uni $L51_if_done;
-$L54_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L51_if_done;
-$L53_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L51_if_done;
-$L51_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd92, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd93, 768, %rd92;
-	.loc 3 161 26
-	shl.b64 %rd94, %rd93, 1;
-	add.s64 %rd95, %rd37, %rd94;
-	.loc 3 161 52
-	shl.b64 %rd96, %rd77, 1;
-	add.s64 %rd97, %rd7, %rd96;
-	.loc 3 161 19
-	cvt.u32.s64 %r35, %rd78;
-	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r35;
-	bra.uni $L42_rangeint_done;
-$L42_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L56_entry;
-$L56_entry:
-	.loc 3 154 23
-	mul.lo.s64 %rd98, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd99, 512, %rd98;
-	bra.uni $L57_rangeint_body;
-$L57_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd100, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p10, %rd100, %rd16;
-	@%p10 bra $L61_cond_true;
-	bra.uni $L63_edge;
+	bra.uni $L30_rangeint_body;
+$L30_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd74, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p6, %rd74, %rd15;
+	@%p6 bra $L34_cond_true;
+	bra.uni $L44_edge;
+$L34_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p7, %rd51, %rd17;
+	@%p7 bra $L32_if_then;
+	bra.uni $L45_edge;
+$L32_if_then:
+	.loc 3 168 19
+	add.s64 %rd77, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd78, %rd77, %rd17;
+	.loc 3 168 24
+	add.s64 %rd79, %rd78, %rd51;
+	mov.s64 %rd75, %rd79;
+	mov.s64 %rd76, 16;
+	bra.uni $L33_if_done;
+$L45_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L33_if_done;
+$L44_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L33_if_done;
+$L33_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd80, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd81, 512, %rd80;
+	.loc 3 170 26
+	shl.b64 %rd82, %rd81, 1;
+	add.s64 %rd83, %rd37, %rd82;
+	.loc 3 170 62
+	shl.b64 %rd84, %rd75, 1;
+	add.s64 %rd85, %rd4, %rd84;
+	.loc 3 170 19
+	cvt.u32.s64 %r34, %rd76;
+	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r34;
+	bra.uni $L46_rangeint_body;
+$L46_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd86, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p8, %rd86, %rd15;
+	@%p8 bra $L49_cond_true;
+	bra.uni $L50_edge;
+$L49_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p9, %rd51, %rd17;
+	@%p9 bra $L47_if_then;
+	bra.uni $L51_edge;
+$L47_if_then:
+	.loc 3 168 19
+	add.s64 %rd87, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd88, %rd87, %rd17;
+	.loc 3 168 24
+	add.s64 %rd89, %rd88, %rd51;
+	mov.s64 %rd75, %rd89;
+	mov.s64 %rd76, 16;
+	bra.uni $L48_if_done;
+$L51_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L48_if_done;
+$L50_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L48_if_done;
+$L48_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd90, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd91, 768, %rd90;
+	.loc 3 170 26
+	shl.b64 %rd92, %rd91, 1;
+	add.s64 %rd93, %rd37, %rd92;
+	.loc 3 170 62
+	shl.b64 %rd94, %rd75, 1;
+	add.s64 %rd95, %rd4, %rd94;
+	.loc 3 170 19
+	cvt.u32.s64 %r35, %rd76;
+	cp.async.cg.shared.global [%rd93], [%rd95], 16, %r35;
+	bra.uni $L52_rangeint_body;
+$L52_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd96, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p10, %rd96, %rd15;
+	@%p10 bra $L55_cond_true;
+	bra.uni $L56_edge;
+$L55_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p11, %rd51, %rd17;
+	@%p11 bra $L53_if_then;
+	bra.uni $L57_edge;
+$L53_if_then:
+	.loc 3 168 19
+	add.s64 %rd97, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd98, %rd97, %rd17;
+	.loc 3 168 24
+	add.s64 %rd99, %rd98, %rd51;
+	mov.s64 %rd75, %rd99;
+	mov.s64 %rd76, 16;
+	bra.uni $L54_if_done;
+$L57_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L54_if_done;
+$L56_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L54_if_done;
+$L54_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd100, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd101, 1024, %rd100;
+	.loc 3 170 26
+	shl.b64 %rd102, %rd101, 1;
+	add.s64 %rd103, %rd37, %rd102;
+	.loc 3 170 62
+	shl.b64 %rd104, %rd75, 1;
+	add.s64 %rd105, %rd4, %rd104;
+	.loc 3 170 19
+	cvt.u32.s64 %r36, %rd76;
+	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
+	bra.uni $L58_rangeint_body;
+$L58_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd106, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p12, %rd106, %rd15;
+	@%p12 bra $L61_cond_true;
+	bra.uni $L62_edge;
 $L61_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p11, %rd99, %rd17;
-	@%p11 bra $L59_if_then;
-	bra.uni $L64_edge;
+	.loc 3 167 21
+	setp.lt.s64 %p13, %rd51, %rd17;
+	@%p13 bra $L59_if_then;
+	bra.uni $L63_edge;
 $L59_if_then:
-	.loc 3 159 21
-	add.s64 %rd103, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd104, %rd103, %rd17;
-	.loc 3 159 26
-	add.s64 %rd105, %rd104, %rd99;
-	mov.s64 %rd101, %rd105;
-	mov.s64 %rd102, 16;
-	bra.uni $L60_if_done;
-$L64_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
+	.loc 3 168 19
+	add.s64 %rd107, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd108, %rd107, %rd17;
+	.loc 3 168 24
+	add.s64 %rd109, %rd108, %rd51;
+	mov.s64 %rd75, %rd109;
+	mov.s64 %rd76, 16;
 	bra.uni $L60_if_done;
 $L63_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L60_if_done;
+$L62_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
 	bra.uni $L60_if_done;
 $L60_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd106, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd107, 1024, %rd106;
-	.loc 3 161 26
-	shl.b64 %rd108, %rd107, 1;
-	add.s64 %rd109, %rd37, %rd108;
-	.loc 3 161 52
-	shl.b64 %rd110, %rd101, 1;
-	add.s64 %rd111, %rd7, %rd110;
-	.loc 3 161 19
-	cvt.u32.s64 %r36, %rd102;
-	cp.async.cg.shared.global [%rd109], [%rd111], 16, %r36;
-	bra.uni $L65_rangeint_body;
-$L65_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd112, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p12, %rd112, %rd16;
-	@%p12 bra $L68_cond_true;
-	bra.uni $L69_edge;
-$L68_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p13, %rd99, %rd17;
-	@%p13 bra $L66_if_then;
-	bra.uni $L70_edge;
-$L66_if_then:
-	.loc 3 159 21
-	add.s64 %rd113, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd114, %rd113, %rd17;
-	.loc 3 159 26
-	add.s64 %rd115, %rd114, %rd99;
-	mov.s64 %rd101, %rd115;
-	mov.s64 %rd102, 16;
-	bra.uni $L67_if_done;
-$L70_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
-	bra.uni $L67_if_done;
-$L69_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
-	bra.uni $L67_if_done;
-$L67_if_done:
-	.loc 3 161 45
+	.loc 3 170 55
+	mul.lo.s64 %rd110, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd111, 1280, %rd110;
+	.loc 3 170 26
+	shl.b64 %rd112, %rd111, 1;
+	add.s64 %rd113, %rd37, %rd112;
+	.loc 3 170 62
+	shl.b64 %rd114, %rd75, 1;
+	add.s64 %rd115, %rd4, %rd114;
+	.loc 3 170 19
+	cvt.u32.s64 %r37, %rd76;
+	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
+	bra.uni $L31_rangeint_done;
+$L31_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L65_entry;
+$L65_entry:
+	.loc 3 155 23
 	mul.lo.s64 %rd116, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd117, 1280, %rd116;
-	.loc 3 161 26
-	shl.b64 %rd118, %rd117, 1;
-	add.s64 %rd119, %rd37, %rd118;
-	.loc 3 161 52
-	shl.b64 %rd120, %rd101, 1;
-	add.s64 %rd121, %rd7, %rd120;
-	.loc 3 161 19
-	cvt.u32.s64 %r37, %rd102;
-	cp.async.cg.shared.global [%rd119], [%rd121], 16, %r37;
-	bra.uni $L58_rangeint_done;
-$L58_rangeint_done:
-	.loc 3 163 19
+	.loc 3 155 20
+	add.s64 %rd117, 256, %rd116;
+	bra.uni $L66_rangeint_body;
+$L66_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd118, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p14, %rd118, %rd16;
+	@%p14 bra $L70_cond_true;
+	bra.uni $L77_edge;
+$L70_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p15, %rd117, %rd17;
+	@%p15 bra $L68_if_then;
+	bra.uni $L78_edge;
+$L68_if_then:
+	.loc 3 160 21
+	add.s64 %rd121, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd122, %rd121, %rd17;
+	.loc 3 160 26
+	add.s64 %rd123, %rd122, %rd117;
+	mov.s64 %rd119, %rd123;
+	mov.s64 %rd120, 16;
+	bra.uni $L69_if_done;
+$L78_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L69_if_done;
+$L77_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L69_if_done;
+$L69_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd124, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd125, 1536, %rd124;
+	.loc 3 162 26
+	shl.b64 %rd126, %rd125, 1;
+	add.s64 %rd127, %rd37, %rd126;
+	.loc 3 162 60
+	shl.b64 %rd128, %rd119, 1;
+	add.s64 %rd129, %rd7, %rd128;
+	.loc 3 162 19
+	cvt.u32.s64 %r38, %rd120;
+	cp.async.cg.shared.global [%rd127], [%rd129], 16, %r38;
+	bra.uni $L79_rangeint_body;
+$L79_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd130, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p16, %rd130, %rd16;
+	@%p16 bra $L82_cond_true;
+	bra.uni $L83_edge;
+$L82_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p17, %rd117, %rd17;
+	@%p17 bra $L80_if_then;
+	bra.uni $L84_edge;
+$L80_if_then:
+	.loc 3 160 21
+	add.s64 %rd131, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd132, %rd131, %rd17;
+	.loc 3 160 26
+	add.s64 %rd133, %rd132, %rd117;
+	mov.s64 %rd119, %rd133;
+	mov.s64 %rd120, 16;
+	bra.uni $L81_if_done;
+$L84_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L81_if_done;
+$L83_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L81_if_done;
+$L81_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd134, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd135, 1792, %rd134;
+	.loc 3 162 26
+	shl.b64 %rd136, %rd135, 1;
+	add.s64 %rd137, %rd37, %rd136;
+	.loc 3 162 60
+	shl.b64 %rd138, %rd119, 1;
+	add.s64 %rd139, %rd7, %rd138;
+	.loc 3 162 19
+	cvt.u32.s64 %r39, %rd120;
+	cp.async.cg.shared.global [%rd137], [%rd139], 16, %r39;
+	bra.uni $L71_rangeint_body;
+$L71_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd140, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p18, %rd140, %rd15;
+	@%p18 bra $L75_cond_true;
+	bra.uni $L85_edge;
+$L75_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p19, %rd117, %rd17;
+	@%p19 bra $L73_if_then;
+	bra.uni $L86_edge;
+$L73_if_then:
+	.loc 3 168 19
+	add.s64 %rd143, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd144, %rd143, %rd17;
+	.loc 3 168 24
+	add.s64 %rd145, %rd144, %rd117;
+	mov.s64 %rd141, %rd145;
+	mov.s64 %rd142, 16;
+	bra.uni $L74_if_done;
+$L86_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L74_if_done;
+$L85_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L74_if_done;
+$L74_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd146, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd147, 2048, %rd146;
+	.loc 3 170 26
+	shl.b64 %rd148, %rd147, 1;
+	add.s64 %rd149, %rd37, %rd148;
+	.loc 3 170 62
+	shl.b64 %rd150, %rd141, 1;
+	add.s64 %rd151, %rd4, %rd150;
+	.loc 3 170 19
+	cvt.u32.s64 %r40, %rd142;
+	cp.async.cg.shared.global [%rd149], [%rd151], 16, %r40;
+	bra.uni $L87_rangeint_body;
+$L87_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd152, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p20, %rd152, %rd15;
+	@%p20 bra $L90_cond_true;
+	bra.uni $L91_edge;
+$L90_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p21, %rd117, %rd17;
+	@%p21 bra $L88_if_then;
+	bra.uni $L92_edge;
+$L88_if_then:
+	.loc 3 168 19
+	add.s64 %rd153, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd154, %rd153, %rd17;
+	.loc 3 168 24
+	add.s64 %rd155, %rd154, %rd117;
+	mov.s64 %rd141, %rd155;
+	mov.s64 %rd142, 16;
+	bra.uni $L89_if_done;
+$L92_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L89_if_done;
+$L91_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd156, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd157, 2304, %rd156;
+	.loc 3 170 26
+	shl.b64 %rd158, %rd157, 1;
+	add.s64 %rd159, %rd37, %rd158;
+	.loc 3 170 62
+	shl.b64 %rd160, %rd141, 1;
+	add.s64 %rd161, %rd4, %rd160;
+	.loc 3 170 19
+	cvt.u32.s64 %r41, %rd142;
+	cp.async.cg.shared.global [%rd159], [%rd161], 16, %r41;
+	bra.uni $L93_rangeint_body;
+$L93_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd162, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p22, %rd162, %rd15;
+	@%p22 bra $L96_cond_true;
+	bra.uni $L97_edge;
+$L96_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p23, %rd117, %rd17;
+	@%p23 bra $L94_if_then;
+	bra.uni $L98_edge;
+$L94_if_then:
+	.loc 3 168 19
+	add.s64 %rd163, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd164, %rd163, %rd17;
+	.loc 3 168 24
+	add.s64 %rd165, %rd164, %rd117;
+	mov.s64 %rd141, %rd165;
+	mov.s64 %rd142, 16;
+	bra.uni $L95_if_done;
+$L98_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L95_if_done;
+$L97_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L95_if_done;
+$L95_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd166, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd167, 2560, %rd166;
+	.loc 3 170 26
+	shl.b64 %rd168, %rd167, 1;
+	add.s64 %rd169, %rd37, %rd168;
+	.loc 3 170 62
+	shl.b64 %rd170, %rd141, 1;
+	add.s64 %rd171, %rd4, %rd170;
+	.loc 3 170 19
+	cvt.u32.s64 %r42, %rd142;
+	cp.async.cg.shared.global [%rd169], [%rd171], 16, %r42;
+	bra.uni $L99_rangeint_body;
+$L99_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd172, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p24, %rd172, %rd15;
+	@%p24 bra $L102_cond_true;
+	bra.uni $L103_edge;
+$L102_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p25, %rd117, %rd17;
+	@%p25 bra $L100_if_then;
+	bra.uni $L104_edge;
+$L100_if_then:
+	.loc 3 168 19
+	add.s64 %rd173, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd174, %rd173, %rd17;
+	.loc 3 168 24
+	add.s64 %rd175, %rd174, %rd117;
+	mov.s64 %rd141, %rd175;
+	mov.s64 %rd142, 16;
+	bra.uni $L101_if_done;
+$L104_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L101_if_done;
+$L103_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L101_if_done;
+$L101_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd176, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd177, 2816, %rd176;
+	.loc 3 170 26
+	shl.b64 %rd178, %rd177, 1;
+	add.s64 %rd179, %rd37, %rd178;
+	.loc 3 170 62
+	shl.b64 %rd180, %rd141, 1;
+	add.s64 %rd181, %rd4, %rd180;
+	.loc 3 170 19
+	cvt.u32.s64 %r43, %rd142;
+	cp.async.cg.shared.global [%rd179], [%rd181], 16, %r43;
+	bra.uni $L72_rangeint_done;
+$L72_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L106_entry;
+$L106_entry:
+	.loc 3 155 23
+	mul.lo.s64 %rd182, %rd23, 8;
+	.loc 3 155 20
+	add.s64 %rd183, 512, %rd182;
+	bra.uni $L107_rangeint_body;
+$L107_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd184, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p26, %rd184, %rd16;
+	@%p26 bra $L111_cond_true;
+	bra.uni $L118_edge;
+$L111_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p27, %rd183, %rd17;
+	@%p27 bra $L109_if_then;
+	bra.uni $L119_edge;
+$L109_if_then:
+	.loc 3 160 21
+	add.s64 %rd187, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd188, %rd187, %rd17;
+	.loc 3 160 26
+	add.s64 %rd189, %rd188, %rd183;
+	mov.s64 %rd185, %rd189;
+	mov.s64 %rd186, 16;
+	bra.uni $L110_if_done;
+$L119_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L110_if_done;
+$L118_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L110_if_done;
+$L110_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd190, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd191, 3072, %rd190;
+	.loc 3 162 26
+	shl.b64 %rd192, %rd191, 1;
+	add.s64 %rd193, %rd37, %rd192;
+	.loc 3 162 60
+	shl.b64 %rd194, %rd185, 1;
+	add.s64 %rd195, %rd7, %rd194;
+	.loc 3 162 19
+	cvt.u32.s64 %r44, %rd186;
+	cp.async.cg.shared.global [%rd193], [%rd195], 16, %r44;
+	bra.uni $L120_rangeint_body;
+$L120_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd196, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p28, %rd196, %rd16;
+	@%p28 bra $L123_cond_true;
+	bra.uni $L124_edge;
+$L123_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p29, %rd183, %rd17;
+	@%p29 bra $L121_if_then;
+	bra.uni $L125_edge;
+$L121_if_then:
+	.loc 3 160 21
+	add.s64 %rd197, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd198, %rd197, %rd17;
+	.loc 3 160 26
+	add.s64 %rd199, %rd198, %rd183;
+	mov.s64 %rd185, %rd199;
+	mov.s64 %rd186, 16;
+	bra.uni $L122_if_done;
+$L125_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L122_if_done;
+$L124_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L122_if_done;
+$L122_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd200, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd201, 3328, %rd200;
+	.loc 3 162 26
+	shl.b64 %rd202, %rd201, 1;
+	add.s64 %rd203, %rd37, %rd202;
+	.loc 3 162 60
+	shl.b64 %rd204, %rd185, 1;
+	add.s64 %rd205, %rd7, %rd204;
+	.loc 3 162 19
+	cvt.u32.s64 %r45, %rd186;
+	cp.async.cg.shared.global [%rd203], [%rd205], 16, %r45;
+	bra.uni $L112_rangeint_body;
+$L112_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd206, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p30, %rd206, %rd15;
+	@%p30 bra $L116_cond_true;
+	bra.uni $L126_edge;
+$L116_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p31, %rd183, %rd17;
+	@%p31 bra $L114_if_then;
+	bra.uni $L127_edge;
+$L114_if_then:
+	.loc 3 168 19
+	add.s64 %rd209, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd210, %rd209, %rd17;
+	.loc 3 168 24
+	add.s64 %rd211, %rd210, %rd183;
+	mov.s64 %rd207, %rd211;
+	mov.s64 %rd208, 16;
+	bra.uni $L115_if_done;
+$L127_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L115_if_done;
+$L126_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L115_if_done;
+$L115_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd212, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd213, 3584, %rd212;
+	.loc 3 170 26
+	shl.b64 %rd214, %rd213, 1;
+	add.s64 %rd215, %rd37, %rd214;
+	.loc 3 170 62
+	shl.b64 %rd216, %rd207, 1;
+	add.s64 %rd217, %rd4, %rd216;
+	.loc 3 170 19
+	cvt.u32.s64 %r46, %rd208;
+	cp.async.cg.shared.global [%rd215], [%rd217], 16, %r46;
+	bra.uni $L128_rangeint_body;
+$L128_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd218, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p32, %rd218, %rd15;
+	@%p32 bra $L131_cond_true;
+	bra.uni $L132_edge;
+$L131_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p33, %rd183, %rd17;
+	@%p33 bra $L129_if_then;
+	bra.uni $L133_edge;
+$L129_if_then:
+	.loc 3 168 19
+	add.s64 %rd219, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd220, %rd219, %rd17;
+	.loc 3 168 24
+	add.s64 %rd221, %rd220, %rd183;
+	mov.s64 %rd207, %rd221;
+	mov.s64 %rd208, 16;
+	bra.uni $L130_if_done;
+$L133_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L130_if_done;
+$L132_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L130_if_done;
+$L130_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd222, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd223, 3840, %rd222;
+	.loc 3 170 26
+	shl.b64 %rd224, %rd223, 1;
+	add.s64 %rd225, %rd37, %rd224;
+	.loc 3 170 62
+	shl.b64 %rd226, %rd207, 1;
+	add.s64 %rd227, %rd4, %rd226;
+	.loc 3 170 19
+	cvt.u32.s64 %r47, %rd208;
+	cp.async.cg.shared.global [%rd225], [%rd227], 16, %r47;
+	bra.uni $L134_rangeint_body;
+$L134_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd228, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p34, %rd228, %rd15;
+	@%p34 bra $L137_cond_true;
+	bra.uni $L138_edge;
+$L137_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p35, %rd183, %rd17;
+	@%p35 bra $L135_if_then;
+	bra.uni $L139_edge;
+$L135_if_then:
+	.loc 3 168 19
+	add.s64 %rd229, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd230, %rd229, %rd17;
+	.loc 3 168 24
+	add.s64 %rd231, %rd230, %rd183;
+	mov.s64 %rd207, %rd231;
+	mov.s64 %rd208, 16;
+	bra.uni $L136_if_done;
+$L139_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L136_if_done;
+$L138_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L136_if_done;
+$L136_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd232, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd233, 4096, %rd232;
+	.loc 3 170 26
+	shl.b64 %rd234, %rd233, 1;
+	add.s64 %rd235, %rd37, %rd234;
+	.loc 3 170 62
+	shl.b64 %rd236, %rd207, 1;
+	add.s64 %rd237, %rd4, %rd236;
+	.loc 3 170 19
+	cvt.u32.s64 %r48, %rd208;
+	cp.async.cg.shared.global [%rd235], [%rd237], 16, %r48;
+	bra.uni $L140_rangeint_body;
+$L140_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd238, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p36, %rd238, %rd15;
+	@%p36 bra $L143_cond_true;
+	bra.uni $L144_edge;
+$L143_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p37, %rd183, %rd17;
+	@%p37 bra $L141_if_then;
+	bra.uni $L145_edge;
+$L141_if_then:
+	.loc 3 168 19
+	add.s64 %rd239, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd240, %rd239, %rd17;
+	.loc 3 168 24
+	add.s64 %rd241, %rd240, %rd183;
+	mov.s64 %rd207, %rd241;
+	mov.s64 %rd208, 16;
+	bra.uni $L142_if_done;
+$L145_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L142_if_done;
+$L144_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L142_if_done;
+$L142_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd242, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd243, 4352, %rd242;
+	.loc 3 170 26
+	shl.b64 %rd244, %rd243, 1;
+	add.s64 %rd245, %rd37, %rd244;
+	.loc 3 170 62
+	shl.b64 %rd246, %rd207, 1;
+	add.s64 %rd247, %rd4, %rd246;
+	.loc 3 170 19
+	cvt.u32.s64 %r49, %rd208;
+	cp.async.cg.shared.global [%rd245], [%rd247], 16, %r49;
+	bra.uni $L113_rangeint_done;
+$L113_rangeint_done:
+	.loc 3 172 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
-	mov.s64 %rd122, 0;
+	mov.s64 %rd248, 0;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 3 113 20
-	setp.lt.s64 %p14, %rd122, %rd48;
-	@%p14 bra $L10_for_body;
+	.loc 3 115 20
+	setp.lt.s64 %p38, %rd248, %rd48;
+	@%p38 bra $L10_for_body;
 	bra.uni $L11_for_done;
 $L10_for_body:
-	.loc 3 114 20
+	.loc 3 116 20
 	cp.async.wait_group 2;
-	.loc 3 115 13
-	mul.lo.s64 %rd123, %rd122, 256;
-	.loc 3 115 26
-	mul.lo.s64 %rd124, %rd23, 8;
-	.loc 3 115 23
-	add.s64 %rd125, %rd123, %rd124;
-	.loc 3 116 13
-	rem.s64 %rd126, %rd122, 4;
-	.loc 3 117 27
-	mul.lo.s64 %rd127, %rd126, 2;
-	.loc 3 117 29
-	mul.lo.s64 %rd128, %rd127, 256;
-	.loc 3 117 40
-	mul.lo.s64 %rd129, %rd23, 8;
-	.loc 3 117 38
-	add.s64 %rd130, %rd128, %rd129;
-	.loc 3 117 43
-	div.s64 %rd131, %rd130, 2;
-	.loc 3 117 20
-	add.s64 %rd132, %rd131, 3;
-	shl.b64 %rd133, %rd131, 2;
-	add.s64 %rd134, %rd45, %rd133;
-	ld.shared.v4.u32 {%r38, %r39, %r40, %r41}, [%rd134];
-	.loc 3 118 28
-	mul.lo.s64 %rd135, %rd126, 2;
-	.loc 3 118 30
-	add.s64 %rd136, %rd135, 1;
-	.loc 3 118 33
-	mul.lo.s64 %rd137, %rd136, 256;
-	.loc 3 118 44
-	mul.lo.s64 %rd138, %rd23, 8;
-	.loc 3 118 42
-	add.s64 %rd139, %rd137, %rd138;
-	.loc 3 118 47
-	div.s64 %rd140, %rd139, 2;
-	.loc 3 118 20
-	add.s64 %rd141, %rd140, 3;
-	shl.b64 %rd142, %rd140, 2;
-	add.s64 %rd143, %rd45, %rd142;
-	ld.shared.v4.u32 {%r42, %r43, %r44, %r45}, [%rd143];
-	.loc 3 119 11
-	setp.lt.s64 %p15, %rd125, %rd17;
-	@%p15 bra $L14_rangeint_body;
+	.loc 3 117 13
+	mul.lo.s64 %rd249, %rd248, 256;
+	.loc 3 117 26
+	mul.lo.s64 %rd250, %rd23, 8;
+	.loc 3 117 23
+	add.s64 %rd251, %rd249, %rd250;
+	.loc 3 118 13
+	rem.s64 %rd252, %rd248, 4;
+	.loc 3 119 27
+	mul.lo.s64 %rd253, %rd252, 6;
+	.loc 3 119 37
+	mul.lo.s64 %rd254, %rd253, 256;
+	.loc 3 119 48
+	mul.lo.s64 %rd255, %rd23, 8;
+	.loc 3 119 46
+	add.s64 %rd256, %rd254, %rd255;
+	.loc 3 119 51
+	div.s64 %rd257, %rd256, 2;
+	.loc 3 119 20
+	add.s64 %rd258, %rd257, 3;
+	shl.b64 %rd259, %rd257, 2;
+	add.s64 %rd260, %rd45, %rd259;
+	ld.shared.v4.u32 {%r50, %r51, %r52, %r53}, [%rd260];
+	.loc 3 120 28
+	mul.lo.s64 %rd261, %rd252, 6;
+	.loc 3 120 38
+	add.s64 %rd262, %rd261, 1;
+	.loc 3 120 41
+	mul.lo.s64 %rd263, %rd262, 256;
+	.loc 3 120 52
+	mul.lo.s64 %rd264, %rd23, 8;
+	.loc 3 120 50
+	add.s64 %rd265, %rd263, %rd264;
+	.loc 3 120 55
+	div.s64 %rd266, %rd265, 2;
+	.loc 3 120 20
+	add.s64 %rd267, %rd266, 3;
+	shl.b64 %rd268, %rd266, 2;
+	add.s64 %rd269, %rd45, %rd268;
+	ld.shared.v4.u32 {%r54, %r55, %r56, %r57}, [%rd269];
+	.loc 3 121 11
+	setp.lt.s64 %p39, %rd251, %rd17;
+	@%p39 bra $L14_rangeint_body;
 	bra.uni $L13_if_done;
 $L14_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd144, %rd49, 0;
-	.loc 3 122 15
-	setp.lt.s64 %p16, %rd144, %rd15;
-	@%p16 bra $L15_if_then;
-	bra.uni $L127_rangeint_body;
+	.loc 3 124 12
+	add.s64 %rd270, %rd49, 0;
+	.loc 3 124 15
+	setp.lt.s64 %p40, %rd270, %rd15;
+	@%p40 bra $L15_if_then;
+	bra.uni $L201_rangeint_body;
 $L15_if_then:
-	.loc 3 123 30
-	add.s64 %rd145, %rd49, 0;
-	.loc 3 123 33
-	mul.lo.s64 %rd146, %rd145, %rd17;
-	.loc 3 123 35
-	add.s64 %rd147, %rd146, %rd125;
-	.loc 3 123 23
-	add.s64 %rd148, %rd147, 3;
-	shl.b64 %rd149, %rd147, 1;
-	add.s64 %rd150, %rd4, %rd149;
-	ld.global.nc.v4.u16 {%rs0, %rs1, %rs2, %rs3}, [%rd150];
-	.loc 3 124 30
-	add.s64 %rd151, %rd49, 0;
-	.loc 3 124 33
-	mul.lo.s64 %rd152, %rd151, %rd17;
-	.loc 3 124 35
-	add.s64 %rd153, %rd152, %rd125;
-	.loc 3 124 38
-	add.s64 %rd154, %rd153, 4;
-	.loc 3 124 23
-	add.s64 %rd155, %rd154, 3;
-	shl.b64 %rd156, %rd154, 1;
-	add.s64 %rd157, %rd4, %rd156;
-	ld.global.nc.v4.u16 {%rs4, %rs5, %rs6, %rs7}, [%rd157];
+	.loc 3 125 31
+	mul.lo.s64 %rd271, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd272, %rd271, 2;
 	.loc 3 125 43
+	add.s64 %rd273, %rd272, 0;
+	.loc 3 125 46
+	mul.lo.s64 %rd274, %rd273, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd275, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd276, %rd274, %rd275;
+	.loc 3 125 60
+	div.s64 %rd277, %rd276, 2;
+	.loc 3 125 23
+	add.s64 %rd278, %rd277, 3;
+	shl.b64 %rd279, %rd277, 2;
+	add.s64 %rd280, %rd45, %rd279;
+	ld.shared.v4.u32 {%r58, %r59, %r60, %r61}, [%rd280];
+	.loc 3 126 43
 	mov.f32 %f8, %f0;
-	.loc 3 125 52
+	.loc 3 126 52
 	mov.f32 %f9, %f4;
-	.loc 3 125 34
-	bra.uni $L71_entry;
-$L71_entry:
-	.loc 3 169 61
-	mov.u16 %rs8, 0;
-	mov.u16 %rs9, 0;
-	mov.u16 %rs10, 0;
-	mov.u16 %rs11, 0;
-	mov.u16 %rs8, %rs0;
-	mov.u16 %rs9, %rs1;
-	mov.u16 %rs10, %rs2;
-	mov.u16 %rs11, %rs3;
-	.loc 3 169 65
-	mov.u16 %rs12, 0;
-	mov.u16 %rs13, 0;
-	mov.u16 %rs14, 0;
-	mov.u16 %rs15, 0;
-	mov.u16 %rs12, %rs4;
-	mov.u16 %rs13, %rs5;
-	mov.u16 %rs14, %rs6;
-	mov.u16 %rs15, %rs7;
-	.loc 3 169 74
-	mov.u32 %r46, 0;
-	mov.u32 %r47, 0;
-	mov.u32 %r48, 0;
-	mov.u32 %r49, 0;
-	mov.u32 %r46, %r38;
-	mov.u32 %r47, %r39;
-	mov.u32 %r48, %r40;
-	mov.u32 %r49, %r41;
-	.loc 3 169 78
-	mov.u32 %r50, 0;
-	mov.u32 %r51, 0;
-	mov.u32 %r52, 0;
-	mov.u32 %r53, 0;
-	mov.u32 %r50, %r42;
-	mov.u32 %r51, %r43;
-	mov.u32 %r52, %r44;
-	mov.u32 %r53, %r45;
+	.loc 3 126 34
+	bra.uni $L146_entry;
+$L146_entry:
+	.loc 3 178 61
+	mov.u32 %r62, 0;
+	mov.u32 %r63, 0;
+	mov.u32 %r64, 0;
+	mov.u32 %r65, 0;
+	mov.u32 %r62, %r58;
+	mov.u32 %r63, %r59;
+	mov.u32 %r64, %r60;
+	mov.u32 %r65, %r61;
+	.loc 3 178 65
+	mov.u32 %r66, 0;
+	mov.u32 %r67, 0;
+	mov.u32 %r68, 0;
+	mov.u32 %r69, 0;
+	mov.u32 %r66, %r50;
+	mov.u32 %r67, %r51;
+	mov.u32 %r68, %r52;
+	mov.u32 %r69, %r53;
+	.loc 3 178 69
+	mov.u32 %r70, 0;
+	mov.u32 %r71, 0;
+	mov.u32 %r72, 0;
+	mov.u32 %r73, 0;
+	mov.u32 %r70, %r54;
+	mov.u32 %r71, %r55;
+	mov.u32 %r72, %r56;
+	mov.u32 %r73, %r57;
 	mov.f32 %f12, %f8;
 	mov.f32 %f13, %f9;
-	bra.uni $L72_rangeint_body;
-$L72_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs16, %rs8;
-	.loc 3 172 20
-	bra.uni $L77_entry;
-$L77_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r54, %rs16;
-	shl.b32 %r54, %r54, 16;
-	mov.b32 %f15, %r54;
-	.loc 3 95 45
+	bra.uni $L147_rangeint_body;
+$L147_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r74, %r62;
+	.loc 3 181 18
+	bra.uni $L150_entry;
+$L150_entry:
+	.loc 3 98 75
+	shl.b32 %r75, %r74, 16;
+	.loc 3 98 72
+	mov.b32 %f15, %r75;
+	.loc 3 98 45
 	mov.f32 %f14, %f15;
-	bra.uni $L78_ret_load;
-$L78_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs17, %rs9;
-	.loc 3 172 38
-	bra.uni $L79_entry;
-$L79_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r55, %rs17;
-	shl.b32 %r55, %r55, 16;
-	mov.b32 %f17, %r55;
-	.loc 3 95 45
+	bra.uni $L151_ret_lo;
+$L151_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r76, %r62;
+	.loc 3 181 32
+	bra.uni $L152_entry;
+$L152_entry:
+	.loc 3 99 75
+	not.b32 %r78, 65535;
+	and.b32 %r77, %r76, %r78;
+	.loc 3 99 72
+	mov.b32 %f17, %r77;
+	.loc 3 99 45
 	mov.f32 %f16, %f17;
-	bra.uni $L80_ret_load;
-$L80_ret_load:
-	.loc 3 173 28
-	mov.u32 %r56, %r46;
-	.loc 3 173 25
-	bra.uni $L81_entry;
-$L81_entry:
-	.loc 3 97 75
-	not.b32 %r58, 65535;
-	and.b32 %r57, %r56, %r58;
-	.loc 3 97 72
-	mov.b32 %f19, %r57;
-	.loc 3 97 45
+	bra.uni $L153_ret_hi;
+$L153_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r79, %r66;
+	.loc 3 182 25
+	bra.uni $L154_entry;
+$L154_entry:
+	.loc 3 99 75
+	not.b32 %r81, 65535;
+	and.b32 %r80, %r79, %r81;
+	.loc 3 99 72
+	mov.b32 %f19, %r80;
+	.loc 3 99 45
 	mov.f32 %f18, %f19;
-	bra.uni $L82_ret_hi;
-$L82_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r59, %r46;
-	.loc 3 173 51
-	bra.uni $L83_entry;
-$L83_entry:
-	.loc 3 96 75
-	shl.b32 %r60, %r59, 16;
-	.loc 3 96 72
-	mov.b32 %f21, %r60;
-	.loc 3 96 45
+	bra.uni $L155_ret_hi;
+$L155_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r82, %r66;
+	.loc 3 182 51
+	bra.uni $L156_entry;
+$L156_entry:
+	.loc 3 98 75
+	shl.b32 %r83, %r82, 16;
+	.loc 3 98 72
+	mov.b32 %f21, %r83;
+	.loc 3 98 45
 	mov.f32 %f20, %f21;
-	bra.uni $L84_ret_lo;
-$L84_ret_lo:
-	.loc 3 173 41
+	bra.uni $L157_ret_lo;
+$L157_ret_lo:
+	.loc 3 182 41
 	fma.rn.f32 %f22, %f14, %f20, %f12;
-	.loc 3 173 15
+	.loc 3 182 15
 	fma.rn.f32 %f23, %f16, %f18, %f22;
-	.loc 3 174 28
-	mov.u32 %r61, %r50;
-	.loc 3 174 25
-	bra.uni $L85_entry;
-$L85_entry:
-	.loc 3 97 75
-	not.b32 %r63, 65535;
-	and.b32 %r62, %r61, %r63;
-	.loc 3 97 72
-	mov.b32 %f25, %r62;
-	.loc 3 97 45
+	.loc 3 183 28
+	mov.u32 %r84, %r70;
+	.loc 3 183 25
+	bra.uni $L158_entry;
+$L158_entry:
+	.loc 3 99 75
+	not.b32 %r86, 65535;
+	and.b32 %r85, %r84, %r86;
+	.loc 3 99 72
+	mov.b32 %f25, %r85;
+	.loc 3 99 45
 	mov.f32 %f24, %f25;
-	bra.uni $L86_ret_hi;
-$L86_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r64, %r50;
-	.loc 3 174 51
-	bra.uni $L87_entry;
-$L87_entry:
-	.loc 3 96 75
-	shl.b32 %r65, %r64, 16;
-	.loc 3 96 72
-	mov.b32 %f27, %r65;
-	.loc 3 96 45
+	bra.uni $L159_ret_hi;
+$L159_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r87, %r70;
+	.loc 3 183 51
+	bra.uni $L160_entry;
+$L160_entry:
+	.loc 3 98 75
+	shl.b32 %r88, %r87, 16;
+	.loc 3 98 72
+	mov.b32 %f27, %r88;
+	.loc 3 98 45
 	mov.f32 %f26, %f27;
-	bra.uni $L88_ret_lo;
-$L88_ret_lo:
-	.loc 3 174 41
+	bra.uni $L161_ret_lo;
+$L161_ret_lo:
+	.loc 3 183 41
 	fma.rn.f32 %f28, %f14, %f26, %f13;
-	.loc 3 174 15
+	.loc 3 183 15
 	fma.rn.f32 %f29, %f16, %f24, %f28;
 	mov.f32 %f12, %f23;
 	mov.f32 %f13, %f29;
-	bra.uni $L89_rangeint_body;
-$L89_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs18, %rs10;
-	.loc 3 172 20
-	bra.uni $L90_entry;
-$L90_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r66, %rs18;
-	shl.b32 %r66, %r66, 16;
-	mov.b32 %f31, %r66;
-	.loc 3 95 45
-	mov.f32 %f30, %f31;
-	bra.uni $L91_ret_load;
-$L91_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs19, %rs11;
-	.loc 3 172 38
-	bra.uni $L92_entry;
-$L92_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r67, %rs19;
-	shl.b32 %r67, %r67, 16;
-	mov.b32 %f33, %r67;
-	.loc 3 95 45
-	mov.f32 %f32, %f33;
-	bra.uni $L93_ret_load;
-$L93_ret_load:
-	.loc 3 173 28
-	mov.u32 %r68, %r47;
-	.loc 3 173 25
-	bra.uni $L94_entry;
-$L94_entry:
-	.loc 3 97 75
-	not.b32 %r70, 65535;
-	and.b32 %r69, %r68, %r70;
-	.loc 3 97 72
-	mov.b32 %f35, %r69;
-	.loc 3 97 45
-	mov.f32 %f34, %f35;
-	bra.uni $L95_ret_hi;
-$L95_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r71, %r47;
-	.loc 3 173 51
-	bra.uni $L96_entry;
-$L96_entry:
-	.loc 3 96 75
-	shl.b32 %r72, %r71, 16;
-	.loc 3 96 72
-	mov.b32 %f37, %r72;
-	.loc 3 96 45
-	mov.f32 %f36, %f37;
-	bra.uni $L97_ret_lo;
-$L97_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f38, %f30, %f36, %f12;
-	.loc 3 173 15
-	fma.rn.f32 %f39, %f32, %f34, %f38;
-	.loc 3 174 28
-	mov.u32 %r73, %r51;
-	.loc 3 174 25
-	bra.uni $L98_entry;
-$L98_entry:
-	.loc 3 97 75
-	not.b32 %r75, 65535;
-	and.b32 %r74, %r73, %r75;
-	.loc 3 97 72
-	mov.b32 %f41, %r74;
-	.loc 3 97 45
-	mov.f32 %f40, %f41;
-	bra.uni $L99_ret_hi;
-$L99_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r76, %r51;
-	.loc 3 174 51
-	bra.uni $L100_entry;
-$L100_entry:
-	.loc 3 96 75
-	shl.b32 %r77, %r76, 16;
-	.loc 3 96 72
-	mov.b32 %f43, %r77;
-	.loc 3 96 45
-	mov.f32 %f42, %f43;
-	bra.uni $L101_ret_lo;
-$L101_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f44, %f30, %f42, %f13;
-	.loc 3 174 15
-	fma.rn.f32 %f45, %f32, %f40, %f44;
-	mov.f32 %f46, %f39;
-	mov.f32 %f47, %f45;
-	bra.uni $L73_rangeint_done;
-$L73_rangeint_done:
-	mov.f32 %f48, %f46;
-	mov.f32 %f49, %f47;
-	bra.uni $L74_rangeint_body;
-$L74_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs20, %rs12;
-	.loc 3 178 20
-	bra.uni $L102_entry;
-$L102_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r78, %rs20;
-	shl.b32 %r78, %r78, 16;
-	mov.b32 %f51, %r78;
-	.loc 3 95 45
-	mov.f32 %f50, %f51;
-	bra.uni $L103_ret_load;
-$L103_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs21, %rs13;
-	.loc 3 178 38
-	bra.uni $L104_entry;
-$L104_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r79, %rs21;
-	shl.b32 %r79, %r79, 16;
-	mov.b32 %f53, %r79;
-	.loc 3 95 45
-	mov.f32 %f52, %f53;
-	bra.uni $L105_ret_load;
-$L105_ret_load:
-	.loc 3 179 28
-	mov.u32 %r80, %r48;
-	.loc 3 179 25
-	bra.uni $L106_entry;
-$L106_entry:
-	.loc 3 97 75
-	not.b32 %r82, 65535;
-	and.b32 %r81, %r80, %r82;
-	.loc 3 97 72
-	mov.b32 %f55, %r81;
-	.loc 3 97 45
-	mov.f32 %f54, %f55;
-	bra.uni $L107_ret_hi;
-$L107_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r83, %r48;
-	.loc 3 179 53
-	bra.uni $L108_entry;
-$L108_entry:
-	.loc 3 96 75
-	shl.b32 %r84, %r83, 16;
-	.loc 3 96 72
-	mov.b32 %f57, %r84;
-	.loc 3 96 45
-	mov.f32 %f56, %f57;
-	bra.uni $L109_ret_lo;
-$L109_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f58, %f50, %f56, %f48;
-	.loc 3 179 15
-	fma.rn.f32 %f59, %f52, %f54, %f58;
-	.loc 3 180 28
-	mov.u32 %r85, %r52;
-	.loc 3 180 25
-	bra.uni $L110_entry;
-$L110_entry:
-	.loc 3 97 75
-	not.b32 %r87, 65535;
-	and.b32 %r86, %r85, %r87;
-	.loc 3 97 72
-	mov.b32 %f61, %r86;
-	.loc 3 97 45
-	mov.f32 %f60, %f61;
-	bra.uni $L111_ret_hi;
-$L111_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r88, %r52;
-	.loc 3 180 53
-	bra.uni $L112_entry;
-$L112_entry:
-	.loc 3 96 75
-	shl.b32 %r89, %r88, 16;
-	.loc 3 96 72
-	mov.b32 %f63, %r89;
-	.loc 3 96 45
-	mov.f32 %f62, %f63;
-	bra.uni $L113_ret_lo;
-$L113_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f64, %f50, %f62, %f49;
-	.loc 3 180 15
-	fma.rn.f32 %f65, %f52, %f60, %f64;
-	mov.f32 %f48, %f59;
-	mov.f32 %f49, %f65;
-	bra.uni $L114_rangeint_body;
-$L114_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs22, %rs14;
-	.loc 3 178 20
-	bra.uni $L115_entry;
-$L115_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r90, %rs22;
-	shl.b32 %r90, %r90, 16;
-	mov.b32 %f67, %r90;
-	.loc 3 95 45
-	mov.f32 %f66, %f67;
-	bra.uni $L116_ret_load;
-$L116_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs23, %rs15;
-	.loc 3 178 38
-	bra.uni $L117_entry;
-$L117_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r91, %rs23;
-	shl.b32 %r91, %r91, 16;
-	mov.b32 %f69, %r91;
-	.loc 3 95 45
-	mov.f32 %f68, %f69;
-	bra.uni $L118_ret_load;
-$L118_ret_load:
-	.loc 3 179 28
-	mov.u32 %r92, %r49;
-	.loc 3 179 25
-	bra.uni $L119_entry;
-$L119_entry:
-	.loc 3 97 75
-	not.b32 %r94, 65535;
-	and.b32 %r93, %r92, %r94;
-	.loc 3 97 72
-	mov.b32 %f71, %r93;
-	.loc 3 97 45
-	mov.f32 %f70, %f71;
-	bra.uni $L120_ret_hi;
-$L120_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r95, %r49;
-	.loc 3 179 53
-	bra.uni $L121_entry;
-$L121_entry:
-	.loc 3 96 75
-	shl.b32 %r96, %r95, 16;
-	.loc 3 96 72
-	mov.b32 %f73, %r96;
-	.loc 3 96 45
-	mov.f32 %f72, %f73;
-	bra.uni $L122_ret_lo;
-$L122_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f74, %f66, %f72, %f48;
-	.loc 3 179 15
-	fma.rn.f32 %f75, %f68, %f70, %f74;
-	.loc 3 180 28
-	mov.u32 %r97, %r53;
-	.loc 3 180 25
-	bra.uni $L123_entry;
-$L123_entry:
-	.loc 3 97 75
-	not.b32 %r99, 65535;
-	and.b32 %r98, %r97, %r99;
-	.loc 3 97 72
-	mov.b32 %f77, %r98;
-	.loc 3 97 45
-	mov.f32 %f76, %f77;
-	bra.uni $L124_ret_hi;
-$L124_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r100, %r53;
-	.loc 3 180 53
-	bra.uni $L125_entry;
-$L125_entry:
-	.loc 3 96 75
-	shl.b32 %r101, %r100, 16;
-	.loc 3 96 72
-	mov.b32 %f79, %r101;
-	.loc 3 96 45
-	mov.f32 %f78, %f79;
-	bra.uni $L126_ret_lo;
-$L126_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f80, %f66, %f78, %f49;
-	.loc 3 180 15
-	fma.rn.f32 %f81, %f68, %f76, %f80;
-	mov.f32 %f82, %f75;
-	mov.f32 %f83, %f81;
-	bra.uni $L75_rangeint_done;
-$L75_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f10, %f82;
-	mov.f32 %f11, %f83;
-	bra.uni $L76_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
-$L76_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f0, %f10;
-	.loc 3 125 21
-	mov.f32 %f4, %f11;
-	bra.uni $L127_rangeint_body;
-$L127_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd158, %rd49, 1;
-	.loc 3 122 15
-	setp.lt.s64 %p17, %rd158, %rd15;
-	@%p17 bra $L128_if_then;
-	bra.uni $L186_rangeint_body;
-$L128_if_then:
-	.loc 3 123 30
-	add.s64 %rd159, %rd49, 1;
-	.loc 3 123 33
-	mul.lo.s64 %rd160, %rd159, %rd17;
-	.loc 3 123 35
-	add.s64 %rd161, %rd160, %rd125;
-	.loc 3 123 23
-	add.s64 %rd162, %rd161, 3;
-	shl.b64 %rd163, %rd161, 1;
-	add.s64 %rd164, %rd4, %rd163;
-	ld.global.nc.v4.u16 {%rs24, %rs25, %rs26, %rs27}, [%rd164];
-	.loc 3 124 30
-	add.s64 %rd165, %rd49, 1;
-	.loc 3 124 33
-	mul.lo.s64 %rd166, %rd165, %rd17;
-	.loc 3 124 35
-	add.s64 %rd167, %rd166, %rd125;
-	.loc 3 124 38
-	add.s64 %rd168, %rd167, 4;
-	.loc 3 124 23
-	add.s64 %rd169, %rd168, 3;
-	shl.b64 %rd170, %rd168, 1;
-	add.s64 %rd171, %rd4, %rd170;
-	ld.global.nc.v4.u16 {%rs28, %rs29, %rs30, %rs31}, [%rd171];
-	.loc 3 125 43
-	mov.f32 %f84, %f1;
-	.loc 3 125 52
-	mov.f32 %f85, %f5;
-	.loc 3 125 34
-	bra.uni $L130_entry;
-$L130_entry:
-	.loc 3 169 61
-	mov.u16 %rs32, 0;
-	mov.u16 %rs33, 0;
-	mov.u16 %rs34, 0;
-	mov.u16 %rs35, 0;
-	mov.u16 %rs32, %rs24;
-	mov.u16 %rs33, %rs25;
-	mov.u16 %rs34, %rs26;
-	mov.u16 %rs35, %rs27;
-	.loc 3 169 65
-	mov.u16 %rs36, 0;
-	mov.u16 %rs37, 0;
-	mov.u16 %rs38, 0;
-	mov.u16 %rs39, 0;
-	mov.u16 %rs36, %rs28;
-	mov.u16 %rs37, %rs29;
-	mov.u16 %rs38, %rs30;
-	mov.u16 %rs39, %rs31;
-	.loc 3 169 74
-	mov.u32 %r102, 0;
-	mov.u32 %r103, 0;
-	mov.u32 %r104, 0;
-	mov.u32 %r105, 0;
-	mov.u32 %r102, %r38;
-	mov.u32 %r103, %r39;
-	mov.u32 %r104, %r40;
-	mov.u32 %r105, %r41;
-	.loc 3 169 78
-	mov.u32 %r106, 0;
-	mov.u32 %r107, 0;
-	mov.u32 %r108, 0;
-	mov.u32 %r109, 0;
-	mov.u32 %r106, %r42;
-	mov.u32 %r107, %r43;
-	mov.u32 %r108, %r44;
-	mov.u32 %r109, %r45;
-	mov.f32 %f88, %f84;
-	mov.f32 %f89, %f85;
-	bra.uni $L131_rangeint_body;
-$L131_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs40, %rs32;
-	.loc 3 172 20
-	bra.uni $L136_entry;
-$L136_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r110, %rs40;
-	shl.b32 %r110, %r110, 16;
-	mov.b32 %f91, %r110;
-	.loc 3 95 45
-	mov.f32 %f90, %f91;
-	bra.uni $L137_ret_load;
-$L137_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs41, %rs33;
-	.loc 3 172 38
-	bra.uni $L138_entry;
-$L138_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r111, %rs41;
-	shl.b32 %r111, %r111, 16;
-	mov.b32 %f93, %r111;
-	.loc 3 95 45
-	mov.f32 %f92, %f93;
-	bra.uni $L139_ret_load;
-$L139_ret_load:
-	.loc 3 173 28
-	mov.u32 %r112, %r102;
-	.loc 3 173 25
-	bra.uni $L140_entry;
-$L140_entry:
-	.loc 3 97 75
-	not.b32 %r114, 65535;
-	and.b32 %r113, %r112, %r114;
-	.loc 3 97 72
-	mov.b32 %f95, %r113;
-	.loc 3 97 45
-	mov.f32 %f94, %f95;
-	bra.uni $L141_ret_hi;
-$L141_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r115, %r102;
-	.loc 3 173 51
-	bra.uni $L142_entry;
-$L142_entry:
-	.loc 3 96 75
-	shl.b32 %r116, %r115, 16;
-	.loc 3 96 72
-	mov.b32 %f97, %r116;
-	.loc 3 96 45
-	mov.f32 %f96, %f97;
-	bra.uni $L143_ret_lo;
-$L143_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f98, %f90, %f96, %f88;
-	.loc 3 173 15
-	fma.rn.f32 %f99, %f92, %f94, %f98;
-	.loc 3 174 28
-	mov.u32 %r117, %r106;
-	.loc 3 174 25
-	bra.uni $L144_entry;
-$L144_entry:
-	.loc 3 97 75
-	not.b32 %r119, 65535;
-	and.b32 %r118, %r117, %r119;
-	.loc 3 97 72
-	mov.b32 %f101, %r118;
-	.loc 3 97 45
-	mov.f32 %f100, %f101;
-	bra.uni $L145_ret_hi;
-$L145_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r120, %r106;
-	.loc 3 174 51
-	bra.uni $L146_entry;
-$L146_entry:
-	.loc 3 96 75
-	shl.b32 %r121, %r120, 16;
-	.loc 3 96 72
-	mov.b32 %f103, %r121;
-	.loc 3 96 45
-	mov.f32 %f102, %f103;
-	bra.uni $L147_ret_lo;
-$L147_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f104, %f90, %f102, %f89;
-	.loc 3 174 15
-	fma.rn.f32 %f105, %f92, %f100, %f104;
-	mov.f32 %f88, %f99;
-	mov.f32 %f89, %f105;
-	bra.uni $L148_rangeint_body;
-$L148_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs42, %rs34;
-	.loc 3 172 20
-	bra.uni $L149_entry;
-$L149_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r122, %rs42;
-	shl.b32 %r122, %r122, 16;
-	mov.b32 %f107, %r122;
-	.loc 3 95 45
-	mov.f32 %f106, %f107;
-	bra.uni $L150_ret_load;
-$L150_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs43, %rs35;
-	.loc 3 172 38
-	bra.uni $L151_entry;
-$L151_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r123, %rs43;
-	shl.b32 %r123, %r123, 16;
-	mov.b32 %f109, %r123;
-	.loc 3 95 45
-	mov.f32 %f108, %f109;
-	bra.uni $L152_ret_load;
-$L152_ret_load:
-	.loc 3 173 28
-	mov.u32 %r124, %r103;
-	.loc 3 173 25
-	bra.uni $L153_entry;
-$L153_entry:
-	.loc 3 97 75
-	not.b32 %r126, 65535;
-	and.b32 %r125, %r124, %r126;
-	.loc 3 97 72
-	mov.b32 %f111, %r125;
-	.loc 3 97 45
-	mov.f32 %f110, %f111;
-	bra.uni $L154_ret_hi;
-$L154_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r127, %r103;
-	.loc 3 173 51
-	bra.uni $L155_entry;
-$L155_entry:
-	.loc 3 96 75
-	shl.b32 %r128, %r127, 16;
-	.loc 3 96 72
-	mov.b32 %f113, %r128;
-	.loc 3 96 45
-	mov.f32 %f112, %f113;
-	bra.uni $L156_ret_lo;
-$L156_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f114, %f106, %f112, %f88;
-	.loc 3 173 15
-	fma.rn.f32 %f115, %f108, %f110, %f114;
-	.loc 3 174 28
-	mov.u32 %r129, %r107;
-	.loc 3 174 25
-	bra.uni $L157_entry;
-$L157_entry:
-	.loc 3 97 75
-	not.b32 %r131, 65535;
-	and.b32 %r130, %r129, %r131;
-	.loc 3 97 72
-	mov.b32 %f117, %r130;
-	.loc 3 97 45
-	mov.f32 %f116, %f117;
-	bra.uni $L158_ret_hi;
-$L158_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r132, %r107;
-	.loc 3 174 51
-	bra.uni $L159_entry;
-$L159_entry:
-	.loc 3 96 75
-	shl.b32 %r133, %r132, 16;
-	.loc 3 96 72
-	mov.b32 %f119, %r133;
-	.loc 3 96 45
-	mov.f32 %f118, %f119;
-	bra.uni $L160_ret_lo;
-$L160_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f120, %f106, %f118, %f89;
-	.loc 3 174 15
-	fma.rn.f32 %f121, %f108, %f116, %f120;
-	mov.f32 %f122, %f115;
-	mov.f32 %f123, %f121;
-	bra.uni $L132_rangeint_done;
-$L132_rangeint_done:
-	mov.f32 %f124, %f122;
-	mov.f32 %f125, %f123;
-	bra.uni $L133_rangeint_body;
-$L133_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs44, %rs36;
-	.loc 3 178 20
-	bra.uni $L161_entry;
-$L161_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r134, %rs44;
-	shl.b32 %r134, %r134, 16;
-	mov.b32 %f127, %r134;
-	.loc 3 95 45
-	mov.f32 %f126, %f127;
-	bra.uni $L162_ret_load;
-$L162_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs45, %rs37;
-	.loc 3 178 38
+	bra.uni $L162_rangeint_body;
+$L162_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r89, %r63;
+	.loc 3 181 18
 	bra.uni $L163_entry;
 $L163_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r135, %rs45;
-	shl.b32 %r135, %r135, 16;
-	mov.b32 %f129, %r135;
-	.loc 3 95 45
-	mov.f32 %f128, %f129;
-	bra.uni $L164_ret_load;
-$L164_ret_load:
-	.loc 3 179 28
-	mov.u32 %r136, %r104;
-	.loc 3 179 25
+	.loc 3 98 75
+	shl.b32 %r90, %r89, 16;
+	.loc 3 98 72
+	mov.b32 %f31, %r90;
+	.loc 3 98 45
+	mov.f32 %f30, %f31;
+	bra.uni $L164_ret_lo;
+$L164_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r91, %r63;
+	.loc 3 181 32
 	bra.uni $L165_entry;
 $L165_entry:
-	.loc 3 97 75
-	not.b32 %r138, 65535;
-	and.b32 %r137, %r136, %r138;
-	.loc 3 97 72
-	mov.b32 %f131, %r137;
-	.loc 3 97 45
-	mov.f32 %f130, %f131;
+	.loc 3 99 75
+	not.b32 %r93, 65535;
+	and.b32 %r92, %r91, %r93;
+	.loc 3 99 72
+	mov.b32 %f33, %r92;
+	.loc 3 99 45
+	mov.f32 %f32, %f33;
 	bra.uni $L166_ret_hi;
 $L166_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r139, %r104;
-	.loc 3 179 53
+	.loc 3 182 28
+	mov.u32 %r94, %r67;
+	.loc 3 182 25
 	bra.uni $L167_entry;
 $L167_entry:
-	.loc 3 96 75
-	shl.b32 %r140, %r139, 16;
-	.loc 3 96 72
-	mov.b32 %f133, %r140;
-	.loc 3 96 45
-	mov.f32 %f132, %f133;
-	bra.uni $L168_ret_lo;
-$L168_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f134, %f126, %f132, %f124;
-	.loc 3 179 15
-	fma.rn.f32 %f135, %f128, %f130, %f134;
-	.loc 3 180 28
-	mov.u32 %r141, %r108;
-	.loc 3 180 25
+	.loc 3 99 75
+	not.b32 %r96, 65535;
+	and.b32 %r95, %r94, %r96;
+	.loc 3 99 72
+	mov.b32 %f35, %r95;
+	.loc 3 99 45
+	mov.f32 %f34, %f35;
+	bra.uni $L168_ret_hi;
+$L168_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r97, %r67;
+	.loc 3 182 51
 	bra.uni $L169_entry;
 $L169_entry:
-	.loc 3 97 75
-	not.b32 %r143, 65535;
-	and.b32 %r142, %r141, %r143;
-	.loc 3 97 72
-	mov.b32 %f137, %r142;
-	.loc 3 97 45
-	mov.f32 %f136, %f137;
-	bra.uni $L170_ret_hi;
-$L170_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r144, %r108;
-	.loc 3 180 53
+	.loc 3 98 75
+	shl.b32 %r98, %r97, 16;
+	.loc 3 98 72
+	mov.b32 %f37, %r98;
+	.loc 3 98 45
+	mov.f32 %f36, %f37;
+	bra.uni $L170_ret_lo;
+$L170_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f38, %f30, %f36, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f39, %f32, %f34, %f38;
+	.loc 3 183 28
+	mov.u32 %r99, %r71;
+	.loc 3 183 25
 	bra.uni $L171_entry;
 $L171_entry:
-	.loc 3 96 75
-	shl.b32 %r145, %r144, 16;
-	.loc 3 96 72
-	mov.b32 %f139, %r145;
-	.loc 3 96 45
-	mov.f32 %f138, %f139;
-	bra.uni $L172_ret_lo;
-$L172_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f140, %f126, %f138, %f125;
-	.loc 3 180 15
-	fma.rn.f32 %f141, %f128, %f136, %f140;
-	mov.f32 %f124, %f135;
-	mov.f32 %f125, %f141;
-	bra.uni $L173_rangeint_body;
-$L173_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs46, %rs38;
-	.loc 3 178 20
-	bra.uni $L174_entry;
-$L174_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r146, %rs46;
-	shl.b32 %r146, %r146, 16;
-	mov.b32 %f143, %r146;
-	.loc 3 95 45
-	mov.f32 %f142, %f143;
-	bra.uni $L175_ret_load;
-$L175_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs47, %rs39;
-	.loc 3 178 38
+	.loc 3 99 75
+	not.b32 %r101, 65535;
+	and.b32 %r100, %r99, %r101;
+	.loc 3 99 72
+	mov.b32 %f41, %r100;
+	.loc 3 99 45
+	mov.f32 %f40, %f41;
+	bra.uni $L172_ret_hi;
+$L172_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r102, %r71;
+	.loc 3 183 51
+	bra.uni $L173_entry;
+$L173_entry:
+	.loc 3 98 75
+	shl.b32 %r103, %r102, 16;
+	.loc 3 98 72
+	mov.b32 %f43, %r103;
+	.loc 3 98 45
+	mov.f32 %f42, %f43;
+	bra.uni $L174_ret_lo;
+$L174_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f44, %f30, %f42, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f45, %f32, %f40, %f44;
+	mov.f32 %f12, %f39;
+	mov.f32 %f13, %f45;
+	bra.uni $L175_rangeint_body;
+$L175_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r104, %r64;
+	.loc 3 181 18
 	bra.uni $L176_entry;
 $L176_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r147, %rs47;
-	shl.b32 %r147, %r147, 16;
-	mov.b32 %f145, %r147;
-	.loc 3 95 45
-	mov.f32 %f144, %f145;
-	bra.uni $L177_ret_load;
-$L177_ret_load:
-	.loc 3 179 28
-	mov.u32 %r148, %r105;
-	.loc 3 179 25
+	.loc 3 98 75
+	shl.b32 %r105, %r104, 16;
+	.loc 3 98 72
+	mov.b32 %f47, %r105;
+	.loc 3 98 45
+	mov.f32 %f46, %f47;
+	bra.uni $L177_ret_lo;
+$L177_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r106, %r64;
+	.loc 3 181 32
 	bra.uni $L178_entry;
 $L178_entry:
-	.loc 3 97 75
-	not.b32 %r150, 65535;
-	and.b32 %r149, %r148, %r150;
-	.loc 3 97 72
-	mov.b32 %f147, %r149;
-	.loc 3 97 45
-	mov.f32 %f146, %f147;
+	.loc 3 99 75
+	not.b32 %r108, 65535;
+	and.b32 %r107, %r106, %r108;
+	.loc 3 99 72
+	mov.b32 %f49, %r107;
+	.loc 3 99 45
+	mov.f32 %f48, %f49;
 	bra.uni $L179_ret_hi;
 $L179_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r151, %r105;
-	.loc 3 179 53
+	.loc 3 182 28
+	mov.u32 %r109, %r68;
+	.loc 3 182 25
 	bra.uni $L180_entry;
 $L180_entry:
-	.loc 3 96 75
-	shl.b32 %r152, %r151, 16;
-	.loc 3 96 72
-	mov.b32 %f149, %r152;
-	.loc 3 96 45
-	mov.f32 %f148, %f149;
-	bra.uni $L181_ret_lo;
-$L181_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f150, %f142, %f148, %f124;
-	.loc 3 179 15
-	fma.rn.f32 %f151, %f144, %f146, %f150;
-	.loc 3 180 28
-	mov.u32 %r153, %r109;
-	.loc 3 180 25
+	.loc 3 99 75
+	not.b32 %r111, 65535;
+	and.b32 %r110, %r109, %r111;
+	.loc 3 99 72
+	mov.b32 %f51, %r110;
+	.loc 3 99 45
+	mov.f32 %f50, %f51;
+	bra.uni $L181_ret_hi;
+$L181_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r112, %r68;
+	.loc 3 182 51
 	bra.uni $L182_entry;
 $L182_entry:
-	.loc 3 97 75
-	not.b32 %r155, 65535;
-	and.b32 %r154, %r153, %r155;
-	.loc 3 97 72
-	mov.b32 %f153, %r154;
-	.loc 3 97 45
-	mov.f32 %f152, %f153;
-	bra.uni $L183_ret_hi;
-$L183_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r156, %r109;
-	.loc 3 180 53
+	.loc 3 98 75
+	shl.b32 %r113, %r112, 16;
+	.loc 3 98 72
+	mov.b32 %f53, %r113;
+	.loc 3 98 45
+	mov.f32 %f52, %f53;
+	bra.uni $L183_ret_lo;
+$L183_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f54, %f46, %f52, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f55, %f48, %f50, %f54;
+	.loc 3 183 28
+	mov.u32 %r114, %r72;
+	.loc 3 183 25
 	bra.uni $L184_entry;
 $L184_entry:
-	.loc 3 96 75
-	shl.b32 %r157, %r156, 16;
-	.loc 3 96 72
-	mov.b32 %f155, %r157;
-	.loc 3 96 45
-	mov.f32 %f154, %f155;
-	bra.uni $L185_ret_lo;
-$L185_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f156, %f142, %f154, %f125;
-	.loc 3 180 15
-	fma.rn.f32 %f157, %f144, %f152, %f156;
-	mov.f32 %f158, %f151;
-	mov.f32 %f159, %f157;
-	bra.uni $L134_rangeint_done;
-$L134_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f86, %f158;
-	mov.f32 %f87, %f159;
-	bra.uni $L135_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
-$L135_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f1, %f86;
-	.loc 3 125 21
-	mov.f32 %f5, %f87;
-	bra.uni $L186_rangeint_body;
-$L186_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd172, %rd49, 2;
-	.loc 3 122 15
-	setp.lt.s64 %p18, %rd172, %rd15;
-	@%p18 bra $L187_if_then;
-	bra.uni $L245_rangeint_body;
-$L187_if_then:
-	.loc 3 123 30
-	add.s64 %rd173, %rd49, 2;
-	.loc 3 123 33
-	mul.lo.s64 %rd174, %rd173, %rd17;
-	.loc 3 123 35
-	add.s64 %rd175, %rd174, %rd125;
-	.loc 3 123 23
-	add.s64 %rd176, %rd175, 3;
-	shl.b64 %rd177, %rd175, 1;
-	add.s64 %rd178, %rd4, %rd177;
-	ld.global.nc.v4.u16 {%rs48, %rs49, %rs50, %rs51}, [%rd178];
-	.loc 3 124 30
-	add.s64 %rd179, %rd49, 2;
-	.loc 3 124 33
-	mul.lo.s64 %rd180, %rd179, %rd17;
-	.loc 3 124 35
-	add.s64 %rd181, %rd180, %rd125;
-	.loc 3 124 38
-	add.s64 %rd182, %rd181, 4;
-	.loc 3 124 23
-	add.s64 %rd183, %rd182, 3;
-	shl.b64 %rd184, %rd182, 1;
-	add.s64 %rd185, %rd4, %rd184;
-	ld.global.nc.v4.u16 {%rs52, %rs53, %rs54, %rs55}, [%rd185];
-	.loc 3 125 43
-	mov.f32 %f160, %f2;
-	.loc 3 125 52
-	mov.f32 %f161, %f6;
-	.loc 3 125 34
+	.loc 3 99 75
+	not.b32 %r116, 65535;
+	and.b32 %r115, %r114, %r116;
+	.loc 3 99 72
+	mov.b32 %f57, %r115;
+	.loc 3 99 45
+	mov.f32 %f56, %f57;
+	bra.uni $L185_ret_hi;
+$L185_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r117, %r72;
+	.loc 3 183 51
+	bra.uni $L186_entry;
+$L186_entry:
+	.loc 3 98 75
+	shl.b32 %r118, %r117, 16;
+	.loc 3 98 72
+	mov.b32 %f59, %r118;
+	.loc 3 98 45
+	mov.f32 %f58, %f59;
+	bra.uni $L187_ret_lo;
+$L187_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f60, %f46, %f58, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f61, %f48, %f56, %f60;
+	mov.f32 %f12, %f55;
+	mov.f32 %f13, %f61;
+	bra.uni $L188_rangeint_body;
+$L188_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r119, %r65;
+	.loc 3 181 18
 	bra.uni $L189_entry;
 $L189_entry:
-	.loc 3 169 61
-	mov.u16 %rs56, 0;
-	mov.u16 %rs57, 0;
-	mov.u16 %rs58, 0;
-	mov.u16 %rs59, 0;
-	mov.u16 %rs56, %rs48;
-	mov.u16 %rs57, %rs49;
-	mov.u16 %rs58, %rs50;
-	mov.u16 %rs59, %rs51;
-	.loc 3 169 65
-	mov.u16 %rs60, 0;
-	mov.u16 %rs61, 0;
-	mov.u16 %rs62, 0;
-	mov.u16 %rs63, 0;
-	mov.u16 %rs60, %rs52;
-	mov.u16 %rs61, %rs53;
-	mov.u16 %rs62, %rs54;
-	mov.u16 %rs63, %rs55;
-	.loc 3 169 74
-	mov.u32 %r158, 0;
-	mov.u32 %r159, 0;
-	mov.u32 %r160, 0;
-	mov.u32 %r161, 0;
-	mov.u32 %r158, %r38;
-	mov.u32 %r159, %r39;
-	mov.u32 %r160, %r40;
-	mov.u32 %r161, %r41;
-	.loc 3 169 78
-	mov.u32 %r162, 0;
-	mov.u32 %r163, 0;
-	mov.u32 %r164, 0;
-	mov.u32 %r165, 0;
-	mov.u32 %r162, %r42;
-	mov.u32 %r163, %r43;
-	mov.u32 %r164, %r44;
-	mov.u32 %r165, %r45;
-	mov.f32 %f164, %f160;
-	mov.f32 %f165, %f161;
-	bra.uni $L190_rangeint_body;
-$L190_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs64, %rs56;
-	.loc 3 172 20
+	.loc 3 98 75
+	shl.b32 %r120, %r119, 16;
+	.loc 3 98 72
+	mov.b32 %f63, %r120;
+	.loc 3 98 45
+	mov.f32 %f62, %f63;
+	bra.uni $L190_ret_lo;
+$L190_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r121, %r65;
+	.loc 3 181 32
+	bra.uni $L191_entry;
+$L191_entry:
+	.loc 3 99 75
+	not.b32 %r123, 65535;
+	and.b32 %r122, %r121, %r123;
+	.loc 3 99 72
+	mov.b32 %f65, %r122;
+	.loc 3 99 45
+	mov.f32 %f64, %f65;
+	bra.uni $L192_ret_hi;
+$L192_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r124, %r69;
+	.loc 3 182 25
+	bra.uni $L193_entry;
+$L193_entry:
+	.loc 3 99 75
+	not.b32 %r126, 65535;
+	and.b32 %r125, %r124, %r126;
+	.loc 3 99 72
+	mov.b32 %f67, %r125;
+	.loc 3 99 45
+	mov.f32 %f66, %f67;
+	bra.uni $L194_ret_hi;
+$L194_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r127, %r69;
+	.loc 3 182 51
 	bra.uni $L195_entry;
 $L195_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r166, %rs64;
-	shl.b32 %r166, %r166, 16;
-	mov.b32 %f167, %r166;
-	.loc 3 95 45
-	mov.f32 %f166, %f167;
-	bra.uni $L196_ret_load;
-$L196_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs65, %rs57;
-	.loc 3 172 38
+	.loc 3 98 75
+	shl.b32 %r128, %r127, 16;
+	.loc 3 98 72
+	mov.b32 %f69, %r128;
+	.loc 3 98 45
+	mov.f32 %f68, %f69;
+	bra.uni $L196_ret_lo;
+$L196_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f70, %f62, %f68, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f71, %f64, %f66, %f70;
+	.loc 3 183 28
+	mov.u32 %r129, %r73;
+	.loc 3 183 25
 	bra.uni $L197_entry;
 $L197_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r167, %rs65;
-	shl.b32 %r167, %r167, 16;
-	mov.b32 %f169, %r167;
-	.loc 3 95 45
-	mov.f32 %f168, %f169;
-	bra.uni $L198_ret_load;
-$L198_ret_load:
-	.loc 3 173 28
-	mov.u32 %r168, %r158;
-	.loc 3 173 25
+	.loc 3 99 75
+	not.b32 %r131, 65535;
+	and.b32 %r130, %r129, %r131;
+	.loc 3 99 72
+	mov.b32 %f73, %r130;
+	.loc 3 99 45
+	mov.f32 %f72, %f73;
+	bra.uni $L198_ret_hi;
+$L198_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r132, %r73;
+	.loc 3 183 51
 	bra.uni $L199_entry;
 $L199_entry:
-	.loc 3 97 75
-	not.b32 %r170, 65535;
-	and.b32 %r169, %r168, %r170;
-	.loc 3 97 72
-	mov.b32 %f171, %r169;
-	.loc 3 97 45
-	mov.f32 %f170, %f171;
-	bra.uni $L200_ret_hi;
-$L200_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r171, %r158;
-	.loc 3 173 51
-	bra.uni $L201_entry;
-$L201_entry:
-	.loc 3 96 75
-	shl.b32 %r172, %r171, 16;
-	.loc 3 96 72
-	mov.b32 %f173, %r172;
-	.loc 3 96 45
-	mov.f32 %f172, %f173;
-	bra.uni $L202_ret_lo;
-$L202_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f174, %f166, %f172, %f164;
-	.loc 3 173 15
-	fma.rn.f32 %f175, %f168, %f170, %f174;
-	.loc 3 174 28
-	mov.u32 %r173, %r162;
-	.loc 3 174 25
-	bra.uni $L203_entry;
-$L203_entry:
-	.loc 3 97 75
-	not.b32 %r175, 65535;
-	and.b32 %r174, %r173, %r175;
-	.loc 3 97 72
-	mov.b32 %f177, %r174;
-	.loc 3 97 45
-	mov.f32 %f176, %f177;
-	bra.uni $L204_ret_hi;
-$L204_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r176, %r162;
-	.loc 3 174 51
-	bra.uni $L205_entry;
-$L205_entry:
-	.loc 3 96 75
-	shl.b32 %r177, %r176, 16;
-	.loc 3 96 72
-	mov.b32 %f179, %r177;
-	.loc 3 96 45
-	mov.f32 %f178, %f179;
-	bra.uni $L206_ret_lo;
-$L206_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f180, %f166, %f178, %f165;
-	.loc 3 174 15
-	fma.rn.f32 %f181, %f168, %f176, %f180;
-	mov.f32 %f164, %f175;
-	mov.f32 %f165, %f181;
-	bra.uni $L207_rangeint_body;
-$L207_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs66, %rs58;
-	.loc 3 172 20
+	.loc 3 98 75
+	shl.b32 %r133, %r132, 16;
+	.loc 3 98 72
+	mov.b32 %f75, %r133;
+	.loc 3 98 45
+	mov.f32 %f74, %f75;
+	bra.uni $L200_ret_lo;
+$L200_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f76, %f62, %f74, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f77, %f64, %f72, %f76;
+	mov.f32 %f78, %f71;
+	mov.f32 %f79, %f77;
+	bra.uni $L148_rangeint_done;
+$L148_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f10, %f78;
+	mov.f32 %f11, %f79;
+	bra.uni $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
+$L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f0, %f10;
+	.loc 3 126 21
+	mov.f32 %f4, %f11;
+	bra.uni $L201_rangeint_body;
+$L201_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd281, %rd49, 1;
+	.loc 3 124 15
+	setp.lt.s64 %p41, %rd281, %rd15;
+	@%p41 bra $L202_if_then;
+	bra.uni $L259_rangeint_body;
+$L202_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd282, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd283, %rd282, 2;
+	.loc 3 125 43
+	add.s64 %rd284, %rd283, 1;
+	.loc 3 125 46
+	mul.lo.s64 %rd285, %rd284, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd286, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd287, %rd285, %rd286;
+	.loc 3 125 60
+	div.s64 %rd288, %rd287, 2;
+	.loc 3 125 23
+	add.s64 %rd289, %rd288, 3;
+	shl.b64 %rd290, %rd288, 2;
+	add.s64 %rd291, %rd45, %rd290;
+	ld.shared.v4.u32 {%r134, %r135, %r136, %r137}, [%rd291];
+	.loc 3 126 43
+	mov.f32 %f80, %f1;
+	.loc 3 126 52
+	mov.f32 %f81, %f5;
+	.loc 3 126 34
+	bra.uni $L204_entry;
+$L204_entry:
+	.loc 3 178 61
+	mov.u32 %r138, 0;
+	mov.u32 %r139, 0;
+	mov.u32 %r140, 0;
+	mov.u32 %r141, 0;
+	mov.u32 %r138, %r134;
+	mov.u32 %r139, %r135;
+	mov.u32 %r140, %r136;
+	mov.u32 %r141, %r137;
+	.loc 3 178 65
+	mov.u32 %r142, 0;
+	mov.u32 %r143, 0;
+	mov.u32 %r144, 0;
+	mov.u32 %r145, 0;
+	mov.u32 %r142, %r50;
+	mov.u32 %r143, %r51;
+	mov.u32 %r144, %r52;
+	mov.u32 %r145, %r53;
+	.loc 3 178 69
+	mov.u32 %r146, 0;
+	mov.u32 %r147, 0;
+	mov.u32 %r148, 0;
+	mov.u32 %r149, 0;
+	mov.u32 %r146, %r54;
+	mov.u32 %r147, %r55;
+	mov.u32 %r148, %r56;
+	mov.u32 %r149, %r57;
+	mov.f32 %f84, %f80;
+	mov.f32 %f85, %f81;
+	bra.uni $L205_rangeint_body;
+$L205_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r150, %r138;
+	.loc 3 181 18
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r178, %rs66;
-	shl.b32 %r178, %r178, 16;
-	mov.b32 %f183, %r178;
-	.loc 3 95 45
-	mov.f32 %f182, %f183;
-	bra.uni $L209_ret_load;
-$L209_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs67, %rs59;
-	.loc 3 172 38
+	.loc 3 98 75
+	shl.b32 %r151, %r150, 16;
+	.loc 3 98 72
+	mov.b32 %f87, %r151;
+	.loc 3 98 45
+	mov.f32 %f86, %f87;
+	bra.uni $L209_ret_lo;
+$L209_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r152, %r138;
+	.loc 3 181 32
 	bra.uni $L210_entry;
 $L210_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r179, %rs67;
-	shl.b32 %r179, %r179, 16;
-	mov.b32 %f185, %r179;
-	.loc 3 95 45
-	mov.f32 %f184, %f185;
-	bra.uni $L211_ret_load;
-$L211_ret_load:
-	.loc 3 173 28
-	mov.u32 %r180, %r159;
-	.loc 3 173 25
+	.loc 3 99 75
+	not.b32 %r154, 65535;
+	and.b32 %r153, %r152, %r154;
+	.loc 3 99 72
+	mov.b32 %f89, %r153;
+	.loc 3 99 45
+	mov.f32 %f88, %f89;
+	bra.uni $L211_ret_hi;
+$L211_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r155, %r142;
+	.loc 3 182 25
 	bra.uni $L212_entry;
 $L212_entry:
-	.loc 3 97 75
-	not.b32 %r182, 65535;
-	and.b32 %r181, %r180, %r182;
-	.loc 3 97 72
-	mov.b32 %f187, %r181;
-	.loc 3 97 45
-	mov.f32 %f186, %f187;
+	.loc 3 99 75
+	not.b32 %r157, 65535;
+	and.b32 %r156, %r155, %r157;
+	.loc 3 99 72
+	mov.b32 %f91, %r156;
+	.loc 3 99 45
+	mov.f32 %f90, %f91;
 	bra.uni $L213_ret_hi;
 $L213_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r183, %r159;
-	.loc 3 173 51
+	.loc 3 182 54
+	mov.u32 %r158, %r142;
+	.loc 3 182 51
 	bra.uni $L214_entry;
 $L214_entry:
-	.loc 3 96 75
-	shl.b32 %r184, %r183, 16;
-	.loc 3 96 72
-	mov.b32 %f189, %r184;
-	.loc 3 96 45
-	mov.f32 %f188, %f189;
+	.loc 3 98 75
+	shl.b32 %r159, %r158, 16;
+	.loc 3 98 72
+	mov.b32 %f93, %r159;
+	.loc 3 98 45
+	mov.f32 %f92, %f93;
 	bra.uni $L215_ret_lo;
 $L215_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f190, %f182, %f188, %f164;
-	.loc 3 173 15
-	fma.rn.f32 %f191, %f184, %f186, %f190;
-	.loc 3 174 28
-	mov.u32 %r185, %r163;
-	.loc 3 174 25
+	.loc 3 182 41
+	fma.rn.f32 %f94, %f86, %f92, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f95, %f88, %f90, %f94;
+	.loc 3 183 28
+	mov.u32 %r160, %r146;
+	.loc 3 183 25
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 3 97 75
-	not.b32 %r187, 65535;
-	and.b32 %r186, %r185, %r187;
-	.loc 3 97 72
-	mov.b32 %f193, %r186;
-	.loc 3 97 45
-	mov.f32 %f192, %f193;
+	.loc 3 99 75
+	not.b32 %r162, 65535;
+	and.b32 %r161, %r160, %r162;
+	.loc 3 99 72
+	mov.b32 %f97, %r161;
+	.loc 3 99 45
+	mov.f32 %f96, %f97;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r188, %r163;
-	.loc 3 174 51
+	.loc 3 183 54
+	mov.u32 %r163, %r146;
+	.loc 3 183 51
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 3 96 75
-	shl.b32 %r189, %r188, 16;
-	.loc 3 96 72
-	mov.b32 %f195, %r189;
-	.loc 3 96 45
-	mov.f32 %f194, %f195;
+	.loc 3 98 75
+	shl.b32 %r164, %r163, 16;
+	.loc 3 98 72
+	mov.b32 %f99, %r164;
+	.loc 3 98 45
+	mov.f32 %f98, %f99;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f196, %f182, %f194, %f165;
-	.loc 3 174 15
-	fma.rn.f32 %f197, %f184, %f192, %f196;
-	mov.f32 %f198, %f191;
-	mov.f32 %f199, %f197;
-	bra.uni $L191_rangeint_done;
-$L191_rangeint_done:
-	mov.f32 %f200, %f198;
-	mov.f32 %f201, %f199;
-	bra.uni $L192_rangeint_body;
-$L192_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs68, %rs60;
-	.loc 3 178 20
-	bra.uni $L220_entry;
-$L220_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r190, %rs68;
-	shl.b32 %r190, %r190, 16;
-	mov.b32 %f203, %r190;
-	.loc 3 95 45
-	mov.f32 %f202, %f203;
-	bra.uni $L221_ret_load;
-$L221_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs69, %rs61;
-	.loc 3 178 38
-	bra.uni $L222_entry;
-$L222_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r191, %rs69;
-	shl.b32 %r191, %r191, 16;
-	mov.b32 %f205, %r191;
-	.loc 3 95 45
-	mov.f32 %f204, %f205;
-	bra.uni $L223_ret_load;
-$L223_ret_load:
-	.loc 3 179 28
-	mov.u32 %r192, %r160;
-	.loc 3 179 25
-	bra.uni $L224_entry;
-$L224_entry:
-	.loc 3 97 75
-	not.b32 %r194, 65535;
-	and.b32 %r193, %r192, %r194;
-	.loc 3 97 72
-	mov.b32 %f207, %r193;
-	.loc 3 97 45
-	mov.f32 %f206, %f207;
-	bra.uni $L225_ret_hi;
-$L225_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r195, %r160;
-	.loc 3 179 53
-	bra.uni $L226_entry;
-$L226_entry:
-	.loc 3 96 75
+	.loc 3 183 41
+	fma.rn.f32 %f100, %f86, %f98, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f101, %f88, %f96, %f100;
+	mov.f32 %f84, %f95;
+	mov.f32 %f85, %f101;
+	bra.uni $L220_rangeint_body;
+$L220_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r165, %r139;
+	.loc 3 181 18
+	bra.uni $L221_entry;
+$L221_entry:
+	.loc 3 98 75
+	shl.b32 %r166, %r165, 16;
+	.loc 3 98 72
+	mov.b32 %f103, %r166;
+	.loc 3 98 45
+	mov.f32 %f102, %f103;
+	bra.uni $L222_ret_lo;
+$L222_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r167, %r139;
+	.loc 3 181 32
+	bra.uni $L223_entry;
+$L223_entry:
+	.loc 3 99 75
+	not.b32 %r169, 65535;
+	and.b32 %r168, %r167, %r169;
+	.loc 3 99 72
+	mov.b32 %f105, %r168;
+	.loc 3 99 45
+	mov.f32 %f104, %f105;
+	bra.uni $L224_ret_hi;
+$L224_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r170, %r143;
+	.loc 3 182 25
+	bra.uni $L225_entry;
+$L225_entry:
+	.loc 3 99 75
+	not.b32 %r172, 65535;
+	and.b32 %r171, %r170, %r172;
+	.loc 3 99 72
+	mov.b32 %f107, %r171;
+	.loc 3 99 45
+	mov.f32 %f106, %f107;
+	bra.uni $L226_ret_hi;
+$L226_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r173, %r143;
+	.loc 3 182 51
+	bra.uni $L227_entry;
+$L227_entry:
+	.loc 3 98 75
+	shl.b32 %r174, %r173, 16;
+	.loc 3 98 72
+	mov.b32 %f109, %r174;
+	.loc 3 98 45
+	mov.f32 %f108, %f109;
+	bra.uni $L228_ret_lo;
+$L228_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f110, %f102, %f108, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f111, %f104, %f106, %f110;
+	.loc 3 183 28
+	mov.u32 %r175, %r147;
+	.loc 3 183 25
+	bra.uni $L229_entry;
+$L229_entry:
+	.loc 3 99 75
+	not.b32 %r177, 65535;
+	and.b32 %r176, %r175, %r177;
+	.loc 3 99 72
+	mov.b32 %f113, %r176;
+	.loc 3 99 45
+	mov.f32 %f112, %f113;
+	bra.uni $L230_ret_hi;
+$L230_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r178, %r147;
+	.loc 3 183 51
+	bra.uni $L231_entry;
+$L231_entry:
+	.loc 3 98 75
+	shl.b32 %r179, %r178, 16;
+	.loc 3 98 72
+	mov.b32 %f115, %r179;
+	.loc 3 98 45
+	mov.f32 %f114, %f115;
+	bra.uni $L232_ret_lo;
+$L232_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f116, %f102, %f114, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f117, %f104, %f112, %f116;
+	mov.f32 %f84, %f111;
+	mov.f32 %f85, %f117;
+	bra.uni $L233_rangeint_body;
+$L233_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r180, %r140;
+	.loc 3 181 18
+	bra.uni $L234_entry;
+$L234_entry:
+	.loc 3 98 75
+	shl.b32 %r181, %r180, 16;
+	.loc 3 98 72
+	mov.b32 %f119, %r181;
+	.loc 3 98 45
+	mov.f32 %f118, %f119;
+	bra.uni $L235_ret_lo;
+$L235_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r182, %r140;
+	.loc 3 181 32
+	bra.uni $L236_entry;
+$L236_entry:
+	.loc 3 99 75
+	not.b32 %r184, 65535;
+	and.b32 %r183, %r182, %r184;
+	.loc 3 99 72
+	mov.b32 %f121, %r183;
+	.loc 3 99 45
+	mov.f32 %f120, %f121;
+	bra.uni $L237_ret_hi;
+$L237_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r185, %r144;
+	.loc 3 182 25
+	bra.uni $L238_entry;
+$L238_entry:
+	.loc 3 99 75
+	not.b32 %r187, 65535;
+	and.b32 %r186, %r185, %r187;
+	.loc 3 99 72
+	mov.b32 %f123, %r186;
+	.loc 3 99 45
+	mov.f32 %f122, %f123;
+	bra.uni $L239_ret_hi;
+$L239_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r188, %r144;
+	.loc 3 182 51
+	bra.uni $L240_entry;
+$L240_entry:
+	.loc 3 98 75
+	shl.b32 %r189, %r188, 16;
+	.loc 3 98 72
+	mov.b32 %f125, %r189;
+	.loc 3 98 45
+	mov.f32 %f124, %f125;
+	bra.uni $L241_ret_lo;
+$L241_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f126, %f118, %f124, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f127, %f120, %f122, %f126;
+	.loc 3 183 28
+	mov.u32 %r190, %r148;
+	.loc 3 183 25
+	bra.uni $L242_entry;
+$L242_entry:
+	.loc 3 99 75
+	not.b32 %r192, 65535;
+	and.b32 %r191, %r190, %r192;
+	.loc 3 99 72
+	mov.b32 %f129, %r191;
+	.loc 3 99 45
+	mov.f32 %f128, %f129;
+	bra.uni $L243_ret_hi;
+$L243_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r193, %r148;
+	.loc 3 183 51
+	bra.uni $L244_entry;
+$L244_entry:
+	.loc 3 98 75
+	shl.b32 %r194, %r193, 16;
+	.loc 3 98 72
+	mov.b32 %f131, %r194;
+	.loc 3 98 45
+	mov.f32 %f130, %f131;
+	bra.uni $L245_ret_lo;
+$L245_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f132, %f118, %f130, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f133, %f120, %f128, %f132;
+	mov.f32 %f84, %f127;
+	mov.f32 %f85, %f133;
+	bra.uni $L246_rangeint_body;
+$L246_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r195, %r141;
+	.loc 3 181 18
+	bra.uni $L247_entry;
+$L247_entry:
+	.loc 3 98 75
 	shl.b32 %r196, %r195, 16;
-	.loc 3 96 72
-	mov.b32 %f209, %r196;
-	.loc 3 96 45
-	mov.f32 %f208, %f209;
-	bra.uni $L227_ret_lo;
-$L227_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f210, %f202, %f208, %f200;
-	.loc 3 179 15
-	fma.rn.f32 %f211, %f204, %f206, %f210;
-	.loc 3 180 28
-	mov.u32 %r197, %r164;
-	.loc 3 180 25
-	bra.uni $L228_entry;
-$L228_entry:
-	.loc 3 97 75
+	.loc 3 98 72
+	mov.b32 %f135, %r196;
+	.loc 3 98 45
+	mov.f32 %f134, %f135;
+	bra.uni $L248_ret_lo;
+$L248_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r197, %r141;
+	.loc 3 181 32
+	bra.uni $L249_entry;
+$L249_entry:
+	.loc 3 99 75
 	not.b32 %r199, 65535;
 	and.b32 %r198, %r197, %r199;
-	.loc 3 97 72
-	mov.b32 %f213, %r198;
-	.loc 3 97 45
-	mov.f32 %f212, %f213;
-	bra.uni $L229_ret_hi;
-$L229_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r200, %r164;
-	.loc 3 180 53
-	bra.uni $L230_entry;
-$L230_entry:
-	.loc 3 96 75
-	shl.b32 %r201, %r200, 16;
-	.loc 3 96 72
-	mov.b32 %f215, %r201;
-	.loc 3 96 45
-	mov.f32 %f214, %f215;
-	bra.uni $L231_ret_lo;
-$L231_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f216, %f202, %f214, %f201;
-	.loc 3 180 15
-	fma.rn.f32 %f217, %f204, %f212, %f216;
-	mov.f32 %f200, %f211;
-	mov.f32 %f201, %f217;
-	bra.uni $L232_rangeint_body;
-$L232_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs70, %rs62;
-	.loc 3 178 20
-	bra.uni $L233_entry;
-$L233_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r202, %rs70;
-	shl.b32 %r202, %r202, 16;
-	mov.b32 %f219, %r202;
-	.loc 3 95 45
-	mov.f32 %f218, %f219;
-	bra.uni $L234_ret_load;
-$L234_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs71, %rs63;
-	.loc 3 178 38
-	bra.uni $L235_entry;
-$L235_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r203, %rs71;
-	shl.b32 %r203, %r203, 16;
-	mov.b32 %f221, %r203;
-	.loc 3 95 45
-	mov.f32 %f220, %f221;
-	bra.uni $L236_ret_load;
-$L236_ret_load:
-	.loc 3 179 28
-	mov.u32 %r204, %r161;
-	.loc 3 179 25
-	bra.uni $L237_entry;
-$L237_entry:
-	.loc 3 97 75
-	not.b32 %r206, 65535;
-	and.b32 %r205, %r204, %r206;
-	.loc 3 97 72
-	mov.b32 %f223, %r205;
-	.loc 3 97 45
-	mov.f32 %f222, %f223;
-	bra.uni $L238_ret_hi;
-$L238_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r207, %r161;
-	.loc 3 179 53
-	bra.uni $L239_entry;
-$L239_entry:
-	.loc 3 96 75
-	shl.b32 %r208, %r207, 16;
-	.loc 3 96 72
-	mov.b32 %f225, %r208;
-	.loc 3 96 45
-	mov.f32 %f224, %f225;
-	bra.uni $L240_ret_lo;
-$L240_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f226, %f218, %f224, %f200;
-	.loc 3 179 15
-	fma.rn.f32 %f227, %f220, %f222, %f226;
-	.loc 3 180 28
-	mov.u32 %r209, %r165;
-	.loc 3 180 25
-	bra.uni $L241_entry;
-$L241_entry:
-	.loc 3 97 75
-	not.b32 %r211, 65535;
-	and.b32 %r210, %r209, %r211;
-	.loc 3 97 72
-	mov.b32 %f229, %r210;
-	.loc 3 97 45
-	mov.f32 %f228, %f229;
-	bra.uni $L242_ret_hi;
-$L242_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r212, %r165;
-	.loc 3 180 53
-	bra.uni $L243_entry;
-$L243_entry:
-	.loc 3 96 75
-	shl.b32 %r213, %r212, 16;
-	.loc 3 96 72
-	mov.b32 %f231, %r213;
-	.loc 3 96 45
-	mov.f32 %f230, %f231;
-	bra.uni $L244_ret_lo;
-$L244_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f232, %f218, %f230, %f201;
-	.loc 3 180 15
-	fma.rn.f32 %f233, %f220, %f228, %f232;
-	mov.f32 %f234, %f227;
-	mov.f32 %f235, %f233;
-	bra.uni $L193_rangeint_done;
-$L193_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f162, %f234;
-	mov.f32 %f163, %f235;
-	bra.uni $L194_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
-$L194_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f2, %f162;
-	.loc 3 125 21
-	mov.f32 %f6, %f163;
-	bra.uni $L245_rangeint_body;
-$L245_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd186, %rd49, 3;
-	.loc 3 122 15
-	setp.lt.s64 %p19, %rd186, %rd15;
-	@%p19 bra $L246_if_then;
-	bra.uni $L13_if_done;
-$L246_if_then:
-	.loc 3 123 30
-	add.s64 %rd187, %rd49, 3;
-	.loc 3 123 33
-	mul.lo.s64 %rd188, %rd187, %rd17;
-	.loc 3 123 35
-	add.s64 %rd189, %rd188, %rd125;
-	.loc 3 123 23
-	add.s64 %rd190, %rd189, 3;
-	shl.b64 %rd191, %rd189, 1;
-	add.s64 %rd192, %rd4, %rd191;
-	ld.global.nc.v4.u16 {%rs72, %rs73, %rs74, %rs75}, [%rd192];
-	.loc 3 124 30
-	add.s64 %rd193, %rd49, 3;
-	.loc 3 124 33
-	mul.lo.s64 %rd194, %rd193, %rd17;
-	.loc 3 124 35
-	add.s64 %rd195, %rd194, %rd125;
-	.loc 3 124 38
-	add.s64 %rd196, %rd195, 4;
-	.loc 3 124 23
-	add.s64 %rd197, %rd196, 3;
-	shl.b64 %rd198, %rd196, 1;
-	add.s64 %rd199, %rd4, %rd198;
-	ld.global.nc.v4.u16 {%rs76, %rs77, %rs78, %rs79}, [%rd199];
+	.loc 3 99 72
+	mov.b32 %f137, %r198;
+	.loc 3 99 45
+	mov.f32 %f136, %f137;
+	bra.uni $L250_ret_hi;
+$L250_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r200, %r145;
+	.loc 3 182 25
+	bra.uni $L251_entry;
+$L251_entry:
+	.loc 3 99 75
+	not.b32 %r202, 65535;
+	and.b32 %r201, %r200, %r202;
+	.loc 3 99 72
+	mov.b32 %f139, %r201;
+	.loc 3 99 45
+	mov.f32 %f138, %f139;
+	bra.uni $L252_ret_hi;
+$L252_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r203, %r145;
+	.loc 3 182 51
+	bra.uni $L253_entry;
+$L253_entry:
+	.loc 3 98 75
+	shl.b32 %r204, %r203, 16;
+	.loc 3 98 72
+	mov.b32 %f141, %r204;
+	.loc 3 98 45
+	mov.f32 %f140, %f141;
+	bra.uni $L254_ret_lo;
+$L254_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f142, %f134, %f140, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f143, %f136, %f138, %f142;
+	.loc 3 183 28
+	mov.u32 %r205, %r149;
+	.loc 3 183 25
+	bra.uni $L255_entry;
+$L255_entry:
+	.loc 3 99 75
+	not.b32 %r207, 65535;
+	and.b32 %r206, %r205, %r207;
+	.loc 3 99 72
+	mov.b32 %f145, %r206;
+	.loc 3 99 45
+	mov.f32 %f144, %f145;
+	bra.uni $L256_ret_hi;
+$L256_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r208, %r149;
+	.loc 3 183 51
+	bra.uni $L257_entry;
+$L257_entry:
+	.loc 3 98 75
+	shl.b32 %r209, %r208, 16;
+	.loc 3 98 72
+	mov.b32 %f147, %r209;
+	.loc 3 98 45
+	mov.f32 %f146, %f147;
+	bra.uni $L258_ret_lo;
+$L258_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f148, %f134, %f146, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f149, %f136, %f144, %f148;
+	mov.f32 %f150, %f143;
+	mov.f32 %f151, %f149;
+	bra.uni $L206_rangeint_done;
+$L206_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f82, %f150;
+	mov.f32 %f83, %f151;
+	bra.uni $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
+$L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f1, %f82;
+	.loc 3 126 21
+	mov.f32 %f5, %f83;
+	bra.uni $L259_rangeint_body;
+$L259_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd292, %rd49, 2;
+	.loc 3 124 15
+	setp.lt.s64 %p42, %rd292, %rd15;
+	@%p42 bra $L260_if_then;
+	bra.uni $L317_rangeint_body;
+$L260_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd293, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd294, %rd293, 2;
 	.loc 3 125 43
-	mov.f32 %f236, %f3;
-	.loc 3 125 52
-	mov.f32 %f237, %f7;
-	.loc 3 125 34
-	bra.uni $L248_entry;
-$L248_entry:
-	.loc 3 169 61
-	mov.u16 %rs80, 0;
-	mov.u16 %rs81, 0;
-	mov.u16 %rs82, 0;
-	mov.u16 %rs83, 0;
-	mov.u16 %rs80, %rs72;
-	mov.u16 %rs81, %rs73;
-	mov.u16 %rs82, %rs74;
-	mov.u16 %rs83, %rs75;
-	.loc 3 169 65
-	mov.u16 %rs84, 0;
-	mov.u16 %rs85, 0;
-	mov.u16 %rs86, 0;
-	mov.u16 %rs87, 0;
-	mov.u16 %rs84, %rs76;
-	mov.u16 %rs85, %rs77;
-	mov.u16 %rs86, %rs78;
-	mov.u16 %rs87, %rs79;
-	.loc 3 169 74
+	add.s64 %rd295, %rd294, 2;
+	.loc 3 125 46
+	mul.lo.s64 %rd296, %rd295, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd297, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd298, %rd296, %rd297;
+	.loc 3 125 60
+	div.s64 %rd299, %rd298, 2;
+	.loc 3 125 23
+	add.s64 %rd300, %rd299, 3;
+	shl.b64 %rd301, %rd299, 2;
+	add.s64 %rd302, %rd45, %rd301;
+	ld.shared.v4.u32 {%r210, %r211, %r212, %r213}, [%rd302];
+	.loc 3 126 43
+	mov.f32 %f152, %f2;
+	.loc 3 126 52
+	mov.f32 %f153, %f6;
+	.loc 3 126 34
+	bra.uni $L262_entry;
+$L262_entry:
+	.loc 3 178 61
 	mov.u32 %r214, 0;
 	mov.u32 %r215, 0;
 	mov.u32 %r216, 0;
 	mov.u32 %r217, 0;
-	mov.u32 %r214, %r38;
-	mov.u32 %r215, %r39;
-	mov.u32 %r216, %r40;
-	mov.u32 %r217, %r41;
-	.loc 3 169 78
+	mov.u32 %r214, %r210;
+	mov.u32 %r215, %r211;
+	mov.u32 %r216, %r212;
+	mov.u32 %r217, %r213;
+	.loc 3 178 65
 	mov.u32 %r218, 0;
 	mov.u32 %r219, 0;
 	mov.u32 %r220, 0;
 	mov.u32 %r221, 0;
-	mov.u32 %r218, %r42;
-	mov.u32 %r219, %r43;
-	mov.u32 %r220, %r44;
-	mov.u32 %r221, %r45;
-	mov.f32 %f240, %f236;
-	mov.f32 %f241, %f237;
-	bra.uni $L249_rangeint_body;
-$L249_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs88, %rs80;
-	.loc 3 172 20
-	bra.uni $L254_entry;
-$L254_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r222, %rs88;
-	shl.b32 %r222, %r222, 16;
-	mov.b32 %f243, %r222;
-	.loc 3 95 45
-	mov.f32 %f242, %f243;
-	bra.uni $L255_ret_load;
-$L255_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs89, %rs81;
-	.loc 3 172 38
-	bra.uni $L256_entry;
-$L256_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r223, %rs89;
-	shl.b32 %r223, %r223, 16;
-	mov.b32 %f245, %r223;
-	.loc 3 95 45
-	mov.f32 %f244, %f245;
-	bra.uni $L257_ret_load;
-$L257_ret_load:
-	.loc 3 173 28
-	mov.u32 %r224, %r214;
-	.loc 3 173 25
-	bra.uni $L258_entry;
-$L258_entry:
-	.loc 3 97 75
-	not.b32 %r226, 65535;
-	and.b32 %r225, %r224, %r226;
-	.loc 3 97 72
-	mov.b32 %f247, %r225;
-	.loc 3 97 45
-	mov.f32 %f246, %f247;
-	bra.uni $L259_ret_hi;
-$L259_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r227, %r214;
-	.loc 3 173 51
-	bra.uni $L260_entry;
-$L260_entry:
-	.loc 3 96 75
-	shl.b32 %r228, %r227, 16;
-	.loc 3 96 72
-	mov.b32 %f249, %r228;
-	.loc 3 96 45
-	mov.f32 %f248, %f249;
-	bra.uni $L261_ret_lo;
-$L261_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f250, %f242, %f248, %f240;
-	.loc 3 173 15
-	fma.rn.f32 %f251, %f244, %f246, %f250;
-	.loc 3 174 28
-	mov.u32 %r229, %r218;
-	.loc 3 174 25
-	bra.uni $L262_entry;
-$L262_entry:
-	.loc 3 97 75
-	not.b32 %r231, 65535;
-	and.b32 %r230, %r229, %r231;
-	.loc 3 97 72
-	mov.b32 %f253, %r230;
-	.loc 3 97 45
-	mov.f32 %f252, %f253;
-	bra.uni $L263_ret_hi;
-$L263_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r232, %r218;
-	.loc 3 174 51
-	bra.uni $L264_entry;
-$L264_entry:
-	.loc 3 96 75
-	shl.b32 %r233, %r232, 16;
-	.loc 3 96 72
-	mov.b32 %f255, %r233;
-	.loc 3 96 45
-	mov.f32 %f254, %f255;
-	bra.uni $L265_ret_lo;
-$L265_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f256, %f242, %f254, %f241;
-	.loc 3 174 15
-	fma.rn.f32 %f257, %f244, %f252, %f256;
-	mov.f32 %f240, %f251;
-	mov.f32 %f241, %f257;
-	bra.uni $L266_rangeint_body;
-$L266_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs90, %rs82;
-	.loc 3 172 20
-	bra.uni $L267_entry;
-$L267_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r234, %rs90;
-	shl.b32 %r234, %r234, 16;
-	mov.b32 %f259, %r234;
-	.loc 3 95 45
-	mov.f32 %f258, %f259;
-	bra.uni $L268_ret_load;
-$L268_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs91, %rs83;
-	.loc 3 172 38
-	bra.uni $L269_entry;
-$L269_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r235, %rs91;
-	shl.b32 %r235, %r235, 16;
-	mov.b32 %f261, %r235;
-	.loc 3 95 45
-	mov.f32 %f260, %f261;
-	bra.uni $L270_ret_load;
-$L270_ret_load:
-	.loc 3 173 28
-	mov.u32 %r236, %r215;
-	.loc 3 173 25
-	bra.uni $L271_entry;
-$L271_entry:
-	.loc 3 97 75
+	mov.u32 %r218, %r50;
+	mov.u32 %r219, %r51;
+	mov.u32 %r220, %r52;
+	mov.u32 %r221, %r53;
+	.loc 3 178 69
+	mov.u32 %r222, 0;
+	mov.u32 %r223, 0;
+	mov.u32 %r224, 0;
+	mov.u32 %r225, 0;
+	mov.u32 %r222, %r54;
+	mov.u32 %r223, %r55;
+	mov.u32 %r224, %r56;
+	mov.u32 %r225, %r57;
+	mov.f32 %f156, %f152;
+	mov.f32 %f157, %f153;
+	bra.uni $L263_rangeint_body;
+$L263_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r226, %r214;
+	.loc 3 181 18
+	bra.uni $L266_entry;
+$L266_entry:
+	.loc 3 98 75
+	shl.b32 %r227, %r226, 16;
+	.loc 3 98 72
+	mov.b32 %f159, %r227;
+	.loc 3 98 45
+	mov.f32 %f158, %f159;
+	bra.uni $L267_ret_lo;
+$L267_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r228, %r214;
+	.loc 3 181 32
+	bra.uni $L268_entry;
+$L268_entry:
+	.loc 3 99 75
+	not.b32 %r230, 65535;
+	and.b32 %r229, %r228, %r230;
+	.loc 3 99 72
+	mov.b32 %f161, %r229;
+	.loc 3 99 45
+	mov.f32 %f160, %f161;
+	bra.uni $L269_ret_hi;
+$L269_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r231, %r218;
+	.loc 3 182 25
+	bra.uni $L270_entry;
+$L270_entry:
+	.loc 3 99 75
+	not.b32 %r233, 65535;
+	and.b32 %r232, %r231, %r233;
+	.loc 3 99 72
+	mov.b32 %f163, %r232;
+	.loc 3 99 45
+	mov.f32 %f162, %f163;
+	bra.uni $L271_ret_hi;
+$L271_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r234, %r218;
+	.loc 3 182 51
+	bra.uni $L272_entry;
+$L272_entry:
+	.loc 3 98 75
+	shl.b32 %r235, %r234, 16;
+	.loc 3 98 72
+	mov.b32 %f165, %r235;
+	.loc 3 98 45
+	mov.f32 %f164, %f165;
+	bra.uni $L273_ret_lo;
+$L273_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f166, %f158, %f164, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f167, %f160, %f162, %f166;
+	.loc 3 183 28
+	mov.u32 %r236, %r222;
+	.loc 3 183 25
+	bra.uni $L274_entry;
+$L274_entry:
+	.loc 3 99 75
 	not.b32 %r238, 65535;
 	and.b32 %r237, %r236, %r238;
-	.loc 3 97 72
-	mov.b32 %f263, %r237;
-	.loc 3 97 45
-	mov.f32 %f262, %f263;
-	bra.uni $L272_ret_hi;
-$L272_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r239, %r215;
-	.loc 3 173 51
-	bra.uni $L273_entry;
-$L273_entry:
-	.loc 3 96 75
+	.loc 3 99 72
+	mov.b32 %f169, %r237;
+	.loc 3 99 45
+	mov.f32 %f168, %f169;
+	bra.uni $L275_ret_hi;
+$L275_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r239, %r222;
+	.loc 3 183 51
+	bra.uni $L276_entry;
+$L276_entry:
+	.loc 3 98 75
 	shl.b32 %r240, %r239, 16;
-	.loc 3 96 72
-	mov.b32 %f265, %r240;
-	.loc 3 96 45
-	mov.f32 %f264, %f265;
-	bra.uni $L274_ret_lo;
-$L274_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f266, %f258, %f264, %f240;
-	.loc 3 173 15
-	fma.rn.f32 %f267, %f260, %f262, %f266;
-	.loc 3 174 28
-	mov.u32 %r241, %r219;
-	.loc 3 174 25
-	bra.uni $L275_entry;
-$L275_entry:
-	.loc 3 97 75
-	not.b32 %r243, 65535;
-	and.b32 %r242, %r241, %r243;
-	.loc 3 97 72
-	mov.b32 %f269, %r242;
-	.loc 3 97 45
-	mov.f32 %f268, %f269;
-	bra.uni $L276_ret_hi;
-$L276_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r244, %r219;
-	.loc 3 174 51
-	bra.uni $L277_entry;
-$L277_entry:
-	.loc 3 96 75
-	shl.b32 %r245, %r244, 16;
-	.loc 3 96 72
-	mov.b32 %f271, %r245;
-	.loc 3 96 45
-	mov.f32 %f270, %f271;
-	bra.uni $L278_ret_lo;
-$L278_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f272, %f258, %f270, %f241;
-	.loc 3 174 15
-	fma.rn.f32 %f273, %f260, %f268, %f272;
-	mov.f32 %f274, %f267;
-	mov.f32 %f275, %f273;
-	bra.uni $L250_rangeint_done;
-$L250_rangeint_done:
-	mov.f32 %f276, %f274;
-	mov.f32 %f277, %f275;
-	bra.uni $L251_rangeint_body;
-$L251_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs92, %rs84;
-	.loc 3 178 20
+	.loc 3 98 72
+	mov.b32 %f171, %r240;
+	.loc 3 98 45
+	mov.f32 %f170, %f171;
+	bra.uni $L277_ret_lo;
+$L277_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f172, %f158, %f170, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f173, %f160, %f168, %f172;
+	mov.f32 %f156, %f167;
+	mov.f32 %f157, %f173;
+	bra.uni $L278_rangeint_body;
+$L278_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r241, %r215;
+	.loc 3 181 18
 	bra.uni $L279_entry;
 $L279_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r246, %rs92;
-	shl.b32 %r246, %r246, 16;
-	mov.b32 %f279, %r246;
-	.loc 3 95 45
-	mov.f32 %f278, %f279;
-	bra.uni $L280_ret_load;
-$L280_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs93, %rs85;
-	.loc 3 178 38
+	.loc 3 98 75
+	shl.b32 %r242, %r241, 16;
+	.loc 3 98 72
+	mov.b32 %f175, %r242;
+	.loc 3 98 45
+	mov.f32 %f174, %f175;
+	bra.uni $L280_ret_lo;
+$L280_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r243, %r215;
+	.loc 3 181 32
 	bra.uni $L281_entry;
 $L281_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r247, %rs93;
-	shl.b32 %r247, %r247, 16;
-	mov.b32 %f281, %r247;
-	.loc 3 95 45
-	mov.f32 %f280, %f281;
-	bra.uni $L282_ret_load;
-$L282_ret_load:
-	.loc 3 179 28
-	mov.u32 %r248, %r216;
-	.loc 3 179 25
+	.loc 3 99 75
+	not.b32 %r245, 65535;
+	and.b32 %r244, %r243, %r245;
+	.loc 3 99 72
+	mov.b32 %f177, %r244;
+	.loc 3 99 45
+	mov.f32 %f176, %f177;
+	bra.uni $L282_ret_hi;
+$L282_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r246, %r219;
+	.loc 3 182 25
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 3 97 75
-	not.b32 %r250, 65535;
-	and.b32 %r249, %r248, %r250;
-	.loc 3 97 72
-	mov.b32 %f283, %r249;
-	.loc 3 97 45
-	mov.f32 %f282, %f283;
+	.loc 3 99 75
+	not.b32 %r248, 65535;
+	and.b32 %r247, %r246, %r248;
+	.loc 3 99 72
+	mov.b32 %f179, %r247;
+	.loc 3 99 45
+	mov.f32 %f178, %f179;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r251, %r216;
-	.loc 3 179 53
+	.loc 3 182 54
+	mov.u32 %r249, %r219;
+	.loc 3 182 51
 	bra.uni $L285_entry;
 $L285_entry:
-	.loc 3 96 75
-	shl.b32 %r252, %r251, 16;
-	.loc 3 96 72
-	mov.b32 %f285, %r252;
-	.loc 3 96 45
-	mov.f32 %f284, %f285;
+	.loc 3 98 75
+	shl.b32 %r250, %r249, 16;
+	.loc 3 98 72
+	mov.b32 %f181, %r250;
+	.loc 3 98 45
+	mov.f32 %f180, %f181;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f286, %f278, %f284, %f276;
-	.loc 3 179 15
-	fma.rn.f32 %f287, %f280, %f282, %f286;
-	.loc 3 180 28
-	mov.u32 %r253, %r220;
-	.loc 3 180 25
+	.loc 3 182 41
+	fma.rn.f32 %f182, %f174, %f180, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f183, %f176, %f178, %f182;
+	.loc 3 183 28
+	mov.u32 %r251, %r223;
+	.loc 3 183 25
 	bra.uni $L287_entry;
 $L287_entry:
-	.loc 3 97 75
-	not.b32 %r255, 65535;
-	and.b32 %r254, %r253, %r255;
-	.loc 3 97 72
-	mov.b32 %f289, %r254;
-	.loc 3 97 45
-	mov.f32 %f288, %f289;
+	.loc 3 99 75
+	not.b32 %r253, 65535;
+	and.b32 %r252, %r251, %r253;
+	.loc 3 99 72
+	mov.b32 %f185, %r252;
+	.loc 3 99 45
+	mov.f32 %f184, %f185;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r256, %r220;
-	.loc 3 180 53
+	.loc 3 183 54
+	mov.u32 %r254, %r223;
+	.loc 3 183 51
 	bra.uni $L289_entry;
 $L289_entry:
-	.loc 3 96 75
-	shl.b32 %r257, %r256, 16;
-	.loc 3 96 72
-	mov.b32 %f291, %r257;
-	.loc 3 96 45
-	mov.f32 %f290, %f291;
+	.loc 3 98 75
+	shl.b32 %r255, %r254, 16;
+	.loc 3 98 72
+	mov.b32 %f187, %r255;
+	.loc 3 98 45
+	mov.f32 %f186, %f187;
 	bra.uni $L290_ret_lo;
 $L290_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f292, %f278, %f290, %f277;
-	.loc 3 180 15
-	fma.rn.f32 %f293, %f280, %f288, %f292;
-	mov.f32 %f276, %f287;
-	mov.f32 %f277, %f293;
+	.loc 3 183 41
+	fma.rn.f32 %f188, %f174, %f186, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f189, %f176, %f184, %f188;
+	mov.f32 %f156, %f183;
+	mov.f32 %f157, %f189;
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs94, %rs86;
-	.loc 3 178 20
+	.loc 3 181 21
+	mov.u32 %r256, %r216;
+	.loc 3 181 18
 	bra.uni $L292_entry;
 $L292_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r258, %rs94;
-	shl.b32 %r258, %r258, 16;
-	mov.b32 %f295, %r258;
-	.loc 3 95 45
-	mov.f32 %f294, %f295;
-	bra.uni $L293_ret_load;
-$L293_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs95, %rs87;
-	.loc 3 178 38
+	.loc 3 98 75
+	shl.b32 %r257, %r256, 16;
+	.loc 3 98 72
+	mov.b32 %f191, %r257;
+	.loc 3 98 45
+	mov.f32 %f190, %f191;
+	bra.uni $L293_ret_lo;
+$L293_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r258, %r216;
+	.loc 3 181 32
 	bra.uni $L294_entry;
 $L294_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r259, %rs95;
-	shl.b32 %r259, %r259, 16;
-	mov.b32 %f297, %r259;
-	.loc 3 95 45
-	mov.f32 %f296, %f297;
-	bra.uni $L295_ret_load;
-$L295_ret_load:
-	.loc 3 179 28
-	mov.u32 %r260, %r217;
-	.loc 3 179 25
+	.loc 3 99 75
+	not.b32 %r260, 65535;
+	and.b32 %r259, %r258, %r260;
+	.loc 3 99 72
+	mov.b32 %f193, %r259;
+	.loc 3 99 45
+	mov.f32 %f192, %f193;
+	bra.uni $L295_ret_hi;
+$L295_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r261, %r220;
+	.loc 3 182 25
 	bra.uni $L296_entry;
 $L296_entry:
-	.loc 3 97 75
-	not.b32 %r262, 65535;
-	and.b32 %r261, %r260, %r262;
-	.loc 3 97 72
-	mov.b32 %f299, %r261;
-	.loc 3 97 45
-	mov.f32 %f298, %f299;
+	.loc 3 99 75
+	not.b32 %r263, 65535;
+	and.b32 %r262, %r261, %r263;
+	.loc 3 99 72
+	mov.b32 %f195, %r262;
+	.loc 3 99 45
+	mov.f32 %f194, %f195;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r263, %r217;
-	.loc 3 179 53
+	.loc 3 182 54
+	mov.u32 %r264, %r220;
+	.loc 3 182 51
 	bra.uni $L298_entry;
 $L298_entry:
-	.loc 3 96 75
-	shl.b32 %r264, %r263, 16;
-	.loc 3 96 72
-	mov.b32 %f301, %r264;
-	.loc 3 96 45
-	mov.f32 %f300, %f301;
+	.loc 3 98 75
+	shl.b32 %r265, %r264, 16;
+	.loc 3 98 72
+	mov.b32 %f197, %r265;
+	.loc 3 98 45
+	mov.f32 %f196, %f197;
 	bra.uni $L299_ret_lo;
 $L299_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f302, %f294, %f300, %f276;
-	.loc 3 179 15
-	fma.rn.f32 %f303, %f296, %f298, %f302;
-	.loc 3 180 28
-	mov.u32 %r265, %r221;
-	.loc 3 180 25
+	.loc 3 182 41
+	fma.rn.f32 %f198, %f190, %f196, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f199, %f192, %f194, %f198;
+	.loc 3 183 28
+	mov.u32 %r266, %r224;
+	.loc 3 183 25
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 3 97 75
-	not.b32 %r267, 65535;
-	and.b32 %r266, %r265, %r267;
-	.loc 3 97 72
-	mov.b32 %f305, %r266;
-	.loc 3 97 45
-	mov.f32 %f304, %f305;
+	.loc 3 99 75
+	not.b32 %r268, 65535;
+	and.b32 %r267, %r266, %r268;
+	.loc 3 99 72
+	mov.b32 %f201, %r267;
+	.loc 3 99 45
+	mov.f32 %f200, %f201;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r268, %r221;
-	.loc 3 180 53
+	.loc 3 183 54
+	mov.u32 %r269, %r224;
+	.loc 3 183 51
 	bra.uni $L302_entry;
 $L302_entry:
-	.loc 3 96 75
-	shl.b32 %r269, %r268, 16;
-	.loc 3 96 72
-	mov.b32 %f307, %r269;
-	.loc 3 96 45
-	mov.f32 %f306, %f307;
+	.loc 3 98 75
+	shl.b32 %r270, %r269, 16;
+	.loc 3 98 72
+	mov.b32 %f203, %r270;
+	.loc 3 98 45
+	mov.f32 %f202, %f203;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f308, %f294, %f306, %f277;
-	.loc 3 180 15
-	fma.rn.f32 %f309, %f296, %f304, %f308;
-	mov.f32 %f310, %f303;
-	mov.f32 %f311, %f309;
-	bra.uni $L252_rangeint_done;
-$L252_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f238, %f310;
-	mov.f32 %f239, %f311;
-	bra.uni $L253_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
-$L253_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f3, %f238;
-	.loc 3 125 21
-	mov.f32 %f7, %f239;
+	.loc 3 183 41
+	fma.rn.f32 %f204, %f190, %f202, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f205, %f192, %f200, %f204;
+	mov.f32 %f156, %f199;
+	mov.f32 %f157, %f205;
+	bra.uni $L304_rangeint_body;
+$L304_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r271, %r217;
+	.loc 3 181 18
+	bra.uni $L305_entry;
+$L305_entry:
+	.loc 3 98 75
+	shl.b32 %r272, %r271, 16;
+	.loc 3 98 72
+	mov.b32 %f207, %r272;
+	.loc 3 98 45
+	mov.f32 %f206, %f207;
+	bra.uni $L306_ret_lo;
+$L306_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r273, %r217;
+	.loc 3 181 32
+	bra.uni $L307_entry;
+$L307_entry:
+	.loc 3 99 75
+	not.b32 %r275, 65535;
+	and.b32 %r274, %r273, %r275;
+	.loc 3 99 72
+	mov.b32 %f209, %r274;
+	.loc 3 99 45
+	mov.f32 %f208, %f209;
+	bra.uni $L308_ret_hi;
+$L308_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r276, %r221;
+	.loc 3 182 25
+	bra.uni $L309_entry;
+$L309_entry:
+	.loc 3 99 75
+	not.b32 %r278, 65535;
+	and.b32 %r277, %r276, %r278;
+	.loc 3 99 72
+	mov.b32 %f211, %r277;
+	.loc 3 99 45
+	mov.f32 %f210, %f211;
+	bra.uni $L310_ret_hi;
+$L310_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r279, %r221;
+	.loc 3 182 51
+	bra.uni $L311_entry;
+$L311_entry:
+	.loc 3 98 75
+	shl.b32 %r280, %r279, 16;
+	.loc 3 98 72
+	mov.b32 %f213, %r280;
+	.loc 3 98 45
+	mov.f32 %f212, %f213;
+	bra.uni $L312_ret_lo;
+$L312_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f214, %f206, %f212, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f215, %f208, %f210, %f214;
+	.loc 3 183 28
+	mov.u32 %r281, %r225;
+	.loc 3 183 25
+	bra.uni $L313_entry;
+$L313_entry:
+	.loc 3 99 75
+	not.b32 %r283, 65535;
+	and.b32 %r282, %r281, %r283;
+	.loc 3 99 72
+	mov.b32 %f217, %r282;
+	.loc 3 99 45
+	mov.f32 %f216, %f217;
+	bra.uni $L314_ret_hi;
+$L314_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r284, %r225;
+	.loc 3 183 51
+	bra.uni $L315_entry;
+$L315_entry:
+	.loc 3 98 75
+	shl.b32 %r285, %r284, 16;
+	.loc 3 98 72
+	mov.b32 %f219, %r285;
+	.loc 3 98 45
+	mov.f32 %f218, %f219;
+	bra.uni $L316_ret_lo;
+$L316_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f220, %f206, %f218, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f221, %f208, %f216, %f220;
+	mov.f32 %f222, %f215;
+	mov.f32 %f223, %f221;
+	bra.uni $L264_rangeint_done;
+$L264_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f154, %f222;
+	mov.f32 %f155, %f223;
+	bra.uni $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
+$L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f2, %f154;
+	.loc 3 126 21
+	mov.f32 %f6, %f155;
+	bra.uni $L317_rangeint_body;
+$L317_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd303, %rd49, 3;
+	.loc 3 124 15
+	setp.lt.s64 %p43, %rd303, %rd15;
+	@%p43 bra $L318_if_then;
 	bra.uni $L13_if_done;
-$L13_if_done:
-	.loc 3 129 27
-	add.s64 %rd200, %rd122, 4;
-	.loc 3 129 38
-	sub.s64 %rd201, %rd200, 1;
-	.loc 3 129 14
-	bra.uni $L304_entry;
-$L304_entry:
-	.loc 3 153 10
-	rem.s64 %rd202, %rd201, 4;
-	.loc 3 154 10
-	mul.lo.s64 %rd203, %rd201, 256;
-	.loc 3 154 23
-	mul.lo.s64 %rd204, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd205, %rd203, %rd204;
-	bra.uni $L305_rangeint_body;
-$L305_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd206, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p20, %rd206, %rd16;
-	@%p20 bra $L309_cond_true;
-	bra.uni $L311_edge;
-$L309_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p21, %rd205, %rd17;
-	@%p21 bra $L307_if_then;
-	bra.uni $L312_edge;
-$L307_if_then:
-	.loc 3 159 21
-	add.s64 %rd209, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd210, %rd209, %rd17;
-	.loc 3 159 26
-	add.s64 %rd211, %rd210, %rd205;
-	mov.s64 %rd207, %rd211;
-	mov.s64 %rd208, 16;
-	bra.uni $L308_if_done;
-$L312_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L308_if_done;
-$L311_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L308_if_done;
-$L308_if_done:
-	.loc 3 161 29
-	mul.lo.s64 %rd212, %rd202, 2;
-	.loc 3 161 31
-	add.s64 %rd213, %rd212, 0;
-	.loc 3 161 34
-	mul.lo.s64 %rd214, %rd213, 256;
-	.loc 3 161 45
-	mul.lo.s64 %rd215, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd216, %rd214, %rd215;
-	.loc 3 161 26
-	shl.b64 %rd217, %rd216, 1;
-	add.s64 %rd218, %rd37, %rd217;
-	.loc 3 161 52
-	shl.b64 %rd219, %rd207, 1;
-	add.s64 %rd220, %rd7, %rd219;
-	.loc 3 161 19
-	cvt.u32.s64 %r270, %rd208;
-	cp.async.cg.shared.global [%rd218], [%rd220], 16, %r270;
-	bra.uni $L313_rangeint_body;
-$L313_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd221, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p22, %rd221, %rd16;
-	@%p22 bra $L316_cond_true;
-	bra.uni $L317_edge;
-$L316_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p23, %rd205, %rd17;
-	@%p23 bra $L314_if_then;
-	bra.uni $L318_edge;
-$L314_if_then:
-	.loc 3 159 21
-	add.s64 %rd222, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd223, %rd222, %rd17;
-	.loc 3 159 26
-	add.s64 %rd224, %rd223, %rd205;
-	mov.s64 %rd207, %rd224;
-	mov.s64 %rd208, 16;
-	bra.uni $L315_if_done;
-$L318_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L315_if_done;
-$L317_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L315_if_done;
-$L315_if_done:
-	.loc 3 161 29
-	mul.lo.s64 %rd225, %rd202, 2;
-	.loc 3 161 31
-	add.s64 %rd226, %rd225, 1;
-	.loc 3 161 34
-	mul.lo.s64 %rd227, %rd226, 256;
-	.loc 3 161 45
-	mul.lo.s64 %rd228, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd229, %rd227, %rd228;
-	.loc 3 161 26
-	shl.b64 %rd230, %rd229, 1;
-	add.s64 %rd231, %rd37, %rd230;
-	.loc 3 161 52
-	shl.b64 %rd232, %rd207, 1;
-	add.s64 %rd233, %rd7, %rd232;
-	.loc 3 161 19
-	cvt.u32.s64 %r271, %rd208;
-	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r271;
-	bra.uni $L306_rangeint_done;
-$L306_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L310_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L310_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
-	.loc 3 113 29
-	add.s64 %rd234, %rd122, 1;
-	mov.s64 %rd122, %rd234;
-	bra.uni $L9_for_loop;
-$L11_for_done:
-	.loc 3 131 19
-	cp.async.wait_group 0;
-	mov.f32 %f312, 0f00000000;
-	mov.f32 %f313, 0f00000000;
-	bra.uni $L17_rangeint_body;
-$L17_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f314, %f0;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f315, %f314, 16, 31, -1;
-	add.rn.f32 %f316, %f314, %f315;
-	shfl.sync.bfly.b32 %f317, %f316, 8, 31, -1;
-	add.rn.f32 %f318, %f316, %f317;
-	shfl.sync.bfly.b32 %f319, %f318, 4, 31, -1;
-	add.rn.f32 %f320, %f318, %f319;
-	shfl.sync.bfly.b32 %f321, %f320, 2, 31, -1;
-	add.rn.f32 %f322, %f320, %f321;
-	shfl.sync.bfly.b32 %f323, %f322, 1, 31, -1;
-	add.rn.f32 %f324, %f322, %f323;
-	.loc 3 136 59
-	mov.f32 %f325, %f4;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f326, %f325, 16, 31, -1;
-	add.rn.f32 %f327, %f325, %f326;
-	shfl.sync.bfly.b32 %f328, %f327, 8, 31, -1;
-	add.rn.f32 %f329, %f327, %f328;
-	shfl.sync.bfly.b32 %f330, %f329, 4, 31, -1;
-	add.rn.f32 %f331, %f329, %f330;
-	shfl.sync.bfly.b32 %f332, %f331, 2, 31, -1;
-	add.rn.f32 %f333, %f331, %f332;
-	shfl.sync.bfly.b32 %f334, %f333, 1, 31, -1;
-	add.rn.f32 %f335, %f333, %f334;
-	.loc 3 137 10
-	setp.eq.s64 %p24, %rd23, 0;
-	@%p24 bra $L19_if_then;
-	bra.uni $L319_edge;
-$L19_if_then:
-	mov.f32 %f336, %f324;
-	mov.f32 %f337, %f335;
-	bra.uni $L20_if_done;
-$L319_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L20_if_done;
-$L20_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L320_rangeint_body;
-$L320_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f338, %f1;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f339, %f338, 16, 31, -1;
-	add.rn.f32 %f340, %f338, %f339;
-	shfl.sync.bfly.b32 %f341, %f340, 8, 31, -1;
-	add.rn.f32 %f342, %f340, %f341;
-	shfl.sync.bfly.b32 %f343, %f342, 4, 31, -1;
-	add.rn.f32 %f344, %f342, %f343;
-	shfl.sync.bfly.b32 %f345, %f344, 2, 31, -1;
-	add.rn.f32 %f346, %f344, %f345;
-	shfl.sync.bfly.b32 %f347, %f346, 1, 31, -1;
-	add.rn.f32 %f348, %f346, %f347;
-	.loc 3 136 59
-	mov.f32 %f349, %f5;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f350, %f349, 16, 31, -1;
-	add.rn.f32 %f351, %f349, %f350;
-	shfl.sync.bfly.b32 %f352, %f351, 8, 31, -1;
-	add.rn.f32 %f353, %f351, %f352;
-	shfl.sync.bfly.b32 %f354, %f353, 4, 31, -1;
-	add.rn.f32 %f355, %f353, %f354;
-	shfl.sync.bfly.b32 %f356, %f355, 2, 31, -1;
-	add.rn.f32 %f357, %f355, %f356;
-	shfl.sync.bfly.b32 %f358, %f357, 1, 31, -1;
-	add.rn.f32 %f359, %f357, %f358;
-	.loc 3 137 10
-	setp.eq.s64 %p25, %rd23, 1;
-	@%p25 bra $L321_if_then;
-	bra.uni $L323_edge;
-$L321_if_then:
-	mov.f32 %f336, %f348;
-	mov.f32 %f337, %f359;
-	bra.uni $L322_if_done;
-$L323_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L322_if_done;
-$L322_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L324_rangeint_body;
-$L324_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f360, %f2;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f361, %f360, 16, 31, -1;
-	add.rn.f32 %f362, %f360, %f361;
-	shfl.sync.bfly.b32 %f363, %f362, 8, 31, -1;
-	add.rn.f32 %f364, %f362, %f363;
-	shfl.sync.bfly.b32 %f365, %f364, 4, 31, -1;
-	add.rn.f32 %f366, %f364, %f365;
-	shfl.sync.bfly.b32 %f367, %f366, 2, 31, -1;
-	add.rn.f32 %f368, %f366, %f367;
-	shfl.sync.bfly.b32 %f369, %f368, 1, 31, -1;
-	add.rn.f32 %f370, %f368, %f369;
-	.loc 3 136 59
-	mov.f32 %f371, %f6;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f372, %f371, 16, 31, -1;
-	add.rn.f32 %f373, %f371, %f372;
-	shfl.sync.bfly.b32 %f374, %f373, 8, 31, -1;
-	add.rn.f32 %f375, %f373, %f374;
-	shfl.sync.bfly.b32 %f376, %f375, 4, 31, -1;
-	add.rn.f32 %f377, %f375, %f376;
-	shfl.sync.bfly.b32 %f378, %f377, 2, 31, -1;
-	add.rn.f32 %f379, %f377, %f378;
-	shfl.sync.bfly.b32 %f380, %f379, 1, 31, -1;
-	add.rn.f32 %f381, %f379, %f380;
-	.loc 3 137 10
-	setp.eq.s64 %p26, %rd23, 2;
-	@%p26 bra $L325_if_then;
-	bra.uni $L327_edge;
-$L325_if_then:
-	mov.f32 %f336, %f370;
-	mov.f32 %f337, %f381;
-	bra.uni $L326_if_done;
-$L327_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L328_rangeint_body;
-$L328_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f382, %f3;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f383, %f382, 16, 31, -1;
-	add.rn.f32 %f384, %f382, %f383;
-	shfl.sync.bfly.b32 %f385, %f384, 8, 31, -1;
-	add.rn.f32 %f386, %f384, %f385;
-	shfl.sync.bfly.b32 %f387, %f386, 4, 31, -1;
-	add.rn.f32 %f388, %f386, %f387;
-	shfl.sync.bfly.b32 %f389, %f388, 2, 31, -1;
-	add.rn.f32 %f390, %f388, %f389;
-	shfl.sync.bfly.b32 %f391, %f390, 1, 31, -1;
-	add.rn.f32 %f392, %f390, %f391;
-	.loc 3 136 59
-	mov.f32 %f393, %f7;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f394, %f393, 16, 31, -1;
-	add.rn.f32 %f395, %f393, %f394;
-	shfl.sync.bfly.b32 %f396, %f395, 8, 31, -1;
-	add.rn.f32 %f397, %f395, %f396;
-	shfl.sync.bfly.b32 %f398, %f397, 4, 31, -1;
-	add.rn.f32 %f399, %f397, %f398;
-	shfl.sync.bfly.b32 %f400, %f399, 2, 31, -1;
-	add.rn.f32 %f401, %f399, %f400;
-	shfl.sync.bfly.b32 %f402, %f401, 1, 31, -1;
-	add.rn.f32 %f403, %f401, %f402;
-	.loc 3 137 10
-	setp.eq.s64 %p27, %rd23, 3;
-	@%p27 bra $L329_if_then;
-	bra.uni $L331_edge;
-$L329_if_then:
-	mov.f32 %f336, %f392;
-	mov.f32 %f337, %f403;
-	bra.uni $L330_if_done;
-$L331_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L330_if_done;
-$L330_if_done:
-	mov.f32 %f404, %f336;
-	mov.f32 %f405, %f337;
-	bra.uni $L18_rangeint_done;
-$L18_rangeint_done:
-	.loc 3 141 9
-	setp.lt.s64 %p28, %rd23, 4;
-	@%p28 bra $L21_if_then;
-	bra.uni $L22_if_done;
-$L21_if_then:
-	.loc 3 142 37
-	add.s64 %rd235, %rd49, %rd23;
-	.loc 3 142 14
+$L318_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd304, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd305, %rd304, 2;
+	.loc 3 125 43
+	add.s64 %rd306, %rd305, 3;
+	.loc 3 125 46
+	mul.lo.s64 %rd307, %rd306, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd308, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd309, %rd307, %rd308;
+	.loc 3 125 60
+	div.s64 %rd310, %rd309, 2;
+	.loc 3 125 23
+	add.s64 %rd311, %rd310, 3;
+	shl.b64 %rd312, %rd310, 2;
+	add.s64 %rd313, %rd45, %rd312;
+	ld.shared.v4.u32 {%r286, %r287, %r288, %r289}, [%rd313];
+	.loc 3 126 43
+	mov.f32 %f224, %f3;
+	.loc 3 126 52
+	mov.f32 %f225, %f7;
+	.loc 3 126 34
+	bra.uni $L320_entry;
+$L320_entry:
+	.loc 3 178 61
+	mov.u32 %r290, 0;
+	mov.u32 %r291, 0;
+	mov.u32 %r292, 0;
+	mov.u32 %r293, 0;
+	mov.u32 %r290, %r286;
+	mov.u32 %r291, %r287;
+	mov.u32 %r292, %r288;
+	mov.u32 %r293, %r289;
+	.loc 3 178 65
+	mov.u32 %r294, 0;
+	mov.u32 %r295, 0;
+	mov.u32 %r296, 0;
+	mov.u32 %r297, 0;
+	mov.u32 %r294, %r50;
+	mov.u32 %r295, %r51;
+	mov.u32 %r296, %r52;
+	mov.u32 %r297, %r53;
+	.loc 3 178 69
+	mov.u32 %r298, 0;
+	mov.u32 %r299, 0;
+	mov.u32 %r300, 0;
+	mov.u32 %r301, 0;
+	mov.u32 %r298, %r54;
+	mov.u32 %r299, %r55;
+	mov.u32 %r300, %r56;
+	mov.u32 %r301, %r57;
+	mov.f32 %f228, %f224;
+	mov.f32 %f229, %f225;
+	bra.uni $L321_rangeint_body;
+$L321_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r302, %r290;
+	.loc 3 181 18
+	bra.uni $L324_entry;
+$L324_entry:
+	.loc 3 98 75
+	shl.b32 %r303, %r302, 16;
+	.loc 3 98 72
+	mov.b32 %f231, %r303;
+	.loc 3 98 45
+	mov.f32 %f230, %f231;
+	bra.uni $L325_ret_lo;
+$L325_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r304, %r290;
+	.loc 3 181 32
+	bra.uni $L326_entry;
+$L326_entry:
+	.loc 3 99 75
+	not.b32 %r306, 65535;
+	and.b32 %r305, %r304, %r306;
+	.loc 3 99 72
+	mov.b32 %f233, %r305;
+	.loc 3 99 45
+	mov.f32 %f232, %f233;
+	bra.uni $L327_ret_hi;
+$L327_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r307, %r294;
+	.loc 3 182 25
+	bra.uni $L328_entry;
+$L328_entry:
+	.loc 3 99 75
+	not.b32 %r309, 65535;
+	and.b32 %r308, %r307, %r309;
+	.loc 3 99 72
+	mov.b32 %f235, %r308;
+	.loc 3 99 45
+	mov.f32 %f234, %f235;
+	bra.uni $L329_ret_hi;
+$L329_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r310, %r294;
+	.loc 3 182 51
+	bra.uni $L330_entry;
+$L330_entry:
+	.loc 3 98 75
+	shl.b32 %r311, %r310, 16;
+	.loc 3 98 72
+	mov.b32 %f237, %r311;
+	.loc 3 98 45
+	mov.f32 %f236, %f237;
+	bra.uni $L331_ret_lo;
+$L331_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f238, %f230, %f236, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f239, %f232, %f234, %f238;
+	.loc 3 183 28
+	mov.u32 %r312, %r298;
+	.loc 3 183 25
 	bra.uni $L332_entry;
 $L332_entry:
-	.loc 3 188 9
-	setp.lt.s64 %p29, %rd235, %rd15;
-	@%p29 bra $L333_if_then;
-	bra.uni $L22_if_done;
-$L333_if_then:
-	.loc 3 189 14
-	add.s64 %rd236, %rd30, 1;
-	.loc 3 189 17
-	setp.lt.s64 %p30, %rd236, %rd16;
-	.loc 3 190 16
-	setp.gt.s64 %p31, %rd11, 0;
-	@%p31 bra $L335_if_then;
-	bra.uni $L348_edge;
-$L335_if_then:
-	.loc 3 191 22
-	shl.b64 %rd237, %rd30, 2;
-	add.s64 %rd238, %rd10, %rd237;
-	ld.global.nc.f32 %f408, [%rd238];
-	.loc 3 191 17
-	bra.uni $L349_entry;
-$L349_entry:
-	.loc 3 247 40
-	mov.f32 %f409, %f408;
-	bra.uni $L350_ret_load;
-$L350_ret_load:
-	.loc 3 191 4
-	add.rn.f32 %f410, %f404, %f409;
-	@%p30 bra $L337_if_then;
-	bra.uni $L351_edge;
-$L337_if_then:
-	.loc 3 193 27
-	add.s64 %rd239, %rd30, 1;
-	.loc 3 193 23
-	shl.b64 %rd240, %rd239, 2;
-	add.s64 %rd241, %rd10, %rd240;
-	ld.global.nc.f32 %f411, [%rd241];
-	.loc 3 193 18
+	.loc 3 99 75
+	not.b32 %r314, 65535;
+	and.b32 %r313, %r312, %r314;
+	.loc 3 99 72
+	mov.b32 %f241, %r313;
+	.loc 3 99 45
+	mov.f32 %f240, %f241;
+	bra.uni $L333_ret_hi;
+$L333_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r315, %r298;
+	.loc 3 183 51
+	bra.uni $L334_entry;
+$L334_entry:
+	.loc 3 98 75
+	shl.b32 %r316, %r315, 16;
+	.loc 3 98 72
+	mov.b32 %f243, %r316;
+	.loc 3 98 45
+	mov.f32 %f242, %f243;
+	bra.uni $L335_ret_lo;
+$L335_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f244, %f230, %f242, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f245, %f232, %f240, %f244;
+	mov.f32 %f228, %f239;
+	mov.f32 %f229, %f245;
+	bra.uni $L336_rangeint_body;
+$L336_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r317, %r291;
+	.loc 3 181 18
+	bra.uni $L337_entry;
+$L337_entry:
+	.loc 3 98 75
+	shl.b32 %r318, %r317, 16;
+	.loc 3 98 72
+	mov.b32 %f247, %r318;
+	.loc 3 98 45
+	mov.f32 %f246, %f247;
+	bra.uni $L338_ret_lo;
+$L338_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r319, %r291;
+	.loc 3 181 32
+	bra.uni $L339_entry;
+$L339_entry:
+	.loc 3 99 75
+	not.b32 %r321, 65535;
+	and.b32 %r320, %r319, %r321;
+	.loc 3 99 72
+	mov.b32 %f249, %r320;
+	.loc 3 99 45
+	mov.f32 %f248, %f249;
+	bra.uni $L340_ret_hi;
+$L340_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r322, %r295;
+	.loc 3 182 25
+	bra.uni $L341_entry;
+$L341_entry:
+	.loc 3 99 75
+	not.b32 %r324, 65535;
+	and.b32 %r323, %r322, %r324;
+	.loc 3 99 72
+	mov.b32 %f251, %r323;
+	.loc 3 99 45
+	mov.f32 %f250, %f251;
+	bra.uni $L342_ret_hi;
+$L342_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r325, %r295;
+	.loc 3 182 51
+	bra.uni $L343_entry;
+$L343_entry:
+	.loc 3 98 75
+	shl.b32 %r326, %r325, 16;
+	.loc 3 98 72
+	mov.b32 %f253, %r326;
+	.loc 3 98 45
+	mov.f32 %f252, %f253;
+	bra.uni $L344_ret_lo;
+$L344_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f254, %f246, %f252, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f255, %f248, %f250, %f254;
+	.loc 3 183 28
+	mov.u32 %r327, %r299;
+	.loc 3 183 25
+	bra.uni $L345_entry;
+$L345_entry:
+	.loc 3 99 75
+	not.b32 %r329, 65535;
+	and.b32 %r328, %r327, %r329;
+	.loc 3 99 72
+	mov.b32 %f257, %r328;
+	.loc 3 99 45
+	mov.f32 %f256, %f257;
+	bra.uni $L346_ret_hi;
+$L346_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r330, %r299;
+	.loc 3 183 51
+	bra.uni $L347_entry;
+$L347_entry:
+	.loc 3 98 75
+	shl.b32 %r331, %r330, 16;
+	.loc 3 98 72
+	mov.b32 %f259, %r331;
+	.loc 3 98 45
+	mov.f32 %f258, %f259;
+	bra.uni $L348_ret_lo;
+$L348_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f260, %f246, %f258, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f261, %f248, %f256, %f260;
+	mov.f32 %f228, %f255;
+	mov.f32 %f229, %f261;
+	bra.uni $L349_rangeint_body;
+$L349_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r332, %r292;
+	.loc 3 181 18
+	bra.uni $L350_entry;
+$L350_entry:
+	.loc 3 98 75
+	shl.b32 %r333, %r332, 16;
+	.loc 3 98 72
+	mov.b32 %f263, %r333;
+	.loc 3 98 45
+	mov.f32 %f262, %f263;
+	bra.uni $L351_ret_lo;
+$L351_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r334, %r292;
+	.loc 3 181 32
 	bra.uni $L352_entry;
 $L352_entry:
-	.loc 3 247 40
-	mov.f32 %f412, %f411;
-	bra.uni $L353_ret_load;
-$L353_ret_load:
-	.loc 3 193 5
-	add.rn.f32 %f413, %f405, %f412;
-	mov.f32 %f406, %f410;
-	mov.f32 %f407, %f413;
-	bra.uni $L336_if_done;
-$L351_edge:
-	mov.f32 %f406, %f410;
-	mov.f32 %f407, %f405;
-	bra.uni $L336_if_done;
-$L348_edge:
-	mov.f32 %f406, %f404;
-	mov.f32 %f407, %f405;
-	bra.uni $L336_if_done;
-$L336_if_done:
-	.loc 3 196 10
-	setp.eq.s64 %p32, %rd18, 3;
-	@%p32 bra $L338_if_then;
-	bra.uni $L339_if_else;
-$L338_if_then:
-	.loc 3 197 15
-	div.s64 %rd242, %rd16, 2;
-	.loc 3 197 12
-	mul.lo.s64 %rd243, %rd235, %rd242;
-	.loc 3 197 24
-	div.s64 %rd244, %rd30, 2;
-	.loc 3 197 19
-	add.s64 %rd245, %rd243, %rd244;
-	.loc 3 198 27
-	neg.f32 %f414, %f406;
-	.loc 3 198 26
-	max.f32 %f415, %f414, 0fC2D00000;
-	min.f32 %f415, %f415, 0f42B20000;
-	mul.rn.f32 %f416, %f415, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f417, %f416;
-	fma.rn.f32 %f418, %f417, 0fBF317200, %f415;
-	fma.rn.f32 %f418, %f417, 0fB5BFBE8E, %f418;
-	mul.rn.f32 %f418, %f418, 0f3FB8AA3B;
-	ex2.approx.f32 %f419, %f418;
-	mul.rn.f32 %f420, %f417, 0f3F000000;
-	cvt.rmi.f32.f32 %f420, %f420;
-	sub.rn.f32 %f421, %f417, %f420;
-	ex2.approx.f32 %f422, %f420;
-	ex2.approx.f32 %f423, %f421;
-	mul.rn.f32 %f419, %f419, %f422;
-	mul.rn.f32 %f419, %f419, %f423;
-	setp.nan.f32 %p33, %f414, %f414;
-	selp.f32 %f419, %f414, %f419, %p33;
-	.loc 3 198 17
-	add.rn.f32 %f424, 0f3F800000, %f419;
-	.loc 3 198 12
-	div.rn.f32 %f425, %f406, %f424;
-	.loc 3 198 33
-	mul.rn.f32 %f426, %f425, %f407;
-	.loc 3 199 16
-	setp.gt.s64 %p34, %rd14, 0;
-	@%p34 bra $L340_if_then;
-	bra.uni $L354_edge;
-$L340_if_then:
-	.loc 3 200 21
-	shl.b64 %rd246, %rd245, 2;
-	add.s64 %rd247, %rd13, %rd246;
-	ld.global.nc.f32 %f428, [%rd247];
-	.loc 3 200 17
-	bra.uni $L355_entry;
-$L355_entry:
-	.loc 3 247 40
-	mov.f32 %f429, %f428;
-	bra.uni $L356_ret_load;
-$L356_ret_load:
-	.loc 3 200 5
-	add.rn.f32 %f430, %f426, %f429;
-	mov.f32 %f427, %f430;
-	bra.uni $L357_entry;
-$L354_edge:
-	mov.f32 %f427, %f426;
-	bra.uni $L357_entry;
-$L357_entry:
-	.loc 3 248 40
-	mov.f32 %f431, %f427;
-	bra.uni $L358_ret_store;
-$L358_ret_store:
-	.loc 3 202 7
-	shl.b64 %rd248, %rd245, 2;
-	add.s64 %rd249, %rd1, %rd248;
-	st.global.f32 [%rd249], %f431;
-	bra.uni $L22_if_done;
-$L339_if_else:
-	.loc 3 204 12
-	mul.lo.s64 %rd250, %rd235, %rd16;
-	.loc 3 204 15
-	add.s64 %rd251, %rd250, %rd30;
-	.loc 3 205 16
-	bra.uni $L359_entry;
-$L359_entry:
-	.loc 3 223 9
-	setp.eq.s64 %p35, %rd18, 1;
-	@%p35 bra $L360_if_then;
-	bra.uni $L361_if_done;
-$L360_if_then:
-	.loc 3 224 27
-	neg.f32 %f433, %f406;
-	.loc 3 224 26
-	max.f32 %f434, %f433, 0fC2D00000;
-	min.f32 %f434, %f434, 0f42B20000;
-	mul.rn.f32 %f435, %f434, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f436, %f435;
-	fma.rn.f32 %f437, %f436, 0fBF317200, %f434;
-	fma.rn.f32 %f437, %f436, 0fB5BFBE8E, %f437;
-	mul.rn.f32 %f437, %f437, 0f3FB8AA3B;
-	ex2.approx.f32 %f438, %f437;
-	mul.rn.f32 %f439, %f436, 0f3F000000;
-	cvt.rmi.f32.f32 %f439, %f439;
-	sub.rn.f32 %f440, %f436, %f439;
-	ex2.approx.f32 %f441, %f439;
-	ex2.approx.f32 %f442, %f440;
-	mul.rn.f32 %f438, %f438, %f441;
-	mul.rn.f32 %f438, %f438, %f442;
-	setp.nan.f32 %p36, %f433, %f433;
-	selp.f32 %f438, %f433, %f438, %p36;
-	.loc 3 224 17
-	add.rn.f32 %f443, 0f3F800000, %f438;
-	.loc 3 224 12
-	div.rn.f32 %f444, %f406, %f443;
-	.loc 3 224 3
-	mov.f32 %f432, %f444;
-	bra.uni $L364_ret_gemvAct;
-$L361_if_done:
-	.loc 3 226 9
-	setp.eq.s64 %p37, %rd18, 2;
-	@%p37 bra $L362_if_then;
-	bra.uni $L363_if_done;
-$L362_if_then:
-	.loc 3 227 14
-	mul.rn.f32 %f445, 0f3F000000, %f406;
-	.loc 3 227 34
-	mul.rn.f32 %f446, %f406, 0f3F3504F3;
-	.loc 3 227 32
+	.loc 3 99 75
+	not.b32 %r336, 65535;
+	and.b32 %r335, %r334, %r336;
+	.loc 3 99 72
+	mov.b32 %f265, %r335;
+	.loc 3 99 45
+	mov.f32 %f264, %f265;
+	bra.uni $L353_ret_hi;
+$L353_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r337, %r296;
+	.loc 3 182 25
+	bra.uni $L354_entry;
+$L354_entry:
+	.loc 3 99 75
+	not.b32 %r339, 65535;
+	and.b32 %r338, %r337, %r339;
+	.loc 3 99 72
+	mov.b32 %f267, %r338;
+	.loc 3 99 45
+	mov.f32 %f266, %f267;
+	bra.uni $L355_ret_hi;
+$L355_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r340, %r296;
+	.loc 3 182 51
+	bra.uni $L356_entry;
+$L356_entry:
+	.loc 3 98 75
+	shl.b32 %r341, %r340, 16;
+	.loc 3 98 72
+	mov.b32 %f269, %r341;
+	.loc 3 98 45
+	mov.f32 %f268, %f269;
+	bra.uni $L357_ret_lo;
+$L357_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f270, %f262, %f268, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f271, %f264, %f266, %f270;
+	.loc 3 183 28
+	mov.u32 %r342, %r300;
+	.loc 3 183 25
+	bra.uni $L358_entry;
+$L358_entry:
+	.loc 3 99 75
+	not.b32 %r344, 65535;
+	and.b32 %r343, %r342, %r344;
+	.loc 3 99 72
+	mov.b32 %f273, %r343;
+	.loc 3 99 45
+	mov.f32 %f272, %f273;
+	bra.uni $L359_ret_hi;
+$L359_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r345, %r300;
+	.loc 3 183 51
+	bra.uni $L360_entry;
+$L360_entry:
+	.loc 3 98 75
+	shl.b32 %r346, %r345, 16;
+	.loc 3 98 72
+	mov.b32 %f275, %r346;
+	.loc 3 98 45
+	mov.f32 %f274, %f275;
+	bra.uni $L361_ret_lo;
+$L361_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f276, %f262, %f274, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f277, %f264, %f272, %f276;
+	mov.f32 %f228, %f271;
+	mov.f32 %f229, %f277;
+	bra.uni $L362_rangeint_body;
+$L362_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r347, %r293;
+	.loc 3 181 18
+	bra.uni $L363_entry;
+$L363_entry:
+	.loc 3 98 75
+	shl.b32 %r348, %r347, 16;
+	.loc 3 98 72
+	mov.b32 %f279, %r348;
+	.loc 3 98 45
+	mov.f32 %f278, %f279;
+	bra.uni $L364_ret_lo;
+$L364_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r349, %r293;
+	.loc 3 181 32
 	bra.uni $L365_entry;
 $L365_entry:
-	.loc 1 26 14
-	abs.f32 %f448, %f446;
-	.loc 1 27 7
-	setp.eq.f32 %p38, %f446, 0f00000000;
-	@%p38 bra $L366_if_then;
-	bra.uni $L367_if_done;
-$L366_if_then:
-	.loc 1 28 3
-	mov.f32 %f447, %f446;
-	bra.uni $L377_ret_Erf32;
-$L367_if_done:
-	.loc 1 30 7
-	setp.lt.f32 %p39, %f448, 0f3F800000;
-	@%p39 bra $L368_if_then;
-	bra.uni $L369_if_done;
-$L368_if_then:
-	.loc 1 31 10
-	mul.rn.f32 %f449, %f446, %f446;
-	.loc 1 33 14
-	mov.f32 %f451, 0f38A4B519;
-	fma.rn.f32 %f450, %f451, %f449, 0fBA51FB80;
-	.loc 1 34 14
-	fma.rn.f32 %f452, %f450, %f449, 0f3BAA02D9;
-	.loc 1 35 14
-	fma.rn.f32 %f453, %f452, %f449, 0fBCDBFC87;
-	.loc 1 36 14
-	fma.rn.f32 %f454, %f453, %f449, 0f3DE7167C;
-	.loc 1 37 14
-	fma.rn.f32 %f455, %f454, %f449, 0fBEC0939F;
-	.loc 1 39 49
-	fma.rn.f32 %f456, %f455, %f449, 0fB37BD649;
-	.loc 1 39 41
-	mul.rn.f32 %f457, %f446, %f456;
-	.loc 1 39 17
-	fma.rn.f32 %f458, %f446, 0f3F906EBB, %f457;
-	.loc 1 39 3
-	mov.f32 %f447, %f458;
-	bra.uni $L377_ret_Erf32;
-$L369_if_done:
-	.loc 1 41 9
-	setp.lt.f32 %p40, %f448, 0f40800000;
-	@%p40 bra $L371_if_done;
-	bra.uni $L370_if_then;
-$L371_if_done:
-	.loc 1 48 7
-	setp.lt.f32 %p41, %f448, 0f40100000;
-	@%p41 bra $L374_if_then;
-	bra.uni $L376_if_else;
-$L374_if_then:
-	.loc 1 49 10
-	sub.rn.f32 %f459, %f448, 0f3FD00000;
-	.loc 1 51 14
-	mov.f32 %f461, 0f39858B99;
-	fma.rn.f32 %f460, %f461, %f459, 0fBAA6FCCE;
-	.loc 1 52 14
-	fma.rn.f32 %f462, %f460, %f459, 0f3A237386;
-	.loc 1 53 14
-	fma.rn.f32 %f463, %f462, %f459, 0f3BC8E567;
-	.loc 1 54 14
-	fma.rn.f32 %f464, %f463, %f459, 0fBC6C5758;
-	.loc 1 55 14
-	fma.rn.f32 %f465, %f464, %f459, 0f3B0C82BC;
-	.loc 1 56 14
-	fma.rn.f32 %f466, %f465, %f459, 0f3D4BA71C;
-	.loc 1 57 14
-	fma.rn.f32 %f467, %f466, %f459, 0fBDEB31E4;
-	.loc 1 58 14
-	fma.rn.f32 %f468, %f467, %f459, 0f3E05E7E2;
-	.loc 1 59 14
-	fma.rn.f32 %f469, %f468, %f459, 0fBDA4CEA2;
-	.loc 1 60 14
-	fma.rn.f32 %f470, %f469, %f459, 0f3CB096C5;
-	mov.f32 %f471, %f470;
-	bra.uni $L375_if_done;
-$L376_if_else:
-	.loc 1 62 10
-	sub.rn.f32 %f475, %f448, 0f40480000;
-	.loc 1 64 14
-	mov.f32 %f477, 0f38CA5CFA;
-	fma.rn.f32 %f476, %f477, %f475, 0fB99B75F6;
-	.loc 1 65 14
-	fma.rn.f32 %f478, %f476, %f475, 0f39F389D1;
-	.loc 1 66 14
-	fma.rn.f32 %f479, %f478, %f475, 0fBA137B16;
-	.loc 1 67 14
-	fma.rn.f32 %f480, %f479, %f475, 0f3A1128D4;
-	.loc 1 68 14
-	fma.rn.f32 %f481, %f480, %f475, 0fB9D324B1;
-	.loc 1 69 14
-	fma.rn.f32 %f482, %f481, %f475, 0f3954A29F;
-	.loc 1 70 14
-	fma.rn.f32 %f483, %f482, %f475, 0fB88783B3;
-	.loc 1 71 14
-	fma.rn.f32 %f484, %f483, %f475, 0f3725EBA6;
-	mov.f32 %f471, %f484;
-	bra.uni $L375_if_done;
-$L375_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f472, 0f3F800000, %f471;
-	.loc 1 73 19
-	bra.uni $L378_entry;
-$L378_entry:
-	.loc 2 91 46
-	mov.b32 %r272, %f472;
-	.loc 2 91 49
-	and.b32 %r273, %r272, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r274, %f446;
-	.loc 2 91 82
-	and.b32 %r275, %r274, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r276, %r273, %r275;
-	.loc 2 91 29
-	mov.b32 %f474, %r276;
-	.loc 2 91 2
-	mov.f32 %f473, %f474;
-	bra.uni $L379_ret_copysign32;
-$L379_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f447, %f473;
-	bra.uni $L377_ret_Erf32;
-$L370_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p42, %f446, %f446;
-	@%p42 bra $L372_if_then;
-	bra.uni $L380_entry;
-$L372_if_then:
-	.loc 1 43 4
-	mov.f32 %f447, %f446;
-	bra.uni $L377_ret_Erf32;
-$L380_entry:
-	.loc 2 91 46
-	mov.f32 %f486, 0f3F800000;
-	mov.b32 %r277, %f486;
-	.loc 2 91 49
-	and.b32 %r278, %r277, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r279, %f446;
-	.loc 2 91 82
-	and.b32 %r280, %r279, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r281, %r278, %r280;
-	.loc 2 91 29
-	mov.b32 %f487, %r281;
-	.loc 2 91 2
-	mov.f32 %f485, %f487;
-	bra.uni $L381_ret_copysign32;
-$L381_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f447, %f485;
-	bra.uni $L377_ret_Erf32;
-$L377_ret_Erf32:
-	.loc 3 227 23
-	add.rn.f32 %f488, 0f3F800000, %f447;
-	.loc 3 227 18
-	mul.rn.f32 %f489, %f445, %f488;
-	.loc 3 227 3
-	mov.f32 %f432, %f489;
-	bra.uni $L364_ret_gemvAct;
-$L363_if_done:
-	.loc 3 229 2
-	mov.f32 %f432, %f406;
-	bra.uni $L364_ret_gemvAct;
-$L364_ret_gemvAct:
-	.loc 3 206 16
-	setp.gt.s64 %p43, %rd14, 0;
-	@%p43 bra $L342_if_then;
-	bra.uni $L382_edge;
-$L342_if_then:
-	.loc 3 207 22
-	shl.b64 %rd252, %rd251, 2;
-	add.s64 %rd253, %rd13, %rd252;
-	ld.global.nc.f32 %f491, [%rd253];
-	.loc 3 207 18
-	bra.uni $L383_entry;
-$L383_entry:
-	.loc 3 247 40
-	mov.f32 %f492, %f491;
-	bra.uni $L384_ret_load;
-$L384_ret_load:
-	.loc 3 207 5
-	add.rn.f32 %f493, %f432, %f492;
-	mov.f32 %f490, %f493;
-	bra.uni $L385_entry;
-$L382_edge:
-	mov.f32 %f490, %f432;
-	bra.uni $L385_entry;
-$L385_entry:
-	.loc 3 248 40
-	mov.f32 %f494, %f490;
-	bra.uni $L386_ret_store;
-$L386_ret_store:
-	.loc 3 209 7
-	shl.b64 %rd254, %rd251, 2;
-	add.s64 %rd255, %rd1, %rd254;
-	st.global.f32 [%rd255], %f494;
-	@%p30 bra $L387_entry;
-	bra.uni $L22_if_done;
-$L387_entry:
-	.loc 3 223 9
-	setp.eq.s64 %p44, %rd18, 1;
-	@%p44 bra $L388_if_then;
-	bra.uni $L389_if_done;
-$L388_if_then:
-	.loc 3 224 27
-	neg.f32 %f496, %f407;
-	.loc 3 224 26
-	max.f32 %f497, %f496, 0fC2D00000;
-	min.f32 %f497, %f497, 0f42B20000;
-	mul.rn.f32 %f498, %f497, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f499, %f498;
-	fma.rn.f32 %f500, %f499, 0fBF317200, %f497;
-	fma.rn.f32 %f500, %f499, 0fB5BFBE8E, %f500;
-	mul.rn.f32 %f500, %f500, 0f3FB8AA3B;
-	ex2.approx.f32 %f501, %f500;
-	mul.rn.f32 %f502, %f499, 0f3F000000;
-	cvt.rmi.f32.f32 %f502, %f502;
-	sub.rn.f32 %f503, %f499, %f502;
-	ex2.approx.f32 %f504, %f502;
-	ex2.approx.f32 %f505, %f503;
-	mul.rn.f32 %f501, %f501, %f504;
-	mul.rn.f32 %f501, %f501, %f505;
-	setp.nan.f32 %p45, %f496, %f496;
-	selp.f32 %f501, %f496, %f501, %p45;
-	.loc 3 224 17
-	add.rn.f32 %f506, 0f3F800000, %f501;
-	.loc 3 224 12
-	div.rn.f32 %f507, %f407, %f506;
-	.loc 3 224 3
-	mov.f32 %f495, %f507;
-	bra.uni $L392_ret_gemvAct;
-$L389_if_done:
-	.loc 3 226 9
-	setp.eq.s64 %p46, %rd18, 2;
-	@%p46 bra $L390_if_then;
-	bra.uni $L391_if_done;
+	.loc 3 99 75
+	not.b32 %r351, 65535;
+	and.b32 %r350, %r349, %r351;
+	.loc 3 99 72
+	mov.b32 %f281, %r350;
+	.loc 3 99 45
+	mov.f32 %f280, %f281;
+	bra.uni $L366_ret_hi;
+$L366_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r352, %r297;
+	.loc 3 182 25
+	bra.uni $L367_entry;
+$L367_entry:
+	.loc 3 99 75
+	not.b32 %r354, 65535;
+	and.b32 %r353, %r352, %r354;
+	.loc 3 99 72
+	mov.b32 %f283, %r353;
+	.loc 3 99 45
+	mov.f32 %f282, %f283;
+	bra.uni $L368_ret_hi;
+$L368_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r355, %r297;
+	.loc 3 182 51
+	bra.uni $L369_entry;
+$L369_entry:
+	.loc 3 98 75
+	shl.b32 %r356, %r355, 16;
+	.loc 3 98 72
+	mov.b32 %f285, %r356;
+	.loc 3 98 45
+	mov.f32 %f284, %f285;
+	bra.uni $L370_ret_lo;
+$L370_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f286, %f278, %f284, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f287, %f280, %f282, %f286;
+	.loc 3 183 28
+	mov.u32 %r357, %r301;
+	.loc 3 183 25
+	bra.uni $L371_entry;
+$L371_entry:
+	.loc 3 99 75
+	not.b32 %r359, 65535;
+	and.b32 %r358, %r357, %r359;
+	.loc 3 99 72
+	mov.b32 %f289, %r358;
+	.loc 3 99 45
+	mov.f32 %f288, %f289;
+	bra.uni $L372_ret_hi;
+$L372_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r360, %r301;
+	.loc 3 183 51
+	bra.uni $L373_entry;
+$L373_entry:
+	.loc 3 98 75
+	shl.b32 %r361, %r360, 16;
+	.loc 3 98 72
+	mov.b32 %f291, %r361;
+	.loc 3 98 45
+	mov.f32 %f290, %f291;
+	bra.uni $L374_ret_lo;
+$L374_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f292, %f278, %f290, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f293, %f280, %f288, %f292;
+	mov.f32 %f294, %f287;
+	mov.f32 %f295, %f293;
+	bra.uni $L322_rangeint_done;
+$L322_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f226, %f294;
+	mov.f32 %f227, %f295;
+	bra.uni $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
+$L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f3, %f226;
+	.loc 3 126 21
+	mov.f32 %f7, %f227;
+	bra.uni $L13_if_done;
+$L13_if_done:
+	.loc 3 130 30
+	add.s64 %rd314, %rd248, 4;
+	.loc 3 130 41
+	sub.s64 %rd315, %rd314, 1;
+	.loc 3 130 14
+	bra.uni $L375_entry;
+$L375_entry:
+	.loc 3 154 10
+	rem.s64 %rd316, %rd315, 4;
+	.loc 3 155 10
+	mul.lo.s64 %rd317, %rd315, 256;
+	.loc 3 155 23
+	mul.lo.s64 %rd318, %rd23, 8;
+	.loc 3 155 20
+	add.s64 %rd319, %rd317, %rd318;
+	bra.uni $L376_rangeint_body;
+$L376_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd320, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p44, %rd320, %rd16;
+	@%p44 bra $L380_cond_true;
+	bra.uni $L387_edge;
+$L380_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p45, %rd319, %rd17;
+	@%p45 bra $L378_if_then;
+	bra.uni $L388_edge;
+$L378_if_then:
+	.loc 3 160 21
+	add.s64 %rd323, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd324, %rd323, %rd17;
+	.loc 3 160 26
+	add.s64 %rd325, %rd324, %rd319;
+	mov.s64 %rd321, %rd325;
+	mov.s64 %rd322, 16;
+	bra.uni $L379_if_done;
+$L388_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L379_if_done;
+$L387_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L379_if_done;
+$L379_if_done:
+	.loc 3 162 29
+	mul.lo.s64 %rd326, %rd316, 6;
+	.loc 3 162 39
+	add.s64 %rd327, %rd326, 0;
+	.loc 3 162 42
+	mul.lo.s64 %rd328, %rd327, 256;
+	.loc 3 162 53
+	mul.lo.s64 %rd329, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd330, %rd328, %rd329;
+	.loc 3 162 26
+	shl.b64 %rd331, %rd330, 1;
+	add.s64 %rd332, %rd37, %rd331;
+	.loc 3 162 60
+	shl.b64 %rd333, %rd321, 1;
+	add.s64 %rd334, %rd7, %rd333;
+	.loc 3 162 19
+	cvt.u32.s64 %r362, %rd322;
+	cp.async.cg.shared.global [%rd332], [%rd334], 16, %r362;
+	bra.uni $L389_rangeint_body;
+$L389_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd335, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p46, %rd335, %rd16;
+	@%p46 bra $L392_cond_true;
+	bra.uni $L393_edge;
+$L392_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p47, %rd319, %rd17;
+	@%p47 bra $L390_if_then;
+	bra.uni $L394_edge;
 $L390_if_then:
-	.loc 3 227 14
-	mul.rn.f32 %f508, 0f3F000000, %f407;
-	.loc 3 227 34
-	mul.rn.f32 %f509, %f407, 0f3F3504F3;
-	.loc 3 227 32
-	bra.uni $L393_entry;
-$L393_entry:
-	.loc 1 26 14
-	abs.f32 %f511, %f509;
-	.loc 1 27 7
-	setp.eq.f32 %p47, %f509, 0f00000000;
-	@%p47 bra $L394_if_then;
-	bra.uni $L395_if_done;
-$L394_if_then:
-	.loc 1 28 3
-	mov.f32 %f510, %f509;
-	bra.uni $L405_ret_Erf32;
-$L395_if_done:
-	.loc 1 30 7
-	setp.lt.f32 %p48, %f511, 0f3F800000;
-	@%p48 bra $L396_if_then;
-	bra.uni $L397_if_done;
-$L396_if_then:
-	.loc 1 31 10
-	mul.rn.f32 %f512, %f509, %f509;
-	.loc 1 33 14
-	mov.f32 %f514, 0f38A4B519;
-	fma.rn.f32 %f513, %f514, %f512, 0fBA51FB80;
-	.loc 1 34 14
-	fma.rn.f32 %f515, %f513, %f512, 0f3BAA02D9;
-	.loc 1 35 14
-	fma.rn.f32 %f516, %f515, %f512, 0fBCDBFC87;
-	.loc 1 36 14
-	fma.rn.f32 %f517, %f516, %f512, 0f3DE7167C;
-	.loc 1 37 14
-	fma.rn.f32 %f518, %f517, %f512, 0fBEC0939F;
-	.loc 1 39 49
-	fma.rn.f32 %f519, %f518, %f512, 0fB37BD649;
-	.loc 1 39 41
-	mul.rn.f32 %f520, %f509, %f519;
-	.loc 1 39 17
-	fma.rn.f32 %f521, %f509, 0f3F906EBB, %f520;
-	.loc 1 39 3
-	mov.f32 %f510, %f521;
-	bra.uni $L405_ret_Erf32;
-$L397_if_done:
-	.loc 1 41 9
-	setp.lt.f32 %p49, %f511, 0f40800000;
-	@%p49 bra $L399_if_done;
-	bra.uni $L398_if_then;
-$L399_if_done:
-	.loc 1 48 7
-	setp.lt.f32 %p50, %f511, 0f40100000;
-	@%p50 bra $L402_if_then;
-	bra.uni $L404_if_else;
-$L402_if_then:
-	.loc 1 49 10
-	sub.rn.f32 %f522, %f511, 0f3FD00000;
-	.loc 1 51 14
-	mov.f32 %f524, 0f39858B99;
-	fma.rn.f32 %f523, %f524, %f522, 0fBAA6FCCE;
-	.loc 1 52 14
-	fma.rn.f32 %f525, %f523, %f522, 0f3A237386;
-	.loc 1 53 14
-	fma.rn.f32 %f526, %f525, %f522, 0f3BC8E567;
-	.loc 1 54 14
-	fma.rn.f32 %f527, %f526, %f522, 0fBC6C5758;
-	.loc 1 55 14
-	fma.rn.f32 %f528, %f527, %f522, 0f3B0C82BC;
-	.loc 1 56 14
-	fma.rn.f32 %f529, %f528, %f522, 0f3D4BA71C;
-	.loc 1 57 14
-	fma.rn.f32 %f530, %f529, %f522, 0fBDEB31E4;
-	.loc 1 58 14
-	fma.rn.f32 %f531, %f530, %f522, 0f3E05E7E2;
-	.loc 1 59 14
-	fma.rn.f32 %f532, %f531, %f522, 0fBDA4CEA2;
-	.loc 1 60 14
-	fma.rn.f32 %f533, %f532, %f522, 0f3CB096C5;
-	mov.f32 %f534, %f533;
-	bra.uni $L403_if_done;
-$L404_if_else:
-	.loc 1 62 10
-	sub.rn.f32 %f538, %f511, 0f40480000;
-	.loc 1 64 14
-	mov.f32 %f540, 0f38CA5CFA;
-	fma.rn.f32 %f539, %f540, %f538, 0fB99B75F6;
-	.loc 1 65 14
-	fma.rn.f32 %f541, %f539, %f538, 0f39F389D1;
-	.loc 1 66 14
-	fma.rn.f32 %f542, %f541, %f538, 0fBA137B16;
-	.loc 1 67 14
-	fma.rn.f32 %f543, %f542, %f538, 0f3A1128D4;
-	.loc 1 68 14
-	fma.rn.f32 %f544, %f543, %f538, 0fB9D324B1;
-	.loc 1 69 14
-	fma.rn.f32 %f545, %f544, %f538, 0f3954A29F;
-	.loc 1 70 14
-	fma.rn.f32 %f546, %f545, %f538, 0fB88783B3;
-	.loc 1 71 14
-	fma.rn.f32 %f547, %f546, %f538, 0f3725EBA6;
-	mov.f32 %f534, %f547;
-	bra.uni $L403_if_done;
-$L403_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f535, 0f3F800000, %f534;
-	.loc 1 73 19
-	bra.uni $L406_entry;
-$L406_entry:
-	.loc 2 91 46
-	mov.b32 %r282, %f535;
-	.loc 2 91 49
-	and.b32 %r283, %r282, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r284, %f509;
-	.loc 2 91 82
-	and.b32 %r285, %r284, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r286, %r283, %r285;
-	.loc 2 91 29
-	mov.b32 %f537, %r286;
-	.loc 2 91 2
-	mov.f32 %f536, %f537;
-	bra.uni $L407_ret_copysign32;
-$L407_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f510, %f536;
-	bra.uni $L405_ret_Erf32;
-$L398_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p51, %f509, %f509;
-	@%p51 bra $L400_if_then;
-	bra.uni $L408_entry;
-$L400_if_then:
-	.loc 1 43 4
-	mov.f32 %f510, %f509;
-	bra.uni $L405_ret_Erf32;
-$L408_entry:
-	.loc 2 91 46
-	mov.f32 %f549, 0f3F800000;
-	mov.b32 %r287, %f549;
-	.loc 2 91 49
-	and.b32 %r288, %r287, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r289, %f509;
-	.loc 2 91 82
-	and.b32 %r290, %r289, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r291, %r288, %r290;
-	.loc 2 91 29
-	mov.b32 %f550, %r291;
-	.loc 2 91 2
-	mov.f32 %f548, %f550;
-	bra.uni $L409_ret_copysign32;
-$L409_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f510, %f548;
-	bra.uni $L405_ret_Erf32;
-$L405_ret_Erf32:
-	.loc 3 227 23
-	add.rn.f32 %f551, 0f3F800000, %f510;
-	.loc 3 227 18
-	mul.rn.f32 %f552, %f508, %f551;
-	.loc 3 227 3
-	mov.f32 %f495, %f552;
-	bra.uni $L392_ret_gemvAct;
+	.loc 3 160 21
+	add.s64 %rd336, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd337, %rd336, %rd17;
+	.loc 3 160 26
+	add.s64 %rd338, %rd337, %rd319;
+	mov.s64 %rd321, %rd338;
+	mov.s64 %rd322, 16;
+	bra.uni $L391_if_done;
+$L394_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L391_if_done;
+$L393_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L391_if_done;
 $L391_if_done:
-	.loc 3 229 2
-	mov.f32 %f495, %f407;
-	bra.uni $L392_ret_gemvAct;
-$L392_ret_gemvAct:
-	.loc 3 212 17
-	setp.gt.s64 %p52, %rd14, 0;
-	@%p52 bra $L345_if_then;
-	bra.uni $L410_edge;
-$L345_if_then:
-	.loc 3 213 25
-	add.s64 %rd256, %rd251, 1;
-	.loc 3 213 23
-	shl.b64 %rd257, %rd256, 2;
-	add.s64 %rd258, %rd13, %rd257;
-	ld.global.nc.f32 %f554, [%rd258];
-	.loc 3 213 19
-	bra.uni $L411_entry;
-$L411_entry:
-	.loc 3 247 40
-	mov.f32 %f555, %f554;
-	bra.uni $L412_ret_load;
-$L412_ret_load:
-	.loc 3 213 6
-	add.rn.f32 %f556, %f495, %f555;
-	mov.f32 %f553, %f556;
-	bra.uni $L346_if_done;
-$L410_edge:
-	mov.f32 %f553, %f495;
-	bra.uni $L346_if_done;
-$L346_if_done:
-	.loc 3 215 10
-	add.s64 %rd259, %rd251, 1;
-	.loc 3 215 24
-	bra.uni $L413_entry;
-$L413_entry:
-	.loc 3 248 40
-	mov.f32 %f557, %f553;
-	bra.uni $L414_ret_store;
-$L414_ret_store:
-	.loc 3 215 8
-	shl.b64 %rd260, %rd259, 2;
-	add.s64 %rd261, %rd1, %rd260;
-	st.global.f32 [%rd261], %f557;
+	.loc 3 162 29
+	mul.lo.s64 %rd339, %rd316, 6;
+	.loc 3 162 39
+	add.s64 %rd340, %rd339, 1;
+	.loc 3 162 42
+	mul.lo.s64 %rd341, %rd340, 256;
+	.loc 3 162 53
+	mul.lo.s64 %rd342, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd343, %rd341, %rd342;
+	.loc 3 162 26
+	shl.b64 %rd344, %rd343, 1;
+	add.s64 %rd345, %rd37, %rd344;
+	.loc 3 162 60
+	shl.b64 %rd346, %rd321, 1;
+	add.s64 %rd347, %rd7, %rd346;
+	.loc 3 162 19
+	cvt.u32.s64 %r363, %rd322;
+	cp.async.cg.shared.global [%rd345], [%rd347], 16, %r363;
+	bra.uni $L381_rangeint_body;
+$L381_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd348, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p48, %rd348, %rd15;
+	@%p48 bra $L385_cond_true;
+	bra.uni $L395_edge;
+$L385_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p49, %rd319, %rd17;
+	@%p49 bra $L383_if_then;
+	bra.uni $L396_edge;
+$L383_if_then:
+	.loc 3 168 19
+	add.s64 %rd351, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd352, %rd351, %rd17;
+	.loc 3 168 24
+	add.s64 %rd353, %rd352, %rd319;
+	mov.s64 %rd349, %rd353;
+	mov.s64 %rd350, 16;
+	bra.uni $L384_if_done;
+$L396_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L384_if_done;
+$L395_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L384_if_done;
+$L384_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd354, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd355, %rd354, 2;
+	.loc 3 170 41
+	add.s64 %rd356, %rd355, 0;
+	.loc 3 170 44
+	mul.lo.s64 %rd357, %rd356, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd358, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd359, %rd357, %rd358;
+	.loc 3 170 26
+	shl.b64 %rd360, %rd359, 1;
+	add.s64 %rd361, %rd37, %rd360;
+	.loc 3 170 62
+	shl.b64 %rd362, %rd349, 1;
+	add.s64 %rd363, %rd4, %rd362;
+	.loc 3 170 19
+	cvt.u32.s64 %r364, %rd350;
+	cp.async.cg.shared.global [%rd361], [%rd363], 16, %r364;
+	bra.uni $L397_rangeint_body;
+$L397_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd364, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p50, %rd364, %rd15;
+	@%p50 bra $L400_cond_true;
+	bra.uni $L401_edge;
+$L400_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p51, %rd319, %rd17;
+	@%p51 bra $L398_if_then;
+	bra.uni $L402_edge;
+$L398_if_then:
+	.loc 3 168 19
+	add.s64 %rd365, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd366, %rd365, %rd17;
+	.loc 3 168 24
+	add.s64 %rd367, %rd366, %rd319;
+	mov.s64 %rd349, %rd367;
+	mov.s64 %rd350, 16;
+	bra.uni $L399_if_done;
+$L402_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L399_if_done;
+$L401_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L399_if_done;
+$L399_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd368, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd369, %rd368, 2;
+	.loc 3 170 41
+	add.s64 %rd370, %rd369, 1;
+	.loc 3 170 44
+	mul.lo.s64 %rd371, %rd370, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd372, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd373, %rd371, %rd372;
+	.loc 3 170 26
+	shl.b64 %rd374, %rd373, 1;
+	add.s64 %rd375, %rd37, %rd374;
+	.loc 3 170 62
+	shl.b64 %rd376, %rd349, 1;
+	add.s64 %rd377, %rd4, %rd376;
+	.loc 3 170 19
+	cvt.u32.s64 %r365, %rd350;
+	cp.async.cg.shared.global [%rd375], [%rd377], 16, %r365;
+	bra.uni $L403_rangeint_body;
+$L403_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd378, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p52, %rd378, %rd15;
+	@%p52 bra $L406_cond_true;
+	bra.uni $L407_edge;
+$L406_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p53, %rd319, %rd17;
+	@%p53 bra $L404_if_then;
+	bra.uni $L408_edge;
+$L404_if_then:
+	.loc 3 168 19
+	add.s64 %rd379, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd380, %rd379, %rd17;
+	.loc 3 168 24
+	add.s64 %rd381, %rd380, %rd319;
+	mov.s64 %rd349, %rd381;
+	mov.s64 %rd350, 16;
+	bra.uni $L405_if_done;
+$L408_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L405_if_done;
+$L407_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L405_if_done;
+$L405_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd382, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd383, %rd382, 2;
+	.loc 3 170 41
+	add.s64 %rd384, %rd383, 2;
+	.loc 3 170 44
+	mul.lo.s64 %rd385, %rd384, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd386, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd387, %rd385, %rd386;
+	.loc 3 170 26
+	shl.b64 %rd388, %rd387, 1;
+	add.s64 %rd389, %rd37, %rd388;
+	.loc 3 170 62
+	shl.b64 %rd390, %rd349, 1;
+	add.s64 %rd391, %rd4, %rd390;
+	.loc 3 170 19
+	cvt.u32.s64 %r366, %rd350;
+	cp.async.cg.shared.global [%rd389], [%rd391], 16, %r366;
+	bra.uni $L409_rangeint_body;
+$L409_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd392, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p54, %rd392, %rd15;
+	@%p54 bra $L412_cond_true;
+	bra.uni $L413_edge;
+$L412_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p55, %rd319, %rd17;
+	@%p55 bra $L410_if_then;
+	bra.uni $L414_edge;
+$L410_if_then:
+	.loc 3 168 19
+	add.s64 %rd393, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd394, %rd393, %rd17;
+	.loc 3 168 24
+	add.s64 %rd395, %rd394, %rd319;
+	mov.s64 %rd349, %rd395;
+	mov.s64 %rd350, 16;
+	bra.uni $L411_if_done;
+$L414_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L411_if_done;
+$L413_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L411_if_done;
+$L411_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd396, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd397, %rd396, 2;
+	.loc 3 170 41
+	add.s64 %rd398, %rd397, 3;
+	.loc 3 170 44
+	mul.lo.s64 %rd399, %rd398, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd400, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd401, %rd399, %rd400;
+	.loc 3 170 26
+	shl.b64 %rd402, %rd401, 1;
+	add.s64 %rd403, %rd37, %rd402;
+	.loc 3 170 62
+	shl.b64 %rd404, %rd349, 1;
+	add.s64 %rd405, %rd4, %rd404;
+	.loc 3 170 19
+	cvt.u32.s64 %r367, %rd350;
+	cp.async.cg.shared.global [%rd403], [%rd405], 16, %r367;
+	bra.uni $L382_rangeint_done;
+$L382_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	.loc 3 115 29
+	add.s64 %rd406, %rd248, 1;
+	mov.s64 %rd248, %rd406;
+	bra.uni $L9_for_loop;
+$L11_for_done:
+	.loc 3 132 19
+	cp.async.wait_group 0;
+	mov.f32 %f296, 0f00000000;
+	mov.f32 %f297, 0f00000000;
+	bra.uni $L17_rangeint_body;
+$L17_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f298, %f0;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f299, %f298, 16, 31, -1;
+	add.rn.f32 %f300, %f298, %f299;
+	shfl.sync.bfly.b32 %f301, %f300, 8, 31, -1;
+	add.rn.f32 %f302, %f300, %f301;
+	shfl.sync.bfly.b32 %f303, %f302, 4, 31, -1;
+	add.rn.f32 %f304, %f302, %f303;
+	shfl.sync.bfly.b32 %f305, %f304, 2, 31, -1;
+	add.rn.f32 %f306, %f304, %f305;
+	shfl.sync.bfly.b32 %f307, %f306, 1, 31, -1;
+	add.rn.f32 %f308, %f306, %f307;
+	.loc 3 137 59
+	mov.f32 %f309, %f4;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f310, %f309, 16, 31, -1;
+	add.rn.f32 %f311, %f309, %f310;
+	shfl.sync.bfly.b32 %f312, %f311, 8, 31, -1;
+	add.rn.f32 %f313, %f311, %f312;
+	shfl.sync.bfly.b32 %f314, %f313, 4, 31, -1;
+	add.rn.f32 %f315, %f313, %f314;
+	shfl.sync.bfly.b32 %f316, %f315, 2, 31, -1;
+	add.rn.f32 %f317, %f315, %f316;
+	shfl.sync.bfly.b32 %f318, %f317, 1, 31, -1;
+	add.rn.f32 %f319, %f317, %f318;
+	.loc 3 138 10
+	setp.eq.s64 %p56, %rd23, 0;
+	@%p56 bra $L19_if_then;
+	bra.uni $L415_edge;
+$L19_if_then:
+	mov.f32 %f320, %f308;
+	mov.f32 %f321, %f319;
+	bra.uni $L20_if_done;
+$L415_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L20_if_done;
+$L20_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L416_rangeint_body;
+$L416_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f322, %f1;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f323, %f322, 16, 31, -1;
+	add.rn.f32 %f324, %f322, %f323;
+	shfl.sync.bfly.b32 %f325, %f324, 8, 31, -1;
+	add.rn.f32 %f326, %f324, %f325;
+	shfl.sync.bfly.b32 %f327, %f326, 4, 31, -1;
+	add.rn.f32 %f328, %f326, %f327;
+	shfl.sync.bfly.b32 %f329, %f328, 2, 31, -1;
+	add.rn.f32 %f330, %f328, %f329;
+	shfl.sync.bfly.b32 %f331, %f330, 1, 31, -1;
+	add.rn.f32 %f332, %f330, %f331;
+	.loc 3 137 59
+	mov.f32 %f333, %f5;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f334, %f333, 16, 31, -1;
+	add.rn.f32 %f335, %f333, %f334;
+	shfl.sync.bfly.b32 %f336, %f335, 8, 31, -1;
+	add.rn.f32 %f337, %f335, %f336;
+	shfl.sync.bfly.b32 %f338, %f337, 4, 31, -1;
+	add.rn.f32 %f339, %f337, %f338;
+	shfl.sync.bfly.b32 %f340, %f339, 2, 31, -1;
+	add.rn.f32 %f341, %f339, %f340;
+	shfl.sync.bfly.b32 %f342, %f341, 1, 31, -1;
+	add.rn.f32 %f343, %f341, %f342;
+	.loc 3 138 10
+	setp.eq.s64 %p57, %rd23, 1;
+	@%p57 bra $L417_if_then;
+	bra.uni $L419_edge;
+$L417_if_then:
+	mov.f32 %f320, %f332;
+	mov.f32 %f321, %f343;
+	bra.uni $L418_if_done;
+$L419_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L418_if_done;
+$L418_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L420_rangeint_body;
+$L420_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f344, %f2;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f345, %f344, 16, 31, -1;
+	add.rn.f32 %f346, %f344, %f345;
+	shfl.sync.bfly.b32 %f347, %f346, 8, 31, -1;
+	add.rn.f32 %f348, %f346, %f347;
+	shfl.sync.bfly.b32 %f349, %f348, 4, 31, -1;
+	add.rn.f32 %f350, %f348, %f349;
+	shfl.sync.bfly.b32 %f351, %f350, 2, 31, -1;
+	add.rn.f32 %f352, %f350, %f351;
+	shfl.sync.bfly.b32 %f353, %f352, 1, 31, -1;
+	add.rn.f32 %f354, %f352, %f353;
+	.loc 3 137 59
+	mov.f32 %f355, %f6;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f356, %f355, 16, 31, -1;
+	add.rn.f32 %f357, %f355, %f356;
+	shfl.sync.bfly.b32 %f358, %f357, 8, 31, -1;
+	add.rn.f32 %f359, %f357, %f358;
+	shfl.sync.bfly.b32 %f360, %f359, 4, 31, -1;
+	add.rn.f32 %f361, %f359, %f360;
+	shfl.sync.bfly.b32 %f362, %f361, 2, 31, -1;
+	add.rn.f32 %f363, %f361, %f362;
+	shfl.sync.bfly.b32 %f364, %f363, 1, 31, -1;
+	add.rn.f32 %f365, %f363, %f364;
+	.loc 3 138 10
+	setp.eq.s64 %p58, %rd23, 2;
+	@%p58 bra $L421_if_then;
+	bra.uni $L423_edge;
+$L421_if_then:
+	mov.f32 %f320, %f354;
+	mov.f32 %f321, %f365;
+	bra.uni $L422_if_done;
+$L423_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L422_if_done;
+$L422_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L424_rangeint_body;
+$L424_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f366, %f3;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f367, %f366, 16, 31, -1;
+	add.rn.f32 %f368, %f366, %f367;
+	shfl.sync.bfly.b32 %f369, %f368, 8, 31, -1;
+	add.rn.f32 %f370, %f368, %f369;
+	shfl.sync.bfly.b32 %f371, %f370, 4, 31, -1;
+	add.rn.f32 %f372, %f370, %f371;
+	shfl.sync.bfly.b32 %f373, %f372, 2, 31, -1;
+	add.rn.f32 %f374, %f372, %f373;
+	shfl.sync.bfly.b32 %f375, %f374, 1, 31, -1;
+	add.rn.f32 %f376, %f374, %f375;
+	.loc 3 137 59
+	mov.f32 %f377, %f7;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f378, %f377, 16, 31, -1;
+	add.rn.f32 %f379, %f377, %f378;
+	shfl.sync.bfly.b32 %f380, %f379, 8, 31, -1;
+	add.rn.f32 %f381, %f379, %f380;
+	shfl.sync.bfly.b32 %f382, %f381, 4, 31, -1;
+	add.rn.f32 %f383, %f381, %f382;
+	shfl.sync.bfly.b32 %f384, %f383, 2, 31, -1;
+	add.rn.f32 %f385, %f383, %f384;
+	shfl.sync.bfly.b32 %f386, %f385, 1, 31, -1;
+	add.rn.f32 %f387, %f385, %f386;
+	.loc 3 138 10
+	setp.eq.s64 %p59, %rd23, 3;
+	@%p59 bra $L425_if_then;
+	bra.uni $L427_edge;
+$L425_if_then:
+	mov.f32 %f320, %f376;
+	mov.f32 %f321, %f387;
+	bra.uni $L426_if_done;
+$L427_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L426_if_done;
+$L426_if_done:
+	mov.f32 %f388, %f320;
+	mov.f32 %f389, %f321;
+	bra.uni $L18_rangeint_done;
+$L18_rangeint_done:
+	.loc 3 142 9
+	setp.lt.s64 %p60, %rd23, 4;
+	@%p60 bra $L21_if_then;
+	bra.uni $L22_if_done;
+$L21_if_then:
+	.loc 3 143 37
+	add.s64 %rd407, %rd49, %rd23;
+	.loc 3 143 14
+	bra.uni $L428_entry;
+$L428_entry:
+	.loc 3 191 9
+	setp.lt.s64 %p61, %rd407, %rd15;
+	@%p61 bra $L429_if_then;
+	bra.uni $L22_if_done;
+$L429_if_then:
+	.loc 3 192 14
+	add.s64 %rd408, %rd30, 1;
+	.loc 3 192 17
+	setp.lt.s64 %p62, %rd408, %rd16;
+	.loc 3 193 16
+	setp.gt.s64 %p63, %rd11, 0;
+	@%p63 bra $L431_if_then;
+	bra.uni $L444_edge;
+$L431_if_then:
+	.loc 3 194 22
+	shl.b64 %rd409, %rd30, 2;
+	add.s64 %rd410, %rd10, %rd409;
+	ld.global.nc.f32 %f392, [%rd410];
+	.loc 3 194 17
+	bra.uni $L445_entry;
+$L445_entry:
+	.loc 3 250 40
+	mov.f32 %f393, %f392;
+	bra.uni $L446_ret_load;
+$L446_ret_load:
+	.loc 3 194 4
+	add.rn.f32 %f394, %f388, %f393;
+	@%p62 bra $L433_if_then;
+	bra.uni $L447_edge;
+$L433_if_then:
+	.loc 3 196 27
+	add.s64 %rd411, %rd30, 1;
+	.loc 3 196 23
+	shl.b64 %rd412, %rd411, 2;
+	add.s64 %rd413, %rd10, %rd412;
+	ld.global.nc.f32 %f395, [%rd413];
+	.loc 3 196 18
+	bra.uni $L448_entry;
+$L448_entry:
+	.loc 3 250 40
+	mov.f32 %f396, %f395;
+	bra.uni $L449_ret_load;
+$L449_ret_load:
+	.loc 3 196 5
+	add.rn.f32 %f397, %f389, %f396;
+	mov.f32 %f390, %f394;
+	mov.f32 %f391, %f397;
+	bra.uni $L432_if_done;
+$L447_edge:
+	mov.f32 %f390, %f394;
+	mov.f32 %f391, %f389;
+	bra.uni $L432_if_done;
+$L444_edge:
+	mov.f32 %f390, %f388;
+	mov.f32 %f391, %f389;
+	bra.uni $L432_if_done;
+$L432_if_done:
+	.loc 3 199 10
+	setp.eq.s64 %p64, %rd18, 3;
+	@%p64 bra $L434_if_then;
+	bra.uni $L435_if_else;
+$L434_if_then:
+	.loc 3 200 15
+	div.s64 %rd414, %rd16, 2;
+	.loc 3 200 12
+	mul.lo.s64 %rd415, %rd407, %rd414;
+	.loc 3 200 24
+	div.s64 %rd416, %rd30, 2;
+	.loc 3 200 19
+	add.s64 %rd417, %rd415, %rd416;
+	.loc 3 201 27
+	neg.f32 %f398, %f390;
+	.loc 3 201 26
+	max.f32 %f399, %f398, 0fC2D00000;
+	min.f32 %f399, %f399, 0f42B20000;
+	mul.rn.f32 %f400, %f399, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f401, %f400;
+	fma.rn.f32 %f402, %f401, 0fBF317200, %f399;
+	fma.rn.f32 %f402, %f401, 0fB5BFBE8E, %f402;
+	mul.rn.f32 %f402, %f402, 0f3FB8AA3B;
+	ex2.approx.f32 %f403, %f402;
+	mul.rn.f32 %f404, %f401, 0f3F000000;
+	cvt.rmi.f32.f32 %f404, %f404;
+	sub.rn.f32 %f405, %f401, %f404;
+	ex2.approx.f32 %f406, %f404;
+	ex2.approx.f32 %f407, %f405;
+	mul.rn.f32 %f403, %f403, %f406;
+	mul.rn.f32 %f403, %f403, %f407;
+	setp.nan.f32 %p65, %f398, %f398;
+	selp.f32 %f403, %f398, %f403, %p65;
+	.loc 3 201 17
+	add.rn.f32 %f408, 0f3F800000, %f403;
+	.loc 3 201 12
+	div.rn.f32 %f409, %f390, %f408;
+	.loc 3 201 33
+	mul.rn.f32 %f410, %f409, %f391;
+	.loc 3 202 16
+	setp.gt.s64 %p66, %rd14, 0;
+	@%p66 bra $L436_if_then;
+	bra.uni $L450_edge;
+$L436_if_then:
+	.loc 3 203 21
+	shl.b64 %rd418, %rd417, 2;
+	add.s64 %rd419, %rd13, %rd418;
+	ld.global.nc.f32 %f412, [%rd419];
+	.loc 3 203 17
+	bra.uni $L451_entry;
+$L451_entry:
+	.loc 3 250 40
+	mov.f32 %f413, %f412;
+	bra.uni $L452_ret_load;
+$L452_ret_load:
+	.loc 3 203 5
+	add.rn.f32 %f414, %f410, %f413;
+	mov.f32 %f411, %f414;
+	bra.uni $L453_entry;
+$L450_edge:
+	mov.f32 %f411, %f410;
+	bra.uni $L453_entry;
+$L453_entry:
+	.loc 3 251 40
+	mov.f32 %f415, %f411;
+	bra.uni $L454_ret_store;
+$L454_ret_store:
+	.loc 3 205 7
+	shl.b64 %rd420, %rd417, 2;
+	add.s64 %rd421, %rd1, %rd420;
+	st.global.f32 [%rd421], %f415;
+	bra.uni $L22_if_done;
+$L435_if_else:
+	.loc 3 207 12
+	mul.lo.s64 %rd422, %rd407, %rd16;
+	.loc 3 207 15
+	add.s64 %rd423, %rd422, %rd30;
+	.loc 3 208 16
+	bra.uni $L455_entry;
+$L455_entry:
+	.loc 3 226 9
+	setp.eq.s64 %p67, %rd18, 1;
+	@%p67 bra $L456_if_then;
+	bra.uni $L457_if_done;
+$L456_if_then:
+	.loc 3 227 27
+	neg.f32 %f417, %f390;
+	.loc 3 227 26
+	max.f32 %f418, %f417, 0fC2D00000;
+	min.f32 %f418, %f418, 0f42B20000;
+	mul.rn.f32 %f419, %f418, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f420, %f419;
+	fma.rn.f32 %f421, %f420, 0fBF317200, %f418;
+	fma.rn.f32 %f421, %f420, 0fB5BFBE8E, %f421;
+	mul.rn.f32 %f421, %f421, 0f3FB8AA3B;
+	ex2.approx.f32 %f422, %f421;
+	mul.rn.f32 %f423, %f420, 0f3F000000;
+	cvt.rmi.f32.f32 %f423, %f423;
+	sub.rn.f32 %f424, %f420, %f423;
+	ex2.approx.f32 %f425, %f423;
+	ex2.approx.f32 %f426, %f424;
+	mul.rn.f32 %f422, %f422, %f425;
+	mul.rn.f32 %f422, %f422, %f426;
+	setp.nan.f32 %p68, %f417, %f417;
+	selp.f32 %f422, %f417, %f422, %p68;
+	.loc 3 227 17
+	add.rn.f32 %f427, 0f3F800000, %f422;
+	.loc 3 227 12
+	div.rn.f32 %f428, %f390, %f427;
+	.loc 3 227 3
+	mov.f32 %f416, %f428;
+	bra.uni $L460_ret_gemvAct;
+$L457_if_done:
+	.loc 3 229 9
+	setp.eq.s64 %p69, %rd18, 2;
+	@%p69 bra $L458_if_then;
+	bra.uni $L459_if_done;
+$L458_if_then:
+	.loc 3 230 14
+	mul.rn.f32 %f429, 0f3F000000, %f390;
+	.loc 3 230 34
+	mul.rn.f32 %f430, %f390, 0f3F3504F3;
+	.loc 3 230 32
+	bra.uni $L461_entry;
+$L461_entry:
+	.loc 1 26 14
+	abs.f32 %f432, %f430;
+	.loc 1 27 7
+	setp.eq.f32 %p70, %f430, 0f00000000;
+	@%p70 bra $L462_if_then;
+	bra.uni $L463_if_done;
+$L462_if_then:
+	.loc 1 28 3
+	mov.f32 %f431, %f430;
+	bra.uni $L473_ret_Erf32;
+$L463_if_done:
+	.loc 1 30 7
+	setp.lt.f32 %p71, %f432, 0f3F800000;
+	@%p71 bra $L464_if_then;
+	bra.uni $L465_if_done;
+$L464_if_then:
+	.loc 1 31 10
+	mul.rn.f32 %f433, %f430, %f430;
+	.loc 1 33 14
+	mov.f32 %f435, 0f38A4B519;
+	fma.rn.f32 %f434, %f435, %f433, 0fBA51FB80;
+	.loc 1 34 14
+	fma.rn.f32 %f436, %f434, %f433, 0f3BAA02D9;
+	.loc 1 35 14
+	fma.rn.f32 %f437, %f436, %f433, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f438, %f437, %f433, 0f3DE7167C;
+	.loc 1 37 14
+	fma.rn.f32 %f439, %f438, %f433, 0fBEC0939F;
+	.loc 1 39 49
+	fma.rn.f32 %f440, %f439, %f433, 0fB37BD649;
+	.loc 1 39 41
+	mul.rn.f32 %f441, %f430, %f440;
+	.loc 1 39 17
+	fma.rn.f32 %f442, %f430, 0f3F906EBB, %f441;
+	.loc 1 39 3
+	mov.f32 %f431, %f442;
+	bra.uni $L473_ret_Erf32;
+$L465_if_done:
+	.loc 1 41 9
+	setp.lt.f32 %p72, %f432, 0f40800000;
+	@%p72 bra $L467_if_done;
+	bra.uni $L466_if_then;
+$L467_if_done:
+	.loc 1 48 7
+	setp.lt.f32 %p73, %f432, 0f40100000;
+	@%p73 bra $L470_if_then;
+	bra.uni $L472_if_else;
+$L470_if_then:
+	.loc 1 49 10
+	sub.rn.f32 %f443, %f432, 0f3FD00000;
+	.loc 1 51 14
+	mov.f32 %f445, 0f39858B99;
+	fma.rn.f32 %f444, %f445, %f443, 0fBAA6FCCE;
+	.loc 1 52 14
+	fma.rn.f32 %f446, %f444, %f443, 0f3A237386;
+	.loc 1 53 14
+	fma.rn.f32 %f447, %f446, %f443, 0f3BC8E567;
+	.loc 1 54 14
+	fma.rn.f32 %f448, %f447, %f443, 0fBC6C5758;
+	.loc 1 55 14
+	fma.rn.f32 %f449, %f448, %f443, 0f3B0C82BC;
+	.loc 1 56 14
+	fma.rn.f32 %f450, %f449, %f443, 0f3D4BA71C;
+	.loc 1 57 14
+	fma.rn.f32 %f451, %f450, %f443, 0fBDEB31E4;
+	.loc 1 58 14
+	fma.rn.f32 %f452, %f451, %f443, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f453, %f452, %f443, 0fBDA4CEA2;
+	.loc 1 60 14
+	fma.rn.f32 %f454, %f453, %f443, 0f3CB096C5;
+	mov.f32 %f455, %f454;
+	bra.uni $L471_if_done;
+$L472_if_else:
+	.loc 1 62 10
+	sub.rn.f32 %f459, %f432, 0f40480000;
+	.loc 1 64 14
+	mov.f32 %f461, 0f38CA5CFA;
+	fma.rn.f32 %f460, %f461, %f459, 0fB99B75F6;
+	.loc 1 65 14
+	fma.rn.f32 %f462, %f460, %f459, 0f39F389D1;
+	.loc 1 66 14
+	fma.rn.f32 %f463, %f462, %f459, 0fBA137B16;
+	.loc 1 67 14
+	fma.rn.f32 %f464, %f463, %f459, 0f3A1128D4;
+	.loc 1 68 14
+	fma.rn.f32 %f465, %f464, %f459, 0fB9D324B1;
+	.loc 1 69 14
+	fma.rn.f32 %f466, %f465, %f459, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f467, %f466, %f459, 0fB88783B3;
+	.loc 1 71 14
+	fma.rn.f32 %f468, %f467, %f459, 0f3725EBA6;
+	mov.f32 %f455, %f468;
+	bra.uni $L471_if_done;
+$L471_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f456, 0f3F800000, %f455;
+	.loc 1 73 19
+	bra.uni $L474_entry;
+$L474_entry:
+	.loc 2 91 46
+	mov.b32 %r368, %f456;
+	.loc 2 91 49
+	and.b32 %r369, %r368, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r370, %f430;
+	.loc 2 91 82
+	and.b32 %r371, %r370, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r372, %r369, %r371;
+	.loc 2 91 29
+	mov.b32 %f458, %r372;
+	.loc 2 91 2
+	mov.f32 %f457, %f458;
+	bra.uni $L475_ret_copysign32;
+$L475_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f431, %f457;
+	bra.uni $L473_ret_Erf32;
+$L466_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p74, %f430, %f430;
+	@%p74 bra $L468_if_then;
+	bra.uni $L476_entry;
+$L468_if_then:
+	.loc 1 43 4
+	mov.f32 %f431, %f430;
+	bra.uni $L473_ret_Erf32;
+$L476_entry:
+	.loc 2 91 46
+	mov.f32 %f470, 0f3F800000;
+	mov.b32 %r373, %f470;
+	.loc 2 91 49
+	and.b32 %r374, %r373, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r375, %f430;
+	.loc 2 91 82
+	and.b32 %r376, %r375, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r377, %r374, %r376;
+	.loc 2 91 29
+	mov.b32 %f471, %r377;
+	.loc 2 91 2
+	mov.f32 %f469, %f471;
+	bra.uni $L477_ret_copysign32;
+$L477_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f431, %f469;
+	bra.uni $L473_ret_Erf32;
+$L473_ret_Erf32:
+	.loc 3 230 23
+	add.rn.f32 %f472, 0f3F800000, %f431;
+	.loc 3 230 18
+	mul.rn.f32 %f473, %f429, %f472;
+	.loc 3 230 3
+	mov.f32 %f416, %f473;
+	bra.uni $L460_ret_gemvAct;
+$L459_if_done:
+	.loc 3 232 2
+	mov.f32 %f416, %f390;
+	bra.uni $L460_ret_gemvAct;
+$L460_ret_gemvAct:
+	.loc 3 209 16
+	setp.gt.s64 %p75, %rd14, 0;
+	@%p75 bra $L438_if_then;
+	bra.uni $L478_edge;
+$L438_if_then:
+	.loc 3 210 22
+	shl.b64 %rd424, %rd423, 2;
+	add.s64 %rd425, %rd13, %rd424;
+	ld.global.nc.f32 %f475, [%rd425];
+	.loc 3 210 18
+	bra.uni $L479_entry;
+$L479_entry:
+	.loc 3 250 40
+	mov.f32 %f476, %f475;
+	bra.uni $L480_ret_load;
+$L480_ret_load:
+	.loc 3 210 5
+	add.rn.f32 %f477, %f416, %f476;
+	mov.f32 %f474, %f477;
+	bra.uni $L481_entry;
+$L478_edge:
+	mov.f32 %f474, %f416;
+	bra.uni $L481_entry;
+$L481_entry:
+	.loc 3 251 40
+	mov.f32 %f478, %f474;
+	bra.uni $L482_ret_store;
+$L482_ret_store:
+	.loc 3 212 7
+	shl.b64 %rd426, %rd423, 2;
+	add.s64 %rd427, %rd1, %rd426;
+	st.global.f32 [%rd427], %f478;
+	@%p62 bra $L483_entry;
+	bra.uni $L22_if_done;
+$L483_entry:
+	.loc 3 226 9
+	setp.eq.s64 %p76, %rd18, 1;
+	@%p76 bra $L484_if_then;
+	bra.uni $L485_if_done;
+$L484_if_then:
+	.loc 3 227 27
+	neg.f32 %f480, %f391;
+	.loc 3 227 26
+	max.f32 %f481, %f480, 0fC2D00000;
+	min.f32 %f481, %f481, 0f42B20000;
+	mul.rn.f32 %f482, %f481, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f483, %f482;
+	fma.rn.f32 %f484, %f483, 0fBF317200, %f481;
+	fma.rn.f32 %f484, %f483, 0fB5BFBE8E, %f484;
+	mul.rn.f32 %f484, %f484, 0f3FB8AA3B;
+	ex2.approx.f32 %f485, %f484;
+	mul.rn.f32 %f486, %f483, 0f3F000000;
+	cvt.rmi.f32.f32 %f486, %f486;
+	sub.rn.f32 %f487, %f483, %f486;
+	ex2.approx.f32 %f488, %f486;
+	ex2.approx.f32 %f489, %f487;
+	mul.rn.f32 %f485, %f485, %f488;
+	mul.rn.f32 %f485, %f485, %f489;
+	setp.nan.f32 %p77, %f480, %f480;
+	selp.f32 %f485, %f480, %f485, %p77;
+	.loc 3 227 17
+	add.rn.f32 %f490, 0f3F800000, %f485;
+	.loc 3 227 12
+	div.rn.f32 %f491, %f391, %f490;
+	.loc 3 227 3
+	mov.f32 %f479, %f491;
+	bra.uni $L488_ret_gemvAct;
+$L485_if_done:
+	.loc 3 229 9
+	setp.eq.s64 %p78, %rd18, 2;
+	@%p78 bra $L486_if_then;
+	bra.uni $L487_if_done;
+$L486_if_then:
+	.loc 3 230 14
+	mul.rn.f32 %f492, 0f3F000000, %f391;
+	.loc 3 230 34
+	mul.rn.f32 %f493, %f391, 0f3F3504F3;
+	.loc 3 230 32
+	bra.uni $L489_entry;
+$L489_entry:
+	.loc 1 26 14
+	abs.f32 %f495, %f493;
+	.loc 1 27 7
+	setp.eq.f32 %p79, %f493, 0f00000000;
+	@%p79 bra $L490_if_then;
+	bra.uni $L491_if_done;
+$L490_if_then:
+	.loc 1 28 3
+	mov.f32 %f494, %f493;
+	bra.uni $L501_ret_Erf32;
+$L491_if_done:
+	.loc 1 30 7
+	setp.lt.f32 %p80, %f495, 0f3F800000;
+	@%p80 bra $L492_if_then;
+	bra.uni $L493_if_done;
+$L492_if_then:
+	.loc 1 31 10
+	mul.rn.f32 %f496, %f493, %f493;
+	.loc 1 33 14
+	mov.f32 %f498, 0f38A4B519;
+	fma.rn.f32 %f497, %f498, %f496, 0fBA51FB80;
+	.loc 1 34 14
+	fma.rn.f32 %f499, %f497, %f496, 0f3BAA02D9;
+	.loc 1 35 14
+	fma.rn.f32 %f500, %f499, %f496, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f501, %f500, %f496, 0f3DE7167C;
+	.loc 1 37 14
+	fma.rn.f32 %f502, %f501, %f496, 0fBEC0939F;
+	.loc 1 39 49
+	fma.rn.f32 %f503, %f502, %f496, 0fB37BD649;
+	.loc 1 39 41
+	mul.rn.f32 %f504, %f493, %f503;
+	.loc 1 39 17
+	fma.rn.f32 %f505, %f493, 0f3F906EBB, %f504;
+	.loc 1 39 3
+	mov.f32 %f494, %f505;
+	bra.uni $L501_ret_Erf32;
+$L493_if_done:
+	.loc 1 41 9
+	setp.lt.f32 %p81, %f495, 0f40800000;
+	@%p81 bra $L495_if_done;
+	bra.uni $L494_if_then;
+$L495_if_done:
+	.loc 1 48 7
+	setp.lt.f32 %p82, %f495, 0f40100000;
+	@%p82 bra $L498_if_then;
+	bra.uni $L500_if_else;
+$L498_if_then:
+	.loc 1 49 10
+	sub.rn.f32 %f506, %f495, 0f3FD00000;
+	.loc 1 51 14
+	mov.f32 %f508, 0f39858B99;
+	fma.rn.f32 %f507, %f508, %f506, 0fBAA6FCCE;
+	.loc 1 52 14
+	fma.rn.f32 %f509, %f507, %f506, 0f3A237386;
+	.loc 1 53 14
+	fma.rn.f32 %f510, %f509, %f506, 0f3BC8E567;
+	.loc 1 54 14
+	fma.rn.f32 %f511, %f510, %f506, 0fBC6C5758;
+	.loc 1 55 14
+	fma.rn.f32 %f512, %f511, %f506, 0f3B0C82BC;
+	.loc 1 56 14
+	fma.rn.f32 %f513, %f512, %f506, 0f3D4BA71C;
+	.loc 1 57 14
+	fma.rn.f32 %f514, %f513, %f506, 0fBDEB31E4;
+	.loc 1 58 14
+	fma.rn.f32 %f515, %f514, %f506, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f516, %f515, %f506, 0fBDA4CEA2;
+	.loc 1 60 14
+	fma.rn.f32 %f517, %f516, %f506, 0f3CB096C5;
+	mov.f32 %f518, %f517;
+	bra.uni $L499_if_done;
+$L500_if_else:
+	.loc 1 62 10
+	sub.rn.f32 %f522, %f495, 0f40480000;
+	.loc 1 64 14
+	mov.f32 %f524, 0f38CA5CFA;
+	fma.rn.f32 %f523, %f524, %f522, 0fB99B75F6;
+	.loc 1 65 14
+	fma.rn.f32 %f525, %f523, %f522, 0f39F389D1;
+	.loc 1 66 14
+	fma.rn.f32 %f526, %f525, %f522, 0fBA137B16;
+	.loc 1 67 14
+	fma.rn.f32 %f527, %f526, %f522, 0f3A1128D4;
+	.loc 1 68 14
+	fma.rn.f32 %f528, %f527, %f522, 0fB9D324B1;
+	.loc 1 69 14
+	fma.rn.f32 %f529, %f528, %f522, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f530, %f529, %f522, 0fB88783B3;
+	.loc 1 71 14
+	fma.rn.f32 %f531, %f530, %f522, 0f3725EBA6;
+	mov.f32 %f518, %f531;
+	bra.uni $L499_if_done;
+$L499_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f519, 0f3F800000, %f518;
+	.loc 1 73 19
+	bra.uni $L502_entry;
+$L502_entry:
+	.loc 2 91 46
+	mov.b32 %r378, %f519;
+	.loc 2 91 49
+	and.b32 %r379, %r378, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r380, %f493;
+	.loc 2 91 82
+	and.b32 %r381, %r380, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r382, %r379, %r381;
+	.loc 2 91 29
+	mov.b32 %f521, %r382;
+	.loc 2 91 2
+	mov.f32 %f520, %f521;
+	bra.uni $L503_ret_copysign32;
+$L503_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f494, %f520;
+	bra.uni $L501_ret_Erf32;
+$L494_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p83, %f493, %f493;
+	@%p83 bra $L496_if_then;
+	bra.uni $L504_entry;
+$L496_if_then:
+	.loc 1 43 4
+	mov.f32 %f494, %f493;
+	bra.uni $L501_ret_Erf32;
+$L504_entry:
+	.loc 2 91 46
+	mov.f32 %f533, 0f3F800000;
+	mov.b32 %r383, %f533;
+	.loc 2 91 49
+	and.b32 %r384, %r383, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r385, %f493;
+	.loc 2 91 82
+	and.b32 %r386, %r385, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r387, %r384, %r386;
+	.loc 2 91 29
+	mov.b32 %f534, %r387;
+	.loc 2 91 2
+	mov.f32 %f532, %f534;
+	bra.uni $L505_ret_copysign32;
+$L505_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f494, %f532;
+	bra.uni $L501_ret_Erf32;
+$L501_ret_Erf32:
+	.loc 3 230 23
+	add.rn.f32 %f535, 0f3F800000, %f494;
+	.loc 3 230 18
+	mul.rn.f32 %f536, %f492, %f535;
+	.loc 3 230 3
+	mov.f32 %f479, %f536;
+	bra.uni $L488_ret_gemvAct;
+$L487_if_done:
+	.loc 3 232 2
+	mov.f32 %f479, %f391;
+	bra.uni $L488_ret_gemvAct;
+$L488_ret_gemvAct:
+	.loc 3 215 17
+	setp.gt.s64 %p84, %rd14, 0;
+	@%p84 bra $L441_if_then;
+	bra.uni $L506_edge;
+$L441_if_then:
+	.loc 3 216 25
+	add.s64 %rd428, %rd423, 1;
+	.loc 3 216 23
+	shl.b64 %rd429, %rd428, 2;
+	add.s64 %rd430, %rd13, %rd429;
+	ld.global.nc.f32 %f538, [%rd430];
+	.loc 3 216 19
+	bra.uni $L507_entry;
+$L507_entry:
+	.loc 3 250 40
+	mov.f32 %f539, %f538;
+	bra.uni $L508_ret_load;
+$L508_ret_load:
+	.loc 3 216 6
+	add.rn.f32 %f540, %f479, %f539;
+	mov.f32 %f537, %f540;
+	bra.uni $L442_if_done;
+$L506_edge:
+	mov.f32 %f537, %f479;
+	bra.uni $L442_if_done;
+$L442_if_done:
+	.loc 3 218 10
+	add.s64 %rd431, %rd423, 1;
+	.loc 3 218 24
+	bra.uni $L509_entry;
+$L509_entry:
+	.loc 3 251 40
+	mov.f32 %f541, %f537;
+	bra.uni $L510_ret_store;
+$L510_ret_store:
+	.loc 3 218 8
+	shl.b64 %rd432, %rd431, 2;
+	add.s64 %rd433, %rd1, %rd432;
+	st.global.f32 [%rd433], %f541;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 107 24
-	add.s64 %rd262, %rd49, 4;
-	mov.s64 %rd49, %rd262;
+	.loc 3 109 24
+	add.s64 %rd434, %rd49, 4;
+	mov.s64 %rd49, %rd434;
 	bra.uni $L5_for_loop;
 $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef32c_u005d:
 	ret;
@@ -10055,13 +12302,13 @@ $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_
 )
 .maxntid 128, 1, 1
 {
-	.reg .pred %p<53>;
-	.reg .b16 %rs<107>;
-	.reg .b32 %r<297>;
-	.reg .b64 %rd<263>;
-	.reg .f32 %f<555>;
+	.reg .pred %p<85>;
+	.reg .b16 %rs<11>;
+	.reg .b32 %r<393>;
+	.reg .b64 %rd<435>;
+	.reg .f32 %f<539>;
 
-	.loc 3 75 6
+	.loc 3 77 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -10083,32 +12330,32 @@ $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_
 	ld.param.s64 %rd18, [act];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 3 76 55
+	.loc 3 78 55
 	mov.u64 %rd19, dynsmem;
 	mov.u32 %r0, %dynamic_smem_size;
 	div.u32 %r1, %r0, 2;
 	cvt.s64.u32 %rd20, %r1;
-	.loc 3 76 81
+	.loc 3 78 81
 	mov.u64 %rd21, dynsmem;
 	mov.u32 %r2, %dynamic_smem_size;
 	div.u32 %r3, %r2, 4;
 	cvt.s64.u32 %rd22, %r3;
-	.loc 3 76 6
+	.loc 3 78 6
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 101 13
+	.loc 3 103 13
 	mov.u32 %r4, %laneid;
 	cvt.s64.u32 %rd23, %r4;
-	.loc 3 102 21
+	.loc 3 104 21
 	mov.u32 %r5, %ctaid.x;
 	cvt.s64.u32 %rd24, %r5;
 	mov.u32 %r6, %ctaid.y;
 	cvt.s64.u32 %rd25, %r6;
 	mov.u32 %r7, %ctaid.z;
 	cvt.s64.u32 %rd26, %r7;
-	.loc 3 102 25
+	.loc 3 104 25
 	mul.lo.s64 %rd27, %rd24, 4;
-	.loc 3 102 44
+	.loc 3 104 44
 	mov.u32 %r10, %tid.z;
 	mov.u32 %r11, %ntid.y;
 	mov.u32 %r12, %tid.y;
@@ -10118,16 +12365,16 @@ $L2_entry:
 	mad.lo.u32 %r13, %r9, %r14, %r15;
 	shr.u32 %r8, %r13, 5;
 	cvt.s64.u32 %rd28, %r8;
-	.loc 3 102 36
+	.loc 3 104 36
 	add.s64 %rd29, %rd27, %rd28;
-	.loc 3 102 48
+	.loc 3 104 48
 	mul.lo.s64 %rd30, %rd29, 2;
-	.loc 3 103 10
+	.loc 3 105 10
 	setp.lt.s64 %p0, %rd30, %rd16;
 	@%p0 bra $L3_if_then;
 	bra.uni $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 3 104 17
+	.loc 3 106 17
 	mov.u32 %r18, %tid.z;
 	mov.u32 %r19, %ntid.y;
 	mov.u32 %r20, %tid.y;
@@ -10137,15 +12384,15 @@ $L3_if_then:
 	mad.lo.u32 %r21, %r17, %r22, %r23;
 	shr.u32 %r16, %r21, 5;
 	cvt.s64.u32 %rd31, %r16;
-	.loc 3 104 19
-	mul.lo.s64 %rd32, %rd31, 2048;
-	.loc 3 104 10
+	.loc 3 106 19
+	mul.lo.s64 %rd32, %rd31, 6144;
+	.loc 3 106 10
 	add.s64 %rd33, %rd20, 1;
 	sub.s64 %rd34, %rd20, %rd32;
 	sub.s64 %rd35, %rd20, %rd32;
 	shl.b64 %rd36, %rd32, 1;
 	add.s64 %rd37, %rd19, %rd36;
-	.loc 3 105 17
+	.loc 3 107 17
 	mov.u32 %r26, %tid.z;
 	mov.u32 %r27, %ntid.y;
 	mov.u32 %r28, %tid.y;
@@ -10155,3217 +12402,3913 @@ $L3_if_then:
 	mad.lo.u32 %r29, %r25, %r30, %r31;
 	shr.u32 %r24, %r29, 5;
 	cvt.s64.u32 %rd38, %r24;
-	.loc 3 105 19
-	mul.lo.s64 %rd39, %rd38, 2048;
-	.loc 3 105 30
+	.loc 3 107 19
+	mul.lo.s64 %rd39, %rd38, 6144;
+	.loc 3 107 30
 	div.s64 %rd40, %rd39, 2;
-	.loc 3 105 10
+	.loc 3 107 10
 	add.s64 %rd41, %rd22, 1;
 	sub.s64 %rd42, %rd22, %rd40;
 	sub.s64 %rd43, %rd22, %rd40;
 	shl.b64 %rd44, %rd40, 2;
 	add.s64 %rd45, %rd21, %rd44;
-	.loc 3 106 15
+	.loc 3 108 15
 	add.s64 %rd46, %rd17, 256;
-	.loc 3 106 26
+	.loc 3 108 26
 	sub.s64 %rd47, %rd46, 1;
-	.loc 3 106 31
+	.loc 3 108 31
 	div.s64 %rd48, %rd47, 256;
 	mov.s64 %rd49, 0;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 3 107 19
+	.loc 3 109 19
 	setp.lt.s64 %p1, %rd49, %rd15;
 	@%p1 bra $L6_for_body;
 	bra.uni $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16c_u005d;
 $L6_for_body:
-	.loc 3 108 8
+	.loc 3 110 8
 	mov.f32 %f0, 0f00000000;
 	mov.f32 %f1, 0f00000000;
 	mov.f32 %f2, 0f00000000;
 	mov.f32 %f3, 0f00000000;
-	.loc 3 108 14
+	.loc 3 110 14
 	mov.f32 %f4, 0f00000000;
 	mov.f32 %f5, 0f00000000;
 	mov.f32 %f6, 0f00000000;
 	mov.f32 %f7, 0f00000000;
 	bra.uni $L24_entry;
 $L24_entry:
-	.loc 3 154 23
+	.loc 3 155 23
 	mul.lo.s64 %rd50, %rd23, 8;
-	.loc 3 154 20
+	.loc 3 155 20
 	add.s64 %rd51, 0, %rd50;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
-	.loc 3 158 10
+	.loc 3 159 10
 	add.s64 %rd52, %rd30, 0;
-	.loc 3 158 13
+	.loc 3 159 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L29_cond_true;
-	bra.uni $L31_edge;
+	bra.uni $L36_edge;
 $L29_cond_true:
-	.loc 3 158 23
+	.loc 3 159 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L27_if_then;
-	bra.uni $L32_edge;
+	bra.uni $L37_edge;
 $L27_if_then:
-	.loc 3 159 21
+	.loc 3 160 21
 	add.s64 %rd55, %rd30, 0;
-	.loc 3 159 24
+	.loc 3 160 24
 	mul.lo.s64 %rd56, %rd55, %rd17;
-	.loc 3 159 26
+	.loc 3 160 26
 	add.s64 %rd57, %rd56, %rd51;
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
 	bra.uni $L28_if_done;
-$L32_edge:
+$L37_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
-$L31_edge:
+$L36_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 161 45
+	.loc 3 162 53
 	mul.lo.s64 %rd58, %rd23, 8;
-	.loc 3 161 43
+	.loc 3 162 51
 	add.s64 %rd59, 0, %rd58;
-	.loc 3 161 26
+	.loc 3 162 26
 	shl.b64 %rd60, %rd59, 1;
 	add.s64 %rd61, %rd37, %rd60;
-	.loc 3 161 52
+	.loc 3 162 60
 	shl.b64 %rd62, %rd53, 1;
 	add.s64 %rd63, %rd7, %rd62;
-	.loc 3 161 19
+	.loc 3 162 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
-	bra.uni $L33_rangeint_body;
-$L33_rangeint_body:
-	.loc 3 158 10
+	bra.uni $L38_rangeint_body;
+$L38_rangeint_body:
+	.loc 3 159 10
 	add.s64 %rd64, %rd30, 1;
-	.loc 3 158 13
+	.loc 3 159 13
 	setp.lt.s64 %p4, %rd64, %rd16;
-	@%p4 bra $L36_cond_true;
-	bra.uni $L37_edge;
-$L36_cond_true:
-	.loc 3 158 23
+	@%p4 bra $L41_cond_true;
+	bra.uni $L42_edge;
+$L41_cond_true:
+	.loc 3 159 23
 	setp.lt.s64 %p5, %rd51, %rd17;
-	@%p5 bra $L34_if_then;
-	bra.uni $L38_edge;
-$L34_if_then:
-	.loc 3 159 21
+	@%p5 bra $L39_if_then;
+	bra.uni $L43_edge;
+$L39_if_then:
+	.loc 3 160 21
 	add.s64 %rd65, %rd30, 1;
-	.loc 3 159 24
+	.loc 3 160 24
 	mul.lo.s64 %rd66, %rd65, %rd17;
-	.loc 3 159 26
+	.loc 3 160 26
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
-	bra.uni $L35_if_done;
-$L38_edge:
+	bra.uni $L40_if_done;
+$L43_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L35_if_done;
-$L37_edge:
+	bra.uni $L40_if_done;
+$L42_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L35_if_done;
-$L35_if_done:
-	.loc 3 161 45
+	bra.uni $L40_if_done;
+$L40_if_done:
+	.loc 3 162 53
 	mul.lo.s64 %rd68, %rd23, 8;
-	.loc 3 161 43
+	.loc 3 162 51
 	add.s64 %rd69, 256, %rd68;
-	.loc 3 161 26
+	.loc 3 162 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd37, %rd70;
-	.loc 3 161 52
+	.loc 3 162 60
 	shl.b64 %rd72, %rd53, 1;
 	add.s64 %rd73, %rd7, %rd72;
-	.loc 3 161 19
+	.loc 3 162 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
-	bra.uni $L26_rangeint_done;
-$L26_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L40_entry;
-$L40_entry:
-	.loc 3 154 23
-	mul.lo.s64 %rd74, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd75, 256, %rd74;
-	bra.uni $L41_rangeint_body;
-$L41_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd76, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p6, %rd76, %rd16;
-	@%p6 bra $L45_cond_true;
-	bra.uni $L47_edge;
-$L45_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p7, %rd75, %rd17;
-	@%p7 bra $L43_if_then;
-	bra.uni $L48_edge;
-$L43_if_then:
-	.loc 3 159 21
-	add.s64 %rd79, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd80, %rd79, %rd17;
-	.loc 3 159 26
-	add.s64 %rd81, %rd80, %rd75;
-	mov.s64 %rd77, %rd81;
-	mov.s64 %rd78, 16;
-	bra.uni $L44_if_done;
-$L48_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L44_if_done;
-$L47_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L44_if_done;
-$L44_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd82, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd83, 512, %rd82;
-	.loc 3 161 26
-	shl.b64 %rd84, %rd83, 1;
-	add.s64 %rd85, %rd37, %rd84;
-	.loc 3 161 52
-	shl.b64 %rd86, %rd77, 1;
-	add.s64 %rd87, %rd7, %rd86;
-	.loc 3 161 19
-	cvt.u32.s64 %r34, %rd78;
-	cp.async.cg.shared.global [%rd85], [%rd87], 16, %r34;
-	bra.uni $L49_rangeint_body;
-$L49_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd88, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p8, %rd88, %rd16;
-	@%p8 bra $L52_cond_true;
-	bra.uni $L53_edge;
-$L52_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p9, %rd75, %rd17;
-	@%p9 bra $L50_if_then;
-	bra.uni $L54_edge;
-$L50_if_then:
-	.loc 3 159 21
-	add.s64 %rd89, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd90, %rd89, %rd17;
-	.loc 3 159 26
-	add.s64 %rd91, %rd90, %rd75;
-	mov.s64 %rd77, %rd91;
-	mov.s64 %rd78, 16;
-	bra.uni $L51_if_done;
-$L54_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L51_if_done;
-$L53_edge:
-	mov.s64 %rd77, 0;
-	mov.s64 %rd78, 0;
-	bra.uni $L51_if_done;
-$L51_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd92, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd93, 768, %rd92;
-	.loc 3 161 26
-	shl.b64 %rd94, %rd93, 1;
-	add.s64 %rd95, %rd37, %rd94;
-	.loc 3 161 52
-	shl.b64 %rd96, %rd77, 1;
-	add.s64 %rd97, %rd7, %rd96;
-	.loc 3 161 19
-	cvt.u32.s64 %r35, %rd78;
-	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r35;
-	bra.uni $L42_rangeint_done;
-$L42_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L56_entry;
-$L56_entry:
-	.loc 3 154 23
-	mul.lo.s64 %rd98, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd99, 512, %rd98;
-	bra.uni $L57_rangeint_body;
-$L57_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd100, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p10, %rd100, %rd16;
-	@%p10 bra $L61_cond_true;
-	bra.uni $L63_edge;
+	bra.uni $L30_rangeint_body;
+$L30_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd74, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p6, %rd74, %rd15;
+	@%p6 bra $L34_cond_true;
+	bra.uni $L44_edge;
+$L34_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p7, %rd51, %rd17;
+	@%p7 bra $L32_if_then;
+	bra.uni $L45_edge;
+$L32_if_then:
+	.loc 3 168 19
+	add.s64 %rd77, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd78, %rd77, %rd17;
+	.loc 3 168 24
+	add.s64 %rd79, %rd78, %rd51;
+	mov.s64 %rd75, %rd79;
+	mov.s64 %rd76, 16;
+	bra.uni $L33_if_done;
+$L45_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L33_if_done;
+$L44_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L33_if_done;
+$L33_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd80, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd81, 512, %rd80;
+	.loc 3 170 26
+	shl.b64 %rd82, %rd81, 1;
+	add.s64 %rd83, %rd37, %rd82;
+	.loc 3 170 62
+	shl.b64 %rd84, %rd75, 1;
+	add.s64 %rd85, %rd4, %rd84;
+	.loc 3 170 19
+	cvt.u32.s64 %r34, %rd76;
+	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r34;
+	bra.uni $L46_rangeint_body;
+$L46_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd86, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p8, %rd86, %rd15;
+	@%p8 bra $L49_cond_true;
+	bra.uni $L50_edge;
+$L49_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p9, %rd51, %rd17;
+	@%p9 bra $L47_if_then;
+	bra.uni $L51_edge;
+$L47_if_then:
+	.loc 3 168 19
+	add.s64 %rd87, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd88, %rd87, %rd17;
+	.loc 3 168 24
+	add.s64 %rd89, %rd88, %rd51;
+	mov.s64 %rd75, %rd89;
+	mov.s64 %rd76, 16;
+	bra.uni $L48_if_done;
+$L51_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L48_if_done;
+$L50_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L48_if_done;
+$L48_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd90, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd91, 768, %rd90;
+	.loc 3 170 26
+	shl.b64 %rd92, %rd91, 1;
+	add.s64 %rd93, %rd37, %rd92;
+	.loc 3 170 62
+	shl.b64 %rd94, %rd75, 1;
+	add.s64 %rd95, %rd4, %rd94;
+	.loc 3 170 19
+	cvt.u32.s64 %r35, %rd76;
+	cp.async.cg.shared.global [%rd93], [%rd95], 16, %r35;
+	bra.uni $L52_rangeint_body;
+$L52_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd96, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p10, %rd96, %rd15;
+	@%p10 bra $L55_cond_true;
+	bra.uni $L56_edge;
+$L55_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p11, %rd51, %rd17;
+	@%p11 bra $L53_if_then;
+	bra.uni $L57_edge;
+$L53_if_then:
+	.loc 3 168 19
+	add.s64 %rd97, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd98, %rd97, %rd17;
+	.loc 3 168 24
+	add.s64 %rd99, %rd98, %rd51;
+	mov.s64 %rd75, %rd99;
+	mov.s64 %rd76, 16;
+	bra.uni $L54_if_done;
+$L57_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L54_if_done;
+$L56_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L54_if_done;
+$L54_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd100, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd101, 1024, %rd100;
+	.loc 3 170 26
+	shl.b64 %rd102, %rd101, 1;
+	add.s64 %rd103, %rd37, %rd102;
+	.loc 3 170 62
+	shl.b64 %rd104, %rd75, 1;
+	add.s64 %rd105, %rd4, %rd104;
+	.loc 3 170 19
+	cvt.u32.s64 %r36, %rd76;
+	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
+	bra.uni $L58_rangeint_body;
+$L58_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd106, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p12, %rd106, %rd15;
+	@%p12 bra $L61_cond_true;
+	bra.uni $L62_edge;
 $L61_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p11, %rd99, %rd17;
-	@%p11 bra $L59_if_then;
-	bra.uni $L64_edge;
+	.loc 3 167 21
+	setp.lt.s64 %p13, %rd51, %rd17;
+	@%p13 bra $L59_if_then;
+	bra.uni $L63_edge;
 $L59_if_then:
-	.loc 3 159 21
-	add.s64 %rd103, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd104, %rd103, %rd17;
-	.loc 3 159 26
-	add.s64 %rd105, %rd104, %rd99;
-	mov.s64 %rd101, %rd105;
-	mov.s64 %rd102, 16;
-	bra.uni $L60_if_done;
-$L64_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
+	.loc 3 168 19
+	add.s64 %rd107, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd108, %rd107, %rd17;
+	.loc 3 168 24
+	add.s64 %rd109, %rd108, %rd51;
+	mov.s64 %rd75, %rd109;
+	mov.s64 %rd76, 16;
 	bra.uni $L60_if_done;
 $L63_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
+	bra.uni $L60_if_done;
+$L62_edge:
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, 0;
 	bra.uni $L60_if_done;
 $L60_if_done:
-	.loc 3 161 45
-	mul.lo.s64 %rd106, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd107, 1024, %rd106;
-	.loc 3 161 26
-	shl.b64 %rd108, %rd107, 1;
-	add.s64 %rd109, %rd37, %rd108;
-	.loc 3 161 52
-	shl.b64 %rd110, %rd101, 1;
-	add.s64 %rd111, %rd7, %rd110;
-	.loc 3 161 19
-	cvt.u32.s64 %r36, %rd102;
-	cp.async.cg.shared.global [%rd109], [%rd111], 16, %r36;
-	bra.uni $L65_rangeint_body;
-$L65_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd112, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p12, %rd112, %rd16;
-	@%p12 bra $L68_cond_true;
-	bra.uni $L69_edge;
-$L68_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p13, %rd99, %rd17;
-	@%p13 bra $L66_if_then;
-	bra.uni $L70_edge;
-$L66_if_then:
-	.loc 3 159 21
-	add.s64 %rd113, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd114, %rd113, %rd17;
-	.loc 3 159 26
-	add.s64 %rd115, %rd114, %rd99;
-	mov.s64 %rd101, %rd115;
-	mov.s64 %rd102, 16;
-	bra.uni $L67_if_done;
-$L70_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
-	bra.uni $L67_if_done;
-$L69_edge:
-	mov.s64 %rd101, 0;
-	mov.s64 %rd102, 0;
-	bra.uni $L67_if_done;
-$L67_if_done:
-	.loc 3 161 45
+	.loc 3 170 55
+	mul.lo.s64 %rd110, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd111, 1280, %rd110;
+	.loc 3 170 26
+	shl.b64 %rd112, %rd111, 1;
+	add.s64 %rd113, %rd37, %rd112;
+	.loc 3 170 62
+	shl.b64 %rd114, %rd75, 1;
+	add.s64 %rd115, %rd4, %rd114;
+	.loc 3 170 19
+	cvt.u32.s64 %r37, %rd76;
+	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
+	bra.uni $L31_rangeint_done;
+$L31_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L65_entry;
+$L65_entry:
+	.loc 3 155 23
 	mul.lo.s64 %rd116, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd117, 1280, %rd116;
-	.loc 3 161 26
-	shl.b64 %rd118, %rd117, 1;
-	add.s64 %rd119, %rd37, %rd118;
-	.loc 3 161 52
-	shl.b64 %rd120, %rd101, 1;
-	add.s64 %rd121, %rd7, %rd120;
-	.loc 3 161 19
-	cvt.u32.s64 %r37, %rd102;
-	cp.async.cg.shared.global [%rd119], [%rd121], 16, %r37;
-	bra.uni $L58_rangeint_done;
-$L58_rangeint_done:
-	.loc 3 163 19
+	.loc 3 155 20
+	add.s64 %rd117, 256, %rd116;
+	bra.uni $L66_rangeint_body;
+$L66_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd118, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p14, %rd118, %rd16;
+	@%p14 bra $L70_cond_true;
+	bra.uni $L77_edge;
+$L70_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p15, %rd117, %rd17;
+	@%p15 bra $L68_if_then;
+	bra.uni $L78_edge;
+$L68_if_then:
+	.loc 3 160 21
+	add.s64 %rd121, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd122, %rd121, %rd17;
+	.loc 3 160 26
+	add.s64 %rd123, %rd122, %rd117;
+	mov.s64 %rd119, %rd123;
+	mov.s64 %rd120, 16;
+	bra.uni $L69_if_done;
+$L78_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L69_if_done;
+$L77_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L69_if_done;
+$L69_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd124, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd125, 1536, %rd124;
+	.loc 3 162 26
+	shl.b64 %rd126, %rd125, 1;
+	add.s64 %rd127, %rd37, %rd126;
+	.loc 3 162 60
+	shl.b64 %rd128, %rd119, 1;
+	add.s64 %rd129, %rd7, %rd128;
+	.loc 3 162 19
+	cvt.u32.s64 %r38, %rd120;
+	cp.async.cg.shared.global [%rd127], [%rd129], 16, %r38;
+	bra.uni $L79_rangeint_body;
+$L79_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd130, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p16, %rd130, %rd16;
+	@%p16 bra $L82_cond_true;
+	bra.uni $L83_edge;
+$L82_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p17, %rd117, %rd17;
+	@%p17 bra $L80_if_then;
+	bra.uni $L84_edge;
+$L80_if_then:
+	.loc 3 160 21
+	add.s64 %rd131, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd132, %rd131, %rd17;
+	.loc 3 160 26
+	add.s64 %rd133, %rd132, %rd117;
+	mov.s64 %rd119, %rd133;
+	mov.s64 %rd120, 16;
+	bra.uni $L81_if_done;
+$L84_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L81_if_done;
+$L83_edge:
+	mov.s64 %rd119, 0;
+	mov.s64 %rd120, 0;
+	bra.uni $L81_if_done;
+$L81_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd134, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd135, 1792, %rd134;
+	.loc 3 162 26
+	shl.b64 %rd136, %rd135, 1;
+	add.s64 %rd137, %rd37, %rd136;
+	.loc 3 162 60
+	shl.b64 %rd138, %rd119, 1;
+	add.s64 %rd139, %rd7, %rd138;
+	.loc 3 162 19
+	cvt.u32.s64 %r39, %rd120;
+	cp.async.cg.shared.global [%rd137], [%rd139], 16, %r39;
+	bra.uni $L71_rangeint_body;
+$L71_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd140, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p18, %rd140, %rd15;
+	@%p18 bra $L75_cond_true;
+	bra.uni $L85_edge;
+$L75_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p19, %rd117, %rd17;
+	@%p19 bra $L73_if_then;
+	bra.uni $L86_edge;
+$L73_if_then:
+	.loc 3 168 19
+	add.s64 %rd143, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd144, %rd143, %rd17;
+	.loc 3 168 24
+	add.s64 %rd145, %rd144, %rd117;
+	mov.s64 %rd141, %rd145;
+	mov.s64 %rd142, 16;
+	bra.uni $L74_if_done;
+$L86_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L74_if_done;
+$L85_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L74_if_done;
+$L74_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd146, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd147, 2048, %rd146;
+	.loc 3 170 26
+	shl.b64 %rd148, %rd147, 1;
+	add.s64 %rd149, %rd37, %rd148;
+	.loc 3 170 62
+	shl.b64 %rd150, %rd141, 1;
+	add.s64 %rd151, %rd4, %rd150;
+	.loc 3 170 19
+	cvt.u32.s64 %r40, %rd142;
+	cp.async.cg.shared.global [%rd149], [%rd151], 16, %r40;
+	bra.uni $L87_rangeint_body;
+$L87_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd152, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p20, %rd152, %rd15;
+	@%p20 bra $L90_cond_true;
+	bra.uni $L91_edge;
+$L90_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p21, %rd117, %rd17;
+	@%p21 bra $L88_if_then;
+	bra.uni $L92_edge;
+$L88_if_then:
+	.loc 3 168 19
+	add.s64 %rd153, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd154, %rd153, %rd17;
+	.loc 3 168 24
+	add.s64 %rd155, %rd154, %rd117;
+	mov.s64 %rd141, %rd155;
+	mov.s64 %rd142, 16;
+	bra.uni $L89_if_done;
+$L92_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L89_if_done;
+$L91_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd156, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd157, 2304, %rd156;
+	.loc 3 170 26
+	shl.b64 %rd158, %rd157, 1;
+	add.s64 %rd159, %rd37, %rd158;
+	.loc 3 170 62
+	shl.b64 %rd160, %rd141, 1;
+	add.s64 %rd161, %rd4, %rd160;
+	.loc 3 170 19
+	cvt.u32.s64 %r41, %rd142;
+	cp.async.cg.shared.global [%rd159], [%rd161], 16, %r41;
+	bra.uni $L93_rangeint_body;
+$L93_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd162, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p22, %rd162, %rd15;
+	@%p22 bra $L96_cond_true;
+	bra.uni $L97_edge;
+$L96_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p23, %rd117, %rd17;
+	@%p23 bra $L94_if_then;
+	bra.uni $L98_edge;
+$L94_if_then:
+	.loc 3 168 19
+	add.s64 %rd163, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd164, %rd163, %rd17;
+	.loc 3 168 24
+	add.s64 %rd165, %rd164, %rd117;
+	mov.s64 %rd141, %rd165;
+	mov.s64 %rd142, 16;
+	bra.uni $L95_if_done;
+$L98_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L95_if_done;
+$L97_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L95_if_done;
+$L95_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd166, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd167, 2560, %rd166;
+	.loc 3 170 26
+	shl.b64 %rd168, %rd167, 1;
+	add.s64 %rd169, %rd37, %rd168;
+	.loc 3 170 62
+	shl.b64 %rd170, %rd141, 1;
+	add.s64 %rd171, %rd4, %rd170;
+	.loc 3 170 19
+	cvt.u32.s64 %r42, %rd142;
+	cp.async.cg.shared.global [%rd169], [%rd171], 16, %r42;
+	bra.uni $L99_rangeint_body;
+$L99_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd172, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p24, %rd172, %rd15;
+	@%p24 bra $L102_cond_true;
+	bra.uni $L103_edge;
+$L102_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p25, %rd117, %rd17;
+	@%p25 bra $L100_if_then;
+	bra.uni $L104_edge;
+$L100_if_then:
+	.loc 3 168 19
+	add.s64 %rd173, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd174, %rd173, %rd17;
+	.loc 3 168 24
+	add.s64 %rd175, %rd174, %rd117;
+	mov.s64 %rd141, %rd175;
+	mov.s64 %rd142, 16;
+	bra.uni $L101_if_done;
+$L104_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L101_if_done;
+$L103_edge:
+	mov.s64 %rd141, 0;
+	mov.s64 %rd142, 0;
+	bra.uni $L101_if_done;
+$L101_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd176, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd177, 2816, %rd176;
+	.loc 3 170 26
+	shl.b64 %rd178, %rd177, 1;
+	add.s64 %rd179, %rd37, %rd178;
+	.loc 3 170 62
+	shl.b64 %rd180, %rd141, 1;
+	add.s64 %rd181, %rd4, %rd180;
+	.loc 3 170 19
+	cvt.u32.s64 %r43, %rd142;
+	cp.async.cg.shared.global [%rd179], [%rd181], 16, %r43;
+	bra.uni $L72_rangeint_done;
+$L72_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L106_entry;
+$L106_entry:
+	.loc 3 155 23
+	mul.lo.s64 %rd182, %rd23, 8;
+	.loc 3 155 20
+	add.s64 %rd183, 512, %rd182;
+	bra.uni $L107_rangeint_body;
+$L107_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd184, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p26, %rd184, %rd16;
+	@%p26 bra $L111_cond_true;
+	bra.uni $L118_edge;
+$L111_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p27, %rd183, %rd17;
+	@%p27 bra $L109_if_then;
+	bra.uni $L119_edge;
+$L109_if_then:
+	.loc 3 160 21
+	add.s64 %rd187, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd188, %rd187, %rd17;
+	.loc 3 160 26
+	add.s64 %rd189, %rd188, %rd183;
+	mov.s64 %rd185, %rd189;
+	mov.s64 %rd186, 16;
+	bra.uni $L110_if_done;
+$L119_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L110_if_done;
+$L118_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L110_if_done;
+$L110_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd190, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd191, 3072, %rd190;
+	.loc 3 162 26
+	shl.b64 %rd192, %rd191, 1;
+	add.s64 %rd193, %rd37, %rd192;
+	.loc 3 162 60
+	shl.b64 %rd194, %rd185, 1;
+	add.s64 %rd195, %rd7, %rd194;
+	.loc 3 162 19
+	cvt.u32.s64 %r44, %rd186;
+	cp.async.cg.shared.global [%rd193], [%rd195], 16, %r44;
+	bra.uni $L120_rangeint_body;
+$L120_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd196, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p28, %rd196, %rd16;
+	@%p28 bra $L123_cond_true;
+	bra.uni $L124_edge;
+$L123_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p29, %rd183, %rd17;
+	@%p29 bra $L121_if_then;
+	bra.uni $L125_edge;
+$L121_if_then:
+	.loc 3 160 21
+	add.s64 %rd197, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd198, %rd197, %rd17;
+	.loc 3 160 26
+	add.s64 %rd199, %rd198, %rd183;
+	mov.s64 %rd185, %rd199;
+	mov.s64 %rd186, 16;
+	bra.uni $L122_if_done;
+$L125_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L122_if_done;
+$L124_edge:
+	mov.s64 %rd185, 0;
+	mov.s64 %rd186, 0;
+	bra.uni $L122_if_done;
+$L122_if_done:
+	.loc 3 162 53
+	mul.lo.s64 %rd200, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd201, 3328, %rd200;
+	.loc 3 162 26
+	shl.b64 %rd202, %rd201, 1;
+	add.s64 %rd203, %rd37, %rd202;
+	.loc 3 162 60
+	shl.b64 %rd204, %rd185, 1;
+	add.s64 %rd205, %rd7, %rd204;
+	.loc 3 162 19
+	cvt.u32.s64 %r45, %rd186;
+	cp.async.cg.shared.global [%rd203], [%rd205], 16, %r45;
+	bra.uni $L112_rangeint_body;
+$L112_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd206, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p30, %rd206, %rd15;
+	@%p30 bra $L116_cond_true;
+	bra.uni $L126_edge;
+$L116_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p31, %rd183, %rd17;
+	@%p31 bra $L114_if_then;
+	bra.uni $L127_edge;
+$L114_if_then:
+	.loc 3 168 19
+	add.s64 %rd209, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd210, %rd209, %rd17;
+	.loc 3 168 24
+	add.s64 %rd211, %rd210, %rd183;
+	mov.s64 %rd207, %rd211;
+	mov.s64 %rd208, 16;
+	bra.uni $L115_if_done;
+$L127_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L115_if_done;
+$L126_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L115_if_done;
+$L115_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd212, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd213, 3584, %rd212;
+	.loc 3 170 26
+	shl.b64 %rd214, %rd213, 1;
+	add.s64 %rd215, %rd37, %rd214;
+	.loc 3 170 62
+	shl.b64 %rd216, %rd207, 1;
+	add.s64 %rd217, %rd4, %rd216;
+	.loc 3 170 19
+	cvt.u32.s64 %r46, %rd208;
+	cp.async.cg.shared.global [%rd215], [%rd217], 16, %r46;
+	bra.uni $L128_rangeint_body;
+$L128_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd218, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p32, %rd218, %rd15;
+	@%p32 bra $L131_cond_true;
+	bra.uni $L132_edge;
+$L131_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p33, %rd183, %rd17;
+	@%p33 bra $L129_if_then;
+	bra.uni $L133_edge;
+$L129_if_then:
+	.loc 3 168 19
+	add.s64 %rd219, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd220, %rd219, %rd17;
+	.loc 3 168 24
+	add.s64 %rd221, %rd220, %rd183;
+	mov.s64 %rd207, %rd221;
+	mov.s64 %rd208, 16;
+	bra.uni $L130_if_done;
+$L133_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L130_if_done;
+$L132_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L130_if_done;
+$L130_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd222, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd223, 3840, %rd222;
+	.loc 3 170 26
+	shl.b64 %rd224, %rd223, 1;
+	add.s64 %rd225, %rd37, %rd224;
+	.loc 3 170 62
+	shl.b64 %rd226, %rd207, 1;
+	add.s64 %rd227, %rd4, %rd226;
+	.loc 3 170 19
+	cvt.u32.s64 %r47, %rd208;
+	cp.async.cg.shared.global [%rd225], [%rd227], 16, %r47;
+	bra.uni $L134_rangeint_body;
+$L134_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd228, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p34, %rd228, %rd15;
+	@%p34 bra $L137_cond_true;
+	bra.uni $L138_edge;
+$L137_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p35, %rd183, %rd17;
+	@%p35 bra $L135_if_then;
+	bra.uni $L139_edge;
+$L135_if_then:
+	.loc 3 168 19
+	add.s64 %rd229, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd230, %rd229, %rd17;
+	.loc 3 168 24
+	add.s64 %rd231, %rd230, %rd183;
+	mov.s64 %rd207, %rd231;
+	mov.s64 %rd208, 16;
+	bra.uni $L136_if_done;
+$L139_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L136_if_done;
+$L138_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L136_if_done;
+$L136_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd232, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd233, 4096, %rd232;
+	.loc 3 170 26
+	shl.b64 %rd234, %rd233, 1;
+	add.s64 %rd235, %rd37, %rd234;
+	.loc 3 170 62
+	shl.b64 %rd236, %rd207, 1;
+	add.s64 %rd237, %rd4, %rd236;
+	.loc 3 170 19
+	cvt.u32.s64 %r48, %rd208;
+	cp.async.cg.shared.global [%rd235], [%rd237], 16, %r48;
+	bra.uni $L140_rangeint_body;
+$L140_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd238, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p36, %rd238, %rd15;
+	@%p36 bra $L143_cond_true;
+	bra.uni $L144_edge;
+$L143_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p37, %rd183, %rd17;
+	@%p37 bra $L141_if_then;
+	bra.uni $L145_edge;
+$L141_if_then:
+	.loc 3 168 19
+	add.s64 %rd239, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd240, %rd239, %rd17;
+	.loc 3 168 24
+	add.s64 %rd241, %rd240, %rd183;
+	mov.s64 %rd207, %rd241;
+	mov.s64 %rd208, 16;
+	bra.uni $L142_if_done;
+$L145_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L142_if_done;
+$L144_edge:
+	mov.s64 %rd207, 0;
+	mov.s64 %rd208, 0;
+	bra.uni $L142_if_done;
+$L142_if_done:
+	.loc 3 170 55
+	mul.lo.s64 %rd242, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd243, 4352, %rd242;
+	.loc 3 170 26
+	shl.b64 %rd244, %rd243, 1;
+	add.s64 %rd245, %rd37, %rd244;
+	.loc 3 170 62
+	shl.b64 %rd246, %rd207, 1;
+	add.s64 %rd247, %rd4, %rd246;
+	.loc 3 170 19
+	cvt.u32.s64 %r49, %rd208;
+	cp.async.cg.shared.global [%rd245], [%rd247], 16, %r49;
+	bra.uni $L113_rangeint_done;
+$L113_rangeint_done:
+	.loc 3 172 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
-	mov.s64 %rd122, 0;
+	mov.s64 %rd248, 0;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 3 113 20
-	setp.lt.s64 %p14, %rd122, %rd48;
-	@%p14 bra $L10_for_body;
+	.loc 3 115 20
+	setp.lt.s64 %p38, %rd248, %rd48;
+	@%p38 bra $L10_for_body;
 	bra.uni $L11_for_done;
 $L10_for_body:
-	.loc 3 114 20
+	.loc 3 116 20
 	cp.async.wait_group 2;
-	.loc 3 115 13
-	mul.lo.s64 %rd123, %rd122, 256;
-	.loc 3 115 26
-	mul.lo.s64 %rd124, %rd23, 8;
-	.loc 3 115 23
-	add.s64 %rd125, %rd123, %rd124;
-	.loc 3 116 13
-	rem.s64 %rd126, %rd122, 4;
-	.loc 3 117 27
-	mul.lo.s64 %rd127, %rd126, 2;
-	.loc 3 117 29
-	mul.lo.s64 %rd128, %rd127, 256;
-	.loc 3 117 40
-	mul.lo.s64 %rd129, %rd23, 8;
-	.loc 3 117 38
-	add.s64 %rd130, %rd128, %rd129;
-	.loc 3 117 43
-	div.s64 %rd131, %rd130, 2;
-	.loc 3 117 20
-	add.s64 %rd132, %rd131, 3;
-	shl.b64 %rd133, %rd131, 2;
-	add.s64 %rd134, %rd45, %rd133;
-	ld.shared.v4.u32 {%r38, %r39, %r40, %r41}, [%rd134];
-	.loc 3 118 28
-	mul.lo.s64 %rd135, %rd126, 2;
-	.loc 3 118 30
-	add.s64 %rd136, %rd135, 1;
-	.loc 3 118 33
-	mul.lo.s64 %rd137, %rd136, 256;
-	.loc 3 118 44
-	mul.lo.s64 %rd138, %rd23, 8;
-	.loc 3 118 42
-	add.s64 %rd139, %rd137, %rd138;
-	.loc 3 118 47
-	div.s64 %rd140, %rd139, 2;
-	.loc 3 118 20
-	add.s64 %rd141, %rd140, 3;
-	shl.b64 %rd142, %rd140, 2;
-	add.s64 %rd143, %rd45, %rd142;
-	ld.shared.v4.u32 {%r42, %r43, %r44, %r45}, [%rd143];
-	.loc 3 119 11
-	setp.lt.s64 %p15, %rd125, %rd17;
-	@%p15 bra $L14_rangeint_body;
+	.loc 3 117 13
+	mul.lo.s64 %rd249, %rd248, 256;
+	.loc 3 117 26
+	mul.lo.s64 %rd250, %rd23, 8;
+	.loc 3 117 23
+	add.s64 %rd251, %rd249, %rd250;
+	.loc 3 118 13
+	rem.s64 %rd252, %rd248, 4;
+	.loc 3 119 27
+	mul.lo.s64 %rd253, %rd252, 6;
+	.loc 3 119 37
+	mul.lo.s64 %rd254, %rd253, 256;
+	.loc 3 119 48
+	mul.lo.s64 %rd255, %rd23, 8;
+	.loc 3 119 46
+	add.s64 %rd256, %rd254, %rd255;
+	.loc 3 119 51
+	div.s64 %rd257, %rd256, 2;
+	.loc 3 119 20
+	add.s64 %rd258, %rd257, 3;
+	shl.b64 %rd259, %rd257, 2;
+	add.s64 %rd260, %rd45, %rd259;
+	ld.shared.v4.u32 {%r50, %r51, %r52, %r53}, [%rd260];
+	.loc 3 120 28
+	mul.lo.s64 %rd261, %rd252, 6;
+	.loc 3 120 38
+	add.s64 %rd262, %rd261, 1;
+	.loc 3 120 41
+	mul.lo.s64 %rd263, %rd262, 256;
+	.loc 3 120 52
+	mul.lo.s64 %rd264, %rd23, 8;
+	.loc 3 120 50
+	add.s64 %rd265, %rd263, %rd264;
+	.loc 3 120 55
+	div.s64 %rd266, %rd265, 2;
+	.loc 3 120 20
+	add.s64 %rd267, %rd266, 3;
+	shl.b64 %rd268, %rd266, 2;
+	add.s64 %rd269, %rd45, %rd268;
+	ld.shared.v4.u32 {%r54, %r55, %r56, %r57}, [%rd269];
+	.loc 3 121 11
+	setp.lt.s64 %p39, %rd251, %rd17;
+	@%p39 bra $L14_rangeint_body;
 	bra.uni $L13_if_done;
 $L14_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd144, %rd49, 0;
-	.loc 3 122 15
-	setp.lt.s64 %p16, %rd144, %rd15;
-	@%p16 bra $L15_if_then;
-	bra.uni $L127_rangeint_body;
+	.loc 3 124 12
+	add.s64 %rd270, %rd49, 0;
+	.loc 3 124 15
+	setp.lt.s64 %p40, %rd270, %rd15;
+	@%p40 bra $L15_if_then;
+	bra.uni $L201_rangeint_body;
 $L15_if_then:
-	.loc 3 123 30
-	add.s64 %rd145, %rd49, 0;
-	.loc 3 123 33
-	mul.lo.s64 %rd146, %rd145, %rd17;
-	.loc 3 123 35
-	add.s64 %rd147, %rd146, %rd125;
-	.loc 3 123 23
-	add.s64 %rd148, %rd147, 3;
-	shl.b64 %rd149, %rd147, 1;
-	add.s64 %rd150, %rd4, %rd149;
-	ld.global.nc.v4.u16 {%rs0, %rs1, %rs2, %rs3}, [%rd150];
-	.loc 3 124 30
-	add.s64 %rd151, %rd49, 0;
-	.loc 3 124 33
-	mul.lo.s64 %rd152, %rd151, %rd17;
-	.loc 3 124 35
-	add.s64 %rd153, %rd152, %rd125;
-	.loc 3 124 38
-	add.s64 %rd154, %rd153, 4;
-	.loc 3 124 23
-	add.s64 %rd155, %rd154, 3;
-	shl.b64 %rd156, %rd154, 1;
-	add.s64 %rd157, %rd4, %rd156;
-	ld.global.nc.v4.u16 {%rs4, %rs5, %rs6, %rs7}, [%rd157];
+	.loc 3 125 31
+	mul.lo.s64 %rd271, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd272, %rd271, 2;
 	.loc 3 125 43
+	add.s64 %rd273, %rd272, 0;
+	.loc 3 125 46
+	mul.lo.s64 %rd274, %rd273, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd275, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd276, %rd274, %rd275;
+	.loc 3 125 60
+	div.s64 %rd277, %rd276, 2;
+	.loc 3 125 23
+	add.s64 %rd278, %rd277, 3;
+	shl.b64 %rd279, %rd277, 2;
+	add.s64 %rd280, %rd45, %rd279;
+	ld.shared.v4.u32 {%r58, %r59, %r60, %r61}, [%rd280];
+	.loc 3 126 43
 	mov.f32 %f8, %f0;
-	.loc 3 125 52
+	.loc 3 126 52
 	mov.f32 %f9, %f4;
-	.loc 3 125 34
-	bra.uni $L71_entry;
-$L71_entry:
-	.loc 3 169 61
-	mov.u16 %rs8, 0;
-	mov.u16 %rs9, 0;
-	mov.u16 %rs10, 0;
-	mov.u16 %rs11, 0;
-	mov.u16 %rs8, %rs0;
-	mov.u16 %rs9, %rs1;
-	mov.u16 %rs10, %rs2;
-	mov.u16 %rs11, %rs3;
-	.loc 3 169 65
-	mov.u16 %rs12, 0;
-	mov.u16 %rs13, 0;
-	mov.u16 %rs14, 0;
-	mov.u16 %rs15, 0;
-	mov.u16 %rs12, %rs4;
-	mov.u16 %rs13, %rs5;
-	mov.u16 %rs14, %rs6;
-	mov.u16 %rs15, %rs7;
-	.loc 3 169 74
-	mov.u32 %r46, 0;
-	mov.u32 %r47, 0;
-	mov.u32 %r48, 0;
-	mov.u32 %r49, 0;
-	mov.u32 %r46, %r38;
-	mov.u32 %r47, %r39;
-	mov.u32 %r48, %r40;
-	mov.u32 %r49, %r41;
-	.loc 3 169 78
-	mov.u32 %r50, 0;
-	mov.u32 %r51, 0;
-	mov.u32 %r52, 0;
-	mov.u32 %r53, 0;
-	mov.u32 %r50, %r42;
-	mov.u32 %r51, %r43;
-	mov.u32 %r52, %r44;
-	mov.u32 %r53, %r45;
+	.loc 3 126 34
+	bra.uni $L146_entry;
+$L146_entry:
+	.loc 3 178 61
+	mov.u32 %r62, 0;
+	mov.u32 %r63, 0;
+	mov.u32 %r64, 0;
+	mov.u32 %r65, 0;
+	mov.u32 %r62, %r58;
+	mov.u32 %r63, %r59;
+	mov.u32 %r64, %r60;
+	mov.u32 %r65, %r61;
+	.loc 3 178 65
+	mov.u32 %r66, 0;
+	mov.u32 %r67, 0;
+	mov.u32 %r68, 0;
+	mov.u32 %r69, 0;
+	mov.u32 %r66, %r50;
+	mov.u32 %r67, %r51;
+	mov.u32 %r68, %r52;
+	mov.u32 %r69, %r53;
+	.loc 3 178 69
+	mov.u32 %r70, 0;
+	mov.u32 %r71, 0;
+	mov.u32 %r72, 0;
+	mov.u32 %r73, 0;
+	mov.u32 %r70, %r54;
+	mov.u32 %r71, %r55;
+	mov.u32 %r72, %r56;
+	mov.u32 %r73, %r57;
 	mov.f32 %f12, %f8;
 	mov.f32 %f13, %f9;
-	bra.uni $L72_rangeint_body;
-$L72_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs16, %rs8;
-	.loc 3 172 20
-	bra.uni $L77_entry;
-$L77_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r54, %rs16;
-	shl.b32 %r54, %r54, 16;
-	mov.b32 %f15, %r54;
-	.loc 3 95 45
+	bra.uni $L147_rangeint_body;
+$L147_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r74, %r62;
+	.loc 3 181 18
+	bra.uni $L150_entry;
+$L150_entry:
+	.loc 3 98 75
+	shl.b32 %r75, %r74, 16;
+	.loc 3 98 72
+	mov.b32 %f15, %r75;
+	.loc 3 98 45
 	mov.f32 %f14, %f15;
-	bra.uni $L78_ret_load;
-$L78_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs17, %rs9;
-	.loc 3 172 38
-	bra.uni $L79_entry;
-$L79_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r55, %rs17;
-	shl.b32 %r55, %r55, 16;
-	mov.b32 %f17, %r55;
-	.loc 3 95 45
+	bra.uni $L151_ret_lo;
+$L151_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r76, %r62;
+	.loc 3 181 32
+	bra.uni $L152_entry;
+$L152_entry:
+	.loc 3 99 75
+	not.b32 %r78, 65535;
+	and.b32 %r77, %r76, %r78;
+	.loc 3 99 72
+	mov.b32 %f17, %r77;
+	.loc 3 99 45
 	mov.f32 %f16, %f17;
-	bra.uni $L80_ret_load;
-$L80_ret_load:
-	.loc 3 173 28
-	mov.u32 %r56, %r46;
-	.loc 3 173 25
-	bra.uni $L81_entry;
-$L81_entry:
-	.loc 3 97 75
-	not.b32 %r58, 65535;
-	and.b32 %r57, %r56, %r58;
-	.loc 3 97 72
-	mov.b32 %f19, %r57;
-	.loc 3 97 45
+	bra.uni $L153_ret_hi;
+$L153_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r79, %r66;
+	.loc 3 182 25
+	bra.uni $L154_entry;
+$L154_entry:
+	.loc 3 99 75
+	not.b32 %r81, 65535;
+	and.b32 %r80, %r79, %r81;
+	.loc 3 99 72
+	mov.b32 %f19, %r80;
+	.loc 3 99 45
 	mov.f32 %f18, %f19;
-	bra.uni $L82_ret_hi;
-$L82_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r59, %r46;
-	.loc 3 173 51
-	bra.uni $L83_entry;
-$L83_entry:
-	.loc 3 96 75
-	shl.b32 %r60, %r59, 16;
-	.loc 3 96 72
-	mov.b32 %f21, %r60;
-	.loc 3 96 45
+	bra.uni $L155_ret_hi;
+$L155_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r82, %r66;
+	.loc 3 182 51
+	bra.uni $L156_entry;
+$L156_entry:
+	.loc 3 98 75
+	shl.b32 %r83, %r82, 16;
+	.loc 3 98 72
+	mov.b32 %f21, %r83;
+	.loc 3 98 45
 	mov.f32 %f20, %f21;
-	bra.uni $L84_ret_lo;
-$L84_ret_lo:
-	.loc 3 173 41
+	bra.uni $L157_ret_lo;
+$L157_ret_lo:
+	.loc 3 182 41
 	fma.rn.f32 %f22, %f14, %f20, %f12;
-	.loc 3 173 15
+	.loc 3 182 15
 	fma.rn.f32 %f23, %f16, %f18, %f22;
-	.loc 3 174 28
-	mov.u32 %r61, %r50;
-	.loc 3 174 25
-	bra.uni $L85_entry;
-$L85_entry:
-	.loc 3 97 75
-	not.b32 %r63, 65535;
-	and.b32 %r62, %r61, %r63;
-	.loc 3 97 72
-	mov.b32 %f25, %r62;
-	.loc 3 97 45
+	.loc 3 183 28
+	mov.u32 %r84, %r70;
+	.loc 3 183 25
+	bra.uni $L158_entry;
+$L158_entry:
+	.loc 3 99 75
+	not.b32 %r86, 65535;
+	and.b32 %r85, %r84, %r86;
+	.loc 3 99 72
+	mov.b32 %f25, %r85;
+	.loc 3 99 45
 	mov.f32 %f24, %f25;
-	bra.uni $L86_ret_hi;
-$L86_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r64, %r50;
-	.loc 3 174 51
-	bra.uni $L87_entry;
-$L87_entry:
-	.loc 3 96 75
-	shl.b32 %r65, %r64, 16;
-	.loc 3 96 72
-	mov.b32 %f27, %r65;
-	.loc 3 96 45
+	bra.uni $L159_ret_hi;
+$L159_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r87, %r70;
+	.loc 3 183 51
+	bra.uni $L160_entry;
+$L160_entry:
+	.loc 3 98 75
+	shl.b32 %r88, %r87, 16;
+	.loc 3 98 72
+	mov.b32 %f27, %r88;
+	.loc 3 98 45
 	mov.f32 %f26, %f27;
-	bra.uni $L88_ret_lo;
-$L88_ret_lo:
-	.loc 3 174 41
+	bra.uni $L161_ret_lo;
+$L161_ret_lo:
+	.loc 3 183 41
 	fma.rn.f32 %f28, %f14, %f26, %f13;
-	.loc 3 174 15
+	.loc 3 183 15
 	fma.rn.f32 %f29, %f16, %f24, %f28;
 	mov.f32 %f12, %f23;
 	mov.f32 %f13, %f29;
-	bra.uni $L89_rangeint_body;
-$L89_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs18, %rs10;
-	.loc 3 172 20
-	bra.uni $L90_entry;
-$L90_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r66, %rs18;
-	shl.b32 %r66, %r66, 16;
-	mov.b32 %f31, %r66;
-	.loc 3 95 45
-	mov.f32 %f30, %f31;
-	bra.uni $L91_ret_load;
-$L91_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs19, %rs11;
-	.loc 3 172 38
-	bra.uni $L92_entry;
-$L92_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r67, %rs19;
-	shl.b32 %r67, %r67, 16;
-	mov.b32 %f33, %r67;
-	.loc 3 95 45
-	mov.f32 %f32, %f33;
-	bra.uni $L93_ret_load;
-$L93_ret_load:
-	.loc 3 173 28
-	mov.u32 %r68, %r47;
-	.loc 3 173 25
-	bra.uni $L94_entry;
-$L94_entry:
-	.loc 3 97 75
-	not.b32 %r70, 65535;
-	and.b32 %r69, %r68, %r70;
-	.loc 3 97 72
-	mov.b32 %f35, %r69;
-	.loc 3 97 45
-	mov.f32 %f34, %f35;
-	bra.uni $L95_ret_hi;
-$L95_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r71, %r47;
-	.loc 3 173 51
-	bra.uni $L96_entry;
-$L96_entry:
-	.loc 3 96 75
-	shl.b32 %r72, %r71, 16;
-	.loc 3 96 72
-	mov.b32 %f37, %r72;
-	.loc 3 96 45
-	mov.f32 %f36, %f37;
-	bra.uni $L97_ret_lo;
-$L97_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f38, %f30, %f36, %f12;
-	.loc 3 173 15
-	fma.rn.f32 %f39, %f32, %f34, %f38;
-	.loc 3 174 28
-	mov.u32 %r73, %r51;
-	.loc 3 174 25
-	bra.uni $L98_entry;
-$L98_entry:
-	.loc 3 97 75
-	not.b32 %r75, 65535;
-	and.b32 %r74, %r73, %r75;
-	.loc 3 97 72
-	mov.b32 %f41, %r74;
-	.loc 3 97 45
-	mov.f32 %f40, %f41;
-	bra.uni $L99_ret_hi;
-$L99_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r76, %r51;
-	.loc 3 174 51
-	bra.uni $L100_entry;
-$L100_entry:
-	.loc 3 96 75
-	shl.b32 %r77, %r76, 16;
-	.loc 3 96 72
-	mov.b32 %f43, %r77;
-	.loc 3 96 45
-	mov.f32 %f42, %f43;
-	bra.uni $L101_ret_lo;
-$L101_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f44, %f30, %f42, %f13;
-	.loc 3 174 15
-	fma.rn.f32 %f45, %f32, %f40, %f44;
-	mov.f32 %f46, %f39;
-	mov.f32 %f47, %f45;
-	bra.uni $L73_rangeint_done;
-$L73_rangeint_done:
-	mov.f32 %f48, %f46;
-	mov.f32 %f49, %f47;
-	bra.uni $L74_rangeint_body;
-$L74_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs20, %rs12;
-	.loc 3 178 20
-	bra.uni $L102_entry;
-$L102_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r78, %rs20;
-	shl.b32 %r78, %r78, 16;
-	mov.b32 %f51, %r78;
-	.loc 3 95 45
-	mov.f32 %f50, %f51;
-	bra.uni $L103_ret_load;
-$L103_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs21, %rs13;
-	.loc 3 178 38
-	bra.uni $L104_entry;
-$L104_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r79, %rs21;
-	shl.b32 %r79, %r79, 16;
-	mov.b32 %f53, %r79;
-	.loc 3 95 45
-	mov.f32 %f52, %f53;
-	bra.uni $L105_ret_load;
-$L105_ret_load:
-	.loc 3 179 28
-	mov.u32 %r80, %r48;
-	.loc 3 179 25
-	bra.uni $L106_entry;
-$L106_entry:
-	.loc 3 97 75
-	not.b32 %r82, 65535;
-	and.b32 %r81, %r80, %r82;
-	.loc 3 97 72
-	mov.b32 %f55, %r81;
-	.loc 3 97 45
-	mov.f32 %f54, %f55;
-	bra.uni $L107_ret_hi;
-$L107_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r83, %r48;
-	.loc 3 179 53
-	bra.uni $L108_entry;
-$L108_entry:
-	.loc 3 96 75
-	shl.b32 %r84, %r83, 16;
-	.loc 3 96 72
-	mov.b32 %f57, %r84;
-	.loc 3 96 45
-	mov.f32 %f56, %f57;
-	bra.uni $L109_ret_lo;
-$L109_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f58, %f50, %f56, %f48;
-	.loc 3 179 15
-	fma.rn.f32 %f59, %f52, %f54, %f58;
-	.loc 3 180 28
-	mov.u32 %r85, %r52;
-	.loc 3 180 25
-	bra.uni $L110_entry;
-$L110_entry:
-	.loc 3 97 75
-	not.b32 %r87, 65535;
-	and.b32 %r86, %r85, %r87;
-	.loc 3 97 72
-	mov.b32 %f61, %r86;
-	.loc 3 97 45
-	mov.f32 %f60, %f61;
-	bra.uni $L111_ret_hi;
-$L111_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r88, %r52;
-	.loc 3 180 53
-	bra.uni $L112_entry;
-$L112_entry:
-	.loc 3 96 75
-	shl.b32 %r89, %r88, 16;
-	.loc 3 96 72
-	mov.b32 %f63, %r89;
-	.loc 3 96 45
-	mov.f32 %f62, %f63;
-	bra.uni $L113_ret_lo;
-$L113_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f64, %f50, %f62, %f49;
-	.loc 3 180 15
-	fma.rn.f32 %f65, %f52, %f60, %f64;
-	mov.f32 %f48, %f59;
-	mov.f32 %f49, %f65;
-	bra.uni $L114_rangeint_body;
-$L114_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs22, %rs14;
-	.loc 3 178 20
-	bra.uni $L115_entry;
-$L115_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r90, %rs22;
-	shl.b32 %r90, %r90, 16;
-	mov.b32 %f67, %r90;
-	.loc 3 95 45
-	mov.f32 %f66, %f67;
-	bra.uni $L116_ret_load;
-$L116_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs23, %rs15;
-	.loc 3 178 38
-	bra.uni $L117_entry;
-$L117_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r91, %rs23;
-	shl.b32 %r91, %r91, 16;
-	mov.b32 %f69, %r91;
-	.loc 3 95 45
-	mov.f32 %f68, %f69;
-	bra.uni $L118_ret_load;
-$L118_ret_load:
-	.loc 3 179 28
-	mov.u32 %r92, %r49;
-	.loc 3 179 25
-	bra.uni $L119_entry;
-$L119_entry:
-	.loc 3 97 75
-	not.b32 %r94, 65535;
-	and.b32 %r93, %r92, %r94;
-	.loc 3 97 72
-	mov.b32 %f71, %r93;
-	.loc 3 97 45
-	mov.f32 %f70, %f71;
-	bra.uni $L120_ret_hi;
-$L120_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r95, %r49;
-	.loc 3 179 53
-	bra.uni $L121_entry;
-$L121_entry:
-	.loc 3 96 75
-	shl.b32 %r96, %r95, 16;
-	.loc 3 96 72
-	mov.b32 %f73, %r96;
-	.loc 3 96 45
-	mov.f32 %f72, %f73;
-	bra.uni $L122_ret_lo;
-$L122_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f74, %f66, %f72, %f48;
-	.loc 3 179 15
-	fma.rn.f32 %f75, %f68, %f70, %f74;
-	.loc 3 180 28
-	mov.u32 %r97, %r53;
-	.loc 3 180 25
-	bra.uni $L123_entry;
-$L123_entry:
-	.loc 3 97 75
-	not.b32 %r99, 65535;
-	and.b32 %r98, %r97, %r99;
-	.loc 3 97 72
-	mov.b32 %f77, %r98;
-	.loc 3 97 45
-	mov.f32 %f76, %f77;
-	bra.uni $L124_ret_hi;
-$L124_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r100, %r53;
-	.loc 3 180 53
-	bra.uni $L125_entry;
-$L125_entry:
-	.loc 3 96 75
-	shl.b32 %r101, %r100, 16;
-	.loc 3 96 72
-	mov.b32 %f79, %r101;
-	.loc 3 96 45
-	mov.f32 %f78, %f79;
-	bra.uni $L126_ret_lo;
-$L126_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f80, %f66, %f78, %f49;
-	.loc 3 180 15
-	fma.rn.f32 %f81, %f68, %f76, %f80;
-	mov.f32 %f82, %f75;
-	mov.f32 %f83, %f81;
-	bra.uni $L75_rangeint_done;
-$L75_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f10, %f82;
-	mov.f32 %f11, %f83;
-	bra.uni $L76_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
-$L76_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f0, %f10;
-	.loc 3 125 21
-	mov.f32 %f4, %f11;
-	bra.uni $L127_rangeint_body;
-$L127_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd158, %rd49, 1;
-	.loc 3 122 15
-	setp.lt.s64 %p17, %rd158, %rd15;
-	@%p17 bra $L128_if_then;
-	bra.uni $L186_rangeint_body;
-$L128_if_then:
-	.loc 3 123 30
-	add.s64 %rd159, %rd49, 1;
-	.loc 3 123 33
-	mul.lo.s64 %rd160, %rd159, %rd17;
-	.loc 3 123 35
-	add.s64 %rd161, %rd160, %rd125;
-	.loc 3 123 23
-	add.s64 %rd162, %rd161, 3;
-	shl.b64 %rd163, %rd161, 1;
-	add.s64 %rd164, %rd4, %rd163;
-	ld.global.nc.v4.u16 {%rs24, %rs25, %rs26, %rs27}, [%rd164];
-	.loc 3 124 30
-	add.s64 %rd165, %rd49, 1;
-	.loc 3 124 33
-	mul.lo.s64 %rd166, %rd165, %rd17;
-	.loc 3 124 35
-	add.s64 %rd167, %rd166, %rd125;
-	.loc 3 124 38
-	add.s64 %rd168, %rd167, 4;
-	.loc 3 124 23
-	add.s64 %rd169, %rd168, 3;
-	shl.b64 %rd170, %rd168, 1;
-	add.s64 %rd171, %rd4, %rd170;
-	ld.global.nc.v4.u16 {%rs28, %rs29, %rs30, %rs31}, [%rd171];
-	.loc 3 125 43
-	mov.f32 %f84, %f1;
-	.loc 3 125 52
-	mov.f32 %f85, %f5;
-	.loc 3 125 34
-	bra.uni $L130_entry;
-$L130_entry:
-	.loc 3 169 61
-	mov.u16 %rs32, 0;
-	mov.u16 %rs33, 0;
-	mov.u16 %rs34, 0;
-	mov.u16 %rs35, 0;
-	mov.u16 %rs32, %rs24;
-	mov.u16 %rs33, %rs25;
-	mov.u16 %rs34, %rs26;
-	mov.u16 %rs35, %rs27;
-	.loc 3 169 65
-	mov.u16 %rs36, 0;
-	mov.u16 %rs37, 0;
-	mov.u16 %rs38, 0;
-	mov.u16 %rs39, 0;
-	mov.u16 %rs36, %rs28;
-	mov.u16 %rs37, %rs29;
-	mov.u16 %rs38, %rs30;
-	mov.u16 %rs39, %rs31;
-	.loc 3 169 74
-	mov.u32 %r102, 0;
-	mov.u32 %r103, 0;
-	mov.u32 %r104, 0;
-	mov.u32 %r105, 0;
-	mov.u32 %r102, %r38;
-	mov.u32 %r103, %r39;
-	mov.u32 %r104, %r40;
-	mov.u32 %r105, %r41;
-	.loc 3 169 78
-	mov.u32 %r106, 0;
-	mov.u32 %r107, 0;
-	mov.u32 %r108, 0;
-	mov.u32 %r109, 0;
-	mov.u32 %r106, %r42;
-	mov.u32 %r107, %r43;
-	mov.u32 %r108, %r44;
-	mov.u32 %r109, %r45;
-	mov.f32 %f88, %f84;
-	mov.f32 %f89, %f85;
-	bra.uni $L131_rangeint_body;
-$L131_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs40, %rs32;
-	.loc 3 172 20
-	bra.uni $L136_entry;
-$L136_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r110, %rs40;
-	shl.b32 %r110, %r110, 16;
-	mov.b32 %f91, %r110;
-	.loc 3 95 45
-	mov.f32 %f90, %f91;
-	bra.uni $L137_ret_load;
-$L137_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs41, %rs33;
-	.loc 3 172 38
-	bra.uni $L138_entry;
-$L138_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r111, %rs41;
-	shl.b32 %r111, %r111, 16;
-	mov.b32 %f93, %r111;
-	.loc 3 95 45
-	mov.f32 %f92, %f93;
-	bra.uni $L139_ret_load;
-$L139_ret_load:
-	.loc 3 173 28
-	mov.u32 %r112, %r102;
-	.loc 3 173 25
-	bra.uni $L140_entry;
-$L140_entry:
-	.loc 3 97 75
-	not.b32 %r114, 65535;
-	and.b32 %r113, %r112, %r114;
-	.loc 3 97 72
-	mov.b32 %f95, %r113;
-	.loc 3 97 45
-	mov.f32 %f94, %f95;
-	bra.uni $L141_ret_hi;
-$L141_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r115, %r102;
-	.loc 3 173 51
-	bra.uni $L142_entry;
-$L142_entry:
-	.loc 3 96 75
-	shl.b32 %r116, %r115, 16;
-	.loc 3 96 72
-	mov.b32 %f97, %r116;
-	.loc 3 96 45
-	mov.f32 %f96, %f97;
-	bra.uni $L143_ret_lo;
-$L143_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f98, %f90, %f96, %f88;
-	.loc 3 173 15
-	fma.rn.f32 %f99, %f92, %f94, %f98;
-	.loc 3 174 28
-	mov.u32 %r117, %r106;
-	.loc 3 174 25
-	bra.uni $L144_entry;
-$L144_entry:
-	.loc 3 97 75
-	not.b32 %r119, 65535;
-	and.b32 %r118, %r117, %r119;
-	.loc 3 97 72
-	mov.b32 %f101, %r118;
-	.loc 3 97 45
-	mov.f32 %f100, %f101;
-	bra.uni $L145_ret_hi;
-$L145_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r120, %r106;
-	.loc 3 174 51
-	bra.uni $L146_entry;
-$L146_entry:
-	.loc 3 96 75
-	shl.b32 %r121, %r120, 16;
-	.loc 3 96 72
-	mov.b32 %f103, %r121;
-	.loc 3 96 45
-	mov.f32 %f102, %f103;
-	bra.uni $L147_ret_lo;
-$L147_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f104, %f90, %f102, %f89;
-	.loc 3 174 15
-	fma.rn.f32 %f105, %f92, %f100, %f104;
-	mov.f32 %f88, %f99;
-	mov.f32 %f89, %f105;
-	bra.uni $L148_rangeint_body;
-$L148_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs42, %rs34;
-	.loc 3 172 20
-	bra.uni $L149_entry;
-$L149_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r122, %rs42;
-	shl.b32 %r122, %r122, 16;
-	mov.b32 %f107, %r122;
-	.loc 3 95 45
-	mov.f32 %f106, %f107;
-	bra.uni $L150_ret_load;
-$L150_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs43, %rs35;
-	.loc 3 172 38
-	bra.uni $L151_entry;
-$L151_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r123, %rs43;
-	shl.b32 %r123, %r123, 16;
-	mov.b32 %f109, %r123;
-	.loc 3 95 45
-	mov.f32 %f108, %f109;
-	bra.uni $L152_ret_load;
-$L152_ret_load:
-	.loc 3 173 28
-	mov.u32 %r124, %r103;
-	.loc 3 173 25
-	bra.uni $L153_entry;
-$L153_entry:
-	.loc 3 97 75
-	not.b32 %r126, 65535;
-	and.b32 %r125, %r124, %r126;
-	.loc 3 97 72
-	mov.b32 %f111, %r125;
-	.loc 3 97 45
-	mov.f32 %f110, %f111;
-	bra.uni $L154_ret_hi;
-$L154_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r127, %r103;
-	.loc 3 173 51
-	bra.uni $L155_entry;
-$L155_entry:
-	.loc 3 96 75
-	shl.b32 %r128, %r127, 16;
-	.loc 3 96 72
-	mov.b32 %f113, %r128;
-	.loc 3 96 45
-	mov.f32 %f112, %f113;
-	bra.uni $L156_ret_lo;
-$L156_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f114, %f106, %f112, %f88;
-	.loc 3 173 15
-	fma.rn.f32 %f115, %f108, %f110, %f114;
-	.loc 3 174 28
-	mov.u32 %r129, %r107;
-	.loc 3 174 25
-	bra.uni $L157_entry;
-$L157_entry:
-	.loc 3 97 75
-	not.b32 %r131, 65535;
-	and.b32 %r130, %r129, %r131;
-	.loc 3 97 72
-	mov.b32 %f117, %r130;
-	.loc 3 97 45
-	mov.f32 %f116, %f117;
-	bra.uni $L158_ret_hi;
-$L158_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r132, %r107;
-	.loc 3 174 51
-	bra.uni $L159_entry;
-$L159_entry:
-	.loc 3 96 75
-	shl.b32 %r133, %r132, 16;
-	.loc 3 96 72
-	mov.b32 %f119, %r133;
-	.loc 3 96 45
-	mov.f32 %f118, %f119;
-	bra.uni $L160_ret_lo;
-$L160_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f120, %f106, %f118, %f89;
-	.loc 3 174 15
-	fma.rn.f32 %f121, %f108, %f116, %f120;
-	mov.f32 %f122, %f115;
-	mov.f32 %f123, %f121;
-	bra.uni $L132_rangeint_done;
-$L132_rangeint_done:
-	mov.f32 %f124, %f122;
-	mov.f32 %f125, %f123;
-	bra.uni $L133_rangeint_body;
-$L133_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs44, %rs36;
-	.loc 3 178 20
-	bra.uni $L161_entry;
-$L161_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r134, %rs44;
-	shl.b32 %r134, %r134, 16;
-	mov.b32 %f127, %r134;
-	.loc 3 95 45
-	mov.f32 %f126, %f127;
-	bra.uni $L162_ret_load;
-$L162_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs45, %rs37;
-	.loc 3 178 38
+	bra.uni $L162_rangeint_body;
+$L162_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r89, %r63;
+	.loc 3 181 18
 	bra.uni $L163_entry;
 $L163_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r135, %rs45;
-	shl.b32 %r135, %r135, 16;
-	mov.b32 %f129, %r135;
-	.loc 3 95 45
-	mov.f32 %f128, %f129;
-	bra.uni $L164_ret_load;
-$L164_ret_load:
-	.loc 3 179 28
-	mov.u32 %r136, %r104;
-	.loc 3 179 25
+	.loc 3 98 75
+	shl.b32 %r90, %r89, 16;
+	.loc 3 98 72
+	mov.b32 %f31, %r90;
+	.loc 3 98 45
+	mov.f32 %f30, %f31;
+	bra.uni $L164_ret_lo;
+$L164_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r91, %r63;
+	.loc 3 181 32
 	bra.uni $L165_entry;
 $L165_entry:
-	.loc 3 97 75
-	not.b32 %r138, 65535;
-	and.b32 %r137, %r136, %r138;
-	.loc 3 97 72
-	mov.b32 %f131, %r137;
-	.loc 3 97 45
-	mov.f32 %f130, %f131;
+	.loc 3 99 75
+	not.b32 %r93, 65535;
+	and.b32 %r92, %r91, %r93;
+	.loc 3 99 72
+	mov.b32 %f33, %r92;
+	.loc 3 99 45
+	mov.f32 %f32, %f33;
 	bra.uni $L166_ret_hi;
 $L166_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r139, %r104;
-	.loc 3 179 53
+	.loc 3 182 28
+	mov.u32 %r94, %r67;
+	.loc 3 182 25
 	bra.uni $L167_entry;
 $L167_entry:
-	.loc 3 96 75
-	shl.b32 %r140, %r139, 16;
-	.loc 3 96 72
-	mov.b32 %f133, %r140;
-	.loc 3 96 45
-	mov.f32 %f132, %f133;
-	bra.uni $L168_ret_lo;
-$L168_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f134, %f126, %f132, %f124;
-	.loc 3 179 15
-	fma.rn.f32 %f135, %f128, %f130, %f134;
-	.loc 3 180 28
-	mov.u32 %r141, %r108;
-	.loc 3 180 25
+	.loc 3 99 75
+	not.b32 %r96, 65535;
+	and.b32 %r95, %r94, %r96;
+	.loc 3 99 72
+	mov.b32 %f35, %r95;
+	.loc 3 99 45
+	mov.f32 %f34, %f35;
+	bra.uni $L168_ret_hi;
+$L168_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r97, %r67;
+	.loc 3 182 51
 	bra.uni $L169_entry;
 $L169_entry:
-	.loc 3 97 75
-	not.b32 %r143, 65535;
-	and.b32 %r142, %r141, %r143;
-	.loc 3 97 72
-	mov.b32 %f137, %r142;
-	.loc 3 97 45
-	mov.f32 %f136, %f137;
-	bra.uni $L170_ret_hi;
-$L170_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r144, %r108;
-	.loc 3 180 53
+	.loc 3 98 75
+	shl.b32 %r98, %r97, 16;
+	.loc 3 98 72
+	mov.b32 %f37, %r98;
+	.loc 3 98 45
+	mov.f32 %f36, %f37;
+	bra.uni $L170_ret_lo;
+$L170_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f38, %f30, %f36, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f39, %f32, %f34, %f38;
+	.loc 3 183 28
+	mov.u32 %r99, %r71;
+	.loc 3 183 25
 	bra.uni $L171_entry;
 $L171_entry:
-	.loc 3 96 75
-	shl.b32 %r145, %r144, 16;
-	.loc 3 96 72
-	mov.b32 %f139, %r145;
-	.loc 3 96 45
-	mov.f32 %f138, %f139;
-	bra.uni $L172_ret_lo;
-$L172_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f140, %f126, %f138, %f125;
-	.loc 3 180 15
-	fma.rn.f32 %f141, %f128, %f136, %f140;
-	mov.f32 %f124, %f135;
-	mov.f32 %f125, %f141;
-	bra.uni $L173_rangeint_body;
-$L173_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs46, %rs38;
-	.loc 3 178 20
-	bra.uni $L174_entry;
-$L174_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r146, %rs46;
-	shl.b32 %r146, %r146, 16;
-	mov.b32 %f143, %r146;
-	.loc 3 95 45
-	mov.f32 %f142, %f143;
-	bra.uni $L175_ret_load;
-$L175_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs47, %rs39;
-	.loc 3 178 38
+	.loc 3 99 75
+	not.b32 %r101, 65535;
+	and.b32 %r100, %r99, %r101;
+	.loc 3 99 72
+	mov.b32 %f41, %r100;
+	.loc 3 99 45
+	mov.f32 %f40, %f41;
+	bra.uni $L172_ret_hi;
+$L172_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r102, %r71;
+	.loc 3 183 51
+	bra.uni $L173_entry;
+$L173_entry:
+	.loc 3 98 75
+	shl.b32 %r103, %r102, 16;
+	.loc 3 98 72
+	mov.b32 %f43, %r103;
+	.loc 3 98 45
+	mov.f32 %f42, %f43;
+	bra.uni $L174_ret_lo;
+$L174_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f44, %f30, %f42, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f45, %f32, %f40, %f44;
+	mov.f32 %f12, %f39;
+	mov.f32 %f13, %f45;
+	bra.uni $L175_rangeint_body;
+$L175_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r104, %r64;
+	.loc 3 181 18
 	bra.uni $L176_entry;
 $L176_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r147, %rs47;
-	shl.b32 %r147, %r147, 16;
-	mov.b32 %f145, %r147;
-	.loc 3 95 45
-	mov.f32 %f144, %f145;
-	bra.uni $L177_ret_load;
-$L177_ret_load:
-	.loc 3 179 28
-	mov.u32 %r148, %r105;
-	.loc 3 179 25
+	.loc 3 98 75
+	shl.b32 %r105, %r104, 16;
+	.loc 3 98 72
+	mov.b32 %f47, %r105;
+	.loc 3 98 45
+	mov.f32 %f46, %f47;
+	bra.uni $L177_ret_lo;
+$L177_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r106, %r64;
+	.loc 3 181 32
 	bra.uni $L178_entry;
 $L178_entry:
-	.loc 3 97 75
-	not.b32 %r150, 65535;
-	and.b32 %r149, %r148, %r150;
-	.loc 3 97 72
-	mov.b32 %f147, %r149;
-	.loc 3 97 45
-	mov.f32 %f146, %f147;
+	.loc 3 99 75
+	not.b32 %r108, 65535;
+	and.b32 %r107, %r106, %r108;
+	.loc 3 99 72
+	mov.b32 %f49, %r107;
+	.loc 3 99 45
+	mov.f32 %f48, %f49;
 	bra.uni $L179_ret_hi;
 $L179_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r151, %r105;
-	.loc 3 179 53
+	.loc 3 182 28
+	mov.u32 %r109, %r68;
+	.loc 3 182 25
 	bra.uni $L180_entry;
 $L180_entry:
-	.loc 3 96 75
-	shl.b32 %r152, %r151, 16;
-	.loc 3 96 72
-	mov.b32 %f149, %r152;
-	.loc 3 96 45
-	mov.f32 %f148, %f149;
-	bra.uni $L181_ret_lo;
-$L181_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f150, %f142, %f148, %f124;
-	.loc 3 179 15
-	fma.rn.f32 %f151, %f144, %f146, %f150;
-	.loc 3 180 28
-	mov.u32 %r153, %r109;
-	.loc 3 180 25
+	.loc 3 99 75
+	not.b32 %r111, 65535;
+	and.b32 %r110, %r109, %r111;
+	.loc 3 99 72
+	mov.b32 %f51, %r110;
+	.loc 3 99 45
+	mov.f32 %f50, %f51;
+	bra.uni $L181_ret_hi;
+$L181_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r112, %r68;
+	.loc 3 182 51
 	bra.uni $L182_entry;
 $L182_entry:
-	.loc 3 97 75
-	not.b32 %r155, 65535;
-	and.b32 %r154, %r153, %r155;
-	.loc 3 97 72
-	mov.b32 %f153, %r154;
-	.loc 3 97 45
-	mov.f32 %f152, %f153;
-	bra.uni $L183_ret_hi;
-$L183_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r156, %r109;
-	.loc 3 180 53
+	.loc 3 98 75
+	shl.b32 %r113, %r112, 16;
+	.loc 3 98 72
+	mov.b32 %f53, %r113;
+	.loc 3 98 45
+	mov.f32 %f52, %f53;
+	bra.uni $L183_ret_lo;
+$L183_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f54, %f46, %f52, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f55, %f48, %f50, %f54;
+	.loc 3 183 28
+	mov.u32 %r114, %r72;
+	.loc 3 183 25
 	bra.uni $L184_entry;
 $L184_entry:
-	.loc 3 96 75
-	shl.b32 %r157, %r156, 16;
-	.loc 3 96 72
-	mov.b32 %f155, %r157;
-	.loc 3 96 45
-	mov.f32 %f154, %f155;
-	bra.uni $L185_ret_lo;
-$L185_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f156, %f142, %f154, %f125;
-	.loc 3 180 15
-	fma.rn.f32 %f157, %f144, %f152, %f156;
-	mov.f32 %f158, %f151;
-	mov.f32 %f159, %f157;
-	bra.uni $L134_rangeint_done;
-$L134_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f86, %f158;
-	mov.f32 %f87, %f159;
-	bra.uni $L135_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
-$L135_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f1, %f86;
-	.loc 3 125 21
-	mov.f32 %f5, %f87;
-	bra.uni $L186_rangeint_body;
-$L186_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd172, %rd49, 2;
-	.loc 3 122 15
-	setp.lt.s64 %p18, %rd172, %rd15;
-	@%p18 bra $L187_if_then;
-	bra.uni $L245_rangeint_body;
-$L187_if_then:
-	.loc 3 123 30
-	add.s64 %rd173, %rd49, 2;
-	.loc 3 123 33
-	mul.lo.s64 %rd174, %rd173, %rd17;
-	.loc 3 123 35
-	add.s64 %rd175, %rd174, %rd125;
-	.loc 3 123 23
-	add.s64 %rd176, %rd175, 3;
-	shl.b64 %rd177, %rd175, 1;
-	add.s64 %rd178, %rd4, %rd177;
-	ld.global.nc.v4.u16 {%rs48, %rs49, %rs50, %rs51}, [%rd178];
-	.loc 3 124 30
-	add.s64 %rd179, %rd49, 2;
-	.loc 3 124 33
-	mul.lo.s64 %rd180, %rd179, %rd17;
-	.loc 3 124 35
-	add.s64 %rd181, %rd180, %rd125;
-	.loc 3 124 38
-	add.s64 %rd182, %rd181, 4;
-	.loc 3 124 23
-	add.s64 %rd183, %rd182, 3;
-	shl.b64 %rd184, %rd182, 1;
-	add.s64 %rd185, %rd4, %rd184;
-	ld.global.nc.v4.u16 {%rs52, %rs53, %rs54, %rs55}, [%rd185];
-	.loc 3 125 43
-	mov.f32 %f160, %f2;
-	.loc 3 125 52
-	mov.f32 %f161, %f6;
-	.loc 3 125 34
+	.loc 3 99 75
+	not.b32 %r116, 65535;
+	and.b32 %r115, %r114, %r116;
+	.loc 3 99 72
+	mov.b32 %f57, %r115;
+	.loc 3 99 45
+	mov.f32 %f56, %f57;
+	bra.uni $L185_ret_hi;
+$L185_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r117, %r72;
+	.loc 3 183 51
+	bra.uni $L186_entry;
+$L186_entry:
+	.loc 3 98 75
+	shl.b32 %r118, %r117, 16;
+	.loc 3 98 72
+	mov.b32 %f59, %r118;
+	.loc 3 98 45
+	mov.f32 %f58, %f59;
+	bra.uni $L187_ret_lo;
+$L187_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f60, %f46, %f58, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f61, %f48, %f56, %f60;
+	mov.f32 %f12, %f55;
+	mov.f32 %f13, %f61;
+	bra.uni $L188_rangeint_body;
+$L188_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r119, %r65;
+	.loc 3 181 18
 	bra.uni $L189_entry;
 $L189_entry:
-	.loc 3 169 61
-	mov.u16 %rs56, 0;
-	mov.u16 %rs57, 0;
-	mov.u16 %rs58, 0;
-	mov.u16 %rs59, 0;
-	mov.u16 %rs56, %rs48;
-	mov.u16 %rs57, %rs49;
-	mov.u16 %rs58, %rs50;
-	mov.u16 %rs59, %rs51;
-	.loc 3 169 65
-	mov.u16 %rs60, 0;
-	mov.u16 %rs61, 0;
-	mov.u16 %rs62, 0;
-	mov.u16 %rs63, 0;
-	mov.u16 %rs60, %rs52;
-	mov.u16 %rs61, %rs53;
-	mov.u16 %rs62, %rs54;
-	mov.u16 %rs63, %rs55;
-	.loc 3 169 74
-	mov.u32 %r158, 0;
-	mov.u32 %r159, 0;
-	mov.u32 %r160, 0;
-	mov.u32 %r161, 0;
-	mov.u32 %r158, %r38;
-	mov.u32 %r159, %r39;
-	mov.u32 %r160, %r40;
-	mov.u32 %r161, %r41;
-	.loc 3 169 78
-	mov.u32 %r162, 0;
-	mov.u32 %r163, 0;
-	mov.u32 %r164, 0;
-	mov.u32 %r165, 0;
-	mov.u32 %r162, %r42;
-	mov.u32 %r163, %r43;
-	mov.u32 %r164, %r44;
-	mov.u32 %r165, %r45;
-	mov.f32 %f164, %f160;
-	mov.f32 %f165, %f161;
-	bra.uni $L190_rangeint_body;
-$L190_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs64, %rs56;
-	.loc 3 172 20
+	.loc 3 98 75
+	shl.b32 %r120, %r119, 16;
+	.loc 3 98 72
+	mov.b32 %f63, %r120;
+	.loc 3 98 45
+	mov.f32 %f62, %f63;
+	bra.uni $L190_ret_lo;
+$L190_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r121, %r65;
+	.loc 3 181 32
+	bra.uni $L191_entry;
+$L191_entry:
+	.loc 3 99 75
+	not.b32 %r123, 65535;
+	and.b32 %r122, %r121, %r123;
+	.loc 3 99 72
+	mov.b32 %f65, %r122;
+	.loc 3 99 45
+	mov.f32 %f64, %f65;
+	bra.uni $L192_ret_hi;
+$L192_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r124, %r69;
+	.loc 3 182 25
+	bra.uni $L193_entry;
+$L193_entry:
+	.loc 3 99 75
+	not.b32 %r126, 65535;
+	and.b32 %r125, %r124, %r126;
+	.loc 3 99 72
+	mov.b32 %f67, %r125;
+	.loc 3 99 45
+	mov.f32 %f66, %f67;
+	bra.uni $L194_ret_hi;
+$L194_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r127, %r69;
+	.loc 3 182 51
 	bra.uni $L195_entry;
 $L195_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r166, %rs64;
-	shl.b32 %r166, %r166, 16;
-	mov.b32 %f167, %r166;
-	.loc 3 95 45
-	mov.f32 %f166, %f167;
-	bra.uni $L196_ret_load;
-$L196_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs65, %rs57;
-	.loc 3 172 38
+	.loc 3 98 75
+	shl.b32 %r128, %r127, 16;
+	.loc 3 98 72
+	mov.b32 %f69, %r128;
+	.loc 3 98 45
+	mov.f32 %f68, %f69;
+	bra.uni $L196_ret_lo;
+$L196_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f70, %f62, %f68, %f12;
+	.loc 3 182 15
+	fma.rn.f32 %f71, %f64, %f66, %f70;
+	.loc 3 183 28
+	mov.u32 %r129, %r73;
+	.loc 3 183 25
 	bra.uni $L197_entry;
 $L197_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r167, %rs65;
-	shl.b32 %r167, %r167, 16;
-	mov.b32 %f169, %r167;
-	.loc 3 95 45
-	mov.f32 %f168, %f169;
-	bra.uni $L198_ret_load;
-$L198_ret_load:
-	.loc 3 173 28
-	mov.u32 %r168, %r158;
-	.loc 3 173 25
+	.loc 3 99 75
+	not.b32 %r131, 65535;
+	and.b32 %r130, %r129, %r131;
+	.loc 3 99 72
+	mov.b32 %f73, %r130;
+	.loc 3 99 45
+	mov.f32 %f72, %f73;
+	bra.uni $L198_ret_hi;
+$L198_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r132, %r73;
+	.loc 3 183 51
 	bra.uni $L199_entry;
 $L199_entry:
-	.loc 3 97 75
-	not.b32 %r170, 65535;
-	and.b32 %r169, %r168, %r170;
-	.loc 3 97 72
-	mov.b32 %f171, %r169;
-	.loc 3 97 45
-	mov.f32 %f170, %f171;
-	bra.uni $L200_ret_hi;
-$L200_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r171, %r158;
-	.loc 3 173 51
-	bra.uni $L201_entry;
-$L201_entry:
-	.loc 3 96 75
-	shl.b32 %r172, %r171, 16;
-	.loc 3 96 72
-	mov.b32 %f173, %r172;
-	.loc 3 96 45
-	mov.f32 %f172, %f173;
-	bra.uni $L202_ret_lo;
-$L202_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f174, %f166, %f172, %f164;
-	.loc 3 173 15
-	fma.rn.f32 %f175, %f168, %f170, %f174;
-	.loc 3 174 28
-	mov.u32 %r173, %r162;
-	.loc 3 174 25
-	bra.uni $L203_entry;
-$L203_entry:
-	.loc 3 97 75
-	not.b32 %r175, 65535;
-	and.b32 %r174, %r173, %r175;
-	.loc 3 97 72
-	mov.b32 %f177, %r174;
-	.loc 3 97 45
-	mov.f32 %f176, %f177;
-	bra.uni $L204_ret_hi;
-$L204_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r176, %r162;
-	.loc 3 174 51
-	bra.uni $L205_entry;
-$L205_entry:
-	.loc 3 96 75
-	shl.b32 %r177, %r176, 16;
-	.loc 3 96 72
-	mov.b32 %f179, %r177;
-	.loc 3 96 45
-	mov.f32 %f178, %f179;
-	bra.uni $L206_ret_lo;
-$L206_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f180, %f166, %f178, %f165;
-	.loc 3 174 15
-	fma.rn.f32 %f181, %f168, %f176, %f180;
-	mov.f32 %f164, %f175;
-	mov.f32 %f165, %f181;
-	bra.uni $L207_rangeint_body;
-$L207_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs66, %rs58;
-	.loc 3 172 20
+	.loc 3 98 75
+	shl.b32 %r133, %r132, 16;
+	.loc 3 98 72
+	mov.b32 %f75, %r133;
+	.loc 3 98 45
+	mov.f32 %f74, %f75;
+	bra.uni $L200_ret_lo;
+$L200_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f76, %f62, %f74, %f13;
+	.loc 3 183 15
+	fma.rn.f32 %f77, %f64, %f72, %f76;
+	mov.f32 %f78, %f71;
+	mov.f32 %f79, %f77;
+	bra.uni $L148_rangeint_done;
+$L148_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f10, %f78;
+	mov.f32 %f11, %f79;
+	bra.uni $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
+$L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f0, %f10;
+	.loc 3 126 21
+	mov.f32 %f4, %f11;
+	bra.uni $L201_rangeint_body;
+$L201_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd281, %rd49, 1;
+	.loc 3 124 15
+	setp.lt.s64 %p41, %rd281, %rd15;
+	@%p41 bra $L202_if_then;
+	bra.uni $L259_rangeint_body;
+$L202_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd282, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd283, %rd282, 2;
+	.loc 3 125 43
+	add.s64 %rd284, %rd283, 1;
+	.loc 3 125 46
+	mul.lo.s64 %rd285, %rd284, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd286, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd287, %rd285, %rd286;
+	.loc 3 125 60
+	div.s64 %rd288, %rd287, 2;
+	.loc 3 125 23
+	add.s64 %rd289, %rd288, 3;
+	shl.b64 %rd290, %rd288, 2;
+	add.s64 %rd291, %rd45, %rd290;
+	ld.shared.v4.u32 {%r134, %r135, %r136, %r137}, [%rd291];
+	.loc 3 126 43
+	mov.f32 %f80, %f1;
+	.loc 3 126 52
+	mov.f32 %f81, %f5;
+	.loc 3 126 34
+	bra.uni $L204_entry;
+$L204_entry:
+	.loc 3 178 61
+	mov.u32 %r138, 0;
+	mov.u32 %r139, 0;
+	mov.u32 %r140, 0;
+	mov.u32 %r141, 0;
+	mov.u32 %r138, %r134;
+	mov.u32 %r139, %r135;
+	mov.u32 %r140, %r136;
+	mov.u32 %r141, %r137;
+	.loc 3 178 65
+	mov.u32 %r142, 0;
+	mov.u32 %r143, 0;
+	mov.u32 %r144, 0;
+	mov.u32 %r145, 0;
+	mov.u32 %r142, %r50;
+	mov.u32 %r143, %r51;
+	mov.u32 %r144, %r52;
+	mov.u32 %r145, %r53;
+	.loc 3 178 69
+	mov.u32 %r146, 0;
+	mov.u32 %r147, 0;
+	mov.u32 %r148, 0;
+	mov.u32 %r149, 0;
+	mov.u32 %r146, %r54;
+	mov.u32 %r147, %r55;
+	mov.u32 %r148, %r56;
+	mov.u32 %r149, %r57;
+	mov.f32 %f84, %f80;
+	mov.f32 %f85, %f81;
+	bra.uni $L205_rangeint_body;
+$L205_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r150, %r138;
+	.loc 3 181 18
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r178, %rs66;
-	shl.b32 %r178, %r178, 16;
-	mov.b32 %f183, %r178;
-	.loc 3 95 45
-	mov.f32 %f182, %f183;
-	bra.uni $L209_ret_load;
-$L209_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs67, %rs59;
-	.loc 3 172 38
+	.loc 3 98 75
+	shl.b32 %r151, %r150, 16;
+	.loc 3 98 72
+	mov.b32 %f87, %r151;
+	.loc 3 98 45
+	mov.f32 %f86, %f87;
+	bra.uni $L209_ret_lo;
+$L209_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r152, %r138;
+	.loc 3 181 32
 	bra.uni $L210_entry;
 $L210_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r179, %rs67;
-	shl.b32 %r179, %r179, 16;
-	mov.b32 %f185, %r179;
-	.loc 3 95 45
-	mov.f32 %f184, %f185;
-	bra.uni $L211_ret_load;
-$L211_ret_load:
-	.loc 3 173 28
-	mov.u32 %r180, %r159;
-	.loc 3 173 25
+	.loc 3 99 75
+	not.b32 %r154, 65535;
+	and.b32 %r153, %r152, %r154;
+	.loc 3 99 72
+	mov.b32 %f89, %r153;
+	.loc 3 99 45
+	mov.f32 %f88, %f89;
+	bra.uni $L211_ret_hi;
+$L211_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r155, %r142;
+	.loc 3 182 25
 	bra.uni $L212_entry;
 $L212_entry:
-	.loc 3 97 75
-	not.b32 %r182, 65535;
-	and.b32 %r181, %r180, %r182;
-	.loc 3 97 72
-	mov.b32 %f187, %r181;
-	.loc 3 97 45
-	mov.f32 %f186, %f187;
+	.loc 3 99 75
+	not.b32 %r157, 65535;
+	and.b32 %r156, %r155, %r157;
+	.loc 3 99 72
+	mov.b32 %f91, %r156;
+	.loc 3 99 45
+	mov.f32 %f90, %f91;
 	bra.uni $L213_ret_hi;
 $L213_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r183, %r159;
-	.loc 3 173 51
+	.loc 3 182 54
+	mov.u32 %r158, %r142;
+	.loc 3 182 51
 	bra.uni $L214_entry;
 $L214_entry:
-	.loc 3 96 75
-	shl.b32 %r184, %r183, 16;
-	.loc 3 96 72
-	mov.b32 %f189, %r184;
-	.loc 3 96 45
-	mov.f32 %f188, %f189;
+	.loc 3 98 75
+	shl.b32 %r159, %r158, 16;
+	.loc 3 98 72
+	mov.b32 %f93, %r159;
+	.loc 3 98 45
+	mov.f32 %f92, %f93;
 	bra.uni $L215_ret_lo;
 $L215_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f190, %f182, %f188, %f164;
-	.loc 3 173 15
-	fma.rn.f32 %f191, %f184, %f186, %f190;
-	.loc 3 174 28
-	mov.u32 %r185, %r163;
-	.loc 3 174 25
+	.loc 3 182 41
+	fma.rn.f32 %f94, %f86, %f92, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f95, %f88, %f90, %f94;
+	.loc 3 183 28
+	mov.u32 %r160, %r146;
+	.loc 3 183 25
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 3 97 75
-	not.b32 %r187, 65535;
-	and.b32 %r186, %r185, %r187;
-	.loc 3 97 72
-	mov.b32 %f193, %r186;
-	.loc 3 97 45
-	mov.f32 %f192, %f193;
+	.loc 3 99 75
+	not.b32 %r162, 65535;
+	and.b32 %r161, %r160, %r162;
+	.loc 3 99 72
+	mov.b32 %f97, %r161;
+	.loc 3 99 45
+	mov.f32 %f96, %f97;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r188, %r163;
-	.loc 3 174 51
+	.loc 3 183 54
+	mov.u32 %r163, %r146;
+	.loc 3 183 51
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 3 96 75
-	shl.b32 %r189, %r188, 16;
-	.loc 3 96 72
-	mov.b32 %f195, %r189;
-	.loc 3 96 45
-	mov.f32 %f194, %f195;
+	.loc 3 98 75
+	shl.b32 %r164, %r163, 16;
+	.loc 3 98 72
+	mov.b32 %f99, %r164;
+	.loc 3 98 45
+	mov.f32 %f98, %f99;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f196, %f182, %f194, %f165;
-	.loc 3 174 15
-	fma.rn.f32 %f197, %f184, %f192, %f196;
-	mov.f32 %f198, %f191;
-	mov.f32 %f199, %f197;
-	bra.uni $L191_rangeint_done;
-$L191_rangeint_done:
-	mov.f32 %f200, %f198;
-	mov.f32 %f201, %f199;
-	bra.uni $L192_rangeint_body;
-$L192_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs68, %rs60;
-	.loc 3 178 20
-	bra.uni $L220_entry;
-$L220_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r190, %rs68;
-	shl.b32 %r190, %r190, 16;
-	mov.b32 %f203, %r190;
-	.loc 3 95 45
-	mov.f32 %f202, %f203;
-	bra.uni $L221_ret_load;
-$L221_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs69, %rs61;
-	.loc 3 178 38
-	bra.uni $L222_entry;
-$L222_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r191, %rs69;
-	shl.b32 %r191, %r191, 16;
-	mov.b32 %f205, %r191;
-	.loc 3 95 45
-	mov.f32 %f204, %f205;
-	bra.uni $L223_ret_load;
-$L223_ret_load:
-	.loc 3 179 28
-	mov.u32 %r192, %r160;
-	.loc 3 179 25
-	bra.uni $L224_entry;
-$L224_entry:
-	.loc 3 97 75
-	not.b32 %r194, 65535;
-	and.b32 %r193, %r192, %r194;
-	.loc 3 97 72
-	mov.b32 %f207, %r193;
-	.loc 3 97 45
-	mov.f32 %f206, %f207;
-	bra.uni $L225_ret_hi;
-$L225_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r195, %r160;
-	.loc 3 179 53
-	bra.uni $L226_entry;
-$L226_entry:
-	.loc 3 96 75
+	.loc 3 183 41
+	fma.rn.f32 %f100, %f86, %f98, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f101, %f88, %f96, %f100;
+	mov.f32 %f84, %f95;
+	mov.f32 %f85, %f101;
+	bra.uni $L220_rangeint_body;
+$L220_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r165, %r139;
+	.loc 3 181 18
+	bra.uni $L221_entry;
+$L221_entry:
+	.loc 3 98 75
+	shl.b32 %r166, %r165, 16;
+	.loc 3 98 72
+	mov.b32 %f103, %r166;
+	.loc 3 98 45
+	mov.f32 %f102, %f103;
+	bra.uni $L222_ret_lo;
+$L222_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r167, %r139;
+	.loc 3 181 32
+	bra.uni $L223_entry;
+$L223_entry:
+	.loc 3 99 75
+	not.b32 %r169, 65535;
+	and.b32 %r168, %r167, %r169;
+	.loc 3 99 72
+	mov.b32 %f105, %r168;
+	.loc 3 99 45
+	mov.f32 %f104, %f105;
+	bra.uni $L224_ret_hi;
+$L224_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r170, %r143;
+	.loc 3 182 25
+	bra.uni $L225_entry;
+$L225_entry:
+	.loc 3 99 75
+	not.b32 %r172, 65535;
+	and.b32 %r171, %r170, %r172;
+	.loc 3 99 72
+	mov.b32 %f107, %r171;
+	.loc 3 99 45
+	mov.f32 %f106, %f107;
+	bra.uni $L226_ret_hi;
+$L226_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r173, %r143;
+	.loc 3 182 51
+	bra.uni $L227_entry;
+$L227_entry:
+	.loc 3 98 75
+	shl.b32 %r174, %r173, 16;
+	.loc 3 98 72
+	mov.b32 %f109, %r174;
+	.loc 3 98 45
+	mov.f32 %f108, %f109;
+	bra.uni $L228_ret_lo;
+$L228_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f110, %f102, %f108, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f111, %f104, %f106, %f110;
+	.loc 3 183 28
+	mov.u32 %r175, %r147;
+	.loc 3 183 25
+	bra.uni $L229_entry;
+$L229_entry:
+	.loc 3 99 75
+	not.b32 %r177, 65535;
+	and.b32 %r176, %r175, %r177;
+	.loc 3 99 72
+	mov.b32 %f113, %r176;
+	.loc 3 99 45
+	mov.f32 %f112, %f113;
+	bra.uni $L230_ret_hi;
+$L230_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r178, %r147;
+	.loc 3 183 51
+	bra.uni $L231_entry;
+$L231_entry:
+	.loc 3 98 75
+	shl.b32 %r179, %r178, 16;
+	.loc 3 98 72
+	mov.b32 %f115, %r179;
+	.loc 3 98 45
+	mov.f32 %f114, %f115;
+	bra.uni $L232_ret_lo;
+$L232_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f116, %f102, %f114, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f117, %f104, %f112, %f116;
+	mov.f32 %f84, %f111;
+	mov.f32 %f85, %f117;
+	bra.uni $L233_rangeint_body;
+$L233_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r180, %r140;
+	.loc 3 181 18
+	bra.uni $L234_entry;
+$L234_entry:
+	.loc 3 98 75
+	shl.b32 %r181, %r180, 16;
+	.loc 3 98 72
+	mov.b32 %f119, %r181;
+	.loc 3 98 45
+	mov.f32 %f118, %f119;
+	bra.uni $L235_ret_lo;
+$L235_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r182, %r140;
+	.loc 3 181 32
+	bra.uni $L236_entry;
+$L236_entry:
+	.loc 3 99 75
+	not.b32 %r184, 65535;
+	and.b32 %r183, %r182, %r184;
+	.loc 3 99 72
+	mov.b32 %f121, %r183;
+	.loc 3 99 45
+	mov.f32 %f120, %f121;
+	bra.uni $L237_ret_hi;
+$L237_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r185, %r144;
+	.loc 3 182 25
+	bra.uni $L238_entry;
+$L238_entry:
+	.loc 3 99 75
+	not.b32 %r187, 65535;
+	and.b32 %r186, %r185, %r187;
+	.loc 3 99 72
+	mov.b32 %f123, %r186;
+	.loc 3 99 45
+	mov.f32 %f122, %f123;
+	bra.uni $L239_ret_hi;
+$L239_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r188, %r144;
+	.loc 3 182 51
+	bra.uni $L240_entry;
+$L240_entry:
+	.loc 3 98 75
+	shl.b32 %r189, %r188, 16;
+	.loc 3 98 72
+	mov.b32 %f125, %r189;
+	.loc 3 98 45
+	mov.f32 %f124, %f125;
+	bra.uni $L241_ret_lo;
+$L241_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f126, %f118, %f124, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f127, %f120, %f122, %f126;
+	.loc 3 183 28
+	mov.u32 %r190, %r148;
+	.loc 3 183 25
+	bra.uni $L242_entry;
+$L242_entry:
+	.loc 3 99 75
+	not.b32 %r192, 65535;
+	and.b32 %r191, %r190, %r192;
+	.loc 3 99 72
+	mov.b32 %f129, %r191;
+	.loc 3 99 45
+	mov.f32 %f128, %f129;
+	bra.uni $L243_ret_hi;
+$L243_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r193, %r148;
+	.loc 3 183 51
+	bra.uni $L244_entry;
+$L244_entry:
+	.loc 3 98 75
+	shl.b32 %r194, %r193, 16;
+	.loc 3 98 72
+	mov.b32 %f131, %r194;
+	.loc 3 98 45
+	mov.f32 %f130, %f131;
+	bra.uni $L245_ret_lo;
+$L245_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f132, %f118, %f130, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f133, %f120, %f128, %f132;
+	mov.f32 %f84, %f127;
+	mov.f32 %f85, %f133;
+	bra.uni $L246_rangeint_body;
+$L246_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r195, %r141;
+	.loc 3 181 18
+	bra.uni $L247_entry;
+$L247_entry:
+	.loc 3 98 75
 	shl.b32 %r196, %r195, 16;
-	.loc 3 96 72
-	mov.b32 %f209, %r196;
-	.loc 3 96 45
-	mov.f32 %f208, %f209;
-	bra.uni $L227_ret_lo;
-$L227_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f210, %f202, %f208, %f200;
-	.loc 3 179 15
-	fma.rn.f32 %f211, %f204, %f206, %f210;
-	.loc 3 180 28
-	mov.u32 %r197, %r164;
-	.loc 3 180 25
-	bra.uni $L228_entry;
-$L228_entry:
-	.loc 3 97 75
+	.loc 3 98 72
+	mov.b32 %f135, %r196;
+	.loc 3 98 45
+	mov.f32 %f134, %f135;
+	bra.uni $L248_ret_lo;
+$L248_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r197, %r141;
+	.loc 3 181 32
+	bra.uni $L249_entry;
+$L249_entry:
+	.loc 3 99 75
 	not.b32 %r199, 65535;
 	and.b32 %r198, %r197, %r199;
-	.loc 3 97 72
-	mov.b32 %f213, %r198;
-	.loc 3 97 45
-	mov.f32 %f212, %f213;
-	bra.uni $L229_ret_hi;
-$L229_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r200, %r164;
-	.loc 3 180 53
-	bra.uni $L230_entry;
-$L230_entry:
-	.loc 3 96 75
-	shl.b32 %r201, %r200, 16;
-	.loc 3 96 72
-	mov.b32 %f215, %r201;
-	.loc 3 96 45
-	mov.f32 %f214, %f215;
-	bra.uni $L231_ret_lo;
-$L231_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f216, %f202, %f214, %f201;
-	.loc 3 180 15
-	fma.rn.f32 %f217, %f204, %f212, %f216;
-	mov.f32 %f200, %f211;
-	mov.f32 %f201, %f217;
-	bra.uni $L232_rangeint_body;
-$L232_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs70, %rs62;
-	.loc 3 178 20
-	bra.uni $L233_entry;
-$L233_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r202, %rs70;
-	shl.b32 %r202, %r202, 16;
-	mov.b32 %f219, %r202;
-	.loc 3 95 45
-	mov.f32 %f218, %f219;
-	bra.uni $L234_ret_load;
-$L234_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs71, %rs63;
-	.loc 3 178 38
-	bra.uni $L235_entry;
-$L235_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r203, %rs71;
-	shl.b32 %r203, %r203, 16;
-	mov.b32 %f221, %r203;
-	.loc 3 95 45
-	mov.f32 %f220, %f221;
-	bra.uni $L236_ret_load;
-$L236_ret_load:
-	.loc 3 179 28
-	mov.u32 %r204, %r161;
-	.loc 3 179 25
-	bra.uni $L237_entry;
-$L237_entry:
-	.loc 3 97 75
-	not.b32 %r206, 65535;
-	and.b32 %r205, %r204, %r206;
-	.loc 3 97 72
-	mov.b32 %f223, %r205;
-	.loc 3 97 45
-	mov.f32 %f222, %f223;
-	bra.uni $L238_ret_hi;
-$L238_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r207, %r161;
-	.loc 3 179 53
-	bra.uni $L239_entry;
-$L239_entry:
-	.loc 3 96 75
-	shl.b32 %r208, %r207, 16;
-	.loc 3 96 72
-	mov.b32 %f225, %r208;
-	.loc 3 96 45
-	mov.f32 %f224, %f225;
-	bra.uni $L240_ret_lo;
-$L240_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f226, %f218, %f224, %f200;
-	.loc 3 179 15
-	fma.rn.f32 %f227, %f220, %f222, %f226;
-	.loc 3 180 28
-	mov.u32 %r209, %r165;
-	.loc 3 180 25
-	bra.uni $L241_entry;
-$L241_entry:
-	.loc 3 97 75
-	not.b32 %r211, 65535;
-	and.b32 %r210, %r209, %r211;
-	.loc 3 97 72
-	mov.b32 %f229, %r210;
-	.loc 3 97 45
-	mov.f32 %f228, %f229;
-	bra.uni $L242_ret_hi;
-$L242_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r212, %r165;
-	.loc 3 180 53
-	bra.uni $L243_entry;
-$L243_entry:
-	.loc 3 96 75
-	shl.b32 %r213, %r212, 16;
-	.loc 3 96 72
-	mov.b32 %f231, %r213;
-	.loc 3 96 45
-	mov.f32 %f230, %f231;
-	bra.uni $L244_ret_lo;
-$L244_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f232, %f218, %f230, %f201;
-	.loc 3 180 15
-	fma.rn.f32 %f233, %f220, %f228, %f232;
-	mov.f32 %f234, %f227;
-	mov.f32 %f235, %f233;
-	bra.uni $L193_rangeint_done;
-$L193_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f162, %f234;
-	mov.f32 %f163, %f235;
-	bra.uni $L194_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
-$L194_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f2, %f162;
-	.loc 3 125 21
-	mov.f32 %f6, %f163;
-	bra.uni $L245_rangeint_body;
-$L245_rangeint_body:
-	.loc 3 122 12
-	add.s64 %rd186, %rd49, 3;
-	.loc 3 122 15
-	setp.lt.s64 %p19, %rd186, %rd15;
-	@%p19 bra $L246_if_then;
-	bra.uni $L13_if_done;
-$L246_if_then:
-	.loc 3 123 30
-	add.s64 %rd187, %rd49, 3;
-	.loc 3 123 33
-	mul.lo.s64 %rd188, %rd187, %rd17;
-	.loc 3 123 35
-	add.s64 %rd189, %rd188, %rd125;
-	.loc 3 123 23
-	add.s64 %rd190, %rd189, 3;
-	shl.b64 %rd191, %rd189, 1;
-	add.s64 %rd192, %rd4, %rd191;
-	ld.global.nc.v4.u16 {%rs72, %rs73, %rs74, %rs75}, [%rd192];
-	.loc 3 124 30
-	add.s64 %rd193, %rd49, 3;
-	.loc 3 124 33
-	mul.lo.s64 %rd194, %rd193, %rd17;
-	.loc 3 124 35
-	add.s64 %rd195, %rd194, %rd125;
-	.loc 3 124 38
-	add.s64 %rd196, %rd195, 4;
-	.loc 3 124 23
-	add.s64 %rd197, %rd196, 3;
-	shl.b64 %rd198, %rd196, 1;
-	add.s64 %rd199, %rd4, %rd198;
-	ld.global.nc.v4.u16 {%rs76, %rs77, %rs78, %rs79}, [%rd199];
+	.loc 3 99 72
+	mov.b32 %f137, %r198;
+	.loc 3 99 45
+	mov.f32 %f136, %f137;
+	bra.uni $L250_ret_hi;
+$L250_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r200, %r145;
+	.loc 3 182 25
+	bra.uni $L251_entry;
+$L251_entry:
+	.loc 3 99 75
+	not.b32 %r202, 65535;
+	and.b32 %r201, %r200, %r202;
+	.loc 3 99 72
+	mov.b32 %f139, %r201;
+	.loc 3 99 45
+	mov.f32 %f138, %f139;
+	bra.uni $L252_ret_hi;
+$L252_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r203, %r145;
+	.loc 3 182 51
+	bra.uni $L253_entry;
+$L253_entry:
+	.loc 3 98 75
+	shl.b32 %r204, %r203, 16;
+	.loc 3 98 72
+	mov.b32 %f141, %r204;
+	.loc 3 98 45
+	mov.f32 %f140, %f141;
+	bra.uni $L254_ret_lo;
+$L254_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f142, %f134, %f140, %f84;
+	.loc 3 182 15
+	fma.rn.f32 %f143, %f136, %f138, %f142;
+	.loc 3 183 28
+	mov.u32 %r205, %r149;
+	.loc 3 183 25
+	bra.uni $L255_entry;
+$L255_entry:
+	.loc 3 99 75
+	not.b32 %r207, 65535;
+	and.b32 %r206, %r205, %r207;
+	.loc 3 99 72
+	mov.b32 %f145, %r206;
+	.loc 3 99 45
+	mov.f32 %f144, %f145;
+	bra.uni $L256_ret_hi;
+$L256_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r208, %r149;
+	.loc 3 183 51
+	bra.uni $L257_entry;
+$L257_entry:
+	.loc 3 98 75
+	shl.b32 %r209, %r208, 16;
+	.loc 3 98 72
+	mov.b32 %f147, %r209;
+	.loc 3 98 45
+	mov.f32 %f146, %f147;
+	bra.uni $L258_ret_lo;
+$L258_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f148, %f134, %f146, %f85;
+	.loc 3 183 15
+	fma.rn.f32 %f149, %f136, %f144, %f148;
+	mov.f32 %f150, %f143;
+	mov.f32 %f151, %f149;
+	bra.uni $L206_rangeint_done;
+$L206_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f82, %f150;
+	mov.f32 %f83, %f151;
+	bra.uni $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
+$L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f1, %f82;
+	.loc 3 126 21
+	mov.f32 %f5, %f83;
+	bra.uni $L259_rangeint_body;
+$L259_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd292, %rd49, 2;
+	.loc 3 124 15
+	setp.lt.s64 %p42, %rd292, %rd15;
+	@%p42 bra $L260_if_then;
+	bra.uni $L317_rangeint_body;
+$L260_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd293, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd294, %rd293, 2;
 	.loc 3 125 43
-	mov.f32 %f236, %f3;
-	.loc 3 125 52
-	mov.f32 %f237, %f7;
-	.loc 3 125 34
-	bra.uni $L248_entry;
-$L248_entry:
-	.loc 3 169 61
-	mov.u16 %rs80, 0;
-	mov.u16 %rs81, 0;
-	mov.u16 %rs82, 0;
-	mov.u16 %rs83, 0;
-	mov.u16 %rs80, %rs72;
-	mov.u16 %rs81, %rs73;
-	mov.u16 %rs82, %rs74;
-	mov.u16 %rs83, %rs75;
-	.loc 3 169 65
-	mov.u16 %rs84, 0;
-	mov.u16 %rs85, 0;
-	mov.u16 %rs86, 0;
-	mov.u16 %rs87, 0;
-	mov.u16 %rs84, %rs76;
-	mov.u16 %rs85, %rs77;
-	mov.u16 %rs86, %rs78;
-	mov.u16 %rs87, %rs79;
-	.loc 3 169 74
+	add.s64 %rd295, %rd294, 2;
+	.loc 3 125 46
+	mul.lo.s64 %rd296, %rd295, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd297, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd298, %rd296, %rd297;
+	.loc 3 125 60
+	div.s64 %rd299, %rd298, 2;
+	.loc 3 125 23
+	add.s64 %rd300, %rd299, 3;
+	shl.b64 %rd301, %rd299, 2;
+	add.s64 %rd302, %rd45, %rd301;
+	ld.shared.v4.u32 {%r210, %r211, %r212, %r213}, [%rd302];
+	.loc 3 126 43
+	mov.f32 %f152, %f2;
+	.loc 3 126 52
+	mov.f32 %f153, %f6;
+	.loc 3 126 34
+	bra.uni $L262_entry;
+$L262_entry:
+	.loc 3 178 61
 	mov.u32 %r214, 0;
 	mov.u32 %r215, 0;
 	mov.u32 %r216, 0;
 	mov.u32 %r217, 0;
-	mov.u32 %r214, %r38;
-	mov.u32 %r215, %r39;
-	mov.u32 %r216, %r40;
-	mov.u32 %r217, %r41;
-	.loc 3 169 78
+	mov.u32 %r214, %r210;
+	mov.u32 %r215, %r211;
+	mov.u32 %r216, %r212;
+	mov.u32 %r217, %r213;
+	.loc 3 178 65
 	mov.u32 %r218, 0;
 	mov.u32 %r219, 0;
 	mov.u32 %r220, 0;
 	mov.u32 %r221, 0;
-	mov.u32 %r218, %r42;
-	mov.u32 %r219, %r43;
-	mov.u32 %r220, %r44;
-	mov.u32 %r221, %r45;
-	mov.f32 %f240, %f236;
-	mov.f32 %f241, %f237;
-	bra.uni $L249_rangeint_body;
-$L249_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs88, %rs80;
-	.loc 3 172 20
-	bra.uni $L254_entry;
-$L254_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r222, %rs88;
-	shl.b32 %r222, %r222, 16;
-	mov.b32 %f243, %r222;
-	.loc 3 95 45
-	mov.f32 %f242, %f243;
-	bra.uni $L255_ret_load;
-$L255_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs89, %rs81;
-	.loc 3 172 38
-	bra.uni $L256_entry;
-$L256_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r223, %rs89;
-	shl.b32 %r223, %r223, 16;
-	mov.b32 %f245, %r223;
-	.loc 3 95 45
-	mov.f32 %f244, %f245;
-	bra.uni $L257_ret_load;
-$L257_ret_load:
-	.loc 3 173 28
-	mov.u32 %r224, %r214;
-	.loc 3 173 25
-	bra.uni $L258_entry;
-$L258_entry:
-	.loc 3 97 75
-	not.b32 %r226, 65535;
-	and.b32 %r225, %r224, %r226;
-	.loc 3 97 72
-	mov.b32 %f247, %r225;
-	.loc 3 97 45
-	mov.f32 %f246, %f247;
-	bra.uni $L259_ret_hi;
-$L259_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r227, %r214;
-	.loc 3 173 51
-	bra.uni $L260_entry;
-$L260_entry:
-	.loc 3 96 75
-	shl.b32 %r228, %r227, 16;
-	.loc 3 96 72
-	mov.b32 %f249, %r228;
-	.loc 3 96 45
-	mov.f32 %f248, %f249;
-	bra.uni $L261_ret_lo;
-$L261_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f250, %f242, %f248, %f240;
-	.loc 3 173 15
-	fma.rn.f32 %f251, %f244, %f246, %f250;
-	.loc 3 174 28
-	mov.u32 %r229, %r218;
-	.loc 3 174 25
-	bra.uni $L262_entry;
-$L262_entry:
-	.loc 3 97 75
-	not.b32 %r231, 65535;
-	and.b32 %r230, %r229, %r231;
-	.loc 3 97 72
-	mov.b32 %f253, %r230;
-	.loc 3 97 45
-	mov.f32 %f252, %f253;
-	bra.uni $L263_ret_hi;
-$L263_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r232, %r218;
-	.loc 3 174 51
-	bra.uni $L264_entry;
-$L264_entry:
-	.loc 3 96 75
-	shl.b32 %r233, %r232, 16;
-	.loc 3 96 72
-	mov.b32 %f255, %r233;
-	.loc 3 96 45
-	mov.f32 %f254, %f255;
-	bra.uni $L265_ret_lo;
-$L265_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f256, %f242, %f254, %f241;
-	.loc 3 174 15
-	fma.rn.f32 %f257, %f244, %f252, %f256;
-	mov.f32 %f240, %f251;
-	mov.f32 %f241, %f257;
-	bra.uni $L266_rangeint_body;
-$L266_rangeint_body:
-	.loc 3 172 23
-	mov.u16 %rs90, %rs82;
-	.loc 3 172 20
-	bra.uni $L267_entry;
-$L267_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r234, %rs90;
-	shl.b32 %r234, %r234, 16;
-	mov.b32 %f259, %r234;
-	.loc 3 95 45
-	mov.f32 %f258, %f259;
-	bra.uni $L268_ret_load;
-$L268_ret_load:
-	.loc 3 172 41
-	mov.u16 %rs91, %rs83;
-	.loc 3 172 38
-	bra.uni $L269_entry;
-$L269_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r235, %rs91;
-	shl.b32 %r235, %r235, 16;
-	mov.b32 %f261, %r235;
-	.loc 3 95 45
-	mov.f32 %f260, %f261;
-	bra.uni $L270_ret_load;
-$L270_ret_load:
-	.loc 3 173 28
-	mov.u32 %r236, %r215;
-	.loc 3 173 25
-	bra.uni $L271_entry;
-$L271_entry:
-	.loc 3 97 75
+	mov.u32 %r218, %r50;
+	mov.u32 %r219, %r51;
+	mov.u32 %r220, %r52;
+	mov.u32 %r221, %r53;
+	.loc 3 178 69
+	mov.u32 %r222, 0;
+	mov.u32 %r223, 0;
+	mov.u32 %r224, 0;
+	mov.u32 %r225, 0;
+	mov.u32 %r222, %r54;
+	mov.u32 %r223, %r55;
+	mov.u32 %r224, %r56;
+	mov.u32 %r225, %r57;
+	mov.f32 %f156, %f152;
+	mov.f32 %f157, %f153;
+	bra.uni $L263_rangeint_body;
+$L263_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r226, %r214;
+	.loc 3 181 18
+	bra.uni $L266_entry;
+$L266_entry:
+	.loc 3 98 75
+	shl.b32 %r227, %r226, 16;
+	.loc 3 98 72
+	mov.b32 %f159, %r227;
+	.loc 3 98 45
+	mov.f32 %f158, %f159;
+	bra.uni $L267_ret_lo;
+$L267_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r228, %r214;
+	.loc 3 181 32
+	bra.uni $L268_entry;
+$L268_entry:
+	.loc 3 99 75
+	not.b32 %r230, 65535;
+	and.b32 %r229, %r228, %r230;
+	.loc 3 99 72
+	mov.b32 %f161, %r229;
+	.loc 3 99 45
+	mov.f32 %f160, %f161;
+	bra.uni $L269_ret_hi;
+$L269_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r231, %r218;
+	.loc 3 182 25
+	bra.uni $L270_entry;
+$L270_entry:
+	.loc 3 99 75
+	not.b32 %r233, 65535;
+	and.b32 %r232, %r231, %r233;
+	.loc 3 99 72
+	mov.b32 %f163, %r232;
+	.loc 3 99 45
+	mov.f32 %f162, %f163;
+	bra.uni $L271_ret_hi;
+$L271_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r234, %r218;
+	.loc 3 182 51
+	bra.uni $L272_entry;
+$L272_entry:
+	.loc 3 98 75
+	shl.b32 %r235, %r234, 16;
+	.loc 3 98 72
+	mov.b32 %f165, %r235;
+	.loc 3 98 45
+	mov.f32 %f164, %f165;
+	bra.uni $L273_ret_lo;
+$L273_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f166, %f158, %f164, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f167, %f160, %f162, %f166;
+	.loc 3 183 28
+	mov.u32 %r236, %r222;
+	.loc 3 183 25
+	bra.uni $L274_entry;
+$L274_entry:
+	.loc 3 99 75
 	not.b32 %r238, 65535;
 	and.b32 %r237, %r236, %r238;
-	.loc 3 97 72
-	mov.b32 %f263, %r237;
-	.loc 3 97 45
-	mov.f32 %f262, %f263;
-	bra.uni $L272_ret_hi;
-$L272_ret_hi:
-	.loc 3 173 54
-	mov.u32 %r239, %r215;
-	.loc 3 173 51
-	bra.uni $L273_entry;
-$L273_entry:
-	.loc 3 96 75
+	.loc 3 99 72
+	mov.b32 %f169, %r237;
+	.loc 3 99 45
+	mov.f32 %f168, %f169;
+	bra.uni $L275_ret_hi;
+$L275_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r239, %r222;
+	.loc 3 183 51
+	bra.uni $L276_entry;
+$L276_entry:
+	.loc 3 98 75
 	shl.b32 %r240, %r239, 16;
-	.loc 3 96 72
-	mov.b32 %f265, %r240;
-	.loc 3 96 45
-	mov.f32 %f264, %f265;
-	bra.uni $L274_ret_lo;
-$L274_ret_lo:
-	.loc 3 173 41
-	fma.rn.f32 %f266, %f258, %f264, %f240;
-	.loc 3 173 15
-	fma.rn.f32 %f267, %f260, %f262, %f266;
-	.loc 3 174 28
-	mov.u32 %r241, %r219;
-	.loc 3 174 25
-	bra.uni $L275_entry;
-$L275_entry:
-	.loc 3 97 75
-	not.b32 %r243, 65535;
-	and.b32 %r242, %r241, %r243;
-	.loc 3 97 72
-	mov.b32 %f269, %r242;
-	.loc 3 97 45
-	mov.f32 %f268, %f269;
-	bra.uni $L276_ret_hi;
-$L276_ret_hi:
-	.loc 3 174 54
-	mov.u32 %r244, %r219;
-	.loc 3 174 51
-	bra.uni $L277_entry;
-$L277_entry:
-	.loc 3 96 75
-	shl.b32 %r245, %r244, 16;
-	.loc 3 96 72
-	mov.b32 %f271, %r245;
-	.loc 3 96 45
-	mov.f32 %f270, %f271;
-	bra.uni $L278_ret_lo;
-$L278_ret_lo:
-	.loc 3 174 41
-	fma.rn.f32 %f272, %f258, %f270, %f241;
-	.loc 3 174 15
-	fma.rn.f32 %f273, %f260, %f268, %f272;
-	mov.f32 %f274, %f267;
-	mov.f32 %f275, %f273;
-	bra.uni $L250_rangeint_done;
-$L250_rangeint_done:
-	mov.f32 %f276, %f274;
-	mov.f32 %f277, %f275;
-	bra.uni $L251_rangeint_body;
-$L251_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs92, %rs84;
-	.loc 3 178 20
+	.loc 3 98 72
+	mov.b32 %f171, %r240;
+	.loc 3 98 45
+	mov.f32 %f170, %f171;
+	bra.uni $L277_ret_lo;
+$L277_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f172, %f158, %f170, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f173, %f160, %f168, %f172;
+	mov.f32 %f156, %f167;
+	mov.f32 %f157, %f173;
+	bra.uni $L278_rangeint_body;
+$L278_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r241, %r215;
+	.loc 3 181 18
 	bra.uni $L279_entry;
 $L279_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r246, %rs92;
-	shl.b32 %r246, %r246, 16;
-	mov.b32 %f279, %r246;
-	.loc 3 95 45
-	mov.f32 %f278, %f279;
-	bra.uni $L280_ret_load;
-$L280_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs93, %rs85;
-	.loc 3 178 38
+	.loc 3 98 75
+	shl.b32 %r242, %r241, 16;
+	.loc 3 98 72
+	mov.b32 %f175, %r242;
+	.loc 3 98 45
+	mov.f32 %f174, %f175;
+	bra.uni $L280_ret_lo;
+$L280_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r243, %r215;
+	.loc 3 181 32
 	bra.uni $L281_entry;
 $L281_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r247, %rs93;
-	shl.b32 %r247, %r247, 16;
-	mov.b32 %f281, %r247;
-	.loc 3 95 45
-	mov.f32 %f280, %f281;
-	bra.uni $L282_ret_load;
-$L282_ret_load:
-	.loc 3 179 28
-	mov.u32 %r248, %r216;
-	.loc 3 179 25
+	.loc 3 99 75
+	not.b32 %r245, 65535;
+	and.b32 %r244, %r243, %r245;
+	.loc 3 99 72
+	mov.b32 %f177, %r244;
+	.loc 3 99 45
+	mov.f32 %f176, %f177;
+	bra.uni $L282_ret_hi;
+$L282_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r246, %r219;
+	.loc 3 182 25
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 3 97 75
-	not.b32 %r250, 65535;
-	and.b32 %r249, %r248, %r250;
-	.loc 3 97 72
-	mov.b32 %f283, %r249;
-	.loc 3 97 45
-	mov.f32 %f282, %f283;
+	.loc 3 99 75
+	not.b32 %r248, 65535;
+	and.b32 %r247, %r246, %r248;
+	.loc 3 99 72
+	mov.b32 %f179, %r247;
+	.loc 3 99 45
+	mov.f32 %f178, %f179;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r251, %r216;
-	.loc 3 179 53
+	.loc 3 182 54
+	mov.u32 %r249, %r219;
+	.loc 3 182 51
 	bra.uni $L285_entry;
 $L285_entry:
-	.loc 3 96 75
-	shl.b32 %r252, %r251, 16;
-	.loc 3 96 72
-	mov.b32 %f285, %r252;
-	.loc 3 96 45
-	mov.f32 %f284, %f285;
+	.loc 3 98 75
+	shl.b32 %r250, %r249, 16;
+	.loc 3 98 72
+	mov.b32 %f181, %r250;
+	.loc 3 98 45
+	mov.f32 %f180, %f181;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f286, %f278, %f284, %f276;
-	.loc 3 179 15
-	fma.rn.f32 %f287, %f280, %f282, %f286;
-	.loc 3 180 28
-	mov.u32 %r253, %r220;
-	.loc 3 180 25
+	.loc 3 182 41
+	fma.rn.f32 %f182, %f174, %f180, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f183, %f176, %f178, %f182;
+	.loc 3 183 28
+	mov.u32 %r251, %r223;
+	.loc 3 183 25
 	bra.uni $L287_entry;
 $L287_entry:
-	.loc 3 97 75
-	not.b32 %r255, 65535;
-	and.b32 %r254, %r253, %r255;
-	.loc 3 97 72
-	mov.b32 %f289, %r254;
-	.loc 3 97 45
-	mov.f32 %f288, %f289;
+	.loc 3 99 75
+	not.b32 %r253, 65535;
+	and.b32 %r252, %r251, %r253;
+	.loc 3 99 72
+	mov.b32 %f185, %r252;
+	.loc 3 99 45
+	mov.f32 %f184, %f185;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r256, %r220;
-	.loc 3 180 53
+	.loc 3 183 54
+	mov.u32 %r254, %r223;
+	.loc 3 183 51
 	bra.uni $L289_entry;
 $L289_entry:
-	.loc 3 96 75
-	shl.b32 %r257, %r256, 16;
-	.loc 3 96 72
-	mov.b32 %f291, %r257;
-	.loc 3 96 45
-	mov.f32 %f290, %f291;
+	.loc 3 98 75
+	shl.b32 %r255, %r254, 16;
+	.loc 3 98 72
+	mov.b32 %f187, %r255;
+	.loc 3 98 45
+	mov.f32 %f186, %f187;
 	bra.uni $L290_ret_lo;
 $L290_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f292, %f278, %f290, %f277;
-	.loc 3 180 15
-	fma.rn.f32 %f293, %f280, %f288, %f292;
-	mov.f32 %f276, %f287;
-	mov.f32 %f277, %f293;
+	.loc 3 183 41
+	fma.rn.f32 %f188, %f174, %f186, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f189, %f176, %f184, %f188;
+	mov.f32 %f156, %f183;
+	mov.f32 %f157, %f189;
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
-	.loc 3 178 23
-	mov.u16 %rs94, %rs86;
-	.loc 3 178 20
+	.loc 3 181 21
+	mov.u32 %r256, %r216;
+	.loc 3 181 18
 	bra.uni $L292_entry;
 $L292_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r258, %rs94;
-	shl.b32 %r258, %r258, 16;
-	mov.b32 %f295, %r258;
-	.loc 3 95 45
-	mov.f32 %f294, %f295;
-	bra.uni $L293_ret_load;
-$L293_ret_load:
-	.loc 3 178 41
-	mov.u16 %rs95, %rs87;
-	.loc 3 178 38
+	.loc 3 98 75
+	shl.b32 %r257, %r256, 16;
+	.loc 3 98 72
+	mov.b32 %f191, %r257;
+	.loc 3 98 45
+	mov.f32 %f190, %f191;
+	bra.uni $L293_ret_lo;
+$L293_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r258, %r216;
+	.loc 3 181 32
 	bra.uni $L294_entry;
 $L294_entry:
-	.loc 3 95 61
-	cvt.u32.u16 %r259, %rs95;
-	shl.b32 %r259, %r259, 16;
-	mov.b32 %f297, %r259;
-	.loc 3 95 45
-	mov.f32 %f296, %f297;
-	bra.uni $L295_ret_load;
-$L295_ret_load:
-	.loc 3 179 28
-	mov.u32 %r260, %r217;
-	.loc 3 179 25
+	.loc 3 99 75
+	not.b32 %r260, 65535;
+	and.b32 %r259, %r258, %r260;
+	.loc 3 99 72
+	mov.b32 %f193, %r259;
+	.loc 3 99 45
+	mov.f32 %f192, %f193;
+	bra.uni $L295_ret_hi;
+$L295_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r261, %r220;
+	.loc 3 182 25
 	bra.uni $L296_entry;
 $L296_entry:
-	.loc 3 97 75
-	not.b32 %r262, 65535;
-	and.b32 %r261, %r260, %r262;
-	.loc 3 97 72
-	mov.b32 %f299, %r261;
-	.loc 3 97 45
-	mov.f32 %f298, %f299;
+	.loc 3 99 75
+	not.b32 %r263, 65535;
+	and.b32 %r262, %r261, %r263;
+	.loc 3 99 72
+	mov.b32 %f195, %r262;
+	.loc 3 99 45
+	mov.f32 %f194, %f195;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 179 56
-	mov.u32 %r263, %r217;
-	.loc 3 179 53
+	.loc 3 182 54
+	mov.u32 %r264, %r220;
+	.loc 3 182 51
 	bra.uni $L298_entry;
 $L298_entry:
-	.loc 3 96 75
-	shl.b32 %r264, %r263, 16;
-	.loc 3 96 72
-	mov.b32 %f301, %r264;
-	.loc 3 96 45
-	mov.f32 %f300, %f301;
+	.loc 3 98 75
+	shl.b32 %r265, %r264, 16;
+	.loc 3 98 72
+	mov.b32 %f197, %r265;
+	.loc 3 98 45
+	mov.f32 %f196, %f197;
 	bra.uni $L299_ret_lo;
 $L299_ret_lo:
-	.loc 3 179 43
-	fma.rn.f32 %f302, %f294, %f300, %f276;
-	.loc 3 179 15
-	fma.rn.f32 %f303, %f296, %f298, %f302;
-	.loc 3 180 28
-	mov.u32 %r265, %r221;
-	.loc 3 180 25
+	.loc 3 182 41
+	fma.rn.f32 %f198, %f190, %f196, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f199, %f192, %f194, %f198;
+	.loc 3 183 28
+	mov.u32 %r266, %r224;
+	.loc 3 183 25
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 3 97 75
-	not.b32 %r267, 65535;
-	and.b32 %r266, %r265, %r267;
-	.loc 3 97 72
-	mov.b32 %f305, %r266;
-	.loc 3 97 45
-	mov.f32 %f304, %f305;
+	.loc 3 99 75
+	not.b32 %r268, 65535;
+	and.b32 %r267, %r266, %r268;
+	.loc 3 99 72
+	mov.b32 %f201, %r267;
+	.loc 3 99 45
+	mov.f32 %f200, %f201;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 3 180 56
-	mov.u32 %r268, %r221;
-	.loc 3 180 53
+	.loc 3 183 54
+	mov.u32 %r269, %r224;
+	.loc 3 183 51
 	bra.uni $L302_entry;
 $L302_entry:
-	.loc 3 96 75
-	shl.b32 %r269, %r268, 16;
-	.loc 3 96 72
-	mov.b32 %f307, %r269;
-	.loc 3 96 45
-	mov.f32 %f306, %f307;
+	.loc 3 98 75
+	shl.b32 %r270, %r269, 16;
+	.loc 3 98 72
+	mov.b32 %f203, %r270;
+	.loc 3 98 45
+	mov.f32 %f202, %f203;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 180 43
-	fma.rn.f32 %f308, %f294, %f306, %f277;
-	.loc 3 180 15
-	fma.rn.f32 %f309, %f296, %f304, %f308;
-	mov.f32 %f310, %f303;
-	mov.f32 %f311, %f309;
-	bra.uni $L252_rangeint_done;
-$L252_rangeint_done:
-	.loc 3 182 2
-	mov.f32 %f238, %f310;
-	mov.f32 %f239, %f311;
-	bra.uni $L253_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
-$L253_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 125 12
-	mov.f32 %f3, %f238;
-	.loc 3 125 21
-	mov.f32 %f7, %f239;
+	.loc 3 183 41
+	fma.rn.f32 %f204, %f190, %f202, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f205, %f192, %f200, %f204;
+	mov.f32 %f156, %f199;
+	mov.f32 %f157, %f205;
+	bra.uni $L304_rangeint_body;
+$L304_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r271, %r217;
+	.loc 3 181 18
+	bra.uni $L305_entry;
+$L305_entry:
+	.loc 3 98 75
+	shl.b32 %r272, %r271, 16;
+	.loc 3 98 72
+	mov.b32 %f207, %r272;
+	.loc 3 98 45
+	mov.f32 %f206, %f207;
+	bra.uni $L306_ret_lo;
+$L306_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r273, %r217;
+	.loc 3 181 32
+	bra.uni $L307_entry;
+$L307_entry:
+	.loc 3 99 75
+	not.b32 %r275, 65535;
+	and.b32 %r274, %r273, %r275;
+	.loc 3 99 72
+	mov.b32 %f209, %r274;
+	.loc 3 99 45
+	mov.f32 %f208, %f209;
+	bra.uni $L308_ret_hi;
+$L308_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r276, %r221;
+	.loc 3 182 25
+	bra.uni $L309_entry;
+$L309_entry:
+	.loc 3 99 75
+	not.b32 %r278, 65535;
+	and.b32 %r277, %r276, %r278;
+	.loc 3 99 72
+	mov.b32 %f211, %r277;
+	.loc 3 99 45
+	mov.f32 %f210, %f211;
+	bra.uni $L310_ret_hi;
+$L310_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r279, %r221;
+	.loc 3 182 51
+	bra.uni $L311_entry;
+$L311_entry:
+	.loc 3 98 75
+	shl.b32 %r280, %r279, 16;
+	.loc 3 98 72
+	mov.b32 %f213, %r280;
+	.loc 3 98 45
+	mov.f32 %f212, %f213;
+	bra.uni $L312_ret_lo;
+$L312_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f214, %f206, %f212, %f156;
+	.loc 3 182 15
+	fma.rn.f32 %f215, %f208, %f210, %f214;
+	.loc 3 183 28
+	mov.u32 %r281, %r225;
+	.loc 3 183 25
+	bra.uni $L313_entry;
+$L313_entry:
+	.loc 3 99 75
+	not.b32 %r283, 65535;
+	and.b32 %r282, %r281, %r283;
+	.loc 3 99 72
+	mov.b32 %f217, %r282;
+	.loc 3 99 45
+	mov.f32 %f216, %f217;
+	bra.uni $L314_ret_hi;
+$L314_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r284, %r225;
+	.loc 3 183 51
+	bra.uni $L315_entry;
+$L315_entry:
+	.loc 3 98 75
+	shl.b32 %r285, %r284, 16;
+	.loc 3 98 72
+	mov.b32 %f219, %r285;
+	.loc 3 98 45
+	mov.f32 %f218, %f219;
+	bra.uni $L316_ret_lo;
+$L316_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f220, %f206, %f218, %f157;
+	.loc 3 183 15
+	fma.rn.f32 %f221, %f208, %f216, %f220;
+	mov.f32 %f222, %f215;
+	mov.f32 %f223, %f221;
+	bra.uni $L264_rangeint_done;
+$L264_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f154, %f222;
+	mov.f32 %f155, %f223;
+	bra.uni $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
+$L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f2, %f154;
+	.loc 3 126 21
+	mov.f32 %f6, %f155;
+	bra.uni $L317_rangeint_body;
+$L317_rangeint_body:
+	.loc 3 124 12
+	add.s64 %rd303, %rd49, 3;
+	.loc 3 124 15
+	setp.lt.s64 %p43, %rd303, %rd15;
+	@%p43 bra $L318_if_then;
 	bra.uni $L13_if_done;
-$L13_if_done:
-	.loc 3 129 27
-	add.s64 %rd200, %rd122, 4;
-	.loc 3 129 38
-	sub.s64 %rd201, %rd200, 1;
-	.loc 3 129 14
-	bra.uni $L304_entry;
-$L304_entry:
-	.loc 3 153 10
-	rem.s64 %rd202, %rd201, 4;
-	.loc 3 154 10
-	mul.lo.s64 %rd203, %rd201, 256;
-	.loc 3 154 23
-	mul.lo.s64 %rd204, %rd23, 8;
-	.loc 3 154 20
-	add.s64 %rd205, %rd203, %rd204;
-	bra.uni $L305_rangeint_body;
-$L305_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd206, %rd30, 0;
-	.loc 3 158 13
-	setp.lt.s64 %p20, %rd206, %rd16;
-	@%p20 bra $L309_cond_true;
-	bra.uni $L311_edge;
-$L309_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p21, %rd205, %rd17;
-	@%p21 bra $L307_if_then;
-	bra.uni $L312_edge;
-$L307_if_then:
-	.loc 3 159 21
-	add.s64 %rd209, %rd30, 0;
-	.loc 3 159 24
-	mul.lo.s64 %rd210, %rd209, %rd17;
-	.loc 3 159 26
-	add.s64 %rd211, %rd210, %rd205;
-	mov.s64 %rd207, %rd211;
-	mov.s64 %rd208, 16;
-	bra.uni $L308_if_done;
-$L312_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L308_if_done;
-$L311_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L308_if_done;
-$L308_if_done:
-	.loc 3 161 29
-	mul.lo.s64 %rd212, %rd202, 2;
-	.loc 3 161 31
-	add.s64 %rd213, %rd212, 0;
-	.loc 3 161 34
-	mul.lo.s64 %rd214, %rd213, 256;
-	.loc 3 161 45
-	mul.lo.s64 %rd215, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd216, %rd214, %rd215;
-	.loc 3 161 26
-	shl.b64 %rd217, %rd216, 1;
-	add.s64 %rd218, %rd37, %rd217;
-	.loc 3 161 52
-	shl.b64 %rd219, %rd207, 1;
-	add.s64 %rd220, %rd7, %rd219;
-	.loc 3 161 19
-	cvt.u32.s64 %r270, %rd208;
-	cp.async.cg.shared.global [%rd218], [%rd220], 16, %r270;
-	bra.uni $L313_rangeint_body;
-$L313_rangeint_body:
-	.loc 3 158 10
-	add.s64 %rd221, %rd30, 1;
-	.loc 3 158 13
-	setp.lt.s64 %p22, %rd221, %rd16;
-	@%p22 bra $L316_cond_true;
-	bra.uni $L317_edge;
-$L316_cond_true:
-	.loc 3 158 23
-	setp.lt.s64 %p23, %rd205, %rd17;
-	@%p23 bra $L314_if_then;
-	bra.uni $L318_edge;
-$L314_if_then:
-	.loc 3 159 21
-	add.s64 %rd222, %rd30, 1;
-	.loc 3 159 24
-	mul.lo.s64 %rd223, %rd222, %rd17;
-	.loc 3 159 26
-	add.s64 %rd224, %rd223, %rd205;
-	mov.s64 %rd207, %rd224;
-	mov.s64 %rd208, 16;
-	bra.uni $L315_if_done;
-$L318_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L315_if_done;
-$L317_edge:
-	mov.s64 %rd207, 0;
-	mov.s64 %rd208, 0;
-	bra.uni $L315_if_done;
-$L315_if_done:
-	.loc 3 161 29
-	mul.lo.s64 %rd225, %rd202, 2;
-	.loc 3 161 31
-	add.s64 %rd226, %rd225, 1;
-	.loc 3 161 34
-	mul.lo.s64 %rd227, %rd226, 256;
-	.loc 3 161 45
-	mul.lo.s64 %rd228, %rd23, 8;
-	.loc 3 161 43
-	add.s64 %rd229, %rd227, %rd228;
-	.loc 3 161 26
-	shl.b64 %rd230, %rd229, 1;
-	add.s64 %rd231, %rd37, %rd230;
-	.loc 3 161 52
-	shl.b64 %rd232, %rd207, 1;
-	add.s64 %rd233, %rd7, %rd232;
-	.loc 3 161 19
-	cvt.u32.s64 %r271, %rd208;
-	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r271;
-	bra.uni $L306_rangeint_done;
-$L306_rangeint_done:
-	.loc 3 163 19
-	cp.async.commit_group;
-	bra.uni $L310_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L310_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
-	.loc 3 113 29
-	add.s64 %rd234, %rd122, 1;
-	mov.s64 %rd122, %rd234;
-	bra.uni $L9_for_loop;
-$L11_for_done:
-	.loc 3 131 19
-	cp.async.wait_group 0;
-	mov.f32 %f312, 0f00000000;
-	mov.f32 %f313, 0f00000000;
-	bra.uni $L17_rangeint_body;
-$L17_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f314, %f0;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f315, %f314, 16, 31, -1;
-	add.rn.f32 %f316, %f314, %f315;
-	shfl.sync.bfly.b32 %f317, %f316, 8, 31, -1;
-	add.rn.f32 %f318, %f316, %f317;
-	shfl.sync.bfly.b32 %f319, %f318, 4, 31, -1;
-	add.rn.f32 %f320, %f318, %f319;
-	shfl.sync.bfly.b32 %f321, %f320, 2, 31, -1;
-	add.rn.f32 %f322, %f320, %f321;
-	shfl.sync.bfly.b32 %f323, %f322, 1, 31, -1;
-	add.rn.f32 %f324, %f322, %f323;
-	.loc 3 136 59
-	mov.f32 %f325, %f4;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f326, %f325, 16, 31, -1;
-	add.rn.f32 %f327, %f325, %f326;
-	shfl.sync.bfly.b32 %f328, %f327, 8, 31, -1;
-	add.rn.f32 %f329, %f327, %f328;
-	shfl.sync.bfly.b32 %f330, %f329, 4, 31, -1;
-	add.rn.f32 %f331, %f329, %f330;
-	shfl.sync.bfly.b32 %f332, %f331, 2, 31, -1;
-	add.rn.f32 %f333, %f331, %f332;
-	shfl.sync.bfly.b32 %f334, %f333, 1, 31, -1;
-	add.rn.f32 %f335, %f333, %f334;
-	.loc 3 137 10
-	setp.eq.s64 %p24, %rd23, 0;
-	@%p24 bra $L19_if_then;
-	bra.uni $L319_edge;
-$L19_if_then:
-	mov.f32 %f336, %f324;
-	mov.f32 %f337, %f335;
-	bra.uni $L20_if_done;
-$L319_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L20_if_done;
-$L20_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L320_rangeint_body;
-$L320_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f338, %f1;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f339, %f338, 16, 31, -1;
-	add.rn.f32 %f340, %f338, %f339;
-	shfl.sync.bfly.b32 %f341, %f340, 8, 31, -1;
-	add.rn.f32 %f342, %f340, %f341;
-	shfl.sync.bfly.b32 %f343, %f342, 4, 31, -1;
-	add.rn.f32 %f344, %f342, %f343;
-	shfl.sync.bfly.b32 %f345, %f344, 2, 31, -1;
-	add.rn.f32 %f346, %f344, %f345;
-	shfl.sync.bfly.b32 %f347, %f346, 1, 31, -1;
-	add.rn.f32 %f348, %f346, %f347;
-	.loc 3 136 59
-	mov.f32 %f349, %f5;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f350, %f349, 16, 31, -1;
-	add.rn.f32 %f351, %f349, %f350;
-	shfl.sync.bfly.b32 %f352, %f351, 8, 31, -1;
-	add.rn.f32 %f353, %f351, %f352;
-	shfl.sync.bfly.b32 %f354, %f353, 4, 31, -1;
-	add.rn.f32 %f355, %f353, %f354;
-	shfl.sync.bfly.b32 %f356, %f355, 2, 31, -1;
-	add.rn.f32 %f357, %f355, %f356;
-	shfl.sync.bfly.b32 %f358, %f357, 1, 31, -1;
-	add.rn.f32 %f359, %f357, %f358;
-	.loc 3 137 10
-	setp.eq.s64 %p25, %rd23, 1;
-	@%p25 bra $L321_if_then;
-	bra.uni $L323_edge;
-$L321_if_then:
-	mov.f32 %f336, %f348;
-	mov.f32 %f337, %f359;
-	bra.uni $L322_if_done;
-$L323_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L322_if_done;
-$L322_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L324_rangeint_body;
-$L324_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f360, %f2;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f361, %f360, 16, 31, -1;
-	add.rn.f32 %f362, %f360, %f361;
-	shfl.sync.bfly.b32 %f363, %f362, 8, 31, -1;
-	add.rn.f32 %f364, %f362, %f363;
-	shfl.sync.bfly.b32 %f365, %f364, 4, 31, -1;
-	add.rn.f32 %f366, %f364, %f365;
-	shfl.sync.bfly.b32 %f367, %f366, 2, 31, -1;
-	add.rn.f32 %f368, %f366, %f367;
-	shfl.sync.bfly.b32 %f369, %f368, 1, 31, -1;
-	add.rn.f32 %f370, %f368, %f369;
-	.loc 3 136 59
-	mov.f32 %f371, %f6;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f372, %f371, 16, 31, -1;
-	add.rn.f32 %f373, %f371, %f372;
-	shfl.sync.bfly.b32 %f374, %f373, 8, 31, -1;
-	add.rn.f32 %f375, %f373, %f374;
-	shfl.sync.bfly.b32 %f376, %f375, 4, 31, -1;
-	add.rn.f32 %f377, %f375, %f376;
-	shfl.sync.bfly.b32 %f378, %f377, 2, 31, -1;
-	add.rn.f32 %f379, %f377, %f378;
-	shfl.sync.bfly.b32 %f380, %f379, 1, 31, -1;
-	add.rn.f32 %f381, %f379, %f380;
-	.loc 3 137 10
-	setp.eq.s64 %p26, %rd23, 2;
-	@%p26 bra $L325_if_then;
-	bra.uni $L327_edge;
-$L325_if_then:
-	mov.f32 %f336, %f370;
-	mov.f32 %f337, %f381;
-	bra.uni $L326_if_done;
-$L327_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	mov.f32 %f312, %f336;
-	mov.f32 %f313, %f337;
-	bra.uni $L328_rangeint_body;
-$L328_rangeint_body:
-	.loc 3 136 34
-	mov.f32 %f382, %f3;
-	.loc 3 136 26
-	shfl.sync.bfly.b32 %f383, %f382, 16, 31, -1;
-	add.rn.f32 %f384, %f382, %f383;
-	shfl.sync.bfly.b32 %f385, %f384, 8, 31, -1;
-	add.rn.f32 %f386, %f384, %f385;
-	shfl.sync.bfly.b32 %f387, %f386, 4, 31, -1;
-	add.rn.f32 %f388, %f386, %f387;
-	shfl.sync.bfly.b32 %f389, %f388, 2, 31, -1;
-	add.rn.f32 %f390, %f388, %f389;
-	shfl.sync.bfly.b32 %f391, %f390, 1, 31, -1;
-	add.rn.f32 %f392, %f390, %f391;
-	.loc 3 136 59
-	mov.f32 %f393, %f7;
-	.loc 3 136 51
-	shfl.sync.bfly.b32 %f394, %f393, 16, 31, -1;
-	add.rn.f32 %f395, %f393, %f394;
-	shfl.sync.bfly.b32 %f396, %f395, 8, 31, -1;
-	add.rn.f32 %f397, %f395, %f396;
-	shfl.sync.bfly.b32 %f398, %f397, 4, 31, -1;
-	add.rn.f32 %f399, %f397, %f398;
-	shfl.sync.bfly.b32 %f400, %f399, 2, 31, -1;
-	add.rn.f32 %f401, %f399, %f400;
-	shfl.sync.bfly.b32 %f402, %f401, 1, 31, -1;
-	add.rn.f32 %f403, %f401, %f402;
-	.loc 3 137 10
-	setp.eq.s64 %p27, %rd23, 3;
-	@%p27 bra $L329_if_then;
-	bra.uni $L331_edge;
-$L329_if_then:
-	mov.f32 %f336, %f392;
-	mov.f32 %f337, %f403;
-	bra.uni $L330_if_done;
-$L331_edge:
-	mov.f32 %f336, %f312;
-	mov.f32 %f337, %f313;
-	bra.uni $L330_if_done;
-$L330_if_done:
-	mov.f32 %f404, %f336;
-	mov.f32 %f405, %f337;
-	bra.uni $L18_rangeint_done;
-$L18_rangeint_done:
-	.loc 3 141 9
-	setp.lt.s64 %p28, %rd23, 4;
-	@%p28 bra $L21_if_then;
-	bra.uni $L22_if_done;
-$L21_if_then:
-	.loc 3 142 37
-	add.s64 %rd235, %rd49, %rd23;
-	.loc 3 142 14
+$L318_if_then:
+	.loc 3 125 31
+	mul.lo.s64 %rd304, %rd252, 6;
+	.loc 3 125 41
+	add.s64 %rd305, %rd304, 2;
+	.loc 3 125 43
+	add.s64 %rd306, %rd305, 3;
+	.loc 3 125 46
+	mul.lo.s64 %rd307, %rd306, 256;
+	.loc 3 125 57
+	mul.lo.s64 %rd308, %rd23, 8;
+	.loc 3 125 55
+	add.s64 %rd309, %rd307, %rd308;
+	.loc 3 125 60
+	div.s64 %rd310, %rd309, 2;
+	.loc 3 125 23
+	add.s64 %rd311, %rd310, 3;
+	shl.b64 %rd312, %rd310, 2;
+	add.s64 %rd313, %rd45, %rd312;
+	ld.shared.v4.u32 {%r286, %r287, %r288, %r289}, [%rd313];
+	.loc 3 126 43
+	mov.f32 %f224, %f3;
+	.loc 3 126 52
+	mov.f32 %f225, %f7;
+	.loc 3 126 34
+	bra.uni $L320_entry;
+$L320_entry:
+	.loc 3 178 61
+	mov.u32 %r290, 0;
+	mov.u32 %r291, 0;
+	mov.u32 %r292, 0;
+	mov.u32 %r293, 0;
+	mov.u32 %r290, %r286;
+	mov.u32 %r291, %r287;
+	mov.u32 %r292, %r288;
+	mov.u32 %r293, %r289;
+	.loc 3 178 65
+	mov.u32 %r294, 0;
+	mov.u32 %r295, 0;
+	mov.u32 %r296, 0;
+	mov.u32 %r297, 0;
+	mov.u32 %r294, %r50;
+	mov.u32 %r295, %r51;
+	mov.u32 %r296, %r52;
+	mov.u32 %r297, %r53;
+	.loc 3 178 69
+	mov.u32 %r298, 0;
+	mov.u32 %r299, 0;
+	mov.u32 %r300, 0;
+	mov.u32 %r301, 0;
+	mov.u32 %r298, %r54;
+	mov.u32 %r299, %r55;
+	mov.u32 %r300, %r56;
+	mov.u32 %r301, %r57;
+	mov.f32 %f228, %f224;
+	mov.f32 %f229, %f225;
+	bra.uni $L321_rangeint_body;
+$L321_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r302, %r290;
+	.loc 3 181 18
+	bra.uni $L324_entry;
+$L324_entry:
+	.loc 3 98 75
+	shl.b32 %r303, %r302, 16;
+	.loc 3 98 72
+	mov.b32 %f231, %r303;
+	.loc 3 98 45
+	mov.f32 %f230, %f231;
+	bra.uni $L325_ret_lo;
+$L325_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r304, %r290;
+	.loc 3 181 32
+	bra.uni $L326_entry;
+$L326_entry:
+	.loc 3 99 75
+	not.b32 %r306, 65535;
+	and.b32 %r305, %r304, %r306;
+	.loc 3 99 72
+	mov.b32 %f233, %r305;
+	.loc 3 99 45
+	mov.f32 %f232, %f233;
+	bra.uni $L327_ret_hi;
+$L327_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r307, %r294;
+	.loc 3 182 25
+	bra.uni $L328_entry;
+$L328_entry:
+	.loc 3 99 75
+	not.b32 %r309, 65535;
+	and.b32 %r308, %r307, %r309;
+	.loc 3 99 72
+	mov.b32 %f235, %r308;
+	.loc 3 99 45
+	mov.f32 %f234, %f235;
+	bra.uni $L329_ret_hi;
+$L329_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r310, %r294;
+	.loc 3 182 51
+	bra.uni $L330_entry;
+$L330_entry:
+	.loc 3 98 75
+	shl.b32 %r311, %r310, 16;
+	.loc 3 98 72
+	mov.b32 %f237, %r311;
+	.loc 3 98 45
+	mov.f32 %f236, %f237;
+	bra.uni $L331_ret_lo;
+$L331_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f238, %f230, %f236, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f239, %f232, %f234, %f238;
+	.loc 3 183 28
+	mov.u32 %r312, %r298;
+	.loc 3 183 25
 	bra.uni $L332_entry;
 $L332_entry:
-	.loc 3 188 9
-	setp.lt.s64 %p29, %rd235, %rd15;
-	@%p29 bra $L333_if_then;
-	bra.uni $L22_if_done;
-$L333_if_then:
-	.loc 3 189 14
-	add.s64 %rd236, %rd30, 1;
-	.loc 3 189 17
-	setp.lt.s64 %p30, %rd236, %rd16;
-	.loc 3 190 16
-	setp.gt.s64 %p31, %rd11, 0;
-	@%p31 bra $L335_if_then;
-	bra.uni $L348_edge;
-$L335_if_then:
-	.loc 3 191 22
-	shl.b64 %rd237, %rd30, 1;
-	add.s64 %rd238, %rd10, %rd237;
-	ld.global.nc.u16 %rs96, [%rd238];
-	.loc 3 191 17
-	bra.uni $L349_entry;
-$L349_entry:
-	.loc 3 257 62
-	cvt.u32.u16 %r272, %rs96;
-	shl.b32 %r272, %r272, 16;
-	mov.b32 %f409, %r272;
-	.loc 3 257 46
-	mov.f32 %f408, %f409;
-	bra.uni $L350_ret_load;
-$L350_ret_load:
-	.loc 3 191 4
-	add.rn.f32 %f410, %f404, %f408;
-	@%p30 bra $L337_if_then;
-	bra.uni $L351_edge;
-$L337_if_then:
-	.loc 3 193 27
-	add.s64 %rd239, %rd30, 1;
-	.loc 3 193 23
-	shl.b64 %rd240, %rd239, 1;
-	add.s64 %rd241, %rd10, %rd240;
-	ld.global.nc.u16 %rs97, [%rd241];
-	.loc 3 193 18
+	.loc 3 99 75
+	not.b32 %r314, 65535;
+	and.b32 %r313, %r312, %r314;
+	.loc 3 99 72
+	mov.b32 %f241, %r313;
+	.loc 3 99 45
+	mov.f32 %f240, %f241;
+	bra.uni $L333_ret_hi;
+$L333_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r315, %r298;
+	.loc 3 183 51
+	bra.uni $L334_entry;
+$L334_entry:
+	.loc 3 98 75
+	shl.b32 %r316, %r315, 16;
+	.loc 3 98 72
+	mov.b32 %f243, %r316;
+	.loc 3 98 45
+	mov.f32 %f242, %f243;
+	bra.uni $L335_ret_lo;
+$L335_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f244, %f230, %f242, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f245, %f232, %f240, %f244;
+	mov.f32 %f228, %f239;
+	mov.f32 %f229, %f245;
+	bra.uni $L336_rangeint_body;
+$L336_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r317, %r291;
+	.loc 3 181 18
+	bra.uni $L337_entry;
+$L337_entry:
+	.loc 3 98 75
+	shl.b32 %r318, %r317, 16;
+	.loc 3 98 72
+	mov.b32 %f247, %r318;
+	.loc 3 98 45
+	mov.f32 %f246, %f247;
+	bra.uni $L338_ret_lo;
+$L338_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r319, %r291;
+	.loc 3 181 32
+	bra.uni $L339_entry;
+$L339_entry:
+	.loc 3 99 75
+	not.b32 %r321, 65535;
+	and.b32 %r320, %r319, %r321;
+	.loc 3 99 72
+	mov.b32 %f249, %r320;
+	.loc 3 99 45
+	mov.f32 %f248, %f249;
+	bra.uni $L340_ret_hi;
+$L340_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r322, %r295;
+	.loc 3 182 25
+	bra.uni $L341_entry;
+$L341_entry:
+	.loc 3 99 75
+	not.b32 %r324, 65535;
+	and.b32 %r323, %r322, %r324;
+	.loc 3 99 72
+	mov.b32 %f251, %r323;
+	.loc 3 99 45
+	mov.f32 %f250, %f251;
+	bra.uni $L342_ret_hi;
+$L342_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r325, %r295;
+	.loc 3 182 51
+	bra.uni $L343_entry;
+$L343_entry:
+	.loc 3 98 75
+	shl.b32 %r326, %r325, 16;
+	.loc 3 98 72
+	mov.b32 %f253, %r326;
+	.loc 3 98 45
+	mov.f32 %f252, %f253;
+	bra.uni $L344_ret_lo;
+$L344_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f254, %f246, %f252, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f255, %f248, %f250, %f254;
+	.loc 3 183 28
+	mov.u32 %r327, %r299;
+	.loc 3 183 25
+	bra.uni $L345_entry;
+$L345_entry:
+	.loc 3 99 75
+	not.b32 %r329, 65535;
+	and.b32 %r328, %r327, %r329;
+	.loc 3 99 72
+	mov.b32 %f257, %r328;
+	.loc 3 99 45
+	mov.f32 %f256, %f257;
+	bra.uni $L346_ret_hi;
+$L346_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r330, %r299;
+	.loc 3 183 51
+	bra.uni $L347_entry;
+$L347_entry:
+	.loc 3 98 75
+	shl.b32 %r331, %r330, 16;
+	.loc 3 98 72
+	mov.b32 %f259, %r331;
+	.loc 3 98 45
+	mov.f32 %f258, %f259;
+	bra.uni $L348_ret_lo;
+$L348_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f260, %f246, %f258, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f261, %f248, %f256, %f260;
+	mov.f32 %f228, %f255;
+	mov.f32 %f229, %f261;
+	bra.uni $L349_rangeint_body;
+$L349_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r332, %r292;
+	.loc 3 181 18
+	bra.uni $L350_entry;
+$L350_entry:
+	.loc 3 98 75
+	shl.b32 %r333, %r332, 16;
+	.loc 3 98 72
+	mov.b32 %f263, %r333;
+	.loc 3 98 45
+	mov.f32 %f262, %f263;
+	bra.uni $L351_ret_lo;
+$L351_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r334, %r292;
+	.loc 3 181 32
 	bra.uni $L352_entry;
 $L352_entry:
-	.loc 3 257 62
-	cvt.u32.u16 %r273, %rs97;
-	shl.b32 %r273, %r273, 16;
-	mov.b32 %f412, %r273;
-	.loc 3 257 46
-	mov.f32 %f411, %f412;
-	bra.uni $L353_ret_load;
-$L353_ret_load:
-	.loc 3 193 5
-	add.rn.f32 %f413, %f405, %f411;
-	mov.f32 %f406, %f410;
-	mov.f32 %f407, %f413;
-	bra.uni $L336_if_done;
-$L351_edge:
-	mov.f32 %f406, %f410;
-	mov.f32 %f407, %f405;
-	bra.uni $L336_if_done;
-$L348_edge:
-	mov.f32 %f406, %f404;
-	mov.f32 %f407, %f405;
-	bra.uni $L336_if_done;
-$L336_if_done:
-	.loc 3 196 10
-	setp.eq.s64 %p32, %rd18, 3;
-	@%p32 bra $L338_if_then;
-	bra.uni $L339_if_else;
-$L338_if_then:
-	.loc 3 197 15
-	div.s64 %rd242, %rd16, 2;
-	.loc 3 197 12
-	mul.lo.s64 %rd243, %rd235, %rd242;
-	.loc 3 197 24
-	div.s64 %rd244, %rd30, 2;
-	.loc 3 197 19
-	add.s64 %rd245, %rd243, %rd244;
-	.loc 3 198 27
-	neg.f32 %f414, %f406;
-	.loc 3 198 26
-	max.f32 %f415, %f414, 0fC2D00000;
-	min.f32 %f415, %f415, 0f42B20000;
-	mul.rn.f32 %f416, %f415, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f417, %f416;
-	fma.rn.f32 %f418, %f417, 0fBF317200, %f415;
-	fma.rn.f32 %f418, %f417, 0fB5BFBE8E, %f418;
-	mul.rn.f32 %f418, %f418, 0f3FB8AA3B;
-	ex2.approx.f32 %f419, %f418;
-	mul.rn.f32 %f420, %f417, 0f3F000000;
-	cvt.rmi.f32.f32 %f420, %f420;
-	sub.rn.f32 %f421, %f417, %f420;
-	ex2.approx.f32 %f422, %f420;
-	ex2.approx.f32 %f423, %f421;
-	mul.rn.f32 %f419, %f419, %f422;
-	mul.rn.f32 %f419, %f419, %f423;
-	setp.nan.f32 %p33, %f414, %f414;
-	selp.f32 %f419, %f414, %f419, %p33;
-	.loc 3 198 17
-	add.rn.f32 %f424, 0f3F800000, %f419;
-	.loc 3 198 12
-	div.rn.f32 %f425, %f406, %f424;
-	.loc 3 198 33
-	mul.rn.f32 %f426, %f425, %f407;
-	.loc 3 199 16
-	setp.gt.s64 %p34, %rd14, 0;
-	@%p34 bra $L340_if_then;
-	bra.uni $L354_edge;
-$L340_if_then:
-	.loc 3 200 21
-	shl.b64 %rd246, %rd245, 1;
-	add.s64 %rd247, %rd13, %rd246;
-	ld.global.nc.u16 %rs98, [%rd247];
-	.loc 3 200 17
-	bra.uni $L355_entry;
-$L355_entry:
-	.loc 3 257 62
-	cvt.u32.u16 %r274, %rs98;
-	shl.b32 %r274, %r274, 16;
-	mov.b32 %f429, %r274;
-	.loc 3 257 46
-	mov.f32 %f428, %f429;
-	bra.uni $L356_ret_load;
-$L356_ret_load:
-	.loc 3 200 5
-	add.rn.f32 %f430, %f426, %f428;
-	mov.f32 %f427, %f430;
-	bra.uni $L357_entry;
-$L354_edge:
-	mov.f32 %f427, %f426;
-	bra.uni $L357_entry;
-$L357_entry:
-	.loc 3 258 67
-	cvt.rn.bf16.f32 %rs100, %f427;
-	.loc 3 258 46
-	mov.u16 %rs99, %rs100;
-	bra.uni $L358_ret_store;
-$L358_ret_store:
-	.loc 3 202 7
-	shl.b64 %rd248, %rd245, 1;
-	add.s64 %rd249, %rd1, %rd248;
-	st.global.u16 [%rd249], %rs99;
-	bra.uni $L22_if_done;
-$L339_if_else:
-	.loc 3 204 12
-	mul.lo.s64 %rd250, %rd235, %rd16;
-	.loc 3 204 15
-	add.s64 %rd251, %rd250, %rd30;
-	.loc 3 205 16
-	bra.uni $L359_entry;
-$L359_entry:
-	.loc 3 223 9
-	setp.eq.s64 %p35, %rd18, 1;
-	@%p35 bra $L360_if_then;
-	bra.uni $L361_if_done;
-$L360_if_then:
-	.loc 3 224 27
-	neg.f32 %f432, %f406;
-	.loc 3 224 26
-	max.f32 %f433, %f432, 0fC2D00000;
-	min.f32 %f433, %f433, 0f42B20000;
-	mul.rn.f32 %f434, %f433, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f435, %f434;
-	fma.rn.f32 %f436, %f435, 0fBF317200, %f433;
-	fma.rn.f32 %f436, %f435, 0fB5BFBE8E, %f436;
-	mul.rn.f32 %f436, %f436, 0f3FB8AA3B;
-	ex2.approx.f32 %f437, %f436;
-	mul.rn.f32 %f438, %f435, 0f3F000000;
-	cvt.rmi.f32.f32 %f438, %f438;
-	sub.rn.f32 %f439, %f435, %f438;
-	ex2.approx.f32 %f440, %f438;
-	ex2.approx.f32 %f441, %f439;
-	mul.rn.f32 %f437, %f437, %f440;
-	mul.rn.f32 %f437, %f437, %f441;
-	setp.nan.f32 %p36, %f432, %f432;
-	selp.f32 %f437, %f432, %f437, %p36;
-	.loc 3 224 17
-	add.rn.f32 %f442, 0f3F800000, %f437;
-	.loc 3 224 12
-	div.rn.f32 %f443, %f406, %f442;
-	.loc 3 224 3
-	mov.f32 %f431, %f443;
-	bra.uni $L364_ret_gemvAct;
-$L361_if_done:
-	.loc 3 226 9
-	setp.eq.s64 %p37, %rd18, 2;
-	@%p37 bra $L362_if_then;
-	bra.uni $L363_if_done;
-$L362_if_then:
-	.loc 3 227 14
-	mul.rn.f32 %f444, 0f3F000000, %f406;
-	.loc 3 227 34
-	mul.rn.f32 %f445, %f406, 0f3F3504F3;
-	.loc 3 227 32
+	.loc 3 99 75
+	not.b32 %r336, 65535;
+	and.b32 %r335, %r334, %r336;
+	.loc 3 99 72
+	mov.b32 %f265, %r335;
+	.loc 3 99 45
+	mov.f32 %f264, %f265;
+	bra.uni $L353_ret_hi;
+$L353_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r337, %r296;
+	.loc 3 182 25
+	bra.uni $L354_entry;
+$L354_entry:
+	.loc 3 99 75
+	not.b32 %r339, 65535;
+	and.b32 %r338, %r337, %r339;
+	.loc 3 99 72
+	mov.b32 %f267, %r338;
+	.loc 3 99 45
+	mov.f32 %f266, %f267;
+	bra.uni $L355_ret_hi;
+$L355_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r340, %r296;
+	.loc 3 182 51
+	bra.uni $L356_entry;
+$L356_entry:
+	.loc 3 98 75
+	shl.b32 %r341, %r340, 16;
+	.loc 3 98 72
+	mov.b32 %f269, %r341;
+	.loc 3 98 45
+	mov.f32 %f268, %f269;
+	bra.uni $L357_ret_lo;
+$L357_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f270, %f262, %f268, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f271, %f264, %f266, %f270;
+	.loc 3 183 28
+	mov.u32 %r342, %r300;
+	.loc 3 183 25
+	bra.uni $L358_entry;
+$L358_entry:
+	.loc 3 99 75
+	not.b32 %r344, 65535;
+	and.b32 %r343, %r342, %r344;
+	.loc 3 99 72
+	mov.b32 %f273, %r343;
+	.loc 3 99 45
+	mov.f32 %f272, %f273;
+	bra.uni $L359_ret_hi;
+$L359_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r345, %r300;
+	.loc 3 183 51
+	bra.uni $L360_entry;
+$L360_entry:
+	.loc 3 98 75
+	shl.b32 %r346, %r345, 16;
+	.loc 3 98 72
+	mov.b32 %f275, %r346;
+	.loc 3 98 45
+	mov.f32 %f274, %f275;
+	bra.uni $L361_ret_lo;
+$L361_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f276, %f262, %f274, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f277, %f264, %f272, %f276;
+	mov.f32 %f228, %f271;
+	mov.f32 %f229, %f277;
+	bra.uni $L362_rangeint_body;
+$L362_rangeint_body:
+	.loc 3 181 21
+	mov.u32 %r347, %r293;
+	.loc 3 181 18
+	bra.uni $L363_entry;
+$L363_entry:
+	.loc 3 98 75
+	shl.b32 %r348, %r347, 16;
+	.loc 3 98 72
+	mov.b32 %f279, %r348;
+	.loc 3 98 45
+	mov.f32 %f278, %f279;
+	bra.uni $L364_ret_lo;
+$L364_ret_lo:
+	.loc 3 181 35
+	mov.u32 %r349, %r293;
+	.loc 3 181 32
 	bra.uni $L365_entry;
 $L365_entry:
-	.loc 1 26 14
-	abs.f32 %f447, %f445;
-	.loc 1 27 7
-	setp.eq.f32 %p38, %f445, 0f00000000;
-	@%p38 bra $L366_if_then;
-	bra.uni $L367_if_done;
-$L366_if_then:
-	.loc 1 28 3
-	mov.f32 %f446, %f445;
-	bra.uni $L377_ret_Erf32;
-$L367_if_done:
-	.loc 1 30 7
-	setp.lt.f32 %p39, %f447, 0f3F800000;
-	@%p39 bra $L368_if_then;
-	bra.uni $L369_if_done;
-$L368_if_then:
-	.loc 1 31 10
-	mul.rn.f32 %f448, %f445, %f445;
-	.loc 1 33 14
-	mov.f32 %f450, 0f38A4B519;
-	fma.rn.f32 %f449, %f450, %f448, 0fBA51FB80;
-	.loc 1 34 14
-	fma.rn.f32 %f451, %f449, %f448, 0f3BAA02D9;
-	.loc 1 35 14
-	fma.rn.f32 %f452, %f451, %f448, 0fBCDBFC87;
-	.loc 1 36 14
-	fma.rn.f32 %f453, %f452, %f448, 0f3DE7167C;
-	.loc 1 37 14
-	fma.rn.f32 %f454, %f453, %f448, 0fBEC0939F;
-	.loc 1 39 49
-	fma.rn.f32 %f455, %f454, %f448, 0fB37BD649;
-	.loc 1 39 41
-	mul.rn.f32 %f456, %f445, %f455;
-	.loc 1 39 17
-	fma.rn.f32 %f457, %f445, 0f3F906EBB, %f456;
-	.loc 1 39 3
-	mov.f32 %f446, %f457;
-	bra.uni $L377_ret_Erf32;
-$L369_if_done:
-	.loc 1 41 9
-	setp.lt.f32 %p40, %f447, 0f40800000;
-	@%p40 bra $L371_if_done;
-	bra.uni $L370_if_then;
-$L371_if_done:
-	.loc 1 48 7
-	setp.lt.f32 %p41, %f447, 0f40100000;
-	@%p41 bra $L374_if_then;
-	bra.uni $L376_if_else;
-$L374_if_then:
-	.loc 1 49 10
-	sub.rn.f32 %f458, %f447, 0f3FD00000;
-	.loc 1 51 14
-	mov.f32 %f460, 0f39858B99;
-	fma.rn.f32 %f459, %f460, %f458, 0fBAA6FCCE;
-	.loc 1 52 14
-	fma.rn.f32 %f461, %f459, %f458, 0f3A237386;
-	.loc 1 53 14
-	fma.rn.f32 %f462, %f461, %f458, 0f3BC8E567;
-	.loc 1 54 14
-	fma.rn.f32 %f463, %f462, %f458, 0fBC6C5758;
-	.loc 1 55 14
-	fma.rn.f32 %f464, %f463, %f458, 0f3B0C82BC;
-	.loc 1 56 14
-	fma.rn.f32 %f465, %f464, %f458, 0f3D4BA71C;
-	.loc 1 57 14
-	fma.rn.f32 %f466, %f465, %f458, 0fBDEB31E4;
-	.loc 1 58 14
-	fma.rn.f32 %f467, %f466, %f458, 0f3E05E7E2;
-	.loc 1 59 14
-	fma.rn.f32 %f468, %f467, %f458, 0fBDA4CEA2;
-	.loc 1 60 14
-	fma.rn.f32 %f469, %f468, %f458, 0f3CB096C5;
-	mov.f32 %f470, %f469;
-	bra.uni $L375_if_done;
-$L376_if_else:
-	.loc 1 62 10
-	sub.rn.f32 %f474, %f447, 0f40480000;
-	.loc 1 64 14
-	mov.f32 %f476, 0f38CA5CFA;
-	fma.rn.f32 %f475, %f476, %f474, 0fB99B75F6;
-	.loc 1 65 14
-	fma.rn.f32 %f477, %f475, %f474, 0f39F389D1;
-	.loc 1 66 14
-	fma.rn.f32 %f478, %f477, %f474, 0fBA137B16;
-	.loc 1 67 14
-	fma.rn.f32 %f479, %f478, %f474, 0f3A1128D4;
-	.loc 1 68 14
-	fma.rn.f32 %f480, %f479, %f474, 0fB9D324B1;
-	.loc 1 69 14
-	fma.rn.f32 %f481, %f480, %f474, 0f3954A29F;
-	.loc 1 70 14
-	fma.rn.f32 %f482, %f481, %f474, 0fB88783B3;
-	.loc 1 71 14
-	fma.rn.f32 %f483, %f482, %f474, 0f3725EBA6;
-	mov.f32 %f470, %f483;
-	bra.uni $L375_if_done;
-$L375_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f471, 0f3F800000, %f470;
-	.loc 1 73 19
-	bra.uni $L378_entry;
-$L378_entry:
-	.loc 2 91 46
-	mov.b32 %r275, %f471;
-	.loc 2 91 49
-	and.b32 %r276, %r275, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r277, %f445;
-	.loc 2 91 82
-	and.b32 %r278, %r277, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r279, %r276, %r278;
-	.loc 2 91 29
-	mov.b32 %f473, %r279;
-	.loc 2 91 2
-	mov.f32 %f472, %f473;
-	bra.uni $L379_ret_copysign32;
-$L379_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f446, %f472;
-	bra.uni $L377_ret_Erf32;
-$L370_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p42, %f445, %f445;
-	@%p42 bra $L372_if_then;
-	bra.uni $L380_entry;
-$L372_if_then:
-	.loc 1 43 4
-	mov.f32 %f446, %f445;
-	bra.uni $L377_ret_Erf32;
-$L380_entry:
-	.loc 2 91 46
-	mov.f32 %f485, 0f3F800000;
-	mov.b32 %r280, %f485;
-	.loc 2 91 49
-	and.b32 %r281, %r280, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r282, %f445;
-	.loc 2 91 82
-	and.b32 %r283, %r282, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r284, %r281, %r283;
-	.loc 2 91 29
-	mov.b32 %f486, %r284;
-	.loc 2 91 2
-	mov.f32 %f484, %f486;
-	bra.uni $L381_ret_copysign32;
-$L381_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f446, %f484;
-	bra.uni $L377_ret_Erf32;
-$L377_ret_Erf32:
-	.loc 3 227 23
-	add.rn.f32 %f487, 0f3F800000, %f446;
-	.loc 3 227 18
-	mul.rn.f32 %f488, %f444, %f487;
-	.loc 3 227 3
-	mov.f32 %f431, %f488;
-	bra.uni $L364_ret_gemvAct;
-$L363_if_done:
-	.loc 3 229 2
-	mov.f32 %f431, %f406;
-	bra.uni $L364_ret_gemvAct;
-$L364_ret_gemvAct:
-	.loc 3 206 16
-	setp.gt.s64 %p43, %rd14, 0;
-	@%p43 bra $L342_if_then;
-	bra.uni $L382_edge;
-$L342_if_then:
-	.loc 3 207 22
-	shl.b64 %rd252, %rd251, 1;
-	add.s64 %rd253, %rd13, %rd252;
-	ld.global.nc.u16 %rs101, [%rd253];
-	.loc 3 207 18
-	bra.uni $L383_entry;
-$L383_entry:
-	.loc 3 257 62
-	cvt.u32.u16 %r285, %rs101;
-	shl.b32 %r285, %r285, 16;
-	mov.b32 %f491, %r285;
-	.loc 3 257 46
-	mov.f32 %f490, %f491;
-	bra.uni $L384_ret_load;
-$L384_ret_load:
-	.loc 3 207 5
-	add.rn.f32 %f492, %f431, %f490;
-	mov.f32 %f489, %f492;
-	bra.uni $L385_entry;
-$L382_edge:
-	mov.f32 %f489, %f431;
-	bra.uni $L385_entry;
-$L385_entry:
-	.loc 3 258 67
-	cvt.rn.bf16.f32 %rs103, %f489;
-	.loc 3 258 46
-	mov.u16 %rs102, %rs103;
-	bra.uni $L386_ret_store;
-$L386_ret_store:
-	.loc 3 209 7
-	shl.b64 %rd254, %rd251, 1;
-	add.s64 %rd255, %rd1, %rd254;
-	st.global.u16 [%rd255], %rs102;
-	@%p30 bra $L387_entry;
-	bra.uni $L22_if_done;
-$L387_entry:
-	.loc 3 223 9
-	setp.eq.s64 %p44, %rd18, 1;
-	@%p44 bra $L388_if_then;
-	bra.uni $L389_if_done;
-$L388_if_then:
-	.loc 3 224 27
-	neg.f32 %f494, %f407;
-	.loc 3 224 26
-	max.f32 %f495, %f494, 0fC2D00000;
-	min.f32 %f495, %f495, 0f42B20000;
-	mul.rn.f32 %f496, %f495, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f497, %f496;
-	fma.rn.f32 %f498, %f497, 0fBF317200, %f495;
-	fma.rn.f32 %f498, %f497, 0fB5BFBE8E, %f498;
-	mul.rn.f32 %f498, %f498, 0f3FB8AA3B;
-	ex2.approx.f32 %f499, %f498;
-	mul.rn.f32 %f500, %f497, 0f3F000000;
-	cvt.rmi.f32.f32 %f500, %f500;
-	sub.rn.f32 %f501, %f497, %f500;
-	ex2.approx.f32 %f502, %f500;
-	ex2.approx.f32 %f503, %f501;
-	mul.rn.f32 %f499, %f499, %f502;
-	mul.rn.f32 %f499, %f499, %f503;
-	setp.nan.f32 %p45, %f494, %f494;
-	selp.f32 %f499, %f494, %f499, %p45;
-	.loc 3 224 17
-	add.rn.f32 %f504, 0f3F800000, %f499;
-	.loc 3 224 12
-	div.rn.f32 %f505, %f407, %f504;
-	.loc 3 224 3
-	mov.f32 %f493, %f505;
-	bra.uni $L392_ret_gemvAct;
-$L389_if_done:
-	.loc 3 226 9
-	setp.eq.s64 %p46, %rd18, 2;
-	@%p46 bra $L390_if_then;
-	bra.uni $L391_if_done;
+	.loc 3 99 75
+	not.b32 %r351, 65535;
+	and.b32 %r350, %r349, %r351;
+	.loc 3 99 72
+	mov.b32 %f281, %r350;
+	.loc 3 99 45
+	mov.f32 %f280, %f281;
+	bra.uni $L366_ret_hi;
+$L366_ret_hi:
+	.loc 3 182 28
+	mov.u32 %r352, %r297;
+	.loc 3 182 25
+	bra.uni $L367_entry;
+$L367_entry:
+	.loc 3 99 75
+	not.b32 %r354, 65535;
+	and.b32 %r353, %r352, %r354;
+	.loc 3 99 72
+	mov.b32 %f283, %r353;
+	.loc 3 99 45
+	mov.f32 %f282, %f283;
+	bra.uni $L368_ret_hi;
+$L368_ret_hi:
+	.loc 3 182 54
+	mov.u32 %r355, %r297;
+	.loc 3 182 51
+	bra.uni $L369_entry;
+$L369_entry:
+	.loc 3 98 75
+	shl.b32 %r356, %r355, 16;
+	.loc 3 98 72
+	mov.b32 %f285, %r356;
+	.loc 3 98 45
+	mov.f32 %f284, %f285;
+	bra.uni $L370_ret_lo;
+$L370_ret_lo:
+	.loc 3 182 41
+	fma.rn.f32 %f286, %f278, %f284, %f228;
+	.loc 3 182 15
+	fma.rn.f32 %f287, %f280, %f282, %f286;
+	.loc 3 183 28
+	mov.u32 %r357, %r301;
+	.loc 3 183 25
+	bra.uni $L371_entry;
+$L371_entry:
+	.loc 3 99 75
+	not.b32 %r359, 65535;
+	and.b32 %r358, %r357, %r359;
+	.loc 3 99 72
+	mov.b32 %f289, %r358;
+	.loc 3 99 45
+	mov.f32 %f288, %f289;
+	bra.uni $L372_ret_hi;
+$L372_ret_hi:
+	.loc 3 183 54
+	mov.u32 %r360, %r301;
+	.loc 3 183 51
+	bra.uni $L373_entry;
+$L373_entry:
+	.loc 3 98 75
+	shl.b32 %r361, %r360, 16;
+	.loc 3 98 72
+	mov.b32 %f291, %r361;
+	.loc 3 98 45
+	mov.f32 %f290, %f291;
+	bra.uni $L374_ret_lo;
+$L374_ret_lo:
+	.loc 3 183 41
+	fma.rn.f32 %f292, %f278, %f290, %f229;
+	.loc 3 183 15
+	fma.rn.f32 %f293, %f280, %f288, %f292;
+	mov.f32 %f294, %f287;
+	mov.f32 %f295, %f293;
+	bra.uni $L322_rangeint_done;
+$L322_rangeint_done:
+	.loc 3 185 2
+	mov.f32 %f226, %f294;
+	mov.f32 %f227, %f295;
+	bra.uni $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
+$L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
+	.loc 3 126 12
+	mov.f32 %f3, %f226;
+	.loc 3 126 21
+	mov.f32 %f7, %f227;
+	bra.uni $L13_if_done;
+$L13_if_done:
+	.loc 3 130 30
+	add.s64 %rd314, %rd248, 4;
+	.loc 3 130 41
+	sub.s64 %rd315, %rd314, 1;
+	.loc 3 130 14
+	bra.uni $L375_entry;
+$L375_entry:
+	.loc 3 154 10
+	rem.s64 %rd316, %rd315, 4;
+	.loc 3 155 10
+	mul.lo.s64 %rd317, %rd315, 256;
+	.loc 3 155 23
+	mul.lo.s64 %rd318, %rd23, 8;
+	.loc 3 155 20
+	add.s64 %rd319, %rd317, %rd318;
+	bra.uni $L376_rangeint_body;
+$L376_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd320, %rd30, 0;
+	.loc 3 159 13
+	setp.lt.s64 %p44, %rd320, %rd16;
+	@%p44 bra $L380_cond_true;
+	bra.uni $L387_edge;
+$L380_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p45, %rd319, %rd17;
+	@%p45 bra $L378_if_then;
+	bra.uni $L388_edge;
+$L378_if_then:
+	.loc 3 160 21
+	add.s64 %rd323, %rd30, 0;
+	.loc 3 160 24
+	mul.lo.s64 %rd324, %rd323, %rd17;
+	.loc 3 160 26
+	add.s64 %rd325, %rd324, %rd319;
+	mov.s64 %rd321, %rd325;
+	mov.s64 %rd322, 16;
+	bra.uni $L379_if_done;
+$L388_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L379_if_done;
+$L387_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L379_if_done;
+$L379_if_done:
+	.loc 3 162 29
+	mul.lo.s64 %rd326, %rd316, 6;
+	.loc 3 162 39
+	add.s64 %rd327, %rd326, 0;
+	.loc 3 162 42
+	mul.lo.s64 %rd328, %rd327, 256;
+	.loc 3 162 53
+	mul.lo.s64 %rd329, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd330, %rd328, %rd329;
+	.loc 3 162 26
+	shl.b64 %rd331, %rd330, 1;
+	add.s64 %rd332, %rd37, %rd331;
+	.loc 3 162 60
+	shl.b64 %rd333, %rd321, 1;
+	add.s64 %rd334, %rd7, %rd333;
+	.loc 3 162 19
+	cvt.u32.s64 %r362, %rd322;
+	cp.async.cg.shared.global [%rd332], [%rd334], 16, %r362;
+	bra.uni $L389_rangeint_body;
+$L389_rangeint_body:
+	.loc 3 159 10
+	add.s64 %rd335, %rd30, 1;
+	.loc 3 159 13
+	setp.lt.s64 %p46, %rd335, %rd16;
+	@%p46 bra $L392_cond_true;
+	bra.uni $L393_edge;
+$L392_cond_true:
+	.loc 3 159 23
+	setp.lt.s64 %p47, %rd319, %rd17;
+	@%p47 bra $L390_if_then;
+	bra.uni $L394_edge;
 $L390_if_then:
-	.loc 3 227 14
-	mul.rn.f32 %f506, 0f3F000000, %f407;
-	.loc 3 227 34
-	mul.rn.f32 %f507, %f407, 0f3F3504F3;
-	.loc 3 227 32
-	bra.uni $L393_entry;
-$L393_entry:
-	.loc 1 26 14
-	abs.f32 %f509, %f507;
-	.loc 1 27 7
-	setp.eq.f32 %p47, %f507, 0f00000000;
-	@%p47 bra $L394_if_then;
-	bra.uni $L395_if_done;
-$L394_if_then:
-	.loc 1 28 3
-	mov.f32 %f508, %f507;
-	bra.uni $L405_ret_Erf32;
-$L395_if_done:
-	.loc 1 30 7
-	setp.lt.f32 %p48, %f509, 0f3F800000;
-	@%p48 bra $L396_if_then;
-	bra.uni $L397_if_done;
-$L396_if_then:
-	.loc 1 31 10
-	mul.rn.f32 %f510, %f507, %f507;
-	.loc 1 33 14
-	mov.f32 %f512, 0f38A4B519;
-	fma.rn.f32 %f511, %f512, %f510, 0fBA51FB80;
-	.loc 1 34 14
-	fma.rn.f32 %f513, %f511, %f510, 0f3BAA02D9;
-	.loc 1 35 14
-	fma.rn.f32 %f514, %f513, %f510, 0fBCDBFC87;
-	.loc 1 36 14
-	fma.rn.f32 %f515, %f514, %f510, 0f3DE7167C;
-	.loc 1 37 14
-	fma.rn.f32 %f516, %f515, %f510, 0fBEC0939F;
-	.loc 1 39 49
-	fma.rn.f32 %f517, %f516, %f510, 0fB37BD649;
-	.loc 1 39 41
-	mul.rn.f32 %f518, %f507, %f517;
-	.loc 1 39 17
-	fma.rn.f32 %f519, %f507, 0f3F906EBB, %f518;
-	.loc 1 39 3
-	mov.f32 %f508, %f519;
-	bra.uni $L405_ret_Erf32;
-$L397_if_done:
-	.loc 1 41 9
-	setp.lt.f32 %p49, %f509, 0f40800000;
-	@%p49 bra $L399_if_done;
-	bra.uni $L398_if_then;
-$L399_if_done:
-	.loc 1 48 7
-	setp.lt.f32 %p50, %f509, 0f40100000;
-	@%p50 bra $L402_if_then;
-	bra.uni $L404_if_else;
-$L402_if_then:
-	.loc 1 49 10
-	sub.rn.f32 %f520, %f509, 0f3FD00000;
-	.loc 1 51 14
-	mov.f32 %f522, 0f39858B99;
-	fma.rn.f32 %f521, %f522, %f520, 0fBAA6FCCE;
-	.loc 1 52 14
-	fma.rn.f32 %f523, %f521, %f520, 0f3A237386;
-	.loc 1 53 14
-	fma.rn.f32 %f524, %f523, %f520, 0f3BC8E567;
-	.loc 1 54 14
-	fma.rn.f32 %f525, %f524, %f520, 0fBC6C5758;
-	.loc 1 55 14
-	fma.rn.f32 %f526, %f525, %f520, 0f3B0C82BC;
-	.loc 1 56 14
-	fma.rn.f32 %f527, %f526, %f520, 0f3D4BA71C;
-	.loc 1 57 14
-	fma.rn.f32 %f528, %f527, %f520, 0fBDEB31E4;
-	.loc 1 58 14
-	fma.rn.f32 %f529, %f528, %f520, 0f3E05E7E2;
-	.loc 1 59 14
-	fma.rn.f32 %f530, %f529, %f520, 0fBDA4CEA2;
-	.loc 1 60 14
-	fma.rn.f32 %f531, %f530, %f520, 0f3CB096C5;
-	mov.f32 %f532, %f531;
-	bra.uni $L403_if_done;
-$L404_if_else:
-	.loc 1 62 10
-	sub.rn.f32 %f536, %f509, 0f40480000;
-	.loc 1 64 14
-	mov.f32 %f538, 0f38CA5CFA;
-	fma.rn.f32 %f537, %f538, %f536, 0fB99B75F6;
-	.loc 1 65 14
-	fma.rn.f32 %f539, %f537, %f536, 0f39F389D1;
-	.loc 1 66 14
-	fma.rn.f32 %f540, %f539, %f536, 0fBA137B16;
-	.loc 1 67 14
-	fma.rn.f32 %f541, %f540, %f536, 0f3A1128D4;
-	.loc 1 68 14
-	fma.rn.f32 %f542, %f541, %f536, 0fB9D324B1;
-	.loc 1 69 14
-	fma.rn.f32 %f543, %f542, %f536, 0f3954A29F;
-	.loc 1 70 14
-	fma.rn.f32 %f544, %f543, %f536, 0fB88783B3;
-	.loc 1 71 14
-	fma.rn.f32 %f545, %f544, %f536, 0f3725EBA6;
-	mov.f32 %f532, %f545;
-	bra.uni $L403_if_done;
-$L403_if_done:
-	.loc 1 73 21
-	sub.rn.f32 %f533, 0f3F800000, %f532;
-	.loc 1 73 19
-	bra.uni $L406_entry;
-$L406_entry:
-	.loc 2 91 46
-	mov.b32 %r286, %f533;
-	.loc 2 91 49
-	and.b32 %r287, %r286, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r288, %f507;
-	.loc 2 91 82
-	and.b32 %r289, %r288, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r290, %r287, %r289;
-	.loc 2 91 29
-	mov.b32 %f535, %r290;
-	.loc 2 91 2
-	mov.f32 %f534, %f535;
-	bra.uni $L407_ret_copysign32;
-$L407_ret_copysign32:
-	.loc 1 73 2
-	mov.f32 %f508, %f534;
-	bra.uni $L405_ret_Erf32;
-$L398_if_then:
-	.loc 1 42 8
-	setp.neu.f32 %p51, %f507, %f507;
-	@%p51 bra $L400_if_then;
-	bra.uni $L408_entry;
-$L400_if_then:
-	.loc 1 43 4
-	mov.f32 %f508, %f507;
-	bra.uni $L405_ret_Erf32;
-$L408_entry:
-	.loc 2 91 46
-	mov.f32 %f547, 0f3F800000;
-	mov.b32 %r291, %f547;
-	.loc 2 91 49
-	and.b32 %r292, %r291, 2147483647;
-	.loc 2 91 79
-	mov.b32 %r293, %f507;
-	.loc 2 91 82
-	and.b32 %r294, %r293, 0x80000000;
-	.loc 2 91 61
-	or.b32 %r295, %r292, %r294;
-	.loc 2 91 29
-	mov.b32 %f548, %r295;
-	.loc 2 91 2
-	mov.f32 %f546, %f548;
-	bra.uni $L409_ret_copysign32;
-$L409_ret_copysign32:
-	.loc 1 45 3
-	mov.f32 %f508, %f546;
-	bra.uni $L405_ret_Erf32;
-$L405_ret_Erf32:
-	.loc 3 227 23
-	add.rn.f32 %f549, 0f3F800000, %f508;
-	.loc 3 227 18
-	mul.rn.f32 %f550, %f506, %f549;
-	.loc 3 227 3
-	mov.f32 %f493, %f550;
-	bra.uni $L392_ret_gemvAct;
+	.loc 3 160 21
+	add.s64 %rd336, %rd30, 1;
+	.loc 3 160 24
+	mul.lo.s64 %rd337, %rd336, %rd17;
+	.loc 3 160 26
+	add.s64 %rd338, %rd337, %rd319;
+	mov.s64 %rd321, %rd338;
+	mov.s64 %rd322, 16;
+	bra.uni $L391_if_done;
+$L394_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L391_if_done;
+$L393_edge:
+	mov.s64 %rd321, 0;
+	mov.s64 %rd322, 0;
+	bra.uni $L391_if_done;
 $L391_if_done:
-	.loc 3 229 2
-	mov.f32 %f493, %f407;
-	bra.uni $L392_ret_gemvAct;
-$L392_ret_gemvAct:
-	.loc 3 212 17
-	setp.gt.s64 %p52, %rd14, 0;
-	@%p52 bra $L345_if_then;
-	bra.uni $L410_edge;
-$L345_if_then:
-	.loc 3 213 25
-	add.s64 %rd256, %rd251, 1;
-	.loc 3 213 23
-	shl.b64 %rd257, %rd256, 1;
-	add.s64 %rd258, %rd13, %rd257;
-	ld.global.nc.u16 %rs104, [%rd258];
-	.loc 3 213 19
-	bra.uni $L411_entry;
-$L411_entry:
-	.loc 3 257 62
-	cvt.u32.u16 %r296, %rs104;
-	shl.b32 %r296, %r296, 16;
-	mov.b32 %f553, %r296;
-	.loc 3 257 46
-	mov.f32 %f552, %f553;
-	bra.uni $L412_ret_load;
-$L412_ret_load:
-	.loc 3 213 6
-	add.rn.f32 %f554, %f493, %f552;
-	mov.f32 %f551, %f554;
-	bra.uni $L346_if_done;
-$L410_edge:
-	mov.f32 %f551, %f493;
-	bra.uni $L346_if_done;
-$L346_if_done:
-	.loc 3 215 10
-	add.s64 %rd259, %rd251, 1;
-	.loc 3 215 24
-	bra.uni $L413_entry;
-$L413_entry:
-	.loc 3 258 67
-	cvt.rn.bf16.f32 %rs106, %f551;
-	.loc 3 258 46
-	mov.u16 %rs105, %rs106;
-	bra.uni $L414_ret_store;
-$L414_ret_store:
-	.loc 3 215 8
-	shl.b64 %rd260, %rd259, 1;
-	add.s64 %rd261, %rd1, %rd260;
-	st.global.u16 [%rd261], %rs105;
+	.loc 3 162 29
+	mul.lo.s64 %rd339, %rd316, 6;
+	.loc 3 162 39
+	add.s64 %rd340, %rd339, 1;
+	.loc 3 162 42
+	mul.lo.s64 %rd341, %rd340, 256;
+	.loc 3 162 53
+	mul.lo.s64 %rd342, %rd23, 8;
+	.loc 3 162 51
+	add.s64 %rd343, %rd341, %rd342;
+	.loc 3 162 26
+	shl.b64 %rd344, %rd343, 1;
+	add.s64 %rd345, %rd37, %rd344;
+	.loc 3 162 60
+	shl.b64 %rd346, %rd321, 1;
+	add.s64 %rd347, %rd7, %rd346;
+	.loc 3 162 19
+	cvt.u32.s64 %r363, %rd322;
+	cp.async.cg.shared.global [%rd345], [%rd347], 16, %r363;
+	bra.uni $L381_rangeint_body;
+$L381_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd348, %rd49, 0;
+	.loc 3 167 11
+	setp.lt.s64 %p48, %rd348, %rd15;
+	@%p48 bra $L385_cond_true;
+	bra.uni $L395_edge;
+$L385_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p49, %rd319, %rd17;
+	@%p49 bra $L383_if_then;
+	bra.uni $L396_edge;
+$L383_if_then:
+	.loc 3 168 19
+	add.s64 %rd351, %rd49, 0;
+	.loc 3 168 22
+	mul.lo.s64 %rd352, %rd351, %rd17;
+	.loc 3 168 24
+	add.s64 %rd353, %rd352, %rd319;
+	mov.s64 %rd349, %rd353;
+	mov.s64 %rd350, 16;
+	bra.uni $L384_if_done;
+$L396_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L384_if_done;
+$L395_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L384_if_done;
+$L384_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd354, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd355, %rd354, 2;
+	.loc 3 170 41
+	add.s64 %rd356, %rd355, 0;
+	.loc 3 170 44
+	mul.lo.s64 %rd357, %rd356, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd358, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd359, %rd357, %rd358;
+	.loc 3 170 26
+	shl.b64 %rd360, %rd359, 1;
+	add.s64 %rd361, %rd37, %rd360;
+	.loc 3 170 62
+	shl.b64 %rd362, %rd349, 1;
+	add.s64 %rd363, %rd4, %rd362;
+	.loc 3 170 19
+	cvt.u32.s64 %r364, %rd350;
+	cp.async.cg.shared.global [%rd361], [%rd363], 16, %r364;
+	bra.uni $L397_rangeint_body;
+$L397_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd364, %rd49, 1;
+	.loc 3 167 11
+	setp.lt.s64 %p50, %rd364, %rd15;
+	@%p50 bra $L400_cond_true;
+	bra.uni $L401_edge;
+$L400_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p51, %rd319, %rd17;
+	@%p51 bra $L398_if_then;
+	bra.uni $L402_edge;
+$L398_if_then:
+	.loc 3 168 19
+	add.s64 %rd365, %rd49, 1;
+	.loc 3 168 22
+	mul.lo.s64 %rd366, %rd365, %rd17;
+	.loc 3 168 24
+	add.s64 %rd367, %rd366, %rd319;
+	mov.s64 %rd349, %rd367;
+	mov.s64 %rd350, 16;
+	bra.uni $L399_if_done;
+$L402_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L399_if_done;
+$L401_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L399_if_done;
+$L399_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd368, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd369, %rd368, 2;
+	.loc 3 170 41
+	add.s64 %rd370, %rd369, 1;
+	.loc 3 170 44
+	mul.lo.s64 %rd371, %rd370, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd372, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd373, %rd371, %rd372;
+	.loc 3 170 26
+	shl.b64 %rd374, %rd373, 1;
+	add.s64 %rd375, %rd37, %rd374;
+	.loc 3 170 62
+	shl.b64 %rd376, %rd349, 1;
+	add.s64 %rd377, %rd4, %rd376;
+	.loc 3 170 19
+	cvt.u32.s64 %r365, %rd350;
+	cp.async.cg.shared.global [%rd375], [%rd377], 16, %r365;
+	bra.uni $L403_rangeint_body;
+$L403_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd378, %rd49, 2;
+	.loc 3 167 11
+	setp.lt.s64 %p52, %rd378, %rd15;
+	@%p52 bra $L406_cond_true;
+	bra.uni $L407_edge;
+$L406_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p53, %rd319, %rd17;
+	@%p53 bra $L404_if_then;
+	bra.uni $L408_edge;
+$L404_if_then:
+	.loc 3 168 19
+	add.s64 %rd379, %rd49, 2;
+	.loc 3 168 22
+	mul.lo.s64 %rd380, %rd379, %rd17;
+	.loc 3 168 24
+	add.s64 %rd381, %rd380, %rd319;
+	mov.s64 %rd349, %rd381;
+	mov.s64 %rd350, 16;
+	bra.uni $L405_if_done;
+$L408_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L405_if_done;
+$L407_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L405_if_done;
+$L405_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd382, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd383, %rd382, 2;
+	.loc 3 170 41
+	add.s64 %rd384, %rd383, 2;
+	.loc 3 170 44
+	mul.lo.s64 %rd385, %rd384, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd386, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd387, %rd385, %rd386;
+	.loc 3 170 26
+	shl.b64 %rd388, %rd387, 1;
+	add.s64 %rd389, %rd37, %rd388;
+	.loc 3 170 62
+	shl.b64 %rd390, %rd349, 1;
+	add.s64 %rd391, %rd4, %rd390;
+	.loc 3 170 19
+	cvt.u32.s64 %r366, %rd350;
+	cp.async.cg.shared.global [%rd389], [%rd391], 16, %r366;
+	bra.uni $L409_rangeint_body;
+$L409_rangeint_body:
+	.loc 3 167 8
+	add.s64 %rd392, %rd49, 3;
+	.loc 3 167 11
+	setp.lt.s64 %p54, %rd392, %rd15;
+	@%p54 bra $L412_cond_true;
+	bra.uni $L413_edge;
+$L412_cond_true:
+	.loc 3 167 21
+	setp.lt.s64 %p55, %rd319, %rd17;
+	@%p55 bra $L410_if_then;
+	bra.uni $L414_edge;
+$L410_if_then:
+	.loc 3 168 19
+	add.s64 %rd393, %rd49, 3;
+	.loc 3 168 22
+	mul.lo.s64 %rd394, %rd393, %rd17;
+	.loc 3 168 24
+	add.s64 %rd395, %rd394, %rd319;
+	mov.s64 %rd349, %rd395;
+	mov.s64 %rd350, 16;
+	bra.uni $L411_if_done;
+$L414_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L411_if_done;
+$L413_edge:
+	mov.s64 %rd349, 0;
+	mov.s64 %rd350, 0;
+	bra.uni $L411_if_done;
+$L411_if_done:
+	.loc 3 170 29
+	mul.lo.s64 %rd396, %rd316, 6;
+	.loc 3 170 39
+	add.s64 %rd397, %rd396, 2;
+	.loc 3 170 41
+	add.s64 %rd398, %rd397, 3;
+	.loc 3 170 44
+	mul.lo.s64 %rd399, %rd398, 256;
+	.loc 3 170 55
+	mul.lo.s64 %rd400, %rd23, 8;
+	.loc 3 170 53
+	add.s64 %rd401, %rd399, %rd400;
+	.loc 3 170 26
+	shl.b64 %rd402, %rd401, 1;
+	add.s64 %rd403, %rd37, %rd402;
+	.loc 3 170 62
+	shl.b64 %rd404, %rd349, 1;
+	add.s64 %rd405, %rd4, %rd404;
+	.loc 3 170 19
+	cvt.u32.s64 %r367, %rd350;
+	cp.async.cg.shared.global [%rd403], [%rd405], 16, %r367;
+	bra.uni $L382_rangeint_done;
+$L382_rangeint_done:
+	.loc 3 172 19
+	cp.async.commit_group;
+	bra.uni $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	.loc 3 115 29
+	add.s64 %rd406, %rd248, 1;
+	mov.s64 %rd248, %rd406;
+	bra.uni $L9_for_loop;
+$L11_for_done:
+	.loc 3 132 19
+	cp.async.wait_group 0;
+	mov.f32 %f296, 0f00000000;
+	mov.f32 %f297, 0f00000000;
+	bra.uni $L17_rangeint_body;
+$L17_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f298, %f0;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f299, %f298, 16, 31, -1;
+	add.rn.f32 %f300, %f298, %f299;
+	shfl.sync.bfly.b32 %f301, %f300, 8, 31, -1;
+	add.rn.f32 %f302, %f300, %f301;
+	shfl.sync.bfly.b32 %f303, %f302, 4, 31, -1;
+	add.rn.f32 %f304, %f302, %f303;
+	shfl.sync.bfly.b32 %f305, %f304, 2, 31, -1;
+	add.rn.f32 %f306, %f304, %f305;
+	shfl.sync.bfly.b32 %f307, %f306, 1, 31, -1;
+	add.rn.f32 %f308, %f306, %f307;
+	.loc 3 137 59
+	mov.f32 %f309, %f4;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f310, %f309, 16, 31, -1;
+	add.rn.f32 %f311, %f309, %f310;
+	shfl.sync.bfly.b32 %f312, %f311, 8, 31, -1;
+	add.rn.f32 %f313, %f311, %f312;
+	shfl.sync.bfly.b32 %f314, %f313, 4, 31, -1;
+	add.rn.f32 %f315, %f313, %f314;
+	shfl.sync.bfly.b32 %f316, %f315, 2, 31, -1;
+	add.rn.f32 %f317, %f315, %f316;
+	shfl.sync.bfly.b32 %f318, %f317, 1, 31, -1;
+	add.rn.f32 %f319, %f317, %f318;
+	.loc 3 138 10
+	setp.eq.s64 %p56, %rd23, 0;
+	@%p56 bra $L19_if_then;
+	bra.uni $L415_edge;
+$L19_if_then:
+	mov.f32 %f320, %f308;
+	mov.f32 %f321, %f319;
+	bra.uni $L20_if_done;
+$L415_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L20_if_done;
+$L20_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L416_rangeint_body;
+$L416_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f322, %f1;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f323, %f322, 16, 31, -1;
+	add.rn.f32 %f324, %f322, %f323;
+	shfl.sync.bfly.b32 %f325, %f324, 8, 31, -1;
+	add.rn.f32 %f326, %f324, %f325;
+	shfl.sync.bfly.b32 %f327, %f326, 4, 31, -1;
+	add.rn.f32 %f328, %f326, %f327;
+	shfl.sync.bfly.b32 %f329, %f328, 2, 31, -1;
+	add.rn.f32 %f330, %f328, %f329;
+	shfl.sync.bfly.b32 %f331, %f330, 1, 31, -1;
+	add.rn.f32 %f332, %f330, %f331;
+	.loc 3 137 59
+	mov.f32 %f333, %f5;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f334, %f333, 16, 31, -1;
+	add.rn.f32 %f335, %f333, %f334;
+	shfl.sync.bfly.b32 %f336, %f335, 8, 31, -1;
+	add.rn.f32 %f337, %f335, %f336;
+	shfl.sync.bfly.b32 %f338, %f337, 4, 31, -1;
+	add.rn.f32 %f339, %f337, %f338;
+	shfl.sync.bfly.b32 %f340, %f339, 2, 31, -1;
+	add.rn.f32 %f341, %f339, %f340;
+	shfl.sync.bfly.b32 %f342, %f341, 1, 31, -1;
+	add.rn.f32 %f343, %f341, %f342;
+	.loc 3 138 10
+	setp.eq.s64 %p57, %rd23, 1;
+	@%p57 bra $L417_if_then;
+	bra.uni $L419_edge;
+$L417_if_then:
+	mov.f32 %f320, %f332;
+	mov.f32 %f321, %f343;
+	bra.uni $L418_if_done;
+$L419_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L418_if_done;
+$L418_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L420_rangeint_body;
+$L420_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f344, %f2;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f345, %f344, 16, 31, -1;
+	add.rn.f32 %f346, %f344, %f345;
+	shfl.sync.bfly.b32 %f347, %f346, 8, 31, -1;
+	add.rn.f32 %f348, %f346, %f347;
+	shfl.sync.bfly.b32 %f349, %f348, 4, 31, -1;
+	add.rn.f32 %f350, %f348, %f349;
+	shfl.sync.bfly.b32 %f351, %f350, 2, 31, -1;
+	add.rn.f32 %f352, %f350, %f351;
+	shfl.sync.bfly.b32 %f353, %f352, 1, 31, -1;
+	add.rn.f32 %f354, %f352, %f353;
+	.loc 3 137 59
+	mov.f32 %f355, %f6;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f356, %f355, 16, 31, -1;
+	add.rn.f32 %f357, %f355, %f356;
+	shfl.sync.bfly.b32 %f358, %f357, 8, 31, -1;
+	add.rn.f32 %f359, %f357, %f358;
+	shfl.sync.bfly.b32 %f360, %f359, 4, 31, -1;
+	add.rn.f32 %f361, %f359, %f360;
+	shfl.sync.bfly.b32 %f362, %f361, 2, 31, -1;
+	add.rn.f32 %f363, %f361, %f362;
+	shfl.sync.bfly.b32 %f364, %f363, 1, 31, -1;
+	add.rn.f32 %f365, %f363, %f364;
+	.loc 3 138 10
+	setp.eq.s64 %p58, %rd23, 2;
+	@%p58 bra $L421_if_then;
+	bra.uni $L423_edge;
+$L421_if_then:
+	mov.f32 %f320, %f354;
+	mov.f32 %f321, %f365;
+	bra.uni $L422_if_done;
+$L423_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L422_if_done;
+$L422_if_done:
+	mov.f32 %f296, %f320;
+	mov.f32 %f297, %f321;
+	bra.uni $L424_rangeint_body;
+$L424_rangeint_body:
+	.loc 3 137 34
+	mov.f32 %f366, %f3;
+	.loc 3 137 26
+	shfl.sync.bfly.b32 %f367, %f366, 16, 31, -1;
+	add.rn.f32 %f368, %f366, %f367;
+	shfl.sync.bfly.b32 %f369, %f368, 8, 31, -1;
+	add.rn.f32 %f370, %f368, %f369;
+	shfl.sync.bfly.b32 %f371, %f370, 4, 31, -1;
+	add.rn.f32 %f372, %f370, %f371;
+	shfl.sync.bfly.b32 %f373, %f372, 2, 31, -1;
+	add.rn.f32 %f374, %f372, %f373;
+	shfl.sync.bfly.b32 %f375, %f374, 1, 31, -1;
+	add.rn.f32 %f376, %f374, %f375;
+	.loc 3 137 59
+	mov.f32 %f377, %f7;
+	.loc 3 137 51
+	shfl.sync.bfly.b32 %f378, %f377, 16, 31, -1;
+	add.rn.f32 %f379, %f377, %f378;
+	shfl.sync.bfly.b32 %f380, %f379, 8, 31, -1;
+	add.rn.f32 %f381, %f379, %f380;
+	shfl.sync.bfly.b32 %f382, %f381, 4, 31, -1;
+	add.rn.f32 %f383, %f381, %f382;
+	shfl.sync.bfly.b32 %f384, %f383, 2, 31, -1;
+	add.rn.f32 %f385, %f383, %f384;
+	shfl.sync.bfly.b32 %f386, %f385, 1, 31, -1;
+	add.rn.f32 %f387, %f385, %f386;
+	.loc 3 138 10
+	setp.eq.s64 %p59, %rd23, 3;
+	@%p59 bra $L425_if_then;
+	bra.uni $L427_edge;
+$L425_if_then:
+	mov.f32 %f320, %f376;
+	mov.f32 %f321, %f387;
+	bra.uni $L426_if_done;
+$L427_edge:
+	mov.f32 %f320, %f296;
+	mov.f32 %f321, %f297;
+	bra.uni $L426_if_done;
+$L426_if_done:
+	mov.f32 %f388, %f320;
+	mov.f32 %f389, %f321;
+	bra.uni $L18_rangeint_done;
+$L18_rangeint_done:
+	.loc 3 142 9
+	setp.lt.s64 %p60, %rd23, 4;
+	@%p60 bra $L21_if_then;
+	bra.uni $L22_if_done;
+$L21_if_then:
+	.loc 3 143 37
+	add.s64 %rd407, %rd49, %rd23;
+	.loc 3 143 14
+	bra.uni $L428_entry;
+$L428_entry:
+	.loc 3 191 9
+	setp.lt.s64 %p61, %rd407, %rd15;
+	@%p61 bra $L429_if_then;
+	bra.uni $L22_if_done;
+$L429_if_then:
+	.loc 3 192 14
+	add.s64 %rd408, %rd30, 1;
+	.loc 3 192 17
+	setp.lt.s64 %p62, %rd408, %rd16;
+	.loc 3 193 16
+	setp.gt.s64 %p63, %rd11, 0;
+	@%p63 bra $L431_if_then;
+	bra.uni $L444_edge;
+$L431_if_then:
+	.loc 3 194 22
+	shl.b64 %rd409, %rd30, 1;
+	add.s64 %rd410, %rd10, %rd409;
+	ld.global.nc.u16 %rs0, [%rd410];
+	.loc 3 194 17
+	bra.uni $L445_entry;
+$L445_entry:
+	.loc 3 260 62
+	cvt.u32.u16 %r368, %rs0;
+	shl.b32 %r368, %r368, 16;
+	mov.b32 %f393, %r368;
+	.loc 3 260 46
+	mov.f32 %f392, %f393;
+	bra.uni $L446_ret_load;
+$L446_ret_load:
+	.loc 3 194 4
+	add.rn.f32 %f394, %f388, %f392;
+	@%p62 bra $L433_if_then;
+	bra.uni $L447_edge;
+$L433_if_then:
+	.loc 3 196 27
+	add.s64 %rd411, %rd30, 1;
+	.loc 3 196 23
+	shl.b64 %rd412, %rd411, 1;
+	add.s64 %rd413, %rd10, %rd412;
+	ld.global.nc.u16 %rs1, [%rd413];
+	.loc 3 196 18
+	bra.uni $L448_entry;
+$L448_entry:
+	.loc 3 260 62
+	cvt.u32.u16 %r369, %rs1;
+	shl.b32 %r369, %r369, 16;
+	mov.b32 %f396, %r369;
+	.loc 3 260 46
+	mov.f32 %f395, %f396;
+	bra.uni $L449_ret_load;
+$L449_ret_load:
+	.loc 3 196 5
+	add.rn.f32 %f397, %f389, %f395;
+	mov.f32 %f390, %f394;
+	mov.f32 %f391, %f397;
+	bra.uni $L432_if_done;
+$L447_edge:
+	mov.f32 %f390, %f394;
+	mov.f32 %f391, %f389;
+	bra.uni $L432_if_done;
+$L444_edge:
+	mov.f32 %f390, %f388;
+	mov.f32 %f391, %f389;
+	bra.uni $L432_if_done;
+$L432_if_done:
+	.loc 3 199 10
+	setp.eq.s64 %p64, %rd18, 3;
+	@%p64 bra $L434_if_then;
+	bra.uni $L435_if_else;
+$L434_if_then:
+	.loc 3 200 15
+	div.s64 %rd414, %rd16, 2;
+	.loc 3 200 12
+	mul.lo.s64 %rd415, %rd407, %rd414;
+	.loc 3 200 24
+	div.s64 %rd416, %rd30, 2;
+	.loc 3 200 19
+	add.s64 %rd417, %rd415, %rd416;
+	.loc 3 201 27
+	neg.f32 %f398, %f390;
+	.loc 3 201 26
+	max.f32 %f399, %f398, 0fC2D00000;
+	min.f32 %f399, %f399, 0f42B20000;
+	mul.rn.f32 %f400, %f399, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f401, %f400;
+	fma.rn.f32 %f402, %f401, 0fBF317200, %f399;
+	fma.rn.f32 %f402, %f401, 0fB5BFBE8E, %f402;
+	mul.rn.f32 %f402, %f402, 0f3FB8AA3B;
+	ex2.approx.f32 %f403, %f402;
+	mul.rn.f32 %f404, %f401, 0f3F000000;
+	cvt.rmi.f32.f32 %f404, %f404;
+	sub.rn.f32 %f405, %f401, %f404;
+	ex2.approx.f32 %f406, %f404;
+	ex2.approx.f32 %f407, %f405;
+	mul.rn.f32 %f403, %f403, %f406;
+	mul.rn.f32 %f403, %f403, %f407;
+	setp.nan.f32 %p65, %f398, %f398;
+	selp.f32 %f403, %f398, %f403, %p65;
+	.loc 3 201 17
+	add.rn.f32 %f408, 0f3F800000, %f403;
+	.loc 3 201 12
+	div.rn.f32 %f409, %f390, %f408;
+	.loc 3 201 33
+	mul.rn.f32 %f410, %f409, %f391;
+	.loc 3 202 16
+	setp.gt.s64 %p66, %rd14, 0;
+	@%p66 bra $L436_if_then;
+	bra.uni $L450_edge;
+$L436_if_then:
+	.loc 3 203 21
+	shl.b64 %rd418, %rd417, 1;
+	add.s64 %rd419, %rd13, %rd418;
+	ld.global.nc.u16 %rs2, [%rd419];
+	.loc 3 203 17
+	bra.uni $L451_entry;
+$L451_entry:
+	.loc 3 260 62
+	cvt.u32.u16 %r370, %rs2;
+	shl.b32 %r370, %r370, 16;
+	mov.b32 %f413, %r370;
+	.loc 3 260 46
+	mov.f32 %f412, %f413;
+	bra.uni $L452_ret_load;
+$L452_ret_load:
+	.loc 3 203 5
+	add.rn.f32 %f414, %f410, %f412;
+	mov.f32 %f411, %f414;
+	bra.uni $L453_entry;
+$L450_edge:
+	mov.f32 %f411, %f410;
+	bra.uni $L453_entry;
+$L453_entry:
+	.loc 3 261 67
+	cvt.rn.bf16.f32 %rs4, %f411;
+	.loc 3 261 46
+	mov.u16 %rs3, %rs4;
+	bra.uni $L454_ret_store;
+$L454_ret_store:
+	.loc 3 205 7
+	shl.b64 %rd420, %rd417, 1;
+	add.s64 %rd421, %rd1, %rd420;
+	st.global.u16 [%rd421], %rs3;
+	bra.uni $L22_if_done;
+$L435_if_else:
+	.loc 3 207 12
+	mul.lo.s64 %rd422, %rd407, %rd16;
+	.loc 3 207 15
+	add.s64 %rd423, %rd422, %rd30;
+	.loc 3 208 16
+	bra.uni $L455_entry;
+$L455_entry:
+	.loc 3 226 9
+	setp.eq.s64 %p67, %rd18, 1;
+	@%p67 bra $L456_if_then;
+	bra.uni $L457_if_done;
+$L456_if_then:
+	.loc 3 227 27
+	neg.f32 %f416, %f390;
+	.loc 3 227 26
+	max.f32 %f417, %f416, 0fC2D00000;
+	min.f32 %f417, %f417, 0f42B20000;
+	mul.rn.f32 %f418, %f417, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f419, %f418;
+	fma.rn.f32 %f420, %f419, 0fBF317200, %f417;
+	fma.rn.f32 %f420, %f419, 0fB5BFBE8E, %f420;
+	mul.rn.f32 %f420, %f420, 0f3FB8AA3B;
+	ex2.approx.f32 %f421, %f420;
+	mul.rn.f32 %f422, %f419, 0f3F000000;
+	cvt.rmi.f32.f32 %f422, %f422;
+	sub.rn.f32 %f423, %f419, %f422;
+	ex2.approx.f32 %f424, %f422;
+	ex2.approx.f32 %f425, %f423;
+	mul.rn.f32 %f421, %f421, %f424;
+	mul.rn.f32 %f421, %f421, %f425;
+	setp.nan.f32 %p68, %f416, %f416;
+	selp.f32 %f421, %f416, %f421, %p68;
+	.loc 3 227 17
+	add.rn.f32 %f426, 0f3F800000, %f421;
+	.loc 3 227 12
+	div.rn.f32 %f427, %f390, %f426;
+	.loc 3 227 3
+	mov.f32 %f415, %f427;
+	bra.uni $L460_ret_gemvAct;
+$L457_if_done:
+	.loc 3 229 9
+	setp.eq.s64 %p69, %rd18, 2;
+	@%p69 bra $L458_if_then;
+	bra.uni $L459_if_done;
+$L458_if_then:
+	.loc 3 230 14
+	mul.rn.f32 %f428, 0f3F000000, %f390;
+	.loc 3 230 34
+	mul.rn.f32 %f429, %f390, 0f3F3504F3;
+	.loc 3 230 32
+	bra.uni $L461_entry;
+$L461_entry:
+	.loc 1 26 14
+	abs.f32 %f431, %f429;
+	.loc 1 27 7
+	setp.eq.f32 %p70, %f429, 0f00000000;
+	@%p70 bra $L462_if_then;
+	bra.uni $L463_if_done;
+$L462_if_then:
+	.loc 1 28 3
+	mov.f32 %f430, %f429;
+	bra.uni $L473_ret_Erf32;
+$L463_if_done:
+	.loc 1 30 7
+	setp.lt.f32 %p71, %f431, 0f3F800000;
+	@%p71 bra $L464_if_then;
+	bra.uni $L465_if_done;
+$L464_if_then:
+	.loc 1 31 10
+	mul.rn.f32 %f432, %f429, %f429;
+	.loc 1 33 14
+	mov.f32 %f434, 0f38A4B519;
+	fma.rn.f32 %f433, %f434, %f432, 0fBA51FB80;
+	.loc 1 34 14
+	fma.rn.f32 %f435, %f433, %f432, 0f3BAA02D9;
+	.loc 1 35 14
+	fma.rn.f32 %f436, %f435, %f432, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f437, %f436, %f432, 0f3DE7167C;
+	.loc 1 37 14
+	fma.rn.f32 %f438, %f437, %f432, 0fBEC0939F;
+	.loc 1 39 49
+	fma.rn.f32 %f439, %f438, %f432, 0fB37BD649;
+	.loc 1 39 41
+	mul.rn.f32 %f440, %f429, %f439;
+	.loc 1 39 17
+	fma.rn.f32 %f441, %f429, 0f3F906EBB, %f440;
+	.loc 1 39 3
+	mov.f32 %f430, %f441;
+	bra.uni $L473_ret_Erf32;
+$L465_if_done:
+	.loc 1 41 9
+	setp.lt.f32 %p72, %f431, 0f40800000;
+	@%p72 bra $L467_if_done;
+	bra.uni $L466_if_then;
+$L467_if_done:
+	.loc 1 48 7
+	setp.lt.f32 %p73, %f431, 0f40100000;
+	@%p73 bra $L470_if_then;
+	bra.uni $L472_if_else;
+$L470_if_then:
+	.loc 1 49 10
+	sub.rn.f32 %f442, %f431, 0f3FD00000;
+	.loc 1 51 14
+	mov.f32 %f444, 0f39858B99;
+	fma.rn.f32 %f443, %f444, %f442, 0fBAA6FCCE;
+	.loc 1 52 14
+	fma.rn.f32 %f445, %f443, %f442, 0f3A237386;
+	.loc 1 53 14
+	fma.rn.f32 %f446, %f445, %f442, 0f3BC8E567;
+	.loc 1 54 14
+	fma.rn.f32 %f447, %f446, %f442, 0fBC6C5758;
+	.loc 1 55 14
+	fma.rn.f32 %f448, %f447, %f442, 0f3B0C82BC;
+	.loc 1 56 14
+	fma.rn.f32 %f449, %f448, %f442, 0f3D4BA71C;
+	.loc 1 57 14
+	fma.rn.f32 %f450, %f449, %f442, 0fBDEB31E4;
+	.loc 1 58 14
+	fma.rn.f32 %f451, %f450, %f442, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f452, %f451, %f442, 0fBDA4CEA2;
+	.loc 1 60 14
+	fma.rn.f32 %f453, %f452, %f442, 0f3CB096C5;
+	mov.f32 %f454, %f453;
+	bra.uni $L471_if_done;
+$L472_if_else:
+	.loc 1 62 10
+	sub.rn.f32 %f458, %f431, 0f40480000;
+	.loc 1 64 14
+	mov.f32 %f460, 0f38CA5CFA;
+	fma.rn.f32 %f459, %f460, %f458, 0fB99B75F6;
+	.loc 1 65 14
+	fma.rn.f32 %f461, %f459, %f458, 0f39F389D1;
+	.loc 1 66 14
+	fma.rn.f32 %f462, %f461, %f458, 0fBA137B16;
+	.loc 1 67 14
+	fma.rn.f32 %f463, %f462, %f458, 0f3A1128D4;
+	.loc 1 68 14
+	fma.rn.f32 %f464, %f463, %f458, 0fB9D324B1;
+	.loc 1 69 14
+	fma.rn.f32 %f465, %f464, %f458, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f466, %f465, %f458, 0fB88783B3;
+	.loc 1 71 14
+	fma.rn.f32 %f467, %f466, %f458, 0f3725EBA6;
+	mov.f32 %f454, %f467;
+	bra.uni $L471_if_done;
+$L471_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f455, 0f3F800000, %f454;
+	.loc 1 73 19
+	bra.uni $L474_entry;
+$L474_entry:
+	.loc 2 91 46
+	mov.b32 %r371, %f455;
+	.loc 2 91 49
+	and.b32 %r372, %r371, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r373, %f429;
+	.loc 2 91 82
+	and.b32 %r374, %r373, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r375, %r372, %r374;
+	.loc 2 91 29
+	mov.b32 %f457, %r375;
+	.loc 2 91 2
+	mov.f32 %f456, %f457;
+	bra.uni $L475_ret_copysign32;
+$L475_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f430, %f456;
+	bra.uni $L473_ret_Erf32;
+$L466_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p74, %f429, %f429;
+	@%p74 bra $L468_if_then;
+	bra.uni $L476_entry;
+$L468_if_then:
+	.loc 1 43 4
+	mov.f32 %f430, %f429;
+	bra.uni $L473_ret_Erf32;
+$L476_entry:
+	.loc 2 91 46
+	mov.f32 %f469, 0f3F800000;
+	mov.b32 %r376, %f469;
+	.loc 2 91 49
+	and.b32 %r377, %r376, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r378, %f429;
+	.loc 2 91 82
+	and.b32 %r379, %r378, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r380, %r377, %r379;
+	.loc 2 91 29
+	mov.b32 %f470, %r380;
+	.loc 2 91 2
+	mov.f32 %f468, %f470;
+	bra.uni $L477_ret_copysign32;
+$L477_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f430, %f468;
+	bra.uni $L473_ret_Erf32;
+$L473_ret_Erf32:
+	.loc 3 230 23
+	add.rn.f32 %f471, 0f3F800000, %f430;
+	.loc 3 230 18
+	mul.rn.f32 %f472, %f428, %f471;
+	.loc 3 230 3
+	mov.f32 %f415, %f472;
+	bra.uni $L460_ret_gemvAct;
+$L459_if_done:
+	.loc 3 232 2
+	mov.f32 %f415, %f390;
+	bra.uni $L460_ret_gemvAct;
+$L460_ret_gemvAct:
+	.loc 3 209 16
+	setp.gt.s64 %p75, %rd14, 0;
+	@%p75 bra $L438_if_then;
+	bra.uni $L478_edge;
+$L438_if_then:
+	.loc 3 210 22
+	shl.b64 %rd424, %rd423, 1;
+	add.s64 %rd425, %rd13, %rd424;
+	ld.global.nc.u16 %rs5, [%rd425];
+	.loc 3 210 18
+	bra.uni $L479_entry;
+$L479_entry:
+	.loc 3 260 62
+	cvt.u32.u16 %r381, %rs5;
+	shl.b32 %r381, %r381, 16;
+	mov.b32 %f475, %r381;
+	.loc 3 260 46
+	mov.f32 %f474, %f475;
+	bra.uni $L480_ret_load;
+$L480_ret_load:
+	.loc 3 210 5
+	add.rn.f32 %f476, %f415, %f474;
+	mov.f32 %f473, %f476;
+	bra.uni $L481_entry;
+$L478_edge:
+	mov.f32 %f473, %f415;
+	bra.uni $L481_entry;
+$L481_entry:
+	.loc 3 261 67
+	cvt.rn.bf16.f32 %rs7, %f473;
+	.loc 3 261 46
+	mov.u16 %rs6, %rs7;
+	bra.uni $L482_ret_store;
+$L482_ret_store:
+	.loc 3 212 7
+	shl.b64 %rd426, %rd423, 1;
+	add.s64 %rd427, %rd1, %rd426;
+	st.global.u16 [%rd427], %rs6;
+	@%p62 bra $L483_entry;
+	bra.uni $L22_if_done;
+$L483_entry:
+	.loc 3 226 9
+	setp.eq.s64 %p76, %rd18, 1;
+	@%p76 bra $L484_if_then;
+	bra.uni $L485_if_done;
+$L484_if_then:
+	.loc 3 227 27
+	neg.f32 %f478, %f391;
+	.loc 3 227 26
+	max.f32 %f479, %f478, 0fC2D00000;
+	min.f32 %f479, %f479, 0f42B20000;
+	mul.rn.f32 %f480, %f479, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f481, %f480;
+	fma.rn.f32 %f482, %f481, 0fBF317200, %f479;
+	fma.rn.f32 %f482, %f481, 0fB5BFBE8E, %f482;
+	mul.rn.f32 %f482, %f482, 0f3FB8AA3B;
+	ex2.approx.f32 %f483, %f482;
+	mul.rn.f32 %f484, %f481, 0f3F000000;
+	cvt.rmi.f32.f32 %f484, %f484;
+	sub.rn.f32 %f485, %f481, %f484;
+	ex2.approx.f32 %f486, %f484;
+	ex2.approx.f32 %f487, %f485;
+	mul.rn.f32 %f483, %f483, %f486;
+	mul.rn.f32 %f483, %f483, %f487;
+	setp.nan.f32 %p77, %f478, %f478;
+	selp.f32 %f483, %f478, %f483, %p77;
+	.loc 3 227 17
+	add.rn.f32 %f488, 0f3F800000, %f483;
+	.loc 3 227 12
+	div.rn.f32 %f489, %f391, %f488;
+	.loc 3 227 3
+	mov.f32 %f477, %f489;
+	bra.uni $L488_ret_gemvAct;
+$L485_if_done:
+	.loc 3 229 9
+	setp.eq.s64 %p78, %rd18, 2;
+	@%p78 bra $L486_if_then;
+	bra.uni $L487_if_done;
+$L486_if_then:
+	.loc 3 230 14
+	mul.rn.f32 %f490, 0f3F000000, %f391;
+	.loc 3 230 34
+	mul.rn.f32 %f491, %f391, 0f3F3504F3;
+	.loc 3 230 32
+	bra.uni $L489_entry;
+$L489_entry:
+	.loc 1 26 14
+	abs.f32 %f493, %f491;
+	.loc 1 27 7
+	setp.eq.f32 %p79, %f491, 0f00000000;
+	@%p79 bra $L490_if_then;
+	bra.uni $L491_if_done;
+$L490_if_then:
+	.loc 1 28 3
+	mov.f32 %f492, %f491;
+	bra.uni $L501_ret_Erf32;
+$L491_if_done:
+	.loc 1 30 7
+	setp.lt.f32 %p80, %f493, 0f3F800000;
+	@%p80 bra $L492_if_then;
+	bra.uni $L493_if_done;
+$L492_if_then:
+	.loc 1 31 10
+	mul.rn.f32 %f494, %f491, %f491;
+	.loc 1 33 14
+	mov.f32 %f496, 0f38A4B519;
+	fma.rn.f32 %f495, %f496, %f494, 0fBA51FB80;
+	.loc 1 34 14
+	fma.rn.f32 %f497, %f495, %f494, 0f3BAA02D9;
+	.loc 1 35 14
+	fma.rn.f32 %f498, %f497, %f494, 0fBCDBFC87;
+	.loc 1 36 14
+	fma.rn.f32 %f499, %f498, %f494, 0f3DE7167C;
+	.loc 1 37 14
+	fma.rn.f32 %f500, %f499, %f494, 0fBEC0939F;
+	.loc 1 39 49
+	fma.rn.f32 %f501, %f500, %f494, 0fB37BD649;
+	.loc 1 39 41
+	mul.rn.f32 %f502, %f491, %f501;
+	.loc 1 39 17
+	fma.rn.f32 %f503, %f491, 0f3F906EBB, %f502;
+	.loc 1 39 3
+	mov.f32 %f492, %f503;
+	bra.uni $L501_ret_Erf32;
+$L493_if_done:
+	.loc 1 41 9
+	setp.lt.f32 %p81, %f493, 0f40800000;
+	@%p81 bra $L495_if_done;
+	bra.uni $L494_if_then;
+$L495_if_done:
+	.loc 1 48 7
+	setp.lt.f32 %p82, %f493, 0f40100000;
+	@%p82 bra $L498_if_then;
+	bra.uni $L500_if_else;
+$L498_if_then:
+	.loc 1 49 10
+	sub.rn.f32 %f504, %f493, 0f3FD00000;
+	.loc 1 51 14
+	mov.f32 %f506, 0f39858B99;
+	fma.rn.f32 %f505, %f506, %f504, 0fBAA6FCCE;
+	.loc 1 52 14
+	fma.rn.f32 %f507, %f505, %f504, 0f3A237386;
+	.loc 1 53 14
+	fma.rn.f32 %f508, %f507, %f504, 0f3BC8E567;
+	.loc 1 54 14
+	fma.rn.f32 %f509, %f508, %f504, 0fBC6C5758;
+	.loc 1 55 14
+	fma.rn.f32 %f510, %f509, %f504, 0f3B0C82BC;
+	.loc 1 56 14
+	fma.rn.f32 %f511, %f510, %f504, 0f3D4BA71C;
+	.loc 1 57 14
+	fma.rn.f32 %f512, %f511, %f504, 0fBDEB31E4;
+	.loc 1 58 14
+	fma.rn.f32 %f513, %f512, %f504, 0f3E05E7E2;
+	.loc 1 59 14
+	fma.rn.f32 %f514, %f513, %f504, 0fBDA4CEA2;
+	.loc 1 60 14
+	fma.rn.f32 %f515, %f514, %f504, 0f3CB096C5;
+	mov.f32 %f516, %f515;
+	bra.uni $L499_if_done;
+$L500_if_else:
+	.loc 1 62 10
+	sub.rn.f32 %f520, %f493, 0f40480000;
+	.loc 1 64 14
+	mov.f32 %f522, 0f38CA5CFA;
+	fma.rn.f32 %f521, %f522, %f520, 0fB99B75F6;
+	.loc 1 65 14
+	fma.rn.f32 %f523, %f521, %f520, 0f39F389D1;
+	.loc 1 66 14
+	fma.rn.f32 %f524, %f523, %f520, 0fBA137B16;
+	.loc 1 67 14
+	fma.rn.f32 %f525, %f524, %f520, 0f3A1128D4;
+	.loc 1 68 14
+	fma.rn.f32 %f526, %f525, %f520, 0fB9D324B1;
+	.loc 1 69 14
+	fma.rn.f32 %f527, %f526, %f520, 0f3954A29F;
+	.loc 1 70 14
+	fma.rn.f32 %f528, %f527, %f520, 0fB88783B3;
+	.loc 1 71 14
+	fma.rn.f32 %f529, %f528, %f520, 0f3725EBA6;
+	mov.f32 %f516, %f529;
+	bra.uni $L499_if_done;
+$L499_if_done:
+	.loc 1 73 21
+	sub.rn.f32 %f517, 0f3F800000, %f516;
+	.loc 1 73 19
+	bra.uni $L502_entry;
+$L502_entry:
+	.loc 2 91 46
+	mov.b32 %r382, %f517;
+	.loc 2 91 49
+	and.b32 %r383, %r382, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r384, %f491;
+	.loc 2 91 82
+	and.b32 %r385, %r384, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r386, %r383, %r385;
+	.loc 2 91 29
+	mov.b32 %f519, %r386;
+	.loc 2 91 2
+	mov.f32 %f518, %f519;
+	bra.uni $L503_ret_copysign32;
+$L503_ret_copysign32:
+	.loc 1 73 2
+	mov.f32 %f492, %f518;
+	bra.uni $L501_ret_Erf32;
+$L494_if_then:
+	.loc 1 42 8
+	setp.neu.f32 %p83, %f491, %f491;
+	@%p83 bra $L496_if_then;
+	bra.uni $L504_entry;
+$L496_if_then:
+	.loc 1 43 4
+	mov.f32 %f492, %f491;
+	bra.uni $L501_ret_Erf32;
+$L504_entry:
+	.loc 2 91 46
+	mov.f32 %f531, 0f3F800000;
+	mov.b32 %r387, %f531;
+	.loc 2 91 49
+	and.b32 %r388, %r387, 2147483647;
+	.loc 2 91 79
+	mov.b32 %r389, %f491;
+	.loc 2 91 82
+	and.b32 %r390, %r389, 0x80000000;
+	.loc 2 91 61
+	or.b32 %r391, %r388, %r390;
+	.loc 2 91 29
+	mov.b32 %f532, %r391;
+	.loc 2 91 2
+	mov.f32 %f530, %f532;
+	bra.uni $L505_ret_copysign32;
+$L505_ret_copysign32:
+	.loc 1 45 3
+	mov.f32 %f492, %f530;
+	bra.uni $L501_ret_Erf32;
+$L501_ret_Erf32:
+	.loc 3 230 23
+	add.rn.f32 %f533, 0f3F800000, %f492;
+	.loc 3 230 18
+	mul.rn.f32 %f534, %f490, %f533;
+	.loc 3 230 3
+	mov.f32 %f477, %f534;
+	bra.uni $L488_ret_gemvAct;
+$L487_if_done:
+	.loc 3 232 2
+	mov.f32 %f477, %f391;
+	bra.uni $L488_ret_gemvAct;
+$L488_ret_gemvAct:
+	.loc 3 215 17
+	setp.gt.s64 %p84, %rd14, 0;
+	@%p84 bra $L441_if_then;
+	bra.uni $L506_edge;
+$L441_if_then:
+	.loc 3 216 25
+	add.s64 %rd428, %rd423, 1;
+	.loc 3 216 23
+	shl.b64 %rd429, %rd428, 1;
+	add.s64 %rd430, %rd13, %rd429;
+	ld.global.nc.u16 %rs8, [%rd430];
+	.loc 3 216 19
+	bra.uni $L507_entry;
+$L507_entry:
+	.loc 3 260 62
+	cvt.u32.u16 %r392, %rs8;
+	shl.b32 %r392, %r392, 16;
+	mov.b32 %f537, %r392;
+	.loc 3 260 46
+	mov.f32 %f536, %f537;
+	bra.uni $L508_ret_load;
+$L508_ret_load:
+	.loc 3 216 6
+	add.rn.f32 %f538, %f477, %f536;
+	mov.f32 %f535, %f538;
+	bra.uni $L442_if_done;
+$L506_edge:
+	mov.f32 %f535, %f477;
+	bra.uni $L442_if_done;
+$L442_if_done:
+	.loc 3 218 10
+	add.s64 %rd431, %rd423, 1;
+	.loc 3 218 24
+	bra.uni $L509_entry;
+$L509_entry:
+	.loc 3 261 67
+	cvt.rn.bf16.f32 %rs10, %f535;
+	.loc 3 261 46
+	mov.u16 %rs9, %rs10;
+	bra.uni $L510_ret_store;
+$L510_ret_store:
+	.loc 3 218 8
+	shl.b64 %rd432, %rd431, 1;
+	add.s64 %rd433, %rd1, %rd432;
+	st.global.u16 [%rd433], %rs9;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 3 107 24
-	add.s64 %rd262, %rd49, 4;
-	mov.s64 %rd49, %rd262;
+	.loc 3 109 24
+	add.s64 %rd434, %rd49, 4;
+	mov.s64 %rd49, %rd434;
 	bra.uni $L5_for_loop;
 $L23_ret_gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16c_u005d:
 	ret;
