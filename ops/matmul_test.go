@@ -93,8 +93,8 @@ var mmVersions = []mmVersion{
 // applies says whether version v runs shape sh with layout lay.
 func (v mmVersion) applies(sh mmCase, lay BLayout) bool {
 	switch v.v {
-	case mmV2:
-		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0)
+	case mmV2: // not the decode shapes: slow in native mode, and 1×1×8 covers a short m
+		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0) && (sh.m > 16 || sh.k <= 256)
 	case mmGEMV:
 		return sh.k%8 == 0 && lay == WeightNK && sh.m <= 16
 	}
