@@ -39,7 +39,11 @@ package mm
 // that a chunk is all in or all out (matmul.go sends other shapes to v1).
 // The epilogue stores with a predicate per element pair.
 
-import "github.com/gokern/kern/gpu"
+import (
+	"math/bits"
+
+	"github.com/gokern/kern/gpu"
+)
 
 // Tile shape constants (see the header).
 const (
@@ -96,44 +100,65 @@ func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu
 	m0, n0 := t.BlockIdx().Y*bm, t.BlockIdx().X*bn
 	wm0, wn0 := (t.Warp()/warpsN)*tcWM, (t.Warp()%warpsN)*tcWN
 	tid, nthr := t.ThreadIdx().X, t.BlockDim().X
+	cprLog := bits.TrailingZeros32(uint32(bn / 8)) // nn tile: chunks per row = 1 << cprLog
 	ktiles := (k + tcBK - 1) / tcBK
+
+	// Each lane's ldmatrix offsets within a stage, per k16 step kk and
+	// (for B) n16 pair p, computed once: the main loop only adds
+	// constants. Lane l addresses row l%8 of matrix l/8 of each x4.
+	l := t.Lane()
+	lr := (l>>3&1)<<3 | l&7 // A, nn B: matrices 1, 3 are rows 8..15
+	lc := l >> 4            // A, nn B: matrices 2, 3 are the next k (A) or n (B) chunk
+	var aOff [2]int
+	var bOff [2][2]int
+	//kern:unroll
+	for kk := range 2 {
+		aOff[kk] = (wm0+lr)*tcBK + swz4(lr, 2*kk+lc)*8 // swz4 needs only r's bits 1..2
+		//kern:unroll
+		for p := range 2 {
+			if nn == 0 {
+				// W rows: matrices 2, 3 are the second n8 tile, 1, 3 the second k chunk.
+				lb := (l>>4)<<3 | l&7
+				bOff[kk][p] = (wn0+p*16+lb)*tcBK + swz4(lb, 2*kk+(l>>3&1))*8
+			} else {
+				bOff[kk][p] = (kk*16+lr)*bn + swz8(l, wn0>>3+2*p+lc)*8
+			}
+		}
+	}
 
 	//kern:unroll
 	for s := range tcStages - 1 {
 		if s < ktiles {
 			tcLoadA(t, as[s*tcStageA:], a, m0, s*tcBK, m, k, bm, tid, nthr)
-			loadB(t, nn, bs[s*tcStageB:], b, n0, s*tcBK, n, k, bn, tid, nthr)
+			loadB(t, nn, bs[s*tcStageB:], b, n0, s*tcBK, n, k, bn, cprLog, tid, nthr)
 		}
 		gpu.CpAsyncCommit(t)
 	}
 
 	var acc [tcMI][tcNI][4]float32
-	l := t.Lane()
+	rs, ws := 0, tcStages-1 // stages read and written this iteration
 	for kt := 0; kt < ktiles; kt++ {
 		gpu.CpAsyncWait(t, tcStages-2)
 		t.Sync()
 		if nt := kt + tcStages - 1; nt < ktiles {
-			s := nt % tcStages
-			tcLoadA(t, as[s*tcStageA:], a, m0, nt*tcBK, m, k, bm, tid, nthr)
-			loadB(t, nn, bs[s*tcStageB:], b, n0, nt*tcBK, n, k, bn, tid, nthr)
+			tcLoadA(t, as[ws*tcStageA:], a, m0, nt*tcBK, m, k, bm, tid, nthr)
+			loadB(t, nn, bs[ws*tcStageB:], b, n0, nt*tcBK, n, k, bn, cprLog, tid, nthr)
 		}
 		gpu.CpAsyncCommit(t)
-		sa, sb := as[(kt%tcStages)*tcStageA:], bs[(kt%tcStages)*tcStageB:]
-		for kk := range tcBK / 16 { // not unrolled: the body is large, the trip count 2
-
+		sa, sb := as[rs*tcStageA:], bs[rs*tcStageB:]
+		//kern:unroll
+		for kk := range tcBK / 16 {
 			var fa [tcMI][4]uint32
 			//kern:unroll
 			for i := range tcMI {
-				// matrix l/8: rows +8·(l/8%2), k chunk 2kk + l/16.
-				r := wm0 + i*16 + (l/8%2)*8 + l%8
-				fa[i] = gpu.LdMatrixX4(t, &sa[r*tcBK+swz4(r, 2*kk+l/16)*8])
+				fa[i] = gpu.LdMatrixX4(t, &sa[aOff[kk]+i*16*tcBK])
 			}
 			var fb [tcNI][2]uint32
 			//kern:unroll
-			for j := 0; j < tcNI; j += 2 {
-				f := fragB(t, nn, sb, wn0+j*8, kk, bn, l)
-				fb[j] = [2]uint32{f[0], f[1]}
-				fb[j+1] = [2]uint32{f[2], f[3]}
+			for p := range tcNI / 2 {
+				f := fragB(t, nn, sb, bOff[kk][p])
+				fb[2*p] = [2]uint32{f[0], f[1]}
+				fb[2*p+1] = [2]uint32{f[2], f[3]}
 			}
 			//kern:unroll
 			for i := range tcMI {
@@ -142,6 +167,13 @@ func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu
 					acc[i][j] = ca.mma(t, fa[i], fb[j], acc[i][j])
 				}
 			}
+		}
+		rs, ws = rs+1, ws+1
+		if rs == tcStages {
+			rs = 0
+		}
+		if ws == tcStages {
+			ws = 0
 		}
 	}
 	gpu.CpAsyncWait(t, 0)
@@ -217,7 +249,7 @@ func swz4(r, ch int) int { return ch ^ (r >> 1 & 3) }
 // chunks are 8 whole 64-byte row segments (2 full sectors each).
 func tcLoadA[A gpu.Elem](t gpu.Thread, sa, a []A, m0, k0, m, k, bm, tid, nthr int) {
 	for id := tid; id < bm*4; id += nthr {
-		r, ch := id/4, id%4
+		r, ch := id>>2, id&3
 		gr, gk := m0+r, k0+ch*8
 		src, size := 0, 0
 		if gr < m && gk < k {
@@ -228,8 +260,8 @@ func tcLoadA[A gpu.Elem](t gpu.Thread, sa, a []A, m0, k0, m, k, bm, tid, nthr in
 }
 
 // loadB issues the copies of one stage's B tile; fragB returns the
-// fragments of the two n8 tiles at column n0w of the stage, k16 step kk:
-// b[0], b[1] of the first tile, then of the second.
+// fragments of two n8 tiles of the stage from a lane's offset (computed
+// in tcMatmul): b[0], b[1] of the first tile, then of the second.
 //
 // nn = 0, B given as W[N,K] row-major: the tile is bn rows of 32, stored as
 // A's, and a non-transposed ldmatrix.x4 reads the fragments (W's rows are
@@ -240,13 +272,12 @@ func tcLoadA[A gpu.Elem](t gpu.Thread, sa, a []A, m0, k0, m, k, bm, tid, nthr in
 // 32 chunks are one or two whole rows (≥ 128 contiguous bytes), and
 // ldmatrix.x4.trans turns its k-major 8×8 matrices into fragments. Matrix
 // l/8 is k rows 16kk + 8·(l/8%2), n chunk n0w/8 + l/16.
-func loadB[A gpu.Elem](t gpu.Thread, nn int, sb, b []A, n0, k0, n, k, bn, tid, nthr int) {
+func loadB[A gpu.Elem](t gpu.Thread, nn int, sb, b []A, n0, k0, n, k, bn, cprLog, tid, nthr int) {
 	if nn == 0 {
 		tcLoadA(t, sb, b, n0, k0, n, k, bn, tid, nthr)
 	} else {
-		cpr := bn / 8
-		for id := tid; id < tcBK*cpr; id += nthr {
-			r, ch := id/cpr, id%cpr
+		for id := tid; id < tcBK<<cprLog; id += nthr {
+			r, ch := id>>cprLog, id&(1<<cprLog-1)
 			gk, gn := k0+r, n0+ch*8
 			src, size := 0, 0
 			if gk < k && gn < n {
@@ -257,13 +288,11 @@ func loadB[A gpu.Elem](t gpu.Thread, nn int, sb, b []A, n0, k0, n, k, bn, tid, n
 	}
 }
 
-func fragB[A gpu.Elem](t gpu.Thread, nn int, sb []A, n0w, kk, bn, l int) [4]uint32 {
+func fragB[A gpu.Elem](t gpu.Thread, nn int, sb []A, off int) [4]uint32 {
 	if nn == 0 {
-		r := n0w + (l/16)*8 + l%8
-		return gpu.LdMatrixX4(t, &sb[r*tcBK+swz4(r, 2*kk+l/8%2)*8])
+		return gpu.LdMatrixX4(t, &sb[off])
 	}
-	r := kk*16 + (l/8%2)*8 + l%8
-	return gpu.LdMatrixX4Trans(t, &sb[r*bn+swz8(r, n0w/8+l/16)*8])
+	return gpu.LdMatrixX4Trans(t, &sb[off])
 }
 
 // swz8 is the stored chunk of chunk ch of row r in a row of ≥ 8 chunks.
