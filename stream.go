@@ -49,6 +49,9 @@ func (d *Device) NewStream() (*Stream, error) {
 }
 
 func (s *Stream) device() *Device { return s.dev }
+
+// Device returns the device the stream runs on.
+func (s *Stream) Device() *Device { return s.dev }
 func (s *Stream) stream() any     { return s.s }
 
 // Sync waits for the stream's launches and reports the first error,

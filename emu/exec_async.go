@@ -116,6 +116,7 @@ func decCpAsync(d *decoder, s *astStmt, m *mods, in *inst) {
 	}
 	in.fn = func(w *warp, in *inst, m uint32) error {
 		a := w.asyncLanes()
+		var read uint32 // lanes that read their source
 		for mm := m; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm)
 			dst := w.addrOf(&in.ops[0], l)
@@ -140,11 +141,15 @@ func decCpAsync(d *decoder, s *astStmt, m *mods, in *inst) {
 					return err
 				}
 				copy(c.data[:], src)
+				read |= 1 << l
 			}
 			a.lanes[l].pending = append(a.lanes[l].pending, c)
 		}
 		if w.obs != nil {
 			w.observe(in, &in.ops[0], m, AccessAsync, n)
+			if read != 0 { // the global side, as a load of cp-size bytes per reading lane
+				w.observeIn(in, spGlobal, &in.ops[1], read, AccessLoad, n)
+			}
 		}
 		return nil
 	}

@@ -112,6 +112,12 @@ func (w *warp) lookup(a uint64, n int) *alloc {
 
 // observe reports a warp's memory access to the observer.
 func (w *warp) observe(in *inst, o *opnd, m uint32, kind AccessKind, size int) {
+	w.observeIn(in, in.space, o, m, kind, size)
+}
+
+// observeIn is observe with the operand's state space given (cp.async has
+// two: its destination's, in.space, and global for its source).
+func (w *warp) observeIn(in *inst, sp space, o *opnd, m uint32, kind AccessKind, size int) {
 	a := &Access{Kernel: w.k.info.Name, Block: w.b.idx, Warp: w.id, Line: int(in.line), Instr: in.text,
 		Kind: kind, Size: size, Mask: m}
 	a.PC = int(in.pc)
@@ -120,8 +126,8 @@ func (w *warp) observe(in *inst, o *opnd, m uint32, kind AccessKind, size int) {
 	}
 	for mm := m; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm)
-		sp, addr := resolve(in.space, w.addrOf(o, l))
-		a.Space = Space([...]Space{spGlobal: Global, spShared: Shared, spLocal: Local, spParam: ParamSpace}[sp])
+		rs, addr := resolve(sp, w.addrOf(o, l))
+		a.Space = Space([...]Space{spGlobal: Global, spShared: Shared, spLocal: Local, spParam: ParamSpace}[rs])
 		a.Addr[l] = addr
 	}
 	w.obs.Access(a)

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 )
 
@@ -86,5 +87,39 @@ func TestCpAsyncVisibility(t *testing.T) {
 				t.Errorf("lane %d: %s = %#08x, want %#08x", lane, c.what, c.got, c.want)
 			}
 		}
+	}
+}
+
+// TestProfileCpAsyncSource: the profiler sees a cp.async's global read as
+// a load (each lane's 16 contiguous bytes: 16 sectors for the warp's 512,
+// all used) besides its shared write, and a copy whose ignore-src
+// predicate is set reads nothing.
+func TestProfileCpAsyncSource(t *testing.T) {
+	m := loadTestdata(t, "cpasync.ptx")
+	p := NewProfile()
+	d := NewDevice(Options{Observer: p})
+	psrc := upload(t, d, make([]byte, 512))
+	pout := upload(t, d, make([]byte, 32*32))
+	if err := d.Launch(m, "cpasync", LaunchConfig{Grid: [3]int{1}, Block: [3]int{32}, Params: params{}.u64(psrc).u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	var first *InstrStats
+	for _, s := range p.Stats() {
+		if !strings.HasPrefix(s.Instr, "cp.async") || strings.Contains(s.Instr, "wait") || strings.Contains(s.Instr, "commit") {
+			continue
+		}
+		if s.SharedRequests != 1 {
+			t.Errorf("line %d %s: %d shared requests, want 1", s.Line, s.Instr, s.SharedRequests)
+		}
+		if s.Line == 65 && s.GlobalRequests != 0 { // the ignore-src copy
+			t.Errorf("line %d %s: ignore-src copy made %d global requests, want 0", s.Line, s.Instr, s.GlobalRequests)
+		}
+		if first == nil || s.Line < first.Line {
+			s := s
+			first = &s
+		}
+	}
+	if first == nil || first.GlobalRequests != 1 || first.GlobalSectors != 16 || first.GlobalBytes != 512 {
+		t.Errorf("first cp.async: %+v, want 1 global request of 512 bytes in 16 sectors", first)
 	}
 }

@@ -23,6 +23,7 @@
 //	argmax.go      Argmax over rows (two stages, ties to the lowest index)
 //	sample.go      top-k / top-p / temperature sampling with a seed
 //	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
+//	matmul.go      Matmul on the tensor cores with fused epilogues (kernels in internal/mm)
 //
 // The plumbing shared by all of them lives in dtype.go (element codecs
 // and the per-type kernel tables), shape.go (argument checks) and

@@ -64,6 +64,32 @@ func TestSanitizers(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
+	// Matmul: every version and config, both layouts, ragged m, n and k,
+	// with bias, residual and SwiGLU (n even).
+	const mm, mn, mk = 70, 72, 40
+	for _, ver := range mmVersions {
+		for _, lay := range []BLayout{WeightNK, RowMajorKN} {
+			for _, act := range []Activation{ActNone, ActSwiGLU} {
+				sh := mmCase{mm, mn, mk}
+				if ver.v == mmGEMV {
+					sh.m = 5
+				}
+				if !ver.applies(sh, lay) {
+					continue
+				}
+				cn := sh.n
+				if act == ActSwiGLU {
+					cn /= 2
+				}
+				opts := MatmulOpts[gpu.BFloat16]{Layout: lay, Act: act, Bias: w(sh.n), Residual: w(sh.m * cn)}
+				s := newShape("ops.Matmul")
+				err := matmulRun(s, ver.v, ver.cfg, dev, o(sh.m*cn), w(sh.m*sh.k), w(sh.n*sh.k), sh.m, sh.n, sh.k, opts)
+				if err != nil {
+					t.Errorf("Matmul %s %v act %d: %v", ver.name, lay, act, err)
+				}
+			}
+		}
+	}
 	// Q6 needs cols % 4 == 0 and its own packed length.
 	if err := DequantQ6(dev, o(n), uploadT(t, dev, make([]uint8, n/4*3)), uploadT(t, dev, make([]float32, rows*5)), rows, cols); err != nil {
 		t.Errorf("DequantQ6: %v", err)

@@ -1,0 +1,263 @@
+package gemv
+
+// Decode GEMV: ops.Matmul's path for a few rows of A (M ≤ 16) with W[N,K]
+// weights, the batch-1..16 token step of a transformer, where the time is
+// the time to stream W once from memory.
+//
+//	out[i,j] = act(Σ_k x[i,k]·W[j,k] + bias[j]) + residual[i,j]   (SwiGLU as in Matmul)
+//
+// Shapes: x [M, K] In, W [N, K] In (row-major), out [M, N] O (or [M, N/2]
+// with SwiGLU); In ∈ {float16, bfloat16}, O ∈ {float32, In}; K a multiple
+// of 8 (Matmul sends other K to its v1). The kernels are a package of
+// their own to keep each generated file under a megabyte (see
+// ops/internal/mm).
+//
+// Each warp owns two adjacent rows of W (so a SwiGLU gate/up pair lands in
+// one warp) and streams them in steps of 256 elements: lane l copies the
+// 16-byte chunk l of each row with cp.async (a 128-bit global load,
+// LDGSTS.128; every weight byte is read this way), four steps in flight
+// per warp, and reads back only the chunks it copied itself, so no
+// barrier is needed, with 128-bit shared loads (a quarter warp reads 128
+// contiguous bytes: no bank conflicts). The rows of x go the same way,
+// each warp copying its own (x is small and stays in cache). Each lane
+// accumulates gemvRows rows of x in float32 registers; M > gemvRows takes
+// more passes over W (from L2).
+// The warp's partial sums meet with shuffles, and lane i finishes row i.
+//
+// Block: 4 warps (8 rows of W), so that Qwen3-sized N (1024 to 9728) gives
+// at least 128 blocks. Split-K is not used: N/8 blocks already cover the
+// GPU for every N ≥ 1024.
+//
+// Versions: v1 only.
+
+import (
+	"math"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/mm"
+)
+
+// Launch shape and limits, for ops.Matmul.
+const (
+	Warps  = gemvWarps
+	Shared = gemvShared // dynamic shared bytes
+	MaxM   = gemvMaxM   // ops.Matmul's largest M for this path
+)
+
+const (
+	gemvWarps  = 4
+	gemvStages = 4                                 // steps in flight per warp
+	gemvStep   = 256                               // elements of a row per step: 32 lanes × 8
+	gemvRows   = 4                                 // rows of x per pass
+	gemvSlots  = 2 + gemvRows                      // rows per stage: two of W, then x's
+	gemvWarpSh = gemvStages * gemvSlots * gemvStep // shared elements per warp
+	gemvShared = gemvWarps * gemvWarpSh * 2        // dynamic shared bytes
+	gemvMaxM   = 16
+)
+
+//go:generate go run github.com/gokern/kern/cmd/kern gen
+
+//kern:kernel block=128 nobounds
+func gemvF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int) {
+	gemv(f16g{}, f32c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
+}
+
+//kern:kernel block=128 nobounds
+func gemvF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int) {
+	gemv(f16g{}, f16c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
+}
+
+//kern:kernel block=128 nobounds
+func gemvBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int) {
+	gemv(bf16g{}, f32c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
+}
+
+//kern:kernel block=128 nobounds
+func gemvBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int) {
+	gemv(bf16g{}, bf16c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
+}
+
+// gemvCodec is an input type of the GEMV: load converts one element, lo
+// and hi the two packed in a 32-bit word.
+type gemvCodec[T any] interface {
+	load(T) float32
+	lo(w uint32) float32
+	hi(w uint32) float32
+}
+
+type f16g struct{}
+
+func (f16g) load(x gpu.Half) float32 { return x.Float32() }
+func (f16g) lo(w uint32) float32     { return gpu.Half(uint16(w)).Float32() }
+func (f16g) hi(w uint32) float32     { return gpu.Half(uint16(w >> 16)).Float32() }
+
+type bf16g struct{}
+
+func (bf16g) load(x gpu.BFloat16) float32 { return x.Float32() }
+func (bf16g) lo(w uint32) float32         { return math.Float32frombits(w << 16) }
+func (bf16g) hi(w uint32) float32         { return math.Float32frombits(w &^ 0xffff) }
+
+func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, sh []A, sw []uint32,
+	out []O, x, w []A, bias, res []O, m, n, k, act int) {
+	l := t.Lane()
+	row0 := (t.BlockIdx().X*gemvWarps + t.Warp()) * 2
+	if row0 < n { // warp-uniform
+		sh = sh[t.Warp()*gemvWarpSh:]
+		sw = sw[t.Warp()*gemvWarpSh/2:]
+		steps := (k + gemvStep - 1) / gemvStep
+		for mb := 0; mb < m; mb += gemvRows {
+			var acc0, acc1 [gemvRows]float32
+			//kern:unroll
+			for s := range gemvStages - 1 {
+				gemvIssue(t, sh, w, x, s, row0, mb, m, n, k, l)
+			}
+			for st := 0; st < steps; st++ {
+				gpu.CpAsyncWait(t, gemvStages-2)
+				kc := st*gemvStep + l*8 // this lane's 8 elements
+				s := st % gemvStages
+				w0 := gpu.Load4(sw, (s*gemvSlots*gemvStep+l*8)/2)
+				w1 := gpu.Load4(sw, ((s*gemvSlots+1)*gemvStep+l*8)/2)
+				if kc < k {
+					//kern:unroll
+					for i := range gemvRows {
+						if mb+i < m {
+							xs := gpu.Load4(sw, ((s*gemvSlots+2+i)*gemvStep+l*8)/2)
+							acc0[i], acc1[i] = gemvDot(ca, acc0[i], acc1[i], xs, w0, w1)
+						}
+					}
+				}
+				gemvIssue(t, sh, w, x, st+gemvStages-1, row0, mb, m, n, k, l)
+			}
+			gpu.CpAsyncWait(t, 0)
+			// Reduce over the warp; lane i keeps row mb+i.
+			var v0, v1 float32
+			//kern:unroll
+			for i := range gemvRows {
+				s0, s1 := gpu.WarpSum(t, acc0[i]), gpu.WarpSum(t, acc1[i])
+				if l == i {
+					v0, v1 = s0, s1
+				}
+			}
+			if l < gemvRows {
+				gemvStore(co, out, bias, res, mb+l, row0, m, n, act, v0, v1)
+			}
+		}
+	}
+}
+
+// gemvIssue copies step st of the warp's two rows of W and of rows mb..
+// of x (chunk l of each) into stage st%gemvStages and commits the group;
+// past the last step, or outside W and x, it copies zeros (the group is
+// committed all the same, so the wait count stays gemvStages-2).
+func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w, x []A, st, row0, mb, m, n, k, l int) {
+	s := st % gemvStages
+	kc := st*gemvStep + l*8
+	//kern:unroll
+	for r := range 2 {
+		src, size := 0, 0
+		if row0+r < n && kc < k {
+			src, size = (row0+r)*k+kc, 16
+		}
+		gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+r)*gemvStep+l*8], &w[src], 16, size)
+	}
+	//kern:unroll
+	for i := range gemvRows {
+		src, size := 0, 0
+		if mb+i < m && kc < k {
+			src, size = (mb+i)*k+kc, 16
+		}
+		gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+2+i)*gemvStep+l*8], &x[src], 16, size)
+	}
+	gpu.CpAsyncCommit(t)
+}
+
+// gemvDot adds x[0..7]·w0[0..7] and x[0..7]·w1[0..7] to a0, a1; each
+// argument is four words of two packed elements (the lower element in
+// the low half).
+func gemvDot[A any, CA gemvCodec[A]](ca CA, a0, a1 float32, xs, w0, w1 [4]uint32) (float32, float32) {
+	//kern:unroll
+	for j := range 4 {
+		xl, xh := ca.lo(xs[j]), ca.hi(xs[j])
+		a0 = gpu.FMA(xh, ca.hi(w0[j]), gpu.FMA(xl, ca.lo(w0[j]), a0))
+		a1 = gpu.FMA(xh, ca.hi(w1[j]), gpu.FMA(xl, ca.lo(w1[j]), a1))
+	}
+	return a0, a1
+}
+
+// gemvStore finishes out[row][col], out[row][col+1] as Matmul's epilogue
+// does (col even; with SwiGLU the pair is gate, up of output col/2).
+func gemvStore[O any, CO codec[O]](co CO, out, bias, res []O, row, col, m, n, act int, v0, v1 float32) {
+	if row < m {
+		has1 := col+1 < n
+		if len(bias) > 0 {
+			v0 += co.load(bias[col])
+			if has1 {
+				v1 += co.load(bias[col+1])
+			}
+		}
+		if act == mm.EpiSwiGLU {
+			i := row*(n/2) + col/2
+			v := v0 / (1 + gpu.Exp(-v0)) * v1
+			if len(res) > 0 {
+				v += co.load(res[i])
+			}
+			out[i] = co.store(v)
+		} else {
+			i := row*n + col
+			v0 = gemvAct(v0, act)
+			if len(res) > 0 {
+				v0 += co.load(res[i])
+			}
+			out[i] = co.store(v0)
+			if has1 {
+				v1 = gemvAct(v1, act)
+				if len(res) > 0 {
+					v1 += co.load(res[i+1])
+				}
+				out[i+1] = co.store(v1)
+			}
+		}
+	}
+}
+
+// gemvAct applies ActSiLU or ActGELU.
+func gemvAct(v float32, act int) float32 {
+	if act == mm.EpiSiLU {
+		return v / (1 + gpu.Exp(-v))
+	}
+	if act == mm.EpiGELU {
+		return 0.5 * v * (1 + gpu.Erf(v*sqrtHalf))
+	}
+	return v
+}
+
+// Kernels are the GEMV kernels, indexed [input: f16, bf16][output: f32,
+// the input type], like ops.Matmul's tables.
+var Kernels = [2][2]*kern.Kernel{
+	{gemvF16F32Kernel.Kernel(), gemvF16F16Kernel.Kernel()},
+	{gemvBF16F32Kernel.Kernel(), gemvBF16BF16Kernel.Kernel()},
+}
+
+// Output codecs, as ops' (dtype.go): float32 arithmetic, one rounding.
+type codec[T any] interface {
+	load(T) float32
+	store(float32) T
+}
+
+type f32c struct{}
+
+func (f32c) load(x float32) float32  { return x }
+func (f32c) store(v float32) float32 { return v }
+
+type f16c struct{}
+
+func (f16c) load(x gpu.Half) float32  { return x.Float32() }
+func (f16c) store(v float32) gpu.Half { return gpu.ToHalf(v) }
+
+type bf16c struct{}
+
+func (bf16c) load(x gpu.BFloat16) float32  { return x.Float32() }
+func (bf16c) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
+
+const sqrtHalf = 0.70710678118654752440 // 1/√2

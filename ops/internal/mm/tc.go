@@ -1,0 +1,383 @@
+package mm
+
+// The tensor-core GEMM main path (v2): C = A·B on mma.sync m16n8k16 with a
+// three-stage cp.async pipeline and ldmatrix from XOR-swizzled shared
+// memory. matmul.go has the math, the API and the config table.
+//
+// Block tile and warps. A block computes a BM×BN tile of C with
+// warpsM×warpsN warps; each warp owns a WM×WN = 64×32 sub-tile, which is
+// MI×NI = 4×4 mma tiles of 16×8, so a k16 step is 16 MMAs fed by 4
+// ldmatrix.x4 for A and 2 for B. The warp grid is a launch parameter, so
+// the configs of matmulConfigs (128×128 with 2×4 warps, 64×64 with 1×2)
+// share this one body. K advances BK = 32 per pipeline stage.
+//
+// Shared memory, per stage (f16/bf16 elements, 16-byte chunks of 8):
+//
+//	A tile  [BM rows][BK=32]  row r, chunk c stored at chunk c ^ ((r>>1)&3)
+//	B tile, W[N,K] given ("nt"):  [BN rows][BK=32], same swizzle as A
+//	B tile, B[K,N] given ("nn"):  [BK=32 rows][BN], chunk c at c ^ (r&7)
+//
+// A 64-byte row holds 4 chunks, so 8 consecutive rows of one chunk column
+// (what one ldmatrix 8×8 matrix reads) would fall in 2 bank groups of 16
+// bytes; XOR-ing the chunk with bits 1..2 of the row spreads them over all
+// 8, and rows r, r^1 already differ in their 64-byte half. The nn tile's
+// rows are 128 or 256 bytes (one bank period or two), so its chunk is XOR-ed
+// with the row's low 3 bits. Every ldmatrix phase and every cp.async store
+// phase (a quarter warp, 8 consecutive chunks) then touches 8 distinct bank
+// groups: no conflicts.
+//
+// Pipeline (stages = 3, one barrier per k tile): tiles 0 and 1 are in
+// flight before the loop; at k tile kt the block waits for tile kt
+// (cp.async.wait_group 1 leaves only tile kt+1 pending), syncs, issues the
+// copy of tile kt+2 into the stage tile kt-1 used (every warp finished
+// reading it before the barrier), and multiplies stage kt%3. A group is
+// committed every iteration, empty or not, so the wait count stays 1.
+//
+// Edges: a chunk of A or B whose row or column lies outside the matrix is
+// copied with cp.async's zero-fill (source size 0, nothing read), so the
+// main loop has no predicates; K and, for nn, N must be multiples of 8 so
+// that a chunk is all in or all out (matmul.go sends other shapes to v1).
+// The epilogue stores with a predicate per element pair.
+
+import (
+	"math/bits"
+
+	"github.com/gokern/kern/gpu"
+)
+
+// Tile shape constants (see the header).
+const (
+	tcBK     = 32 // K per stage
+	WarpM    = 64 // warp tile rows
+	WarpN    = 32 // warp tile columns
+	tcWM     = WarpM
+	tcWN     = WarpN
+	tcMI     = tcWM / 16
+	tcNI     = tcWN / 8
+	tcStages = 3
+	tcMaxBM  = 128 // largest config: shared memory is sized for it
+	tcMaxBN  = 128
+	tcStageA = tcMaxBM * tcBK // elements of one A stage
+	tcStageB = tcMaxBN * tcBK
+	Shared   = tcStages * (tcStageA + tcStageB) * 2 // dynamic shared bytes (16-bit elements): 48 KiB
+)
+
+// The kernels, one per (input type, output type): c [m, n] output (or
+// [m, n/2] for SwiGLU), a [m, k], b [n, k] (nn = 0) or [k, n] (nn = 1),
+// bias [n] or empty, res like c or empty, act an Epi* activation, warpsN
+// the warp grid's width (warpsM = warps/warpsN). The B layout is an
+// argument rather than a kernel of its own because each kernel is about
+// 130 KB of PTX; its branches are block-uniform and outside the MMAs.
+// Shared memory is dynamic: Shared bytes at launch.
+
+//kern:kernel block=256 nobounds
+func TCF16F32(t gpu.Thread, c []float32, a, b []gpu.Half, bias, res []float32, m, n, k, nn, act, warpsN int) {
+	tcMatmul(f16in{}, f32c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
+}
+
+//kern:kernel block=256 nobounds
+func TCF16F16(t gpu.Thread, c []gpu.Half, a, b []gpu.Half, bias, res []gpu.Half, m, n, k, nn, act, warpsN int) {
+	tcMatmul(f16in{}, f16c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
+}
+
+//kern:kernel block=256 nobounds
+func TCBF16F32(t gpu.Thread, c []float32, a, b []gpu.BFloat16, bias, res []float32, m, n, k, nn, act, warpsN int) {
+	tcMatmul(bf16in{}, f32c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
+}
+
+//kern:kernel block=256 nobounds
+func TCBF16BF16(t gpu.Thread, c []gpu.BFloat16, a, b []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, nn, act, warpsN int) {
+	tcMatmul(bf16in{}, bf16c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
+}
+
+// tcMatmul is the body of every v2 kernel; see the file header.
+func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread,
+	sm []A, st []float32, c []O, a, b []A, bias, res []O, m, n, k, nn, act, warpsN int) {
+	as, bs := sm[:tcStages*tcStageA], sm[tcStages*tcStageA:]
+	warps := t.BlockDim().X / 32
+	warpsM := warps / warpsN
+	bm, bn := warpsM*tcWM, warpsN*tcWN
+	m0, n0 := t.BlockIdx().Y*bm, t.BlockIdx().X*bn
+	wm0, wn0 := (t.Warp()/warpsN)*tcWM, (t.Warp()%warpsN)*tcWN
+	tid, nthr := t.ThreadIdx().X, t.BlockDim().X
+	cprLog := bits.TrailingZeros32(uint32(bn / 8)) // nn tile: chunks per row = 1 << cprLog
+	ktiles := (k + tcBK - 1) / tcBK
+
+	// Each lane's ldmatrix offsets within a stage, per k16 step kk and
+	// (for B) n16 pair p, computed once: the main loop only adds
+	// constants. Lane l addresses row l%8 of matrix l/8 of each x4.
+	l := t.Lane()
+	lr := (l>>3&1)<<3 | l&7 // A, nn B: matrices 1, 3 are rows 8..15
+	lc := l >> 4            // A, nn B: matrices 2, 3 are the next k (A) or n (B) chunk
+	var aOff [2]int
+	var bOff [2][2]int
+	//kern:unroll
+	for kk := range 2 {
+		aOff[kk] = (wm0+lr)*tcBK + swz4(lr, 2*kk+lc)*8 // swz4 needs only r's bits 1..2
+		//kern:unroll
+		for p := range 2 {
+			if nn == 0 {
+				// W rows: matrices 2, 3 are the second n8 tile, 1, 3 the second k chunk.
+				lb := (l>>4)<<3 | l&7
+				bOff[kk][p] = (wn0+p*16+lb)*tcBK + swz4(lb, 2*kk+(l>>3&1))*8
+			} else {
+				bOff[kk][p] = (kk*16+lr)*bn + swz8(l, wn0>>3+2*p+lc)*8
+			}
+		}
+	}
+
+	//kern:unroll
+	for s := range tcStages - 1 {
+		if s < ktiles {
+			tcLoadA(t, as[s*tcStageA:], a, m0, s*tcBK, m, k, bm, tid, nthr)
+			loadB(t, nn, bs[s*tcStageB:], b, n0, s*tcBK, n, k, bn, cprLog, tid, nthr)
+		}
+		gpu.CpAsyncCommit(t)
+	}
+
+	var acc [tcMI][tcNI][4]float32
+	rs, ws := 0, tcStages-1 // stages read and written this iteration
+	for kt := 0; kt < ktiles; kt++ {
+		gpu.CpAsyncWait(t, tcStages-2)
+		t.Sync()
+		if nt := kt + tcStages - 1; nt < ktiles {
+			tcLoadA(t, as[ws*tcStageA:], a, m0, nt*tcBK, m, k, bm, tid, nthr)
+			loadB(t, nn, bs[ws*tcStageB:], b, n0, nt*tcBK, n, k, bn, cprLog, tid, nthr)
+		}
+		gpu.CpAsyncCommit(t)
+		sa, sb := as[rs*tcStageA:], bs[rs*tcStageB:]
+		//kern:unroll
+		for kk := range tcBK / 16 {
+			var fa [tcMI][4]uint32
+			//kern:unroll
+			for i := range tcMI {
+				fa[i] = gpu.LdMatrixX4(t, &sa[aOff[kk]+i*16*tcBK])
+			}
+			var fb [tcNI][2]uint32
+			//kern:unroll
+			for p := range tcNI / 2 {
+				f := fragB(t, nn, sb, bOff[kk][p])
+				fb[2*p] = [2]uint32{f[0], f[1]}
+				fb[2*p+1] = [2]uint32{f[2], f[3]}
+			}
+			//kern:unroll
+			for i := range tcMI {
+				//kern:unroll
+				for j := range tcNI {
+					acc[i][j] = ca.mma(t, fa[i], fb[j], acc[i][j])
+				}
+			}
+		}
+		rs, ws = rs+1, ws+1
+		if rs == tcStages {
+			rs = 0
+		}
+		if ws == tcStages {
+			ws = 0
+		}
+	}
+	gpu.CpAsyncWait(t, 0)
+
+	t.Sync() // every warp is done with the stages: reuse them as st
+	tcEpilogue(co, t, st[t.Warp()*tcEpiWarp:], acc, c, bias, res, m0+wm0, n0+wn0, m, n, act)
+}
+
+// The epilogue stages a warp's accumulators through shared memory (the
+// pipeline's, free after the main loop) in two rounds of 32×32 float32,
+// row stride tcEpiLd, so that the bias, activation and residual code runs
+// in one loop rather than once per fragment register, and so that the
+// stores to C are whole rows of 32 consecutive elements.
+const (
+	tcEpiLd   = 40 // words per staged row: 64-bit fragment stores of a half warp hit 32 distinct banks
+	tcEpiWarp = 32 * tcEpiLd
+)
+
+// tcEpilogue writes the warp tile at (wr, wc) of C from acc.
+func tcEpilogue[O any, CO codec[O]](co CO, t gpu.Thread, st []float32, acc [tcMI][tcNI][4]float32, c, bias, res []O, wr, wc, m, n, act int) {
+	l := t.Lane()
+	g, q := l/4, l%4
+	//kern:unroll
+	for half := range 2 {
+		//kern:unroll
+		for i := range tcMI / 2 {
+			//kern:unroll
+			for j := range tcNI {
+				x := acc[half*tcMI/2+i][j]
+				r, col := i*16+g, j*8+2*q
+				gpu.Store2(st, r*tcEpiLd+col, [2]float32{x[0], x[1]})
+				gpu.Store2(st, (r+8)*tcEpiLd+col, [2]float32{x[2], x[3]})
+			}
+		}
+		t.SyncWarp()
+		row0 := wr + half*32
+		if act == EpiSwiGLU {
+			// lane l%16 finishes pair l%16 of row r + l/16
+			for r := 0; r < 32; r += 2 {
+				p := gpu.Load2(st, (r+l/16)*tcEpiLd+2*(l%16))
+				epiStore(co, c, bias, res, row0+r+l/16, wc+2*(l%16), m, n, act, p[0], p[1])
+			}
+		} else {
+			for r := range 32 {
+				epiOne(co, c, bias, res, row0+r, wc+l, m, n, act, st[r*tcEpiLd+l])
+			}
+		}
+		t.SyncWarp()
+	}
+}
+
+// epiOne finishes C[row][col] from the float32 accumulator v: bias,
+// activation, residual, one rounding to O.
+func epiOne[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act int, v float32) {
+	if row < m && col < n {
+		if len(bias) > 0 {
+			v += co.load(bias[col])
+		}
+		v = activate(v, act)
+		i := row*n + col
+		if len(res) > 0 {
+			v += co.load(res[i])
+		}
+		c[i] = co.store(v)
+	}
+}
+
+// swz4 is the stored chunk of chunk ch of row r in a 4-chunk (64-byte) row.
+func swz4(r, ch int) int { return ch ^ (r >> 1 & 3) }
+
+// tcLoadA issues the cp.async copies of the bm×32 tile of A at (m0, k0)
+// into one stage. Chunk id covers row id/4, chunk id%4, so a warp's 32
+// chunks are 8 whole 64-byte row segments (2 full sectors each).
+func tcLoadA[A gpu.Elem](t gpu.Thread, sa, a []A, m0, k0, m, k, bm, tid, nthr int) {
+	for id := tid; id < bm*4; id += nthr {
+		r, ch := id>>2, id&3
+		gr, gk := m0+r, k0+ch*8
+		src, size := 0, 0
+		if gr < m && gk < k {
+			src, size = gr*k+gk, 16
+		}
+		gpu.CpAsyncZFill(t, &sa[r*tcBK+swz4(r, ch)*8], &a[src], 16, size)
+	}
+}
+
+// loadB issues the copies of one stage's B tile; fragB returns the
+// fragments of two n8 tiles of the stage from a lane's offset (computed
+// in tcMatmul): b[0], b[1] of the first tile, then of the second.
+//
+// nn = 0, B given as W[N,K] row-major: the tile is bn rows of 32, stored as
+// A's, and a non-transposed ldmatrix.x4 reads the fragments (W's rows are
+// B's columns, the layout mma wants for B). Matrix l/8 is rows n0w +
+// 8·(l/16) (which n8 tile), k chunk 2kk + l/8%2 (which half of k16).
+//
+// nn = 1, B given as B[K,N] row-major: the tile is 32 rows of bn; a warp's
+// 32 chunks are one or two whole rows (≥ 128 contiguous bytes), and
+// ldmatrix.x4.trans turns its k-major 8×8 matrices into fragments. Matrix
+// l/8 is k rows 16kk + 8·(l/8%2), n chunk n0w/8 + l/16.
+func loadB[A gpu.Elem](t gpu.Thread, nn int, sb, b []A, n0, k0, n, k, bn, cprLog, tid, nthr int) {
+	if nn == 0 {
+		tcLoadA(t, sb, b, n0, k0, n, k, bn, tid, nthr)
+	} else {
+		for id := tid; id < tcBK<<cprLog; id += nthr {
+			r, ch := id>>cprLog, id&(1<<cprLog-1)
+			gk, gn := k0+r, n0+ch*8
+			src, size := 0, 0
+			if gk < k && gn < n {
+				src, size = gk*n+gn, 16
+			}
+			gpu.CpAsyncZFill(t, &sb[r*bn+swz8(r, ch)*8], &b[src], 16, size)
+		}
+	}
+}
+
+func fragB[A gpu.Elem](t gpu.Thread, nn int, sb []A, off int) [4]uint32 {
+	if nn == 0 {
+		return gpu.LdMatrixX4(t, &sb[off])
+	}
+	return gpu.LdMatrixX4Trans(t, &sb[off])
+}
+
+// swz8 is the stored chunk of chunk ch of row r in a row of ≥ 8 chunks.
+func swz8(r, ch int) int { return ch ^ (r & 7) }
+
+// inCodec is an mma input type: f16in (gpu.Half) or bf16in (BFloat16).
+type inCodec[A any] interface {
+	mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32
+	bits(x A) uint32
+	load(x A) float32
+}
+
+type f16in struct{}
+
+func (f16in) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
+	return gpu.MMAF16(t, a, b, c)
+}
+func (f16in) bits(x gpu.Half) uint32  { return uint32(x) }
+func (f16in) load(x gpu.Half) float32 { return x.Float32() }
+
+type bf16in struct{}
+
+func (bf16in) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
+	return gpu.MMABF16(t, a, b, c)
+}
+func (bf16in) bits(x gpu.BFloat16) uint32  { return uint32(x) }
+func (bf16in) load(x gpu.BFloat16) float32 { return x.Float32() }
+
+// Epilogue activations (the act argument of every matmul kernel).
+const (
+	EpiNone   = 0
+	EpiSiLU   = 1
+	EpiGELU   = 2
+	EpiSwiGLU = 3 // columns 2j, 2j+1 are gate_j, up_j; stores silu(gate)·up at column j
+)
+
+// epiStore finishes the pair C[row][col], C[row][col+1] (col even) of
+// float32 accumulators v0, v1: bias, activation, residual, one rounding to
+// O. bias has n elements or none, res the elements of c or none. With
+// EpiSwiGLU, c and res are [m, n/2].
+func epiStore[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act int, v0, v1 float32) {
+	if row < m && col < n {
+		has1 := col+1 < n
+		if len(bias) > 0 {
+			v0 += co.load(bias[col])
+			if has1 {
+				v1 += co.load(bias[col+1])
+			}
+		}
+		if act == EpiSwiGLU {
+			i := row*(n/2) + col/2
+			v := siluF(v0) * v1
+			if len(res) > 0 {
+				v += co.load(res[i])
+			}
+			c[i] = co.store(v)
+		} else {
+			i := row*n + col
+			v0 = activate(v0, act)
+			if len(res) > 0 {
+				v0 += co.load(res[i])
+			}
+			c[i] = co.store(v0)
+			if has1 {
+				v1 = activate(v1, act)
+				if len(res) > 0 {
+					v1 += co.load(res[i+1])
+				}
+				c[i+1] = co.store(v1)
+			}
+		}
+	}
+}
+
+// activate applies EpiSiLU or EpiGELU (exact, erf) to v; other acts leave
+// it.
+func activate(v float32, act int) float32 {
+	if act == EpiSiLU {
+		return siluF(v)
+	}
+	if act == EpiGELU {
+		return 0.5 * v * (1 + gpu.Erf(v*sqrtHalf))
+	}
+	return v
+}
+
+// siluF is v·sigmoid(v), as SiLUMul computes it.
+func siluF(v float32) float32 { return v / (1 + gpu.Exp(-v)) }

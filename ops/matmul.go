@@ -1,0 +1,301 @@
+package ops
+
+// Matrix multiply on the tensor cores, with the epilogue fused into the
+// store:
+//
+//	C[i,j] = act(Σ_k A[i,k]·B[k,j] + bias[j]) + residual[i,j]
+//	SwiGLU: C[i,j] = silu(G[i,j])·U[i,j] + residual[i,j], where G and U are
+//	        columns 2j and 2j+1 of A·B (gate and up in one GEMM)
+//
+// Shapes and layout (row-major; In ∈ {float16, bfloat16}, O ∈ {float32,
+// float16, bfloat16}):
+//
+//	a         [M, K] In
+//	b         [N, K] In  (WeightNK: a linear layer's weight W, C = A·Wᵀ)
+//	          [K, N] In  (RowMajorKN)
+//	c         [M, N] O   ([M, N/2] with ActSwiGLU)
+//	bias      [N] O, optional (before the activation; interleaved like b's
+//	          columns for SwiGLU)
+//	residual  like c, optional
+//
+// For SwiGLU, b's columns interleave the gate and up projections: column
+// 2j is gate row j, column 2j+1 up row j (InterleaveGateUp builds it from
+// the two [I, K] weights).
+//
+// Products are exact in float32 and summed in float32 by the tensor cores
+// (in an order of their own); bias, activation and residual are float32;
+// the result is rounded once to O.
+//
+// Versions:
+//
+// The kernels live in ops/internal/mm (their PTX is too large for this
+// package's generated file); the in → out types they exist for are
+// float16 → float32 or float16, bfloat16 → float32 or bfloat16.
+//
+//	v1 simple (internal/mm/simple.go): a warp per 16×8 tile, fragments loaded
+//	   element-wise from global memory; any shape. Used when K, or N for
+//	   RowMajorKN, is not a multiple of 8.
+//	v2 pipelined (internal/mm/tc.go): 3-stage cp.async, swizzled shared memory,
+//	   ldmatrix, a 64×32 warp tile; the block tile is a config from
+//	   matmulConfigs, chosen by shape.
+//	gemv (internal/gemv): M ≤ 16 with WeightNK, a weight-streaming kernel.
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/gemv"
+	"github.com/gokern/kern/ops/internal/mm"
+)
+
+// Half16 is the input types of the tensor-core ops.
+type Half16 interface{ gpu.Half | gpu.BFloat16 }
+
+// BLayout is how Matmul's b is stored.
+type BLayout int
+
+const (
+	// WeightNK: b is W[N,K] row-major and C = A·Wᵀ, a linear layer (the
+	// zero value).
+	WeightNK BLayout = iota
+	// RowMajorKN: b is B[K,N] row-major and C = A·B.
+	RowMajorKN
+)
+
+// Activation is the activation a Matmul epilogue applies.
+type Activation int
+
+const (
+	ActNone   Activation = mm.EpiNone
+	ActSiLU   Activation = mm.EpiSiLU
+	ActGELU   Activation = mm.EpiGELU   // exact (erf) GELU
+	ActSwiGLU Activation = mm.EpiSwiGLU // silu(column 2j)·column 2j+1 → column j
+)
+
+// MatmulOpts are Matmul's options; the zero value is C = A·Wᵀ.
+type MatmulOpts[O Float] struct {
+	Layout   BLayout
+	Bias     *kern.Buffer[O] // [N], or nil
+	Residual *kern.Buffer[O] // the shape of c, or nil
+	Act      Activation
+}
+
+// tcConfig is one block tile of v2: warpsM×warpsN warps of 64×32.
+type tcConfig struct {
+	name           string
+	warpsM, warpsN int
+}
+
+func (c tcConfig) bm() int      { return c.warpsM * mm.WarpM }
+func (c tcConfig) bn() int      { return c.warpsN * mm.WarpN }
+func (c tcConfig) threads() int { return c.warpsM * c.warpsN * 32 }
+
+// matmulConfigs are v2's block tiles. 128×128 (8 warps) reuses each
+// loaded element 128 times per stage and is the large-shape tile; 64×64
+// (2 warps) makes four times the blocks, so a shape too small to give
+// every SM of a large GPU a 128×128 tile still spreads over it.
+var matmulConfigs = [...]tcConfig{
+	{"128x128x32", 2, 4},
+	{"64x64x32", 1, 2},
+}
+
+// bigTileBlocks is the number of 128×128 tiles from which the large tile
+// is used: about the SM count of the GPUs kern targets (108 on an A100,
+// 132 on an H100), so that each SM has at least one block.
+const bigTileBlocks = 108
+
+// pickConfig returns the config for an m×n output.
+func pickConfig(m, n int) tcConfig {
+	big := matmulConfigs[0]
+	if ceilDiv(m, big.bm())*ceilDiv(n, big.bn()) >= bigTileBlocks {
+		return big
+	}
+	return matmulConfigs[1]
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// Kernel tables, indexed [input: f16, bf16][output: f32, the input type].
+var (
+	mmaTCK = [2][2]*kern.Kernel{
+		{mm.TCF16F32Kernel.Kernel(), mm.TCF16F16Kernel.Kernel()},
+		{mm.TCBF16F32Kernel.Kernel(), mm.TCBF16BF16Kernel.Kernel()},
+	}
+	mmaSimpleK = [2][2]*kern.Kernel{
+		{mm.SimpleF16F32Kernel.Kernel(), mm.SimpleF16F16Kernel.Kernel()},
+		{mm.SimpleBF16F32Kernel.Kernel(), mm.SimpleBF16BF16Kernel.Kernel()},
+	}
+)
+
+// inIndex is 0 for float16 and 1 for bfloat16.
+func inIndex[In Half16]() int {
+	var z In
+	if _, ok := any(z).(gpu.BFloat16); ok {
+		return 1
+	}
+	return 0
+}
+
+// Matmul computes c = act(a·b + bias) + residual (see the file header for
+// shapes, layouts and SwiGLU). Any m, n, k ≥ 0 work; the fast path needs k
+// (and n, for RowMajorKN) to be a multiple of 8 and otherwise a slower
+// kernel runs.
+func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buffer[In], m, n, k int, o MatmulOpts[O]) error {
+	s := newShape("ops.Matmul")
+	v, err := matmulCheck(s, c, a, b, m, n, k, o)
+	if err != nil || m == 0 || n == 0 {
+		return err
+	}
+	return matmulRun(s, v, pickConfig(m, n), q, c, a, b, m, n, k, o)
+}
+
+// matmul versions, as matmulCheck picks them.
+const (
+	mmV1   = 1
+	mmV2   = 2
+	mmGEMV = 3
+)
+
+// matmulCheck checks Matmul's arguments and returns the version to run.
+func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buffer[In], m, n, k int, o MatmulOpts[O]) (int, error) {
+	s.atLeast("m", m, 0)
+	s.atLeast("n", n, 0)
+	s.atLeast("k", k, 0)
+	cn := n
+	switch o.Act {
+	case ActNone, ActSiLU, ActGELU:
+	case ActSwiGLU:
+		if n%2 != 0 {
+			s.fail("n = %d with ActSwiGLU, want an even n (interleaved gate and up columns)", n)
+		}
+		cn = n / 2
+	default:
+		s.fail("unknown activation %d", o.Act)
+	}
+	if o.Layout != WeightNK && o.Layout != RowMajorKN {
+		s.fail("unknown layout %d", o.Layout)
+	}
+	buf(s, "a", a, s.mul(m, k), fmt.Sprintf("m×k = %d×%d", m, k))
+	bshape := "n×k"
+	if o.Layout == RowMajorKN {
+		bshape = "k×n"
+	}
+	buf(s, "b", b, s.mul(n, k), fmt.Sprintf("%s = %d×%d", bshape, n, k))
+	buf(s, "c", c, s.mul(m, cn), fmt.Sprintf("m×%d = %d×%d", cn, m, cn))
+	if o.Bias != nil {
+		buf(s, "bias", o.Bias, n, "n")
+	}
+	if o.Residual != nil {
+		buf(s, "residual", o.Residual, s.mul(m, cn), "the size of c")
+	}
+	if oi := dtypeIndex[O](); oi != 0 && oi != 1+inIndex[In]() {
+		s.fail("%s inputs with %s output: the output must be float32 or %s", dtypeName[In](), dtypeName[O](), dtypeName[In]())
+	}
+	if s.err != nil {
+		return 0, s.err
+	}
+	switch {
+	case k%8 != 0 || (o.Layout == RowMajorKN && n%8 != 0):
+		return mmV1, nil
+	case m <= gemv.MaxM && o.Layout == WeightNK:
+		return mmGEMV, nil
+	}
+	return mmV2, nil
+}
+
+// matmulRun launches version v (with config cfg, for v2) on checked
+// arguments.
+func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, c *kern.Buffer[O], a, b *kern.Buffer[In], m, n, k int, o MatmulOpts[O]) error {
+	ii, oi := inIndex[In](), min(dtypeIndex[O](), 1)
+	bias, res, err := optionalBufs(s, q, o.Bias, o.Residual)
+	if err != nil {
+		return err
+	}
+	args := []kern.Arg{bufArg(c), bufArg(a), bufArg(b), bias, res, intArg(m), intArg(n), intArg(k)}
+	if v == mmGEMV {
+		args = append(args, intArg(int(o.Act)))
+		grid := blocks1(ceilDiv(ceilDiv(n, 2), gemv.Warps), gemv.Warps*32).WithShared(gemv.Shared)
+		return s.launch(gemv.Kernels[ii][oi], q, grid, args...)
+	}
+	if v == mmV1 {
+		sbk, sbn := 1, k
+		if o.Layout == RowMajorKN {
+			sbk, sbn = n, 1
+		}
+		tiles := ceilDiv(m, 16) * ceilDiv(n, 8)
+		args = append(args, intArg(sbk), intArg(sbn), intArg(int(o.Act)))
+		return s.launch(mmaSimpleK[ii][oi], q, blocks1(ceilDiv(tiles, mm.SimpleWarps), mm.SimpleWarps*32), args...)
+	}
+	args = append(args, intArg(int(o.Layout)), intArg(int(o.Act)), intArg(cfg.warpsN))
+	grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, cfg.bn()), Y: ceilDiv(m, cfg.bm()), Z: 1}, gpu.Dim3{X: cfg.threads(), Y: 1, Z: 1}).WithShared(mm.Shared)
+	return s.launch(mmaTCK[ii][oi], q, grid, args...)
+}
+
+// InterleaveGateUp returns the [2I, K] weight whose row 2j is gate row j
+// and row 2j+1 up row j, the b of a Matmul with ActSwiGLU, from the gate
+// and up projections' [I, K] weights (host slices, row-major).
+func InterleaveGateUp[T any](gate, up []T, i, k int) ([]T, error) {
+	if len(gate) != i*k || len(up) != i*k {
+		return nil, fmt.Errorf("ops.InterleaveGateUp: gate has %d and up %d elements, want i×k = %d×%d", len(gate), len(up), i, k)
+	}
+	out := make([]T, 2*i*k)
+	for j := range i {
+		copy(out[2*j*k:], gate[j*k:(j+1)*k])
+		copy(out[(2*j+1)*k:], up[j*k:(j+1)*k])
+	}
+	return out, nil
+}
+
+// optionalBufs returns the arguments of optional buffers: the buffer, or
+// where it is nil an empty buffer of the queue's device (a kernel
+// parameter needs a live buffer; the kernels test len() == 0).
+func optionalBufs[O Float](s *shape, q kern.Queue, bufs ...*kern.Buffer[O]) (kern.Arg, kern.Arg, error) {
+	var args [2]kern.Arg
+	for i, b := range bufs {
+		if b != nil {
+			args[i] = b
+			continue
+		}
+		e, err := emptyBuf[O](q)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", s.op, err)
+		}
+		args[i] = e
+	}
+	return args[0], args[1], nil
+}
+
+// empties caches one empty buffer per (device, element type): the
+// stand-in for an absent optional argument, allocated once.
+var empties sync.Map // emptyKey → kern.Arg
+
+type emptyKey struct {
+	dev *kern.Device
+	t   int
+}
+
+// emptyBuf returns the cached empty buffer of T on q's device.
+func emptyBuf[T Float](q kern.Queue) (kern.Arg, error) {
+	var dev *kern.Device
+	switch v := q.(type) {
+	case *kern.Device:
+		dev = v
+	case *kern.Stream:
+		dev = v.Device()
+	}
+	if dev == nil {
+		return nil, fmt.Errorf("nil queue")
+	}
+	key := emptyKey{dev, dtypeIndex[T]()}
+	if a, ok := empties.Load(key); ok {
+		return a.(kern.Arg), nil
+	}
+	b, err := kern.Alloc[T](dev, 0)
+	if err != nil {
+		return nil, err
+	}
+	a, _ := empties.LoadOrStore(key, kern.Arg(b))
+	return a.(kern.Arg), nil
+}
