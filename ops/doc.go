@@ -23,8 +23,11 @@
 //	argmax.go      Argmax over rows (two stages, ties to the lowest index)
 //	sample.go      top-k / top-p / temperature sampling with a seed
 //	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
+//	flash.go       FlashAttention prefill on tensor cores (varlen, causal, GQA)
 //
-// The plumbing shared by all of them lives in dtype.go (element codecs
+// The attention kernels are in internal/attnk, a package of their own
+// so that their large unrolled PTX gets its own generated file. The
+// plumbing shared by all of them lives in dtype.go (element codecs
 // and the per-type kernel tables), shape.go (argument checks) and
 // reduce.go (the arg-max block reduction).
 //
