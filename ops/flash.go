@@ -155,7 +155,7 @@ func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], ls
 	lseArg := lse
 	if lse == nil {
 		var err error
-		if lseArg, err = noLSE(cuSeqQ.Device()); err != nil {
+		if lseArg, err = unused(cuSeqQ.Device(), 0); err != nil {
 			return fmt.Errorf("ops.FlashAttention: %w", err)
 		}
 	}
@@ -192,20 +192,26 @@ func (a Attention) scale() float32 {
 	return float32(1 / math.Sqrt(float64(a.HeadDim)))
 }
 
-// noLSEBufs holds, per device, the one-element buffer passed as lse when
-// the caller wants none (a launch takes no nil buffer; the kernel never
-// writes it then).
-var noLSEBufs sync.Map // *kern.Device → *kern.Buffer[float32]
+// unusedBufs holds, per device and slot, one-element buffers passed for
+// outputs a kernel is told not to write (a launch takes no nil buffer,
+// and two written arguments must not alias, hence the slots).
+var unusedBufs sync.Map // unusedKey → *kern.Buffer[float32]
 
-func noLSE(dev *kern.Device) (*kern.Buffer[float32], error) {
-	if b, ok := noLSEBufs.Load(dev); ok {
+type unusedKey struct {
+	dev  *kern.Device
+	slot int
+}
+
+func unused(dev *kern.Device, slot int) (*kern.Buffer[float32], error) {
+	key := unusedKey{dev, slot}
+	if b, ok := unusedBufs.Load(key); ok {
 		return b.(*kern.Buffer[float32]), nil
 	}
 	b, err := kern.Alloc[float32](dev, 1)
 	if err != nil {
 		return nil, err
 	}
-	if old, loaded := noLSEBufs.LoadOrStore(dev, b); loaded {
+	if old, loaded := unusedBufs.LoadOrStore(key, b); loaded {
 		b.Free()
 		return old.(*kern.Buffer[float32]), nil
 	}

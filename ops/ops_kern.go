@@ -984,6 +984,116 @@ func (l kernEmbedBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(table), kern.BufferArg(ids), kern.ScalarArg(dim))
 }
 
+// kvWriteF16Kernel launches the kernel kvWriteF16 (kvcache.go:143).
+var kvWriteF16Kernel = kernKvWriteF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "kvWriteF16", Pkg: "github.com/gokern/kern/ops", Entry: "kvWriteF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "kCache", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "vCache", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "positions", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "rope", Kind: kern.ScalarParam, Elem: "bool", Size: 1, Writes: false},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kvcache.go:159:13: integer divide by zero",
+		"panic at kvcache.go:159:21: integer divide by zero",
+		"panic at kvcache.go:160:13: integer divide by zero",
+		"kvcache.go:161:19",
+		"panic at kvcache.go:166:26: integer divide by zero",
+		"kvcache.go:168:39",
+		"kvcache.go:169:21",
+		"kvcache.go:169:37",
+		"kvcache.go:170:9",
+		"kvcache.go:171:9",
+		"kvcache.go:175:35",
+		"kvcache.go:175:43",
+		"kvcache.go:175:8",
+		"kvcache.go:175:21",
+		"kvcache.go:173:36",
+		"kvcache.go:173:44",
+		"kvcache.go:173:9",
+		"kvcache.go:173:22",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		kvWriteF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]int32), a[5].([]int32), a[6].(int), a[7].(int), a[8].(bool), a[9].(float64))
+	},
+})}
+
+// kernKvWriteF16Launcher is the typed launcher of kvWriteF16.
+type kernKvWriteF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernKvWriteF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs kvWriteF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernKvWriteF16Launcher) Launch(q kern.Queue, grid kern.Grid, kCache *kern.Buffer[gpu.Half], vCache *kern.Buffer[gpu.Half], k *kern.Buffer[gpu.Half], v *kern.Buffer[gpu.Half], slots *kern.Buffer[int32], positions *kern.Buffer[int32], kvHeads int, headDim int, rope bool, ratio float64) error {
+	return l.k.Launch(q, grid, kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(slots), kern.BufferArg(positions), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(rope), kern.ScalarArg(ratio))
+}
+
+// kvWriteBF16Kernel launches the kernel kvWriteBF16 (kvcache.go:148).
+var kvWriteBF16Kernel = kernKvWriteBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "kvWriteBF16", Pkg: "github.com/gokern/kern/ops", Entry: "kvWriteBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "kCache", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "vCache", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "positions", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "rope", Kind: kern.ScalarParam, Elem: "bool", Size: 1, Writes: false},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kvcache.go:159:13: integer divide by zero",
+		"panic at kvcache.go:159:21: integer divide by zero",
+		"panic at kvcache.go:160:13: integer divide by zero",
+		"kvcache.go:161:19",
+		"panic at kvcache.go:166:26: integer divide by zero",
+		"kvcache.go:168:39",
+		"kvcache.go:169:21",
+		"kvcache.go:169:37",
+		"kvcache.go:170:9",
+		"kvcache.go:171:9",
+		"kvcache.go:175:35",
+		"kvcache.go:175:43",
+		"kvcache.go:175:8",
+		"kvcache.go:175:21",
+		"kvcache.go:173:36",
+		"kvcache.go:173:44",
+		"kvcache.go:173:9",
+		"kvcache.go:173:22",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		kvWriteBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]int32), a[5].([]int32), a[6].(int), a[7].(int), a[8].(bool), a[9].(float64))
+	},
+})}
+
+// kernKvWriteBF16Launcher is the typed launcher of kvWriteBF16.
+type kernKvWriteBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernKvWriteBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs kvWriteBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernKvWriteBF16Launcher) Launch(q kern.Queue, grid kern.Grid, kCache *kern.Buffer[gpu.BFloat16], vCache *kern.Buffer[gpu.BFloat16], k *kern.Buffer[gpu.BFloat16], v *kern.Buffer[gpu.BFloat16], slots *kern.Buffer[int32], positions *kern.Buffer[int32], kvHeads int, headDim int, rope bool, ratio float64) error {
+	return l.k.Launch(q, grid, kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(slots), kern.BufferArg(positions), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(rope), kern.ScalarArg(ratio))
+}
+
 // rmsNormF32Kernel launches the kernel rmsNormF32 (norm.go:49).
 var rmsNormF32Kernel = kernRmsNormF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "rmsNormF32", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormF32", Module: kernModule,
@@ -2338,12 +2448,13 @@ const kernPTX = `//
 .file 6 "dtype.go"
 .file 7 "elementwise.go"
 .file 8 "embed.go"
-.file 9 "norm.go"
-.file 10 "quant.go"
-.file 11 "reduce.go"
-.file 12 "rope.go"
-.file 13 "sample.go"
-.file 14 "softmax.go"
+.file 9 "kvcache.go"
+.file 10 "norm.go"
+.file 11 "quant.go"
+.file 12 "reduce.go"
+.file 13 "rope.go"
+.file 14 "sample.go"
+.file 15 "softmax.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 
@@ -4353,10 +4464,10 @@ $L2_entry:
 	.loc 5 67 16
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -4493,11 +4604,11 @@ $L7_if_done:
 	mov.s64 %rd24, %rd39;
 	bra.uni $L3_for_loop;
 $L34_entry:
-	.loc 11 17 27
+	.loc 12 17 27
 	mov.u64 %rd40, smem0;
-	.loc 11 18 25
+	.loc 12 18 25
 	mov.u64 %rd41, smem1;
-	.loc 11 19 19
+	.loc 12 19 19
 	bra.uni $L40_entry;
 $L40_entry:
 	mov.f32 %f8, %f2;
@@ -4505,18 +4616,18 @@ $L40_entry:
 	mov.s64 %rd42, 16;
 	bra.uni $L41_for_loop;
 $L41_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p14, %rd42, 0;
 	@%p14 bra $L42_for_body;
 	bra.uni $L43_for_done;
 $L42_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r23, %rd42;
 	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r24, %rd42;
 	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L47_entry;
 $L47_entry:
 	.loc 5 102 9
@@ -4589,29 +4700,29 @@ $L62_edge:
 	mov.s32 %r26, %r22;
 	bra.uni $L45_if_done;
 $L45_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd43, %rd42, 2;
 	mov.f32 %f8, %f10;
 	mov.s32 %r22, %r26;
 	mov.s64 %rd42, %rd43;
 	bra.uni $L41_for_loop;
 $L43_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f7, %f8;
 	mov.s32 %r21, %r22;
 	bra.uni $L46_ret_warpArgMax;
 $L46_ret_warpArgMax:
-	.loc 11 20 11
+	.loc 12 20 11
 	mov.u32 %r27, %laneid;
 	cvt.s64.u32 %rd44, %r27;
-	.loc 11 20 14
+	.loc 12 20 14
 	setp.eq.s64 %p26, %rd44, 0;
 	@%p26 bra $L35_if_then;
 	bra.uni $L36_if_done;
 $L35_if_then:
-	.loc 11 21 12
+	.loc 12 21 12
 	mov.u32 %r30, %tid.z;
 	mov.u32 %r31, %ntid.y;
 	mov.u32 %r32, %tid.y;
@@ -4621,7 +4732,7 @@ $L35_if_then:
 	mad.lo.u32 %r33, %r29, %r34, %r35;
 	shr.u32 %r28, %r33, 5;
 	cvt.s64.u32 %rd45, %r28;
-	.loc 11 21 26
+	.loc 12 21 26
 	mov.u32 %r38, %tid.z;
 	mov.u32 %r39, %ntid.y;
 	mov.u32 %r40, %tid.y;
@@ -4631,13 +4742,13 @@ $L35_if_then:
 	mad.lo.u32 %r41, %r37, %r42, %r43;
 	shr.u32 %r36, %r41, 5;
 	cvt.s64.u32 %rd46, %r36;
-	.loc 11 21 5
+	.loc 12 21 5
 	setp.hs.u64 %p27, %rd45, 32;
 	@%p27 bra $L63_oob1;
 	shl.b64 %rd47, %rd45, 2;
 	add.s64 %rd48, %rd40, %rd47;
 	st.shared.f32 [%rd48], %f7;
-	.loc 11 21 19
+	.loc 12 21 19
 	setp.hs.u64 %p28, %rd46, 32;
 	@%p28 bra $L64_oob2;
 	shl.b64 %rd49, %rd46, 2;
@@ -4645,62 +4756,62 @@ $L35_if_then:
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
 $L63_oob1:
-	.loc 11 21 5
+	.loc 12 21 5
 	mov.u64 %rd27, 0xA00000002;
 	mov.u64 %rd28, %rd45;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L64_oob2:
-	.loc 11 21 19
+	.loc 12 21 19
 	mov.u64 %rd27, 0xA00000003;
 	mov.u64 %rd28, %rd46;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L36_if_done:
-	.loc 11 23 12
+	.loc 12 23 12
 	bar.warp.sync -1;
-	.loc 11 24 8
+	.loc 12 24 8
 	bar.sync 0;
-	.loc 11 25 15
+	.loc 12 25 15
 	bra.uni $L65_entry;
 $L65_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
-	.loc 11 26 11
+	.loc 12 26 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd51, %r45;
-	.loc 11 26 26
+	.loc 12 26 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd52, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd53, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd54, %r48;
-	.loc 11 26 30
+	.loc 12 26 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 11 26 14
+	.loc 12 26 14
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
 $L37_if_then:
-	.loc 11 27 19
+	.loc 12 27 19
 	mov.u32 %r50, %laneid;
 	cvt.s64.u32 %rd56, %r50;
-	.loc 11 27 12
+	.loc 12 27 12
 	setp.hs.u64 %p30, %rd56, 32;
 	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
-	.loc 11 27 33
+	.loc 12 27 33
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd59, %r51;
-	.loc 11 27 26
+	.loc 12 27 26
 	setp.hs.u64 %p31, %rd59, 32;
 	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -4710,13 +4821,13 @@ $L37_if_then:
 	mov.s32 %r49, %r52;
 	bra.uni $L70_entry;
 $L68_oob3:
-	.loc 11 27 12
+	.loc 12 27 12
 	mov.u64 %rd27, 0xA00000004;
 	mov.u64 %rd28, %rd56;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L69_oob4:
-	.loc 11 27 26
+	.loc 12 27 26
 	mov.u64 %rd27, 0xA00000005;
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
@@ -4731,18 +4842,18 @@ $L70_entry:
 	mov.s64 %rd62, 16;
 	bra.uni $L71_for_loop;
 $L71_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p32, %rd62, 0;
 	@%p32 bra $L72_for_body;
 	bra.uni $L73_for_done;
 $L72_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r55, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L77_entry;
 $L77_entry:
 	.loc 5 102 9
@@ -4815,23 +4926,23 @@ $L92_edge:
 	mov.s32 %r58, %r54;
 	bra.uni $L75_if_done;
 $L75_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
 	bra.uni $L71_for_loop;
 $L73_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r53, %r54;
 	bra.uni $L76_ret_warpArgMax;
 $L76_ret_warpArgMax:
-	.loc 11 30 8
+	.loc 12 30 8
 	bar.sync 0;
-	.loc 11 31 2
+	.loc 12 31 2
 	mov.f32 %f6, %f15;
 	mov.s32 %r20, %r53;
 	bra.uni $L39_ret_blockArgMax;
@@ -4961,10 +5072,10 @@ $L2_entry:
 	.loc 5 67 16
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -5103,11 +5214,11 @@ $L7_if_done:
 	mov.s64 %rd24, %rd39;
 	bra.uni $L3_for_loop;
 $L34_entry:
-	.loc 11 17 27
+	.loc 12 17 27
 	mov.u64 %rd40, smem0;
-	.loc 11 18 25
+	.loc 12 18 25
 	mov.u64 %rd41, smem1;
-	.loc 11 19 19
+	.loc 12 19 19
 	bra.uni $L40_entry;
 $L40_entry:
 	mov.f32 %f8, %f2;
@@ -5115,18 +5226,18 @@ $L40_entry:
 	mov.s64 %rd42, 16;
 	bra.uni $L41_for_loop;
 $L41_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p14, %rd42, 0;
 	@%p14 bra $L42_for_body;
 	bra.uni $L43_for_done;
 $L42_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r23, %rd42;
 	shfl.sync.bfly.b32 %f9, %f8, %r23, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r24, %rd42;
 	shfl.sync.bfly.b32 %r25, %r22, %r24, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L47_entry;
 $L47_entry:
 	.loc 5 102 9
@@ -5199,29 +5310,29 @@ $L62_edge:
 	mov.s32 %r26, %r22;
 	bra.uni $L45_if_done;
 $L45_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd43, %rd42, 2;
 	mov.f32 %f8, %f10;
 	mov.s32 %r22, %r26;
 	mov.s64 %rd42, %rd43;
 	bra.uni $L41_for_loop;
 $L43_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f7, %f8;
 	mov.s32 %r21, %r22;
 	bra.uni $L46_ret_warpArgMax;
 $L46_ret_warpArgMax:
-	.loc 11 20 11
+	.loc 12 20 11
 	mov.u32 %r27, %laneid;
 	cvt.s64.u32 %rd44, %r27;
-	.loc 11 20 14
+	.loc 12 20 14
 	setp.eq.s64 %p26, %rd44, 0;
 	@%p26 bra $L35_if_then;
 	bra.uni $L36_if_done;
 $L35_if_then:
-	.loc 11 21 12
+	.loc 12 21 12
 	mov.u32 %r30, %tid.z;
 	mov.u32 %r31, %ntid.y;
 	mov.u32 %r32, %tid.y;
@@ -5231,7 +5342,7 @@ $L35_if_then:
 	mad.lo.u32 %r33, %r29, %r34, %r35;
 	shr.u32 %r28, %r33, 5;
 	cvt.s64.u32 %rd45, %r28;
-	.loc 11 21 26
+	.loc 12 21 26
 	mov.u32 %r38, %tid.z;
 	mov.u32 %r39, %ntid.y;
 	mov.u32 %r40, %tid.y;
@@ -5241,13 +5352,13 @@ $L35_if_then:
 	mad.lo.u32 %r41, %r37, %r42, %r43;
 	shr.u32 %r36, %r41, 5;
 	cvt.s64.u32 %rd46, %r36;
-	.loc 11 21 5
+	.loc 12 21 5
 	setp.hs.u64 %p27, %rd45, 32;
 	@%p27 bra $L63_oob1;
 	shl.b64 %rd47, %rd45, 2;
 	add.s64 %rd48, %rd40, %rd47;
 	st.shared.f32 [%rd48], %f7;
-	.loc 11 21 19
+	.loc 12 21 19
 	setp.hs.u64 %p28, %rd46, 32;
 	@%p28 bra $L64_oob2;
 	shl.b64 %rd49, %rd46, 2;
@@ -5255,62 +5366,62 @@ $L35_if_then:
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
 $L63_oob1:
-	.loc 11 21 5
+	.loc 12 21 5
 	mov.u64 %rd27, 0xB00000002;
 	mov.u64 %rd28, %rd45;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L64_oob2:
-	.loc 11 21 19
+	.loc 12 21 19
 	mov.u64 %rd27, 0xB00000003;
 	mov.u64 %rd28, %rd46;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L36_if_done:
-	.loc 11 23 12
+	.loc 12 23 12
 	bar.warp.sync -1;
-	.loc 11 24 8
+	.loc 12 24 8
 	bar.sync 0;
-	.loc 11 25 15
+	.loc 12 25 15
 	bra.uni $L65_entry;
 $L65_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
-	.loc 11 26 11
+	.loc 12 26 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd51, %r45;
-	.loc 11 26 26
+	.loc 12 26 26
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd52, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd53, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd54, %r48;
-	.loc 11 26 30
+	.loc 12 26 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 11 26 14
+	.loc 12 26 14
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
 $L37_if_then:
-	.loc 11 27 19
+	.loc 12 27 19
 	mov.u32 %r50, %laneid;
 	cvt.s64.u32 %rd56, %r50;
-	.loc 11 27 12
+	.loc 12 27 12
 	setp.hs.u64 %p30, %rd56, 32;
 	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
-	.loc 11 27 33
+	.loc 12 27 33
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd59, %r51;
-	.loc 11 27 26
+	.loc 12 27 26
 	setp.hs.u64 %p31, %rd59, 32;
 	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -5320,13 +5431,13 @@ $L37_if_then:
 	mov.s32 %r49, %r52;
 	bra.uni $L70_entry;
 $L68_oob3:
-	.loc 11 27 12
+	.loc 12 27 12
 	mov.u64 %rd27, 0xB00000004;
 	mov.u64 %rd28, %rd56;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L69_oob4:
-	.loc 11 27 26
+	.loc 12 27 26
 	mov.u64 %rd27, 0xB00000005;
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
@@ -5341,18 +5452,18 @@ $L70_entry:
 	mov.s64 %rd62, 16;
 	bra.uni $L71_for_loop;
 $L71_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p32, %rd62, 0;
 	@%p32 bra $L72_for_body;
 	bra.uni $L73_for_done;
 $L72_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r55, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L77_entry;
 $L77_entry:
 	.loc 5 102 9
@@ -5425,23 +5536,23 @@ $L92_edge:
 	mov.s32 %r58, %r54;
 	bra.uni $L75_if_done;
 $L75_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
 	bra.uni $L71_for_loop;
 $L73_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r53, %r54;
 	bra.uni $L76_ret_warpArgMax;
 $L76_ret_warpArgMax:
-	.loc 11 30 8
+	.loc 12 30 8
 	bar.sync 0;
-	.loc 11 31 2
+	.loc 12 31 2
 	mov.f32 %f6, %f15;
 	mov.s32 %r20, %r53;
 	bra.uni $L39_ret_blockArgMax;
@@ -5571,10 +5682,10 @@ $L2_entry:
 	.loc 5 67 16
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r6, 0xFF800000;
 	mov.b32 %f1, %r6;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_negInf;
 $L12_ret_negInf:
@@ -5715,11 +5826,11 @@ $L7_if_done:
 	mov.s64 %rd24, %rd39;
 	bra.uni $L3_for_loop;
 $L34_entry:
-	.loc 11 17 27
+	.loc 12 17 27
 	mov.u64 %rd40, smem0;
-	.loc 11 18 25
+	.loc 12 18 25
 	mov.u64 %rd41, smem1;
-	.loc 11 19 19
+	.loc 12 19 19
 	bra.uni $L40_entry;
 $L40_entry:
 	mov.f32 %f8, %f2;
@@ -5727,18 +5838,18 @@ $L40_entry:
 	mov.s64 %rd42, 16;
 	bra.uni $L41_for_loop;
 $L41_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p14, %rd42, 0;
 	@%p14 bra $L42_for_body;
 	bra.uni $L43_for_done;
 $L42_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r24, %rd42;
 	shfl.sync.bfly.b32 %f9, %f8, %r24, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r25, %rd42;
 	shfl.sync.bfly.b32 %r26, %r23, %r25, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L47_entry;
 $L47_entry:
 	.loc 5 102 9
@@ -5811,29 +5922,29 @@ $L62_edge:
 	mov.s32 %r27, %r23;
 	bra.uni $L45_if_done;
 $L45_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd43, %rd42, 2;
 	mov.f32 %f8, %f10;
 	mov.s32 %r23, %r27;
 	mov.s64 %rd42, %rd43;
 	bra.uni $L41_for_loop;
 $L43_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f7, %f8;
 	mov.s32 %r22, %r23;
 	bra.uni $L46_ret_warpArgMax;
 $L46_ret_warpArgMax:
-	.loc 11 20 11
+	.loc 12 20 11
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd44, %r28;
-	.loc 11 20 14
+	.loc 12 20 14
 	setp.eq.s64 %p26, %rd44, 0;
 	@%p26 bra $L35_if_then;
 	bra.uni $L36_if_done;
 $L35_if_then:
-	.loc 11 21 12
+	.loc 12 21 12
 	mov.u32 %r31, %tid.z;
 	mov.u32 %r32, %ntid.y;
 	mov.u32 %r33, %tid.y;
@@ -5843,7 +5954,7 @@ $L35_if_then:
 	mad.lo.u32 %r34, %r30, %r35, %r36;
 	shr.u32 %r29, %r34, 5;
 	cvt.s64.u32 %rd45, %r29;
-	.loc 11 21 26
+	.loc 12 21 26
 	mov.u32 %r39, %tid.z;
 	mov.u32 %r40, %ntid.y;
 	mov.u32 %r41, %tid.y;
@@ -5853,13 +5964,13 @@ $L35_if_then:
 	mad.lo.u32 %r42, %r38, %r43, %r44;
 	shr.u32 %r37, %r42, 5;
 	cvt.s64.u32 %rd46, %r37;
-	.loc 11 21 5
+	.loc 12 21 5
 	setp.hs.u64 %p27, %rd45, 32;
 	@%p27 bra $L63_oob1;
 	shl.b64 %rd47, %rd45, 2;
 	add.s64 %rd48, %rd40, %rd47;
 	st.shared.f32 [%rd48], %f7;
-	.loc 11 21 19
+	.loc 12 21 19
 	setp.hs.u64 %p28, %rd46, 32;
 	@%p28 bra $L64_oob2;
 	shl.b64 %rd49, %rd46, 2;
@@ -5867,62 +5978,62 @@ $L35_if_then:
 	st.shared.s32 [%rd50], %r22;
 	bra.uni $L36_if_done;
 $L63_oob1:
-	.loc 11 21 5
+	.loc 12 21 5
 	mov.u64 %rd27, 0xC00000002;
 	mov.u64 %rd28, %rd45;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L64_oob2:
-	.loc 11 21 19
+	.loc 12 21 19
 	mov.u64 %rd27, 0xC00000003;
 	mov.u64 %rd28, %rd46;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L36_if_done:
-	.loc 11 23 12
+	.loc 12 23 12
 	bar.warp.sync -1;
-	.loc 11 24 8
+	.loc 12 24 8
 	bar.sync 0;
-	.loc 11 25 15
+	.loc 12 25 15
 	bra.uni $L65_entry;
 $L65_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r45, 0xFF800000;
 	mov.b32 %f12, %r45;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f11, %f12;
 	bra.uni $L66_ret_negInf;
 $L66_ret_negInf:
-	.loc 11 26 11
+	.loc 12 26 11
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd51, %r46;
-	.loc 11 26 26
+	.loc 12 26 26
 	mov.u32 %r47, %ntid.x;
 	cvt.s64.u32 %rd52, %r47;
 	mov.u32 %r48, %ntid.y;
 	cvt.s64.u32 %rd53, %r48;
 	mov.u32 %r49, %ntid.z;
 	cvt.s64.u32 %rd54, %r49;
-	.loc 11 26 30
+	.loc 12 26 30
 	div.s64 %rd55, %rd52, 32;
-	.loc 11 26 14
+	.loc 12 26 14
 	setp.lt.s64 %p29, %rd51, %rd55;
 	@%p29 bra $L37_if_then;
 	bra.uni $L67_edge;
 $L37_if_then:
-	.loc 11 27 19
+	.loc 12 27 19
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd56, %r51;
-	.loc 11 27 12
+	.loc 12 27 12
 	setp.hs.u64 %p30, %rd56, 32;
 	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
-	.loc 11 27 33
+	.loc 12 27 33
 	mov.u32 %r52, %laneid;
 	cvt.s64.u32 %rd59, %r52;
-	.loc 11 27 26
+	.loc 12 27 26
 	setp.hs.u64 %p31, %rd59, 32;
 	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
@@ -5932,13 +6043,13 @@ $L37_if_then:
 	mov.s32 %r50, %r53;
 	bra.uni $L70_entry;
 $L68_oob3:
-	.loc 11 27 12
+	.loc 12 27 12
 	mov.u64 %rd27, 0xC00000004;
 	mov.u64 %rd28, %rd56;
 	mov.u64 %rd29, 32;
 	bra.uni $L13_bounds_fail;
 $L69_oob4:
-	.loc 11 27 26
+	.loc 12 27 26
 	mov.u64 %rd27, 0xC00000005;
 	mov.u64 %rd28, %rd59;
 	mov.u64 %rd29, 32;
@@ -5953,18 +6064,18 @@ $L70_entry:
 	mov.s64 %rd62, 16;
 	bra.uni $L71_for_loop;
 $L71_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p32, %rd62, 0;
 	@%p32 bra $L72_for_body;
 	bra.uni $L73_for_done;
 $L72_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r56, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r57, %rd62;
 	shfl.sync.bfly.b32 %r58, %r55, %r57, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L77_entry;
 $L77_entry:
 	.loc 5 102 9
@@ -6037,23 +6148,23 @@ $L92_edge:
 	mov.s32 %r59, %r55;
 	bra.uni $L75_if_done;
 $L75_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r55, %r59;
 	mov.s64 %rd62, %rd63;
 	bra.uni $L71_for_loop;
 $L73_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r54, %r55;
 	bra.uni $L76_ret_warpArgMax;
 $L76_ret_warpArgMax:
-	.loc 11 30 8
+	.loc 12 30 8
 	bar.sync 0;
-	.loc 11 31 2
+	.loc 12 31 2
 	mov.f32 %f6, %f15;
 	mov.s32 %r21, %r54;
 	bra.uni $L39_ret_blockArgMax;
@@ -6167,10 +6278,10 @@ $L1_entry:
 	.loc 5 85 16
 	bra.uni $L9_entry;
 $L9_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_negInf;
 $L10_ret_negInf:
@@ -6310,11 +6421,11 @@ $L6_if_done:
 	mov.s64 %rd16, %rd35;
 	bra.uni $L2_for_loop;
 $L31_entry:
-	.loc 11 17 27
+	.loc 12 17 27
 	mov.u64 %rd36, smem0;
-	.loc 11 18 25
+	.loc 12 18 25
 	mov.u64 %rd37, smem1;
-	.loc 11 19 19
+	.loc 12 19 19
 	bra.uni $L37_entry;
 $L37_entry:
 	mov.f32 %f7, %f2;
@@ -6322,18 +6433,18 @@ $L37_entry:
 	mov.s64 %rd38, 16;
 	bra.uni $L38_for_loop;
 $L38_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p15, %rd38, 0;
 	@%p15 bra $L39_for_body;
 	bra.uni $L40_for_done;
 $L39_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r19, %rd38;
 	shfl.sync.bfly.b32 %f8, %f7, %r19, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r20, %rd38;
 	shfl.sync.bfly.b32 %r21, %r18, %r20, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L44_entry;
 $L44_entry:
 	.loc 5 102 9
@@ -6406,29 +6517,29 @@ $L59_edge:
 	mov.s32 %r22, %r18;
 	bra.uni $L42_if_done;
 $L42_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd39, %rd38, 2;
 	mov.f32 %f7, %f9;
 	mov.s32 %r18, %r22;
 	mov.s64 %rd38, %rd39;
 	bra.uni $L38_for_loop;
 $L40_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f6, %f7;
 	mov.s32 %r17, %r18;
 	bra.uni $L43_ret_warpArgMax;
 $L43_ret_warpArgMax:
-	.loc 11 20 11
+	.loc 12 20 11
 	mov.u32 %r23, %laneid;
 	cvt.s64.u32 %rd40, %r23;
-	.loc 11 20 14
+	.loc 12 20 14
 	setp.eq.s64 %p27, %rd40, 0;
 	@%p27 bra $L32_if_then;
 	bra.uni $L33_if_done;
 $L32_if_then:
-	.loc 11 21 12
+	.loc 12 21 12
 	mov.u32 %r26, %tid.z;
 	mov.u32 %r27, %ntid.y;
 	mov.u32 %r28, %tid.y;
@@ -6438,7 +6549,7 @@ $L32_if_then:
 	mad.lo.u32 %r29, %r25, %r30, %r31;
 	shr.u32 %r24, %r29, 5;
 	cvt.s64.u32 %rd41, %r24;
-	.loc 11 21 26
+	.loc 12 21 26
 	mov.u32 %r34, %tid.z;
 	mov.u32 %r35, %ntid.y;
 	mov.u32 %r36, %tid.y;
@@ -6448,13 +6559,13 @@ $L32_if_then:
 	mad.lo.u32 %r37, %r33, %r38, %r39;
 	shr.u32 %r32, %r37, 5;
 	cvt.s64.u32 %rd42, %r32;
-	.loc 11 21 5
+	.loc 12 21 5
 	setp.hs.u64 %p28, %rd41, 32;
 	@%p28 bra $L60_oob2;
 	shl.b64 %rd43, %rd41, 2;
 	add.s64 %rd44, %rd36, %rd43;
 	st.shared.f32 [%rd44], %f6;
-	.loc 11 21 19
+	.loc 12 21 19
 	setp.hs.u64 %p29, %rd42, 32;
 	@%p29 bra $L61_oob3;
 	shl.b64 %rd45, %rd42, 2;
@@ -6462,62 +6573,62 @@ $L32_if_then:
 	st.shared.s32 [%rd46], %r17;
 	bra.uni $L33_if_done;
 $L60_oob2:
-	.loc 11 21 5
+	.loc 12 21 5
 	mov.u64 %rd19, 0xD00000003;
 	mov.u64 %rd20, %rd41;
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
 $L61_oob3:
-	.loc 11 21 19
+	.loc 12 21 19
 	mov.u64 %rd19, 0xD00000004;
 	mov.u64 %rd20, %rd42;
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
 $L33_if_done:
-	.loc 11 23 12
+	.loc 12 23 12
 	bar.warp.sync -1;
-	.loc 11 24 8
+	.loc 12 24 8
 	bar.sync 0;
-	.loc 11 25 15
+	.loc 12 25 15
 	bra.uni $L62_entry;
 $L62_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r40, 0xFF800000;
 	mov.b32 %f11, %r40;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f10, %f11;
 	bra.uni $L63_ret_negInf;
 $L63_ret_negInf:
-	.loc 11 26 11
+	.loc 12 26 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd47, %r41;
-	.loc 11 26 26
+	.loc 12 26 26
 	mov.u32 %r42, %ntid.x;
 	cvt.s64.u32 %rd48, %r42;
 	mov.u32 %r43, %ntid.y;
 	cvt.s64.u32 %rd49, %r43;
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd50, %r44;
-	.loc 11 26 30
+	.loc 12 26 30
 	div.s64 %rd51, %rd48, 32;
-	.loc 11 26 14
+	.loc 12 26 14
 	setp.lt.s64 %p30, %rd47, %rd51;
 	@%p30 bra $L34_if_then;
 	bra.uni $L64_edge;
 $L34_if_then:
-	.loc 11 27 19
+	.loc 12 27 19
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd52, %r46;
-	.loc 11 27 12
+	.loc 12 27 12
 	setp.hs.u64 %p31, %rd52, 32;
 	@%p31 bra $L65_oob4;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd36, %rd53;
 	ld.shared.f32 %f13, [%rd54];
-	.loc 11 27 33
+	.loc 12 27 33
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd55, %r47;
-	.loc 11 27 26
+	.loc 12 27 26
 	setp.hs.u64 %p32, %rd55, 32;
 	@%p32 bra $L66_oob5;
 	shl.b64 %rd56, %rd55, 2;
@@ -6527,13 +6638,13 @@ $L34_if_then:
 	mov.s32 %r45, %r48;
 	bra.uni $L67_entry;
 $L65_oob4:
-	.loc 11 27 12
+	.loc 12 27 12
 	mov.u64 %rd19, 0xD00000005;
 	mov.u64 %rd20, %rd52;
 	mov.u64 %rd21, 32;
 	bra.uni $L11_bounds_fail;
 $L66_oob5:
-	.loc 11 27 26
+	.loc 12 27 26
 	mov.u64 %rd19, 0xD00000006;
 	mov.u64 %rd20, %rd55;
 	mov.u64 %rd21, 32;
@@ -6548,18 +6659,18 @@ $L67_entry:
 	mov.s64 %rd58, 16;
 	bra.uni $L68_for_loop;
 $L68_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p33, %rd58, 0;
 	@%p33 bra $L69_for_body;
 	bra.uni $L70_for_done;
 $L69_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r51, %rd58;
 	shfl.sync.bfly.b32 %f16, %f15, %r51, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r52, %rd58;
 	shfl.sync.bfly.b32 %r53, %r50, %r52, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L74_entry;
 $L74_entry:
 	.loc 5 102 9
@@ -6632,23 +6743,23 @@ $L89_edge:
 	mov.s32 %r54, %r50;
 	bra.uni $L72_if_done;
 $L72_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd59, %rd58, 2;
 	mov.f32 %f15, %f17;
 	mov.s32 %r50, %r54;
 	mov.s64 %rd58, %rd59;
 	bra.uni $L68_for_loop;
 $L70_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f14, %f15;
 	mov.s32 %r49, %r50;
 	bra.uni $L73_ret_warpArgMax;
 $L73_ret_warpArgMax:
-	.loc 11 30 8
+	.loc 12 30 8
 	bar.sync 0;
-	.loc 11 31 2
+	.loc 12 31 2
 	mov.f32 %f5, %f14;
 	mov.s32 %r16, %r49;
 	bra.uni $L36_ret_blockArgMax;
@@ -8646,6 +8757,936 @@ $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_
 	ret;
 }
 
+.visible .entry kvWriteF16(
+	.param .u64 kCache_ptr,
+	.param .s64 kCache_len,
+	.param .u64 vCache_ptr,
+	.param .s64 vCache_len,
+	.param .u64 k_ptr,
+	.param .s64 k_len,
+	.param .u64 v_ptr,
+	.param .s64 v_len,
+	.param .u64 slots_ptr,
+	.param .s64 slots_len,
+	.param .u64 positions_ptr,
+	.param .s64 positions_len,
+	.param .s64 kvHeads,
+	.param .s64 headDim,
+	.param .u8 rope,
+	.param .f64 ratio
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<24>;
+	.reg .b16 %rs<10>;
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<81>;
+	.reg .f32 %f<20>;
+	.reg .f64 %fd<15>;
+
+	.loc 9 143 6
+	ld.param.u64 %rd0, [kCache_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [kCache_len];
+	ld.param.u64 %rd3, [vCache_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [vCache_len];
+	ld.param.u64 %rd6, [k_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [k_len];
+	ld.param.u64 %rd9, [v_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [v_len];
+	ld.param.u64 %rd12, [slots_ptr];
+	cvta.to.global.u64 %rd13, %rd12;
+	ld.param.s64 %rd14, [slots_len];
+	ld.param.u64 %rd15, [positions_ptr];
+	cvta.to.global.u64 %rd16, %rd15;
+	ld.param.s64 %rd17, [positions_len];
+	ld.param.s64 %rd18, [kvHeads];
+	ld.param.s64 %rd19, [headDim];
+	ld.param.u8 %r0, [rope];
+	setp.ne.u32 %p0, %r0, 0;
+	ld.param.f64 %fd0, [ratio];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 9 154 18
+	div.s64 %rd20, %rd19, 2;
+	.loc 9 155 16
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %ntid.x;
+	mul.wide.u32 %rd21, %r1, %r2;
+	mov.u32 %r3, %tid.x;
+	cvt.u64.u32 %rd22, %r3;
+	add.s64 %rd23, %rd21, %rd22;
+	.loc 9 156 16
+	div.s64 %rd24, %rd8, 2;
+	.loc 9 156 7
+	setp.ge.s64 %p1, %rd23, %rd24;
+	@%p1 bra $L10_ret_kvWrite_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 9 159 13
+	setp.eq.s64 %p2, %rd20, 0;
+	@%p2 bra $L13_divzero0;
+	rem.s64 %rd25, %rd23, %rd20;
+	.loc 9 159 21
+	setp.eq.s64 %p4, %rd20, 0;
+	@%p4 bra $L14_divzero1;
+	div.s64 %rd33, %rd23, %rd20;
+	.loc 9 160 13
+	setp.eq.s64 %p5, %rd18, 0;
+	@%p5 bra $L15_divzero2;
+	div.s64 %rd34, %rd33, %rd18;
+	.loc 9 161 19
+	setp.hs.u64 %p6, %rd34, %rd14;
+	@%p6 bra $L16_oob3;
+	shl.b64 %rd35, %rd34, 2;
+	add.s64 %rd36, %rd13, %rd35;
+	ld.global.nc.s32 %r7, [%rd36];
+	.loc 9 161 13
+	cvt.s64.s32 %rd37, %r7;
+	.loc 9 162 10
+	setp.lt.s64 %p7, %rd37, 0;
+	@%p7 bra $L10_ret_kvWrite_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+	bra.uni $L6_if_done;
+$L13_divzero0:
+	.loc 9 159 13
+	mov.u64 %rd26, 0x2000000001;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L11_bounds_fail;
+$L14_divzero1:
+	.loc 9 159 21
+	mov.u64 %rd26, 0x2000000002;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L11_bounds_fail;
+$L15_divzero2:
+	.loc 9 160 13
+	mov.u64 %rd26, 0x2000000003;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L11_bounds_fail;
+$L16_oob3:
+	.loc 9 161 19
+	mov.u64 %rd26, 0x2000000004;
+	mov.u64 %rd27, %rd34;
+	mov.u64 %rd28, %rd14;
+	bra.uni $L11_bounds_fail;
+$L6_if_done:
+	.loc 9 165 12
+	mul.lo.s64 %rd38, %rd33, %rd19;
+	.loc 9 165 21
+	add.s64 %rd39, %rd38, %rd25;
+	.loc 9 166 14
+	mul.lo.s64 %rd40, %rd37, %rd18;
+	.loc 9 166 26
+	setp.eq.s64 %p8, %rd18, 0;
+	@%p8 bra $L17_divzero4;
+	rem.s64 %rd41, %rd33, %rd18;
+	.loc 9 166 22
+	add.s64 %rd42, %rd40, %rd41;
+	.loc 9 166 35
+	mul.lo.s64 %rd43, %rd42, %rd19;
+	.loc 9 166 44
+	add.s64 %rd44, %rd43, %rd25;
+	@%p0 bra $L7_if_then;
+	bra.uni $L9_if_else;
+$L17_divzero4:
+	.loc 9 166 26
+	mov.u64 %rd26, 0x2000000005;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L11_bounds_fail;
+$L7_if_then:
+	.loc 9 168 39
+	setp.hs.u64 %p9, %rd34, %rd17;
+	@%p9 bra $L18_oob5;
+	shl.b64 %rd45, %rd34, 2;
+	add.s64 %rd46, %rd16, %rd45;
+	ld.global.nc.s32 %r8, [%rd46];
+	.loc 9 168 29
+	cvt.s64.s32 %rd47, %r8;
+	.loc 9 168 25
+	bra.uni $L19_entry;
+$L18_oob5:
+	.loc 9 168 39
+	mov.u64 %rd26, 0x2000000006;
+	mov.u64 %rd27, %rd34;
+	mov.u64 %rd28, %rd17;
+	bra.uni $L11_bounds_fail;
+$L19_entry:
+	mov.f64 %fd1, 0d3FF0000000000000;
+	mov.f64 %fd2, %fd0;
+	mov.s64 %rd48, %rd25;
+	bra.uni $L20_for_loop;
+$L20_for_loop:
+	.loc 13 82 16
+	setp.gt.s64 %p10, %rd48, 0;
+	@%p10 bra $L21_for_body;
+	bra.uni $L22_for_done;
+$L21_for_body:
+	.loc 13 83 7
+	and.b64 %rd49, %rd48, 1;
+	.loc 13 83 10
+	setp.ne.s64 %p11, %rd49, 0;
+	@%p11 bra $L23_if_then;
+	bra.uni $L26_edge;
+$L23_if_then:
+	.loc 13 84 4
+	mul.rn.f64 %fd4, %fd1, %fd2;
+	mov.f64 %fd3, %fd4;
+	bra.uni $L24_if_done;
+$L26_edge:
+	mov.f64 %fd3, %fd1;
+	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 13 86 3
+	mul.rn.f64 %fd5, %fd2, %fd2;
+	.loc 13 82 21
+	shr.s64 %rd50, %rd48, 1;
+	mov.f64 %fd1, %fd3;
+	mov.f64 %fd2, %fd5;
+	mov.s64 %rd48, %rd50;
+	bra.uni $L20_for_loop;
+$L22_for_done:
+	.loc 13 88 14
+	cvt.rn.f64.s64 %fd6, %rd47;
+	.loc 13 88 20
+	mul.rn.f64 %fd7, %fd6, %fd1;
+	.loc 13 89 19
+	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
+	.loc 13 89 36
+	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
+	.loc 13 89 17
+	cvt.rmi.f64.f64 %fd10, %fd9;
+	.loc 13 90 12
+	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
+	.loc 13 90 9
+	sub.rn.f64 %fd12, %fd7, %fd11;
+	.loc 13 90 24
+	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
+	.loc 13 90 21
+	sub.rn.f64 %fd14, %fd12, %fd13;
+	.loc 13 91 24
+	cvt.rn.f32.f64 %f2, %fd14;
+	.loc 13 91 16
+	mul.rn.f32 %f3, %f2, 0f3E22F983;
+	cvt.rni.f32.f32 %f3, %f3;
+	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
+	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
+	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
+	sin.approx.f32 %f5, %f4;
+	.loc 13 91 45
+	cvt.rn.f32.f64 %f6, %fd14;
+	.loc 13 91 37
+	mul.rn.f32 %f7, %f6, 0f3E22F983;
+	cvt.rni.f32.f32 %f7, %f7;
+	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
+	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
+	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
+	cos.approx.f32 %f9, %f8;
+	.loc 13 91 2
+	mov.f32 %f0, %f5;
+	mov.f32 %f1, %f9;
+	bra.uni $L25_ret_ropeSinCos;
+$L25_ret_ropeSinCos:
+	.loc 9 169 21
+	setp.hs.u64 %p12, %rd39, %rd8;
+	@%p12 bra $L27_oob6;
+	shl.b64 %rd51, %rd39, 1;
+	add.s64 %rd52, %rd7, %rd51;
+	ld.global.nc.u16 %rs0, [%rd52];
+	.loc 9 169 19
+	bra.uni $L28_entry;
+$L27_oob6:
+	.loc 9 169 21
+	mov.u64 %rd26, 0x2000000007;
+	mov.u64 %rd27, %rd39;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L11_bounds_fail;
+$L28_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f11, %rs0;
+	.loc 6 38 41
+	mov.f32 %f10, %f11;
+	bra.uni $L29_ret_load;
+$L29_ret_load:
+	.loc 9 169 41
+	add.s64 %rd53, %rd39, %rd20;
+	.loc 9 169 37
+	setp.hs.u64 %p13, %rd53, %rd8;
+	@%p13 bra $L30_oob7;
+	shl.b64 %rd54, %rd53, 1;
+	add.s64 %rd55, %rd7, %rd54;
+	ld.global.nc.u16 %rs1, [%rd55];
+	.loc 9 169 35
+	bra.uni $L31_entry;
+$L30_oob7:
+	.loc 9 169 37
+	mov.u64 %rd26, 0x2000000008;
+	mov.u64 %rd27, %rd53;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L11_bounds_fail;
+$L31_entry:
+	.loc 6 38 57
+	cvt.f32.f16 %f13, %rs1;
+	.loc 6 38 41
+	mov.f32 %f12, %f13;
+	bra.uni $L32_ret_load;
+$L32_ret_load:
+	.loc 9 170 27
+	mul.rn.f32 %f14, %f10, %f1;
+	.loc 9 170 36
+	mul.rn.f32 %f15, %f12, %f0;
+	.loc 9 170 32
+	sub.rn.f32 %f16, %f14, %f15;
+	.loc 9 170 24
+	bra.uni $L33_entry;
+$L33_entry:
+	.loc 6 39 58
+	cvt.rn.f16.f32 %rs3, %f16;
+	.loc 6 39 41
+	mov.u16 %rs2, %rs3;
+	bra.uni $L34_ret_store;
+$L34_ret_store:
+	.loc 9 170 9
+	setp.hs.u64 %p14, %rd44, %rd2;
+	@%p14 bra $L35_oob8;
+	shl.b64 %rd56, %rd44, 1;
+	add.s64 %rd57, %rd1, %rd56;
+	st.global.u16 [%rd57], %rs2;
+	.loc 9 171 13
+	add.s64 %rd58, %rd44, %rd20;
+	.loc 9 171 32
+	mul.rn.f32 %f17, %f12, %f1;
+	.loc 9 171 41
+	mul.rn.f32 %f18, %f10, %f0;
+	.loc 9 171 37
+	add.rn.f32 %f19, %f17, %f18;
+	.loc 9 171 29
+	bra.uni $L36_entry;
+$L35_oob8:
+	.loc 9 170 9
+	mov.u64 %rd26, 0x2000000009;
+	mov.u64 %rd27, %rd44;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L11_bounds_fail;
+$L36_entry:
+	.loc 6 39 58
+	cvt.rn.f16.f32 %rs5, %f19;
+	.loc 6 39 41
+	mov.u16 %rs4, %rs5;
+	bra.uni $L37_ret_store;
+$L37_ret_store:
+	.loc 9 171 9
+	setp.hs.u64 %p15, %rd58, %rd2;
+	@%p15 bra $L38_oob9;
+	shl.b64 %rd59, %rd58, 1;
+	add.s64 %rd60, %rd1, %rd59;
+	st.global.u16 [%rd60], %rs4;
+	bra.uni $L8_if_done;
+$L38_oob9:
+	mov.u64 %rd26, 0x200000000A;
+	mov.u64 %rd27, %rd58;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L11_bounds_fail;
+$L9_if_else:
+	.loc 9 173 26
+	add.s64 %rd71, %rd44, %rd20;
+	.loc 9 173 36
+	setp.hs.u64 %p20, %rd39, %rd8;
+	@%p20 bra $L43_oob14;
+	shl.b64 %rd72, %rd39, 1;
+	add.s64 %rd73, %rd7, %rd72;
+	ld.global.nc.u16 %rs8, [%rd73];
+	.loc 9 173 48
+	add.s64 %rd74, %rd39, %rd20;
+	.loc 9 173 44
+	setp.hs.u64 %p21, %rd74, %rd8;
+	@%p21 bra $L44_oob15;
+	shl.b64 %rd75, %rd74, 1;
+	add.s64 %rd76, %rd7, %rd75;
+	ld.global.nc.u16 %rs9, [%rd76];
+	.loc 9 173 9
+	setp.hs.u64 %p22, %rd44, %rd2;
+	@%p22 bra $L45_oob16;
+	shl.b64 %rd77, %rd44, 1;
+	add.s64 %rd78, %rd1, %rd77;
+	st.global.u16 [%rd78], %rs8;
+	.loc 9 173 22
+	setp.hs.u64 %p23, %rd71, %rd2;
+	@%p23 bra $L46_oob17;
+	shl.b64 %rd79, %rd71, 1;
+	add.s64 %rd80, %rd1, %rd79;
+	st.global.u16 [%rd80], %rs9;
+	bra.uni $L8_if_done;
+$L43_oob14:
+	.loc 9 173 36
+	mov.u64 %rd26, 0x200000000F;
+	mov.u64 %rd27, %rd39;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L11_bounds_fail;
+$L44_oob15:
+	.loc 9 173 44
+	mov.u64 %rd26, 0x2000000010;
+	mov.u64 %rd27, %rd74;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L11_bounds_fail;
+$L45_oob16:
+	.loc 9 173 9
+	mov.u64 %rd26, 0x2000000011;
+	mov.u64 %rd27, %rd44;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L11_bounds_fail;
+$L46_oob17:
+	.loc 9 173 22
+	mov.u64 %rd26, 0x2000000012;
+	mov.u64 %rd27, %rd71;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L11_bounds_fail;
+$L8_if_done:
+	.loc 9 175 25
+	add.s64 %rd61, %rd44, %rd20;
+	.loc 9 175 35
+	setp.hs.u64 %p16, %rd39, %rd11;
+	@%p16 bra $L39_oob10;
+	shl.b64 %rd62, %rd39, 1;
+	add.s64 %rd63, %rd10, %rd62;
+	ld.global.nc.u16 %rs6, [%rd63];
+	.loc 9 175 47
+	add.s64 %rd64, %rd39, %rd20;
+	.loc 9 175 43
+	setp.hs.u64 %p17, %rd64, %rd11;
+	@%p17 bra $L40_oob11;
+	shl.b64 %rd65, %rd64, 1;
+	add.s64 %rd66, %rd10, %rd65;
+	ld.global.nc.u16 %rs7, [%rd66];
+	.loc 9 175 8
+	setp.hs.u64 %p18, %rd44, %rd5;
+	@%p18 bra $L41_oob12;
+	shl.b64 %rd67, %rd44, 1;
+	add.s64 %rd68, %rd4, %rd67;
+	st.global.u16 [%rd68], %rs6;
+	.loc 9 175 21
+	setp.hs.u64 %p19, %rd61, %rd5;
+	@%p19 bra $L42_oob13;
+	shl.b64 %rd69, %rd61, 1;
+	add.s64 %rd70, %rd4, %rd69;
+	st.global.u16 [%rd70], %rs7;
+	bra.uni $L10_ret_kvWrite_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
+$L39_oob10:
+	.loc 9 175 35
+	mov.u64 %rd26, 0x200000000B;
+	mov.u64 %rd27, %rd39;
+	mov.u64 %rd28, %rd11;
+	bra.uni $L11_bounds_fail;
+$L40_oob11:
+	.loc 9 175 43
+	mov.u64 %rd26, 0x200000000C;
+	mov.u64 %rd27, %rd64;
+	mov.u64 %rd28, %rd11;
+	bra.uni $L11_bounds_fail;
+$L41_oob12:
+	.loc 9 175 8
+	mov.u64 %rd26, 0x200000000D;
+	mov.u64 %rd27, %rd44;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L11_bounds_fail;
+$L42_oob13:
+	.loc 9 175 21
+	mov.u64 %rd26, 0x200000000E;
+	mov.u64 %rd27, %rd61;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L11_bounds_fail;
+$L11_bounds_fail:
+	atom.global.cas.b64 %rd29, [kern_error], 0, %rd26;
+	setp.eq.u64 %p3, %rd29, 0;
+	@!%p3 bra $L12_bounds_exit;
+	st.global.u64 [kern_error+8], %rd27;
+	st.global.u64 [kern_error+16], %rd28;
+	mov.u32 %r4, %ctaid.x;
+	mov.u32 %r5, %ntid.x;
+	mul.wide.u32 %rd30, %r4, %r5;
+	mov.u32 %r6, %tid.x;
+	cvt.u64.u32 %rd31, %r6;
+	add.s64 %rd32, %rd30, %rd31;
+	st.global.u64 [kern_error+24], %rd32;
+	bra.uni $L12_bounds_exit;
+$L12_bounds_exit:
+	exit;
+$L10_ret_kvWrite_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
+	ret;
+}
+
+.visible .entry kvWriteBF16(
+	.param .u64 kCache_ptr,
+	.param .s64 kCache_len,
+	.param .u64 vCache_ptr,
+	.param .s64 vCache_len,
+	.param .u64 k_ptr,
+	.param .s64 k_len,
+	.param .u64 v_ptr,
+	.param .s64 v_len,
+	.param .u64 slots_ptr,
+	.param .s64 slots_len,
+	.param .u64 positions_ptr,
+	.param .s64 positions_len,
+	.param .s64 kvHeads,
+	.param .s64 headDim,
+	.param .u8 rope,
+	.param .f64 ratio
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<24>;
+	.reg .b16 %rs<10>;
+	.reg .b32 %r<11>;
+	.reg .b64 %rd<81>;
+	.reg .f32 %f<20>;
+	.reg .f64 %fd<15>;
+
+	.loc 9 148 6
+	ld.param.u64 %rd0, [kCache_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [kCache_len];
+	ld.param.u64 %rd3, [vCache_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [vCache_len];
+	ld.param.u64 %rd6, [k_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [k_len];
+	ld.param.u64 %rd9, [v_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [v_len];
+	ld.param.u64 %rd12, [slots_ptr];
+	cvta.to.global.u64 %rd13, %rd12;
+	ld.param.s64 %rd14, [slots_len];
+	ld.param.u64 %rd15, [positions_ptr];
+	cvta.to.global.u64 %rd16, %rd15;
+	ld.param.s64 %rd17, [positions_len];
+	ld.param.s64 %rd18, [kvHeads];
+	ld.param.s64 %rd19, [headDim];
+	ld.param.u8 %r0, [rope];
+	setp.ne.u32 %p0, %r0, 0;
+	ld.param.f64 %fd0, [ratio];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 9 154 18
+	div.s64 %rd20, %rd19, 2;
+	.loc 9 155 16
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %ntid.x;
+	mul.wide.u32 %rd21, %r1, %r2;
+	mov.u32 %r3, %tid.x;
+	cvt.u64.u32 %rd22, %r3;
+	add.s64 %rd23, %rd21, %rd22;
+	.loc 9 156 16
+	div.s64 %rd24, %rd8, 2;
+	.loc 9 156 7
+	setp.ge.s64 %p1, %rd23, %rd24;
+	@%p1 bra $L10_ret_kvWrite_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 9 159 13
+	setp.eq.s64 %p2, %rd20, 0;
+	@%p2 bra $L13_divzero0;
+	rem.s64 %rd25, %rd23, %rd20;
+	.loc 9 159 21
+	setp.eq.s64 %p4, %rd20, 0;
+	@%p4 bra $L14_divzero1;
+	div.s64 %rd33, %rd23, %rd20;
+	.loc 9 160 13
+	setp.eq.s64 %p5, %rd18, 0;
+	@%p5 bra $L15_divzero2;
+	div.s64 %rd34, %rd33, %rd18;
+	.loc 9 161 19
+	setp.hs.u64 %p6, %rd34, %rd14;
+	@%p6 bra $L16_oob3;
+	shl.b64 %rd35, %rd34, 2;
+	add.s64 %rd36, %rd13, %rd35;
+	ld.global.nc.s32 %r7, [%rd36];
+	.loc 9 161 13
+	cvt.s64.s32 %rd37, %r7;
+	.loc 9 162 10
+	setp.lt.s64 %p7, %rd37, 0;
+	@%p7 bra $L10_ret_kvWrite_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+	bra.uni $L6_if_done;
+$L13_divzero0:
+	.loc 9 159 13
+	mov.u64 %rd26, 0x2100000001;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L11_bounds_fail;
+$L14_divzero1:
+	.loc 9 159 21
+	mov.u64 %rd26, 0x2100000002;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L11_bounds_fail;
+$L15_divzero2:
+	.loc 9 160 13
+	mov.u64 %rd26, 0x2100000003;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L11_bounds_fail;
+$L16_oob3:
+	.loc 9 161 19
+	mov.u64 %rd26, 0x2100000004;
+	mov.u64 %rd27, %rd34;
+	mov.u64 %rd28, %rd14;
+	bra.uni $L11_bounds_fail;
+$L6_if_done:
+	.loc 9 165 12
+	mul.lo.s64 %rd38, %rd33, %rd19;
+	.loc 9 165 21
+	add.s64 %rd39, %rd38, %rd25;
+	.loc 9 166 14
+	mul.lo.s64 %rd40, %rd37, %rd18;
+	.loc 9 166 26
+	setp.eq.s64 %p8, %rd18, 0;
+	@%p8 bra $L17_divzero4;
+	rem.s64 %rd41, %rd33, %rd18;
+	.loc 9 166 22
+	add.s64 %rd42, %rd40, %rd41;
+	.loc 9 166 35
+	mul.lo.s64 %rd43, %rd42, %rd19;
+	.loc 9 166 44
+	add.s64 %rd44, %rd43, %rd25;
+	@%p0 bra $L7_if_then;
+	bra.uni $L9_if_else;
+$L17_divzero4:
+	.loc 9 166 26
+	mov.u64 %rd26, 0x2100000005;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L11_bounds_fail;
+$L7_if_then:
+	.loc 9 168 39
+	setp.hs.u64 %p9, %rd34, %rd17;
+	@%p9 bra $L18_oob5;
+	shl.b64 %rd45, %rd34, 2;
+	add.s64 %rd46, %rd16, %rd45;
+	ld.global.nc.s32 %r8, [%rd46];
+	.loc 9 168 29
+	cvt.s64.s32 %rd47, %r8;
+	.loc 9 168 25
+	bra.uni $L19_entry;
+$L18_oob5:
+	.loc 9 168 39
+	mov.u64 %rd26, 0x2100000006;
+	mov.u64 %rd27, %rd34;
+	mov.u64 %rd28, %rd17;
+	bra.uni $L11_bounds_fail;
+$L19_entry:
+	mov.f64 %fd1, 0d3FF0000000000000;
+	mov.f64 %fd2, %fd0;
+	mov.s64 %rd48, %rd25;
+	bra.uni $L20_for_loop;
+$L20_for_loop:
+	.loc 13 82 16
+	setp.gt.s64 %p10, %rd48, 0;
+	@%p10 bra $L21_for_body;
+	bra.uni $L22_for_done;
+$L21_for_body:
+	.loc 13 83 7
+	and.b64 %rd49, %rd48, 1;
+	.loc 13 83 10
+	setp.ne.s64 %p11, %rd49, 0;
+	@%p11 bra $L23_if_then;
+	bra.uni $L26_edge;
+$L23_if_then:
+	.loc 13 84 4
+	mul.rn.f64 %fd4, %fd1, %fd2;
+	mov.f64 %fd3, %fd4;
+	bra.uni $L24_if_done;
+$L26_edge:
+	mov.f64 %fd3, %fd1;
+	bra.uni $L24_if_done;
+$L24_if_done:
+	.loc 13 86 3
+	mul.rn.f64 %fd5, %fd2, %fd2;
+	.loc 13 82 21
+	shr.s64 %rd50, %rd48, 1;
+	mov.f64 %fd1, %fd3;
+	mov.f64 %fd2, %fd5;
+	mov.s64 %rd48, %rd50;
+	bra.uni $L20_for_loop;
+$L22_for_done:
+	.loc 13 88 14
+	cvt.rn.f64.s64 %fd6, %rd47;
+	.loc 13 88 20
+	mul.rn.f64 %fd7, %fd6, %fd1;
+	.loc 13 89 19
+	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
+	.loc 13 89 36
+	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
+	.loc 13 89 17
+	cvt.rmi.f64.f64 %fd10, %fd9;
+	.loc 13 90 12
+	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
+	.loc 13 90 9
+	sub.rn.f64 %fd12, %fd7, %fd11;
+	.loc 13 90 24
+	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
+	.loc 13 90 21
+	sub.rn.f64 %fd14, %fd12, %fd13;
+	.loc 13 91 24
+	cvt.rn.f32.f64 %f2, %fd14;
+	.loc 13 91 16
+	mul.rn.f32 %f3, %f2, 0f3E22F983;
+	cvt.rni.f32.f32 %f3, %f3;
+	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
+	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
+	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
+	sin.approx.f32 %f5, %f4;
+	.loc 13 91 45
+	cvt.rn.f32.f64 %f6, %fd14;
+	.loc 13 91 37
+	mul.rn.f32 %f7, %f6, 0f3E22F983;
+	cvt.rni.f32.f32 %f7, %f7;
+	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
+	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
+	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
+	cos.approx.f32 %f9, %f8;
+	.loc 13 91 2
+	mov.f32 %f0, %f5;
+	mov.f32 %f1, %f9;
+	bra.uni $L25_ret_ropeSinCos;
+$L25_ret_ropeSinCos:
+	.loc 9 169 21
+	setp.hs.u64 %p12, %rd39, %rd8;
+	@%p12 bra $L27_oob6;
+	shl.b64 %rd51, %rd39, 1;
+	add.s64 %rd52, %rd7, %rd51;
+	ld.global.nc.u16 %rs0, [%rd52];
+	.loc 9 169 19
+	bra.uni $L28_entry;
+$L27_oob6:
+	.loc 9 169 21
+	mov.u64 %rd26, 0x2100000007;
+	mov.u64 %rd27, %rd39;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L11_bounds_fail;
+$L28_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r9, %rs0;
+	shl.b32 %r9, %r9, 16;
+	mov.b32 %f11, %r9;
+	.loc 6 43 46
+	mov.f32 %f10, %f11;
+	bra.uni $L29_ret_load;
+$L29_ret_load:
+	.loc 9 169 41
+	add.s64 %rd53, %rd39, %rd20;
+	.loc 9 169 37
+	setp.hs.u64 %p13, %rd53, %rd8;
+	@%p13 bra $L30_oob7;
+	shl.b64 %rd54, %rd53, 1;
+	add.s64 %rd55, %rd7, %rd54;
+	ld.global.nc.u16 %rs1, [%rd55];
+	.loc 9 169 35
+	bra.uni $L31_entry;
+$L30_oob7:
+	.loc 9 169 37
+	mov.u64 %rd26, 0x2100000008;
+	mov.u64 %rd27, %rd53;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L11_bounds_fail;
+$L31_entry:
+	.loc 6 43 62
+	cvt.u32.u16 %r10, %rs1;
+	shl.b32 %r10, %r10, 16;
+	mov.b32 %f13, %r10;
+	.loc 6 43 46
+	mov.f32 %f12, %f13;
+	bra.uni $L32_ret_load;
+$L32_ret_load:
+	.loc 9 170 27
+	mul.rn.f32 %f14, %f10, %f1;
+	.loc 9 170 36
+	mul.rn.f32 %f15, %f12, %f0;
+	.loc 9 170 32
+	sub.rn.f32 %f16, %f14, %f15;
+	.loc 9 170 24
+	bra.uni $L33_entry;
+$L33_entry:
+	.loc 6 44 67
+	cvt.rn.bf16.f32 %rs3, %f16;
+	.loc 6 44 46
+	mov.u16 %rs2, %rs3;
+	bra.uni $L34_ret_store;
+$L34_ret_store:
+	.loc 9 170 9
+	setp.hs.u64 %p14, %rd44, %rd2;
+	@%p14 bra $L35_oob8;
+	shl.b64 %rd56, %rd44, 1;
+	add.s64 %rd57, %rd1, %rd56;
+	st.global.u16 [%rd57], %rs2;
+	.loc 9 171 13
+	add.s64 %rd58, %rd44, %rd20;
+	.loc 9 171 32
+	mul.rn.f32 %f17, %f12, %f1;
+	.loc 9 171 41
+	mul.rn.f32 %f18, %f10, %f0;
+	.loc 9 171 37
+	add.rn.f32 %f19, %f17, %f18;
+	.loc 9 171 29
+	bra.uni $L36_entry;
+$L35_oob8:
+	.loc 9 170 9
+	mov.u64 %rd26, 0x2100000009;
+	mov.u64 %rd27, %rd44;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L11_bounds_fail;
+$L36_entry:
+	.loc 6 44 67
+	cvt.rn.bf16.f32 %rs5, %f19;
+	.loc 6 44 46
+	mov.u16 %rs4, %rs5;
+	bra.uni $L37_ret_store;
+$L37_ret_store:
+	.loc 9 171 9
+	setp.hs.u64 %p15, %rd58, %rd2;
+	@%p15 bra $L38_oob9;
+	shl.b64 %rd59, %rd58, 1;
+	add.s64 %rd60, %rd1, %rd59;
+	st.global.u16 [%rd60], %rs4;
+	bra.uni $L8_if_done;
+$L38_oob9:
+	mov.u64 %rd26, 0x210000000A;
+	mov.u64 %rd27, %rd58;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L11_bounds_fail;
+$L9_if_else:
+	.loc 9 173 26
+	add.s64 %rd71, %rd44, %rd20;
+	.loc 9 173 36
+	setp.hs.u64 %p20, %rd39, %rd8;
+	@%p20 bra $L43_oob14;
+	shl.b64 %rd72, %rd39, 1;
+	add.s64 %rd73, %rd7, %rd72;
+	ld.global.nc.u16 %rs8, [%rd73];
+	.loc 9 173 48
+	add.s64 %rd74, %rd39, %rd20;
+	.loc 9 173 44
+	setp.hs.u64 %p21, %rd74, %rd8;
+	@%p21 bra $L44_oob15;
+	shl.b64 %rd75, %rd74, 1;
+	add.s64 %rd76, %rd7, %rd75;
+	ld.global.nc.u16 %rs9, [%rd76];
+	.loc 9 173 9
+	setp.hs.u64 %p22, %rd44, %rd2;
+	@%p22 bra $L45_oob16;
+	shl.b64 %rd77, %rd44, 1;
+	add.s64 %rd78, %rd1, %rd77;
+	st.global.u16 [%rd78], %rs8;
+	.loc 9 173 22
+	setp.hs.u64 %p23, %rd71, %rd2;
+	@%p23 bra $L46_oob17;
+	shl.b64 %rd79, %rd71, 1;
+	add.s64 %rd80, %rd1, %rd79;
+	st.global.u16 [%rd80], %rs9;
+	bra.uni $L8_if_done;
+$L43_oob14:
+	.loc 9 173 36
+	mov.u64 %rd26, 0x210000000F;
+	mov.u64 %rd27, %rd39;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L11_bounds_fail;
+$L44_oob15:
+	.loc 9 173 44
+	mov.u64 %rd26, 0x2100000010;
+	mov.u64 %rd27, %rd74;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L11_bounds_fail;
+$L45_oob16:
+	.loc 9 173 9
+	mov.u64 %rd26, 0x2100000011;
+	mov.u64 %rd27, %rd44;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L11_bounds_fail;
+$L46_oob17:
+	.loc 9 173 22
+	mov.u64 %rd26, 0x2100000012;
+	mov.u64 %rd27, %rd71;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L11_bounds_fail;
+$L8_if_done:
+	.loc 9 175 25
+	add.s64 %rd61, %rd44, %rd20;
+	.loc 9 175 35
+	setp.hs.u64 %p16, %rd39, %rd11;
+	@%p16 bra $L39_oob10;
+	shl.b64 %rd62, %rd39, 1;
+	add.s64 %rd63, %rd10, %rd62;
+	ld.global.nc.u16 %rs6, [%rd63];
+	.loc 9 175 47
+	add.s64 %rd64, %rd39, %rd20;
+	.loc 9 175 43
+	setp.hs.u64 %p17, %rd64, %rd11;
+	@%p17 bra $L40_oob11;
+	shl.b64 %rd65, %rd64, 1;
+	add.s64 %rd66, %rd10, %rd65;
+	ld.global.nc.u16 %rs7, [%rd66];
+	.loc 9 175 8
+	setp.hs.u64 %p18, %rd44, %rd5;
+	@%p18 bra $L41_oob12;
+	shl.b64 %rd67, %rd44, 1;
+	add.s64 %rd68, %rd4, %rd67;
+	st.global.u16 [%rd68], %rs6;
+	.loc 9 175 21
+	setp.hs.u64 %p19, %rd61, %rd5;
+	@%p19 bra $L42_oob13;
+	shl.b64 %rd69, %rd61, 1;
+	add.s64 %rd70, %rd4, %rd69;
+	st.global.u16 [%rd70], %rs7;
+	bra.uni $L10_ret_kvWrite_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
+$L39_oob10:
+	.loc 9 175 35
+	mov.u64 %rd26, 0x210000000B;
+	mov.u64 %rd27, %rd39;
+	mov.u64 %rd28, %rd11;
+	bra.uni $L11_bounds_fail;
+$L40_oob11:
+	.loc 9 175 43
+	mov.u64 %rd26, 0x210000000C;
+	mov.u64 %rd27, %rd64;
+	mov.u64 %rd28, %rd11;
+	bra.uni $L11_bounds_fail;
+$L41_oob12:
+	.loc 9 175 8
+	mov.u64 %rd26, 0x210000000D;
+	mov.u64 %rd27, %rd44;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L11_bounds_fail;
+$L42_oob13:
+	.loc 9 175 21
+	mov.u64 %rd26, 0x210000000E;
+	mov.u64 %rd27, %rd61;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L11_bounds_fail;
+$L11_bounds_fail:
+	atom.global.cas.b64 %rd29, [kern_error], 0, %rd26;
+	setp.eq.u64 %p3, %rd29, 0;
+	@!%p3 bra $L12_bounds_exit;
+	st.global.u64 [kern_error+8], %rd27;
+	st.global.u64 [kern_error+16], %rd28;
+	mov.u32 %r4, %ctaid.x;
+	mov.u32 %r5, %ntid.x;
+	mul.wide.u32 %rd30, %r4, %r5;
+	mov.u32 %r6, %tid.x;
+	cvt.u64.u32 %rd31, %r6;
+	add.s64 %rd32, %rd30, %rd31;
+	st.global.u64 [kern_error+24], %rd32;
+	bra.uni $L12_bounds_exit;
+$L12_bounds_exit:
+	exit;
+$L10_ret_kvWrite_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
+	ret;
+}
+
 .visible .entry rmsNormF32(
 	.param .u64 out_ptr,
 	.param .s64 out_len,
@@ -8664,7 +9705,7 @@ $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_
 	.reg .f32 %f<37>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 9 49 6
+	.loc 10 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8678,16 +9719,16 @@ $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 65 20
+	.loc 10 65 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd10, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd12, %r2;
-	.loc 9 65 25
+	.loc 10 65 25
 	mul.lo.s64 %rd13, %rd10, %rd9;
-	.loc 9 67 22
+	.loc 10 67 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %tid.y;
@@ -8698,24 +9739,24 @@ $L2_entry:
 	mov.s64 %rd17, %rd14;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 9 67 30
+	.loc 10 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 9 68 21
+	.loc 10 68 21
 	add.s64 %rd18, %rd13, %rd17;
-	.loc 9 68 16
+	.loc 10 68 16
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd26, %rd18, 2;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.f32 %f2, [%rd27];
-	.loc 9 68 14
+	.loc 10 68 14
 	bra.uni $L13_entry;
 $L12_oob0:
-	.loc 9 68 16
-	mov.u64 %rd19, 0x2000000001;
+	.loc 10 68 16
+	mov.u64 %rd19, 0x2200000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -8724,22 +9765,22 @@ $L13_entry:
 	mov.f32 %f3, %f2;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 9 69 15
+	.loc 10 69 15
 	fma.rn.f32 %f4, %f3, %f3, %f1;
-	.loc 9 67 53
+	.loc 10 67 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd28, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd29, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd30, %r11;
-	.loc 9 67 38
+	.loc 10 67 38
 	add.s64 %rd31, %rd17, %rd28;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 9 71 19
+	.loc 10 71 19
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -8786,15 +9827,15 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
 	add.rn.f32 %f25, %f23, %f24;
 	bar.sync 0;
-	.loc 9 72 27
+	.loc 10 72 27
 	cvt.rn.f32.s64 %f26, %rd9;
-	.loc 9 72 19
+	.loc 10 72 19
 	div.rn.f32 %f27, %f25, %f26;
-	.loc 9 72 34
+	.loc 10 72 34
 	add.rn.f32 %f28, %f27, %f0;
-	.loc 9 72 16
+	.loc 10 72 16
 	rsqrt.approx.f32 %f29, %f28;
-	.loc 9 73 22
+	.loc 10 73 22
 	mov.u32 %r25, %tid.x;
 	cvt.s64.u32 %rd35, %r25;
 	mov.u32 %r26, %tid.y;
@@ -8804,26 +9845,26 @@ $L5_for_done:
 	mov.s64 %rd38, %rd35;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 9 73 30
+	.loc 10 73 30
 	setp.lt.s64 %p5, %rd38, %rd9;
 	@%p5 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L7_for_body:
-	.loc 9 74 11
+	.loc 10 74 11
 	add.s64 %rd39, %rd13, %rd38;
-	.loc 9 74 38
+	.loc 10 74 38
 	add.s64 %rd40, %rd13, %rd38;
-	.loc 9 74 33
+	.loc 10 74 33
 	setp.hs.u64 %p6, %rd40, %rd5;
 	@%p6 bra $L15_oob1;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.nc.f32 %f30, [%rd42];
-	.loc 9 74 31
+	.loc 10 74 31
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 9 74 33
-	mov.u64 %rd19, 0x2000000002;
+	.loc 10 74 33
+	mov.u64 %rd19, 0x2200000002;
 	mov.u64 %rd20, %rd40;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -8832,19 +9873,19 @@ $L16_entry:
 	mov.f32 %f31, %f30;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 9 74 43
+	.loc 10 74 43
 	mul.rn.f32 %f32, %f31, %f29;
-	.loc 9 74 57
+	.loc 10 74 57
 	setp.hs.u64 %p7, %rd38, %rd8;
 	@%p7 bra $L18_oob2;
 	shl.b64 %rd43, %rd38, 2;
 	add.s64 %rd44, %rd7, %rd43;
 	ld.global.nc.f32 %f33, [%rd44];
-	.loc 9 74 55
+	.loc 10 74 55
 	bra.uni $L19_entry;
 $L18_oob2:
-	.loc 9 74 57
-	mov.u64 %rd19, 0x2000000003;
+	.loc 10 74 57
+	mov.u64 %rd19, 0x2200000003;
 	mov.u64 %rd20, %rd38;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
@@ -8853,35 +9894,35 @@ $L19_entry:
 	mov.f32 %f34, %f33;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 9 74 47
+	.loc 10 74 47
 	mul.rn.f32 %f35, %f32, %f34;
-	.loc 9 74 24
+	.loc 10 74 24
 	bra.uni $L21_entry;
 $L21_entry:
 	.loc 6 34 40
 	mov.f32 %f36, %f35;
 	bra.uni $L22_ret_store;
 $L22_ret_store:
-	.loc 9 74 6
+	.loc 10 74 6
 	setp.hs.u64 %p8, %rd39, %rd2;
 	@%p8 bra $L23_oob3;
 	shl.b64 %rd45, %rd39, 2;
 	add.s64 %rd46, %rd1, %rd45;
 	st.global.f32 [%rd46], %f36;
-	.loc 9 73 53
+	.loc 10 73 53
 	mov.u32 %r28, %ntid.x;
 	cvt.s64.u32 %rd47, %r28;
 	mov.u32 %r29, %ntid.y;
 	cvt.s64.u32 %rd48, %r29;
 	mov.u32 %r30, %ntid.z;
 	cvt.s64.u32 %rd49, %r30;
-	.loc 9 73 38
+	.loc 10 73 38
 	add.s64 %rd50, %rd38, %rd47;
 	mov.s64 %rd38, %rd50;
 	bra.uni $L6_for_loop;
 $L23_oob3:
-	.loc 9 74 6
-	mov.u64 %rd19, 0x2000000004;
+	.loc 10 74 6
+	mov.u64 %rd19, 0x2200000004;
 	mov.u64 %rd20, %rd39;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -8924,7 +9965,7 @@ $L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fke
 	.reg .f32 %f<36>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 9 54 6
+	.loc 10 54 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8938,16 +9979,16 @@ $L9_ret_rmsNormBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fke
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 65 20
+	.loc 10 65 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd10, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd12, %r2;
-	.loc 9 65 25
+	.loc 10 65 25
 	mul.lo.s64 %rd13, %rd10, %rd9;
-	.loc 9 67 22
+	.loc 10 67 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %tid.y;
@@ -8958,24 +9999,24 @@ $L2_entry:
 	mov.s64 %rd17, %rd14;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 9 67 30
+	.loc 10 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 9 68 21
+	.loc 10 68 21
 	add.s64 %rd18, %rd13, %rd17;
-	.loc 9 68 16
+	.loc 10 68 16
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd26, %rd18, 1;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.u16 %rs0, [%rd27];
-	.loc 9 68 14
+	.loc 10 68 14
 	bra.uni $L13_entry;
 $L12_oob0:
-	.loc 9 68 16
-	mov.u64 %rd19, 0x2100000001;
+	.loc 10 68 16
+	mov.u64 %rd19, 0x2300000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -8986,22 +10027,22 @@ $L13_entry:
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 9 69 15
+	.loc 10 69 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 9 67 53
+	.loc 10 67 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd28, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd29, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd30, %r11;
-	.loc 9 67 38
+	.loc 10 67 38
 	add.s64 %rd31, %rd17, %rd28;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 9 71 19
+	.loc 10 71 19
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -9048,15 +10089,15 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
 	add.rn.f32 %f25, %f23, %f24;
 	bar.sync 0;
-	.loc 9 72 27
+	.loc 10 72 27
 	cvt.rn.f32.s64 %f26, %rd9;
-	.loc 9 72 19
+	.loc 10 72 19
 	div.rn.f32 %f27, %f25, %f26;
-	.loc 9 72 34
+	.loc 10 72 34
 	add.rn.f32 %f28, %f27, %f0;
-	.loc 9 72 16
+	.loc 10 72 16
 	rsqrt.approx.f32 %f29, %f28;
-	.loc 9 73 22
+	.loc 10 73 22
 	mov.u32 %r25, %tid.x;
 	cvt.s64.u32 %rd35, %r25;
 	mov.u32 %r26, %tid.y;
@@ -9066,26 +10107,26 @@ $L5_for_done:
 	mov.s64 %rd38, %rd35;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 9 73 30
+	.loc 10 73 30
 	setp.lt.s64 %p5, %rd38, %rd9;
 	@%p5 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L7_for_body:
-	.loc 9 74 11
+	.loc 10 74 11
 	add.s64 %rd39, %rd13, %rd38;
-	.loc 9 74 38
+	.loc 10 74 38
 	add.s64 %rd40, %rd13, %rd38;
-	.loc 9 74 33
+	.loc 10 74 33
 	setp.hs.u64 %p6, %rd40, %rd5;
 	@%p6 bra $L15_oob1;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.nc.u16 %rs1, [%rd42];
-	.loc 9 74 31
+	.loc 10 74 31
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 9 74 33
-	mov.u64 %rd19, 0x2100000002;
+	.loc 10 74 33
+	mov.u64 %rd19, 0x2300000002;
 	mov.u64 %rd20, %rd40;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -9096,19 +10137,19 @@ $L16_entry:
 	mov.f32 %f30, %f31;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 9 74 43
+	.loc 10 74 43
 	mul.rn.f32 %f32, %f30, %f29;
-	.loc 9 74 57
+	.loc 10 74 57
 	setp.hs.u64 %p7, %rd38, %rd8;
 	@%p7 bra $L18_oob2;
 	shl.b64 %rd43, %rd38, 1;
 	add.s64 %rd44, %rd7, %rd43;
 	ld.global.nc.u16 %rs2, [%rd44];
-	.loc 9 74 55
+	.loc 10 74 55
 	bra.uni $L19_entry;
 $L18_oob2:
-	.loc 9 74 57
-	mov.u64 %rd19, 0x2100000003;
+	.loc 10 74 57
+	mov.u64 %rd19, 0x2300000003;
 	mov.u64 %rd20, %rd38;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
@@ -9119,9 +10160,9 @@ $L19_entry:
 	mov.f32 %f33, %f34;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 9 74 47
+	.loc 10 74 47
 	mul.rn.f32 %f35, %f32, %f33;
-	.loc 9 74 24
+	.loc 10 74 24
 	bra.uni $L21_entry;
 $L21_entry:
 	.loc 6 39 58
@@ -9130,26 +10171,26 @@ $L21_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L22_ret_store;
 $L22_ret_store:
-	.loc 9 74 6
+	.loc 10 74 6
 	setp.hs.u64 %p8, %rd39, %rd2;
 	@%p8 bra $L23_oob3;
 	shl.b64 %rd45, %rd39, 1;
 	add.s64 %rd46, %rd1, %rd45;
 	st.global.u16 [%rd46], %rs3;
-	.loc 9 73 53
+	.loc 10 73 53
 	mov.u32 %r28, %ntid.x;
 	cvt.s64.u32 %rd47, %r28;
 	mov.u32 %r29, %ntid.y;
 	cvt.s64.u32 %rd48, %r29;
 	mov.u32 %r30, %ntid.z;
 	cvt.s64.u32 %rd49, %r30;
-	.loc 9 73 38
+	.loc 10 73 38
 	add.s64 %rd50, %rd38, %rd47;
 	mov.s64 %rd38, %rd50;
 	bra.uni $L6_for_loop;
 $L23_oob3:
-	.loc 9 74 6
-	mov.u64 %rd19, 0x2100000004;
+	.loc 10 74 6
+	mov.u64 %rd19, 0x2300000004;
 	mov.u64 %rd20, %rd39;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -9192,7 +10233,7 @@ $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHa
 	.reg .f32 %f<36>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 9 59 6
+	.loc 10 59 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9206,16 +10247,16 @@ $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHa
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 65 20
+	.loc 10 65 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd10, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd11, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd12, %r2;
-	.loc 9 65 25
+	.loc 10 65 25
 	mul.lo.s64 %rd13, %rd10, %rd9;
-	.loc 9 67 22
+	.loc 10 67 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %tid.y;
@@ -9226,24 +10267,24 @@ $L2_entry:
 	mov.s64 %rd17, %rd14;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 9 67 30
+	.loc 10 67 30
 	setp.lt.s64 %p0, %rd17, %rd9;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 9 68 21
+	.loc 10 68 21
 	add.s64 %rd18, %rd13, %rd17;
-	.loc 9 68 16
+	.loc 10 68 16
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd26, %rd18, 1;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.u16 %rs0, [%rd27];
-	.loc 9 68 14
+	.loc 10 68 14
 	bra.uni $L13_entry;
 $L12_oob0:
-	.loc 9 68 16
-	mov.u64 %rd19, 0x2200000001;
+	.loc 10 68 16
+	mov.u64 %rd19, 0x2400000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -9256,22 +10297,22 @@ $L13_entry:
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 9 69 15
+	.loc 10 69 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 9 67 53
+	.loc 10 67 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd28, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd29, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd30, %r12;
-	.loc 9 67 38
+	.loc 10 67 38
 	add.s64 %rd31, %rd17, %rd28;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd17, %rd31;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 9 71 19
+	.loc 10 71 19
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -9318,15 +10359,15 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
 	add.rn.f32 %f25, %f23, %f24;
 	bar.sync 0;
-	.loc 9 72 27
+	.loc 10 72 27
 	cvt.rn.f32.s64 %f26, %rd9;
-	.loc 9 72 19
+	.loc 10 72 19
 	div.rn.f32 %f27, %f25, %f26;
-	.loc 9 72 34
+	.loc 10 72 34
 	add.rn.f32 %f28, %f27, %f0;
-	.loc 9 72 16
+	.loc 10 72 16
 	rsqrt.approx.f32 %f29, %f28;
-	.loc 9 73 22
+	.loc 10 73 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd35, %r26;
 	mov.u32 %r27, %tid.y;
@@ -9336,26 +10377,26 @@ $L5_for_done:
 	mov.s64 %rd38, %rd35;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 9 73 30
+	.loc 10 73 30
 	setp.lt.s64 %p5, %rd38, %rd9;
 	@%p5 bra $L7_for_body;
 	bra.uni $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L7_for_body:
-	.loc 9 74 11
+	.loc 10 74 11
 	add.s64 %rd39, %rd13, %rd38;
-	.loc 9 74 38
+	.loc 10 74 38
 	add.s64 %rd40, %rd13, %rd38;
-	.loc 9 74 33
+	.loc 10 74 33
 	setp.hs.u64 %p6, %rd40, %rd5;
 	@%p6 bra $L15_oob1;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.nc.u16 %rs1, [%rd42];
-	.loc 9 74 31
+	.loc 10 74 31
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 9 74 33
-	mov.u64 %rd19, 0x2200000002;
+	.loc 10 74 33
+	mov.u64 %rd19, 0x2400000002;
 	mov.u64 %rd20, %rd40;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -9368,19 +10409,19 @@ $L16_entry:
 	mov.f32 %f30, %f31;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 9 74 43
+	.loc 10 74 43
 	mul.rn.f32 %f32, %f30, %f29;
-	.loc 9 74 57
+	.loc 10 74 57
 	setp.hs.u64 %p7, %rd38, %rd8;
 	@%p7 bra $L18_oob2;
 	shl.b64 %rd43, %rd38, 1;
 	add.s64 %rd44, %rd7, %rd43;
 	ld.global.nc.u16 %rs2, [%rd44];
-	.loc 9 74 55
+	.loc 10 74 55
 	bra.uni $L19_entry;
 $L18_oob2:
-	.loc 9 74 57
-	mov.u64 %rd19, 0x2200000003;
+	.loc 10 74 57
+	mov.u64 %rd19, 0x2400000003;
 	mov.u64 %rd20, %rd38;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L10_bounds_fail;
@@ -9393,9 +10434,9 @@ $L19_entry:
 	mov.f32 %f33, %f34;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 9 74 47
+	.loc 10 74 47
 	mul.rn.f32 %f35, %f32, %f33;
-	.loc 9 74 24
+	.loc 10 74 24
 	bra.uni $L21_entry;
 $L21_entry:
 	.loc 6 44 67
@@ -9404,26 +10445,26 @@ $L21_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L22_ret_store;
 $L22_ret_store:
-	.loc 9 74 6
+	.loc 10 74 6
 	setp.hs.u64 %p8, %rd39, %rd2;
 	@%p8 bra $L23_oob3;
 	shl.b64 %rd45, %rd39, 1;
 	add.s64 %rd46, %rd1, %rd45;
 	st.global.u16 [%rd46], %rs3;
-	.loc 9 73 53
+	.loc 10 73 53
 	mov.u32 %r31, %ntid.x;
 	cvt.s64.u32 %rd47, %r31;
 	mov.u32 %r32, %ntid.y;
 	cvt.s64.u32 %rd48, %r32;
 	mov.u32 %r33, %ntid.z;
 	cvt.s64.u32 %rd49, %r33;
-	.loc 9 73 38
+	.loc 10 73 38
 	add.s64 %rd50, %rd38, %rd47;
 	mov.s64 %rd38, %rd50;
 	bra.uni $L6_for_loop;
 $L23_oob3:
-	.loc 9 74 6
-	mov.u64 %rd19, 0x2200000004;
+	.loc 10 74 6
+	mov.u64 %rd19, 0x2400000004;
 	mov.u64 %rd20, %rd39;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -9465,7 +10506,7 @@ $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBF
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<26>;
 
-	.loc 9 79 6
+	.loc 10 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9480,25 +10521,25 @@ $L9_ret_rmsNormBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBF
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 95 19
+	.loc 10 95 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd11, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd12, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd13, %r2;
-	.loc 9 95 35
+	.loc 10 95 35
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd15, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
-	.loc 9 95 39
+	.loc 10 95 39
 	div.s64 %rd17, %rd14, 32;
-	.loc 9 95 23
+	.loc 10 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
-	.loc 9 95 52
+	.loc 10 95 52
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -9508,40 +10549,40 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd19, %r6;
-	.loc 9 95 44
+	.loc 10 95 44
 	add.s64 %rd20, %rd18, %rd19;
-	.loc 9 96 9
+	.loc 10 96 9
 	setp.ge.s64 %p0, %rd20, %rd9;
 	@%p0 bra $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 9 99 14
+	.loc 10 99 14
 	mul.lo.s64 %rd21, %rd20, %rd10;
-	.loc 9 101 17
+	.loc 10 101 17
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd22, %r14;
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd23, %rd22;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 9 101 23
+	.loc 10 101 23
 	setp.lt.s64 %p1, %rd23, %rd10;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 9 102 21
+	.loc 10 102 21
 	add.s64 %rd24, %rd21, %rd23;
-	.loc 9 102 16
+	.loc 10 102 16
 	setp.hs.u64 %p2, %rd24, %rd5;
 	@%p2 bra $L14_oob0;
 	shl.b64 %rd32, %rd24, 2;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.f32 %f2, [%rd33];
-	.loc 9 102 14
+	.loc 10 102 14
 	bra.uni $L15_entry;
 $L14_oob0:
-	.loc 9 102 16
-	mov.u64 %rd25, 0x2300000001;
+	.loc 10 102 16
+	mov.u64 %rd25, 0x2500000001;
 	mov.u64 %rd26, %rd24;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
@@ -9550,15 +10591,15 @@ $L15_entry:
 	mov.f32 %f3, %f2;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
-	.loc 9 103 15
+	.loc 10 103 15
 	fma.rn.f32 %f4, %f3, %f3, %f1;
-	.loc 9 101 31
+	.loc 10 101 31
 	add.s64 %rd34, %rd23, 32;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd23, %rd34;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 9 105 18
+	.loc 10 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -9569,40 +10610,40 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 9 106 27
+	.loc 10 106 27
 	cvt.rn.f32.s64 %f15, %rd10;
-	.loc 9 106 19
+	.loc 10 106 19
 	div.rn.f32 %f16, %f14, %f15;
-	.loc 9 106 34
+	.loc 10 106 34
 	add.rn.f32 %f17, %f16, %f0;
-	.loc 9 106 16
+	.loc 10 106 16
 	rsqrt.approx.f32 %f18, %f17;
-	.loc 9 107 17
+	.loc 10 107 17
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd35, %r18;
 	mov.s64 %rd36, %rd35;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 9 107 23
+	.loc 10 107 23
 	setp.lt.s64 %p4, %rd36, %rd10;
 	@%p4 bra $L9_for_body;
 	bra.uni $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L9_for_body:
-	.loc 9 108 11
+	.loc 10 108 11
 	add.s64 %rd37, %rd21, %rd36;
-	.loc 9 108 38
+	.loc 10 108 38
 	add.s64 %rd38, %rd21, %rd36;
-	.loc 9 108 33
+	.loc 10 108 33
 	setp.hs.u64 %p5, %rd38, %rd5;
 	@%p5 bra $L17_oob1;
 	shl.b64 %rd39, %rd38, 2;
 	add.s64 %rd40, %rd4, %rd39;
 	ld.global.nc.f32 %f19, [%rd40];
-	.loc 9 108 31
+	.loc 10 108 31
 	bra.uni $L18_entry;
 $L17_oob1:
-	.loc 9 108 33
-	mov.u64 %rd25, 0x2300000002;
+	.loc 10 108 33
+	mov.u64 %rd25, 0x2500000002;
 	mov.u64 %rd26, %rd38;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
@@ -9611,19 +10652,19 @@ $L18_entry:
 	mov.f32 %f20, %f19;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 9 108 43
+	.loc 10 108 43
 	mul.rn.f32 %f21, %f20, %f18;
-	.loc 9 108 57
+	.loc 10 108 57
 	setp.hs.u64 %p6, %rd36, %rd8;
 	@%p6 bra $L20_oob2;
 	shl.b64 %rd41, %rd36, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.f32 %f22, [%rd42];
-	.loc 9 108 55
+	.loc 10 108 55
 	bra.uni $L21_entry;
 $L20_oob2:
-	.loc 9 108 57
-	mov.u64 %rd25, 0x2300000003;
+	.loc 10 108 57
+	mov.u64 %rd25, 0x2500000003;
 	mov.u64 %rd26, %rd36;
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
@@ -9632,28 +10673,28 @@ $L21_entry:
 	mov.f32 %f23, %f22;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 9 108 47
+	.loc 10 108 47
 	mul.rn.f32 %f24, %f21, %f23;
-	.loc 9 108 24
+	.loc 10 108 24
 	bra.uni $L23_entry;
 $L23_entry:
 	.loc 6 34 40
 	mov.f32 %f25, %f24;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 9 108 6
+	.loc 10 108 6
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L25_oob3;
 	shl.b64 %rd43, %rd37, 2;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.f32 [%rd44], %f25;
-	.loc 9 107 31
+	.loc 10 107 31
 	add.s64 %rd45, %rd36, 32;
 	mov.s64 %rd36, %rd45;
 	bra.uni $L8_for_loop;
 $L25_oob3:
-	.loc 9 108 6
-	mov.u64 %rd25, 0x2300000004;
+	.loc 10 108 6
+	mov.u64 %rd25, 0x2500000004;
 	mov.u64 %rd26, %rd37;
 	mov.u64 %rd27, %rd2;
 	bra.uni $L12_bounds_fail;
@@ -9696,7 +10737,7 @@ $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fke
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<25>;
 
-	.loc 9 84 6
+	.loc 10 84 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9711,25 +10752,25 @@ $L11_ret_rmsNormWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fke
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 95 19
+	.loc 10 95 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd11, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd12, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd13, %r2;
-	.loc 9 95 35
+	.loc 10 95 35
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd15, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
-	.loc 9 95 39
+	.loc 10 95 39
 	div.s64 %rd17, %rd14, 32;
-	.loc 9 95 23
+	.loc 10 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
-	.loc 9 95 52
+	.loc 10 95 52
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -9739,40 +10780,40 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd19, %r6;
-	.loc 9 95 44
+	.loc 10 95 44
 	add.s64 %rd20, %rd18, %rd19;
-	.loc 9 96 9
+	.loc 10 96 9
 	setp.ge.s64 %p0, %rd20, %rd9;
 	@%p0 bra $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 9 99 14
+	.loc 10 99 14
 	mul.lo.s64 %rd21, %rd20, %rd10;
-	.loc 9 101 17
+	.loc 10 101 17
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd22, %r14;
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd23, %rd22;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 9 101 23
+	.loc 10 101 23
 	setp.lt.s64 %p1, %rd23, %rd10;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 9 102 21
+	.loc 10 102 21
 	add.s64 %rd24, %rd21, %rd23;
-	.loc 9 102 16
+	.loc 10 102 16
 	setp.hs.u64 %p2, %rd24, %rd5;
 	@%p2 bra $L14_oob0;
 	shl.b64 %rd32, %rd24, 1;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 9 102 14
+	.loc 10 102 14
 	bra.uni $L15_entry;
 $L14_oob0:
-	.loc 9 102 16
-	mov.u64 %rd25, 0x2400000001;
+	.loc 10 102 16
+	mov.u64 %rd25, 0x2600000001;
 	mov.u64 %rd26, %rd24;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
@@ -9783,15 +10824,15 @@ $L15_entry:
 	mov.f32 %f2, %f3;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
-	.loc 9 103 15
+	.loc 10 103 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 9 101 31
+	.loc 10 101 31
 	add.s64 %rd34, %rd23, 32;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd23, %rd34;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 9 105 18
+	.loc 10 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -9802,40 +10843,40 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 9 106 27
+	.loc 10 106 27
 	cvt.rn.f32.s64 %f15, %rd10;
-	.loc 9 106 19
+	.loc 10 106 19
 	div.rn.f32 %f16, %f14, %f15;
-	.loc 9 106 34
+	.loc 10 106 34
 	add.rn.f32 %f17, %f16, %f0;
-	.loc 9 106 16
+	.loc 10 106 16
 	rsqrt.approx.f32 %f18, %f17;
-	.loc 9 107 17
+	.loc 10 107 17
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd35, %r18;
 	mov.s64 %rd36, %rd35;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 9 107 23
+	.loc 10 107 23
 	setp.lt.s64 %p4, %rd36, %rd10;
 	@%p4 bra $L9_for_body;
 	bra.uni $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L9_for_body:
-	.loc 9 108 11
+	.loc 10 108 11
 	add.s64 %rd37, %rd21, %rd36;
-	.loc 9 108 38
+	.loc 10 108 38
 	add.s64 %rd38, %rd21, %rd36;
-	.loc 9 108 33
+	.loc 10 108 33
 	setp.hs.u64 %p5, %rd38, %rd5;
 	@%p5 bra $L17_oob1;
 	shl.b64 %rd39, %rd38, 1;
 	add.s64 %rd40, %rd4, %rd39;
 	ld.global.nc.u16 %rs1, [%rd40];
-	.loc 9 108 31
+	.loc 10 108 31
 	bra.uni $L18_entry;
 $L17_oob1:
-	.loc 9 108 33
-	mov.u64 %rd25, 0x2400000002;
+	.loc 10 108 33
+	mov.u64 %rd25, 0x2600000002;
 	mov.u64 %rd26, %rd38;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
@@ -9846,19 +10887,19 @@ $L18_entry:
 	mov.f32 %f19, %f20;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 9 108 43
+	.loc 10 108 43
 	mul.rn.f32 %f21, %f19, %f18;
-	.loc 9 108 57
+	.loc 10 108 57
 	setp.hs.u64 %p6, %rd36, %rd8;
 	@%p6 bra $L20_oob2;
 	shl.b64 %rd41, %rd36, 1;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.u16 %rs2, [%rd42];
-	.loc 9 108 55
+	.loc 10 108 55
 	bra.uni $L21_entry;
 $L20_oob2:
-	.loc 9 108 57
-	mov.u64 %rd25, 0x2400000003;
+	.loc 10 108 57
+	mov.u64 %rd25, 0x2600000003;
 	mov.u64 %rd26, %rd36;
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
@@ -9869,9 +10910,9 @@ $L21_entry:
 	mov.f32 %f22, %f23;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 9 108 47
+	.loc 10 108 47
 	mul.rn.f32 %f24, %f21, %f22;
-	.loc 9 108 24
+	.loc 10 108 24
 	bra.uni $L23_entry;
 $L23_entry:
 	.loc 6 39 58
@@ -9880,19 +10921,19 @@ $L23_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 9 108 6
+	.loc 10 108 6
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L25_oob3;
 	shl.b64 %rd43, %rd37, 1;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.u16 [%rd44], %rs3;
-	.loc 9 107 31
+	.loc 10 107 31
 	add.s64 %rd45, %rd36, 32;
 	mov.s64 %rd36, %rd45;
 	bra.uni $L8_for_loop;
 $L25_oob3:
-	.loc 9 108 6
-	mov.u64 %rd25, 0x2400000004;
+	.loc 10 108 6
+	mov.u64 %rd25, 0x2600000004;
 	mov.u64 %rd26, %rd37;
 	mov.u64 %rd27, %rd2;
 	bra.uni $L12_bounds_fail;
@@ -9935,7 +10976,7 @@ $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHa
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<25>;
 
-	.loc 9 89 6
+	.loc 10 89 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9950,25 +10991,25 @@ $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHa
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 95 19
+	.loc 10 95 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd11, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd12, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd13, %r2;
-	.loc 9 95 35
+	.loc 10 95 35
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd14, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd15, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
-	.loc 9 95 39
+	.loc 10 95 39
 	div.s64 %rd17, %rd14, 32;
-	.loc 9 95 23
+	.loc 10 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
-	.loc 9 95 52
+	.loc 10 95 52
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -9978,40 +11019,40 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd19, %r6;
-	.loc 9 95 44
+	.loc 10 95 44
 	add.s64 %rd20, %rd18, %rd19;
-	.loc 9 96 9
+	.loc 10 96 9
 	setp.ge.s64 %p0, %rd20, %rd9;
 	@%p0 bra $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 9 99 14
+	.loc 10 99 14
 	mul.lo.s64 %rd21, %rd20, %rd10;
-	.loc 9 101 17
+	.loc 10 101 17
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd22, %r14;
 	mov.f32 %f1, 0f00000000;
 	mov.s64 %rd23, %rd22;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 9 101 23
+	.loc 10 101 23
 	setp.lt.s64 %p1, %rd23, %rd10;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 9 102 21
+	.loc 10 102 21
 	add.s64 %rd24, %rd21, %rd23;
-	.loc 9 102 16
+	.loc 10 102 16
 	setp.hs.u64 %p2, %rd24, %rd5;
 	@%p2 bra $L14_oob0;
 	shl.b64 %rd32, %rd24, 1;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 9 102 14
+	.loc 10 102 14
 	bra.uni $L15_entry;
 $L14_oob0:
-	.loc 9 102 16
-	mov.u64 %rd25, 0x2500000001;
+	.loc 10 102 16
+	mov.u64 %rd25, 0x2700000001;
 	mov.u64 %rd26, %rd24;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
@@ -10024,15 +11065,15 @@ $L15_entry:
 	mov.f32 %f2, %f3;
 	bra.uni $L16_ret_load;
 $L16_ret_load:
-	.loc 9 103 15
+	.loc 10 103 15
 	fma.rn.f32 %f4, %f2, %f2, %f1;
-	.loc 9 101 31
+	.loc 10 101 31
 	add.s64 %rd34, %rd23, 32;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd23, %rd34;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 9 105 18
+	.loc 10 105 18
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -10043,40 +11084,40 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 9 106 27
+	.loc 10 106 27
 	cvt.rn.f32.s64 %f15, %rd10;
-	.loc 9 106 19
+	.loc 10 106 19
 	div.rn.f32 %f16, %f14, %f15;
-	.loc 9 106 34
+	.loc 10 106 34
 	add.rn.f32 %f17, %f16, %f0;
-	.loc 9 106 16
+	.loc 10 106 16
 	rsqrt.approx.f32 %f18, %f17;
-	.loc 9 107 17
+	.loc 10 107 17
 	mov.u32 %r19, %laneid;
 	cvt.s64.u32 %rd35, %r19;
 	mov.s64 %rd36, %rd35;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 9 107 23
+	.loc 10 107 23
 	setp.lt.s64 %p4, %rd36, %rd10;
 	@%p4 bra $L9_for_body;
 	bra.uni $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L9_for_body:
-	.loc 9 108 11
+	.loc 10 108 11
 	add.s64 %rd37, %rd21, %rd36;
-	.loc 9 108 38
+	.loc 10 108 38
 	add.s64 %rd38, %rd21, %rd36;
-	.loc 9 108 33
+	.loc 10 108 33
 	setp.hs.u64 %p5, %rd38, %rd5;
 	@%p5 bra $L17_oob1;
 	shl.b64 %rd39, %rd38, 1;
 	add.s64 %rd40, %rd4, %rd39;
 	ld.global.nc.u16 %rs1, [%rd40];
-	.loc 9 108 31
+	.loc 10 108 31
 	bra.uni $L18_entry;
 $L17_oob1:
-	.loc 9 108 33
-	mov.u64 %rd25, 0x2500000002;
+	.loc 10 108 33
+	mov.u64 %rd25, 0x2700000002;
 	mov.u64 %rd26, %rd38;
 	mov.u64 %rd27, %rd5;
 	bra.uni $L12_bounds_fail;
@@ -10089,19 +11130,19 @@ $L18_entry:
 	mov.f32 %f19, %f20;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 9 108 43
+	.loc 10 108 43
 	mul.rn.f32 %f21, %f19, %f18;
-	.loc 9 108 57
+	.loc 10 108 57
 	setp.hs.u64 %p6, %rd36, %rd8;
 	@%p6 bra $L20_oob2;
 	shl.b64 %rd41, %rd36, 1;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.u16 %rs2, [%rd42];
-	.loc 9 108 55
+	.loc 10 108 55
 	bra.uni $L21_entry;
 $L20_oob2:
-	.loc 9 108 57
-	mov.u64 %rd25, 0x2500000003;
+	.loc 10 108 57
+	mov.u64 %rd25, 0x2700000003;
 	mov.u64 %rd26, %rd36;
 	mov.u64 %rd27, %rd8;
 	bra.uni $L12_bounds_fail;
@@ -10114,9 +11155,9 @@ $L21_entry:
 	mov.f32 %f22, %f23;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 9 108 47
+	.loc 10 108 47
 	mul.rn.f32 %f24, %f21, %f22;
-	.loc 9 108 24
+	.loc 10 108 24
 	bra.uni $L23_entry;
 $L23_entry:
 	.loc 6 44 67
@@ -10125,19 +11166,19 @@ $L23_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 9 108 6
+	.loc 10 108 6
 	setp.hs.u64 %p7, %rd37, %rd2;
 	@%p7 bra $L25_oob3;
 	shl.b64 %rd43, %rd37, 1;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.u16 [%rd44], %rs3;
-	.loc 9 107 31
+	.loc 10 107 31
 	add.s64 %rd45, %rd36, 32;
 	mov.s64 %rd36, %rd45;
 	bra.uni $L8_for_loop;
 $L25_oob3:
-	.loc 9 108 6
-	mov.u64 %rd25, 0x2500000004;
+	.loc 10 108 6
+	mov.u64 %rd25, 0x2700000004;
 	mov.u64 %rd26, %rd37;
 	mov.u64 %rd27, %rd2;
 	bra.uni $L12_bounds_fail;
@@ -10183,7 +11224,7 @@ $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBF
 	.reg .f32 %f<43>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 9 113 6
+	.loc 10 113 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -10203,16 +11244,16 @@ $L11_ret_rmsNormWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBF
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 130 20
+	.loc 10 130 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 9 130 25
+	.loc 10 130 25
 	mul.lo.s64 %rd19, %rd16, %rd15;
-	.loc 9 132 22
+	.loc 10 132 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd20, %r3;
 	mov.u32 %r4, %tid.y;
@@ -10223,26 +11264,26 @@ $L2_entry:
 	mov.s64 %rd23, %rd20;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 9 132 30
+	.loc 10 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 9 133 12
+	.loc 10 133 12
 	add.s64 %rd24, %rd19, %rd23;
-	.loc 9 133 39
+	.loc 10 133 39
 	add.s64 %rd25, %rd19, %rd23;
-	.loc 9 133 34
+	.loc 10 133 34
 	setp.hs.u64 %p1, %rd25, %rd8;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd33, %rd25, 2;
 	add.s64 %rd34, %rd7, %rd33;
 	ld.global.nc.f32 %f2, [%rd34];
-	.loc 9 133 32
+	.loc 10 133 32
 	bra.uni $L13_entry;
 $L12_oob0:
-	.loc 9 133 34
-	mov.u64 %rd26, 0x2600000001;
+	.loc 10 133 34
+	mov.u64 %rd26, 0x2800000001;
 	mov.u64 %rd27, %rd25;
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
@@ -10251,19 +11292,19 @@ $L13_entry:
 	mov.f32 %f3, %f2;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 9 133 61
+	.loc 10 133 61
 	add.s64 %rd35, %rd19, %rd23;
-	.loc 9 133 56
+	.loc 10 133 56
 	setp.hs.u64 %p3, %rd35, %rd11;
 	@%p3 bra $L15_oob1;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.f32 %f4, [%rd37];
-	.loc 9 133 52
+	.loc 10 133 52
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 9 133 56
-	mov.u64 %rd26, 0x2600000002;
+	.loc 10 133 56
+	mov.u64 %rd26, 0x2800000002;
 	mov.u64 %rd27, %rd35;
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
@@ -10272,40 +11313,40 @@ $L16_entry:
 	mov.f32 %f5, %f4;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 9 133 44
+	.loc 10 133 44
 	add.rn.f32 %f6, %f3, %f5;
-	.loc 9 133 25
+	.loc 10 133 25
 	bra.uni $L18_entry;
 $L18_entry:
 	.loc 6 34 40
 	mov.f32 %f7, %f6;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
-	.loc 9 133 7
+	.loc 10 133 7
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L20_oob2;
 	shl.b64 %rd38, %rd24, 2;
 	add.s64 %rd39, %rd4, %rd38;
 	st.global.f32 [%rd39], %f7;
-	.loc 9 134 24
+	.loc 10 134 24
 	add.s64 %rd40, %rd19, %rd23;
-	.loc 9 134 19
+	.loc 10 134 19
 	setp.hs.u64 %p5, %rd40, %rd5;
 	@%p5 bra $L21_oob3;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.f32 %f8, [%rd42];
-	.loc 9 134 14
+	.loc 10 134 14
 	bra.uni $L22_entry;
 $L20_oob2:
-	.loc 9 133 7
-	mov.u64 %rd26, 0x2600000003;
+	.loc 10 133 7
+	mov.u64 %rd26, 0x2800000003;
 	mov.u64 %rd27, %rd24;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L21_oob3:
-	.loc 9 134 19
-	mov.u64 %rd26, 0x2600000004;
+	.loc 10 134 19
+	mov.u64 %rd26, 0x2800000004;
 	mov.u64 %rd27, %rd40;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -10314,22 +11355,22 @@ $L22_entry:
 	mov.f32 %f9, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 9 135 15
+	.loc 10 135 15
 	fma.rn.f32 %f10, %f9, %f9, %f1;
-	.loc 9 132 53
+	.loc 10 132 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd43, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd44, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd45, %r11;
-	.loc 9 132 38
+	.loc 10 132 38
 	add.s64 %rd46, %rd23, %rd43;
 	mov.f32 %f1, %f10;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 9 137 19
+	.loc 10 137 19
 	shfl.sync.bfly.b32 %f11, %f1, 16, 31, -1;
 	add.rn.f32 %f12, %f1, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -10376,15 +11417,15 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
 	add.rn.f32 %f31, %f29, %f30;
 	bar.sync 0;
-	.loc 9 138 27
+	.loc 10 138 27
 	cvt.rn.f32.s64 %f32, %rd15;
-	.loc 9 138 19
+	.loc 10 138 19
 	div.rn.f32 %f33, %f31, %f32;
-	.loc 9 138 34
+	.loc 10 138 34
 	add.rn.f32 %f34, %f33, %f0;
-	.loc 9 138 16
+	.loc 10 138 16
 	rsqrt.approx.f32 %f35, %f34;
-	.loc 9 139 22
+	.loc 10 139 22
 	mov.u32 %r25, %tid.x;
 	cvt.s64.u32 %rd50, %r25;
 	mov.u32 %r26, %tid.y;
@@ -10394,26 +11435,26 @@ $L5_for_done:
 	mov.s64 %rd53, %rd50;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 9 139 30
+	.loc 10 139 30
 	setp.lt.s64 %p8, %rd53, %rd15;
 	@%p8 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L7_for_body:
-	.loc 9 140 11
+	.loc 10 140 11
 	add.s64 %rd54, %rd19, %rd53;
-	.loc 9 140 41
+	.loc 10 140 41
 	add.s64 %rd55, %rd19, %rd53;
-	.loc 9 140 36
+	.loc 10 140 36
 	setp.hs.u64 %p9, %rd55, %rd5;
 	@%p9 bra $L24_oob4;
 	shl.b64 %rd56, %rd55, 2;
 	add.s64 %rd57, %rd4, %rd56;
 	ld.global.f32 %f36, [%rd57];
-	.loc 9 140 31
+	.loc 10 140 31
 	bra.uni $L25_entry;
 $L24_oob4:
-	.loc 9 140 36
-	mov.u64 %rd26, 0x2600000005;
+	.loc 10 140 36
+	mov.u64 %rd26, 0x2800000005;
 	mov.u64 %rd27, %rd55;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -10422,19 +11463,19 @@ $L25_entry:
 	mov.f32 %f37, %f36;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 9 140 46
+	.loc 10 140 46
 	mul.rn.f32 %f38, %f37, %f35;
-	.loc 9 140 60
+	.loc 10 140 60
 	setp.hs.u64 %p10, %rd53, %rd14;
 	@%p10 bra $L27_oob5;
 	shl.b64 %rd58, %rd53, 2;
 	add.s64 %rd59, %rd13, %rd58;
 	ld.global.nc.f32 %f39, [%rd59];
-	.loc 9 140 58
+	.loc 10 140 58
 	bra.uni $L28_entry;
 $L27_oob5:
-	.loc 9 140 60
-	mov.u64 %rd26, 0x2600000006;
+	.loc 10 140 60
+	mov.u64 %rd26, 0x2800000006;
 	mov.u64 %rd27, %rd53;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
@@ -10443,35 +11484,35 @@ $L28_entry:
 	mov.f32 %f40, %f39;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 9 140 50
+	.loc 10 140 50
 	mul.rn.f32 %f41, %f38, %f40;
-	.loc 9 140 24
+	.loc 10 140 24
 	bra.uni $L30_entry;
 $L30_entry:
 	.loc 6 34 40
 	mov.f32 %f42, %f41;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 9 140 6
+	.loc 10 140 6
 	setp.hs.u64 %p11, %rd54, %rd2;
 	@%p11 bra $L32_oob6;
 	shl.b64 %rd60, %rd54, 2;
 	add.s64 %rd61, %rd1, %rd60;
 	st.global.f32 [%rd61], %f42;
-	.loc 9 139 53
+	.loc 10 139 53
 	mov.u32 %r28, %ntid.x;
 	cvt.s64.u32 %rd62, %r28;
 	mov.u32 %r29, %ntid.y;
 	cvt.s64.u32 %rd63, %r29;
 	mov.u32 %r30, %ntid.z;
 	cvt.s64.u32 %rd64, %r30;
-	.loc 9 139 38
+	.loc 10 139 38
 	add.s64 %rd65, %rd53, %rd62;
 	mov.s64 %rd53, %rd65;
 	bra.uni $L6_for_loop;
 $L32_oob6:
-	.loc 9 140 6
-	mov.u64 %rd26, 0x2600000007;
+	.loc 10 140 6
+	mov.u64 %rd26, 0x2800000007;
 	mov.u64 %rd27, %rd54;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -10518,7 +11559,7 @@ $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern
 	.reg .f32 %f<41>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 9 118 6
+	.loc 10 118 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -10538,16 +11579,16 @@ $L9_ret_addRMSNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 130 20
+	.loc 10 130 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 9 130 25
+	.loc 10 130 25
 	mul.lo.s64 %rd19, %rd16, %rd15;
-	.loc 9 132 22
+	.loc 10 132 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd20, %r3;
 	mov.u32 %r4, %tid.y;
@@ -10558,26 +11599,26 @@ $L2_entry:
 	mov.s64 %rd23, %rd20;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 9 132 30
+	.loc 10 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 9 133 12
+	.loc 10 133 12
 	add.s64 %rd24, %rd19, %rd23;
-	.loc 9 133 39
+	.loc 10 133 39
 	add.s64 %rd25, %rd19, %rd23;
-	.loc 9 133 34
+	.loc 10 133 34
 	setp.hs.u64 %p1, %rd25, %rd8;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd33, %rd25, 1;
 	add.s64 %rd34, %rd7, %rd33;
 	ld.global.nc.u16 %rs0, [%rd34];
-	.loc 9 133 32
+	.loc 10 133 32
 	bra.uni $L13_entry;
 $L12_oob0:
-	.loc 9 133 34
-	mov.u64 %rd26, 0x2700000001;
+	.loc 10 133 34
+	mov.u64 %rd26, 0x2900000001;
 	mov.u64 %rd27, %rd25;
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
@@ -10588,19 +11629,19 @@ $L13_entry:
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 9 133 61
+	.loc 10 133 61
 	add.s64 %rd35, %rd19, %rd23;
-	.loc 9 133 56
+	.loc 10 133 56
 	setp.hs.u64 %p3, %rd35, %rd11;
 	@%p3 bra $L15_oob1;
 	shl.b64 %rd36, %rd35, 1;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.u16 %rs1, [%rd37];
-	.loc 9 133 52
+	.loc 10 133 52
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 9 133 56
-	mov.u64 %rd26, 0x2700000002;
+	.loc 10 133 56
+	mov.u64 %rd26, 0x2900000002;
 	mov.u64 %rd27, %rd35;
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
@@ -10611,9 +11652,9 @@ $L16_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 9 133 44
+	.loc 10 133 44
 	add.rn.f32 %f6, %f2, %f4;
-	.loc 9 133 25
+	.loc 10 133 25
 	bra.uni $L18_entry;
 $L18_entry:
 	.loc 6 39 58
@@ -10622,31 +11663,31 @@ $L18_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
-	.loc 9 133 7
+	.loc 10 133 7
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L20_oob2;
 	shl.b64 %rd38, %rd24, 1;
 	add.s64 %rd39, %rd4, %rd38;
 	st.global.u16 [%rd39], %rs2;
-	.loc 9 134 24
+	.loc 10 134 24
 	add.s64 %rd40, %rd19, %rd23;
-	.loc 9 134 19
+	.loc 10 134 19
 	setp.hs.u64 %p5, %rd40, %rd5;
 	@%p5 bra $L21_oob3;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.u16 %rs4, [%rd42];
-	.loc 9 134 14
+	.loc 10 134 14
 	bra.uni $L22_entry;
 $L20_oob2:
-	.loc 9 133 7
-	mov.u64 %rd26, 0x2700000003;
+	.loc 10 133 7
+	mov.u64 %rd26, 0x2900000003;
 	mov.u64 %rd27, %rd24;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L21_oob3:
-	.loc 9 134 19
-	mov.u64 %rd26, 0x2700000004;
+	.loc 10 134 19
+	mov.u64 %rd26, 0x2900000004;
 	mov.u64 %rd27, %rd40;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -10657,22 +11698,22 @@ $L22_entry:
 	mov.f32 %f7, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 9 135 15
+	.loc 10 135 15
 	fma.rn.f32 %f9, %f7, %f7, %f1;
-	.loc 9 132 53
+	.loc 10 132 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd43, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd44, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd45, %r11;
-	.loc 9 132 38
+	.loc 10 132 38
 	add.s64 %rd46, %rd23, %rd43;
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 9 137 19
+	.loc 10 137 19
 	shfl.sync.bfly.b32 %f10, %f1, 16, 31, -1;
 	add.rn.f32 %f11, %f1, %f10;
 	shfl.sync.bfly.b32 %f12, %f11, 8, 31, -1;
@@ -10719,15 +11760,15 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f29, %f28, 1, 31, -1;
 	add.rn.f32 %f30, %f28, %f29;
 	bar.sync 0;
-	.loc 9 138 27
+	.loc 10 138 27
 	cvt.rn.f32.s64 %f31, %rd15;
-	.loc 9 138 19
+	.loc 10 138 19
 	div.rn.f32 %f32, %f30, %f31;
-	.loc 9 138 34
+	.loc 10 138 34
 	add.rn.f32 %f33, %f32, %f0;
-	.loc 9 138 16
+	.loc 10 138 16
 	rsqrt.approx.f32 %f34, %f33;
-	.loc 9 139 22
+	.loc 10 139 22
 	mov.u32 %r25, %tid.x;
 	cvt.s64.u32 %rd50, %r25;
 	mov.u32 %r26, %tid.y;
@@ -10737,26 +11778,26 @@ $L5_for_done:
 	mov.s64 %rd53, %rd50;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 9 139 30
+	.loc 10 139 30
 	setp.lt.s64 %p8, %rd53, %rd15;
 	@%p8 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L7_for_body:
-	.loc 9 140 11
+	.loc 10 140 11
 	add.s64 %rd54, %rd19, %rd53;
-	.loc 9 140 41
+	.loc 10 140 41
 	add.s64 %rd55, %rd19, %rd53;
-	.loc 9 140 36
+	.loc 10 140 36
 	setp.hs.u64 %p9, %rd55, %rd5;
 	@%p9 bra $L24_oob4;
 	shl.b64 %rd56, %rd55, 1;
 	add.s64 %rd57, %rd4, %rd56;
 	ld.global.u16 %rs5, [%rd57];
-	.loc 9 140 31
+	.loc 10 140 31
 	bra.uni $L25_entry;
 $L24_oob4:
-	.loc 9 140 36
-	mov.u64 %rd26, 0x2700000005;
+	.loc 10 140 36
+	mov.u64 %rd26, 0x2900000005;
 	mov.u64 %rd27, %rd55;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -10767,19 +11808,19 @@ $L25_entry:
 	mov.f32 %f35, %f36;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 9 140 46
+	.loc 10 140 46
 	mul.rn.f32 %f37, %f35, %f34;
-	.loc 9 140 60
+	.loc 10 140 60
 	setp.hs.u64 %p10, %rd53, %rd14;
 	@%p10 bra $L27_oob5;
 	shl.b64 %rd58, %rd53, 1;
 	add.s64 %rd59, %rd13, %rd58;
 	ld.global.nc.u16 %rs6, [%rd59];
-	.loc 9 140 58
+	.loc 10 140 58
 	bra.uni $L28_entry;
 $L27_oob5:
-	.loc 9 140 60
-	mov.u64 %rd26, 0x2700000006;
+	.loc 10 140 60
+	mov.u64 %rd26, 0x2900000006;
 	mov.u64 %rd27, %rd53;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
@@ -10790,9 +11831,9 @@ $L28_entry:
 	mov.f32 %f38, %f39;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 9 140 50
+	.loc 10 140 50
 	mul.rn.f32 %f40, %f37, %f38;
-	.loc 9 140 24
+	.loc 10 140 24
 	bra.uni $L30_entry;
 $L30_entry:
 	.loc 6 39 58
@@ -10801,26 +11842,26 @@ $L30_entry:
 	mov.u16 %rs7, %rs8;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 9 140 6
+	.loc 10 140 6
 	setp.hs.u64 %p11, %rd54, %rd2;
 	@%p11 bra $L32_oob6;
 	shl.b64 %rd60, %rd54, 1;
 	add.s64 %rd61, %rd1, %rd60;
 	st.global.u16 [%rd61], %rs7;
-	.loc 9 139 53
+	.loc 10 139 53
 	mov.u32 %r28, %ntid.x;
 	cvt.s64.u32 %rd62, %r28;
 	mov.u32 %r29, %ntid.y;
 	cvt.s64.u32 %rd63, %r29;
 	mov.u32 %r30, %ntid.z;
 	cvt.s64.u32 %rd64, %r30;
-	.loc 9 139 38
+	.loc 10 139 38
 	add.s64 %rd65, %rd53, %rd62;
 	mov.s64 %rd53, %rd65;
 	bra.uni $L6_for_loop;
 $L32_oob6:
-	.loc 9 140 6
-	mov.u64 %rd26, 0x2700000007;
+	.loc 10 140 6
+	mov.u64 %rd26, 0x2900000007;
 	mov.u64 %rd27, %rd54;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -10867,7 +11908,7 @@ $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf
 	.reg .f32 %f<41>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 9 123 6
+	.loc 10 123 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -10887,16 +11928,16 @@ $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 130 20
+	.loc 10 130 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 9 130 25
+	.loc 10 130 25
 	mul.lo.s64 %rd19, %rd16, %rd15;
-	.loc 9 132 22
+	.loc 10 132 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd20, %r3;
 	mov.u32 %r4, %tid.y;
@@ -10907,26 +11948,26 @@ $L2_entry:
 	mov.s64 %rd23, %rd20;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 9 132 30
+	.loc 10 132 30
 	setp.lt.s64 %p0, %rd23, %rd15;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 9 133 12
+	.loc 10 133 12
 	add.s64 %rd24, %rd19, %rd23;
-	.loc 9 133 39
+	.loc 10 133 39
 	add.s64 %rd25, %rd19, %rd23;
-	.loc 9 133 34
+	.loc 10 133 34
 	setp.hs.u64 %p1, %rd25, %rd8;
 	@%p1 bra $L12_oob0;
 	shl.b64 %rd33, %rd25, 1;
 	add.s64 %rd34, %rd7, %rd33;
 	ld.global.nc.u16 %rs0, [%rd34];
-	.loc 9 133 32
+	.loc 10 133 32
 	bra.uni $L13_entry;
 $L12_oob0:
-	.loc 9 133 34
-	mov.u64 %rd26, 0x2800000001;
+	.loc 10 133 34
+	mov.u64 %rd26, 0x2A00000001;
 	mov.u64 %rd27, %rd25;
 	mov.u64 %rd28, %rd8;
 	bra.uni $L10_bounds_fail;
@@ -10939,19 +11980,19 @@ $L13_entry:
 	mov.f32 %f2, %f3;
 	bra.uni $L14_ret_load;
 $L14_ret_load:
-	.loc 9 133 61
+	.loc 10 133 61
 	add.s64 %rd35, %rd19, %rd23;
-	.loc 9 133 56
+	.loc 10 133 56
 	setp.hs.u64 %p3, %rd35, %rd11;
 	@%p3 bra $L15_oob1;
 	shl.b64 %rd36, %rd35, 1;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.u16 %rs1, [%rd37];
-	.loc 9 133 52
+	.loc 10 133 52
 	bra.uni $L16_entry;
 $L15_oob1:
-	.loc 9 133 56
-	mov.u64 %rd26, 0x2800000002;
+	.loc 10 133 56
+	mov.u64 %rd26, 0x2A00000002;
 	mov.u64 %rd27, %rd35;
 	mov.u64 %rd28, %rd11;
 	bra.uni $L10_bounds_fail;
@@ -10964,9 +12005,9 @@ $L16_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 9 133 44
+	.loc 10 133 44
 	add.rn.f32 %f6, %f2, %f4;
-	.loc 9 133 25
+	.loc 10 133 25
 	bra.uni $L18_entry;
 $L18_entry:
 	.loc 6 44 67
@@ -10975,31 +12016,31 @@ $L18_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L19_ret_store;
 $L19_ret_store:
-	.loc 9 133 7
+	.loc 10 133 7
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L20_oob2;
 	shl.b64 %rd38, %rd24, 1;
 	add.s64 %rd39, %rd4, %rd38;
 	st.global.u16 [%rd39], %rs2;
-	.loc 9 134 24
+	.loc 10 134 24
 	add.s64 %rd40, %rd19, %rd23;
-	.loc 9 134 19
+	.loc 10 134 19
 	setp.hs.u64 %p5, %rd40, %rd5;
 	@%p5 bra $L21_oob3;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.u16 %rs4, [%rd42];
-	.loc 9 134 14
+	.loc 10 134 14
 	bra.uni $L22_entry;
 $L20_oob2:
-	.loc 9 133 7
-	mov.u64 %rd26, 0x2800000003;
+	.loc 10 133 7
+	mov.u64 %rd26, 0x2A00000003;
 	mov.u64 %rd27, %rd24;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
 $L21_oob3:
-	.loc 9 134 19
-	mov.u64 %rd26, 0x2800000004;
+	.loc 10 134 19
+	mov.u64 %rd26, 0x2A00000004;
 	mov.u64 %rd27, %rd40;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -11012,22 +12053,22 @@ $L22_entry:
 	mov.f32 %f7, %f8;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 9 135 15
+	.loc 10 135 15
 	fma.rn.f32 %f9, %f7, %f7, %f1;
-	.loc 9 132 53
+	.loc 10 132 53
 	mov.u32 %r12, %ntid.x;
 	cvt.s64.u32 %rd43, %r12;
 	mov.u32 %r13, %ntid.y;
 	cvt.s64.u32 %rd44, %r13;
 	mov.u32 %r14, %ntid.z;
 	cvt.s64.u32 %rd45, %r14;
-	.loc 9 132 38
+	.loc 10 132 38
 	add.s64 %rd46, %rd23, %rd43;
 	mov.f32 %f1, %f9;
 	mov.s64 %rd23, %rd46;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 9 137 19
+	.loc 10 137 19
 	shfl.sync.bfly.b32 %f10, %f1, 16, 31, -1;
 	add.rn.f32 %f11, %f1, %f10;
 	shfl.sync.bfly.b32 %f12, %f11, 8, 31, -1;
@@ -11074,15 +12115,15 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f29, %f28, 1, 31, -1;
 	add.rn.f32 %f30, %f28, %f29;
 	bar.sync 0;
-	.loc 9 138 27
+	.loc 10 138 27
 	cvt.rn.f32.s64 %f31, %rd15;
-	.loc 9 138 19
+	.loc 10 138 19
 	div.rn.f32 %f32, %f30, %f31;
-	.loc 9 138 34
+	.loc 10 138 34
 	add.rn.f32 %f33, %f32, %f0;
-	.loc 9 138 16
+	.loc 10 138 16
 	rsqrt.approx.f32 %f34, %f33;
-	.loc 9 139 22
+	.loc 10 139 22
 	mov.u32 %r28, %tid.x;
 	cvt.s64.u32 %rd50, %r28;
 	mov.u32 %r29, %tid.y;
@@ -11092,26 +12133,26 @@ $L5_for_done:
 	mov.s64 %rd53, %rd50;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 9 139 30
+	.loc 10 139 30
 	setp.lt.s64 %p8, %rd53, %rd15;
 	@%p8 bra $L7_for_body;
 	bra.uni $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L7_for_body:
-	.loc 9 140 11
+	.loc 10 140 11
 	add.s64 %rd54, %rd19, %rd53;
-	.loc 9 140 41
+	.loc 10 140 41
 	add.s64 %rd55, %rd19, %rd53;
-	.loc 9 140 36
+	.loc 10 140 36
 	setp.hs.u64 %p9, %rd55, %rd5;
 	@%p9 bra $L24_oob4;
 	shl.b64 %rd56, %rd55, 1;
 	add.s64 %rd57, %rd4, %rd56;
 	ld.global.u16 %rs5, [%rd57];
-	.loc 9 140 31
+	.loc 10 140 31
 	bra.uni $L25_entry;
 $L24_oob4:
-	.loc 9 140 36
-	mov.u64 %rd26, 0x2800000005;
+	.loc 10 140 36
+	mov.u64 %rd26, 0x2A00000005;
 	mov.u64 %rd27, %rd55;
 	mov.u64 %rd28, %rd5;
 	bra.uni $L10_bounds_fail;
@@ -11124,19 +12165,19 @@ $L25_entry:
 	mov.f32 %f35, %f36;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 9 140 46
+	.loc 10 140 46
 	mul.rn.f32 %f37, %f35, %f34;
-	.loc 9 140 60
+	.loc 10 140 60
 	setp.hs.u64 %p10, %rd53, %rd14;
 	@%p10 bra $L27_oob5;
 	shl.b64 %rd58, %rd53, 1;
 	add.s64 %rd59, %rd13, %rd58;
 	ld.global.nc.u16 %rs6, [%rd59];
-	.loc 9 140 58
+	.loc 10 140 58
 	bra.uni $L28_entry;
 $L27_oob5:
-	.loc 9 140 60
-	mov.u64 %rd26, 0x2800000006;
+	.loc 10 140 60
+	mov.u64 %rd26, 0x2A00000006;
 	mov.u64 %rd27, %rd53;
 	mov.u64 %rd28, %rd14;
 	bra.uni $L10_bounds_fail;
@@ -11149,9 +12190,9 @@ $L28_entry:
 	mov.f32 %f38, %f39;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 9 140 50
+	.loc 10 140 50
 	mul.rn.f32 %f40, %f37, %f38;
-	.loc 9 140 24
+	.loc 10 140 24
 	bra.uni $L30_entry;
 $L30_entry:
 	.loc 6 44 67
@@ -11160,26 +12201,26 @@ $L30_entry:
 	mov.u16 %rs7, %rs8;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 9 140 6
+	.loc 10 140 6
 	setp.hs.u64 %p11, %rd54, %rd2;
 	@%p11 bra $L32_oob6;
 	shl.b64 %rd60, %rd54, 1;
 	add.s64 %rd61, %rd1, %rd60;
 	st.global.u16 [%rd61], %rs7;
-	.loc 9 139 53
+	.loc 10 139 53
 	mov.u32 %r33, %ntid.x;
 	cvt.s64.u32 %rd62, %r33;
 	mov.u32 %r34, %ntid.y;
 	cvt.s64.u32 %rd63, %r34;
 	mov.u32 %r35, %ntid.z;
 	cvt.s64.u32 %rd64, %r35;
-	.loc 9 139 38
+	.loc 10 139 38
 	add.s64 %rd65, %rd53, %rd62;
 	mov.s64 %rd53, %rd65;
 	bra.uni $L6_for_loop;
 $L32_oob6:
-	.loc 9 140 6
-	mov.u64 %rd26, 0x2800000007;
+	.loc 10 140 6
+	mov.u64 %rd26, 0x2A00000007;
 	mov.u64 %rd27, %rd54;
 	mov.u64 %rd28, %rd2;
 	bra.uni $L10_bounds_fail;
@@ -11223,7 +12264,7 @@ $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFlo
 	.reg .f32 %f<68>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 9 145 6
+	.loc 10 145 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -11240,16 +12281,16 @@ $L9_ret_addRMSNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFlo
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 161 20
+	.loc 10 161 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd13, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd14, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd15, %r2;
-	.loc 9 161 25
+	.loc 10 161 25
 	mul.lo.s64 %rd16, %rd13, %rd12;
-	.loc 9 163 22
+	.loc 10 163 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
@@ -11260,24 +12301,24 @@ $L2_entry:
 	mov.s64 %rd20, %rd17;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 9 163 30
+	.loc 10 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 9 164 23
+	.loc 10 164 23
 	add.s64 %rd21, %rd16, %rd20;
-	.loc 9 164 18
+	.loc 10 164 18
 	setp.hs.u64 %p1, %rd21, %rd5;
 	@%p1 bra $L15_oob0;
 	shl.b64 %rd29, %rd21, 2;
 	add.s64 %rd30, %rd4, %rd29;
 	ld.global.nc.f32 %f2, [%rd30];
-	.loc 9 164 16
+	.loc 10 164 16
 	bra.uni $L16_entry;
 $L15_oob0:
-	.loc 9 164 18
-	mov.u64 %rd22, 0x2900000001;
+	.loc 10 164 18
+	mov.u64 %rd22, 0x2B00000001;
 	mov.u64 %rd23, %rd21;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -11286,22 +12327,22 @@ $L16_entry:
 	mov.f32 %f3, %f2;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 9 164 3
+	.loc 10 164 3
 	add.rn.f32 %f4, %f1, %f3;
-	.loc 9 163 53
+	.loc 10 163 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd31, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd32, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd33, %r11;
-	.loc 9 163 38
+	.loc 10 163 38
 	add.s64 %rd34, %rd20, %rd31;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 9 166 22
+	.loc 10 166 22
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -11348,11 +12389,11 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
 	add.rn.f32 %f25, %f23, %f24;
 	bar.sync 0;
-	.loc 9 166 40
+	.loc 10 166 40
 	cvt.rn.f32.s64 %f26, %rd12;
-	.loc 9 166 31
+	.loc 10 166 31
 	div.rn.f32 %f27, %f25, %f26;
-	.loc 9 168 22
+	.loc 10 168 22
 	mov.u32 %r25, %tid.x;
 	cvt.s64.u32 %rd38, %r25;
 	mov.u32 %r26, %tid.y;
@@ -11363,24 +12404,24 @@ $L5_for_done:
 	mov.s64 %rd41, %rd38;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 9 168 30
+	.loc 10 168 30
 	setp.lt.s64 %p5, %rd41, %rd12;
 	@%p5 bra $L7_for_body;
 	bra.uni $L8_for_done;
 $L7_for_body:
-	.loc 9 169 21
+	.loc 10 169 21
 	add.s64 %rd42, %rd16, %rd41;
-	.loc 9 169 16
+	.loc 10 169 16
 	setp.hs.u64 %p6, %rd42, %rd5;
 	@%p6 bra $L18_oob1;
 	shl.b64 %rd43, %rd42, 2;
 	add.s64 %rd44, %rd4, %rd43;
 	ld.global.nc.f32 %f29, [%rd44];
-	.loc 9 169 14
+	.loc 10 169 14
 	bra.uni $L19_entry;
 $L18_oob1:
-	.loc 9 169 16
-	mov.u64 %rd22, 0x2900000002;
+	.loc 10 169 16
+	mov.u64 %rd22, 0x2B00000002;
 	mov.u64 %rd23, %rd42;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -11389,24 +12430,24 @@ $L19_entry:
 	mov.f32 %f30, %f29;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 9 169 26
+	.loc 10 169 26
 	sub.rn.f32 %f31, %f30, %f27;
-	.loc 9 170 15
+	.loc 10 170 15
 	fma.rn.f32 %f32, %f31, %f31, %f28;
-	.loc 9 168 53
+	.loc 10 168 53
 	mov.u32 %r28, %ntid.x;
 	cvt.s64.u32 %rd45, %r28;
 	mov.u32 %r29, %ntid.y;
 	cvt.s64.u32 %rd46, %r29;
 	mov.u32 %r30, %ntid.z;
 	cvt.s64.u32 %rd47, %r30;
-	.loc 9 168 38
+	.loc 10 168 38
 	add.s64 %rd48, %rd41, %rd45;
 	mov.f32 %f28, %f32;
 	mov.s64 %rd41, %rd48;
 	bra.uni $L6_for_loop;
 $L8_for_done:
-	.loc 9 172 29
+	.loc 10 172 29
 	shfl.sync.bfly.b32 %f33, %f28, 16, 31, -1;
 	add.rn.f32 %f34, %f28, %f33;
 	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
@@ -11453,15 +12494,15 @@ $L8_for_done:
 	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
 	add.rn.f32 %f53, %f51, %f52;
 	bar.sync 0;
-	.loc 9 172 44
+	.loc 10 172 44
 	cvt.rn.f32.s64 %f54, %rd12;
-	.loc 9 172 36
+	.loc 10 172 36
 	div.rn.f32 %f55, %f53, %f54;
-	.loc 9 172 51
+	.loc 10 172 51
 	add.rn.f32 %f56, %f55, %f0;
-	.loc 9 172 16
+	.loc 10 172 16
 	rsqrt.approx.f32 %f57, %f56;
-	.loc 9 173 22
+	.loc 10 173 22
 	mov.u32 %r44, %tid.x;
 	cvt.s64.u32 %rd52, %r44;
 	mov.u32 %r45, %tid.y;
@@ -11471,24 +12512,24 @@ $L8_for_done:
 	mov.s64 %rd55, %rd52;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 9 173 30
+	.loc 10 173 30
 	setp.lt.s64 %p9, %rd55, %rd12;
 	@%p9 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
-	.loc 9 174 21
+	.loc 10 174 21
 	add.s64 %rd56, %rd16, %rd55;
-	.loc 9 174 16
+	.loc 10 174 16
 	setp.hs.u64 %p10, %rd56, %rd5;
 	@%p10 bra $L21_oob2;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd4, %rd57;
 	ld.global.nc.f32 %f58, [%rd58];
-	.loc 9 174 14
+	.loc 10 174 14
 	bra.uni $L22_entry;
 $L21_oob2:
-	.loc 9 174 16
-	mov.u64 %rd22, 0x2900000003;
+	.loc 10 174 16
+	mov.u64 %rd22, 0x2B00000003;
 	mov.u64 %rd23, %rd56;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -11497,23 +12538,23 @@ $L22_entry:
 	mov.f32 %f59, %f58;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 9 174 26
+	.loc 10 174 26
 	sub.rn.f32 %f60, %f59, %f27;
-	.loc 9 175 11
+	.loc 10 175 11
 	add.s64 %rd59, %rd16, %rd55;
-	.loc 9 175 34
+	.loc 10 175 34
 	mul.rn.f32 %f61, %f60, %f57;
-	.loc 9 175 46
+	.loc 10 175 46
 	setp.hs.u64 %p11, %rd55, %rd8;
 	@%p11 bra $L24_oob3;
 	shl.b64 %rd60, %rd55, 2;
 	add.s64 %rd61, %rd7, %rd60;
 	ld.global.nc.f32 %f62, [%rd61];
-	.loc 9 175 44
+	.loc 10 175 44
 	bra.uni $L25_entry;
 $L24_oob3:
-	.loc 9 175 46
-	mov.u64 %rd22, 0x2900000004;
+	.loc 10 175 46
+	mov.u64 %rd22, 0x2B00000004;
 	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
@@ -11522,17 +12563,17 @@ $L25_entry:
 	mov.f32 %f63, %f62;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 9 175 63
+	.loc 10 175 63
 	setp.hs.u64 %p12, %rd55, %rd11;
 	@%p12 bra $L27_oob4;
 	shl.b64 %rd62, %rd55, 2;
 	add.s64 %rd63, %rd10, %rd62;
 	ld.global.nc.f32 %f64, [%rd63];
-	.loc 9 175 58
+	.loc 10 175 58
 	bra.uni $L28_entry;
 $L27_oob4:
-	.loc 9 175 63
-	mov.u64 %rd22, 0x2900000005;
+	.loc 10 175 63
+	mov.u64 %rd22, 0x2B00000005;
 	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
@@ -11541,35 +12582,35 @@ $L28_entry:
 	mov.f32 %f65, %f64;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 9 175 32
+	.loc 10 175 32
 	fma.rn.f32 %f66, %f61, %f63, %f65;
-	.loc 9 175 24
+	.loc 10 175 24
 	bra.uni $L30_entry;
 $L30_entry:
 	.loc 6 34 40
 	mov.f32 %f67, %f66;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 9 175 6
+	.loc 10 175 6
 	setp.hs.u64 %p13, %rd59, %rd2;
 	@%p13 bra $L32_oob5;
 	shl.b64 %rd64, %rd59, 2;
 	add.s64 %rd65, %rd1, %rd64;
 	st.global.f32 [%rd65], %f67;
-	.loc 9 173 53
+	.loc 10 173 53
 	mov.u32 %r47, %ntid.x;
 	cvt.s64.u32 %rd66, %r47;
 	mov.u32 %r48, %ntid.y;
 	cvt.s64.u32 %rd67, %r48;
 	mov.u32 %r49, %ntid.z;
 	cvt.s64.u32 %rd68, %r49;
-	.loc 9 173 38
+	.loc 10 173 38
 	add.s64 %rd69, %rd55, %rd66;
 	mov.s64 %rd55, %rd69;
 	bra.uni $L9_for_loop;
 $L32_oob5:
-	.loc 9 175 6
-	mov.u64 %rd22, 0x2900000006;
+	.loc 10 175 6
+	mov.u64 %rd22, 0x2B00000006;
 	mov.u64 %rd23, %rd59;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
@@ -11614,7 +12655,7 @@ $L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern
 	.reg .f32 %f<67>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 9 150 6
+	.loc 10 150 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -11631,16 +12672,16 @@ $L12_ret_layerNorm_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 161 20
+	.loc 10 161 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd13, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd14, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd15, %r2;
-	.loc 9 161 25
+	.loc 10 161 25
 	mul.lo.s64 %rd16, %rd13, %rd12;
-	.loc 9 163 22
+	.loc 10 163 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
@@ -11651,24 +12692,24 @@ $L2_entry:
 	mov.s64 %rd20, %rd17;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 9 163 30
+	.loc 10 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 9 164 23
+	.loc 10 164 23
 	add.s64 %rd21, %rd16, %rd20;
-	.loc 9 164 18
+	.loc 10 164 18
 	setp.hs.u64 %p1, %rd21, %rd5;
 	@%p1 bra $L15_oob0;
 	shl.b64 %rd29, %rd21, 1;
 	add.s64 %rd30, %rd4, %rd29;
 	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 9 164 16
+	.loc 10 164 16
 	bra.uni $L16_entry;
 $L15_oob0:
-	.loc 9 164 18
-	mov.u64 %rd22, 0x2A00000001;
+	.loc 10 164 18
+	mov.u64 %rd22, 0x2C00000001;
 	mov.u64 %rd23, %rd21;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -11679,22 +12720,22 @@ $L16_entry:
 	mov.f32 %f2, %f3;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 9 164 3
+	.loc 10 164 3
 	add.rn.f32 %f4, %f1, %f2;
-	.loc 9 163 53
+	.loc 10 163 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd31, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd32, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd33, %r11;
-	.loc 9 163 38
+	.loc 10 163 38
 	add.s64 %rd34, %rd20, %rd31;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 9 166 22
+	.loc 10 166 22
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -11741,11 +12782,11 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
 	add.rn.f32 %f25, %f23, %f24;
 	bar.sync 0;
-	.loc 9 166 40
+	.loc 10 166 40
 	cvt.rn.f32.s64 %f26, %rd12;
-	.loc 9 166 31
+	.loc 10 166 31
 	div.rn.f32 %f27, %f25, %f26;
-	.loc 9 168 22
+	.loc 10 168 22
 	mov.u32 %r25, %tid.x;
 	cvt.s64.u32 %rd38, %r25;
 	mov.u32 %r26, %tid.y;
@@ -11756,24 +12797,24 @@ $L5_for_done:
 	mov.s64 %rd41, %rd38;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 9 168 30
+	.loc 10 168 30
 	setp.lt.s64 %p5, %rd41, %rd12;
 	@%p5 bra $L7_for_body;
 	bra.uni $L8_for_done;
 $L7_for_body:
-	.loc 9 169 21
+	.loc 10 169 21
 	add.s64 %rd42, %rd16, %rd41;
-	.loc 9 169 16
+	.loc 10 169 16
 	setp.hs.u64 %p6, %rd42, %rd5;
 	@%p6 bra $L18_oob1;
 	shl.b64 %rd43, %rd42, 1;
 	add.s64 %rd44, %rd4, %rd43;
 	ld.global.nc.u16 %rs1, [%rd44];
-	.loc 9 169 14
+	.loc 10 169 14
 	bra.uni $L19_entry;
 $L18_oob1:
-	.loc 9 169 16
-	mov.u64 %rd22, 0x2A00000002;
+	.loc 10 169 16
+	mov.u64 %rd22, 0x2C00000002;
 	mov.u64 %rd23, %rd42;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -11784,24 +12825,24 @@ $L19_entry:
 	mov.f32 %f29, %f30;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 9 169 26
+	.loc 10 169 26
 	sub.rn.f32 %f31, %f29, %f27;
-	.loc 9 170 15
+	.loc 10 170 15
 	fma.rn.f32 %f32, %f31, %f31, %f28;
-	.loc 9 168 53
+	.loc 10 168 53
 	mov.u32 %r28, %ntid.x;
 	cvt.s64.u32 %rd45, %r28;
 	mov.u32 %r29, %ntid.y;
 	cvt.s64.u32 %rd46, %r29;
 	mov.u32 %r30, %ntid.z;
 	cvt.s64.u32 %rd47, %r30;
-	.loc 9 168 38
+	.loc 10 168 38
 	add.s64 %rd48, %rd41, %rd45;
 	mov.f32 %f28, %f32;
 	mov.s64 %rd41, %rd48;
 	bra.uni $L6_for_loop;
 $L8_for_done:
-	.loc 9 172 29
+	.loc 10 172 29
 	shfl.sync.bfly.b32 %f33, %f28, 16, 31, -1;
 	add.rn.f32 %f34, %f28, %f33;
 	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
@@ -11848,15 +12889,15 @@ $L8_for_done:
 	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
 	add.rn.f32 %f53, %f51, %f52;
 	bar.sync 0;
-	.loc 9 172 44
+	.loc 10 172 44
 	cvt.rn.f32.s64 %f54, %rd12;
-	.loc 9 172 36
+	.loc 10 172 36
 	div.rn.f32 %f55, %f53, %f54;
-	.loc 9 172 51
+	.loc 10 172 51
 	add.rn.f32 %f56, %f55, %f0;
-	.loc 9 172 16
+	.loc 10 172 16
 	rsqrt.approx.f32 %f57, %f56;
-	.loc 9 173 22
+	.loc 10 173 22
 	mov.u32 %r44, %tid.x;
 	cvt.s64.u32 %rd52, %r44;
 	mov.u32 %r45, %tid.y;
@@ -11866,24 +12907,24 @@ $L8_for_done:
 	mov.s64 %rd55, %rd52;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 9 173 30
+	.loc 10 173 30
 	setp.lt.s64 %p9, %rd55, %rd12;
 	@%p9 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
-	.loc 9 174 21
+	.loc 10 174 21
 	add.s64 %rd56, %rd16, %rd55;
-	.loc 9 174 16
+	.loc 10 174 16
 	setp.hs.u64 %p10, %rd56, %rd5;
 	@%p10 bra $L21_oob2;
 	shl.b64 %rd57, %rd56, 1;
 	add.s64 %rd58, %rd4, %rd57;
 	ld.global.nc.u16 %rs2, [%rd58];
-	.loc 9 174 14
+	.loc 10 174 14
 	bra.uni $L22_entry;
 $L21_oob2:
-	.loc 9 174 16
-	mov.u64 %rd22, 0x2A00000003;
+	.loc 10 174 16
+	mov.u64 %rd22, 0x2C00000003;
 	mov.u64 %rd23, %rd56;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -11894,23 +12935,23 @@ $L22_entry:
 	mov.f32 %f58, %f59;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 9 174 26
+	.loc 10 174 26
 	sub.rn.f32 %f60, %f58, %f27;
-	.loc 9 175 11
+	.loc 10 175 11
 	add.s64 %rd59, %rd16, %rd55;
-	.loc 9 175 34
+	.loc 10 175 34
 	mul.rn.f32 %f61, %f60, %f57;
-	.loc 9 175 46
+	.loc 10 175 46
 	setp.hs.u64 %p11, %rd55, %rd8;
 	@%p11 bra $L24_oob3;
 	shl.b64 %rd60, %rd55, 1;
 	add.s64 %rd61, %rd7, %rd60;
 	ld.global.nc.u16 %rs3, [%rd61];
-	.loc 9 175 44
+	.loc 10 175 44
 	bra.uni $L25_entry;
 $L24_oob3:
-	.loc 9 175 46
-	mov.u64 %rd22, 0x2A00000004;
+	.loc 10 175 46
+	mov.u64 %rd22, 0x2C00000004;
 	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
@@ -11921,17 +12962,17 @@ $L25_entry:
 	mov.f32 %f62, %f63;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 9 175 63
+	.loc 10 175 63
 	setp.hs.u64 %p12, %rd55, %rd11;
 	@%p12 bra $L27_oob4;
 	shl.b64 %rd62, %rd55, 1;
 	add.s64 %rd63, %rd10, %rd62;
 	ld.global.nc.u16 %rs4, [%rd63];
-	.loc 9 175 58
+	.loc 10 175 58
 	bra.uni $L28_entry;
 $L27_oob4:
-	.loc 9 175 63
-	mov.u64 %rd22, 0x2A00000005;
+	.loc 10 175 63
+	mov.u64 %rd22, 0x2C00000005;
 	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
@@ -11942,9 +12983,9 @@ $L28_entry:
 	mov.f32 %f64, %f65;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 9 175 32
+	.loc 10 175 32
 	fma.rn.f32 %f66, %f61, %f62, %f64;
-	.loc 9 175 24
+	.loc 10 175 24
 	bra.uni $L30_entry;
 $L30_entry:
 	.loc 6 39 58
@@ -11953,26 +12994,26 @@ $L30_entry:
 	mov.u16 %rs5, %rs6;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 9 175 6
+	.loc 10 175 6
 	setp.hs.u64 %p13, %rd59, %rd2;
 	@%p13 bra $L32_oob5;
 	shl.b64 %rd64, %rd59, 1;
 	add.s64 %rd65, %rd1, %rd64;
 	st.global.u16 [%rd65], %rs5;
-	.loc 9 173 53
+	.loc 10 173 53
 	mov.u32 %r47, %ntid.x;
 	cvt.s64.u32 %rd66, %r47;
 	mov.u32 %r48, %ntid.y;
 	cvt.s64.u32 %rd67, %r48;
 	mov.u32 %r49, %ntid.z;
 	cvt.s64.u32 %rd68, %r49;
-	.loc 9 173 38
+	.loc 10 173 38
 	add.s64 %rd69, %rd55, %rd66;
 	mov.s64 %rd55, %rd69;
 	bra.uni $L9_for_loop;
 $L32_oob5:
-	.loc 9 175 6
-	mov.u64 %rd22, 0x2A00000006;
+	.loc 10 175 6
+	mov.u64 %rd22, 0x2C00000006;
 	mov.u64 %rd23, %rd59;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
@@ -12017,7 +13058,7 @@ $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf
 	.reg .f32 %f<67>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 9 155 6
+	.loc 10 155 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12034,16 +13075,16 @@ $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf
 	ld.param.f32 %f0, [eps];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 9 161 20
+	.loc 10 161 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd13, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd14, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd15, %r2;
-	.loc 9 161 25
+	.loc 10 161 25
 	mul.lo.s64 %rd16, %rd13, %rd12;
-	.loc 9 163 22
+	.loc 10 163 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
@@ -12054,24 +13095,24 @@ $L2_entry:
 	mov.s64 %rd20, %rd17;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 9 163 30
+	.loc 10 163 30
 	setp.lt.s64 %p0, %rd20, %rd12;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 9 164 23
+	.loc 10 164 23
 	add.s64 %rd21, %rd16, %rd20;
-	.loc 9 164 18
+	.loc 10 164 18
 	setp.hs.u64 %p1, %rd21, %rd5;
 	@%p1 bra $L15_oob0;
 	shl.b64 %rd29, %rd21, 1;
 	add.s64 %rd30, %rd4, %rd29;
 	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 9 164 16
+	.loc 10 164 16
 	bra.uni $L16_entry;
 $L15_oob0:
-	.loc 9 164 18
-	mov.u64 %rd22, 0x2B00000001;
+	.loc 10 164 18
+	mov.u64 %rd22, 0x2D00000001;
 	mov.u64 %rd23, %rd21;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -12084,22 +13125,22 @@ $L16_entry:
 	mov.f32 %f2, %f3;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 9 164 3
+	.loc 10 164 3
 	add.rn.f32 %f4, %f1, %f2;
-	.loc 9 163 53
+	.loc 10 163 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd31, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd32, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd33, %r12;
-	.loc 9 163 38
+	.loc 10 163 38
 	add.s64 %rd34, %rd20, %rd31;
 	mov.f32 %f1, %f4;
 	mov.s64 %rd20, %rd34;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 9 166 22
+	.loc 10 166 22
 	shfl.sync.bfly.b32 %f5, %f1, 16, 31, -1;
 	add.rn.f32 %f6, %f1, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -12146,11 +13187,11 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f24, %f23, 1, 31, -1;
 	add.rn.f32 %f25, %f23, %f24;
 	bar.sync 0;
-	.loc 9 166 40
+	.loc 10 166 40
 	cvt.rn.f32.s64 %f26, %rd12;
-	.loc 9 166 31
+	.loc 10 166 31
 	div.rn.f32 %f27, %f25, %f26;
-	.loc 9 168 22
+	.loc 10 168 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd38, %r26;
 	mov.u32 %r27, %tid.y;
@@ -12161,24 +13202,24 @@ $L5_for_done:
 	mov.s64 %rd41, %rd38;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 9 168 30
+	.loc 10 168 30
 	setp.lt.s64 %p5, %rd41, %rd12;
 	@%p5 bra $L7_for_body;
 	bra.uni $L8_for_done;
 $L7_for_body:
-	.loc 9 169 21
+	.loc 10 169 21
 	add.s64 %rd42, %rd16, %rd41;
-	.loc 9 169 16
+	.loc 10 169 16
 	setp.hs.u64 %p6, %rd42, %rd5;
 	@%p6 bra $L18_oob1;
 	shl.b64 %rd43, %rd42, 1;
 	add.s64 %rd44, %rd4, %rd43;
 	ld.global.nc.u16 %rs1, [%rd44];
-	.loc 9 169 14
+	.loc 10 169 14
 	bra.uni $L19_entry;
 $L18_oob1:
-	.loc 9 169 16
-	mov.u64 %rd22, 0x2B00000002;
+	.loc 10 169 16
+	mov.u64 %rd22, 0x2D00000002;
 	mov.u64 %rd23, %rd42;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -12191,24 +13232,24 @@ $L19_entry:
 	mov.f32 %f29, %f30;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 9 169 26
+	.loc 10 169 26
 	sub.rn.f32 %f31, %f29, %f27;
-	.loc 9 170 15
+	.loc 10 170 15
 	fma.rn.f32 %f32, %f31, %f31, %f28;
-	.loc 9 168 53
+	.loc 10 168 53
 	mov.u32 %r30, %ntid.x;
 	cvt.s64.u32 %rd45, %r30;
 	mov.u32 %r31, %ntid.y;
 	cvt.s64.u32 %rd46, %r31;
 	mov.u32 %r32, %ntid.z;
 	cvt.s64.u32 %rd47, %r32;
-	.loc 9 168 38
+	.loc 10 168 38
 	add.s64 %rd48, %rd41, %rd45;
 	mov.f32 %f28, %f32;
 	mov.s64 %rd41, %rd48;
 	bra.uni $L6_for_loop;
 $L8_for_done:
-	.loc 9 172 29
+	.loc 10 172 29
 	shfl.sync.bfly.b32 %f33, %f28, 16, 31, -1;
 	add.rn.f32 %f34, %f28, %f33;
 	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
@@ -12255,15 +13296,15 @@ $L8_for_done:
 	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
 	add.rn.f32 %f53, %f51, %f52;
 	bar.sync 0;
-	.loc 9 172 44
+	.loc 10 172 44
 	cvt.rn.f32.s64 %f54, %rd12;
-	.loc 9 172 36
+	.loc 10 172 36
 	div.rn.f32 %f55, %f53, %f54;
-	.loc 9 172 51
+	.loc 10 172 51
 	add.rn.f32 %f56, %f55, %f0;
-	.loc 9 172 16
+	.loc 10 172 16
 	rsqrt.approx.f32 %f57, %f56;
-	.loc 9 173 22
+	.loc 10 173 22
 	mov.u32 %r46, %tid.x;
 	cvt.s64.u32 %rd52, %r46;
 	mov.u32 %r47, %tid.y;
@@ -12273,24 +13314,24 @@ $L8_for_done:
 	mov.s64 %rd55, %rd52;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 9 173 30
+	.loc 10 173 30
 	setp.lt.s64 %p9, %rd55, %rd12;
 	@%p9 bra $L10_for_body;
 	bra.uni $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
-	.loc 9 174 21
+	.loc 10 174 21
 	add.s64 %rd56, %rd16, %rd55;
-	.loc 9 174 16
+	.loc 10 174 16
 	setp.hs.u64 %p10, %rd56, %rd5;
 	@%p10 bra $L21_oob2;
 	shl.b64 %rd57, %rd56, 1;
 	add.s64 %rd58, %rd4, %rd57;
 	ld.global.nc.u16 %rs2, [%rd58];
-	.loc 9 174 14
+	.loc 10 174 14
 	bra.uni $L22_entry;
 $L21_oob2:
-	.loc 9 174 16
-	mov.u64 %rd22, 0x2B00000003;
+	.loc 10 174 16
+	mov.u64 %rd22, 0x2D00000003;
 	mov.u64 %rd23, %rd56;
 	mov.u64 %rd24, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -12303,23 +13344,23 @@ $L22_entry:
 	mov.f32 %f58, %f59;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 9 174 26
+	.loc 10 174 26
 	sub.rn.f32 %f60, %f58, %f27;
-	.loc 9 175 11
+	.loc 10 175 11
 	add.s64 %rd59, %rd16, %rd55;
-	.loc 9 175 34
+	.loc 10 175 34
 	mul.rn.f32 %f61, %f60, %f57;
-	.loc 9 175 46
+	.loc 10 175 46
 	setp.hs.u64 %p11, %rd55, %rd8;
 	@%p11 bra $L24_oob3;
 	shl.b64 %rd60, %rd55, 1;
 	add.s64 %rd61, %rd7, %rd60;
 	ld.global.nc.u16 %rs3, [%rd61];
-	.loc 9 175 44
+	.loc 10 175 44
 	bra.uni $L25_entry;
 $L24_oob3:
-	.loc 9 175 46
-	mov.u64 %rd22, 0x2B00000004;
+	.loc 10 175 46
+	mov.u64 %rd22, 0x2D00000004;
 	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd8;
 	bra.uni $L13_bounds_fail;
@@ -12332,17 +13373,17 @@ $L25_entry:
 	mov.f32 %f62, %f63;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 9 175 63
+	.loc 10 175 63
 	setp.hs.u64 %p12, %rd55, %rd11;
 	@%p12 bra $L27_oob4;
 	shl.b64 %rd62, %rd55, 1;
 	add.s64 %rd63, %rd10, %rd62;
 	ld.global.nc.u16 %rs4, [%rd63];
-	.loc 9 175 58
+	.loc 10 175 58
 	bra.uni $L28_entry;
 $L27_oob4:
-	.loc 9 175 63
-	mov.u64 %rd22, 0x2B00000005;
+	.loc 10 175 63
+	mov.u64 %rd22, 0x2D00000005;
 	mov.u64 %rd23, %rd55;
 	mov.u64 %rd24, %rd11;
 	bra.uni $L13_bounds_fail;
@@ -12355,9 +13396,9 @@ $L28_entry:
 	mov.f32 %f64, %f65;
 	bra.uni $L29_ret_load;
 $L29_ret_load:
-	.loc 9 175 32
+	.loc 10 175 32
 	fma.rn.f32 %f66, %f61, %f62, %f64;
-	.loc 9 175 24
+	.loc 10 175 24
 	bra.uni $L30_entry;
 $L30_entry:
 	.loc 6 44 67
@@ -12366,26 +13407,26 @@ $L30_entry:
 	mov.u16 %rs5, %rs6;
 	bra.uni $L31_ret_store;
 $L31_ret_store:
-	.loc 9 175 6
+	.loc 10 175 6
 	setp.hs.u64 %p13, %rd59, %rd2;
 	@%p13 bra $L32_oob5;
 	shl.b64 %rd64, %rd59, 1;
 	add.s64 %rd65, %rd1, %rd64;
 	st.global.u16 [%rd65], %rs5;
-	.loc 9 173 53
+	.loc 10 173 53
 	mov.u32 %r52, %ntid.x;
 	cvt.s64.u32 %rd66, %r52;
 	mov.u32 %r53, %ntid.y;
 	cvt.s64.u32 %rd67, %r53;
 	mov.u32 %r54, %ntid.z;
 	cvt.s64.u32 %rd68, %r54;
-	.loc 9 173 38
+	.loc 10 173 38
 	add.s64 %rd69, %rd55, %rd66;
 	mov.s64 %rd55, %rd69;
 	bra.uni $L9_for_loop;
 $L32_oob5:
-	.loc 9 175 6
-	mov.u64 %rd22, 0x2B00000006;
+	.loc 10 175 6
+	mov.u64 %rd22, 0x2D00000006;
 	mov.u64 %rd23, %rd59;
 	mov.u64 %rd24, %rd2;
 	bra.uni $L13_bounds_fail;
@@ -12423,7 +13464,7 @@ $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFlo
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<4>;
 
-	.loc 10 63 6
+	.loc 11 63 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12433,33 +13474,33 @@ $L12_ret_layerNorm_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFlo
 	ld.param.f32 %f0, [scale];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 78 19
+	.loc 11 78 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 10 78 25
+	.loc 11 78 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L3_if_then:
-	.loc 10 79 29
+	.loc 11 79 29
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 0;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.s8 %r6, [%rd17];
-	.loc 10 79 27
+	.loc 11 79 27
 	cvt.rn.f32.s32 %f1, %r6;
-	.loc 10 79 34
+	.loc 11 79 34
 	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 79 19
+	.loc 11 79 19
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 10 79 29
-	mov.u64 %rd9, 0x2C00000001;
+	.loc 11 79 29
+	mov.u64 %rd9, 0x2E00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -12484,7 +13525,7 @@ $L9_entry:
 	mov.f32 %f3, %f2;
 	bra.uni $L10_ret_store;
 $L10_ret_store:
-	.loc 10 79 6
+	.loc 11 79 6
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f3;
@@ -12508,7 +13549,7 @@ $L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<3>;
 
-	.loc 10 68 6
+	.loc 11 68 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12518,33 +13559,33 @@ $L5_ret_dequantInt8_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	ld.param.f32 %f0, [scale];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 78 19
+	.loc 11 78 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 10 78 25
+	.loc 11 78 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L3_if_then:
-	.loc 10 79 29
+	.loc 11 79 29
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 0;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.s8 %r6, [%rd17];
-	.loc 10 79 27
+	.loc 11 79 27
 	cvt.rn.f32.s32 %f1, %r6;
-	.loc 10 79 34
+	.loc 11 79 34
 	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 79 19
+	.loc 11 79 19
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 10 79 29
-	mov.u64 %rd9, 0x2D00000001;
+	.loc 11 79 29
+	mov.u64 %rd9, 0x2F00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -12571,7 +13612,7 @@ $L9_entry:
 	mov.u16 %rs0, %rs1;
 	bra.uni $L10_ret_store;
 $L10_ret_store:
-	.loc 10 79 6
+	.loc 11 79 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs0;
@@ -12595,7 +13636,7 @@ $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<3>;
 
-	.loc 10 73 6
+	.loc 11 73 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12605,33 +13646,33 @@ $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	ld.param.f32 %f0, [scale];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 78 19
+	.loc 11 78 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 10 78 25
+	.loc 11 78 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 10 79 29
+	.loc 11 79 29
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd16, %rd8, 0;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.s8 %r6, [%rd17];
-	.loc 10 79 27
+	.loc 11 79 27
 	cvt.rn.f32.s32 %f1, %r6;
-	.loc 10 79 34
+	.loc 11 79 34
 	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 79 19
+	.loc 11 79 19
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 10 79 29
-	mov.u64 %rd9, 0x2E00000001;
+	.loc 11 79 29
+	mov.u64 %rd9, 0x3000000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -12658,7 +13699,7 @@ $L9_entry:
 	mov.u16 %rs0, %rs1;
 	bra.uni $L10_ret_store;
 $L10_ret_store:
-	.loc 10 79 6
+	.loc 11 79 6
 	shl.b64 %rd18, %rd8, 1;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.u16 [%rd19], %rs0;
@@ -12683,7 +13724,7 @@ $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	.reg .b64 %rd<27>;
 	.reg .f32 %f<4>;
 
-	.loc 10 84 6
+	.loc 11 84 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12696,55 +13737,55 @@ $L5_ret_dequantInt8_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 99 19
+	.loc 11 99 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 10 99 25
+	.loc 11 99 25
 	setp.lt.s64 %p0, %rd12, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L3_if_then:
-	.loc 10 100 29
+	.loc 11 100 29
 	setp.hs.u64 %p1, %rd12, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd20, %rd12, 0;
 	add.s64 %rd21, %rd4, %rd20;
 	ld.global.nc.s8 %r6, [%rd21];
-	.loc 10 100 27
+	.loc 11 100 27
 	cvt.rn.f32.s32 %f0, %r6;
-	.loc 10 100 44
+	.loc 11 100 44
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L9_divzero1;
 	div.s64 %rd22, %rd12, %rd9;
-	.loc 10 100 42
+	.loc 11 100 42
 	setp.hs.u64 %p4, %rd22, %rd8;
 	@%p4 bra $L10_oob2;
 	shl.b64 %rd23, %rd22, 2;
 	add.s64 %rd24, %rd7, %rd23;
 	ld.global.nc.f32 %f1, [%rd24];
-	.loc 10 100 34
+	.loc 11 100 34
 	mul.rn.f32 %f2, %f0, %f1;
-	.loc 10 100 19
+	.loc 11 100 19
 	bra.uni $L11_entry;
 $L8_oob0:
-	.loc 10 100 29
-	mov.u64 %rd13, 0x2F00000001;
+	.loc 11 100 29
+	mov.u64 %rd13, 0x3100000001;
 	mov.u64 %rd14, %rd12;
 	mov.u64 %rd15, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 10 100 44
-	mov.u64 %rd13, 0x2F00000002;
+	.loc 11 100 44
+	mov.u64 %rd13, 0x3100000002;
 	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
 	bra.uni $L6_bounds_fail;
 $L10_oob2:
-	.loc 10 100 42
-	mov.u64 %rd13, 0x2F00000003;
+	.loc 11 100 42
+	mov.u64 %rd13, 0x3100000003;
 	mov.u64 %rd14, %rd22;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -12769,7 +13810,7 @@ $L11_entry:
 	mov.f32 %f3, %f2;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 10 100 6
+	.loc 11 100 6
 	shl.b64 %rd25, %rd12, 2;
 	add.s64 %rd26, %rd1, %rd25;
 	st.global.f32 [%rd26], %f3;
@@ -12795,7 +13836,7 @@ $L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002
 	.reg .b64 %rd<27>;
 	.reg .f32 %f<3>;
 
-	.loc 10 89 6
+	.loc 11 89 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12808,55 +13849,55 @@ $L5_ret_dequantInt8Rows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 99 19
+	.loc 11 99 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 10 99 25
+	.loc 11 99 25
 	setp.lt.s64 %p0, %rd12, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L3_if_then:
-	.loc 10 100 29
+	.loc 11 100 29
 	setp.hs.u64 %p1, %rd12, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd20, %rd12, 0;
 	add.s64 %rd21, %rd4, %rd20;
 	ld.global.nc.s8 %r6, [%rd21];
-	.loc 10 100 27
+	.loc 11 100 27
 	cvt.rn.f32.s32 %f0, %r6;
-	.loc 10 100 44
+	.loc 11 100 44
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L9_divzero1;
 	div.s64 %rd22, %rd12, %rd9;
-	.loc 10 100 42
+	.loc 11 100 42
 	setp.hs.u64 %p4, %rd22, %rd8;
 	@%p4 bra $L10_oob2;
 	shl.b64 %rd23, %rd22, 2;
 	add.s64 %rd24, %rd7, %rd23;
 	ld.global.nc.f32 %f1, [%rd24];
-	.loc 10 100 34
+	.loc 11 100 34
 	mul.rn.f32 %f2, %f0, %f1;
-	.loc 10 100 19
+	.loc 11 100 19
 	bra.uni $L11_entry;
 $L8_oob0:
-	.loc 10 100 29
-	mov.u64 %rd13, 0x3000000001;
+	.loc 11 100 29
+	mov.u64 %rd13, 0x3200000001;
 	mov.u64 %rd14, %rd12;
 	mov.u64 %rd15, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 10 100 44
-	mov.u64 %rd13, 0x3000000002;
+	.loc 11 100 44
+	mov.u64 %rd13, 0x3200000002;
 	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
 	bra.uni $L6_bounds_fail;
 $L10_oob2:
-	.loc 10 100 42
-	mov.u64 %rd13, 0x3000000003;
+	.loc 11 100 42
+	mov.u64 %rd13, 0x3200000003;
 	mov.u64 %rd14, %rd22;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -12883,7 +13924,7 @@ $L11_entry:
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 10 100 6
+	.loc 11 100 6
 	shl.b64 %rd25, %rd12, 1;
 	add.s64 %rd26, %rd1, %rd25;
 	st.global.u16 [%rd26], %rs0;
@@ -12909,7 +13950,7 @@ $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002
 	.reg .b64 %rd<27>;
 	.reg .f32 %f<3>;
 
-	.loc 10 94 6
+	.loc 11 94 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12922,55 +13963,55 @@ $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 99 19
+	.loc 11 99 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 10 99 25
+	.loc 11 99 25
 	setp.lt.s64 %p0, %rd12, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 10 100 29
+	.loc 11 100 29
 	setp.hs.u64 %p1, %rd12, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd20, %rd12, 0;
 	add.s64 %rd21, %rd4, %rd20;
 	ld.global.nc.s8 %r6, [%rd21];
-	.loc 10 100 27
+	.loc 11 100 27
 	cvt.rn.f32.s32 %f0, %r6;
-	.loc 10 100 44
+	.loc 11 100 44
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L9_divzero1;
 	div.s64 %rd22, %rd12, %rd9;
-	.loc 10 100 42
+	.loc 11 100 42
 	setp.hs.u64 %p4, %rd22, %rd8;
 	@%p4 bra $L10_oob2;
 	shl.b64 %rd23, %rd22, 2;
 	add.s64 %rd24, %rd7, %rd23;
 	ld.global.nc.f32 %f1, [%rd24];
-	.loc 10 100 34
+	.loc 11 100 34
 	mul.rn.f32 %f2, %f0, %f1;
-	.loc 10 100 19
+	.loc 11 100 19
 	bra.uni $L11_entry;
 $L8_oob0:
-	.loc 10 100 29
-	mov.u64 %rd13, 0x3100000001;
+	.loc 11 100 29
+	mov.u64 %rd13, 0x3300000001;
 	mov.u64 %rd14, %rd12;
 	mov.u64 %rd15, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 10 100 44
-	mov.u64 %rd13, 0x3100000002;
+	.loc 11 100 44
+	mov.u64 %rd13, 0x3300000002;
 	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
 	bra.uni $L6_bounds_fail;
 $L10_oob2:
-	.loc 10 100 42
-	mov.u64 %rd13, 0x3100000003;
+	.loc 11 100 42
+	mov.u64 %rd13, 0x3300000003;
 	mov.u64 %rd14, %rd22;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -12997,7 +14038,7 @@ $L11_entry:
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
-	.loc 10 100 6
+	.loc 11 100 6
 	shl.b64 %rd25, %rd12, 1;
 	add.s64 %rd26, %rd1, %rd25;
 	st.global.u16 [%rd26], %rs0;
@@ -13022,7 +14063,7 @@ $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002
 	.reg .b64 %rd<39>;
 	.reg .f32 %f<7>;
 
-	.loc 10 105 6
+	.loc 11 105 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13035,84 +14076,84 @@ $L5_ret_dequantInt8Rows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 122 16
+	.loc 11 122 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 10 123 7
+	.loc 11 123 7
 	setp.ge.s64 %p0, %rd12, %rd5;
 	@%p0 bra $L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 10 126 9
+	.loc 11 126 9
 	mul.lo.s64 %rd13, 2, %rd12;
-	.loc 10 127 24
+	.loc 11 127 24
 	bra.uni $L6_entry;
 $L6_entry:
-	.loc 10 167 10
+	.loc 11 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L10_divzero0;
 	div.s64 %rd15, %rd13, %rd9;
-	.loc 10 167 22
+	.loc 11 167 22
 	add.s64 %rd23, %rd9, 128;
-	.loc 10 167 24
+	.loc 11 167 24
 	sub.s64 %rd24, %rd23, 1;
-	.loc 10 167 27
+	.loc 11 167 27
 	div.s64 %rd25, %rd24, 128;
-	.loc 10 167 15
+	.loc 11 167 15
 	mul.lo.s64 %rd26, %rd15, %rd25;
-	.loc 10 167 34
+	.loc 11 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L11_divzero1;
 	rem.s64 %rd27, %rd13, %rd9;
-	.loc 10 167 39
+	.loc 11 167 39
 	div.s64 %rd28, %rd27, 128;
-	.loc 10 167 31
+	.loc 11 167 31
 	add.s64 %rd29, %rd26, %rd28;
-	.loc 10 167 2
+	.loc 11 167 2
 	mov.s64 %rd14, %rd29;
 	bra.uni $L7_ret_groupIndex;
 $L10_divzero0:
-	.loc 10 167 10
-	mov.u64 %rd16, 0x3200000001;
+	.loc 11 167 10
+	mov.u64 %rd16, 0x3400000001;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L11_divzero1:
-	.loc 10 167 34
-	mov.u64 %rd16, 0x3200000002;
+	.loc 11 167 34
+	mov.u64 %rd16, 0x3400000002;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L7_ret_groupIndex:
-	.loc 10 127 13
+	.loc 11 127 13
 	setp.hs.u64 %p4, %rd14, %rd8;
 	@%p4 bra $L12_oob2;
 	shl.b64 %rd30, %rd14, 2;
 	add.s64 %rd31, %rd7, %rd30;
 	ld.global.nc.f32 %f0, [%rd31];
-	.loc 10 128 13
+	.loc 11 128 13
 	shl.b64 %rd32, %rd12, 0;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u8 %r6, [%rd33];
-	.loc 10 129 34
+	.loc 11 129 34
 	and.b32 %r7, %r6, 15;
-	.loc 10 129 32
+	.loc 11 129 32
 	mov.s32 %r8, %r7;
-	.loc 10 129 38
+	.loc 11 129 38
 	sub.s32 %r9, %r8, 8;
-	.loc 10 129 26
+	.loc 11 129 26
 	cvt.rn.f32.s32 %f1, %r9;
-	.loc 10 129 42
+	.loc 11 129 42
 	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 129 18
+	.loc 11 129 18
 	bra.uni $L13_entry;
 $L12_oob2:
-	.loc 10 127 13
-	mov.u64 %rd16, 0x3200000003;
+	.loc 11 127 13
+	mov.u64 %rd16, 0x3400000003;
 	mov.u64 %rd17, %rd14;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L8_bounds_fail;
@@ -13121,29 +14162,29 @@ $L13_entry:
 	mov.f32 %f3, %f2;
 	bra.uni $L14_ret_store;
 $L14_ret_store:
-	.loc 10 129 5
+	.loc 11 129 5
 	setp.hs.u64 %p5, %rd13, %rd2;
 	@%p5 bra $L15_oob3;
 	shl.b64 %rd34, %rd13, 2;
 	add.s64 %rd35, %rd1, %rd34;
 	st.global.f32 [%rd35], %f3;
-	.loc 10 130 7
+	.loc 11 130 7
 	add.s64 %rd36, %rd13, 1;
-	.loc 10 130 36
+	.loc 11 130 36
 	shr.u32 %r10, %r6, 4;
-	.loc 10 130 34
+	.loc 11 130 34
 	mov.s32 %r11, %r10;
-	.loc 10 130 40
+	.loc 11 130 40
 	sub.s32 %r12, %r11, 8;
-	.loc 10 130 28
+	.loc 11 130 28
 	cvt.rn.f32.s32 %f4, %r12;
-	.loc 10 130 44
+	.loc 11 130 44
 	mul.rn.f32 %f5, %f4, %f0;
-	.loc 10 130 20
+	.loc 11 130 20
 	bra.uni $L16_entry;
 $L15_oob3:
-	.loc 10 129 5
-	mov.u64 %rd16, 0x3200000004;
+	.loc 11 129 5
+	mov.u64 %rd16, 0x3400000004;
 	mov.u64 %rd17, %rd13;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
@@ -13152,7 +14193,7 @@ $L16_entry:
 	mov.f32 %f6, %f5;
 	bra.uni $L17_ret_store;
 $L17_ret_store:
-	.loc 10 130 5
+	.loc 11 130 5
 	setp.hs.u64 %p6, %rd36, %rd2;
 	@%p6 bra $L18_oob4;
 	shl.b64 %rd37, %rd36, 2;
@@ -13160,7 +14201,7 @@ $L17_ret_store:
 	st.global.f32 [%rd38], %f6;
 	bra.uni $L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L18_oob4:
-	mov.u64 %rd16, 0x3200000005;
+	mov.u64 %rd16, 0x3400000005;
 	mov.u64 %rd17, %rd36;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
@@ -13201,7 +14242,7 @@ $L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	.reg .b64 %rd<39>;
 	.reg .f32 %f<5>;
 
-	.loc 10 110 6
+	.loc 11 110 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13214,84 +14255,84 @@ $L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 122 16
+	.loc 11 122 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 10 123 7
+	.loc 11 123 7
 	setp.ge.s64 %p0, %rd12, %rd5;
 	@%p0 bra $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 10 126 9
+	.loc 11 126 9
 	mul.lo.s64 %rd13, 2, %rd12;
-	.loc 10 127 24
+	.loc 11 127 24
 	bra.uni $L6_entry;
 $L6_entry:
-	.loc 10 167 10
+	.loc 11 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L10_divzero0;
 	div.s64 %rd15, %rd13, %rd9;
-	.loc 10 167 22
+	.loc 11 167 22
 	add.s64 %rd23, %rd9, 128;
-	.loc 10 167 24
+	.loc 11 167 24
 	sub.s64 %rd24, %rd23, 1;
-	.loc 10 167 27
+	.loc 11 167 27
 	div.s64 %rd25, %rd24, 128;
-	.loc 10 167 15
+	.loc 11 167 15
 	mul.lo.s64 %rd26, %rd15, %rd25;
-	.loc 10 167 34
+	.loc 11 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L11_divzero1;
 	rem.s64 %rd27, %rd13, %rd9;
-	.loc 10 167 39
+	.loc 11 167 39
 	div.s64 %rd28, %rd27, 128;
-	.loc 10 167 31
+	.loc 11 167 31
 	add.s64 %rd29, %rd26, %rd28;
-	.loc 10 167 2
+	.loc 11 167 2
 	mov.s64 %rd14, %rd29;
 	bra.uni $L7_ret_groupIndex;
 $L10_divzero0:
-	.loc 10 167 10
-	mov.u64 %rd16, 0x3300000001;
+	.loc 11 167 10
+	mov.u64 %rd16, 0x3500000001;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L11_divzero1:
-	.loc 10 167 34
-	mov.u64 %rd16, 0x3300000002;
+	.loc 11 167 34
+	mov.u64 %rd16, 0x3500000002;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L7_ret_groupIndex:
-	.loc 10 127 13
+	.loc 11 127 13
 	setp.hs.u64 %p4, %rd14, %rd8;
 	@%p4 bra $L12_oob2;
 	shl.b64 %rd30, %rd14, 2;
 	add.s64 %rd31, %rd7, %rd30;
 	ld.global.nc.f32 %f0, [%rd31];
-	.loc 10 128 13
+	.loc 11 128 13
 	shl.b64 %rd32, %rd12, 0;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u8 %r6, [%rd33];
-	.loc 10 129 34
+	.loc 11 129 34
 	and.b32 %r7, %r6, 15;
-	.loc 10 129 32
+	.loc 11 129 32
 	mov.s32 %r8, %r7;
-	.loc 10 129 38
+	.loc 11 129 38
 	sub.s32 %r9, %r8, 8;
-	.loc 10 129 26
+	.loc 11 129 26
 	cvt.rn.f32.s32 %f1, %r9;
-	.loc 10 129 42
+	.loc 11 129 42
 	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 129 18
+	.loc 11 129 18
 	bra.uni $L13_entry;
 $L12_oob2:
-	.loc 10 127 13
-	mov.u64 %rd16, 0x3300000003;
+	.loc 11 127 13
+	mov.u64 %rd16, 0x3500000003;
 	mov.u64 %rd17, %rd14;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L8_bounds_fail;
@@ -13302,29 +14343,29 @@ $L13_entry:
 	mov.u16 %rs0, %rs1;
 	bra.uni $L14_ret_store;
 $L14_ret_store:
-	.loc 10 129 5
+	.loc 11 129 5
 	setp.hs.u64 %p5, %rd13, %rd2;
 	@%p5 bra $L15_oob3;
 	shl.b64 %rd34, %rd13, 1;
 	add.s64 %rd35, %rd1, %rd34;
 	st.global.u16 [%rd35], %rs0;
-	.loc 10 130 7
+	.loc 11 130 7
 	add.s64 %rd36, %rd13, 1;
-	.loc 10 130 36
+	.loc 11 130 36
 	shr.u32 %r10, %r6, 4;
-	.loc 10 130 34
+	.loc 11 130 34
 	mov.s32 %r11, %r10;
-	.loc 10 130 40
+	.loc 11 130 40
 	sub.s32 %r12, %r11, 8;
-	.loc 10 130 28
+	.loc 11 130 28
 	cvt.rn.f32.s32 %f3, %r12;
-	.loc 10 130 44
+	.loc 11 130 44
 	mul.rn.f32 %f4, %f3, %f0;
-	.loc 10 130 20
+	.loc 11 130 20
 	bra.uni $L16_entry;
 $L15_oob3:
-	.loc 10 129 5
-	mov.u64 %rd16, 0x3300000004;
+	.loc 11 129 5
+	mov.u64 %rd16, 0x3500000004;
 	mov.u64 %rd17, %rd13;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
@@ -13335,7 +14376,7 @@ $L16_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L17_ret_store;
 $L17_ret_store:
-	.loc 10 130 5
+	.loc 11 130 5
 	setp.hs.u64 %p6, %rd36, %rd2;
 	@%p6 bra $L18_oob4;
 	shl.b64 %rd37, %rd36, 1;
@@ -13343,7 +14384,7 @@ $L17_ret_store:
 	st.global.u16 [%rd38], %rs2;
 	bra.uni $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L18_oob4:
-	mov.u64 %rd16, 0x3300000005;
+	mov.u64 %rd16, 0x3500000005;
 	mov.u64 %rd17, %rd36;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
@@ -13384,7 +14425,7 @@ $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	.reg .b64 %rd<39>;
 	.reg .f32 %f<5>;
 
-	.loc 10 115 6
+	.loc 11 115 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13397,84 +14438,84 @@ $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 122 16
+	.loc 11 122 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 10 123 7
+	.loc 11 123 7
 	setp.ge.s64 %p0, %rd12, %rd5;
 	@%p0 bra $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 10 126 9
+	.loc 11 126 9
 	mul.lo.s64 %rd13, 2, %rd12;
-	.loc 10 127 24
+	.loc 11 127 24
 	bra.uni $L6_entry;
 $L6_entry:
-	.loc 10 167 10
+	.loc 11 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L10_divzero0;
 	div.s64 %rd15, %rd13, %rd9;
-	.loc 10 167 22
+	.loc 11 167 22
 	add.s64 %rd23, %rd9, 128;
-	.loc 10 167 24
+	.loc 11 167 24
 	sub.s64 %rd24, %rd23, 1;
-	.loc 10 167 27
+	.loc 11 167 27
 	div.s64 %rd25, %rd24, 128;
-	.loc 10 167 15
+	.loc 11 167 15
 	mul.lo.s64 %rd26, %rd15, %rd25;
-	.loc 10 167 34
+	.loc 11 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L11_divzero1;
 	rem.s64 %rd27, %rd13, %rd9;
-	.loc 10 167 39
+	.loc 11 167 39
 	div.s64 %rd28, %rd27, 128;
-	.loc 10 167 31
+	.loc 11 167 31
 	add.s64 %rd29, %rd26, %rd28;
-	.loc 10 167 2
+	.loc 11 167 2
 	mov.s64 %rd14, %rd29;
 	bra.uni $L7_ret_groupIndex;
 $L10_divzero0:
-	.loc 10 167 10
-	mov.u64 %rd16, 0x3400000001;
+	.loc 11 167 10
+	mov.u64 %rd16, 0x3600000001;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L11_divzero1:
-	.loc 10 167 34
-	mov.u64 %rd16, 0x3400000002;
+	.loc 11 167 34
+	mov.u64 %rd16, 0x3600000002;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L7_ret_groupIndex:
-	.loc 10 127 13
+	.loc 11 127 13
 	setp.hs.u64 %p4, %rd14, %rd8;
 	@%p4 bra $L12_oob2;
 	shl.b64 %rd30, %rd14, 2;
 	add.s64 %rd31, %rd7, %rd30;
 	ld.global.nc.f32 %f0, [%rd31];
-	.loc 10 128 13
+	.loc 11 128 13
 	shl.b64 %rd32, %rd12, 0;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u8 %r6, [%rd33];
-	.loc 10 129 34
+	.loc 11 129 34
 	and.b32 %r7, %r6, 15;
-	.loc 10 129 32
+	.loc 11 129 32
 	mov.s32 %r8, %r7;
-	.loc 10 129 38
+	.loc 11 129 38
 	sub.s32 %r9, %r8, 8;
-	.loc 10 129 26
+	.loc 11 129 26
 	cvt.rn.f32.s32 %f1, %r9;
-	.loc 10 129 42
+	.loc 11 129 42
 	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 129 18
+	.loc 11 129 18
 	bra.uni $L13_entry;
 $L12_oob2:
-	.loc 10 127 13
-	mov.u64 %rd16, 0x3400000003;
+	.loc 11 127 13
+	mov.u64 %rd16, 0x3600000003;
 	mov.u64 %rd17, %rd14;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L8_bounds_fail;
@@ -13485,29 +14526,29 @@ $L13_entry:
 	mov.u16 %rs0, %rs1;
 	bra.uni $L14_ret_store;
 $L14_ret_store:
-	.loc 10 129 5
+	.loc 11 129 5
 	setp.hs.u64 %p5, %rd13, %rd2;
 	@%p5 bra $L15_oob3;
 	shl.b64 %rd34, %rd13, 1;
 	add.s64 %rd35, %rd1, %rd34;
 	st.global.u16 [%rd35], %rs0;
-	.loc 10 130 7
+	.loc 11 130 7
 	add.s64 %rd36, %rd13, 1;
-	.loc 10 130 36
+	.loc 11 130 36
 	shr.u32 %r10, %r6, 4;
-	.loc 10 130 34
+	.loc 11 130 34
 	mov.s32 %r11, %r10;
-	.loc 10 130 40
+	.loc 11 130 40
 	sub.s32 %r12, %r11, 8;
-	.loc 10 130 28
+	.loc 11 130 28
 	cvt.rn.f32.s32 %f3, %r12;
-	.loc 10 130 44
+	.loc 11 130 44
 	mul.rn.f32 %f4, %f3, %f0;
-	.loc 10 130 20
+	.loc 11 130 20
 	bra.uni $L16_entry;
 $L15_oob3:
-	.loc 10 129 5
-	mov.u64 %rd16, 0x3400000004;
+	.loc 11 129 5
+	mov.u64 %rd16, 0x3600000004;
 	mov.u64 %rd17, %rd13;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
@@ -13518,7 +14559,7 @@ $L16_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L17_ret_store;
 $L17_ret_store:
-	.loc 10 130 5
+	.loc 11 130 5
 	setp.hs.u64 %p6, %rd36, %rd2;
 	@%p6 bra $L18_oob4;
 	shl.b64 %rd37, %rd36, 1;
@@ -13526,7 +14567,7 @@ $L17_ret_store:
 	st.global.u16 [%rd38], %rs2;
 	bra.uni $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L18_oob4:
-	mov.u64 %rd16, 0x3400000005;
+	mov.u64 %rd16, 0x3600000005;
 	mov.u64 %rd17, %rd36;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L8_bounds_fail;
@@ -13566,7 +14607,7 @@ $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	.reg .b64 %rd<56>;
 	.reg .f32 %f<13>;
 
-	.loc 10 134 6
+	.loc 11 134 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13579,157 +14620,157 @@ $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 151 16
+	.loc 11 151 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 10 152 21
+	.loc 11 152 21
 	div.s64 %rd13, %rd5, 3;
-	.loc 10 152 7
+	.loc 11 152 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 10 155 9
+	.loc 11 155 9
 	mul.lo.s64 %rd14, 4, %rd12;
-	.loc 10 156 24
+	.loc 11 156 24
 	bra.uni $L9_entry;
 $L9_entry:
-	.loc 10 167 10
+	.loc 11 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L13_divzero0;
 	div.s64 %rd16, %rd14, %rd9;
-	.loc 10 167 22
+	.loc 11 167 22
 	add.s64 %rd24, %rd9, 64;
-	.loc 10 167 24
+	.loc 11 167 24
 	sub.s64 %rd25, %rd24, 1;
-	.loc 10 167 27
+	.loc 11 167 27
 	div.s64 %rd26, %rd25, 64;
-	.loc 10 167 15
+	.loc 11 167 15
 	mul.lo.s64 %rd27, %rd16, %rd26;
-	.loc 10 167 34
+	.loc 11 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L14_divzero1;
 	rem.s64 %rd28, %rd14, %rd9;
-	.loc 10 167 39
+	.loc 11 167 39
 	div.s64 %rd29, %rd28, 64;
-	.loc 10 167 31
+	.loc 11 167 31
 	add.s64 %rd30, %rd27, %rd29;
-	.loc 10 167 2
+	.loc 11 167 2
 	mov.s64 %rd15, %rd30;
 	bra.uni $L10_ret_groupIndex;
 $L13_divzero0:
-	.loc 10 167 10
-	mov.u64 %rd17, 0x3500000001;
+	.loc 11 167 10
+	mov.u64 %rd17, 0x3700000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
-	.loc 10 167 34
-	mov.u64 %rd17, 0x3500000002;
+	.loc 11 167 34
+	mov.u64 %rd17, 0x3700000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L10_ret_groupIndex:
-	.loc 10 156 13
+	.loc 11 156 13
 	setp.hs.u64 %p4, %rd15, %rd8;
 	@%p4 bra $L15_oob2;
 	shl.b64 %rd31, %rd15, 2;
 	add.s64 %rd32, %rd7, %rd31;
 	ld.global.nc.f32 %f0, [%rd32];
-	.loc 10 157 22
+	.loc 11 157 22
 	mul.lo.s64 %rd33, 3, %rd12;
-	.loc 10 157 20
+	.loc 11 157 20
 	setp.hs.u64 %p5, %rd33, %rd5;
 	@%p5 bra $L16_oob3;
 	shl.b64 %rd34, %rd33, 0;
 	add.s64 %rd35, %rd4, %rd34;
 	ld.global.nc.u8 %r6, [%rd35];
-	.loc 10 157 13
+	.loc 11 157 13
 	mov.u32 %r7, %r6;
-	.loc 10 157 44
+	.loc 11 157 44
 	mul.lo.s64 %rd36, 3, %rd12;
-	.loc 10 157 46
+	.loc 11 157 46
 	add.s64 %rd37, %rd36, 1;
-	.loc 10 157 42
+	.loc 11 157 42
 	setp.hs.u64 %p6, %rd37, %rd5;
 	@%p6 bra $L17_oob4;
 	shl.b64 %rd38, %rd37, 0;
 	add.s64 %rd39, %rd4, %rd38;
 	ld.global.nc.u8 %r8, [%rd39];
-	.loc 10 157 35
+	.loc 11 157 35
 	mov.u32 %r9, %r8;
-	.loc 10 157 50
+	.loc 11 157 50
 	shl.b32 %r10, %r9, 8;
-	.loc 10 157 27
+	.loc 11 157 27
 	or.b32 %r11, %r7, %r10;
-	.loc 10 157 71
+	.loc 11 157 71
 	mul.lo.s64 %rd40, 3, %rd12;
-	.loc 10 157 73
+	.loc 11 157 73
 	add.s64 %rd41, %rd40, 2;
-	.loc 10 157 69
+	.loc 11 157 69
 	setp.hs.u64 %p7, %rd41, %rd5;
 	@%p7 bra $L18_oob5;
 	shl.b64 %rd42, %rd41, 0;
 	add.s64 %rd43, %rd4, %rd42;
 	ld.global.nc.u8 %r12, [%rd43];
-	.loc 10 157 62
+	.loc 11 157 62
 	mov.u32 %r13, %r12;
-	.loc 10 157 77
+	.loc 11 157 77
 	shl.b32 %r14, %r13, 16;
-	.loc 10 157 54
+	.loc 11 157 54
 	or.b32 %r15, %r11, %r14;
 	bra.uni $L6_for_body;
 $L15_oob2:
-	.loc 10 156 13
-	mov.u64 %rd17, 0x3500000003;
+	.loc 11 156 13
+	mov.u64 %rd17, 0x3700000003;
 	mov.u64 %rd18, %rd15;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
-	.loc 10 157 20
-	mov.u64 %rd17, 0x3500000004;
+	.loc 11 157 20
+	mov.u64 %rd17, 0x3700000004;
 	mov.u64 %rd18, %rd33;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L17_oob4:
-	.loc 10 157 42
-	mov.u64 %rd17, 0x3500000005;
+	.loc 11 157 42
+	mov.u64 %rd17, 0x3700000005;
 	mov.u64 %rd18, %rd37;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L18_oob5:
-	.loc 10 157 69
-	mov.u64 %rd17, 0x3500000006;
+	.loc 11 157 69
+	mov.u64 %rd17, 0x3700000006;
 	mov.u64 %rd18, %rd41;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L6_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd44, %rd14, 0;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r16, %r15, 0;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r17, %r16, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r18, %r17;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r19, %r18, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f1, %r19;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L19_entry;
 $L19_entry:
 	.loc 6 34 40
 	mov.f32 %f3, %f2;
 	bra.uni $L20_ret_store;
 $L20_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p8, %rd44, %rd2;
 	@%p8 bra $L21_oob6;
 	shl.b64 %rd45, %rd44, 2;
@@ -13737,33 +14778,33 @@ $L20_ret_store:
 	st.global.f32 [%rd46], %f3;
 	bra.uni $L23_for_body;
 $L21_oob6:
-	mov.u64 %rd17, 0x3500000007;
+	mov.u64 %rd17, 0x3700000007;
 	mov.u64 %rd18, %rd44;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L23_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd47, %rd14, 1;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r20, %r15, 6;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r21, %r20, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r22, %r21;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r23, %r22, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f4, %r23;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f5, %f4, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L24_entry;
 $L24_entry:
 	.loc 6 34 40
 	mov.f32 %f6, %f5;
 	bra.uni $L25_ret_store;
 $L25_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p9, %rd47, %rd2;
 	@%p9 bra $L26_oob7;
 	shl.b64 %rd48, %rd47, 2;
@@ -13771,33 +14812,33 @@ $L25_ret_store:
 	st.global.f32 [%rd49], %f6;
 	bra.uni $L28_for_body;
 $L26_oob7:
-	mov.u64 %rd17, 0x3500000008;
+	mov.u64 %rd17, 0x3700000008;
 	mov.u64 %rd18, %rd47;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L28_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd50, %rd14, 2;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r24, %r15, 12;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r25, %r24, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r26, %r25;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r27, %r26, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f7, %r27;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f8, %f7, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L29_entry;
 $L29_entry:
 	.loc 6 34 40
 	mov.f32 %f9, %f8;
 	bra.uni $L30_ret_store;
 $L30_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p10, %rd50, %rd2;
 	@%p10 bra $L31_oob8;
 	shl.b64 %rd51, %rd50, 2;
@@ -13805,33 +14846,33 @@ $L30_ret_store:
 	st.global.f32 [%rd52], %f9;
 	bra.uni $L33_for_body;
 $L31_oob8:
-	mov.u64 %rd17, 0x3500000009;
+	mov.u64 %rd17, 0x3700000009;
 	mov.u64 %rd18, %rd50;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L33_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd53, %rd14, 3;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r28, %r15, 18;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r29, %r28, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r30, %r29;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r31, %r30, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f10, %r31;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f11, %f10, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L34_entry;
 $L34_entry:
 	.loc 6 34 40
 	mov.f32 %f12, %f11;
 	bra.uni $L35_ret_store;
 $L35_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p11, %rd53, %rd2;
 	@%p11 bra $L36_oob9;
 	shl.b64 %rd54, %rd53, 2;
@@ -13839,7 +14880,7 @@ $L35_ret_store:
 	st.global.f32 [%rd55], %f12;
 	bra.uni $L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L36_oob9:
-	mov.u64 %rd17, 0x350000000A;
+	mov.u64 %rd17, 0x370000000A;
 	mov.u64 %rd18, %rd53;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
@@ -13880,7 +14921,7 @@ $L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_
 	.reg .b64 %rd<56>;
 	.reg .f32 %f<9>;
 
-	.loc 10 139 6
+	.loc 11 139 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13893,150 +14934,150 @@ $L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 151 16
+	.loc 11 151 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 10 152 21
+	.loc 11 152 21
 	div.s64 %rd13, %rd5, 3;
-	.loc 10 152 7
+	.loc 11 152 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 10 155 9
+	.loc 11 155 9
 	mul.lo.s64 %rd14, 4, %rd12;
-	.loc 10 156 24
+	.loc 11 156 24
 	bra.uni $L9_entry;
 $L9_entry:
-	.loc 10 167 10
+	.loc 11 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L13_divzero0;
 	div.s64 %rd16, %rd14, %rd9;
-	.loc 10 167 22
+	.loc 11 167 22
 	add.s64 %rd24, %rd9, 64;
-	.loc 10 167 24
+	.loc 11 167 24
 	sub.s64 %rd25, %rd24, 1;
-	.loc 10 167 27
+	.loc 11 167 27
 	div.s64 %rd26, %rd25, 64;
-	.loc 10 167 15
+	.loc 11 167 15
 	mul.lo.s64 %rd27, %rd16, %rd26;
-	.loc 10 167 34
+	.loc 11 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L14_divzero1;
 	rem.s64 %rd28, %rd14, %rd9;
-	.loc 10 167 39
+	.loc 11 167 39
 	div.s64 %rd29, %rd28, 64;
-	.loc 10 167 31
+	.loc 11 167 31
 	add.s64 %rd30, %rd27, %rd29;
-	.loc 10 167 2
+	.loc 11 167 2
 	mov.s64 %rd15, %rd30;
 	bra.uni $L10_ret_groupIndex;
 $L13_divzero0:
-	.loc 10 167 10
-	mov.u64 %rd17, 0x3600000001;
+	.loc 11 167 10
+	mov.u64 %rd17, 0x3800000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
-	.loc 10 167 34
-	mov.u64 %rd17, 0x3600000002;
+	.loc 11 167 34
+	mov.u64 %rd17, 0x3800000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L10_ret_groupIndex:
-	.loc 10 156 13
+	.loc 11 156 13
 	setp.hs.u64 %p4, %rd15, %rd8;
 	@%p4 bra $L15_oob2;
 	shl.b64 %rd31, %rd15, 2;
 	add.s64 %rd32, %rd7, %rd31;
 	ld.global.nc.f32 %f0, [%rd32];
-	.loc 10 157 22
+	.loc 11 157 22
 	mul.lo.s64 %rd33, 3, %rd12;
-	.loc 10 157 20
+	.loc 11 157 20
 	setp.hs.u64 %p5, %rd33, %rd5;
 	@%p5 bra $L16_oob3;
 	shl.b64 %rd34, %rd33, 0;
 	add.s64 %rd35, %rd4, %rd34;
 	ld.global.nc.u8 %r6, [%rd35];
-	.loc 10 157 13
+	.loc 11 157 13
 	mov.u32 %r7, %r6;
-	.loc 10 157 44
+	.loc 11 157 44
 	mul.lo.s64 %rd36, 3, %rd12;
-	.loc 10 157 46
+	.loc 11 157 46
 	add.s64 %rd37, %rd36, 1;
-	.loc 10 157 42
+	.loc 11 157 42
 	setp.hs.u64 %p6, %rd37, %rd5;
 	@%p6 bra $L17_oob4;
 	shl.b64 %rd38, %rd37, 0;
 	add.s64 %rd39, %rd4, %rd38;
 	ld.global.nc.u8 %r8, [%rd39];
-	.loc 10 157 35
+	.loc 11 157 35
 	mov.u32 %r9, %r8;
-	.loc 10 157 50
+	.loc 11 157 50
 	shl.b32 %r10, %r9, 8;
-	.loc 10 157 27
+	.loc 11 157 27
 	or.b32 %r11, %r7, %r10;
-	.loc 10 157 71
+	.loc 11 157 71
 	mul.lo.s64 %rd40, 3, %rd12;
-	.loc 10 157 73
+	.loc 11 157 73
 	add.s64 %rd41, %rd40, 2;
-	.loc 10 157 69
+	.loc 11 157 69
 	setp.hs.u64 %p7, %rd41, %rd5;
 	@%p7 bra $L18_oob5;
 	shl.b64 %rd42, %rd41, 0;
 	add.s64 %rd43, %rd4, %rd42;
 	ld.global.nc.u8 %r12, [%rd43];
-	.loc 10 157 62
+	.loc 11 157 62
 	mov.u32 %r13, %r12;
-	.loc 10 157 77
+	.loc 11 157 77
 	shl.b32 %r14, %r13, 16;
-	.loc 10 157 54
+	.loc 11 157 54
 	or.b32 %r15, %r11, %r14;
 	bra.uni $L6_for_body;
 $L15_oob2:
-	.loc 10 156 13
-	mov.u64 %rd17, 0x3600000003;
+	.loc 11 156 13
+	mov.u64 %rd17, 0x3800000003;
 	mov.u64 %rd18, %rd15;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
-	.loc 10 157 20
-	mov.u64 %rd17, 0x3600000004;
+	.loc 11 157 20
+	mov.u64 %rd17, 0x3800000004;
 	mov.u64 %rd18, %rd33;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L17_oob4:
-	.loc 10 157 42
-	mov.u64 %rd17, 0x3600000005;
+	.loc 11 157 42
+	mov.u64 %rd17, 0x3800000005;
 	mov.u64 %rd18, %rd37;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L18_oob5:
-	.loc 10 157 69
-	mov.u64 %rd17, 0x3600000006;
+	.loc 11 157 69
+	mov.u64 %rd17, 0x3800000006;
 	mov.u64 %rd18, %rd41;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L6_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd44, %rd14, 0;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r16, %r15, 0;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r17, %r16, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r18, %r17;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r19, %r18, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f1, %r19;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L19_entry;
 $L19_entry:
 	.loc 6 39 58
@@ -14045,7 +15086,7 @@ $L19_entry:
 	mov.u16 %rs0, %rs1;
 	bra.uni $L20_ret_store;
 $L20_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p8, %rd44, %rd2;
 	@%p8 bra $L21_oob6;
 	shl.b64 %rd45, %rd44, 1;
@@ -14053,26 +15094,26 @@ $L20_ret_store:
 	st.global.u16 [%rd46], %rs0;
 	bra.uni $L23_for_body;
 $L21_oob6:
-	mov.u64 %rd17, 0x3600000007;
+	mov.u64 %rd17, 0x3800000007;
 	mov.u64 %rd18, %rd44;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L23_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd47, %rd14, 1;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r20, %r15, 6;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r21, %r20, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r22, %r21;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r23, %r22, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f3, %r23;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f4, %f3, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L24_entry;
 $L24_entry:
 	.loc 6 39 58
@@ -14081,7 +15122,7 @@ $L24_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L25_ret_store;
 $L25_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p9, %rd47, %rd2;
 	@%p9 bra $L26_oob7;
 	shl.b64 %rd48, %rd47, 1;
@@ -14089,26 +15130,26 @@ $L25_ret_store:
 	st.global.u16 [%rd49], %rs2;
 	bra.uni $L28_for_body;
 $L26_oob7:
-	mov.u64 %rd17, 0x3600000008;
+	mov.u64 %rd17, 0x3800000008;
 	mov.u64 %rd18, %rd47;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L28_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd50, %rd14, 2;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r24, %r15, 12;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r25, %r24, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r26, %r25;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r27, %r26, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f5, %r27;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f6, %f5, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L29_entry;
 $L29_entry:
 	.loc 6 39 58
@@ -14117,7 +15158,7 @@ $L29_entry:
 	mov.u16 %rs4, %rs5;
 	bra.uni $L30_ret_store;
 $L30_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p10, %rd50, %rd2;
 	@%p10 bra $L31_oob8;
 	shl.b64 %rd51, %rd50, 1;
@@ -14125,26 +15166,26 @@ $L30_ret_store:
 	st.global.u16 [%rd52], %rs4;
 	bra.uni $L33_for_body;
 $L31_oob8:
-	mov.u64 %rd17, 0x3600000009;
+	mov.u64 %rd17, 0x3800000009;
 	mov.u64 %rd18, %rd50;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L33_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd53, %rd14, 3;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r28, %r15, 18;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r29, %r28, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r30, %r29;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r31, %r30, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f7, %r31;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f8, %f7, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L34_entry;
 $L34_entry:
 	.loc 6 39 58
@@ -14153,7 +15194,7 @@ $L34_entry:
 	mov.u16 %rs6, %rs7;
 	bra.uni $L35_ret_store;
 $L35_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p11, %rd53, %rd2;
 	@%p11 bra $L36_oob9;
 	shl.b64 %rd54, %rd53, 1;
@@ -14161,7 +15202,7 @@ $L35_ret_store:
 	st.global.u16 [%rd55], %rs6;
 	bra.uni $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L36_oob9:
-	mov.u64 %rd17, 0x360000000A;
+	mov.u64 %rd17, 0x380000000A;
 	mov.u64 %rd18, %rd53;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
@@ -14202,7 +15243,7 @@ $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_
 	.reg .b64 %rd<56>;
 	.reg .f32 %f<9>;
 
-	.loc 10 144 6
+	.loc 11 144 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14215,150 +15256,150 @@ $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 10 151 16
+	.loc 11 151 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 10 152 21
+	.loc 11 152 21
 	div.s64 %rd13, %rd5, 3;
-	.loc 10 152 7
+	.loc 11 152 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 10 155 9
+	.loc 11 155 9
 	mul.lo.s64 %rd14, 4, %rd12;
-	.loc 10 156 24
+	.loc 11 156 24
 	bra.uni $L9_entry;
 $L9_entry:
-	.loc 10 167 10
+	.loc 11 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L13_divzero0;
 	div.s64 %rd16, %rd14, %rd9;
-	.loc 10 167 22
+	.loc 11 167 22
 	add.s64 %rd24, %rd9, 64;
-	.loc 10 167 24
+	.loc 11 167 24
 	sub.s64 %rd25, %rd24, 1;
-	.loc 10 167 27
+	.loc 11 167 27
 	div.s64 %rd26, %rd25, 64;
-	.loc 10 167 15
+	.loc 11 167 15
 	mul.lo.s64 %rd27, %rd16, %rd26;
-	.loc 10 167 34
+	.loc 11 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L14_divzero1;
 	rem.s64 %rd28, %rd14, %rd9;
-	.loc 10 167 39
+	.loc 11 167 39
 	div.s64 %rd29, %rd28, 64;
-	.loc 10 167 31
+	.loc 11 167 31
 	add.s64 %rd30, %rd27, %rd29;
-	.loc 10 167 2
+	.loc 11 167 2
 	mov.s64 %rd15, %rd30;
 	bra.uni $L10_ret_groupIndex;
 $L13_divzero0:
-	.loc 10 167 10
-	mov.u64 %rd17, 0x3700000001;
+	.loc 11 167 10
+	mov.u64 %rd17, 0x3900000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
-	.loc 10 167 34
-	mov.u64 %rd17, 0x3700000002;
+	.loc 11 167 34
+	mov.u64 %rd17, 0x3900000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L10_ret_groupIndex:
-	.loc 10 156 13
+	.loc 11 156 13
 	setp.hs.u64 %p4, %rd15, %rd8;
 	@%p4 bra $L15_oob2;
 	shl.b64 %rd31, %rd15, 2;
 	add.s64 %rd32, %rd7, %rd31;
 	ld.global.nc.f32 %f0, [%rd32];
-	.loc 10 157 22
+	.loc 11 157 22
 	mul.lo.s64 %rd33, 3, %rd12;
-	.loc 10 157 20
+	.loc 11 157 20
 	setp.hs.u64 %p5, %rd33, %rd5;
 	@%p5 bra $L16_oob3;
 	shl.b64 %rd34, %rd33, 0;
 	add.s64 %rd35, %rd4, %rd34;
 	ld.global.nc.u8 %r6, [%rd35];
-	.loc 10 157 13
+	.loc 11 157 13
 	mov.u32 %r7, %r6;
-	.loc 10 157 44
+	.loc 11 157 44
 	mul.lo.s64 %rd36, 3, %rd12;
-	.loc 10 157 46
+	.loc 11 157 46
 	add.s64 %rd37, %rd36, 1;
-	.loc 10 157 42
+	.loc 11 157 42
 	setp.hs.u64 %p6, %rd37, %rd5;
 	@%p6 bra $L17_oob4;
 	shl.b64 %rd38, %rd37, 0;
 	add.s64 %rd39, %rd4, %rd38;
 	ld.global.nc.u8 %r8, [%rd39];
-	.loc 10 157 35
+	.loc 11 157 35
 	mov.u32 %r9, %r8;
-	.loc 10 157 50
+	.loc 11 157 50
 	shl.b32 %r10, %r9, 8;
-	.loc 10 157 27
+	.loc 11 157 27
 	or.b32 %r11, %r7, %r10;
-	.loc 10 157 71
+	.loc 11 157 71
 	mul.lo.s64 %rd40, 3, %rd12;
-	.loc 10 157 73
+	.loc 11 157 73
 	add.s64 %rd41, %rd40, 2;
-	.loc 10 157 69
+	.loc 11 157 69
 	setp.hs.u64 %p7, %rd41, %rd5;
 	@%p7 bra $L18_oob5;
 	shl.b64 %rd42, %rd41, 0;
 	add.s64 %rd43, %rd4, %rd42;
 	ld.global.nc.u8 %r12, [%rd43];
-	.loc 10 157 62
+	.loc 11 157 62
 	mov.u32 %r13, %r12;
-	.loc 10 157 77
+	.loc 11 157 77
 	shl.b32 %r14, %r13, 16;
-	.loc 10 157 54
+	.loc 11 157 54
 	or.b32 %r15, %r11, %r14;
 	bra.uni $L6_for_body;
 $L15_oob2:
-	.loc 10 156 13
-	mov.u64 %rd17, 0x3700000003;
+	.loc 11 156 13
+	mov.u64 %rd17, 0x3900000003;
 	mov.u64 %rd18, %rd15;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
-	.loc 10 157 20
-	mov.u64 %rd17, 0x3700000004;
+	.loc 11 157 20
+	mov.u64 %rd17, 0x3900000004;
 	mov.u64 %rd18, %rd33;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L17_oob4:
-	.loc 10 157 42
-	mov.u64 %rd17, 0x3700000005;
+	.loc 11 157 42
+	mov.u64 %rd17, 0x3900000005;
 	mov.u64 %rd18, %rd37;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L18_oob5:
-	.loc 10 157 69
-	mov.u64 %rd17, 0x3700000006;
+	.loc 11 157 69
+	mov.u64 %rd17, 0x3900000006;
 	mov.u64 %rd18, %rd41;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L11_bounds_fail;
 $L6_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd44, %rd14, 0;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r16, %r15, 0;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r17, %r16, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r18, %r17;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r19, %r18, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f1, %r19;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f2, %f1, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L19_entry;
 $L19_entry:
 	.loc 6 44 67
@@ -14367,7 +15408,7 @@ $L19_entry:
 	mov.u16 %rs0, %rs1;
 	bra.uni $L20_ret_store;
 $L20_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p8, %rd44, %rd2;
 	@%p8 bra $L21_oob6;
 	shl.b64 %rd45, %rd44, 1;
@@ -14375,26 +15416,26 @@ $L20_ret_store:
 	st.global.u16 [%rd46], %rs0;
 	bra.uni $L23_for_body;
 $L21_oob6:
-	mov.u64 %rd17, 0x3700000007;
+	mov.u64 %rd17, 0x3900000007;
 	mov.u64 %rd18, %rd44;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L23_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd47, %rd14, 1;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r20, %r15, 6;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r21, %r20, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r22, %r21;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r23, %r22, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f3, %r23;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f4, %f3, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L24_entry;
 $L24_entry:
 	.loc 6 44 67
@@ -14403,7 +15444,7 @@ $L24_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L25_ret_store;
 $L25_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p9, %rd47, %rd2;
 	@%p9 bra $L26_oob7;
 	shl.b64 %rd48, %rd47, 1;
@@ -14411,26 +15452,26 @@ $L25_ret_store:
 	st.global.u16 [%rd49], %rs2;
 	bra.uni $L28_for_body;
 $L26_oob7:
-	mov.u64 %rd17, 0x3700000008;
+	mov.u64 %rd17, 0x3900000008;
 	mov.u64 %rd18, %rd47;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L28_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd50, %rd14, 2;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r24, %r15, 12;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r25, %r24, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r26, %r25;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r27, %r26, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f5, %r27;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f6, %f5, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L29_entry;
 $L29_entry:
 	.loc 6 44 67
@@ -14439,7 +15480,7 @@ $L29_entry:
 	mov.u16 %rs4, %rs5;
 	bra.uni $L30_ret_store;
 $L30_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p10, %rd50, %rd2;
 	@%p10 bra $L31_oob8;
 	shl.b64 %rd51, %rd50, 1;
@@ -14447,26 +15488,26 @@ $L30_ret_store:
 	st.global.u16 [%rd52], %rs4;
 	bra.uni $L33_for_body;
 $L31_oob8:
-	mov.u64 %rd17, 0x3700000009;
+	mov.u64 %rd17, 0x3900000009;
 	mov.u64 %rd18, %rd50;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
 $L33_for_body:
-	.loc 10 160 8
+	.loc 11 160 8
 	add.s64 %rd53, %rd14, 3;
-	.loc 10 160 37
+	.loc 11 160 37
 	shr.u32 %r28, %r15, 18;
-	.loc 10 160 44
+	.loc 11 160 44
 	and.b32 %r29, %r28, 63;
-	.loc 10 160 35
+	.loc 11 160 35
 	mov.s32 %r30, %r29;
-	.loc 10 160 48
+	.loc 11 160 48
 	sub.s32 %r31, %r30, 32;
-	.loc 10 160 29
+	.loc 11 160 29
 	cvt.rn.f32.s32 %f7, %r31;
-	.loc 10 160 53
+	.loc 11 160 53
 	mul.rn.f32 %f8, %f7, %f0;
-	.loc 10 160 21
+	.loc 11 160 21
 	bra.uni $L34_entry;
 $L34_entry:
 	.loc 6 44 67
@@ -14475,7 +15516,7 @@ $L34_entry:
 	mov.u16 %rs6, %rs7;
 	bra.uni $L35_ret_store;
 $L35_ret_store:
-	.loc 10 160 6
+	.loc 11 160 6
 	setp.hs.u64 %p11, %rd53, %rd2;
 	@%p11 bra $L36_oob9;
 	shl.b64 %rd54, %rd53, 1;
@@ -14483,7 +15524,7 @@ $L35_ret_store:
 	st.global.u16 [%rd55], %rs6;
 	bra.uni $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L36_oob9:
-	mov.u64 %rd17, 0x370000000A;
+	mov.u64 %rd17, 0x390000000A;
 	mov.u64 %rd18, %rd53;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L11_bounds_fail;
@@ -14525,7 +15566,7 @@ $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloa
 	.reg .f32 %f<22>;
 	.reg .f64 %fd<15>;
 
-	.loc 12 48 6
+	.loc 13 48 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14538,53 +15579,53 @@ $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloa
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 64 18
+	.loc 13 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 12 65 16
+	.loc 13 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 12 66 16
+	.loc 13 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 12 66 7
+	.loc 13 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 12 69 9
+	.loc 13 69 9
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L8_divzero0;
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 12 70 11
+	.loc 13 70 11
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L9_divzero1;
 	div.s64 %rd22, %rd12, %rd9;
-	.loc 12 71 38
+	.loc 13 71 38
 	setp.eq.s64 %p4, %rd6, 0;
 	@%p4 bra $L10_divzero2;
 	div.s64 %rd23, %rd22, %rd6;
-	.loc 12 71 34
+	.loc 13 71 34
 	add.s64 %rd24, %rd8, %rd23;
-	.loc 12 71 24
+	.loc 13 71 24
 	bra.uni $L11_entry;
 $L8_divzero0:
-	.loc 12 69 9
-	mov.u64 %rd15, 0x3800000001;
+	.loc 13 69 9
+	mov.u64 %rd15, 0x3A00000001;
 	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 12 70 11
-	mov.u64 %rd15, 0x3800000002;
+	.loc 13 70 11
+	mov.u64 %rd15, 0x3A00000002;
 	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L10_divzero2:
-	.loc 12 71 38
-	mov.u64 %rd15, 0x3800000003;
+	.loc 13 71 38
+	mov.u64 %rd15, 0x3A00000003;
 	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
@@ -14594,19 +15635,19 @@ $L11_entry:
 	mov.s64 %rd25, %rd14;
 	bra.uni $L12_for_loop;
 $L12_for_loop:
-	.loc 12 82 16
+	.loc 13 82 16
 	setp.gt.s64 %p5, %rd25, 0;
 	@%p5 bra $L13_for_body;
 	bra.uni $L14_for_done;
 $L13_for_body:
-	.loc 12 83 7
+	.loc 13 83 7
 	and.b64 %rd26, %rd25, 1;
-	.loc 12 83 10
+	.loc 13 83 10
 	setp.ne.s64 %p6, %rd26, 0;
 	@%p6 bra $L15_if_then;
 	bra.uni $L18_edge;
 $L15_if_then:
-	.loc 12 84 4
+	.loc 13 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L16_if_done;
@@ -14614,71 +15655,71 @@ $L18_edge:
 	mov.f64 %fd3, %fd1;
 	bra.uni $L16_if_done;
 $L16_if_done:
-	.loc 12 86 3
+	.loc 13 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 12 82 21
+	.loc 13 82 21
 	shr.s64 %rd27, %rd25, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd25, %rd27;
 	bra.uni $L12_for_loop;
 $L14_for_done:
-	.loc 12 88 14
+	.loc 13 88 14
 	cvt.rn.f64.s64 %fd6, %rd24;
-	.loc 12 88 20
+	.loc 13 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 12 89 19
+	.loc 13 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 12 89 36
+	.loc 13 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 12 89 17
+	.loc 13 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 12 90 12
+	.loc 13 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 12 90 9
+	.loc 13 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 12 90 24
+	.loc 13 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 12 90 21
+	.loc 13 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 12 91 24
+	.loc 13 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 12 91 16
+	.loc 13 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 12 91 45
+	.loc 13 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 12 91 37
+	.loc 13 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 12 91 2
+	.loc 13 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L17_ret_ropeSinCos;
 $L17_ret_ropeSinCos:
-	.loc 12 72 11
+	.loc 13 72 11
 	mul.lo.s64 %rd28, %rd22, %rd7;
-	.loc 12 72 20
+	.loc 13 72 20
 	add.s64 %rd29, %rd28, %rd14;
-	.loc 12 73 20
+	.loc 13 73 20
 	setp.hs.u64 %p7, %rd29, %rd5;
 	@%p7 bra $L19_oob3;
 	shl.b64 %rd30, %rd29, 2;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.f32 %f10, [%rd31];
-	.loc 12 73 18
+	.loc 13 73 18
 	bra.uni $L20_entry;
 $L19_oob3:
-	.loc 12 73 20
-	mov.u64 %rd15, 0x3800000004;
+	.loc 13 73 20
+	mov.u64 %rd15, 0x3A00000004;
 	mov.u64 %rd16, %rd29;
 	mov.u64 %rd17, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -14687,19 +15728,19 @@ $L20_entry:
 	mov.f32 %f11, %f10;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 12 73 38
+	.loc 13 73 38
 	add.s64 %rd32, %rd29, %rd9;
-	.loc 12 73 35
+	.loc 13 73 35
 	setp.hs.u64 %p8, %rd32, %rd5;
 	@%p8 bra $L22_oob4;
 	shl.b64 %rd33, %rd32, 2;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.f32 %f12, [%rd34];
-	.loc 12 73 33
+	.loc 13 73 33
 	bra.uni $L23_entry;
 $L22_oob4:
-	.loc 12 73 35
-	mov.u64 %rd15, 0x3800000005;
+	.loc 13 73 35
+	mov.u64 %rd15, 0x3A00000005;
 	mov.u64 %rd16, %rd32;
 	mov.u64 %rd17, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -14708,38 +15749,38 @@ $L23_entry:
 	mov.f32 %f13, %f12;
 	bra.uni $L24_ret_load;
 $L24_ret_load:
-	.loc 12 74 22
+	.loc 13 74 22
 	mul.rn.f32 %f14, %f11, %f1;
-	.loc 12 74 31
+	.loc 13 74 31
 	mul.rn.f32 %f15, %f13, %f0;
-	.loc 12 74 27
+	.loc 13 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 12 74 19
+	.loc 13 74 19
 	bra.uni $L25_entry;
 $L25_entry:
 	.loc 6 34 40
 	mov.f32 %f17, %f16;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 12 74 5
+	.loc 13 74 5
 	setp.hs.u64 %p9, %rd29, %rd2;
 	@%p9 bra $L27_oob5;
 	shl.b64 %rd35, %rd29, 2;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.f32 [%rd36], %f17;
-	.loc 12 75 8
+	.loc 13 75 8
 	add.s64 %rd37, %rd29, %rd9;
-	.loc 12 75 27
+	.loc 13 75 27
 	mul.rn.f32 %f18, %f13, %f1;
-	.loc 12 75 36
+	.loc 13 75 36
 	mul.rn.f32 %f19, %f11, %f0;
-	.loc 12 75 32
+	.loc 13 75 32
 	add.rn.f32 %f20, %f18, %f19;
-	.loc 12 75 24
+	.loc 13 75 24
 	bra.uni $L28_entry;
 $L27_oob5:
-	.loc 12 74 5
-	mov.u64 %rd15, 0x3800000006;
+	.loc 13 74 5
+	mov.u64 %rd15, 0x3A00000006;
 	mov.u64 %rd16, %rd29;
 	mov.u64 %rd17, %rd2;
 	bra.uni $L6_bounds_fail;
@@ -14748,7 +15789,7 @@ $L28_entry:
 	mov.f32 %f21, %f20;
 	bra.uni $L29_ret_store;
 $L29_ret_store:
-	.loc 12 75 5
+	.loc 13 75 5
 	setp.hs.u64 %p10, %rd37, %rd2;
 	@%p10 bra $L30_oob6;
 	shl.b64 %rd38, %rd37, 2;
@@ -14756,7 +15797,7 @@ $L29_ret_store:
 	st.global.f32 [%rd39], %f21;
 	bra.uni $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L30_oob6:
-	mov.u64 %rd15, 0x3800000007;
+	mov.u64 %rd15, 0x3A00000007;
 	mov.u64 %rd16, %rd37;
 	mov.u64 %rd17, %rd2;
 	bra.uni $L6_bounds_fail;
@@ -14799,7 +15840,7 @@ $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002f
 	.reg .f32 %f<20>;
 	.reg .f64 %fd<15>;
 
-	.loc 12 53 6
+	.loc 13 53 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14812,53 +15853,53 @@ $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002f
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 64 18
+	.loc 13 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 12 65 16
+	.loc 13 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 12 66 16
+	.loc 13 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 12 66 7
+	.loc 13 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 12 69 9
+	.loc 13 69 9
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L8_divzero0;
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 12 70 11
+	.loc 13 70 11
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L9_divzero1;
 	div.s64 %rd22, %rd12, %rd9;
-	.loc 12 71 38
+	.loc 13 71 38
 	setp.eq.s64 %p4, %rd6, 0;
 	@%p4 bra $L10_divzero2;
 	div.s64 %rd23, %rd22, %rd6;
-	.loc 12 71 34
+	.loc 13 71 34
 	add.s64 %rd24, %rd8, %rd23;
-	.loc 12 71 24
+	.loc 13 71 24
 	bra.uni $L11_entry;
 $L8_divzero0:
-	.loc 12 69 9
-	mov.u64 %rd15, 0x3900000001;
+	.loc 13 69 9
+	mov.u64 %rd15, 0x3B00000001;
 	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 12 70 11
-	mov.u64 %rd15, 0x3900000002;
+	.loc 13 70 11
+	mov.u64 %rd15, 0x3B00000002;
 	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L10_divzero2:
-	.loc 12 71 38
-	mov.u64 %rd15, 0x3900000003;
+	.loc 13 71 38
+	mov.u64 %rd15, 0x3B00000003;
 	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
@@ -14868,19 +15909,19 @@ $L11_entry:
 	mov.s64 %rd25, %rd14;
 	bra.uni $L12_for_loop;
 $L12_for_loop:
-	.loc 12 82 16
+	.loc 13 82 16
 	setp.gt.s64 %p5, %rd25, 0;
 	@%p5 bra $L13_for_body;
 	bra.uni $L14_for_done;
 $L13_for_body:
-	.loc 12 83 7
+	.loc 13 83 7
 	and.b64 %rd26, %rd25, 1;
-	.loc 12 83 10
+	.loc 13 83 10
 	setp.ne.s64 %p6, %rd26, 0;
 	@%p6 bra $L15_if_then;
 	bra.uni $L18_edge;
 $L15_if_then:
-	.loc 12 84 4
+	.loc 13 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L16_if_done;
@@ -14888,71 +15929,71 @@ $L18_edge:
 	mov.f64 %fd3, %fd1;
 	bra.uni $L16_if_done;
 $L16_if_done:
-	.loc 12 86 3
+	.loc 13 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 12 82 21
+	.loc 13 82 21
 	shr.s64 %rd27, %rd25, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd25, %rd27;
 	bra.uni $L12_for_loop;
 $L14_for_done:
-	.loc 12 88 14
+	.loc 13 88 14
 	cvt.rn.f64.s64 %fd6, %rd24;
-	.loc 12 88 20
+	.loc 13 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 12 89 19
+	.loc 13 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 12 89 36
+	.loc 13 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 12 89 17
+	.loc 13 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 12 90 12
+	.loc 13 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 12 90 9
+	.loc 13 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 12 90 24
+	.loc 13 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 12 90 21
+	.loc 13 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 12 91 24
+	.loc 13 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 12 91 16
+	.loc 13 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 12 91 45
+	.loc 13 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 12 91 37
+	.loc 13 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 12 91 2
+	.loc 13 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L17_ret_ropeSinCos;
 $L17_ret_ropeSinCos:
-	.loc 12 72 11
+	.loc 13 72 11
 	mul.lo.s64 %rd28, %rd22, %rd7;
-	.loc 12 72 20
+	.loc 13 72 20
 	add.s64 %rd29, %rd28, %rd14;
-	.loc 12 73 20
+	.loc 13 73 20
 	setp.hs.u64 %p7, %rd29, %rd5;
 	@%p7 bra $L19_oob3;
 	shl.b64 %rd30, %rd29, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
-	.loc 12 73 18
+	.loc 13 73 18
 	bra.uni $L20_entry;
 $L19_oob3:
-	.loc 12 73 20
-	mov.u64 %rd15, 0x3900000004;
+	.loc 13 73 20
+	mov.u64 %rd15, 0x3B00000004;
 	mov.u64 %rd16, %rd29;
 	mov.u64 %rd17, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -14963,19 +16004,19 @@ $L20_entry:
 	mov.f32 %f10, %f11;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 12 73 38
+	.loc 13 73 38
 	add.s64 %rd32, %rd29, %rd9;
-	.loc 12 73 35
+	.loc 13 73 35
 	setp.hs.u64 %p8, %rd32, %rd5;
 	@%p8 bra $L22_oob4;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
-	.loc 12 73 33
+	.loc 13 73 33
 	bra.uni $L23_entry;
 $L22_oob4:
-	.loc 12 73 35
-	mov.u64 %rd15, 0x3900000005;
+	.loc 13 73 35
+	mov.u64 %rd15, 0x3B00000005;
 	mov.u64 %rd16, %rd32;
 	mov.u64 %rd17, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -14986,13 +16027,13 @@ $L23_entry:
 	mov.f32 %f12, %f13;
 	bra.uni $L24_ret_load;
 $L24_ret_load:
-	.loc 12 74 22
+	.loc 13 74 22
 	mul.rn.f32 %f14, %f10, %f1;
-	.loc 12 74 31
+	.loc 13 74 31
 	mul.rn.f32 %f15, %f12, %f0;
-	.loc 12 74 27
+	.loc 13 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 12 74 19
+	.loc 13 74 19
 	bra.uni $L25_entry;
 $L25_entry:
 	.loc 6 39 58
@@ -15001,25 +16042,25 @@ $L25_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 12 74 5
+	.loc 13 74 5
 	setp.hs.u64 %p9, %rd29, %rd2;
 	@%p9 bra $L27_oob5;
 	shl.b64 %rd35, %rd29, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
-	.loc 12 75 8
+	.loc 13 75 8
 	add.s64 %rd37, %rd29, %rd9;
-	.loc 12 75 27
+	.loc 13 75 27
 	mul.rn.f32 %f17, %f12, %f1;
-	.loc 12 75 36
+	.loc 13 75 36
 	mul.rn.f32 %f18, %f10, %f0;
-	.loc 12 75 32
+	.loc 13 75 32
 	add.rn.f32 %f19, %f17, %f18;
-	.loc 12 75 24
+	.loc 13 75 24
 	bra.uni $L28_entry;
 $L27_oob5:
-	.loc 12 74 5
-	mov.u64 %rd15, 0x3900000006;
+	.loc 13 74 5
+	mov.u64 %rd15, 0x3B00000006;
 	mov.u64 %rd16, %rd29;
 	mov.u64 %rd17, %rd2;
 	bra.uni $L6_bounds_fail;
@@ -15030,7 +16071,7 @@ $L28_entry:
 	mov.u16 %rs4, %rs5;
 	bra.uni $L29_ret_store;
 $L29_ret_store:
-	.loc 12 75 5
+	.loc 13 75 5
 	setp.hs.u64 %p10, %rd37, %rd2;
 	@%p10 bra $L30_oob6;
 	shl.b64 %rd38, %rd37, 1;
@@ -15038,7 +16079,7 @@ $L29_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L30_oob6:
-	mov.u64 %rd15, 0x3900000007;
+	mov.u64 %rd15, 0x3B00000007;
 	mov.u64 %rd16, %rd37;
 	mov.u64 %rd17, %rd2;
 	bra.uni $L6_bounds_fail;
@@ -15081,7 +16122,7 @@ $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c
 	.reg .f32 %f<20>;
 	.reg .f64 %fd<15>;
 
-	.loc 12 58 6
+	.loc 13 58 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15094,53 +16135,53 @@ $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 12 64 18
+	.loc 13 64 18
 	div.s64 %rd9, %rd7, 2;
-	.loc 12 65 16
+	.loc 13 65 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 12 66 16
+	.loc 13 66 16
 	div.s64 %rd13, %rd5, 2;
-	.loc 12 66 7
+	.loc 13 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 12 69 9
+	.loc 13 69 9
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L8_divzero0;
 	rem.s64 %rd14, %rd12, %rd9;
-	.loc 12 70 11
+	.loc 13 70 11
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L9_divzero1;
 	div.s64 %rd22, %rd12, %rd9;
-	.loc 12 71 38
+	.loc 13 71 38
 	setp.eq.s64 %p4, %rd6, 0;
 	@%p4 bra $L10_divzero2;
 	div.s64 %rd23, %rd22, %rd6;
-	.loc 12 71 34
+	.loc 13 71 34
 	add.s64 %rd24, %rd8, %rd23;
-	.loc 12 71 24
+	.loc 13 71 24
 	bra.uni $L11_entry;
 $L8_divzero0:
-	.loc 12 69 9
-	mov.u64 %rd15, 0x3A00000001;
+	.loc 13 69 9
+	mov.u64 %rd15, 0x3C00000001;
 	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 12 70 11
-	mov.u64 %rd15, 0x3A00000002;
+	.loc 13 70 11
+	mov.u64 %rd15, 0x3C00000002;
 	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L10_divzero2:
-	.loc 12 71 38
-	mov.u64 %rd15, 0x3A00000003;
+	.loc 13 71 38
+	mov.u64 %rd15, 0x3C00000003;
 	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
@@ -15150,19 +16191,19 @@ $L11_entry:
 	mov.s64 %rd25, %rd14;
 	bra.uni $L12_for_loop;
 $L12_for_loop:
-	.loc 12 82 16
+	.loc 13 82 16
 	setp.gt.s64 %p5, %rd25, 0;
 	@%p5 bra $L13_for_body;
 	bra.uni $L14_for_done;
 $L13_for_body:
-	.loc 12 83 7
+	.loc 13 83 7
 	and.b64 %rd26, %rd25, 1;
-	.loc 12 83 10
+	.loc 13 83 10
 	setp.ne.s64 %p6, %rd26, 0;
 	@%p6 bra $L15_if_then;
 	bra.uni $L18_edge;
 $L15_if_then:
-	.loc 12 84 4
+	.loc 13 84 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L16_if_done;
@@ -15170,71 +16211,71 @@ $L18_edge:
 	mov.f64 %fd3, %fd1;
 	bra.uni $L16_if_done;
 $L16_if_done:
-	.loc 12 86 3
+	.loc 13 86 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 12 82 21
+	.loc 13 82 21
 	shr.s64 %rd27, %rd25, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd25, %rd27;
 	bra.uni $L12_for_loop;
 $L14_for_done:
-	.loc 12 88 14
+	.loc 13 88 14
 	cvt.rn.f64.s64 %fd6, %rd24;
-	.loc 12 88 20
+	.loc 13 88 20
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 12 89 19
+	.loc 13 89 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 12 89 36
+	.loc 13 89 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 12 89 17
+	.loc 13 89 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 12 90 12
+	.loc 13 90 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 12 90 9
+	.loc 13 90 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 12 90 24
+	.loc 13 90 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 12 90 21
+	.loc 13 90 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 12 91 24
+	.loc 13 91 24
 	cvt.rn.f32.f64 %f2, %fd14;
-	.loc 12 91 16
+	.loc 13 91 16
 	mul.rn.f32 %f3, %f2, 0f3E22F983;
 	cvt.rni.f32.f32 %f3, %f3;
 	fma.rn.f32 %f4, %f3, 0fC0C90000, %f2;
 	fma.rn.f32 %f4, %f3, 0fBAFDAA22, %f4;
 	fma.rn.f32 %f4, %f3, 0fAD346000, %f4;
 	sin.approx.f32 %f5, %f4;
-	.loc 12 91 45
+	.loc 13 91 45
 	cvt.rn.f32.f64 %f6, %fd14;
-	.loc 12 91 37
+	.loc 13 91 37
 	mul.rn.f32 %f7, %f6, 0f3E22F983;
 	cvt.rni.f32.f32 %f7, %f7;
 	fma.rn.f32 %f8, %f7, 0fC0C90000, %f6;
 	fma.rn.f32 %f8, %f7, 0fBAFDAA22, %f8;
 	fma.rn.f32 %f8, %f7, 0fAD346000, %f8;
 	cos.approx.f32 %f9, %f8;
-	.loc 12 91 2
+	.loc 13 91 2
 	mov.f32 %f0, %f5;
 	mov.f32 %f1, %f9;
 	bra.uni $L17_ret_ropeSinCos;
 $L17_ret_ropeSinCos:
-	.loc 12 72 11
+	.loc 13 72 11
 	mul.lo.s64 %rd28, %rd22, %rd7;
-	.loc 12 72 20
+	.loc 13 72 20
 	add.s64 %rd29, %rd28, %rd14;
-	.loc 12 73 20
+	.loc 13 73 20
 	setp.hs.u64 %p7, %rd29, %rd5;
 	@%p7 bra $L19_oob3;
 	shl.b64 %rd30, %rd29, 1;
 	add.s64 %rd31, %rd4, %rd30;
 	ld.global.nc.u16 %rs0, [%rd31];
-	.loc 12 73 18
+	.loc 13 73 18
 	bra.uni $L20_entry;
 $L19_oob3:
-	.loc 12 73 20
-	mov.u64 %rd15, 0x3A00000004;
+	.loc 13 73 20
+	mov.u64 %rd15, 0x3C00000004;
 	mov.u64 %rd16, %rd29;
 	mov.u64 %rd17, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -15247,19 +16288,19 @@ $L20_entry:
 	mov.f32 %f10, %f11;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 12 73 38
+	.loc 13 73 38
 	add.s64 %rd32, %rd29, %rd9;
-	.loc 12 73 35
+	.loc 13 73 35
 	setp.hs.u64 %p8, %rd32, %rd5;
 	@%p8 bra $L22_oob4;
 	shl.b64 %rd33, %rd32, 1;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.u16 %rs1, [%rd34];
-	.loc 12 73 33
+	.loc 13 73 33
 	bra.uni $L23_entry;
 $L22_oob4:
-	.loc 12 73 35
-	mov.u64 %rd15, 0x3A00000005;
+	.loc 13 73 35
+	mov.u64 %rd15, 0x3C00000005;
 	mov.u64 %rd16, %rd32;
 	mov.u64 %rd17, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -15272,13 +16313,13 @@ $L23_entry:
 	mov.f32 %f12, %f13;
 	bra.uni $L24_ret_load;
 $L24_ret_load:
-	.loc 12 74 22
+	.loc 13 74 22
 	mul.rn.f32 %f14, %f10, %f1;
-	.loc 12 74 31
+	.loc 13 74 31
 	mul.rn.f32 %f15, %f12, %f0;
-	.loc 12 74 27
+	.loc 13 74 27
 	sub.rn.f32 %f16, %f14, %f15;
-	.loc 12 74 19
+	.loc 13 74 19
 	bra.uni $L25_entry;
 $L25_entry:
 	.loc 6 44 67
@@ -15287,25 +16328,25 @@ $L25_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L26_ret_store;
 $L26_ret_store:
-	.loc 12 74 5
+	.loc 13 74 5
 	setp.hs.u64 %p9, %rd29, %rd2;
 	@%p9 bra $L27_oob5;
 	shl.b64 %rd35, %rd29, 1;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.u16 [%rd36], %rs2;
-	.loc 12 75 8
+	.loc 13 75 8
 	add.s64 %rd37, %rd29, %rd9;
-	.loc 12 75 27
+	.loc 13 75 27
 	mul.rn.f32 %f17, %f12, %f1;
-	.loc 12 75 36
+	.loc 13 75 36
 	mul.rn.f32 %f18, %f10, %f0;
-	.loc 12 75 32
+	.loc 13 75 32
 	add.rn.f32 %f19, %f17, %f18;
-	.loc 12 75 24
+	.loc 13 75 24
 	bra.uni $L28_entry;
 $L27_oob5:
-	.loc 12 74 5
-	mov.u64 %rd15, 0x3A00000006;
+	.loc 13 74 5
+	mov.u64 %rd15, 0x3C00000006;
 	mov.u64 %rd16, %rd29;
 	mov.u64 %rd17, %rd2;
 	bra.uni $L6_bounds_fail;
@@ -15316,7 +16357,7 @@ $L28_entry:
 	mov.u16 %rs4, %rs5;
 	bra.uni $L29_ret_store;
 $L29_ret_store:
-	.loc 12 75 5
+	.loc 13 75 5
 	setp.hs.u64 %p10, %rd37, %rd2;
 	@%p10 bra $L30_oob6;
 	shl.b64 %rd38, %rd37, 1;
@@ -15324,7 +16365,7 @@ $L29_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L30_oob6:
-	mov.u64 %rd15, 0x3A00000007;
+	mov.u64 %rd15, 0x3C00000007;
 	mov.u64 %rd16, %rd37;
 	mov.u64 %rd17, %rd2;
 	bra.uni $L6_bounds_fail;
@@ -15369,7 +16410,7 @@ $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 13 68 6
+	.loc 14 68 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15383,36 +16424,36 @@ $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u
 	ld.param.u64 %rd8, [seed];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 13 85 19
+	.loc 14 85 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd9, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd10, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd11, %r2;
-	.loc 13 86 14
+	.loc 14 86 14
 	mul.lo.s64 %rd12, %rd9, %rd6;
-	.loc 13 87 24
+	.loc 14 87 24
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd13, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd14, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd15, %r5;
-	.loc 13 87 40
+	.loc 14 87 40
 	mov.u32 %r6, %ntid.x;
 	cvt.s64.u32 %rd16, %r6;
 	mov.u32 %r7, %ntid.y;
 	cvt.s64.u32 %rd17, %r7;
 	mov.u32 %r8, %ntid.z;
 	cvt.s64.u32 %rd18, %r8;
-	.loc 13 89 13
+	.loc 14 89 13
 	bra.uni $L34_entry;
 $L34_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -15420,27 +16461,27 @@ $L35_ret_negInf:
 	mov.s64 %rd19, %rd13;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 13 90 18
+	.loc 14 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 13 91 36
+	.loc 14 91 36
 	add.s64 %rd20, %rd12, %rd19;
-	.loc 13 91 25
+	.loc 14 91 25
 	bra.uni $L36_entry;
 $L36_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p1, %rd20, %rd5;
 	@%p1 bra $L42_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.f32 %f6, [%rd29];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L43_entry;
 $L42_oob0:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000001;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3D00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -15449,35 +16490,35 @@ $L43_entry:
 	mov.f32 %f7, %f6;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p3, %f7, %f7;
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f9, %r13;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f5, %f8;
 	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L38_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f5, %f7;
 	bra.uni $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L39_ret_logitAt_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	.loc 13 91 14
+	.loc 14 91 14
 	max.f32 %f10, %f4, %f5;
-	.loc 13 90 26
+	.loc 14 90 26
 	add.s64 %rd30, %rd19, %rd16;
 	mov.f32 %f4, %f10;
 	mov.s64 %rd19, %rd30;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 13 93 18
+	.loc 14 93 18
 	shfl.sync.bfly.b32 %f11, %f4, 16, 31, -1;
 	max.NaN.f32 %f12, %f4, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -15524,12 +16565,12 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
 	max.NaN.f32 %f31, %f29, %f30;
 	bar.sync 0;
-	.loc 13 96 10
+	.loc 14 96 10
 	setp.gt.s64 %p6, %rd7, 0;
 	@%p6 bra $L8_cond_true;
 	bra.uni $L47_edge;
 $L8_cond_true:
-	.loc 13 96 22
+	.loc 14 96 22
 	setp.lt.s64 %p7, %rd7, %rd6;
 	@%p7 bra $L6_if_then;
 	bra.uni $L48_edge;
@@ -15538,43 +16579,43 @@ $L6_if_then:
 	mov.s64 %rd34, 31;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 13 97 22
+	.loc 14 97 22
 	setp.ge.s64 %p8, %rd34, 0;
 	@%p8 bra $L10_for_body;
 	bra.uni $L49_edge;
 $L10_for_body:
-	.loc 13 98 27
+	.loc 14 98 27
 	min.u64 %rd35, %rd34, 32;
 	cvt.u32.u64 %r29, %rd35;
 	mov.u32 %r30, 1;
 	shl.b32 %r31, %r30, %r29;
-	.loc 13 98 16
+	.loc 14 98 16
 	or.b32 %r32, %r28, %r31;
 	mov.s32 %r33, 0;
 	mov.s64 %rd36, %rd13;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 13 100 20
+	.loc 14 100 20
 	setp.lt.s64 %p9, %rd36, %rd6;
 	@%p9 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 13 101 35
+	.loc 14 101 35
 	add.s64 %rd37, %rd12, %rd36;
-	.loc 13 101 24
+	.loc 14 101 24
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p10, %rd37, %rd5;
 	@%p10 bra $L54_oob1;
 	shl.b64 %rd38, %rd37, 2;
 	add.s64 %rd39, %rd4, %rd38;
 	ld.global.nc.f32 %f33, [%rd39];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L55_entry;
 $L54_oob1:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000002;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3D00000002;
 	mov.u64 %rd22, %rd37;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -15583,53 +16624,53 @@ $L55_entry:
 	mov.f32 %f34, %f33;
 	bra.uni $L56_ret_load;
 $L56_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p11, %f34, %f34;
 	@%p11 bra $L57_entry;
 	bra.uni $L52_if_done;
 $L57_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r34, 0xFF800000;
 	mov.b32 %f36, %r34;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f35, %f36;
 	bra.uni $L58_ret_negInf;
 $L58_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f32, %f35;
 	bra.uni $L59_entry;
 $L52_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f32, %f34;
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r36, %f32;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r37, %r36, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p12, %r37, 0;
 	@%p12 bra $L60_if_then;
 	bra.uni $L61_if_done;
 $L60_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r38, %r36;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r35, %r38;
 	bra.uni $L62_ret_orderKey;
 $L61_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r39, %r36, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r35, %r39;
 	bra.uni $L62_ret_orderKey;
 $L62_ret_orderKey:
-	.loc 13 101 40
+	.loc 14 101 40
 	setp.hs.u32 %p13, %r35, %r32;
 	@%p13 bra $L14_if_then;
 	bra.uni $L63_edge;
 $L14_if_then:
-	.loc 13 102 6
+	.loc 14 102 6
 	add.s32 %r41, %r33, 1;
 	mov.s32 %r40, %r41;
 	bra.uni $L15_if_done;
@@ -15637,13 +16678,13 @@ $L63_edge:
 	mov.s32 %r40, %r33;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 13 100 28
+	.loc 14 100 28
 	add.s64 %rd40, %rd36, %rd16;
 	mov.s32 %r33, %r40;
 	mov.s64 %rd36, %rd40;
 	bra.uni $L11_for_loop;
 $L13_for_done:
-	.loc 13 105 19
+	.loc 14 105 19
 	shfl.sync.bfly.b32 %r42, %r33, 16, 31, -1;
 	add.s32 %r43, %r33, %r42;
 	shfl.sync.bfly.b32 %r44, %r43, 8, 31, -1;
@@ -15690,9 +16731,9 @@ $L13_for_done:
 	shfl.sync.bfly.b32 %r74, %r73, 1, 31, -1;
 	add.s32 %r75, %r73, %r74;
 	bar.sync 0;
-	.loc 13 105 34
+	.loc 14 105 34
 	cvt.s32.s64 %r76, %rd7;
-	.loc 13 105 26
+	.loc 14 105 26
 	setp.ge.s32 %p16, %r75, %r76;
 	@%p16 bra $L16_if_then;
 	bra.uni $L64_edge;
@@ -15703,7 +16744,7 @@ $L64_edge:
 	mov.u32 %r77, %r28;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 13 97 28
+	.loc 14 97 28
 	sub.s64 %rd44, %rd34, 1;
 	mov.u32 %r28, %r77;
 	mov.s64 %rd34, %rd44;
@@ -15718,12 +16759,12 @@ $L47_edge:
 	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 13 111 10
+	.loc 14 111 10
 	setp.lt.f32 %p17, %f0, 0f3F800000;
 	@%p17 bra $L66_entry;
 	bra.uni $L65_edge;
 $L66_entry:
-	.loc 13 144 22
+	.loc 14 144 22
 	mov.u32 %r79, %tid.x;
 	cvt.s64.u32 %rd45, %r79;
 	mov.u32 %r80, %tid.y;
@@ -15734,27 +16775,27 @@ $L66_entry:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L67_for_loop;
 $L67_for_loop:
-	.loc 13 144 30
+	.loc 14 144 30
 	setp.lt.s64 %p18, %rd48, %rd6;
 	@%p18 bra $L68_for_body;
 	bra.uni $L69_for_done;
 $L68_for_body:
-	.loc 13 145 29
+	.loc 14 145 29
 	add.s64 %rd49, %rd12, %rd48;
-	.loc 13 145 18
+	.loc 14 145 18
 	bra.uni $L73_entry;
 $L73_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p19, %rd49, %rd5;
 	@%p19 bra $L77_oob2;
 	shl.b64 %rd50, %rd49, 2;
 	add.s64 %rd51, %rd4, %rd50;
 	ld.global.nc.f32 %f40, [%rd51];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L78_entry;
 $L77_oob2:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000003;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3D00000003;
 	mov.u64 %rd22, %rd49;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -15763,57 +16804,57 @@ $L78_entry:
 	mov.f32 %f41, %f40;
 	bra.uni $L79_ret_load;
 $L79_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p20, %f41, %f41;
 	@%p20 bra $L80_entry;
 	bra.uni $L75_if_done;
 $L80_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r82, 0xFF800000;
 	mov.b32 %f43, %r82;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f42, %f43;
 	bra.uni $L81_ret_negInf;
 $L81_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f39, %f42;
 	bra.uni $L82_entry;
 $L75_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f39, %f41;
 	bra.uni $L82_entry;
 $L82_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r84, %f39;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r85, %r84, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p21, %r85, 0;
 	@%p21 bra $L83_if_then;
 	bra.uni $L84_if_done;
 $L83_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r86, %r84;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r83, %r86;
 	bra.uni $L85_ret_orderKey;
 $L84_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r87, %r84, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r83, %r87;
 	bra.uni $L85_ret_orderKey;
 $L85_ret_orderKey:
-	.loc 13 145 46
+	.loc 14 145 46
 	setp.hs.u32 %p22, %r83, %r27;
 	@%p22 bra $L70_if_then;
 	bra.uni $L86_edge;
 $L70_if_then:
-	.loc 13 146 20
+	.loc 14 146 20
 	sub.rn.f32 %f45, %f39, %f31;
-	.loc 13 146 25
+	.loc 14 146 25
 	mul.rn.f32 %f46, %f45, %f1;
-	.loc 13 146 16
+	.loc 14 146 16
 	max.f32 %f47, %f46, 0fC2D00000;
 	min.f32 %f47, %f47, 0f42B20000;
 	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
@@ -15831,7 +16872,7 @@ $L70_if_then:
 	mul.rn.f32 %f51, %f51, %f55;
 	setp.nan.f32 %p23, %f46, %f46;
 	selp.f32 %f51, %f46, %f51, %p23;
-	.loc 13 146 4
+	.loc 14 146 4
 	add.rn.f32 %f56, %f38, %f51;
 	mov.f32 %f44, %f56;
 	bra.uni $L71_if_done;
@@ -15839,20 +16880,20 @@ $L86_edge:
 	mov.f32 %f44, %f38;
 	bra.uni $L71_if_done;
 $L71_if_done:
-	.loc 13 144 53
+	.loc 14 144 53
 	mov.u32 %r88, %ntid.x;
 	cvt.s64.u32 %rd52, %r88;
 	mov.u32 %r89, %ntid.y;
 	cvt.s64.u32 %rd53, %r89;
 	mov.u32 %r90, %ntid.z;
 	cvt.s64.u32 %rd54, %r90;
-	.loc 13 144 38
+	.loc 14 144 38
 	add.s64 %rd55, %rd48, %rd52;
 	mov.f32 %f38, %f44;
 	mov.s64 %rd48, %rd55;
 	bra.uni $L67_for_loop;
 $L69_for_done:
-	.loc 13 149 21
+	.loc 14 149 21
 	shfl.sync.bfly.b32 %f57, %f38, 16, 31, -1;
 	add.rn.f32 %f58, %f38, %f57;
 	shfl.sync.bfly.b32 %f59, %f58, 8, 31, -1;
@@ -15899,34 +16940,34 @@ $L69_for_done:
 	shfl.sync.bfly.b32 %f76, %f75, 1, 31, -1;
 	add.rn.f32 %f77, %f75, %f76;
 	bar.sync 0;
-	.loc 13 149 2
+	.loc 14 149 2
 	mov.f32 %f37, %f77;
 	bra.uni $L72_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L72_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	.loc 13 112 18
+	.loc 14 112 18
 	mul.rn.f32 %f78, %f0, %f37;
 	mov.u32 %r104, 0;
 	mov.s64 %rd59, 31;
 	bra.uni $L20_for_loop;
 $L20_for_loop:
-	.loc 13 114 22
+	.loc 14 114 22
 	setp.ge.s64 %p26, %rd59, 0;
 	@%p26 bra $L21_for_body;
 	bra.uni $L22_for_done;
 $L21_for_body:
-	.loc 13 115 25
+	.loc 14 115 25
 	min.u64 %rd60, %rd59, 32;
 	cvt.u32.u64 %r105, %rd60;
 	mov.u32 %r106, 1;
 	shl.b32 %r107, %r106, %r105;
-	.loc 13 115 14
+	.loc 14 115 14
 	or.b32 %r108, %r104, %r107;
-	.loc 13 116 40
+	.loc 14 116 40
 	max.u32 %r109, %r108, %r27;
-	.loc 13 116 15
+	.loc 14 116 15
 	bra.uni $L87_entry;
 $L87_entry:
-	.loc 13 144 22
+	.loc 14 144 22
 	mov.u32 %r110, %tid.x;
 	cvt.s64.u32 %rd61, %r110;
 	mov.u32 %r111, %tid.y;
@@ -15937,27 +16978,27 @@ $L87_entry:
 	mov.s64 %rd64, %rd61;
 	bra.uni $L88_for_loop;
 $L88_for_loop:
-	.loc 13 144 30
+	.loc 14 144 30
 	setp.lt.s64 %p27, %rd64, %rd6;
 	@%p27 bra $L89_for_body;
 	bra.uni $L90_for_done;
 $L89_for_body:
-	.loc 13 145 29
+	.loc 14 145 29
 	add.s64 %rd65, %rd12, %rd64;
-	.loc 13 145 18
+	.loc 14 145 18
 	bra.uni $L94_entry;
 $L94_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p28, %rd65, %rd5;
 	@%p28 bra $L98_oob3;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd4, %rd66;
 	ld.global.nc.f32 %f82, [%rd67];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L99_entry;
 $L98_oob3:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000004;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3D00000004;
 	mov.u64 %rd22, %rd65;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -15966,57 +17007,57 @@ $L99_entry:
 	mov.f32 %f83, %f82;
 	bra.uni $L100_ret_load;
 $L100_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p29, %f83, %f83;
 	@%p29 bra $L101_entry;
 	bra.uni $L96_if_done;
 $L101_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r113, 0xFF800000;
 	mov.b32 %f85, %r113;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f84, %f85;
 	bra.uni $L102_ret_negInf;
 $L102_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f81, %f84;
 	bra.uni $L103_entry;
 $L96_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f81, %f83;
 	bra.uni $L103_entry;
 $L103_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r115, %f81;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r116, %r115, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p30, %r116, 0;
 	@%p30 bra $L104_if_then;
 	bra.uni $L105_if_done;
 $L104_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r117, %r115;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r114, %r117;
 	bra.uni $L106_ret_orderKey;
 $L105_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r118, %r115, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r114, %r118;
 	bra.uni $L106_ret_orderKey;
 $L106_ret_orderKey:
-	.loc 13 145 46
+	.loc 14 145 46
 	setp.hs.u32 %p31, %r114, %r109;
 	@%p31 bra $L91_if_then;
 	bra.uni $L107_edge;
 $L91_if_then:
-	.loc 13 146 20
+	.loc 14 146 20
 	sub.rn.f32 %f87, %f81, %f31;
-	.loc 13 146 25
+	.loc 14 146 25
 	mul.rn.f32 %f88, %f87, %f1;
-	.loc 13 146 16
+	.loc 14 146 16
 	max.f32 %f89, %f88, 0fC2D00000;
 	min.f32 %f89, %f89, 0f42B20000;
 	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
@@ -16034,7 +17075,7 @@ $L91_if_then:
 	mul.rn.f32 %f93, %f93, %f97;
 	setp.nan.f32 %p32, %f88, %f88;
 	selp.f32 %f93, %f88, %f93, %p32;
-	.loc 13 146 4
+	.loc 14 146 4
 	add.rn.f32 %f98, %f80, %f93;
 	mov.f32 %f86, %f98;
 	bra.uni $L92_if_done;
@@ -16042,20 +17083,20 @@ $L107_edge:
 	mov.f32 %f86, %f80;
 	bra.uni $L92_if_done;
 $L92_if_done:
-	.loc 13 144 53
+	.loc 14 144 53
 	mov.u32 %r119, %ntid.x;
 	cvt.s64.u32 %rd68, %r119;
 	mov.u32 %r120, %ntid.y;
 	cvt.s64.u32 %rd69, %r120;
 	mov.u32 %r121, %ntid.z;
 	cvt.s64.u32 %rd70, %r121;
-	.loc 13 144 38
+	.loc 14 144 38
 	add.s64 %rd71, %rd64, %rd68;
 	mov.f32 %f80, %f86;
 	mov.s64 %rd64, %rd71;
 	bra.uni $L88_for_loop;
 $L90_for_done:
-	.loc 13 149 21
+	.loc 14 149 21
 	shfl.sync.bfly.b32 %f99, %f80, 16, 31, -1;
 	add.rn.f32 %f100, %f80, %f99;
 	shfl.sync.bfly.b32 %f101, %f100, 8, 31, -1;
@@ -16102,11 +17143,11 @@ $L90_for_done:
 	shfl.sync.bfly.b32 %f118, %f117, 1, 31, -1;
 	add.rn.f32 %f119, %f117, %f118;
 	bar.sync 0;
-	.loc 13 149 2
+	.loc 14 149 2
 	mov.f32 %f79, %f119;
 	bra.uni $L93_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L93_ret_keptMass_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d:
-	.loc 13 116 65
+	.loc 14 116 65
 	setp.ge.f32 %p35, %f79, %f78;
 	@%p35 bra $L23_if_then;
 	bra.uni $L108_edge;
@@ -16117,13 +17158,13 @@ $L108_edge:
 	mov.u32 %r135, %r104;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 13 114 28
+	.loc 14 114 28
 	sub.s64 %rd75, %rd59, 1;
 	mov.u32 %r104, %r135;
 	mov.s64 %rd59, %rd75;
 	bra.uni $L20_for_loop;
 $L22_for_done:
-	.loc 13 120 12
+	.loc 14 120 12
 	max.u32 %r136, %r27, %r104;
 	mov.u32 %r78, %r136;
 	bra.uni $L109_entry;
@@ -16131,10 +17172,10 @@ $L65_edge:
 	mov.u32 %r78, %r27;
 	bra.uni $L109_entry;
 $L109_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r137, 0xFF800000;
 	mov.b32 %f121, %r137;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f120, %f121;
 	bra.uni $L110_ret_negInf;
 $L110_ret_negInf:
@@ -16143,27 +17184,27 @@ $L110_ret_negInf:
 	mov.s64 %rd76, %rd13;
 	bra.uni $L25_for_loop;
 $L25_for_loop:
-	.loc 13 124 18
+	.loc 14 124 18
 	setp.lt.s64 %p36, %rd76, %rd6;
 	@%p36 bra $L26_for_body;
 	bra.uni $L149_entry;
 $L26_for_body:
-	.loc 13 125 26
+	.loc 14 125 26
 	add.s64 %rd77, %rd12, %rd76;
-	.loc 13 125 15
+	.loc 14 125 15
 	bra.uni $L111_entry;
 $L111_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p37, %rd77, %rd5;
 	@%p37 bra $L115_oob4;
 	shl.b64 %rd78, %rd77, 2;
 	add.s64 %rd79, %rd4, %rd78;
 	ld.global.nc.f32 %f124, [%rd79];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L116_entry;
 $L115_oob4:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3B00000005;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3D00000005;
 	mov.u64 %rd22, %rd77;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -16172,148 +17213,148 @@ $L116_entry:
 	mov.f32 %f125, %f124;
 	bra.uni $L117_ret_load;
 $L117_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p38, %f125, %f125;
 	@%p38 bra $L118_entry;
 	bra.uni $L113_if_done;
 $L118_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r139, 0xFF800000;
 	mov.b32 %f127, %r139;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f126, %f127;
 	bra.uni $L119_ret_negInf;
 $L119_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f123, %f126;
 	bra.uni $L120_entry;
 $L113_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f123, %f125;
 	bra.uni $L120_entry;
 $L120_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r141, %f123;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r142, %r141, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p39, %r142, 0;
 	@%p39 bra $L121_if_then;
 	bra.uni $L122_if_done;
 $L121_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r143, %r141;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r140, %r143;
 	bra.uni $L123_ret_orderKey;
 $L122_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r144, %r141, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r140, %r144;
 	bra.uni $L123_ret_orderKey;
 $L123_ret_orderKey:
-	.loc 13 126 18
+	.loc 14 126 18
 	setp.hs.u32 %p40, %r140, %r78;
 	@%p40 bra $L28_if_then;
 	bra.uni $L124_edge;
 $L28_if_then:
-	.loc 13 127 11
+	.loc 14 127 11
 	sub.rn.f32 %f129, %f123, %f31;
-	.loc 13 127 14
+	.loc 14 127 14
 	mul.rn.f32 %f130, %f129, %f1;
-	.loc 13 127 31
+	.loc 14 127 31
 	bra.uni $L127_entry;
 $L127_entry:
-	.loc 13 174 25
+	.loc 14 174 25
 	mov.u64 %rd80, %rd9;
-	.loc 13 174 30
+	.loc 14 174 30
 	shl.b64 %rd81, %rd80, 32;
-	.loc 13 174 48
+	.loc 14 174 48
 	cvt.u32.s64 %r146, %rd76;
-	.loc 13 174 41
+	.loc 14 174 41
 	cvt.u64.u32 %rd82, %r146;
-	.loc 13 174 34
+	.loc 14 174 34
 	or.b64 %rd83, %rd81, %rd82;
-	.loc 13 174 18
+	.loc 14 174 18
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 13 181 12
+	.loc 14 181 12
 	shr.u64 %rd85, %rd83, 30;
-	.loc 13 181 9
+	.loc 14 181 9
 	xor.b64 %rd86, %rd83, %rd85;
-	.loc 13 181 18
+	.loc 14 181 18
 	mul.lo.u64 %rd87, %rd86, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
+	.loc 14 182 12
 	shr.u64 %rd88, %rd87, 27;
-	.loc 13 182 9
+	.loc 14 182 9
 	xor.b64 %rd89, %rd87, %rd88;
-	.loc 13 182 18
+	.loc 14 182 18
 	mul.lo.u64 %rd90, %rd89, 0x94D049BB133111EB;
-	.loc 13 183 14
+	.loc 14 183 14
 	shr.u64 %rd91, %rd90, 31;
-	.loc 13 183 11
+	.loc 14 183 11
 	xor.b64 %rd92, %rd90, %rd91;
-	.loc 13 183 2
+	.loc 14 183 2
 	mov.u64 %rd84, %rd92;
 	bra.uni $L130_ret_mix64;
 $L130_ret_mix64:
-	.loc 13 174 54
+	.loc 14 174 54
 	xor.b64 %rd93, %rd84, %rd8;
-	.loc 13 174 12
+	.loc 14 174 12
 	bra.uni $L131_entry;
 $L131_entry:
-	.loc 13 181 12
+	.loc 14 181 12
 	shr.u64 %rd95, %rd93, 30;
-	.loc 13 181 9
+	.loc 14 181 9
 	xor.b64 %rd96, %rd93, %rd95;
-	.loc 13 181 18
+	.loc 14 181 18
 	mul.lo.u64 %rd97, %rd96, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
+	.loc 14 182 12
 	shr.u64 %rd98, %rd97, 27;
-	.loc 13 182 9
+	.loc 14 182 9
 	xor.b64 %rd99, %rd97, %rd98;
-	.loc 13 182 18
+	.loc 14 182 18
 	mul.lo.u64 %rd100, %rd99, 0x94D049BB133111EB;
-	.loc 13 183 14
+	.loc 14 183 14
 	shr.u64 %rd101, %rd100, 31;
-	.loc 13 183 11
+	.loc 14 183 11
 	xor.b64 %rd102, %rd100, %rd101;
-	.loc 13 183 2
+	.loc 14 183 2
 	mov.u64 %rd94, %rd102;
 	bra.uni $L132_ret_mix64;
 $L132_ret_mix64:
-	.loc 13 175 19
+	.loc 14 175 19
 	shr.u64 %rd103, %rd94, 40;
-	.loc 13 175 17
+	.loc 14 175 17
 	cvt.rn.f32.u64 %f133, %rd103;
-	.loc 13 175 25
+	.loc 14 175 25
 	add.rn.f32 %f134, %f133, 0f3F000000;
-	.loc 13 175 32
+	.loc 14 175 32
 	mul.rn.f32 %f135, %f134, 0f33800000;
-	.loc 13 175 2
+	.loc 14 175 2
 	mov.f32 %f132, %f135;
 	bra.uni $L128_ret_uniform;
 $L128_ret_uniform:
-	.loc 13 188 26
+	.loc 14 188 26
 	lg2.approx.f32 %f136, %f132;
 	mul.rn.f32 %f137, %f136, 0f3F317218;
-	.loc 13 188 18
+	.loc 14 188 18
 	neg.f32 %f138, %f137;
-	.loc 13 188 17
+	.loc 14 188 17
 	lg2.approx.f32 %f139, %f138;
 	mul.rn.f32 %f140, %f139, 0f3F317218;
-	.loc 13 188 9
+	.loc 14 188 9
 	neg.f32 %f141, %f140;
-	.loc 13 188 2
+	.loc 14 188 2
 	mov.f32 %f131, %f141;
 	bra.uni $L126_ret_gumbel;
 $L126_ret_gumbel:
-	.loc 13 127 23
+	.loc 14 127 23
 	add.rn.f32 %f142, %f130, %f131;
-	.loc 13 128 25
+	.loc 14 128 25
 	cvt.s32.s64 %r147, %rd76;
-	.loc 13 128 16
+	.loc 14 128 16
 	bra.uni $L133_entry;
 $L133_entry:
 	.loc 5 102 9
@@ -16378,7 +17419,7 @@ $L144_ret_argBetter:
 	@%p41 bra $L30_if_then;
 	bra.uni $L148_edge;
 $L30_if_then:
-	.loc 13 129 24
+	.loc 14 129 24
 	cvt.s32.s64 %r148, %rd76;
 	mov.f32 %f128, %f142;
 	mov.s32 %r145, %r148;
@@ -16392,18 +17433,18 @@ $L124_edge:
 	mov.s32 %r145, %r138;
 	bra.uni $L29_if_done;
 $L29_if_done:
-	.loc 13 124 26
+	.loc 14 124 26
 	add.s64 %rd104, %rd76, %rd16;
 	mov.f32 %f122, %f128;
 	mov.s32 %r138, %r145;
 	mov.s64 %rd76, %rd104;
 	bra.uni $L25_for_loop;
 $L149_entry:
-	.loc 11 17 27
+	.loc 12 17 27
 	mov.u64 %rd105, smem0;
-	.loc 11 18 25
+	.loc 12 18 25
 	mov.u64 %rd106, smem1;
-	.loc 11 19 19
+	.loc 12 19 19
 	bra.uni $L155_entry;
 $L155_entry:
 	mov.f32 %f145, %f122;
@@ -16411,18 +17452,18 @@ $L155_entry:
 	mov.s64 %rd107, 16;
 	bra.uni $L156_for_loop;
 $L156_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p52, %rd107, 0;
 	@%p52 bra $L157_for_body;
 	bra.uni $L158_for_done;
 $L157_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r152, %rd107;
 	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r153, %rd107;
 	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L162_entry;
 $L162_entry:
 	.loc 5 102 9
@@ -16495,29 +17536,29 @@ $L177_edge:
 	mov.s32 %r155, %r151;
 	bra.uni $L160_if_done;
 $L160_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd108, %rd107, 2;
 	mov.f32 %f145, %f147;
 	mov.s32 %r151, %r155;
 	mov.s64 %rd107, %rd108;
 	bra.uni $L156_for_loop;
 $L158_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f144, %f145;
 	mov.s32 %r150, %r151;
 	bra.uni $L161_ret_warpArgMax;
 $L161_ret_warpArgMax:
-	.loc 11 20 11
+	.loc 12 20 11
 	mov.u32 %r156, %laneid;
 	cvt.s64.u32 %rd109, %r156;
-	.loc 11 20 14
+	.loc 12 20 14
 	setp.eq.s64 %p64, %rd109, 0;
 	@%p64 bra $L150_if_then;
 	bra.uni $L151_if_done;
 $L150_if_then:
-	.loc 11 21 12
+	.loc 12 21 12
 	mov.u32 %r159, %tid.z;
 	mov.u32 %r160, %ntid.y;
 	mov.u32 %r161, %tid.y;
@@ -16527,7 +17568,7 @@ $L150_if_then:
 	mad.lo.u32 %r162, %r158, %r163, %r164;
 	shr.u32 %r157, %r162, 5;
 	cvt.s64.u32 %rd110, %r157;
-	.loc 11 21 26
+	.loc 12 21 26
 	mov.u32 %r167, %tid.z;
 	mov.u32 %r168, %ntid.y;
 	mov.u32 %r169, %tid.y;
@@ -16537,13 +17578,13 @@ $L150_if_then:
 	mad.lo.u32 %r170, %r166, %r171, %r172;
 	shr.u32 %r165, %r170, 5;
 	cvt.s64.u32 %rd111, %r165;
-	.loc 11 21 5
+	.loc 12 21 5
 	setp.hs.u64 %p65, %rd110, 32;
 	@%p65 bra $L178_oob5;
 	shl.b64 %rd112, %rd110, 2;
 	add.s64 %rd113, %rd105, %rd112;
 	st.shared.f32 [%rd113], %f144;
-	.loc 11 21 19
+	.loc 12 21 19
 	setp.hs.u64 %p66, %rd111, 32;
 	@%p66 bra $L179_oob6;
 	shl.b64 %rd114, %rd111, 2;
@@ -16551,62 +17592,62 @@ $L150_if_then:
 	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
 $L178_oob5:
-	.loc 11 21 5
-	mov.u64 %rd21, 0x3B00000006;
+	.loc 12 21 5
+	mov.u64 %rd21, 0x3D00000006;
 	mov.u64 %rd22, %rd110;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L179_oob6:
-	.loc 11 21 19
-	mov.u64 %rd21, 0x3B00000007;
+	.loc 12 21 19
+	mov.u64 %rd21, 0x3D00000007;
 	mov.u64 %rd22, %rd111;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L151_if_done:
-	.loc 11 23 12
+	.loc 12 23 12
 	bar.warp.sync -1;
-	.loc 11 24 8
+	.loc 12 24 8
 	bar.sync 0;
-	.loc 11 25 15
+	.loc 12 25 15
 	bra.uni $L180_entry;
 $L180_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r173, 0xFF800000;
 	mov.b32 %f149, %r173;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f148, %f149;
 	bra.uni $L181_ret_negInf;
 $L181_ret_negInf:
-	.loc 11 26 11
+	.loc 12 26 11
 	mov.u32 %r174, %laneid;
 	cvt.s64.u32 %rd116, %r174;
-	.loc 11 26 26
+	.loc 12 26 26
 	mov.u32 %r175, %ntid.x;
 	cvt.s64.u32 %rd117, %r175;
 	mov.u32 %r176, %ntid.y;
 	cvt.s64.u32 %rd118, %r176;
 	mov.u32 %r177, %ntid.z;
 	cvt.s64.u32 %rd119, %r177;
-	.loc 11 26 30
+	.loc 12 26 30
 	div.s64 %rd120, %rd117, 32;
-	.loc 11 26 14
+	.loc 12 26 14
 	setp.lt.s64 %p67, %rd116, %rd120;
 	@%p67 bra $L152_if_then;
 	bra.uni $L182_edge;
 $L152_if_then:
-	.loc 11 27 19
+	.loc 12 27 19
 	mov.u32 %r179, %laneid;
 	cvt.s64.u32 %rd121, %r179;
-	.loc 11 27 12
+	.loc 12 27 12
 	setp.hs.u64 %p68, %rd121, 32;
 	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd105, %rd122;
 	ld.shared.f32 %f151, [%rd123];
-	.loc 11 27 33
+	.loc 12 27 33
 	mov.u32 %r180, %laneid;
 	cvt.s64.u32 %rd124, %r180;
-	.loc 11 27 26
+	.loc 12 27 26
 	setp.hs.u64 %p69, %rd124, 32;
 	@%p69 bra $L184_oob8;
 	shl.b64 %rd125, %rd124, 2;
@@ -16616,14 +17657,14 @@ $L152_if_then:
 	mov.s32 %r178, %r181;
 	bra.uni $L185_entry;
 $L183_oob7:
-	.loc 11 27 12
-	mov.u64 %rd21, 0x3B00000008;
+	.loc 12 27 12
+	mov.u64 %rd21, 0x3D00000008;
 	mov.u64 %rd22, %rd121;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L184_oob8:
-	.loc 11 27 26
-	mov.u64 %rd21, 0x3B00000009;
+	.loc 12 27 26
+	mov.u64 %rd21, 0x3D00000009;
 	mov.u64 %rd22, %rd124;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -16637,18 +17678,18 @@ $L185_entry:
 	mov.s64 %rd127, 16;
 	bra.uni $L186_for_loop;
 $L186_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p70, %rd127, 0;
 	@%p70 bra $L187_for_body;
 	bra.uni $L188_for_done;
 $L187_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r184, %rd127;
 	shfl.sync.bfly.b32 %f154, %f153, %r184, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r185, %rd127;
 	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L192_entry;
 $L192_entry:
 	.loc 5 102 9
@@ -16721,33 +17762,33 @@ $L207_edge:
 	mov.s32 %r187, %r183;
 	bra.uni $L190_if_done;
 $L190_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd128, %rd127, 2;
 	mov.f32 %f153, %f155;
 	mov.s32 %r183, %r187;
 	mov.s64 %rd127, %rd128;
 	bra.uni $L186_for_loop;
 $L188_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f152, %f153;
 	mov.s32 %r182, %r183;
 	bra.uni $L191_ret_warpArgMax;
 $L191_ret_warpArgMax:
-	.loc 11 30 8
+	.loc 12 30 8
 	bar.sync 0;
-	.loc 11 31 2
+	.loc 12 31 2
 	mov.f32 %f143, %f152;
 	mov.s32 %r149, %r182;
 	bra.uni $L154_ret_blockArgMax;
 $L154_ret_blockArgMax:
-	.loc 13 134 9
+	.loc 14 134 9
 	setp.eq.s64 %p82, %rd13, 0;
 	@%p82 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L31_if_then:
-	.loc 13 135 6
+	.loc 14 135 6
 	setp.hs.u64 %p83, %rd9, %rd2;
 	@%p83 bra $L208_oob9;
 	shl.b64 %rd129, %rd9, 2;
@@ -16755,7 +17796,7 @@ $L31_if_then:
 	st.global.s32 [%rd130], %r149;
 	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L208_oob9:
-	mov.u64 %rd21, 0x3B0000000A;
+	mov.u64 %rd21, 0x3D0000000A;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -16801,7 +17842,7 @@ $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 13 73 6
+	.loc 14 73 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -16815,36 +17856,36 @@ $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern
 	ld.param.u64 %rd8, [seed];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 13 85 19
+	.loc 14 85 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd9, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd10, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd11, %r2;
-	.loc 13 86 14
+	.loc 14 86 14
 	mul.lo.s64 %rd12, %rd9, %rd6;
-	.loc 13 87 24
+	.loc 14 87 24
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd13, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd14, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd15, %r5;
-	.loc 13 87 40
+	.loc 14 87 40
 	mov.u32 %r6, %ntid.x;
 	cvt.s64.u32 %rd16, %r6;
 	mov.u32 %r7, %ntid.y;
 	cvt.s64.u32 %rd17, %r7;
 	mov.u32 %r8, %ntid.z;
 	cvt.s64.u32 %rd18, %r8;
-	.loc 13 89 13
+	.loc 14 89 13
 	bra.uni $L34_entry;
 $L34_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -16852,27 +17893,27 @@ $L35_ret_negInf:
 	mov.s64 %rd19, %rd13;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 13 90 18
+	.loc 14 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 13 91 36
+	.loc 14 91 36
 	add.s64 %rd20, %rd12, %rd19;
-	.loc 13 91 25
+	.loc 14 91 25
 	bra.uni $L36_entry;
 $L36_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p1, %rd20, %rd5;
 	@%p1 bra $L42_oob0;
 	shl.b64 %rd28, %rd20, 1;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.u16 %rs0, [%rd29];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L43_entry;
 $L42_oob0:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000001;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3E00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -16883,35 +17924,35 @@ $L43_entry:
 	mov.f32 %f6, %f7;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p3, %f6, %f6;
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f9, %r13;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f5, %f8;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L38_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f5, %f6;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	.loc 13 91 14
+	.loc 14 91 14
 	max.f32 %f10, %f4, %f5;
-	.loc 13 90 26
+	.loc 14 90 26
 	add.s64 %rd30, %rd19, %rd16;
 	mov.f32 %f4, %f10;
 	mov.s64 %rd19, %rd30;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 13 93 18
+	.loc 14 93 18
 	shfl.sync.bfly.b32 %f11, %f4, 16, 31, -1;
 	max.NaN.f32 %f12, %f4, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -16958,12 +17999,12 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
 	max.NaN.f32 %f31, %f29, %f30;
 	bar.sync 0;
-	.loc 13 96 10
+	.loc 14 96 10
 	setp.gt.s64 %p6, %rd7, 0;
 	@%p6 bra $L8_cond_true;
 	bra.uni $L47_edge;
 $L8_cond_true:
-	.loc 13 96 22
+	.loc 14 96 22
 	setp.lt.s64 %p7, %rd7, %rd6;
 	@%p7 bra $L6_if_then;
 	bra.uni $L48_edge;
@@ -16972,43 +18013,43 @@ $L6_if_then:
 	mov.s64 %rd34, 31;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 13 97 22
+	.loc 14 97 22
 	setp.ge.s64 %p8, %rd34, 0;
 	@%p8 bra $L10_for_body;
 	bra.uni $L49_edge;
 $L10_for_body:
-	.loc 13 98 27
+	.loc 14 98 27
 	min.u64 %rd35, %rd34, 32;
 	cvt.u32.u64 %r29, %rd35;
 	mov.u32 %r30, 1;
 	shl.b32 %r31, %r30, %r29;
-	.loc 13 98 16
+	.loc 14 98 16
 	or.b32 %r32, %r28, %r31;
 	mov.s32 %r33, 0;
 	mov.s64 %rd36, %rd13;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 13 100 20
+	.loc 14 100 20
 	setp.lt.s64 %p9, %rd36, %rd6;
 	@%p9 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 13 101 35
+	.loc 14 101 35
 	add.s64 %rd37, %rd12, %rd36;
-	.loc 13 101 24
+	.loc 14 101 24
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p10, %rd37, %rd5;
 	@%p10 bra $L54_oob1;
 	shl.b64 %rd38, %rd37, 1;
 	add.s64 %rd39, %rd4, %rd38;
 	ld.global.nc.u16 %rs1, [%rd39];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L55_entry;
 $L54_oob1:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000002;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3E00000002;
 	mov.u64 %rd22, %rd37;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -17019,53 +18060,53 @@ $L55_entry:
 	mov.f32 %f33, %f34;
 	bra.uni $L56_ret_load;
 $L56_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p11, %f33, %f33;
 	@%p11 bra $L57_entry;
 	bra.uni $L52_if_done;
 $L57_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r34, 0xFF800000;
 	mov.b32 %f36, %r34;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f35, %f36;
 	bra.uni $L58_ret_negInf;
 $L58_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f32, %f35;
 	bra.uni $L59_entry;
 $L52_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f32, %f33;
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r36, %f32;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r37, %r36, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p12, %r37, 0;
 	@%p12 bra $L60_if_then;
 	bra.uni $L61_if_done;
 $L60_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r38, %r36;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r35, %r38;
 	bra.uni $L62_ret_orderKey;
 $L61_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r39, %r36, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r35, %r39;
 	bra.uni $L62_ret_orderKey;
 $L62_ret_orderKey:
-	.loc 13 101 40
+	.loc 14 101 40
 	setp.hs.u32 %p13, %r35, %r32;
 	@%p13 bra $L14_if_then;
 	bra.uni $L63_edge;
 $L14_if_then:
-	.loc 13 102 6
+	.loc 14 102 6
 	add.s32 %r41, %r33, 1;
 	mov.s32 %r40, %r41;
 	bra.uni $L15_if_done;
@@ -17073,13 +18114,13 @@ $L63_edge:
 	mov.s32 %r40, %r33;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 13 100 28
+	.loc 14 100 28
 	add.s64 %rd40, %rd36, %rd16;
 	mov.s32 %r33, %r40;
 	mov.s64 %rd36, %rd40;
 	bra.uni $L11_for_loop;
 $L13_for_done:
-	.loc 13 105 19
+	.loc 14 105 19
 	shfl.sync.bfly.b32 %r42, %r33, 16, 31, -1;
 	add.s32 %r43, %r33, %r42;
 	shfl.sync.bfly.b32 %r44, %r43, 8, 31, -1;
@@ -17126,9 +18167,9 @@ $L13_for_done:
 	shfl.sync.bfly.b32 %r74, %r73, 1, 31, -1;
 	add.s32 %r75, %r73, %r74;
 	bar.sync 0;
-	.loc 13 105 34
+	.loc 14 105 34
 	cvt.s32.s64 %r76, %rd7;
-	.loc 13 105 26
+	.loc 14 105 26
 	setp.ge.s32 %p16, %r75, %r76;
 	@%p16 bra $L16_if_then;
 	bra.uni $L64_edge;
@@ -17139,7 +18180,7 @@ $L64_edge:
 	mov.u32 %r77, %r28;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 13 97 28
+	.loc 14 97 28
 	sub.s64 %rd44, %rd34, 1;
 	mov.u32 %r28, %r77;
 	mov.s64 %rd34, %rd44;
@@ -17154,12 +18195,12 @@ $L47_edge:
 	mov.u32 %r27, 0;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 13 111 10
+	.loc 14 111 10
 	setp.lt.f32 %p17, %f0, 0f3F800000;
 	@%p17 bra $L66_entry;
 	bra.uni $L65_edge;
 $L66_entry:
-	.loc 13 144 22
+	.loc 14 144 22
 	mov.u32 %r79, %tid.x;
 	cvt.s64.u32 %rd45, %r79;
 	mov.u32 %r80, %tid.y;
@@ -17170,27 +18211,27 @@ $L66_entry:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L67_for_loop;
 $L67_for_loop:
-	.loc 13 144 30
+	.loc 14 144 30
 	setp.lt.s64 %p18, %rd48, %rd6;
 	@%p18 bra $L68_for_body;
 	bra.uni $L69_for_done;
 $L68_for_body:
-	.loc 13 145 29
+	.loc 14 145 29
 	add.s64 %rd49, %rd12, %rd48;
-	.loc 13 145 18
+	.loc 14 145 18
 	bra.uni $L73_entry;
 $L73_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p19, %rd49, %rd5;
 	@%p19 bra $L77_oob2;
 	shl.b64 %rd50, %rd49, 1;
 	add.s64 %rd51, %rd4, %rd50;
 	ld.global.nc.u16 %rs2, [%rd51];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L78_entry;
 $L77_oob2:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000003;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3E00000003;
 	mov.u64 %rd22, %rd49;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -17201,57 +18242,57 @@ $L78_entry:
 	mov.f32 %f40, %f41;
 	bra.uni $L79_ret_load;
 $L79_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p20, %f40, %f40;
 	@%p20 bra $L80_entry;
 	bra.uni $L75_if_done;
 $L80_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r82, 0xFF800000;
 	mov.b32 %f43, %r82;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f42, %f43;
 	bra.uni $L81_ret_negInf;
 $L81_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f39, %f42;
 	bra.uni $L82_entry;
 $L75_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f39, %f40;
 	bra.uni $L82_entry;
 $L82_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r84, %f39;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r85, %r84, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p21, %r85, 0;
 	@%p21 bra $L83_if_then;
 	bra.uni $L84_if_done;
 $L83_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r86, %r84;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r83, %r86;
 	bra.uni $L85_ret_orderKey;
 $L84_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r87, %r84, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r83, %r87;
 	bra.uni $L85_ret_orderKey;
 $L85_ret_orderKey:
-	.loc 13 145 46
+	.loc 14 145 46
 	setp.hs.u32 %p22, %r83, %r27;
 	@%p22 bra $L70_if_then;
 	bra.uni $L86_edge;
 $L70_if_then:
-	.loc 13 146 20
+	.loc 14 146 20
 	sub.rn.f32 %f45, %f39, %f31;
-	.loc 13 146 25
+	.loc 14 146 25
 	mul.rn.f32 %f46, %f45, %f1;
-	.loc 13 146 16
+	.loc 14 146 16
 	max.f32 %f47, %f46, 0fC2D00000;
 	min.f32 %f47, %f47, 0f42B20000;
 	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
@@ -17269,7 +18310,7 @@ $L70_if_then:
 	mul.rn.f32 %f51, %f51, %f55;
 	setp.nan.f32 %p23, %f46, %f46;
 	selp.f32 %f51, %f46, %f51, %p23;
-	.loc 13 146 4
+	.loc 14 146 4
 	add.rn.f32 %f56, %f38, %f51;
 	mov.f32 %f44, %f56;
 	bra.uni $L71_if_done;
@@ -17277,20 +18318,20 @@ $L86_edge:
 	mov.f32 %f44, %f38;
 	bra.uni $L71_if_done;
 $L71_if_done:
-	.loc 13 144 53
+	.loc 14 144 53
 	mov.u32 %r88, %ntid.x;
 	cvt.s64.u32 %rd52, %r88;
 	mov.u32 %r89, %ntid.y;
 	cvt.s64.u32 %rd53, %r89;
 	mov.u32 %r90, %ntid.z;
 	cvt.s64.u32 %rd54, %r90;
-	.loc 13 144 38
+	.loc 14 144 38
 	add.s64 %rd55, %rd48, %rd52;
 	mov.f32 %f38, %f44;
 	mov.s64 %rd48, %rd55;
 	bra.uni $L67_for_loop;
 $L69_for_done:
-	.loc 13 149 21
+	.loc 14 149 21
 	shfl.sync.bfly.b32 %f57, %f38, 16, 31, -1;
 	add.rn.f32 %f58, %f38, %f57;
 	shfl.sync.bfly.b32 %f59, %f58, 8, 31, -1;
@@ -17337,34 +18378,34 @@ $L69_for_done:
 	shfl.sync.bfly.b32 %f76, %f75, 1, 31, -1;
 	add.rn.f32 %f77, %f75, %f76;
 	bar.sync 0;
-	.loc 13 149 2
+	.loc 14 149 2
 	mov.f32 %f37, %f77;
 	bra.uni $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	.loc 13 112 18
+	.loc 14 112 18
 	mul.rn.f32 %f78, %f0, %f37;
 	mov.u32 %r104, 0;
 	mov.s64 %rd59, 31;
 	bra.uni $L20_for_loop;
 $L20_for_loop:
-	.loc 13 114 22
+	.loc 14 114 22
 	setp.ge.s64 %p26, %rd59, 0;
 	@%p26 bra $L21_for_body;
 	bra.uni $L22_for_done;
 $L21_for_body:
-	.loc 13 115 25
+	.loc 14 115 25
 	min.u64 %rd60, %rd59, 32;
 	cvt.u32.u64 %r105, %rd60;
 	mov.u32 %r106, 1;
 	shl.b32 %r107, %r106, %r105;
-	.loc 13 115 14
+	.loc 14 115 14
 	or.b32 %r108, %r104, %r107;
-	.loc 13 116 40
+	.loc 14 116 40
 	max.u32 %r109, %r108, %r27;
-	.loc 13 116 15
+	.loc 14 116 15
 	bra.uni $L87_entry;
 $L87_entry:
-	.loc 13 144 22
+	.loc 14 144 22
 	mov.u32 %r110, %tid.x;
 	cvt.s64.u32 %rd61, %r110;
 	mov.u32 %r111, %tid.y;
@@ -17375,27 +18416,27 @@ $L87_entry:
 	mov.s64 %rd64, %rd61;
 	bra.uni $L88_for_loop;
 $L88_for_loop:
-	.loc 13 144 30
+	.loc 14 144 30
 	setp.lt.s64 %p27, %rd64, %rd6;
 	@%p27 bra $L89_for_body;
 	bra.uni $L90_for_done;
 $L89_for_body:
-	.loc 13 145 29
+	.loc 14 145 29
 	add.s64 %rd65, %rd12, %rd64;
-	.loc 13 145 18
+	.loc 14 145 18
 	bra.uni $L94_entry;
 $L94_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p28, %rd65, %rd5;
 	@%p28 bra $L98_oob3;
 	shl.b64 %rd66, %rd65, 1;
 	add.s64 %rd67, %rd4, %rd66;
 	ld.global.nc.u16 %rs3, [%rd67];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L99_entry;
 $L98_oob3:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000004;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3E00000004;
 	mov.u64 %rd22, %rd65;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -17406,57 +18447,57 @@ $L99_entry:
 	mov.f32 %f82, %f83;
 	bra.uni $L100_ret_load;
 $L100_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p29, %f82, %f82;
 	@%p29 bra $L101_entry;
 	bra.uni $L96_if_done;
 $L101_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r113, 0xFF800000;
 	mov.b32 %f85, %r113;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f84, %f85;
 	bra.uni $L102_ret_negInf;
 $L102_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f81, %f84;
 	bra.uni $L103_entry;
 $L96_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f81, %f82;
 	bra.uni $L103_entry;
 $L103_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r115, %f81;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r116, %r115, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p30, %r116, 0;
 	@%p30 bra $L104_if_then;
 	bra.uni $L105_if_done;
 $L104_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r117, %r115;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r114, %r117;
 	bra.uni $L106_ret_orderKey;
 $L105_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r118, %r115, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r114, %r118;
 	bra.uni $L106_ret_orderKey;
 $L106_ret_orderKey:
-	.loc 13 145 46
+	.loc 14 145 46
 	setp.hs.u32 %p31, %r114, %r109;
 	@%p31 bra $L91_if_then;
 	bra.uni $L107_edge;
 $L91_if_then:
-	.loc 13 146 20
+	.loc 14 146 20
 	sub.rn.f32 %f87, %f81, %f31;
-	.loc 13 146 25
+	.loc 14 146 25
 	mul.rn.f32 %f88, %f87, %f1;
-	.loc 13 146 16
+	.loc 14 146 16
 	max.f32 %f89, %f88, 0fC2D00000;
 	min.f32 %f89, %f89, 0f42B20000;
 	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
@@ -17474,7 +18515,7 @@ $L91_if_then:
 	mul.rn.f32 %f93, %f93, %f97;
 	setp.nan.f32 %p32, %f88, %f88;
 	selp.f32 %f93, %f88, %f93, %p32;
-	.loc 13 146 4
+	.loc 14 146 4
 	add.rn.f32 %f98, %f80, %f93;
 	mov.f32 %f86, %f98;
 	bra.uni $L92_if_done;
@@ -17482,20 +18523,20 @@ $L107_edge:
 	mov.f32 %f86, %f80;
 	bra.uni $L92_if_done;
 $L92_if_done:
-	.loc 13 144 53
+	.loc 14 144 53
 	mov.u32 %r119, %ntid.x;
 	cvt.s64.u32 %rd68, %r119;
 	mov.u32 %r120, %ntid.y;
 	cvt.s64.u32 %rd69, %r120;
 	mov.u32 %r121, %ntid.z;
 	cvt.s64.u32 %rd70, %r121;
-	.loc 13 144 38
+	.loc 14 144 38
 	add.s64 %rd71, %rd64, %rd68;
 	mov.f32 %f80, %f86;
 	mov.s64 %rd64, %rd71;
 	bra.uni $L88_for_loop;
 $L90_for_done:
-	.loc 13 149 21
+	.loc 14 149 21
 	shfl.sync.bfly.b32 %f99, %f80, 16, 31, -1;
 	add.rn.f32 %f100, %f80, %f99;
 	shfl.sync.bfly.b32 %f101, %f100, 8, 31, -1;
@@ -17542,11 +18583,11 @@ $L90_for_done:
 	shfl.sync.bfly.b32 %f118, %f117, 1, 31, -1;
 	add.rn.f32 %f119, %f117, %f118;
 	bar.sync 0;
-	.loc 13 149 2
+	.loc 14 149 2
 	mov.f32 %f79, %f119;
 	bra.uni $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d:
-	.loc 13 116 65
+	.loc 14 116 65
 	setp.ge.f32 %p35, %f79, %f78;
 	@%p35 bra $L23_if_then;
 	bra.uni $L108_edge;
@@ -17557,13 +18598,13 @@ $L108_edge:
 	mov.u32 %r135, %r104;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 13 114 28
+	.loc 14 114 28
 	sub.s64 %rd75, %rd59, 1;
 	mov.u32 %r104, %r135;
 	mov.s64 %rd59, %rd75;
 	bra.uni $L20_for_loop;
 $L22_for_done:
-	.loc 13 120 12
+	.loc 14 120 12
 	max.u32 %r136, %r27, %r104;
 	mov.u32 %r78, %r136;
 	bra.uni $L109_entry;
@@ -17571,10 +18612,10 @@ $L65_edge:
 	mov.u32 %r78, %r27;
 	bra.uni $L109_entry;
 $L109_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r137, 0xFF800000;
 	mov.b32 %f121, %r137;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f120, %f121;
 	bra.uni $L110_ret_negInf;
 $L110_ret_negInf:
@@ -17583,27 +18624,27 @@ $L110_ret_negInf:
 	mov.s64 %rd76, %rd13;
 	bra.uni $L25_for_loop;
 $L25_for_loop:
-	.loc 13 124 18
+	.loc 14 124 18
 	setp.lt.s64 %p36, %rd76, %rd6;
 	@%p36 bra $L26_for_body;
 	bra.uni $L149_entry;
 $L26_for_body:
-	.loc 13 125 26
+	.loc 14 125 26
 	add.s64 %rd77, %rd12, %rd76;
-	.loc 13 125 15
+	.loc 14 125 15
 	bra.uni $L111_entry;
 $L111_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p37, %rd77, %rd5;
 	@%p37 bra $L115_oob4;
 	shl.b64 %rd78, %rd77, 1;
 	add.s64 %rd79, %rd4, %rd78;
 	ld.global.nc.u16 %rs4, [%rd79];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L116_entry;
 $L115_oob4:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3C00000005;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3E00000005;
 	mov.u64 %rd22, %rd77;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -17614,148 +18655,148 @@ $L116_entry:
 	mov.f32 %f124, %f125;
 	bra.uni $L117_ret_load;
 $L117_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p38, %f124, %f124;
 	@%p38 bra $L118_entry;
 	bra.uni $L113_if_done;
 $L118_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r139, 0xFF800000;
 	mov.b32 %f127, %r139;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f126, %f127;
 	bra.uni $L119_ret_negInf;
 $L119_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f123, %f126;
 	bra.uni $L120_entry;
 $L113_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f123, %f124;
 	bra.uni $L120_entry;
 $L120_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r141, %f123;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r142, %r141, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p39, %r142, 0;
 	@%p39 bra $L121_if_then;
 	bra.uni $L122_if_done;
 $L121_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r143, %r141;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r140, %r143;
 	bra.uni $L123_ret_orderKey;
 $L122_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r144, %r141, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r140, %r144;
 	bra.uni $L123_ret_orderKey;
 $L123_ret_orderKey:
-	.loc 13 126 18
+	.loc 14 126 18
 	setp.hs.u32 %p40, %r140, %r78;
 	@%p40 bra $L28_if_then;
 	bra.uni $L124_edge;
 $L28_if_then:
-	.loc 13 127 11
+	.loc 14 127 11
 	sub.rn.f32 %f129, %f123, %f31;
-	.loc 13 127 14
+	.loc 14 127 14
 	mul.rn.f32 %f130, %f129, %f1;
-	.loc 13 127 31
+	.loc 14 127 31
 	bra.uni $L127_entry;
 $L127_entry:
-	.loc 13 174 25
+	.loc 14 174 25
 	mov.u64 %rd80, %rd9;
-	.loc 13 174 30
+	.loc 14 174 30
 	shl.b64 %rd81, %rd80, 32;
-	.loc 13 174 48
+	.loc 14 174 48
 	cvt.u32.s64 %r146, %rd76;
-	.loc 13 174 41
+	.loc 14 174 41
 	cvt.u64.u32 %rd82, %r146;
-	.loc 13 174 34
+	.loc 14 174 34
 	or.b64 %rd83, %rd81, %rd82;
-	.loc 13 174 18
+	.loc 14 174 18
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 13 181 12
+	.loc 14 181 12
 	shr.u64 %rd85, %rd83, 30;
-	.loc 13 181 9
+	.loc 14 181 9
 	xor.b64 %rd86, %rd83, %rd85;
-	.loc 13 181 18
+	.loc 14 181 18
 	mul.lo.u64 %rd87, %rd86, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
+	.loc 14 182 12
 	shr.u64 %rd88, %rd87, 27;
-	.loc 13 182 9
+	.loc 14 182 9
 	xor.b64 %rd89, %rd87, %rd88;
-	.loc 13 182 18
+	.loc 14 182 18
 	mul.lo.u64 %rd90, %rd89, 0x94D049BB133111EB;
-	.loc 13 183 14
+	.loc 14 183 14
 	shr.u64 %rd91, %rd90, 31;
-	.loc 13 183 11
+	.loc 14 183 11
 	xor.b64 %rd92, %rd90, %rd91;
-	.loc 13 183 2
+	.loc 14 183 2
 	mov.u64 %rd84, %rd92;
 	bra.uni $L130_ret_mix64;
 $L130_ret_mix64:
-	.loc 13 174 54
+	.loc 14 174 54
 	xor.b64 %rd93, %rd84, %rd8;
-	.loc 13 174 12
+	.loc 14 174 12
 	bra.uni $L131_entry;
 $L131_entry:
-	.loc 13 181 12
+	.loc 14 181 12
 	shr.u64 %rd95, %rd93, 30;
-	.loc 13 181 9
+	.loc 14 181 9
 	xor.b64 %rd96, %rd93, %rd95;
-	.loc 13 181 18
+	.loc 14 181 18
 	mul.lo.u64 %rd97, %rd96, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
+	.loc 14 182 12
 	shr.u64 %rd98, %rd97, 27;
-	.loc 13 182 9
+	.loc 14 182 9
 	xor.b64 %rd99, %rd97, %rd98;
-	.loc 13 182 18
+	.loc 14 182 18
 	mul.lo.u64 %rd100, %rd99, 0x94D049BB133111EB;
-	.loc 13 183 14
+	.loc 14 183 14
 	shr.u64 %rd101, %rd100, 31;
-	.loc 13 183 11
+	.loc 14 183 11
 	xor.b64 %rd102, %rd100, %rd101;
-	.loc 13 183 2
+	.loc 14 183 2
 	mov.u64 %rd94, %rd102;
 	bra.uni $L132_ret_mix64;
 $L132_ret_mix64:
-	.loc 13 175 19
+	.loc 14 175 19
 	shr.u64 %rd103, %rd94, 40;
-	.loc 13 175 17
+	.loc 14 175 17
 	cvt.rn.f32.u64 %f133, %rd103;
-	.loc 13 175 25
+	.loc 14 175 25
 	add.rn.f32 %f134, %f133, 0f3F000000;
-	.loc 13 175 32
+	.loc 14 175 32
 	mul.rn.f32 %f135, %f134, 0f33800000;
-	.loc 13 175 2
+	.loc 14 175 2
 	mov.f32 %f132, %f135;
 	bra.uni $L128_ret_uniform;
 $L128_ret_uniform:
-	.loc 13 188 26
+	.loc 14 188 26
 	lg2.approx.f32 %f136, %f132;
 	mul.rn.f32 %f137, %f136, 0f3F317218;
-	.loc 13 188 18
+	.loc 14 188 18
 	neg.f32 %f138, %f137;
-	.loc 13 188 17
+	.loc 14 188 17
 	lg2.approx.f32 %f139, %f138;
 	mul.rn.f32 %f140, %f139, 0f3F317218;
-	.loc 13 188 9
+	.loc 14 188 9
 	neg.f32 %f141, %f140;
-	.loc 13 188 2
+	.loc 14 188 2
 	mov.f32 %f131, %f141;
 	bra.uni $L126_ret_gumbel;
 $L126_ret_gumbel:
-	.loc 13 127 23
+	.loc 14 127 23
 	add.rn.f32 %f142, %f130, %f131;
-	.loc 13 128 25
+	.loc 14 128 25
 	cvt.s32.s64 %r147, %rd76;
-	.loc 13 128 16
+	.loc 14 128 16
 	bra.uni $L133_entry;
 $L133_entry:
 	.loc 5 102 9
@@ -17820,7 +18861,7 @@ $L144_ret_argBetter:
 	@%p41 bra $L30_if_then;
 	bra.uni $L148_edge;
 $L30_if_then:
-	.loc 13 129 24
+	.loc 14 129 24
 	cvt.s32.s64 %r148, %rd76;
 	mov.f32 %f128, %f142;
 	mov.s32 %r145, %r148;
@@ -17834,18 +18875,18 @@ $L124_edge:
 	mov.s32 %r145, %r138;
 	bra.uni $L29_if_done;
 $L29_if_done:
-	.loc 13 124 26
+	.loc 14 124 26
 	add.s64 %rd104, %rd76, %rd16;
 	mov.f32 %f122, %f128;
 	mov.s32 %r138, %r145;
 	mov.s64 %rd76, %rd104;
 	bra.uni $L25_for_loop;
 $L149_entry:
-	.loc 11 17 27
+	.loc 12 17 27
 	mov.u64 %rd105, smem0;
-	.loc 11 18 25
+	.loc 12 18 25
 	mov.u64 %rd106, smem1;
-	.loc 11 19 19
+	.loc 12 19 19
 	bra.uni $L155_entry;
 $L155_entry:
 	mov.f32 %f145, %f122;
@@ -17853,18 +18894,18 @@ $L155_entry:
 	mov.s64 %rd107, 16;
 	bra.uni $L156_for_loop;
 $L156_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p52, %rd107, 0;
 	@%p52 bra $L157_for_body;
 	bra.uni $L158_for_done;
 $L157_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r152, %rd107;
 	shfl.sync.bfly.b32 %f146, %f145, %r152, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r153, %rd107;
 	shfl.sync.bfly.b32 %r154, %r151, %r153, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L162_entry;
 $L162_entry:
 	.loc 5 102 9
@@ -17937,29 +18978,29 @@ $L177_edge:
 	mov.s32 %r155, %r151;
 	bra.uni $L160_if_done;
 $L160_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd108, %rd107, 2;
 	mov.f32 %f145, %f147;
 	mov.s32 %r151, %r155;
 	mov.s64 %rd107, %rd108;
 	bra.uni $L156_for_loop;
 $L158_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f144, %f145;
 	mov.s32 %r150, %r151;
 	bra.uni $L161_ret_warpArgMax;
 $L161_ret_warpArgMax:
-	.loc 11 20 11
+	.loc 12 20 11
 	mov.u32 %r156, %laneid;
 	cvt.s64.u32 %rd109, %r156;
-	.loc 11 20 14
+	.loc 12 20 14
 	setp.eq.s64 %p64, %rd109, 0;
 	@%p64 bra $L150_if_then;
 	bra.uni $L151_if_done;
 $L150_if_then:
-	.loc 11 21 12
+	.loc 12 21 12
 	mov.u32 %r159, %tid.z;
 	mov.u32 %r160, %ntid.y;
 	mov.u32 %r161, %tid.y;
@@ -17969,7 +19010,7 @@ $L150_if_then:
 	mad.lo.u32 %r162, %r158, %r163, %r164;
 	shr.u32 %r157, %r162, 5;
 	cvt.s64.u32 %rd110, %r157;
-	.loc 11 21 26
+	.loc 12 21 26
 	mov.u32 %r167, %tid.z;
 	mov.u32 %r168, %ntid.y;
 	mov.u32 %r169, %tid.y;
@@ -17979,13 +19020,13 @@ $L150_if_then:
 	mad.lo.u32 %r170, %r166, %r171, %r172;
 	shr.u32 %r165, %r170, 5;
 	cvt.s64.u32 %rd111, %r165;
-	.loc 11 21 5
+	.loc 12 21 5
 	setp.hs.u64 %p65, %rd110, 32;
 	@%p65 bra $L178_oob5;
 	shl.b64 %rd112, %rd110, 2;
 	add.s64 %rd113, %rd105, %rd112;
 	st.shared.f32 [%rd113], %f144;
-	.loc 11 21 19
+	.loc 12 21 19
 	setp.hs.u64 %p66, %rd111, 32;
 	@%p66 bra $L179_oob6;
 	shl.b64 %rd114, %rd111, 2;
@@ -17993,62 +19034,62 @@ $L150_if_then:
 	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
 $L178_oob5:
-	.loc 11 21 5
-	mov.u64 %rd21, 0x3C00000006;
+	.loc 12 21 5
+	mov.u64 %rd21, 0x3E00000006;
 	mov.u64 %rd22, %rd110;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L179_oob6:
-	.loc 11 21 19
-	mov.u64 %rd21, 0x3C00000007;
+	.loc 12 21 19
+	mov.u64 %rd21, 0x3E00000007;
 	mov.u64 %rd22, %rd111;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L151_if_done:
-	.loc 11 23 12
+	.loc 12 23 12
 	bar.warp.sync -1;
-	.loc 11 24 8
+	.loc 12 24 8
 	bar.sync 0;
-	.loc 11 25 15
+	.loc 12 25 15
 	bra.uni $L180_entry;
 $L180_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r173, 0xFF800000;
 	mov.b32 %f149, %r173;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f148, %f149;
 	bra.uni $L181_ret_negInf;
 $L181_ret_negInf:
-	.loc 11 26 11
+	.loc 12 26 11
 	mov.u32 %r174, %laneid;
 	cvt.s64.u32 %rd116, %r174;
-	.loc 11 26 26
+	.loc 12 26 26
 	mov.u32 %r175, %ntid.x;
 	cvt.s64.u32 %rd117, %r175;
 	mov.u32 %r176, %ntid.y;
 	cvt.s64.u32 %rd118, %r176;
 	mov.u32 %r177, %ntid.z;
 	cvt.s64.u32 %rd119, %r177;
-	.loc 11 26 30
+	.loc 12 26 30
 	div.s64 %rd120, %rd117, 32;
-	.loc 11 26 14
+	.loc 12 26 14
 	setp.lt.s64 %p67, %rd116, %rd120;
 	@%p67 bra $L152_if_then;
 	bra.uni $L182_edge;
 $L152_if_then:
-	.loc 11 27 19
+	.loc 12 27 19
 	mov.u32 %r179, %laneid;
 	cvt.s64.u32 %rd121, %r179;
-	.loc 11 27 12
+	.loc 12 27 12
 	setp.hs.u64 %p68, %rd121, 32;
 	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd105, %rd122;
 	ld.shared.f32 %f151, [%rd123];
-	.loc 11 27 33
+	.loc 12 27 33
 	mov.u32 %r180, %laneid;
 	cvt.s64.u32 %rd124, %r180;
-	.loc 11 27 26
+	.loc 12 27 26
 	setp.hs.u64 %p69, %rd124, 32;
 	@%p69 bra $L184_oob8;
 	shl.b64 %rd125, %rd124, 2;
@@ -18058,14 +19099,14 @@ $L152_if_then:
 	mov.s32 %r178, %r181;
 	bra.uni $L185_entry;
 $L183_oob7:
-	.loc 11 27 12
-	mov.u64 %rd21, 0x3C00000008;
+	.loc 12 27 12
+	mov.u64 %rd21, 0x3E00000008;
 	mov.u64 %rd22, %rd121;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L184_oob8:
-	.loc 11 27 26
-	mov.u64 %rd21, 0x3C00000009;
+	.loc 12 27 26
+	mov.u64 %rd21, 0x3E00000009;
 	mov.u64 %rd22, %rd124;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -18079,18 +19120,18 @@ $L185_entry:
 	mov.s64 %rd127, 16;
 	bra.uni $L186_for_loop;
 $L186_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p70, %rd127, 0;
 	@%p70 bra $L187_for_body;
 	bra.uni $L188_for_done;
 $L187_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r184, %rd127;
 	shfl.sync.bfly.b32 %f154, %f153, %r184, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r185, %rd127;
 	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L192_entry;
 $L192_entry:
 	.loc 5 102 9
@@ -18163,33 +19204,33 @@ $L207_edge:
 	mov.s32 %r187, %r183;
 	bra.uni $L190_if_done;
 $L190_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd128, %rd127, 2;
 	mov.f32 %f153, %f155;
 	mov.s32 %r183, %r187;
 	mov.s64 %rd127, %rd128;
 	bra.uni $L186_for_loop;
 $L188_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f152, %f153;
 	mov.s32 %r182, %r183;
 	bra.uni $L191_ret_warpArgMax;
 $L191_ret_warpArgMax:
-	.loc 11 30 8
+	.loc 12 30 8
 	bar.sync 0;
-	.loc 11 31 2
+	.loc 12 31 2
 	mov.f32 %f143, %f152;
 	mov.s32 %r149, %r182;
 	bra.uni $L154_ret_blockArgMax;
 $L154_ret_blockArgMax:
-	.loc 13 134 9
+	.loc 14 134 9
 	setp.eq.s64 %p82, %rd13, 0;
 	@%p82 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L31_if_then:
-	.loc 13 135 6
+	.loc 14 135 6
 	setp.hs.u64 %p83, %rd9, %rd2;
 	@%p83 bra $L208_oob9;
 	shl.b64 %rd129, %rd9, 2;
@@ -18197,7 +19238,7 @@ $L31_if_then:
 	st.global.s32 [%rd130], %r149;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L208_oob9:
-	mov.u64 %rd21, 0x3C0000000A;
+	mov.u64 %rd21, 0x3E0000000A;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -18243,7 +19284,7 @@ $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf
 	.shared .align 16 .b8 smem0[128];
 	.shared .align 16 .b8 smem1[128];
 
-	.loc 13 78 6
+	.loc 14 78 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -18257,36 +19298,36 @@ $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf
 	ld.param.u64 %rd8, [seed];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 13 85 19
+	.loc 14 85 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd9, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd10, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd11, %r2;
-	.loc 13 86 14
+	.loc 14 86 14
 	mul.lo.s64 %rd12, %rd9, %rd6;
-	.loc 13 87 24
+	.loc 14 87 24
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd13, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd14, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd15, %r5;
-	.loc 13 87 40
+	.loc 14 87 40
 	mov.u32 %r6, %ntid.x;
 	cvt.s64.u32 %rd16, %r6;
 	mov.u32 %r7, %ntid.y;
 	cvt.s64.u32 %rd17, %r7;
 	mov.u32 %r8, %ntid.z;
 	cvt.s64.u32 %rd18, %r8;
-	.loc 13 89 13
+	.loc 14 89 13
 	bra.uni $L34_entry;
 $L34_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f3, %r9;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f2, %f3;
 	bra.uni $L35_ret_negInf;
 $L35_ret_negInf:
@@ -18294,27 +19335,27 @@ $L35_ret_negInf:
 	mov.s64 %rd19, %rd13;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 13 90 18
+	.loc 14 90 18
 	setp.lt.s64 %p0, %rd19, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 13 91 36
+	.loc 14 91 36
 	add.s64 %rd20, %rd12, %rd19;
-	.loc 13 91 25
+	.loc 14 91 25
 	bra.uni $L36_entry;
 $L36_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p1, %rd20, %rd5;
 	@%p1 bra $L42_oob0;
 	shl.b64 %rd28, %rd20, 1;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.u16 %rs0, [%rd29];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L43_entry;
 $L42_oob0:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000001;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3F00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -18327,35 +19368,35 @@ $L43_entry:
 	mov.f32 %f6, %f7;
 	bra.uni $L44_ret_load;
 $L44_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p3, %f6, %f6;
 	@%p3 bra $L45_entry;
 	bra.uni $L38_if_done;
 $L45_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f9, %r14;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f8, %f9;
 	bra.uni $L46_ret_negInf;
 $L46_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f5, %f8;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L38_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f5, %f6;
 	bra.uni $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L39_ret_logitAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	.loc 13 91 14
+	.loc 14 91 14
 	max.f32 %f10, %f4, %f5;
-	.loc 13 90 26
+	.loc 14 90 26
 	add.s64 %rd30, %rd19, %rd16;
 	mov.f32 %f4, %f10;
 	mov.s64 %rd19, %rd30;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 13 93 18
+	.loc 14 93 18
 	shfl.sync.bfly.b32 %f11, %f4, 16, 31, -1;
 	max.NaN.f32 %f12, %f4, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 8, 31, -1;
@@ -18402,12 +19443,12 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f30, %f29, 1, 31, -1;
 	max.NaN.f32 %f31, %f29, %f30;
 	bar.sync 0;
-	.loc 13 96 10
+	.loc 14 96 10
 	setp.gt.s64 %p6, %rd7, 0;
 	@%p6 bra $L8_cond_true;
 	bra.uni $L47_edge;
 $L8_cond_true:
-	.loc 13 96 22
+	.loc 14 96 22
 	setp.lt.s64 %p7, %rd7, %rd6;
 	@%p7 bra $L6_if_then;
 	bra.uni $L48_edge;
@@ -18416,43 +19457,43 @@ $L6_if_then:
 	mov.s64 %rd34, 31;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 13 97 22
+	.loc 14 97 22
 	setp.ge.s64 %p8, %rd34, 0;
 	@%p8 bra $L10_for_body;
 	bra.uni $L49_edge;
 $L10_for_body:
-	.loc 13 98 27
+	.loc 14 98 27
 	min.u64 %rd35, %rd34, 32;
 	cvt.u32.u64 %r30, %rd35;
 	mov.u32 %r31, 1;
 	shl.b32 %r32, %r31, %r30;
-	.loc 13 98 16
+	.loc 14 98 16
 	or.b32 %r33, %r29, %r32;
 	mov.s32 %r34, 0;
 	mov.s64 %rd36, %rd13;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 13 100 20
+	.loc 14 100 20
 	setp.lt.s64 %p9, %rd36, %rd6;
 	@%p9 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 13 101 35
+	.loc 14 101 35
 	add.s64 %rd37, %rd12, %rd36;
-	.loc 13 101 24
+	.loc 14 101 24
 	bra.uni $L50_entry;
 $L50_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p10, %rd37, %rd5;
 	@%p10 bra $L54_oob1;
 	shl.b64 %rd38, %rd37, 1;
 	add.s64 %rd39, %rd4, %rd38;
 	ld.global.nc.u16 %rs1, [%rd39];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L55_entry;
 $L54_oob1:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000002;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3F00000002;
 	mov.u64 %rd22, %rd37;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -18465,53 +19506,53 @@ $L55_entry:
 	mov.f32 %f33, %f34;
 	bra.uni $L56_ret_load;
 $L56_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p11, %f33, %f33;
 	@%p11 bra $L57_entry;
 	bra.uni $L52_if_done;
 $L57_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r36, 0xFF800000;
 	mov.b32 %f36, %r36;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f35, %f36;
 	bra.uni $L58_ret_negInf;
 $L58_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f32, %f35;
 	bra.uni $L59_entry;
 $L52_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f32, %f33;
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r38, %f32;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r39, %r38, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p12, %r39, 0;
 	@%p12 bra $L60_if_then;
 	bra.uni $L61_if_done;
 $L60_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r40, %r38;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r37, %r40;
 	bra.uni $L62_ret_orderKey;
 $L61_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r41, %r38, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r37, %r41;
 	bra.uni $L62_ret_orderKey;
 $L62_ret_orderKey:
-	.loc 13 101 40
+	.loc 14 101 40
 	setp.hs.u32 %p13, %r37, %r33;
 	@%p13 bra $L14_if_then;
 	bra.uni $L63_edge;
 $L14_if_then:
-	.loc 13 102 6
+	.loc 14 102 6
 	add.s32 %r43, %r34, 1;
 	mov.s32 %r42, %r43;
 	bra.uni $L15_if_done;
@@ -18519,13 +19560,13 @@ $L63_edge:
 	mov.s32 %r42, %r34;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 13 100 28
+	.loc 14 100 28
 	add.s64 %rd40, %rd36, %rd16;
 	mov.s32 %r34, %r42;
 	mov.s64 %rd36, %rd40;
 	bra.uni $L11_for_loop;
 $L13_for_done:
-	.loc 13 105 19
+	.loc 14 105 19
 	shfl.sync.bfly.b32 %r44, %r34, 16, 31, -1;
 	add.s32 %r45, %r34, %r44;
 	shfl.sync.bfly.b32 %r46, %r45, 8, 31, -1;
@@ -18572,9 +19613,9 @@ $L13_for_done:
 	shfl.sync.bfly.b32 %r76, %r75, 1, 31, -1;
 	add.s32 %r77, %r75, %r76;
 	bar.sync 0;
-	.loc 13 105 34
+	.loc 14 105 34
 	cvt.s32.s64 %r78, %rd7;
-	.loc 13 105 26
+	.loc 14 105 26
 	setp.ge.s32 %p16, %r77, %r78;
 	@%p16 bra $L16_if_then;
 	bra.uni $L64_edge;
@@ -18585,7 +19626,7 @@ $L64_edge:
 	mov.u32 %r79, %r29;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 13 97 28
+	.loc 14 97 28
 	sub.s64 %rd44, %rd34, 1;
 	mov.u32 %r29, %r79;
 	mov.s64 %rd34, %rd44;
@@ -18600,12 +19641,12 @@ $L47_edge:
 	mov.u32 %r28, 0;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 13 111 10
+	.loc 14 111 10
 	setp.lt.f32 %p17, %f0, 0f3F800000;
 	@%p17 bra $L66_entry;
 	bra.uni $L65_edge;
 $L66_entry:
-	.loc 13 144 22
+	.loc 14 144 22
 	mov.u32 %r81, %tid.x;
 	cvt.s64.u32 %rd45, %r81;
 	mov.u32 %r82, %tid.y;
@@ -18616,27 +19657,27 @@ $L66_entry:
 	mov.s64 %rd48, %rd45;
 	bra.uni $L67_for_loop;
 $L67_for_loop:
-	.loc 13 144 30
+	.loc 14 144 30
 	setp.lt.s64 %p18, %rd48, %rd6;
 	@%p18 bra $L68_for_body;
 	bra.uni $L69_for_done;
 $L68_for_body:
-	.loc 13 145 29
+	.loc 14 145 29
 	add.s64 %rd49, %rd12, %rd48;
-	.loc 13 145 18
+	.loc 14 145 18
 	bra.uni $L73_entry;
 $L73_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p19, %rd49, %rd5;
 	@%p19 bra $L77_oob2;
 	shl.b64 %rd50, %rd49, 1;
 	add.s64 %rd51, %rd4, %rd50;
 	ld.global.nc.u16 %rs2, [%rd51];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L78_entry;
 $L77_oob2:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000003;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3F00000003;
 	mov.u64 %rd22, %rd49;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -18649,57 +19690,57 @@ $L78_entry:
 	mov.f32 %f40, %f41;
 	bra.uni $L79_ret_load;
 $L79_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p20, %f40, %f40;
 	@%p20 bra $L80_entry;
 	bra.uni $L75_if_done;
 $L80_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r85, 0xFF800000;
 	mov.b32 %f43, %r85;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f42, %f43;
 	bra.uni $L81_ret_negInf;
 $L81_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f39, %f42;
 	bra.uni $L82_entry;
 $L75_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f39, %f40;
 	bra.uni $L82_entry;
 $L82_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r87, %f39;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r88, %r87, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p21, %r88, 0;
 	@%p21 bra $L83_if_then;
 	bra.uni $L84_if_done;
 $L83_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r89, %r87;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r86, %r89;
 	bra.uni $L85_ret_orderKey;
 $L84_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r90, %r87, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r86, %r90;
 	bra.uni $L85_ret_orderKey;
 $L85_ret_orderKey:
-	.loc 13 145 46
+	.loc 14 145 46
 	setp.hs.u32 %p22, %r86, %r28;
 	@%p22 bra $L70_if_then;
 	bra.uni $L86_edge;
 $L70_if_then:
-	.loc 13 146 20
+	.loc 14 146 20
 	sub.rn.f32 %f45, %f39, %f31;
-	.loc 13 146 25
+	.loc 14 146 25
 	mul.rn.f32 %f46, %f45, %f1;
-	.loc 13 146 16
+	.loc 14 146 16
 	max.f32 %f47, %f46, 0fC2D00000;
 	min.f32 %f47, %f47, 0f42B20000;
 	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
@@ -18717,7 +19758,7 @@ $L70_if_then:
 	mul.rn.f32 %f51, %f51, %f55;
 	setp.nan.f32 %p23, %f46, %f46;
 	selp.f32 %f51, %f46, %f51, %p23;
-	.loc 13 146 4
+	.loc 14 146 4
 	add.rn.f32 %f56, %f38, %f51;
 	mov.f32 %f44, %f56;
 	bra.uni $L71_if_done;
@@ -18725,20 +19766,20 @@ $L86_edge:
 	mov.f32 %f44, %f38;
 	bra.uni $L71_if_done;
 $L71_if_done:
-	.loc 13 144 53
+	.loc 14 144 53
 	mov.u32 %r91, %ntid.x;
 	cvt.s64.u32 %rd52, %r91;
 	mov.u32 %r92, %ntid.y;
 	cvt.s64.u32 %rd53, %r92;
 	mov.u32 %r93, %ntid.z;
 	cvt.s64.u32 %rd54, %r93;
-	.loc 13 144 38
+	.loc 14 144 38
 	add.s64 %rd55, %rd48, %rd52;
 	mov.f32 %f38, %f44;
 	mov.s64 %rd48, %rd55;
 	bra.uni $L67_for_loop;
 $L69_for_done:
-	.loc 13 149 21
+	.loc 14 149 21
 	shfl.sync.bfly.b32 %f57, %f38, 16, 31, -1;
 	add.rn.f32 %f58, %f38, %f57;
 	shfl.sync.bfly.b32 %f59, %f58, 8, 31, -1;
@@ -18785,34 +19826,34 @@ $L69_for_done:
 	shfl.sync.bfly.b32 %f76, %f75, 1, 31, -1;
 	add.rn.f32 %f77, %f75, %f76;
 	bar.sync 0;
-	.loc 13 149 2
+	.loc 14 149 2
 	mov.f32 %f37, %f77;
 	bra.uni $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L72_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	.loc 13 112 18
+	.loc 14 112 18
 	mul.rn.f32 %f78, %f0, %f37;
 	mov.u32 %r107, 0;
 	mov.s64 %rd59, 31;
 	bra.uni $L20_for_loop;
 $L20_for_loop:
-	.loc 13 114 22
+	.loc 14 114 22
 	setp.ge.s64 %p26, %rd59, 0;
 	@%p26 bra $L21_for_body;
 	bra.uni $L22_for_done;
 $L21_for_body:
-	.loc 13 115 25
+	.loc 14 115 25
 	min.u64 %rd60, %rd59, 32;
 	cvt.u32.u64 %r108, %rd60;
 	mov.u32 %r109, 1;
 	shl.b32 %r110, %r109, %r108;
-	.loc 13 115 14
+	.loc 14 115 14
 	or.b32 %r111, %r107, %r110;
-	.loc 13 116 40
+	.loc 14 116 40
 	max.u32 %r112, %r111, %r28;
-	.loc 13 116 15
+	.loc 14 116 15
 	bra.uni $L87_entry;
 $L87_entry:
-	.loc 13 144 22
+	.loc 14 144 22
 	mov.u32 %r113, %tid.x;
 	cvt.s64.u32 %rd61, %r113;
 	mov.u32 %r114, %tid.y;
@@ -18823,27 +19864,27 @@ $L87_entry:
 	mov.s64 %rd64, %rd61;
 	bra.uni $L88_for_loop;
 $L88_for_loop:
-	.loc 13 144 30
+	.loc 14 144 30
 	setp.lt.s64 %p27, %rd64, %rd6;
 	@%p27 bra $L89_for_body;
 	bra.uni $L90_for_done;
 $L89_for_body:
-	.loc 13 145 29
+	.loc 14 145 29
 	add.s64 %rd65, %rd12, %rd64;
-	.loc 13 145 18
+	.loc 14 145 18
 	bra.uni $L94_entry;
 $L94_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p28, %rd65, %rd5;
 	@%p28 bra $L98_oob3;
 	shl.b64 %rd66, %rd65, 1;
 	add.s64 %rd67, %rd4, %rd66;
 	ld.global.nc.u16 %rs3, [%rd67];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L99_entry;
 $L98_oob3:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000004;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3F00000004;
 	mov.u64 %rd22, %rd65;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -18856,57 +19897,57 @@ $L99_entry:
 	mov.f32 %f82, %f83;
 	bra.uni $L100_ret_load;
 $L100_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p29, %f82, %f82;
 	@%p29 bra $L101_entry;
 	bra.uni $L96_if_done;
 $L101_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r117, 0xFF800000;
 	mov.b32 %f85, %r117;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f84, %f85;
 	bra.uni $L102_ret_negInf;
 $L102_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f81, %f84;
 	bra.uni $L103_entry;
 $L96_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f81, %f82;
 	bra.uni $L103_entry;
 $L103_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r119, %f81;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r120, %r119, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p30, %r120, 0;
 	@%p30 bra $L104_if_then;
 	bra.uni $L105_if_done;
 $L104_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r121, %r119;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r118, %r121;
 	bra.uni $L106_ret_orderKey;
 $L105_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r122, %r119, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r118, %r122;
 	bra.uni $L106_ret_orderKey;
 $L106_ret_orderKey:
-	.loc 13 145 46
+	.loc 14 145 46
 	setp.hs.u32 %p31, %r118, %r112;
 	@%p31 bra $L91_if_then;
 	bra.uni $L107_edge;
 $L91_if_then:
-	.loc 13 146 20
+	.loc 14 146 20
 	sub.rn.f32 %f87, %f81, %f31;
-	.loc 13 146 25
+	.loc 14 146 25
 	mul.rn.f32 %f88, %f87, %f1;
-	.loc 13 146 16
+	.loc 14 146 16
 	max.f32 %f89, %f88, 0fC2D00000;
 	min.f32 %f89, %f89, 0f42B20000;
 	mul.rn.f32 %f90, %f89, 0f3FB8AA3B;
@@ -18924,7 +19965,7 @@ $L91_if_then:
 	mul.rn.f32 %f93, %f93, %f97;
 	setp.nan.f32 %p32, %f88, %f88;
 	selp.f32 %f93, %f88, %f93, %p32;
-	.loc 13 146 4
+	.loc 14 146 4
 	add.rn.f32 %f98, %f80, %f93;
 	mov.f32 %f86, %f98;
 	bra.uni $L92_if_done;
@@ -18932,20 +19973,20 @@ $L107_edge:
 	mov.f32 %f86, %f80;
 	bra.uni $L92_if_done;
 $L92_if_done:
-	.loc 13 144 53
+	.loc 14 144 53
 	mov.u32 %r123, %ntid.x;
 	cvt.s64.u32 %rd68, %r123;
 	mov.u32 %r124, %ntid.y;
 	cvt.s64.u32 %rd69, %r124;
 	mov.u32 %r125, %ntid.z;
 	cvt.s64.u32 %rd70, %r125;
-	.loc 13 144 38
+	.loc 14 144 38
 	add.s64 %rd71, %rd64, %rd68;
 	mov.f32 %f80, %f86;
 	mov.s64 %rd64, %rd71;
 	bra.uni $L88_for_loop;
 $L90_for_done:
-	.loc 13 149 21
+	.loc 14 149 21
 	shfl.sync.bfly.b32 %f99, %f80, 16, 31, -1;
 	add.rn.f32 %f100, %f80, %f99;
 	shfl.sync.bfly.b32 %f101, %f100, 8, 31, -1;
@@ -18992,11 +20033,11 @@ $L90_for_done:
 	shfl.sync.bfly.b32 %f118, %f117, 1, 31, -1;
 	add.rn.f32 %f119, %f117, %f118;
 	bar.sync 0;
-	.loc 13 149 2
+	.loc 14 149 2
 	mov.f32 %f79, %f119;
 	bra.uni $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L93_ret_keptMass_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d:
-	.loc 13 116 65
+	.loc 14 116 65
 	setp.ge.f32 %p35, %f79, %f78;
 	@%p35 bra $L23_if_then;
 	bra.uni $L108_edge;
@@ -19007,13 +20048,13 @@ $L108_edge:
 	mov.u32 %r139, %r107;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 13 114 28
+	.loc 14 114 28
 	sub.s64 %rd75, %rd59, 1;
 	mov.u32 %r107, %r139;
 	mov.s64 %rd59, %rd75;
 	bra.uni $L20_for_loop;
 $L22_for_done:
-	.loc 13 120 12
+	.loc 14 120 12
 	max.u32 %r140, %r28, %r107;
 	mov.u32 %r80, %r140;
 	bra.uni $L109_entry;
@@ -19021,10 +20062,10 @@ $L65_edge:
 	mov.u32 %r80, %r28;
 	bra.uni $L109_entry;
 $L109_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r141, 0xFF800000;
 	mov.b32 %f121, %r141;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f120, %f121;
 	bra.uni $L110_ret_negInf;
 $L110_ret_negInf:
@@ -19033,27 +20074,27 @@ $L110_ret_negInf:
 	mov.s64 %rd76, %rd13;
 	bra.uni $L25_for_loop;
 $L25_for_loop:
-	.loc 13 124 18
+	.loc 14 124 18
 	setp.lt.s64 %p36, %rd76, %rd6;
 	@%p36 bra $L26_for_body;
 	bra.uni $L149_entry;
 $L26_for_body:
-	.loc 13 125 26
+	.loc 14 125 26
 	add.s64 %rd77, %rd12, %rd76;
-	.loc 13 125 15
+	.loc 14 125 15
 	bra.uni $L111_entry;
 $L111_entry:
-	.loc 13 154 15
+	.loc 14 154 15
 	setp.hs.u64 %p37, %rd77, %rd5;
 	@%p37 bra $L115_oob4;
 	shl.b64 %rd78, %rd77, 1;
 	add.s64 %rd79, %rd4, %rd78;
 	ld.global.nc.u16 %rs4, [%rd79];
-	.loc 13 154 13
+	.loc 14 154 13
 	bra.uni $L116_entry;
 $L115_oob4:
-	.loc 13 154 15
-	mov.u64 %rd21, 0x3D00000005;
+	.loc 14 154 15
+	mov.u64 %rd21, 0x3F00000005;
 	mov.u64 %rd22, %rd77;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L40_bounds_fail;
@@ -19066,148 +20107,148 @@ $L116_entry:
 	mov.f32 %f124, %f125;
 	bra.uni $L117_ret_load;
 $L117_ret_load:
-	.loc 13 155 7
+	.loc 14 155 7
 	setp.neu.f32 %p38, %f124, %f124;
 	@%p38 bra $L118_entry;
 	bra.uni $L113_if_done;
 $L118_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r144, 0xFF800000;
 	mov.b32 %f127, %r144;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f126, %f127;
 	bra.uni $L119_ret_negInf;
 $L119_ret_negInf:
-	.loc 13 156 3
+	.loc 14 156 3
 	mov.f32 %f123, %f126;
 	bra.uni $L120_entry;
 $L113_if_done:
-	.loc 13 158 2
+	.loc 14 158 2
 	mov.f32 %f123, %f124;
 	bra.uni $L120_entry;
 $L120_entry:
-	.loc 13 164 23
+	.loc 14 164 23
 	mov.b32 %r146, %f123;
-	.loc 13 165 6
+	.loc 14 165 6
 	and.b32 %r147, %r146, 0x80000000;
-	.loc 13 165 18
+	.loc 14 165 18
 	setp.ne.u32 %p39, %r147, 0;
 	@%p39 bra $L121_if_then;
 	bra.uni $L122_if_done;
 $L121_if_then:
-	.loc 13 166 10
+	.loc 14 166 10
 	not.b32 %r148, %r146;
-	.loc 13 166 3
+	.loc 14 166 3
 	mov.u32 %r145, %r148;
 	bra.uni $L123_ret_orderKey;
 $L122_if_done:
-	.loc 13 168 11
+	.loc 14 168 11
 	or.b32 %r149, %r146, 0x80000000;
-	.loc 13 168 2
+	.loc 14 168 2
 	mov.u32 %r145, %r149;
 	bra.uni $L123_ret_orderKey;
 $L123_ret_orderKey:
-	.loc 13 126 18
+	.loc 14 126 18
 	setp.hs.u32 %p40, %r145, %r80;
 	@%p40 bra $L28_if_then;
 	bra.uni $L124_edge;
 $L28_if_then:
-	.loc 13 127 11
+	.loc 14 127 11
 	sub.rn.f32 %f129, %f123, %f31;
-	.loc 13 127 14
+	.loc 14 127 14
 	mul.rn.f32 %f130, %f129, %f1;
-	.loc 13 127 31
+	.loc 14 127 31
 	bra.uni $L127_entry;
 $L127_entry:
-	.loc 13 174 25
+	.loc 14 174 25
 	mov.u64 %rd80, %rd9;
-	.loc 13 174 30
+	.loc 14 174 30
 	shl.b64 %rd81, %rd80, 32;
-	.loc 13 174 48
+	.loc 14 174 48
 	cvt.u32.s64 %r151, %rd76;
-	.loc 13 174 41
+	.loc 14 174 41
 	cvt.u64.u32 %rd82, %r151;
-	.loc 13 174 34
+	.loc 14 174 34
 	or.b64 %rd83, %rd81, %rd82;
-	.loc 13 174 18
+	.loc 14 174 18
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 13 181 12
+	.loc 14 181 12
 	shr.u64 %rd85, %rd83, 30;
-	.loc 13 181 9
+	.loc 14 181 9
 	xor.b64 %rd86, %rd83, %rd85;
-	.loc 13 181 18
+	.loc 14 181 18
 	mul.lo.u64 %rd87, %rd86, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
+	.loc 14 182 12
 	shr.u64 %rd88, %rd87, 27;
-	.loc 13 182 9
+	.loc 14 182 9
 	xor.b64 %rd89, %rd87, %rd88;
-	.loc 13 182 18
+	.loc 14 182 18
 	mul.lo.u64 %rd90, %rd89, 0x94D049BB133111EB;
-	.loc 13 183 14
+	.loc 14 183 14
 	shr.u64 %rd91, %rd90, 31;
-	.loc 13 183 11
+	.loc 14 183 11
 	xor.b64 %rd92, %rd90, %rd91;
-	.loc 13 183 2
+	.loc 14 183 2
 	mov.u64 %rd84, %rd92;
 	bra.uni $L130_ret_mix64;
 $L130_ret_mix64:
-	.loc 13 174 54
+	.loc 14 174 54
 	xor.b64 %rd93, %rd84, %rd8;
-	.loc 13 174 12
+	.loc 14 174 12
 	bra.uni $L131_entry;
 $L131_entry:
-	.loc 13 181 12
+	.loc 14 181 12
 	shr.u64 %rd95, %rd93, 30;
-	.loc 13 181 9
+	.loc 14 181 9
 	xor.b64 %rd96, %rd93, %rd95;
-	.loc 13 181 18
+	.loc 14 181 18
 	mul.lo.u64 %rd97, %rd96, 0xBF58476D1CE4E5B9;
-	.loc 13 182 12
+	.loc 14 182 12
 	shr.u64 %rd98, %rd97, 27;
-	.loc 13 182 9
+	.loc 14 182 9
 	xor.b64 %rd99, %rd97, %rd98;
-	.loc 13 182 18
+	.loc 14 182 18
 	mul.lo.u64 %rd100, %rd99, 0x94D049BB133111EB;
-	.loc 13 183 14
+	.loc 14 183 14
 	shr.u64 %rd101, %rd100, 31;
-	.loc 13 183 11
+	.loc 14 183 11
 	xor.b64 %rd102, %rd100, %rd101;
-	.loc 13 183 2
+	.loc 14 183 2
 	mov.u64 %rd94, %rd102;
 	bra.uni $L132_ret_mix64;
 $L132_ret_mix64:
-	.loc 13 175 19
+	.loc 14 175 19
 	shr.u64 %rd103, %rd94, 40;
-	.loc 13 175 17
+	.loc 14 175 17
 	cvt.rn.f32.u64 %f133, %rd103;
-	.loc 13 175 25
+	.loc 14 175 25
 	add.rn.f32 %f134, %f133, 0f3F000000;
-	.loc 13 175 32
+	.loc 14 175 32
 	mul.rn.f32 %f135, %f134, 0f33800000;
-	.loc 13 175 2
+	.loc 14 175 2
 	mov.f32 %f132, %f135;
 	bra.uni $L128_ret_uniform;
 $L128_ret_uniform:
-	.loc 13 188 26
+	.loc 14 188 26
 	lg2.approx.f32 %f136, %f132;
 	mul.rn.f32 %f137, %f136, 0f3F317218;
-	.loc 13 188 18
+	.loc 14 188 18
 	neg.f32 %f138, %f137;
-	.loc 13 188 17
+	.loc 14 188 17
 	lg2.approx.f32 %f139, %f138;
 	mul.rn.f32 %f140, %f139, 0f3F317218;
-	.loc 13 188 9
+	.loc 14 188 9
 	neg.f32 %f141, %f140;
-	.loc 13 188 2
+	.loc 14 188 2
 	mov.f32 %f131, %f141;
 	bra.uni $L126_ret_gumbel;
 $L126_ret_gumbel:
-	.loc 13 127 23
+	.loc 14 127 23
 	add.rn.f32 %f142, %f130, %f131;
-	.loc 13 128 25
+	.loc 14 128 25
 	cvt.s32.s64 %r152, %rd76;
-	.loc 13 128 16
+	.loc 14 128 16
 	bra.uni $L133_entry;
 $L133_entry:
 	.loc 5 102 9
@@ -19272,7 +20313,7 @@ $L144_ret_argBetter:
 	@%p41 bra $L30_if_then;
 	bra.uni $L148_edge;
 $L30_if_then:
-	.loc 13 129 24
+	.loc 14 129 24
 	cvt.s32.s64 %r153, %rd76;
 	mov.f32 %f128, %f142;
 	mov.s32 %r150, %r153;
@@ -19286,18 +20327,18 @@ $L124_edge:
 	mov.s32 %r150, %r142;
 	bra.uni $L29_if_done;
 $L29_if_done:
-	.loc 13 124 26
+	.loc 14 124 26
 	add.s64 %rd104, %rd76, %rd16;
 	mov.f32 %f122, %f128;
 	mov.s32 %r142, %r150;
 	mov.s64 %rd76, %rd104;
 	bra.uni $L25_for_loop;
 $L149_entry:
-	.loc 11 17 27
+	.loc 12 17 27
 	mov.u64 %rd105, smem0;
-	.loc 11 18 25
+	.loc 12 18 25
 	mov.u64 %rd106, smem1;
-	.loc 11 19 19
+	.loc 12 19 19
 	bra.uni $L155_entry;
 $L155_entry:
 	mov.f32 %f145, %f122;
@@ -19305,18 +20346,18 @@ $L155_entry:
 	mov.s64 %rd107, 16;
 	bra.uni $L156_for_loop;
 $L156_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p52, %rd107, 0;
 	@%p52 bra $L157_for_body;
 	bra.uni $L158_for_done;
 $L157_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r157, %rd107;
 	shfl.sync.bfly.b32 %f146, %f145, %r157, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r158, %rd107;
 	shfl.sync.bfly.b32 %r159, %r156, %r158, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L162_entry;
 $L162_entry:
 	.loc 5 102 9
@@ -19389,29 +20430,29 @@ $L177_edge:
 	mov.s32 %r160, %r156;
 	bra.uni $L160_if_done;
 $L160_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd108, %rd107, 2;
 	mov.f32 %f145, %f147;
 	mov.s32 %r156, %r160;
 	mov.s64 %rd107, %rd108;
 	bra.uni $L156_for_loop;
 $L158_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f144, %f145;
 	mov.s32 %r155, %r156;
 	bra.uni $L161_ret_warpArgMax;
 $L161_ret_warpArgMax:
-	.loc 11 20 11
+	.loc 12 20 11
 	mov.u32 %r161, %laneid;
 	cvt.s64.u32 %rd109, %r161;
-	.loc 11 20 14
+	.loc 12 20 14
 	setp.eq.s64 %p64, %rd109, 0;
 	@%p64 bra $L150_if_then;
 	bra.uni $L151_if_done;
 $L150_if_then:
-	.loc 11 21 12
+	.loc 12 21 12
 	mov.u32 %r164, %tid.z;
 	mov.u32 %r165, %ntid.y;
 	mov.u32 %r166, %tid.y;
@@ -19421,7 +20462,7 @@ $L150_if_then:
 	mad.lo.u32 %r167, %r163, %r168, %r169;
 	shr.u32 %r162, %r167, 5;
 	cvt.s64.u32 %rd110, %r162;
-	.loc 11 21 26
+	.loc 12 21 26
 	mov.u32 %r172, %tid.z;
 	mov.u32 %r173, %ntid.y;
 	mov.u32 %r174, %tid.y;
@@ -19431,13 +20472,13 @@ $L150_if_then:
 	mad.lo.u32 %r175, %r171, %r176, %r177;
 	shr.u32 %r170, %r175, 5;
 	cvt.s64.u32 %rd111, %r170;
-	.loc 11 21 5
+	.loc 12 21 5
 	setp.hs.u64 %p65, %rd110, 32;
 	@%p65 bra $L178_oob5;
 	shl.b64 %rd112, %rd110, 2;
 	add.s64 %rd113, %rd105, %rd112;
 	st.shared.f32 [%rd113], %f144;
-	.loc 11 21 19
+	.loc 12 21 19
 	setp.hs.u64 %p66, %rd111, 32;
 	@%p66 bra $L179_oob6;
 	shl.b64 %rd114, %rd111, 2;
@@ -19445,62 +20486,62 @@ $L150_if_then:
 	st.shared.s32 [%rd115], %r155;
 	bra.uni $L151_if_done;
 $L178_oob5:
-	.loc 11 21 5
-	mov.u64 %rd21, 0x3D00000006;
+	.loc 12 21 5
+	mov.u64 %rd21, 0x3F00000006;
 	mov.u64 %rd22, %rd110;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L179_oob6:
-	.loc 11 21 19
-	mov.u64 %rd21, 0x3D00000007;
+	.loc 12 21 19
+	mov.u64 %rd21, 0x3F00000007;
 	mov.u64 %rd22, %rd111;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L151_if_done:
-	.loc 11 23 12
+	.loc 12 23 12
 	bar.warp.sync -1;
-	.loc 11 24 8
+	.loc 12 24 8
 	bar.sync 0;
-	.loc 11 25 15
+	.loc 12 25 15
 	bra.uni $L180_entry;
 $L180_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r178, 0xFF800000;
 	mov.b32 %f149, %r178;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f148, %f149;
 	bra.uni $L181_ret_negInf;
 $L181_ret_negInf:
-	.loc 11 26 11
+	.loc 12 26 11
 	mov.u32 %r179, %laneid;
 	cvt.s64.u32 %rd116, %r179;
-	.loc 11 26 26
+	.loc 12 26 26
 	mov.u32 %r180, %ntid.x;
 	cvt.s64.u32 %rd117, %r180;
 	mov.u32 %r181, %ntid.y;
 	cvt.s64.u32 %rd118, %r181;
 	mov.u32 %r182, %ntid.z;
 	cvt.s64.u32 %rd119, %r182;
-	.loc 11 26 30
+	.loc 12 26 30
 	div.s64 %rd120, %rd117, 32;
-	.loc 11 26 14
+	.loc 12 26 14
 	setp.lt.s64 %p67, %rd116, %rd120;
 	@%p67 bra $L152_if_then;
 	bra.uni $L182_edge;
 $L152_if_then:
-	.loc 11 27 19
+	.loc 12 27 19
 	mov.u32 %r184, %laneid;
 	cvt.s64.u32 %rd121, %r184;
-	.loc 11 27 12
+	.loc 12 27 12
 	setp.hs.u64 %p68, %rd121, 32;
 	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd105, %rd122;
 	ld.shared.f32 %f151, [%rd123];
-	.loc 11 27 33
+	.loc 12 27 33
 	mov.u32 %r185, %laneid;
 	cvt.s64.u32 %rd124, %r185;
-	.loc 11 27 26
+	.loc 12 27 26
 	setp.hs.u64 %p69, %rd124, 32;
 	@%p69 bra $L184_oob8;
 	shl.b64 %rd125, %rd124, 2;
@@ -19510,14 +20551,14 @@ $L152_if_then:
 	mov.s32 %r183, %r186;
 	bra.uni $L185_entry;
 $L183_oob7:
-	.loc 11 27 12
-	mov.u64 %rd21, 0x3D00000008;
+	.loc 12 27 12
+	mov.u64 %rd21, 0x3F00000008;
 	mov.u64 %rd22, %rd121;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
 $L184_oob8:
-	.loc 11 27 26
-	mov.u64 %rd21, 0x3D00000009;
+	.loc 12 27 26
+	mov.u64 %rd21, 0x3F00000009;
 	mov.u64 %rd22, %rd124;
 	mov.u64 %rd23, 32;
 	bra.uni $L40_bounds_fail;
@@ -19531,18 +20572,18 @@ $L185_entry:
 	mov.s64 %rd127, 16;
 	bra.uni $L186_for_loop;
 $L186_for_loop:
-	.loc 11 36 17
+	.loc 12 36 17
 	setp.gt.s64 %p70, %rd127, 0;
 	@%p70 bra $L187_for_body;
 	bra.uni $L188_for_done;
 $L187_for_body:
-	.loc 11 37 22
+	.loc 12 37 22
 	cvt.u32.u64 %r189, %rd127;
 	shfl.sync.bfly.b32 %f154, %f153, %r189, 31, -1;
-	.loc 11 37 44
+	.loc 12 37 44
 	cvt.u32.u64 %r190, %rd127;
 	shfl.sync.bfly.b32 %r191, %r188, %r190, 31, -1;
-	.loc 11 38 15
+	.loc 12 38 15
 	bra.uni $L192_entry;
 $L192_entry:
 	.loc 5 102 9
@@ -19615,33 +20656,33 @@ $L207_edge:
 	mov.s32 %r192, %r188;
 	bra.uni $L190_if_done;
 $L190_if_done:
-	.loc 11 36 22
+	.loc 12 36 22
 	div.s64 %rd128, %rd127, 2;
 	mov.f32 %f153, %f155;
 	mov.s32 %r188, %r192;
 	mov.s64 %rd127, %rd128;
 	bra.uni $L186_for_loop;
 $L188_for_done:
-	.loc 11 46 12
+	.loc 12 46 12
 	bar.warp.sync -1;
-	.loc 11 47 2
+	.loc 12 47 2
 	mov.f32 %f152, %f153;
 	mov.s32 %r187, %r188;
 	bra.uni $L191_ret_warpArgMax;
 $L191_ret_warpArgMax:
-	.loc 11 30 8
+	.loc 12 30 8
 	bar.sync 0;
-	.loc 11 31 2
+	.loc 12 31 2
 	mov.f32 %f143, %f152;
 	mov.s32 %r154, %r187;
 	bra.uni $L154_ret_blockArgMax;
 $L154_ret_blockArgMax:
-	.loc 13 134 9
+	.loc 14 134 9
 	setp.eq.s64 %p82, %rd13, 0;
 	@%p82 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L31_if_then:
-	.loc 13 135 6
+	.loc 14 135 6
 	setp.hs.u64 %p83, %rd9, %rd2;
 	@%p83 bra $L208_oob9;
 	shl.b64 %rd129, %rd9, 2;
@@ -19649,7 +20690,7 @@ $L31_if_then:
 	st.global.s32 [%rd130], %r154;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L208_oob9:
-	mov.u64 %rd21, 0x3D0000000A;
+	mov.u64 %rd21, 0x3F0000000A;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -19688,7 +20729,7 @@ $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFlo
 	.reg .f32 %f<76>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 14 46 6
+	.loc 15 46 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -19698,26 +20739,26 @@ $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFlo
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 14 56 20
+	.loc 15 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 14 56 25
+	.loc 15 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 14 57 13
+	.loc 15 57 13
 	bra.uni $L13_entry;
 $L13_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 14 58 22
+	.loc 15 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -19728,24 +20769,24 @@ $L14_ret_negInf:
 	mov.s64 %rd14, %rd11;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 14 58 30
+	.loc 15 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 14 59 31
+	.loc 15 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 14 59 26
+	.loc 15 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f3, [%rd24];
-	.loc 14 59 24
+	.loc 15 59 24
 	bra.uni $L18_entry;
 $L17_oob0:
-	.loc 14 59 26
-	mov.u64 %rd16, 0x3E00000001;
+	.loc 15 59 26
+	mov.u64 %rd16, 0x4000000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -19754,22 +20795,22 @@ $L18_entry:
 	mov.f32 %f4, %f3;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 14 59 14
+	.loc 15 59 14
 	max.f32 %f5, %f2, %f4;
-	.loc 14 58 53
+	.loc 15 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 14 58 38
+	.loc 15 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 14 61 18
+	.loc 15 61 18
 	shfl.sync.bfly.b32 %f6, %f2, 16, 31, -1;
 	max.NaN.f32 %f7, %f2, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -19816,7 +20857,7 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
 	max.NaN.f32 %f26, %f24, %f25;
 	bar.sync 0;
-	.loc 14 63 22
+	.loc 15 63 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd32, %r26;
 	mov.u32 %r27, %tid.y;
@@ -19827,24 +20868,24 @@ $L5_for_done:
 	mov.s64 %rd35, %rd32;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 14 63 30
+	.loc 15 63 30
 	setp.lt.s64 %p5, %rd35, %rd6;
 	@%p5 bra $L7_for_body;
 	bra.uni $L8_for_done;
 $L7_for_body:
-	.loc 14 64 29
+	.loc 15 64 29
 	add.s64 %rd36, %rd10, %rd35;
-	.loc 14 64 24
+	.loc 15 64 24
 	setp.hs.u64 %p6, %rd36, %rd5;
 	@%p6 bra $L20_oob1;
 	shl.b64 %rd37, %rd36, 2;
 	add.s64 %rd38, %rd4, %rd37;
 	ld.global.nc.f32 %f28, [%rd38];
-	.loc 14 64 22
+	.loc 15 64 22
 	bra.uni $L21_entry;
 $L20_oob1:
-	.loc 14 64 24
-	mov.u64 %rd16, 0x3E00000002;
+	.loc 15 64 24
+	mov.u64 %rd16, 0x4000000002;
 	mov.u64 %rd17, %rd36;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -19853,9 +20894,9 @@ $L21_entry:
 	mov.f32 %f29, %f28;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 14 64 34
+	.loc 15 64 34
 	sub.rn.f32 %f30, %f29, %f26;
-	.loc 14 64 15
+	.loc 15 64 15
 	max.f32 %f31, %f30, 0fC2D00000;
 	min.f32 %f31, %f31, 0f42B20000;
 	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
@@ -19873,22 +20914,22 @@ $L22_ret_load:
 	mul.rn.f32 %f35, %f35, %f39;
 	setp.nan.f32 %p7, %f30, %f30;
 	selp.f32 %f35, %f30, %f35, %p7;
-	.loc 14 64 3
+	.loc 15 64 3
 	add.rn.f32 %f40, %f27, %f35;
-	.loc 14 63 53
+	.loc 15 63 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd39, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd40, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd41, %r31;
-	.loc 14 63 38
+	.loc 15 63 38
 	add.s64 %rd42, %rd35, %rd39;
 	mov.f32 %f27, %f40;
 	mov.s64 %rd35, %rd42;
 	bra.uni $L6_for_loop;
 $L8_for_done:
-	.loc 14 66 18
+	.loc 15 66 18
 	shfl.sync.bfly.b32 %f41, %f27, 16, 31, -1;
 	add.rn.f32 %f42, %f27, %f41;
 	shfl.sync.bfly.b32 %f43, %f42, 8, 31, -1;
@@ -19935,7 +20976,7 @@ $L8_for_done:
 	shfl.sync.bfly.b32 %f60, %f59, 1, 31, -1;
 	add.rn.f32 %f61, %f59, %f60;
 	bar.sync 0;
-	.loc 14 67 22
+	.loc 15 67 22
 	mov.u32 %r45, %tid.x;
 	cvt.s64.u32 %rd46, %r45;
 	mov.u32 %r46, %tid.y;
@@ -19945,26 +20986,26 @@ $L8_for_done:
 	mov.s64 %rd49, %rd46;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 14 67 30
+	.loc 15 67 30
 	setp.lt.s64 %p10, %rd49, %rd6;
 	@%p10 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L10_for_body:
-	.loc 14 68 11
+	.loc 15 68 11
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 14 68 46
+	.loc 15 68 46
 	add.s64 %rd51, %rd10, %rd49;
-	.loc 14 68 41
+	.loc 15 68 41
 	setp.hs.u64 %p11, %rd51, %rd5;
 	@%p11 bra $L23_oob2;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd4, %rd52;
 	ld.global.nc.f32 %f62, [%rd53];
-	.loc 14 68 39
+	.loc 15 68 39
 	bra.uni $L24_entry;
 $L23_oob2:
-	.loc 14 68 41
-	mov.u64 %rd16, 0x3E00000003;
+	.loc 15 68 41
+	mov.u64 %rd16, 0x4000000003;
 	mov.u64 %rd17, %rd51;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -19973,9 +21014,9 @@ $L24_entry:
 	mov.f32 %f63, %f62;
 	bra.uni $L25_ret_load;
 $L25_ret_load:
-	.loc 14 68 50
+	.loc 15 68 50
 	sub.rn.f32 %f64, %f63, %f26;
-	.loc 14 68 32
+	.loc 15 68 32
 	max.f32 %f65, %f64, 0fC2D00000;
 	min.f32 %f65, %f65, 0f42B20000;
 	mul.rn.f32 %f66, %f65, 0f3FB8AA3B;
@@ -19993,35 +21034,35 @@ $L25_ret_load:
 	mul.rn.f32 %f69, %f69, %f73;
 	setp.nan.f32 %p12, %f64, %f64;
 	selp.f32 %f69, %f64, %f69, %p12;
-	.loc 14 68 54
+	.loc 15 68 54
 	div.rn.f32 %f74, %f69, %f61;
-	.loc 14 68 24
+	.loc 15 68 24
 	bra.uni $L26_entry;
 $L26_entry:
 	.loc 6 34 40
 	mov.f32 %f75, %f74;
 	bra.uni $L27_ret_store;
 $L27_ret_store:
-	.loc 14 68 6
+	.loc 15 68 6
 	setp.hs.u64 %p13, %rd50, %rd2;
 	@%p13 bra $L28_oob3;
 	shl.b64 %rd54, %rd50, 2;
 	add.s64 %rd55, %rd1, %rd54;
 	st.global.f32 [%rd55], %f75;
-	.loc 14 67 53
+	.loc 15 67 53
 	mov.u32 %r48, %ntid.x;
 	cvt.s64.u32 %rd56, %r48;
 	mov.u32 %r49, %ntid.y;
 	cvt.s64.u32 %rd57, %r49;
 	mov.u32 %r50, %ntid.z;
 	cvt.s64.u32 %rd58, %r50;
-	.loc 14 67 38
+	.loc 15 67 38
 	add.s64 %rd59, %rd49, %rd56;
 	mov.s64 %rd49, %rd59;
 	bra.uni $L9_for_loop;
 $L28_oob3:
-	.loc 14 68 6
-	mov.u64 %rd16, 0x3E00000004;
+	.loc 15 68 6
+	mov.u64 %rd16, 0x4000000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -20061,7 +21102,7 @@ $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_
 	.reg .f32 %f<75>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 14 49 6
+	.loc 15 49 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20071,26 +21112,26 @@ $L12_ret_softmax3_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 14 56 20
+	.loc 15 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 14 56 25
+	.loc 15 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 14 57 13
+	.loc 15 57 13
 	bra.uni $L13_entry;
 $L13_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 14 58 22
+	.loc 15 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -20101,24 +21142,24 @@ $L14_ret_negInf:
 	mov.s64 %rd14, %rd11;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 14 58 30
+	.loc 15 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 14 59 31
+	.loc 15 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 14 59 26
+	.loc 15 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 14 59 24
+	.loc 15 59 24
 	bra.uni $L18_entry;
 $L17_oob0:
-	.loc 14 59 26
-	mov.u64 %rd16, 0x3F00000001;
+	.loc 15 59 26
+	mov.u64 %rd16, 0x4100000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -20129,22 +21170,22 @@ $L18_entry:
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 14 59 14
+	.loc 15 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 14 58 53
+	.loc 15 58 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 14 58 38
+	.loc 15 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 14 61 18
+	.loc 15 61 18
 	shfl.sync.bfly.b32 %f6, %f2, 16, 31, -1;
 	max.NaN.f32 %f7, %f2, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -20191,7 +21232,7 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
 	max.NaN.f32 %f26, %f24, %f25;
 	bar.sync 0;
-	.loc 14 63 22
+	.loc 15 63 22
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd32, %r26;
 	mov.u32 %r27, %tid.y;
@@ -20202,24 +21243,24 @@ $L5_for_done:
 	mov.s64 %rd35, %rd32;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 14 63 30
+	.loc 15 63 30
 	setp.lt.s64 %p5, %rd35, %rd6;
 	@%p5 bra $L7_for_body;
 	bra.uni $L8_for_done;
 $L7_for_body:
-	.loc 14 64 29
+	.loc 15 64 29
 	add.s64 %rd36, %rd10, %rd35;
-	.loc 14 64 24
+	.loc 15 64 24
 	setp.hs.u64 %p6, %rd36, %rd5;
 	@%p6 bra $L20_oob1;
 	shl.b64 %rd37, %rd36, 1;
 	add.s64 %rd38, %rd4, %rd37;
 	ld.global.nc.u16 %rs1, [%rd38];
-	.loc 14 64 22
+	.loc 15 64 22
 	bra.uni $L21_entry;
 $L20_oob1:
-	.loc 14 64 24
-	mov.u64 %rd16, 0x3F00000002;
+	.loc 15 64 24
+	mov.u64 %rd16, 0x4100000002;
 	mov.u64 %rd17, %rd36;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -20230,9 +21271,9 @@ $L21_entry:
 	mov.f32 %f28, %f29;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 14 64 34
+	.loc 15 64 34
 	sub.rn.f32 %f30, %f28, %f26;
-	.loc 14 64 15
+	.loc 15 64 15
 	max.f32 %f31, %f30, 0fC2D00000;
 	min.f32 %f31, %f31, 0f42B20000;
 	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
@@ -20250,22 +21291,22 @@ $L22_ret_load:
 	mul.rn.f32 %f35, %f35, %f39;
 	setp.nan.f32 %p7, %f30, %f30;
 	selp.f32 %f35, %f30, %f35, %p7;
-	.loc 14 64 3
+	.loc 15 64 3
 	add.rn.f32 %f40, %f27, %f35;
-	.loc 14 63 53
+	.loc 15 63 53
 	mov.u32 %r29, %ntid.x;
 	cvt.s64.u32 %rd39, %r29;
 	mov.u32 %r30, %ntid.y;
 	cvt.s64.u32 %rd40, %r30;
 	mov.u32 %r31, %ntid.z;
 	cvt.s64.u32 %rd41, %r31;
-	.loc 14 63 38
+	.loc 15 63 38
 	add.s64 %rd42, %rd35, %rd39;
 	mov.f32 %f27, %f40;
 	mov.s64 %rd35, %rd42;
 	bra.uni $L6_for_loop;
 $L8_for_done:
-	.loc 14 66 18
+	.loc 15 66 18
 	shfl.sync.bfly.b32 %f41, %f27, 16, 31, -1;
 	add.rn.f32 %f42, %f27, %f41;
 	shfl.sync.bfly.b32 %f43, %f42, 8, 31, -1;
@@ -20312,7 +21353,7 @@ $L8_for_done:
 	shfl.sync.bfly.b32 %f60, %f59, 1, 31, -1;
 	add.rn.f32 %f61, %f59, %f60;
 	bar.sync 0;
-	.loc 14 67 22
+	.loc 15 67 22
 	mov.u32 %r45, %tid.x;
 	cvt.s64.u32 %rd46, %r45;
 	mov.u32 %r46, %tid.y;
@@ -20322,26 +21363,26 @@ $L8_for_done:
 	mov.s64 %rd49, %rd46;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 14 67 30
+	.loc 15 67 30
 	setp.lt.s64 %p10, %rd49, %rd6;
 	@%p10 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L10_for_body:
-	.loc 14 68 11
+	.loc 15 68 11
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 14 68 46
+	.loc 15 68 46
 	add.s64 %rd51, %rd10, %rd49;
-	.loc 14 68 41
+	.loc 15 68 41
 	setp.hs.u64 %p11, %rd51, %rd5;
 	@%p11 bra $L23_oob2;
 	shl.b64 %rd52, %rd51, 1;
 	add.s64 %rd53, %rd4, %rd52;
 	ld.global.nc.u16 %rs2, [%rd53];
-	.loc 14 68 39
+	.loc 15 68 39
 	bra.uni $L24_entry;
 $L23_oob2:
-	.loc 14 68 41
-	mov.u64 %rd16, 0x3F00000003;
+	.loc 15 68 41
+	mov.u64 %rd16, 0x4100000003;
 	mov.u64 %rd17, %rd51;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -20352,9 +21393,9 @@ $L24_entry:
 	mov.f32 %f62, %f63;
 	bra.uni $L25_ret_load;
 $L25_ret_load:
-	.loc 14 68 50
+	.loc 15 68 50
 	sub.rn.f32 %f64, %f62, %f26;
-	.loc 14 68 32
+	.loc 15 68 32
 	max.f32 %f65, %f64, 0fC2D00000;
 	min.f32 %f65, %f65, 0f42B20000;
 	mul.rn.f32 %f66, %f65, 0f3FB8AA3B;
@@ -20372,9 +21413,9 @@ $L25_ret_load:
 	mul.rn.f32 %f69, %f69, %f73;
 	setp.nan.f32 %p12, %f64, %f64;
 	selp.f32 %f69, %f64, %f69, %p12;
-	.loc 14 68 54
+	.loc 15 68 54
 	div.rn.f32 %f74, %f69, %f61;
-	.loc 14 68 24
+	.loc 15 68 24
 	bra.uni $L26_entry;
 $L26_entry:
 	.loc 6 39 58
@@ -20383,26 +21424,26 @@ $L26_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L27_ret_store;
 $L27_ret_store:
-	.loc 14 68 6
+	.loc 15 68 6
 	setp.hs.u64 %p13, %rd50, %rd2;
 	@%p13 bra $L28_oob3;
 	shl.b64 %rd54, %rd50, 1;
 	add.s64 %rd55, %rd1, %rd54;
 	st.global.u16 [%rd55], %rs3;
-	.loc 14 67 53
+	.loc 15 67 53
 	mov.u32 %r48, %ntid.x;
 	cvt.s64.u32 %rd56, %r48;
 	mov.u32 %r49, %ntid.y;
 	cvt.s64.u32 %rd57, %r49;
 	mov.u32 %r50, %ntid.z;
 	cvt.s64.u32 %rd58, %r50;
-	.loc 14 67 38
+	.loc 15 67 38
 	add.s64 %rd59, %rd49, %rd56;
 	mov.s64 %rd49, %rd59;
 	bra.uni $L9_for_loop;
 $L28_oob3:
-	.loc 14 68 6
-	mov.u64 %rd16, 0x3F00000004;
+	.loc 15 68 6
+	mov.u64 %rd16, 0x4100000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -20442,7 +21483,7 @@ $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_
 	.reg .f32 %f<75>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 14 52 6
+	.loc 15 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20452,26 +21493,26 @@ $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 14 56 20
+	.loc 15 56 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 14 56 25
+	.loc 15 56 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 14 57 13
+	.loc 15 57 13
 	bra.uni $L13_entry;
 $L13_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L14_ret_negInf;
 $L14_ret_negInf:
-	.loc 14 58 22
+	.loc 15 58 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -20482,24 +21523,24 @@ $L14_ret_negInf:
 	mov.s64 %rd14, %rd11;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 14 58 30
+	.loc 15 58 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 14 59 31
+	.loc 15 59 31
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 14 59 26
+	.loc 15 59 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L17_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 14 59 24
+	.loc 15 59 24
 	bra.uni $L18_entry;
 $L17_oob0:
-	.loc 14 59 26
-	mov.u64 %rd16, 0x4000000001;
+	.loc 15 59 26
+	mov.u64 %rd16, 0x4200000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -20512,22 +21553,22 @@ $L18_entry:
 	mov.f32 %f3, %f4;
 	bra.uni $L19_ret_load;
 $L19_ret_load:
-	.loc 14 59 14
+	.loc 15 59 14
 	max.f32 %f5, %f2, %f3;
-	.loc 14 58 53
+	.loc 15 58 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 14 58 38
+	.loc 15 58 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 14 61 18
+	.loc 15 61 18
 	shfl.sync.bfly.b32 %f6, %f2, 16, 31, -1;
 	max.NaN.f32 %f7, %f2, %f6;
 	shfl.sync.bfly.b32 %f8, %f7, 8, 31, -1;
@@ -20574,7 +21615,7 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
 	max.NaN.f32 %f26, %f24, %f25;
 	bar.sync 0;
-	.loc 14 63 22
+	.loc 15 63 22
 	mov.u32 %r27, %tid.x;
 	cvt.s64.u32 %rd32, %r27;
 	mov.u32 %r28, %tid.y;
@@ -20585,24 +21626,24 @@ $L5_for_done:
 	mov.s64 %rd35, %rd32;
 	bra.uni $L6_for_loop;
 $L6_for_loop:
-	.loc 14 63 30
+	.loc 15 63 30
 	setp.lt.s64 %p5, %rd35, %rd6;
 	@%p5 bra $L7_for_body;
 	bra.uni $L8_for_done;
 $L7_for_body:
-	.loc 14 64 29
+	.loc 15 64 29
 	add.s64 %rd36, %rd10, %rd35;
-	.loc 14 64 24
+	.loc 15 64 24
 	setp.hs.u64 %p6, %rd36, %rd5;
 	@%p6 bra $L20_oob1;
 	shl.b64 %rd37, %rd36, 1;
 	add.s64 %rd38, %rd4, %rd37;
 	ld.global.nc.u16 %rs1, [%rd38];
-	.loc 14 64 22
+	.loc 15 64 22
 	bra.uni $L21_entry;
 $L20_oob1:
-	.loc 14 64 24
-	mov.u64 %rd16, 0x4000000002;
+	.loc 15 64 24
+	mov.u64 %rd16, 0x4200000002;
 	mov.u64 %rd17, %rd36;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -20615,9 +21656,9 @@ $L21_entry:
 	mov.f32 %f28, %f29;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 14 64 34
+	.loc 15 64 34
 	sub.rn.f32 %f30, %f28, %f26;
-	.loc 14 64 15
+	.loc 15 64 15
 	max.f32 %f31, %f30, 0fC2D00000;
 	min.f32 %f31, %f31, 0f42B20000;
 	mul.rn.f32 %f32, %f31, 0f3FB8AA3B;
@@ -20635,22 +21676,22 @@ $L22_ret_load:
 	mul.rn.f32 %f35, %f35, %f39;
 	setp.nan.f32 %p7, %f30, %f30;
 	selp.f32 %f35, %f30, %f35, %p7;
-	.loc 14 64 3
+	.loc 15 64 3
 	add.rn.f32 %f40, %f27, %f35;
-	.loc 14 63 53
+	.loc 15 63 53
 	mov.u32 %r31, %ntid.x;
 	cvt.s64.u32 %rd39, %r31;
 	mov.u32 %r32, %ntid.y;
 	cvt.s64.u32 %rd40, %r32;
 	mov.u32 %r33, %ntid.z;
 	cvt.s64.u32 %rd41, %r33;
-	.loc 14 63 38
+	.loc 15 63 38
 	add.s64 %rd42, %rd35, %rd39;
 	mov.f32 %f27, %f40;
 	mov.s64 %rd35, %rd42;
 	bra.uni $L6_for_loop;
 $L8_for_done:
-	.loc 14 66 18
+	.loc 15 66 18
 	shfl.sync.bfly.b32 %f41, %f27, 16, 31, -1;
 	add.rn.f32 %f42, %f27, %f41;
 	shfl.sync.bfly.b32 %f43, %f42, 8, 31, -1;
@@ -20697,7 +21738,7 @@ $L8_for_done:
 	shfl.sync.bfly.b32 %f60, %f59, 1, 31, -1;
 	add.rn.f32 %f61, %f59, %f60;
 	bar.sync 0;
-	.loc 14 67 22
+	.loc 15 67 22
 	mov.u32 %r47, %tid.x;
 	cvt.s64.u32 %rd46, %r47;
 	mov.u32 %r48, %tid.y;
@@ -20707,26 +21748,26 @@ $L8_for_done:
 	mov.s64 %rd49, %rd46;
 	bra.uni $L9_for_loop;
 $L9_for_loop:
-	.loc 14 67 30
+	.loc 15 67 30
 	setp.lt.s64 %p10, %rd49, %rd6;
 	@%p10 bra $L10_for_body;
 	bra.uni $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L10_for_body:
-	.loc 14 68 11
+	.loc 15 68 11
 	add.s64 %rd50, %rd10, %rd49;
-	.loc 14 68 46
+	.loc 15 68 46
 	add.s64 %rd51, %rd10, %rd49;
-	.loc 14 68 41
+	.loc 15 68 41
 	setp.hs.u64 %p11, %rd51, %rd5;
 	@%p11 bra $L23_oob2;
 	shl.b64 %rd52, %rd51, 1;
 	add.s64 %rd53, %rd4, %rd52;
 	ld.global.nc.u16 %rs2, [%rd53];
-	.loc 14 68 39
+	.loc 15 68 39
 	bra.uni $L24_entry;
 $L23_oob2:
-	.loc 14 68 41
-	mov.u64 %rd16, 0x4000000003;
+	.loc 15 68 41
+	mov.u64 %rd16, 0x4200000003;
 	mov.u64 %rd17, %rd51;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L15_bounds_fail;
@@ -20739,9 +21780,9 @@ $L24_entry:
 	mov.f32 %f62, %f63;
 	bra.uni $L25_ret_load;
 $L25_ret_load:
-	.loc 14 68 50
+	.loc 15 68 50
 	sub.rn.f32 %f64, %f62, %f26;
-	.loc 14 68 32
+	.loc 15 68 32
 	max.f32 %f65, %f64, 0fC2D00000;
 	min.f32 %f65, %f65, 0f42B20000;
 	mul.rn.f32 %f66, %f65, 0f3FB8AA3B;
@@ -20759,9 +21800,9 @@ $L25_ret_load:
 	mul.rn.f32 %f69, %f69, %f73;
 	setp.nan.f32 %p12, %f64, %f64;
 	selp.f32 %f69, %f64, %f69, %p12;
-	.loc 14 68 54
+	.loc 15 68 54
 	div.rn.f32 %f74, %f69, %f61;
-	.loc 14 68 24
+	.loc 15 68 24
 	bra.uni $L26_entry;
 $L26_entry:
 	.loc 6 44 67
@@ -20770,26 +21811,26 @@ $L26_entry:
 	mov.u16 %rs3, %rs4;
 	bra.uni $L27_ret_store;
 $L27_ret_store:
-	.loc 14 68 6
+	.loc 15 68 6
 	setp.hs.u64 %p13, %rd50, %rd2;
 	@%p13 bra $L28_oob3;
 	shl.b64 %rd54, %rd50, 1;
 	add.s64 %rd55, %rd1, %rd54;
 	st.global.u16 [%rd55], %rs3;
-	.loc 14 67 53
+	.loc 15 67 53
 	mov.u32 %r51, %ntid.x;
 	cvt.s64.u32 %rd56, %r51;
 	mov.u32 %r52, %ntid.y;
 	cvt.s64.u32 %rd57, %r52;
 	mov.u32 %r53, %ntid.z;
 	cvt.s64.u32 %rd58, %r53;
-	.loc 14 67 38
+	.loc 15 67 38
 	add.s64 %rd59, %rd49, %rd56;
 	mov.s64 %rd49, %rd59;
 	bra.uni $L9_for_loop;
 $L28_oob3:
-	.loc 14 68 6
-	mov.u64 %rd16, 0x4000000004;
+	.loc 15 68 6
+	mov.u64 %rd16, 0x4200000004;
 	mov.u64 %rd17, %rd50;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L15_bounds_fail;
@@ -20828,7 +21869,7 @@ $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloa
 	.reg .f32 %f<103>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 14 73 6
+	.loc 15 73 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20838,26 +21879,26 @@ $L12_ret_softmax3_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloa
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 14 86 20
+	.loc 15 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 14 86 25
+	.loc 15 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 14 87 16
+	.loc 15 87 16
 	bra.uni $L16_entry;
 $L16_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 14 88 22
+	.loc 15 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -20869,24 +21910,24 @@ $L17_ret_negInf:
 	mov.s64 %rd14, %rd11;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 14 88 30
+	.loc 15 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 14 89 21
+	.loc 15 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 14 89 16
+	.loc 15 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f4, [%rd24];
-	.loc 14 89 14
+	.loc 15 89 14
 	bra.uni $L21_entry;
 $L20_oob0:
-	.loc 14 89 16
-	mov.u64 %rd16, 0x4100000001;
+	.loc 15 89 16
+	mov.u64 %rd16, 0x4300000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -20895,14 +21936,14 @@ $L21_entry:
 	mov.f32 %f5, %f4;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 14 90 8
+	.loc 15 90 8
 	setp.gt.f32 %p3, %f5, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L6_if_then:
-	.loc 14 91 19
+	.loc 15 91 19
 	sub.rn.f32 %f6, %f2, %f5;
-	.loc 14 91 17
+	.loc 15 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -20920,29 +21961,29 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 14 91 9
+	.loc 15 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 14 91 23
+	.loc 15 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f5;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L23_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 14 93 15
+	.loc 15 93 15
 	setp.gt.f32 %p5, %f5, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
 $L9_if_then:
-	.loc 14 94 19
+	.loc 15 94 19
 	sub.rn.f32 %f22, %f5, %f2;
-	.loc 14 94 16
+	.loc 15 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -20960,7 +22001,7 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 14 94 4
+	.loc 15 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
@@ -20970,21 +22011,21 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 14 88 53
+	.loc 15 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 14 88 38
+	.loc 15 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 14 97 20
+	.loc 15 97 20
 	shfl.sync.bfly.b32 %f33, %f2, 16, 31, -1;
 	max.NaN.f32 %f34, %f2, %f33;
 	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
@@ -21031,24 +22072,24 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
 	max.NaN.f32 %f53, %f51, %f52;
 	bar.sync 0;
-	.loc 14 98 15
+	.loc 15 98 15
 	bra.uni $L26_entry;
 $L26_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r27, 0xFF800000;
 	mov.b32 %f55, %r27;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f54, %f55;
 	bra.uni $L27_ret_negInf;
 $L27_ret_negInf:
-	.loc 14 98 7
+	.loc 15 98 7
 	setp.gt.f32 %p9, %f2, %f54;
 	@%p9 bra $L10_if_then;
 	bra.uni $L28_edge;
 $L10_if_then:
-	.loc 14 99 18
+	.loc 15 99 18
 	sub.rn.f32 %f57, %f2, %f53;
-	.loc 14 99 15
+	.loc 15 99 15
 	max.f32 %f58, %f57, 0fC2D00000;
 	min.f32 %f58, %f58, 0f42B20000;
 	mul.rn.f32 %f59, %f58, 0f3FB8AA3B;
@@ -21066,7 +22107,7 @@ $L10_if_then:
 	mul.rn.f32 %f62, %f62, %f66;
 	setp.nan.f32 %p10, %f57, %f57;
 	selp.f32 %f62, %f57, %f62, %p10;
-	.loc 14 99 3
+	.loc 15 99 3
 	mul.rn.f32 %f67, %f3, %f62;
 	mov.f32 %f56, %f67;
 	bra.uni $L11_if_done;
@@ -21074,7 +22115,7 @@ $L28_edge:
 	mov.f32 %f56, %f3;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 14 101 18
+	.loc 15 101 18
 	shfl.sync.bfly.b32 %f68, %f56, 16, 31, -1;
 	add.rn.f32 %f69, %f56, %f68;
 	shfl.sync.bfly.b32 %f70, %f69, 8, 31, -1;
@@ -21121,7 +22162,7 @@ $L11_if_done:
 	shfl.sync.bfly.b32 %f87, %f86, 1, 31, -1;
 	add.rn.f32 %f88, %f86, %f87;
 	bar.sync 0;
-	.loc 14 102 22
+	.loc 15 102 22
 	mov.u32 %r41, %tid.x;
 	cvt.s64.u32 %rd35, %r41;
 	mov.u32 %r42, %tid.y;
@@ -21131,26 +22172,26 @@ $L11_if_done:
 	mov.s64 %rd38, %rd35;
 	bra.uni $L12_for_loop;
 $L12_for_loop:
-	.loc 14 102 30
+	.loc 15 102 30
 	setp.lt.s64 %p13, %rd38, %rd6;
 	@%p13 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L13_for_body:
-	.loc 14 103 11
+	.loc 15 103 11
 	add.s64 %rd39, %rd10, %rd38;
-	.loc 14 103 46
+	.loc 15 103 46
 	add.s64 %rd40, %rd10, %rd38;
-	.loc 14 103 41
+	.loc 15 103 41
 	setp.hs.u64 %p14, %rd40, %rd5;
 	@%p14 bra $L29_oob1;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.nc.f32 %f89, [%rd42];
-	.loc 14 103 39
+	.loc 15 103 39
 	bra.uni $L30_entry;
 $L29_oob1:
-	.loc 14 103 41
-	mov.u64 %rd16, 0x4100000002;
+	.loc 15 103 41
+	mov.u64 %rd16, 0x4300000002;
 	mov.u64 %rd17, %rd40;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -21159,9 +22200,9 @@ $L30_entry:
 	mov.f32 %f90, %f89;
 	bra.uni $L31_ret_load;
 $L31_ret_load:
-	.loc 14 103 50
+	.loc 15 103 50
 	sub.rn.f32 %f91, %f90, %f53;
-	.loc 14 103 32
+	.loc 15 103 32
 	max.f32 %f92, %f91, 0fC2D00000;
 	min.f32 %f92, %f92, 0f42B20000;
 	mul.rn.f32 %f93, %f92, 0f3FB8AA3B;
@@ -21179,35 +22220,35 @@ $L31_ret_load:
 	mul.rn.f32 %f96, %f96, %f100;
 	setp.nan.f32 %p15, %f91, %f91;
 	selp.f32 %f96, %f91, %f96, %p15;
-	.loc 14 103 55
+	.loc 15 103 55
 	div.rn.f32 %f101, %f96, %f88;
-	.loc 14 103 24
+	.loc 15 103 24
 	bra.uni $L32_entry;
 $L32_entry:
 	.loc 6 34 40
 	mov.f32 %f102, %f101;
 	bra.uni $L33_ret_store;
 $L33_ret_store:
-	.loc 14 103 6
+	.loc 15 103 6
 	setp.hs.u64 %p16, %rd39, %rd2;
 	@%p16 bra $L34_oob2;
 	shl.b64 %rd43, %rd39, 2;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.f32 [%rd44], %f102;
-	.loc 14 102 53
+	.loc 15 102 53
 	mov.u32 %r44, %ntid.x;
 	cvt.s64.u32 %rd45, %r44;
 	mov.u32 %r45, %ntid.y;
 	cvt.s64.u32 %rd46, %r45;
 	mov.u32 %r46, %ntid.z;
 	cvt.s64.u32 %rd47, %r46;
-	.loc 14 102 38
+	.loc 15 102 38
 	add.s64 %rd48, %rd38, %rd45;
 	mov.s64 %rd38, %rd48;
 	bra.uni $L12_for_loop;
 $L34_oob2:
-	.loc 14 103 6
-	mov.u64 %rd16, 0x4100000003;
+	.loc 15 103 6
+	mov.u64 %rd16, 0x4300000003;
 	mov.u64 %rd17, %rd39;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -21247,7 +22288,7 @@ $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002f
 	.reg .f32 %f<102>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 14 76 6
+	.loc 15 76 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21257,26 +22298,26 @@ $L15_ret_softmaxOnline_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002f
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 14 86 20
+	.loc 15 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 14 86 25
+	.loc 15 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 14 87 16
+	.loc 15 87 16
 	bra.uni $L16_entry;
 $L16_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 14 88 22
+	.loc 15 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -21288,24 +22329,24 @@ $L17_ret_negInf:
 	mov.s64 %rd14, %rd11;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 14 88 30
+	.loc 15 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 14 89 21
+	.loc 15 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 14 89 16
+	.loc 15 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 14 89 14
+	.loc 15 89 14
 	bra.uni $L21_entry;
 $L20_oob0:
-	.loc 14 89 16
-	mov.u64 %rd16, 0x4200000001;
+	.loc 15 89 16
+	mov.u64 %rd16, 0x4400000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -21316,14 +22357,14 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 14 90 8
+	.loc 15 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L6_if_then:
-	.loc 14 91 19
+	.loc 15 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 14 91 17
+	.loc 15 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -21341,29 +22382,29 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 14 91 9
+	.loc 15 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 14 91 23
+	.loc 15 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L23_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r13, 0xFF800000;
 	mov.b32 %f21, %r13;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 14 93 15
+	.loc 15 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
 $L9_if_then:
-	.loc 14 94 19
+	.loc 15 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 14 94 16
+	.loc 15 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -21381,7 +22422,7 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 14 94 4
+	.loc 15 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
@@ -21391,21 +22432,21 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 14 88 53
+	.loc 15 88 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 14 88 38
+	.loc 15 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 14 97 20
+	.loc 15 97 20
 	shfl.sync.bfly.b32 %f33, %f2, 16, 31, -1;
 	max.NaN.f32 %f34, %f2, %f33;
 	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
@@ -21452,24 +22493,24 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
 	max.NaN.f32 %f53, %f51, %f52;
 	bar.sync 0;
-	.loc 14 98 15
+	.loc 15 98 15
 	bra.uni $L26_entry;
 $L26_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r27, 0xFF800000;
 	mov.b32 %f55, %r27;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f54, %f55;
 	bra.uni $L27_ret_negInf;
 $L27_ret_negInf:
-	.loc 14 98 7
+	.loc 15 98 7
 	setp.gt.f32 %p9, %f2, %f54;
 	@%p9 bra $L10_if_then;
 	bra.uni $L28_edge;
 $L10_if_then:
-	.loc 14 99 18
+	.loc 15 99 18
 	sub.rn.f32 %f57, %f2, %f53;
-	.loc 14 99 15
+	.loc 15 99 15
 	max.f32 %f58, %f57, 0fC2D00000;
 	min.f32 %f58, %f58, 0f42B20000;
 	mul.rn.f32 %f59, %f58, 0f3FB8AA3B;
@@ -21487,7 +22528,7 @@ $L10_if_then:
 	mul.rn.f32 %f62, %f62, %f66;
 	setp.nan.f32 %p10, %f57, %f57;
 	selp.f32 %f62, %f57, %f62, %p10;
-	.loc 14 99 3
+	.loc 15 99 3
 	mul.rn.f32 %f67, %f3, %f62;
 	mov.f32 %f56, %f67;
 	bra.uni $L11_if_done;
@@ -21495,7 +22536,7 @@ $L28_edge:
 	mov.f32 %f56, %f3;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 14 101 18
+	.loc 15 101 18
 	shfl.sync.bfly.b32 %f68, %f56, 16, 31, -1;
 	add.rn.f32 %f69, %f56, %f68;
 	shfl.sync.bfly.b32 %f70, %f69, 8, 31, -1;
@@ -21542,7 +22583,7 @@ $L11_if_done:
 	shfl.sync.bfly.b32 %f87, %f86, 1, 31, -1;
 	add.rn.f32 %f88, %f86, %f87;
 	bar.sync 0;
-	.loc 14 102 22
+	.loc 15 102 22
 	mov.u32 %r41, %tid.x;
 	cvt.s64.u32 %rd35, %r41;
 	mov.u32 %r42, %tid.y;
@@ -21552,26 +22593,26 @@ $L11_if_done:
 	mov.s64 %rd38, %rd35;
 	bra.uni $L12_for_loop;
 $L12_for_loop:
-	.loc 14 102 30
+	.loc 15 102 30
 	setp.lt.s64 %p13, %rd38, %rd6;
 	@%p13 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L13_for_body:
-	.loc 14 103 11
+	.loc 15 103 11
 	add.s64 %rd39, %rd10, %rd38;
-	.loc 14 103 46
+	.loc 15 103 46
 	add.s64 %rd40, %rd10, %rd38;
-	.loc 14 103 41
+	.loc 15 103 41
 	setp.hs.u64 %p14, %rd40, %rd5;
 	@%p14 bra $L29_oob1;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.nc.u16 %rs1, [%rd42];
-	.loc 14 103 39
+	.loc 15 103 39
 	bra.uni $L30_entry;
 $L29_oob1:
-	.loc 14 103 41
-	mov.u64 %rd16, 0x4200000002;
+	.loc 15 103 41
+	mov.u64 %rd16, 0x4400000002;
 	mov.u64 %rd17, %rd40;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -21582,9 +22623,9 @@ $L30_entry:
 	mov.f32 %f89, %f90;
 	bra.uni $L31_ret_load;
 $L31_ret_load:
-	.loc 14 103 50
+	.loc 15 103 50
 	sub.rn.f32 %f91, %f89, %f53;
-	.loc 14 103 32
+	.loc 15 103 32
 	max.f32 %f92, %f91, 0fC2D00000;
 	min.f32 %f92, %f92, 0f42B20000;
 	mul.rn.f32 %f93, %f92, 0f3FB8AA3B;
@@ -21602,9 +22643,9 @@ $L31_ret_load:
 	mul.rn.f32 %f96, %f96, %f100;
 	setp.nan.f32 %p15, %f91, %f91;
 	selp.f32 %f96, %f91, %f96, %p15;
-	.loc 14 103 55
+	.loc 15 103 55
 	div.rn.f32 %f101, %f96, %f88;
-	.loc 14 103 24
+	.loc 15 103 24
 	bra.uni $L32_entry;
 $L32_entry:
 	.loc 6 39 58
@@ -21613,26 +22654,26 @@ $L32_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L33_ret_store;
 $L33_ret_store:
-	.loc 14 103 6
+	.loc 15 103 6
 	setp.hs.u64 %p16, %rd39, %rd2;
 	@%p16 bra $L34_oob2;
 	shl.b64 %rd43, %rd39, 1;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.u16 [%rd44], %rs2;
-	.loc 14 102 53
+	.loc 15 102 53
 	mov.u32 %r44, %ntid.x;
 	cvt.s64.u32 %rd45, %r44;
 	mov.u32 %r45, %ntid.y;
 	cvt.s64.u32 %rd46, %r45;
 	mov.u32 %r46, %ntid.z;
 	cvt.s64.u32 %rd47, %r46;
-	.loc 14 102 38
+	.loc 15 102 38
 	add.s64 %rd48, %rd38, %rd45;
 	mov.s64 %rd38, %rd48;
 	bra.uni $L12_for_loop;
 $L34_oob2:
-	.loc 14 103 6
-	mov.u64 %rd16, 0x4200000003;
+	.loc 15 103 6
+	mov.u64 %rd16, 0x4400000003;
 	mov.u64 %rd17, %rd39;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;
@@ -21672,7 +22713,7 @@ $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002e
 	.reg .f32 %f<102>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 14 79 6
+	.loc 15 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21682,26 +22723,26 @@ $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002e
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 14 86 20
+	.loc 15 86 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 14 86 25
+	.loc 15 86 25
 	mul.lo.s64 %rd10, %rd7, %rd6;
-	.loc 14 87 16
+	.loc 15 87 16
 	bra.uni $L16_entry;
 $L16_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r3, 0xFF800000;
 	mov.b32 %f1, %r3;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f0, %f1;
 	bra.uni $L17_ret_negInf;
 $L17_ret_negInf:
-	.loc 14 88 22
+	.loc 15 88 22
 	mov.u32 %r4, %tid.x;
 	cvt.s64.u32 %rd11, %r4;
 	mov.u32 %r5, %tid.y;
@@ -21713,24 +22754,24 @@ $L17_ret_negInf:
 	mov.s64 %rd14, %rd11;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 14 88 30
+	.loc 15 88 30
 	setp.lt.s64 %p0, %rd14, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 14 89 21
+	.loc 15 89 21
 	add.s64 %rd15, %rd10, %rd14;
-	.loc 14 89 16
+	.loc 15 89 16
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L20_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 14 89 14
+	.loc 15 89 14
 	bra.uni $L21_entry;
 $L20_oob0:
-	.loc 14 89 16
-	mov.u64 %rd16, 0x4300000001;
+	.loc 15 89 16
+	mov.u64 %rd16, 0x4500000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -21743,14 +22784,14 @@ $L21_entry:
 	mov.f32 %f4, %f5;
 	bra.uni $L22_ret_load;
 $L22_ret_load:
-	.loc 14 90 8
+	.loc 15 90 8
 	setp.gt.f32 %p3, %f4, %f2;
 	@%p3 bra $L6_if_then;
 	bra.uni $L23_entry;
 $L6_if_then:
-	.loc 14 91 19
+	.loc 15 91 19
 	sub.rn.f32 %f6, %f2, %f4;
-	.loc 14 91 17
+	.loc 15 91 17
 	max.f32 %f7, %f6, 0fC2D00000;
 	min.f32 %f7, %f7, 0f42B20000;
 	mul.rn.f32 %f8, %f7, 0f3FB8AA3B;
@@ -21768,29 +22809,29 @@ $L6_if_then:
 	mul.rn.f32 %f11, %f11, %f15;
 	setp.nan.f32 %p4, %f6, %f6;
 	selp.f32 %f11, %f6, %f11, %p4;
-	.loc 14 91 9
+	.loc 15 91 9
 	mul.rn.f32 %f16, %f3, %f11;
-	.loc 14 91 23
+	.loc 15 91 23
 	add.rn.f32 %f17, %f16, 0f3F800000;
 	mov.f32 %f18, %f4;
 	mov.f32 %f19, %f17;
 	bra.uni $L7_if_done;
 $L23_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r14, 0xFF800000;
 	mov.b32 %f21, %r14;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f20, %f21;
 	bra.uni $L24_ret_negInf;
 $L24_ret_negInf:
-	.loc 14 93 15
+	.loc 15 93 15
 	setp.gt.f32 %p5, %f4, %f20;
 	@%p5 bra $L9_if_then;
 	bra.uni $L25_edge;
 $L9_if_then:
-	.loc 14 94 19
+	.loc 15 94 19
 	sub.rn.f32 %f22, %f4, %f2;
-	.loc 14 94 16
+	.loc 15 94 16
 	max.f32 %f23, %f22, 0fC2D00000;
 	min.f32 %f23, %f23, 0f42B20000;
 	mul.rn.f32 %f24, %f23, 0f3FB8AA3B;
@@ -21808,7 +22849,7 @@ $L9_if_then:
 	mul.rn.f32 %f27, %f27, %f31;
 	setp.nan.f32 %p6, %f22, %f22;
 	selp.f32 %f27, %f22, %f27, %p6;
-	.loc 14 94 4
+	.loc 15 94 4
 	add.rn.f32 %f32, %f3, %f27;
 	mov.f32 %f18, %f2;
 	mov.f32 %f19, %f32;
@@ -21818,21 +22859,21 @@ $L25_edge:
 	mov.f32 %f19, %f3;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 14 88 53
+	.loc 15 88 53
 	mov.u32 %r11, %ntid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %ntid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %ntid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 14 88 38
+	.loc 15 88 38
 	add.s64 %rd28, %rd14, %rd25;
 	mov.f32 %f2, %f18;
 	mov.f32 %f3, %f19;
 	mov.s64 %rd14, %rd28;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 14 97 20
+	.loc 15 97 20
 	shfl.sync.bfly.b32 %f33, %f2, 16, 31, -1;
 	max.NaN.f32 %f34, %f2, %f33;
 	shfl.sync.bfly.b32 %f35, %f34, 8, 31, -1;
@@ -21879,24 +22920,24 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f52, %f51, 1, 31, -1;
 	max.NaN.f32 %f53, %f51, %f52;
 	bar.sync 0;
-	.loc 14 98 15
+	.loc 15 98 15
 	bra.uni $L26_entry;
 $L26_entry:
-	.loc 11 51 52
+	.loc 12 51 52
 	mov.u32 %r28, 0xFF800000;
 	mov.b32 %f55, %r28;
-	.loc 11 51 25
+	.loc 12 51 25
 	mov.f32 %f54, %f55;
 	bra.uni $L27_ret_negInf;
 $L27_ret_negInf:
-	.loc 14 98 7
+	.loc 15 98 7
 	setp.gt.f32 %p9, %f2, %f54;
 	@%p9 bra $L10_if_then;
 	bra.uni $L28_edge;
 $L10_if_then:
-	.loc 14 99 18
+	.loc 15 99 18
 	sub.rn.f32 %f57, %f2, %f53;
-	.loc 14 99 15
+	.loc 15 99 15
 	max.f32 %f58, %f57, 0fC2D00000;
 	min.f32 %f58, %f58, 0f42B20000;
 	mul.rn.f32 %f59, %f58, 0f3FB8AA3B;
@@ -21914,7 +22955,7 @@ $L10_if_then:
 	mul.rn.f32 %f62, %f62, %f66;
 	setp.nan.f32 %p10, %f57, %f57;
 	selp.f32 %f62, %f57, %f62, %p10;
-	.loc 14 99 3
+	.loc 15 99 3
 	mul.rn.f32 %f67, %f3, %f62;
 	mov.f32 %f56, %f67;
 	bra.uni $L11_if_done;
@@ -21922,7 +22963,7 @@ $L28_edge:
 	mov.f32 %f56, %f3;
 	bra.uni $L11_if_done;
 $L11_if_done:
-	.loc 14 101 18
+	.loc 15 101 18
 	shfl.sync.bfly.b32 %f68, %f56, 16, 31, -1;
 	add.rn.f32 %f69, %f56, %f68;
 	shfl.sync.bfly.b32 %f70, %f69, 8, 31, -1;
@@ -21969,7 +23010,7 @@ $L11_if_done:
 	shfl.sync.bfly.b32 %f87, %f86, 1, 31, -1;
 	add.rn.f32 %f88, %f86, %f87;
 	bar.sync 0;
-	.loc 14 102 22
+	.loc 15 102 22
 	mov.u32 %r42, %tid.x;
 	cvt.s64.u32 %rd35, %r42;
 	mov.u32 %r43, %tid.y;
@@ -21979,26 +23020,26 @@ $L11_if_done:
 	mov.s64 %rd38, %rd35;
 	bra.uni $L12_for_loop;
 $L12_for_loop:
-	.loc 14 102 30
+	.loc 15 102 30
 	setp.lt.s64 %p13, %rd38, %rd6;
 	@%p13 bra $L13_for_body;
 	bra.uni $L15_ret_softmaxOnline_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L13_for_body:
-	.loc 14 103 11
+	.loc 15 103 11
 	add.s64 %rd39, %rd10, %rd38;
-	.loc 14 103 46
+	.loc 15 103 46
 	add.s64 %rd40, %rd10, %rd38;
-	.loc 14 103 41
+	.loc 15 103 41
 	setp.hs.u64 %p14, %rd40, %rd5;
 	@%p14 bra $L29_oob1;
 	shl.b64 %rd41, %rd40, 1;
 	add.s64 %rd42, %rd4, %rd41;
 	ld.global.nc.u16 %rs1, [%rd42];
-	.loc 14 103 39
+	.loc 15 103 39
 	bra.uni $L30_entry;
 $L29_oob1:
-	.loc 14 103 41
-	mov.u64 %rd16, 0x4300000002;
+	.loc 15 103 41
+	mov.u64 %rd16, 0x4500000002;
 	mov.u64 %rd17, %rd40;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L18_bounds_fail;
@@ -22011,9 +23052,9 @@ $L30_entry:
 	mov.f32 %f89, %f90;
 	bra.uni $L31_ret_load;
 $L31_ret_load:
-	.loc 14 103 50
+	.loc 15 103 50
 	sub.rn.f32 %f91, %f89, %f53;
-	.loc 14 103 32
+	.loc 15 103 32
 	max.f32 %f92, %f91, 0fC2D00000;
 	min.f32 %f92, %f92, 0f42B20000;
 	mul.rn.f32 %f93, %f92, 0f3FB8AA3B;
@@ -22031,9 +23072,9 @@ $L31_ret_load:
 	mul.rn.f32 %f96, %f96, %f100;
 	setp.nan.f32 %p15, %f91, %f91;
 	selp.f32 %f96, %f91, %f96, %p15;
-	.loc 14 103 55
+	.loc 15 103 55
 	div.rn.f32 %f101, %f96, %f88;
-	.loc 14 103 24
+	.loc 15 103 24
 	bra.uni $L32_entry;
 $L32_entry:
 	.loc 6 44 67
@@ -22042,26 +23083,26 @@ $L32_entry:
 	mov.u16 %rs2, %rs3;
 	bra.uni $L33_ret_store;
 $L33_ret_store:
-	.loc 14 103 6
+	.loc 15 103 6
 	setp.hs.u64 %p16, %rd39, %rd2;
 	@%p16 bra $L34_oob2;
 	shl.b64 %rd43, %rd39, 1;
 	add.s64 %rd44, %rd1, %rd43;
 	st.global.u16 [%rd44], %rs2;
-	.loc 14 102 53
+	.loc 15 102 53
 	mov.u32 %r46, %ntid.x;
 	cvt.s64.u32 %rd45, %r46;
 	mov.u32 %r47, %ntid.y;
 	cvt.s64.u32 %rd46, %r47;
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd47, %r48;
-	.loc 14 102 38
+	.loc 15 102 38
 	add.s64 %rd48, %rd38, %rd45;
 	mov.s64 %rd38, %rd48;
 	bra.uni $L12_for_loop;
 $L34_oob2:
-	.loc 14 103 6
-	mov.u64 %rd16, 0x4300000003;
+	.loc 15 103 6
+	mov.u64 %rd16, 0x4500000003;
 	mov.u64 %rd17, %rd39;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L18_bounds_fail;

@@ -90,12 +90,12 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 	if mb*FlashM >= lq {
 		return
 	}
-	kvh := h / (heads / kvHeads)
+	kvh := int(uint32(h) / (uint32(heads) / uint32(kvHeads)))
 	ld := hd + FlashPad
 	tile := FlashM * ld // elements of one shared tile
 	sm := gpu.DynShared[T](t)
 	tid, lane := t.ThreadIdx().X, t.Lane()
-	g, tig := lane/4, lane%4
+	g, tig := lane>>2, lane&3
 	row0 := mb*FlashM + t.Warp()*16 + g // this lane's first query row in the sequence
 
 	// Keys this block needs: all lk, or, causal, up to its last row's
@@ -106,7 +106,7 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 	}
 	ntiles := 0
 	if kend > 0 {
-		ntiles = (kend + FlashN - 1) / FlashN
+		ntiles = (kend + FlashN - 1) >> 6 // FlashN = 64
 	}
 
 	// Q tile → shared (group 0), K/V tile 0 → buffer 0 (group 1).
@@ -128,8 +128,8 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 	// tile (4 more ldmatrix per 32), because ptxas caps that kernel at 128
 	// registers on sm_80 and the 16 registers would spill.
 	var qf [8][4]uint32
-	mi, mj := lane/8, lane%8
-	qAddr := (t.Warp()*16+8*(mi%2)+mj)*ld + 8*(mi/2)
+	mi, mj := lane>>3, lane&7
+	qAddr := (t.Warp()*16+8*(mi&1)+mj)*ld + 8*(mi>>1)
 	//kern:unroll
 	for kk := 0; kk < 8; kk++ {
 		if kk < hd/16 && hd > 64 {
@@ -143,11 +143,11 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 	// Per-lane ldmatrix offsets within a tile: K as B (non-trans, matrix
 	// i = keys 8·(i/2).., dims 8·(i%2)..), V as B (trans, matrix i = keys
 	// 8·(i%2).., dims 8·(i/2)..).
-	kAddr := (8*(mi/2)+mj)*ld + 8*(mi%2)
-	vAddr := (8*(mi%2)+mj)*ld + 8*(mi/2)
+	kAddr := (8*(mi>>1)+mj)*ld + 8*(mi&1)
+	vAddr := (8*(mi&1)+mj)*ld + 8*(mi>>1)
 	for j := 0; j < ntiles; j++ {
 		if j+1 < ntiles {
-			nb := tile * (1 + (j+1)%2)
+			nb := tile * (1 + (j+1)&1)
 			off := (ks+(j+1)*FlashN)*kvStride + kvh*hd
 			flashLoad(t, sm, nb, k, off, kvStride, lk-(j+1)*FlashN, hd, ld, tid)
 			flashLoad(t, sm, nb+2*tile, v, off, kvStride, lk-(j+1)*FlashN, hd, ld, tid)
@@ -155,7 +155,7 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 		gpu.CpAsyncCommit(t)
 		gpu.CpAsyncWait(t, 1) // tile j's group is complete
 		t.Sync()
-		kb := tile * (1 + j%2)
+		kb := tile * (1 + j&1)
 		vb := kb + 2*tile
 
 		// S = Q·Kᵀ: 8 n-tiles of 8 keys.
@@ -291,12 +291,13 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 // copies, hd/16 per thread (128 threads); rows ≥ rows are zero-filled
 // without reading src.
 func flashLoad[T gpu.Elem](t gpu.Thread, sm []T, dst int, src []T, base, stride, rows, hd, ld, tid int) {
-	cpr := hd / 8 // 16-byte chunks per row
+	cpr := hd / 8 // 16-byte chunks per row: 8 or 16
+	shift := 3 + hd/128
 	//kern:unroll
 	for it := 0; it < 16; it++ {
 		if it < hd/16 {
 			ch := it*FlashWarp*32 + tid
-			r, cc := ch/cpr, ch%cpr
+			r, cc := ch>>shift, ch&(cpr-1)
 			if r < rows {
 				gpu.CpAsync(t, &sm[dst+r*ld+8*cc], &src[base+r*stride+8*cc], 16)
 			} else {
