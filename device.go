@@ -48,12 +48,15 @@ type Limits struct {
 	MaxAlloc uint64
 }
 
-// defaultLimits are those of every sm_70+ GPU.
+// defaultLimits are those of every sm_80+ GPU, the emulator's and native
+// mode's: shared memory is the opt-in limit of the smallest (sm_86 and
+// sm_89 allow 99 KiB per block; sm_80 163 KiB, sm_90 227 KiB), so a
+// kernel that launches there launches on any of them.
 var defaultLimits = Limits{
 	MaxThreadsPerBlock: 1024,
 	MaxBlockDim:        gpu.Dim3{X: 1024, Y: 1024, Z: 64},
 	MaxGridDim:         gpu.Dim3{X: 1<<31 - 1, Y: 65535, Z: 65535},
-	MaxSharedPerBlock:  48 * 1024,
+	MaxSharedPerBlock:  99 * 1024,
 }
 
 // backend is what a device kind implements. Addresses are device

@@ -150,7 +150,7 @@ func TestLaunchChecks(t *testing.T) {
 		{"nil buffer", tk.AxpyKernel.Launch(dev, kern.Cover(2), 1, nil, y), "parameter x: nil buffer"},
 		{"block over hint", tk.AxpyKernel.Launch(dev, kern.Blocks(gpu.Dim3{X: 1}, gpu.Dim3{X: 256}), 1, x, y), "exceeds the kernel's block=128"},
 		{"block over device", tk.CheckedKernel.Launch(dev, kern.Blocks(gpu.Dim3{X: 1}, gpu.Dim3{X: 2048}), x), "exceeds the device's 1024"},
-		{"shared over limit", tk.BlockSumsKernel.Launch(dev, kern.Cover(2).WithShared(64<<10), x, y), "shared memory"},
+		{"shared over limit", tk.BlockSumsKernel.Launch(dev, kern.Cover(2).WithShared(100<<10), x, y), "shared memory"},
 		{"wrong arg count", tk.AxpyKernel.Kernel().Launch(dev, kern.Cover(2), kern.ScalarArg(float32(1))), "got 1 arguments, want 3"},
 		{"scalar for buffer", tk.AxpyKernel.Kernel().Launch(dev, kern.Cover(2), kern.ScalarArg(float32(1)), kern.ScalarArg(float32(1)), kern.BufferArg(y)), "want a buffer of float32, got a scalar"},
 		{"wrong element size", tk.AxpyKernel.Kernel().Launch(dev, kern.Cover(2), kern.ScalarArg(1.0), kern.BufferArg(x), kern.BufferArg(y)), "want float32"},

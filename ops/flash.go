@@ -1,0 +1,219 @@
+package ops
+
+// FlashAttention prefill on the tensor cores (FlashAttention-2's forward
+// pass, written in kern's kernel language):
+//
+//	for each sequence b, query head h, query token i of b:
+//	  s_j  = scale · q_i·k_j                 over the keys j of b
+//	         (keys j > i + lk - lq masked when causal: bottom-right
+//	          aligned, as FlashAttention ≥ 2.1 does for lq ≠ lk)
+//	  o_i  = Σ_j softmax(s)_j · v_j
+//	  lse_i = ln Σ_j exp(s_j)                (optional output)
+//
+// Shapes (varlen, FlashAttention's flash_attn_varlen_func layout), all
+// row-major, T ∈ {float16, bfloat16}:
+//
+//	q, out  [totalQ, heads, headDim]     the batch's sequences concatenated
+//	k, v    [totalK, kvHeads, headDim]   heads a multiple of kvHeads (GQA/MQA);
+//	                                     query head h reads KV head h/(heads/kvHeads)
+//	cuSeqQ  [batch+1] int32              sequence b's queries are tokens
+//	                                     cuSeqQ[b] ≤ i < cuSeqQ[b+1] (cuSeqK the same for keys)
+//	lse     [heads, totalQ] float32      natural log; -Inf for a query with no key
+//
+// headDim is 64 or 128. A query with no unmasked key (lk = 0, or causal
+// with lq > lk) gets out = 0 and lse = -Inf.
+//
+// The algorithm (Dao 2023, "FlashAttention-2", Algorithm 1): a block of
+// 4 warps owns 64 queries of one head; each warp owns 16 of them and keeps
+// their rows of O (16×headDim, f32), the running maximum m and the
+// running sum ℓ in registers. Key/value tiles of 64 tokens stream through
+// shared memory; per tile each warp computes S = Q·Kᵀ (16×64) with
+// mma.sync m16n8k16, scales it into the log2 domain, takes the new row
+// maximum (a quad of lanes shares a row: two xor-shuffles), rescales O and
+// ℓ by 2^(m_old - m_new), and adds P·V, with P = 2^(S - m_new) rounded to T.
+// P never leaves registers: the C fragment of two adjacent n-tiles of S is
+// exactly the A fragment of one k-step of P·V (gpu/mma.go's layouts), so
+// converting is packing pairs. ℓ is kept per lane and reduced across the
+// quad once, at the end.
+//
+// Memory: shared memory holds the Q tile and two K and two V tiles
+// (double buffering): while a tile is multiplied the next one is copied
+// with cp.async (PTX ISA §9.7.9.25), rows past the sequence zero-filled,
+// so a ragged last tile needs no special path (zero rows are masked, and
+// zeros times a masked P of 0 add nothing). Rows are padded from headDim
+// to headDim+8 elements: a row is then 16 bytes past a multiple of 128,
+// so the 8 row addresses of one ldmatrix 8×8 matrix fall in 8 different
+// 16-byte bank groups, and the 16-byte cp.async stores of a quarter warp
+// are contiguous: no bank conflicts either way (profile_test.go checks).
+// Q's fragments are loaded once into registers. K is read with ldmatrix
+// (each 8×8 matrix is 8 keys × 8 dims, which is B's column-major layout),
+// V with ldmatrix.trans (8 keys × 8 dims, transposed into pairs along
+// keys). Shared memory: 5·64·(headDim+8)·2 bytes, 45 KiB at 64 and 85 KiB
+// at 128 (dynamic, opted in above 48 KiB).
+//
+// Grid: (ceil(maxSeqQ/64), heads, batch); a block past its sequence's
+// end returns at once. Causal blocks stop at their last unmasked tile,
+// and only tiles crossing the diagonal or the sequence end are masked.
+//
+// Bounds: the kernels are nobounds, so the main loops carry no check
+// branches. Every index is in range by construction once the host has
+// checked the buffer shapes and the kernel has checked, on entry, that
+// its sequence's offsets are ordered, within the tokens, and no longer
+// than the grid allows (else it panics, reported as a *kern.DeviceError).
+//
+// Versions: v1 only (one query head per block; GQA re-reads a KV head per
+// query head, from L2). The kernels are in ops/internal/attnk (flash.go).
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/attnk"
+)
+
+// ---------------------------------------------------------------------------
+// Go API
+
+// flashK is the prefill kernel per element type (f16, bf16) and head
+// dimension (64, 128).
+var flashK = [2][2]*kern.Kernel{
+	{attnk.FlashF16D64Kernel.Kernel(), attnk.FlashF16D128Kernel.Kernel()},
+	{attnk.FlashBF16D64Kernel.Kernel(), attnk.FlashBF16D128Kernel.Kernel()},
+}
+
+// Tile sizes of the prefill kernels.
+const (
+	flashM    = attnk.FlashM
+	flashWarp = attnk.FlashWarp
+	flashPad  = attnk.FlashPad
+)
+
+// Half16 is the 16-bit element types the tensor-core ops take.
+type Half16 interface{ gpu.Half | gpu.BFloat16 }
+
+// Attention is the shape and options of an attention call.
+type Attention struct {
+	Heads, KVHeads int // query heads and key/value heads; Heads % KVHeads == 0
+	HeadDim        int // 64 or 128
+	// Scale multiplies q·k before the softmax; 0 means 1/√HeadDim.
+	Scale  float32
+	Causal bool
+	// MaxSeqQ is at least the longest query sequence (the grid is sized
+	// by it; the kernel reports a longer one as an error).
+	MaxSeqQ int
+}
+
+// SeqOffsets returns the cumulative offsets [0, n0, n0+n1, ...] of
+// sequences of the given lengths, the cuSeqQ/cuSeqK form.
+func SeqOffsets(lengths ...int) []int32 {
+	cu := make([]int32, len(lengths)+1)
+	for i, n := range lengths {
+		cu[i+1] = cu[i] + int32(n)
+	}
+	return cu
+}
+
+// FlashAttention computes attention over a variable-length batch (layout
+// in the file header): out [totalQ, Heads, HeadDim] from q, k [totalK,
+// KVHeads, HeadDim] and v; lse, if not nil, receives [Heads, totalQ] log
+// sums. cuSeqQ and cuSeqK hold batch+1 offsets into the tokens.
+func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], lse *kern.Buffer[float32], cuSeqQ, cuSeqK *kern.Buffer[int32], a Attention) error {
+	s := newShape("ops.FlashAttention")
+	hd := a.checkHeads(s)
+	notNil(s, "cuSeqQ", cuSeqQ)
+	notNil(s, "cuSeqK", cuSeqK)
+	notNil(s, "q", q)
+	notNil(s, "k", k)
+	s.atLeast("MaxSeqQ", a.MaxSeqQ, 0)
+	if s.err != nil {
+		return s.err
+	}
+	batch := cuSeqQ.Len() - 1
+	s.atLeast("cuSeqQ length", cuSeqQ.Len(), 1)
+	if cuSeqK.Len() != cuSeqQ.Len() {
+		s.fail("cuSeqK has %d offsets, cuSeqQ %d", cuSeqK.Len(), cuSeqQ.Len())
+	}
+	qRow, kRow := s.mul(a.Heads, a.HeadDim), s.mul(a.KVHeads, a.HeadDim)
+	if s.err == nil && (q.Len()%qRow != 0 || k.Len()%kRow != 0) {
+		s.fail("q has %d elements, k %d: want multiples of heads×headDim = %d and kvHeads×headDim = %d", q.Len(), k.Len(), qRow, kRow)
+	}
+	if s.err != nil {
+		return s.err
+	}
+	totalQ := q.Len() / qRow
+	buf(s, "out", out, q.Len(), "q's length")
+	buf(s, "v", v, k.Len(), "k's length")
+	if lse != nil {
+		buf(s, "lse", lse, a.Heads*totalQ, "heads×totalQ")
+	}
+	if s.err != nil || batch == 0 || a.MaxSeqQ == 0 || totalQ == 0 {
+		return s.err
+	}
+	lseArg := lse
+	if lse == nil {
+		var err error
+		if lseArg, err = unused(cuSeqQ.Device(), 0); err != nil {
+			return fmt.Errorf("ops.FlashAttention: %w", err)
+		}
+	}
+	ld := a.HeadDim + flashPad
+	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + flashM - 1) / flashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: flashWarp * 32, Y: 1, Z: 1}).
+		WithShared(5 * flashM * ld * 2)
+	return s.launch(flashK[dtypeIndex[T]()-1][hd], queue, grid,
+		bufArg(out), bufArg(q), bufArg(k), bufArg(v), bufArg(lseArg), bufArg(cuSeqQ), bufArg(cuSeqK),
+		intArg(a.Heads), intArg(a.KVHeads), f32Arg(a.scale()*math.Log2E), kern.ScalarArg(a.Causal), kern.ScalarArg(lse != nil))
+}
+
+// checkHeads checks the head counts and dimension; it returns the head
+// dimension's kernel index (0 for 64, 1 for 128).
+func (a Attention) checkHeads(s *shape) int {
+	s.atLeast("KVHeads", a.KVHeads, 1)
+	s.atLeast("Heads", a.Heads, 1)
+	if s.err == nil && a.Heads%a.KVHeads != 0 {
+		s.fail("Heads = %d is not a multiple of KVHeads = %d", a.Heads, a.KVHeads)
+	}
+	switch a.HeadDim {
+	case 64:
+		return 0
+	case 128:
+		return 1
+	}
+	s.fail("HeadDim = %d, want 64 or 128", a.HeadDim)
+	return 0
+}
+
+func (a Attention) scale() float32 {
+	if a.Scale != 0 {
+		return a.Scale
+	}
+	return float32(1 / math.Sqrt(float64(a.HeadDim)))
+}
+
+// unusedBufs holds, per device and slot, one-element buffers passed for
+// outputs a kernel is told not to write (a launch takes no nil buffer,
+// and two written arguments must not alias, hence the slots).
+var unusedBufs sync.Map // unusedKey → *kern.Buffer[float32]
+
+type unusedKey struct {
+	dev  *kern.Device
+	slot int
+}
+
+func unused(dev *kern.Device, slot int) (*kern.Buffer[float32], error) {
+	key := unusedKey{dev, slot}
+	if b, ok := unusedBufs.Load(key); ok {
+		return b.(*kern.Buffer[float32]), nil
+	}
+	b, err := kern.Alloc[float32](dev, 1)
+	if err != nil {
+		return nil, err
+	}
+	if old, loaded := unusedBufs.LoadOrStore(key, b); loaded {
+		b.Free()
+		return old.(*kern.Buffer[float32]), nil
+	}
+	return b, nil
+}

@@ -1,0 +1,318 @@
+package decodek
+
+// Paged decode attention and its split-K reduce (ops/paged.go describes
+// the layouts and the launch).
+
+import (
+	"math"
+
+	"github.com/gokern/kern/gpu"
+)
+
+// Decode tiling: PagedChunk tokens of a split are scored together; each
+// block takes up to PagedGroup query heads of one KV head.
+const (
+	PagedChunk = 64
+	PagedGroup = 8
+	pagedWarps = 4
+)
+
+//kern:kernel block=128 nobounds
+func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64)
+}
+
+//kern:kernel block=128 nobounds
+func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128)
+}
+
+//kern:kernel block=128 nobounds
+func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64)
+}
+
+//kern:kernel block=128 nobounds
+func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128)
+}
+
+// paged is the decode body. Block (split, kvHead·headChunks + chunk,
+// seq) scores the tokens [split·partition, (split+1)·partition) of its
+// sequence against up to 8 query heads sharing one KV head, so each K and
+// V row is read once for the group. Per chunk of 64 tokens:
+//
+//  1. scores: a token's row is split over tpt = hd/8 lanes, each holding
+//     8 of its dims (two 8-byte loads, dims 4j.. and hd/2+4j.., so both
+//     loads of a quarter warp are contiguous); the dot products with the
+//     group's scaled queries (in shared memory, f32) are summed over the
+//     tpt lanes with xor-shuffles and stored to shared memory;
+//  2. softmax: warp w takes heads w and w+4, updates their running max
+//     and sum and turns the chunk's scores into 2^(s - m);
+//  3. P·V: warp w takes tokens w, w+4, ..., each lane hd/32 dims of V
+//     (one coalesced row per warp and token), after rescaling its
+//     accumulators by 2^(m_old - m_new).
+//
+// At the end the 4 warps' accumulators meet in shared memory. With one
+// split the block writes out; with several it writes its normalised
+// partial o and (m, ℓ) for PagedReduce.
+func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int) {
+	split, hy, seq := t.BlockIdx().X, t.BlockIdx().Y, t.BlockIdx().Z
+	nsplit := t.GridDim().X
+	// 32-bit divisions: a 64-bit one is a subroutine call in SASS, and
+	// the registers ptxas saves around it spill.
+	group := int(uint32(heads) / uint32(kvHeads))
+	chunks := int(uint32(group+PagedGroup-1) / PagedGroup)
+	kvh, g0 := int(uint32(hy)/uint32(chunks)), int(uint32(hy)%uint32(chunks))*PagedGroup
+	ng := min(PagedGroup, group-g0)
+	n := int(seqLens[seq])
+	if n < 0 || n > maxBlocks<<bsShift {
+		panic("ops.PagedAttention: a sequence length is negative or beyond its block table")
+	}
+	t0 := split * partition
+	t1 := min(n, t0+partition)
+	tid, warp, lane := t.ThreadIdx().X, t.Warp(), t.Lane()
+	// Check the block table entries this split reads once, up front, so
+	// the loops below need no check (a panic there would sit under a
+	// per-lane condition).
+	bad := 0
+	for i := t0>>bsShift + tid; i<<bsShift < t1; i += pagedWarps * 32 {
+		if p := blockTable[seq*maxBlocks+i]; p < 0 || int(p) >= npages {
+			bad = 1
+		}
+	}
+	if gpu.BlockMax(t, bad) != 0 {
+		panic("ops.PagedAttention: a block table entry is not a page of the cache")
+	}
+
+	qs := gpu.Shared[float32](t, PagedGroup*128)
+	lg := gpu.Shared[float32](t, PagedGroup*PagedChunk)
+	ms := gpu.Shared[float32](t, PagedGroup)
+	ls := gpu.Shared[float32](t, PagedGroup)
+	al := gpu.Shared[float32](t, PagedGroup)
+	// red is padded by 8 KiB: ptxas caps a kernel's registers at what the
+	// blocks its static shared memory lets share an SM can have; at 22.9
+	// KB (10 blocks on sm_90) that cap is 64 and the head-dim-128 kernel
+	// spills. At 31 KB (7 blocks) it uses 71 registers without spilling,
+	// which allows 7 blocks anyway, so occupancy is unchanged.
+	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
+
+	// The scaled queries, permuted so that the score phase's lanes read
+	// consecutive words: dim half·hd/2 + 4j + e of head g (lane j of a
+	// token's tpt lanes, e < 4) sits at g·hd + (4·half + e)·tpt + j.
+	tpt := hd / 8 // lanes per token in the score phase
+	qb := (seq*heads + kvh*group + g0) * hd
+	for i := tid; i < PagedGroup*hd; i += pagedWarps * 32 {
+		g, k, j := udiv(i, hd), udiv(urem(i, hd), tpt), urem(i, tpt)
+		x := float32(0)
+		if i < ng*hd {
+			x = c.load(q[qb+g*hd+udiv(k, 4)*(hd/2)+4*j+urem(k, 4)]) * scaleLog2
+		}
+		qs[i] = x
+	}
+	if tid < PagedGroup {
+		ms[tid], ls[tid] = negInf(), 0
+	}
+	t.Sync()
+
+	slots := 32 / tpt // tokens per warp step
+	sl, j := udiv(lane, tpt), urem(lane, tpt)
+	dpl := hd / 32 // dims per lane in the P·V phase
+	var acc [PagedGroup][4]float32
+	for c0 := t0; c0 < t1; c0 += PagedChunk {
+		// 1. scores
+		for step := 0; step < 16/slots; step++ {
+			ti := warp*16 + step*slots + sl // token within the chunk
+			tok := c0 + ti
+			var kf [8]float32
+			if tok < t1 {
+				page := int(blockTable[seq*maxBlocks+tok>>bsShift])
+				base := (((page<<bsShift)+tok&(1<<bsShift-1))*kvHeads + kvh) * hd
+				ka := gpu.Load4(kc, base+4*j)
+				kb := gpu.Load4(kc, base+hd/2+4*j)
+				//kern:unroll
+				for e := 0; e < 4; e++ {
+					kf[e], kf[4+e] = c.load(ka[e]), c.load(kb[e])
+				}
+			}
+			for g := 0; g < ng; g++ {
+				d := float32(0)
+				//kern:unroll
+				for e := 0; e < 4; e++ {
+					d = gpu.FMA(kf[e], qs[g*hd+e*tpt+j], d)
+					d = gpu.FMA(kf[4+e], qs[g*hd+(4+e)*tpt+j], d)
+				}
+				//kern:unroll
+				for off := 8; off > 0; off /= 2 {
+					if off < tpt {
+						d += gpu.ShflXor(t, d, off)
+					}
+				}
+				if j == 0 {
+					if tok >= t1 {
+						d = negInf()
+					}
+					lg[g*PagedChunk+ti] = d
+				}
+			}
+		}
+		t.Sync()
+
+		// 2. online softmax over the chunk, heads warp and warp+4
+		//kern:unroll
+		for gg := 0; gg < PagedGroup/pagedWarps; gg++ {
+			g := warp + pagedWarps*gg
+			if g >= ng {
+				break
+			}
+			a, b := lg[g*PagedChunk+lane], lg[g*PagedChunk+32+lane]
+			mold := ms[g]
+			mnew := gpu.Max(mold, gpu.WarpMax(t, gpu.Max(a, b)))
+			msub := mnew
+			if mnew == negInf() {
+				msub = 0
+			}
+			pa, pb := gpu.Exp2(a-msub), gpu.Exp2(b-msub)
+			lg[g*PagedChunk+lane], lg[g*PagedChunk+32+lane] = pa, pb
+			sum := gpu.WarpSum(t, pa+pb)
+			if lane == 0 {
+				alpha := gpu.Exp2(mold - msub)
+				ms[g], ls[g], al[g] = mnew, ls[g]*alpha+sum, alpha
+			}
+		}
+		t.Sync()
+
+		// 3. O += P·V
+		//kern:unroll
+		for g := 0; g < PagedGroup; g++ {
+			a := al[g]
+			acc[g][0], acc[g][1], acc[g][2], acc[g][3] = acc[g][0]*a, acc[g][1]*a, acc[g][2]*a, acc[g][3]*a
+		}
+		for i := 0; i < PagedChunk/pagedWarps; i++ {
+			ti := warp + pagedWarps*i
+			tok := c0 + ti
+			if tok < t1 {
+				page := int(blockTable[seq*maxBlocks+tok>>bsShift])
+				base := (((page<<bsShift)+tok&(1<<bsShift-1))*kvHeads+kvh)*hd + dpl*lane
+				var vf [4]float32
+				if hd == 128 {
+					v4 := gpu.Load4(vc, base)
+					vf = [4]float32{c.load(v4[0]), c.load(v4[1]), c.load(v4[2]), c.load(v4[3])}
+				} else {
+					v2 := gpu.Load2(vc, base)
+					vf = [4]float32{c.load(v2[0]), c.load(v2[1]), 0, 0}
+				}
+				//kern:unroll
+				for g := 0; g < PagedGroup; g++ {
+					if g >= ng {
+						break
+					}
+					p := lg[g*PagedChunk+ti]
+					//kern:unroll
+					for e := 0; e < 4; e++ {
+						if e < dpl {
+							acc[g][e] = gpu.FMA(p, vf[e], acc[g][e])
+						}
+					}
+				}
+			}
+		}
+		t.Sync()
+	}
+
+	// The warps' partial sums meet in shared memory.
+	//kern:unroll
+	for g := 0; g < PagedGroup; g++ {
+		//kern:unroll
+		for e := 0; e < 4; e++ {
+			if e < dpl {
+				red[(warp*PagedGroup+g)*hd+32*e+lane] = acc[g][e] // dim dpl·lane + e
+			}
+		}
+	}
+	t.Sync()
+	for i := tid; i < ng*hd; i += pagedWarps * 32 {
+		g, r := udiv(i, hd), urem(i, hd)
+		d := dpl*urem(r, 32) + udiv(r, 32)
+		s := red[g*hd+r] + red[(PagedGroup+g)*hd+r] + red[(2*PagedGroup+g)*hd+r] + red[(3*PagedGroup+g)*hd+r]
+		l := ls[g]
+		o := float32(0)
+		if l > 0 {
+			o = s / l
+		}
+		h := kvh*group + g0 + g
+		if nsplit == 1 {
+			out[(seq*heads+h)*hd+d] = c.store(o)
+		} else {
+			pi := (seq*heads+h)*nsplit + split
+			po[pi*hd+d] = o
+			if d == 0 {
+				pml[2*pi], pml[2*pi+1] = ms[g], l
+			}
+		}
+	}
+}
+
+//kern:kernel block=128 nobounds
+func PagedReduceF16(t gpu.Thread, out []gpu.Half, po, pml []float32, seqLens []int32, heads, hd, nsplit, partition int) {
+	pagedReduce(f16m{}, t, out, po, pml, seqLens, heads, hd, nsplit, partition)
+}
+
+//kern:kernel block=128 nobounds
+func PagedReduceBF16(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, seqLens []int32, heads, hd, nsplit, partition int) {
+	pagedReduce(bf16m{}, t, out, po, pml, seqLens, heads, hd, nsplit, partition)
+}
+
+// pagedReduce combines the splits of one (sequence, head), block
+// (head, seq), a thread per dim: with M the largest split maximum, split s
+// weighs w_s = ℓ_s·2^(m_s - M), and out = Σ w_s·o_s / Σ w_s. Splits past
+// the sequence's end (they saw no token) are skipped.
+func pagedReduce[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, seqLens []int32, heads, hd, nsplit, partition int) {
+	h, seq := t.BlockIdx().X, t.BlockIdx().Y
+	used := min(nsplit, int(uint32(int(seqLens[seq])+partition-1)/uint32(partition)))
+	pb := (seq*heads + h) * nsplit
+	m := negInf()
+	for s := 0; s < used; s++ {
+		m = gpu.Max(m, pml[2*(pb+s)])
+	}
+	if m == negInf() {
+		m = 0
+	}
+	for d := t.ThreadIdx().X; d < hd; d += t.BlockDim().X {
+		num, den := float32(0), float32(0)
+		for s := 0; s < used; s++ {
+			w := pml[2*(pb+s)+1] * gpu.Exp2(pml[2*(pb+s)]-m)
+			num = gpu.FMA(w, po[(pb+s)*hd+d], num)
+			den += w
+		}
+		o := float32(0)
+		if den > 0 {
+			o = num / den
+		}
+		out[(seq*heads+h)*hd+d] = c.store(o)
+	}
+}
+
+// A codec is a 16-bit element type's conversions to and from float32.
+type codec[T any] interface {
+	load(T) float32
+	store(float32) T
+}
+
+type f16m struct{}
+
+func (f16m) load(x gpu.Half) float32  { return x.Float32() }
+func (f16m) store(v float32) gpu.Half { return gpu.ToHalf(v) }
+
+type bf16m struct{}
+
+func (bf16m) load(x gpu.BFloat16) float32  { return x.Float32() }
+func (bf16m) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
+
+// udiv and urem divide non-negative ints below 2^32 in 32 bits: Go's
+// int division is 64-bit and signed, which ptxas compiles to a subroutine
+// call even for a constant power-of-two divisor.
+func udiv(a, b int) int { return int(uint32(a) / uint32(b)) }
+func urem(a, b int) int { return int(uint32(a) % uint32(b)) }
+
+func negInf() float32 { return math.Float32frombits(0xff800000) }

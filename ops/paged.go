@@ -1,0 +1,191 @@
+package ops
+
+// PagedAttention: decode attention, one query token per sequence, against
+// a paged KV cache (vLLM's PagedAttention layout, as its FlashAttention
+// backend stores it):
+//
+//	for each sequence b of length n_b, query head h, KV head h/(heads/kvHeads):
+//	  s_j = scale · q_b,h · k_b,j     j < n_b
+//	  out_b,h = Σ_j softmax(s)_j · v_b,j
+//
+// Shapes, row-major, T ∈ {float16, bfloat16}:
+//
+//	q, out          [seqs, heads, headDim]
+//	kCache, vCache  [numPages, pageSize, kvHeads, headDim]   pageSize 16 or 32
+//	blockTable      [seqs, maxPages] int32   token j of sequence b lives in page
+//	                                         blockTable[b, j/pageSize], row j%pageSize
+//	seqLens         [seqs] int32             n_b ≤ maxPages·pageSize
+//
+// Pages may sit anywhere in the pool and in any order (PageAllocator hands
+// them out from a free list). headDim is 64 or 128.
+//
+// The kernel (ops/internal/decodek, paged.go) gives each block one KV head
+// and up to 8 of its query heads, so every K and V row is read from memory
+// once per group of query heads (GQA/MQA; larger groups take several
+// blocks). It walks its tokens in chunks of 64: scores with the group's
+// queries, an online-softmax update of each head's running max and sum,
+// then P·V into per-lane accumulators; at the end the four warps'
+// accumulators are summed in shared memory.
+//
+// Split-K (flash-decoding): with Partition > 0 a sequence's tokens are
+// cut into splits of Partition tokens, each a block of its own, so a
+// handful of long sequences still fill the GPU. Each split writes its
+// normalised partial output and its (max, sum) to a SplitScratch, and a
+// second kernel (PagedReduce) combines them: with M the largest split
+// maximum, out = Σ_s ℓ_s·2^(m_s - M)·o_s / Σ_s ℓ_s·2^(m_s - M). With
+// Partition = 0 one block walks the whole sequence and writes out
+// directly.
+//
+// Checks: shapes on the host; on the device each block checks its
+// sequence length and the block-table entries it reads once, up front
+// (a bad one is reported as a *kern.DeviceError), so the loops carry no
+// bounds checks (the kernels are nobounds).
+//
+// Versions: v1 only (CUDA-core dot products; a decode step reads every
+// KV byte once and does 2 flops per byte, so it is bound by memory, not
+// by the tensor cores).
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/decodek"
+)
+
+var (
+	pagedK = [2][2]*kern.Kernel{
+		{decodek.PagedF16D64Kernel.Kernel(), decodek.PagedF16D128Kernel.Kernel()},
+		{decodek.PagedBF16D64Kernel.Kernel(), decodek.PagedBF16D128Kernel.Kernel()},
+	}
+	pagedReduceK = [2]*kern.Kernel{decodek.PagedReduceF16Kernel.Kernel(), decodek.PagedReduceBF16Kernel.Kernel()}
+)
+
+// Paged is the shape and options of a PagedAttention call.
+type Paged struct {
+	Heads, KVHeads int // Heads % KVHeads == 0
+	HeadDim        int // 64 or 128
+	PageSize       int // tokens per page: 16 or 32
+	MaxPages       int // the block table's row length
+	// Scale multiplies q·k before the softmax; 0 means 1/√HeadDim.
+	Scale float32
+	// Partition is the split-K size in tokens, a multiple of 64; 0 turns
+	// split-K off.
+	Partition int
+}
+
+// Splits is the number of splits of a sequence of up to maxSeqLen tokens.
+func (p Paged) Splits(maxSeqLen int) int {
+	if p.Partition <= 0 {
+		return 1
+	}
+	return max(1, (maxSeqLen+p.Partition-1)/p.Partition)
+}
+
+// SplitScratch is the float32 workspace split-K writes its partial
+// results to: a partial output and a (max, sum) pair per sequence, head
+// and split.
+type SplitScratch struct {
+	o, ml              *kern.Buffer[float32]
+	seqs, heads, hd, n int
+}
+
+// NewSplitScratch allocates scratch for seqs sequences of heads heads of
+// headDim, cut into up to splits splits.
+func NewSplitScratch(dev *kern.Device, seqs, heads, headDim, splits int) (*SplitScratch, error) {
+	n := seqs * heads * splits
+	o, err := kern.Alloc[float32](dev, max(1, n*headDim))
+	if err != nil {
+		return nil, fmt.Errorf("ops.NewSplitScratch: %w", err)
+	}
+	ml, err := kern.Alloc[float32](dev, max(1, 2*n))
+	if err != nil {
+		o.Free()
+		return nil, fmt.Errorf("ops.NewSplitScratch: %w", err)
+	}
+	return &SplitScratch{o: o, ml: ml, seqs: seqs, heads: heads, hd: headDim, n: splits}, nil
+}
+
+// Free releases the scratch buffers.
+func (s *SplitScratch) Free() {
+	s.o.Free()
+	s.ml.Free()
+}
+
+// PagedAttention computes one decode step of attention for every sequence
+// (layout in the file header). maxSeqLen bounds seqLens and sizes the
+// split-K grid; scratch is needed when p.Partition > 0.
+func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buffer[T], blockTable, seqLens *kern.Buffer[int32], maxSeqLen int, p Paged, scratch *SplitScratch) error {
+	s := newShape("ops.PagedAttention")
+	hd := Attention{Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim}.checkHeads(s)
+	shift := 0
+	switch p.PageSize {
+	case 16:
+		shift = 4
+	case 32:
+		shift = 5
+	default:
+		s.fail("PageSize = %d, want 16 or 32", p.PageSize)
+	}
+	s.atLeast("MaxPages", p.MaxPages, 1)
+	s.atLeast("maxSeqLen", maxSeqLen, 0)
+	if p.Partition < 0 || p.Partition%decodek.PagedChunk != 0 {
+		s.fail("Partition = %d, want 0 or a positive multiple of %d", p.Partition, decodek.PagedChunk)
+	}
+	if s.err == nil && maxSeqLen > p.MaxPages*p.PageSize {
+		s.fail("maxSeqLen = %d exceeds MaxPages×PageSize = %d", maxSeqLen, p.MaxPages*p.PageSize)
+	}
+	notNil(s, "seqLens", seqLens)
+	notNil(s, "kCache", kCache)
+	if s.err != nil {
+		return s.err
+	}
+	seqs := seqLens.Len()
+	row := s.mul(p.Heads, p.HeadDim)
+	page := s.mul(s.mul(p.PageSize, p.KVHeads), p.HeadDim)
+	if s.err == nil && (kCache.Len() == 0 || kCache.Len()%page != 0) {
+		s.fail("kCache has %d elements, want a positive multiple of pageSize×kvHeads×headDim = %d", kCache.Len(), page)
+	}
+	buf(s, "vCache", vCache, kCache.Len(), "kCache's length")
+	buf(s, "q", q, s.mul(seqs, row), "seqs×heads×headDim")
+	buf(s, "out", out, s.mul(seqs, row), "seqs×heads×headDim")
+	buf(s, "blockTable", blockTable, s.mul(seqs, p.MaxPages), "seqs×MaxPages")
+	splits := p.Splits(maxSeqLen)
+	partition := p.Partition
+	if splits == 1 {
+		partition = p.MaxPages * p.PageSize // one split covers any sequence
+	} else if scratch == nil {
+		s.fail("Partition = %d needs a SplitScratch", p.Partition)
+	} else if scratch.seqs < seqs || scratch.heads != p.Heads || scratch.hd != p.HeadDim || scratch.n < splits {
+		s.fail("scratch holds %d seqs × %d heads × %d dims × %d splits, want %d × %d × %d × %d",
+			scratch.seqs, scratch.heads, scratch.hd, scratch.n, seqs, p.Heads, p.HeadDim, splits)
+	}
+	if s.err != nil || seqs == 0 {
+		return s.err
+	}
+	var po, pml *kern.Buffer[float32]
+	if splits > 1 {
+		po, pml = scratch.o, scratch.ml
+	} else {
+		var err error
+		if po, err = unused(seqLens.Device(), 0); err == nil {
+			pml, err = unused(seqLens.Device(), 1)
+		}
+		if err != nil {
+			return fmt.Errorf("ops.PagedAttention: %w", err)
+		}
+	}
+	scale := Attention{HeadDim: p.HeadDim, Scale: p.Scale}.scale()
+	chunks := (p.Heads/p.KVHeads + decodek.PagedGroup - 1) / decodek.PagedGroup
+	dt := dtypeIndex[T]() - 1
+	grid := kern.Blocks(gpu.Dim3{X: splits, Y: p.KVHeads * chunks, Z: seqs}, gpu.Dim3{X: 128, Y: 1, Z: 1})
+	err := s.launch(pagedK[dt][hd], queue, grid, bufArg(out), bufArg(po), bufArg(pml), bufArg(q), bufArg(kCache), bufArg(vCache),
+		bufArg(blockTable), bufArg(seqLens), intArg(p.Heads), intArg(p.KVHeads), intArg(shift), intArg(p.MaxPages), intArg(kCache.Len()/page), intArg(partition),
+		f32Arg(scale*math.Log2E))
+	if err != nil || splits == 1 {
+		return err
+	}
+	return s.launch(pagedReduceK[dt], queue, kern.Blocks(gpu.Dim3{X: p.Heads, Y: seqs, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}),
+		bufArg(out), bufArg(po), bufArg(pml), bufArg(seqLens), intArg(p.Heads), intArg(p.HeadDim), intArg(splits), intArg(partition))
+}

@@ -1,0 +1,354 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+)
+
+// pagedCase is one PagedAttention test: sequence lengths, heads, page
+// size and split-K partition (0 = off).
+type pagedCase struct {
+	lens           []int
+	heads, kvHeads int
+	hd, pageSize   int
+	partition      int
+}
+
+func (c pagedCase) String() string {
+	return fmt.Sprintf("n%v_h%d_kv%d_d%d_p%d_split%d", c.lens, c.heads, c.kvHeads, c.hd, c.pageSize, c.partition)
+}
+
+var pagedCases = []pagedCase{
+	{lens: []int{1, 17, 64, 100}, heads: 4, kvHeads: 4, hd: 64, pageSize: 16},
+	{lens: []int{1, 17, 64, 100}, heads: 4, kvHeads: 4, hd: 64, pageSize: 16, partition: 64},
+	{lens: []int{257, 3}, heads: 8, kvHeads: 2, hd: 128, pageSize: 32},
+	{lens: []int{257, 3, 0}, heads: 8, kvHeads: 2, hd: 128, pageSize: 32, partition: 128},
+	{lens: []int{300, 45}, heads: 16, kvHeads: 2, hd: 64, pageSize: 16, partition: 64},
+	{lens: []int{70}, heads: 8, kvHeads: 1, hd: 128, pageSize: 16},
+	{lens: []int{33, 190}, heads: 12, kvHeads: 1, hd: 128, pageSize: 16, partition: 64},
+}
+
+// fillPaged builds a cache whose pages are handed out in a shuffled
+// order, appending the sequences' tokens interleaved (a few tokens of each
+// in turn), so every block table is non-contiguous and out of order. It
+// returns the cache contents, the block table, the lengths and each
+// sequence's K and V rows in order (for the reference).
+func fillPaged(rng *rand.Rand, c pagedCase, maxPages int) (kc, vc []float64, table, lens []int32, seqK, seqV [][]float64) {
+	numPages := 0
+	for _, n := range c.lens {
+		numPages += (n + c.pageSize - 1) / c.pageSize
+	}
+	numPages += 3 // spare pages stay garbage
+	a, err := NewPageAllocator(numPages, c.pageSize)
+	if err != nil {
+		panic(err)
+	}
+	rng.Shuffle(len(a.free), func(i, j int) { a.free[i], a.free[j] = a.free[j], a.free[i] })
+	row := c.kvHeads * c.hd
+	kc = randn(rng, numPages*c.pageSize*row, 1)
+	vc = randn(rng, numPages*c.pageSize*row, 1)
+	seqK, seqV = make([][]float64, len(c.lens)), make([][]float64, len(c.lens))
+	done := make([]int, len(c.lens))
+	for more := true; more; {
+		more = false
+		for s, n := range c.lens {
+			m := min(n-done[s], 1+rng.IntN(20))
+			if m <= 0 {
+				continue
+			}
+			more = true
+			slots, err := a.Append(s, m)
+			if err != nil {
+				panic(err)
+			}
+			for _, slot := range slots {
+				seqK[s] = append(seqK[s], kc[int(slot)*row:][:row]...)
+				seqV[s] = append(seqV[s], vc[int(slot)*row:][:row]...)
+			}
+			done[s] += m
+		}
+	}
+	ids := make([]int, len(c.lens))
+	for i := range ids {
+		ids[i] = i
+	}
+	table, lens, err = a.BlockTable(ids, maxPages)
+	if err != nil {
+		panic(err)
+	}
+	return kc, vc, table, lens, seqK, seqV
+}
+
+// roundedSeqs maps each sequence's rows through the rounding the cache
+// upload applied (the cache values are rounded to T; so are these).
+func roundedSeqs[T Half16](xs [][]float64) [][]float64 {
+	out := make([][]float64, len(xs))
+	for i, x := range xs {
+		out[i] = wide(round[T](x))
+	}
+	return out
+}
+
+func runPaged[T Half16](t *testing.T, dev *kern.Device, c pagedCase, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	maxLen := maxOf(c.lens)
+	maxPages := (maxLen+c.pageSize-1)/c.pageSize + 1
+	kcH, vcH, table, lens, seqK, seqV := fillPaged(rng, c, maxPages)
+	kc, _ := upload[T](t, dev, kcH)
+	vc, _ := upload[T](t, dev, vcH)
+	seqK, seqV = roundedSeqs[T](seqK), roundedSeqs[T](seqV)
+	seqs := len(c.lens)
+	q, qw := upload[T](t, dev, randn(rng, seqs*c.heads*c.hd, 1))
+	out := alloc[T](t, dev, seqs*c.heads*c.hd)
+	bt, err := kern.Upload(dev, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bt.Free()
+	sl, err := kern.Upload(dev, lens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.Free()
+	p := Paged{Heads: c.heads, KVHeads: c.kvHeads, HeadDim: c.hd, PageSize: c.pageSize, MaxPages: maxPages, Partition: c.partition}
+	var scratch *SplitScratch
+	if c.partition > 0 {
+		scratch, err = NewSplitScratch(dev, seqs, c.heads, c.hd, p.Splits(maxLen))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer scratch.Free()
+	}
+	if err := PagedAttention(dev, out, q, kc, vc, bt, sl, maxLen, p, scratch); err != nil {
+		t.Fatal(err)
+	}
+	// The reference: each sequence as one FlashAttention batch entry of
+	// one query token and n keys, in attnRef's layout.
+	var want, mag []float64
+	for s, n := range c.lens {
+		ac := attnCase{lq: []int{1}, lk: []int{n}, heads: c.heads, kvHeads: c.kvHeads, hd: c.hd}
+		o, _, m, _ := attnRef(ac, qw[s*c.heads*c.hd:][:c.heads*c.hd], seqK[s], seqV[s], float64(Attention{HeadDim: c.hd}.scale()))
+		want = append(want, o...)
+		mag = append(mag, m...)
+	}
+	// P stays float32 here (no rounding to T), so the error is float32
+	// accumulation (scores, sums, exp2.approx) plus one rounding to T.
+	compare(t, "out", download(t, out), want, tol{abs: tiny[T](), rel: unit[T]() + 0x1p-18, srel: 0x1p-18}, mag)
+}
+
+func TestPagedAttention(t *testing.T) {
+	eachDevice(t, func(t *testing.T, dev *kern.Device) {
+		for i, c := range pagedCases {
+			t.Run(c.String(), func(t *testing.T) {
+				t.Run("f16", func(t *testing.T) { runPaged[gpu.Half](t, dev, c, uint64(i)) })
+				t.Run("bf16", func(t *testing.T) { runPaged[gpu.BFloat16](t, dev, c, uint64(i)) })
+			})
+		}
+	})
+}
+
+// TestPagedAttentionSplitAgrees runs one batch with split-K off and at two
+// partitions: the three must agree to float32 rounding.
+func TestPagedAttentionSplitAgrees(t *testing.T) {
+	dev := kern.OpenEmulator()
+	c := pagedCase{lens: []int{500, 1, 129}, heads: 4, kvHeads: 2, hd: 64, pageSize: 32}
+	var outs [][]float64
+	for _, part := range []int{0, 64, 192} {
+		c.partition = part
+		rng := rand.New(rand.NewPCG(3, 7))
+		maxPages := 17
+		kcH, vcH, table, lens, _, _ := fillPaged(rng, c, maxPages)
+		kc, _ := upload[gpu.Half](t, dev, kcH)
+		vc, _ := upload[gpu.Half](t, dev, vcH)
+		q, _ := upload[gpu.Half](t, dev, randn(rng, 3*4*64, 1))
+		out := alloc[gpu.Half](t, dev, 3*4*64)
+		bt, _ := kern.Upload(dev, table)
+		sl, _ := kern.Upload(dev, lens)
+		p := Paged{Heads: 4, KVHeads: 2, HeadDim: 64, PageSize: 32, MaxPages: maxPages, Partition: part}
+		scratch, err := NewSplitScratch(dev, 3, 4, 64, p.Splits(500))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := PagedAttention(dev, out, q, kc, vc, bt, sl, 500, p, scratch); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, download(t, out))
+		if part > 0 {
+			// The last split of sequence 0 (tokens up to 499) saw tokens:
+			// its (max, sum) pair has a positive sum.
+			ml, err := scratch.ml.Download()
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := p.Splits(500) - 1
+			if l := ml[2*last+1]; !(l > 0) {
+				t.Errorf("partition %d: split %d of sequence 0 has sum %g, want > 0", part, last, l)
+			}
+		}
+		scratch.Free()
+	}
+	for i := 1; i < len(outs); i++ {
+		compare(t, fmt.Sprintf("split %d vs none", i), outs[i], outs[0], tol{abs: 0x1p-20, rel: 2 * 0x1p-11}, nil)
+	}
+}
+
+func TestPageAllocator(t *testing.T) {
+	a, err := NewPageAllocator(4, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, err := a.Append(0, 20) // 2 pages
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s0) != 20 || s0[0] != 0 || s0[15] != 15 || s0[16] != 16 {
+		t.Errorf("slots %v, want 0..19", s0)
+	}
+	if _, err := a.Append(1, 40); !errors.Is(err, ErrOutOfPages) {
+		t.Errorf("40 tokens in 2 free pages: err %v, want ErrOutOfPages", err)
+	} else {
+		wantErr(t, "out of pages", err, "sequence 1 needs 3 more pages", "2 of 4 are free")
+	}
+	if a.FreePages() != 2 || a.Len(1) != 0 {
+		t.Errorf("a failed Append reserved pages: %d free, sequence 1 has %d tokens", a.FreePages(), a.Len(1))
+	}
+	s1, err := a.Append(1, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Append(0, 13); !errors.Is(err, ErrOutOfPages) {
+		t.Errorf("a full cache took 13 more tokens: %v", err)
+	}
+	if s, err := a.Append(0, 12); err != nil || len(s) != 12 || s[11] != 31 {
+		t.Errorf("the rest of sequence 0's last page: %v, %v", s, err)
+	}
+	a.Free(0)
+	if a.FreePages() != 2 {
+		t.Errorf("%d free pages after Free, want 2", a.FreePages())
+	}
+	tab, lens, err := a.BlockTable([]int{1, 0}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lens[0] != 32 || lens[1] != 0 || tab[0] != s1[0]/16 || tab[1] != s1[16]/16 {
+		t.Errorf("block table %v, lens %v", tab, lens)
+	}
+	if _, _, err := a.BlockTable([]int{1}, 1); err == nil {
+		t.Error("BlockTable with maxPages below a sequence's pages: no error")
+	}
+}
+
+func TestKVCacheWrite(t *testing.T) {
+	const tokens, kvHeads, hd, pageSize, pages = 5, 2, 64, 16, 4
+	eachDevice(t, func(t *testing.T, dev *kern.Device) {
+		for _, theta := range []float64{0, 10000} {
+			rng := rand.New(rand.NewPCG(5, 6))
+			row := kvHeads * hd
+			k, kw := upload[gpu.Half](t, dev, randn(rng, tokens*row, 1))
+			v, vw := upload[gpu.Half](t, dev, randn(rng, tokens*row, 1))
+			kc := alloc[gpu.Half](t, dev, pages*pageSize*row)
+			vc := alloc[gpu.Half](t, dev, pages*pageSize*row)
+			slotsH := []int32{37, 2, -1, 63, 16}
+			posH := []int32{100, 0, 7, 4000, 15}
+			slots, _ := kern.Upload(dev, slotsH)
+			pos, _ := kern.Upload(dev, posH)
+			err := KVCacheWrite(dev, kc, vc, k, v, slots, pos, KVWrite{Tokens: tokens, KVHeads: kvHeads, HeadDim: hd, Theta: theta})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantK := make([]float64, pages*pageSize*row)
+			wantV := make([]float64, pages*pageSize*row)
+			scale := make([]float64, len(wantK))
+			for tok, slot := range slotsH {
+				if slot < 0 {
+					continue
+				}
+				for h := range kvHeads {
+					src, dst := (tok*kvHeads+h)*hd, (int(slot)*kvHeads+h)*hd
+					for i := range hd / 2 {
+						x1, x2 := kw[src+i], kw[src+i+hd/2]
+						y1, y2 := x1, x2
+						if theta != 0 {
+							a := float64(posH[tok]) * math.Pow(theta, -2*float64(i)/hd)
+							y1, y2 = x1*math.Cos(a)-x2*math.Sin(a), x2*math.Cos(a)+x1*math.Sin(a)
+						}
+						wantK[dst+i], wantK[dst+i+hd/2] = y1, y2
+						scale[dst+i], scale[dst+i+hd/2] = math.Abs(x1)+math.Abs(x2), math.Abs(x1)+math.Abs(x2)
+						wantV[dst+i], wantV[dst+i+hd/2] = vw[src+i], vw[src+i+hd/2]
+					}
+				}
+			}
+			// RoPE's error as in rope_test.go: 2^-19 of the pair's
+			// magnitude, then one rounding to float16.
+			compare(t, fmt.Sprintf("kCache theta=%g", theta), download(t, kc), wantK, tol{abs: tiny[gpu.Half](), rel: unit[gpu.Half](), srel: 0x1p-19}, scale)
+			compare(t, "vCache", download(t, vc), wantV, tol{}, nil)
+		}
+	})
+}
+
+func TestPagedErrors(t *testing.T) {
+	dev := kern.OpenEmulator()
+	h := func(n int) *kern.Buffer[gpu.Half] { return alloc[gpu.Half](t, dev, n) }
+	i32 := func(xs ...int32) *kern.Buffer[int32] {
+		b, err := kern.Upload(dev, xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Free() })
+		return b
+	}
+	p := Paged{Heads: 2, KVHeads: 1, HeadDim: 64, PageSize: 16, MaxPages: 2}
+	cache := 3 * 16 * 64
+	run := func(p Paged, table, lens *kern.Buffer[int32], maxLen int) error {
+		return PagedAttention(dev, h(2*2*64), h(2*2*64), h(cache), h(cache), table, lens, maxLen, p, nil)
+	}
+	wantErr(t, "page size", run(Paged{Heads: 2, KVHeads: 1, HeadDim: 64, PageSize: 8, MaxPages: 2}, i32(0, 1, 2, 0), i32(5, 5), 5), "PageSize = 8")
+	wantErr(t, "partition", run(Paged{Heads: 2, KVHeads: 1, HeadDim: 64, PageSize: 16, MaxPages: 2, Partition: 50}, i32(0, 1, 2, 0), i32(5, 5), 5), "Partition = 50")
+	wantErr(t, "scratch", run(Paged{Heads: 2, KVHeads: 1, HeadDim: 64, PageSize: 16, MaxPages: 8, Partition: 64}, i32(make([]int32, 16)...), i32(5, 5), 100), "needs a SplitScratch")
+	wantErr(t, "table", run(p, i32(0, 1, 2), i32(5, 5), 5), "blockTable has 3 elements")
+	wantErr(t, "max len", run(p, i32(0, 1, 2, 0), i32(5, 5), 33), "exceeds MaxPages×PageSize")
+	// On the device: a page outside the cache, a length beyond the table.
+	wantErr(t, "bad page", run(p, i32(0, 7, 2, 0), i32(20, 5), 20), "not a page of the cache")
+	wantErr(t, "bad length", run(p, i32(0, 1, 2, 0), i32(40, 5), 32), "beyond its block table")
+	// KVCacheWrite: a slot past the cache.
+	err := KVCacheWrite(dev, h(cache), h(cache), h(64), h(64), i32(48), nil, KVWrite{Tokens: 1, KVHeads: 1, HeadDim: 64})
+	wantErr(t, "slot", err, "kvWriteF16")
+}
+
+// TestPagedAttentionBankConflicts profiles decode with and without
+// split-K at both head dims: the shared-memory paths must be free of bank
+// conflicts.
+func TestPagedAttentionBankConflicts(t *testing.T) {
+	for _, c := range []pagedCase{
+		{lens: []int{130, 7}, heads: 8, kvHeads: 2, hd: 128, pageSize: 16, partition: 64},
+		{lens: []int{130, 7}, heads: 8, kvHeads: 8, hd: 64, pageSize: 32},
+	} {
+		_, conflicts := profiled(t, func(dev *kern.Device) error {
+			rng := rand.New(rand.NewPCG(1, 2))
+			maxPages := 10
+			kcH, vcH, table, lens, _, _ := fillPaged(rng, c, maxPages)
+			kc, _ := upload[gpu.Half](t, dev, kcH)
+			vc, _ := upload[gpu.Half](t, dev, vcH)
+			n := len(c.lens) * c.heads * c.hd
+			q, _ := upload[gpu.Half](t, dev, randn(rng, n, 1))
+			bt, _ := kern.Upload(dev, table)
+			sl, _ := kern.Upload(dev, lens)
+			p := Paged{Heads: c.heads, KVHeads: c.kvHeads, HeadDim: c.hd, PageSize: c.pageSize, MaxPages: maxPages, Partition: c.partition}
+			scratch, err := NewSplitScratch(dev, len(c.lens), c.heads, c.hd, p.Splits(130))
+			if err != nil {
+				return err
+			}
+			return PagedAttention(dev, alloc[gpu.Half](t, dev, n), q, kc, vc, bt, sl, 130, p, scratch)
+		})
+		t.Logf("%v: %d bank conflicts", c, conflicts)
+		if conflicts != 0 {
+			t.Errorf("%v: %d shared-memory bank conflicts, want 0", c, conflicts)
+		}
+	}
+}
