@@ -91,9 +91,6 @@ const (
 	flashPad  = attnk.FlashPad
 )
 
-// Half16 is the 16-bit element types the tensor-core ops take.
-type Half16 interface{ gpu.Half | gpu.BFloat16 }
-
 // Attention is the shape and options of an attention call.
 type Attention struct {
 	Heads, KVHeads int // query heads and key/value heads; Heads % KVHeads == 0

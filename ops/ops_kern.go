@@ -866,6 +866,108 @@ func (l kernEmbedBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(table), kern.BufferArg(ids), kern.ScalarArg(dim))
 }
 
+// kvWriteF16Kernel launches the kernel kvWriteF16 (kvcache.go:143).
+var kvWriteF16Kernel = kernKvWriteF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "kvWriteF16", Pkg: "github.com/gokern/kern/ops", Entry: "kvWriteF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "kCache", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "vCache", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "positions", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "rope", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kvcache.go:159:13: integer divide by zero",
+		"panic at kvcache.go:159:21: integer divide by zero",
+		"panic at kvcache.go:160:13: integer divide by zero",
+		"kvcache.go:161:19",
+		"panic at kvcache.go:166:26: integer divide by zero",
+		"kvcache.go:168:39",
+		"kvcache.go:169:21",
+		"kvcache.go:169:37",
+		"kvcache.go:170:9",
+		"kvcache.go:171:9",
+		"kvcache.go:175:35",
+		"kvcache.go:175:43",
+		"kvcache.go:175:8",
+		"kvcache.go:175:21",
+		"kvcache.go:173:36",
+		"kvcache.go:173:44",
+		"kvcache.go:173:9",
+		"kvcache.go:173:22",
+	},
+	SourceHash: "504c307e12357c28", Source: []string{"kvcache.go:kvWrite", "kvcache.go:kvWriteF16", "rope.go:ropeSinCos"},
+	Native: func(t gpu.Thread, a []any) {
+		kvWriteF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]int32), a[5].([]int32), a[6].(int), a[7].(int), a[8].(bool), a[9].(float64))
+	},
+})}
+
+type kernKvWriteF16Launcher struct{ kern.Launcher }
+
+// Launch runs kvWriteF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernKvWriteF16Launcher) Launch(q kern.Queue, grid kern.Grid, kCache *kern.Buffer[gpu.Half], vCache *kern.Buffer[gpu.Half], k *kern.Buffer[gpu.Half], v *kern.Buffer[gpu.Half], slots *kern.Buffer[int32], positions *kern.Buffer[int32], kvHeads int, headDim int, rope bool, ratio float64) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(slots), kern.BufferArg(positions), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(rope), kern.ScalarArg(ratio))
+}
+
+// kvWriteBF16Kernel launches the kernel kvWriteBF16 (kvcache.go:148).
+var kvWriteBF16Kernel = kernKvWriteBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "kvWriteBF16", Pkg: "github.com/gokern/kern/ops", Entry: "kvWriteBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "kCache", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "vCache", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "positions", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "rope", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kvcache.go:159:13: integer divide by zero",
+		"panic at kvcache.go:159:21: integer divide by zero",
+		"panic at kvcache.go:160:13: integer divide by zero",
+		"kvcache.go:161:19",
+		"panic at kvcache.go:166:26: integer divide by zero",
+		"kvcache.go:168:39",
+		"kvcache.go:169:21",
+		"kvcache.go:169:37",
+		"kvcache.go:170:9",
+		"kvcache.go:171:9",
+		"kvcache.go:175:35",
+		"kvcache.go:175:43",
+		"kvcache.go:175:8",
+		"kvcache.go:175:21",
+		"kvcache.go:173:36",
+		"kvcache.go:173:44",
+		"kvcache.go:173:9",
+		"kvcache.go:173:22",
+	},
+	SourceHash: "a0c42dc474f415d1", Source: []string{"kvcache.go:kvWrite", "kvcache.go:kvWriteBF16", "rope.go:ropeSinCos"},
+	Native: func(t gpu.Thread, a []any) {
+		kvWriteBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]int32), a[5].([]int32), a[6].(int), a[7].(int), a[8].(bool), a[9].(float64))
+	},
+})}
+
+type kernKvWriteBF16Launcher struct{ kern.Launcher }
+
+// Launch runs kvWriteBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernKvWriteBF16Launcher) Launch(q kern.Queue, grid kern.Grid, kCache *kern.Buffer[gpu.BFloat16], vCache *kern.Buffer[gpu.BFloat16], k *kern.Buffer[gpu.BFloat16], v *kern.Buffer[gpu.BFloat16], slots *kern.Buffer[int32], positions *kern.Buffer[int32], kvHeads int, headDim int, rope bool, ratio float64) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(slots), kern.BufferArg(positions), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(rope), kern.ScalarArg(ratio))
+}
+
 // rmsNormF32Kernel launches the kernel rmsNormF32 (norm.go:49).
 var rmsNormF32Kernel = kernRmsNormF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormF32", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormF32", Module: kernModule,
