@@ -115,10 +115,10 @@ func detailError(call string, s Status, detail string) *Error {
 // statusText calls cublasGetStatusName or cublasGetStatusString, which
 // return a pointer to a static C string.
 func (l *library) statusText(p *proc, s Status) (string, bool) {
-	if p.addr == 0 {
+	if p.Addr == 0 {
 		return "", false
 	}
-	r := rawCall(p.addr, uintptr(uint32(s)))
+	r := rawCall(p.Addr, uintptr(uint32(s)))
 	if r == 0 {
 		return "", false
 	}

@@ -72,11 +72,11 @@ func (d *driver) errorString(r Result) string {
 // directly, not through call, so a failing lookup is never itself logged or
 // turned into an error.
 func (d *driver) errorText(p *proc, r Result) (string, bool) {
-	if p.addr == 0 {
+	if p.Addr == 0 {
 		return "", false
 	}
 	var s *byte
-	if syscallResult(p.addr, uintptr(uint32(r)), uintptr(unsafe.Pointer(&s))) != Success || s == nil {
+	if syscallResult(p.Addr, uintptr(uint32(r)), uintptr(unsafe.Pointer(&s))) != Success || s == nil {
 		return "", false
 	}
 	return goString(s), true
