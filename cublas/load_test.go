@@ -78,7 +78,7 @@ func TestStatusNamesWithoutTheLibrarysTable(t *testing.T) {
 	p := upload(t, ctx, make([]float32, 4))
 	err = h.Sgemm(OpN, OpN, -1, 1, 1, 1, p, 1, p, 1, 0, p, 1)
 	var e *Error
-	if !errors.As(err, &e) || e.Name != "CUBLAS_STATUS_INVALID_VALUE" || e.Text != statusTable[StatusInvalidValue].text {
+	if !errors.As(err, &e) || e.Name != "CUBLAS_STATUS_INVALID_VALUE" || e.Text != statusTable.Text(StatusInvalidValue) {
 		t.Errorf("error %#v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/gokern/kern/internal/dynlib"
 )
 
 // Error is a failed driver call. Every error this package returns for a
@@ -79,20 +81,9 @@ func (d *driver) errorText(p *proc, r Result) (string, bool) {
 	if syscallResult(p.Addr, uintptr(uint32(r)), uintptr(unsafe.Pointer(&s))) != Success || s == nil {
 		return "", false
 	}
-	return goString(s), true
+	return dynlib.GoString(s), true
 }
 
-// goString copies a NUL-terminated C string into Go memory.
-func goString(p *byte) string {
-	if p == nil {
-		return ""
-	}
-	n := 0
-	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return strings.Clone(unsafe.String(p, n))
-}
 
 // ErrorName returns the driver's name for r ("CUDA_ERROR_INVALID_PTX"),
 // or the built-in name when the driver is not loaded or does not know r.

@@ -36,3 +36,21 @@ func TestLoadNamesEveryCandidateThatFailed(t *testing.T) {
 		}
 	}
 }
+
+func TestCodesAndGoString(t *testing.T) {
+	type result int32
+	codes := Codes[result]{0: {"LIB_SUCCESS", "no error"}, 7: {"LIB_BAD", "a bad value"}}
+	if codes.Name(7, "libResult") != "LIB_BAD" || codes.Text(7) != "a bad value" {
+		t.Errorf("known code: %q %q", codes.Name(7, "libResult"), codes.Text(7))
+	}
+	if codes.Name(42, "libResult") != "libResult(42)" || codes.Text(42) != "" {
+		t.Errorf("unknown code: %q %q", codes.Name(42, "libResult"), codes.Text(42))
+	}
+	b := []byte("CUDA_ERROR_X\x00junk")
+	if s := GoString(&b[0]); s != "CUDA_ERROR_X" {
+		t.Errorf("GoString = %q", s)
+	}
+	if GoString(nil) != "" {
+		t.Error("GoString(nil) is not empty")
+	}
+}
