@@ -84,7 +84,6 @@ func (d *driver) errorText(p *proc, r Result) (string, bool) {
 	return dynlib.GoString(s), true
 }
 
-
 // ErrorName returns the driver's name for r ("CUDA_ERROR_INVALID_PTX"),
 // or the built-in name when the driver is not loaded or does not know r.
 func ErrorName(r Result) string { return current().errorName(r) }
