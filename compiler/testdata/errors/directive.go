@@ -59,3 +59,9 @@ func Detached(t gpu.Thread) {} // ERROR@-2 BadDirective "not attached to a func"
 
 //kern:kernel
 var notAFunc int // ERROR@-1 BadDirective "on a var declaration"
+
+//kern:kernel
+func InBody(t gpu.Thread, out []int) {
+	//kern:kernel
+	out[0] = 1 // ERROR@-1 BadDirective "not attached to a func"
+}
