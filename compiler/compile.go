@@ -96,6 +96,7 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 			}
 		}
 		c.collectUnroll(f)
+		c.checkDirectives(f)
 	}
 	if len(kernels) == 0 {
 		if len(c.d.list) > 0 {

@@ -33,7 +33,14 @@ func kernelDirectiveOf(fd *ast.FuncDecl) *ast.Comment {
 //	nobounds                                 no device bounds checks
 func parseDirective(d *diags, c *ast.Comment) directive {
 	var dir directive
+	seen := map[string]bool{}
 	for _, f := range strings.Fields(strings.TrimPrefix(c.Text, kernelDirective)) {
+		opt, _, _ := strings.Cut(f, "=")
+		if seen[opt] {
+			d.errorf(c.Pos(), BadDirective, "//kern:kernel option %s is given twice", opt)
+			continue
+		}
+		seen[opt] = true
 		switch {
 		case f == "nobounds":
 			dir.nobounds = true

@@ -14,7 +14,10 @@ const (
 	//	func K(x []float32) // want: func K(t gpu.Thread, x []float32)
 	BadKernelSignature Code = "BadKernelSignature"
 
-	// BadDirective: an unknown or malformed //kern: directive option.
+	// BadDirective: an unknown or malformed //kern: directive option, an
+	// option given twice, a misspelt directive (//kern:kernal), one
+	// written as a comment (// kern:kernel), or //kern:kernel anywhere but
+	// directly above a func.
 	BadDirective Code = "BadDirective"
 
 	// UnsupportedClosure: a func literal. Write a named helper func in the

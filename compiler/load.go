@@ -33,7 +33,10 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiler: loading %v: %w", patterns, err)
 	}
-	var loadErrs ErrorList
+	// Every problem of every package is reported: load and type errors
+	// of the packages that have them (and of what they import), and the
+	// kern diagnostics of the packages that type-check.
+	var all ErrorList
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if p.PkgPath == DevMathPath {
 			return // it has no kernels; a kernel that needs a broken devmath fails there
@@ -43,21 +46,35 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 			if strings.Contains(msg, "missing go.sum entry") {
 				msg += goSumHint
 			}
-			loadErrs = append(loadErrs, Diagnostic{Pos: parsePos(e.Pos), Code: "TypeError", Msg: msg})
+			d := Diagnostic{Pos: parsePos(e.Pos), Code: "TypeError", Msg: msg}
+			if len(badSigs) > 0 && strings.HasSuffix(d.Pos.Filename, "_kern.go") {
+				// Follows from a kernel left out of the stub; the
+				// signature is the cause, at the user's line.
+				continue
+			}
+			all = append(all, d)
 		}
 	})
-	if len(loadErrs) > 0 {
-		if len(badSigs) > 0 {
-			// The type errors may follow from the kernels left out of the
-			// stub; the signatures are the cause, at the user's lines.
-			for _, e := range loadErrs {
-				if !strings.HasSuffix(e.Pos.Filename, "_kern.go") {
-					badSigs = append(badSigs, e)
+	broken := map[*packages.Package]bool{}
+	for _, p := range pkgs {
+		packages.Visit([]*packages.Package{p}, nil, func(q *packages.Package) {
+			if len(q.Errors) > 0 && q.PkgPath != DevMathPath {
+				broken[p] = true
+			}
+		})
+		if broken[p] {
+			// The kernels of a package that does not type-check are not
+			// compiled; report the signatures the stub could not declare.
+			files := map[string]bool{}
+			for _, f := range p.GoFiles {
+				files[f] = true
+			}
+			for _, d := range badSigs {
+				if files[d.Pos.Filename] {
+					all = append(all, d)
 				}
 			}
-			return nil, badSigs.sorted()
 		}
-		return nil, loadErrs.sorted()
 	}
 	var dm *sourcePkg
 	for _, p := range pkgs {
@@ -66,9 +83,8 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 		}
 	}
 	var out []*Package
-	var all ErrorList
 	for _, p := range pkgs {
-		if p.PkgPath == DevMathPath {
+		if p.PkgPath == DevMathPath || broken[p] {
 			continue
 		}
 		cp, err := compileTyped(cfg, fset, p.Types, p.Syntax, p.TypesInfo, p.Dir, dm, nil)

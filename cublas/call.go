@@ -25,12 +25,12 @@ import (
 //
 //go:uintptrescapes
 func (l *library) call(p *proc, args ...uintptr) error {
-	if p.addr == 0 {
+	if p.Addr == 0 {
 		return l.unavailable(p)
 	}
-	r, _, _ := purego.SyscallN(p.addr, args...)
+	r, _, _ := purego.SyscallN(p.Addr, args...)
 	if s := status(r); s != StatusSuccess {
-		return l.newError(p.name, s)
+		return l.newError(p.Name, s)
 	}
 	return nil
 }
@@ -50,7 +50,7 @@ func status(r uintptr) Status { return Status(int32(uint32(r))) }
 // unavailable is the error for calling an optional entry point the
 // library lacks.
 func (l *library) unavailable(p *proc) error {
-	return detailError(p.name, StatusNotSupported, l.path+" does not export "+p.name+"; this needs a newer cuBLAS")
+	return detailError(p.Name, StatusNotSupported, l.path+" does not export "+p.Name+"; this needs a newer cuBLAS")
 }
 
 // cInt converts a Go int argument to a C int, or reports which argument

@@ -25,7 +25,7 @@ func (h *Handle) Sgemm(transA, transB Operation, m, n, k int, alpha float32, a c
 	b cuda.DevicePtr, ldb int, beta float32, c cuda.DevicePtr, ldc int) error {
 	l := h.lib
 	p := &l.cublasSgemm
-	ints, err := cInts(p.name, [6]string{"m", "n", "k", "lda", "ldb", "ldc"}, [6]int{m, n, k, lda, ldb, ldc})
+	ints, err := cInts(p.Name, [6]string{"m", "n", "k", "lda", "ldb", "ldc"}, [6]int{m, n, k, lda, ldb, ldc})
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (h *Handle) GemmEx(transA, transB Operation, m, n, k int, alpha float32,
 	beta float32, c cuda.DevicePtr, cType DataType, ldc int, compute ComputeType, algo GemmAlgo) error {
 	l := h.lib
 	p := &l.cublasGemmEx
-	ints, err := cInts(p.name, [6]string{"m", "n", "k", "lda", "ldb", "ldc"}, [6]int{m, n, k, lda, ldb, ldc})
+	ints, err := cInts(p.Name, [6]string{"m", "n", "k", "lda", "ldb", "ldc"}, [6]int{m, n, k, lda, ldb, ldc})
 	if err != nil {
 		return err
 	}

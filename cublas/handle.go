@@ -42,7 +42,7 @@ func (h *Handle) Context() cuda.Context { return h.ctx }
 // do runs fn in the handle's context, after checking the handle is live.
 func (h *Handle) do(p *proc, fn func() error) error {
 	if h.h == 0 {
-		return detailError(p.name, StatusNotInitialized, "the Handle was destroyed")
+		return detailError(p.Name, StatusNotInitialized, "the Handle was destroyed")
 	}
 	return h.ctx.Do(fn)
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gokern/kern/internal/dynlib"
 )
 
 // library is one loaded copy of libcublas: the resolved entry points and
@@ -109,26 +111,19 @@ func loadLibrary(names []string) (*library, error) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		return nil, &LoadError{Tried: []error{errors.New("cuBLAS needs a 64-bit process")}}
 	}
-	le := &LoadError{}
-	for _, name := range names {
-		preloadLt(name)
-		h, err := openLibrary(name)
-		if err != nil {
-			if !strings.Contains(err.Error(), name) {
-				err = fmt.Errorf("%s: %w", name, err)
-			}
-			le.Tried = append(le.Tried, err)
-			continue
-		}
-		lib := &library{path: name}
-		if missing := lib.resolve(func(sym string) uintptr { return lookupSymbol(h, sym) }); len(missing) > 0 {
-			le.Library, le.Missing = name, missing
-			return nil, le
-		}
+	var lib *library
+	r := dynlib.Load(names, preloadLt, func(lookup func(string) uintptr) []string {
+		lib = &library{}
+		return lib.resolve(lookup)
+	})
+	switch {
+	case r.OK():
+		lib.path = r.Library
 		return lib, nil
+	case r.Library != "":
+		return nil, &LoadError{Library: r.Library, Missing: r.Missing}
+	case len(r.Tried) == 0:
+		return nil, &LoadError{Tried: []error{errUnsupportedOS}}
 	}
-	if len(le.Tried) == 0 {
-		le.Tried = append(le.Tried, errUnsupportedOS)
-	}
-	return nil, le
+	return nil, &LoadError{Tried: r.Tried}
 }

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ebitengine/purego"
+	"github.com/gokern/kern/internal/dynlib"
 )
 
 // Linux: the toolkit and the nvidia-cublas wheels install libcublas.so.N
@@ -54,21 +54,6 @@ func preloadLt(name string) {
 	}
 	lt := filepath.Join(dir, "libcublasLt"+strings.TrimPrefix(base, "libcublas"))
 	if fileExists(lt) {
-		_, _ = purego.Dlopen(lt, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		_, _ = dynlib.Open(lt)
 	}
-}
-
-// openLibrary dlopens name with RTLD_LOCAL, so two libraries exporting the
-// same names (cuBLAS and a test stub, or two stubs) do not interfere.
-func openLibrary(name string) (uintptr, error) {
-	return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
-}
-
-// lookupSymbol returns the address of name in the library, or 0.
-func lookupSymbol(handle uintptr, name string) uintptr {
-	addr, err := purego.Dlsym(handle, name)
-	if err != nil {
-		return 0
-	}
-	return addr
 }

@@ -11,7 +11,3 @@ func defaultLibraries() []string { return nil }
 var errUnsupportedOS = errors.New("cuBLAS is only available on Linux and Windows")
 
 func preloadLt(string) {}
-
-func openLibrary(name string) (uintptr, error) { return 0, errUnsupportedOS }
-
-func lookupSymbol(handle uintptr, name string) uintptr { return 0 }

@@ -70,7 +70,7 @@ func TestStatusNamesWithoutTheLibrarysTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lib.cublasGetStatusName.addr != 0 {
+	if lib.cublasGetStatusName.Addr != 0 {
 		t.Fatal("the old stub exports cublasGetStatusName")
 	}
 	useLibrary(t, lib)
@@ -78,7 +78,7 @@ func TestStatusNamesWithoutTheLibrarysTable(t *testing.T) {
 	p := upload(t, ctx, make([]float32, 4))
 	err = h.Sgemm(OpN, OpN, -1, 1, 1, 1, p, 1, p, 1, 0, p, 1)
 	var e *Error
-	if !errors.As(err, &e) || e.Name != "CUBLAS_STATUS_INVALID_VALUE" || e.Text != statusTable[StatusInvalidValue].text {
+	if !errors.As(err, &e) || e.Name != "CUBLAS_STATUS_INVALID_VALUE" || e.Text != statusTable.Text(StatusInvalidValue) {
 		t.Errorf("error %#v", err)
 	}
 }
@@ -93,7 +93,7 @@ func stubHandleOn(t *testing.T) (*Handle, cuda.Context) {
 func TestOptionalEntryPointMissing(t *testing.T) {
 	h, _ := stubHandle(t)
 	lib := *h.lib
-	lib.cublasSetMathMode.addr = 0
+	lib.cublasSetMathMode.Addr = 0
 	h2 := *h
 	h2.lib = &lib
 	err := h2.SetMathMode(TF32TensorOpMath)

@@ -5,7 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/gokern/kern/internal/dynlib"
 )
 
 // Windows: the toolkit installs cublas64_N.dll and cublasLt64_N.dll in
@@ -47,20 +48,6 @@ func preloadLt(name string) {
 	}
 	lt := filepath.Join(dir, "cublasLt"+base[len("cublas"):])
 	if fileExists(lt) {
-		_, _ = syscall.LoadLibrary(lt)
+		_, _ = dynlib.Open(lt)
 	}
-}
-
-func openLibrary(name string) (uintptr, error) {
-	h, err := syscall.LoadLibrary(name)
-	return uintptr(h), err
-}
-
-// lookupSymbol returns the address of name in the library, or 0.
-func lookupSymbol(handle uintptr, name string) uintptr {
-	addr, err := syscall.GetProcAddress(syscall.Handle(handle), name)
-	if err != nil {
-		return 0
-	}
-	return addr
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/gokern/kern/internal/dynlib"
 )
 
 // Status is a cublasStatus_t, the code every cuBLAS call returns. A Status
@@ -27,31 +29,28 @@ const (
 
 // statusTable is the built-in name and description of each code, used
 // when the library has no cublasGetStatusName/String (before 11.4).
-var statusTable = map[Status]struct{ name, text string }{
-	StatusSuccess:         {"CUBLAS_STATUS_SUCCESS", "success"},
-	StatusNotInitialized:  {"CUBLAS_STATUS_NOT_INITIALIZED", "the library was not initialized (no usable CUDA context or driver?)"},
-	StatusAllocFailed:     {"CUBLAS_STATUS_ALLOC_FAILED", "a resource allocation failed"},
-	StatusInvalidValue:    {"CUBLAS_STATUS_INVALID_VALUE", "an unsupported value or parameter was passed"},
-	StatusArchMismatch:    {"CUBLAS_STATUS_ARCH_MISMATCH", "the device does not support the requested feature"},
-	StatusMappingError:    {"CUBLAS_STATUS_MAPPING_ERROR", "access to GPU memory failed"},
-	StatusExecutionFailed: {"CUBLAS_STATUS_EXECUTION_FAILED", "the GPU program failed to execute"},
-	StatusInternalError:   {"CUBLAS_STATUS_INTERNAL_ERROR", "an internal cuBLAS operation failed"},
-	StatusNotSupported:    {"CUBLAS_STATUS_NOT_SUPPORTED", "the requested functionality is not supported"},
-	StatusLicenseError:    {"CUBLAS_STATUS_LICENSE_ERROR", "license check failed"},
+var statusTable = dynlib.Codes[Status]{
+	StatusSuccess:         {Name: "CUBLAS_STATUS_SUCCESS", Text: "success"},
+	StatusNotInitialized:  {Name: "CUBLAS_STATUS_NOT_INITIALIZED", Text: "the library was not initialized (no usable CUDA context or driver?)"},
+	StatusAllocFailed:     {Name: "CUBLAS_STATUS_ALLOC_FAILED", Text: "a resource allocation failed"},
+	StatusInvalidValue:    {Name: "CUBLAS_STATUS_INVALID_VALUE", Text: "an unsupported value or parameter was passed"},
+	StatusArchMismatch:    {Name: "CUBLAS_STATUS_ARCH_MISMATCH", Text: "the device does not support the requested feature"},
+	StatusMappingError:    {Name: "CUBLAS_STATUS_MAPPING_ERROR", Text: "access to GPU memory failed"},
+	StatusExecutionFailed: {Name: "CUBLAS_STATUS_EXECUTION_FAILED", Text: "the GPU program failed to execute"},
+	StatusInternalError:   {Name: "CUBLAS_STATUS_INTERNAL_ERROR", Text: "an internal cuBLAS operation failed"},
+	StatusNotSupported:    {Name: "CUBLAS_STATUS_NOT_SUPPORTED", Text: "the requested functionality is not supported"},
+	StatusLicenseError:    {Name: "CUBLAS_STATUS_LICENSE_ERROR", Text: "license check failed"},
 }
 
 // String returns the cuBLAS name of s, e.g. "CUBLAS_STATUS_INVALID_VALUE",
 // from the built-in table, or "cublasStatus_t(N)" for an unknown code.
 func (s Status) String() string {
-	if info, ok := statusTable[s]; ok {
-		return info.name
-	}
-	return "cublasStatus_t(" + strconv.Itoa(int(s)) + ")"
+	return statusTable.Name(s, "cublasStatus_t")
 }
 
 // Error makes a Status usable as an error and as an errors.Is target.
 func (s Status) Error() string {
-	if t := statusTable[s].text; t != "" {
+	if t := statusTable.Text(s); t != "" {
 		return s.String() + ": " + t
 	}
 	return s.String()
@@ -97,7 +96,7 @@ func (e *Error) Is(target error) bool {
 // newError builds the *Error for a failed call, asking the library for the
 // status's name and text and falling back to the built-in table.
 func (l *library) newError(call string, s Status) *Error {
-	e := &Error{Call: call, Status: s, Name: s.String(), Text: statusTable[s].text}
+	e := &Error{Call: call, Status: s, Name: s.String(), Text: statusTable.Text(s)}
 	if name, ok := l.statusText(&l.cublasGetStatusName, s); ok {
 		e.Name = name
 	}
@@ -109,33 +108,21 @@ func (l *library) newError(call string, s Status) *Error {
 
 // detailError is an *Error that did not come from a cuBLAS status.
 func detailError(call string, s Status, detail string) *Error {
-	return &Error{Call: call, Status: s, Name: s.String(), Text: statusTable[s].text, Detail: detail}
+	return &Error{Call: call, Status: s, Name: s.String(), Text: statusTable.Text(s), Detail: detail}
 }
 
 // statusText calls cublasGetStatusName or cublasGetStatusString, which
 // return a pointer to a static C string.
 func (l *library) statusText(p *proc, s Status) (string, bool) {
-	if p.addr == 0 {
+	if p.Addr == 0 {
 		return "", false
 	}
-	r := rawCall(p.addr, uintptr(uint32(s)))
+	r := rawCall(p.Addr, uintptr(uint32(s)))
 	if r == 0 {
 		return "", false
 	}
 	// r is the address of a string in the library's static data, not Go
 	// memory; reading it through a pointer built this way keeps vet's
 	// unsafeptr check quiet without pretending otherwise.
-	return goString(*(**byte)(unsafe.Pointer(&r))), true
-}
-
-// goString copies a NUL-terminated C string into Go memory.
-func goString(p *byte) string {
-	if p == nil {
-		return ""
-	}
-	n := 0
-	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return strings.Clone(unsafe.String(p, n))
+	return dynlib.GoString(*(**byte)(unsafe.Pointer(&r))), true
 }

@@ -29,7 +29,7 @@ func (d *driver) call(p *proc, args ...uintptr) error {
 	if err != nil || r == Success {
 		return err
 	}
-	return d.newError(p.name, r)
+	return d.newError(p.Name, r)
 }
 
 // raw invokes p and returns its CUresult unconverted, for the calls where a
@@ -38,13 +38,13 @@ func (d *driver) call(p *proc, args ...uintptr) error {
 //
 //go:uintptrescapes
 func (d *driver) raw(p *proc, args ...uintptr) (Result, error) {
-	if p.addr == 0 {
+	if p.Addr == 0 {
 		return 0, d.unavailable(p)
 	}
-	r, _, _ := purego.SyscallN(p.addr, args...)
+	r, _, _ := purego.SyscallN(p.Addr, args...)
 	res := cuResult(r)
 	if d.debug != debugOff {
-		d.logCall(p.name, args, res)
+		d.logCall(p.Name, args, res)
 	}
 	return res, nil
 }

@@ -191,13 +191,13 @@ func TestErrorMapping(t *testing.T) {
 func TestResultTable(t *testing.T) {
 	seen := map[string]Result{}
 	for r, info := range resultTable {
-		if !strings.HasPrefix(info.name, "CUDA_") || info.text == "" {
+		if !strings.HasPrefix(info.Name, "CUDA_") || info.Text == "" {
 			t.Errorf("%d: bad entry %+v", r, info)
 		}
-		if prev, dup := seen[info.name]; dup {
-			t.Errorf("%s used by %d and %d", info.name, prev, r)
+		if prev, dup := seen[info.Name]; dup {
+			t.Errorf("%s used by %d and %d", info.Name, prev, r)
 		}
-		seen[info.name] = r
+		seen[info.Name] = r
 	}
 	// Spot-check values against cuda.h.
 	for r, want := range map[Result]string{

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gokern/kern/internal/dynlib"
 )
 
 // driver is one loaded copy of libcuda: the resolved entry points and the
@@ -125,38 +127,32 @@ func loadDriver(names []string) (*driver, error) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		return nil, &LoadError{Tried: []error{errors.New("the CUDA driver API needs a 64-bit process")}}
 	}
-	le := &LoadError{}
-	for _, name := range names {
-		h, err := openLibrary(name)
-		if err != nil {
-			if !strings.Contains(err.Error(), name) {
-				err = fmt.Errorf("%s: %w", name, err)
-			}
-			le.Tried = append(le.Tried, err)
-			continue
-		}
-		d := &driver{lib: name, logw: os.Stderr}
-		if missing := d.resolve(func(sym string) uintptr { return lookupSymbol(h, sym) }); len(missing) > 0 {
-			le.Library, le.Missing = name, missing
-			return nil, le
-		}
+	var d *driver
+	r := dynlib.Load(names, nil, func(lookup func(string) uintptr) []string {
+		d = &driver{logw: os.Stderr}
+		return d.resolve(lookup)
+	})
+	switch {
+	case r.OK():
+		d.lib = r.Library
 		d.debug = parseDebug(os.Getenv(DebugEnv))
 		return d, nil
+	case r.Library != "":
+		return nil, &LoadError{Library: r.Library, Missing: r.Missing}
+	case len(r.Tried) == 0:
+		return nil, &LoadError{Tried: []error{errUnsupportedOS}}
 	}
-	if len(le.Tried) == 0 {
-		le.Tried = append(le.Tried, errUnsupportedOS)
-	}
-	return nil, le
+	return nil, &LoadError{Tried: r.Tried}
 }
 
 // unavailable is the error for calling a proc the driver lacks: before Init
 // every proc is unavailable; after it, only optional ones can be.
 func (d *driver) unavailable(p *proc) error {
 	if d.unloaded {
-		return &Error{Call: p.name, Code: ErrorNotInitialized, Name: builtinName(ErrorNotInitialized),
+		return &Error{Call: p.Name, Code: ErrorNotInitialized, Name: builtinName(ErrorNotInitialized),
 			Text: builtinText(ErrorNotInitialized), Log: "cuda.Init has not succeeded"}
 	}
-	return &Error{Call: p.name, Code: ErrorSharedObjectSymbolNotFound,
+	return &Error{Call: p.Name, Code: ErrorSharedObjectSymbolNotFound,
 		Name: builtinName(ErrorSharedObjectSymbolNotFound), Text: builtinText(ErrorSharedObjectSymbolNotFound),
-		Log: d.lib + " does not export " + p.name + "; this feature needs a newer NVIDIA driver"}
+		Log: d.lib + " does not export " + p.Name + "; this feature needs a newer NVIDIA driver"}
 }

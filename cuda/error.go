@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/gokern/kern/internal/dynlib"
 )
 
 // Error is a failed driver call. Every error this package returns for a
@@ -72,26 +74,14 @@ func (d *driver) errorString(r Result) string {
 // directly, not through call, so a failing lookup is never itself logged or
 // turned into an error.
 func (d *driver) errorText(p *proc, r Result) (string, bool) {
-	if p.addr == 0 {
+	if p.Addr == 0 {
 		return "", false
 	}
 	var s *byte
-	if syscallResult(p.addr, uintptr(uint32(r)), uintptr(unsafe.Pointer(&s))) != Success || s == nil {
+	if syscallResult(p.Addr, uintptr(uint32(r)), uintptr(unsafe.Pointer(&s))) != Success || s == nil {
 		return "", false
 	}
-	return goString(s), true
-}
-
-// goString copies a NUL-terminated C string into Go memory.
-func goString(p *byte) string {
-	if p == nil {
-		return ""
-	}
-	n := 0
-	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return strings.Clone(unsafe.String(p, n))
+	return dynlib.GoString(s), true
 }
 
 // ErrorName returns the driver's name for r ("CUDA_ERROR_INVALID_PTX"),

@@ -39,7 +39,7 @@ func (e Event) Query() (done bool, err error) {
 	case r == ErrorNotReady:
 		return false, nil
 	}
-	return false, d.newError(d.cuEventQuery.name, r)
+	return false, d.newError(d.cuEventQuery.Name, r)
 }
 
 // Destroy destroys the event.

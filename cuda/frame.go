@@ -36,13 +36,13 @@ func putFrame(f *frame) {
 // callFrame invokes p with f.args[:n] and returns its CUresult; the error is
 // non-nil only when p is unavailable.
 func (d *driver) callFrame(p *proc, f *frame, n int) (Result, error) {
-	if p.addr == 0 {
+	if p.Addr == 0 {
 		return 0, d.unavailable(p)
 	}
-	r, _, _ := purego.SyscallN(p.addr, f.args[:n]...)
+	r, _, _ := purego.SyscallN(p.Addr, f.args[:n]...)
 	res := cuResult(r)
 	if d.debug != debugOff {
-		d.logCall(p.name, f.args[:n], res)
+		d.logCall(p.Name, f.args[:n], res)
 	}
 	return res, nil
 }
@@ -52,7 +52,7 @@ func (d *driver) check(p *proc, r Result, err error) error {
 	if err != nil || r == Success {
 		return err
 	}
-	return d.newError(p.name, r)
+	return d.newError(p.Name, r)
 }
 
 // forceHeap exists for its directive: passing uintptr(unsafe.Pointer(x))

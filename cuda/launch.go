@@ -60,7 +60,7 @@ func launchShape(grid, block [3]uint32, sharedBytes uint32, args *Args) string {
 // blame a failure on the launch. A stream being captured into a graph must
 // not be synchronized, so capture skips the check.
 func (d *driver) syncAfterLaunch(s Stream, grid, block [3]uint32, sharedBytes uint32, args *Args) error {
-	if d.cuStreamIsCapturing.addr != 0 {
+	if d.cuStreamIsCapturing.Addr != 0 {
 		var status CaptureStatus
 		if err := d.call(&d.cuStreamIsCapturing, uintptr(s), uintptr(unsafe.Pointer(&status))); err != nil || status != CaptureStatusNone {
 			return err
@@ -68,7 +68,7 @@ func (d *driver) syncAfterLaunch(s Stream, grid, block [3]uint32, sharedBytes ui
 	}
 	err := d.call(&d.cuCtxSynchronize)
 	if e, ok := err.(*Error); ok {
-		e.Call = d.cuLaunchKernel.name
+		e.Call = d.cuLaunchKernel.Name
 		e.Log = launchShape(grid, block, sharedBytes, args) + "; fault reported by cuCtxSynchronize after the launch (" + DebugEnv + "=sync)"
 	}
 	return err

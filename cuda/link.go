@@ -47,7 +47,7 @@ func (l *Linker) AddData(typ JITInputType, data []byte, name string) error {
 		img = nulTerminated(data)
 	}
 	if len(img) == 0 {
-		return &Error{Call: d.cuLinkAddData.name, Code: ErrorInvalidValue, Name: builtinName(ErrorInvalidValue),
+		return &Error{Call: d.cuLinkAddData.Name, Code: ErrorInvalidValue, Name: builtinName(ErrorInvalidValue),
 			Text: builtinText(ErrorInvalidValue), Log: "empty input " + name}
 	}
 	n := cstr(name)

@@ -9,7 +9,3 @@ import "errors"
 var defaultLibraries []string
 
 var errUnsupportedOS = errors.New("the CUDA driver is only available on Linux and Windows")
-
-func openLibrary(name string) (uintptr, error) { return 0, errUnsupportedOS }
-
-func lookupSymbol(handle uintptr, name string) uintptr { return 0 }

@@ -114,14 +114,14 @@ func TestSymbolNames(t *testing.T) {
 		&d.cuGraphInstantiateWithFlags: "cuGraphInstantiateWithFlags", &d.cuEventElapsedTime: "cuEventElapsedTime_v2",
 	}
 	for p, name := range want {
-		if p.name != name || p.addr == 0 {
-			t.Errorf("resolved %q (addr %#x), want %q", p.name, p.addr, name)
+		if p.Name != name || p.Addr == 0 {
+			t.Errorf("resolved %q (addr %#x), want %q", p.Name, p.Addr, name)
 		}
 	}
 	// Every symbol in the table resolves against the stub.
 	for _, s := range d.symbolTable() {
-		if s.p.addr == 0 {
-			t.Errorf("%s unresolved against the stub", s.names[0])
+		if s.P.Addr == 0 {
+			t.Errorf("%s unresolved against the stub", s.Names[0])
 		}
 	}
 }

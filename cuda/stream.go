@@ -33,7 +33,7 @@ func (s Stream) Query() (done bool, err error) {
 	case r == ErrorNotReady:
 		return false, nil
 	}
-	return false, d.newError(d.cuStreamQuery.name, r)
+	return false, d.newError(d.cuStreamQuery.Name, r)
 }
 
 // WaitEvent makes later work on s wait until e has completed.

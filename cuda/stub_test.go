@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"unsafe"
+
+	"github.com/gokern/kern/internal/dynlib"
 )
 
 // The stub libcuda (testdata/stub/libcuda_stub.c) is built once per test
@@ -178,7 +180,7 @@ func lastLaunch() launchRecord {
 	var s uintptr
 	n := stub.lastLaunch(&name[0], int32(len(name)), &r.dims[0], &s)
 	r.stream = Stream(s)
-	r.name = goString(&name[0])
+	r.name = dynlib.GoString(&name[0])
 	for i := range n {
 		var buf [64]byte
 		size := stub.lastParam(i, &buf[0], int32(len(buf)))

@@ -1,11 +1,10 @@
 package cuda
 
-// proc is one driver entry point: the name it was found under and its
-// address, or 0 when the loaded driver does not export it.
-type proc struct {
-	name string
-	addr uintptr
-}
+import "github.com/gokern/kern/internal/dynlib"
+
+// proc is one entry point (dynlib.Proc): the name it was found under and
+// its address, or 0 when the library does not export it.
+type proc = dynlib.Proc
 
 // procs holds every entry point this package calls. Field names are the
 // unversioned API names; the table in symbolTable says which exported name
@@ -37,24 +36,17 @@ type procs struct {
 	cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphDestroy, cuGraphExecDestroy proc
 }
 
-// symbol describes how one proc is found: the exported names to try, in
-// order, and whether loading fails without it.
+// symbolTable says how each proc is found: the exported names to try, in
+// order, and whether loading fails without it (dynlib.Req, dynlib.Opt).
 //
 // Versioned names matter: cuda.h #defines cuMemAlloc to cuMemAlloc_v2 and
 // so on, and the unversioned export is the old ABI kept for binaries built
 // against CUDA 3.x (32-bit sizes), so calling it with 64-bit sizes is
 // wrong. Where a newer version has the same signature (cuEventElapsedTime_v2
 // in CUDA 12.8+) it is tried first.
-type symbol struct {
-	p        *proc
-	names    []string
-	optional bool // introduced after CUDA 11.0, or only used by some features
-}
-
-func (d *driver) symbolTable() []symbol {
-	req := func(p *proc, names ...string) symbol { return symbol{p: p, names: names} }
-	opt := func(p *proc, names ...string) symbol { return symbol{p: p, names: names, optional: true} }
-	return []symbol{
+func (d *driver) symbolTable() []dynlib.Symbol {
+	req, opt := dynlib.Req, dynlib.Opt
+	return []dynlib.Symbol{
 		req(&d.cuInit, "cuInit"),
 		req(&d.cuDriverGetVersion, "cuDriverGetVersion"),
 		req(&d.cuGetErrorName, "cuGetErrorName"),
@@ -138,17 +130,5 @@ func (d *driver) symbolTable() []symbol {
 // missing name) and returns the required ones that are missing, by their
 // preferred name. Missing optional procs keep addr 0 and fail when called.
 func (d *driver) resolve(lookup func(name string) uintptr) (missing []string) {
-	for _, s := range d.symbolTable() {
-		s.p.name = s.names[0]
-		for _, n := range s.names {
-			if a := lookup(n); a != 0 {
-				s.p.name, s.p.addr = n, a
-				break
-			}
-		}
-		if s.p.addr == 0 && !s.optional {
-			missing = append(missing, s.names[0])
-		}
-	}
-	return missing
+	return dynlib.Resolve(d.symbolTable(), lookup)
 }

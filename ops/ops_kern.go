@@ -30,7 +30,7 @@ var siluMulF32Kernel = kernSiluMulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"activation.go:43:19",
 		"activation.go:44:53",
 	},
-	SourceHash: "fb7e2426188189ea", Source: []string{"activation.go:siluMul", "activation.go:siluMulF32"},
+	SourceHash: "689eb51f9dcefbd4", Source: []string{"activation.go:siluMul", "activation.go:siluMulF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { siluMulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
@@ -56,7 +56,7 @@ var siluMulF16Kernel = kernSiluMulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"activation.go:43:19",
 		"activation.go:44:53",
 	},
-	SourceHash: "fe3ff5fecbc487c1", Source: []string{"activation.go:siluMul", "activation.go:siluMulF16"},
+	SourceHash: "484ac906e0397636", Source: []string{"activation.go:siluMul", "activation.go:siluMulF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) { siluMulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
 })}
 
@@ -82,7 +82,7 @@ var siluMulBF16Kernel = kernSiluMulBF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"activation.go:43:19",
 		"activation.go:44:53",
 	},
-	SourceHash: "62bff5265dc6f75e", Source: []string{"activation.go:siluMul", "activation.go:siluMulBF16"},
+	SourceHash: "ee579411dda4205f", Source: []string{"activation.go:siluMul", "activation.go:siluMulBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		siluMulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
 	},
@@ -108,7 +108,7 @@ var geluF32Kernel = kernGeluF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"activation.go:59:16",
 	},
-	SourceHash: "c20f13e8c45c386c", Source: []string{"activation.go:gelu", "activation.go:geluF32"},
+	SourceHash: "301a69b1d27d6a1c", Source: []string{"activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { geluF32(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
@@ -132,7 +132,7 @@ var geluF16Kernel = kernGeluF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"activation.go:59:16",
 	},
-	SourceHash: "ca6322bdfe09c05d", Source: []string{"activation.go:gelu", "activation.go:geluF16"},
+	SourceHash: "e1069b60b9bdbfa8", Source: []string{"activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) { geluF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half)) },
 })}
 
@@ -156,7 +156,7 @@ var geluBF16Kernel = kernGeluBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"activation.go:59:16",
 	},
-	SourceHash: "fdd31403aaadec2e", Source: []string{"activation.go:gelu", "activation.go:geluBF16"},
+	SourceHash: "0055d5b93d081e6b", Source: []string{"activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
 	Native: func(t gpu.Thread, a []any) { geluBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -180,7 +180,7 @@ var geluTanhF32Kernel = kernGeluTanhF32Launcher{kern.NewLauncher(kern.KernelSpec
 	Sites: []string{
 		"activation.go:75:16",
 	},
-	SourceHash: "ce032f0b730feaf5", Source: []string{"activation.go:geluTanh", "activation.go:geluTanhF32"},
+	SourceHash: "07b350f7f5f4be9d", Source: []string{"activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { geluTanhF32(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
@@ -204,7 +204,7 @@ var geluTanhF16Kernel = kernGeluTanhF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Sites: []string{
 		"activation.go:75:16",
 	},
-	SourceHash: "a5c459fb22c62841", Source: []string{"activation.go:geluTanh", "activation.go:geluTanhF16"},
+	SourceHash: "93d7f89877cbe3a8", Source: []string{"activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) { geluTanhF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half)) },
 })}
 
@@ -228,7 +228,7 @@ var geluTanhBF16Kernel = kernGeluTanhBF16Launcher{kern.NewLauncher(kern.KernelSp
 	Sites: []string{
 		"activation.go:75:16",
 	},
-	SourceHash: "8c73d2d2e22636af", Source: []string{"activation.go:geluTanh", "activation.go:geluTanhBF16"},
+	SourceHash: "5dec5c0da8699194", Source: []string{"activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
 	Native: func(t gpu.Thread, a []any) { geluTanhBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -262,7 +262,7 @@ var argmaxPartF32Kernel = kernArgmaxPartF32Launcher{kern.NewLauncher(kern.Kernel
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
-	SourceHash: "eba26f65ac9a79f1", Source: []string{"argmax.go:argBetter", "argmax.go:argmaxPart", "argmax.go:argmaxPartF32", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax"},
+	SourceHash: "7faca936d3081918", Source: []string{"argmax.go:argBetter", "argmax.go:argmaxPart", "argmax.go:argmaxPartF32", "dtype.go:f32c.load", "dtype.go:type codec", "dtype.go:type f32c", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax"},
 	Native: func(t gpu.Thread, a []any) {
 		argmaxPartF32(t, a[0].([]float32), a[1].([]int32), a[2].([]float32), a[3].(int), a[4].(int))
 	},
@@ -298,7 +298,7 @@ var argmaxPartF16Kernel = kernArgmaxPartF16Launcher{kern.NewLauncher(kern.Kernel
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
-	SourceHash: "052921cfe942511a", Source: []string{"argmax.go:argBetter", "argmax.go:argmaxPart", "argmax.go:argmaxPartF16", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax"},
+	SourceHash: "98a35f5c35041974", Source: []string{"argmax.go:argBetter", "argmax.go:argmaxPart", "argmax.go:argmaxPartF16", "dtype.go:f16c.load", "dtype.go:type codec", "dtype.go:type f16c", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax"},
 	Native: func(t gpu.Thread, a []any) {
 		argmaxPartF16(t, a[0].([]float32), a[1].([]int32), a[2].([]gpu.Half), a[3].(int), a[4].(int))
 	},
@@ -334,7 +334,7 @@ var argmaxPartBF16Kernel = kernArgmaxPartBF16Launcher{kern.NewLauncher(kern.Kern
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
-	SourceHash: "d14349e945dab3b8", Source: []string{"argmax.go:argBetter", "argmax.go:argmaxPart", "argmax.go:argmaxPartBF16", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax"},
+	SourceHash: "80e63f2faf4e5d4c", Source: []string{"argmax.go:argBetter", "argmax.go:argmaxPart", "argmax.go:argmaxPartBF16", "dtype.go:bf16c.load", "dtype.go:type bf16c", "dtype.go:type codec", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax"},
 	Native: func(t gpu.Thread, a []any) {
 		argmaxPartBF16(t, a[0].([]float32), a[1].([]int32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int))
 	},
@@ -397,7 +397,7 @@ var addF32Kernel = kernAddF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"elementwise.go:41:28",
 		"elementwise.go:41:43",
 	},
-	SourceHash: "48f0dade026289ed", Source: []string{"elementwise.go:add", "elementwise.go:addF32"},
+	SourceHash: "18f663fdeac7ca4c", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:add", "elementwise.go:addF32"},
 	Native: func(t gpu.Thread, a []any) { addF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
@@ -423,7 +423,7 @@ var addF16Kernel = kernAddF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"elementwise.go:41:28",
 		"elementwise.go:41:43",
 	},
-	SourceHash: "1c08abc959e99635", Source: []string{"elementwise.go:add", "elementwise.go:addF16"},
+	SourceHash: "2e45ba003a3b345e", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:add", "elementwise.go:addF16"},
 	Native: func(t gpu.Thread, a []any) { addF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
 })}
 
@@ -449,7 +449,7 @@ var addBF16Kernel = kernAddBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"elementwise.go:41:28",
 		"elementwise.go:41:43",
 	},
-	SourceHash: "dda37de68635673d", Source: []string{"elementwise.go:add", "elementwise.go:addBF16"},
+	SourceHash: "0b070a13afec0dc7", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:add", "elementwise.go:addBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		addBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
 	},
@@ -477,7 +477,7 @@ var mulF32Kernel = kernMulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"elementwise.go:56:28",
 		"elementwise.go:56:43",
 	},
-	SourceHash: "55e0685aa6d9506e", Source: []string{"elementwise.go:mul", "elementwise.go:mulF32"},
+	SourceHash: "31c99ee802b57d9e", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:mul", "elementwise.go:mulF32"},
 	Native: func(t gpu.Thread, a []any) { mulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
@@ -503,7 +503,7 @@ var mulF16Kernel = kernMulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"elementwise.go:56:28",
 		"elementwise.go:56:43",
 	},
-	SourceHash: "9ef78147f48ecbb0", Source: []string{"elementwise.go:mul", "elementwise.go:mulF16"},
+	SourceHash: "0f5ba1da6495de69", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:mul", "elementwise.go:mulF16"},
 	Native: func(t gpu.Thread, a []any) { mulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
 })}
 
@@ -529,7 +529,7 @@ var mulBF16Kernel = kernMulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"elementwise.go:56:28",
 		"elementwise.go:56:43",
 	},
-	SourceHash: "0de7d25e85d250c8", Source: []string{"elementwise.go:mul", "elementwise.go:mulBF16"},
+	SourceHash: "cc534e74d5b41b94", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:mul", "elementwise.go:mulBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		mulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
 	},
@@ -556,7 +556,7 @@ var scaleF32Kernel = kernScaleF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"elementwise.go:71:32",
 	},
-	SourceHash: "8ed3340f9657d79f", Source: []string{"elementwise.go:scale", "elementwise.go:scaleF32"},
+	SourceHash: "07f2598263d0f592", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:scale", "elementwise.go:scaleF32"},
 	Native: func(t gpu.Thread, a []any) { scaleF32(t, a[0].([]float32), a[1].([]float32), a[2].(float32)) },
 })}
 
@@ -581,7 +581,7 @@ var scaleF16Kernel = kernScaleF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"elementwise.go:71:32",
 	},
-	SourceHash: "634e0a158385e4b1", Source: []string{"elementwise.go:scale", "elementwise.go:scaleF16"},
+	SourceHash: "336e29b99966fd9f", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:scale", "elementwise.go:scaleF16"},
 	Native: func(t gpu.Thread, a []any) { scaleF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(float32)) },
 })}
 
@@ -606,7 +606,7 @@ var scaleBF16Kernel = kernScaleBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"elementwise.go:71:32",
 	},
-	SourceHash: "aafc7462dcf9c005", Source: []string{"elementwise.go:scale", "elementwise.go:scaleBF16"},
+	SourceHash: "eb3f8e17850e60c1", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:scale", "elementwise.go:scaleBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		scaleBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(float32))
 	},
@@ -632,7 +632,7 @@ var castF32F16Kernel = kernCastF32F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"elementwise.go:97:30",
 	},
-	SourceHash: "31b87af737cdbe9a", Source: []string{"elementwise.go:cast", "elementwise.go:castF32F16"},
+	SourceHash: "ce60300b81063bf5", Source: []string{"dtype.go:f16c.store", "dtype.go:f32c.load", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32F16"},
 	Native: func(t gpu.Thread, a []any) { castF32F16(t, a[0].([]gpu.Half), a[1].([]float32)) },
 })}
 
@@ -656,7 +656,7 @@ var castF32BF16Kernel = kernCastF32BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Sites: []string{
 		"elementwise.go:97:30",
 	},
-	SourceHash: "56e5d0fdc47e6c57", Source: []string{"elementwise.go:cast", "elementwise.go:castF32BF16"},
+	SourceHash: "68ae80faeef4b7bf", Source: []string{"dtype.go:bf16c.store", "dtype.go:f32c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32BF16"},
 	Native: func(t gpu.Thread, a []any) { castF32BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32)) },
 })}
 
@@ -680,7 +680,7 @@ var castF16F32Kernel = kernCastF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"elementwise.go:97:30",
 	},
-	SourceHash: "0a724d2f2a6a5755", Source: []string{"elementwise.go:cast", "elementwise.go:castF16F32"},
+	SourceHash: "fb3f48dc1f70ce56", Source: []string{"dtype.go:f16c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF16F32"},
 	Native: func(t gpu.Thread, a []any) { castF16F32(t, a[0].([]float32), a[1].([]gpu.Half)) },
 })}
 
@@ -704,7 +704,7 @@ var castF16BF16Kernel = kernCastF16BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Sites: []string{
 		"elementwise.go:97:30",
 	},
-	SourceHash: "df77c1568055a65b", Source: []string{"elementwise.go:cast", "elementwise.go:castF16BF16"},
+	SourceHash: "a8067fac59fe009a", Source: []string{"dtype.go:bf16c.store", "dtype.go:f16c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castF16BF16"},
 	Native: func(t gpu.Thread, a []any) { castF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.Half)) },
 })}
 
@@ -728,7 +728,7 @@ var castBF16F32Kernel = kernCastBF16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	Sites: []string{
 		"elementwise.go:97:30",
 	},
-	SourceHash: "4f9c3569fdf56783", Source: []string{"elementwise.go:cast", "elementwise.go:castBF16F32"},
+	SourceHash: "d30fbf75e4a5ed93", Source: []string{"dtype.go:bf16c.load", "dtype.go:f32c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castBF16F32"},
 	Native: func(t gpu.Thread, a []any) { castBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -752,7 +752,7 @@ var castBF16F16Kernel = kernCastBF16F16Launcher{kern.NewLauncher(kern.KernelSpec
 	Sites: []string{
 		"elementwise.go:97:30",
 	},
-	SourceHash: "2b8ddfbf853e16f5", Source: []string{"elementwise.go:cast", "elementwise.go:castBF16F16"},
+	SourceHash: "a3474d5c2f29cbeb", Source: []string{"dtype.go:bf16c.load", "dtype.go:f16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castBF16F16"},
 	Native: func(t gpu.Thread, a []any) { castBF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -903,7 +903,7 @@ var kvWriteF16Kernel = kernKvWriteF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kvcache.go:173:9",
 		"kvcache.go:173:22",
 	},
-	SourceHash: "504c307e12357c28", Source: []string{"kvcache.go:kvWrite", "kvcache.go:kvWriteF16", "rope.go:ropeSinCos"},
+	SourceHash: "7f50848842e4b0bd", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "kvcache.go:kvWrite", "kvcache.go:kvWriteF16", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:ropeSinCos"},
 	Native: func(t gpu.Thread, a []any) {
 		kvWriteF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]int32), a[5].([]int32), a[6].(int), a[7].(int), a[8].(bool), a[9].(float64))
 	},
@@ -954,7 +954,7 @@ var kvWriteBF16Kernel = kernKvWriteBF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"kvcache.go:173:9",
 		"kvcache.go:173:22",
 	},
-	SourceHash: "a0c42dc474f415d1", Source: []string{"kvcache.go:kvWrite", "kvcache.go:kvWriteBF16", "rope.go:ropeSinCos"},
+	SourceHash: "0138f5fc15fad9d3", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "kvcache.go:kvWrite", "kvcache.go:kvWriteBF16", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:ropeSinCos"},
 	Native: func(t gpu.Thread, a []any) {
 		kvWriteBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]int32), a[5].([]int32), a[6].(int), a[7].(int), a[8].(bool), a[9].(float64))
 	},
@@ -987,7 +987,7 @@ var rmsNormF32Kernel = kernRmsNormF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"norm.go:74:57",
 		"norm.go:74:6",
 	},
-	SourceHash: "7256cfc6d01f4f7f", Source: []string{"norm.go:rmsNormBlock", "norm.go:rmsNormF32"},
+	SourceHash: "3ecbff4df0b9c967", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "norm.go:rmsNormBlock", "norm.go:rmsNormF32"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},
@@ -1020,7 +1020,7 @@ var rmsNormF16Kernel = kernRmsNormF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"norm.go:74:57",
 		"norm.go:74:6",
 	},
-	SourceHash: "92719e449de19f55", Source: []string{"norm.go:rmsNormBlock", "norm.go:rmsNormF16"},
+	SourceHash: "bc001651e76f35e5", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "norm.go:rmsNormBlock", "norm.go:rmsNormF16"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(float32))
 	},
@@ -1053,7 +1053,7 @@ var rmsNormBF16Kernel = kernRmsNormBF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"norm.go:74:57",
 		"norm.go:74:6",
 	},
-	SourceHash: "77d407923a0d7b14", Source: []string{"norm.go:rmsNormBF16", "norm.go:rmsNormBlock"},
+	SourceHash: "fe8635cf6e3586b0", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "norm.go:rmsNormBF16", "norm.go:rmsNormBlock"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(float32))
 	},
@@ -1086,7 +1086,7 @@ var rmsNormWarpF32Kernel = kernRmsNormWarpF32Launcher{kern.NewLauncher(kern.Kern
 		"norm.go:108:57",
 		"norm.go:108:6",
 	},
-	SourceHash: "bfbcdd474a68b542", Source: []string{"norm.go:rmsNormWarp", "norm.go:rmsNormWarpF32"},
+	SourceHash: "395054958b6a3f5b", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "norm.go:rmsNormWarp", "norm.go:rmsNormWarpF32"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormWarpF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(float32))
 	},
@@ -1119,7 +1119,7 @@ var rmsNormWarpF16Kernel = kernRmsNormWarpF16Launcher{kern.NewLauncher(kern.Kern
 		"norm.go:108:57",
 		"norm.go:108:6",
 	},
-	SourceHash: "9b20780e16dfc171", Source: []string{"norm.go:rmsNormWarp", "norm.go:rmsNormWarpF16"},
+	SourceHash: "0dcb7799a708bfe2", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "norm.go:rmsNormWarp", "norm.go:rmsNormWarpF16"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormWarpF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(float32))
 	},
@@ -1152,7 +1152,7 @@ var rmsNormWarpBF16Kernel = kernRmsNormWarpBF16Launcher{kern.NewLauncher(kern.Ke
 		"norm.go:108:57",
 		"norm.go:108:6",
 	},
-	SourceHash: "6d4c2314f921103d", Source: []string{"norm.go:rmsNormWarp", "norm.go:rmsNormWarpBF16"},
+	SourceHash: "6e03e6f4b2ecd44c", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "norm.go:rmsNormWarp", "norm.go:rmsNormWarpBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormWarpBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(float32))
 	},
@@ -1190,7 +1190,7 @@ var addRMSNormF32Kernel = kernAddRMSNormF32Launcher{kern.NewLauncher(kern.Kernel
 		"norm.go:140:60",
 		"norm.go:140:6",
 	},
-	SourceHash: "b7335fb89450fdb7", Source: []string{"norm.go:addRMSNorm", "norm.go:addRMSNormF32"},
+	SourceHash: "be8ab482bd278c4b", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "norm.go:addRMSNorm", "norm.go:addRMSNormF32"},
 	Native: func(t gpu.Thread, a []any) {
 		addRMSNormF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(float32))
 	},
@@ -1228,7 +1228,7 @@ var addRMSNormF16Kernel = kernAddRMSNormF16Launcher{kern.NewLauncher(kern.Kernel
 		"norm.go:140:60",
 		"norm.go:140:6",
 	},
-	SourceHash: "bd6a55a835a61f52", Source: []string{"norm.go:addRMSNorm", "norm.go:addRMSNormF16"},
+	SourceHash: "b10edf8a6b197ca9", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "norm.go:addRMSNorm", "norm.go:addRMSNormF16"},
 	Native: func(t gpu.Thread, a []any) {
 		addRMSNormF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(float32))
 	},
@@ -1266,7 +1266,7 @@ var addRMSNormBF16Kernel = kernAddRMSNormBF16Launcher{kern.NewLauncher(kern.Kern
 		"norm.go:140:60",
 		"norm.go:140:6",
 	},
-	SourceHash: "b0697f241b0da9e3", Source: []string{"norm.go:addRMSNorm", "norm.go:addRMSNormBF16"},
+	SourceHash: "75b3feb375fde078", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "norm.go:addRMSNorm", "norm.go:addRMSNormBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		addRMSNormBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(float32))
 	},
@@ -1302,7 +1302,7 @@ var layerNormF32Kernel = kernLayerNormF32Launcher{kern.NewLauncher(kern.KernelSp
 		"norm.go:175:63",
 		"norm.go:175:6",
 	},
-	SourceHash: "ef18df445237d31a", Source: []string{"norm.go:layerNorm", "norm.go:layerNormF32"},
+	SourceHash: "a130c28764988b21", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "norm.go:layerNorm", "norm.go:layerNormF32"},
 	Native: func(t gpu.Thread, a []any) {
 		layerNormF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].(int), a[5].(float32))
 	},
@@ -1338,7 +1338,7 @@ var layerNormF16Kernel = kernLayerNormF16Launcher{kern.NewLauncher(kern.KernelSp
 		"norm.go:175:63",
 		"norm.go:175:6",
 	},
-	SourceHash: "ed5372d8a6ee5143", Source: []string{"norm.go:layerNorm", "norm.go:layerNormF16"},
+	SourceHash: "75be85b976d6a402", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "norm.go:layerNorm", "norm.go:layerNormF16"},
 	Native: func(t gpu.Thread, a []any) {
 		layerNormF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].(int), a[5].(float32))
 	},
@@ -1374,7 +1374,7 @@ var layerNormBF16Kernel = kernLayerNormBF16Launcher{kern.NewLauncher(kern.Kernel
 		"norm.go:175:63",
 		"norm.go:175:6",
 	},
-	SourceHash: "7e9b559f1e1f2465", Source: []string{"norm.go:layerNorm", "norm.go:layerNormBF16"},
+	SourceHash: "968829ef8ddc6420", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "norm.go:layerNorm", "norm.go:layerNormBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		layerNormBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].(int), a[5].(float32))
 	},
@@ -1401,7 +1401,7 @@ var dequantInt8F32Kernel = kernDequantInt8F32Launcher{kern.NewLauncher(kern.Kern
 	Sites: []string{
 		"quant.go:79:29",
 	},
-	SourceHash: "410e94bd88649769", Source: []string{"quant.go:dequantInt8", "quant.go:dequantInt8F32"},
+	SourceHash: "77d1abebd29cd7be", Source: []string{"dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "quant.go:dequantInt8", "quant.go:dequantInt8F32"},
 	Native: func(t gpu.Thread, a []any) { dequantInt8F32(t, a[0].([]float32), a[1].([]int8), a[2].(float32)) },
 })}
 
@@ -1426,7 +1426,7 @@ var dequantInt8F16Kernel = kernDequantInt8F16Launcher{kern.NewLauncher(kern.Kern
 	Sites: []string{
 		"quant.go:79:29",
 	},
-	SourceHash: "f9e4d24f33e533fb", Source: []string{"quant.go:dequantInt8", "quant.go:dequantInt8F16"},
+	SourceHash: "2b1e8e1d40b5810f", Source: []string{"dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "quant.go:dequantInt8", "quant.go:dequantInt8F16"},
 	Native: func(t gpu.Thread, a []any) { dequantInt8F16(t, a[0].([]gpu.Half), a[1].([]int8), a[2].(float32)) },
 })}
 
@@ -1451,7 +1451,7 @@ var dequantInt8BF16Kernel = kernDequantInt8BF16Launcher{kern.NewLauncher(kern.Ke
 	Sites: []string{
 		"quant.go:79:29",
 	},
-	SourceHash: "0a755c580bc99a4d", Source: []string{"quant.go:dequantInt8", "quant.go:dequantInt8BF16"},
+	SourceHash: "eec11287e4789fc9", Source: []string{"dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "quant.go:dequantInt8", "quant.go:dequantInt8BF16"},
 	Native: func(t gpu.Thread, a []any) { dequantInt8BF16(t, a[0].([]gpu.BFloat16), a[1].([]int8), a[2].(float32)) },
 })}
 
@@ -1479,7 +1479,7 @@ var dequantInt8RowsF32Kernel = kernDequantInt8RowsF32Launcher{kern.NewLauncher(k
 		"panic at quant.go:100:44: integer divide by zero",
 		"quant.go:100:42",
 	},
-	SourceHash: "e337cf2257ba698c", Source: []string{"quant.go:dequantInt8Rows", "quant.go:dequantInt8RowsF32"},
+	SourceHash: "64c33dcb2faee0d9", Source: []string{"dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "quant.go:dequantInt8Rows", "quant.go:dequantInt8RowsF32"},
 	Native: func(t gpu.Thread, a []any) {
 		dequantInt8RowsF32(t, a[0].([]float32), a[1].([]int8), a[2].([]float32), a[3].(int))
 	},
@@ -1509,7 +1509,7 @@ var dequantInt8RowsF16Kernel = kernDequantInt8RowsF16Launcher{kern.NewLauncher(k
 		"panic at quant.go:100:44: integer divide by zero",
 		"quant.go:100:42",
 	},
-	SourceHash: "e69d9112da29da91", Source: []string{"quant.go:dequantInt8Rows", "quant.go:dequantInt8RowsF16"},
+	SourceHash: "7cf6bb3d5b140634", Source: []string{"dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "quant.go:dequantInt8Rows", "quant.go:dequantInt8RowsF16"},
 	Native: func(t gpu.Thread, a []any) {
 		dequantInt8RowsF16(t, a[0].([]gpu.Half), a[1].([]int8), a[2].([]float32), a[3].(int))
 	},
@@ -1539,7 +1539,7 @@ var dequantInt8RowsBF16Kernel = kernDequantInt8RowsBF16Launcher{kern.NewLauncher
 		"panic at quant.go:100:44: integer divide by zero",
 		"quant.go:100:42",
 	},
-	SourceHash: "e3de19caa8f663fc", Source: []string{"quant.go:dequantInt8Rows", "quant.go:dequantInt8RowsBF16"},
+	SourceHash: "e2c3cfffa4a7ddcf", Source: []string{"dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "quant.go:dequantInt8Rows", "quant.go:dequantInt8RowsBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		dequantInt8RowsBF16(t, a[0].([]gpu.BFloat16), a[1].([]int8), a[2].([]float32), a[3].(int))
 	},
@@ -1571,7 +1571,7 @@ var dequantInt4F32Kernel = kernDequantInt4F32Launcher{kern.NewLauncher(kern.Kern
 		"quant.go:129:5",
 		"quant.go:130:5",
 	},
-	SourceHash: "4100847b3c349f29", Source: []string{"quant.go:dequantInt4", "quant.go:dequantInt4F32", "quant.go:groupIndex"},
+	SourceHash: "90972e86ee03cad7", Source: []string{"dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "quant.go:const Int4Group", "quant.go:dequantInt4", "quant.go:dequantInt4F32", "quant.go:groupIndex"},
 	Native: func(t gpu.Thread, a []any) {
 		dequantInt4F32(t, a[0].([]float32), a[1].([]uint8), a[2].([]float32), a[3].(int))
 	},
@@ -1603,7 +1603,7 @@ var dequantInt4F16Kernel = kernDequantInt4F16Launcher{kern.NewLauncher(kern.Kern
 		"quant.go:129:5",
 		"quant.go:130:5",
 	},
-	SourceHash: "a66020508871346b", Source: []string{"quant.go:dequantInt4", "quant.go:dequantInt4F16", "quant.go:groupIndex"},
+	SourceHash: "25a9c61848a5908e", Source: []string{"dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "quant.go:const Int4Group", "quant.go:dequantInt4", "quant.go:dequantInt4F16", "quant.go:groupIndex"},
 	Native: func(t gpu.Thread, a []any) {
 		dequantInt4F16(t, a[0].([]gpu.Half), a[1].([]uint8), a[2].([]float32), a[3].(int))
 	},
@@ -1635,7 +1635,7 @@ var dequantInt4BF16Kernel = kernDequantInt4BF16Launcher{kern.NewLauncher(kern.Ke
 		"quant.go:129:5",
 		"quant.go:130:5",
 	},
-	SourceHash: "af5d69f82ffc0719", Source: []string{"quant.go:dequantInt4", "quant.go:dequantInt4BF16", "quant.go:groupIndex"},
+	SourceHash: "a2cb233725266c04", Source: []string{"dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "quant.go:const Int4Group", "quant.go:dequantInt4", "quant.go:dequantInt4BF16", "quant.go:groupIndex"},
 	Native: func(t gpu.Thread, a []any) {
 		dequantInt4BF16(t, a[0].([]gpu.BFloat16), a[1].([]uint8), a[2].([]float32), a[3].(int))
 	},
@@ -1672,7 +1672,7 @@ var dequantQ6F32Kernel = kernDequantQ6F32Launcher{kern.NewLauncher(kern.KernelSp
 		"quant.go:160:6",
 		"quant.go:160:6",
 	},
-	SourceHash: "3df3e658593d5d10", Source: []string{"quant.go:dequantQ6", "quant.go:dequantQ6F32", "quant.go:groupIndex"},
+	SourceHash: "840faaa6e6367fc9", Source: []string{"dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "quant.go:const Q6Group", "quant.go:dequantQ6", "quant.go:dequantQ6F32", "quant.go:groupIndex"},
 	Native: func(t gpu.Thread, a []any) {
 		dequantQ6F32(t, a[0].([]float32), a[1].([]uint8), a[2].([]float32), a[3].(int))
 	},
@@ -1709,7 +1709,7 @@ var dequantQ6F16Kernel = kernDequantQ6F16Launcher{kern.NewLauncher(kern.KernelSp
 		"quant.go:160:6",
 		"quant.go:160:6",
 	},
-	SourceHash: "4f592042e63f5936", Source: []string{"quant.go:dequantQ6", "quant.go:dequantQ6F16", "quant.go:groupIndex"},
+	SourceHash: "24dc06cf49f88622", Source: []string{"dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "quant.go:const Q6Group", "quant.go:dequantQ6", "quant.go:dequantQ6F16", "quant.go:groupIndex"},
 	Native: func(t gpu.Thread, a []any) {
 		dequantQ6F16(t, a[0].([]gpu.Half), a[1].([]uint8), a[2].([]float32), a[3].(int))
 	},
@@ -1746,7 +1746,7 @@ var dequantQ6BF16Kernel = kernDequantQ6BF16Launcher{kern.NewLauncher(kern.Kernel
 		"quant.go:160:6",
 		"quant.go:160:6",
 	},
-	SourceHash: "df9d485cb6bdb823", Source: []string{"quant.go:dequantQ6", "quant.go:dequantQ6BF16", "quant.go:groupIndex"},
+	SourceHash: "8f183a4d70298816", Source: []string{"dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "quant.go:const Q6Group", "quant.go:dequantQ6", "quant.go:dequantQ6BF16", "quant.go:groupIndex"},
 	Native: func(t gpu.Thread, a []any) {
 		dequantQ6BF16(t, a[0].([]gpu.BFloat16), a[1].([]uint8), a[2].([]float32), a[3].(int))
 	},
@@ -1782,7 +1782,7 @@ var ropeF32Kernel = kernRopeF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"rope.go:74:5",
 		"rope.go:75:5",
 	},
-	SourceHash: "80535f7cdbfd7ef0", Source: []string{"rope.go:rope", "rope.go:ropeF32", "rope.go:ropeSinCos"},
+	SourceHash: "c6fd38144032da32", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:rope", "rope.go:ropeF32", "rope.go:ropeSinCos"},
 	Native: func(t gpu.Thread, a []any) {
 		ropeF32(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int), a[4].(int), a[5].(float64))
 	},
@@ -1818,7 +1818,7 @@ var ropeF16Kernel = kernRopeF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"rope.go:74:5",
 		"rope.go:75:5",
 	},
-	SourceHash: "2a04f064c47f41d8", Source: []string{"rope.go:rope", "rope.go:ropeF16", "rope.go:ropeSinCos"},
+	SourceHash: "887cd0a27384bf84", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:rope", "rope.go:ropeF16", "rope.go:ropeSinCos"},
 	Native: func(t gpu.Thread, a []any) {
 		ropeF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int), a[3].(int), a[4].(int), a[5].(float64))
 	},
@@ -1854,7 +1854,7 @@ var ropeBF16Kernel = kernRopeBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"rope.go:74:5",
 		"rope.go:75:5",
 	},
-	SourceHash: "410d4468c2a8a9f8", Source: []string{"rope.go:rope", "rope.go:ropeBF16", "rope.go:ropeSinCos"},
+	SourceHash: "9f31aea8dc595021", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:rope", "rope.go:ropeBF16", "rope.go:ropeSinCos"},
 	Native: func(t gpu.Thread, a []any) {
 		ropeBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int), a[4].(int), a[5].(float64))
 	},
@@ -1895,7 +1895,7 @@ var sampleF32Kernel = kernSampleF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"reduce.go:27:26",
 		"sample.go:135:6",
 	},
-	SourceHash: "7e14f65df1d96266", Source: []string{"argmax.go:argBetter", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax", "sample.go:gumbel", "sample.go:keptMass", "sample.go:logitAt", "sample.go:mix64", "sample.go:orderKey", "sample.go:sampleF32", "sample.go:sampleRow", "sample.go:uniform"},
+	SourceHash: "9dc38492c26d0d96", Source: []string{"argmax.go:argBetter", "dtype.go:f32c.load", "dtype.go:type codec", "dtype.go:type f32c", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax", "sample.go:gumbel", "sample.go:keptMass", "sample.go:logitAt", "sample.go:mix64", "sample.go:orderKey", "sample.go:sampleF32", "sample.go:sampleRow", "sample.go:uniform"},
 	Native: func(t gpu.Thread, a []any) {
 		sampleF32(t, a[0].([]int32), a[1].([]float32), a[2].(int), a[3].(int), a[4].(float32), a[5].(float32), a[6].(uint64))
 	},
@@ -1936,7 +1936,7 @@ var sampleF16Kernel = kernSampleF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"reduce.go:27:26",
 		"sample.go:135:6",
 	},
-	SourceHash: "52c134937a653407", Source: []string{"argmax.go:argBetter", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax", "sample.go:gumbel", "sample.go:keptMass", "sample.go:logitAt", "sample.go:mix64", "sample.go:orderKey", "sample.go:sampleF16", "sample.go:sampleRow", "sample.go:uniform"},
+	SourceHash: "924cbd1c120af43f", Source: []string{"argmax.go:argBetter", "dtype.go:f16c.load", "dtype.go:type codec", "dtype.go:type f16c", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax", "sample.go:gumbel", "sample.go:keptMass", "sample.go:logitAt", "sample.go:mix64", "sample.go:orderKey", "sample.go:sampleF16", "sample.go:sampleRow", "sample.go:uniform"},
 	Native: func(t gpu.Thread, a []any) {
 		sampleF16(t, a[0].([]int32), a[1].([]gpu.Half), a[2].(int), a[3].(int), a[4].(float32), a[5].(float32), a[6].(uint64))
 	},
@@ -1977,7 +1977,7 @@ var sampleBF16Kernel = kernSampleBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"reduce.go:27:26",
 		"sample.go:135:6",
 	},
-	SourceHash: "b0773948764b97cc", Source: []string{"argmax.go:argBetter", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax", "sample.go:gumbel", "sample.go:keptMass", "sample.go:logitAt", "sample.go:mix64", "sample.go:orderKey", "sample.go:sampleBF16", "sample.go:sampleRow", "sample.go:uniform"},
+	SourceHash: "b162eab38f119ae3", Source: []string{"argmax.go:argBetter", "dtype.go:bf16c.load", "dtype.go:type bf16c", "dtype.go:type codec", "reduce.go:blockArgMax", "reduce.go:negInf", "reduce.go:warpArgMax", "sample.go:gumbel", "sample.go:keptMass", "sample.go:logitAt", "sample.go:mix64", "sample.go:orderKey", "sample.go:sampleBF16", "sample.go:sampleRow", "sample.go:uniform"},
 	Native: func(t gpu.Thread, a []any) {
 		sampleBF16(t, a[0].([]int32), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int), a[4].(float32), a[5].(float32), a[6].(uint64))
 	},
@@ -2008,7 +2008,7 @@ var softmax3F32Kernel = kernSoftmax3F32Launcher{kern.NewLauncher(kern.KernelSpec
 		"softmax.go:68:41",
 		"softmax.go:68:6",
 	},
-	SourceHash: "57fcac16a9abf4f7", Source: []string{"reduce.go:negInf", "softmax.go:softmax3", "softmax.go:softmax3F32"},
+	SourceHash: "33d446caa522064e", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "reduce.go:negInf", "softmax.go:softmax3", "softmax.go:softmax3F32"},
 	Native: func(t gpu.Thread, a []any) { softmax3F32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 
@@ -2037,7 +2037,7 @@ var softmax3F16Kernel = kernSoftmax3F16Launcher{kern.NewLauncher(kern.KernelSpec
 		"softmax.go:68:41",
 		"softmax.go:68:6",
 	},
-	SourceHash: "ac1bb91d3f04f804", Source: []string{"reduce.go:negInf", "softmax.go:softmax3", "softmax.go:softmax3F16"},
+	SourceHash: "7bb773cde3341103", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "reduce.go:negInf", "softmax.go:softmax3", "softmax.go:softmax3F16"},
 	Native: func(t gpu.Thread, a []any) { softmax3F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
 })}
 
@@ -2066,7 +2066,7 @@ var softmax3BF16Kernel = kernSoftmax3BF16Launcher{kern.NewLauncher(kern.KernelSp
 		"softmax.go:68:41",
 		"softmax.go:68:6",
 	},
-	SourceHash: "f8855020066d9e22", Source: []string{"reduce.go:negInf", "softmax.go:softmax3", "softmax.go:softmax3BF16"},
+	SourceHash: "814e3f307a65c027", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "reduce.go:negInf", "softmax.go:softmax3", "softmax.go:softmax3BF16"},
 	Native: func(t gpu.Thread, a []any) { softmax3BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int)) },
 })}
 
@@ -2094,7 +2094,7 @@ var softmaxF32Kernel = kernSoftmaxF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"softmax.go:103:41",
 		"softmax.go:103:6",
 	},
-	SourceHash: "fe2d5c06f08cb87c", Source: []string{"reduce.go:negInf", "softmax.go:softmaxF32", "softmax.go:softmaxOnline"},
+	SourceHash: "c100f84961443412", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "reduce.go:negInf", "softmax.go:softmaxF32", "softmax.go:softmaxOnline"},
 	Native: func(t gpu.Thread, a []any) { softmaxF32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 
@@ -2122,7 +2122,7 @@ var softmaxF16Kernel = kernSoftmaxF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"softmax.go:103:41",
 		"softmax.go:103:6",
 	},
-	SourceHash: "7ce278c3ce2ad040", Source: []string{"reduce.go:negInf", "softmax.go:softmaxF16", "softmax.go:softmaxOnline"},
+	SourceHash: "aa10717ace223d41", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "reduce.go:negInf", "softmax.go:softmaxF16", "softmax.go:softmaxOnline"},
 	Native: func(t gpu.Thread, a []any) { softmaxF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
 })}
 
@@ -2150,7 +2150,7 @@ var softmaxBF16Kernel = kernSoftmaxBF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"softmax.go:103:41",
 		"softmax.go:103:6",
 	},
-	SourceHash: "390ae7175502e794", Source: []string{"reduce.go:negInf", "softmax.go:softmaxBF16", "softmax.go:softmaxOnline"},
+	SourceHash: "ad53bb4ce72e676c", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "reduce.go:negInf", "softmax.go:softmaxBF16", "softmax.go:softmaxOnline"},
 	Native: func(t gpu.Thread, a []any) { softmaxBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int)) },
 })}
 

@@ -6,7 +6,9 @@
 #   published); a `tool github.com/gokern/kern/cmd/kern` line; go mod tidy;
 #   a kernel with //go:generate go tool kern gen; go generate; go run . on
 #   the emulator. Then edit the kernel without regenerating: the program
-#   must refuse to launch the stale kernel, naming it and the command.
+#   must refuse to launch the stale kernel, naming it and the command; and
+#   with kern's dependencies missing from go.sum, kern gen must say how to
+#   add them.
 #
 # kern's own dependencies come into an empty module cache (from the Go
 # module proxy) unless KERN_FRESH_MODCACHE=0. CI runs this (.ci/run).
@@ -117,4 +119,15 @@ if go tool kern check 2>/dev/null; then
 	echo "fresh-module: kern check passed a stale package" >&2
 	exit 1
 fi
+echo "+ a go.sum without kern's dependencies (a module that imported only gpu so far): kern gen names the fix"
+go build -o "$work/kern" github.com/gokern/kern/cmd/kern
+cp go.sum "$work/go.sum.full"
+grep -v ebitengine/purego "$work/go.sum.full" >go.sum
+if out="$("$work/kern" gen 2>&1)"; then
+	echo "fresh-module: kern gen passed without purego in go.sum" >&2
+	exit 1
+fi
+echo "$out" | head -n 5
+[[ "$out" == *"go mod edit -tool=github.com/gokern/kern/cmd/kern && go mod tidy"* ]] || { echo "fresh-module: kern gen did not name the fix" >&2; exit 1; }
+cp "$work/go.sum.full" go.sum
 echo "fresh-module: ok"

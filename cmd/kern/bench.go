@@ -172,8 +172,12 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, []string, er
 	fs.IntVar(&cfg.opsN, "n", 0, "ops: elements per op (default 16Mi on a GPU, 4Ki on emu and native)")
 	fs.IntVar(&cfg.opsCols, "cols", 0, "ops: row length of the row ops (default 4096 on a GPU, 256 elsewhere)")
 	fs.StringVar(&cfg.opsDtype, "dtype", "f32", "ops: element type, f32, f16 or bf16")
+	plot := fs.String("plot", "", "removed: write -json and draw it with tools/benchplot")
 	if err := fs.Parse(args); err != nil {
 		return cfg, nil, err
+	}
+	if *plot != "" {
+		return cfg, nil, fmt.Errorf("kern bench -plot moved out of the kern command (so that its plotting libraries stay out of your module): run kern bench -json bench.json, then in kern's repository: cd tools/benchplot && go run . bench.json %s", *plot)
 	}
 	var err error
 	if cfg.memcpySizes, err = parseSizes(*memcpySizes); err != nil {

@@ -81,3 +81,43 @@ func TestCheckReportsStaleGeneratedCode(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckReportsEveryPackagesErrors: type errors of one package do not
+// hide the others' (or the kern diagnostics of a package that
+// type-checks).
+func TestCheckReportsEveryPackagesErrors(t *testing.T) {
+	code, _, errs := runKern(t, "check", "./testdata/typeerr", "./testdata/bad")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"typeerr.go:9:20: undefined: undefinedA", "typeerr.go:12:26: undefined: undefinedB", "bad.go:8:9:", "DivergentBarrier", "UnsupportedClosure"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("errors lack %q:\n%s", want, errs)
+		}
+	}
+}
+
+// TestHelpListAndPTXNames: -h exits 0 and describes the arguments; kern
+// list names each kernel as pkg.Kernel; kern ptx finds "dir.Kernel"
+// without ./ and lists the kernels when the name is wrong.
+func TestHelpListAndPTXNames(t *testing.T) {
+	for _, cmd := range []string{"gen", "check", "ptx", "list", "bench", "prof"} {
+		code, out, errs := runKern(t, cmd, "-h")
+		if code != 0 || !strings.Contains(out+errs, "usage: kern "+cmd) {
+			t.Errorf("kern %s -h: exit %d, %q", cmd, code, out+errs)
+		}
+	}
+	code, out, errs := runKern(t, "list", "./testdata/good")
+	if code != 0 || !strings.Contains(out, "testdata/good.Scale") || !strings.Contains(out, "good.go:6") || !strings.Contains(out, "block=64x1x1") || !strings.Contains(out, "(a float32, x []float32)") {
+		t.Errorf("kern list: exit %d, %q %q", code, out, errs)
+	}
+	if code, out, errs := runKern(t, "ptx", "testdata/good.Scale"); code != 0 || !strings.Contains(out, ".entry Scale(") {
+		t.Errorf("kern ptx testdata/good.Scale: exit %d, %q", code, errs)
+	}
+	if code, _, errs := runKern(t, "ptx", "./testdata/good.scale"); code != 1 || !strings.Contains(errs, "its kernels are Scale") {
+		t.Errorf("kern ptx with a wrong name: exit %d, %q", code, errs)
+	}
+	if code, _, errs := runKern(t, "ptx", "Scale"); code != 1 || !strings.Contains(errs, "kern list") {
+		t.Errorf("kern ptx without a package: exit %d, %q", code, errs)
+	}
+}

@@ -21,9 +21,21 @@ import (
 // and global sector efficiency, with the Go line each came from. The
 // program must open its device with kern.Open (or kern.OpenEmulator with no
 // options) and Close it; the report is written at Close.
+const profUsage = `usage: kern prof [-o file] [-check all] ./pkg [program args]
+
+Builds and runs the program ./pkg (with its arguments) on the emulator and
+prints the profile of every kernel it launched.
+
+flags:
+`
+
 func prof(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("kern prof", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), profUsage)
+		fs.PrintDefaults()
+	}
 	out := fs.String("o", "", "also write the report to this file")
 	check := fs.String("check", "", "sanitizers to run as well: all, or a comma-separated list of memcheck, racecheck, synccheck")
 	if err := fs.Parse(args); err != nil {

@@ -28,7 +28,7 @@ var GeluErfKernel = kernGeluErfLauncher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels.go:13:10",
 	},
-	SourceHash: "97fd9818b226e0f2", Source: []string{"kernels.go:GeluErf"},
+	SourceHash: "fd0598eaf900af04", Source: []string{"kernels.go:GeluErf", "kernels.go:const invSqrt2"},
 	Native: func(t gpu.Thread, a []any) { GeluErf(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
@@ -52,7 +52,7 @@ var GeluTanhKernel = kernGeluTanhLauncher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels.go:24:10",
 	},
-	SourceHash: "0080d77ba0eb7326", Source: []string{"kernels.go:GeluTanh"},
+	SourceHash: "71fb33af68bbc7e9", Source: []string{"kernels.go:GeluTanh", "kernels.go:const sqrt2OverPi"},
 	Native: func(t gpu.Thread, a []any) { GeluTanh(t, a[0].([]float32), a[1].([]float32)) },
 })}
 

@@ -56,7 +56,7 @@ var HistogramSharedKernel = kernHistogramSharedLauncher{kern.NewLauncher(kern.Ke
 		"kernels.go:47:15",
 		"kernels.go:48:22",
 	},
-	SourceHash: "f2bb3b34d4edf7d1", Source: []string{"kernels.go:HistogramShared"},
+	SourceHash: "76d73e1ddad3548f", Source: []string{"kernels.go:HistogramShared", "kernels.go:const bins"},
 	Native: func(t gpu.Thread, a []any) { HistogramShared(t, a[0].([]uint8), a[1].([]uint32)) },
 })}
 

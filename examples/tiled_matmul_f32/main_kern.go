@@ -69,7 +69,7 @@ var MatMul16Kernel = kernMatMul16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:50:35",
 		"kernels.go:55:4",
 	},
-	SourceHash: "4da44d64dbb46ff5", Source: []string{"kernels.go:MatMul16"},
+	SourceHash: "9ffb8162e63d98b0", Source: []string{"kernels.go:MatMul16", "kernels.go:const t16"},
 	Native: func(t gpu.Thread, a []any) {
 		MatMul16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -279,7 +279,7 @@ var MatMul32Kernel = kernMatMul32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:100:5",
 		"kernels.go:100:5",
 	},
-	SourceHash: "f224b677491f8cb8", Source: []string{"kernels.go:MatMul32"},
+	SourceHash: "ffb14d12d737fcb6", Source: []string{"kernels.go:MatMul32", "kernels.go:const t32"},
 	Native: func(t gpu.Thread, a []any) {
 		MatMul32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},

@@ -63,7 +63,7 @@ var TransposeTiledKernel = kernTransposeTiledLauncher{kern.NewLauncher(kern.Kern
 		"kernels.go:75:21",
 		"kernels.go:75:7",
 	},
-	SourceHash: "e3ab00d21e3483cc", Source: []string{"kernels.go:TransposeTiled", "kernels.go:transposeTile"},
+	SourceHash: "c331cb33b510f948", Source: []string{"kernels.go:TransposeTiled", "kernels.go:const tile", "kernels.go:transposeTile"},
 	Native: func(t gpu.Thread, a []any) {
 		TransposeTiled(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int))
 	},
@@ -95,7 +95,7 @@ var TransposePaddedKernel = kernTransposePaddedLauncher{kern.NewLauncher(kern.Ke
 		"kernels.go:75:21",
 		"kernels.go:75:7",
 	},
-	SourceHash: "72bd8f8dc040a493", Source: []string{"kernels.go:TransposePadded", "kernels.go:transposeTile"},
+	SourceHash: "1b643d8e3a6582e0", Source: []string{"kernels.go:TransposePadded", "kernels.go:const tile", "kernels.go:transposeTile"},
 	Native: func(t gpu.Thread, a []any) {
 		TransposePadded(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int))
 	},

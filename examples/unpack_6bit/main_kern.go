@@ -34,7 +34,7 @@ var Unpack6Kernel = kernUnpack6Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:54:12",
 		"kernels.go:54:12",
 	},
-	SourceHash: "7e67221ba9f7756f", Source: []string{"kernels.go:Unpack6", "kernels.go:signExtend6"},
+	SourceHash: "6c64805dc4581362", Source: []string{"kernels.go:Unpack6", "kernels.go:const groupSize", "kernels.go:signExtend6"},
 	Native: func(t gpu.Thread, a []any) { Unpack6(t, a[0].([]uint8), a[1].([]float32), a[2].([]float32)) },
 })}
 

@@ -59,7 +59,7 @@ var TransposeKernel = kernTransposeLauncher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:42:21",
 		"kernels.go:42:7",
 	},
-	SourceHash: "1404ccced3de16b0", Source: []string{"kernels.go:Transpose"},
+	SourceHash: "2f930f0512e0c58f", Source: []string{"kernels.go:Transpose", "kernels.go:const tile"},
 	Native: func(t gpu.Thread, a []any) { Transpose(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int)) },
 })}
 
@@ -89,7 +89,7 @@ var TransposeNoPadKernel = kernTransposeNoPadLauncher{kern.NewLauncher(kern.Kern
 		"kernels.go:65:21",
 		"kernels.go:65:7",
 	},
-	SourceHash: "d19a601a0417fe48", Source: []string{"kernels.go:TransposeNoPad"},
+	SourceHash: "0c009d08245cee9f", Source: []string{"kernels.go:TransposeNoPad", "kernels.go:const tile"},
 	Native: func(t gpu.Thread, a []any) {
 		TransposeNoPad(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int))
 	},

@@ -36,7 +36,7 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:61:35",
 		"kernels.go:65:6",
 	},
-	SourceHash: "a4b5028be527e897", Source: []string{"kernels.go:matmulF32", "kernels.go:matmulWarp"},
+	SourceHash: "d16dbfbb3b785058", Source: []string{"kernels.go:f32w.load", "kernels.go:matmulF32", "kernels.go:matmulWarp", "kernels.go:type f32w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -70,7 +70,7 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:61:35",
 		"kernels.go:65:6",
 	},
-	SourceHash: "2642e36b80f5b680", Source: []string{"kernels.go:matmulF16", "kernels.go:matmulWarp"},
+	SourceHash: "cabbe23703b68fc8", Source: []string{"kernels.go:f16w.load", "kernels.go:matmulF16", "kernels.go:matmulWarp", "kernels.go:type f16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -104,7 +104,7 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:61:35",
 		"kernels.go:65:6",
 	},
-	SourceHash: "06edfa90fa1acc0a", Source: []string{"kernels.go:matmulBF16", "kernels.go:matmulWarp"},
+	SourceHash: "a8465232e55a2cce", Source: []string{"kernels.go:bf16w.load", "kernels.go:matmulBF16", "kernels.go:matmulWarp", "kernels.go:type bf16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},

@@ -37,3 +37,31 @@ func UnrollNonConstant(t gpu.Thread, n int, out []int) {
 	s++
 	out[0] = s
 }
+
+//kern:kernel block=64 block=128
+func TwiceBlock(t gpu.Thread) {} // ERROR@-1 BadDirective "option block is given twice"
+
+//kern:kernel nobounds nobounds
+func TwiceNobounds(t gpu.Thread) {} // ERROR@-1 BadDirective "option nobounds is given twice"
+
+//kern:kernal
+func Misspelt(t gpu.Thread) {} // ERROR@-1 BadDirective "unknown directive //kern:kernal: did you mean //kern:kernel\\?"
+
+//kern:fast
+func Unknown(t gpu.Thread) {} // ERROR@-1 BadDirective "unknown directive //kern:fast \\(kern knows"
+
+// kern:kernel
+func Spaced(t gpu.Thread) {} // ERROR@-1 BadDirective "is a comment, not a directive: write //kern:kernel"
+
+//kern:kernel
+
+func Detached(t gpu.Thread) {} // ERROR@-2 BadDirective "not attached to a func"
+
+//kern:kernel
+var notAFunc int // ERROR@-1 BadDirective "on a var declaration"
+
+//kern:kernel
+func InBody(t gpu.Thread, out []int) {
+	//kern:kernel
+	out[0] = 1 // ERROR@-1 BadDirective "not attached to a func"
+}

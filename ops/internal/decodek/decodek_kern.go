@@ -43,7 +43,7 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "11a42bd861ec906a", Source: []string{"paged.go:PagedF16D64", "paged.go:negInf", "paged.go:paged", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "bc89360cae95e7eb", Source: []string{"paged.go:PagedF16D64", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -84,7 +84,7 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "34d74f66b56b935a", Source: []string{"paged.go:PagedF16D128", "paged.go:negInf", "paged.go:paged", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "258b764006241124", Source: []string{"paged.go:PagedF16D128", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -125,7 +125,7 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "505a9a6ffe7d8e5c", Source: []string{"paged.go:PagedBF16D64", "paged.go:negInf", "paged.go:paged", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "21eda6f0e7406525", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -166,7 +166,7 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "9f1b6e098813d825", Source: []string{"paged.go:PagedBF16D128", "paged.go:negInf", "paged.go:paged", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "990f6b75d43c2f4c", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -195,7 +195,7 @@ var PagedReduceF16Kernel = kernPagedReduceF16Launcher{kern.NewLauncher(kern.Kern
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "515b90c5e5a950f7", Source: []string{"paged.go:PagedReduceF16", "paged.go:negInf", "paged.go:pagedReduce"},
+	SourceHash: "9f9566950372f851", Source: []string{"paged.go:PagedReduceF16", "paged.go:f16m.store", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:type codec", "paged.go:type f16m"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},
@@ -224,7 +224,7 @@ var PagedReduceBF16Kernel = kernPagedReduceBF16Launcher{kern.NewLauncher(kern.Ke
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "b9aac6d841158e0d", Source: []string{"paged.go:PagedReduceBF16", "paged.go:negInf", "paged.go:pagedReduce"},
+	SourceHash: "6b9480b9637675dc", Source: []string{"paged.go:PagedReduceBF16", "paged.go:bf16m.store", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:type bf16m", "paged.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},

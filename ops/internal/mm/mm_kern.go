@@ -66,7 +66,7 @@ var SimpleF16F32Kernel = kernSimpleF16F32Launcher{kern.NewLauncher(kern.KernelSp
 		"tc.go:362:23",
 		"tc.go:364:6",
 	},
-	SourceHash: "bd8e7918ba5fb1fc", Source: []string{"simple.go:SimpleF16F32", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:epiStore", "tc.go:siluF"},
+	SourceHash: "e313576eb630fbf8", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -130,7 +130,7 @@ var SimpleF16F16Kernel = kernSimpleF16F16Launcher{kern.NewLauncher(kern.KernelSp
 		"tc.go:362:23",
 		"tc.go:364:6",
 	},
-	SourceHash: "bfa6fd9811174b27", Source: []string{"simple.go:SimpleF16F16", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:epiStore", "tc.go:siluF"},
+	SourceHash: "d93c360363776d14", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "simple.go:SimpleF16F16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -194,7 +194,7 @@ var SimpleBF16F32Kernel = kernSimpleBF16F32Launcher{kern.NewLauncher(kern.Kernel
 		"tc.go:362:23",
 		"tc.go:364:6",
 	},
-	SourceHash: "f7ef0dff6c617a26", Source: []string{"simple.go:SimpleBF16F32", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:epiStore", "tc.go:siluF"},
+	SourceHash: "92615453c4d4c5a9", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleBF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -258,7 +258,7 @@ var SimpleBF16BF16Kernel = kernSimpleBF16BF16Launcher{kern.NewLauncher(kern.Kern
 		"tc.go:362:23",
 		"tc.go:364:6",
 	},
-	SourceHash: "d602634db4dc2e74", Source: []string{"simple.go:SimpleBF16BF16", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:epiStore", "tc.go:siluF"},
+	SourceHash: "0b2205113b855b15", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "simple.go:SimpleBF16BF16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -290,7 +290,7 @@ var TCF16F32Kernel = kernTCF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "7906b42c634273c2", Source: []string{"tc.go:TCF16F32", "tc.go:activate", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:loadB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcLoadA", "tc.go:tcMatmul"},
+	SourceHash: "35454b9166ee9c30", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "tc.go:TCF16F32", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:loadB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcLoadA", "tc.go:tcMatmul", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -322,7 +322,7 @@ var TCF16F16Kernel = kernTCF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "eabcd4c8b4ae0599", Source: []string{"tc.go:TCF16F16", "tc.go:activate", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:loadB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcLoadA", "tc.go:tcMatmul"},
+	SourceHash: "07955383ffb3e16b", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "tc.go:TCF16F16", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:loadB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcLoadA", "tc.go:tcMatmul", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -354,7 +354,7 @@ var TCBF16F32Kernel = kernTCBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "063351671be6739a", Source: []string{"tc.go:TCBF16F32", "tc.go:activate", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:loadB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcLoadA", "tc.go:tcMatmul"},
+	SourceHash: "49529a092cc23a55", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "tc.go:TCBF16F32", "tc.go:activate", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:loadB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcLoadA", "tc.go:tcMatmul", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -386,7 +386,7 @@ var TCBF16BF16Kernel = kernTCBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "c3c7703a34a9889c", Source: []string{"tc.go:TCBF16BF16", "tc.go:activate", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:loadB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcLoadA", "tc.go:tcMatmul"},
+	SourceHash: "86aa30a3d455dfff", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "tc.go:TCBF16BF16", "tc.go:activate", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:loadB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcLoadA", "tc.go:tcMatmul", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
