@@ -128,6 +128,9 @@ func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], ls
 	notNil(s, "q", q)
 	notNil(s, "k", k)
 	s.atLeast("MaxSeqQ", a.MaxSeqQ, 0)
+	if !(a.Scale >= 0) || math.IsInf(float64(a.Scale), 0) {
+		s.fail("Scale = %g, want a finite value > 0 (or 0 for 1/√HeadDim)", a.Scale)
+	}
 	if s.err != nil {
 		return s.err
 	}
