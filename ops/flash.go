@@ -155,7 +155,10 @@ func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], ls
 	if lse != nil {
 		buf(s, "lse", lse, a.Heads*totalQ, "heads×totalQ")
 	}
-	if s.err != nil || batch == 0 || a.MaxSeqQ == 0 || totalQ == 0 {
+	if s.err == nil && totalQ > 0 && a.MaxSeqQ == 0 {
+		s.fail("MaxSeqQ = 0 with %d query tokens: set it to the longest query sequence", totalQ)
+	}
+	if s.err != nil || batch == 0 || totalQ == 0 {
 		return s.err
 	}
 	lseArg := lse
