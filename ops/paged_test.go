@@ -316,8 +316,17 @@ func TestPagedErrors(t *testing.T) {
 	// On the device: a page outside the cache, a length beyond the table.
 	wantErr(t, "bad page", run(p, i32(0, 7, 2, 0), i32(20, 5), 20), "not a page of the cache")
 	wantErr(t, "bad length", run(p, i32(0, 1, 2, 0), i32(40, 5), 32), "beyond its block table")
+	// maxSeqLen 100 makes 2 splits of 64: a sequence of 200 is caught.
+	split := Paged{Heads: 2, KVHeads: 1, HeadDim: 64, PageSize: 16, MaxPages: 16, Partition: 64}
+	scratch, err := NewSplitScratch(dev, 2, 2, 64, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scratch.Free()
+	err = PagedAttention(dev, h(2*2*64), h(2*2*64), h(cache), h(cache), i32(make([]int32, 32)...), i32(5, 200), 100, split, scratch)
+	wantErr(t, "longer than maxSeqLen", err, "longer than maxSeqLen")
 	// KVCacheWrite: a slot past the cache.
-	err := KVCacheWrite(dev, h(cache), h(cache), h(64), h(64), i32(48), nil, KVWrite{Tokens: 1, KVHeads: 1, HeadDim: 64})
+	err = KVCacheWrite(dev, h(cache), h(cache), h(64), h(64), i32(48), nil, KVWrite{Tokens: 1, KVHeads: 1, HeadDim: 64})
 	wantErr(t, "slot", err, "kvWriteF16")
 }
 

@@ -35,7 +35,8 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewKernel(kern.KernelSpec{
 	Bounds:      false,
 	Sites: []string{
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
@@ -80,7 +81,8 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewKernel(kern.KernelSpec
 	Bounds:      false,
 	Sites: []string{
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
@@ -125,7 +127,8 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewKernel(kern.KernelSpec
 	Bounds:      false,
 	Sites: []string{
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
@@ -170,7 +173,8 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewKernel(kern.KernelSp
 	Bounds:      false,
 	Sites: []string{
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
@@ -190,7 +194,7 @@ func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedReduceF16Kernel launches the kernel PagedReduceF16 (paged.go:257).
+// PagedReduceF16Kernel launches the kernel PagedReduceF16 (paged.go:260).
 var PagedReduceF16Kernel = kernPagedReduceF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "PagedReduceF16", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedReduceF16", Module: kernModule,
 	Params: []kern.Param{
@@ -223,7 +227,7 @@ func (l kernPagedReduceF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(hd), kern.ScalarArg(nsplit), kern.ScalarArg(partition))
 }
 
-// PagedReduceBF16Kernel launches the kernel PagedReduceBF16 (paged.go:262).
+// PagedReduceBF16Kernel launches the kernel PagedReduceBF16 (paged.go:265).
 var PagedReduceBF16Kernel = kernPagedReduceBF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "PagedReduceBF16", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedReduceBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -295,10 +299,10 @@ const kernPTX = `//
 )
 .maxntid 128, 1, 1
 {
-	.reg .pred %p<38>;
+	.reg .pred %p<39>;
 	.reg .b16 %rs<45>;
 	.reg .b32 %r<144>;
-	.reg .b64 %rd<542>;
+	.reg .b64 %rd<543>;
 	.reg .f32 %f<362>;
 	.shared .align 8 .b8 kern_reduce[256];
 	.shared .align 16 .b8 smem0[4096];
@@ -434,22 +438,35 @@ $L3_if_then:
 	mov.u64 %rd54, 0x100000001;
 	mov.u64 %rd55, 0;
 	mov.u64 %rd56, 0;
-	bra.uni $L91_bounds_fail;
+	bra.uni $L93_bounds_fail;
 $L4_if_done:
-	.loc 1 72 14
-	mul.lo.s64 %rd63, %rd30, %rd29;
-	.loc 1 73 17
-	add.s64 %rd64, %rd63, %rd29;
-	.loc 1 73 11
-	min.s64 %rd65, %rd53, %rd64;
-	.loc 1 74 32
+	.loc 1 72 15
+	mul.lo.s64 %rd63, %rd39, %rd29;
+	.loc 1 72 7
+	setp.gt.s64 %p3, %rd53, %rd63;
+	@%p3 bra $L6_if_then;
+	bra.uni $L7_if_done;
+$L6_if_then:
+	.loc 1 73 8
+	mov.u64 %rd54, 0x100000002;
+	mov.u64 %rd55, 0;
+	mov.u64 %rd56, 0;
+	bra.uni $L93_bounds_fail;
+$L7_if_done:
+	.loc 1 75 14
+	mul.lo.s64 %rd64, %rd30, %rd29;
+	.loc 1 76 17
+	add.s64 %rd65, %rd64, %rd29;
+	.loc 1 76 11
+	min.s64 %rd66, %rd53, %rd65;
+	.loc 1 77 32
 	mov.u32 %r28, %tid.x;
-	cvt.s64.u32 %rd66, %r28;
+	cvt.s64.u32 %rd67, %r28;
 	mov.u32 %r29, %tid.y;
-	cvt.s64.u32 %rd67, %r29;
+	cvt.s64.u32 %rd68, %r29;
 	mov.u32 %r30, %tid.z;
-	cvt.s64.u32 %rd68, %r30;
-	.loc 1 74 44
+	cvt.s64.u32 %rd69, %r30;
+	.loc 1 77 44
 	mov.u32 %r33, %tid.z;
 	mov.u32 %r34, %ntid.y;
 	mov.u32 %r35, %tid.y;
@@ -458,87 +475,87 @@ $L4_if_done:
 	mov.u32 %r38, %tid.x;
 	mad.lo.u32 %r36, %r32, %r37, %r38;
 	shr.u32 %r31, %r36, 5;
-	cvt.s64.u32 %rd69, %r31;
-	.loc 1 74 54
+	cvt.s64.u32 %rd70, %r31;
+	.loc 1 77 54
 	mov.u32 %r39, %laneid;
-	cvt.s64.u32 %rd70, %r39;
-	.loc 1 79 13
-	min.u64 %rd71, %rd26, 64;
-	cvt.u32.u64 %r40, %rd71;
-	shr.s64 %rd72, %rd63, %r40;
-	.loc 1 79 23
-	add.s64 %rd73, %rd72, %rd66;
-	mov.s64 %rd74, 0;
-	mov.s64 %rd75, %rd73;
-	bra.uni $L6_for_loop;
-$L6_for_loop:
-	.loc 1 79 31
-	min.u64 %rd76, %rd26, 64;
-	cvt.u32.u64 %r41, %rd76;
-	shl.b64 %rd77, %rd75, %r41;
-	.loc 1 79 41
-	setp.lt.s64 %p3, %rd77, %rd65;
-	@%p3 bra $L7_for_body;
-	bra.uni $L8_for_done;
-$L7_for_body:
-	.loc 1 80 25
-	mul.lo.s64 %rd78, %rd38, %rd27;
-	.loc 1 80 35
-	add.s64 %rd79, %rd78, %rd75;
-	.loc 1 80 21
-	shl.b64 %rd80, %rd79, 2;
-	add.s64 %rd81, %rd19, %rd80;
-	ld.global.nc.s32 %r42, [%rd81];
-	.loc 1 80 42
-	setp.lt.s32 %p4, %r42, 0;
-	@%p4 bra $L9_if_then;
-	bra.uni $L11_cond_false;
-$L11_cond_false:
-	.loc 1 80 52
-	cvt.s64.s32 %rd84, %r42;
-	.loc 1 80 56
-	setp.ge.s64 %p5, %rd84, %rd28;
-	@%p5 bra $L9_if_then;
-	bra.uni $L94_edge;
-$L9_if_then:
-	mov.s64 %rd82, 1;
-	bra.uni $L10_if_done;
-$L94_edge:
-	mov.s64 %rd82, %rd74;
-	bra.uni $L10_if_done;
-$L10_if_done:
-	.loc 1 79 47
-	add.s64 %rd83, %rd75, 128;
-	mov.s64 %rd74, %rd82;
+	cvt.s64.u32 %rd71, %r39;
+	.loc 1 82 13
+	min.u64 %rd72, %rd26, 64;
+	cvt.u32.u64 %r40, %rd72;
+	shr.s64 %rd73, %rd64, %r40;
+	.loc 1 82 23
+	add.s64 %rd74, %rd73, %rd67;
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, %rd74;
+	bra.uni $L8_for_loop;
+$L8_for_loop:
+	.loc 1 82 31
+	min.u64 %rd77, %rd26, 64;
+	cvt.u32.u64 %r41, %rd77;
+	shl.b64 %rd78, %rd76, %r41;
+	.loc 1 82 41
+	setp.lt.s64 %p4, %rd78, %rd66;
+	@%p4 bra $L9_for_body;
+	bra.uni $L10_for_done;
+$L9_for_body:
+	.loc 1 83 25
+	mul.lo.s64 %rd79, %rd38, %rd27;
+	.loc 1 83 35
+	add.s64 %rd80, %rd79, %rd76;
+	.loc 1 83 21
+	shl.b64 %rd81, %rd80, 2;
+	add.s64 %rd82, %rd19, %rd81;
+	ld.global.nc.s32 %r42, [%rd82];
+	.loc 1 83 42
+	setp.lt.s32 %p5, %r42, 0;
+	@%p5 bra $L11_if_then;
+	bra.uni $L13_cond_false;
+$L13_cond_false:
+	.loc 1 83 52
+	cvt.s64.s32 %rd85, %r42;
+	.loc 1 83 56
+	setp.ge.s64 %p6, %rd85, %rd28;
+	@%p6 bra $L11_if_then;
+	bra.uni $L97_edge;
+$L11_if_then:
+	mov.s64 %rd83, 1;
+	bra.uni $L12_if_done;
+$L97_edge:
+	mov.s64 %rd83, %rd75;
+	bra.uni $L12_if_done;
+$L12_if_done:
+	.loc 1 82 47
+	add.s64 %rd84, %rd76, 128;
 	mov.s64 %rd75, %rd83;
-	bra.uni $L6_for_loop;
-$L8_for_done:
-	.loc 1 84 17
-	mov.b64 {%r43, %r44}, %rd74;
+	mov.s64 %rd76, %rd84;
+	bra.uni $L8_for_loop;
+$L10_for_done:
+	.loc 1 87 17
+	mov.b64 {%r43, %r44}, %rd75;
 	shfl.sync.bfly.b32 %r45, %r43, 16, 31, -1;
 	shfl.sync.bfly.b32 %r46, %r44, 16, 31, -1;
-	mov.b64 %rd85, {%r45, %r46};
-	max.s64 %rd86, %rd74, %rd85;
-	mov.b64 {%r47, %r48}, %rd86;
+	mov.b64 %rd86, {%r45, %r46};
+	max.s64 %rd87, %rd75, %rd86;
+	mov.b64 {%r47, %r48}, %rd87;
 	shfl.sync.bfly.b32 %r49, %r47, 8, 31, -1;
 	shfl.sync.bfly.b32 %r50, %r48, 8, 31, -1;
-	mov.b64 %rd87, {%r49, %r50};
-	max.s64 %rd88, %rd86, %rd87;
-	mov.b64 {%r51, %r52}, %rd88;
+	mov.b64 %rd88, {%r49, %r50};
+	max.s64 %rd89, %rd87, %rd88;
+	mov.b64 {%r51, %r52}, %rd89;
 	shfl.sync.bfly.b32 %r53, %r51, 4, 31, -1;
 	shfl.sync.bfly.b32 %r54, %r52, 4, 31, -1;
-	mov.b64 %rd89, {%r53, %r54};
-	max.s64 %rd90, %rd88, %rd89;
-	mov.b64 {%r55, %r56}, %rd90;
+	mov.b64 %rd90, {%r53, %r54};
+	max.s64 %rd91, %rd89, %rd90;
+	mov.b64 {%r55, %r56}, %rd91;
 	shfl.sync.bfly.b32 %r57, %r55, 2, 31, -1;
 	shfl.sync.bfly.b32 %r58, %r56, 2, 31, -1;
-	mov.b64 %rd91, {%r57, %r58};
-	max.s64 %rd92, %rd90, %rd91;
-	mov.b64 {%r59, %r60}, %rd92;
+	mov.b64 %rd92, {%r57, %r58};
+	max.s64 %rd93, %rd91, %rd92;
+	mov.b64 {%r59, %r60}, %rd93;
 	shfl.sync.bfly.b32 %r61, %r59, 1, 31, -1;
 	shfl.sync.bfly.b32 %r62, %r60, 1, 31, -1;
-	mov.b64 %rd93, {%r61, %r62};
-	max.s64 %rd94, %rd92, %rd93;
+	mov.b64 %rd94, {%r61, %r62};
+	max.s64 %rd95, %rd93, %rd94;
 	mov.u32 %r64, %tid.z;
 	mov.u32 %r65, %ntid.y;
 	mov.u32 %r66, %tid.y;
@@ -548,10 +565,10 @@ $L8_for_done:
 	mad.lo.u32 %r67, %r63, %r68, %r69;
 	shr.u32 %r70, %r67, 5;
 	mov.u32 %r71, %laneid;
-	mov.u64 %rd95, kern_reduce;
-	mad.wide.u32 %rd96, %r70, 8, %rd95;
-	setp.eq.u32 %p6, %r71, 0;
-	@%p6 st.shared.s64 [%rd96], %rd94;
+	mov.u64 %rd96, kern_reduce;
+	mad.wide.u32 %rd97, %r70, 8, %rd96;
+	setp.eq.u32 %p7, %r71, 0;
+	@%p7 st.shared.s64 [%rd97], %rd95;
 	bar.sync 0;
 	mov.u32 %r73, %ntid.x;
 	mov.u32 %r74, %ntid.y;
@@ -560,50 +577,50 @@ $L8_for_done:
 	mul.lo.u32 %r72, %r72, %r75;
 	add.u32 %r72, %r72, 31;
 	shr.u32 %r72, %r72, 5;
-	setp.lo.u32 %p7, %r71, %r72;
-	mad.wide.u32 %rd97, %r71, 8, %rd95;
-	mov.s64 %rd98, -9223372036854775808;
-	@%p7 ld.shared.s64 %rd98, [%rd97];
-	mov.b64 {%r76, %r77}, %rd98;
+	setp.lo.u32 %p8, %r71, %r72;
+	mad.wide.u32 %rd98, %r71, 8, %rd96;
+	mov.s64 %rd99, -9223372036854775808;
+	@%p8 ld.shared.s64 %rd99, [%rd98];
+	mov.b64 {%r76, %r77}, %rd99;
 	shfl.sync.bfly.b32 %r78, %r76, 16, 31, -1;
 	shfl.sync.bfly.b32 %r79, %r77, 16, 31, -1;
-	mov.b64 %rd99, {%r78, %r79};
-	max.s64 %rd100, %rd98, %rd99;
-	mov.b64 {%r80, %r81}, %rd100;
+	mov.b64 %rd100, {%r78, %r79};
+	max.s64 %rd101, %rd99, %rd100;
+	mov.b64 {%r80, %r81}, %rd101;
 	shfl.sync.bfly.b32 %r82, %r80, 8, 31, -1;
 	shfl.sync.bfly.b32 %r83, %r81, 8, 31, -1;
-	mov.b64 %rd101, {%r82, %r83};
-	max.s64 %rd102, %rd100, %rd101;
-	mov.b64 {%r84, %r85}, %rd102;
+	mov.b64 %rd102, {%r82, %r83};
+	max.s64 %rd103, %rd101, %rd102;
+	mov.b64 {%r84, %r85}, %rd103;
 	shfl.sync.bfly.b32 %r86, %r84, 4, 31, -1;
 	shfl.sync.bfly.b32 %r87, %r85, 4, 31, -1;
-	mov.b64 %rd103, {%r86, %r87};
-	max.s64 %rd104, %rd102, %rd103;
-	mov.b64 {%r88, %r89}, %rd104;
+	mov.b64 %rd104, {%r86, %r87};
+	max.s64 %rd105, %rd103, %rd104;
+	mov.b64 {%r88, %r89}, %rd105;
 	shfl.sync.bfly.b32 %r90, %r88, 2, 31, -1;
 	shfl.sync.bfly.b32 %r91, %r89, 2, 31, -1;
-	mov.b64 %rd105, {%r90, %r91};
-	max.s64 %rd106, %rd104, %rd105;
-	mov.b64 {%r92, %r93}, %rd106;
+	mov.b64 %rd106, {%r90, %r91};
+	max.s64 %rd107, %rd105, %rd106;
+	mov.b64 {%r92, %r93}, %rd107;
 	shfl.sync.bfly.b32 %r94, %r92, 1, 31, -1;
 	shfl.sync.bfly.b32 %r95, %r93, 1, 31, -1;
-	mov.b64 %rd107, {%r94, %r95};
-	max.s64 %rd108, %rd106, %rd107;
+	mov.b64 %rd108, {%r94, %r95};
+	max.s64 %rd109, %rd107, %rd108;
 	bar.sync 0;
-	.loc 1 84 26
-	setp.ne.s64 %p8, %rd108, 0;
-	@%p8 bra $L12_if_then;
-	bra.uni $L13_if_done;
-$L12_if_then:
-	.loc 1 85 8
-	mov.u64 %rd54, 0x100000002;
+	.loc 1 87 26
+	setp.ne.s64 %p9, %rd109, 0;
+	@%p9 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 1 88 8
+	mov.u64 %rd54, 0x100000003;
 	mov.u64 %rd55, 0;
 	mov.u64 %rd56, 0;
-	bra.uni $L91_bounds_fail;
-$L91_bounds_fail:
+	bra.uni $L93_bounds_fail;
+$L93_bounds_fail:
 	atom.global.cas.b64 %rd57, [kern_error], 0, %rd54;
 	setp.eq.u64 %p1, %rd57, 0;
-	@!%p1 bra $L92_bounds_exit;
+	@!%p1 bra $L94_bounds_exit;
 	st.global.u64 [kern_error+8], %rd55;
 	st.global.u64 [kern_error+16], %rd56;
 	mov.u32 %r24, %ctaid.x;
@@ -613,230 +630,230 @@ $L91_bounds_fail:
 	cvt.u64.u32 %rd59, %r26;
 	add.s64 %rd60, %rd58, %rd59;
 	st.global.u64 [kern_error+24], %rd60;
-	bra.uni $L92_bounds_exit;
-$L92_bounds_exit:
+	bra.uni $L94_bounds_exit;
+$L94_bounds_exit:
 	exit;
-$L13_if_done:
-	.loc 1 88 27
-	mov.u64 %rd109, smem0;
-	.loc 1 89 27
-	mov.u64 %rd110, smem1;
-	.loc 1 90 27
-	mov.u64 %rd111, smem2;
+$L15_if_done:
 	.loc 1 91 27
-	mov.u64 %rd112, smem3;
+	mov.u64 %rd110, smem0;
 	.loc 1 92 27
-	mov.u64 %rd113, smem4;
-	.loc 1 98 28
-	mov.u64 %rd114, smem5;
-	.loc 1 104 12
-	mul.lo.s64 %rd115, %rd38, %rd24;
-	.loc 1 104 24
-	mul.lo.s64 %rd116, %rd46, %rd42;
-	.loc 1 104 19
-	add.s64 %rd117, %rd115, %rd116;
-	.loc 1 104 31
-	add.s64 %rd118, %rd117, %rd48;
-	.loc 1 104 37
-	mul.lo.s64 %rd119, %rd118, 64;
-	mov.s64 %rd120, %rd66;
-	bra.uni $L14_for_loop;
-$L14_for_loop:
-	.loc 1 105 18
-	setp.lt.s64 %p9, %rd120, 512;
-	@%p9 bra $L96_entry;
-	bra.uni $L16_for_done;
-$L96_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r96, %rd120;
-	.loc 1 315 56
-	mov.s64 %rd122, 64;
-	cvt.u32.s64 %r97, %rd122;
-	.loc 1 315 48
+	mov.u64 %rd111, smem1;
+	.loc 1 93 27
+	mov.u64 %rd112, smem2;
+	.loc 1 94 27
+	mov.u64 %rd113, smem3;
+	.loc 1 95 27
+	mov.u64 %rd114, smem4;
+	.loc 1 101 28
+	mov.u64 %rd115, smem5;
+	.loc 1 107 12
+	mul.lo.s64 %rd116, %rd38, %rd24;
+	.loc 1 107 24
+	mul.lo.s64 %rd117, %rd46, %rd42;
+	.loc 1 107 19
+	add.s64 %rd118, %rd116, %rd117;
+	.loc 1 107 31
+	add.s64 %rd119, %rd118, %rd48;
+	.loc 1 107 37
+	mul.lo.s64 %rd120, %rd119, 64;
+	mov.s64 %rd121, %rd67;
+	bra.uni $L16_for_loop;
+$L16_for_loop:
+	.loc 1 108 18
+	setp.lt.s64 %p10, %rd121, 512;
+	@%p10 bra $L99_entry;
+	bra.uni $L18_for_done;
+$L99_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r96, %rd121;
+	.loc 1 318 56
+	mov.s64 %rd123, 64;
+	cvt.u32.s64 %r97, %rd123;
+	.loc 1 318 48
 	div.u32 %r98, %r96, %r97;
-	.loc 1 315 37
-	cvt.s64.u32 %rd123, %r98;
-	.loc 1 315 27
-	mov.s64 %rd121, %rd123;
-	bra.uni $L98_entry;
-$L98_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r99, %rd120;
-	.loc 1 316 56
-	mov.s64 %rd125, 64;
-	cvt.u32.s64 %r100, %rd125;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd124, %r98;
+	.loc 1 318 27
+	mov.s64 %rd122, %rd124;
+	bra.uni $L101_entry;
+$L101_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r99, %rd121;
+	.loc 1 319 56
+	mov.s64 %rd126, 64;
+	cvt.u32.s64 %r100, %rd126;
+	.loc 1 319 48
 	rem.u32 %r101, %r99, %r100;
-	.loc 1 316 37
-	cvt.s64.u32 %rd126, %r101;
-	.loc 1 316 27
-	mov.s64 %rd124, %rd126;
-	bra.uni $L100_entry;
-$L100_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r102, %rd124;
-	.loc 1 315 56
-	mov.s64 %rd128, 8;
-	cvt.u32.s64 %r103, %rd128;
-	.loc 1 315 48
+	.loc 1 319 37
+	cvt.s64.u32 %rd127, %r101;
+	.loc 1 319 27
+	mov.s64 %rd125, %rd127;
+	bra.uni $L103_entry;
+$L103_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r102, %rd125;
+	.loc 1 318 56
+	mov.s64 %rd129, 8;
+	cvt.u32.s64 %r103, %rd129;
+	.loc 1 318 48
 	div.u32 %r104, %r102, %r103;
-	.loc 1 315 37
-	cvt.s64.u32 %rd129, %r104;
-	.loc 1 315 27
-	mov.s64 %rd127, %rd129;
-	bra.uni $L102_entry;
-$L102_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r105, %rd120;
-	.loc 1 316 56
-	mov.s64 %rd131, 8;
-	cvt.u32.s64 %r106, %rd131;
-	.loc 1 316 48
-	rem.u32 %r107, %r105, %r106;
-	.loc 1 316 37
-	cvt.s64.u32 %rd132, %r107;
-	.loc 1 316 27
-	mov.s64 %rd130, %rd132;
-	bra.uni $L103_ret_urem;
-$L103_ret_urem:
-	.loc 1 108 12
-	mul.lo.s64 %rd133, %rd50, 64;
-	.loc 1 108 8
-	setp.lt.s64 %p10, %rd120, %rd133;
-	@%p10 bra $L17_if_then;
-	bra.uni $L104_edge;
-$L17_if_then:
-	.loc 1 109 21
-	mul.lo.s64 %rd134, %rd121, 64;
-	.loc 1 109 19
-	add.s64 %rd135, %rd119, %rd134;
-	.loc 1 109 29
+	.loc 1 318 37
+	cvt.s64.u32 %rd130, %r104;
+	.loc 1 318 27
+	mov.s64 %rd128, %rd130;
 	bra.uni $L105_entry;
 $L105_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r108, %rd127;
-	.loc 1 315 56
-	mov.s64 %rd137, 4;
-	cvt.u32.s64 %r109, %rd137;
-	.loc 1 315 48
+	.loc 1 319 44
+	cvt.u32.s64 %r105, %rd121;
+	.loc 1 319 56
+	mov.s64 %rd132, 8;
+	cvt.u32.s64 %r106, %rd132;
+	.loc 1 319 48
+	rem.u32 %r107, %r105, %r106;
+	.loc 1 319 37
+	cvt.s64.u32 %rd133, %r107;
+	.loc 1 319 27
+	mov.s64 %rd131, %rd133;
+	bra.uni $L106_ret_urem;
+$L106_ret_urem:
+	.loc 1 111 12
+	mul.lo.s64 %rd134, %rd50, 64;
+	.loc 1 111 8
+	setp.lt.s64 %p11, %rd121, %rd134;
+	@%p11 bra $L19_if_then;
+	bra.uni $L107_edge;
+$L19_if_then:
+	.loc 1 112 21
+	mul.lo.s64 %rd135, %rd122, 64;
+	.loc 1 112 19
+	add.s64 %rd136, %rd120, %rd135;
+	.loc 1 112 29
+	bra.uni $L108_entry;
+$L108_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r108, %rd128;
+	.loc 1 318 56
+	mov.s64 %rd138, 4;
+	cvt.u32.s64 %r109, %rd138;
+	.loc 1 318 48
 	div.u32 %r110, %r108, %r109;
-	.loc 1 315 37
-	cvt.s64.u32 %rd138, %r110;
-	.loc 1 315 27
-	mov.s64 %rd136, %rd138;
-	bra.uni $L106_ret_udiv;
-$L106_ret_udiv:
-	.loc 1 109 35
-	mul.lo.s64 %rd139, %rd136, 32;
-	.loc 1 109 24
-	add.s64 %rd140, %rd135, %rd139;
-	.loc 1 109 44
-	mul.lo.s64 %rd141, 4, %rd130;
-	.loc 1 109 42
-	add.s64 %rd142, %rd140, %rd141;
-	.loc 1 109 51
-	bra.uni $L107_entry;
-$L107_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r111, %rd127;
-	.loc 1 316 56
-	mov.s64 %rd144, 4;
-	cvt.u32.s64 %r112, %rd144;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd139, %r110;
+	.loc 1 318 27
+	mov.s64 %rd137, %rd139;
+	bra.uni $L109_ret_udiv;
+$L109_ret_udiv:
+	.loc 1 112 35
+	mul.lo.s64 %rd140, %rd137, 32;
+	.loc 1 112 24
+	add.s64 %rd141, %rd136, %rd140;
+	.loc 1 112 44
+	mul.lo.s64 %rd142, 4, %rd131;
+	.loc 1 112 42
+	add.s64 %rd143, %rd141, %rd142;
+	.loc 1 112 51
+	bra.uni $L110_entry;
+$L110_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r111, %rd128;
+	.loc 1 319 56
+	mov.s64 %rd145, 4;
+	cvt.u32.s64 %r112, %rd145;
+	.loc 1 319 48
 	rem.u32 %r113, %r111, %r112;
-	.loc 1 316 37
-	cvt.s64.u32 %rd145, %r113;
-	.loc 1 316 27
-	mov.s64 %rd143, %rd145;
-	bra.uni $L108_ret_urem;
-$L108_ret_urem:
-	.loc 1 109 46
-	add.s64 %rd146, %rd142, %rd143;
-	.loc 1 109 16
-	shl.b64 %rd147, %rd146, 1;
-	add.s64 %rd148, %rd10, %rd147;
-	ld.global.nc.u16 %rs0, [%rd148];
-	.loc 1 109 14
-	bra.uni $L109_entry;
-$L109_entry:
-	.loc 1 304 57
+	.loc 1 319 37
+	cvt.s64.u32 %rd146, %r113;
+	.loc 1 319 27
+	mov.s64 %rd144, %rd146;
+	bra.uni $L111_ret_urem;
+$L111_ret_urem:
+	.loc 1 112 46
+	add.s64 %rd147, %rd143, %rd144;
+	.loc 1 112 16
+	shl.b64 %rd148, %rd147, 1;
+	add.s64 %rd149, %rd10, %rd148;
+	ld.global.nc.u16 %rs0, [%rd149];
+	.loc 1 112 14
+	bra.uni $L112_entry;
+$L112_entry:
+	.loc 1 307 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 1 304 41
+	.loc 1 307 41
 	mov.f32 %f2, %f3;
-	bra.uni $L110_ret_load;
-$L110_ret_load:
-	.loc 1 109 60
+	bra.uni $L113_ret_load;
+$L113_ret_load:
+	.loc 1 112 60
 	mul.rn.f32 %f4, %f2, %f0;
 	mov.f32 %f1, %f4;
-	bra.uni $L18_if_done;
-$L104_edge:
-	mov.f32 %f1, 0f00000000;
-	bra.uni $L18_if_done;
-$L18_if_done:
-	.loc 1 111 5
-	shl.b64 %rd149, %rd120, 2;
-	add.s64 %rd150, %rd109, %rd149;
-	st.shared.f32 [%rd150], %f1;
-	.loc 1 105 35
-	add.s64 %rd151, %rd120, 128;
-	mov.s64 %rd120, %rd151;
-	bra.uni $L14_for_loop;
-$L16_for_done:
-	.loc 1 113 9
-	setp.lt.s64 %p11, %rd66, 8;
-	@%p11 bra $L111_entry;
 	bra.uni $L20_if_done;
-$L111_entry:
-	.loc 1 318 52
-	mov.u32 %r114, 0xFF800000;
-	mov.b32 %f6, %r114;
-	.loc 1 318 25
-	mov.f32 %f5, %f6;
-	bra.uni $L112_ret_negInf;
-$L112_ret_negInf:
-	.loc 1 114 5
-	shl.b64 %rd152, %rd66, 2;
-	add.s64 %rd153, %rd111, %rd152;
-	st.shared.f32 [%rd153], %f5;
-	.loc 1 114 14
-	shl.b64 %rd154, %rd66, 2;
-	add.s64 %rd155, %rd112, %rd154;
-	mov.f32 %f7, 0f00000000;
-	st.shared.f32 [%rd155], %f7;
+$L107_edge:
+	mov.f32 %f1, 0f00000000;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 1 116 8
+	.loc 1 114 5
+	shl.b64 %rd150, %rd121, 2;
+	add.s64 %rd151, %rd110, %rd150;
+	st.shared.f32 [%rd151], %f1;
+	.loc 1 108 35
+	add.s64 %rd152, %rd121, 128;
+	mov.s64 %rd121, %rd152;
+	bra.uni $L16_for_loop;
+$L18_for_done:
+	.loc 1 116 9
+	setp.lt.s64 %p12, %rd67, 8;
+	@%p12 bra $L114_entry;
+	bra.uni $L22_if_done;
+$L114_entry:
+	.loc 1 321 52
+	mov.u32 %r114, 0xFF800000;
+	mov.b32 %f6, %r114;
+	.loc 1 321 25
+	mov.f32 %f5, %f6;
+	bra.uni $L115_ret_negInf;
+$L115_ret_negInf:
+	.loc 1 117 5
+	shl.b64 %rd153, %rd67, 2;
+	add.s64 %rd154, %rd112, %rd153;
+	st.shared.f32 [%rd154], %f5;
+	.loc 1 117 14
+	shl.b64 %rd155, %rd67, 2;
+	add.s64 %rd156, %rd113, %rd155;
+	mov.f32 %f7, 0f00000000;
+	st.shared.f32 [%rd156], %f7;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 1 119 8
 	bar.sync 0;
-	.loc 1 119 15
-	bra.uni $L113_entry;
-$L113_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r115, %rd70;
-	.loc 1 315 56
-	mov.s64 %rd157, 8;
-	cvt.u32.s64 %r116, %rd157;
-	.loc 1 315 48
+	.loc 1 122 15
+	bra.uni $L116_entry;
+$L116_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r115, %rd71;
+	.loc 1 318 56
+	mov.s64 %rd158, 8;
+	cvt.u32.s64 %r116, %rd158;
+	.loc 1 318 48
 	div.u32 %r117, %r115, %r116;
-	.loc 1 315 37
-	cvt.s64.u32 %rd158, %r117;
-	.loc 1 315 27
-	mov.s64 %rd156, %rd158;
-	bra.uni $L115_entry;
-$L115_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r118, %rd70;
-	.loc 1 316 56
-	mov.s64 %rd160, 8;
-	cvt.u32.s64 %r119, %rd160;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd159, %r117;
+	.loc 1 318 27
+	mov.s64 %rd157, %rd159;
+	bra.uni $L118_entry;
+$L118_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r118, %rd71;
+	.loc 1 319 56
+	mov.s64 %rd161, 8;
+	cvt.u32.s64 %r119, %rd161;
+	.loc 1 319 48
 	rem.u32 %r120, %r118, %r119;
-	.loc 1 316 37
-	cvt.s64.u32 %rd161, %r120;
-	.loc 1 316 27
-	mov.s64 %rd159, %rd161;
-	bra.uni $L116_ret_urem;
-$L116_ret_urem:
-	.loc 1 121 6
+	.loc 1 319 37
+	cvt.s64.u32 %rd162, %r120;
+	.loc 1 319 27
+	mov.s64 %rd160, %rd162;
+	bra.uni $L119_ret_urem;
+$L119_ret_urem:
+	.loc 1 124 6
 	mov.f32 %f8, 0f00000000;
 	mov.f32 %f9, 0f00000000;
 	mov.f32 %f10, 0f00000000;
@@ -869,33 +886,33 @@ $L116_ret_urem:
 	mov.f32 %f37, 0f00000000;
 	mov.f32 %f38, 0f00000000;
 	mov.f32 %f39, 0f00000000;
-	mov.s64 %rd162, %rd63;
-	bra.uni $L21_for_loop;
-$L21_for_loop:
-	.loc 1 122 19
-	setp.lt.s64 %p12, %rd162, %rd65;
-	@%p12 bra $L22_for_body;
-	bra.uni $L79_if_then;
-$L22_for_body:
-	mov.s64 %rd163, 0;
-	bra.uni $L24_for_loop;
-$L24_for_loop:
-	.loc 1 124 23
-	setp.lt.s64 %p13, %rd163, 4;
-	@%p13 bra $L25_for_body;
-	bra.uni $L26_for_done;
-$L25_for_body:
-	.loc 1 125 14
-	mul.lo.s64 %rd164, %rd69, 16;
-	.loc 1 125 24
-	mul.lo.s64 %rd165, %rd163, 4;
-	.loc 1 125 18
-	add.s64 %rd166, %rd164, %rd165;
-	.loc 1 125 31
-	add.s64 %rd167, %rd166, %rd156;
-	.loc 1 126 14
-	add.s64 %rd168, %rd162, %rd167;
-	.loc 1 127 8
+	mov.s64 %rd163, %rd64;
+	bra.uni $L23_for_loop;
+$L23_for_loop:
+	.loc 1 125 19
+	setp.lt.s64 %p13, %rd163, %rd66;
+	@%p13 bra $L24_for_body;
+	bra.uni $L81_if_then;
+$L24_for_body:
+	mov.s64 %rd164, 0;
+	bra.uni $L26_for_loop;
+$L26_for_loop:
+	.loc 1 127 23
+	setp.lt.s64 %p14, %rd164, 4;
+	@%p14 bra $L27_for_body;
+	bra.uni $L28_for_done;
+$L27_for_body:
+	.loc 1 128 14
+	mul.lo.s64 %rd165, %rd70, 16;
+	.loc 1 128 24
+	mul.lo.s64 %rd166, %rd164, 4;
+	.loc 1 128 18
+	add.s64 %rd167, %rd165, %rd166;
+	.loc 1 128 31
+	add.s64 %rd168, %rd167, %rd157;
+	.loc 1 129 14
+	add.s64 %rd169, %rd163, %rd168;
+	.loc 1 130 8
 	mov.f32 %f40, 0f00000000;
 	mov.f32 %f41, 0f00000000;
 	mov.f32 %f42, 0f00000000;
@@ -904,453 +921,453 @@ $L25_for_body:
 	mov.f32 %f45, 0f00000000;
 	mov.f32 %f46, 0f00000000;
 	mov.f32 %f47, 0f00000000;
-	.loc 1 128 11
-	setp.lt.s64 %p14, %rd168, %rd65;
-	@%p14 bra $L27_if_then;
-	bra.uni $L28_if_done;
-$L27_if_then:
-	.loc 1 129 31
-	mul.lo.s64 %rd169, %rd38, %rd27;
-	.loc 1 129 45
-	min.u64 %rd170, %rd26, 64;
-	cvt.u32.u64 %r121, %rd170;
-	shr.s64 %rd171, %rd168, %r121;
-	.loc 1 129 41
-	add.s64 %rd172, %rd169, %rd171;
-	.loc 1 129 27
-	shl.b64 %rd173, %rd172, 2;
-	add.s64 %rd174, %rd19, %rd173;
-	ld.global.nc.s32 %r122, [%rd174];
-	.loc 1 129 16
-	cvt.s64.s32 %rd175, %r122;
-	.loc 1 130 20
-	min.u64 %rd176, %rd26, 64;
-	cvt.u32.u64 %r123, %rd176;
-	shl.b64 %rd177, %rd175, %r123;
-	.loc 1 130 37
-	min.u64 %rd178, %rd26, 64;
-	cvt.u32.u64 %r124, %rd178;
-	mov.s64 %rd179, 1;
-	shl.b64 %rd180, %rd179, %r124;
-	.loc 1 130 46
-	sub.s64 %rd181, %rd180, 1;
-	.loc 1 130 34
-	and.b64 %rd182, %rd168, %rd181;
-	.loc 1 130 30
-	add.s64 %rd183, %rd177, %rd182;
-	.loc 1 130 50
-	mul.lo.s64 %rd184, %rd183, %rd25;
-	.loc 1 130 59
-	add.s64 %rd185, %rd184, %rd46;
-	.loc 1 130 66
-	mul.lo.s64 %rd186, %rd185, 64;
-	.loc 1 131 5
+	.loc 1 131 11
+	setp.lt.s64 %p15, %rd169, %rd66;
+	@%p15 bra $L29_if_then;
+	bra.uni $L30_if_done;
+$L29_if_then:
+	.loc 1 132 31
+	mul.lo.s64 %rd170, %rd38, %rd27;
+	.loc 1 132 45
+	min.u64 %rd171, %rd26, 64;
+	cvt.u32.u64 %r121, %rd171;
+	shr.s64 %rd172, %rd169, %r121;
+	.loc 1 132 41
+	add.s64 %rd173, %rd170, %rd172;
+	.loc 1 132 27
+	shl.b64 %rd174, %rd173, 2;
+	add.s64 %rd175, %rd19, %rd174;
+	ld.global.nc.s32 %r122, [%rd175];
+	.loc 1 132 16
+	cvt.s64.s32 %rd176, %r122;
+	.loc 1 133 20
+	min.u64 %rd177, %rd26, 64;
+	cvt.u32.u64 %r123, %rd177;
+	shl.b64 %rd178, %rd176, %r123;
+	.loc 1 133 37
+	min.u64 %rd179, %rd26, 64;
+	cvt.u32.u64 %r124, %rd179;
+	mov.s64 %rd180, 1;
+	shl.b64 %rd181, %rd180, %r124;
+	.loc 1 133 46
+	sub.s64 %rd182, %rd181, 1;
+	.loc 1 133 34
+	and.b64 %rd183, %rd169, %rd182;
+	.loc 1 133 30
+	add.s64 %rd184, %rd178, %rd183;
+	.loc 1 133 50
+	mul.lo.s64 %rd185, %rd184, %rd25;
+	.loc 1 133 59
+	add.s64 %rd186, %rd185, %rd46;
+	.loc 1 133 66
+	mul.lo.s64 %rd187, %rd186, 64;
+	.loc 1 134 5
 	mov.u16 %rs1, 0;
 	mov.u16 %rs2, 0;
 	mov.u16 %rs3, 0;
 	mov.u16 %rs4, 0;
-	.loc 1 131 31
-	mul.lo.s64 %rd187, 4, %rd159;
-	.loc 1 131 29
-	add.s64 %rd188, %rd186, %rd187;
-	.loc 1 131 20
-	add.s64 %rd189, %rd188, 3;
-	shl.b64 %rd190, %rd188, 1;
-	add.s64 %rd191, %rd13, %rd190;
-	ld.global.nc.v4.u16 {%rs5, %rs6, %rs7, %rs8}, [%rd191];
-	.loc 1 131 5
+	.loc 1 134 31
+	mul.lo.s64 %rd188, 4, %rd160;
+	.loc 1 134 29
+	add.s64 %rd189, %rd187, %rd188;
+	.loc 1 134 20
+	add.s64 %rd190, %rd189, 3;
+	shl.b64 %rd191, %rd189, 1;
+	add.s64 %rd192, %rd13, %rd191;
+	ld.global.nc.v4.u16 {%rs5, %rs6, %rs7, %rs8}, [%rd192];
+	.loc 1 134 5
 	mov.u16 %rs1, %rs5;
 	mov.u16 %rs2, %rs6;
 	mov.u16 %rs3, %rs7;
 	mov.u16 %rs4, %rs8;
-	.loc 1 132 5
+	.loc 1 135 5
 	mov.u16 %rs9, 0;
 	mov.u16 %rs10, 0;
 	mov.u16 %rs11, 0;
 	mov.u16 %rs12, 0;
-	.loc 1 132 29
-	add.s64 %rd192, %rd186, 32;
-	.loc 1 132 36
-	mul.lo.s64 %rd193, 4, %rd159;
-	.loc 1 132 34
-	add.s64 %rd194, %rd192, %rd193;
-	.loc 1 132 20
-	add.s64 %rd195, %rd194, 3;
-	shl.b64 %rd196, %rd194, 1;
-	add.s64 %rd197, %rd13, %rd196;
-	ld.global.nc.v4.u16 {%rs13, %rs14, %rs15, %rs16}, [%rd197];
-	.loc 1 132 5
+	.loc 1 135 29
+	add.s64 %rd193, %rd187, 32;
+	.loc 1 135 36
+	mul.lo.s64 %rd194, 4, %rd160;
+	.loc 1 135 34
+	add.s64 %rd195, %rd193, %rd194;
+	.loc 1 135 20
+	add.s64 %rd196, %rd195, 3;
+	shl.b64 %rd197, %rd195, 1;
+	add.s64 %rd198, %rd13, %rd197;
+	ld.global.nc.v4.u16 {%rs13, %rs14, %rs15, %rs16}, [%rd198];
+	.loc 1 135 5
 	mov.u16 %rs9, %rs13;
 	mov.u16 %rs10, %rs14;
 	mov.u16 %rs11, %rs15;
 	mov.u16 %rs12, %rs16;
-	bra.uni $L30_for_body;
-$L30_for_body:
-	.loc 1 135 32
-	mov.u16 %rs17, %rs1;
-	.loc 1 135 29
-	bra.uni $L117_entry;
-$L117_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f49, %rs17;
-	.loc 1 304 41
-	mov.f32 %f48, %f49;
-	bra.uni $L118_ret_load;
-$L118_ret_load:
-	.loc 1 135 47
-	mov.u16 %rs18, %rs9;
-	.loc 1 135 44
-	bra.uni $L119_entry;
-$L119_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f51, %rs18;
-	.loc 1 304 41
-	mov.f32 %f50, %f51;
-	bra.uni $L120_ret_load;
-$L120_ret_load:
-	.loc 1 135 8
-	mov.f32 %f40, %f48;
-	.loc 1 135 15
-	mov.f32 %f44, %f50;
-	bra.uni $L122_for_body;
-$L122_for_body:
-	.loc 1 135 32
-	mov.u16 %rs19, %rs2;
-	.loc 1 135 29
-	bra.uni $L123_entry;
-$L123_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f53, %rs19;
-	.loc 1 304 41
-	mov.f32 %f52, %f53;
-	bra.uni $L124_ret_load;
-$L124_ret_load:
-	.loc 1 135 47
-	mov.u16 %rs20, %rs10;
-	.loc 1 135 44
-	bra.uni $L125_entry;
-$L125_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f55, %rs20;
-	.loc 1 304 41
-	mov.f32 %f54, %f55;
-	bra.uni $L126_ret_load;
-$L126_ret_load:
-	.loc 1 135 8
-	mov.f32 %f41, %f52;
-	.loc 1 135 15
-	mov.f32 %f45, %f54;
-	bra.uni $L128_for_body;
-$L128_for_body:
-	.loc 1 135 32
-	mov.u16 %rs21, %rs3;
-	.loc 1 135 29
-	bra.uni $L129_entry;
-$L129_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f57, %rs21;
-	.loc 1 304 41
-	mov.f32 %f56, %f57;
-	bra.uni $L130_ret_load;
-$L130_ret_load:
-	.loc 1 135 47
-	mov.u16 %rs22, %rs11;
-	.loc 1 135 44
-	bra.uni $L131_entry;
-$L131_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f59, %rs22;
-	.loc 1 304 41
-	mov.f32 %f58, %f59;
-	bra.uni $L132_ret_load;
-$L132_ret_load:
-	.loc 1 135 8
-	mov.f32 %f42, %f56;
-	.loc 1 135 15
-	mov.f32 %f46, %f58;
-	bra.uni $L134_for_body;
-$L134_for_body:
-	.loc 1 135 32
-	mov.u16 %rs23, %rs4;
-	.loc 1 135 29
-	bra.uni $L135_entry;
-$L135_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f61, %rs23;
-	.loc 1 304 41
-	mov.f32 %f60, %f61;
-	bra.uni $L136_ret_load;
-$L136_ret_load:
-	.loc 1 135 47
-	mov.u16 %rs24, %rs12;
-	.loc 1 135 44
-	bra.uni $L137_entry;
-$L137_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f63, %rs24;
-	.loc 1 304 41
-	mov.f32 %f62, %f63;
-	bra.uni $L138_ret_load;
-$L138_ret_load:
-	.loc 1 135 8
-	mov.f32 %f43, %f60;
-	.loc 1 135 15
-	mov.f32 %f47, %f62;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	mov.s64 %rd198, 0;
-	bra.uni $L31_for_loop;
-$L31_for_loop:
-	.loc 1 138 18
-	setp.lt.s64 %p15, %rd198, %rd50;
-	@%p15 bra $L32_for_body;
-	bra.uni $L33_for_done;
+	bra.uni $L32_for_body;
 $L32_for_body:
+	.loc 1 138 32
+	mov.u16 %rs17, %rs1;
+	.loc 1 138 29
+	bra.uni $L120_entry;
+$L120_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f49, %rs17;
+	.loc 1 307 41
+	mov.f32 %f48, %f49;
+	bra.uni $L121_ret_load;
+$L121_ret_load:
+	.loc 1 138 47
+	mov.u16 %rs18, %rs9;
+	.loc 1 138 44
+	bra.uni $L122_entry;
+$L122_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f51, %rs18;
+	.loc 1 307 41
+	mov.f32 %f50, %f51;
+	bra.uni $L123_ret_load;
+$L123_ret_load:
+	.loc 1 138 8
+	mov.f32 %f40, %f48;
+	.loc 1 138 15
+	mov.f32 %f44, %f50;
+	bra.uni $L125_for_body;
+$L125_for_body:
+	.loc 1 138 32
+	mov.u16 %rs19, %rs2;
+	.loc 1 138 29
+	bra.uni $L126_entry;
+$L126_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f53, %rs19;
+	.loc 1 307 41
+	mov.f32 %f52, %f53;
+	bra.uni $L127_ret_load;
+$L127_ret_load:
+	.loc 1 138 47
+	mov.u16 %rs20, %rs10;
+	.loc 1 138 44
+	bra.uni $L128_entry;
+$L128_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f55, %rs20;
+	.loc 1 307 41
+	mov.f32 %f54, %f55;
+	bra.uni $L129_ret_load;
+$L129_ret_load:
+	.loc 1 138 8
+	mov.f32 %f41, %f52;
+	.loc 1 138 15
+	mov.f32 %f45, %f54;
+	bra.uni $L131_for_body;
+$L131_for_body:
+	.loc 1 138 32
+	mov.u16 %rs21, %rs3;
+	.loc 1 138 29
+	bra.uni $L132_entry;
+$L132_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f57, %rs21;
+	.loc 1 307 41
+	mov.f32 %f56, %f57;
+	bra.uni $L133_ret_load;
+$L133_ret_load:
+	.loc 1 138 47
+	mov.u16 %rs22, %rs11;
+	.loc 1 138 44
+	bra.uni $L134_entry;
+$L134_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f59, %rs22;
+	.loc 1 307 41
+	mov.f32 %f58, %f59;
+	bra.uni $L135_ret_load;
+$L135_ret_load:
+	.loc 1 138 8
+	mov.f32 %f42, %f56;
+	.loc 1 138 15
+	mov.f32 %f46, %f58;
+	bra.uni $L137_for_body;
+$L137_for_body:
+	.loc 1 138 32
+	mov.u16 %rs23, %rs4;
+	.loc 1 138 29
+	bra.uni $L138_entry;
+$L138_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f61, %rs23;
+	.loc 1 307 41
+	mov.f32 %f60, %f61;
+	bra.uni $L139_ret_load;
+$L139_ret_load:
+	.loc 1 138 47
+	mov.u16 %rs24, %rs12;
+	.loc 1 138 44
+	bra.uni $L140_entry;
+$L140_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f63, %rs24;
+	.loc 1 307 41
+	mov.f32 %f62, %f63;
+	bra.uni $L141_ret_load;
+$L141_ret_load:
+	.loc 1 138 8
+	mov.f32 %f43, %f60;
+	.loc 1 138 15
+	mov.f32 %f47, %f62;
+	bra.uni $L30_if_done;
+$L30_if_done:
+	mov.s64 %rd199, 0;
+	bra.uni $L33_for_loop;
+$L33_for_loop:
+	.loc 1 141 18
+	setp.lt.s64 %p16, %rd199, %rd50;
+	@%p16 bra $L34_for_body;
+	bra.uni $L35_for_done;
+$L34_for_body:
 	mov.f32 %f64, 0f00000000;
-	bra.uni $L35_for_body;
-$L35_for_body:
-	.loc 1 142 20
+	bra.uni $L37_for_body;
+$L37_for_body:
+	.loc 1 145 20
 	mov.f32 %f65, %f40;
-	.loc 1 142 29
-	mul.lo.s64 %rd199, %rd198, 64;
-	.loc 1 142 32
-	add.s64 %rd200, %rd199, 0;
-	.loc 1 142 38
-	add.s64 %rd201, %rd200, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd202, %rd201, 2;
-	add.s64 %rd203, %rd109, %rd202;
-	ld.shared.f32 %f66, [%rd203];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd200, %rd199, 64;
+	.loc 1 145 32
+	add.s64 %rd201, %rd200, 0;
+	.loc 1 145 38
+	add.s64 %rd202, %rd201, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd203, %rd202, 2;
+	add.s64 %rd204, %rd110, %rd203;
+	ld.shared.f32 %f66, [%rd204];
+	.loc 1 145 17
 	fma.rn.f32 %f67, %f65, %f66, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f68, %f44;
-	.loc 1 143 31
-	mul.lo.s64 %rd204, %rd198, 64;
-	.loc 1 143 34
-	add.s64 %rd205, %rd204, 32;
-	.loc 1 143 44
-	add.s64 %rd206, %rd205, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd207, %rd206, 2;
-	add.s64 %rd208, %rd109, %rd207;
-	ld.shared.f32 %f69, [%rd208];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd205, %rd199, 64;
+	.loc 1 146 34
+	add.s64 %rd206, %rd205, 32;
+	.loc 1 146 44
+	add.s64 %rd207, %rd206, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd208, %rd207, 2;
+	add.s64 %rd209, %rd110, %rd208;
+	ld.shared.f32 %f69, [%rd209];
+	.loc 1 146 17
 	fma.rn.f32 %f70, %f68, %f69, %f67;
 	mov.f32 %f64, %f70;
-	bra.uni $L142_for_body;
-$L142_for_body:
-	.loc 1 142 20
+	bra.uni $L145_for_body;
+$L145_for_body:
+	.loc 1 145 20
 	mov.f32 %f71, %f41;
-	.loc 1 142 29
-	mul.lo.s64 %rd209, %rd198, 64;
-	.loc 1 142 32
-	add.s64 %rd210, %rd209, 8;
-	.loc 1 142 38
-	add.s64 %rd211, %rd210, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd212, %rd211, 2;
-	add.s64 %rd213, %rd109, %rd212;
-	ld.shared.f32 %f72, [%rd213];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd210, %rd199, 64;
+	.loc 1 145 32
+	add.s64 %rd211, %rd210, 8;
+	.loc 1 145 38
+	add.s64 %rd212, %rd211, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd213, %rd212, 2;
+	add.s64 %rd214, %rd110, %rd213;
+	ld.shared.f32 %f72, [%rd214];
+	.loc 1 145 17
 	fma.rn.f32 %f73, %f71, %f72, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f74, %f45;
-	.loc 1 143 31
-	mul.lo.s64 %rd214, %rd198, 64;
-	.loc 1 143 34
-	add.s64 %rd215, %rd214, 40;
-	.loc 1 143 44
-	add.s64 %rd216, %rd215, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd217, %rd216, 2;
-	add.s64 %rd218, %rd109, %rd217;
-	ld.shared.f32 %f75, [%rd218];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd215, %rd199, 64;
+	.loc 1 146 34
+	add.s64 %rd216, %rd215, 40;
+	.loc 1 146 44
+	add.s64 %rd217, %rd216, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd218, %rd217, 2;
+	add.s64 %rd219, %rd110, %rd218;
+	ld.shared.f32 %f75, [%rd219];
+	.loc 1 146 17
 	fma.rn.f32 %f76, %f74, %f75, %f73;
 	mov.f32 %f64, %f76;
-	bra.uni $L144_for_body;
-$L144_for_body:
-	.loc 1 142 20
+	bra.uni $L147_for_body;
+$L147_for_body:
+	.loc 1 145 20
 	mov.f32 %f77, %f42;
-	.loc 1 142 29
-	mul.lo.s64 %rd219, %rd198, 64;
-	.loc 1 142 32
-	add.s64 %rd220, %rd219, 16;
-	.loc 1 142 38
-	add.s64 %rd221, %rd220, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd222, %rd221, 2;
-	add.s64 %rd223, %rd109, %rd222;
-	ld.shared.f32 %f78, [%rd223];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd220, %rd199, 64;
+	.loc 1 145 32
+	add.s64 %rd221, %rd220, 16;
+	.loc 1 145 38
+	add.s64 %rd222, %rd221, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd223, %rd222, 2;
+	add.s64 %rd224, %rd110, %rd223;
+	ld.shared.f32 %f78, [%rd224];
+	.loc 1 145 17
 	fma.rn.f32 %f79, %f77, %f78, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f80, %f46;
-	.loc 1 143 31
-	mul.lo.s64 %rd224, %rd198, 64;
-	.loc 1 143 34
-	add.s64 %rd225, %rd224, 48;
-	.loc 1 143 44
-	add.s64 %rd226, %rd225, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd227, %rd226, 2;
-	add.s64 %rd228, %rd109, %rd227;
-	ld.shared.f32 %f81, [%rd228];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd225, %rd199, 64;
+	.loc 1 146 34
+	add.s64 %rd226, %rd225, 48;
+	.loc 1 146 44
+	add.s64 %rd227, %rd226, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd228, %rd227, 2;
+	add.s64 %rd229, %rd110, %rd228;
+	ld.shared.f32 %f81, [%rd229];
+	.loc 1 146 17
 	fma.rn.f32 %f82, %f80, %f81, %f79;
 	mov.f32 %f64, %f82;
-	bra.uni $L146_for_body;
-$L146_for_body:
-	.loc 1 142 20
+	bra.uni $L149_for_body;
+$L149_for_body:
+	.loc 1 145 20
 	mov.f32 %f83, %f43;
-	.loc 1 142 29
-	mul.lo.s64 %rd229, %rd198, 64;
-	.loc 1 142 32
-	add.s64 %rd230, %rd229, 24;
-	.loc 1 142 38
-	add.s64 %rd231, %rd230, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd232, %rd231, 2;
-	add.s64 %rd233, %rd109, %rd232;
-	ld.shared.f32 %f84, [%rd233];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd230, %rd199, 64;
+	.loc 1 145 32
+	add.s64 %rd231, %rd230, 24;
+	.loc 1 145 38
+	add.s64 %rd232, %rd231, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd233, %rd232, 2;
+	add.s64 %rd234, %rd110, %rd233;
+	ld.shared.f32 %f84, [%rd234];
+	.loc 1 145 17
 	fma.rn.f32 %f85, %f83, %f84, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f86, %f47;
-	.loc 1 143 31
-	mul.lo.s64 %rd234, %rd198, 64;
-	.loc 1 143 34
-	add.s64 %rd235, %rd234, 56;
-	.loc 1 143 44
-	add.s64 %rd236, %rd235, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd237, %rd236, 2;
-	add.s64 %rd238, %rd109, %rd237;
-	ld.shared.f32 %f87, [%rd238];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd235, %rd199, 64;
+	.loc 1 146 34
+	add.s64 %rd236, %rd235, 56;
+	.loc 1 146 44
+	add.s64 %rd237, %rd236, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd238, %rd237, 2;
+	add.s64 %rd239, %rd110, %rd238;
+	ld.shared.f32 %f87, [%rd239];
+	.loc 1 146 17
 	fma.rn.f32 %f88, %f86, %f87, %f85;
 	mov.f32 %f64, %f88;
-	bra.uni $L36_for_done;
-$L36_for_done:
+	bra.uni $L38_for_done;
+$L38_for_done:
 	mov.f32 %f89, %f64;
-	bra.uni $L38_for_body;
-$L38_for_body:
+	bra.uni $L40_for_body;
+$L40_for_body:
 	mov.f32 %f90, %f89;
-	bra.uni $L41_if_done;
-$L41_if_done:
-	mov.f32 %f89, %f90;
-	bra.uni $L151_if_then;
-$L151_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f91, %f89, 4, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f92, %f89, %f91;
-	mov.f32 %f90, %f92;
-	bra.uni $L152_if_done;
-$L152_if_done:
-	mov.f32 %f89, %f90;
-	bra.uni $L155_if_then;
-$L155_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f93, %f89, 2, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f94, %f89, %f93;
-	mov.f32 %f90, %f94;
-	bra.uni $L156_if_done;
-$L156_if_done:
-	mov.f32 %f89, %f90;
-	bra.uni $L159_if_then;
-$L159_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f95, %f89, 1, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f96, %f89, %f95;
-	mov.f32 %f90, %f96;
-	bra.uni $L160_if_done;
-$L160_if_done:
-	mov.f32 %f89, %f90;
-	bra.uni $L39_for_done;
-$L39_for_done:
-	.loc 1 151 10
-	setp.eq.s64 %p16, %rd159, 0;
-	@%p16 bra $L42_if_then;
-	bra.uni $L43_if_done;
-$L42_if_then:
-	.loc 1 152 13
-	setp.ge.s64 %p17, %rd168, %rd65;
-	@%p17 bra $L166_entry;
-	bra.uni $L165_edge;
-$L166_entry:
-	.loc 1 318 52
-	mov.u32 %r125, 0xFF800000;
-	mov.b32 %f99, %r125;
-	.loc 1 318 25
-	mov.f32 %f98, %f99;
-	bra.uni $L167_ret_negInf;
-$L167_ret_negInf:
-	mov.f32 %f97, %f98;
-	bra.uni $L45_if_done;
-$L165_edge:
-	mov.f32 %f97, %f89;
-	bra.uni $L45_if_done;
-$L45_if_done:
-	.loc 1 155 10
-	mul.lo.s64 %rd239, %rd198, 64;
-	.loc 1 155 21
-	add.s64 %rd240, %rd239, %rd167;
-	.loc 1 155 8
-	shl.b64 %rd241, %rd240, 2;
-	add.s64 %rd242, %rd110, %rd241;
-	st.shared.f32 [%rd242], %f97;
 	bra.uni $L43_if_done;
 $L43_if_done:
-	.loc 1 138 24
-	add.s64 %rd243, %rd198, 1;
-	mov.s64 %rd198, %rd243;
-	bra.uni $L31_for_loop;
-$L33_for_done:
-	.loc 1 124 35
-	add.s64 %rd244, %rd163, 1;
-	mov.s64 %rd163, %rd244;
-	bra.uni $L24_for_loop;
-$L26_for_done:
-	.loc 1 159 9
+	mov.f32 %f89, %f90;
+	bra.uni $L154_if_then;
+$L154_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f91, %f89, 4, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f92, %f89, %f91;
+	mov.f32 %f90, %f92;
+	bra.uni $L155_if_done;
+$L155_if_done:
+	mov.f32 %f89, %f90;
+	bra.uni $L158_if_then;
+$L158_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f93, %f89, 2, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f94, %f89, %f93;
+	mov.f32 %f90, %f94;
+	bra.uni $L159_if_done;
+$L159_if_done:
+	mov.f32 %f89, %f90;
+	bra.uni $L162_if_then;
+$L162_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f95, %f89, 1, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f96, %f89, %f95;
+	mov.f32 %f90, %f96;
+	bra.uni $L163_if_done;
+$L163_if_done:
+	mov.f32 %f89, %f90;
+	bra.uni $L41_for_done;
+$L41_for_done:
+	.loc 1 154 10
+	setp.eq.s64 %p17, %rd160, 0;
+	@%p17 bra $L44_if_then;
+	bra.uni $L45_if_done;
+$L44_if_then:
+	.loc 1 155 13
+	setp.ge.s64 %p18, %rd169, %rd66;
+	@%p18 bra $L169_entry;
+	bra.uni $L168_edge;
+$L169_entry:
+	.loc 1 321 52
+	mov.u32 %r125, 0xFF800000;
+	mov.b32 %f99, %r125;
+	.loc 1 321 25
+	mov.f32 %f98, %f99;
+	bra.uni $L170_ret_negInf;
+$L170_ret_negInf:
+	mov.f32 %f97, %f98;
+	bra.uni $L47_if_done;
+$L168_edge:
+	mov.f32 %f97, %f89;
+	bra.uni $L47_if_done;
+$L47_if_done:
+	.loc 1 158 10
+	mul.lo.s64 %rd240, %rd199, 64;
+	.loc 1 158 21
+	add.s64 %rd241, %rd240, %rd168;
+	.loc 1 158 8
+	shl.b64 %rd242, %rd241, 2;
+	add.s64 %rd243, %rd111, %rd242;
+	st.shared.f32 [%rd243], %f97;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 1 141 24
+	add.s64 %rd244, %rd199, 1;
+	mov.s64 %rd199, %rd244;
+	bra.uni $L33_for_loop;
+$L35_for_done:
+	.loc 1 127 35
+	add.s64 %rd245, %rd164, 1;
+	mov.s64 %rd164, %rd245;
+	bra.uni $L26_for_loop;
+$L28_for_done:
+	.loc 1 162 9
 	bar.sync 0;
-	bra.uni $L47_for_body;
-$L47_for_body:
-	.loc 1 164 14
-	add.s64 %rd245, %rd69, 0;
-	.loc 1 165 9
-	setp.ge.s64 %p18, %rd245, %rd50;
-	@%p18 bra $L48_for_done;
-	bra.uni $L49_if_done;
-$L49_if_done:
-	.loc 1 168 16
-	mul.lo.s64 %rd246, %rd245, 64;
-	.loc 1 168 27
-	add.s64 %rd247, %rd246, %rd70;
-	.loc 1 168 14
-	shl.b64 %rd248, %rd247, 2;
-	add.s64 %rd249, %rd110, %rd248;
-	ld.shared.f32 %f100, [%rd249];
-	.loc 1 168 39
-	mul.lo.s64 %rd250, %rd245, 64;
-	.loc 1 168 50
-	add.s64 %rd251, %rd250, 32;
-	.loc 1 168 53
-	add.s64 %rd252, %rd251, %rd70;
-	.loc 1 168 37
-	shl.b64 %rd253, %rd252, 2;
-	add.s64 %rd254, %rd110, %rd253;
-	ld.shared.f32 %f101, [%rd254];
-	.loc 1 169 14
-	shl.b64 %rd255, %rd245, 2;
-	add.s64 %rd256, %rd111, %rd255;
-	ld.shared.f32 %f102, [%rd256];
-	.loc 1 170 48
+	bra.uni $L49_for_body;
+$L49_for_body:
+	.loc 1 167 14
+	add.s64 %rd246, %rd70, 0;
+	.loc 1 168 9
+	setp.ge.s64 %p19, %rd246, %rd50;
+	@%p19 bra $L50_for_done;
+	bra.uni $L51_if_done;
+$L51_if_done:
+	.loc 1 171 16
+	mul.lo.s64 %rd247, %rd246, 64;
+	.loc 1 171 27
+	add.s64 %rd248, %rd247, %rd71;
+	.loc 1 171 14
+	shl.b64 %rd249, %rd248, 2;
+	add.s64 %rd250, %rd111, %rd249;
+	ld.shared.f32 %f100, [%rd250];
+	.loc 1 171 39
+	mul.lo.s64 %rd251, %rd246, 64;
+	.loc 1 171 50
+	add.s64 %rd252, %rd251, 32;
+	.loc 1 171 53
+	add.s64 %rd253, %rd252, %rd71;
+	.loc 1 171 37
+	shl.b64 %rd254, %rd253, 2;
+	add.s64 %rd255, %rd111, %rd254;
+	ld.shared.f32 %f101, [%rd255];
+	.loc 1 172 14
+	shl.b64 %rd256, %rd246, 2;
+	add.s64 %rd257, %rd112, %rd256;
+	ld.shared.f32 %f102, [%rd257];
+	.loc 1 173 48
 	max.f32 %f103, %f100, %f101;
-	.loc 1 170 37
+	.loc 1 173 37
 	shfl.sync.bfly.b32 %f104, %f103, 16, 31, -1;
 	max.NaN.f32 %f105, %f103, %f104;
 	shfl.sync.bfly.b32 %f106, %f105, 8, 31, -1;
@@ -1361,58 +1378,58 @@ $L49_if_done:
 	max.NaN.f32 %f111, %f109, %f110;
 	shfl.sync.bfly.b32 %f112, %f111, 1, 31, -1;
 	max.NaN.f32 %f113, %f111, %f112;
-	.loc 1 170 19
+	.loc 1 173 19
 	max.f32 %f114, %f102, %f113;
-	.loc 1 172 21
-	bra.uni $L168_entry;
-$L168_entry:
-	.loc 1 318 52
+	.loc 1 175 21
+	bra.uni $L171_entry;
+$L171_entry:
+	.loc 1 321 52
 	mov.u32 %r126, 0xFF800000;
 	mov.b32 %f116, %r126;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f115, %f116;
-	bra.uni $L169_ret_negInf;
-$L169_ret_negInf:
-	.loc 1 172 12
-	setp.eq.f32 %p19, %f114, %f115;
-	@%p19 bra $L50_if_then;
-	bra.uni $L170_edge;
-$L50_if_then:
+	bra.uni $L172_ret_negInf;
+$L172_ret_negInf:
+	.loc 1 175 12
+	setp.eq.f32 %p20, %f114, %f115;
+	@%p20 bra $L52_if_then;
+	bra.uni $L173_edge;
+$L52_if_then:
 	mov.f32 %f117, 0f00000000;
-	bra.uni $L51_if_done;
-$L170_edge:
+	bra.uni $L53_if_done;
+$L173_edge:
 	mov.f32 %f117, %f114;
-	bra.uni $L51_if_done;
-$L51_if_done:
-	.loc 1 175 24
+	bra.uni $L53_if_done;
+$L53_if_done:
+	.loc 1 178 24
 	sub.rn.f32 %f118, %f100, %f117;
-	.loc 1 175 22
+	.loc 1 178 22
 	ex2.approx.f32 %f119, %f118;
-	.loc 1 175 42
+	.loc 1 178 42
 	sub.rn.f32 %f120, %f101, %f117;
-	.loc 1 175 40
+	.loc 1 178 40
 	ex2.approx.f32 %f121, %f120;
-	.loc 1 176 8
-	mul.lo.s64 %rd257, %rd245, 64;
-	.loc 1 176 19
-	add.s64 %rd258, %rd257, %rd70;
-	.loc 1 176 31
-	mul.lo.s64 %rd259, %rd245, 64;
-	.loc 1 176 42
-	add.s64 %rd260, %rd259, 32;
-	.loc 1 176 45
-	add.s64 %rd261, %rd260, %rd70;
-	.loc 1 176 6
-	shl.b64 %rd262, %rd258, 2;
-	add.s64 %rd263, %rd110, %rd262;
-	st.shared.f32 [%rd263], %f119;
-	.loc 1 176 29
-	shl.b64 %rd264, %rd261, 2;
-	add.s64 %rd265, %rd110, %rd264;
-	st.shared.f32 [%rd265], %f121;
-	.loc 1 177 28
+	.loc 1 179 8
+	mul.lo.s64 %rd258, %rd246, 64;
+	.loc 1 179 19
+	add.s64 %rd259, %rd258, %rd71;
+	.loc 1 179 31
+	mul.lo.s64 %rd260, %rd246, 64;
+	.loc 1 179 42
+	add.s64 %rd261, %rd260, 32;
+	.loc 1 179 45
+	add.s64 %rd262, %rd261, %rd71;
+	.loc 1 179 6
+	shl.b64 %rd263, %rd259, 2;
+	add.s64 %rd264, %rd111, %rd263;
+	st.shared.f32 [%rd264], %f119;
+	.loc 1 179 29
+	shl.b64 %rd265, %rd262, 2;
+	add.s64 %rd266, %rd111, %rd265;
+	st.shared.f32 [%rd266], %f121;
+	.loc 1 180 28
 	add.rn.f32 %f122, %f119, %f121;
-	.loc 1 177 22
+	.loc 1 180 22
 	shfl.sync.bfly.b32 %f123, %f122, 16, 31, -1;
 	add.rn.f32 %f124, %f122, %f123;
 	shfl.sync.bfly.b32 %f125, %f124, 8, 31, -1;
@@ -1423,69 +1440,69 @@ $L51_if_done:
 	add.rn.f32 %f130, %f128, %f129;
 	shfl.sync.bfly.b32 %f131, %f130, 1, 31, -1;
 	add.rn.f32 %f132, %f130, %f131;
-	.loc 1 178 12
-	setp.eq.s64 %p20, %rd70, 0;
-	@%p20 bra $L52_if_then;
-	bra.uni $L172_for_body;
-$L52_if_then:
-	.loc 1 179 28
+	.loc 1 181 12
+	setp.eq.s64 %p21, %rd71, 0;
+	@%p21 bra $L54_if_then;
+	bra.uni $L175_for_body;
+$L54_if_then:
+	.loc 1 182 28
 	sub.rn.f32 %f133, %f102, %f117;
-	.loc 1 179 22
+	.loc 1 182 22
 	ex2.approx.f32 %f134, %f133;
-	.loc 1 180 35
-	shl.b64 %rd266, %rd245, 2;
-	add.s64 %rd267, %rd112, %rd266;
-	ld.shared.f32 %f135, [%rd267];
-	.loc 1 180 38
+	.loc 1 183 35
+	shl.b64 %rd267, %rd246, 2;
+	add.s64 %rd268, %rd113, %rd267;
+	ld.shared.f32 %f135, [%rd268];
+	.loc 1 183 38
 	mul.rn.f32 %f136, %f135, %f134;
-	.loc 1 180 44
+	.loc 1 183 44
 	add.rn.f32 %f137, %f136, %f132;
-	.loc 1 180 7
-	shl.b64 %rd268, %rd245, 2;
-	add.s64 %rd269, %rd111, %rd268;
-	st.shared.f32 [%rd269], %f114;
-	.loc 1 180 14
-	shl.b64 %rd270, %rd245, 2;
-	add.s64 %rd271, %rd112, %rd270;
-	st.shared.f32 [%rd271], %f137;
-	.loc 1 180 21
-	shl.b64 %rd272, %rd245, 2;
-	add.s64 %rd273, %rd113, %rd272;
-	st.shared.f32 [%rd273], %f134;
-	bra.uni $L172_for_body;
-$L172_for_body:
-	.loc 1 164 14
-	add.s64 %rd274, %rd69, 4;
-	.loc 1 165 9
-	setp.ge.s64 %p21, %rd274, %rd50;
-	@%p21 bra $L48_for_done;
-	bra.uni $L173_if_done;
-$L173_if_done:
-	.loc 1 168 16
-	mul.lo.s64 %rd275, %rd274, 64;
-	.loc 1 168 27
-	add.s64 %rd276, %rd275, %rd70;
-	.loc 1 168 14
-	shl.b64 %rd277, %rd276, 2;
-	add.s64 %rd278, %rd110, %rd277;
-	ld.shared.f32 %f138, [%rd278];
-	.loc 1 168 39
-	mul.lo.s64 %rd279, %rd274, 64;
-	.loc 1 168 50
-	add.s64 %rd280, %rd279, 32;
-	.loc 1 168 53
-	add.s64 %rd281, %rd280, %rd70;
-	.loc 1 168 37
-	shl.b64 %rd282, %rd281, 2;
-	add.s64 %rd283, %rd110, %rd282;
-	ld.shared.f32 %f139, [%rd283];
-	.loc 1 169 14
-	shl.b64 %rd284, %rd274, 2;
-	add.s64 %rd285, %rd111, %rd284;
-	ld.shared.f32 %f140, [%rd285];
-	.loc 1 170 48
+	.loc 1 183 7
+	shl.b64 %rd269, %rd246, 2;
+	add.s64 %rd270, %rd112, %rd269;
+	st.shared.f32 [%rd270], %f114;
+	.loc 1 183 14
+	shl.b64 %rd271, %rd246, 2;
+	add.s64 %rd272, %rd113, %rd271;
+	st.shared.f32 [%rd272], %f137;
+	.loc 1 183 21
+	shl.b64 %rd273, %rd246, 2;
+	add.s64 %rd274, %rd114, %rd273;
+	st.shared.f32 [%rd274], %f134;
+	bra.uni $L175_for_body;
+$L175_for_body:
+	.loc 1 167 14
+	add.s64 %rd275, %rd70, 4;
+	.loc 1 168 9
+	setp.ge.s64 %p22, %rd275, %rd50;
+	@%p22 bra $L50_for_done;
+	bra.uni $L176_if_done;
+$L176_if_done:
+	.loc 1 171 16
+	mul.lo.s64 %rd276, %rd275, 64;
+	.loc 1 171 27
+	add.s64 %rd277, %rd276, %rd71;
+	.loc 1 171 14
+	shl.b64 %rd278, %rd277, 2;
+	add.s64 %rd279, %rd111, %rd278;
+	ld.shared.f32 %f138, [%rd279];
+	.loc 1 171 39
+	mul.lo.s64 %rd280, %rd275, 64;
+	.loc 1 171 50
+	add.s64 %rd281, %rd280, 32;
+	.loc 1 171 53
+	add.s64 %rd282, %rd281, %rd71;
+	.loc 1 171 37
+	shl.b64 %rd283, %rd282, 2;
+	add.s64 %rd284, %rd111, %rd283;
+	ld.shared.f32 %f139, [%rd284];
+	.loc 1 172 14
+	shl.b64 %rd285, %rd275, 2;
+	add.s64 %rd286, %rd112, %rd285;
+	ld.shared.f32 %f140, [%rd286];
+	.loc 1 173 48
 	max.f32 %f141, %f138, %f139;
-	.loc 1 170 37
+	.loc 1 173 37
 	shfl.sync.bfly.b32 %f142, %f141, 16, 31, -1;
 	max.NaN.f32 %f143, %f141, %f142;
 	shfl.sync.bfly.b32 %f144, %f143, 8, 31, -1;
@@ -1496,58 +1513,58 @@ $L173_if_done:
 	max.NaN.f32 %f149, %f147, %f148;
 	shfl.sync.bfly.b32 %f150, %f149, 1, 31, -1;
 	max.NaN.f32 %f151, %f149, %f150;
-	.loc 1 170 19
+	.loc 1 173 19
 	max.f32 %f152, %f140, %f151;
-	.loc 1 172 21
-	bra.uni $L178_entry;
-$L178_entry:
-	.loc 1 318 52
+	.loc 1 175 21
+	bra.uni $L181_entry;
+$L181_entry:
+	.loc 1 321 52
 	mov.u32 %r127, 0xFF800000;
 	mov.b32 %f154, %r127;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f153, %f154;
-	bra.uni $L179_ret_negInf;
-$L179_ret_negInf:
-	.loc 1 172 12
-	setp.eq.f32 %p22, %f152, %f153;
-	@%p22 bra $L174_if_then;
-	bra.uni $L180_edge;
-$L174_if_then:
+	bra.uni $L182_ret_negInf;
+$L182_ret_negInf:
+	.loc 1 175 12
+	setp.eq.f32 %p23, %f152, %f153;
+	@%p23 bra $L177_if_then;
+	bra.uni $L183_edge;
+$L177_if_then:
 	mov.f32 %f117, 0f00000000;
-	bra.uni $L175_if_done;
-$L180_edge:
+	bra.uni $L178_if_done;
+$L183_edge:
 	mov.f32 %f117, %f152;
-	bra.uni $L175_if_done;
-$L175_if_done:
-	.loc 1 175 24
+	bra.uni $L178_if_done;
+$L178_if_done:
+	.loc 1 178 24
 	sub.rn.f32 %f155, %f138, %f117;
-	.loc 1 175 22
+	.loc 1 178 22
 	ex2.approx.f32 %f156, %f155;
-	.loc 1 175 42
+	.loc 1 178 42
 	sub.rn.f32 %f157, %f139, %f117;
-	.loc 1 175 40
+	.loc 1 178 40
 	ex2.approx.f32 %f158, %f157;
-	.loc 1 176 8
-	mul.lo.s64 %rd286, %rd274, 64;
-	.loc 1 176 19
-	add.s64 %rd287, %rd286, %rd70;
-	.loc 1 176 31
-	mul.lo.s64 %rd288, %rd274, 64;
-	.loc 1 176 42
-	add.s64 %rd289, %rd288, 32;
-	.loc 1 176 45
-	add.s64 %rd290, %rd289, %rd70;
-	.loc 1 176 6
-	shl.b64 %rd291, %rd287, 2;
-	add.s64 %rd292, %rd110, %rd291;
-	st.shared.f32 [%rd292], %f156;
-	.loc 1 176 29
-	shl.b64 %rd293, %rd290, 2;
-	add.s64 %rd294, %rd110, %rd293;
-	st.shared.f32 [%rd294], %f158;
-	.loc 1 177 28
+	.loc 1 179 8
+	mul.lo.s64 %rd287, %rd275, 64;
+	.loc 1 179 19
+	add.s64 %rd288, %rd287, %rd71;
+	.loc 1 179 31
+	mul.lo.s64 %rd289, %rd275, 64;
+	.loc 1 179 42
+	add.s64 %rd290, %rd289, 32;
+	.loc 1 179 45
+	add.s64 %rd291, %rd290, %rd71;
+	.loc 1 179 6
+	shl.b64 %rd292, %rd288, 2;
+	add.s64 %rd293, %rd111, %rd292;
+	st.shared.f32 [%rd293], %f156;
+	.loc 1 179 29
+	shl.b64 %rd294, %rd291, 2;
+	add.s64 %rd295, %rd111, %rd294;
+	st.shared.f32 [%rd295], %f158;
+	.loc 1 180 28
 	add.rn.f32 %f159, %f156, %f158;
-	.loc 1 177 22
+	.loc 1 180 22
 	shfl.sync.bfly.b32 %f160, %f159, 16, 31, -1;
 	add.rn.f32 %f161, %f159, %f160;
 	shfl.sync.bfly.b32 %f162, %f161, 8, 31, -1;
@@ -1558,1171 +1575,1171 @@ $L175_if_done:
 	add.rn.f32 %f167, %f165, %f166;
 	shfl.sync.bfly.b32 %f168, %f167, 1, 31, -1;
 	add.rn.f32 %f169, %f167, %f168;
-	.loc 1 178 12
-	setp.eq.s64 %p23, %rd70, 0;
-	@%p23 bra $L176_if_then;
-	bra.uni $L48_for_done;
-$L176_if_then:
-	.loc 1 179 28
+	.loc 1 181 12
+	setp.eq.s64 %p24, %rd71, 0;
+	@%p24 bra $L179_if_then;
+	bra.uni $L50_for_done;
+$L179_if_then:
+	.loc 1 182 28
 	sub.rn.f32 %f170, %f140, %f117;
-	.loc 1 179 22
+	.loc 1 182 22
 	ex2.approx.f32 %f171, %f170;
-	.loc 1 180 35
-	shl.b64 %rd295, %rd274, 2;
-	add.s64 %rd296, %rd112, %rd295;
-	ld.shared.f32 %f172, [%rd296];
-	.loc 1 180 38
+	.loc 1 183 35
+	shl.b64 %rd296, %rd275, 2;
+	add.s64 %rd297, %rd113, %rd296;
+	ld.shared.f32 %f172, [%rd297];
+	.loc 1 183 38
 	mul.rn.f32 %f173, %f172, %f171;
-	.loc 1 180 44
+	.loc 1 183 44
 	add.rn.f32 %f174, %f173, %f169;
-	.loc 1 180 7
-	shl.b64 %rd297, %rd274, 2;
-	add.s64 %rd298, %rd111, %rd297;
-	st.shared.f32 [%rd298], %f152;
-	.loc 1 180 14
-	shl.b64 %rd299, %rd274, 2;
-	add.s64 %rd300, %rd112, %rd299;
-	st.shared.f32 [%rd300], %f174;
-	.loc 1 180 21
-	shl.b64 %rd301, %rd274, 2;
-	add.s64 %rd302, %rd113, %rd301;
-	st.shared.f32 [%rd302], %f171;
-	bra.uni $L48_for_done;
-$L48_for_done:
-	.loc 1 183 9
+	.loc 1 183 7
+	shl.b64 %rd298, %rd275, 2;
+	add.s64 %rd299, %rd112, %rd298;
+	st.shared.f32 [%rd299], %f152;
+	.loc 1 183 14
+	shl.b64 %rd300, %rd275, 2;
+	add.s64 %rd301, %rd113, %rd300;
+	st.shared.f32 [%rd301], %f174;
+	.loc 1 183 21
+	shl.b64 %rd302, %rd275, 2;
+	add.s64 %rd303, %rd114, %rd302;
+	st.shared.f32 [%rd303], %f171;
+	bra.uni $L50_for_done;
+$L50_for_done:
+	.loc 1 186 9
 	bar.sync 0;
-	bra.uni $L55_for_body;
-$L55_for_body:
-	.loc 1 188 11
-	ld.shared.f32 %f175, [%rd113];
-	.loc 1 189 55
+	bra.uni $L57_for_body;
+$L57_for_body:
+	.loc 1 191 11
+	ld.shared.f32 %f175, [%rd114];
+	.loc 1 192 55
 	mov.f32 %f176, %f8;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f177, %f176, %f175;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f178, %f9;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f179, %f178, %f175;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f180, %f10;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f181, %f180, %f175;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f182, %f11;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f183, %f182, %f175;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f8, %f177;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f9, %f179;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f10, %f181;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f11, %f183;
-	bra.uni $L189_for_body;
-$L189_for_body:
-	.loc 1 188 11
-	add.s64 %rd303, %rd113, 4;
-	ld.shared.f32 %f184, [%rd303];
-	.loc 1 189 55
+	bra.uni $L192_for_body;
+$L192_for_body:
+	.loc 1 191 11
+	add.s64 %rd304, %rd114, 4;
+	ld.shared.f32 %f184, [%rd304];
+	.loc 1 192 55
 	mov.f32 %f185, %f12;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f186, %f185, %f184;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f187, %f13;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f188, %f187, %f184;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f189, %f14;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f190, %f189, %f184;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f191, %f15;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f192, %f191, %f184;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f12, %f186;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f13, %f188;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f14, %f190;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f15, %f192;
-	bra.uni $L191_for_body;
-$L191_for_body:
-	.loc 1 188 11
-	add.s64 %rd304, %rd113, 8;
-	ld.shared.f32 %f193, [%rd304];
-	.loc 1 189 55
+	bra.uni $L194_for_body;
+$L194_for_body:
+	.loc 1 191 11
+	add.s64 %rd305, %rd114, 8;
+	ld.shared.f32 %f193, [%rd305];
+	.loc 1 192 55
 	mov.f32 %f194, %f16;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f195, %f194, %f193;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f196, %f17;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f197, %f196, %f193;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f198, %f18;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f199, %f198, %f193;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f200, %f19;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f201, %f200, %f193;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f16, %f195;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f17, %f197;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f18, %f199;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f19, %f201;
-	bra.uni $L193_for_body;
-$L193_for_body:
-	.loc 1 188 11
-	add.s64 %rd305, %rd113, 12;
-	ld.shared.f32 %f202, [%rd305];
-	.loc 1 189 55
+	bra.uni $L196_for_body;
+$L196_for_body:
+	.loc 1 191 11
+	add.s64 %rd306, %rd114, 12;
+	ld.shared.f32 %f202, [%rd306];
+	.loc 1 192 55
 	mov.f32 %f203, %f20;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f204, %f203, %f202;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f205, %f21;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f206, %f205, %f202;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f207, %f22;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f208, %f207, %f202;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f209, %f23;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f210, %f209, %f202;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f20, %f204;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f21, %f206;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f22, %f208;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f23, %f210;
-	bra.uni $L195_for_body;
-$L195_for_body:
-	.loc 1 188 11
-	add.s64 %rd306, %rd113, 16;
-	ld.shared.f32 %f211, [%rd306];
-	.loc 1 189 55
+	bra.uni $L198_for_body;
+$L198_for_body:
+	.loc 1 191 11
+	add.s64 %rd307, %rd114, 16;
+	ld.shared.f32 %f211, [%rd307];
+	.loc 1 192 55
 	mov.f32 %f212, %f24;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f213, %f212, %f211;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f214, %f25;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f215, %f214, %f211;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f216, %f26;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f217, %f216, %f211;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f218, %f27;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f219, %f218, %f211;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f24, %f213;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f25, %f215;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f26, %f217;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f27, %f219;
-	bra.uni $L197_for_body;
-$L197_for_body:
-	.loc 1 188 11
-	add.s64 %rd307, %rd113, 20;
-	ld.shared.f32 %f220, [%rd307];
-	.loc 1 189 55
+	bra.uni $L200_for_body;
+$L200_for_body:
+	.loc 1 191 11
+	add.s64 %rd308, %rd114, 20;
+	ld.shared.f32 %f220, [%rd308];
+	.loc 1 192 55
 	mov.f32 %f221, %f28;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f222, %f221, %f220;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f223, %f29;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f224, %f223, %f220;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f225, %f30;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f226, %f225, %f220;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f227, %f31;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f228, %f227, %f220;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f28, %f222;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f29, %f224;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f30, %f226;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f31, %f228;
-	bra.uni $L199_for_body;
-$L199_for_body:
-	.loc 1 188 11
-	add.s64 %rd308, %rd113, 24;
-	ld.shared.f32 %f229, [%rd308];
-	.loc 1 189 55
+	bra.uni $L202_for_body;
+$L202_for_body:
+	.loc 1 191 11
+	add.s64 %rd309, %rd114, 24;
+	ld.shared.f32 %f229, [%rd309];
+	.loc 1 192 55
 	mov.f32 %f230, %f32;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f231, %f230, %f229;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f232, %f33;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f233, %f232, %f229;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f234, %f34;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f235, %f234, %f229;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f236, %f35;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f237, %f236, %f229;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f32, %f231;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f33, %f233;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f34, %f235;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f35, %f237;
-	bra.uni $L201_for_body;
-$L201_for_body:
-	.loc 1 188 11
-	add.s64 %rd309, %rd113, 28;
-	ld.shared.f32 %f238, [%rd309];
-	.loc 1 189 55
+	bra.uni $L204_for_body;
+$L204_for_body:
+	.loc 1 191 11
+	add.s64 %rd310, %rd114, 28;
+	ld.shared.f32 %f238, [%rd310];
+	.loc 1 192 55
 	mov.f32 %f239, %f36;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f240, %f239, %f238;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f241, %f37;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f242, %f241, %f238;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f243, %f38;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f244, %f243, %f238;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f245, %f39;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f246, %f245, %f238;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f36, %f240;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f37, %f242;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f38, %f244;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f39, %f246;
-	bra.uni $L56_for_done;
-$L56_for_done:
-	mov.s64 %rd310, 0;
-	bra.uni $L57_for_loop;
-$L57_for_loop:
-	.loc 1 191 17
-	setp.lt.s64 %p24, %rd310, 16;
-	@%p24 bra $L58_for_body;
-	bra.uni $L59_for_done;
-$L58_for_body:
-	.loc 1 192 27
-	mul.lo.s64 %rd311, 4, %rd310;
-	.loc 1 192 15
-	add.s64 %rd312, %rd69, %rd311;
-	.loc 1 193 14
-	add.s64 %rd313, %rd162, %rd312;
-	.loc 1 194 11
-	setp.lt.s64 %p25, %rd313, %rd65;
-	@%p25 bra $L60_if_then;
-	bra.uni $L61_if_done;
-$L60_if_then:
-	.loc 1 195 31
-	mul.lo.s64 %rd314, %rd38, %rd27;
-	.loc 1 195 45
-	min.u64 %rd315, %rd26, 64;
-	cvt.u32.u64 %r128, %rd315;
-	shr.s64 %rd316, %rd313, %r128;
-	.loc 1 195 41
-	add.s64 %rd317, %rd314, %rd316;
+	bra.uni $L58_for_done;
+$L58_for_done:
+	mov.s64 %rd311, 0;
+	bra.uni $L59_for_loop;
+$L59_for_loop:
+	.loc 1 194 17
+	setp.lt.s64 %p25, %rd311, 16;
+	@%p25 bra $L60_for_body;
+	bra.uni $L61_for_done;
+$L60_for_body:
 	.loc 1 195 27
-	shl.b64 %rd318, %rd317, 2;
-	add.s64 %rd319, %rd19, %rd318;
-	ld.global.nc.s32 %r129, [%rd319];
-	.loc 1 195 16
-	cvt.s64.s32 %rd320, %r129;
-	.loc 1 196 20
-	min.u64 %rd321, %rd26, 64;
-	cvt.u32.u64 %r130, %rd321;
-	shl.b64 %rd322, %rd320, %r130;
-	.loc 1 196 37
-	min.u64 %rd323, %rd26, 64;
-	cvt.u32.u64 %r131, %rd323;
-	mov.s64 %rd324, 1;
-	shl.b64 %rd325, %rd324, %r131;
-	.loc 1 196 46
-	sub.s64 %rd326, %rd325, 1;
-	.loc 1 196 34
-	and.b64 %rd327, %rd313, %rd326;
-	.loc 1 196 30
-	add.s64 %rd328, %rd322, %rd327;
-	.loc 1 196 50
-	mul.lo.s64 %rd329, %rd328, %rd25;
-	.loc 1 196 58
-	add.s64 %rd330, %rd329, %rd46;
-	.loc 1 196 63
-	mul.lo.s64 %rd331, %rd330, 64;
-	.loc 1 196 72
-	mul.lo.s64 %rd332, 2, %rd70;
-	.loc 1 196 67
-	add.s64 %rd333, %rd331, %rd332;
-	.loc 1 197 9
+	mul.lo.s64 %rd312, 4, %rd311;
+	.loc 1 195 15
+	add.s64 %rd313, %rd70, %rd312;
+	.loc 1 196 14
+	add.s64 %rd314, %rd163, %rd313;
+	.loc 1 197 11
+	setp.lt.s64 %p26, %rd314, %rd66;
+	@%p26 bra $L62_if_then;
+	bra.uni $L63_if_done;
+$L62_if_then:
+	.loc 1 198 31
+	mul.lo.s64 %rd315, %rd38, %rd27;
+	.loc 1 198 45
+	min.u64 %rd316, %rd26, 64;
+	cvt.u32.u64 %r128, %rd316;
+	shr.s64 %rd317, %rd314, %r128;
+	.loc 1 198 41
+	add.s64 %rd318, %rd315, %rd317;
+	.loc 1 198 27
+	shl.b64 %rd319, %rd318, 2;
+	add.s64 %rd320, %rd19, %rd319;
+	ld.global.nc.s32 %r129, [%rd320];
+	.loc 1 198 16
+	cvt.s64.s32 %rd321, %r129;
+	.loc 1 199 20
+	min.u64 %rd322, %rd26, 64;
+	cvt.u32.u64 %r130, %rd322;
+	shl.b64 %rd323, %rd321, %r130;
+	.loc 1 199 37
+	min.u64 %rd324, %rd26, 64;
+	cvt.u32.u64 %r131, %rd324;
+	mov.s64 %rd325, 1;
+	shl.b64 %rd326, %rd325, %r131;
+	.loc 1 199 46
+	sub.s64 %rd327, %rd326, 1;
+	.loc 1 199 34
+	and.b64 %rd328, %rd314, %rd327;
+	.loc 1 199 30
+	add.s64 %rd329, %rd323, %rd328;
+	.loc 1 199 50
+	mul.lo.s64 %rd330, %rd329, %rd25;
+	.loc 1 199 58
+	add.s64 %rd331, %rd330, %rd46;
+	.loc 1 199 63
+	mul.lo.s64 %rd332, %rd331, 64;
+	.loc 1 199 72
+	mul.lo.s64 %rd333, 2, %rd71;
+	.loc 1 199 67
+	add.s64 %rd334, %rd332, %rd333;
+	.loc 1 200 9
 	mov.f32 %f247, 0f00000000;
 	mov.f32 %f248, 0f00000000;
 	mov.f32 %f249, 0f00000000;
 	mov.f32 %f250, 0f00000000;
-	bra.uni $L64_if_else;
-$L64_if_else:
-	.loc 1 202 6
+	bra.uni $L66_if_else;
+$L66_if_else:
+	.loc 1 205 6
 	mov.u16 %rs37, 0;
 	mov.u16 %rs38, 0;
-	.loc 1 202 21
-	add.s64 %rd361, %rd333, 1;
-	shl.b64 %rd362, %rd333, 1;
-	add.s64 %rd363, %rd16, %rd362;
-	ld.global.nc.v2.u16 {%rs39, %rs40}, [%rd363];
-	.loc 1 202 6
+	.loc 1 205 21
+	add.s64 %rd362, %rd334, 1;
+	shl.b64 %rd363, %rd334, 1;
+	add.s64 %rd364, %rd16, %rd363;
+	ld.global.nc.v2.u16 {%rs39, %rs40}, [%rd364];
+	.loc 1 205 6
 	mov.u16 %rs37, %rs39;
 	mov.u16 %rs38, %rs40;
-	.loc 1 203 21
+	.loc 1 206 21
 	mov.f32 %f323, 0f00000000;
 	mov.f32 %f324, 0f00000000;
 	mov.f32 %f325, 0f00000000;
 	mov.f32 %f326, 0f00000000;
-	.loc 1 203 31
+	.loc 1 206 31
 	mov.u16 %rs41, %rs37;
-	.loc 1 203 28
-	bra.uni $L404_entry;
-$L404_entry:
-	.loc 1 304 57
+	.loc 1 206 28
+	bra.uni $L407_entry;
+$L407_entry:
+	.loc 1 307 57
 	cvt.f32.f16 %f328, %rs41;
-	.loc 1 304 41
+	.loc 1 307 41
 	mov.f32 %f327, %f328;
-	bra.uni $L405_ret_load;
-$L405_ret_load:
-	.loc 1 203 22
+	bra.uni $L408_ret_load;
+$L408_ret_load:
+	.loc 1 206 22
 	mov.f32 %f323, %f327;
-	.loc 1 203 46
+	.loc 1 206 46
 	mov.u16 %rs42, %rs38;
-	.loc 1 203 43
-	bra.uni $L406_entry;
-$L406_entry:
-	.loc 1 304 57
+	.loc 1 206 43
+	bra.uni $L409_entry;
+$L409_entry:
+	.loc 1 307 57
 	cvt.f32.f16 %f330, %rs42;
-	.loc 1 304 41
+	.loc 1 307 41
 	mov.f32 %f329, %f330;
-	bra.uni $L407_ret_load;
-$L407_ret_load:
-	.loc 1 203 37
+	bra.uni $L410_ret_load;
+$L410_ret_load:
+	.loc 1 206 37
 	mov.f32 %f324, %f329;
-	.loc 1 203 52
+	.loc 1 206 52
 	mov.f32 %f325, 0f00000000;
-	.loc 1 203 55
+	.loc 1 206 55
 	mov.f32 %f326, 0f00000000;
-	.loc 1 203 21
+	.loc 1 206 21
 	mov.f32 %f331, %f323;
 	mov.f32 %f332, %f324;
 	mov.f32 %f333, %f325;
 	mov.f32 %f334, %f326;
-	.loc 1 203 6
+	.loc 1 206 6
 	mov.f32 %f247, %f331;
 	mov.f32 %f248, %f332;
 	mov.f32 %f249, %f333;
 	mov.f32 %f250, %f334;
-	bra.uni $L66_for_body;
-$L66_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p26, 0, %rd50;
-	@%p26 bra $L61_if_done;
-	bra.uni $L67_if_done;
-$L67_if_done:
-	.loc 1 210 26
-	add.s64 %rd337, 0, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd338, %rd337, 2;
-	add.s64 %rd339, %rd110, %rd338;
-	ld.shared.f32 %f267, [%rd339];
-	bra.uni $L71_if_then;
-$L71_if_then:
-	.loc 1 214 33
+	bra.uni $L68_for_body;
+$L68_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p27, 0, %rd50;
+	@%p27 bra $L63_if_done;
+	bra.uni $L69_if_done;
+$L69_if_done:
+	.loc 1 213 26
+	add.s64 %rd338, 0, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd339, %rd338, 2;
+	add.s64 %rd340, %rd111, %rd339;
+	ld.shared.f32 %f267, [%rd340];
+	bra.uni $L73_if_then;
+$L73_if_then:
+	.loc 1 217 33
 	mov.f32 %f268, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f269, %f8;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f270, %f267, %f268, %f269;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f8, %f270;
-	bra.uni $L214_if_then;
-$L214_if_then:
-	.loc 1 214 33
+	bra.uni $L217_if_then;
+$L217_if_then:
+	.loc 1 217 33
 	mov.f32 %f271, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f272, %f9;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f273, %f267, %f271, %f272;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f9, %f273;
-	bra.uni $L229_for_body;
-$L229_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p27, 1, %rd50;
-	@%p27 bra $L61_if_done;
-	bra.uni $L230_if_done;
-$L230_if_done:
-	.loc 1 210 26
-	add.s64 %rd340, 64, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd341, %rd340, 2;
-	add.s64 %rd342, %rd110, %rd341;
-	ld.shared.f32 %f274, [%rd342];
-	bra.uni $L234_if_then;
-$L234_if_then:
-	.loc 1 214 33
+	bra.uni $L232_for_body;
+$L232_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p28, 1, %rd50;
+	@%p28 bra $L63_if_done;
+	bra.uni $L233_if_done;
+$L233_if_done:
+	.loc 1 213 26
+	add.s64 %rd341, 64, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd342, %rd341, 2;
+	add.s64 %rd343, %rd111, %rd342;
+	ld.shared.f32 %f274, [%rd343];
+	bra.uni $L237_if_then;
+$L237_if_then:
+	.loc 1 217 33
 	mov.f32 %f275, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f276, %f12;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f277, %f274, %f275, %f276;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f12, %f277;
-	bra.uni $L238_if_then;
-$L238_if_then:
-	.loc 1 214 33
+	bra.uni $L241_if_then;
+$L241_if_then:
+	.loc 1 217 33
 	mov.f32 %f278, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f279, %f13;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f280, %f274, %f278, %f279;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f13, %f280;
-	bra.uni $L253_for_body;
-$L253_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p28, 2, %rd50;
-	@%p28 bra $L61_if_done;
-	bra.uni $L254_if_done;
-$L254_if_done:
-	.loc 1 210 26
-	add.s64 %rd343, 128, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd344, %rd343, 2;
-	add.s64 %rd345, %rd110, %rd344;
-	ld.shared.f32 %f281, [%rd345];
-	bra.uni $L258_if_then;
-$L258_if_then:
-	.loc 1 214 33
+	bra.uni $L256_for_body;
+$L256_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p29, 2, %rd50;
+	@%p29 bra $L63_if_done;
+	bra.uni $L257_if_done;
+$L257_if_done:
+	.loc 1 213 26
+	add.s64 %rd344, 128, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd345, %rd344, 2;
+	add.s64 %rd346, %rd111, %rd345;
+	ld.shared.f32 %f281, [%rd346];
+	bra.uni $L261_if_then;
+$L261_if_then:
+	.loc 1 217 33
 	mov.f32 %f282, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f283, %f16;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f284, %f281, %f282, %f283;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f16, %f284;
-	bra.uni $L262_if_then;
-$L262_if_then:
-	.loc 1 214 33
+	bra.uni $L265_if_then;
+$L265_if_then:
+	.loc 1 217 33
 	mov.f32 %f285, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f286, %f17;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f287, %f281, %f285, %f286;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f17, %f287;
-	bra.uni $L277_for_body;
-$L277_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p29, 3, %rd50;
-	@%p29 bra $L61_if_done;
-	bra.uni $L278_if_done;
-$L278_if_done:
-	.loc 1 210 26
-	add.s64 %rd346, 192, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd347, %rd346, 2;
-	add.s64 %rd348, %rd110, %rd347;
-	ld.shared.f32 %f288, [%rd348];
-	bra.uni $L282_if_then;
-$L282_if_then:
-	.loc 1 214 33
+	bra.uni $L280_for_body;
+$L280_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p30, 3, %rd50;
+	@%p30 bra $L63_if_done;
+	bra.uni $L281_if_done;
+$L281_if_done:
+	.loc 1 213 26
+	add.s64 %rd347, 192, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd348, %rd347, 2;
+	add.s64 %rd349, %rd111, %rd348;
+	ld.shared.f32 %f288, [%rd349];
+	bra.uni $L285_if_then;
+$L285_if_then:
+	.loc 1 217 33
 	mov.f32 %f289, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f290, %f20;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f291, %f288, %f289, %f290;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f20, %f291;
-	bra.uni $L286_if_then;
-$L286_if_then:
-	.loc 1 214 33
+	bra.uni $L289_if_then;
+$L289_if_then:
+	.loc 1 217 33
 	mov.f32 %f292, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f293, %f21;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f294, %f288, %f292, %f293;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f21, %f294;
-	bra.uni $L301_for_body;
-$L301_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p30, 4, %rd50;
-	@%p30 bra $L61_if_done;
-	bra.uni $L302_if_done;
-$L302_if_done:
-	.loc 1 210 26
-	add.s64 %rd349, 256, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd350, %rd349, 2;
-	add.s64 %rd351, %rd110, %rd350;
-	ld.shared.f32 %f295, [%rd351];
-	bra.uni $L306_if_then;
-$L306_if_then:
-	.loc 1 214 33
+	bra.uni $L304_for_body;
+$L304_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p31, 4, %rd50;
+	@%p31 bra $L63_if_done;
+	bra.uni $L305_if_done;
+$L305_if_done:
+	.loc 1 213 26
+	add.s64 %rd350, 256, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd351, %rd350, 2;
+	add.s64 %rd352, %rd111, %rd351;
+	ld.shared.f32 %f295, [%rd352];
+	bra.uni $L309_if_then;
+$L309_if_then:
+	.loc 1 217 33
 	mov.f32 %f296, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f297, %f24;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f298, %f295, %f296, %f297;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f24, %f298;
-	bra.uni $L310_if_then;
-$L310_if_then:
-	.loc 1 214 33
+	bra.uni $L313_if_then;
+$L313_if_then:
+	.loc 1 217 33
 	mov.f32 %f299, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f300, %f25;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f301, %f295, %f299, %f300;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f25, %f301;
-	bra.uni $L325_for_body;
-$L325_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p31, 5, %rd50;
-	@%p31 bra $L61_if_done;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	.loc 1 210 26
-	add.s64 %rd352, 320, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd353, %rd352, 2;
-	add.s64 %rd354, %rd110, %rd353;
-	ld.shared.f32 %f302, [%rd354];
-	bra.uni $L330_if_then;
-$L330_if_then:
-	.loc 1 214 33
+	bra.uni $L328_for_body;
+$L328_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p32, 5, %rd50;
+	@%p32 bra $L63_if_done;
+	bra.uni $L329_if_done;
+$L329_if_done:
+	.loc 1 213 26
+	add.s64 %rd353, 320, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd354, %rd353, 2;
+	add.s64 %rd355, %rd111, %rd354;
+	ld.shared.f32 %f302, [%rd355];
+	bra.uni $L333_if_then;
+$L333_if_then:
+	.loc 1 217 33
 	mov.f32 %f303, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f304, %f28;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f305, %f302, %f303, %f304;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f28, %f305;
-	bra.uni $L334_if_then;
-$L334_if_then:
-	.loc 1 214 33
+	bra.uni $L337_if_then;
+$L337_if_then:
+	.loc 1 217 33
 	mov.f32 %f306, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f307, %f29;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f308, %f302, %f306, %f307;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f29, %f308;
-	bra.uni $L349_for_body;
-$L349_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p32, 6, %rd50;
-	@%p32 bra $L61_if_done;
-	bra.uni $L350_if_done;
-$L350_if_done:
-	.loc 1 210 26
-	add.s64 %rd355, 384, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd356, %rd355, 2;
-	add.s64 %rd357, %rd110, %rd356;
-	ld.shared.f32 %f309, [%rd357];
-	bra.uni $L354_if_then;
-$L354_if_then:
-	.loc 1 214 33
+	bra.uni $L352_for_body;
+$L352_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p33, 6, %rd50;
+	@%p33 bra $L63_if_done;
+	bra.uni $L353_if_done;
+$L353_if_done:
+	.loc 1 213 26
+	add.s64 %rd356, 384, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd357, %rd356, 2;
+	add.s64 %rd358, %rd111, %rd357;
+	ld.shared.f32 %f309, [%rd358];
+	bra.uni $L357_if_then;
+$L357_if_then:
+	.loc 1 217 33
 	mov.f32 %f310, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f311, %f32;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f312, %f309, %f310, %f311;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f32, %f312;
-	bra.uni $L358_if_then;
-$L358_if_then:
-	.loc 1 214 33
+	bra.uni $L361_if_then;
+$L361_if_then:
+	.loc 1 217 33
 	mov.f32 %f313, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f314, %f33;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f315, %f309, %f313, %f314;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f33, %f315;
-	bra.uni $L373_for_body;
-$L373_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p33, 7, %rd50;
-	@%p33 bra $L61_if_done;
-	bra.uni $L374_if_done;
-$L374_if_done:
-	.loc 1 210 26
-	add.s64 %rd358, 448, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd359, %rd358, 2;
-	add.s64 %rd360, %rd110, %rd359;
-	ld.shared.f32 %f316, [%rd360];
-	bra.uni $L378_if_then;
-$L378_if_then:
-	.loc 1 214 33
+	bra.uni $L376_for_body;
+$L376_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p34, 7, %rd50;
+	@%p34 bra $L63_if_done;
+	bra.uni $L377_if_done;
+$L377_if_done:
+	.loc 1 213 26
+	add.s64 %rd359, 448, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd360, %rd359, 2;
+	add.s64 %rd361, %rd111, %rd360;
+	ld.shared.f32 %f316, [%rd361];
+	bra.uni $L381_if_then;
+$L381_if_then:
+	.loc 1 217 33
 	mov.f32 %f317, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f318, %f36;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f319, %f316, %f317, %f318;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f36, %f319;
-	bra.uni $L382_if_then;
-$L382_if_then:
-	.loc 1 214 33
+	bra.uni $L385_if_then;
+$L385_if_then:
+	.loc 1 217 33
 	mov.f32 %f320, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f321, %f37;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f322, %f316, %f320, %f321;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f37, %f322;
-	bra.uni $L61_if_done;
-$L61_if_done:
-	.loc 1 191 42
-	add.s64 %rd364, %rd310, 1;
-	mov.s64 %rd310, %rd364;
-	bra.uni $L57_for_loop;
-$L59_for_done:
-	.loc 1 220 9
+	bra.uni $L63_if_done;
+$L63_if_done:
+	.loc 1 194 42
+	add.s64 %rd365, %rd311, 1;
+	mov.s64 %rd311, %rd365;
+	bra.uni $L59_for_loop;
+$L61_for_done:
+	.loc 1 223 9
 	bar.sync 0;
-	.loc 1 122 25
-	add.s64 %rd365, %rd162, 64;
-	mov.s64 %rd162, %rd365;
-	bra.uni $L21_for_loop;
-$L79_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd366, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd367, %rd366, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd368, %rd367, 64;
-	.loc 1 229 31
-	add.s64 %rd369, %rd368, 0;
-	.loc 1 229 36
-	add.s64 %rd370, %rd369, %rd70;
-	.loc 1 229 51
+	.loc 1 125 25
+	add.s64 %rd366, %rd163, 64;
+	mov.s64 %rd163, %rd366;
+	bra.uni $L23_for_loop;
+$L81_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd367, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd368, %rd367, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd369, %rd368, 64;
+	.loc 1 232 31
+	add.s64 %rd370, %rd369, 0;
+	.loc 1 232 36
+	add.s64 %rd371, %rd370, %rd71;
+	.loc 1 232 51
 	mov.f32 %f335, %f8;
-	.loc 1 229 8
-	shl.b64 %rd371, %rd370, 2;
-	add.s64 %rd372, %rd114, %rd371;
-	st.shared.f32 [%rd372], %f335;
-	bra.uni $L410_if_then;
-$L410_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd373, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd374, %rd373, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd375, %rd374, 64;
-	.loc 1 229 31
-	add.s64 %rd376, %rd375, 32;
-	.loc 1 229 36
-	add.s64 %rd377, %rd376, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd372, %rd371, 2;
+	add.s64 %rd373, %rd115, %rd372;
+	st.shared.f32 [%rd373], %f335;
+	bra.uni $L413_if_then;
+$L413_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd374, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd375, %rd374, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd376, %rd375, 64;
+	.loc 1 232 31
+	add.s64 %rd377, %rd376, 32;
+	.loc 1 232 36
+	add.s64 %rd378, %rd377, %rd71;
+	.loc 1 232 51
 	mov.f32 %f336, %f9;
-	.loc 1 229 8
-	shl.b64 %rd378, %rd377, 2;
-	add.s64 %rd379, %rd114, %rd378;
-	st.shared.f32 [%rd379], %f336;
-	bra.uni $L429_if_then;
-$L429_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd380, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd381, %rd380, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd382, %rd381, 64;
-	.loc 1 229 31
-	add.s64 %rd383, %rd382, 0;
-	.loc 1 229 36
-	add.s64 %rd384, %rd383, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd379, %rd378, 2;
+	add.s64 %rd380, %rd115, %rd379;
+	st.shared.f32 [%rd380], %f336;
+	bra.uni $L432_if_then;
+$L432_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd381, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd382, %rd381, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd383, %rd382, 64;
+	.loc 1 232 31
+	add.s64 %rd384, %rd383, 0;
+	.loc 1 232 36
+	add.s64 %rd385, %rd384, %rd71;
+	.loc 1 232 51
 	mov.f32 %f337, %f12;
-	.loc 1 229 8
-	shl.b64 %rd385, %rd384, 2;
-	add.s64 %rd386, %rd114, %rd385;
-	st.shared.f32 [%rd386], %f337;
-	bra.uni $L433_if_then;
-$L433_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd387, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd388, %rd387, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd389, %rd388, 64;
-	.loc 1 229 31
-	add.s64 %rd390, %rd389, 32;
-	.loc 1 229 36
-	add.s64 %rd391, %rd390, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd386, %rd385, 2;
+	add.s64 %rd387, %rd115, %rd386;
+	st.shared.f32 [%rd387], %f337;
+	bra.uni $L436_if_then;
+$L436_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd388, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd389, %rd388, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd390, %rd389, 64;
+	.loc 1 232 31
+	add.s64 %rd391, %rd390, 32;
+	.loc 1 232 36
+	add.s64 %rd392, %rd391, %rd71;
+	.loc 1 232 51
 	mov.f32 %f338, %f13;
-	.loc 1 229 8
-	shl.b64 %rd392, %rd391, 2;
-	add.s64 %rd393, %rd114, %rd392;
-	st.shared.f32 [%rd393], %f338;
-	bra.uni $L452_if_then;
-$L452_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd394, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd395, %rd394, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd396, %rd395, 64;
-	.loc 1 229 31
-	add.s64 %rd397, %rd396, 0;
-	.loc 1 229 36
-	add.s64 %rd398, %rd397, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd393, %rd392, 2;
+	add.s64 %rd394, %rd115, %rd393;
+	st.shared.f32 [%rd394], %f338;
+	bra.uni $L455_if_then;
+$L455_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd395, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd396, %rd395, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd397, %rd396, 64;
+	.loc 1 232 31
+	add.s64 %rd398, %rd397, 0;
+	.loc 1 232 36
+	add.s64 %rd399, %rd398, %rd71;
+	.loc 1 232 51
 	mov.f32 %f339, %f16;
-	.loc 1 229 8
-	shl.b64 %rd399, %rd398, 2;
-	add.s64 %rd400, %rd114, %rd399;
-	st.shared.f32 [%rd400], %f339;
-	bra.uni $L456_if_then;
-$L456_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd401, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd402, %rd401, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd403, %rd402, 64;
-	.loc 1 229 31
-	add.s64 %rd404, %rd403, 32;
-	.loc 1 229 36
-	add.s64 %rd405, %rd404, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd400, %rd399, 2;
+	add.s64 %rd401, %rd115, %rd400;
+	st.shared.f32 [%rd401], %f339;
+	bra.uni $L459_if_then;
+$L459_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd402, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd403, %rd402, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd404, %rd403, 64;
+	.loc 1 232 31
+	add.s64 %rd405, %rd404, 32;
+	.loc 1 232 36
+	add.s64 %rd406, %rd405, %rd71;
+	.loc 1 232 51
 	mov.f32 %f340, %f17;
-	.loc 1 229 8
-	shl.b64 %rd406, %rd405, 2;
-	add.s64 %rd407, %rd114, %rd406;
-	st.shared.f32 [%rd407], %f340;
-	bra.uni $L475_if_then;
-$L475_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd408, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd409, %rd408, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd410, %rd409, 64;
-	.loc 1 229 31
-	add.s64 %rd411, %rd410, 0;
-	.loc 1 229 36
-	add.s64 %rd412, %rd411, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd407, %rd406, 2;
+	add.s64 %rd408, %rd115, %rd407;
+	st.shared.f32 [%rd408], %f340;
+	bra.uni $L478_if_then;
+$L478_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd409, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd410, %rd409, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd411, %rd410, 64;
+	.loc 1 232 31
+	add.s64 %rd412, %rd411, 0;
+	.loc 1 232 36
+	add.s64 %rd413, %rd412, %rd71;
+	.loc 1 232 51
 	mov.f32 %f341, %f20;
-	.loc 1 229 8
-	shl.b64 %rd413, %rd412, 2;
-	add.s64 %rd414, %rd114, %rd413;
-	st.shared.f32 [%rd414], %f341;
-	bra.uni $L479_if_then;
-$L479_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd415, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd416, %rd415, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd417, %rd416, 64;
-	.loc 1 229 31
-	add.s64 %rd418, %rd417, 32;
-	.loc 1 229 36
-	add.s64 %rd419, %rd418, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd414, %rd413, 2;
+	add.s64 %rd415, %rd115, %rd414;
+	st.shared.f32 [%rd415], %f341;
+	bra.uni $L482_if_then;
+$L482_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd416, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd417, %rd416, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd418, %rd417, 64;
+	.loc 1 232 31
+	add.s64 %rd419, %rd418, 32;
+	.loc 1 232 36
+	add.s64 %rd420, %rd419, %rd71;
+	.loc 1 232 51
 	mov.f32 %f342, %f21;
-	.loc 1 229 8
-	shl.b64 %rd420, %rd419, 2;
-	add.s64 %rd421, %rd114, %rd420;
-	st.shared.f32 [%rd421], %f342;
-	bra.uni $L498_if_then;
-$L498_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd422, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd423, %rd422, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd424, %rd423, 64;
-	.loc 1 229 31
-	add.s64 %rd425, %rd424, 0;
-	.loc 1 229 36
-	add.s64 %rd426, %rd425, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd421, %rd420, 2;
+	add.s64 %rd422, %rd115, %rd421;
+	st.shared.f32 [%rd422], %f342;
+	bra.uni $L501_if_then;
+$L501_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd423, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd424, %rd423, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd425, %rd424, 64;
+	.loc 1 232 31
+	add.s64 %rd426, %rd425, 0;
+	.loc 1 232 36
+	add.s64 %rd427, %rd426, %rd71;
+	.loc 1 232 51
 	mov.f32 %f343, %f24;
-	.loc 1 229 8
-	shl.b64 %rd427, %rd426, 2;
-	add.s64 %rd428, %rd114, %rd427;
-	st.shared.f32 [%rd428], %f343;
-	bra.uni $L502_if_then;
-$L502_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd429, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd430, %rd429, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd431, %rd430, 64;
-	.loc 1 229 31
-	add.s64 %rd432, %rd431, 32;
-	.loc 1 229 36
-	add.s64 %rd433, %rd432, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd428, %rd427, 2;
+	add.s64 %rd429, %rd115, %rd428;
+	st.shared.f32 [%rd429], %f343;
+	bra.uni $L505_if_then;
+$L505_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd430, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd431, %rd430, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd432, %rd431, 64;
+	.loc 1 232 31
+	add.s64 %rd433, %rd432, 32;
+	.loc 1 232 36
+	add.s64 %rd434, %rd433, %rd71;
+	.loc 1 232 51
 	mov.f32 %f344, %f25;
-	.loc 1 229 8
-	shl.b64 %rd434, %rd433, 2;
-	add.s64 %rd435, %rd114, %rd434;
-	st.shared.f32 [%rd435], %f344;
-	bra.uni $L521_if_then;
-$L521_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd436, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd437, %rd436, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd438, %rd437, 64;
-	.loc 1 229 31
-	add.s64 %rd439, %rd438, 0;
-	.loc 1 229 36
-	add.s64 %rd440, %rd439, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd435, %rd434, 2;
+	add.s64 %rd436, %rd115, %rd435;
+	st.shared.f32 [%rd436], %f344;
+	bra.uni $L524_if_then;
+$L524_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd437, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd438, %rd437, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd439, %rd438, 64;
+	.loc 1 232 31
+	add.s64 %rd440, %rd439, 0;
+	.loc 1 232 36
+	add.s64 %rd441, %rd440, %rd71;
+	.loc 1 232 51
 	mov.f32 %f345, %f28;
-	.loc 1 229 8
-	shl.b64 %rd441, %rd440, 2;
-	add.s64 %rd442, %rd114, %rd441;
-	st.shared.f32 [%rd442], %f345;
-	bra.uni $L525_if_then;
-$L525_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd443, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd444, %rd443, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd445, %rd444, 64;
-	.loc 1 229 31
-	add.s64 %rd446, %rd445, 32;
-	.loc 1 229 36
-	add.s64 %rd447, %rd446, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd442, %rd441, 2;
+	add.s64 %rd443, %rd115, %rd442;
+	st.shared.f32 [%rd443], %f345;
+	bra.uni $L528_if_then;
+$L528_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd444, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd445, %rd444, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd446, %rd445, 64;
+	.loc 1 232 31
+	add.s64 %rd447, %rd446, 32;
+	.loc 1 232 36
+	add.s64 %rd448, %rd447, %rd71;
+	.loc 1 232 51
 	mov.f32 %f346, %f29;
-	.loc 1 229 8
-	shl.b64 %rd448, %rd447, 2;
-	add.s64 %rd449, %rd114, %rd448;
-	st.shared.f32 [%rd449], %f346;
-	bra.uni $L544_if_then;
-$L544_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd450, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd451, %rd450, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd452, %rd451, 64;
-	.loc 1 229 31
-	add.s64 %rd453, %rd452, 0;
-	.loc 1 229 36
-	add.s64 %rd454, %rd453, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd449, %rd448, 2;
+	add.s64 %rd450, %rd115, %rd449;
+	st.shared.f32 [%rd450], %f346;
+	bra.uni $L547_if_then;
+$L547_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd451, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd452, %rd451, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd453, %rd452, 64;
+	.loc 1 232 31
+	add.s64 %rd454, %rd453, 0;
+	.loc 1 232 36
+	add.s64 %rd455, %rd454, %rd71;
+	.loc 1 232 51
 	mov.f32 %f347, %f32;
-	.loc 1 229 8
-	shl.b64 %rd455, %rd454, 2;
-	add.s64 %rd456, %rd114, %rd455;
-	st.shared.f32 [%rd456], %f347;
-	bra.uni $L548_if_then;
-$L548_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd457, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd458, %rd457, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd459, %rd458, 64;
-	.loc 1 229 31
-	add.s64 %rd460, %rd459, 32;
-	.loc 1 229 36
-	add.s64 %rd461, %rd460, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd456, %rd455, 2;
+	add.s64 %rd457, %rd115, %rd456;
+	st.shared.f32 [%rd457], %f347;
+	bra.uni $L551_if_then;
+$L551_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd458, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd459, %rd458, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd460, %rd459, 64;
+	.loc 1 232 31
+	add.s64 %rd461, %rd460, 32;
+	.loc 1 232 36
+	add.s64 %rd462, %rd461, %rd71;
+	.loc 1 232 51
 	mov.f32 %f348, %f33;
-	.loc 1 229 8
-	shl.b64 %rd462, %rd461, 2;
-	add.s64 %rd463, %rd114, %rd462;
-	st.shared.f32 [%rd463], %f348;
-	bra.uni $L567_if_then;
-$L567_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd464, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd465, %rd464, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd466, %rd465, 64;
-	.loc 1 229 31
-	add.s64 %rd467, %rd466, 0;
-	.loc 1 229 36
-	add.s64 %rd468, %rd467, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd463, %rd462, 2;
+	add.s64 %rd464, %rd115, %rd463;
+	st.shared.f32 [%rd464], %f348;
+	bra.uni $L570_if_then;
+$L570_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd465, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd466, %rd465, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd467, %rd466, 64;
+	.loc 1 232 31
+	add.s64 %rd468, %rd467, 0;
+	.loc 1 232 36
+	add.s64 %rd469, %rd468, %rd71;
+	.loc 1 232 51
 	mov.f32 %f349, %f36;
-	.loc 1 229 8
-	shl.b64 %rd469, %rd468, 2;
-	add.s64 %rd470, %rd114, %rd469;
-	st.shared.f32 [%rd470], %f349;
-	bra.uni $L571_if_then;
-$L571_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd471, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd472, %rd471, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd473, %rd472, 64;
-	.loc 1 229 31
-	add.s64 %rd474, %rd473, 32;
-	.loc 1 229 36
-	add.s64 %rd475, %rd474, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd470, %rd469, 2;
+	add.s64 %rd471, %rd115, %rd470;
+	st.shared.f32 [%rd471], %f349;
+	bra.uni $L574_if_then;
+$L574_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd472, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd473, %rd472, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd474, %rd473, 64;
+	.loc 1 232 31
+	add.s64 %rd475, %rd474, 32;
+	.loc 1 232 36
+	add.s64 %rd476, %rd475, %rd71;
+	.loc 1 232 51
 	mov.f32 %f350, %f37;
-	.loc 1 229 8
-	shl.b64 %rd476, %rd475, 2;
-	add.s64 %rd477, %rd114, %rd476;
-	st.shared.f32 [%rd477], %f350;
-	bra.uni $L75_for_done;
-$L75_for_done:
-	.loc 1 233 8
+	.loc 1 232 8
+	shl.b64 %rd477, %rd476, 2;
+	add.s64 %rd478, %rd115, %rd477;
+	st.shared.f32 [%rd478], %f350;
+	bra.uni $L77_for_done;
+$L77_for_done:
+	.loc 1 236 8
 	bar.sync 0;
-	mov.s64 %rd478, %rd66;
-	bra.uni $L81_for_loop;
-$L81_for_loop:
-	.loc 1 234 22
-	mul.lo.s64 %rd479, %rd50, 64;
-	.loc 1 234 18
-	setp.lt.s64 %p34, %rd478, %rd479;
-	@%p34 bra $L592_entry;
-	bra.uni $L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ef16m_u005d;
-$L592_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r132, %rd478;
-	.loc 1 315 56
-	mov.s64 %rd481, 64;
-	cvt.u32.s64 %r133, %rd481;
-	.loc 1 315 48
+	mov.s64 %rd479, %rd67;
+	bra.uni $L83_for_loop;
+$L83_for_loop:
+	.loc 1 237 22
+	mul.lo.s64 %rd480, %rd50, 64;
+	.loc 1 237 18
+	setp.lt.s64 %p35, %rd479, %rd480;
+	@%p35 bra $L595_entry;
+	bra.uni $L92_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ef16m_u005d;
+$L595_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r132, %rd479;
+	.loc 1 318 56
+	mov.s64 %rd482, 64;
+	cvt.u32.s64 %r133, %rd482;
+	.loc 1 318 48
 	div.u32 %r134, %r132, %r133;
-	.loc 1 315 37
-	cvt.s64.u32 %rd482, %r134;
-	.loc 1 315 27
-	mov.s64 %rd480, %rd482;
-	bra.uni $L594_entry;
-$L594_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r135, %rd478;
-	.loc 1 316 56
-	mov.s64 %rd484, 64;
-	cvt.u32.s64 %r136, %rd484;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd483, %r134;
+	.loc 1 318 27
+	mov.s64 %rd481, %rd483;
+	bra.uni $L597_entry;
+$L597_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r135, %rd479;
+	.loc 1 319 56
+	mov.s64 %rd485, 64;
+	cvt.u32.s64 %r136, %rd485;
+	.loc 1 319 48
 	rem.u32 %r137, %r135, %r136;
-	.loc 1 316 37
-	cvt.s64.u32 %rd485, %r137;
-	.loc 1 316 27
-	mov.s64 %rd483, %rd485;
-	bra.uni $L596_entry;
-$L596_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r138, %rd483;
-	.loc 1 316 56
-	mov.s64 %rd487, 32;
-	cvt.u32.s64 %r139, %rd487;
-	.loc 1 316 48
+	.loc 1 319 37
+	cvt.s64.u32 %rd486, %r137;
+	.loc 1 319 27
+	mov.s64 %rd484, %rd486;
+	bra.uni $L599_entry;
+$L599_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r138, %rd484;
+	.loc 1 319 56
+	mov.s64 %rd488, 32;
+	cvt.u32.s64 %r139, %rd488;
+	.loc 1 319 48
 	rem.u32 %r140, %r138, %r139;
-	.loc 1 316 37
-	cvt.s64.u32 %rd488, %r140;
-	.loc 1 316 27
-	mov.s64 %rd486, %rd488;
-	bra.uni $L597_ret_urem;
-$L597_ret_urem:
-	.loc 1 236 11
-	mul.lo.s64 %rd489, 2, %rd486;
-	.loc 1 236 30
-	bra.uni $L598_entry;
-$L598_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r141, %rd483;
-	.loc 1 315 56
-	mov.s64 %rd491, 32;
-	cvt.u32.s64 %r142, %rd491;
-	.loc 1 315 48
-	div.u32 %r143, %r141, %r142;
-	.loc 1 315 37
-	cvt.s64.u32 %rd492, %r143;
-	.loc 1 315 27
-	mov.s64 %rd490, %rd492;
-	bra.uni $L599_ret_udiv;
-$L599_ret_udiv:
-	.loc 1 236 24
-	add.s64 %rd493, %rd489, %rd490;
-	.loc 1 237 13
-	mul.lo.s64 %rd494, %rd480, 64;
-	.loc 1 237 16
-	add.s64 %rd495, %rd494, %rd483;
-	.loc 1 237 11
-	shl.b64 %rd496, %rd495, 2;
-	add.s64 %rd497, %rd114, %rd496;
-	ld.shared.f32 %f351, [%rd497];
-	.loc 1 237 37
-	add.s64 %rd498, 8, %rd480;
-	.loc 1 237 40
-	mul.lo.s64 %rd499, %rd498, 64;
-	.loc 1 237 43
-	add.s64 %rd500, %rd499, %rd483;
-	.loc 1 237 25
-	shl.b64 %rd501, %rd500, 2;
-	add.s64 %rd502, %rd114, %rd501;
-	ld.shared.f32 %f352, [%rd502];
-	.loc 1 237 20
-	add.rn.f32 %f353, %f351, %f352;
-	.loc 1 237 66
-	add.s64 %rd503, 16, %rd480;
-	.loc 1 237 69
-	mul.lo.s64 %rd504, %rd503, 64;
-	.loc 1 237 72
-	add.s64 %rd505, %rd504, %rd483;
-	.loc 1 237 52
-	shl.b64 %rd506, %rd505, 2;
-	add.s64 %rd507, %rd114, %rd506;
-	ld.shared.f32 %f354, [%rd507];
-	.loc 1 237 47
-	add.rn.f32 %f355, %f353, %f354;
-	.loc 1 237 95
-	add.s64 %rd508, 24, %rd480;
-	.loc 1 237 98
-	mul.lo.s64 %rd509, %rd508, 64;
-	.loc 1 237 101
-	add.s64 %rd510, %rd509, %rd483;
-	.loc 1 237 81
-	shl.b64 %rd511, %rd510, 2;
-	add.s64 %rd512, %rd114, %rd511;
-	ld.shared.f32 %f356, [%rd512];
-	.loc 1 237 76
-	add.rn.f32 %f357, %f355, %f356;
-	.loc 1 238 10
-	shl.b64 %rd513, %rd480, 2;
-	add.s64 %rd514, %rd112, %rd513;
-	ld.shared.f32 %f358, [%rd514];
-	.loc 1 240 8
-	setp.gt.f32 %p35, %f358, 0f00000000;
-	@%p35 bra $L84_if_then;
-	bra.uni $L600_edge;
-$L84_if_then:
-	.loc 1 241 10
-	div.rn.f32 %f360, %f357, %f358;
-	mov.f32 %f359, %f360;
-	bra.uni $L85_if_done;
-$L600_edge:
-	mov.f32 %f359, 0f00000000;
-	bra.uni $L85_if_done;
-$L85_if_done:
-	.loc 1 243 11
-	mul.lo.s64 %rd515, %rd46, %rd42;
-	.loc 1 243 18
-	add.s64 %rd516, %rd515, %rd48;
-	.loc 1 243 23
-	add.s64 %rd517, %rd516, %rd480;
-	.loc 1 244 13
-	setp.eq.s64 %p36, %rd39, 1;
-	@%p36 bra $L86_if_then;
-	bra.uni $L88_if_else;
-$L86_if_then:
-	.loc 1 245 12
-	mul.lo.s64 %rd518, %rd38, %rd24;
-	.loc 1 245 18
-	add.s64 %rd519, %rd518, %rd517;
-	.loc 1 245 21
-	mul.lo.s64 %rd520, %rd519, 64;
-	.loc 1 245 24
-	add.s64 %rd521, %rd520, %rd493;
-	.loc 1 245 37
+	.loc 1 319 37
+	cvt.s64.u32 %rd489, %r140;
+	.loc 1 319 27
+	mov.s64 %rd487, %rd489;
+	bra.uni $L600_ret_urem;
+$L600_ret_urem:
+	.loc 1 239 11
+	mul.lo.s64 %rd490, 2, %rd487;
+	.loc 1 239 30
 	bra.uni $L601_entry;
 $L601_entry:
-	.loc 1 305 58
-	cvt.rn.f16.f32 %rs44, %f359;
-	.loc 1 305 41
-	mov.u16 %rs43, %rs44;
-	bra.uni $L602_ret_store;
-$L602_ret_store:
-	.loc 1 245 7
-	shl.b64 %rd522, %rd521, 1;
-	add.s64 %rd523, %rd1, %rd522;
-	st.global.u16 [%rd523], %rs43;
+	.loc 1 318 44
+	cvt.u32.s64 %r141, %rd484;
+	.loc 1 318 56
+	mov.s64 %rd492, 32;
+	cvt.u32.s64 %r142, %rd492;
+	.loc 1 318 48
+	div.u32 %r143, %r141, %r142;
+	.loc 1 318 37
+	cvt.s64.u32 %rd493, %r143;
+	.loc 1 318 27
+	mov.s64 %rd491, %rd493;
+	bra.uni $L602_ret_udiv;
+$L602_ret_udiv:
+	.loc 1 239 24
+	add.s64 %rd494, %rd490, %rd491;
+	.loc 1 240 13
+	mul.lo.s64 %rd495, %rd481, 64;
+	.loc 1 240 16
+	add.s64 %rd496, %rd495, %rd484;
+	.loc 1 240 11
+	shl.b64 %rd497, %rd496, 2;
+	add.s64 %rd498, %rd115, %rd497;
+	ld.shared.f32 %f351, [%rd498];
+	.loc 1 240 37
+	add.s64 %rd499, 8, %rd481;
+	.loc 1 240 40
+	mul.lo.s64 %rd500, %rd499, 64;
+	.loc 1 240 43
+	add.s64 %rd501, %rd500, %rd484;
+	.loc 1 240 25
+	shl.b64 %rd502, %rd501, 2;
+	add.s64 %rd503, %rd115, %rd502;
+	ld.shared.f32 %f352, [%rd503];
+	.loc 1 240 20
+	add.rn.f32 %f353, %f351, %f352;
+	.loc 1 240 66
+	add.s64 %rd504, 16, %rd481;
+	.loc 1 240 69
+	mul.lo.s64 %rd505, %rd504, 64;
+	.loc 1 240 72
+	add.s64 %rd506, %rd505, %rd484;
+	.loc 1 240 52
+	shl.b64 %rd507, %rd506, 2;
+	add.s64 %rd508, %rd115, %rd507;
+	ld.shared.f32 %f354, [%rd508];
+	.loc 1 240 47
+	add.rn.f32 %f355, %f353, %f354;
+	.loc 1 240 95
+	add.s64 %rd509, 24, %rd481;
+	.loc 1 240 98
+	mul.lo.s64 %rd510, %rd509, 64;
+	.loc 1 240 101
+	add.s64 %rd511, %rd510, %rd484;
+	.loc 1 240 81
+	shl.b64 %rd512, %rd511, 2;
+	add.s64 %rd513, %rd115, %rd512;
+	ld.shared.f32 %f356, [%rd513];
+	.loc 1 240 76
+	add.rn.f32 %f357, %f355, %f356;
+	.loc 1 241 10
+	shl.b64 %rd514, %rd481, 2;
+	add.s64 %rd515, %rd113, %rd514;
+	ld.shared.f32 %f358, [%rd515];
+	.loc 1 243 8
+	setp.gt.f32 %p36, %f358, 0f00000000;
+	@%p36 bra $L86_if_then;
+	bra.uni $L603_edge;
+$L86_if_then:
+	.loc 1 244 10
+	div.rn.f32 %f360, %f357, %f358;
+	mov.f32 %f359, %f360;
 	bra.uni $L87_if_done;
-$L88_if_else:
-	.loc 1 247 14
-	mul.lo.s64 %rd525, %rd38, %rd24;
-	.loc 1 247 20
-	add.s64 %rd526, %rd525, %rd517;
-	.loc 1 247 23
-	mul.lo.s64 %rd527, %rd526, %rd39;
-	.loc 1 247 31
-	add.s64 %rd528, %rd527, %rd30;
-	.loc 1 248 9
-	mul.lo.s64 %rd529, %rd528, 64;
-	.loc 1 248 12
-	add.s64 %rd530, %rd529, %rd493;
-	.loc 1 248 6
-	shl.b64 %rd531, %rd530, 2;
-	add.s64 %rd532, %rd4, %rd531;
-	st.global.f32 [%rd532], %f359;
-	.loc 1 249 9
-	setp.eq.s64 %p37, %rd493, 0;
-	@%p37 bra $L89_if_then;
-	bra.uni $L87_if_done;
-$L89_if_then:
-	.loc 1 250 10
-	mul.lo.s64 %rd533, 2, %rd528;
-	.loc 1 250 21
-	mul.lo.s64 %rd534, 2, %rd528;
-	.loc 1 250 24
-	add.s64 %rd535, %rd534, 1;
-	.loc 1 250 32
-	shl.b64 %rd536, %rd480, 2;
-	add.s64 %rd537, %rd111, %rd536;
-	ld.shared.f32 %f361, [%rd537];
-	.loc 1 250 8
-	shl.b64 %rd538, %rd533, 2;
-	add.s64 %rd539, %rd7, %rd538;
-	st.global.f32 [%rd539], %f361;
-	.loc 1 250 19
-	shl.b64 %rd540, %rd535, 2;
-	add.s64 %rd541, %rd7, %rd540;
-	st.global.f32 [%rd541], %f358;
+$L603_edge:
+	mov.f32 %f359, 0f00000000;
 	bra.uni $L87_if_done;
 $L87_if_done:
-	.loc 1 234 27
-	add.s64 %rd524, %rd478, 128;
-	mov.s64 %rd478, %rd524;
-	bra.uni $L81_for_loop;
-$L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ef16m_u005d:
+	.loc 1 246 11
+	mul.lo.s64 %rd516, %rd46, %rd42;
+	.loc 1 246 18
+	add.s64 %rd517, %rd516, %rd48;
+	.loc 1 246 23
+	add.s64 %rd518, %rd517, %rd481;
+	.loc 1 247 13
+	setp.eq.s64 %p37, %rd39, 1;
+	@%p37 bra $L88_if_then;
+	bra.uni $L90_if_else;
+$L88_if_then:
+	.loc 1 248 12
+	mul.lo.s64 %rd519, %rd38, %rd24;
+	.loc 1 248 18
+	add.s64 %rd520, %rd519, %rd518;
+	.loc 1 248 21
+	mul.lo.s64 %rd521, %rd520, 64;
+	.loc 1 248 24
+	add.s64 %rd522, %rd521, %rd494;
+	.loc 1 248 37
+	bra.uni $L604_entry;
+$L604_entry:
+	.loc 1 308 58
+	cvt.rn.f16.f32 %rs44, %f359;
+	.loc 1 308 41
+	mov.u16 %rs43, %rs44;
+	bra.uni $L605_ret_store;
+$L605_ret_store:
+	.loc 1 248 7
+	shl.b64 %rd523, %rd522, 1;
+	add.s64 %rd524, %rd1, %rd523;
+	st.global.u16 [%rd524], %rs43;
+	bra.uni $L89_if_done;
+$L90_if_else:
+	.loc 1 250 14
+	mul.lo.s64 %rd526, %rd38, %rd24;
+	.loc 1 250 20
+	add.s64 %rd527, %rd526, %rd518;
+	.loc 1 250 23
+	mul.lo.s64 %rd528, %rd527, %rd39;
+	.loc 1 250 31
+	add.s64 %rd529, %rd528, %rd30;
+	.loc 1 251 9
+	mul.lo.s64 %rd530, %rd529, 64;
+	.loc 1 251 12
+	add.s64 %rd531, %rd530, %rd494;
+	.loc 1 251 6
+	shl.b64 %rd532, %rd531, 2;
+	add.s64 %rd533, %rd4, %rd532;
+	st.global.f32 [%rd533], %f359;
+	.loc 1 252 9
+	setp.eq.s64 %p38, %rd494, 0;
+	@%p38 bra $L91_if_then;
+	bra.uni $L89_if_done;
+$L91_if_then:
+	.loc 1 253 10
+	mul.lo.s64 %rd534, 2, %rd529;
+	.loc 1 253 21
+	mul.lo.s64 %rd535, 2, %rd529;
+	.loc 1 253 24
+	add.s64 %rd536, %rd535, 1;
+	.loc 1 253 32
+	shl.b64 %rd537, %rd481, 2;
+	add.s64 %rd538, %rd112, %rd537;
+	ld.shared.f32 %f361, [%rd538];
+	.loc 1 253 8
+	shl.b64 %rd539, %rd534, 2;
+	add.s64 %rd540, %rd7, %rd539;
+	st.global.f32 [%rd540], %f361;
+	.loc 1 253 19
+	shl.b64 %rd541, %rd536, 2;
+	add.s64 %rd542, %rd7, %rd541;
+	st.global.f32 [%rd542], %f358;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 1 237 27
+	add.s64 %rd525, %rd479, 128;
+	mov.s64 %rd479, %rd525;
+	bra.uni $L83_for_loop;
+$L92_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ef16m_u005d:
 	ret;
 }
 
@@ -2753,10 +2770,10 @@ $L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u00
 )
 .maxntid 128, 1, 1
 {
-	.reg .pred %p<38>;
+	.reg .pred %p<39>;
 	.reg .b16 %rs<45>;
 	.reg .b32 %r<144>;
-	.reg .b64 %rd<654>;
+	.reg .b64 %rd<655>;
 	.reg .f32 %f<428>;
 	.shared .align 8 .b8 kern_reduce[256];
 	.shared .align 16 .b8 smem0[4096];
@@ -2892,22 +2909,35 @@ $L3_if_then:
 	mov.u64 %rd54, 0x200000001;
 	mov.u64 %rd55, 0;
 	mov.u64 %rd56, 0;
-	bra.uni $L91_bounds_fail;
+	bra.uni $L93_bounds_fail;
 $L4_if_done:
-	.loc 1 72 14
-	mul.lo.s64 %rd63, %rd30, %rd29;
-	.loc 1 73 17
-	add.s64 %rd64, %rd63, %rd29;
-	.loc 1 73 11
-	min.s64 %rd65, %rd53, %rd64;
-	.loc 1 74 32
+	.loc 1 72 15
+	mul.lo.s64 %rd63, %rd39, %rd29;
+	.loc 1 72 7
+	setp.gt.s64 %p3, %rd53, %rd63;
+	@%p3 bra $L6_if_then;
+	bra.uni $L7_if_done;
+$L6_if_then:
+	.loc 1 73 8
+	mov.u64 %rd54, 0x200000002;
+	mov.u64 %rd55, 0;
+	mov.u64 %rd56, 0;
+	bra.uni $L93_bounds_fail;
+$L7_if_done:
+	.loc 1 75 14
+	mul.lo.s64 %rd64, %rd30, %rd29;
+	.loc 1 76 17
+	add.s64 %rd65, %rd64, %rd29;
+	.loc 1 76 11
+	min.s64 %rd66, %rd53, %rd65;
+	.loc 1 77 32
 	mov.u32 %r28, %tid.x;
-	cvt.s64.u32 %rd66, %r28;
+	cvt.s64.u32 %rd67, %r28;
 	mov.u32 %r29, %tid.y;
-	cvt.s64.u32 %rd67, %r29;
+	cvt.s64.u32 %rd68, %r29;
 	mov.u32 %r30, %tid.z;
-	cvt.s64.u32 %rd68, %r30;
-	.loc 1 74 44
+	cvt.s64.u32 %rd69, %r30;
+	.loc 1 77 44
 	mov.u32 %r33, %tid.z;
 	mov.u32 %r34, %ntid.y;
 	mov.u32 %r35, %tid.y;
@@ -2916,87 +2946,87 @@ $L4_if_done:
 	mov.u32 %r38, %tid.x;
 	mad.lo.u32 %r36, %r32, %r37, %r38;
 	shr.u32 %r31, %r36, 5;
-	cvt.s64.u32 %rd69, %r31;
-	.loc 1 74 54
+	cvt.s64.u32 %rd70, %r31;
+	.loc 1 77 54
 	mov.u32 %r39, %laneid;
-	cvt.s64.u32 %rd70, %r39;
-	.loc 1 79 13
-	min.u64 %rd71, %rd26, 64;
-	cvt.u32.u64 %r40, %rd71;
-	shr.s64 %rd72, %rd63, %r40;
-	.loc 1 79 23
-	add.s64 %rd73, %rd72, %rd66;
-	mov.s64 %rd74, 0;
-	mov.s64 %rd75, %rd73;
-	bra.uni $L6_for_loop;
-$L6_for_loop:
-	.loc 1 79 31
-	min.u64 %rd76, %rd26, 64;
-	cvt.u32.u64 %r41, %rd76;
-	shl.b64 %rd77, %rd75, %r41;
-	.loc 1 79 41
-	setp.lt.s64 %p3, %rd77, %rd65;
-	@%p3 bra $L7_for_body;
-	bra.uni $L8_for_done;
-$L7_for_body:
-	.loc 1 80 25
-	mul.lo.s64 %rd78, %rd38, %rd27;
-	.loc 1 80 35
-	add.s64 %rd79, %rd78, %rd75;
-	.loc 1 80 21
-	shl.b64 %rd80, %rd79, 2;
-	add.s64 %rd81, %rd19, %rd80;
-	ld.global.nc.s32 %r42, [%rd81];
-	.loc 1 80 42
-	setp.lt.s32 %p4, %r42, 0;
-	@%p4 bra $L9_if_then;
-	bra.uni $L11_cond_false;
-$L11_cond_false:
-	.loc 1 80 52
-	cvt.s64.s32 %rd84, %r42;
-	.loc 1 80 56
-	setp.ge.s64 %p5, %rd84, %rd28;
-	@%p5 bra $L9_if_then;
-	bra.uni $L94_edge;
-$L9_if_then:
-	mov.s64 %rd82, 1;
-	bra.uni $L10_if_done;
-$L94_edge:
-	mov.s64 %rd82, %rd74;
-	bra.uni $L10_if_done;
-$L10_if_done:
-	.loc 1 79 47
-	add.s64 %rd83, %rd75, 128;
-	mov.s64 %rd74, %rd82;
+	cvt.s64.u32 %rd71, %r39;
+	.loc 1 82 13
+	min.u64 %rd72, %rd26, 64;
+	cvt.u32.u64 %r40, %rd72;
+	shr.s64 %rd73, %rd64, %r40;
+	.loc 1 82 23
+	add.s64 %rd74, %rd73, %rd67;
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, %rd74;
+	bra.uni $L8_for_loop;
+$L8_for_loop:
+	.loc 1 82 31
+	min.u64 %rd77, %rd26, 64;
+	cvt.u32.u64 %r41, %rd77;
+	shl.b64 %rd78, %rd76, %r41;
+	.loc 1 82 41
+	setp.lt.s64 %p4, %rd78, %rd66;
+	@%p4 bra $L9_for_body;
+	bra.uni $L10_for_done;
+$L9_for_body:
+	.loc 1 83 25
+	mul.lo.s64 %rd79, %rd38, %rd27;
+	.loc 1 83 35
+	add.s64 %rd80, %rd79, %rd76;
+	.loc 1 83 21
+	shl.b64 %rd81, %rd80, 2;
+	add.s64 %rd82, %rd19, %rd81;
+	ld.global.nc.s32 %r42, [%rd82];
+	.loc 1 83 42
+	setp.lt.s32 %p5, %r42, 0;
+	@%p5 bra $L11_if_then;
+	bra.uni $L13_cond_false;
+$L13_cond_false:
+	.loc 1 83 52
+	cvt.s64.s32 %rd85, %r42;
+	.loc 1 83 56
+	setp.ge.s64 %p6, %rd85, %rd28;
+	@%p6 bra $L11_if_then;
+	bra.uni $L97_edge;
+$L11_if_then:
+	mov.s64 %rd83, 1;
+	bra.uni $L12_if_done;
+$L97_edge:
+	mov.s64 %rd83, %rd75;
+	bra.uni $L12_if_done;
+$L12_if_done:
+	.loc 1 82 47
+	add.s64 %rd84, %rd76, 128;
 	mov.s64 %rd75, %rd83;
-	bra.uni $L6_for_loop;
-$L8_for_done:
-	.loc 1 84 17
-	mov.b64 {%r43, %r44}, %rd74;
+	mov.s64 %rd76, %rd84;
+	bra.uni $L8_for_loop;
+$L10_for_done:
+	.loc 1 87 17
+	mov.b64 {%r43, %r44}, %rd75;
 	shfl.sync.bfly.b32 %r45, %r43, 16, 31, -1;
 	shfl.sync.bfly.b32 %r46, %r44, 16, 31, -1;
-	mov.b64 %rd85, {%r45, %r46};
-	max.s64 %rd86, %rd74, %rd85;
-	mov.b64 {%r47, %r48}, %rd86;
+	mov.b64 %rd86, {%r45, %r46};
+	max.s64 %rd87, %rd75, %rd86;
+	mov.b64 {%r47, %r48}, %rd87;
 	shfl.sync.bfly.b32 %r49, %r47, 8, 31, -1;
 	shfl.sync.bfly.b32 %r50, %r48, 8, 31, -1;
-	mov.b64 %rd87, {%r49, %r50};
-	max.s64 %rd88, %rd86, %rd87;
-	mov.b64 {%r51, %r52}, %rd88;
+	mov.b64 %rd88, {%r49, %r50};
+	max.s64 %rd89, %rd87, %rd88;
+	mov.b64 {%r51, %r52}, %rd89;
 	shfl.sync.bfly.b32 %r53, %r51, 4, 31, -1;
 	shfl.sync.bfly.b32 %r54, %r52, 4, 31, -1;
-	mov.b64 %rd89, {%r53, %r54};
-	max.s64 %rd90, %rd88, %rd89;
-	mov.b64 {%r55, %r56}, %rd90;
+	mov.b64 %rd90, {%r53, %r54};
+	max.s64 %rd91, %rd89, %rd90;
+	mov.b64 {%r55, %r56}, %rd91;
 	shfl.sync.bfly.b32 %r57, %r55, 2, 31, -1;
 	shfl.sync.bfly.b32 %r58, %r56, 2, 31, -1;
-	mov.b64 %rd91, {%r57, %r58};
-	max.s64 %rd92, %rd90, %rd91;
-	mov.b64 {%r59, %r60}, %rd92;
+	mov.b64 %rd92, {%r57, %r58};
+	max.s64 %rd93, %rd91, %rd92;
+	mov.b64 {%r59, %r60}, %rd93;
 	shfl.sync.bfly.b32 %r61, %r59, 1, 31, -1;
 	shfl.sync.bfly.b32 %r62, %r60, 1, 31, -1;
-	mov.b64 %rd93, {%r61, %r62};
-	max.s64 %rd94, %rd92, %rd93;
+	mov.b64 %rd94, {%r61, %r62};
+	max.s64 %rd95, %rd93, %rd94;
 	mov.u32 %r64, %tid.z;
 	mov.u32 %r65, %ntid.y;
 	mov.u32 %r66, %tid.y;
@@ -3006,10 +3036,10 @@ $L8_for_done:
 	mad.lo.u32 %r67, %r63, %r68, %r69;
 	shr.u32 %r70, %r67, 5;
 	mov.u32 %r71, %laneid;
-	mov.u64 %rd95, kern_reduce;
-	mad.wide.u32 %rd96, %r70, 8, %rd95;
-	setp.eq.u32 %p6, %r71, 0;
-	@%p6 st.shared.s64 [%rd96], %rd94;
+	mov.u64 %rd96, kern_reduce;
+	mad.wide.u32 %rd97, %r70, 8, %rd96;
+	setp.eq.u32 %p7, %r71, 0;
+	@%p7 st.shared.s64 [%rd97], %rd95;
 	bar.sync 0;
 	mov.u32 %r73, %ntid.x;
 	mov.u32 %r74, %ntid.y;
@@ -3018,50 +3048,50 @@ $L8_for_done:
 	mul.lo.u32 %r72, %r72, %r75;
 	add.u32 %r72, %r72, 31;
 	shr.u32 %r72, %r72, 5;
-	setp.lo.u32 %p7, %r71, %r72;
-	mad.wide.u32 %rd97, %r71, 8, %rd95;
-	mov.s64 %rd98, -9223372036854775808;
-	@%p7 ld.shared.s64 %rd98, [%rd97];
-	mov.b64 {%r76, %r77}, %rd98;
+	setp.lo.u32 %p8, %r71, %r72;
+	mad.wide.u32 %rd98, %r71, 8, %rd96;
+	mov.s64 %rd99, -9223372036854775808;
+	@%p8 ld.shared.s64 %rd99, [%rd98];
+	mov.b64 {%r76, %r77}, %rd99;
 	shfl.sync.bfly.b32 %r78, %r76, 16, 31, -1;
 	shfl.sync.bfly.b32 %r79, %r77, 16, 31, -1;
-	mov.b64 %rd99, {%r78, %r79};
-	max.s64 %rd100, %rd98, %rd99;
-	mov.b64 {%r80, %r81}, %rd100;
+	mov.b64 %rd100, {%r78, %r79};
+	max.s64 %rd101, %rd99, %rd100;
+	mov.b64 {%r80, %r81}, %rd101;
 	shfl.sync.bfly.b32 %r82, %r80, 8, 31, -1;
 	shfl.sync.bfly.b32 %r83, %r81, 8, 31, -1;
-	mov.b64 %rd101, {%r82, %r83};
-	max.s64 %rd102, %rd100, %rd101;
-	mov.b64 {%r84, %r85}, %rd102;
+	mov.b64 %rd102, {%r82, %r83};
+	max.s64 %rd103, %rd101, %rd102;
+	mov.b64 {%r84, %r85}, %rd103;
 	shfl.sync.bfly.b32 %r86, %r84, 4, 31, -1;
 	shfl.sync.bfly.b32 %r87, %r85, 4, 31, -1;
-	mov.b64 %rd103, {%r86, %r87};
-	max.s64 %rd104, %rd102, %rd103;
-	mov.b64 {%r88, %r89}, %rd104;
+	mov.b64 %rd104, {%r86, %r87};
+	max.s64 %rd105, %rd103, %rd104;
+	mov.b64 {%r88, %r89}, %rd105;
 	shfl.sync.bfly.b32 %r90, %r88, 2, 31, -1;
 	shfl.sync.bfly.b32 %r91, %r89, 2, 31, -1;
-	mov.b64 %rd105, {%r90, %r91};
-	max.s64 %rd106, %rd104, %rd105;
-	mov.b64 {%r92, %r93}, %rd106;
+	mov.b64 %rd106, {%r90, %r91};
+	max.s64 %rd107, %rd105, %rd106;
+	mov.b64 {%r92, %r93}, %rd107;
 	shfl.sync.bfly.b32 %r94, %r92, 1, 31, -1;
 	shfl.sync.bfly.b32 %r95, %r93, 1, 31, -1;
-	mov.b64 %rd107, {%r94, %r95};
-	max.s64 %rd108, %rd106, %rd107;
+	mov.b64 %rd108, {%r94, %r95};
+	max.s64 %rd109, %rd107, %rd108;
 	bar.sync 0;
-	.loc 1 84 26
-	setp.ne.s64 %p8, %rd108, 0;
-	@%p8 bra $L12_if_then;
-	bra.uni $L13_if_done;
-$L12_if_then:
-	.loc 1 85 8
-	mov.u64 %rd54, 0x200000002;
+	.loc 1 87 26
+	setp.ne.s64 %p9, %rd109, 0;
+	@%p9 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 1 88 8
+	mov.u64 %rd54, 0x200000003;
 	mov.u64 %rd55, 0;
 	mov.u64 %rd56, 0;
-	bra.uni $L91_bounds_fail;
-$L91_bounds_fail:
+	bra.uni $L93_bounds_fail;
+$L93_bounds_fail:
 	atom.global.cas.b64 %rd57, [kern_error], 0, %rd54;
 	setp.eq.u64 %p1, %rd57, 0;
-	@!%p1 bra $L92_bounds_exit;
+	@!%p1 bra $L94_bounds_exit;
 	st.global.u64 [kern_error+8], %rd55;
 	st.global.u64 [kern_error+16], %rd56;
 	mov.u32 %r24, %ctaid.x;
@@ -3071,230 +3101,230 @@ $L91_bounds_fail:
 	cvt.u64.u32 %rd59, %r26;
 	add.s64 %rd60, %rd58, %rd59;
 	st.global.u64 [kern_error+24], %rd60;
-	bra.uni $L92_bounds_exit;
-$L92_bounds_exit:
+	bra.uni $L94_bounds_exit;
+$L94_bounds_exit:
 	exit;
-$L13_if_done:
-	.loc 1 88 27
-	mov.u64 %rd109, smem0;
-	.loc 1 89 27
-	mov.u64 %rd110, smem1;
-	.loc 1 90 27
-	mov.u64 %rd111, smem2;
+$L15_if_done:
 	.loc 1 91 27
-	mov.u64 %rd112, smem3;
+	mov.u64 %rd110, smem0;
 	.loc 1 92 27
-	mov.u64 %rd113, smem4;
-	.loc 1 98 28
-	mov.u64 %rd114, smem5;
-	.loc 1 104 12
-	mul.lo.s64 %rd115, %rd38, %rd24;
-	.loc 1 104 24
-	mul.lo.s64 %rd116, %rd46, %rd42;
-	.loc 1 104 19
-	add.s64 %rd117, %rd115, %rd116;
-	.loc 1 104 31
-	add.s64 %rd118, %rd117, %rd48;
-	.loc 1 104 37
-	mul.lo.s64 %rd119, %rd118, 128;
-	mov.s64 %rd120, %rd66;
-	bra.uni $L14_for_loop;
-$L14_for_loop:
-	.loc 1 105 18
-	setp.lt.s64 %p9, %rd120, 1024;
-	@%p9 bra $L96_entry;
-	bra.uni $L16_for_done;
-$L96_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r96, %rd120;
-	.loc 1 315 56
-	mov.s64 %rd122, 128;
-	cvt.u32.s64 %r97, %rd122;
-	.loc 1 315 48
+	mov.u64 %rd111, smem1;
+	.loc 1 93 27
+	mov.u64 %rd112, smem2;
+	.loc 1 94 27
+	mov.u64 %rd113, smem3;
+	.loc 1 95 27
+	mov.u64 %rd114, smem4;
+	.loc 1 101 28
+	mov.u64 %rd115, smem5;
+	.loc 1 107 12
+	mul.lo.s64 %rd116, %rd38, %rd24;
+	.loc 1 107 24
+	mul.lo.s64 %rd117, %rd46, %rd42;
+	.loc 1 107 19
+	add.s64 %rd118, %rd116, %rd117;
+	.loc 1 107 31
+	add.s64 %rd119, %rd118, %rd48;
+	.loc 1 107 37
+	mul.lo.s64 %rd120, %rd119, 128;
+	mov.s64 %rd121, %rd67;
+	bra.uni $L16_for_loop;
+$L16_for_loop:
+	.loc 1 108 18
+	setp.lt.s64 %p10, %rd121, 1024;
+	@%p10 bra $L99_entry;
+	bra.uni $L18_for_done;
+$L99_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r96, %rd121;
+	.loc 1 318 56
+	mov.s64 %rd123, 128;
+	cvt.u32.s64 %r97, %rd123;
+	.loc 1 318 48
 	div.u32 %r98, %r96, %r97;
-	.loc 1 315 37
-	cvt.s64.u32 %rd123, %r98;
-	.loc 1 315 27
-	mov.s64 %rd121, %rd123;
-	bra.uni $L98_entry;
-$L98_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r99, %rd120;
-	.loc 1 316 56
-	mov.s64 %rd125, 128;
-	cvt.u32.s64 %r100, %rd125;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd124, %r98;
+	.loc 1 318 27
+	mov.s64 %rd122, %rd124;
+	bra.uni $L101_entry;
+$L101_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r99, %rd121;
+	.loc 1 319 56
+	mov.s64 %rd126, 128;
+	cvt.u32.s64 %r100, %rd126;
+	.loc 1 319 48
 	rem.u32 %r101, %r99, %r100;
-	.loc 1 316 37
-	cvt.s64.u32 %rd126, %r101;
-	.loc 1 316 27
-	mov.s64 %rd124, %rd126;
-	bra.uni $L100_entry;
-$L100_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r102, %rd124;
-	.loc 1 315 56
-	mov.s64 %rd128, 16;
-	cvt.u32.s64 %r103, %rd128;
-	.loc 1 315 48
+	.loc 1 319 37
+	cvt.s64.u32 %rd127, %r101;
+	.loc 1 319 27
+	mov.s64 %rd125, %rd127;
+	bra.uni $L103_entry;
+$L103_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r102, %rd125;
+	.loc 1 318 56
+	mov.s64 %rd129, 16;
+	cvt.u32.s64 %r103, %rd129;
+	.loc 1 318 48
 	div.u32 %r104, %r102, %r103;
-	.loc 1 315 37
-	cvt.s64.u32 %rd129, %r104;
-	.loc 1 315 27
-	mov.s64 %rd127, %rd129;
-	bra.uni $L102_entry;
-$L102_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r105, %rd120;
-	.loc 1 316 56
-	mov.s64 %rd131, 16;
-	cvt.u32.s64 %r106, %rd131;
-	.loc 1 316 48
-	rem.u32 %r107, %r105, %r106;
-	.loc 1 316 37
-	cvt.s64.u32 %rd132, %r107;
-	.loc 1 316 27
-	mov.s64 %rd130, %rd132;
-	bra.uni $L103_ret_urem;
-$L103_ret_urem:
-	.loc 1 108 12
-	mul.lo.s64 %rd133, %rd50, 128;
-	.loc 1 108 8
-	setp.lt.s64 %p10, %rd120, %rd133;
-	@%p10 bra $L17_if_then;
-	bra.uni $L104_edge;
-$L17_if_then:
-	.loc 1 109 21
-	mul.lo.s64 %rd134, %rd121, 128;
-	.loc 1 109 19
-	add.s64 %rd135, %rd119, %rd134;
-	.loc 1 109 29
+	.loc 1 318 37
+	cvt.s64.u32 %rd130, %r104;
+	.loc 1 318 27
+	mov.s64 %rd128, %rd130;
 	bra.uni $L105_entry;
 $L105_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r108, %rd127;
-	.loc 1 315 56
-	mov.s64 %rd137, 4;
-	cvt.u32.s64 %r109, %rd137;
-	.loc 1 315 48
+	.loc 1 319 44
+	cvt.u32.s64 %r105, %rd121;
+	.loc 1 319 56
+	mov.s64 %rd132, 16;
+	cvt.u32.s64 %r106, %rd132;
+	.loc 1 319 48
+	rem.u32 %r107, %r105, %r106;
+	.loc 1 319 37
+	cvt.s64.u32 %rd133, %r107;
+	.loc 1 319 27
+	mov.s64 %rd131, %rd133;
+	bra.uni $L106_ret_urem;
+$L106_ret_urem:
+	.loc 1 111 12
+	mul.lo.s64 %rd134, %rd50, 128;
+	.loc 1 111 8
+	setp.lt.s64 %p11, %rd121, %rd134;
+	@%p11 bra $L19_if_then;
+	bra.uni $L107_edge;
+$L19_if_then:
+	.loc 1 112 21
+	mul.lo.s64 %rd135, %rd122, 128;
+	.loc 1 112 19
+	add.s64 %rd136, %rd120, %rd135;
+	.loc 1 112 29
+	bra.uni $L108_entry;
+$L108_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r108, %rd128;
+	.loc 1 318 56
+	mov.s64 %rd138, 4;
+	cvt.u32.s64 %r109, %rd138;
+	.loc 1 318 48
 	div.u32 %r110, %r108, %r109;
-	.loc 1 315 37
-	cvt.s64.u32 %rd138, %r110;
-	.loc 1 315 27
-	mov.s64 %rd136, %rd138;
-	bra.uni $L106_ret_udiv;
-$L106_ret_udiv:
-	.loc 1 109 35
-	mul.lo.s64 %rd139, %rd136, 64;
-	.loc 1 109 24
-	add.s64 %rd140, %rd135, %rd139;
-	.loc 1 109 44
-	mul.lo.s64 %rd141, 4, %rd130;
-	.loc 1 109 42
-	add.s64 %rd142, %rd140, %rd141;
-	.loc 1 109 51
-	bra.uni $L107_entry;
-$L107_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r111, %rd127;
-	.loc 1 316 56
-	mov.s64 %rd144, 4;
-	cvt.u32.s64 %r112, %rd144;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd139, %r110;
+	.loc 1 318 27
+	mov.s64 %rd137, %rd139;
+	bra.uni $L109_ret_udiv;
+$L109_ret_udiv:
+	.loc 1 112 35
+	mul.lo.s64 %rd140, %rd137, 64;
+	.loc 1 112 24
+	add.s64 %rd141, %rd136, %rd140;
+	.loc 1 112 44
+	mul.lo.s64 %rd142, 4, %rd131;
+	.loc 1 112 42
+	add.s64 %rd143, %rd141, %rd142;
+	.loc 1 112 51
+	bra.uni $L110_entry;
+$L110_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r111, %rd128;
+	.loc 1 319 56
+	mov.s64 %rd145, 4;
+	cvt.u32.s64 %r112, %rd145;
+	.loc 1 319 48
 	rem.u32 %r113, %r111, %r112;
-	.loc 1 316 37
-	cvt.s64.u32 %rd145, %r113;
-	.loc 1 316 27
-	mov.s64 %rd143, %rd145;
-	bra.uni $L108_ret_urem;
-$L108_ret_urem:
-	.loc 1 109 46
-	add.s64 %rd146, %rd142, %rd143;
-	.loc 1 109 16
-	shl.b64 %rd147, %rd146, 1;
-	add.s64 %rd148, %rd10, %rd147;
-	ld.global.nc.u16 %rs0, [%rd148];
-	.loc 1 109 14
-	bra.uni $L109_entry;
-$L109_entry:
-	.loc 1 304 57
+	.loc 1 319 37
+	cvt.s64.u32 %rd146, %r113;
+	.loc 1 319 27
+	mov.s64 %rd144, %rd146;
+	bra.uni $L111_ret_urem;
+$L111_ret_urem:
+	.loc 1 112 46
+	add.s64 %rd147, %rd143, %rd144;
+	.loc 1 112 16
+	shl.b64 %rd148, %rd147, 1;
+	add.s64 %rd149, %rd10, %rd148;
+	ld.global.nc.u16 %rs0, [%rd149];
+	.loc 1 112 14
+	bra.uni $L112_entry;
+$L112_entry:
+	.loc 1 307 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 1 304 41
+	.loc 1 307 41
 	mov.f32 %f2, %f3;
-	bra.uni $L110_ret_load;
-$L110_ret_load:
-	.loc 1 109 60
+	bra.uni $L113_ret_load;
+$L113_ret_load:
+	.loc 1 112 60
 	mul.rn.f32 %f4, %f2, %f0;
 	mov.f32 %f1, %f4;
-	bra.uni $L18_if_done;
-$L104_edge:
-	mov.f32 %f1, 0f00000000;
-	bra.uni $L18_if_done;
-$L18_if_done:
-	.loc 1 111 5
-	shl.b64 %rd149, %rd120, 2;
-	add.s64 %rd150, %rd109, %rd149;
-	st.shared.f32 [%rd150], %f1;
-	.loc 1 105 35
-	add.s64 %rd151, %rd120, 128;
-	mov.s64 %rd120, %rd151;
-	bra.uni $L14_for_loop;
-$L16_for_done:
-	.loc 1 113 9
-	setp.lt.s64 %p11, %rd66, 8;
-	@%p11 bra $L111_entry;
 	bra.uni $L20_if_done;
-$L111_entry:
-	.loc 1 318 52
-	mov.u32 %r114, 0xFF800000;
-	mov.b32 %f6, %r114;
-	.loc 1 318 25
-	mov.f32 %f5, %f6;
-	bra.uni $L112_ret_negInf;
-$L112_ret_negInf:
-	.loc 1 114 5
-	shl.b64 %rd152, %rd66, 2;
-	add.s64 %rd153, %rd111, %rd152;
-	st.shared.f32 [%rd153], %f5;
-	.loc 1 114 14
-	shl.b64 %rd154, %rd66, 2;
-	add.s64 %rd155, %rd112, %rd154;
-	mov.f32 %f7, 0f00000000;
-	st.shared.f32 [%rd155], %f7;
+$L107_edge:
+	mov.f32 %f1, 0f00000000;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 1 116 8
+	.loc 1 114 5
+	shl.b64 %rd150, %rd121, 2;
+	add.s64 %rd151, %rd110, %rd150;
+	st.shared.f32 [%rd151], %f1;
+	.loc 1 108 35
+	add.s64 %rd152, %rd121, 128;
+	mov.s64 %rd121, %rd152;
+	bra.uni $L16_for_loop;
+$L18_for_done:
+	.loc 1 116 9
+	setp.lt.s64 %p12, %rd67, 8;
+	@%p12 bra $L114_entry;
+	bra.uni $L22_if_done;
+$L114_entry:
+	.loc 1 321 52
+	mov.u32 %r114, 0xFF800000;
+	mov.b32 %f6, %r114;
+	.loc 1 321 25
+	mov.f32 %f5, %f6;
+	bra.uni $L115_ret_negInf;
+$L115_ret_negInf:
+	.loc 1 117 5
+	shl.b64 %rd153, %rd67, 2;
+	add.s64 %rd154, %rd112, %rd153;
+	st.shared.f32 [%rd154], %f5;
+	.loc 1 117 14
+	shl.b64 %rd155, %rd67, 2;
+	add.s64 %rd156, %rd113, %rd155;
+	mov.f32 %f7, 0f00000000;
+	st.shared.f32 [%rd156], %f7;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 1 119 8
 	bar.sync 0;
-	.loc 1 119 15
-	bra.uni $L113_entry;
-$L113_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r115, %rd70;
-	.loc 1 315 56
-	mov.s64 %rd157, 16;
-	cvt.u32.s64 %r116, %rd157;
-	.loc 1 315 48
+	.loc 1 122 15
+	bra.uni $L116_entry;
+$L116_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r115, %rd71;
+	.loc 1 318 56
+	mov.s64 %rd158, 16;
+	cvt.u32.s64 %r116, %rd158;
+	.loc 1 318 48
 	div.u32 %r117, %r115, %r116;
-	.loc 1 315 37
-	cvt.s64.u32 %rd158, %r117;
-	.loc 1 315 27
-	mov.s64 %rd156, %rd158;
-	bra.uni $L115_entry;
-$L115_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r118, %rd70;
-	.loc 1 316 56
-	mov.s64 %rd160, 16;
-	cvt.u32.s64 %r119, %rd160;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd159, %r117;
+	.loc 1 318 27
+	mov.s64 %rd157, %rd159;
+	bra.uni $L118_entry;
+$L118_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r118, %rd71;
+	.loc 1 319 56
+	mov.s64 %rd161, 16;
+	cvt.u32.s64 %r119, %rd161;
+	.loc 1 319 48
 	rem.u32 %r120, %r118, %r119;
-	.loc 1 316 37
-	cvt.s64.u32 %rd161, %r120;
-	.loc 1 316 27
-	mov.s64 %rd159, %rd161;
-	bra.uni $L116_ret_urem;
-$L116_ret_urem:
-	.loc 1 121 6
+	.loc 1 319 37
+	cvt.s64.u32 %rd162, %r120;
+	.loc 1 319 27
+	mov.s64 %rd160, %rd162;
+	bra.uni $L119_ret_urem;
+$L119_ret_urem:
+	.loc 1 124 6
 	mov.f32 %f8, 0f00000000;
 	mov.f32 %f9, 0f00000000;
 	mov.f32 %f10, 0f00000000;
@@ -3327,33 +3357,33 @@ $L116_ret_urem:
 	mov.f32 %f37, 0f00000000;
 	mov.f32 %f38, 0f00000000;
 	mov.f32 %f39, 0f00000000;
-	mov.s64 %rd162, %rd63;
-	bra.uni $L21_for_loop;
-$L21_for_loop:
-	.loc 1 122 19
-	setp.lt.s64 %p12, %rd162, %rd65;
-	@%p12 bra $L22_for_body;
-	bra.uni $L79_if_then;
-$L22_for_body:
-	mov.s64 %rd163, 0;
-	bra.uni $L24_for_loop;
-$L24_for_loop:
-	.loc 1 124 23
-	setp.lt.s64 %p13, %rd163, 8;
-	@%p13 bra $L25_for_body;
-	bra.uni $L26_for_done;
-$L25_for_body:
-	.loc 1 125 14
-	mul.lo.s64 %rd164, %rd69, 16;
-	.loc 1 125 24
-	mul.lo.s64 %rd165, %rd163, 2;
-	.loc 1 125 18
-	add.s64 %rd166, %rd164, %rd165;
-	.loc 1 125 31
-	add.s64 %rd167, %rd166, %rd156;
-	.loc 1 126 14
-	add.s64 %rd168, %rd162, %rd167;
-	.loc 1 127 8
+	mov.s64 %rd163, %rd64;
+	bra.uni $L23_for_loop;
+$L23_for_loop:
+	.loc 1 125 19
+	setp.lt.s64 %p13, %rd163, %rd66;
+	@%p13 bra $L24_for_body;
+	bra.uni $L81_if_then;
+$L24_for_body:
+	mov.s64 %rd164, 0;
+	bra.uni $L26_for_loop;
+$L26_for_loop:
+	.loc 1 127 23
+	setp.lt.s64 %p14, %rd164, 8;
+	@%p14 bra $L27_for_body;
+	bra.uni $L28_for_done;
+$L27_for_body:
+	.loc 1 128 14
+	mul.lo.s64 %rd165, %rd70, 16;
+	.loc 1 128 24
+	mul.lo.s64 %rd166, %rd164, 2;
+	.loc 1 128 18
+	add.s64 %rd167, %rd165, %rd166;
+	.loc 1 128 31
+	add.s64 %rd168, %rd167, %rd157;
+	.loc 1 129 14
+	add.s64 %rd169, %rd163, %rd168;
+	.loc 1 130 8
 	mov.f32 %f40, 0f00000000;
 	mov.f32 %f41, 0f00000000;
 	mov.f32 %f42, 0f00000000;
@@ -3362,457 +3392,457 @@ $L25_for_body:
 	mov.f32 %f45, 0f00000000;
 	mov.f32 %f46, 0f00000000;
 	mov.f32 %f47, 0f00000000;
-	.loc 1 128 11
-	setp.lt.s64 %p14, %rd168, %rd65;
-	@%p14 bra $L27_if_then;
-	bra.uni $L28_if_done;
-$L27_if_then:
-	.loc 1 129 31
-	mul.lo.s64 %rd169, %rd38, %rd27;
-	.loc 1 129 45
-	min.u64 %rd170, %rd26, 64;
-	cvt.u32.u64 %r121, %rd170;
-	shr.s64 %rd171, %rd168, %r121;
-	.loc 1 129 41
-	add.s64 %rd172, %rd169, %rd171;
-	.loc 1 129 27
-	shl.b64 %rd173, %rd172, 2;
-	add.s64 %rd174, %rd19, %rd173;
-	ld.global.nc.s32 %r122, [%rd174];
-	.loc 1 129 16
-	cvt.s64.s32 %rd175, %r122;
-	.loc 1 130 20
-	min.u64 %rd176, %rd26, 64;
-	cvt.u32.u64 %r123, %rd176;
-	shl.b64 %rd177, %rd175, %r123;
-	.loc 1 130 37
-	min.u64 %rd178, %rd26, 64;
-	cvt.u32.u64 %r124, %rd178;
-	mov.s64 %rd179, 1;
-	shl.b64 %rd180, %rd179, %r124;
-	.loc 1 130 46
-	sub.s64 %rd181, %rd180, 1;
-	.loc 1 130 34
-	and.b64 %rd182, %rd168, %rd181;
-	.loc 1 130 30
-	add.s64 %rd183, %rd177, %rd182;
-	.loc 1 130 50
-	mul.lo.s64 %rd184, %rd183, %rd25;
-	.loc 1 130 59
-	add.s64 %rd185, %rd184, %rd46;
-	.loc 1 130 66
-	mul.lo.s64 %rd186, %rd185, 128;
-	.loc 1 131 5
+	.loc 1 131 11
+	setp.lt.s64 %p15, %rd169, %rd66;
+	@%p15 bra $L29_if_then;
+	bra.uni $L30_if_done;
+$L29_if_then:
+	.loc 1 132 31
+	mul.lo.s64 %rd170, %rd38, %rd27;
+	.loc 1 132 45
+	min.u64 %rd171, %rd26, 64;
+	cvt.u32.u64 %r121, %rd171;
+	shr.s64 %rd172, %rd169, %r121;
+	.loc 1 132 41
+	add.s64 %rd173, %rd170, %rd172;
+	.loc 1 132 27
+	shl.b64 %rd174, %rd173, 2;
+	add.s64 %rd175, %rd19, %rd174;
+	ld.global.nc.s32 %r122, [%rd175];
+	.loc 1 132 16
+	cvt.s64.s32 %rd176, %r122;
+	.loc 1 133 20
+	min.u64 %rd177, %rd26, 64;
+	cvt.u32.u64 %r123, %rd177;
+	shl.b64 %rd178, %rd176, %r123;
+	.loc 1 133 37
+	min.u64 %rd179, %rd26, 64;
+	cvt.u32.u64 %r124, %rd179;
+	mov.s64 %rd180, 1;
+	shl.b64 %rd181, %rd180, %r124;
+	.loc 1 133 46
+	sub.s64 %rd182, %rd181, 1;
+	.loc 1 133 34
+	and.b64 %rd183, %rd169, %rd182;
+	.loc 1 133 30
+	add.s64 %rd184, %rd178, %rd183;
+	.loc 1 133 50
+	mul.lo.s64 %rd185, %rd184, %rd25;
+	.loc 1 133 59
+	add.s64 %rd186, %rd185, %rd46;
+	.loc 1 133 66
+	mul.lo.s64 %rd187, %rd186, 128;
+	.loc 1 134 5
 	mov.u16 %rs1, 0;
 	mov.u16 %rs2, 0;
 	mov.u16 %rs3, 0;
 	mov.u16 %rs4, 0;
-	.loc 1 131 31
-	mul.lo.s64 %rd187, 4, %rd159;
-	.loc 1 131 29
-	add.s64 %rd188, %rd186, %rd187;
-	.loc 1 131 20
-	add.s64 %rd189, %rd188, 3;
-	shl.b64 %rd190, %rd188, 1;
-	add.s64 %rd191, %rd13, %rd190;
-	ld.global.nc.v4.u16 {%rs5, %rs6, %rs7, %rs8}, [%rd191];
-	.loc 1 131 5
+	.loc 1 134 31
+	mul.lo.s64 %rd188, 4, %rd160;
+	.loc 1 134 29
+	add.s64 %rd189, %rd187, %rd188;
+	.loc 1 134 20
+	add.s64 %rd190, %rd189, 3;
+	shl.b64 %rd191, %rd189, 1;
+	add.s64 %rd192, %rd13, %rd191;
+	ld.global.nc.v4.u16 {%rs5, %rs6, %rs7, %rs8}, [%rd192];
+	.loc 1 134 5
 	mov.u16 %rs1, %rs5;
 	mov.u16 %rs2, %rs6;
 	mov.u16 %rs3, %rs7;
 	mov.u16 %rs4, %rs8;
-	.loc 1 132 5
+	.loc 1 135 5
 	mov.u16 %rs9, 0;
 	mov.u16 %rs10, 0;
 	mov.u16 %rs11, 0;
 	mov.u16 %rs12, 0;
-	.loc 1 132 29
-	add.s64 %rd192, %rd186, 64;
-	.loc 1 132 36
-	mul.lo.s64 %rd193, 4, %rd159;
-	.loc 1 132 34
-	add.s64 %rd194, %rd192, %rd193;
-	.loc 1 132 20
-	add.s64 %rd195, %rd194, 3;
-	shl.b64 %rd196, %rd194, 1;
-	add.s64 %rd197, %rd13, %rd196;
-	ld.global.nc.v4.u16 {%rs13, %rs14, %rs15, %rs16}, [%rd197];
-	.loc 1 132 5
+	.loc 1 135 29
+	add.s64 %rd193, %rd187, 64;
+	.loc 1 135 36
+	mul.lo.s64 %rd194, 4, %rd160;
+	.loc 1 135 34
+	add.s64 %rd195, %rd193, %rd194;
+	.loc 1 135 20
+	add.s64 %rd196, %rd195, 3;
+	shl.b64 %rd197, %rd195, 1;
+	add.s64 %rd198, %rd13, %rd197;
+	ld.global.nc.v4.u16 {%rs13, %rs14, %rs15, %rs16}, [%rd198];
+	.loc 1 135 5
 	mov.u16 %rs9, %rs13;
 	mov.u16 %rs10, %rs14;
 	mov.u16 %rs11, %rs15;
 	mov.u16 %rs12, %rs16;
-	bra.uni $L30_for_body;
-$L30_for_body:
-	.loc 1 135 32
-	mov.u16 %rs17, %rs1;
-	.loc 1 135 29
-	bra.uni $L117_entry;
-$L117_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f49, %rs17;
-	.loc 1 304 41
-	mov.f32 %f48, %f49;
-	bra.uni $L118_ret_load;
-$L118_ret_load:
-	.loc 1 135 47
-	mov.u16 %rs18, %rs9;
-	.loc 1 135 44
-	bra.uni $L119_entry;
-$L119_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f51, %rs18;
-	.loc 1 304 41
-	mov.f32 %f50, %f51;
-	bra.uni $L120_ret_load;
-$L120_ret_load:
-	.loc 1 135 8
-	mov.f32 %f40, %f48;
-	.loc 1 135 15
-	mov.f32 %f44, %f50;
-	bra.uni $L122_for_body;
-$L122_for_body:
-	.loc 1 135 32
-	mov.u16 %rs19, %rs2;
-	.loc 1 135 29
-	bra.uni $L123_entry;
-$L123_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f53, %rs19;
-	.loc 1 304 41
-	mov.f32 %f52, %f53;
-	bra.uni $L124_ret_load;
-$L124_ret_load:
-	.loc 1 135 47
-	mov.u16 %rs20, %rs10;
-	.loc 1 135 44
-	bra.uni $L125_entry;
-$L125_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f55, %rs20;
-	.loc 1 304 41
-	mov.f32 %f54, %f55;
-	bra.uni $L126_ret_load;
-$L126_ret_load:
-	.loc 1 135 8
-	mov.f32 %f41, %f52;
-	.loc 1 135 15
-	mov.f32 %f45, %f54;
-	bra.uni $L128_for_body;
-$L128_for_body:
-	.loc 1 135 32
-	mov.u16 %rs21, %rs3;
-	.loc 1 135 29
-	bra.uni $L129_entry;
-$L129_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f57, %rs21;
-	.loc 1 304 41
-	mov.f32 %f56, %f57;
-	bra.uni $L130_ret_load;
-$L130_ret_load:
-	.loc 1 135 47
-	mov.u16 %rs22, %rs11;
-	.loc 1 135 44
-	bra.uni $L131_entry;
-$L131_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f59, %rs22;
-	.loc 1 304 41
-	mov.f32 %f58, %f59;
-	bra.uni $L132_ret_load;
-$L132_ret_load:
-	.loc 1 135 8
-	mov.f32 %f42, %f56;
-	.loc 1 135 15
-	mov.f32 %f46, %f58;
-	bra.uni $L134_for_body;
-$L134_for_body:
-	.loc 1 135 32
-	mov.u16 %rs23, %rs4;
-	.loc 1 135 29
-	bra.uni $L135_entry;
-$L135_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f61, %rs23;
-	.loc 1 304 41
-	mov.f32 %f60, %f61;
-	bra.uni $L136_ret_load;
-$L136_ret_load:
-	.loc 1 135 47
-	mov.u16 %rs24, %rs12;
-	.loc 1 135 44
-	bra.uni $L137_entry;
-$L137_entry:
-	.loc 1 304 57
-	cvt.f32.f16 %f63, %rs24;
-	.loc 1 304 41
-	mov.f32 %f62, %f63;
-	bra.uni $L138_ret_load;
-$L138_ret_load:
-	.loc 1 135 8
-	mov.f32 %f43, %f60;
-	.loc 1 135 15
-	mov.f32 %f47, %f62;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	mov.s64 %rd198, 0;
-	bra.uni $L31_for_loop;
-$L31_for_loop:
-	.loc 1 138 18
-	setp.lt.s64 %p15, %rd198, %rd50;
-	@%p15 bra $L32_for_body;
-	bra.uni $L33_for_done;
+	bra.uni $L32_for_body;
 $L32_for_body:
+	.loc 1 138 32
+	mov.u16 %rs17, %rs1;
+	.loc 1 138 29
+	bra.uni $L120_entry;
+$L120_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f49, %rs17;
+	.loc 1 307 41
+	mov.f32 %f48, %f49;
+	bra.uni $L121_ret_load;
+$L121_ret_load:
+	.loc 1 138 47
+	mov.u16 %rs18, %rs9;
+	.loc 1 138 44
+	bra.uni $L122_entry;
+$L122_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f51, %rs18;
+	.loc 1 307 41
+	mov.f32 %f50, %f51;
+	bra.uni $L123_ret_load;
+$L123_ret_load:
+	.loc 1 138 8
+	mov.f32 %f40, %f48;
+	.loc 1 138 15
+	mov.f32 %f44, %f50;
+	bra.uni $L125_for_body;
+$L125_for_body:
+	.loc 1 138 32
+	mov.u16 %rs19, %rs2;
+	.loc 1 138 29
+	bra.uni $L126_entry;
+$L126_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f53, %rs19;
+	.loc 1 307 41
+	mov.f32 %f52, %f53;
+	bra.uni $L127_ret_load;
+$L127_ret_load:
+	.loc 1 138 47
+	mov.u16 %rs20, %rs10;
+	.loc 1 138 44
+	bra.uni $L128_entry;
+$L128_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f55, %rs20;
+	.loc 1 307 41
+	mov.f32 %f54, %f55;
+	bra.uni $L129_ret_load;
+$L129_ret_load:
+	.loc 1 138 8
+	mov.f32 %f41, %f52;
+	.loc 1 138 15
+	mov.f32 %f45, %f54;
+	bra.uni $L131_for_body;
+$L131_for_body:
+	.loc 1 138 32
+	mov.u16 %rs21, %rs3;
+	.loc 1 138 29
+	bra.uni $L132_entry;
+$L132_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f57, %rs21;
+	.loc 1 307 41
+	mov.f32 %f56, %f57;
+	bra.uni $L133_ret_load;
+$L133_ret_load:
+	.loc 1 138 47
+	mov.u16 %rs22, %rs11;
+	.loc 1 138 44
+	bra.uni $L134_entry;
+$L134_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f59, %rs22;
+	.loc 1 307 41
+	mov.f32 %f58, %f59;
+	bra.uni $L135_ret_load;
+$L135_ret_load:
+	.loc 1 138 8
+	mov.f32 %f42, %f56;
+	.loc 1 138 15
+	mov.f32 %f46, %f58;
+	bra.uni $L137_for_body;
+$L137_for_body:
+	.loc 1 138 32
+	mov.u16 %rs23, %rs4;
+	.loc 1 138 29
+	bra.uni $L138_entry;
+$L138_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f61, %rs23;
+	.loc 1 307 41
+	mov.f32 %f60, %f61;
+	bra.uni $L139_ret_load;
+$L139_ret_load:
+	.loc 1 138 47
+	mov.u16 %rs24, %rs12;
+	.loc 1 138 44
+	bra.uni $L140_entry;
+$L140_entry:
+	.loc 1 307 57
+	cvt.f32.f16 %f63, %rs24;
+	.loc 1 307 41
+	mov.f32 %f62, %f63;
+	bra.uni $L141_ret_load;
+$L141_ret_load:
+	.loc 1 138 8
+	mov.f32 %f43, %f60;
+	.loc 1 138 15
+	mov.f32 %f47, %f62;
+	bra.uni $L30_if_done;
+$L30_if_done:
+	mov.s64 %rd199, 0;
+	bra.uni $L33_for_loop;
+$L33_for_loop:
+	.loc 1 141 18
+	setp.lt.s64 %p16, %rd199, %rd50;
+	@%p16 bra $L34_for_body;
+	bra.uni $L35_for_done;
+$L34_for_body:
 	mov.f32 %f64, 0f00000000;
-	bra.uni $L35_for_body;
-$L35_for_body:
-	.loc 1 142 20
+	bra.uni $L37_for_body;
+$L37_for_body:
+	.loc 1 145 20
 	mov.f32 %f65, %f40;
-	.loc 1 142 29
-	mul.lo.s64 %rd199, %rd198, 128;
-	.loc 1 142 32
-	add.s64 %rd200, %rd199, 0;
-	.loc 1 142 38
-	add.s64 %rd201, %rd200, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd202, %rd201, 2;
-	add.s64 %rd203, %rd109, %rd202;
-	ld.shared.f32 %f66, [%rd203];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd200, %rd199, 128;
+	.loc 1 145 32
+	add.s64 %rd201, %rd200, 0;
+	.loc 1 145 38
+	add.s64 %rd202, %rd201, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd203, %rd202, 2;
+	add.s64 %rd204, %rd110, %rd203;
+	ld.shared.f32 %f66, [%rd204];
+	.loc 1 145 17
 	fma.rn.f32 %f67, %f65, %f66, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f68, %f44;
-	.loc 1 143 31
-	mul.lo.s64 %rd204, %rd198, 128;
-	.loc 1 143 34
-	add.s64 %rd205, %rd204, 64;
-	.loc 1 143 44
-	add.s64 %rd206, %rd205, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd207, %rd206, 2;
-	add.s64 %rd208, %rd109, %rd207;
-	ld.shared.f32 %f69, [%rd208];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd205, %rd199, 128;
+	.loc 1 146 34
+	add.s64 %rd206, %rd205, 64;
+	.loc 1 146 44
+	add.s64 %rd207, %rd206, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd208, %rd207, 2;
+	add.s64 %rd209, %rd110, %rd208;
+	ld.shared.f32 %f69, [%rd209];
+	.loc 1 146 17
 	fma.rn.f32 %f70, %f68, %f69, %f67;
 	mov.f32 %f64, %f70;
-	bra.uni $L142_for_body;
-$L142_for_body:
-	.loc 1 142 20
+	bra.uni $L145_for_body;
+$L145_for_body:
+	.loc 1 145 20
 	mov.f32 %f71, %f41;
-	.loc 1 142 29
-	mul.lo.s64 %rd209, %rd198, 128;
-	.loc 1 142 32
-	add.s64 %rd210, %rd209, 16;
-	.loc 1 142 38
-	add.s64 %rd211, %rd210, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd212, %rd211, 2;
-	add.s64 %rd213, %rd109, %rd212;
-	ld.shared.f32 %f72, [%rd213];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd210, %rd199, 128;
+	.loc 1 145 32
+	add.s64 %rd211, %rd210, 16;
+	.loc 1 145 38
+	add.s64 %rd212, %rd211, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd213, %rd212, 2;
+	add.s64 %rd214, %rd110, %rd213;
+	ld.shared.f32 %f72, [%rd214];
+	.loc 1 145 17
 	fma.rn.f32 %f73, %f71, %f72, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f74, %f45;
-	.loc 1 143 31
-	mul.lo.s64 %rd214, %rd198, 128;
-	.loc 1 143 34
-	add.s64 %rd215, %rd214, 80;
-	.loc 1 143 44
-	add.s64 %rd216, %rd215, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd217, %rd216, 2;
-	add.s64 %rd218, %rd109, %rd217;
-	ld.shared.f32 %f75, [%rd218];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd215, %rd199, 128;
+	.loc 1 146 34
+	add.s64 %rd216, %rd215, 80;
+	.loc 1 146 44
+	add.s64 %rd217, %rd216, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd218, %rd217, 2;
+	add.s64 %rd219, %rd110, %rd218;
+	ld.shared.f32 %f75, [%rd219];
+	.loc 1 146 17
 	fma.rn.f32 %f76, %f74, %f75, %f73;
 	mov.f32 %f64, %f76;
-	bra.uni $L144_for_body;
-$L144_for_body:
-	.loc 1 142 20
+	bra.uni $L147_for_body;
+$L147_for_body:
+	.loc 1 145 20
 	mov.f32 %f77, %f42;
-	.loc 1 142 29
-	mul.lo.s64 %rd219, %rd198, 128;
-	.loc 1 142 32
-	add.s64 %rd220, %rd219, 32;
-	.loc 1 142 38
-	add.s64 %rd221, %rd220, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd222, %rd221, 2;
-	add.s64 %rd223, %rd109, %rd222;
-	ld.shared.f32 %f78, [%rd223];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd220, %rd199, 128;
+	.loc 1 145 32
+	add.s64 %rd221, %rd220, 32;
+	.loc 1 145 38
+	add.s64 %rd222, %rd221, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd223, %rd222, 2;
+	add.s64 %rd224, %rd110, %rd223;
+	ld.shared.f32 %f78, [%rd224];
+	.loc 1 145 17
 	fma.rn.f32 %f79, %f77, %f78, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f80, %f46;
-	.loc 1 143 31
-	mul.lo.s64 %rd224, %rd198, 128;
-	.loc 1 143 34
-	add.s64 %rd225, %rd224, 96;
-	.loc 1 143 44
-	add.s64 %rd226, %rd225, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd227, %rd226, 2;
-	add.s64 %rd228, %rd109, %rd227;
-	ld.shared.f32 %f81, [%rd228];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd225, %rd199, 128;
+	.loc 1 146 34
+	add.s64 %rd226, %rd225, 96;
+	.loc 1 146 44
+	add.s64 %rd227, %rd226, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd228, %rd227, 2;
+	add.s64 %rd229, %rd110, %rd228;
+	ld.shared.f32 %f81, [%rd229];
+	.loc 1 146 17
 	fma.rn.f32 %f82, %f80, %f81, %f79;
 	mov.f32 %f64, %f82;
-	bra.uni $L146_for_body;
-$L146_for_body:
-	.loc 1 142 20
+	bra.uni $L149_for_body;
+$L149_for_body:
+	.loc 1 145 20
 	mov.f32 %f83, %f43;
-	.loc 1 142 29
-	mul.lo.s64 %rd229, %rd198, 128;
-	.loc 1 142 32
-	add.s64 %rd230, %rd229, 48;
-	.loc 1 142 38
-	add.s64 %rd231, %rd230, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd232, %rd231, 2;
-	add.s64 %rd233, %rd109, %rd232;
-	ld.shared.f32 %f84, [%rd233];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd230, %rd199, 128;
+	.loc 1 145 32
+	add.s64 %rd231, %rd230, 48;
+	.loc 1 145 38
+	add.s64 %rd232, %rd231, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd233, %rd232, 2;
+	add.s64 %rd234, %rd110, %rd233;
+	ld.shared.f32 %f84, [%rd234];
+	.loc 1 145 17
 	fma.rn.f32 %f85, %f83, %f84, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f86, %f47;
-	.loc 1 143 31
-	mul.lo.s64 %rd234, %rd198, 128;
-	.loc 1 143 34
-	add.s64 %rd235, %rd234, 112;
-	.loc 1 143 44
-	add.s64 %rd236, %rd235, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd237, %rd236, 2;
-	add.s64 %rd238, %rd109, %rd237;
-	ld.shared.f32 %f87, [%rd238];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd235, %rd199, 128;
+	.loc 1 146 34
+	add.s64 %rd236, %rd235, 112;
+	.loc 1 146 44
+	add.s64 %rd237, %rd236, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd238, %rd237, 2;
+	add.s64 %rd239, %rd110, %rd238;
+	ld.shared.f32 %f87, [%rd239];
+	.loc 1 146 17
 	fma.rn.f32 %f88, %f86, %f87, %f85;
 	mov.f32 %f64, %f88;
-	bra.uni $L36_for_done;
-$L36_for_done:
+	bra.uni $L38_for_done;
+$L38_for_done:
 	mov.f32 %f89, %f64;
-	bra.uni $L40_if_then;
-$L40_if_then:
-	.loc 1 148 23
+	bra.uni $L42_if_then;
+$L42_if_then:
+	.loc 1 151 23
 	shfl.sync.bfly.b32 %f90, %f89, 8, 31, -1;
-	.loc 1 148 7
+	.loc 1 151 7
 	add.rn.f32 %f91, %f89, %f90;
 	mov.f32 %f92, %f91;
-	bra.uni $L41_if_done;
-$L41_if_done:
-	mov.f32 %f89, %f92;
-	bra.uni $L151_if_then;
-$L151_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f93, %f89, 4, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f94, %f89, %f93;
-	mov.f32 %f92, %f94;
-	bra.uni $L152_if_done;
-$L152_if_done:
-	mov.f32 %f89, %f92;
-	bra.uni $L155_if_then;
-$L155_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f95, %f89, 2, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f96, %f89, %f95;
-	mov.f32 %f92, %f96;
-	bra.uni $L156_if_done;
-$L156_if_done:
-	mov.f32 %f89, %f92;
-	bra.uni $L159_if_then;
-$L159_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f97, %f89, 1, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f98, %f89, %f97;
-	mov.f32 %f92, %f98;
-	bra.uni $L160_if_done;
-$L160_if_done:
-	mov.f32 %f89, %f92;
-	bra.uni $L39_for_done;
-$L39_for_done:
-	.loc 1 151 10
-	setp.eq.s64 %p16, %rd159, 0;
-	@%p16 bra $L42_if_then;
-	bra.uni $L43_if_done;
-$L42_if_then:
-	.loc 1 152 13
-	setp.ge.s64 %p17, %rd168, %rd65;
-	@%p17 bra $L166_entry;
-	bra.uni $L165_edge;
-$L166_entry:
-	.loc 1 318 52
-	mov.u32 %r125, 0xFF800000;
-	mov.b32 %f101, %r125;
-	.loc 1 318 25
-	mov.f32 %f100, %f101;
-	bra.uni $L167_ret_negInf;
-$L167_ret_negInf:
-	mov.f32 %f99, %f100;
-	bra.uni $L45_if_done;
-$L165_edge:
-	mov.f32 %f99, %f89;
-	bra.uni $L45_if_done;
-$L45_if_done:
-	.loc 1 155 10
-	mul.lo.s64 %rd239, %rd198, 64;
-	.loc 1 155 21
-	add.s64 %rd240, %rd239, %rd167;
-	.loc 1 155 8
-	shl.b64 %rd241, %rd240, 2;
-	add.s64 %rd242, %rd110, %rd241;
-	st.shared.f32 [%rd242], %f99;
 	bra.uni $L43_if_done;
 $L43_if_done:
-	.loc 1 138 24
-	add.s64 %rd243, %rd198, 1;
-	mov.s64 %rd198, %rd243;
-	bra.uni $L31_for_loop;
-$L33_for_done:
-	.loc 1 124 35
-	add.s64 %rd244, %rd163, 1;
-	mov.s64 %rd163, %rd244;
-	bra.uni $L24_for_loop;
-$L26_for_done:
-	.loc 1 159 9
+	mov.f32 %f89, %f92;
+	bra.uni $L154_if_then;
+$L154_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f93, %f89, 4, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f94, %f89, %f93;
+	mov.f32 %f92, %f94;
+	bra.uni $L155_if_done;
+$L155_if_done:
+	mov.f32 %f89, %f92;
+	bra.uni $L158_if_then;
+$L158_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f95, %f89, 2, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f96, %f89, %f95;
+	mov.f32 %f92, %f96;
+	bra.uni $L159_if_done;
+$L159_if_done:
+	mov.f32 %f89, %f92;
+	bra.uni $L162_if_then;
+$L162_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f97, %f89, 1, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f98, %f89, %f97;
+	mov.f32 %f92, %f98;
+	bra.uni $L163_if_done;
+$L163_if_done:
+	mov.f32 %f89, %f92;
+	bra.uni $L41_for_done;
+$L41_for_done:
+	.loc 1 154 10
+	setp.eq.s64 %p17, %rd160, 0;
+	@%p17 bra $L44_if_then;
+	bra.uni $L45_if_done;
+$L44_if_then:
+	.loc 1 155 13
+	setp.ge.s64 %p18, %rd169, %rd66;
+	@%p18 bra $L169_entry;
+	bra.uni $L168_edge;
+$L169_entry:
+	.loc 1 321 52
+	mov.u32 %r125, 0xFF800000;
+	mov.b32 %f101, %r125;
+	.loc 1 321 25
+	mov.f32 %f100, %f101;
+	bra.uni $L170_ret_negInf;
+$L170_ret_negInf:
+	mov.f32 %f99, %f100;
+	bra.uni $L47_if_done;
+$L168_edge:
+	mov.f32 %f99, %f89;
+	bra.uni $L47_if_done;
+$L47_if_done:
+	.loc 1 158 10
+	mul.lo.s64 %rd240, %rd199, 64;
+	.loc 1 158 21
+	add.s64 %rd241, %rd240, %rd168;
+	.loc 1 158 8
+	shl.b64 %rd242, %rd241, 2;
+	add.s64 %rd243, %rd111, %rd242;
+	st.shared.f32 [%rd243], %f99;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 1 141 24
+	add.s64 %rd244, %rd199, 1;
+	mov.s64 %rd199, %rd244;
+	bra.uni $L33_for_loop;
+$L35_for_done:
+	.loc 1 127 35
+	add.s64 %rd245, %rd164, 1;
+	mov.s64 %rd164, %rd245;
+	bra.uni $L26_for_loop;
+$L28_for_done:
+	.loc 1 162 9
 	bar.sync 0;
-	bra.uni $L47_for_body;
-$L47_for_body:
-	.loc 1 164 14
-	add.s64 %rd245, %rd69, 0;
-	.loc 1 165 9
-	setp.ge.s64 %p18, %rd245, %rd50;
-	@%p18 bra $L48_for_done;
-	bra.uni $L49_if_done;
-$L49_if_done:
-	.loc 1 168 16
-	mul.lo.s64 %rd246, %rd245, 64;
-	.loc 1 168 27
-	add.s64 %rd247, %rd246, %rd70;
-	.loc 1 168 14
-	shl.b64 %rd248, %rd247, 2;
-	add.s64 %rd249, %rd110, %rd248;
-	ld.shared.f32 %f102, [%rd249];
-	.loc 1 168 39
-	mul.lo.s64 %rd250, %rd245, 64;
-	.loc 1 168 50
-	add.s64 %rd251, %rd250, 32;
-	.loc 1 168 53
-	add.s64 %rd252, %rd251, %rd70;
-	.loc 1 168 37
-	shl.b64 %rd253, %rd252, 2;
-	add.s64 %rd254, %rd110, %rd253;
-	ld.shared.f32 %f103, [%rd254];
-	.loc 1 169 14
-	shl.b64 %rd255, %rd245, 2;
-	add.s64 %rd256, %rd111, %rd255;
-	ld.shared.f32 %f104, [%rd256];
-	.loc 1 170 48
+	bra.uni $L49_for_body;
+$L49_for_body:
+	.loc 1 167 14
+	add.s64 %rd246, %rd70, 0;
+	.loc 1 168 9
+	setp.ge.s64 %p19, %rd246, %rd50;
+	@%p19 bra $L50_for_done;
+	bra.uni $L51_if_done;
+$L51_if_done:
+	.loc 1 171 16
+	mul.lo.s64 %rd247, %rd246, 64;
+	.loc 1 171 27
+	add.s64 %rd248, %rd247, %rd71;
+	.loc 1 171 14
+	shl.b64 %rd249, %rd248, 2;
+	add.s64 %rd250, %rd111, %rd249;
+	ld.shared.f32 %f102, [%rd250];
+	.loc 1 171 39
+	mul.lo.s64 %rd251, %rd246, 64;
+	.loc 1 171 50
+	add.s64 %rd252, %rd251, 32;
+	.loc 1 171 53
+	add.s64 %rd253, %rd252, %rd71;
+	.loc 1 171 37
+	shl.b64 %rd254, %rd253, 2;
+	add.s64 %rd255, %rd111, %rd254;
+	ld.shared.f32 %f103, [%rd255];
+	.loc 1 172 14
+	shl.b64 %rd256, %rd246, 2;
+	add.s64 %rd257, %rd112, %rd256;
+	ld.shared.f32 %f104, [%rd257];
+	.loc 1 173 48
 	max.f32 %f105, %f102, %f103;
-	.loc 1 170 37
+	.loc 1 173 37
 	shfl.sync.bfly.b32 %f106, %f105, 16, 31, -1;
 	max.NaN.f32 %f107, %f105, %f106;
 	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
@@ -3823,58 +3853,58 @@ $L49_if_done:
 	max.NaN.f32 %f113, %f111, %f112;
 	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
 	max.NaN.f32 %f115, %f113, %f114;
-	.loc 1 170 19
+	.loc 1 173 19
 	max.f32 %f116, %f104, %f115;
-	.loc 1 172 21
-	bra.uni $L168_entry;
-$L168_entry:
-	.loc 1 318 52
+	.loc 1 175 21
+	bra.uni $L171_entry;
+$L171_entry:
+	.loc 1 321 52
 	mov.u32 %r126, 0xFF800000;
 	mov.b32 %f118, %r126;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f117, %f118;
-	bra.uni $L169_ret_negInf;
-$L169_ret_negInf:
-	.loc 1 172 12
-	setp.eq.f32 %p19, %f116, %f117;
-	@%p19 bra $L50_if_then;
-	bra.uni $L170_edge;
-$L50_if_then:
+	bra.uni $L172_ret_negInf;
+$L172_ret_negInf:
+	.loc 1 175 12
+	setp.eq.f32 %p20, %f116, %f117;
+	@%p20 bra $L52_if_then;
+	bra.uni $L173_edge;
+$L52_if_then:
 	mov.f32 %f119, 0f00000000;
-	bra.uni $L51_if_done;
-$L170_edge:
+	bra.uni $L53_if_done;
+$L173_edge:
 	mov.f32 %f119, %f116;
-	bra.uni $L51_if_done;
-$L51_if_done:
-	.loc 1 175 24
+	bra.uni $L53_if_done;
+$L53_if_done:
+	.loc 1 178 24
 	sub.rn.f32 %f120, %f102, %f119;
-	.loc 1 175 22
+	.loc 1 178 22
 	ex2.approx.f32 %f121, %f120;
-	.loc 1 175 42
+	.loc 1 178 42
 	sub.rn.f32 %f122, %f103, %f119;
-	.loc 1 175 40
+	.loc 1 178 40
 	ex2.approx.f32 %f123, %f122;
-	.loc 1 176 8
-	mul.lo.s64 %rd257, %rd245, 64;
-	.loc 1 176 19
-	add.s64 %rd258, %rd257, %rd70;
-	.loc 1 176 31
-	mul.lo.s64 %rd259, %rd245, 64;
-	.loc 1 176 42
-	add.s64 %rd260, %rd259, 32;
-	.loc 1 176 45
-	add.s64 %rd261, %rd260, %rd70;
-	.loc 1 176 6
-	shl.b64 %rd262, %rd258, 2;
-	add.s64 %rd263, %rd110, %rd262;
-	st.shared.f32 [%rd263], %f121;
-	.loc 1 176 29
-	shl.b64 %rd264, %rd261, 2;
-	add.s64 %rd265, %rd110, %rd264;
-	st.shared.f32 [%rd265], %f123;
-	.loc 1 177 28
+	.loc 1 179 8
+	mul.lo.s64 %rd258, %rd246, 64;
+	.loc 1 179 19
+	add.s64 %rd259, %rd258, %rd71;
+	.loc 1 179 31
+	mul.lo.s64 %rd260, %rd246, 64;
+	.loc 1 179 42
+	add.s64 %rd261, %rd260, 32;
+	.loc 1 179 45
+	add.s64 %rd262, %rd261, %rd71;
+	.loc 1 179 6
+	shl.b64 %rd263, %rd259, 2;
+	add.s64 %rd264, %rd111, %rd263;
+	st.shared.f32 [%rd264], %f121;
+	.loc 1 179 29
+	shl.b64 %rd265, %rd262, 2;
+	add.s64 %rd266, %rd111, %rd265;
+	st.shared.f32 [%rd266], %f123;
+	.loc 1 180 28
 	add.rn.f32 %f124, %f121, %f123;
-	.loc 1 177 22
+	.loc 1 180 22
 	shfl.sync.bfly.b32 %f125, %f124, 16, 31, -1;
 	add.rn.f32 %f126, %f124, %f125;
 	shfl.sync.bfly.b32 %f127, %f126, 8, 31, -1;
@@ -3885,69 +3915,69 @@ $L51_if_done:
 	add.rn.f32 %f132, %f130, %f131;
 	shfl.sync.bfly.b32 %f133, %f132, 1, 31, -1;
 	add.rn.f32 %f134, %f132, %f133;
-	.loc 1 178 12
-	setp.eq.s64 %p20, %rd70, 0;
-	@%p20 bra $L52_if_then;
-	bra.uni $L172_for_body;
-$L52_if_then:
-	.loc 1 179 28
+	.loc 1 181 12
+	setp.eq.s64 %p21, %rd71, 0;
+	@%p21 bra $L54_if_then;
+	bra.uni $L175_for_body;
+$L54_if_then:
+	.loc 1 182 28
 	sub.rn.f32 %f135, %f104, %f119;
-	.loc 1 179 22
+	.loc 1 182 22
 	ex2.approx.f32 %f136, %f135;
-	.loc 1 180 35
-	shl.b64 %rd266, %rd245, 2;
-	add.s64 %rd267, %rd112, %rd266;
-	ld.shared.f32 %f137, [%rd267];
-	.loc 1 180 38
+	.loc 1 183 35
+	shl.b64 %rd267, %rd246, 2;
+	add.s64 %rd268, %rd113, %rd267;
+	ld.shared.f32 %f137, [%rd268];
+	.loc 1 183 38
 	mul.rn.f32 %f138, %f137, %f136;
-	.loc 1 180 44
+	.loc 1 183 44
 	add.rn.f32 %f139, %f138, %f134;
-	.loc 1 180 7
-	shl.b64 %rd268, %rd245, 2;
-	add.s64 %rd269, %rd111, %rd268;
-	st.shared.f32 [%rd269], %f116;
-	.loc 1 180 14
-	shl.b64 %rd270, %rd245, 2;
-	add.s64 %rd271, %rd112, %rd270;
-	st.shared.f32 [%rd271], %f139;
-	.loc 1 180 21
-	shl.b64 %rd272, %rd245, 2;
-	add.s64 %rd273, %rd113, %rd272;
-	st.shared.f32 [%rd273], %f136;
-	bra.uni $L172_for_body;
-$L172_for_body:
-	.loc 1 164 14
-	add.s64 %rd274, %rd69, 4;
-	.loc 1 165 9
-	setp.ge.s64 %p21, %rd274, %rd50;
-	@%p21 bra $L48_for_done;
-	bra.uni $L173_if_done;
-$L173_if_done:
-	.loc 1 168 16
-	mul.lo.s64 %rd275, %rd274, 64;
-	.loc 1 168 27
-	add.s64 %rd276, %rd275, %rd70;
-	.loc 1 168 14
-	shl.b64 %rd277, %rd276, 2;
-	add.s64 %rd278, %rd110, %rd277;
-	ld.shared.f32 %f140, [%rd278];
-	.loc 1 168 39
-	mul.lo.s64 %rd279, %rd274, 64;
-	.loc 1 168 50
-	add.s64 %rd280, %rd279, 32;
-	.loc 1 168 53
-	add.s64 %rd281, %rd280, %rd70;
-	.loc 1 168 37
-	shl.b64 %rd282, %rd281, 2;
-	add.s64 %rd283, %rd110, %rd282;
-	ld.shared.f32 %f141, [%rd283];
-	.loc 1 169 14
-	shl.b64 %rd284, %rd274, 2;
-	add.s64 %rd285, %rd111, %rd284;
-	ld.shared.f32 %f142, [%rd285];
-	.loc 1 170 48
+	.loc 1 183 7
+	shl.b64 %rd269, %rd246, 2;
+	add.s64 %rd270, %rd112, %rd269;
+	st.shared.f32 [%rd270], %f116;
+	.loc 1 183 14
+	shl.b64 %rd271, %rd246, 2;
+	add.s64 %rd272, %rd113, %rd271;
+	st.shared.f32 [%rd272], %f139;
+	.loc 1 183 21
+	shl.b64 %rd273, %rd246, 2;
+	add.s64 %rd274, %rd114, %rd273;
+	st.shared.f32 [%rd274], %f136;
+	bra.uni $L175_for_body;
+$L175_for_body:
+	.loc 1 167 14
+	add.s64 %rd275, %rd70, 4;
+	.loc 1 168 9
+	setp.ge.s64 %p22, %rd275, %rd50;
+	@%p22 bra $L50_for_done;
+	bra.uni $L176_if_done;
+$L176_if_done:
+	.loc 1 171 16
+	mul.lo.s64 %rd276, %rd275, 64;
+	.loc 1 171 27
+	add.s64 %rd277, %rd276, %rd71;
+	.loc 1 171 14
+	shl.b64 %rd278, %rd277, 2;
+	add.s64 %rd279, %rd111, %rd278;
+	ld.shared.f32 %f140, [%rd279];
+	.loc 1 171 39
+	mul.lo.s64 %rd280, %rd275, 64;
+	.loc 1 171 50
+	add.s64 %rd281, %rd280, 32;
+	.loc 1 171 53
+	add.s64 %rd282, %rd281, %rd71;
+	.loc 1 171 37
+	shl.b64 %rd283, %rd282, 2;
+	add.s64 %rd284, %rd111, %rd283;
+	ld.shared.f32 %f141, [%rd284];
+	.loc 1 172 14
+	shl.b64 %rd285, %rd275, 2;
+	add.s64 %rd286, %rd112, %rd285;
+	ld.shared.f32 %f142, [%rd286];
+	.loc 1 173 48
 	max.f32 %f143, %f140, %f141;
-	.loc 1 170 37
+	.loc 1 173 37
 	shfl.sync.bfly.b32 %f144, %f143, 16, 31, -1;
 	max.NaN.f32 %f145, %f143, %f144;
 	shfl.sync.bfly.b32 %f146, %f145, 8, 31, -1;
@@ -3958,58 +3988,58 @@ $L173_if_done:
 	max.NaN.f32 %f151, %f149, %f150;
 	shfl.sync.bfly.b32 %f152, %f151, 1, 31, -1;
 	max.NaN.f32 %f153, %f151, %f152;
-	.loc 1 170 19
+	.loc 1 173 19
 	max.f32 %f154, %f142, %f153;
-	.loc 1 172 21
-	bra.uni $L178_entry;
-$L178_entry:
-	.loc 1 318 52
+	.loc 1 175 21
+	bra.uni $L181_entry;
+$L181_entry:
+	.loc 1 321 52
 	mov.u32 %r127, 0xFF800000;
 	mov.b32 %f156, %r127;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f155, %f156;
-	bra.uni $L179_ret_negInf;
-$L179_ret_negInf:
-	.loc 1 172 12
-	setp.eq.f32 %p22, %f154, %f155;
-	@%p22 bra $L174_if_then;
-	bra.uni $L180_edge;
-$L174_if_then:
+	bra.uni $L182_ret_negInf;
+$L182_ret_negInf:
+	.loc 1 175 12
+	setp.eq.f32 %p23, %f154, %f155;
+	@%p23 bra $L177_if_then;
+	bra.uni $L183_edge;
+$L177_if_then:
 	mov.f32 %f119, 0f00000000;
-	bra.uni $L175_if_done;
-$L180_edge:
+	bra.uni $L178_if_done;
+$L183_edge:
 	mov.f32 %f119, %f154;
-	bra.uni $L175_if_done;
-$L175_if_done:
-	.loc 1 175 24
+	bra.uni $L178_if_done;
+$L178_if_done:
+	.loc 1 178 24
 	sub.rn.f32 %f157, %f140, %f119;
-	.loc 1 175 22
+	.loc 1 178 22
 	ex2.approx.f32 %f158, %f157;
-	.loc 1 175 42
+	.loc 1 178 42
 	sub.rn.f32 %f159, %f141, %f119;
-	.loc 1 175 40
+	.loc 1 178 40
 	ex2.approx.f32 %f160, %f159;
-	.loc 1 176 8
-	mul.lo.s64 %rd286, %rd274, 64;
-	.loc 1 176 19
-	add.s64 %rd287, %rd286, %rd70;
-	.loc 1 176 31
-	mul.lo.s64 %rd288, %rd274, 64;
-	.loc 1 176 42
-	add.s64 %rd289, %rd288, 32;
-	.loc 1 176 45
-	add.s64 %rd290, %rd289, %rd70;
-	.loc 1 176 6
-	shl.b64 %rd291, %rd287, 2;
-	add.s64 %rd292, %rd110, %rd291;
-	st.shared.f32 [%rd292], %f158;
-	.loc 1 176 29
-	shl.b64 %rd293, %rd290, 2;
-	add.s64 %rd294, %rd110, %rd293;
-	st.shared.f32 [%rd294], %f160;
-	.loc 1 177 28
+	.loc 1 179 8
+	mul.lo.s64 %rd287, %rd275, 64;
+	.loc 1 179 19
+	add.s64 %rd288, %rd287, %rd71;
+	.loc 1 179 31
+	mul.lo.s64 %rd289, %rd275, 64;
+	.loc 1 179 42
+	add.s64 %rd290, %rd289, 32;
+	.loc 1 179 45
+	add.s64 %rd291, %rd290, %rd71;
+	.loc 1 179 6
+	shl.b64 %rd292, %rd288, 2;
+	add.s64 %rd293, %rd111, %rd292;
+	st.shared.f32 [%rd293], %f158;
+	.loc 1 179 29
+	shl.b64 %rd294, %rd291, 2;
+	add.s64 %rd295, %rd111, %rd294;
+	st.shared.f32 [%rd295], %f160;
+	.loc 1 180 28
 	add.rn.f32 %f161, %f158, %f160;
-	.loc 1 177 22
+	.loc 1 180 22
 	shfl.sync.bfly.b32 %f162, %f161, 16, 31, -1;
 	add.rn.f32 %f163, %f161, %f162;
 	shfl.sync.bfly.b32 %f164, %f163, 8, 31, -1;
@@ -4020,1645 +4050,1645 @@ $L175_if_done:
 	add.rn.f32 %f169, %f167, %f168;
 	shfl.sync.bfly.b32 %f170, %f169, 1, 31, -1;
 	add.rn.f32 %f171, %f169, %f170;
-	.loc 1 178 12
-	setp.eq.s64 %p23, %rd70, 0;
-	@%p23 bra $L176_if_then;
-	bra.uni $L48_for_done;
-$L176_if_then:
-	.loc 1 179 28
+	.loc 1 181 12
+	setp.eq.s64 %p24, %rd71, 0;
+	@%p24 bra $L179_if_then;
+	bra.uni $L50_for_done;
+$L179_if_then:
+	.loc 1 182 28
 	sub.rn.f32 %f172, %f142, %f119;
-	.loc 1 179 22
+	.loc 1 182 22
 	ex2.approx.f32 %f173, %f172;
-	.loc 1 180 35
-	shl.b64 %rd295, %rd274, 2;
-	add.s64 %rd296, %rd112, %rd295;
-	ld.shared.f32 %f174, [%rd296];
-	.loc 1 180 38
+	.loc 1 183 35
+	shl.b64 %rd296, %rd275, 2;
+	add.s64 %rd297, %rd113, %rd296;
+	ld.shared.f32 %f174, [%rd297];
+	.loc 1 183 38
 	mul.rn.f32 %f175, %f174, %f173;
-	.loc 1 180 44
+	.loc 1 183 44
 	add.rn.f32 %f176, %f175, %f171;
-	.loc 1 180 7
-	shl.b64 %rd297, %rd274, 2;
-	add.s64 %rd298, %rd111, %rd297;
-	st.shared.f32 [%rd298], %f154;
-	.loc 1 180 14
-	shl.b64 %rd299, %rd274, 2;
-	add.s64 %rd300, %rd112, %rd299;
-	st.shared.f32 [%rd300], %f176;
-	.loc 1 180 21
-	shl.b64 %rd301, %rd274, 2;
-	add.s64 %rd302, %rd113, %rd301;
-	st.shared.f32 [%rd302], %f173;
-	bra.uni $L48_for_done;
-$L48_for_done:
-	.loc 1 183 9
+	.loc 1 183 7
+	shl.b64 %rd298, %rd275, 2;
+	add.s64 %rd299, %rd112, %rd298;
+	st.shared.f32 [%rd299], %f154;
+	.loc 1 183 14
+	shl.b64 %rd300, %rd275, 2;
+	add.s64 %rd301, %rd113, %rd300;
+	st.shared.f32 [%rd301], %f176;
+	.loc 1 183 21
+	shl.b64 %rd302, %rd275, 2;
+	add.s64 %rd303, %rd114, %rd302;
+	st.shared.f32 [%rd303], %f173;
+	bra.uni $L50_for_done;
+$L50_for_done:
+	.loc 1 186 9
 	bar.sync 0;
-	bra.uni $L55_for_body;
-$L55_for_body:
-	.loc 1 188 11
-	ld.shared.f32 %f177, [%rd113];
-	.loc 1 189 55
+	bra.uni $L57_for_body;
+$L57_for_body:
+	.loc 1 191 11
+	ld.shared.f32 %f177, [%rd114];
+	.loc 1 192 55
 	mov.f32 %f178, %f8;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f179, %f178, %f177;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f180, %f9;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f181, %f180, %f177;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f182, %f10;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f183, %f182, %f177;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f184, %f11;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f185, %f184, %f177;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f8, %f179;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f9, %f181;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f10, %f183;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f11, %f185;
-	bra.uni $L189_for_body;
-$L189_for_body:
-	.loc 1 188 11
-	add.s64 %rd303, %rd113, 4;
-	ld.shared.f32 %f186, [%rd303];
-	.loc 1 189 55
+	bra.uni $L192_for_body;
+$L192_for_body:
+	.loc 1 191 11
+	add.s64 %rd304, %rd114, 4;
+	ld.shared.f32 %f186, [%rd304];
+	.loc 1 192 55
 	mov.f32 %f187, %f12;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f188, %f187, %f186;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f189, %f13;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f190, %f189, %f186;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f191, %f14;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f192, %f191, %f186;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f193, %f15;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f194, %f193, %f186;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f12, %f188;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f13, %f190;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f14, %f192;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f15, %f194;
-	bra.uni $L191_for_body;
-$L191_for_body:
-	.loc 1 188 11
-	add.s64 %rd304, %rd113, 8;
-	ld.shared.f32 %f195, [%rd304];
-	.loc 1 189 55
+	bra.uni $L194_for_body;
+$L194_for_body:
+	.loc 1 191 11
+	add.s64 %rd305, %rd114, 8;
+	ld.shared.f32 %f195, [%rd305];
+	.loc 1 192 55
 	mov.f32 %f196, %f16;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f197, %f196, %f195;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f198, %f17;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f199, %f198, %f195;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f200, %f18;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f201, %f200, %f195;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f202, %f19;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f203, %f202, %f195;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f16, %f197;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f17, %f199;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f18, %f201;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f19, %f203;
-	bra.uni $L193_for_body;
-$L193_for_body:
-	.loc 1 188 11
-	add.s64 %rd305, %rd113, 12;
-	ld.shared.f32 %f204, [%rd305];
-	.loc 1 189 55
+	bra.uni $L196_for_body;
+$L196_for_body:
+	.loc 1 191 11
+	add.s64 %rd306, %rd114, 12;
+	ld.shared.f32 %f204, [%rd306];
+	.loc 1 192 55
 	mov.f32 %f205, %f20;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f206, %f205, %f204;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f207, %f21;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f208, %f207, %f204;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f209, %f22;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f210, %f209, %f204;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f211, %f23;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f212, %f211, %f204;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f20, %f206;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f21, %f208;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f22, %f210;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f23, %f212;
-	bra.uni $L195_for_body;
-$L195_for_body:
-	.loc 1 188 11
-	add.s64 %rd306, %rd113, 16;
-	ld.shared.f32 %f213, [%rd306];
-	.loc 1 189 55
+	bra.uni $L198_for_body;
+$L198_for_body:
+	.loc 1 191 11
+	add.s64 %rd307, %rd114, 16;
+	ld.shared.f32 %f213, [%rd307];
+	.loc 1 192 55
 	mov.f32 %f214, %f24;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f215, %f214, %f213;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f216, %f25;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f217, %f216, %f213;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f218, %f26;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f219, %f218, %f213;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f220, %f27;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f221, %f220, %f213;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f24, %f215;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f25, %f217;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f26, %f219;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f27, %f221;
-	bra.uni $L197_for_body;
-$L197_for_body:
-	.loc 1 188 11
-	add.s64 %rd307, %rd113, 20;
-	ld.shared.f32 %f222, [%rd307];
-	.loc 1 189 55
+	bra.uni $L200_for_body;
+$L200_for_body:
+	.loc 1 191 11
+	add.s64 %rd308, %rd114, 20;
+	ld.shared.f32 %f222, [%rd308];
+	.loc 1 192 55
 	mov.f32 %f223, %f28;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f224, %f223, %f222;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f225, %f29;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f226, %f225, %f222;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f227, %f30;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f228, %f227, %f222;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f229, %f31;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f230, %f229, %f222;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f28, %f224;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f29, %f226;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f30, %f228;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f31, %f230;
-	bra.uni $L199_for_body;
-$L199_for_body:
-	.loc 1 188 11
-	add.s64 %rd308, %rd113, 24;
-	ld.shared.f32 %f231, [%rd308];
-	.loc 1 189 55
+	bra.uni $L202_for_body;
+$L202_for_body:
+	.loc 1 191 11
+	add.s64 %rd309, %rd114, 24;
+	ld.shared.f32 %f231, [%rd309];
+	.loc 1 192 55
 	mov.f32 %f232, %f32;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f233, %f232, %f231;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f234, %f33;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f235, %f234, %f231;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f236, %f34;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f237, %f236, %f231;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f238, %f35;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f239, %f238, %f231;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f32, %f233;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f33, %f235;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f34, %f237;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f35, %f239;
-	bra.uni $L201_for_body;
-$L201_for_body:
-	.loc 1 188 11
-	add.s64 %rd309, %rd113, 28;
-	ld.shared.f32 %f240, [%rd309];
-	.loc 1 189 55
+	bra.uni $L204_for_body;
+$L204_for_body:
+	.loc 1 191 11
+	add.s64 %rd310, %rd114, 28;
+	ld.shared.f32 %f240, [%rd310];
+	.loc 1 192 55
 	mov.f32 %f241, %f36;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f242, %f241, %f240;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f243, %f37;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f244, %f243, %f240;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f245, %f38;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f246, %f245, %f240;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f247, %f39;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f248, %f247, %f240;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f36, %f242;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f37, %f244;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f38, %f246;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f39, %f248;
-	bra.uni $L56_for_done;
-$L56_for_done:
-	mov.s64 %rd310, 0;
-	bra.uni $L57_for_loop;
-$L57_for_loop:
-	.loc 1 191 17
-	setp.lt.s64 %p24, %rd310, 16;
-	@%p24 bra $L58_for_body;
-	bra.uni $L59_for_done;
-$L58_for_body:
-	.loc 1 192 27
-	mul.lo.s64 %rd311, 4, %rd310;
-	.loc 1 192 15
-	add.s64 %rd312, %rd69, %rd311;
-	.loc 1 193 14
-	add.s64 %rd313, %rd162, %rd312;
-	.loc 1 194 11
-	setp.lt.s64 %p25, %rd313, %rd65;
-	@%p25 bra $L60_if_then;
-	bra.uni $L61_if_done;
-$L60_if_then:
-	.loc 1 195 31
-	mul.lo.s64 %rd314, %rd38, %rd27;
-	.loc 1 195 45
-	min.u64 %rd315, %rd26, 64;
-	cvt.u32.u64 %r128, %rd315;
-	shr.s64 %rd316, %rd313, %r128;
-	.loc 1 195 41
-	add.s64 %rd317, %rd314, %rd316;
+	bra.uni $L58_for_done;
+$L58_for_done:
+	mov.s64 %rd311, 0;
+	bra.uni $L59_for_loop;
+$L59_for_loop:
+	.loc 1 194 17
+	setp.lt.s64 %p25, %rd311, 16;
+	@%p25 bra $L60_for_body;
+	bra.uni $L61_for_done;
+$L60_for_body:
 	.loc 1 195 27
-	shl.b64 %rd318, %rd317, 2;
-	add.s64 %rd319, %rd19, %rd318;
-	ld.global.nc.s32 %r129, [%rd319];
-	.loc 1 195 16
-	cvt.s64.s32 %rd320, %r129;
-	.loc 1 196 20
-	min.u64 %rd321, %rd26, 64;
-	cvt.u32.u64 %r130, %rd321;
-	shl.b64 %rd322, %rd320, %r130;
-	.loc 1 196 37
-	min.u64 %rd323, %rd26, 64;
-	cvt.u32.u64 %r131, %rd323;
-	mov.s64 %rd324, 1;
-	shl.b64 %rd325, %rd324, %r131;
-	.loc 1 196 46
-	sub.s64 %rd326, %rd325, 1;
-	.loc 1 196 34
-	and.b64 %rd327, %rd313, %rd326;
-	.loc 1 196 30
-	add.s64 %rd328, %rd322, %rd327;
-	.loc 1 196 50
-	mul.lo.s64 %rd329, %rd328, %rd25;
-	.loc 1 196 58
-	add.s64 %rd330, %rd329, %rd46;
-	.loc 1 196 63
-	mul.lo.s64 %rd331, %rd330, 128;
-	.loc 1 196 72
-	mul.lo.s64 %rd332, 4, %rd70;
-	.loc 1 196 67
-	add.s64 %rd333, %rd331, %rd332;
-	.loc 1 197 9
+	mul.lo.s64 %rd312, 4, %rd311;
+	.loc 1 195 15
+	add.s64 %rd313, %rd70, %rd312;
+	.loc 1 196 14
+	add.s64 %rd314, %rd163, %rd313;
+	.loc 1 197 11
+	setp.lt.s64 %p26, %rd314, %rd66;
+	@%p26 bra $L62_if_then;
+	bra.uni $L63_if_done;
+$L62_if_then:
+	.loc 1 198 31
+	mul.lo.s64 %rd315, %rd38, %rd27;
+	.loc 1 198 45
+	min.u64 %rd316, %rd26, 64;
+	cvt.u32.u64 %r128, %rd316;
+	shr.s64 %rd317, %rd314, %r128;
+	.loc 1 198 41
+	add.s64 %rd318, %rd315, %rd317;
+	.loc 1 198 27
+	shl.b64 %rd319, %rd318, 2;
+	add.s64 %rd320, %rd19, %rd319;
+	ld.global.nc.s32 %r129, [%rd320];
+	.loc 1 198 16
+	cvt.s64.s32 %rd321, %r129;
+	.loc 1 199 20
+	min.u64 %rd322, %rd26, 64;
+	cvt.u32.u64 %r130, %rd322;
+	shl.b64 %rd323, %rd321, %r130;
+	.loc 1 199 37
+	min.u64 %rd324, %rd26, 64;
+	cvt.u32.u64 %r131, %rd324;
+	mov.s64 %rd325, 1;
+	shl.b64 %rd326, %rd325, %r131;
+	.loc 1 199 46
+	sub.s64 %rd327, %rd326, 1;
+	.loc 1 199 34
+	and.b64 %rd328, %rd314, %rd327;
+	.loc 1 199 30
+	add.s64 %rd329, %rd323, %rd328;
+	.loc 1 199 50
+	mul.lo.s64 %rd330, %rd329, %rd25;
+	.loc 1 199 58
+	add.s64 %rd331, %rd330, %rd46;
+	.loc 1 199 63
+	mul.lo.s64 %rd332, %rd331, 128;
+	.loc 1 199 72
+	mul.lo.s64 %rd333, 4, %rd71;
+	.loc 1 199 67
+	add.s64 %rd334, %rd332, %rd333;
+	.loc 1 200 9
 	mov.f32 %f249, 0f00000000;
 	mov.f32 %f250, 0f00000000;
 	mov.f32 %f251, 0f00000000;
 	mov.f32 %f252, 0f00000000;
-	bra.uni $L62_if_then;
-$L62_if_then:
-	.loc 1 199 6
+	bra.uni $L64_if_then;
+$L64_if_then:
+	.loc 1 202 6
 	mov.u16 %rs25, 0;
 	mov.u16 %rs26, 0;
 	mov.u16 %rs27, 0;
 	mov.u16 %rs28, 0;
-	.loc 1 199 21
-	add.s64 %rd334, %rd333, 3;
-	shl.b64 %rd335, %rd333, 1;
-	add.s64 %rd336, %rd16, %rd335;
-	ld.global.nc.v4.u16 {%rs29, %rs30, %rs31, %rs32}, [%rd336];
-	.loc 1 199 6
+	.loc 1 202 21
+	add.s64 %rd335, %rd334, 3;
+	shl.b64 %rd336, %rd334, 1;
+	add.s64 %rd337, %rd16, %rd336;
+	ld.global.nc.v4.u16 {%rs29, %rs30, %rs31, %rs32}, [%rd337];
+	.loc 1 202 6
 	mov.u16 %rs25, %rs29;
 	mov.u16 %rs26, %rs30;
 	mov.u16 %rs27, %rs31;
 	mov.u16 %rs28, %rs32;
-	.loc 1 200 21
+	.loc 1 203 21
 	mov.f32 %f253, 0f00000000;
 	mov.f32 %f254, 0f00000000;
 	mov.f32 %f255, 0f00000000;
 	mov.f32 %f256, 0f00000000;
-	.loc 1 200 31
+	.loc 1 203 31
 	mov.u16 %rs33, %rs25;
-	.loc 1 200 28
-	bra.uni $L204_entry;
-$L204_entry:
-	.loc 1 304 57
+	.loc 1 203 28
+	bra.uni $L207_entry;
+$L207_entry:
+	.loc 1 307 57
 	cvt.f32.f16 %f258, %rs33;
-	.loc 1 304 41
+	.loc 1 307 41
 	mov.f32 %f257, %f258;
-	bra.uni $L205_ret_load;
-$L205_ret_load:
-	.loc 1 200 22
+	bra.uni $L208_ret_load;
+$L208_ret_load:
+	.loc 1 203 22
 	mov.f32 %f253, %f257;
-	.loc 1 200 46
+	.loc 1 203 46
 	mov.u16 %rs34, %rs26;
-	.loc 1 200 43
-	bra.uni $L206_entry;
-$L206_entry:
-	.loc 1 304 57
+	.loc 1 203 43
+	bra.uni $L209_entry;
+$L209_entry:
+	.loc 1 307 57
 	cvt.f32.f16 %f260, %rs34;
-	.loc 1 304 41
+	.loc 1 307 41
 	mov.f32 %f259, %f260;
-	bra.uni $L207_ret_load;
-$L207_ret_load:
-	.loc 1 200 37
+	bra.uni $L210_ret_load;
+$L210_ret_load:
+	.loc 1 203 37
 	mov.f32 %f254, %f259;
-	.loc 1 200 61
+	.loc 1 203 61
 	mov.u16 %rs35, %rs27;
-	.loc 1 200 58
-	bra.uni $L208_entry;
-$L208_entry:
-	.loc 1 304 57
+	.loc 1 203 58
+	bra.uni $L211_entry;
+$L211_entry:
+	.loc 1 307 57
 	cvt.f32.f16 %f262, %rs35;
-	.loc 1 304 41
+	.loc 1 307 41
 	mov.f32 %f261, %f262;
-	bra.uni $L209_ret_load;
-$L209_ret_load:
-	.loc 1 200 52
+	bra.uni $L212_ret_load;
+$L212_ret_load:
+	.loc 1 203 52
 	mov.f32 %f255, %f261;
-	.loc 1 200 76
+	.loc 1 203 76
 	mov.u16 %rs36, %rs28;
-	.loc 1 200 73
-	bra.uni $L210_entry;
-$L210_entry:
-	.loc 1 304 57
+	.loc 1 203 73
+	bra.uni $L213_entry;
+$L213_entry:
+	.loc 1 307 57
 	cvt.f32.f16 %f264, %rs36;
-	.loc 1 304 41
+	.loc 1 307 41
 	mov.f32 %f263, %f264;
-	bra.uni $L211_ret_load;
-$L211_ret_load:
-	.loc 1 200 67
+	bra.uni $L214_ret_load;
+$L214_ret_load:
+	.loc 1 203 67
 	mov.f32 %f256, %f263;
-	.loc 1 200 21
+	.loc 1 203 21
 	mov.f32 %f265, %f253;
 	mov.f32 %f266, %f254;
 	mov.f32 %f267, %f255;
 	mov.f32 %f268, %f256;
-	.loc 1 200 6
+	.loc 1 203 6
 	mov.f32 %f249, %f265;
 	mov.f32 %f250, %f266;
 	mov.f32 %f251, %f267;
 	mov.f32 %f252, %f268;
-	bra.uni $L66_for_body;
-$L66_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p26, 0, %rd50;
-	@%p26 bra $L61_if_done;
-	bra.uni $L67_if_done;
-$L67_if_done:
-	.loc 1 210 26
-	add.s64 %rd337, 0, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd338, %rd337, 2;
-	add.s64 %rd339, %rd110, %rd338;
-	ld.shared.f32 %f269, [%rd339];
-	bra.uni $L71_if_then;
-$L71_if_then:
-	.loc 1 214 33
+	bra.uni $L68_for_body;
+$L68_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p27, 0, %rd50;
+	@%p27 bra $L63_if_done;
+	bra.uni $L69_if_done;
+$L69_if_done:
+	.loc 1 213 26
+	add.s64 %rd338, 0, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd339, %rd338, 2;
+	add.s64 %rd340, %rd111, %rd339;
+	ld.shared.f32 %f269, [%rd340];
+	bra.uni $L73_if_then;
+$L73_if_then:
+	.loc 1 217 33
 	mov.f32 %f270, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f271, %f8;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f272, %f269, %f270, %f271;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f8, %f272;
-	bra.uni $L214_if_then;
-$L214_if_then:
-	.loc 1 214 33
+	bra.uni $L217_if_then;
+$L217_if_then:
+	.loc 1 217 33
 	mov.f32 %f273, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f274, %f9;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f275, %f269, %f273, %f274;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f9, %f275;
-	bra.uni $L218_if_then;
-$L218_if_then:
-	.loc 1 214 33
+	bra.uni $L221_if_then;
+$L221_if_then:
+	.loc 1 217 33
 	mov.f32 %f276, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f277, %f10;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f278, %f269, %f276, %f277;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f10, %f278;
-	bra.uni $L222_if_then;
-$L222_if_then:
-	.loc 1 214 33
+	bra.uni $L225_if_then;
+$L225_if_then:
+	.loc 1 217 33
 	mov.f32 %f279, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f280, %f11;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f281, %f269, %f279, %f280;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f11, %f281;
-	bra.uni $L229_for_body;
-$L229_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p27, 1, %rd50;
-	@%p27 bra $L61_if_done;
-	bra.uni $L230_if_done;
-$L230_if_done:
-	.loc 1 210 26
-	add.s64 %rd340, 64, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd341, %rd340, 2;
-	add.s64 %rd342, %rd110, %rd341;
-	ld.shared.f32 %f282, [%rd342];
-	bra.uni $L234_if_then;
-$L234_if_then:
-	.loc 1 214 33
+	bra.uni $L232_for_body;
+$L232_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p28, 1, %rd50;
+	@%p28 bra $L63_if_done;
+	bra.uni $L233_if_done;
+$L233_if_done:
+	.loc 1 213 26
+	add.s64 %rd341, 64, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd342, %rd341, 2;
+	add.s64 %rd343, %rd111, %rd342;
+	ld.shared.f32 %f282, [%rd343];
+	bra.uni $L237_if_then;
+$L237_if_then:
+	.loc 1 217 33
 	mov.f32 %f283, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f284, %f12;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f285, %f282, %f283, %f284;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f12, %f285;
-	bra.uni $L238_if_then;
-$L238_if_then:
-	.loc 1 214 33
+	bra.uni $L241_if_then;
+$L241_if_then:
+	.loc 1 217 33
 	mov.f32 %f286, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f287, %f13;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f288, %f282, %f286, %f287;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f13, %f288;
-	bra.uni $L242_if_then;
-$L242_if_then:
-	.loc 1 214 33
+	bra.uni $L245_if_then;
+$L245_if_then:
+	.loc 1 217 33
 	mov.f32 %f289, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f290, %f14;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f291, %f282, %f289, %f290;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f14, %f291;
-	bra.uni $L246_if_then;
-$L246_if_then:
-	.loc 1 214 33
+	bra.uni $L249_if_then;
+$L249_if_then:
+	.loc 1 217 33
 	mov.f32 %f292, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f293, %f15;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f294, %f282, %f292, %f293;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f15, %f294;
-	bra.uni $L253_for_body;
-$L253_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p28, 2, %rd50;
-	@%p28 bra $L61_if_done;
-	bra.uni $L254_if_done;
-$L254_if_done:
-	.loc 1 210 26
-	add.s64 %rd343, 128, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd344, %rd343, 2;
-	add.s64 %rd345, %rd110, %rd344;
-	ld.shared.f32 %f295, [%rd345];
-	bra.uni $L258_if_then;
-$L258_if_then:
-	.loc 1 214 33
+	bra.uni $L256_for_body;
+$L256_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p29, 2, %rd50;
+	@%p29 bra $L63_if_done;
+	bra.uni $L257_if_done;
+$L257_if_done:
+	.loc 1 213 26
+	add.s64 %rd344, 128, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd345, %rd344, 2;
+	add.s64 %rd346, %rd111, %rd345;
+	ld.shared.f32 %f295, [%rd346];
+	bra.uni $L261_if_then;
+$L261_if_then:
+	.loc 1 217 33
 	mov.f32 %f296, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f297, %f16;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f298, %f295, %f296, %f297;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f16, %f298;
-	bra.uni $L262_if_then;
-$L262_if_then:
-	.loc 1 214 33
+	bra.uni $L265_if_then;
+$L265_if_then:
+	.loc 1 217 33
 	mov.f32 %f299, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f300, %f17;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f301, %f295, %f299, %f300;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f17, %f301;
-	bra.uni $L266_if_then;
-$L266_if_then:
-	.loc 1 214 33
+	bra.uni $L269_if_then;
+$L269_if_then:
+	.loc 1 217 33
 	mov.f32 %f302, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f303, %f18;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f304, %f295, %f302, %f303;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f18, %f304;
-	bra.uni $L270_if_then;
-$L270_if_then:
-	.loc 1 214 33
+	bra.uni $L273_if_then;
+$L273_if_then:
+	.loc 1 217 33
 	mov.f32 %f305, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f306, %f19;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f307, %f295, %f305, %f306;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f19, %f307;
-	bra.uni $L277_for_body;
-$L277_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p29, 3, %rd50;
-	@%p29 bra $L61_if_done;
-	bra.uni $L278_if_done;
-$L278_if_done:
-	.loc 1 210 26
-	add.s64 %rd346, 192, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd347, %rd346, 2;
-	add.s64 %rd348, %rd110, %rd347;
-	ld.shared.f32 %f308, [%rd348];
-	bra.uni $L282_if_then;
-$L282_if_then:
-	.loc 1 214 33
+	bra.uni $L280_for_body;
+$L280_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p30, 3, %rd50;
+	@%p30 bra $L63_if_done;
+	bra.uni $L281_if_done;
+$L281_if_done:
+	.loc 1 213 26
+	add.s64 %rd347, 192, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd348, %rd347, 2;
+	add.s64 %rd349, %rd111, %rd348;
+	ld.shared.f32 %f308, [%rd349];
+	bra.uni $L285_if_then;
+$L285_if_then:
+	.loc 1 217 33
 	mov.f32 %f309, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f310, %f20;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f311, %f308, %f309, %f310;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f20, %f311;
-	bra.uni $L286_if_then;
-$L286_if_then:
-	.loc 1 214 33
+	bra.uni $L289_if_then;
+$L289_if_then:
+	.loc 1 217 33
 	mov.f32 %f312, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f313, %f21;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f314, %f308, %f312, %f313;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f21, %f314;
-	bra.uni $L290_if_then;
-$L290_if_then:
-	.loc 1 214 33
+	bra.uni $L293_if_then;
+$L293_if_then:
+	.loc 1 217 33
 	mov.f32 %f315, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f316, %f22;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f317, %f308, %f315, %f316;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f22, %f317;
-	bra.uni $L294_if_then;
-$L294_if_then:
-	.loc 1 214 33
+	bra.uni $L297_if_then;
+$L297_if_then:
+	.loc 1 217 33
 	mov.f32 %f318, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f319, %f23;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f320, %f308, %f318, %f319;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f23, %f320;
-	bra.uni $L301_for_body;
-$L301_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p30, 4, %rd50;
-	@%p30 bra $L61_if_done;
-	bra.uni $L302_if_done;
-$L302_if_done:
-	.loc 1 210 26
-	add.s64 %rd349, 256, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd350, %rd349, 2;
-	add.s64 %rd351, %rd110, %rd350;
-	ld.shared.f32 %f321, [%rd351];
-	bra.uni $L306_if_then;
-$L306_if_then:
-	.loc 1 214 33
+	bra.uni $L304_for_body;
+$L304_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p31, 4, %rd50;
+	@%p31 bra $L63_if_done;
+	bra.uni $L305_if_done;
+$L305_if_done:
+	.loc 1 213 26
+	add.s64 %rd350, 256, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd351, %rd350, 2;
+	add.s64 %rd352, %rd111, %rd351;
+	ld.shared.f32 %f321, [%rd352];
+	bra.uni $L309_if_then;
+$L309_if_then:
+	.loc 1 217 33
 	mov.f32 %f322, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f323, %f24;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f324, %f321, %f322, %f323;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f24, %f324;
-	bra.uni $L310_if_then;
-$L310_if_then:
-	.loc 1 214 33
+	bra.uni $L313_if_then;
+$L313_if_then:
+	.loc 1 217 33
 	mov.f32 %f325, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f326, %f25;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f327, %f321, %f325, %f326;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f25, %f327;
-	bra.uni $L314_if_then;
-$L314_if_then:
-	.loc 1 214 33
+	bra.uni $L317_if_then;
+$L317_if_then:
+	.loc 1 217 33
 	mov.f32 %f328, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f329, %f26;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f330, %f321, %f328, %f329;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f26, %f330;
-	bra.uni $L318_if_then;
-$L318_if_then:
-	.loc 1 214 33
+	bra.uni $L321_if_then;
+$L321_if_then:
+	.loc 1 217 33
 	mov.f32 %f331, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f332, %f27;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f333, %f321, %f331, %f332;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f27, %f333;
-	bra.uni $L325_for_body;
-$L325_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p31, 5, %rd50;
-	@%p31 bra $L61_if_done;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	.loc 1 210 26
-	add.s64 %rd352, 320, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd353, %rd352, 2;
-	add.s64 %rd354, %rd110, %rd353;
-	ld.shared.f32 %f334, [%rd354];
-	bra.uni $L330_if_then;
-$L330_if_then:
-	.loc 1 214 33
+	bra.uni $L328_for_body;
+$L328_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p32, 5, %rd50;
+	@%p32 bra $L63_if_done;
+	bra.uni $L329_if_done;
+$L329_if_done:
+	.loc 1 213 26
+	add.s64 %rd353, 320, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd354, %rd353, 2;
+	add.s64 %rd355, %rd111, %rd354;
+	ld.shared.f32 %f334, [%rd355];
+	bra.uni $L333_if_then;
+$L333_if_then:
+	.loc 1 217 33
 	mov.f32 %f335, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f336, %f28;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f337, %f334, %f335, %f336;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f28, %f337;
-	bra.uni $L334_if_then;
-$L334_if_then:
-	.loc 1 214 33
+	bra.uni $L337_if_then;
+$L337_if_then:
+	.loc 1 217 33
 	mov.f32 %f338, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f339, %f29;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f340, %f334, %f338, %f339;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f29, %f340;
-	bra.uni $L338_if_then;
-$L338_if_then:
-	.loc 1 214 33
+	bra.uni $L341_if_then;
+$L341_if_then:
+	.loc 1 217 33
 	mov.f32 %f341, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f342, %f30;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f343, %f334, %f341, %f342;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f30, %f343;
-	bra.uni $L342_if_then;
-$L342_if_then:
-	.loc 1 214 33
+	bra.uni $L345_if_then;
+$L345_if_then:
+	.loc 1 217 33
 	mov.f32 %f344, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f345, %f31;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f346, %f334, %f344, %f345;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f31, %f346;
-	bra.uni $L349_for_body;
-$L349_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p32, 6, %rd50;
-	@%p32 bra $L61_if_done;
-	bra.uni $L350_if_done;
-$L350_if_done:
-	.loc 1 210 26
-	add.s64 %rd355, 384, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd356, %rd355, 2;
-	add.s64 %rd357, %rd110, %rd356;
-	ld.shared.f32 %f347, [%rd357];
-	bra.uni $L354_if_then;
-$L354_if_then:
-	.loc 1 214 33
+	bra.uni $L352_for_body;
+$L352_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p33, 6, %rd50;
+	@%p33 bra $L63_if_done;
+	bra.uni $L353_if_done;
+$L353_if_done:
+	.loc 1 213 26
+	add.s64 %rd356, 384, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd357, %rd356, 2;
+	add.s64 %rd358, %rd111, %rd357;
+	ld.shared.f32 %f347, [%rd358];
+	bra.uni $L357_if_then;
+$L357_if_then:
+	.loc 1 217 33
 	mov.f32 %f348, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f349, %f32;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f350, %f347, %f348, %f349;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f32, %f350;
-	bra.uni $L358_if_then;
-$L358_if_then:
-	.loc 1 214 33
+	bra.uni $L361_if_then;
+$L361_if_then:
+	.loc 1 217 33
 	mov.f32 %f351, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f352, %f33;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f353, %f347, %f351, %f352;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f33, %f353;
-	bra.uni $L362_if_then;
-$L362_if_then:
-	.loc 1 214 33
+	bra.uni $L365_if_then;
+$L365_if_then:
+	.loc 1 217 33
 	mov.f32 %f354, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f355, %f34;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f356, %f347, %f354, %f355;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f34, %f356;
-	bra.uni $L366_if_then;
-$L366_if_then:
-	.loc 1 214 33
+	bra.uni $L369_if_then;
+$L369_if_then:
+	.loc 1 217 33
 	mov.f32 %f357, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f358, %f35;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f359, %f347, %f357, %f358;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f35, %f359;
-	bra.uni $L373_for_body;
-$L373_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p33, 7, %rd50;
-	@%p33 bra $L61_if_done;
-	bra.uni $L374_if_done;
-$L374_if_done:
-	.loc 1 210 26
-	add.s64 %rd358, 448, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd359, %rd358, 2;
-	add.s64 %rd360, %rd110, %rd359;
-	ld.shared.f32 %f360, [%rd360];
-	bra.uni $L378_if_then;
-$L378_if_then:
-	.loc 1 214 33
+	bra.uni $L376_for_body;
+$L376_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p34, 7, %rd50;
+	@%p34 bra $L63_if_done;
+	bra.uni $L377_if_done;
+$L377_if_done:
+	.loc 1 213 26
+	add.s64 %rd359, 448, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd360, %rd359, 2;
+	add.s64 %rd361, %rd111, %rd360;
+	ld.shared.f32 %f360, [%rd361];
+	bra.uni $L381_if_then;
+$L381_if_then:
+	.loc 1 217 33
 	mov.f32 %f361, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f362, %f36;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f363, %f360, %f361, %f362;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f36, %f363;
-	bra.uni $L382_if_then;
-$L382_if_then:
-	.loc 1 214 33
+	bra.uni $L385_if_then;
+$L385_if_then:
+	.loc 1 217 33
 	mov.f32 %f364, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f365, %f37;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f366, %f360, %f364, %f365;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f37, %f366;
-	bra.uni $L386_if_then;
-$L386_if_then:
-	.loc 1 214 33
+	bra.uni $L389_if_then;
+$L389_if_then:
+	.loc 1 217 33
 	mov.f32 %f367, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f368, %f38;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f369, %f360, %f367, %f368;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f38, %f369;
-	bra.uni $L390_if_then;
-$L390_if_then:
-	.loc 1 214 33
+	bra.uni $L393_if_then;
+$L393_if_then:
+	.loc 1 217 33
 	mov.f32 %f370, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f371, %f39;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f372, %f360, %f370, %f371;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f39, %f372;
-	bra.uni $L61_if_done;
-$L61_if_done:
-	.loc 1 191 42
-	add.s64 %rd364, %rd310, 1;
-	mov.s64 %rd310, %rd364;
-	bra.uni $L57_for_loop;
-$L59_for_done:
-	.loc 1 220 9
+	bra.uni $L63_if_done;
+$L63_if_done:
+	.loc 1 194 42
+	add.s64 %rd365, %rd311, 1;
+	mov.s64 %rd311, %rd365;
+	bra.uni $L59_for_loop;
+$L61_for_done:
+	.loc 1 223 9
 	bar.sync 0;
-	.loc 1 122 25
-	add.s64 %rd365, %rd162, 64;
-	mov.s64 %rd162, %rd365;
-	bra.uni $L21_for_loop;
-$L79_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd366, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd367, %rd366, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd368, %rd367, 128;
-	.loc 1 229 31
-	add.s64 %rd369, %rd368, 0;
-	.loc 1 229 36
-	add.s64 %rd370, %rd369, %rd70;
-	.loc 1 229 51
+	.loc 1 125 25
+	add.s64 %rd366, %rd163, 64;
+	mov.s64 %rd163, %rd366;
+	bra.uni $L23_for_loop;
+$L81_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd367, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd368, %rd367, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd369, %rd368, 128;
+	.loc 1 232 31
+	add.s64 %rd370, %rd369, 0;
+	.loc 1 232 36
+	add.s64 %rd371, %rd370, %rd71;
+	.loc 1 232 51
 	mov.f32 %f385, %f8;
-	.loc 1 229 8
-	shl.b64 %rd371, %rd370, 2;
-	add.s64 %rd372, %rd114, %rd371;
-	st.shared.f32 [%rd372], %f385;
-	bra.uni $L410_if_then;
-$L410_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd373, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd374, %rd373, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd375, %rd374, 128;
-	.loc 1 229 31
-	add.s64 %rd376, %rd375, 32;
-	.loc 1 229 36
-	add.s64 %rd377, %rd376, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd372, %rd371, 2;
+	add.s64 %rd373, %rd115, %rd372;
+	st.shared.f32 [%rd373], %f385;
+	bra.uni $L413_if_then;
+$L413_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd374, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd375, %rd374, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd376, %rd375, 128;
+	.loc 1 232 31
+	add.s64 %rd377, %rd376, 32;
+	.loc 1 232 36
+	add.s64 %rd378, %rd377, %rd71;
+	.loc 1 232 51
 	mov.f32 %f386, %f9;
-	.loc 1 229 8
-	shl.b64 %rd378, %rd377, 2;
-	add.s64 %rd379, %rd114, %rd378;
-	st.shared.f32 [%rd379], %f386;
-	bra.uni $L414_if_then;
-$L414_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd380, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd381, %rd380, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd382, %rd381, 128;
-	.loc 1 229 31
-	add.s64 %rd383, %rd382, 64;
-	.loc 1 229 36
-	add.s64 %rd384, %rd383, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd379, %rd378, 2;
+	add.s64 %rd380, %rd115, %rd379;
+	st.shared.f32 [%rd380], %f386;
+	bra.uni $L417_if_then;
+$L417_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd381, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd382, %rd381, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd383, %rd382, 128;
+	.loc 1 232 31
+	add.s64 %rd384, %rd383, 64;
+	.loc 1 232 36
+	add.s64 %rd385, %rd384, %rd71;
+	.loc 1 232 51
 	mov.f32 %f387, %f10;
-	.loc 1 229 8
-	shl.b64 %rd385, %rd384, 2;
-	add.s64 %rd386, %rd114, %rd385;
-	st.shared.f32 [%rd386], %f387;
-	bra.uni $L418_if_then;
-$L418_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd387, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd388, %rd387, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd389, %rd388, 128;
-	.loc 1 229 31
-	add.s64 %rd390, %rd389, 96;
-	.loc 1 229 36
-	add.s64 %rd391, %rd390, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd386, %rd385, 2;
+	add.s64 %rd387, %rd115, %rd386;
+	st.shared.f32 [%rd387], %f387;
+	bra.uni $L421_if_then;
+$L421_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd388, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd389, %rd388, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd390, %rd389, 128;
+	.loc 1 232 31
+	add.s64 %rd391, %rd390, 96;
+	.loc 1 232 36
+	add.s64 %rd392, %rd391, %rd71;
+	.loc 1 232 51
 	mov.f32 %f388, %f11;
-	.loc 1 229 8
-	shl.b64 %rd392, %rd391, 2;
-	add.s64 %rd393, %rd114, %rd392;
-	st.shared.f32 [%rd393], %f388;
-	bra.uni $L429_if_then;
-$L429_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd394, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd395, %rd394, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd396, %rd395, 128;
-	.loc 1 229 31
-	add.s64 %rd397, %rd396, 0;
-	.loc 1 229 36
-	add.s64 %rd398, %rd397, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd393, %rd392, 2;
+	add.s64 %rd394, %rd115, %rd393;
+	st.shared.f32 [%rd394], %f388;
+	bra.uni $L432_if_then;
+$L432_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd395, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd396, %rd395, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd397, %rd396, 128;
+	.loc 1 232 31
+	add.s64 %rd398, %rd397, 0;
+	.loc 1 232 36
+	add.s64 %rd399, %rd398, %rd71;
+	.loc 1 232 51
 	mov.f32 %f389, %f12;
-	.loc 1 229 8
-	shl.b64 %rd399, %rd398, 2;
-	add.s64 %rd400, %rd114, %rd399;
-	st.shared.f32 [%rd400], %f389;
-	bra.uni $L433_if_then;
-$L433_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd401, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd402, %rd401, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd403, %rd402, 128;
-	.loc 1 229 31
-	add.s64 %rd404, %rd403, 32;
-	.loc 1 229 36
-	add.s64 %rd405, %rd404, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd400, %rd399, 2;
+	add.s64 %rd401, %rd115, %rd400;
+	st.shared.f32 [%rd401], %f389;
+	bra.uni $L436_if_then;
+$L436_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd402, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd403, %rd402, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd404, %rd403, 128;
+	.loc 1 232 31
+	add.s64 %rd405, %rd404, 32;
+	.loc 1 232 36
+	add.s64 %rd406, %rd405, %rd71;
+	.loc 1 232 51
 	mov.f32 %f390, %f13;
-	.loc 1 229 8
-	shl.b64 %rd406, %rd405, 2;
-	add.s64 %rd407, %rd114, %rd406;
-	st.shared.f32 [%rd407], %f390;
-	bra.uni $L437_if_then;
-$L437_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd408, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd409, %rd408, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd410, %rd409, 128;
-	.loc 1 229 31
-	add.s64 %rd411, %rd410, 64;
-	.loc 1 229 36
-	add.s64 %rd412, %rd411, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd407, %rd406, 2;
+	add.s64 %rd408, %rd115, %rd407;
+	st.shared.f32 [%rd408], %f390;
+	bra.uni $L440_if_then;
+$L440_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd409, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd410, %rd409, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd411, %rd410, 128;
+	.loc 1 232 31
+	add.s64 %rd412, %rd411, 64;
+	.loc 1 232 36
+	add.s64 %rd413, %rd412, %rd71;
+	.loc 1 232 51
 	mov.f32 %f391, %f14;
-	.loc 1 229 8
-	shl.b64 %rd413, %rd412, 2;
-	add.s64 %rd414, %rd114, %rd413;
-	st.shared.f32 [%rd414], %f391;
-	bra.uni $L441_if_then;
-$L441_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd415, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd416, %rd415, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd417, %rd416, 128;
-	.loc 1 229 31
-	add.s64 %rd418, %rd417, 96;
-	.loc 1 229 36
-	add.s64 %rd419, %rd418, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd414, %rd413, 2;
+	add.s64 %rd415, %rd115, %rd414;
+	st.shared.f32 [%rd415], %f391;
+	bra.uni $L444_if_then;
+$L444_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd416, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd417, %rd416, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd418, %rd417, 128;
+	.loc 1 232 31
+	add.s64 %rd419, %rd418, 96;
+	.loc 1 232 36
+	add.s64 %rd420, %rd419, %rd71;
+	.loc 1 232 51
 	mov.f32 %f392, %f15;
-	.loc 1 229 8
-	shl.b64 %rd420, %rd419, 2;
-	add.s64 %rd421, %rd114, %rd420;
-	st.shared.f32 [%rd421], %f392;
-	bra.uni $L452_if_then;
-$L452_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd422, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd423, %rd422, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd424, %rd423, 128;
-	.loc 1 229 31
-	add.s64 %rd425, %rd424, 0;
-	.loc 1 229 36
-	add.s64 %rd426, %rd425, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd421, %rd420, 2;
+	add.s64 %rd422, %rd115, %rd421;
+	st.shared.f32 [%rd422], %f392;
+	bra.uni $L455_if_then;
+$L455_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd423, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd424, %rd423, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd425, %rd424, 128;
+	.loc 1 232 31
+	add.s64 %rd426, %rd425, 0;
+	.loc 1 232 36
+	add.s64 %rd427, %rd426, %rd71;
+	.loc 1 232 51
 	mov.f32 %f393, %f16;
-	.loc 1 229 8
-	shl.b64 %rd427, %rd426, 2;
-	add.s64 %rd428, %rd114, %rd427;
-	st.shared.f32 [%rd428], %f393;
-	bra.uni $L456_if_then;
-$L456_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd429, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd430, %rd429, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd431, %rd430, 128;
-	.loc 1 229 31
-	add.s64 %rd432, %rd431, 32;
-	.loc 1 229 36
-	add.s64 %rd433, %rd432, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd428, %rd427, 2;
+	add.s64 %rd429, %rd115, %rd428;
+	st.shared.f32 [%rd429], %f393;
+	bra.uni $L459_if_then;
+$L459_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd430, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd431, %rd430, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd432, %rd431, 128;
+	.loc 1 232 31
+	add.s64 %rd433, %rd432, 32;
+	.loc 1 232 36
+	add.s64 %rd434, %rd433, %rd71;
+	.loc 1 232 51
 	mov.f32 %f394, %f17;
-	.loc 1 229 8
-	shl.b64 %rd434, %rd433, 2;
-	add.s64 %rd435, %rd114, %rd434;
-	st.shared.f32 [%rd435], %f394;
-	bra.uni $L460_if_then;
-$L460_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd436, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd437, %rd436, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd438, %rd437, 128;
-	.loc 1 229 31
-	add.s64 %rd439, %rd438, 64;
-	.loc 1 229 36
-	add.s64 %rd440, %rd439, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd435, %rd434, 2;
+	add.s64 %rd436, %rd115, %rd435;
+	st.shared.f32 [%rd436], %f394;
+	bra.uni $L463_if_then;
+$L463_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd437, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd438, %rd437, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd439, %rd438, 128;
+	.loc 1 232 31
+	add.s64 %rd440, %rd439, 64;
+	.loc 1 232 36
+	add.s64 %rd441, %rd440, %rd71;
+	.loc 1 232 51
 	mov.f32 %f395, %f18;
-	.loc 1 229 8
-	shl.b64 %rd441, %rd440, 2;
-	add.s64 %rd442, %rd114, %rd441;
-	st.shared.f32 [%rd442], %f395;
-	bra.uni $L464_if_then;
-$L464_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd443, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd444, %rd443, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd445, %rd444, 128;
-	.loc 1 229 31
-	add.s64 %rd446, %rd445, 96;
-	.loc 1 229 36
-	add.s64 %rd447, %rd446, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd442, %rd441, 2;
+	add.s64 %rd443, %rd115, %rd442;
+	st.shared.f32 [%rd443], %f395;
+	bra.uni $L467_if_then;
+$L467_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd444, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd445, %rd444, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd446, %rd445, 128;
+	.loc 1 232 31
+	add.s64 %rd447, %rd446, 96;
+	.loc 1 232 36
+	add.s64 %rd448, %rd447, %rd71;
+	.loc 1 232 51
 	mov.f32 %f396, %f19;
-	.loc 1 229 8
-	shl.b64 %rd448, %rd447, 2;
-	add.s64 %rd449, %rd114, %rd448;
-	st.shared.f32 [%rd449], %f396;
-	bra.uni $L475_if_then;
-$L475_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd450, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd451, %rd450, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd452, %rd451, 128;
-	.loc 1 229 31
-	add.s64 %rd453, %rd452, 0;
-	.loc 1 229 36
-	add.s64 %rd454, %rd453, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd449, %rd448, 2;
+	add.s64 %rd450, %rd115, %rd449;
+	st.shared.f32 [%rd450], %f396;
+	bra.uni $L478_if_then;
+$L478_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd451, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd452, %rd451, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd453, %rd452, 128;
+	.loc 1 232 31
+	add.s64 %rd454, %rd453, 0;
+	.loc 1 232 36
+	add.s64 %rd455, %rd454, %rd71;
+	.loc 1 232 51
 	mov.f32 %f397, %f20;
-	.loc 1 229 8
-	shl.b64 %rd455, %rd454, 2;
-	add.s64 %rd456, %rd114, %rd455;
-	st.shared.f32 [%rd456], %f397;
-	bra.uni $L479_if_then;
-$L479_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd457, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd458, %rd457, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd459, %rd458, 128;
-	.loc 1 229 31
-	add.s64 %rd460, %rd459, 32;
-	.loc 1 229 36
-	add.s64 %rd461, %rd460, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd456, %rd455, 2;
+	add.s64 %rd457, %rd115, %rd456;
+	st.shared.f32 [%rd457], %f397;
+	bra.uni $L482_if_then;
+$L482_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd458, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd459, %rd458, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd460, %rd459, 128;
+	.loc 1 232 31
+	add.s64 %rd461, %rd460, 32;
+	.loc 1 232 36
+	add.s64 %rd462, %rd461, %rd71;
+	.loc 1 232 51
 	mov.f32 %f398, %f21;
-	.loc 1 229 8
-	shl.b64 %rd462, %rd461, 2;
-	add.s64 %rd463, %rd114, %rd462;
-	st.shared.f32 [%rd463], %f398;
-	bra.uni $L483_if_then;
-$L483_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd464, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd465, %rd464, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd466, %rd465, 128;
-	.loc 1 229 31
-	add.s64 %rd467, %rd466, 64;
-	.loc 1 229 36
-	add.s64 %rd468, %rd467, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd463, %rd462, 2;
+	add.s64 %rd464, %rd115, %rd463;
+	st.shared.f32 [%rd464], %f398;
+	bra.uni $L486_if_then;
+$L486_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd465, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd466, %rd465, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd467, %rd466, 128;
+	.loc 1 232 31
+	add.s64 %rd468, %rd467, 64;
+	.loc 1 232 36
+	add.s64 %rd469, %rd468, %rd71;
+	.loc 1 232 51
 	mov.f32 %f399, %f22;
-	.loc 1 229 8
-	shl.b64 %rd469, %rd468, 2;
-	add.s64 %rd470, %rd114, %rd469;
-	st.shared.f32 [%rd470], %f399;
-	bra.uni $L487_if_then;
-$L487_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd471, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd472, %rd471, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd473, %rd472, 128;
-	.loc 1 229 31
-	add.s64 %rd474, %rd473, 96;
-	.loc 1 229 36
-	add.s64 %rd475, %rd474, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd470, %rd469, 2;
+	add.s64 %rd471, %rd115, %rd470;
+	st.shared.f32 [%rd471], %f399;
+	bra.uni $L490_if_then;
+$L490_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd472, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd473, %rd472, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd474, %rd473, 128;
+	.loc 1 232 31
+	add.s64 %rd475, %rd474, 96;
+	.loc 1 232 36
+	add.s64 %rd476, %rd475, %rd71;
+	.loc 1 232 51
 	mov.f32 %f400, %f23;
-	.loc 1 229 8
-	shl.b64 %rd476, %rd475, 2;
-	add.s64 %rd477, %rd114, %rd476;
-	st.shared.f32 [%rd477], %f400;
-	bra.uni $L498_if_then;
-$L498_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd478, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd479, %rd478, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd480, %rd479, 128;
-	.loc 1 229 31
-	add.s64 %rd481, %rd480, 0;
-	.loc 1 229 36
-	add.s64 %rd482, %rd481, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd477, %rd476, 2;
+	add.s64 %rd478, %rd115, %rd477;
+	st.shared.f32 [%rd478], %f400;
+	bra.uni $L501_if_then;
+$L501_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd479, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd480, %rd479, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd481, %rd480, 128;
+	.loc 1 232 31
+	add.s64 %rd482, %rd481, 0;
+	.loc 1 232 36
+	add.s64 %rd483, %rd482, %rd71;
+	.loc 1 232 51
 	mov.f32 %f401, %f24;
-	.loc 1 229 8
-	shl.b64 %rd483, %rd482, 2;
-	add.s64 %rd484, %rd114, %rd483;
-	st.shared.f32 [%rd484], %f401;
-	bra.uni $L502_if_then;
-$L502_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd485, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd486, %rd485, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd487, %rd486, 128;
-	.loc 1 229 31
-	add.s64 %rd488, %rd487, 32;
-	.loc 1 229 36
-	add.s64 %rd489, %rd488, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd484, %rd483, 2;
+	add.s64 %rd485, %rd115, %rd484;
+	st.shared.f32 [%rd485], %f401;
+	bra.uni $L505_if_then;
+$L505_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd486, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd487, %rd486, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd488, %rd487, 128;
+	.loc 1 232 31
+	add.s64 %rd489, %rd488, 32;
+	.loc 1 232 36
+	add.s64 %rd490, %rd489, %rd71;
+	.loc 1 232 51
 	mov.f32 %f402, %f25;
-	.loc 1 229 8
-	shl.b64 %rd490, %rd489, 2;
-	add.s64 %rd491, %rd114, %rd490;
-	st.shared.f32 [%rd491], %f402;
-	bra.uni $L506_if_then;
-$L506_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd492, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd493, %rd492, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd494, %rd493, 128;
-	.loc 1 229 31
-	add.s64 %rd495, %rd494, 64;
-	.loc 1 229 36
-	add.s64 %rd496, %rd495, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd491, %rd490, 2;
+	add.s64 %rd492, %rd115, %rd491;
+	st.shared.f32 [%rd492], %f402;
+	bra.uni $L509_if_then;
+$L509_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd493, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd494, %rd493, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd495, %rd494, 128;
+	.loc 1 232 31
+	add.s64 %rd496, %rd495, 64;
+	.loc 1 232 36
+	add.s64 %rd497, %rd496, %rd71;
+	.loc 1 232 51
 	mov.f32 %f403, %f26;
-	.loc 1 229 8
-	shl.b64 %rd497, %rd496, 2;
-	add.s64 %rd498, %rd114, %rd497;
-	st.shared.f32 [%rd498], %f403;
-	bra.uni $L510_if_then;
-$L510_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd499, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd500, %rd499, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd501, %rd500, 128;
-	.loc 1 229 31
-	add.s64 %rd502, %rd501, 96;
-	.loc 1 229 36
-	add.s64 %rd503, %rd502, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd498, %rd497, 2;
+	add.s64 %rd499, %rd115, %rd498;
+	st.shared.f32 [%rd499], %f403;
+	bra.uni $L513_if_then;
+$L513_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd500, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd501, %rd500, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd502, %rd501, 128;
+	.loc 1 232 31
+	add.s64 %rd503, %rd502, 96;
+	.loc 1 232 36
+	add.s64 %rd504, %rd503, %rd71;
+	.loc 1 232 51
 	mov.f32 %f404, %f27;
-	.loc 1 229 8
-	shl.b64 %rd504, %rd503, 2;
-	add.s64 %rd505, %rd114, %rd504;
-	st.shared.f32 [%rd505], %f404;
-	bra.uni $L521_if_then;
-$L521_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd506, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd507, %rd506, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd508, %rd507, 128;
-	.loc 1 229 31
-	add.s64 %rd509, %rd508, 0;
-	.loc 1 229 36
-	add.s64 %rd510, %rd509, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd505, %rd504, 2;
+	add.s64 %rd506, %rd115, %rd505;
+	st.shared.f32 [%rd506], %f404;
+	bra.uni $L524_if_then;
+$L524_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd507, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd508, %rd507, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd509, %rd508, 128;
+	.loc 1 232 31
+	add.s64 %rd510, %rd509, 0;
+	.loc 1 232 36
+	add.s64 %rd511, %rd510, %rd71;
+	.loc 1 232 51
 	mov.f32 %f405, %f28;
-	.loc 1 229 8
-	shl.b64 %rd511, %rd510, 2;
-	add.s64 %rd512, %rd114, %rd511;
-	st.shared.f32 [%rd512], %f405;
-	bra.uni $L525_if_then;
-$L525_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd513, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd514, %rd513, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd515, %rd514, 128;
-	.loc 1 229 31
-	add.s64 %rd516, %rd515, 32;
-	.loc 1 229 36
-	add.s64 %rd517, %rd516, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd512, %rd511, 2;
+	add.s64 %rd513, %rd115, %rd512;
+	st.shared.f32 [%rd513], %f405;
+	bra.uni $L528_if_then;
+$L528_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd514, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd515, %rd514, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd516, %rd515, 128;
+	.loc 1 232 31
+	add.s64 %rd517, %rd516, 32;
+	.loc 1 232 36
+	add.s64 %rd518, %rd517, %rd71;
+	.loc 1 232 51
 	mov.f32 %f406, %f29;
-	.loc 1 229 8
-	shl.b64 %rd518, %rd517, 2;
-	add.s64 %rd519, %rd114, %rd518;
-	st.shared.f32 [%rd519], %f406;
-	bra.uni $L529_if_then;
-$L529_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd520, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd521, %rd520, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd522, %rd521, 128;
-	.loc 1 229 31
-	add.s64 %rd523, %rd522, 64;
-	.loc 1 229 36
-	add.s64 %rd524, %rd523, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd519, %rd518, 2;
+	add.s64 %rd520, %rd115, %rd519;
+	st.shared.f32 [%rd520], %f406;
+	bra.uni $L532_if_then;
+$L532_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd521, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd522, %rd521, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd523, %rd522, 128;
+	.loc 1 232 31
+	add.s64 %rd524, %rd523, 64;
+	.loc 1 232 36
+	add.s64 %rd525, %rd524, %rd71;
+	.loc 1 232 51
 	mov.f32 %f407, %f30;
-	.loc 1 229 8
-	shl.b64 %rd525, %rd524, 2;
-	add.s64 %rd526, %rd114, %rd525;
-	st.shared.f32 [%rd526], %f407;
-	bra.uni $L533_if_then;
-$L533_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd527, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd528, %rd527, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd529, %rd528, 128;
-	.loc 1 229 31
-	add.s64 %rd530, %rd529, 96;
-	.loc 1 229 36
-	add.s64 %rd531, %rd530, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd526, %rd525, 2;
+	add.s64 %rd527, %rd115, %rd526;
+	st.shared.f32 [%rd527], %f407;
+	bra.uni $L536_if_then;
+$L536_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd528, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd529, %rd528, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd530, %rd529, 128;
+	.loc 1 232 31
+	add.s64 %rd531, %rd530, 96;
+	.loc 1 232 36
+	add.s64 %rd532, %rd531, %rd71;
+	.loc 1 232 51
 	mov.f32 %f408, %f31;
-	.loc 1 229 8
-	shl.b64 %rd532, %rd531, 2;
-	add.s64 %rd533, %rd114, %rd532;
-	st.shared.f32 [%rd533], %f408;
-	bra.uni $L544_if_then;
-$L544_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd534, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd535, %rd534, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd536, %rd535, 128;
-	.loc 1 229 31
-	add.s64 %rd537, %rd536, 0;
-	.loc 1 229 36
-	add.s64 %rd538, %rd537, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd533, %rd532, 2;
+	add.s64 %rd534, %rd115, %rd533;
+	st.shared.f32 [%rd534], %f408;
+	bra.uni $L547_if_then;
+$L547_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd535, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd536, %rd535, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd537, %rd536, 128;
+	.loc 1 232 31
+	add.s64 %rd538, %rd537, 0;
+	.loc 1 232 36
+	add.s64 %rd539, %rd538, %rd71;
+	.loc 1 232 51
 	mov.f32 %f409, %f32;
-	.loc 1 229 8
-	shl.b64 %rd539, %rd538, 2;
-	add.s64 %rd540, %rd114, %rd539;
-	st.shared.f32 [%rd540], %f409;
-	bra.uni $L548_if_then;
-$L548_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd541, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd542, %rd541, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd543, %rd542, 128;
-	.loc 1 229 31
-	add.s64 %rd544, %rd543, 32;
-	.loc 1 229 36
-	add.s64 %rd545, %rd544, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd540, %rd539, 2;
+	add.s64 %rd541, %rd115, %rd540;
+	st.shared.f32 [%rd541], %f409;
+	bra.uni $L551_if_then;
+$L551_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd542, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd543, %rd542, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd544, %rd543, 128;
+	.loc 1 232 31
+	add.s64 %rd545, %rd544, 32;
+	.loc 1 232 36
+	add.s64 %rd546, %rd545, %rd71;
+	.loc 1 232 51
 	mov.f32 %f410, %f33;
-	.loc 1 229 8
-	shl.b64 %rd546, %rd545, 2;
-	add.s64 %rd547, %rd114, %rd546;
-	st.shared.f32 [%rd547], %f410;
-	bra.uni $L552_if_then;
-$L552_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd548, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd549, %rd548, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd550, %rd549, 128;
-	.loc 1 229 31
-	add.s64 %rd551, %rd550, 64;
-	.loc 1 229 36
-	add.s64 %rd552, %rd551, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd547, %rd546, 2;
+	add.s64 %rd548, %rd115, %rd547;
+	st.shared.f32 [%rd548], %f410;
+	bra.uni $L555_if_then;
+$L555_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd549, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd550, %rd549, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd551, %rd550, 128;
+	.loc 1 232 31
+	add.s64 %rd552, %rd551, 64;
+	.loc 1 232 36
+	add.s64 %rd553, %rd552, %rd71;
+	.loc 1 232 51
 	mov.f32 %f411, %f34;
-	.loc 1 229 8
-	shl.b64 %rd553, %rd552, 2;
-	add.s64 %rd554, %rd114, %rd553;
-	st.shared.f32 [%rd554], %f411;
-	bra.uni $L556_if_then;
-$L556_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd555, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd556, %rd555, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd557, %rd556, 128;
-	.loc 1 229 31
-	add.s64 %rd558, %rd557, 96;
-	.loc 1 229 36
-	add.s64 %rd559, %rd558, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd554, %rd553, 2;
+	add.s64 %rd555, %rd115, %rd554;
+	st.shared.f32 [%rd555], %f411;
+	bra.uni $L559_if_then;
+$L559_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd556, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd557, %rd556, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd558, %rd557, 128;
+	.loc 1 232 31
+	add.s64 %rd559, %rd558, 96;
+	.loc 1 232 36
+	add.s64 %rd560, %rd559, %rd71;
+	.loc 1 232 51
 	mov.f32 %f412, %f35;
-	.loc 1 229 8
-	shl.b64 %rd560, %rd559, 2;
-	add.s64 %rd561, %rd114, %rd560;
-	st.shared.f32 [%rd561], %f412;
-	bra.uni $L567_if_then;
-$L567_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd562, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd563, %rd562, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd564, %rd563, 128;
-	.loc 1 229 31
-	add.s64 %rd565, %rd564, 0;
-	.loc 1 229 36
-	add.s64 %rd566, %rd565, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd561, %rd560, 2;
+	add.s64 %rd562, %rd115, %rd561;
+	st.shared.f32 [%rd562], %f412;
+	bra.uni $L570_if_then;
+$L570_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd563, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd564, %rd563, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd565, %rd564, 128;
+	.loc 1 232 31
+	add.s64 %rd566, %rd565, 0;
+	.loc 1 232 36
+	add.s64 %rd567, %rd566, %rd71;
+	.loc 1 232 51
 	mov.f32 %f413, %f36;
-	.loc 1 229 8
-	shl.b64 %rd567, %rd566, 2;
-	add.s64 %rd568, %rd114, %rd567;
-	st.shared.f32 [%rd568], %f413;
-	bra.uni $L571_if_then;
-$L571_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd569, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd570, %rd569, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd571, %rd570, 128;
-	.loc 1 229 31
-	add.s64 %rd572, %rd571, 32;
-	.loc 1 229 36
-	add.s64 %rd573, %rd572, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd568, %rd567, 2;
+	add.s64 %rd569, %rd115, %rd568;
+	st.shared.f32 [%rd569], %f413;
+	bra.uni $L574_if_then;
+$L574_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd570, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd571, %rd570, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd572, %rd571, 128;
+	.loc 1 232 31
+	add.s64 %rd573, %rd572, 32;
+	.loc 1 232 36
+	add.s64 %rd574, %rd573, %rd71;
+	.loc 1 232 51
 	mov.f32 %f414, %f37;
-	.loc 1 229 8
-	shl.b64 %rd574, %rd573, 2;
-	add.s64 %rd575, %rd114, %rd574;
-	st.shared.f32 [%rd575], %f414;
-	bra.uni $L575_if_then;
-$L575_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd576, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd577, %rd576, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd578, %rd577, 128;
-	.loc 1 229 31
-	add.s64 %rd579, %rd578, 64;
-	.loc 1 229 36
-	add.s64 %rd580, %rd579, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd575, %rd574, 2;
+	add.s64 %rd576, %rd115, %rd575;
+	st.shared.f32 [%rd576], %f414;
+	bra.uni $L578_if_then;
+$L578_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd577, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd578, %rd577, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd579, %rd578, 128;
+	.loc 1 232 31
+	add.s64 %rd580, %rd579, 64;
+	.loc 1 232 36
+	add.s64 %rd581, %rd580, %rd71;
+	.loc 1 232 51
 	mov.f32 %f415, %f38;
-	.loc 1 229 8
-	shl.b64 %rd581, %rd580, 2;
-	add.s64 %rd582, %rd114, %rd581;
-	st.shared.f32 [%rd582], %f415;
-	bra.uni $L579_if_then;
-$L579_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd583, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd584, %rd583, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd585, %rd584, 128;
-	.loc 1 229 31
-	add.s64 %rd586, %rd585, 96;
-	.loc 1 229 36
-	add.s64 %rd587, %rd586, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd582, %rd581, 2;
+	add.s64 %rd583, %rd115, %rd582;
+	st.shared.f32 [%rd583], %f415;
+	bra.uni $L582_if_then;
+$L582_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd584, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd585, %rd584, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd586, %rd585, 128;
+	.loc 1 232 31
+	add.s64 %rd587, %rd586, 96;
+	.loc 1 232 36
+	add.s64 %rd588, %rd587, %rd71;
+	.loc 1 232 51
 	mov.f32 %f416, %f39;
-	.loc 1 229 8
-	shl.b64 %rd588, %rd587, 2;
-	add.s64 %rd589, %rd114, %rd588;
-	st.shared.f32 [%rd589], %f416;
-	bra.uni $L75_for_done;
-$L75_for_done:
-	.loc 1 233 8
+	.loc 1 232 8
+	shl.b64 %rd589, %rd588, 2;
+	add.s64 %rd590, %rd115, %rd589;
+	st.shared.f32 [%rd590], %f416;
+	bra.uni $L77_for_done;
+$L77_for_done:
+	.loc 1 236 8
 	bar.sync 0;
-	mov.s64 %rd590, %rd66;
-	bra.uni $L81_for_loop;
-$L81_for_loop:
-	.loc 1 234 22
-	mul.lo.s64 %rd591, %rd50, 128;
-	.loc 1 234 18
-	setp.lt.s64 %p34, %rd590, %rd591;
-	@%p34 bra $L592_entry;
-	bra.uni $L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ef16m_u005d;
-$L592_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r132, %rd590;
-	.loc 1 315 56
-	mov.s64 %rd593, 128;
-	cvt.u32.s64 %r133, %rd593;
-	.loc 1 315 48
+	mov.s64 %rd591, %rd67;
+	bra.uni $L83_for_loop;
+$L83_for_loop:
+	.loc 1 237 22
+	mul.lo.s64 %rd592, %rd50, 128;
+	.loc 1 237 18
+	setp.lt.s64 %p35, %rd591, %rd592;
+	@%p35 bra $L595_entry;
+	bra.uni $L92_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ef16m_u005d;
+$L595_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r132, %rd591;
+	.loc 1 318 56
+	mov.s64 %rd594, 128;
+	cvt.u32.s64 %r133, %rd594;
+	.loc 1 318 48
 	div.u32 %r134, %r132, %r133;
-	.loc 1 315 37
-	cvt.s64.u32 %rd594, %r134;
-	.loc 1 315 27
-	mov.s64 %rd592, %rd594;
-	bra.uni $L594_entry;
-$L594_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r135, %rd590;
-	.loc 1 316 56
-	mov.s64 %rd596, 128;
-	cvt.u32.s64 %r136, %rd596;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd595, %r134;
+	.loc 1 318 27
+	mov.s64 %rd593, %rd595;
+	bra.uni $L597_entry;
+$L597_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r135, %rd591;
+	.loc 1 319 56
+	mov.s64 %rd597, 128;
+	cvt.u32.s64 %r136, %rd597;
+	.loc 1 319 48
 	rem.u32 %r137, %r135, %r136;
-	.loc 1 316 37
-	cvt.s64.u32 %rd597, %r137;
-	.loc 1 316 27
-	mov.s64 %rd595, %rd597;
-	bra.uni $L596_entry;
-$L596_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r138, %rd595;
-	.loc 1 316 56
-	mov.s64 %rd599, 32;
-	cvt.u32.s64 %r139, %rd599;
-	.loc 1 316 48
+	.loc 1 319 37
+	cvt.s64.u32 %rd598, %r137;
+	.loc 1 319 27
+	mov.s64 %rd596, %rd598;
+	bra.uni $L599_entry;
+$L599_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r138, %rd596;
+	.loc 1 319 56
+	mov.s64 %rd600, 32;
+	cvt.u32.s64 %r139, %rd600;
+	.loc 1 319 48
 	rem.u32 %r140, %r138, %r139;
-	.loc 1 316 37
-	cvt.s64.u32 %rd600, %r140;
-	.loc 1 316 27
-	mov.s64 %rd598, %rd600;
-	bra.uni $L597_ret_urem;
-$L597_ret_urem:
-	.loc 1 236 11
-	mul.lo.s64 %rd601, 4, %rd598;
-	.loc 1 236 30
-	bra.uni $L598_entry;
-$L598_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r141, %rd595;
-	.loc 1 315 56
-	mov.s64 %rd603, 32;
-	cvt.u32.s64 %r142, %rd603;
-	.loc 1 315 48
-	div.u32 %r143, %r141, %r142;
-	.loc 1 315 37
-	cvt.s64.u32 %rd604, %r143;
-	.loc 1 315 27
-	mov.s64 %rd602, %rd604;
-	bra.uni $L599_ret_udiv;
-$L599_ret_udiv:
-	.loc 1 236 24
-	add.s64 %rd605, %rd601, %rd602;
-	.loc 1 237 13
-	mul.lo.s64 %rd606, %rd592, 128;
-	.loc 1 237 16
-	add.s64 %rd607, %rd606, %rd595;
-	.loc 1 237 11
-	shl.b64 %rd608, %rd607, 2;
-	add.s64 %rd609, %rd114, %rd608;
-	ld.shared.f32 %f417, [%rd609];
-	.loc 1 237 37
-	add.s64 %rd610, 8, %rd592;
-	.loc 1 237 40
-	mul.lo.s64 %rd611, %rd610, 128;
-	.loc 1 237 43
-	add.s64 %rd612, %rd611, %rd595;
-	.loc 1 237 25
-	shl.b64 %rd613, %rd612, 2;
-	add.s64 %rd614, %rd114, %rd613;
-	ld.shared.f32 %f418, [%rd614];
-	.loc 1 237 20
-	add.rn.f32 %f419, %f417, %f418;
-	.loc 1 237 66
-	add.s64 %rd615, 16, %rd592;
-	.loc 1 237 69
-	mul.lo.s64 %rd616, %rd615, 128;
-	.loc 1 237 72
-	add.s64 %rd617, %rd616, %rd595;
-	.loc 1 237 52
-	shl.b64 %rd618, %rd617, 2;
-	add.s64 %rd619, %rd114, %rd618;
-	ld.shared.f32 %f420, [%rd619];
-	.loc 1 237 47
-	add.rn.f32 %f421, %f419, %f420;
-	.loc 1 237 95
-	add.s64 %rd620, 24, %rd592;
-	.loc 1 237 98
-	mul.lo.s64 %rd621, %rd620, 128;
-	.loc 1 237 101
-	add.s64 %rd622, %rd621, %rd595;
-	.loc 1 237 81
-	shl.b64 %rd623, %rd622, 2;
-	add.s64 %rd624, %rd114, %rd623;
-	ld.shared.f32 %f422, [%rd624];
-	.loc 1 237 76
-	add.rn.f32 %f423, %f421, %f422;
-	.loc 1 238 10
-	shl.b64 %rd625, %rd592, 2;
-	add.s64 %rd626, %rd112, %rd625;
-	ld.shared.f32 %f424, [%rd626];
-	.loc 1 240 8
-	setp.gt.f32 %p35, %f424, 0f00000000;
-	@%p35 bra $L84_if_then;
-	bra.uni $L600_edge;
-$L84_if_then:
-	.loc 1 241 10
-	div.rn.f32 %f426, %f423, %f424;
-	mov.f32 %f425, %f426;
-	bra.uni $L85_if_done;
-$L600_edge:
-	mov.f32 %f425, 0f00000000;
-	bra.uni $L85_if_done;
-$L85_if_done:
-	.loc 1 243 11
-	mul.lo.s64 %rd627, %rd46, %rd42;
-	.loc 1 243 18
-	add.s64 %rd628, %rd627, %rd48;
-	.loc 1 243 23
-	add.s64 %rd629, %rd628, %rd592;
-	.loc 1 244 13
-	setp.eq.s64 %p36, %rd39, 1;
-	@%p36 bra $L86_if_then;
-	bra.uni $L88_if_else;
-$L86_if_then:
-	.loc 1 245 12
-	mul.lo.s64 %rd630, %rd38, %rd24;
-	.loc 1 245 18
-	add.s64 %rd631, %rd630, %rd629;
-	.loc 1 245 21
-	mul.lo.s64 %rd632, %rd631, 128;
-	.loc 1 245 24
-	add.s64 %rd633, %rd632, %rd605;
-	.loc 1 245 37
+	.loc 1 319 37
+	cvt.s64.u32 %rd601, %r140;
+	.loc 1 319 27
+	mov.s64 %rd599, %rd601;
+	bra.uni $L600_ret_urem;
+$L600_ret_urem:
+	.loc 1 239 11
+	mul.lo.s64 %rd602, 4, %rd599;
+	.loc 1 239 30
 	bra.uni $L601_entry;
 $L601_entry:
-	.loc 1 305 58
-	cvt.rn.f16.f32 %rs44, %f425;
-	.loc 1 305 41
-	mov.u16 %rs43, %rs44;
-	bra.uni $L602_ret_store;
-$L602_ret_store:
-	.loc 1 245 7
-	shl.b64 %rd634, %rd633, 1;
-	add.s64 %rd635, %rd1, %rd634;
-	st.global.u16 [%rd635], %rs43;
+	.loc 1 318 44
+	cvt.u32.s64 %r141, %rd596;
+	.loc 1 318 56
+	mov.s64 %rd604, 32;
+	cvt.u32.s64 %r142, %rd604;
+	.loc 1 318 48
+	div.u32 %r143, %r141, %r142;
+	.loc 1 318 37
+	cvt.s64.u32 %rd605, %r143;
+	.loc 1 318 27
+	mov.s64 %rd603, %rd605;
+	bra.uni $L602_ret_udiv;
+$L602_ret_udiv:
+	.loc 1 239 24
+	add.s64 %rd606, %rd602, %rd603;
+	.loc 1 240 13
+	mul.lo.s64 %rd607, %rd593, 128;
+	.loc 1 240 16
+	add.s64 %rd608, %rd607, %rd596;
+	.loc 1 240 11
+	shl.b64 %rd609, %rd608, 2;
+	add.s64 %rd610, %rd115, %rd609;
+	ld.shared.f32 %f417, [%rd610];
+	.loc 1 240 37
+	add.s64 %rd611, 8, %rd593;
+	.loc 1 240 40
+	mul.lo.s64 %rd612, %rd611, 128;
+	.loc 1 240 43
+	add.s64 %rd613, %rd612, %rd596;
+	.loc 1 240 25
+	shl.b64 %rd614, %rd613, 2;
+	add.s64 %rd615, %rd115, %rd614;
+	ld.shared.f32 %f418, [%rd615];
+	.loc 1 240 20
+	add.rn.f32 %f419, %f417, %f418;
+	.loc 1 240 66
+	add.s64 %rd616, 16, %rd593;
+	.loc 1 240 69
+	mul.lo.s64 %rd617, %rd616, 128;
+	.loc 1 240 72
+	add.s64 %rd618, %rd617, %rd596;
+	.loc 1 240 52
+	shl.b64 %rd619, %rd618, 2;
+	add.s64 %rd620, %rd115, %rd619;
+	ld.shared.f32 %f420, [%rd620];
+	.loc 1 240 47
+	add.rn.f32 %f421, %f419, %f420;
+	.loc 1 240 95
+	add.s64 %rd621, 24, %rd593;
+	.loc 1 240 98
+	mul.lo.s64 %rd622, %rd621, 128;
+	.loc 1 240 101
+	add.s64 %rd623, %rd622, %rd596;
+	.loc 1 240 81
+	shl.b64 %rd624, %rd623, 2;
+	add.s64 %rd625, %rd115, %rd624;
+	ld.shared.f32 %f422, [%rd625];
+	.loc 1 240 76
+	add.rn.f32 %f423, %f421, %f422;
+	.loc 1 241 10
+	shl.b64 %rd626, %rd593, 2;
+	add.s64 %rd627, %rd113, %rd626;
+	ld.shared.f32 %f424, [%rd627];
+	.loc 1 243 8
+	setp.gt.f32 %p36, %f424, 0f00000000;
+	@%p36 bra $L86_if_then;
+	bra.uni $L603_edge;
+$L86_if_then:
+	.loc 1 244 10
+	div.rn.f32 %f426, %f423, %f424;
+	mov.f32 %f425, %f426;
 	bra.uni $L87_if_done;
-$L88_if_else:
-	.loc 1 247 14
-	mul.lo.s64 %rd637, %rd38, %rd24;
-	.loc 1 247 20
-	add.s64 %rd638, %rd637, %rd629;
-	.loc 1 247 23
-	mul.lo.s64 %rd639, %rd638, %rd39;
-	.loc 1 247 31
-	add.s64 %rd640, %rd639, %rd30;
-	.loc 1 248 9
-	mul.lo.s64 %rd641, %rd640, 128;
-	.loc 1 248 12
-	add.s64 %rd642, %rd641, %rd605;
-	.loc 1 248 6
-	shl.b64 %rd643, %rd642, 2;
-	add.s64 %rd644, %rd4, %rd643;
-	st.global.f32 [%rd644], %f425;
-	.loc 1 249 9
-	setp.eq.s64 %p37, %rd605, 0;
-	@%p37 bra $L89_if_then;
-	bra.uni $L87_if_done;
-$L89_if_then:
-	.loc 1 250 10
-	mul.lo.s64 %rd645, 2, %rd640;
-	.loc 1 250 21
-	mul.lo.s64 %rd646, 2, %rd640;
-	.loc 1 250 24
-	add.s64 %rd647, %rd646, 1;
-	.loc 1 250 32
-	shl.b64 %rd648, %rd592, 2;
-	add.s64 %rd649, %rd111, %rd648;
-	ld.shared.f32 %f427, [%rd649];
-	.loc 1 250 8
-	shl.b64 %rd650, %rd645, 2;
-	add.s64 %rd651, %rd7, %rd650;
-	st.global.f32 [%rd651], %f427;
-	.loc 1 250 19
-	shl.b64 %rd652, %rd647, 2;
-	add.s64 %rd653, %rd7, %rd652;
-	st.global.f32 [%rd653], %f424;
+$L603_edge:
+	mov.f32 %f425, 0f00000000;
 	bra.uni $L87_if_done;
 $L87_if_done:
-	.loc 1 234 27
-	add.s64 %rd636, %rd590, 128;
-	mov.s64 %rd590, %rd636;
-	bra.uni $L81_for_loop;
-$L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ef16m_u005d:
+	.loc 1 246 11
+	mul.lo.s64 %rd628, %rd46, %rd42;
+	.loc 1 246 18
+	add.s64 %rd629, %rd628, %rd48;
+	.loc 1 246 23
+	add.s64 %rd630, %rd629, %rd593;
+	.loc 1 247 13
+	setp.eq.s64 %p37, %rd39, 1;
+	@%p37 bra $L88_if_then;
+	bra.uni $L90_if_else;
+$L88_if_then:
+	.loc 1 248 12
+	mul.lo.s64 %rd631, %rd38, %rd24;
+	.loc 1 248 18
+	add.s64 %rd632, %rd631, %rd630;
+	.loc 1 248 21
+	mul.lo.s64 %rd633, %rd632, 128;
+	.loc 1 248 24
+	add.s64 %rd634, %rd633, %rd606;
+	.loc 1 248 37
+	bra.uni $L604_entry;
+$L604_entry:
+	.loc 1 308 58
+	cvt.rn.f16.f32 %rs44, %f425;
+	.loc 1 308 41
+	mov.u16 %rs43, %rs44;
+	bra.uni $L605_ret_store;
+$L605_ret_store:
+	.loc 1 248 7
+	shl.b64 %rd635, %rd634, 1;
+	add.s64 %rd636, %rd1, %rd635;
+	st.global.u16 [%rd636], %rs43;
+	bra.uni $L89_if_done;
+$L90_if_else:
+	.loc 1 250 14
+	mul.lo.s64 %rd638, %rd38, %rd24;
+	.loc 1 250 20
+	add.s64 %rd639, %rd638, %rd630;
+	.loc 1 250 23
+	mul.lo.s64 %rd640, %rd639, %rd39;
+	.loc 1 250 31
+	add.s64 %rd641, %rd640, %rd30;
+	.loc 1 251 9
+	mul.lo.s64 %rd642, %rd641, 128;
+	.loc 1 251 12
+	add.s64 %rd643, %rd642, %rd606;
+	.loc 1 251 6
+	shl.b64 %rd644, %rd643, 2;
+	add.s64 %rd645, %rd4, %rd644;
+	st.global.f32 [%rd645], %f425;
+	.loc 1 252 9
+	setp.eq.s64 %p38, %rd606, 0;
+	@%p38 bra $L91_if_then;
+	bra.uni $L89_if_done;
+$L91_if_then:
+	.loc 1 253 10
+	mul.lo.s64 %rd646, 2, %rd641;
+	.loc 1 253 21
+	mul.lo.s64 %rd647, 2, %rd641;
+	.loc 1 253 24
+	add.s64 %rd648, %rd647, 1;
+	.loc 1 253 32
+	shl.b64 %rd649, %rd593, 2;
+	add.s64 %rd650, %rd112, %rd649;
+	ld.shared.f32 %f427, [%rd650];
+	.loc 1 253 8
+	shl.b64 %rd651, %rd646, 2;
+	add.s64 %rd652, %rd7, %rd651;
+	st.global.f32 [%rd652], %f427;
+	.loc 1 253 19
+	shl.b64 %rd653, %rd648, 2;
+	add.s64 %rd654, %rd7, %rd653;
+	st.global.f32 [%rd654], %f424;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 1 237 27
+	add.s64 %rd637, %rd591, 128;
+	mov.s64 %rd591, %rd637;
+	bra.uni $L83_for_loop;
+$L92_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ef16m_u005d:
 	ret;
 }
 
@@ -5689,10 +5719,10 @@ $L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u00
 )
 .maxntid 128, 1, 1
 {
-	.reg .pred %p<38>;
+	.reg .pred %p<39>;
 	.reg .b16 %rs<45>;
 	.reg .b32 %r<159>;
-	.reg .b64 %rd<542>;
+	.reg .b64 %rd<543>;
 	.reg .f32 %f<362>;
 	.shared .align 8 .b8 kern_reduce[256];
 	.shared .align 16 .b8 smem0[4096];
@@ -5828,22 +5858,35 @@ $L3_if_then:
 	mov.u64 %rd54, 0x300000001;
 	mov.u64 %rd55, 0;
 	mov.u64 %rd56, 0;
-	bra.uni $L91_bounds_fail;
+	bra.uni $L93_bounds_fail;
 $L4_if_done:
-	.loc 1 72 14
-	mul.lo.s64 %rd63, %rd30, %rd29;
-	.loc 1 73 17
-	add.s64 %rd64, %rd63, %rd29;
-	.loc 1 73 11
-	min.s64 %rd65, %rd53, %rd64;
-	.loc 1 74 32
+	.loc 1 72 15
+	mul.lo.s64 %rd63, %rd39, %rd29;
+	.loc 1 72 7
+	setp.gt.s64 %p3, %rd53, %rd63;
+	@%p3 bra $L6_if_then;
+	bra.uni $L7_if_done;
+$L6_if_then:
+	.loc 1 73 8
+	mov.u64 %rd54, 0x300000002;
+	mov.u64 %rd55, 0;
+	mov.u64 %rd56, 0;
+	bra.uni $L93_bounds_fail;
+$L7_if_done:
+	.loc 1 75 14
+	mul.lo.s64 %rd64, %rd30, %rd29;
+	.loc 1 76 17
+	add.s64 %rd65, %rd64, %rd29;
+	.loc 1 76 11
+	min.s64 %rd66, %rd53, %rd65;
+	.loc 1 77 32
 	mov.u32 %r28, %tid.x;
-	cvt.s64.u32 %rd66, %r28;
+	cvt.s64.u32 %rd67, %r28;
 	mov.u32 %r29, %tid.y;
-	cvt.s64.u32 %rd67, %r29;
+	cvt.s64.u32 %rd68, %r29;
 	mov.u32 %r30, %tid.z;
-	cvt.s64.u32 %rd68, %r30;
-	.loc 1 74 44
+	cvt.s64.u32 %rd69, %r30;
+	.loc 1 77 44
 	mov.u32 %r33, %tid.z;
 	mov.u32 %r34, %ntid.y;
 	mov.u32 %r35, %tid.y;
@@ -5852,87 +5895,87 @@ $L4_if_done:
 	mov.u32 %r38, %tid.x;
 	mad.lo.u32 %r36, %r32, %r37, %r38;
 	shr.u32 %r31, %r36, 5;
-	cvt.s64.u32 %rd69, %r31;
-	.loc 1 74 54
+	cvt.s64.u32 %rd70, %r31;
+	.loc 1 77 54
 	mov.u32 %r39, %laneid;
-	cvt.s64.u32 %rd70, %r39;
-	.loc 1 79 13
-	min.u64 %rd71, %rd26, 64;
-	cvt.u32.u64 %r40, %rd71;
-	shr.s64 %rd72, %rd63, %r40;
-	.loc 1 79 23
-	add.s64 %rd73, %rd72, %rd66;
-	mov.s64 %rd74, 0;
-	mov.s64 %rd75, %rd73;
-	bra.uni $L6_for_loop;
-$L6_for_loop:
-	.loc 1 79 31
-	min.u64 %rd76, %rd26, 64;
-	cvt.u32.u64 %r41, %rd76;
-	shl.b64 %rd77, %rd75, %r41;
-	.loc 1 79 41
-	setp.lt.s64 %p3, %rd77, %rd65;
-	@%p3 bra $L7_for_body;
-	bra.uni $L8_for_done;
-$L7_for_body:
-	.loc 1 80 25
-	mul.lo.s64 %rd78, %rd38, %rd27;
-	.loc 1 80 35
-	add.s64 %rd79, %rd78, %rd75;
-	.loc 1 80 21
-	shl.b64 %rd80, %rd79, 2;
-	add.s64 %rd81, %rd19, %rd80;
-	ld.global.nc.s32 %r42, [%rd81];
-	.loc 1 80 42
-	setp.lt.s32 %p4, %r42, 0;
-	@%p4 bra $L9_if_then;
-	bra.uni $L11_cond_false;
-$L11_cond_false:
-	.loc 1 80 52
-	cvt.s64.s32 %rd84, %r42;
-	.loc 1 80 56
-	setp.ge.s64 %p5, %rd84, %rd28;
-	@%p5 bra $L9_if_then;
-	bra.uni $L94_edge;
-$L9_if_then:
-	mov.s64 %rd82, 1;
-	bra.uni $L10_if_done;
-$L94_edge:
-	mov.s64 %rd82, %rd74;
-	bra.uni $L10_if_done;
-$L10_if_done:
-	.loc 1 79 47
-	add.s64 %rd83, %rd75, 128;
-	mov.s64 %rd74, %rd82;
+	cvt.s64.u32 %rd71, %r39;
+	.loc 1 82 13
+	min.u64 %rd72, %rd26, 64;
+	cvt.u32.u64 %r40, %rd72;
+	shr.s64 %rd73, %rd64, %r40;
+	.loc 1 82 23
+	add.s64 %rd74, %rd73, %rd67;
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, %rd74;
+	bra.uni $L8_for_loop;
+$L8_for_loop:
+	.loc 1 82 31
+	min.u64 %rd77, %rd26, 64;
+	cvt.u32.u64 %r41, %rd77;
+	shl.b64 %rd78, %rd76, %r41;
+	.loc 1 82 41
+	setp.lt.s64 %p4, %rd78, %rd66;
+	@%p4 bra $L9_for_body;
+	bra.uni $L10_for_done;
+$L9_for_body:
+	.loc 1 83 25
+	mul.lo.s64 %rd79, %rd38, %rd27;
+	.loc 1 83 35
+	add.s64 %rd80, %rd79, %rd76;
+	.loc 1 83 21
+	shl.b64 %rd81, %rd80, 2;
+	add.s64 %rd82, %rd19, %rd81;
+	ld.global.nc.s32 %r42, [%rd82];
+	.loc 1 83 42
+	setp.lt.s32 %p5, %r42, 0;
+	@%p5 bra $L11_if_then;
+	bra.uni $L13_cond_false;
+$L13_cond_false:
+	.loc 1 83 52
+	cvt.s64.s32 %rd85, %r42;
+	.loc 1 83 56
+	setp.ge.s64 %p6, %rd85, %rd28;
+	@%p6 bra $L11_if_then;
+	bra.uni $L97_edge;
+$L11_if_then:
+	mov.s64 %rd83, 1;
+	bra.uni $L12_if_done;
+$L97_edge:
+	mov.s64 %rd83, %rd75;
+	bra.uni $L12_if_done;
+$L12_if_done:
+	.loc 1 82 47
+	add.s64 %rd84, %rd76, 128;
 	mov.s64 %rd75, %rd83;
-	bra.uni $L6_for_loop;
-$L8_for_done:
-	.loc 1 84 17
-	mov.b64 {%r43, %r44}, %rd74;
+	mov.s64 %rd76, %rd84;
+	bra.uni $L8_for_loop;
+$L10_for_done:
+	.loc 1 87 17
+	mov.b64 {%r43, %r44}, %rd75;
 	shfl.sync.bfly.b32 %r45, %r43, 16, 31, -1;
 	shfl.sync.bfly.b32 %r46, %r44, 16, 31, -1;
-	mov.b64 %rd85, {%r45, %r46};
-	max.s64 %rd86, %rd74, %rd85;
-	mov.b64 {%r47, %r48}, %rd86;
+	mov.b64 %rd86, {%r45, %r46};
+	max.s64 %rd87, %rd75, %rd86;
+	mov.b64 {%r47, %r48}, %rd87;
 	shfl.sync.bfly.b32 %r49, %r47, 8, 31, -1;
 	shfl.sync.bfly.b32 %r50, %r48, 8, 31, -1;
-	mov.b64 %rd87, {%r49, %r50};
-	max.s64 %rd88, %rd86, %rd87;
-	mov.b64 {%r51, %r52}, %rd88;
+	mov.b64 %rd88, {%r49, %r50};
+	max.s64 %rd89, %rd87, %rd88;
+	mov.b64 {%r51, %r52}, %rd89;
 	shfl.sync.bfly.b32 %r53, %r51, 4, 31, -1;
 	shfl.sync.bfly.b32 %r54, %r52, 4, 31, -1;
-	mov.b64 %rd89, {%r53, %r54};
-	max.s64 %rd90, %rd88, %rd89;
-	mov.b64 {%r55, %r56}, %rd90;
+	mov.b64 %rd90, {%r53, %r54};
+	max.s64 %rd91, %rd89, %rd90;
+	mov.b64 {%r55, %r56}, %rd91;
 	shfl.sync.bfly.b32 %r57, %r55, 2, 31, -1;
 	shfl.sync.bfly.b32 %r58, %r56, 2, 31, -1;
-	mov.b64 %rd91, {%r57, %r58};
-	max.s64 %rd92, %rd90, %rd91;
-	mov.b64 {%r59, %r60}, %rd92;
+	mov.b64 %rd92, {%r57, %r58};
+	max.s64 %rd93, %rd91, %rd92;
+	mov.b64 {%r59, %r60}, %rd93;
 	shfl.sync.bfly.b32 %r61, %r59, 1, 31, -1;
 	shfl.sync.bfly.b32 %r62, %r60, 1, 31, -1;
-	mov.b64 %rd93, {%r61, %r62};
-	max.s64 %rd94, %rd92, %rd93;
+	mov.b64 %rd94, {%r61, %r62};
+	max.s64 %rd95, %rd93, %rd94;
 	mov.u32 %r64, %tid.z;
 	mov.u32 %r65, %ntid.y;
 	mov.u32 %r66, %tid.y;
@@ -5942,10 +5985,10 @@ $L8_for_done:
 	mad.lo.u32 %r67, %r63, %r68, %r69;
 	shr.u32 %r70, %r67, 5;
 	mov.u32 %r71, %laneid;
-	mov.u64 %rd95, kern_reduce;
-	mad.wide.u32 %rd96, %r70, 8, %rd95;
-	setp.eq.u32 %p6, %r71, 0;
-	@%p6 st.shared.s64 [%rd96], %rd94;
+	mov.u64 %rd96, kern_reduce;
+	mad.wide.u32 %rd97, %r70, 8, %rd96;
+	setp.eq.u32 %p7, %r71, 0;
+	@%p7 st.shared.s64 [%rd97], %rd95;
 	bar.sync 0;
 	mov.u32 %r73, %ntid.x;
 	mov.u32 %r74, %ntid.y;
@@ -5954,50 +5997,50 @@ $L8_for_done:
 	mul.lo.u32 %r72, %r72, %r75;
 	add.u32 %r72, %r72, 31;
 	shr.u32 %r72, %r72, 5;
-	setp.lo.u32 %p7, %r71, %r72;
-	mad.wide.u32 %rd97, %r71, 8, %rd95;
-	mov.s64 %rd98, -9223372036854775808;
-	@%p7 ld.shared.s64 %rd98, [%rd97];
-	mov.b64 {%r76, %r77}, %rd98;
+	setp.lo.u32 %p8, %r71, %r72;
+	mad.wide.u32 %rd98, %r71, 8, %rd96;
+	mov.s64 %rd99, -9223372036854775808;
+	@%p8 ld.shared.s64 %rd99, [%rd98];
+	mov.b64 {%r76, %r77}, %rd99;
 	shfl.sync.bfly.b32 %r78, %r76, 16, 31, -1;
 	shfl.sync.bfly.b32 %r79, %r77, 16, 31, -1;
-	mov.b64 %rd99, {%r78, %r79};
-	max.s64 %rd100, %rd98, %rd99;
-	mov.b64 {%r80, %r81}, %rd100;
+	mov.b64 %rd100, {%r78, %r79};
+	max.s64 %rd101, %rd99, %rd100;
+	mov.b64 {%r80, %r81}, %rd101;
 	shfl.sync.bfly.b32 %r82, %r80, 8, 31, -1;
 	shfl.sync.bfly.b32 %r83, %r81, 8, 31, -1;
-	mov.b64 %rd101, {%r82, %r83};
-	max.s64 %rd102, %rd100, %rd101;
-	mov.b64 {%r84, %r85}, %rd102;
+	mov.b64 %rd102, {%r82, %r83};
+	max.s64 %rd103, %rd101, %rd102;
+	mov.b64 {%r84, %r85}, %rd103;
 	shfl.sync.bfly.b32 %r86, %r84, 4, 31, -1;
 	shfl.sync.bfly.b32 %r87, %r85, 4, 31, -1;
-	mov.b64 %rd103, {%r86, %r87};
-	max.s64 %rd104, %rd102, %rd103;
-	mov.b64 {%r88, %r89}, %rd104;
+	mov.b64 %rd104, {%r86, %r87};
+	max.s64 %rd105, %rd103, %rd104;
+	mov.b64 {%r88, %r89}, %rd105;
 	shfl.sync.bfly.b32 %r90, %r88, 2, 31, -1;
 	shfl.sync.bfly.b32 %r91, %r89, 2, 31, -1;
-	mov.b64 %rd105, {%r90, %r91};
-	max.s64 %rd106, %rd104, %rd105;
-	mov.b64 {%r92, %r93}, %rd106;
+	mov.b64 %rd106, {%r90, %r91};
+	max.s64 %rd107, %rd105, %rd106;
+	mov.b64 {%r92, %r93}, %rd107;
 	shfl.sync.bfly.b32 %r94, %r92, 1, 31, -1;
 	shfl.sync.bfly.b32 %r95, %r93, 1, 31, -1;
-	mov.b64 %rd107, {%r94, %r95};
-	max.s64 %rd108, %rd106, %rd107;
+	mov.b64 %rd108, {%r94, %r95};
+	max.s64 %rd109, %rd107, %rd108;
 	bar.sync 0;
-	.loc 1 84 26
-	setp.ne.s64 %p8, %rd108, 0;
-	@%p8 bra $L12_if_then;
-	bra.uni $L13_if_done;
-$L12_if_then:
-	.loc 1 85 8
-	mov.u64 %rd54, 0x300000002;
+	.loc 1 87 26
+	setp.ne.s64 %p9, %rd109, 0;
+	@%p9 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 1 88 8
+	mov.u64 %rd54, 0x300000003;
 	mov.u64 %rd55, 0;
 	mov.u64 %rd56, 0;
-	bra.uni $L91_bounds_fail;
-$L91_bounds_fail:
+	bra.uni $L93_bounds_fail;
+$L93_bounds_fail:
 	atom.global.cas.b64 %rd57, [kern_error], 0, %rd54;
 	setp.eq.u64 %p1, %rd57, 0;
-	@!%p1 bra $L92_bounds_exit;
+	@!%p1 bra $L94_bounds_exit;
 	st.global.u64 [kern_error+8], %rd55;
 	st.global.u64 [kern_error+16], %rd56;
 	mov.u32 %r24, %ctaid.x;
@@ -6007,232 +6050,232 @@ $L91_bounds_fail:
 	cvt.u64.u32 %rd59, %r26;
 	add.s64 %rd60, %rd58, %rd59;
 	st.global.u64 [kern_error+24], %rd60;
-	bra.uni $L92_bounds_exit;
-$L92_bounds_exit:
+	bra.uni $L94_bounds_exit;
+$L94_bounds_exit:
 	exit;
-$L13_if_done:
-	.loc 1 88 27
-	mov.u64 %rd109, smem0;
-	.loc 1 89 27
-	mov.u64 %rd110, smem1;
-	.loc 1 90 27
-	mov.u64 %rd111, smem2;
+$L15_if_done:
 	.loc 1 91 27
-	mov.u64 %rd112, smem3;
+	mov.u64 %rd110, smem0;
 	.loc 1 92 27
-	mov.u64 %rd113, smem4;
-	.loc 1 98 28
-	mov.u64 %rd114, smem5;
-	.loc 1 104 12
-	mul.lo.s64 %rd115, %rd38, %rd24;
-	.loc 1 104 24
-	mul.lo.s64 %rd116, %rd46, %rd42;
-	.loc 1 104 19
-	add.s64 %rd117, %rd115, %rd116;
-	.loc 1 104 31
-	add.s64 %rd118, %rd117, %rd48;
-	.loc 1 104 37
-	mul.lo.s64 %rd119, %rd118, 64;
-	mov.s64 %rd120, %rd66;
-	bra.uni $L14_for_loop;
-$L14_for_loop:
-	.loc 1 105 18
-	setp.lt.s64 %p9, %rd120, 512;
-	@%p9 bra $L96_entry;
-	bra.uni $L16_for_done;
-$L96_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r96, %rd120;
-	.loc 1 315 56
-	mov.s64 %rd122, 64;
-	cvt.u32.s64 %r97, %rd122;
-	.loc 1 315 48
+	mov.u64 %rd111, smem1;
+	.loc 1 93 27
+	mov.u64 %rd112, smem2;
+	.loc 1 94 27
+	mov.u64 %rd113, smem3;
+	.loc 1 95 27
+	mov.u64 %rd114, smem4;
+	.loc 1 101 28
+	mov.u64 %rd115, smem5;
+	.loc 1 107 12
+	mul.lo.s64 %rd116, %rd38, %rd24;
+	.loc 1 107 24
+	mul.lo.s64 %rd117, %rd46, %rd42;
+	.loc 1 107 19
+	add.s64 %rd118, %rd116, %rd117;
+	.loc 1 107 31
+	add.s64 %rd119, %rd118, %rd48;
+	.loc 1 107 37
+	mul.lo.s64 %rd120, %rd119, 64;
+	mov.s64 %rd121, %rd67;
+	bra.uni $L16_for_loop;
+$L16_for_loop:
+	.loc 1 108 18
+	setp.lt.s64 %p10, %rd121, 512;
+	@%p10 bra $L99_entry;
+	bra.uni $L18_for_done;
+$L99_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r96, %rd121;
+	.loc 1 318 56
+	mov.s64 %rd123, 64;
+	cvt.u32.s64 %r97, %rd123;
+	.loc 1 318 48
 	div.u32 %r98, %r96, %r97;
-	.loc 1 315 37
-	cvt.s64.u32 %rd123, %r98;
-	.loc 1 315 27
-	mov.s64 %rd121, %rd123;
-	bra.uni $L98_entry;
-$L98_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r99, %rd120;
-	.loc 1 316 56
-	mov.s64 %rd125, 64;
-	cvt.u32.s64 %r100, %rd125;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd124, %r98;
+	.loc 1 318 27
+	mov.s64 %rd122, %rd124;
+	bra.uni $L101_entry;
+$L101_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r99, %rd121;
+	.loc 1 319 56
+	mov.s64 %rd126, 64;
+	cvt.u32.s64 %r100, %rd126;
+	.loc 1 319 48
 	rem.u32 %r101, %r99, %r100;
-	.loc 1 316 37
-	cvt.s64.u32 %rd126, %r101;
-	.loc 1 316 27
-	mov.s64 %rd124, %rd126;
-	bra.uni $L100_entry;
-$L100_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r102, %rd124;
-	.loc 1 315 56
-	mov.s64 %rd128, 8;
-	cvt.u32.s64 %r103, %rd128;
-	.loc 1 315 48
+	.loc 1 319 37
+	cvt.s64.u32 %rd127, %r101;
+	.loc 1 319 27
+	mov.s64 %rd125, %rd127;
+	bra.uni $L103_entry;
+$L103_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r102, %rd125;
+	.loc 1 318 56
+	mov.s64 %rd129, 8;
+	cvt.u32.s64 %r103, %rd129;
+	.loc 1 318 48
 	div.u32 %r104, %r102, %r103;
-	.loc 1 315 37
-	cvt.s64.u32 %rd129, %r104;
-	.loc 1 315 27
-	mov.s64 %rd127, %rd129;
-	bra.uni $L102_entry;
-$L102_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r105, %rd120;
-	.loc 1 316 56
-	mov.s64 %rd131, 8;
-	cvt.u32.s64 %r106, %rd131;
-	.loc 1 316 48
-	rem.u32 %r107, %r105, %r106;
-	.loc 1 316 37
-	cvt.s64.u32 %rd132, %r107;
-	.loc 1 316 27
-	mov.s64 %rd130, %rd132;
-	bra.uni $L103_ret_urem;
-$L103_ret_urem:
-	.loc 1 108 12
-	mul.lo.s64 %rd133, %rd50, 64;
-	.loc 1 108 8
-	setp.lt.s64 %p10, %rd120, %rd133;
-	@%p10 bra $L17_if_then;
-	bra.uni $L104_edge;
-$L17_if_then:
-	.loc 1 109 21
-	mul.lo.s64 %rd134, %rd121, 64;
-	.loc 1 109 19
-	add.s64 %rd135, %rd119, %rd134;
-	.loc 1 109 29
+	.loc 1 318 37
+	cvt.s64.u32 %rd130, %r104;
+	.loc 1 318 27
+	mov.s64 %rd128, %rd130;
 	bra.uni $L105_entry;
 $L105_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r108, %rd127;
-	.loc 1 315 56
-	mov.s64 %rd137, 4;
-	cvt.u32.s64 %r109, %rd137;
-	.loc 1 315 48
+	.loc 1 319 44
+	cvt.u32.s64 %r105, %rd121;
+	.loc 1 319 56
+	mov.s64 %rd132, 8;
+	cvt.u32.s64 %r106, %rd132;
+	.loc 1 319 48
+	rem.u32 %r107, %r105, %r106;
+	.loc 1 319 37
+	cvt.s64.u32 %rd133, %r107;
+	.loc 1 319 27
+	mov.s64 %rd131, %rd133;
+	bra.uni $L106_ret_urem;
+$L106_ret_urem:
+	.loc 1 111 12
+	mul.lo.s64 %rd134, %rd50, 64;
+	.loc 1 111 8
+	setp.lt.s64 %p11, %rd121, %rd134;
+	@%p11 bra $L19_if_then;
+	bra.uni $L107_edge;
+$L19_if_then:
+	.loc 1 112 21
+	mul.lo.s64 %rd135, %rd122, 64;
+	.loc 1 112 19
+	add.s64 %rd136, %rd120, %rd135;
+	.loc 1 112 29
+	bra.uni $L108_entry;
+$L108_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r108, %rd128;
+	.loc 1 318 56
+	mov.s64 %rd138, 4;
+	cvt.u32.s64 %r109, %rd138;
+	.loc 1 318 48
 	div.u32 %r110, %r108, %r109;
-	.loc 1 315 37
-	cvt.s64.u32 %rd138, %r110;
-	.loc 1 315 27
-	mov.s64 %rd136, %rd138;
-	bra.uni $L106_ret_udiv;
-$L106_ret_udiv:
-	.loc 1 109 35
-	mul.lo.s64 %rd139, %rd136, 32;
-	.loc 1 109 24
-	add.s64 %rd140, %rd135, %rd139;
-	.loc 1 109 44
-	mul.lo.s64 %rd141, 4, %rd130;
-	.loc 1 109 42
-	add.s64 %rd142, %rd140, %rd141;
-	.loc 1 109 51
-	bra.uni $L107_entry;
-$L107_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r111, %rd127;
-	.loc 1 316 56
-	mov.s64 %rd144, 4;
-	cvt.u32.s64 %r112, %rd144;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd139, %r110;
+	.loc 1 318 27
+	mov.s64 %rd137, %rd139;
+	bra.uni $L109_ret_udiv;
+$L109_ret_udiv:
+	.loc 1 112 35
+	mul.lo.s64 %rd140, %rd137, 32;
+	.loc 1 112 24
+	add.s64 %rd141, %rd136, %rd140;
+	.loc 1 112 44
+	mul.lo.s64 %rd142, 4, %rd131;
+	.loc 1 112 42
+	add.s64 %rd143, %rd141, %rd142;
+	.loc 1 112 51
+	bra.uni $L110_entry;
+$L110_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r111, %rd128;
+	.loc 1 319 56
+	mov.s64 %rd145, 4;
+	cvt.u32.s64 %r112, %rd145;
+	.loc 1 319 48
 	rem.u32 %r113, %r111, %r112;
-	.loc 1 316 37
-	cvt.s64.u32 %rd145, %r113;
-	.loc 1 316 27
-	mov.s64 %rd143, %rd145;
-	bra.uni $L108_ret_urem;
-$L108_ret_urem:
-	.loc 1 109 46
-	add.s64 %rd146, %rd142, %rd143;
-	.loc 1 109 16
-	shl.b64 %rd147, %rd146, 1;
-	add.s64 %rd148, %rd10, %rd147;
-	ld.global.nc.u16 %rs0, [%rd148];
-	.loc 1 109 14
-	bra.uni $L109_entry;
-$L109_entry:
-	.loc 1 309 62
+	.loc 1 319 37
+	cvt.s64.u32 %rd146, %r113;
+	.loc 1 319 27
+	mov.s64 %rd144, %rd146;
+	bra.uni $L111_ret_urem;
+$L111_ret_urem:
+	.loc 1 112 46
+	add.s64 %rd147, %rd143, %rd144;
+	.loc 1 112 16
+	shl.b64 %rd148, %rd147, 1;
+	add.s64 %rd149, %rd10, %rd148;
+	ld.global.nc.u16 %rs0, [%rd149];
+	.loc 1 112 14
+	bra.uni $L112_entry;
+$L112_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r114, %rs0;
 	shl.b32 %r114, %r114, 16;
 	mov.b32 %f3, %r114;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f2, %f3;
-	bra.uni $L110_ret_load;
-$L110_ret_load:
-	.loc 1 109 60
+	bra.uni $L113_ret_load;
+$L113_ret_load:
+	.loc 1 112 60
 	mul.rn.f32 %f4, %f2, %f0;
 	mov.f32 %f1, %f4;
-	bra.uni $L18_if_done;
-$L104_edge:
-	mov.f32 %f1, 0f00000000;
-	bra.uni $L18_if_done;
-$L18_if_done:
-	.loc 1 111 5
-	shl.b64 %rd149, %rd120, 2;
-	add.s64 %rd150, %rd109, %rd149;
-	st.shared.f32 [%rd150], %f1;
-	.loc 1 105 35
-	add.s64 %rd151, %rd120, 128;
-	mov.s64 %rd120, %rd151;
-	bra.uni $L14_for_loop;
-$L16_for_done:
-	.loc 1 113 9
-	setp.lt.s64 %p11, %rd66, 8;
-	@%p11 bra $L111_entry;
 	bra.uni $L20_if_done;
-$L111_entry:
-	.loc 1 318 52
-	mov.u32 %r115, 0xFF800000;
-	mov.b32 %f6, %r115;
-	.loc 1 318 25
-	mov.f32 %f5, %f6;
-	bra.uni $L112_ret_negInf;
-$L112_ret_negInf:
-	.loc 1 114 5
-	shl.b64 %rd152, %rd66, 2;
-	add.s64 %rd153, %rd111, %rd152;
-	st.shared.f32 [%rd153], %f5;
-	.loc 1 114 14
-	shl.b64 %rd154, %rd66, 2;
-	add.s64 %rd155, %rd112, %rd154;
-	mov.f32 %f7, 0f00000000;
-	st.shared.f32 [%rd155], %f7;
+$L107_edge:
+	mov.f32 %f1, 0f00000000;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 1 116 8
+	.loc 1 114 5
+	shl.b64 %rd150, %rd121, 2;
+	add.s64 %rd151, %rd110, %rd150;
+	st.shared.f32 [%rd151], %f1;
+	.loc 1 108 35
+	add.s64 %rd152, %rd121, 128;
+	mov.s64 %rd121, %rd152;
+	bra.uni $L16_for_loop;
+$L18_for_done:
+	.loc 1 116 9
+	setp.lt.s64 %p12, %rd67, 8;
+	@%p12 bra $L114_entry;
+	bra.uni $L22_if_done;
+$L114_entry:
+	.loc 1 321 52
+	mov.u32 %r115, 0xFF800000;
+	mov.b32 %f6, %r115;
+	.loc 1 321 25
+	mov.f32 %f5, %f6;
+	bra.uni $L115_ret_negInf;
+$L115_ret_negInf:
+	.loc 1 117 5
+	shl.b64 %rd153, %rd67, 2;
+	add.s64 %rd154, %rd112, %rd153;
+	st.shared.f32 [%rd154], %f5;
+	.loc 1 117 14
+	shl.b64 %rd155, %rd67, 2;
+	add.s64 %rd156, %rd113, %rd155;
+	mov.f32 %f7, 0f00000000;
+	st.shared.f32 [%rd156], %f7;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 1 119 8
 	bar.sync 0;
-	.loc 1 119 15
-	bra.uni $L113_entry;
-$L113_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r116, %rd70;
-	.loc 1 315 56
-	mov.s64 %rd157, 8;
-	cvt.u32.s64 %r117, %rd157;
-	.loc 1 315 48
+	.loc 1 122 15
+	bra.uni $L116_entry;
+$L116_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r116, %rd71;
+	.loc 1 318 56
+	mov.s64 %rd158, 8;
+	cvt.u32.s64 %r117, %rd158;
+	.loc 1 318 48
 	div.u32 %r118, %r116, %r117;
-	.loc 1 315 37
-	cvt.s64.u32 %rd158, %r118;
-	.loc 1 315 27
-	mov.s64 %rd156, %rd158;
-	bra.uni $L115_entry;
-$L115_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r119, %rd70;
-	.loc 1 316 56
-	mov.s64 %rd160, 8;
-	cvt.u32.s64 %r120, %rd160;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd159, %r118;
+	.loc 1 318 27
+	mov.s64 %rd157, %rd159;
+	bra.uni $L118_entry;
+$L118_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r119, %rd71;
+	.loc 1 319 56
+	mov.s64 %rd161, 8;
+	cvt.u32.s64 %r120, %rd161;
+	.loc 1 319 48
 	rem.u32 %r121, %r119, %r120;
-	.loc 1 316 37
-	cvt.s64.u32 %rd161, %r121;
-	.loc 1 316 27
-	mov.s64 %rd159, %rd161;
-	bra.uni $L116_ret_urem;
-$L116_ret_urem:
-	.loc 1 121 6
+	.loc 1 319 37
+	cvt.s64.u32 %rd162, %r121;
+	.loc 1 319 27
+	mov.s64 %rd160, %rd162;
+	bra.uni $L119_ret_urem;
+$L119_ret_urem:
+	.loc 1 124 6
 	mov.f32 %f8, 0f00000000;
 	mov.f32 %f9, 0f00000000;
 	mov.f32 %f10, 0f00000000;
@@ -6265,33 +6308,33 @@ $L116_ret_urem:
 	mov.f32 %f37, 0f00000000;
 	mov.f32 %f38, 0f00000000;
 	mov.f32 %f39, 0f00000000;
-	mov.s64 %rd162, %rd63;
-	bra.uni $L21_for_loop;
-$L21_for_loop:
-	.loc 1 122 19
-	setp.lt.s64 %p12, %rd162, %rd65;
-	@%p12 bra $L22_for_body;
-	bra.uni $L79_if_then;
-$L22_for_body:
-	mov.s64 %rd163, 0;
-	bra.uni $L24_for_loop;
-$L24_for_loop:
-	.loc 1 124 23
-	setp.lt.s64 %p13, %rd163, 4;
-	@%p13 bra $L25_for_body;
-	bra.uni $L26_for_done;
-$L25_for_body:
-	.loc 1 125 14
-	mul.lo.s64 %rd164, %rd69, 16;
-	.loc 1 125 24
-	mul.lo.s64 %rd165, %rd163, 4;
-	.loc 1 125 18
-	add.s64 %rd166, %rd164, %rd165;
-	.loc 1 125 31
-	add.s64 %rd167, %rd166, %rd156;
-	.loc 1 126 14
-	add.s64 %rd168, %rd162, %rd167;
-	.loc 1 127 8
+	mov.s64 %rd163, %rd64;
+	bra.uni $L23_for_loop;
+$L23_for_loop:
+	.loc 1 125 19
+	setp.lt.s64 %p13, %rd163, %rd66;
+	@%p13 bra $L24_for_body;
+	bra.uni $L81_if_then;
+$L24_for_body:
+	mov.s64 %rd164, 0;
+	bra.uni $L26_for_loop;
+$L26_for_loop:
+	.loc 1 127 23
+	setp.lt.s64 %p14, %rd164, 4;
+	@%p14 bra $L27_for_body;
+	bra.uni $L28_for_done;
+$L27_for_body:
+	.loc 1 128 14
+	mul.lo.s64 %rd165, %rd70, 16;
+	.loc 1 128 24
+	mul.lo.s64 %rd166, %rd164, 4;
+	.loc 1 128 18
+	add.s64 %rd167, %rd165, %rd166;
+	.loc 1 128 31
+	add.s64 %rd168, %rd167, %rd157;
+	.loc 1 129 14
+	add.s64 %rd169, %rd163, %rd168;
+	.loc 1 130 8
 	mov.f32 %f40, 0f00000000;
 	mov.f32 %f41, 0f00000000;
 	mov.f32 %f42, 0f00000000;
@@ -6300,469 +6343,469 @@ $L25_for_body:
 	mov.f32 %f45, 0f00000000;
 	mov.f32 %f46, 0f00000000;
 	mov.f32 %f47, 0f00000000;
-	.loc 1 128 11
-	setp.lt.s64 %p14, %rd168, %rd65;
-	@%p14 bra $L27_if_then;
-	bra.uni $L28_if_done;
-$L27_if_then:
-	.loc 1 129 31
-	mul.lo.s64 %rd169, %rd38, %rd27;
-	.loc 1 129 45
-	min.u64 %rd170, %rd26, 64;
-	cvt.u32.u64 %r122, %rd170;
-	shr.s64 %rd171, %rd168, %r122;
-	.loc 1 129 41
-	add.s64 %rd172, %rd169, %rd171;
-	.loc 1 129 27
-	shl.b64 %rd173, %rd172, 2;
-	add.s64 %rd174, %rd19, %rd173;
-	ld.global.nc.s32 %r123, [%rd174];
-	.loc 1 129 16
-	cvt.s64.s32 %rd175, %r123;
-	.loc 1 130 20
-	min.u64 %rd176, %rd26, 64;
-	cvt.u32.u64 %r124, %rd176;
-	shl.b64 %rd177, %rd175, %r124;
-	.loc 1 130 37
-	min.u64 %rd178, %rd26, 64;
-	cvt.u32.u64 %r125, %rd178;
-	mov.s64 %rd179, 1;
-	shl.b64 %rd180, %rd179, %r125;
-	.loc 1 130 46
-	sub.s64 %rd181, %rd180, 1;
-	.loc 1 130 34
-	and.b64 %rd182, %rd168, %rd181;
-	.loc 1 130 30
-	add.s64 %rd183, %rd177, %rd182;
-	.loc 1 130 50
-	mul.lo.s64 %rd184, %rd183, %rd25;
-	.loc 1 130 59
-	add.s64 %rd185, %rd184, %rd46;
-	.loc 1 130 66
-	mul.lo.s64 %rd186, %rd185, 64;
-	.loc 1 131 5
+	.loc 1 131 11
+	setp.lt.s64 %p15, %rd169, %rd66;
+	@%p15 bra $L29_if_then;
+	bra.uni $L30_if_done;
+$L29_if_then:
+	.loc 1 132 31
+	mul.lo.s64 %rd170, %rd38, %rd27;
+	.loc 1 132 45
+	min.u64 %rd171, %rd26, 64;
+	cvt.u32.u64 %r122, %rd171;
+	shr.s64 %rd172, %rd169, %r122;
+	.loc 1 132 41
+	add.s64 %rd173, %rd170, %rd172;
+	.loc 1 132 27
+	shl.b64 %rd174, %rd173, 2;
+	add.s64 %rd175, %rd19, %rd174;
+	ld.global.nc.s32 %r123, [%rd175];
+	.loc 1 132 16
+	cvt.s64.s32 %rd176, %r123;
+	.loc 1 133 20
+	min.u64 %rd177, %rd26, 64;
+	cvt.u32.u64 %r124, %rd177;
+	shl.b64 %rd178, %rd176, %r124;
+	.loc 1 133 37
+	min.u64 %rd179, %rd26, 64;
+	cvt.u32.u64 %r125, %rd179;
+	mov.s64 %rd180, 1;
+	shl.b64 %rd181, %rd180, %r125;
+	.loc 1 133 46
+	sub.s64 %rd182, %rd181, 1;
+	.loc 1 133 34
+	and.b64 %rd183, %rd169, %rd182;
+	.loc 1 133 30
+	add.s64 %rd184, %rd178, %rd183;
+	.loc 1 133 50
+	mul.lo.s64 %rd185, %rd184, %rd25;
+	.loc 1 133 59
+	add.s64 %rd186, %rd185, %rd46;
+	.loc 1 133 66
+	mul.lo.s64 %rd187, %rd186, 64;
+	.loc 1 134 5
 	mov.u16 %rs1, 0;
 	mov.u16 %rs2, 0;
 	mov.u16 %rs3, 0;
 	mov.u16 %rs4, 0;
-	.loc 1 131 31
-	mul.lo.s64 %rd187, 4, %rd159;
-	.loc 1 131 29
-	add.s64 %rd188, %rd186, %rd187;
-	.loc 1 131 20
-	add.s64 %rd189, %rd188, 3;
-	shl.b64 %rd190, %rd188, 1;
-	add.s64 %rd191, %rd13, %rd190;
-	ld.global.nc.v4.u16 {%rs5, %rs6, %rs7, %rs8}, [%rd191];
-	.loc 1 131 5
+	.loc 1 134 31
+	mul.lo.s64 %rd188, 4, %rd160;
+	.loc 1 134 29
+	add.s64 %rd189, %rd187, %rd188;
+	.loc 1 134 20
+	add.s64 %rd190, %rd189, 3;
+	shl.b64 %rd191, %rd189, 1;
+	add.s64 %rd192, %rd13, %rd191;
+	ld.global.nc.v4.u16 {%rs5, %rs6, %rs7, %rs8}, [%rd192];
+	.loc 1 134 5
 	mov.u16 %rs1, %rs5;
 	mov.u16 %rs2, %rs6;
 	mov.u16 %rs3, %rs7;
 	mov.u16 %rs4, %rs8;
-	.loc 1 132 5
+	.loc 1 135 5
 	mov.u16 %rs9, 0;
 	mov.u16 %rs10, 0;
 	mov.u16 %rs11, 0;
 	mov.u16 %rs12, 0;
-	.loc 1 132 29
-	add.s64 %rd192, %rd186, 32;
-	.loc 1 132 36
-	mul.lo.s64 %rd193, 4, %rd159;
-	.loc 1 132 34
-	add.s64 %rd194, %rd192, %rd193;
-	.loc 1 132 20
-	add.s64 %rd195, %rd194, 3;
-	shl.b64 %rd196, %rd194, 1;
-	add.s64 %rd197, %rd13, %rd196;
-	ld.global.nc.v4.u16 {%rs13, %rs14, %rs15, %rs16}, [%rd197];
-	.loc 1 132 5
+	.loc 1 135 29
+	add.s64 %rd193, %rd187, 32;
+	.loc 1 135 36
+	mul.lo.s64 %rd194, 4, %rd160;
+	.loc 1 135 34
+	add.s64 %rd195, %rd193, %rd194;
+	.loc 1 135 20
+	add.s64 %rd196, %rd195, 3;
+	shl.b64 %rd197, %rd195, 1;
+	add.s64 %rd198, %rd13, %rd197;
+	ld.global.nc.v4.u16 {%rs13, %rs14, %rs15, %rs16}, [%rd198];
+	.loc 1 135 5
 	mov.u16 %rs9, %rs13;
 	mov.u16 %rs10, %rs14;
 	mov.u16 %rs11, %rs15;
 	mov.u16 %rs12, %rs16;
-	bra.uni $L30_for_body;
-$L30_for_body:
-	.loc 1 135 32
+	bra.uni $L32_for_body;
+$L32_for_body:
+	.loc 1 138 32
 	mov.u16 %rs17, %rs1;
-	.loc 1 135 29
-	bra.uni $L117_entry;
-$L117_entry:
-	.loc 1 309 62
+	.loc 1 138 29
+	bra.uni $L120_entry;
+$L120_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r126, %rs17;
 	shl.b32 %r126, %r126, 16;
 	mov.b32 %f49, %r126;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f48, %f49;
-	bra.uni $L118_ret_load;
-$L118_ret_load:
-	.loc 1 135 47
+	bra.uni $L121_ret_load;
+$L121_ret_load:
+	.loc 1 138 47
 	mov.u16 %rs18, %rs9;
-	.loc 1 135 44
-	bra.uni $L119_entry;
-$L119_entry:
-	.loc 1 309 62
+	.loc 1 138 44
+	bra.uni $L122_entry;
+$L122_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r127, %rs18;
 	shl.b32 %r127, %r127, 16;
 	mov.b32 %f51, %r127;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f50, %f51;
-	bra.uni $L120_ret_load;
-$L120_ret_load:
-	.loc 1 135 8
+	bra.uni $L123_ret_load;
+$L123_ret_load:
+	.loc 1 138 8
 	mov.f32 %f40, %f48;
-	.loc 1 135 15
+	.loc 1 138 15
 	mov.f32 %f44, %f50;
-	bra.uni $L122_for_body;
-$L122_for_body:
-	.loc 1 135 32
+	bra.uni $L125_for_body;
+$L125_for_body:
+	.loc 1 138 32
 	mov.u16 %rs19, %rs2;
-	.loc 1 135 29
-	bra.uni $L123_entry;
-$L123_entry:
-	.loc 1 309 62
+	.loc 1 138 29
+	bra.uni $L126_entry;
+$L126_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r128, %rs19;
 	shl.b32 %r128, %r128, 16;
 	mov.b32 %f53, %r128;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f52, %f53;
-	bra.uni $L124_ret_load;
-$L124_ret_load:
-	.loc 1 135 47
+	bra.uni $L127_ret_load;
+$L127_ret_load:
+	.loc 1 138 47
 	mov.u16 %rs20, %rs10;
-	.loc 1 135 44
-	bra.uni $L125_entry;
-$L125_entry:
-	.loc 1 309 62
+	.loc 1 138 44
+	bra.uni $L128_entry;
+$L128_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r129, %rs20;
 	shl.b32 %r129, %r129, 16;
 	mov.b32 %f55, %r129;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f54, %f55;
-	bra.uni $L126_ret_load;
-$L126_ret_load:
-	.loc 1 135 8
+	bra.uni $L129_ret_load;
+$L129_ret_load:
+	.loc 1 138 8
 	mov.f32 %f41, %f52;
-	.loc 1 135 15
+	.loc 1 138 15
 	mov.f32 %f45, %f54;
-	bra.uni $L128_for_body;
-$L128_for_body:
-	.loc 1 135 32
+	bra.uni $L131_for_body;
+$L131_for_body:
+	.loc 1 138 32
 	mov.u16 %rs21, %rs3;
-	.loc 1 135 29
-	bra.uni $L129_entry;
-$L129_entry:
-	.loc 1 309 62
+	.loc 1 138 29
+	bra.uni $L132_entry;
+$L132_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r130, %rs21;
 	shl.b32 %r130, %r130, 16;
 	mov.b32 %f57, %r130;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f56, %f57;
-	bra.uni $L130_ret_load;
-$L130_ret_load:
-	.loc 1 135 47
+	bra.uni $L133_ret_load;
+$L133_ret_load:
+	.loc 1 138 47
 	mov.u16 %rs22, %rs11;
-	.loc 1 135 44
-	bra.uni $L131_entry;
-$L131_entry:
-	.loc 1 309 62
+	.loc 1 138 44
+	bra.uni $L134_entry;
+$L134_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r131, %rs22;
 	shl.b32 %r131, %r131, 16;
 	mov.b32 %f59, %r131;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f58, %f59;
-	bra.uni $L132_ret_load;
-$L132_ret_load:
-	.loc 1 135 8
+	bra.uni $L135_ret_load;
+$L135_ret_load:
+	.loc 1 138 8
 	mov.f32 %f42, %f56;
-	.loc 1 135 15
+	.loc 1 138 15
 	mov.f32 %f46, %f58;
-	bra.uni $L134_for_body;
-$L134_for_body:
-	.loc 1 135 32
+	bra.uni $L137_for_body;
+$L137_for_body:
+	.loc 1 138 32
 	mov.u16 %rs23, %rs4;
-	.loc 1 135 29
-	bra.uni $L135_entry;
-$L135_entry:
-	.loc 1 309 62
+	.loc 1 138 29
+	bra.uni $L138_entry;
+$L138_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r132, %rs23;
 	shl.b32 %r132, %r132, 16;
 	mov.b32 %f61, %r132;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f60, %f61;
-	bra.uni $L136_ret_load;
-$L136_ret_load:
-	.loc 1 135 47
+	bra.uni $L139_ret_load;
+$L139_ret_load:
+	.loc 1 138 47
 	mov.u16 %rs24, %rs12;
-	.loc 1 135 44
-	bra.uni $L137_entry;
-$L137_entry:
-	.loc 1 309 62
+	.loc 1 138 44
+	bra.uni $L140_entry;
+$L140_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r133, %rs24;
 	shl.b32 %r133, %r133, 16;
 	mov.b32 %f63, %r133;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f62, %f63;
-	bra.uni $L138_ret_load;
-$L138_ret_load:
-	.loc 1 135 8
+	bra.uni $L141_ret_load;
+$L141_ret_load:
+	.loc 1 138 8
 	mov.f32 %f43, %f60;
-	.loc 1 135 15
+	.loc 1 138 15
 	mov.f32 %f47, %f62;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	mov.s64 %rd198, 0;
-	bra.uni $L31_for_loop;
-$L31_for_loop:
-	.loc 1 138 18
-	setp.lt.s64 %p15, %rd198, %rd50;
-	@%p15 bra $L32_for_body;
-	bra.uni $L33_for_done;
-$L32_for_body:
+	bra.uni $L30_if_done;
+$L30_if_done:
+	mov.s64 %rd199, 0;
+	bra.uni $L33_for_loop;
+$L33_for_loop:
+	.loc 1 141 18
+	setp.lt.s64 %p16, %rd199, %rd50;
+	@%p16 bra $L34_for_body;
+	bra.uni $L35_for_done;
+$L34_for_body:
 	mov.f32 %f64, 0f00000000;
-	bra.uni $L35_for_body;
-$L35_for_body:
-	.loc 1 142 20
+	bra.uni $L37_for_body;
+$L37_for_body:
+	.loc 1 145 20
 	mov.f32 %f65, %f40;
-	.loc 1 142 29
-	mul.lo.s64 %rd199, %rd198, 64;
-	.loc 1 142 32
-	add.s64 %rd200, %rd199, 0;
-	.loc 1 142 38
-	add.s64 %rd201, %rd200, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd202, %rd201, 2;
-	add.s64 %rd203, %rd109, %rd202;
-	ld.shared.f32 %f66, [%rd203];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd200, %rd199, 64;
+	.loc 1 145 32
+	add.s64 %rd201, %rd200, 0;
+	.loc 1 145 38
+	add.s64 %rd202, %rd201, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd203, %rd202, 2;
+	add.s64 %rd204, %rd110, %rd203;
+	ld.shared.f32 %f66, [%rd204];
+	.loc 1 145 17
 	fma.rn.f32 %f67, %f65, %f66, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f68, %f44;
-	.loc 1 143 31
-	mul.lo.s64 %rd204, %rd198, 64;
-	.loc 1 143 34
-	add.s64 %rd205, %rd204, 32;
-	.loc 1 143 44
-	add.s64 %rd206, %rd205, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd207, %rd206, 2;
-	add.s64 %rd208, %rd109, %rd207;
-	ld.shared.f32 %f69, [%rd208];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd205, %rd199, 64;
+	.loc 1 146 34
+	add.s64 %rd206, %rd205, 32;
+	.loc 1 146 44
+	add.s64 %rd207, %rd206, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd208, %rd207, 2;
+	add.s64 %rd209, %rd110, %rd208;
+	ld.shared.f32 %f69, [%rd209];
+	.loc 1 146 17
 	fma.rn.f32 %f70, %f68, %f69, %f67;
 	mov.f32 %f64, %f70;
-	bra.uni $L142_for_body;
-$L142_for_body:
-	.loc 1 142 20
+	bra.uni $L145_for_body;
+$L145_for_body:
+	.loc 1 145 20
 	mov.f32 %f71, %f41;
-	.loc 1 142 29
-	mul.lo.s64 %rd209, %rd198, 64;
-	.loc 1 142 32
-	add.s64 %rd210, %rd209, 8;
-	.loc 1 142 38
-	add.s64 %rd211, %rd210, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd212, %rd211, 2;
-	add.s64 %rd213, %rd109, %rd212;
-	ld.shared.f32 %f72, [%rd213];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd210, %rd199, 64;
+	.loc 1 145 32
+	add.s64 %rd211, %rd210, 8;
+	.loc 1 145 38
+	add.s64 %rd212, %rd211, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd213, %rd212, 2;
+	add.s64 %rd214, %rd110, %rd213;
+	ld.shared.f32 %f72, [%rd214];
+	.loc 1 145 17
 	fma.rn.f32 %f73, %f71, %f72, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f74, %f45;
-	.loc 1 143 31
-	mul.lo.s64 %rd214, %rd198, 64;
-	.loc 1 143 34
-	add.s64 %rd215, %rd214, 40;
-	.loc 1 143 44
-	add.s64 %rd216, %rd215, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd217, %rd216, 2;
-	add.s64 %rd218, %rd109, %rd217;
-	ld.shared.f32 %f75, [%rd218];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd215, %rd199, 64;
+	.loc 1 146 34
+	add.s64 %rd216, %rd215, 40;
+	.loc 1 146 44
+	add.s64 %rd217, %rd216, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd218, %rd217, 2;
+	add.s64 %rd219, %rd110, %rd218;
+	ld.shared.f32 %f75, [%rd219];
+	.loc 1 146 17
 	fma.rn.f32 %f76, %f74, %f75, %f73;
 	mov.f32 %f64, %f76;
-	bra.uni $L144_for_body;
-$L144_for_body:
-	.loc 1 142 20
+	bra.uni $L147_for_body;
+$L147_for_body:
+	.loc 1 145 20
 	mov.f32 %f77, %f42;
-	.loc 1 142 29
-	mul.lo.s64 %rd219, %rd198, 64;
-	.loc 1 142 32
-	add.s64 %rd220, %rd219, 16;
-	.loc 1 142 38
-	add.s64 %rd221, %rd220, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd222, %rd221, 2;
-	add.s64 %rd223, %rd109, %rd222;
-	ld.shared.f32 %f78, [%rd223];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd220, %rd199, 64;
+	.loc 1 145 32
+	add.s64 %rd221, %rd220, 16;
+	.loc 1 145 38
+	add.s64 %rd222, %rd221, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd223, %rd222, 2;
+	add.s64 %rd224, %rd110, %rd223;
+	ld.shared.f32 %f78, [%rd224];
+	.loc 1 145 17
 	fma.rn.f32 %f79, %f77, %f78, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f80, %f46;
-	.loc 1 143 31
-	mul.lo.s64 %rd224, %rd198, 64;
-	.loc 1 143 34
-	add.s64 %rd225, %rd224, 48;
-	.loc 1 143 44
-	add.s64 %rd226, %rd225, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd227, %rd226, 2;
-	add.s64 %rd228, %rd109, %rd227;
-	ld.shared.f32 %f81, [%rd228];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd225, %rd199, 64;
+	.loc 1 146 34
+	add.s64 %rd226, %rd225, 48;
+	.loc 1 146 44
+	add.s64 %rd227, %rd226, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd228, %rd227, 2;
+	add.s64 %rd229, %rd110, %rd228;
+	ld.shared.f32 %f81, [%rd229];
+	.loc 1 146 17
 	fma.rn.f32 %f82, %f80, %f81, %f79;
 	mov.f32 %f64, %f82;
-	bra.uni $L146_for_body;
-$L146_for_body:
-	.loc 1 142 20
+	bra.uni $L149_for_body;
+$L149_for_body:
+	.loc 1 145 20
 	mov.f32 %f83, %f43;
-	.loc 1 142 29
-	mul.lo.s64 %rd229, %rd198, 64;
-	.loc 1 142 32
-	add.s64 %rd230, %rd229, 24;
-	.loc 1 142 38
-	add.s64 %rd231, %rd230, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd232, %rd231, 2;
-	add.s64 %rd233, %rd109, %rd232;
-	ld.shared.f32 %f84, [%rd233];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd230, %rd199, 64;
+	.loc 1 145 32
+	add.s64 %rd231, %rd230, 24;
+	.loc 1 145 38
+	add.s64 %rd232, %rd231, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd233, %rd232, 2;
+	add.s64 %rd234, %rd110, %rd233;
+	ld.shared.f32 %f84, [%rd234];
+	.loc 1 145 17
 	fma.rn.f32 %f85, %f83, %f84, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f86, %f47;
-	.loc 1 143 31
-	mul.lo.s64 %rd234, %rd198, 64;
-	.loc 1 143 34
-	add.s64 %rd235, %rd234, 56;
-	.loc 1 143 44
-	add.s64 %rd236, %rd235, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd237, %rd236, 2;
-	add.s64 %rd238, %rd109, %rd237;
-	ld.shared.f32 %f87, [%rd238];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd235, %rd199, 64;
+	.loc 1 146 34
+	add.s64 %rd236, %rd235, 56;
+	.loc 1 146 44
+	add.s64 %rd237, %rd236, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd238, %rd237, 2;
+	add.s64 %rd239, %rd110, %rd238;
+	ld.shared.f32 %f87, [%rd239];
+	.loc 1 146 17
 	fma.rn.f32 %f88, %f86, %f87, %f85;
 	mov.f32 %f64, %f88;
-	bra.uni $L36_for_done;
-$L36_for_done:
+	bra.uni $L38_for_done;
+$L38_for_done:
 	mov.f32 %f89, %f64;
-	bra.uni $L38_for_body;
-$L38_for_body:
+	bra.uni $L40_for_body;
+$L40_for_body:
 	mov.f32 %f90, %f89;
-	bra.uni $L41_if_done;
-$L41_if_done:
-	mov.f32 %f89, %f90;
-	bra.uni $L151_if_then;
-$L151_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f91, %f89, 4, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f92, %f89, %f91;
-	mov.f32 %f90, %f92;
-	bra.uni $L152_if_done;
-$L152_if_done:
-	mov.f32 %f89, %f90;
-	bra.uni $L155_if_then;
-$L155_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f93, %f89, 2, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f94, %f89, %f93;
-	mov.f32 %f90, %f94;
-	bra.uni $L156_if_done;
-$L156_if_done:
-	mov.f32 %f89, %f90;
-	bra.uni $L159_if_then;
-$L159_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f95, %f89, 1, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f96, %f89, %f95;
-	mov.f32 %f90, %f96;
-	bra.uni $L160_if_done;
-$L160_if_done:
-	mov.f32 %f89, %f90;
-	bra.uni $L39_for_done;
-$L39_for_done:
-	.loc 1 151 10
-	setp.eq.s64 %p16, %rd159, 0;
-	@%p16 bra $L42_if_then;
-	bra.uni $L43_if_done;
-$L42_if_then:
-	.loc 1 152 13
-	setp.ge.s64 %p17, %rd168, %rd65;
-	@%p17 bra $L166_entry;
-	bra.uni $L165_edge;
-$L166_entry:
-	.loc 1 318 52
-	mov.u32 %r134, 0xFF800000;
-	mov.b32 %f99, %r134;
-	.loc 1 318 25
-	mov.f32 %f98, %f99;
-	bra.uni $L167_ret_negInf;
-$L167_ret_negInf:
-	mov.f32 %f97, %f98;
-	bra.uni $L45_if_done;
-$L165_edge:
-	mov.f32 %f97, %f89;
-	bra.uni $L45_if_done;
-$L45_if_done:
-	.loc 1 155 10
-	mul.lo.s64 %rd239, %rd198, 64;
-	.loc 1 155 21
-	add.s64 %rd240, %rd239, %rd167;
-	.loc 1 155 8
-	shl.b64 %rd241, %rd240, 2;
-	add.s64 %rd242, %rd110, %rd241;
-	st.shared.f32 [%rd242], %f97;
 	bra.uni $L43_if_done;
 $L43_if_done:
-	.loc 1 138 24
-	add.s64 %rd243, %rd198, 1;
-	mov.s64 %rd198, %rd243;
-	bra.uni $L31_for_loop;
-$L33_for_done:
-	.loc 1 124 35
-	add.s64 %rd244, %rd163, 1;
-	mov.s64 %rd163, %rd244;
-	bra.uni $L24_for_loop;
-$L26_for_done:
-	.loc 1 159 9
+	mov.f32 %f89, %f90;
+	bra.uni $L154_if_then;
+$L154_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f91, %f89, 4, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f92, %f89, %f91;
+	mov.f32 %f90, %f92;
+	bra.uni $L155_if_done;
+$L155_if_done:
+	mov.f32 %f89, %f90;
+	bra.uni $L158_if_then;
+$L158_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f93, %f89, 2, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f94, %f89, %f93;
+	mov.f32 %f90, %f94;
+	bra.uni $L159_if_done;
+$L159_if_done:
+	mov.f32 %f89, %f90;
+	bra.uni $L162_if_then;
+$L162_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f95, %f89, 1, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f96, %f89, %f95;
+	mov.f32 %f90, %f96;
+	bra.uni $L163_if_done;
+$L163_if_done:
+	mov.f32 %f89, %f90;
+	bra.uni $L41_for_done;
+$L41_for_done:
+	.loc 1 154 10
+	setp.eq.s64 %p17, %rd160, 0;
+	@%p17 bra $L44_if_then;
+	bra.uni $L45_if_done;
+$L44_if_then:
+	.loc 1 155 13
+	setp.ge.s64 %p18, %rd169, %rd66;
+	@%p18 bra $L169_entry;
+	bra.uni $L168_edge;
+$L169_entry:
+	.loc 1 321 52
+	mov.u32 %r134, 0xFF800000;
+	mov.b32 %f99, %r134;
+	.loc 1 321 25
+	mov.f32 %f98, %f99;
+	bra.uni $L170_ret_negInf;
+$L170_ret_negInf:
+	mov.f32 %f97, %f98;
+	bra.uni $L47_if_done;
+$L168_edge:
+	mov.f32 %f97, %f89;
+	bra.uni $L47_if_done;
+$L47_if_done:
+	.loc 1 158 10
+	mul.lo.s64 %rd240, %rd199, 64;
+	.loc 1 158 21
+	add.s64 %rd241, %rd240, %rd168;
+	.loc 1 158 8
+	shl.b64 %rd242, %rd241, 2;
+	add.s64 %rd243, %rd111, %rd242;
+	st.shared.f32 [%rd243], %f97;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 1 141 24
+	add.s64 %rd244, %rd199, 1;
+	mov.s64 %rd199, %rd244;
+	bra.uni $L33_for_loop;
+$L35_for_done:
+	.loc 1 127 35
+	add.s64 %rd245, %rd164, 1;
+	mov.s64 %rd164, %rd245;
+	bra.uni $L26_for_loop;
+$L28_for_done:
+	.loc 1 162 9
 	bar.sync 0;
-	bra.uni $L47_for_body;
-$L47_for_body:
-	.loc 1 164 14
-	add.s64 %rd245, %rd69, 0;
-	.loc 1 165 9
-	setp.ge.s64 %p18, %rd245, %rd50;
-	@%p18 bra $L48_for_done;
-	bra.uni $L49_if_done;
-$L49_if_done:
-	.loc 1 168 16
-	mul.lo.s64 %rd246, %rd245, 64;
-	.loc 1 168 27
-	add.s64 %rd247, %rd246, %rd70;
-	.loc 1 168 14
-	shl.b64 %rd248, %rd247, 2;
-	add.s64 %rd249, %rd110, %rd248;
-	ld.shared.f32 %f100, [%rd249];
-	.loc 1 168 39
-	mul.lo.s64 %rd250, %rd245, 64;
-	.loc 1 168 50
-	add.s64 %rd251, %rd250, 32;
-	.loc 1 168 53
-	add.s64 %rd252, %rd251, %rd70;
-	.loc 1 168 37
-	shl.b64 %rd253, %rd252, 2;
-	add.s64 %rd254, %rd110, %rd253;
-	ld.shared.f32 %f101, [%rd254];
-	.loc 1 169 14
-	shl.b64 %rd255, %rd245, 2;
-	add.s64 %rd256, %rd111, %rd255;
-	ld.shared.f32 %f102, [%rd256];
-	.loc 1 170 48
+	bra.uni $L49_for_body;
+$L49_for_body:
+	.loc 1 167 14
+	add.s64 %rd246, %rd70, 0;
+	.loc 1 168 9
+	setp.ge.s64 %p19, %rd246, %rd50;
+	@%p19 bra $L50_for_done;
+	bra.uni $L51_if_done;
+$L51_if_done:
+	.loc 1 171 16
+	mul.lo.s64 %rd247, %rd246, 64;
+	.loc 1 171 27
+	add.s64 %rd248, %rd247, %rd71;
+	.loc 1 171 14
+	shl.b64 %rd249, %rd248, 2;
+	add.s64 %rd250, %rd111, %rd249;
+	ld.shared.f32 %f100, [%rd250];
+	.loc 1 171 39
+	mul.lo.s64 %rd251, %rd246, 64;
+	.loc 1 171 50
+	add.s64 %rd252, %rd251, 32;
+	.loc 1 171 53
+	add.s64 %rd253, %rd252, %rd71;
+	.loc 1 171 37
+	shl.b64 %rd254, %rd253, 2;
+	add.s64 %rd255, %rd111, %rd254;
+	ld.shared.f32 %f101, [%rd255];
+	.loc 1 172 14
+	shl.b64 %rd256, %rd246, 2;
+	add.s64 %rd257, %rd112, %rd256;
+	ld.shared.f32 %f102, [%rd257];
+	.loc 1 173 48
 	max.f32 %f103, %f100, %f101;
-	.loc 1 170 37
+	.loc 1 173 37
 	shfl.sync.bfly.b32 %f104, %f103, 16, 31, -1;
 	max.NaN.f32 %f105, %f103, %f104;
 	shfl.sync.bfly.b32 %f106, %f105, 8, 31, -1;
@@ -6773,58 +6816,58 @@ $L49_if_done:
 	max.NaN.f32 %f111, %f109, %f110;
 	shfl.sync.bfly.b32 %f112, %f111, 1, 31, -1;
 	max.NaN.f32 %f113, %f111, %f112;
-	.loc 1 170 19
+	.loc 1 173 19
 	max.f32 %f114, %f102, %f113;
-	.loc 1 172 21
-	bra.uni $L168_entry;
-$L168_entry:
-	.loc 1 318 52
+	.loc 1 175 21
+	bra.uni $L171_entry;
+$L171_entry:
+	.loc 1 321 52
 	mov.u32 %r135, 0xFF800000;
 	mov.b32 %f116, %r135;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f115, %f116;
-	bra.uni $L169_ret_negInf;
-$L169_ret_negInf:
-	.loc 1 172 12
-	setp.eq.f32 %p19, %f114, %f115;
-	@%p19 bra $L50_if_then;
-	bra.uni $L170_edge;
-$L50_if_then:
+	bra.uni $L172_ret_negInf;
+$L172_ret_negInf:
+	.loc 1 175 12
+	setp.eq.f32 %p20, %f114, %f115;
+	@%p20 bra $L52_if_then;
+	bra.uni $L173_edge;
+$L52_if_then:
 	mov.f32 %f117, 0f00000000;
-	bra.uni $L51_if_done;
-$L170_edge:
+	bra.uni $L53_if_done;
+$L173_edge:
 	mov.f32 %f117, %f114;
-	bra.uni $L51_if_done;
-$L51_if_done:
-	.loc 1 175 24
+	bra.uni $L53_if_done;
+$L53_if_done:
+	.loc 1 178 24
 	sub.rn.f32 %f118, %f100, %f117;
-	.loc 1 175 22
+	.loc 1 178 22
 	ex2.approx.f32 %f119, %f118;
-	.loc 1 175 42
+	.loc 1 178 42
 	sub.rn.f32 %f120, %f101, %f117;
-	.loc 1 175 40
+	.loc 1 178 40
 	ex2.approx.f32 %f121, %f120;
-	.loc 1 176 8
-	mul.lo.s64 %rd257, %rd245, 64;
-	.loc 1 176 19
-	add.s64 %rd258, %rd257, %rd70;
-	.loc 1 176 31
-	mul.lo.s64 %rd259, %rd245, 64;
-	.loc 1 176 42
-	add.s64 %rd260, %rd259, 32;
-	.loc 1 176 45
-	add.s64 %rd261, %rd260, %rd70;
-	.loc 1 176 6
-	shl.b64 %rd262, %rd258, 2;
-	add.s64 %rd263, %rd110, %rd262;
-	st.shared.f32 [%rd263], %f119;
-	.loc 1 176 29
-	shl.b64 %rd264, %rd261, 2;
-	add.s64 %rd265, %rd110, %rd264;
-	st.shared.f32 [%rd265], %f121;
-	.loc 1 177 28
+	.loc 1 179 8
+	mul.lo.s64 %rd258, %rd246, 64;
+	.loc 1 179 19
+	add.s64 %rd259, %rd258, %rd71;
+	.loc 1 179 31
+	mul.lo.s64 %rd260, %rd246, 64;
+	.loc 1 179 42
+	add.s64 %rd261, %rd260, 32;
+	.loc 1 179 45
+	add.s64 %rd262, %rd261, %rd71;
+	.loc 1 179 6
+	shl.b64 %rd263, %rd259, 2;
+	add.s64 %rd264, %rd111, %rd263;
+	st.shared.f32 [%rd264], %f119;
+	.loc 1 179 29
+	shl.b64 %rd265, %rd262, 2;
+	add.s64 %rd266, %rd111, %rd265;
+	st.shared.f32 [%rd266], %f121;
+	.loc 1 180 28
 	add.rn.f32 %f122, %f119, %f121;
-	.loc 1 177 22
+	.loc 1 180 22
 	shfl.sync.bfly.b32 %f123, %f122, 16, 31, -1;
 	add.rn.f32 %f124, %f122, %f123;
 	shfl.sync.bfly.b32 %f125, %f124, 8, 31, -1;
@@ -6835,69 +6878,69 @@ $L51_if_done:
 	add.rn.f32 %f130, %f128, %f129;
 	shfl.sync.bfly.b32 %f131, %f130, 1, 31, -1;
 	add.rn.f32 %f132, %f130, %f131;
-	.loc 1 178 12
-	setp.eq.s64 %p20, %rd70, 0;
-	@%p20 bra $L52_if_then;
-	bra.uni $L172_for_body;
-$L52_if_then:
-	.loc 1 179 28
+	.loc 1 181 12
+	setp.eq.s64 %p21, %rd71, 0;
+	@%p21 bra $L54_if_then;
+	bra.uni $L175_for_body;
+$L54_if_then:
+	.loc 1 182 28
 	sub.rn.f32 %f133, %f102, %f117;
-	.loc 1 179 22
+	.loc 1 182 22
 	ex2.approx.f32 %f134, %f133;
-	.loc 1 180 35
-	shl.b64 %rd266, %rd245, 2;
-	add.s64 %rd267, %rd112, %rd266;
-	ld.shared.f32 %f135, [%rd267];
-	.loc 1 180 38
+	.loc 1 183 35
+	shl.b64 %rd267, %rd246, 2;
+	add.s64 %rd268, %rd113, %rd267;
+	ld.shared.f32 %f135, [%rd268];
+	.loc 1 183 38
 	mul.rn.f32 %f136, %f135, %f134;
-	.loc 1 180 44
+	.loc 1 183 44
 	add.rn.f32 %f137, %f136, %f132;
-	.loc 1 180 7
-	shl.b64 %rd268, %rd245, 2;
-	add.s64 %rd269, %rd111, %rd268;
-	st.shared.f32 [%rd269], %f114;
-	.loc 1 180 14
-	shl.b64 %rd270, %rd245, 2;
-	add.s64 %rd271, %rd112, %rd270;
-	st.shared.f32 [%rd271], %f137;
-	.loc 1 180 21
-	shl.b64 %rd272, %rd245, 2;
-	add.s64 %rd273, %rd113, %rd272;
-	st.shared.f32 [%rd273], %f134;
-	bra.uni $L172_for_body;
-$L172_for_body:
-	.loc 1 164 14
-	add.s64 %rd274, %rd69, 4;
-	.loc 1 165 9
-	setp.ge.s64 %p21, %rd274, %rd50;
-	@%p21 bra $L48_for_done;
-	bra.uni $L173_if_done;
-$L173_if_done:
-	.loc 1 168 16
-	mul.lo.s64 %rd275, %rd274, 64;
-	.loc 1 168 27
-	add.s64 %rd276, %rd275, %rd70;
-	.loc 1 168 14
-	shl.b64 %rd277, %rd276, 2;
-	add.s64 %rd278, %rd110, %rd277;
-	ld.shared.f32 %f138, [%rd278];
-	.loc 1 168 39
-	mul.lo.s64 %rd279, %rd274, 64;
-	.loc 1 168 50
-	add.s64 %rd280, %rd279, 32;
-	.loc 1 168 53
-	add.s64 %rd281, %rd280, %rd70;
-	.loc 1 168 37
-	shl.b64 %rd282, %rd281, 2;
-	add.s64 %rd283, %rd110, %rd282;
-	ld.shared.f32 %f139, [%rd283];
-	.loc 1 169 14
-	shl.b64 %rd284, %rd274, 2;
-	add.s64 %rd285, %rd111, %rd284;
-	ld.shared.f32 %f140, [%rd285];
-	.loc 1 170 48
+	.loc 1 183 7
+	shl.b64 %rd269, %rd246, 2;
+	add.s64 %rd270, %rd112, %rd269;
+	st.shared.f32 [%rd270], %f114;
+	.loc 1 183 14
+	shl.b64 %rd271, %rd246, 2;
+	add.s64 %rd272, %rd113, %rd271;
+	st.shared.f32 [%rd272], %f137;
+	.loc 1 183 21
+	shl.b64 %rd273, %rd246, 2;
+	add.s64 %rd274, %rd114, %rd273;
+	st.shared.f32 [%rd274], %f134;
+	bra.uni $L175_for_body;
+$L175_for_body:
+	.loc 1 167 14
+	add.s64 %rd275, %rd70, 4;
+	.loc 1 168 9
+	setp.ge.s64 %p22, %rd275, %rd50;
+	@%p22 bra $L50_for_done;
+	bra.uni $L176_if_done;
+$L176_if_done:
+	.loc 1 171 16
+	mul.lo.s64 %rd276, %rd275, 64;
+	.loc 1 171 27
+	add.s64 %rd277, %rd276, %rd71;
+	.loc 1 171 14
+	shl.b64 %rd278, %rd277, 2;
+	add.s64 %rd279, %rd111, %rd278;
+	ld.shared.f32 %f138, [%rd279];
+	.loc 1 171 39
+	mul.lo.s64 %rd280, %rd275, 64;
+	.loc 1 171 50
+	add.s64 %rd281, %rd280, 32;
+	.loc 1 171 53
+	add.s64 %rd282, %rd281, %rd71;
+	.loc 1 171 37
+	shl.b64 %rd283, %rd282, 2;
+	add.s64 %rd284, %rd111, %rd283;
+	ld.shared.f32 %f139, [%rd284];
+	.loc 1 172 14
+	shl.b64 %rd285, %rd275, 2;
+	add.s64 %rd286, %rd112, %rd285;
+	ld.shared.f32 %f140, [%rd286];
+	.loc 1 173 48
 	max.f32 %f141, %f138, %f139;
-	.loc 1 170 37
+	.loc 1 173 37
 	shfl.sync.bfly.b32 %f142, %f141, 16, 31, -1;
 	max.NaN.f32 %f143, %f141, %f142;
 	shfl.sync.bfly.b32 %f144, %f143, 8, 31, -1;
@@ -6908,58 +6951,58 @@ $L173_if_done:
 	max.NaN.f32 %f149, %f147, %f148;
 	shfl.sync.bfly.b32 %f150, %f149, 1, 31, -1;
 	max.NaN.f32 %f151, %f149, %f150;
-	.loc 1 170 19
+	.loc 1 173 19
 	max.f32 %f152, %f140, %f151;
-	.loc 1 172 21
-	bra.uni $L178_entry;
-$L178_entry:
-	.loc 1 318 52
+	.loc 1 175 21
+	bra.uni $L181_entry;
+$L181_entry:
+	.loc 1 321 52
 	mov.u32 %r136, 0xFF800000;
 	mov.b32 %f154, %r136;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f153, %f154;
-	bra.uni $L179_ret_negInf;
-$L179_ret_negInf:
-	.loc 1 172 12
-	setp.eq.f32 %p22, %f152, %f153;
-	@%p22 bra $L174_if_then;
-	bra.uni $L180_edge;
-$L174_if_then:
+	bra.uni $L182_ret_negInf;
+$L182_ret_negInf:
+	.loc 1 175 12
+	setp.eq.f32 %p23, %f152, %f153;
+	@%p23 bra $L177_if_then;
+	bra.uni $L183_edge;
+$L177_if_then:
 	mov.f32 %f117, 0f00000000;
-	bra.uni $L175_if_done;
-$L180_edge:
+	bra.uni $L178_if_done;
+$L183_edge:
 	mov.f32 %f117, %f152;
-	bra.uni $L175_if_done;
-$L175_if_done:
-	.loc 1 175 24
+	bra.uni $L178_if_done;
+$L178_if_done:
+	.loc 1 178 24
 	sub.rn.f32 %f155, %f138, %f117;
-	.loc 1 175 22
+	.loc 1 178 22
 	ex2.approx.f32 %f156, %f155;
-	.loc 1 175 42
+	.loc 1 178 42
 	sub.rn.f32 %f157, %f139, %f117;
-	.loc 1 175 40
+	.loc 1 178 40
 	ex2.approx.f32 %f158, %f157;
-	.loc 1 176 8
-	mul.lo.s64 %rd286, %rd274, 64;
-	.loc 1 176 19
-	add.s64 %rd287, %rd286, %rd70;
-	.loc 1 176 31
-	mul.lo.s64 %rd288, %rd274, 64;
-	.loc 1 176 42
-	add.s64 %rd289, %rd288, 32;
-	.loc 1 176 45
-	add.s64 %rd290, %rd289, %rd70;
-	.loc 1 176 6
-	shl.b64 %rd291, %rd287, 2;
-	add.s64 %rd292, %rd110, %rd291;
-	st.shared.f32 [%rd292], %f156;
-	.loc 1 176 29
-	shl.b64 %rd293, %rd290, 2;
-	add.s64 %rd294, %rd110, %rd293;
-	st.shared.f32 [%rd294], %f158;
-	.loc 1 177 28
+	.loc 1 179 8
+	mul.lo.s64 %rd287, %rd275, 64;
+	.loc 1 179 19
+	add.s64 %rd288, %rd287, %rd71;
+	.loc 1 179 31
+	mul.lo.s64 %rd289, %rd275, 64;
+	.loc 1 179 42
+	add.s64 %rd290, %rd289, 32;
+	.loc 1 179 45
+	add.s64 %rd291, %rd290, %rd71;
+	.loc 1 179 6
+	shl.b64 %rd292, %rd288, 2;
+	add.s64 %rd293, %rd111, %rd292;
+	st.shared.f32 [%rd293], %f156;
+	.loc 1 179 29
+	shl.b64 %rd294, %rd291, 2;
+	add.s64 %rd295, %rd111, %rd294;
+	st.shared.f32 [%rd295], %f158;
+	.loc 1 180 28
 	add.rn.f32 %f159, %f156, %f158;
-	.loc 1 177 22
+	.loc 1 180 22
 	shfl.sync.bfly.b32 %f160, %f159, 16, 31, -1;
 	add.rn.f32 %f161, %f159, %f160;
 	shfl.sync.bfly.b32 %f162, %f161, 8, 31, -1;
@@ -6970,1175 +7013,1175 @@ $L175_if_done:
 	add.rn.f32 %f167, %f165, %f166;
 	shfl.sync.bfly.b32 %f168, %f167, 1, 31, -1;
 	add.rn.f32 %f169, %f167, %f168;
-	.loc 1 178 12
-	setp.eq.s64 %p23, %rd70, 0;
-	@%p23 bra $L176_if_then;
-	bra.uni $L48_for_done;
-$L176_if_then:
-	.loc 1 179 28
+	.loc 1 181 12
+	setp.eq.s64 %p24, %rd71, 0;
+	@%p24 bra $L179_if_then;
+	bra.uni $L50_for_done;
+$L179_if_then:
+	.loc 1 182 28
 	sub.rn.f32 %f170, %f140, %f117;
-	.loc 1 179 22
+	.loc 1 182 22
 	ex2.approx.f32 %f171, %f170;
-	.loc 1 180 35
-	shl.b64 %rd295, %rd274, 2;
-	add.s64 %rd296, %rd112, %rd295;
-	ld.shared.f32 %f172, [%rd296];
-	.loc 1 180 38
+	.loc 1 183 35
+	shl.b64 %rd296, %rd275, 2;
+	add.s64 %rd297, %rd113, %rd296;
+	ld.shared.f32 %f172, [%rd297];
+	.loc 1 183 38
 	mul.rn.f32 %f173, %f172, %f171;
-	.loc 1 180 44
+	.loc 1 183 44
 	add.rn.f32 %f174, %f173, %f169;
-	.loc 1 180 7
-	shl.b64 %rd297, %rd274, 2;
-	add.s64 %rd298, %rd111, %rd297;
-	st.shared.f32 [%rd298], %f152;
-	.loc 1 180 14
-	shl.b64 %rd299, %rd274, 2;
-	add.s64 %rd300, %rd112, %rd299;
-	st.shared.f32 [%rd300], %f174;
-	.loc 1 180 21
-	shl.b64 %rd301, %rd274, 2;
-	add.s64 %rd302, %rd113, %rd301;
-	st.shared.f32 [%rd302], %f171;
-	bra.uni $L48_for_done;
-$L48_for_done:
-	.loc 1 183 9
+	.loc 1 183 7
+	shl.b64 %rd298, %rd275, 2;
+	add.s64 %rd299, %rd112, %rd298;
+	st.shared.f32 [%rd299], %f152;
+	.loc 1 183 14
+	shl.b64 %rd300, %rd275, 2;
+	add.s64 %rd301, %rd113, %rd300;
+	st.shared.f32 [%rd301], %f174;
+	.loc 1 183 21
+	shl.b64 %rd302, %rd275, 2;
+	add.s64 %rd303, %rd114, %rd302;
+	st.shared.f32 [%rd303], %f171;
+	bra.uni $L50_for_done;
+$L50_for_done:
+	.loc 1 186 9
 	bar.sync 0;
-	bra.uni $L55_for_body;
-$L55_for_body:
-	.loc 1 188 11
-	ld.shared.f32 %f175, [%rd113];
-	.loc 1 189 55
+	bra.uni $L57_for_body;
+$L57_for_body:
+	.loc 1 191 11
+	ld.shared.f32 %f175, [%rd114];
+	.loc 1 192 55
 	mov.f32 %f176, %f8;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f177, %f176, %f175;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f178, %f9;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f179, %f178, %f175;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f180, %f10;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f181, %f180, %f175;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f182, %f11;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f183, %f182, %f175;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f8, %f177;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f9, %f179;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f10, %f181;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f11, %f183;
-	bra.uni $L189_for_body;
-$L189_for_body:
-	.loc 1 188 11
-	add.s64 %rd303, %rd113, 4;
-	ld.shared.f32 %f184, [%rd303];
-	.loc 1 189 55
+	bra.uni $L192_for_body;
+$L192_for_body:
+	.loc 1 191 11
+	add.s64 %rd304, %rd114, 4;
+	ld.shared.f32 %f184, [%rd304];
+	.loc 1 192 55
 	mov.f32 %f185, %f12;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f186, %f185, %f184;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f187, %f13;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f188, %f187, %f184;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f189, %f14;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f190, %f189, %f184;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f191, %f15;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f192, %f191, %f184;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f12, %f186;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f13, %f188;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f14, %f190;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f15, %f192;
-	bra.uni $L191_for_body;
-$L191_for_body:
-	.loc 1 188 11
-	add.s64 %rd304, %rd113, 8;
-	ld.shared.f32 %f193, [%rd304];
-	.loc 1 189 55
+	bra.uni $L194_for_body;
+$L194_for_body:
+	.loc 1 191 11
+	add.s64 %rd305, %rd114, 8;
+	ld.shared.f32 %f193, [%rd305];
+	.loc 1 192 55
 	mov.f32 %f194, %f16;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f195, %f194, %f193;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f196, %f17;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f197, %f196, %f193;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f198, %f18;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f199, %f198, %f193;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f200, %f19;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f201, %f200, %f193;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f16, %f195;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f17, %f197;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f18, %f199;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f19, %f201;
-	bra.uni $L193_for_body;
-$L193_for_body:
-	.loc 1 188 11
-	add.s64 %rd305, %rd113, 12;
-	ld.shared.f32 %f202, [%rd305];
-	.loc 1 189 55
+	bra.uni $L196_for_body;
+$L196_for_body:
+	.loc 1 191 11
+	add.s64 %rd306, %rd114, 12;
+	ld.shared.f32 %f202, [%rd306];
+	.loc 1 192 55
 	mov.f32 %f203, %f20;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f204, %f203, %f202;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f205, %f21;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f206, %f205, %f202;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f207, %f22;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f208, %f207, %f202;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f209, %f23;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f210, %f209, %f202;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f20, %f204;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f21, %f206;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f22, %f208;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f23, %f210;
-	bra.uni $L195_for_body;
-$L195_for_body:
-	.loc 1 188 11
-	add.s64 %rd306, %rd113, 16;
-	ld.shared.f32 %f211, [%rd306];
-	.loc 1 189 55
+	bra.uni $L198_for_body;
+$L198_for_body:
+	.loc 1 191 11
+	add.s64 %rd307, %rd114, 16;
+	ld.shared.f32 %f211, [%rd307];
+	.loc 1 192 55
 	mov.f32 %f212, %f24;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f213, %f212, %f211;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f214, %f25;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f215, %f214, %f211;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f216, %f26;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f217, %f216, %f211;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f218, %f27;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f219, %f218, %f211;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f24, %f213;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f25, %f215;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f26, %f217;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f27, %f219;
-	bra.uni $L197_for_body;
-$L197_for_body:
-	.loc 1 188 11
-	add.s64 %rd307, %rd113, 20;
-	ld.shared.f32 %f220, [%rd307];
-	.loc 1 189 55
+	bra.uni $L200_for_body;
+$L200_for_body:
+	.loc 1 191 11
+	add.s64 %rd308, %rd114, 20;
+	ld.shared.f32 %f220, [%rd308];
+	.loc 1 192 55
 	mov.f32 %f221, %f28;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f222, %f221, %f220;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f223, %f29;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f224, %f223, %f220;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f225, %f30;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f226, %f225, %f220;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f227, %f31;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f228, %f227, %f220;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f28, %f222;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f29, %f224;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f30, %f226;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f31, %f228;
-	bra.uni $L199_for_body;
-$L199_for_body:
-	.loc 1 188 11
-	add.s64 %rd308, %rd113, 24;
-	ld.shared.f32 %f229, [%rd308];
-	.loc 1 189 55
+	bra.uni $L202_for_body;
+$L202_for_body:
+	.loc 1 191 11
+	add.s64 %rd309, %rd114, 24;
+	ld.shared.f32 %f229, [%rd309];
+	.loc 1 192 55
 	mov.f32 %f230, %f32;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f231, %f230, %f229;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f232, %f33;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f233, %f232, %f229;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f234, %f34;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f235, %f234, %f229;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f236, %f35;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f237, %f236, %f229;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f32, %f231;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f33, %f233;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f34, %f235;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f35, %f237;
-	bra.uni $L201_for_body;
-$L201_for_body:
-	.loc 1 188 11
-	add.s64 %rd309, %rd113, 28;
-	ld.shared.f32 %f238, [%rd309];
-	.loc 1 189 55
+	bra.uni $L204_for_body;
+$L204_for_body:
+	.loc 1 191 11
+	add.s64 %rd310, %rd114, 28;
+	ld.shared.f32 %f238, [%rd310];
+	.loc 1 192 55
 	mov.f32 %f239, %f36;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f240, %f239, %f238;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f241, %f37;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f242, %f241, %f238;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f243, %f38;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f244, %f243, %f238;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f245, %f39;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f246, %f245, %f238;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f36, %f240;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f37, %f242;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f38, %f244;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f39, %f246;
-	bra.uni $L56_for_done;
-$L56_for_done:
-	mov.s64 %rd310, 0;
-	bra.uni $L57_for_loop;
-$L57_for_loop:
-	.loc 1 191 17
-	setp.lt.s64 %p24, %rd310, 16;
-	@%p24 bra $L58_for_body;
-	bra.uni $L59_for_done;
-$L58_for_body:
-	.loc 1 192 27
-	mul.lo.s64 %rd311, 4, %rd310;
-	.loc 1 192 15
-	add.s64 %rd312, %rd69, %rd311;
-	.loc 1 193 14
-	add.s64 %rd313, %rd162, %rd312;
-	.loc 1 194 11
-	setp.lt.s64 %p25, %rd313, %rd65;
-	@%p25 bra $L60_if_then;
-	bra.uni $L61_if_done;
-$L60_if_then:
-	.loc 1 195 31
-	mul.lo.s64 %rd314, %rd38, %rd27;
-	.loc 1 195 45
-	min.u64 %rd315, %rd26, 64;
-	cvt.u32.u64 %r137, %rd315;
-	shr.s64 %rd316, %rd313, %r137;
-	.loc 1 195 41
-	add.s64 %rd317, %rd314, %rd316;
+	bra.uni $L58_for_done;
+$L58_for_done:
+	mov.s64 %rd311, 0;
+	bra.uni $L59_for_loop;
+$L59_for_loop:
+	.loc 1 194 17
+	setp.lt.s64 %p25, %rd311, 16;
+	@%p25 bra $L60_for_body;
+	bra.uni $L61_for_done;
+$L60_for_body:
 	.loc 1 195 27
-	shl.b64 %rd318, %rd317, 2;
-	add.s64 %rd319, %rd19, %rd318;
-	ld.global.nc.s32 %r138, [%rd319];
-	.loc 1 195 16
-	cvt.s64.s32 %rd320, %r138;
-	.loc 1 196 20
-	min.u64 %rd321, %rd26, 64;
-	cvt.u32.u64 %r139, %rd321;
-	shl.b64 %rd322, %rd320, %r139;
-	.loc 1 196 37
-	min.u64 %rd323, %rd26, 64;
-	cvt.u32.u64 %r140, %rd323;
-	mov.s64 %rd324, 1;
-	shl.b64 %rd325, %rd324, %r140;
-	.loc 1 196 46
-	sub.s64 %rd326, %rd325, 1;
-	.loc 1 196 34
-	and.b64 %rd327, %rd313, %rd326;
-	.loc 1 196 30
-	add.s64 %rd328, %rd322, %rd327;
-	.loc 1 196 50
-	mul.lo.s64 %rd329, %rd328, %rd25;
-	.loc 1 196 58
-	add.s64 %rd330, %rd329, %rd46;
-	.loc 1 196 63
-	mul.lo.s64 %rd331, %rd330, 64;
-	.loc 1 196 72
-	mul.lo.s64 %rd332, 2, %rd70;
-	.loc 1 196 67
-	add.s64 %rd333, %rd331, %rd332;
-	.loc 1 197 9
+	mul.lo.s64 %rd312, 4, %rd311;
+	.loc 1 195 15
+	add.s64 %rd313, %rd70, %rd312;
+	.loc 1 196 14
+	add.s64 %rd314, %rd163, %rd313;
+	.loc 1 197 11
+	setp.lt.s64 %p26, %rd314, %rd66;
+	@%p26 bra $L62_if_then;
+	bra.uni $L63_if_done;
+$L62_if_then:
+	.loc 1 198 31
+	mul.lo.s64 %rd315, %rd38, %rd27;
+	.loc 1 198 45
+	min.u64 %rd316, %rd26, 64;
+	cvt.u32.u64 %r137, %rd316;
+	shr.s64 %rd317, %rd314, %r137;
+	.loc 1 198 41
+	add.s64 %rd318, %rd315, %rd317;
+	.loc 1 198 27
+	shl.b64 %rd319, %rd318, 2;
+	add.s64 %rd320, %rd19, %rd319;
+	ld.global.nc.s32 %r138, [%rd320];
+	.loc 1 198 16
+	cvt.s64.s32 %rd321, %r138;
+	.loc 1 199 20
+	min.u64 %rd322, %rd26, 64;
+	cvt.u32.u64 %r139, %rd322;
+	shl.b64 %rd323, %rd321, %r139;
+	.loc 1 199 37
+	min.u64 %rd324, %rd26, 64;
+	cvt.u32.u64 %r140, %rd324;
+	mov.s64 %rd325, 1;
+	shl.b64 %rd326, %rd325, %r140;
+	.loc 1 199 46
+	sub.s64 %rd327, %rd326, 1;
+	.loc 1 199 34
+	and.b64 %rd328, %rd314, %rd327;
+	.loc 1 199 30
+	add.s64 %rd329, %rd323, %rd328;
+	.loc 1 199 50
+	mul.lo.s64 %rd330, %rd329, %rd25;
+	.loc 1 199 58
+	add.s64 %rd331, %rd330, %rd46;
+	.loc 1 199 63
+	mul.lo.s64 %rd332, %rd331, 64;
+	.loc 1 199 72
+	mul.lo.s64 %rd333, 2, %rd71;
+	.loc 1 199 67
+	add.s64 %rd334, %rd332, %rd333;
+	.loc 1 200 9
 	mov.f32 %f247, 0f00000000;
 	mov.f32 %f248, 0f00000000;
 	mov.f32 %f249, 0f00000000;
 	mov.f32 %f250, 0f00000000;
-	bra.uni $L64_if_else;
-$L64_if_else:
-	.loc 1 202 6
+	bra.uni $L66_if_else;
+$L66_if_else:
+	.loc 1 205 6
 	mov.u16 %rs37, 0;
 	mov.u16 %rs38, 0;
-	.loc 1 202 21
-	add.s64 %rd361, %rd333, 1;
-	shl.b64 %rd362, %rd333, 1;
-	add.s64 %rd363, %rd16, %rd362;
-	ld.global.nc.v2.u16 {%rs39, %rs40}, [%rd363];
-	.loc 1 202 6
+	.loc 1 205 21
+	add.s64 %rd362, %rd334, 1;
+	shl.b64 %rd363, %rd334, 1;
+	add.s64 %rd364, %rd16, %rd363;
+	ld.global.nc.v2.u16 {%rs39, %rs40}, [%rd364];
+	.loc 1 205 6
 	mov.u16 %rs37, %rs39;
 	mov.u16 %rs38, %rs40;
-	.loc 1 203 21
+	.loc 1 206 21
 	mov.f32 %f323, 0f00000000;
 	mov.f32 %f324, 0f00000000;
 	mov.f32 %f325, 0f00000000;
 	mov.f32 %f326, 0f00000000;
-	.loc 1 203 31
+	.loc 1 206 31
 	mov.u16 %rs41, %rs37;
-	.loc 1 203 28
-	bra.uni $L404_entry;
-$L404_entry:
-	.loc 1 309 62
+	.loc 1 206 28
+	bra.uni $L407_entry;
+$L407_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r145, %rs41;
 	shl.b32 %r145, %r145, 16;
 	mov.b32 %f328, %r145;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f327, %f328;
-	bra.uni $L405_ret_load;
-$L405_ret_load:
-	.loc 1 203 22
+	bra.uni $L408_ret_load;
+$L408_ret_load:
+	.loc 1 206 22
 	mov.f32 %f323, %f327;
-	.loc 1 203 46
+	.loc 1 206 46
 	mov.u16 %rs42, %rs38;
-	.loc 1 203 43
-	bra.uni $L406_entry;
-$L406_entry:
-	.loc 1 309 62
+	.loc 1 206 43
+	bra.uni $L409_entry;
+$L409_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r146, %rs42;
 	shl.b32 %r146, %r146, 16;
 	mov.b32 %f330, %r146;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f329, %f330;
-	bra.uni $L407_ret_load;
-$L407_ret_load:
-	.loc 1 203 37
+	bra.uni $L410_ret_load;
+$L410_ret_load:
+	.loc 1 206 37
 	mov.f32 %f324, %f329;
-	.loc 1 203 52
+	.loc 1 206 52
 	mov.f32 %f325, 0f00000000;
-	.loc 1 203 55
+	.loc 1 206 55
 	mov.f32 %f326, 0f00000000;
-	.loc 1 203 21
+	.loc 1 206 21
 	mov.f32 %f331, %f323;
 	mov.f32 %f332, %f324;
 	mov.f32 %f333, %f325;
 	mov.f32 %f334, %f326;
-	.loc 1 203 6
+	.loc 1 206 6
 	mov.f32 %f247, %f331;
 	mov.f32 %f248, %f332;
 	mov.f32 %f249, %f333;
 	mov.f32 %f250, %f334;
-	bra.uni $L66_for_body;
-$L66_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p26, 0, %rd50;
-	@%p26 bra $L61_if_done;
-	bra.uni $L67_if_done;
-$L67_if_done:
-	.loc 1 210 26
-	add.s64 %rd337, 0, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd338, %rd337, 2;
-	add.s64 %rd339, %rd110, %rd338;
-	ld.shared.f32 %f267, [%rd339];
-	bra.uni $L71_if_then;
-$L71_if_then:
-	.loc 1 214 33
+	bra.uni $L68_for_body;
+$L68_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p27, 0, %rd50;
+	@%p27 bra $L63_if_done;
+	bra.uni $L69_if_done;
+$L69_if_done:
+	.loc 1 213 26
+	add.s64 %rd338, 0, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd339, %rd338, 2;
+	add.s64 %rd340, %rd111, %rd339;
+	ld.shared.f32 %f267, [%rd340];
+	bra.uni $L73_if_then;
+$L73_if_then:
+	.loc 1 217 33
 	mov.f32 %f268, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f269, %f8;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f270, %f267, %f268, %f269;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f8, %f270;
-	bra.uni $L214_if_then;
-$L214_if_then:
-	.loc 1 214 33
+	bra.uni $L217_if_then;
+$L217_if_then:
+	.loc 1 217 33
 	mov.f32 %f271, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f272, %f9;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f273, %f267, %f271, %f272;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f9, %f273;
-	bra.uni $L229_for_body;
-$L229_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p27, 1, %rd50;
-	@%p27 bra $L61_if_done;
-	bra.uni $L230_if_done;
-$L230_if_done:
-	.loc 1 210 26
-	add.s64 %rd340, 64, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd341, %rd340, 2;
-	add.s64 %rd342, %rd110, %rd341;
-	ld.shared.f32 %f274, [%rd342];
-	bra.uni $L234_if_then;
-$L234_if_then:
-	.loc 1 214 33
+	bra.uni $L232_for_body;
+$L232_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p28, 1, %rd50;
+	@%p28 bra $L63_if_done;
+	bra.uni $L233_if_done;
+$L233_if_done:
+	.loc 1 213 26
+	add.s64 %rd341, 64, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd342, %rd341, 2;
+	add.s64 %rd343, %rd111, %rd342;
+	ld.shared.f32 %f274, [%rd343];
+	bra.uni $L237_if_then;
+$L237_if_then:
+	.loc 1 217 33
 	mov.f32 %f275, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f276, %f12;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f277, %f274, %f275, %f276;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f12, %f277;
-	bra.uni $L238_if_then;
-$L238_if_then:
-	.loc 1 214 33
+	bra.uni $L241_if_then;
+$L241_if_then:
+	.loc 1 217 33
 	mov.f32 %f278, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f279, %f13;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f280, %f274, %f278, %f279;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f13, %f280;
-	bra.uni $L253_for_body;
-$L253_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p28, 2, %rd50;
-	@%p28 bra $L61_if_done;
-	bra.uni $L254_if_done;
-$L254_if_done:
-	.loc 1 210 26
-	add.s64 %rd343, 128, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd344, %rd343, 2;
-	add.s64 %rd345, %rd110, %rd344;
-	ld.shared.f32 %f281, [%rd345];
-	bra.uni $L258_if_then;
-$L258_if_then:
-	.loc 1 214 33
+	bra.uni $L256_for_body;
+$L256_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p29, 2, %rd50;
+	@%p29 bra $L63_if_done;
+	bra.uni $L257_if_done;
+$L257_if_done:
+	.loc 1 213 26
+	add.s64 %rd344, 128, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd345, %rd344, 2;
+	add.s64 %rd346, %rd111, %rd345;
+	ld.shared.f32 %f281, [%rd346];
+	bra.uni $L261_if_then;
+$L261_if_then:
+	.loc 1 217 33
 	mov.f32 %f282, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f283, %f16;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f284, %f281, %f282, %f283;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f16, %f284;
-	bra.uni $L262_if_then;
-$L262_if_then:
-	.loc 1 214 33
+	bra.uni $L265_if_then;
+$L265_if_then:
+	.loc 1 217 33
 	mov.f32 %f285, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f286, %f17;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f287, %f281, %f285, %f286;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f17, %f287;
-	bra.uni $L277_for_body;
-$L277_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p29, 3, %rd50;
-	@%p29 bra $L61_if_done;
-	bra.uni $L278_if_done;
-$L278_if_done:
-	.loc 1 210 26
-	add.s64 %rd346, 192, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd347, %rd346, 2;
-	add.s64 %rd348, %rd110, %rd347;
-	ld.shared.f32 %f288, [%rd348];
-	bra.uni $L282_if_then;
-$L282_if_then:
-	.loc 1 214 33
+	bra.uni $L280_for_body;
+$L280_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p30, 3, %rd50;
+	@%p30 bra $L63_if_done;
+	bra.uni $L281_if_done;
+$L281_if_done:
+	.loc 1 213 26
+	add.s64 %rd347, 192, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd348, %rd347, 2;
+	add.s64 %rd349, %rd111, %rd348;
+	ld.shared.f32 %f288, [%rd349];
+	bra.uni $L285_if_then;
+$L285_if_then:
+	.loc 1 217 33
 	mov.f32 %f289, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f290, %f20;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f291, %f288, %f289, %f290;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f20, %f291;
-	bra.uni $L286_if_then;
-$L286_if_then:
-	.loc 1 214 33
+	bra.uni $L289_if_then;
+$L289_if_then:
+	.loc 1 217 33
 	mov.f32 %f292, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f293, %f21;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f294, %f288, %f292, %f293;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f21, %f294;
-	bra.uni $L301_for_body;
-$L301_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p30, 4, %rd50;
-	@%p30 bra $L61_if_done;
-	bra.uni $L302_if_done;
-$L302_if_done:
-	.loc 1 210 26
-	add.s64 %rd349, 256, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd350, %rd349, 2;
-	add.s64 %rd351, %rd110, %rd350;
-	ld.shared.f32 %f295, [%rd351];
-	bra.uni $L306_if_then;
-$L306_if_then:
-	.loc 1 214 33
+	bra.uni $L304_for_body;
+$L304_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p31, 4, %rd50;
+	@%p31 bra $L63_if_done;
+	bra.uni $L305_if_done;
+$L305_if_done:
+	.loc 1 213 26
+	add.s64 %rd350, 256, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd351, %rd350, 2;
+	add.s64 %rd352, %rd111, %rd351;
+	ld.shared.f32 %f295, [%rd352];
+	bra.uni $L309_if_then;
+$L309_if_then:
+	.loc 1 217 33
 	mov.f32 %f296, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f297, %f24;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f298, %f295, %f296, %f297;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f24, %f298;
-	bra.uni $L310_if_then;
-$L310_if_then:
-	.loc 1 214 33
+	bra.uni $L313_if_then;
+$L313_if_then:
+	.loc 1 217 33
 	mov.f32 %f299, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f300, %f25;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f301, %f295, %f299, %f300;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f25, %f301;
-	bra.uni $L325_for_body;
-$L325_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p31, 5, %rd50;
-	@%p31 bra $L61_if_done;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	.loc 1 210 26
-	add.s64 %rd352, 320, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd353, %rd352, 2;
-	add.s64 %rd354, %rd110, %rd353;
-	ld.shared.f32 %f302, [%rd354];
-	bra.uni $L330_if_then;
-$L330_if_then:
-	.loc 1 214 33
+	bra.uni $L328_for_body;
+$L328_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p32, 5, %rd50;
+	@%p32 bra $L63_if_done;
+	bra.uni $L329_if_done;
+$L329_if_done:
+	.loc 1 213 26
+	add.s64 %rd353, 320, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd354, %rd353, 2;
+	add.s64 %rd355, %rd111, %rd354;
+	ld.shared.f32 %f302, [%rd355];
+	bra.uni $L333_if_then;
+$L333_if_then:
+	.loc 1 217 33
 	mov.f32 %f303, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f304, %f28;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f305, %f302, %f303, %f304;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f28, %f305;
-	bra.uni $L334_if_then;
-$L334_if_then:
-	.loc 1 214 33
+	bra.uni $L337_if_then;
+$L337_if_then:
+	.loc 1 217 33
 	mov.f32 %f306, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f307, %f29;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f308, %f302, %f306, %f307;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f29, %f308;
-	bra.uni $L349_for_body;
-$L349_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p32, 6, %rd50;
-	@%p32 bra $L61_if_done;
-	bra.uni $L350_if_done;
-$L350_if_done:
-	.loc 1 210 26
-	add.s64 %rd355, 384, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd356, %rd355, 2;
-	add.s64 %rd357, %rd110, %rd356;
-	ld.shared.f32 %f309, [%rd357];
-	bra.uni $L354_if_then;
-$L354_if_then:
-	.loc 1 214 33
+	bra.uni $L352_for_body;
+$L352_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p33, 6, %rd50;
+	@%p33 bra $L63_if_done;
+	bra.uni $L353_if_done;
+$L353_if_done:
+	.loc 1 213 26
+	add.s64 %rd356, 384, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd357, %rd356, 2;
+	add.s64 %rd358, %rd111, %rd357;
+	ld.shared.f32 %f309, [%rd358];
+	bra.uni $L357_if_then;
+$L357_if_then:
+	.loc 1 217 33
 	mov.f32 %f310, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f311, %f32;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f312, %f309, %f310, %f311;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f32, %f312;
-	bra.uni $L358_if_then;
-$L358_if_then:
-	.loc 1 214 33
+	bra.uni $L361_if_then;
+$L361_if_then:
+	.loc 1 217 33
 	mov.f32 %f313, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f314, %f33;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f315, %f309, %f313, %f314;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f33, %f315;
-	bra.uni $L373_for_body;
-$L373_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p33, 7, %rd50;
-	@%p33 bra $L61_if_done;
-	bra.uni $L374_if_done;
-$L374_if_done:
-	.loc 1 210 26
-	add.s64 %rd358, 448, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd359, %rd358, 2;
-	add.s64 %rd360, %rd110, %rd359;
-	ld.shared.f32 %f316, [%rd360];
-	bra.uni $L378_if_then;
-$L378_if_then:
-	.loc 1 214 33
+	bra.uni $L376_for_body;
+$L376_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p34, 7, %rd50;
+	@%p34 bra $L63_if_done;
+	bra.uni $L377_if_done;
+$L377_if_done:
+	.loc 1 213 26
+	add.s64 %rd359, 448, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd360, %rd359, 2;
+	add.s64 %rd361, %rd111, %rd360;
+	ld.shared.f32 %f316, [%rd361];
+	bra.uni $L381_if_then;
+$L381_if_then:
+	.loc 1 217 33
 	mov.f32 %f317, %f247;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f318, %f36;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f319, %f316, %f317, %f318;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f36, %f319;
-	bra.uni $L382_if_then;
-$L382_if_then:
-	.loc 1 214 33
+	bra.uni $L385_if_then;
+$L385_if_then:
+	.loc 1 217 33
 	mov.f32 %f320, %f248;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f321, %f37;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f322, %f316, %f320, %f321;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f37, %f322;
-	bra.uni $L61_if_done;
-$L61_if_done:
-	.loc 1 191 42
-	add.s64 %rd364, %rd310, 1;
-	mov.s64 %rd310, %rd364;
-	bra.uni $L57_for_loop;
-$L59_for_done:
-	.loc 1 220 9
+	bra.uni $L63_if_done;
+$L63_if_done:
+	.loc 1 194 42
+	add.s64 %rd365, %rd311, 1;
+	mov.s64 %rd311, %rd365;
+	bra.uni $L59_for_loop;
+$L61_for_done:
+	.loc 1 223 9
 	bar.sync 0;
-	.loc 1 122 25
-	add.s64 %rd365, %rd162, 64;
-	mov.s64 %rd162, %rd365;
-	bra.uni $L21_for_loop;
-$L79_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd366, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd367, %rd366, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd368, %rd367, 64;
-	.loc 1 229 31
-	add.s64 %rd369, %rd368, 0;
-	.loc 1 229 36
-	add.s64 %rd370, %rd369, %rd70;
-	.loc 1 229 51
+	.loc 1 125 25
+	add.s64 %rd366, %rd163, 64;
+	mov.s64 %rd163, %rd366;
+	bra.uni $L23_for_loop;
+$L81_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd367, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd368, %rd367, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd369, %rd368, 64;
+	.loc 1 232 31
+	add.s64 %rd370, %rd369, 0;
+	.loc 1 232 36
+	add.s64 %rd371, %rd370, %rd71;
+	.loc 1 232 51
 	mov.f32 %f335, %f8;
-	.loc 1 229 8
-	shl.b64 %rd371, %rd370, 2;
-	add.s64 %rd372, %rd114, %rd371;
-	st.shared.f32 [%rd372], %f335;
-	bra.uni $L410_if_then;
-$L410_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd373, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd374, %rd373, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd375, %rd374, 64;
-	.loc 1 229 31
-	add.s64 %rd376, %rd375, 32;
-	.loc 1 229 36
-	add.s64 %rd377, %rd376, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd372, %rd371, 2;
+	add.s64 %rd373, %rd115, %rd372;
+	st.shared.f32 [%rd373], %f335;
+	bra.uni $L413_if_then;
+$L413_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd374, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd375, %rd374, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd376, %rd375, 64;
+	.loc 1 232 31
+	add.s64 %rd377, %rd376, 32;
+	.loc 1 232 36
+	add.s64 %rd378, %rd377, %rd71;
+	.loc 1 232 51
 	mov.f32 %f336, %f9;
-	.loc 1 229 8
-	shl.b64 %rd378, %rd377, 2;
-	add.s64 %rd379, %rd114, %rd378;
-	st.shared.f32 [%rd379], %f336;
-	bra.uni $L429_if_then;
-$L429_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd380, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd381, %rd380, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd382, %rd381, 64;
-	.loc 1 229 31
-	add.s64 %rd383, %rd382, 0;
-	.loc 1 229 36
-	add.s64 %rd384, %rd383, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd379, %rd378, 2;
+	add.s64 %rd380, %rd115, %rd379;
+	st.shared.f32 [%rd380], %f336;
+	bra.uni $L432_if_then;
+$L432_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd381, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd382, %rd381, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd383, %rd382, 64;
+	.loc 1 232 31
+	add.s64 %rd384, %rd383, 0;
+	.loc 1 232 36
+	add.s64 %rd385, %rd384, %rd71;
+	.loc 1 232 51
 	mov.f32 %f337, %f12;
-	.loc 1 229 8
-	shl.b64 %rd385, %rd384, 2;
-	add.s64 %rd386, %rd114, %rd385;
-	st.shared.f32 [%rd386], %f337;
-	bra.uni $L433_if_then;
-$L433_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd387, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd388, %rd387, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd389, %rd388, 64;
-	.loc 1 229 31
-	add.s64 %rd390, %rd389, 32;
-	.loc 1 229 36
-	add.s64 %rd391, %rd390, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd386, %rd385, 2;
+	add.s64 %rd387, %rd115, %rd386;
+	st.shared.f32 [%rd387], %f337;
+	bra.uni $L436_if_then;
+$L436_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd388, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd389, %rd388, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd390, %rd389, 64;
+	.loc 1 232 31
+	add.s64 %rd391, %rd390, 32;
+	.loc 1 232 36
+	add.s64 %rd392, %rd391, %rd71;
+	.loc 1 232 51
 	mov.f32 %f338, %f13;
-	.loc 1 229 8
-	shl.b64 %rd392, %rd391, 2;
-	add.s64 %rd393, %rd114, %rd392;
-	st.shared.f32 [%rd393], %f338;
-	bra.uni $L452_if_then;
-$L452_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd394, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd395, %rd394, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd396, %rd395, 64;
-	.loc 1 229 31
-	add.s64 %rd397, %rd396, 0;
-	.loc 1 229 36
-	add.s64 %rd398, %rd397, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd393, %rd392, 2;
+	add.s64 %rd394, %rd115, %rd393;
+	st.shared.f32 [%rd394], %f338;
+	bra.uni $L455_if_then;
+$L455_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd395, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd396, %rd395, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd397, %rd396, 64;
+	.loc 1 232 31
+	add.s64 %rd398, %rd397, 0;
+	.loc 1 232 36
+	add.s64 %rd399, %rd398, %rd71;
+	.loc 1 232 51
 	mov.f32 %f339, %f16;
-	.loc 1 229 8
-	shl.b64 %rd399, %rd398, 2;
-	add.s64 %rd400, %rd114, %rd399;
-	st.shared.f32 [%rd400], %f339;
-	bra.uni $L456_if_then;
-$L456_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd401, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd402, %rd401, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd403, %rd402, 64;
-	.loc 1 229 31
-	add.s64 %rd404, %rd403, 32;
-	.loc 1 229 36
-	add.s64 %rd405, %rd404, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd400, %rd399, 2;
+	add.s64 %rd401, %rd115, %rd400;
+	st.shared.f32 [%rd401], %f339;
+	bra.uni $L459_if_then;
+$L459_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd402, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd403, %rd402, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd404, %rd403, 64;
+	.loc 1 232 31
+	add.s64 %rd405, %rd404, 32;
+	.loc 1 232 36
+	add.s64 %rd406, %rd405, %rd71;
+	.loc 1 232 51
 	mov.f32 %f340, %f17;
-	.loc 1 229 8
-	shl.b64 %rd406, %rd405, 2;
-	add.s64 %rd407, %rd114, %rd406;
-	st.shared.f32 [%rd407], %f340;
-	bra.uni $L475_if_then;
-$L475_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd408, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd409, %rd408, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd410, %rd409, 64;
-	.loc 1 229 31
-	add.s64 %rd411, %rd410, 0;
-	.loc 1 229 36
-	add.s64 %rd412, %rd411, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd407, %rd406, 2;
+	add.s64 %rd408, %rd115, %rd407;
+	st.shared.f32 [%rd408], %f340;
+	bra.uni $L478_if_then;
+$L478_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd409, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd410, %rd409, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd411, %rd410, 64;
+	.loc 1 232 31
+	add.s64 %rd412, %rd411, 0;
+	.loc 1 232 36
+	add.s64 %rd413, %rd412, %rd71;
+	.loc 1 232 51
 	mov.f32 %f341, %f20;
-	.loc 1 229 8
-	shl.b64 %rd413, %rd412, 2;
-	add.s64 %rd414, %rd114, %rd413;
-	st.shared.f32 [%rd414], %f341;
-	bra.uni $L479_if_then;
-$L479_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd415, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd416, %rd415, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd417, %rd416, 64;
-	.loc 1 229 31
-	add.s64 %rd418, %rd417, 32;
-	.loc 1 229 36
-	add.s64 %rd419, %rd418, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd414, %rd413, 2;
+	add.s64 %rd415, %rd115, %rd414;
+	st.shared.f32 [%rd415], %f341;
+	bra.uni $L482_if_then;
+$L482_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd416, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd417, %rd416, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd418, %rd417, 64;
+	.loc 1 232 31
+	add.s64 %rd419, %rd418, 32;
+	.loc 1 232 36
+	add.s64 %rd420, %rd419, %rd71;
+	.loc 1 232 51
 	mov.f32 %f342, %f21;
-	.loc 1 229 8
-	shl.b64 %rd420, %rd419, 2;
-	add.s64 %rd421, %rd114, %rd420;
-	st.shared.f32 [%rd421], %f342;
-	bra.uni $L498_if_then;
-$L498_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd422, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd423, %rd422, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd424, %rd423, 64;
-	.loc 1 229 31
-	add.s64 %rd425, %rd424, 0;
-	.loc 1 229 36
-	add.s64 %rd426, %rd425, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd421, %rd420, 2;
+	add.s64 %rd422, %rd115, %rd421;
+	st.shared.f32 [%rd422], %f342;
+	bra.uni $L501_if_then;
+$L501_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd423, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd424, %rd423, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd425, %rd424, 64;
+	.loc 1 232 31
+	add.s64 %rd426, %rd425, 0;
+	.loc 1 232 36
+	add.s64 %rd427, %rd426, %rd71;
+	.loc 1 232 51
 	mov.f32 %f343, %f24;
-	.loc 1 229 8
-	shl.b64 %rd427, %rd426, 2;
-	add.s64 %rd428, %rd114, %rd427;
-	st.shared.f32 [%rd428], %f343;
-	bra.uni $L502_if_then;
-$L502_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd429, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd430, %rd429, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd431, %rd430, 64;
-	.loc 1 229 31
-	add.s64 %rd432, %rd431, 32;
-	.loc 1 229 36
-	add.s64 %rd433, %rd432, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd428, %rd427, 2;
+	add.s64 %rd429, %rd115, %rd428;
+	st.shared.f32 [%rd429], %f343;
+	bra.uni $L505_if_then;
+$L505_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd430, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd431, %rd430, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd432, %rd431, 64;
+	.loc 1 232 31
+	add.s64 %rd433, %rd432, 32;
+	.loc 1 232 36
+	add.s64 %rd434, %rd433, %rd71;
+	.loc 1 232 51
 	mov.f32 %f344, %f25;
-	.loc 1 229 8
-	shl.b64 %rd434, %rd433, 2;
-	add.s64 %rd435, %rd114, %rd434;
-	st.shared.f32 [%rd435], %f344;
-	bra.uni $L521_if_then;
-$L521_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd436, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd437, %rd436, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd438, %rd437, 64;
-	.loc 1 229 31
-	add.s64 %rd439, %rd438, 0;
-	.loc 1 229 36
-	add.s64 %rd440, %rd439, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd435, %rd434, 2;
+	add.s64 %rd436, %rd115, %rd435;
+	st.shared.f32 [%rd436], %f344;
+	bra.uni $L524_if_then;
+$L524_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd437, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd438, %rd437, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd439, %rd438, 64;
+	.loc 1 232 31
+	add.s64 %rd440, %rd439, 0;
+	.loc 1 232 36
+	add.s64 %rd441, %rd440, %rd71;
+	.loc 1 232 51
 	mov.f32 %f345, %f28;
-	.loc 1 229 8
-	shl.b64 %rd441, %rd440, 2;
-	add.s64 %rd442, %rd114, %rd441;
-	st.shared.f32 [%rd442], %f345;
-	bra.uni $L525_if_then;
-$L525_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd443, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd444, %rd443, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd445, %rd444, 64;
-	.loc 1 229 31
-	add.s64 %rd446, %rd445, 32;
-	.loc 1 229 36
-	add.s64 %rd447, %rd446, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd442, %rd441, 2;
+	add.s64 %rd443, %rd115, %rd442;
+	st.shared.f32 [%rd443], %f345;
+	bra.uni $L528_if_then;
+$L528_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd444, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd445, %rd444, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd446, %rd445, 64;
+	.loc 1 232 31
+	add.s64 %rd447, %rd446, 32;
+	.loc 1 232 36
+	add.s64 %rd448, %rd447, %rd71;
+	.loc 1 232 51
 	mov.f32 %f346, %f29;
-	.loc 1 229 8
-	shl.b64 %rd448, %rd447, 2;
-	add.s64 %rd449, %rd114, %rd448;
-	st.shared.f32 [%rd449], %f346;
-	bra.uni $L544_if_then;
-$L544_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd450, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd451, %rd450, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd452, %rd451, 64;
-	.loc 1 229 31
-	add.s64 %rd453, %rd452, 0;
-	.loc 1 229 36
-	add.s64 %rd454, %rd453, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd449, %rd448, 2;
+	add.s64 %rd450, %rd115, %rd449;
+	st.shared.f32 [%rd450], %f346;
+	bra.uni $L547_if_then;
+$L547_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd451, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd452, %rd451, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd453, %rd452, 64;
+	.loc 1 232 31
+	add.s64 %rd454, %rd453, 0;
+	.loc 1 232 36
+	add.s64 %rd455, %rd454, %rd71;
+	.loc 1 232 51
 	mov.f32 %f347, %f32;
-	.loc 1 229 8
-	shl.b64 %rd455, %rd454, 2;
-	add.s64 %rd456, %rd114, %rd455;
-	st.shared.f32 [%rd456], %f347;
-	bra.uni $L548_if_then;
-$L548_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd457, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd458, %rd457, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd459, %rd458, 64;
-	.loc 1 229 31
-	add.s64 %rd460, %rd459, 32;
-	.loc 1 229 36
-	add.s64 %rd461, %rd460, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd456, %rd455, 2;
+	add.s64 %rd457, %rd115, %rd456;
+	st.shared.f32 [%rd457], %f347;
+	bra.uni $L551_if_then;
+$L551_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd458, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd459, %rd458, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd460, %rd459, 64;
+	.loc 1 232 31
+	add.s64 %rd461, %rd460, 32;
+	.loc 1 232 36
+	add.s64 %rd462, %rd461, %rd71;
+	.loc 1 232 51
 	mov.f32 %f348, %f33;
-	.loc 1 229 8
-	shl.b64 %rd462, %rd461, 2;
-	add.s64 %rd463, %rd114, %rd462;
-	st.shared.f32 [%rd463], %f348;
-	bra.uni $L567_if_then;
-$L567_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd464, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd465, %rd464, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd466, %rd465, 64;
-	.loc 1 229 31
-	add.s64 %rd467, %rd466, 0;
-	.loc 1 229 36
-	add.s64 %rd468, %rd467, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd463, %rd462, 2;
+	add.s64 %rd464, %rd115, %rd463;
+	st.shared.f32 [%rd464], %f348;
+	bra.uni $L570_if_then;
+$L570_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd465, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd466, %rd465, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd467, %rd466, 64;
+	.loc 1 232 31
+	add.s64 %rd468, %rd467, 0;
+	.loc 1 232 36
+	add.s64 %rd469, %rd468, %rd71;
+	.loc 1 232 51
 	mov.f32 %f349, %f36;
-	.loc 1 229 8
-	shl.b64 %rd469, %rd468, 2;
-	add.s64 %rd470, %rd114, %rd469;
-	st.shared.f32 [%rd470], %f349;
-	bra.uni $L571_if_then;
-$L571_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd471, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd472, %rd471, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd473, %rd472, 64;
-	.loc 1 229 31
-	add.s64 %rd474, %rd473, 32;
-	.loc 1 229 36
-	add.s64 %rd475, %rd474, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd470, %rd469, 2;
+	add.s64 %rd471, %rd115, %rd470;
+	st.shared.f32 [%rd471], %f349;
+	bra.uni $L574_if_then;
+$L574_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd472, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd473, %rd472, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd474, %rd473, 64;
+	.loc 1 232 31
+	add.s64 %rd475, %rd474, 32;
+	.loc 1 232 36
+	add.s64 %rd476, %rd475, %rd71;
+	.loc 1 232 51
 	mov.f32 %f350, %f37;
-	.loc 1 229 8
-	shl.b64 %rd476, %rd475, 2;
-	add.s64 %rd477, %rd114, %rd476;
-	st.shared.f32 [%rd477], %f350;
-	bra.uni $L75_for_done;
-$L75_for_done:
-	.loc 1 233 8
+	.loc 1 232 8
+	shl.b64 %rd477, %rd476, 2;
+	add.s64 %rd478, %rd115, %rd477;
+	st.shared.f32 [%rd478], %f350;
+	bra.uni $L77_for_done;
+$L77_for_done:
+	.loc 1 236 8
 	bar.sync 0;
-	mov.s64 %rd478, %rd66;
-	bra.uni $L81_for_loop;
-$L81_for_loop:
-	.loc 1 234 22
-	mul.lo.s64 %rd479, %rd50, 64;
-	.loc 1 234 18
-	setp.lt.s64 %p34, %rd478, %rd479;
-	@%p34 bra $L592_entry;
-	bra.uni $L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ebf16m_u005d;
-$L592_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r147, %rd478;
-	.loc 1 315 56
-	mov.s64 %rd481, 64;
-	cvt.u32.s64 %r148, %rd481;
-	.loc 1 315 48
+	mov.s64 %rd479, %rd67;
+	bra.uni $L83_for_loop;
+$L83_for_loop:
+	.loc 1 237 22
+	mul.lo.s64 %rd480, %rd50, 64;
+	.loc 1 237 18
+	setp.lt.s64 %p35, %rd479, %rd480;
+	@%p35 bra $L595_entry;
+	bra.uni $L92_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ebf16m_u005d;
+$L595_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r147, %rd479;
+	.loc 1 318 56
+	mov.s64 %rd482, 64;
+	cvt.u32.s64 %r148, %rd482;
+	.loc 1 318 48
 	div.u32 %r149, %r147, %r148;
-	.loc 1 315 37
-	cvt.s64.u32 %rd482, %r149;
-	.loc 1 315 27
-	mov.s64 %rd480, %rd482;
-	bra.uni $L594_entry;
-$L594_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r150, %rd478;
-	.loc 1 316 56
-	mov.s64 %rd484, 64;
-	cvt.u32.s64 %r151, %rd484;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd483, %r149;
+	.loc 1 318 27
+	mov.s64 %rd481, %rd483;
+	bra.uni $L597_entry;
+$L597_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r150, %rd479;
+	.loc 1 319 56
+	mov.s64 %rd485, 64;
+	cvt.u32.s64 %r151, %rd485;
+	.loc 1 319 48
 	rem.u32 %r152, %r150, %r151;
-	.loc 1 316 37
-	cvt.s64.u32 %rd485, %r152;
-	.loc 1 316 27
-	mov.s64 %rd483, %rd485;
-	bra.uni $L596_entry;
-$L596_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r153, %rd483;
-	.loc 1 316 56
-	mov.s64 %rd487, 32;
-	cvt.u32.s64 %r154, %rd487;
-	.loc 1 316 48
+	.loc 1 319 37
+	cvt.s64.u32 %rd486, %r152;
+	.loc 1 319 27
+	mov.s64 %rd484, %rd486;
+	bra.uni $L599_entry;
+$L599_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r153, %rd484;
+	.loc 1 319 56
+	mov.s64 %rd488, 32;
+	cvt.u32.s64 %r154, %rd488;
+	.loc 1 319 48
 	rem.u32 %r155, %r153, %r154;
-	.loc 1 316 37
-	cvt.s64.u32 %rd488, %r155;
-	.loc 1 316 27
-	mov.s64 %rd486, %rd488;
-	bra.uni $L597_ret_urem;
-$L597_ret_urem:
-	.loc 1 236 11
-	mul.lo.s64 %rd489, 2, %rd486;
-	.loc 1 236 30
-	bra.uni $L598_entry;
-$L598_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r156, %rd483;
-	.loc 1 315 56
-	mov.s64 %rd491, 32;
-	cvt.u32.s64 %r157, %rd491;
-	.loc 1 315 48
-	div.u32 %r158, %r156, %r157;
-	.loc 1 315 37
-	cvt.s64.u32 %rd492, %r158;
-	.loc 1 315 27
-	mov.s64 %rd490, %rd492;
-	bra.uni $L599_ret_udiv;
-$L599_ret_udiv:
-	.loc 1 236 24
-	add.s64 %rd493, %rd489, %rd490;
-	.loc 1 237 13
-	mul.lo.s64 %rd494, %rd480, 64;
-	.loc 1 237 16
-	add.s64 %rd495, %rd494, %rd483;
-	.loc 1 237 11
-	shl.b64 %rd496, %rd495, 2;
-	add.s64 %rd497, %rd114, %rd496;
-	ld.shared.f32 %f351, [%rd497];
-	.loc 1 237 37
-	add.s64 %rd498, 8, %rd480;
-	.loc 1 237 40
-	mul.lo.s64 %rd499, %rd498, 64;
-	.loc 1 237 43
-	add.s64 %rd500, %rd499, %rd483;
-	.loc 1 237 25
-	shl.b64 %rd501, %rd500, 2;
-	add.s64 %rd502, %rd114, %rd501;
-	ld.shared.f32 %f352, [%rd502];
-	.loc 1 237 20
-	add.rn.f32 %f353, %f351, %f352;
-	.loc 1 237 66
-	add.s64 %rd503, 16, %rd480;
-	.loc 1 237 69
-	mul.lo.s64 %rd504, %rd503, 64;
-	.loc 1 237 72
-	add.s64 %rd505, %rd504, %rd483;
-	.loc 1 237 52
-	shl.b64 %rd506, %rd505, 2;
-	add.s64 %rd507, %rd114, %rd506;
-	ld.shared.f32 %f354, [%rd507];
-	.loc 1 237 47
-	add.rn.f32 %f355, %f353, %f354;
-	.loc 1 237 95
-	add.s64 %rd508, 24, %rd480;
-	.loc 1 237 98
-	mul.lo.s64 %rd509, %rd508, 64;
-	.loc 1 237 101
-	add.s64 %rd510, %rd509, %rd483;
-	.loc 1 237 81
-	shl.b64 %rd511, %rd510, 2;
-	add.s64 %rd512, %rd114, %rd511;
-	ld.shared.f32 %f356, [%rd512];
-	.loc 1 237 76
-	add.rn.f32 %f357, %f355, %f356;
-	.loc 1 238 10
-	shl.b64 %rd513, %rd480, 2;
-	add.s64 %rd514, %rd112, %rd513;
-	ld.shared.f32 %f358, [%rd514];
-	.loc 1 240 8
-	setp.gt.f32 %p35, %f358, 0f00000000;
-	@%p35 bra $L84_if_then;
-	bra.uni $L600_edge;
-$L84_if_then:
-	.loc 1 241 10
-	div.rn.f32 %f360, %f357, %f358;
-	mov.f32 %f359, %f360;
-	bra.uni $L85_if_done;
-$L600_edge:
-	mov.f32 %f359, 0f00000000;
-	bra.uni $L85_if_done;
-$L85_if_done:
-	.loc 1 243 11
-	mul.lo.s64 %rd515, %rd46, %rd42;
-	.loc 1 243 18
-	add.s64 %rd516, %rd515, %rd48;
-	.loc 1 243 23
-	add.s64 %rd517, %rd516, %rd480;
-	.loc 1 244 13
-	setp.eq.s64 %p36, %rd39, 1;
-	@%p36 bra $L86_if_then;
-	bra.uni $L88_if_else;
-$L86_if_then:
-	.loc 1 245 12
-	mul.lo.s64 %rd518, %rd38, %rd24;
-	.loc 1 245 18
-	add.s64 %rd519, %rd518, %rd517;
-	.loc 1 245 21
-	mul.lo.s64 %rd520, %rd519, 64;
-	.loc 1 245 24
-	add.s64 %rd521, %rd520, %rd493;
-	.loc 1 245 37
+	.loc 1 319 37
+	cvt.s64.u32 %rd489, %r155;
+	.loc 1 319 27
+	mov.s64 %rd487, %rd489;
+	bra.uni $L600_ret_urem;
+$L600_ret_urem:
+	.loc 1 239 11
+	mul.lo.s64 %rd490, 2, %rd487;
+	.loc 1 239 30
 	bra.uni $L601_entry;
 $L601_entry:
-	.loc 1 310 67
-	cvt.rn.bf16.f32 %rs44, %f359;
-	.loc 1 310 46
-	mov.u16 %rs43, %rs44;
-	bra.uni $L602_ret_store;
-$L602_ret_store:
-	.loc 1 245 7
-	shl.b64 %rd522, %rd521, 1;
-	add.s64 %rd523, %rd1, %rd522;
-	st.global.u16 [%rd523], %rs43;
+	.loc 1 318 44
+	cvt.u32.s64 %r156, %rd484;
+	.loc 1 318 56
+	mov.s64 %rd492, 32;
+	cvt.u32.s64 %r157, %rd492;
+	.loc 1 318 48
+	div.u32 %r158, %r156, %r157;
+	.loc 1 318 37
+	cvt.s64.u32 %rd493, %r158;
+	.loc 1 318 27
+	mov.s64 %rd491, %rd493;
+	bra.uni $L602_ret_udiv;
+$L602_ret_udiv:
+	.loc 1 239 24
+	add.s64 %rd494, %rd490, %rd491;
+	.loc 1 240 13
+	mul.lo.s64 %rd495, %rd481, 64;
+	.loc 1 240 16
+	add.s64 %rd496, %rd495, %rd484;
+	.loc 1 240 11
+	shl.b64 %rd497, %rd496, 2;
+	add.s64 %rd498, %rd115, %rd497;
+	ld.shared.f32 %f351, [%rd498];
+	.loc 1 240 37
+	add.s64 %rd499, 8, %rd481;
+	.loc 1 240 40
+	mul.lo.s64 %rd500, %rd499, 64;
+	.loc 1 240 43
+	add.s64 %rd501, %rd500, %rd484;
+	.loc 1 240 25
+	shl.b64 %rd502, %rd501, 2;
+	add.s64 %rd503, %rd115, %rd502;
+	ld.shared.f32 %f352, [%rd503];
+	.loc 1 240 20
+	add.rn.f32 %f353, %f351, %f352;
+	.loc 1 240 66
+	add.s64 %rd504, 16, %rd481;
+	.loc 1 240 69
+	mul.lo.s64 %rd505, %rd504, 64;
+	.loc 1 240 72
+	add.s64 %rd506, %rd505, %rd484;
+	.loc 1 240 52
+	shl.b64 %rd507, %rd506, 2;
+	add.s64 %rd508, %rd115, %rd507;
+	ld.shared.f32 %f354, [%rd508];
+	.loc 1 240 47
+	add.rn.f32 %f355, %f353, %f354;
+	.loc 1 240 95
+	add.s64 %rd509, 24, %rd481;
+	.loc 1 240 98
+	mul.lo.s64 %rd510, %rd509, 64;
+	.loc 1 240 101
+	add.s64 %rd511, %rd510, %rd484;
+	.loc 1 240 81
+	shl.b64 %rd512, %rd511, 2;
+	add.s64 %rd513, %rd115, %rd512;
+	ld.shared.f32 %f356, [%rd513];
+	.loc 1 240 76
+	add.rn.f32 %f357, %f355, %f356;
+	.loc 1 241 10
+	shl.b64 %rd514, %rd481, 2;
+	add.s64 %rd515, %rd113, %rd514;
+	ld.shared.f32 %f358, [%rd515];
+	.loc 1 243 8
+	setp.gt.f32 %p36, %f358, 0f00000000;
+	@%p36 bra $L86_if_then;
+	bra.uni $L603_edge;
+$L86_if_then:
+	.loc 1 244 10
+	div.rn.f32 %f360, %f357, %f358;
+	mov.f32 %f359, %f360;
 	bra.uni $L87_if_done;
-$L88_if_else:
-	.loc 1 247 14
-	mul.lo.s64 %rd525, %rd38, %rd24;
-	.loc 1 247 20
-	add.s64 %rd526, %rd525, %rd517;
-	.loc 1 247 23
-	mul.lo.s64 %rd527, %rd526, %rd39;
-	.loc 1 247 31
-	add.s64 %rd528, %rd527, %rd30;
-	.loc 1 248 9
-	mul.lo.s64 %rd529, %rd528, 64;
-	.loc 1 248 12
-	add.s64 %rd530, %rd529, %rd493;
-	.loc 1 248 6
-	shl.b64 %rd531, %rd530, 2;
-	add.s64 %rd532, %rd4, %rd531;
-	st.global.f32 [%rd532], %f359;
-	.loc 1 249 9
-	setp.eq.s64 %p37, %rd493, 0;
-	@%p37 bra $L89_if_then;
-	bra.uni $L87_if_done;
-$L89_if_then:
-	.loc 1 250 10
-	mul.lo.s64 %rd533, 2, %rd528;
-	.loc 1 250 21
-	mul.lo.s64 %rd534, 2, %rd528;
-	.loc 1 250 24
-	add.s64 %rd535, %rd534, 1;
-	.loc 1 250 32
-	shl.b64 %rd536, %rd480, 2;
-	add.s64 %rd537, %rd111, %rd536;
-	ld.shared.f32 %f361, [%rd537];
-	.loc 1 250 8
-	shl.b64 %rd538, %rd533, 2;
-	add.s64 %rd539, %rd7, %rd538;
-	st.global.f32 [%rd539], %f361;
-	.loc 1 250 19
-	shl.b64 %rd540, %rd535, 2;
-	add.s64 %rd541, %rd7, %rd540;
-	st.global.f32 [%rd541], %f358;
+$L603_edge:
+	mov.f32 %f359, 0f00000000;
 	bra.uni $L87_if_done;
 $L87_if_done:
-	.loc 1 234 27
-	add.s64 %rd524, %rd478, 128;
-	mov.s64 %rd478, %rd524;
-	bra.uni $L81_for_loop;
-$L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ebf16m_u005d:
+	.loc 1 246 11
+	mul.lo.s64 %rd516, %rd46, %rd42;
+	.loc 1 246 18
+	add.s64 %rd517, %rd516, %rd48;
+	.loc 1 246 23
+	add.s64 %rd518, %rd517, %rd481;
+	.loc 1 247 13
+	setp.eq.s64 %p37, %rd39, 1;
+	@%p37 bra $L88_if_then;
+	bra.uni $L90_if_else;
+$L88_if_then:
+	.loc 1 248 12
+	mul.lo.s64 %rd519, %rd38, %rd24;
+	.loc 1 248 18
+	add.s64 %rd520, %rd519, %rd518;
+	.loc 1 248 21
+	mul.lo.s64 %rd521, %rd520, 64;
+	.loc 1 248 24
+	add.s64 %rd522, %rd521, %rd494;
+	.loc 1 248 37
+	bra.uni $L604_entry;
+$L604_entry:
+	.loc 1 313 67
+	cvt.rn.bf16.f32 %rs44, %f359;
+	.loc 1 313 46
+	mov.u16 %rs43, %rs44;
+	bra.uni $L605_ret_store;
+$L605_ret_store:
+	.loc 1 248 7
+	shl.b64 %rd523, %rd522, 1;
+	add.s64 %rd524, %rd1, %rd523;
+	st.global.u16 [%rd524], %rs43;
+	bra.uni $L89_if_done;
+$L90_if_else:
+	.loc 1 250 14
+	mul.lo.s64 %rd526, %rd38, %rd24;
+	.loc 1 250 20
+	add.s64 %rd527, %rd526, %rd518;
+	.loc 1 250 23
+	mul.lo.s64 %rd528, %rd527, %rd39;
+	.loc 1 250 31
+	add.s64 %rd529, %rd528, %rd30;
+	.loc 1 251 9
+	mul.lo.s64 %rd530, %rd529, 64;
+	.loc 1 251 12
+	add.s64 %rd531, %rd530, %rd494;
+	.loc 1 251 6
+	shl.b64 %rd532, %rd531, 2;
+	add.s64 %rd533, %rd4, %rd532;
+	st.global.f32 [%rd533], %f359;
+	.loc 1 252 9
+	setp.eq.s64 %p38, %rd494, 0;
+	@%p38 bra $L91_if_then;
+	bra.uni $L89_if_done;
+$L91_if_then:
+	.loc 1 253 10
+	mul.lo.s64 %rd534, 2, %rd529;
+	.loc 1 253 21
+	mul.lo.s64 %rd535, 2, %rd529;
+	.loc 1 253 24
+	add.s64 %rd536, %rd535, 1;
+	.loc 1 253 32
+	shl.b64 %rd537, %rd481, 2;
+	add.s64 %rd538, %rd112, %rd537;
+	ld.shared.f32 %f361, [%rd538];
+	.loc 1 253 8
+	shl.b64 %rd539, %rd534, 2;
+	add.s64 %rd540, %rd7, %rd539;
+	st.global.f32 [%rd540], %f361;
+	.loc 1 253 19
+	shl.b64 %rd541, %rd536, 2;
+	add.s64 %rd542, %rd7, %rd541;
+	st.global.f32 [%rd542], %f358;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 1 237 27
+	add.s64 %rd525, %rd479, 128;
+	mov.s64 %rd479, %rd525;
+	bra.uni $L83_for_loop;
+$L92_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ebf16m_u005d:
 	ret;
 }
 
@@ -8169,10 +8212,10 @@ $L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16
 )
 .maxntid 128, 1, 1
 {
-	.reg .pred %p<38>;
+	.reg .pred %p<39>;
 	.reg .b16 %rs<45>;
 	.reg .b32 %r<159>;
-	.reg .b64 %rd<654>;
+	.reg .b64 %rd<655>;
 	.reg .f32 %f<428>;
 	.shared .align 8 .b8 kern_reduce[256];
 	.shared .align 16 .b8 smem0[4096];
@@ -8308,22 +8351,35 @@ $L3_if_then:
 	mov.u64 %rd54, 0x400000001;
 	mov.u64 %rd55, 0;
 	mov.u64 %rd56, 0;
-	bra.uni $L91_bounds_fail;
+	bra.uni $L93_bounds_fail;
 $L4_if_done:
-	.loc 1 72 14
-	mul.lo.s64 %rd63, %rd30, %rd29;
-	.loc 1 73 17
-	add.s64 %rd64, %rd63, %rd29;
-	.loc 1 73 11
-	min.s64 %rd65, %rd53, %rd64;
-	.loc 1 74 32
+	.loc 1 72 15
+	mul.lo.s64 %rd63, %rd39, %rd29;
+	.loc 1 72 7
+	setp.gt.s64 %p3, %rd53, %rd63;
+	@%p3 bra $L6_if_then;
+	bra.uni $L7_if_done;
+$L6_if_then:
+	.loc 1 73 8
+	mov.u64 %rd54, 0x400000002;
+	mov.u64 %rd55, 0;
+	mov.u64 %rd56, 0;
+	bra.uni $L93_bounds_fail;
+$L7_if_done:
+	.loc 1 75 14
+	mul.lo.s64 %rd64, %rd30, %rd29;
+	.loc 1 76 17
+	add.s64 %rd65, %rd64, %rd29;
+	.loc 1 76 11
+	min.s64 %rd66, %rd53, %rd65;
+	.loc 1 77 32
 	mov.u32 %r28, %tid.x;
-	cvt.s64.u32 %rd66, %r28;
+	cvt.s64.u32 %rd67, %r28;
 	mov.u32 %r29, %tid.y;
-	cvt.s64.u32 %rd67, %r29;
+	cvt.s64.u32 %rd68, %r29;
 	mov.u32 %r30, %tid.z;
-	cvt.s64.u32 %rd68, %r30;
-	.loc 1 74 44
+	cvt.s64.u32 %rd69, %r30;
+	.loc 1 77 44
 	mov.u32 %r33, %tid.z;
 	mov.u32 %r34, %ntid.y;
 	mov.u32 %r35, %tid.y;
@@ -8332,87 +8388,87 @@ $L4_if_done:
 	mov.u32 %r38, %tid.x;
 	mad.lo.u32 %r36, %r32, %r37, %r38;
 	shr.u32 %r31, %r36, 5;
-	cvt.s64.u32 %rd69, %r31;
-	.loc 1 74 54
+	cvt.s64.u32 %rd70, %r31;
+	.loc 1 77 54
 	mov.u32 %r39, %laneid;
-	cvt.s64.u32 %rd70, %r39;
-	.loc 1 79 13
-	min.u64 %rd71, %rd26, 64;
-	cvt.u32.u64 %r40, %rd71;
-	shr.s64 %rd72, %rd63, %r40;
-	.loc 1 79 23
-	add.s64 %rd73, %rd72, %rd66;
-	mov.s64 %rd74, 0;
-	mov.s64 %rd75, %rd73;
-	bra.uni $L6_for_loop;
-$L6_for_loop:
-	.loc 1 79 31
-	min.u64 %rd76, %rd26, 64;
-	cvt.u32.u64 %r41, %rd76;
-	shl.b64 %rd77, %rd75, %r41;
-	.loc 1 79 41
-	setp.lt.s64 %p3, %rd77, %rd65;
-	@%p3 bra $L7_for_body;
-	bra.uni $L8_for_done;
-$L7_for_body:
-	.loc 1 80 25
-	mul.lo.s64 %rd78, %rd38, %rd27;
-	.loc 1 80 35
-	add.s64 %rd79, %rd78, %rd75;
-	.loc 1 80 21
-	shl.b64 %rd80, %rd79, 2;
-	add.s64 %rd81, %rd19, %rd80;
-	ld.global.nc.s32 %r42, [%rd81];
-	.loc 1 80 42
-	setp.lt.s32 %p4, %r42, 0;
-	@%p4 bra $L9_if_then;
-	bra.uni $L11_cond_false;
-$L11_cond_false:
-	.loc 1 80 52
-	cvt.s64.s32 %rd84, %r42;
-	.loc 1 80 56
-	setp.ge.s64 %p5, %rd84, %rd28;
-	@%p5 bra $L9_if_then;
-	bra.uni $L94_edge;
-$L9_if_then:
-	mov.s64 %rd82, 1;
-	bra.uni $L10_if_done;
-$L94_edge:
-	mov.s64 %rd82, %rd74;
-	bra.uni $L10_if_done;
-$L10_if_done:
-	.loc 1 79 47
-	add.s64 %rd83, %rd75, 128;
-	mov.s64 %rd74, %rd82;
+	cvt.s64.u32 %rd71, %r39;
+	.loc 1 82 13
+	min.u64 %rd72, %rd26, 64;
+	cvt.u32.u64 %r40, %rd72;
+	shr.s64 %rd73, %rd64, %r40;
+	.loc 1 82 23
+	add.s64 %rd74, %rd73, %rd67;
+	mov.s64 %rd75, 0;
+	mov.s64 %rd76, %rd74;
+	bra.uni $L8_for_loop;
+$L8_for_loop:
+	.loc 1 82 31
+	min.u64 %rd77, %rd26, 64;
+	cvt.u32.u64 %r41, %rd77;
+	shl.b64 %rd78, %rd76, %r41;
+	.loc 1 82 41
+	setp.lt.s64 %p4, %rd78, %rd66;
+	@%p4 bra $L9_for_body;
+	bra.uni $L10_for_done;
+$L9_for_body:
+	.loc 1 83 25
+	mul.lo.s64 %rd79, %rd38, %rd27;
+	.loc 1 83 35
+	add.s64 %rd80, %rd79, %rd76;
+	.loc 1 83 21
+	shl.b64 %rd81, %rd80, 2;
+	add.s64 %rd82, %rd19, %rd81;
+	ld.global.nc.s32 %r42, [%rd82];
+	.loc 1 83 42
+	setp.lt.s32 %p5, %r42, 0;
+	@%p5 bra $L11_if_then;
+	bra.uni $L13_cond_false;
+$L13_cond_false:
+	.loc 1 83 52
+	cvt.s64.s32 %rd85, %r42;
+	.loc 1 83 56
+	setp.ge.s64 %p6, %rd85, %rd28;
+	@%p6 bra $L11_if_then;
+	bra.uni $L97_edge;
+$L11_if_then:
+	mov.s64 %rd83, 1;
+	bra.uni $L12_if_done;
+$L97_edge:
+	mov.s64 %rd83, %rd75;
+	bra.uni $L12_if_done;
+$L12_if_done:
+	.loc 1 82 47
+	add.s64 %rd84, %rd76, 128;
 	mov.s64 %rd75, %rd83;
-	bra.uni $L6_for_loop;
-$L8_for_done:
-	.loc 1 84 17
-	mov.b64 {%r43, %r44}, %rd74;
+	mov.s64 %rd76, %rd84;
+	bra.uni $L8_for_loop;
+$L10_for_done:
+	.loc 1 87 17
+	mov.b64 {%r43, %r44}, %rd75;
 	shfl.sync.bfly.b32 %r45, %r43, 16, 31, -1;
 	shfl.sync.bfly.b32 %r46, %r44, 16, 31, -1;
-	mov.b64 %rd85, {%r45, %r46};
-	max.s64 %rd86, %rd74, %rd85;
-	mov.b64 {%r47, %r48}, %rd86;
+	mov.b64 %rd86, {%r45, %r46};
+	max.s64 %rd87, %rd75, %rd86;
+	mov.b64 {%r47, %r48}, %rd87;
 	shfl.sync.bfly.b32 %r49, %r47, 8, 31, -1;
 	shfl.sync.bfly.b32 %r50, %r48, 8, 31, -1;
-	mov.b64 %rd87, {%r49, %r50};
-	max.s64 %rd88, %rd86, %rd87;
-	mov.b64 {%r51, %r52}, %rd88;
+	mov.b64 %rd88, {%r49, %r50};
+	max.s64 %rd89, %rd87, %rd88;
+	mov.b64 {%r51, %r52}, %rd89;
 	shfl.sync.bfly.b32 %r53, %r51, 4, 31, -1;
 	shfl.sync.bfly.b32 %r54, %r52, 4, 31, -1;
-	mov.b64 %rd89, {%r53, %r54};
-	max.s64 %rd90, %rd88, %rd89;
-	mov.b64 {%r55, %r56}, %rd90;
+	mov.b64 %rd90, {%r53, %r54};
+	max.s64 %rd91, %rd89, %rd90;
+	mov.b64 {%r55, %r56}, %rd91;
 	shfl.sync.bfly.b32 %r57, %r55, 2, 31, -1;
 	shfl.sync.bfly.b32 %r58, %r56, 2, 31, -1;
-	mov.b64 %rd91, {%r57, %r58};
-	max.s64 %rd92, %rd90, %rd91;
-	mov.b64 {%r59, %r60}, %rd92;
+	mov.b64 %rd92, {%r57, %r58};
+	max.s64 %rd93, %rd91, %rd92;
+	mov.b64 {%r59, %r60}, %rd93;
 	shfl.sync.bfly.b32 %r61, %r59, 1, 31, -1;
 	shfl.sync.bfly.b32 %r62, %r60, 1, 31, -1;
-	mov.b64 %rd93, {%r61, %r62};
-	max.s64 %rd94, %rd92, %rd93;
+	mov.b64 %rd94, {%r61, %r62};
+	max.s64 %rd95, %rd93, %rd94;
 	mov.u32 %r64, %tid.z;
 	mov.u32 %r65, %ntid.y;
 	mov.u32 %r66, %tid.y;
@@ -8422,10 +8478,10 @@ $L8_for_done:
 	mad.lo.u32 %r67, %r63, %r68, %r69;
 	shr.u32 %r70, %r67, 5;
 	mov.u32 %r71, %laneid;
-	mov.u64 %rd95, kern_reduce;
-	mad.wide.u32 %rd96, %r70, 8, %rd95;
-	setp.eq.u32 %p6, %r71, 0;
-	@%p6 st.shared.s64 [%rd96], %rd94;
+	mov.u64 %rd96, kern_reduce;
+	mad.wide.u32 %rd97, %r70, 8, %rd96;
+	setp.eq.u32 %p7, %r71, 0;
+	@%p7 st.shared.s64 [%rd97], %rd95;
 	bar.sync 0;
 	mov.u32 %r73, %ntid.x;
 	mov.u32 %r74, %ntid.y;
@@ -8434,50 +8490,50 @@ $L8_for_done:
 	mul.lo.u32 %r72, %r72, %r75;
 	add.u32 %r72, %r72, 31;
 	shr.u32 %r72, %r72, 5;
-	setp.lo.u32 %p7, %r71, %r72;
-	mad.wide.u32 %rd97, %r71, 8, %rd95;
-	mov.s64 %rd98, -9223372036854775808;
-	@%p7 ld.shared.s64 %rd98, [%rd97];
-	mov.b64 {%r76, %r77}, %rd98;
+	setp.lo.u32 %p8, %r71, %r72;
+	mad.wide.u32 %rd98, %r71, 8, %rd96;
+	mov.s64 %rd99, -9223372036854775808;
+	@%p8 ld.shared.s64 %rd99, [%rd98];
+	mov.b64 {%r76, %r77}, %rd99;
 	shfl.sync.bfly.b32 %r78, %r76, 16, 31, -1;
 	shfl.sync.bfly.b32 %r79, %r77, 16, 31, -1;
-	mov.b64 %rd99, {%r78, %r79};
-	max.s64 %rd100, %rd98, %rd99;
-	mov.b64 {%r80, %r81}, %rd100;
+	mov.b64 %rd100, {%r78, %r79};
+	max.s64 %rd101, %rd99, %rd100;
+	mov.b64 {%r80, %r81}, %rd101;
 	shfl.sync.bfly.b32 %r82, %r80, 8, 31, -1;
 	shfl.sync.bfly.b32 %r83, %r81, 8, 31, -1;
-	mov.b64 %rd101, {%r82, %r83};
-	max.s64 %rd102, %rd100, %rd101;
-	mov.b64 {%r84, %r85}, %rd102;
+	mov.b64 %rd102, {%r82, %r83};
+	max.s64 %rd103, %rd101, %rd102;
+	mov.b64 {%r84, %r85}, %rd103;
 	shfl.sync.bfly.b32 %r86, %r84, 4, 31, -1;
 	shfl.sync.bfly.b32 %r87, %r85, 4, 31, -1;
-	mov.b64 %rd103, {%r86, %r87};
-	max.s64 %rd104, %rd102, %rd103;
-	mov.b64 {%r88, %r89}, %rd104;
+	mov.b64 %rd104, {%r86, %r87};
+	max.s64 %rd105, %rd103, %rd104;
+	mov.b64 {%r88, %r89}, %rd105;
 	shfl.sync.bfly.b32 %r90, %r88, 2, 31, -1;
 	shfl.sync.bfly.b32 %r91, %r89, 2, 31, -1;
-	mov.b64 %rd105, {%r90, %r91};
-	max.s64 %rd106, %rd104, %rd105;
-	mov.b64 {%r92, %r93}, %rd106;
+	mov.b64 %rd106, {%r90, %r91};
+	max.s64 %rd107, %rd105, %rd106;
+	mov.b64 {%r92, %r93}, %rd107;
 	shfl.sync.bfly.b32 %r94, %r92, 1, 31, -1;
 	shfl.sync.bfly.b32 %r95, %r93, 1, 31, -1;
-	mov.b64 %rd107, {%r94, %r95};
-	max.s64 %rd108, %rd106, %rd107;
+	mov.b64 %rd108, {%r94, %r95};
+	max.s64 %rd109, %rd107, %rd108;
 	bar.sync 0;
-	.loc 1 84 26
-	setp.ne.s64 %p8, %rd108, 0;
-	@%p8 bra $L12_if_then;
-	bra.uni $L13_if_done;
-$L12_if_then:
-	.loc 1 85 8
-	mov.u64 %rd54, 0x400000002;
+	.loc 1 87 26
+	setp.ne.s64 %p9, %rd109, 0;
+	@%p9 bra $L14_if_then;
+	bra.uni $L15_if_done;
+$L14_if_then:
+	.loc 1 88 8
+	mov.u64 %rd54, 0x400000003;
 	mov.u64 %rd55, 0;
 	mov.u64 %rd56, 0;
-	bra.uni $L91_bounds_fail;
-$L91_bounds_fail:
+	bra.uni $L93_bounds_fail;
+$L93_bounds_fail:
 	atom.global.cas.b64 %rd57, [kern_error], 0, %rd54;
 	setp.eq.u64 %p1, %rd57, 0;
-	@!%p1 bra $L92_bounds_exit;
+	@!%p1 bra $L94_bounds_exit;
 	st.global.u64 [kern_error+8], %rd55;
 	st.global.u64 [kern_error+16], %rd56;
 	mov.u32 %r24, %ctaid.x;
@@ -8487,232 +8543,232 @@ $L91_bounds_fail:
 	cvt.u64.u32 %rd59, %r26;
 	add.s64 %rd60, %rd58, %rd59;
 	st.global.u64 [kern_error+24], %rd60;
-	bra.uni $L92_bounds_exit;
-$L92_bounds_exit:
+	bra.uni $L94_bounds_exit;
+$L94_bounds_exit:
 	exit;
-$L13_if_done:
-	.loc 1 88 27
-	mov.u64 %rd109, smem0;
-	.loc 1 89 27
-	mov.u64 %rd110, smem1;
-	.loc 1 90 27
-	mov.u64 %rd111, smem2;
+$L15_if_done:
 	.loc 1 91 27
-	mov.u64 %rd112, smem3;
+	mov.u64 %rd110, smem0;
 	.loc 1 92 27
-	mov.u64 %rd113, smem4;
-	.loc 1 98 28
-	mov.u64 %rd114, smem5;
-	.loc 1 104 12
-	mul.lo.s64 %rd115, %rd38, %rd24;
-	.loc 1 104 24
-	mul.lo.s64 %rd116, %rd46, %rd42;
-	.loc 1 104 19
-	add.s64 %rd117, %rd115, %rd116;
-	.loc 1 104 31
-	add.s64 %rd118, %rd117, %rd48;
-	.loc 1 104 37
-	mul.lo.s64 %rd119, %rd118, 128;
-	mov.s64 %rd120, %rd66;
-	bra.uni $L14_for_loop;
-$L14_for_loop:
-	.loc 1 105 18
-	setp.lt.s64 %p9, %rd120, 1024;
-	@%p9 bra $L96_entry;
-	bra.uni $L16_for_done;
-$L96_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r96, %rd120;
-	.loc 1 315 56
-	mov.s64 %rd122, 128;
-	cvt.u32.s64 %r97, %rd122;
-	.loc 1 315 48
+	mov.u64 %rd111, smem1;
+	.loc 1 93 27
+	mov.u64 %rd112, smem2;
+	.loc 1 94 27
+	mov.u64 %rd113, smem3;
+	.loc 1 95 27
+	mov.u64 %rd114, smem4;
+	.loc 1 101 28
+	mov.u64 %rd115, smem5;
+	.loc 1 107 12
+	mul.lo.s64 %rd116, %rd38, %rd24;
+	.loc 1 107 24
+	mul.lo.s64 %rd117, %rd46, %rd42;
+	.loc 1 107 19
+	add.s64 %rd118, %rd116, %rd117;
+	.loc 1 107 31
+	add.s64 %rd119, %rd118, %rd48;
+	.loc 1 107 37
+	mul.lo.s64 %rd120, %rd119, 128;
+	mov.s64 %rd121, %rd67;
+	bra.uni $L16_for_loop;
+$L16_for_loop:
+	.loc 1 108 18
+	setp.lt.s64 %p10, %rd121, 1024;
+	@%p10 bra $L99_entry;
+	bra.uni $L18_for_done;
+$L99_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r96, %rd121;
+	.loc 1 318 56
+	mov.s64 %rd123, 128;
+	cvt.u32.s64 %r97, %rd123;
+	.loc 1 318 48
 	div.u32 %r98, %r96, %r97;
-	.loc 1 315 37
-	cvt.s64.u32 %rd123, %r98;
-	.loc 1 315 27
-	mov.s64 %rd121, %rd123;
-	bra.uni $L98_entry;
-$L98_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r99, %rd120;
-	.loc 1 316 56
-	mov.s64 %rd125, 128;
-	cvt.u32.s64 %r100, %rd125;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd124, %r98;
+	.loc 1 318 27
+	mov.s64 %rd122, %rd124;
+	bra.uni $L101_entry;
+$L101_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r99, %rd121;
+	.loc 1 319 56
+	mov.s64 %rd126, 128;
+	cvt.u32.s64 %r100, %rd126;
+	.loc 1 319 48
 	rem.u32 %r101, %r99, %r100;
-	.loc 1 316 37
-	cvt.s64.u32 %rd126, %r101;
-	.loc 1 316 27
-	mov.s64 %rd124, %rd126;
-	bra.uni $L100_entry;
-$L100_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r102, %rd124;
-	.loc 1 315 56
-	mov.s64 %rd128, 16;
-	cvt.u32.s64 %r103, %rd128;
-	.loc 1 315 48
+	.loc 1 319 37
+	cvt.s64.u32 %rd127, %r101;
+	.loc 1 319 27
+	mov.s64 %rd125, %rd127;
+	bra.uni $L103_entry;
+$L103_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r102, %rd125;
+	.loc 1 318 56
+	mov.s64 %rd129, 16;
+	cvt.u32.s64 %r103, %rd129;
+	.loc 1 318 48
 	div.u32 %r104, %r102, %r103;
-	.loc 1 315 37
-	cvt.s64.u32 %rd129, %r104;
-	.loc 1 315 27
-	mov.s64 %rd127, %rd129;
-	bra.uni $L102_entry;
-$L102_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r105, %rd120;
-	.loc 1 316 56
-	mov.s64 %rd131, 16;
-	cvt.u32.s64 %r106, %rd131;
-	.loc 1 316 48
-	rem.u32 %r107, %r105, %r106;
-	.loc 1 316 37
-	cvt.s64.u32 %rd132, %r107;
-	.loc 1 316 27
-	mov.s64 %rd130, %rd132;
-	bra.uni $L103_ret_urem;
-$L103_ret_urem:
-	.loc 1 108 12
-	mul.lo.s64 %rd133, %rd50, 128;
-	.loc 1 108 8
-	setp.lt.s64 %p10, %rd120, %rd133;
-	@%p10 bra $L17_if_then;
-	bra.uni $L104_edge;
-$L17_if_then:
-	.loc 1 109 21
-	mul.lo.s64 %rd134, %rd121, 128;
-	.loc 1 109 19
-	add.s64 %rd135, %rd119, %rd134;
-	.loc 1 109 29
+	.loc 1 318 37
+	cvt.s64.u32 %rd130, %r104;
+	.loc 1 318 27
+	mov.s64 %rd128, %rd130;
 	bra.uni $L105_entry;
 $L105_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r108, %rd127;
-	.loc 1 315 56
-	mov.s64 %rd137, 4;
-	cvt.u32.s64 %r109, %rd137;
-	.loc 1 315 48
+	.loc 1 319 44
+	cvt.u32.s64 %r105, %rd121;
+	.loc 1 319 56
+	mov.s64 %rd132, 16;
+	cvt.u32.s64 %r106, %rd132;
+	.loc 1 319 48
+	rem.u32 %r107, %r105, %r106;
+	.loc 1 319 37
+	cvt.s64.u32 %rd133, %r107;
+	.loc 1 319 27
+	mov.s64 %rd131, %rd133;
+	bra.uni $L106_ret_urem;
+$L106_ret_urem:
+	.loc 1 111 12
+	mul.lo.s64 %rd134, %rd50, 128;
+	.loc 1 111 8
+	setp.lt.s64 %p11, %rd121, %rd134;
+	@%p11 bra $L19_if_then;
+	bra.uni $L107_edge;
+$L19_if_then:
+	.loc 1 112 21
+	mul.lo.s64 %rd135, %rd122, 128;
+	.loc 1 112 19
+	add.s64 %rd136, %rd120, %rd135;
+	.loc 1 112 29
+	bra.uni $L108_entry;
+$L108_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r108, %rd128;
+	.loc 1 318 56
+	mov.s64 %rd138, 4;
+	cvt.u32.s64 %r109, %rd138;
+	.loc 1 318 48
 	div.u32 %r110, %r108, %r109;
-	.loc 1 315 37
-	cvt.s64.u32 %rd138, %r110;
-	.loc 1 315 27
-	mov.s64 %rd136, %rd138;
-	bra.uni $L106_ret_udiv;
-$L106_ret_udiv:
-	.loc 1 109 35
-	mul.lo.s64 %rd139, %rd136, 64;
-	.loc 1 109 24
-	add.s64 %rd140, %rd135, %rd139;
-	.loc 1 109 44
-	mul.lo.s64 %rd141, 4, %rd130;
-	.loc 1 109 42
-	add.s64 %rd142, %rd140, %rd141;
-	.loc 1 109 51
-	bra.uni $L107_entry;
-$L107_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r111, %rd127;
-	.loc 1 316 56
-	mov.s64 %rd144, 4;
-	cvt.u32.s64 %r112, %rd144;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd139, %r110;
+	.loc 1 318 27
+	mov.s64 %rd137, %rd139;
+	bra.uni $L109_ret_udiv;
+$L109_ret_udiv:
+	.loc 1 112 35
+	mul.lo.s64 %rd140, %rd137, 64;
+	.loc 1 112 24
+	add.s64 %rd141, %rd136, %rd140;
+	.loc 1 112 44
+	mul.lo.s64 %rd142, 4, %rd131;
+	.loc 1 112 42
+	add.s64 %rd143, %rd141, %rd142;
+	.loc 1 112 51
+	bra.uni $L110_entry;
+$L110_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r111, %rd128;
+	.loc 1 319 56
+	mov.s64 %rd145, 4;
+	cvt.u32.s64 %r112, %rd145;
+	.loc 1 319 48
 	rem.u32 %r113, %r111, %r112;
-	.loc 1 316 37
-	cvt.s64.u32 %rd145, %r113;
-	.loc 1 316 27
-	mov.s64 %rd143, %rd145;
-	bra.uni $L108_ret_urem;
-$L108_ret_urem:
-	.loc 1 109 46
-	add.s64 %rd146, %rd142, %rd143;
-	.loc 1 109 16
-	shl.b64 %rd147, %rd146, 1;
-	add.s64 %rd148, %rd10, %rd147;
-	ld.global.nc.u16 %rs0, [%rd148];
-	.loc 1 109 14
-	bra.uni $L109_entry;
-$L109_entry:
-	.loc 1 309 62
+	.loc 1 319 37
+	cvt.s64.u32 %rd146, %r113;
+	.loc 1 319 27
+	mov.s64 %rd144, %rd146;
+	bra.uni $L111_ret_urem;
+$L111_ret_urem:
+	.loc 1 112 46
+	add.s64 %rd147, %rd143, %rd144;
+	.loc 1 112 16
+	shl.b64 %rd148, %rd147, 1;
+	add.s64 %rd149, %rd10, %rd148;
+	ld.global.nc.u16 %rs0, [%rd149];
+	.loc 1 112 14
+	bra.uni $L112_entry;
+$L112_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r114, %rs0;
 	shl.b32 %r114, %r114, 16;
 	mov.b32 %f3, %r114;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f2, %f3;
-	bra.uni $L110_ret_load;
-$L110_ret_load:
-	.loc 1 109 60
+	bra.uni $L113_ret_load;
+$L113_ret_load:
+	.loc 1 112 60
 	mul.rn.f32 %f4, %f2, %f0;
 	mov.f32 %f1, %f4;
-	bra.uni $L18_if_done;
-$L104_edge:
-	mov.f32 %f1, 0f00000000;
-	bra.uni $L18_if_done;
-$L18_if_done:
-	.loc 1 111 5
-	shl.b64 %rd149, %rd120, 2;
-	add.s64 %rd150, %rd109, %rd149;
-	st.shared.f32 [%rd150], %f1;
-	.loc 1 105 35
-	add.s64 %rd151, %rd120, 128;
-	mov.s64 %rd120, %rd151;
-	bra.uni $L14_for_loop;
-$L16_for_done:
-	.loc 1 113 9
-	setp.lt.s64 %p11, %rd66, 8;
-	@%p11 bra $L111_entry;
 	bra.uni $L20_if_done;
-$L111_entry:
-	.loc 1 318 52
-	mov.u32 %r115, 0xFF800000;
-	mov.b32 %f6, %r115;
-	.loc 1 318 25
-	mov.f32 %f5, %f6;
-	bra.uni $L112_ret_negInf;
-$L112_ret_negInf:
-	.loc 1 114 5
-	shl.b64 %rd152, %rd66, 2;
-	add.s64 %rd153, %rd111, %rd152;
-	st.shared.f32 [%rd153], %f5;
-	.loc 1 114 14
-	shl.b64 %rd154, %rd66, 2;
-	add.s64 %rd155, %rd112, %rd154;
-	mov.f32 %f7, 0f00000000;
-	st.shared.f32 [%rd155], %f7;
+$L107_edge:
+	mov.f32 %f1, 0f00000000;
 	bra.uni $L20_if_done;
 $L20_if_done:
-	.loc 1 116 8
+	.loc 1 114 5
+	shl.b64 %rd150, %rd121, 2;
+	add.s64 %rd151, %rd110, %rd150;
+	st.shared.f32 [%rd151], %f1;
+	.loc 1 108 35
+	add.s64 %rd152, %rd121, 128;
+	mov.s64 %rd121, %rd152;
+	bra.uni $L16_for_loop;
+$L18_for_done:
+	.loc 1 116 9
+	setp.lt.s64 %p12, %rd67, 8;
+	@%p12 bra $L114_entry;
+	bra.uni $L22_if_done;
+$L114_entry:
+	.loc 1 321 52
+	mov.u32 %r115, 0xFF800000;
+	mov.b32 %f6, %r115;
+	.loc 1 321 25
+	mov.f32 %f5, %f6;
+	bra.uni $L115_ret_negInf;
+$L115_ret_negInf:
+	.loc 1 117 5
+	shl.b64 %rd153, %rd67, 2;
+	add.s64 %rd154, %rd112, %rd153;
+	st.shared.f32 [%rd154], %f5;
+	.loc 1 117 14
+	shl.b64 %rd155, %rd67, 2;
+	add.s64 %rd156, %rd113, %rd155;
+	mov.f32 %f7, 0f00000000;
+	st.shared.f32 [%rd156], %f7;
+	bra.uni $L22_if_done;
+$L22_if_done:
+	.loc 1 119 8
 	bar.sync 0;
-	.loc 1 119 15
-	bra.uni $L113_entry;
-$L113_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r116, %rd70;
-	.loc 1 315 56
-	mov.s64 %rd157, 16;
-	cvt.u32.s64 %r117, %rd157;
-	.loc 1 315 48
+	.loc 1 122 15
+	bra.uni $L116_entry;
+$L116_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r116, %rd71;
+	.loc 1 318 56
+	mov.s64 %rd158, 16;
+	cvt.u32.s64 %r117, %rd158;
+	.loc 1 318 48
 	div.u32 %r118, %r116, %r117;
-	.loc 1 315 37
-	cvt.s64.u32 %rd158, %r118;
-	.loc 1 315 27
-	mov.s64 %rd156, %rd158;
-	bra.uni $L115_entry;
-$L115_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r119, %rd70;
-	.loc 1 316 56
-	mov.s64 %rd160, 16;
-	cvt.u32.s64 %r120, %rd160;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd159, %r118;
+	.loc 1 318 27
+	mov.s64 %rd157, %rd159;
+	bra.uni $L118_entry;
+$L118_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r119, %rd71;
+	.loc 1 319 56
+	mov.s64 %rd161, 16;
+	cvt.u32.s64 %r120, %rd161;
+	.loc 1 319 48
 	rem.u32 %r121, %r119, %r120;
-	.loc 1 316 37
-	cvt.s64.u32 %rd161, %r121;
-	.loc 1 316 27
-	mov.s64 %rd159, %rd161;
-	bra.uni $L116_ret_urem;
-$L116_ret_urem:
-	.loc 1 121 6
+	.loc 1 319 37
+	cvt.s64.u32 %rd162, %r121;
+	.loc 1 319 27
+	mov.s64 %rd160, %rd162;
+	bra.uni $L119_ret_urem;
+$L119_ret_urem:
+	.loc 1 124 6
 	mov.f32 %f8, 0f00000000;
 	mov.f32 %f9, 0f00000000;
 	mov.f32 %f10, 0f00000000;
@@ -8745,33 +8801,33 @@ $L116_ret_urem:
 	mov.f32 %f37, 0f00000000;
 	mov.f32 %f38, 0f00000000;
 	mov.f32 %f39, 0f00000000;
-	mov.s64 %rd162, %rd63;
-	bra.uni $L21_for_loop;
-$L21_for_loop:
-	.loc 1 122 19
-	setp.lt.s64 %p12, %rd162, %rd65;
-	@%p12 bra $L22_for_body;
-	bra.uni $L79_if_then;
-$L22_for_body:
-	mov.s64 %rd163, 0;
-	bra.uni $L24_for_loop;
-$L24_for_loop:
-	.loc 1 124 23
-	setp.lt.s64 %p13, %rd163, 8;
-	@%p13 bra $L25_for_body;
-	bra.uni $L26_for_done;
-$L25_for_body:
-	.loc 1 125 14
-	mul.lo.s64 %rd164, %rd69, 16;
-	.loc 1 125 24
-	mul.lo.s64 %rd165, %rd163, 2;
-	.loc 1 125 18
-	add.s64 %rd166, %rd164, %rd165;
-	.loc 1 125 31
-	add.s64 %rd167, %rd166, %rd156;
-	.loc 1 126 14
-	add.s64 %rd168, %rd162, %rd167;
-	.loc 1 127 8
+	mov.s64 %rd163, %rd64;
+	bra.uni $L23_for_loop;
+$L23_for_loop:
+	.loc 1 125 19
+	setp.lt.s64 %p13, %rd163, %rd66;
+	@%p13 bra $L24_for_body;
+	bra.uni $L81_if_then;
+$L24_for_body:
+	mov.s64 %rd164, 0;
+	bra.uni $L26_for_loop;
+$L26_for_loop:
+	.loc 1 127 23
+	setp.lt.s64 %p14, %rd164, 8;
+	@%p14 bra $L27_for_body;
+	bra.uni $L28_for_done;
+$L27_for_body:
+	.loc 1 128 14
+	mul.lo.s64 %rd165, %rd70, 16;
+	.loc 1 128 24
+	mul.lo.s64 %rd166, %rd164, 2;
+	.loc 1 128 18
+	add.s64 %rd167, %rd165, %rd166;
+	.loc 1 128 31
+	add.s64 %rd168, %rd167, %rd157;
+	.loc 1 129 14
+	add.s64 %rd169, %rd163, %rd168;
+	.loc 1 130 8
 	mov.f32 %f40, 0f00000000;
 	mov.f32 %f41, 0f00000000;
 	mov.f32 %f42, 0f00000000;
@@ -8780,473 +8836,473 @@ $L25_for_body:
 	mov.f32 %f45, 0f00000000;
 	mov.f32 %f46, 0f00000000;
 	mov.f32 %f47, 0f00000000;
-	.loc 1 128 11
-	setp.lt.s64 %p14, %rd168, %rd65;
-	@%p14 bra $L27_if_then;
-	bra.uni $L28_if_done;
-$L27_if_then:
-	.loc 1 129 31
-	mul.lo.s64 %rd169, %rd38, %rd27;
-	.loc 1 129 45
-	min.u64 %rd170, %rd26, 64;
-	cvt.u32.u64 %r122, %rd170;
-	shr.s64 %rd171, %rd168, %r122;
-	.loc 1 129 41
-	add.s64 %rd172, %rd169, %rd171;
-	.loc 1 129 27
-	shl.b64 %rd173, %rd172, 2;
-	add.s64 %rd174, %rd19, %rd173;
-	ld.global.nc.s32 %r123, [%rd174];
-	.loc 1 129 16
-	cvt.s64.s32 %rd175, %r123;
-	.loc 1 130 20
-	min.u64 %rd176, %rd26, 64;
-	cvt.u32.u64 %r124, %rd176;
-	shl.b64 %rd177, %rd175, %r124;
-	.loc 1 130 37
-	min.u64 %rd178, %rd26, 64;
-	cvt.u32.u64 %r125, %rd178;
-	mov.s64 %rd179, 1;
-	shl.b64 %rd180, %rd179, %r125;
-	.loc 1 130 46
-	sub.s64 %rd181, %rd180, 1;
-	.loc 1 130 34
-	and.b64 %rd182, %rd168, %rd181;
-	.loc 1 130 30
-	add.s64 %rd183, %rd177, %rd182;
-	.loc 1 130 50
-	mul.lo.s64 %rd184, %rd183, %rd25;
-	.loc 1 130 59
-	add.s64 %rd185, %rd184, %rd46;
-	.loc 1 130 66
-	mul.lo.s64 %rd186, %rd185, 128;
-	.loc 1 131 5
+	.loc 1 131 11
+	setp.lt.s64 %p15, %rd169, %rd66;
+	@%p15 bra $L29_if_then;
+	bra.uni $L30_if_done;
+$L29_if_then:
+	.loc 1 132 31
+	mul.lo.s64 %rd170, %rd38, %rd27;
+	.loc 1 132 45
+	min.u64 %rd171, %rd26, 64;
+	cvt.u32.u64 %r122, %rd171;
+	shr.s64 %rd172, %rd169, %r122;
+	.loc 1 132 41
+	add.s64 %rd173, %rd170, %rd172;
+	.loc 1 132 27
+	shl.b64 %rd174, %rd173, 2;
+	add.s64 %rd175, %rd19, %rd174;
+	ld.global.nc.s32 %r123, [%rd175];
+	.loc 1 132 16
+	cvt.s64.s32 %rd176, %r123;
+	.loc 1 133 20
+	min.u64 %rd177, %rd26, 64;
+	cvt.u32.u64 %r124, %rd177;
+	shl.b64 %rd178, %rd176, %r124;
+	.loc 1 133 37
+	min.u64 %rd179, %rd26, 64;
+	cvt.u32.u64 %r125, %rd179;
+	mov.s64 %rd180, 1;
+	shl.b64 %rd181, %rd180, %r125;
+	.loc 1 133 46
+	sub.s64 %rd182, %rd181, 1;
+	.loc 1 133 34
+	and.b64 %rd183, %rd169, %rd182;
+	.loc 1 133 30
+	add.s64 %rd184, %rd178, %rd183;
+	.loc 1 133 50
+	mul.lo.s64 %rd185, %rd184, %rd25;
+	.loc 1 133 59
+	add.s64 %rd186, %rd185, %rd46;
+	.loc 1 133 66
+	mul.lo.s64 %rd187, %rd186, 128;
+	.loc 1 134 5
 	mov.u16 %rs1, 0;
 	mov.u16 %rs2, 0;
 	mov.u16 %rs3, 0;
 	mov.u16 %rs4, 0;
-	.loc 1 131 31
-	mul.lo.s64 %rd187, 4, %rd159;
-	.loc 1 131 29
-	add.s64 %rd188, %rd186, %rd187;
-	.loc 1 131 20
-	add.s64 %rd189, %rd188, 3;
-	shl.b64 %rd190, %rd188, 1;
-	add.s64 %rd191, %rd13, %rd190;
-	ld.global.nc.v4.u16 {%rs5, %rs6, %rs7, %rs8}, [%rd191];
-	.loc 1 131 5
+	.loc 1 134 31
+	mul.lo.s64 %rd188, 4, %rd160;
+	.loc 1 134 29
+	add.s64 %rd189, %rd187, %rd188;
+	.loc 1 134 20
+	add.s64 %rd190, %rd189, 3;
+	shl.b64 %rd191, %rd189, 1;
+	add.s64 %rd192, %rd13, %rd191;
+	ld.global.nc.v4.u16 {%rs5, %rs6, %rs7, %rs8}, [%rd192];
+	.loc 1 134 5
 	mov.u16 %rs1, %rs5;
 	mov.u16 %rs2, %rs6;
 	mov.u16 %rs3, %rs7;
 	mov.u16 %rs4, %rs8;
-	.loc 1 132 5
+	.loc 1 135 5
 	mov.u16 %rs9, 0;
 	mov.u16 %rs10, 0;
 	mov.u16 %rs11, 0;
 	mov.u16 %rs12, 0;
-	.loc 1 132 29
-	add.s64 %rd192, %rd186, 64;
-	.loc 1 132 36
-	mul.lo.s64 %rd193, 4, %rd159;
-	.loc 1 132 34
-	add.s64 %rd194, %rd192, %rd193;
-	.loc 1 132 20
-	add.s64 %rd195, %rd194, 3;
-	shl.b64 %rd196, %rd194, 1;
-	add.s64 %rd197, %rd13, %rd196;
-	ld.global.nc.v4.u16 {%rs13, %rs14, %rs15, %rs16}, [%rd197];
-	.loc 1 132 5
+	.loc 1 135 29
+	add.s64 %rd193, %rd187, 64;
+	.loc 1 135 36
+	mul.lo.s64 %rd194, 4, %rd160;
+	.loc 1 135 34
+	add.s64 %rd195, %rd193, %rd194;
+	.loc 1 135 20
+	add.s64 %rd196, %rd195, 3;
+	shl.b64 %rd197, %rd195, 1;
+	add.s64 %rd198, %rd13, %rd197;
+	ld.global.nc.v4.u16 {%rs13, %rs14, %rs15, %rs16}, [%rd198];
+	.loc 1 135 5
 	mov.u16 %rs9, %rs13;
 	mov.u16 %rs10, %rs14;
 	mov.u16 %rs11, %rs15;
 	mov.u16 %rs12, %rs16;
-	bra.uni $L30_for_body;
-$L30_for_body:
-	.loc 1 135 32
+	bra.uni $L32_for_body;
+$L32_for_body:
+	.loc 1 138 32
 	mov.u16 %rs17, %rs1;
-	.loc 1 135 29
-	bra.uni $L117_entry;
-$L117_entry:
-	.loc 1 309 62
+	.loc 1 138 29
+	bra.uni $L120_entry;
+$L120_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r126, %rs17;
 	shl.b32 %r126, %r126, 16;
 	mov.b32 %f49, %r126;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f48, %f49;
-	bra.uni $L118_ret_load;
-$L118_ret_load:
-	.loc 1 135 47
+	bra.uni $L121_ret_load;
+$L121_ret_load:
+	.loc 1 138 47
 	mov.u16 %rs18, %rs9;
-	.loc 1 135 44
-	bra.uni $L119_entry;
-$L119_entry:
-	.loc 1 309 62
+	.loc 1 138 44
+	bra.uni $L122_entry;
+$L122_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r127, %rs18;
 	shl.b32 %r127, %r127, 16;
 	mov.b32 %f51, %r127;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f50, %f51;
-	bra.uni $L120_ret_load;
-$L120_ret_load:
-	.loc 1 135 8
+	bra.uni $L123_ret_load;
+$L123_ret_load:
+	.loc 1 138 8
 	mov.f32 %f40, %f48;
-	.loc 1 135 15
+	.loc 1 138 15
 	mov.f32 %f44, %f50;
-	bra.uni $L122_for_body;
-$L122_for_body:
-	.loc 1 135 32
+	bra.uni $L125_for_body;
+$L125_for_body:
+	.loc 1 138 32
 	mov.u16 %rs19, %rs2;
-	.loc 1 135 29
-	bra.uni $L123_entry;
-$L123_entry:
-	.loc 1 309 62
+	.loc 1 138 29
+	bra.uni $L126_entry;
+$L126_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r128, %rs19;
 	shl.b32 %r128, %r128, 16;
 	mov.b32 %f53, %r128;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f52, %f53;
-	bra.uni $L124_ret_load;
-$L124_ret_load:
-	.loc 1 135 47
+	bra.uni $L127_ret_load;
+$L127_ret_load:
+	.loc 1 138 47
 	mov.u16 %rs20, %rs10;
-	.loc 1 135 44
-	bra.uni $L125_entry;
-$L125_entry:
-	.loc 1 309 62
+	.loc 1 138 44
+	bra.uni $L128_entry;
+$L128_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r129, %rs20;
 	shl.b32 %r129, %r129, 16;
 	mov.b32 %f55, %r129;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f54, %f55;
-	bra.uni $L126_ret_load;
-$L126_ret_load:
-	.loc 1 135 8
+	bra.uni $L129_ret_load;
+$L129_ret_load:
+	.loc 1 138 8
 	mov.f32 %f41, %f52;
-	.loc 1 135 15
+	.loc 1 138 15
 	mov.f32 %f45, %f54;
-	bra.uni $L128_for_body;
-$L128_for_body:
-	.loc 1 135 32
+	bra.uni $L131_for_body;
+$L131_for_body:
+	.loc 1 138 32
 	mov.u16 %rs21, %rs3;
-	.loc 1 135 29
-	bra.uni $L129_entry;
-$L129_entry:
-	.loc 1 309 62
+	.loc 1 138 29
+	bra.uni $L132_entry;
+$L132_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r130, %rs21;
 	shl.b32 %r130, %r130, 16;
 	mov.b32 %f57, %r130;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f56, %f57;
-	bra.uni $L130_ret_load;
-$L130_ret_load:
-	.loc 1 135 47
+	bra.uni $L133_ret_load;
+$L133_ret_load:
+	.loc 1 138 47
 	mov.u16 %rs22, %rs11;
-	.loc 1 135 44
-	bra.uni $L131_entry;
-$L131_entry:
-	.loc 1 309 62
+	.loc 1 138 44
+	bra.uni $L134_entry;
+$L134_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r131, %rs22;
 	shl.b32 %r131, %r131, 16;
 	mov.b32 %f59, %r131;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f58, %f59;
-	bra.uni $L132_ret_load;
-$L132_ret_load:
-	.loc 1 135 8
+	bra.uni $L135_ret_load;
+$L135_ret_load:
+	.loc 1 138 8
 	mov.f32 %f42, %f56;
-	.loc 1 135 15
+	.loc 1 138 15
 	mov.f32 %f46, %f58;
-	bra.uni $L134_for_body;
-$L134_for_body:
-	.loc 1 135 32
+	bra.uni $L137_for_body;
+$L137_for_body:
+	.loc 1 138 32
 	mov.u16 %rs23, %rs4;
-	.loc 1 135 29
-	bra.uni $L135_entry;
-$L135_entry:
-	.loc 1 309 62
+	.loc 1 138 29
+	bra.uni $L138_entry;
+$L138_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r132, %rs23;
 	shl.b32 %r132, %r132, 16;
 	mov.b32 %f61, %r132;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f60, %f61;
-	bra.uni $L136_ret_load;
-$L136_ret_load:
-	.loc 1 135 47
+	bra.uni $L139_ret_load;
+$L139_ret_load:
+	.loc 1 138 47
 	mov.u16 %rs24, %rs12;
-	.loc 1 135 44
-	bra.uni $L137_entry;
-$L137_entry:
-	.loc 1 309 62
+	.loc 1 138 44
+	bra.uni $L140_entry;
+$L140_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r133, %rs24;
 	shl.b32 %r133, %r133, 16;
 	mov.b32 %f63, %r133;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f62, %f63;
-	bra.uni $L138_ret_load;
-$L138_ret_load:
-	.loc 1 135 8
+	bra.uni $L141_ret_load;
+$L141_ret_load:
+	.loc 1 138 8
 	mov.f32 %f43, %f60;
-	.loc 1 135 15
+	.loc 1 138 15
 	mov.f32 %f47, %f62;
-	bra.uni $L28_if_done;
-$L28_if_done:
-	mov.s64 %rd198, 0;
-	bra.uni $L31_for_loop;
-$L31_for_loop:
-	.loc 1 138 18
-	setp.lt.s64 %p15, %rd198, %rd50;
-	@%p15 bra $L32_for_body;
-	bra.uni $L33_for_done;
-$L32_for_body:
+	bra.uni $L30_if_done;
+$L30_if_done:
+	mov.s64 %rd199, 0;
+	bra.uni $L33_for_loop;
+$L33_for_loop:
+	.loc 1 141 18
+	setp.lt.s64 %p16, %rd199, %rd50;
+	@%p16 bra $L34_for_body;
+	bra.uni $L35_for_done;
+$L34_for_body:
 	mov.f32 %f64, 0f00000000;
-	bra.uni $L35_for_body;
-$L35_for_body:
-	.loc 1 142 20
+	bra.uni $L37_for_body;
+$L37_for_body:
+	.loc 1 145 20
 	mov.f32 %f65, %f40;
-	.loc 1 142 29
-	mul.lo.s64 %rd199, %rd198, 128;
-	.loc 1 142 32
-	add.s64 %rd200, %rd199, 0;
-	.loc 1 142 38
-	add.s64 %rd201, %rd200, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd202, %rd201, 2;
-	add.s64 %rd203, %rd109, %rd202;
-	ld.shared.f32 %f66, [%rd203];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd200, %rd199, 128;
+	.loc 1 145 32
+	add.s64 %rd201, %rd200, 0;
+	.loc 1 145 38
+	add.s64 %rd202, %rd201, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd203, %rd202, 2;
+	add.s64 %rd204, %rd110, %rd203;
+	ld.shared.f32 %f66, [%rd204];
+	.loc 1 145 17
 	fma.rn.f32 %f67, %f65, %f66, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f68, %f44;
-	.loc 1 143 31
-	mul.lo.s64 %rd204, %rd198, 128;
-	.loc 1 143 34
-	add.s64 %rd205, %rd204, 64;
-	.loc 1 143 44
-	add.s64 %rd206, %rd205, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd207, %rd206, 2;
-	add.s64 %rd208, %rd109, %rd207;
-	ld.shared.f32 %f69, [%rd208];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd205, %rd199, 128;
+	.loc 1 146 34
+	add.s64 %rd206, %rd205, 64;
+	.loc 1 146 44
+	add.s64 %rd207, %rd206, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd208, %rd207, 2;
+	add.s64 %rd209, %rd110, %rd208;
+	ld.shared.f32 %f69, [%rd209];
+	.loc 1 146 17
 	fma.rn.f32 %f70, %f68, %f69, %f67;
 	mov.f32 %f64, %f70;
-	bra.uni $L142_for_body;
-$L142_for_body:
-	.loc 1 142 20
+	bra.uni $L145_for_body;
+$L145_for_body:
+	.loc 1 145 20
 	mov.f32 %f71, %f41;
-	.loc 1 142 29
-	mul.lo.s64 %rd209, %rd198, 128;
-	.loc 1 142 32
-	add.s64 %rd210, %rd209, 16;
-	.loc 1 142 38
-	add.s64 %rd211, %rd210, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd212, %rd211, 2;
-	add.s64 %rd213, %rd109, %rd212;
-	ld.shared.f32 %f72, [%rd213];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd210, %rd199, 128;
+	.loc 1 145 32
+	add.s64 %rd211, %rd210, 16;
+	.loc 1 145 38
+	add.s64 %rd212, %rd211, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd213, %rd212, 2;
+	add.s64 %rd214, %rd110, %rd213;
+	ld.shared.f32 %f72, [%rd214];
+	.loc 1 145 17
 	fma.rn.f32 %f73, %f71, %f72, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f74, %f45;
-	.loc 1 143 31
-	mul.lo.s64 %rd214, %rd198, 128;
-	.loc 1 143 34
-	add.s64 %rd215, %rd214, 80;
-	.loc 1 143 44
-	add.s64 %rd216, %rd215, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd217, %rd216, 2;
-	add.s64 %rd218, %rd109, %rd217;
-	ld.shared.f32 %f75, [%rd218];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd215, %rd199, 128;
+	.loc 1 146 34
+	add.s64 %rd216, %rd215, 80;
+	.loc 1 146 44
+	add.s64 %rd217, %rd216, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd218, %rd217, 2;
+	add.s64 %rd219, %rd110, %rd218;
+	ld.shared.f32 %f75, [%rd219];
+	.loc 1 146 17
 	fma.rn.f32 %f76, %f74, %f75, %f73;
 	mov.f32 %f64, %f76;
-	bra.uni $L144_for_body;
-$L144_for_body:
-	.loc 1 142 20
+	bra.uni $L147_for_body;
+$L147_for_body:
+	.loc 1 145 20
 	mov.f32 %f77, %f42;
-	.loc 1 142 29
-	mul.lo.s64 %rd219, %rd198, 128;
-	.loc 1 142 32
-	add.s64 %rd220, %rd219, 32;
-	.loc 1 142 38
-	add.s64 %rd221, %rd220, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd222, %rd221, 2;
-	add.s64 %rd223, %rd109, %rd222;
-	ld.shared.f32 %f78, [%rd223];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd220, %rd199, 128;
+	.loc 1 145 32
+	add.s64 %rd221, %rd220, 32;
+	.loc 1 145 38
+	add.s64 %rd222, %rd221, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd223, %rd222, 2;
+	add.s64 %rd224, %rd110, %rd223;
+	ld.shared.f32 %f78, [%rd224];
+	.loc 1 145 17
 	fma.rn.f32 %f79, %f77, %f78, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f80, %f46;
-	.loc 1 143 31
-	mul.lo.s64 %rd224, %rd198, 128;
-	.loc 1 143 34
-	add.s64 %rd225, %rd224, 96;
-	.loc 1 143 44
-	add.s64 %rd226, %rd225, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd227, %rd226, 2;
-	add.s64 %rd228, %rd109, %rd227;
-	ld.shared.f32 %f81, [%rd228];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd225, %rd199, 128;
+	.loc 1 146 34
+	add.s64 %rd226, %rd225, 96;
+	.loc 1 146 44
+	add.s64 %rd227, %rd226, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd228, %rd227, 2;
+	add.s64 %rd229, %rd110, %rd228;
+	ld.shared.f32 %f81, [%rd229];
+	.loc 1 146 17
 	fma.rn.f32 %f82, %f80, %f81, %f79;
 	mov.f32 %f64, %f82;
-	bra.uni $L146_for_body;
-$L146_for_body:
-	.loc 1 142 20
+	bra.uni $L149_for_body;
+$L149_for_body:
+	.loc 1 145 20
 	mov.f32 %f83, %f43;
-	.loc 1 142 29
-	mul.lo.s64 %rd229, %rd198, 128;
-	.loc 1 142 32
-	add.s64 %rd230, %rd229, 48;
-	.loc 1 142 38
-	add.s64 %rd231, %rd230, %rd159;
-	.loc 1 142 27
-	shl.b64 %rd232, %rd231, 2;
-	add.s64 %rd233, %rd109, %rd232;
-	ld.shared.f32 %f84, [%rd233];
-	.loc 1 142 17
+	.loc 1 145 29
+	mul.lo.s64 %rd230, %rd199, 128;
+	.loc 1 145 32
+	add.s64 %rd231, %rd230, 48;
+	.loc 1 145 38
+	add.s64 %rd232, %rd231, %rd160;
+	.loc 1 145 27
+	shl.b64 %rd233, %rd232, 2;
+	add.s64 %rd234, %rd110, %rd233;
+	ld.shared.f32 %f84, [%rd234];
+	.loc 1 145 17
 	fma.rn.f32 %f85, %f83, %f84, %f64;
-	.loc 1 143 20
+	.loc 1 146 20
 	mov.f32 %f86, %f47;
-	.loc 1 143 31
-	mul.lo.s64 %rd234, %rd198, 128;
-	.loc 1 143 34
-	add.s64 %rd235, %rd234, 112;
-	.loc 1 143 44
-	add.s64 %rd236, %rd235, %rd159;
-	.loc 1 143 29
-	shl.b64 %rd237, %rd236, 2;
-	add.s64 %rd238, %rd109, %rd237;
-	ld.shared.f32 %f87, [%rd238];
-	.loc 1 143 17
+	.loc 1 146 31
+	mul.lo.s64 %rd235, %rd199, 128;
+	.loc 1 146 34
+	add.s64 %rd236, %rd235, 112;
+	.loc 1 146 44
+	add.s64 %rd237, %rd236, %rd160;
+	.loc 1 146 29
+	shl.b64 %rd238, %rd237, 2;
+	add.s64 %rd239, %rd110, %rd238;
+	ld.shared.f32 %f87, [%rd239];
+	.loc 1 146 17
 	fma.rn.f32 %f88, %f86, %f87, %f85;
 	mov.f32 %f64, %f88;
-	bra.uni $L36_for_done;
-$L36_for_done:
+	bra.uni $L38_for_done;
+$L38_for_done:
 	mov.f32 %f89, %f64;
-	bra.uni $L40_if_then;
-$L40_if_then:
-	.loc 1 148 23
+	bra.uni $L42_if_then;
+$L42_if_then:
+	.loc 1 151 23
 	shfl.sync.bfly.b32 %f90, %f89, 8, 31, -1;
-	.loc 1 148 7
+	.loc 1 151 7
 	add.rn.f32 %f91, %f89, %f90;
 	mov.f32 %f92, %f91;
-	bra.uni $L41_if_done;
-$L41_if_done:
-	mov.f32 %f89, %f92;
-	bra.uni $L151_if_then;
-$L151_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f93, %f89, 4, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f94, %f89, %f93;
-	mov.f32 %f92, %f94;
-	bra.uni $L152_if_done;
-$L152_if_done:
-	mov.f32 %f89, %f92;
-	bra.uni $L155_if_then;
-$L155_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f95, %f89, 2, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f96, %f89, %f95;
-	mov.f32 %f92, %f96;
-	bra.uni $L156_if_done;
-$L156_if_done:
-	mov.f32 %f89, %f92;
-	bra.uni $L159_if_then;
-$L159_if_then:
-	.loc 1 148 23
-	shfl.sync.bfly.b32 %f97, %f89, 1, 31, -1;
-	.loc 1 148 7
-	add.rn.f32 %f98, %f89, %f97;
-	mov.f32 %f92, %f98;
-	bra.uni $L160_if_done;
-$L160_if_done:
-	mov.f32 %f89, %f92;
-	bra.uni $L39_for_done;
-$L39_for_done:
-	.loc 1 151 10
-	setp.eq.s64 %p16, %rd159, 0;
-	@%p16 bra $L42_if_then;
-	bra.uni $L43_if_done;
-$L42_if_then:
-	.loc 1 152 13
-	setp.ge.s64 %p17, %rd168, %rd65;
-	@%p17 bra $L166_entry;
-	bra.uni $L165_edge;
-$L166_entry:
-	.loc 1 318 52
-	mov.u32 %r134, 0xFF800000;
-	mov.b32 %f101, %r134;
-	.loc 1 318 25
-	mov.f32 %f100, %f101;
-	bra.uni $L167_ret_negInf;
-$L167_ret_negInf:
-	mov.f32 %f99, %f100;
-	bra.uni $L45_if_done;
-$L165_edge:
-	mov.f32 %f99, %f89;
-	bra.uni $L45_if_done;
-$L45_if_done:
-	.loc 1 155 10
-	mul.lo.s64 %rd239, %rd198, 64;
-	.loc 1 155 21
-	add.s64 %rd240, %rd239, %rd167;
-	.loc 1 155 8
-	shl.b64 %rd241, %rd240, 2;
-	add.s64 %rd242, %rd110, %rd241;
-	st.shared.f32 [%rd242], %f99;
 	bra.uni $L43_if_done;
 $L43_if_done:
-	.loc 1 138 24
-	add.s64 %rd243, %rd198, 1;
-	mov.s64 %rd198, %rd243;
-	bra.uni $L31_for_loop;
-$L33_for_done:
-	.loc 1 124 35
-	add.s64 %rd244, %rd163, 1;
-	mov.s64 %rd163, %rd244;
-	bra.uni $L24_for_loop;
-$L26_for_done:
-	.loc 1 159 9
+	mov.f32 %f89, %f92;
+	bra.uni $L154_if_then;
+$L154_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f93, %f89, 4, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f94, %f89, %f93;
+	mov.f32 %f92, %f94;
+	bra.uni $L155_if_done;
+$L155_if_done:
+	mov.f32 %f89, %f92;
+	bra.uni $L158_if_then;
+$L158_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f95, %f89, 2, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f96, %f89, %f95;
+	mov.f32 %f92, %f96;
+	bra.uni $L159_if_done;
+$L159_if_done:
+	mov.f32 %f89, %f92;
+	bra.uni $L162_if_then;
+$L162_if_then:
+	.loc 1 151 23
+	shfl.sync.bfly.b32 %f97, %f89, 1, 31, -1;
+	.loc 1 151 7
+	add.rn.f32 %f98, %f89, %f97;
+	mov.f32 %f92, %f98;
+	bra.uni $L163_if_done;
+$L163_if_done:
+	mov.f32 %f89, %f92;
+	bra.uni $L41_for_done;
+$L41_for_done:
+	.loc 1 154 10
+	setp.eq.s64 %p17, %rd160, 0;
+	@%p17 bra $L44_if_then;
+	bra.uni $L45_if_done;
+$L44_if_then:
+	.loc 1 155 13
+	setp.ge.s64 %p18, %rd169, %rd66;
+	@%p18 bra $L169_entry;
+	bra.uni $L168_edge;
+$L169_entry:
+	.loc 1 321 52
+	mov.u32 %r134, 0xFF800000;
+	mov.b32 %f101, %r134;
+	.loc 1 321 25
+	mov.f32 %f100, %f101;
+	bra.uni $L170_ret_negInf;
+$L170_ret_negInf:
+	mov.f32 %f99, %f100;
+	bra.uni $L47_if_done;
+$L168_edge:
+	mov.f32 %f99, %f89;
+	bra.uni $L47_if_done;
+$L47_if_done:
+	.loc 1 158 10
+	mul.lo.s64 %rd240, %rd199, 64;
+	.loc 1 158 21
+	add.s64 %rd241, %rd240, %rd168;
+	.loc 1 158 8
+	shl.b64 %rd242, %rd241, 2;
+	add.s64 %rd243, %rd111, %rd242;
+	st.shared.f32 [%rd243], %f99;
+	bra.uni $L45_if_done;
+$L45_if_done:
+	.loc 1 141 24
+	add.s64 %rd244, %rd199, 1;
+	mov.s64 %rd199, %rd244;
+	bra.uni $L33_for_loop;
+$L35_for_done:
+	.loc 1 127 35
+	add.s64 %rd245, %rd164, 1;
+	mov.s64 %rd164, %rd245;
+	bra.uni $L26_for_loop;
+$L28_for_done:
+	.loc 1 162 9
 	bar.sync 0;
-	bra.uni $L47_for_body;
-$L47_for_body:
-	.loc 1 164 14
-	add.s64 %rd245, %rd69, 0;
-	.loc 1 165 9
-	setp.ge.s64 %p18, %rd245, %rd50;
-	@%p18 bra $L48_for_done;
-	bra.uni $L49_if_done;
-$L49_if_done:
-	.loc 1 168 16
-	mul.lo.s64 %rd246, %rd245, 64;
-	.loc 1 168 27
-	add.s64 %rd247, %rd246, %rd70;
-	.loc 1 168 14
-	shl.b64 %rd248, %rd247, 2;
-	add.s64 %rd249, %rd110, %rd248;
-	ld.shared.f32 %f102, [%rd249];
-	.loc 1 168 39
-	mul.lo.s64 %rd250, %rd245, 64;
-	.loc 1 168 50
-	add.s64 %rd251, %rd250, 32;
-	.loc 1 168 53
-	add.s64 %rd252, %rd251, %rd70;
-	.loc 1 168 37
-	shl.b64 %rd253, %rd252, 2;
-	add.s64 %rd254, %rd110, %rd253;
-	ld.shared.f32 %f103, [%rd254];
-	.loc 1 169 14
-	shl.b64 %rd255, %rd245, 2;
-	add.s64 %rd256, %rd111, %rd255;
-	ld.shared.f32 %f104, [%rd256];
-	.loc 1 170 48
+	bra.uni $L49_for_body;
+$L49_for_body:
+	.loc 1 167 14
+	add.s64 %rd246, %rd70, 0;
+	.loc 1 168 9
+	setp.ge.s64 %p19, %rd246, %rd50;
+	@%p19 bra $L50_for_done;
+	bra.uni $L51_if_done;
+$L51_if_done:
+	.loc 1 171 16
+	mul.lo.s64 %rd247, %rd246, 64;
+	.loc 1 171 27
+	add.s64 %rd248, %rd247, %rd71;
+	.loc 1 171 14
+	shl.b64 %rd249, %rd248, 2;
+	add.s64 %rd250, %rd111, %rd249;
+	ld.shared.f32 %f102, [%rd250];
+	.loc 1 171 39
+	mul.lo.s64 %rd251, %rd246, 64;
+	.loc 1 171 50
+	add.s64 %rd252, %rd251, 32;
+	.loc 1 171 53
+	add.s64 %rd253, %rd252, %rd71;
+	.loc 1 171 37
+	shl.b64 %rd254, %rd253, 2;
+	add.s64 %rd255, %rd111, %rd254;
+	ld.shared.f32 %f103, [%rd255];
+	.loc 1 172 14
+	shl.b64 %rd256, %rd246, 2;
+	add.s64 %rd257, %rd112, %rd256;
+	ld.shared.f32 %f104, [%rd257];
+	.loc 1 173 48
 	max.f32 %f105, %f102, %f103;
-	.loc 1 170 37
+	.loc 1 173 37
 	shfl.sync.bfly.b32 %f106, %f105, 16, 31, -1;
 	max.NaN.f32 %f107, %f105, %f106;
 	shfl.sync.bfly.b32 %f108, %f107, 8, 31, -1;
@@ -9257,58 +9313,58 @@ $L49_if_done:
 	max.NaN.f32 %f113, %f111, %f112;
 	shfl.sync.bfly.b32 %f114, %f113, 1, 31, -1;
 	max.NaN.f32 %f115, %f113, %f114;
-	.loc 1 170 19
+	.loc 1 173 19
 	max.f32 %f116, %f104, %f115;
-	.loc 1 172 21
-	bra.uni $L168_entry;
-$L168_entry:
-	.loc 1 318 52
+	.loc 1 175 21
+	bra.uni $L171_entry;
+$L171_entry:
+	.loc 1 321 52
 	mov.u32 %r135, 0xFF800000;
 	mov.b32 %f118, %r135;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f117, %f118;
-	bra.uni $L169_ret_negInf;
-$L169_ret_negInf:
-	.loc 1 172 12
-	setp.eq.f32 %p19, %f116, %f117;
-	@%p19 bra $L50_if_then;
-	bra.uni $L170_edge;
-$L50_if_then:
+	bra.uni $L172_ret_negInf;
+$L172_ret_negInf:
+	.loc 1 175 12
+	setp.eq.f32 %p20, %f116, %f117;
+	@%p20 bra $L52_if_then;
+	bra.uni $L173_edge;
+$L52_if_then:
 	mov.f32 %f119, 0f00000000;
-	bra.uni $L51_if_done;
-$L170_edge:
+	bra.uni $L53_if_done;
+$L173_edge:
 	mov.f32 %f119, %f116;
-	bra.uni $L51_if_done;
-$L51_if_done:
-	.loc 1 175 24
+	bra.uni $L53_if_done;
+$L53_if_done:
+	.loc 1 178 24
 	sub.rn.f32 %f120, %f102, %f119;
-	.loc 1 175 22
+	.loc 1 178 22
 	ex2.approx.f32 %f121, %f120;
-	.loc 1 175 42
+	.loc 1 178 42
 	sub.rn.f32 %f122, %f103, %f119;
-	.loc 1 175 40
+	.loc 1 178 40
 	ex2.approx.f32 %f123, %f122;
-	.loc 1 176 8
-	mul.lo.s64 %rd257, %rd245, 64;
-	.loc 1 176 19
-	add.s64 %rd258, %rd257, %rd70;
-	.loc 1 176 31
-	mul.lo.s64 %rd259, %rd245, 64;
-	.loc 1 176 42
-	add.s64 %rd260, %rd259, 32;
-	.loc 1 176 45
-	add.s64 %rd261, %rd260, %rd70;
-	.loc 1 176 6
-	shl.b64 %rd262, %rd258, 2;
-	add.s64 %rd263, %rd110, %rd262;
-	st.shared.f32 [%rd263], %f121;
-	.loc 1 176 29
-	shl.b64 %rd264, %rd261, 2;
-	add.s64 %rd265, %rd110, %rd264;
-	st.shared.f32 [%rd265], %f123;
-	.loc 1 177 28
+	.loc 1 179 8
+	mul.lo.s64 %rd258, %rd246, 64;
+	.loc 1 179 19
+	add.s64 %rd259, %rd258, %rd71;
+	.loc 1 179 31
+	mul.lo.s64 %rd260, %rd246, 64;
+	.loc 1 179 42
+	add.s64 %rd261, %rd260, 32;
+	.loc 1 179 45
+	add.s64 %rd262, %rd261, %rd71;
+	.loc 1 179 6
+	shl.b64 %rd263, %rd259, 2;
+	add.s64 %rd264, %rd111, %rd263;
+	st.shared.f32 [%rd264], %f121;
+	.loc 1 179 29
+	shl.b64 %rd265, %rd262, 2;
+	add.s64 %rd266, %rd111, %rd265;
+	st.shared.f32 [%rd266], %f123;
+	.loc 1 180 28
 	add.rn.f32 %f124, %f121, %f123;
-	.loc 1 177 22
+	.loc 1 180 22
 	shfl.sync.bfly.b32 %f125, %f124, 16, 31, -1;
 	add.rn.f32 %f126, %f124, %f125;
 	shfl.sync.bfly.b32 %f127, %f126, 8, 31, -1;
@@ -9319,69 +9375,69 @@ $L51_if_done:
 	add.rn.f32 %f132, %f130, %f131;
 	shfl.sync.bfly.b32 %f133, %f132, 1, 31, -1;
 	add.rn.f32 %f134, %f132, %f133;
-	.loc 1 178 12
-	setp.eq.s64 %p20, %rd70, 0;
-	@%p20 bra $L52_if_then;
-	bra.uni $L172_for_body;
-$L52_if_then:
-	.loc 1 179 28
+	.loc 1 181 12
+	setp.eq.s64 %p21, %rd71, 0;
+	@%p21 bra $L54_if_then;
+	bra.uni $L175_for_body;
+$L54_if_then:
+	.loc 1 182 28
 	sub.rn.f32 %f135, %f104, %f119;
-	.loc 1 179 22
+	.loc 1 182 22
 	ex2.approx.f32 %f136, %f135;
-	.loc 1 180 35
-	shl.b64 %rd266, %rd245, 2;
-	add.s64 %rd267, %rd112, %rd266;
-	ld.shared.f32 %f137, [%rd267];
-	.loc 1 180 38
+	.loc 1 183 35
+	shl.b64 %rd267, %rd246, 2;
+	add.s64 %rd268, %rd113, %rd267;
+	ld.shared.f32 %f137, [%rd268];
+	.loc 1 183 38
 	mul.rn.f32 %f138, %f137, %f136;
-	.loc 1 180 44
+	.loc 1 183 44
 	add.rn.f32 %f139, %f138, %f134;
-	.loc 1 180 7
-	shl.b64 %rd268, %rd245, 2;
-	add.s64 %rd269, %rd111, %rd268;
-	st.shared.f32 [%rd269], %f116;
-	.loc 1 180 14
-	shl.b64 %rd270, %rd245, 2;
-	add.s64 %rd271, %rd112, %rd270;
-	st.shared.f32 [%rd271], %f139;
-	.loc 1 180 21
-	shl.b64 %rd272, %rd245, 2;
-	add.s64 %rd273, %rd113, %rd272;
-	st.shared.f32 [%rd273], %f136;
-	bra.uni $L172_for_body;
-$L172_for_body:
-	.loc 1 164 14
-	add.s64 %rd274, %rd69, 4;
-	.loc 1 165 9
-	setp.ge.s64 %p21, %rd274, %rd50;
-	@%p21 bra $L48_for_done;
-	bra.uni $L173_if_done;
-$L173_if_done:
-	.loc 1 168 16
-	mul.lo.s64 %rd275, %rd274, 64;
-	.loc 1 168 27
-	add.s64 %rd276, %rd275, %rd70;
-	.loc 1 168 14
-	shl.b64 %rd277, %rd276, 2;
-	add.s64 %rd278, %rd110, %rd277;
-	ld.shared.f32 %f140, [%rd278];
-	.loc 1 168 39
-	mul.lo.s64 %rd279, %rd274, 64;
-	.loc 1 168 50
-	add.s64 %rd280, %rd279, 32;
-	.loc 1 168 53
-	add.s64 %rd281, %rd280, %rd70;
-	.loc 1 168 37
-	shl.b64 %rd282, %rd281, 2;
-	add.s64 %rd283, %rd110, %rd282;
-	ld.shared.f32 %f141, [%rd283];
-	.loc 1 169 14
-	shl.b64 %rd284, %rd274, 2;
-	add.s64 %rd285, %rd111, %rd284;
-	ld.shared.f32 %f142, [%rd285];
-	.loc 1 170 48
+	.loc 1 183 7
+	shl.b64 %rd269, %rd246, 2;
+	add.s64 %rd270, %rd112, %rd269;
+	st.shared.f32 [%rd270], %f116;
+	.loc 1 183 14
+	shl.b64 %rd271, %rd246, 2;
+	add.s64 %rd272, %rd113, %rd271;
+	st.shared.f32 [%rd272], %f139;
+	.loc 1 183 21
+	shl.b64 %rd273, %rd246, 2;
+	add.s64 %rd274, %rd114, %rd273;
+	st.shared.f32 [%rd274], %f136;
+	bra.uni $L175_for_body;
+$L175_for_body:
+	.loc 1 167 14
+	add.s64 %rd275, %rd70, 4;
+	.loc 1 168 9
+	setp.ge.s64 %p22, %rd275, %rd50;
+	@%p22 bra $L50_for_done;
+	bra.uni $L176_if_done;
+$L176_if_done:
+	.loc 1 171 16
+	mul.lo.s64 %rd276, %rd275, 64;
+	.loc 1 171 27
+	add.s64 %rd277, %rd276, %rd71;
+	.loc 1 171 14
+	shl.b64 %rd278, %rd277, 2;
+	add.s64 %rd279, %rd111, %rd278;
+	ld.shared.f32 %f140, [%rd279];
+	.loc 1 171 39
+	mul.lo.s64 %rd280, %rd275, 64;
+	.loc 1 171 50
+	add.s64 %rd281, %rd280, 32;
+	.loc 1 171 53
+	add.s64 %rd282, %rd281, %rd71;
+	.loc 1 171 37
+	shl.b64 %rd283, %rd282, 2;
+	add.s64 %rd284, %rd111, %rd283;
+	ld.shared.f32 %f141, [%rd284];
+	.loc 1 172 14
+	shl.b64 %rd285, %rd275, 2;
+	add.s64 %rd286, %rd112, %rd285;
+	ld.shared.f32 %f142, [%rd286];
+	.loc 1 173 48
 	max.f32 %f143, %f140, %f141;
-	.loc 1 170 37
+	.loc 1 173 37
 	shfl.sync.bfly.b32 %f144, %f143, 16, 31, -1;
 	max.NaN.f32 %f145, %f143, %f144;
 	shfl.sync.bfly.b32 %f146, %f145, 8, 31, -1;
@@ -9392,58 +9448,58 @@ $L173_if_done:
 	max.NaN.f32 %f151, %f149, %f150;
 	shfl.sync.bfly.b32 %f152, %f151, 1, 31, -1;
 	max.NaN.f32 %f153, %f151, %f152;
-	.loc 1 170 19
+	.loc 1 173 19
 	max.f32 %f154, %f142, %f153;
-	.loc 1 172 21
-	bra.uni $L178_entry;
-$L178_entry:
-	.loc 1 318 52
+	.loc 1 175 21
+	bra.uni $L181_entry;
+$L181_entry:
+	.loc 1 321 52
 	mov.u32 %r136, 0xFF800000;
 	mov.b32 %f156, %r136;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f155, %f156;
-	bra.uni $L179_ret_negInf;
-$L179_ret_negInf:
-	.loc 1 172 12
-	setp.eq.f32 %p22, %f154, %f155;
-	@%p22 bra $L174_if_then;
-	bra.uni $L180_edge;
-$L174_if_then:
+	bra.uni $L182_ret_negInf;
+$L182_ret_negInf:
+	.loc 1 175 12
+	setp.eq.f32 %p23, %f154, %f155;
+	@%p23 bra $L177_if_then;
+	bra.uni $L183_edge;
+$L177_if_then:
 	mov.f32 %f119, 0f00000000;
-	bra.uni $L175_if_done;
-$L180_edge:
+	bra.uni $L178_if_done;
+$L183_edge:
 	mov.f32 %f119, %f154;
-	bra.uni $L175_if_done;
-$L175_if_done:
-	.loc 1 175 24
+	bra.uni $L178_if_done;
+$L178_if_done:
+	.loc 1 178 24
 	sub.rn.f32 %f157, %f140, %f119;
-	.loc 1 175 22
+	.loc 1 178 22
 	ex2.approx.f32 %f158, %f157;
-	.loc 1 175 42
+	.loc 1 178 42
 	sub.rn.f32 %f159, %f141, %f119;
-	.loc 1 175 40
+	.loc 1 178 40
 	ex2.approx.f32 %f160, %f159;
-	.loc 1 176 8
-	mul.lo.s64 %rd286, %rd274, 64;
-	.loc 1 176 19
-	add.s64 %rd287, %rd286, %rd70;
-	.loc 1 176 31
-	mul.lo.s64 %rd288, %rd274, 64;
-	.loc 1 176 42
-	add.s64 %rd289, %rd288, 32;
-	.loc 1 176 45
-	add.s64 %rd290, %rd289, %rd70;
-	.loc 1 176 6
-	shl.b64 %rd291, %rd287, 2;
-	add.s64 %rd292, %rd110, %rd291;
-	st.shared.f32 [%rd292], %f158;
-	.loc 1 176 29
-	shl.b64 %rd293, %rd290, 2;
-	add.s64 %rd294, %rd110, %rd293;
-	st.shared.f32 [%rd294], %f160;
-	.loc 1 177 28
+	.loc 1 179 8
+	mul.lo.s64 %rd287, %rd275, 64;
+	.loc 1 179 19
+	add.s64 %rd288, %rd287, %rd71;
+	.loc 1 179 31
+	mul.lo.s64 %rd289, %rd275, 64;
+	.loc 1 179 42
+	add.s64 %rd290, %rd289, 32;
+	.loc 1 179 45
+	add.s64 %rd291, %rd290, %rd71;
+	.loc 1 179 6
+	shl.b64 %rd292, %rd288, 2;
+	add.s64 %rd293, %rd111, %rd292;
+	st.shared.f32 [%rd293], %f158;
+	.loc 1 179 29
+	shl.b64 %rd294, %rd291, 2;
+	add.s64 %rd295, %rd111, %rd294;
+	st.shared.f32 [%rd295], %f160;
+	.loc 1 180 28
 	add.rn.f32 %f161, %f158, %f160;
-	.loc 1 177 22
+	.loc 1 180 22
 	shfl.sync.bfly.b32 %f162, %f161, 16, 31, -1;
 	add.rn.f32 %f163, %f161, %f162;
 	shfl.sync.bfly.b32 %f164, %f163, 8, 31, -1;
@@ -9454,1653 +9510,1653 @@ $L175_if_done:
 	add.rn.f32 %f169, %f167, %f168;
 	shfl.sync.bfly.b32 %f170, %f169, 1, 31, -1;
 	add.rn.f32 %f171, %f169, %f170;
-	.loc 1 178 12
-	setp.eq.s64 %p23, %rd70, 0;
-	@%p23 bra $L176_if_then;
-	bra.uni $L48_for_done;
-$L176_if_then:
-	.loc 1 179 28
+	.loc 1 181 12
+	setp.eq.s64 %p24, %rd71, 0;
+	@%p24 bra $L179_if_then;
+	bra.uni $L50_for_done;
+$L179_if_then:
+	.loc 1 182 28
 	sub.rn.f32 %f172, %f142, %f119;
-	.loc 1 179 22
+	.loc 1 182 22
 	ex2.approx.f32 %f173, %f172;
-	.loc 1 180 35
-	shl.b64 %rd295, %rd274, 2;
-	add.s64 %rd296, %rd112, %rd295;
-	ld.shared.f32 %f174, [%rd296];
-	.loc 1 180 38
+	.loc 1 183 35
+	shl.b64 %rd296, %rd275, 2;
+	add.s64 %rd297, %rd113, %rd296;
+	ld.shared.f32 %f174, [%rd297];
+	.loc 1 183 38
 	mul.rn.f32 %f175, %f174, %f173;
-	.loc 1 180 44
+	.loc 1 183 44
 	add.rn.f32 %f176, %f175, %f171;
-	.loc 1 180 7
-	shl.b64 %rd297, %rd274, 2;
-	add.s64 %rd298, %rd111, %rd297;
-	st.shared.f32 [%rd298], %f154;
-	.loc 1 180 14
-	shl.b64 %rd299, %rd274, 2;
-	add.s64 %rd300, %rd112, %rd299;
-	st.shared.f32 [%rd300], %f176;
-	.loc 1 180 21
-	shl.b64 %rd301, %rd274, 2;
-	add.s64 %rd302, %rd113, %rd301;
-	st.shared.f32 [%rd302], %f173;
-	bra.uni $L48_for_done;
-$L48_for_done:
-	.loc 1 183 9
+	.loc 1 183 7
+	shl.b64 %rd298, %rd275, 2;
+	add.s64 %rd299, %rd112, %rd298;
+	st.shared.f32 [%rd299], %f154;
+	.loc 1 183 14
+	shl.b64 %rd300, %rd275, 2;
+	add.s64 %rd301, %rd113, %rd300;
+	st.shared.f32 [%rd301], %f176;
+	.loc 1 183 21
+	shl.b64 %rd302, %rd275, 2;
+	add.s64 %rd303, %rd114, %rd302;
+	st.shared.f32 [%rd303], %f173;
+	bra.uni $L50_for_done;
+$L50_for_done:
+	.loc 1 186 9
 	bar.sync 0;
-	bra.uni $L55_for_body;
-$L55_for_body:
-	.loc 1 188 11
-	ld.shared.f32 %f177, [%rd113];
-	.loc 1 189 55
+	bra.uni $L57_for_body;
+$L57_for_body:
+	.loc 1 191 11
+	ld.shared.f32 %f177, [%rd114];
+	.loc 1 192 55
 	mov.f32 %f178, %f8;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f179, %f178, %f177;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f180, %f9;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f181, %f180, %f177;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f182, %f10;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f183, %f182, %f177;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f184, %f11;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f185, %f184, %f177;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f8, %f179;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f9, %f181;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f10, %f183;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f11, %f185;
-	bra.uni $L189_for_body;
-$L189_for_body:
-	.loc 1 188 11
-	add.s64 %rd303, %rd113, 4;
-	ld.shared.f32 %f186, [%rd303];
-	.loc 1 189 55
+	bra.uni $L192_for_body;
+$L192_for_body:
+	.loc 1 191 11
+	add.s64 %rd304, %rd114, 4;
+	ld.shared.f32 %f186, [%rd304];
+	.loc 1 192 55
 	mov.f32 %f187, %f12;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f188, %f187, %f186;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f189, %f13;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f190, %f189, %f186;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f191, %f14;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f192, %f191, %f186;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f193, %f15;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f194, %f193, %f186;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f12, %f188;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f13, %f190;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f14, %f192;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f15, %f194;
-	bra.uni $L191_for_body;
-$L191_for_body:
-	.loc 1 188 11
-	add.s64 %rd304, %rd113, 8;
-	ld.shared.f32 %f195, [%rd304];
-	.loc 1 189 55
+	bra.uni $L194_for_body;
+$L194_for_body:
+	.loc 1 191 11
+	add.s64 %rd305, %rd114, 8;
+	ld.shared.f32 %f195, [%rd305];
+	.loc 1 192 55
 	mov.f32 %f196, %f16;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f197, %f196, %f195;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f198, %f17;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f199, %f198, %f195;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f200, %f18;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f201, %f200, %f195;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f202, %f19;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f203, %f202, %f195;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f16, %f197;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f17, %f199;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f18, %f201;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f19, %f203;
-	bra.uni $L193_for_body;
-$L193_for_body:
-	.loc 1 188 11
-	add.s64 %rd305, %rd113, 12;
-	ld.shared.f32 %f204, [%rd305];
-	.loc 1 189 55
+	bra.uni $L196_for_body;
+$L196_for_body:
+	.loc 1 191 11
+	add.s64 %rd306, %rd114, 12;
+	ld.shared.f32 %f204, [%rd306];
+	.loc 1 192 55
 	mov.f32 %f205, %f20;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f206, %f205, %f204;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f207, %f21;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f208, %f207, %f204;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f209, %f22;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f210, %f209, %f204;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f211, %f23;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f212, %f211, %f204;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f20, %f206;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f21, %f208;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f22, %f210;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f23, %f212;
-	bra.uni $L195_for_body;
-$L195_for_body:
-	.loc 1 188 11
-	add.s64 %rd306, %rd113, 16;
-	ld.shared.f32 %f213, [%rd306];
-	.loc 1 189 55
+	bra.uni $L198_for_body;
+$L198_for_body:
+	.loc 1 191 11
+	add.s64 %rd307, %rd114, 16;
+	ld.shared.f32 %f213, [%rd307];
+	.loc 1 192 55
 	mov.f32 %f214, %f24;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f215, %f214, %f213;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f216, %f25;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f217, %f216, %f213;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f218, %f26;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f219, %f218, %f213;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f220, %f27;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f221, %f220, %f213;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f24, %f215;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f25, %f217;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f26, %f219;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f27, %f221;
-	bra.uni $L197_for_body;
-$L197_for_body:
-	.loc 1 188 11
-	add.s64 %rd307, %rd113, 20;
-	ld.shared.f32 %f222, [%rd307];
-	.loc 1 189 55
+	bra.uni $L200_for_body;
+$L200_for_body:
+	.loc 1 191 11
+	add.s64 %rd308, %rd114, 20;
+	ld.shared.f32 %f222, [%rd308];
+	.loc 1 192 55
 	mov.f32 %f223, %f28;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f224, %f223, %f222;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f225, %f29;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f226, %f225, %f222;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f227, %f30;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f228, %f227, %f222;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f229, %f31;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f230, %f229, %f222;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f28, %f224;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f29, %f226;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f30, %f228;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f31, %f230;
-	bra.uni $L199_for_body;
-$L199_for_body:
-	.loc 1 188 11
-	add.s64 %rd308, %rd113, 24;
-	ld.shared.f32 %f231, [%rd308];
-	.loc 1 189 55
+	bra.uni $L202_for_body;
+$L202_for_body:
+	.loc 1 191 11
+	add.s64 %rd309, %rd114, 24;
+	ld.shared.f32 %f231, [%rd309];
+	.loc 1 192 55
 	mov.f32 %f232, %f32;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f233, %f232, %f231;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f234, %f33;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f235, %f234, %f231;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f236, %f34;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f237, %f236, %f231;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f238, %f35;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f239, %f238, %f231;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f32, %f233;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f33, %f235;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f34, %f237;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f35, %f239;
-	bra.uni $L201_for_body;
-$L201_for_body:
-	.loc 1 188 11
-	add.s64 %rd309, %rd113, 28;
-	ld.shared.f32 %f240, [%rd309];
-	.loc 1 189 55
+	bra.uni $L204_for_body;
+$L204_for_body:
+	.loc 1 191 11
+	add.s64 %rd310, %rd114, 28;
+	ld.shared.f32 %f240, [%rd310];
+	.loc 1 192 55
 	mov.f32 %f241, %f36;
-	.loc 1 189 58
+	.loc 1 192 58
 	mul.rn.f32 %f242, %f241, %f240;
-	.loc 1 189 68
+	.loc 1 192 68
 	mov.f32 %f243, %f37;
-	.loc 1 189 71
+	.loc 1 192 71
 	mul.rn.f32 %f244, %f243, %f240;
-	.loc 1 189 81
+	.loc 1 192 81
 	mov.f32 %f245, %f38;
-	.loc 1 189 84
+	.loc 1 192 84
 	mul.rn.f32 %f246, %f245, %f240;
-	.loc 1 189 94
+	.loc 1 192 94
 	mov.f32 %f247, %f39;
-	.loc 1 189 97
+	.loc 1 192 97
 	mul.rn.f32 %f248, %f247, %f240;
-	.loc 1 189 10
+	.loc 1 192 10
 	mov.f32 %f36, %f242;
-	.loc 1 189 21
+	.loc 1 192 21
 	mov.f32 %f37, %f244;
-	.loc 1 189 32
+	.loc 1 192 32
 	mov.f32 %f38, %f246;
-	.loc 1 189 43
+	.loc 1 192 43
 	mov.f32 %f39, %f248;
-	bra.uni $L56_for_done;
-$L56_for_done:
-	mov.s64 %rd310, 0;
-	bra.uni $L57_for_loop;
-$L57_for_loop:
-	.loc 1 191 17
-	setp.lt.s64 %p24, %rd310, 16;
-	@%p24 bra $L58_for_body;
-	bra.uni $L59_for_done;
-$L58_for_body:
-	.loc 1 192 27
-	mul.lo.s64 %rd311, 4, %rd310;
-	.loc 1 192 15
-	add.s64 %rd312, %rd69, %rd311;
-	.loc 1 193 14
-	add.s64 %rd313, %rd162, %rd312;
-	.loc 1 194 11
-	setp.lt.s64 %p25, %rd313, %rd65;
-	@%p25 bra $L60_if_then;
-	bra.uni $L61_if_done;
-$L60_if_then:
-	.loc 1 195 31
-	mul.lo.s64 %rd314, %rd38, %rd27;
-	.loc 1 195 45
-	min.u64 %rd315, %rd26, 64;
-	cvt.u32.u64 %r137, %rd315;
-	shr.s64 %rd316, %rd313, %r137;
-	.loc 1 195 41
-	add.s64 %rd317, %rd314, %rd316;
+	bra.uni $L58_for_done;
+$L58_for_done:
+	mov.s64 %rd311, 0;
+	bra.uni $L59_for_loop;
+$L59_for_loop:
+	.loc 1 194 17
+	setp.lt.s64 %p25, %rd311, 16;
+	@%p25 bra $L60_for_body;
+	bra.uni $L61_for_done;
+$L60_for_body:
 	.loc 1 195 27
-	shl.b64 %rd318, %rd317, 2;
-	add.s64 %rd319, %rd19, %rd318;
-	ld.global.nc.s32 %r138, [%rd319];
-	.loc 1 195 16
-	cvt.s64.s32 %rd320, %r138;
-	.loc 1 196 20
-	min.u64 %rd321, %rd26, 64;
-	cvt.u32.u64 %r139, %rd321;
-	shl.b64 %rd322, %rd320, %r139;
-	.loc 1 196 37
-	min.u64 %rd323, %rd26, 64;
-	cvt.u32.u64 %r140, %rd323;
-	mov.s64 %rd324, 1;
-	shl.b64 %rd325, %rd324, %r140;
-	.loc 1 196 46
-	sub.s64 %rd326, %rd325, 1;
-	.loc 1 196 34
-	and.b64 %rd327, %rd313, %rd326;
-	.loc 1 196 30
-	add.s64 %rd328, %rd322, %rd327;
-	.loc 1 196 50
-	mul.lo.s64 %rd329, %rd328, %rd25;
-	.loc 1 196 58
-	add.s64 %rd330, %rd329, %rd46;
-	.loc 1 196 63
-	mul.lo.s64 %rd331, %rd330, 128;
-	.loc 1 196 72
-	mul.lo.s64 %rd332, 4, %rd70;
-	.loc 1 196 67
-	add.s64 %rd333, %rd331, %rd332;
-	.loc 1 197 9
+	mul.lo.s64 %rd312, 4, %rd311;
+	.loc 1 195 15
+	add.s64 %rd313, %rd70, %rd312;
+	.loc 1 196 14
+	add.s64 %rd314, %rd163, %rd313;
+	.loc 1 197 11
+	setp.lt.s64 %p26, %rd314, %rd66;
+	@%p26 bra $L62_if_then;
+	bra.uni $L63_if_done;
+$L62_if_then:
+	.loc 1 198 31
+	mul.lo.s64 %rd315, %rd38, %rd27;
+	.loc 1 198 45
+	min.u64 %rd316, %rd26, 64;
+	cvt.u32.u64 %r137, %rd316;
+	shr.s64 %rd317, %rd314, %r137;
+	.loc 1 198 41
+	add.s64 %rd318, %rd315, %rd317;
+	.loc 1 198 27
+	shl.b64 %rd319, %rd318, 2;
+	add.s64 %rd320, %rd19, %rd319;
+	ld.global.nc.s32 %r138, [%rd320];
+	.loc 1 198 16
+	cvt.s64.s32 %rd321, %r138;
+	.loc 1 199 20
+	min.u64 %rd322, %rd26, 64;
+	cvt.u32.u64 %r139, %rd322;
+	shl.b64 %rd323, %rd321, %r139;
+	.loc 1 199 37
+	min.u64 %rd324, %rd26, 64;
+	cvt.u32.u64 %r140, %rd324;
+	mov.s64 %rd325, 1;
+	shl.b64 %rd326, %rd325, %r140;
+	.loc 1 199 46
+	sub.s64 %rd327, %rd326, 1;
+	.loc 1 199 34
+	and.b64 %rd328, %rd314, %rd327;
+	.loc 1 199 30
+	add.s64 %rd329, %rd323, %rd328;
+	.loc 1 199 50
+	mul.lo.s64 %rd330, %rd329, %rd25;
+	.loc 1 199 58
+	add.s64 %rd331, %rd330, %rd46;
+	.loc 1 199 63
+	mul.lo.s64 %rd332, %rd331, 128;
+	.loc 1 199 72
+	mul.lo.s64 %rd333, 4, %rd71;
+	.loc 1 199 67
+	add.s64 %rd334, %rd332, %rd333;
+	.loc 1 200 9
 	mov.f32 %f249, 0f00000000;
 	mov.f32 %f250, 0f00000000;
 	mov.f32 %f251, 0f00000000;
 	mov.f32 %f252, 0f00000000;
-	bra.uni $L62_if_then;
-$L62_if_then:
-	.loc 1 199 6
+	bra.uni $L64_if_then;
+$L64_if_then:
+	.loc 1 202 6
 	mov.u16 %rs25, 0;
 	mov.u16 %rs26, 0;
 	mov.u16 %rs27, 0;
 	mov.u16 %rs28, 0;
-	.loc 1 199 21
-	add.s64 %rd334, %rd333, 3;
-	shl.b64 %rd335, %rd333, 1;
-	add.s64 %rd336, %rd16, %rd335;
-	ld.global.nc.v4.u16 {%rs29, %rs30, %rs31, %rs32}, [%rd336];
-	.loc 1 199 6
+	.loc 1 202 21
+	add.s64 %rd335, %rd334, 3;
+	shl.b64 %rd336, %rd334, 1;
+	add.s64 %rd337, %rd16, %rd336;
+	ld.global.nc.v4.u16 {%rs29, %rs30, %rs31, %rs32}, [%rd337];
+	.loc 1 202 6
 	mov.u16 %rs25, %rs29;
 	mov.u16 %rs26, %rs30;
 	mov.u16 %rs27, %rs31;
 	mov.u16 %rs28, %rs32;
-	.loc 1 200 21
+	.loc 1 203 21
 	mov.f32 %f253, 0f00000000;
 	mov.f32 %f254, 0f00000000;
 	mov.f32 %f255, 0f00000000;
 	mov.f32 %f256, 0f00000000;
-	.loc 1 200 31
+	.loc 1 203 31
 	mov.u16 %rs33, %rs25;
-	.loc 1 200 28
-	bra.uni $L204_entry;
-$L204_entry:
-	.loc 1 309 62
+	.loc 1 203 28
+	bra.uni $L207_entry;
+$L207_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r141, %rs33;
 	shl.b32 %r141, %r141, 16;
 	mov.b32 %f258, %r141;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f257, %f258;
-	bra.uni $L205_ret_load;
-$L205_ret_load:
-	.loc 1 200 22
+	bra.uni $L208_ret_load;
+$L208_ret_load:
+	.loc 1 203 22
 	mov.f32 %f253, %f257;
-	.loc 1 200 46
+	.loc 1 203 46
 	mov.u16 %rs34, %rs26;
-	.loc 1 200 43
-	bra.uni $L206_entry;
-$L206_entry:
-	.loc 1 309 62
+	.loc 1 203 43
+	bra.uni $L209_entry;
+$L209_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r142, %rs34;
 	shl.b32 %r142, %r142, 16;
 	mov.b32 %f260, %r142;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f259, %f260;
-	bra.uni $L207_ret_load;
-$L207_ret_load:
-	.loc 1 200 37
+	bra.uni $L210_ret_load;
+$L210_ret_load:
+	.loc 1 203 37
 	mov.f32 %f254, %f259;
-	.loc 1 200 61
+	.loc 1 203 61
 	mov.u16 %rs35, %rs27;
-	.loc 1 200 58
-	bra.uni $L208_entry;
-$L208_entry:
-	.loc 1 309 62
+	.loc 1 203 58
+	bra.uni $L211_entry;
+$L211_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r143, %rs35;
 	shl.b32 %r143, %r143, 16;
 	mov.b32 %f262, %r143;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f261, %f262;
-	bra.uni $L209_ret_load;
-$L209_ret_load:
-	.loc 1 200 52
+	bra.uni $L212_ret_load;
+$L212_ret_load:
+	.loc 1 203 52
 	mov.f32 %f255, %f261;
-	.loc 1 200 76
+	.loc 1 203 76
 	mov.u16 %rs36, %rs28;
-	.loc 1 200 73
-	bra.uni $L210_entry;
-$L210_entry:
-	.loc 1 309 62
+	.loc 1 203 73
+	bra.uni $L213_entry;
+$L213_entry:
+	.loc 1 312 62
 	cvt.u32.u16 %r144, %rs36;
 	shl.b32 %r144, %r144, 16;
 	mov.b32 %f264, %r144;
-	.loc 1 309 46
+	.loc 1 312 46
 	mov.f32 %f263, %f264;
-	bra.uni $L211_ret_load;
-$L211_ret_load:
-	.loc 1 200 67
+	bra.uni $L214_ret_load;
+$L214_ret_load:
+	.loc 1 203 67
 	mov.f32 %f256, %f263;
-	.loc 1 200 21
+	.loc 1 203 21
 	mov.f32 %f265, %f253;
 	mov.f32 %f266, %f254;
 	mov.f32 %f267, %f255;
 	mov.f32 %f268, %f256;
-	.loc 1 200 6
+	.loc 1 203 6
 	mov.f32 %f249, %f265;
 	mov.f32 %f250, %f266;
 	mov.f32 %f251, %f267;
 	mov.f32 %f252, %f268;
-	bra.uni $L66_for_body;
-$L66_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p26, 0, %rd50;
-	@%p26 bra $L61_if_done;
-	bra.uni $L67_if_done;
-$L67_if_done:
-	.loc 1 210 26
-	add.s64 %rd337, 0, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd338, %rd337, 2;
-	add.s64 %rd339, %rd110, %rd338;
-	ld.shared.f32 %f269, [%rd339];
-	bra.uni $L71_if_then;
-$L71_if_then:
-	.loc 1 214 33
+	bra.uni $L68_for_body;
+$L68_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p27, 0, %rd50;
+	@%p27 bra $L63_if_done;
+	bra.uni $L69_if_done;
+$L69_if_done:
+	.loc 1 213 26
+	add.s64 %rd338, 0, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd339, %rd338, 2;
+	add.s64 %rd340, %rd111, %rd339;
+	ld.shared.f32 %f269, [%rd340];
+	bra.uni $L73_if_then;
+$L73_if_then:
+	.loc 1 217 33
 	mov.f32 %f270, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f271, %f8;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f272, %f269, %f270, %f271;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f8, %f272;
-	bra.uni $L214_if_then;
-$L214_if_then:
-	.loc 1 214 33
+	bra.uni $L217_if_then;
+$L217_if_then:
+	.loc 1 217 33
 	mov.f32 %f273, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f274, %f9;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f275, %f269, %f273, %f274;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f9, %f275;
-	bra.uni $L218_if_then;
-$L218_if_then:
-	.loc 1 214 33
+	bra.uni $L221_if_then;
+$L221_if_then:
+	.loc 1 217 33
 	mov.f32 %f276, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f277, %f10;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f278, %f269, %f276, %f277;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f10, %f278;
-	bra.uni $L222_if_then;
-$L222_if_then:
-	.loc 1 214 33
+	bra.uni $L225_if_then;
+$L225_if_then:
+	.loc 1 217 33
 	mov.f32 %f279, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f280, %f11;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f281, %f269, %f279, %f280;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f11, %f281;
-	bra.uni $L229_for_body;
-$L229_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p27, 1, %rd50;
-	@%p27 bra $L61_if_done;
-	bra.uni $L230_if_done;
-$L230_if_done:
-	.loc 1 210 26
-	add.s64 %rd340, 64, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd341, %rd340, 2;
-	add.s64 %rd342, %rd110, %rd341;
-	ld.shared.f32 %f282, [%rd342];
-	bra.uni $L234_if_then;
-$L234_if_then:
-	.loc 1 214 33
+	bra.uni $L232_for_body;
+$L232_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p28, 1, %rd50;
+	@%p28 bra $L63_if_done;
+	bra.uni $L233_if_done;
+$L233_if_done:
+	.loc 1 213 26
+	add.s64 %rd341, 64, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd342, %rd341, 2;
+	add.s64 %rd343, %rd111, %rd342;
+	ld.shared.f32 %f282, [%rd343];
+	bra.uni $L237_if_then;
+$L237_if_then:
+	.loc 1 217 33
 	mov.f32 %f283, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f284, %f12;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f285, %f282, %f283, %f284;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f12, %f285;
-	bra.uni $L238_if_then;
-$L238_if_then:
-	.loc 1 214 33
+	bra.uni $L241_if_then;
+$L241_if_then:
+	.loc 1 217 33
 	mov.f32 %f286, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f287, %f13;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f288, %f282, %f286, %f287;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f13, %f288;
-	bra.uni $L242_if_then;
-$L242_if_then:
-	.loc 1 214 33
+	bra.uni $L245_if_then;
+$L245_if_then:
+	.loc 1 217 33
 	mov.f32 %f289, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f290, %f14;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f291, %f282, %f289, %f290;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f14, %f291;
-	bra.uni $L246_if_then;
-$L246_if_then:
-	.loc 1 214 33
+	bra.uni $L249_if_then;
+$L249_if_then:
+	.loc 1 217 33
 	mov.f32 %f292, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f293, %f15;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f294, %f282, %f292, %f293;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f15, %f294;
-	bra.uni $L253_for_body;
-$L253_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p28, 2, %rd50;
-	@%p28 bra $L61_if_done;
-	bra.uni $L254_if_done;
-$L254_if_done:
-	.loc 1 210 26
-	add.s64 %rd343, 128, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd344, %rd343, 2;
-	add.s64 %rd345, %rd110, %rd344;
-	ld.shared.f32 %f295, [%rd345];
-	bra.uni $L258_if_then;
-$L258_if_then:
-	.loc 1 214 33
+	bra.uni $L256_for_body;
+$L256_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p29, 2, %rd50;
+	@%p29 bra $L63_if_done;
+	bra.uni $L257_if_done;
+$L257_if_done:
+	.loc 1 213 26
+	add.s64 %rd344, 128, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd345, %rd344, 2;
+	add.s64 %rd346, %rd111, %rd345;
+	ld.shared.f32 %f295, [%rd346];
+	bra.uni $L261_if_then;
+$L261_if_then:
+	.loc 1 217 33
 	mov.f32 %f296, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f297, %f16;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f298, %f295, %f296, %f297;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f16, %f298;
-	bra.uni $L262_if_then;
-$L262_if_then:
-	.loc 1 214 33
+	bra.uni $L265_if_then;
+$L265_if_then:
+	.loc 1 217 33
 	mov.f32 %f299, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f300, %f17;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f301, %f295, %f299, %f300;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f17, %f301;
-	bra.uni $L266_if_then;
-$L266_if_then:
-	.loc 1 214 33
+	bra.uni $L269_if_then;
+$L269_if_then:
+	.loc 1 217 33
 	mov.f32 %f302, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f303, %f18;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f304, %f295, %f302, %f303;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f18, %f304;
-	bra.uni $L270_if_then;
-$L270_if_then:
-	.loc 1 214 33
+	bra.uni $L273_if_then;
+$L273_if_then:
+	.loc 1 217 33
 	mov.f32 %f305, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f306, %f19;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f307, %f295, %f305, %f306;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f19, %f307;
-	bra.uni $L277_for_body;
-$L277_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p29, 3, %rd50;
-	@%p29 bra $L61_if_done;
-	bra.uni $L278_if_done;
-$L278_if_done:
-	.loc 1 210 26
-	add.s64 %rd346, 192, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd347, %rd346, 2;
-	add.s64 %rd348, %rd110, %rd347;
-	ld.shared.f32 %f308, [%rd348];
-	bra.uni $L282_if_then;
-$L282_if_then:
-	.loc 1 214 33
+	bra.uni $L280_for_body;
+$L280_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p30, 3, %rd50;
+	@%p30 bra $L63_if_done;
+	bra.uni $L281_if_done;
+$L281_if_done:
+	.loc 1 213 26
+	add.s64 %rd347, 192, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd348, %rd347, 2;
+	add.s64 %rd349, %rd111, %rd348;
+	ld.shared.f32 %f308, [%rd349];
+	bra.uni $L285_if_then;
+$L285_if_then:
+	.loc 1 217 33
 	mov.f32 %f309, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f310, %f20;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f311, %f308, %f309, %f310;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f20, %f311;
-	bra.uni $L286_if_then;
-$L286_if_then:
-	.loc 1 214 33
+	bra.uni $L289_if_then;
+$L289_if_then:
+	.loc 1 217 33
 	mov.f32 %f312, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f313, %f21;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f314, %f308, %f312, %f313;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f21, %f314;
-	bra.uni $L290_if_then;
-$L290_if_then:
-	.loc 1 214 33
+	bra.uni $L293_if_then;
+$L293_if_then:
+	.loc 1 217 33
 	mov.f32 %f315, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f316, %f22;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f317, %f308, %f315, %f316;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f22, %f317;
-	bra.uni $L294_if_then;
-$L294_if_then:
-	.loc 1 214 33
+	bra.uni $L297_if_then;
+$L297_if_then:
+	.loc 1 217 33
 	mov.f32 %f318, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f319, %f23;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f320, %f308, %f318, %f319;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f23, %f320;
-	bra.uni $L301_for_body;
-$L301_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p30, 4, %rd50;
-	@%p30 bra $L61_if_done;
-	bra.uni $L302_if_done;
-$L302_if_done:
-	.loc 1 210 26
-	add.s64 %rd349, 256, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd350, %rd349, 2;
-	add.s64 %rd351, %rd110, %rd350;
-	ld.shared.f32 %f321, [%rd351];
-	bra.uni $L306_if_then;
-$L306_if_then:
-	.loc 1 214 33
+	bra.uni $L304_for_body;
+$L304_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p31, 4, %rd50;
+	@%p31 bra $L63_if_done;
+	bra.uni $L305_if_done;
+$L305_if_done:
+	.loc 1 213 26
+	add.s64 %rd350, 256, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd351, %rd350, 2;
+	add.s64 %rd352, %rd111, %rd351;
+	ld.shared.f32 %f321, [%rd352];
+	bra.uni $L309_if_then;
+$L309_if_then:
+	.loc 1 217 33
 	mov.f32 %f322, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f323, %f24;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f324, %f321, %f322, %f323;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f24, %f324;
-	bra.uni $L310_if_then;
-$L310_if_then:
-	.loc 1 214 33
+	bra.uni $L313_if_then;
+$L313_if_then:
+	.loc 1 217 33
 	mov.f32 %f325, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f326, %f25;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f327, %f321, %f325, %f326;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f25, %f327;
-	bra.uni $L314_if_then;
-$L314_if_then:
-	.loc 1 214 33
+	bra.uni $L317_if_then;
+$L317_if_then:
+	.loc 1 217 33
 	mov.f32 %f328, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f329, %f26;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f330, %f321, %f328, %f329;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f26, %f330;
-	bra.uni $L318_if_then;
-$L318_if_then:
-	.loc 1 214 33
+	bra.uni $L321_if_then;
+$L321_if_then:
+	.loc 1 217 33
 	mov.f32 %f331, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f332, %f27;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f333, %f321, %f331, %f332;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f27, %f333;
-	bra.uni $L325_for_body;
-$L325_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p31, 5, %rd50;
-	@%p31 bra $L61_if_done;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	.loc 1 210 26
-	add.s64 %rd352, 320, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd353, %rd352, 2;
-	add.s64 %rd354, %rd110, %rd353;
-	ld.shared.f32 %f334, [%rd354];
-	bra.uni $L330_if_then;
-$L330_if_then:
-	.loc 1 214 33
+	bra.uni $L328_for_body;
+$L328_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p32, 5, %rd50;
+	@%p32 bra $L63_if_done;
+	bra.uni $L329_if_done;
+$L329_if_done:
+	.loc 1 213 26
+	add.s64 %rd353, 320, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd354, %rd353, 2;
+	add.s64 %rd355, %rd111, %rd354;
+	ld.shared.f32 %f334, [%rd355];
+	bra.uni $L333_if_then;
+$L333_if_then:
+	.loc 1 217 33
 	mov.f32 %f335, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f336, %f28;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f337, %f334, %f335, %f336;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f28, %f337;
-	bra.uni $L334_if_then;
-$L334_if_then:
-	.loc 1 214 33
+	bra.uni $L337_if_then;
+$L337_if_then:
+	.loc 1 217 33
 	mov.f32 %f338, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f339, %f29;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f340, %f334, %f338, %f339;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f29, %f340;
-	bra.uni $L338_if_then;
-$L338_if_then:
-	.loc 1 214 33
+	bra.uni $L341_if_then;
+$L341_if_then:
+	.loc 1 217 33
 	mov.f32 %f341, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f342, %f30;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f343, %f334, %f341, %f342;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f30, %f343;
-	bra.uni $L342_if_then;
-$L342_if_then:
-	.loc 1 214 33
+	bra.uni $L345_if_then;
+$L345_if_then:
+	.loc 1 217 33
 	mov.f32 %f344, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f345, %f31;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f346, %f334, %f344, %f345;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f31, %f346;
-	bra.uni $L349_for_body;
-$L349_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p32, 6, %rd50;
-	@%p32 bra $L61_if_done;
-	bra.uni $L350_if_done;
-$L350_if_done:
-	.loc 1 210 26
-	add.s64 %rd355, 384, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd356, %rd355, 2;
-	add.s64 %rd357, %rd110, %rd356;
-	ld.shared.f32 %f347, [%rd357];
-	bra.uni $L354_if_then;
-$L354_if_then:
-	.loc 1 214 33
+	bra.uni $L352_for_body;
+$L352_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p33, 6, %rd50;
+	@%p33 bra $L63_if_done;
+	bra.uni $L353_if_done;
+$L353_if_done:
+	.loc 1 213 26
+	add.s64 %rd356, 384, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd357, %rd356, 2;
+	add.s64 %rd358, %rd111, %rd357;
+	ld.shared.f32 %f347, [%rd358];
+	bra.uni $L357_if_then;
+$L357_if_then:
+	.loc 1 217 33
 	mov.f32 %f348, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f349, %f32;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f350, %f347, %f348, %f349;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f32, %f350;
-	bra.uni $L358_if_then;
-$L358_if_then:
-	.loc 1 214 33
+	bra.uni $L361_if_then;
+$L361_if_then:
+	.loc 1 217 33
 	mov.f32 %f351, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f352, %f33;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f353, %f347, %f351, %f352;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f33, %f353;
-	bra.uni $L362_if_then;
-$L362_if_then:
-	.loc 1 214 33
+	bra.uni $L365_if_then;
+$L365_if_then:
+	.loc 1 217 33
 	mov.f32 %f354, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f355, %f34;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f356, %f347, %f354, %f355;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f34, %f356;
-	bra.uni $L366_if_then;
-$L366_if_then:
-	.loc 1 214 33
+	bra.uni $L369_if_then;
+$L369_if_then:
+	.loc 1 217 33
 	mov.f32 %f357, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f358, %f35;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f359, %f347, %f357, %f358;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f35, %f359;
-	bra.uni $L373_for_body;
-$L373_for_body:
-	.loc 1 207 11
-	setp.ge.s64 %p33, 7, %rd50;
-	@%p33 bra $L61_if_done;
-	bra.uni $L374_if_done;
-$L374_if_done:
-	.loc 1 210 26
-	add.s64 %rd358, 448, %rd312;
-	.loc 1 210 13
-	shl.b64 %rd359, %rd358, 2;
-	add.s64 %rd360, %rd110, %rd359;
-	ld.shared.f32 %f360, [%rd360];
-	bra.uni $L378_if_then;
-$L378_if_then:
-	.loc 1 214 33
+	bra.uni $L376_for_body;
+$L376_for_body:
+	.loc 1 210 11
+	setp.ge.s64 %p34, 7, %rd50;
+	@%p34 bra $L63_if_done;
+	bra.uni $L377_if_done;
+$L377_if_done:
+	.loc 1 213 26
+	add.s64 %rd359, 448, %rd313;
+	.loc 1 213 13
+	shl.b64 %rd360, %rd359, 2;
+	add.s64 %rd361, %rd111, %rd360;
+	ld.shared.f32 %f360, [%rd361];
+	bra.uni $L381_if_then;
+$L381_if_then:
+	.loc 1 217 33
 	mov.f32 %f361, %f249;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f362, %f36;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f363, %f360, %f361, %f362;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f36, %f363;
-	bra.uni $L382_if_then;
-$L382_if_then:
-	.loc 1 214 33
+	bra.uni $L385_if_then;
+$L385_if_then:
+	.loc 1 217 33
 	mov.f32 %f364, %f250;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f365, %f37;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f366, %f360, %f364, %f365;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f37, %f366;
-	bra.uni $L386_if_then;
-$L386_if_then:
-	.loc 1 214 33
+	bra.uni $L389_if_then;
+$L389_if_then:
+	.loc 1 217 33
 	mov.f32 %f367, %f251;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f368, %f38;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f369, %f360, %f367, %f368;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f38, %f369;
-	bra.uni $L390_if_then;
-$L390_if_then:
-	.loc 1 214 33
+	bra.uni $L393_if_then;
+$L393_if_then:
+	.loc 1 217 33
 	mov.f32 %f370, %f252;
-	.loc 1 214 44
+	.loc 1 217 44
 	mov.f32 %f371, %f39;
-	.loc 1 214 27
+	.loc 1 217 27
 	fma.rn.f32 %f372, %f360, %f370, %f371;
-	.loc 1 214 14
+	.loc 1 217 14
 	mov.f32 %f39, %f372;
-	bra.uni $L61_if_done;
-$L61_if_done:
-	.loc 1 191 42
-	add.s64 %rd364, %rd310, 1;
-	mov.s64 %rd310, %rd364;
-	bra.uni $L57_for_loop;
-$L59_for_done:
-	.loc 1 220 9
+	bra.uni $L63_if_done;
+$L63_if_done:
+	.loc 1 194 42
+	add.s64 %rd365, %rd311, 1;
+	mov.s64 %rd311, %rd365;
+	bra.uni $L59_for_loop;
+$L61_for_done:
+	.loc 1 223 9
 	bar.sync 0;
-	.loc 1 122 25
-	add.s64 %rd365, %rd162, 64;
-	mov.s64 %rd162, %rd365;
-	bra.uni $L21_for_loop;
-$L79_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd366, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd367, %rd366, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd368, %rd367, 128;
-	.loc 1 229 31
-	add.s64 %rd369, %rd368, 0;
-	.loc 1 229 36
-	add.s64 %rd370, %rd369, %rd70;
-	.loc 1 229 51
+	.loc 1 125 25
+	add.s64 %rd366, %rd163, 64;
+	mov.s64 %rd163, %rd366;
+	bra.uni $L23_for_loop;
+$L81_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd367, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd368, %rd367, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd369, %rd368, 128;
+	.loc 1 232 31
+	add.s64 %rd370, %rd369, 0;
+	.loc 1 232 36
+	add.s64 %rd371, %rd370, %rd71;
+	.loc 1 232 51
 	mov.f32 %f385, %f8;
-	.loc 1 229 8
-	shl.b64 %rd371, %rd370, 2;
-	add.s64 %rd372, %rd114, %rd371;
-	st.shared.f32 [%rd372], %f385;
-	bra.uni $L410_if_then;
-$L410_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd373, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd374, %rd373, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd375, %rd374, 128;
-	.loc 1 229 31
-	add.s64 %rd376, %rd375, 32;
-	.loc 1 229 36
-	add.s64 %rd377, %rd376, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd372, %rd371, 2;
+	add.s64 %rd373, %rd115, %rd372;
+	st.shared.f32 [%rd373], %f385;
+	bra.uni $L413_if_then;
+$L413_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd374, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd375, %rd374, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd376, %rd375, 128;
+	.loc 1 232 31
+	add.s64 %rd377, %rd376, 32;
+	.loc 1 232 36
+	add.s64 %rd378, %rd377, %rd71;
+	.loc 1 232 51
 	mov.f32 %f386, %f9;
-	.loc 1 229 8
-	shl.b64 %rd378, %rd377, 2;
-	add.s64 %rd379, %rd114, %rd378;
-	st.shared.f32 [%rd379], %f386;
-	bra.uni $L414_if_then;
-$L414_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd380, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd381, %rd380, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd382, %rd381, 128;
-	.loc 1 229 31
-	add.s64 %rd383, %rd382, 64;
-	.loc 1 229 36
-	add.s64 %rd384, %rd383, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd379, %rd378, 2;
+	add.s64 %rd380, %rd115, %rd379;
+	st.shared.f32 [%rd380], %f386;
+	bra.uni $L417_if_then;
+$L417_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd381, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd382, %rd381, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd383, %rd382, 128;
+	.loc 1 232 31
+	add.s64 %rd384, %rd383, 64;
+	.loc 1 232 36
+	add.s64 %rd385, %rd384, %rd71;
+	.loc 1 232 51
 	mov.f32 %f387, %f10;
-	.loc 1 229 8
-	shl.b64 %rd385, %rd384, 2;
-	add.s64 %rd386, %rd114, %rd385;
-	st.shared.f32 [%rd386], %f387;
-	bra.uni $L418_if_then;
-$L418_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd387, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd388, %rd387, 0;
-	.loc 1 229 28
-	mul.lo.s64 %rd389, %rd388, 128;
-	.loc 1 229 31
-	add.s64 %rd390, %rd389, 96;
-	.loc 1 229 36
-	add.s64 %rd391, %rd390, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd386, %rd385, 2;
+	add.s64 %rd387, %rd115, %rd386;
+	st.shared.f32 [%rd387], %f387;
+	bra.uni $L421_if_then;
+$L421_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd388, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd389, %rd388, 0;
+	.loc 1 232 28
+	mul.lo.s64 %rd390, %rd389, 128;
+	.loc 1 232 31
+	add.s64 %rd391, %rd390, 96;
+	.loc 1 232 36
+	add.s64 %rd392, %rd391, %rd71;
+	.loc 1 232 51
 	mov.f32 %f388, %f11;
-	.loc 1 229 8
-	shl.b64 %rd392, %rd391, 2;
-	add.s64 %rd393, %rd114, %rd392;
-	st.shared.f32 [%rd393], %f388;
-	bra.uni $L429_if_then;
-$L429_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd394, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd395, %rd394, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd396, %rd395, 128;
-	.loc 1 229 31
-	add.s64 %rd397, %rd396, 0;
-	.loc 1 229 36
-	add.s64 %rd398, %rd397, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd393, %rd392, 2;
+	add.s64 %rd394, %rd115, %rd393;
+	st.shared.f32 [%rd394], %f388;
+	bra.uni $L432_if_then;
+$L432_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd395, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd396, %rd395, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd397, %rd396, 128;
+	.loc 1 232 31
+	add.s64 %rd398, %rd397, 0;
+	.loc 1 232 36
+	add.s64 %rd399, %rd398, %rd71;
+	.loc 1 232 51
 	mov.f32 %f389, %f12;
-	.loc 1 229 8
-	shl.b64 %rd399, %rd398, 2;
-	add.s64 %rd400, %rd114, %rd399;
-	st.shared.f32 [%rd400], %f389;
-	bra.uni $L433_if_then;
-$L433_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd401, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd402, %rd401, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd403, %rd402, 128;
-	.loc 1 229 31
-	add.s64 %rd404, %rd403, 32;
-	.loc 1 229 36
-	add.s64 %rd405, %rd404, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd400, %rd399, 2;
+	add.s64 %rd401, %rd115, %rd400;
+	st.shared.f32 [%rd401], %f389;
+	bra.uni $L436_if_then;
+$L436_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd402, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd403, %rd402, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd404, %rd403, 128;
+	.loc 1 232 31
+	add.s64 %rd405, %rd404, 32;
+	.loc 1 232 36
+	add.s64 %rd406, %rd405, %rd71;
+	.loc 1 232 51
 	mov.f32 %f390, %f13;
-	.loc 1 229 8
-	shl.b64 %rd406, %rd405, 2;
-	add.s64 %rd407, %rd114, %rd406;
-	st.shared.f32 [%rd407], %f390;
-	bra.uni $L437_if_then;
-$L437_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd408, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd409, %rd408, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd410, %rd409, 128;
-	.loc 1 229 31
-	add.s64 %rd411, %rd410, 64;
-	.loc 1 229 36
-	add.s64 %rd412, %rd411, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd407, %rd406, 2;
+	add.s64 %rd408, %rd115, %rd407;
+	st.shared.f32 [%rd408], %f390;
+	bra.uni $L440_if_then;
+$L440_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd409, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd410, %rd409, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd411, %rd410, 128;
+	.loc 1 232 31
+	add.s64 %rd412, %rd411, 64;
+	.loc 1 232 36
+	add.s64 %rd413, %rd412, %rd71;
+	.loc 1 232 51
 	mov.f32 %f391, %f14;
-	.loc 1 229 8
-	shl.b64 %rd413, %rd412, 2;
-	add.s64 %rd414, %rd114, %rd413;
-	st.shared.f32 [%rd414], %f391;
-	bra.uni $L441_if_then;
-$L441_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd415, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd416, %rd415, 1;
-	.loc 1 229 28
-	mul.lo.s64 %rd417, %rd416, 128;
-	.loc 1 229 31
-	add.s64 %rd418, %rd417, 96;
-	.loc 1 229 36
-	add.s64 %rd419, %rd418, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd414, %rd413, 2;
+	add.s64 %rd415, %rd115, %rd414;
+	st.shared.f32 [%rd415], %f391;
+	bra.uni $L444_if_then;
+$L444_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd416, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd417, %rd416, 1;
+	.loc 1 232 28
+	mul.lo.s64 %rd418, %rd417, 128;
+	.loc 1 232 31
+	add.s64 %rd419, %rd418, 96;
+	.loc 1 232 36
+	add.s64 %rd420, %rd419, %rd71;
+	.loc 1 232 51
 	mov.f32 %f392, %f15;
-	.loc 1 229 8
-	shl.b64 %rd420, %rd419, 2;
-	add.s64 %rd421, %rd114, %rd420;
-	st.shared.f32 [%rd421], %f392;
-	bra.uni $L452_if_then;
-$L452_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd422, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd423, %rd422, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd424, %rd423, 128;
-	.loc 1 229 31
-	add.s64 %rd425, %rd424, 0;
-	.loc 1 229 36
-	add.s64 %rd426, %rd425, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd421, %rd420, 2;
+	add.s64 %rd422, %rd115, %rd421;
+	st.shared.f32 [%rd422], %f392;
+	bra.uni $L455_if_then;
+$L455_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd423, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd424, %rd423, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd425, %rd424, 128;
+	.loc 1 232 31
+	add.s64 %rd426, %rd425, 0;
+	.loc 1 232 36
+	add.s64 %rd427, %rd426, %rd71;
+	.loc 1 232 51
 	mov.f32 %f393, %f16;
-	.loc 1 229 8
-	shl.b64 %rd427, %rd426, 2;
-	add.s64 %rd428, %rd114, %rd427;
-	st.shared.f32 [%rd428], %f393;
-	bra.uni $L456_if_then;
-$L456_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd429, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd430, %rd429, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd431, %rd430, 128;
-	.loc 1 229 31
-	add.s64 %rd432, %rd431, 32;
-	.loc 1 229 36
-	add.s64 %rd433, %rd432, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd428, %rd427, 2;
+	add.s64 %rd429, %rd115, %rd428;
+	st.shared.f32 [%rd429], %f393;
+	bra.uni $L459_if_then;
+$L459_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd430, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd431, %rd430, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd432, %rd431, 128;
+	.loc 1 232 31
+	add.s64 %rd433, %rd432, 32;
+	.loc 1 232 36
+	add.s64 %rd434, %rd433, %rd71;
+	.loc 1 232 51
 	mov.f32 %f394, %f17;
-	.loc 1 229 8
-	shl.b64 %rd434, %rd433, 2;
-	add.s64 %rd435, %rd114, %rd434;
-	st.shared.f32 [%rd435], %f394;
-	bra.uni $L460_if_then;
-$L460_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd436, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd437, %rd436, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd438, %rd437, 128;
-	.loc 1 229 31
-	add.s64 %rd439, %rd438, 64;
-	.loc 1 229 36
-	add.s64 %rd440, %rd439, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd435, %rd434, 2;
+	add.s64 %rd436, %rd115, %rd435;
+	st.shared.f32 [%rd436], %f394;
+	bra.uni $L463_if_then;
+$L463_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd437, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd438, %rd437, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd439, %rd438, 128;
+	.loc 1 232 31
+	add.s64 %rd440, %rd439, 64;
+	.loc 1 232 36
+	add.s64 %rd441, %rd440, %rd71;
+	.loc 1 232 51
 	mov.f32 %f395, %f18;
-	.loc 1 229 8
-	shl.b64 %rd441, %rd440, 2;
-	add.s64 %rd442, %rd114, %rd441;
-	st.shared.f32 [%rd442], %f395;
-	bra.uni $L464_if_then;
-$L464_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd443, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd444, %rd443, 2;
-	.loc 1 229 28
-	mul.lo.s64 %rd445, %rd444, 128;
-	.loc 1 229 31
-	add.s64 %rd446, %rd445, 96;
-	.loc 1 229 36
-	add.s64 %rd447, %rd446, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd442, %rd441, 2;
+	add.s64 %rd443, %rd115, %rd442;
+	st.shared.f32 [%rd443], %f395;
+	bra.uni $L467_if_then;
+$L467_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd444, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd445, %rd444, 2;
+	.loc 1 232 28
+	mul.lo.s64 %rd446, %rd445, 128;
+	.loc 1 232 31
+	add.s64 %rd447, %rd446, 96;
+	.loc 1 232 36
+	add.s64 %rd448, %rd447, %rd71;
+	.loc 1 232 51
 	mov.f32 %f396, %f19;
-	.loc 1 229 8
-	shl.b64 %rd448, %rd447, 2;
-	add.s64 %rd449, %rd114, %rd448;
-	st.shared.f32 [%rd449], %f396;
-	bra.uni $L475_if_then;
-$L475_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd450, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd451, %rd450, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd452, %rd451, 128;
-	.loc 1 229 31
-	add.s64 %rd453, %rd452, 0;
-	.loc 1 229 36
-	add.s64 %rd454, %rd453, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd449, %rd448, 2;
+	add.s64 %rd450, %rd115, %rd449;
+	st.shared.f32 [%rd450], %f396;
+	bra.uni $L478_if_then;
+$L478_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd451, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd452, %rd451, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd453, %rd452, 128;
+	.loc 1 232 31
+	add.s64 %rd454, %rd453, 0;
+	.loc 1 232 36
+	add.s64 %rd455, %rd454, %rd71;
+	.loc 1 232 51
 	mov.f32 %f397, %f20;
-	.loc 1 229 8
-	shl.b64 %rd455, %rd454, 2;
-	add.s64 %rd456, %rd114, %rd455;
-	st.shared.f32 [%rd456], %f397;
-	bra.uni $L479_if_then;
-$L479_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd457, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd458, %rd457, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd459, %rd458, 128;
-	.loc 1 229 31
-	add.s64 %rd460, %rd459, 32;
-	.loc 1 229 36
-	add.s64 %rd461, %rd460, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd456, %rd455, 2;
+	add.s64 %rd457, %rd115, %rd456;
+	st.shared.f32 [%rd457], %f397;
+	bra.uni $L482_if_then;
+$L482_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd458, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd459, %rd458, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd460, %rd459, 128;
+	.loc 1 232 31
+	add.s64 %rd461, %rd460, 32;
+	.loc 1 232 36
+	add.s64 %rd462, %rd461, %rd71;
+	.loc 1 232 51
 	mov.f32 %f398, %f21;
-	.loc 1 229 8
-	shl.b64 %rd462, %rd461, 2;
-	add.s64 %rd463, %rd114, %rd462;
-	st.shared.f32 [%rd463], %f398;
-	bra.uni $L483_if_then;
-$L483_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd464, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd465, %rd464, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd466, %rd465, 128;
-	.loc 1 229 31
-	add.s64 %rd467, %rd466, 64;
-	.loc 1 229 36
-	add.s64 %rd468, %rd467, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd463, %rd462, 2;
+	add.s64 %rd464, %rd115, %rd463;
+	st.shared.f32 [%rd464], %f398;
+	bra.uni $L486_if_then;
+$L486_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd465, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd466, %rd465, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd467, %rd466, 128;
+	.loc 1 232 31
+	add.s64 %rd468, %rd467, 64;
+	.loc 1 232 36
+	add.s64 %rd469, %rd468, %rd71;
+	.loc 1 232 51
 	mov.f32 %f399, %f22;
-	.loc 1 229 8
-	shl.b64 %rd469, %rd468, 2;
-	add.s64 %rd470, %rd114, %rd469;
-	st.shared.f32 [%rd470], %f399;
-	bra.uni $L487_if_then;
-$L487_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd471, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd472, %rd471, 3;
-	.loc 1 229 28
-	mul.lo.s64 %rd473, %rd472, 128;
-	.loc 1 229 31
-	add.s64 %rd474, %rd473, 96;
-	.loc 1 229 36
-	add.s64 %rd475, %rd474, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd470, %rd469, 2;
+	add.s64 %rd471, %rd115, %rd470;
+	st.shared.f32 [%rd471], %f399;
+	bra.uni $L490_if_then;
+$L490_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd472, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd473, %rd472, 3;
+	.loc 1 232 28
+	mul.lo.s64 %rd474, %rd473, 128;
+	.loc 1 232 31
+	add.s64 %rd475, %rd474, 96;
+	.loc 1 232 36
+	add.s64 %rd476, %rd475, %rd71;
+	.loc 1 232 51
 	mov.f32 %f400, %f23;
-	.loc 1 229 8
-	shl.b64 %rd476, %rd475, 2;
-	add.s64 %rd477, %rd114, %rd476;
-	st.shared.f32 [%rd477], %f400;
-	bra.uni $L498_if_then;
-$L498_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd478, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd479, %rd478, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd480, %rd479, 128;
-	.loc 1 229 31
-	add.s64 %rd481, %rd480, 0;
-	.loc 1 229 36
-	add.s64 %rd482, %rd481, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd477, %rd476, 2;
+	add.s64 %rd478, %rd115, %rd477;
+	st.shared.f32 [%rd478], %f400;
+	bra.uni $L501_if_then;
+$L501_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd479, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd480, %rd479, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd481, %rd480, 128;
+	.loc 1 232 31
+	add.s64 %rd482, %rd481, 0;
+	.loc 1 232 36
+	add.s64 %rd483, %rd482, %rd71;
+	.loc 1 232 51
 	mov.f32 %f401, %f24;
-	.loc 1 229 8
-	shl.b64 %rd483, %rd482, 2;
-	add.s64 %rd484, %rd114, %rd483;
-	st.shared.f32 [%rd484], %f401;
-	bra.uni $L502_if_then;
-$L502_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd485, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd486, %rd485, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd487, %rd486, 128;
-	.loc 1 229 31
-	add.s64 %rd488, %rd487, 32;
-	.loc 1 229 36
-	add.s64 %rd489, %rd488, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd484, %rd483, 2;
+	add.s64 %rd485, %rd115, %rd484;
+	st.shared.f32 [%rd485], %f401;
+	bra.uni $L505_if_then;
+$L505_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd486, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd487, %rd486, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd488, %rd487, 128;
+	.loc 1 232 31
+	add.s64 %rd489, %rd488, 32;
+	.loc 1 232 36
+	add.s64 %rd490, %rd489, %rd71;
+	.loc 1 232 51
 	mov.f32 %f402, %f25;
-	.loc 1 229 8
-	shl.b64 %rd490, %rd489, 2;
-	add.s64 %rd491, %rd114, %rd490;
-	st.shared.f32 [%rd491], %f402;
-	bra.uni $L506_if_then;
-$L506_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd492, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd493, %rd492, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd494, %rd493, 128;
-	.loc 1 229 31
-	add.s64 %rd495, %rd494, 64;
-	.loc 1 229 36
-	add.s64 %rd496, %rd495, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd491, %rd490, 2;
+	add.s64 %rd492, %rd115, %rd491;
+	st.shared.f32 [%rd492], %f402;
+	bra.uni $L509_if_then;
+$L509_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd493, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd494, %rd493, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd495, %rd494, 128;
+	.loc 1 232 31
+	add.s64 %rd496, %rd495, 64;
+	.loc 1 232 36
+	add.s64 %rd497, %rd496, %rd71;
+	.loc 1 232 51
 	mov.f32 %f403, %f26;
-	.loc 1 229 8
-	shl.b64 %rd497, %rd496, 2;
-	add.s64 %rd498, %rd114, %rd497;
-	st.shared.f32 [%rd498], %f403;
-	bra.uni $L510_if_then;
-$L510_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd499, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd500, %rd499, 4;
-	.loc 1 229 28
-	mul.lo.s64 %rd501, %rd500, 128;
-	.loc 1 229 31
-	add.s64 %rd502, %rd501, 96;
-	.loc 1 229 36
-	add.s64 %rd503, %rd502, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd498, %rd497, 2;
+	add.s64 %rd499, %rd115, %rd498;
+	st.shared.f32 [%rd499], %f403;
+	bra.uni $L513_if_then;
+$L513_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd500, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd501, %rd500, 4;
+	.loc 1 232 28
+	mul.lo.s64 %rd502, %rd501, 128;
+	.loc 1 232 31
+	add.s64 %rd503, %rd502, 96;
+	.loc 1 232 36
+	add.s64 %rd504, %rd503, %rd71;
+	.loc 1 232 51
 	mov.f32 %f404, %f27;
-	.loc 1 229 8
-	shl.b64 %rd504, %rd503, 2;
-	add.s64 %rd505, %rd114, %rd504;
-	st.shared.f32 [%rd505], %f404;
-	bra.uni $L521_if_then;
-$L521_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd506, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd507, %rd506, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd508, %rd507, 128;
-	.loc 1 229 31
-	add.s64 %rd509, %rd508, 0;
-	.loc 1 229 36
-	add.s64 %rd510, %rd509, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd505, %rd504, 2;
+	add.s64 %rd506, %rd115, %rd505;
+	st.shared.f32 [%rd506], %f404;
+	bra.uni $L524_if_then;
+$L524_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd507, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd508, %rd507, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd509, %rd508, 128;
+	.loc 1 232 31
+	add.s64 %rd510, %rd509, 0;
+	.loc 1 232 36
+	add.s64 %rd511, %rd510, %rd71;
+	.loc 1 232 51
 	mov.f32 %f405, %f28;
-	.loc 1 229 8
-	shl.b64 %rd511, %rd510, 2;
-	add.s64 %rd512, %rd114, %rd511;
-	st.shared.f32 [%rd512], %f405;
-	bra.uni $L525_if_then;
-$L525_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd513, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd514, %rd513, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd515, %rd514, 128;
-	.loc 1 229 31
-	add.s64 %rd516, %rd515, 32;
-	.loc 1 229 36
-	add.s64 %rd517, %rd516, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd512, %rd511, 2;
+	add.s64 %rd513, %rd115, %rd512;
+	st.shared.f32 [%rd513], %f405;
+	bra.uni $L528_if_then;
+$L528_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd514, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd515, %rd514, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd516, %rd515, 128;
+	.loc 1 232 31
+	add.s64 %rd517, %rd516, 32;
+	.loc 1 232 36
+	add.s64 %rd518, %rd517, %rd71;
+	.loc 1 232 51
 	mov.f32 %f406, %f29;
-	.loc 1 229 8
-	shl.b64 %rd518, %rd517, 2;
-	add.s64 %rd519, %rd114, %rd518;
-	st.shared.f32 [%rd519], %f406;
-	bra.uni $L529_if_then;
-$L529_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd520, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd521, %rd520, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd522, %rd521, 128;
-	.loc 1 229 31
-	add.s64 %rd523, %rd522, 64;
-	.loc 1 229 36
-	add.s64 %rd524, %rd523, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd519, %rd518, 2;
+	add.s64 %rd520, %rd115, %rd519;
+	st.shared.f32 [%rd520], %f406;
+	bra.uni $L532_if_then;
+$L532_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd521, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd522, %rd521, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd523, %rd522, 128;
+	.loc 1 232 31
+	add.s64 %rd524, %rd523, 64;
+	.loc 1 232 36
+	add.s64 %rd525, %rd524, %rd71;
+	.loc 1 232 51
 	mov.f32 %f407, %f30;
-	.loc 1 229 8
-	shl.b64 %rd525, %rd524, 2;
-	add.s64 %rd526, %rd114, %rd525;
-	st.shared.f32 [%rd526], %f407;
-	bra.uni $L533_if_then;
-$L533_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd527, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd528, %rd527, 5;
-	.loc 1 229 28
-	mul.lo.s64 %rd529, %rd528, 128;
-	.loc 1 229 31
-	add.s64 %rd530, %rd529, 96;
-	.loc 1 229 36
-	add.s64 %rd531, %rd530, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd526, %rd525, 2;
+	add.s64 %rd527, %rd115, %rd526;
+	st.shared.f32 [%rd527], %f407;
+	bra.uni $L536_if_then;
+$L536_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd528, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd529, %rd528, 5;
+	.loc 1 232 28
+	mul.lo.s64 %rd530, %rd529, 128;
+	.loc 1 232 31
+	add.s64 %rd531, %rd530, 96;
+	.loc 1 232 36
+	add.s64 %rd532, %rd531, %rd71;
+	.loc 1 232 51
 	mov.f32 %f408, %f31;
-	.loc 1 229 8
-	shl.b64 %rd532, %rd531, 2;
-	add.s64 %rd533, %rd114, %rd532;
-	st.shared.f32 [%rd533], %f408;
-	bra.uni $L544_if_then;
-$L544_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd534, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd535, %rd534, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd536, %rd535, 128;
-	.loc 1 229 31
-	add.s64 %rd537, %rd536, 0;
-	.loc 1 229 36
-	add.s64 %rd538, %rd537, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd533, %rd532, 2;
+	add.s64 %rd534, %rd115, %rd533;
+	st.shared.f32 [%rd534], %f408;
+	bra.uni $L547_if_then;
+$L547_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd535, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd536, %rd535, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd537, %rd536, 128;
+	.loc 1 232 31
+	add.s64 %rd538, %rd537, 0;
+	.loc 1 232 36
+	add.s64 %rd539, %rd538, %rd71;
+	.loc 1 232 51
 	mov.f32 %f409, %f32;
-	.loc 1 229 8
-	shl.b64 %rd539, %rd538, 2;
-	add.s64 %rd540, %rd114, %rd539;
-	st.shared.f32 [%rd540], %f409;
-	bra.uni $L548_if_then;
-$L548_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd541, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd542, %rd541, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd543, %rd542, 128;
-	.loc 1 229 31
-	add.s64 %rd544, %rd543, 32;
-	.loc 1 229 36
-	add.s64 %rd545, %rd544, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd540, %rd539, 2;
+	add.s64 %rd541, %rd115, %rd540;
+	st.shared.f32 [%rd541], %f409;
+	bra.uni $L551_if_then;
+$L551_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd542, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd543, %rd542, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd544, %rd543, 128;
+	.loc 1 232 31
+	add.s64 %rd545, %rd544, 32;
+	.loc 1 232 36
+	add.s64 %rd546, %rd545, %rd71;
+	.loc 1 232 51
 	mov.f32 %f410, %f33;
-	.loc 1 229 8
-	shl.b64 %rd546, %rd545, 2;
-	add.s64 %rd547, %rd114, %rd546;
-	st.shared.f32 [%rd547], %f410;
-	bra.uni $L552_if_then;
-$L552_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd548, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd549, %rd548, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd550, %rd549, 128;
-	.loc 1 229 31
-	add.s64 %rd551, %rd550, 64;
-	.loc 1 229 36
-	add.s64 %rd552, %rd551, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd547, %rd546, 2;
+	add.s64 %rd548, %rd115, %rd547;
+	st.shared.f32 [%rd548], %f410;
+	bra.uni $L555_if_then;
+$L555_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd549, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd550, %rd549, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd551, %rd550, 128;
+	.loc 1 232 31
+	add.s64 %rd552, %rd551, 64;
+	.loc 1 232 36
+	add.s64 %rd553, %rd552, %rd71;
+	.loc 1 232 51
 	mov.f32 %f411, %f34;
-	.loc 1 229 8
-	shl.b64 %rd553, %rd552, 2;
-	add.s64 %rd554, %rd114, %rd553;
-	st.shared.f32 [%rd554], %f411;
-	bra.uni $L556_if_then;
-$L556_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd555, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd556, %rd555, 6;
-	.loc 1 229 28
-	mul.lo.s64 %rd557, %rd556, 128;
-	.loc 1 229 31
-	add.s64 %rd558, %rd557, 96;
-	.loc 1 229 36
-	add.s64 %rd559, %rd558, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd554, %rd553, 2;
+	add.s64 %rd555, %rd115, %rd554;
+	st.shared.f32 [%rd555], %f411;
+	bra.uni $L559_if_then;
+$L559_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd556, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd557, %rd556, 6;
+	.loc 1 232 28
+	mul.lo.s64 %rd558, %rd557, 128;
+	.loc 1 232 31
+	add.s64 %rd559, %rd558, 96;
+	.loc 1 232 36
+	add.s64 %rd560, %rd559, %rd71;
+	.loc 1 232 51
 	mov.f32 %f412, %f35;
-	.loc 1 229 8
-	shl.b64 %rd560, %rd559, 2;
-	add.s64 %rd561, %rd114, %rd560;
-	st.shared.f32 [%rd561], %f412;
-	bra.uni $L567_if_then;
-$L567_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd562, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd563, %rd562, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd564, %rd563, 128;
-	.loc 1 229 31
-	add.s64 %rd565, %rd564, 0;
-	.loc 1 229 36
-	add.s64 %rd566, %rd565, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd561, %rd560, 2;
+	add.s64 %rd562, %rd115, %rd561;
+	st.shared.f32 [%rd562], %f412;
+	bra.uni $L570_if_then;
+$L570_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd563, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd564, %rd563, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd565, %rd564, 128;
+	.loc 1 232 31
+	add.s64 %rd566, %rd565, 0;
+	.loc 1 232 36
+	add.s64 %rd567, %rd566, %rd71;
+	.loc 1 232 51
 	mov.f32 %f413, %f36;
-	.loc 1 229 8
-	shl.b64 %rd567, %rd566, 2;
-	add.s64 %rd568, %rd114, %rd567;
-	st.shared.f32 [%rd568], %f413;
-	bra.uni $L571_if_then;
-$L571_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd569, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd570, %rd569, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd571, %rd570, 128;
-	.loc 1 229 31
-	add.s64 %rd572, %rd571, 32;
-	.loc 1 229 36
-	add.s64 %rd573, %rd572, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd568, %rd567, 2;
+	add.s64 %rd569, %rd115, %rd568;
+	st.shared.f32 [%rd569], %f413;
+	bra.uni $L574_if_then;
+$L574_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd570, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd571, %rd570, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd572, %rd571, 128;
+	.loc 1 232 31
+	add.s64 %rd573, %rd572, 32;
+	.loc 1 232 36
+	add.s64 %rd574, %rd573, %rd71;
+	.loc 1 232 51
 	mov.f32 %f414, %f37;
-	.loc 1 229 8
-	shl.b64 %rd574, %rd573, 2;
-	add.s64 %rd575, %rd114, %rd574;
-	st.shared.f32 [%rd575], %f414;
-	bra.uni $L575_if_then;
-$L575_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd576, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd577, %rd576, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd578, %rd577, 128;
-	.loc 1 229 31
-	add.s64 %rd579, %rd578, 64;
-	.loc 1 229 36
-	add.s64 %rd580, %rd579, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd575, %rd574, 2;
+	add.s64 %rd576, %rd115, %rd575;
+	st.shared.f32 [%rd576], %f414;
+	bra.uni $L578_if_then;
+$L578_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd577, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd578, %rd577, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd579, %rd578, 128;
+	.loc 1 232 31
+	add.s64 %rd580, %rd579, 64;
+	.loc 1 232 36
+	add.s64 %rd581, %rd580, %rd71;
+	.loc 1 232 51
 	mov.f32 %f415, %f38;
-	.loc 1 229 8
-	shl.b64 %rd581, %rd580, 2;
-	add.s64 %rd582, %rd114, %rd581;
-	st.shared.f32 [%rd582], %f415;
-	bra.uni $L579_if_then;
-$L579_if_then:
-	.loc 1 229 14
-	mul.lo.s64 %rd583, %rd69, 8;
-	.loc 1 229 25
-	add.s64 %rd584, %rd583, 7;
-	.loc 1 229 28
-	mul.lo.s64 %rd585, %rd584, 128;
-	.loc 1 229 31
-	add.s64 %rd586, %rd585, 96;
-	.loc 1 229 36
-	add.s64 %rd587, %rd586, %rd70;
-	.loc 1 229 51
+	.loc 1 232 8
+	shl.b64 %rd582, %rd581, 2;
+	add.s64 %rd583, %rd115, %rd582;
+	st.shared.f32 [%rd583], %f415;
+	bra.uni $L582_if_then;
+$L582_if_then:
+	.loc 1 232 14
+	mul.lo.s64 %rd584, %rd70, 8;
+	.loc 1 232 25
+	add.s64 %rd585, %rd584, 7;
+	.loc 1 232 28
+	mul.lo.s64 %rd586, %rd585, 128;
+	.loc 1 232 31
+	add.s64 %rd587, %rd586, 96;
+	.loc 1 232 36
+	add.s64 %rd588, %rd587, %rd71;
+	.loc 1 232 51
 	mov.f32 %f416, %f39;
-	.loc 1 229 8
-	shl.b64 %rd588, %rd587, 2;
-	add.s64 %rd589, %rd114, %rd588;
-	st.shared.f32 [%rd589], %f416;
-	bra.uni $L75_for_done;
-$L75_for_done:
-	.loc 1 233 8
+	.loc 1 232 8
+	shl.b64 %rd589, %rd588, 2;
+	add.s64 %rd590, %rd115, %rd589;
+	st.shared.f32 [%rd590], %f416;
+	bra.uni $L77_for_done;
+$L77_for_done:
+	.loc 1 236 8
 	bar.sync 0;
-	mov.s64 %rd590, %rd66;
-	bra.uni $L81_for_loop;
-$L81_for_loop:
-	.loc 1 234 22
-	mul.lo.s64 %rd591, %rd50, 128;
-	.loc 1 234 18
-	setp.lt.s64 %p34, %rd590, %rd591;
-	@%p34 bra $L592_entry;
-	bra.uni $L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ebf16m_u005d;
-$L592_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r147, %rd590;
-	.loc 1 315 56
-	mov.s64 %rd593, 128;
-	cvt.u32.s64 %r148, %rd593;
-	.loc 1 315 48
+	mov.s64 %rd591, %rd67;
+	bra.uni $L83_for_loop;
+$L83_for_loop:
+	.loc 1 237 22
+	mul.lo.s64 %rd592, %rd50, 128;
+	.loc 1 237 18
+	setp.lt.s64 %p35, %rd591, %rd592;
+	@%p35 bra $L595_entry;
+	bra.uni $L92_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ebf16m_u005d;
+$L595_entry:
+	.loc 1 318 44
+	cvt.u32.s64 %r147, %rd591;
+	.loc 1 318 56
+	mov.s64 %rd594, 128;
+	cvt.u32.s64 %r148, %rd594;
+	.loc 1 318 48
 	div.u32 %r149, %r147, %r148;
-	.loc 1 315 37
-	cvt.s64.u32 %rd594, %r149;
-	.loc 1 315 27
-	mov.s64 %rd592, %rd594;
-	bra.uni $L594_entry;
-$L594_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r150, %rd590;
-	.loc 1 316 56
-	mov.s64 %rd596, 128;
-	cvt.u32.s64 %r151, %rd596;
-	.loc 1 316 48
+	.loc 1 318 37
+	cvt.s64.u32 %rd595, %r149;
+	.loc 1 318 27
+	mov.s64 %rd593, %rd595;
+	bra.uni $L597_entry;
+$L597_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r150, %rd591;
+	.loc 1 319 56
+	mov.s64 %rd597, 128;
+	cvt.u32.s64 %r151, %rd597;
+	.loc 1 319 48
 	rem.u32 %r152, %r150, %r151;
-	.loc 1 316 37
-	cvt.s64.u32 %rd597, %r152;
-	.loc 1 316 27
-	mov.s64 %rd595, %rd597;
-	bra.uni $L596_entry;
-$L596_entry:
-	.loc 1 316 44
-	cvt.u32.s64 %r153, %rd595;
-	.loc 1 316 56
-	mov.s64 %rd599, 32;
-	cvt.u32.s64 %r154, %rd599;
-	.loc 1 316 48
+	.loc 1 319 37
+	cvt.s64.u32 %rd598, %r152;
+	.loc 1 319 27
+	mov.s64 %rd596, %rd598;
+	bra.uni $L599_entry;
+$L599_entry:
+	.loc 1 319 44
+	cvt.u32.s64 %r153, %rd596;
+	.loc 1 319 56
+	mov.s64 %rd600, 32;
+	cvt.u32.s64 %r154, %rd600;
+	.loc 1 319 48
 	rem.u32 %r155, %r153, %r154;
-	.loc 1 316 37
-	cvt.s64.u32 %rd600, %r155;
-	.loc 1 316 27
-	mov.s64 %rd598, %rd600;
-	bra.uni $L597_ret_urem;
-$L597_ret_urem:
-	.loc 1 236 11
-	mul.lo.s64 %rd601, 4, %rd598;
-	.loc 1 236 30
-	bra.uni $L598_entry;
-$L598_entry:
-	.loc 1 315 44
-	cvt.u32.s64 %r156, %rd595;
-	.loc 1 315 56
-	mov.s64 %rd603, 32;
-	cvt.u32.s64 %r157, %rd603;
-	.loc 1 315 48
-	div.u32 %r158, %r156, %r157;
-	.loc 1 315 37
-	cvt.s64.u32 %rd604, %r158;
-	.loc 1 315 27
-	mov.s64 %rd602, %rd604;
-	bra.uni $L599_ret_udiv;
-$L599_ret_udiv:
-	.loc 1 236 24
-	add.s64 %rd605, %rd601, %rd602;
-	.loc 1 237 13
-	mul.lo.s64 %rd606, %rd592, 128;
-	.loc 1 237 16
-	add.s64 %rd607, %rd606, %rd595;
-	.loc 1 237 11
-	shl.b64 %rd608, %rd607, 2;
-	add.s64 %rd609, %rd114, %rd608;
-	ld.shared.f32 %f417, [%rd609];
-	.loc 1 237 37
-	add.s64 %rd610, 8, %rd592;
-	.loc 1 237 40
-	mul.lo.s64 %rd611, %rd610, 128;
-	.loc 1 237 43
-	add.s64 %rd612, %rd611, %rd595;
-	.loc 1 237 25
-	shl.b64 %rd613, %rd612, 2;
-	add.s64 %rd614, %rd114, %rd613;
-	ld.shared.f32 %f418, [%rd614];
-	.loc 1 237 20
-	add.rn.f32 %f419, %f417, %f418;
-	.loc 1 237 66
-	add.s64 %rd615, 16, %rd592;
-	.loc 1 237 69
-	mul.lo.s64 %rd616, %rd615, 128;
-	.loc 1 237 72
-	add.s64 %rd617, %rd616, %rd595;
-	.loc 1 237 52
-	shl.b64 %rd618, %rd617, 2;
-	add.s64 %rd619, %rd114, %rd618;
-	ld.shared.f32 %f420, [%rd619];
-	.loc 1 237 47
-	add.rn.f32 %f421, %f419, %f420;
-	.loc 1 237 95
-	add.s64 %rd620, 24, %rd592;
-	.loc 1 237 98
-	mul.lo.s64 %rd621, %rd620, 128;
-	.loc 1 237 101
-	add.s64 %rd622, %rd621, %rd595;
-	.loc 1 237 81
-	shl.b64 %rd623, %rd622, 2;
-	add.s64 %rd624, %rd114, %rd623;
-	ld.shared.f32 %f422, [%rd624];
-	.loc 1 237 76
-	add.rn.f32 %f423, %f421, %f422;
-	.loc 1 238 10
-	shl.b64 %rd625, %rd592, 2;
-	add.s64 %rd626, %rd112, %rd625;
-	ld.shared.f32 %f424, [%rd626];
-	.loc 1 240 8
-	setp.gt.f32 %p35, %f424, 0f00000000;
-	@%p35 bra $L84_if_then;
-	bra.uni $L600_edge;
-$L84_if_then:
-	.loc 1 241 10
-	div.rn.f32 %f426, %f423, %f424;
-	mov.f32 %f425, %f426;
-	bra.uni $L85_if_done;
-$L600_edge:
-	mov.f32 %f425, 0f00000000;
-	bra.uni $L85_if_done;
-$L85_if_done:
-	.loc 1 243 11
-	mul.lo.s64 %rd627, %rd46, %rd42;
-	.loc 1 243 18
-	add.s64 %rd628, %rd627, %rd48;
-	.loc 1 243 23
-	add.s64 %rd629, %rd628, %rd592;
-	.loc 1 244 13
-	setp.eq.s64 %p36, %rd39, 1;
-	@%p36 bra $L86_if_then;
-	bra.uni $L88_if_else;
-$L86_if_then:
-	.loc 1 245 12
-	mul.lo.s64 %rd630, %rd38, %rd24;
-	.loc 1 245 18
-	add.s64 %rd631, %rd630, %rd629;
-	.loc 1 245 21
-	mul.lo.s64 %rd632, %rd631, 128;
-	.loc 1 245 24
-	add.s64 %rd633, %rd632, %rd605;
-	.loc 1 245 37
+	.loc 1 319 37
+	cvt.s64.u32 %rd601, %r155;
+	.loc 1 319 27
+	mov.s64 %rd599, %rd601;
+	bra.uni $L600_ret_urem;
+$L600_ret_urem:
+	.loc 1 239 11
+	mul.lo.s64 %rd602, 4, %rd599;
+	.loc 1 239 30
 	bra.uni $L601_entry;
 $L601_entry:
-	.loc 1 310 67
-	cvt.rn.bf16.f32 %rs44, %f425;
-	.loc 1 310 46
-	mov.u16 %rs43, %rs44;
-	bra.uni $L602_ret_store;
-$L602_ret_store:
-	.loc 1 245 7
-	shl.b64 %rd634, %rd633, 1;
-	add.s64 %rd635, %rd1, %rd634;
-	st.global.u16 [%rd635], %rs43;
+	.loc 1 318 44
+	cvt.u32.s64 %r156, %rd596;
+	.loc 1 318 56
+	mov.s64 %rd604, 32;
+	cvt.u32.s64 %r157, %rd604;
+	.loc 1 318 48
+	div.u32 %r158, %r156, %r157;
+	.loc 1 318 37
+	cvt.s64.u32 %rd605, %r158;
+	.loc 1 318 27
+	mov.s64 %rd603, %rd605;
+	bra.uni $L602_ret_udiv;
+$L602_ret_udiv:
+	.loc 1 239 24
+	add.s64 %rd606, %rd602, %rd603;
+	.loc 1 240 13
+	mul.lo.s64 %rd607, %rd593, 128;
+	.loc 1 240 16
+	add.s64 %rd608, %rd607, %rd596;
+	.loc 1 240 11
+	shl.b64 %rd609, %rd608, 2;
+	add.s64 %rd610, %rd115, %rd609;
+	ld.shared.f32 %f417, [%rd610];
+	.loc 1 240 37
+	add.s64 %rd611, 8, %rd593;
+	.loc 1 240 40
+	mul.lo.s64 %rd612, %rd611, 128;
+	.loc 1 240 43
+	add.s64 %rd613, %rd612, %rd596;
+	.loc 1 240 25
+	shl.b64 %rd614, %rd613, 2;
+	add.s64 %rd615, %rd115, %rd614;
+	ld.shared.f32 %f418, [%rd615];
+	.loc 1 240 20
+	add.rn.f32 %f419, %f417, %f418;
+	.loc 1 240 66
+	add.s64 %rd616, 16, %rd593;
+	.loc 1 240 69
+	mul.lo.s64 %rd617, %rd616, 128;
+	.loc 1 240 72
+	add.s64 %rd618, %rd617, %rd596;
+	.loc 1 240 52
+	shl.b64 %rd619, %rd618, 2;
+	add.s64 %rd620, %rd115, %rd619;
+	ld.shared.f32 %f420, [%rd620];
+	.loc 1 240 47
+	add.rn.f32 %f421, %f419, %f420;
+	.loc 1 240 95
+	add.s64 %rd621, 24, %rd593;
+	.loc 1 240 98
+	mul.lo.s64 %rd622, %rd621, 128;
+	.loc 1 240 101
+	add.s64 %rd623, %rd622, %rd596;
+	.loc 1 240 81
+	shl.b64 %rd624, %rd623, 2;
+	add.s64 %rd625, %rd115, %rd624;
+	ld.shared.f32 %f422, [%rd625];
+	.loc 1 240 76
+	add.rn.f32 %f423, %f421, %f422;
+	.loc 1 241 10
+	shl.b64 %rd626, %rd593, 2;
+	add.s64 %rd627, %rd113, %rd626;
+	ld.shared.f32 %f424, [%rd627];
+	.loc 1 243 8
+	setp.gt.f32 %p36, %f424, 0f00000000;
+	@%p36 bra $L86_if_then;
+	bra.uni $L603_edge;
+$L86_if_then:
+	.loc 1 244 10
+	div.rn.f32 %f426, %f423, %f424;
+	mov.f32 %f425, %f426;
 	bra.uni $L87_if_done;
-$L88_if_else:
-	.loc 1 247 14
-	mul.lo.s64 %rd637, %rd38, %rd24;
-	.loc 1 247 20
-	add.s64 %rd638, %rd637, %rd629;
-	.loc 1 247 23
-	mul.lo.s64 %rd639, %rd638, %rd39;
-	.loc 1 247 31
-	add.s64 %rd640, %rd639, %rd30;
-	.loc 1 248 9
-	mul.lo.s64 %rd641, %rd640, 128;
-	.loc 1 248 12
-	add.s64 %rd642, %rd641, %rd605;
-	.loc 1 248 6
-	shl.b64 %rd643, %rd642, 2;
-	add.s64 %rd644, %rd4, %rd643;
-	st.global.f32 [%rd644], %f425;
-	.loc 1 249 9
-	setp.eq.s64 %p37, %rd605, 0;
-	@%p37 bra $L89_if_then;
-	bra.uni $L87_if_done;
-$L89_if_then:
-	.loc 1 250 10
-	mul.lo.s64 %rd645, 2, %rd640;
-	.loc 1 250 21
-	mul.lo.s64 %rd646, 2, %rd640;
-	.loc 1 250 24
-	add.s64 %rd647, %rd646, 1;
-	.loc 1 250 32
-	shl.b64 %rd648, %rd592, 2;
-	add.s64 %rd649, %rd111, %rd648;
-	ld.shared.f32 %f427, [%rd649];
-	.loc 1 250 8
-	shl.b64 %rd650, %rd645, 2;
-	add.s64 %rd651, %rd7, %rd650;
-	st.global.f32 [%rd651], %f427;
-	.loc 1 250 19
-	shl.b64 %rd652, %rd647, 2;
-	add.s64 %rd653, %rd7, %rd652;
-	st.global.f32 [%rd653], %f424;
+$L603_edge:
+	mov.f32 %f425, 0f00000000;
 	bra.uni $L87_if_done;
 $L87_if_done:
-	.loc 1 234 27
-	add.s64 %rd636, %rd590, 128;
-	mov.s64 %rd590, %rd636;
-	bra.uni $L81_for_loop;
-$L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ebf16m_u005d:
+	.loc 1 246 11
+	mul.lo.s64 %rd628, %rd46, %rd42;
+	.loc 1 246 18
+	add.s64 %rd629, %rd628, %rd48;
+	.loc 1 246 23
+	add.s64 %rd630, %rd629, %rd593;
+	.loc 1 247 13
+	setp.eq.s64 %p37, %rd39, 1;
+	@%p37 bra $L88_if_then;
+	bra.uni $L90_if_else;
+$L88_if_then:
+	.loc 1 248 12
+	mul.lo.s64 %rd631, %rd38, %rd24;
+	.loc 1 248 18
+	add.s64 %rd632, %rd631, %rd630;
+	.loc 1 248 21
+	mul.lo.s64 %rd633, %rd632, 128;
+	.loc 1 248 24
+	add.s64 %rd634, %rd633, %rd606;
+	.loc 1 248 37
+	bra.uni $L604_entry;
+$L604_entry:
+	.loc 1 313 67
+	cvt.rn.bf16.f32 %rs44, %f425;
+	.loc 1 313 46
+	mov.u16 %rs43, %rs44;
+	bra.uni $L605_ret_store;
+$L605_ret_store:
+	.loc 1 248 7
+	shl.b64 %rd635, %rd634, 1;
+	add.s64 %rd636, %rd1, %rd635;
+	st.global.u16 [%rd636], %rs43;
+	bra.uni $L89_if_done;
+$L90_if_else:
+	.loc 1 250 14
+	mul.lo.s64 %rd638, %rd38, %rd24;
+	.loc 1 250 20
+	add.s64 %rd639, %rd638, %rd630;
+	.loc 1 250 23
+	mul.lo.s64 %rd640, %rd639, %rd39;
+	.loc 1 250 31
+	add.s64 %rd641, %rd640, %rd30;
+	.loc 1 251 9
+	mul.lo.s64 %rd642, %rd641, 128;
+	.loc 1 251 12
+	add.s64 %rd643, %rd642, %rd606;
+	.loc 1 251 6
+	shl.b64 %rd644, %rd643, 2;
+	add.s64 %rd645, %rd4, %rd644;
+	st.global.f32 [%rd645], %f425;
+	.loc 1 252 9
+	setp.eq.s64 %p38, %rd606, 0;
+	@%p38 bra $L91_if_then;
+	bra.uni $L89_if_done;
+$L91_if_then:
+	.loc 1 253 10
+	mul.lo.s64 %rd646, 2, %rd641;
+	.loc 1 253 21
+	mul.lo.s64 %rd647, 2, %rd641;
+	.loc 1 253 24
+	add.s64 %rd648, %rd647, 1;
+	.loc 1 253 32
+	shl.b64 %rd649, %rd593, 2;
+	add.s64 %rd650, %rd112, %rd649;
+	ld.shared.f32 %f427, [%rd650];
+	.loc 1 253 8
+	shl.b64 %rd651, %rd646, 2;
+	add.s64 %rd652, %rd7, %rd651;
+	st.global.f32 [%rd652], %f427;
+	.loc 1 253 19
+	shl.b64 %rd653, %rd648, 2;
+	add.s64 %rd654, %rd7, %rd653;
+	st.global.f32 [%rd654], %f424;
+	bra.uni $L89_if_done;
+$L89_if_done:
+	.loc 1 237 27
+	add.s64 %rd637, %rd591, 128;
+	mov.s64 %rd591, %rd637;
+	bra.uni $L83_for_loop;
+$L92_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ebf16m_u005d:
 	ret;
 }
 
@@ -11126,7 +11182,7 @@ $L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16
 	.reg .b64 %rd<68>;
 	.reg .f32 %f<20>;
 
-	.loc 1 257 6
+	.loc 1 260 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -11145,53 +11201,53 @@ $L90_ret_paged_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16
 	ld.param.s64 %rd15, [partition];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 271 22
+	.loc 1 274 22
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 1 271 38
+	.loc 1 274 38
 	mov.u32 %r3, %ctaid.x;
 	cvt.s64.u32 %rd19, %r3;
 	mov.u32 %r4, %ctaid.y;
 	cvt.s64.u32 %rd20, %r4;
 	mov.u32 %r5, %ctaid.z;
 	cvt.s64.u32 %rd21, %r5;
-	.loc 1 272 44
+	.loc 1 275 44
 	shl.b64 %rd22, %rd20, 2;
 	add.s64 %rd23, %rd10, %rd22;
 	ld.global.nc.s32 %r6, [%rd23];
-	.loc 1 272 36
+	.loc 1 275 36
 	cvt.s64.s32 %rd24, %r6;
-	.loc 1 272 50
+	.loc 1 275 50
 	add.s64 %rd25, %rd24, %rd15;
-	.loc 1 272 60
+	.loc 1 275 60
 	sub.s64 %rd26, %rd25, 1;
-	.loc 1 272 32
+	.loc 1 275 32
 	cvt.u32.s64 %r7, %rd26;
-	.loc 1 272 70
+	.loc 1 275 70
 	cvt.u32.s64 %r8, %rd15;
-	.loc 1 272 63
+	.loc 1 275 63
 	div.u32 %r9, %r7, %r8;
-	.loc 1 272 25
+	.loc 1 275 25
 	cvt.s64.u32 %rd27, %r9;
-	.loc 1 272 13
+	.loc 1 275 13
 	min.s64 %rd28, %rd14, %rd27;
-	.loc 1 273 12
+	.loc 1 276 12
 	mul.lo.s64 %rd29, %rd20, %rd12;
-	.loc 1 273 19
+	.loc 1 276 19
 	add.s64 %rd30, %rd29, %rd16;
-	.loc 1 273 24
+	.loc 1 276 24
 	mul.lo.s64 %rd31, %rd30, %rd14;
-	.loc 1 274 13
+	.loc 1 277 13
 	bra.uni $L17_entry;
 $L17_entry:
-	.loc 1 318 52
+	.loc 1 321 52
 	mov.u32 %r10, 0xFF800000;
 	mov.b32 %f1, %r10;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f0, %f1;
 	bra.uni $L18_ret_negInf;
 $L18_ret_negInf:
@@ -11199,35 +11255,35 @@ $L18_ret_negInf:
 	mov.s64 %rd32, 0;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 1 275 16
+	.loc 1 278 16
 	setp.lt.s64 %p0, %rd32, %rd28;
 	@%p0 bra $L4_for_body;
 	bra.uni $L19_entry;
 $L4_for_body:
-	.loc 1 276 27
+	.loc 1 279 27
 	add.s64 %rd33, %rd31, %rd32;
-	.loc 1 276 23
+	.loc 1 279 23
 	mul.lo.s64 %rd34, 2, %rd33;
-	.loc 1 276 21
+	.loc 1 279 21
 	shl.b64 %rd35, %rd34, 2;
 	add.s64 %rd36, %rd7, %rd35;
 	ld.global.nc.f32 %f3, [%rd36];
-	.loc 1 276 14
+	.loc 1 279 14
 	max.f32 %f4, %f2, %f3;
-	.loc 1 275 24
+	.loc 1 278 24
 	add.s64 %rd37, %rd32, 1;
 	mov.f32 %f2, %f4;
 	mov.s64 %rd32, %rd37;
 	bra.uni $L3_for_loop;
 $L19_entry:
-	.loc 1 318 52
+	.loc 1 321 52
 	mov.u32 %r11, 0xFF800000;
 	mov.b32 %f6, %r11;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f5, %f6;
 	bra.uni $L20_ret_negInf;
 $L20_ret_negInf:
-	.loc 1 278 7
+	.loc 1 281 7
 	setp.eq.f32 %p1, %f2, %f5;
 	@%p1 bra $L6_if_then;
 	bra.uni $L21_edge;
@@ -11238,7 +11294,7 @@ $L21_edge:
 	mov.f32 %f7, %f2;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 1 281 22
+	.loc 1 284 22
 	mov.u32 %r12, %tid.x;
 	cvt.s64.u32 %rd38, %r12;
 	mov.u32 %r13, %tid.y;
@@ -11248,7 +11304,7 @@ $L7_if_done:
 	mov.s64 %rd41, %rd38;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 1 281 30
+	.loc 1 284 30
 	setp.lt.s64 %p2, %rd41, %rd13;
 	@%p2 bra $L9_for_body;
 	bra.uni $L16_ret_pagedReduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ef16m_u005d;
@@ -11258,62 +11314,62 @@ $L9_for_body:
 	mov.s64 %rd42, 0;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 1 283 17
+	.loc 1 286 17
 	setp.lt.s64 %p3, %rd42, %rd28;
 	@%p3 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 1 284 18
+	.loc 1 287 18
 	add.s64 %rd43, %rd31, %rd42;
-	.loc 1 284 14
+	.loc 1 287 14
 	mul.lo.s64 %rd44, 2, %rd43;
-	.loc 1 284 21
+	.loc 1 287 21
 	add.s64 %rd45, %rd44, 1;
-	.loc 1 284 12
+	.loc 1 287 12
 	shl.b64 %rd46, %rd45, 2;
 	add.s64 %rd47, %rd7, %rd46;
 	ld.global.nc.f32 %f10, [%rd47];
-	.loc 1 284 45
+	.loc 1 287 45
 	add.s64 %rd48, %rd31, %rd42;
-	.loc 1 284 41
+	.loc 1 287 41
 	mul.lo.s64 %rd49, 2, %rd48;
-	.loc 1 284 39
+	.loc 1 287 39
 	shl.b64 %rd50, %rd49, 2;
 	add.s64 %rd51, %rd7, %rd50;
 	ld.global.nc.f32 %f11, [%rd51];
-	.loc 1 284 49
+	.loc 1 287 49
 	sub.rn.f32 %f12, %f11, %f7;
-	.loc 1 284 35
+	.loc 1 287 35
 	ex2.approx.f32 %f13, %f12;
-	.loc 1 284 25
+	.loc 1 287 25
 	mul.rn.f32 %f14, %f10, %f13;
-	.loc 1 285 27
+	.loc 1 288 27
 	add.s64 %rd52, %rd31, %rd42;
-	.loc 1 285 30
+	.loc 1 288 30
 	mul.lo.s64 %rd53, %rd52, %rd13;
-	.loc 1 285 33
+	.loc 1 288 33
 	add.s64 %rd54, %rd53, %rd41;
-	.loc 1 285 23
+	.loc 1 288 23
 	shl.b64 %rd55, %rd54, 2;
 	add.s64 %rd56, %rd4, %rd55;
 	ld.global.nc.f32 %f15, [%rd56];
-	.loc 1 285 17
+	.loc 1 288 17
 	fma.rn.f32 %f16, %f14, %f15, %f8;
-	.loc 1 286 4
+	.loc 1 289 4
 	add.rn.f32 %f17, %f9, %f14;
-	.loc 1 283 25
+	.loc 1 286 25
 	add.s64 %rd57, %rd42, 1;
 	mov.f32 %f8, %f16;
 	mov.f32 %f9, %f17;
 	mov.s64 %rd42, %rd57;
 	bra.uni $L11_for_loop;
 $L13_for_done:
-	.loc 1 289 10
+	.loc 1 292 10
 	setp.gt.f32 %p4, %f9, 0f00000000;
 	@%p4 bra $L14_if_then;
 	bra.uni $L22_edge;
 $L14_if_then:
-	.loc 1 290 12
+	.loc 1 293 12
 	div.rn.f32 %f19, %f8, %f9;
 	mov.f32 %f18, %f19;
 	bra.uni $L15_if_done;
@@ -11321,35 +11377,35 @@ $L22_edge:
 	mov.f32 %f18, 0f00000000;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 1 292 11
+	.loc 1 295 11
 	mul.lo.s64 %rd58, %rd20, %rd12;
-	.loc 1 292 17
+	.loc 1 295 17
 	add.s64 %rd59, %rd58, %rd16;
-	.loc 1 292 20
+	.loc 1 295 20
 	mul.lo.s64 %rd60, %rd59, %rd13;
-	.loc 1 292 23
+	.loc 1 295 23
 	add.s64 %rd61, %rd60, %rd41;
-	.loc 1 292 36
+	.loc 1 295 36
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 1 305 58
+	.loc 1 308 58
 	cvt.rn.f16.f32 %rs1, %f18;
-	.loc 1 305 41
+	.loc 1 308 41
 	mov.u16 %rs0, %rs1;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 1 292 6
+	.loc 1 295 6
 	shl.b64 %rd62, %rd61, 1;
 	add.s64 %rd63, %rd1, %rd62;
 	st.global.u16 [%rd63], %rs0;
-	.loc 1 281 51
+	.loc 1 284 51
 	mov.u32 %r15, %ntid.x;
 	cvt.s64.u32 %rd64, %r15;
 	mov.u32 %r16, %ntid.y;
 	cvt.s64.u32 %rd65, %r16;
 	mov.u32 %r17, %ntid.z;
 	cvt.s64.u32 %rd66, %r17;
-	.loc 1 281 36
+	.loc 1 284 36
 	add.s64 %rd67, %rd41, %rd64;
 	mov.s64 %rd41, %rd67;
 	bra.uni $L8_for_loop;
@@ -11379,7 +11435,7 @@ $L16_ret_pagedReduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHa
 	.reg .b64 %rd<68>;
 	.reg .f32 %f<20>;
 
-	.loc 1 262 6
+	.loc 1 265 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -11398,53 +11454,53 @@ $L16_ret_pagedReduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHa
 	ld.param.s64 %rd15, [partition];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 271 22
+	.loc 1 274 22
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd16, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd17, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd18, %r2;
-	.loc 1 271 38
+	.loc 1 274 38
 	mov.u32 %r3, %ctaid.x;
 	cvt.s64.u32 %rd19, %r3;
 	mov.u32 %r4, %ctaid.y;
 	cvt.s64.u32 %rd20, %r4;
 	mov.u32 %r5, %ctaid.z;
 	cvt.s64.u32 %rd21, %r5;
-	.loc 1 272 44
+	.loc 1 275 44
 	shl.b64 %rd22, %rd20, 2;
 	add.s64 %rd23, %rd10, %rd22;
 	ld.global.nc.s32 %r6, [%rd23];
-	.loc 1 272 36
+	.loc 1 275 36
 	cvt.s64.s32 %rd24, %r6;
-	.loc 1 272 50
+	.loc 1 275 50
 	add.s64 %rd25, %rd24, %rd15;
-	.loc 1 272 60
+	.loc 1 275 60
 	sub.s64 %rd26, %rd25, 1;
-	.loc 1 272 32
+	.loc 1 275 32
 	cvt.u32.s64 %r7, %rd26;
-	.loc 1 272 70
+	.loc 1 275 70
 	cvt.u32.s64 %r8, %rd15;
-	.loc 1 272 63
+	.loc 1 275 63
 	div.u32 %r9, %r7, %r8;
-	.loc 1 272 25
+	.loc 1 275 25
 	cvt.s64.u32 %rd27, %r9;
-	.loc 1 272 13
+	.loc 1 275 13
 	min.s64 %rd28, %rd14, %rd27;
-	.loc 1 273 12
+	.loc 1 276 12
 	mul.lo.s64 %rd29, %rd20, %rd12;
-	.loc 1 273 19
+	.loc 1 276 19
 	add.s64 %rd30, %rd29, %rd16;
-	.loc 1 273 24
+	.loc 1 276 24
 	mul.lo.s64 %rd31, %rd30, %rd14;
-	.loc 1 274 13
+	.loc 1 277 13
 	bra.uni $L17_entry;
 $L17_entry:
-	.loc 1 318 52
+	.loc 1 321 52
 	mov.u32 %r10, 0xFF800000;
 	mov.b32 %f1, %r10;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f0, %f1;
 	bra.uni $L18_ret_negInf;
 $L18_ret_negInf:
@@ -11452,35 +11508,35 @@ $L18_ret_negInf:
 	mov.s64 %rd32, 0;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 1 275 16
+	.loc 1 278 16
 	setp.lt.s64 %p0, %rd32, %rd28;
 	@%p0 bra $L4_for_body;
 	bra.uni $L19_entry;
 $L4_for_body:
-	.loc 1 276 27
+	.loc 1 279 27
 	add.s64 %rd33, %rd31, %rd32;
-	.loc 1 276 23
+	.loc 1 279 23
 	mul.lo.s64 %rd34, 2, %rd33;
-	.loc 1 276 21
+	.loc 1 279 21
 	shl.b64 %rd35, %rd34, 2;
 	add.s64 %rd36, %rd7, %rd35;
 	ld.global.nc.f32 %f3, [%rd36];
-	.loc 1 276 14
+	.loc 1 279 14
 	max.f32 %f4, %f2, %f3;
-	.loc 1 275 24
+	.loc 1 278 24
 	add.s64 %rd37, %rd32, 1;
 	mov.f32 %f2, %f4;
 	mov.s64 %rd32, %rd37;
 	bra.uni $L3_for_loop;
 $L19_entry:
-	.loc 1 318 52
+	.loc 1 321 52
 	mov.u32 %r11, 0xFF800000;
 	mov.b32 %f6, %r11;
-	.loc 1 318 25
+	.loc 1 321 25
 	mov.f32 %f5, %f6;
 	bra.uni $L20_ret_negInf;
 $L20_ret_negInf:
-	.loc 1 278 7
+	.loc 1 281 7
 	setp.eq.f32 %p1, %f2, %f5;
 	@%p1 bra $L6_if_then;
 	bra.uni $L21_edge;
@@ -11491,7 +11547,7 @@ $L21_edge:
 	mov.f32 %f7, %f2;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 1 281 22
+	.loc 1 284 22
 	mov.u32 %r12, %tid.x;
 	cvt.s64.u32 %rd38, %r12;
 	mov.u32 %r13, %tid.y;
@@ -11501,7 +11557,7 @@ $L7_if_done:
 	mov.s64 %rd41, %rd38;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 1 281 30
+	.loc 1 284 30
 	setp.lt.s64 %p2, %rd41, %rd13;
 	@%p2 bra $L9_for_body;
 	bra.uni $L16_ret_pagedReduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fdecodek_u002ebf16m_u005d;
@@ -11511,62 +11567,62 @@ $L9_for_body:
 	mov.s64 %rd42, 0;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 1 283 17
+	.loc 1 286 17
 	setp.lt.s64 %p3, %rd42, %rd28;
 	@%p3 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 1 284 18
+	.loc 1 287 18
 	add.s64 %rd43, %rd31, %rd42;
-	.loc 1 284 14
+	.loc 1 287 14
 	mul.lo.s64 %rd44, 2, %rd43;
-	.loc 1 284 21
+	.loc 1 287 21
 	add.s64 %rd45, %rd44, 1;
-	.loc 1 284 12
+	.loc 1 287 12
 	shl.b64 %rd46, %rd45, 2;
 	add.s64 %rd47, %rd7, %rd46;
 	ld.global.nc.f32 %f10, [%rd47];
-	.loc 1 284 45
+	.loc 1 287 45
 	add.s64 %rd48, %rd31, %rd42;
-	.loc 1 284 41
+	.loc 1 287 41
 	mul.lo.s64 %rd49, 2, %rd48;
-	.loc 1 284 39
+	.loc 1 287 39
 	shl.b64 %rd50, %rd49, 2;
 	add.s64 %rd51, %rd7, %rd50;
 	ld.global.nc.f32 %f11, [%rd51];
-	.loc 1 284 49
+	.loc 1 287 49
 	sub.rn.f32 %f12, %f11, %f7;
-	.loc 1 284 35
+	.loc 1 287 35
 	ex2.approx.f32 %f13, %f12;
-	.loc 1 284 25
+	.loc 1 287 25
 	mul.rn.f32 %f14, %f10, %f13;
-	.loc 1 285 27
+	.loc 1 288 27
 	add.s64 %rd52, %rd31, %rd42;
-	.loc 1 285 30
+	.loc 1 288 30
 	mul.lo.s64 %rd53, %rd52, %rd13;
-	.loc 1 285 33
+	.loc 1 288 33
 	add.s64 %rd54, %rd53, %rd41;
-	.loc 1 285 23
+	.loc 1 288 23
 	shl.b64 %rd55, %rd54, 2;
 	add.s64 %rd56, %rd4, %rd55;
 	ld.global.nc.f32 %f15, [%rd56];
-	.loc 1 285 17
+	.loc 1 288 17
 	fma.rn.f32 %f16, %f14, %f15, %f8;
-	.loc 1 286 4
+	.loc 1 289 4
 	add.rn.f32 %f17, %f9, %f14;
-	.loc 1 283 25
+	.loc 1 286 25
 	add.s64 %rd57, %rd42, 1;
 	mov.f32 %f8, %f16;
 	mov.f32 %f9, %f17;
 	mov.s64 %rd42, %rd57;
 	bra.uni $L11_for_loop;
 $L13_for_done:
-	.loc 1 289 10
+	.loc 1 292 10
 	setp.gt.f32 %p4, %f9, 0f00000000;
 	@%p4 bra $L14_if_then;
 	bra.uni $L22_edge;
 $L14_if_then:
-	.loc 1 290 12
+	.loc 1 293 12
 	div.rn.f32 %f19, %f8, %f9;
 	mov.f32 %f18, %f19;
 	bra.uni $L15_if_done;
@@ -11574,35 +11630,35 @@ $L22_edge:
 	mov.f32 %f18, 0f00000000;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 1 292 11
+	.loc 1 295 11
 	mul.lo.s64 %rd58, %rd20, %rd12;
-	.loc 1 292 17
+	.loc 1 295 17
 	add.s64 %rd59, %rd58, %rd16;
-	.loc 1 292 20
+	.loc 1 295 20
 	mul.lo.s64 %rd60, %rd59, %rd13;
-	.loc 1 292 23
+	.loc 1 295 23
 	add.s64 %rd61, %rd60, %rd41;
-	.loc 1 292 36
+	.loc 1 295 36
 	bra.uni $L23_entry;
 $L23_entry:
-	.loc 1 310 67
+	.loc 1 313 67
 	cvt.rn.bf16.f32 %rs1, %f18;
-	.loc 1 310 46
+	.loc 1 313 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L24_ret_store;
 $L24_ret_store:
-	.loc 1 292 6
+	.loc 1 295 6
 	shl.b64 %rd62, %rd61, 1;
 	add.s64 %rd63, %rd1, %rd62;
 	st.global.u16 [%rd63], %rs0;
-	.loc 1 281 51
+	.loc 1 284 51
 	mov.u32 %r15, %ntid.x;
 	cvt.s64.u32 %rd64, %r15;
 	mov.u32 %r16, %ntid.y;
 	cvt.s64.u32 %rd65, %r16;
 	mov.u32 %r17, %ntid.z;
 	cvt.s64.u32 %rd66, %r17;
-	.loc 1 281 36
+	.loc 1 284 36
 	add.s64 %rd67, %rd41, %rd64;
 	mov.s64 %rd41, %rd67;
 	bra.uni $L8_for_loop;
