@@ -28,9 +28,11 @@ package ops
 // their rows of O (16×headDim, f32), the running maximum m and the
 // running sum ℓ in registers. Key/value tiles of 64 tokens stream through
 // shared memory; per tile each warp computes S = Q·Kᵀ (16×64) with
-// mma.sync m16n8k16, scales it into the log2 domain, takes the new row
-// maximum (a quad of lanes shares a row: two xor-shuffles), rescales O and
-// ℓ by 2^(m_old - m_new), and adds P·V, with P = 2^(S - m_new) rounded to T.
+// mma.sync m16n8k16, takes the new row maximum (a quad of lanes shares a
+// row: two xor-shuffles), rescales O and ℓ by 2^(c·(m_old - m_new)), and
+// adds P·V, with P = 2^(c·S - c·m_new) rounded to T (c = scale·log2 e,
+// one FFMA and one ex2 per score; the scale must be positive for the
+// maximum of S to give that of c·S).
 // P never leaves registers: the C fragment of two adjacent n-tiles of S is
 // exactly the A fragment of one k-step of P·V (gpu/mma.go's layouts), so
 // converting is packing pairs. ℓ is kept per lane and reduced across the
@@ -44,8 +46,9 @@ package ops
 // to headDim+8 elements: a row is then 16 bytes past a multiple of 128,
 // so the 8 row addresses of one ldmatrix 8×8 matrix fall in 8 different
 // 16-byte bank groups, and the 16-byte cp.async stores of a quarter warp
-// are contiguous: no bank conflicts either way (profile_test.go checks).
-// Q's fragments are loaded once into registers. K is read with ldmatrix
+// are contiguous: no bank conflicts either way (flash_test.go checks on
+// the emulator's profiler). At head dim 128 Q's fragments are loaded once
+// into registers; at 64 they are re-read each tile (see attnk/flash.go). K is read with ldmatrix
 // (each 8×8 matrix is 8 keys × 8 dims, which is B's column-major layout),
 // V with ldmatrix.trans (8 keys × 8 dims, transposed into pairs along
 // keys). Shared memory: 5·64·(headDim+8)·2 bytes, 45 KiB at 64 and 85 KiB
@@ -125,6 +128,9 @@ func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], ls
 	notNil(s, "q", q)
 	notNil(s, "k", k)
 	s.atLeast("MaxSeqQ", a.MaxSeqQ, 0)
+	if !(a.Scale >= 0) || math.IsInf(float64(a.Scale), 0) {
+		s.fail("Scale = %g, want a finite value > 0 (or 0 for 1/√HeadDim)", a.Scale)
+	}
 	if s.err != nil {
 		return s.err
 	}
@@ -146,7 +152,10 @@ func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], ls
 	if lse != nil {
 		buf(s, "lse", lse, a.Heads*totalQ, "heads×totalQ")
 	}
-	if s.err != nil || batch == 0 || a.MaxSeqQ == 0 || totalQ == 0 {
+	if s.err == nil && totalQ > 0 && a.MaxSeqQ == 0 {
+		s.fail("MaxSeqQ = 0 with %d query tokens: set it to the longest query sequence", totalQ)
+	}
+	if s.err != nil || batch == 0 || totalQ == 0 {
 		return s.err
 	}
 	lseArg := lse

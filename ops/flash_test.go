@@ -239,6 +239,8 @@ func TestFlashAttentionErrors(t *testing.T) {
 	q, kv := h(8*4*64), h(8*2*64)
 	wantErr(t, "head dim", FlashAttention(dev, h(8*4*64), q, kv, kv, nil, cu(0, 8), cu(0, 8), Attention{Heads: 4, KVHeads: 2, HeadDim: 96, MaxSeqQ: 8}), "HeadDim = 96")
 	wantErr(t, "gqa", FlashAttention(dev, h(8*4*64), q, kv, kv, nil, cu(0, 8), cu(0, 8), Attention{Heads: 4, KVHeads: 3, HeadDim: 64, MaxSeqQ: 8}), "not a multiple of KVHeads")
+	wantErr(t, "maxSeqQ 0", FlashAttention(dev, h(8*4*64), q, kv, kv, nil, cu(0, 8), cu(0, 8), Attention{Heads: 4, KVHeads: 2, HeadDim: 64}), "MaxSeqQ = 0 with 8 query tokens")
+	wantErr(t, "scale", FlashAttention(dev, h(8*4*64), q, kv, kv, nil, cu(0, 8), cu(0, 8), Attention{Heads: 4, KVHeads: 2, HeadDim: 64, MaxSeqQ: 8, Scale: -1}), "Scale = -1")
 	wantErr(t, "out", FlashAttention(dev, h(7), q, kv, h(8*2*64), nil, cu(0, 8), cu(0, 8), a), "out has 7 elements")
 	wantErr(t, "cu", FlashAttention(dev, h(8*4*64), q, kv, h(8*2*64), nil, cu(0, 8), cu(0, 4, 8), a), "cuSeqK has 3 offsets")
 	wantErr(t, "lse", FlashAttention(dev, h(8*4*64), q, kv, h(8*2*64), alloc[float32](t, dev, 3), cu(0, 8), cu(0, 8), a), "lse has 3 elements")

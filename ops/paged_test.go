@@ -316,8 +316,17 @@ func TestPagedErrors(t *testing.T) {
 	// On the device: a page outside the cache, a length beyond the table.
 	wantErr(t, "bad page", run(p, i32(0, 7, 2, 0), i32(20, 5), 20), "not a page of the cache")
 	wantErr(t, "bad length", run(p, i32(0, 1, 2, 0), i32(40, 5), 32), "beyond its block table")
+	// maxSeqLen 100 makes 2 splits of 64: a sequence of 200 is caught.
+	split := Paged{Heads: 2, KVHeads: 1, HeadDim: 64, PageSize: 16, MaxPages: 16, Partition: 64}
+	scratch, err := NewSplitScratch(dev, 2, 2, 64, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scratch.Free()
+	err = PagedAttention(dev, h(2*2*64), h(2*2*64), h(cache), h(cache), i32(make([]int32, 32)...), i32(5, 200), 100, split, scratch)
+	wantErr(t, "longer than maxSeqLen", err, "longer than maxSeqLen")
 	// KVCacheWrite: a slot past the cache.
-	err := KVCacheWrite(dev, h(cache), h(cache), h(64), h(64), i32(48), nil, KVWrite{Tokens: 1, KVHeads: 1, HeadDim: 64})
+	err = KVCacheWrite(dev, h(cache), h(cache), h(64), h(64), i32(48), nil, KVWrite{Tokens: 1, KVHeads: 1, HeadDim: 64})
 	wantErr(t, "slot", err, "kvWriteF16")
 }
 
@@ -351,4 +360,59 @@ func TestPagedAttentionBankConflicts(t *testing.T) {
 			t.Errorf("%v: %d shared-memory bank conflicts, want 0", c, conflicts)
 		}
 	}
+}
+
+// TestPagedMatchesFlash composes the ops as a decode step does: the keys
+// and values of two sequences are appended to a paged cache with
+// KVCacheWrite (slots from a PageAllocator whose free list is shuffled),
+// then PagedAttention for each sequence's last token must agree with
+// FlashAttention of that token against the same keys (a varlen batch of
+// one query per sequence).
+func TestPagedMatchesFlash(t *testing.T) {
+	dev := kern.OpenEmulator()
+	const heads, kvHeads, hd, pageSize = 4, 2, 64, 16
+	lens := []int{37, 70}
+	rng := rand.New(rand.NewPCG(4, 4))
+	alloc8, err := NewPageAllocator(12, pageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng.Shuffle(len(alloc8.free), func(i, j int) { alloc8.free[i], alloc8.free[j] = alloc8.free[j], alloc8.free[i] })
+	row := kvHeads * hd
+	kc := alloc[gpu.Half](t, dev, 12*pageSize*row)
+	vc := alloc[gpu.Half](t, dev, 12*pageSize*row)
+	total := lens[0] + lens[1]
+	k, _ := upload[gpu.Half](t, dev, normals(rng, total*row, 1))
+	v, _ := upload[gpu.Half](t, dev, normals(rng, total*row, 1))
+	// Sequence 0's tokens come first in k and v, then sequence 1's.
+	var slots []int32
+	for s, n := range lens {
+		sl, err := alloc8.Append(s, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, sl...)
+	}
+	if err := KVCacheWrite(dev, kc, vc, k, v, uploadT(t, dev, slots), nil, KVWrite{Tokens: total, KVHeads: kvHeads, HeadDim: hd}); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := upload[gpu.Half](t, dev, normals(rng, len(lens)*heads*hd, 1))
+	table, seqLens, err := alloc8.BlockTable([]int{0, 1}, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paged := alloc[gpu.Half](t, dev, len(lens)*heads*hd)
+	p := Paged{Heads: heads, KVHeads: kvHeads, HeadDim: hd, PageSize: pageSize, MaxPages: 6}
+	if err := PagedAttention(dev, paged, q, kc, vc, uploadT(t, dev, table), uploadT(t, dev, seqLens), 70, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	flash := alloc[gpu.Half](t, dev, len(lens)*heads*hd)
+	a := Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, MaxSeqQ: 1, Causal: true}
+	if err := FlashAttention(dev, flash, q, k, v, nil, uploadT(t, dev, SeqOffsets(1, 1)), uploadT(t, dev, SeqOffsets(lens...)), a); err != nil {
+		t.Fatal(err)
+	}
+	// FlashAttention rounds P to float16 before P·V, PagedAttention does
+	// not, and each rounds its output: they differ by at most about two
+	// float16 units of Σ p|v| ≤ max |v| (< 5 for these normals).
+	compare(t, "paged vs flash", download(t, paged), download(t, flash), tol{abs: 2 * 0x1p-11 * 5}, nil)
 }

@@ -2,12 +2,13 @@ package main
 
 // kern bench: baseline figures for the device kern runs on.
 //
-// Three benchmarks, each in its own file:
+// Four benchmarks, each in its own file:
 //
-//	memcpy (bench_memcpy.go)  host↔device and device↔device copy bandwidth (CUDA only)
-//	gemm   (bench_gemm.go)    cuBLAS Sgemm and GemmEx throughput (CUDA with cuBLAS only)
-//	ops    (bench_ops.go)     package ops' memory-bound kernels: bandwidth on a GPU,
-//	                          instructions per element on the emulator
+//	memcpy    (bench_memcpy.go)     host↔device and device↔device copy bandwidth (CUDA only)
+//	gemm      (bench_gemm.go)       cuBLAS Sgemm and GemmEx throughput (CUDA with cuBLAS only)
+//	ops       (bench_ops.go)        package ops' memory-bound kernels: bandwidth on a GPU,
+//	                                instructions per element on the emulator
+//	attention (bench_attention.go)  FlashAttention prefill TFLOP/s, PagedAttention decode GB/s
 //
 // GPU work is timed with CUDA events around each run, after warm-up runs,
 // and the median of the timed runs is reported. Figures are printed, never
@@ -35,9 +36,9 @@ import (
 	"github.com/gokern/kern/emu"
 )
 
-const benchUsage = `usage: kern bench [flags] [memcpy] [gemm] [ops]
+const benchUsage = `usage: kern bench [flags] [memcpy] [gemm] [ops] [attention]
 
-Runs the named benchmarks (all three by default) on the device kern.Open
+Runs the named benchmarks (all four by default) on the device kern.Open
 picks ($KERN_DEVICE, else the first GPU) or the one -device names, and
 prints a table. See docs/performance.md for what each figure means.
 
@@ -98,7 +99,7 @@ func pct(v, peak float64) float64 {
 	return 100 * v / peak
 }
 
-var benchNames = []string{"memcpy", "gemm", "ops"}
+var benchNames = []string{"memcpy", "gemm", "ops", "attention"}
 
 func bench(args []string, stdout, stderr io.Writer) error {
 	cfg, names, err := parseBenchFlags(args, stderr)
@@ -133,6 +134,8 @@ func bench(args []string, stdout, stderr io.Writer) error {
 			err = benchGemm(env)
 		case "ops":
 			err = benchOps(env)
+		case "attention":
+			err = benchAttention(env)
 		}
 		if err != nil {
 			env.failed = append(env.failed, fmt.Errorf("kern bench %s: %w", name, err))
@@ -171,7 +174,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, []string, er
 	gemmTypes := fs.String("gemm-types", "f32,tf32,f16,bf16", "gemm: Sgemm f32, GemmEx tf32 (f32 data, TF32 tensor cores), f16, bf16 (16-bit data, f32 accumulation)")
 	fs.IntVar(&cfg.opsN, "n", 0, "ops: elements per op (default 16Mi on a GPU, 4Ki on emu and native)")
 	fs.IntVar(&cfg.opsCols, "cols", 0, "ops: row length of the row ops (default 4096 on a GPU, 256 elsewhere)")
-	fs.StringVar(&cfg.opsDtype, "dtype", "f32", "ops: element type, f32, f16 or bf16")
+	fs.StringVar(&cfg.opsDtype, "dtype", "f32", "ops: element type, f32, f16 or bf16 (attention: f16 unless bf16)")
 	plot := fs.String("plot", "", "removed: write -json and draw it with tools/benchplot")
 	if err := fs.Parse(args); err != nil {
 		return cfg, nil, err

@@ -28,6 +28,16 @@ func TestBenchOnTheEmulator(t *testing.T) {
 			t.Errorf("no ops row for %s:\n%s", op, out)
 		}
 	}
+	for _, c := range []string{"prefill f16", "prefill causal f16"} {
+		if !tableHasRow(out, "attention", c, "1×128×2h×64") {
+			t.Errorf("no attention row for %s:\n%s", c, out)
+		}
+	}
+	for _, c := range []string{"decode f16", "decode split-K f16"} {
+		if !tableHasRow(out, "attention", c, "2×256×4/2h") {
+			t.Errorf("no attention row for %s:\n%s", c, out)
+		}
+	}
 	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Fields(line); len(f) > 3 && (f[0] == "memcpy" || f[0] == "gemm") {
 			t.Errorf("a memcpy or gemm row on the emulator: %q", line)

@@ -175,10 +175,6 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 				}
 			}
 		}
-		//kern:unroll
-		for e := 0; e < 32; e++ {
-			s[e/4][e%4] *= scaleLog2
-		}
 		// Mask keys past the sequence or past the diagonal, only in the
 		// tiles that reach either.
 		// Element e of s is key k0 + 2·tig + 8·(e/4) + e%2 of row r =
@@ -203,7 +199,9 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 			}
 		}
 
-		// Online softmax, rows g (r=0) and g+8 (r=1).
+		// Online softmax, rows g (r=0) and g+8 (r=1). m holds the raw
+		// maximum; with scale > 0 the maximum of the scaled scores is
+		// m·scaleLog2, so the scale folds into one FFMA per exponent.
 		var p [4][4]uint32
 		//kern:unroll
 		for r := 0; r < 2; r++ {
@@ -214,17 +212,17 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 			}
 			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 1))
 			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 2))
-			msub := mx
+			msub := mx * scaleLog2
 			if mx == negInf() {
 				msub = 0 // nothing unmasked yet: keep 2^(-Inf - 0) = 0, not NaN
 			}
-			alpha := gpu.Exp2(m[r] - msub)
+			alpha := gpu.Exp2(gpu.FMA(m[r], scaleLog2, -msub))
 			m[r] = mx
 			sum := float32(0)
 			//kern:unroll
 			for nt := 0; nt < 8; nt++ {
-				p0 := gpu.Exp2(s[nt][2*r] - msub)
-				p1 := gpu.Exp2(s[nt][2*r+1] - msub)
+				p0 := gpu.Exp2(gpu.FMA(s[nt][2*r], scaleLog2, -msub))
+				p1 := gpu.Exp2(gpu.FMA(s[nt][2*r+1], scaleLog2, -msub))
 				sum += p0 + p1
 				// P's A fragment for k-step nt/2: a[r] from n-tile
 				// 2kk, a[2+r] from n-tile 2kk+1.
@@ -278,7 +276,7 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 			if wantLSE && tig == 0 {
 				x := negInf()
 				if l[r] > 0 {
-					x = (m[r] + gpu.Log2(l[r])) * math.Ln2
+					x = gpu.FMA(m[r], scaleLog2, gpu.Log2(l[r])) * math.Ln2
 				}
 				lse[h*totalQ+qs+qi] = x
 			}
@@ -290,19 +288,26 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 // src[base + r·stride ...], into sm[dst + r·ld ...] with 16-byte cp.async
 // copies, hd/16 per thread (128 threads); rows ≥ rows are zero-filled
 // without reading src.
+//
+// Thread tid copies chunk tid%cpr of rows tid/cpr, + step, + 2·step, ...
+// (cpr = hd/8 chunks per row, step = 128/cpr rows), so its addresses are
+// one base plus a constant (shared) or a running sum (global) per copy.
 func flashLoad[T gpu.Elem](t gpu.Thread, sm []T, dst int, src []T, base, stride, rows, hd, ld, tid int) {
 	cpr := hd / 8 // 16-byte chunks per row: 8 or 16
 	shift := 3 + hd/128
+	step := FlashWarp * 32 / cpr
+	r0, cc := tid>>shift, tid&(cpr-1)
+	d := dst + r0*ld + 8*cc
+	g := base + r0*stride + 8*cc
 	//kern:unroll
 	for it := 0; it < 16; it++ {
 		if it < hd/16 {
-			ch := it*FlashWarp*32 + tid
-			r, cc := ch>>shift, ch&(cpr-1)
-			if r < rows {
-				gpu.CpAsync(t, &sm[dst+r*ld+8*cc], &src[base+r*stride+8*cc], 16)
+			if r0+it*step < rows {
+				gpu.CpAsync(t, &sm[d+it*step*ld], &src[g], 16)
 			} else {
-				gpu.CpAsyncZFill(t, &sm[dst+r*ld+8*cc], &src[0], 16, 0)
+				gpu.CpAsyncZFill(t, &sm[d+it*step*ld], &src[0], 16, 0)
 			}
+			g += step * stride
 		}
 	}
 }

@@ -41,9 +41,10 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	Bounds:      false,
 	Sites: []string{
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "bc89360cae95e7eb", Source: []string{"paged.go:PagedF16D64", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "998a25a320cdb377", Source: []string{"paged.go:PagedF16D64", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -82,9 +83,10 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	Bounds:      false,
 	Sites: []string{
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "258b764006241124", Source: []string{"paged.go:PagedF16D128", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "ec36bc3b92ca73b3", Source: []string{"paged.go:PagedF16D128", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -123,9 +125,10 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	Bounds:      false,
 	Sites: []string{
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "21eda6f0e7406525", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "e6db236feab2bec6", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -164,9 +167,10 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	Bounds:      false,
 	Sites: []string{
 		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:85:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "990f6b75d43c2f4c", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "15c741d1f1ee9db8", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -180,7 +184,7 @@ func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedReduceF16Kernel launches the kernel PagedReduceF16 (paged.go:257).
+// PagedReduceF16Kernel launches the kernel PagedReduceF16 (paged.go:260).
 var PagedReduceF16Kernel = kernPagedReduceF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedReduceF16", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedReduceF16", Module: kernModule,
 	Params: []kern.Param{
@@ -209,7 +213,7 @@ func (l kernPagedReduceF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(hd), kern.ScalarArg(nsplit), kern.ScalarArg(partition))
 }
 
-// PagedReduceBF16Kernel launches the kernel PagedReduceBF16 (paged.go:262).
+// PagedReduceBF16Kernel launches the kernel PagedReduceBF16 (paged.go:265).
 var PagedReduceBF16Kernel = kernPagedReduceBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedReduceBF16", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedReduceBF16", Module: kernModule,
 	Params: []kern.Param{

@@ -69,6 +69,9 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	if n < 0 || n > maxBlocks<<bsShift {
 		panic("ops.PagedAttention: a sequence length is negative or beyond its block table")
 	}
+	if n > nsplit*partition {
+		panic("ops.PagedAttention: a sequence is longer than maxSeqLen")
+	}
 	t0 := split * partition
 	t1 := min(n, t0+partition)
 	tid, warp, lane := t.ThreadIdx().X, t.Warp(), t.Lane()

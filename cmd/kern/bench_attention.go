@@ -1,0 +1,182 @@
+package main
+
+// kern bench attention: package ops' attention at one shape each.
+//
+//	prefill  ops.FlashAttention, causal and not: TFLOP/s counting the
+//	         two matrix products, 4·batch·heads·seq²·headDim flops (half
+//	         of it when causal). The driver does not report tensor-core
+//	         throughput, so no % of peak is printed: compare with the
+//	         GPU's dense f16 figure (A100 312, H100 SXM 989 TFLOP/s).
+//	decode   ops.PagedAttention with split-K off and on: GB/s counting the
+//	         KV cache it must read, 2·seqs·context·kvHeads·headDim·2
+//	         bytes, and that as a % of the DRAM peak.
+//
+// On a GPU the shapes are a model's (head dim 128; prefill 4 sequences of
+// 4096 tokens × 16 heads; decode 64 sequences of 4096 tokens, 32 query
+// and 8 KV heads, 16-token pages); on the emulator and in native mode
+// they shrink to a few hundred tokens, and the figures only say that the
+// op runs there.
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops"
+)
+
+func benchAttention(env *benchEnv) error {
+	if env.cfg.opsDtype == "bf16" {
+		return benchAttentionOf[gpu.BFloat16](env, "bf16")
+	}
+	return benchAttentionOf[gpu.Half](env, "f16")
+}
+
+// attnShape is the size the attention benchmarks run at.
+type attnShape struct {
+	batch, seq, heads, kvHeads, hd int // prefill
+	seqs, ctx, dHeads, dKV, page   int // decode
+}
+
+func newAttnShape(env *benchEnv) attnShape {
+	if env.isCUDA() {
+		return attnShape{batch: 4, seq: 4096, heads: 16, kvHeads: 16, hd: 128, seqs: 64, ctx: 4096, dHeads: 32, dKV: 8, page: 16}
+	}
+	return attnShape{batch: 1, seq: 128, heads: 2, kvHeads: 1, hd: 64, seqs: 2, ctx: 256, dHeads: 4, dKV: 2, page: 16}
+}
+
+func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
+	sh := newAttnShape(env)
+	dev := env.dev
+	var frees []func() error
+	defer func() {
+		for _, f := range frees {
+			f()
+		}
+	}()
+	var err error
+	alloc := func(n int) *kern.Buffer[T] {
+		if err != nil {
+			return nil
+		}
+		vals := make([]T, n)
+		for i := range vals {
+			vals[i] = fromFloat[T](float32(i%17-8) / 32)
+		}
+		b, e := kern.Upload(dev, vals)
+		if err = e; err == nil {
+			frees = append(frees, b.Free)
+		}
+		return b
+	}
+	upload32 := func(xs []int32) *kern.Buffer[int32] {
+		if err != nil {
+			return nil
+		}
+		b, e := kern.Upload(dev, xs)
+		if err = e; err == nil {
+			frees = append(frees, b.Free)
+		}
+		return b
+	}
+
+	// Prefill buffers.
+	tokens := sh.batch * sh.seq
+	q, o := alloc(tokens*sh.heads*sh.hd), alloc(tokens*sh.heads*sh.hd)
+	k, v := alloc(tokens*sh.kvHeads*sh.hd), alloc(tokens*sh.kvHeads*sh.hd)
+	lens := make([]int, sh.batch)
+	for i := range lens {
+		lens[i] = sh.seq
+	}
+	cu := upload32(ops.SeqOffsets(lens...))
+
+	// Decode buffers: every sequence's pages, in order, in one pool.
+	pagesPer := sh.ctx / sh.page
+	kc, vc := alloc(sh.seqs*sh.ctx*sh.dKV*sh.hd), alloc(sh.seqs*sh.ctx*sh.dKV*sh.hd)
+	dq, do := alloc(sh.seqs*sh.dHeads*sh.hd), alloc(sh.seqs*sh.dHeads*sh.hd)
+	table := make([]int32, sh.seqs*pagesPer)
+	for i := range table {
+		table[i] = int32(i)
+	}
+	seqLens := make([]int32, sh.seqs)
+	for i := range seqLens {
+		seqLens[i] = int32(sh.ctx)
+	}
+	bt, sl := upload32(table), upload32(seqLens)
+	if err != nil {
+		return err
+	}
+	paged := ops.Paged{Heads: sh.dHeads, KVHeads: sh.dKV, HeadDim: sh.hd, PageSize: sh.page, MaxPages: pagesPer}
+	split := paged
+	split.Partition = 512
+	scratch, err := ops.NewSplitScratch(dev, sh.seqs, sh.dHeads, sh.hd, split.Splits(sh.ctx))
+	if err != nil {
+		return err
+	}
+	defer scratch.Free()
+
+	s, err := dev.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	flops := 4 * float64(sh.batch) * float64(sh.heads) * float64(sh.seq) * float64(sh.seq) * float64(sh.hd)
+	kvBytes := 2 * float64(sh.seqs) * float64(sh.ctx) * float64(sh.dKV) * float64(sh.hd) * 2
+	cases := []struct {
+		name, size string
+		work       float64 // flops, or bytes when memBound
+		memBound   bool
+		run        func(q kern.Queue) error
+	}{
+		{"prefill " + dtype, fmt.Sprintf("%d×%d×%dh×%d", sh.batch, sh.seq, sh.heads, sh.hd), flops, false, func(qu kern.Queue) error {
+			return ops.FlashAttention(qu, o, q, k, v, nil, cu, cu, ops.Attention{Heads: sh.heads, KVHeads: sh.kvHeads, HeadDim: sh.hd, MaxSeqQ: sh.seq})
+		}},
+		{"prefill causal " + dtype, fmt.Sprintf("%d×%d×%dh×%d", sh.batch, sh.seq, sh.heads, sh.hd), flops / 2, false, func(qu kern.Queue) error {
+			return ops.FlashAttention(qu, o, q, k, v, nil, cu, cu, ops.Attention{Heads: sh.heads, KVHeads: sh.kvHeads, HeadDim: sh.hd, MaxSeqQ: sh.seq, Causal: true})
+		}},
+		{"decode " + dtype, fmt.Sprintf("%d×%d×%d/%dh", sh.seqs, sh.ctx, sh.dHeads, sh.dKV), kvBytes, true, func(qu kern.Queue) error {
+			return ops.PagedAttention(qu, do, dq, kc, vc, bt, sl, sh.ctx, paged, nil)
+		}},
+		{"decode split-K " + dtype, fmt.Sprintf("%d×%d×%d/%dh", sh.seqs, sh.ctx, sh.dHeads, sh.dKV), kvBytes, true, func(qu kern.Queue) error {
+			return ops.PagedAttention(qu, do, dq, kc, vc, bt, sl, sh.ctx, split, scratch)
+		}},
+	}
+	for _, c := range cases {
+		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
+			start, err := s.Record()
+			if err != nil {
+				return 0, err
+			}
+			defer start.Close()
+			if err := c.run(s); err != nil {
+				return 0, err
+			}
+			stop, err := s.Record()
+			if err != nil {
+				return 0, err
+			}
+			defer stop.Close()
+			return kern.Elapsed(start, stop)
+		})
+		if err != nil {
+			env.failed = append(env.failed, fmt.Errorf("kern bench attention: %s: %w", c.name, err))
+			continue
+		}
+		row := benchRow{bench: "attention", name: c.name, size: c.size, time: sec, peak: math.NaN()}
+		if c.memBound {
+			row.value, row.unit = c.work/sec/1e9, "GB/s"
+			if env.isCUDA() {
+				row.peak = env.pctOfPeak(c.work / sec)
+			}
+		} else {
+			row.value, row.unit = c.work/sec/1e12, "TFLOP/s"
+		}
+		env.add(row)
+	}
+	if !env.isCUDA() {
+		env.notef("attention: on %s the shapes are small and the figures are not a GPU's", dev.Kind())
+	}
+	return nil
+}
