@@ -1,7 +1,6 @@
 package kern
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -123,9 +122,12 @@ func (c *cudaBackend) load(m *Module) (any, error) {
 			return err
 		}
 		cm.mod = mod
-		slot, _, err := mod.Global("kern_error")
+		slot, size, err := mod.Global("kern_error")
 		if err != nil {
 			return err
+		}
+		if size != errorSlotBytes {
+			return fmt.Errorf("the PTX has a %d-byte error slot, this version of kern reads %d: re-run go generate", size, errorSlotBytes)
 		}
 		// Globals without an initialiser start zeroed (PTX ISA §5.4.4).
 		cm.slot = slot
@@ -191,24 +193,20 @@ func (c *cudaBackend) checkSlots() error {
 	c.mu.Unlock()
 	var errs []error
 	for _, cm := range mods {
-		var raw [32]byte
+		var raw [errorSlotBytes]byte
 		err := c.do(func() error {
-			if err := cuda.MemcpyDtoH(unsafe.Pointer(&raw[0]), cm.slot, 32); err != nil {
+			if err := cuda.MemcpyDtoH(unsafe.Pointer(&raw[0]), cm.slot, errorSlotBytes); err != nil {
 				return err
 			}
-			if raw != [32]byte{} {
-				return cuda.MemsetD8(cm.slot, 0, 32)
+			if raw != [errorSlotBytes]byte{} {
+				return cuda.MemsetD8(cm.slot, 0, errorSlotBytes)
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		var s [4]uint64
-		for i := range s {
-			s[i] = binary.LittleEndian.Uint64(raw[i*8:])
-		}
-		if err := cm.m.slotError(s); err != nil {
+		if err := cm.m.slotError(decodeSlot(raw[:])); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -27,10 +27,10 @@ type Device struct {
 	// closed is set once by Close; every later operation returns
 	// ErrClosed. It is atomic because launches read it without d.mu.
 	closed atomic.Bool
-	// broken, when set at open, is returned by every operation: a
-	// device whose configuration was invalid fails closed rather than
-	// running without what the user asked for.
-	broken error
+	// broken, when set, is returned by every operation: a device whose
+	// configuration was invalid, or whose memory abandoned native threads
+	// may still use, fails closed rather than running on.
+	broken atomic.Pointer[error]
 }
 
 // deviceIDs numbers devices in the order they are opened.
@@ -99,8 +99,8 @@ func Open() (*Device, error) {
 		return OpenCUDA(n)
 	case spec == "emu":
 		d := OpenEmulator()
-		if d.broken != nil {
-			return nil, d.broken
+		if err := d.usable(); err != nil {
+			return nil, err
 		}
 		return d, nil
 	case spec == "native":
@@ -119,8 +119,14 @@ func (d *Device) usable() error {
 	if d.closed.Load() {
 		return fmt.Errorf("%s: %w", d.label(), ErrClosed)
 	}
-	return d.broken
+	if p := d.broken.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
+
+// breakDevice makes every later operation on d return err.
+func (d *Device) breakDevice(err error) { d.broken.CompareAndSwap(nil, &err) }
 
 // memoryName says whose memory MaxAlloc is, for Alloc's error.
 func (d *Device) memoryName() string {
@@ -149,7 +155,7 @@ func (d *Device) Limits() Limits { return d.limit }
 // ("emu device #2") so that two devices of one kind can be told apart.
 func (d *Device) ID() int { return d.id }
 
-func (d *Device) String() string { return fmt.Sprintf("%s #%d: %s", d.kind, d.id, d.name) }
+func (d *Device) String() string { return d.kind + ": " + d.name }
 
 // Sync waits for all work queued on the device to finish and reports the
 // first asynchronous error.

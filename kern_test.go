@@ -112,11 +112,9 @@ func TestDeviceBoundsErrorNamesTheSource(t *testing.T) {
 				t.Errorf("%s: error %q does not mention %q", dev.Kind(), msg, want)
 			}
 		}
-		if dev.Kind() == "emu" {
-			var de *kern.DeviceError
-			if !errors.As(err, &de) || de.Index != 5 || de.Length != 3 || de.Thread != 2 {
-				t.Errorf("emu: error %#v, want a DeviceError index 5 length 3 thread 2", err)
-			}
+		var de *kern.DeviceError
+		if !errors.As(err, &de) || de.Index != 5 || de.Length != 3 || de.Thread != (gpu.Dim3{X: 2}) {
+			t.Errorf("%s: error %#v, want a DeviceError index 5 length 3 thread 2", dev.Kind(), err)
 		}
 	}
 }

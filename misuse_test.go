@@ -177,9 +177,8 @@ func TestTwoDevicesAreNamedApart(t *testing.T) {
 	wantErr(t, "buffer of another emulator", err, "emu device #", "parameter x")
 	if err != nil {
 		msg := err.Error()
-		ida, idb := a.String(), b.String()
-		if ida == idb {
-			t.Errorf("two devices print alike: %q", ida)
+		if a.ID() == b.ID() {
+			t.Errorf("two devices have one ID, %d", a.ID())
 		}
 		on, launch, _ := strings.Cut(msg, "launch is on")
 		if strings.TrimSpace(launch) == "" || strings.Contains(on, strings.TrimSpace(launch)) {

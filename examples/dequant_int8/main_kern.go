@@ -53,7 +53,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry DequantInt8(
 	.param .u64 q_ptr,
@@ -155,13 +155,28 @@ $L5_bounds_fail:
 	@!%p3 bra $L6_bounds_exit;
 	st.global.u64 [kern_error+8], %rd21;
 	st.global.u64 [kern_error+16], %rd22;
+	mov.u32 %r6, %tid.x;
+	cvt.u64.u32 %rd24, %r6;
+	mov.u32 %r7, %tid.y;
+	cvt.u64.u32 %rd25, %r7;
+	mov.u32 %r8, %tid.z;
+	cvt.u64.u32 %rd26, %r8;
+	shl.b64 %rd25, %rd25, 16;
+	shl.b64 %rd26, %rd26, 32;
+	or.b64 %rd24, %rd24, %rd25;
+	or.b64 %rd24, %rd24, %rd26;
+	st.global.u64 [kern_error+24], %rd24;
 	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd24, %r6, %r7;
-	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd25, %r8;
-	add.s64 %rd26, %rd24, %rd25;
-	st.global.u64 [kern_error+24], %rd26;
+	cvt.u64.u32 %rd24, %r6;
+	mov.u32 %r7, %ctaid.y;
+	cvt.u64.u32 %rd25, %r7;
+	mov.u32 %r8, %ctaid.z;
+	cvt.u64.u32 %rd26, %r8;
+	shl.b64 %rd25, %rd25, 32;
+	shl.b64 %rd26, %rd26, 48;
+	or.b64 %rd24, %rd24, %rd25;
+	or.b64 %rd24, %rd24, %rd26;
+	st.global.u64 [kern_error+32], %rd24;
 	bra.uni $L6_bounds_exit;
 $L6_bounds_exit:
 	exit;

@@ -50,7 +50,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry SiluGate(
 	.param .u64 x_ptr,
@@ -174,13 +174,28 @@ $L5_bounds_fail:
 	@!%p2 bra $L6_bounds_exit;
 	st.global.u64 [kern_error+8], %rd21;
 	st.global.u64 [kern_error+16], %rd22;
+	mov.u32 %r9, %tid.x;
+	cvt.u64.u32 %rd24, %r9;
+	mov.u32 %r10, %tid.y;
+	cvt.u64.u32 %rd25, %r10;
+	mov.u32 %r11, %tid.z;
+	cvt.u64.u32 %rd26, %r11;
+	shl.b64 %rd25, %rd25, 16;
+	shl.b64 %rd26, %rd26, 32;
+	or.b64 %rd24, %rd24, %rd25;
+	or.b64 %rd24, %rd24, %rd26;
+	st.global.u64 [kern_error+24], %rd24;
 	mov.u32 %r9, %ctaid.x;
-	mov.u32 %r10, %ntid.x;
-	mul.wide.u32 %rd24, %r9, %r10;
-	mov.u32 %r11, %tid.x;
-	cvt.u64.u32 %rd25, %r11;
-	add.s64 %rd26, %rd24, %rd25;
-	st.global.u64 [kern_error+24], %rd26;
+	cvt.u64.u32 %rd24, %r9;
+	mov.u32 %r10, %ctaid.y;
+	cvt.u64.u32 %rd25, %r10;
+	mov.u32 %r11, %ctaid.z;
+	cvt.u64.u32 %rd26, %r11;
+	shl.b64 %rd25, %rd25, 32;
+	shl.b64 %rd26, %rd26, 48;
+	or.b64 %rd24, %rd24, %rd25;
+	or.b64 %rd24, %rd24, %rd26;
+	st.global.u64 [kern_error+32], %rd24;
 	bra.uni $L6_bounds_exit;
 $L6_bounds_exit:
 	exit;

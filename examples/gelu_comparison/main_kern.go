@@ -79,7 +79,7 @@ const kernPTX = `//
 .file 3 "exp.go"
 .file 4 "tanh.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry GeluErf(
 	.param .u64 x_ptr,
@@ -139,13 +139,28 @@ $L4_bounds_fail:
 	@!%p2 bra $L5_bounds_exit;
 	st.global.u64 [kern_error+8], %rd10;
 	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %tid.x;
+	cvt.u64.u32 %rd13, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.u64.u32 %rd14, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.u64.u32 %rd15, %r5;
+	shl.b64 %rd14, %rd14, 16;
+	shl.b64 %rd15, %rd15, 32;
+	or.b64 %rd13, %rd13, %rd14;
+	or.b64 %rd13, %rd13, %rd15;
+	st.global.u64 [kern_error+24], %rd13;
 	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
+	cvt.u64.u32 %rd13, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.u64.u32 %rd14, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.u64.u32 %rd15, %r5;
+	shl.b64 %rd14, %rd14, 32;
+	shl.b64 %rd15, %rd15, 48;
+	or.b64 %rd13, %rd13, %rd14;
+	or.b64 %rd13, %rd13, %rd15;
+	st.global.u64 [kern_error+32], %rd13;
 	bra.uni $L5_bounds_exit;
 $L5_bounds_exit:
 	exit;
@@ -381,13 +396,28 @@ $L4_bounds_fail:
 	@!%p2 bra $L5_bounds_exit;
 	st.global.u64 [kern_error+8], %rd10;
 	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %tid.x;
+	cvt.u64.u32 %rd13, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.u64.u32 %rd14, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.u64.u32 %rd15, %r5;
+	shl.b64 %rd14, %rd14, 16;
+	shl.b64 %rd15, %rd15, 32;
+	or.b64 %rd13, %rd13, %rd14;
+	or.b64 %rd13, %rd13, %rd15;
+	st.global.u64 [kern_error+24], %rd13;
 	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd13, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd14, %r5;
-	add.s64 %rd15, %rd13, %rd14;
-	st.global.u64 [kern_error+24], %rd15;
+	cvt.u64.u32 %rd13, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.u64.u32 %rd14, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.u64.u32 %rd15, %r5;
+	shl.b64 %rd14, %rd14, 32;
+	shl.b64 %rd15, %rd15, 48;
+	or.b64 %rd13, %rd13, %rd14;
+	or.b64 %rd13, %rd13, %rd15;
+	st.global.u64 [kern_error+32], %rd13;
 	bra.uni $L5_bounds_exit;
 $L5_bounds_exit:
 	exit;

@@ -50,7 +50,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry FusedSiluGate(
 	.param .u64 x_ptr,
@@ -152,13 +152,28 @@ $L4_bounds_fail:
 	@!%p2 bra $L5_bounds_exit;
 	st.global.u64 [kern_error+8], %rd13;
 	st.global.u64 [kern_error+16], %rd14;
+	mov.u32 %r3, %tid.x;
+	cvt.u64.u32 %rd16, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.u64.u32 %rd17, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.u64.u32 %rd18, %r5;
+	shl.b64 %rd17, %rd17, 16;
+	shl.b64 %rd18, %rd18, 32;
+	or.b64 %rd16, %rd16, %rd17;
+	or.b64 %rd16, %rd16, %rd18;
+	st.global.u64 [kern_error+24], %rd16;
 	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd16, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd17, %r5;
-	add.s64 %rd18, %rd16, %rd17;
-	st.global.u64 [kern_error+24], %rd18;
+	cvt.u64.u32 %rd16, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.u64.u32 %rd17, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.u64.u32 %rd18, %r5;
+	shl.b64 %rd17, %rd17, 32;
+	shl.b64 %rd18, %rd18, 48;
+	or.b64 %rd16, %rd16, %rd17;
+	or.b64 %rd16, %rd16, %rd18;
+	st.global.u64 [kern_error+32], %rd16;
 	bra.uni $L5_bounds_exit;
 $L5_bounds_exit:
 	exit;

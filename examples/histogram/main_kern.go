@@ -80,7 +80,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry HistogramGlobal(
 	.param .u64 data_ptr,
@@ -163,13 +163,28 @@ $L5_bounds_fail:
 	@!%p2 bra $L6_bounds_exit;
 	st.global.u64 [kern_error+8], %rd21;
 	st.global.u64 [kern_error+16], %rd22;
+	mov.u32 %r10, %tid.x;
+	cvt.u64.u32 %rd24, %r10;
+	mov.u32 %r11, %tid.y;
+	cvt.u64.u32 %rd25, %r11;
+	mov.u32 %r12, %tid.z;
+	cvt.u64.u32 %rd26, %r12;
+	shl.b64 %rd25, %rd25, 16;
+	shl.b64 %rd26, %rd26, 32;
+	or.b64 %rd24, %rd24, %rd25;
+	or.b64 %rd24, %rd24, %rd26;
+	st.global.u64 [kern_error+24], %rd24;
 	mov.u32 %r10, %ctaid.x;
-	mov.u32 %r11, %ntid.x;
-	mul.wide.u32 %rd24, %r10, %r11;
-	mov.u32 %r12, %tid.x;
-	cvt.u64.u32 %rd25, %r12;
-	add.s64 %rd26, %rd24, %rd25;
-	st.global.u64 [kern_error+24], %rd26;
+	cvt.u64.u32 %rd24, %r10;
+	mov.u32 %r11, %ctaid.y;
+	cvt.u64.u32 %rd25, %r11;
+	mov.u32 %r12, %ctaid.z;
+	cvt.u64.u32 %rd26, %r12;
+	shl.b64 %rd25, %rd25, 32;
+	shl.b64 %rd26, %rd26, 48;
+	or.b64 %rd24, %rd24, %rd25;
+	or.b64 %rd24, %rd24, %rd26;
+	st.global.u64 [kern_error+32], %rd24;
 	bra.uni $L6_bounds_exit;
 $L6_bounds_exit:
 	exit;
@@ -317,13 +332,28 @@ $L7_bounds_fail:
 	@!%p1 bra $L8_bounds_exit;
 	st.global.u64 [kern_error+8], %rd11;
 	st.global.u64 [kern_error+16], %rd12;
+	mov.u32 %r3, %tid.x;
+	cvt.u64.u32 %rd14, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.u64.u32 %rd15, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.u64.u32 %rd16, %r5;
+	shl.b64 %rd15, %rd15, 16;
+	shl.b64 %rd16, %rd16, 32;
+	or.b64 %rd14, %rd14, %rd15;
+	or.b64 %rd14, %rd14, %rd16;
+	st.global.u64 [kern_error+24], %rd14;
 	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
+	cvt.u64.u32 %rd14, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.u64.u32 %rd15, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.u64.u32 %rd16, %r5;
+	shl.b64 %rd15, %rd15, 32;
+	shl.b64 %rd16, %rd16, 48;
+	or.b64 %rd14, %rd14, %rd15;
+	or.b64 %rd14, %rd14, %rd16;
+	st.global.u64 [kern_error+32], %rd14;
 	bra.uni $L8_bounds_exit;
 $L8_bounds_exit:
 	exit;

@@ -103,7 +103,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry MMAFromGlobal(
 	.param .u64 a_ptr,
@@ -548,13 +548,28 @@ $L2_bounds_fail:
 	@!%p1 bra $L3_bounds_exit;
 	st.global.u64 [kern_error+8], %rd17;
 	st.global.u64 [kern_error+16], %rd18;
+	mov.u32 %r6, %tid.x;
+	cvt.u64.u32 %rd20, %r6;
+	mov.u32 %r7, %tid.y;
+	cvt.u64.u32 %rd21, %r7;
+	mov.u32 %r8, %tid.z;
+	cvt.u64.u32 %rd22, %r8;
+	shl.b64 %rd21, %rd21, 16;
+	shl.b64 %rd22, %rd22, 32;
+	or.b64 %rd20, %rd20, %rd21;
+	or.b64 %rd20, %rd20, %rd22;
+	st.global.u64 [kern_error+24], %rd20;
 	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd20, %r6, %r7;
-	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd21, %r8;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
+	cvt.u64.u32 %rd20, %r6;
+	mov.u32 %r7, %ctaid.y;
+	cvt.u64.u32 %rd21, %r7;
+	mov.u32 %r8, %ctaid.z;
+	cvt.u64.u32 %rd22, %r8;
+	shl.b64 %rd21, %rd21, 32;
+	shl.b64 %rd22, %rd22, 48;
+	or.b64 %rd20, %rd20, %rd21;
+	or.b64 %rd20, %rd20, %rd22;
+	st.global.u64 [kern_error+32], %rd20;
 	bra.uni $L3_bounds_exit;
 $L3_bounds_exit:
 	exit;
@@ -846,13 +861,28 @@ $L8_bounds_fail:
 	@!%p2 bra $L9_bounds_exit;
 	st.global.u64 [kern_error+8], %rd14;
 	st.global.u64 [kern_error+16], %rd15;
+	mov.u32 %r1, %tid.x;
+	cvt.u64.u32 %rd17, %r1;
+	mov.u32 %r2, %tid.y;
+	cvt.u64.u32 %rd18, %r2;
+	mov.u32 %r3, %tid.z;
+	cvt.u64.u32 %rd19, %r3;
+	shl.b64 %rd18, %rd18, 16;
+	shl.b64 %rd19, %rd19, 32;
+	or.b64 %rd17, %rd17, %rd18;
+	or.b64 %rd17, %rd17, %rd19;
+	st.global.u64 [kern_error+24], %rd17;
 	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mul.wide.u32 %rd17, %r1, %r2;
-	mov.u32 %r3, %tid.x;
-	cvt.u64.u32 %rd18, %r3;
-	add.s64 %rd19, %rd17, %rd18;
-	st.global.u64 [kern_error+24], %rd19;
+	cvt.u64.u32 %rd17, %r1;
+	mov.u32 %r2, %ctaid.y;
+	cvt.u64.u32 %rd18, %r2;
+	mov.u32 %r3, %ctaid.z;
+	cvt.u64.u32 %rd19, %r3;
+	shl.b64 %rd18, %rd18, 32;
+	shl.b64 %rd19, %rd19, 48;
+	or.b64 %rd17, %rd17, %rd18;
+	or.b64 %rd17, %rd17, %rd19;
+	st.global.u64 [kern_error+32], %rd17;
 	bra.uni $L9_bounds_exit;
 $L9_bounds_exit:
 	exit;

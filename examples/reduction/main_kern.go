@@ -51,7 +51,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry SumPartial(
 	.param .u64 x_ptr,
@@ -289,13 +289,28 @@ $L18_bounds_fail:
 	@!%p3 bra $L19_bounds_exit;
 	st.global.u64 [kern_error+8], %rd24;
 	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r18, %tid.x;
+	cvt.u64.u32 %rd27, %r18;
+	mov.u32 %r19, %tid.y;
+	cvt.u64.u32 %rd28, %r19;
+	mov.u32 %r20, %tid.z;
+	cvt.u64.u32 %rd29, %r20;
+	shl.b64 %rd28, %rd28, 16;
+	shl.b64 %rd29, %rd29, 32;
+	or.b64 %rd27, %rd27, %rd28;
+	or.b64 %rd27, %rd27, %rd29;
+	st.global.u64 [kern_error+24], %rd27;
 	mov.u32 %r18, %ctaid.x;
-	mov.u32 %r19, %ntid.x;
-	mul.wide.u32 %rd27, %r18, %r19;
-	mov.u32 %r20, %tid.x;
-	cvt.u64.u32 %rd28, %r20;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
+	cvt.u64.u32 %rd27, %r18;
+	mov.u32 %r19, %ctaid.y;
+	cvt.u64.u32 %rd28, %r19;
+	mov.u32 %r20, %ctaid.z;
+	cvt.u64.u32 %rd29, %r20;
+	shl.b64 %rd28, %rd28, 32;
+	shl.b64 %rd29, %rd29, 48;
+	or.b64 %rd27, %rd27, %rd28;
+	or.b64 %rd27, %rd27, %rd29;
+	st.global.u64 [kern_error+32], %rd27;
 	bra.uni $L19_bounds_exit;
 $L19_bounds_exit:
 	exit;

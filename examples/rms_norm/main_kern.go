@@ -62,7 +62,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry RMSNorm(
 	.param .u64 x_ptr,
@@ -329,13 +329,28 @@ $L8_bounds_fail:
 	@!%p1 bra $L9_bounds_exit;
 	st.global.u64 [kern_error+8], %rd18;
 	st.global.u64 [kern_error+16], %rd19;
+	mov.u32 %r3, %tid.x;
+	cvt.u64.u32 %rd21, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.u64.u32 %rd22, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.u64.u32 %rd23, %r5;
+	shl.b64 %rd22, %rd22, 16;
+	shl.b64 %rd23, %rd23, 32;
+	or.b64 %rd21, %rd21, %rd22;
+	or.b64 %rd21, %rd21, %rd23;
+	st.global.u64 [kern_error+24], %rd21;
 	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd21, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd22, %r5;
-	add.s64 %rd23, %rd21, %rd22;
-	st.global.u64 [kern_error+24], %rd23;
+	cvt.u64.u32 %rd21, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.u64.u32 %rd22, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.u64.u32 %rd23, %r5;
+	shl.b64 %rd22, %rd22, 32;
+	shl.b64 %rd23, %rd23, 48;
+	or.b64 %rd21, %rd21, %rd22;
+	or.b64 %rd21, %rd21, %rd23;
+	st.global.u64 [kern_error+32], %rd21;
 	bra.uni $L9_bounds_exit;
 $L9_bounds_exit:
 	exit;

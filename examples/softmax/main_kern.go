@@ -57,7 +57,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry Softmax(
 	.param .u64 x_ptr,
@@ -399,13 +399,28 @@ $L11_bounds_fail:
 	@!%p1 bra $L12_bounds_exit;
 	st.global.u64 [kern_error+8], %rd15;
 	st.global.u64 [kern_error+16], %rd16;
+	mov.u32 %r3, %tid.x;
+	cvt.u64.u32 %rd18, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.u64.u32 %rd19, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.u64.u32 %rd20, %r5;
+	shl.b64 %rd19, %rd19, 16;
+	shl.b64 %rd20, %rd20, 32;
+	or.b64 %rd18, %rd18, %rd19;
+	or.b64 %rd18, %rd18, %rd20;
+	st.global.u64 [kern_error+24], %rd18;
 	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd18, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd19, %r5;
-	add.s64 %rd20, %rd18, %rd19;
-	st.global.u64 [kern_error+24], %rd20;
+	cvt.u64.u32 %rd18, %r3;
+	mov.u32 %r4, %ctaid.y;
+	cvt.u64.u32 %rd19, %r4;
+	mov.u32 %r5, %ctaid.z;
+	cvt.u64.u32 %rd20, %r5;
+	shl.b64 %rd19, %rd19, 32;
+	shl.b64 %rd20, %rd20, 48;
+	or.b64 %rd18, %rd18, %rd19;
+	or.b64 %rd18, %rd18, %rd20;
+	st.global.u64 [kern_error+32], %rd18;
 	bra.uni $L12_bounds_exit;
 $L12_bounds_exit:
 	exit;

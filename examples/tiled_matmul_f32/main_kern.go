@@ -305,7 +305,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry MatMul16(
 	.param .u64 a_ptr,
@@ -1104,13 +1104,28 @@ $L18_bounds_fail:
 	@!%p4 bra $L19_bounds_exit;
 	st.global.u64 [kern_error+8], %rd36;
 	st.global.u64 [kern_error+16], %rd37;
+	mov.u32 %r12, %tid.x;
+	cvt.u64.u32 %rd39, %r12;
+	mov.u32 %r13, %tid.y;
+	cvt.u64.u32 %rd40, %r13;
+	mov.u32 %r14, %tid.z;
+	cvt.u64.u32 %rd41, %r14;
+	shl.b64 %rd40, %rd40, 16;
+	shl.b64 %rd41, %rd41, 32;
+	or.b64 %rd39, %rd39, %rd40;
+	or.b64 %rd39, %rd39, %rd41;
+	st.global.u64 [kern_error+24], %rd39;
 	mov.u32 %r12, %ctaid.x;
-	mov.u32 %r13, %ntid.x;
-	mul.wide.u32 %rd39, %r12, %r13;
-	mov.u32 %r14, %tid.x;
-	cvt.u64.u32 %rd40, %r14;
-	add.s64 %rd41, %rd39, %rd40;
-	st.global.u64 [kern_error+24], %rd41;
+	cvt.u64.u32 %rd39, %r12;
+	mov.u32 %r13, %ctaid.y;
+	cvt.u64.u32 %rd40, %r13;
+	mov.u32 %r14, %ctaid.z;
+	cvt.u64.u32 %rd41, %r14;
+	shl.b64 %rd40, %rd40, 32;
+	shl.b64 %rd41, %rd41, 48;
+	or.b64 %rd39, %rd39, %rd40;
+	or.b64 %rd39, %rd39, %rd41;
+	st.global.u64 [kern_error+32], %rd39;
 	bra.uni $L19_bounds_exit;
 $L19_bounds_exit:
 	exit;
@@ -5624,13 +5639,28 @@ $L24_bounds_fail:
 	@!%p4 bra $L25_bounds_exit;
 	st.global.u64 [kern_error+8], %rd38;
 	st.global.u64 [kern_error+16], %rd39;
+	mov.u32 %r12, %tid.x;
+	cvt.u64.u32 %rd41, %r12;
+	mov.u32 %r13, %tid.y;
+	cvt.u64.u32 %rd42, %r13;
+	mov.u32 %r14, %tid.z;
+	cvt.u64.u32 %rd43, %r14;
+	shl.b64 %rd42, %rd42, 16;
+	shl.b64 %rd43, %rd43, 32;
+	or.b64 %rd41, %rd41, %rd42;
+	or.b64 %rd41, %rd41, %rd43;
+	st.global.u64 [kern_error+24], %rd41;
 	mov.u32 %r12, %ctaid.x;
-	mov.u32 %r13, %ntid.x;
-	mul.wide.u32 %rd41, %r12, %r13;
-	mov.u32 %r14, %tid.x;
-	cvt.u64.u32 %rd42, %r14;
-	add.s64 %rd43, %rd41, %rd42;
-	st.global.u64 [kern_error+24], %rd43;
+	cvt.u64.u32 %rd41, %r12;
+	mov.u32 %r13, %ctaid.y;
+	cvt.u64.u32 %rd42, %r13;
+	mov.u32 %r14, %ctaid.z;
+	cvt.u64.u32 %rd43, %r14;
+	shl.b64 %rd42, %rd42, 32;
+	shl.b64 %rd43, %rd43, 48;
+	or.b64 %rd41, %rd41, %rd42;
+	or.b64 %rd41, %rd41, %rd43;
+	st.global.u64 [kern_error+32], %rd41;
 	bra.uni $L25_bounds_exit;
 $L25_bounds_exit:
 	exit;

@@ -125,7 +125,7 @@ const kernPTX = `//
 
 .file 1 "kernels.go"
 
-.visible .global .align 8 .b64 kern_error[4];
+.visible .global .align 8 .b64 kern_error[5];
 
 .visible .entry TransposeNaive(
 	.param .u64 in_ptr,
@@ -216,13 +216,28 @@ $L5_bounds_fail:
 	@!%p3 bra $L6_bounds_exit;
 	st.global.u64 [kern_error+8], %rd19;
 	st.global.u64 [kern_error+16], %rd20;
+	mov.u32 %r6, %tid.x;
+	cvt.u64.u32 %rd22, %r6;
+	mov.u32 %r7, %tid.y;
+	cvt.u64.u32 %rd23, %r7;
+	mov.u32 %r8, %tid.z;
+	cvt.u64.u32 %rd24, %r8;
+	shl.b64 %rd23, %rd23, 16;
+	shl.b64 %rd24, %rd24, 32;
+	or.b64 %rd22, %rd22, %rd23;
+	or.b64 %rd22, %rd22, %rd24;
+	st.global.u64 [kern_error+24], %rd22;
 	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd22, %r6, %r7;
-	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd23, %r8;
-	add.s64 %rd24, %rd22, %rd23;
-	st.global.u64 [kern_error+24], %rd24;
+	cvt.u64.u32 %rd22, %r6;
+	mov.u32 %r7, %ctaid.y;
+	cvt.u64.u32 %rd23, %r7;
+	mov.u32 %r8, %ctaid.z;
+	cvt.u64.u32 %rd24, %r8;
+	shl.b64 %rd23, %rd23, 32;
+	shl.b64 %rd24, %rd24, 48;
+	or.b64 %rd22, %rd22, %rd23;
+	or.b64 %rd22, %rd22, %rd24;
+	st.global.u64 [kern_error+32], %rd22;
 	bra.uni $L6_bounds_exit;
 $L6_bounds_exit:
 	exit;
@@ -426,13 +441,28 @@ $L16_bounds_fail:
 	@!%p4 bra $L17_bounds_exit;
 	st.global.u64 [kern_error+8], %rd33;
 	st.global.u64 [kern_error+16], %rd34;
+	mov.u32 %r12, %tid.x;
+	cvt.u64.u32 %rd36, %r12;
+	mov.u32 %r13, %tid.y;
+	cvt.u64.u32 %rd37, %r13;
+	mov.u32 %r14, %tid.z;
+	cvt.u64.u32 %rd38, %r14;
+	shl.b64 %rd37, %rd37, 16;
+	shl.b64 %rd38, %rd38, 32;
+	or.b64 %rd36, %rd36, %rd37;
+	or.b64 %rd36, %rd36, %rd38;
+	st.global.u64 [kern_error+24], %rd36;
 	mov.u32 %r12, %ctaid.x;
-	mov.u32 %r13, %ntid.x;
-	mul.wide.u32 %rd36, %r12, %r13;
-	mov.u32 %r14, %tid.x;
-	cvt.u64.u32 %rd37, %r14;
-	add.s64 %rd38, %rd36, %rd37;
-	st.global.u64 [kern_error+24], %rd38;
+	cvt.u64.u32 %rd36, %r12;
+	mov.u32 %r13, %ctaid.y;
+	cvt.u64.u32 %rd37, %r13;
+	mov.u32 %r14, %ctaid.z;
+	cvt.u64.u32 %rd38, %r14;
+	shl.b64 %rd37, %rd37, 32;
+	shl.b64 %rd38, %rd38, 48;
+	or.b64 %rd36, %rd36, %rd37;
+	or.b64 %rd36, %rd36, %rd38;
+	st.global.u64 [kern_error+32], %rd36;
 	bra.uni $L17_bounds_exit;
 $L17_bounds_exit:
 	exit;
@@ -641,13 +671,28 @@ $L16_bounds_fail:
 	@!%p4 bra $L17_bounds_exit;
 	st.global.u64 [kern_error+8], %rd33;
 	st.global.u64 [kern_error+16], %rd34;
+	mov.u32 %r12, %tid.x;
+	cvt.u64.u32 %rd36, %r12;
+	mov.u32 %r13, %tid.y;
+	cvt.u64.u32 %rd37, %r13;
+	mov.u32 %r14, %tid.z;
+	cvt.u64.u32 %rd38, %r14;
+	shl.b64 %rd37, %rd37, 16;
+	shl.b64 %rd38, %rd38, 32;
+	or.b64 %rd36, %rd36, %rd37;
+	or.b64 %rd36, %rd36, %rd38;
+	st.global.u64 [kern_error+24], %rd36;
 	mov.u32 %r12, %ctaid.x;
-	mov.u32 %r13, %ntid.x;
-	mul.wide.u32 %rd36, %r12, %r13;
-	mov.u32 %r14, %tid.x;
-	cvt.u64.u32 %rd37, %r14;
-	add.s64 %rd38, %rd36, %rd37;
-	st.global.u64 [kern_error+24], %rd38;
+	cvt.u64.u32 %rd36, %r12;
+	mov.u32 %r13, %ctaid.y;
+	cvt.u64.u32 %rd37, %r13;
+	mov.u32 %r14, %ctaid.z;
+	cvt.u64.u32 %rd38, %r14;
+	shl.b64 %rd37, %rd37, 32;
+	shl.b64 %rd38, %rd38, 48;
+	or.b64 %rd36, %rd36, %rd37;
+	or.b64 %rd36, %rd36, %rd38;
+	st.global.u64 [kern_error+32], %rd36;
 	bra.uni $L17_bounds_exit;
 $L17_bounds_exit:
 	exit;
