@@ -82,14 +82,29 @@ var ErrNoDriver = errors.New("kern: no CUDA driver")
 // or on a buffer, stream or graph of one, on every kind of device.
 var ErrClosed = errors.New("kern: device is closed")
 
-// Open opens the device named by $KERN_DEVICE: "cuda" (the first GPU),
-// "cuda:N", "emu" or "native". Unset, it opens the first GPU. Without a
-// GPU it returns an error wrapping ErrNoDriver that says how to run on
-// the emulator instead; it never falls back silently.
+// Open opens the device named by $KERN_DEVICE:
+//
+//	unset or "auto"  the first GPU; without an NVIDIA driver or GPU, the PTX
+//	                 emulator, saying so once per process on stderr
+//	"cuda", "cuda:N" that GPU, or an error wrapping ErrNoDriver that says
+//	                 how to run on the emulator instead
+//	"emu", "native"  the emulator or native mode
+//
+// So a program written with Open runs everywhere by default, and
+// KERN_DEVICE=cuda makes a missing GPU an error.
 func Open() (*Device, error) {
 	spec := strings.TrimSpace(os.Getenv("KERN_DEVICE"))
 	switch {
-	case spec == "" || spec == "cuda":
+	case spec == "" || spec == "auto":
+		d, err := OpenCUDA(0)
+		if !errors.Is(err, ErrNoDriver) {
+			return d, err
+		}
+		fallbackBanner.Do(func() {
+			fmt.Fprintln(os.Stderr, "kern: no GPU found: running on the kern PTX emulator (set KERN_DEVICE=cuda to require a GPU, KERN_DEVICE=emu to say this is intended)")
+		})
+		return openEmulatorChecked()
+	case spec == "cuda":
 		return OpenCUDA(0)
 	case strings.HasPrefix(spec, "cuda:"):
 		n, err := strconv.Atoi(strings.TrimPrefix(spec, "cuda:"))
@@ -98,15 +113,24 @@ func Open() (*Device, error) {
 		}
 		return OpenCUDA(n)
 	case spec == "emu":
-		d := OpenEmulator()
-		if err := d.usable(); err != nil {
-			return nil, err
-		}
-		return d, nil
+		return openEmulatorChecked()
 	case spec == "native":
 		return OpenNative(), nil
 	}
-	return nil, fmt.Errorf("kern: KERN_DEVICE=%q: want cuda, cuda:N, emu or native", spec)
+	return nil, fmt.Errorf("kern: KERN_DEVICE=%q: want auto, cuda, cuda:N, emu or native", spec)
+}
+
+// fallbackBanner prints, once per process, that Open chose the emulator.
+var fallbackBanner sync.Once
+
+// openEmulatorChecked opens the emulator and returns its configuration
+// error (an unknown KERN_EMU_CHECK name) rather than a broken device.
+func openEmulatorChecked() (*Device, error) {
+	d := OpenEmulator()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 func newDevice(kind, name string, b backend, lim Limits) *Device {

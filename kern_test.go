@@ -180,7 +180,7 @@ func TestOpenHonoursKernDevice(t *testing.T) {
 		t.Fatalf("KERN_DEVICE=native: %v, %v", d, err)
 	}
 	t.Setenv("KERN_DEVICE", "tpu")
-	if _, err := kern.Open(); err == nil || !strings.Contains(err.Error(), "want cuda, cuda:N, emu or native") {
+	if _, err := kern.Open(); err == nil || !strings.Contains(err.Error(), "want auto, cuda, cuda:N, emu or native") {
 		t.Fatalf("KERN_DEVICE=tpu: %v", err)
 	}
 }
@@ -359,5 +359,33 @@ func TestVotesInAPartialWarp(t *testing.T) {
 	}
 	if results[0] != results[2] || results[1] != results[3] {
 		t.Errorf("native and emu disagree:\n%s\n%s", results[1], results[3])
+	}
+}
+
+// kern.Open with KERN_DEVICE unset (or auto) falls back to the emulator,
+// with a banner on stderr, where the examples did so by hand; runs in a
+// child process for the same reason as TestOpenWithoutADriver.
+func TestOpenFallsBackToTheEmulator(t *testing.T) {
+	if os.Getenv("KERN_TEST_CHILD") == "1" {
+		d, err := kern.Open()
+		if err != nil || d.Kind() != "emu" {
+			t.Fatalf("KERN_DEVICE=%q without a driver: %v, %v; want the emulator", os.Getenv("KERN_DEVICE"), d, err)
+		}
+		if _, err := kern.Open(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, spec := range []string{"", "auto"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenFallsBackToTheEmulator$")
+		cmd.Env = append(os.Environ(), "KERN_TEST_CHILD=1", "KERN_DEVICE="+spec, "KERN_LIBCUDA=/nonexistent/libcuda.so.1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if out, err := cmd.Output(); err != nil {
+			t.Fatalf("KERN_DEVICE=%q: child: %v\n%s%s", spec, err, out, stderr.String())
+		}
+		if n := strings.Count(stderr.String(), "no GPU found: running on the kern PTX emulator"); n != 1 {
+			t.Errorf("KERN_DEVICE=%q: the banner appeared %d times on stderr, want once:\n%s", spec, n, stderr.String())
+		}
 	}
 }
