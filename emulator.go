@@ -71,6 +71,14 @@ type teeObserver struct{ a, b emu.Observer }
 func (t teeObserver) Step(s *emu.Step)     { t.a.Step(s); t.b.Step(s) }
 func (t teeObserver) Access(a *emu.Access) { t.a.Access(a); t.b.Access(a) }
 
+func (t teeObserver) Launch(kernel string, grid, block [3]int) {
+	for _, o := range []emu.Observer{t.a, t.b} {
+		if lo, ok := o.(emu.LaunchObserver); ok {
+			lo.Launch(kernel, grid, block)
+		}
+	}
+}
+
 type emuBackend struct {
 	hostStreams
 	d           *emu.Device

@@ -133,6 +133,9 @@ func (d *Device) LaunchContext(ctx context.Context, m *Module, entry string, c L
 	if d.opts.Memcheck || d.opts.Racecheck || d.opts.Synccheck {
 		l.san = &sanitizer{memcheck: d.opts.Memcheck, race: d.opts.Racecheck, sync: d.opts.Synccheck, dev: d}
 	}
+	if lo, ok := l.obs.(LaunchObserver); ok {
+		lo.Launch(k.info.Name, grid, block)
+	}
 	l.failAt.Store(math.MaxInt64)
 	workers := min(d.opts.Workers, nblocks)
 	var next atomic.Int64

@@ -68,8 +68,9 @@ type profKey struct {
 // Profile is an Observer that aggregates InstrStats. Install it with
 // Options{Observer: p}; it is safe for the concurrent calls a launch makes.
 type Profile struct {
-	mu    sync.Mutex
-	stats map[profKey]*InstrStats
+	mu       sync.Mutex
+	stats    map[profKey]*InstrStats
+	launches map[string]int64 // by kernel, see Launch
 }
 
 // NewProfile returns an empty profile.
