@@ -52,6 +52,10 @@ func OpenCUDA(ordinal int) (*Device, error) {
 	return newDevice("cuda", name, &cudaBackend{dev: dev, ctx: ctx, info: info}, lim), nil
 }
 
+// argsPool holds the parameter buffers of launches: a cuda.Args is
+// 896 bytes, a heap allocation per launch otherwise.
+var argsPool = sync.Pool{New: func() any { return new(cuda.Args) }}
+
 type cudaBackend struct {
 	dev  cuda.Device
 	ctx  cuda.Context
@@ -161,7 +165,11 @@ func (c *cudaBackend) launch(l *launch) error {
 			}
 			cm.optin[spec.Entry] = l.shared
 		}
-		args := new(cuda.Args)
+		// The driver copies the parameters out during cuLaunchKernel (also
+		// under stream capture), so the Args can be reused at once.
+		args := argsPool.Get().(*cuda.Args)
+		defer argsPool.Put(args)
+		args.Reset()
 		for i, p := range spec.Params {
 			a := l.args[i]
 			if p.Kind == SliceParam {

@@ -194,7 +194,7 @@ type argValue struct {
 	size   int
 	elem   string // the Go element or scalar type, as elemName
 	live   *bool
-	native func() any // the Go value native mode passes
+	native func() any // a scalar's Go value, as native mode passes it
 	bits   uint64     // a scalar's bits
 }
 

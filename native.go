@@ -97,7 +97,11 @@ func (n *nativeBackend) launch(l *launch) error {
 	}
 	args := make([]any, len(l.args))
 	for i, a := range l.args {
-		args[i] = a.native()
+		if a.live != nil {
+			args[i] = a.buf.(interface{ nativeValue() any }).nativeValue()
+		} else {
+			args[i] = a.native()
+		}
 	}
 	ctx := l.ctx
 	if ctx == nil {
