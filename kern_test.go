@@ -130,7 +130,12 @@ func TestPanicReachesTheHost(t *testing.T) {
 }
 
 func TestLaunchChecks(t *testing.T) {
-	dev := kern.OpenEmulator()
+	for _, dev := range devices() {
+		launchChecks(t, dev)
+	}
+}
+
+func launchChecks(t *testing.T, dev *kern.Device) {
 	other := kern.OpenEmulator()
 	x, _ := kern.Upload(dev, []float32{1, 2})
 	y, _ := kern.Upload(dev, []float32{1, 2})
@@ -155,12 +160,16 @@ func TestLaunchChecks(t *testing.T) {
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
-			t.Errorf("%s: error %v, want one containing %q", c.name, c.err, c.want)
+			t.Errorf("%s %s: error %v, want one containing %q", dev.Kind(), c.name, c.err, c.want)
 		}
 	}
 	if err := tk.CheckedKernel.Launch(dev, kern.Cover(0), x); err != nil {
 		t.Errorf("Cover(0): %v, want a launch of nothing", err)
 	}
+	wantErr(t, dev.Kind()+" CopyFrom of the wrong length", x.CopyFrom([]float32{1, 2, 3}), "CopyFrom: 3 elements into a buffer of 2")
+	wantErr(t, dev.Kind()+" CopyTo of the wrong length", x.CopyTo(make([]float32, 1)), "CopyTo: a buffer of 2 elements into 1")
+	_, err := kern.Alloc[float32](dev, -1)
+	wantErr(t, dev.Kind()+" negative Alloc", err, "negative length -1")
 	if err := freed.Free(); err == nil {
 		t.Error("double Free succeeded")
 	}
