@@ -115,7 +115,7 @@ func (b *Buffer[T]) check(op string) error {
 		return fmt.Errorf("kern: %s on a nil buffer", op)
 	}
 	if err := b.dev.usable(); err != nil {
-		return fmt.Errorf("kern: %s on %s: %w", op, b, err)
+		return fmt.Errorf("kern: %s: %w", op, err)
 	}
 	if !*b.live {
 		return fmt.Errorf("kern: %s on a freed buffer", op)

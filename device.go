@@ -141,13 +141,19 @@ func newDevice(kind, name string, b backend, lim Limits) *Device {
 // (ErrClosed) or opened with an invalid configuration.
 func (d *Device) usable() error {
 	if d.closed.Load() {
-		return fmt.Errorf("%s: %w", d.label(), ErrClosed)
+		return closedError{d.label()}
 	}
 	if p := d.broken.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
+
+// closedError says which device is closed, and is ErrClosed.
+type closedError struct{ dev string }
+
+func (e closedError) Error() string        { return e.dev + " is closed" }
+func (e closedError) Is(target error) bool { return target == ErrClosed }
 
 // breakDevice makes every later operation on d return err.
 func (d *Device) breakDevice(err error) { d.broken.CompareAndSwap(nil, &err) }

@@ -339,7 +339,7 @@ func (k *Kernel) prepare(dev *Device, blocks, threads gpu.Dim3, shared int, args
 			if isBuf {
 				return nil, k.errorf("parameter %s: want a buffer of %s, got a buffer of %s", p.Name, p.Elem, v.elem)
 			}
-			return nil, k.errorf("parameter %s: want a %s scalar, got a %s", p.Name, p.Elem, v.elem)
+			return nil, k.errorf("parameter %s: want a %s scalar, got a scalar of type %s", p.Name, p.Elem, v.elem)
 		}
 		if isBuf {
 			if !*v.live {

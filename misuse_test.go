@@ -42,7 +42,7 @@ func TestUntypedLaunchChecksElementTypes(t *testing.T) {
 		wantErr(t, dev.Kind()+" []uint32 for []float32", k.Launch(dev, kern.Cover(3), a, kern.BufferArg(x), kern.BufferArg(uints)),
 			"parameter y", "want a buffer of float32, got a buffer of uint32")
 		wantErr(t, dev.Kind()+" int32 for float32", k.Launch(dev, kern.Cover(3), kern.ScalarArg(int32(2)), kern.BufferArg(x), kern.BufferArg(y)),
-			"parameter a", "want a float32 scalar, got a int32")
+			"parameter a", "want a float32 scalar, got a scalar of type int32")
 		// Nothing ran: y is unchanged.
 		if got, _ := y.Download(); got[0] != 1 || got[2] != 1 {
 			t.Errorf("%s: a rejected launch wrote y = %v", dev.Kind(), got)
