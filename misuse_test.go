@@ -155,6 +155,8 @@ func checkClosed(t *testing.T, dev *kern.Device) {
 	closed("Record", err)
 	_, err = dev.NewStream()
 	closed("NewStream", err)
+	_, err = s.Capture(func(*kern.Stream) error { return nil })
+	closed("Capture", err)
 	closed("Free", x.Free())
 	if err := dev.Close(); err != nil {
 		t.Errorf("%s: second Close: %v", kind, err)
