@@ -251,17 +251,23 @@ type launch struct {
 }
 
 // Launch runs the kernel on q over grid with args in the kernel's
-// parameter order. It checks, before anything runs: the argument count and
-// kinds; that buffers are live, on q's device, and that every buffer the
-// kernel writes overlaps no other argument; and the grid, block and shared
-// memory against the device's limits. On the emulator and in native mode
-// the launch completes before Launch returns; on a GPU it is queued, and a
-// failed device bounds check surfaces from the next Sync or Download.
+// parameter order. It checks, before anything runs: that the device is
+// open; the argument count, kinds and element types; that buffers are
+// live, on q's device, and that every buffer the kernel writes overlaps no
+// other argument; and the grid, block and shared memory against the
+// device's limits (a negative dimension is an error, a zero one launches
+// nothing). On the emulator and in native mode the launch completes
+// before Launch returns; on a GPU it is queued, and a failed device bounds
+// check surfaces from the next Sync or Download. Every fault of the kernel
+// is a *DeviceError; docs/errors.md lists what each misuse returns.
 func (k *Kernel) Launch(q Queue, grid Grid, args ...Arg) error {
 	if q == nil {
 		return fmt.Errorf("kern: %s: nil device", k.spec.Name)
 	}
 	dev := q.device()
+	if dev == nil {
+		return fmt.Errorf("kern: %s: nil device", k.spec.Name)
+	}
 	if err := dev.usable(); err != nil {
 		return k.errorf("%w", err)
 	}
