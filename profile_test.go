@@ -1,6 +1,7 @@
 package kern_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -51,5 +52,33 @@ func TestProfilerKernelTotals(t *testing.T) {
 	}
 	if bs.Instructions != exec || bs.GlobalSectors != sectors || bs.SharedRequests == 0 || bs.BankConflicts() != 0 {
 		t.Errorf("BlockSums totals %+v, want %d instructions and %d sectors, shared requests without conflicts", bs, exec, sectors)
+	}
+}
+
+func TestProfileReportHasKernelTotals(t *testing.T) {
+	prof := emu.NewProfile()
+	dev := kern.OpenEmulator(emu.Options{Observer: prof})
+	x, _ := kern.Upload(dev, randFloats(64, 1))
+	y, _ := kern.Upload(dev, randFloats(64, 2))
+	for range 3 {
+		if err := tk.AxpyKernel.Launch(dev, kern.Cover(64), 2, x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b strings.Builder
+	if err := prof.WriteReport(&b); err != nil {
+		t.Fatal(err)
+	}
+	_, totals, ok := strings.Cut(b.String(), "kernel totals")
+	var row []string
+	for _, line := range strings.Split(totals, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "Axpy" {
+			row = f
+		}
+	}
+	// Axpy: 3 launches, 18 global requests (3 accesses × 2 warps × 3
+	// launches), all sector bytes used.
+	if !ok || len(row) != 8 || row[1] != "3" || row[5] != "18" || row[7] != "100%" {
+		t.Errorf("report lacks Axpy's totals with 3 launches:\n%s", b.String())
 	}
 }

@@ -242,8 +242,23 @@ func (p *Profile) WriteReport(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := p.writeKernelTotals(w); err != nil {
+		return err
+	}
 	_, err := io.WriteString(w, nsightLegend)
 	return err
+}
+
+// writeKernelTotals writes Kernels, one line per kernel, after a blank
+// line.
+func (p *Profile) writeKernelTotals(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nkernel totals\tlaunches\twarp-instructions\tshared requests\tbank conflicts\tglobal requests\tsectors\tsector eff.")
+	for _, k := range p.Kernels() {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f%%\n", k.Kernel, k.Launches, k.Instructions,
+			k.SharedRequests, k.BankConflicts(), k.GlobalRequests, k.GlobalSectors, 100*k.SectorEfficiency())
+	}
+	return tw.Flush()
 }
 
 // nsightLegend names the Nsight Compute metric each column corresponds to,
