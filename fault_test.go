@@ -141,14 +141,15 @@ func TestLaunchHonoursContext(t *testing.T) {
 // deadline and the device refuses further work.
 func TestNativeAbandonsARunawayLaunch(t *testing.T) {
 	dev := kern.OpenNative()
-	// Size the loop to run about a second, several times the deadline
-	// plus gpu's grace period, from the speed of a short run.
+	// Size the loop to run about three seconds, six times the deadline
+	// plus gpu's grace period (half a second), from the speed of a short
+	// run.
 	const probe = 1 << 22
 	start := time.Now()
 	if _, err := spin(dev, dev, probe); err != nil {
 		t.Fatal(err)
 	}
-	limit := min(float64(probe)/time.Since(start).Seconds(), float64(1<<31-1))
+	limit := min(3*float64(probe)/time.Since(start).Seconds(), float64(1<<31-1))
 	goroutines := runtime.NumGoroutine()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()

@@ -101,7 +101,7 @@ var ErrAbandoned = errors.New("threads still running were abandoned")
 
 // abandonGrace is how long a cancelled launch waits for its threads to
 // unwind (they stop at their next collective) before abandoning them.
-const abandonGrace = 200 * time.Millisecond
+const abandonGrace = 500 * time.Millisecond
 
 // RunNativeContext is RunNative stopped when ctx is done: no block starts
 // after that, and threads waiting at a barrier or warp collective, or
