@@ -84,10 +84,16 @@ func TestUncheckedFaultsAreDeviceErrors(t *testing.T) {
 
 // spin launches Spin for one warp with a limit of n iterations.
 func spin(q kern.Queue, dev *kern.Device, n int32) (*kern.Buffer[int32], error) {
+	return spinWith(func() kern.Queue { return q }, dev, n)
+}
+
+// spinWith is spin with the queue made after the buffers, so that a
+// deadline in it starts only then.
+func spinWith(q func() kern.Queue, dev *kern.Device, n int32) (*kern.Buffer[int32], error) {
 	stop, _ := kern.Alloc[int32](dev, 1)
 	limit, _ := kern.Upload(dev, []int32{n})
 	out, _ := kern.Alloc[int32](dev, 32)
-	return out, tk.SpinKernel.Launch(q, kern.Cover(32), stop, limit, out)
+	return out, tk.SpinKernel.Launch(q(), kern.Cover(32), stop, limit, out)
 }
 
 // Runaway kernels: the emulator's step limit names the kernel and the Go
@@ -124,10 +130,16 @@ func TestLaunchHonoursContext(t *testing.T) {
 	}
 	// The emulator stops a runaway launch at the deadline and says where.
 	dev := kern.OpenEmulator()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
 	s, _ := dev.NewStream()
-	_, err := spin(kern.WithContext(ctx, s), dev, 1<<30)
+	// Load the module first: parsing the PTX must not use up the deadline.
+	if _, err := spin(s, dev, 1); err != nil {
+		t.Fatal(err)
+	}
+	_, err := spinWith(func() kern.Queue {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		t.Cleanup(cancel)
+		return kern.WithContext(ctx, s)
+	}, dev, 1<<30)
 	var de *kern.DeviceError
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &de) || de.Kernel != "Spin" || !strings.HasPrefix(de.Site, "kernels.go:19") {
 		t.Errorf("emu: %v, want a DeadlineExceeded DeviceError at Spin's loop", err)
@@ -151,9 +163,11 @@ func TestNativeAbandonsARunawayLaunch(t *testing.T) {
 	}
 	limit := min(3*float64(probe)/time.Since(start).Seconds(), float64(1<<31-1))
 	goroutines := runtime.NumGoroutine()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	_, err := spin(kern.WithContext(ctx, dev), dev, int32(limit))
+	_, err := spinWith(func() kern.Queue {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		t.Cleanup(cancel)
+		return kern.WithContext(ctx, dev)
+	}, dev, int32(limit))
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, gpu.ErrAbandoned) || !strings.Contains(err.Error(), "Spin") {
 		t.Fatalf("%v, want DeadlineExceeded and gpu.ErrAbandoned naming Spin", err)
 	}
