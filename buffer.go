@@ -115,7 +115,7 @@ func (b *Buffer[T]) check(op string) error {
 		return fmt.Errorf("kern: %s on a nil buffer", op)
 	}
 	if err := b.dev.usable(); err != nil {
-		return fmt.Errorf("kern: %s on %s: %w", op, b, err)
+		return fmt.Errorf("kern: %s: %w", op, err)
 	}
 	if !*b.live {
 		return fmt.Errorf("kern: %s on a freed buffer", op)
@@ -176,6 +176,11 @@ func (b *Buffer[T]) Free() error {
 	return b.dev.b.free(b.addr)
 }
 
+// nativeValue is the []T native mode passes for the buffer (through an
+// interface method rather than a closure in argValue, which would cost a
+// heap allocation per buffer per launch on every device).
+func (b *Buffer[T]) nativeValue() any { return b.hostSlice() }
+
 // hostSlice is the buffer's memory as a Go slice (native mode only).
 func (b *Buffer[T]) hostSlice() []T {
 	mem := b.dev.b.hostView(b.addr)
@@ -187,6 +192,5 @@ func (b *Buffer[T]) hostSlice() []T {
 
 // argument implements Arg for the launchers.
 func (b *Buffer[T]) arg() argValue {
-	return argValue{buf: b, dev: b.dev, addr: b.addr, n: b.n, size: elemSize[T](), elem: elemName[T](), live: b.live,
-		native: func() any { return b.hostSlice() }}
+	return argValue{buf: b, dev: b.dev, addr: b.addr, n: b.n, size: elemSize[T](), elem: elemName[T](), live: b.live}
 }

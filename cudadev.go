@@ -1,7 +1,6 @@
 package kern
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -52,6 +51,10 @@ func OpenCUDA(ordinal int) (*Device, error) {
 	name := fmt.Sprintf("%s (sm_%d%d, %d SMs, %.1f GiB)", info.Name, info.Major, info.Minor, info.Multiprocessors, float64(info.TotalMem)/(1<<30))
 	return newDevice("cuda", name, &cudaBackend{dev: dev, ctx: ctx, info: info}, lim), nil
 }
+
+// argsPool holds the parameter buffers of launches: a cuda.Args is
+// 896 bytes, a heap allocation per launch otherwise.
+var argsPool = sync.Pool{New: func() any { return new(cuda.Args) }}
 
 type cudaBackend struct {
 	dev  cuda.Device
@@ -123,9 +126,12 @@ func (c *cudaBackend) load(m *Module) (any, error) {
 			return err
 		}
 		cm.mod = mod
-		slot, _, err := mod.Global("kern_error")
+		slot, size, err := mod.Global("kern_error")
 		if err != nil {
 			return err
+		}
+		if size != errorSlotBytes {
+			return fmt.Errorf("the PTX has a %d-byte error slot, this version of kern reads %d: re-run go generate", size, errorSlotBytes)
 		}
 		// Globals without an initialiser start zeroed (PTX ISA §5.4.4).
 		cm.slot = slot
@@ -159,7 +165,11 @@ func (c *cudaBackend) launch(l *launch) error {
 			}
 			cm.optin[spec.Entry] = l.shared
 		}
-		args := new(cuda.Args)
+		// The driver copies the parameters out during cuLaunchKernel (also
+		// under stream capture), so the Args can be reused at once.
+		args := argsPool.Get().(*cuda.Args)
+		defer argsPool.Put(args)
+		args.Reset()
 		for i, p := range spec.Params {
 			a := l.args[i]
 			if p.Kind == SliceParam {
@@ -191,24 +201,20 @@ func (c *cudaBackend) checkSlots() error {
 	c.mu.Unlock()
 	var errs []error
 	for _, cm := range mods {
-		var raw [32]byte
+		var raw [errorSlotBytes]byte
 		err := c.do(func() error {
-			if err := cuda.MemcpyDtoH(unsafe.Pointer(&raw[0]), cm.slot, 32); err != nil {
+			if err := cuda.MemcpyDtoH(unsafe.Pointer(&raw[0]), cm.slot, errorSlotBytes); err != nil {
 				return err
 			}
-			if raw != [32]byte{} {
-				return cuda.MemsetD8(cm.slot, 0, 32)
+			if raw != [errorSlotBytes]byte{} {
+				return cuda.MemsetD8(cm.slot, 0, errorSlotBytes)
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		var s [4]uint64
-		for i := range s {
-			s[i] = binary.LittleEndian.Uint64(raw[i*8:])
-		}
-		if err := cm.m.slotError(s); err != nil {
+		if err := cm.m.slotError(decodeSlot(raw[:])); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -27,10 +27,10 @@ type Device struct {
 	// closed is set once by Close; every later operation returns
 	// ErrClosed. It is atomic because launches read it without d.mu.
 	closed atomic.Bool
-	// broken, when set at open, is returned by every operation: a
-	// device whose configuration was invalid fails closed rather than
-	// running without what the user asked for.
-	broken error
+	// broken, when set, is returned by every operation: a device whose
+	// configuration was invalid, or whose memory abandoned native threads
+	// may still use, fails closed rather than running on.
+	broken atomic.Pointer[error]
 }
 
 // deviceIDs numbers devices in the order they are opened.
@@ -85,14 +85,29 @@ var ErrNoDriver = errors.New("kern: no CUDA driver")
 // or on a buffer, stream or graph of one, on every kind of device.
 var ErrClosed = errors.New("kern: device is closed")
 
-// Open opens the device named by $KERN_DEVICE: "cuda" (the first GPU),
-// "cuda:N", "emu" or "native". Unset, it opens the first GPU. Without a
-// GPU it returns an error wrapping ErrNoDriver that says how to run on
-// the emulator instead; it never falls back silently.
+// Open opens the device named by $KERN_DEVICE:
+//
+//	unset or "auto"  the first GPU; without an NVIDIA driver or GPU, the PTX
+//	                 emulator, saying so once per process on stderr
+//	"cuda", "cuda:N" that GPU, or an error wrapping ErrNoDriver that says
+//	                 how to run on the emulator instead
+//	"emu", "native"  the emulator or native mode
+//
+// So a program written with Open runs everywhere by default, and
+// KERN_DEVICE=cuda makes a missing GPU an error.
 func Open() (*Device, error) {
 	spec := strings.TrimSpace(os.Getenv("KERN_DEVICE"))
 	switch {
-	case spec == "" || spec == "cuda":
+	case spec == "" || spec == "auto":
+		d, err := OpenCUDA(0)
+		if !errors.Is(err, ErrNoDriver) {
+			return d, err
+		}
+		fallbackBanner.Do(func() {
+			fmt.Fprintln(os.Stderr, "kern: no GPU found: running on the kern PTX emulator (set KERN_DEVICE=cuda to require a GPU, KERN_DEVICE=emu to say this is intended)")
+		})
+		return openEmulatorChecked()
+	case spec == "cuda":
 		return OpenCUDA(0)
 	case strings.HasPrefix(spec, "cuda:"):
 		n, err := strconv.Atoi(strings.TrimPrefix(spec, "cuda:"))
@@ -101,15 +116,24 @@ func Open() (*Device, error) {
 		}
 		return OpenCUDA(n)
 	case spec == "emu":
-		d := OpenEmulator()
-		if d.broken != nil {
-			return nil, d.broken
-		}
-		return d, nil
+		return openEmulatorChecked()
 	case spec == "native":
 		return OpenNative(), nil
 	}
-	return nil, fmt.Errorf("kern: KERN_DEVICE=%q: want cuda, cuda:N, emu or native", spec)
+	return nil, fmt.Errorf("kern: KERN_DEVICE=%q: want auto, cuda, cuda:N, emu or native", spec)
+}
+
+// fallbackBanner prints, once per process, that Open chose the emulator.
+var fallbackBanner sync.Once
+
+// openEmulatorChecked opens the emulator and returns its configuration
+// error (an unknown KERN_EMU_CHECK name) rather than a broken device.
+func openEmulatorChecked() (*Device, error) {
+	d := OpenEmulator()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 func newDevice(kind, name string, b backend, lim Limits) *Device {
@@ -120,10 +144,22 @@ func newDevice(kind, name string, b backend, lim Limits) *Device {
 // (ErrClosed) or opened with an invalid configuration.
 func (d *Device) usable() error {
 	if d.closed.Load() {
-		return fmt.Errorf("%s: %w", d.label(), ErrClosed)
+		return closedError{d.label()}
 	}
-	return d.broken
+	if p := d.broken.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
+
+// closedError says which device is closed, and is ErrClosed.
+type closedError struct{ dev string }
+
+func (e closedError) Error() string        { return e.dev + " is closed" }
+func (e closedError) Is(target error) bool { return target == ErrClosed }
+
+// breakDevice makes every later operation on d return err.
+func (d *Device) breakDevice(err error) { d.broken.CompareAndSwap(nil, &err) }
 
 // memoryName says whose memory MaxAlloc is, for Alloc's error.
 func (d *Device) memoryName() string {
@@ -152,7 +188,7 @@ func (d *Device) Limits() Limits { return d.limit }
 // ("emu device #2") so that two devices of one kind can be told apart.
 func (d *Device) ID() int { return d.id }
 
-func (d *Device) String() string { return fmt.Sprintf("%s #%d: %s", d.kind, d.id, d.name) }
+func (d *Device) String() string { return d.kind + ": " + d.name }
 
 // Sync waits for all work queued on the device to finish and reports the
 // first asynchronous error.

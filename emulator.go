@@ -2,7 +2,8 @@ package kern
 
 import (
 	"bytes"
-	"encoding/binary"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -55,7 +56,7 @@ func OpenEmulator(opts ...emu.Options) *Device {
 	}
 	d := newDevice("emu", name, b, hostLimits())
 	if envErr != nil {
-		d.broken = fmt.Errorf("kern: KERN_EMU_CHECK: %w", envErr)
+		d.breakDevice(fmt.Errorf("kern: KERN_EMU_CHECK: %w", envErr))
 	}
 	return d
 }
@@ -69,6 +70,14 @@ type teeObserver struct{ a, b emu.Observer }
 
 func (t teeObserver) Step(s *emu.Step)     { t.a.Step(s); t.b.Step(s) }
 func (t teeObserver) Access(a *emu.Access) { t.a.Access(a); t.b.Access(a) }
+
+func (t teeObserver) Launch(kernel string, grid, block [3]int) {
+	for _, o := range []emu.Observer{t.a, t.b} {
+		if lo, ok := o.(emu.LaunchObserver); ok {
+			lo.Launch(kernel, grid, block)
+		}
+	}
+}
 
 type emuBackend struct {
 	hostStreams
@@ -92,32 +101,38 @@ func (e *emuBackend) load(m *Module) (any, error) {
 
 func (e *emuBackend) launch(l *launch) error {
 	m := l.mod.(*emu.Module)
-	slot, _, err := e.d.Global(m, "kern_error")
+	slot, size, err := e.d.Global(m, "kern_error")
 	if err != nil {
 		return err
 	}
-	var zero [32]byte
-	if err := e.d.Write(slot, zero[:]); err != nil {
+	if size != errorSlotBytes {
+		return fmt.Errorf("the PTX of package %s has a %d-byte error slot, this version of kern reads %d: re-run go generate", l.k.spec.Module.Pkg, size, errorSlotBytes)
+	}
+	var raw [errorSlotBytes]byte
+	if err := e.d.Write(slot, raw[:]); err != nil {
 		return err
 	}
-	err = e.d.Launch(m, l.k.spec.Entry, emu.LaunchConfig{
+	ctx := l.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err = e.d.LaunchContext(ctx, m, l.k.spec.Entry, emu.LaunchConfig{
 		Grid:          [3]int{l.blocks.X, l.blocks.Y, l.blocks.Z},
 		Block:         [3]int{l.threads.X, l.threads.Y, l.threads.Z},
 		DynamicShared: l.shared,
 		Params:        l.params,
 	})
 	if err != nil {
+		var f *emu.Error
+		if errors.As(err, &f) {
+			return emuFault(l.k, f)
+		}
 		return err
 	}
-	var raw [32]byte
 	if err := e.d.Read(slot, raw[:]); err != nil {
 		return fmt.Errorf("reading the error slot: %w", err)
 	}
-	var s [4]uint64
-	for i := range s {
-		s[i] = binary.LittleEndian.Uint64(raw[i*8:])
-	}
-	return l.k.spec.Module.slotError(s)
+	return l.k.spec.Module.slotError(decodeSlot(raw[:]))
 }
 
 // close writes the profile report to KERN_EMU_PROFILE and the PTX of

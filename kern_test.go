@@ -112,11 +112,9 @@ func TestDeviceBoundsErrorNamesTheSource(t *testing.T) {
 				t.Errorf("%s: error %q does not mention %q", dev.Kind(), msg, want)
 			}
 		}
-		if dev.Kind() == "emu" {
-			var de *kern.DeviceError
-			if !errors.As(err, &de) || de.Index != 5 || de.Length != 3 || de.Thread != 2 {
-				t.Errorf("emu: error %#v, want a DeviceError index 5 length 3 thread 2", err)
-			}
+		var de *kern.DeviceError
+		if !errors.As(err, &de) || de.Index != 5 || de.Length != 3 || de.Thread != (gpu.Dim3{X: 2}) {
+			t.Errorf("%s: error %#v, want a DeviceError index 5 length 3 thread 2", dev.Kind(), err)
 		}
 	}
 }
@@ -132,7 +130,12 @@ func TestPanicReachesTheHost(t *testing.T) {
 }
 
 func TestLaunchChecks(t *testing.T) {
-	dev := kern.OpenEmulator()
+	for _, dev := range devices() {
+		launchChecks(t, dev)
+	}
+}
+
+func launchChecks(t *testing.T, dev *kern.Device) {
 	other := kern.OpenEmulator()
 	x, _ := kern.Upload(dev, []float32{1, 2})
 	y, _ := kern.Upload(dev, []float32{1, 2})
@@ -157,12 +160,16 @@ func TestLaunchChecks(t *testing.T) {
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
-			t.Errorf("%s: error %v, want one containing %q", c.name, c.err, c.want)
+			t.Errorf("%s %s: error %v, want one containing %q", dev.Kind(), c.name, c.err, c.want)
 		}
 	}
 	if err := tk.CheckedKernel.Launch(dev, kern.Cover(0), x); err != nil {
 		t.Errorf("Cover(0): %v, want a launch of nothing", err)
 	}
+	wantErr(t, dev.Kind()+" CopyFrom of the wrong length", x.CopyFrom([]float32{1, 2, 3}), "CopyFrom: 3 elements into a buffer of 2")
+	wantErr(t, dev.Kind()+" CopyTo of the wrong length", x.CopyTo(make([]float32, 1)), "CopyTo: a buffer of 2 elements into 1")
+	_, err := kern.Alloc[float32](dev, -1)
+	wantErr(t, dev.Kind()+" negative Alloc", err, "negative length -1")
 	if err := freed.Free(); err == nil {
 		t.Error("double Free succeeded")
 	}
@@ -182,7 +189,7 @@ func TestOpenHonoursKernDevice(t *testing.T) {
 		t.Fatalf("KERN_DEVICE=native: %v, %v", d, err)
 	}
 	t.Setenv("KERN_DEVICE", "tpu")
-	if _, err := kern.Open(); err == nil || !strings.Contains(err.Error(), "want cuda, cuda:N, emu or native") {
+	if _, err := kern.Open(); err == nil || !strings.Contains(err.Error(), "want auto, cuda, cuda:N, emu or native") {
 		t.Fatalf("KERN_DEVICE=tpu: %v", err)
 	}
 }
@@ -361,5 +368,33 @@ func TestVotesInAPartialWarp(t *testing.T) {
 	}
 	if results[0] != results[2] || results[1] != results[3] {
 		t.Errorf("native and emu disagree:\n%s\n%s", results[1], results[3])
+	}
+}
+
+// kern.Open with KERN_DEVICE unset (or auto) falls back to the emulator,
+// with a banner on stderr, where the examples did so by hand; runs in a
+// child process for the same reason as TestOpenWithoutADriver.
+func TestOpenFallsBackToTheEmulator(t *testing.T) {
+	if os.Getenv("KERN_TEST_CHILD") == "1" {
+		d, err := kern.Open()
+		if err != nil || d.Kind() != "emu" {
+			t.Fatalf("KERN_DEVICE=%q without a driver: %v, %v; want the emulator", os.Getenv("KERN_DEVICE"), d, err)
+		}
+		if _, err := kern.Open(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, spec := range []string{"", "auto"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenFallsBackToTheEmulator$")
+		cmd.Env = append(os.Environ(), "KERN_TEST_CHILD=1", "KERN_DEVICE="+spec, "KERN_LIBCUDA=/nonexistent/libcuda.so.1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if out, err := cmd.Output(); err != nil {
+			t.Fatalf("KERN_DEVICE=%q: child: %v\n%s%s", spec, err, out, stderr.String())
+		}
+		if n := strings.Count(stderr.String(), "no GPU found: running on the kern PTX emulator"); n != 1 {
+			t.Errorf("KERN_DEVICE=%q: the banner appeared %d times on stderr, want once:\n%s", spec, n, stderr.String())
+		}
 	}
 }

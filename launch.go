@@ -1,6 +1,7 @@
 package kern
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -137,10 +138,50 @@ func dimString(d gpu.Dim3) string { return fmt.Sprintf("%dx%dx%d", d.X, d.Y, d.Z
 type Queue interface {
 	device() *Device
 	stream() any
+	launchContext() context.Context // nil: never cancelled
 }
 
-func (d *Device) device() *Device { return d }
-func (d *Device) stream() any     { return nil }
+func (d *Device) device() *Device                { return d }
+func (d *Device) stream() any                    { return nil }
+func (d *Device) launchContext() context.Context { return nil }
+
+// WithContext returns q with launches bound to ctx: a launch made after
+// ctx is done returns its error without running, and on the emulator and
+// in native mode a running launch stops when ctx is done and returns an
+// error wrapping ctx.Err() (a *DeviceError naming the kernel, and on the
+// emulator the Go line where it was). Use it, with context.WithTimeout,
+// to bound a kernel that may not finish:
+//
+//	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+//	defer cancel()
+//	err := mykernels.SolveKernel.Launch(kern.WithContext(ctx, dev), grid, ...)
+//
+// Native mode stops threads at their next barrier or warp collective; a
+// thread looping without one cannot be stopped from outside, so Launch
+// returns and the device is marked unusable, since the abandoned thread
+// may still write its buffers. A GPU runs a kernel once it is queued: ctx
+// is checked only before queueing.
+func WithContext(ctx context.Context, q Queue) Queue { return ctxQueue{q, ctx} }
+
+type ctxQueue struct {
+	q   Queue
+	ctx context.Context
+}
+
+func (c ctxQueue) device() *Device                { return c.q.device() }
+func (c ctxQueue) stream() any                    { return c.q.stream() }
+func (c ctxQueue) launchContext() context.Context { return c.ctx }
+
+// queueStream is the *Stream q launches on, if any.
+func queueStream(q Queue) *Stream {
+	switch v := q.(type) {
+	case *Stream:
+		return v
+	case ctxQueue:
+		return queueStream(v.q)
+	}
+	return nil
+}
 
 // Arg is one kernel argument: a buffer or a scalar. Generated launchers
 // build them; use BufferArg and ScalarArg with Kernel.Launch directly.
@@ -154,7 +195,7 @@ type argValue struct {
 	size   int
 	elem   string // the Go element or scalar type, as elemName
 	live   *bool
-	native func() any // the Go value native mode passes
+	native func() any // a scalar's Go value, as native mode passes it
 	bits   uint64     // a scalar's bits
 }
 
@@ -207,20 +248,27 @@ type launch struct {
 	args    []argValue
 	params  []byte
 	stream  any
+	ctx     context.Context // nil unless launched through WithContext
 }
 
 // Launch runs the kernel on q over grid with args in the kernel's
-// parameter order. It checks, before anything runs: the argument count and
-// kinds; that buffers are live, on q's device, and that every buffer the
-// kernel writes overlaps no other argument; and the grid, block and shared
-// memory against the device's limits. On the emulator and in native mode
-// the launch completes before Launch returns; on a GPU it is queued, and a
-// failed device bounds check surfaces from the next Sync or Download.
+// parameter order. It checks, before anything runs: that the device is
+// open; the argument count, kinds and element types; that buffers are
+// live, on q's device, and that every buffer the kernel writes overlaps no
+// other argument; and the grid, block and shared memory against the
+// device's limits (a negative dimension is an error, a zero one launches
+// nothing). On the emulator and in native mode the launch completes
+// before Launch returns; on a GPU it is queued, and a failed device bounds
+// check surfaces from the next Sync or Download. Every fault of the kernel
+// is a *DeviceError; docs/errors.md lists what each misuse returns.
 func (k *Kernel) Launch(q Queue, grid Grid, args ...Arg) error {
 	if q == nil {
 		return fmt.Errorf("kern: %s: nil device", k.spec.Name)
 	}
 	dev := q.device()
+	if dev == nil {
+		return fmt.Errorf("kern: %s: nil device", k.spec.Name)
+	}
 	if err := dev.usable(); err != nil {
 		return k.errorf("%w", err)
 	}
@@ -242,11 +290,20 @@ func (k *Kernel) Launch(q Queue, grid Grid, args ...Arg) error {
 		return err
 	}
 	l.stream = q.stream()
-	if s, ok := q.(*Stream); ok && s.capture != nil {
+	if s := queueStream(q); s != nil && s.capture != nil {
 		*s.capture = append(*s.capture, l)
 		return nil
 	}
+	if ctx := q.launchContext(); ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return k.errorf("not launched: %w", err)
+		}
+		l.ctx = ctx
+	}
 	if err := dev.b.launch(l); err != nil {
+		if errors.Is(err, gpu.ErrAbandoned) {
+			dev.breakDevice(fmt.Errorf("kern: %s is unusable: a launch of %s was stopped with threads still running, which may write its memory: %w", dev.label(), k.spec.Name, err))
+		}
 		var de *DeviceError
 		if errors.As(err, &de) {
 			return err
@@ -292,7 +349,7 @@ func (k *Kernel) prepare(dev *Device, blocks, threads gpu.Dim3, shared int, args
 			if isBuf {
 				return nil, k.errorf("parameter %s: want a buffer of %s, got a buffer of %s", p.Name, p.Elem, v.elem)
 			}
-			return nil, k.errorf("parameter %s: want a %s scalar, got a %s", p.Name, p.Elem, v.elem)
+			return nil, k.errorf("parameter %s: want a %s scalar, got a scalar of type %s", p.Name, p.Elem, v.elem)
 		}
 		if isBuf {
 			if !*v.live {
@@ -416,44 +473,4 @@ func (k *Kernel) signature() string {
 		}
 	}
 	return k.spec.Name + "(" + strings.Join(parts, ", ") + ")"
-}
-
-// slotError decodes a module's error slot (see compiler.ErrorSlot): the
-// kernel index + 1 in the high half of the first word, the site index + 1
-// in the low half. It returns nil for an empty slot.
-func (m *Module) slotError(slot [4]uint64) error {
-	if slot[0] == 0 {
-		return nil
-	}
-	ki, site := int(slot[0]>>32)-1, int(slot[0]&0xffffffff)-1
-	if ki < 0 || ki >= len(m.kernels) {
-		return fmt.Errorf("kern: a kernel of package %s failed a device check (unknown kernel %d)", m.Pkg, ki)
-	}
-	k := m.kernels[ki]
-	where := "unknown site"
-	if site >= 0 && site < len(k.spec.Sites) {
-		where = k.spec.Sites[site]
-	}
-	if strings.HasPrefix(where, "panic at ") {
-		return &DeviceError{Kernel: k.spec.Name, Site: strings.TrimPrefix(where, "panic at "), Panic: true, Thread: int64(slot[3])}
-	}
-	return &DeviceError{Kernel: k.spec.Name, Site: where, Index: int64(slot[1]), Length: int64(slot[2]), Thread: int64(slot[3])}
-}
-
-// DeviceError is a failed device-side bounds check (or a panic) reported
-// by a kernel.
-type DeviceError struct {
-	Kernel string
-	Site   string // Go file:line:col of the index expression
-	Index  int64
-	Length int64
-	Thread int64 // blockIdx.x*blockDim.x + threadIdx.x of the first failing thread
-	Panic  bool
-}
-
-func (e *DeviceError) Error() string {
-	if e.Panic {
-		return fmt.Sprintf("kern: kernel %s panicked at %s (thread %d)", e.Kernel, e.Site, e.Thread)
-	}
-	return fmt.Sprintf("kern: kernel %s: index out of range [%d] with length %d at %s (thread %d)", e.Kernel, e.Index, e.Length, e.Site, e.Thread)
 }

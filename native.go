@@ -1,6 +1,7 @@
 package kern
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -96,9 +97,21 @@ func (n *nativeBackend) launch(l *launch) error {
 	}
 	args := make([]any, len(l.args))
 	for i, a := range l.args {
-		args[i] = a.native()
+		if a.live != nil {
+			args[i] = a.buf.(interface{ nativeValue() any }).nativeValue()
+		} else {
+			args[i] = a.native()
+		}
 	}
-	return gpu.RunNative(l.blocks, l.threads, l.shared, func(t gpu.Thread) { spec.Native(t, args) })
+	ctx := l.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err := gpu.RunNativeContext(ctx, l.blocks, l.threads, l.shared, func(t gpu.Thread) { spec.Native(t, args) })
+	if err != nil {
+		return nativeFault(l.k, err)
+	}
+	return nil
 }
 
 func (n *nativeBackend) sync() error  { return nil }

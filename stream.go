@@ -1,6 +1,7 @@
 package kern
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -51,8 +52,9 @@ func (d *Device) NewStream() (*Stream, error) {
 func (s *Stream) device() *Device { return s.dev }
 
 // Device returns the device the stream runs on.
-func (s *Stream) Device() *Device { return s.dev }
-func (s *Stream) stream() any     { return s.s }
+func (s *Stream) Device() *Device                { return s.dev }
+func (s *Stream) stream() any                    { return s.s }
+func (s *Stream) launchContext() context.Context { return nil }
 
 // Sync waits for the stream's launches and reports the first error,
 // including failed device bounds checks.

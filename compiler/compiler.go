@@ -92,11 +92,19 @@ type Param struct {
 	Writes bool // the kernel stores to the slice or uses it in an atomic
 }
 
-// ErrorSlot is the name of the module's .global error slot: four u64
-// words written by the first failing device bounds check or panic (site
-// code: kernel index + 1 << 32 | site index + 1; index; length; global x
-// thread id). The host zeroes it and reads it after launches.
+// ErrorSlot is the name of the module's .global error slot: five u64
+// words written by the first failing device bounds check or panic:
+//
+//	0: site code, kernel index + 1 << 32 | site index + 1
+//	1, 2: the index and length of a failed bounds check
+//	3: the thread, tid.x | tid.y<<16 | tid.z<<32
+//	4: the block, ctaid.x | ctaid.y<<32 | ctaid.z<<48
+//
+// The host zeroes it and reads it after launches.
 const ErrorSlot = "kern_error"
+
+// ErrorSlotBytes is the size of the error slot.
+const ErrorSlotBytes = 40
 
 func (c Config) arch() string {
 	if c.Arch == "" {

@@ -172,9 +172,6 @@ func (kb *kernelBuilder) global(d string) ir.Reg {
 	return r
 }
 
-// globalX is a u64 register holding the global x index (for the error slot).
-func (kb *kernelBuilder) globalX() ir.Reg { return kb.global("x") }
-
 // linear is (tid.z*ntid.y + tid.y)*ntid.x + tid.x in a u32.
 func (kb *kernelBuilder) linear() ir.Reg {
 	zy := kb.b.New(ir.U32)

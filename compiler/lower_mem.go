@@ -553,14 +553,36 @@ func (kb *kernelBuilder) failHandler() *ir.Block {
 	kb.b.BraIf(first, true, done)
 	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 8), ir.R(kb.failRegs[1]))
 	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 16), ir.R(kb.failRegs[2]))
-	// The failing thread: blockIdx.x*blockDim.x + threadIdx.x.
-	g := kb.globalX()
-	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 24), ir.R(g))
+	// The failing thread, packed so that the host can name it in 3-D
+	// whatever the launch shape: tid.x | tid.y<<16 | tid.z<<32 (each is
+	// below 1024), and ctaid.x | ctaid.y<<32 | ctaid.z<<48 (x below 2^31,
+	// y and z below 2^16). Both packings share three u32 and three u64
+	// registers, as many as the one global x index this slot word held
+	// before, so that adding the block did not renumber every kernel's
+	// registers.
+	r32 := [3]ir.Reg{kb.b.New(ir.U32), kb.b.New(ir.U32), kb.b.New(ir.U32)}
+	r64 := [3]ir.Reg{kb.b.New(ir.U64), kb.b.New(ir.U64), kb.b.New(ir.U64)}
+	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 24), ir.R(kb.packed(r32, r64, "%tid", 16, 32)))
+	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 32), ir.R(kb.packed(r32, r64, "%ctaid", 32, 48)))
 	kb.b.Bra(done)
 	kb.b.B = done
 	kb.b.Exit()
 	kb.b.B, kb.b.Pos = saved, savedPos
 	return kb.fail
+}
+
+// packed computes base.x | base.y<<yShift | base.z<<zShift into r64[0],
+// for the error slot, using r32 and r64 as scratch.
+func (kb *kernelBuilder) packed(r32, r64 [3]ir.Reg, base string, yShift, zShift uint64) ir.Reg {
+	for i, d := range []string{"x", "y", "z"} {
+		kb.b.Mov(ir.U32, r32[i], ir.Special(base+"."+d))
+		kb.b.Cvt(ir.U64, ir.U32, "", r64[i], ir.R(r32[i]))
+	}
+	kb.b.Shift(ir.OpShl, ir.B64, r64[1], ir.R(r64[1]), ir.Imm(ir.U32, yShift))
+	kb.b.Shift(ir.OpShl, ir.B64, r64[2], ir.R(r64[2]), ir.Imm(ir.U32, zShift))
+	kb.b.Arith(ir.OpOr, ir.B64, r64[0], ir.R(r64[0]), ir.R(r64[1]))
+	kb.b.Arith(ir.OpOr, ir.B64, r64[0], ir.R(r64[0]), ir.R(r64[2]))
+	return r64[0]
 }
 
 func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {

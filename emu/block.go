@@ -105,9 +105,38 @@ func (b *block) run(lin int) error {
 			return errAborted
 		}
 		if b.steps > l.maxStep {
-			return &Error{Kernel: l.k.info.Name, Block: b.idx, Thread: [3]int{-1, -1, -1}, Err: fmt.Errorf("%w: block ran %d warp-instructions", ErrStepLimit, b.steps)}
+			return b.stopped(fmt.Errorf("%w: block ran %d warp-instructions (Options.MaxSteps)", ErrStepLimit, b.steps))
+		}
+		if l.done != nil {
+			select {
+			case <-l.done:
+				return b.stopped(fmt.Errorf("launch stopped after %d warp-instructions of this block: %w", b.steps, l.ctx.Err()))
+			default:
+			}
 		}
 	}
+}
+
+// stopped is the error of a block stopped while it still runs (the step
+// limit, a cancelled launch): it names the instruction, and so the Go
+// line, where the first unfinished warp is, which for a runaway kernel is
+// inside the loop that does not end.
+func (b *block) stopped(cause error) error {
+	for _, w := range b.warps {
+		run := w.runnable()
+		if run == 0 {
+			continue
+		}
+		pc := w.upc
+		if !w.uniform {
+			pc, run = w.minPC(run)
+		}
+		if pc < 0 || int(pc) >= len(w.code) {
+			break
+		}
+		return w.fault(&w.code[pc], &laneError{lane: bits.TrailingZeros32(run), err: cause})
+	}
+	return &Error{Kernel: b.l.k.info.Name, Block: b.idx, Thread: [3]int{-1, -1, -1}, Err: cause}
 }
 
 // arrive counts n threads at barrier id; count > 0 is bar.sync's thread

@@ -4,6 +4,7 @@ package emu
 // worker goroutines.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -47,6 +48,10 @@ type launch struct {
 	errAt   int64
 	maxStep uint64
 	san     *sanitizer
+	// ctx is the launch's context; done is its Done channel, nil when
+	// it can never be cancelled, so that blocks check it for free.
+	ctx  context.Context
+	done <-chan struct{}
 }
 
 var errAborted = errors.New("aborted")
@@ -64,6 +69,14 @@ func dims(d [3]int) [3]int {
 // stops the launch and is returned as an *Error (the fault of the lowest
 // numbered failing block, so results are deterministic).
 func (d *Device) Launch(m *Module, entry string, c LaunchConfig) error {
+	return d.LaunchContext(context.Background(), m, entry, c)
+}
+
+// LaunchContext is Launch stopped when ctx is done: no block starts after
+// that, and running blocks stop within one scheduling quantum (a few
+// thousand instructions per warp). The *Error then wraps ctx.Err() and
+// names the instruction and Go line where the block was.
+func (d *Device) LaunchContext(ctx context.Context, m *Module, entry string, c LaunchConfig) error {
 	k, ok := m.kernels[entry]
 	if !ok {
 		if err := m.EntryErr(entry); err != nil {
@@ -115,9 +128,16 @@ func (d *Device) Launch(m *Module, entry string, c LaunchConfig) error {
 		obs:    d.opts.Observer,
 		nthr:   nthr, nwarps: (nthr + 31) / 32, shared: shared,
 		maxStep: d.opts.MaxSteps,
+		ctx:     ctx, done: ctx.Done(),
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("emu: launch %s: %w", entry, err)
 	}
 	if d.opts.Memcheck || d.opts.Racecheck || d.opts.Synccheck {
 		l.san = &sanitizer{memcheck: d.opts.Memcheck, race: d.opts.Racecheck, sync: d.opts.Synccheck, dev: d}
+	}
+	if lo, ok := l.obs.(LaunchObserver); ok {
+		lo.Launch(k.info.Name, grid, block)
 	}
 	l.failAt.Store(math.MaxInt64)
 	workers := min(d.opts.Workers, nblocks)

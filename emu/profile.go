@@ -68,8 +68,9 @@ type profKey struct {
 // Profile is an Observer that aggregates InstrStats. Install it with
 // Options{Observer: p}; it is safe for the concurrent calls a launch makes.
 type Profile struct {
-	mu    sync.Mutex
-	stats map[profKey]*InstrStats
+	mu       sync.Mutex
+	stats    map[profKey]*InstrStats
+	launches map[string]int64 // by kernel, see Launch
 }
 
 // NewProfile returns an empty profile.
@@ -241,8 +242,23 @@ func (p *Profile) WriteReport(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := p.writeKernelTotals(w); err != nil {
+		return err
+	}
 	_, err := io.WriteString(w, nsightLegend)
 	return err
+}
+
+// writeKernelTotals writes Kernels, one line per kernel, after a blank
+// line.
+func (p *Profile) writeKernelTotals(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nkernel totals\tlaunches\twarp-instructions\tshared requests\tbank conflicts\tglobal requests\tsectors\tsector eff.")
+	for _, k := range p.Kernels() {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f%%\n", k.Kernel, k.Launches, k.Instructions,
+			k.SharedRequests, k.BankConflicts(), k.GlobalRequests, k.GlobalSectors, 100*k.SectorEfficiency())
+	}
+	return tw.Flush()
 }
 
 // nsightLegend names the Nsight Compute metric each column corresponds to,

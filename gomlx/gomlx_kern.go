@@ -28,7 +28,7 @@ var cvtF32F16Kernel = kernCvtF32F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "e38645d1e0f017d7", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32F16"},
+	SourceHash: "b5f276ca5ffca966", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32F16", "kernels_float.go:f16c.store", "kernels_float.go:f32c.load", "kernels_float.go:type codec", "kernels_float.go:type f16c", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtF32F16(t, a[0].([]gpu.Half), a[1].([]float32)) },
 })}
 
@@ -52,7 +52,7 @@ var cvtF32BF16Kernel = kernCvtF32BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "42c207412ce23aec", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32BF16"},
+	SourceHash: "242e94bf805ba1b9", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32BF16", "kernels_float.go:bf16c.store", "kernels_float.go:f32c.load", "kernels_float.go:type bf16c", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtF32BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32)) },
 })}
 
@@ -76,7 +76,7 @@ var cvtF32I32Kernel = kernCvtF32I32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "8b7833a31c6a8332", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32I32"},
+	SourceHash: "3420eeb529eab111", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32I32", "kernels_convert.go:i32f.store", "kernels_convert.go:type i32f", "kernels_float.go:f32c.load", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtF32I32(t, a[0].([]int32), a[1].([]float32)) },
 })}
 
@@ -100,7 +100,7 @@ var cvtF32I64Kernel = kernCvtF32I64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "0508ad70eb97ee9d", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32I64"},
+	SourceHash: "962dd6e10095b3e7", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32I64", "kernels_convert.go:i64f.store", "kernels_convert.go:type i64f", "kernels_float.go:f32c.load", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtF32I64(t, a[0].([]int64), a[1].([]float32)) },
 })}
 
@@ -124,7 +124,7 @@ var cvtF32BoolKernel = kernCvtF32BoolLauncher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "74af66c6e8ed69aa", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF32Bool"},
+	SourceHash: "bfac40720c4f013a", Source: []string{"kernels_convert.go:boolf.store", "kernels_convert.go:convert", "kernels_convert.go:cvtF32Bool", "kernels_convert.go:type boolf", "kernels_float.go:f32c.load", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtF32Bool(t, a[0].([]bool), a[1].([]float32)) },
 })}
 
@@ -148,7 +148,7 @@ var cvtF16F32Kernel = kernCvtF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "71cbb8fb17bb9279", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF16F32"},
+	SourceHash: "b9853b871c121289", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtF16F32", "kernels_float.go:f16c.load", "kernels_float.go:f32c.store", "kernels_float.go:type codec", "kernels_float.go:type f16c", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtF16F32(t, a[0].([]float32), a[1].([]gpu.Half)) },
 })}
 
@@ -172,7 +172,7 @@ var cvtBF16F32Kernel = kernCvtBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "8f754b0cc6cbb890", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtBF16F32"},
+	SourceHash: "e563999707e52e1e", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtBF16F32", "kernels_float.go:bf16c.load", "kernels_float.go:f32c.store", "kernels_float.go:type bf16c", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -196,7 +196,7 @@ var cvtI32F32Kernel = kernCvtI32F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "84abcabfb94e53c4", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtI32F32"},
+	SourceHash: "85bea4890e2be1e1", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtI32F32", "kernels_convert.go:i32f.load", "kernels_convert.go:type i32f", "kernels_float.go:f32c.store", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtI32F32(t, a[0].([]float32), a[1].([]int32)) },
 })}
 
@@ -220,7 +220,7 @@ var cvtI64F32Kernel = kernCvtI64F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "5dba94b23b6e3a30", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtI64F32"},
+	SourceHash: "54e8677cea39949c", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtI64F32", "kernels_convert.go:i64f.load", "kernels_convert.go:type i64f", "kernels_float.go:f32c.store", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtI64F32(t, a[0].([]float32), a[1].([]int64)) },
 })}
 
@@ -244,7 +244,7 @@ var cvtBoolF32Kernel = kernCvtBoolF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_convert.go:36:30",
 	},
-	SourceHash: "5299919d09cef872", Source: []string{"kernels_convert.go:convert", "kernels_convert.go:cvtBoolF32"},
+	SourceHash: "6a5c1224fbc9ddf4", Source: []string{"kernels_convert.go:boolf.load", "kernels_convert.go:convert", "kernels_convert.go:cvtBoolF32", "kernels_convert.go:type boolf", "kernels_float.go:f32c.store", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { cvtBoolF32(t, a[0].([]float32), a[1].([]bool)) },
 })}
 
@@ -413,7 +413,7 @@ var unaryF32Kernel = kernUnaryF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_float.go:229:39",
 	},
-	SourceHash: "93d41b08dd062fe4", Source: []string{"kernels_float.go:roundEven", "kernels_float.go:unary", "kernels_float.go:unaryF", "kernels_float.go:unaryF32"},
+	SourceHash: "3550ab1fa36fce29", Source: []string{"kernels_float.go:const opAbs", "kernels_float.go:const opCeil", "kernels_float.go:const opCos", "kernels_float.go:const opErf", "kernels_float.go:const opExp", "kernels_float.go:const opFloor", "kernels_float.go:const opLog", "kernels_float.go:const opLogistic", "kernels_float.go:const opNeg", "kernels_float.go:const opRound", "kernels_float.go:const opRsqrt", "kernels_float.go:const opSign", "kernels_float.go:const opSin", "kernels_float.go:const opSqrt", "kernels_float.go:const opTanh", "kernels_float.go:f32c.load", "kernels_float.go:f32c.store", "kernels_float.go:roundEven", "kernels_float.go:type codec", "kernels_float.go:type f32c", "kernels_float.go:unary", "kernels_float.go:unaryF", "kernels_float.go:unaryF32"},
 	Native: func(t gpu.Thread, a []any) { unaryF32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 
@@ -438,7 +438,7 @@ var unaryF16Kernel = kernUnaryF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_float.go:229:39",
 	},
-	SourceHash: "0a8a7c1af8dcf1c7", Source: []string{"kernels_float.go:roundEven", "kernels_float.go:unary", "kernels_float.go:unaryF", "kernels_float.go:unaryF16"},
+	SourceHash: "600e73b35de4bd4d", Source: []string{"kernels_float.go:const opAbs", "kernels_float.go:const opCeil", "kernels_float.go:const opCos", "kernels_float.go:const opErf", "kernels_float.go:const opExp", "kernels_float.go:const opFloor", "kernels_float.go:const opLog", "kernels_float.go:const opLogistic", "kernels_float.go:const opNeg", "kernels_float.go:const opRound", "kernels_float.go:const opRsqrt", "kernels_float.go:const opSign", "kernels_float.go:const opSin", "kernels_float.go:const opSqrt", "kernels_float.go:const opTanh", "kernels_float.go:f16c.load", "kernels_float.go:f16c.store", "kernels_float.go:roundEven", "kernels_float.go:type codec", "kernels_float.go:type f16c", "kernels_float.go:unary", "kernels_float.go:unaryF", "kernels_float.go:unaryF16"},
 	Native: func(t gpu.Thread, a []any) { unaryF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
 })}
 
@@ -463,7 +463,7 @@ var unaryBF16Kernel = kernUnaryBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_float.go:229:39",
 	},
-	SourceHash: "023916f4d0c4720a", Source: []string{"kernels_float.go:roundEven", "kernels_float.go:unary", "kernels_float.go:unaryBF16", "kernels_float.go:unaryF"},
+	SourceHash: "50837e1d9cc0f498", Source: []string{"kernels_float.go:bf16c.load", "kernels_float.go:bf16c.store", "kernels_float.go:const opAbs", "kernels_float.go:const opCeil", "kernels_float.go:const opCos", "kernels_float.go:const opErf", "kernels_float.go:const opExp", "kernels_float.go:const opFloor", "kernels_float.go:const opLog", "kernels_float.go:const opLogistic", "kernels_float.go:const opNeg", "kernels_float.go:const opRound", "kernels_float.go:const opRsqrt", "kernels_float.go:const opSign", "kernels_float.go:const opSin", "kernels_float.go:const opSqrt", "kernels_float.go:const opTanh", "kernels_float.go:roundEven", "kernels_float.go:type bf16c", "kernels_float.go:type codec", "kernels_float.go:unary", "kernels_float.go:unaryBF16", "kernels_float.go:unaryF"},
 	Native: func(t gpu.Thread, a []any) { unaryBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int)) },
 })}
 
@@ -488,7 +488,7 @@ var isPredF32Kernel = kernIsPredF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_float.go:245:16",
 	},
-	SourceHash: "01932c057eb5cd95", Source: []string{"kernels_float.go:isPred", "kernels_float.go:isPredF32"},
+	SourceHash: "42bb6a3b2b479857", Source: []string{"kernels_float.go:f32c.load", "kernels_float.go:isPred", "kernels_float.go:isPredF32", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { isPredF32(t, a[0].([]bool), a[1].([]float32), a[2].(int)) },
 })}
 
@@ -513,7 +513,7 @@ var isPredF16Kernel = kernIsPredF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_float.go:245:16",
 	},
-	SourceHash: "2909b2a13fd06f64", Source: []string{"kernels_float.go:isPred", "kernels_float.go:isPredF16"},
+	SourceHash: "77ef8bfb6b80b7e2", Source: []string{"kernels_float.go:f16c.load", "kernels_float.go:isPred", "kernels_float.go:isPredF16", "kernels_float.go:type codec", "kernels_float.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) { isPredF16(t, a[0].([]bool), a[1].([]gpu.Half), a[2].(int)) },
 })}
 
@@ -538,7 +538,7 @@ var isPredBF16Kernel = kernIsPredBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_float.go:245:16",
 	},
-	SourceHash: "4045bafa8a61dbab", Source: []string{"kernels_float.go:isPred", "kernels_float.go:isPredBF16"},
+	SourceHash: "d7da6fc25db2de02", Source: []string{"kernels_float.go:bf16c.load", "kernels_float.go:isPred", "kernels_float.go:isPredBF16", "kernels_float.go:type bf16c", "kernels_float.go:type codec"},
 	Native: func(t gpu.Thread, a []any) { isPredBF16(t, a[0].([]bool), a[1].([]gpu.BFloat16), a[2].(int)) },
 })}
 
@@ -567,7 +567,7 @@ var binaryF32Kernel = kernBinaryF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:265:40",
 		"kernels_float.go:265:57",
 	},
-	SourceHash: "6fd647a673080d5d", Source: []string{"kernels_float.go:binary", "kernels_float.go:binaryF", "kernels_float.go:binaryF32", "kernels_float.go:powF"},
+	SourceHash: "ea7add5bdce8765c", Source: []string{"kernels_float.go:binary", "kernels_float.go:binaryF", "kernels_float.go:binaryF32", "kernels_float.go:const opAdd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opPow", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:f32c.load", "kernels_float.go:f32c.store", "kernels_float.go:powF", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -598,7 +598,7 @@ var binaryF16Kernel = kernBinaryF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:265:40",
 		"kernels_float.go:265:57",
 	},
-	SourceHash: "d51737f190b7ac59", Source: []string{"kernels_float.go:binary", "kernels_float.go:binaryF", "kernels_float.go:binaryF16", "kernels_float.go:powF"},
+	SourceHash: "8e5c426d2df86080", Source: []string{"kernels_float.go:binary", "kernels_float.go:binaryF", "kernels_float.go:binaryF16", "kernels_float.go:const opAdd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opPow", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:f16c.load", "kernels_float.go:f16c.store", "kernels_float.go:powF", "kernels_float.go:type codec", "kernels_float.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -629,7 +629,7 @@ var binaryBF16Kernel = kernBinaryBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:265:40",
 		"kernels_float.go:265:57",
 	},
-	SourceHash: "7957ccd00e4f3e7f", Source: []string{"kernels_float.go:binary", "kernels_float.go:binaryBF16", "kernels_float.go:binaryF", "kernels_float.go:powF"},
+	SourceHash: "9be6adf627dab0fc", Source: []string{"kernels_float.go:bf16c.load", "kernels_float.go:bf16c.store", "kernels_float.go:binary", "kernels_float.go:binaryBF16", "kernels_float.go:binaryF", "kernels_float.go:const opAdd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opPow", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:powF", "kernels_float.go:type bf16c", "kernels_float.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -660,7 +660,7 @@ var compareF32Kernel = kernCompareF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:286:33",
 		"kernels_float.go:286:50",
 	},
-	SourceHash: "4ca836c2c35e2003", Source: []string{"kernels_float.go:compare", "kernels_float.go:compareF", "kernels_float.go:compareF32"},
+	SourceHash: "7959bdca8874c369", Source: []string{"kernels_float.go:compare", "kernels_float.go:compareF", "kernels_float.go:compareF32", "kernels_float.go:const cmpEq", "kernels_float.go:const cmpGt", "kernels_float.go:const cmpLe", "kernels_float.go:const cmpLt", "kernels_float.go:const cmpNe", "kernels_float.go:f32c.load", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) {
 		compareF32(t, a[0].([]bool), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -691,7 +691,7 @@ var compareF16Kernel = kernCompareF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:286:33",
 		"kernels_float.go:286:50",
 	},
-	SourceHash: "34f0a9462ae474b8", Source: []string{"kernels_float.go:compare", "kernels_float.go:compareF", "kernels_float.go:compareF16"},
+	SourceHash: "e0e6322d41478b52", Source: []string{"kernels_float.go:compare", "kernels_float.go:compareF", "kernels_float.go:compareF16", "kernels_float.go:const cmpEq", "kernels_float.go:const cmpGt", "kernels_float.go:const cmpLe", "kernels_float.go:const cmpLt", "kernels_float.go:const cmpNe", "kernels_float.go:f16c.load", "kernels_float.go:type codec", "kernels_float.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		compareF16(t, a[0].([]bool), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -722,7 +722,7 @@ var compareBF16Kernel = kernCompareBF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"kernels_float.go:286:33",
 		"kernels_float.go:286:50",
 	},
-	SourceHash: "5703eec30ab43a2c", Source: []string{"kernels_float.go:compare", "kernels_float.go:compareBF16", "kernels_float.go:compareF"},
+	SourceHash: "17a083a6dd6a94b7", Source: []string{"kernels_float.go:bf16c.load", "kernels_float.go:compare", "kernels_float.go:compareBF16", "kernels_float.go:compareF", "kernels_float.go:const cmpEq", "kernels_float.go:const cmpGt", "kernels_float.go:const cmpLe", "kernels_float.go:const cmpLt", "kernels_float.go:const cmpNe", "kernels_float.go:type bf16c", "kernels_float.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		compareBF16(t, a[0].([]bool), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -750,7 +750,7 @@ var reduceF32Kernel = kernReduceF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_float.go:320:16",
 	},
-	SourceHash: "5f69fee1b59dde26", Source: []string{"kernels_float.go:binaryF", "kernels_float.go:powF", "kernels_float.go:reduce", "kernels_float.go:reduceF32"},
+	SourceHash: "05850780bc94982a", Source: []string{"kernels_float.go:binaryF", "kernels_float.go:const opAdd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opPow", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:const redMax", "kernels_float.go:const redMin", "kernels_float.go:const redProd", "kernels_float.go:const redSum", "kernels_float.go:f32c.load", "kernels_float.go:f32c.store", "kernels_float.go:powF", "kernels_float.go:reduce", "kernels_float.go:reduceF32", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { reduceF32(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int)) },
 })}
 
@@ -776,7 +776,7 @@ var reduceF16Kernel = kernReduceF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_float.go:320:16",
 	},
-	SourceHash: "c487f1dd76acd4b5", Source: []string{"kernels_float.go:binaryF", "kernels_float.go:powF", "kernels_float.go:reduce", "kernels_float.go:reduceF16"},
+	SourceHash: "491b777ee2fe4392", Source: []string{"kernels_float.go:binaryF", "kernels_float.go:const opAdd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opPow", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:const redMax", "kernels_float.go:const redMin", "kernels_float.go:const redProd", "kernels_float.go:const redSum", "kernels_float.go:f16c.load", "kernels_float.go:f16c.store", "kernels_float.go:powF", "kernels_float.go:reduce", "kernels_float.go:reduceF16", "kernels_float.go:type codec", "kernels_float.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		reduceF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int), a[3].(int))
 	},
@@ -804,7 +804,7 @@ var reduceBF16Kernel = kernReduceBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_float.go:320:16",
 	},
-	SourceHash: "db7c618c1b616a1e", Source: []string{"kernels_float.go:binaryF", "kernels_float.go:powF", "kernels_float.go:reduce", "kernels_float.go:reduceBF16"},
+	SourceHash: "0ee744759c9328ce", Source: []string{"kernels_float.go:bf16c.load", "kernels_float.go:bf16c.store", "kernels_float.go:binaryF", "kernels_float.go:const opAdd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opPow", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:const redMax", "kernels_float.go:const redMin", "kernels_float.go:const redProd", "kernels_float.go:const redSum", "kernels_float.go:powF", "kernels_float.go:reduce", "kernels_float.go:reduceBF16", "kernels_float.go:type bf16c", "kernels_float.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		reduceBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int))
 	},
@@ -833,7 +833,7 @@ var argRowsF32Kernel = kernArgRowsF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:353:18",
 		"kernels_float.go:356:16",
 	},
-	SourceHash: "a3854b61deeb62d9", Source: []string{"kernels_float.go:argRows", "kernels_float.go:argRowsF32"},
+	SourceHash: "702238548f43f86e", Source: []string{"kernels_float.go:argRows", "kernels_float.go:argRowsF32", "kernels_float.go:f32c.load", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { argRowsF32(t, a[0].([]int32), a[1].([]float32), a[2].(int), a[3].(int)) },
 })}
 
@@ -860,7 +860,7 @@ var argRowsF16Kernel = kernArgRowsF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:353:18",
 		"kernels_float.go:356:16",
 	},
-	SourceHash: "1384804ebd12acf5", Source: []string{"kernels_float.go:argRows", "kernels_float.go:argRowsF16"},
+	SourceHash: "1e31e74b9483bf92", Source: []string{"kernels_float.go:argRows", "kernels_float.go:argRowsF16", "kernels_float.go:f16c.load", "kernels_float.go:type codec", "kernels_float.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) { argRowsF16(t, a[0].([]int32), a[1].([]gpu.Half), a[2].(int), a[3].(int)) },
 })}
 
@@ -887,7 +887,7 @@ var argRowsBF16Kernel = kernArgRowsBF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"kernels_float.go:353:18",
 		"kernels_float.go:356:16",
 	},
-	SourceHash: "a94b873179fc9327", Source: []string{"kernels_float.go:argRows", "kernels_float.go:argRowsBF16"},
+	SourceHash: "5d8aaf780f1e629f", Source: []string{"kernels_float.go:argRows", "kernels_float.go:argRowsBF16", "kernels_float.go:bf16c.load", "kernels_float.go:type bf16c", "kernels_float.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		argRowsBF16(t, a[0].([]int32), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int))
 	},
@@ -922,7 +922,7 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:390:18",
 		"kernels_float.go:390:44",
 	},
-	SourceHash: "fb6c833640263f44", Source: []string{"kernels_float.go:matmul", "kernels_float.go:matmulF32"},
+	SourceHash: "ded689da9b95a4ce", Source: []string{"kernels_float.go:f32c.load", "kernels_float.go:f32c.store", "kernels_float.go:matmul", "kernels_float.go:matmulF32", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -957,7 +957,7 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:390:18",
 		"kernels_float.go:390:44",
 	},
-	SourceHash: "294770665ee44562", Source: []string{"kernels_float.go:matmul", "kernels_float.go:matmulF16"},
+	SourceHash: "2eba4440f1da6840", Source: []string{"kernels_float.go:f16c.load", "kernels_float.go:f16c.store", "kernels_float.go:matmul", "kernels_float.go:matmulF16", "kernels_float.go:type codec", "kernels_float.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -992,7 +992,7 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_float.go:390:18",
 		"kernels_float.go:390:44",
 	},
-	SourceHash: "7118664dc1182590", Source: []string{"kernels_float.go:matmul", "kernels_float.go:matmulBF16"},
+	SourceHash: "29f08fccc148c212", Source: []string{"kernels_float.go:bf16c.load", "kernels_float.go:bf16c.store", "kernels_float.go:matmul", "kernels_float.go:matmulBF16", "kernels_float.go:type bf16c", "kernels_float.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -1020,7 +1020,7 @@ var iotaF32Kernel = kernIotaF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels_float.go:410:31: integer divide by zero",
 		"panic at kernels_float.go:410:41: integer divide by zero",
 	},
-	SourceHash: "3f3795678e327205", Source: []string{"kernels_float.go:iotaF32", "kernels_float.go:iotaFill"},
+	SourceHash: "daa60cd6e5003695", Source: []string{"kernels_float.go:f32c.store", "kernels_float.go:iotaF32", "kernels_float.go:iotaFill", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { iotaF32(t, a[0].([]float32), a[1].(int), a[2].(int)) },
 })}
 
@@ -1046,7 +1046,7 @@ var iotaF16Kernel = kernIotaF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels_float.go:410:31: integer divide by zero",
 		"panic at kernels_float.go:410:41: integer divide by zero",
 	},
-	SourceHash: "957ac904872c0e59", Source: []string{"kernels_float.go:iotaF16", "kernels_float.go:iotaFill"},
+	SourceHash: "2b104939bfb762c1", Source: []string{"kernels_float.go:f16c.store", "kernels_float.go:iotaF16", "kernels_float.go:iotaFill", "kernels_float.go:type codec", "kernels_float.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) { iotaF16(t, a[0].([]gpu.Half), a[1].(int), a[2].(int)) },
 })}
 
@@ -1072,7 +1072,7 @@ var iotaBF16Kernel = kernIotaBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels_float.go:410:31: integer divide by zero",
 		"panic at kernels_float.go:410:41: integer divide by zero",
 	},
-	SourceHash: "c72e12e0c1f1d44c", Source: []string{"kernels_float.go:iotaBF16", "kernels_float.go:iotaFill"},
+	SourceHash: "3764142db358cc25", Source: []string{"kernels_float.go:bf16c.store", "kernels_float.go:iotaBF16", "kernels_float.go:iotaFill", "kernels_float.go:type bf16c", "kernels_float.go:type codec"},
 	Native: func(t gpu.Thread, a []any) { iotaBF16(t, a[0].([]gpu.BFloat16), a[1].(int), a[2].(int)) },
 })}
 
@@ -1097,7 +1097,7 @@ var unaryI32Kernel = kernUnaryI32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_int.go:114:41",
 	},
-	SourceHash: "54fcd4164fde910b", Source: []string{"kernels_int.go:unaryI", "kernels_int.go:unaryI32", "kernels_int.go:unaryInt"},
+	SourceHash: "38da9620eb81a323", Source: []string{"kernels_float.go:const opAbs", "kernels_float.go:const opNeg", "kernels_float.go:const opNot", "kernels_float.go:const opSign", "kernels_int.go:i32c.load", "kernels_int.go:i32c.store", "kernels_int.go:type i32c", "kernels_int.go:type icodec", "kernels_int.go:unaryI", "kernels_int.go:unaryI32", "kernels_int.go:unaryInt"},
 	Native: func(t gpu.Thread, a []any) { unaryI32(t, a[0].([]int32), a[1].([]int32), a[2].(int)) },
 })}
 
@@ -1122,7 +1122,7 @@ var unaryI64Kernel = kernUnaryI64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"kernels_int.go:114:41",
 	},
-	SourceHash: "a0c055c0cef5ed5f", Source: []string{"kernels_int.go:unaryI", "kernels_int.go:unaryI64", "kernels_int.go:unaryInt"},
+	SourceHash: "b4aeb2fc782f8d65", Source: []string{"kernels_float.go:const opAbs", "kernels_float.go:const opNeg", "kernels_float.go:const opNot", "kernels_float.go:const opSign", "kernels_int.go:i64c.load", "kernels_int.go:i64c.store", "kernels_int.go:type i64c", "kernels_int.go:type icodec", "kernels_int.go:unaryI", "kernels_int.go:unaryI64", "kernels_int.go:unaryInt"},
 	Native: func(t gpu.Thread, a []any) { unaryI64(t, a[0].([]int64), a[1].([]int64), a[2].(int)) },
 })}
 
@@ -1153,7 +1153,7 @@ var binaryI32Kernel = kernBinaryI32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels_int.go:70:12: integer divide by zero",
 		"panic at kernels_int.go:85:12: integer divide by zero",
 	},
-	SourceHash: "ddc6718b1637271a", Source: []string{"kernels_int.go:binaryI", "kernels_int.go:binaryI32", "kernels_int.go:binaryInt"},
+	SourceHash: "7c248a25a93e063a", Source: []string{"kernels_float.go:const opAdd", "kernels_float.go:const opAnd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opOr", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:const opXor", "kernels_int.go:binaryI", "kernels_int.go:binaryI32", "kernels_int.go:binaryInt", "kernels_int.go:i32c.load", "kernels_int.go:i32c.store", "kernels_int.go:type i32c", "kernels_int.go:type icodec"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryI32(t, a[0].([]int32), a[1].([]int32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -1186,7 +1186,7 @@ var binaryI64Kernel = kernBinaryI64Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels_int.go:70:12: integer divide by zero",
 		"panic at kernels_int.go:85:12: integer divide by zero",
 	},
-	SourceHash: "49a16bae30c66c2e", Source: []string{"kernels_int.go:binaryI", "kernels_int.go:binaryI64", "kernels_int.go:binaryInt"},
+	SourceHash: "e51ebb447a3bbdc6", Source: []string{"kernels_float.go:const opAdd", "kernels_float.go:const opAnd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opOr", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:const opXor", "kernels_int.go:binaryI", "kernels_int.go:binaryI64", "kernels_int.go:binaryInt", "kernels_int.go:i64c.load", "kernels_int.go:i64c.store", "kernels_int.go:type i64c", "kernels_int.go:type icodec"},
 	Native: func(t gpu.Thread, a []any) {
 		binaryI64(t, a[0].([]int64), a[1].([]int64), a[2].([]int64), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -1217,7 +1217,7 @@ var compareI32Kernel = kernCompareI32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_int.go:142:35",
 		"kernels_int.go:142:52",
 	},
-	SourceHash: "77723afb16b80843", Source: []string{"kernels_int.go:compareI", "kernels_int.go:compareI32", "kernels_int.go:compareInt"},
+	SourceHash: "a245b1b9d70d525e", Source: []string{"kernels_float.go:const cmpEq", "kernels_float.go:const cmpGt", "kernels_float.go:const cmpLe", "kernels_float.go:const cmpLt", "kernels_float.go:const cmpNe", "kernels_int.go:compareI", "kernels_int.go:compareI32", "kernels_int.go:compareInt", "kernels_int.go:i32c.load", "kernels_int.go:type i32c", "kernels_int.go:type icodec"},
 	Native: func(t gpu.Thread, a []any) {
 		compareI32(t, a[0].([]bool), a[1].([]int32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -1248,7 +1248,7 @@ var compareI64Kernel = kernCompareI64Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_int.go:142:35",
 		"kernels_int.go:142:52",
 	},
-	SourceHash: "7e6ea9093db16dff", Source: []string{"kernels_int.go:compareI", "kernels_int.go:compareI64", "kernels_int.go:compareInt"},
+	SourceHash: "5c9ccbc0e366ddbb", Source: []string{"kernels_float.go:const cmpEq", "kernels_float.go:const cmpGt", "kernels_float.go:const cmpLe", "kernels_float.go:const cmpLt", "kernels_float.go:const cmpNe", "kernels_int.go:compareI", "kernels_int.go:compareI64", "kernels_int.go:compareInt", "kernels_int.go:i64c.load", "kernels_int.go:type i64c", "kernels_int.go:type icodec"},
 	Native: func(t gpu.Thread, a []any) {
 		compareI64(t, a[0].([]bool), a[1].([]int64), a[2].([]int64), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -1281,7 +1281,7 @@ var reduceI32Kernel = kernReduceI32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels_int.go:70:12: integer divide by zero",
 		"panic at kernels_int.go:85:12: integer divide by zero",
 	},
-	SourceHash: "ba88e2792f293d4a", Source: []string{"kernels_int.go:binaryInt", "kernels_int.go:reduceI", "kernels_int.go:reduceI32"},
+	SourceHash: "c0292fc2754c659e", Source: []string{"kernels_float.go:const opAdd", "kernels_float.go:const opAnd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opOr", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:const opXor", "kernels_float.go:const redMax", "kernels_float.go:const redProd", "kernels_float.go:const redSum", "kernels_int.go:binaryInt", "kernels_int.go:i32c.load", "kernels_int.go:i32c.store", "kernels_int.go:reduceI", "kernels_int.go:reduceI32", "kernels_int.go:type i32c", "kernels_int.go:type icodec"},
 	Native: func(t gpu.Thread, a []any) { reduceI32(t, a[0].([]int32), a[1].([]int32), a[2].(int), a[3].(int)) },
 })}
 
@@ -1312,7 +1312,7 @@ var reduceI64Kernel = kernReduceI64Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels_int.go:70:12: integer divide by zero",
 		"panic at kernels_int.go:85:12: integer divide by zero",
 	},
-	SourceHash: "05fcf08d4ddd5b6e", Source: []string{"kernels_int.go:binaryInt", "kernels_int.go:reduceI", "kernels_int.go:reduceI64"},
+	SourceHash: "9d0477691a8b91f4", Source: []string{"kernels_float.go:const opAdd", "kernels_float.go:const opAnd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opOr", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:const opXor", "kernels_float.go:const redMax", "kernels_float.go:const redProd", "kernels_float.go:const redSum", "kernels_int.go:binaryInt", "kernels_int.go:i64c.load", "kernels_int.go:i64c.store", "kernels_int.go:reduceI", "kernels_int.go:reduceI64", "kernels_int.go:type i64c", "kernels_int.go:type icodec"},
 	Native: func(t gpu.Thread, a []any) { reduceI64(t, a[0].([]int64), a[1].([]int64), a[2].(int), a[3].(int)) },
 })}
 
@@ -1338,7 +1338,7 @@ var iotaI32Kernel = kernIotaI32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels_int.go:186:29: integer divide by zero",
 		"panic at kernels_int.go:186:39: integer divide by zero",
 	},
-	SourceHash: "0da08aeafedae142", Source: []string{"kernels_int.go:iotaI", "kernels_int.go:iotaI32"},
+	SourceHash: "132ab669b19966e3", Source: []string{"kernels_int.go:i32c.store", "kernels_int.go:iotaI", "kernels_int.go:iotaI32", "kernels_int.go:type i32c", "kernels_int.go:type icodec"},
 	Native: func(t gpu.Thread, a []any) { iotaI32(t, a[0].([]int32), a[1].(int), a[2].(int)) },
 })}
 
@@ -1364,7 +1364,7 @@ var iotaI64Kernel = kernIotaI64Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels_int.go:186:29: integer divide by zero",
 		"panic at kernels_int.go:186:39: integer divide by zero",
 	},
-	SourceHash: "e395b28d23a8be55", Source: []string{"kernels_int.go:iotaI", "kernels_int.go:iotaI64"},
+	SourceHash: "1db2893c2a6c07f5", Source: []string{"kernels_int.go:i64c.store", "kernels_int.go:iotaI", "kernels_int.go:iotaI64", "kernels_int.go:type i64c", "kernels_int.go:type icodec"},
 	Native: func(t gpu.Thread, a []any) { iotaI64(t, a[0].([]int64), a[1].(int), a[2].(int)) },
 })}
 
@@ -1393,7 +1393,7 @@ var logicalKernel = kernLogicalLauncher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_int.go:199:12",
 		"kernels_int.go:199:21",
 	},
-	SourceHash: "f0fb559d751fb29a", Source: []string{"kernels_int.go:logical"},
+	SourceHash: "6c15e396f41e1351", Source: []string{"kernels_float.go:const opAnd", "kernels_float.go:const opOr", "kernels_int.go:logical"},
 	Native: func(t gpu.Thread, a []any) {
 		logical(t, a[0].([]bool), a[1].([]bool), a[2].([]bool), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -1446,7 +1446,7 @@ var reduceBKernel = kernReduceBLauncher{kern.NewLauncher(kern.KernelSpec{
 		"kernels_int.go:224:10",
 		"kernels_int.go:226:9",
 	},
-	SourceHash: "f12459655ef87015", Source: []string{"kernels_int.go:reduceB"},
+	SourceHash: "62772ab674098a6e", Source: []string{"kernels_float.go:const redAnd", "kernels_float.go:const redOr", "kernels_int.go:reduceB"},
 	Native: func(t gpu.Thread, a []any) { reduceB(t, a[0].([]bool), a[1].([]bool), a[2].(int), a[3].(int)) },
 })}
 

@@ -66,12 +66,14 @@ package gpu
 // positions of call sites).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // MaxBlockThreads is the largest block RunNative accepts, the limit of
@@ -88,6 +90,24 @@ const MaxBlockThreads = 1024
 // After a failure no new blocks start; blocks already running stop at their
 // next collective operation.
 func RunNative(grid, block Dim3, dynSharedBytes int, kernel func(Thread)) error {
+	return RunNativeContext(context.Background(), grid, block, dynSharedBytes, kernel)
+}
+
+// ErrAbandoned is wrapped by RunNativeContext's error when the context
+// ended while some threads were still running kernel code that calls no
+// collective: Go cannot stop a goroutine from outside, so those threads
+// run on in the background, and the memory they use must not be reused.
+var ErrAbandoned = errors.New("threads still running were abandoned")
+
+// abandonGrace is how long a cancelled launch waits for its threads to
+// unwind (they stop at their next collective) before abandoning them.
+const abandonGrace = 500 * time.Millisecond
+
+// RunNativeContext is RunNative stopped when ctx is done: no block starts
+// after that, and threads waiting at a barrier or warp collective, or
+// arriving at one, unwind. The error wraps ctx.Err(), and ErrAbandoned as
+// well when threads that call no collective were still running.
+func RunNativeContext(ctx context.Context, grid, block Dim3, dynSharedBytes int, kernel func(Thread)) error {
 	grid, block = dimOrOne(grid), dimOrOne(block)
 	if kernel == nil {
 		return errors.New("gpu.RunNative: nil kernel")
@@ -118,13 +138,37 @@ func RunNative(grid, block Dim3, dynSharedBytes int, kernel func(Thread)) error 
 		dynBytes: dynSharedBytes,
 		kernel:   kernel,
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("launch not started: %w", err)
+	}
 	workers := min(runtime.GOMAXPROCS(0), nblocks)
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Go(func() { newBlock(l).runBlocks() })
+		b := newBlock(l)
+		l.blocks = append(l.blocks, b)
+		wg.Go(b.runBlocks)
 	}
-	wg.Wait()
-	return l.err()
+	if ctx.Done() == nil {
+		wg.Wait()
+		return l.err()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+		return l.err()
+	case <-ctx.Done():
+	}
+	l.fail(fmt.Errorf("launch stopped: %w", ctx.Err()))
+	for _, b := range l.blocks {
+		b.abort(nil)
+	}
+	select {
+	case <-finished:
+		return l.err()
+	case <-time.After(abandonGrace):
+		return fmt.Errorf("launch stopped: %w; %w (a thread loops without calling into package gpu)", ctx.Err(), ErrAbandoned)
+	}
 }
 
 // launch is the state one RunNative call shares between its workers.
@@ -140,6 +184,8 @@ type launch struct {
 
 	mu    sync.Mutex
 	first error // the launch's error: the first failure reported
+
+	blocks []*block // one per worker, for cancelling
 }
 
 // fail records err as the launch's error unless an earlier failure was

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -21,11 +20,9 @@ func main() {
 }
 
 func run() error {
+	// The GPU if there is one; otherwise the emulator, which kern.Open
+	// says on stderr (KERN_DEVICE=cuda requires a GPU).
 	dev, err := kern.Open()
-	if errors.Is(err, kern.ErrNoDriver) && os.Getenv("KERN_DEVICE") == "" {
-		fmt.Println("no GPU found: running on the kern PTX emulator (set KERN_DEVICE=cuda to require a GPU)")
-		dev, err = kern.OpenEmulator(), nil
-	}
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,9 @@ var versions = []version{
 }
 
 func (v version) grid(m, n int) kern.Grid {
-	return kern.Blocks(gpu.Dim3{X: (n + v.tile.X - 1) / v.tile.X, Y: (m + v.tile.Y - 1) / v.tile.Y}, v.block)
+	// Z: 1 so that m = 0 launches nothing (a zero Y before it would
+	// otherwise be the shorthand for 1).
+	return kern.Blocks(gpu.Dim3{X: (n + v.tile.X - 1) / v.tile.X, Y: (m + v.tile.Y - 1) / v.tile.Y, Z: 1}, v.block)
 }
 
 // reference returns A·B in float64. On a large problem it checks only

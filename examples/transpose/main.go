@@ -39,9 +39,11 @@ var versions = []version{
 	{"TransposePadded", TransposePaddedKernel.Launch},
 }
 
-// grid covers a rows×cols input with one 32×8 block per 32×32 tile.
+// grid covers a rows×cols input with one 32×8 block per 32×32 tile. Z is
+// written out so that 0 rows is a grid of 0 blocks, not the shorthand
+// for one row of blocks.
 func grid(rows, cols int) kern.Grid {
-	return kern.Blocks(gpu.Dim3{X: (cols + tile - 1) / tile, Y: (rows + tile - 1) / tile}, gpu.Dim3{X: 32, Y: 8})
+	return kern.Blocks(gpu.Dim3{X: (cols + tile - 1) / tile, Y: (rows + tile - 1) / tile, Z: 1}, gpu.Dim3{X: 32, Y: 8})
 }
 
 // run checks every version on a rows×cols matrix on dev, profiles them on

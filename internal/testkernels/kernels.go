@@ -159,3 +159,43 @@ func Votes(t gpu.Thread, pred []bool, ballot []uint32, any, all []bool) {
 		ballot[i], any[i], all[i] = b, a, l
 	}
 }
+
+// FaultAt makes the one thread whose block index is where[0:3] and
+// thread index where[3:6] fail as where[6] says: 0 writes x[where[7]]
+// (out of range when where[7] >= len(x)), 1 panics, 2 divides by
+// where[7] (a zero divisor panics). The others do nothing, so the fault's
+// block and thread are known in 3-D.
+//
+//kern:kernel
+func FaultAt(t gpu.Thread, where []int32, x []int32) {
+	b, th := t.BlockIdx(), t.ThreadIdx()
+	if b.X != int(where[0]) || b.Y != int(where[1]) || b.Z != int(where[2]) {
+		return
+	}
+	if th.X != int(where[3]) || th.Y != int(where[4]) || th.Z != int(where[5]) {
+		return
+	}
+	mode, arg := where[6], where[7]
+	if mode == 0 {
+		i := int(arg)
+		x[i] = 1
+	} else if mode == 1 {
+		panic("fault requested")
+	} else {
+		q := 7 / arg
+		x[0] = q
+	}
+}
+
+// Spin counts to limit[0] unless stop[0] is set first: with a large
+// limit, a kernel that runs far longer than any test should wait (the
+// limit ends it in native mode, where Go cannot stop a goroutine).
+//
+//kern:kernel block=32
+func Spin(t gpu.Thread, stop, limit []int32, out []int32) {
+	n := int32(0)
+	for stop[0] == 0 && n < limit[0] {
+		n++
+	}
+	out[t.GlobalX()] = n
+}

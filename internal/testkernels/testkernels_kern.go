@@ -293,3 +293,64 @@ type kernVotesLauncher struct{ kern.Launcher }
 func (l kernVotesLauncher) Launch(q kern.Queue, grid kern.Grid, pred *kern.Buffer[bool], ballot *kern.Buffer[uint32], any *kern.Buffer[bool], all *kern.Buffer[bool]) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(pred), kern.BufferArg(ballot), kern.BufferArg(any), kern.BufferArg(all))
 }
+
+// FaultAtKernel launches the kernel FaultAt (kernels.go:170).
+var FaultAtKernel = kernFaultAtLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "FaultAt", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "FaultAt", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "where", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+	},
+	Bounds: true,
+	Sites: []string{
+		"kernels.go:172:21",
+		"kernels.go:172:45",
+		"kernels.go:172:69",
+		"kernels.go:175:22",
+		"kernels.go:175:47",
+		"kernels.go:175:72",
+		"kernels.go:178:20",
+		"kernels.go:178:30",
+		"kernels.go:181:4",
+		"panic at kernels.go:183:8: fault requested",
+		"panic at kernels.go:185:10: integer divide by zero",
+		"kernels.go:186:4",
+	},
+	SourceHash: "c12280eb09469b66", Source: []string{"kernels.go:FaultAt"},
+	Native: func(t gpu.Thread, a []any) { FaultAt(t, a[0].([]int32), a[1].([]int32)) },
+})}
+
+type kernFaultAtLauncher struct{ kern.Launcher }
+
+// Launch runs FaultAt on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernFaultAtLauncher) Launch(q kern.Queue, grid kern.Grid, where *kern.Buffer[int32], x *kern.Buffer[int32]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(where), kern.BufferArg(x))
+}
+
+// SpinKernel launches the kernel Spin (kernels.go:195).
+var SpinKernel = kernSpinLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "Spin", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Spin", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "stop", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "limit", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+	},
+	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels.go:197:10",
+		"kernels.go:197:31",
+		"kernels.go:200:5",
+	},
+	SourceHash: "1f2a9332f7414df4", Source: []string{"kernels.go:Spin"},
+	Native: func(t gpu.Thread, a []any) { Spin(t, a[0].([]int32), a[1].([]int32), a[2].([]int32)) },
+})}
+
+type kernSpinLauncher struct{ kern.Launcher }
+
+// Launch runs Spin on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSpinLauncher) Launch(q kern.Queue, grid kern.Grid, stop *kern.Buffer[int32], limit *kern.Buffer[int32], out *kern.Buffer[int32]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(stop), kern.BufferArg(limit), kern.BufferArg(out))
+}

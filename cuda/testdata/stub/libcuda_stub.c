@@ -16,6 +16,8 @@
  *     kernelParams pointer array, using sizes the test registered with
  *     stub_set_param_sizes, and records the launch; the kernels "add_one"
  *     (u32* data, s64 n) and "fault" actually run;
+ *   - stub_fault_next makes the next launch of a kernel write given bytes
+ *     into its module's kern_error global, as a failed device check would;
  *   - stream capture records launches into a graph that cuGraphLaunch
  *     replays.
  * The unversioned old-ABI names (cuMemAlloc, ...) are exported as decoys
@@ -362,6 +364,19 @@ DECOY(cuStreamBeginCapture)
 DECOY(cuGraphInstantiate)
 
 /* ---- test hooks ---- */
+
+char fault_kernel[128];
+unsigned char fault_slot[64];
+int fault_len;
+
+EXPORT void stub_fault_next(const char *kernel, const void *slot, int n) {
+	LOCK();
+	snprintf(fault_kernel, sizeof fault_kernel, "%s", kernel);
+	if (n > (int)sizeof fault_slot) n = (int)sizeof fault_slot;
+	memcpy(fault_slot, slot, (size_t)n);
+	fault_len = n;
+	UNLOCK();
+}
 
 EXPORT void stub_reset(void) {
 	LOCK();

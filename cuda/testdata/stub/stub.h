@@ -113,6 +113,12 @@ extern __thread struct ctx *cur;
 
 int take_pending(void);
 
+/* stub_fault_next: the next launch of fault_kernel writes fault_slot into
+ * its module's kern_error global, as a failed device check would. */
+extern char fault_kernel[128];
+extern unsigned char fault_slot[64];
+extern int fault_len;
+
 /* ---- memory (stub_memory.c) ---- */
 
 extern long long allocated;

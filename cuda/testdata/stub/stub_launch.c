@@ -118,6 +118,16 @@ EXPORT CUresult cuLaunchKernel(struct func *f, unsigned gx, unsigned gy, unsigne
 		g->recs = realloc(g->recs, (size_t)(g->n + 1) * sizeof *g->recs);
 		copy_launch(&g->recs[g->n++], l);
 	} else {
+		LOCK();
+		if (fault_len > 0 && strcmp(fault_kernel, f->name) == 0) {
+			for (int i = 0; i < f->m->nglobals; i++) {
+				struct global *g = &f->m->globals[i];
+				if (strcmp(g->name, "kern_error") == 0)
+					memcpy(g->mem, fault_slot, (size_t)fault_len < g->size ? (size_t)fault_len : g->size);
+			}
+			fault_len = 0;
+		}
+		UNLOCK();
 		run(l);
 	}
 	return OK;

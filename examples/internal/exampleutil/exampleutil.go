@@ -3,22 +3,16 @@
 package exampleutil
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/gokern/kern"
 )
 
-// Open opens the GPU if there is one (or the device $KERN_DEVICE names)
-// and otherwise kern's PTX emulator, printing a one-line banner saying so.
-// It prints the device it opened.
+// Open opens the device kern.Open picks (the GPU if there is one, else
+// the emulator, which kern.Open announces on stderr) and prints it.
 func Open() (*kern.Device, error) {
 	dev, err := kern.Open()
-	if errors.Is(err, kern.ErrNoDriver) && os.Getenv("KERN_DEVICE") == "" {
-		fmt.Println("no GPU found: running on the kern PTX emulator (set KERN_DEVICE=cuda to require a GPU)")
-		dev, err = kern.OpenEmulator(), nil
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,84 @@
+package kern_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
+	tk "github.com/gokern/kern/internal/testkernels"
+)
+
+// Per-kernel profiler totals from the public API: launches, instructions,
+// bank conflicts and sectors, without summing the per-instruction rows.
+func TestProfilerKernelTotals(t *testing.T) {
+	prof := emu.NewProfile()
+	dev := kern.OpenEmulator(emu.Options{Observer: prof})
+	const n = 1024
+	x, _ := kern.Upload(dev, randFloats(n, 1))
+	y, _ := kern.Upload(dev, randFloats(n, 2))
+	for range 2 {
+		if err := tk.AxpyKernel.Launch(dev, kern.Cover(n), 2, x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sums, _ := kern.Alloc[float32](dev, 4)
+	if err := tk.BlockSumsKernel.Launch(dev, kern.Cover(n).WithShared(256*4), x, sums); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]emu.KernelStats{}
+	for _, k := range prof.Kernels() {
+		got[k.Kernel] = k
+	}
+	axpy, bs := got["Axpy"], got["BlockSums"]
+	if axpy.Launches != 2 || bs.Launches != 1 || len(got) != 2 {
+		t.Fatalf("launches: %+v", got)
+	}
+	// Each launch loads x and y and stores y: 12 bytes per element, in
+	// whole 32-byte sectors, one request per warp each.
+	if axpy.GlobalBytes != 2*12*n || axpy.GlobalSectors != 2*12*n/32 || axpy.GlobalRequests != 2*3*n/32 || axpy.SectorEfficiency() != 1 {
+		t.Errorf("Axpy global totals %+v", axpy)
+	}
+	if axpy.Instructions == 0 || axpy.ThreadInstructions < 32*axpy.Instructions/2 || axpy.SharedRequests != 0 {
+		t.Errorf("Axpy instruction totals %+v", axpy)
+	}
+	// The per-instruction rows add up to the totals.
+	var exec, sectors int64
+	for _, s := range prof.Stats() {
+		if s.Kernel == "BlockSums" {
+			exec += s.Executions
+			sectors += s.GlobalSectors
+		}
+	}
+	if bs.Instructions != exec || bs.GlobalSectors != sectors || bs.SharedRequests == 0 || bs.BankConflicts() != 0 {
+		t.Errorf("BlockSums totals %+v, want %d instructions and %d sectors, shared requests without conflicts", bs, exec, sectors)
+	}
+}
+
+func TestProfileReportHasKernelTotals(t *testing.T) {
+	prof := emu.NewProfile()
+	dev := kern.OpenEmulator(emu.Options{Observer: prof})
+	x, _ := kern.Upload(dev, randFloats(64, 1))
+	y, _ := kern.Upload(dev, randFloats(64, 2))
+	for range 3 {
+		if err := tk.AxpyKernel.Launch(dev, kern.Cover(64), 2, x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b strings.Builder
+	if err := prof.WriteReport(&b); err != nil {
+		t.Fatal(err)
+	}
+	_, totals, ok := strings.Cut(b.String(), "kernel totals")
+	var row []string
+	for _, line := range strings.Split(totals, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "Axpy" {
+			row = f
+		}
+	}
+	// Axpy: 3 launches, 18 global requests (3 accesses × 2 warps × 3
+	// launches), all sector bytes used.
+	if !ok || len(row) != 8 || row[1] != "3" || row[5] != "18" || row[7] != "100%" {
+		t.Errorf("report lacks Axpy's totals with 3 launches:\n%s", b.String())
+	}
+}
