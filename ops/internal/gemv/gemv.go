@@ -104,7 +104,7 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 	row0 := (t.BlockIdx().X*gemvWarps + t.Warp()) * 2
 	if row0 < n { // warp-uniform
 		sh = sh[t.Warp()*gemvWarpSh:]
-		sw = sw[t.Warp()*gemvWarpSh/2:]
+		sw = sw[t.Warp()*gemvWarpSh>>1:]
 		steps := (k + gemvStep - 1) / gemvStep
 		for mb := 0; mb < m; mb += gemvRows {
 			var acc0, acc1 [gemvRows]float32
@@ -115,14 +115,16 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 			for st := 0; st < steps; st++ {
 				gpu.CpAsyncWait(t, gemvStages-2)
 				kc := st*gemvStep + l*8 // this lane's 8 elements
-				s := st % gemvStages
-				w0 := gpu.Load4(sw, (s*gemvSlots*gemvStep+l*8)/2)
-				w1 := gpu.Load4(sw, ((s*gemvSlots+1)*gemvStep+l*8)/2)
+				// Indices are non-negative: shifts and masks, not Go's signed
+				// / and %, which cost a 64-bit division call in SASS.
+				s := st & (gemvStages - 1)
+				w0 := gpu.Load4(sw, s*gemvSlots*gemvStep>>1+l*4)
+				w1 := gpu.Load4(sw, (s*gemvSlots+1)*gemvStep>>1+l*4)
 				if kc < k {
 					//kern:unroll
 					for i := range gemvRows {
 						if mb+i < m {
-							xs := gpu.Load4(sw, ((s*gemvSlots+2+i)*gemvStep+l*8)/2)
+							xs := gpu.Load4(sw, (s*gemvSlots+2+i)*gemvStep>>1+l*4)
 							acc0[i], acc1[i] = gemvDot(ca, acc0[i], acc1[i], xs, w0, w1)
 						}
 					}
@@ -151,7 +153,7 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 // past the last step, or outside W and x, it copies zeros (the group is
 // committed all the same, so the wait count stays gemvStages-2).
 func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w, x []A, st, row0, mb, m, n, k, l int) {
-	s := st % gemvStages
+	s := st & (gemvStages - 1)
 	kc := st*gemvStep + l*8
 	//kern:unroll
 	for r := range 2 {
@@ -197,7 +199,7 @@ func gemvStore[O any, CO codec[O]](co CO, out, bias, res []O, row, col, m, n, ac
 			}
 		}
 		if act == mm.EpiSwiGLU {
-			i := row*(n/2) + col/2
+			i := row*(n>>1) + col>>1
 			v := v0 / (1 + gpu.Exp(-v0)) * v1
 			if len(res) > 0 {
 				v += co.load(res[i])

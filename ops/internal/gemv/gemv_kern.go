@@ -282,7 +282,7 @@ $L3_if_then:
 	.loc 3 107 19
 	mul.lo.s64 %rd39, %rd38, 6144;
 	.loc 3 107 30
-	div.s64 %rd40, %rd39, 2;
+	shr.s64 %rd40, %rd39, 1;
 	.loc 3 107 10
 	add.s64 %rd41, %rd22, 1;
 	sub.s64 %rd42, %rd22, %rd40;
@@ -315,29 +315,29 @@ $L6_for_body:
 	mov.f32 %f7, 0f00000000;
 	bra.uni $L24_entry;
 $L24_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd50, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd51, 0, %rd50;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd52, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L29_cond_true;
 	bra.uni $L36_edge;
 $L29_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L27_if_then;
 	bra.uni $L37_edge;
 $L27_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd55, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd56, %rd55, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd57, %rd56, %rd51;
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
@@ -351,38 +351,38 @@ $L36_edge:
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd58, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd59, 0, %rd58;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd60, %rd59, 1;
 	add.s64 %rd61, %rd37, %rd60;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd62, %rd53, 1;
 	add.s64 %rd63, %rd7, %rd62;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
 	bra.uni $L38_rangeint_body;
 $L38_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd64, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p4, %rd64, %rd16;
 	@%p4 bra $L41_cond_true;
 	bra.uni $L42_edge;
 $L41_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p5, %rd51, %rd17;
 	@%p5 bra $L39_if_then;
 	bra.uni $L43_edge;
 $L39_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd65, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd66, %rd65, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
@@ -396,38 +396,38 @@ $L42_edge:
 	mov.s64 %rd54, 0;
 	bra.uni $L40_if_done;
 $L40_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd68, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd69, 256, %rd68;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd37, %rd70;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd72, %rd53, 1;
 	add.s64 %rd73, %rd7, %rd72;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
 	bra.uni $L30_rangeint_body;
 $L30_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd74, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p6, %rd74, %rd15;
 	@%p6 bra $L34_cond_true;
 	bra.uni $L44_edge;
 $L34_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p7, %rd51, %rd17;
 	@%p7 bra $L32_if_then;
 	bra.uni $L45_edge;
 $L32_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd77, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd78, %rd77, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd79, %rd78, %rd51;
 	mov.s64 %rd75, %rd79;
 	mov.s64 %rd76, 16;
@@ -441,38 +441,38 @@ $L44_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd80, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd81, 512, %rd80;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd37, %rd82;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd84, %rd75, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r34, %rd76;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r34;
 	bra.uni $L46_rangeint_body;
 $L46_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd86, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p8, %rd86, %rd15;
 	@%p8 bra $L49_cond_true;
 	bra.uni $L50_edge;
 $L49_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p9, %rd51, %rd17;
 	@%p9 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd87, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd88, %rd87, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd89, %rd88, %rd51;
 	mov.s64 %rd75, %rd89;
 	mov.s64 %rd76, 16;
@@ -486,38 +486,38 @@ $L50_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd90, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd91, 768, %rd90;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd92, %rd91, 1;
 	add.s64 %rd93, %rd37, %rd92;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd94, %rd75, 1;
 	add.s64 %rd95, %rd4, %rd94;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r35, %rd76;
 	cp.async.cg.shared.global [%rd93], [%rd95], 16, %r35;
 	bra.uni $L52_rangeint_body;
 $L52_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd96, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p10, %rd96, %rd15;
 	@%p10 bra $L55_cond_true;
 	bra.uni $L56_edge;
 $L55_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p11, %rd51, %rd17;
 	@%p11 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd97, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd98, %rd97, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd99, %rd98, %rd51;
 	mov.s64 %rd75, %rd99;
 	mov.s64 %rd76, 16;
@@ -531,38 +531,38 @@ $L56_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd100, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd101, 1024, %rd100;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd102, %rd101, 1;
 	add.s64 %rd103, %rd37, %rd102;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd104, %rd75, 1;
 	add.s64 %rd105, %rd4, %rd104;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r36, %rd76;
 	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
 	bra.uni $L58_rangeint_body;
 $L58_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd106, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p12, %rd106, %rd15;
 	@%p12 bra $L61_cond_true;
 	bra.uni $L62_edge;
 $L61_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p13, %rd51, %rd17;
 	@%p13 bra $L59_if_then;
 	bra.uni $L63_edge;
 $L59_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd107, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd108, %rd107, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd109, %rd108, %rd51;
 	mov.s64 %rd75, %rd109;
 	mov.s64 %rd76, 16;
@@ -576,48 +576,48 @@ $L62_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L60_if_done;
 $L60_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd110, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd111, 1280, %rd110;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd112, %rd111, 1;
 	add.s64 %rd113, %rd37, %rd112;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd114, %rd75, 1;
 	add.s64 %rd115, %rd4, %rd114;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r37, %rd76;
 	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
 	bra.uni $L31_rangeint_done;
 $L31_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L65_entry;
 $L65_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd116, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd117, 256, %rd116;
 	bra.uni $L66_rangeint_body;
 $L66_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd118, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p14, %rd118, %rd16;
 	@%p14 bra $L70_cond_true;
 	bra.uni $L77_edge;
 $L70_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p15, %rd117, %rd17;
 	@%p15 bra $L68_if_then;
 	bra.uni $L78_edge;
 $L68_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd121, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd122, %rd121, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd123, %rd122, %rd117;
 	mov.s64 %rd119, %rd123;
 	mov.s64 %rd120, 16;
@@ -631,38 +631,38 @@ $L77_edge:
 	mov.s64 %rd120, 0;
 	bra.uni $L69_if_done;
 $L69_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd124, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd125, 1536, %rd124;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd126, %rd125, 1;
 	add.s64 %rd127, %rd37, %rd126;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd128, %rd119, 1;
 	add.s64 %rd129, %rd7, %rd128;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r38, %rd120;
 	cp.async.cg.shared.global [%rd127], [%rd129], 16, %r38;
 	bra.uni $L79_rangeint_body;
 $L79_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd130, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p16, %rd130, %rd16;
 	@%p16 bra $L82_cond_true;
 	bra.uni $L83_edge;
 $L82_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p17, %rd117, %rd17;
 	@%p17 bra $L80_if_then;
 	bra.uni $L84_edge;
 $L80_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd131, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd132, %rd131, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd133, %rd132, %rd117;
 	mov.s64 %rd119, %rd133;
 	mov.s64 %rd120, 16;
@@ -676,38 +676,38 @@ $L83_edge:
 	mov.s64 %rd120, 0;
 	bra.uni $L81_if_done;
 $L81_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd134, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd135, 1792, %rd134;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd136, %rd135, 1;
 	add.s64 %rd137, %rd37, %rd136;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd138, %rd119, 1;
 	add.s64 %rd139, %rd7, %rd138;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r39, %rd120;
 	cp.async.cg.shared.global [%rd137], [%rd139], 16, %r39;
 	bra.uni $L71_rangeint_body;
 $L71_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd140, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p18, %rd140, %rd15;
 	@%p18 bra $L75_cond_true;
 	bra.uni $L85_edge;
 $L75_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p19, %rd117, %rd17;
 	@%p19 bra $L73_if_then;
 	bra.uni $L86_edge;
 $L73_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd143, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd144, %rd143, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd145, %rd144, %rd117;
 	mov.s64 %rd141, %rd145;
 	mov.s64 %rd142, 16;
@@ -721,38 +721,38 @@ $L85_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L74_if_done;
 $L74_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd146, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd147, 2048, %rd146;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd148, %rd147, 1;
 	add.s64 %rd149, %rd37, %rd148;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd150, %rd141, 1;
 	add.s64 %rd151, %rd4, %rd150;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r40, %rd142;
 	cp.async.cg.shared.global [%rd149], [%rd151], 16, %r40;
 	bra.uni $L87_rangeint_body;
 $L87_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd152, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p20, %rd152, %rd15;
 	@%p20 bra $L90_cond_true;
 	bra.uni $L91_edge;
 $L90_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p21, %rd117, %rd17;
 	@%p21 bra $L88_if_then;
 	bra.uni $L92_edge;
 $L88_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd153, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd154, %rd153, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd155, %rd154, %rd117;
 	mov.s64 %rd141, %rd155;
 	mov.s64 %rd142, 16;
@@ -766,38 +766,38 @@ $L91_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L89_if_done;
 $L89_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd156, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd157, 2304, %rd156;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd158, %rd157, 1;
 	add.s64 %rd159, %rd37, %rd158;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd160, %rd141, 1;
 	add.s64 %rd161, %rd4, %rd160;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r41, %rd142;
 	cp.async.cg.shared.global [%rd159], [%rd161], 16, %r41;
 	bra.uni $L93_rangeint_body;
 $L93_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd162, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p22, %rd162, %rd15;
 	@%p22 bra $L96_cond_true;
 	bra.uni $L97_edge;
 $L96_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p23, %rd117, %rd17;
 	@%p23 bra $L94_if_then;
 	bra.uni $L98_edge;
 $L94_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd163, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd164, %rd163, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd165, %rd164, %rd117;
 	mov.s64 %rd141, %rd165;
 	mov.s64 %rd142, 16;
@@ -811,38 +811,38 @@ $L97_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L95_if_done;
 $L95_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd166, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd167, 2560, %rd166;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd168, %rd167, 1;
 	add.s64 %rd169, %rd37, %rd168;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd170, %rd141, 1;
 	add.s64 %rd171, %rd4, %rd170;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r42, %rd142;
 	cp.async.cg.shared.global [%rd169], [%rd171], 16, %r42;
 	bra.uni $L99_rangeint_body;
 $L99_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd172, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p24, %rd172, %rd15;
 	@%p24 bra $L102_cond_true;
 	bra.uni $L103_edge;
 $L102_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p25, %rd117, %rd17;
 	@%p25 bra $L100_if_then;
 	bra.uni $L104_edge;
 $L100_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd173, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd174, %rd173, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd175, %rd174, %rd117;
 	mov.s64 %rd141, %rd175;
 	mov.s64 %rd142, 16;
@@ -856,48 +856,48 @@ $L103_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L101_if_done;
 $L101_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd176, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd177, 2816, %rd176;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd178, %rd177, 1;
 	add.s64 %rd179, %rd37, %rd178;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd180, %rd141, 1;
 	add.s64 %rd181, %rd4, %rd180;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r43, %rd142;
 	cp.async.cg.shared.global [%rd179], [%rd181], 16, %r43;
 	bra.uni $L72_rangeint_done;
 $L72_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L106_entry;
 $L106_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd182, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd183, 512, %rd182;
 	bra.uni $L107_rangeint_body;
 $L107_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd184, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p26, %rd184, %rd16;
 	@%p26 bra $L111_cond_true;
 	bra.uni $L118_edge;
 $L111_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p27, %rd183, %rd17;
 	@%p27 bra $L109_if_then;
 	bra.uni $L119_edge;
 $L109_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd187, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd188, %rd187, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd189, %rd188, %rd183;
 	mov.s64 %rd185, %rd189;
 	mov.s64 %rd186, 16;
@@ -911,38 +911,38 @@ $L118_edge:
 	mov.s64 %rd186, 0;
 	bra.uni $L110_if_done;
 $L110_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd190, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd191, 3072, %rd190;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd192, %rd191, 1;
 	add.s64 %rd193, %rd37, %rd192;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd194, %rd185, 1;
 	add.s64 %rd195, %rd7, %rd194;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r44, %rd186;
 	cp.async.cg.shared.global [%rd193], [%rd195], 16, %r44;
 	bra.uni $L120_rangeint_body;
 $L120_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd196, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p28, %rd196, %rd16;
 	@%p28 bra $L123_cond_true;
 	bra.uni $L124_edge;
 $L123_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p29, %rd183, %rd17;
 	@%p29 bra $L121_if_then;
 	bra.uni $L125_edge;
 $L121_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd197, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd198, %rd197, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd199, %rd198, %rd183;
 	mov.s64 %rd185, %rd199;
 	mov.s64 %rd186, 16;
@@ -956,38 +956,38 @@ $L124_edge:
 	mov.s64 %rd186, 0;
 	bra.uni $L122_if_done;
 $L122_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd200, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd201, 3328, %rd200;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd202, %rd201, 1;
 	add.s64 %rd203, %rd37, %rd202;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd204, %rd185, 1;
 	add.s64 %rd205, %rd7, %rd204;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r45, %rd186;
 	cp.async.cg.shared.global [%rd203], [%rd205], 16, %r45;
 	bra.uni $L112_rangeint_body;
 $L112_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd206, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p30, %rd206, %rd15;
 	@%p30 bra $L116_cond_true;
 	bra.uni $L126_edge;
 $L116_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p31, %rd183, %rd17;
 	@%p31 bra $L114_if_then;
 	bra.uni $L127_edge;
 $L114_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd209, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd210, %rd209, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd211, %rd210, %rd183;
 	mov.s64 %rd207, %rd211;
 	mov.s64 %rd208, 16;
@@ -1001,38 +1001,38 @@ $L126_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L115_if_done;
 $L115_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd212, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd213, 3584, %rd212;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd214, %rd213, 1;
 	add.s64 %rd215, %rd37, %rd214;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd216, %rd207, 1;
 	add.s64 %rd217, %rd4, %rd216;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r46, %rd208;
 	cp.async.cg.shared.global [%rd215], [%rd217], 16, %r46;
 	bra.uni $L128_rangeint_body;
 $L128_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd218, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p32, %rd218, %rd15;
 	@%p32 bra $L131_cond_true;
 	bra.uni $L132_edge;
 $L131_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p33, %rd183, %rd17;
 	@%p33 bra $L129_if_then;
 	bra.uni $L133_edge;
 $L129_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd219, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd220, %rd219, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd221, %rd220, %rd183;
 	mov.s64 %rd207, %rd221;
 	mov.s64 %rd208, 16;
@@ -1046,38 +1046,38 @@ $L132_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L130_if_done;
 $L130_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd222, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd223, 3840, %rd222;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd224, %rd223, 1;
 	add.s64 %rd225, %rd37, %rd224;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd226, %rd207, 1;
 	add.s64 %rd227, %rd4, %rd226;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r47, %rd208;
 	cp.async.cg.shared.global [%rd225], [%rd227], 16, %r47;
 	bra.uni $L134_rangeint_body;
 $L134_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd228, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p34, %rd228, %rd15;
 	@%p34 bra $L137_cond_true;
 	bra.uni $L138_edge;
 $L137_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p35, %rd183, %rd17;
 	@%p35 bra $L135_if_then;
 	bra.uni $L139_edge;
 $L135_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd229, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd230, %rd229, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd231, %rd230, %rd183;
 	mov.s64 %rd207, %rd231;
 	mov.s64 %rd208, 16;
@@ -1091,38 +1091,38 @@ $L138_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L136_if_done;
 $L136_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd232, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd233, 4096, %rd232;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd234, %rd233, 1;
 	add.s64 %rd235, %rd37, %rd234;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd236, %rd207, 1;
 	add.s64 %rd237, %rd4, %rd236;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r48, %rd208;
 	cp.async.cg.shared.global [%rd235], [%rd237], 16, %r48;
 	bra.uni $L140_rangeint_body;
 $L140_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd238, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p36, %rd238, %rd15;
 	@%p36 bra $L143_cond_true;
 	bra.uni $L144_edge;
 $L143_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p37, %rd183, %rd17;
 	@%p37 bra $L141_if_then;
 	bra.uni $L145_edge;
 $L141_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd239, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd240, %rd239, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd241, %rd240, %rd183;
 	mov.s64 %rd207, %rd241;
 	mov.s64 %rd208, 16;
@@ -1136,22 +1136,22 @@ $L144_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L142_if_done;
 $L142_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd242, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd243, 4352, %rd242;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd244, %rd243, 1;
 	add.s64 %rd245, %rd37, %rd244;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd246, %rd207, 1;
 	add.s64 %rd247, %rd4, %rd246;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r49, %rd208;
 	cp.async.cg.shared.global [%rd245], [%rd247], 16, %r49;
 	bra.uni $L113_rangeint_done;
 $L113_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
@@ -1171,79 +1171,79 @@ $L10_for_body:
 	mul.lo.s64 %rd250, %rd23, 8;
 	.loc 3 117 23
 	add.s64 %rd251, %rd249, %rd250;
-	.loc 3 118 13
-	rem.s64 %rd252, %rd248, 4;
-	.loc 3 119 27
+	.loc 3 120 13
+	and.b64 %rd252, %rd248, 3;
+	.loc 3 121 26
 	mul.lo.s64 %rd253, %rd252, 6;
-	.loc 3 119 37
+	.loc 3 121 36
 	mul.lo.s64 %rd254, %rd253, 256;
-	.loc 3 119 48
-	mul.lo.s64 %rd255, %rd23, 8;
-	.loc 3 119 46
-	add.s64 %rd256, %rd254, %rd255;
-	.loc 3 119 51
-	div.s64 %rd257, %rd256, 2;
-	.loc 3 119 20
+	.loc 3 121 45
+	shr.s64 %rd255, %rd254, 1;
+	.loc 3 121 50
+	mul.lo.s64 %rd256, %rd23, 4;
+	.loc 3 121 48
+	add.s64 %rd257, %rd255, %rd256;
+	.loc 3 121 20
 	add.s64 %rd258, %rd257, 3;
 	shl.b64 %rd259, %rd257, 2;
 	add.s64 %rd260, %rd45, %rd259;
 	ld.shared.v4.u32 {%r50, %r51, %r52, %r53}, [%rd260];
-	.loc 3 120 28
+	.loc 3 122 27
 	mul.lo.s64 %rd261, %rd252, 6;
-	.loc 3 120 38
+	.loc 3 122 37
 	add.s64 %rd262, %rd261, 1;
-	.loc 3 120 41
+	.loc 3 122 40
 	mul.lo.s64 %rd263, %rd262, 256;
-	.loc 3 120 52
-	mul.lo.s64 %rd264, %rd23, 8;
-	.loc 3 120 50
-	add.s64 %rd265, %rd263, %rd264;
-	.loc 3 120 55
-	div.s64 %rd266, %rd265, 2;
-	.loc 3 120 20
+	.loc 3 122 49
+	shr.s64 %rd264, %rd263, 1;
+	.loc 3 122 54
+	mul.lo.s64 %rd265, %rd23, 4;
+	.loc 3 122 52
+	add.s64 %rd266, %rd264, %rd265;
+	.loc 3 122 20
 	add.s64 %rd267, %rd266, 3;
 	shl.b64 %rd268, %rd266, 2;
 	add.s64 %rd269, %rd45, %rd268;
 	ld.shared.v4.u32 {%r54, %r55, %r56, %r57}, [%rd269];
-	.loc 3 121 11
+	.loc 3 123 11
 	setp.lt.s64 %p39, %rd251, %rd17;
 	@%p39 bra $L14_rangeint_body;
 	bra.uni $L13_if_done;
 $L14_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd270, %rd49, 0;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p40, %rd270, %rd15;
 	@%p40 bra $L15_if_then;
 	bra.uni $L201_rangeint_body;
 $L15_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd271, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd272, %rd271, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd273, %rd272, 0;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd274, %rd273, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd275, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd276, %rd274, %rd275;
-	.loc 3 125 60
-	div.s64 %rd277, %rd276, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd275, %rd274, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd276, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd277, %rd275, %rd276;
+	.loc 3 127 23
 	add.s64 %rd278, %rd277, 3;
 	shl.b64 %rd279, %rd277, 2;
 	add.s64 %rd280, %rd45, %rd279;
 	ld.shared.v4.u32 {%r58, %r59, %r60, %r61}, [%rd280];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f8, %f0;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f9, %f4;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L146_entry;
 $L146_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r62, 0;
 	mov.u32 %r63, 0;
 	mov.u32 %r64, 0;
@@ -1252,7 +1252,7 @@ $L146_entry:
 	mov.u32 %r63, %r59;
 	mov.u32 %r64, %r60;
 	mov.u32 %r65, %r61;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r66, 0;
 	mov.u32 %r67, 0;
 	mov.u32 %r68, 0;
@@ -1261,7 +1261,7 @@ $L146_entry:
 	mov.u32 %r67, %r51;
 	mov.u32 %r68, %r52;
 	mov.u32 %r69, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r70, 0;
 	mov.u32 %r71, 0;
 	mov.u32 %r72, 0;
@@ -1274,9 +1274,9 @@ $L146_entry:
 	mov.f32 %f13, %f9;
 	bra.uni $L147_rangeint_body;
 $L147_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r74, %r62;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L150_entry;
 $L150_entry:
 	.loc 3 92 62
@@ -1287,9 +1287,9 @@ $L150_entry:
 	mov.f32 %f14, %f15;
 	bra.uni $L151_ret_lo;
 $L151_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r75, %r62;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L152_entry;
 $L152_entry:
 	.loc 3 93 65
@@ -1302,9 +1302,9 @@ $L152_entry:
 	mov.f32 %f16, %f17;
 	bra.uni $L153_ret_hi;
 $L153_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r77, %r66;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L154_entry;
 $L154_entry:
 	.loc 3 93 65
@@ -1317,9 +1317,9 @@ $L154_entry:
 	mov.f32 %f18, %f19;
 	bra.uni $L155_ret_hi;
 $L155_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r79, %r66;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L156_entry;
 $L156_entry:
 	.loc 3 92 62
@@ -1330,13 +1330,13 @@ $L156_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L157_ret_lo;
 $L157_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f22, %f14, %f20, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f23, %f16, %f18, %f22;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r80, %r70;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L158_entry;
 $L158_entry:
 	.loc 3 93 65
@@ -1349,9 +1349,9 @@ $L158_entry:
 	mov.f32 %f24, %f25;
 	bra.uni $L159_ret_hi;
 $L159_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r82, %r70;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L160_entry;
 $L160_entry:
 	.loc 3 92 62
@@ -1362,17 +1362,17 @@ $L160_entry:
 	mov.f32 %f26, %f27;
 	bra.uni $L161_ret_lo;
 $L161_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f28, %f14, %f26, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f29, %f16, %f24, %f28;
 	mov.f32 %f12, %f23;
 	mov.f32 %f13, %f29;
 	bra.uni $L162_rangeint_body;
 $L162_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r83, %r63;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L163_entry;
 $L163_entry:
 	.loc 3 92 62
@@ -1383,9 +1383,9 @@ $L163_entry:
 	mov.f32 %f30, %f31;
 	bra.uni $L164_ret_lo;
 $L164_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r84, %r63;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L165_entry;
 $L165_entry:
 	.loc 3 93 65
@@ -1398,9 +1398,9 @@ $L165_entry:
 	mov.f32 %f32, %f33;
 	bra.uni $L166_ret_hi;
 $L166_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r86, %r67;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L167_entry;
 $L167_entry:
 	.loc 3 93 65
@@ -1413,9 +1413,9 @@ $L167_entry:
 	mov.f32 %f34, %f35;
 	bra.uni $L168_ret_hi;
 $L168_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r88, %r67;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L169_entry;
 $L169_entry:
 	.loc 3 92 62
@@ -1426,13 +1426,13 @@ $L169_entry:
 	mov.f32 %f36, %f37;
 	bra.uni $L170_ret_lo;
 $L170_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f38, %f30, %f36, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f39, %f32, %f34, %f38;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r89, %r71;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L171_entry;
 $L171_entry:
 	.loc 3 93 65
@@ -1445,9 +1445,9 @@ $L171_entry:
 	mov.f32 %f40, %f41;
 	bra.uni $L172_ret_hi;
 $L172_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r91, %r71;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L173_entry;
 $L173_entry:
 	.loc 3 92 62
@@ -1458,17 +1458,17 @@ $L173_entry:
 	mov.f32 %f42, %f43;
 	bra.uni $L174_ret_lo;
 $L174_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f44, %f30, %f42, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f45, %f32, %f40, %f44;
 	mov.f32 %f12, %f39;
 	mov.f32 %f13, %f45;
 	bra.uni $L175_rangeint_body;
 $L175_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r92, %r64;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L176_entry;
 $L176_entry:
 	.loc 3 92 62
@@ -1479,9 +1479,9 @@ $L176_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L177_ret_lo;
 $L177_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r93, %r64;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L178_entry;
 $L178_entry:
 	.loc 3 93 65
@@ -1494,9 +1494,9 @@ $L178_entry:
 	mov.f32 %f48, %f49;
 	bra.uni $L179_ret_hi;
 $L179_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r95, %r68;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L180_entry;
 $L180_entry:
 	.loc 3 93 65
@@ -1509,9 +1509,9 @@ $L180_entry:
 	mov.f32 %f50, %f51;
 	bra.uni $L181_ret_hi;
 $L181_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r97, %r68;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L182_entry;
 $L182_entry:
 	.loc 3 92 62
@@ -1522,13 +1522,13 @@ $L182_entry:
 	mov.f32 %f52, %f53;
 	bra.uni $L183_ret_lo;
 $L183_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f54, %f46, %f52, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f55, %f48, %f50, %f54;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r98, %r72;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L184_entry;
 $L184_entry:
 	.loc 3 93 65
@@ -1541,9 +1541,9 @@ $L184_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L185_ret_hi;
 $L185_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r100, %r72;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L186_entry;
 $L186_entry:
 	.loc 3 92 62
@@ -1554,17 +1554,17 @@ $L186_entry:
 	mov.f32 %f58, %f59;
 	bra.uni $L187_ret_lo;
 $L187_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f60, %f46, %f58, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f61, %f48, %f56, %f60;
 	mov.f32 %f12, %f55;
 	mov.f32 %f13, %f61;
 	bra.uni $L188_rangeint_body;
 $L188_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r101, %r65;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L189_entry;
 $L189_entry:
 	.loc 3 92 62
@@ -1575,9 +1575,9 @@ $L189_entry:
 	mov.f32 %f62, %f63;
 	bra.uni $L190_ret_lo;
 $L190_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r102, %r65;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L191_entry;
 $L191_entry:
 	.loc 3 93 65
@@ -1590,9 +1590,9 @@ $L191_entry:
 	mov.f32 %f64, %f65;
 	bra.uni $L192_ret_hi;
 $L192_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r104, %r69;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L193_entry;
 $L193_entry:
 	.loc 3 93 65
@@ -1605,9 +1605,9 @@ $L193_entry:
 	mov.f32 %f66, %f67;
 	bra.uni $L194_ret_hi;
 $L194_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r106, %r69;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L195_entry;
 $L195_entry:
 	.loc 3 92 62
@@ -1618,13 +1618,13 @@ $L195_entry:
 	mov.f32 %f68, %f69;
 	bra.uni $L196_ret_lo;
 $L196_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f70, %f62, %f68, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f71, %f64, %f66, %f70;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r107, %r73;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L197_entry;
 $L197_entry:
 	.loc 3 93 65
@@ -1637,9 +1637,9 @@ $L197_entry:
 	mov.f32 %f72, %f73;
 	bra.uni $L198_ret_hi;
 $L198_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r109, %r73;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L199_entry;
 $L199_entry:
 	.loc 3 92 62
@@ -1650,59 +1650,59 @@ $L199_entry:
 	mov.f32 %f74, %f75;
 	bra.uni $L200_ret_lo;
 $L200_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f76, %f62, %f74, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f77, %f64, %f72, %f76;
 	mov.f32 %f78, %f71;
 	mov.f32 %f79, %f77;
 	bra.uni $L148_rangeint_done;
 $L148_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f10, %f78;
 	mov.f32 %f11, %f79;
 	bra.uni $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f0, %f10;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f4, %f11;
 	bra.uni $L201_rangeint_body;
 $L201_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd281, %rd49, 1;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p41, %rd281, %rd15;
 	@%p41 bra $L202_if_then;
 	bra.uni $L259_rangeint_body;
 $L202_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd282, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd283, %rd282, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd284, %rd283, 1;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd285, %rd284, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd286, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd287, %rd285, %rd286;
-	.loc 3 125 60
-	div.s64 %rd288, %rd287, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd286, %rd285, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd287, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd288, %rd286, %rd287;
+	.loc 3 127 23
 	add.s64 %rd289, %rd288, 3;
 	shl.b64 %rd290, %rd288, 2;
 	add.s64 %rd291, %rd45, %rd290;
 	ld.shared.v4.u32 {%r110, %r111, %r112, %r113}, [%rd291];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f80, %f1;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f81, %f5;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L204_entry;
 $L204_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r114, 0;
 	mov.u32 %r115, 0;
 	mov.u32 %r116, 0;
@@ -1711,7 +1711,7 @@ $L204_entry:
 	mov.u32 %r115, %r111;
 	mov.u32 %r116, %r112;
 	mov.u32 %r117, %r113;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r118, 0;
 	mov.u32 %r119, 0;
 	mov.u32 %r120, 0;
@@ -1720,7 +1720,7 @@ $L204_entry:
 	mov.u32 %r119, %r51;
 	mov.u32 %r120, %r52;
 	mov.u32 %r121, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r122, 0;
 	mov.u32 %r123, 0;
 	mov.u32 %r124, 0;
@@ -1733,9 +1733,9 @@ $L204_entry:
 	mov.f32 %f85, %f81;
 	bra.uni $L205_rangeint_body;
 $L205_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r126, %r114;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L208_entry;
 $L208_entry:
 	.loc 3 92 62
@@ -1746,9 +1746,9 @@ $L208_entry:
 	mov.f32 %f86, %f87;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r127, %r114;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L210_entry;
 $L210_entry:
 	.loc 3 93 65
@@ -1761,9 +1761,9 @@ $L210_entry:
 	mov.f32 %f88, %f89;
 	bra.uni $L211_ret_hi;
 $L211_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r129, %r118;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L212_entry;
 $L212_entry:
 	.loc 3 93 65
@@ -1776,9 +1776,9 @@ $L212_entry:
 	mov.f32 %f90, %f91;
 	bra.uni $L213_ret_hi;
 $L213_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r131, %r118;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L214_entry;
 $L214_entry:
 	.loc 3 92 62
@@ -1789,13 +1789,13 @@ $L214_entry:
 	mov.f32 %f92, %f93;
 	bra.uni $L215_ret_lo;
 $L215_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f94, %f86, %f92, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f95, %f88, %f90, %f94;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r132, %r122;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L216_entry;
 $L216_entry:
 	.loc 3 93 65
@@ -1808,9 +1808,9 @@ $L216_entry:
 	mov.f32 %f96, %f97;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r134, %r122;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L218_entry;
 $L218_entry:
 	.loc 3 92 62
@@ -1821,17 +1821,17 @@ $L218_entry:
 	mov.f32 %f98, %f99;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f100, %f86, %f98, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f101, %f88, %f96, %f100;
 	mov.f32 %f84, %f95;
 	mov.f32 %f85, %f101;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r135, %r115;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L221_entry;
 $L221_entry:
 	.loc 3 92 62
@@ -1842,9 +1842,9 @@ $L221_entry:
 	mov.f32 %f102, %f103;
 	bra.uni $L222_ret_lo;
 $L222_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r136, %r115;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L223_entry;
 $L223_entry:
 	.loc 3 93 65
@@ -1857,9 +1857,9 @@ $L223_entry:
 	mov.f32 %f104, %f105;
 	bra.uni $L224_ret_hi;
 $L224_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r138, %r119;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L225_entry;
 $L225_entry:
 	.loc 3 93 65
@@ -1872,9 +1872,9 @@ $L225_entry:
 	mov.f32 %f106, %f107;
 	bra.uni $L226_ret_hi;
 $L226_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r140, %r119;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L227_entry;
 $L227_entry:
 	.loc 3 92 62
@@ -1885,13 +1885,13 @@ $L227_entry:
 	mov.f32 %f108, %f109;
 	bra.uni $L228_ret_lo;
 $L228_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f110, %f102, %f108, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f111, %f104, %f106, %f110;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r141, %r123;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L229_entry;
 $L229_entry:
 	.loc 3 93 65
@@ -1904,9 +1904,9 @@ $L229_entry:
 	mov.f32 %f112, %f113;
 	bra.uni $L230_ret_hi;
 $L230_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r143, %r123;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L231_entry;
 $L231_entry:
 	.loc 3 92 62
@@ -1917,17 +1917,17 @@ $L231_entry:
 	mov.f32 %f114, %f115;
 	bra.uni $L232_ret_lo;
 $L232_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f116, %f102, %f114, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f117, %f104, %f112, %f116;
 	mov.f32 %f84, %f111;
 	mov.f32 %f85, %f117;
 	bra.uni $L233_rangeint_body;
 $L233_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r144, %r116;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L234_entry;
 $L234_entry:
 	.loc 3 92 62
@@ -1938,9 +1938,9 @@ $L234_entry:
 	mov.f32 %f118, %f119;
 	bra.uni $L235_ret_lo;
 $L235_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r145, %r116;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L236_entry;
 $L236_entry:
 	.loc 3 93 65
@@ -1953,9 +1953,9 @@ $L236_entry:
 	mov.f32 %f120, %f121;
 	bra.uni $L237_ret_hi;
 $L237_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r147, %r120;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L238_entry;
 $L238_entry:
 	.loc 3 93 65
@@ -1968,9 +1968,9 @@ $L238_entry:
 	mov.f32 %f122, %f123;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r149, %r120;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L240_entry;
 $L240_entry:
 	.loc 3 92 62
@@ -1981,13 +1981,13 @@ $L240_entry:
 	mov.f32 %f124, %f125;
 	bra.uni $L241_ret_lo;
 $L241_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f126, %f118, %f124, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f127, %f120, %f122, %f126;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r150, %r124;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L242_entry;
 $L242_entry:
 	.loc 3 93 65
@@ -2000,9 +2000,9 @@ $L242_entry:
 	mov.f32 %f128, %f129;
 	bra.uni $L243_ret_hi;
 $L243_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r152, %r124;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L244_entry;
 $L244_entry:
 	.loc 3 92 62
@@ -2013,17 +2013,17 @@ $L244_entry:
 	mov.f32 %f130, %f131;
 	bra.uni $L245_ret_lo;
 $L245_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f132, %f118, %f130, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f133, %f120, %f128, %f132;
 	mov.f32 %f84, %f127;
 	mov.f32 %f85, %f133;
 	bra.uni $L246_rangeint_body;
 $L246_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r153, %r117;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L247_entry;
 $L247_entry:
 	.loc 3 92 62
@@ -2034,9 +2034,9 @@ $L247_entry:
 	mov.f32 %f134, %f135;
 	bra.uni $L248_ret_lo;
 $L248_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r154, %r117;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L249_entry;
 $L249_entry:
 	.loc 3 93 65
@@ -2049,9 +2049,9 @@ $L249_entry:
 	mov.f32 %f136, %f137;
 	bra.uni $L250_ret_hi;
 $L250_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r156, %r121;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L251_entry;
 $L251_entry:
 	.loc 3 93 65
@@ -2064,9 +2064,9 @@ $L251_entry:
 	mov.f32 %f138, %f139;
 	bra.uni $L252_ret_hi;
 $L252_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r158, %r121;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L253_entry;
 $L253_entry:
 	.loc 3 92 62
@@ -2077,13 +2077,13 @@ $L253_entry:
 	mov.f32 %f140, %f141;
 	bra.uni $L254_ret_lo;
 $L254_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f142, %f134, %f140, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f143, %f136, %f138, %f142;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r159, %r125;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L255_entry;
 $L255_entry:
 	.loc 3 93 65
@@ -2096,9 +2096,9 @@ $L255_entry:
 	mov.f32 %f144, %f145;
 	bra.uni $L256_ret_hi;
 $L256_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r161, %r125;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L257_entry;
 $L257_entry:
 	.loc 3 92 62
@@ -2109,59 +2109,59 @@ $L257_entry:
 	mov.f32 %f146, %f147;
 	bra.uni $L258_ret_lo;
 $L258_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f148, %f134, %f146, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f149, %f136, %f144, %f148;
 	mov.f32 %f150, %f143;
 	mov.f32 %f151, %f149;
 	bra.uni $L206_rangeint_done;
 $L206_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f82, %f150;
 	mov.f32 %f83, %f151;
 	bra.uni $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f1, %f82;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f5, %f83;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd292, %rd49, 2;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p42, %rd292, %rd15;
 	@%p42 bra $L260_if_then;
 	bra.uni $L317_rangeint_body;
 $L260_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd293, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd294, %rd293, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd295, %rd294, 2;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd296, %rd295, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd297, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd298, %rd296, %rd297;
-	.loc 3 125 60
-	div.s64 %rd299, %rd298, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd297, %rd296, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd298, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd299, %rd297, %rd298;
+	.loc 3 127 23
 	add.s64 %rd300, %rd299, 3;
 	shl.b64 %rd301, %rd299, 2;
 	add.s64 %rd302, %rd45, %rd301;
 	ld.shared.v4.u32 {%r162, %r163, %r164, %r165}, [%rd302];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f152, %f2;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f153, %f6;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r166, 0;
 	mov.u32 %r167, 0;
 	mov.u32 %r168, 0;
@@ -2170,7 +2170,7 @@ $L262_entry:
 	mov.u32 %r167, %r163;
 	mov.u32 %r168, %r164;
 	mov.u32 %r169, %r165;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r170, 0;
 	mov.u32 %r171, 0;
 	mov.u32 %r172, 0;
@@ -2179,7 +2179,7 @@ $L262_entry:
 	mov.u32 %r171, %r51;
 	mov.u32 %r172, %r52;
 	mov.u32 %r173, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r174, 0;
 	mov.u32 %r175, 0;
 	mov.u32 %r176, 0;
@@ -2192,9 +2192,9 @@ $L262_entry:
 	mov.f32 %f157, %f153;
 	bra.uni $L263_rangeint_body;
 $L263_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r178, %r166;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L266_entry;
 $L266_entry:
 	.loc 3 92 62
@@ -2205,9 +2205,9 @@ $L266_entry:
 	mov.f32 %f158, %f159;
 	bra.uni $L267_ret_lo;
 $L267_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r179, %r166;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L268_entry;
 $L268_entry:
 	.loc 3 93 65
@@ -2220,9 +2220,9 @@ $L268_entry:
 	mov.f32 %f160, %f161;
 	bra.uni $L269_ret_hi;
 $L269_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r181, %r170;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L270_entry;
 $L270_entry:
 	.loc 3 93 65
@@ -2235,9 +2235,9 @@ $L270_entry:
 	mov.f32 %f162, %f163;
 	bra.uni $L271_ret_hi;
 $L271_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r183, %r170;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L272_entry;
 $L272_entry:
 	.loc 3 92 62
@@ -2248,13 +2248,13 @@ $L272_entry:
 	mov.f32 %f164, %f165;
 	bra.uni $L273_ret_lo;
 $L273_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f166, %f158, %f164, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f167, %f160, %f162, %f166;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r184, %r174;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L274_entry;
 $L274_entry:
 	.loc 3 93 65
@@ -2267,9 +2267,9 @@ $L274_entry:
 	mov.f32 %f168, %f169;
 	bra.uni $L275_ret_hi;
 $L275_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r186, %r174;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L276_entry;
 $L276_entry:
 	.loc 3 92 62
@@ -2280,17 +2280,17 @@ $L276_entry:
 	mov.f32 %f170, %f171;
 	bra.uni $L277_ret_lo;
 $L277_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f172, %f158, %f170, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f173, %f160, %f168, %f172;
 	mov.f32 %f156, %f167;
 	mov.f32 %f157, %f173;
 	bra.uni $L278_rangeint_body;
 $L278_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r187, %r167;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L279_entry;
 $L279_entry:
 	.loc 3 92 62
@@ -2301,9 +2301,9 @@ $L279_entry:
 	mov.f32 %f174, %f175;
 	bra.uni $L280_ret_lo;
 $L280_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r188, %r167;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L281_entry;
 $L281_entry:
 	.loc 3 93 65
@@ -2316,9 +2316,9 @@ $L281_entry:
 	mov.f32 %f176, %f177;
 	bra.uni $L282_ret_hi;
 $L282_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r190, %r171;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L283_entry;
 $L283_entry:
 	.loc 3 93 65
@@ -2331,9 +2331,9 @@ $L283_entry:
 	mov.f32 %f178, %f179;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r192, %r171;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L285_entry;
 $L285_entry:
 	.loc 3 92 62
@@ -2344,13 +2344,13 @@ $L285_entry:
 	mov.f32 %f180, %f181;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f182, %f174, %f180, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f183, %f176, %f178, %f182;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r193, %r175;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L287_entry;
 $L287_entry:
 	.loc 3 93 65
@@ -2363,9 +2363,9 @@ $L287_entry:
 	mov.f32 %f184, %f185;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r195, %r175;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L289_entry;
 $L289_entry:
 	.loc 3 92 62
@@ -2376,17 +2376,17 @@ $L289_entry:
 	mov.f32 %f186, %f187;
 	bra.uni $L290_ret_lo;
 $L290_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f188, %f174, %f186, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f189, %f176, %f184, %f188;
 	mov.f32 %f156, %f183;
 	mov.f32 %f157, %f189;
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r196, %r168;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L292_entry;
 $L292_entry:
 	.loc 3 92 62
@@ -2397,9 +2397,9 @@ $L292_entry:
 	mov.f32 %f190, %f191;
 	bra.uni $L293_ret_lo;
 $L293_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r197, %r168;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L294_entry;
 $L294_entry:
 	.loc 3 93 65
@@ -2412,9 +2412,9 @@ $L294_entry:
 	mov.f32 %f192, %f193;
 	bra.uni $L295_ret_hi;
 $L295_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r199, %r172;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L296_entry;
 $L296_entry:
 	.loc 3 93 65
@@ -2427,9 +2427,9 @@ $L296_entry:
 	mov.f32 %f194, %f195;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r201, %r172;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 92 62
@@ -2440,13 +2440,13 @@ $L298_entry:
 	mov.f32 %f196, %f197;
 	bra.uni $L299_ret_lo;
 $L299_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f198, %f190, %f196, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f199, %f192, %f194, %f198;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r202, %r176;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L300_entry;
 $L300_entry:
 	.loc 3 93 65
@@ -2459,9 +2459,9 @@ $L300_entry:
 	mov.f32 %f200, %f201;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r204, %r176;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L302_entry;
 $L302_entry:
 	.loc 3 92 62
@@ -2472,17 +2472,17 @@ $L302_entry:
 	mov.f32 %f202, %f203;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f204, %f190, %f202, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f205, %f192, %f200, %f204;
 	mov.f32 %f156, %f199;
 	mov.f32 %f157, %f205;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r205, %r169;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L305_entry;
 $L305_entry:
 	.loc 3 92 62
@@ -2493,9 +2493,9 @@ $L305_entry:
 	mov.f32 %f206, %f207;
 	bra.uni $L306_ret_lo;
 $L306_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r206, %r169;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L307_entry;
 $L307_entry:
 	.loc 3 93 65
@@ -2508,9 +2508,9 @@ $L307_entry:
 	mov.f32 %f208, %f209;
 	bra.uni $L308_ret_hi;
 $L308_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r208, %r173;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L309_entry;
 $L309_entry:
 	.loc 3 93 65
@@ -2523,9 +2523,9 @@ $L309_entry:
 	mov.f32 %f210, %f211;
 	bra.uni $L310_ret_hi;
 $L310_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r210, %r173;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L311_entry;
 $L311_entry:
 	.loc 3 92 62
@@ -2536,13 +2536,13 @@ $L311_entry:
 	mov.f32 %f212, %f213;
 	bra.uni $L312_ret_lo;
 $L312_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f214, %f206, %f212, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f215, %f208, %f210, %f214;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r211, %r177;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L313_entry;
 $L313_entry:
 	.loc 3 93 65
@@ -2555,9 +2555,9 @@ $L313_entry:
 	mov.f32 %f216, %f217;
 	bra.uni $L314_ret_hi;
 $L314_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r213, %r177;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L315_entry;
 $L315_entry:
 	.loc 3 92 62
@@ -2568,59 +2568,59 @@ $L315_entry:
 	mov.f32 %f218, %f219;
 	bra.uni $L316_ret_lo;
 $L316_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f220, %f206, %f218, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f221, %f208, %f216, %f220;
 	mov.f32 %f222, %f215;
 	mov.f32 %f223, %f221;
 	bra.uni $L264_rangeint_done;
 $L264_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f154, %f222;
 	mov.f32 %f155, %f223;
 	bra.uni $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f2, %f154;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f6, %f155;
 	bra.uni $L317_rangeint_body;
 $L317_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd303, %rd49, 3;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p43, %rd303, %rd15;
 	@%p43 bra $L318_if_then;
 	bra.uni $L13_if_done;
 $L318_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd304, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd305, %rd304, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd306, %rd305, 3;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd307, %rd306, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd308, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd309, %rd307, %rd308;
-	.loc 3 125 60
-	div.s64 %rd310, %rd309, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd308, %rd307, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd309, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd310, %rd308, %rd309;
+	.loc 3 127 23
 	add.s64 %rd311, %rd310, 3;
 	shl.b64 %rd312, %rd310, 2;
 	add.s64 %rd313, %rd45, %rd312;
 	ld.shared.v4.u32 {%r214, %r215, %r216, %r217}, [%rd313];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f224, %f3;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f225, %f7;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L320_entry;
 $L320_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r218, 0;
 	mov.u32 %r219, 0;
 	mov.u32 %r220, 0;
@@ -2629,7 +2629,7 @@ $L320_entry:
 	mov.u32 %r219, %r215;
 	mov.u32 %r220, %r216;
 	mov.u32 %r221, %r217;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r222, 0;
 	mov.u32 %r223, 0;
 	mov.u32 %r224, 0;
@@ -2638,7 +2638,7 @@ $L320_entry:
 	mov.u32 %r223, %r51;
 	mov.u32 %r224, %r52;
 	mov.u32 %r225, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r226, 0;
 	mov.u32 %r227, 0;
 	mov.u32 %r228, 0;
@@ -2651,9 +2651,9 @@ $L320_entry:
 	mov.f32 %f229, %f225;
 	bra.uni $L321_rangeint_body;
 $L321_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r230, %r218;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L324_entry;
 $L324_entry:
 	.loc 3 92 62
@@ -2664,9 +2664,9 @@ $L324_entry:
 	mov.f32 %f230, %f231;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r231, %r218;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L326_entry;
 $L326_entry:
 	.loc 3 93 65
@@ -2679,9 +2679,9 @@ $L326_entry:
 	mov.f32 %f232, %f233;
 	bra.uni $L327_ret_hi;
 $L327_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r233, %r222;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L328_entry;
 $L328_entry:
 	.loc 3 93 65
@@ -2694,9 +2694,9 @@ $L328_entry:
 	mov.f32 %f234, %f235;
 	bra.uni $L329_ret_hi;
 $L329_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r235, %r222;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L330_entry;
 $L330_entry:
 	.loc 3 92 62
@@ -2707,13 +2707,13 @@ $L330_entry:
 	mov.f32 %f236, %f237;
 	bra.uni $L331_ret_lo;
 $L331_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f238, %f230, %f236, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f239, %f232, %f234, %f238;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r236, %r226;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L332_entry;
 $L332_entry:
 	.loc 3 93 65
@@ -2726,9 +2726,9 @@ $L332_entry:
 	mov.f32 %f240, %f241;
 	bra.uni $L333_ret_hi;
 $L333_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r238, %r226;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L334_entry;
 $L334_entry:
 	.loc 3 92 62
@@ -2739,17 +2739,17 @@ $L334_entry:
 	mov.f32 %f242, %f243;
 	bra.uni $L335_ret_lo;
 $L335_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f244, %f230, %f242, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f245, %f232, %f240, %f244;
 	mov.f32 %f228, %f239;
 	mov.f32 %f229, %f245;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r239, %r219;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L337_entry;
 $L337_entry:
 	.loc 3 92 62
@@ -2760,9 +2760,9 @@ $L337_entry:
 	mov.f32 %f246, %f247;
 	bra.uni $L338_ret_lo;
 $L338_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r240, %r219;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L339_entry;
 $L339_entry:
 	.loc 3 93 65
@@ -2775,9 +2775,9 @@ $L339_entry:
 	mov.f32 %f248, %f249;
 	bra.uni $L340_ret_hi;
 $L340_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r242, %r223;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L341_entry;
 $L341_entry:
 	.loc 3 93 65
@@ -2790,9 +2790,9 @@ $L341_entry:
 	mov.f32 %f250, %f251;
 	bra.uni $L342_ret_hi;
 $L342_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r244, %r223;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L343_entry;
 $L343_entry:
 	.loc 3 92 62
@@ -2803,13 +2803,13 @@ $L343_entry:
 	mov.f32 %f252, %f253;
 	bra.uni $L344_ret_lo;
 $L344_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f254, %f246, %f252, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f255, %f248, %f250, %f254;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r245, %r227;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L345_entry;
 $L345_entry:
 	.loc 3 93 65
@@ -2822,9 +2822,9 @@ $L345_entry:
 	mov.f32 %f256, %f257;
 	bra.uni $L346_ret_hi;
 $L346_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r247, %r227;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 3 92 62
@@ -2835,17 +2835,17 @@ $L347_entry:
 	mov.f32 %f258, %f259;
 	bra.uni $L348_ret_lo;
 $L348_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f260, %f246, %f258, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f261, %f248, %f256, %f260;
 	mov.f32 %f228, %f255;
 	mov.f32 %f229, %f261;
 	bra.uni $L349_rangeint_body;
 $L349_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r248, %r220;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L350_entry;
 $L350_entry:
 	.loc 3 92 62
@@ -2856,9 +2856,9 @@ $L350_entry:
 	mov.f32 %f262, %f263;
 	bra.uni $L351_ret_lo;
 $L351_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r249, %r220;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L352_entry;
 $L352_entry:
 	.loc 3 93 65
@@ -2871,9 +2871,9 @@ $L352_entry:
 	mov.f32 %f264, %f265;
 	bra.uni $L353_ret_hi;
 $L353_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r251, %r224;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L354_entry;
 $L354_entry:
 	.loc 3 93 65
@@ -2886,9 +2886,9 @@ $L354_entry:
 	mov.f32 %f266, %f267;
 	bra.uni $L355_ret_hi;
 $L355_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r253, %r224;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L356_entry;
 $L356_entry:
 	.loc 3 92 62
@@ -2899,13 +2899,13 @@ $L356_entry:
 	mov.f32 %f268, %f269;
 	bra.uni $L357_ret_lo;
 $L357_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f270, %f262, %f268, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f271, %f264, %f266, %f270;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r254, %r228;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L358_entry;
 $L358_entry:
 	.loc 3 93 65
@@ -2918,9 +2918,9 @@ $L358_entry:
 	mov.f32 %f272, %f273;
 	bra.uni $L359_ret_hi;
 $L359_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r256, %r228;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L360_entry;
 $L360_entry:
 	.loc 3 92 62
@@ -2931,17 +2931,17 @@ $L360_entry:
 	mov.f32 %f274, %f275;
 	bra.uni $L361_ret_lo;
 $L361_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f276, %f262, %f274, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f277, %f264, %f272, %f276;
 	mov.f32 %f228, %f271;
 	mov.f32 %f229, %f277;
 	bra.uni $L362_rangeint_body;
 $L362_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r257, %r221;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L363_entry;
 $L363_entry:
 	.loc 3 92 62
@@ -2952,9 +2952,9 @@ $L363_entry:
 	mov.f32 %f278, %f279;
 	bra.uni $L364_ret_lo;
 $L364_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r258, %r221;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L365_entry;
 $L365_entry:
 	.loc 3 93 65
@@ -2967,9 +2967,9 @@ $L365_entry:
 	mov.f32 %f280, %f281;
 	bra.uni $L366_ret_hi;
 $L366_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r260, %r225;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 3 93 65
@@ -2982,9 +2982,9 @@ $L367_entry:
 	mov.f32 %f282, %f283;
 	bra.uni $L368_ret_hi;
 $L368_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r262, %r225;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L369_entry;
 $L369_entry:
 	.loc 3 92 62
@@ -2995,13 +2995,13 @@ $L369_entry:
 	mov.f32 %f284, %f285;
 	bra.uni $L370_ret_lo;
 $L370_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f286, %f278, %f284, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f287, %f280, %f282, %f286;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r263, %r229;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L371_entry;
 $L371_entry:
 	.loc 3 93 65
@@ -3014,9 +3014,9 @@ $L371_entry:
 	mov.f32 %f288, %f289;
 	bra.uni $L372_ret_hi;
 $L372_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r265, %r229;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L373_entry;
 $L373_entry:
 	.loc 3 92 62
@@ -3027,59 +3027,59 @@ $L373_entry:
 	mov.f32 %f290, %f291;
 	bra.uni $L374_ret_lo;
 $L374_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f292, %f278, %f290, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f293, %f280, %f288, %f292;
 	mov.f32 %f294, %f287;
 	mov.f32 %f295, %f293;
 	bra.uni $L322_rangeint_done;
 $L322_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f226, %f294;
 	mov.f32 %f227, %f295;
 	bra.uni $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f3, %f226;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f7, %f227;
 	bra.uni $L13_if_done;
 $L13_if_done:
-	.loc 3 130 30
+	.loc 3 132 30
 	add.s64 %rd314, %rd248, 4;
-	.loc 3 130 41
+	.loc 3 132 41
 	sub.s64 %rd315, %rd314, 1;
-	.loc 3 130 14
+	.loc 3 132 14
 	bra.uni $L375_entry;
 $L375_entry:
-	.loc 3 154 10
-	rem.s64 %rd316, %rd315, 4;
-	.loc 3 155 10
+	.loc 3 156 10
+	and.b64 %rd316, %rd315, 3;
+	.loc 3 157 10
 	mul.lo.s64 %rd317, %rd315, 256;
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd318, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd319, %rd317, %rd318;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd320, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p44, %rd320, %rd16;
 	@%p44 bra $L380_cond_true;
 	bra.uni $L387_edge;
 $L380_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p45, %rd319, %rd17;
 	@%p45 bra $L378_if_then;
 	bra.uni $L388_edge;
 $L378_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd323, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd324, %rd323, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd325, %rd324, %rd319;
 	mov.s64 %rd321, %rd325;
 	mov.s64 %rd322, 16;
@@ -3093,44 +3093,44 @@ $L387_edge:
 	mov.s64 %rd322, 0;
 	bra.uni $L379_if_done;
 $L379_if_done:
-	.loc 3 162 29
+	.loc 3 164 29
 	mul.lo.s64 %rd326, %rd316, 6;
-	.loc 3 162 39
+	.loc 3 164 39
 	add.s64 %rd327, %rd326, 0;
-	.loc 3 162 42
+	.loc 3 164 42
 	mul.lo.s64 %rd328, %rd327, 256;
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd329, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd330, %rd328, %rd329;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd331, %rd330, 1;
 	add.s64 %rd332, %rd37, %rd331;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd333, %rd321, 1;
 	add.s64 %rd334, %rd7, %rd333;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r266, %rd322;
 	cp.async.cg.shared.global [%rd332], [%rd334], 16, %r266;
 	bra.uni $L389_rangeint_body;
 $L389_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd335, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p46, %rd335, %rd16;
 	@%p46 bra $L392_cond_true;
 	bra.uni $L393_edge;
 $L392_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p47, %rd319, %rd17;
 	@%p47 bra $L390_if_then;
 	bra.uni $L394_edge;
 $L390_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd336, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd337, %rd336, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd338, %rd337, %rd319;
 	mov.s64 %rd321, %rd338;
 	mov.s64 %rd322, 16;
@@ -3144,44 +3144,44 @@ $L393_edge:
 	mov.s64 %rd322, 0;
 	bra.uni $L391_if_done;
 $L391_if_done:
-	.loc 3 162 29
+	.loc 3 164 29
 	mul.lo.s64 %rd339, %rd316, 6;
-	.loc 3 162 39
+	.loc 3 164 39
 	add.s64 %rd340, %rd339, 1;
-	.loc 3 162 42
+	.loc 3 164 42
 	mul.lo.s64 %rd341, %rd340, 256;
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd342, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd343, %rd341, %rd342;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd344, %rd343, 1;
 	add.s64 %rd345, %rd37, %rd344;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd346, %rd321, 1;
 	add.s64 %rd347, %rd7, %rd346;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r267, %rd322;
 	cp.async.cg.shared.global [%rd345], [%rd347], 16, %r267;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd348, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p48, %rd348, %rd15;
 	@%p48 bra $L385_cond_true;
 	bra.uni $L395_edge;
 $L385_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p49, %rd319, %rd17;
 	@%p49 bra $L383_if_then;
 	bra.uni $L396_edge;
 $L383_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd351, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd352, %rd351, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd353, %rd352, %rd319;
 	mov.s64 %rd349, %rd353;
 	mov.s64 %rd350, 16;
@@ -3195,46 +3195,46 @@ $L395_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L384_if_done;
 $L384_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd354, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd355, %rd354, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd356, %rd355, 0;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd357, %rd356, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd358, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd359, %rd357, %rd358;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd360, %rd359, 1;
 	add.s64 %rd361, %rd37, %rd360;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd362, %rd349, 1;
 	add.s64 %rd363, %rd4, %rd362;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r268, %rd350;
 	cp.async.cg.shared.global [%rd361], [%rd363], 16, %r268;
 	bra.uni $L397_rangeint_body;
 $L397_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd364, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p50, %rd364, %rd15;
 	@%p50 bra $L400_cond_true;
 	bra.uni $L401_edge;
 $L400_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p51, %rd319, %rd17;
 	@%p51 bra $L398_if_then;
 	bra.uni $L402_edge;
 $L398_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd365, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd366, %rd365, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd367, %rd366, %rd319;
 	mov.s64 %rd349, %rd367;
 	mov.s64 %rd350, 16;
@@ -3248,46 +3248,46 @@ $L401_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L399_if_done;
 $L399_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd368, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd369, %rd368, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd370, %rd369, 1;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd371, %rd370, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd372, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd373, %rd371, %rd372;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd374, %rd373, 1;
 	add.s64 %rd375, %rd37, %rd374;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd376, %rd349, 1;
 	add.s64 %rd377, %rd4, %rd376;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r269, %rd350;
 	cp.async.cg.shared.global [%rd375], [%rd377], 16, %r269;
 	bra.uni $L403_rangeint_body;
 $L403_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd378, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p52, %rd378, %rd15;
 	@%p52 bra $L406_cond_true;
 	bra.uni $L407_edge;
 $L406_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p53, %rd319, %rd17;
 	@%p53 bra $L404_if_then;
 	bra.uni $L408_edge;
 $L404_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd379, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd380, %rd379, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd381, %rd380, %rd319;
 	mov.s64 %rd349, %rd381;
 	mov.s64 %rd350, 16;
@@ -3301,46 +3301,46 @@ $L407_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L405_if_done;
 $L405_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd382, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd383, %rd382, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd384, %rd383, 2;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd385, %rd384, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd386, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd387, %rd385, %rd386;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd388, %rd387, 1;
 	add.s64 %rd389, %rd37, %rd388;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd390, %rd349, 1;
 	add.s64 %rd391, %rd4, %rd390;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r270, %rd350;
 	cp.async.cg.shared.global [%rd389], [%rd391], 16, %r270;
 	bra.uni $L409_rangeint_body;
 $L409_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd392, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p54, %rd392, %rd15;
 	@%p54 bra $L412_cond_true;
 	bra.uni $L413_edge;
 $L412_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p55, %rd319, %rd17;
 	@%p55 bra $L410_if_then;
 	bra.uni $L414_edge;
 $L410_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd393, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd394, %rd393, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd395, %rd394, %rd319;
 	mov.s64 %rd349, %rd395;
 	mov.s64 %rd350, 16;
@@ -3354,30 +3354,30 @@ $L413_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L411_if_done;
 $L411_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd396, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd397, %rd396, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd398, %rd397, 3;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd399, %rd398, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd400, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd401, %rd399, %rd400;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd402, %rd401, 1;
 	add.s64 %rd403, %rd37, %rd402;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd404, %rd349, 1;
 	add.s64 %rd405, %rd4, %rd404;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r271, %rd350;
 	cp.async.cg.shared.global [%rd403], [%rd405], 16, %r271;
 	bra.uni $L382_rangeint_done;
 $L382_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
@@ -3386,15 +3386,15 @@ $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	mov.s64 %rd248, %rd406;
 	bra.uni $L9_for_loop;
 $L11_for_done:
-	.loc 3 132 19
+	.loc 3 134 19
 	cp.async.wait_group 0;
 	mov.f32 %f296, 0f00000000;
 	mov.f32 %f297, 0f00000000;
 	bra.uni $L17_rangeint_body;
 $L17_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f298, %f0;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f299, %f298, 16, 31, -1;
 	add.rn.f32 %f300, %f298, %f299;
 	shfl.sync.bfly.b32 %f301, %f300, 8, 31, -1;
@@ -3405,9 +3405,9 @@ $L17_rangeint_body:
 	add.rn.f32 %f306, %f304, %f305;
 	shfl.sync.bfly.b32 %f307, %f306, 1, 31, -1;
 	add.rn.f32 %f308, %f306, %f307;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f309, %f4;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f310, %f309, 16, 31, -1;
 	add.rn.f32 %f311, %f309, %f310;
 	shfl.sync.bfly.b32 %f312, %f311, 8, 31, -1;
@@ -3418,7 +3418,7 @@ $L17_rangeint_body:
 	add.rn.f32 %f317, %f315, %f316;
 	shfl.sync.bfly.b32 %f318, %f317, 1, 31, -1;
 	add.rn.f32 %f319, %f317, %f318;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p56, %rd23, 0;
 	@%p56 bra $L19_if_then;
 	bra.uni $L415_edge;
@@ -3435,9 +3435,9 @@ $L20_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L416_rangeint_body;
 $L416_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f322, %f1;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f323, %f322, 16, 31, -1;
 	add.rn.f32 %f324, %f322, %f323;
 	shfl.sync.bfly.b32 %f325, %f324, 8, 31, -1;
@@ -3448,9 +3448,9 @@ $L416_rangeint_body:
 	add.rn.f32 %f330, %f328, %f329;
 	shfl.sync.bfly.b32 %f331, %f330, 1, 31, -1;
 	add.rn.f32 %f332, %f330, %f331;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f333, %f5;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f334, %f333, 16, 31, -1;
 	add.rn.f32 %f335, %f333, %f334;
 	shfl.sync.bfly.b32 %f336, %f335, 8, 31, -1;
@@ -3461,7 +3461,7 @@ $L416_rangeint_body:
 	add.rn.f32 %f341, %f339, %f340;
 	shfl.sync.bfly.b32 %f342, %f341, 1, 31, -1;
 	add.rn.f32 %f343, %f341, %f342;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p57, %rd23, 1;
 	@%p57 bra $L417_if_then;
 	bra.uni $L419_edge;
@@ -3478,9 +3478,9 @@ $L418_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L420_rangeint_body;
 $L420_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f344, %f2;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f345, %f344, 16, 31, -1;
 	add.rn.f32 %f346, %f344, %f345;
 	shfl.sync.bfly.b32 %f347, %f346, 8, 31, -1;
@@ -3491,9 +3491,9 @@ $L420_rangeint_body:
 	add.rn.f32 %f352, %f350, %f351;
 	shfl.sync.bfly.b32 %f353, %f352, 1, 31, -1;
 	add.rn.f32 %f354, %f352, %f353;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f355, %f6;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f356, %f355, 16, 31, -1;
 	add.rn.f32 %f357, %f355, %f356;
 	shfl.sync.bfly.b32 %f358, %f357, 8, 31, -1;
@@ -3504,7 +3504,7 @@ $L420_rangeint_body:
 	add.rn.f32 %f363, %f361, %f362;
 	shfl.sync.bfly.b32 %f364, %f363, 1, 31, -1;
 	add.rn.f32 %f365, %f363, %f364;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p58, %rd23, 2;
 	@%p58 bra $L421_if_then;
 	bra.uni $L423_edge;
@@ -3521,9 +3521,9 @@ $L422_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L424_rangeint_body;
 $L424_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f366, %f3;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f367, %f366, 16, 31, -1;
 	add.rn.f32 %f368, %f366, %f367;
 	shfl.sync.bfly.b32 %f369, %f368, 8, 31, -1;
@@ -3534,9 +3534,9 @@ $L424_rangeint_body:
 	add.rn.f32 %f374, %f372, %f373;
 	shfl.sync.bfly.b32 %f375, %f374, 1, 31, -1;
 	add.rn.f32 %f376, %f374, %f375;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f377, %f7;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f378, %f377, 16, 31, -1;
 	add.rn.f32 %f379, %f377, %f378;
 	shfl.sync.bfly.b32 %f380, %f379, 8, 31, -1;
@@ -3547,7 +3547,7 @@ $L424_rangeint_body:
 	add.rn.f32 %f385, %f383, %f384;
 	shfl.sync.bfly.b32 %f386, %f385, 1, 31, -1;
 	add.rn.f32 %f387, %f385, %f386;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p59, %rd23, 3;
 	@%p59 bra $L425_if_then;
 	bra.uni $L427_edge;
@@ -3564,60 +3564,60 @@ $L426_if_done:
 	mov.f32 %f389, %f321;
 	bra.uni $L18_rangeint_done;
 $L18_rangeint_done:
-	.loc 3 142 9
+	.loc 3 144 9
 	setp.lt.s64 %p60, %rd23, 4;
 	@%p60 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L21_if_then:
-	.loc 3 143 37
+	.loc 3 145 37
 	add.s64 %rd407, %rd49, %rd23;
-	.loc 3 143 14
+	.loc 3 145 14
 	bra.uni $L428_entry;
 $L428_entry:
-	.loc 3 191 9
+	.loc 3 193 9
 	setp.lt.s64 %p61, %rd407, %rd15;
 	@%p61 bra $L429_if_then;
 	bra.uni $L22_if_done;
 $L429_if_then:
-	.loc 3 192 14
+	.loc 3 194 14
 	add.s64 %rd408, %rd30, 1;
-	.loc 3 192 17
+	.loc 3 194 17
 	setp.lt.s64 %p62, %rd408, %rd16;
-	.loc 3 193 16
+	.loc 3 195 16
 	setp.gt.s64 %p63, %rd11, 0;
 	@%p63 bra $L431_if_then;
 	bra.uni $L444_edge;
 $L431_if_then:
-	.loc 3 194 22
+	.loc 3 196 22
 	shl.b64 %rd409, %rd30, 2;
 	add.s64 %rd410, %rd10, %rd409;
 	ld.global.nc.f32 %f392, [%rd410];
-	.loc 3 194 17
+	.loc 3 196 17
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f393, %f392;
 	bra.uni $L446_ret_load;
 $L446_ret_load:
-	.loc 3 194 4
+	.loc 3 196 4
 	add.rn.f32 %f394, %f388, %f393;
 	@%p62 bra $L433_if_then;
 	bra.uni $L447_edge;
 $L433_if_then:
-	.loc 3 196 27
+	.loc 3 198 27
 	add.s64 %rd411, %rd30, 1;
-	.loc 3 196 23
+	.loc 3 198 23
 	shl.b64 %rd412, %rd411, 2;
 	add.s64 %rd413, %rd10, %rd412;
 	ld.global.nc.f32 %f395, [%rd413];
-	.loc 3 196 18
+	.loc 3 198 18
 	bra.uni $L448_entry;
 $L448_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f396, %f395;
 	bra.uni $L449_ret_load;
 $L449_ret_load:
-	.loc 3 196 5
+	.loc 3 198 5
 	add.rn.f32 %f397, %f389, %f396;
 	mov.f32 %f390, %f394;
 	mov.f32 %f391, %f397;
@@ -3631,22 +3631,22 @@ $L444_edge:
 	mov.f32 %f391, %f389;
 	bra.uni $L432_if_done;
 $L432_if_done:
-	.loc 3 199 10
+	.loc 3 201 10
 	setp.eq.s64 %p64, %rd18, 3;
 	@%p64 bra $L434_if_then;
 	bra.uni $L435_if_else;
 $L434_if_then:
-	.loc 3 200 15
-	div.s64 %rd414, %rd16, 2;
-	.loc 3 200 12
+	.loc 3 202 15
+	shr.s64 %rd414, %rd16, 1;
+	.loc 3 202 12
 	mul.lo.s64 %rd415, %rd407, %rd414;
-	.loc 3 200 24
-	div.s64 %rd416, %rd30, 2;
-	.loc 3 200 19
+	.loc 3 202 25
+	shr.s64 %rd416, %rd30, 1;
+	.loc 3 202 20
 	add.s64 %rd417, %rd415, %rd416;
-	.loc 3 201 27
+	.loc 3 203 27
 	neg.f32 %f398, %f390;
-	.loc 3 201 26
+	.loc 3 203 26
 	max.f32 %f399, %f398, 0fC2D00000;
 	min.f32 %f399, %f399, 0f42B20000;
 	mul.rn.f32 %f400, %f399, 0f3FB8AA3B;
@@ -3664,29 +3664,29 @@ $L434_if_then:
 	mul.rn.f32 %f403, %f403, %f407;
 	setp.nan.f32 %p65, %f398, %f398;
 	selp.f32 %f403, %f398, %f403, %p65;
-	.loc 3 201 17
+	.loc 3 203 17
 	add.rn.f32 %f408, 0f3F800000, %f403;
-	.loc 3 201 12
+	.loc 3 203 12
 	div.rn.f32 %f409, %f390, %f408;
-	.loc 3 201 33
+	.loc 3 203 33
 	mul.rn.f32 %f410, %f409, %f391;
-	.loc 3 202 16
+	.loc 3 204 16
 	setp.gt.s64 %p66, %rd14, 0;
 	@%p66 bra $L436_if_then;
 	bra.uni $L450_edge;
 $L436_if_then:
-	.loc 3 203 21
+	.loc 3 205 21
 	shl.b64 %rd418, %rd417, 2;
 	add.s64 %rd419, %rd13, %rd418;
 	ld.global.nc.f32 %f412, [%rd419];
-	.loc 3 203 17
+	.loc 3 205 17
 	bra.uni $L451_entry;
 $L451_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f413, %f412;
 	bra.uni $L452_ret_load;
 $L452_ret_load:
-	.loc 3 203 5
+	.loc 3 205 5
 	add.rn.f32 %f414, %f410, %f413;
 	mov.f32 %f411, %f414;
 	bra.uni $L453_entry;
@@ -3694,31 +3694,31 @@ $L450_edge:
 	mov.f32 %f411, %f410;
 	bra.uni $L453_entry;
 $L453_entry:
-	.loc 3 251 40
+	.loc 3 253 40
 	mov.f32 %f415, %f411;
 	bra.uni $L454_ret_store;
 $L454_ret_store:
-	.loc 3 205 7
+	.loc 3 207 7
 	shl.b64 %rd420, %rd417, 2;
 	add.s64 %rd421, %rd1, %rd420;
 	st.global.f32 [%rd421], %f415;
 	bra.uni $L22_if_done;
 $L435_if_else:
-	.loc 3 207 12
+	.loc 3 209 12
 	mul.lo.s64 %rd422, %rd407, %rd16;
-	.loc 3 207 15
+	.loc 3 209 15
 	add.s64 %rd423, %rd422, %rd30;
-	.loc 3 208 16
+	.loc 3 210 16
 	bra.uni $L455_entry;
 $L455_entry:
-	.loc 3 226 9
+	.loc 3 228 9
 	setp.eq.s64 %p67, %rd18, 1;
 	@%p67 bra $L456_if_then;
 	bra.uni $L457_if_done;
 $L456_if_then:
-	.loc 3 227 27
+	.loc 3 229 27
 	neg.f32 %f417, %f390;
-	.loc 3 227 26
+	.loc 3 229 26
 	max.f32 %f418, %f417, 0fC2D00000;
 	min.f32 %f418, %f418, 0f42B20000;
 	mul.rn.f32 %f419, %f418, 0f3FB8AA3B;
@@ -3736,24 +3736,24 @@ $L456_if_then:
 	mul.rn.f32 %f422, %f422, %f426;
 	setp.nan.f32 %p68, %f417, %f417;
 	selp.f32 %f422, %f417, %f422, %p68;
-	.loc 3 227 17
+	.loc 3 229 17
 	add.rn.f32 %f427, 0f3F800000, %f422;
-	.loc 3 227 12
+	.loc 3 229 12
 	div.rn.f32 %f428, %f390, %f427;
-	.loc 3 227 3
+	.loc 3 229 3
 	mov.f32 %f416, %f428;
 	bra.uni $L460_ret_gemvAct;
 $L457_if_done:
-	.loc 3 229 9
+	.loc 3 231 9
 	setp.eq.s64 %p69, %rd18, 2;
 	@%p69 bra $L458_if_then;
 	bra.uni $L459_if_done;
 $L458_if_then:
-	.loc 3 230 14
+	.loc 3 232 14
 	mul.rn.f32 %f429, 0f3F000000, %f390;
-	.loc 3 230 34
+	.loc 3 232 34
 	mul.rn.f32 %f430, %f390, 0f3F3504F3;
-	.loc 3 230 32
+	.loc 3 232 32
 	bra.uni $L461_entry;
 $L461_entry:
 	.loc 1 26 14
@@ -3908,35 +3908,35 @@ $L477_ret_copysign32:
 	mov.f32 %f431, %f469;
 	bra.uni $L473_ret_Erf32;
 $L473_ret_Erf32:
-	.loc 3 230 23
+	.loc 3 232 23
 	add.rn.f32 %f472, 0f3F800000, %f431;
-	.loc 3 230 18
+	.loc 3 232 18
 	mul.rn.f32 %f473, %f429, %f472;
-	.loc 3 230 3
+	.loc 3 232 3
 	mov.f32 %f416, %f473;
 	bra.uni $L460_ret_gemvAct;
 $L459_if_done:
-	.loc 3 232 2
+	.loc 3 234 2
 	mov.f32 %f416, %f390;
 	bra.uni $L460_ret_gemvAct;
 $L460_ret_gemvAct:
-	.loc 3 209 16
+	.loc 3 211 16
 	setp.gt.s64 %p75, %rd14, 0;
 	@%p75 bra $L438_if_then;
 	bra.uni $L478_edge;
 $L438_if_then:
-	.loc 3 210 22
+	.loc 3 212 22
 	shl.b64 %rd424, %rd423, 2;
 	add.s64 %rd425, %rd13, %rd424;
 	ld.global.nc.f32 %f475, [%rd425];
-	.loc 3 210 18
+	.loc 3 212 18
 	bra.uni $L479_entry;
 $L479_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f476, %f475;
 	bra.uni $L480_ret_load;
 $L480_ret_load:
-	.loc 3 210 5
+	.loc 3 212 5
 	add.rn.f32 %f477, %f416, %f476;
 	mov.f32 %f474, %f477;
 	bra.uni $L481_entry;
@@ -3944,25 +3944,25 @@ $L478_edge:
 	mov.f32 %f474, %f416;
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 3 251 40
+	.loc 3 253 40
 	mov.f32 %f478, %f474;
 	bra.uni $L482_ret_store;
 $L482_ret_store:
-	.loc 3 212 7
+	.loc 3 214 7
 	shl.b64 %rd426, %rd423, 2;
 	add.s64 %rd427, %rd1, %rd426;
 	st.global.f32 [%rd427], %f478;
 	@%p62 bra $L483_entry;
 	bra.uni $L22_if_done;
 $L483_entry:
-	.loc 3 226 9
+	.loc 3 228 9
 	setp.eq.s64 %p76, %rd18, 1;
 	@%p76 bra $L484_if_then;
 	bra.uni $L485_if_done;
 $L484_if_then:
-	.loc 3 227 27
+	.loc 3 229 27
 	neg.f32 %f480, %f391;
-	.loc 3 227 26
+	.loc 3 229 26
 	max.f32 %f481, %f480, 0fC2D00000;
 	min.f32 %f481, %f481, 0f42B20000;
 	mul.rn.f32 %f482, %f481, 0f3FB8AA3B;
@@ -3980,24 +3980,24 @@ $L484_if_then:
 	mul.rn.f32 %f485, %f485, %f489;
 	setp.nan.f32 %p77, %f480, %f480;
 	selp.f32 %f485, %f480, %f485, %p77;
-	.loc 3 227 17
+	.loc 3 229 17
 	add.rn.f32 %f490, 0f3F800000, %f485;
-	.loc 3 227 12
+	.loc 3 229 12
 	div.rn.f32 %f491, %f391, %f490;
-	.loc 3 227 3
+	.loc 3 229 3
 	mov.f32 %f479, %f491;
 	bra.uni $L488_ret_gemvAct;
 $L485_if_done:
-	.loc 3 229 9
+	.loc 3 231 9
 	setp.eq.s64 %p78, %rd18, 2;
 	@%p78 bra $L486_if_then;
 	bra.uni $L487_if_done;
 $L486_if_then:
-	.loc 3 230 14
+	.loc 3 232 14
 	mul.rn.f32 %f492, 0f3F000000, %f391;
-	.loc 3 230 34
+	.loc 3 232 34
 	mul.rn.f32 %f493, %f391, 0f3F3504F3;
-	.loc 3 230 32
+	.loc 3 232 32
 	bra.uni $L489_entry;
 $L489_entry:
 	.loc 1 26 14
@@ -4152,37 +4152,37 @@ $L505_ret_copysign32:
 	mov.f32 %f494, %f532;
 	bra.uni $L501_ret_Erf32;
 $L501_ret_Erf32:
-	.loc 3 230 23
+	.loc 3 232 23
 	add.rn.f32 %f535, 0f3F800000, %f494;
-	.loc 3 230 18
+	.loc 3 232 18
 	mul.rn.f32 %f536, %f492, %f535;
-	.loc 3 230 3
+	.loc 3 232 3
 	mov.f32 %f479, %f536;
 	bra.uni $L488_ret_gemvAct;
 $L487_if_done:
-	.loc 3 232 2
+	.loc 3 234 2
 	mov.f32 %f479, %f391;
 	bra.uni $L488_ret_gemvAct;
 $L488_ret_gemvAct:
-	.loc 3 215 17
+	.loc 3 217 17
 	setp.gt.s64 %p84, %rd14, 0;
 	@%p84 bra $L441_if_then;
 	bra.uni $L506_edge;
 $L441_if_then:
-	.loc 3 216 25
+	.loc 3 218 25
 	add.s64 %rd428, %rd423, 1;
-	.loc 3 216 23
+	.loc 3 218 23
 	shl.b64 %rd429, %rd428, 2;
 	add.s64 %rd430, %rd13, %rd429;
 	ld.global.nc.f32 %f538, [%rd430];
-	.loc 3 216 19
+	.loc 3 218 19
 	bra.uni $L507_entry;
 $L507_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f539, %f538;
 	bra.uni $L508_ret_load;
 $L508_ret_load:
-	.loc 3 216 6
+	.loc 3 218 6
 	add.rn.f32 %f540, %f479, %f539;
 	mov.f32 %f537, %f540;
 	bra.uni $L442_if_done;
@@ -4190,16 +4190,16 @@ $L506_edge:
 	mov.f32 %f537, %f479;
 	bra.uni $L442_if_done;
 $L442_if_done:
-	.loc 3 218 10
+	.loc 3 220 10
 	add.s64 %rd431, %rd423, 1;
-	.loc 3 218 24
+	.loc 3 220 24
 	bra.uni $L509_entry;
 $L509_entry:
-	.loc 3 251 40
+	.loc 3 253 40
 	mov.f32 %f541, %f537;
 	bra.uni $L510_ret_store;
 $L510_ret_store:
-	.loc 3 218 8
+	.loc 3 220 8
 	shl.b64 %rd432, %rd431, 2;
 	add.s64 %rd433, %rd1, %rd432;
 	st.global.f32 [%rd433], %f541;
@@ -4334,7 +4334,7 @@ $L3_if_then:
 	.loc 3 107 19
 	mul.lo.s64 %rd39, %rd38, 6144;
 	.loc 3 107 30
-	div.s64 %rd40, %rd39, 2;
+	shr.s64 %rd40, %rd39, 1;
 	.loc 3 107 10
 	add.s64 %rd41, %rd22, 1;
 	sub.s64 %rd42, %rd22, %rd40;
@@ -4367,29 +4367,29 @@ $L6_for_body:
 	mov.f32 %f7, 0f00000000;
 	bra.uni $L24_entry;
 $L24_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd50, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd51, 0, %rd50;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd52, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L29_cond_true;
 	bra.uni $L36_edge;
 $L29_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L27_if_then;
 	bra.uni $L37_edge;
 $L27_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd55, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd56, %rd55, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd57, %rd56, %rd51;
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
@@ -4403,38 +4403,38 @@ $L36_edge:
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd58, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd59, 0, %rd58;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd60, %rd59, 1;
 	add.s64 %rd61, %rd37, %rd60;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd62, %rd53, 1;
 	add.s64 %rd63, %rd7, %rd62;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
 	bra.uni $L38_rangeint_body;
 $L38_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd64, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p4, %rd64, %rd16;
 	@%p4 bra $L41_cond_true;
 	bra.uni $L42_edge;
 $L41_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p5, %rd51, %rd17;
 	@%p5 bra $L39_if_then;
 	bra.uni $L43_edge;
 $L39_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd65, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd66, %rd65, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
@@ -4448,38 +4448,38 @@ $L42_edge:
 	mov.s64 %rd54, 0;
 	bra.uni $L40_if_done;
 $L40_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd68, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd69, 256, %rd68;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd37, %rd70;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd72, %rd53, 1;
 	add.s64 %rd73, %rd7, %rd72;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
 	bra.uni $L30_rangeint_body;
 $L30_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd74, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p6, %rd74, %rd15;
 	@%p6 bra $L34_cond_true;
 	bra.uni $L44_edge;
 $L34_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p7, %rd51, %rd17;
 	@%p7 bra $L32_if_then;
 	bra.uni $L45_edge;
 $L32_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd77, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd78, %rd77, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd79, %rd78, %rd51;
 	mov.s64 %rd75, %rd79;
 	mov.s64 %rd76, 16;
@@ -4493,38 +4493,38 @@ $L44_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd80, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd81, 512, %rd80;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd37, %rd82;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd84, %rd75, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r34, %rd76;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r34;
 	bra.uni $L46_rangeint_body;
 $L46_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd86, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p8, %rd86, %rd15;
 	@%p8 bra $L49_cond_true;
 	bra.uni $L50_edge;
 $L49_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p9, %rd51, %rd17;
 	@%p9 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd87, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd88, %rd87, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd89, %rd88, %rd51;
 	mov.s64 %rd75, %rd89;
 	mov.s64 %rd76, 16;
@@ -4538,38 +4538,38 @@ $L50_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd90, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd91, 768, %rd90;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd92, %rd91, 1;
 	add.s64 %rd93, %rd37, %rd92;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd94, %rd75, 1;
 	add.s64 %rd95, %rd4, %rd94;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r35, %rd76;
 	cp.async.cg.shared.global [%rd93], [%rd95], 16, %r35;
 	bra.uni $L52_rangeint_body;
 $L52_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd96, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p10, %rd96, %rd15;
 	@%p10 bra $L55_cond_true;
 	bra.uni $L56_edge;
 $L55_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p11, %rd51, %rd17;
 	@%p11 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd97, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd98, %rd97, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd99, %rd98, %rd51;
 	mov.s64 %rd75, %rd99;
 	mov.s64 %rd76, 16;
@@ -4583,38 +4583,38 @@ $L56_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd100, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd101, 1024, %rd100;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd102, %rd101, 1;
 	add.s64 %rd103, %rd37, %rd102;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd104, %rd75, 1;
 	add.s64 %rd105, %rd4, %rd104;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r36, %rd76;
 	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
 	bra.uni $L58_rangeint_body;
 $L58_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd106, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p12, %rd106, %rd15;
 	@%p12 bra $L61_cond_true;
 	bra.uni $L62_edge;
 $L61_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p13, %rd51, %rd17;
 	@%p13 bra $L59_if_then;
 	bra.uni $L63_edge;
 $L59_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd107, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd108, %rd107, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd109, %rd108, %rd51;
 	mov.s64 %rd75, %rd109;
 	mov.s64 %rd76, 16;
@@ -4628,48 +4628,48 @@ $L62_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L60_if_done;
 $L60_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd110, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd111, 1280, %rd110;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd112, %rd111, 1;
 	add.s64 %rd113, %rd37, %rd112;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd114, %rd75, 1;
 	add.s64 %rd115, %rd4, %rd114;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r37, %rd76;
 	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
 	bra.uni $L31_rangeint_done;
 $L31_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L65_entry;
 $L65_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd116, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd117, 256, %rd116;
 	bra.uni $L66_rangeint_body;
 $L66_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd118, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p14, %rd118, %rd16;
 	@%p14 bra $L70_cond_true;
 	bra.uni $L77_edge;
 $L70_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p15, %rd117, %rd17;
 	@%p15 bra $L68_if_then;
 	bra.uni $L78_edge;
 $L68_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd121, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd122, %rd121, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd123, %rd122, %rd117;
 	mov.s64 %rd119, %rd123;
 	mov.s64 %rd120, 16;
@@ -4683,38 +4683,38 @@ $L77_edge:
 	mov.s64 %rd120, 0;
 	bra.uni $L69_if_done;
 $L69_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd124, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd125, 1536, %rd124;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd126, %rd125, 1;
 	add.s64 %rd127, %rd37, %rd126;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd128, %rd119, 1;
 	add.s64 %rd129, %rd7, %rd128;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r38, %rd120;
 	cp.async.cg.shared.global [%rd127], [%rd129], 16, %r38;
 	bra.uni $L79_rangeint_body;
 $L79_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd130, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p16, %rd130, %rd16;
 	@%p16 bra $L82_cond_true;
 	bra.uni $L83_edge;
 $L82_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p17, %rd117, %rd17;
 	@%p17 bra $L80_if_then;
 	bra.uni $L84_edge;
 $L80_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd131, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd132, %rd131, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd133, %rd132, %rd117;
 	mov.s64 %rd119, %rd133;
 	mov.s64 %rd120, 16;
@@ -4728,38 +4728,38 @@ $L83_edge:
 	mov.s64 %rd120, 0;
 	bra.uni $L81_if_done;
 $L81_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd134, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd135, 1792, %rd134;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd136, %rd135, 1;
 	add.s64 %rd137, %rd37, %rd136;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd138, %rd119, 1;
 	add.s64 %rd139, %rd7, %rd138;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r39, %rd120;
 	cp.async.cg.shared.global [%rd137], [%rd139], 16, %r39;
 	bra.uni $L71_rangeint_body;
 $L71_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd140, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p18, %rd140, %rd15;
 	@%p18 bra $L75_cond_true;
 	bra.uni $L85_edge;
 $L75_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p19, %rd117, %rd17;
 	@%p19 bra $L73_if_then;
 	bra.uni $L86_edge;
 $L73_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd143, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd144, %rd143, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd145, %rd144, %rd117;
 	mov.s64 %rd141, %rd145;
 	mov.s64 %rd142, 16;
@@ -4773,38 +4773,38 @@ $L85_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L74_if_done;
 $L74_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd146, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd147, 2048, %rd146;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd148, %rd147, 1;
 	add.s64 %rd149, %rd37, %rd148;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd150, %rd141, 1;
 	add.s64 %rd151, %rd4, %rd150;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r40, %rd142;
 	cp.async.cg.shared.global [%rd149], [%rd151], 16, %r40;
 	bra.uni $L87_rangeint_body;
 $L87_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd152, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p20, %rd152, %rd15;
 	@%p20 bra $L90_cond_true;
 	bra.uni $L91_edge;
 $L90_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p21, %rd117, %rd17;
 	@%p21 bra $L88_if_then;
 	bra.uni $L92_edge;
 $L88_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd153, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd154, %rd153, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd155, %rd154, %rd117;
 	mov.s64 %rd141, %rd155;
 	mov.s64 %rd142, 16;
@@ -4818,38 +4818,38 @@ $L91_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L89_if_done;
 $L89_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd156, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd157, 2304, %rd156;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd158, %rd157, 1;
 	add.s64 %rd159, %rd37, %rd158;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd160, %rd141, 1;
 	add.s64 %rd161, %rd4, %rd160;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r41, %rd142;
 	cp.async.cg.shared.global [%rd159], [%rd161], 16, %r41;
 	bra.uni $L93_rangeint_body;
 $L93_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd162, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p22, %rd162, %rd15;
 	@%p22 bra $L96_cond_true;
 	bra.uni $L97_edge;
 $L96_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p23, %rd117, %rd17;
 	@%p23 bra $L94_if_then;
 	bra.uni $L98_edge;
 $L94_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd163, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd164, %rd163, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd165, %rd164, %rd117;
 	mov.s64 %rd141, %rd165;
 	mov.s64 %rd142, 16;
@@ -4863,38 +4863,38 @@ $L97_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L95_if_done;
 $L95_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd166, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd167, 2560, %rd166;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd168, %rd167, 1;
 	add.s64 %rd169, %rd37, %rd168;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd170, %rd141, 1;
 	add.s64 %rd171, %rd4, %rd170;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r42, %rd142;
 	cp.async.cg.shared.global [%rd169], [%rd171], 16, %r42;
 	bra.uni $L99_rangeint_body;
 $L99_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd172, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p24, %rd172, %rd15;
 	@%p24 bra $L102_cond_true;
 	bra.uni $L103_edge;
 $L102_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p25, %rd117, %rd17;
 	@%p25 bra $L100_if_then;
 	bra.uni $L104_edge;
 $L100_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd173, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd174, %rd173, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd175, %rd174, %rd117;
 	mov.s64 %rd141, %rd175;
 	mov.s64 %rd142, 16;
@@ -4908,48 +4908,48 @@ $L103_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L101_if_done;
 $L101_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd176, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd177, 2816, %rd176;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd178, %rd177, 1;
 	add.s64 %rd179, %rd37, %rd178;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd180, %rd141, 1;
 	add.s64 %rd181, %rd4, %rd180;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r43, %rd142;
 	cp.async.cg.shared.global [%rd179], [%rd181], 16, %r43;
 	bra.uni $L72_rangeint_done;
 $L72_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L106_entry;
 $L106_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd182, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd183, 512, %rd182;
 	bra.uni $L107_rangeint_body;
 $L107_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd184, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p26, %rd184, %rd16;
 	@%p26 bra $L111_cond_true;
 	bra.uni $L118_edge;
 $L111_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p27, %rd183, %rd17;
 	@%p27 bra $L109_if_then;
 	bra.uni $L119_edge;
 $L109_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd187, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd188, %rd187, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd189, %rd188, %rd183;
 	mov.s64 %rd185, %rd189;
 	mov.s64 %rd186, 16;
@@ -4963,38 +4963,38 @@ $L118_edge:
 	mov.s64 %rd186, 0;
 	bra.uni $L110_if_done;
 $L110_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd190, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd191, 3072, %rd190;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd192, %rd191, 1;
 	add.s64 %rd193, %rd37, %rd192;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd194, %rd185, 1;
 	add.s64 %rd195, %rd7, %rd194;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r44, %rd186;
 	cp.async.cg.shared.global [%rd193], [%rd195], 16, %r44;
 	bra.uni $L120_rangeint_body;
 $L120_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd196, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p28, %rd196, %rd16;
 	@%p28 bra $L123_cond_true;
 	bra.uni $L124_edge;
 $L123_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p29, %rd183, %rd17;
 	@%p29 bra $L121_if_then;
 	bra.uni $L125_edge;
 $L121_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd197, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd198, %rd197, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd199, %rd198, %rd183;
 	mov.s64 %rd185, %rd199;
 	mov.s64 %rd186, 16;
@@ -5008,38 +5008,38 @@ $L124_edge:
 	mov.s64 %rd186, 0;
 	bra.uni $L122_if_done;
 $L122_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd200, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd201, 3328, %rd200;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd202, %rd201, 1;
 	add.s64 %rd203, %rd37, %rd202;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd204, %rd185, 1;
 	add.s64 %rd205, %rd7, %rd204;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r45, %rd186;
 	cp.async.cg.shared.global [%rd203], [%rd205], 16, %r45;
 	bra.uni $L112_rangeint_body;
 $L112_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd206, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p30, %rd206, %rd15;
 	@%p30 bra $L116_cond_true;
 	bra.uni $L126_edge;
 $L116_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p31, %rd183, %rd17;
 	@%p31 bra $L114_if_then;
 	bra.uni $L127_edge;
 $L114_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd209, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd210, %rd209, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd211, %rd210, %rd183;
 	mov.s64 %rd207, %rd211;
 	mov.s64 %rd208, 16;
@@ -5053,38 +5053,38 @@ $L126_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L115_if_done;
 $L115_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd212, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd213, 3584, %rd212;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd214, %rd213, 1;
 	add.s64 %rd215, %rd37, %rd214;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd216, %rd207, 1;
 	add.s64 %rd217, %rd4, %rd216;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r46, %rd208;
 	cp.async.cg.shared.global [%rd215], [%rd217], 16, %r46;
 	bra.uni $L128_rangeint_body;
 $L128_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd218, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p32, %rd218, %rd15;
 	@%p32 bra $L131_cond_true;
 	bra.uni $L132_edge;
 $L131_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p33, %rd183, %rd17;
 	@%p33 bra $L129_if_then;
 	bra.uni $L133_edge;
 $L129_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd219, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd220, %rd219, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd221, %rd220, %rd183;
 	mov.s64 %rd207, %rd221;
 	mov.s64 %rd208, 16;
@@ -5098,38 +5098,38 @@ $L132_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L130_if_done;
 $L130_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd222, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd223, 3840, %rd222;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd224, %rd223, 1;
 	add.s64 %rd225, %rd37, %rd224;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd226, %rd207, 1;
 	add.s64 %rd227, %rd4, %rd226;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r47, %rd208;
 	cp.async.cg.shared.global [%rd225], [%rd227], 16, %r47;
 	bra.uni $L134_rangeint_body;
 $L134_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd228, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p34, %rd228, %rd15;
 	@%p34 bra $L137_cond_true;
 	bra.uni $L138_edge;
 $L137_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p35, %rd183, %rd17;
 	@%p35 bra $L135_if_then;
 	bra.uni $L139_edge;
 $L135_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd229, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd230, %rd229, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd231, %rd230, %rd183;
 	mov.s64 %rd207, %rd231;
 	mov.s64 %rd208, 16;
@@ -5143,38 +5143,38 @@ $L138_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L136_if_done;
 $L136_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd232, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd233, 4096, %rd232;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd234, %rd233, 1;
 	add.s64 %rd235, %rd37, %rd234;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd236, %rd207, 1;
 	add.s64 %rd237, %rd4, %rd236;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r48, %rd208;
 	cp.async.cg.shared.global [%rd235], [%rd237], 16, %r48;
 	bra.uni $L140_rangeint_body;
 $L140_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd238, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p36, %rd238, %rd15;
 	@%p36 bra $L143_cond_true;
 	bra.uni $L144_edge;
 $L143_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p37, %rd183, %rd17;
 	@%p37 bra $L141_if_then;
 	bra.uni $L145_edge;
 $L141_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd239, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd240, %rd239, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd241, %rd240, %rd183;
 	mov.s64 %rd207, %rd241;
 	mov.s64 %rd208, 16;
@@ -5188,22 +5188,22 @@ $L144_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L142_if_done;
 $L142_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd242, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd243, 4352, %rd242;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd244, %rd243, 1;
 	add.s64 %rd245, %rd37, %rd244;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd246, %rd207, 1;
 	add.s64 %rd247, %rd4, %rd246;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r49, %rd208;
 	cp.async.cg.shared.global [%rd245], [%rd247], 16, %r49;
 	bra.uni $L113_rangeint_done;
 $L113_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
@@ -5223,79 +5223,79 @@ $L10_for_body:
 	mul.lo.s64 %rd250, %rd23, 8;
 	.loc 3 117 23
 	add.s64 %rd251, %rd249, %rd250;
-	.loc 3 118 13
-	rem.s64 %rd252, %rd248, 4;
-	.loc 3 119 27
+	.loc 3 120 13
+	and.b64 %rd252, %rd248, 3;
+	.loc 3 121 26
 	mul.lo.s64 %rd253, %rd252, 6;
-	.loc 3 119 37
+	.loc 3 121 36
 	mul.lo.s64 %rd254, %rd253, 256;
-	.loc 3 119 48
-	mul.lo.s64 %rd255, %rd23, 8;
-	.loc 3 119 46
-	add.s64 %rd256, %rd254, %rd255;
-	.loc 3 119 51
-	div.s64 %rd257, %rd256, 2;
-	.loc 3 119 20
+	.loc 3 121 45
+	shr.s64 %rd255, %rd254, 1;
+	.loc 3 121 50
+	mul.lo.s64 %rd256, %rd23, 4;
+	.loc 3 121 48
+	add.s64 %rd257, %rd255, %rd256;
+	.loc 3 121 20
 	add.s64 %rd258, %rd257, 3;
 	shl.b64 %rd259, %rd257, 2;
 	add.s64 %rd260, %rd45, %rd259;
 	ld.shared.v4.u32 {%r50, %r51, %r52, %r53}, [%rd260];
-	.loc 3 120 28
+	.loc 3 122 27
 	mul.lo.s64 %rd261, %rd252, 6;
-	.loc 3 120 38
+	.loc 3 122 37
 	add.s64 %rd262, %rd261, 1;
-	.loc 3 120 41
+	.loc 3 122 40
 	mul.lo.s64 %rd263, %rd262, 256;
-	.loc 3 120 52
-	mul.lo.s64 %rd264, %rd23, 8;
-	.loc 3 120 50
-	add.s64 %rd265, %rd263, %rd264;
-	.loc 3 120 55
-	div.s64 %rd266, %rd265, 2;
-	.loc 3 120 20
+	.loc 3 122 49
+	shr.s64 %rd264, %rd263, 1;
+	.loc 3 122 54
+	mul.lo.s64 %rd265, %rd23, 4;
+	.loc 3 122 52
+	add.s64 %rd266, %rd264, %rd265;
+	.loc 3 122 20
 	add.s64 %rd267, %rd266, 3;
 	shl.b64 %rd268, %rd266, 2;
 	add.s64 %rd269, %rd45, %rd268;
 	ld.shared.v4.u32 {%r54, %r55, %r56, %r57}, [%rd269];
-	.loc 3 121 11
+	.loc 3 123 11
 	setp.lt.s64 %p39, %rd251, %rd17;
 	@%p39 bra $L14_rangeint_body;
 	bra.uni $L13_if_done;
 $L14_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd270, %rd49, 0;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p40, %rd270, %rd15;
 	@%p40 bra $L15_if_then;
 	bra.uni $L201_rangeint_body;
 $L15_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd271, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd272, %rd271, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd273, %rd272, 0;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd274, %rd273, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd275, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd276, %rd274, %rd275;
-	.loc 3 125 60
-	div.s64 %rd277, %rd276, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd275, %rd274, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd276, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd277, %rd275, %rd276;
+	.loc 3 127 23
 	add.s64 %rd278, %rd277, 3;
 	shl.b64 %rd279, %rd277, 2;
 	add.s64 %rd280, %rd45, %rd279;
 	ld.shared.v4.u32 {%r58, %r59, %r60, %r61}, [%rd280];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f8, %f0;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f9, %f4;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L146_entry;
 $L146_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r62, 0;
 	mov.u32 %r63, 0;
 	mov.u32 %r64, 0;
@@ -5304,7 +5304,7 @@ $L146_entry:
 	mov.u32 %r63, %r59;
 	mov.u32 %r64, %r60;
 	mov.u32 %r65, %r61;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r66, 0;
 	mov.u32 %r67, 0;
 	mov.u32 %r68, 0;
@@ -5313,7 +5313,7 @@ $L146_entry:
 	mov.u32 %r67, %r51;
 	mov.u32 %r68, %r52;
 	mov.u32 %r69, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r70, 0;
 	mov.u32 %r71, 0;
 	mov.u32 %r72, 0;
@@ -5326,9 +5326,9 @@ $L146_entry:
 	mov.f32 %f13, %f9;
 	bra.uni $L147_rangeint_body;
 $L147_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r74, %r62;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L150_entry;
 $L150_entry:
 	.loc 3 92 62
@@ -5339,9 +5339,9 @@ $L150_entry:
 	mov.f32 %f14, %f15;
 	bra.uni $L151_ret_lo;
 $L151_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r75, %r62;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L152_entry;
 $L152_entry:
 	.loc 3 93 65
@@ -5354,9 +5354,9 @@ $L152_entry:
 	mov.f32 %f16, %f17;
 	bra.uni $L153_ret_hi;
 $L153_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r77, %r66;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L154_entry;
 $L154_entry:
 	.loc 3 93 65
@@ -5369,9 +5369,9 @@ $L154_entry:
 	mov.f32 %f18, %f19;
 	bra.uni $L155_ret_hi;
 $L155_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r79, %r66;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L156_entry;
 $L156_entry:
 	.loc 3 92 62
@@ -5382,13 +5382,13 @@ $L156_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L157_ret_lo;
 $L157_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f22, %f14, %f20, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f23, %f16, %f18, %f22;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r80, %r70;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L158_entry;
 $L158_entry:
 	.loc 3 93 65
@@ -5401,9 +5401,9 @@ $L158_entry:
 	mov.f32 %f24, %f25;
 	bra.uni $L159_ret_hi;
 $L159_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r82, %r70;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L160_entry;
 $L160_entry:
 	.loc 3 92 62
@@ -5414,17 +5414,17 @@ $L160_entry:
 	mov.f32 %f26, %f27;
 	bra.uni $L161_ret_lo;
 $L161_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f28, %f14, %f26, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f29, %f16, %f24, %f28;
 	mov.f32 %f12, %f23;
 	mov.f32 %f13, %f29;
 	bra.uni $L162_rangeint_body;
 $L162_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r83, %r63;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L163_entry;
 $L163_entry:
 	.loc 3 92 62
@@ -5435,9 +5435,9 @@ $L163_entry:
 	mov.f32 %f30, %f31;
 	bra.uni $L164_ret_lo;
 $L164_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r84, %r63;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L165_entry;
 $L165_entry:
 	.loc 3 93 65
@@ -5450,9 +5450,9 @@ $L165_entry:
 	mov.f32 %f32, %f33;
 	bra.uni $L166_ret_hi;
 $L166_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r86, %r67;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L167_entry;
 $L167_entry:
 	.loc 3 93 65
@@ -5465,9 +5465,9 @@ $L167_entry:
 	mov.f32 %f34, %f35;
 	bra.uni $L168_ret_hi;
 $L168_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r88, %r67;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L169_entry;
 $L169_entry:
 	.loc 3 92 62
@@ -5478,13 +5478,13 @@ $L169_entry:
 	mov.f32 %f36, %f37;
 	bra.uni $L170_ret_lo;
 $L170_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f38, %f30, %f36, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f39, %f32, %f34, %f38;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r89, %r71;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L171_entry;
 $L171_entry:
 	.loc 3 93 65
@@ -5497,9 +5497,9 @@ $L171_entry:
 	mov.f32 %f40, %f41;
 	bra.uni $L172_ret_hi;
 $L172_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r91, %r71;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L173_entry;
 $L173_entry:
 	.loc 3 92 62
@@ -5510,17 +5510,17 @@ $L173_entry:
 	mov.f32 %f42, %f43;
 	bra.uni $L174_ret_lo;
 $L174_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f44, %f30, %f42, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f45, %f32, %f40, %f44;
 	mov.f32 %f12, %f39;
 	mov.f32 %f13, %f45;
 	bra.uni $L175_rangeint_body;
 $L175_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r92, %r64;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L176_entry;
 $L176_entry:
 	.loc 3 92 62
@@ -5531,9 +5531,9 @@ $L176_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L177_ret_lo;
 $L177_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r93, %r64;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L178_entry;
 $L178_entry:
 	.loc 3 93 65
@@ -5546,9 +5546,9 @@ $L178_entry:
 	mov.f32 %f48, %f49;
 	bra.uni $L179_ret_hi;
 $L179_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r95, %r68;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L180_entry;
 $L180_entry:
 	.loc 3 93 65
@@ -5561,9 +5561,9 @@ $L180_entry:
 	mov.f32 %f50, %f51;
 	bra.uni $L181_ret_hi;
 $L181_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r97, %r68;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L182_entry;
 $L182_entry:
 	.loc 3 92 62
@@ -5574,13 +5574,13 @@ $L182_entry:
 	mov.f32 %f52, %f53;
 	bra.uni $L183_ret_lo;
 $L183_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f54, %f46, %f52, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f55, %f48, %f50, %f54;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r98, %r72;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L184_entry;
 $L184_entry:
 	.loc 3 93 65
@@ -5593,9 +5593,9 @@ $L184_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L185_ret_hi;
 $L185_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r100, %r72;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L186_entry;
 $L186_entry:
 	.loc 3 92 62
@@ -5606,17 +5606,17 @@ $L186_entry:
 	mov.f32 %f58, %f59;
 	bra.uni $L187_ret_lo;
 $L187_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f60, %f46, %f58, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f61, %f48, %f56, %f60;
 	mov.f32 %f12, %f55;
 	mov.f32 %f13, %f61;
 	bra.uni $L188_rangeint_body;
 $L188_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r101, %r65;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L189_entry;
 $L189_entry:
 	.loc 3 92 62
@@ -5627,9 +5627,9 @@ $L189_entry:
 	mov.f32 %f62, %f63;
 	bra.uni $L190_ret_lo;
 $L190_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r102, %r65;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L191_entry;
 $L191_entry:
 	.loc 3 93 65
@@ -5642,9 +5642,9 @@ $L191_entry:
 	mov.f32 %f64, %f65;
 	bra.uni $L192_ret_hi;
 $L192_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r104, %r69;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L193_entry;
 $L193_entry:
 	.loc 3 93 65
@@ -5657,9 +5657,9 @@ $L193_entry:
 	mov.f32 %f66, %f67;
 	bra.uni $L194_ret_hi;
 $L194_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r106, %r69;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L195_entry;
 $L195_entry:
 	.loc 3 92 62
@@ -5670,13 +5670,13 @@ $L195_entry:
 	mov.f32 %f68, %f69;
 	bra.uni $L196_ret_lo;
 $L196_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f70, %f62, %f68, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f71, %f64, %f66, %f70;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r107, %r73;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L197_entry;
 $L197_entry:
 	.loc 3 93 65
@@ -5689,9 +5689,9 @@ $L197_entry:
 	mov.f32 %f72, %f73;
 	bra.uni $L198_ret_hi;
 $L198_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r109, %r73;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L199_entry;
 $L199_entry:
 	.loc 3 92 62
@@ -5702,59 +5702,59 @@ $L199_entry:
 	mov.f32 %f74, %f75;
 	bra.uni $L200_ret_lo;
 $L200_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f76, %f62, %f74, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f77, %f64, %f72, %f76;
 	mov.f32 %f78, %f71;
 	mov.f32 %f79, %f77;
 	bra.uni $L148_rangeint_done;
 $L148_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f10, %f78;
 	mov.f32 %f11, %f79;
 	bra.uni $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f0, %f10;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f4, %f11;
 	bra.uni $L201_rangeint_body;
 $L201_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd281, %rd49, 1;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p41, %rd281, %rd15;
 	@%p41 bra $L202_if_then;
 	bra.uni $L259_rangeint_body;
 $L202_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd282, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd283, %rd282, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd284, %rd283, 1;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd285, %rd284, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd286, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd287, %rd285, %rd286;
-	.loc 3 125 60
-	div.s64 %rd288, %rd287, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd286, %rd285, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd287, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd288, %rd286, %rd287;
+	.loc 3 127 23
 	add.s64 %rd289, %rd288, 3;
 	shl.b64 %rd290, %rd288, 2;
 	add.s64 %rd291, %rd45, %rd290;
 	ld.shared.v4.u32 {%r110, %r111, %r112, %r113}, [%rd291];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f80, %f1;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f81, %f5;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L204_entry;
 $L204_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r114, 0;
 	mov.u32 %r115, 0;
 	mov.u32 %r116, 0;
@@ -5763,7 +5763,7 @@ $L204_entry:
 	mov.u32 %r115, %r111;
 	mov.u32 %r116, %r112;
 	mov.u32 %r117, %r113;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r118, 0;
 	mov.u32 %r119, 0;
 	mov.u32 %r120, 0;
@@ -5772,7 +5772,7 @@ $L204_entry:
 	mov.u32 %r119, %r51;
 	mov.u32 %r120, %r52;
 	mov.u32 %r121, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r122, 0;
 	mov.u32 %r123, 0;
 	mov.u32 %r124, 0;
@@ -5785,9 +5785,9 @@ $L204_entry:
 	mov.f32 %f85, %f81;
 	bra.uni $L205_rangeint_body;
 $L205_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r126, %r114;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L208_entry;
 $L208_entry:
 	.loc 3 92 62
@@ -5798,9 +5798,9 @@ $L208_entry:
 	mov.f32 %f86, %f87;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r127, %r114;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L210_entry;
 $L210_entry:
 	.loc 3 93 65
@@ -5813,9 +5813,9 @@ $L210_entry:
 	mov.f32 %f88, %f89;
 	bra.uni $L211_ret_hi;
 $L211_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r129, %r118;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L212_entry;
 $L212_entry:
 	.loc 3 93 65
@@ -5828,9 +5828,9 @@ $L212_entry:
 	mov.f32 %f90, %f91;
 	bra.uni $L213_ret_hi;
 $L213_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r131, %r118;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L214_entry;
 $L214_entry:
 	.loc 3 92 62
@@ -5841,13 +5841,13 @@ $L214_entry:
 	mov.f32 %f92, %f93;
 	bra.uni $L215_ret_lo;
 $L215_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f94, %f86, %f92, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f95, %f88, %f90, %f94;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r132, %r122;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L216_entry;
 $L216_entry:
 	.loc 3 93 65
@@ -5860,9 +5860,9 @@ $L216_entry:
 	mov.f32 %f96, %f97;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r134, %r122;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L218_entry;
 $L218_entry:
 	.loc 3 92 62
@@ -5873,17 +5873,17 @@ $L218_entry:
 	mov.f32 %f98, %f99;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f100, %f86, %f98, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f101, %f88, %f96, %f100;
 	mov.f32 %f84, %f95;
 	mov.f32 %f85, %f101;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r135, %r115;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L221_entry;
 $L221_entry:
 	.loc 3 92 62
@@ -5894,9 +5894,9 @@ $L221_entry:
 	mov.f32 %f102, %f103;
 	bra.uni $L222_ret_lo;
 $L222_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r136, %r115;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L223_entry;
 $L223_entry:
 	.loc 3 93 65
@@ -5909,9 +5909,9 @@ $L223_entry:
 	mov.f32 %f104, %f105;
 	bra.uni $L224_ret_hi;
 $L224_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r138, %r119;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L225_entry;
 $L225_entry:
 	.loc 3 93 65
@@ -5924,9 +5924,9 @@ $L225_entry:
 	mov.f32 %f106, %f107;
 	bra.uni $L226_ret_hi;
 $L226_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r140, %r119;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L227_entry;
 $L227_entry:
 	.loc 3 92 62
@@ -5937,13 +5937,13 @@ $L227_entry:
 	mov.f32 %f108, %f109;
 	bra.uni $L228_ret_lo;
 $L228_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f110, %f102, %f108, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f111, %f104, %f106, %f110;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r141, %r123;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L229_entry;
 $L229_entry:
 	.loc 3 93 65
@@ -5956,9 +5956,9 @@ $L229_entry:
 	mov.f32 %f112, %f113;
 	bra.uni $L230_ret_hi;
 $L230_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r143, %r123;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L231_entry;
 $L231_entry:
 	.loc 3 92 62
@@ -5969,17 +5969,17 @@ $L231_entry:
 	mov.f32 %f114, %f115;
 	bra.uni $L232_ret_lo;
 $L232_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f116, %f102, %f114, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f117, %f104, %f112, %f116;
 	mov.f32 %f84, %f111;
 	mov.f32 %f85, %f117;
 	bra.uni $L233_rangeint_body;
 $L233_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r144, %r116;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L234_entry;
 $L234_entry:
 	.loc 3 92 62
@@ -5990,9 +5990,9 @@ $L234_entry:
 	mov.f32 %f118, %f119;
 	bra.uni $L235_ret_lo;
 $L235_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r145, %r116;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L236_entry;
 $L236_entry:
 	.loc 3 93 65
@@ -6005,9 +6005,9 @@ $L236_entry:
 	mov.f32 %f120, %f121;
 	bra.uni $L237_ret_hi;
 $L237_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r147, %r120;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L238_entry;
 $L238_entry:
 	.loc 3 93 65
@@ -6020,9 +6020,9 @@ $L238_entry:
 	mov.f32 %f122, %f123;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r149, %r120;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L240_entry;
 $L240_entry:
 	.loc 3 92 62
@@ -6033,13 +6033,13 @@ $L240_entry:
 	mov.f32 %f124, %f125;
 	bra.uni $L241_ret_lo;
 $L241_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f126, %f118, %f124, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f127, %f120, %f122, %f126;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r150, %r124;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L242_entry;
 $L242_entry:
 	.loc 3 93 65
@@ -6052,9 +6052,9 @@ $L242_entry:
 	mov.f32 %f128, %f129;
 	bra.uni $L243_ret_hi;
 $L243_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r152, %r124;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L244_entry;
 $L244_entry:
 	.loc 3 92 62
@@ -6065,17 +6065,17 @@ $L244_entry:
 	mov.f32 %f130, %f131;
 	bra.uni $L245_ret_lo;
 $L245_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f132, %f118, %f130, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f133, %f120, %f128, %f132;
 	mov.f32 %f84, %f127;
 	mov.f32 %f85, %f133;
 	bra.uni $L246_rangeint_body;
 $L246_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r153, %r117;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L247_entry;
 $L247_entry:
 	.loc 3 92 62
@@ -6086,9 +6086,9 @@ $L247_entry:
 	mov.f32 %f134, %f135;
 	bra.uni $L248_ret_lo;
 $L248_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r154, %r117;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L249_entry;
 $L249_entry:
 	.loc 3 93 65
@@ -6101,9 +6101,9 @@ $L249_entry:
 	mov.f32 %f136, %f137;
 	bra.uni $L250_ret_hi;
 $L250_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r156, %r121;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L251_entry;
 $L251_entry:
 	.loc 3 93 65
@@ -6116,9 +6116,9 @@ $L251_entry:
 	mov.f32 %f138, %f139;
 	bra.uni $L252_ret_hi;
 $L252_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r158, %r121;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L253_entry;
 $L253_entry:
 	.loc 3 92 62
@@ -6129,13 +6129,13 @@ $L253_entry:
 	mov.f32 %f140, %f141;
 	bra.uni $L254_ret_lo;
 $L254_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f142, %f134, %f140, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f143, %f136, %f138, %f142;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r159, %r125;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L255_entry;
 $L255_entry:
 	.loc 3 93 65
@@ -6148,9 +6148,9 @@ $L255_entry:
 	mov.f32 %f144, %f145;
 	bra.uni $L256_ret_hi;
 $L256_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r161, %r125;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L257_entry;
 $L257_entry:
 	.loc 3 92 62
@@ -6161,59 +6161,59 @@ $L257_entry:
 	mov.f32 %f146, %f147;
 	bra.uni $L258_ret_lo;
 $L258_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f148, %f134, %f146, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f149, %f136, %f144, %f148;
 	mov.f32 %f150, %f143;
 	mov.f32 %f151, %f149;
 	bra.uni $L206_rangeint_done;
 $L206_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f82, %f150;
 	mov.f32 %f83, %f151;
 	bra.uni $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f1, %f82;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f5, %f83;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd292, %rd49, 2;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p42, %rd292, %rd15;
 	@%p42 bra $L260_if_then;
 	bra.uni $L317_rangeint_body;
 $L260_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd293, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd294, %rd293, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd295, %rd294, 2;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd296, %rd295, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd297, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd298, %rd296, %rd297;
-	.loc 3 125 60
-	div.s64 %rd299, %rd298, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd297, %rd296, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd298, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd299, %rd297, %rd298;
+	.loc 3 127 23
 	add.s64 %rd300, %rd299, 3;
 	shl.b64 %rd301, %rd299, 2;
 	add.s64 %rd302, %rd45, %rd301;
 	ld.shared.v4.u32 {%r162, %r163, %r164, %r165}, [%rd302];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f152, %f2;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f153, %f6;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r166, 0;
 	mov.u32 %r167, 0;
 	mov.u32 %r168, 0;
@@ -6222,7 +6222,7 @@ $L262_entry:
 	mov.u32 %r167, %r163;
 	mov.u32 %r168, %r164;
 	mov.u32 %r169, %r165;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r170, 0;
 	mov.u32 %r171, 0;
 	mov.u32 %r172, 0;
@@ -6231,7 +6231,7 @@ $L262_entry:
 	mov.u32 %r171, %r51;
 	mov.u32 %r172, %r52;
 	mov.u32 %r173, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r174, 0;
 	mov.u32 %r175, 0;
 	mov.u32 %r176, 0;
@@ -6244,9 +6244,9 @@ $L262_entry:
 	mov.f32 %f157, %f153;
 	bra.uni $L263_rangeint_body;
 $L263_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r178, %r166;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L266_entry;
 $L266_entry:
 	.loc 3 92 62
@@ -6257,9 +6257,9 @@ $L266_entry:
 	mov.f32 %f158, %f159;
 	bra.uni $L267_ret_lo;
 $L267_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r179, %r166;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L268_entry;
 $L268_entry:
 	.loc 3 93 65
@@ -6272,9 +6272,9 @@ $L268_entry:
 	mov.f32 %f160, %f161;
 	bra.uni $L269_ret_hi;
 $L269_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r181, %r170;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L270_entry;
 $L270_entry:
 	.loc 3 93 65
@@ -6287,9 +6287,9 @@ $L270_entry:
 	mov.f32 %f162, %f163;
 	bra.uni $L271_ret_hi;
 $L271_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r183, %r170;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L272_entry;
 $L272_entry:
 	.loc 3 92 62
@@ -6300,13 +6300,13 @@ $L272_entry:
 	mov.f32 %f164, %f165;
 	bra.uni $L273_ret_lo;
 $L273_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f166, %f158, %f164, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f167, %f160, %f162, %f166;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r184, %r174;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L274_entry;
 $L274_entry:
 	.loc 3 93 65
@@ -6319,9 +6319,9 @@ $L274_entry:
 	mov.f32 %f168, %f169;
 	bra.uni $L275_ret_hi;
 $L275_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r186, %r174;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L276_entry;
 $L276_entry:
 	.loc 3 92 62
@@ -6332,17 +6332,17 @@ $L276_entry:
 	mov.f32 %f170, %f171;
 	bra.uni $L277_ret_lo;
 $L277_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f172, %f158, %f170, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f173, %f160, %f168, %f172;
 	mov.f32 %f156, %f167;
 	mov.f32 %f157, %f173;
 	bra.uni $L278_rangeint_body;
 $L278_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r187, %r167;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L279_entry;
 $L279_entry:
 	.loc 3 92 62
@@ -6353,9 +6353,9 @@ $L279_entry:
 	mov.f32 %f174, %f175;
 	bra.uni $L280_ret_lo;
 $L280_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r188, %r167;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L281_entry;
 $L281_entry:
 	.loc 3 93 65
@@ -6368,9 +6368,9 @@ $L281_entry:
 	mov.f32 %f176, %f177;
 	bra.uni $L282_ret_hi;
 $L282_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r190, %r171;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L283_entry;
 $L283_entry:
 	.loc 3 93 65
@@ -6383,9 +6383,9 @@ $L283_entry:
 	mov.f32 %f178, %f179;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r192, %r171;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L285_entry;
 $L285_entry:
 	.loc 3 92 62
@@ -6396,13 +6396,13 @@ $L285_entry:
 	mov.f32 %f180, %f181;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f182, %f174, %f180, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f183, %f176, %f178, %f182;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r193, %r175;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L287_entry;
 $L287_entry:
 	.loc 3 93 65
@@ -6415,9 +6415,9 @@ $L287_entry:
 	mov.f32 %f184, %f185;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r195, %r175;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L289_entry;
 $L289_entry:
 	.loc 3 92 62
@@ -6428,17 +6428,17 @@ $L289_entry:
 	mov.f32 %f186, %f187;
 	bra.uni $L290_ret_lo;
 $L290_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f188, %f174, %f186, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f189, %f176, %f184, %f188;
 	mov.f32 %f156, %f183;
 	mov.f32 %f157, %f189;
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r196, %r168;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L292_entry;
 $L292_entry:
 	.loc 3 92 62
@@ -6449,9 +6449,9 @@ $L292_entry:
 	mov.f32 %f190, %f191;
 	bra.uni $L293_ret_lo;
 $L293_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r197, %r168;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L294_entry;
 $L294_entry:
 	.loc 3 93 65
@@ -6464,9 +6464,9 @@ $L294_entry:
 	mov.f32 %f192, %f193;
 	bra.uni $L295_ret_hi;
 $L295_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r199, %r172;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L296_entry;
 $L296_entry:
 	.loc 3 93 65
@@ -6479,9 +6479,9 @@ $L296_entry:
 	mov.f32 %f194, %f195;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r201, %r172;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 92 62
@@ -6492,13 +6492,13 @@ $L298_entry:
 	mov.f32 %f196, %f197;
 	bra.uni $L299_ret_lo;
 $L299_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f198, %f190, %f196, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f199, %f192, %f194, %f198;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r202, %r176;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L300_entry;
 $L300_entry:
 	.loc 3 93 65
@@ -6511,9 +6511,9 @@ $L300_entry:
 	mov.f32 %f200, %f201;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r204, %r176;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L302_entry;
 $L302_entry:
 	.loc 3 92 62
@@ -6524,17 +6524,17 @@ $L302_entry:
 	mov.f32 %f202, %f203;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f204, %f190, %f202, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f205, %f192, %f200, %f204;
 	mov.f32 %f156, %f199;
 	mov.f32 %f157, %f205;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r205, %r169;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L305_entry;
 $L305_entry:
 	.loc 3 92 62
@@ -6545,9 +6545,9 @@ $L305_entry:
 	mov.f32 %f206, %f207;
 	bra.uni $L306_ret_lo;
 $L306_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r206, %r169;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L307_entry;
 $L307_entry:
 	.loc 3 93 65
@@ -6560,9 +6560,9 @@ $L307_entry:
 	mov.f32 %f208, %f209;
 	bra.uni $L308_ret_hi;
 $L308_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r208, %r173;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L309_entry;
 $L309_entry:
 	.loc 3 93 65
@@ -6575,9 +6575,9 @@ $L309_entry:
 	mov.f32 %f210, %f211;
 	bra.uni $L310_ret_hi;
 $L310_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r210, %r173;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L311_entry;
 $L311_entry:
 	.loc 3 92 62
@@ -6588,13 +6588,13 @@ $L311_entry:
 	mov.f32 %f212, %f213;
 	bra.uni $L312_ret_lo;
 $L312_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f214, %f206, %f212, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f215, %f208, %f210, %f214;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r211, %r177;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L313_entry;
 $L313_entry:
 	.loc 3 93 65
@@ -6607,9 +6607,9 @@ $L313_entry:
 	mov.f32 %f216, %f217;
 	bra.uni $L314_ret_hi;
 $L314_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r213, %r177;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L315_entry;
 $L315_entry:
 	.loc 3 92 62
@@ -6620,59 +6620,59 @@ $L315_entry:
 	mov.f32 %f218, %f219;
 	bra.uni $L316_ret_lo;
 $L316_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f220, %f206, %f218, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f221, %f208, %f216, %f220;
 	mov.f32 %f222, %f215;
 	mov.f32 %f223, %f221;
 	bra.uni $L264_rangeint_done;
 $L264_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f154, %f222;
 	mov.f32 %f155, %f223;
 	bra.uni $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f2, %f154;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f6, %f155;
 	bra.uni $L317_rangeint_body;
 $L317_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd303, %rd49, 3;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p43, %rd303, %rd15;
 	@%p43 bra $L318_if_then;
 	bra.uni $L13_if_done;
 $L318_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd304, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd305, %rd304, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd306, %rd305, 3;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd307, %rd306, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd308, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd309, %rd307, %rd308;
-	.loc 3 125 60
-	div.s64 %rd310, %rd309, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd308, %rd307, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd309, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd310, %rd308, %rd309;
+	.loc 3 127 23
 	add.s64 %rd311, %rd310, 3;
 	shl.b64 %rd312, %rd310, 2;
 	add.s64 %rd313, %rd45, %rd312;
 	ld.shared.v4.u32 {%r214, %r215, %r216, %r217}, [%rd313];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f224, %f3;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f225, %f7;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L320_entry;
 $L320_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r218, 0;
 	mov.u32 %r219, 0;
 	mov.u32 %r220, 0;
@@ -6681,7 +6681,7 @@ $L320_entry:
 	mov.u32 %r219, %r215;
 	mov.u32 %r220, %r216;
 	mov.u32 %r221, %r217;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r222, 0;
 	mov.u32 %r223, 0;
 	mov.u32 %r224, 0;
@@ -6690,7 +6690,7 @@ $L320_entry:
 	mov.u32 %r223, %r51;
 	mov.u32 %r224, %r52;
 	mov.u32 %r225, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r226, 0;
 	mov.u32 %r227, 0;
 	mov.u32 %r228, 0;
@@ -6703,9 +6703,9 @@ $L320_entry:
 	mov.f32 %f229, %f225;
 	bra.uni $L321_rangeint_body;
 $L321_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r230, %r218;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L324_entry;
 $L324_entry:
 	.loc 3 92 62
@@ -6716,9 +6716,9 @@ $L324_entry:
 	mov.f32 %f230, %f231;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r231, %r218;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L326_entry;
 $L326_entry:
 	.loc 3 93 65
@@ -6731,9 +6731,9 @@ $L326_entry:
 	mov.f32 %f232, %f233;
 	bra.uni $L327_ret_hi;
 $L327_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r233, %r222;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L328_entry;
 $L328_entry:
 	.loc 3 93 65
@@ -6746,9 +6746,9 @@ $L328_entry:
 	mov.f32 %f234, %f235;
 	bra.uni $L329_ret_hi;
 $L329_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r235, %r222;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L330_entry;
 $L330_entry:
 	.loc 3 92 62
@@ -6759,13 +6759,13 @@ $L330_entry:
 	mov.f32 %f236, %f237;
 	bra.uni $L331_ret_lo;
 $L331_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f238, %f230, %f236, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f239, %f232, %f234, %f238;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r236, %r226;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L332_entry;
 $L332_entry:
 	.loc 3 93 65
@@ -6778,9 +6778,9 @@ $L332_entry:
 	mov.f32 %f240, %f241;
 	bra.uni $L333_ret_hi;
 $L333_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r238, %r226;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L334_entry;
 $L334_entry:
 	.loc 3 92 62
@@ -6791,17 +6791,17 @@ $L334_entry:
 	mov.f32 %f242, %f243;
 	bra.uni $L335_ret_lo;
 $L335_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f244, %f230, %f242, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f245, %f232, %f240, %f244;
 	mov.f32 %f228, %f239;
 	mov.f32 %f229, %f245;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r239, %r219;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L337_entry;
 $L337_entry:
 	.loc 3 92 62
@@ -6812,9 +6812,9 @@ $L337_entry:
 	mov.f32 %f246, %f247;
 	bra.uni $L338_ret_lo;
 $L338_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r240, %r219;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L339_entry;
 $L339_entry:
 	.loc 3 93 65
@@ -6827,9 +6827,9 @@ $L339_entry:
 	mov.f32 %f248, %f249;
 	bra.uni $L340_ret_hi;
 $L340_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r242, %r223;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L341_entry;
 $L341_entry:
 	.loc 3 93 65
@@ -6842,9 +6842,9 @@ $L341_entry:
 	mov.f32 %f250, %f251;
 	bra.uni $L342_ret_hi;
 $L342_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r244, %r223;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L343_entry;
 $L343_entry:
 	.loc 3 92 62
@@ -6855,13 +6855,13 @@ $L343_entry:
 	mov.f32 %f252, %f253;
 	bra.uni $L344_ret_lo;
 $L344_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f254, %f246, %f252, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f255, %f248, %f250, %f254;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r245, %r227;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L345_entry;
 $L345_entry:
 	.loc 3 93 65
@@ -6874,9 +6874,9 @@ $L345_entry:
 	mov.f32 %f256, %f257;
 	bra.uni $L346_ret_hi;
 $L346_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r247, %r227;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 3 92 62
@@ -6887,17 +6887,17 @@ $L347_entry:
 	mov.f32 %f258, %f259;
 	bra.uni $L348_ret_lo;
 $L348_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f260, %f246, %f258, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f261, %f248, %f256, %f260;
 	mov.f32 %f228, %f255;
 	mov.f32 %f229, %f261;
 	bra.uni $L349_rangeint_body;
 $L349_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r248, %r220;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L350_entry;
 $L350_entry:
 	.loc 3 92 62
@@ -6908,9 +6908,9 @@ $L350_entry:
 	mov.f32 %f262, %f263;
 	bra.uni $L351_ret_lo;
 $L351_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r249, %r220;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L352_entry;
 $L352_entry:
 	.loc 3 93 65
@@ -6923,9 +6923,9 @@ $L352_entry:
 	mov.f32 %f264, %f265;
 	bra.uni $L353_ret_hi;
 $L353_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r251, %r224;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L354_entry;
 $L354_entry:
 	.loc 3 93 65
@@ -6938,9 +6938,9 @@ $L354_entry:
 	mov.f32 %f266, %f267;
 	bra.uni $L355_ret_hi;
 $L355_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r253, %r224;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L356_entry;
 $L356_entry:
 	.loc 3 92 62
@@ -6951,13 +6951,13 @@ $L356_entry:
 	mov.f32 %f268, %f269;
 	bra.uni $L357_ret_lo;
 $L357_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f270, %f262, %f268, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f271, %f264, %f266, %f270;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r254, %r228;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L358_entry;
 $L358_entry:
 	.loc 3 93 65
@@ -6970,9 +6970,9 @@ $L358_entry:
 	mov.f32 %f272, %f273;
 	bra.uni $L359_ret_hi;
 $L359_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r256, %r228;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L360_entry;
 $L360_entry:
 	.loc 3 92 62
@@ -6983,17 +6983,17 @@ $L360_entry:
 	mov.f32 %f274, %f275;
 	bra.uni $L361_ret_lo;
 $L361_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f276, %f262, %f274, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f277, %f264, %f272, %f276;
 	mov.f32 %f228, %f271;
 	mov.f32 %f229, %f277;
 	bra.uni $L362_rangeint_body;
 $L362_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r257, %r221;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L363_entry;
 $L363_entry:
 	.loc 3 92 62
@@ -7004,9 +7004,9 @@ $L363_entry:
 	mov.f32 %f278, %f279;
 	bra.uni $L364_ret_lo;
 $L364_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r258, %r221;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L365_entry;
 $L365_entry:
 	.loc 3 93 65
@@ -7019,9 +7019,9 @@ $L365_entry:
 	mov.f32 %f280, %f281;
 	bra.uni $L366_ret_hi;
 $L366_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r260, %r225;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 3 93 65
@@ -7034,9 +7034,9 @@ $L367_entry:
 	mov.f32 %f282, %f283;
 	bra.uni $L368_ret_hi;
 $L368_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r262, %r225;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L369_entry;
 $L369_entry:
 	.loc 3 92 62
@@ -7047,13 +7047,13 @@ $L369_entry:
 	mov.f32 %f284, %f285;
 	bra.uni $L370_ret_lo;
 $L370_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f286, %f278, %f284, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f287, %f280, %f282, %f286;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r263, %r229;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L371_entry;
 $L371_entry:
 	.loc 3 93 65
@@ -7066,9 +7066,9 @@ $L371_entry:
 	mov.f32 %f288, %f289;
 	bra.uni $L372_ret_hi;
 $L372_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r265, %r229;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L373_entry;
 $L373_entry:
 	.loc 3 92 62
@@ -7079,59 +7079,59 @@ $L373_entry:
 	mov.f32 %f290, %f291;
 	bra.uni $L374_ret_lo;
 $L374_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f292, %f278, %f290, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f293, %f280, %f288, %f292;
 	mov.f32 %f294, %f287;
 	mov.f32 %f295, %f293;
 	bra.uni $L322_rangeint_done;
 $L322_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f226, %f294;
 	mov.f32 %f227, %f295;
 	bra.uni $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f3, %f226;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f7, %f227;
 	bra.uni $L13_if_done;
 $L13_if_done:
-	.loc 3 130 30
+	.loc 3 132 30
 	add.s64 %rd314, %rd248, 4;
-	.loc 3 130 41
+	.loc 3 132 41
 	sub.s64 %rd315, %rd314, 1;
-	.loc 3 130 14
+	.loc 3 132 14
 	bra.uni $L375_entry;
 $L375_entry:
-	.loc 3 154 10
-	rem.s64 %rd316, %rd315, 4;
-	.loc 3 155 10
+	.loc 3 156 10
+	and.b64 %rd316, %rd315, 3;
+	.loc 3 157 10
 	mul.lo.s64 %rd317, %rd315, 256;
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd318, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd319, %rd317, %rd318;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd320, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p44, %rd320, %rd16;
 	@%p44 bra $L380_cond_true;
 	bra.uni $L387_edge;
 $L380_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p45, %rd319, %rd17;
 	@%p45 bra $L378_if_then;
 	bra.uni $L388_edge;
 $L378_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd323, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd324, %rd323, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd325, %rd324, %rd319;
 	mov.s64 %rd321, %rd325;
 	mov.s64 %rd322, 16;
@@ -7145,44 +7145,44 @@ $L387_edge:
 	mov.s64 %rd322, 0;
 	bra.uni $L379_if_done;
 $L379_if_done:
-	.loc 3 162 29
+	.loc 3 164 29
 	mul.lo.s64 %rd326, %rd316, 6;
-	.loc 3 162 39
+	.loc 3 164 39
 	add.s64 %rd327, %rd326, 0;
-	.loc 3 162 42
+	.loc 3 164 42
 	mul.lo.s64 %rd328, %rd327, 256;
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd329, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd330, %rd328, %rd329;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd331, %rd330, 1;
 	add.s64 %rd332, %rd37, %rd331;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd333, %rd321, 1;
 	add.s64 %rd334, %rd7, %rd333;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r266, %rd322;
 	cp.async.cg.shared.global [%rd332], [%rd334], 16, %r266;
 	bra.uni $L389_rangeint_body;
 $L389_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd335, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p46, %rd335, %rd16;
 	@%p46 bra $L392_cond_true;
 	bra.uni $L393_edge;
 $L392_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p47, %rd319, %rd17;
 	@%p47 bra $L390_if_then;
 	bra.uni $L394_edge;
 $L390_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd336, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd337, %rd336, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd338, %rd337, %rd319;
 	mov.s64 %rd321, %rd338;
 	mov.s64 %rd322, 16;
@@ -7196,44 +7196,44 @@ $L393_edge:
 	mov.s64 %rd322, 0;
 	bra.uni $L391_if_done;
 $L391_if_done:
-	.loc 3 162 29
+	.loc 3 164 29
 	mul.lo.s64 %rd339, %rd316, 6;
-	.loc 3 162 39
+	.loc 3 164 39
 	add.s64 %rd340, %rd339, 1;
-	.loc 3 162 42
+	.loc 3 164 42
 	mul.lo.s64 %rd341, %rd340, 256;
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd342, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd343, %rd341, %rd342;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd344, %rd343, 1;
 	add.s64 %rd345, %rd37, %rd344;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd346, %rd321, 1;
 	add.s64 %rd347, %rd7, %rd346;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r267, %rd322;
 	cp.async.cg.shared.global [%rd345], [%rd347], 16, %r267;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd348, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p48, %rd348, %rd15;
 	@%p48 bra $L385_cond_true;
 	bra.uni $L395_edge;
 $L385_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p49, %rd319, %rd17;
 	@%p49 bra $L383_if_then;
 	bra.uni $L396_edge;
 $L383_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd351, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd352, %rd351, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd353, %rd352, %rd319;
 	mov.s64 %rd349, %rd353;
 	mov.s64 %rd350, 16;
@@ -7247,46 +7247,46 @@ $L395_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L384_if_done;
 $L384_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd354, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd355, %rd354, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd356, %rd355, 0;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd357, %rd356, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd358, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd359, %rd357, %rd358;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd360, %rd359, 1;
 	add.s64 %rd361, %rd37, %rd360;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd362, %rd349, 1;
 	add.s64 %rd363, %rd4, %rd362;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r268, %rd350;
 	cp.async.cg.shared.global [%rd361], [%rd363], 16, %r268;
 	bra.uni $L397_rangeint_body;
 $L397_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd364, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p50, %rd364, %rd15;
 	@%p50 bra $L400_cond_true;
 	bra.uni $L401_edge;
 $L400_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p51, %rd319, %rd17;
 	@%p51 bra $L398_if_then;
 	bra.uni $L402_edge;
 $L398_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd365, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd366, %rd365, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd367, %rd366, %rd319;
 	mov.s64 %rd349, %rd367;
 	mov.s64 %rd350, 16;
@@ -7300,46 +7300,46 @@ $L401_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L399_if_done;
 $L399_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd368, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd369, %rd368, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd370, %rd369, 1;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd371, %rd370, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd372, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd373, %rd371, %rd372;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd374, %rd373, 1;
 	add.s64 %rd375, %rd37, %rd374;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd376, %rd349, 1;
 	add.s64 %rd377, %rd4, %rd376;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r269, %rd350;
 	cp.async.cg.shared.global [%rd375], [%rd377], 16, %r269;
 	bra.uni $L403_rangeint_body;
 $L403_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd378, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p52, %rd378, %rd15;
 	@%p52 bra $L406_cond_true;
 	bra.uni $L407_edge;
 $L406_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p53, %rd319, %rd17;
 	@%p53 bra $L404_if_then;
 	bra.uni $L408_edge;
 $L404_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd379, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd380, %rd379, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd381, %rd380, %rd319;
 	mov.s64 %rd349, %rd381;
 	mov.s64 %rd350, 16;
@@ -7353,46 +7353,46 @@ $L407_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L405_if_done;
 $L405_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd382, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd383, %rd382, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd384, %rd383, 2;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd385, %rd384, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd386, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd387, %rd385, %rd386;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd388, %rd387, 1;
 	add.s64 %rd389, %rd37, %rd388;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd390, %rd349, 1;
 	add.s64 %rd391, %rd4, %rd390;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r270, %rd350;
 	cp.async.cg.shared.global [%rd389], [%rd391], 16, %r270;
 	bra.uni $L409_rangeint_body;
 $L409_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd392, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p54, %rd392, %rd15;
 	@%p54 bra $L412_cond_true;
 	bra.uni $L413_edge;
 $L412_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p55, %rd319, %rd17;
 	@%p55 bra $L410_if_then;
 	bra.uni $L414_edge;
 $L410_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd393, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd394, %rd393, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd395, %rd394, %rd319;
 	mov.s64 %rd349, %rd395;
 	mov.s64 %rd350, 16;
@@ -7406,30 +7406,30 @@ $L413_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L411_if_done;
 $L411_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd396, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd397, %rd396, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd398, %rd397, 3;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd399, %rd398, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd400, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd401, %rd399, %rd400;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd402, %rd401, 1;
 	add.s64 %rd403, %rd37, %rd402;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd404, %rd349, 1;
 	add.s64 %rd405, %rd4, %rd404;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r271, %rd350;
 	cp.async.cg.shared.global [%rd403], [%rd405], 16, %r271;
 	bra.uni $L382_rangeint_done;
 $L382_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
@@ -7438,15 +7438,15 @@ $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	mov.s64 %rd248, %rd406;
 	bra.uni $L9_for_loop;
 $L11_for_done:
-	.loc 3 132 19
+	.loc 3 134 19
 	cp.async.wait_group 0;
 	mov.f32 %f296, 0f00000000;
 	mov.f32 %f297, 0f00000000;
 	bra.uni $L17_rangeint_body;
 $L17_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f298, %f0;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f299, %f298, 16, 31, -1;
 	add.rn.f32 %f300, %f298, %f299;
 	shfl.sync.bfly.b32 %f301, %f300, 8, 31, -1;
@@ -7457,9 +7457,9 @@ $L17_rangeint_body:
 	add.rn.f32 %f306, %f304, %f305;
 	shfl.sync.bfly.b32 %f307, %f306, 1, 31, -1;
 	add.rn.f32 %f308, %f306, %f307;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f309, %f4;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f310, %f309, 16, 31, -1;
 	add.rn.f32 %f311, %f309, %f310;
 	shfl.sync.bfly.b32 %f312, %f311, 8, 31, -1;
@@ -7470,7 +7470,7 @@ $L17_rangeint_body:
 	add.rn.f32 %f317, %f315, %f316;
 	shfl.sync.bfly.b32 %f318, %f317, 1, 31, -1;
 	add.rn.f32 %f319, %f317, %f318;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p56, %rd23, 0;
 	@%p56 bra $L19_if_then;
 	bra.uni $L415_edge;
@@ -7487,9 +7487,9 @@ $L20_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L416_rangeint_body;
 $L416_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f322, %f1;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f323, %f322, 16, 31, -1;
 	add.rn.f32 %f324, %f322, %f323;
 	shfl.sync.bfly.b32 %f325, %f324, 8, 31, -1;
@@ -7500,9 +7500,9 @@ $L416_rangeint_body:
 	add.rn.f32 %f330, %f328, %f329;
 	shfl.sync.bfly.b32 %f331, %f330, 1, 31, -1;
 	add.rn.f32 %f332, %f330, %f331;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f333, %f5;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f334, %f333, 16, 31, -1;
 	add.rn.f32 %f335, %f333, %f334;
 	shfl.sync.bfly.b32 %f336, %f335, 8, 31, -1;
@@ -7513,7 +7513,7 @@ $L416_rangeint_body:
 	add.rn.f32 %f341, %f339, %f340;
 	shfl.sync.bfly.b32 %f342, %f341, 1, 31, -1;
 	add.rn.f32 %f343, %f341, %f342;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p57, %rd23, 1;
 	@%p57 bra $L417_if_then;
 	bra.uni $L419_edge;
@@ -7530,9 +7530,9 @@ $L418_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L420_rangeint_body;
 $L420_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f344, %f2;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f345, %f344, 16, 31, -1;
 	add.rn.f32 %f346, %f344, %f345;
 	shfl.sync.bfly.b32 %f347, %f346, 8, 31, -1;
@@ -7543,9 +7543,9 @@ $L420_rangeint_body:
 	add.rn.f32 %f352, %f350, %f351;
 	shfl.sync.bfly.b32 %f353, %f352, 1, 31, -1;
 	add.rn.f32 %f354, %f352, %f353;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f355, %f6;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f356, %f355, 16, 31, -1;
 	add.rn.f32 %f357, %f355, %f356;
 	shfl.sync.bfly.b32 %f358, %f357, 8, 31, -1;
@@ -7556,7 +7556,7 @@ $L420_rangeint_body:
 	add.rn.f32 %f363, %f361, %f362;
 	shfl.sync.bfly.b32 %f364, %f363, 1, 31, -1;
 	add.rn.f32 %f365, %f363, %f364;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p58, %rd23, 2;
 	@%p58 bra $L421_if_then;
 	bra.uni $L423_edge;
@@ -7573,9 +7573,9 @@ $L422_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L424_rangeint_body;
 $L424_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f366, %f3;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f367, %f366, 16, 31, -1;
 	add.rn.f32 %f368, %f366, %f367;
 	shfl.sync.bfly.b32 %f369, %f368, 8, 31, -1;
@@ -7586,9 +7586,9 @@ $L424_rangeint_body:
 	add.rn.f32 %f374, %f372, %f373;
 	shfl.sync.bfly.b32 %f375, %f374, 1, 31, -1;
 	add.rn.f32 %f376, %f374, %f375;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f377, %f7;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f378, %f377, 16, 31, -1;
 	add.rn.f32 %f379, %f377, %f378;
 	shfl.sync.bfly.b32 %f380, %f379, 8, 31, -1;
@@ -7599,7 +7599,7 @@ $L424_rangeint_body:
 	add.rn.f32 %f385, %f383, %f384;
 	shfl.sync.bfly.b32 %f386, %f385, 1, 31, -1;
 	add.rn.f32 %f387, %f385, %f386;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p59, %rd23, 3;
 	@%p59 bra $L425_if_then;
 	bra.uni $L427_edge;
@@ -7616,64 +7616,64 @@ $L426_if_done:
 	mov.f32 %f389, %f321;
 	bra.uni $L18_rangeint_done;
 $L18_rangeint_done:
-	.loc 3 142 9
+	.loc 3 144 9
 	setp.lt.s64 %p60, %rd23, 4;
 	@%p60 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L21_if_then:
-	.loc 3 143 37
+	.loc 3 145 37
 	add.s64 %rd407, %rd49, %rd23;
-	.loc 3 143 14
+	.loc 3 145 14
 	bra.uni $L428_entry;
 $L428_entry:
-	.loc 3 191 9
+	.loc 3 193 9
 	setp.lt.s64 %p61, %rd407, %rd15;
 	@%p61 bra $L429_if_then;
 	bra.uni $L22_if_done;
 $L429_if_then:
-	.loc 3 192 14
+	.loc 3 194 14
 	add.s64 %rd408, %rd30, 1;
-	.loc 3 192 17
+	.loc 3 194 17
 	setp.lt.s64 %p62, %rd408, %rd16;
-	.loc 3 193 16
+	.loc 3 195 16
 	setp.gt.s64 %p63, %rd11, 0;
 	@%p63 bra $L431_if_then;
 	bra.uni $L444_edge;
 $L431_if_then:
-	.loc 3 194 22
+	.loc 3 196 22
 	shl.b64 %rd409, %rd30, 1;
 	add.s64 %rd410, %rd10, %rd409;
 	ld.global.nc.u16 %rs96, [%rd410];
-	.loc 3 194 17
+	.loc 3 196 17
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 3 255 57
+	.loc 3 257 57
 	cvt.f32.f16 %f393, %rs96;
-	.loc 3 255 41
+	.loc 3 257 41
 	mov.f32 %f392, %f393;
 	bra.uni $L446_ret_load;
 $L446_ret_load:
-	.loc 3 194 4
+	.loc 3 196 4
 	add.rn.f32 %f394, %f388, %f392;
 	@%p62 bra $L433_if_then;
 	bra.uni $L447_edge;
 $L433_if_then:
-	.loc 3 196 27
+	.loc 3 198 27
 	add.s64 %rd411, %rd30, 1;
-	.loc 3 196 23
+	.loc 3 198 23
 	shl.b64 %rd412, %rd411, 1;
 	add.s64 %rd413, %rd10, %rd412;
 	ld.global.nc.u16 %rs97, [%rd413];
-	.loc 3 196 18
+	.loc 3 198 18
 	bra.uni $L448_entry;
 $L448_entry:
-	.loc 3 255 57
+	.loc 3 257 57
 	cvt.f32.f16 %f396, %rs97;
-	.loc 3 255 41
+	.loc 3 257 41
 	mov.f32 %f395, %f396;
 	bra.uni $L449_ret_load;
 $L449_ret_load:
-	.loc 3 196 5
+	.loc 3 198 5
 	add.rn.f32 %f397, %f389, %f395;
 	mov.f32 %f390, %f394;
 	mov.f32 %f391, %f397;
@@ -7687,22 +7687,22 @@ $L444_edge:
 	mov.f32 %f391, %f389;
 	bra.uni $L432_if_done;
 $L432_if_done:
-	.loc 3 199 10
+	.loc 3 201 10
 	setp.eq.s64 %p64, %rd18, 3;
 	@%p64 bra $L434_if_then;
 	bra.uni $L435_if_else;
 $L434_if_then:
-	.loc 3 200 15
-	div.s64 %rd414, %rd16, 2;
-	.loc 3 200 12
+	.loc 3 202 15
+	shr.s64 %rd414, %rd16, 1;
+	.loc 3 202 12
 	mul.lo.s64 %rd415, %rd407, %rd414;
-	.loc 3 200 24
-	div.s64 %rd416, %rd30, 2;
-	.loc 3 200 19
+	.loc 3 202 25
+	shr.s64 %rd416, %rd30, 1;
+	.loc 3 202 20
 	add.s64 %rd417, %rd415, %rd416;
-	.loc 3 201 27
+	.loc 3 203 27
 	neg.f32 %f398, %f390;
-	.loc 3 201 26
+	.loc 3 203 26
 	max.f32 %f399, %f398, 0fC2D00000;
 	min.f32 %f399, %f399, 0f42B20000;
 	mul.rn.f32 %f400, %f399, 0f3FB8AA3B;
@@ -7720,31 +7720,31 @@ $L434_if_then:
 	mul.rn.f32 %f403, %f403, %f407;
 	setp.nan.f32 %p65, %f398, %f398;
 	selp.f32 %f403, %f398, %f403, %p65;
-	.loc 3 201 17
+	.loc 3 203 17
 	add.rn.f32 %f408, 0f3F800000, %f403;
-	.loc 3 201 12
+	.loc 3 203 12
 	div.rn.f32 %f409, %f390, %f408;
-	.loc 3 201 33
+	.loc 3 203 33
 	mul.rn.f32 %f410, %f409, %f391;
-	.loc 3 202 16
+	.loc 3 204 16
 	setp.gt.s64 %p66, %rd14, 0;
 	@%p66 bra $L436_if_then;
 	bra.uni $L450_edge;
 $L436_if_then:
-	.loc 3 203 21
+	.loc 3 205 21
 	shl.b64 %rd418, %rd417, 1;
 	add.s64 %rd419, %rd13, %rd418;
 	ld.global.nc.u16 %rs98, [%rd419];
-	.loc 3 203 17
+	.loc 3 205 17
 	bra.uni $L451_entry;
 $L451_entry:
-	.loc 3 255 57
+	.loc 3 257 57
 	cvt.f32.f16 %f413, %rs98;
-	.loc 3 255 41
+	.loc 3 257 41
 	mov.f32 %f412, %f413;
 	bra.uni $L452_ret_load;
 $L452_ret_load:
-	.loc 3 203 5
+	.loc 3 205 5
 	add.rn.f32 %f414, %f410, %f412;
 	mov.f32 %f411, %f414;
 	bra.uni $L453_entry;
@@ -7752,33 +7752,33 @@ $L450_edge:
 	mov.f32 %f411, %f410;
 	bra.uni $L453_entry;
 $L453_entry:
-	.loc 3 256 58
+	.loc 3 258 58
 	cvt.rn.f16.f32 %rs100, %f411;
-	.loc 3 256 41
+	.loc 3 258 41
 	mov.u16 %rs99, %rs100;
 	bra.uni $L454_ret_store;
 $L454_ret_store:
-	.loc 3 205 7
+	.loc 3 207 7
 	shl.b64 %rd420, %rd417, 1;
 	add.s64 %rd421, %rd1, %rd420;
 	st.global.u16 [%rd421], %rs99;
 	bra.uni $L22_if_done;
 $L435_if_else:
-	.loc 3 207 12
+	.loc 3 209 12
 	mul.lo.s64 %rd422, %rd407, %rd16;
-	.loc 3 207 15
+	.loc 3 209 15
 	add.s64 %rd423, %rd422, %rd30;
-	.loc 3 208 16
+	.loc 3 210 16
 	bra.uni $L455_entry;
 $L455_entry:
-	.loc 3 226 9
+	.loc 3 228 9
 	setp.eq.s64 %p67, %rd18, 1;
 	@%p67 bra $L456_if_then;
 	bra.uni $L457_if_done;
 $L456_if_then:
-	.loc 3 227 27
+	.loc 3 229 27
 	neg.f32 %f416, %f390;
-	.loc 3 227 26
+	.loc 3 229 26
 	max.f32 %f417, %f416, 0fC2D00000;
 	min.f32 %f417, %f417, 0f42B20000;
 	mul.rn.f32 %f418, %f417, 0f3FB8AA3B;
@@ -7796,24 +7796,24 @@ $L456_if_then:
 	mul.rn.f32 %f421, %f421, %f425;
 	setp.nan.f32 %p68, %f416, %f416;
 	selp.f32 %f421, %f416, %f421, %p68;
-	.loc 3 227 17
+	.loc 3 229 17
 	add.rn.f32 %f426, 0f3F800000, %f421;
-	.loc 3 227 12
+	.loc 3 229 12
 	div.rn.f32 %f427, %f390, %f426;
-	.loc 3 227 3
+	.loc 3 229 3
 	mov.f32 %f415, %f427;
 	bra.uni $L460_ret_gemvAct;
 $L457_if_done:
-	.loc 3 229 9
+	.loc 3 231 9
 	setp.eq.s64 %p69, %rd18, 2;
 	@%p69 bra $L458_if_then;
 	bra.uni $L459_if_done;
 $L458_if_then:
-	.loc 3 230 14
+	.loc 3 232 14
 	mul.rn.f32 %f428, 0f3F000000, %f390;
-	.loc 3 230 34
+	.loc 3 232 34
 	mul.rn.f32 %f429, %f390, 0f3F3504F3;
-	.loc 3 230 32
+	.loc 3 232 32
 	bra.uni $L461_entry;
 $L461_entry:
 	.loc 1 26 14
@@ -7968,37 +7968,37 @@ $L477_ret_copysign32:
 	mov.f32 %f430, %f468;
 	bra.uni $L473_ret_Erf32;
 $L473_ret_Erf32:
-	.loc 3 230 23
+	.loc 3 232 23
 	add.rn.f32 %f471, 0f3F800000, %f430;
-	.loc 3 230 18
+	.loc 3 232 18
 	mul.rn.f32 %f472, %f428, %f471;
-	.loc 3 230 3
+	.loc 3 232 3
 	mov.f32 %f415, %f472;
 	bra.uni $L460_ret_gemvAct;
 $L459_if_done:
-	.loc 3 232 2
+	.loc 3 234 2
 	mov.f32 %f415, %f390;
 	bra.uni $L460_ret_gemvAct;
 $L460_ret_gemvAct:
-	.loc 3 209 16
+	.loc 3 211 16
 	setp.gt.s64 %p75, %rd14, 0;
 	@%p75 bra $L438_if_then;
 	bra.uni $L478_edge;
 $L438_if_then:
-	.loc 3 210 22
+	.loc 3 212 22
 	shl.b64 %rd424, %rd423, 1;
 	add.s64 %rd425, %rd13, %rd424;
 	ld.global.nc.u16 %rs101, [%rd425];
-	.loc 3 210 18
+	.loc 3 212 18
 	bra.uni $L479_entry;
 $L479_entry:
-	.loc 3 255 57
+	.loc 3 257 57
 	cvt.f32.f16 %f475, %rs101;
-	.loc 3 255 41
+	.loc 3 257 41
 	mov.f32 %f474, %f475;
 	bra.uni $L480_ret_load;
 $L480_ret_load:
-	.loc 3 210 5
+	.loc 3 212 5
 	add.rn.f32 %f476, %f415, %f474;
 	mov.f32 %f473, %f476;
 	bra.uni $L481_entry;
@@ -8006,27 +8006,27 @@ $L478_edge:
 	mov.f32 %f473, %f415;
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 3 256 58
+	.loc 3 258 58
 	cvt.rn.f16.f32 %rs103, %f473;
-	.loc 3 256 41
+	.loc 3 258 41
 	mov.u16 %rs102, %rs103;
 	bra.uni $L482_ret_store;
 $L482_ret_store:
-	.loc 3 212 7
+	.loc 3 214 7
 	shl.b64 %rd426, %rd423, 1;
 	add.s64 %rd427, %rd1, %rd426;
 	st.global.u16 [%rd427], %rs102;
 	@%p62 bra $L483_entry;
 	bra.uni $L22_if_done;
 $L483_entry:
-	.loc 3 226 9
+	.loc 3 228 9
 	setp.eq.s64 %p76, %rd18, 1;
 	@%p76 bra $L484_if_then;
 	bra.uni $L485_if_done;
 $L484_if_then:
-	.loc 3 227 27
+	.loc 3 229 27
 	neg.f32 %f478, %f391;
-	.loc 3 227 26
+	.loc 3 229 26
 	max.f32 %f479, %f478, 0fC2D00000;
 	min.f32 %f479, %f479, 0f42B20000;
 	mul.rn.f32 %f480, %f479, 0f3FB8AA3B;
@@ -8044,24 +8044,24 @@ $L484_if_then:
 	mul.rn.f32 %f483, %f483, %f487;
 	setp.nan.f32 %p77, %f478, %f478;
 	selp.f32 %f483, %f478, %f483, %p77;
-	.loc 3 227 17
+	.loc 3 229 17
 	add.rn.f32 %f488, 0f3F800000, %f483;
-	.loc 3 227 12
+	.loc 3 229 12
 	div.rn.f32 %f489, %f391, %f488;
-	.loc 3 227 3
+	.loc 3 229 3
 	mov.f32 %f477, %f489;
 	bra.uni $L488_ret_gemvAct;
 $L485_if_done:
-	.loc 3 229 9
+	.loc 3 231 9
 	setp.eq.s64 %p78, %rd18, 2;
 	@%p78 bra $L486_if_then;
 	bra.uni $L487_if_done;
 $L486_if_then:
-	.loc 3 230 14
+	.loc 3 232 14
 	mul.rn.f32 %f490, 0f3F000000, %f391;
-	.loc 3 230 34
+	.loc 3 232 34
 	mul.rn.f32 %f491, %f391, 0f3F3504F3;
-	.loc 3 230 32
+	.loc 3 232 32
 	bra.uni $L489_entry;
 $L489_entry:
 	.loc 1 26 14
@@ -8216,39 +8216,39 @@ $L505_ret_copysign32:
 	mov.f32 %f492, %f530;
 	bra.uni $L501_ret_Erf32;
 $L501_ret_Erf32:
-	.loc 3 230 23
+	.loc 3 232 23
 	add.rn.f32 %f533, 0f3F800000, %f492;
-	.loc 3 230 18
+	.loc 3 232 18
 	mul.rn.f32 %f534, %f490, %f533;
-	.loc 3 230 3
+	.loc 3 232 3
 	mov.f32 %f477, %f534;
 	bra.uni $L488_ret_gemvAct;
 $L487_if_done:
-	.loc 3 232 2
+	.loc 3 234 2
 	mov.f32 %f477, %f391;
 	bra.uni $L488_ret_gemvAct;
 $L488_ret_gemvAct:
-	.loc 3 215 17
+	.loc 3 217 17
 	setp.gt.s64 %p84, %rd14, 0;
 	@%p84 bra $L441_if_then;
 	bra.uni $L506_edge;
 $L441_if_then:
-	.loc 3 216 25
+	.loc 3 218 25
 	add.s64 %rd428, %rd423, 1;
-	.loc 3 216 23
+	.loc 3 218 23
 	shl.b64 %rd429, %rd428, 1;
 	add.s64 %rd430, %rd13, %rd429;
 	ld.global.nc.u16 %rs104, [%rd430];
-	.loc 3 216 19
+	.loc 3 218 19
 	bra.uni $L507_entry;
 $L507_entry:
-	.loc 3 255 57
+	.loc 3 257 57
 	cvt.f32.f16 %f537, %rs104;
-	.loc 3 255 41
+	.loc 3 257 41
 	mov.f32 %f536, %f537;
 	bra.uni $L508_ret_load;
 $L508_ret_load:
-	.loc 3 216 6
+	.loc 3 218 6
 	add.rn.f32 %f538, %f477, %f536;
 	mov.f32 %f535, %f538;
 	bra.uni $L442_if_done;
@@ -8256,18 +8256,18 @@ $L506_edge:
 	mov.f32 %f535, %f477;
 	bra.uni $L442_if_done;
 $L442_if_done:
-	.loc 3 218 10
+	.loc 3 220 10
 	add.s64 %rd431, %rd423, 1;
-	.loc 3 218 24
+	.loc 3 220 24
 	bra.uni $L509_entry;
 $L509_entry:
-	.loc 3 256 58
+	.loc 3 258 58
 	cvt.rn.f16.f32 %rs106, %f535;
-	.loc 3 256 41
+	.loc 3 258 41
 	mov.u16 %rs105, %rs106;
 	bra.uni $L510_ret_store;
 $L510_ret_store:
-	.loc 3 218 8
+	.loc 3 220 8
 	shl.b64 %rd432, %rd431, 1;
 	add.s64 %rd433, %rd1, %rd432;
 	st.global.u16 [%rd433], %rs105;
@@ -8401,7 +8401,7 @@ $L3_if_then:
 	.loc 3 107 19
 	mul.lo.s64 %rd39, %rd38, 6144;
 	.loc 3 107 30
-	div.s64 %rd40, %rd39, 2;
+	shr.s64 %rd40, %rd39, 1;
 	.loc 3 107 10
 	add.s64 %rd41, %rd22, 1;
 	sub.s64 %rd42, %rd22, %rd40;
@@ -8434,29 +8434,29 @@ $L6_for_body:
 	mov.f32 %f7, 0f00000000;
 	bra.uni $L24_entry;
 $L24_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd50, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd51, 0, %rd50;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd52, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L29_cond_true;
 	bra.uni $L36_edge;
 $L29_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L27_if_then;
 	bra.uni $L37_edge;
 $L27_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd55, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd56, %rd55, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd57, %rd56, %rd51;
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
@@ -8470,38 +8470,38 @@ $L36_edge:
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd58, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd59, 0, %rd58;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd60, %rd59, 1;
 	add.s64 %rd61, %rd37, %rd60;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd62, %rd53, 1;
 	add.s64 %rd63, %rd7, %rd62;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
 	bra.uni $L38_rangeint_body;
 $L38_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd64, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p4, %rd64, %rd16;
 	@%p4 bra $L41_cond_true;
 	bra.uni $L42_edge;
 $L41_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p5, %rd51, %rd17;
 	@%p5 bra $L39_if_then;
 	bra.uni $L43_edge;
 $L39_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd65, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd66, %rd65, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
@@ -8515,38 +8515,38 @@ $L42_edge:
 	mov.s64 %rd54, 0;
 	bra.uni $L40_if_done;
 $L40_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd68, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd69, 256, %rd68;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd37, %rd70;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd72, %rd53, 1;
 	add.s64 %rd73, %rd7, %rd72;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
 	bra.uni $L30_rangeint_body;
 $L30_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd74, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p6, %rd74, %rd15;
 	@%p6 bra $L34_cond_true;
 	bra.uni $L44_edge;
 $L34_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p7, %rd51, %rd17;
 	@%p7 bra $L32_if_then;
 	bra.uni $L45_edge;
 $L32_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd77, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd78, %rd77, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd79, %rd78, %rd51;
 	mov.s64 %rd75, %rd79;
 	mov.s64 %rd76, 16;
@@ -8560,38 +8560,38 @@ $L44_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd80, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd81, 512, %rd80;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd37, %rd82;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd84, %rd75, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r34, %rd76;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r34;
 	bra.uni $L46_rangeint_body;
 $L46_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd86, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p8, %rd86, %rd15;
 	@%p8 bra $L49_cond_true;
 	bra.uni $L50_edge;
 $L49_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p9, %rd51, %rd17;
 	@%p9 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd87, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd88, %rd87, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd89, %rd88, %rd51;
 	mov.s64 %rd75, %rd89;
 	mov.s64 %rd76, 16;
@@ -8605,38 +8605,38 @@ $L50_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd90, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd91, 768, %rd90;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd92, %rd91, 1;
 	add.s64 %rd93, %rd37, %rd92;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd94, %rd75, 1;
 	add.s64 %rd95, %rd4, %rd94;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r35, %rd76;
 	cp.async.cg.shared.global [%rd93], [%rd95], 16, %r35;
 	bra.uni $L52_rangeint_body;
 $L52_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd96, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p10, %rd96, %rd15;
 	@%p10 bra $L55_cond_true;
 	bra.uni $L56_edge;
 $L55_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p11, %rd51, %rd17;
 	@%p11 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd97, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd98, %rd97, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd99, %rd98, %rd51;
 	mov.s64 %rd75, %rd99;
 	mov.s64 %rd76, 16;
@@ -8650,38 +8650,38 @@ $L56_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd100, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd101, 1024, %rd100;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd102, %rd101, 1;
 	add.s64 %rd103, %rd37, %rd102;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd104, %rd75, 1;
 	add.s64 %rd105, %rd4, %rd104;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r36, %rd76;
 	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
 	bra.uni $L58_rangeint_body;
 $L58_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd106, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p12, %rd106, %rd15;
 	@%p12 bra $L61_cond_true;
 	bra.uni $L62_edge;
 $L61_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p13, %rd51, %rd17;
 	@%p13 bra $L59_if_then;
 	bra.uni $L63_edge;
 $L59_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd107, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd108, %rd107, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd109, %rd108, %rd51;
 	mov.s64 %rd75, %rd109;
 	mov.s64 %rd76, 16;
@@ -8695,48 +8695,48 @@ $L62_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L60_if_done;
 $L60_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd110, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd111, 1280, %rd110;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd112, %rd111, 1;
 	add.s64 %rd113, %rd37, %rd112;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd114, %rd75, 1;
 	add.s64 %rd115, %rd4, %rd114;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r37, %rd76;
 	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
 	bra.uni $L31_rangeint_done;
 $L31_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L65_entry;
 $L65_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd116, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd117, 256, %rd116;
 	bra.uni $L66_rangeint_body;
 $L66_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd118, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p14, %rd118, %rd16;
 	@%p14 bra $L70_cond_true;
 	bra.uni $L77_edge;
 $L70_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p15, %rd117, %rd17;
 	@%p15 bra $L68_if_then;
 	bra.uni $L78_edge;
 $L68_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd121, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd122, %rd121, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd123, %rd122, %rd117;
 	mov.s64 %rd119, %rd123;
 	mov.s64 %rd120, 16;
@@ -8750,38 +8750,38 @@ $L77_edge:
 	mov.s64 %rd120, 0;
 	bra.uni $L69_if_done;
 $L69_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd124, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd125, 1536, %rd124;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd126, %rd125, 1;
 	add.s64 %rd127, %rd37, %rd126;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd128, %rd119, 1;
 	add.s64 %rd129, %rd7, %rd128;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r38, %rd120;
 	cp.async.cg.shared.global [%rd127], [%rd129], 16, %r38;
 	bra.uni $L79_rangeint_body;
 $L79_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd130, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p16, %rd130, %rd16;
 	@%p16 bra $L82_cond_true;
 	bra.uni $L83_edge;
 $L82_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p17, %rd117, %rd17;
 	@%p17 bra $L80_if_then;
 	bra.uni $L84_edge;
 $L80_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd131, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd132, %rd131, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd133, %rd132, %rd117;
 	mov.s64 %rd119, %rd133;
 	mov.s64 %rd120, 16;
@@ -8795,38 +8795,38 @@ $L83_edge:
 	mov.s64 %rd120, 0;
 	bra.uni $L81_if_done;
 $L81_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd134, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd135, 1792, %rd134;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd136, %rd135, 1;
 	add.s64 %rd137, %rd37, %rd136;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd138, %rd119, 1;
 	add.s64 %rd139, %rd7, %rd138;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r39, %rd120;
 	cp.async.cg.shared.global [%rd137], [%rd139], 16, %r39;
 	bra.uni $L71_rangeint_body;
 $L71_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd140, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p18, %rd140, %rd15;
 	@%p18 bra $L75_cond_true;
 	bra.uni $L85_edge;
 $L75_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p19, %rd117, %rd17;
 	@%p19 bra $L73_if_then;
 	bra.uni $L86_edge;
 $L73_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd143, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd144, %rd143, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd145, %rd144, %rd117;
 	mov.s64 %rd141, %rd145;
 	mov.s64 %rd142, 16;
@@ -8840,38 +8840,38 @@ $L85_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L74_if_done;
 $L74_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd146, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd147, 2048, %rd146;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd148, %rd147, 1;
 	add.s64 %rd149, %rd37, %rd148;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd150, %rd141, 1;
 	add.s64 %rd151, %rd4, %rd150;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r40, %rd142;
 	cp.async.cg.shared.global [%rd149], [%rd151], 16, %r40;
 	bra.uni $L87_rangeint_body;
 $L87_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd152, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p20, %rd152, %rd15;
 	@%p20 bra $L90_cond_true;
 	bra.uni $L91_edge;
 $L90_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p21, %rd117, %rd17;
 	@%p21 bra $L88_if_then;
 	bra.uni $L92_edge;
 $L88_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd153, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd154, %rd153, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd155, %rd154, %rd117;
 	mov.s64 %rd141, %rd155;
 	mov.s64 %rd142, 16;
@@ -8885,38 +8885,38 @@ $L91_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L89_if_done;
 $L89_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd156, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd157, 2304, %rd156;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd158, %rd157, 1;
 	add.s64 %rd159, %rd37, %rd158;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd160, %rd141, 1;
 	add.s64 %rd161, %rd4, %rd160;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r41, %rd142;
 	cp.async.cg.shared.global [%rd159], [%rd161], 16, %r41;
 	bra.uni $L93_rangeint_body;
 $L93_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd162, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p22, %rd162, %rd15;
 	@%p22 bra $L96_cond_true;
 	bra.uni $L97_edge;
 $L96_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p23, %rd117, %rd17;
 	@%p23 bra $L94_if_then;
 	bra.uni $L98_edge;
 $L94_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd163, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd164, %rd163, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd165, %rd164, %rd117;
 	mov.s64 %rd141, %rd165;
 	mov.s64 %rd142, 16;
@@ -8930,38 +8930,38 @@ $L97_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L95_if_done;
 $L95_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd166, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd167, 2560, %rd166;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd168, %rd167, 1;
 	add.s64 %rd169, %rd37, %rd168;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd170, %rd141, 1;
 	add.s64 %rd171, %rd4, %rd170;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r42, %rd142;
 	cp.async.cg.shared.global [%rd169], [%rd171], 16, %r42;
 	bra.uni $L99_rangeint_body;
 $L99_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd172, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p24, %rd172, %rd15;
 	@%p24 bra $L102_cond_true;
 	bra.uni $L103_edge;
 $L102_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p25, %rd117, %rd17;
 	@%p25 bra $L100_if_then;
 	bra.uni $L104_edge;
 $L100_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd173, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd174, %rd173, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd175, %rd174, %rd117;
 	mov.s64 %rd141, %rd175;
 	mov.s64 %rd142, 16;
@@ -8975,48 +8975,48 @@ $L103_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L101_if_done;
 $L101_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd176, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd177, 2816, %rd176;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd178, %rd177, 1;
 	add.s64 %rd179, %rd37, %rd178;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd180, %rd141, 1;
 	add.s64 %rd181, %rd4, %rd180;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r43, %rd142;
 	cp.async.cg.shared.global [%rd179], [%rd181], 16, %r43;
 	bra.uni $L72_rangeint_done;
 $L72_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L106_entry;
 $L106_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd182, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd183, 512, %rd182;
 	bra.uni $L107_rangeint_body;
 $L107_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd184, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p26, %rd184, %rd16;
 	@%p26 bra $L111_cond_true;
 	bra.uni $L118_edge;
 $L111_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p27, %rd183, %rd17;
 	@%p27 bra $L109_if_then;
 	bra.uni $L119_edge;
 $L109_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd187, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd188, %rd187, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd189, %rd188, %rd183;
 	mov.s64 %rd185, %rd189;
 	mov.s64 %rd186, 16;
@@ -9030,38 +9030,38 @@ $L118_edge:
 	mov.s64 %rd186, 0;
 	bra.uni $L110_if_done;
 $L110_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd190, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd191, 3072, %rd190;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd192, %rd191, 1;
 	add.s64 %rd193, %rd37, %rd192;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd194, %rd185, 1;
 	add.s64 %rd195, %rd7, %rd194;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r44, %rd186;
 	cp.async.cg.shared.global [%rd193], [%rd195], 16, %r44;
 	bra.uni $L120_rangeint_body;
 $L120_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd196, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p28, %rd196, %rd16;
 	@%p28 bra $L123_cond_true;
 	bra.uni $L124_edge;
 $L123_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p29, %rd183, %rd17;
 	@%p29 bra $L121_if_then;
 	bra.uni $L125_edge;
 $L121_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd197, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd198, %rd197, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd199, %rd198, %rd183;
 	mov.s64 %rd185, %rd199;
 	mov.s64 %rd186, 16;
@@ -9075,38 +9075,38 @@ $L124_edge:
 	mov.s64 %rd186, 0;
 	bra.uni $L122_if_done;
 $L122_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd200, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd201, 3328, %rd200;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd202, %rd201, 1;
 	add.s64 %rd203, %rd37, %rd202;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd204, %rd185, 1;
 	add.s64 %rd205, %rd7, %rd204;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r45, %rd186;
 	cp.async.cg.shared.global [%rd203], [%rd205], 16, %r45;
 	bra.uni $L112_rangeint_body;
 $L112_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd206, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p30, %rd206, %rd15;
 	@%p30 bra $L116_cond_true;
 	bra.uni $L126_edge;
 $L116_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p31, %rd183, %rd17;
 	@%p31 bra $L114_if_then;
 	bra.uni $L127_edge;
 $L114_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd209, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd210, %rd209, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd211, %rd210, %rd183;
 	mov.s64 %rd207, %rd211;
 	mov.s64 %rd208, 16;
@@ -9120,38 +9120,38 @@ $L126_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L115_if_done;
 $L115_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd212, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd213, 3584, %rd212;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd214, %rd213, 1;
 	add.s64 %rd215, %rd37, %rd214;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd216, %rd207, 1;
 	add.s64 %rd217, %rd4, %rd216;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r46, %rd208;
 	cp.async.cg.shared.global [%rd215], [%rd217], 16, %r46;
 	bra.uni $L128_rangeint_body;
 $L128_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd218, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p32, %rd218, %rd15;
 	@%p32 bra $L131_cond_true;
 	bra.uni $L132_edge;
 $L131_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p33, %rd183, %rd17;
 	@%p33 bra $L129_if_then;
 	bra.uni $L133_edge;
 $L129_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd219, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd220, %rd219, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd221, %rd220, %rd183;
 	mov.s64 %rd207, %rd221;
 	mov.s64 %rd208, 16;
@@ -9165,38 +9165,38 @@ $L132_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L130_if_done;
 $L130_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd222, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd223, 3840, %rd222;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd224, %rd223, 1;
 	add.s64 %rd225, %rd37, %rd224;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd226, %rd207, 1;
 	add.s64 %rd227, %rd4, %rd226;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r47, %rd208;
 	cp.async.cg.shared.global [%rd225], [%rd227], 16, %r47;
 	bra.uni $L134_rangeint_body;
 $L134_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd228, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p34, %rd228, %rd15;
 	@%p34 bra $L137_cond_true;
 	bra.uni $L138_edge;
 $L137_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p35, %rd183, %rd17;
 	@%p35 bra $L135_if_then;
 	bra.uni $L139_edge;
 $L135_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd229, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd230, %rd229, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd231, %rd230, %rd183;
 	mov.s64 %rd207, %rd231;
 	mov.s64 %rd208, 16;
@@ -9210,38 +9210,38 @@ $L138_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L136_if_done;
 $L136_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd232, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd233, 4096, %rd232;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd234, %rd233, 1;
 	add.s64 %rd235, %rd37, %rd234;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd236, %rd207, 1;
 	add.s64 %rd237, %rd4, %rd236;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r48, %rd208;
 	cp.async.cg.shared.global [%rd235], [%rd237], 16, %r48;
 	bra.uni $L140_rangeint_body;
 $L140_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd238, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p36, %rd238, %rd15;
 	@%p36 bra $L143_cond_true;
 	bra.uni $L144_edge;
 $L143_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p37, %rd183, %rd17;
 	@%p37 bra $L141_if_then;
 	bra.uni $L145_edge;
 $L141_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd239, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd240, %rd239, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd241, %rd240, %rd183;
 	mov.s64 %rd207, %rd241;
 	mov.s64 %rd208, 16;
@@ -9255,22 +9255,22 @@ $L144_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L142_if_done;
 $L142_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd242, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd243, 4352, %rd242;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd244, %rd243, 1;
 	add.s64 %rd245, %rd37, %rd244;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd246, %rd207, 1;
 	add.s64 %rd247, %rd4, %rd246;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r49, %rd208;
 	cp.async.cg.shared.global [%rd245], [%rd247], 16, %r49;
 	bra.uni $L113_rangeint_done;
 $L113_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
@@ -9290,79 +9290,79 @@ $L10_for_body:
 	mul.lo.s64 %rd250, %rd23, 8;
 	.loc 3 117 23
 	add.s64 %rd251, %rd249, %rd250;
-	.loc 3 118 13
-	rem.s64 %rd252, %rd248, 4;
-	.loc 3 119 27
+	.loc 3 120 13
+	and.b64 %rd252, %rd248, 3;
+	.loc 3 121 26
 	mul.lo.s64 %rd253, %rd252, 6;
-	.loc 3 119 37
+	.loc 3 121 36
 	mul.lo.s64 %rd254, %rd253, 256;
-	.loc 3 119 48
-	mul.lo.s64 %rd255, %rd23, 8;
-	.loc 3 119 46
-	add.s64 %rd256, %rd254, %rd255;
-	.loc 3 119 51
-	div.s64 %rd257, %rd256, 2;
-	.loc 3 119 20
+	.loc 3 121 45
+	shr.s64 %rd255, %rd254, 1;
+	.loc 3 121 50
+	mul.lo.s64 %rd256, %rd23, 4;
+	.loc 3 121 48
+	add.s64 %rd257, %rd255, %rd256;
+	.loc 3 121 20
 	add.s64 %rd258, %rd257, 3;
 	shl.b64 %rd259, %rd257, 2;
 	add.s64 %rd260, %rd45, %rd259;
 	ld.shared.v4.u32 {%r50, %r51, %r52, %r53}, [%rd260];
-	.loc 3 120 28
+	.loc 3 122 27
 	mul.lo.s64 %rd261, %rd252, 6;
-	.loc 3 120 38
+	.loc 3 122 37
 	add.s64 %rd262, %rd261, 1;
-	.loc 3 120 41
+	.loc 3 122 40
 	mul.lo.s64 %rd263, %rd262, 256;
-	.loc 3 120 52
-	mul.lo.s64 %rd264, %rd23, 8;
-	.loc 3 120 50
-	add.s64 %rd265, %rd263, %rd264;
-	.loc 3 120 55
-	div.s64 %rd266, %rd265, 2;
-	.loc 3 120 20
+	.loc 3 122 49
+	shr.s64 %rd264, %rd263, 1;
+	.loc 3 122 54
+	mul.lo.s64 %rd265, %rd23, 4;
+	.loc 3 122 52
+	add.s64 %rd266, %rd264, %rd265;
+	.loc 3 122 20
 	add.s64 %rd267, %rd266, 3;
 	shl.b64 %rd268, %rd266, 2;
 	add.s64 %rd269, %rd45, %rd268;
 	ld.shared.v4.u32 {%r54, %r55, %r56, %r57}, [%rd269];
-	.loc 3 121 11
+	.loc 3 123 11
 	setp.lt.s64 %p39, %rd251, %rd17;
 	@%p39 bra $L14_rangeint_body;
 	bra.uni $L13_if_done;
 $L14_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd270, %rd49, 0;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p40, %rd270, %rd15;
 	@%p40 bra $L15_if_then;
 	bra.uni $L201_rangeint_body;
 $L15_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd271, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd272, %rd271, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd273, %rd272, 0;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd274, %rd273, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd275, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd276, %rd274, %rd275;
-	.loc 3 125 60
-	div.s64 %rd277, %rd276, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd275, %rd274, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd276, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd277, %rd275, %rd276;
+	.loc 3 127 23
 	add.s64 %rd278, %rd277, 3;
 	shl.b64 %rd279, %rd277, 2;
 	add.s64 %rd280, %rd45, %rd279;
 	ld.shared.v4.u32 {%r58, %r59, %r60, %r61}, [%rd280];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f8, %f0;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f9, %f4;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L146_entry;
 $L146_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r62, 0;
 	mov.u32 %r63, 0;
 	mov.u32 %r64, 0;
@@ -9371,7 +9371,7 @@ $L146_entry:
 	mov.u32 %r63, %r59;
 	mov.u32 %r64, %r60;
 	mov.u32 %r65, %r61;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r66, 0;
 	mov.u32 %r67, 0;
 	mov.u32 %r68, 0;
@@ -9380,7 +9380,7 @@ $L146_entry:
 	mov.u32 %r67, %r51;
 	mov.u32 %r68, %r52;
 	mov.u32 %r69, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r70, 0;
 	mov.u32 %r71, 0;
 	mov.u32 %r72, 0;
@@ -9393,9 +9393,9 @@ $L146_entry:
 	mov.f32 %f13, %f9;
 	bra.uni $L147_rangeint_body;
 $L147_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r74, %r62;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L150_entry;
 $L150_entry:
 	.loc 3 98 75
@@ -9406,9 +9406,9 @@ $L150_entry:
 	mov.f32 %f14, %f15;
 	bra.uni $L151_ret_lo;
 $L151_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r76, %r62;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L152_entry;
 $L152_entry:
 	.loc 3 99 75
@@ -9420,9 +9420,9 @@ $L152_entry:
 	mov.f32 %f16, %f17;
 	bra.uni $L153_ret_hi;
 $L153_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r79, %r66;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L154_entry;
 $L154_entry:
 	.loc 3 99 75
@@ -9434,9 +9434,9 @@ $L154_entry:
 	mov.f32 %f18, %f19;
 	bra.uni $L155_ret_hi;
 $L155_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r82, %r66;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L156_entry;
 $L156_entry:
 	.loc 3 98 75
@@ -9447,13 +9447,13 @@ $L156_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L157_ret_lo;
 $L157_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f22, %f14, %f20, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f23, %f16, %f18, %f22;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r84, %r70;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L158_entry;
 $L158_entry:
 	.loc 3 99 75
@@ -9465,9 +9465,9 @@ $L158_entry:
 	mov.f32 %f24, %f25;
 	bra.uni $L159_ret_hi;
 $L159_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r87, %r70;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L160_entry;
 $L160_entry:
 	.loc 3 98 75
@@ -9478,17 +9478,17 @@ $L160_entry:
 	mov.f32 %f26, %f27;
 	bra.uni $L161_ret_lo;
 $L161_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f28, %f14, %f26, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f29, %f16, %f24, %f28;
 	mov.f32 %f12, %f23;
 	mov.f32 %f13, %f29;
 	bra.uni $L162_rangeint_body;
 $L162_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r89, %r63;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L163_entry;
 $L163_entry:
 	.loc 3 98 75
@@ -9499,9 +9499,9 @@ $L163_entry:
 	mov.f32 %f30, %f31;
 	bra.uni $L164_ret_lo;
 $L164_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r91, %r63;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L165_entry;
 $L165_entry:
 	.loc 3 99 75
@@ -9513,9 +9513,9 @@ $L165_entry:
 	mov.f32 %f32, %f33;
 	bra.uni $L166_ret_hi;
 $L166_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r94, %r67;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L167_entry;
 $L167_entry:
 	.loc 3 99 75
@@ -9527,9 +9527,9 @@ $L167_entry:
 	mov.f32 %f34, %f35;
 	bra.uni $L168_ret_hi;
 $L168_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r97, %r67;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L169_entry;
 $L169_entry:
 	.loc 3 98 75
@@ -9540,13 +9540,13 @@ $L169_entry:
 	mov.f32 %f36, %f37;
 	bra.uni $L170_ret_lo;
 $L170_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f38, %f30, %f36, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f39, %f32, %f34, %f38;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r99, %r71;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L171_entry;
 $L171_entry:
 	.loc 3 99 75
@@ -9558,9 +9558,9 @@ $L171_entry:
 	mov.f32 %f40, %f41;
 	bra.uni $L172_ret_hi;
 $L172_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r102, %r71;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L173_entry;
 $L173_entry:
 	.loc 3 98 75
@@ -9571,17 +9571,17 @@ $L173_entry:
 	mov.f32 %f42, %f43;
 	bra.uni $L174_ret_lo;
 $L174_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f44, %f30, %f42, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f45, %f32, %f40, %f44;
 	mov.f32 %f12, %f39;
 	mov.f32 %f13, %f45;
 	bra.uni $L175_rangeint_body;
 $L175_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r104, %r64;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L176_entry;
 $L176_entry:
 	.loc 3 98 75
@@ -9592,9 +9592,9 @@ $L176_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L177_ret_lo;
 $L177_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r106, %r64;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L178_entry;
 $L178_entry:
 	.loc 3 99 75
@@ -9606,9 +9606,9 @@ $L178_entry:
 	mov.f32 %f48, %f49;
 	bra.uni $L179_ret_hi;
 $L179_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r109, %r68;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L180_entry;
 $L180_entry:
 	.loc 3 99 75
@@ -9620,9 +9620,9 @@ $L180_entry:
 	mov.f32 %f50, %f51;
 	bra.uni $L181_ret_hi;
 $L181_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r112, %r68;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L182_entry;
 $L182_entry:
 	.loc 3 98 75
@@ -9633,13 +9633,13 @@ $L182_entry:
 	mov.f32 %f52, %f53;
 	bra.uni $L183_ret_lo;
 $L183_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f54, %f46, %f52, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f55, %f48, %f50, %f54;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r114, %r72;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L184_entry;
 $L184_entry:
 	.loc 3 99 75
@@ -9651,9 +9651,9 @@ $L184_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L185_ret_hi;
 $L185_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r117, %r72;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L186_entry;
 $L186_entry:
 	.loc 3 98 75
@@ -9664,17 +9664,17 @@ $L186_entry:
 	mov.f32 %f58, %f59;
 	bra.uni $L187_ret_lo;
 $L187_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f60, %f46, %f58, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f61, %f48, %f56, %f60;
 	mov.f32 %f12, %f55;
 	mov.f32 %f13, %f61;
 	bra.uni $L188_rangeint_body;
 $L188_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r119, %r65;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L189_entry;
 $L189_entry:
 	.loc 3 98 75
@@ -9685,9 +9685,9 @@ $L189_entry:
 	mov.f32 %f62, %f63;
 	bra.uni $L190_ret_lo;
 $L190_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r121, %r65;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L191_entry;
 $L191_entry:
 	.loc 3 99 75
@@ -9699,9 +9699,9 @@ $L191_entry:
 	mov.f32 %f64, %f65;
 	bra.uni $L192_ret_hi;
 $L192_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r124, %r69;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L193_entry;
 $L193_entry:
 	.loc 3 99 75
@@ -9713,9 +9713,9 @@ $L193_entry:
 	mov.f32 %f66, %f67;
 	bra.uni $L194_ret_hi;
 $L194_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r127, %r69;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L195_entry;
 $L195_entry:
 	.loc 3 98 75
@@ -9726,13 +9726,13 @@ $L195_entry:
 	mov.f32 %f68, %f69;
 	bra.uni $L196_ret_lo;
 $L196_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f70, %f62, %f68, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f71, %f64, %f66, %f70;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r129, %r73;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L197_entry;
 $L197_entry:
 	.loc 3 99 75
@@ -9744,9 +9744,9 @@ $L197_entry:
 	mov.f32 %f72, %f73;
 	bra.uni $L198_ret_hi;
 $L198_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r132, %r73;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L199_entry;
 $L199_entry:
 	.loc 3 98 75
@@ -9757,59 +9757,59 @@ $L199_entry:
 	mov.f32 %f74, %f75;
 	bra.uni $L200_ret_lo;
 $L200_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f76, %f62, %f74, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f77, %f64, %f72, %f76;
 	mov.f32 %f78, %f71;
 	mov.f32 %f79, %f77;
 	bra.uni $L148_rangeint_done;
 $L148_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f10, %f78;
 	mov.f32 %f11, %f79;
 	bra.uni $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f0, %f10;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f4, %f11;
 	bra.uni $L201_rangeint_body;
 $L201_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd281, %rd49, 1;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p41, %rd281, %rd15;
 	@%p41 bra $L202_if_then;
 	bra.uni $L259_rangeint_body;
 $L202_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd282, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd283, %rd282, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd284, %rd283, 1;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd285, %rd284, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd286, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd287, %rd285, %rd286;
-	.loc 3 125 60
-	div.s64 %rd288, %rd287, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd286, %rd285, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd287, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd288, %rd286, %rd287;
+	.loc 3 127 23
 	add.s64 %rd289, %rd288, 3;
 	shl.b64 %rd290, %rd288, 2;
 	add.s64 %rd291, %rd45, %rd290;
 	ld.shared.v4.u32 {%r134, %r135, %r136, %r137}, [%rd291];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f80, %f1;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f81, %f5;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L204_entry;
 $L204_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r138, 0;
 	mov.u32 %r139, 0;
 	mov.u32 %r140, 0;
@@ -9818,7 +9818,7 @@ $L204_entry:
 	mov.u32 %r139, %r135;
 	mov.u32 %r140, %r136;
 	mov.u32 %r141, %r137;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r142, 0;
 	mov.u32 %r143, 0;
 	mov.u32 %r144, 0;
@@ -9827,7 +9827,7 @@ $L204_entry:
 	mov.u32 %r143, %r51;
 	mov.u32 %r144, %r52;
 	mov.u32 %r145, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r146, 0;
 	mov.u32 %r147, 0;
 	mov.u32 %r148, 0;
@@ -9840,9 +9840,9 @@ $L204_entry:
 	mov.f32 %f85, %f81;
 	bra.uni $L205_rangeint_body;
 $L205_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r150, %r138;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L208_entry;
 $L208_entry:
 	.loc 3 98 75
@@ -9853,9 +9853,9 @@ $L208_entry:
 	mov.f32 %f86, %f87;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r152, %r138;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L210_entry;
 $L210_entry:
 	.loc 3 99 75
@@ -9867,9 +9867,9 @@ $L210_entry:
 	mov.f32 %f88, %f89;
 	bra.uni $L211_ret_hi;
 $L211_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r155, %r142;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L212_entry;
 $L212_entry:
 	.loc 3 99 75
@@ -9881,9 +9881,9 @@ $L212_entry:
 	mov.f32 %f90, %f91;
 	bra.uni $L213_ret_hi;
 $L213_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r158, %r142;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L214_entry;
 $L214_entry:
 	.loc 3 98 75
@@ -9894,13 +9894,13 @@ $L214_entry:
 	mov.f32 %f92, %f93;
 	bra.uni $L215_ret_lo;
 $L215_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f94, %f86, %f92, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f95, %f88, %f90, %f94;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r160, %r146;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L216_entry;
 $L216_entry:
 	.loc 3 99 75
@@ -9912,9 +9912,9 @@ $L216_entry:
 	mov.f32 %f96, %f97;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r163, %r146;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L218_entry;
 $L218_entry:
 	.loc 3 98 75
@@ -9925,17 +9925,17 @@ $L218_entry:
 	mov.f32 %f98, %f99;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f100, %f86, %f98, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f101, %f88, %f96, %f100;
 	mov.f32 %f84, %f95;
 	mov.f32 %f85, %f101;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r165, %r139;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L221_entry;
 $L221_entry:
 	.loc 3 98 75
@@ -9946,9 +9946,9 @@ $L221_entry:
 	mov.f32 %f102, %f103;
 	bra.uni $L222_ret_lo;
 $L222_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r167, %r139;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L223_entry;
 $L223_entry:
 	.loc 3 99 75
@@ -9960,9 +9960,9 @@ $L223_entry:
 	mov.f32 %f104, %f105;
 	bra.uni $L224_ret_hi;
 $L224_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r170, %r143;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L225_entry;
 $L225_entry:
 	.loc 3 99 75
@@ -9974,9 +9974,9 @@ $L225_entry:
 	mov.f32 %f106, %f107;
 	bra.uni $L226_ret_hi;
 $L226_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r173, %r143;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L227_entry;
 $L227_entry:
 	.loc 3 98 75
@@ -9987,13 +9987,13 @@ $L227_entry:
 	mov.f32 %f108, %f109;
 	bra.uni $L228_ret_lo;
 $L228_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f110, %f102, %f108, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f111, %f104, %f106, %f110;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r175, %r147;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L229_entry;
 $L229_entry:
 	.loc 3 99 75
@@ -10005,9 +10005,9 @@ $L229_entry:
 	mov.f32 %f112, %f113;
 	bra.uni $L230_ret_hi;
 $L230_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r178, %r147;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L231_entry;
 $L231_entry:
 	.loc 3 98 75
@@ -10018,17 +10018,17 @@ $L231_entry:
 	mov.f32 %f114, %f115;
 	bra.uni $L232_ret_lo;
 $L232_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f116, %f102, %f114, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f117, %f104, %f112, %f116;
 	mov.f32 %f84, %f111;
 	mov.f32 %f85, %f117;
 	bra.uni $L233_rangeint_body;
 $L233_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r180, %r140;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L234_entry;
 $L234_entry:
 	.loc 3 98 75
@@ -10039,9 +10039,9 @@ $L234_entry:
 	mov.f32 %f118, %f119;
 	bra.uni $L235_ret_lo;
 $L235_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r182, %r140;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L236_entry;
 $L236_entry:
 	.loc 3 99 75
@@ -10053,9 +10053,9 @@ $L236_entry:
 	mov.f32 %f120, %f121;
 	bra.uni $L237_ret_hi;
 $L237_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r185, %r144;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L238_entry;
 $L238_entry:
 	.loc 3 99 75
@@ -10067,9 +10067,9 @@ $L238_entry:
 	mov.f32 %f122, %f123;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r188, %r144;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L240_entry;
 $L240_entry:
 	.loc 3 98 75
@@ -10080,13 +10080,13 @@ $L240_entry:
 	mov.f32 %f124, %f125;
 	bra.uni $L241_ret_lo;
 $L241_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f126, %f118, %f124, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f127, %f120, %f122, %f126;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r190, %r148;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L242_entry;
 $L242_entry:
 	.loc 3 99 75
@@ -10098,9 +10098,9 @@ $L242_entry:
 	mov.f32 %f128, %f129;
 	bra.uni $L243_ret_hi;
 $L243_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r193, %r148;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L244_entry;
 $L244_entry:
 	.loc 3 98 75
@@ -10111,17 +10111,17 @@ $L244_entry:
 	mov.f32 %f130, %f131;
 	bra.uni $L245_ret_lo;
 $L245_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f132, %f118, %f130, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f133, %f120, %f128, %f132;
 	mov.f32 %f84, %f127;
 	mov.f32 %f85, %f133;
 	bra.uni $L246_rangeint_body;
 $L246_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r195, %r141;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L247_entry;
 $L247_entry:
 	.loc 3 98 75
@@ -10132,9 +10132,9 @@ $L247_entry:
 	mov.f32 %f134, %f135;
 	bra.uni $L248_ret_lo;
 $L248_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r197, %r141;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L249_entry;
 $L249_entry:
 	.loc 3 99 75
@@ -10146,9 +10146,9 @@ $L249_entry:
 	mov.f32 %f136, %f137;
 	bra.uni $L250_ret_hi;
 $L250_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r200, %r145;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L251_entry;
 $L251_entry:
 	.loc 3 99 75
@@ -10160,9 +10160,9 @@ $L251_entry:
 	mov.f32 %f138, %f139;
 	bra.uni $L252_ret_hi;
 $L252_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r203, %r145;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L253_entry;
 $L253_entry:
 	.loc 3 98 75
@@ -10173,13 +10173,13 @@ $L253_entry:
 	mov.f32 %f140, %f141;
 	bra.uni $L254_ret_lo;
 $L254_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f142, %f134, %f140, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f143, %f136, %f138, %f142;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r205, %r149;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L255_entry;
 $L255_entry:
 	.loc 3 99 75
@@ -10191,9 +10191,9 @@ $L255_entry:
 	mov.f32 %f144, %f145;
 	bra.uni $L256_ret_hi;
 $L256_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r208, %r149;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L257_entry;
 $L257_entry:
 	.loc 3 98 75
@@ -10204,59 +10204,59 @@ $L257_entry:
 	mov.f32 %f146, %f147;
 	bra.uni $L258_ret_lo;
 $L258_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f148, %f134, %f146, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f149, %f136, %f144, %f148;
 	mov.f32 %f150, %f143;
 	mov.f32 %f151, %f149;
 	bra.uni $L206_rangeint_done;
 $L206_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f82, %f150;
 	mov.f32 %f83, %f151;
 	bra.uni $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f1, %f82;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f5, %f83;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd292, %rd49, 2;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p42, %rd292, %rd15;
 	@%p42 bra $L260_if_then;
 	bra.uni $L317_rangeint_body;
 $L260_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd293, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd294, %rd293, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd295, %rd294, 2;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd296, %rd295, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd297, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd298, %rd296, %rd297;
-	.loc 3 125 60
-	div.s64 %rd299, %rd298, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd297, %rd296, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd298, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd299, %rd297, %rd298;
+	.loc 3 127 23
 	add.s64 %rd300, %rd299, 3;
 	shl.b64 %rd301, %rd299, 2;
 	add.s64 %rd302, %rd45, %rd301;
 	ld.shared.v4.u32 {%r210, %r211, %r212, %r213}, [%rd302];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f152, %f2;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f153, %f6;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r214, 0;
 	mov.u32 %r215, 0;
 	mov.u32 %r216, 0;
@@ -10265,7 +10265,7 @@ $L262_entry:
 	mov.u32 %r215, %r211;
 	mov.u32 %r216, %r212;
 	mov.u32 %r217, %r213;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r218, 0;
 	mov.u32 %r219, 0;
 	mov.u32 %r220, 0;
@@ -10274,7 +10274,7 @@ $L262_entry:
 	mov.u32 %r219, %r51;
 	mov.u32 %r220, %r52;
 	mov.u32 %r221, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r222, 0;
 	mov.u32 %r223, 0;
 	mov.u32 %r224, 0;
@@ -10287,9 +10287,9 @@ $L262_entry:
 	mov.f32 %f157, %f153;
 	bra.uni $L263_rangeint_body;
 $L263_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r226, %r214;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L266_entry;
 $L266_entry:
 	.loc 3 98 75
@@ -10300,9 +10300,9 @@ $L266_entry:
 	mov.f32 %f158, %f159;
 	bra.uni $L267_ret_lo;
 $L267_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r228, %r214;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L268_entry;
 $L268_entry:
 	.loc 3 99 75
@@ -10314,9 +10314,9 @@ $L268_entry:
 	mov.f32 %f160, %f161;
 	bra.uni $L269_ret_hi;
 $L269_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r231, %r218;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L270_entry;
 $L270_entry:
 	.loc 3 99 75
@@ -10328,9 +10328,9 @@ $L270_entry:
 	mov.f32 %f162, %f163;
 	bra.uni $L271_ret_hi;
 $L271_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r234, %r218;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L272_entry;
 $L272_entry:
 	.loc 3 98 75
@@ -10341,13 +10341,13 @@ $L272_entry:
 	mov.f32 %f164, %f165;
 	bra.uni $L273_ret_lo;
 $L273_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f166, %f158, %f164, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f167, %f160, %f162, %f166;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r236, %r222;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L274_entry;
 $L274_entry:
 	.loc 3 99 75
@@ -10359,9 +10359,9 @@ $L274_entry:
 	mov.f32 %f168, %f169;
 	bra.uni $L275_ret_hi;
 $L275_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r239, %r222;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L276_entry;
 $L276_entry:
 	.loc 3 98 75
@@ -10372,17 +10372,17 @@ $L276_entry:
 	mov.f32 %f170, %f171;
 	bra.uni $L277_ret_lo;
 $L277_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f172, %f158, %f170, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f173, %f160, %f168, %f172;
 	mov.f32 %f156, %f167;
 	mov.f32 %f157, %f173;
 	bra.uni $L278_rangeint_body;
 $L278_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r241, %r215;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L279_entry;
 $L279_entry:
 	.loc 3 98 75
@@ -10393,9 +10393,9 @@ $L279_entry:
 	mov.f32 %f174, %f175;
 	bra.uni $L280_ret_lo;
 $L280_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r243, %r215;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L281_entry;
 $L281_entry:
 	.loc 3 99 75
@@ -10407,9 +10407,9 @@ $L281_entry:
 	mov.f32 %f176, %f177;
 	bra.uni $L282_ret_hi;
 $L282_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r246, %r219;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L283_entry;
 $L283_entry:
 	.loc 3 99 75
@@ -10421,9 +10421,9 @@ $L283_entry:
 	mov.f32 %f178, %f179;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r249, %r219;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L285_entry;
 $L285_entry:
 	.loc 3 98 75
@@ -10434,13 +10434,13 @@ $L285_entry:
 	mov.f32 %f180, %f181;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f182, %f174, %f180, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f183, %f176, %f178, %f182;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r251, %r223;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L287_entry;
 $L287_entry:
 	.loc 3 99 75
@@ -10452,9 +10452,9 @@ $L287_entry:
 	mov.f32 %f184, %f185;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r254, %r223;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L289_entry;
 $L289_entry:
 	.loc 3 98 75
@@ -10465,17 +10465,17 @@ $L289_entry:
 	mov.f32 %f186, %f187;
 	bra.uni $L290_ret_lo;
 $L290_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f188, %f174, %f186, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f189, %f176, %f184, %f188;
 	mov.f32 %f156, %f183;
 	mov.f32 %f157, %f189;
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r256, %r216;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L292_entry;
 $L292_entry:
 	.loc 3 98 75
@@ -10486,9 +10486,9 @@ $L292_entry:
 	mov.f32 %f190, %f191;
 	bra.uni $L293_ret_lo;
 $L293_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r258, %r216;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L294_entry;
 $L294_entry:
 	.loc 3 99 75
@@ -10500,9 +10500,9 @@ $L294_entry:
 	mov.f32 %f192, %f193;
 	bra.uni $L295_ret_hi;
 $L295_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r261, %r220;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L296_entry;
 $L296_entry:
 	.loc 3 99 75
@@ -10514,9 +10514,9 @@ $L296_entry:
 	mov.f32 %f194, %f195;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r264, %r220;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 98 75
@@ -10527,13 +10527,13 @@ $L298_entry:
 	mov.f32 %f196, %f197;
 	bra.uni $L299_ret_lo;
 $L299_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f198, %f190, %f196, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f199, %f192, %f194, %f198;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r266, %r224;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L300_entry;
 $L300_entry:
 	.loc 3 99 75
@@ -10545,9 +10545,9 @@ $L300_entry:
 	mov.f32 %f200, %f201;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r269, %r224;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L302_entry;
 $L302_entry:
 	.loc 3 98 75
@@ -10558,17 +10558,17 @@ $L302_entry:
 	mov.f32 %f202, %f203;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f204, %f190, %f202, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f205, %f192, %f200, %f204;
 	mov.f32 %f156, %f199;
 	mov.f32 %f157, %f205;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r271, %r217;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L305_entry;
 $L305_entry:
 	.loc 3 98 75
@@ -10579,9 +10579,9 @@ $L305_entry:
 	mov.f32 %f206, %f207;
 	bra.uni $L306_ret_lo;
 $L306_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r273, %r217;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L307_entry;
 $L307_entry:
 	.loc 3 99 75
@@ -10593,9 +10593,9 @@ $L307_entry:
 	mov.f32 %f208, %f209;
 	bra.uni $L308_ret_hi;
 $L308_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r276, %r221;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L309_entry;
 $L309_entry:
 	.loc 3 99 75
@@ -10607,9 +10607,9 @@ $L309_entry:
 	mov.f32 %f210, %f211;
 	bra.uni $L310_ret_hi;
 $L310_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r279, %r221;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L311_entry;
 $L311_entry:
 	.loc 3 98 75
@@ -10620,13 +10620,13 @@ $L311_entry:
 	mov.f32 %f212, %f213;
 	bra.uni $L312_ret_lo;
 $L312_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f214, %f206, %f212, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f215, %f208, %f210, %f214;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r281, %r225;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L313_entry;
 $L313_entry:
 	.loc 3 99 75
@@ -10638,9 +10638,9 @@ $L313_entry:
 	mov.f32 %f216, %f217;
 	bra.uni $L314_ret_hi;
 $L314_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r284, %r225;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L315_entry;
 $L315_entry:
 	.loc 3 98 75
@@ -10651,59 +10651,59 @@ $L315_entry:
 	mov.f32 %f218, %f219;
 	bra.uni $L316_ret_lo;
 $L316_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f220, %f206, %f218, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f221, %f208, %f216, %f220;
 	mov.f32 %f222, %f215;
 	mov.f32 %f223, %f221;
 	bra.uni $L264_rangeint_done;
 $L264_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f154, %f222;
 	mov.f32 %f155, %f223;
 	bra.uni $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f2, %f154;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f6, %f155;
 	bra.uni $L317_rangeint_body;
 $L317_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd303, %rd49, 3;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p43, %rd303, %rd15;
 	@%p43 bra $L318_if_then;
 	bra.uni $L13_if_done;
 $L318_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd304, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd305, %rd304, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd306, %rd305, 3;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd307, %rd306, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd308, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd309, %rd307, %rd308;
-	.loc 3 125 60
-	div.s64 %rd310, %rd309, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd308, %rd307, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd309, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd310, %rd308, %rd309;
+	.loc 3 127 23
 	add.s64 %rd311, %rd310, 3;
 	shl.b64 %rd312, %rd310, 2;
 	add.s64 %rd313, %rd45, %rd312;
 	ld.shared.v4.u32 {%r286, %r287, %r288, %r289}, [%rd313];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f224, %f3;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f225, %f7;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L320_entry;
 $L320_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r290, 0;
 	mov.u32 %r291, 0;
 	mov.u32 %r292, 0;
@@ -10712,7 +10712,7 @@ $L320_entry:
 	mov.u32 %r291, %r287;
 	mov.u32 %r292, %r288;
 	mov.u32 %r293, %r289;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r294, 0;
 	mov.u32 %r295, 0;
 	mov.u32 %r296, 0;
@@ -10721,7 +10721,7 @@ $L320_entry:
 	mov.u32 %r295, %r51;
 	mov.u32 %r296, %r52;
 	mov.u32 %r297, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r298, 0;
 	mov.u32 %r299, 0;
 	mov.u32 %r300, 0;
@@ -10734,9 +10734,9 @@ $L320_entry:
 	mov.f32 %f229, %f225;
 	bra.uni $L321_rangeint_body;
 $L321_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r302, %r290;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L324_entry;
 $L324_entry:
 	.loc 3 98 75
@@ -10747,9 +10747,9 @@ $L324_entry:
 	mov.f32 %f230, %f231;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r304, %r290;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L326_entry;
 $L326_entry:
 	.loc 3 99 75
@@ -10761,9 +10761,9 @@ $L326_entry:
 	mov.f32 %f232, %f233;
 	bra.uni $L327_ret_hi;
 $L327_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r307, %r294;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L328_entry;
 $L328_entry:
 	.loc 3 99 75
@@ -10775,9 +10775,9 @@ $L328_entry:
 	mov.f32 %f234, %f235;
 	bra.uni $L329_ret_hi;
 $L329_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r310, %r294;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L330_entry;
 $L330_entry:
 	.loc 3 98 75
@@ -10788,13 +10788,13 @@ $L330_entry:
 	mov.f32 %f236, %f237;
 	bra.uni $L331_ret_lo;
 $L331_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f238, %f230, %f236, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f239, %f232, %f234, %f238;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r312, %r298;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L332_entry;
 $L332_entry:
 	.loc 3 99 75
@@ -10806,9 +10806,9 @@ $L332_entry:
 	mov.f32 %f240, %f241;
 	bra.uni $L333_ret_hi;
 $L333_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r315, %r298;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L334_entry;
 $L334_entry:
 	.loc 3 98 75
@@ -10819,17 +10819,17 @@ $L334_entry:
 	mov.f32 %f242, %f243;
 	bra.uni $L335_ret_lo;
 $L335_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f244, %f230, %f242, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f245, %f232, %f240, %f244;
 	mov.f32 %f228, %f239;
 	mov.f32 %f229, %f245;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r317, %r291;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L337_entry;
 $L337_entry:
 	.loc 3 98 75
@@ -10840,9 +10840,9 @@ $L337_entry:
 	mov.f32 %f246, %f247;
 	bra.uni $L338_ret_lo;
 $L338_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r319, %r291;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L339_entry;
 $L339_entry:
 	.loc 3 99 75
@@ -10854,9 +10854,9 @@ $L339_entry:
 	mov.f32 %f248, %f249;
 	bra.uni $L340_ret_hi;
 $L340_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r322, %r295;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L341_entry;
 $L341_entry:
 	.loc 3 99 75
@@ -10868,9 +10868,9 @@ $L341_entry:
 	mov.f32 %f250, %f251;
 	bra.uni $L342_ret_hi;
 $L342_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r325, %r295;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L343_entry;
 $L343_entry:
 	.loc 3 98 75
@@ -10881,13 +10881,13 @@ $L343_entry:
 	mov.f32 %f252, %f253;
 	bra.uni $L344_ret_lo;
 $L344_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f254, %f246, %f252, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f255, %f248, %f250, %f254;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r327, %r299;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L345_entry;
 $L345_entry:
 	.loc 3 99 75
@@ -10899,9 +10899,9 @@ $L345_entry:
 	mov.f32 %f256, %f257;
 	bra.uni $L346_ret_hi;
 $L346_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r330, %r299;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 3 98 75
@@ -10912,17 +10912,17 @@ $L347_entry:
 	mov.f32 %f258, %f259;
 	bra.uni $L348_ret_lo;
 $L348_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f260, %f246, %f258, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f261, %f248, %f256, %f260;
 	mov.f32 %f228, %f255;
 	mov.f32 %f229, %f261;
 	bra.uni $L349_rangeint_body;
 $L349_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r332, %r292;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L350_entry;
 $L350_entry:
 	.loc 3 98 75
@@ -10933,9 +10933,9 @@ $L350_entry:
 	mov.f32 %f262, %f263;
 	bra.uni $L351_ret_lo;
 $L351_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r334, %r292;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L352_entry;
 $L352_entry:
 	.loc 3 99 75
@@ -10947,9 +10947,9 @@ $L352_entry:
 	mov.f32 %f264, %f265;
 	bra.uni $L353_ret_hi;
 $L353_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r337, %r296;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L354_entry;
 $L354_entry:
 	.loc 3 99 75
@@ -10961,9 +10961,9 @@ $L354_entry:
 	mov.f32 %f266, %f267;
 	bra.uni $L355_ret_hi;
 $L355_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r340, %r296;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L356_entry;
 $L356_entry:
 	.loc 3 98 75
@@ -10974,13 +10974,13 @@ $L356_entry:
 	mov.f32 %f268, %f269;
 	bra.uni $L357_ret_lo;
 $L357_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f270, %f262, %f268, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f271, %f264, %f266, %f270;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r342, %r300;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L358_entry;
 $L358_entry:
 	.loc 3 99 75
@@ -10992,9 +10992,9 @@ $L358_entry:
 	mov.f32 %f272, %f273;
 	bra.uni $L359_ret_hi;
 $L359_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r345, %r300;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L360_entry;
 $L360_entry:
 	.loc 3 98 75
@@ -11005,17 +11005,17 @@ $L360_entry:
 	mov.f32 %f274, %f275;
 	bra.uni $L361_ret_lo;
 $L361_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f276, %f262, %f274, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f277, %f264, %f272, %f276;
 	mov.f32 %f228, %f271;
 	mov.f32 %f229, %f277;
 	bra.uni $L362_rangeint_body;
 $L362_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r347, %r293;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L363_entry;
 $L363_entry:
 	.loc 3 98 75
@@ -11026,9 +11026,9 @@ $L363_entry:
 	mov.f32 %f278, %f279;
 	bra.uni $L364_ret_lo;
 $L364_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r349, %r293;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L365_entry;
 $L365_entry:
 	.loc 3 99 75
@@ -11040,9 +11040,9 @@ $L365_entry:
 	mov.f32 %f280, %f281;
 	bra.uni $L366_ret_hi;
 $L366_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r352, %r297;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 3 99 75
@@ -11054,9 +11054,9 @@ $L367_entry:
 	mov.f32 %f282, %f283;
 	bra.uni $L368_ret_hi;
 $L368_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r355, %r297;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L369_entry;
 $L369_entry:
 	.loc 3 98 75
@@ -11067,13 +11067,13 @@ $L369_entry:
 	mov.f32 %f284, %f285;
 	bra.uni $L370_ret_lo;
 $L370_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f286, %f278, %f284, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f287, %f280, %f282, %f286;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r357, %r301;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L371_entry;
 $L371_entry:
 	.loc 3 99 75
@@ -11085,9 +11085,9 @@ $L371_entry:
 	mov.f32 %f288, %f289;
 	bra.uni $L372_ret_hi;
 $L372_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r360, %r301;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L373_entry;
 $L373_entry:
 	.loc 3 98 75
@@ -11098,59 +11098,59 @@ $L373_entry:
 	mov.f32 %f290, %f291;
 	bra.uni $L374_ret_lo;
 $L374_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f292, %f278, %f290, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f293, %f280, %f288, %f292;
 	mov.f32 %f294, %f287;
 	mov.f32 %f295, %f293;
 	bra.uni $L322_rangeint_done;
 $L322_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f226, %f294;
 	mov.f32 %f227, %f295;
 	bra.uni $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f3, %f226;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f7, %f227;
 	bra.uni $L13_if_done;
 $L13_if_done:
-	.loc 3 130 30
+	.loc 3 132 30
 	add.s64 %rd314, %rd248, 4;
-	.loc 3 130 41
+	.loc 3 132 41
 	sub.s64 %rd315, %rd314, 1;
-	.loc 3 130 14
+	.loc 3 132 14
 	bra.uni $L375_entry;
 $L375_entry:
-	.loc 3 154 10
-	rem.s64 %rd316, %rd315, 4;
-	.loc 3 155 10
+	.loc 3 156 10
+	and.b64 %rd316, %rd315, 3;
+	.loc 3 157 10
 	mul.lo.s64 %rd317, %rd315, 256;
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd318, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd319, %rd317, %rd318;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd320, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p44, %rd320, %rd16;
 	@%p44 bra $L380_cond_true;
 	bra.uni $L387_edge;
 $L380_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p45, %rd319, %rd17;
 	@%p45 bra $L378_if_then;
 	bra.uni $L388_edge;
 $L378_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd323, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd324, %rd323, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd325, %rd324, %rd319;
 	mov.s64 %rd321, %rd325;
 	mov.s64 %rd322, 16;
@@ -11164,44 +11164,44 @@ $L387_edge:
 	mov.s64 %rd322, 0;
 	bra.uni $L379_if_done;
 $L379_if_done:
-	.loc 3 162 29
+	.loc 3 164 29
 	mul.lo.s64 %rd326, %rd316, 6;
-	.loc 3 162 39
+	.loc 3 164 39
 	add.s64 %rd327, %rd326, 0;
-	.loc 3 162 42
+	.loc 3 164 42
 	mul.lo.s64 %rd328, %rd327, 256;
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd329, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd330, %rd328, %rd329;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd331, %rd330, 1;
 	add.s64 %rd332, %rd37, %rd331;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd333, %rd321, 1;
 	add.s64 %rd334, %rd7, %rd333;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r362, %rd322;
 	cp.async.cg.shared.global [%rd332], [%rd334], 16, %r362;
 	bra.uni $L389_rangeint_body;
 $L389_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd335, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p46, %rd335, %rd16;
 	@%p46 bra $L392_cond_true;
 	bra.uni $L393_edge;
 $L392_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p47, %rd319, %rd17;
 	@%p47 bra $L390_if_then;
 	bra.uni $L394_edge;
 $L390_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd336, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd337, %rd336, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd338, %rd337, %rd319;
 	mov.s64 %rd321, %rd338;
 	mov.s64 %rd322, 16;
@@ -11215,44 +11215,44 @@ $L393_edge:
 	mov.s64 %rd322, 0;
 	bra.uni $L391_if_done;
 $L391_if_done:
-	.loc 3 162 29
+	.loc 3 164 29
 	mul.lo.s64 %rd339, %rd316, 6;
-	.loc 3 162 39
+	.loc 3 164 39
 	add.s64 %rd340, %rd339, 1;
-	.loc 3 162 42
+	.loc 3 164 42
 	mul.lo.s64 %rd341, %rd340, 256;
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd342, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd343, %rd341, %rd342;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd344, %rd343, 1;
 	add.s64 %rd345, %rd37, %rd344;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd346, %rd321, 1;
 	add.s64 %rd347, %rd7, %rd346;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r363, %rd322;
 	cp.async.cg.shared.global [%rd345], [%rd347], 16, %r363;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd348, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p48, %rd348, %rd15;
 	@%p48 bra $L385_cond_true;
 	bra.uni $L395_edge;
 $L385_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p49, %rd319, %rd17;
 	@%p49 bra $L383_if_then;
 	bra.uni $L396_edge;
 $L383_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd351, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd352, %rd351, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd353, %rd352, %rd319;
 	mov.s64 %rd349, %rd353;
 	mov.s64 %rd350, 16;
@@ -11266,46 +11266,46 @@ $L395_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L384_if_done;
 $L384_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd354, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd355, %rd354, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd356, %rd355, 0;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd357, %rd356, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd358, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd359, %rd357, %rd358;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd360, %rd359, 1;
 	add.s64 %rd361, %rd37, %rd360;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd362, %rd349, 1;
 	add.s64 %rd363, %rd4, %rd362;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r364, %rd350;
 	cp.async.cg.shared.global [%rd361], [%rd363], 16, %r364;
 	bra.uni $L397_rangeint_body;
 $L397_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd364, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p50, %rd364, %rd15;
 	@%p50 bra $L400_cond_true;
 	bra.uni $L401_edge;
 $L400_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p51, %rd319, %rd17;
 	@%p51 bra $L398_if_then;
 	bra.uni $L402_edge;
 $L398_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd365, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd366, %rd365, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd367, %rd366, %rd319;
 	mov.s64 %rd349, %rd367;
 	mov.s64 %rd350, 16;
@@ -11319,46 +11319,46 @@ $L401_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L399_if_done;
 $L399_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd368, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd369, %rd368, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd370, %rd369, 1;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd371, %rd370, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd372, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd373, %rd371, %rd372;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd374, %rd373, 1;
 	add.s64 %rd375, %rd37, %rd374;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd376, %rd349, 1;
 	add.s64 %rd377, %rd4, %rd376;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r365, %rd350;
 	cp.async.cg.shared.global [%rd375], [%rd377], 16, %r365;
 	bra.uni $L403_rangeint_body;
 $L403_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd378, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p52, %rd378, %rd15;
 	@%p52 bra $L406_cond_true;
 	bra.uni $L407_edge;
 $L406_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p53, %rd319, %rd17;
 	@%p53 bra $L404_if_then;
 	bra.uni $L408_edge;
 $L404_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd379, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd380, %rd379, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd381, %rd380, %rd319;
 	mov.s64 %rd349, %rd381;
 	mov.s64 %rd350, 16;
@@ -11372,46 +11372,46 @@ $L407_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L405_if_done;
 $L405_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd382, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd383, %rd382, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd384, %rd383, 2;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd385, %rd384, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd386, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd387, %rd385, %rd386;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd388, %rd387, 1;
 	add.s64 %rd389, %rd37, %rd388;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd390, %rd349, 1;
 	add.s64 %rd391, %rd4, %rd390;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r366, %rd350;
 	cp.async.cg.shared.global [%rd389], [%rd391], 16, %r366;
 	bra.uni $L409_rangeint_body;
 $L409_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd392, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p54, %rd392, %rd15;
 	@%p54 bra $L412_cond_true;
 	bra.uni $L413_edge;
 $L412_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p55, %rd319, %rd17;
 	@%p55 bra $L410_if_then;
 	bra.uni $L414_edge;
 $L410_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd393, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd394, %rd393, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd395, %rd394, %rd319;
 	mov.s64 %rd349, %rd395;
 	mov.s64 %rd350, 16;
@@ -11425,30 +11425,30 @@ $L413_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L411_if_done;
 $L411_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd396, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd397, %rd396, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd398, %rd397, 3;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd399, %rd398, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd400, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd401, %rd399, %rd400;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd402, %rd401, 1;
 	add.s64 %rd403, %rd37, %rd402;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd404, %rd349, 1;
 	add.s64 %rd405, %rd4, %rd404;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r367, %rd350;
 	cp.async.cg.shared.global [%rd403], [%rd405], 16, %r367;
 	bra.uni $L382_rangeint_done;
 $L382_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
@@ -11457,15 +11457,15 @@ $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	mov.s64 %rd248, %rd406;
 	bra.uni $L9_for_loop;
 $L11_for_done:
-	.loc 3 132 19
+	.loc 3 134 19
 	cp.async.wait_group 0;
 	mov.f32 %f296, 0f00000000;
 	mov.f32 %f297, 0f00000000;
 	bra.uni $L17_rangeint_body;
 $L17_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f298, %f0;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f299, %f298, 16, 31, -1;
 	add.rn.f32 %f300, %f298, %f299;
 	shfl.sync.bfly.b32 %f301, %f300, 8, 31, -1;
@@ -11476,9 +11476,9 @@ $L17_rangeint_body:
 	add.rn.f32 %f306, %f304, %f305;
 	shfl.sync.bfly.b32 %f307, %f306, 1, 31, -1;
 	add.rn.f32 %f308, %f306, %f307;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f309, %f4;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f310, %f309, 16, 31, -1;
 	add.rn.f32 %f311, %f309, %f310;
 	shfl.sync.bfly.b32 %f312, %f311, 8, 31, -1;
@@ -11489,7 +11489,7 @@ $L17_rangeint_body:
 	add.rn.f32 %f317, %f315, %f316;
 	shfl.sync.bfly.b32 %f318, %f317, 1, 31, -1;
 	add.rn.f32 %f319, %f317, %f318;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p56, %rd23, 0;
 	@%p56 bra $L19_if_then;
 	bra.uni $L415_edge;
@@ -11506,9 +11506,9 @@ $L20_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L416_rangeint_body;
 $L416_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f322, %f1;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f323, %f322, 16, 31, -1;
 	add.rn.f32 %f324, %f322, %f323;
 	shfl.sync.bfly.b32 %f325, %f324, 8, 31, -1;
@@ -11519,9 +11519,9 @@ $L416_rangeint_body:
 	add.rn.f32 %f330, %f328, %f329;
 	shfl.sync.bfly.b32 %f331, %f330, 1, 31, -1;
 	add.rn.f32 %f332, %f330, %f331;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f333, %f5;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f334, %f333, 16, 31, -1;
 	add.rn.f32 %f335, %f333, %f334;
 	shfl.sync.bfly.b32 %f336, %f335, 8, 31, -1;
@@ -11532,7 +11532,7 @@ $L416_rangeint_body:
 	add.rn.f32 %f341, %f339, %f340;
 	shfl.sync.bfly.b32 %f342, %f341, 1, 31, -1;
 	add.rn.f32 %f343, %f341, %f342;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p57, %rd23, 1;
 	@%p57 bra $L417_if_then;
 	bra.uni $L419_edge;
@@ -11549,9 +11549,9 @@ $L418_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L420_rangeint_body;
 $L420_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f344, %f2;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f345, %f344, 16, 31, -1;
 	add.rn.f32 %f346, %f344, %f345;
 	shfl.sync.bfly.b32 %f347, %f346, 8, 31, -1;
@@ -11562,9 +11562,9 @@ $L420_rangeint_body:
 	add.rn.f32 %f352, %f350, %f351;
 	shfl.sync.bfly.b32 %f353, %f352, 1, 31, -1;
 	add.rn.f32 %f354, %f352, %f353;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f355, %f6;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f356, %f355, 16, 31, -1;
 	add.rn.f32 %f357, %f355, %f356;
 	shfl.sync.bfly.b32 %f358, %f357, 8, 31, -1;
@@ -11575,7 +11575,7 @@ $L420_rangeint_body:
 	add.rn.f32 %f363, %f361, %f362;
 	shfl.sync.bfly.b32 %f364, %f363, 1, 31, -1;
 	add.rn.f32 %f365, %f363, %f364;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p58, %rd23, 2;
 	@%p58 bra $L421_if_then;
 	bra.uni $L423_edge;
@@ -11592,9 +11592,9 @@ $L422_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L424_rangeint_body;
 $L424_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f366, %f3;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f367, %f366, 16, 31, -1;
 	add.rn.f32 %f368, %f366, %f367;
 	shfl.sync.bfly.b32 %f369, %f368, 8, 31, -1;
@@ -11605,9 +11605,9 @@ $L424_rangeint_body:
 	add.rn.f32 %f374, %f372, %f373;
 	shfl.sync.bfly.b32 %f375, %f374, 1, 31, -1;
 	add.rn.f32 %f376, %f374, %f375;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f377, %f7;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f378, %f377, 16, 31, -1;
 	add.rn.f32 %f379, %f377, %f378;
 	shfl.sync.bfly.b32 %f380, %f379, 8, 31, -1;
@@ -11618,7 +11618,7 @@ $L424_rangeint_body:
 	add.rn.f32 %f385, %f383, %f384;
 	shfl.sync.bfly.b32 %f386, %f385, 1, 31, -1;
 	add.rn.f32 %f387, %f385, %f386;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p59, %rd23, 3;
 	@%p59 bra $L425_if_then;
 	bra.uni $L427_edge;
@@ -11635,60 +11635,60 @@ $L426_if_done:
 	mov.f32 %f389, %f321;
 	bra.uni $L18_rangeint_done;
 $L18_rangeint_done:
-	.loc 3 142 9
+	.loc 3 144 9
 	setp.lt.s64 %p60, %rd23, 4;
 	@%p60 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L21_if_then:
-	.loc 3 143 37
+	.loc 3 145 37
 	add.s64 %rd407, %rd49, %rd23;
-	.loc 3 143 14
+	.loc 3 145 14
 	bra.uni $L428_entry;
 $L428_entry:
-	.loc 3 191 9
+	.loc 3 193 9
 	setp.lt.s64 %p61, %rd407, %rd15;
 	@%p61 bra $L429_if_then;
 	bra.uni $L22_if_done;
 $L429_if_then:
-	.loc 3 192 14
+	.loc 3 194 14
 	add.s64 %rd408, %rd30, 1;
-	.loc 3 192 17
+	.loc 3 194 17
 	setp.lt.s64 %p62, %rd408, %rd16;
-	.loc 3 193 16
+	.loc 3 195 16
 	setp.gt.s64 %p63, %rd11, 0;
 	@%p63 bra $L431_if_then;
 	bra.uni $L444_edge;
 $L431_if_then:
-	.loc 3 194 22
+	.loc 3 196 22
 	shl.b64 %rd409, %rd30, 2;
 	add.s64 %rd410, %rd10, %rd409;
 	ld.global.nc.f32 %f392, [%rd410];
-	.loc 3 194 17
+	.loc 3 196 17
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f393, %f392;
 	bra.uni $L446_ret_load;
 $L446_ret_load:
-	.loc 3 194 4
+	.loc 3 196 4
 	add.rn.f32 %f394, %f388, %f393;
 	@%p62 bra $L433_if_then;
 	bra.uni $L447_edge;
 $L433_if_then:
-	.loc 3 196 27
+	.loc 3 198 27
 	add.s64 %rd411, %rd30, 1;
-	.loc 3 196 23
+	.loc 3 198 23
 	shl.b64 %rd412, %rd411, 2;
 	add.s64 %rd413, %rd10, %rd412;
 	ld.global.nc.f32 %f395, [%rd413];
-	.loc 3 196 18
+	.loc 3 198 18
 	bra.uni $L448_entry;
 $L448_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f396, %f395;
 	bra.uni $L449_ret_load;
 $L449_ret_load:
-	.loc 3 196 5
+	.loc 3 198 5
 	add.rn.f32 %f397, %f389, %f396;
 	mov.f32 %f390, %f394;
 	mov.f32 %f391, %f397;
@@ -11702,22 +11702,22 @@ $L444_edge:
 	mov.f32 %f391, %f389;
 	bra.uni $L432_if_done;
 $L432_if_done:
-	.loc 3 199 10
+	.loc 3 201 10
 	setp.eq.s64 %p64, %rd18, 3;
 	@%p64 bra $L434_if_then;
 	bra.uni $L435_if_else;
 $L434_if_then:
-	.loc 3 200 15
-	div.s64 %rd414, %rd16, 2;
-	.loc 3 200 12
+	.loc 3 202 15
+	shr.s64 %rd414, %rd16, 1;
+	.loc 3 202 12
 	mul.lo.s64 %rd415, %rd407, %rd414;
-	.loc 3 200 24
-	div.s64 %rd416, %rd30, 2;
-	.loc 3 200 19
+	.loc 3 202 25
+	shr.s64 %rd416, %rd30, 1;
+	.loc 3 202 20
 	add.s64 %rd417, %rd415, %rd416;
-	.loc 3 201 27
+	.loc 3 203 27
 	neg.f32 %f398, %f390;
-	.loc 3 201 26
+	.loc 3 203 26
 	max.f32 %f399, %f398, 0fC2D00000;
 	min.f32 %f399, %f399, 0f42B20000;
 	mul.rn.f32 %f400, %f399, 0f3FB8AA3B;
@@ -11735,29 +11735,29 @@ $L434_if_then:
 	mul.rn.f32 %f403, %f403, %f407;
 	setp.nan.f32 %p65, %f398, %f398;
 	selp.f32 %f403, %f398, %f403, %p65;
-	.loc 3 201 17
+	.loc 3 203 17
 	add.rn.f32 %f408, 0f3F800000, %f403;
-	.loc 3 201 12
+	.loc 3 203 12
 	div.rn.f32 %f409, %f390, %f408;
-	.loc 3 201 33
+	.loc 3 203 33
 	mul.rn.f32 %f410, %f409, %f391;
-	.loc 3 202 16
+	.loc 3 204 16
 	setp.gt.s64 %p66, %rd14, 0;
 	@%p66 bra $L436_if_then;
 	bra.uni $L450_edge;
 $L436_if_then:
-	.loc 3 203 21
+	.loc 3 205 21
 	shl.b64 %rd418, %rd417, 2;
 	add.s64 %rd419, %rd13, %rd418;
 	ld.global.nc.f32 %f412, [%rd419];
-	.loc 3 203 17
+	.loc 3 205 17
 	bra.uni $L451_entry;
 $L451_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f413, %f412;
 	bra.uni $L452_ret_load;
 $L452_ret_load:
-	.loc 3 203 5
+	.loc 3 205 5
 	add.rn.f32 %f414, %f410, %f413;
 	mov.f32 %f411, %f414;
 	bra.uni $L453_entry;
@@ -11765,31 +11765,31 @@ $L450_edge:
 	mov.f32 %f411, %f410;
 	bra.uni $L453_entry;
 $L453_entry:
-	.loc 3 251 40
+	.loc 3 253 40
 	mov.f32 %f415, %f411;
 	bra.uni $L454_ret_store;
 $L454_ret_store:
-	.loc 3 205 7
+	.loc 3 207 7
 	shl.b64 %rd420, %rd417, 2;
 	add.s64 %rd421, %rd1, %rd420;
 	st.global.f32 [%rd421], %f415;
 	bra.uni $L22_if_done;
 $L435_if_else:
-	.loc 3 207 12
+	.loc 3 209 12
 	mul.lo.s64 %rd422, %rd407, %rd16;
-	.loc 3 207 15
+	.loc 3 209 15
 	add.s64 %rd423, %rd422, %rd30;
-	.loc 3 208 16
+	.loc 3 210 16
 	bra.uni $L455_entry;
 $L455_entry:
-	.loc 3 226 9
+	.loc 3 228 9
 	setp.eq.s64 %p67, %rd18, 1;
 	@%p67 bra $L456_if_then;
 	bra.uni $L457_if_done;
 $L456_if_then:
-	.loc 3 227 27
+	.loc 3 229 27
 	neg.f32 %f417, %f390;
-	.loc 3 227 26
+	.loc 3 229 26
 	max.f32 %f418, %f417, 0fC2D00000;
 	min.f32 %f418, %f418, 0f42B20000;
 	mul.rn.f32 %f419, %f418, 0f3FB8AA3B;
@@ -11807,24 +11807,24 @@ $L456_if_then:
 	mul.rn.f32 %f422, %f422, %f426;
 	setp.nan.f32 %p68, %f417, %f417;
 	selp.f32 %f422, %f417, %f422, %p68;
-	.loc 3 227 17
+	.loc 3 229 17
 	add.rn.f32 %f427, 0f3F800000, %f422;
-	.loc 3 227 12
+	.loc 3 229 12
 	div.rn.f32 %f428, %f390, %f427;
-	.loc 3 227 3
+	.loc 3 229 3
 	mov.f32 %f416, %f428;
 	bra.uni $L460_ret_gemvAct;
 $L457_if_done:
-	.loc 3 229 9
+	.loc 3 231 9
 	setp.eq.s64 %p69, %rd18, 2;
 	@%p69 bra $L458_if_then;
 	bra.uni $L459_if_done;
 $L458_if_then:
-	.loc 3 230 14
+	.loc 3 232 14
 	mul.rn.f32 %f429, 0f3F000000, %f390;
-	.loc 3 230 34
+	.loc 3 232 34
 	mul.rn.f32 %f430, %f390, 0f3F3504F3;
-	.loc 3 230 32
+	.loc 3 232 32
 	bra.uni $L461_entry;
 $L461_entry:
 	.loc 1 26 14
@@ -11979,35 +11979,35 @@ $L477_ret_copysign32:
 	mov.f32 %f431, %f469;
 	bra.uni $L473_ret_Erf32;
 $L473_ret_Erf32:
-	.loc 3 230 23
+	.loc 3 232 23
 	add.rn.f32 %f472, 0f3F800000, %f431;
-	.loc 3 230 18
+	.loc 3 232 18
 	mul.rn.f32 %f473, %f429, %f472;
-	.loc 3 230 3
+	.loc 3 232 3
 	mov.f32 %f416, %f473;
 	bra.uni $L460_ret_gemvAct;
 $L459_if_done:
-	.loc 3 232 2
+	.loc 3 234 2
 	mov.f32 %f416, %f390;
 	bra.uni $L460_ret_gemvAct;
 $L460_ret_gemvAct:
-	.loc 3 209 16
+	.loc 3 211 16
 	setp.gt.s64 %p75, %rd14, 0;
 	@%p75 bra $L438_if_then;
 	bra.uni $L478_edge;
 $L438_if_then:
-	.loc 3 210 22
+	.loc 3 212 22
 	shl.b64 %rd424, %rd423, 2;
 	add.s64 %rd425, %rd13, %rd424;
 	ld.global.nc.f32 %f475, [%rd425];
-	.loc 3 210 18
+	.loc 3 212 18
 	bra.uni $L479_entry;
 $L479_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f476, %f475;
 	bra.uni $L480_ret_load;
 $L480_ret_load:
-	.loc 3 210 5
+	.loc 3 212 5
 	add.rn.f32 %f477, %f416, %f476;
 	mov.f32 %f474, %f477;
 	bra.uni $L481_entry;
@@ -12015,25 +12015,25 @@ $L478_edge:
 	mov.f32 %f474, %f416;
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 3 251 40
+	.loc 3 253 40
 	mov.f32 %f478, %f474;
 	bra.uni $L482_ret_store;
 $L482_ret_store:
-	.loc 3 212 7
+	.loc 3 214 7
 	shl.b64 %rd426, %rd423, 2;
 	add.s64 %rd427, %rd1, %rd426;
 	st.global.f32 [%rd427], %f478;
 	@%p62 bra $L483_entry;
 	bra.uni $L22_if_done;
 $L483_entry:
-	.loc 3 226 9
+	.loc 3 228 9
 	setp.eq.s64 %p76, %rd18, 1;
 	@%p76 bra $L484_if_then;
 	bra.uni $L485_if_done;
 $L484_if_then:
-	.loc 3 227 27
+	.loc 3 229 27
 	neg.f32 %f480, %f391;
-	.loc 3 227 26
+	.loc 3 229 26
 	max.f32 %f481, %f480, 0fC2D00000;
 	min.f32 %f481, %f481, 0f42B20000;
 	mul.rn.f32 %f482, %f481, 0f3FB8AA3B;
@@ -12051,24 +12051,24 @@ $L484_if_then:
 	mul.rn.f32 %f485, %f485, %f489;
 	setp.nan.f32 %p77, %f480, %f480;
 	selp.f32 %f485, %f480, %f485, %p77;
-	.loc 3 227 17
+	.loc 3 229 17
 	add.rn.f32 %f490, 0f3F800000, %f485;
-	.loc 3 227 12
+	.loc 3 229 12
 	div.rn.f32 %f491, %f391, %f490;
-	.loc 3 227 3
+	.loc 3 229 3
 	mov.f32 %f479, %f491;
 	bra.uni $L488_ret_gemvAct;
 $L485_if_done:
-	.loc 3 229 9
+	.loc 3 231 9
 	setp.eq.s64 %p78, %rd18, 2;
 	@%p78 bra $L486_if_then;
 	bra.uni $L487_if_done;
 $L486_if_then:
-	.loc 3 230 14
+	.loc 3 232 14
 	mul.rn.f32 %f492, 0f3F000000, %f391;
-	.loc 3 230 34
+	.loc 3 232 34
 	mul.rn.f32 %f493, %f391, 0f3F3504F3;
-	.loc 3 230 32
+	.loc 3 232 32
 	bra.uni $L489_entry;
 $L489_entry:
 	.loc 1 26 14
@@ -12223,37 +12223,37 @@ $L505_ret_copysign32:
 	mov.f32 %f494, %f532;
 	bra.uni $L501_ret_Erf32;
 $L501_ret_Erf32:
-	.loc 3 230 23
+	.loc 3 232 23
 	add.rn.f32 %f535, 0f3F800000, %f494;
-	.loc 3 230 18
+	.loc 3 232 18
 	mul.rn.f32 %f536, %f492, %f535;
-	.loc 3 230 3
+	.loc 3 232 3
 	mov.f32 %f479, %f536;
 	bra.uni $L488_ret_gemvAct;
 $L487_if_done:
-	.loc 3 232 2
+	.loc 3 234 2
 	mov.f32 %f479, %f391;
 	bra.uni $L488_ret_gemvAct;
 $L488_ret_gemvAct:
-	.loc 3 215 17
+	.loc 3 217 17
 	setp.gt.s64 %p84, %rd14, 0;
 	@%p84 bra $L441_if_then;
 	bra.uni $L506_edge;
 $L441_if_then:
-	.loc 3 216 25
+	.loc 3 218 25
 	add.s64 %rd428, %rd423, 1;
-	.loc 3 216 23
+	.loc 3 218 23
 	shl.b64 %rd429, %rd428, 2;
 	add.s64 %rd430, %rd13, %rd429;
 	ld.global.nc.f32 %f538, [%rd430];
-	.loc 3 216 19
+	.loc 3 218 19
 	bra.uni $L507_entry;
 $L507_entry:
-	.loc 3 250 40
+	.loc 3 252 40
 	mov.f32 %f539, %f538;
 	bra.uni $L508_ret_load;
 $L508_ret_load:
-	.loc 3 216 6
+	.loc 3 218 6
 	add.rn.f32 %f540, %f479, %f539;
 	mov.f32 %f537, %f540;
 	bra.uni $L442_if_done;
@@ -12261,16 +12261,16 @@ $L506_edge:
 	mov.f32 %f537, %f479;
 	bra.uni $L442_if_done;
 $L442_if_done:
-	.loc 3 218 10
+	.loc 3 220 10
 	add.s64 %rd431, %rd423, 1;
-	.loc 3 218 24
+	.loc 3 220 24
 	bra.uni $L509_entry;
 $L509_entry:
-	.loc 3 251 40
+	.loc 3 253 40
 	mov.f32 %f541, %f537;
 	bra.uni $L510_ret_store;
 $L510_ret_store:
-	.loc 3 218 8
+	.loc 3 220 8
 	shl.b64 %rd432, %rd431, 2;
 	add.s64 %rd433, %rd1, %rd432;
 	st.global.f32 [%rd433], %f541;
@@ -12405,7 +12405,7 @@ $L3_if_then:
 	.loc 3 107 19
 	mul.lo.s64 %rd39, %rd38, 6144;
 	.loc 3 107 30
-	div.s64 %rd40, %rd39, 2;
+	shr.s64 %rd40, %rd39, 1;
 	.loc 3 107 10
 	add.s64 %rd41, %rd22, 1;
 	sub.s64 %rd42, %rd22, %rd40;
@@ -12438,29 +12438,29 @@ $L6_for_body:
 	mov.f32 %f7, 0f00000000;
 	bra.uni $L24_entry;
 $L24_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd50, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd51, 0, %rd50;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd52, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L29_cond_true;
 	bra.uni $L36_edge;
 $L29_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L27_if_then;
 	bra.uni $L37_edge;
 $L27_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd55, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd56, %rd55, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd57, %rd56, %rd51;
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
@@ -12474,38 +12474,38 @@ $L36_edge:
 	mov.s64 %rd54, 0;
 	bra.uni $L28_if_done;
 $L28_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd58, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd59, 0, %rd58;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd60, %rd59, 1;
 	add.s64 %rd61, %rd37, %rd60;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd62, %rd53, 1;
 	add.s64 %rd63, %rd7, %rd62;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
 	bra.uni $L38_rangeint_body;
 $L38_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd64, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p4, %rd64, %rd16;
 	@%p4 bra $L41_cond_true;
 	bra.uni $L42_edge;
 $L41_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p5, %rd51, %rd17;
 	@%p5 bra $L39_if_then;
 	bra.uni $L43_edge;
 $L39_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd65, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd66, %rd65, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
@@ -12519,38 +12519,38 @@ $L42_edge:
 	mov.s64 %rd54, 0;
 	bra.uni $L40_if_done;
 $L40_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd68, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd69, 256, %rd68;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd37, %rd70;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd72, %rd53, 1;
 	add.s64 %rd73, %rd7, %rd72;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
 	bra.uni $L30_rangeint_body;
 $L30_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd74, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p6, %rd74, %rd15;
 	@%p6 bra $L34_cond_true;
 	bra.uni $L44_edge;
 $L34_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p7, %rd51, %rd17;
 	@%p7 bra $L32_if_then;
 	bra.uni $L45_edge;
 $L32_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd77, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd78, %rd77, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd79, %rd78, %rd51;
 	mov.s64 %rd75, %rd79;
 	mov.s64 %rd76, 16;
@@ -12564,38 +12564,38 @@ $L44_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd80, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd81, 512, %rd80;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd37, %rd82;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd84, %rd75, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r34, %rd76;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r34;
 	bra.uni $L46_rangeint_body;
 $L46_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd86, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p8, %rd86, %rd15;
 	@%p8 bra $L49_cond_true;
 	bra.uni $L50_edge;
 $L49_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p9, %rd51, %rd17;
 	@%p9 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd87, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd88, %rd87, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd89, %rd88, %rd51;
 	mov.s64 %rd75, %rd89;
 	mov.s64 %rd76, 16;
@@ -12609,38 +12609,38 @@ $L50_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd90, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd91, 768, %rd90;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd92, %rd91, 1;
 	add.s64 %rd93, %rd37, %rd92;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd94, %rd75, 1;
 	add.s64 %rd95, %rd4, %rd94;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r35, %rd76;
 	cp.async.cg.shared.global [%rd93], [%rd95], 16, %r35;
 	bra.uni $L52_rangeint_body;
 $L52_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd96, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p10, %rd96, %rd15;
 	@%p10 bra $L55_cond_true;
 	bra.uni $L56_edge;
 $L55_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p11, %rd51, %rd17;
 	@%p11 bra $L53_if_then;
 	bra.uni $L57_edge;
 $L53_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd97, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd98, %rd97, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd99, %rd98, %rd51;
 	mov.s64 %rd75, %rd99;
 	mov.s64 %rd76, 16;
@@ -12654,38 +12654,38 @@ $L56_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L54_if_done;
 $L54_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd100, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd101, 1024, %rd100;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd102, %rd101, 1;
 	add.s64 %rd103, %rd37, %rd102;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd104, %rd75, 1;
 	add.s64 %rd105, %rd4, %rd104;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r36, %rd76;
 	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
 	bra.uni $L58_rangeint_body;
 $L58_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd106, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p12, %rd106, %rd15;
 	@%p12 bra $L61_cond_true;
 	bra.uni $L62_edge;
 $L61_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p13, %rd51, %rd17;
 	@%p13 bra $L59_if_then;
 	bra.uni $L63_edge;
 $L59_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd107, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd108, %rd107, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd109, %rd108, %rd51;
 	mov.s64 %rd75, %rd109;
 	mov.s64 %rd76, 16;
@@ -12699,48 +12699,48 @@ $L62_edge:
 	mov.s64 %rd76, 0;
 	bra.uni $L60_if_done;
 $L60_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd110, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd111, 1280, %rd110;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd112, %rd111, 1;
 	add.s64 %rd113, %rd37, %rd112;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd114, %rd75, 1;
 	add.s64 %rd115, %rd4, %rd114;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r37, %rd76;
 	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
 	bra.uni $L31_rangeint_done;
 $L31_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L65_entry;
 $L65_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd116, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd117, 256, %rd116;
 	bra.uni $L66_rangeint_body;
 $L66_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd118, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p14, %rd118, %rd16;
 	@%p14 bra $L70_cond_true;
 	bra.uni $L77_edge;
 $L70_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p15, %rd117, %rd17;
 	@%p15 bra $L68_if_then;
 	bra.uni $L78_edge;
 $L68_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd121, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd122, %rd121, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd123, %rd122, %rd117;
 	mov.s64 %rd119, %rd123;
 	mov.s64 %rd120, 16;
@@ -12754,38 +12754,38 @@ $L77_edge:
 	mov.s64 %rd120, 0;
 	bra.uni $L69_if_done;
 $L69_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd124, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd125, 1536, %rd124;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd126, %rd125, 1;
 	add.s64 %rd127, %rd37, %rd126;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd128, %rd119, 1;
 	add.s64 %rd129, %rd7, %rd128;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r38, %rd120;
 	cp.async.cg.shared.global [%rd127], [%rd129], 16, %r38;
 	bra.uni $L79_rangeint_body;
 $L79_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd130, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p16, %rd130, %rd16;
 	@%p16 bra $L82_cond_true;
 	bra.uni $L83_edge;
 $L82_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p17, %rd117, %rd17;
 	@%p17 bra $L80_if_then;
 	bra.uni $L84_edge;
 $L80_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd131, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd132, %rd131, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd133, %rd132, %rd117;
 	mov.s64 %rd119, %rd133;
 	mov.s64 %rd120, 16;
@@ -12799,38 +12799,38 @@ $L83_edge:
 	mov.s64 %rd120, 0;
 	bra.uni $L81_if_done;
 $L81_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd134, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd135, 1792, %rd134;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd136, %rd135, 1;
 	add.s64 %rd137, %rd37, %rd136;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd138, %rd119, 1;
 	add.s64 %rd139, %rd7, %rd138;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r39, %rd120;
 	cp.async.cg.shared.global [%rd137], [%rd139], 16, %r39;
 	bra.uni $L71_rangeint_body;
 $L71_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd140, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p18, %rd140, %rd15;
 	@%p18 bra $L75_cond_true;
 	bra.uni $L85_edge;
 $L75_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p19, %rd117, %rd17;
 	@%p19 bra $L73_if_then;
 	bra.uni $L86_edge;
 $L73_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd143, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd144, %rd143, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd145, %rd144, %rd117;
 	mov.s64 %rd141, %rd145;
 	mov.s64 %rd142, 16;
@@ -12844,38 +12844,38 @@ $L85_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L74_if_done;
 $L74_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd146, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd147, 2048, %rd146;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd148, %rd147, 1;
 	add.s64 %rd149, %rd37, %rd148;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd150, %rd141, 1;
 	add.s64 %rd151, %rd4, %rd150;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r40, %rd142;
 	cp.async.cg.shared.global [%rd149], [%rd151], 16, %r40;
 	bra.uni $L87_rangeint_body;
 $L87_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd152, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p20, %rd152, %rd15;
 	@%p20 bra $L90_cond_true;
 	bra.uni $L91_edge;
 $L90_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p21, %rd117, %rd17;
 	@%p21 bra $L88_if_then;
 	bra.uni $L92_edge;
 $L88_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd153, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd154, %rd153, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd155, %rd154, %rd117;
 	mov.s64 %rd141, %rd155;
 	mov.s64 %rd142, 16;
@@ -12889,38 +12889,38 @@ $L91_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L89_if_done;
 $L89_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd156, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd157, 2304, %rd156;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd158, %rd157, 1;
 	add.s64 %rd159, %rd37, %rd158;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd160, %rd141, 1;
 	add.s64 %rd161, %rd4, %rd160;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r41, %rd142;
 	cp.async.cg.shared.global [%rd159], [%rd161], 16, %r41;
 	bra.uni $L93_rangeint_body;
 $L93_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd162, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p22, %rd162, %rd15;
 	@%p22 bra $L96_cond_true;
 	bra.uni $L97_edge;
 $L96_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p23, %rd117, %rd17;
 	@%p23 bra $L94_if_then;
 	bra.uni $L98_edge;
 $L94_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd163, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd164, %rd163, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd165, %rd164, %rd117;
 	mov.s64 %rd141, %rd165;
 	mov.s64 %rd142, 16;
@@ -12934,38 +12934,38 @@ $L97_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L95_if_done;
 $L95_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd166, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd167, 2560, %rd166;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd168, %rd167, 1;
 	add.s64 %rd169, %rd37, %rd168;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd170, %rd141, 1;
 	add.s64 %rd171, %rd4, %rd170;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r42, %rd142;
 	cp.async.cg.shared.global [%rd169], [%rd171], 16, %r42;
 	bra.uni $L99_rangeint_body;
 $L99_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd172, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p24, %rd172, %rd15;
 	@%p24 bra $L102_cond_true;
 	bra.uni $L103_edge;
 $L102_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p25, %rd117, %rd17;
 	@%p25 bra $L100_if_then;
 	bra.uni $L104_edge;
 $L100_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd173, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd174, %rd173, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd175, %rd174, %rd117;
 	mov.s64 %rd141, %rd175;
 	mov.s64 %rd142, 16;
@@ -12979,48 +12979,48 @@ $L103_edge:
 	mov.s64 %rd142, 0;
 	bra.uni $L101_if_done;
 $L101_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd176, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd177, 2816, %rd176;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd178, %rd177, 1;
 	add.s64 %rd179, %rd37, %rd178;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd180, %rd141, 1;
 	add.s64 %rd181, %rd4, %rd180;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r43, %rd142;
 	cp.async.cg.shared.global [%rd179], [%rd181], 16, %r43;
 	bra.uni $L72_rangeint_done;
 $L72_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L106_entry;
 $L106_entry:
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd182, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd183, 512, %rd182;
 	bra.uni $L107_rangeint_body;
 $L107_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd184, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p26, %rd184, %rd16;
 	@%p26 bra $L111_cond_true;
 	bra.uni $L118_edge;
 $L111_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p27, %rd183, %rd17;
 	@%p27 bra $L109_if_then;
 	bra.uni $L119_edge;
 $L109_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd187, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd188, %rd187, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd189, %rd188, %rd183;
 	mov.s64 %rd185, %rd189;
 	mov.s64 %rd186, 16;
@@ -13034,38 +13034,38 @@ $L118_edge:
 	mov.s64 %rd186, 0;
 	bra.uni $L110_if_done;
 $L110_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd190, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd191, 3072, %rd190;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd192, %rd191, 1;
 	add.s64 %rd193, %rd37, %rd192;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd194, %rd185, 1;
 	add.s64 %rd195, %rd7, %rd194;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r44, %rd186;
 	cp.async.cg.shared.global [%rd193], [%rd195], 16, %r44;
 	bra.uni $L120_rangeint_body;
 $L120_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd196, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p28, %rd196, %rd16;
 	@%p28 bra $L123_cond_true;
 	bra.uni $L124_edge;
 $L123_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p29, %rd183, %rd17;
 	@%p29 bra $L121_if_then;
 	bra.uni $L125_edge;
 $L121_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd197, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd198, %rd197, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd199, %rd198, %rd183;
 	mov.s64 %rd185, %rd199;
 	mov.s64 %rd186, 16;
@@ -13079,38 +13079,38 @@ $L124_edge:
 	mov.s64 %rd186, 0;
 	bra.uni $L122_if_done;
 $L122_if_done:
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd200, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd201, 3328, %rd200;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd202, %rd201, 1;
 	add.s64 %rd203, %rd37, %rd202;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd204, %rd185, 1;
 	add.s64 %rd205, %rd7, %rd204;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r45, %rd186;
 	cp.async.cg.shared.global [%rd203], [%rd205], 16, %r45;
 	bra.uni $L112_rangeint_body;
 $L112_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd206, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p30, %rd206, %rd15;
 	@%p30 bra $L116_cond_true;
 	bra.uni $L126_edge;
 $L116_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p31, %rd183, %rd17;
 	@%p31 bra $L114_if_then;
 	bra.uni $L127_edge;
 $L114_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd209, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd210, %rd209, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd211, %rd210, %rd183;
 	mov.s64 %rd207, %rd211;
 	mov.s64 %rd208, 16;
@@ -13124,38 +13124,38 @@ $L126_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L115_if_done;
 $L115_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd212, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd213, 3584, %rd212;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd214, %rd213, 1;
 	add.s64 %rd215, %rd37, %rd214;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd216, %rd207, 1;
 	add.s64 %rd217, %rd4, %rd216;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r46, %rd208;
 	cp.async.cg.shared.global [%rd215], [%rd217], 16, %r46;
 	bra.uni $L128_rangeint_body;
 $L128_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd218, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p32, %rd218, %rd15;
 	@%p32 bra $L131_cond_true;
 	bra.uni $L132_edge;
 $L131_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p33, %rd183, %rd17;
 	@%p33 bra $L129_if_then;
 	bra.uni $L133_edge;
 $L129_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd219, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd220, %rd219, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd221, %rd220, %rd183;
 	mov.s64 %rd207, %rd221;
 	mov.s64 %rd208, 16;
@@ -13169,38 +13169,38 @@ $L132_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L130_if_done;
 $L130_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd222, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd223, 3840, %rd222;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd224, %rd223, 1;
 	add.s64 %rd225, %rd37, %rd224;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd226, %rd207, 1;
 	add.s64 %rd227, %rd4, %rd226;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r47, %rd208;
 	cp.async.cg.shared.global [%rd225], [%rd227], 16, %r47;
 	bra.uni $L134_rangeint_body;
 $L134_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd228, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p34, %rd228, %rd15;
 	@%p34 bra $L137_cond_true;
 	bra.uni $L138_edge;
 $L137_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p35, %rd183, %rd17;
 	@%p35 bra $L135_if_then;
 	bra.uni $L139_edge;
 $L135_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd229, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd230, %rd229, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd231, %rd230, %rd183;
 	mov.s64 %rd207, %rd231;
 	mov.s64 %rd208, 16;
@@ -13214,38 +13214,38 @@ $L138_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L136_if_done;
 $L136_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd232, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd233, 4096, %rd232;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd234, %rd233, 1;
 	add.s64 %rd235, %rd37, %rd234;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd236, %rd207, 1;
 	add.s64 %rd237, %rd4, %rd236;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r48, %rd208;
 	cp.async.cg.shared.global [%rd235], [%rd237], 16, %r48;
 	bra.uni $L140_rangeint_body;
 $L140_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd238, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p36, %rd238, %rd15;
 	@%p36 bra $L143_cond_true;
 	bra.uni $L144_edge;
 $L143_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p37, %rd183, %rd17;
 	@%p37 bra $L141_if_then;
 	bra.uni $L145_edge;
 $L141_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd239, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd240, %rd239, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd241, %rd240, %rd183;
 	mov.s64 %rd207, %rd241;
 	mov.s64 %rd208, 16;
@@ -13259,22 +13259,22 @@ $L144_edge:
 	mov.s64 %rd208, 0;
 	bra.uni $L142_if_done;
 $L142_if_done:
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd242, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd243, 4352, %rd242;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd244, %rd243, 1;
 	add.s64 %rd245, %rd37, %rd244;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd246, %rd207, 1;
 	add.s64 %rd247, %rd4, %rd246;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r49, %rd208;
 	cp.async.cg.shared.global [%rd245], [%rd247], 16, %r49;
 	bra.uni $L113_rangeint_done;
 $L113_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
@@ -13294,79 +13294,79 @@ $L10_for_body:
 	mul.lo.s64 %rd250, %rd23, 8;
 	.loc 3 117 23
 	add.s64 %rd251, %rd249, %rd250;
-	.loc 3 118 13
-	rem.s64 %rd252, %rd248, 4;
-	.loc 3 119 27
+	.loc 3 120 13
+	and.b64 %rd252, %rd248, 3;
+	.loc 3 121 26
 	mul.lo.s64 %rd253, %rd252, 6;
-	.loc 3 119 37
+	.loc 3 121 36
 	mul.lo.s64 %rd254, %rd253, 256;
-	.loc 3 119 48
-	mul.lo.s64 %rd255, %rd23, 8;
-	.loc 3 119 46
-	add.s64 %rd256, %rd254, %rd255;
-	.loc 3 119 51
-	div.s64 %rd257, %rd256, 2;
-	.loc 3 119 20
+	.loc 3 121 45
+	shr.s64 %rd255, %rd254, 1;
+	.loc 3 121 50
+	mul.lo.s64 %rd256, %rd23, 4;
+	.loc 3 121 48
+	add.s64 %rd257, %rd255, %rd256;
+	.loc 3 121 20
 	add.s64 %rd258, %rd257, 3;
 	shl.b64 %rd259, %rd257, 2;
 	add.s64 %rd260, %rd45, %rd259;
 	ld.shared.v4.u32 {%r50, %r51, %r52, %r53}, [%rd260];
-	.loc 3 120 28
+	.loc 3 122 27
 	mul.lo.s64 %rd261, %rd252, 6;
-	.loc 3 120 38
+	.loc 3 122 37
 	add.s64 %rd262, %rd261, 1;
-	.loc 3 120 41
+	.loc 3 122 40
 	mul.lo.s64 %rd263, %rd262, 256;
-	.loc 3 120 52
-	mul.lo.s64 %rd264, %rd23, 8;
-	.loc 3 120 50
-	add.s64 %rd265, %rd263, %rd264;
-	.loc 3 120 55
-	div.s64 %rd266, %rd265, 2;
-	.loc 3 120 20
+	.loc 3 122 49
+	shr.s64 %rd264, %rd263, 1;
+	.loc 3 122 54
+	mul.lo.s64 %rd265, %rd23, 4;
+	.loc 3 122 52
+	add.s64 %rd266, %rd264, %rd265;
+	.loc 3 122 20
 	add.s64 %rd267, %rd266, 3;
 	shl.b64 %rd268, %rd266, 2;
 	add.s64 %rd269, %rd45, %rd268;
 	ld.shared.v4.u32 {%r54, %r55, %r56, %r57}, [%rd269];
-	.loc 3 121 11
+	.loc 3 123 11
 	setp.lt.s64 %p39, %rd251, %rd17;
 	@%p39 bra $L14_rangeint_body;
 	bra.uni $L13_if_done;
 $L14_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd270, %rd49, 0;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p40, %rd270, %rd15;
 	@%p40 bra $L15_if_then;
 	bra.uni $L201_rangeint_body;
 $L15_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd271, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd272, %rd271, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd273, %rd272, 0;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd274, %rd273, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd275, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd276, %rd274, %rd275;
-	.loc 3 125 60
-	div.s64 %rd277, %rd276, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd275, %rd274, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd276, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd277, %rd275, %rd276;
+	.loc 3 127 23
 	add.s64 %rd278, %rd277, 3;
 	shl.b64 %rd279, %rd277, 2;
 	add.s64 %rd280, %rd45, %rd279;
 	ld.shared.v4.u32 {%r58, %r59, %r60, %r61}, [%rd280];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f8, %f0;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f9, %f4;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L146_entry;
 $L146_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r62, 0;
 	mov.u32 %r63, 0;
 	mov.u32 %r64, 0;
@@ -13375,7 +13375,7 @@ $L146_entry:
 	mov.u32 %r63, %r59;
 	mov.u32 %r64, %r60;
 	mov.u32 %r65, %r61;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r66, 0;
 	mov.u32 %r67, 0;
 	mov.u32 %r68, 0;
@@ -13384,7 +13384,7 @@ $L146_entry:
 	mov.u32 %r67, %r51;
 	mov.u32 %r68, %r52;
 	mov.u32 %r69, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r70, 0;
 	mov.u32 %r71, 0;
 	mov.u32 %r72, 0;
@@ -13397,9 +13397,9 @@ $L146_entry:
 	mov.f32 %f13, %f9;
 	bra.uni $L147_rangeint_body;
 $L147_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r74, %r62;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L150_entry;
 $L150_entry:
 	.loc 3 98 75
@@ -13410,9 +13410,9 @@ $L150_entry:
 	mov.f32 %f14, %f15;
 	bra.uni $L151_ret_lo;
 $L151_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r76, %r62;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L152_entry;
 $L152_entry:
 	.loc 3 99 75
@@ -13424,9 +13424,9 @@ $L152_entry:
 	mov.f32 %f16, %f17;
 	bra.uni $L153_ret_hi;
 $L153_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r79, %r66;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L154_entry;
 $L154_entry:
 	.loc 3 99 75
@@ -13438,9 +13438,9 @@ $L154_entry:
 	mov.f32 %f18, %f19;
 	bra.uni $L155_ret_hi;
 $L155_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r82, %r66;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L156_entry;
 $L156_entry:
 	.loc 3 98 75
@@ -13451,13 +13451,13 @@ $L156_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L157_ret_lo;
 $L157_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f22, %f14, %f20, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f23, %f16, %f18, %f22;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r84, %r70;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L158_entry;
 $L158_entry:
 	.loc 3 99 75
@@ -13469,9 +13469,9 @@ $L158_entry:
 	mov.f32 %f24, %f25;
 	bra.uni $L159_ret_hi;
 $L159_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r87, %r70;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L160_entry;
 $L160_entry:
 	.loc 3 98 75
@@ -13482,17 +13482,17 @@ $L160_entry:
 	mov.f32 %f26, %f27;
 	bra.uni $L161_ret_lo;
 $L161_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f28, %f14, %f26, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f29, %f16, %f24, %f28;
 	mov.f32 %f12, %f23;
 	mov.f32 %f13, %f29;
 	bra.uni $L162_rangeint_body;
 $L162_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r89, %r63;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L163_entry;
 $L163_entry:
 	.loc 3 98 75
@@ -13503,9 +13503,9 @@ $L163_entry:
 	mov.f32 %f30, %f31;
 	bra.uni $L164_ret_lo;
 $L164_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r91, %r63;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L165_entry;
 $L165_entry:
 	.loc 3 99 75
@@ -13517,9 +13517,9 @@ $L165_entry:
 	mov.f32 %f32, %f33;
 	bra.uni $L166_ret_hi;
 $L166_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r94, %r67;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L167_entry;
 $L167_entry:
 	.loc 3 99 75
@@ -13531,9 +13531,9 @@ $L167_entry:
 	mov.f32 %f34, %f35;
 	bra.uni $L168_ret_hi;
 $L168_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r97, %r67;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L169_entry;
 $L169_entry:
 	.loc 3 98 75
@@ -13544,13 +13544,13 @@ $L169_entry:
 	mov.f32 %f36, %f37;
 	bra.uni $L170_ret_lo;
 $L170_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f38, %f30, %f36, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f39, %f32, %f34, %f38;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r99, %r71;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L171_entry;
 $L171_entry:
 	.loc 3 99 75
@@ -13562,9 +13562,9 @@ $L171_entry:
 	mov.f32 %f40, %f41;
 	bra.uni $L172_ret_hi;
 $L172_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r102, %r71;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L173_entry;
 $L173_entry:
 	.loc 3 98 75
@@ -13575,17 +13575,17 @@ $L173_entry:
 	mov.f32 %f42, %f43;
 	bra.uni $L174_ret_lo;
 $L174_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f44, %f30, %f42, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f45, %f32, %f40, %f44;
 	mov.f32 %f12, %f39;
 	mov.f32 %f13, %f45;
 	bra.uni $L175_rangeint_body;
 $L175_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r104, %r64;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L176_entry;
 $L176_entry:
 	.loc 3 98 75
@@ -13596,9 +13596,9 @@ $L176_entry:
 	mov.f32 %f46, %f47;
 	bra.uni $L177_ret_lo;
 $L177_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r106, %r64;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L178_entry;
 $L178_entry:
 	.loc 3 99 75
@@ -13610,9 +13610,9 @@ $L178_entry:
 	mov.f32 %f48, %f49;
 	bra.uni $L179_ret_hi;
 $L179_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r109, %r68;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L180_entry;
 $L180_entry:
 	.loc 3 99 75
@@ -13624,9 +13624,9 @@ $L180_entry:
 	mov.f32 %f50, %f51;
 	bra.uni $L181_ret_hi;
 $L181_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r112, %r68;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L182_entry;
 $L182_entry:
 	.loc 3 98 75
@@ -13637,13 +13637,13 @@ $L182_entry:
 	mov.f32 %f52, %f53;
 	bra.uni $L183_ret_lo;
 $L183_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f54, %f46, %f52, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f55, %f48, %f50, %f54;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r114, %r72;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L184_entry;
 $L184_entry:
 	.loc 3 99 75
@@ -13655,9 +13655,9 @@ $L184_entry:
 	mov.f32 %f56, %f57;
 	bra.uni $L185_ret_hi;
 $L185_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r117, %r72;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L186_entry;
 $L186_entry:
 	.loc 3 98 75
@@ -13668,17 +13668,17 @@ $L186_entry:
 	mov.f32 %f58, %f59;
 	bra.uni $L187_ret_lo;
 $L187_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f60, %f46, %f58, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f61, %f48, %f56, %f60;
 	mov.f32 %f12, %f55;
 	mov.f32 %f13, %f61;
 	bra.uni $L188_rangeint_body;
 $L188_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r119, %r65;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L189_entry;
 $L189_entry:
 	.loc 3 98 75
@@ -13689,9 +13689,9 @@ $L189_entry:
 	mov.f32 %f62, %f63;
 	bra.uni $L190_ret_lo;
 $L190_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r121, %r65;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L191_entry;
 $L191_entry:
 	.loc 3 99 75
@@ -13703,9 +13703,9 @@ $L191_entry:
 	mov.f32 %f64, %f65;
 	bra.uni $L192_ret_hi;
 $L192_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r124, %r69;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L193_entry;
 $L193_entry:
 	.loc 3 99 75
@@ -13717,9 +13717,9 @@ $L193_entry:
 	mov.f32 %f66, %f67;
 	bra.uni $L194_ret_hi;
 $L194_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r127, %r69;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L195_entry;
 $L195_entry:
 	.loc 3 98 75
@@ -13730,13 +13730,13 @@ $L195_entry:
 	mov.f32 %f68, %f69;
 	bra.uni $L196_ret_lo;
 $L196_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f70, %f62, %f68, %f12;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f71, %f64, %f66, %f70;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r129, %r73;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L197_entry;
 $L197_entry:
 	.loc 3 99 75
@@ -13748,9 +13748,9 @@ $L197_entry:
 	mov.f32 %f72, %f73;
 	bra.uni $L198_ret_hi;
 $L198_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r132, %r73;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L199_entry;
 $L199_entry:
 	.loc 3 98 75
@@ -13761,59 +13761,59 @@ $L199_entry:
 	mov.f32 %f74, %f75;
 	bra.uni $L200_ret_lo;
 $L200_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f76, %f62, %f74, %f13;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f77, %f64, %f72, %f76;
 	mov.f32 %f78, %f71;
 	mov.f32 %f79, %f77;
 	bra.uni $L148_rangeint_done;
 $L148_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f10, %f78;
 	mov.f32 %f11, %f79;
 	bra.uni $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L149_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f0, %f10;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f4, %f11;
 	bra.uni $L201_rangeint_body;
 $L201_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd281, %rd49, 1;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p41, %rd281, %rd15;
 	@%p41 bra $L202_if_then;
 	bra.uni $L259_rangeint_body;
 $L202_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd282, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd283, %rd282, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd284, %rd283, 1;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd285, %rd284, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd286, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd287, %rd285, %rd286;
-	.loc 3 125 60
-	div.s64 %rd288, %rd287, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd286, %rd285, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd287, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd288, %rd286, %rd287;
+	.loc 3 127 23
 	add.s64 %rd289, %rd288, 3;
 	shl.b64 %rd290, %rd288, 2;
 	add.s64 %rd291, %rd45, %rd290;
 	ld.shared.v4.u32 {%r134, %r135, %r136, %r137}, [%rd291];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f80, %f1;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f81, %f5;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L204_entry;
 $L204_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r138, 0;
 	mov.u32 %r139, 0;
 	mov.u32 %r140, 0;
@@ -13822,7 +13822,7 @@ $L204_entry:
 	mov.u32 %r139, %r135;
 	mov.u32 %r140, %r136;
 	mov.u32 %r141, %r137;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r142, 0;
 	mov.u32 %r143, 0;
 	mov.u32 %r144, 0;
@@ -13831,7 +13831,7 @@ $L204_entry:
 	mov.u32 %r143, %r51;
 	mov.u32 %r144, %r52;
 	mov.u32 %r145, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r146, 0;
 	mov.u32 %r147, 0;
 	mov.u32 %r148, 0;
@@ -13844,9 +13844,9 @@ $L204_entry:
 	mov.f32 %f85, %f81;
 	bra.uni $L205_rangeint_body;
 $L205_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r150, %r138;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L208_entry;
 $L208_entry:
 	.loc 3 98 75
@@ -13857,9 +13857,9 @@ $L208_entry:
 	mov.f32 %f86, %f87;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r152, %r138;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L210_entry;
 $L210_entry:
 	.loc 3 99 75
@@ -13871,9 +13871,9 @@ $L210_entry:
 	mov.f32 %f88, %f89;
 	bra.uni $L211_ret_hi;
 $L211_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r155, %r142;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L212_entry;
 $L212_entry:
 	.loc 3 99 75
@@ -13885,9 +13885,9 @@ $L212_entry:
 	mov.f32 %f90, %f91;
 	bra.uni $L213_ret_hi;
 $L213_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r158, %r142;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L214_entry;
 $L214_entry:
 	.loc 3 98 75
@@ -13898,13 +13898,13 @@ $L214_entry:
 	mov.f32 %f92, %f93;
 	bra.uni $L215_ret_lo;
 $L215_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f94, %f86, %f92, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f95, %f88, %f90, %f94;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r160, %r146;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L216_entry;
 $L216_entry:
 	.loc 3 99 75
@@ -13916,9 +13916,9 @@ $L216_entry:
 	mov.f32 %f96, %f97;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r163, %r146;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L218_entry;
 $L218_entry:
 	.loc 3 98 75
@@ -13929,17 +13929,17 @@ $L218_entry:
 	mov.f32 %f98, %f99;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f100, %f86, %f98, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f101, %f88, %f96, %f100;
 	mov.f32 %f84, %f95;
 	mov.f32 %f85, %f101;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r165, %r139;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L221_entry;
 $L221_entry:
 	.loc 3 98 75
@@ -13950,9 +13950,9 @@ $L221_entry:
 	mov.f32 %f102, %f103;
 	bra.uni $L222_ret_lo;
 $L222_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r167, %r139;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L223_entry;
 $L223_entry:
 	.loc 3 99 75
@@ -13964,9 +13964,9 @@ $L223_entry:
 	mov.f32 %f104, %f105;
 	bra.uni $L224_ret_hi;
 $L224_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r170, %r143;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L225_entry;
 $L225_entry:
 	.loc 3 99 75
@@ -13978,9 +13978,9 @@ $L225_entry:
 	mov.f32 %f106, %f107;
 	bra.uni $L226_ret_hi;
 $L226_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r173, %r143;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L227_entry;
 $L227_entry:
 	.loc 3 98 75
@@ -13991,13 +13991,13 @@ $L227_entry:
 	mov.f32 %f108, %f109;
 	bra.uni $L228_ret_lo;
 $L228_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f110, %f102, %f108, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f111, %f104, %f106, %f110;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r175, %r147;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L229_entry;
 $L229_entry:
 	.loc 3 99 75
@@ -14009,9 +14009,9 @@ $L229_entry:
 	mov.f32 %f112, %f113;
 	bra.uni $L230_ret_hi;
 $L230_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r178, %r147;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L231_entry;
 $L231_entry:
 	.loc 3 98 75
@@ -14022,17 +14022,17 @@ $L231_entry:
 	mov.f32 %f114, %f115;
 	bra.uni $L232_ret_lo;
 $L232_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f116, %f102, %f114, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f117, %f104, %f112, %f116;
 	mov.f32 %f84, %f111;
 	mov.f32 %f85, %f117;
 	bra.uni $L233_rangeint_body;
 $L233_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r180, %r140;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L234_entry;
 $L234_entry:
 	.loc 3 98 75
@@ -14043,9 +14043,9 @@ $L234_entry:
 	mov.f32 %f118, %f119;
 	bra.uni $L235_ret_lo;
 $L235_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r182, %r140;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L236_entry;
 $L236_entry:
 	.loc 3 99 75
@@ -14057,9 +14057,9 @@ $L236_entry:
 	mov.f32 %f120, %f121;
 	bra.uni $L237_ret_hi;
 $L237_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r185, %r144;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L238_entry;
 $L238_entry:
 	.loc 3 99 75
@@ -14071,9 +14071,9 @@ $L238_entry:
 	mov.f32 %f122, %f123;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r188, %r144;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L240_entry;
 $L240_entry:
 	.loc 3 98 75
@@ -14084,13 +14084,13 @@ $L240_entry:
 	mov.f32 %f124, %f125;
 	bra.uni $L241_ret_lo;
 $L241_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f126, %f118, %f124, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f127, %f120, %f122, %f126;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r190, %r148;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L242_entry;
 $L242_entry:
 	.loc 3 99 75
@@ -14102,9 +14102,9 @@ $L242_entry:
 	mov.f32 %f128, %f129;
 	bra.uni $L243_ret_hi;
 $L243_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r193, %r148;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L244_entry;
 $L244_entry:
 	.loc 3 98 75
@@ -14115,17 +14115,17 @@ $L244_entry:
 	mov.f32 %f130, %f131;
 	bra.uni $L245_ret_lo;
 $L245_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f132, %f118, %f130, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f133, %f120, %f128, %f132;
 	mov.f32 %f84, %f127;
 	mov.f32 %f85, %f133;
 	bra.uni $L246_rangeint_body;
 $L246_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r195, %r141;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L247_entry;
 $L247_entry:
 	.loc 3 98 75
@@ -14136,9 +14136,9 @@ $L247_entry:
 	mov.f32 %f134, %f135;
 	bra.uni $L248_ret_lo;
 $L248_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r197, %r141;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L249_entry;
 $L249_entry:
 	.loc 3 99 75
@@ -14150,9 +14150,9 @@ $L249_entry:
 	mov.f32 %f136, %f137;
 	bra.uni $L250_ret_hi;
 $L250_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r200, %r145;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L251_entry;
 $L251_entry:
 	.loc 3 99 75
@@ -14164,9 +14164,9 @@ $L251_entry:
 	mov.f32 %f138, %f139;
 	bra.uni $L252_ret_hi;
 $L252_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r203, %r145;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L253_entry;
 $L253_entry:
 	.loc 3 98 75
@@ -14177,13 +14177,13 @@ $L253_entry:
 	mov.f32 %f140, %f141;
 	bra.uni $L254_ret_lo;
 $L254_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f142, %f134, %f140, %f84;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f143, %f136, %f138, %f142;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r205, %r149;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L255_entry;
 $L255_entry:
 	.loc 3 99 75
@@ -14195,9 +14195,9 @@ $L255_entry:
 	mov.f32 %f144, %f145;
 	bra.uni $L256_ret_hi;
 $L256_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r208, %r149;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L257_entry;
 $L257_entry:
 	.loc 3 98 75
@@ -14208,59 +14208,59 @@ $L257_entry:
 	mov.f32 %f146, %f147;
 	bra.uni $L258_ret_lo;
 $L258_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f148, %f134, %f146, %f85;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f149, %f136, %f144, %f148;
 	mov.f32 %f150, %f143;
 	mov.f32 %f151, %f149;
 	bra.uni $L206_rangeint_done;
 $L206_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f82, %f150;
 	mov.f32 %f83, %f151;
 	bra.uni $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L207_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f1, %f82;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f5, %f83;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd292, %rd49, 2;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p42, %rd292, %rd15;
 	@%p42 bra $L260_if_then;
 	bra.uni $L317_rangeint_body;
 $L260_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd293, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd294, %rd293, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd295, %rd294, 2;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd296, %rd295, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd297, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd298, %rd296, %rd297;
-	.loc 3 125 60
-	div.s64 %rd299, %rd298, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd297, %rd296, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd298, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd299, %rd297, %rd298;
+	.loc 3 127 23
 	add.s64 %rd300, %rd299, 3;
 	shl.b64 %rd301, %rd299, 2;
 	add.s64 %rd302, %rd45, %rd301;
 	ld.shared.v4.u32 {%r210, %r211, %r212, %r213}, [%rd302];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f152, %f2;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f153, %f6;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r214, 0;
 	mov.u32 %r215, 0;
 	mov.u32 %r216, 0;
@@ -14269,7 +14269,7 @@ $L262_entry:
 	mov.u32 %r215, %r211;
 	mov.u32 %r216, %r212;
 	mov.u32 %r217, %r213;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r218, 0;
 	mov.u32 %r219, 0;
 	mov.u32 %r220, 0;
@@ -14278,7 +14278,7 @@ $L262_entry:
 	mov.u32 %r219, %r51;
 	mov.u32 %r220, %r52;
 	mov.u32 %r221, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r222, 0;
 	mov.u32 %r223, 0;
 	mov.u32 %r224, 0;
@@ -14291,9 +14291,9 @@ $L262_entry:
 	mov.f32 %f157, %f153;
 	bra.uni $L263_rangeint_body;
 $L263_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r226, %r214;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L266_entry;
 $L266_entry:
 	.loc 3 98 75
@@ -14304,9 +14304,9 @@ $L266_entry:
 	mov.f32 %f158, %f159;
 	bra.uni $L267_ret_lo;
 $L267_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r228, %r214;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L268_entry;
 $L268_entry:
 	.loc 3 99 75
@@ -14318,9 +14318,9 @@ $L268_entry:
 	mov.f32 %f160, %f161;
 	bra.uni $L269_ret_hi;
 $L269_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r231, %r218;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L270_entry;
 $L270_entry:
 	.loc 3 99 75
@@ -14332,9 +14332,9 @@ $L270_entry:
 	mov.f32 %f162, %f163;
 	bra.uni $L271_ret_hi;
 $L271_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r234, %r218;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L272_entry;
 $L272_entry:
 	.loc 3 98 75
@@ -14345,13 +14345,13 @@ $L272_entry:
 	mov.f32 %f164, %f165;
 	bra.uni $L273_ret_lo;
 $L273_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f166, %f158, %f164, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f167, %f160, %f162, %f166;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r236, %r222;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L274_entry;
 $L274_entry:
 	.loc 3 99 75
@@ -14363,9 +14363,9 @@ $L274_entry:
 	mov.f32 %f168, %f169;
 	bra.uni $L275_ret_hi;
 $L275_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r239, %r222;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L276_entry;
 $L276_entry:
 	.loc 3 98 75
@@ -14376,17 +14376,17 @@ $L276_entry:
 	mov.f32 %f170, %f171;
 	bra.uni $L277_ret_lo;
 $L277_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f172, %f158, %f170, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f173, %f160, %f168, %f172;
 	mov.f32 %f156, %f167;
 	mov.f32 %f157, %f173;
 	bra.uni $L278_rangeint_body;
 $L278_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r241, %r215;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L279_entry;
 $L279_entry:
 	.loc 3 98 75
@@ -14397,9 +14397,9 @@ $L279_entry:
 	mov.f32 %f174, %f175;
 	bra.uni $L280_ret_lo;
 $L280_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r243, %r215;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L281_entry;
 $L281_entry:
 	.loc 3 99 75
@@ -14411,9 +14411,9 @@ $L281_entry:
 	mov.f32 %f176, %f177;
 	bra.uni $L282_ret_hi;
 $L282_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r246, %r219;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L283_entry;
 $L283_entry:
 	.loc 3 99 75
@@ -14425,9 +14425,9 @@ $L283_entry:
 	mov.f32 %f178, %f179;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r249, %r219;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L285_entry;
 $L285_entry:
 	.loc 3 98 75
@@ -14438,13 +14438,13 @@ $L285_entry:
 	mov.f32 %f180, %f181;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f182, %f174, %f180, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f183, %f176, %f178, %f182;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r251, %r223;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L287_entry;
 $L287_entry:
 	.loc 3 99 75
@@ -14456,9 +14456,9 @@ $L287_entry:
 	mov.f32 %f184, %f185;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r254, %r223;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L289_entry;
 $L289_entry:
 	.loc 3 98 75
@@ -14469,17 +14469,17 @@ $L289_entry:
 	mov.f32 %f186, %f187;
 	bra.uni $L290_ret_lo;
 $L290_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f188, %f174, %f186, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f189, %f176, %f184, %f188;
 	mov.f32 %f156, %f183;
 	mov.f32 %f157, %f189;
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r256, %r216;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L292_entry;
 $L292_entry:
 	.loc 3 98 75
@@ -14490,9 +14490,9 @@ $L292_entry:
 	mov.f32 %f190, %f191;
 	bra.uni $L293_ret_lo;
 $L293_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r258, %r216;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L294_entry;
 $L294_entry:
 	.loc 3 99 75
@@ -14504,9 +14504,9 @@ $L294_entry:
 	mov.f32 %f192, %f193;
 	bra.uni $L295_ret_hi;
 $L295_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r261, %r220;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L296_entry;
 $L296_entry:
 	.loc 3 99 75
@@ -14518,9 +14518,9 @@ $L296_entry:
 	mov.f32 %f194, %f195;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r264, %r220;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 98 75
@@ -14531,13 +14531,13 @@ $L298_entry:
 	mov.f32 %f196, %f197;
 	bra.uni $L299_ret_lo;
 $L299_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f198, %f190, %f196, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f199, %f192, %f194, %f198;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r266, %r224;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L300_entry;
 $L300_entry:
 	.loc 3 99 75
@@ -14549,9 +14549,9 @@ $L300_entry:
 	mov.f32 %f200, %f201;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r269, %r224;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L302_entry;
 $L302_entry:
 	.loc 3 98 75
@@ -14562,17 +14562,17 @@ $L302_entry:
 	mov.f32 %f202, %f203;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f204, %f190, %f202, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f205, %f192, %f200, %f204;
 	mov.f32 %f156, %f199;
 	mov.f32 %f157, %f205;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r271, %r217;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L305_entry;
 $L305_entry:
 	.loc 3 98 75
@@ -14583,9 +14583,9 @@ $L305_entry:
 	mov.f32 %f206, %f207;
 	bra.uni $L306_ret_lo;
 $L306_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r273, %r217;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L307_entry;
 $L307_entry:
 	.loc 3 99 75
@@ -14597,9 +14597,9 @@ $L307_entry:
 	mov.f32 %f208, %f209;
 	bra.uni $L308_ret_hi;
 $L308_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r276, %r221;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L309_entry;
 $L309_entry:
 	.loc 3 99 75
@@ -14611,9 +14611,9 @@ $L309_entry:
 	mov.f32 %f210, %f211;
 	bra.uni $L310_ret_hi;
 $L310_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r279, %r221;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L311_entry;
 $L311_entry:
 	.loc 3 98 75
@@ -14624,13 +14624,13 @@ $L311_entry:
 	mov.f32 %f212, %f213;
 	bra.uni $L312_ret_lo;
 $L312_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f214, %f206, %f212, %f156;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f215, %f208, %f210, %f214;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r281, %r225;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L313_entry;
 $L313_entry:
 	.loc 3 99 75
@@ -14642,9 +14642,9 @@ $L313_entry:
 	mov.f32 %f216, %f217;
 	bra.uni $L314_ret_hi;
 $L314_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r284, %r225;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L315_entry;
 $L315_entry:
 	.loc 3 98 75
@@ -14655,59 +14655,59 @@ $L315_entry:
 	mov.f32 %f218, %f219;
 	bra.uni $L316_ret_lo;
 $L316_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f220, %f206, %f218, %f157;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f221, %f208, %f216, %f220;
 	mov.f32 %f222, %f215;
 	mov.f32 %f223, %f221;
 	bra.uni $L264_rangeint_done;
 $L264_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f154, %f222;
 	mov.f32 %f155, %f223;
 	bra.uni $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L265_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f2, %f154;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f6, %f155;
 	bra.uni $L317_rangeint_body;
 $L317_rangeint_body:
-	.loc 3 124 12
+	.loc 3 126 12
 	add.s64 %rd303, %rd49, 3;
-	.loc 3 124 15
+	.loc 3 126 15
 	setp.lt.s64 %p43, %rd303, %rd15;
 	@%p43 bra $L318_if_then;
 	bra.uni $L13_if_done;
 $L318_if_then:
-	.loc 3 125 31
+	.loc 3 127 30
 	mul.lo.s64 %rd304, %rd252, 6;
-	.loc 3 125 41
+	.loc 3 127 40
 	add.s64 %rd305, %rd304, 2;
-	.loc 3 125 43
+	.loc 3 127 42
 	add.s64 %rd306, %rd305, 3;
-	.loc 3 125 46
+	.loc 3 127 45
 	mul.lo.s64 %rd307, %rd306, 256;
-	.loc 3 125 57
-	mul.lo.s64 %rd308, %rd23, 8;
-	.loc 3 125 55
-	add.s64 %rd309, %rd307, %rd308;
-	.loc 3 125 60
-	div.s64 %rd310, %rd309, 2;
-	.loc 3 125 23
+	.loc 3 127 54
+	shr.s64 %rd308, %rd307, 1;
+	.loc 3 127 59
+	mul.lo.s64 %rd309, %rd23, 4;
+	.loc 3 127 57
+	add.s64 %rd310, %rd308, %rd309;
+	.loc 3 127 23
 	add.s64 %rd311, %rd310, 3;
 	shl.b64 %rd312, %rd310, 2;
 	add.s64 %rd313, %rd45, %rd312;
 	ld.shared.v4.u32 {%r286, %r287, %r288, %r289}, [%rd313];
-	.loc 3 126 43
+	.loc 3 128 43
 	mov.f32 %f224, %f3;
-	.loc 3 126 52
+	.loc 3 128 52
 	mov.f32 %f225, %f7;
-	.loc 3 126 34
+	.loc 3 128 34
 	bra.uni $L320_entry;
 $L320_entry:
-	.loc 3 178 61
+	.loc 3 180 61
 	mov.u32 %r290, 0;
 	mov.u32 %r291, 0;
 	mov.u32 %r292, 0;
@@ -14716,7 +14716,7 @@ $L320_entry:
 	mov.u32 %r291, %r287;
 	mov.u32 %r292, %r288;
 	mov.u32 %r293, %r289;
-	.loc 3 178 65
+	.loc 3 180 65
 	mov.u32 %r294, 0;
 	mov.u32 %r295, 0;
 	mov.u32 %r296, 0;
@@ -14725,7 +14725,7 @@ $L320_entry:
 	mov.u32 %r295, %r51;
 	mov.u32 %r296, %r52;
 	mov.u32 %r297, %r53;
-	.loc 3 178 69
+	.loc 3 180 69
 	mov.u32 %r298, 0;
 	mov.u32 %r299, 0;
 	mov.u32 %r300, 0;
@@ -14738,9 +14738,9 @@ $L320_entry:
 	mov.f32 %f229, %f225;
 	bra.uni $L321_rangeint_body;
 $L321_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r302, %r290;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L324_entry;
 $L324_entry:
 	.loc 3 98 75
@@ -14751,9 +14751,9 @@ $L324_entry:
 	mov.f32 %f230, %f231;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r304, %r290;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L326_entry;
 $L326_entry:
 	.loc 3 99 75
@@ -14765,9 +14765,9 @@ $L326_entry:
 	mov.f32 %f232, %f233;
 	bra.uni $L327_ret_hi;
 $L327_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r307, %r294;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L328_entry;
 $L328_entry:
 	.loc 3 99 75
@@ -14779,9 +14779,9 @@ $L328_entry:
 	mov.f32 %f234, %f235;
 	bra.uni $L329_ret_hi;
 $L329_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r310, %r294;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L330_entry;
 $L330_entry:
 	.loc 3 98 75
@@ -14792,13 +14792,13 @@ $L330_entry:
 	mov.f32 %f236, %f237;
 	bra.uni $L331_ret_lo;
 $L331_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f238, %f230, %f236, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f239, %f232, %f234, %f238;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r312, %r298;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L332_entry;
 $L332_entry:
 	.loc 3 99 75
@@ -14810,9 +14810,9 @@ $L332_entry:
 	mov.f32 %f240, %f241;
 	bra.uni $L333_ret_hi;
 $L333_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r315, %r298;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L334_entry;
 $L334_entry:
 	.loc 3 98 75
@@ -14823,17 +14823,17 @@ $L334_entry:
 	mov.f32 %f242, %f243;
 	bra.uni $L335_ret_lo;
 $L335_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f244, %f230, %f242, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f245, %f232, %f240, %f244;
 	mov.f32 %f228, %f239;
 	mov.f32 %f229, %f245;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r317, %r291;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L337_entry;
 $L337_entry:
 	.loc 3 98 75
@@ -14844,9 +14844,9 @@ $L337_entry:
 	mov.f32 %f246, %f247;
 	bra.uni $L338_ret_lo;
 $L338_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r319, %r291;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L339_entry;
 $L339_entry:
 	.loc 3 99 75
@@ -14858,9 +14858,9 @@ $L339_entry:
 	mov.f32 %f248, %f249;
 	bra.uni $L340_ret_hi;
 $L340_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r322, %r295;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L341_entry;
 $L341_entry:
 	.loc 3 99 75
@@ -14872,9 +14872,9 @@ $L341_entry:
 	mov.f32 %f250, %f251;
 	bra.uni $L342_ret_hi;
 $L342_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r325, %r295;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L343_entry;
 $L343_entry:
 	.loc 3 98 75
@@ -14885,13 +14885,13 @@ $L343_entry:
 	mov.f32 %f252, %f253;
 	bra.uni $L344_ret_lo;
 $L344_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f254, %f246, %f252, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f255, %f248, %f250, %f254;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r327, %r299;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L345_entry;
 $L345_entry:
 	.loc 3 99 75
@@ -14903,9 +14903,9 @@ $L345_entry:
 	mov.f32 %f256, %f257;
 	bra.uni $L346_ret_hi;
 $L346_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r330, %r299;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 3 98 75
@@ -14916,17 +14916,17 @@ $L347_entry:
 	mov.f32 %f258, %f259;
 	bra.uni $L348_ret_lo;
 $L348_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f260, %f246, %f258, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f261, %f248, %f256, %f260;
 	mov.f32 %f228, %f255;
 	mov.f32 %f229, %f261;
 	bra.uni $L349_rangeint_body;
 $L349_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r332, %r292;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L350_entry;
 $L350_entry:
 	.loc 3 98 75
@@ -14937,9 +14937,9 @@ $L350_entry:
 	mov.f32 %f262, %f263;
 	bra.uni $L351_ret_lo;
 $L351_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r334, %r292;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L352_entry;
 $L352_entry:
 	.loc 3 99 75
@@ -14951,9 +14951,9 @@ $L352_entry:
 	mov.f32 %f264, %f265;
 	bra.uni $L353_ret_hi;
 $L353_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r337, %r296;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L354_entry;
 $L354_entry:
 	.loc 3 99 75
@@ -14965,9 +14965,9 @@ $L354_entry:
 	mov.f32 %f266, %f267;
 	bra.uni $L355_ret_hi;
 $L355_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r340, %r296;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L356_entry;
 $L356_entry:
 	.loc 3 98 75
@@ -14978,13 +14978,13 @@ $L356_entry:
 	mov.f32 %f268, %f269;
 	bra.uni $L357_ret_lo;
 $L357_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f270, %f262, %f268, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f271, %f264, %f266, %f270;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r342, %r300;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L358_entry;
 $L358_entry:
 	.loc 3 99 75
@@ -14996,9 +14996,9 @@ $L358_entry:
 	mov.f32 %f272, %f273;
 	bra.uni $L359_ret_hi;
 $L359_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r345, %r300;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L360_entry;
 $L360_entry:
 	.loc 3 98 75
@@ -15009,17 +15009,17 @@ $L360_entry:
 	mov.f32 %f274, %f275;
 	bra.uni $L361_ret_lo;
 $L361_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f276, %f262, %f274, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f277, %f264, %f272, %f276;
 	mov.f32 %f228, %f271;
 	mov.f32 %f229, %f277;
 	bra.uni $L362_rangeint_body;
 $L362_rangeint_body:
-	.loc 3 181 21
+	.loc 3 183 21
 	mov.u32 %r347, %r293;
-	.loc 3 181 18
+	.loc 3 183 18
 	bra.uni $L363_entry;
 $L363_entry:
 	.loc 3 98 75
@@ -15030,9 +15030,9 @@ $L363_entry:
 	mov.f32 %f278, %f279;
 	bra.uni $L364_ret_lo;
 $L364_ret_lo:
-	.loc 3 181 35
+	.loc 3 183 35
 	mov.u32 %r349, %r293;
-	.loc 3 181 32
+	.loc 3 183 32
 	bra.uni $L365_entry;
 $L365_entry:
 	.loc 3 99 75
@@ -15044,9 +15044,9 @@ $L365_entry:
 	mov.f32 %f280, %f281;
 	bra.uni $L366_ret_hi;
 $L366_ret_hi:
-	.loc 3 182 28
+	.loc 3 184 28
 	mov.u32 %r352, %r297;
-	.loc 3 182 25
+	.loc 3 184 25
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 3 99 75
@@ -15058,9 +15058,9 @@ $L367_entry:
 	mov.f32 %f282, %f283;
 	bra.uni $L368_ret_hi;
 $L368_ret_hi:
-	.loc 3 182 54
+	.loc 3 184 54
 	mov.u32 %r355, %r297;
-	.loc 3 182 51
+	.loc 3 184 51
 	bra.uni $L369_entry;
 $L369_entry:
 	.loc 3 98 75
@@ -15071,13 +15071,13 @@ $L369_entry:
 	mov.f32 %f284, %f285;
 	bra.uni $L370_ret_lo;
 $L370_ret_lo:
-	.loc 3 182 41
+	.loc 3 184 41
 	fma.rn.f32 %f286, %f278, %f284, %f228;
-	.loc 3 182 15
+	.loc 3 184 15
 	fma.rn.f32 %f287, %f280, %f282, %f286;
-	.loc 3 183 28
+	.loc 3 185 28
 	mov.u32 %r357, %r301;
-	.loc 3 183 25
+	.loc 3 185 25
 	bra.uni $L371_entry;
 $L371_entry:
 	.loc 3 99 75
@@ -15089,9 +15089,9 @@ $L371_entry:
 	mov.f32 %f288, %f289;
 	bra.uni $L372_ret_hi;
 $L372_ret_hi:
-	.loc 3 183 54
+	.loc 3 185 54
 	mov.u32 %r360, %r301;
-	.loc 3 183 51
+	.loc 3 185 51
 	bra.uni $L373_entry;
 $L373_entry:
 	.loc 3 98 75
@@ -15102,59 +15102,59 @@ $L373_entry:
 	mov.f32 %f290, %f291;
 	bra.uni $L374_ret_lo;
 $L374_ret_lo:
-	.loc 3 183 41
+	.loc 3 185 41
 	fma.rn.f32 %f292, %f278, %f290, %f229;
-	.loc 3 183 15
+	.loc 3 185 15
 	fma.rn.f32 %f293, %f280, %f288, %f292;
 	mov.f32 %f294, %f287;
 	mov.f32 %f295, %f293;
 	bra.uni $L322_rangeint_done;
 $L322_rangeint_done:
-	.loc 3 185 2
+	.loc 3 187 2
 	mov.f32 %f226, %f294;
 	mov.f32 %f227, %f295;
 	bra.uni $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L323_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
-	.loc 3 126 12
+	.loc 3 128 12
 	mov.f32 %f3, %f226;
-	.loc 3 126 21
+	.loc 3 128 21
 	mov.f32 %f7, %f227;
 	bra.uni $L13_if_done;
 $L13_if_done:
-	.loc 3 130 30
+	.loc 3 132 30
 	add.s64 %rd314, %rd248, 4;
-	.loc 3 130 41
+	.loc 3 132 41
 	sub.s64 %rd315, %rd314, 1;
-	.loc 3 130 14
+	.loc 3 132 14
 	bra.uni $L375_entry;
 $L375_entry:
-	.loc 3 154 10
-	rem.s64 %rd316, %rd315, 4;
-	.loc 3 155 10
+	.loc 3 156 10
+	and.b64 %rd316, %rd315, 3;
+	.loc 3 157 10
 	mul.lo.s64 %rd317, %rd315, 256;
-	.loc 3 155 23
+	.loc 3 157 23
 	mul.lo.s64 %rd318, %rd23, 8;
-	.loc 3 155 20
+	.loc 3 157 20
 	add.s64 %rd319, %rd317, %rd318;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd320, %rd30, 0;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p44, %rd320, %rd16;
 	@%p44 bra $L380_cond_true;
 	bra.uni $L387_edge;
 $L380_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p45, %rd319, %rd17;
 	@%p45 bra $L378_if_then;
 	bra.uni $L388_edge;
 $L378_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd323, %rd30, 0;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd324, %rd323, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd325, %rd324, %rd319;
 	mov.s64 %rd321, %rd325;
 	mov.s64 %rd322, 16;
@@ -15168,44 +15168,44 @@ $L387_edge:
 	mov.s64 %rd322, 0;
 	bra.uni $L379_if_done;
 $L379_if_done:
-	.loc 3 162 29
+	.loc 3 164 29
 	mul.lo.s64 %rd326, %rd316, 6;
-	.loc 3 162 39
+	.loc 3 164 39
 	add.s64 %rd327, %rd326, 0;
-	.loc 3 162 42
+	.loc 3 164 42
 	mul.lo.s64 %rd328, %rd327, 256;
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd329, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd330, %rd328, %rd329;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd331, %rd330, 1;
 	add.s64 %rd332, %rd37, %rd331;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd333, %rd321, 1;
 	add.s64 %rd334, %rd7, %rd333;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r362, %rd322;
 	cp.async.cg.shared.global [%rd332], [%rd334], 16, %r362;
 	bra.uni $L389_rangeint_body;
 $L389_rangeint_body:
-	.loc 3 159 10
+	.loc 3 161 10
 	add.s64 %rd335, %rd30, 1;
-	.loc 3 159 13
+	.loc 3 161 13
 	setp.lt.s64 %p46, %rd335, %rd16;
 	@%p46 bra $L392_cond_true;
 	bra.uni $L393_edge;
 $L392_cond_true:
-	.loc 3 159 23
+	.loc 3 161 23
 	setp.lt.s64 %p47, %rd319, %rd17;
 	@%p47 bra $L390_if_then;
 	bra.uni $L394_edge;
 $L390_if_then:
-	.loc 3 160 21
+	.loc 3 162 21
 	add.s64 %rd336, %rd30, 1;
-	.loc 3 160 24
+	.loc 3 162 24
 	mul.lo.s64 %rd337, %rd336, %rd17;
-	.loc 3 160 26
+	.loc 3 162 26
 	add.s64 %rd338, %rd337, %rd319;
 	mov.s64 %rd321, %rd338;
 	mov.s64 %rd322, 16;
@@ -15219,44 +15219,44 @@ $L393_edge:
 	mov.s64 %rd322, 0;
 	bra.uni $L391_if_done;
 $L391_if_done:
-	.loc 3 162 29
+	.loc 3 164 29
 	mul.lo.s64 %rd339, %rd316, 6;
-	.loc 3 162 39
+	.loc 3 164 39
 	add.s64 %rd340, %rd339, 1;
-	.loc 3 162 42
+	.loc 3 164 42
 	mul.lo.s64 %rd341, %rd340, 256;
-	.loc 3 162 53
+	.loc 3 164 53
 	mul.lo.s64 %rd342, %rd23, 8;
-	.loc 3 162 51
+	.loc 3 164 51
 	add.s64 %rd343, %rd341, %rd342;
-	.loc 3 162 26
+	.loc 3 164 26
 	shl.b64 %rd344, %rd343, 1;
 	add.s64 %rd345, %rd37, %rd344;
-	.loc 3 162 60
+	.loc 3 164 60
 	shl.b64 %rd346, %rd321, 1;
 	add.s64 %rd347, %rd7, %rd346;
-	.loc 3 162 19
+	.loc 3 164 19
 	cvt.u32.s64 %r363, %rd322;
 	cp.async.cg.shared.global [%rd345], [%rd347], 16, %r363;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd348, %rd49, 0;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p48, %rd348, %rd15;
 	@%p48 bra $L385_cond_true;
 	bra.uni $L395_edge;
 $L385_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p49, %rd319, %rd17;
 	@%p49 bra $L383_if_then;
 	bra.uni $L396_edge;
 $L383_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd351, %rd49, 0;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd352, %rd351, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd353, %rd352, %rd319;
 	mov.s64 %rd349, %rd353;
 	mov.s64 %rd350, 16;
@@ -15270,46 +15270,46 @@ $L395_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L384_if_done;
 $L384_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd354, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd355, %rd354, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd356, %rd355, 0;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd357, %rd356, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd358, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd359, %rd357, %rd358;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd360, %rd359, 1;
 	add.s64 %rd361, %rd37, %rd360;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd362, %rd349, 1;
 	add.s64 %rd363, %rd4, %rd362;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r364, %rd350;
 	cp.async.cg.shared.global [%rd361], [%rd363], 16, %r364;
 	bra.uni $L397_rangeint_body;
 $L397_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd364, %rd49, 1;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p50, %rd364, %rd15;
 	@%p50 bra $L400_cond_true;
 	bra.uni $L401_edge;
 $L400_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p51, %rd319, %rd17;
 	@%p51 bra $L398_if_then;
 	bra.uni $L402_edge;
 $L398_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd365, %rd49, 1;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd366, %rd365, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd367, %rd366, %rd319;
 	mov.s64 %rd349, %rd367;
 	mov.s64 %rd350, 16;
@@ -15323,46 +15323,46 @@ $L401_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L399_if_done;
 $L399_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd368, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd369, %rd368, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd370, %rd369, 1;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd371, %rd370, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd372, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd373, %rd371, %rd372;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd374, %rd373, 1;
 	add.s64 %rd375, %rd37, %rd374;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd376, %rd349, 1;
 	add.s64 %rd377, %rd4, %rd376;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r365, %rd350;
 	cp.async.cg.shared.global [%rd375], [%rd377], 16, %r365;
 	bra.uni $L403_rangeint_body;
 $L403_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd378, %rd49, 2;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p52, %rd378, %rd15;
 	@%p52 bra $L406_cond_true;
 	bra.uni $L407_edge;
 $L406_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p53, %rd319, %rd17;
 	@%p53 bra $L404_if_then;
 	bra.uni $L408_edge;
 $L404_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd379, %rd49, 2;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd380, %rd379, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd381, %rd380, %rd319;
 	mov.s64 %rd349, %rd381;
 	mov.s64 %rd350, 16;
@@ -15376,46 +15376,46 @@ $L407_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L405_if_done;
 $L405_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd382, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd383, %rd382, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd384, %rd383, 2;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd385, %rd384, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd386, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd387, %rd385, %rd386;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd388, %rd387, 1;
 	add.s64 %rd389, %rd37, %rd388;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd390, %rd349, 1;
 	add.s64 %rd391, %rd4, %rd390;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r366, %rd350;
 	cp.async.cg.shared.global [%rd389], [%rd391], 16, %r366;
 	bra.uni $L409_rangeint_body;
 $L409_rangeint_body:
-	.loc 3 167 8
+	.loc 3 169 8
 	add.s64 %rd392, %rd49, 3;
-	.loc 3 167 11
+	.loc 3 169 11
 	setp.lt.s64 %p54, %rd392, %rd15;
 	@%p54 bra $L412_cond_true;
 	bra.uni $L413_edge;
 $L412_cond_true:
-	.loc 3 167 21
+	.loc 3 169 21
 	setp.lt.s64 %p55, %rd319, %rd17;
 	@%p55 bra $L410_if_then;
 	bra.uni $L414_edge;
 $L410_if_then:
-	.loc 3 168 19
+	.loc 3 170 19
 	add.s64 %rd393, %rd49, 3;
-	.loc 3 168 22
+	.loc 3 170 22
 	mul.lo.s64 %rd394, %rd393, %rd17;
-	.loc 3 168 24
+	.loc 3 170 24
 	add.s64 %rd395, %rd394, %rd319;
 	mov.s64 %rd349, %rd395;
 	mov.s64 %rd350, 16;
@@ -15429,30 +15429,30 @@ $L413_edge:
 	mov.s64 %rd350, 0;
 	bra.uni $L411_if_done;
 $L411_if_done:
-	.loc 3 170 29
+	.loc 3 172 29
 	mul.lo.s64 %rd396, %rd316, 6;
-	.loc 3 170 39
+	.loc 3 172 39
 	add.s64 %rd397, %rd396, 2;
-	.loc 3 170 41
+	.loc 3 172 41
 	add.s64 %rd398, %rd397, 3;
-	.loc 3 170 44
+	.loc 3 172 44
 	mul.lo.s64 %rd399, %rd398, 256;
-	.loc 3 170 55
+	.loc 3 172 55
 	mul.lo.s64 %rd400, %rd23, 8;
-	.loc 3 170 53
+	.loc 3 172 53
 	add.s64 %rd401, %rd399, %rd400;
-	.loc 3 170 26
+	.loc 3 172 26
 	shl.b64 %rd402, %rd401, 1;
 	add.s64 %rd403, %rd37, %rd402;
-	.loc 3 170 62
+	.loc 3 172 62
 	shl.b64 %rd404, %rd349, 1;
 	add.s64 %rd405, %rd4, %rd404;
-	.loc 3 170 19
+	.loc 3 172 19
 	cvt.u32.s64 %r367, %rd350;
 	cp.async.cg.shared.global [%rd403], [%rd405], 16, %r367;
 	bra.uni $L382_rangeint_done;
 $L382_rangeint_done:
-	.loc 3 172 19
+	.loc 3 174 19
 	cp.async.commit_group;
 	bra.uni $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
@@ -15461,15 +15461,15 @@ $L386_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	mov.s64 %rd248, %rd406;
 	bra.uni $L9_for_loop;
 $L11_for_done:
-	.loc 3 132 19
+	.loc 3 134 19
 	cp.async.wait_group 0;
 	mov.f32 %f296, 0f00000000;
 	mov.f32 %f297, 0f00000000;
 	bra.uni $L17_rangeint_body;
 $L17_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f298, %f0;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f299, %f298, 16, 31, -1;
 	add.rn.f32 %f300, %f298, %f299;
 	shfl.sync.bfly.b32 %f301, %f300, 8, 31, -1;
@@ -15480,9 +15480,9 @@ $L17_rangeint_body:
 	add.rn.f32 %f306, %f304, %f305;
 	shfl.sync.bfly.b32 %f307, %f306, 1, 31, -1;
 	add.rn.f32 %f308, %f306, %f307;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f309, %f4;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f310, %f309, 16, 31, -1;
 	add.rn.f32 %f311, %f309, %f310;
 	shfl.sync.bfly.b32 %f312, %f311, 8, 31, -1;
@@ -15493,7 +15493,7 @@ $L17_rangeint_body:
 	add.rn.f32 %f317, %f315, %f316;
 	shfl.sync.bfly.b32 %f318, %f317, 1, 31, -1;
 	add.rn.f32 %f319, %f317, %f318;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p56, %rd23, 0;
 	@%p56 bra $L19_if_then;
 	bra.uni $L415_edge;
@@ -15510,9 +15510,9 @@ $L20_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L416_rangeint_body;
 $L416_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f322, %f1;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f323, %f322, 16, 31, -1;
 	add.rn.f32 %f324, %f322, %f323;
 	shfl.sync.bfly.b32 %f325, %f324, 8, 31, -1;
@@ -15523,9 +15523,9 @@ $L416_rangeint_body:
 	add.rn.f32 %f330, %f328, %f329;
 	shfl.sync.bfly.b32 %f331, %f330, 1, 31, -1;
 	add.rn.f32 %f332, %f330, %f331;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f333, %f5;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f334, %f333, 16, 31, -1;
 	add.rn.f32 %f335, %f333, %f334;
 	shfl.sync.bfly.b32 %f336, %f335, 8, 31, -1;
@@ -15536,7 +15536,7 @@ $L416_rangeint_body:
 	add.rn.f32 %f341, %f339, %f340;
 	shfl.sync.bfly.b32 %f342, %f341, 1, 31, -1;
 	add.rn.f32 %f343, %f341, %f342;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p57, %rd23, 1;
 	@%p57 bra $L417_if_then;
 	bra.uni $L419_edge;
@@ -15553,9 +15553,9 @@ $L418_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L420_rangeint_body;
 $L420_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f344, %f2;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f345, %f344, 16, 31, -1;
 	add.rn.f32 %f346, %f344, %f345;
 	shfl.sync.bfly.b32 %f347, %f346, 8, 31, -1;
@@ -15566,9 +15566,9 @@ $L420_rangeint_body:
 	add.rn.f32 %f352, %f350, %f351;
 	shfl.sync.bfly.b32 %f353, %f352, 1, 31, -1;
 	add.rn.f32 %f354, %f352, %f353;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f355, %f6;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f356, %f355, 16, 31, -1;
 	add.rn.f32 %f357, %f355, %f356;
 	shfl.sync.bfly.b32 %f358, %f357, 8, 31, -1;
@@ -15579,7 +15579,7 @@ $L420_rangeint_body:
 	add.rn.f32 %f363, %f361, %f362;
 	shfl.sync.bfly.b32 %f364, %f363, 1, 31, -1;
 	add.rn.f32 %f365, %f363, %f364;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p58, %rd23, 2;
 	@%p58 bra $L421_if_then;
 	bra.uni $L423_edge;
@@ -15596,9 +15596,9 @@ $L422_if_done:
 	mov.f32 %f297, %f321;
 	bra.uni $L424_rangeint_body;
 $L424_rangeint_body:
-	.loc 3 137 34
+	.loc 3 139 34
 	mov.f32 %f366, %f3;
-	.loc 3 137 26
+	.loc 3 139 26
 	shfl.sync.bfly.b32 %f367, %f366, 16, 31, -1;
 	add.rn.f32 %f368, %f366, %f367;
 	shfl.sync.bfly.b32 %f369, %f368, 8, 31, -1;
@@ -15609,9 +15609,9 @@ $L424_rangeint_body:
 	add.rn.f32 %f374, %f372, %f373;
 	shfl.sync.bfly.b32 %f375, %f374, 1, 31, -1;
 	add.rn.f32 %f376, %f374, %f375;
-	.loc 3 137 59
+	.loc 3 139 59
 	mov.f32 %f377, %f7;
-	.loc 3 137 51
+	.loc 3 139 51
 	shfl.sync.bfly.b32 %f378, %f377, 16, 31, -1;
 	add.rn.f32 %f379, %f377, %f378;
 	shfl.sync.bfly.b32 %f380, %f379, 8, 31, -1;
@@ -15622,7 +15622,7 @@ $L424_rangeint_body:
 	add.rn.f32 %f385, %f383, %f384;
 	shfl.sync.bfly.b32 %f386, %f385, 1, 31, -1;
 	add.rn.f32 %f387, %f385, %f386;
-	.loc 3 138 10
+	.loc 3 140 10
 	setp.eq.s64 %p59, %rd23, 3;
 	@%p59 bra $L425_if_then;
 	bra.uni $L427_edge;
@@ -15639,68 +15639,68 @@ $L426_if_done:
 	mov.f32 %f389, %f321;
 	bra.uni $L18_rangeint_done;
 $L18_rangeint_done:
-	.loc 3 142 9
+	.loc 3 144 9
 	setp.lt.s64 %p60, %rd23, 4;
 	@%p60 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L21_if_then:
-	.loc 3 143 37
+	.loc 3 145 37
 	add.s64 %rd407, %rd49, %rd23;
-	.loc 3 143 14
+	.loc 3 145 14
 	bra.uni $L428_entry;
 $L428_entry:
-	.loc 3 191 9
+	.loc 3 193 9
 	setp.lt.s64 %p61, %rd407, %rd15;
 	@%p61 bra $L429_if_then;
 	bra.uni $L22_if_done;
 $L429_if_then:
-	.loc 3 192 14
+	.loc 3 194 14
 	add.s64 %rd408, %rd30, 1;
-	.loc 3 192 17
+	.loc 3 194 17
 	setp.lt.s64 %p62, %rd408, %rd16;
-	.loc 3 193 16
+	.loc 3 195 16
 	setp.gt.s64 %p63, %rd11, 0;
 	@%p63 bra $L431_if_then;
 	bra.uni $L444_edge;
 $L431_if_then:
-	.loc 3 194 22
+	.loc 3 196 22
 	shl.b64 %rd409, %rd30, 1;
 	add.s64 %rd410, %rd10, %rd409;
 	ld.global.nc.u16 %rs0, [%rd410];
-	.loc 3 194 17
+	.loc 3 196 17
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 3 260 62
+	.loc 3 262 62
 	cvt.u32.u16 %r368, %rs0;
 	shl.b32 %r368, %r368, 16;
 	mov.b32 %f393, %r368;
-	.loc 3 260 46
+	.loc 3 262 46
 	mov.f32 %f392, %f393;
 	bra.uni $L446_ret_load;
 $L446_ret_load:
-	.loc 3 194 4
+	.loc 3 196 4
 	add.rn.f32 %f394, %f388, %f392;
 	@%p62 bra $L433_if_then;
 	bra.uni $L447_edge;
 $L433_if_then:
-	.loc 3 196 27
+	.loc 3 198 27
 	add.s64 %rd411, %rd30, 1;
-	.loc 3 196 23
+	.loc 3 198 23
 	shl.b64 %rd412, %rd411, 1;
 	add.s64 %rd413, %rd10, %rd412;
 	ld.global.nc.u16 %rs1, [%rd413];
-	.loc 3 196 18
+	.loc 3 198 18
 	bra.uni $L448_entry;
 $L448_entry:
-	.loc 3 260 62
+	.loc 3 262 62
 	cvt.u32.u16 %r369, %rs1;
 	shl.b32 %r369, %r369, 16;
 	mov.b32 %f396, %r369;
-	.loc 3 260 46
+	.loc 3 262 46
 	mov.f32 %f395, %f396;
 	bra.uni $L449_ret_load;
 $L449_ret_load:
-	.loc 3 196 5
+	.loc 3 198 5
 	add.rn.f32 %f397, %f389, %f395;
 	mov.f32 %f390, %f394;
 	mov.f32 %f391, %f397;
@@ -15714,22 +15714,22 @@ $L444_edge:
 	mov.f32 %f391, %f389;
 	bra.uni $L432_if_done;
 $L432_if_done:
-	.loc 3 199 10
+	.loc 3 201 10
 	setp.eq.s64 %p64, %rd18, 3;
 	@%p64 bra $L434_if_then;
 	bra.uni $L435_if_else;
 $L434_if_then:
-	.loc 3 200 15
-	div.s64 %rd414, %rd16, 2;
-	.loc 3 200 12
+	.loc 3 202 15
+	shr.s64 %rd414, %rd16, 1;
+	.loc 3 202 12
 	mul.lo.s64 %rd415, %rd407, %rd414;
-	.loc 3 200 24
-	div.s64 %rd416, %rd30, 2;
-	.loc 3 200 19
+	.loc 3 202 25
+	shr.s64 %rd416, %rd30, 1;
+	.loc 3 202 20
 	add.s64 %rd417, %rd415, %rd416;
-	.loc 3 201 27
+	.loc 3 203 27
 	neg.f32 %f398, %f390;
-	.loc 3 201 26
+	.loc 3 203 26
 	max.f32 %f399, %f398, 0fC2D00000;
 	min.f32 %f399, %f399, 0f42B20000;
 	mul.rn.f32 %f400, %f399, 0f3FB8AA3B;
@@ -15747,33 +15747,33 @@ $L434_if_then:
 	mul.rn.f32 %f403, %f403, %f407;
 	setp.nan.f32 %p65, %f398, %f398;
 	selp.f32 %f403, %f398, %f403, %p65;
-	.loc 3 201 17
+	.loc 3 203 17
 	add.rn.f32 %f408, 0f3F800000, %f403;
-	.loc 3 201 12
+	.loc 3 203 12
 	div.rn.f32 %f409, %f390, %f408;
-	.loc 3 201 33
+	.loc 3 203 33
 	mul.rn.f32 %f410, %f409, %f391;
-	.loc 3 202 16
+	.loc 3 204 16
 	setp.gt.s64 %p66, %rd14, 0;
 	@%p66 bra $L436_if_then;
 	bra.uni $L450_edge;
 $L436_if_then:
-	.loc 3 203 21
+	.loc 3 205 21
 	shl.b64 %rd418, %rd417, 1;
 	add.s64 %rd419, %rd13, %rd418;
 	ld.global.nc.u16 %rs2, [%rd419];
-	.loc 3 203 17
+	.loc 3 205 17
 	bra.uni $L451_entry;
 $L451_entry:
-	.loc 3 260 62
+	.loc 3 262 62
 	cvt.u32.u16 %r370, %rs2;
 	shl.b32 %r370, %r370, 16;
 	mov.b32 %f413, %r370;
-	.loc 3 260 46
+	.loc 3 262 46
 	mov.f32 %f412, %f413;
 	bra.uni $L452_ret_load;
 $L452_ret_load:
-	.loc 3 203 5
+	.loc 3 205 5
 	add.rn.f32 %f414, %f410, %f412;
 	mov.f32 %f411, %f414;
 	bra.uni $L453_entry;
@@ -15781,33 +15781,33 @@ $L450_edge:
 	mov.f32 %f411, %f410;
 	bra.uni $L453_entry;
 $L453_entry:
-	.loc 3 261 67
+	.loc 3 263 67
 	cvt.rn.bf16.f32 %rs4, %f411;
-	.loc 3 261 46
+	.loc 3 263 46
 	mov.u16 %rs3, %rs4;
 	bra.uni $L454_ret_store;
 $L454_ret_store:
-	.loc 3 205 7
+	.loc 3 207 7
 	shl.b64 %rd420, %rd417, 1;
 	add.s64 %rd421, %rd1, %rd420;
 	st.global.u16 [%rd421], %rs3;
 	bra.uni $L22_if_done;
 $L435_if_else:
-	.loc 3 207 12
+	.loc 3 209 12
 	mul.lo.s64 %rd422, %rd407, %rd16;
-	.loc 3 207 15
+	.loc 3 209 15
 	add.s64 %rd423, %rd422, %rd30;
-	.loc 3 208 16
+	.loc 3 210 16
 	bra.uni $L455_entry;
 $L455_entry:
-	.loc 3 226 9
+	.loc 3 228 9
 	setp.eq.s64 %p67, %rd18, 1;
 	@%p67 bra $L456_if_then;
 	bra.uni $L457_if_done;
 $L456_if_then:
-	.loc 3 227 27
+	.loc 3 229 27
 	neg.f32 %f416, %f390;
-	.loc 3 227 26
+	.loc 3 229 26
 	max.f32 %f417, %f416, 0fC2D00000;
 	min.f32 %f417, %f417, 0f42B20000;
 	mul.rn.f32 %f418, %f417, 0f3FB8AA3B;
@@ -15825,24 +15825,24 @@ $L456_if_then:
 	mul.rn.f32 %f421, %f421, %f425;
 	setp.nan.f32 %p68, %f416, %f416;
 	selp.f32 %f421, %f416, %f421, %p68;
-	.loc 3 227 17
+	.loc 3 229 17
 	add.rn.f32 %f426, 0f3F800000, %f421;
-	.loc 3 227 12
+	.loc 3 229 12
 	div.rn.f32 %f427, %f390, %f426;
-	.loc 3 227 3
+	.loc 3 229 3
 	mov.f32 %f415, %f427;
 	bra.uni $L460_ret_gemvAct;
 $L457_if_done:
-	.loc 3 229 9
+	.loc 3 231 9
 	setp.eq.s64 %p69, %rd18, 2;
 	@%p69 bra $L458_if_then;
 	bra.uni $L459_if_done;
 $L458_if_then:
-	.loc 3 230 14
+	.loc 3 232 14
 	mul.rn.f32 %f428, 0f3F000000, %f390;
-	.loc 3 230 34
+	.loc 3 232 34
 	mul.rn.f32 %f429, %f390, 0f3F3504F3;
-	.loc 3 230 32
+	.loc 3 232 32
 	bra.uni $L461_entry;
 $L461_entry:
 	.loc 1 26 14
@@ -15997,39 +15997,39 @@ $L477_ret_copysign32:
 	mov.f32 %f430, %f468;
 	bra.uni $L473_ret_Erf32;
 $L473_ret_Erf32:
-	.loc 3 230 23
+	.loc 3 232 23
 	add.rn.f32 %f471, 0f3F800000, %f430;
-	.loc 3 230 18
+	.loc 3 232 18
 	mul.rn.f32 %f472, %f428, %f471;
-	.loc 3 230 3
+	.loc 3 232 3
 	mov.f32 %f415, %f472;
 	bra.uni $L460_ret_gemvAct;
 $L459_if_done:
-	.loc 3 232 2
+	.loc 3 234 2
 	mov.f32 %f415, %f390;
 	bra.uni $L460_ret_gemvAct;
 $L460_ret_gemvAct:
-	.loc 3 209 16
+	.loc 3 211 16
 	setp.gt.s64 %p75, %rd14, 0;
 	@%p75 bra $L438_if_then;
 	bra.uni $L478_edge;
 $L438_if_then:
-	.loc 3 210 22
+	.loc 3 212 22
 	shl.b64 %rd424, %rd423, 1;
 	add.s64 %rd425, %rd13, %rd424;
 	ld.global.nc.u16 %rs5, [%rd425];
-	.loc 3 210 18
+	.loc 3 212 18
 	bra.uni $L479_entry;
 $L479_entry:
-	.loc 3 260 62
+	.loc 3 262 62
 	cvt.u32.u16 %r381, %rs5;
 	shl.b32 %r381, %r381, 16;
 	mov.b32 %f475, %r381;
-	.loc 3 260 46
+	.loc 3 262 46
 	mov.f32 %f474, %f475;
 	bra.uni $L480_ret_load;
 $L480_ret_load:
-	.loc 3 210 5
+	.loc 3 212 5
 	add.rn.f32 %f476, %f415, %f474;
 	mov.f32 %f473, %f476;
 	bra.uni $L481_entry;
@@ -16037,27 +16037,27 @@ $L478_edge:
 	mov.f32 %f473, %f415;
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 3 261 67
+	.loc 3 263 67
 	cvt.rn.bf16.f32 %rs7, %f473;
-	.loc 3 261 46
+	.loc 3 263 46
 	mov.u16 %rs6, %rs7;
 	bra.uni $L482_ret_store;
 $L482_ret_store:
-	.loc 3 212 7
+	.loc 3 214 7
 	shl.b64 %rd426, %rd423, 1;
 	add.s64 %rd427, %rd1, %rd426;
 	st.global.u16 [%rd427], %rs6;
 	@%p62 bra $L483_entry;
 	bra.uni $L22_if_done;
 $L483_entry:
-	.loc 3 226 9
+	.loc 3 228 9
 	setp.eq.s64 %p76, %rd18, 1;
 	@%p76 bra $L484_if_then;
 	bra.uni $L485_if_done;
 $L484_if_then:
-	.loc 3 227 27
+	.loc 3 229 27
 	neg.f32 %f478, %f391;
-	.loc 3 227 26
+	.loc 3 229 26
 	max.f32 %f479, %f478, 0fC2D00000;
 	min.f32 %f479, %f479, 0f42B20000;
 	mul.rn.f32 %f480, %f479, 0f3FB8AA3B;
@@ -16075,24 +16075,24 @@ $L484_if_then:
 	mul.rn.f32 %f483, %f483, %f487;
 	setp.nan.f32 %p77, %f478, %f478;
 	selp.f32 %f483, %f478, %f483, %p77;
-	.loc 3 227 17
+	.loc 3 229 17
 	add.rn.f32 %f488, 0f3F800000, %f483;
-	.loc 3 227 12
+	.loc 3 229 12
 	div.rn.f32 %f489, %f391, %f488;
-	.loc 3 227 3
+	.loc 3 229 3
 	mov.f32 %f477, %f489;
 	bra.uni $L488_ret_gemvAct;
 $L485_if_done:
-	.loc 3 229 9
+	.loc 3 231 9
 	setp.eq.s64 %p78, %rd18, 2;
 	@%p78 bra $L486_if_then;
 	bra.uni $L487_if_done;
 $L486_if_then:
-	.loc 3 230 14
+	.loc 3 232 14
 	mul.rn.f32 %f490, 0f3F000000, %f391;
-	.loc 3 230 34
+	.loc 3 232 34
 	mul.rn.f32 %f491, %f391, 0f3F3504F3;
-	.loc 3 230 32
+	.loc 3 232 32
 	bra.uni $L489_entry;
 $L489_entry:
 	.loc 1 26 14
@@ -16247,41 +16247,41 @@ $L505_ret_copysign32:
 	mov.f32 %f492, %f530;
 	bra.uni $L501_ret_Erf32;
 $L501_ret_Erf32:
-	.loc 3 230 23
+	.loc 3 232 23
 	add.rn.f32 %f533, 0f3F800000, %f492;
-	.loc 3 230 18
+	.loc 3 232 18
 	mul.rn.f32 %f534, %f490, %f533;
-	.loc 3 230 3
+	.loc 3 232 3
 	mov.f32 %f477, %f534;
 	bra.uni $L488_ret_gemvAct;
 $L487_if_done:
-	.loc 3 232 2
+	.loc 3 234 2
 	mov.f32 %f477, %f391;
 	bra.uni $L488_ret_gemvAct;
 $L488_ret_gemvAct:
-	.loc 3 215 17
+	.loc 3 217 17
 	setp.gt.s64 %p84, %rd14, 0;
 	@%p84 bra $L441_if_then;
 	bra.uni $L506_edge;
 $L441_if_then:
-	.loc 3 216 25
+	.loc 3 218 25
 	add.s64 %rd428, %rd423, 1;
-	.loc 3 216 23
+	.loc 3 218 23
 	shl.b64 %rd429, %rd428, 1;
 	add.s64 %rd430, %rd13, %rd429;
 	ld.global.nc.u16 %rs8, [%rd430];
-	.loc 3 216 19
+	.loc 3 218 19
 	bra.uni $L507_entry;
 $L507_entry:
-	.loc 3 260 62
+	.loc 3 262 62
 	cvt.u32.u16 %r392, %rs8;
 	shl.b32 %r392, %r392, 16;
 	mov.b32 %f537, %r392;
-	.loc 3 260 46
+	.loc 3 262 46
 	mov.f32 %f536, %f537;
 	bra.uni $L508_ret_load;
 $L508_ret_load:
-	.loc 3 216 6
+	.loc 3 218 6
 	add.rn.f32 %f538, %f477, %f536;
 	mov.f32 %f535, %f538;
 	bra.uni $L442_if_done;
@@ -16289,18 +16289,18 @@ $L506_edge:
 	mov.f32 %f535, %f477;
 	bra.uni $L442_if_done;
 $L442_if_done:
-	.loc 3 218 10
+	.loc 3 220 10
 	add.s64 %rd431, %rd423, 1;
-	.loc 3 218 24
+	.loc 3 220 24
 	bra.uni $L509_entry;
 $L509_entry:
-	.loc 3 261 67
+	.loc 3 263 67
 	cvt.rn.bf16.f32 %rs10, %f535;
-	.loc 3 261 46
+	.loc 3 263 46
 	mov.u16 %rs9, %rs10;
 	bra.uni $L510_ret_store;
 $L510_ret_store:
-	.loc 3 218 8
+	.loc 3 220 8
 	shl.b64 %rd432, %rd431, 1;
 	add.s64 %rd433, %rd1, %rd432;
 	st.global.u16 [%rd433], %rs9;

@@ -1330,12 +1330,12 @@ $L110_if_done:
 	bra.uni $L113_if_else;
 $L112_if_then:
 	.loc 5 358 15
-	div.s64 %rd131, %rd16, 2;
+	shr.s64 %rd131, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd132, %rd121, %rd131;
-	.loc 5 358 24
-	div.s64 %rd133, %rd124, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd133, %rd124, 1;
+	.loc 5 358 20
 	add.s64 %rd134, %rd132, %rd133;
 	.loc 5 359 14
 	bra.uni $L130_entry;
@@ -2051,12 +2051,12 @@ $L208_if_done:
 	bra.uni $L211_if_else;
 $L210_if_then:
 	.loc 5 358 15
-	div.s64 %rd158, %rd16, 2;
+	shr.s64 %rd158, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd159, %rd151, %rd158;
-	.loc 5 358 24
-	div.s64 %rd160, %rd124, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd160, %rd124, 1;
+	.loc 5 358 20
 	add.s64 %rd161, %rd159, %rd160;
 	.loc 5 359 14
 	bra.uni $L228_entry;
@@ -3589,12 +3589,12 @@ $L110_if_done:
 	bra.uni $L113_if_else;
 $L112_if_then:
 	.loc 5 358 15
-	div.s64 %rd131, %rd16, 2;
+	shr.s64 %rd131, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd132, %rd121, %rd131;
-	.loc 5 358 24
-	div.s64 %rd133, %rd124, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd133, %rd124, 1;
+	.loc 5 358 20
 	add.s64 %rd134, %rd132, %rd133;
 	.loc 5 359 14
 	bra.uni $L130_entry;
@@ -4326,12 +4326,12 @@ $L208_if_done:
 	bra.uni $L211_if_else;
 $L210_if_then:
 	.loc 5 358 15
-	div.s64 %rd158, %rd16, 2;
+	shr.s64 %rd158, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd159, %rd151, %rd158;
-	.loc 5 358 24
-	div.s64 %rd160, %rd124, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd160, %rd124, 1;
+	.loc 5 358 20
 	add.s64 %rd161, %rd159, %rd160;
 	.loc 5 359 14
 	bra.uni $L228_entry;
@@ -5872,12 +5872,12 @@ $L110_if_done:
 	bra.uni $L113_if_else;
 $L112_if_then:
 	.loc 5 358 15
-	div.s64 %rd131, %rd16, 2;
+	shr.s64 %rd131, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd132, %rd121, %rd131;
-	.loc 5 358 24
-	div.s64 %rd133, %rd124, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd133, %rd124, 1;
+	.loc 5 358 20
 	add.s64 %rd134, %rd132, %rd133;
 	.loc 5 359 14
 	bra.uni $L130_entry;
@@ -6593,12 +6593,12 @@ $L208_if_done:
 	bra.uni $L211_if_else;
 $L210_if_then:
 	.loc 5 358 15
-	div.s64 %rd158, %rd16, 2;
+	shr.s64 %rd158, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd159, %rd151, %rd158;
-	.loc 5 358 24
-	div.s64 %rd160, %rd124, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd160, %rd124, 1;
+	.loc 5 358 20
 	add.s64 %rd161, %rd159, %rd160;
 	.loc 5 359 14
 	bra.uni $L228_entry;
@@ -8135,12 +8135,12 @@ $L110_if_done:
 	bra.uni $L113_if_else;
 $L112_if_then:
 	.loc 5 358 15
-	div.s64 %rd131, %rd16, 2;
+	shr.s64 %rd131, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd132, %rd121, %rd131;
-	.loc 5 358 24
-	div.s64 %rd133, %rd124, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd133, %rd124, 1;
+	.loc 5 358 20
 	add.s64 %rd134, %rd132, %rd133;
 	.loc 5 359 14
 	bra.uni $L130_entry;
@@ -8882,12 +8882,12 @@ $L208_if_done:
 	bra.uni $L211_if_else;
 $L210_if_then:
 	.loc 5 358 15
-	div.s64 %rd158, %rd16, 2;
+	shr.s64 %rd158, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd159, %rd151, %rd158;
-	.loc 5 358 24
-	div.s64 %rd160, %rd124, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd160, %rd124, 1;
+	.loc 5 358 20
 	add.s64 %rd161, %rd159, %rd160;
 	.loc 5 359 14
 	bra.uni $L228_entry;
@@ -12795,9 +12795,9 @@ $L324_entry:
 	mov.u32 %r443, %laneid;
 	cvt.s64.u32 %rd529, %r443;
 	.loc 5 212 11
-	div.s64 %rd530, %rd529, 4;
-	.loc 5 212 16
-	rem.s64 %rd531, %rd529, 4;
+	shr.s64 %rd530, %rd529, 2;
+	.loc 5 212 17
+	and.b64 %rd531, %rd529, 3;
 	bra.uni $L329_rangeint_body;
 $L329_rangeint_body:
 	.loc 5 219 5
@@ -13389,13 +13389,13 @@ $L335_for_body:
 	mov.f32 %f805, 0f00000000;
 	mov.f32 %f806, 0f00000000;
 	.loc 5 230 28
-	div.s64 %rd662, %rd529, 16;
+	shr.s64 %rd662, %rd529, 4;
 	.loc 5 230 26
 	add.s64 %rd663, %rd661, %rd662;
 	.loc 5 230 32
 	mul.lo.s64 %rd664, %rd663, 40;
 	.loc 5 230 45
-	rem.s64 %rd665, %rd529, 16;
+	and.b64 %rd665, %rd529, 15;
 	.loc 5 230 42
 	mul.lo.s64 %rd666, 2, %rd665;
 	.loc 5 230 40
@@ -13411,11 +13411,11 @@ $L335_for_body:
 	.loc 5 231 36
 	add.s64 %rd671, %rd644, %rd661;
 	.loc 5 231 40
-	div.s64 %rd672, %rd529, 16;
+	shr.s64 %rd672, %rd529, 4;
 	.loc 5 231 38
 	add.s64 %rd673, %rd671, %rd672;
 	.loc 5 231 52
-	rem.s64 %rd674, %rd529, 16;
+	and.b64 %rd674, %rd529, 15;
 	.loc 5 231 49
 	mul.lo.s64 %rd675, 2, %rd674;
 	.loc 5 231 47
@@ -13495,12 +13495,12 @@ $L396_if_done:
 	bra.uni $L399_if_else;
 $L398_if_then:
 	.loc 5 358 15
-	div.s64 %rd683, %rd16, 2;
+	shr.s64 %rd683, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd684, %rd673, %rd683;
-	.loc 5 358 24
-	div.s64 %rd685, %rd676, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd685, %rd676, 1;
+	.loc 5 358 20
 	add.s64 %rd686, %rd684, %rd685;
 	.loc 5 359 14
 	bra.uni $L414_entry;
@@ -14988,13 +14988,13 @@ $L489_for_body:
 	mov.f32 %f1195, 0f00000000;
 	mov.f32 %f1196, 0f00000000;
 	.loc 5 230 28
-	div.s64 %rd832, %rd529, 16;
+	shr.s64 %rd832, %rd529, 4;
 	.loc 5 230 26
 	add.s64 %rd833, %rd661, %rd832;
 	.loc 5 230 32
 	mul.lo.s64 %rd834, %rd833, 40;
 	.loc 5 230 45
-	rem.s64 %rd835, %rd529, 16;
+	and.b64 %rd835, %rd529, 15;
 	.loc 5 230 42
 	mul.lo.s64 %rd836, 2, %rd835;
 	.loc 5 230 40
@@ -15010,11 +15010,11 @@ $L489_for_body:
 	.loc 5 231 36
 	add.s64 %rd841, %rd816, %rd661;
 	.loc 5 231 40
-	div.s64 %rd842, %rd529, 16;
+	shr.s64 %rd842, %rd529, 4;
 	.loc 5 231 38
 	add.s64 %rd843, %rd841, %rd842;
 	.loc 5 231 52
-	rem.s64 %rd844, %rd529, 16;
+	and.b64 %rd844, %rd529, 15;
 	.loc 5 231 49
 	mul.lo.s64 %rd845, 2, %rd844;
 	.loc 5 231 47
@@ -15094,12 +15094,12 @@ $L548_if_done:
 	bra.uni $L551_if_else;
 $L550_if_then:
 	.loc 5 358 15
-	div.s64 %rd853, %rd16, 2;
+	shr.s64 %rd853, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd854, %rd843, %rd853;
-	.loc 5 358 24
-	div.s64 %rd855, %rd846, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd855, %rd846, 1;
+	.loc 5 358 20
 	add.s64 %rd856, %rd854, %rd855;
 	.loc 5 359 14
 	bra.uni $L566_entry;
@@ -19250,9 +19250,9 @@ $L324_entry:
 	mov.u32 %r443, %laneid;
 	cvt.s64.u32 %rd529, %r443;
 	.loc 5 212 11
-	div.s64 %rd530, %rd529, 4;
-	.loc 5 212 16
-	rem.s64 %rd531, %rd529, 4;
+	shr.s64 %rd530, %rd529, 2;
+	.loc 5 212 17
+	and.b64 %rd531, %rd529, 3;
 	bra.uni $L329_rangeint_body;
 $L329_rangeint_body:
 	.loc 5 219 5
@@ -19844,13 +19844,13 @@ $L335_for_body:
 	mov.f32 %f804, 0f00000000;
 	mov.f32 %f805, 0f00000000;
 	.loc 5 230 28
-	div.s64 %rd662, %rd529, 16;
+	shr.s64 %rd662, %rd529, 4;
 	.loc 5 230 26
 	add.s64 %rd663, %rd661, %rd662;
 	.loc 5 230 32
 	mul.lo.s64 %rd664, %rd663, 40;
 	.loc 5 230 45
-	rem.s64 %rd665, %rd529, 16;
+	and.b64 %rd665, %rd529, 15;
 	.loc 5 230 42
 	mul.lo.s64 %rd666, 2, %rd665;
 	.loc 5 230 40
@@ -19866,11 +19866,11 @@ $L335_for_body:
 	.loc 5 231 36
 	add.s64 %rd671, %rd644, %rd661;
 	.loc 5 231 40
-	div.s64 %rd672, %rd529, 16;
+	shr.s64 %rd672, %rd529, 4;
 	.loc 5 231 38
 	add.s64 %rd673, %rd671, %rd672;
 	.loc 5 231 52
-	rem.s64 %rd674, %rd529, 16;
+	and.b64 %rd674, %rd529, 15;
 	.loc 5 231 49
 	mul.lo.s64 %rd675, 2, %rd674;
 	.loc 5 231 47
@@ -19954,12 +19954,12 @@ $L396_if_done:
 	bra.uni $L399_if_else;
 $L398_if_then:
 	.loc 5 358 15
-	div.s64 %rd683, %rd16, 2;
+	shr.s64 %rd683, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd684, %rd673, %rd683;
-	.loc 5 358 24
-	div.s64 %rd685, %rd676, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd685, %rd676, 1;
+	.loc 5 358 20
 	add.s64 %rd686, %rd684, %rd685;
 	.loc 5 359 14
 	bra.uni $L414_entry;
@@ -21465,13 +21465,13 @@ $L489_for_body:
 	mov.f32 %f1190, 0f00000000;
 	mov.f32 %f1191, 0f00000000;
 	.loc 5 230 28
-	div.s64 %rd832, %rd529, 16;
+	shr.s64 %rd832, %rd529, 4;
 	.loc 5 230 26
 	add.s64 %rd833, %rd661, %rd832;
 	.loc 5 230 32
 	mul.lo.s64 %rd834, %rd833, 40;
 	.loc 5 230 45
-	rem.s64 %rd835, %rd529, 16;
+	and.b64 %rd835, %rd529, 15;
 	.loc 5 230 42
 	mul.lo.s64 %rd836, 2, %rd835;
 	.loc 5 230 40
@@ -21487,11 +21487,11 @@ $L489_for_body:
 	.loc 5 231 36
 	add.s64 %rd841, %rd816, %rd661;
 	.loc 5 231 40
-	div.s64 %rd842, %rd529, 16;
+	shr.s64 %rd842, %rd529, 4;
 	.loc 5 231 38
 	add.s64 %rd843, %rd841, %rd842;
 	.loc 5 231 52
-	rem.s64 %rd844, %rd529, 16;
+	and.b64 %rd844, %rd529, 15;
 	.loc 5 231 49
 	mul.lo.s64 %rd845, 2, %rd844;
 	.loc 5 231 47
@@ -21575,12 +21575,12 @@ $L548_if_done:
 	bra.uni $L551_if_else;
 $L550_if_then:
 	.loc 5 358 15
-	div.s64 %rd853, %rd16, 2;
+	shr.s64 %rd853, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd854, %rd843, %rd853;
-	.loc 5 358 24
-	div.s64 %rd855, %rd846, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd855, %rd846, 1;
+	.loc 5 358 20
 	add.s64 %rd856, %rd854, %rd855;
 	.loc 5 359 14
 	bra.uni $L566_entry;
@@ -25748,9 +25748,9 @@ $L324_entry:
 	mov.u32 %r443, %laneid;
 	cvt.s64.u32 %rd529, %r443;
 	.loc 5 212 11
-	div.s64 %rd530, %rd529, 4;
-	.loc 5 212 16
-	rem.s64 %rd531, %rd529, 4;
+	shr.s64 %rd530, %rd529, 2;
+	.loc 5 212 17
+	and.b64 %rd531, %rd529, 3;
 	bra.uni $L329_rangeint_body;
 $L329_rangeint_body:
 	.loc 5 219 5
@@ -26342,13 +26342,13 @@ $L335_for_body:
 	mov.f32 %f805, 0f00000000;
 	mov.f32 %f806, 0f00000000;
 	.loc 5 230 28
-	div.s64 %rd662, %rd529, 16;
+	shr.s64 %rd662, %rd529, 4;
 	.loc 5 230 26
 	add.s64 %rd663, %rd661, %rd662;
 	.loc 5 230 32
 	mul.lo.s64 %rd664, %rd663, 40;
 	.loc 5 230 45
-	rem.s64 %rd665, %rd529, 16;
+	and.b64 %rd665, %rd529, 15;
 	.loc 5 230 42
 	mul.lo.s64 %rd666, 2, %rd665;
 	.loc 5 230 40
@@ -26364,11 +26364,11 @@ $L335_for_body:
 	.loc 5 231 36
 	add.s64 %rd671, %rd644, %rd661;
 	.loc 5 231 40
-	div.s64 %rd672, %rd529, 16;
+	shr.s64 %rd672, %rd529, 4;
 	.loc 5 231 38
 	add.s64 %rd673, %rd671, %rd672;
 	.loc 5 231 52
-	rem.s64 %rd674, %rd529, 16;
+	and.b64 %rd674, %rd529, 15;
 	.loc 5 231 49
 	mul.lo.s64 %rd675, 2, %rd674;
 	.loc 5 231 47
@@ -26448,12 +26448,12 @@ $L396_if_done:
 	bra.uni $L399_if_else;
 $L398_if_then:
 	.loc 5 358 15
-	div.s64 %rd683, %rd16, 2;
+	shr.s64 %rd683, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd684, %rd673, %rd683;
-	.loc 5 358 24
-	div.s64 %rd685, %rd676, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd685, %rd676, 1;
+	.loc 5 358 20
 	add.s64 %rd686, %rd684, %rd685;
 	.loc 5 359 14
 	bra.uni $L414_entry;
@@ -27941,13 +27941,13 @@ $L489_for_body:
 	mov.f32 %f1195, 0f00000000;
 	mov.f32 %f1196, 0f00000000;
 	.loc 5 230 28
-	div.s64 %rd832, %rd529, 16;
+	shr.s64 %rd832, %rd529, 4;
 	.loc 5 230 26
 	add.s64 %rd833, %rd661, %rd832;
 	.loc 5 230 32
 	mul.lo.s64 %rd834, %rd833, 40;
 	.loc 5 230 45
-	rem.s64 %rd835, %rd529, 16;
+	and.b64 %rd835, %rd529, 15;
 	.loc 5 230 42
 	mul.lo.s64 %rd836, 2, %rd835;
 	.loc 5 230 40
@@ -27963,11 +27963,11 @@ $L489_for_body:
 	.loc 5 231 36
 	add.s64 %rd841, %rd816, %rd661;
 	.loc 5 231 40
-	div.s64 %rd842, %rd529, 16;
+	shr.s64 %rd842, %rd529, 4;
 	.loc 5 231 38
 	add.s64 %rd843, %rd841, %rd842;
 	.loc 5 231 52
-	rem.s64 %rd844, %rd529, 16;
+	and.b64 %rd844, %rd529, 15;
 	.loc 5 231 49
 	mul.lo.s64 %rd845, 2, %rd844;
 	.loc 5 231 47
@@ -28047,12 +28047,12 @@ $L548_if_done:
 	bra.uni $L551_if_else;
 $L550_if_then:
 	.loc 5 358 15
-	div.s64 %rd853, %rd16, 2;
+	shr.s64 %rd853, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd854, %rd843, %rd853;
-	.loc 5 358 24
-	div.s64 %rd855, %rd846, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd855, %rd846, 1;
+	.loc 5 358 20
 	add.s64 %rd856, %rd854, %rd855;
 	.loc 5 359 14
 	bra.uni $L566_entry;
@@ -32203,9 +32203,9 @@ $L324_entry:
 	mov.u32 %r443, %laneid;
 	cvt.s64.u32 %rd529, %r443;
 	.loc 5 212 11
-	div.s64 %rd530, %rd529, 4;
-	.loc 5 212 16
-	rem.s64 %rd531, %rd529, 4;
+	shr.s64 %rd530, %rd529, 2;
+	.loc 5 212 17
+	and.b64 %rd531, %rd529, 3;
 	bra.uni $L329_rangeint_body;
 $L329_rangeint_body:
 	.loc 5 219 5
@@ -32797,13 +32797,13 @@ $L335_for_body:
 	mov.f32 %f804, 0f00000000;
 	mov.f32 %f805, 0f00000000;
 	.loc 5 230 28
-	div.s64 %rd662, %rd529, 16;
+	shr.s64 %rd662, %rd529, 4;
 	.loc 5 230 26
 	add.s64 %rd663, %rd661, %rd662;
 	.loc 5 230 32
 	mul.lo.s64 %rd664, %rd663, 40;
 	.loc 5 230 45
-	rem.s64 %rd665, %rd529, 16;
+	and.b64 %rd665, %rd529, 15;
 	.loc 5 230 42
 	mul.lo.s64 %rd666, 2, %rd665;
 	.loc 5 230 40
@@ -32819,11 +32819,11 @@ $L335_for_body:
 	.loc 5 231 36
 	add.s64 %rd671, %rd644, %rd661;
 	.loc 5 231 40
-	div.s64 %rd672, %rd529, 16;
+	shr.s64 %rd672, %rd529, 4;
 	.loc 5 231 38
 	add.s64 %rd673, %rd671, %rd672;
 	.loc 5 231 52
-	rem.s64 %rd674, %rd529, 16;
+	and.b64 %rd674, %rd529, 15;
 	.loc 5 231 49
 	mul.lo.s64 %rd675, 2, %rd674;
 	.loc 5 231 47
@@ -32911,12 +32911,12 @@ $L396_if_done:
 	bra.uni $L399_if_else;
 $L398_if_then:
 	.loc 5 358 15
-	div.s64 %rd683, %rd16, 2;
+	shr.s64 %rd683, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd684, %rd673, %rd683;
-	.loc 5 358 24
-	div.s64 %rd685, %rd676, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd685, %rd676, 1;
+	.loc 5 358 20
 	add.s64 %rd686, %rd684, %rd685;
 	.loc 5 359 14
 	bra.uni $L414_entry;
@@ -34432,13 +34432,13 @@ $L489_for_body:
 	mov.f32 %f1190, 0f00000000;
 	mov.f32 %f1191, 0f00000000;
 	.loc 5 230 28
-	div.s64 %rd832, %rd529, 16;
+	shr.s64 %rd832, %rd529, 4;
 	.loc 5 230 26
 	add.s64 %rd833, %rd661, %rd832;
 	.loc 5 230 32
 	mul.lo.s64 %rd834, %rd833, 40;
 	.loc 5 230 45
-	rem.s64 %rd835, %rd529, 16;
+	and.b64 %rd835, %rd529, 15;
 	.loc 5 230 42
 	mul.lo.s64 %rd836, 2, %rd835;
 	.loc 5 230 40
@@ -34454,11 +34454,11 @@ $L489_for_body:
 	.loc 5 231 36
 	add.s64 %rd841, %rd816, %rd661;
 	.loc 5 231 40
-	div.s64 %rd842, %rd529, 16;
+	shr.s64 %rd842, %rd529, 4;
 	.loc 5 231 38
 	add.s64 %rd843, %rd841, %rd842;
 	.loc 5 231 52
-	rem.s64 %rd844, %rd529, 16;
+	and.b64 %rd844, %rd529, 15;
 	.loc 5 231 49
 	mul.lo.s64 %rd845, 2, %rd844;
 	.loc 5 231 47
@@ -34546,12 +34546,12 @@ $L548_if_done:
 	bra.uni $L551_if_else;
 $L550_if_then:
 	.loc 5 358 15
-	div.s64 %rd853, %rd16, 2;
+	shr.s64 %rd853, %rd16, 1;
 	.loc 5 358 12
 	mul.lo.s64 %rd854, %rd843, %rd853;
-	.loc 5 358 24
-	div.s64 %rd855, %rd846, 2;
-	.loc 5 358 19
+	.loc 5 358 25
+	shr.s64 %rd855, %rd846, 1;
+	.loc 5 358 20
 	add.s64 %rd856, %rd854, %rd855;
 	.loc 5 359 14
 	bra.uni $L566_entry;

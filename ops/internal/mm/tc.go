@@ -209,7 +209,7 @@ const (
 // tcEpilogue writes the warp tile at (wr, wc) of C from acc.
 func tcEpilogue[O any, CO codec[O]](co CO, t gpu.Thread, st []float32, acc [tcMI][tcNI][4]float32, c, bias, res []O, wr, wc, m, n, act int) {
 	l := t.Lane()
-	g, q := l/4, l%4
+	g, q := l>>2, l&3
 	//kern:unroll
 	for half := range 2 {
 		//kern:unroll
@@ -227,8 +227,8 @@ func tcEpilogue[O any, CO codec[O]](co CO, t gpu.Thread, st []float32, acc [tcMI
 		if act == EpiSwiGLU {
 			// lane l%16 finishes pair l%16 of row r + l/16
 			for r := 0; r < 32; r += 2 {
-				p := gpu.Load2(st, (r+l/16)*tcEpiLd+2*(l%16))
-				epiStore(co, c, bias, res, row0+r+l/16, wc+2*(l%16), m, n, act, p[0], p[1])
+				p := gpu.Load2(st, (r+l>>4)*tcEpiLd+2*(l&15))
+				epiStore(co, c, bias, res, row0+r+l>>4, wc+2*(l&15), m, n, act, p[0], p[1])
 			}
 		} else {
 			for r := range 32 {
@@ -355,7 +355,7 @@ func epiStore[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act i
 			}
 		}
 		if act == EpiSwiGLU {
-			i := row*(n/2) + col/2
+			i := row*(n>>1) + col>>1
 			v := siluF(v0) * v1
 			if len(res) > 0 {
 				v += co.load(res[i])
