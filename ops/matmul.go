@@ -216,7 +216,7 @@ func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, 
 	args := []kern.Arg{bufArg(c), bufArg(a), bufArg(b), bias, res, intArg(m), intArg(n), intArg(k)}
 	if v == mmGEMV {
 		args = append(args, intArg(int(o.Act)))
-		grid := blocks1(ceilDiv(ceilDiv(n, 2), gemv.Warps), gemv.Warps*32).WithShared(gemv.Shared)
+		grid := blocks1(ceilDiv(n, gemv.RowsPerBlock), gemv.Warps*32).WithShared(gemv.Shared)
 		return s.launch(gemv.Kernels[ii][oi], q, grid, args...)
 	}
 	if v == mmV1 {
