@@ -90,6 +90,10 @@ func TestSanitizers(t *testing.T) {
 			}
 		}
 	}
+	// MatmulInt4: ragged n, k past one step, two passes over x.
+	if err := MatmulInt4(dev, o(6*37), w(6*544), uploadT(t, dev, make([]uint8, 37*544/2)), uploadT(t, dev, make([]float32, 37*5)), 6, 37, 544); err != nil {
+		t.Errorf("MatmulInt4: %v", err)
+	}
 	// Q6 needs cols % 4 == 0 and its own packed length.
 	if err := DequantQ6(dev, o(n), uploadT(t, dev, make([]uint8, n/4*3)), uploadT(t, dev, make([]float32, rows*5)), rows, cols); err != nil {
 		t.Errorf("DequantQ6: %v", err)
