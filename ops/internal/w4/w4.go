@@ -22,7 +22,9 @@
 // rotated by lane so that each quarter warp's 128-bit shared loads hit 8
 // distinct bank groups. The integer products are summed per part in
 // float32 (exact: |nibble - 8| ≤ 8) and scaled once per chunk. The 8
-// lanes of a row then meet with three shuffles.
+// lanes of a row then meet with three shuffles. The 32 weights are
+// dequantized once per step (float bit tricks, no I2F) and reused for
+// every row of x.
 //
 // Block: 2 warps (8 rows of W). Versions: v1 only.
 package w4
@@ -108,13 +110,14 @@ func w4gemv[A gpu.Elem, O any, CA xCodec, CO codec[O]](ca CA, co CO, t gpu.Threa
 				t.SyncWarp() // x chunks other lanes copied
 				base := wsh + (st&(w4Stages-1))*w4Stage
 				kc := st*w4Step + wc*Chunk // this lane's 32 elements
-				q := gpu.Load4(sw, base>>1+l*4)
 				if kc < k && row < n {
+					q := w4Rotate(gpu.Load4(sw, base>>1+l*4), l>>1&3)
+					wf := w4Dequant(q)
 					sc := scales[row*groups+kc>>7]
 					//kern:unroll
 					for i := range w4Rows {
 						if mb+i < m {
-							acc[i] = gpu.FMA(sc, w4Dot(ca, sw, base+w4StageW+i*w4Step+wc*Chunk, q, l), acc[i])
+							acc[i] = gpu.FMA(sc, w4Dot(ca, sw, base+w4StageW+i*w4Step+wc*Chunk, wf, l), acc[i])
 						}
 					}
 				}
@@ -160,31 +163,46 @@ func w4Issue[A gpu.Elem](t gpu.Thread, sx []A, sb []uint8, x []A, packed []uint8
 	gpu.CpAsyncCommit(t)
 }
 
-// w4Dot is Σ (nibble - 8)·x over a lane's 32 elements: q holds the
-// nibbles (word p: elements 8p..8p+7, element e in bits 4e%32..), x the
-// 32 elements at sw[xoff/2..]. Part p is taken in the order (l/2 + j)%4
-// so that a quarter warp's 16-byte loads of x cover all 32 banks.
-func w4Dot[CA xCodec](ca CA, sw []uint32, xoff int, q [4]uint32, l int) float32 {
+// w4Rotate returns q rotated left by r (0..3) words: word j of the result
+// is q[(j+r)%4], the order w4Dot takes the parts in.
+func w4Rotate(q [4]uint32, r int) [4]uint32 {
+	if r&1 != 0 {
+		q = [4]uint32{q[1], q[2], q[3], q[0]}
+	}
+	if r&2 != 0 {
+		q = [4]uint32{q[2], q[3], q[0], q[1]}
+	}
+	return q
+}
+
+// w4Dequant unpacks 32 nibbles (word j: elements 8j..8j+7, element e in
+// bits 4e%32..) to float32 nibble - 8 without an integer-to-float
+// conversion: 0x4b000000 | nib is the float 2²³ + nib, exactly.
+func w4Dequant(q [4]uint32) [32]float32 {
+	var f [32]float32
+	//kern:unroll
+	for j := range 4 {
+		//kern:unroll
+		for e := range 8 {
+			f[8*j+e] = math.Float32frombits(0x4b000000|q[j]>>(4*e)&15) - (0x1p23 + 8)
+		}
+	}
+	return f
+}
+
+// w4Dot is Σ w·x over a lane's 32 elements: wf the dequantized weights,
+// part j (8 elements) being the lane's part (l/2 + j)%4, as w4Rotate
+// ordered them, and x the 32 elements at sw[xoff/2..]. Taking the parts in
+// that order makes each quarter warp's 16-byte loads of x cover all 32
+// banks.
+func w4Dot[CA xCodec](ca CA, sw []uint32, xoff int, wf [32]float32, l int) float32 {
 	sum := float32(0)
 	//kern:unroll
 	for j := range 4 {
-		p := (l>>1 + j) & 3
-		w := q[0]
-		if p == 1 {
-			w = q[1]
-		}
-		if p == 2 {
-			w = q[2]
-		}
-		if p == 3 {
-			w = q[3]
-		}
-		xs := gpu.Load4(sw, xoff>>1+p*4)
+		xs := gpu.Load4(sw, xoff>>1+((l>>1+j)&3)*4)
 		//kern:unroll
 		for h := range 4 {
-			e0 := float32(int32(w>>(8*h)&15) - 8)
-			e1 := float32(int32(w>>(8*h+4)&15) - 8)
-			sum = gpu.FMA(e1, ca.hi(xs[h]), gpu.FMA(e0, ca.lo(xs[h]), sum))
+			sum = gpu.FMA(wf[8*j+2*h+1], ca.hi(xs[h]), gpu.FMA(wf[8*j+2*h], ca.lo(xs[h]), sum))
 		}
 	}
 	return sum

@@ -10,7 +10,7 @@ import (
 // kernModule holds every kernel of package w4, compiled for sm_80.
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/w4", Arch: "sm_80", PTX: kernPTX}
 
-// w4F16F32Kernel launches the kernel w4F16F32 (w4.go:62).
+// w4F16F32Kernel launches the kernel w4F16F32 (w4.go:64).
 var w4F16F32Kernel = kernW4F16F32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "w4F16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4F16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -42,7 +42,7 @@ func (l kernW4F16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4F16F16Kernel launches the kernel w4F16F16 (w4.go:67).
+// w4F16F16Kernel launches the kernel w4F16F16 (w4.go:69).
 var w4F16F16Kernel = kernW4F16F16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "w4F16F16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4F16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -74,7 +74,7 @@ func (l kernW4F16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4BF16F32Kernel launches the kernel w4BF16F32 (w4.go:72).
+// w4BF16F32Kernel launches the kernel w4BF16F32 (w4.go:74).
 var w4BF16F32Kernel = kernW4BF16F32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "w4BF16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4BF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -106,7 +106,7 @@ func (l kernW4BF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4BF16BF16Kernel launches the kernel w4BF16BF16 (w4.go:77).
+// w4BF16BF16Kernel launches the kernel w4BF16BF16 (w4.go:79).
 var w4BF16BF16Kernel = kernW4BF16BF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "w4BF16BF16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4BF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -166,13 +166,13 @@ const kernPTX = `//
 )
 .maxntid 64, 1, 1
 {
-	.reg .pred %p<110>;
+	.reg .pred %p<64>;
 	.reg .b16 %rs<128>;
-	.reg .b32 %r<974>;
-	.reg .b64 %rd<528>;
-	.reg .f32 %f<578>;
+	.reg .b32 %r<538>;
+	.reg .b64 %rd<532>;
+	.reg .f32 %f<866>;
 
-	.loc 1 62 6
+	.loc 1 64 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -190,37 +190,37 @@ const kernPTX = `//
 	ld.param.s64 %rd14, [k];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 63 51
+	.loc 1 65 51
 	mov.u64 %rd15, dynsmem;
 	mov.u32 %r0, %dynamic_smem_size;
 	div.u32 %r1, %r0, 2;
 	cvt.s64.u32 %rd16, %r1;
-	.loc 1 63 76
+	.loc 1 65 76
 	mov.u64 %rd17, dynsmem;
 	mov.u32 %r2, %dynamic_smem_size;
 	div.u32 %r3, %r2, 1;
 	cvt.s64.u32 %rd18, %r3;
-	.loc 1 63 102
+	.loc 1 65 102
 	mov.u64 %rd19, dynsmem;
 	mov.u32 %r4, %dynamic_smem_size;
 	div.u32 %r5, %r4, 4;
 	cvt.s64.u32 %rd20, %r5;
-	.loc 1 63 8
+	.loc 1 65 8
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 89 13
+	.loc 1 91 13
 	mov.u32 %r6, %laneid;
 	cvt.s64.u32 %rd21, %r6;
-	.loc 1 90 21
+	.loc 1 92 21
 	mov.u32 %r7, %ctaid.x;
 	cvt.s64.u32 %rd22, %r7;
 	mov.u32 %r8, %ctaid.y;
 	cvt.s64.u32 %rd23, %r8;
 	mov.u32 %r9, %ctaid.z;
 	cvt.s64.u32 %rd24, %r9;
-	.loc 1 90 25
+	.loc 1 92 25
 	mul.lo.s64 %rd25, %rd22, 2;
-	.loc 1 90 42
+	.loc 1 92 42
 	mov.u32 %r12, %tid.z;
 	mov.u32 %r13, %ntid.y;
 	mov.u32 %r14, %tid.y;
@@ -230,16 +230,16 @@ $L2_entry:
 	mad.lo.u32 %r15, %r11, %r16, %r17;
 	shr.u32 %r10, %r15, 5;
 	cvt.s64.u32 %rd26, %r10;
-	.loc 1 90 34
+	.loc 1 92 34
 	add.s64 %rd27, %rd25, %rd26;
-	.loc 1 90 46
+	.loc 1 92 46
 	mul.lo.s64 %rd28, %rd27, 4;
-	.loc 1 91 10
+	.loc 1 93 10
 	setp.lt.s64 %p0, %rd28, %rd13;
 	@%p0 bra $L3_if_then;
 	bra.uni $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef32c_u005d;
 $L3_if_then:
-	.loc 1 92 16
+	.loc 1 94 16
 	mov.u32 %r20, %tid.z;
 	mov.u32 %r21, %ntid.y;
 	mov.u32 %r22, %tid.y;
@@ -249,24 +249,24 @@ $L3_if_then:
 	mad.lo.u32 %r23, %r19, %r24, %r25;
 	shr.u32 %r18, %r23, 5;
 	cvt.s64.u32 %rd29, %r18;
-	.loc 1 92 19
+	.loc 1 94 19
 	mul.lo.s64 %rd30, %rd29, 5120;
-	.loc 1 93 14
+	.loc 1 95 14
 	shr.s64 %rd31, %rd21, 3;
-	.loc 1 93 20
+	.loc 1 95 20
 	and.b64 %rd32, %rd21, 7;
-	.loc 1 94 15
+	.loc 1 96 15
 	add.s64 %rd33, %rd28, %rd31;
-	.loc 1 95 15
+	.loc 1 97 15
 	shr.s64 %rd34, %rd14, 7;
-	.loc 1 96 7
+	.loc 1 98 7
 	and.b64 %rd35, %rd14, 127;
-	.loc 1 96 18
+	.loc 1 98 18
 	setp.ne.s64 %p1, %rd35, 0;
 	@%p1 bra $L5_if_then;
 	bra.uni $L30_edge;
 $L5_if_then:
-	.loc 1 97 4
+	.loc 1 99 4
 	add.s64 %rd37, %rd34, 1;
 	mov.s64 %rd36, %rd37;
 	bra.uni $L6_if_done;
@@ -274,50 +274,50 @@ $L30_edge:
 	mov.s64 %rd36, %rd34;
 	bra.uni $L6_if_done;
 $L6_if_done:
-	.loc 1 99 15
+	.loc 1 101 15
 	add.s64 %rd38, %rd14, 256;
-	.loc 1 99 24
+	.loc 1 101 24
 	sub.s64 %rd39, %rd38, 1;
-	.loc 1 99 29
+	.loc 1 101 29
 	div.s64 %rd40, %rd39, 256;
 	mov.s64 %rd41, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 1 100 19
+	.loc 1 102 19
 	setp.lt.s64 %p2, %rd41, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef32c_u005d;
 $L8_for_body:
-	.loc 1 101 8
+	.loc 1 103 8
 	mov.f32 %f0, 0f00000000;
 	mov.f32 %f1, 0f00000000;
 	mov.f32 %f2, 0f00000000;
 	mov.f32 %f3, 0f00000000;
 	bra.uni $L31_entry;
 $L31_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd42, %rd30, 0;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd43, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd44, %rd43, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd45, 0, %rd44;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p3, %rd33, %rd13;
 	@%p3 bra $L34_cond_true;
 	bra.uni $L41_edge;
 $L34_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p4, %rd45, %rd14;
 	@%p4 bra $L32_if_then;
 	bra.uni $L42_edge;
 $L32_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd48, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd49, %rd48, %rd45;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd50, %rd49, 1;
 	mov.s64 %rd46, %rd50;
 	mov.s64 %rd47, 16;
@@ -331,44 +331,44 @@ $L41_edge:
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd51, %rd42, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd52, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd53, %rd51, %rd52;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd54, %rd53, 0;
 	add.s64 %rd55, %rd17, %rd54;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd56, %rd46, 0;
 	add.s64 %rd57, %rd7, %rd56;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r26, %rd47;
 	cp.async.cg.shared.global [%rd55], [%rd57], 16, %r26;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd58, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd59, 0, %rd58;
 	bra.uni $L35_rangeint_body;
 $L35_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd60, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p5, %rd60, %rd12;
 	@%p5 bra $L39_cond_true;
 	bra.uni $L43_edge;
 $L39_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p6, %rd59, %rd14;
 	@%p6 bra $L37_if_then;
 	bra.uni $L44_edge;
 $L37_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd63, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd64, %rd63, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd65, %rd64, %rd59;
 	mov.s64 %rd61, %rd65;
 	mov.s64 %rd62, 16;
@@ -382,42 +382,42 @@ $L43_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L38_if_done;
 $L38_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd66, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd67, %rd66, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd68, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd69, %rd67, %rd68;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd15, %rd70;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd72, %rd61, 1;
 	add.s64 %rd73, %rd4, %rd72;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r27, %rd62;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r27;
 	bra.uni $L45_rangeint_body;
 $L45_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd74, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p7, %rd74, %rd12;
 	@%p7 bra $L48_cond_true;
 	bra.uni $L49_edge;
 $L48_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p8, %rd59, %rd14;
 	@%p8 bra $L46_if_then;
 	bra.uni $L50_edge;
 $L46_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd75, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd76, %rd75, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd77, %rd76, %rd59;
 	mov.s64 %rd61, %rd77;
 	mov.s64 %rd62, 16;
@@ -431,42 +431,42 @@ $L49_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L47_if_done;
 $L47_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd78, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd79, %rd78, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd80, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd81, %rd79, %rd80;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd15, %rd82;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd84, %rd61, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r28, %rd62;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r28;
 	bra.uni $L51_rangeint_body;
 $L51_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd86, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p9, %rd86, %rd12;
 	@%p9 bra $L54_cond_true;
 	bra.uni $L55_edge;
 $L54_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p10, %rd59, %rd14;
 	@%p10 bra $L52_if_then;
 	bra.uni $L56_edge;
 $L52_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd87, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd88, %rd87, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd89, %rd88, %rd59;
 	mov.s64 %rd61, %rd89;
 	mov.s64 %rd62, 16;
@@ -480,42 +480,42 @@ $L55_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L53_if_done;
 $L53_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd90, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd91, %rd90, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd92, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd93, %rd91, %rd92;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd94, %rd93, 1;
 	add.s64 %rd95, %rd15, %rd94;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd96, %rd61, 1;
 	add.s64 %rd97, %rd4, %rd96;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r29, %rd62;
 	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r29;
 	bra.uni $L57_rangeint_body;
 $L57_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd98, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p11, %rd98, %rd12;
 	@%p11 bra $L60_cond_true;
 	bra.uni $L61_edge;
 $L60_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p12, %rd59, %rd14;
 	@%p12 bra $L58_if_then;
 	bra.uni $L62_edge;
 $L58_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd99, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd100, %rd99, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd101, %rd100, %rd59;
 	mov.s64 %rd61, %rd101;
 	mov.s64 %rd62, 16;
@@ -529,52 +529,52 @@ $L61_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L59_if_done;
 $L59_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd102, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd103, %rd102, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd104, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd105, %rd103, %rd104;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd106, %rd105, 1;
 	add.s64 %rd107, %rd15, %rd106;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd108, %rd61, 1;
 	add.s64 %rd109, %rd4, %rd108;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r30, %rd62;
 	cp.async.cg.shared.global [%rd107], [%rd109], 16, %r30;
 	bra.uni $L36_rangeint_done;
 $L36_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L64_entry;
 $L64_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd110, %rd30, 1280;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd111, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd112, %rd111, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd113, 256, %rd112;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p13, %rd33, %rd13;
 	@%p13 bra $L67_cond_true;
 	bra.uni $L74_edge;
 $L67_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p14, %rd113, %rd14;
 	@%p14 bra $L65_if_then;
 	bra.uni $L75_edge;
 $L65_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd116, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd117, %rd116, %rd113;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd118, %rd117, 1;
 	mov.s64 %rd114, %rd118;
 	mov.s64 %rd115, 16;
@@ -588,44 +588,44 @@ $L74_edge:
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
 $L66_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd119, %rd110, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd120, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd121, %rd119, %rd120;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd122, %rd121, 0;
 	add.s64 %rd123, %rd17, %rd122;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd124, %rd114, 0;
 	add.s64 %rd125, %rd7, %rd124;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r31, %rd115;
 	cp.async.cg.shared.global [%rd123], [%rd125], 16, %r31;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd126, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd127, 256, %rd126;
 	bra.uni $L68_rangeint_body;
 $L68_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd128, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p15, %rd128, %rd12;
 	@%p15 bra $L72_cond_true;
 	bra.uni $L76_edge;
 $L72_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p16, %rd127, %rd14;
 	@%p16 bra $L70_if_then;
 	bra.uni $L77_edge;
 $L70_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd131, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd132, %rd131, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd133, %rd132, %rd127;
 	mov.s64 %rd129, %rd133;
 	mov.s64 %rd130, 16;
@@ -639,42 +639,42 @@ $L76_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L71_if_done;
 $L71_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd134, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd135, %rd134, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd136, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd137, %rd135, %rd136;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd138, %rd137, 1;
 	add.s64 %rd139, %rd15, %rd138;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd140, %rd129, 1;
 	add.s64 %rd141, %rd4, %rd140;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r32, %rd130;
 	cp.async.cg.shared.global [%rd139], [%rd141], 16, %r32;
 	bra.uni $L78_rangeint_body;
 $L78_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd142, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p17, %rd142, %rd12;
 	@%p17 bra $L81_cond_true;
 	bra.uni $L82_edge;
 $L81_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p18, %rd127, %rd14;
 	@%p18 bra $L79_if_then;
 	bra.uni $L83_edge;
 $L79_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd143, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd144, %rd143, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd145, %rd144, %rd127;
 	mov.s64 %rd129, %rd145;
 	mov.s64 %rd130, 16;
@@ -688,42 +688,42 @@ $L82_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L80_if_done;
 $L80_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd146, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd147, %rd146, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd148, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd149, %rd147, %rd148;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd150, %rd149, 1;
 	add.s64 %rd151, %rd15, %rd150;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd152, %rd129, 1;
 	add.s64 %rd153, %rd4, %rd152;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r33, %rd130;
 	cp.async.cg.shared.global [%rd151], [%rd153], 16, %r33;
 	bra.uni $L84_rangeint_body;
 $L84_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd154, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p19, %rd154, %rd12;
 	@%p19 bra $L87_cond_true;
 	bra.uni $L88_edge;
 $L87_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p20, %rd127, %rd14;
 	@%p20 bra $L85_if_then;
 	bra.uni $L89_edge;
 $L85_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd155, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd156, %rd155, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd157, %rd156, %rd127;
 	mov.s64 %rd129, %rd157;
 	mov.s64 %rd130, 16;
@@ -737,42 +737,42 @@ $L88_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L86_if_done;
 $L86_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd158, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd159, %rd158, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd160, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd15, %rd162;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd164, %rd129, 1;
 	add.s64 %rd165, %rd4, %rd164;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r34, %rd130;
 	cp.async.cg.shared.global [%rd163], [%rd165], 16, %r34;
 	bra.uni $L90_rangeint_body;
 $L90_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd166, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p21, %rd166, %rd12;
 	@%p21 bra $L93_cond_true;
 	bra.uni $L94_edge;
 $L93_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p22, %rd127, %rd14;
 	@%p22 bra $L91_if_then;
 	bra.uni $L95_edge;
 $L91_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd167, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd168, %rd167, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd169, %rd168, %rd127;
 	mov.s64 %rd129, %rd169;
 	mov.s64 %rd130, 16;
@@ -786,52 +786,52 @@ $L94_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L92_if_done;
 $L92_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd170, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd171, %rd170, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd172, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd173, %rd171, %rd172;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd174, %rd173, 1;
 	add.s64 %rd175, %rd15, %rd174;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd176, %rd129, 1;
 	add.s64 %rd177, %rd4, %rd176;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r35, %rd130;
 	cp.async.cg.shared.global [%rd175], [%rd177], 16, %r35;
 	bra.uni $L69_rangeint_done;
 $L69_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L97_entry;
 $L97_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd178, %rd30, 2560;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd179, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd180, %rd179, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd181, 512, %rd180;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p23, %rd33, %rd13;
 	@%p23 bra $L100_cond_true;
 	bra.uni $L107_edge;
 $L100_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p24, %rd181, %rd14;
 	@%p24 bra $L98_if_then;
 	bra.uni $L108_edge;
 $L98_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd184, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd185, %rd184, %rd181;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd186, %rd185, 1;
 	mov.s64 %rd182, %rd186;
 	mov.s64 %rd183, 16;
@@ -845,44 +845,44 @@ $L107_edge:
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
 $L99_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd187, %rd178, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd188, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd189, %rd187, %rd188;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd190, %rd189, 0;
 	add.s64 %rd191, %rd17, %rd190;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd192, %rd182, 0;
 	add.s64 %rd193, %rd7, %rd192;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r36, %rd183;
 	cp.async.cg.shared.global [%rd191], [%rd193], 16, %r36;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd194, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd195, 512, %rd194;
 	bra.uni $L101_rangeint_body;
 $L101_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd196, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p25, %rd196, %rd12;
 	@%p25 bra $L105_cond_true;
 	bra.uni $L109_edge;
 $L105_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p26, %rd195, %rd14;
 	@%p26 bra $L103_if_then;
 	bra.uni $L110_edge;
 $L103_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd199, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd200, %rd199, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd201, %rd200, %rd195;
 	mov.s64 %rd197, %rd201;
 	mov.s64 %rd198, 16;
@@ -896,42 +896,42 @@ $L109_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L104_if_done;
 $L104_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd202, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd203, %rd202, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd204, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd205, %rd203, %rd204;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd206, %rd205, 1;
 	add.s64 %rd207, %rd15, %rd206;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd208, %rd197, 1;
 	add.s64 %rd209, %rd4, %rd208;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r37, %rd198;
 	cp.async.cg.shared.global [%rd207], [%rd209], 16, %r37;
 	bra.uni $L111_rangeint_body;
 $L111_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd210, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p27, %rd210, %rd12;
 	@%p27 bra $L114_cond_true;
 	bra.uni $L115_edge;
 $L114_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p28, %rd195, %rd14;
 	@%p28 bra $L112_if_then;
 	bra.uni $L116_edge;
 $L112_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd211, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd212, %rd211, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd213, %rd212, %rd195;
 	mov.s64 %rd197, %rd213;
 	mov.s64 %rd198, 16;
@@ -945,42 +945,42 @@ $L115_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L113_if_done;
 $L113_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd214, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd215, %rd214, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd216, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd217, %rd215, %rd216;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd15, %rd218;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd220, %rd197, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r38, %rd198;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r38;
 	bra.uni $L117_rangeint_body;
 $L117_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd222, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p29, %rd222, %rd12;
 	@%p29 bra $L120_cond_true;
 	bra.uni $L121_edge;
 $L120_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p30, %rd195, %rd14;
 	@%p30 bra $L118_if_then;
 	bra.uni $L122_edge;
 $L118_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd223, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd224, %rd223, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd225, %rd224, %rd195;
 	mov.s64 %rd197, %rd225;
 	mov.s64 %rd198, 16;
@@ -994,42 +994,42 @@ $L121_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L119_if_done;
 $L119_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd226, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd227, %rd226, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd228, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd229, %rd227, %rd228;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd230, %rd229, 1;
 	add.s64 %rd231, %rd15, %rd230;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd232, %rd197, 1;
 	add.s64 %rd233, %rd4, %rd232;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r39, %rd198;
 	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r39;
 	bra.uni $L123_rangeint_body;
 $L123_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd234, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p31, %rd234, %rd12;
 	@%p31 bra $L126_cond_true;
 	bra.uni $L127_edge;
 $L126_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p32, %rd195, %rd14;
 	@%p32 bra $L124_if_then;
 	bra.uni $L128_edge;
 $L124_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd235, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd236, %rd235, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd237, %rd236, %rd195;
 	mov.s64 %rd197, %rd237;
 	mov.s64 %rd198, 16;
@@ -1043,5492 +1043,4768 @@ $L127_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L125_if_done;
 $L125_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd238, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd239, %rd238, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd240, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd241, %rd239, %rd240;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd242, %rd241, 1;
 	add.s64 %rd243, %rd15, %rd242;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd244, %rd197, 1;
 	add.s64 %rd245, %rd4, %rd244;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r40, %rd198;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r40;
 	bra.uni $L102_rangeint_done;
 $L102_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L10_rangeint_done;
 $L10_rangeint_done:
 	mov.s64 %rd246, 0;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 1 106 20
+	.loc 1 108 20
 	setp.lt.s64 %p33, %rd246, %rd40;
 	@%p33 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 1 107 20
+	.loc 1 109 20
 	cp.async.wait_group 2;
-	.loc 1 108 15
+	.loc 1 110 15
 	bar.warp.sync -1;
-	.loc 1 109 22
+	.loc 1 111 22
 	and.b64 %rd247, %rd246, 3;
-	.loc 1 109 36
+	.loc 1 111 36
 	mul.lo.s64 %rd248, %rd247, 1280;
-	.loc 1 109 17
+	.loc 1 111 17
 	add.s64 %rd249, %rd30, %rd248;
-	.loc 1 110 13
+	.loc 1 112 13
 	mul.lo.s64 %rd250, %rd246, 256;
-	.loc 1 110 25
+	.loc 1 112 25
 	mul.lo.s64 %rd251, %rd32, 32;
-	.loc 1 110 21
+	.loc 1 112 21
 	add.s64 %rd252, %rd250, %rd251;
-	.loc 1 111 28
-	shr.s64 %rd253, %rd249, 1;
-	.loc 1 111 33
-	mul.lo.s64 %rd254, %rd21, 4;
-	.loc 1 111 31
-	add.s64 %rd255, %rd253, %rd254;
-	.loc 1 111 19
-	add.s64 %rd256, %rd255, 3;
-	shl.b64 %rd257, %rd255, 2;
-	add.s64 %rd258, %rd19, %rd257;
-	ld.shared.v4.u32 {%r41, %r42, %r43, %r44}, [%rd258];
-	.loc 1 112 11
+	.loc 1 113 11
 	setp.lt.s64 %p34, %rd252, %rd14;
 	@%p34 bra $L16_cond_true;
 	bra.uni $L15_if_done;
 $L16_cond_true:
-	.loc 1 112 22
+	.loc 1 113 22
 	setp.lt.s64 %p35, %rd33, %rd13;
 	@%p35 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 1 113 22
-	mul.lo.s64 %rd259, %rd33, %rd36;
-	.loc 1 113 32
-	shr.s64 %rd260, %rd252, 7;
-	.loc 1 113 29
-	add.s64 %rd261, %rd259, %rd260;
-	.loc 1 113 18
-	shl.b64 %rd262, %rd261, 2;
-	add.s64 %rd263, %rd10, %rd262;
-	ld.global.nc.f32 %f4, [%rd263];
-	bra.uni $L17_rangeint_body;
-$L17_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd264, %rd41, 0;
-	.loc 1 116 15
-	setp.lt.s64 %p36, %rd264, %rd12;
-	@%p36 bra $L18_if_then;
-	bra.uni $L256_rangeint_body;
-$L18_if_then:
-	.loc 1 117 47
-	add.s64 %rd265, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd266, %rd265, 0;
-	.loc 1 117 68
-	mul.lo.s64 %rd267, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd268, %rd266, %rd267;
-	.loc 1 117 34
+	.loc 1 114 38
+	shr.s64 %rd253, %rd249, 1;
+	.loc 1 114 43
+	mul.lo.s64 %rd254, %rd21, 4;
+	.loc 1 114 41
+	add.s64 %rd255, %rd253, %rd254;
+	.loc 1 114 29
+	add.s64 %rd256, %rd255, 3;
+	shl.b64 %rd257, %rd255, 2;
+	add.s64 %rd258, %rd19, %rd257;
+	ld.shared.v4.u32 {%r41, %r42, %r43, %r44}, [%rd258];
+	.loc 1 114 49
+	shr.s64 %rd259, %rd21, 1;
+	.loc 1 114 52
+	and.b64 %rd260, %rd259, 3;
+	.loc 1 114 19
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 1 167 53
-	mov.u32 %r45, 0;
-	mov.u32 %r46, 0;
-	mov.u32 %r47, 0;
-	mov.u32 %r48, 0;
-	mov.u32 %r45, %r41;
-	mov.u32 %r46, %r42;
-	mov.u32 %r47, %r43;
-	mov.u32 %r48, %r44;
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L130_rangeint_body;
-$L130_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd269, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd270, %rd269, 0;
-	.loc 1 171 19
-	and.b64 %rd271, %rd270, 3;
+	.loc 1 168 15
+	mov.u32 %r49, 0;
+	mov.u32 %r50, 0;
+	mov.u32 %r51, 0;
+	mov.u32 %r52, 0;
+	mov.u32 %r49, %r41;
+	mov.u32 %r50, %r42;
+	mov.u32 %r51, %r43;
+	mov.u32 %r52, %r44;
+	.loc 1 169 6
+	and.b64 %rd261, %rd260, 1;
+	.loc 1 169 9
+	setp.ne.s64 %p36, %rd261, 0;
+	@%p36 bra $L130_if_then;
+	bra.uni $L131_if_done;
+$L130_if_then:
+	.loc 1 170 16
+	mov.u32 %r53, 0;
+	mov.u32 %r54, 0;
+	mov.u32 %r55, 0;
+	mov.u32 %r56, 0;
+	.loc 1 170 18
+	mov.u32 %r57, %r50;
+	.loc 1 170 17
+	mov.u32 %r53, %r57;
+	.loc 1 170 24
+	mov.u32 %r58, %r51;
+	.loc 1 170 23
+	mov.u32 %r54, %r58;
+	.loc 1 170 30
+	mov.u32 %r59, %r52;
+	.loc 1 170 29
+	mov.u32 %r55, %r59;
+	.loc 1 170 36
+	mov.u32 %r60, %r49;
+	.loc 1 170 35
+	mov.u32 %r56, %r60;
+	.loc 1 170 16
+	mov.u32 %r61, %r53;
+	mov.u32 %r62, %r54;
+	mov.u32 %r63, %r55;
+	mov.u32 %r64, %r56;
+	.loc 1 170 3
+	mov.u32 %r49, %r61;
+	mov.u32 %r50, %r62;
+	mov.u32 %r51, %r63;
+	mov.u32 %r52, %r64;
+	bra.uni $L131_if_done;
+$L131_if_done:
+	.loc 1 172 6
+	and.b64 %rd262, %rd260, 2;
 	.loc 1 172 9
-	mov.u32 %r49, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p37, %rd271, 1;
+	setp.ne.s64 %p37, %rd262, 0;
 	@%p37 bra $L132_if_then;
-	bra.uni $L141_edge;
-$L132_if_then:
-	.loc 1 174 9
-	mov.u32 %r51, %r46;
-	mov.u32 %r50, %r51;
 	bra.uni $L133_if_done;
-$L141_edge:
-	mov.u32 %r50, %r49;
+$L132_if_then:
+	.loc 1 173 16
+	mov.u32 %r65, 0;
+	mov.u32 %r66, 0;
+	mov.u32 %r67, 0;
+	mov.u32 %r68, 0;
+	.loc 1 173 18
+	mov.u32 %r69, %r51;
+	.loc 1 173 17
+	mov.u32 %r65, %r69;
+	.loc 1 173 24
+	mov.u32 %r70, %r52;
+	.loc 1 173 23
+	mov.u32 %r66, %r70;
+	.loc 1 173 30
+	mov.u32 %r71, %r49;
+	.loc 1 173 29
+	mov.u32 %r67, %r71;
+	.loc 1 173 36
+	mov.u32 %r72, %r50;
+	.loc 1 173 35
+	mov.u32 %r68, %r72;
+	.loc 1 173 16
+	mov.u32 %r73, %r65;
+	mov.u32 %r74, %r66;
+	mov.u32 %r75, %r67;
+	mov.u32 %r76, %r68;
+	.loc 1 173 3
+	mov.u32 %r49, %r73;
+	mov.u32 %r50, %r74;
+	mov.u32 %r51, %r75;
+	mov.u32 %r52, %r76;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p38, %rd271, 2;
-	@%p38 bra $L134_if_then;
-	bra.uni $L142_edge;
-$L134_if_then:
-	.loc 1 177 9
-	mov.u32 %r53, %r47;
-	mov.u32 %r52, %r53;
-	bra.uni $L135_if_done;
-$L142_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L135_if_done;
-$L135_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p39, %rd271, 3;
-	@%p39 bra $L136_if_then;
-	bra.uni $L143_edge;
-$L136_if_then:
-	.loc 1 180 9
-	mov.u32 %r55, %r48;
-	mov.u32 %r54, %r55;
-	bra.uni $L137_if_done;
-$L143_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L137_if_done;
-$L137_if_done:
-	.loc 1 182 3
-	mov.u32 %r56, 0;
-	mov.u32 %r57, 0;
-	mov.u32 %r58, 0;
-	mov.u32 %r59, 0;
-	.loc 1 182 27
-	shr.s64 %rd272, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd273, %rd271, 4;
-	.loc 1 182 30
-	add.s64 %rd274, %rd272, %rd273;
-	.loc 1 182 18
-	add.s64 %rd275, %rd274, 3;
-	shl.b64 %rd276, %rd274, 2;
-	add.s64 %rd277, %rd19, %rd276;
-	ld.shared.v4.u32 {%r60, %r61, %r62, %r63}, [%rd277];
-	.loc 1 182 3
-	mov.u32 %r56, %r60;
-	mov.u32 %r57, %r61;
-	mov.u32 %r58, %r62;
-	mov.u32 %r59, %r63;
-	mov.f32 %f7, %f6;
+	.loc 1 175 9
+	mov.u32 %r77, %r49;
+	mov.u32 %r78, %r50;
+	mov.u32 %r79, %r51;
+	mov.u32 %r80, %r52;
+	.loc 1 175 2
+	mov.u32 %r45, %r77;
+	mov.u32 %r46, %r78;
+	mov.u32 %r47, %r79;
+	mov.u32 %r48, %r80;
+	bra.uni $L135_entry;
+$L135_entry:
+	.loc 1 181 16
+	mov.u32 %r81, 0;
+	mov.u32 %r82, 0;
+	mov.u32 %r83, 0;
+	mov.u32 %r84, 0;
+	mov.u32 %r81, %r45;
+	mov.u32 %r82, %r46;
+	mov.u32 %r83, %r47;
+	mov.u32 %r84, %r48;
+	.loc 1 182 6
+	mov.f32 %f36, 0f00000000;
+	mov.f32 %f37, 0f00000000;
+	mov.f32 %f38, 0f00000000;
+	mov.f32 %f39, 0f00000000;
+	mov.f32 %f40, 0f00000000;
+	mov.f32 %f41, 0f00000000;
+	mov.f32 %f42, 0f00000000;
+	mov.f32 %f43, 0f00000000;
+	mov.f32 %f44, 0f00000000;
+	mov.f32 %f45, 0f00000000;
+	mov.f32 %f46, 0f00000000;
+	mov.f32 %f47, 0f00000000;
+	mov.f32 %f48, 0f00000000;
+	mov.f32 %f49, 0f00000000;
+	mov.f32 %f50, 0f00000000;
+	mov.f32 %f51, 0f00000000;
+	mov.f32 %f52, 0f00000000;
+	mov.f32 %f53, 0f00000000;
+	mov.f32 %f54, 0f00000000;
+	mov.f32 %f55, 0f00000000;
+	mov.f32 %f56, 0f00000000;
+	mov.f32 %f57, 0f00000000;
+	mov.f32 %f58, 0f00000000;
+	mov.f32 %f59, 0f00000000;
+	mov.f32 %f60, 0f00000000;
+	mov.f32 %f61, 0f00000000;
+	mov.f32 %f62, 0f00000000;
+	mov.f32 %f63, 0f00000000;
+	mov.f32 %f64, 0f00000000;
+	mov.f32 %f65, 0f00000000;
+	mov.f32 %f66, 0f00000000;
+	mov.f32 %f67, 0f00000000;
 	bra.uni $L138_rangeint_body;
 $L138_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r64, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r65, %r64, 15;
-	.loc 1 185 23
-	mov.s32 %r66, %r65;
-	.loc 1 185 37
-	sub.s32 %r67, %r66, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f8, %r67;
-	.loc 1 186 25
-	shr.u32 %r68, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r69, %r68, 15;
-	.loc 1 186 23
-	mov.s32 %r70, %r69;
-	.loc 1 186 39
-	sub.s32 %r71, %r70, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f9, %r71;
-	.loc 1 187 30
-	mov.u32 %r72, %r56;
-	.loc 1 187 27
-	bra.uni $L144_entry;
-$L144_entry:
-	.loc 1 202 61
-	shr.u32 %r73, %r72, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs0, %r73;
-	.loc 1 202 76
-	cvt.f32.f16 %f11, %rs0;
-	.loc 1 202 36
-	mov.f32 %f10, %f11;
-	bra.uni $L145_ret_hi;
-$L145_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r74, %r56;
-	.loc 1 187 53
-	bra.uni $L146_entry;
-$L146_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs1, %r74;
-	.loc 1 201 70
-	cvt.f32.f16 %f13, %rs1;
-	.loc 1 201 36
-	mov.f32 %f12, %f13;
-	bra.uni $L147_ret_lo;
-$L147_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f14, %f8, %f12, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f15, %f9, %f10, %f14;
-	mov.f32 %f7, %f15;
-	bra.uni $L148_rangeint_body;
-$L148_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r75, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r76, %r75, 15;
-	.loc 1 185 23
-	mov.s32 %r77, %r76;
-	.loc 1 185 37
-	sub.s32 %r78, %r77, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f16, %r78;
-	.loc 1 186 25
-	shr.u32 %r79, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r80, %r79, 15;
-	.loc 1 186 23
-	mov.s32 %r81, %r80;
-	.loc 1 186 39
-	sub.s32 %r82, %r81, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f17, %r82;
-	.loc 1 187 30
-	mov.u32 %r83, %r57;
-	.loc 1 187 27
-	bra.uni $L149_entry;
-$L149_entry:
-	.loc 1 202 61
-	shr.u32 %r84, %r83, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs2, %r84;
-	.loc 1 202 76
-	cvt.f32.f16 %f19, %rs2;
-	.loc 1 202 36
-	mov.f32 %f18, %f19;
-	bra.uni $L150_ret_hi;
-$L150_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r85, %r57;
-	.loc 1 187 53
-	bra.uni $L151_entry;
-$L151_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs3, %r85;
-	.loc 1 201 70
-	cvt.f32.f16 %f21, %rs3;
-	.loc 1 201 36
-	mov.f32 %f20, %f21;
-	bra.uni $L152_ret_lo;
-$L152_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f22, %f16, %f20, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f23, %f17, %f18, %f22;
-	mov.f32 %f7, %f23;
+	.loc 1 187 48
+	mov.u32 %r85, %r81;
+	.loc 1 187 51
+	shr.u32 %r86, %r85, 0;
+	.loc 1 187 58
+	and.b32 %r87, %r86, 15;
+	.loc 1 187 46
+	or.b32 %r88, 1258291200, %r87;
+	.loc 1 187 35
+	mov.b32 %f68, %r88;
+	.loc 1 187 63
+	sub.rn.f32 %f69, %f68, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f36, %f69;
+	bra.uni $L141_rangeint_body;
+$L141_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r89, %r81;
+	.loc 1 187 51
+	shr.u32 %r90, %r89, 4;
+	.loc 1 187 58
+	and.b32 %r91, %r90, 15;
+	.loc 1 187 46
+	or.b32 %r92, 1258291200, %r91;
+	.loc 1 187 35
+	mov.b32 %f70, %r92;
+	.loc 1 187 63
+	sub.rn.f32 %f71, %f70, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f37, %f71;
+	bra.uni $L142_rangeint_body;
+$L142_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r93, %r81;
+	.loc 1 187 51
+	shr.u32 %r94, %r93, 8;
+	.loc 1 187 58
+	and.b32 %r95, %r94, 15;
+	.loc 1 187 46
+	or.b32 %r96, 1258291200, %r95;
+	.loc 1 187 35
+	mov.b32 %f72, %r96;
+	.loc 1 187 63
+	sub.rn.f32 %f73, %f72, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f38, %f73;
+	bra.uni $L143_rangeint_body;
+$L143_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r97, %r81;
+	.loc 1 187 51
+	shr.u32 %r98, %r97, 12;
+	.loc 1 187 58
+	and.b32 %r99, %r98, 15;
+	.loc 1 187 46
+	or.b32 %r100, 1258291200, %r99;
+	.loc 1 187 35
+	mov.b32 %f74, %r100;
+	.loc 1 187 63
+	sub.rn.f32 %f75, %f74, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f39, %f75;
+	bra.uni $L144_rangeint_body;
+$L144_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r101, %r81;
+	.loc 1 187 51
+	shr.u32 %r102, %r101, 16;
+	.loc 1 187 58
+	and.b32 %r103, %r102, 15;
+	.loc 1 187 46
+	or.b32 %r104, 1258291200, %r103;
+	.loc 1 187 35
+	mov.b32 %f76, %r104;
+	.loc 1 187 63
+	sub.rn.f32 %f77, %f76, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f40, %f77;
+	bra.uni $L145_rangeint_body;
+$L145_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r105, %r81;
+	.loc 1 187 51
+	shr.u32 %r106, %r105, 20;
+	.loc 1 187 58
+	and.b32 %r107, %r106, 15;
+	.loc 1 187 46
+	or.b32 %r108, 1258291200, %r107;
+	.loc 1 187 35
+	mov.b32 %f78, %r108;
+	.loc 1 187 63
+	sub.rn.f32 %f79, %f78, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f41, %f79;
+	bra.uni $L146_rangeint_body;
+$L146_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r109, %r81;
+	.loc 1 187 51
+	shr.u32 %r110, %r109, 24;
+	.loc 1 187 58
+	and.b32 %r111, %r110, 15;
+	.loc 1 187 46
+	or.b32 %r112, 1258291200, %r111;
+	.loc 1 187 35
+	mov.b32 %f80, %r112;
+	.loc 1 187 63
+	sub.rn.f32 %f81, %f80, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f42, %f81;
+	bra.uni $L147_rangeint_body;
+$L147_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r113, %r81;
+	.loc 1 187 51
+	shr.u32 %r114, %r113, 28;
+	.loc 1 187 58
+	and.b32 %r115, %r114, 15;
+	.loc 1 187 46
+	or.b32 %r116, 1258291200, %r115;
+	.loc 1 187 35
+	mov.b32 %f82, %r116;
+	.loc 1 187 63
+	sub.rn.f32 %f83, %f82, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f43, %f83;
+	bra.uni $L149_rangeint_body;
+$L149_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r117, %r82;
+	.loc 1 187 51
+	shr.u32 %r118, %r117, 0;
+	.loc 1 187 58
+	and.b32 %r119, %r118, 15;
+	.loc 1 187 46
+	or.b32 %r120, 1258291200, %r119;
+	.loc 1 187 35
+	mov.b32 %f84, %r120;
+	.loc 1 187 63
+	sub.rn.f32 %f85, %f84, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f44, %f85;
+	bra.uni $L151_rangeint_body;
+$L151_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r121, %r82;
+	.loc 1 187 51
+	shr.u32 %r122, %r121, 4;
+	.loc 1 187 58
+	and.b32 %r123, %r122, 15;
+	.loc 1 187 46
+	or.b32 %r124, 1258291200, %r123;
+	.loc 1 187 35
+	mov.b32 %f86, %r124;
+	.loc 1 187 63
+	sub.rn.f32 %f87, %f86, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f45, %f87;
+	bra.uni $L152_rangeint_body;
+$L152_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r125, %r82;
+	.loc 1 187 51
+	shr.u32 %r126, %r125, 8;
+	.loc 1 187 58
+	and.b32 %r127, %r126, 15;
+	.loc 1 187 46
+	or.b32 %r128, 1258291200, %r127;
+	.loc 1 187 35
+	mov.b32 %f88, %r128;
+	.loc 1 187 63
+	sub.rn.f32 %f89, %f88, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f46, %f89;
 	bra.uni $L153_rangeint_body;
 $L153_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r86, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r87, %r86, 15;
-	.loc 1 185 23
-	mov.s32 %r88, %r87;
-	.loc 1 185 37
-	sub.s32 %r89, %r88, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f24, %r89;
-	.loc 1 186 25
-	shr.u32 %r90, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r91, %r90, 15;
-	.loc 1 186 23
-	mov.s32 %r92, %r91;
-	.loc 1 186 39
-	sub.s32 %r93, %r92, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f25, %r93;
-	.loc 1 187 30
-	mov.u32 %r94, %r58;
-	.loc 1 187 27
-	bra.uni $L154_entry;
-$L154_entry:
-	.loc 1 202 61
-	shr.u32 %r95, %r94, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs4, %r95;
-	.loc 1 202 76
-	cvt.f32.f16 %f27, %rs4;
-	.loc 1 202 36
-	mov.f32 %f26, %f27;
-	bra.uni $L155_ret_hi;
-$L155_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r96, %r58;
-	.loc 1 187 53
-	bra.uni $L156_entry;
-$L156_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs5, %r96;
-	.loc 1 201 70
-	cvt.f32.f16 %f29, %rs5;
-	.loc 1 201 36
-	mov.f32 %f28, %f29;
-	bra.uni $L157_ret_lo;
-$L157_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f30, %f24, %f28, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f31, %f25, %f26, %f30;
-	mov.f32 %f7, %f31;
-	bra.uni $L158_rangeint_body;
-$L158_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r97, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r98, %r97, 15;
-	.loc 1 185 23
-	mov.s32 %r99, %r98;
-	.loc 1 185 37
-	sub.s32 %r100, %r99, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f32, %r100;
-	.loc 1 186 25
-	shr.u32 %r101, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r102, %r101, 15;
-	.loc 1 186 23
-	mov.s32 %r103, %r102;
-	.loc 1 186 39
-	sub.s32 %r104, %r103, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f33, %r104;
-	.loc 1 187 30
-	mov.u32 %r105, %r59;
-	.loc 1 187 27
-	bra.uni $L159_entry;
-$L159_entry:
-	.loc 1 202 61
-	shr.u32 %r106, %r105, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs6, %r106;
-	.loc 1 202 76
-	cvt.f32.f16 %f35, %rs6;
-	.loc 1 202 36
-	mov.f32 %f34, %f35;
-	bra.uni $L160_ret_hi;
-$L160_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r107, %r59;
-	.loc 1 187 53
-	bra.uni $L161_entry;
-$L161_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs7, %r107;
-	.loc 1 201 70
-	cvt.f32.f16 %f37, %rs7;
-	.loc 1 201 36
-	mov.f32 %f36, %f37;
-	bra.uni $L162_ret_lo;
-$L162_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f38, %f32, %f36, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f39, %f33, %f34, %f38;
-	mov.f32 %f40, %f39;
-	bra.uni $L139_rangeint_done;
-$L139_rangeint_done:
-	mov.f32 %f6, %f40;
+	.loc 1 187 48
+	mov.u32 %r129, %r82;
+	.loc 1 187 51
+	shr.u32 %r130, %r129, 12;
+	.loc 1 187 58
+	and.b32 %r131, %r130, 15;
+	.loc 1 187 46
+	or.b32 %r132, 1258291200, %r131;
+	.loc 1 187 35
+	mov.b32 %f90, %r132;
+	.loc 1 187 63
+	sub.rn.f32 %f91, %f90, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f47, %f91;
+	bra.uni $L154_rangeint_body;
+$L154_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r133, %r82;
+	.loc 1 187 51
+	shr.u32 %r134, %r133, 16;
+	.loc 1 187 58
+	and.b32 %r135, %r134, 15;
+	.loc 1 187 46
+	or.b32 %r136, 1258291200, %r135;
+	.loc 1 187 35
+	mov.b32 %f92, %r136;
+	.loc 1 187 63
+	sub.rn.f32 %f93, %f92, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f48, %f93;
+	bra.uni $L155_rangeint_body;
+$L155_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r137, %r82;
+	.loc 1 187 51
+	shr.u32 %r138, %r137, 20;
+	.loc 1 187 58
+	and.b32 %r139, %r138, 15;
+	.loc 1 187 46
+	or.b32 %r140, 1258291200, %r139;
+	.loc 1 187 35
+	mov.b32 %f94, %r140;
+	.loc 1 187 63
+	sub.rn.f32 %f95, %f94, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f49, %f95;
+	bra.uni $L156_rangeint_body;
+$L156_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r141, %r82;
+	.loc 1 187 51
+	shr.u32 %r142, %r141, 24;
+	.loc 1 187 58
+	and.b32 %r143, %r142, 15;
+	.loc 1 187 46
+	or.b32 %r144, 1258291200, %r143;
+	.loc 1 187 35
+	mov.b32 %f96, %r144;
+	.loc 1 187 63
+	sub.rn.f32 %f97, %f96, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f50, %f97;
+	bra.uni $L157_rangeint_body;
+$L157_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r145, %r82;
+	.loc 1 187 51
+	shr.u32 %r146, %r145, 28;
+	.loc 1 187 58
+	and.b32 %r147, %r146, 15;
+	.loc 1 187 46
+	or.b32 %r148, 1258291200, %r147;
+	.loc 1 187 35
+	mov.b32 %f98, %r148;
+	.loc 1 187 63
+	sub.rn.f32 %f99, %f98, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f51, %f99;
+	bra.uni $L159_rangeint_body;
+$L159_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r149, %r83;
+	.loc 1 187 51
+	shr.u32 %r150, %r149, 0;
+	.loc 1 187 58
+	and.b32 %r151, %r150, 15;
+	.loc 1 187 46
+	or.b32 %r152, 1258291200, %r151;
+	.loc 1 187 35
+	mov.b32 %f100, %r152;
+	.loc 1 187 63
+	sub.rn.f32 %f101, %f100, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f52, %f101;
+	bra.uni $L161_rangeint_body;
+$L161_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r153, %r83;
+	.loc 1 187 51
+	shr.u32 %r154, %r153, 4;
+	.loc 1 187 58
+	and.b32 %r155, %r154, 15;
+	.loc 1 187 46
+	or.b32 %r156, 1258291200, %r155;
+	.loc 1 187 35
+	mov.b32 %f102, %r156;
+	.loc 1 187 63
+	sub.rn.f32 %f103, %f102, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f53, %f103;
+	bra.uni $L162_rangeint_body;
+$L162_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r157, %r83;
+	.loc 1 187 51
+	shr.u32 %r158, %r157, 8;
+	.loc 1 187 58
+	and.b32 %r159, %r158, 15;
+	.loc 1 187 46
+	or.b32 %r160, 1258291200, %r159;
+	.loc 1 187 35
+	mov.b32 %f104, %r160;
+	.loc 1 187 63
+	sub.rn.f32 %f105, %f104, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f54, %f105;
 	bra.uni $L163_rangeint_body;
 $L163_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd278, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd279, %rd278, 1;
-	.loc 1 171 19
-	and.b64 %rd280, %rd279, 3;
-	.loc 1 172 9
-	mov.u32 %r108, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p40, %rd280, 1;
-	@%p40 bra $L164_if_then;
-	bra.uni $L172_edge;
-$L164_if_then:
-	.loc 1 174 9
-	mov.u32 %r109, %r46;
-	mov.u32 %r50, %r109;
-	bra.uni $L165_if_done;
-$L172_edge:
-	mov.u32 %r50, %r108;
-	bra.uni $L165_if_done;
-$L165_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p41, %rd280, 2;
-	@%p41 bra $L166_if_then;
-	bra.uni $L173_edge;
-$L166_if_then:
-	.loc 1 177 9
-	mov.u32 %r110, %r47;
-	mov.u32 %r52, %r110;
-	bra.uni $L167_if_done;
-$L173_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L167_if_done;
-$L167_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p42, %rd280, 3;
-	@%p42 bra $L168_if_then;
-	bra.uni $L174_edge;
-$L168_if_then:
-	.loc 1 180 9
-	mov.u32 %r111, %r48;
-	mov.u32 %r54, %r111;
-	bra.uni $L169_if_done;
-$L174_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L169_if_done;
-$L169_if_done:
-	.loc 1 182 3
-	mov.u32 %r112, 0;
-	mov.u32 %r113, 0;
-	mov.u32 %r114, 0;
-	mov.u32 %r115, 0;
-	.loc 1 182 27
-	shr.s64 %rd281, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd282, %rd280, 4;
-	.loc 1 182 30
-	add.s64 %rd283, %rd281, %rd282;
-	.loc 1 182 18
-	add.s64 %rd284, %rd283, 3;
-	shl.b64 %rd285, %rd283, 2;
-	add.s64 %rd286, %rd19, %rd285;
-	ld.shared.v4.u32 {%r116, %r117, %r118, %r119}, [%rd286];
-	.loc 1 182 3
-	mov.u32 %r112, %r116;
-	mov.u32 %r113, %r117;
-	mov.u32 %r114, %r118;
-	mov.u32 %r115, %r119;
-	mov.f32 %f7, %f6;
-	bra.uni $L170_rangeint_body;
-$L170_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r120, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r121, %r120, 15;
-	.loc 1 185 23
-	mov.s32 %r122, %r121;
-	.loc 1 185 37
-	sub.s32 %r123, %r122, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f41, %r123;
-	.loc 1 186 25
-	shr.u32 %r124, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r125, %r124, 15;
-	.loc 1 186 23
-	mov.s32 %r126, %r125;
-	.loc 1 186 39
-	sub.s32 %r127, %r126, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f42, %r127;
-	.loc 1 187 30
-	mov.u32 %r128, %r112;
-	.loc 1 187 27
-	bra.uni $L175_entry;
-$L175_entry:
-	.loc 1 202 61
-	shr.u32 %r129, %r128, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs8, %r129;
-	.loc 1 202 76
-	cvt.f32.f16 %f44, %rs8;
-	.loc 1 202 36
-	mov.f32 %f43, %f44;
-	bra.uni $L176_ret_hi;
-$L176_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r130, %r112;
-	.loc 1 187 53
-	bra.uni $L177_entry;
-$L177_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs9, %r130;
-	.loc 1 201 70
-	cvt.f32.f16 %f46, %rs9;
-	.loc 1 201 36
-	mov.f32 %f45, %f46;
-	bra.uni $L178_ret_lo;
-$L178_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f47, %f41, %f45, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f48, %f42, %f43, %f47;
-	mov.f32 %f7, %f48;
+	.loc 1 187 48
+	mov.u32 %r161, %r83;
+	.loc 1 187 51
+	shr.u32 %r162, %r161, 12;
+	.loc 1 187 58
+	and.b32 %r163, %r162, 15;
+	.loc 1 187 46
+	or.b32 %r164, 1258291200, %r163;
+	.loc 1 187 35
+	mov.b32 %f106, %r164;
+	.loc 1 187 63
+	sub.rn.f32 %f107, %f106, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f55, %f107;
+	bra.uni $L164_rangeint_body;
+$L164_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r165, %r83;
+	.loc 1 187 51
+	shr.u32 %r166, %r165, 16;
+	.loc 1 187 58
+	and.b32 %r167, %r166, 15;
+	.loc 1 187 46
+	or.b32 %r168, 1258291200, %r167;
+	.loc 1 187 35
+	mov.b32 %f108, %r168;
+	.loc 1 187 63
+	sub.rn.f32 %f109, %f108, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f56, %f109;
+	bra.uni $L165_rangeint_body;
+$L165_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r169, %r83;
+	.loc 1 187 51
+	shr.u32 %r170, %r169, 20;
+	.loc 1 187 58
+	and.b32 %r171, %r170, 15;
+	.loc 1 187 46
+	or.b32 %r172, 1258291200, %r171;
+	.loc 1 187 35
+	mov.b32 %f110, %r172;
+	.loc 1 187 63
+	sub.rn.f32 %f111, %f110, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f57, %f111;
+	bra.uni $L166_rangeint_body;
+$L166_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r173, %r83;
+	.loc 1 187 51
+	shr.u32 %r174, %r173, 24;
+	.loc 1 187 58
+	and.b32 %r175, %r174, 15;
+	.loc 1 187 46
+	or.b32 %r176, 1258291200, %r175;
+	.loc 1 187 35
+	mov.b32 %f112, %r176;
+	.loc 1 187 63
+	sub.rn.f32 %f113, %f112, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f58, %f113;
+	bra.uni $L167_rangeint_body;
+$L167_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r177, %r83;
+	.loc 1 187 51
+	shr.u32 %r178, %r177, 28;
+	.loc 1 187 58
+	and.b32 %r179, %r178, 15;
+	.loc 1 187 46
+	or.b32 %r180, 1258291200, %r179;
+	.loc 1 187 35
+	mov.b32 %f114, %r180;
+	.loc 1 187 63
+	sub.rn.f32 %f115, %f114, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f59, %f115;
+	bra.uni $L169_rangeint_body;
+$L169_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r181, %r84;
+	.loc 1 187 51
+	shr.u32 %r182, %r181, 0;
+	.loc 1 187 58
+	and.b32 %r183, %r182, 15;
+	.loc 1 187 46
+	or.b32 %r184, 1258291200, %r183;
+	.loc 1 187 35
+	mov.b32 %f116, %r184;
+	.loc 1 187 63
+	sub.rn.f32 %f117, %f116, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f60, %f117;
+	bra.uni $L171_rangeint_body;
+$L171_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r185, %r84;
+	.loc 1 187 51
+	shr.u32 %r186, %r185, 4;
+	.loc 1 187 58
+	and.b32 %r187, %r186, 15;
+	.loc 1 187 46
+	or.b32 %r188, 1258291200, %r187;
+	.loc 1 187 35
+	mov.b32 %f118, %r188;
+	.loc 1 187 63
+	sub.rn.f32 %f119, %f118, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f61, %f119;
+	bra.uni $L172_rangeint_body;
+$L172_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r189, %r84;
+	.loc 1 187 51
+	shr.u32 %r190, %r189, 8;
+	.loc 1 187 58
+	and.b32 %r191, %r190, 15;
+	.loc 1 187 46
+	or.b32 %r192, 1258291200, %r191;
+	.loc 1 187 35
+	mov.b32 %f120, %r192;
+	.loc 1 187 63
+	sub.rn.f32 %f121, %f120, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f62, %f121;
+	bra.uni $L173_rangeint_body;
+$L173_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r193, %r84;
+	.loc 1 187 51
+	shr.u32 %r194, %r193, 12;
+	.loc 1 187 58
+	and.b32 %r195, %r194, 15;
+	.loc 1 187 46
+	or.b32 %r196, 1258291200, %r195;
+	.loc 1 187 35
+	mov.b32 %f122, %r196;
+	.loc 1 187 63
+	sub.rn.f32 %f123, %f122, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f63, %f123;
+	bra.uni $L174_rangeint_body;
+$L174_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r197, %r84;
+	.loc 1 187 51
+	shr.u32 %r198, %r197, 16;
+	.loc 1 187 58
+	and.b32 %r199, %r198, 15;
+	.loc 1 187 46
+	or.b32 %r200, 1258291200, %r199;
+	.loc 1 187 35
+	mov.b32 %f124, %r200;
+	.loc 1 187 63
+	sub.rn.f32 %f125, %f124, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f64, %f125;
+	bra.uni $L175_rangeint_body;
+$L175_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r201, %r84;
+	.loc 1 187 51
+	shr.u32 %r202, %r201, 20;
+	.loc 1 187 58
+	and.b32 %r203, %r202, 15;
+	.loc 1 187 46
+	or.b32 %r204, 1258291200, %r203;
+	.loc 1 187 35
+	mov.b32 %f126, %r204;
+	.loc 1 187 63
+	sub.rn.f32 %f127, %f126, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f65, %f127;
+	bra.uni $L176_rangeint_body;
+$L176_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r205, %r84;
+	.loc 1 187 51
+	shr.u32 %r206, %r205, 24;
+	.loc 1 187 58
+	and.b32 %r207, %r206, 15;
+	.loc 1 187 46
+	or.b32 %r208, 1258291200, %r207;
+	.loc 1 187 35
+	mov.b32 %f128, %r208;
+	.loc 1 187 63
+	sub.rn.f32 %f129, %f128, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f66, %f129;
+	bra.uni $L177_rangeint_body;
+$L177_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r209, %r84;
+	.loc 1 187 51
+	shr.u32 %r210, %r209, 28;
+	.loc 1 187 58
+	and.b32 %r211, %r210, 15;
+	.loc 1 187 46
+	or.b32 %r212, 1258291200, %r211;
+	.loc 1 187 35
+	mov.b32 %f130, %r212;
+	.loc 1 187 63
+	sub.rn.f32 %f131, %f130, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f67, %f131;
+	bra.uni $L137_rangeint_done;
+$L137_rangeint_done:
+	.loc 1 190 9
+	mov.f32 %f132, %f36;
+	mov.f32 %f133, %f37;
+	mov.f32 %f134, %f38;
+	mov.f32 %f135, %f39;
+	mov.f32 %f136, %f40;
+	mov.f32 %f137, %f41;
+	mov.f32 %f138, %f42;
+	mov.f32 %f139, %f43;
+	mov.f32 %f140, %f44;
+	mov.f32 %f141, %f45;
+	mov.f32 %f142, %f46;
+	mov.f32 %f143, %f47;
+	mov.f32 %f144, %f48;
+	mov.f32 %f145, %f49;
+	mov.f32 %f146, %f50;
+	mov.f32 %f147, %f51;
+	mov.f32 %f148, %f52;
+	mov.f32 %f149, %f53;
+	mov.f32 %f150, %f54;
+	mov.f32 %f151, %f55;
+	mov.f32 %f152, %f56;
+	mov.f32 %f153, %f57;
+	mov.f32 %f154, %f58;
+	mov.f32 %f155, %f59;
+	mov.f32 %f156, %f60;
+	mov.f32 %f157, %f61;
+	mov.f32 %f158, %f62;
+	mov.f32 %f159, %f63;
+	mov.f32 %f160, %f64;
+	mov.f32 %f161, %f65;
+	mov.f32 %f162, %f66;
+	mov.f32 %f163, %f67;
+	.loc 1 190 2
+	mov.f32 %f4, %f132;
+	mov.f32 %f5, %f133;
+	mov.f32 %f6, %f134;
+	mov.f32 %f7, %f135;
+	mov.f32 %f8, %f136;
+	mov.f32 %f9, %f137;
+	mov.f32 %f10, %f138;
+	mov.f32 %f11, %f139;
+	mov.f32 %f12, %f140;
+	mov.f32 %f13, %f141;
+	mov.f32 %f14, %f142;
+	mov.f32 %f15, %f143;
+	mov.f32 %f16, %f144;
+	mov.f32 %f17, %f145;
+	mov.f32 %f18, %f146;
+	mov.f32 %f19, %f147;
+	mov.f32 %f20, %f148;
+	mov.f32 %f21, %f149;
+	mov.f32 %f22, %f150;
+	mov.f32 %f23, %f151;
+	mov.f32 %f24, %f152;
+	mov.f32 %f25, %f153;
+	mov.f32 %f26, %f154;
+	mov.f32 %f27, %f155;
+	mov.f32 %f28, %f156;
+	mov.f32 %f29, %f157;
+	mov.f32 %f30, %f158;
+	mov.f32 %f31, %f159;
+	mov.f32 %f32, %f160;
+	mov.f32 %f33, %f161;
+	mov.f32 %f34, %f162;
+	mov.f32 %f35, %f163;
+	bra.uni $L140_ret_w4Dequant;
+$L140_ret_w4Dequant:
+	.loc 1 116 22
+	mul.lo.s64 %rd263, %rd33, %rd36;
+	.loc 1 116 32
+	shr.s64 %rd264, %rd252, 7;
+	.loc 1 116 29
+	add.s64 %rd265, %rd263, %rd264;
+	.loc 1 116 18
+	shl.b64 %rd266, %rd265, 2;
+	add.s64 %rd267, %rd10, %rd266;
+	ld.global.nc.f32 %f164, [%rd267];
+	bra.uni $L17_rangeint_body;
+$L17_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd268, %rd41, 0;
+	.loc 1 119 15
+	setp.lt.s64 %p38, %rd268, %rd12;
+	@%p38 bra $L18_if_then;
+	bra.uni $L269_rangeint_body;
+$L18_if_then:
+	.loc 1 120 47
+	add.s64 %rd269, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd270, %rd269, 0;
+	.loc 1 120 68
+	mul.lo.s64 %rd271, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd272, %rd270, %rd271;
+	.loc 1 120 34
+	bra.uni $L178_entry;
+$L178_entry:
+	.loc 1 198 53
+	mov.f32 %f166, 0f00000000;
+	mov.f32 %f167, 0f00000000;
+	mov.f32 %f168, 0f00000000;
+	mov.f32 %f169, 0f00000000;
+	mov.f32 %f170, 0f00000000;
+	mov.f32 %f171, 0f00000000;
+	mov.f32 %f172, 0f00000000;
+	mov.f32 %f173, 0f00000000;
+	mov.f32 %f174, 0f00000000;
+	mov.f32 %f175, 0f00000000;
+	mov.f32 %f176, 0f00000000;
+	mov.f32 %f177, 0f00000000;
+	mov.f32 %f178, 0f00000000;
+	mov.f32 %f179, 0f00000000;
+	mov.f32 %f180, 0f00000000;
+	mov.f32 %f181, 0f00000000;
+	mov.f32 %f182, 0f00000000;
+	mov.f32 %f183, 0f00000000;
+	mov.f32 %f184, 0f00000000;
+	mov.f32 %f185, 0f00000000;
+	mov.f32 %f186, 0f00000000;
+	mov.f32 %f187, 0f00000000;
+	mov.f32 %f188, 0f00000000;
+	mov.f32 %f189, 0f00000000;
+	mov.f32 %f190, 0f00000000;
+	mov.f32 %f191, 0f00000000;
+	mov.f32 %f192, 0f00000000;
+	mov.f32 %f193, 0f00000000;
+	mov.f32 %f194, 0f00000000;
+	mov.f32 %f195, 0f00000000;
+	mov.f32 %f196, 0f00000000;
+	mov.f32 %f197, 0f00000000;
+	mov.f32 %f166, %f4;
+	mov.f32 %f167, %f5;
+	mov.f32 %f168, %f6;
+	mov.f32 %f169, %f7;
+	mov.f32 %f170, %f8;
+	mov.f32 %f171, %f9;
+	mov.f32 %f172, %f10;
+	mov.f32 %f173, %f11;
+	mov.f32 %f174, %f12;
+	mov.f32 %f175, %f13;
+	mov.f32 %f176, %f14;
+	mov.f32 %f177, %f15;
+	mov.f32 %f178, %f16;
+	mov.f32 %f179, %f17;
+	mov.f32 %f180, %f18;
+	mov.f32 %f181, %f19;
+	mov.f32 %f182, %f20;
+	mov.f32 %f183, %f21;
+	mov.f32 %f184, %f22;
+	mov.f32 %f185, %f23;
+	mov.f32 %f186, %f24;
+	mov.f32 %f187, %f25;
+	mov.f32 %f188, %f26;
+	mov.f32 %f189, %f27;
+	mov.f32 %f190, %f28;
+	mov.f32 %f191, %f29;
+	mov.f32 %f192, %f30;
+	mov.f32 %f193, %f31;
+	mov.f32 %f194, %f32;
+	mov.f32 %f195, %f33;
+	mov.f32 %f196, %f34;
+	mov.f32 %f197, %f35;
+	mov.f32 %f198, 0f00000000;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r131, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r132, %r131, 15;
-	.loc 1 185 23
-	mov.s32 %r133, %r132;
-	.loc 1 185 37
-	sub.s32 %r134, %r133, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f49, %r134;
-	.loc 1 186 25
-	shr.u32 %r135, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r136, %r135, 15;
-	.loc 1 186 23
-	mov.s32 %r137, %r136;
-	.loc 1 186 39
-	sub.s32 %r138, %r137, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f50, %r138;
-	.loc 1 187 30
-	mov.u32 %r139, %r113;
-	.loc 1 187 27
-	bra.uni $L180_entry;
-$L180_entry:
-	.loc 1 202 61
-	shr.u32 %r140, %r139, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs10, %r140;
-	.loc 1 202 76
-	cvt.f32.f16 %f52, %rs10;
-	.loc 1 202 36
-	mov.f32 %f51, %f52;
-	bra.uni $L181_ret_hi;
-$L181_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r141, %r113;
-	.loc 1 187 53
-	bra.uni $L182_entry;
-$L182_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs11, %r141;
-	.loc 1 201 70
-	cvt.f32.f16 %f54, %rs11;
-	.loc 1 201 36
-	mov.f32 %f53, %f54;
-	bra.uni $L183_ret_lo;
-$L183_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f55, %f49, %f53, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f56, %f50, %f51, %f55;
-	mov.f32 %f7, %f56;
-	bra.uni $L184_rangeint_body;
-$L184_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r142, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r143, %r142, 15;
-	.loc 1 185 23
-	mov.s32 %r144, %r143;
-	.loc 1 185 37
-	sub.s32 %r145, %r144, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f57, %r145;
-	.loc 1 186 25
-	shr.u32 %r146, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r147, %r146, 15;
-	.loc 1 186 23
-	mov.s32 %r148, %r147;
-	.loc 1 186 39
-	sub.s32 %r149, %r148, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f58, %r149;
-	.loc 1 187 30
-	mov.u32 %r150, %r114;
-	.loc 1 187 27
-	bra.uni $L185_entry;
-$L185_entry:
-	.loc 1 202 61
-	shr.u32 %r151, %r150, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs12, %r151;
-	.loc 1 202 76
-	cvt.f32.f16 %f60, %rs12;
-	.loc 1 202 36
-	mov.f32 %f59, %f60;
-	bra.uni $L186_ret_hi;
-$L186_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r152, %r114;
-	.loc 1 187 53
-	bra.uni $L187_entry;
-$L187_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs13, %r152;
-	.loc 1 201 70
-	cvt.f32.f16 %f62, %rs13;
-	.loc 1 201 36
-	mov.f32 %f61, %f62;
-	bra.uni $L188_ret_lo;
-$L188_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f63, %f57, %f61, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f64, %f58, %f59, %f63;
-	mov.f32 %f7, %f64;
-	bra.uni $L189_rangeint_body;
-$L189_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r153, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r154, %r153, 15;
-	.loc 1 185 23
-	mov.s32 %r155, %r154;
-	.loc 1 185 37
-	sub.s32 %r156, %r155, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f65, %r156;
-	.loc 1 186 25
-	shr.u32 %r157, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r158, %r157, 15;
-	.loc 1 186 23
-	mov.s32 %r159, %r158;
-	.loc 1 186 39
-	sub.s32 %r160, %r159, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f66, %r160;
-	.loc 1 187 30
-	mov.u32 %r161, %r115;
-	.loc 1 187 27
-	bra.uni $L190_entry;
-$L190_entry:
-	.loc 1 202 61
-	shr.u32 %r162, %r161, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs14, %r162;
-	.loc 1 202 76
-	cvt.f32.f16 %f68, %rs14;
-	.loc 1 202 36
-	mov.f32 %f67, %f68;
-	bra.uni $L191_ret_hi;
-$L191_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r163, %r115;
-	.loc 1 187 53
-	bra.uni $L192_entry;
-$L192_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs15, %r163;
-	.loc 1 201 70
-	cvt.f32.f16 %f70, %rs15;
-	.loc 1 201 36
-	mov.f32 %f69, %f70;
-	bra.uni $L193_ret_lo;
-$L193_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f71, %f65, %f69, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f72, %f66, %f67, %f71;
-	mov.f32 %f40, %f72;
-	bra.uni $L171_rangeint_done;
-$L171_rangeint_done:
-	mov.f32 %f6, %f40;
-	bra.uni $L194_rangeint_body;
-$L194_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd287, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd288, %rd287, 2;
-	.loc 1 171 19
-	and.b64 %rd289, %rd288, 3;
-	.loc 1 172 9
-	mov.u32 %r164, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p43, %rd289, 1;
-	@%p43 bra $L195_if_then;
-	bra.uni $L203_edge;
-$L195_if_then:
-	.loc 1 174 9
-	mov.u32 %r165, %r46;
-	mov.u32 %r50, %r165;
-	bra.uni $L196_if_done;
-$L203_edge:
-	mov.u32 %r50, %r164;
-	bra.uni $L196_if_done;
-$L196_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p44, %rd289, 2;
-	@%p44 bra $L197_if_then;
-	bra.uni $L204_edge;
-$L197_if_then:
-	.loc 1 177 9
-	mov.u32 %r166, %r47;
-	mov.u32 %r52, %r166;
-	bra.uni $L198_if_done;
-$L204_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L198_if_done;
-$L198_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p45, %rd289, 3;
-	@%p45 bra $L199_if_then;
-	bra.uni $L205_edge;
-$L199_if_then:
-	.loc 1 180 9
-	mov.u32 %r167, %r48;
-	mov.u32 %r54, %r167;
-	bra.uni $L200_if_done;
-$L205_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L200_if_done;
-$L200_if_done:
-	.loc 1 182 3
-	mov.u32 %r168, 0;
-	mov.u32 %r169, 0;
-	mov.u32 %r170, 0;
-	mov.u32 %r171, 0;
-	.loc 1 182 27
-	shr.s64 %rd290, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd291, %rd289, 4;
-	.loc 1 182 30
-	add.s64 %rd292, %rd290, %rd291;
-	.loc 1 182 18
-	add.s64 %rd293, %rd292, 3;
-	shl.b64 %rd294, %rd292, 2;
-	add.s64 %rd295, %rd19, %rd294;
-	ld.shared.v4.u32 {%r172, %r173, %r174, %r175}, [%rd295];
-	.loc 1 182 3
-	mov.u32 %r168, %r172;
-	mov.u32 %r169, %r173;
-	mov.u32 %r170, %r174;
-	mov.u32 %r171, %r175;
-	mov.f32 %f7, %f6;
-	bra.uni $L201_rangeint_body;
-$L201_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r176, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r177, %r176, 15;
-	.loc 1 185 23
-	mov.s32 %r178, %r177;
-	.loc 1 185 37
-	sub.s32 %r179, %r178, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f73, %r179;
-	.loc 1 186 25
-	shr.u32 %r180, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r181, %r180, 15;
-	.loc 1 186 23
-	mov.s32 %r182, %r181;
-	.loc 1 186 39
-	sub.s32 %r183, %r182, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f74, %r183;
-	.loc 1 187 30
-	mov.u32 %r184, %r168;
-	.loc 1 187 27
+	.loc 1 202 3
+	mov.u32 %r213, 0;
+	mov.u32 %r214, 0;
+	mov.u32 %r215, 0;
+	mov.u32 %r216, 0;
+	.loc 1 202 27
+	shr.s64 %rd273, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd274, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd275, %rd274, 0;
+	.loc 1 202 40
+	and.b64 %rd276, %rd275, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd277, %rd276, 4;
+	.loc 1 202 30
+	add.s64 %rd278, %rd273, %rd277;
+	.loc 1 202 18
+	add.s64 %rd279, %rd278, 3;
+	shl.b64 %rd280, %rd278, 2;
+	add.s64 %rd281, %rd19, %rd280;
+	ld.shared.v4.u32 {%r217, %r218, %r219, %r220}, [%rd281];
+	.loc 1 202 3
+	mov.u32 %r213, %r217;
+	mov.u32 %r214, %r218;
+	mov.u32 %r215, %r219;
+	mov.u32 %r216, %r220;
+	mov.f32 %f199, %f198;
+	bra.uni $L181_rangeint_body;
+$L181_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f200, %f167;
+	.loc 1 205 41
+	mov.u32 %r221, %r213;
+	.loc 1 205 38
+	bra.uni $L184_entry;
+$L184_entry:
+	.loc 1 220 61
+	shr.u32 %r222, %r221, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs0, %r222;
+	.loc 1 220 76
+	cvt.f32.f16 %f202, %rs0;
+	.loc 1 220 36
+	mov.f32 %f201, %f202;
+	bra.uni $L185_ret_hi;
+$L185_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f203, %f166;
+	.loc 1 205 76
+	mov.u32 %r223, %r213;
+	.loc 1 205 73
+	bra.uni $L186_entry;
+$L186_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs1, %r223;
+	.loc 1 219 70
+	cvt.f32.f16 %f205, %rs1;
+	.loc 1 219 36
+	mov.f32 %f204, %f205;
+	bra.uni $L187_ret_lo;
+$L187_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f206, %f203, %f204, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f207, %f200, %f201, %f206;
+	mov.f32 %f199, %f207;
+	bra.uni $L188_rangeint_body;
+$L188_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f208, %f169;
+	.loc 1 205 41
+	mov.u32 %r224, %r214;
+	.loc 1 205 38
+	bra.uni $L189_entry;
+$L189_entry:
+	.loc 1 220 61
+	shr.u32 %r225, %r224, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs2, %r225;
+	.loc 1 220 76
+	cvt.f32.f16 %f210, %rs2;
+	.loc 1 220 36
+	mov.f32 %f209, %f210;
+	bra.uni $L190_ret_hi;
+$L190_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f211, %f168;
+	.loc 1 205 76
+	mov.u32 %r226, %r214;
+	.loc 1 205 73
+	bra.uni $L191_entry;
+$L191_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs3, %r226;
+	.loc 1 219 70
+	cvt.f32.f16 %f213, %rs3;
+	.loc 1 219 36
+	mov.f32 %f212, %f213;
+	bra.uni $L192_ret_lo;
+$L192_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f214, %f211, %f212, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f215, %f208, %f209, %f214;
+	mov.f32 %f199, %f215;
+	bra.uni $L193_rangeint_body;
+$L193_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f216, %f171;
+	.loc 1 205 41
+	mov.u32 %r227, %r215;
+	.loc 1 205 38
+	bra.uni $L194_entry;
+$L194_entry:
+	.loc 1 220 61
+	shr.u32 %r228, %r227, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs4, %r228;
+	.loc 1 220 76
+	cvt.f32.f16 %f218, %rs4;
+	.loc 1 220 36
+	mov.f32 %f217, %f218;
+	bra.uni $L195_ret_hi;
+$L195_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f219, %f170;
+	.loc 1 205 76
+	mov.u32 %r229, %r215;
+	.loc 1 205 73
+	bra.uni $L196_entry;
+$L196_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs5, %r229;
+	.loc 1 219 70
+	cvt.f32.f16 %f221, %rs5;
+	.loc 1 219 36
+	mov.f32 %f220, %f221;
+	bra.uni $L197_ret_lo;
+$L197_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f222, %f219, %f220, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f223, %f216, %f217, %f222;
+	mov.f32 %f199, %f223;
+	bra.uni $L198_rangeint_body;
+$L198_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f224, %f173;
+	.loc 1 205 41
+	mov.u32 %r230, %r216;
+	.loc 1 205 38
+	bra.uni $L199_entry;
+$L199_entry:
+	.loc 1 220 61
+	shr.u32 %r231, %r230, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs6, %r231;
+	.loc 1 220 76
+	cvt.f32.f16 %f226, %rs6;
+	.loc 1 220 36
+	mov.f32 %f225, %f226;
+	bra.uni $L200_ret_hi;
+$L200_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f227, %f172;
+	.loc 1 205 76
+	mov.u32 %r232, %r216;
+	.loc 1 205 73
+	bra.uni $L201_entry;
+$L201_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs7, %r232;
+	.loc 1 219 70
+	cvt.f32.f16 %f229, %rs7;
+	.loc 1 219 36
+	mov.f32 %f228, %f229;
+	bra.uni $L202_ret_lo;
+$L202_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f230, %f227, %f228, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f231, %f224, %f225, %f230;
+	mov.f32 %f232, %f231;
+	bra.uni $L182_rangeint_done;
+$L182_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L203_rangeint_body;
+$L203_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r233, 0;
+	mov.u32 %r234, 0;
+	mov.u32 %r235, 0;
+	mov.u32 %r236, 0;
+	.loc 1 202 27
+	shr.s64 %rd282, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd283, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd284, %rd283, 1;
+	.loc 1 202 40
+	and.b64 %rd285, %rd284, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd286, %rd285, 4;
+	.loc 1 202 30
+	add.s64 %rd287, %rd282, %rd286;
+	.loc 1 202 18
+	add.s64 %rd288, %rd287, 3;
+	shl.b64 %rd289, %rd287, 2;
+	add.s64 %rd290, %rd19, %rd289;
+	ld.shared.v4.u32 {%r237, %r238, %r239, %r240}, [%rd290];
+	.loc 1 202 3
+	mov.u32 %r233, %r237;
+	mov.u32 %r234, %r238;
+	mov.u32 %r235, %r239;
+	mov.u32 %r236, %r240;
+	mov.f32 %f199, %f198;
+	bra.uni $L204_rangeint_body;
+$L204_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f233, %f175;
+	.loc 1 205 41
+	mov.u32 %r241, %r233;
+	.loc 1 205 38
 	bra.uni $L206_entry;
 $L206_entry:
-	.loc 1 202 61
-	shr.u32 %r185, %r184, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs16, %r185;
-	.loc 1 202 76
-	cvt.f32.f16 %f76, %rs16;
-	.loc 1 202 36
-	mov.f32 %f75, %f76;
+	.loc 1 220 61
+	shr.u32 %r242, %r241, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs8, %r242;
+	.loc 1 220 76
+	cvt.f32.f16 %f235, %rs8;
+	.loc 1 220 36
+	mov.f32 %f234, %f235;
 	bra.uni $L207_ret_hi;
 $L207_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r186, %r168;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f236, %f174;
+	.loc 1 205 76
+	mov.u32 %r243, %r233;
+	.loc 1 205 73
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs17, %r186;
-	.loc 1 201 70
-	cvt.f32.f16 %f78, %rs17;
-	.loc 1 201 36
-	mov.f32 %f77, %f78;
+	.loc 1 219 58
+	cvt.u16.u32 %rs9, %r243;
+	.loc 1 219 70
+	cvt.f32.f16 %f238, %rs9;
+	.loc 1 219 36
+	mov.f32 %f237, %f238;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f79, %f73, %f77, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f80, %f74, %f75, %f79;
-	mov.f32 %f7, %f80;
+	.loc 1 205 54
+	fma.rn.f32 %f239, %f236, %f237, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f240, %f233, %f234, %f239;
+	mov.f32 %f199, %f240;
 	bra.uni $L210_rangeint_body;
 $L210_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r187, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r188, %r187, 15;
-	.loc 1 185 23
-	mov.s32 %r189, %r188;
-	.loc 1 185 37
-	sub.s32 %r190, %r189, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f81, %r190;
-	.loc 1 186 25
-	shr.u32 %r191, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r192, %r191, 15;
-	.loc 1 186 23
-	mov.s32 %r193, %r192;
-	.loc 1 186 39
-	sub.s32 %r194, %r193, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f82, %r194;
-	.loc 1 187 30
-	mov.u32 %r195, %r169;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f241, %f177;
+	.loc 1 205 41
+	mov.u32 %r244, %r234;
+	.loc 1 205 38
 	bra.uni $L211_entry;
 $L211_entry:
-	.loc 1 202 61
-	shr.u32 %r196, %r195, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs18, %r196;
-	.loc 1 202 76
-	cvt.f32.f16 %f84, %rs18;
-	.loc 1 202 36
-	mov.f32 %f83, %f84;
+	.loc 1 220 61
+	shr.u32 %r245, %r244, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs10, %r245;
+	.loc 1 220 76
+	cvt.f32.f16 %f243, %rs10;
+	.loc 1 220 36
+	mov.f32 %f242, %f243;
 	bra.uni $L212_ret_hi;
 $L212_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r197, %r169;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f244, %f176;
+	.loc 1 205 76
+	mov.u32 %r246, %r234;
+	.loc 1 205 73
 	bra.uni $L213_entry;
 $L213_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs19, %r197;
-	.loc 1 201 70
-	cvt.f32.f16 %f86, %rs19;
-	.loc 1 201 36
-	mov.f32 %f85, %f86;
+	.loc 1 219 58
+	cvt.u16.u32 %rs11, %r246;
+	.loc 1 219 70
+	cvt.f32.f16 %f246, %rs11;
+	.loc 1 219 36
+	mov.f32 %f245, %f246;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f87, %f81, %f85, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f88, %f82, %f83, %f87;
-	mov.f32 %f7, %f88;
+	.loc 1 205 54
+	fma.rn.f32 %f247, %f244, %f245, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f248, %f241, %f242, %f247;
+	mov.f32 %f199, %f248;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r198, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r199, %r198, 15;
-	.loc 1 185 23
-	mov.s32 %r200, %r199;
-	.loc 1 185 37
-	sub.s32 %r201, %r200, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f89, %r201;
-	.loc 1 186 25
-	shr.u32 %r202, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r203, %r202, 15;
-	.loc 1 186 23
-	mov.s32 %r204, %r203;
-	.loc 1 186 39
-	sub.s32 %r205, %r204, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f90, %r205;
-	.loc 1 187 30
-	mov.u32 %r206, %r170;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f249, %f179;
+	.loc 1 205 41
+	mov.u32 %r247, %r235;
+	.loc 1 205 38
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 1 202 61
-	shr.u32 %r207, %r206, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs20, %r207;
-	.loc 1 202 76
-	cvt.f32.f16 %f92, %rs20;
-	.loc 1 202 36
-	mov.f32 %f91, %f92;
+	.loc 1 220 61
+	shr.u32 %r248, %r247, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs12, %r248;
+	.loc 1 220 76
+	cvt.f32.f16 %f251, %rs12;
+	.loc 1 220 36
+	mov.f32 %f250, %f251;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r208, %r170;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f252, %f178;
+	.loc 1 205 76
+	mov.u32 %r249, %r235;
+	.loc 1 205 73
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs21, %r208;
-	.loc 1 201 70
-	cvt.f32.f16 %f94, %rs21;
-	.loc 1 201 36
-	mov.f32 %f93, %f94;
+	.loc 1 219 58
+	cvt.u16.u32 %rs13, %r249;
+	.loc 1 219 70
+	cvt.f32.f16 %f254, %rs13;
+	.loc 1 219 36
+	mov.f32 %f253, %f254;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f95, %f89, %f93, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f96, %f90, %f91, %f95;
-	mov.f32 %f7, %f96;
+	.loc 1 205 54
+	fma.rn.f32 %f255, %f252, %f253, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f256, %f249, %f250, %f255;
+	mov.f32 %f199, %f256;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r209, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r210, %r209, 15;
-	.loc 1 185 23
-	mov.s32 %r211, %r210;
-	.loc 1 185 37
-	sub.s32 %r212, %r211, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f97, %r212;
-	.loc 1 186 25
-	shr.u32 %r213, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r214, %r213, 15;
-	.loc 1 186 23
-	mov.s32 %r215, %r214;
-	.loc 1 186 39
-	sub.s32 %r216, %r215, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f98, %r216;
-	.loc 1 187 30
-	mov.u32 %r217, %r171;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f257, %f181;
+	.loc 1 205 41
+	mov.u32 %r250, %r236;
+	.loc 1 205 38
 	bra.uni $L221_entry;
 $L221_entry:
-	.loc 1 202 61
-	shr.u32 %r218, %r217, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs22, %r218;
-	.loc 1 202 76
-	cvt.f32.f16 %f100, %rs22;
-	.loc 1 202 36
-	mov.f32 %f99, %f100;
+	.loc 1 220 61
+	shr.u32 %r251, %r250, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs14, %r251;
+	.loc 1 220 76
+	cvt.f32.f16 %f259, %rs14;
+	.loc 1 220 36
+	mov.f32 %f258, %f259;
 	bra.uni $L222_ret_hi;
 $L222_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r219, %r171;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f260, %f180;
+	.loc 1 205 76
+	mov.u32 %r252, %r236;
+	.loc 1 205 73
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs23, %r219;
-	.loc 1 201 70
-	cvt.f32.f16 %f102, %rs23;
-	.loc 1 201 36
-	mov.f32 %f101, %f102;
+	.loc 1 219 58
+	cvt.u16.u32 %rs15, %r252;
+	.loc 1 219 70
+	cvt.f32.f16 %f262, %rs15;
+	.loc 1 219 36
+	mov.f32 %f261, %f262;
 	bra.uni $L224_ret_lo;
 $L224_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f103, %f97, %f101, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f104, %f98, %f99, %f103;
-	mov.f32 %f40, %f104;
-	bra.uni $L202_rangeint_done;
-$L202_rangeint_done:
-	mov.f32 %f6, %f40;
+	.loc 1 205 54
+	fma.rn.f32 %f263, %f260, %f261, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f264, %f257, %f258, %f263;
+	mov.f32 %f232, %f264;
+	bra.uni $L205_rangeint_done;
+$L205_rangeint_done:
+	mov.f32 %f198, %f232;
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd296, %rd21, 1;
-	.loc 1 171 14
+	.loc 1 202 3
+	mov.u32 %r253, 0;
+	mov.u32 %r254, 0;
+	mov.u32 %r255, 0;
+	mov.u32 %r256, 0;
+	.loc 1 202 27
+	shr.s64 %rd291, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd292, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd293, %rd292, 2;
+	.loc 1 202 40
+	and.b64 %rd294, %rd293, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd295, %rd294, 4;
+	.loc 1 202 30
+	add.s64 %rd296, %rd291, %rd295;
+	.loc 1 202 18
 	add.s64 %rd297, %rd296, 3;
-	.loc 1 171 19
-	and.b64 %rd298, %rd297, 3;
-	.loc 1 172 9
-	mov.u32 %r220, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p46, %rd298, 1;
-	@%p46 bra $L226_if_then;
-	bra.uni $L234_edge;
-$L226_if_then:
-	.loc 1 174 9
-	mov.u32 %r221, %r46;
-	mov.u32 %r50, %r221;
-	bra.uni $L227_if_done;
-$L234_edge:
-	mov.u32 %r50, %r220;
-	bra.uni $L227_if_done;
-$L227_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p47, %rd298, 2;
-	@%p47 bra $L228_if_then;
-	bra.uni $L235_edge;
-$L228_if_then:
-	.loc 1 177 9
-	mov.u32 %r222, %r47;
-	mov.u32 %r52, %r222;
-	bra.uni $L229_if_done;
-$L235_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L229_if_done;
-$L229_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p48, %rd298, 3;
-	@%p48 bra $L230_if_then;
-	bra.uni $L236_edge;
-$L230_if_then:
-	.loc 1 180 9
-	mov.u32 %r223, %r48;
-	mov.u32 %r54, %r223;
-	bra.uni $L231_if_done;
-$L236_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L231_if_done;
-$L231_if_done:
-	.loc 1 182 3
-	mov.u32 %r224, 0;
-	mov.u32 %r225, 0;
-	mov.u32 %r226, 0;
-	mov.u32 %r227, 0;
-	.loc 1 182 27
-	shr.s64 %rd299, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd300, %rd298, 4;
-	.loc 1 182 30
-	add.s64 %rd301, %rd299, %rd300;
-	.loc 1 182 18
-	add.s64 %rd302, %rd301, 3;
-	shl.b64 %rd303, %rd301, 2;
-	add.s64 %rd304, %rd19, %rd303;
-	ld.shared.v4.u32 {%r228, %r229, %r230, %r231}, [%rd304];
-	.loc 1 182 3
-	mov.u32 %r224, %r228;
-	mov.u32 %r225, %r229;
-	mov.u32 %r226, %r230;
-	mov.u32 %r227, %r231;
-	mov.f32 %f7, %f6;
+	shl.b64 %rd298, %rd296, 2;
+	add.s64 %rd299, %rd19, %rd298;
+	ld.shared.v4.u32 {%r257, %r258, %r259, %r260}, [%rd299];
+	.loc 1 202 3
+	mov.u32 %r253, %r257;
+	mov.u32 %r254, %r258;
+	mov.u32 %r255, %r259;
+	mov.u32 %r256, %r260;
+	mov.f32 %f199, %f198;
+	bra.uni $L226_rangeint_body;
+$L226_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f265, %f183;
+	.loc 1 205 41
+	mov.u32 %r261, %r253;
+	.loc 1 205 38
+	bra.uni $L228_entry;
+$L228_entry:
+	.loc 1 220 61
+	shr.u32 %r262, %r261, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs16, %r262;
+	.loc 1 220 76
+	cvt.f32.f16 %f267, %rs16;
+	.loc 1 220 36
+	mov.f32 %f266, %f267;
+	bra.uni $L229_ret_hi;
+$L229_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f268, %f182;
+	.loc 1 205 76
+	mov.u32 %r263, %r253;
+	.loc 1 205 73
+	bra.uni $L230_entry;
+$L230_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs17, %r263;
+	.loc 1 219 70
+	cvt.f32.f16 %f270, %rs17;
+	.loc 1 219 36
+	mov.f32 %f269, %f270;
+	bra.uni $L231_ret_lo;
+$L231_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f271, %f268, %f269, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f272, %f265, %f266, %f271;
+	mov.f32 %f199, %f272;
 	bra.uni $L232_rangeint_body;
 $L232_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r232, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r233, %r232, 15;
-	.loc 1 185 23
-	mov.s32 %r234, %r233;
-	.loc 1 185 37
-	sub.s32 %r235, %r234, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f105, %r235;
-	.loc 1 186 25
-	shr.u32 %r236, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r237, %r236, 15;
-	.loc 1 186 23
-	mov.s32 %r238, %r237;
-	.loc 1 186 39
-	sub.s32 %r239, %r238, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f106, %r239;
-	.loc 1 187 30
-	mov.u32 %r240, %r224;
-	.loc 1 187 27
-	bra.uni $L237_entry;
-$L237_entry:
-	.loc 1 202 61
-	shr.u32 %r241, %r240, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs24, %r241;
-	.loc 1 202 76
-	cvt.f32.f16 %f108, %rs24;
-	.loc 1 202 36
-	mov.f32 %f107, %f108;
-	bra.uni $L238_ret_hi;
-$L238_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r242, %r224;
-	.loc 1 187 53
-	bra.uni $L239_entry;
-$L239_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs25, %r242;
-	.loc 1 201 70
-	cvt.f32.f16 %f110, %rs25;
-	.loc 1 201 36
-	mov.f32 %f109, %f110;
-	bra.uni $L240_ret_lo;
-$L240_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f111, %f105, %f109, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f112, %f106, %f107, %f111;
-	mov.f32 %f7, %f112;
-	bra.uni $L241_rangeint_body;
-$L241_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r243, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r244, %r243, 15;
-	.loc 1 185 23
-	mov.s32 %r245, %r244;
-	.loc 1 185 37
-	sub.s32 %r246, %r245, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f113, %r246;
-	.loc 1 186 25
-	shr.u32 %r247, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r248, %r247, 15;
-	.loc 1 186 23
-	mov.s32 %r249, %r248;
-	.loc 1 186 39
-	sub.s32 %r250, %r249, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f114, %r250;
-	.loc 1 187 30
-	mov.u32 %r251, %r225;
-	.loc 1 187 27
-	bra.uni $L242_entry;
-$L242_entry:
-	.loc 1 202 61
-	shr.u32 %r252, %r251, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs26, %r252;
-	.loc 1 202 76
-	cvt.f32.f16 %f116, %rs26;
-	.loc 1 202 36
-	mov.f32 %f115, %f116;
-	bra.uni $L243_ret_hi;
-$L243_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r253, %r225;
-	.loc 1 187 53
-	bra.uni $L244_entry;
-$L244_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs27, %r253;
-	.loc 1 201 70
-	cvt.f32.f16 %f118, %rs27;
-	.loc 1 201 36
-	mov.f32 %f117, %f118;
-	bra.uni $L245_ret_lo;
-$L245_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f119, %f113, %f117, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f120, %f114, %f115, %f119;
-	mov.f32 %f7, %f120;
-	bra.uni $L246_rangeint_body;
-$L246_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r254, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r255, %r254, 15;
-	.loc 1 185 23
-	mov.s32 %r256, %r255;
-	.loc 1 185 37
-	sub.s32 %r257, %r256, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f121, %r257;
-	.loc 1 186 25
-	shr.u32 %r258, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r259, %r258, 15;
-	.loc 1 186 23
-	mov.s32 %r260, %r259;
-	.loc 1 186 39
-	sub.s32 %r261, %r260, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f122, %r261;
-	.loc 1 187 30
-	mov.u32 %r262, %r226;
-	.loc 1 187 27
-	bra.uni $L247_entry;
-$L247_entry:
-	.loc 1 202 61
-	shr.u32 %r263, %r262, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs28, %r263;
-	.loc 1 202 76
-	cvt.f32.f16 %f124, %rs28;
-	.loc 1 202 36
-	mov.f32 %f123, %f124;
-	bra.uni $L248_ret_hi;
-$L248_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r264, %r226;
-	.loc 1 187 53
-	bra.uni $L249_entry;
-$L249_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs29, %r264;
-	.loc 1 201 70
-	cvt.f32.f16 %f126, %rs29;
-	.loc 1 201 36
-	mov.f32 %f125, %f126;
-	bra.uni $L250_ret_lo;
-$L250_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f127, %f121, %f125, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f128, %f122, %f123, %f127;
-	mov.f32 %f7, %f128;
-	bra.uni $L251_rangeint_body;
-$L251_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r265, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r266, %r265, 15;
-	.loc 1 185 23
-	mov.s32 %r267, %r266;
-	.loc 1 185 37
-	sub.s32 %r268, %r267, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f129, %r268;
-	.loc 1 186 25
-	shr.u32 %r269, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r270, %r269, 15;
-	.loc 1 186 23
-	mov.s32 %r271, %r270;
-	.loc 1 186 39
-	sub.s32 %r272, %r271, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f130, %r272;
-	.loc 1 187 30
-	mov.u32 %r273, %r227;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f273, %f185;
+	.loc 1 205 41
+	mov.u32 %r264, %r254;
+	.loc 1 205 38
+	bra.uni $L233_entry;
+$L233_entry:
+	.loc 1 220 61
+	shr.u32 %r265, %r264, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs18, %r265;
+	.loc 1 220 76
+	cvt.f32.f16 %f275, %rs18;
+	.loc 1 220 36
+	mov.f32 %f274, %f275;
+	bra.uni $L234_ret_hi;
+$L234_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f276, %f184;
+	.loc 1 205 76
+	mov.u32 %r266, %r254;
+	.loc 1 205 73
+	bra.uni $L235_entry;
+$L235_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs19, %r266;
+	.loc 1 219 70
+	cvt.f32.f16 %f278, %rs19;
+	.loc 1 219 36
+	mov.f32 %f277, %f278;
+	bra.uni $L236_ret_lo;
+$L236_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f279, %f276, %f277, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f280, %f273, %f274, %f279;
+	mov.f32 %f199, %f280;
+	bra.uni $L237_rangeint_body;
+$L237_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f281, %f187;
+	.loc 1 205 41
+	mov.u32 %r267, %r255;
+	.loc 1 205 38
+	bra.uni $L238_entry;
+$L238_entry:
+	.loc 1 220 61
+	shr.u32 %r268, %r267, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs20, %r268;
+	.loc 1 220 76
+	cvt.f32.f16 %f283, %rs20;
+	.loc 1 220 36
+	mov.f32 %f282, %f283;
+	bra.uni $L239_ret_hi;
+$L239_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f284, %f186;
+	.loc 1 205 76
+	mov.u32 %r269, %r255;
+	.loc 1 205 73
+	bra.uni $L240_entry;
+$L240_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs21, %r269;
+	.loc 1 219 70
+	cvt.f32.f16 %f286, %rs21;
+	.loc 1 219 36
+	mov.f32 %f285, %f286;
+	bra.uni $L241_ret_lo;
+$L241_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f287, %f284, %f285, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f288, %f281, %f282, %f287;
+	mov.f32 %f199, %f288;
+	bra.uni $L242_rangeint_body;
+$L242_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f289, %f189;
+	.loc 1 205 41
+	mov.u32 %r270, %r256;
+	.loc 1 205 38
+	bra.uni $L243_entry;
+$L243_entry:
+	.loc 1 220 61
+	shr.u32 %r271, %r270, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs22, %r271;
+	.loc 1 220 76
+	cvt.f32.f16 %f291, %rs22;
+	.loc 1 220 36
+	mov.f32 %f290, %f291;
+	bra.uni $L244_ret_hi;
+$L244_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f292, %f188;
+	.loc 1 205 76
+	mov.u32 %r272, %r256;
+	.loc 1 205 73
+	bra.uni $L245_entry;
+$L245_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs23, %r272;
+	.loc 1 219 70
+	cvt.f32.f16 %f294, %rs23;
+	.loc 1 219 36
+	mov.f32 %f293, %f294;
+	bra.uni $L246_ret_lo;
+$L246_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f295, %f292, %f293, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f296, %f289, %f290, %f295;
+	mov.f32 %f232, %f296;
+	bra.uni $L227_rangeint_done;
+$L227_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L247_rangeint_body;
+$L247_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r273, 0;
+	mov.u32 %r274, 0;
+	mov.u32 %r275, 0;
+	mov.u32 %r276, 0;
+	.loc 1 202 27
+	shr.s64 %rd300, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd301, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd302, %rd301, 3;
+	.loc 1 202 40
+	and.b64 %rd303, %rd302, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd304, %rd303, 4;
+	.loc 1 202 30
+	add.s64 %rd305, %rd300, %rd304;
+	.loc 1 202 18
+	add.s64 %rd306, %rd305, 3;
+	shl.b64 %rd307, %rd305, 2;
+	add.s64 %rd308, %rd19, %rd307;
+	ld.shared.v4.u32 {%r277, %r278, %r279, %r280}, [%rd308];
+	.loc 1 202 3
+	mov.u32 %r273, %r277;
+	mov.u32 %r274, %r278;
+	mov.u32 %r275, %r279;
+	mov.u32 %r276, %r280;
+	mov.f32 %f199, %f198;
+	bra.uni $L248_rangeint_body;
+$L248_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f297, %f191;
+	.loc 1 205 41
+	mov.u32 %r281, %r273;
+	.loc 1 205 38
+	bra.uni $L250_entry;
+$L250_entry:
+	.loc 1 220 61
+	shr.u32 %r282, %r281, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs24, %r282;
+	.loc 1 220 76
+	cvt.f32.f16 %f299, %rs24;
+	.loc 1 220 36
+	mov.f32 %f298, %f299;
+	bra.uni $L251_ret_hi;
+$L251_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f300, %f190;
+	.loc 1 205 76
+	mov.u32 %r283, %r273;
+	.loc 1 205 73
 	bra.uni $L252_entry;
 $L252_entry:
-	.loc 1 202 61
-	shr.u32 %r274, %r273, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs30, %r274;
-	.loc 1 202 76
-	cvt.f32.f16 %f132, %rs30;
-	.loc 1 202 36
-	mov.f32 %f131, %f132;
-	bra.uni $L253_ret_hi;
-$L253_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r275, %r227;
-	.loc 1 187 53
-	bra.uni $L254_entry;
-$L254_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs31, %r275;
-	.loc 1 201 70
-	cvt.f32.f16 %f134, %rs31;
-	.loc 1 201 36
-	mov.f32 %f133, %f134;
-	bra.uni $L255_ret_lo;
-$L255_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f135, %f129, %f133, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f136, %f130, %f131, %f135;
-	mov.f32 %f40, %f136;
-	bra.uni $L233_rangeint_done;
-$L233_rangeint_done:
-	mov.f32 %f137, %f40;
-	bra.uni $L131_rangeint_done;
-$L131_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f5, %f137;
-	bra.uni $L140_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
-$L140_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f138, %f0;
-	.loc 1 117 24
-	fma.rn.f32 %f139, %f4, %f5, %f138;
-	.loc 1 117 11
-	mov.f32 %f0, %f139;
-	bra.uni $L256_rangeint_body;
-$L256_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd305, %rd41, 1;
-	.loc 1 116 15
-	setp.lt.s64 %p49, %rd305, %rd12;
-	@%p49 bra $L257_if_then;
-	bra.uni $L386_rangeint_body;
-$L257_if_then:
-	.loc 1 117 47
-	add.s64 %rd306, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd307, %rd306, 256;
-	.loc 1 117 68
-	mul.lo.s64 %rd308, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd309, %rd307, %rd308;
-	.loc 1 117 34
-	bra.uni $L259_entry;
-$L259_entry:
-	.loc 1 167 53
-	mov.u32 %r276, 0;
-	mov.u32 %r277, 0;
-	mov.u32 %r278, 0;
-	mov.u32 %r279, 0;
-	mov.u32 %r276, %r41;
-	mov.u32 %r277, %r42;
-	mov.u32 %r278, %r43;
-	mov.u32 %r279, %r44;
-	mov.f32 %f141, 0f00000000;
-	bra.uni $L260_rangeint_body;
-$L260_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd310, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd311, %rd310, 0;
-	.loc 1 171 19
-	and.b64 %rd312, %rd311, 3;
-	.loc 1 172 9
-	mov.u32 %r280, %r276;
-	.loc 1 173 8
-	setp.eq.s64 %p50, %rd312, 1;
-	@%p50 bra $L262_if_then;
-	bra.uni $L271_edge;
-$L262_if_then:
-	.loc 1 174 9
-	mov.u32 %r282, %r277;
-	mov.u32 %r281, %r282;
-	bra.uni $L263_if_done;
-$L271_edge:
-	mov.u32 %r281, %r280;
-	bra.uni $L263_if_done;
-$L263_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p51, %rd312, 2;
-	@%p51 bra $L264_if_then;
-	bra.uni $L272_edge;
-$L264_if_then:
-	.loc 1 177 9
-	mov.u32 %r284, %r278;
-	mov.u32 %r283, %r284;
-	bra.uni $L265_if_done;
-$L272_edge:
-	mov.u32 %r283, %r281;
-	bra.uni $L265_if_done;
-$L265_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p52, %rd312, 3;
-	@%p52 bra $L266_if_then;
-	bra.uni $L273_edge;
-$L266_if_then:
-	.loc 1 180 9
-	mov.u32 %r286, %r279;
-	mov.u32 %r285, %r286;
-	bra.uni $L267_if_done;
-$L273_edge:
-	mov.u32 %r285, %r283;
-	bra.uni $L267_if_done;
-$L267_if_done:
-	.loc 1 182 3
-	mov.u32 %r287, 0;
-	mov.u32 %r288, 0;
-	mov.u32 %r289, 0;
-	mov.u32 %r290, 0;
-	.loc 1 182 27
-	shr.s64 %rd313, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd314, %rd312, 4;
-	.loc 1 182 30
-	add.s64 %rd315, %rd313, %rd314;
-	.loc 1 182 18
-	add.s64 %rd316, %rd315, 3;
-	shl.b64 %rd317, %rd315, 2;
-	add.s64 %rd318, %rd19, %rd317;
-	ld.shared.v4.u32 {%r291, %r292, %r293, %r294}, [%rd318];
-	.loc 1 182 3
-	mov.u32 %r287, %r291;
-	mov.u32 %r288, %r292;
-	mov.u32 %r289, %r293;
-	mov.u32 %r290, %r294;
-	mov.f32 %f142, %f141;
-	bra.uni $L268_rangeint_body;
-$L268_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r295, %r285, 0;
-	.loc 1 185 32
-	and.b32 %r296, %r295, 15;
-	.loc 1 185 23
-	mov.s32 %r297, %r296;
-	.loc 1 185 37
-	sub.s32 %r298, %r297, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f143, %r298;
-	.loc 1 186 25
-	shr.u32 %r299, %r285, 4;
-	.loc 1 186 34
-	and.b32 %r300, %r299, 15;
-	.loc 1 186 23
-	mov.s32 %r301, %r300;
-	.loc 1 186 39
-	sub.s32 %r302, %r301, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f144, %r302;
-	.loc 1 187 30
-	mov.u32 %r303, %r287;
-	.loc 1 187 27
-	bra.uni $L274_entry;
-$L274_entry:
-	.loc 1 202 61
-	shr.u32 %r304, %r303, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs32, %r304;
-	.loc 1 202 76
-	cvt.f32.f16 %f146, %rs32;
-	.loc 1 202 36
-	mov.f32 %f145, %f146;
-	bra.uni $L275_ret_hi;
-$L275_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r305, %r287;
-	.loc 1 187 53
-	bra.uni $L276_entry;
-$L276_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs33, %r305;
-	.loc 1 201 70
-	cvt.f32.f16 %f148, %rs33;
-	.loc 1 201 36
-	mov.f32 %f147, %f148;
-	bra.uni $L277_ret_lo;
-$L277_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f149, %f143, %f147, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f150, %f144, %f145, %f149;
-	mov.f32 %f142, %f150;
-	bra.uni $L278_rangeint_body;
-$L278_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r306, %r285, 8;
-	.loc 1 185 32
-	and.b32 %r307, %r306, 15;
-	.loc 1 185 23
-	mov.s32 %r308, %r307;
-	.loc 1 185 37
-	sub.s32 %r309, %r308, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f151, %r309;
-	.loc 1 186 25
-	shr.u32 %r310, %r285, 12;
-	.loc 1 186 34
-	and.b32 %r311, %r310, 15;
-	.loc 1 186 23
-	mov.s32 %r312, %r311;
-	.loc 1 186 39
-	sub.s32 %r313, %r312, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f152, %r313;
-	.loc 1 187 30
-	mov.u32 %r314, %r288;
-	.loc 1 187 27
-	bra.uni $L279_entry;
-$L279_entry:
-	.loc 1 202 61
-	shr.u32 %r315, %r314, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs34, %r315;
-	.loc 1 202 76
-	cvt.f32.f16 %f154, %rs34;
-	.loc 1 202 36
-	mov.f32 %f153, %f154;
-	bra.uni $L280_ret_hi;
-$L280_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r316, %r288;
-	.loc 1 187 53
-	bra.uni $L281_entry;
-$L281_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs35, %r316;
-	.loc 1 201 70
-	cvt.f32.f16 %f156, %rs35;
-	.loc 1 201 36
-	mov.f32 %f155, %f156;
-	bra.uni $L282_ret_lo;
-$L282_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f157, %f151, %f155, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f158, %f152, %f153, %f157;
-	mov.f32 %f142, %f158;
-	bra.uni $L283_rangeint_body;
-$L283_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r317, %r285, 16;
-	.loc 1 185 32
-	and.b32 %r318, %r317, 15;
-	.loc 1 185 23
-	mov.s32 %r319, %r318;
-	.loc 1 185 37
-	sub.s32 %r320, %r319, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f159, %r320;
-	.loc 1 186 25
-	shr.u32 %r321, %r285, 20;
-	.loc 1 186 34
-	and.b32 %r322, %r321, 15;
-	.loc 1 186 23
-	mov.s32 %r323, %r322;
-	.loc 1 186 39
-	sub.s32 %r324, %r323, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f160, %r324;
-	.loc 1 187 30
-	mov.u32 %r325, %r289;
-	.loc 1 187 27
-	bra.uni $L284_entry;
-$L284_entry:
-	.loc 1 202 61
-	shr.u32 %r326, %r325, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs36, %r326;
-	.loc 1 202 76
-	cvt.f32.f16 %f162, %rs36;
-	.loc 1 202 36
-	mov.f32 %f161, %f162;
-	bra.uni $L285_ret_hi;
-$L285_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r327, %r289;
-	.loc 1 187 53
-	bra.uni $L286_entry;
-$L286_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs37, %r327;
-	.loc 1 201 70
-	cvt.f32.f16 %f164, %rs37;
-	.loc 1 201 36
-	mov.f32 %f163, %f164;
-	bra.uni $L287_ret_lo;
-$L287_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f165, %f159, %f163, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f166, %f160, %f161, %f165;
-	mov.f32 %f142, %f166;
-	bra.uni $L288_rangeint_body;
-$L288_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r328, %r285, 24;
-	.loc 1 185 32
-	and.b32 %r329, %r328, 15;
-	.loc 1 185 23
-	mov.s32 %r330, %r329;
-	.loc 1 185 37
-	sub.s32 %r331, %r330, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f167, %r331;
-	.loc 1 186 25
-	shr.u32 %r332, %r285, 28;
-	.loc 1 186 34
-	and.b32 %r333, %r332, 15;
-	.loc 1 186 23
-	mov.s32 %r334, %r333;
-	.loc 1 186 39
-	sub.s32 %r335, %r334, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f168, %r335;
-	.loc 1 187 30
-	mov.u32 %r336, %r290;
-	.loc 1 187 27
-	bra.uni $L289_entry;
-$L289_entry:
-	.loc 1 202 61
-	shr.u32 %r337, %r336, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs38, %r337;
-	.loc 1 202 76
-	cvt.f32.f16 %f170, %rs38;
-	.loc 1 202 36
-	mov.f32 %f169, %f170;
-	bra.uni $L290_ret_hi;
-$L290_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r338, %r290;
-	.loc 1 187 53
-	bra.uni $L291_entry;
-$L291_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs39, %r338;
-	.loc 1 201 70
-	cvt.f32.f16 %f172, %rs39;
-	.loc 1 201 36
-	mov.f32 %f171, %f172;
-	bra.uni $L292_ret_lo;
-$L292_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f173, %f167, %f171, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f174, %f168, %f169, %f173;
-	mov.f32 %f175, %f174;
-	bra.uni $L269_rangeint_done;
-$L269_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L293_rangeint_body;
-$L293_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd319, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd320, %rd319, 1;
-	.loc 1 171 19
-	and.b64 %rd321, %rd320, 3;
-	.loc 1 172 9
-	mov.u32 %r339, %r276;
-	.loc 1 173 8
-	setp.eq.s64 %p53, %rd321, 1;
-	@%p53 bra $L294_if_then;
-	bra.uni $L302_edge;
-$L294_if_then:
-	.loc 1 174 9
-	mov.u32 %r340, %r277;
-	mov.u32 %r281, %r340;
-	bra.uni $L295_if_done;
-$L302_edge:
-	mov.u32 %r281, %r339;
-	bra.uni $L295_if_done;
-$L295_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p54, %rd321, 2;
-	@%p54 bra $L296_if_then;
-	bra.uni $L303_edge;
-$L296_if_then:
-	.loc 1 177 9
-	mov.u32 %r341, %r278;
-	mov.u32 %r283, %r341;
-	bra.uni $L297_if_done;
-$L303_edge:
-	mov.u32 %r283, %r281;
-	bra.uni $L297_if_done;
-$L297_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p55, %rd321, 3;
-	@%p55 bra $L298_if_then;
-	bra.uni $L304_edge;
-$L298_if_then:
-	.loc 1 180 9
-	mov.u32 %r342, %r279;
-	mov.u32 %r285, %r342;
-	bra.uni $L299_if_done;
-$L304_edge:
-	mov.u32 %r285, %r283;
-	bra.uni $L299_if_done;
-$L299_if_done:
-	.loc 1 182 3
-	mov.u32 %r343, 0;
-	mov.u32 %r344, 0;
-	mov.u32 %r345, 0;
-	mov.u32 %r346, 0;
-	.loc 1 182 27
-	shr.s64 %rd322, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd323, %rd321, 4;
-	.loc 1 182 30
-	add.s64 %rd324, %rd322, %rd323;
-	.loc 1 182 18
-	add.s64 %rd325, %rd324, 3;
-	shl.b64 %rd326, %rd324, 2;
-	add.s64 %rd327, %rd19, %rd326;
-	ld.shared.v4.u32 {%r347, %r348, %r349, %r350}, [%rd327];
-	.loc 1 182 3
-	mov.u32 %r343, %r347;
-	mov.u32 %r344, %r348;
-	mov.u32 %r345, %r349;
-	mov.u32 %r346, %r350;
-	mov.f32 %f142, %f141;
-	bra.uni $L300_rangeint_body;
-$L300_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r351, %r285, 0;
-	.loc 1 185 32
-	and.b32 %r352, %r351, 15;
-	.loc 1 185 23
-	mov.s32 %r353, %r352;
-	.loc 1 185 37
-	sub.s32 %r354, %r353, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f176, %r354;
-	.loc 1 186 25
-	shr.u32 %r355, %r285, 4;
-	.loc 1 186 34
-	and.b32 %r356, %r355, 15;
-	.loc 1 186 23
-	mov.s32 %r357, %r356;
-	.loc 1 186 39
-	sub.s32 %r358, %r357, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f177, %r358;
-	.loc 1 187 30
-	mov.u32 %r359, %r343;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs25, %r283;
+	.loc 1 219 70
+	cvt.f32.f16 %f302, %rs25;
+	.loc 1 219 36
+	mov.f32 %f301, %f302;
+	bra.uni $L253_ret_lo;
+$L253_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f303, %f300, %f301, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f304, %f297, %f298, %f303;
+	mov.f32 %f199, %f304;
+	bra.uni $L254_rangeint_body;
+$L254_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f305, %f193;
+	.loc 1 205 41
+	mov.u32 %r284, %r274;
+	.loc 1 205 38
+	bra.uni $L255_entry;
+$L255_entry:
+	.loc 1 220 61
+	shr.u32 %r285, %r284, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs26, %r285;
+	.loc 1 220 76
+	cvt.f32.f16 %f307, %rs26;
+	.loc 1 220 36
+	mov.f32 %f306, %f307;
+	bra.uni $L256_ret_hi;
+$L256_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f308, %f192;
+	.loc 1 205 76
+	mov.u32 %r286, %r274;
+	.loc 1 205 73
+	bra.uni $L257_entry;
+$L257_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs27, %r286;
+	.loc 1 219 70
+	cvt.f32.f16 %f310, %rs27;
+	.loc 1 219 36
+	mov.f32 %f309, %f310;
+	bra.uni $L258_ret_lo;
+$L258_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f311, %f308, %f309, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f312, %f305, %f306, %f311;
+	mov.f32 %f199, %f312;
+	bra.uni $L259_rangeint_body;
+$L259_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f313, %f195;
+	.loc 1 205 41
+	mov.u32 %r287, %r275;
+	.loc 1 205 38
+	bra.uni $L260_entry;
+$L260_entry:
+	.loc 1 220 61
+	shr.u32 %r288, %r287, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs28, %r288;
+	.loc 1 220 76
+	cvt.f32.f16 %f315, %rs28;
+	.loc 1 220 36
+	mov.f32 %f314, %f315;
+	bra.uni $L261_ret_hi;
+$L261_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f316, %f194;
+	.loc 1 205 76
+	mov.u32 %r289, %r275;
+	.loc 1 205 73
+	bra.uni $L262_entry;
+$L262_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs29, %r289;
+	.loc 1 219 70
+	cvt.f32.f16 %f318, %rs29;
+	.loc 1 219 36
+	mov.f32 %f317, %f318;
+	bra.uni $L263_ret_lo;
+$L263_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f319, %f316, %f317, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f320, %f313, %f314, %f319;
+	mov.f32 %f199, %f320;
+	bra.uni $L264_rangeint_body;
+$L264_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f321, %f197;
+	.loc 1 205 41
+	mov.u32 %r290, %r276;
+	.loc 1 205 38
+	bra.uni $L265_entry;
+$L265_entry:
+	.loc 1 220 61
+	shr.u32 %r291, %r290, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs30, %r291;
+	.loc 1 220 76
+	cvt.f32.f16 %f323, %rs30;
+	.loc 1 220 36
+	mov.f32 %f322, %f323;
+	bra.uni $L266_ret_hi;
+$L266_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f324, %f196;
+	.loc 1 205 76
+	mov.u32 %r292, %r276;
+	.loc 1 205 73
+	bra.uni $L267_entry;
+$L267_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs31, %r292;
+	.loc 1 219 70
+	cvt.f32.f16 %f326, %rs31;
+	.loc 1 219 36
+	mov.f32 %f325, %f326;
+	bra.uni $L268_ret_lo;
+$L268_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f327, %f324, %f325, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f328, %f321, %f322, %f327;
+	mov.f32 %f232, %f328;
+	bra.uni $L249_rangeint_done;
+$L249_rangeint_done:
+	mov.f32 %f329, %f232;
+	bra.uni $L180_rangeint_done;
+$L180_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f165, %f329;
+	bra.uni $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
+$L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f330, %f0;
+	.loc 1 120 24
+	fma.rn.f32 %f331, %f164, %f165, %f330;
+	.loc 1 120 11
+	mov.f32 %f0, %f331;
+	bra.uni $L269_rangeint_body;
+$L269_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd309, %rd41, 1;
+	.loc 1 119 15
+	setp.lt.s64 %p39, %rd309, %rd12;
+	@%p39 bra $L270_if_then;
+	bra.uni $L363_rangeint_body;
+$L270_if_then:
+	.loc 1 120 47
+	add.s64 %rd310, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd311, %rd310, 256;
+	.loc 1 120 68
+	mul.lo.s64 %rd312, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd313, %rd311, %rd312;
+	.loc 1 120 34
+	bra.uni $L272_entry;
+$L272_entry:
+	.loc 1 198 53
+	mov.f32 %f333, 0f00000000;
+	mov.f32 %f334, 0f00000000;
+	mov.f32 %f335, 0f00000000;
+	mov.f32 %f336, 0f00000000;
+	mov.f32 %f337, 0f00000000;
+	mov.f32 %f338, 0f00000000;
+	mov.f32 %f339, 0f00000000;
+	mov.f32 %f340, 0f00000000;
+	mov.f32 %f341, 0f00000000;
+	mov.f32 %f342, 0f00000000;
+	mov.f32 %f343, 0f00000000;
+	mov.f32 %f344, 0f00000000;
+	mov.f32 %f345, 0f00000000;
+	mov.f32 %f346, 0f00000000;
+	mov.f32 %f347, 0f00000000;
+	mov.f32 %f348, 0f00000000;
+	mov.f32 %f349, 0f00000000;
+	mov.f32 %f350, 0f00000000;
+	mov.f32 %f351, 0f00000000;
+	mov.f32 %f352, 0f00000000;
+	mov.f32 %f353, 0f00000000;
+	mov.f32 %f354, 0f00000000;
+	mov.f32 %f355, 0f00000000;
+	mov.f32 %f356, 0f00000000;
+	mov.f32 %f357, 0f00000000;
+	mov.f32 %f358, 0f00000000;
+	mov.f32 %f359, 0f00000000;
+	mov.f32 %f360, 0f00000000;
+	mov.f32 %f361, 0f00000000;
+	mov.f32 %f362, 0f00000000;
+	mov.f32 %f363, 0f00000000;
+	mov.f32 %f364, 0f00000000;
+	mov.f32 %f333, %f4;
+	mov.f32 %f334, %f5;
+	mov.f32 %f335, %f6;
+	mov.f32 %f336, %f7;
+	mov.f32 %f337, %f8;
+	mov.f32 %f338, %f9;
+	mov.f32 %f339, %f10;
+	mov.f32 %f340, %f11;
+	mov.f32 %f341, %f12;
+	mov.f32 %f342, %f13;
+	mov.f32 %f343, %f14;
+	mov.f32 %f344, %f15;
+	mov.f32 %f345, %f16;
+	mov.f32 %f346, %f17;
+	mov.f32 %f347, %f18;
+	mov.f32 %f348, %f19;
+	mov.f32 %f349, %f20;
+	mov.f32 %f350, %f21;
+	mov.f32 %f351, %f22;
+	mov.f32 %f352, %f23;
+	mov.f32 %f353, %f24;
+	mov.f32 %f354, %f25;
+	mov.f32 %f355, %f26;
+	mov.f32 %f356, %f27;
+	mov.f32 %f357, %f28;
+	mov.f32 %f358, %f29;
+	mov.f32 %f359, %f30;
+	mov.f32 %f360, %f31;
+	mov.f32 %f361, %f32;
+	mov.f32 %f362, %f33;
+	mov.f32 %f363, %f34;
+	mov.f32 %f364, %f35;
+	mov.f32 %f365, 0f00000000;
+	bra.uni $L273_rangeint_body;
+$L273_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r293, 0;
+	mov.u32 %r294, 0;
+	mov.u32 %r295, 0;
+	mov.u32 %r296, 0;
+	.loc 1 202 27
+	shr.s64 %rd314, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd315, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd316, %rd315, 0;
+	.loc 1 202 40
+	and.b64 %rd317, %rd316, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd318, %rd317, 4;
+	.loc 1 202 30
+	add.s64 %rd319, %rd314, %rd318;
+	.loc 1 202 18
+	add.s64 %rd320, %rd319, 3;
+	shl.b64 %rd321, %rd319, 2;
+	add.s64 %rd322, %rd19, %rd321;
+	ld.shared.v4.u32 {%r297, %r298, %r299, %r300}, [%rd322];
+	.loc 1 202 3
+	mov.u32 %r293, %r297;
+	mov.u32 %r294, %r298;
+	mov.u32 %r295, %r299;
+	mov.u32 %r296, %r300;
+	mov.f32 %f366, %f365;
+	bra.uni $L275_rangeint_body;
+$L275_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f367, %f334;
+	.loc 1 205 41
+	mov.u32 %r301, %r293;
+	.loc 1 205 38
+	bra.uni $L278_entry;
+$L278_entry:
+	.loc 1 220 61
+	shr.u32 %r302, %r301, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs32, %r302;
+	.loc 1 220 76
+	cvt.f32.f16 %f369, %rs32;
+	.loc 1 220 36
+	mov.f32 %f368, %f369;
+	bra.uni $L279_ret_hi;
+$L279_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f370, %f333;
+	.loc 1 205 76
+	mov.u32 %r303, %r293;
+	.loc 1 205 73
+	bra.uni $L280_entry;
+$L280_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs33, %r303;
+	.loc 1 219 70
+	cvt.f32.f16 %f372, %rs33;
+	.loc 1 219 36
+	mov.f32 %f371, %f372;
+	bra.uni $L281_ret_lo;
+$L281_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f373, %f370, %f371, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f374, %f367, %f368, %f373;
+	mov.f32 %f366, %f374;
+	bra.uni $L282_rangeint_body;
+$L282_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f375, %f336;
+	.loc 1 205 41
+	mov.u32 %r304, %r294;
+	.loc 1 205 38
+	bra.uni $L283_entry;
+$L283_entry:
+	.loc 1 220 61
+	shr.u32 %r305, %r304, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs34, %r305;
+	.loc 1 220 76
+	cvt.f32.f16 %f377, %rs34;
+	.loc 1 220 36
+	mov.f32 %f376, %f377;
+	bra.uni $L284_ret_hi;
+$L284_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f378, %f335;
+	.loc 1 205 76
+	mov.u32 %r306, %r294;
+	.loc 1 205 73
+	bra.uni $L285_entry;
+$L285_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs35, %r306;
+	.loc 1 219 70
+	cvt.f32.f16 %f380, %rs35;
+	.loc 1 219 36
+	mov.f32 %f379, %f380;
+	bra.uni $L286_ret_lo;
+$L286_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f381, %f378, %f379, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f382, %f375, %f376, %f381;
+	mov.f32 %f366, %f382;
+	bra.uni $L287_rangeint_body;
+$L287_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f383, %f338;
+	.loc 1 205 41
+	mov.u32 %r307, %r295;
+	.loc 1 205 38
+	bra.uni $L288_entry;
+$L288_entry:
+	.loc 1 220 61
+	shr.u32 %r308, %r307, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs36, %r308;
+	.loc 1 220 76
+	cvt.f32.f16 %f385, %rs36;
+	.loc 1 220 36
+	mov.f32 %f384, %f385;
+	bra.uni $L289_ret_hi;
+$L289_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f386, %f337;
+	.loc 1 205 76
+	mov.u32 %r309, %r295;
+	.loc 1 205 73
+	bra.uni $L290_entry;
+$L290_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs37, %r309;
+	.loc 1 219 70
+	cvt.f32.f16 %f388, %rs37;
+	.loc 1 219 36
+	mov.f32 %f387, %f388;
+	bra.uni $L291_ret_lo;
+$L291_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f389, %f386, %f387, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f390, %f383, %f384, %f389;
+	mov.f32 %f366, %f390;
+	bra.uni $L292_rangeint_body;
+$L292_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f391, %f340;
+	.loc 1 205 41
+	mov.u32 %r310, %r296;
+	.loc 1 205 38
+	bra.uni $L293_entry;
+$L293_entry:
+	.loc 1 220 61
+	shr.u32 %r311, %r310, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs38, %r311;
+	.loc 1 220 76
+	cvt.f32.f16 %f393, %rs38;
+	.loc 1 220 36
+	mov.f32 %f392, %f393;
+	bra.uni $L294_ret_hi;
+$L294_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f394, %f339;
+	.loc 1 205 76
+	mov.u32 %r312, %r296;
+	.loc 1 205 73
+	bra.uni $L295_entry;
+$L295_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs39, %r312;
+	.loc 1 219 70
+	cvt.f32.f16 %f396, %rs39;
+	.loc 1 219 36
+	mov.f32 %f395, %f396;
+	bra.uni $L296_ret_lo;
+$L296_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f397, %f394, %f395, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f398, %f391, %f392, %f397;
+	mov.f32 %f399, %f398;
+	bra.uni $L276_rangeint_done;
+$L276_rangeint_done:
+	mov.f32 %f365, %f399;
+	bra.uni $L297_rangeint_body;
+$L297_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r313, 0;
+	mov.u32 %r314, 0;
+	mov.u32 %r315, 0;
+	mov.u32 %r316, 0;
+	.loc 1 202 27
+	shr.s64 %rd323, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd324, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd325, %rd324, 1;
+	.loc 1 202 40
+	and.b64 %rd326, %rd325, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd327, %rd326, 4;
+	.loc 1 202 30
+	add.s64 %rd328, %rd323, %rd327;
+	.loc 1 202 18
+	add.s64 %rd329, %rd328, 3;
+	shl.b64 %rd330, %rd328, 2;
+	add.s64 %rd331, %rd19, %rd330;
+	ld.shared.v4.u32 {%r317, %r318, %r319, %r320}, [%rd331];
+	.loc 1 202 3
+	mov.u32 %r313, %r317;
+	mov.u32 %r314, %r318;
+	mov.u32 %r315, %r319;
+	mov.u32 %r316, %r320;
+	mov.f32 %f366, %f365;
+	bra.uni $L298_rangeint_body;
+$L298_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f400, %f342;
+	.loc 1 205 41
+	mov.u32 %r321, %r313;
+	.loc 1 205 38
+	bra.uni $L300_entry;
+$L300_entry:
+	.loc 1 220 61
+	shr.u32 %r322, %r321, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs40, %r322;
+	.loc 1 220 76
+	cvt.f32.f16 %f402, %rs40;
+	.loc 1 220 36
+	mov.f32 %f401, %f402;
+	bra.uni $L301_ret_hi;
+$L301_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f403, %f341;
+	.loc 1 205 76
+	mov.u32 %r323, %r313;
+	.loc 1 205 73
+	bra.uni $L302_entry;
+$L302_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs41, %r323;
+	.loc 1 219 70
+	cvt.f32.f16 %f405, %rs41;
+	.loc 1 219 36
+	mov.f32 %f404, %f405;
+	bra.uni $L303_ret_lo;
+$L303_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f406, %f403, %f404, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f407, %f400, %f401, %f406;
+	mov.f32 %f366, %f407;
+	bra.uni $L304_rangeint_body;
+$L304_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f408, %f344;
+	.loc 1 205 41
+	mov.u32 %r324, %r314;
+	.loc 1 205 38
 	bra.uni $L305_entry;
 $L305_entry:
-	.loc 1 202 61
-	shr.u32 %r360, %r359, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs40, %r360;
-	.loc 1 202 76
-	cvt.f32.f16 %f179, %rs40;
-	.loc 1 202 36
-	mov.f32 %f178, %f179;
+	.loc 1 220 61
+	shr.u32 %r325, %r324, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs42, %r325;
+	.loc 1 220 76
+	cvt.f32.f16 %f410, %rs42;
+	.loc 1 220 36
+	mov.f32 %f409, %f410;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r361, %r343;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f411, %f343;
+	.loc 1 205 76
+	mov.u32 %r326, %r314;
+	.loc 1 205 73
 	bra.uni $L307_entry;
 $L307_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs41, %r361;
-	.loc 1 201 70
-	cvt.f32.f16 %f181, %rs41;
-	.loc 1 201 36
-	mov.f32 %f180, %f181;
+	.loc 1 219 58
+	cvt.u16.u32 %rs43, %r326;
+	.loc 1 219 70
+	cvt.f32.f16 %f413, %rs43;
+	.loc 1 219 36
+	mov.f32 %f412, %f413;
 	bra.uni $L308_ret_lo;
 $L308_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f182, %f176, %f180, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f183, %f177, %f178, %f182;
-	mov.f32 %f142, %f183;
+	.loc 1 205 54
+	fma.rn.f32 %f414, %f411, %f412, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f415, %f408, %f409, %f414;
+	mov.f32 %f366, %f415;
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r362, %r285, 8;
-	.loc 1 185 32
-	and.b32 %r363, %r362, 15;
-	.loc 1 185 23
-	mov.s32 %r364, %r363;
-	.loc 1 185 37
-	sub.s32 %r365, %r364, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f184, %r365;
-	.loc 1 186 25
-	shr.u32 %r366, %r285, 12;
-	.loc 1 186 34
-	and.b32 %r367, %r366, 15;
-	.loc 1 186 23
-	mov.s32 %r368, %r367;
-	.loc 1 186 39
-	sub.s32 %r369, %r368, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f185, %r369;
-	.loc 1 187 30
-	mov.u32 %r370, %r344;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f416, %f346;
+	.loc 1 205 41
+	mov.u32 %r327, %r315;
+	.loc 1 205 38
 	bra.uni $L310_entry;
 $L310_entry:
-	.loc 1 202 61
-	shr.u32 %r371, %r370, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs42, %r371;
-	.loc 1 202 76
-	cvt.f32.f16 %f187, %rs42;
-	.loc 1 202 36
-	mov.f32 %f186, %f187;
+	.loc 1 220 61
+	shr.u32 %r328, %r327, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs44, %r328;
+	.loc 1 220 76
+	cvt.f32.f16 %f418, %rs44;
+	.loc 1 220 36
+	mov.f32 %f417, %f418;
 	bra.uni $L311_ret_hi;
 $L311_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r372, %r344;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f419, %f345;
+	.loc 1 205 76
+	mov.u32 %r329, %r315;
+	.loc 1 205 73
 	bra.uni $L312_entry;
 $L312_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs43, %r372;
-	.loc 1 201 70
-	cvt.f32.f16 %f189, %rs43;
-	.loc 1 201 36
-	mov.f32 %f188, %f189;
+	.loc 1 219 58
+	cvt.u16.u32 %rs45, %r329;
+	.loc 1 219 70
+	cvt.f32.f16 %f421, %rs45;
+	.loc 1 219 36
+	mov.f32 %f420, %f421;
 	bra.uni $L313_ret_lo;
 $L313_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f190, %f184, %f188, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f191, %f185, %f186, %f190;
-	mov.f32 %f142, %f191;
+	.loc 1 205 54
+	fma.rn.f32 %f422, %f419, %f420, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f423, %f416, %f417, %f422;
+	mov.f32 %f366, %f423;
 	bra.uni $L314_rangeint_body;
 $L314_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r373, %r285, 16;
-	.loc 1 185 32
-	and.b32 %r374, %r373, 15;
-	.loc 1 185 23
-	mov.s32 %r375, %r374;
-	.loc 1 185 37
-	sub.s32 %r376, %r375, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f192, %r376;
-	.loc 1 186 25
-	shr.u32 %r377, %r285, 20;
-	.loc 1 186 34
-	and.b32 %r378, %r377, 15;
-	.loc 1 186 23
-	mov.s32 %r379, %r378;
-	.loc 1 186 39
-	sub.s32 %r380, %r379, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f193, %r380;
-	.loc 1 187 30
-	mov.u32 %r381, %r345;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f424, %f348;
+	.loc 1 205 41
+	mov.u32 %r330, %r316;
+	.loc 1 205 38
 	bra.uni $L315_entry;
 $L315_entry:
-	.loc 1 202 61
-	shr.u32 %r382, %r381, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs44, %r382;
-	.loc 1 202 76
-	cvt.f32.f16 %f195, %rs44;
-	.loc 1 202 36
-	mov.f32 %f194, %f195;
+	.loc 1 220 61
+	shr.u32 %r331, %r330, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs46, %r331;
+	.loc 1 220 76
+	cvt.f32.f16 %f426, %rs46;
+	.loc 1 220 36
+	mov.f32 %f425, %f426;
 	bra.uni $L316_ret_hi;
 $L316_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r383, %r345;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f427, %f347;
+	.loc 1 205 76
+	mov.u32 %r332, %r316;
+	.loc 1 205 73
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs45, %r383;
-	.loc 1 201 70
-	cvt.f32.f16 %f197, %rs45;
-	.loc 1 201 36
-	mov.f32 %f196, %f197;
+	.loc 1 219 58
+	cvt.u16.u32 %rs47, %r332;
+	.loc 1 219 70
+	cvt.f32.f16 %f429, %rs47;
+	.loc 1 219 36
+	mov.f32 %f428, %f429;
 	bra.uni $L318_ret_lo;
 $L318_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f198, %f192, %f196, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f199, %f193, %f194, %f198;
-	mov.f32 %f142, %f199;
+	.loc 1 205 54
+	fma.rn.f32 %f430, %f427, %f428, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f431, %f424, %f425, %f430;
+	mov.f32 %f399, %f431;
+	bra.uni $L299_rangeint_done;
+$L299_rangeint_done:
+	mov.f32 %f365, %f399;
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r384, %r285, 24;
-	.loc 1 185 32
-	and.b32 %r385, %r384, 15;
-	.loc 1 185 23
-	mov.s32 %r386, %r385;
-	.loc 1 185 37
-	sub.s32 %r387, %r386, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f200, %r387;
-	.loc 1 186 25
-	shr.u32 %r388, %r285, 28;
-	.loc 1 186 34
-	and.b32 %r389, %r388, 15;
-	.loc 1 186 23
-	mov.s32 %r390, %r389;
-	.loc 1 186 39
-	sub.s32 %r391, %r390, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f201, %r391;
-	.loc 1 187 30
-	mov.u32 %r392, %r346;
-	.loc 1 187 27
-	bra.uni $L320_entry;
-$L320_entry:
-	.loc 1 202 61
-	shr.u32 %r393, %r392, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs46, %r393;
-	.loc 1 202 76
-	cvt.f32.f16 %f203, %rs46;
-	.loc 1 202 36
-	mov.f32 %f202, %f203;
-	bra.uni $L321_ret_hi;
-$L321_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r394, %r346;
-	.loc 1 187 53
+	.loc 1 202 3
+	mov.u32 %r333, 0;
+	mov.u32 %r334, 0;
+	mov.u32 %r335, 0;
+	mov.u32 %r336, 0;
+	.loc 1 202 27
+	shr.s64 %rd332, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd333, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd334, %rd333, 2;
+	.loc 1 202 40
+	and.b64 %rd335, %rd334, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd336, %rd335, 4;
+	.loc 1 202 30
+	add.s64 %rd337, %rd332, %rd336;
+	.loc 1 202 18
+	add.s64 %rd338, %rd337, 3;
+	shl.b64 %rd339, %rd337, 2;
+	add.s64 %rd340, %rd19, %rd339;
+	ld.shared.v4.u32 {%r337, %r338, %r339, %r340}, [%rd340];
+	.loc 1 202 3
+	mov.u32 %r333, %r337;
+	mov.u32 %r334, %r338;
+	mov.u32 %r335, %r339;
+	mov.u32 %r336, %r340;
+	mov.f32 %f366, %f365;
+	bra.uni $L320_rangeint_body;
+$L320_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f432, %f350;
+	.loc 1 205 41
+	mov.u32 %r341, %r333;
+	.loc 1 205 38
 	bra.uni $L322_entry;
 $L322_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs47, %r394;
-	.loc 1 201 70
-	cvt.f32.f16 %f205, %rs47;
-	.loc 1 201 36
-	mov.f32 %f204, %f205;
-	bra.uni $L323_ret_lo;
-$L323_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f206, %f200, %f204, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f207, %f201, %f202, %f206;
-	mov.f32 %f175, %f207;
-	bra.uni $L301_rangeint_done;
-$L301_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L324_rangeint_body;
-$L324_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd328, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd329, %rd328, 2;
-	.loc 1 171 19
-	and.b64 %rd330, %rd329, 3;
-	.loc 1 172 9
-	mov.u32 %r395, %r276;
-	.loc 1 173 8
-	setp.eq.s64 %p56, %rd330, 1;
-	@%p56 bra $L325_if_then;
-	bra.uni $L333_edge;
-$L325_if_then:
-	.loc 1 174 9
-	mov.u32 %r396, %r277;
-	mov.u32 %r281, %r396;
-	bra.uni $L326_if_done;
-$L333_edge:
-	mov.u32 %r281, %r395;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p57, %rd330, 2;
-	@%p57 bra $L327_if_then;
-	bra.uni $L334_edge;
-$L327_if_then:
-	.loc 1 177 9
-	mov.u32 %r397, %r278;
-	mov.u32 %r283, %r397;
-	bra.uni $L328_if_done;
-$L334_edge:
-	mov.u32 %r283, %r281;
-	bra.uni $L328_if_done;
-$L328_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p58, %rd330, 3;
-	@%p58 bra $L329_if_then;
-	bra.uni $L335_edge;
-$L329_if_then:
-	.loc 1 180 9
-	mov.u32 %r398, %r279;
-	mov.u32 %r285, %r398;
-	bra.uni $L330_if_done;
-$L335_edge:
-	mov.u32 %r285, %r283;
-	bra.uni $L330_if_done;
-$L330_if_done:
-	.loc 1 182 3
-	mov.u32 %r399, 0;
-	mov.u32 %r400, 0;
-	mov.u32 %r401, 0;
-	mov.u32 %r402, 0;
-	.loc 1 182 27
-	shr.s64 %rd331, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd332, %rd330, 4;
-	.loc 1 182 30
-	add.s64 %rd333, %rd331, %rd332;
-	.loc 1 182 18
-	add.s64 %rd334, %rd333, 3;
-	shl.b64 %rd335, %rd333, 2;
-	add.s64 %rd336, %rd19, %rd335;
-	ld.shared.v4.u32 {%r403, %r404, %r405, %r406}, [%rd336];
-	.loc 1 182 3
-	mov.u32 %r399, %r403;
-	mov.u32 %r400, %r404;
-	mov.u32 %r401, %r405;
-	mov.u32 %r402, %r406;
-	mov.f32 %f142, %f141;
+	.loc 1 220 61
+	shr.u32 %r342, %r341, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs48, %r342;
+	.loc 1 220 76
+	cvt.f32.f16 %f434, %rs48;
+	.loc 1 220 36
+	mov.f32 %f433, %f434;
+	bra.uni $L323_ret_hi;
+$L323_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f435, %f349;
+	.loc 1 205 76
+	mov.u32 %r343, %r333;
+	.loc 1 205 73
+	bra.uni $L324_entry;
+$L324_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs49, %r343;
+	.loc 1 219 70
+	cvt.f32.f16 %f437, %rs49;
+	.loc 1 219 36
+	mov.f32 %f436, %f437;
+	bra.uni $L325_ret_lo;
+$L325_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f438, %f435, %f436, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f439, %f432, %f433, %f438;
+	mov.f32 %f366, %f439;
+	bra.uni $L326_rangeint_body;
+$L326_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f440, %f352;
+	.loc 1 205 41
+	mov.u32 %r344, %r334;
+	.loc 1 205 38
+	bra.uni $L327_entry;
+$L327_entry:
+	.loc 1 220 61
+	shr.u32 %r345, %r344, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs50, %r345;
+	.loc 1 220 76
+	cvt.f32.f16 %f442, %rs50;
+	.loc 1 220 36
+	mov.f32 %f441, %f442;
+	bra.uni $L328_ret_hi;
+$L328_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f443, %f351;
+	.loc 1 205 76
+	mov.u32 %r346, %r334;
+	.loc 1 205 73
+	bra.uni $L329_entry;
+$L329_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs51, %r346;
+	.loc 1 219 70
+	cvt.f32.f16 %f445, %rs51;
+	.loc 1 219 36
+	mov.f32 %f444, %f445;
+	bra.uni $L330_ret_lo;
+$L330_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f446, %f443, %f444, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f447, %f440, %f441, %f446;
+	mov.f32 %f366, %f447;
 	bra.uni $L331_rangeint_body;
 $L331_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r407, %r285, 0;
-	.loc 1 185 32
-	and.b32 %r408, %r407, 15;
-	.loc 1 185 23
-	mov.s32 %r409, %r408;
-	.loc 1 185 37
-	sub.s32 %r410, %r409, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f208, %r410;
-	.loc 1 186 25
-	shr.u32 %r411, %r285, 4;
-	.loc 1 186 34
-	and.b32 %r412, %r411, 15;
-	.loc 1 186 23
-	mov.s32 %r413, %r412;
-	.loc 1 186 39
-	sub.s32 %r414, %r413, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f209, %r414;
-	.loc 1 187 30
-	mov.u32 %r415, %r399;
-	.loc 1 187 27
-	bra.uni $L336_entry;
-$L336_entry:
-	.loc 1 202 61
-	shr.u32 %r416, %r415, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs48, %r416;
-	.loc 1 202 76
-	cvt.f32.f16 %f211, %rs48;
-	.loc 1 202 36
-	mov.f32 %f210, %f211;
-	bra.uni $L337_ret_hi;
-$L337_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r417, %r399;
-	.loc 1 187 53
-	bra.uni $L338_entry;
-$L338_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs49, %r417;
-	.loc 1 201 70
-	cvt.f32.f16 %f213, %rs49;
-	.loc 1 201 36
-	mov.f32 %f212, %f213;
-	bra.uni $L339_ret_lo;
-$L339_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f214, %f208, %f212, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f215, %f209, %f210, %f214;
-	mov.f32 %f142, %f215;
-	bra.uni $L340_rangeint_body;
-$L340_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r418, %r285, 8;
-	.loc 1 185 32
-	and.b32 %r419, %r418, 15;
-	.loc 1 185 23
-	mov.s32 %r420, %r419;
-	.loc 1 185 37
-	sub.s32 %r421, %r420, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f216, %r421;
-	.loc 1 186 25
-	shr.u32 %r422, %r285, 12;
-	.loc 1 186 34
-	and.b32 %r423, %r422, 15;
-	.loc 1 186 23
-	mov.s32 %r424, %r423;
-	.loc 1 186 39
-	sub.s32 %r425, %r424, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f217, %r425;
-	.loc 1 187 30
-	mov.u32 %r426, %r400;
-	.loc 1 187 27
-	bra.uni $L341_entry;
-$L341_entry:
-	.loc 1 202 61
-	shr.u32 %r427, %r426, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs50, %r427;
-	.loc 1 202 76
-	cvt.f32.f16 %f219, %rs50;
-	.loc 1 202 36
-	mov.f32 %f218, %f219;
-	bra.uni $L342_ret_hi;
-$L342_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r428, %r400;
-	.loc 1 187 53
-	bra.uni $L343_entry;
-$L343_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs51, %r428;
-	.loc 1 201 70
-	cvt.f32.f16 %f221, %rs51;
-	.loc 1 201 36
-	mov.f32 %f220, %f221;
-	bra.uni $L344_ret_lo;
-$L344_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f222, %f216, %f220, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f223, %f217, %f218, %f222;
-	mov.f32 %f142, %f223;
-	bra.uni $L345_rangeint_body;
-$L345_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r429, %r285, 16;
-	.loc 1 185 32
-	and.b32 %r430, %r429, 15;
-	.loc 1 185 23
-	mov.s32 %r431, %r430;
-	.loc 1 185 37
-	sub.s32 %r432, %r431, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f224, %r432;
-	.loc 1 186 25
-	shr.u32 %r433, %r285, 20;
-	.loc 1 186 34
-	and.b32 %r434, %r433, 15;
-	.loc 1 186 23
-	mov.s32 %r435, %r434;
-	.loc 1 186 39
-	sub.s32 %r436, %r435, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f225, %r436;
-	.loc 1 187 30
-	mov.u32 %r437, %r401;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f448, %f354;
+	.loc 1 205 41
+	mov.u32 %r347, %r335;
+	.loc 1 205 38
+	bra.uni $L332_entry;
+$L332_entry:
+	.loc 1 220 61
+	shr.u32 %r348, %r347, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs52, %r348;
+	.loc 1 220 76
+	cvt.f32.f16 %f450, %rs52;
+	.loc 1 220 36
+	mov.f32 %f449, %f450;
+	bra.uni $L333_ret_hi;
+$L333_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f451, %f353;
+	.loc 1 205 76
+	mov.u32 %r349, %r335;
+	.loc 1 205 73
+	bra.uni $L334_entry;
+$L334_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs53, %r349;
+	.loc 1 219 70
+	cvt.f32.f16 %f453, %rs53;
+	.loc 1 219 36
+	mov.f32 %f452, %f453;
+	bra.uni $L335_ret_lo;
+$L335_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f454, %f451, %f452, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f455, %f448, %f449, %f454;
+	mov.f32 %f366, %f455;
+	bra.uni $L336_rangeint_body;
+$L336_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f456, %f356;
+	.loc 1 205 41
+	mov.u32 %r350, %r336;
+	.loc 1 205 38
+	bra.uni $L337_entry;
+$L337_entry:
+	.loc 1 220 61
+	shr.u32 %r351, %r350, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs54, %r351;
+	.loc 1 220 76
+	cvt.f32.f16 %f458, %rs54;
+	.loc 1 220 36
+	mov.f32 %f457, %f458;
+	bra.uni $L338_ret_hi;
+$L338_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f459, %f355;
+	.loc 1 205 76
+	mov.u32 %r352, %r336;
+	.loc 1 205 73
+	bra.uni $L339_entry;
+$L339_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs55, %r352;
+	.loc 1 219 70
+	cvt.f32.f16 %f461, %rs55;
+	.loc 1 219 36
+	mov.f32 %f460, %f461;
+	bra.uni $L340_ret_lo;
+$L340_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f462, %f459, %f460, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f463, %f456, %f457, %f462;
+	mov.f32 %f399, %f463;
+	bra.uni $L321_rangeint_done;
+$L321_rangeint_done:
+	mov.f32 %f365, %f399;
+	bra.uni $L341_rangeint_body;
+$L341_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r353, 0;
+	mov.u32 %r354, 0;
+	mov.u32 %r355, 0;
+	mov.u32 %r356, 0;
+	.loc 1 202 27
+	shr.s64 %rd341, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd342, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd343, %rd342, 3;
+	.loc 1 202 40
+	and.b64 %rd344, %rd343, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd345, %rd344, 4;
+	.loc 1 202 30
+	add.s64 %rd346, %rd341, %rd345;
+	.loc 1 202 18
+	add.s64 %rd347, %rd346, 3;
+	shl.b64 %rd348, %rd346, 2;
+	add.s64 %rd349, %rd19, %rd348;
+	ld.shared.v4.u32 {%r357, %r358, %r359, %r360}, [%rd349];
+	.loc 1 202 3
+	mov.u32 %r353, %r357;
+	mov.u32 %r354, %r358;
+	mov.u32 %r355, %r359;
+	mov.u32 %r356, %r360;
+	mov.f32 %f366, %f365;
+	bra.uni $L342_rangeint_body;
+$L342_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f464, %f358;
+	.loc 1 205 41
+	mov.u32 %r361, %r353;
+	.loc 1 205 38
+	bra.uni $L344_entry;
+$L344_entry:
+	.loc 1 220 61
+	shr.u32 %r362, %r361, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs56, %r362;
+	.loc 1 220 76
+	cvt.f32.f16 %f466, %rs56;
+	.loc 1 220 36
+	mov.f32 %f465, %f466;
+	bra.uni $L345_ret_hi;
+$L345_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f467, %f357;
+	.loc 1 205 76
+	mov.u32 %r363, %r353;
+	.loc 1 205 73
 	bra.uni $L346_entry;
 $L346_entry:
-	.loc 1 202 61
-	shr.u32 %r438, %r437, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs52, %r438;
-	.loc 1 202 76
-	cvt.f32.f16 %f227, %rs52;
-	.loc 1 202 36
-	mov.f32 %f226, %f227;
-	bra.uni $L347_ret_hi;
-$L347_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r439, %r401;
-	.loc 1 187 53
-	bra.uni $L348_entry;
-$L348_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs53, %r439;
-	.loc 1 201 70
-	cvt.f32.f16 %f229, %rs53;
-	.loc 1 201 36
-	mov.f32 %f228, %f229;
-	bra.uni $L349_ret_lo;
-$L349_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f230, %f224, %f228, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f231, %f225, %f226, %f230;
-	mov.f32 %f142, %f231;
-	bra.uni $L350_rangeint_body;
-$L350_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r440, %r285, 24;
-	.loc 1 185 32
-	and.b32 %r441, %r440, 15;
-	.loc 1 185 23
-	mov.s32 %r442, %r441;
-	.loc 1 185 37
-	sub.s32 %r443, %r442, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f232, %r443;
-	.loc 1 186 25
-	shr.u32 %r444, %r285, 28;
-	.loc 1 186 34
-	and.b32 %r445, %r444, 15;
-	.loc 1 186 23
-	mov.s32 %r446, %r445;
-	.loc 1 186 39
-	sub.s32 %r447, %r446, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f233, %r447;
-	.loc 1 187 30
-	mov.u32 %r448, %r402;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs57, %r363;
+	.loc 1 219 70
+	cvt.f32.f16 %f469, %rs57;
+	.loc 1 219 36
+	mov.f32 %f468, %f469;
+	bra.uni $L347_ret_lo;
+$L347_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f470, %f467, %f468, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f471, %f464, %f465, %f470;
+	mov.f32 %f366, %f471;
+	bra.uni $L348_rangeint_body;
+$L348_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f472, %f360;
+	.loc 1 205 41
+	mov.u32 %r364, %r354;
+	.loc 1 205 38
+	bra.uni $L349_entry;
+$L349_entry:
+	.loc 1 220 61
+	shr.u32 %r365, %r364, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs58, %r365;
+	.loc 1 220 76
+	cvt.f32.f16 %f474, %rs58;
+	.loc 1 220 36
+	mov.f32 %f473, %f474;
+	bra.uni $L350_ret_hi;
+$L350_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f475, %f359;
+	.loc 1 205 76
+	mov.u32 %r366, %r354;
+	.loc 1 205 73
 	bra.uni $L351_entry;
 $L351_entry:
-	.loc 1 202 61
-	shr.u32 %r449, %r448, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs54, %r449;
-	.loc 1 202 76
-	cvt.f32.f16 %f235, %rs54;
-	.loc 1 202 36
-	mov.f32 %f234, %f235;
-	bra.uni $L352_ret_hi;
-$L352_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r450, %r402;
-	.loc 1 187 53
-	bra.uni $L353_entry;
-$L353_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs55, %r450;
-	.loc 1 201 70
-	cvt.f32.f16 %f237, %rs55;
-	.loc 1 201 36
-	mov.f32 %f236, %f237;
-	bra.uni $L354_ret_lo;
-$L354_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f238, %f232, %f236, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f239, %f233, %f234, %f238;
-	mov.f32 %f175, %f239;
-	bra.uni $L332_rangeint_done;
-$L332_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L355_rangeint_body;
-$L355_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd337, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd338, %rd337, 3;
-	.loc 1 171 19
-	and.b64 %rd339, %rd338, 3;
-	.loc 1 172 9
-	mov.u32 %r451, %r276;
-	.loc 1 173 8
-	setp.eq.s64 %p59, %rd339, 1;
-	@%p59 bra $L356_if_then;
-	bra.uni $L364_edge;
-$L356_if_then:
-	.loc 1 174 9
-	mov.u32 %r452, %r277;
-	mov.u32 %r281, %r452;
-	bra.uni $L357_if_done;
-$L364_edge:
-	mov.u32 %r281, %r451;
-	bra.uni $L357_if_done;
-$L357_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p60, %rd339, 2;
-	@%p60 bra $L358_if_then;
-	bra.uni $L365_edge;
-$L358_if_then:
-	.loc 1 177 9
-	mov.u32 %r453, %r278;
-	mov.u32 %r283, %r453;
-	bra.uni $L359_if_done;
-$L365_edge:
-	mov.u32 %r283, %r281;
-	bra.uni $L359_if_done;
-$L359_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p61, %rd339, 3;
-	@%p61 bra $L360_if_then;
-	bra.uni $L366_edge;
-$L360_if_then:
-	.loc 1 180 9
-	mov.u32 %r454, %r279;
-	mov.u32 %r285, %r454;
-	bra.uni $L361_if_done;
-$L366_edge:
-	mov.u32 %r285, %r283;
-	bra.uni $L361_if_done;
-$L361_if_done:
-	.loc 1 182 3
-	mov.u32 %r455, 0;
-	mov.u32 %r456, 0;
-	mov.u32 %r457, 0;
-	mov.u32 %r458, 0;
-	.loc 1 182 27
-	shr.s64 %rd340, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd341, %rd339, 4;
-	.loc 1 182 30
-	add.s64 %rd342, %rd340, %rd341;
-	.loc 1 182 18
-	add.s64 %rd343, %rd342, 3;
-	shl.b64 %rd344, %rd342, 2;
-	add.s64 %rd345, %rd19, %rd344;
-	ld.shared.v4.u32 {%r459, %r460, %r461, %r462}, [%rd345];
-	.loc 1 182 3
-	mov.u32 %r455, %r459;
-	mov.u32 %r456, %r460;
-	mov.u32 %r457, %r461;
-	mov.u32 %r458, %r462;
-	mov.f32 %f142, %f141;
-	bra.uni $L362_rangeint_body;
-$L362_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r463, %r285, 0;
-	.loc 1 185 32
-	and.b32 %r464, %r463, 15;
-	.loc 1 185 23
-	mov.s32 %r465, %r464;
-	.loc 1 185 37
-	sub.s32 %r466, %r465, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f240, %r466;
-	.loc 1 186 25
-	shr.u32 %r467, %r285, 4;
-	.loc 1 186 34
-	and.b32 %r468, %r467, 15;
-	.loc 1 186 23
-	mov.s32 %r469, %r468;
-	.loc 1 186 39
-	sub.s32 %r470, %r469, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f241, %r470;
-	.loc 1 187 30
-	mov.u32 %r471, %r455;
-	.loc 1 187 27
-	bra.uni $L367_entry;
-$L367_entry:
-	.loc 1 202 61
-	shr.u32 %r472, %r471, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs56, %r472;
-	.loc 1 202 76
-	cvt.f32.f16 %f243, %rs56;
-	.loc 1 202 36
-	mov.f32 %f242, %f243;
-	bra.uni $L368_ret_hi;
-$L368_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r473, %r455;
-	.loc 1 187 53
-	bra.uni $L369_entry;
-$L369_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs57, %r473;
-	.loc 1 201 70
-	cvt.f32.f16 %f245, %rs57;
-	.loc 1 201 36
-	mov.f32 %f244, %f245;
-	bra.uni $L370_ret_lo;
-$L370_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f246, %f240, %f244, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f247, %f241, %f242, %f246;
-	mov.f32 %f142, %f247;
-	bra.uni $L371_rangeint_body;
-$L371_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r474, %r285, 8;
-	.loc 1 185 32
-	and.b32 %r475, %r474, 15;
-	.loc 1 185 23
-	mov.s32 %r476, %r475;
-	.loc 1 185 37
-	sub.s32 %r477, %r476, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f248, %r477;
-	.loc 1 186 25
-	shr.u32 %r478, %r285, 12;
-	.loc 1 186 34
-	and.b32 %r479, %r478, 15;
-	.loc 1 186 23
-	mov.s32 %r480, %r479;
-	.loc 1 186 39
-	sub.s32 %r481, %r480, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f249, %r481;
-	.loc 1 187 30
-	mov.u32 %r482, %r456;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs59, %r366;
+	.loc 1 219 70
+	cvt.f32.f16 %f477, %rs59;
+	.loc 1 219 36
+	mov.f32 %f476, %f477;
+	bra.uni $L352_ret_lo;
+$L352_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f478, %f475, %f476, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f479, %f472, %f473, %f478;
+	mov.f32 %f366, %f479;
+	bra.uni $L353_rangeint_body;
+$L353_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f480, %f362;
+	.loc 1 205 41
+	mov.u32 %r367, %r355;
+	.loc 1 205 38
+	bra.uni $L354_entry;
+$L354_entry:
+	.loc 1 220 61
+	shr.u32 %r368, %r367, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs60, %r368;
+	.loc 1 220 76
+	cvt.f32.f16 %f482, %rs60;
+	.loc 1 220 36
+	mov.f32 %f481, %f482;
+	bra.uni $L355_ret_hi;
+$L355_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f483, %f361;
+	.loc 1 205 76
+	mov.u32 %r369, %r355;
+	.loc 1 205 73
+	bra.uni $L356_entry;
+$L356_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs61, %r369;
+	.loc 1 219 70
+	cvt.f32.f16 %f485, %rs61;
+	.loc 1 219 36
+	mov.f32 %f484, %f485;
+	bra.uni $L357_ret_lo;
+$L357_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f486, %f483, %f484, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f487, %f480, %f481, %f486;
+	mov.f32 %f366, %f487;
+	bra.uni $L358_rangeint_body;
+$L358_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f488, %f364;
+	.loc 1 205 41
+	mov.u32 %r370, %r356;
+	.loc 1 205 38
+	bra.uni $L359_entry;
+$L359_entry:
+	.loc 1 220 61
+	shr.u32 %r371, %r370, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs62, %r371;
+	.loc 1 220 76
+	cvt.f32.f16 %f490, %rs62;
+	.loc 1 220 36
+	mov.f32 %f489, %f490;
+	bra.uni $L360_ret_hi;
+$L360_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f491, %f363;
+	.loc 1 205 76
+	mov.u32 %r372, %r356;
+	.loc 1 205 73
+	bra.uni $L361_entry;
+$L361_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs63, %r372;
+	.loc 1 219 70
+	cvt.f32.f16 %f493, %rs63;
+	.loc 1 219 36
+	mov.f32 %f492, %f493;
+	bra.uni $L362_ret_lo;
+$L362_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f494, %f491, %f492, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f495, %f488, %f489, %f494;
+	mov.f32 %f399, %f495;
+	bra.uni $L343_rangeint_done;
+$L343_rangeint_done:
+	mov.f32 %f496, %f399;
+	bra.uni $L274_rangeint_done;
+$L274_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f332, %f496;
+	bra.uni $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
+$L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f497, %f1;
+	.loc 1 120 24
+	fma.rn.f32 %f498, %f164, %f332, %f497;
+	.loc 1 120 11
+	mov.f32 %f1, %f498;
+	bra.uni $L363_rangeint_body;
+$L363_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd350, %rd41, 2;
+	.loc 1 119 15
+	setp.lt.s64 %p40, %rd350, %rd12;
+	@%p40 bra $L364_if_then;
+	bra.uni $L457_rangeint_body;
+$L364_if_then:
+	.loc 1 120 47
+	add.s64 %rd351, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd352, %rd351, 512;
+	.loc 1 120 68
+	mul.lo.s64 %rd353, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd354, %rd352, %rd353;
+	.loc 1 120 34
+	bra.uni $L366_entry;
+$L366_entry:
+	.loc 1 198 53
+	mov.f32 %f500, 0f00000000;
+	mov.f32 %f501, 0f00000000;
+	mov.f32 %f502, 0f00000000;
+	mov.f32 %f503, 0f00000000;
+	mov.f32 %f504, 0f00000000;
+	mov.f32 %f505, 0f00000000;
+	mov.f32 %f506, 0f00000000;
+	mov.f32 %f507, 0f00000000;
+	mov.f32 %f508, 0f00000000;
+	mov.f32 %f509, 0f00000000;
+	mov.f32 %f510, 0f00000000;
+	mov.f32 %f511, 0f00000000;
+	mov.f32 %f512, 0f00000000;
+	mov.f32 %f513, 0f00000000;
+	mov.f32 %f514, 0f00000000;
+	mov.f32 %f515, 0f00000000;
+	mov.f32 %f516, 0f00000000;
+	mov.f32 %f517, 0f00000000;
+	mov.f32 %f518, 0f00000000;
+	mov.f32 %f519, 0f00000000;
+	mov.f32 %f520, 0f00000000;
+	mov.f32 %f521, 0f00000000;
+	mov.f32 %f522, 0f00000000;
+	mov.f32 %f523, 0f00000000;
+	mov.f32 %f524, 0f00000000;
+	mov.f32 %f525, 0f00000000;
+	mov.f32 %f526, 0f00000000;
+	mov.f32 %f527, 0f00000000;
+	mov.f32 %f528, 0f00000000;
+	mov.f32 %f529, 0f00000000;
+	mov.f32 %f530, 0f00000000;
+	mov.f32 %f531, 0f00000000;
+	mov.f32 %f500, %f4;
+	mov.f32 %f501, %f5;
+	mov.f32 %f502, %f6;
+	mov.f32 %f503, %f7;
+	mov.f32 %f504, %f8;
+	mov.f32 %f505, %f9;
+	mov.f32 %f506, %f10;
+	mov.f32 %f507, %f11;
+	mov.f32 %f508, %f12;
+	mov.f32 %f509, %f13;
+	mov.f32 %f510, %f14;
+	mov.f32 %f511, %f15;
+	mov.f32 %f512, %f16;
+	mov.f32 %f513, %f17;
+	mov.f32 %f514, %f18;
+	mov.f32 %f515, %f19;
+	mov.f32 %f516, %f20;
+	mov.f32 %f517, %f21;
+	mov.f32 %f518, %f22;
+	mov.f32 %f519, %f23;
+	mov.f32 %f520, %f24;
+	mov.f32 %f521, %f25;
+	mov.f32 %f522, %f26;
+	mov.f32 %f523, %f27;
+	mov.f32 %f524, %f28;
+	mov.f32 %f525, %f29;
+	mov.f32 %f526, %f30;
+	mov.f32 %f527, %f31;
+	mov.f32 %f528, %f32;
+	mov.f32 %f529, %f33;
+	mov.f32 %f530, %f34;
+	mov.f32 %f531, %f35;
+	mov.f32 %f532, 0f00000000;
+	bra.uni $L367_rangeint_body;
+$L367_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r373, 0;
+	mov.u32 %r374, 0;
+	mov.u32 %r375, 0;
+	mov.u32 %r376, 0;
+	.loc 1 202 27
+	shr.s64 %rd355, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd356, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd357, %rd356, 0;
+	.loc 1 202 40
+	and.b64 %rd358, %rd357, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd359, %rd358, 4;
+	.loc 1 202 30
+	add.s64 %rd360, %rd355, %rd359;
+	.loc 1 202 18
+	add.s64 %rd361, %rd360, 3;
+	shl.b64 %rd362, %rd360, 2;
+	add.s64 %rd363, %rd19, %rd362;
+	ld.shared.v4.u32 {%r377, %r378, %r379, %r380}, [%rd363];
+	.loc 1 202 3
+	mov.u32 %r373, %r377;
+	mov.u32 %r374, %r378;
+	mov.u32 %r375, %r379;
+	mov.u32 %r376, %r380;
+	mov.f32 %f533, %f532;
+	bra.uni $L369_rangeint_body;
+$L369_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f534, %f501;
+	.loc 1 205 41
+	mov.u32 %r381, %r373;
+	.loc 1 205 38
 	bra.uni $L372_entry;
 $L372_entry:
-	.loc 1 202 61
-	shr.u32 %r483, %r482, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs58, %r483;
-	.loc 1 202 76
-	cvt.f32.f16 %f251, %rs58;
-	.loc 1 202 36
-	mov.f32 %f250, %f251;
+	.loc 1 220 61
+	shr.u32 %r382, %r381, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs64, %r382;
+	.loc 1 220 76
+	cvt.f32.f16 %f536, %rs64;
+	.loc 1 220 36
+	mov.f32 %f535, %f536;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r484, %r456;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f537, %f500;
+	.loc 1 205 76
+	mov.u32 %r383, %r373;
+	.loc 1 205 73
 	bra.uni $L374_entry;
 $L374_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs59, %r484;
-	.loc 1 201 70
-	cvt.f32.f16 %f253, %rs59;
-	.loc 1 201 36
-	mov.f32 %f252, %f253;
+	.loc 1 219 58
+	cvt.u16.u32 %rs65, %r383;
+	.loc 1 219 70
+	cvt.f32.f16 %f539, %rs65;
+	.loc 1 219 36
+	mov.f32 %f538, %f539;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f254, %f248, %f252, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f255, %f249, %f250, %f254;
-	mov.f32 %f142, %f255;
+	.loc 1 205 54
+	fma.rn.f32 %f540, %f537, %f538, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f541, %f534, %f535, %f540;
+	mov.f32 %f533, %f541;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r485, %r285, 16;
-	.loc 1 185 32
-	and.b32 %r486, %r485, 15;
-	.loc 1 185 23
-	mov.s32 %r487, %r486;
-	.loc 1 185 37
-	sub.s32 %r488, %r487, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f256, %r488;
-	.loc 1 186 25
-	shr.u32 %r489, %r285, 20;
-	.loc 1 186 34
-	and.b32 %r490, %r489, 15;
-	.loc 1 186 23
-	mov.s32 %r491, %r490;
-	.loc 1 186 39
-	sub.s32 %r492, %r491, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f257, %r492;
-	.loc 1 187 30
-	mov.u32 %r493, %r457;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f542, %f503;
+	.loc 1 205 41
+	mov.u32 %r384, %r374;
+	.loc 1 205 38
 	bra.uni $L377_entry;
 $L377_entry:
-	.loc 1 202 61
-	shr.u32 %r494, %r493, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs60, %r494;
-	.loc 1 202 76
-	cvt.f32.f16 %f259, %rs60;
-	.loc 1 202 36
-	mov.f32 %f258, %f259;
+	.loc 1 220 61
+	shr.u32 %r385, %r384, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs66, %r385;
+	.loc 1 220 76
+	cvt.f32.f16 %f544, %rs66;
+	.loc 1 220 36
+	mov.f32 %f543, %f544;
 	bra.uni $L378_ret_hi;
 $L378_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r495, %r457;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f545, %f502;
+	.loc 1 205 76
+	mov.u32 %r386, %r374;
+	.loc 1 205 73
 	bra.uni $L379_entry;
 $L379_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs61, %r495;
-	.loc 1 201 70
-	cvt.f32.f16 %f261, %rs61;
-	.loc 1 201 36
-	mov.f32 %f260, %f261;
+	.loc 1 219 58
+	cvt.u16.u32 %rs67, %r386;
+	.loc 1 219 70
+	cvt.f32.f16 %f547, %rs67;
+	.loc 1 219 36
+	mov.f32 %f546, %f547;
 	bra.uni $L380_ret_lo;
 $L380_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f262, %f256, %f260, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f263, %f257, %f258, %f262;
-	mov.f32 %f142, %f263;
+	.loc 1 205 54
+	fma.rn.f32 %f548, %f545, %f546, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f549, %f542, %f543, %f548;
+	mov.f32 %f533, %f549;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r496, %r285, 24;
-	.loc 1 185 32
-	and.b32 %r497, %r496, 15;
-	.loc 1 185 23
-	mov.s32 %r498, %r497;
-	.loc 1 185 37
-	sub.s32 %r499, %r498, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f264, %r499;
-	.loc 1 186 25
-	shr.u32 %r500, %r285, 28;
-	.loc 1 186 34
-	and.b32 %r501, %r500, 15;
-	.loc 1 186 23
-	mov.s32 %r502, %r501;
-	.loc 1 186 39
-	sub.s32 %r503, %r502, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f265, %r503;
-	.loc 1 187 30
-	mov.u32 %r504, %r458;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f550, %f505;
+	.loc 1 205 41
+	mov.u32 %r387, %r375;
+	.loc 1 205 38
 	bra.uni $L382_entry;
 $L382_entry:
-	.loc 1 202 61
-	shr.u32 %r505, %r504, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs62, %r505;
-	.loc 1 202 76
-	cvt.f32.f16 %f267, %rs62;
-	.loc 1 202 36
-	mov.f32 %f266, %f267;
+	.loc 1 220 61
+	shr.u32 %r388, %r387, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs68, %r388;
+	.loc 1 220 76
+	cvt.f32.f16 %f552, %rs68;
+	.loc 1 220 36
+	mov.f32 %f551, %f552;
 	bra.uni $L383_ret_hi;
 $L383_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r506, %r458;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f553, %f504;
+	.loc 1 205 76
+	mov.u32 %r389, %r375;
+	.loc 1 205 73
 	bra.uni $L384_entry;
 $L384_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs63, %r506;
-	.loc 1 201 70
-	cvt.f32.f16 %f269, %rs63;
-	.loc 1 201 36
-	mov.f32 %f268, %f269;
+	.loc 1 219 58
+	cvt.u16.u32 %rs69, %r389;
+	.loc 1 219 70
+	cvt.f32.f16 %f555, %rs69;
+	.loc 1 219 36
+	mov.f32 %f554, %f555;
 	bra.uni $L385_ret_lo;
 $L385_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f270, %f264, %f268, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f271, %f265, %f266, %f270;
-	mov.f32 %f175, %f271;
-	bra.uni $L363_rangeint_done;
-$L363_rangeint_done:
-	mov.f32 %f272, %f175;
-	bra.uni $L261_rangeint_done;
-$L261_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f140, %f272;
-	bra.uni $L270_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
-$L270_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f273, %f1;
-	.loc 1 117 24
-	fma.rn.f32 %f274, %f4, %f140, %f273;
-	.loc 1 117 11
-	mov.f32 %f1, %f274;
+	.loc 1 205 54
+	fma.rn.f32 %f556, %f553, %f554, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f557, %f550, %f551, %f556;
+	mov.f32 %f533, %f557;
 	bra.uni $L386_rangeint_body;
 $L386_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd346, %rd41, 2;
-	.loc 1 116 15
-	setp.lt.s64 %p62, %rd346, %rd12;
-	@%p62 bra $L387_if_then;
-	bra.uni $L516_rangeint_body;
-$L387_if_then:
-	.loc 1 117 47
-	add.s64 %rd347, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd348, %rd347, 512;
-	.loc 1 117 68
-	mul.lo.s64 %rd349, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd350, %rd348, %rd349;
-	.loc 1 117 34
+	.loc 1 205 20
+	mov.f32 %f558, %f507;
+	.loc 1 205 41
+	mov.u32 %r390, %r376;
+	.loc 1 205 38
+	bra.uni $L387_entry;
+$L387_entry:
+	.loc 1 220 61
+	shr.u32 %r391, %r390, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs70, %r391;
+	.loc 1 220 76
+	cvt.f32.f16 %f560, %rs70;
+	.loc 1 220 36
+	mov.f32 %f559, %f560;
+	bra.uni $L388_ret_hi;
+$L388_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f561, %f506;
+	.loc 1 205 76
+	mov.u32 %r392, %r376;
+	.loc 1 205 73
 	bra.uni $L389_entry;
 $L389_entry:
-	.loc 1 167 53
-	mov.u32 %r507, 0;
-	mov.u32 %r508, 0;
-	mov.u32 %r509, 0;
-	mov.u32 %r510, 0;
-	mov.u32 %r507, %r41;
-	mov.u32 %r508, %r42;
-	mov.u32 %r509, %r43;
-	mov.u32 %r510, %r44;
-	mov.f32 %f276, 0f00000000;
-	bra.uni $L390_rangeint_body;
-$L390_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd351, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd352, %rd351, 0;
-	.loc 1 171 19
-	and.b64 %rd353, %rd352, 3;
-	.loc 1 172 9
-	mov.u32 %r511, %r507;
-	.loc 1 173 8
-	setp.eq.s64 %p63, %rd353, 1;
-	@%p63 bra $L392_if_then;
-	bra.uni $L401_edge;
-$L392_if_then:
-	.loc 1 174 9
-	mov.u32 %r513, %r508;
-	mov.u32 %r512, %r513;
-	bra.uni $L393_if_done;
-$L401_edge:
-	mov.u32 %r512, %r511;
-	bra.uni $L393_if_done;
-$L393_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p64, %rd353, 2;
-	@%p64 bra $L394_if_then;
-	bra.uni $L402_edge;
-$L394_if_then:
-	.loc 1 177 9
-	mov.u32 %r515, %r509;
-	mov.u32 %r514, %r515;
-	bra.uni $L395_if_done;
-$L402_edge:
-	mov.u32 %r514, %r512;
-	bra.uni $L395_if_done;
-$L395_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p65, %rd353, 3;
-	@%p65 bra $L396_if_then;
-	bra.uni $L403_edge;
-$L396_if_then:
-	.loc 1 180 9
-	mov.u32 %r517, %r510;
-	mov.u32 %r516, %r517;
-	bra.uni $L397_if_done;
-$L403_edge:
-	mov.u32 %r516, %r514;
-	bra.uni $L397_if_done;
-$L397_if_done:
-	.loc 1 182 3
-	mov.u32 %r518, 0;
-	mov.u32 %r519, 0;
-	mov.u32 %r520, 0;
-	mov.u32 %r521, 0;
-	.loc 1 182 27
-	shr.s64 %rd354, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd355, %rd353, 4;
-	.loc 1 182 30
-	add.s64 %rd356, %rd354, %rd355;
-	.loc 1 182 18
-	add.s64 %rd357, %rd356, 3;
-	shl.b64 %rd358, %rd356, 2;
-	add.s64 %rd359, %rd19, %rd358;
-	ld.shared.v4.u32 {%r522, %r523, %r524, %r525}, [%rd359];
-	.loc 1 182 3
-	mov.u32 %r518, %r522;
-	mov.u32 %r519, %r523;
-	mov.u32 %r520, %r524;
-	mov.u32 %r521, %r525;
-	mov.f32 %f277, %f276;
+	.loc 1 219 58
+	cvt.u16.u32 %rs71, %r392;
+	.loc 1 219 70
+	cvt.f32.f16 %f563, %rs71;
+	.loc 1 219 36
+	mov.f32 %f562, %f563;
+	bra.uni $L390_ret_lo;
+$L390_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f564, %f561, %f562, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f565, %f558, %f559, %f564;
+	mov.f32 %f566, %f565;
+	bra.uni $L370_rangeint_done;
+$L370_rangeint_done:
+	mov.f32 %f532, %f566;
+	bra.uni $L391_rangeint_body;
+$L391_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r393, 0;
+	mov.u32 %r394, 0;
+	mov.u32 %r395, 0;
+	mov.u32 %r396, 0;
+	.loc 1 202 27
+	shr.s64 %rd364, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd365, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd366, %rd365, 1;
+	.loc 1 202 40
+	and.b64 %rd367, %rd366, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd368, %rd367, 4;
+	.loc 1 202 30
+	add.s64 %rd369, %rd364, %rd368;
+	.loc 1 202 18
+	add.s64 %rd370, %rd369, 3;
+	shl.b64 %rd371, %rd369, 2;
+	add.s64 %rd372, %rd19, %rd371;
+	ld.shared.v4.u32 {%r397, %r398, %r399, %r400}, [%rd372];
+	.loc 1 202 3
+	mov.u32 %r393, %r397;
+	mov.u32 %r394, %r398;
+	mov.u32 %r395, %r399;
+	mov.u32 %r396, %r400;
+	mov.f32 %f533, %f532;
+	bra.uni $L392_rangeint_body;
+$L392_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f567, %f509;
+	.loc 1 205 41
+	mov.u32 %r401, %r393;
+	.loc 1 205 38
+	bra.uni $L394_entry;
+$L394_entry:
+	.loc 1 220 61
+	shr.u32 %r402, %r401, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs72, %r402;
+	.loc 1 220 76
+	cvt.f32.f16 %f569, %rs72;
+	.loc 1 220 36
+	mov.f32 %f568, %f569;
+	bra.uni $L395_ret_hi;
+$L395_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f570, %f508;
+	.loc 1 205 76
+	mov.u32 %r403, %r393;
+	.loc 1 205 73
+	bra.uni $L396_entry;
+$L396_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs73, %r403;
+	.loc 1 219 70
+	cvt.f32.f16 %f572, %rs73;
+	.loc 1 219 36
+	mov.f32 %f571, %f572;
+	bra.uni $L397_ret_lo;
+$L397_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f573, %f570, %f571, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f574, %f567, %f568, %f573;
+	mov.f32 %f533, %f574;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r526, %r516, 0;
-	.loc 1 185 32
-	and.b32 %r527, %r526, 15;
-	.loc 1 185 23
-	mov.s32 %r528, %r527;
-	.loc 1 185 37
-	sub.s32 %r529, %r528, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f278, %r529;
-	.loc 1 186 25
-	shr.u32 %r530, %r516, 4;
-	.loc 1 186 34
-	and.b32 %r531, %r530, 15;
-	.loc 1 186 23
-	mov.s32 %r532, %r531;
-	.loc 1 186 39
-	sub.s32 %r533, %r532, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f279, %r533;
-	.loc 1 187 30
-	mov.u32 %r534, %r518;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f575, %f511;
+	.loc 1 205 41
+	mov.u32 %r404, %r394;
+	.loc 1 205 38
+	bra.uni $L399_entry;
+$L399_entry:
+	.loc 1 220 61
+	shr.u32 %r405, %r404, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs74, %r405;
+	.loc 1 220 76
+	cvt.f32.f16 %f577, %rs74;
+	.loc 1 220 36
+	mov.f32 %f576, %f577;
+	bra.uni $L400_ret_hi;
+$L400_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f578, %f510;
+	.loc 1 205 76
+	mov.u32 %r406, %r394;
+	.loc 1 205 73
+	bra.uni $L401_entry;
+$L401_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs75, %r406;
+	.loc 1 219 70
+	cvt.f32.f16 %f580, %rs75;
+	.loc 1 219 36
+	mov.f32 %f579, %f580;
+	bra.uni $L402_ret_lo;
+$L402_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f581, %f578, %f579, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f582, %f575, %f576, %f581;
+	mov.f32 %f533, %f582;
+	bra.uni $L403_rangeint_body;
+$L403_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f583, %f513;
+	.loc 1 205 41
+	mov.u32 %r407, %r395;
+	.loc 1 205 38
 	bra.uni $L404_entry;
 $L404_entry:
-	.loc 1 202 61
-	shr.u32 %r535, %r534, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs64, %r535;
-	.loc 1 202 76
-	cvt.f32.f16 %f281, %rs64;
-	.loc 1 202 36
-	mov.f32 %f280, %f281;
+	.loc 1 220 61
+	shr.u32 %r408, %r407, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs76, %r408;
+	.loc 1 220 76
+	cvt.f32.f16 %f585, %rs76;
+	.loc 1 220 36
+	mov.f32 %f584, %f585;
 	bra.uni $L405_ret_hi;
 $L405_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r536, %r518;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f586, %f512;
+	.loc 1 205 76
+	mov.u32 %r409, %r395;
+	.loc 1 205 73
 	bra.uni $L406_entry;
 $L406_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs65, %r536;
-	.loc 1 201 70
-	cvt.f32.f16 %f283, %rs65;
-	.loc 1 201 36
-	mov.f32 %f282, %f283;
+	.loc 1 219 58
+	cvt.u16.u32 %rs77, %r409;
+	.loc 1 219 70
+	cvt.f32.f16 %f588, %rs77;
+	.loc 1 219 36
+	mov.f32 %f587, %f588;
 	bra.uni $L407_ret_lo;
 $L407_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f284, %f278, %f282, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f285, %f279, %f280, %f284;
-	mov.f32 %f277, %f285;
+	.loc 1 205 54
+	fma.rn.f32 %f589, %f586, %f587, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f590, %f583, %f584, %f589;
+	mov.f32 %f533, %f590;
 	bra.uni $L408_rangeint_body;
 $L408_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r537, %r516, 8;
-	.loc 1 185 32
-	and.b32 %r538, %r537, 15;
-	.loc 1 185 23
-	mov.s32 %r539, %r538;
-	.loc 1 185 37
-	sub.s32 %r540, %r539, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f286, %r540;
-	.loc 1 186 25
-	shr.u32 %r541, %r516, 12;
-	.loc 1 186 34
-	and.b32 %r542, %r541, 15;
-	.loc 1 186 23
-	mov.s32 %r543, %r542;
-	.loc 1 186 39
-	sub.s32 %r544, %r543, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f287, %r544;
-	.loc 1 187 30
-	mov.u32 %r545, %r519;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f591, %f515;
+	.loc 1 205 41
+	mov.u32 %r410, %r396;
+	.loc 1 205 38
 	bra.uni $L409_entry;
 $L409_entry:
-	.loc 1 202 61
-	shr.u32 %r546, %r545, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs66, %r546;
-	.loc 1 202 76
-	cvt.f32.f16 %f289, %rs66;
-	.loc 1 202 36
-	mov.f32 %f288, %f289;
+	.loc 1 220 61
+	shr.u32 %r411, %r410, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs78, %r411;
+	.loc 1 220 76
+	cvt.f32.f16 %f593, %rs78;
+	.loc 1 220 36
+	mov.f32 %f592, %f593;
 	bra.uni $L410_ret_hi;
 $L410_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r547, %r519;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f594, %f514;
+	.loc 1 205 76
+	mov.u32 %r412, %r396;
+	.loc 1 205 73
 	bra.uni $L411_entry;
 $L411_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs67, %r547;
-	.loc 1 201 70
-	cvt.f32.f16 %f291, %rs67;
-	.loc 1 201 36
-	mov.f32 %f290, %f291;
+	.loc 1 219 58
+	cvt.u16.u32 %rs79, %r412;
+	.loc 1 219 70
+	cvt.f32.f16 %f596, %rs79;
+	.loc 1 219 36
+	mov.f32 %f595, %f596;
 	bra.uni $L412_ret_lo;
 $L412_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f292, %f286, %f290, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f293, %f287, %f288, %f292;
-	mov.f32 %f277, %f293;
+	.loc 1 205 54
+	fma.rn.f32 %f597, %f594, %f595, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f598, %f591, %f592, %f597;
+	mov.f32 %f566, %f598;
+	bra.uni $L393_rangeint_done;
+$L393_rangeint_done:
+	mov.f32 %f532, %f566;
 	bra.uni $L413_rangeint_body;
 $L413_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r548, %r516, 16;
-	.loc 1 185 32
-	and.b32 %r549, %r548, 15;
-	.loc 1 185 23
-	mov.s32 %r550, %r549;
-	.loc 1 185 37
-	sub.s32 %r551, %r550, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f294, %r551;
-	.loc 1 186 25
-	shr.u32 %r552, %r516, 20;
-	.loc 1 186 34
-	and.b32 %r553, %r552, 15;
-	.loc 1 186 23
-	mov.s32 %r554, %r553;
-	.loc 1 186 39
-	sub.s32 %r555, %r554, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f295, %r555;
-	.loc 1 187 30
-	mov.u32 %r556, %r520;
-	.loc 1 187 27
-	bra.uni $L414_entry;
-$L414_entry:
-	.loc 1 202 61
-	shr.u32 %r557, %r556, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs68, %r557;
-	.loc 1 202 76
-	cvt.f32.f16 %f297, %rs68;
-	.loc 1 202 36
-	mov.f32 %f296, %f297;
-	bra.uni $L415_ret_hi;
-$L415_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r558, %r520;
-	.loc 1 187 53
+	.loc 1 202 3
+	mov.u32 %r413, 0;
+	mov.u32 %r414, 0;
+	mov.u32 %r415, 0;
+	mov.u32 %r416, 0;
+	.loc 1 202 27
+	shr.s64 %rd373, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd374, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd375, %rd374, 2;
+	.loc 1 202 40
+	and.b64 %rd376, %rd375, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd377, %rd376, 4;
+	.loc 1 202 30
+	add.s64 %rd378, %rd373, %rd377;
+	.loc 1 202 18
+	add.s64 %rd379, %rd378, 3;
+	shl.b64 %rd380, %rd378, 2;
+	add.s64 %rd381, %rd19, %rd380;
+	ld.shared.v4.u32 {%r417, %r418, %r419, %r420}, [%rd381];
+	.loc 1 202 3
+	mov.u32 %r413, %r417;
+	mov.u32 %r414, %r418;
+	mov.u32 %r415, %r419;
+	mov.u32 %r416, %r420;
+	mov.f32 %f533, %f532;
+	bra.uni $L414_rangeint_body;
+$L414_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f599, %f517;
+	.loc 1 205 41
+	mov.u32 %r421, %r413;
+	.loc 1 205 38
 	bra.uni $L416_entry;
 $L416_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs69, %r558;
-	.loc 1 201 70
-	cvt.f32.f16 %f299, %rs69;
-	.loc 1 201 36
-	mov.f32 %f298, %f299;
-	bra.uni $L417_ret_lo;
-$L417_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f300, %f294, %f298, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f301, %f295, %f296, %f300;
-	mov.f32 %f277, %f301;
-	bra.uni $L418_rangeint_body;
-$L418_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r559, %r516, 24;
-	.loc 1 185 32
-	and.b32 %r560, %r559, 15;
-	.loc 1 185 23
-	mov.s32 %r561, %r560;
-	.loc 1 185 37
-	sub.s32 %r562, %r561, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f302, %r562;
-	.loc 1 186 25
-	shr.u32 %r563, %r516, 28;
-	.loc 1 186 34
-	and.b32 %r564, %r563, 15;
-	.loc 1 186 23
-	mov.s32 %r565, %r564;
-	.loc 1 186 39
-	sub.s32 %r566, %r565, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f303, %r566;
-	.loc 1 187 30
-	mov.u32 %r567, %r521;
-	.loc 1 187 27
-	bra.uni $L419_entry;
-$L419_entry:
-	.loc 1 202 61
-	shr.u32 %r568, %r567, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs70, %r568;
-	.loc 1 202 76
-	cvt.f32.f16 %f305, %rs70;
-	.loc 1 202 36
-	mov.f32 %f304, %f305;
-	bra.uni $L420_ret_hi;
-$L420_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r569, %r521;
-	.loc 1 187 53
+	.loc 1 220 61
+	shr.u32 %r422, %r421, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs80, %r422;
+	.loc 1 220 76
+	cvt.f32.f16 %f601, %rs80;
+	.loc 1 220 36
+	mov.f32 %f600, %f601;
+	bra.uni $L417_ret_hi;
+$L417_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f602, %f516;
+	.loc 1 205 76
+	mov.u32 %r423, %r413;
+	.loc 1 205 73
+	bra.uni $L418_entry;
+$L418_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs81, %r423;
+	.loc 1 219 70
+	cvt.f32.f16 %f604, %rs81;
+	.loc 1 219 36
+	mov.f32 %f603, %f604;
+	bra.uni $L419_ret_lo;
+$L419_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f605, %f602, %f603, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f606, %f599, %f600, %f605;
+	mov.f32 %f533, %f606;
+	bra.uni $L420_rangeint_body;
+$L420_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f607, %f519;
+	.loc 1 205 41
+	mov.u32 %r424, %r414;
+	.loc 1 205 38
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs71, %r569;
-	.loc 1 201 70
-	cvt.f32.f16 %f307, %rs71;
-	.loc 1 201 36
-	mov.f32 %f306, %f307;
-	bra.uni $L422_ret_lo;
-$L422_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f308, %f302, %f306, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f309, %f303, %f304, %f308;
-	mov.f32 %f310, %f309;
-	bra.uni $L399_rangeint_done;
-$L399_rangeint_done:
-	mov.f32 %f276, %f310;
-	bra.uni $L423_rangeint_body;
-$L423_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd360, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd361, %rd360, 1;
-	.loc 1 171 19
-	and.b64 %rd362, %rd361, 3;
-	.loc 1 172 9
-	mov.u32 %r570, %r507;
-	.loc 1 173 8
-	setp.eq.s64 %p66, %rd362, 1;
-	@%p66 bra $L424_if_then;
-	bra.uni $L432_edge;
-$L424_if_then:
-	.loc 1 174 9
-	mov.u32 %r571, %r508;
-	mov.u32 %r512, %r571;
-	bra.uni $L425_if_done;
-$L432_edge:
-	mov.u32 %r512, %r570;
-	bra.uni $L425_if_done;
-$L425_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p67, %rd362, 2;
-	@%p67 bra $L426_if_then;
-	bra.uni $L433_edge;
-$L426_if_then:
-	.loc 1 177 9
-	mov.u32 %r572, %r509;
-	mov.u32 %r514, %r572;
-	bra.uni $L427_if_done;
-$L433_edge:
-	mov.u32 %r514, %r512;
-	bra.uni $L427_if_done;
-$L427_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p68, %rd362, 3;
-	@%p68 bra $L428_if_then;
-	bra.uni $L434_edge;
-$L428_if_then:
-	.loc 1 180 9
-	mov.u32 %r573, %r510;
-	mov.u32 %r516, %r573;
-	bra.uni $L429_if_done;
-$L434_edge:
-	mov.u32 %r516, %r514;
-	bra.uni $L429_if_done;
-$L429_if_done:
-	.loc 1 182 3
-	mov.u32 %r574, 0;
-	mov.u32 %r575, 0;
-	mov.u32 %r576, 0;
-	mov.u32 %r577, 0;
-	.loc 1 182 27
-	shr.s64 %rd363, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd364, %rd362, 4;
-	.loc 1 182 30
-	add.s64 %rd365, %rd363, %rd364;
-	.loc 1 182 18
-	add.s64 %rd366, %rd365, 3;
-	shl.b64 %rd367, %rd365, 2;
-	add.s64 %rd368, %rd19, %rd367;
-	ld.shared.v4.u32 {%r578, %r579, %r580, %r581}, [%rd368];
-	.loc 1 182 3
-	mov.u32 %r574, %r578;
-	mov.u32 %r575, %r579;
-	mov.u32 %r576, %r580;
-	mov.u32 %r577, %r581;
-	mov.f32 %f277, %f276;
+	.loc 1 220 61
+	shr.u32 %r425, %r424, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs82, %r425;
+	.loc 1 220 76
+	cvt.f32.f16 %f609, %rs82;
+	.loc 1 220 36
+	mov.f32 %f608, %f609;
+	bra.uni $L422_ret_hi;
+$L422_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f610, %f518;
+	.loc 1 205 76
+	mov.u32 %r426, %r414;
+	.loc 1 205 73
+	bra.uni $L423_entry;
+$L423_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs83, %r426;
+	.loc 1 219 70
+	cvt.f32.f16 %f612, %rs83;
+	.loc 1 219 36
+	mov.f32 %f611, %f612;
+	bra.uni $L424_ret_lo;
+$L424_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f613, %f610, %f611, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f614, %f607, %f608, %f613;
+	mov.f32 %f533, %f614;
+	bra.uni $L425_rangeint_body;
+$L425_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f615, %f521;
+	.loc 1 205 41
+	mov.u32 %r427, %r415;
+	.loc 1 205 38
+	bra.uni $L426_entry;
+$L426_entry:
+	.loc 1 220 61
+	shr.u32 %r428, %r427, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs84, %r428;
+	.loc 1 220 76
+	cvt.f32.f16 %f617, %rs84;
+	.loc 1 220 36
+	mov.f32 %f616, %f617;
+	bra.uni $L427_ret_hi;
+$L427_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f618, %f520;
+	.loc 1 205 76
+	mov.u32 %r429, %r415;
+	.loc 1 205 73
+	bra.uni $L428_entry;
+$L428_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs85, %r429;
+	.loc 1 219 70
+	cvt.f32.f16 %f620, %rs85;
+	.loc 1 219 36
+	mov.f32 %f619, %f620;
+	bra.uni $L429_ret_lo;
+$L429_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f621, %f618, %f619, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f622, %f615, %f616, %f621;
+	mov.f32 %f533, %f622;
 	bra.uni $L430_rangeint_body;
 $L430_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r582, %r516, 0;
-	.loc 1 185 32
-	and.b32 %r583, %r582, 15;
-	.loc 1 185 23
-	mov.s32 %r584, %r583;
-	.loc 1 185 37
-	sub.s32 %r585, %r584, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f311, %r585;
-	.loc 1 186 25
-	shr.u32 %r586, %r516, 4;
-	.loc 1 186 34
-	and.b32 %r587, %r586, 15;
-	.loc 1 186 23
-	mov.s32 %r588, %r587;
-	.loc 1 186 39
-	sub.s32 %r589, %r588, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f312, %r589;
-	.loc 1 187 30
-	mov.u32 %r590, %r574;
-	.loc 1 187 27
-	bra.uni $L435_entry;
-$L435_entry:
-	.loc 1 202 61
-	shr.u32 %r591, %r590, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs72, %r591;
-	.loc 1 202 76
-	cvt.f32.f16 %f314, %rs72;
-	.loc 1 202 36
-	mov.f32 %f313, %f314;
-	bra.uni $L436_ret_hi;
-$L436_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r592, %r574;
-	.loc 1 187 53
-	bra.uni $L437_entry;
-$L437_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs73, %r592;
-	.loc 1 201 70
-	cvt.f32.f16 %f316, %rs73;
-	.loc 1 201 36
-	mov.f32 %f315, %f316;
-	bra.uni $L438_ret_lo;
-$L438_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f317, %f311, %f315, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f318, %f312, %f313, %f317;
-	mov.f32 %f277, %f318;
-	bra.uni $L439_rangeint_body;
-$L439_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r593, %r516, 8;
-	.loc 1 185 32
-	and.b32 %r594, %r593, 15;
-	.loc 1 185 23
-	mov.s32 %r595, %r594;
-	.loc 1 185 37
-	sub.s32 %r596, %r595, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f319, %r596;
-	.loc 1 186 25
-	shr.u32 %r597, %r516, 12;
-	.loc 1 186 34
-	and.b32 %r598, %r597, 15;
-	.loc 1 186 23
-	mov.s32 %r599, %r598;
-	.loc 1 186 39
-	sub.s32 %r600, %r599, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f320, %r600;
-	.loc 1 187 30
-	mov.u32 %r601, %r575;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f623, %f523;
+	.loc 1 205 41
+	mov.u32 %r430, %r416;
+	.loc 1 205 38
+	bra.uni $L431_entry;
+$L431_entry:
+	.loc 1 220 61
+	shr.u32 %r431, %r430, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs86, %r431;
+	.loc 1 220 76
+	cvt.f32.f16 %f625, %rs86;
+	.loc 1 220 36
+	mov.f32 %f624, %f625;
+	bra.uni $L432_ret_hi;
+$L432_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f626, %f522;
+	.loc 1 205 76
+	mov.u32 %r432, %r416;
+	.loc 1 205 73
+	bra.uni $L433_entry;
+$L433_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs87, %r432;
+	.loc 1 219 70
+	cvt.f32.f16 %f628, %rs87;
+	.loc 1 219 36
+	mov.f32 %f627, %f628;
+	bra.uni $L434_ret_lo;
+$L434_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f629, %f626, %f627, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f630, %f623, %f624, %f629;
+	mov.f32 %f566, %f630;
+	bra.uni $L415_rangeint_done;
+$L415_rangeint_done:
+	mov.f32 %f532, %f566;
+	bra.uni $L435_rangeint_body;
+$L435_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r433, 0;
+	mov.u32 %r434, 0;
+	mov.u32 %r435, 0;
+	mov.u32 %r436, 0;
+	.loc 1 202 27
+	shr.s64 %rd382, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd383, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd384, %rd383, 3;
+	.loc 1 202 40
+	and.b64 %rd385, %rd384, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd386, %rd385, 4;
+	.loc 1 202 30
+	add.s64 %rd387, %rd382, %rd386;
+	.loc 1 202 18
+	add.s64 %rd388, %rd387, 3;
+	shl.b64 %rd389, %rd387, 2;
+	add.s64 %rd390, %rd19, %rd389;
+	ld.shared.v4.u32 {%r437, %r438, %r439, %r440}, [%rd390];
+	.loc 1 202 3
+	mov.u32 %r433, %r437;
+	mov.u32 %r434, %r438;
+	mov.u32 %r435, %r439;
+	mov.u32 %r436, %r440;
+	mov.f32 %f533, %f532;
+	bra.uni $L436_rangeint_body;
+$L436_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f631, %f525;
+	.loc 1 205 41
+	mov.u32 %r441, %r433;
+	.loc 1 205 38
+	bra.uni $L438_entry;
+$L438_entry:
+	.loc 1 220 61
+	shr.u32 %r442, %r441, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs88, %r442;
+	.loc 1 220 76
+	cvt.f32.f16 %f633, %rs88;
+	.loc 1 220 36
+	mov.f32 %f632, %f633;
+	bra.uni $L439_ret_hi;
+$L439_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f634, %f524;
+	.loc 1 205 76
+	mov.u32 %r443, %r433;
+	.loc 1 205 73
 	bra.uni $L440_entry;
 $L440_entry:
-	.loc 1 202 61
-	shr.u32 %r602, %r601, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs74, %r602;
-	.loc 1 202 76
-	cvt.f32.f16 %f322, %rs74;
-	.loc 1 202 36
-	mov.f32 %f321, %f322;
-	bra.uni $L441_ret_hi;
-$L441_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r603, %r575;
-	.loc 1 187 53
-	bra.uni $L442_entry;
-$L442_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs75, %r603;
-	.loc 1 201 70
-	cvt.f32.f16 %f324, %rs75;
-	.loc 1 201 36
-	mov.f32 %f323, %f324;
-	bra.uni $L443_ret_lo;
-$L443_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f325, %f319, %f323, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f326, %f320, %f321, %f325;
-	mov.f32 %f277, %f326;
-	bra.uni $L444_rangeint_body;
-$L444_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r604, %r516, 16;
-	.loc 1 185 32
-	and.b32 %r605, %r604, 15;
-	.loc 1 185 23
-	mov.s32 %r606, %r605;
-	.loc 1 185 37
-	sub.s32 %r607, %r606, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f327, %r607;
-	.loc 1 186 25
-	shr.u32 %r608, %r516, 20;
-	.loc 1 186 34
-	and.b32 %r609, %r608, 15;
-	.loc 1 186 23
-	mov.s32 %r610, %r609;
-	.loc 1 186 39
-	sub.s32 %r611, %r610, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f328, %r611;
-	.loc 1 187 30
-	mov.u32 %r612, %r576;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs89, %r443;
+	.loc 1 219 70
+	cvt.f32.f16 %f636, %rs89;
+	.loc 1 219 36
+	mov.f32 %f635, %f636;
+	bra.uni $L441_ret_lo;
+$L441_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f637, %f634, %f635, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f638, %f631, %f632, %f637;
+	mov.f32 %f533, %f638;
+	bra.uni $L442_rangeint_body;
+$L442_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f639, %f527;
+	.loc 1 205 41
+	mov.u32 %r444, %r434;
+	.loc 1 205 38
+	bra.uni $L443_entry;
+$L443_entry:
+	.loc 1 220 61
+	shr.u32 %r445, %r444, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs90, %r445;
+	.loc 1 220 76
+	cvt.f32.f16 %f641, %rs90;
+	.loc 1 220 36
+	mov.f32 %f640, %f641;
+	bra.uni $L444_ret_hi;
+$L444_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f642, %f526;
+	.loc 1 205 76
+	mov.u32 %r446, %r434;
+	.loc 1 205 73
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 1 202 61
-	shr.u32 %r613, %r612, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs76, %r613;
-	.loc 1 202 76
-	cvt.f32.f16 %f330, %rs76;
-	.loc 1 202 36
-	mov.f32 %f329, %f330;
-	bra.uni $L446_ret_hi;
-$L446_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r614, %r576;
-	.loc 1 187 53
-	bra.uni $L447_entry;
-$L447_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs77, %r614;
-	.loc 1 201 70
-	cvt.f32.f16 %f332, %rs77;
-	.loc 1 201 36
-	mov.f32 %f331, %f332;
-	bra.uni $L448_ret_lo;
-$L448_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f333, %f327, %f331, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f334, %f328, %f329, %f333;
-	mov.f32 %f277, %f334;
-	bra.uni $L449_rangeint_body;
-$L449_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r615, %r516, 24;
-	.loc 1 185 32
-	and.b32 %r616, %r615, 15;
-	.loc 1 185 23
-	mov.s32 %r617, %r616;
-	.loc 1 185 37
-	sub.s32 %r618, %r617, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f335, %r618;
-	.loc 1 186 25
-	shr.u32 %r619, %r516, 28;
-	.loc 1 186 34
-	and.b32 %r620, %r619, 15;
-	.loc 1 186 23
-	mov.s32 %r621, %r620;
-	.loc 1 186 39
-	sub.s32 %r622, %r621, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f336, %r622;
-	.loc 1 187 30
-	mov.u32 %r623, %r577;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs91, %r446;
+	.loc 1 219 70
+	cvt.f32.f16 %f644, %rs91;
+	.loc 1 219 36
+	mov.f32 %f643, %f644;
+	bra.uni $L446_ret_lo;
+$L446_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f645, %f642, %f643, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f646, %f639, %f640, %f645;
+	mov.f32 %f533, %f646;
+	bra.uni $L447_rangeint_body;
+$L447_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f647, %f529;
+	.loc 1 205 41
+	mov.u32 %r447, %r435;
+	.loc 1 205 38
+	bra.uni $L448_entry;
+$L448_entry:
+	.loc 1 220 61
+	shr.u32 %r448, %r447, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs92, %r448;
+	.loc 1 220 76
+	cvt.f32.f16 %f649, %rs92;
+	.loc 1 220 36
+	mov.f32 %f648, %f649;
+	bra.uni $L449_ret_hi;
+$L449_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f650, %f528;
+	.loc 1 205 76
+	mov.u32 %r449, %r435;
+	.loc 1 205 73
 	bra.uni $L450_entry;
 $L450_entry:
-	.loc 1 202 61
-	shr.u32 %r624, %r623, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs78, %r624;
-	.loc 1 202 76
-	cvt.f32.f16 %f338, %rs78;
-	.loc 1 202 36
-	mov.f32 %f337, %f338;
-	bra.uni $L451_ret_hi;
-$L451_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r625, %r577;
-	.loc 1 187 53
-	bra.uni $L452_entry;
-$L452_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs79, %r625;
-	.loc 1 201 70
-	cvt.f32.f16 %f340, %rs79;
-	.loc 1 201 36
-	mov.f32 %f339, %f340;
-	bra.uni $L453_ret_lo;
-$L453_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f341, %f335, %f339, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f342, %f336, %f337, %f341;
-	mov.f32 %f310, %f342;
-	bra.uni $L431_rangeint_done;
-$L431_rangeint_done:
-	mov.f32 %f276, %f310;
-	bra.uni $L454_rangeint_body;
-$L454_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd369, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd370, %rd369, 2;
-	.loc 1 171 19
-	and.b64 %rd371, %rd370, 3;
-	.loc 1 172 9
-	mov.u32 %r626, %r507;
-	.loc 1 173 8
-	setp.eq.s64 %p69, %rd371, 1;
-	@%p69 bra $L455_if_then;
-	bra.uni $L463_edge;
-$L455_if_then:
-	.loc 1 174 9
-	mov.u32 %r627, %r508;
-	mov.u32 %r512, %r627;
-	bra.uni $L456_if_done;
-$L463_edge:
-	mov.u32 %r512, %r626;
-	bra.uni $L456_if_done;
-$L456_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p70, %rd371, 2;
-	@%p70 bra $L457_if_then;
-	bra.uni $L464_edge;
-$L457_if_then:
-	.loc 1 177 9
-	mov.u32 %r628, %r509;
-	mov.u32 %r514, %r628;
-	bra.uni $L458_if_done;
-$L464_edge:
-	mov.u32 %r514, %r512;
-	bra.uni $L458_if_done;
-$L458_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p71, %rd371, 3;
-	@%p71 bra $L459_if_then;
-	bra.uni $L465_edge;
-$L459_if_then:
-	.loc 1 180 9
-	mov.u32 %r629, %r510;
-	mov.u32 %r516, %r629;
-	bra.uni $L460_if_done;
-$L465_edge:
-	mov.u32 %r516, %r514;
-	bra.uni $L460_if_done;
-$L460_if_done:
-	.loc 1 182 3
-	mov.u32 %r630, 0;
-	mov.u32 %r631, 0;
-	mov.u32 %r632, 0;
-	mov.u32 %r633, 0;
-	.loc 1 182 27
-	shr.s64 %rd372, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd373, %rd371, 4;
-	.loc 1 182 30
-	add.s64 %rd374, %rd372, %rd373;
-	.loc 1 182 18
-	add.s64 %rd375, %rd374, 3;
-	shl.b64 %rd376, %rd374, 2;
-	add.s64 %rd377, %rd19, %rd376;
-	ld.shared.v4.u32 {%r634, %r635, %r636, %r637}, [%rd377];
-	.loc 1 182 3
-	mov.u32 %r630, %r634;
-	mov.u32 %r631, %r635;
-	mov.u32 %r632, %r636;
-	mov.u32 %r633, %r637;
-	mov.f32 %f277, %f276;
+	.loc 1 219 58
+	cvt.u16.u32 %rs93, %r449;
+	.loc 1 219 70
+	cvt.f32.f16 %f652, %rs93;
+	.loc 1 219 36
+	mov.f32 %f651, %f652;
+	bra.uni $L451_ret_lo;
+$L451_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f653, %f650, %f651, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f654, %f647, %f648, %f653;
+	mov.f32 %f533, %f654;
+	bra.uni $L452_rangeint_body;
+$L452_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f655, %f531;
+	.loc 1 205 41
+	mov.u32 %r450, %r436;
+	.loc 1 205 38
+	bra.uni $L453_entry;
+$L453_entry:
+	.loc 1 220 61
+	shr.u32 %r451, %r450, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs94, %r451;
+	.loc 1 220 76
+	cvt.f32.f16 %f657, %rs94;
+	.loc 1 220 36
+	mov.f32 %f656, %f657;
+	bra.uni $L454_ret_hi;
+$L454_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f658, %f530;
+	.loc 1 205 76
+	mov.u32 %r452, %r436;
+	.loc 1 205 73
+	bra.uni $L455_entry;
+$L455_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs95, %r452;
+	.loc 1 219 70
+	cvt.f32.f16 %f660, %rs95;
+	.loc 1 219 36
+	mov.f32 %f659, %f660;
+	bra.uni $L456_ret_lo;
+$L456_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f661, %f658, %f659, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f662, %f655, %f656, %f661;
+	mov.f32 %f566, %f662;
+	bra.uni $L437_rangeint_done;
+$L437_rangeint_done:
+	mov.f32 %f663, %f566;
+	bra.uni $L368_rangeint_done;
+$L368_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f499, %f663;
+	bra.uni $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
+$L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f664, %f2;
+	.loc 1 120 24
+	fma.rn.f32 %f665, %f164, %f499, %f664;
+	.loc 1 120 11
+	mov.f32 %f2, %f665;
+	bra.uni $L457_rangeint_body;
+$L457_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd391, %rd41, 3;
+	.loc 1 119 15
+	setp.lt.s64 %p41, %rd391, %rd12;
+	@%p41 bra $L458_if_then;
+	bra.uni $L15_if_done;
+$L458_if_then:
+	.loc 1 120 47
+	add.s64 %rd392, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd393, %rd392, 768;
+	.loc 1 120 68
+	mul.lo.s64 %rd394, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd395, %rd393, %rd394;
+	.loc 1 120 34
+	bra.uni $L460_entry;
+$L460_entry:
+	.loc 1 198 53
+	mov.f32 %f667, 0f00000000;
+	mov.f32 %f668, 0f00000000;
+	mov.f32 %f669, 0f00000000;
+	mov.f32 %f670, 0f00000000;
+	mov.f32 %f671, 0f00000000;
+	mov.f32 %f672, 0f00000000;
+	mov.f32 %f673, 0f00000000;
+	mov.f32 %f674, 0f00000000;
+	mov.f32 %f675, 0f00000000;
+	mov.f32 %f676, 0f00000000;
+	mov.f32 %f677, 0f00000000;
+	mov.f32 %f678, 0f00000000;
+	mov.f32 %f679, 0f00000000;
+	mov.f32 %f680, 0f00000000;
+	mov.f32 %f681, 0f00000000;
+	mov.f32 %f682, 0f00000000;
+	mov.f32 %f683, 0f00000000;
+	mov.f32 %f684, 0f00000000;
+	mov.f32 %f685, 0f00000000;
+	mov.f32 %f686, 0f00000000;
+	mov.f32 %f687, 0f00000000;
+	mov.f32 %f688, 0f00000000;
+	mov.f32 %f689, 0f00000000;
+	mov.f32 %f690, 0f00000000;
+	mov.f32 %f691, 0f00000000;
+	mov.f32 %f692, 0f00000000;
+	mov.f32 %f693, 0f00000000;
+	mov.f32 %f694, 0f00000000;
+	mov.f32 %f695, 0f00000000;
+	mov.f32 %f696, 0f00000000;
+	mov.f32 %f697, 0f00000000;
+	mov.f32 %f698, 0f00000000;
+	mov.f32 %f667, %f4;
+	mov.f32 %f668, %f5;
+	mov.f32 %f669, %f6;
+	mov.f32 %f670, %f7;
+	mov.f32 %f671, %f8;
+	mov.f32 %f672, %f9;
+	mov.f32 %f673, %f10;
+	mov.f32 %f674, %f11;
+	mov.f32 %f675, %f12;
+	mov.f32 %f676, %f13;
+	mov.f32 %f677, %f14;
+	mov.f32 %f678, %f15;
+	mov.f32 %f679, %f16;
+	mov.f32 %f680, %f17;
+	mov.f32 %f681, %f18;
+	mov.f32 %f682, %f19;
+	mov.f32 %f683, %f20;
+	mov.f32 %f684, %f21;
+	mov.f32 %f685, %f22;
+	mov.f32 %f686, %f23;
+	mov.f32 %f687, %f24;
+	mov.f32 %f688, %f25;
+	mov.f32 %f689, %f26;
+	mov.f32 %f690, %f27;
+	mov.f32 %f691, %f28;
+	mov.f32 %f692, %f29;
+	mov.f32 %f693, %f30;
+	mov.f32 %f694, %f31;
+	mov.f32 %f695, %f32;
+	mov.f32 %f696, %f33;
+	mov.f32 %f697, %f34;
+	mov.f32 %f698, %f35;
+	mov.f32 %f699, 0f00000000;
 	bra.uni $L461_rangeint_body;
 $L461_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r638, %r516, 0;
-	.loc 1 185 32
-	and.b32 %r639, %r638, 15;
-	.loc 1 185 23
-	mov.s32 %r640, %r639;
-	.loc 1 185 37
-	sub.s32 %r641, %r640, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f343, %r641;
-	.loc 1 186 25
-	shr.u32 %r642, %r516, 4;
-	.loc 1 186 34
-	and.b32 %r643, %r642, 15;
-	.loc 1 186 23
-	mov.s32 %r644, %r643;
-	.loc 1 186 39
-	sub.s32 %r645, %r644, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f344, %r645;
-	.loc 1 187 30
-	mov.u32 %r646, %r630;
-	.loc 1 187 27
+	.loc 1 202 3
+	mov.u32 %r453, 0;
+	mov.u32 %r454, 0;
+	mov.u32 %r455, 0;
+	mov.u32 %r456, 0;
+	.loc 1 202 27
+	shr.s64 %rd396, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd397, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd398, %rd397, 0;
+	.loc 1 202 40
+	and.b64 %rd399, %rd398, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd400, %rd399, 4;
+	.loc 1 202 30
+	add.s64 %rd401, %rd396, %rd400;
+	.loc 1 202 18
+	add.s64 %rd402, %rd401, 3;
+	shl.b64 %rd403, %rd401, 2;
+	add.s64 %rd404, %rd19, %rd403;
+	ld.shared.v4.u32 {%r457, %r458, %r459, %r460}, [%rd404];
+	.loc 1 202 3
+	mov.u32 %r453, %r457;
+	mov.u32 %r454, %r458;
+	mov.u32 %r455, %r459;
+	mov.u32 %r456, %r460;
+	mov.f32 %f700, %f699;
+	bra.uni $L463_rangeint_body;
+$L463_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f701, %f668;
+	.loc 1 205 41
+	mov.u32 %r461, %r453;
+	.loc 1 205 38
 	bra.uni $L466_entry;
 $L466_entry:
-	.loc 1 202 61
-	shr.u32 %r647, %r646, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs80, %r647;
-	.loc 1 202 76
-	cvt.f32.f16 %f346, %rs80;
-	.loc 1 202 36
-	mov.f32 %f345, %f346;
+	.loc 1 220 61
+	shr.u32 %r462, %r461, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs96, %r462;
+	.loc 1 220 76
+	cvt.f32.f16 %f703, %rs96;
+	.loc 1 220 36
+	mov.f32 %f702, %f703;
 	bra.uni $L467_ret_hi;
 $L467_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r648, %r630;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f704, %f667;
+	.loc 1 205 76
+	mov.u32 %r463, %r453;
+	.loc 1 205 73
 	bra.uni $L468_entry;
 $L468_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs81, %r648;
-	.loc 1 201 70
-	cvt.f32.f16 %f348, %rs81;
-	.loc 1 201 36
-	mov.f32 %f347, %f348;
+	.loc 1 219 58
+	cvt.u16.u32 %rs97, %r463;
+	.loc 1 219 70
+	cvt.f32.f16 %f706, %rs97;
+	.loc 1 219 36
+	mov.f32 %f705, %f706;
 	bra.uni $L469_ret_lo;
 $L469_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f349, %f343, %f347, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f350, %f344, %f345, %f349;
-	mov.f32 %f277, %f350;
+	.loc 1 205 54
+	fma.rn.f32 %f707, %f704, %f705, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f708, %f701, %f702, %f707;
+	mov.f32 %f700, %f708;
 	bra.uni $L470_rangeint_body;
 $L470_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r649, %r516, 8;
-	.loc 1 185 32
-	and.b32 %r650, %r649, 15;
-	.loc 1 185 23
-	mov.s32 %r651, %r650;
-	.loc 1 185 37
-	sub.s32 %r652, %r651, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f351, %r652;
-	.loc 1 186 25
-	shr.u32 %r653, %r516, 12;
-	.loc 1 186 34
-	and.b32 %r654, %r653, 15;
-	.loc 1 186 23
-	mov.s32 %r655, %r654;
-	.loc 1 186 39
-	sub.s32 %r656, %r655, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f352, %r656;
-	.loc 1 187 30
-	mov.u32 %r657, %r631;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f709, %f670;
+	.loc 1 205 41
+	mov.u32 %r464, %r454;
+	.loc 1 205 38
 	bra.uni $L471_entry;
 $L471_entry:
-	.loc 1 202 61
-	shr.u32 %r658, %r657, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs82, %r658;
-	.loc 1 202 76
-	cvt.f32.f16 %f354, %rs82;
-	.loc 1 202 36
-	mov.f32 %f353, %f354;
+	.loc 1 220 61
+	shr.u32 %r465, %r464, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs98, %r465;
+	.loc 1 220 76
+	cvt.f32.f16 %f711, %rs98;
+	.loc 1 220 36
+	mov.f32 %f710, %f711;
 	bra.uni $L472_ret_hi;
 $L472_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r659, %r631;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f712, %f669;
+	.loc 1 205 76
+	mov.u32 %r466, %r454;
+	.loc 1 205 73
 	bra.uni $L473_entry;
 $L473_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs83, %r659;
-	.loc 1 201 70
-	cvt.f32.f16 %f356, %rs83;
-	.loc 1 201 36
-	mov.f32 %f355, %f356;
+	.loc 1 219 58
+	cvt.u16.u32 %rs99, %r466;
+	.loc 1 219 70
+	cvt.f32.f16 %f714, %rs99;
+	.loc 1 219 36
+	mov.f32 %f713, %f714;
 	bra.uni $L474_ret_lo;
 $L474_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f357, %f351, %f355, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f358, %f352, %f353, %f357;
-	mov.f32 %f277, %f358;
+	.loc 1 205 54
+	fma.rn.f32 %f715, %f712, %f713, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f716, %f709, %f710, %f715;
+	mov.f32 %f700, %f716;
 	bra.uni $L475_rangeint_body;
 $L475_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r660, %r516, 16;
-	.loc 1 185 32
-	and.b32 %r661, %r660, 15;
-	.loc 1 185 23
-	mov.s32 %r662, %r661;
-	.loc 1 185 37
-	sub.s32 %r663, %r662, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f359, %r663;
-	.loc 1 186 25
-	shr.u32 %r664, %r516, 20;
-	.loc 1 186 34
-	and.b32 %r665, %r664, 15;
-	.loc 1 186 23
-	mov.s32 %r666, %r665;
-	.loc 1 186 39
-	sub.s32 %r667, %r666, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f360, %r667;
-	.loc 1 187 30
-	mov.u32 %r668, %r632;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f717, %f672;
+	.loc 1 205 41
+	mov.u32 %r467, %r455;
+	.loc 1 205 38
 	bra.uni $L476_entry;
 $L476_entry:
-	.loc 1 202 61
-	shr.u32 %r669, %r668, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs84, %r669;
-	.loc 1 202 76
-	cvt.f32.f16 %f362, %rs84;
-	.loc 1 202 36
-	mov.f32 %f361, %f362;
+	.loc 1 220 61
+	shr.u32 %r468, %r467, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs100, %r468;
+	.loc 1 220 76
+	cvt.f32.f16 %f719, %rs100;
+	.loc 1 220 36
+	mov.f32 %f718, %f719;
 	bra.uni $L477_ret_hi;
 $L477_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r670, %r632;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f720, %f671;
+	.loc 1 205 76
+	mov.u32 %r469, %r455;
+	.loc 1 205 73
 	bra.uni $L478_entry;
 $L478_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs85, %r670;
-	.loc 1 201 70
-	cvt.f32.f16 %f364, %rs85;
-	.loc 1 201 36
-	mov.f32 %f363, %f364;
+	.loc 1 219 58
+	cvt.u16.u32 %rs101, %r469;
+	.loc 1 219 70
+	cvt.f32.f16 %f722, %rs101;
+	.loc 1 219 36
+	mov.f32 %f721, %f722;
 	bra.uni $L479_ret_lo;
 $L479_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f365, %f359, %f363, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f366, %f360, %f361, %f365;
-	mov.f32 %f277, %f366;
+	.loc 1 205 54
+	fma.rn.f32 %f723, %f720, %f721, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f724, %f717, %f718, %f723;
+	mov.f32 %f700, %f724;
 	bra.uni $L480_rangeint_body;
 $L480_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r671, %r516, 24;
-	.loc 1 185 32
-	and.b32 %r672, %r671, 15;
-	.loc 1 185 23
-	mov.s32 %r673, %r672;
-	.loc 1 185 37
-	sub.s32 %r674, %r673, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f367, %r674;
-	.loc 1 186 25
-	shr.u32 %r675, %r516, 28;
-	.loc 1 186 34
-	and.b32 %r676, %r675, 15;
-	.loc 1 186 23
-	mov.s32 %r677, %r676;
-	.loc 1 186 39
-	sub.s32 %r678, %r677, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f368, %r678;
-	.loc 1 187 30
-	mov.u32 %r679, %r633;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f725, %f674;
+	.loc 1 205 41
+	mov.u32 %r470, %r456;
+	.loc 1 205 38
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 1 202 61
-	shr.u32 %r680, %r679, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs86, %r680;
-	.loc 1 202 76
-	cvt.f32.f16 %f370, %rs86;
-	.loc 1 202 36
-	mov.f32 %f369, %f370;
+	.loc 1 220 61
+	shr.u32 %r471, %r470, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs102, %r471;
+	.loc 1 220 76
+	cvt.f32.f16 %f727, %rs102;
+	.loc 1 220 36
+	mov.f32 %f726, %f727;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r681, %r633;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f728, %f673;
+	.loc 1 205 76
+	mov.u32 %r472, %r456;
+	.loc 1 205 73
 	bra.uni $L483_entry;
 $L483_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs87, %r681;
-	.loc 1 201 70
-	cvt.f32.f16 %f372, %rs87;
-	.loc 1 201 36
-	mov.f32 %f371, %f372;
+	.loc 1 219 58
+	cvt.u16.u32 %rs103, %r472;
+	.loc 1 219 70
+	cvt.f32.f16 %f730, %rs103;
+	.loc 1 219 36
+	mov.f32 %f729, %f730;
 	bra.uni $L484_ret_lo;
 $L484_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f373, %f367, %f371, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f374, %f368, %f369, %f373;
-	mov.f32 %f310, %f374;
-	bra.uni $L462_rangeint_done;
-$L462_rangeint_done:
-	mov.f32 %f276, %f310;
+	.loc 1 205 54
+	fma.rn.f32 %f731, %f728, %f729, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f732, %f725, %f726, %f731;
+	mov.f32 %f733, %f732;
+	bra.uni $L464_rangeint_done;
+$L464_rangeint_done:
+	mov.f32 %f699, %f733;
 	bra.uni $L485_rangeint_body;
 $L485_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd378, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd379, %rd378, 3;
-	.loc 1 171 19
-	and.b64 %rd380, %rd379, 3;
-	.loc 1 172 9
-	mov.u32 %r682, %r507;
-	.loc 1 173 8
-	setp.eq.s64 %p72, %rd380, 1;
-	@%p72 bra $L486_if_then;
-	bra.uni $L494_edge;
-$L486_if_then:
-	.loc 1 174 9
-	mov.u32 %r683, %r508;
-	mov.u32 %r512, %r683;
-	bra.uni $L487_if_done;
-$L494_edge:
-	mov.u32 %r512, %r682;
-	bra.uni $L487_if_done;
-$L487_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p73, %rd380, 2;
-	@%p73 bra $L488_if_then;
-	bra.uni $L495_edge;
-$L488_if_then:
-	.loc 1 177 9
-	mov.u32 %r684, %r509;
-	mov.u32 %r514, %r684;
-	bra.uni $L489_if_done;
-$L495_edge:
-	mov.u32 %r514, %r512;
-	bra.uni $L489_if_done;
-$L489_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p74, %rd380, 3;
-	@%p74 bra $L490_if_then;
-	bra.uni $L496_edge;
-$L490_if_then:
-	.loc 1 180 9
-	mov.u32 %r685, %r510;
-	mov.u32 %r516, %r685;
-	bra.uni $L491_if_done;
-$L496_edge:
-	mov.u32 %r516, %r514;
-	bra.uni $L491_if_done;
-$L491_if_done:
-	.loc 1 182 3
-	mov.u32 %r686, 0;
-	mov.u32 %r687, 0;
-	mov.u32 %r688, 0;
-	mov.u32 %r689, 0;
-	.loc 1 182 27
-	shr.s64 %rd381, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd382, %rd380, 4;
-	.loc 1 182 30
-	add.s64 %rd383, %rd381, %rd382;
-	.loc 1 182 18
-	add.s64 %rd384, %rd383, 3;
-	shl.b64 %rd385, %rd383, 2;
-	add.s64 %rd386, %rd19, %rd385;
-	ld.shared.v4.u32 {%r690, %r691, %r692, %r693}, [%rd386];
-	.loc 1 182 3
-	mov.u32 %r686, %r690;
-	mov.u32 %r687, %r691;
-	mov.u32 %r688, %r692;
-	mov.u32 %r689, %r693;
-	mov.f32 %f277, %f276;
+	.loc 1 202 3
+	mov.u32 %r473, 0;
+	mov.u32 %r474, 0;
+	mov.u32 %r475, 0;
+	mov.u32 %r476, 0;
+	.loc 1 202 27
+	shr.s64 %rd405, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd406, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd407, %rd406, 1;
+	.loc 1 202 40
+	and.b64 %rd408, %rd407, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd409, %rd408, 4;
+	.loc 1 202 30
+	add.s64 %rd410, %rd405, %rd409;
+	.loc 1 202 18
+	add.s64 %rd411, %rd410, 3;
+	shl.b64 %rd412, %rd410, 2;
+	add.s64 %rd413, %rd19, %rd412;
+	ld.shared.v4.u32 {%r477, %r478, %r479, %r480}, [%rd413];
+	.loc 1 202 3
+	mov.u32 %r473, %r477;
+	mov.u32 %r474, %r478;
+	mov.u32 %r475, %r479;
+	mov.u32 %r476, %r480;
+	mov.f32 %f700, %f699;
+	bra.uni $L486_rangeint_body;
+$L486_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f734, %f676;
+	.loc 1 205 41
+	mov.u32 %r481, %r473;
+	.loc 1 205 38
+	bra.uni $L488_entry;
+$L488_entry:
+	.loc 1 220 61
+	shr.u32 %r482, %r481, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs104, %r482;
+	.loc 1 220 76
+	cvt.f32.f16 %f736, %rs104;
+	.loc 1 220 36
+	mov.f32 %f735, %f736;
+	bra.uni $L489_ret_hi;
+$L489_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f737, %f675;
+	.loc 1 205 76
+	mov.u32 %r483, %r473;
+	.loc 1 205 73
+	bra.uni $L490_entry;
+$L490_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs105, %r483;
+	.loc 1 219 70
+	cvt.f32.f16 %f739, %rs105;
+	.loc 1 219 36
+	mov.f32 %f738, %f739;
+	bra.uni $L491_ret_lo;
+$L491_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f740, %f737, %f738, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f741, %f734, %f735, %f740;
+	mov.f32 %f700, %f741;
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r694, %r516, 0;
-	.loc 1 185 32
-	and.b32 %r695, %r694, 15;
-	.loc 1 185 23
-	mov.s32 %r696, %r695;
-	.loc 1 185 37
-	sub.s32 %r697, %r696, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f375, %r697;
-	.loc 1 186 25
-	shr.u32 %r698, %r516, 4;
-	.loc 1 186 34
-	and.b32 %r699, %r698, 15;
-	.loc 1 186 23
-	mov.s32 %r700, %r699;
-	.loc 1 186 39
-	sub.s32 %r701, %r700, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f376, %r701;
-	.loc 1 187 30
-	mov.u32 %r702, %r686;
-	.loc 1 187 27
-	bra.uni $L497_entry;
-$L497_entry:
-	.loc 1 202 61
-	shr.u32 %r703, %r702, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs88, %r703;
-	.loc 1 202 76
-	cvt.f32.f16 %f378, %rs88;
-	.loc 1 202 36
-	mov.f32 %f377, %f378;
-	bra.uni $L498_ret_hi;
-$L498_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r704, %r686;
-	.loc 1 187 53
-	bra.uni $L499_entry;
-$L499_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs89, %r704;
-	.loc 1 201 70
-	cvt.f32.f16 %f380, %rs89;
-	.loc 1 201 36
-	mov.f32 %f379, %f380;
-	bra.uni $L500_ret_lo;
-$L500_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f381, %f375, %f379, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f382, %f376, %f377, %f381;
-	mov.f32 %f277, %f382;
-	bra.uni $L501_rangeint_body;
-$L501_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r705, %r516, 8;
-	.loc 1 185 32
-	and.b32 %r706, %r705, 15;
-	.loc 1 185 23
-	mov.s32 %r707, %r706;
-	.loc 1 185 37
-	sub.s32 %r708, %r707, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f383, %r708;
-	.loc 1 186 25
-	shr.u32 %r709, %r516, 12;
-	.loc 1 186 34
-	and.b32 %r710, %r709, 15;
-	.loc 1 186 23
-	mov.s32 %r711, %r710;
-	.loc 1 186 39
-	sub.s32 %r712, %r711, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f384, %r712;
-	.loc 1 187 30
-	mov.u32 %r713, %r687;
-	.loc 1 187 27
-	bra.uni $L502_entry;
-$L502_entry:
-	.loc 1 202 61
-	shr.u32 %r714, %r713, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs90, %r714;
-	.loc 1 202 76
-	cvt.f32.f16 %f386, %rs90;
-	.loc 1 202 36
-	mov.f32 %f385, %f386;
-	bra.uni $L503_ret_hi;
-$L503_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r715, %r687;
-	.loc 1 187 53
-	bra.uni $L504_entry;
-$L504_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs91, %r715;
-	.loc 1 201 70
-	cvt.f32.f16 %f388, %rs91;
-	.loc 1 201 36
-	mov.f32 %f387, %f388;
-	bra.uni $L505_ret_lo;
-$L505_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f389, %f383, %f387, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f390, %f384, %f385, %f389;
-	mov.f32 %f277, %f390;
-	bra.uni $L506_rangeint_body;
-$L506_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r716, %r516, 16;
-	.loc 1 185 32
-	and.b32 %r717, %r716, 15;
-	.loc 1 185 23
-	mov.s32 %r718, %r717;
-	.loc 1 185 37
-	sub.s32 %r719, %r718, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f391, %r719;
-	.loc 1 186 25
-	shr.u32 %r720, %r516, 20;
-	.loc 1 186 34
-	and.b32 %r721, %r720, 15;
-	.loc 1 186 23
-	mov.s32 %r722, %r721;
-	.loc 1 186 39
-	sub.s32 %r723, %r722, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f392, %r723;
-	.loc 1 187 30
-	mov.u32 %r724, %r688;
-	.loc 1 187 27
-	bra.uni $L507_entry;
-$L507_entry:
-	.loc 1 202 61
-	shr.u32 %r725, %r724, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs92, %r725;
-	.loc 1 202 76
-	cvt.f32.f16 %f394, %rs92;
-	.loc 1 202 36
-	mov.f32 %f393, %f394;
-	bra.uni $L508_ret_hi;
-$L508_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r726, %r688;
-	.loc 1 187 53
-	bra.uni $L509_entry;
-$L509_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs93, %r726;
-	.loc 1 201 70
-	cvt.f32.f16 %f396, %rs93;
-	.loc 1 201 36
-	mov.f32 %f395, %f396;
-	bra.uni $L510_ret_lo;
-$L510_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f397, %f391, %f395, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f398, %f392, %f393, %f397;
-	mov.f32 %f277, %f398;
-	bra.uni $L511_rangeint_body;
-$L511_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r727, %r516, 24;
-	.loc 1 185 32
-	and.b32 %r728, %r727, 15;
-	.loc 1 185 23
-	mov.s32 %r729, %r728;
-	.loc 1 185 37
-	sub.s32 %r730, %r729, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f399, %r730;
-	.loc 1 186 25
-	shr.u32 %r731, %r516, 28;
-	.loc 1 186 34
-	and.b32 %r732, %r731, 15;
-	.loc 1 186 23
-	mov.s32 %r733, %r732;
-	.loc 1 186 39
-	sub.s32 %r734, %r733, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f400, %r734;
-	.loc 1 187 30
-	mov.u32 %r735, %r689;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f742, %f678;
+	.loc 1 205 41
+	mov.u32 %r484, %r474;
+	.loc 1 205 38
+	bra.uni $L493_entry;
+$L493_entry:
+	.loc 1 220 61
+	shr.u32 %r485, %r484, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs106, %r485;
+	.loc 1 220 76
+	cvt.f32.f16 %f744, %rs106;
+	.loc 1 220 36
+	mov.f32 %f743, %f744;
+	bra.uni $L494_ret_hi;
+$L494_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f745, %f677;
+	.loc 1 205 76
+	mov.u32 %r486, %r474;
+	.loc 1 205 73
+	bra.uni $L495_entry;
+$L495_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs107, %r486;
+	.loc 1 219 70
+	cvt.f32.f16 %f747, %rs107;
+	.loc 1 219 36
+	mov.f32 %f746, %f747;
+	bra.uni $L496_ret_lo;
+$L496_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f748, %f745, %f746, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f749, %f742, %f743, %f748;
+	mov.f32 %f700, %f749;
+	bra.uni $L497_rangeint_body;
+$L497_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f750, %f680;
+	.loc 1 205 41
+	mov.u32 %r487, %r475;
+	.loc 1 205 38
+	bra.uni $L498_entry;
+$L498_entry:
+	.loc 1 220 61
+	shr.u32 %r488, %r487, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs108, %r488;
+	.loc 1 220 76
+	cvt.f32.f16 %f752, %rs108;
+	.loc 1 220 36
+	mov.f32 %f751, %f752;
+	bra.uni $L499_ret_hi;
+$L499_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f753, %f679;
+	.loc 1 205 76
+	mov.u32 %r489, %r475;
+	.loc 1 205 73
+	bra.uni $L500_entry;
+$L500_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs109, %r489;
+	.loc 1 219 70
+	cvt.f32.f16 %f755, %rs109;
+	.loc 1 219 36
+	mov.f32 %f754, %f755;
+	bra.uni $L501_ret_lo;
+$L501_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f756, %f753, %f754, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f757, %f750, %f751, %f756;
+	mov.f32 %f700, %f757;
+	bra.uni $L502_rangeint_body;
+$L502_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f758, %f682;
+	.loc 1 205 41
+	mov.u32 %r490, %r476;
+	.loc 1 205 38
+	bra.uni $L503_entry;
+$L503_entry:
+	.loc 1 220 61
+	shr.u32 %r491, %r490, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs110, %r491;
+	.loc 1 220 76
+	cvt.f32.f16 %f760, %rs110;
+	.loc 1 220 36
+	mov.f32 %f759, %f760;
+	bra.uni $L504_ret_hi;
+$L504_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f761, %f681;
+	.loc 1 205 76
+	mov.u32 %r492, %r476;
+	.loc 1 205 73
+	bra.uni $L505_entry;
+$L505_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs111, %r492;
+	.loc 1 219 70
+	cvt.f32.f16 %f763, %rs111;
+	.loc 1 219 36
+	mov.f32 %f762, %f763;
+	bra.uni $L506_ret_lo;
+$L506_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f764, %f761, %f762, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f765, %f758, %f759, %f764;
+	mov.f32 %f733, %f765;
+	bra.uni $L487_rangeint_done;
+$L487_rangeint_done:
+	mov.f32 %f699, %f733;
+	bra.uni $L507_rangeint_body;
+$L507_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r493, 0;
+	mov.u32 %r494, 0;
+	mov.u32 %r495, 0;
+	mov.u32 %r496, 0;
+	.loc 1 202 27
+	shr.s64 %rd414, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd415, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd416, %rd415, 2;
+	.loc 1 202 40
+	and.b64 %rd417, %rd416, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd418, %rd417, 4;
+	.loc 1 202 30
+	add.s64 %rd419, %rd414, %rd418;
+	.loc 1 202 18
+	add.s64 %rd420, %rd419, 3;
+	shl.b64 %rd421, %rd419, 2;
+	add.s64 %rd422, %rd19, %rd421;
+	ld.shared.v4.u32 {%r497, %r498, %r499, %r500}, [%rd422];
+	.loc 1 202 3
+	mov.u32 %r493, %r497;
+	mov.u32 %r494, %r498;
+	mov.u32 %r495, %r499;
+	mov.u32 %r496, %r500;
+	mov.f32 %f700, %f699;
+	bra.uni $L508_rangeint_body;
+$L508_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f766, %f684;
+	.loc 1 205 41
+	mov.u32 %r501, %r493;
+	.loc 1 205 38
+	bra.uni $L510_entry;
+$L510_entry:
+	.loc 1 220 61
+	shr.u32 %r502, %r501, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs112, %r502;
+	.loc 1 220 76
+	cvt.f32.f16 %f768, %rs112;
+	.loc 1 220 36
+	mov.f32 %f767, %f768;
+	bra.uni $L511_ret_hi;
+$L511_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f769, %f683;
+	.loc 1 205 76
+	mov.u32 %r503, %r493;
+	.loc 1 205 73
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 1 202 61
-	shr.u32 %r736, %r735, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs94, %r736;
-	.loc 1 202 76
-	cvt.f32.f16 %f402, %rs94;
-	.loc 1 202 36
-	mov.f32 %f401, %f402;
-	bra.uni $L513_ret_hi;
-$L513_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r737, %r689;
-	.loc 1 187 53
-	bra.uni $L514_entry;
-$L514_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs95, %r737;
-	.loc 1 201 70
-	cvt.f32.f16 %f404, %rs95;
-	.loc 1 201 36
-	mov.f32 %f403, %f404;
-	bra.uni $L515_ret_lo;
-$L515_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f405, %f399, %f403, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f406, %f400, %f401, %f405;
-	mov.f32 %f310, %f406;
-	bra.uni $L493_rangeint_done;
-$L493_rangeint_done:
-	mov.f32 %f407, %f310;
-	bra.uni $L391_rangeint_done;
-$L391_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f275, %f407;
-	bra.uni $L400_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
-$L400_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f408, %f2;
-	.loc 1 117 24
-	fma.rn.f32 %f409, %f4, %f275, %f408;
-	.loc 1 117 11
-	mov.f32 %f2, %f409;
-	bra.uni $L516_rangeint_body;
-$L516_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd387, %rd41, 3;
-	.loc 1 116 15
-	setp.lt.s64 %p75, %rd387, %rd12;
-	@%p75 bra $L517_if_then;
-	bra.uni $L15_if_done;
-$L517_if_then:
-	.loc 1 117 47
-	add.s64 %rd388, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd389, %rd388, 768;
-	.loc 1 117 68
-	mul.lo.s64 %rd390, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd391, %rd389, %rd390;
-	.loc 1 117 34
-	bra.uni $L519_entry;
-$L519_entry:
-	.loc 1 167 53
-	mov.u32 %r738, 0;
-	mov.u32 %r739, 0;
-	mov.u32 %r740, 0;
-	mov.u32 %r741, 0;
-	mov.u32 %r738, %r41;
-	mov.u32 %r739, %r42;
-	mov.u32 %r740, %r43;
-	mov.u32 %r741, %r44;
-	mov.f32 %f411, 0f00000000;
-	bra.uni $L520_rangeint_body;
-$L520_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd392, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd393, %rd392, 0;
-	.loc 1 171 19
-	and.b64 %rd394, %rd393, 3;
-	.loc 1 172 9
-	mov.u32 %r742, %r738;
-	.loc 1 173 8
-	setp.eq.s64 %p76, %rd394, 1;
-	@%p76 bra $L522_if_then;
-	bra.uni $L531_edge;
-$L522_if_then:
-	.loc 1 174 9
-	mov.u32 %r744, %r739;
-	mov.u32 %r743, %r744;
-	bra.uni $L523_if_done;
-$L531_edge:
-	mov.u32 %r743, %r742;
-	bra.uni $L523_if_done;
-$L523_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p77, %rd394, 2;
-	@%p77 bra $L524_if_then;
-	bra.uni $L532_edge;
-$L524_if_then:
-	.loc 1 177 9
-	mov.u32 %r746, %r740;
-	mov.u32 %r745, %r746;
-	bra.uni $L525_if_done;
-$L532_edge:
-	mov.u32 %r745, %r743;
-	bra.uni $L525_if_done;
-$L525_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p78, %rd394, 3;
-	@%p78 bra $L526_if_then;
-	bra.uni $L533_edge;
-$L526_if_then:
-	.loc 1 180 9
-	mov.u32 %r748, %r741;
-	mov.u32 %r747, %r748;
-	bra.uni $L527_if_done;
-$L533_edge:
-	mov.u32 %r747, %r745;
-	bra.uni $L527_if_done;
-$L527_if_done:
-	.loc 1 182 3
-	mov.u32 %r749, 0;
-	mov.u32 %r750, 0;
-	mov.u32 %r751, 0;
-	mov.u32 %r752, 0;
-	.loc 1 182 27
-	shr.s64 %rd395, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd396, %rd394, 4;
-	.loc 1 182 30
-	add.s64 %rd397, %rd395, %rd396;
-	.loc 1 182 18
-	add.s64 %rd398, %rd397, 3;
-	shl.b64 %rd399, %rd397, 2;
-	add.s64 %rd400, %rd19, %rd399;
-	ld.shared.v4.u32 {%r753, %r754, %r755, %r756}, [%rd400];
-	.loc 1 182 3
-	mov.u32 %r749, %r753;
-	mov.u32 %r750, %r754;
-	mov.u32 %r751, %r755;
-	mov.u32 %r752, %r756;
-	mov.f32 %f412, %f411;
-	bra.uni $L528_rangeint_body;
-$L528_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r757, %r747, 0;
-	.loc 1 185 32
-	and.b32 %r758, %r757, 15;
-	.loc 1 185 23
-	mov.s32 %r759, %r758;
-	.loc 1 185 37
-	sub.s32 %r760, %r759, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f413, %r760;
-	.loc 1 186 25
-	shr.u32 %r761, %r747, 4;
-	.loc 1 186 34
-	and.b32 %r762, %r761, 15;
-	.loc 1 186 23
-	mov.s32 %r763, %r762;
-	.loc 1 186 39
-	sub.s32 %r764, %r763, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f414, %r764;
-	.loc 1 187 30
-	mov.u32 %r765, %r749;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs113, %r503;
+	.loc 1 219 70
+	cvt.f32.f16 %f771, %rs113;
+	.loc 1 219 36
+	mov.f32 %f770, %f771;
+	bra.uni $L513_ret_lo;
+$L513_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f772, %f769, %f770, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f773, %f766, %f767, %f772;
+	mov.f32 %f700, %f773;
+	bra.uni $L514_rangeint_body;
+$L514_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f774, %f686;
+	.loc 1 205 41
+	mov.u32 %r504, %r494;
+	.loc 1 205 38
+	bra.uni $L515_entry;
+$L515_entry:
+	.loc 1 220 61
+	shr.u32 %r505, %r504, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs114, %r505;
+	.loc 1 220 76
+	cvt.f32.f16 %f776, %rs114;
+	.loc 1 220 36
+	mov.f32 %f775, %f776;
+	bra.uni $L516_ret_hi;
+$L516_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f777, %f685;
+	.loc 1 205 76
+	mov.u32 %r506, %r494;
+	.loc 1 205 73
+	bra.uni $L517_entry;
+$L517_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs115, %r506;
+	.loc 1 219 70
+	cvt.f32.f16 %f779, %rs115;
+	.loc 1 219 36
+	mov.f32 %f778, %f779;
+	bra.uni $L518_ret_lo;
+$L518_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f780, %f777, %f778, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f781, %f774, %f775, %f780;
+	mov.f32 %f700, %f781;
+	bra.uni $L519_rangeint_body;
+$L519_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f782, %f688;
+	.loc 1 205 41
+	mov.u32 %r507, %r495;
+	.loc 1 205 38
+	bra.uni $L520_entry;
+$L520_entry:
+	.loc 1 220 61
+	shr.u32 %r508, %r507, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs116, %r508;
+	.loc 1 220 76
+	cvt.f32.f16 %f784, %rs116;
+	.loc 1 220 36
+	mov.f32 %f783, %f784;
+	bra.uni $L521_ret_hi;
+$L521_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f785, %f687;
+	.loc 1 205 76
+	mov.u32 %r509, %r495;
+	.loc 1 205 73
+	bra.uni $L522_entry;
+$L522_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs117, %r509;
+	.loc 1 219 70
+	cvt.f32.f16 %f787, %rs117;
+	.loc 1 219 36
+	mov.f32 %f786, %f787;
+	bra.uni $L523_ret_lo;
+$L523_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f788, %f785, %f786, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f789, %f782, %f783, %f788;
+	mov.f32 %f700, %f789;
+	bra.uni $L524_rangeint_body;
+$L524_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f790, %f690;
+	.loc 1 205 41
+	mov.u32 %r510, %r496;
+	.loc 1 205 38
+	bra.uni $L525_entry;
+$L525_entry:
+	.loc 1 220 61
+	shr.u32 %r511, %r510, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs118, %r511;
+	.loc 1 220 76
+	cvt.f32.f16 %f792, %rs118;
+	.loc 1 220 36
+	mov.f32 %f791, %f792;
+	bra.uni $L526_ret_hi;
+$L526_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f793, %f689;
+	.loc 1 205 76
+	mov.u32 %r512, %r496;
+	.loc 1 205 73
+	bra.uni $L527_entry;
+$L527_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs119, %r512;
+	.loc 1 219 70
+	cvt.f32.f16 %f795, %rs119;
+	.loc 1 219 36
+	mov.f32 %f794, %f795;
+	bra.uni $L528_ret_lo;
+$L528_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f796, %f793, %f794, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f797, %f790, %f791, %f796;
+	mov.f32 %f733, %f797;
+	bra.uni $L509_rangeint_done;
+$L509_rangeint_done:
+	mov.f32 %f699, %f733;
+	bra.uni $L529_rangeint_body;
+$L529_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r513, 0;
+	mov.u32 %r514, 0;
+	mov.u32 %r515, 0;
+	mov.u32 %r516, 0;
+	.loc 1 202 27
+	shr.s64 %rd423, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd424, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd425, %rd424, 3;
+	.loc 1 202 40
+	and.b64 %rd426, %rd425, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd427, %rd426, 4;
+	.loc 1 202 30
+	add.s64 %rd428, %rd423, %rd427;
+	.loc 1 202 18
+	add.s64 %rd429, %rd428, 3;
+	shl.b64 %rd430, %rd428, 2;
+	add.s64 %rd431, %rd19, %rd430;
+	ld.shared.v4.u32 {%r517, %r518, %r519, %r520}, [%rd431];
+	.loc 1 202 3
+	mov.u32 %r513, %r517;
+	mov.u32 %r514, %r518;
+	mov.u32 %r515, %r519;
+	mov.u32 %r516, %r520;
+	mov.f32 %f700, %f699;
+	bra.uni $L530_rangeint_body;
+$L530_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f798, %f692;
+	.loc 1 205 41
+	mov.u32 %r521, %r513;
+	.loc 1 205 38
+	bra.uni $L532_entry;
+$L532_entry:
+	.loc 1 220 61
+	shr.u32 %r522, %r521, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs120, %r522;
+	.loc 1 220 76
+	cvt.f32.f16 %f800, %rs120;
+	.loc 1 220 36
+	mov.f32 %f799, %f800;
+	bra.uni $L533_ret_hi;
+$L533_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f801, %f691;
+	.loc 1 205 76
+	mov.u32 %r523, %r513;
+	.loc 1 205 73
 	bra.uni $L534_entry;
 $L534_entry:
-	.loc 1 202 61
-	shr.u32 %r766, %r765, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs96, %r766;
-	.loc 1 202 76
-	cvt.f32.f16 %f416, %rs96;
-	.loc 1 202 36
-	mov.f32 %f415, %f416;
-	bra.uni $L535_ret_hi;
-$L535_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r767, %r749;
-	.loc 1 187 53
-	bra.uni $L536_entry;
-$L536_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs97, %r767;
-	.loc 1 201 70
-	cvt.f32.f16 %f418, %rs97;
-	.loc 1 201 36
-	mov.f32 %f417, %f418;
-	bra.uni $L537_ret_lo;
-$L537_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f419, %f413, %f417, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f420, %f414, %f415, %f419;
-	mov.f32 %f412, %f420;
-	bra.uni $L538_rangeint_body;
-$L538_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r768, %r747, 8;
-	.loc 1 185 32
-	and.b32 %r769, %r768, 15;
-	.loc 1 185 23
-	mov.s32 %r770, %r769;
-	.loc 1 185 37
-	sub.s32 %r771, %r770, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f421, %r771;
-	.loc 1 186 25
-	shr.u32 %r772, %r747, 12;
-	.loc 1 186 34
-	and.b32 %r773, %r772, 15;
-	.loc 1 186 23
-	mov.s32 %r774, %r773;
-	.loc 1 186 39
-	sub.s32 %r775, %r774, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f422, %r775;
-	.loc 1 187 30
-	mov.u32 %r776, %r750;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs121, %r523;
+	.loc 1 219 70
+	cvt.f32.f16 %f803, %rs121;
+	.loc 1 219 36
+	mov.f32 %f802, %f803;
+	bra.uni $L535_ret_lo;
+$L535_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f804, %f801, %f802, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f805, %f798, %f799, %f804;
+	mov.f32 %f700, %f805;
+	bra.uni $L536_rangeint_body;
+$L536_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f806, %f694;
+	.loc 1 205 41
+	mov.u32 %r524, %r514;
+	.loc 1 205 38
+	bra.uni $L537_entry;
+$L537_entry:
+	.loc 1 220 61
+	shr.u32 %r525, %r524, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs122, %r525;
+	.loc 1 220 76
+	cvt.f32.f16 %f808, %rs122;
+	.loc 1 220 36
+	mov.f32 %f807, %f808;
+	bra.uni $L538_ret_hi;
+$L538_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f809, %f693;
+	.loc 1 205 76
+	mov.u32 %r526, %r514;
+	.loc 1 205 73
 	bra.uni $L539_entry;
 $L539_entry:
-	.loc 1 202 61
-	shr.u32 %r777, %r776, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs98, %r777;
-	.loc 1 202 76
-	cvt.f32.f16 %f424, %rs98;
-	.loc 1 202 36
-	mov.f32 %f423, %f424;
-	bra.uni $L540_ret_hi;
-$L540_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r778, %r750;
-	.loc 1 187 53
-	bra.uni $L541_entry;
-$L541_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs99, %r778;
-	.loc 1 201 70
-	cvt.f32.f16 %f426, %rs99;
-	.loc 1 201 36
-	mov.f32 %f425, %f426;
-	bra.uni $L542_ret_lo;
-$L542_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f427, %f421, %f425, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f428, %f422, %f423, %f427;
-	mov.f32 %f412, %f428;
-	bra.uni $L543_rangeint_body;
-$L543_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r779, %r747, 16;
-	.loc 1 185 32
-	and.b32 %r780, %r779, 15;
-	.loc 1 185 23
-	mov.s32 %r781, %r780;
-	.loc 1 185 37
-	sub.s32 %r782, %r781, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f429, %r782;
-	.loc 1 186 25
-	shr.u32 %r783, %r747, 20;
-	.loc 1 186 34
-	and.b32 %r784, %r783, 15;
-	.loc 1 186 23
-	mov.s32 %r785, %r784;
-	.loc 1 186 39
-	sub.s32 %r786, %r785, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f430, %r786;
-	.loc 1 187 30
-	mov.u32 %r787, %r751;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs123, %r526;
+	.loc 1 219 70
+	cvt.f32.f16 %f811, %rs123;
+	.loc 1 219 36
+	mov.f32 %f810, %f811;
+	bra.uni $L540_ret_lo;
+$L540_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f812, %f809, %f810, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f813, %f806, %f807, %f812;
+	mov.f32 %f700, %f813;
+	bra.uni $L541_rangeint_body;
+$L541_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f814, %f696;
+	.loc 1 205 41
+	mov.u32 %r527, %r515;
+	.loc 1 205 38
+	bra.uni $L542_entry;
+$L542_entry:
+	.loc 1 220 61
+	shr.u32 %r528, %r527, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs124, %r528;
+	.loc 1 220 76
+	cvt.f32.f16 %f816, %rs124;
+	.loc 1 220 36
+	mov.f32 %f815, %f816;
+	bra.uni $L543_ret_hi;
+$L543_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f817, %f695;
+	.loc 1 205 76
+	mov.u32 %r529, %r515;
+	.loc 1 205 73
 	bra.uni $L544_entry;
 $L544_entry:
-	.loc 1 202 61
-	shr.u32 %r788, %r787, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs100, %r788;
-	.loc 1 202 76
-	cvt.f32.f16 %f432, %rs100;
-	.loc 1 202 36
-	mov.f32 %f431, %f432;
-	bra.uni $L545_ret_hi;
-$L545_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r789, %r751;
-	.loc 1 187 53
-	bra.uni $L546_entry;
-$L546_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs101, %r789;
-	.loc 1 201 70
-	cvt.f32.f16 %f434, %rs101;
-	.loc 1 201 36
-	mov.f32 %f433, %f434;
-	bra.uni $L547_ret_lo;
-$L547_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f435, %f429, %f433, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f436, %f430, %f431, %f435;
-	mov.f32 %f412, %f436;
-	bra.uni $L548_rangeint_body;
-$L548_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r790, %r747, 24;
-	.loc 1 185 32
-	and.b32 %r791, %r790, 15;
-	.loc 1 185 23
-	mov.s32 %r792, %r791;
-	.loc 1 185 37
-	sub.s32 %r793, %r792, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f437, %r793;
-	.loc 1 186 25
-	shr.u32 %r794, %r747, 28;
-	.loc 1 186 34
-	and.b32 %r795, %r794, 15;
-	.loc 1 186 23
-	mov.s32 %r796, %r795;
-	.loc 1 186 39
-	sub.s32 %r797, %r796, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f438, %r797;
-	.loc 1 187 30
-	mov.u32 %r798, %r752;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs125, %r529;
+	.loc 1 219 70
+	cvt.f32.f16 %f819, %rs125;
+	.loc 1 219 36
+	mov.f32 %f818, %f819;
+	bra.uni $L545_ret_lo;
+$L545_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f820, %f817, %f818, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f821, %f814, %f815, %f820;
+	mov.f32 %f700, %f821;
+	bra.uni $L546_rangeint_body;
+$L546_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f822, %f698;
+	.loc 1 205 41
+	mov.u32 %r530, %r516;
+	.loc 1 205 38
+	bra.uni $L547_entry;
+$L547_entry:
+	.loc 1 220 61
+	shr.u32 %r531, %r530, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs126, %r531;
+	.loc 1 220 76
+	cvt.f32.f16 %f824, %rs126;
+	.loc 1 220 36
+	mov.f32 %f823, %f824;
+	bra.uni $L548_ret_hi;
+$L548_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f825, %f697;
+	.loc 1 205 76
+	mov.u32 %r532, %r516;
+	.loc 1 205 73
 	bra.uni $L549_entry;
 $L549_entry:
-	.loc 1 202 61
-	shr.u32 %r799, %r798, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs102, %r799;
-	.loc 1 202 76
-	cvt.f32.f16 %f440, %rs102;
-	.loc 1 202 36
-	mov.f32 %f439, %f440;
-	bra.uni $L550_ret_hi;
-$L550_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r800, %r752;
-	.loc 1 187 53
-	bra.uni $L551_entry;
-$L551_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs103, %r800;
-	.loc 1 201 70
-	cvt.f32.f16 %f442, %rs103;
-	.loc 1 201 36
-	mov.f32 %f441, %f442;
-	bra.uni $L552_ret_lo;
-$L552_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f443, %f437, %f441, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f444, %f438, %f439, %f443;
-	mov.f32 %f445, %f444;
-	bra.uni $L529_rangeint_done;
-$L529_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L553_rangeint_body;
-$L553_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd401, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd402, %rd401, 1;
-	.loc 1 171 19
-	and.b64 %rd403, %rd402, 3;
-	.loc 1 172 9
-	mov.u32 %r801, %r738;
-	.loc 1 173 8
-	setp.eq.s64 %p79, %rd403, 1;
-	@%p79 bra $L554_if_then;
-	bra.uni $L562_edge;
-$L554_if_then:
-	.loc 1 174 9
-	mov.u32 %r802, %r739;
-	mov.u32 %r743, %r802;
-	bra.uni $L555_if_done;
-$L562_edge:
-	mov.u32 %r743, %r801;
-	bra.uni $L555_if_done;
-$L555_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p80, %rd403, 2;
-	@%p80 bra $L556_if_then;
-	bra.uni $L563_edge;
-$L556_if_then:
-	.loc 1 177 9
-	mov.u32 %r803, %r740;
-	mov.u32 %r745, %r803;
-	bra.uni $L557_if_done;
-$L563_edge:
-	mov.u32 %r745, %r743;
-	bra.uni $L557_if_done;
-$L557_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p81, %rd403, 3;
-	@%p81 bra $L558_if_then;
-	bra.uni $L564_edge;
-$L558_if_then:
-	.loc 1 180 9
-	mov.u32 %r804, %r741;
-	mov.u32 %r747, %r804;
-	bra.uni $L559_if_done;
-$L564_edge:
-	mov.u32 %r747, %r745;
-	bra.uni $L559_if_done;
-$L559_if_done:
-	.loc 1 182 3
-	mov.u32 %r805, 0;
-	mov.u32 %r806, 0;
-	mov.u32 %r807, 0;
-	mov.u32 %r808, 0;
-	.loc 1 182 27
-	shr.s64 %rd404, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd405, %rd403, 4;
-	.loc 1 182 30
-	add.s64 %rd406, %rd404, %rd405;
-	.loc 1 182 18
-	add.s64 %rd407, %rd406, 3;
-	shl.b64 %rd408, %rd406, 2;
-	add.s64 %rd409, %rd19, %rd408;
-	ld.shared.v4.u32 {%r809, %r810, %r811, %r812}, [%rd409];
-	.loc 1 182 3
-	mov.u32 %r805, %r809;
-	mov.u32 %r806, %r810;
-	mov.u32 %r807, %r811;
-	mov.u32 %r808, %r812;
-	mov.f32 %f412, %f411;
-	bra.uni $L560_rangeint_body;
-$L560_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r813, %r747, 0;
-	.loc 1 185 32
-	and.b32 %r814, %r813, 15;
-	.loc 1 185 23
-	mov.s32 %r815, %r814;
-	.loc 1 185 37
-	sub.s32 %r816, %r815, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f446, %r816;
-	.loc 1 186 25
-	shr.u32 %r817, %r747, 4;
-	.loc 1 186 34
-	and.b32 %r818, %r817, 15;
-	.loc 1 186 23
-	mov.s32 %r819, %r818;
-	.loc 1 186 39
-	sub.s32 %r820, %r819, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f447, %r820;
-	.loc 1 187 30
-	mov.u32 %r821, %r805;
-	.loc 1 187 27
-	bra.uni $L565_entry;
-$L565_entry:
-	.loc 1 202 61
-	shr.u32 %r822, %r821, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs104, %r822;
-	.loc 1 202 76
-	cvt.f32.f16 %f449, %rs104;
-	.loc 1 202 36
-	mov.f32 %f448, %f449;
-	bra.uni $L566_ret_hi;
-$L566_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r823, %r805;
-	.loc 1 187 53
-	bra.uni $L567_entry;
-$L567_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs105, %r823;
-	.loc 1 201 70
-	cvt.f32.f16 %f451, %rs105;
-	.loc 1 201 36
-	mov.f32 %f450, %f451;
-	bra.uni $L568_ret_lo;
-$L568_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f452, %f446, %f450, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f453, %f447, %f448, %f452;
-	mov.f32 %f412, %f453;
-	bra.uni $L569_rangeint_body;
-$L569_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r824, %r747, 8;
-	.loc 1 185 32
-	and.b32 %r825, %r824, 15;
-	.loc 1 185 23
-	mov.s32 %r826, %r825;
-	.loc 1 185 37
-	sub.s32 %r827, %r826, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f454, %r827;
-	.loc 1 186 25
-	shr.u32 %r828, %r747, 12;
-	.loc 1 186 34
-	and.b32 %r829, %r828, 15;
-	.loc 1 186 23
-	mov.s32 %r830, %r829;
-	.loc 1 186 39
-	sub.s32 %r831, %r830, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f455, %r831;
-	.loc 1 187 30
-	mov.u32 %r832, %r806;
-	.loc 1 187 27
-	bra.uni $L570_entry;
-$L570_entry:
-	.loc 1 202 61
-	shr.u32 %r833, %r832, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs106, %r833;
-	.loc 1 202 76
-	cvt.f32.f16 %f457, %rs106;
-	.loc 1 202 36
-	mov.f32 %f456, %f457;
-	bra.uni $L571_ret_hi;
-$L571_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r834, %r806;
-	.loc 1 187 53
-	bra.uni $L572_entry;
-$L572_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs107, %r834;
-	.loc 1 201 70
-	cvt.f32.f16 %f459, %rs107;
-	.loc 1 201 36
-	mov.f32 %f458, %f459;
-	bra.uni $L573_ret_lo;
-$L573_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f460, %f454, %f458, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f461, %f455, %f456, %f460;
-	mov.f32 %f412, %f461;
-	bra.uni $L574_rangeint_body;
-$L574_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r835, %r747, 16;
-	.loc 1 185 32
-	and.b32 %r836, %r835, 15;
-	.loc 1 185 23
-	mov.s32 %r837, %r836;
-	.loc 1 185 37
-	sub.s32 %r838, %r837, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f462, %r838;
-	.loc 1 186 25
-	shr.u32 %r839, %r747, 20;
-	.loc 1 186 34
-	and.b32 %r840, %r839, 15;
-	.loc 1 186 23
-	mov.s32 %r841, %r840;
-	.loc 1 186 39
-	sub.s32 %r842, %r841, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f463, %r842;
-	.loc 1 187 30
-	mov.u32 %r843, %r807;
-	.loc 1 187 27
-	bra.uni $L575_entry;
-$L575_entry:
-	.loc 1 202 61
-	shr.u32 %r844, %r843, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs108, %r844;
-	.loc 1 202 76
-	cvt.f32.f16 %f465, %rs108;
-	.loc 1 202 36
-	mov.f32 %f464, %f465;
-	bra.uni $L576_ret_hi;
-$L576_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r845, %r807;
-	.loc 1 187 53
-	bra.uni $L577_entry;
-$L577_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs109, %r845;
-	.loc 1 201 70
-	cvt.f32.f16 %f467, %rs109;
-	.loc 1 201 36
-	mov.f32 %f466, %f467;
-	bra.uni $L578_ret_lo;
-$L578_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f468, %f462, %f466, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f469, %f463, %f464, %f468;
-	mov.f32 %f412, %f469;
-	bra.uni $L579_rangeint_body;
-$L579_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r846, %r747, 24;
-	.loc 1 185 32
-	and.b32 %r847, %r846, 15;
-	.loc 1 185 23
-	mov.s32 %r848, %r847;
-	.loc 1 185 37
-	sub.s32 %r849, %r848, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f470, %r849;
-	.loc 1 186 25
-	shr.u32 %r850, %r747, 28;
-	.loc 1 186 34
-	and.b32 %r851, %r850, 15;
-	.loc 1 186 23
-	mov.s32 %r852, %r851;
-	.loc 1 186 39
-	sub.s32 %r853, %r852, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f471, %r853;
-	.loc 1 187 30
-	mov.u32 %r854, %r808;
-	.loc 1 187 27
-	bra.uni $L580_entry;
-$L580_entry:
-	.loc 1 202 61
-	shr.u32 %r855, %r854, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs110, %r855;
-	.loc 1 202 76
-	cvt.f32.f16 %f473, %rs110;
-	.loc 1 202 36
-	mov.f32 %f472, %f473;
-	bra.uni $L581_ret_hi;
-$L581_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r856, %r808;
-	.loc 1 187 53
-	bra.uni $L582_entry;
-$L582_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs111, %r856;
-	.loc 1 201 70
-	cvt.f32.f16 %f475, %rs111;
-	.loc 1 201 36
-	mov.f32 %f474, %f475;
-	bra.uni $L583_ret_lo;
-$L583_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f476, %f470, %f474, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f477, %f471, %f472, %f476;
-	mov.f32 %f445, %f477;
-	bra.uni $L561_rangeint_done;
-$L561_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L584_rangeint_body;
-$L584_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd410, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd411, %rd410, 2;
-	.loc 1 171 19
-	and.b64 %rd412, %rd411, 3;
-	.loc 1 172 9
-	mov.u32 %r857, %r738;
-	.loc 1 173 8
-	setp.eq.s64 %p82, %rd412, 1;
-	@%p82 bra $L585_if_then;
-	bra.uni $L593_edge;
-$L585_if_then:
-	.loc 1 174 9
-	mov.u32 %r858, %r739;
-	mov.u32 %r743, %r858;
-	bra.uni $L586_if_done;
-$L593_edge:
-	mov.u32 %r743, %r857;
-	bra.uni $L586_if_done;
-$L586_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p83, %rd412, 2;
-	@%p83 bra $L587_if_then;
-	bra.uni $L594_edge;
-$L587_if_then:
-	.loc 1 177 9
-	mov.u32 %r859, %r740;
-	mov.u32 %r745, %r859;
-	bra.uni $L588_if_done;
-$L594_edge:
-	mov.u32 %r745, %r743;
-	bra.uni $L588_if_done;
-$L588_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p84, %rd412, 3;
-	@%p84 bra $L589_if_then;
-	bra.uni $L595_edge;
-$L589_if_then:
-	.loc 1 180 9
-	mov.u32 %r860, %r741;
-	mov.u32 %r747, %r860;
-	bra.uni $L590_if_done;
-$L595_edge:
-	mov.u32 %r747, %r745;
-	bra.uni $L590_if_done;
-$L590_if_done:
-	.loc 1 182 3
-	mov.u32 %r861, 0;
-	mov.u32 %r862, 0;
-	mov.u32 %r863, 0;
-	mov.u32 %r864, 0;
-	.loc 1 182 27
-	shr.s64 %rd413, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd414, %rd412, 4;
-	.loc 1 182 30
-	add.s64 %rd415, %rd413, %rd414;
-	.loc 1 182 18
-	add.s64 %rd416, %rd415, 3;
-	shl.b64 %rd417, %rd415, 2;
-	add.s64 %rd418, %rd19, %rd417;
-	ld.shared.v4.u32 {%r865, %r866, %r867, %r868}, [%rd418];
-	.loc 1 182 3
-	mov.u32 %r861, %r865;
-	mov.u32 %r862, %r866;
-	mov.u32 %r863, %r867;
-	mov.u32 %r864, %r868;
-	mov.f32 %f412, %f411;
-	bra.uni $L591_rangeint_body;
-$L591_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r869, %r747, 0;
-	.loc 1 185 32
-	and.b32 %r870, %r869, 15;
-	.loc 1 185 23
-	mov.s32 %r871, %r870;
-	.loc 1 185 37
-	sub.s32 %r872, %r871, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f478, %r872;
-	.loc 1 186 25
-	shr.u32 %r873, %r747, 4;
-	.loc 1 186 34
-	and.b32 %r874, %r873, 15;
-	.loc 1 186 23
-	mov.s32 %r875, %r874;
-	.loc 1 186 39
-	sub.s32 %r876, %r875, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f479, %r876;
-	.loc 1 187 30
-	mov.u32 %r877, %r861;
-	.loc 1 187 27
-	bra.uni $L596_entry;
-$L596_entry:
-	.loc 1 202 61
-	shr.u32 %r878, %r877, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs112, %r878;
-	.loc 1 202 76
-	cvt.f32.f16 %f481, %rs112;
-	.loc 1 202 36
-	mov.f32 %f480, %f481;
-	bra.uni $L597_ret_hi;
-$L597_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r879, %r861;
-	.loc 1 187 53
-	bra.uni $L598_entry;
-$L598_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs113, %r879;
-	.loc 1 201 70
-	cvt.f32.f16 %f483, %rs113;
-	.loc 1 201 36
-	mov.f32 %f482, %f483;
-	bra.uni $L599_ret_lo;
-$L599_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f484, %f478, %f482, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f485, %f479, %f480, %f484;
-	mov.f32 %f412, %f485;
-	bra.uni $L600_rangeint_body;
-$L600_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r880, %r747, 8;
-	.loc 1 185 32
-	and.b32 %r881, %r880, 15;
-	.loc 1 185 23
-	mov.s32 %r882, %r881;
-	.loc 1 185 37
-	sub.s32 %r883, %r882, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f486, %r883;
-	.loc 1 186 25
-	shr.u32 %r884, %r747, 12;
-	.loc 1 186 34
-	and.b32 %r885, %r884, 15;
-	.loc 1 186 23
-	mov.s32 %r886, %r885;
-	.loc 1 186 39
-	sub.s32 %r887, %r886, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f487, %r887;
-	.loc 1 187 30
-	mov.u32 %r888, %r862;
-	.loc 1 187 27
-	bra.uni $L601_entry;
-$L601_entry:
-	.loc 1 202 61
-	shr.u32 %r889, %r888, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs114, %r889;
-	.loc 1 202 76
-	cvt.f32.f16 %f489, %rs114;
-	.loc 1 202 36
-	mov.f32 %f488, %f489;
-	bra.uni $L602_ret_hi;
-$L602_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r890, %r862;
-	.loc 1 187 53
-	bra.uni $L603_entry;
-$L603_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs115, %r890;
-	.loc 1 201 70
-	cvt.f32.f16 %f491, %rs115;
-	.loc 1 201 36
-	mov.f32 %f490, %f491;
-	bra.uni $L604_ret_lo;
-$L604_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f492, %f486, %f490, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f493, %f487, %f488, %f492;
-	mov.f32 %f412, %f493;
-	bra.uni $L605_rangeint_body;
-$L605_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r891, %r747, 16;
-	.loc 1 185 32
-	and.b32 %r892, %r891, 15;
-	.loc 1 185 23
-	mov.s32 %r893, %r892;
-	.loc 1 185 37
-	sub.s32 %r894, %r893, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f494, %r894;
-	.loc 1 186 25
-	shr.u32 %r895, %r747, 20;
-	.loc 1 186 34
-	and.b32 %r896, %r895, 15;
-	.loc 1 186 23
-	mov.s32 %r897, %r896;
-	.loc 1 186 39
-	sub.s32 %r898, %r897, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f495, %r898;
-	.loc 1 187 30
-	mov.u32 %r899, %r863;
-	.loc 1 187 27
-	bra.uni $L606_entry;
-$L606_entry:
-	.loc 1 202 61
-	shr.u32 %r900, %r899, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs116, %r900;
-	.loc 1 202 76
-	cvt.f32.f16 %f497, %rs116;
-	.loc 1 202 36
-	mov.f32 %f496, %f497;
-	bra.uni $L607_ret_hi;
-$L607_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r901, %r863;
-	.loc 1 187 53
-	bra.uni $L608_entry;
-$L608_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs117, %r901;
-	.loc 1 201 70
-	cvt.f32.f16 %f499, %rs117;
-	.loc 1 201 36
-	mov.f32 %f498, %f499;
-	bra.uni $L609_ret_lo;
-$L609_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f500, %f494, %f498, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f501, %f495, %f496, %f500;
-	mov.f32 %f412, %f501;
-	bra.uni $L610_rangeint_body;
-$L610_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r902, %r747, 24;
-	.loc 1 185 32
-	and.b32 %r903, %r902, 15;
-	.loc 1 185 23
-	mov.s32 %r904, %r903;
-	.loc 1 185 37
-	sub.s32 %r905, %r904, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f502, %r905;
-	.loc 1 186 25
-	shr.u32 %r906, %r747, 28;
-	.loc 1 186 34
-	and.b32 %r907, %r906, 15;
-	.loc 1 186 23
-	mov.s32 %r908, %r907;
-	.loc 1 186 39
-	sub.s32 %r909, %r908, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f503, %r909;
-	.loc 1 187 30
-	mov.u32 %r910, %r864;
-	.loc 1 187 27
-	bra.uni $L611_entry;
-$L611_entry:
-	.loc 1 202 61
-	shr.u32 %r911, %r910, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs118, %r911;
-	.loc 1 202 76
-	cvt.f32.f16 %f505, %rs118;
-	.loc 1 202 36
-	mov.f32 %f504, %f505;
-	bra.uni $L612_ret_hi;
-$L612_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r912, %r864;
-	.loc 1 187 53
-	bra.uni $L613_entry;
-$L613_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs119, %r912;
-	.loc 1 201 70
-	cvt.f32.f16 %f507, %rs119;
-	.loc 1 201 36
-	mov.f32 %f506, %f507;
-	bra.uni $L614_ret_lo;
-$L614_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f508, %f502, %f506, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f509, %f503, %f504, %f508;
-	mov.f32 %f445, %f509;
-	bra.uni $L592_rangeint_done;
-$L592_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L615_rangeint_body;
-$L615_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd419, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd420, %rd419, 3;
-	.loc 1 171 19
-	and.b64 %rd421, %rd420, 3;
-	.loc 1 172 9
-	mov.u32 %r913, %r738;
-	.loc 1 173 8
-	setp.eq.s64 %p85, %rd421, 1;
-	@%p85 bra $L616_if_then;
-	bra.uni $L624_edge;
-$L616_if_then:
-	.loc 1 174 9
-	mov.u32 %r914, %r739;
-	mov.u32 %r743, %r914;
-	bra.uni $L617_if_done;
-$L624_edge:
-	mov.u32 %r743, %r913;
-	bra.uni $L617_if_done;
-$L617_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p86, %rd421, 2;
-	@%p86 bra $L618_if_then;
-	bra.uni $L625_edge;
-$L618_if_then:
-	.loc 1 177 9
-	mov.u32 %r915, %r740;
-	mov.u32 %r745, %r915;
-	bra.uni $L619_if_done;
-$L625_edge:
-	mov.u32 %r745, %r743;
-	bra.uni $L619_if_done;
-$L619_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p87, %rd421, 3;
-	@%p87 bra $L620_if_then;
-	bra.uni $L626_edge;
-$L620_if_then:
-	.loc 1 180 9
-	mov.u32 %r916, %r741;
-	mov.u32 %r747, %r916;
-	bra.uni $L621_if_done;
-$L626_edge:
-	mov.u32 %r747, %r745;
-	bra.uni $L621_if_done;
-$L621_if_done:
-	.loc 1 182 3
-	mov.u32 %r917, 0;
-	mov.u32 %r918, 0;
-	mov.u32 %r919, 0;
-	mov.u32 %r920, 0;
-	.loc 1 182 27
-	shr.s64 %rd422, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd423, %rd421, 4;
-	.loc 1 182 30
-	add.s64 %rd424, %rd422, %rd423;
-	.loc 1 182 18
-	add.s64 %rd425, %rd424, 3;
-	shl.b64 %rd426, %rd424, 2;
-	add.s64 %rd427, %rd19, %rd426;
-	ld.shared.v4.u32 {%r921, %r922, %r923, %r924}, [%rd427];
-	.loc 1 182 3
-	mov.u32 %r917, %r921;
-	mov.u32 %r918, %r922;
-	mov.u32 %r919, %r923;
-	mov.u32 %r920, %r924;
-	mov.f32 %f412, %f411;
-	bra.uni $L622_rangeint_body;
-$L622_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r925, %r747, 0;
-	.loc 1 185 32
-	and.b32 %r926, %r925, 15;
-	.loc 1 185 23
-	mov.s32 %r927, %r926;
-	.loc 1 185 37
-	sub.s32 %r928, %r927, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f510, %r928;
-	.loc 1 186 25
-	shr.u32 %r929, %r747, 4;
-	.loc 1 186 34
-	and.b32 %r930, %r929, 15;
-	.loc 1 186 23
-	mov.s32 %r931, %r930;
-	.loc 1 186 39
-	sub.s32 %r932, %r931, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f511, %r932;
-	.loc 1 187 30
-	mov.u32 %r933, %r917;
-	.loc 1 187 27
-	bra.uni $L627_entry;
-$L627_entry:
-	.loc 1 202 61
-	shr.u32 %r934, %r933, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs120, %r934;
-	.loc 1 202 76
-	cvt.f32.f16 %f513, %rs120;
-	.loc 1 202 36
-	mov.f32 %f512, %f513;
-	bra.uni $L628_ret_hi;
-$L628_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r935, %r917;
-	.loc 1 187 53
-	bra.uni $L629_entry;
-$L629_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs121, %r935;
-	.loc 1 201 70
-	cvt.f32.f16 %f515, %rs121;
-	.loc 1 201 36
-	mov.f32 %f514, %f515;
-	bra.uni $L630_ret_lo;
-$L630_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f516, %f510, %f514, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f517, %f511, %f512, %f516;
-	mov.f32 %f412, %f517;
-	bra.uni $L631_rangeint_body;
-$L631_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r936, %r747, 8;
-	.loc 1 185 32
-	and.b32 %r937, %r936, 15;
-	.loc 1 185 23
-	mov.s32 %r938, %r937;
-	.loc 1 185 37
-	sub.s32 %r939, %r938, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f518, %r939;
-	.loc 1 186 25
-	shr.u32 %r940, %r747, 12;
-	.loc 1 186 34
-	and.b32 %r941, %r940, 15;
-	.loc 1 186 23
-	mov.s32 %r942, %r941;
-	.loc 1 186 39
-	sub.s32 %r943, %r942, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f519, %r943;
-	.loc 1 187 30
-	mov.u32 %r944, %r918;
-	.loc 1 187 27
-	bra.uni $L632_entry;
-$L632_entry:
-	.loc 1 202 61
-	shr.u32 %r945, %r944, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs122, %r945;
-	.loc 1 202 76
-	cvt.f32.f16 %f521, %rs122;
-	.loc 1 202 36
-	mov.f32 %f520, %f521;
-	bra.uni $L633_ret_hi;
-$L633_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r946, %r918;
-	.loc 1 187 53
-	bra.uni $L634_entry;
-$L634_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs123, %r946;
-	.loc 1 201 70
-	cvt.f32.f16 %f523, %rs123;
-	.loc 1 201 36
-	mov.f32 %f522, %f523;
-	bra.uni $L635_ret_lo;
-$L635_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f524, %f518, %f522, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f525, %f519, %f520, %f524;
-	mov.f32 %f412, %f525;
-	bra.uni $L636_rangeint_body;
-$L636_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r947, %r747, 16;
-	.loc 1 185 32
-	and.b32 %r948, %r947, 15;
-	.loc 1 185 23
-	mov.s32 %r949, %r948;
-	.loc 1 185 37
-	sub.s32 %r950, %r949, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f526, %r950;
-	.loc 1 186 25
-	shr.u32 %r951, %r747, 20;
-	.loc 1 186 34
-	and.b32 %r952, %r951, 15;
-	.loc 1 186 23
-	mov.s32 %r953, %r952;
-	.loc 1 186 39
-	sub.s32 %r954, %r953, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f527, %r954;
-	.loc 1 187 30
-	mov.u32 %r955, %r919;
-	.loc 1 187 27
-	bra.uni $L637_entry;
-$L637_entry:
-	.loc 1 202 61
-	shr.u32 %r956, %r955, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs124, %r956;
-	.loc 1 202 76
-	cvt.f32.f16 %f529, %rs124;
-	.loc 1 202 36
-	mov.f32 %f528, %f529;
-	bra.uni $L638_ret_hi;
-$L638_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r957, %r919;
-	.loc 1 187 53
-	bra.uni $L639_entry;
-$L639_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs125, %r957;
-	.loc 1 201 70
-	cvt.f32.f16 %f531, %rs125;
-	.loc 1 201 36
-	mov.f32 %f530, %f531;
-	bra.uni $L640_ret_lo;
-$L640_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f532, %f526, %f530, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f533, %f527, %f528, %f532;
-	mov.f32 %f412, %f533;
-	bra.uni $L641_rangeint_body;
-$L641_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r958, %r747, 24;
-	.loc 1 185 32
-	and.b32 %r959, %r958, 15;
-	.loc 1 185 23
-	mov.s32 %r960, %r959;
-	.loc 1 185 37
-	sub.s32 %r961, %r960, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f534, %r961;
-	.loc 1 186 25
-	shr.u32 %r962, %r747, 28;
-	.loc 1 186 34
-	and.b32 %r963, %r962, 15;
-	.loc 1 186 23
-	mov.s32 %r964, %r963;
-	.loc 1 186 39
-	sub.s32 %r965, %r964, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f535, %r965;
-	.loc 1 187 30
-	mov.u32 %r966, %r920;
-	.loc 1 187 27
-	bra.uni $L642_entry;
-$L642_entry:
-	.loc 1 202 61
-	shr.u32 %r967, %r966, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs126, %r967;
-	.loc 1 202 76
-	cvt.f32.f16 %f537, %rs126;
-	.loc 1 202 36
-	mov.f32 %f536, %f537;
-	bra.uni $L643_ret_hi;
-$L643_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r968, %r920;
-	.loc 1 187 53
-	bra.uni $L644_entry;
-$L644_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs127, %r968;
-	.loc 1 201 70
-	cvt.f32.f16 %f539, %rs127;
-	.loc 1 201 36
-	mov.f32 %f538, %f539;
-	bra.uni $L645_ret_lo;
-$L645_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f540, %f534, %f538, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f541, %f535, %f536, %f540;
-	mov.f32 %f445, %f541;
-	bra.uni $L623_rangeint_done;
-$L623_rangeint_done:
-	mov.f32 %f542, %f445;
-	bra.uni $L521_rangeint_done;
-$L521_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f410, %f542;
-	bra.uni $L530_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
-$L530_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f543, %f3;
-	.loc 1 117 24
-	fma.rn.f32 %f544, %f4, %f410, %f543;
-	.loc 1 117 11
-	mov.f32 %f3, %f544;
+	.loc 1 219 58
+	cvt.u16.u32 %rs127, %r532;
+	.loc 1 219 70
+	cvt.f32.f16 %f827, %rs127;
+	.loc 1 219 36
+	mov.f32 %f826, %f827;
+	bra.uni $L550_ret_lo;
+$L550_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f828, %f825, %f826, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f829, %f822, %f823, %f828;
+	mov.f32 %f733, %f829;
+	bra.uni $L531_rangeint_done;
+$L531_rangeint_done:
+	mov.f32 %f830, %f733;
+	bra.uni $L462_rangeint_done;
+$L462_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f666, %f830;
+	bra.uni $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
+$L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f831, %f3;
+	.loc 1 120 24
+	fma.rn.f32 %f832, %f164, %f666, %f831;
+	.loc 1 120 11
+	mov.f32 %f3, %f832;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 1 121 15
+	.loc 1 124 15
 	bar.warp.sync -1;
-	.loc 1 122 42
-	add.s64 %rd428, %rd246, 4;
-	.loc 1 122 51
-	sub.s64 %rd429, %rd428, 1;
-	.loc 1 122 12
-	bra.uni $L646_entry;
-$L646_entry:
-	.loc 1 144 19
-	and.b64 %rd430, %rd429, 3;
-	.loc 1 144 33
-	mul.lo.s64 %rd431, %rd430, 1280;
-	.loc 1 144 14
-	add.s64 %rd432, %rd30, %rd431;
-	.loc 1 145 10
-	mul.lo.s64 %rd433, %rd429, 256;
-	.loc 1 145 22
-	and.b64 %rd434, %rd21, 7;
-	.loc 1 145 25
-	mul.lo.s64 %rd435, %rd434, 32;
-	.loc 1 145 18
-	add.s64 %rd436, %rd433, %rd435;
-	.loc 1 147 9
-	setp.lt.s64 %p88, %rd33, %rd13;
-	@%p88 bra $L649_cond_true;
-	bra.uni $L656_edge;
-$L649_cond_true:
+	.loc 1 125 42
+	add.s64 %rd432, %rd246, 4;
+	.loc 1 125 51
+	sub.s64 %rd433, %rd432, 1;
+	.loc 1 125 12
+	bra.uni $L551_entry;
+$L551_entry:
 	.loc 1 147 19
-	setp.lt.s64 %p89, %rd436, %rd14;
-	@%p89 bra $L647_if_then;
-	bra.uni $L657_edge;
-$L647_if_then:
-	.loc 1 148 19
-	mul.lo.s64 %rd439, %rd33, %rd14;
-	.loc 1 148 21
-	add.s64 %rd440, %rd439, %rd436;
+	and.b64 %rd434, %rd433, 3;
+	.loc 1 147 33
+	mul.lo.s64 %rd435, %rd434, 1280;
+	.loc 1 147 14
+	add.s64 %rd436, %rd30, %rd435;
+	.loc 1 148 10
+	mul.lo.s64 %rd437, %rd433, 256;
+	.loc 1 148 22
+	and.b64 %rd438, %rd21, 7;
 	.loc 1 148 25
-	shr.s64 %rd441, %rd440, 1;
-	mov.s64 %rd437, %rd441;
-	mov.s64 %rd438, 16;
-	bra.uni $L648_if_done;
-$L657_edge:
-	mov.s64 %rd437, 0;
-	mov.s64 %rd438, 0;
-	bra.uni $L648_if_done;
-$L656_edge:
-	mov.s64 %rd437, 0;
-	mov.s64 %rd438, 0;
-	bra.uni $L648_if_done;
-$L648_if_done:
-	.loc 1 150 30
-	mul.lo.s64 %rd442, %rd432, 2;
-	.loc 1 150 34
-	mul.lo.s64 %rd443, %rd21, 16;
-	.loc 1 150 32
-	add.s64 %rd444, %rd442, %rd443;
-	.loc 1 150 25
-	shl.b64 %rd445, %rd444, 0;
-	add.s64 %rd446, %rd17, %rd445;
-	.loc 1 150 47
-	shl.b64 %rd447, %rd437, 0;
-	add.s64 %rd448, %rd7, %rd447;
-	.loc 1 150 18
-	cvt.u32.s64 %r969, %rd438;
-	cp.async.cg.shared.global [%rd446], [%rd448], 16, %r969;
-	.loc 1 151 10
-	mul.lo.s64 %rd449, %rd429, 256;
+	mul.lo.s64 %rd439, %rd438, 32;
+	.loc 1 148 18
+	add.s64 %rd440, %rd437, %rd439;
+	.loc 1 150 9
+	setp.lt.s64 %p42, %rd33, %rd13;
+	@%p42 bra $L554_cond_true;
+	bra.uni $L561_edge;
+$L554_cond_true:
+	.loc 1 150 19
+	setp.lt.s64 %p43, %rd440, %rd14;
+	@%p43 bra $L552_if_then;
+	bra.uni $L562_edge;
+$L552_if_then:
+	.loc 1 151 19
+	mul.lo.s64 %rd443, %rd33, %rd14;
 	.loc 1 151 21
-	mul.lo.s64 %rd450, %rd21, 8;
-	.loc 1 151 18
-	add.s64 %rd451, %rd449, %rd450;
-	bra.uni $L650_rangeint_body;
-$L650_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd452, %rd41, 0;
-	.loc 1 155 11
-	setp.lt.s64 %p90, %rd452, %rd12;
-	@%p90 bra $L654_cond_true;
-	bra.uni $L658_edge;
-$L654_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p91, %rd451, %rd14;
-	@%p91 bra $L652_if_then;
-	bra.uni $L659_edge;
-$L652_if_then:
-	.loc 1 156 19
-	add.s64 %rd455, %rd41, 0;
-	.loc 1 156 22
-	mul.lo.s64 %rd456, %rd455, %rd14;
-	.loc 1 156 24
-	add.s64 %rd457, %rd456, %rd451;
-	mov.s64 %rd453, %rd457;
-	mov.s64 %rd454, 16;
-	bra.uni $L653_if_done;
-$L659_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L653_if_done;
-$L658_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L653_if_done;
-$L653_if_done:
-	.loc 1 158 31
-	add.s64 %rd458, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd459, %rd458, 0;
-	.loc 1 158 51
-	mul.lo.s64 %rd460, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd461, %rd459, %rd460;
-	.loc 1 158 26
-	shl.b64 %rd462, %rd461, 1;
-	add.s64 %rd463, %rd15, %rd462;
-	.loc 1 158 58
-	shl.b64 %rd464, %rd453, 1;
-	add.s64 %rd465, %rd4, %rd464;
-	.loc 1 158 19
-	cvt.u32.s64 %r970, %rd454;
-	cp.async.cg.shared.global [%rd463], [%rd465], 16, %r970;
-	bra.uni $L660_rangeint_body;
-$L660_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd466, %rd41, 1;
-	.loc 1 155 11
-	setp.lt.s64 %p92, %rd466, %rd12;
-	@%p92 bra $L663_cond_true;
-	bra.uni $L664_edge;
-$L663_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p93, %rd451, %rd14;
-	@%p93 bra $L661_if_then;
-	bra.uni $L665_edge;
-$L661_if_then:
-	.loc 1 156 19
-	add.s64 %rd467, %rd41, 1;
-	.loc 1 156 22
-	mul.lo.s64 %rd468, %rd467, %rd14;
-	.loc 1 156 24
-	add.s64 %rd469, %rd468, %rd451;
-	mov.s64 %rd453, %rd469;
-	mov.s64 %rd454, 16;
-	bra.uni $L662_if_done;
-$L665_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L662_if_done;
-$L664_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L662_if_done;
-$L662_if_done:
-	.loc 1 158 31
-	add.s64 %rd470, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd471, %rd470, 256;
-	.loc 1 158 51
-	mul.lo.s64 %rd472, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd473, %rd471, %rd472;
-	.loc 1 158 26
-	shl.b64 %rd474, %rd473, 1;
-	add.s64 %rd475, %rd15, %rd474;
-	.loc 1 158 58
-	shl.b64 %rd476, %rd453, 1;
-	add.s64 %rd477, %rd4, %rd476;
-	.loc 1 158 19
-	cvt.u32.s64 %r971, %rd454;
-	cp.async.cg.shared.global [%rd475], [%rd477], 16, %r971;
-	bra.uni $L666_rangeint_body;
-$L666_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd478, %rd41, 2;
-	.loc 1 155 11
-	setp.lt.s64 %p94, %rd478, %rd12;
-	@%p94 bra $L669_cond_true;
-	bra.uni $L670_edge;
-$L669_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p95, %rd451, %rd14;
-	@%p95 bra $L667_if_then;
-	bra.uni $L671_edge;
-$L667_if_then:
-	.loc 1 156 19
-	add.s64 %rd479, %rd41, 2;
-	.loc 1 156 22
-	mul.lo.s64 %rd480, %rd479, %rd14;
-	.loc 1 156 24
-	add.s64 %rd481, %rd480, %rd451;
-	mov.s64 %rd453, %rd481;
-	mov.s64 %rd454, 16;
-	bra.uni $L668_if_done;
-$L671_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L668_if_done;
-$L670_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L668_if_done;
-$L668_if_done:
-	.loc 1 158 31
-	add.s64 %rd482, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd483, %rd482, 512;
-	.loc 1 158 51
-	mul.lo.s64 %rd484, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd485, %rd483, %rd484;
-	.loc 1 158 26
-	shl.b64 %rd486, %rd485, 1;
-	add.s64 %rd487, %rd15, %rd486;
-	.loc 1 158 58
-	shl.b64 %rd488, %rd453, 1;
-	add.s64 %rd489, %rd4, %rd488;
-	.loc 1 158 19
-	cvt.u32.s64 %r972, %rd454;
-	cp.async.cg.shared.global [%rd487], [%rd489], 16, %r972;
-	bra.uni $L672_rangeint_body;
-$L672_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd490, %rd41, 3;
-	.loc 1 155 11
-	setp.lt.s64 %p96, %rd490, %rd12;
-	@%p96 bra $L675_cond_true;
-	bra.uni $L676_edge;
-$L675_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p97, %rd451, %rd14;
-	@%p97 bra $L673_if_then;
-	bra.uni $L677_edge;
-$L673_if_then:
-	.loc 1 156 19
-	add.s64 %rd491, %rd41, 3;
-	.loc 1 156 22
-	mul.lo.s64 %rd492, %rd491, %rd14;
-	.loc 1 156 24
-	add.s64 %rd493, %rd492, %rd451;
-	mov.s64 %rd453, %rd493;
-	mov.s64 %rd454, 16;
-	bra.uni $L674_if_done;
-$L677_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L674_if_done;
-$L676_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L674_if_done;
-$L674_if_done:
-	.loc 1 158 31
-	add.s64 %rd494, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd495, %rd494, 768;
-	.loc 1 158 51
-	mul.lo.s64 %rd496, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd497, %rd495, %rd496;
-	.loc 1 158 26
-	shl.b64 %rd498, %rd497, 1;
-	add.s64 %rd499, %rd15, %rd498;
-	.loc 1 158 58
-	shl.b64 %rd500, %rd453, 1;
-	add.s64 %rd501, %rd4, %rd500;
-	.loc 1 158 19
-	cvt.u32.s64 %r973, %rd454;
-	cp.async.cg.shared.global [%rd499], [%rd501], 16, %r973;
-	bra.uni $L651_rangeint_done;
-$L651_rangeint_done:
-	.loc 1 160 19
+	add.s64 %rd444, %rd443, %rd440;
+	.loc 1 151 25
+	shr.s64 %rd445, %rd444, 1;
+	mov.s64 %rd441, %rd445;
+	mov.s64 %rd442, 16;
+	bra.uni $L553_if_done;
+$L562_edge:
+	mov.s64 %rd441, 0;
+	mov.s64 %rd442, 0;
+	bra.uni $L553_if_done;
+$L561_edge:
+	mov.s64 %rd441, 0;
+	mov.s64 %rd442, 0;
+	bra.uni $L553_if_done;
+$L553_if_done:
+	.loc 1 153 30
+	mul.lo.s64 %rd446, %rd436, 2;
+	.loc 1 153 34
+	mul.lo.s64 %rd447, %rd21, 16;
+	.loc 1 153 32
+	add.s64 %rd448, %rd446, %rd447;
+	.loc 1 153 25
+	shl.b64 %rd449, %rd448, 0;
+	add.s64 %rd450, %rd17, %rd449;
+	.loc 1 153 47
+	shl.b64 %rd451, %rd441, 0;
+	add.s64 %rd452, %rd7, %rd451;
+	.loc 1 153 18
+	cvt.u32.s64 %r533, %rd442;
+	cp.async.cg.shared.global [%rd450], [%rd452], 16, %r533;
+	.loc 1 154 10
+	mul.lo.s64 %rd453, %rd433, 256;
+	.loc 1 154 21
+	mul.lo.s64 %rd454, %rd21, 8;
+	.loc 1 154 18
+	add.s64 %rd455, %rd453, %rd454;
+	bra.uni $L555_rangeint_body;
+$L555_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd456, %rd41, 0;
+	.loc 1 158 11
+	setp.lt.s64 %p44, %rd456, %rd12;
+	@%p44 bra $L559_cond_true;
+	bra.uni $L563_edge;
+$L559_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p45, %rd455, %rd14;
+	@%p45 bra $L557_if_then;
+	bra.uni $L564_edge;
+$L557_if_then:
+	.loc 1 159 19
+	add.s64 %rd459, %rd41, 0;
+	.loc 1 159 22
+	mul.lo.s64 %rd460, %rd459, %rd14;
+	.loc 1 159 24
+	add.s64 %rd461, %rd460, %rd455;
+	mov.s64 %rd457, %rd461;
+	mov.s64 %rd458, 16;
+	bra.uni $L558_if_done;
+$L564_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L558_if_done;
+$L563_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L558_if_done;
+$L558_if_done:
+	.loc 1 161 31
+	add.s64 %rd462, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd463, %rd462, 0;
+	.loc 1 161 51
+	mul.lo.s64 %rd464, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd465, %rd463, %rd464;
+	.loc 1 161 26
+	shl.b64 %rd466, %rd465, 1;
+	add.s64 %rd467, %rd15, %rd466;
+	.loc 1 161 58
+	shl.b64 %rd468, %rd457, 1;
+	add.s64 %rd469, %rd4, %rd468;
+	.loc 1 161 19
+	cvt.u32.s64 %r534, %rd458;
+	cp.async.cg.shared.global [%rd467], [%rd469], 16, %r534;
+	bra.uni $L565_rangeint_body;
+$L565_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd470, %rd41, 1;
+	.loc 1 158 11
+	setp.lt.s64 %p46, %rd470, %rd12;
+	@%p46 bra $L568_cond_true;
+	bra.uni $L569_edge;
+$L568_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p47, %rd455, %rd14;
+	@%p47 bra $L566_if_then;
+	bra.uni $L570_edge;
+$L566_if_then:
+	.loc 1 159 19
+	add.s64 %rd471, %rd41, 1;
+	.loc 1 159 22
+	mul.lo.s64 %rd472, %rd471, %rd14;
+	.loc 1 159 24
+	add.s64 %rd473, %rd472, %rd455;
+	mov.s64 %rd457, %rd473;
+	mov.s64 %rd458, 16;
+	bra.uni $L567_if_done;
+$L570_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L567_if_done;
+$L569_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L567_if_done;
+$L567_if_done:
+	.loc 1 161 31
+	add.s64 %rd474, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd475, %rd474, 256;
+	.loc 1 161 51
+	mul.lo.s64 %rd476, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd477, %rd475, %rd476;
+	.loc 1 161 26
+	shl.b64 %rd478, %rd477, 1;
+	add.s64 %rd479, %rd15, %rd478;
+	.loc 1 161 58
+	shl.b64 %rd480, %rd457, 1;
+	add.s64 %rd481, %rd4, %rd480;
+	.loc 1 161 19
+	cvt.u32.s64 %r535, %rd458;
+	cp.async.cg.shared.global [%rd479], [%rd481], 16, %r535;
+	bra.uni $L571_rangeint_body;
+$L571_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd482, %rd41, 2;
+	.loc 1 158 11
+	setp.lt.s64 %p48, %rd482, %rd12;
+	@%p48 bra $L574_cond_true;
+	bra.uni $L575_edge;
+$L574_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p49, %rd455, %rd14;
+	@%p49 bra $L572_if_then;
+	bra.uni $L576_edge;
+$L572_if_then:
+	.loc 1 159 19
+	add.s64 %rd483, %rd41, 2;
+	.loc 1 159 22
+	mul.lo.s64 %rd484, %rd483, %rd14;
+	.loc 1 159 24
+	add.s64 %rd485, %rd484, %rd455;
+	mov.s64 %rd457, %rd485;
+	mov.s64 %rd458, 16;
+	bra.uni $L573_if_done;
+$L576_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L573_if_done;
+$L575_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L573_if_done;
+$L573_if_done:
+	.loc 1 161 31
+	add.s64 %rd486, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd487, %rd486, 512;
+	.loc 1 161 51
+	mul.lo.s64 %rd488, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd489, %rd487, %rd488;
+	.loc 1 161 26
+	shl.b64 %rd490, %rd489, 1;
+	add.s64 %rd491, %rd15, %rd490;
+	.loc 1 161 58
+	shl.b64 %rd492, %rd457, 1;
+	add.s64 %rd493, %rd4, %rd492;
+	.loc 1 161 19
+	cvt.u32.s64 %r536, %rd458;
+	cp.async.cg.shared.global [%rd491], [%rd493], 16, %r536;
+	bra.uni $L577_rangeint_body;
+$L577_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd494, %rd41, 3;
+	.loc 1 158 11
+	setp.lt.s64 %p50, %rd494, %rd12;
+	@%p50 bra $L580_cond_true;
+	bra.uni $L581_edge;
+$L580_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p51, %rd455, %rd14;
+	@%p51 bra $L578_if_then;
+	bra.uni $L582_edge;
+$L578_if_then:
+	.loc 1 159 19
+	add.s64 %rd495, %rd41, 3;
+	.loc 1 159 22
+	mul.lo.s64 %rd496, %rd495, %rd14;
+	.loc 1 159 24
+	add.s64 %rd497, %rd496, %rd455;
+	mov.s64 %rd457, %rd497;
+	mov.s64 %rd458, 16;
+	bra.uni $L579_if_done;
+$L582_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L579_if_done;
+$L581_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L579_if_done;
+$L579_if_done:
+	.loc 1 161 31
+	add.s64 %rd498, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd499, %rd498, 768;
+	.loc 1 161 51
+	mul.lo.s64 %rd500, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd501, %rd499, %rd500;
+	.loc 1 161 26
+	shl.b64 %rd502, %rd501, 1;
+	add.s64 %rd503, %rd15, %rd502;
+	.loc 1 161 58
+	shl.b64 %rd504, %rd457, 1;
+	add.s64 %rd505, %rd4, %rd504;
+	.loc 1 161 19
+	cvt.u32.s64 %r537, %rd458;
+	cp.async.cg.shared.global [%rd503], [%rd505], 16, %r537;
+	bra.uni $L556_rangeint_done;
+$L556_rangeint_done:
+	.loc 1 163 19
 	cp.async.commit_group;
-	bra.uni $L655_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L655_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
-	.loc 1 106 29
-	add.s64 %rd502, %rd246, 1;
-	mov.s64 %rd246, %rd502;
+	bra.uni $L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	.loc 1 108 29
+	add.s64 %rd506, %rd246, 1;
+	mov.s64 %rd246, %rd506;
 	bra.uni $L11_for_loop;
 $L13_for_done:
-	.loc 1 124 19
+	.loc 1 127 19
 	cp.async.wait_group 0;
 	bra.uni $L20_rangeint_body;
 $L20_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f545, %f0;
-	mov.f32 %f546, %f545;
+	.loc 1 130 13
+	mov.f32 %f833, %f0;
+	mov.f32 %f834, %f833;
 	bra.uni $L23_for_body;
 $L23_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f547, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f548, %f546, %f547;
-	mov.f32 %f546, %f548;
-	bra.uni $L679_for_body;
-$L679_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f549, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f550, %f546, %f549;
-	mov.f32 %f546, %f550;
-	bra.uni $L681_for_body;
-$L681_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f551, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f552, %f546, %f551;
-	mov.f32 %f546, %f552;
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f835, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f836, %f834, %f835;
+	mov.f32 %f834, %f836;
+	bra.uni $L584_for_body;
+$L584_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f837, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f838, %f834, %f837;
+	mov.f32 %f834, %f838;
+	bra.uni $L586_for_body;
+$L586_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f839, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f840, %f834, %f839;
+	mov.f32 %f834, %f840;
 	bra.uni $L24_for_done;
 $L24_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p98, %rd32, 0;
-	@%p98 bra $L28_cond_true;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 11
+	setp.eq.s64 %p52, %rd32, 0;
+	@%p52 bra $L28_cond_true;
+	bra.uni $L591_rangeint_body;
 $L28_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p99, %rd33, %rd13;
-	@%p99 bra $L27_cond_true;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 23
+	setp.lt.s64 %p53, %rd33, %rd13;
+	@%p53 bra $L27_cond_true;
+	bra.uni $L591_rangeint_body;
 $L27_cond_true:
-	.loc 1 132 32
-	add.s64 %rd503, %rd41, 0;
-	.loc 1 132 35
-	setp.lt.s64 %p100, %rd503, %rd12;
-	@%p100 bra $L25_if_then;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 32
+	add.s64 %rd507, %rd41, 0;
+	.loc 1 135 35
+	setp.lt.s64 %p54, %rd507, %rd12;
+	@%p54 bra $L25_if_then;
+	bra.uni $L591_rangeint_body;
 $L25_if_then:
-	.loc 1 133 13
-	add.s64 %rd504, %rd41, 0;
-	.loc 1 133 16
-	mul.lo.s64 %rd505, %rd504, %rd13;
-	.loc 1 133 18
-	add.s64 %rd506, %rd505, %rd33;
-	.loc 1 133 34
-	bra.uni $L684_entry;
-$L684_entry:
-	.loc 1 214 40
-	mov.f32 %f553, %f546;
-	bra.uni $L685_ret_store;
-$L685_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd507, %rd506, 2;
-	add.s64 %rd508, %rd1, %rd507;
-	st.global.f32 [%rd508], %f553;
-	bra.uni $L686_rangeint_body;
-$L686_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f554, %f1;
-	mov.f32 %f546, %f554;
-	bra.uni $L688_for_body;
-$L688_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f555, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f556, %f546, %f555;
-	mov.f32 %f546, %f556;
-	bra.uni $L695_for_body;
-$L695_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f557, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f558, %f546, %f557;
-	mov.f32 %f546, %f558;
-	bra.uni $L697_for_body;
-$L697_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f559, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f560, %f546, %f559;
-	mov.f32 %f546, %f560;
-	bra.uni $L689_for_done;
-$L689_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p101, %rd32, 0;
-	@%p101 bra $L693_cond_true;
-	bra.uni $L702_rangeint_body;
-$L693_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p102, %rd33, %rd13;
-	@%p102 bra $L692_cond_true;
-	bra.uni $L702_rangeint_body;
-$L692_cond_true:
-	.loc 1 132 32
-	add.s64 %rd509, %rd41, 1;
-	.loc 1 132 35
-	setp.lt.s64 %p103, %rd509, %rd12;
-	@%p103 bra $L690_if_then;
-	bra.uni $L702_rangeint_body;
-$L690_if_then:
-	.loc 1 133 13
-	add.s64 %rd510, %rd41, 1;
-	.loc 1 133 16
-	mul.lo.s64 %rd511, %rd510, %rd13;
-	.loc 1 133 18
-	add.s64 %rd512, %rd511, %rd33;
-	.loc 1 133 34
-	bra.uni $L700_entry;
-$L700_entry:
-	.loc 1 214 40
-	mov.f32 %f561, %f546;
-	bra.uni $L701_ret_store;
-$L701_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd513, %rd512, 2;
-	add.s64 %rd514, %rd1, %rd513;
-	st.global.f32 [%rd514], %f561;
-	bra.uni $L702_rangeint_body;
-$L702_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f562, %f2;
-	mov.f32 %f546, %f562;
-	bra.uni $L704_for_body;
-$L704_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f563, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f564, %f546, %f563;
-	mov.f32 %f546, %f564;
-	bra.uni $L711_for_body;
-$L711_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f565, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f566, %f546, %f565;
-	mov.f32 %f546, %f566;
-	bra.uni $L713_for_body;
-$L713_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f567, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f568, %f546, %f567;
-	mov.f32 %f546, %f568;
-	bra.uni $L705_for_done;
-$L705_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p104, %rd32, 0;
-	@%p104 bra $L709_cond_true;
-	bra.uni $L718_rangeint_body;
-$L709_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p105, %rd33, %rd13;
-	@%p105 bra $L708_cond_true;
-	bra.uni $L718_rangeint_body;
-$L708_cond_true:
-	.loc 1 132 32
-	add.s64 %rd515, %rd41, 2;
-	.loc 1 132 35
-	setp.lt.s64 %p106, %rd515, %rd12;
-	@%p106 bra $L706_if_then;
-	bra.uni $L718_rangeint_body;
-$L706_if_then:
-	.loc 1 133 13
-	add.s64 %rd516, %rd41, 2;
-	.loc 1 133 16
-	mul.lo.s64 %rd517, %rd516, %rd13;
-	.loc 1 133 18
-	add.s64 %rd518, %rd517, %rd33;
-	.loc 1 133 34
-	bra.uni $L716_entry;
-$L716_entry:
-	.loc 1 214 40
-	mov.f32 %f569, %f546;
-	bra.uni $L717_ret_store;
-$L717_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd519, %rd518, 2;
-	add.s64 %rd520, %rd1, %rd519;
-	st.global.f32 [%rd520], %f569;
-	bra.uni $L718_rangeint_body;
-$L718_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f570, %f3;
-	mov.f32 %f546, %f570;
-	bra.uni $L720_for_body;
-$L720_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f571, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f572, %f546, %f571;
-	mov.f32 %f546, %f572;
-	bra.uni $L727_for_body;
-$L727_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f573, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f574, %f546, %f573;
-	mov.f32 %f546, %f574;
-	bra.uni $L729_for_body;
-$L729_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f575, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f576, %f546, %f575;
-	mov.f32 %f546, %f576;
-	bra.uni $L721_for_done;
-$L721_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p107, %rd32, 0;
-	@%p107 bra $L725_cond_true;
+	.loc 1 136 13
+	add.s64 %rd508, %rd41, 0;
+	.loc 1 136 16
+	mul.lo.s64 %rd509, %rd508, %rd13;
+	.loc 1 136 18
+	add.s64 %rd510, %rd509, %rd33;
+	.loc 1 136 34
+	bra.uni $L589_entry;
+$L589_entry:
+	.loc 1 232 40
+	mov.f32 %f841, %f834;
+	bra.uni $L590_ret_store;
+$L590_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd511, %rd510, 2;
+	add.s64 %rd512, %rd1, %rd511;
+	st.global.f32 [%rd512], %f841;
+	bra.uni $L591_rangeint_body;
+$L591_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f842, %f1;
+	mov.f32 %f834, %f842;
+	bra.uni $L593_for_body;
+$L593_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f843, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f844, %f834, %f843;
+	mov.f32 %f834, %f844;
+	bra.uni $L600_for_body;
+$L600_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f845, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f846, %f834, %f845;
+	mov.f32 %f834, %f846;
+	bra.uni $L602_for_body;
+$L602_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f847, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f848, %f834, %f847;
+	mov.f32 %f834, %f848;
+	bra.uni $L594_for_done;
+$L594_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p55, %rd32, 0;
+	@%p55 bra $L598_cond_true;
+	bra.uni $L607_rangeint_body;
+$L598_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p56, %rd33, %rd13;
+	@%p56 bra $L597_cond_true;
+	bra.uni $L607_rangeint_body;
+$L597_cond_true:
+	.loc 1 135 32
+	add.s64 %rd513, %rd41, 1;
+	.loc 1 135 35
+	setp.lt.s64 %p57, %rd513, %rd12;
+	@%p57 bra $L595_if_then;
+	bra.uni $L607_rangeint_body;
+$L595_if_then:
+	.loc 1 136 13
+	add.s64 %rd514, %rd41, 1;
+	.loc 1 136 16
+	mul.lo.s64 %rd515, %rd514, %rd13;
+	.loc 1 136 18
+	add.s64 %rd516, %rd515, %rd33;
+	.loc 1 136 34
+	bra.uni $L605_entry;
+$L605_entry:
+	.loc 1 232 40
+	mov.f32 %f849, %f834;
+	bra.uni $L606_ret_store;
+$L606_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd517, %rd516, 2;
+	add.s64 %rd518, %rd1, %rd517;
+	st.global.f32 [%rd518], %f849;
+	bra.uni $L607_rangeint_body;
+$L607_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f850, %f2;
+	mov.f32 %f834, %f850;
+	bra.uni $L609_for_body;
+$L609_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f851, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f852, %f834, %f851;
+	mov.f32 %f834, %f852;
+	bra.uni $L616_for_body;
+$L616_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f853, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f854, %f834, %f853;
+	mov.f32 %f834, %f854;
+	bra.uni $L618_for_body;
+$L618_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f855, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f856, %f834, %f855;
+	mov.f32 %f834, %f856;
+	bra.uni $L610_for_done;
+$L610_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p58, %rd32, 0;
+	@%p58 bra $L614_cond_true;
+	bra.uni $L623_rangeint_body;
+$L614_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p59, %rd33, %rd13;
+	@%p59 bra $L613_cond_true;
+	bra.uni $L623_rangeint_body;
+$L613_cond_true:
+	.loc 1 135 32
+	add.s64 %rd519, %rd41, 2;
+	.loc 1 135 35
+	setp.lt.s64 %p60, %rd519, %rd12;
+	@%p60 bra $L611_if_then;
+	bra.uni $L623_rangeint_body;
+$L611_if_then:
+	.loc 1 136 13
+	add.s64 %rd520, %rd41, 2;
+	.loc 1 136 16
+	mul.lo.s64 %rd521, %rd520, %rd13;
+	.loc 1 136 18
+	add.s64 %rd522, %rd521, %rd33;
+	.loc 1 136 34
+	bra.uni $L621_entry;
+$L621_entry:
+	.loc 1 232 40
+	mov.f32 %f857, %f834;
+	bra.uni $L622_ret_store;
+$L622_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd523, %rd522, 2;
+	add.s64 %rd524, %rd1, %rd523;
+	st.global.f32 [%rd524], %f857;
+	bra.uni $L623_rangeint_body;
+$L623_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f858, %f3;
+	mov.f32 %f834, %f858;
+	bra.uni $L625_for_body;
+$L625_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f859, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f860, %f834, %f859;
+	mov.f32 %f834, %f860;
+	bra.uni $L632_for_body;
+$L632_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f861, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f862, %f834, %f861;
+	mov.f32 %f834, %f862;
+	bra.uni $L634_for_body;
+$L634_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f863, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f864, %f834, %f863;
+	mov.f32 %f834, %f864;
+	bra.uni $L626_for_done;
+$L626_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p61, %rd32, 0;
+	@%p61 bra $L630_cond_true;
 	bra.uni $L21_rangeint_done;
-$L725_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p108, %rd33, %rd13;
-	@%p108 bra $L724_cond_true;
+$L630_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p62, %rd33, %rd13;
+	@%p62 bra $L629_cond_true;
 	bra.uni $L21_rangeint_done;
-$L724_cond_true:
-	.loc 1 132 32
-	add.s64 %rd521, %rd41, 3;
-	.loc 1 132 35
-	setp.lt.s64 %p109, %rd521, %rd12;
-	@%p109 bra $L722_if_then;
+$L629_cond_true:
+	.loc 1 135 32
+	add.s64 %rd525, %rd41, 3;
+	.loc 1 135 35
+	setp.lt.s64 %p63, %rd525, %rd12;
+	@%p63 bra $L627_if_then;
 	bra.uni $L21_rangeint_done;
-$L722_if_then:
-	.loc 1 133 13
-	add.s64 %rd522, %rd41, 3;
-	.loc 1 133 16
-	mul.lo.s64 %rd523, %rd522, %rd13;
-	.loc 1 133 18
-	add.s64 %rd524, %rd523, %rd33;
-	.loc 1 133 34
-	bra.uni $L732_entry;
-$L732_entry:
-	.loc 1 214 40
-	mov.f32 %f577, %f546;
-	bra.uni $L733_ret_store;
-$L733_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd525, %rd524, 2;
-	add.s64 %rd526, %rd1, %rd525;
-	st.global.f32 [%rd526], %f577;
+$L627_if_then:
+	.loc 1 136 13
+	add.s64 %rd526, %rd41, 3;
+	.loc 1 136 16
+	mul.lo.s64 %rd527, %rd526, %rd13;
+	.loc 1 136 18
+	add.s64 %rd528, %rd527, %rd33;
+	.loc 1 136 34
+	bra.uni $L637_entry;
+$L637_entry:
+	.loc 1 232 40
+	mov.f32 %f865, %f834;
+	bra.uni $L638_ret_store;
+$L638_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd529, %rd528, 2;
+	add.s64 %rd530, %rd1, %rd529;
+	st.global.f32 [%rd530], %f865;
 	bra.uni $L21_rangeint_done;
 $L21_rangeint_done:
-	.loc 1 100 24
-	add.s64 %rd527, %rd41, 4;
-	mov.s64 %rd41, %rd527;
+	.loc 1 102 24
+	add.s64 %rd531, %rd41, 4;
+	mov.s64 %rd41, %rd531;
 	bra.uni $L7_for_loop;
 $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef32c_u005d:
 	ret;
@@ -6549,13 +5825,13 @@ $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u0
 )
 .maxntid 64, 1, 1
 {
-	.reg .pred %p<110>;
+	.reg .pred %p<64>;
 	.reg .b16 %rs<136>;
-	.reg .b32 %r<974>;
-	.reg .b64 %rd<528>;
-	.reg .f32 %f<574>;
+	.reg .b32 %r<538>;
+	.reg .b64 %rd<532>;
+	.reg .f32 %f<862>;
 
-	.loc 1 67 6
+	.loc 1 69 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -6573,37 +5849,37 @@ $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u0
 	ld.param.s64 %rd14, [k];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 68 51
+	.loc 1 70 51
 	mov.u64 %rd15, dynsmem;
 	mov.u32 %r0, %dynamic_smem_size;
 	div.u32 %r1, %r0, 2;
 	cvt.s64.u32 %rd16, %r1;
-	.loc 1 68 76
+	.loc 1 70 76
 	mov.u64 %rd17, dynsmem;
 	mov.u32 %r2, %dynamic_smem_size;
 	div.u32 %r3, %r2, 1;
 	cvt.s64.u32 %rd18, %r3;
-	.loc 1 68 102
+	.loc 1 70 102
 	mov.u64 %rd19, dynsmem;
 	mov.u32 %r4, %dynamic_smem_size;
 	div.u32 %r5, %r4, 4;
 	cvt.s64.u32 %rd20, %r5;
-	.loc 1 68 8
+	.loc 1 70 8
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 89 13
+	.loc 1 91 13
 	mov.u32 %r6, %laneid;
 	cvt.s64.u32 %rd21, %r6;
-	.loc 1 90 21
+	.loc 1 92 21
 	mov.u32 %r7, %ctaid.x;
 	cvt.s64.u32 %rd22, %r7;
 	mov.u32 %r8, %ctaid.y;
 	cvt.s64.u32 %rd23, %r8;
 	mov.u32 %r9, %ctaid.z;
 	cvt.s64.u32 %rd24, %r9;
-	.loc 1 90 25
+	.loc 1 92 25
 	mul.lo.s64 %rd25, %rd22, 2;
-	.loc 1 90 42
+	.loc 1 92 42
 	mov.u32 %r12, %tid.z;
 	mov.u32 %r13, %ntid.y;
 	mov.u32 %r14, %tid.y;
@@ -6613,16 +5889,16 @@ $L2_entry:
 	mad.lo.u32 %r15, %r11, %r16, %r17;
 	shr.u32 %r10, %r15, 5;
 	cvt.s64.u32 %rd26, %r10;
-	.loc 1 90 34
+	.loc 1 92 34
 	add.s64 %rd27, %rd25, %rd26;
-	.loc 1 90 46
+	.loc 1 92 46
 	mul.lo.s64 %rd28, %rd27, 4;
-	.loc 1 91 10
+	.loc 1 93 10
 	setp.lt.s64 %p0, %rd28, %rd13;
 	@%p0 bra $L3_if_then;
 	bra.uni $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16c_u005d;
 $L3_if_then:
-	.loc 1 92 16
+	.loc 1 94 16
 	mov.u32 %r20, %tid.z;
 	mov.u32 %r21, %ntid.y;
 	mov.u32 %r22, %tid.y;
@@ -6632,24 +5908,24 @@ $L3_if_then:
 	mad.lo.u32 %r23, %r19, %r24, %r25;
 	shr.u32 %r18, %r23, 5;
 	cvt.s64.u32 %rd29, %r18;
-	.loc 1 92 19
+	.loc 1 94 19
 	mul.lo.s64 %rd30, %rd29, 5120;
-	.loc 1 93 14
+	.loc 1 95 14
 	shr.s64 %rd31, %rd21, 3;
-	.loc 1 93 20
+	.loc 1 95 20
 	and.b64 %rd32, %rd21, 7;
-	.loc 1 94 15
+	.loc 1 96 15
 	add.s64 %rd33, %rd28, %rd31;
-	.loc 1 95 15
+	.loc 1 97 15
 	shr.s64 %rd34, %rd14, 7;
-	.loc 1 96 7
+	.loc 1 98 7
 	and.b64 %rd35, %rd14, 127;
-	.loc 1 96 18
+	.loc 1 98 18
 	setp.ne.s64 %p1, %rd35, 0;
 	@%p1 bra $L5_if_then;
 	bra.uni $L30_edge;
 $L5_if_then:
-	.loc 1 97 4
+	.loc 1 99 4
 	add.s64 %rd37, %rd34, 1;
 	mov.s64 %rd36, %rd37;
 	bra.uni $L6_if_done;
@@ -6657,50 +5933,50 @@ $L30_edge:
 	mov.s64 %rd36, %rd34;
 	bra.uni $L6_if_done;
 $L6_if_done:
-	.loc 1 99 15
+	.loc 1 101 15
 	add.s64 %rd38, %rd14, 256;
-	.loc 1 99 24
+	.loc 1 101 24
 	sub.s64 %rd39, %rd38, 1;
-	.loc 1 99 29
+	.loc 1 101 29
 	div.s64 %rd40, %rd39, 256;
 	mov.s64 %rd41, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 1 100 19
+	.loc 1 102 19
 	setp.lt.s64 %p2, %rd41, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16c_u005d;
 $L8_for_body:
-	.loc 1 101 8
+	.loc 1 103 8
 	mov.f32 %f0, 0f00000000;
 	mov.f32 %f1, 0f00000000;
 	mov.f32 %f2, 0f00000000;
 	mov.f32 %f3, 0f00000000;
 	bra.uni $L31_entry;
 $L31_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd42, %rd30, 0;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd43, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd44, %rd43, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd45, 0, %rd44;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p3, %rd33, %rd13;
 	@%p3 bra $L34_cond_true;
 	bra.uni $L41_edge;
 $L34_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p4, %rd45, %rd14;
 	@%p4 bra $L32_if_then;
 	bra.uni $L42_edge;
 $L32_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd48, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd49, %rd48, %rd45;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd50, %rd49, 1;
 	mov.s64 %rd46, %rd50;
 	mov.s64 %rd47, 16;
@@ -6714,44 +5990,44 @@ $L41_edge:
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd51, %rd42, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd52, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd53, %rd51, %rd52;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd54, %rd53, 0;
 	add.s64 %rd55, %rd17, %rd54;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd56, %rd46, 0;
 	add.s64 %rd57, %rd7, %rd56;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r26, %rd47;
 	cp.async.cg.shared.global [%rd55], [%rd57], 16, %r26;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd58, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd59, 0, %rd58;
 	bra.uni $L35_rangeint_body;
 $L35_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd60, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p5, %rd60, %rd12;
 	@%p5 bra $L39_cond_true;
 	bra.uni $L43_edge;
 $L39_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p6, %rd59, %rd14;
 	@%p6 bra $L37_if_then;
 	bra.uni $L44_edge;
 $L37_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd63, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd64, %rd63, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd65, %rd64, %rd59;
 	mov.s64 %rd61, %rd65;
 	mov.s64 %rd62, 16;
@@ -6765,42 +6041,42 @@ $L43_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L38_if_done;
 $L38_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd66, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd67, %rd66, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd68, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd69, %rd67, %rd68;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd15, %rd70;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd72, %rd61, 1;
 	add.s64 %rd73, %rd4, %rd72;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r27, %rd62;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r27;
 	bra.uni $L45_rangeint_body;
 $L45_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd74, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p7, %rd74, %rd12;
 	@%p7 bra $L48_cond_true;
 	bra.uni $L49_edge;
 $L48_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p8, %rd59, %rd14;
 	@%p8 bra $L46_if_then;
 	bra.uni $L50_edge;
 $L46_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd75, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd76, %rd75, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd77, %rd76, %rd59;
 	mov.s64 %rd61, %rd77;
 	mov.s64 %rd62, 16;
@@ -6814,42 +6090,42 @@ $L49_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L47_if_done;
 $L47_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd78, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd79, %rd78, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd80, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd81, %rd79, %rd80;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd15, %rd82;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd84, %rd61, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r28, %rd62;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r28;
 	bra.uni $L51_rangeint_body;
 $L51_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd86, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p9, %rd86, %rd12;
 	@%p9 bra $L54_cond_true;
 	bra.uni $L55_edge;
 $L54_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p10, %rd59, %rd14;
 	@%p10 bra $L52_if_then;
 	bra.uni $L56_edge;
 $L52_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd87, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd88, %rd87, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd89, %rd88, %rd59;
 	mov.s64 %rd61, %rd89;
 	mov.s64 %rd62, 16;
@@ -6863,42 +6139,42 @@ $L55_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L53_if_done;
 $L53_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd90, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd91, %rd90, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd92, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd93, %rd91, %rd92;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd94, %rd93, 1;
 	add.s64 %rd95, %rd15, %rd94;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd96, %rd61, 1;
 	add.s64 %rd97, %rd4, %rd96;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r29, %rd62;
 	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r29;
 	bra.uni $L57_rangeint_body;
 $L57_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd98, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p11, %rd98, %rd12;
 	@%p11 bra $L60_cond_true;
 	bra.uni $L61_edge;
 $L60_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p12, %rd59, %rd14;
 	@%p12 bra $L58_if_then;
 	bra.uni $L62_edge;
 $L58_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd99, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd100, %rd99, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd101, %rd100, %rd59;
 	mov.s64 %rd61, %rd101;
 	mov.s64 %rd62, 16;
@@ -6912,52 +6188,52 @@ $L61_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L59_if_done;
 $L59_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd102, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd103, %rd102, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd104, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd105, %rd103, %rd104;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd106, %rd105, 1;
 	add.s64 %rd107, %rd15, %rd106;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd108, %rd61, 1;
 	add.s64 %rd109, %rd4, %rd108;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r30, %rd62;
 	cp.async.cg.shared.global [%rd107], [%rd109], 16, %r30;
 	bra.uni $L36_rangeint_done;
 $L36_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L64_entry;
 $L64_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd110, %rd30, 1280;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd111, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd112, %rd111, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd113, 256, %rd112;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p13, %rd33, %rd13;
 	@%p13 bra $L67_cond_true;
 	bra.uni $L74_edge;
 $L67_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p14, %rd113, %rd14;
 	@%p14 bra $L65_if_then;
 	bra.uni $L75_edge;
 $L65_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd116, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd117, %rd116, %rd113;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd118, %rd117, 1;
 	mov.s64 %rd114, %rd118;
 	mov.s64 %rd115, 16;
@@ -6971,44 +6247,44 @@ $L74_edge:
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
 $L66_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd119, %rd110, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd120, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd121, %rd119, %rd120;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd122, %rd121, 0;
 	add.s64 %rd123, %rd17, %rd122;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd124, %rd114, 0;
 	add.s64 %rd125, %rd7, %rd124;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r31, %rd115;
 	cp.async.cg.shared.global [%rd123], [%rd125], 16, %r31;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd126, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd127, 256, %rd126;
 	bra.uni $L68_rangeint_body;
 $L68_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd128, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p15, %rd128, %rd12;
 	@%p15 bra $L72_cond_true;
 	bra.uni $L76_edge;
 $L72_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p16, %rd127, %rd14;
 	@%p16 bra $L70_if_then;
 	bra.uni $L77_edge;
 $L70_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd131, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd132, %rd131, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd133, %rd132, %rd127;
 	mov.s64 %rd129, %rd133;
 	mov.s64 %rd130, 16;
@@ -7022,42 +6298,42 @@ $L76_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L71_if_done;
 $L71_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd134, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd135, %rd134, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd136, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd137, %rd135, %rd136;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd138, %rd137, 1;
 	add.s64 %rd139, %rd15, %rd138;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd140, %rd129, 1;
 	add.s64 %rd141, %rd4, %rd140;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r32, %rd130;
 	cp.async.cg.shared.global [%rd139], [%rd141], 16, %r32;
 	bra.uni $L78_rangeint_body;
 $L78_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd142, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p17, %rd142, %rd12;
 	@%p17 bra $L81_cond_true;
 	bra.uni $L82_edge;
 $L81_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p18, %rd127, %rd14;
 	@%p18 bra $L79_if_then;
 	bra.uni $L83_edge;
 $L79_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd143, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd144, %rd143, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd145, %rd144, %rd127;
 	mov.s64 %rd129, %rd145;
 	mov.s64 %rd130, 16;
@@ -7071,42 +6347,42 @@ $L82_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L80_if_done;
 $L80_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd146, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd147, %rd146, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd148, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd149, %rd147, %rd148;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd150, %rd149, 1;
 	add.s64 %rd151, %rd15, %rd150;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd152, %rd129, 1;
 	add.s64 %rd153, %rd4, %rd152;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r33, %rd130;
 	cp.async.cg.shared.global [%rd151], [%rd153], 16, %r33;
 	bra.uni $L84_rangeint_body;
 $L84_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd154, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p19, %rd154, %rd12;
 	@%p19 bra $L87_cond_true;
 	bra.uni $L88_edge;
 $L87_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p20, %rd127, %rd14;
 	@%p20 bra $L85_if_then;
 	bra.uni $L89_edge;
 $L85_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd155, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd156, %rd155, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd157, %rd156, %rd127;
 	mov.s64 %rd129, %rd157;
 	mov.s64 %rd130, 16;
@@ -7120,42 +6396,42 @@ $L88_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L86_if_done;
 $L86_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd158, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd159, %rd158, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd160, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd15, %rd162;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd164, %rd129, 1;
 	add.s64 %rd165, %rd4, %rd164;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r34, %rd130;
 	cp.async.cg.shared.global [%rd163], [%rd165], 16, %r34;
 	bra.uni $L90_rangeint_body;
 $L90_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd166, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p21, %rd166, %rd12;
 	@%p21 bra $L93_cond_true;
 	bra.uni $L94_edge;
 $L93_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p22, %rd127, %rd14;
 	@%p22 bra $L91_if_then;
 	bra.uni $L95_edge;
 $L91_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd167, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd168, %rd167, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd169, %rd168, %rd127;
 	mov.s64 %rd129, %rd169;
 	mov.s64 %rd130, 16;
@@ -7169,52 +6445,52 @@ $L94_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L92_if_done;
 $L92_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd170, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd171, %rd170, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd172, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd173, %rd171, %rd172;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd174, %rd173, 1;
 	add.s64 %rd175, %rd15, %rd174;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd176, %rd129, 1;
 	add.s64 %rd177, %rd4, %rd176;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r35, %rd130;
 	cp.async.cg.shared.global [%rd175], [%rd177], 16, %r35;
 	bra.uni $L69_rangeint_done;
 $L69_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L97_entry;
 $L97_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd178, %rd30, 2560;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd179, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd180, %rd179, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd181, 512, %rd180;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p23, %rd33, %rd13;
 	@%p23 bra $L100_cond_true;
 	bra.uni $L107_edge;
 $L100_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p24, %rd181, %rd14;
 	@%p24 bra $L98_if_then;
 	bra.uni $L108_edge;
 $L98_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd184, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd185, %rd184, %rd181;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd186, %rd185, 1;
 	mov.s64 %rd182, %rd186;
 	mov.s64 %rd183, 16;
@@ -7228,44 +6504,44 @@ $L107_edge:
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
 $L99_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd187, %rd178, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd188, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd189, %rd187, %rd188;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd190, %rd189, 0;
 	add.s64 %rd191, %rd17, %rd190;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd192, %rd182, 0;
 	add.s64 %rd193, %rd7, %rd192;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r36, %rd183;
 	cp.async.cg.shared.global [%rd191], [%rd193], 16, %r36;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd194, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd195, 512, %rd194;
 	bra.uni $L101_rangeint_body;
 $L101_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd196, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p25, %rd196, %rd12;
 	@%p25 bra $L105_cond_true;
 	bra.uni $L109_edge;
 $L105_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p26, %rd195, %rd14;
 	@%p26 bra $L103_if_then;
 	bra.uni $L110_edge;
 $L103_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd199, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd200, %rd199, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd201, %rd200, %rd195;
 	mov.s64 %rd197, %rd201;
 	mov.s64 %rd198, 16;
@@ -7279,42 +6555,42 @@ $L109_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L104_if_done;
 $L104_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd202, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd203, %rd202, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd204, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd205, %rd203, %rd204;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd206, %rd205, 1;
 	add.s64 %rd207, %rd15, %rd206;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd208, %rd197, 1;
 	add.s64 %rd209, %rd4, %rd208;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r37, %rd198;
 	cp.async.cg.shared.global [%rd207], [%rd209], 16, %r37;
 	bra.uni $L111_rangeint_body;
 $L111_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd210, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p27, %rd210, %rd12;
 	@%p27 bra $L114_cond_true;
 	bra.uni $L115_edge;
 $L114_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p28, %rd195, %rd14;
 	@%p28 bra $L112_if_then;
 	bra.uni $L116_edge;
 $L112_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd211, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd212, %rd211, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd213, %rd212, %rd195;
 	mov.s64 %rd197, %rd213;
 	mov.s64 %rd198, 16;
@@ -7328,42 +6604,42 @@ $L115_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L113_if_done;
 $L113_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd214, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd215, %rd214, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd216, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd217, %rd215, %rd216;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd15, %rd218;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd220, %rd197, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r38, %rd198;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r38;
 	bra.uni $L117_rangeint_body;
 $L117_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd222, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p29, %rd222, %rd12;
 	@%p29 bra $L120_cond_true;
 	bra.uni $L121_edge;
 $L120_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p30, %rd195, %rd14;
 	@%p30 bra $L118_if_then;
 	bra.uni $L122_edge;
 $L118_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd223, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd224, %rd223, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd225, %rd224, %rd195;
 	mov.s64 %rd197, %rd225;
 	mov.s64 %rd198, 16;
@@ -7377,42 +6653,42 @@ $L121_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L119_if_done;
 $L119_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd226, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd227, %rd226, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd228, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd229, %rd227, %rd228;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd230, %rd229, 1;
 	add.s64 %rd231, %rd15, %rd230;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd232, %rd197, 1;
 	add.s64 %rd233, %rd4, %rd232;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r39, %rd198;
 	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r39;
 	bra.uni $L123_rangeint_body;
 $L123_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd234, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p31, %rd234, %rd12;
 	@%p31 bra $L126_cond_true;
 	bra.uni $L127_edge;
 $L126_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p32, %rd195, %rd14;
 	@%p32 bra $L124_if_then;
 	bra.uni $L128_edge;
 $L124_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd235, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd236, %rd235, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd237, %rd236, %rd195;
 	mov.s64 %rd197, %rd237;
 	mov.s64 %rd198, 16;
@@ -7426,5500 +6702,4776 @@ $L127_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L125_if_done;
 $L125_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd238, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd239, %rd238, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd240, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd241, %rd239, %rd240;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd242, %rd241, 1;
 	add.s64 %rd243, %rd15, %rd242;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd244, %rd197, 1;
 	add.s64 %rd245, %rd4, %rd244;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r40, %rd198;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r40;
 	bra.uni $L102_rangeint_done;
 $L102_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L10_rangeint_done;
 $L10_rangeint_done:
 	mov.s64 %rd246, 0;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 1 106 20
+	.loc 1 108 20
 	setp.lt.s64 %p33, %rd246, %rd40;
 	@%p33 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 1 107 20
+	.loc 1 109 20
 	cp.async.wait_group 2;
-	.loc 1 108 15
+	.loc 1 110 15
 	bar.warp.sync -1;
-	.loc 1 109 22
+	.loc 1 111 22
 	and.b64 %rd247, %rd246, 3;
-	.loc 1 109 36
+	.loc 1 111 36
 	mul.lo.s64 %rd248, %rd247, 1280;
-	.loc 1 109 17
+	.loc 1 111 17
 	add.s64 %rd249, %rd30, %rd248;
-	.loc 1 110 13
+	.loc 1 112 13
 	mul.lo.s64 %rd250, %rd246, 256;
-	.loc 1 110 25
+	.loc 1 112 25
 	mul.lo.s64 %rd251, %rd32, 32;
-	.loc 1 110 21
+	.loc 1 112 21
 	add.s64 %rd252, %rd250, %rd251;
-	.loc 1 111 28
-	shr.s64 %rd253, %rd249, 1;
-	.loc 1 111 33
-	mul.lo.s64 %rd254, %rd21, 4;
-	.loc 1 111 31
-	add.s64 %rd255, %rd253, %rd254;
-	.loc 1 111 19
-	add.s64 %rd256, %rd255, 3;
-	shl.b64 %rd257, %rd255, 2;
-	add.s64 %rd258, %rd19, %rd257;
-	ld.shared.v4.u32 {%r41, %r42, %r43, %r44}, [%rd258];
-	.loc 1 112 11
+	.loc 1 113 11
 	setp.lt.s64 %p34, %rd252, %rd14;
 	@%p34 bra $L16_cond_true;
 	bra.uni $L15_if_done;
 $L16_cond_true:
-	.loc 1 112 22
+	.loc 1 113 22
 	setp.lt.s64 %p35, %rd33, %rd13;
 	@%p35 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 1 113 22
-	mul.lo.s64 %rd259, %rd33, %rd36;
-	.loc 1 113 32
-	shr.s64 %rd260, %rd252, 7;
-	.loc 1 113 29
-	add.s64 %rd261, %rd259, %rd260;
-	.loc 1 113 18
-	shl.b64 %rd262, %rd261, 2;
-	add.s64 %rd263, %rd10, %rd262;
-	ld.global.nc.f32 %f4, [%rd263];
-	bra.uni $L17_rangeint_body;
-$L17_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd264, %rd41, 0;
-	.loc 1 116 15
-	setp.lt.s64 %p36, %rd264, %rd12;
-	@%p36 bra $L18_if_then;
-	bra.uni $L256_rangeint_body;
-$L18_if_then:
-	.loc 1 117 47
-	add.s64 %rd265, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd266, %rd265, 0;
-	.loc 1 117 68
-	mul.lo.s64 %rd267, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd268, %rd266, %rd267;
-	.loc 1 117 34
+	.loc 1 114 38
+	shr.s64 %rd253, %rd249, 1;
+	.loc 1 114 43
+	mul.lo.s64 %rd254, %rd21, 4;
+	.loc 1 114 41
+	add.s64 %rd255, %rd253, %rd254;
+	.loc 1 114 29
+	add.s64 %rd256, %rd255, 3;
+	shl.b64 %rd257, %rd255, 2;
+	add.s64 %rd258, %rd19, %rd257;
+	ld.shared.v4.u32 {%r41, %r42, %r43, %r44}, [%rd258];
+	.loc 1 114 49
+	shr.s64 %rd259, %rd21, 1;
+	.loc 1 114 52
+	and.b64 %rd260, %rd259, 3;
+	.loc 1 114 19
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 1 167 53
-	mov.u32 %r45, 0;
-	mov.u32 %r46, 0;
-	mov.u32 %r47, 0;
-	mov.u32 %r48, 0;
-	mov.u32 %r45, %r41;
-	mov.u32 %r46, %r42;
-	mov.u32 %r47, %r43;
-	mov.u32 %r48, %r44;
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L130_rangeint_body;
-$L130_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd269, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd270, %rd269, 0;
-	.loc 1 171 19
-	and.b64 %rd271, %rd270, 3;
+	.loc 1 168 15
+	mov.u32 %r49, 0;
+	mov.u32 %r50, 0;
+	mov.u32 %r51, 0;
+	mov.u32 %r52, 0;
+	mov.u32 %r49, %r41;
+	mov.u32 %r50, %r42;
+	mov.u32 %r51, %r43;
+	mov.u32 %r52, %r44;
+	.loc 1 169 6
+	and.b64 %rd261, %rd260, 1;
+	.loc 1 169 9
+	setp.ne.s64 %p36, %rd261, 0;
+	@%p36 bra $L130_if_then;
+	bra.uni $L131_if_done;
+$L130_if_then:
+	.loc 1 170 16
+	mov.u32 %r53, 0;
+	mov.u32 %r54, 0;
+	mov.u32 %r55, 0;
+	mov.u32 %r56, 0;
+	.loc 1 170 18
+	mov.u32 %r57, %r50;
+	.loc 1 170 17
+	mov.u32 %r53, %r57;
+	.loc 1 170 24
+	mov.u32 %r58, %r51;
+	.loc 1 170 23
+	mov.u32 %r54, %r58;
+	.loc 1 170 30
+	mov.u32 %r59, %r52;
+	.loc 1 170 29
+	mov.u32 %r55, %r59;
+	.loc 1 170 36
+	mov.u32 %r60, %r49;
+	.loc 1 170 35
+	mov.u32 %r56, %r60;
+	.loc 1 170 16
+	mov.u32 %r61, %r53;
+	mov.u32 %r62, %r54;
+	mov.u32 %r63, %r55;
+	mov.u32 %r64, %r56;
+	.loc 1 170 3
+	mov.u32 %r49, %r61;
+	mov.u32 %r50, %r62;
+	mov.u32 %r51, %r63;
+	mov.u32 %r52, %r64;
+	bra.uni $L131_if_done;
+$L131_if_done:
+	.loc 1 172 6
+	and.b64 %rd262, %rd260, 2;
 	.loc 1 172 9
-	mov.u32 %r49, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p37, %rd271, 1;
+	setp.ne.s64 %p37, %rd262, 0;
 	@%p37 bra $L132_if_then;
-	bra.uni $L141_edge;
-$L132_if_then:
-	.loc 1 174 9
-	mov.u32 %r51, %r46;
-	mov.u32 %r50, %r51;
 	bra.uni $L133_if_done;
-$L141_edge:
-	mov.u32 %r50, %r49;
+$L132_if_then:
+	.loc 1 173 16
+	mov.u32 %r65, 0;
+	mov.u32 %r66, 0;
+	mov.u32 %r67, 0;
+	mov.u32 %r68, 0;
+	.loc 1 173 18
+	mov.u32 %r69, %r51;
+	.loc 1 173 17
+	mov.u32 %r65, %r69;
+	.loc 1 173 24
+	mov.u32 %r70, %r52;
+	.loc 1 173 23
+	mov.u32 %r66, %r70;
+	.loc 1 173 30
+	mov.u32 %r71, %r49;
+	.loc 1 173 29
+	mov.u32 %r67, %r71;
+	.loc 1 173 36
+	mov.u32 %r72, %r50;
+	.loc 1 173 35
+	mov.u32 %r68, %r72;
+	.loc 1 173 16
+	mov.u32 %r73, %r65;
+	mov.u32 %r74, %r66;
+	mov.u32 %r75, %r67;
+	mov.u32 %r76, %r68;
+	.loc 1 173 3
+	mov.u32 %r49, %r73;
+	mov.u32 %r50, %r74;
+	mov.u32 %r51, %r75;
+	mov.u32 %r52, %r76;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p38, %rd271, 2;
-	@%p38 bra $L134_if_then;
-	bra.uni $L142_edge;
-$L134_if_then:
-	.loc 1 177 9
-	mov.u32 %r53, %r47;
-	mov.u32 %r52, %r53;
-	bra.uni $L135_if_done;
-$L142_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L135_if_done;
-$L135_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p39, %rd271, 3;
-	@%p39 bra $L136_if_then;
-	bra.uni $L143_edge;
-$L136_if_then:
-	.loc 1 180 9
-	mov.u32 %r55, %r48;
-	mov.u32 %r54, %r55;
-	bra.uni $L137_if_done;
-$L143_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L137_if_done;
-$L137_if_done:
-	.loc 1 182 3
-	mov.u32 %r56, 0;
-	mov.u32 %r57, 0;
-	mov.u32 %r58, 0;
-	mov.u32 %r59, 0;
-	.loc 1 182 27
-	shr.s64 %rd272, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd273, %rd271, 4;
-	.loc 1 182 30
-	add.s64 %rd274, %rd272, %rd273;
-	.loc 1 182 18
-	add.s64 %rd275, %rd274, 3;
-	shl.b64 %rd276, %rd274, 2;
-	add.s64 %rd277, %rd19, %rd276;
-	ld.shared.v4.u32 {%r60, %r61, %r62, %r63}, [%rd277];
-	.loc 1 182 3
-	mov.u32 %r56, %r60;
-	mov.u32 %r57, %r61;
-	mov.u32 %r58, %r62;
-	mov.u32 %r59, %r63;
-	mov.f32 %f7, %f6;
+	.loc 1 175 9
+	mov.u32 %r77, %r49;
+	mov.u32 %r78, %r50;
+	mov.u32 %r79, %r51;
+	mov.u32 %r80, %r52;
+	.loc 1 175 2
+	mov.u32 %r45, %r77;
+	mov.u32 %r46, %r78;
+	mov.u32 %r47, %r79;
+	mov.u32 %r48, %r80;
+	bra.uni $L135_entry;
+$L135_entry:
+	.loc 1 181 16
+	mov.u32 %r81, 0;
+	mov.u32 %r82, 0;
+	mov.u32 %r83, 0;
+	mov.u32 %r84, 0;
+	mov.u32 %r81, %r45;
+	mov.u32 %r82, %r46;
+	mov.u32 %r83, %r47;
+	mov.u32 %r84, %r48;
+	.loc 1 182 6
+	mov.f32 %f36, 0f00000000;
+	mov.f32 %f37, 0f00000000;
+	mov.f32 %f38, 0f00000000;
+	mov.f32 %f39, 0f00000000;
+	mov.f32 %f40, 0f00000000;
+	mov.f32 %f41, 0f00000000;
+	mov.f32 %f42, 0f00000000;
+	mov.f32 %f43, 0f00000000;
+	mov.f32 %f44, 0f00000000;
+	mov.f32 %f45, 0f00000000;
+	mov.f32 %f46, 0f00000000;
+	mov.f32 %f47, 0f00000000;
+	mov.f32 %f48, 0f00000000;
+	mov.f32 %f49, 0f00000000;
+	mov.f32 %f50, 0f00000000;
+	mov.f32 %f51, 0f00000000;
+	mov.f32 %f52, 0f00000000;
+	mov.f32 %f53, 0f00000000;
+	mov.f32 %f54, 0f00000000;
+	mov.f32 %f55, 0f00000000;
+	mov.f32 %f56, 0f00000000;
+	mov.f32 %f57, 0f00000000;
+	mov.f32 %f58, 0f00000000;
+	mov.f32 %f59, 0f00000000;
+	mov.f32 %f60, 0f00000000;
+	mov.f32 %f61, 0f00000000;
+	mov.f32 %f62, 0f00000000;
+	mov.f32 %f63, 0f00000000;
+	mov.f32 %f64, 0f00000000;
+	mov.f32 %f65, 0f00000000;
+	mov.f32 %f66, 0f00000000;
+	mov.f32 %f67, 0f00000000;
 	bra.uni $L138_rangeint_body;
 $L138_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r64, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r65, %r64, 15;
-	.loc 1 185 23
-	mov.s32 %r66, %r65;
-	.loc 1 185 37
-	sub.s32 %r67, %r66, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f8, %r67;
-	.loc 1 186 25
-	shr.u32 %r68, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r69, %r68, 15;
-	.loc 1 186 23
-	mov.s32 %r70, %r69;
-	.loc 1 186 39
-	sub.s32 %r71, %r70, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f9, %r71;
-	.loc 1 187 30
-	mov.u32 %r72, %r56;
-	.loc 1 187 27
-	bra.uni $L144_entry;
-$L144_entry:
-	.loc 1 202 61
-	shr.u32 %r73, %r72, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs0, %r73;
-	.loc 1 202 76
-	cvt.f32.f16 %f11, %rs0;
-	.loc 1 202 36
-	mov.f32 %f10, %f11;
-	bra.uni $L145_ret_hi;
-$L145_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r74, %r56;
-	.loc 1 187 53
-	bra.uni $L146_entry;
-$L146_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs1, %r74;
-	.loc 1 201 70
-	cvt.f32.f16 %f13, %rs1;
-	.loc 1 201 36
-	mov.f32 %f12, %f13;
-	bra.uni $L147_ret_lo;
-$L147_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f14, %f8, %f12, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f15, %f9, %f10, %f14;
-	mov.f32 %f7, %f15;
-	bra.uni $L148_rangeint_body;
-$L148_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r75, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r76, %r75, 15;
-	.loc 1 185 23
-	mov.s32 %r77, %r76;
-	.loc 1 185 37
-	sub.s32 %r78, %r77, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f16, %r78;
-	.loc 1 186 25
-	shr.u32 %r79, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r80, %r79, 15;
-	.loc 1 186 23
-	mov.s32 %r81, %r80;
-	.loc 1 186 39
-	sub.s32 %r82, %r81, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f17, %r82;
-	.loc 1 187 30
-	mov.u32 %r83, %r57;
-	.loc 1 187 27
-	bra.uni $L149_entry;
-$L149_entry:
-	.loc 1 202 61
-	shr.u32 %r84, %r83, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs2, %r84;
-	.loc 1 202 76
-	cvt.f32.f16 %f19, %rs2;
-	.loc 1 202 36
-	mov.f32 %f18, %f19;
-	bra.uni $L150_ret_hi;
-$L150_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r85, %r57;
-	.loc 1 187 53
-	bra.uni $L151_entry;
-$L151_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs3, %r85;
-	.loc 1 201 70
-	cvt.f32.f16 %f21, %rs3;
-	.loc 1 201 36
-	mov.f32 %f20, %f21;
-	bra.uni $L152_ret_lo;
-$L152_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f22, %f16, %f20, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f23, %f17, %f18, %f22;
-	mov.f32 %f7, %f23;
+	.loc 1 187 48
+	mov.u32 %r85, %r81;
+	.loc 1 187 51
+	shr.u32 %r86, %r85, 0;
+	.loc 1 187 58
+	and.b32 %r87, %r86, 15;
+	.loc 1 187 46
+	or.b32 %r88, 1258291200, %r87;
+	.loc 1 187 35
+	mov.b32 %f68, %r88;
+	.loc 1 187 63
+	sub.rn.f32 %f69, %f68, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f36, %f69;
+	bra.uni $L141_rangeint_body;
+$L141_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r89, %r81;
+	.loc 1 187 51
+	shr.u32 %r90, %r89, 4;
+	.loc 1 187 58
+	and.b32 %r91, %r90, 15;
+	.loc 1 187 46
+	or.b32 %r92, 1258291200, %r91;
+	.loc 1 187 35
+	mov.b32 %f70, %r92;
+	.loc 1 187 63
+	sub.rn.f32 %f71, %f70, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f37, %f71;
+	bra.uni $L142_rangeint_body;
+$L142_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r93, %r81;
+	.loc 1 187 51
+	shr.u32 %r94, %r93, 8;
+	.loc 1 187 58
+	and.b32 %r95, %r94, 15;
+	.loc 1 187 46
+	or.b32 %r96, 1258291200, %r95;
+	.loc 1 187 35
+	mov.b32 %f72, %r96;
+	.loc 1 187 63
+	sub.rn.f32 %f73, %f72, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f38, %f73;
+	bra.uni $L143_rangeint_body;
+$L143_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r97, %r81;
+	.loc 1 187 51
+	shr.u32 %r98, %r97, 12;
+	.loc 1 187 58
+	and.b32 %r99, %r98, 15;
+	.loc 1 187 46
+	or.b32 %r100, 1258291200, %r99;
+	.loc 1 187 35
+	mov.b32 %f74, %r100;
+	.loc 1 187 63
+	sub.rn.f32 %f75, %f74, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f39, %f75;
+	bra.uni $L144_rangeint_body;
+$L144_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r101, %r81;
+	.loc 1 187 51
+	shr.u32 %r102, %r101, 16;
+	.loc 1 187 58
+	and.b32 %r103, %r102, 15;
+	.loc 1 187 46
+	or.b32 %r104, 1258291200, %r103;
+	.loc 1 187 35
+	mov.b32 %f76, %r104;
+	.loc 1 187 63
+	sub.rn.f32 %f77, %f76, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f40, %f77;
+	bra.uni $L145_rangeint_body;
+$L145_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r105, %r81;
+	.loc 1 187 51
+	shr.u32 %r106, %r105, 20;
+	.loc 1 187 58
+	and.b32 %r107, %r106, 15;
+	.loc 1 187 46
+	or.b32 %r108, 1258291200, %r107;
+	.loc 1 187 35
+	mov.b32 %f78, %r108;
+	.loc 1 187 63
+	sub.rn.f32 %f79, %f78, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f41, %f79;
+	bra.uni $L146_rangeint_body;
+$L146_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r109, %r81;
+	.loc 1 187 51
+	shr.u32 %r110, %r109, 24;
+	.loc 1 187 58
+	and.b32 %r111, %r110, 15;
+	.loc 1 187 46
+	or.b32 %r112, 1258291200, %r111;
+	.loc 1 187 35
+	mov.b32 %f80, %r112;
+	.loc 1 187 63
+	sub.rn.f32 %f81, %f80, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f42, %f81;
+	bra.uni $L147_rangeint_body;
+$L147_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r113, %r81;
+	.loc 1 187 51
+	shr.u32 %r114, %r113, 28;
+	.loc 1 187 58
+	and.b32 %r115, %r114, 15;
+	.loc 1 187 46
+	or.b32 %r116, 1258291200, %r115;
+	.loc 1 187 35
+	mov.b32 %f82, %r116;
+	.loc 1 187 63
+	sub.rn.f32 %f83, %f82, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f43, %f83;
+	bra.uni $L149_rangeint_body;
+$L149_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r117, %r82;
+	.loc 1 187 51
+	shr.u32 %r118, %r117, 0;
+	.loc 1 187 58
+	and.b32 %r119, %r118, 15;
+	.loc 1 187 46
+	or.b32 %r120, 1258291200, %r119;
+	.loc 1 187 35
+	mov.b32 %f84, %r120;
+	.loc 1 187 63
+	sub.rn.f32 %f85, %f84, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f44, %f85;
+	bra.uni $L151_rangeint_body;
+$L151_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r121, %r82;
+	.loc 1 187 51
+	shr.u32 %r122, %r121, 4;
+	.loc 1 187 58
+	and.b32 %r123, %r122, 15;
+	.loc 1 187 46
+	or.b32 %r124, 1258291200, %r123;
+	.loc 1 187 35
+	mov.b32 %f86, %r124;
+	.loc 1 187 63
+	sub.rn.f32 %f87, %f86, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f45, %f87;
+	bra.uni $L152_rangeint_body;
+$L152_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r125, %r82;
+	.loc 1 187 51
+	shr.u32 %r126, %r125, 8;
+	.loc 1 187 58
+	and.b32 %r127, %r126, 15;
+	.loc 1 187 46
+	or.b32 %r128, 1258291200, %r127;
+	.loc 1 187 35
+	mov.b32 %f88, %r128;
+	.loc 1 187 63
+	sub.rn.f32 %f89, %f88, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f46, %f89;
 	bra.uni $L153_rangeint_body;
 $L153_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r86, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r87, %r86, 15;
-	.loc 1 185 23
-	mov.s32 %r88, %r87;
-	.loc 1 185 37
-	sub.s32 %r89, %r88, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f24, %r89;
-	.loc 1 186 25
-	shr.u32 %r90, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r91, %r90, 15;
-	.loc 1 186 23
-	mov.s32 %r92, %r91;
-	.loc 1 186 39
-	sub.s32 %r93, %r92, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f25, %r93;
-	.loc 1 187 30
-	mov.u32 %r94, %r58;
-	.loc 1 187 27
-	bra.uni $L154_entry;
-$L154_entry:
-	.loc 1 202 61
-	shr.u32 %r95, %r94, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs4, %r95;
-	.loc 1 202 76
-	cvt.f32.f16 %f27, %rs4;
-	.loc 1 202 36
-	mov.f32 %f26, %f27;
-	bra.uni $L155_ret_hi;
-$L155_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r96, %r58;
-	.loc 1 187 53
-	bra.uni $L156_entry;
-$L156_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs5, %r96;
-	.loc 1 201 70
-	cvt.f32.f16 %f29, %rs5;
-	.loc 1 201 36
-	mov.f32 %f28, %f29;
-	bra.uni $L157_ret_lo;
-$L157_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f30, %f24, %f28, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f31, %f25, %f26, %f30;
-	mov.f32 %f7, %f31;
-	bra.uni $L158_rangeint_body;
-$L158_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r97, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r98, %r97, 15;
-	.loc 1 185 23
-	mov.s32 %r99, %r98;
-	.loc 1 185 37
-	sub.s32 %r100, %r99, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f32, %r100;
-	.loc 1 186 25
-	shr.u32 %r101, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r102, %r101, 15;
-	.loc 1 186 23
-	mov.s32 %r103, %r102;
-	.loc 1 186 39
-	sub.s32 %r104, %r103, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f33, %r104;
-	.loc 1 187 30
-	mov.u32 %r105, %r59;
-	.loc 1 187 27
-	bra.uni $L159_entry;
-$L159_entry:
-	.loc 1 202 61
-	shr.u32 %r106, %r105, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs6, %r106;
-	.loc 1 202 76
-	cvt.f32.f16 %f35, %rs6;
-	.loc 1 202 36
-	mov.f32 %f34, %f35;
-	bra.uni $L160_ret_hi;
-$L160_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r107, %r59;
-	.loc 1 187 53
-	bra.uni $L161_entry;
-$L161_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs7, %r107;
-	.loc 1 201 70
-	cvt.f32.f16 %f37, %rs7;
-	.loc 1 201 36
-	mov.f32 %f36, %f37;
-	bra.uni $L162_ret_lo;
-$L162_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f38, %f32, %f36, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f39, %f33, %f34, %f38;
-	mov.f32 %f40, %f39;
-	bra.uni $L139_rangeint_done;
-$L139_rangeint_done:
-	mov.f32 %f6, %f40;
+	.loc 1 187 48
+	mov.u32 %r129, %r82;
+	.loc 1 187 51
+	shr.u32 %r130, %r129, 12;
+	.loc 1 187 58
+	and.b32 %r131, %r130, 15;
+	.loc 1 187 46
+	or.b32 %r132, 1258291200, %r131;
+	.loc 1 187 35
+	mov.b32 %f90, %r132;
+	.loc 1 187 63
+	sub.rn.f32 %f91, %f90, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f47, %f91;
+	bra.uni $L154_rangeint_body;
+$L154_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r133, %r82;
+	.loc 1 187 51
+	shr.u32 %r134, %r133, 16;
+	.loc 1 187 58
+	and.b32 %r135, %r134, 15;
+	.loc 1 187 46
+	or.b32 %r136, 1258291200, %r135;
+	.loc 1 187 35
+	mov.b32 %f92, %r136;
+	.loc 1 187 63
+	sub.rn.f32 %f93, %f92, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f48, %f93;
+	bra.uni $L155_rangeint_body;
+$L155_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r137, %r82;
+	.loc 1 187 51
+	shr.u32 %r138, %r137, 20;
+	.loc 1 187 58
+	and.b32 %r139, %r138, 15;
+	.loc 1 187 46
+	or.b32 %r140, 1258291200, %r139;
+	.loc 1 187 35
+	mov.b32 %f94, %r140;
+	.loc 1 187 63
+	sub.rn.f32 %f95, %f94, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f49, %f95;
+	bra.uni $L156_rangeint_body;
+$L156_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r141, %r82;
+	.loc 1 187 51
+	shr.u32 %r142, %r141, 24;
+	.loc 1 187 58
+	and.b32 %r143, %r142, 15;
+	.loc 1 187 46
+	or.b32 %r144, 1258291200, %r143;
+	.loc 1 187 35
+	mov.b32 %f96, %r144;
+	.loc 1 187 63
+	sub.rn.f32 %f97, %f96, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f50, %f97;
+	bra.uni $L157_rangeint_body;
+$L157_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r145, %r82;
+	.loc 1 187 51
+	shr.u32 %r146, %r145, 28;
+	.loc 1 187 58
+	and.b32 %r147, %r146, 15;
+	.loc 1 187 46
+	or.b32 %r148, 1258291200, %r147;
+	.loc 1 187 35
+	mov.b32 %f98, %r148;
+	.loc 1 187 63
+	sub.rn.f32 %f99, %f98, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f51, %f99;
+	bra.uni $L159_rangeint_body;
+$L159_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r149, %r83;
+	.loc 1 187 51
+	shr.u32 %r150, %r149, 0;
+	.loc 1 187 58
+	and.b32 %r151, %r150, 15;
+	.loc 1 187 46
+	or.b32 %r152, 1258291200, %r151;
+	.loc 1 187 35
+	mov.b32 %f100, %r152;
+	.loc 1 187 63
+	sub.rn.f32 %f101, %f100, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f52, %f101;
+	bra.uni $L161_rangeint_body;
+$L161_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r153, %r83;
+	.loc 1 187 51
+	shr.u32 %r154, %r153, 4;
+	.loc 1 187 58
+	and.b32 %r155, %r154, 15;
+	.loc 1 187 46
+	or.b32 %r156, 1258291200, %r155;
+	.loc 1 187 35
+	mov.b32 %f102, %r156;
+	.loc 1 187 63
+	sub.rn.f32 %f103, %f102, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f53, %f103;
+	bra.uni $L162_rangeint_body;
+$L162_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r157, %r83;
+	.loc 1 187 51
+	shr.u32 %r158, %r157, 8;
+	.loc 1 187 58
+	and.b32 %r159, %r158, 15;
+	.loc 1 187 46
+	or.b32 %r160, 1258291200, %r159;
+	.loc 1 187 35
+	mov.b32 %f104, %r160;
+	.loc 1 187 63
+	sub.rn.f32 %f105, %f104, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f54, %f105;
 	bra.uni $L163_rangeint_body;
 $L163_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd278, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd279, %rd278, 1;
-	.loc 1 171 19
-	and.b64 %rd280, %rd279, 3;
-	.loc 1 172 9
-	mov.u32 %r108, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p40, %rd280, 1;
-	@%p40 bra $L164_if_then;
-	bra.uni $L172_edge;
-$L164_if_then:
-	.loc 1 174 9
-	mov.u32 %r109, %r46;
-	mov.u32 %r50, %r109;
-	bra.uni $L165_if_done;
-$L172_edge:
-	mov.u32 %r50, %r108;
-	bra.uni $L165_if_done;
-$L165_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p41, %rd280, 2;
-	@%p41 bra $L166_if_then;
-	bra.uni $L173_edge;
-$L166_if_then:
-	.loc 1 177 9
-	mov.u32 %r110, %r47;
-	mov.u32 %r52, %r110;
-	bra.uni $L167_if_done;
-$L173_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L167_if_done;
-$L167_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p42, %rd280, 3;
-	@%p42 bra $L168_if_then;
-	bra.uni $L174_edge;
-$L168_if_then:
-	.loc 1 180 9
-	mov.u32 %r111, %r48;
-	mov.u32 %r54, %r111;
-	bra.uni $L169_if_done;
-$L174_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L169_if_done;
-$L169_if_done:
-	.loc 1 182 3
-	mov.u32 %r112, 0;
-	mov.u32 %r113, 0;
-	mov.u32 %r114, 0;
-	mov.u32 %r115, 0;
-	.loc 1 182 27
-	shr.s64 %rd281, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd282, %rd280, 4;
-	.loc 1 182 30
-	add.s64 %rd283, %rd281, %rd282;
-	.loc 1 182 18
-	add.s64 %rd284, %rd283, 3;
-	shl.b64 %rd285, %rd283, 2;
-	add.s64 %rd286, %rd19, %rd285;
-	ld.shared.v4.u32 {%r116, %r117, %r118, %r119}, [%rd286];
-	.loc 1 182 3
-	mov.u32 %r112, %r116;
-	mov.u32 %r113, %r117;
-	mov.u32 %r114, %r118;
-	mov.u32 %r115, %r119;
-	mov.f32 %f7, %f6;
-	bra.uni $L170_rangeint_body;
-$L170_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r120, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r121, %r120, 15;
-	.loc 1 185 23
-	mov.s32 %r122, %r121;
-	.loc 1 185 37
-	sub.s32 %r123, %r122, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f41, %r123;
-	.loc 1 186 25
-	shr.u32 %r124, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r125, %r124, 15;
-	.loc 1 186 23
-	mov.s32 %r126, %r125;
-	.loc 1 186 39
-	sub.s32 %r127, %r126, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f42, %r127;
-	.loc 1 187 30
-	mov.u32 %r128, %r112;
-	.loc 1 187 27
-	bra.uni $L175_entry;
-$L175_entry:
-	.loc 1 202 61
-	shr.u32 %r129, %r128, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs8, %r129;
-	.loc 1 202 76
-	cvt.f32.f16 %f44, %rs8;
-	.loc 1 202 36
-	mov.f32 %f43, %f44;
-	bra.uni $L176_ret_hi;
-$L176_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r130, %r112;
-	.loc 1 187 53
-	bra.uni $L177_entry;
-$L177_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs9, %r130;
-	.loc 1 201 70
-	cvt.f32.f16 %f46, %rs9;
-	.loc 1 201 36
-	mov.f32 %f45, %f46;
-	bra.uni $L178_ret_lo;
-$L178_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f47, %f41, %f45, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f48, %f42, %f43, %f47;
-	mov.f32 %f7, %f48;
+	.loc 1 187 48
+	mov.u32 %r161, %r83;
+	.loc 1 187 51
+	shr.u32 %r162, %r161, 12;
+	.loc 1 187 58
+	and.b32 %r163, %r162, 15;
+	.loc 1 187 46
+	or.b32 %r164, 1258291200, %r163;
+	.loc 1 187 35
+	mov.b32 %f106, %r164;
+	.loc 1 187 63
+	sub.rn.f32 %f107, %f106, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f55, %f107;
+	bra.uni $L164_rangeint_body;
+$L164_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r165, %r83;
+	.loc 1 187 51
+	shr.u32 %r166, %r165, 16;
+	.loc 1 187 58
+	and.b32 %r167, %r166, 15;
+	.loc 1 187 46
+	or.b32 %r168, 1258291200, %r167;
+	.loc 1 187 35
+	mov.b32 %f108, %r168;
+	.loc 1 187 63
+	sub.rn.f32 %f109, %f108, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f56, %f109;
+	bra.uni $L165_rangeint_body;
+$L165_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r169, %r83;
+	.loc 1 187 51
+	shr.u32 %r170, %r169, 20;
+	.loc 1 187 58
+	and.b32 %r171, %r170, 15;
+	.loc 1 187 46
+	or.b32 %r172, 1258291200, %r171;
+	.loc 1 187 35
+	mov.b32 %f110, %r172;
+	.loc 1 187 63
+	sub.rn.f32 %f111, %f110, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f57, %f111;
+	bra.uni $L166_rangeint_body;
+$L166_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r173, %r83;
+	.loc 1 187 51
+	shr.u32 %r174, %r173, 24;
+	.loc 1 187 58
+	and.b32 %r175, %r174, 15;
+	.loc 1 187 46
+	or.b32 %r176, 1258291200, %r175;
+	.loc 1 187 35
+	mov.b32 %f112, %r176;
+	.loc 1 187 63
+	sub.rn.f32 %f113, %f112, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f58, %f113;
+	bra.uni $L167_rangeint_body;
+$L167_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r177, %r83;
+	.loc 1 187 51
+	shr.u32 %r178, %r177, 28;
+	.loc 1 187 58
+	and.b32 %r179, %r178, 15;
+	.loc 1 187 46
+	or.b32 %r180, 1258291200, %r179;
+	.loc 1 187 35
+	mov.b32 %f114, %r180;
+	.loc 1 187 63
+	sub.rn.f32 %f115, %f114, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f59, %f115;
+	bra.uni $L169_rangeint_body;
+$L169_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r181, %r84;
+	.loc 1 187 51
+	shr.u32 %r182, %r181, 0;
+	.loc 1 187 58
+	and.b32 %r183, %r182, 15;
+	.loc 1 187 46
+	or.b32 %r184, 1258291200, %r183;
+	.loc 1 187 35
+	mov.b32 %f116, %r184;
+	.loc 1 187 63
+	sub.rn.f32 %f117, %f116, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f60, %f117;
+	bra.uni $L171_rangeint_body;
+$L171_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r185, %r84;
+	.loc 1 187 51
+	shr.u32 %r186, %r185, 4;
+	.loc 1 187 58
+	and.b32 %r187, %r186, 15;
+	.loc 1 187 46
+	or.b32 %r188, 1258291200, %r187;
+	.loc 1 187 35
+	mov.b32 %f118, %r188;
+	.loc 1 187 63
+	sub.rn.f32 %f119, %f118, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f61, %f119;
+	bra.uni $L172_rangeint_body;
+$L172_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r189, %r84;
+	.loc 1 187 51
+	shr.u32 %r190, %r189, 8;
+	.loc 1 187 58
+	and.b32 %r191, %r190, 15;
+	.loc 1 187 46
+	or.b32 %r192, 1258291200, %r191;
+	.loc 1 187 35
+	mov.b32 %f120, %r192;
+	.loc 1 187 63
+	sub.rn.f32 %f121, %f120, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f62, %f121;
+	bra.uni $L173_rangeint_body;
+$L173_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r193, %r84;
+	.loc 1 187 51
+	shr.u32 %r194, %r193, 12;
+	.loc 1 187 58
+	and.b32 %r195, %r194, 15;
+	.loc 1 187 46
+	or.b32 %r196, 1258291200, %r195;
+	.loc 1 187 35
+	mov.b32 %f122, %r196;
+	.loc 1 187 63
+	sub.rn.f32 %f123, %f122, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f63, %f123;
+	bra.uni $L174_rangeint_body;
+$L174_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r197, %r84;
+	.loc 1 187 51
+	shr.u32 %r198, %r197, 16;
+	.loc 1 187 58
+	and.b32 %r199, %r198, 15;
+	.loc 1 187 46
+	or.b32 %r200, 1258291200, %r199;
+	.loc 1 187 35
+	mov.b32 %f124, %r200;
+	.loc 1 187 63
+	sub.rn.f32 %f125, %f124, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f64, %f125;
+	bra.uni $L175_rangeint_body;
+$L175_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r201, %r84;
+	.loc 1 187 51
+	shr.u32 %r202, %r201, 20;
+	.loc 1 187 58
+	and.b32 %r203, %r202, 15;
+	.loc 1 187 46
+	or.b32 %r204, 1258291200, %r203;
+	.loc 1 187 35
+	mov.b32 %f126, %r204;
+	.loc 1 187 63
+	sub.rn.f32 %f127, %f126, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f65, %f127;
+	bra.uni $L176_rangeint_body;
+$L176_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r205, %r84;
+	.loc 1 187 51
+	shr.u32 %r206, %r205, 24;
+	.loc 1 187 58
+	and.b32 %r207, %r206, 15;
+	.loc 1 187 46
+	or.b32 %r208, 1258291200, %r207;
+	.loc 1 187 35
+	mov.b32 %f128, %r208;
+	.loc 1 187 63
+	sub.rn.f32 %f129, %f128, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f66, %f129;
+	bra.uni $L177_rangeint_body;
+$L177_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r209, %r84;
+	.loc 1 187 51
+	shr.u32 %r210, %r209, 28;
+	.loc 1 187 58
+	and.b32 %r211, %r210, 15;
+	.loc 1 187 46
+	or.b32 %r212, 1258291200, %r211;
+	.loc 1 187 35
+	mov.b32 %f130, %r212;
+	.loc 1 187 63
+	sub.rn.f32 %f131, %f130, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f67, %f131;
+	bra.uni $L137_rangeint_done;
+$L137_rangeint_done:
+	.loc 1 190 9
+	mov.f32 %f132, %f36;
+	mov.f32 %f133, %f37;
+	mov.f32 %f134, %f38;
+	mov.f32 %f135, %f39;
+	mov.f32 %f136, %f40;
+	mov.f32 %f137, %f41;
+	mov.f32 %f138, %f42;
+	mov.f32 %f139, %f43;
+	mov.f32 %f140, %f44;
+	mov.f32 %f141, %f45;
+	mov.f32 %f142, %f46;
+	mov.f32 %f143, %f47;
+	mov.f32 %f144, %f48;
+	mov.f32 %f145, %f49;
+	mov.f32 %f146, %f50;
+	mov.f32 %f147, %f51;
+	mov.f32 %f148, %f52;
+	mov.f32 %f149, %f53;
+	mov.f32 %f150, %f54;
+	mov.f32 %f151, %f55;
+	mov.f32 %f152, %f56;
+	mov.f32 %f153, %f57;
+	mov.f32 %f154, %f58;
+	mov.f32 %f155, %f59;
+	mov.f32 %f156, %f60;
+	mov.f32 %f157, %f61;
+	mov.f32 %f158, %f62;
+	mov.f32 %f159, %f63;
+	mov.f32 %f160, %f64;
+	mov.f32 %f161, %f65;
+	mov.f32 %f162, %f66;
+	mov.f32 %f163, %f67;
+	.loc 1 190 2
+	mov.f32 %f4, %f132;
+	mov.f32 %f5, %f133;
+	mov.f32 %f6, %f134;
+	mov.f32 %f7, %f135;
+	mov.f32 %f8, %f136;
+	mov.f32 %f9, %f137;
+	mov.f32 %f10, %f138;
+	mov.f32 %f11, %f139;
+	mov.f32 %f12, %f140;
+	mov.f32 %f13, %f141;
+	mov.f32 %f14, %f142;
+	mov.f32 %f15, %f143;
+	mov.f32 %f16, %f144;
+	mov.f32 %f17, %f145;
+	mov.f32 %f18, %f146;
+	mov.f32 %f19, %f147;
+	mov.f32 %f20, %f148;
+	mov.f32 %f21, %f149;
+	mov.f32 %f22, %f150;
+	mov.f32 %f23, %f151;
+	mov.f32 %f24, %f152;
+	mov.f32 %f25, %f153;
+	mov.f32 %f26, %f154;
+	mov.f32 %f27, %f155;
+	mov.f32 %f28, %f156;
+	mov.f32 %f29, %f157;
+	mov.f32 %f30, %f158;
+	mov.f32 %f31, %f159;
+	mov.f32 %f32, %f160;
+	mov.f32 %f33, %f161;
+	mov.f32 %f34, %f162;
+	mov.f32 %f35, %f163;
+	bra.uni $L140_ret_w4Dequant;
+$L140_ret_w4Dequant:
+	.loc 1 116 22
+	mul.lo.s64 %rd263, %rd33, %rd36;
+	.loc 1 116 32
+	shr.s64 %rd264, %rd252, 7;
+	.loc 1 116 29
+	add.s64 %rd265, %rd263, %rd264;
+	.loc 1 116 18
+	shl.b64 %rd266, %rd265, 2;
+	add.s64 %rd267, %rd10, %rd266;
+	ld.global.nc.f32 %f164, [%rd267];
+	bra.uni $L17_rangeint_body;
+$L17_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd268, %rd41, 0;
+	.loc 1 119 15
+	setp.lt.s64 %p38, %rd268, %rd12;
+	@%p38 bra $L18_if_then;
+	bra.uni $L269_rangeint_body;
+$L18_if_then:
+	.loc 1 120 47
+	add.s64 %rd269, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd270, %rd269, 0;
+	.loc 1 120 68
+	mul.lo.s64 %rd271, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd272, %rd270, %rd271;
+	.loc 1 120 34
+	bra.uni $L178_entry;
+$L178_entry:
+	.loc 1 198 53
+	mov.f32 %f166, 0f00000000;
+	mov.f32 %f167, 0f00000000;
+	mov.f32 %f168, 0f00000000;
+	mov.f32 %f169, 0f00000000;
+	mov.f32 %f170, 0f00000000;
+	mov.f32 %f171, 0f00000000;
+	mov.f32 %f172, 0f00000000;
+	mov.f32 %f173, 0f00000000;
+	mov.f32 %f174, 0f00000000;
+	mov.f32 %f175, 0f00000000;
+	mov.f32 %f176, 0f00000000;
+	mov.f32 %f177, 0f00000000;
+	mov.f32 %f178, 0f00000000;
+	mov.f32 %f179, 0f00000000;
+	mov.f32 %f180, 0f00000000;
+	mov.f32 %f181, 0f00000000;
+	mov.f32 %f182, 0f00000000;
+	mov.f32 %f183, 0f00000000;
+	mov.f32 %f184, 0f00000000;
+	mov.f32 %f185, 0f00000000;
+	mov.f32 %f186, 0f00000000;
+	mov.f32 %f187, 0f00000000;
+	mov.f32 %f188, 0f00000000;
+	mov.f32 %f189, 0f00000000;
+	mov.f32 %f190, 0f00000000;
+	mov.f32 %f191, 0f00000000;
+	mov.f32 %f192, 0f00000000;
+	mov.f32 %f193, 0f00000000;
+	mov.f32 %f194, 0f00000000;
+	mov.f32 %f195, 0f00000000;
+	mov.f32 %f196, 0f00000000;
+	mov.f32 %f197, 0f00000000;
+	mov.f32 %f166, %f4;
+	mov.f32 %f167, %f5;
+	mov.f32 %f168, %f6;
+	mov.f32 %f169, %f7;
+	mov.f32 %f170, %f8;
+	mov.f32 %f171, %f9;
+	mov.f32 %f172, %f10;
+	mov.f32 %f173, %f11;
+	mov.f32 %f174, %f12;
+	mov.f32 %f175, %f13;
+	mov.f32 %f176, %f14;
+	mov.f32 %f177, %f15;
+	mov.f32 %f178, %f16;
+	mov.f32 %f179, %f17;
+	mov.f32 %f180, %f18;
+	mov.f32 %f181, %f19;
+	mov.f32 %f182, %f20;
+	mov.f32 %f183, %f21;
+	mov.f32 %f184, %f22;
+	mov.f32 %f185, %f23;
+	mov.f32 %f186, %f24;
+	mov.f32 %f187, %f25;
+	mov.f32 %f188, %f26;
+	mov.f32 %f189, %f27;
+	mov.f32 %f190, %f28;
+	mov.f32 %f191, %f29;
+	mov.f32 %f192, %f30;
+	mov.f32 %f193, %f31;
+	mov.f32 %f194, %f32;
+	mov.f32 %f195, %f33;
+	mov.f32 %f196, %f34;
+	mov.f32 %f197, %f35;
+	mov.f32 %f198, 0f00000000;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r131, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r132, %r131, 15;
-	.loc 1 185 23
-	mov.s32 %r133, %r132;
-	.loc 1 185 37
-	sub.s32 %r134, %r133, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f49, %r134;
-	.loc 1 186 25
-	shr.u32 %r135, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r136, %r135, 15;
-	.loc 1 186 23
-	mov.s32 %r137, %r136;
-	.loc 1 186 39
-	sub.s32 %r138, %r137, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f50, %r138;
-	.loc 1 187 30
-	mov.u32 %r139, %r113;
-	.loc 1 187 27
-	bra.uni $L180_entry;
-$L180_entry:
-	.loc 1 202 61
-	shr.u32 %r140, %r139, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs10, %r140;
-	.loc 1 202 76
-	cvt.f32.f16 %f52, %rs10;
-	.loc 1 202 36
-	mov.f32 %f51, %f52;
-	bra.uni $L181_ret_hi;
-$L181_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r141, %r113;
-	.loc 1 187 53
-	bra.uni $L182_entry;
-$L182_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs11, %r141;
-	.loc 1 201 70
-	cvt.f32.f16 %f54, %rs11;
-	.loc 1 201 36
-	mov.f32 %f53, %f54;
-	bra.uni $L183_ret_lo;
-$L183_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f55, %f49, %f53, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f56, %f50, %f51, %f55;
-	mov.f32 %f7, %f56;
-	bra.uni $L184_rangeint_body;
-$L184_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r142, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r143, %r142, 15;
-	.loc 1 185 23
-	mov.s32 %r144, %r143;
-	.loc 1 185 37
-	sub.s32 %r145, %r144, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f57, %r145;
-	.loc 1 186 25
-	shr.u32 %r146, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r147, %r146, 15;
-	.loc 1 186 23
-	mov.s32 %r148, %r147;
-	.loc 1 186 39
-	sub.s32 %r149, %r148, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f58, %r149;
-	.loc 1 187 30
-	mov.u32 %r150, %r114;
-	.loc 1 187 27
-	bra.uni $L185_entry;
-$L185_entry:
-	.loc 1 202 61
-	shr.u32 %r151, %r150, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs12, %r151;
-	.loc 1 202 76
-	cvt.f32.f16 %f60, %rs12;
-	.loc 1 202 36
-	mov.f32 %f59, %f60;
-	bra.uni $L186_ret_hi;
-$L186_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r152, %r114;
-	.loc 1 187 53
-	bra.uni $L187_entry;
-$L187_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs13, %r152;
-	.loc 1 201 70
-	cvt.f32.f16 %f62, %rs13;
-	.loc 1 201 36
-	mov.f32 %f61, %f62;
-	bra.uni $L188_ret_lo;
-$L188_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f63, %f57, %f61, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f64, %f58, %f59, %f63;
-	mov.f32 %f7, %f64;
-	bra.uni $L189_rangeint_body;
-$L189_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r153, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r154, %r153, 15;
-	.loc 1 185 23
-	mov.s32 %r155, %r154;
-	.loc 1 185 37
-	sub.s32 %r156, %r155, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f65, %r156;
-	.loc 1 186 25
-	shr.u32 %r157, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r158, %r157, 15;
-	.loc 1 186 23
-	mov.s32 %r159, %r158;
-	.loc 1 186 39
-	sub.s32 %r160, %r159, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f66, %r160;
-	.loc 1 187 30
-	mov.u32 %r161, %r115;
-	.loc 1 187 27
-	bra.uni $L190_entry;
-$L190_entry:
-	.loc 1 202 61
-	shr.u32 %r162, %r161, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs14, %r162;
-	.loc 1 202 76
-	cvt.f32.f16 %f68, %rs14;
-	.loc 1 202 36
-	mov.f32 %f67, %f68;
-	bra.uni $L191_ret_hi;
-$L191_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r163, %r115;
-	.loc 1 187 53
-	bra.uni $L192_entry;
-$L192_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs15, %r163;
-	.loc 1 201 70
-	cvt.f32.f16 %f70, %rs15;
-	.loc 1 201 36
-	mov.f32 %f69, %f70;
-	bra.uni $L193_ret_lo;
-$L193_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f71, %f65, %f69, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f72, %f66, %f67, %f71;
-	mov.f32 %f40, %f72;
-	bra.uni $L171_rangeint_done;
-$L171_rangeint_done:
-	mov.f32 %f6, %f40;
-	bra.uni $L194_rangeint_body;
-$L194_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd287, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd288, %rd287, 2;
-	.loc 1 171 19
-	and.b64 %rd289, %rd288, 3;
-	.loc 1 172 9
-	mov.u32 %r164, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p43, %rd289, 1;
-	@%p43 bra $L195_if_then;
-	bra.uni $L203_edge;
-$L195_if_then:
-	.loc 1 174 9
-	mov.u32 %r165, %r46;
-	mov.u32 %r50, %r165;
-	bra.uni $L196_if_done;
-$L203_edge:
-	mov.u32 %r50, %r164;
-	bra.uni $L196_if_done;
-$L196_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p44, %rd289, 2;
-	@%p44 bra $L197_if_then;
-	bra.uni $L204_edge;
-$L197_if_then:
-	.loc 1 177 9
-	mov.u32 %r166, %r47;
-	mov.u32 %r52, %r166;
-	bra.uni $L198_if_done;
-$L204_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L198_if_done;
-$L198_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p45, %rd289, 3;
-	@%p45 bra $L199_if_then;
-	bra.uni $L205_edge;
-$L199_if_then:
-	.loc 1 180 9
-	mov.u32 %r167, %r48;
-	mov.u32 %r54, %r167;
-	bra.uni $L200_if_done;
-$L205_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L200_if_done;
-$L200_if_done:
-	.loc 1 182 3
-	mov.u32 %r168, 0;
-	mov.u32 %r169, 0;
-	mov.u32 %r170, 0;
-	mov.u32 %r171, 0;
-	.loc 1 182 27
-	shr.s64 %rd290, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd291, %rd289, 4;
-	.loc 1 182 30
-	add.s64 %rd292, %rd290, %rd291;
-	.loc 1 182 18
-	add.s64 %rd293, %rd292, 3;
-	shl.b64 %rd294, %rd292, 2;
-	add.s64 %rd295, %rd19, %rd294;
-	ld.shared.v4.u32 {%r172, %r173, %r174, %r175}, [%rd295];
-	.loc 1 182 3
-	mov.u32 %r168, %r172;
-	mov.u32 %r169, %r173;
-	mov.u32 %r170, %r174;
-	mov.u32 %r171, %r175;
-	mov.f32 %f7, %f6;
-	bra.uni $L201_rangeint_body;
-$L201_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r176, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r177, %r176, 15;
-	.loc 1 185 23
-	mov.s32 %r178, %r177;
-	.loc 1 185 37
-	sub.s32 %r179, %r178, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f73, %r179;
-	.loc 1 186 25
-	shr.u32 %r180, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r181, %r180, 15;
-	.loc 1 186 23
-	mov.s32 %r182, %r181;
-	.loc 1 186 39
-	sub.s32 %r183, %r182, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f74, %r183;
-	.loc 1 187 30
-	mov.u32 %r184, %r168;
-	.loc 1 187 27
+	.loc 1 202 3
+	mov.u32 %r213, 0;
+	mov.u32 %r214, 0;
+	mov.u32 %r215, 0;
+	mov.u32 %r216, 0;
+	.loc 1 202 27
+	shr.s64 %rd273, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd274, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd275, %rd274, 0;
+	.loc 1 202 40
+	and.b64 %rd276, %rd275, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd277, %rd276, 4;
+	.loc 1 202 30
+	add.s64 %rd278, %rd273, %rd277;
+	.loc 1 202 18
+	add.s64 %rd279, %rd278, 3;
+	shl.b64 %rd280, %rd278, 2;
+	add.s64 %rd281, %rd19, %rd280;
+	ld.shared.v4.u32 {%r217, %r218, %r219, %r220}, [%rd281];
+	.loc 1 202 3
+	mov.u32 %r213, %r217;
+	mov.u32 %r214, %r218;
+	mov.u32 %r215, %r219;
+	mov.u32 %r216, %r220;
+	mov.f32 %f199, %f198;
+	bra.uni $L181_rangeint_body;
+$L181_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f200, %f167;
+	.loc 1 205 41
+	mov.u32 %r221, %r213;
+	.loc 1 205 38
+	bra.uni $L184_entry;
+$L184_entry:
+	.loc 1 220 61
+	shr.u32 %r222, %r221, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs0, %r222;
+	.loc 1 220 76
+	cvt.f32.f16 %f202, %rs0;
+	.loc 1 220 36
+	mov.f32 %f201, %f202;
+	bra.uni $L185_ret_hi;
+$L185_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f203, %f166;
+	.loc 1 205 76
+	mov.u32 %r223, %r213;
+	.loc 1 205 73
+	bra.uni $L186_entry;
+$L186_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs1, %r223;
+	.loc 1 219 70
+	cvt.f32.f16 %f205, %rs1;
+	.loc 1 219 36
+	mov.f32 %f204, %f205;
+	bra.uni $L187_ret_lo;
+$L187_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f206, %f203, %f204, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f207, %f200, %f201, %f206;
+	mov.f32 %f199, %f207;
+	bra.uni $L188_rangeint_body;
+$L188_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f208, %f169;
+	.loc 1 205 41
+	mov.u32 %r224, %r214;
+	.loc 1 205 38
+	bra.uni $L189_entry;
+$L189_entry:
+	.loc 1 220 61
+	shr.u32 %r225, %r224, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs2, %r225;
+	.loc 1 220 76
+	cvt.f32.f16 %f210, %rs2;
+	.loc 1 220 36
+	mov.f32 %f209, %f210;
+	bra.uni $L190_ret_hi;
+$L190_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f211, %f168;
+	.loc 1 205 76
+	mov.u32 %r226, %r214;
+	.loc 1 205 73
+	bra.uni $L191_entry;
+$L191_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs3, %r226;
+	.loc 1 219 70
+	cvt.f32.f16 %f213, %rs3;
+	.loc 1 219 36
+	mov.f32 %f212, %f213;
+	bra.uni $L192_ret_lo;
+$L192_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f214, %f211, %f212, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f215, %f208, %f209, %f214;
+	mov.f32 %f199, %f215;
+	bra.uni $L193_rangeint_body;
+$L193_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f216, %f171;
+	.loc 1 205 41
+	mov.u32 %r227, %r215;
+	.loc 1 205 38
+	bra.uni $L194_entry;
+$L194_entry:
+	.loc 1 220 61
+	shr.u32 %r228, %r227, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs4, %r228;
+	.loc 1 220 76
+	cvt.f32.f16 %f218, %rs4;
+	.loc 1 220 36
+	mov.f32 %f217, %f218;
+	bra.uni $L195_ret_hi;
+$L195_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f219, %f170;
+	.loc 1 205 76
+	mov.u32 %r229, %r215;
+	.loc 1 205 73
+	bra.uni $L196_entry;
+$L196_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs5, %r229;
+	.loc 1 219 70
+	cvt.f32.f16 %f221, %rs5;
+	.loc 1 219 36
+	mov.f32 %f220, %f221;
+	bra.uni $L197_ret_lo;
+$L197_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f222, %f219, %f220, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f223, %f216, %f217, %f222;
+	mov.f32 %f199, %f223;
+	bra.uni $L198_rangeint_body;
+$L198_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f224, %f173;
+	.loc 1 205 41
+	mov.u32 %r230, %r216;
+	.loc 1 205 38
+	bra.uni $L199_entry;
+$L199_entry:
+	.loc 1 220 61
+	shr.u32 %r231, %r230, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs6, %r231;
+	.loc 1 220 76
+	cvt.f32.f16 %f226, %rs6;
+	.loc 1 220 36
+	mov.f32 %f225, %f226;
+	bra.uni $L200_ret_hi;
+$L200_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f227, %f172;
+	.loc 1 205 76
+	mov.u32 %r232, %r216;
+	.loc 1 205 73
+	bra.uni $L201_entry;
+$L201_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs7, %r232;
+	.loc 1 219 70
+	cvt.f32.f16 %f229, %rs7;
+	.loc 1 219 36
+	mov.f32 %f228, %f229;
+	bra.uni $L202_ret_lo;
+$L202_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f230, %f227, %f228, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f231, %f224, %f225, %f230;
+	mov.f32 %f232, %f231;
+	bra.uni $L182_rangeint_done;
+$L182_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L203_rangeint_body;
+$L203_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r233, 0;
+	mov.u32 %r234, 0;
+	mov.u32 %r235, 0;
+	mov.u32 %r236, 0;
+	.loc 1 202 27
+	shr.s64 %rd282, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd283, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd284, %rd283, 1;
+	.loc 1 202 40
+	and.b64 %rd285, %rd284, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd286, %rd285, 4;
+	.loc 1 202 30
+	add.s64 %rd287, %rd282, %rd286;
+	.loc 1 202 18
+	add.s64 %rd288, %rd287, 3;
+	shl.b64 %rd289, %rd287, 2;
+	add.s64 %rd290, %rd19, %rd289;
+	ld.shared.v4.u32 {%r237, %r238, %r239, %r240}, [%rd290];
+	.loc 1 202 3
+	mov.u32 %r233, %r237;
+	mov.u32 %r234, %r238;
+	mov.u32 %r235, %r239;
+	mov.u32 %r236, %r240;
+	mov.f32 %f199, %f198;
+	bra.uni $L204_rangeint_body;
+$L204_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f233, %f175;
+	.loc 1 205 41
+	mov.u32 %r241, %r233;
+	.loc 1 205 38
 	bra.uni $L206_entry;
 $L206_entry:
-	.loc 1 202 61
-	shr.u32 %r185, %r184, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs16, %r185;
-	.loc 1 202 76
-	cvt.f32.f16 %f76, %rs16;
-	.loc 1 202 36
-	mov.f32 %f75, %f76;
+	.loc 1 220 61
+	shr.u32 %r242, %r241, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs8, %r242;
+	.loc 1 220 76
+	cvt.f32.f16 %f235, %rs8;
+	.loc 1 220 36
+	mov.f32 %f234, %f235;
 	bra.uni $L207_ret_hi;
 $L207_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r186, %r168;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f236, %f174;
+	.loc 1 205 76
+	mov.u32 %r243, %r233;
+	.loc 1 205 73
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs17, %r186;
-	.loc 1 201 70
-	cvt.f32.f16 %f78, %rs17;
-	.loc 1 201 36
-	mov.f32 %f77, %f78;
+	.loc 1 219 58
+	cvt.u16.u32 %rs9, %r243;
+	.loc 1 219 70
+	cvt.f32.f16 %f238, %rs9;
+	.loc 1 219 36
+	mov.f32 %f237, %f238;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f79, %f73, %f77, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f80, %f74, %f75, %f79;
-	mov.f32 %f7, %f80;
+	.loc 1 205 54
+	fma.rn.f32 %f239, %f236, %f237, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f240, %f233, %f234, %f239;
+	mov.f32 %f199, %f240;
 	bra.uni $L210_rangeint_body;
 $L210_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r187, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r188, %r187, 15;
-	.loc 1 185 23
-	mov.s32 %r189, %r188;
-	.loc 1 185 37
-	sub.s32 %r190, %r189, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f81, %r190;
-	.loc 1 186 25
-	shr.u32 %r191, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r192, %r191, 15;
-	.loc 1 186 23
-	mov.s32 %r193, %r192;
-	.loc 1 186 39
-	sub.s32 %r194, %r193, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f82, %r194;
-	.loc 1 187 30
-	mov.u32 %r195, %r169;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f241, %f177;
+	.loc 1 205 41
+	mov.u32 %r244, %r234;
+	.loc 1 205 38
 	bra.uni $L211_entry;
 $L211_entry:
-	.loc 1 202 61
-	shr.u32 %r196, %r195, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs18, %r196;
-	.loc 1 202 76
-	cvt.f32.f16 %f84, %rs18;
-	.loc 1 202 36
-	mov.f32 %f83, %f84;
+	.loc 1 220 61
+	shr.u32 %r245, %r244, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs10, %r245;
+	.loc 1 220 76
+	cvt.f32.f16 %f243, %rs10;
+	.loc 1 220 36
+	mov.f32 %f242, %f243;
 	bra.uni $L212_ret_hi;
 $L212_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r197, %r169;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f244, %f176;
+	.loc 1 205 76
+	mov.u32 %r246, %r234;
+	.loc 1 205 73
 	bra.uni $L213_entry;
 $L213_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs19, %r197;
-	.loc 1 201 70
-	cvt.f32.f16 %f86, %rs19;
-	.loc 1 201 36
-	mov.f32 %f85, %f86;
+	.loc 1 219 58
+	cvt.u16.u32 %rs11, %r246;
+	.loc 1 219 70
+	cvt.f32.f16 %f246, %rs11;
+	.loc 1 219 36
+	mov.f32 %f245, %f246;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f87, %f81, %f85, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f88, %f82, %f83, %f87;
-	mov.f32 %f7, %f88;
+	.loc 1 205 54
+	fma.rn.f32 %f247, %f244, %f245, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f248, %f241, %f242, %f247;
+	mov.f32 %f199, %f248;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r198, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r199, %r198, 15;
-	.loc 1 185 23
-	mov.s32 %r200, %r199;
-	.loc 1 185 37
-	sub.s32 %r201, %r200, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f89, %r201;
-	.loc 1 186 25
-	shr.u32 %r202, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r203, %r202, 15;
-	.loc 1 186 23
-	mov.s32 %r204, %r203;
-	.loc 1 186 39
-	sub.s32 %r205, %r204, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f90, %r205;
-	.loc 1 187 30
-	mov.u32 %r206, %r170;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f249, %f179;
+	.loc 1 205 41
+	mov.u32 %r247, %r235;
+	.loc 1 205 38
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 1 202 61
-	shr.u32 %r207, %r206, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs20, %r207;
-	.loc 1 202 76
-	cvt.f32.f16 %f92, %rs20;
-	.loc 1 202 36
-	mov.f32 %f91, %f92;
+	.loc 1 220 61
+	shr.u32 %r248, %r247, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs12, %r248;
+	.loc 1 220 76
+	cvt.f32.f16 %f251, %rs12;
+	.loc 1 220 36
+	mov.f32 %f250, %f251;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r208, %r170;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f252, %f178;
+	.loc 1 205 76
+	mov.u32 %r249, %r235;
+	.loc 1 205 73
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs21, %r208;
-	.loc 1 201 70
-	cvt.f32.f16 %f94, %rs21;
-	.loc 1 201 36
-	mov.f32 %f93, %f94;
+	.loc 1 219 58
+	cvt.u16.u32 %rs13, %r249;
+	.loc 1 219 70
+	cvt.f32.f16 %f254, %rs13;
+	.loc 1 219 36
+	mov.f32 %f253, %f254;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f95, %f89, %f93, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f96, %f90, %f91, %f95;
-	mov.f32 %f7, %f96;
+	.loc 1 205 54
+	fma.rn.f32 %f255, %f252, %f253, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f256, %f249, %f250, %f255;
+	mov.f32 %f199, %f256;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r209, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r210, %r209, 15;
-	.loc 1 185 23
-	mov.s32 %r211, %r210;
-	.loc 1 185 37
-	sub.s32 %r212, %r211, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f97, %r212;
-	.loc 1 186 25
-	shr.u32 %r213, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r214, %r213, 15;
-	.loc 1 186 23
-	mov.s32 %r215, %r214;
-	.loc 1 186 39
-	sub.s32 %r216, %r215, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f98, %r216;
-	.loc 1 187 30
-	mov.u32 %r217, %r171;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f257, %f181;
+	.loc 1 205 41
+	mov.u32 %r250, %r236;
+	.loc 1 205 38
 	bra.uni $L221_entry;
 $L221_entry:
-	.loc 1 202 61
-	shr.u32 %r218, %r217, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs22, %r218;
-	.loc 1 202 76
-	cvt.f32.f16 %f100, %rs22;
-	.loc 1 202 36
-	mov.f32 %f99, %f100;
+	.loc 1 220 61
+	shr.u32 %r251, %r250, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs14, %r251;
+	.loc 1 220 76
+	cvt.f32.f16 %f259, %rs14;
+	.loc 1 220 36
+	mov.f32 %f258, %f259;
 	bra.uni $L222_ret_hi;
 $L222_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r219, %r171;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f260, %f180;
+	.loc 1 205 76
+	mov.u32 %r252, %r236;
+	.loc 1 205 73
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs23, %r219;
-	.loc 1 201 70
-	cvt.f32.f16 %f102, %rs23;
-	.loc 1 201 36
-	mov.f32 %f101, %f102;
+	.loc 1 219 58
+	cvt.u16.u32 %rs15, %r252;
+	.loc 1 219 70
+	cvt.f32.f16 %f262, %rs15;
+	.loc 1 219 36
+	mov.f32 %f261, %f262;
 	bra.uni $L224_ret_lo;
 $L224_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f103, %f97, %f101, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f104, %f98, %f99, %f103;
-	mov.f32 %f40, %f104;
-	bra.uni $L202_rangeint_done;
-$L202_rangeint_done:
-	mov.f32 %f6, %f40;
+	.loc 1 205 54
+	fma.rn.f32 %f263, %f260, %f261, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f264, %f257, %f258, %f263;
+	mov.f32 %f232, %f264;
+	bra.uni $L205_rangeint_done;
+$L205_rangeint_done:
+	mov.f32 %f198, %f232;
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd296, %rd21, 1;
-	.loc 1 171 14
+	.loc 1 202 3
+	mov.u32 %r253, 0;
+	mov.u32 %r254, 0;
+	mov.u32 %r255, 0;
+	mov.u32 %r256, 0;
+	.loc 1 202 27
+	shr.s64 %rd291, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd292, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd293, %rd292, 2;
+	.loc 1 202 40
+	and.b64 %rd294, %rd293, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd295, %rd294, 4;
+	.loc 1 202 30
+	add.s64 %rd296, %rd291, %rd295;
+	.loc 1 202 18
 	add.s64 %rd297, %rd296, 3;
-	.loc 1 171 19
-	and.b64 %rd298, %rd297, 3;
-	.loc 1 172 9
-	mov.u32 %r220, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p46, %rd298, 1;
-	@%p46 bra $L226_if_then;
-	bra.uni $L234_edge;
-$L226_if_then:
-	.loc 1 174 9
-	mov.u32 %r221, %r46;
-	mov.u32 %r50, %r221;
-	bra.uni $L227_if_done;
-$L234_edge:
-	mov.u32 %r50, %r220;
-	bra.uni $L227_if_done;
-$L227_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p47, %rd298, 2;
-	@%p47 bra $L228_if_then;
-	bra.uni $L235_edge;
-$L228_if_then:
-	.loc 1 177 9
-	mov.u32 %r222, %r47;
-	mov.u32 %r52, %r222;
-	bra.uni $L229_if_done;
-$L235_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L229_if_done;
-$L229_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p48, %rd298, 3;
-	@%p48 bra $L230_if_then;
-	bra.uni $L236_edge;
-$L230_if_then:
-	.loc 1 180 9
-	mov.u32 %r223, %r48;
-	mov.u32 %r54, %r223;
-	bra.uni $L231_if_done;
-$L236_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L231_if_done;
-$L231_if_done:
-	.loc 1 182 3
-	mov.u32 %r224, 0;
-	mov.u32 %r225, 0;
-	mov.u32 %r226, 0;
-	mov.u32 %r227, 0;
-	.loc 1 182 27
-	shr.s64 %rd299, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd300, %rd298, 4;
-	.loc 1 182 30
-	add.s64 %rd301, %rd299, %rd300;
-	.loc 1 182 18
-	add.s64 %rd302, %rd301, 3;
-	shl.b64 %rd303, %rd301, 2;
-	add.s64 %rd304, %rd19, %rd303;
-	ld.shared.v4.u32 {%r228, %r229, %r230, %r231}, [%rd304];
-	.loc 1 182 3
-	mov.u32 %r224, %r228;
-	mov.u32 %r225, %r229;
-	mov.u32 %r226, %r230;
-	mov.u32 %r227, %r231;
-	mov.f32 %f7, %f6;
+	shl.b64 %rd298, %rd296, 2;
+	add.s64 %rd299, %rd19, %rd298;
+	ld.shared.v4.u32 {%r257, %r258, %r259, %r260}, [%rd299];
+	.loc 1 202 3
+	mov.u32 %r253, %r257;
+	mov.u32 %r254, %r258;
+	mov.u32 %r255, %r259;
+	mov.u32 %r256, %r260;
+	mov.f32 %f199, %f198;
+	bra.uni $L226_rangeint_body;
+$L226_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f265, %f183;
+	.loc 1 205 41
+	mov.u32 %r261, %r253;
+	.loc 1 205 38
+	bra.uni $L228_entry;
+$L228_entry:
+	.loc 1 220 61
+	shr.u32 %r262, %r261, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs16, %r262;
+	.loc 1 220 76
+	cvt.f32.f16 %f267, %rs16;
+	.loc 1 220 36
+	mov.f32 %f266, %f267;
+	bra.uni $L229_ret_hi;
+$L229_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f268, %f182;
+	.loc 1 205 76
+	mov.u32 %r263, %r253;
+	.loc 1 205 73
+	bra.uni $L230_entry;
+$L230_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs17, %r263;
+	.loc 1 219 70
+	cvt.f32.f16 %f270, %rs17;
+	.loc 1 219 36
+	mov.f32 %f269, %f270;
+	bra.uni $L231_ret_lo;
+$L231_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f271, %f268, %f269, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f272, %f265, %f266, %f271;
+	mov.f32 %f199, %f272;
 	bra.uni $L232_rangeint_body;
 $L232_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r232, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r233, %r232, 15;
-	.loc 1 185 23
-	mov.s32 %r234, %r233;
-	.loc 1 185 37
-	sub.s32 %r235, %r234, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f105, %r235;
-	.loc 1 186 25
-	shr.u32 %r236, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r237, %r236, 15;
-	.loc 1 186 23
-	mov.s32 %r238, %r237;
-	.loc 1 186 39
-	sub.s32 %r239, %r238, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f106, %r239;
-	.loc 1 187 30
-	mov.u32 %r240, %r224;
-	.loc 1 187 27
-	bra.uni $L237_entry;
-$L237_entry:
-	.loc 1 202 61
-	shr.u32 %r241, %r240, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs24, %r241;
-	.loc 1 202 76
-	cvt.f32.f16 %f108, %rs24;
-	.loc 1 202 36
-	mov.f32 %f107, %f108;
-	bra.uni $L238_ret_hi;
-$L238_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r242, %r224;
-	.loc 1 187 53
-	bra.uni $L239_entry;
-$L239_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs25, %r242;
-	.loc 1 201 70
-	cvt.f32.f16 %f110, %rs25;
-	.loc 1 201 36
-	mov.f32 %f109, %f110;
-	bra.uni $L240_ret_lo;
-$L240_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f111, %f105, %f109, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f112, %f106, %f107, %f111;
-	mov.f32 %f7, %f112;
-	bra.uni $L241_rangeint_body;
-$L241_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r243, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r244, %r243, 15;
-	.loc 1 185 23
-	mov.s32 %r245, %r244;
-	.loc 1 185 37
-	sub.s32 %r246, %r245, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f113, %r246;
-	.loc 1 186 25
-	shr.u32 %r247, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r248, %r247, 15;
-	.loc 1 186 23
-	mov.s32 %r249, %r248;
-	.loc 1 186 39
-	sub.s32 %r250, %r249, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f114, %r250;
-	.loc 1 187 30
-	mov.u32 %r251, %r225;
-	.loc 1 187 27
-	bra.uni $L242_entry;
-$L242_entry:
-	.loc 1 202 61
-	shr.u32 %r252, %r251, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs26, %r252;
-	.loc 1 202 76
-	cvt.f32.f16 %f116, %rs26;
-	.loc 1 202 36
-	mov.f32 %f115, %f116;
-	bra.uni $L243_ret_hi;
-$L243_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r253, %r225;
-	.loc 1 187 53
-	bra.uni $L244_entry;
-$L244_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs27, %r253;
-	.loc 1 201 70
-	cvt.f32.f16 %f118, %rs27;
-	.loc 1 201 36
-	mov.f32 %f117, %f118;
-	bra.uni $L245_ret_lo;
-$L245_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f119, %f113, %f117, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f120, %f114, %f115, %f119;
-	mov.f32 %f7, %f120;
-	bra.uni $L246_rangeint_body;
-$L246_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r254, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r255, %r254, 15;
-	.loc 1 185 23
-	mov.s32 %r256, %r255;
-	.loc 1 185 37
-	sub.s32 %r257, %r256, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f121, %r257;
-	.loc 1 186 25
-	shr.u32 %r258, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r259, %r258, 15;
-	.loc 1 186 23
-	mov.s32 %r260, %r259;
-	.loc 1 186 39
-	sub.s32 %r261, %r260, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f122, %r261;
-	.loc 1 187 30
-	mov.u32 %r262, %r226;
-	.loc 1 187 27
-	bra.uni $L247_entry;
-$L247_entry:
-	.loc 1 202 61
-	shr.u32 %r263, %r262, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs28, %r263;
-	.loc 1 202 76
-	cvt.f32.f16 %f124, %rs28;
-	.loc 1 202 36
-	mov.f32 %f123, %f124;
-	bra.uni $L248_ret_hi;
-$L248_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r264, %r226;
-	.loc 1 187 53
-	bra.uni $L249_entry;
-$L249_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs29, %r264;
-	.loc 1 201 70
-	cvt.f32.f16 %f126, %rs29;
-	.loc 1 201 36
-	mov.f32 %f125, %f126;
-	bra.uni $L250_ret_lo;
-$L250_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f127, %f121, %f125, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f128, %f122, %f123, %f127;
-	mov.f32 %f7, %f128;
-	bra.uni $L251_rangeint_body;
-$L251_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r265, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r266, %r265, 15;
-	.loc 1 185 23
-	mov.s32 %r267, %r266;
-	.loc 1 185 37
-	sub.s32 %r268, %r267, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f129, %r268;
-	.loc 1 186 25
-	shr.u32 %r269, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r270, %r269, 15;
-	.loc 1 186 23
-	mov.s32 %r271, %r270;
-	.loc 1 186 39
-	sub.s32 %r272, %r271, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f130, %r272;
-	.loc 1 187 30
-	mov.u32 %r273, %r227;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f273, %f185;
+	.loc 1 205 41
+	mov.u32 %r264, %r254;
+	.loc 1 205 38
+	bra.uni $L233_entry;
+$L233_entry:
+	.loc 1 220 61
+	shr.u32 %r265, %r264, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs18, %r265;
+	.loc 1 220 76
+	cvt.f32.f16 %f275, %rs18;
+	.loc 1 220 36
+	mov.f32 %f274, %f275;
+	bra.uni $L234_ret_hi;
+$L234_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f276, %f184;
+	.loc 1 205 76
+	mov.u32 %r266, %r254;
+	.loc 1 205 73
+	bra.uni $L235_entry;
+$L235_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs19, %r266;
+	.loc 1 219 70
+	cvt.f32.f16 %f278, %rs19;
+	.loc 1 219 36
+	mov.f32 %f277, %f278;
+	bra.uni $L236_ret_lo;
+$L236_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f279, %f276, %f277, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f280, %f273, %f274, %f279;
+	mov.f32 %f199, %f280;
+	bra.uni $L237_rangeint_body;
+$L237_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f281, %f187;
+	.loc 1 205 41
+	mov.u32 %r267, %r255;
+	.loc 1 205 38
+	bra.uni $L238_entry;
+$L238_entry:
+	.loc 1 220 61
+	shr.u32 %r268, %r267, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs20, %r268;
+	.loc 1 220 76
+	cvt.f32.f16 %f283, %rs20;
+	.loc 1 220 36
+	mov.f32 %f282, %f283;
+	bra.uni $L239_ret_hi;
+$L239_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f284, %f186;
+	.loc 1 205 76
+	mov.u32 %r269, %r255;
+	.loc 1 205 73
+	bra.uni $L240_entry;
+$L240_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs21, %r269;
+	.loc 1 219 70
+	cvt.f32.f16 %f286, %rs21;
+	.loc 1 219 36
+	mov.f32 %f285, %f286;
+	bra.uni $L241_ret_lo;
+$L241_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f287, %f284, %f285, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f288, %f281, %f282, %f287;
+	mov.f32 %f199, %f288;
+	bra.uni $L242_rangeint_body;
+$L242_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f289, %f189;
+	.loc 1 205 41
+	mov.u32 %r270, %r256;
+	.loc 1 205 38
+	bra.uni $L243_entry;
+$L243_entry:
+	.loc 1 220 61
+	shr.u32 %r271, %r270, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs22, %r271;
+	.loc 1 220 76
+	cvt.f32.f16 %f291, %rs22;
+	.loc 1 220 36
+	mov.f32 %f290, %f291;
+	bra.uni $L244_ret_hi;
+$L244_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f292, %f188;
+	.loc 1 205 76
+	mov.u32 %r272, %r256;
+	.loc 1 205 73
+	bra.uni $L245_entry;
+$L245_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs23, %r272;
+	.loc 1 219 70
+	cvt.f32.f16 %f294, %rs23;
+	.loc 1 219 36
+	mov.f32 %f293, %f294;
+	bra.uni $L246_ret_lo;
+$L246_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f295, %f292, %f293, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f296, %f289, %f290, %f295;
+	mov.f32 %f232, %f296;
+	bra.uni $L227_rangeint_done;
+$L227_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L247_rangeint_body;
+$L247_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r273, 0;
+	mov.u32 %r274, 0;
+	mov.u32 %r275, 0;
+	mov.u32 %r276, 0;
+	.loc 1 202 27
+	shr.s64 %rd300, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd301, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd302, %rd301, 3;
+	.loc 1 202 40
+	and.b64 %rd303, %rd302, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd304, %rd303, 4;
+	.loc 1 202 30
+	add.s64 %rd305, %rd300, %rd304;
+	.loc 1 202 18
+	add.s64 %rd306, %rd305, 3;
+	shl.b64 %rd307, %rd305, 2;
+	add.s64 %rd308, %rd19, %rd307;
+	ld.shared.v4.u32 {%r277, %r278, %r279, %r280}, [%rd308];
+	.loc 1 202 3
+	mov.u32 %r273, %r277;
+	mov.u32 %r274, %r278;
+	mov.u32 %r275, %r279;
+	mov.u32 %r276, %r280;
+	mov.f32 %f199, %f198;
+	bra.uni $L248_rangeint_body;
+$L248_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f297, %f191;
+	.loc 1 205 41
+	mov.u32 %r281, %r273;
+	.loc 1 205 38
+	bra.uni $L250_entry;
+$L250_entry:
+	.loc 1 220 61
+	shr.u32 %r282, %r281, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs24, %r282;
+	.loc 1 220 76
+	cvt.f32.f16 %f299, %rs24;
+	.loc 1 220 36
+	mov.f32 %f298, %f299;
+	bra.uni $L251_ret_hi;
+$L251_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f300, %f190;
+	.loc 1 205 76
+	mov.u32 %r283, %r273;
+	.loc 1 205 73
 	bra.uni $L252_entry;
 $L252_entry:
-	.loc 1 202 61
-	shr.u32 %r274, %r273, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs30, %r274;
-	.loc 1 202 76
-	cvt.f32.f16 %f132, %rs30;
-	.loc 1 202 36
-	mov.f32 %f131, %f132;
-	bra.uni $L253_ret_hi;
-$L253_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r275, %r227;
-	.loc 1 187 53
-	bra.uni $L254_entry;
-$L254_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs31, %r275;
-	.loc 1 201 70
-	cvt.f32.f16 %f134, %rs31;
-	.loc 1 201 36
-	mov.f32 %f133, %f134;
-	bra.uni $L255_ret_lo;
-$L255_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f135, %f129, %f133, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f136, %f130, %f131, %f135;
-	mov.f32 %f40, %f136;
-	bra.uni $L233_rangeint_done;
-$L233_rangeint_done:
-	mov.f32 %f137, %f40;
-	bra.uni $L131_rangeint_done;
-$L131_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f5, %f137;
-	bra.uni $L140_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
-$L140_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f138, %f0;
-	.loc 1 117 24
-	fma.rn.f32 %f139, %f4, %f5, %f138;
-	.loc 1 117 11
-	mov.f32 %f0, %f139;
-	bra.uni $L256_rangeint_body;
-$L256_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd305, %rd41, 1;
-	.loc 1 116 15
-	setp.lt.s64 %p49, %rd305, %rd12;
-	@%p49 bra $L257_if_then;
-	bra.uni $L386_rangeint_body;
-$L257_if_then:
-	.loc 1 117 47
-	add.s64 %rd306, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd307, %rd306, 256;
-	.loc 1 117 68
-	mul.lo.s64 %rd308, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd309, %rd307, %rd308;
-	.loc 1 117 34
-	bra.uni $L259_entry;
-$L259_entry:
-	.loc 1 167 53
-	mov.u32 %r276, 0;
-	mov.u32 %r277, 0;
-	mov.u32 %r278, 0;
-	mov.u32 %r279, 0;
-	mov.u32 %r276, %r41;
-	mov.u32 %r277, %r42;
-	mov.u32 %r278, %r43;
-	mov.u32 %r279, %r44;
-	mov.f32 %f141, 0f00000000;
-	bra.uni $L260_rangeint_body;
-$L260_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd310, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd311, %rd310, 0;
-	.loc 1 171 19
-	and.b64 %rd312, %rd311, 3;
-	.loc 1 172 9
-	mov.u32 %r280, %r276;
-	.loc 1 173 8
-	setp.eq.s64 %p50, %rd312, 1;
-	@%p50 bra $L262_if_then;
-	bra.uni $L271_edge;
-$L262_if_then:
-	.loc 1 174 9
-	mov.u32 %r282, %r277;
-	mov.u32 %r281, %r282;
-	bra.uni $L263_if_done;
-$L271_edge:
-	mov.u32 %r281, %r280;
-	bra.uni $L263_if_done;
-$L263_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p51, %rd312, 2;
-	@%p51 bra $L264_if_then;
-	bra.uni $L272_edge;
-$L264_if_then:
-	.loc 1 177 9
-	mov.u32 %r284, %r278;
-	mov.u32 %r283, %r284;
-	bra.uni $L265_if_done;
-$L272_edge:
-	mov.u32 %r283, %r281;
-	bra.uni $L265_if_done;
-$L265_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p52, %rd312, 3;
-	@%p52 bra $L266_if_then;
-	bra.uni $L273_edge;
-$L266_if_then:
-	.loc 1 180 9
-	mov.u32 %r286, %r279;
-	mov.u32 %r285, %r286;
-	bra.uni $L267_if_done;
-$L273_edge:
-	mov.u32 %r285, %r283;
-	bra.uni $L267_if_done;
-$L267_if_done:
-	.loc 1 182 3
-	mov.u32 %r287, 0;
-	mov.u32 %r288, 0;
-	mov.u32 %r289, 0;
-	mov.u32 %r290, 0;
-	.loc 1 182 27
-	shr.s64 %rd313, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd314, %rd312, 4;
-	.loc 1 182 30
-	add.s64 %rd315, %rd313, %rd314;
-	.loc 1 182 18
-	add.s64 %rd316, %rd315, 3;
-	shl.b64 %rd317, %rd315, 2;
-	add.s64 %rd318, %rd19, %rd317;
-	ld.shared.v4.u32 {%r291, %r292, %r293, %r294}, [%rd318];
-	.loc 1 182 3
-	mov.u32 %r287, %r291;
-	mov.u32 %r288, %r292;
-	mov.u32 %r289, %r293;
-	mov.u32 %r290, %r294;
-	mov.f32 %f142, %f141;
-	bra.uni $L268_rangeint_body;
-$L268_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r295, %r285, 0;
-	.loc 1 185 32
-	and.b32 %r296, %r295, 15;
-	.loc 1 185 23
-	mov.s32 %r297, %r296;
-	.loc 1 185 37
-	sub.s32 %r298, %r297, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f143, %r298;
-	.loc 1 186 25
-	shr.u32 %r299, %r285, 4;
-	.loc 1 186 34
-	and.b32 %r300, %r299, 15;
-	.loc 1 186 23
-	mov.s32 %r301, %r300;
-	.loc 1 186 39
-	sub.s32 %r302, %r301, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f144, %r302;
-	.loc 1 187 30
-	mov.u32 %r303, %r287;
-	.loc 1 187 27
-	bra.uni $L274_entry;
-$L274_entry:
-	.loc 1 202 61
-	shr.u32 %r304, %r303, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs32, %r304;
-	.loc 1 202 76
-	cvt.f32.f16 %f146, %rs32;
-	.loc 1 202 36
-	mov.f32 %f145, %f146;
-	bra.uni $L275_ret_hi;
-$L275_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r305, %r287;
-	.loc 1 187 53
-	bra.uni $L276_entry;
-$L276_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs33, %r305;
-	.loc 1 201 70
-	cvt.f32.f16 %f148, %rs33;
-	.loc 1 201 36
-	mov.f32 %f147, %f148;
-	bra.uni $L277_ret_lo;
-$L277_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f149, %f143, %f147, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f150, %f144, %f145, %f149;
-	mov.f32 %f142, %f150;
-	bra.uni $L278_rangeint_body;
-$L278_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r306, %r285, 8;
-	.loc 1 185 32
-	and.b32 %r307, %r306, 15;
-	.loc 1 185 23
-	mov.s32 %r308, %r307;
-	.loc 1 185 37
-	sub.s32 %r309, %r308, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f151, %r309;
-	.loc 1 186 25
-	shr.u32 %r310, %r285, 12;
-	.loc 1 186 34
-	and.b32 %r311, %r310, 15;
-	.loc 1 186 23
-	mov.s32 %r312, %r311;
-	.loc 1 186 39
-	sub.s32 %r313, %r312, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f152, %r313;
-	.loc 1 187 30
-	mov.u32 %r314, %r288;
-	.loc 1 187 27
-	bra.uni $L279_entry;
-$L279_entry:
-	.loc 1 202 61
-	shr.u32 %r315, %r314, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs34, %r315;
-	.loc 1 202 76
-	cvt.f32.f16 %f154, %rs34;
-	.loc 1 202 36
-	mov.f32 %f153, %f154;
-	bra.uni $L280_ret_hi;
-$L280_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r316, %r288;
-	.loc 1 187 53
-	bra.uni $L281_entry;
-$L281_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs35, %r316;
-	.loc 1 201 70
-	cvt.f32.f16 %f156, %rs35;
-	.loc 1 201 36
-	mov.f32 %f155, %f156;
-	bra.uni $L282_ret_lo;
-$L282_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f157, %f151, %f155, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f158, %f152, %f153, %f157;
-	mov.f32 %f142, %f158;
-	bra.uni $L283_rangeint_body;
-$L283_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r317, %r285, 16;
-	.loc 1 185 32
-	and.b32 %r318, %r317, 15;
-	.loc 1 185 23
-	mov.s32 %r319, %r318;
-	.loc 1 185 37
-	sub.s32 %r320, %r319, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f159, %r320;
-	.loc 1 186 25
-	shr.u32 %r321, %r285, 20;
-	.loc 1 186 34
-	and.b32 %r322, %r321, 15;
-	.loc 1 186 23
-	mov.s32 %r323, %r322;
-	.loc 1 186 39
-	sub.s32 %r324, %r323, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f160, %r324;
-	.loc 1 187 30
-	mov.u32 %r325, %r289;
-	.loc 1 187 27
-	bra.uni $L284_entry;
-$L284_entry:
-	.loc 1 202 61
-	shr.u32 %r326, %r325, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs36, %r326;
-	.loc 1 202 76
-	cvt.f32.f16 %f162, %rs36;
-	.loc 1 202 36
-	mov.f32 %f161, %f162;
-	bra.uni $L285_ret_hi;
-$L285_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r327, %r289;
-	.loc 1 187 53
-	bra.uni $L286_entry;
-$L286_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs37, %r327;
-	.loc 1 201 70
-	cvt.f32.f16 %f164, %rs37;
-	.loc 1 201 36
-	mov.f32 %f163, %f164;
-	bra.uni $L287_ret_lo;
-$L287_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f165, %f159, %f163, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f166, %f160, %f161, %f165;
-	mov.f32 %f142, %f166;
-	bra.uni $L288_rangeint_body;
-$L288_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r328, %r285, 24;
-	.loc 1 185 32
-	and.b32 %r329, %r328, 15;
-	.loc 1 185 23
-	mov.s32 %r330, %r329;
-	.loc 1 185 37
-	sub.s32 %r331, %r330, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f167, %r331;
-	.loc 1 186 25
-	shr.u32 %r332, %r285, 28;
-	.loc 1 186 34
-	and.b32 %r333, %r332, 15;
-	.loc 1 186 23
-	mov.s32 %r334, %r333;
-	.loc 1 186 39
-	sub.s32 %r335, %r334, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f168, %r335;
-	.loc 1 187 30
-	mov.u32 %r336, %r290;
-	.loc 1 187 27
-	bra.uni $L289_entry;
-$L289_entry:
-	.loc 1 202 61
-	shr.u32 %r337, %r336, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs38, %r337;
-	.loc 1 202 76
-	cvt.f32.f16 %f170, %rs38;
-	.loc 1 202 36
-	mov.f32 %f169, %f170;
-	bra.uni $L290_ret_hi;
-$L290_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r338, %r290;
-	.loc 1 187 53
-	bra.uni $L291_entry;
-$L291_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs39, %r338;
-	.loc 1 201 70
-	cvt.f32.f16 %f172, %rs39;
-	.loc 1 201 36
-	mov.f32 %f171, %f172;
-	bra.uni $L292_ret_lo;
-$L292_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f173, %f167, %f171, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f174, %f168, %f169, %f173;
-	mov.f32 %f175, %f174;
-	bra.uni $L269_rangeint_done;
-$L269_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L293_rangeint_body;
-$L293_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd319, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd320, %rd319, 1;
-	.loc 1 171 19
-	and.b64 %rd321, %rd320, 3;
-	.loc 1 172 9
-	mov.u32 %r339, %r276;
-	.loc 1 173 8
-	setp.eq.s64 %p53, %rd321, 1;
-	@%p53 bra $L294_if_then;
-	bra.uni $L302_edge;
-$L294_if_then:
-	.loc 1 174 9
-	mov.u32 %r340, %r277;
-	mov.u32 %r281, %r340;
-	bra.uni $L295_if_done;
-$L302_edge:
-	mov.u32 %r281, %r339;
-	bra.uni $L295_if_done;
-$L295_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p54, %rd321, 2;
-	@%p54 bra $L296_if_then;
-	bra.uni $L303_edge;
-$L296_if_then:
-	.loc 1 177 9
-	mov.u32 %r341, %r278;
-	mov.u32 %r283, %r341;
-	bra.uni $L297_if_done;
-$L303_edge:
-	mov.u32 %r283, %r281;
-	bra.uni $L297_if_done;
-$L297_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p55, %rd321, 3;
-	@%p55 bra $L298_if_then;
-	bra.uni $L304_edge;
-$L298_if_then:
-	.loc 1 180 9
-	mov.u32 %r342, %r279;
-	mov.u32 %r285, %r342;
-	bra.uni $L299_if_done;
-$L304_edge:
-	mov.u32 %r285, %r283;
-	bra.uni $L299_if_done;
-$L299_if_done:
-	.loc 1 182 3
-	mov.u32 %r343, 0;
-	mov.u32 %r344, 0;
-	mov.u32 %r345, 0;
-	mov.u32 %r346, 0;
-	.loc 1 182 27
-	shr.s64 %rd322, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd323, %rd321, 4;
-	.loc 1 182 30
-	add.s64 %rd324, %rd322, %rd323;
-	.loc 1 182 18
-	add.s64 %rd325, %rd324, 3;
-	shl.b64 %rd326, %rd324, 2;
-	add.s64 %rd327, %rd19, %rd326;
-	ld.shared.v4.u32 {%r347, %r348, %r349, %r350}, [%rd327];
-	.loc 1 182 3
-	mov.u32 %r343, %r347;
-	mov.u32 %r344, %r348;
-	mov.u32 %r345, %r349;
-	mov.u32 %r346, %r350;
-	mov.f32 %f142, %f141;
-	bra.uni $L300_rangeint_body;
-$L300_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r351, %r285, 0;
-	.loc 1 185 32
-	and.b32 %r352, %r351, 15;
-	.loc 1 185 23
-	mov.s32 %r353, %r352;
-	.loc 1 185 37
-	sub.s32 %r354, %r353, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f176, %r354;
-	.loc 1 186 25
-	shr.u32 %r355, %r285, 4;
-	.loc 1 186 34
-	and.b32 %r356, %r355, 15;
-	.loc 1 186 23
-	mov.s32 %r357, %r356;
-	.loc 1 186 39
-	sub.s32 %r358, %r357, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f177, %r358;
-	.loc 1 187 30
-	mov.u32 %r359, %r343;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs25, %r283;
+	.loc 1 219 70
+	cvt.f32.f16 %f302, %rs25;
+	.loc 1 219 36
+	mov.f32 %f301, %f302;
+	bra.uni $L253_ret_lo;
+$L253_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f303, %f300, %f301, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f304, %f297, %f298, %f303;
+	mov.f32 %f199, %f304;
+	bra.uni $L254_rangeint_body;
+$L254_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f305, %f193;
+	.loc 1 205 41
+	mov.u32 %r284, %r274;
+	.loc 1 205 38
+	bra.uni $L255_entry;
+$L255_entry:
+	.loc 1 220 61
+	shr.u32 %r285, %r284, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs26, %r285;
+	.loc 1 220 76
+	cvt.f32.f16 %f307, %rs26;
+	.loc 1 220 36
+	mov.f32 %f306, %f307;
+	bra.uni $L256_ret_hi;
+$L256_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f308, %f192;
+	.loc 1 205 76
+	mov.u32 %r286, %r274;
+	.loc 1 205 73
+	bra.uni $L257_entry;
+$L257_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs27, %r286;
+	.loc 1 219 70
+	cvt.f32.f16 %f310, %rs27;
+	.loc 1 219 36
+	mov.f32 %f309, %f310;
+	bra.uni $L258_ret_lo;
+$L258_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f311, %f308, %f309, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f312, %f305, %f306, %f311;
+	mov.f32 %f199, %f312;
+	bra.uni $L259_rangeint_body;
+$L259_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f313, %f195;
+	.loc 1 205 41
+	mov.u32 %r287, %r275;
+	.loc 1 205 38
+	bra.uni $L260_entry;
+$L260_entry:
+	.loc 1 220 61
+	shr.u32 %r288, %r287, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs28, %r288;
+	.loc 1 220 76
+	cvt.f32.f16 %f315, %rs28;
+	.loc 1 220 36
+	mov.f32 %f314, %f315;
+	bra.uni $L261_ret_hi;
+$L261_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f316, %f194;
+	.loc 1 205 76
+	mov.u32 %r289, %r275;
+	.loc 1 205 73
+	bra.uni $L262_entry;
+$L262_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs29, %r289;
+	.loc 1 219 70
+	cvt.f32.f16 %f318, %rs29;
+	.loc 1 219 36
+	mov.f32 %f317, %f318;
+	bra.uni $L263_ret_lo;
+$L263_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f319, %f316, %f317, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f320, %f313, %f314, %f319;
+	mov.f32 %f199, %f320;
+	bra.uni $L264_rangeint_body;
+$L264_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f321, %f197;
+	.loc 1 205 41
+	mov.u32 %r290, %r276;
+	.loc 1 205 38
+	bra.uni $L265_entry;
+$L265_entry:
+	.loc 1 220 61
+	shr.u32 %r291, %r290, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs30, %r291;
+	.loc 1 220 76
+	cvt.f32.f16 %f323, %rs30;
+	.loc 1 220 36
+	mov.f32 %f322, %f323;
+	bra.uni $L266_ret_hi;
+$L266_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f324, %f196;
+	.loc 1 205 76
+	mov.u32 %r292, %r276;
+	.loc 1 205 73
+	bra.uni $L267_entry;
+$L267_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs31, %r292;
+	.loc 1 219 70
+	cvt.f32.f16 %f326, %rs31;
+	.loc 1 219 36
+	mov.f32 %f325, %f326;
+	bra.uni $L268_ret_lo;
+$L268_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f327, %f324, %f325, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f328, %f321, %f322, %f327;
+	mov.f32 %f232, %f328;
+	bra.uni $L249_rangeint_done;
+$L249_rangeint_done:
+	mov.f32 %f329, %f232;
+	bra.uni $L180_rangeint_done;
+$L180_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f165, %f329;
+	bra.uni $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
+$L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f330, %f0;
+	.loc 1 120 24
+	fma.rn.f32 %f331, %f164, %f165, %f330;
+	.loc 1 120 11
+	mov.f32 %f0, %f331;
+	bra.uni $L269_rangeint_body;
+$L269_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd309, %rd41, 1;
+	.loc 1 119 15
+	setp.lt.s64 %p39, %rd309, %rd12;
+	@%p39 bra $L270_if_then;
+	bra.uni $L363_rangeint_body;
+$L270_if_then:
+	.loc 1 120 47
+	add.s64 %rd310, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd311, %rd310, 256;
+	.loc 1 120 68
+	mul.lo.s64 %rd312, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd313, %rd311, %rd312;
+	.loc 1 120 34
+	bra.uni $L272_entry;
+$L272_entry:
+	.loc 1 198 53
+	mov.f32 %f333, 0f00000000;
+	mov.f32 %f334, 0f00000000;
+	mov.f32 %f335, 0f00000000;
+	mov.f32 %f336, 0f00000000;
+	mov.f32 %f337, 0f00000000;
+	mov.f32 %f338, 0f00000000;
+	mov.f32 %f339, 0f00000000;
+	mov.f32 %f340, 0f00000000;
+	mov.f32 %f341, 0f00000000;
+	mov.f32 %f342, 0f00000000;
+	mov.f32 %f343, 0f00000000;
+	mov.f32 %f344, 0f00000000;
+	mov.f32 %f345, 0f00000000;
+	mov.f32 %f346, 0f00000000;
+	mov.f32 %f347, 0f00000000;
+	mov.f32 %f348, 0f00000000;
+	mov.f32 %f349, 0f00000000;
+	mov.f32 %f350, 0f00000000;
+	mov.f32 %f351, 0f00000000;
+	mov.f32 %f352, 0f00000000;
+	mov.f32 %f353, 0f00000000;
+	mov.f32 %f354, 0f00000000;
+	mov.f32 %f355, 0f00000000;
+	mov.f32 %f356, 0f00000000;
+	mov.f32 %f357, 0f00000000;
+	mov.f32 %f358, 0f00000000;
+	mov.f32 %f359, 0f00000000;
+	mov.f32 %f360, 0f00000000;
+	mov.f32 %f361, 0f00000000;
+	mov.f32 %f362, 0f00000000;
+	mov.f32 %f363, 0f00000000;
+	mov.f32 %f364, 0f00000000;
+	mov.f32 %f333, %f4;
+	mov.f32 %f334, %f5;
+	mov.f32 %f335, %f6;
+	mov.f32 %f336, %f7;
+	mov.f32 %f337, %f8;
+	mov.f32 %f338, %f9;
+	mov.f32 %f339, %f10;
+	mov.f32 %f340, %f11;
+	mov.f32 %f341, %f12;
+	mov.f32 %f342, %f13;
+	mov.f32 %f343, %f14;
+	mov.f32 %f344, %f15;
+	mov.f32 %f345, %f16;
+	mov.f32 %f346, %f17;
+	mov.f32 %f347, %f18;
+	mov.f32 %f348, %f19;
+	mov.f32 %f349, %f20;
+	mov.f32 %f350, %f21;
+	mov.f32 %f351, %f22;
+	mov.f32 %f352, %f23;
+	mov.f32 %f353, %f24;
+	mov.f32 %f354, %f25;
+	mov.f32 %f355, %f26;
+	mov.f32 %f356, %f27;
+	mov.f32 %f357, %f28;
+	mov.f32 %f358, %f29;
+	mov.f32 %f359, %f30;
+	mov.f32 %f360, %f31;
+	mov.f32 %f361, %f32;
+	mov.f32 %f362, %f33;
+	mov.f32 %f363, %f34;
+	mov.f32 %f364, %f35;
+	mov.f32 %f365, 0f00000000;
+	bra.uni $L273_rangeint_body;
+$L273_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r293, 0;
+	mov.u32 %r294, 0;
+	mov.u32 %r295, 0;
+	mov.u32 %r296, 0;
+	.loc 1 202 27
+	shr.s64 %rd314, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd315, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd316, %rd315, 0;
+	.loc 1 202 40
+	and.b64 %rd317, %rd316, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd318, %rd317, 4;
+	.loc 1 202 30
+	add.s64 %rd319, %rd314, %rd318;
+	.loc 1 202 18
+	add.s64 %rd320, %rd319, 3;
+	shl.b64 %rd321, %rd319, 2;
+	add.s64 %rd322, %rd19, %rd321;
+	ld.shared.v4.u32 {%r297, %r298, %r299, %r300}, [%rd322];
+	.loc 1 202 3
+	mov.u32 %r293, %r297;
+	mov.u32 %r294, %r298;
+	mov.u32 %r295, %r299;
+	mov.u32 %r296, %r300;
+	mov.f32 %f366, %f365;
+	bra.uni $L275_rangeint_body;
+$L275_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f367, %f334;
+	.loc 1 205 41
+	mov.u32 %r301, %r293;
+	.loc 1 205 38
+	bra.uni $L278_entry;
+$L278_entry:
+	.loc 1 220 61
+	shr.u32 %r302, %r301, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs32, %r302;
+	.loc 1 220 76
+	cvt.f32.f16 %f369, %rs32;
+	.loc 1 220 36
+	mov.f32 %f368, %f369;
+	bra.uni $L279_ret_hi;
+$L279_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f370, %f333;
+	.loc 1 205 76
+	mov.u32 %r303, %r293;
+	.loc 1 205 73
+	bra.uni $L280_entry;
+$L280_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs33, %r303;
+	.loc 1 219 70
+	cvt.f32.f16 %f372, %rs33;
+	.loc 1 219 36
+	mov.f32 %f371, %f372;
+	bra.uni $L281_ret_lo;
+$L281_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f373, %f370, %f371, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f374, %f367, %f368, %f373;
+	mov.f32 %f366, %f374;
+	bra.uni $L282_rangeint_body;
+$L282_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f375, %f336;
+	.loc 1 205 41
+	mov.u32 %r304, %r294;
+	.loc 1 205 38
+	bra.uni $L283_entry;
+$L283_entry:
+	.loc 1 220 61
+	shr.u32 %r305, %r304, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs34, %r305;
+	.loc 1 220 76
+	cvt.f32.f16 %f377, %rs34;
+	.loc 1 220 36
+	mov.f32 %f376, %f377;
+	bra.uni $L284_ret_hi;
+$L284_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f378, %f335;
+	.loc 1 205 76
+	mov.u32 %r306, %r294;
+	.loc 1 205 73
+	bra.uni $L285_entry;
+$L285_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs35, %r306;
+	.loc 1 219 70
+	cvt.f32.f16 %f380, %rs35;
+	.loc 1 219 36
+	mov.f32 %f379, %f380;
+	bra.uni $L286_ret_lo;
+$L286_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f381, %f378, %f379, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f382, %f375, %f376, %f381;
+	mov.f32 %f366, %f382;
+	bra.uni $L287_rangeint_body;
+$L287_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f383, %f338;
+	.loc 1 205 41
+	mov.u32 %r307, %r295;
+	.loc 1 205 38
+	bra.uni $L288_entry;
+$L288_entry:
+	.loc 1 220 61
+	shr.u32 %r308, %r307, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs36, %r308;
+	.loc 1 220 76
+	cvt.f32.f16 %f385, %rs36;
+	.loc 1 220 36
+	mov.f32 %f384, %f385;
+	bra.uni $L289_ret_hi;
+$L289_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f386, %f337;
+	.loc 1 205 76
+	mov.u32 %r309, %r295;
+	.loc 1 205 73
+	bra.uni $L290_entry;
+$L290_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs37, %r309;
+	.loc 1 219 70
+	cvt.f32.f16 %f388, %rs37;
+	.loc 1 219 36
+	mov.f32 %f387, %f388;
+	bra.uni $L291_ret_lo;
+$L291_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f389, %f386, %f387, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f390, %f383, %f384, %f389;
+	mov.f32 %f366, %f390;
+	bra.uni $L292_rangeint_body;
+$L292_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f391, %f340;
+	.loc 1 205 41
+	mov.u32 %r310, %r296;
+	.loc 1 205 38
+	bra.uni $L293_entry;
+$L293_entry:
+	.loc 1 220 61
+	shr.u32 %r311, %r310, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs38, %r311;
+	.loc 1 220 76
+	cvt.f32.f16 %f393, %rs38;
+	.loc 1 220 36
+	mov.f32 %f392, %f393;
+	bra.uni $L294_ret_hi;
+$L294_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f394, %f339;
+	.loc 1 205 76
+	mov.u32 %r312, %r296;
+	.loc 1 205 73
+	bra.uni $L295_entry;
+$L295_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs39, %r312;
+	.loc 1 219 70
+	cvt.f32.f16 %f396, %rs39;
+	.loc 1 219 36
+	mov.f32 %f395, %f396;
+	bra.uni $L296_ret_lo;
+$L296_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f397, %f394, %f395, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f398, %f391, %f392, %f397;
+	mov.f32 %f399, %f398;
+	bra.uni $L276_rangeint_done;
+$L276_rangeint_done:
+	mov.f32 %f365, %f399;
+	bra.uni $L297_rangeint_body;
+$L297_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r313, 0;
+	mov.u32 %r314, 0;
+	mov.u32 %r315, 0;
+	mov.u32 %r316, 0;
+	.loc 1 202 27
+	shr.s64 %rd323, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd324, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd325, %rd324, 1;
+	.loc 1 202 40
+	and.b64 %rd326, %rd325, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd327, %rd326, 4;
+	.loc 1 202 30
+	add.s64 %rd328, %rd323, %rd327;
+	.loc 1 202 18
+	add.s64 %rd329, %rd328, 3;
+	shl.b64 %rd330, %rd328, 2;
+	add.s64 %rd331, %rd19, %rd330;
+	ld.shared.v4.u32 {%r317, %r318, %r319, %r320}, [%rd331];
+	.loc 1 202 3
+	mov.u32 %r313, %r317;
+	mov.u32 %r314, %r318;
+	mov.u32 %r315, %r319;
+	mov.u32 %r316, %r320;
+	mov.f32 %f366, %f365;
+	bra.uni $L298_rangeint_body;
+$L298_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f400, %f342;
+	.loc 1 205 41
+	mov.u32 %r321, %r313;
+	.loc 1 205 38
+	bra.uni $L300_entry;
+$L300_entry:
+	.loc 1 220 61
+	shr.u32 %r322, %r321, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs40, %r322;
+	.loc 1 220 76
+	cvt.f32.f16 %f402, %rs40;
+	.loc 1 220 36
+	mov.f32 %f401, %f402;
+	bra.uni $L301_ret_hi;
+$L301_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f403, %f341;
+	.loc 1 205 76
+	mov.u32 %r323, %r313;
+	.loc 1 205 73
+	bra.uni $L302_entry;
+$L302_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs41, %r323;
+	.loc 1 219 70
+	cvt.f32.f16 %f405, %rs41;
+	.loc 1 219 36
+	mov.f32 %f404, %f405;
+	bra.uni $L303_ret_lo;
+$L303_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f406, %f403, %f404, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f407, %f400, %f401, %f406;
+	mov.f32 %f366, %f407;
+	bra.uni $L304_rangeint_body;
+$L304_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f408, %f344;
+	.loc 1 205 41
+	mov.u32 %r324, %r314;
+	.loc 1 205 38
 	bra.uni $L305_entry;
 $L305_entry:
-	.loc 1 202 61
-	shr.u32 %r360, %r359, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs40, %r360;
-	.loc 1 202 76
-	cvt.f32.f16 %f179, %rs40;
-	.loc 1 202 36
-	mov.f32 %f178, %f179;
+	.loc 1 220 61
+	shr.u32 %r325, %r324, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs42, %r325;
+	.loc 1 220 76
+	cvt.f32.f16 %f410, %rs42;
+	.loc 1 220 36
+	mov.f32 %f409, %f410;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r361, %r343;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f411, %f343;
+	.loc 1 205 76
+	mov.u32 %r326, %r314;
+	.loc 1 205 73
 	bra.uni $L307_entry;
 $L307_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs41, %r361;
-	.loc 1 201 70
-	cvt.f32.f16 %f181, %rs41;
-	.loc 1 201 36
-	mov.f32 %f180, %f181;
+	.loc 1 219 58
+	cvt.u16.u32 %rs43, %r326;
+	.loc 1 219 70
+	cvt.f32.f16 %f413, %rs43;
+	.loc 1 219 36
+	mov.f32 %f412, %f413;
 	bra.uni $L308_ret_lo;
 $L308_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f182, %f176, %f180, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f183, %f177, %f178, %f182;
-	mov.f32 %f142, %f183;
+	.loc 1 205 54
+	fma.rn.f32 %f414, %f411, %f412, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f415, %f408, %f409, %f414;
+	mov.f32 %f366, %f415;
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r362, %r285, 8;
-	.loc 1 185 32
-	and.b32 %r363, %r362, 15;
-	.loc 1 185 23
-	mov.s32 %r364, %r363;
-	.loc 1 185 37
-	sub.s32 %r365, %r364, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f184, %r365;
-	.loc 1 186 25
-	shr.u32 %r366, %r285, 12;
-	.loc 1 186 34
-	and.b32 %r367, %r366, 15;
-	.loc 1 186 23
-	mov.s32 %r368, %r367;
-	.loc 1 186 39
-	sub.s32 %r369, %r368, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f185, %r369;
-	.loc 1 187 30
-	mov.u32 %r370, %r344;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f416, %f346;
+	.loc 1 205 41
+	mov.u32 %r327, %r315;
+	.loc 1 205 38
 	bra.uni $L310_entry;
 $L310_entry:
-	.loc 1 202 61
-	shr.u32 %r371, %r370, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs42, %r371;
-	.loc 1 202 76
-	cvt.f32.f16 %f187, %rs42;
-	.loc 1 202 36
-	mov.f32 %f186, %f187;
+	.loc 1 220 61
+	shr.u32 %r328, %r327, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs44, %r328;
+	.loc 1 220 76
+	cvt.f32.f16 %f418, %rs44;
+	.loc 1 220 36
+	mov.f32 %f417, %f418;
 	bra.uni $L311_ret_hi;
 $L311_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r372, %r344;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f419, %f345;
+	.loc 1 205 76
+	mov.u32 %r329, %r315;
+	.loc 1 205 73
 	bra.uni $L312_entry;
 $L312_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs43, %r372;
-	.loc 1 201 70
-	cvt.f32.f16 %f189, %rs43;
-	.loc 1 201 36
-	mov.f32 %f188, %f189;
+	.loc 1 219 58
+	cvt.u16.u32 %rs45, %r329;
+	.loc 1 219 70
+	cvt.f32.f16 %f421, %rs45;
+	.loc 1 219 36
+	mov.f32 %f420, %f421;
 	bra.uni $L313_ret_lo;
 $L313_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f190, %f184, %f188, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f191, %f185, %f186, %f190;
-	mov.f32 %f142, %f191;
+	.loc 1 205 54
+	fma.rn.f32 %f422, %f419, %f420, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f423, %f416, %f417, %f422;
+	mov.f32 %f366, %f423;
 	bra.uni $L314_rangeint_body;
 $L314_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r373, %r285, 16;
-	.loc 1 185 32
-	and.b32 %r374, %r373, 15;
-	.loc 1 185 23
-	mov.s32 %r375, %r374;
-	.loc 1 185 37
-	sub.s32 %r376, %r375, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f192, %r376;
-	.loc 1 186 25
-	shr.u32 %r377, %r285, 20;
-	.loc 1 186 34
-	and.b32 %r378, %r377, 15;
-	.loc 1 186 23
-	mov.s32 %r379, %r378;
-	.loc 1 186 39
-	sub.s32 %r380, %r379, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f193, %r380;
-	.loc 1 187 30
-	mov.u32 %r381, %r345;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f424, %f348;
+	.loc 1 205 41
+	mov.u32 %r330, %r316;
+	.loc 1 205 38
 	bra.uni $L315_entry;
 $L315_entry:
-	.loc 1 202 61
-	shr.u32 %r382, %r381, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs44, %r382;
-	.loc 1 202 76
-	cvt.f32.f16 %f195, %rs44;
-	.loc 1 202 36
-	mov.f32 %f194, %f195;
+	.loc 1 220 61
+	shr.u32 %r331, %r330, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs46, %r331;
+	.loc 1 220 76
+	cvt.f32.f16 %f426, %rs46;
+	.loc 1 220 36
+	mov.f32 %f425, %f426;
 	bra.uni $L316_ret_hi;
 $L316_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r383, %r345;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f427, %f347;
+	.loc 1 205 76
+	mov.u32 %r332, %r316;
+	.loc 1 205 73
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs45, %r383;
-	.loc 1 201 70
-	cvt.f32.f16 %f197, %rs45;
-	.loc 1 201 36
-	mov.f32 %f196, %f197;
+	.loc 1 219 58
+	cvt.u16.u32 %rs47, %r332;
+	.loc 1 219 70
+	cvt.f32.f16 %f429, %rs47;
+	.loc 1 219 36
+	mov.f32 %f428, %f429;
 	bra.uni $L318_ret_lo;
 $L318_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f198, %f192, %f196, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f199, %f193, %f194, %f198;
-	mov.f32 %f142, %f199;
+	.loc 1 205 54
+	fma.rn.f32 %f430, %f427, %f428, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f431, %f424, %f425, %f430;
+	mov.f32 %f399, %f431;
+	bra.uni $L299_rangeint_done;
+$L299_rangeint_done:
+	mov.f32 %f365, %f399;
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r384, %r285, 24;
-	.loc 1 185 32
-	and.b32 %r385, %r384, 15;
-	.loc 1 185 23
-	mov.s32 %r386, %r385;
-	.loc 1 185 37
-	sub.s32 %r387, %r386, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f200, %r387;
-	.loc 1 186 25
-	shr.u32 %r388, %r285, 28;
-	.loc 1 186 34
-	and.b32 %r389, %r388, 15;
-	.loc 1 186 23
-	mov.s32 %r390, %r389;
-	.loc 1 186 39
-	sub.s32 %r391, %r390, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f201, %r391;
-	.loc 1 187 30
-	mov.u32 %r392, %r346;
-	.loc 1 187 27
-	bra.uni $L320_entry;
-$L320_entry:
-	.loc 1 202 61
-	shr.u32 %r393, %r392, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs46, %r393;
-	.loc 1 202 76
-	cvt.f32.f16 %f203, %rs46;
-	.loc 1 202 36
-	mov.f32 %f202, %f203;
-	bra.uni $L321_ret_hi;
-$L321_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r394, %r346;
-	.loc 1 187 53
+	.loc 1 202 3
+	mov.u32 %r333, 0;
+	mov.u32 %r334, 0;
+	mov.u32 %r335, 0;
+	mov.u32 %r336, 0;
+	.loc 1 202 27
+	shr.s64 %rd332, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd333, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd334, %rd333, 2;
+	.loc 1 202 40
+	and.b64 %rd335, %rd334, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd336, %rd335, 4;
+	.loc 1 202 30
+	add.s64 %rd337, %rd332, %rd336;
+	.loc 1 202 18
+	add.s64 %rd338, %rd337, 3;
+	shl.b64 %rd339, %rd337, 2;
+	add.s64 %rd340, %rd19, %rd339;
+	ld.shared.v4.u32 {%r337, %r338, %r339, %r340}, [%rd340];
+	.loc 1 202 3
+	mov.u32 %r333, %r337;
+	mov.u32 %r334, %r338;
+	mov.u32 %r335, %r339;
+	mov.u32 %r336, %r340;
+	mov.f32 %f366, %f365;
+	bra.uni $L320_rangeint_body;
+$L320_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f432, %f350;
+	.loc 1 205 41
+	mov.u32 %r341, %r333;
+	.loc 1 205 38
 	bra.uni $L322_entry;
 $L322_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs47, %r394;
-	.loc 1 201 70
-	cvt.f32.f16 %f205, %rs47;
-	.loc 1 201 36
-	mov.f32 %f204, %f205;
-	bra.uni $L323_ret_lo;
-$L323_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f206, %f200, %f204, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f207, %f201, %f202, %f206;
-	mov.f32 %f175, %f207;
-	bra.uni $L301_rangeint_done;
-$L301_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L324_rangeint_body;
-$L324_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd328, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd329, %rd328, 2;
-	.loc 1 171 19
-	and.b64 %rd330, %rd329, 3;
-	.loc 1 172 9
-	mov.u32 %r395, %r276;
-	.loc 1 173 8
-	setp.eq.s64 %p56, %rd330, 1;
-	@%p56 bra $L325_if_then;
-	bra.uni $L333_edge;
-$L325_if_then:
-	.loc 1 174 9
-	mov.u32 %r396, %r277;
-	mov.u32 %r281, %r396;
-	bra.uni $L326_if_done;
-$L333_edge:
-	mov.u32 %r281, %r395;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p57, %rd330, 2;
-	@%p57 bra $L327_if_then;
-	bra.uni $L334_edge;
-$L327_if_then:
-	.loc 1 177 9
-	mov.u32 %r397, %r278;
-	mov.u32 %r283, %r397;
-	bra.uni $L328_if_done;
-$L334_edge:
-	mov.u32 %r283, %r281;
-	bra.uni $L328_if_done;
-$L328_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p58, %rd330, 3;
-	@%p58 bra $L329_if_then;
-	bra.uni $L335_edge;
-$L329_if_then:
-	.loc 1 180 9
-	mov.u32 %r398, %r279;
-	mov.u32 %r285, %r398;
-	bra.uni $L330_if_done;
-$L335_edge:
-	mov.u32 %r285, %r283;
-	bra.uni $L330_if_done;
-$L330_if_done:
-	.loc 1 182 3
-	mov.u32 %r399, 0;
-	mov.u32 %r400, 0;
-	mov.u32 %r401, 0;
-	mov.u32 %r402, 0;
-	.loc 1 182 27
-	shr.s64 %rd331, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd332, %rd330, 4;
-	.loc 1 182 30
-	add.s64 %rd333, %rd331, %rd332;
-	.loc 1 182 18
-	add.s64 %rd334, %rd333, 3;
-	shl.b64 %rd335, %rd333, 2;
-	add.s64 %rd336, %rd19, %rd335;
-	ld.shared.v4.u32 {%r403, %r404, %r405, %r406}, [%rd336];
-	.loc 1 182 3
-	mov.u32 %r399, %r403;
-	mov.u32 %r400, %r404;
-	mov.u32 %r401, %r405;
-	mov.u32 %r402, %r406;
-	mov.f32 %f142, %f141;
+	.loc 1 220 61
+	shr.u32 %r342, %r341, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs48, %r342;
+	.loc 1 220 76
+	cvt.f32.f16 %f434, %rs48;
+	.loc 1 220 36
+	mov.f32 %f433, %f434;
+	bra.uni $L323_ret_hi;
+$L323_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f435, %f349;
+	.loc 1 205 76
+	mov.u32 %r343, %r333;
+	.loc 1 205 73
+	bra.uni $L324_entry;
+$L324_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs49, %r343;
+	.loc 1 219 70
+	cvt.f32.f16 %f437, %rs49;
+	.loc 1 219 36
+	mov.f32 %f436, %f437;
+	bra.uni $L325_ret_lo;
+$L325_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f438, %f435, %f436, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f439, %f432, %f433, %f438;
+	mov.f32 %f366, %f439;
+	bra.uni $L326_rangeint_body;
+$L326_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f440, %f352;
+	.loc 1 205 41
+	mov.u32 %r344, %r334;
+	.loc 1 205 38
+	bra.uni $L327_entry;
+$L327_entry:
+	.loc 1 220 61
+	shr.u32 %r345, %r344, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs50, %r345;
+	.loc 1 220 76
+	cvt.f32.f16 %f442, %rs50;
+	.loc 1 220 36
+	mov.f32 %f441, %f442;
+	bra.uni $L328_ret_hi;
+$L328_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f443, %f351;
+	.loc 1 205 76
+	mov.u32 %r346, %r334;
+	.loc 1 205 73
+	bra.uni $L329_entry;
+$L329_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs51, %r346;
+	.loc 1 219 70
+	cvt.f32.f16 %f445, %rs51;
+	.loc 1 219 36
+	mov.f32 %f444, %f445;
+	bra.uni $L330_ret_lo;
+$L330_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f446, %f443, %f444, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f447, %f440, %f441, %f446;
+	mov.f32 %f366, %f447;
 	bra.uni $L331_rangeint_body;
 $L331_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r407, %r285, 0;
-	.loc 1 185 32
-	and.b32 %r408, %r407, 15;
-	.loc 1 185 23
-	mov.s32 %r409, %r408;
-	.loc 1 185 37
-	sub.s32 %r410, %r409, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f208, %r410;
-	.loc 1 186 25
-	shr.u32 %r411, %r285, 4;
-	.loc 1 186 34
-	and.b32 %r412, %r411, 15;
-	.loc 1 186 23
-	mov.s32 %r413, %r412;
-	.loc 1 186 39
-	sub.s32 %r414, %r413, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f209, %r414;
-	.loc 1 187 30
-	mov.u32 %r415, %r399;
-	.loc 1 187 27
-	bra.uni $L336_entry;
-$L336_entry:
-	.loc 1 202 61
-	shr.u32 %r416, %r415, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs48, %r416;
-	.loc 1 202 76
-	cvt.f32.f16 %f211, %rs48;
-	.loc 1 202 36
-	mov.f32 %f210, %f211;
-	bra.uni $L337_ret_hi;
-$L337_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r417, %r399;
-	.loc 1 187 53
-	bra.uni $L338_entry;
-$L338_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs49, %r417;
-	.loc 1 201 70
-	cvt.f32.f16 %f213, %rs49;
-	.loc 1 201 36
-	mov.f32 %f212, %f213;
-	bra.uni $L339_ret_lo;
-$L339_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f214, %f208, %f212, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f215, %f209, %f210, %f214;
-	mov.f32 %f142, %f215;
-	bra.uni $L340_rangeint_body;
-$L340_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r418, %r285, 8;
-	.loc 1 185 32
-	and.b32 %r419, %r418, 15;
-	.loc 1 185 23
-	mov.s32 %r420, %r419;
-	.loc 1 185 37
-	sub.s32 %r421, %r420, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f216, %r421;
-	.loc 1 186 25
-	shr.u32 %r422, %r285, 12;
-	.loc 1 186 34
-	and.b32 %r423, %r422, 15;
-	.loc 1 186 23
-	mov.s32 %r424, %r423;
-	.loc 1 186 39
-	sub.s32 %r425, %r424, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f217, %r425;
-	.loc 1 187 30
-	mov.u32 %r426, %r400;
-	.loc 1 187 27
-	bra.uni $L341_entry;
-$L341_entry:
-	.loc 1 202 61
-	shr.u32 %r427, %r426, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs50, %r427;
-	.loc 1 202 76
-	cvt.f32.f16 %f219, %rs50;
-	.loc 1 202 36
-	mov.f32 %f218, %f219;
-	bra.uni $L342_ret_hi;
-$L342_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r428, %r400;
-	.loc 1 187 53
-	bra.uni $L343_entry;
-$L343_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs51, %r428;
-	.loc 1 201 70
-	cvt.f32.f16 %f221, %rs51;
-	.loc 1 201 36
-	mov.f32 %f220, %f221;
-	bra.uni $L344_ret_lo;
-$L344_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f222, %f216, %f220, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f223, %f217, %f218, %f222;
-	mov.f32 %f142, %f223;
-	bra.uni $L345_rangeint_body;
-$L345_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r429, %r285, 16;
-	.loc 1 185 32
-	and.b32 %r430, %r429, 15;
-	.loc 1 185 23
-	mov.s32 %r431, %r430;
-	.loc 1 185 37
-	sub.s32 %r432, %r431, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f224, %r432;
-	.loc 1 186 25
-	shr.u32 %r433, %r285, 20;
-	.loc 1 186 34
-	and.b32 %r434, %r433, 15;
-	.loc 1 186 23
-	mov.s32 %r435, %r434;
-	.loc 1 186 39
-	sub.s32 %r436, %r435, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f225, %r436;
-	.loc 1 187 30
-	mov.u32 %r437, %r401;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f448, %f354;
+	.loc 1 205 41
+	mov.u32 %r347, %r335;
+	.loc 1 205 38
+	bra.uni $L332_entry;
+$L332_entry:
+	.loc 1 220 61
+	shr.u32 %r348, %r347, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs52, %r348;
+	.loc 1 220 76
+	cvt.f32.f16 %f450, %rs52;
+	.loc 1 220 36
+	mov.f32 %f449, %f450;
+	bra.uni $L333_ret_hi;
+$L333_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f451, %f353;
+	.loc 1 205 76
+	mov.u32 %r349, %r335;
+	.loc 1 205 73
+	bra.uni $L334_entry;
+$L334_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs53, %r349;
+	.loc 1 219 70
+	cvt.f32.f16 %f453, %rs53;
+	.loc 1 219 36
+	mov.f32 %f452, %f453;
+	bra.uni $L335_ret_lo;
+$L335_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f454, %f451, %f452, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f455, %f448, %f449, %f454;
+	mov.f32 %f366, %f455;
+	bra.uni $L336_rangeint_body;
+$L336_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f456, %f356;
+	.loc 1 205 41
+	mov.u32 %r350, %r336;
+	.loc 1 205 38
+	bra.uni $L337_entry;
+$L337_entry:
+	.loc 1 220 61
+	shr.u32 %r351, %r350, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs54, %r351;
+	.loc 1 220 76
+	cvt.f32.f16 %f458, %rs54;
+	.loc 1 220 36
+	mov.f32 %f457, %f458;
+	bra.uni $L338_ret_hi;
+$L338_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f459, %f355;
+	.loc 1 205 76
+	mov.u32 %r352, %r336;
+	.loc 1 205 73
+	bra.uni $L339_entry;
+$L339_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs55, %r352;
+	.loc 1 219 70
+	cvt.f32.f16 %f461, %rs55;
+	.loc 1 219 36
+	mov.f32 %f460, %f461;
+	bra.uni $L340_ret_lo;
+$L340_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f462, %f459, %f460, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f463, %f456, %f457, %f462;
+	mov.f32 %f399, %f463;
+	bra.uni $L321_rangeint_done;
+$L321_rangeint_done:
+	mov.f32 %f365, %f399;
+	bra.uni $L341_rangeint_body;
+$L341_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r353, 0;
+	mov.u32 %r354, 0;
+	mov.u32 %r355, 0;
+	mov.u32 %r356, 0;
+	.loc 1 202 27
+	shr.s64 %rd341, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd342, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd343, %rd342, 3;
+	.loc 1 202 40
+	and.b64 %rd344, %rd343, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd345, %rd344, 4;
+	.loc 1 202 30
+	add.s64 %rd346, %rd341, %rd345;
+	.loc 1 202 18
+	add.s64 %rd347, %rd346, 3;
+	shl.b64 %rd348, %rd346, 2;
+	add.s64 %rd349, %rd19, %rd348;
+	ld.shared.v4.u32 {%r357, %r358, %r359, %r360}, [%rd349];
+	.loc 1 202 3
+	mov.u32 %r353, %r357;
+	mov.u32 %r354, %r358;
+	mov.u32 %r355, %r359;
+	mov.u32 %r356, %r360;
+	mov.f32 %f366, %f365;
+	bra.uni $L342_rangeint_body;
+$L342_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f464, %f358;
+	.loc 1 205 41
+	mov.u32 %r361, %r353;
+	.loc 1 205 38
+	bra.uni $L344_entry;
+$L344_entry:
+	.loc 1 220 61
+	shr.u32 %r362, %r361, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs56, %r362;
+	.loc 1 220 76
+	cvt.f32.f16 %f466, %rs56;
+	.loc 1 220 36
+	mov.f32 %f465, %f466;
+	bra.uni $L345_ret_hi;
+$L345_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f467, %f357;
+	.loc 1 205 76
+	mov.u32 %r363, %r353;
+	.loc 1 205 73
 	bra.uni $L346_entry;
 $L346_entry:
-	.loc 1 202 61
-	shr.u32 %r438, %r437, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs52, %r438;
-	.loc 1 202 76
-	cvt.f32.f16 %f227, %rs52;
-	.loc 1 202 36
-	mov.f32 %f226, %f227;
-	bra.uni $L347_ret_hi;
-$L347_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r439, %r401;
-	.loc 1 187 53
-	bra.uni $L348_entry;
-$L348_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs53, %r439;
-	.loc 1 201 70
-	cvt.f32.f16 %f229, %rs53;
-	.loc 1 201 36
-	mov.f32 %f228, %f229;
-	bra.uni $L349_ret_lo;
-$L349_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f230, %f224, %f228, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f231, %f225, %f226, %f230;
-	mov.f32 %f142, %f231;
-	bra.uni $L350_rangeint_body;
-$L350_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r440, %r285, 24;
-	.loc 1 185 32
-	and.b32 %r441, %r440, 15;
-	.loc 1 185 23
-	mov.s32 %r442, %r441;
-	.loc 1 185 37
-	sub.s32 %r443, %r442, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f232, %r443;
-	.loc 1 186 25
-	shr.u32 %r444, %r285, 28;
-	.loc 1 186 34
-	and.b32 %r445, %r444, 15;
-	.loc 1 186 23
-	mov.s32 %r446, %r445;
-	.loc 1 186 39
-	sub.s32 %r447, %r446, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f233, %r447;
-	.loc 1 187 30
-	mov.u32 %r448, %r402;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs57, %r363;
+	.loc 1 219 70
+	cvt.f32.f16 %f469, %rs57;
+	.loc 1 219 36
+	mov.f32 %f468, %f469;
+	bra.uni $L347_ret_lo;
+$L347_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f470, %f467, %f468, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f471, %f464, %f465, %f470;
+	mov.f32 %f366, %f471;
+	bra.uni $L348_rangeint_body;
+$L348_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f472, %f360;
+	.loc 1 205 41
+	mov.u32 %r364, %r354;
+	.loc 1 205 38
+	bra.uni $L349_entry;
+$L349_entry:
+	.loc 1 220 61
+	shr.u32 %r365, %r364, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs58, %r365;
+	.loc 1 220 76
+	cvt.f32.f16 %f474, %rs58;
+	.loc 1 220 36
+	mov.f32 %f473, %f474;
+	bra.uni $L350_ret_hi;
+$L350_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f475, %f359;
+	.loc 1 205 76
+	mov.u32 %r366, %r354;
+	.loc 1 205 73
 	bra.uni $L351_entry;
 $L351_entry:
-	.loc 1 202 61
-	shr.u32 %r449, %r448, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs54, %r449;
-	.loc 1 202 76
-	cvt.f32.f16 %f235, %rs54;
-	.loc 1 202 36
-	mov.f32 %f234, %f235;
-	bra.uni $L352_ret_hi;
-$L352_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r450, %r402;
-	.loc 1 187 53
-	bra.uni $L353_entry;
-$L353_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs55, %r450;
-	.loc 1 201 70
-	cvt.f32.f16 %f237, %rs55;
-	.loc 1 201 36
-	mov.f32 %f236, %f237;
-	bra.uni $L354_ret_lo;
-$L354_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f238, %f232, %f236, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f239, %f233, %f234, %f238;
-	mov.f32 %f175, %f239;
-	bra.uni $L332_rangeint_done;
-$L332_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L355_rangeint_body;
-$L355_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd337, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd338, %rd337, 3;
-	.loc 1 171 19
-	and.b64 %rd339, %rd338, 3;
-	.loc 1 172 9
-	mov.u32 %r451, %r276;
-	.loc 1 173 8
-	setp.eq.s64 %p59, %rd339, 1;
-	@%p59 bra $L356_if_then;
-	bra.uni $L364_edge;
-$L356_if_then:
-	.loc 1 174 9
-	mov.u32 %r452, %r277;
-	mov.u32 %r281, %r452;
-	bra.uni $L357_if_done;
-$L364_edge:
-	mov.u32 %r281, %r451;
-	bra.uni $L357_if_done;
-$L357_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p60, %rd339, 2;
-	@%p60 bra $L358_if_then;
-	bra.uni $L365_edge;
-$L358_if_then:
-	.loc 1 177 9
-	mov.u32 %r453, %r278;
-	mov.u32 %r283, %r453;
-	bra.uni $L359_if_done;
-$L365_edge:
-	mov.u32 %r283, %r281;
-	bra.uni $L359_if_done;
-$L359_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p61, %rd339, 3;
-	@%p61 bra $L360_if_then;
-	bra.uni $L366_edge;
-$L360_if_then:
-	.loc 1 180 9
-	mov.u32 %r454, %r279;
-	mov.u32 %r285, %r454;
-	bra.uni $L361_if_done;
-$L366_edge:
-	mov.u32 %r285, %r283;
-	bra.uni $L361_if_done;
-$L361_if_done:
-	.loc 1 182 3
-	mov.u32 %r455, 0;
-	mov.u32 %r456, 0;
-	mov.u32 %r457, 0;
-	mov.u32 %r458, 0;
-	.loc 1 182 27
-	shr.s64 %rd340, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd341, %rd339, 4;
-	.loc 1 182 30
-	add.s64 %rd342, %rd340, %rd341;
-	.loc 1 182 18
-	add.s64 %rd343, %rd342, 3;
-	shl.b64 %rd344, %rd342, 2;
-	add.s64 %rd345, %rd19, %rd344;
-	ld.shared.v4.u32 {%r459, %r460, %r461, %r462}, [%rd345];
-	.loc 1 182 3
-	mov.u32 %r455, %r459;
-	mov.u32 %r456, %r460;
-	mov.u32 %r457, %r461;
-	mov.u32 %r458, %r462;
-	mov.f32 %f142, %f141;
-	bra.uni $L362_rangeint_body;
-$L362_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r463, %r285, 0;
-	.loc 1 185 32
-	and.b32 %r464, %r463, 15;
-	.loc 1 185 23
-	mov.s32 %r465, %r464;
-	.loc 1 185 37
-	sub.s32 %r466, %r465, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f240, %r466;
-	.loc 1 186 25
-	shr.u32 %r467, %r285, 4;
-	.loc 1 186 34
-	and.b32 %r468, %r467, 15;
-	.loc 1 186 23
-	mov.s32 %r469, %r468;
-	.loc 1 186 39
-	sub.s32 %r470, %r469, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f241, %r470;
-	.loc 1 187 30
-	mov.u32 %r471, %r455;
-	.loc 1 187 27
-	bra.uni $L367_entry;
-$L367_entry:
-	.loc 1 202 61
-	shr.u32 %r472, %r471, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs56, %r472;
-	.loc 1 202 76
-	cvt.f32.f16 %f243, %rs56;
-	.loc 1 202 36
-	mov.f32 %f242, %f243;
-	bra.uni $L368_ret_hi;
-$L368_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r473, %r455;
-	.loc 1 187 53
-	bra.uni $L369_entry;
-$L369_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs57, %r473;
-	.loc 1 201 70
-	cvt.f32.f16 %f245, %rs57;
-	.loc 1 201 36
-	mov.f32 %f244, %f245;
-	bra.uni $L370_ret_lo;
-$L370_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f246, %f240, %f244, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f247, %f241, %f242, %f246;
-	mov.f32 %f142, %f247;
-	bra.uni $L371_rangeint_body;
-$L371_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r474, %r285, 8;
-	.loc 1 185 32
-	and.b32 %r475, %r474, 15;
-	.loc 1 185 23
-	mov.s32 %r476, %r475;
-	.loc 1 185 37
-	sub.s32 %r477, %r476, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f248, %r477;
-	.loc 1 186 25
-	shr.u32 %r478, %r285, 12;
-	.loc 1 186 34
-	and.b32 %r479, %r478, 15;
-	.loc 1 186 23
-	mov.s32 %r480, %r479;
-	.loc 1 186 39
-	sub.s32 %r481, %r480, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f249, %r481;
-	.loc 1 187 30
-	mov.u32 %r482, %r456;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs59, %r366;
+	.loc 1 219 70
+	cvt.f32.f16 %f477, %rs59;
+	.loc 1 219 36
+	mov.f32 %f476, %f477;
+	bra.uni $L352_ret_lo;
+$L352_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f478, %f475, %f476, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f479, %f472, %f473, %f478;
+	mov.f32 %f366, %f479;
+	bra.uni $L353_rangeint_body;
+$L353_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f480, %f362;
+	.loc 1 205 41
+	mov.u32 %r367, %r355;
+	.loc 1 205 38
+	bra.uni $L354_entry;
+$L354_entry:
+	.loc 1 220 61
+	shr.u32 %r368, %r367, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs60, %r368;
+	.loc 1 220 76
+	cvt.f32.f16 %f482, %rs60;
+	.loc 1 220 36
+	mov.f32 %f481, %f482;
+	bra.uni $L355_ret_hi;
+$L355_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f483, %f361;
+	.loc 1 205 76
+	mov.u32 %r369, %r355;
+	.loc 1 205 73
+	bra.uni $L356_entry;
+$L356_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs61, %r369;
+	.loc 1 219 70
+	cvt.f32.f16 %f485, %rs61;
+	.loc 1 219 36
+	mov.f32 %f484, %f485;
+	bra.uni $L357_ret_lo;
+$L357_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f486, %f483, %f484, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f487, %f480, %f481, %f486;
+	mov.f32 %f366, %f487;
+	bra.uni $L358_rangeint_body;
+$L358_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f488, %f364;
+	.loc 1 205 41
+	mov.u32 %r370, %r356;
+	.loc 1 205 38
+	bra.uni $L359_entry;
+$L359_entry:
+	.loc 1 220 61
+	shr.u32 %r371, %r370, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs62, %r371;
+	.loc 1 220 76
+	cvt.f32.f16 %f490, %rs62;
+	.loc 1 220 36
+	mov.f32 %f489, %f490;
+	bra.uni $L360_ret_hi;
+$L360_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f491, %f363;
+	.loc 1 205 76
+	mov.u32 %r372, %r356;
+	.loc 1 205 73
+	bra.uni $L361_entry;
+$L361_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs63, %r372;
+	.loc 1 219 70
+	cvt.f32.f16 %f493, %rs63;
+	.loc 1 219 36
+	mov.f32 %f492, %f493;
+	bra.uni $L362_ret_lo;
+$L362_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f494, %f491, %f492, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f495, %f488, %f489, %f494;
+	mov.f32 %f399, %f495;
+	bra.uni $L343_rangeint_done;
+$L343_rangeint_done:
+	mov.f32 %f496, %f399;
+	bra.uni $L274_rangeint_done;
+$L274_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f332, %f496;
+	bra.uni $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
+$L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f497, %f1;
+	.loc 1 120 24
+	fma.rn.f32 %f498, %f164, %f332, %f497;
+	.loc 1 120 11
+	mov.f32 %f1, %f498;
+	bra.uni $L363_rangeint_body;
+$L363_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd350, %rd41, 2;
+	.loc 1 119 15
+	setp.lt.s64 %p40, %rd350, %rd12;
+	@%p40 bra $L364_if_then;
+	bra.uni $L457_rangeint_body;
+$L364_if_then:
+	.loc 1 120 47
+	add.s64 %rd351, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd352, %rd351, 512;
+	.loc 1 120 68
+	mul.lo.s64 %rd353, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd354, %rd352, %rd353;
+	.loc 1 120 34
+	bra.uni $L366_entry;
+$L366_entry:
+	.loc 1 198 53
+	mov.f32 %f500, 0f00000000;
+	mov.f32 %f501, 0f00000000;
+	mov.f32 %f502, 0f00000000;
+	mov.f32 %f503, 0f00000000;
+	mov.f32 %f504, 0f00000000;
+	mov.f32 %f505, 0f00000000;
+	mov.f32 %f506, 0f00000000;
+	mov.f32 %f507, 0f00000000;
+	mov.f32 %f508, 0f00000000;
+	mov.f32 %f509, 0f00000000;
+	mov.f32 %f510, 0f00000000;
+	mov.f32 %f511, 0f00000000;
+	mov.f32 %f512, 0f00000000;
+	mov.f32 %f513, 0f00000000;
+	mov.f32 %f514, 0f00000000;
+	mov.f32 %f515, 0f00000000;
+	mov.f32 %f516, 0f00000000;
+	mov.f32 %f517, 0f00000000;
+	mov.f32 %f518, 0f00000000;
+	mov.f32 %f519, 0f00000000;
+	mov.f32 %f520, 0f00000000;
+	mov.f32 %f521, 0f00000000;
+	mov.f32 %f522, 0f00000000;
+	mov.f32 %f523, 0f00000000;
+	mov.f32 %f524, 0f00000000;
+	mov.f32 %f525, 0f00000000;
+	mov.f32 %f526, 0f00000000;
+	mov.f32 %f527, 0f00000000;
+	mov.f32 %f528, 0f00000000;
+	mov.f32 %f529, 0f00000000;
+	mov.f32 %f530, 0f00000000;
+	mov.f32 %f531, 0f00000000;
+	mov.f32 %f500, %f4;
+	mov.f32 %f501, %f5;
+	mov.f32 %f502, %f6;
+	mov.f32 %f503, %f7;
+	mov.f32 %f504, %f8;
+	mov.f32 %f505, %f9;
+	mov.f32 %f506, %f10;
+	mov.f32 %f507, %f11;
+	mov.f32 %f508, %f12;
+	mov.f32 %f509, %f13;
+	mov.f32 %f510, %f14;
+	mov.f32 %f511, %f15;
+	mov.f32 %f512, %f16;
+	mov.f32 %f513, %f17;
+	mov.f32 %f514, %f18;
+	mov.f32 %f515, %f19;
+	mov.f32 %f516, %f20;
+	mov.f32 %f517, %f21;
+	mov.f32 %f518, %f22;
+	mov.f32 %f519, %f23;
+	mov.f32 %f520, %f24;
+	mov.f32 %f521, %f25;
+	mov.f32 %f522, %f26;
+	mov.f32 %f523, %f27;
+	mov.f32 %f524, %f28;
+	mov.f32 %f525, %f29;
+	mov.f32 %f526, %f30;
+	mov.f32 %f527, %f31;
+	mov.f32 %f528, %f32;
+	mov.f32 %f529, %f33;
+	mov.f32 %f530, %f34;
+	mov.f32 %f531, %f35;
+	mov.f32 %f532, 0f00000000;
+	bra.uni $L367_rangeint_body;
+$L367_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r373, 0;
+	mov.u32 %r374, 0;
+	mov.u32 %r375, 0;
+	mov.u32 %r376, 0;
+	.loc 1 202 27
+	shr.s64 %rd355, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd356, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd357, %rd356, 0;
+	.loc 1 202 40
+	and.b64 %rd358, %rd357, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd359, %rd358, 4;
+	.loc 1 202 30
+	add.s64 %rd360, %rd355, %rd359;
+	.loc 1 202 18
+	add.s64 %rd361, %rd360, 3;
+	shl.b64 %rd362, %rd360, 2;
+	add.s64 %rd363, %rd19, %rd362;
+	ld.shared.v4.u32 {%r377, %r378, %r379, %r380}, [%rd363];
+	.loc 1 202 3
+	mov.u32 %r373, %r377;
+	mov.u32 %r374, %r378;
+	mov.u32 %r375, %r379;
+	mov.u32 %r376, %r380;
+	mov.f32 %f533, %f532;
+	bra.uni $L369_rangeint_body;
+$L369_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f534, %f501;
+	.loc 1 205 41
+	mov.u32 %r381, %r373;
+	.loc 1 205 38
 	bra.uni $L372_entry;
 $L372_entry:
-	.loc 1 202 61
-	shr.u32 %r483, %r482, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs58, %r483;
-	.loc 1 202 76
-	cvt.f32.f16 %f251, %rs58;
-	.loc 1 202 36
-	mov.f32 %f250, %f251;
+	.loc 1 220 61
+	shr.u32 %r382, %r381, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs64, %r382;
+	.loc 1 220 76
+	cvt.f32.f16 %f536, %rs64;
+	.loc 1 220 36
+	mov.f32 %f535, %f536;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r484, %r456;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f537, %f500;
+	.loc 1 205 76
+	mov.u32 %r383, %r373;
+	.loc 1 205 73
 	bra.uni $L374_entry;
 $L374_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs59, %r484;
-	.loc 1 201 70
-	cvt.f32.f16 %f253, %rs59;
-	.loc 1 201 36
-	mov.f32 %f252, %f253;
+	.loc 1 219 58
+	cvt.u16.u32 %rs65, %r383;
+	.loc 1 219 70
+	cvt.f32.f16 %f539, %rs65;
+	.loc 1 219 36
+	mov.f32 %f538, %f539;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f254, %f248, %f252, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f255, %f249, %f250, %f254;
-	mov.f32 %f142, %f255;
+	.loc 1 205 54
+	fma.rn.f32 %f540, %f537, %f538, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f541, %f534, %f535, %f540;
+	mov.f32 %f533, %f541;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r485, %r285, 16;
-	.loc 1 185 32
-	and.b32 %r486, %r485, 15;
-	.loc 1 185 23
-	mov.s32 %r487, %r486;
-	.loc 1 185 37
-	sub.s32 %r488, %r487, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f256, %r488;
-	.loc 1 186 25
-	shr.u32 %r489, %r285, 20;
-	.loc 1 186 34
-	and.b32 %r490, %r489, 15;
-	.loc 1 186 23
-	mov.s32 %r491, %r490;
-	.loc 1 186 39
-	sub.s32 %r492, %r491, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f257, %r492;
-	.loc 1 187 30
-	mov.u32 %r493, %r457;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f542, %f503;
+	.loc 1 205 41
+	mov.u32 %r384, %r374;
+	.loc 1 205 38
 	bra.uni $L377_entry;
 $L377_entry:
-	.loc 1 202 61
-	shr.u32 %r494, %r493, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs60, %r494;
-	.loc 1 202 76
-	cvt.f32.f16 %f259, %rs60;
-	.loc 1 202 36
-	mov.f32 %f258, %f259;
+	.loc 1 220 61
+	shr.u32 %r385, %r384, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs66, %r385;
+	.loc 1 220 76
+	cvt.f32.f16 %f544, %rs66;
+	.loc 1 220 36
+	mov.f32 %f543, %f544;
 	bra.uni $L378_ret_hi;
 $L378_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r495, %r457;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f545, %f502;
+	.loc 1 205 76
+	mov.u32 %r386, %r374;
+	.loc 1 205 73
 	bra.uni $L379_entry;
 $L379_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs61, %r495;
-	.loc 1 201 70
-	cvt.f32.f16 %f261, %rs61;
-	.loc 1 201 36
-	mov.f32 %f260, %f261;
+	.loc 1 219 58
+	cvt.u16.u32 %rs67, %r386;
+	.loc 1 219 70
+	cvt.f32.f16 %f547, %rs67;
+	.loc 1 219 36
+	mov.f32 %f546, %f547;
 	bra.uni $L380_ret_lo;
 $L380_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f262, %f256, %f260, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f263, %f257, %f258, %f262;
-	mov.f32 %f142, %f263;
+	.loc 1 205 54
+	fma.rn.f32 %f548, %f545, %f546, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f549, %f542, %f543, %f548;
+	mov.f32 %f533, %f549;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r496, %r285, 24;
-	.loc 1 185 32
-	and.b32 %r497, %r496, 15;
-	.loc 1 185 23
-	mov.s32 %r498, %r497;
-	.loc 1 185 37
-	sub.s32 %r499, %r498, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f264, %r499;
-	.loc 1 186 25
-	shr.u32 %r500, %r285, 28;
-	.loc 1 186 34
-	and.b32 %r501, %r500, 15;
-	.loc 1 186 23
-	mov.s32 %r502, %r501;
-	.loc 1 186 39
-	sub.s32 %r503, %r502, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f265, %r503;
-	.loc 1 187 30
-	mov.u32 %r504, %r458;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f550, %f505;
+	.loc 1 205 41
+	mov.u32 %r387, %r375;
+	.loc 1 205 38
 	bra.uni $L382_entry;
 $L382_entry:
-	.loc 1 202 61
-	shr.u32 %r505, %r504, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs62, %r505;
-	.loc 1 202 76
-	cvt.f32.f16 %f267, %rs62;
-	.loc 1 202 36
-	mov.f32 %f266, %f267;
+	.loc 1 220 61
+	shr.u32 %r388, %r387, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs68, %r388;
+	.loc 1 220 76
+	cvt.f32.f16 %f552, %rs68;
+	.loc 1 220 36
+	mov.f32 %f551, %f552;
 	bra.uni $L383_ret_hi;
 $L383_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r506, %r458;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f553, %f504;
+	.loc 1 205 76
+	mov.u32 %r389, %r375;
+	.loc 1 205 73
 	bra.uni $L384_entry;
 $L384_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs63, %r506;
-	.loc 1 201 70
-	cvt.f32.f16 %f269, %rs63;
-	.loc 1 201 36
-	mov.f32 %f268, %f269;
+	.loc 1 219 58
+	cvt.u16.u32 %rs69, %r389;
+	.loc 1 219 70
+	cvt.f32.f16 %f555, %rs69;
+	.loc 1 219 36
+	mov.f32 %f554, %f555;
 	bra.uni $L385_ret_lo;
 $L385_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f270, %f264, %f268, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f271, %f265, %f266, %f270;
-	mov.f32 %f175, %f271;
-	bra.uni $L363_rangeint_done;
-$L363_rangeint_done:
-	mov.f32 %f272, %f175;
-	bra.uni $L261_rangeint_done;
-$L261_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f140, %f272;
-	bra.uni $L270_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
-$L270_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f273, %f1;
-	.loc 1 117 24
-	fma.rn.f32 %f274, %f4, %f140, %f273;
-	.loc 1 117 11
-	mov.f32 %f1, %f274;
+	.loc 1 205 54
+	fma.rn.f32 %f556, %f553, %f554, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f557, %f550, %f551, %f556;
+	mov.f32 %f533, %f557;
 	bra.uni $L386_rangeint_body;
 $L386_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd346, %rd41, 2;
-	.loc 1 116 15
-	setp.lt.s64 %p62, %rd346, %rd12;
-	@%p62 bra $L387_if_then;
-	bra.uni $L516_rangeint_body;
-$L387_if_then:
-	.loc 1 117 47
-	add.s64 %rd347, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd348, %rd347, 512;
-	.loc 1 117 68
-	mul.lo.s64 %rd349, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd350, %rd348, %rd349;
-	.loc 1 117 34
+	.loc 1 205 20
+	mov.f32 %f558, %f507;
+	.loc 1 205 41
+	mov.u32 %r390, %r376;
+	.loc 1 205 38
+	bra.uni $L387_entry;
+$L387_entry:
+	.loc 1 220 61
+	shr.u32 %r391, %r390, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs70, %r391;
+	.loc 1 220 76
+	cvt.f32.f16 %f560, %rs70;
+	.loc 1 220 36
+	mov.f32 %f559, %f560;
+	bra.uni $L388_ret_hi;
+$L388_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f561, %f506;
+	.loc 1 205 76
+	mov.u32 %r392, %r376;
+	.loc 1 205 73
 	bra.uni $L389_entry;
 $L389_entry:
-	.loc 1 167 53
-	mov.u32 %r507, 0;
-	mov.u32 %r508, 0;
-	mov.u32 %r509, 0;
-	mov.u32 %r510, 0;
-	mov.u32 %r507, %r41;
-	mov.u32 %r508, %r42;
-	mov.u32 %r509, %r43;
-	mov.u32 %r510, %r44;
-	mov.f32 %f276, 0f00000000;
-	bra.uni $L390_rangeint_body;
-$L390_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd351, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd352, %rd351, 0;
-	.loc 1 171 19
-	and.b64 %rd353, %rd352, 3;
-	.loc 1 172 9
-	mov.u32 %r511, %r507;
-	.loc 1 173 8
-	setp.eq.s64 %p63, %rd353, 1;
-	@%p63 bra $L392_if_then;
-	bra.uni $L401_edge;
-$L392_if_then:
-	.loc 1 174 9
-	mov.u32 %r513, %r508;
-	mov.u32 %r512, %r513;
-	bra.uni $L393_if_done;
-$L401_edge:
-	mov.u32 %r512, %r511;
-	bra.uni $L393_if_done;
-$L393_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p64, %rd353, 2;
-	@%p64 bra $L394_if_then;
-	bra.uni $L402_edge;
-$L394_if_then:
-	.loc 1 177 9
-	mov.u32 %r515, %r509;
-	mov.u32 %r514, %r515;
-	bra.uni $L395_if_done;
-$L402_edge:
-	mov.u32 %r514, %r512;
-	bra.uni $L395_if_done;
-$L395_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p65, %rd353, 3;
-	@%p65 bra $L396_if_then;
-	bra.uni $L403_edge;
-$L396_if_then:
-	.loc 1 180 9
-	mov.u32 %r517, %r510;
-	mov.u32 %r516, %r517;
-	bra.uni $L397_if_done;
-$L403_edge:
-	mov.u32 %r516, %r514;
-	bra.uni $L397_if_done;
-$L397_if_done:
-	.loc 1 182 3
-	mov.u32 %r518, 0;
-	mov.u32 %r519, 0;
-	mov.u32 %r520, 0;
-	mov.u32 %r521, 0;
-	.loc 1 182 27
-	shr.s64 %rd354, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd355, %rd353, 4;
-	.loc 1 182 30
-	add.s64 %rd356, %rd354, %rd355;
-	.loc 1 182 18
-	add.s64 %rd357, %rd356, 3;
-	shl.b64 %rd358, %rd356, 2;
-	add.s64 %rd359, %rd19, %rd358;
-	ld.shared.v4.u32 {%r522, %r523, %r524, %r525}, [%rd359];
-	.loc 1 182 3
-	mov.u32 %r518, %r522;
-	mov.u32 %r519, %r523;
-	mov.u32 %r520, %r524;
-	mov.u32 %r521, %r525;
-	mov.f32 %f277, %f276;
+	.loc 1 219 58
+	cvt.u16.u32 %rs71, %r392;
+	.loc 1 219 70
+	cvt.f32.f16 %f563, %rs71;
+	.loc 1 219 36
+	mov.f32 %f562, %f563;
+	bra.uni $L390_ret_lo;
+$L390_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f564, %f561, %f562, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f565, %f558, %f559, %f564;
+	mov.f32 %f566, %f565;
+	bra.uni $L370_rangeint_done;
+$L370_rangeint_done:
+	mov.f32 %f532, %f566;
+	bra.uni $L391_rangeint_body;
+$L391_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r393, 0;
+	mov.u32 %r394, 0;
+	mov.u32 %r395, 0;
+	mov.u32 %r396, 0;
+	.loc 1 202 27
+	shr.s64 %rd364, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd365, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd366, %rd365, 1;
+	.loc 1 202 40
+	and.b64 %rd367, %rd366, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd368, %rd367, 4;
+	.loc 1 202 30
+	add.s64 %rd369, %rd364, %rd368;
+	.loc 1 202 18
+	add.s64 %rd370, %rd369, 3;
+	shl.b64 %rd371, %rd369, 2;
+	add.s64 %rd372, %rd19, %rd371;
+	ld.shared.v4.u32 {%r397, %r398, %r399, %r400}, [%rd372];
+	.loc 1 202 3
+	mov.u32 %r393, %r397;
+	mov.u32 %r394, %r398;
+	mov.u32 %r395, %r399;
+	mov.u32 %r396, %r400;
+	mov.f32 %f533, %f532;
+	bra.uni $L392_rangeint_body;
+$L392_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f567, %f509;
+	.loc 1 205 41
+	mov.u32 %r401, %r393;
+	.loc 1 205 38
+	bra.uni $L394_entry;
+$L394_entry:
+	.loc 1 220 61
+	shr.u32 %r402, %r401, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs72, %r402;
+	.loc 1 220 76
+	cvt.f32.f16 %f569, %rs72;
+	.loc 1 220 36
+	mov.f32 %f568, %f569;
+	bra.uni $L395_ret_hi;
+$L395_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f570, %f508;
+	.loc 1 205 76
+	mov.u32 %r403, %r393;
+	.loc 1 205 73
+	bra.uni $L396_entry;
+$L396_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs73, %r403;
+	.loc 1 219 70
+	cvt.f32.f16 %f572, %rs73;
+	.loc 1 219 36
+	mov.f32 %f571, %f572;
+	bra.uni $L397_ret_lo;
+$L397_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f573, %f570, %f571, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f574, %f567, %f568, %f573;
+	mov.f32 %f533, %f574;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r526, %r516, 0;
-	.loc 1 185 32
-	and.b32 %r527, %r526, 15;
-	.loc 1 185 23
-	mov.s32 %r528, %r527;
-	.loc 1 185 37
-	sub.s32 %r529, %r528, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f278, %r529;
-	.loc 1 186 25
-	shr.u32 %r530, %r516, 4;
-	.loc 1 186 34
-	and.b32 %r531, %r530, 15;
-	.loc 1 186 23
-	mov.s32 %r532, %r531;
-	.loc 1 186 39
-	sub.s32 %r533, %r532, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f279, %r533;
-	.loc 1 187 30
-	mov.u32 %r534, %r518;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f575, %f511;
+	.loc 1 205 41
+	mov.u32 %r404, %r394;
+	.loc 1 205 38
+	bra.uni $L399_entry;
+$L399_entry:
+	.loc 1 220 61
+	shr.u32 %r405, %r404, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs74, %r405;
+	.loc 1 220 76
+	cvt.f32.f16 %f577, %rs74;
+	.loc 1 220 36
+	mov.f32 %f576, %f577;
+	bra.uni $L400_ret_hi;
+$L400_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f578, %f510;
+	.loc 1 205 76
+	mov.u32 %r406, %r394;
+	.loc 1 205 73
+	bra.uni $L401_entry;
+$L401_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs75, %r406;
+	.loc 1 219 70
+	cvt.f32.f16 %f580, %rs75;
+	.loc 1 219 36
+	mov.f32 %f579, %f580;
+	bra.uni $L402_ret_lo;
+$L402_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f581, %f578, %f579, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f582, %f575, %f576, %f581;
+	mov.f32 %f533, %f582;
+	bra.uni $L403_rangeint_body;
+$L403_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f583, %f513;
+	.loc 1 205 41
+	mov.u32 %r407, %r395;
+	.loc 1 205 38
 	bra.uni $L404_entry;
 $L404_entry:
-	.loc 1 202 61
-	shr.u32 %r535, %r534, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs64, %r535;
-	.loc 1 202 76
-	cvt.f32.f16 %f281, %rs64;
-	.loc 1 202 36
-	mov.f32 %f280, %f281;
+	.loc 1 220 61
+	shr.u32 %r408, %r407, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs76, %r408;
+	.loc 1 220 76
+	cvt.f32.f16 %f585, %rs76;
+	.loc 1 220 36
+	mov.f32 %f584, %f585;
 	bra.uni $L405_ret_hi;
 $L405_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r536, %r518;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f586, %f512;
+	.loc 1 205 76
+	mov.u32 %r409, %r395;
+	.loc 1 205 73
 	bra.uni $L406_entry;
 $L406_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs65, %r536;
-	.loc 1 201 70
-	cvt.f32.f16 %f283, %rs65;
-	.loc 1 201 36
-	mov.f32 %f282, %f283;
+	.loc 1 219 58
+	cvt.u16.u32 %rs77, %r409;
+	.loc 1 219 70
+	cvt.f32.f16 %f588, %rs77;
+	.loc 1 219 36
+	mov.f32 %f587, %f588;
 	bra.uni $L407_ret_lo;
 $L407_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f284, %f278, %f282, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f285, %f279, %f280, %f284;
-	mov.f32 %f277, %f285;
+	.loc 1 205 54
+	fma.rn.f32 %f589, %f586, %f587, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f590, %f583, %f584, %f589;
+	mov.f32 %f533, %f590;
 	bra.uni $L408_rangeint_body;
 $L408_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r537, %r516, 8;
-	.loc 1 185 32
-	and.b32 %r538, %r537, 15;
-	.loc 1 185 23
-	mov.s32 %r539, %r538;
-	.loc 1 185 37
-	sub.s32 %r540, %r539, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f286, %r540;
-	.loc 1 186 25
-	shr.u32 %r541, %r516, 12;
-	.loc 1 186 34
-	and.b32 %r542, %r541, 15;
-	.loc 1 186 23
-	mov.s32 %r543, %r542;
-	.loc 1 186 39
-	sub.s32 %r544, %r543, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f287, %r544;
-	.loc 1 187 30
-	mov.u32 %r545, %r519;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f591, %f515;
+	.loc 1 205 41
+	mov.u32 %r410, %r396;
+	.loc 1 205 38
 	bra.uni $L409_entry;
 $L409_entry:
-	.loc 1 202 61
-	shr.u32 %r546, %r545, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs66, %r546;
-	.loc 1 202 76
-	cvt.f32.f16 %f289, %rs66;
-	.loc 1 202 36
-	mov.f32 %f288, %f289;
+	.loc 1 220 61
+	shr.u32 %r411, %r410, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs78, %r411;
+	.loc 1 220 76
+	cvt.f32.f16 %f593, %rs78;
+	.loc 1 220 36
+	mov.f32 %f592, %f593;
 	bra.uni $L410_ret_hi;
 $L410_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r547, %r519;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f594, %f514;
+	.loc 1 205 76
+	mov.u32 %r412, %r396;
+	.loc 1 205 73
 	bra.uni $L411_entry;
 $L411_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs67, %r547;
-	.loc 1 201 70
-	cvt.f32.f16 %f291, %rs67;
-	.loc 1 201 36
-	mov.f32 %f290, %f291;
+	.loc 1 219 58
+	cvt.u16.u32 %rs79, %r412;
+	.loc 1 219 70
+	cvt.f32.f16 %f596, %rs79;
+	.loc 1 219 36
+	mov.f32 %f595, %f596;
 	bra.uni $L412_ret_lo;
 $L412_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f292, %f286, %f290, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f293, %f287, %f288, %f292;
-	mov.f32 %f277, %f293;
+	.loc 1 205 54
+	fma.rn.f32 %f597, %f594, %f595, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f598, %f591, %f592, %f597;
+	mov.f32 %f566, %f598;
+	bra.uni $L393_rangeint_done;
+$L393_rangeint_done:
+	mov.f32 %f532, %f566;
 	bra.uni $L413_rangeint_body;
 $L413_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r548, %r516, 16;
-	.loc 1 185 32
-	and.b32 %r549, %r548, 15;
-	.loc 1 185 23
-	mov.s32 %r550, %r549;
-	.loc 1 185 37
-	sub.s32 %r551, %r550, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f294, %r551;
-	.loc 1 186 25
-	shr.u32 %r552, %r516, 20;
-	.loc 1 186 34
-	and.b32 %r553, %r552, 15;
-	.loc 1 186 23
-	mov.s32 %r554, %r553;
-	.loc 1 186 39
-	sub.s32 %r555, %r554, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f295, %r555;
-	.loc 1 187 30
-	mov.u32 %r556, %r520;
-	.loc 1 187 27
-	bra.uni $L414_entry;
-$L414_entry:
-	.loc 1 202 61
-	shr.u32 %r557, %r556, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs68, %r557;
-	.loc 1 202 76
-	cvt.f32.f16 %f297, %rs68;
-	.loc 1 202 36
-	mov.f32 %f296, %f297;
-	bra.uni $L415_ret_hi;
-$L415_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r558, %r520;
-	.loc 1 187 53
+	.loc 1 202 3
+	mov.u32 %r413, 0;
+	mov.u32 %r414, 0;
+	mov.u32 %r415, 0;
+	mov.u32 %r416, 0;
+	.loc 1 202 27
+	shr.s64 %rd373, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd374, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd375, %rd374, 2;
+	.loc 1 202 40
+	and.b64 %rd376, %rd375, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd377, %rd376, 4;
+	.loc 1 202 30
+	add.s64 %rd378, %rd373, %rd377;
+	.loc 1 202 18
+	add.s64 %rd379, %rd378, 3;
+	shl.b64 %rd380, %rd378, 2;
+	add.s64 %rd381, %rd19, %rd380;
+	ld.shared.v4.u32 {%r417, %r418, %r419, %r420}, [%rd381];
+	.loc 1 202 3
+	mov.u32 %r413, %r417;
+	mov.u32 %r414, %r418;
+	mov.u32 %r415, %r419;
+	mov.u32 %r416, %r420;
+	mov.f32 %f533, %f532;
+	bra.uni $L414_rangeint_body;
+$L414_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f599, %f517;
+	.loc 1 205 41
+	mov.u32 %r421, %r413;
+	.loc 1 205 38
 	bra.uni $L416_entry;
 $L416_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs69, %r558;
-	.loc 1 201 70
-	cvt.f32.f16 %f299, %rs69;
-	.loc 1 201 36
-	mov.f32 %f298, %f299;
-	bra.uni $L417_ret_lo;
-$L417_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f300, %f294, %f298, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f301, %f295, %f296, %f300;
-	mov.f32 %f277, %f301;
-	bra.uni $L418_rangeint_body;
-$L418_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r559, %r516, 24;
-	.loc 1 185 32
-	and.b32 %r560, %r559, 15;
-	.loc 1 185 23
-	mov.s32 %r561, %r560;
-	.loc 1 185 37
-	sub.s32 %r562, %r561, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f302, %r562;
-	.loc 1 186 25
-	shr.u32 %r563, %r516, 28;
-	.loc 1 186 34
-	and.b32 %r564, %r563, 15;
-	.loc 1 186 23
-	mov.s32 %r565, %r564;
-	.loc 1 186 39
-	sub.s32 %r566, %r565, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f303, %r566;
-	.loc 1 187 30
-	mov.u32 %r567, %r521;
-	.loc 1 187 27
-	bra.uni $L419_entry;
-$L419_entry:
-	.loc 1 202 61
-	shr.u32 %r568, %r567, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs70, %r568;
-	.loc 1 202 76
-	cvt.f32.f16 %f305, %rs70;
-	.loc 1 202 36
-	mov.f32 %f304, %f305;
-	bra.uni $L420_ret_hi;
-$L420_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r569, %r521;
-	.loc 1 187 53
+	.loc 1 220 61
+	shr.u32 %r422, %r421, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs80, %r422;
+	.loc 1 220 76
+	cvt.f32.f16 %f601, %rs80;
+	.loc 1 220 36
+	mov.f32 %f600, %f601;
+	bra.uni $L417_ret_hi;
+$L417_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f602, %f516;
+	.loc 1 205 76
+	mov.u32 %r423, %r413;
+	.loc 1 205 73
+	bra.uni $L418_entry;
+$L418_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs81, %r423;
+	.loc 1 219 70
+	cvt.f32.f16 %f604, %rs81;
+	.loc 1 219 36
+	mov.f32 %f603, %f604;
+	bra.uni $L419_ret_lo;
+$L419_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f605, %f602, %f603, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f606, %f599, %f600, %f605;
+	mov.f32 %f533, %f606;
+	bra.uni $L420_rangeint_body;
+$L420_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f607, %f519;
+	.loc 1 205 41
+	mov.u32 %r424, %r414;
+	.loc 1 205 38
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs71, %r569;
-	.loc 1 201 70
-	cvt.f32.f16 %f307, %rs71;
-	.loc 1 201 36
-	mov.f32 %f306, %f307;
-	bra.uni $L422_ret_lo;
-$L422_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f308, %f302, %f306, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f309, %f303, %f304, %f308;
-	mov.f32 %f310, %f309;
-	bra.uni $L399_rangeint_done;
-$L399_rangeint_done:
-	mov.f32 %f276, %f310;
-	bra.uni $L423_rangeint_body;
-$L423_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd360, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd361, %rd360, 1;
-	.loc 1 171 19
-	and.b64 %rd362, %rd361, 3;
-	.loc 1 172 9
-	mov.u32 %r570, %r507;
-	.loc 1 173 8
-	setp.eq.s64 %p66, %rd362, 1;
-	@%p66 bra $L424_if_then;
-	bra.uni $L432_edge;
-$L424_if_then:
-	.loc 1 174 9
-	mov.u32 %r571, %r508;
-	mov.u32 %r512, %r571;
-	bra.uni $L425_if_done;
-$L432_edge:
-	mov.u32 %r512, %r570;
-	bra.uni $L425_if_done;
-$L425_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p67, %rd362, 2;
-	@%p67 bra $L426_if_then;
-	bra.uni $L433_edge;
-$L426_if_then:
-	.loc 1 177 9
-	mov.u32 %r572, %r509;
-	mov.u32 %r514, %r572;
-	bra.uni $L427_if_done;
-$L433_edge:
-	mov.u32 %r514, %r512;
-	bra.uni $L427_if_done;
-$L427_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p68, %rd362, 3;
-	@%p68 bra $L428_if_then;
-	bra.uni $L434_edge;
-$L428_if_then:
-	.loc 1 180 9
-	mov.u32 %r573, %r510;
-	mov.u32 %r516, %r573;
-	bra.uni $L429_if_done;
-$L434_edge:
-	mov.u32 %r516, %r514;
-	bra.uni $L429_if_done;
-$L429_if_done:
-	.loc 1 182 3
-	mov.u32 %r574, 0;
-	mov.u32 %r575, 0;
-	mov.u32 %r576, 0;
-	mov.u32 %r577, 0;
-	.loc 1 182 27
-	shr.s64 %rd363, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd364, %rd362, 4;
-	.loc 1 182 30
-	add.s64 %rd365, %rd363, %rd364;
-	.loc 1 182 18
-	add.s64 %rd366, %rd365, 3;
-	shl.b64 %rd367, %rd365, 2;
-	add.s64 %rd368, %rd19, %rd367;
-	ld.shared.v4.u32 {%r578, %r579, %r580, %r581}, [%rd368];
-	.loc 1 182 3
-	mov.u32 %r574, %r578;
-	mov.u32 %r575, %r579;
-	mov.u32 %r576, %r580;
-	mov.u32 %r577, %r581;
-	mov.f32 %f277, %f276;
+	.loc 1 220 61
+	shr.u32 %r425, %r424, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs82, %r425;
+	.loc 1 220 76
+	cvt.f32.f16 %f609, %rs82;
+	.loc 1 220 36
+	mov.f32 %f608, %f609;
+	bra.uni $L422_ret_hi;
+$L422_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f610, %f518;
+	.loc 1 205 76
+	mov.u32 %r426, %r414;
+	.loc 1 205 73
+	bra.uni $L423_entry;
+$L423_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs83, %r426;
+	.loc 1 219 70
+	cvt.f32.f16 %f612, %rs83;
+	.loc 1 219 36
+	mov.f32 %f611, %f612;
+	bra.uni $L424_ret_lo;
+$L424_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f613, %f610, %f611, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f614, %f607, %f608, %f613;
+	mov.f32 %f533, %f614;
+	bra.uni $L425_rangeint_body;
+$L425_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f615, %f521;
+	.loc 1 205 41
+	mov.u32 %r427, %r415;
+	.loc 1 205 38
+	bra.uni $L426_entry;
+$L426_entry:
+	.loc 1 220 61
+	shr.u32 %r428, %r427, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs84, %r428;
+	.loc 1 220 76
+	cvt.f32.f16 %f617, %rs84;
+	.loc 1 220 36
+	mov.f32 %f616, %f617;
+	bra.uni $L427_ret_hi;
+$L427_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f618, %f520;
+	.loc 1 205 76
+	mov.u32 %r429, %r415;
+	.loc 1 205 73
+	bra.uni $L428_entry;
+$L428_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs85, %r429;
+	.loc 1 219 70
+	cvt.f32.f16 %f620, %rs85;
+	.loc 1 219 36
+	mov.f32 %f619, %f620;
+	bra.uni $L429_ret_lo;
+$L429_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f621, %f618, %f619, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f622, %f615, %f616, %f621;
+	mov.f32 %f533, %f622;
 	bra.uni $L430_rangeint_body;
 $L430_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r582, %r516, 0;
-	.loc 1 185 32
-	and.b32 %r583, %r582, 15;
-	.loc 1 185 23
-	mov.s32 %r584, %r583;
-	.loc 1 185 37
-	sub.s32 %r585, %r584, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f311, %r585;
-	.loc 1 186 25
-	shr.u32 %r586, %r516, 4;
-	.loc 1 186 34
-	and.b32 %r587, %r586, 15;
-	.loc 1 186 23
-	mov.s32 %r588, %r587;
-	.loc 1 186 39
-	sub.s32 %r589, %r588, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f312, %r589;
-	.loc 1 187 30
-	mov.u32 %r590, %r574;
-	.loc 1 187 27
-	bra.uni $L435_entry;
-$L435_entry:
-	.loc 1 202 61
-	shr.u32 %r591, %r590, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs72, %r591;
-	.loc 1 202 76
-	cvt.f32.f16 %f314, %rs72;
-	.loc 1 202 36
-	mov.f32 %f313, %f314;
-	bra.uni $L436_ret_hi;
-$L436_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r592, %r574;
-	.loc 1 187 53
-	bra.uni $L437_entry;
-$L437_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs73, %r592;
-	.loc 1 201 70
-	cvt.f32.f16 %f316, %rs73;
-	.loc 1 201 36
-	mov.f32 %f315, %f316;
-	bra.uni $L438_ret_lo;
-$L438_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f317, %f311, %f315, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f318, %f312, %f313, %f317;
-	mov.f32 %f277, %f318;
-	bra.uni $L439_rangeint_body;
-$L439_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r593, %r516, 8;
-	.loc 1 185 32
-	and.b32 %r594, %r593, 15;
-	.loc 1 185 23
-	mov.s32 %r595, %r594;
-	.loc 1 185 37
-	sub.s32 %r596, %r595, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f319, %r596;
-	.loc 1 186 25
-	shr.u32 %r597, %r516, 12;
-	.loc 1 186 34
-	and.b32 %r598, %r597, 15;
-	.loc 1 186 23
-	mov.s32 %r599, %r598;
-	.loc 1 186 39
-	sub.s32 %r600, %r599, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f320, %r600;
-	.loc 1 187 30
-	mov.u32 %r601, %r575;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f623, %f523;
+	.loc 1 205 41
+	mov.u32 %r430, %r416;
+	.loc 1 205 38
+	bra.uni $L431_entry;
+$L431_entry:
+	.loc 1 220 61
+	shr.u32 %r431, %r430, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs86, %r431;
+	.loc 1 220 76
+	cvt.f32.f16 %f625, %rs86;
+	.loc 1 220 36
+	mov.f32 %f624, %f625;
+	bra.uni $L432_ret_hi;
+$L432_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f626, %f522;
+	.loc 1 205 76
+	mov.u32 %r432, %r416;
+	.loc 1 205 73
+	bra.uni $L433_entry;
+$L433_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs87, %r432;
+	.loc 1 219 70
+	cvt.f32.f16 %f628, %rs87;
+	.loc 1 219 36
+	mov.f32 %f627, %f628;
+	bra.uni $L434_ret_lo;
+$L434_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f629, %f626, %f627, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f630, %f623, %f624, %f629;
+	mov.f32 %f566, %f630;
+	bra.uni $L415_rangeint_done;
+$L415_rangeint_done:
+	mov.f32 %f532, %f566;
+	bra.uni $L435_rangeint_body;
+$L435_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r433, 0;
+	mov.u32 %r434, 0;
+	mov.u32 %r435, 0;
+	mov.u32 %r436, 0;
+	.loc 1 202 27
+	shr.s64 %rd382, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd383, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd384, %rd383, 3;
+	.loc 1 202 40
+	and.b64 %rd385, %rd384, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd386, %rd385, 4;
+	.loc 1 202 30
+	add.s64 %rd387, %rd382, %rd386;
+	.loc 1 202 18
+	add.s64 %rd388, %rd387, 3;
+	shl.b64 %rd389, %rd387, 2;
+	add.s64 %rd390, %rd19, %rd389;
+	ld.shared.v4.u32 {%r437, %r438, %r439, %r440}, [%rd390];
+	.loc 1 202 3
+	mov.u32 %r433, %r437;
+	mov.u32 %r434, %r438;
+	mov.u32 %r435, %r439;
+	mov.u32 %r436, %r440;
+	mov.f32 %f533, %f532;
+	bra.uni $L436_rangeint_body;
+$L436_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f631, %f525;
+	.loc 1 205 41
+	mov.u32 %r441, %r433;
+	.loc 1 205 38
+	bra.uni $L438_entry;
+$L438_entry:
+	.loc 1 220 61
+	shr.u32 %r442, %r441, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs88, %r442;
+	.loc 1 220 76
+	cvt.f32.f16 %f633, %rs88;
+	.loc 1 220 36
+	mov.f32 %f632, %f633;
+	bra.uni $L439_ret_hi;
+$L439_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f634, %f524;
+	.loc 1 205 76
+	mov.u32 %r443, %r433;
+	.loc 1 205 73
 	bra.uni $L440_entry;
 $L440_entry:
-	.loc 1 202 61
-	shr.u32 %r602, %r601, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs74, %r602;
-	.loc 1 202 76
-	cvt.f32.f16 %f322, %rs74;
-	.loc 1 202 36
-	mov.f32 %f321, %f322;
-	bra.uni $L441_ret_hi;
-$L441_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r603, %r575;
-	.loc 1 187 53
-	bra.uni $L442_entry;
-$L442_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs75, %r603;
-	.loc 1 201 70
-	cvt.f32.f16 %f324, %rs75;
-	.loc 1 201 36
-	mov.f32 %f323, %f324;
-	bra.uni $L443_ret_lo;
-$L443_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f325, %f319, %f323, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f326, %f320, %f321, %f325;
-	mov.f32 %f277, %f326;
-	bra.uni $L444_rangeint_body;
-$L444_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r604, %r516, 16;
-	.loc 1 185 32
-	and.b32 %r605, %r604, 15;
-	.loc 1 185 23
-	mov.s32 %r606, %r605;
-	.loc 1 185 37
-	sub.s32 %r607, %r606, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f327, %r607;
-	.loc 1 186 25
-	shr.u32 %r608, %r516, 20;
-	.loc 1 186 34
-	and.b32 %r609, %r608, 15;
-	.loc 1 186 23
-	mov.s32 %r610, %r609;
-	.loc 1 186 39
-	sub.s32 %r611, %r610, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f328, %r611;
-	.loc 1 187 30
-	mov.u32 %r612, %r576;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs89, %r443;
+	.loc 1 219 70
+	cvt.f32.f16 %f636, %rs89;
+	.loc 1 219 36
+	mov.f32 %f635, %f636;
+	bra.uni $L441_ret_lo;
+$L441_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f637, %f634, %f635, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f638, %f631, %f632, %f637;
+	mov.f32 %f533, %f638;
+	bra.uni $L442_rangeint_body;
+$L442_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f639, %f527;
+	.loc 1 205 41
+	mov.u32 %r444, %r434;
+	.loc 1 205 38
+	bra.uni $L443_entry;
+$L443_entry:
+	.loc 1 220 61
+	shr.u32 %r445, %r444, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs90, %r445;
+	.loc 1 220 76
+	cvt.f32.f16 %f641, %rs90;
+	.loc 1 220 36
+	mov.f32 %f640, %f641;
+	bra.uni $L444_ret_hi;
+$L444_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f642, %f526;
+	.loc 1 205 76
+	mov.u32 %r446, %r434;
+	.loc 1 205 73
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 1 202 61
-	shr.u32 %r613, %r612, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs76, %r613;
-	.loc 1 202 76
-	cvt.f32.f16 %f330, %rs76;
-	.loc 1 202 36
-	mov.f32 %f329, %f330;
-	bra.uni $L446_ret_hi;
-$L446_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r614, %r576;
-	.loc 1 187 53
-	bra.uni $L447_entry;
-$L447_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs77, %r614;
-	.loc 1 201 70
-	cvt.f32.f16 %f332, %rs77;
-	.loc 1 201 36
-	mov.f32 %f331, %f332;
-	bra.uni $L448_ret_lo;
-$L448_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f333, %f327, %f331, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f334, %f328, %f329, %f333;
-	mov.f32 %f277, %f334;
-	bra.uni $L449_rangeint_body;
-$L449_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r615, %r516, 24;
-	.loc 1 185 32
-	and.b32 %r616, %r615, 15;
-	.loc 1 185 23
-	mov.s32 %r617, %r616;
-	.loc 1 185 37
-	sub.s32 %r618, %r617, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f335, %r618;
-	.loc 1 186 25
-	shr.u32 %r619, %r516, 28;
-	.loc 1 186 34
-	and.b32 %r620, %r619, 15;
-	.loc 1 186 23
-	mov.s32 %r621, %r620;
-	.loc 1 186 39
-	sub.s32 %r622, %r621, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f336, %r622;
-	.loc 1 187 30
-	mov.u32 %r623, %r577;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs91, %r446;
+	.loc 1 219 70
+	cvt.f32.f16 %f644, %rs91;
+	.loc 1 219 36
+	mov.f32 %f643, %f644;
+	bra.uni $L446_ret_lo;
+$L446_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f645, %f642, %f643, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f646, %f639, %f640, %f645;
+	mov.f32 %f533, %f646;
+	bra.uni $L447_rangeint_body;
+$L447_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f647, %f529;
+	.loc 1 205 41
+	mov.u32 %r447, %r435;
+	.loc 1 205 38
+	bra.uni $L448_entry;
+$L448_entry:
+	.loc 1 220 61
+	shr.u32 %r448, %r447, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs92, %r448;
+	.loc 1 220 76
+	cvt.f32.f16 %f649, %rs92;
+	.loc 1 220 36
+	mov.f32 %f648, %f649;
+	bra.uni $L449_ret_hi;
+$L449_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f650, %f528;
+	.loc 1 205 76
+	mov.u32 %r449, %r435;
+	.loc 1 205 73
 	bra.uni $L450_entry;
 $L450_entry:
-	.loc 1 202 61
-	shr.u32 %r624, %r623, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs78, %r624;
-	.loc 1 202 76
-	cvt.f32.f16 %f338, %rs78;
-	.loc 1 202 36
-	mov.f32 %f337, %f338;
-	bra.uni $L451_ret_hi;
-$L451_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r625, %r577;
-	.loc 1 187 53
-	bra.uni $L452_entry;
-$L452_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs79, %r625;
-	.loc 1 201 70
-	cvt.f32.f16 %f340, %rs79;
-	.loc 1 201 36
-	mov.f32 %f339, %f340;
-	bra.uni $L453_ret_lo;
-$L453_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f341, %f335, %f339, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f342, %f336, %f337, %f341;
-	mov.f32 %f310, %f342;
-	bra.uni $L431_rangeint_done;
-$L431_rangeint_done:
-	mov.f32 %f276, %f310;
-	bra.uni $L454_rangeint_body;
-$L454_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd369, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd370, %rd369, 2;
-	.loc 1 171 19
-	and.b64 %rd371, %rd370, 3;
-	.loc 1 172 9
-	mov.u32 %r626, %r507;
-	.loc 1 173 8
-	setp.eq.s64 %p69, %rd371, 1;
-	@%p69 bra $L455_if_then;
-	bra.uni $L463_edge;
-$L455_if_then:
-	.loc 1 174 9
-	mov.u32 %r627, %r508;
-	mov.u32 %r512, %r627;
-	bra.uni $L456_if_done;
-$L463_edge:
-	mov.u32 %r512, %r626;
-	bra.uni $L456_if_done;
-$L456_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p70, %rd371, 2;
-	@%p70 bra $L457_if_then;
-	bra.uni $L464_edge;
-$L457_if_then:
-	.loc 1 177 9
-	mov.u32 %r628, %r509;
-	mov.u32 %r514, %r628;
-	bra.uni $L458_if_done;
-$L464_edge:
-	mov.u32 %r514, %r512;
-	bra.uni $L458_if_done;
-$L458_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p71, %rd371, 3;
-	@%p71 bra $L459_if_then;
-	bra.uni $L465_edge;
-$L459_if_then:
-	.loc 1 180 9
-	mov.u32 %r629, %r510;
-	mov.u32 %r516, %r629;
-	bra.uni $L460_if_done;
-$L465_edge:
-	mov.u32 %r516, %r514;
-	bra.uni $L460_if_done;
-$L460_if_done:
-	.loc 1 182 3
-	mov.u32 %r630, 0;
-	mov.u32 %r631, 0;
-	mov.u32 %r632, 0;
-	mov.u32 %r633, 0;
-	.loc 1 182 27
-	shr.s64 %rd372, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd373, %rd371, 4;
-	.loc 1 182 30
-	add.s64 %rd374, %rd372, %rd373;
-	.loc 1 182 18
-	add.s64 %rd375, %rd374, 3;
-	shl.b64 %rd376, %rd374, 2;
-	add.s64 %rd377, %rd19, %rd376;
-	ld.shared.v4.u32 {%r634, %r635, %r636, %r637}, [%rd377];
-	.loc 1 182 3
-	mov.u32 %r630, %r634;
-	mov.u32 %r631, %r635;
-	mov.u32 %r632, %r636;
-	mov.u32 %r633, %r637;
-	mov.f32 %f277, %f276;
+	.loc 1 219 58
+	cvt.u16.u32 %rs93, %r449;
+	.loc 1 219 70
+	cvt.f32.f16 %f652, %rs93;
+	.loc 1 219 36
+	mov.f32 %f651, %f652;
+	bra.uni $L451_ret_lo;
+$L451_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f653, %f650, %f651, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f654, %f647, %f648, %f653;
+	mov.f32 %f533, %f654;
+	bra.uni $L452_rangeint_body;
+$L452_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f655, %f531;
+	.loc 1 205 41
+	mov.u32 %r450, %r436;
+	.loc 1 205 38
+	bra.uni $L453_entry;
+$L453_entry:
+	.loc 1 220 61
+	shr.u32 %r451, %r450, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs94, %r451;
+	.loc 1 220 76
+	cvt.f32.f16 %f657, %rs94;
+	.loc 1 220 36
+	mov.f32 %f656, %f657;
+	bra.uni $L454_ret_hi;
+$L454_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f658, %f530;
+	.loc 1 205 76
+	mov.u32 %r452, %r436;
+	.loc 1 205 73
+	bra.uni $L455_entry;
+$L455_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs95, %r452;
+	.loc 1 219 70
+	cvt.f32.f16 %f660, %rs95;
+	.loc 1 219 36
+	mov.f32 %f659, %f660;
+	bra.uni $L456_ret_lo;
+$L456_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f661, %f658, %f659, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f662, %f655, %f656, %f661;
+	mov.f32 %f566, %f662;
+	bra.uni $L437_rangeint_done;
+$L437_rangeint_done:
+	mov.f32 %f663, %f566;
+	bra.uni $L368_rangeint_done;
+$L368_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f499, %f663;
+	bra.uni $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
+$L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f664, %f2;
+	.loc 1 120 24
+	fma.rn.f32 %f665, %f164, %f499, %f664;
+	.loc 1 120 11
+	mov.f32 %f2, %f665;
+	bra.uni $L457_rangeint_body;
+$L457_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd391, %rd41, 3;
+	.loc 1 119 15
+	setp.lt.s64 %p41, %rd391, %rd12;
+	@%p41 bra $L458_if_then;
+	bra.uni $L15_if_done;
+$L458_if_then:
+	.loc 1 120 47
+	add.s64 %rd392, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd393, %rd392, 768;
+	.loc 1 120 68
+	mul.lo.s64 %rd394, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd395, %rd393, %rd394;
+	.loc 1 120 34
+	bra.uni $L460_entry;
+$L460_entry:
+	.loc 1 198 53
+	mov.f32 %f667, 0f00000000;
+	mov.f32 %f668, 0f00000000;
+	mov.f32 %f669, 0f00000000;
+	mov.f32 %f670, 0f00000000;
+	mov.f32 %f671, 0f00000000;
+	mov.f32 %f672, 0f00000000;
+	mov.f32 %f673, 0f00000000;
+	mov.f32 %f674, 0f00000000;
+	mov.f32 %f675, 0f00000000;
+	mov.f32 %f676, 0f00000000;
+	mov.f32 %f677, 0f00000000;
+	mov.f32 %f678, 0f00000000;
+	mov.f32 %f679, 0f00000000;
+	mov.f32 %f680, 0f00000000;
+	mov.f32 %f681, 0f00000000;
+	mov.f32 %f682, 0f00000000;
+	mov.f32 %f683, 0f00000000;
+	mov.f32 %f684, 0f00000000;
+	mov.f32 %f685, 0f00000000;
+	mov.f32 %f686, 0f00000000;
+	mov.f32 %f687, 0f00000000;
+	mov.f32 %f688, 0f00000000;
+	mov.f32 %f689, 0f00000000;
+	mov.f32 %f690, 0f00000000;
+	mov.f32 %f691, 0f00000000;
+	mov.f32 %f692, 0f00000000;
+	mov.f32 %f693, 0f00000000;
+	mov.f32 %f694, 0f00000000;
+	mov.f32 %f695, 0f00000000;
+	mov.f32 %f696, 0f00000000;
+	mov.f32 %f697, 0f00000000;
+	mov.f32 %f698, 0f00000000;
+	mov.f32 %f667, %f4;
+	mov.f32 %f668, %f5;
+	mov.f32 %f669, %f6;
+	mov.f32 %f670, %f7;
+	mov.f32 %f671, %f8;
+	mov.f32 %f672, %f9;
+	mov.f32 %f673, %f10;
+	mov.f32 %f674, %f11;
+	mov.f32 %f675, %f12;
+	mov.f32 %f676, %f13;
+	mov.f32 %f677, %f14;
+	mov.f32 %f678, %f15;
+	mov.f32 %f679, %f16;
+	mov.f32 %f680, %f17;
+	mov.f32 %f681, %f18;
+	mov.f32 %f682, %f19;
+	mov.f32 %f683, %f20;
+	mov.f32 %f684, %f21;
+	mov.f32 %f685, %f22;
+	mov.f32 %f686, %f23;
+	mov.f32 %f687, %f24;
+	mov.f32 %f688, %f25;
+	mov.f32 %f689, %f26;
+	mov.f32 %f690, %f27;
+	mov.f32 %f691, %f28;
+	mov.f32 %f692, %f29;
+	mov.f32 %f693, %f30;
+	mov.f32 %f694, %f31;
+	mov.f32 %f695, %f32;
+	mov.f32 %f696, %f33;
+	mov.f32 %f697, %f34;
+	mov.f32 %f698, %f35;
+	mov.f32 %f699, 0f00000000;
 	bra.uni $L461_rangeint_body;
 $L461_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r638, %r516, 0;
-	.loc 1 185 32
-	and.b32 %r639, %r638, 15;
-	.loc 1 185 23
-	mov.s32 %r640, %r639;
-	.loc 1 185 37
-	sub.s32 %r641, %r640, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f343, %r641;
-	.loc 1 186 25
-	shr.u32 %r642, %r516, 4;
-	.loc 1 186 34
-	and.b32 %r643, %r642, 15;
-	.loc 1 186 23
-	mov.s32 %r644, %r643;
-	.loc 1 186 39
-	sub.s32 %r645, %r644, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f344, %r645;
-	.loc 1 187 30
-	mov.u32 %r646, %r630;
-	.loc 1 187 27
+	.loc 1 202 3
+	mov.u32 %r453, 0;
+	mov.u32 %r454, 0;
+	mov.u32 %r455, 0;
+	mov.u32 %r456, 0;
+	.loc 1 202 27
+	shr.s64 %rd396, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd397, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd398, %rd397, 0;
+	.loc 1 202 40
+	and.b64 %rd399, %rd398, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd400, %rd399, 4;
+	.loc 1 202 30
+	add.s64 %rd401, %rd396, %rd400;
+	.loc 1 202 18
+	add.s64 %rd402, %rd401, 3;
+	shl.b64 %rd403, %rd401, 2;
+	add.s64 %rd404, %rd19, %rd403;
+	ld.shared.v4.u32 {%r457, %r458, %r459, %r460}, [%rd404];
+	.loc 1 202 3
+	mov.u32 %r453, %r457;
+	mov.u32 %r454, %r458;
+	mov.u32 %r455, %r459;
+	mov.u32 %r456, %r460;
+	mov.f32 %f700, %f699;
+	bra.uni $L463_rangeint_body;
+$L463_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f701, %f668;
+	.loc 1 205 41
+	mov.u32 %r461, %r453;
+	.loc 1 205 38
 	bra.uni $L466_entry;
 $L466_entry:
-	.loc 1 202 61
-	shr.u32 %r647, %r646, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs80, %r647;
-	.loc 1 202 76
-	cvt.f32.f16 %f346, %rs80;
-	.loc 1 202 36
-	mov.f32 %f345, %f346;
+	.loc 1 220 61
+	shr.u32 %r462, %r461, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs96, %r462;
+	.loc 1 220 76
+	cvt.f32.f16 %f703, %rs96;
+	.loc 1 220 36
+	mov.f32 %f702, %f703;
 	bra.uni $L467_ret_hi;
 $L467_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r648, %r630;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f704, %f667;
+	.loc 1 205 76
+	mov.u32 %r463, %r453;
+	.loc 1 205 73
 	bra.uni $L468_entry;
 $L468_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs81, %r648;
-	.loc 1 201 70
-	cvt.f32.f16 %f348, %rs81;
-	.loc 1 201 36
-	mov.f32 %f347, %f348;
+	.loc 1 219 58
+	cvt.u16.u32 %rs97, %r463;
+	.loc 1 219 70
+	cvt.f32.f16 %f706, %rs97;
+	.loc 1 219 36
+	mov.f32 %f705, %f706;
 	bra.uni $L469_ret_lo;
 $L469_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f349, %f343, %f347, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f350, %f344, %f345, %f349;
-	mov.f32 %f277, %f350;
+	.loc 1 205 54
+	fma.rn.f32 %f707, %f704, %f705, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f708, %f701, %f702, %f707;
+	mov.f32 %f700, %f708;
 	bra.uni $L470_rangeint_body;
 $L470_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r649, %r516, 8;
-	.loc 1 185 32
-	and.b32 %r650, %r649, 15;
-	.loc 1 185 23
-	mov.s32 %r651, %r650;
-	.loc 1 185 37
-	sub.s32 %r652, %r651, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f351, %r652;
-	.loc 1 186 25
-	shr.u32 %r653, %r516, 12;
-	.loc 1 186 34
-	and.b32 %r654, %r653, 15;
-	.loc 1 186 23
-	mov.s32 %r655, %r654;
-	.loc 1 186 39
-	sub.s32 %r656, %r655, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f352, %r656;
-	.loc 1 187 30
-	mov.u32 %r657, %r631;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f709, %f670;
+	.loc 1 205 41
+	mov.u32 %r464, %r454;
+	.loc 1 205 38
 	bra.uni $L471_entry;
 $L471_entry:
-	.loc 1 202 61
-	shr.u32 %r658, %r657, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs82, %r658;
-	.loc 1 202 76
-	cvt.f32.f16 %f354, %rs82;
-	.loc 1 202 36
-	mov.f32 %f353, %f354;
+	.loc 1 220 61
+	shr.u32 %r465, %r464, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs98, %r465;
+	.loc 1 220 76
+	cvt.f32.f16 %f711, %rs98;
+	.loc 1 220 36
+	mov.f32 %f710, %f711;
 	bra.uni $L472_ret_hi;
 $L472_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r659, %r631;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f712, %f669;
+	.loc 1 205 76
+	mov.u32 %r466, %r454;
+	.loc 1 205 73
 	bra.uni $L473_entry;
 $L473_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs83, %r659;
-	.loc 1 201 70
-	cvt.f32.f16 %f356, %rs83;
-	.loc 1 201 36
-	mov.f32 %f355, %f356;
+	.loc 1 219 58
+	cvt.u16.u32 %rs99, %r466;
+	.loc 1 219 70
+	cvt.f32.f16 %f714, %rs99;
+	.loc 1 219 36
+	mov.f32 %f713, %f714;
 	bra.uni $L474_ret_lo;
 $L474_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f357, %f351, %f355, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f358, %f352, %f353, %f357;
-	mov.f32 %f277, %f358;
+	.loc 1 205 54
+	fma.rn.f32 %f715, %f712, %f713, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f716, %f709, %f710, %f715;
+	mov.f32 %f700, %f716;
 	bra.uni $L475_rangeint_body;
 $L475_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r660, %r516, 16;
-	.loc 1 185 32
-	and.b32 %r661, %r660, 15;
-	.loc 1 185 23
-	mov.s32 %r662, %r661;
-	.loc 1 185 37
-	sub.s32 %r663, %r662, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f359, %r663;
-	.loc 1 186 25
-	shr.u32 %r664, %r516, 20;
-	.loc 1 186 34
-	and.b32 %r665, %r664, 15;
-	.loc 1 186 23
-	mov.s32 %r666, %r665;
-	.loc 1 186 39
-	sub.s32 %r667, %r666, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f360, %r667;
-	.loc 1 187 30
-	mov.u32 %r668, %r632;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f717, %f672;
+	.loc 1 205 41
+	mov.u32 %r467, %r455;
+	.loc 1 205 38
 	bra.uni $L476_entry;
 $L476_entry:
-	.loc 1 202 61
-	shr.u32 %r669, %r668, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs84, %r669;
-	.loc 1 202 76
-	cvt.f32.f16 %f362, %rs84;
-	.loc 1 202 36
-	mov.f32 %f361, %f362;
+	.loc 1 220 61
+	shr.u32 %r468, %r467, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs100, %r468;
+	.loc 1 220 76
+	cvt.f32.f16 %f719, %rs100;
+	.loc 1 220 36
+	mov.f32 %f718, %f719;
 	bra.uni $L477_ret_hi;
 $L477_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r670, %r632;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f720, %f671;
+	.loc 1 205 76
+	mov.u32 %r469, %r455;
+	.loc 1 205 73
 	bra.uni $L478_entry;
 $L478_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs85, %r670;
-	.loc 1 201 70
-	cvt.f32.f16 %f364, %rs85;
-	.loc 1 201 36
-	mov.f32 %f363, %f364;
+	.loc 1 219 58
+	cvt.u16.u32 %rs101, %r469;
+	.loc 1 219 70
+	cvt.f32.f16 %f722, %rs101;
+	.loc 1 219 36
+	mov.f32 %f721, %f722;
 	bra.uni $L479_ret_lo;
 $L479_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f365, %f359, %f363, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f366, %f360, %f361, %f365;
-	mov.f32 %f277, %f366;
+	.loc 1 205 54
+	fma.rn.f32 %f723, %f720, %f721, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f724, %f717, %f718, %f723;
+	mov.f32 %f700, %f724;
 	bra.uni $L480_rangeint_body;
 $L480_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r671, %r516, 24;
-	.loc 1 185 32
-	and.b32 %r672, %r671, 15;
-	.loc 1 185 23
-	mov.s32 %r673, %r672;
-	.loc 1 185 37
-	sub.s32 %r674, %r673, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f367, %r674;
-	.loc 1 186 25
-	shr.u32 %r675, %r516, 28;
-	.loc 1 186 34
-	and.b32 %r676, %r675, 15;
-	.loc 1 186 23
-	mov.s32 %r677, %r676;
-	.loc 1 186 39
-	sub.s32 %r678, %r677, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f368, %r678;
-	.loc 1 187 30
-	mov.u32 %r679, %r633;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f725, %f674;
+	.loc 1 205 41
+	mov.u32 %r470, %r456;
+	.loc 1 205 38
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 1 202 61
-	shr.u32 %r680, %r679, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs86, %r680;
-	.loc 1 202 76
-	cvt.f32.f16 %f370, %rs86;
-	.loc 1 202 36
-	mov.f32 %f369, %f370;
+	.loc 1 220 61
+	shr.u32 %r471, %r470, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs102, %r471;
+	.loc 1 220 76
+	cvt.f32.f16 %f727, %rs102;
+	.loc 1 220 36
+	mov.f32 %f726, %f727;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r681, %r633;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f728, %f673;
+	.loc 1 205 76
+	mov.u32 %r472, %r456;
+	.loc 1 205 73
 	bra.uni $L483_entry;
 $L483_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs87, %r681;
-	.loc 1 201 70
-	cvt.f32.f16 %f372, %rs87;
-	.loc 1 201 36
-	mov.f32 %f371, %f372;
+	.loc 1 219 58
+	cvt.u16.u32 %rs103, %r472;
+	.loc 1 219 70
+	cvt.f32.f16 %f730, %rs103;
+	.loc 1 219 36
+	mov.f32 %f729, %f730;
 	bra.uni $L484_ret_lo;
 $L484_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f373, %f367, %f371, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f374, %f368, %f369, %f373;
-	mov.f32 %f310, %f374;
-	bra.uni $L462_rangeint_done;
-$L462_rangeint_done:
-	mov.f32 %f276, %f310;
+	.loc 1 205 54
+	fma.rn.f32 %f731, %f728, %f729, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f732, %f725, %f726, %f731;
+	mov.f32 %f733, %f732;
+	bra.uni $L464_rangeint_done;
+$L464_rangeint_done:
+	mov.f32 %f699, %f733;
 	bra.uni $L485_rangeint_body;
 $L485_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd378, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd379, %rd378, 3;
-	.loc 1 171 19
-	and.b64 %rd380, %rd379, 3;
-	.loc 1 172 9
-	mov.u32 %r682, %r507;
-	.loc 1 173 8
-	setp.eq.s64 %p72, %rd380, 1;
-	@%p72 bra $L486_if_then;
-	bra.uni $L494_edge;
-$L486_if_then:
-	.loc 1 174 9
-	mov.u32 %r683, %r508;
-	mov.u32 %r512, %r683;
-	bra.uni $L487_if_done;
-$L494_edge:
-	mov.u32 %r512, %r682;
-	bra.uni $L487_if_done;
-$L487_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p73, %rd380, 2;
-	@%p73 bra $L488_if_then;
-	bra.uni $L495_edge;
-$L488_if_then:
-	.loc 1 177 9
-	mov.u32 %r684, %r509;
-	mov.u32 %r514, %r684;
-	bra.uni $L489_if_done;
-$L495_edge:
-	mov.u32 %r514, %r512;
-	bra.uni $L489_if_done;
-$L489_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p74, %rd380, 3;
-	@%p74 bra $L490_if_then;
-	bra.uni $L496_edge;
-$L490_if_then:
-	.loc 1 180 9
-	mov.u32 %r685, %r510;
-	mov.u32 %r516, %r685;
-	bra.uni $L491_if_done;
-$L496_edge:
-	mov.u32 %r516, %r514;
-	bra.uni $L491_if_done;
-$L491_if_done:
-	.loc 1 182 3
-	mov.u32 %r686, 0;
-	mov.u32 %r687, 0;
-	mov.u32 %r688, 0;
-	mov.u32 %r689, 0;
-	.loc 1 182 27
-	shr.s64 %rd381, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd382, %rd380, 4;
-	.loc 1 182 30
-	add.s64 %rd383, %rd381, %rd382;
-	.loc 1 182 18
-	add.s64 %rd384, %rd383, 3;
-	shl.b64 %rd385, %rd383, 2;
-	add.s64 %rd386, %rd19, %rd385;
-	ld.shared.v4.u32 {%r690, %r691, %r692, %r693}, [%rd386];
-	.loc 1 182 3
-	mov.u32 %r686, %r690;
-	mov.u32 %r687, %r691;
-	mov.u32 %r688, %r692;
-	mov.u32 %r689, %r693;
-	mov.f32 %f277, %f276;
+	.loc 1 202 3
+	mov.u32 %r473, 0;
+	mov.u32 %r474, 0;
+	mov.u32 %r475, 0;
+	mov.u32 %r476, 0;
+	.loc 1 202 27
+	shr.s64 %rd405, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd406, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd407, %rd406, 1;
+	.loc 1 202 40
+	and.b64 %rd408, %rd407, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd409, %rd408, 4;
+	.loc 1 202 30
+	add.s64 %rd410, %rd405, %rd409;
+	.loc 1 202 18
+	add.s64 %rd411, %rd410, 3;
+	shl.b64 %rd412, %rd410, 2;
+	add.s64 %rd413, %rd19, %rd412;
+	ld.shared.v4.u32 {%r477, %r478, %r479, %r480}, [%rd413];
+	.loc 1 202 3
+	mov.u32 %r473, %r477;
+	mov.u32 %r474, %r478;
+	mov.u32 %r475, %r479;
+	mov.u32 %r476, %r480;
+	mov.f32 %f700, %f699;
+	bra.uni $L486_rangeint_body;
+$L486_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f734, %f676;
+	.loc 1 205 41
+	mov.u32 %r481, %r473;
+	.loc 1 205 38
+	bra.uni $L488_entry;
+$L488_entry:
+	.loc 1 220 61
+	shr.u32 %r482, %r481, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs104, %r482;
+	.loc 1 220 76
+	cvt.f32.f16 %f736, %rs104;
+	.loc 1 220 36
+	mov.f32 %f735, %f736;
+	bra.uni $L489_ret_hi;
+$L489_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f737, %f675;
+	.loc 1 205 76
+	mov.u32 %r483, %r473;
+	.loc 1 205 73
+	bra.uni $L490_entry;
+$L490_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs105, %r483;
+	.loc 1 219 70
+	cvt.f32.f16 %f739, %rs105;
+	.loc 1 219 36
+	mov.f32 %f738, %f739;
+	bra.uni $L491_ret_lo;
+$L491_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f740, %f737, %f738, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f741, %f734, %f735, %f740;
+	mov.f32 %f700, %f741;
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r694, %r516, 0;
-	.loc 1 185 32
-	and.b32 %r695, %r694, 15;
-	.loc 1 185 23
-	mov.s32 %r696, %r695;
-	.loc 1 185 37
-	sub.s32 %r697, %r696, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f375, %r697;
-	.loc 1 186 25
-	shr.u32 %r698, %r516, 4;
-	.loc 1 186 34
-	and.b32 %r699, %r698, 15;
-	.loc 1 186 23
-	mov.s32 %r700, %r699;
-	.loc 1 186 39
-	sub.s32 %r701, %r700, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f376, %r701;
-	.loc 1 187 30
-	mov.u32 %r702, %r686;
-	.loc 1 187 27
-	bra.uni $L497_entry;
-$L497_entry:
-	.loc 1 202 61
-	shr.u32 %r703, %r702, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs88, %r703;
-	.loc 1 202 76
-	cvt.f32.f16 %f378, %rs88;
-	.loc 1 202 36
-	mov.f32 %f377, %f378;
-	bra.uni $L498_ret_hi;
-$L498_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r704, %r686;
-	.loc 1 187 53
-	bra.uni $L499_entry;
-$L499_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs89, %r704;
-	.loc 1 201 70
-	cvt.f32.f16 %f380, %rs89;
-	.loc 1 201 36
-	mov.f32 %f379, %f380;
-	bra.uni $L500_ret_lo;
-$L500_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f381, %f375, %f379, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f382, %f376, %f377, %f381;
-	mov.f32 %f277, %f382;
-	bra.uni $L501_rangeint_body;
-$L501_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r705, %r516, 8;
-	.loc 1 185 32
-	and.b32 %r706, %r705, 15;
-	.loc 1 185 23
-	mov.s32 %r707, %r706;
-	.loc 1 185 37
-	sub.s32 %r708, %r707, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f383, %r708;
-	.loc 1 186 25
-	shr.u32 %r709, %r516, 12;
-	.loc 1 186 34
-	and.b32 %r710, %r709, 15;
-	.loc 1 186 23
-	mov.s32 %r711, %r710;
-	.loc 1 186 39
-	sub.s32 %r712, %r711, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f384, %r712;
-	.loc 1 187 30
-	mov.u32 %r713, %r687;
-	.loc 1 187 27
-	bra.uni $L502_entry;
-$L502_entry:
-	.loc 1 202 61
-	shr.u32 %r714, %r713, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs90, %r714;
-	.loc 1 202 76
-	cvt.f32.f16 %f386, %rs90;
-	.loc 1 202 36
-	mov.f32 %f385, %f386;
-	bra.uni $L503_ret_hi;
-$L503_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r715, %r687;
-	.loc 1 187 53
-	bra.uni $L504_entry;
-$L504_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs91, %r715;
-	.loc 1 201 70
-	cvt.f32.f16 %f388, %rs91;
-	.loc 1 201 36
-	mov.f32 %f387, %f388;
-	bra.uni $L505_ret_lo;
-$L505_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f389, %f383, %f387, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f390, %f384, %f385, %f389;
-	mov.f32 %f277, %f390;
-	bra.uni $L506_rangeint_body;
-$L506_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r716, %r516, 16;
-	.loc 1 185 32
-	and.b32 %r717, %r716, 15;
-	.loc 1 185 23
-	mov.s32 %r718, %r717;
-	.loc 1 185 37
-	sub.s32 %r719, %r718, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f391, %r719;
-	.loc 1 186 25
-	shr.u32 %r720, %r516, 20;
-	.loc 1 186 34
-	and.b32 %r721, %r720, 15;
-	.loc 1 186 23
-	mov.s32 %r722, %r721;
-	.loc 1 186 39
-	sub.s32 %r723, %r722, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f392, %r723;
-	.loc 1 187 30
-	mov.u32 %r724, %r688;
-	.loc 1 187 27
-	bra.uni $L507_entry;
-$L507_entry:
-	.loc 1 202 61
-	shr.u32 %r725, %r724, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs92, %r725;
-	.loc 1 202 76
-	cvt.f32.f16 %f394, %rs92;
-	.loc 1 202 36
-	mov.f32 %f393, %f394;
-	bra.uni $L508_ret_hi;
-$L508_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r726, %r688;
-	.loc 1 187 53
-	bra.uni $L509_entry;
-$L509_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs93, %r726;
-	.loc 1 201 70
-	cvt.f32.f16 %f396, %rs93;
-	.loc 1 201 36
-	mov.f32 %f395, %f396;
-	bra.uni $L510_ret_lo;
-$L510_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f397, %f391, %f395, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f398, %f392, %f393, %f397;
-	mov.f32 %f277, %f398;
-	bra.uni $L511_rangeint_body;
-$L511_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r727, %r516, 24;
-	.loc 1 185 32
-	and.b32 %r728, %r727, 15;
-	.loc 1 185 23
-	mov.s32 %r729, %r728;
-	.loc 1 185 37
-	sub.s32 %r730, %r729, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f399, %r730;
-	.loc 1 186 25
-	shr.u32 %r731, %r516, 28;
-	.loc 1 186 34
-	and.b32 %r732, %r731, 15;
-	.loc 1 186 23
-	mov.s32 %r733, %r732;
-	.loc 1 186 39
-	sub.s32 %r734, %r733, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f400, %r734;
-	.loc 1 187 30
-	mov.u32 %r735, %r689;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f742, %f678;
+	.loc 1 205 41
+	mov.u32 %r484, %r474;
+	.loc 1 205 38
+	bra.uni $L493_entry;
+$L493_entry:
+	.loc 1 220 61
+	shr.u32 %r485, %r484, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs106, %r485;
+	.loc 1 220 76
+	cvt.f32.f16 %f744, %rs106;
+	.loc 1 220 36
+	mov.f32 %f743, %f744;
+	bra.uni $L494_ret_hi;
+$L494_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f745, %f677;
+	.loc 1 205 76
+	mov.u32 %r486, %r474;
+	.loc 1 205 73
+	bra.uni $L495_entry;
+$L495_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs107, %r486;
+	.loc 1 219 70
+	cvt.f32.f16 %f747, %rs107;
+	.loc 1 219 36
+	mov.f32 %f746, %f747;
+	bra.uni $L496_ret_lo;
+$L496_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f748, %f745, %f746, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f749, %f742, %f743, %f748;
+	mov.f32 %f700, %f749;
+	bra.uni $L497_rangeint_body;
+$L497_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f750, %f680;
+	.loc 1 205 41
+	mov.u32 %r487, %r475;
+	.loc 1 205 38
+	bra.uni $L498_entry;
+$L498_entry:
+	.loc 1 220 61
+	shr.u32 %r488, %r487, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs108, %r488;
+	.loc 1 220 76
+	cvt.f32.f16 %f752, %rs108;
+	.loc 1 220 36
+	mov.f32 %f751, %f752;
+	bra.uni $L499_ret_hi;
+$L499_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f753, %f679;
+	.loc 1 205 76
+	mov.u32 %r489, %r475;
+	.loc 1 205 73
+	bra.uni $L500_entry;
+$L500_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs109, %r489;
+	.loc 1 219 70
+	cvt.f32.f16 %f755, %rs109;
+	.loc 1 219 36
+	mov.f32 %f754, %f755;
+	bra.uni $L501_ret_lo;
+$L501_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f756, %f753, %f754, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f757, %f750, %f751, %f756;
+	mov.f32 %f700, %f757;
+	bra.uni $L502_rangeint_body;
+$L502_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f758, %f682;
+	.loc 1 205 41
+	mov.u32 %r490, %r476;
+	.loc 1 205 38
+	bra.uni $L503_entry;
+$L503_entry:
+	.loc 1 220 61
+	shr.u32 %r491, %r490, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs110, %r491;
+	.loc 1 220 76
+	cvt.f32.f16 %f760, %rs110;
+	.loc 1 220 36
+	mov.f32 %f759, %f760;
+	bra.uni $L504_ret_hi;
+$L504_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f761, %f681;
+	.loc 1 205 76
+	mov.u32 %r492, %r476;
+	.loc 1 205 73
+	bra.uni $L505_entry;
+$L505_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs111, %r492;
+	.loc 1 219 70
+	cvt.f32.f16 %f763, %rs111;
+	.loc 1 219 36
+	mov.f32 %f762, %f763;
+	bra.uni $L506_ret_lo;
+$L506_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f764, %f761, %f762, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f765, %f758, %f759, %f764;
+	mov.f32 %f733, %f765;
+	bra.uni $L487_rangeint_done;
+$L487_rangeint_done:
+	mov.f32 %f699, %f733;
+	bra.uni $L507_rangeint_body;
+$L507_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r493, 0;
+	mov.u32 %r494, 0;
+	mov.u32 %r495, 0;
+	mov.u32 %r496, 0;
+	.loc 1 202 27
+	shr.s64 %rd414, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd415, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd416, %rd415, 2;
+	.loc 1 202 40
+	and.b64 %rd417, %rd416, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd418, %rd417, 4;
+	.loc 1 202 30
+	add.s64 %rd419, %rd414, %rd418;
+	.loc 1 202 18
+	add.s64 %rd420, %rd419, 3;
+	shl.b64 %rd421, %rd419, 2;
+	add.s64 %rd422, %rd19, %rd421;
+	ld.shared.v4.u32 {%r497, %r498, %r499, %r500}, [%rd422];
+	.loc 1 202 3
+	mov.u32 %r493, %r497;
+	mov.u32 %r494, %r498;
+	mov.u32 %r495, %r499;
+	mov.u32 %r496, %r500;
+	mov.f32 %f700, %f699;
+	bra.uni $L508_rangeint_body;
+$L508_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f766, %f684;
+	.loc 1 205 41
+	mov.u32 %r501, %r493;
+	.loc 1 205 38
+	bra.uni $L510_entry;
+$L510_entry:
+	.loc 1 220 61
+	shr.u32 %r502, %r501, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs112, %r502;
+	.loc 1 220 76
+	cvt.f32.f16 %f768, %rs112;
+	.loc 1 220 36
+	mov.f32 %f767, %f768;
+	bra.uni $L511_ret_hi;
+$L511_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f769, %f683;
+	.loc 1 205 76
+	mov.u32 %r503, %r493;
+	.loc 1 205 73
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 1 202 61
-	shr.u32 %r736, %r735, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs94, %r736;
-	.loc 1 202 76
-	cvt.f32.f16 %f402, %rs94;
-	.loc 1 202 36
-	mov.f32 %f401, %f402;
-	bra.uni $L513_ret_hi;
-$L513_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r737, %r689;
-	.loc 1 187 53
-	bra.uni $L514_entry;
-$L514_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs95, %r737;
-	.loc 1 201 70
-	cvt.f32.f16 %f404, %rs95;
-	.loc 1 201 36
-	mov.f32 %f403, %f404;
-	bra.uni $L515_ret_lo;
-$L515_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f405, %f399, %f403, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f406, %f400, %f401, %f405;
-	mov.f32 %f310, %f406;
-	bra.uni $L493_rangeint_done;
-$L493_rangeint_done:
-	mov.f32 %f407, %f310;
-	bra.uni $L391_rangeint_done;
-$L391_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f275, %f407;
-	bra.uni $L400_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
-$L400_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f408, %f2;
-	.loc 1 117 24
-	fma.rn.f32 %f409, %f4, %f275, %f408;
-	.loc 1 117 11
-	mov.f32 %f2, %f409;
-	bra.uni $L516_rangeint_body;
-$L516_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd387, %rd41, 3;
-	.loc 1 116 15
-	setp.lt.s64 %p75, %rd387, %rd12;
-	@%p75 bra $L517_if_then;
-	bra.uni $L15_if_done;
-$L517_if_then:
-	.loc 1 117 47
-	add.s64 %rd388, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd389, %rd388, 768;
-	.loc 1 117 68
-	mul.lo.s64 %rd390, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd391, %rd389, %rd390;
-	.loc 1 117 34
-	bra.uni $L519_entry;
-$L519_entry:
-	.loc 1 167 53
-	mov.u32 %r738, 0;
-	mov.u32 %r739, 0;
-	mov.u32 %r740, 0;
-	mov.u32 %r741, 0;
-	mov.u32 %r738, %r41;
-	mov.u32 %r739, %r42;
-	mov.u32 %r740, %r43;
-	mov.u32 %r741, %r44;
-	mov.f32 %f411, 0f00000000;
-	bra.uni $L520_rangeint_body;
-$L520_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd392, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd393, %rd392, 0;
-	.loc 1 171 19
-	and.b64 %rd394, %rd393, 3;
-	.loc 1 172 9
-	mov.u32 %r742, %r738;
-	.loc 1 173 8
-	setp.eq.s64 %p76, %rd394, 1;
-	@%p76 bra $L522_if_then;
-	bra.uni $L531_edge;
-$L522_if_then:
-	.loc 1 174 9
-	mov.u32 %r744, %r739;
-	mov.u32 %r743, %r744;
-	bra.uni $L523_if_done;
-$L531_edge:
-	mov.u32 %r743, %r742;
-	bra.uni $L523_if_done;
-$L523_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p77, %rd394, 2;
-	@%p77 bra $L524_if_then;
-	bra.uni $L532_edge;
-$L524_if_then:
-	.loc 1 177 9
-	mov.u32 %r746, %r740;
-	mov.u32 %r745, %r746;
-	bra.uni $L525_if_done;
-$L532_edge:
-	mov.u32 %r745, %r743;
-	bra.uni $L525_if_done;
-$L525_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p78, %rd394, 3;
-	@%p78 bra $L526_if_then;
-	bra.uni $L533_edge;
-$L526_if_then:
-	.loc 1 180 9
-	mov.u32 %r748, %r741;
-	mov.u32 %r747, %r748;
-	bra.uni $L527_if_done;
-$L533_edge:
-	mov.u32 %r747, %r745;
-	bra.uni $L527_if_done;
-$L527_if_done:
-	.loc 1 182 3
-	mov.u32 %r749, 0;
-	mov.u32 %r750, 0;
-	mov.u32 %r751, 0;
-	mov.u32 %r752, 0;
-	.loc 1 182 27
-	shr.s64 %rd395, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd396, %rd394, 4;
-	.loc 1 182 30
-	add.s64 %rd397, %rd395, %rd396;
-	.loc 1 182 18
-	add.s64 %rd398, %rd397, 3;
-	shl.b64 %rd399, %rd397, 2;
-	add.s64 %rd400, %rd19, %rd399;
-	ld.shared.v4.u32 {%r753, %r754, %r755, %r756}, [%rd400];
-	.loc 1 182 3
-	mov.u32 %r749, %r753;
-	mov.u32 %r750, %r754;
-	mov.u32 %r751, %r755;
-	mov.u32 %r752, %r756;
-	mov.f32 %f412, %f411;
-	bra.uni $L528_rangeint_body;
-$L528_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r757, %r747, 0;
-	.loc 1 185 32
-	and.b32 %r758, %r757, 15;
-	.loc 1 185 23
-	mov.s32 %r759, %r758;
-	.loc 1 185 37
-	sub.s32 %r760, %r759, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f413, %r760;
-	.loc 1 186 25
-	shr.u32 %r761, %r747, 4;
-	.loc 1 186 34
-	and.b32 %r762, %r761, 15;
-	.loc 1 186 23
-	mov.s32 %r763, %r762;
-	.loc 1 186 39
-	sub.s32 %r764, %r763, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f414, %r764;
-	.loc 1 187 30
-	mov.u32 %r765, %r749;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs113, %r503;
+	.loc 1 219 70
+	cvt.f32.f16 %f771, %rs113;
+	.loc 1 219 36
+	mov.f32 %f770, %f771;
+	bra.uni $L513_ret_lo;
+$L513_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f772, %f769, %f770, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f773, %f766, %f767, %f772;
+	mov.f32 %f700, %f773;
+	bra.uni $L514_rangeint_body;
+$L514_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f774, %f686;
+	.loc 1 205 41
+	mov.u32 %r504, %r494;
+	.loc 1 205 38
+	bra.uni $L515_entry;
+$L515_entry:
+	.loc 1 220 61
+	shr.u32 %r505, %r504, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs114, %r505;
+	.loc 1 220 76
+	cvt.f32.f16 %f776, %rs114;
+	.loc 1 220 36
+	mov.f32 %f775, %f776;
+	bra.uni $L516_ret_hi;
+$L516_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f777, %f685;
+	.loc 1 205 76
+	mov.u32 %r506, %r494;
+	.loc 1 205 73
+	bra.uni $L517_entry;
+$L517_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs115, %r506;
+	.loc 1 219 70
+	cvt.f32.f16 %f779, %rs115;
+	.loc 1 219 36
+	mov.f32 %f778, %f779;
+	bra.uni $L518_ret_lo;
+$L518_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f780, %f777, %f778, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f781, %f774, %f775, %f780;
+	mov.f32 %f700, %f781;
+	bra.uni $L519_rangeint_body;
+$L519_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f782, %f688;
+	.loc 1 205 41
+	mov.u32 %r507, %r495;
+	.loc 1 205 38
+	bra.uni $L520_entry;
+$L520_entry:
+	.loc 1 220 61
+	shr.u32 %r508, %r507, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs116, %r508;
+	.loc 1 220 76
+	cvt.f32.f16 %f784, %rs116;
+	.loc 1 220 36
+	mov.f32 %f783, %f784;
+	bra.uni $L521_ret_hi;
+$L521_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f785, %f687;
+	.loc 1 205 76
+	mov.u32 %r509, %r495;
+	.loc 1 205 73
+	bra.uni $L522_entry;
+$L522_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs117, %r509;
+	.loc 1 219 70
+	cvt.f32.f16 %f787, %rs117;
+	.loc 1 219 36
+	mov.f32 %f786, %f787;
+	bra.uni $L523_ret_lo;
+$L523_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f788, %f785, %f786, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f789, %f782, %f783, %f788;
+	mov.f32 %f700, %f789;
+	bra.uni $L524_rangeint_body;
+$L524_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f790, %f690;
+	.loc 1 205 41
+	mov.u32 %r510, %r496;
+	.loc 1 205 38
+	bra.uni $L525_entry;
+$L525_entry:
+	.loc 1 220 61
+	shr.u32 %r511, %r510, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs118, %r511;
+	.loc 1 220 76
+	cvt.f32.f16 %f792, %rs118;
+	.loc 1 220 36
+	mov.f32 %f791, %f792;
+	bra.uni $L526_ret_hi;
+$L526_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f793, %f689;
+	.loc 1 205 76
+	mov.u32 %r512, %r496;
+	.loc 1 205 73
+	bra.uni $L527_entry;
+$L527_entry:
+	.loc 1 219 58
+	cvt.u16.u32 %rs119, %r512;
+	.loc 1 219 70
+	cvt.f32.f16 %f795, %rs119;
+	.loc 1 219 36
+	mov.f32 %f794, %f795;
+	bra.uni $L528_ret_lo;
+$L528_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f796, %f793, %f794, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f797, %f790, %f791, %f796;
+	mov.f32 %f733, %f797;
+	bra.uni $L509_rangeint_done;
+$L509_rangeint_done:
+	mov.f32 %f699, %f733;
+	bra.uni $L529_rangeint_body;
+$L529_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r513, 0;
+	mov.u32 %r514, 0;
+	mov.u32 %r515, 0;
+	mov.u32 %r516, 0;
+	.loc 1 202 27
+	shr.s64 %rd423, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd424, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd425, %rd424, 3;
+	.loc 1 202 40
+	and.b64 %rd426, %rd425, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd427, %rd426, 4;
+	.loc 1 202 30
+	add.s64 %rd428, %rd423, %rd427;
+	.loc 1 202 18
+	add.s64 %rd429, %rd428, 3;
+	shl.b64 %rd430, %rd428, 2;
+	add.s64 %rd431, %rd19, %rd430;
+	ld.shared.v4.u32 {%r517, %r518, %r519, %r520}, [%rd431];
+	.loc 1 202 3
+	mov.u32 %r513, %r517;
+	mov.u32 %r514, %r518;
+	mov.u32 %r515, %r519;
+	mov.u32 %r516, %r520;
+	mov.f32 %f700, %f699;
+	bra.uni $L530_rangeint_body;
+$L530_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f798, %f692;
+	.loc 1 205 41
+	mov.u32 %r521, %r513;
+	.loc 1 205 38
+	bra.uni $L532_entry;
+$L532_entry:
+	.loc 1 220 61
+	shr.u32 %r522, %r521, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs120, %r522;
+	.loc 1 220 76
+	cvt.f32.f16 %f800, %rs120;
+	.loc 1 220 36
+	mov.f32 %f799, %f800;
+	bra.uni $L533_ret_hi;
+$L533_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f801, %f691;
+	.loc 1 205 76
+	mov.u32 %r523, %r513;
+	.loc 1 205 73
 	bra.uni $L534_entry;
 $L534_entry:
-	.loc 1 202 61
-	shr.u32 %r766, %r765, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs96, %r766;
-	.loc 1 202 76
-	cvt.f32.f16 %f416, %rs96;
-	.loc 1 202 36
-	mov.f32 %f415, %f416;
-	bra.uni $L535_ret_hi;
-$L535_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r767, %r749;
-	.loc 1 187 53
-	bra.uni $L536_entry;
-$L536_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs97, %r767;
-	.loc 1 201 70
-	cvt.f32.f16 %f418, %rs97;
-	.loc 1 201 36
-	mov.f32 %f417, %f418;
-	bra.uni $L537_ret_lo;
-$L537_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f419, %f413, %f417, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f420, %f414, %f415, %f419;
-	mov.f32 %f412, %f420;
-	bra.uni $L538_rangeint_body;
-$L538_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r768, %r747, 8;
-	.loc 1 185 32
-	and.b32 %r769, %r768, 15;
-	.loc 1 185 23
-	mov.s32 %r770, %r769;
-	.loc 1 185 37
-	sub.s32 %r771, %r770, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f421, %r771;
-	.loc 1 186 25
-	shr.u32 %r772, %r747, 12;
-	.loc 1 186 34
-	and.b32 %r773, %r772, 15;
-	.loc 1 186 23
-	mov.s32 %r774, %r773;
-	.loc 1 186 39
-	sub.s32 %r775, %r774, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f422, %r775;
-	.loc 1 187 30
-	mov.u32 %r776, %r750;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs121, %r523;
+	.loc 1 219 70
+	cvt.f32.f16 %f803, %rs121;
+	.loc 1 219 36
+	mov.f32 %f802, %f803;
+	bra.uni $L535_ret_lo;
+$L535_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f804, %f801, %f802, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f805, %f798, %f799, %f804;
+	mov.f32 %f700, %f805;
+	bra.uni $L536_rangeint_body;
+$L536_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f806, %f694;
+	.loc 1 205 41
+	mov.u32 %r524, %r514;
+	.loc 1 205 38
+	bra.uni $L537_entry;
+$L537_entry:
+	.loc 1 220 61
+	shr.u32 %r525, %r524, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs122, %r525;
+	.loc 1 220 76
+	cvt.f32.f16 %f808, %rs122;
+	.loc 1 220 36
+	mov.f32 %f807, %f808;
+	bra.uni $L538_ret_hi;
+$L538_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f809, %f693;
+	.loc 1 205 76
+	mov.u32 %r526, %r514;
+	.loc 1 205 73
 	bra.uni $L539_entry;
 $L539_entry:
-	.loc 1 202 61
-	shr.u32 %r777, %r776, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs98, %r777;
-	.loc 1 202 76
-	cvt.f32.f16 %f424, %rs98;
-	.loc 1 202 36
-	mov.f32 %f423, %f424;
-	bra.uni $L540_ret_hi;
-$L540_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r778, %r750;
-	.loc 1 187 53
-	bra.uni $L541_entry;
-$L541_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs99, %r778;
-	.loc 1 201 70
-	cvt.f32.f16 %f426, %rs99;
-	.loc 1 201 36
-	mov.f32 %f425, %f426;
-	bra.uni $L542_ret_lo;
-$L542_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f427, %f421, %f425, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f428, %f422, %f423, %f427;
-	mov.f32 %f412, %f428;
-	bra.uni $L543_rangeint_body;
-$L543_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r779, %r747, 16;
-	.loc 1 185 32
-	and.b32 %r780, %r779, 15;
-	.loc 1 185 23
-	mov.s32 %r781, %r780;
-	.loc 1 185 37
-	sub.s32 %r782, %r781, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f429, %r782;
-	.loc 1 186 25
-	shr.u32 %r783, %r747, 20;
-	.loc 1 186 34
-	and.b32 %r784, %r783, 15;
-	.loc 1 186 23
-	mov.s32 %r785, %r784;
-	.loc 1 186 39
-	sub.s32 %r786, %r785, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f430, %r786;
-	.loc 1 187 30
-	mov.u32 %r787, %r751;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs123, %r526;
+	.loc 1 219 70
+	cvt.f32.f16 %f811, %rs123;
+	.loc 1 219 36
+	mov.f32 %f810, %f811;
+	bra.uni $L540_ret_lo;
+$L540_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f812, %f809, %f810, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f813, %f806, %f807, %f812;
+	mov.f32 %f700, %f813;
+	bra.uni $L541_rangeint_body;
+$L541_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f814, %f696;
+	.loc 1 205 41
+	mov.u32 %r527, %r515;
+	.loc 1 205 38
+	bra.uni $L542_entry;
+$L542_entry:
+	.loc 1 220 61
+	shr.u32 %r528, %r527, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs124, %r528;
+	.loc 1 220 76
+	cvt.f32.f16 %f816, %rs124;
+	.loc 1 220 36
+	mov.f32 %f815, %f816;
+	bra.uni $L543_ret_hi;
+$L543_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f817, %f695;
+	.loc 1 205 76
+	mov.u32 %r529, %r515;
+	.loc 1 205 73
 	bra.uni $L544_entry;
 $L544_entry:
-	.loc 1 202 61
-	shr.u32 %r788, %r787, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs100, %r788;
-	.loc 1 202 76
-	cvt.f32.f16 %f432, %rs100;
-	.loc 1 202 36
-	mov.f32 %f431, %f432;
-	bra.uni $L545_ret_hi;
-$L545_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r789, %r751;
-	.loc 1 187 53
-	bra.uni $L546_entry;
-$L546_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs101, %r789;
-	.loc 1 201 70
-	cvt.f32.f16 %f434, %rs101;
-	.loc 1 201 36
-	mov.f32 %f433, %f434;
-	bra.uni $L547_ret_lo;
-$L547_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f435, %f429, %f433, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f436, %f430, %f431, %f435;
-	mov.f32 %f412, %f436;
-	bra.uni $L548_rangeint_body;
-$L548_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r790, %r747, 24;
-	.loc 1 185 32
-	and.b32 %r791, %r790, 15;
-	.loc 1 185 23
-	mov.s32 %r792, %r791;
-	.loc 1 185 37
-	sub.s32 %r793, %r792, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f437, %r793;
-	.loc 1 186 25
-	shr.u32 %r794, %r747, 28;
-	.loc 1 186 34
-	and.b32 %r795, %r794, 15;
-	.loc 1 186 23
-	mov.s32 %r796, %r795;
-	.loc 1 186 39
-	sub.s32 %r797, %r796, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f438, %r797;
-	.loc 1 187 30
-	mov.u32 %r798, %r752;
-	.loc 1 187 27
+	.loc 1 219 58
+	cvt.u16.u32 %rs125, %r529;
+	.loc 1 219 70
+	cvt.f32.f16 %f819, %rs125;
+	.loc 1 219 36
+	mov.f32 %f818, %f819;
+	bra.uni $L545_ret_lo;
+$L545_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f820, %f817, %f818, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f821, %f814, %f815, %f820;
+	mov.f32 %f700, %f821;
+	bra.uni $L546_rangeint_body;
+$L546_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f822, %f698;
+	.loc 1 205 41
+	mov.u32 %r530, %r516;
+	.loc 1 205 38
+	bra.uni $L547_entry;
+$L547_entry:
+	.loc 1 220 61
+	shr.u32 %r531, %r530, 16;
+	.loc 1 220 58
+	cvt.u16.u32 %rs126, %r531;
+	.loc 1 220 76
+	cvt.f32.f16 %f824, %rs126;
+	.loc 1 220 36
+	mov.f32 %f823, %f824;
+	bra.uni $L548_ret_hi;
+$L548_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f825, %f697;
+	.loc 1 205 76
+	mov.u32 %r532, %r516;
+	.loc 1 205 73
 	bra.uni $L549_entry;
 $L549_entry:
-	.loc 1 202 61
-	shr.u32 %r799, %r798, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs102, %r799;
-	.loc 1 202 76
-	cvt.f32.f16 %f440, %rs102;
-	.loc 1 202 36
-	mov.f32 %f439, %f440;
-	bra.uni $L550_ret_hi;
-$L550_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r800, %r752;
-	.loc 1 187 53
-	bra.uni $L551_entry;
-$L551_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs103, %r800;
-	.loc 1 201 70
-	cvt.f32.f16 %f442, %rs103;
-	.loc 1 201 36
-	mov.f32 %f441, %f442;
-	bra.uni $L552_ret_lo;
-$L552_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f443, %f437, %f441, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f444, %f438, %f439, %f443;
-	mov.f32 %f445, %f444;
-	bra.uni $L529_rangeint_done;
-$L529_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L553_rangeint_body;
-$L553_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd401, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd402, %rd401, 1;
-	.loc 1 171 19
-	and.b64 %rd403, %rd402, 3;
-	.loc 1 172 9
-	mov.u32 %r801, %r738;
-	.loc 1 173 8
-	setp.eq.s64 %p79, %rd403, 1;
-	@%p79 bra $L554_if_then;
-	bra.uni $L562_edge;
-$L554_if_then:
-	.loc 1 174 9
-	mov.u32 %r802, %r739;
-	mov.u32 %r743, %r802;
-	bra.uni $L555_if_done;
-$L562_edge:
-	mov.u32 %r743, %r801;
-	bra.uni $L555_if_done;
-$L555_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p80, %rd403, 2;
-	@%p80 bra $L556_if_then;
-	bra.uni $L563_edge;
-$L556_if_then:
-	.loc 1 177 9
-	mov.u32 %r803, %r740;
-	mov.u32 %r745, %r803;
-	bra.uni $L557_if_done;
-$L563_edge:
-	mov.u32 %r745, %r743;
-	bra.uni $L557_if_done;
-$L557_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p81, %rd403, 3;
-	@%p81 bra $L558_if_then;
-	bra.uni $L564_edge;
-$L558_if_then:
-	.loc 1 180 9
-	mov.u32 %r804, %r741;
-	mov.u32 %r747, %r804;
-	bra.uni $L559_if_done;
-$L564_edge:
-	mov.u32 %r747, %r745;
-	bra.uni $L559_if_done;
-$L559_if_done:
-	.loc 1 182 3
-	mov.u32 %r805, 0;
-	mov.u32 %r806, 0;
-	mov.u32 %r807, 0;
-	mov.u32 %r808, 0;
-	.loc 1 182 27
-	shr.s64 %rd404, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd405, %rd403, 4;
-	.loc 1 182 30
-	add.s64 %rd406, %rd404, %rd405;
-	.loc 1 182 18
-	add.s64 %rd407, %rd406, 3;
-	shl.b64 %rd408, %rd406, 2;
-	add.s64 %rd409, %rd19, %rd408;
-	ld.shared.v4.u32 {%r809, %r810, %r811, %r812}, [%rd409];
-	.loc 1 182 3
-	mov.u32 %r805, %r809;
-	mov.u32 %r806, %r810;
-	mov.u32 %r807, %r811;
-	mov.u32 %r808, %r812;
-	mov.f32 %f412, %f411;
-	bra.uni $L560_rangeint_body;
-$L560_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r813, %r747, 0;
-	.loc 1 185 32
-	and.b32 %r814, %r813, 15;
-	.loc 1 185 23
-	mov.s32 %r815, %r814;
-	.loc 1 185 37
-	sub.s32 %r816, %r815, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f446, %r816;
-	.loc 1 186 25
-	shr.u32 %r817, %r747, 4;
-	.loc 1 186 34
-	and.b32 %r818, %r817, 15;
-	.loc 1 186 23
-	mov.s32 %r819, %r818;
-	.loc 1 186 39
-	sub.s32 %r820, %r819, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f447, %r820;
-	.loc 1 187 30
-	mov.u32 %r821, %r805;
-	.loc 1 187 27
-	bra.uni $L565_entry;
-$L565_entry:
-	.loc 1 202 61
-	shr.u32 %r822, %r821, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs104, %r822;
-	.loc 1 202 76
-	cvt.f32.f16 %f449, %rs104;
-	.loc 1 202 36
-	mov.f32 %f448, %f449;
-	bra.uni $L566_ret_hi;
-$L566_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r823, %r805;
-	.loc 1 187 53
-	bra.uni $L567_entry;
-$L567_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs105, %r823;
-	.loc 1 201 70
-	cvt.f32.f16 %f451, %rs105;
-	.loc 1 201 36
-	mov.f32 %f450, %f451;
-	bra.uni $L568_ret_lo;
-$L568_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f452, %f446, %f450, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f453, %f447, %f448, %f452;
-	mov.f32 %f412, %f453;
-	bra.uni $L569_rangeint_body;
-$L569_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r824, %r747, 8;
-	.loc 1 185 32
-	and.b32 %r825, %r824, 15;
-	.loc 1 185 23
-	mov.s32 %r826, %r825;
-	.loc 1 185 37
-	sub.s32 %r827, %r826, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f454, %r827;
-	.loc 1 186 25
-	shr.u32 %r828, %r747, 12;
-	.loc 1 186 34
-	and.b32 %r829, %r828, 15;
-	.loc 1 186 23
-	mov.s32 %r830, %r829;
-	.loc 1 186 39
-	sub.s32 %r831, %r830, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f455, %r831;
-	.loc 1 187 30
-	mov.u32 %r832, %r806;
-	.loc 1 187 27
-	bra.uni $L570_entry;
-$L570_entry:
-	.loc 1 202 61
-	shr.u32 %r833, %r832, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs106, %r833;
-	.loc 1 202 76
-	cvt.f32.f16 %f457, %rs106;
-	.loc 1 202 36
-	mov.f32 %f456, %f457;
-	bra.uni $L571_ret_hi;
-$L571_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r834, %r806;
-	.loc 1 187 53
-	bra.uni $L572_entry;
-$L572_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs107, %r834;
-	.loc 1 201 70
-	cvt.f32.f16 %f459, %rs107;
-	.loc 1 201 36
-	mov.f32 %f458, %f459;
-	bra.uni $L573_ret_lo;
-$L573_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f460, %f454, %f458, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f461, %f455, %f456, %f460;
-	mov.f32 %f412, %f461;
-	bra.uni $L574_rangeint_body;
-$L574_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r835, %r747, 16;
-	.loc 1 185 32
-	and.b32 %r836, %r835, 15;
-	.loc 1 185 23
-	mov.s32 %r837, %r836;
-	.loc 1 185 37
-	sub.s32 %r838, %r837, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f462, %r838;
-	.loc 1 186 25
-	shr.u32 %r839, %r747, 20;
-	.loc 1 186 34
-	and.b32 %r840, %r839, 15;
-	.loc 1 186 23
-	mov.s32 %r841, %r840;
-	.loc 1 186 39
-	sub.s32 %r842, %r841, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f463, %r842;
-	.loc 1 187 30
-	mov.u32 %r843, %r807;
-	.loc 1 187 27
-	bra.uni $L575_entry;
-$L575_entry:
-	.loc 1 202 61
-	shr.u32 %r844, %r843, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs108, %r844;
-	.loc 1 202 76
-	cvt.f32.f16 %f465, %rs108;
-	.loc 1 202 36
-	mov.f32 %f464, %f465;
-	bra.uni $L576_ret_hi;
-$L576_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r845, %r807;
-	.loc 1 187 53
-	bra.uni $L577_entry;
-$L577_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs109, %r845;
-	.loc 1 201 70
-	cvt.f32.f16 %f467, %rs109;
-	.loc 1 201 36
-	mov.f32 %f466, %f467;
-	bra.uni $L578_ret_lo;
-$L578_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f468, %f462, %f466, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f469, %f463, %f464, %f468;
-	mov.f32 %f412, %f469;
-	bra.uni $L579_rangeint_body;
-$L579_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r846, %r747, 24;
-	.loc 1 185 32
-	and.b32 %r847, %r846, 15;
-	.loc 1 185 23
-	mov.s32 %r848, %r847;
-	.loc 1 185 37
-	sub.s32 %r849, %r848, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f470, %r849;
-	.loc 1 186 25
-	shr.u32 %r850, %r747, 28;
-	.loc 1 186 34
-	and.b32 %r851, %r850, 15;
-	.loc 1 186 23
-	mov.s32 %r852, %r851;
-	.loc 1 186 39
-	sub.s32 %r853, %r852, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f471, %r853;
-	.loc 1 187 30
-	mov.u32 %r854, %r808;
-	.loc 1 187 27
-	bra.uni $L580_entry;
-$L580_entry:
-	.loc 1 202 61
-	shr.u32 %r855, %r854, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs110, %r855;
-	.loc 1 202 76
-	cvt.f32.f16 %f473, %rs110;
-	.loc 1 202 36
-	mov.f32 %f472, %f473;
-	bra.uni $L581_ret_hi;
-$L581_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r856, %r808;
-	.loc 1 187 53
-	bra.uni $L582_entry;
-$L582_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs111, %r856;
-	.loc 1 201 70
-	cvt.f32.f16 %f475, %rs111;
-	.loc 1 201 36
-	mov.f32 %f474, %f475;
-	bra.uni $L583_ret_lo;
-$L583_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f476, %f470, %f474, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f477, %f471, %f472, %f476;
-	mov.f32 %f445, %f477;
-	bra.uni $L561_rangeint_done;
-$L561_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L584_rangeint_body;
-$L584_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd410, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd411, %rd410, 2;
-	.loc 1 171 19
-	and.b64 %rd412, %rd411, 3;
-	.loc 1 172 9
-	mov.u32 %r857, %r738;
-	.loc 1 173 8
-	setp.eq.s64 %p82, %rd412, 1;
-	@%p82 bra $L585_if_then;
-	bra.uni $L593_edge;
-$L585_if_then:
-	.loc 1 174 9
-	mov.u32 %r858, %r739;
-	mov.u32 %r743, %r858;
-	bra.uni $L586_if_done;
-$L593_edge:
-	mov.u32 %r743, %r857;
-	bra.uni $L586_if_done;
-$L586_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p83, %rd412, 2;
-	@%p83 bra $L587_if_then;
-	bra.uni $L594_edge;
-$L587_if_then:
-	.loc 1 177 9
-	mov.u32 %r859, %r740;
-	mov.u32 %r745, %r859;
-	bra.uni $L588_if_done;
-$L594_edge:
-	mov.u32 %r745, %r743;
-	bra.uni $L588_if_done;
-$L588_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p84, %rd412, 3;
-	@%p84 bra $L589_if_then;
-	bra.uni $L595_edge;
-$L589_if_then:
-	.loc 1 180 9
-	mov.u32 %r860, %r741;
-	mov.u32 %r747, %r860;
-	bra.uni $L590_if_done;
-$L595_edge:
-	mov.u32 %r747, %r745;
-	bra.uni $L590_if_done;
-$L590_if_done:
-	.loc 1 182 3
-	mov.u32 %r861, 0;
-	mov.u32 %r862, 0;
-	mov.u32 %r863, 0;
-	mov.u32 %r864, 0;
-	.loc 1 182 27
-	shr.s64 %rd413, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd414, %rd412, 4;
-	.loc 1 182 30
-	add.s64 %rd415, %rd413, %rd414;
-	.loc 1 182 18
-	add.s64 %rd416, %rd415, 3;
-	shl.b64 %rd417, %rd415, 2;
-	add.s64 %rd418, %rd19, %rd417;
-	ld.shared.v4.u32 {%r865, %r866, %r867, %r868}, [%rd418];
-	.loc 1 182 3
-	mov.u32 %r861, %r865;
-	mov.u32 %r862, %r866;
-	mov.u32 %r863, %r867;
-	mov.u32 %r864, %r868;
-	mov.f32 %f412, %f411;
-	bra.uni $L591_rangeint_body;
-$L591_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r869, %r747, 0;
-	.loc 1 185 32
-	and.b32 %r870, %r869, 15;
-	.loc 1 185 23
-	mov.s32 %r871, %r870;
-	.loc 1 185 37
-	sub.s32 %r872, %r871, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f478, %r872;
-	.loc 1 186 25
-	shr.u32 %r873, %r747, 4;
-	.loc 1 186 34
-	and.b32 %r874, %r873, 15;
-	.loc 1 186 23
-	mov.s32 %r875, %r874;
-	.loc 1 186 39
-	sub.s32 %r876, %r875, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f479, %r876;
-	.loc 1 187 30
-	mov.u32 %r877, %r861;
-	.loc 1 187 27
-	bra.uni $L596_entry;
-$L596_entry:
-	.loc 1 202 61
-	shr.u32 %r878, %r877, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs112, %r878;
-	.loc 1 202 76
-	cvt.f32.f16 %f481, %rs112;
-	.loc 1 202 36
-	mov.f32 %f480, %f481;
-	bra.uni $L597_ret_hi;
-$L597_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r879, %r861;
-	.loc 1 187 53
-	bra.uni $L598_entry;
-$L598_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs113, %r879;
-	.loc 1 201 70
-	cvt.f32.f16 %f483, %rs113;
-	.loc 1 201 36
-	mov.f32 %f482, %f483;
-	bra.uni $L599_ret_lo;
-$L599_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f484, %f478, %f482, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f485, %f479, %f480, %f484;
-	mov.f32 %f412, %f485;
-	bra.uni $L600_rangeint_body;
-$L600_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r880, %r747, 8;
-	.loc 1 185 32
-	and.b32 %r881, %r880, 15;
-	.loc 1 185 23
-	mov.s32 %r882, %r881;
-	.loc 1 185 37
-	sub.s32 %r883, %r882, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f486, %r883;
-	.loc 1 186 25
-	shr.u32 %r884, %r747, 12;
-	.loc 1 186 34
-	and.b32 %r885, %r884, 15;
-	.loc 1 186 23
-	mov.s32 %r886, %r885;
-	.loc 1 186 39
-	sub.s32 %r887, %r886, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f487, %r887;
-	.loc 1 187 30
-	mov.u32 %r888, %r862;
-	.loc 1 187 27
-	bra.uni $L601_entry;
-$L601_entry:
-	.loc 1 202 61
-	shr.u32 %r889, %r888, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs114, %r889;
-	.loc 1 202 76
-	cvt.f32.f16 %f489, %rs114;
-	.loc 1 202 36
-	mov.f32 %f488, %f489;
-	bra.uni $L602_ret_hi;
-$L602_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r890, %r862;
-	.loc 1 187 53
-	bra.uni $L603_entry;
-$L603_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs115, %r890;
-	.loc 1 201 70
-	cvt.f32.f16 %f491, %rs115;
-	.loc 1 201 36
-	mov.f32 %f490, %f491;
-	bra.uni $L604_ret_lo;
-$L604_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f492, %f486, %f490, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f493, %f487, %f488, %f492;
-	mov.f32 %f412, %f493;
-	bra.uni $L605_rangeint_body;
-$L605_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r891, %r747, 16;
-	.loc 1 185 32
-	and.b32 %r892, %r891, 15;
-	.loc 1 185 23
-	mov.s32 %r893, %r892;
-	.loc 1 185 37
-	sub.s32 %r894, %r893, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f494, %r894;
-	.loc 1 186 25
-	shr.u32 %r895, %r747, 20;
-	.loc 1 186 34
-	and.b32 %r896, %r895, 15;
-	.loc 1 186 23
-	mov.s32 %r897, %r896;
-	.loc 1 186 39
-	sub.s32 %r898, %r897, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f495, %r898;
-	.loc 1 187 30
-	mov.u32 %r899, %r863;
-	.loc 1 187 27
-	bra.uni $L606_entry;
-$L606_entry:
-	.loc 1 202 61
-	shr.u32 %r900, %r899, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs116, %r900;
-	.loc 1 202 76
-	cvt.f32.f16 %f497, %rs116;
-	.loc 1 202 36
-	mov.f32 %f496, %f497;
-	bra.uni $L607_ret_hi;
-$L607_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r901, %r863;
-	.loc 1 187 53
-	bra.uni $L608_entry;
-$L608_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs117, %r901;
-	.loc 1 201 70
-	cvt.f32.f16 %f499, %rs117;
-	.loc 1 201 36
-	mov.f32 %f498, %f499;
-	bra.uni $L609_ret_lo;
-$L609_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f500, %f494, %f498, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f501, %f495, %f496, %f500;
-	mov.f32 %f412, %f501;
-	bra.uni $L610_rangeint_body;
-$L610_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r902, %r747, 24;
-	.loc 1 185 32
-	and.b32 %r903, %r902, 15;
-	.loc 1 185 23
-	mov.s32 %r904, %r903;
-	.loc 1 185 37
-	sub.s32 %r905, %r904, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f502, %r905;
-	.loc 1 186 25
-	shr.u32 %r906, %r747, 28;
-	.loc 1 186 34
-	and.b32 %r907, %r906, 15;
-	.loc 1 186 23
-	mov.s32 %r908, %r907;
-	.loc 1 186 39
-	sub.s32 %r909, %r908, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f503, %r909;
-	.loc 1 187 30
-	mov.u32 %r910, %r864;
-	.loc 1 187 27
-	bra.uni $L611_entry;
-$L611_entry:
-	.loc 1 202 61
-	shr.u32 %r911, %r910, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs118, %r911;
-	.loc 1 202 76
-	cvt.f32.f16 %f505, %rs118;
-	.loc 1 202 36
-	mov.f32 %f504, %f505;
-	bra.uni $L612_ret_hi;
-$L612_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r912, %r864;
-	.loc 1 187 53
-	bra.uni $L613_entry;
-$L613_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs119, %r912;
-	.loc 1 201 70
-	cvt.f32.f16 %f507, %rs119;
-	.loc 1 201 36
-	mov.f32 %f506, %f507;
-	bra.uni $L614_ret_lo;
-$L614_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f508, %f502, %f506, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f509, %f503, %f504, %f508;
-	mov.f32 %f445, %f509;
-	bra.uni $L592_rangeint_done;
-$L592_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L615_rangeint_body;
-$L615_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd419, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd420, %rd419, 3;
-	.loc 1 171 19
-	and.b64 %rd421, %rd420, 3;
-	.loc 1 172 9
-	mov.u32 %r913, %r738;
-	.loc 1 173 8
-	setp.eq.s64 %p85, %rd421, 1;
-	@%p85 bra $L616_if_then;
-	bra.uni $L624_edge;
-$L616_if_then:
-	.loc 1 174 9
-	mov.u32 %r914, %r739;
-	mov.u32 %r743, %r914;
-	bra.uni $L617_if_done;
-$L624_edge:
-	mov.u32 %r743, %r913;
-	bra.uni $L617_if_done;
-$L617_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p86, %rd421, 2;
-	@%p86 bra $L618_if_then;
-	bra.uni $L625_edge;
-$L618_if_then:
-	.loc 1 177 9
-	mov.u32 %r915, %r740;
-	mov.u32 %r745, %r915;
-	bra.uni $L619_if_done;
-$L625_edge:
-	mov.u32 %r745, %r743;
-	bra.uni $L619_if_done;
-$L619_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p87, %rd421, 3;
-	@%p87 bra $L620_if_then;
-	bra.uni $L626_edge;
-$L620_if_then:
-	.loc 1 180 9
-	mov.u32 %r916, %r741;
-	mov.u32 %r747, %r916;
-	bra.uni $L621_if_done;
-$L626_edge:
-	mov.u32 %r747, %r745;
-	bra.uni $L621_if_done;
-$L621_if_done:
-	.loc 1 182 3
-	mov.u32 %r917, 0;
-	mov.u32 %r918, 0;
-	mov.u32 %r919, 0;
-	mov.u32 %r920, 0;
-	.loc 1 182 27
-	shr.s64 %rd422, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd423, %rd421, 4;
-	.loc 1 182 30
-	add.s64 %rd424, %rd422, %rd423;
-	.loc 1 182 18
-	add.s64 %rd425, %rd424, 3;
-	shl.b64 %rd426, %rd424, 2;
-	add.s64 %rd427, %rd19, %rd426;
-	ld.shared.v4.u32 {%r921, %r922, %r923, %r924}, [%rd427];
-	.loc 1 182 3
-	mov.u32 %r917, %r921;
-	mov.u32 %r918, %r922;
-	mov.u32 %r919, %r923;
-	mov.u32 %r920, %r924;
-	mov.f32 %f412, %f411;
-	bra.uni $L622_rangeint_body;
-$L622_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r925, %r747, 0;
-	.loc 1 185 32
-	and.b32 %r926, %r925, 15;
-	.loc 1 185 23
-	mov.s32 %r927, %r926;
-	.loc 1 185 37
-	sub.s32 %r928, %r927, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f510, %r928;
-	.loc 1 186 25
-	shr.u32 %r929, %r747, 4;
-	.loc 1 186 34
-	and.b32 %r930, %r929, 15;
-	.loc 1 186 23
-	mov.s32 %r931, %r930;
-	.loc 1 186 39
-	sub.s32 %r932, %r931, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f511, %r932;
-	.loc 1 187 30
-	mov.u32 %r933, %r917;
-	.loc 1 187 27
-	bra.uni $L627_entry;
-$L627_entry:
-	.loc 1 202 61
-	shr.u32 %r934, %r933, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs120, %r934;
-	.loc 1 202 76
-	cvt.f32.f16 %f513, %rs120;
-	.loc 1 202 36
-	mov.f32 %f512, %f513;
-	bra.uni $L628_ret_hi;
-$L628_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r935, %r917;
-	.loc 1 187 53
-	bra.uni $L629_entry;
-$L629_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs121, %r935;
-	.loc 1 201 70
-	cvt.f32.f16 %f515, %rs121;
-	.loc 1 201 36
-	mov.f32 %f514, %f515;
-	bra.uni $L630_ret_lo;
-$L630_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f516, %f510, %f514, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f517, %f511, %f512, %f516;
-	mov.f32 %f412, %f517;
-	bra.uni $L631_rangeint_body;
-$L631_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r936, %r747, 8;
-	.loc 1 185 32
-	and.b32 %r937, %r936, 15;
-	.loc 1 185 23
-	mov.s32 %r938, %r937;
-	.loc 1 185 37
-	sub.s32 %r939, %r938, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f518, %r939;
-	.loc 1 186 25
-	shr.u32 %r940, %r747, 12;
-	.loc 1 186 34
-	and.b32 %r941, %r940, 15;
-	.loc 1 186 23
-	mov.s32 %r942, %r941;
-	.loc 1 186 39
-	sub.s32 %r943, %r942, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f519, %r943;
-	.loc 1 187 30
-	mov.u32 %r944, %r918;
-	.loc 1 187 27
-	bra.uni $L632_entry;
-$L632_entry:
-	.loc 1 202 61
-	shr.u32 %r945, %r944, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs122, %r945;
-	.loc 1 202 76
-	cvt.f32.f16 %f521, %rs122;
-	.loc 1 202 36
-	mov.f32 %f520, %f521;
-	bra.uni $L633_ret_hi;
-$L633_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r946, %r918;
-	.loc 1 187 53
-	bra.uni $L634_entry;
-$L634_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs123, %r946;
-	.loc 1 201 70
-	cvt.f32.f16 %f523, %rs123;
-	.loc 1 201 36
-	mov.f32 %f522, %f523;
-	bra.uni $L635_ret_lo;
-$L635_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f524, %f518, %f522, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f525, %f519, %f520, %f524;
-	mov.f32 %f412, %f525;
-	bra.uni $L636_rangeint_body;
-$L636_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r947, %r747, 16;
-	.loc 1 185 32
-	and.b32 %r948, %r947, 15;
-	.loc 1 185 23
-	mov.s32 %r949, %r948;
-	.loc 1 185 37
-	sub.s32 %r950, %r949, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f526, %r950;
-	.loc 1 186 25
-	shr.u32 %r951, %r747, 20;
-	.loc 1 186 34
-	and.b32 %r952, %r951, 15;
-	.loc 1 186 23
-	mov.s32 %r953, %r952;
-	.loc 1 186 39
-	sub.s32 %r954, %r953, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f527, %r954;
-	.loc 1 187 30
-	mov.u32 %r955, %r919;
-	.loc 1 187 27
-	bra.uni $L637_entry;
-$L637_entry:
-	.loc 1 202 61
-	shr.u32 %r956, %r955, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs124, %r956;
-	.loc 1 202 76
-	cvt.f32.f16 %f529, %rs124;
-	.loc 1 202 36
-	mov.f32 %f528, %f529;
-	bra.uni $L638_ret_hi;
-$L638_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r957, %r919;
-	.loc 1 187 53
-	bra.uni $L639_entry;
-$L639_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs125, %r957;
-	.loc 1 201 70
-	cvt.f32.f16 %f531, %rs125;
-	.loc 1 201 36
-	mov.f32 %f530, %f531;
-	bra.uni $L640_ret_lo;
-$L640_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f532, %f526, %f530, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f533, %f527, %f528, %f532;
-	mov.f32 %f412, %f533;
-	bra.uni $L641_rangeint_body;
-$L641_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r958, %r747, 24;
-	.loc 1 185 32
-	and.b32 %r959, %r958, 15;
-	.loc 1 185 23
-	mov.s32 %r960, %r959;
-	.loc 1 185 37
-	sub.s32 %r961, %r960, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f534, %r961;
-	.loc 1 186 25
-	shr.u32 %r962, %r747, 28;
-	.loc 1 186 34
-	and.b32 %r963, %r962, 15;
-	.loc 1 186 23
-	mov.s32 %r964, %r963;
-	.loc 1 186 39
-	sub.s32 %r965, %r964, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f535, %r965;
-	.loc 1 187 30
-	mov.u32 %r966, %r920;
-	.loc 1 187 27
-	bra.uni $L642_entry;
-$L642_entry:
-	.loc 1 202 61
-	shr.u32 %r967, %r966, 16;
-	.loc 1 202 58
-	cvt.u16.u32 %rs126, %r967;
-	.loc 1 202 76
-	cvt.f32.f16 %f537, %rs126;
-	.loc 1 202 36
-	mov.f32 %f536, %f537;
-	bra.uni $L643_ret_hi;
-$L643_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r968, %r920;
-	.loc 1 187 53
-	bra.uni $L644_entry;
-$L644_entry:
-	.loc 1 201 58
-	cvt.u16.u32 %rs127, %r968;
-	.loc 1 201 70
-	cvt.f32.f16 %f539, %rs127;
-	.loc 1 201 36
-	mov.f32 %f538, %f539;
-	bra.uni $L645_ret_lo;
-$L645_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f540, %f534, %f538, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f541, %f535, %f536, %f540;
-	mov.f32 %f445, %f541;
-	bra.uni $L623_rangeint_done;
-$L623_rangeint_done:
-	mov.f32 %f542, %f445;
-	bra.uni $L521_rangeint_done;
-$L521_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f410, %f542;
-	bra.uni $L530_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
-$L530_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f543, %f3;
-	.loc 1 117 24
-	fma.rn.f32 %f544, %f4, %f410, %f543;
-	.loc 1 117 11
-	mov.f32 %f3, %f544;
+	.loc 1 219 58
+	cvt.u16.u32 %rs127, %r532;
+	.loc 1 219 70
+	cvt.f32.f16 %f827, %rs127;
+	.loc 1 219 36
+	mov.f32 %f826, %f827;
+	bra.uni $L550_ret_lo;
+$L550_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f828, %f825, %f826, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f829, %f822, %f823, %f828;
+	mov.f32 %f733, %f829;
+	bra.uni $L531_rangeint_done;
+$L531_rangeint_done:
+	mov.f32 %f830, %f733;
+	bra.uni $L462_rangeint_done;
+$L462_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f666, %f830;
+	bra.uni $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
+$L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f831, %f3;
+	.loc 1 120 24
+	fma.rn.f32 %f832, %f164, %f666, %f831;
+	.loc 1 120 11
+	mov.f32 %f3, %f832;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 1 121 15
+	.loc 1 124 15
 	bar.warp.sync -1;
-	.loc 1 122 42
-	add.s64 %rd428, %rd246, 4;
-	.loc 1 122 51
-	sub.s64 %rd429, %rd428, 1;
-	.loc 1 122 12
-	bra.uni $L646_entry;
-$L646_entry:
-	.loc 1 144 19
-	and.b64 %rd430, %rd429, 3;
-	.loc 1 144 33
-	mul.lo.s64 %rd431, %rd430, 1280;
-	.loc 1 144 14
-	add.s64 %rd432, %rd30, %rd431;
-	.loc 1 145 10
-	mul.lo.s64 %rd433, %rd429, 256;
-	.loc 1 145 22
-	and.b64 %rd434, %rd21, 7;
-	.loc 1 145 25
-	mul.lo.s64 %rd435, %rd434, 32;
-	.loc 1 145 18
-	add.s64 %rd436, %rd433, %rd435;
-	.loc 1 147 9
-	setp.lt.s64 %p88, %rd33, %rd13;
-	@%p88 bra $L649_cond_true;
-	bra.uni $L656_edge;
-$L649_cond_true:
+	.loc 1 125 42
+	add.s64 %rd432, %rd246, 4;
+	.loc 1 125 51
+	sub.s64 %rd433, %rd432, 1;
+	.loc 1 125 12
+	bra.uni $L551_entry;
+$L551_entry:
 	.loc 1 147 19
-	setp.lt.s64 %p89, %rd436, %rd14;
-	@%p89 bra $L647_if_then;
-	bra.uni $L657_edge;
-$L647_if_then:
-	.loc 1 148 19
-	mul.lo.s64 %rd439, %rd33, %rd14;
-	.loc 1 148 21
-	add.s64 %rd440, %rd439, %rd436;
+	and.b64 %rd434, %rd433, 3;
+	.loc 1 147 33
+	mul.lo.s64 %rd435, %rd434, 1280;
+	.loc 1 147 14
+	add.s64 %rd436, %rd30, %rd435;
+	.loc 1 148 10
+	mul.lo.s64 %rd437, %rd433, 256;
+	.loc 1 148 22
+	and.b64 %rd438, %rd21, 7;
 	.loc 1 148 25
-	shr.s64 %rd441, %rd440, 1;
-	mov.s64 %rd437, %rd441;
-	mov.s64 %rd438, 16;
-	bra.uni $L648_if_done;
-$L657_edge:
-	mov.s64 %rd437, 0;
-	mov.s64 %rd438, 0;
-	bra.uni $L648_if_done;
-$L656_edge:
-	mov.s64 %rd437, 0;
-	mov.s64 %rd438, 0;
-	bra.uni $L648_if_done;
-$L648_if_done:
-	.loc 1 150 30
-	mul.lo.s64 %rd442, %rd432, 2;
-	.loc 1 150 34
-	mul.lo.s64 %rd443, %rd21, 16;
-	.loc 1 150 32
-	add.s64 %rd444, %rd442, %rd443;
-	.loc 1 150 25
-	shl.b64 %rd445, %rd444, 0;
-	add.s64 %rd446, %rd17, %rd445;
-	.loc 1 150 47
-	shl.b64 %rd447, %rd437, 0;
-	add.s64 %rd448, %rd7, %rd447;
-	.loc 1 150 18
-	cvt.u32.s64 %r969, %rd438;
-	cp.async.cg.shared.global [%rd446], [%rd448], 16, %r969;
-	.loc 1 151 10
-	mul.lo.s64 %rd449, %rd429, 256;
+	mul.lo.s64 %rd439, %rd438, 32;
+	.loc 1 148 18
+	add.s64 %rd440, %rd437, %rd439;
+	.loc 1 150 9
+	setp.lt.s64 %p42, %rd33, %rd13;
+	@%p42 bra $L554_cond_true;
+	bra.uni $L561_edge;
+$L554_cond_true:
+	.loc 1 150 19
+	setp.lt.s64 %p43, %rd440, %rd14;
+	@%p43 bra $L552_if_then;
+	bra.uni $L562_edge;
+$L552_if_then:
+	.loc 1 151 19
+	mul.lo.s64 %rd443, %rd33, %rd14;
 	.loc 1 151 21
-	mul.lo.s64 %rd450, %rd21, 8;
-	.loc 1 151 18
-	add.s64 %rd451, %rd449, %rd450;
-	bra.uni $L650_rangeint_body;
-$L650_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd452, %rd41, 0;
-	.loc 1 155 11
-	setp.lt.s64 %p90, %rd452, %rd12;
-	@%p90 bra $L654_cond_true;
-	bra.uni $L658_edge;
-$L654_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p91, %rd451, %rd14;
-	@%p91 bra $L652_if_then;
-	bra.uni $L659_edge;
-$L652_if_then:
-	.loc 1 156 19
-	add.s64 %rd455, %rd41, 0;
-	.loc 1 156 22
-	mul.lo.s64 %rd456, %rd455, %rd14;
-	.loc 1 156 24
-	add.s64 %rd457, %rd456, %rd451;
-	mov.s64 %rd453, %rd457;
-	mov.s64 %rd454, 16;
-	bra.uni $L653_if_done;
-$L659_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L653_if_done;
-$L658_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L653_if_done;
-$L653_if_done:
-	.loc 1 158 31
-	add.s64 %rd458, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd459, %rd458, 0;
-	.loc 1 158 51
-	mul.lo.s64 %rd460, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd461, %rd459, %rd460;
-	.loc 1 158 26
-	shl.b64 %rd462, %rd461, 1;
-	add.s64 %rd463, %rd15, %rd462;
-	.loc 1 158 58
-	shl.b64 %rd464, %rd453, 1;
-	add.s64 %rd465, %rd4, %rd464;
-	.loc 1 158 19
-	cvt.u32.s64 %r970, %rd454;
-	cp.async.cg.shared.global [%rd463], [%rd465], 16, %r970;
-	bra.uni $L660_rangeint_body;
-$L660_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd466, %rd41, 1;
-	.loc 1 155 11
-	setp.lt.s64 %p92, %rd466, %rd12;
-	@%p92 bra $L663_cond_true;
-	bra.uni $L664_edge;
-$L663_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p93, %rd451, %rd14;
-	@%p93 bra $L661_if_then;
-	bra.uni $L665_edge;
-$L661_if_then:
-	.loc 1 156 19
-	add.s64 %rd467, %rd41, 1;
-	.loc 1 156 22
-	mul.lo.s64 %rd468, %rd467, %rd14;
-	.loc 1 156 24
-	add.s64 %rd469, %rd468, %rd451;
-	mov.s64 %rd453, %rd469;
-	mov.s64 %rd454, 16;
-	bra.uni $L662_if_done;
-$L665_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L662_if_done;
-$L664_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L662_if_done;
-$L662_if_done:
-	.loc 1 158 31
-	add.s64 %rd470, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd471, %rd470, 256;
-	.loc 1 158 51
-	mul.lo.s64 %rd472, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd473, %rd471, %rd472;
-	.loc 1 158 26
-	shl.b64 %rd474, %rd473, 1;
-	add.s64 %rd475, %rd15, %rd474;
-	.loc 1 158 58
-	shl.b64 %rd476, %rd453, 1;
-	add.s64 %rd477, %rd4, %rd476;
-	.loc 1 158 19
-	cvt.u32.s64 %r971, %rd454;
-	cp.async.cg.shared.global [%rd475], [%rd477], 16, %r971;
-	bra.uni $L666_rangeint_body;
-$L666_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd478, %rd41, 2;
-	.loc 1 155 11
-	setp.lt.s64 %p94, %rd478, %rd12;
-	@%p94 bra $L669_cond_true;
-	bra.uni $L670_edge;
-$L669_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p95, %rd451, %rd14;
-	@%p95 bra $L667_if_then;
-	bra.uni $L671_edge;
-$L667_if_then:
-	.loc 1 156 19
-	add.s64 %rd479, %rd41, 2;
-	.loc 1 156 22
-	mul.lo.s64 %rd480, %rd479, %rd14;
-	.loc 1 156 24
-	add.s64 %rd481, %rd480, %rd451;
-	mov.s64 %rd453, %rd481;
-	mov.s64 %rd454, 16;
-	bra.uni $L668_if_done;
-$L671_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L668_if_done;
-$L670_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L668_if_done;
-$L668_if_done:
-	.loc 1 158 31
-	add.s64 %rd482, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd483, %rd482, 512;
-	.loc 1 158 51
-	mul.lo.s64 %rd484, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd485, %rd483, %rd484;
-	.loc 1 158 26
-	shl.b64 %rd486, %rd485, 1;
-	add.s64 %rd487, %rd15, %rd486;
-	.loc 1 158 58
-	shl.b64 %rd488, %rd453, 1;
-	add.s64 %rd489, %rd4, %rd488;
-	.loc 1 158 19
-	cvt.u32.s64 %r972, %rd454;
-	cp.async.cg.shared.global [%rd487], [%rd489], 16, %r972;
-	bra.uni $L672_rangeint_body;
-$L672_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd490, %rd41, 3;
-	.loc 1 155 11
-	setp.lt.s64 %p96, %rd490, %rd12;
-	@%p96 bra $L675_cond_true;
-	bra.uni $L676_edge;
-$L675_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p97, %rd451, %rd14;
-	@%p97 bra $L673_if_then;
-	bra.uni $L677_edge;
-$L673_if_then:
-	.loc 1 156 19
-	add.s64 %rd491, %rd41, 3;
-	.loc 1 156 22
-	mul.lo.s64 %rd492, %rd491, %rd14;
-	.loc 1 156 24
-	add.s64 %rd493, %rd492, %rd451;
-	mov.s64 %rd453, %rd493;
-	mov.s64 %rd454, 16;
-	bra.uni $L674_if_done;
-$L677_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L674_if_done;
-$L676_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L674_if_done;
-$L674_if_done:
-	.loc 1 158 31
-	add.s64 %rd494, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd495, %rd494, 768;
-	.loc 1 158 51
-	mul.lo.s64 %rd496, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd497, %rd495, %rd496;
-	.loc 1 158 26
-	shl.b64 %rd498, %rd497, 1;
-	add.s64 %rd499, %rd15, %rd498;
-	.loc 1 158 58
-	shl.b64 %rd500, %rd453, 1;
-	add.s64 %rd501, %rd4, %rd500;
-	.loc 1 158 19
-	cvt.u32.s64 %r973, %rd454;
-	cp.async.cg.shared.global [%rd499], [%rd501], 16, %r973;
-	bra.uni $L651_rangeint_done;
-$L651_rangeint_done:
-	.loc 1 160 19
+	add.s64 %rd444, %rd443, %rd440;
+	.loc 1 151 25
+	shr.s64 %rd445, %rd444, 1;
+	mov.s64 %rd441, %rd445;
+	mov.s64 %rd442, 16;
+	bra.uni $L553_if_done;
+$L562_edge:
+	mov.s64 %rd441, 0;
+	mov.s64 %rd442, 0;
+	bra.uni $L553_if_done;
+$L561_edge:
+	mov.s64 %rd441, 0;
+	mov.s64 %rd442, 0;
+	bra.uni $L553_if_done;
+$L553_if_done:
+	.loc 1 153 30
+	mul.lo.s64 %rd446, %rd436, 2;
+	.loc 1 153 34
+	mul.lo.s64 %rd447, %rd21, 16;
+	.loc 1 153 32
+	add.s64 %rd448, %rd446, %rd447;
+	.loc 1 153 25
+	shl.b64 %rd449, %rd448, 0;
+	add.s64 %rd450, %rd17, %rd449;
+	.loc 1 153 47
+	shl.b64 %rd451, %rd441, 0;
+	add.s64 %rd452, %rd7, %rd451;
+	.loc 1 153 18
+	cvt.u32.s64 %r533, %rd442;
+	cp.async.cg.shared.global [%rd450], [%rd452], 16, %r533;
+	.loc 1 154 10
+	mul.lo.s64 %rd453, %rd433, 256;
+	.loc 1 154 21
+	mul.lo.s64 %rd454, %rd21, 8;
+	.loc 1 154 18
+	add.s64 %rd455, %rd453, %rd454;
+	bra.uni $L555_rangeint_body;
+$L555_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd456, %rd41, 0;
+	.loc 1 158 11
+	setp.lt.s64 %p44, %rd456, %rd12;
+	@%p44 bra $L559_cond_true;
+	bra.uni $L563_edge;
+$L559_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p45, %rd455, %rd14;
+	@%p45 bra $L557_if_then;
+	bra.uni $L564_edge;
+$L557_if_then:
+	.loc 1 159 19
+	add.s64 %rd459, %rd41, 0;
+	.loc 1 159 22
+	mul.lo.s64 %rd460, %rd459, %rd14;
+	.loc 1 159 24
+	add.s64 %rd461, %rd460, %rd455;
+	mov.s64 %rd457, %rd461;
+	mov.s64 %rd458, 16;
+	bra.uni $L558_if_done;
+$L564_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L558_if_done;
+$L563_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L558_if_done;
+$L558_if_done:
+	.loc 1 161 31
+	add.s64 %rd462, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd463, %rd462, 0;
+	.loc 1 161 51
+	mul.lo.s64 %rd464, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd465, %rd463, %rd464;
+	.loc 1 161 26
+	shl.b64 %rd466, %rd465, 1;
+	add.s64 %rd467, %rd15, %rd466;
+	.loc 1 161 58
+	shl.b64 %rd468, %rd457, 1;
+	add.s64 %rd469, %rd4, %rd468;
+	.loc 1 161 19
+	cvt.u32.s64 %r534, %rd458;
+	cp.async.cg.shared.global [%rd467], [%rd469], 16, %r534;
+	bra.uni $L565_rangeint_body;
+$L565_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd470, %rd41, 1;
+	.loc 1 158 11
+	setp.lt.s64 %p46, %rd470, %rd12;
+	@%p46 bra $L568_cond_true;
+	bra.uni $L569_edge;
+$L568_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p47, %rd455, %rd14;
+	@%p47 bra $L566_if_then;
+	bra.uni $L570_edge;
+$L566_if_then:
+	.loc 1 159 19
+	add.s64 %rd471, %rd41, 1;
+	.loc 1 159 22
+	mul.lo.s64 %rd472, %rd471, %rd14;
+	.loc 1 159 24
+	add.s64 %rd473, %rd472, %rd455;
+	mov.s64 %rd457, %rd473;
+	mov.s64 %rd458, 16;
+	bra.uni $L567_if_done;
+$L570_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L567_if_done;
+$L569_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L567_if_done;
+$L567_if_done:
+	.loc 1 161 31
+	add.s64 %rd474, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd475, %rd474, 256;
+	.loc 1 161 51
+	mul.lo.s64 %rd476, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd477, %rd475, %rd476;
+	.loc 1 161 26
+	shl.b64 %rd478, %rd477, 1;
+	add.s64 %rd479, %rd15, %rd478;
+	.loc 1 161 58
+	shl.b64 %rd480, %rd457, 1;
+	add.s64 %rd481, %rd4, %rd480;
+	.loc 1 161 19
+	cvt.u32.s64 %r535, %rd458;
+	cp.async.cg.shared.global [%rd479], [%rd481], 16, %r535;
+	bra.uni $L571_rangeint_body;
+$L571_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd482, %rd41, 2;
+	.loc 1 158 11
+	setp.lt.s64 %p48, %rd482, %rd12;
+	@%p48 bra $L574_cond_true;
+	bra.uni $L575_edge;
+$L574_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p49, %rd455, %rd14;
+	@%p49 bra $L572_if_then;
+	bra.uni $L576_edge;
+$L572_if_then:
+	.loc 1 159 19
+	add.s64 %rd483, %rd41, 2;
+	.loc 1 159 22
+	mul.lo.s64 %rd484, %rd483, %rd14;
+	.loc 1 159 24
+	add.s64 %rd485, %rd484, %rd455;
+	mov.s64 %rd457, %rd485;
+	mov.s64 %rd458, 16;
+	bra.uni $L573_if_done;
+$L576_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L573_if_done;
+$L575_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L573_if_done;
+$L573_if_done:
+	.loc 1 161 31
+	add.s64 %rd486, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd487, %rd486, 512;
+	.loc 1 161 51
+	mul.lo.s64 %rd488, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd489, %rd487, %rd488;
+	.loc 1 161 26
+	shl.b64 %rd490, %rd489, 1;
+	add.s64 %rd491, %rd15, %rd490;
+	.loc 1 161 58
+	shl.b64 %rd492, %rd457, 1;
+	add.s64 %rd493, %rd4, %rd492;
+	.loc 1 161 19
+	cvt.u32.s64 %r536, %rd458;
+	cp.async.cg.shared.global [%rd491], [%rd493], 16, %r536;
+	bra.uni $L577_rangeint_body;
+$L577_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd494, %rd41, 3;
+	.loc 1 158 11
+	setp.lt.s64 %p50, %rd494, %rd12;
+	@%p50 bra $L580_cond_true;
+	bra.uni $L581_edge;
+$L580_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p51, %rd455, %rd14;
+	@%p51 bra $L578_if_then;
+	bra.uni $L582_edge;
+$L578_if_then:
+	.loc 1 159 19
+	add.s64 %rd495, %rd41, 3;
+	.loc 1 159 22
+	mul.lo.s64 %rd496, %rd495, %rd14;
+	.loc 1 159 24
+	add.s64 %rd497, %rd496, %rd455;
+	mov.s64 %rd457, %rd497;
+	mov.s64 %rd458, 16;
+	bra.uni $L579_if_done;
+$L582_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L579_if_done;
+$L581_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L579_if_done;
+$L579_if_done:
+	.loc 1 161 31
+	add.s64 %rd498, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd499, %rd498, 768;
+	.loc 1 161 51
+	mul.lo.s64 %rd500, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd501, %rd499, %rd500;
+	.loc 1 161 26
+	shl.b64 %rd502, %rd501, 1;
+	add.s64 %rd503, %rd15, %rd502;
+	.loc 1 161 58
+	shl.b64 %rd504, %rd457, 1;
+	add.s64 %rd505, %rd4, %rd504;
+	.loc 1 161 19
+	cvt.u32.s64 %r537, %rd458;
+	cp.async.cg.shared.global [%rd503], [%rd505], 16, %r537;
+	bra.uni $L556_rangeint_done;
+$L556_rangeint_done:
+	.loc 1 163 19
 	cp.async.commit_group;
-	bra.uni $L655_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L655_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
-	.loc 1 106 29
-	add.s64 %rd502, %rd246, 1;
-	mov.s64 %rd246, %rd502;
+	bra.uni $L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	.loc 1 108 29
+	add.s64 %rd506, %rd246, 1;
+	mov.s64 %rd246, %rd506;
 	bra.uni $L11_for_loop;
 $L13_for_done:
-	.loc 1 124 19
+	.loc 1 127 19
 	cp.async.wait_group 0;
 	bra.uni $L20_rangeint_body;
 $L20_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f545, %f0;
-	mov.f32 %f546, %f545;
+	.loc 1 130 13
+	mov.f32 %f833, %f0;
+	mov.f32 %f834, %f833;
 	bra.uni $L23_for_body;
 $L23_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f547, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f548, %f546, %f547;
-	mov.f32 %f546, %f548;
-	bra.uni $L679_for_body;
-$L679_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f549, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f550, %f546, %f549;
-	mov.f32 %f546, %f550;
-	bra.uni $L681_for_body;
-$L681_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f551, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f552, %f546, %f551;
-	mov.f32 %f546, %f552;
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f835, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f836, %f834, %f835;
+	mov.f32 %f834, %f836;
+	bra.uni $L584_for_body;
+$L584_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f837, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f838, %f834, %f837;
+	mov.f32 %f834, %f838;
+	bra.uni $L586_for_body;
+$L586_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f839, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f840, %f834, %f839;
+	mov.f32 %f834, %f840;
 	bra.uni $L24_for_done;
 $L24_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p98, %rd32, 0;
-	@%p98 bra $L28_cond_true;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 11
+	setp.eq.s64 %p52, %rd32, 0;
+	@%p52 bra $L28_cond_true;
+	bra.uni $L591_rangeint_body;
 $L28_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p99, %rd33, %rd13;
-	@%p99 bra $L27_cond_true;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 23
+	setp.lt.s64 %p53, %rd33, %rd13;
+	@%p53 bra $L27_cond_true;
+	bra.uni $L591_rangeint_body;
 $L27_cond_true:
-	.loc 1 132 32
-	add.s64 %rd503, %rd41, 0;
-	.loc 1 132 35
-	setp.lt.s64 %p100, %rd503, %rd12;
-	@%p100 bra $L25_if_then;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 32
+	add.s64 %rd507, %rd41, 0;
+	.loc 1 135 35
+	setp.lt.s64 %p54, %rd507, %rd12;
+	@%p54 bra $L25_if_then;
+	bra.uni $L591_rangeint_body;
 $L25_if_then:
-	.loc 1 133 13
-	add.s64 %rd504, %rd41, 0;
-	.loc 1 133 16
-	mul.lo.s64 %rd505, %rd504, %rd13;
-	.loc 1 133 18
-	add.s64 %rd506, %rd505, %rd33;
-	.loc 1 133 34
-	bra.uni $L684_entry;
-$L684_entry:
-	.loc 1 218 58
-	cvt.rn.f16.f32 %rs129, %f546;
-	.loc 1 218 41
+	.loc 1 136 13
+	add.s64 %rd508, %rd41, 0;
+	.loc 1 136 16
+	mul.lo.s64 %rd509, %rd508, %rd13;
+	.loc 1 136 18
+	add.s64 %rd510, %rd509, %rd33;
+	.loc 1 136 34
+	bra.uni $L589_entry;
+$L589_entry:
+	.loc 1 236 58
+	cvt.rn.f16.f32 %rs129, %f834;
+	.loc 1 236 41
 	mov.u16 %rs128, %rs129;
-	bra.uni $L685_ret_store;
-$L685_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd507, %rd506, 1;
-	add.s64 %rd508, %rd1, %rd507;
-	st.global.u16 [%rd508], %rs128;
-	bra.uni $L686_rangeint_body;
-$L686_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f553, %f1;
-	mov.f32 %f546, %f553;
-	bra.uni $L688_for_body;
-$L688_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f554, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f555, %f546, %f554;
-	mov.f32 %f546, %f555;
-	bra.uni $L695_for_body;
-$L695_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f556, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f557, %f546, %f556;
-	mov.f32 %f546, %f557;
-	bra.uni $L697_for_body;
-$L697_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f558, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f559, %f546, %f558;
-	mov.f32 %f546, %f559;
-	bra.uni $L689_for_done;
-$L689_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p101, %rd32, 0;
-	@%p101 bra $L693_cond_true;
-	bra.uni $L702_rangeint_body;
-$L693_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p102, %rd33, %rd13;
-	@%p102 bra $L692_cond_true;
-	bra.uni $L702_rangeint_body;
-$L692_cond_true:
-	.loc 1 132 32
-	add.s64 %rd509, %rd41, 1;
-	.loc 1 132 35
-	setp.lt.s64 %p103, %rd509, %rd12;
-	@%p103 bra $L690_if_then;
-	bra.uni $L702_rangeint_body;
-$L690_if_then:
-	.loc 1 133 13
-	add.s64 %rd510, %rd41, 1;
-	.loc 1 133 16
-	mul.lo.s64 %rd511, %rd510, %rd13;
-	.loc 1 133 18
-	add.s64 %rd512, %rd511, %rd33;
-	.loc 1 133 34
-	bra.uni $L700_entry;
-$L700_entry:
-	.loc 1 218 58
-	cvt.rn.f16.f32 %rs131, %f546;
-	.loc 1 218 41
+	bra.uni $L590_ret_store;
+$L590_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd511, %rd510, 1;
+	add.s64 %rd512, %rd1, %rd511;
+	st.global.u16 [%rd512], %rs128;
+	bra.uni $L591_rangeint_body;
+$L591_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f841, %f1;
+	mov.f32 %f834, %f841;
+	bra.uni $L593_for_body;
+$L593_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f842, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f843, %f834, %f842;
+	mov.f32 %f834, %f843;
+	bra.uni $L600_for_body;
+$L600_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f844, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f845, %f834, %f844;
+	mov.f32 %f834, %f845;
+	bra.uni $L602_for_body;
+$L602_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f846, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f847, %f834, %f846;
+	mov.f32 %f834, %f847;
+	bra.uni $L594_for_done;
+$L594_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p55, %rd32, 0;
+	@%p55 bra $L598_cond_true;
+	bra.uni $L607_rangeint_body;
+$L598_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p56, %rd33, %rd13;
+	@%p56 bra $L597_cond_true;
+	bra.uni $L607_rangeint_body;
+$L597_cond_true:
+	.loc 1 135 32
+	add.s64 %rd513, %rd41, 1;
+	.loc 1 135 35
+	setp.lt.s64 %p57, %rd513, %rd12;
+	@%p57 bra $L595_if_then;
+	bra.uni $L607_rangeint_body;
+$L595_if_then:
+	.loc 1 136 13
+	add.s64 %rd514, %rd41, 1;
+	.loc 1 136 16
+	mul.lo.s64 %rd515, %rd514, %rd13;
+	.loc 1 136 18
+	add.s64 %rd516, %rd515, %rd33;
+	.loc 1 136 34
+	bra.uni $L605_entry;
+$L605_entry:
+	.loc 1 236 58
+	cvt.rn.f16.f32 %rs131, %f834;
+	.loc 1 236 41
 	mov.u16 %rs130, %rs131;
-	bra.uni $L701_ret_store;
-$L701_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd513, %rd512, 1;
-	add.s64 %rd514, %rd1, %rd513;
-	st.global.u16 [%rd514], %rs130;
-	bra.uni $L702_rangeint_body;
-$L702_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f560, %f2;
-	mov.f32 %f546, %f560;
-	bra.uni $L704_for_body;
-$L704_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f561, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f562, %f546, %f561;
-	mov.f32 %f546, %f562;
-	bra.uni $L711_for_body;
-$L711_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f563, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f564, %f546, %f563;
-	mov.f32 %f546, %f564;
-	bra.uni $L713_for_body;
-$L713_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f565, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f566, %f546, %f565;
-	mov.f32 %f546, %f566;
-	bra.uni $L705_for_done;
-$L705_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p104, %rd32, 0;
-	@%p104 bra $L709_cond_true;
-	bra.uni $L718_rangeint_body;
-$L709_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p105, %rd33, %rd13;
-	@%p105 bra $L708_cond_true;
-	bra.uni $L718_rangeint_body;
-$L708_cond_true:
-	.loc 1 132 32
-	add.s64 %rd515, %rd41, 2;
-	.loc 1 132 35
-	setp.lt.s64 %p106, %rd515, %rd12;
-	@%p106 bra $L706_if_then;
-	bra.uni $L718_rangeint_body;
-$L706_if_then:
-	.loc 1 133 13
-	add.s64 %rd516, %rd41, 2;
-	.loc 1 133 16
-	mul.lo.s64 %rd517, %rd516, %rd13;
-	.loc 1 133 18
-	add.s64 %rd518, %rd517, %rd33;
-	.loc 1 133 34
-	bra.uni $L716_entry;
-$L716_entry:
-	.loc 1 218 58
-	cvt.rn.f16.f32 %rs133, %f546;
-	.loc 1 218 41
+	bra.uni $L606_ret_store;
+$L606_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd517, %rd516, 1;
+	add.s64 %rd518, %rd1, %rd517;
+	st.global.u16 [%rd518], %rs130;
+	bra.uni $L607_rangeint_body;
+$L607_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f848, %f2;
+	mov.f32 %f834, %f848;
+	bra.uni $L609_for_body;
+$L609_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f849, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f850, %f834, %f849;
+	mov.f32 %f834, %f850;
+	bra.uni $L616_for_body;
+$L616_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f851, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f852, %f834, %f851;
+	mov.f32 %f834, %f852;
+	bra.uni $L618_for_body;
+$L618_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f853, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f854, %f834, %f853;
+	mov.f32 %f834, %f854;
+	bra.uni $L610_for_done;
+$L610_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p58, %rd32, 0;
+	@%p58 bra $L614_cond_true;
+	bra.uni $L623_rangeint_body;
+$L614_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p59, %rd33, %rd13;
+	@%p59 bra $L613_cond_true;
+	bra.uni $L623_rangeint_body;
+$L613_cond_true:
+	.loc 1 135 32
+	add.s64 %rd519, %rd41, 2;
+	.loc 1 135 35
+	setp.lt.s64 %p60, %rd519, %rd12;
+	@%p60 bra $L611_if_then;
+	bra.uni $L623_rangeint_body;
+$L611_if_then:
+	.loc 1 136 13
+	add.s64 %rd520, %rd41, 2;
+	.loc 1 136 16
+	mul.lo.s64 %rd521, %rd520, %rd13;
+	.loc 1 136 18
+	add.s64 %rd522, %rd521, %rd33;
+	.loc 1 136 34
+	bra.uni $L621_entry;
+$L621_entry:
+	.loc 1 236 58
+	cvt.rn.f16.f32 %rs133, %f834;
+	.loc 1 236 41
 	mov.u16 %rs132, %rs133;
-	bra.uni $L717_ret_store;
-$L717_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd519, %rd518, 1;
-	add.s64 %rd520, %rd1, %rd519;
-	st.global.u16 [%rd520], %rs132;
-	bra.uni $L718_rangeint_body;
-$L718_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f567, %f3;
-	mov.f32 %f546, %f567;
-	bra.uni $L720_for_body;
-$L720_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f568, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f569, %f546, %f568;
-	mov.f32 %f546, %f569;
-	bra.uni $L727_for_body;
-$L727_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f570, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f571, %f546, %f570;
-	mov.f32 %f546, %f571;
-	bra.uni $L729_for_body;
-$L729_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f572, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f573, %f546, %f572;
-	mov.f32 %f546, %f573;
-	bra.uni $L721_for_done;
-$L721_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p107, %rd32, 0;
-	@%p107 bra $L725_cond_true;
+	bra.uni $L622_ret_store;
+$L622_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd523, %rd522, 1;
+	add.s64 %rd524, %rd1, %rd523;
+	st.global.u16 [%rd524], %rs132;
+	bra.uni $L623_rangeint_body;
+$L623_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f855, %f3;
+	mov.f32 %f834, %f855;
+	bra.uni $L625_for_body;
+$L625_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f856, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f857, %f834, %f856;
+	mov.f32 %f834, %f857;
+	bra.uni $L632_for_body;
+$L632_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f858, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f859, %f834, %f858;
+	mov.f32 %f834, %f859;
+	bra.uni $L634_for_body;
+$L634_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f860, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f861, %f834, %f860;
+	mov.f32 %f834, %f861;
+	bra.uni $L626_for_done;
+$L626_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p61, %rd32, 0;
+	@%p61 bra $L630_cond_true;
 	bra.uni $L21_rangeint_done;
-$L725_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p108, %rd33, %rd13;
-	@%p108 bra $L724_cond_true;
+$L630_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p62, %rd33, %rd13;
+	@%p62 bra $L629_cond_true;
 	bra.uni $L21_rangeint_done;
-$L724_cond_true:
-	.loc 1 132 32
-	add.s64 %rd521, %rd41, 3;
-	.loc 1 132 35
-	setp.lt.s64 %p109, %rd521, %rd12;
-	@%p109 bra $L722_if_then;
+$L629_cond_true:
+	.loc 1 135 32
+	add.s64 %rd525, %rd41, 3;
+	.loc 1 135 35
+	setp.lt.s64 %p63, %rd525, %rd12;
+	@%p63 bra $L627_if_then;
 	bra.uni $L21_rangeint_done;
-$L722_if_then:
-	.loc 1 133 13
-	add.s64 %rd522, %rd41, 3;
-	.loc 1 133 16
-	mul.lo.s64 %rd523, %rd522, %rd13;
-	.loc 1 133 18
-	add.s64 %rd524, %rd523, %rd33;
-	.loc 1 133 34
-	bra.uni $L732_entry;
-$L732_entry:
-	.loc 1 218 58
-	cvt.rn.f16.f32 %rs135, %f546;
-	.loc 1 218 41
+$L627_if_then:
+	.loc 1 136 13
+	add.s64 %rd526, %rd41, 3;
+	.loc 1 136 16
+	mul.lo.s64 %rd527, %rd526, %rd13;
+	.loc 1 136 18
+	add.s64 %rd528, %rd527, %rd33;
+	.loc 1 136 34
+	bra.uni $L637_entry;
+$L637_entry:
+	.loc 1 236 58
+	cvt.rn.f16.f32 %rs135, %f834;
+	.loc 1 236 41
 	mov.u16 %rs134, %rs135;
-	bra.uni $L733_ret_store;
-$L733_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd525, %rd524, 1;
-	add.s64 %rd526, %rd1, %rd525;
-	st.global.u16 [%rd526], %rs134;
+	bra.uni $L638_ret_store;
+$L638_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd529, %rd528, 1;
+	add.s64 %rd530, %rd1, %rd529;
+	st.global.u16 [%rd530], %rs134;
 	bra.uni $L21_rangeint_done;
 $L21_rangeint_done:
-	.loc 1 100 24
-	add.s64 %rd527, %rd41, 4;
-	mov.s64 %rd41, %rd527;
+	.loc 1 102 24
+	add.s64 %rd531, %rd41, 4;
+	mov.s64 %rd41, %rd531;
 	bra.uni $L7_for_loop;
 $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16c_u005d:
 	ret;
@@ -12940,12 +11492,12 @@ $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u0
 )
 .maxntid 64, 1, 1
 {
-	.reg .pred %p<110>;
-	.reg .b32 %r<1102>;
-	.reg .b64 %rd<528>;
-	.reg .f32 %f<578>;
+	.reg .pred %p<64>;
+	.reg .b32 %r<666>;
+	.reg .b64 %rd<532>;
+	.reg .f32 %f<866>;
 
-	.loc 1 72 6
+	.loc 1 74 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12963,37 +11515,37 @@ $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u0
 	ld.param.s64 %rd14, [k];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 73 56
+	.loc 1 75 56
 	mov.u64 %rd15, dynsmem;
 	mov.u32 %r0, %dynamic_smem_size;
 	div.u32 %r1, %r0, 2;
 	cvt.s64.u32 %rd16, %r1;
-	.loc 1 73 81
+	.loc 1 75 81
 	mov.u64 %rd17, dynsmem;
 	mov.u32 %r2, %dynamic_smem_size;
 	div.u32 %r3, %r2, 1;
 	cvt.s64.u32 %rd18, %r3;
-	.loc 1 73 107
+	.loc 1 75 107
 	mov.u64 %rd19, dynsmem;
 	mov.u32 %r4, %dynamic_smem_size;
 	div.u32 %r5, %r4, 4;
 	cvt.s64.u32 %rd20, %r5;
-	.loc 1 73 8
+	.loc 1 75 8
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 89 13
+	.loc 1 91 13
 	mov.u32 %r6, %laneid;
 	cvt.s64.u32 %rd21, %r6;
-	.loc 1 90 21
+	.loc 1 92 21
 	mov.u32 %r7, %ctaid.x;
 	cvt.s64.u32 %rd22, %r7;
 	mov.u32 %r8, %ctaid.y;
 	cvt.s64.u32 %rd23, %r8;
 	mov.u32 %r9, %ctaid.z;
 	cvt.s64.u32 %rd24, %r9;
-	.loc 1 90 25
+	.loc 1 92 25
 	mul.lo.s64 %rd25, %rd22, 2;
-	.loc 1 90 42
+	.loc 1 92 42
 	mov.u32 %r12, %tid.z;
 	mov.u32 %r13, %ntid.y;
 	mov.u32 %r14, %tid.y;
@@ -13003,16 +11555,16 @@ $L2_entry:
 	mad.lo.u32 %r15, %r11, %r16, %r17;
 	shr.u32 %r10, %r15, 5;
 	cvt.s64.u32 %rd26, %r10;
-	.loc 1 90 34
+	.loc 1 92 34
 	add.s64 %rd27, %rd25, %rd26;
-	.loc 1 90 46
+	.loc 1 92 46
 	mul.lo.s64 %rd28, %rd27, 4;
-	.loc 1 91 10
+	.loc 1 93 10
 	setp.lt.s64 %p0, %rd28, %rd13;
 	@%p0 bra $L3_if_then;
 	bra.uni $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef32c_u005d;
 $L3_if_then:
-	.loc 1 92 16
+	.loc 1 94 16
 	mov.u32 %r20, %tid.z;
 	mov.u32 %r21, %ntid.y;
 	mov.u32 %r22, %tid.y;
@@ -13022,24 +11574,24 @@ $L3_if_then:
 	mad.lo.u32 %r23, %r19, %r24, %r25;
 	shr.u32 %r18, %r23, 5;
 	cvt.s64.u32 %rd29, %r18;
-	.loc 1 92 19
+	.loc 1 94 19
 	mul.lo.s64 %rd30, %rd29, 5120;
-	.loc 1 93 14
+	.loc 1 95 14
 	shr.s64 %rd31, %rd21, 3;
-	.loc 1 93 20
+	.loc 1 95 20
 	and.b64 %rd32, %rd21, 7;
-	.loc 1 94 15
+	.loc 1 96 15
 	add.s64 %rd33, %rd28, %rd31;
-	.loc 1 95 15
+	.loc 1 97 15
 	shr.s64 %rd34, %rd14, 7;
-	.loc 1 96 7
+	.loc 1 98 7
 	and.b64 %rd35, %rd14, 127;
-	.loc 1 96 18
+	.loc 1 98 18
 	setp.ne.s64 %p1, %rd35, 0;
 	@%p1 bra $L5_if_then;
 	bra.uni $L30_edge;
 $L5_if_then:
-	.loc 1 97 4
+	.loc 1 99 4
 	add.s64 %rd37, %rd34, 1;
 	mov.s64 %rd36, %rd37;
 	bra.uni $L6_if_done;
@@ -13047,50 +11599,50 @@ $L30_edge:
 	mov.s64 %rd36, %rd34;
 	bra.uni $L6_if_done;
 $L6_if_done:
-	.loc 1 99 15
+	.loc 1 101 15
 	add.s64 %rd38, %rd14, 256;
-	.loc 1 99 24
+	.loc 1 101 24
 	sub.s64 %rd39, %rd38, 1;
-	.loc 1 99 29
+	.loc 1 101 29
 	div.s64 %rd40, %rd39, 256;
 	mov.s64 %rd41, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 1 100 19
+	.loc 1 102 19
 	setp.lt.s64 %p2, %rd41, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef32c_u005d;
 $L8_for_body:
-	.loc 1 101 8
+	.loc 1 103 8
 	mov.f32 %f0, 0f00000000;
 	mov.f32 %f1, 0f00000000;
 	mov.f32 %f2, 0f00000000;
 	mov.f32 %f3, 0f00000000;
 	bra.uni $L31_entry;
 $L31_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd42, %rd30, 0;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd43, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd44, %rd43, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd45, 0, %rd44;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p3, %rd33, %rd13;
 	@%p3 bra $L34_cond_true;
 	bra.uni $L41_edge;
 $L34_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p4, %rd45, %rd14;
 	@%p4 bra $L32_if_then;
 	bra.uni $L42_edge;
 $L32_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd48, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd49, %rd48, %rd45;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd50, %rd49, 1;
 	mov.s64 %rd46, %rd50;
 	mov.s64 %rd47, 16;
@@ -13104,44 +11656,44 @@ $L41_edge:
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd51, %rd42, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd52, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd53, %rd51, %rd52;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd54, %rd53, 0;
 	add.s64 %rd55, %rd17, %rd54;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd56, %rd46, 0;
 	add.s64 %rd57, %rd7, %rd56;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r26, %rd47;
 	cp.async.cg.shared.global [%rd55], [%rd57], 16, %r26;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd58, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd59, 0, %rd58;
 	bra.uni $L35_rangeint_body;
 $L35_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd60, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p5, %rd60, %rd12;
 	@%p5 bra $L39_cond_true;
 	bra.uni $L43_edge;
 $L39_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p6, %rd59, %rd14;
 	@%p6 bra $L37_if_then;
 	bra.uni $L44_edge;
 $L37_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd63, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd64, %rd63, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd65, %rd64, %rd59;
 	mov.s64 %rd61, %rd65;
 	mov.s64 %rd62, 16;
@@ -13155,42 +11707,42 @@ $L43_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L38_if_done;
 $L38_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd66, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd67, %rd66, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd68, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd69, %rd67, %rd68;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd15, %rd70;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd72, %rd61, 1;
 	add.s64 %rd73, %rd4, %rd72;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r27, %rd62;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r27;
 	bra.uni $L45_rangeint_body;
 $L45_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd74, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p7, %rd74, %rd12;
 	@%p7 bra $L48_cond_true;
 	bra.uni $L49_edge;
 $L48_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p8, %rd59, %rd14;
 	@%p8 bra $L46_if_then;
 	bra.uni $L50_edge;
 $L46_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd75, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd76, %rd75, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd77, %rd76, %rd59;
 	mov.s64 %rd61, %rd77;
 	mov.s64 %rd62, 16;
@@ -13204,42 +11756,42 @@ $L49_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L47_if_done;
 $L47_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd78, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd79, %rd78, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd80, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd81, %rd79, %rd80;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd15, %rd82;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd84, %rd61, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r28, %rd62;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r28;
 	bra.uni $L51_rangeint_body;
 $L51_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd86, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p9, %rd86, %rd12;
 	@%p9 bra $L54_cond_true;
 	bra.uni $L55_edge;
 $L54_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p10, %rd59, %rd14;
 	@%p10 bra $L52_if_then;
 	bra.uni $L56_edge;
 $L52_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd87, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd88, %rd87, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd89, %rd88, %rd59;
 	mov.s64 %rd61, %rd89;
 	mov.s64 %rd62, 16;
@@ -13253,42 +11805,42 @@ $L55_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L53_if_done;
 $L53_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd90, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd91, %rd90, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd92, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd93, %rd91, %rd92;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd94, %rd93, 1;
 	add.s64 %rd95, %rd15, %rd94;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd96, %rd61, 1;
 	add.s64 %rd97, %rd4, %rd96;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r29, %rd62;
 	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r29;
 	bra.uni $L57_rangeint_body;
 $L57_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd98, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p11, %rd98, %rd12;
 	@%p11 bra $L60_cond_true;
 	bra.uni $L61_edge;
 $L60_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p12, %rd59, %rd14;
 	@%p12 bra $L58_if_then;
 	bra.uni $L62_edge;
 $L58_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd99, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd100, %rd99, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd101, %rd100, %rd59;
 	mov.s64 %rd61, %rd101;
 	mov.s64 %rd62, 16;
@@ -13302,52 +11854,52 @@ $L61_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L59_if_done;
 $L59_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd102, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd103, %rd102, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd104, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd105, %rd103, %rd104;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd106, %rd105, 1;
 	add.s64 %rd107, %rd15, %rd106;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd108, %rd61, 1;
 	add.s64 %rd109, %rd4, %rd108;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r30, %rd62;
 	cp.async.cg.shared.global [%rd107], [%rd109], 16, %r30;
 	bra.uni $L36_rangeint_done;
 $L36_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L64_entry;
 $L64_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd110, %rd30, 1280;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd111, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd112, %rd111, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd113, 256, %rd112;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p13, %rd33, %rd13;
 	@%p13 bra $L67_cond_true;
 	bra.uni $L74_edge;
 $L67_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p14, %rd113, %rd14;
 	@%p14 bra $L65_if_then;
 	bra.uni $L75_edge;
 $L65_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd116, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd117, %rd116, %rd113;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd118, %rd117, 1;
 	mov.s64 %rd114, %rd118;
 	mov.s64 %rd115, 16;
@@ -13361,44 +11913,44 @@ $L74_edge:
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
 $L66_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd119, %rd110, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd120, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd121, %rd119, %rd120;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd122, %rd121, 0;
 	add.s64 %rd123, %rd17, %rd122;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd124, %rd114, 0;
 	add.s64 %rd125, %rd7, %rd124;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r31, %rd115;
 	cp.async.cg.shared.global [%rd123], [%rd125], 16, %r31;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd126, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd127, 256, %rd126;
 	bra.uni $L68_rangeint_body;
 $L68_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd128, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p15, %rd128, %rd12;
 	@%p15 bra $L72_cond_true;
 	bra.uni $L76_edge;
 $L72_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p16, %rd127, %rd14;
 	@%p16 bra $L70_if_then;
 	bra.uni $L77_edge;
 $L70_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd131, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd132, %rd131, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd133, %rd132, %rd127;
 	mov.s64 %rd129, %rd133;
 	mov.s64 %rd130, 16;
@@ -13412,42 +11964,42 @@ $L76_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L71_if_done;
 $L71_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd134, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd135, %rd134, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd136, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd137, %rd135, %rd136;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd138, %rd137, 1;
 	add.s64 %rd139, %rd15, %rd138;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd140, %rd129, 1;
 	add.s64 %rd141, %rd4, %rd140;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r32, %rd130;
 	cp.async.cg.shared.global [%rd139], [%rd141], 16, %r32;
 	bra.uni $L78_rangeint_body;
 $L78_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd142, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p17, %rd142, %rd12;
 	@%p17 bra $L81_cond_true;
 	bra.uni $L82_edge;
 $L81_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p18, %rd127, %rd14;
 	@%p18 bra $L79_if_then;
 	bra.uni $L83_edge;
 $L79_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd143, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd144, %rd143, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd145, %rd144, %rd127;
 	mov.s64 %rd129, %rd145;
 	mov.s64 %rd130, 16;
@@ -13461,42 +12013,42 @@ $L82_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L80_if_done;
 $L80_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd146, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd147, %rd146, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd148, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd149, %rd147, %rd148;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd150, %rd149, 1;
 	add.s64 %rd151, %rd15, %rd150;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd152, %rd129, 1;
 	add.s64 %rd153, %rd4, %rd152;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r33, %rd130;
 	cp.async.cg.shared.global [%rd151], [%rd153], 16, %r33;
 	bra.uni $L84_rangeint_body;
 $L84_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd154, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p19, %rd154, %rd12;
 	@%p19 bra $L87_cond_true;
 	bra.uni $L88_edge;
 $L87_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p20, %rd127, %rd14;
 	@%p20 bra $L85_if_then;
 	bra.uni $L89_edge;
 $L85_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd155, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd156, %rd155, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd157, %rd156, %rd127;
 	mov.s64 %rd129, %rd157;
 	mov.s64 %rd130, 16;
@@ -13510,42 +12062,42 @@ $L88_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L86_if_done;
 $L86_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd158, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd159, %rd158, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd160, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd15, %rd162;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd164, %rd129, 1;
 	add.s64 %rd165, %rd4, %rd164;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r34, %rd130;
 	cp.async.cg.shared.global [%rd163], [%rd165], 16, %r34;
 	bra.uni $L90_rangeint_body;
 $L90_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd166, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p21, %rd166, %rd12;
 	@%p21 bra $L93_cond_true;
 	bra.uni $L94_edge;
 $L93_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p22, %rd127, %rd14;
 	@%p22 bra $L91_if_then;
 	bra.uni $L95_edge;
 $L91_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd167, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd168, %rd167, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd169, %rd168, %rd127;
 	mov.s64 %rd129, %rd169;
 	mov.s64 %rd130, 16;
@@ -13559,52 +12111,52 @@ $L94_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L92_if_done;
 $L92_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd170, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd171, %rd170, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd172, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd173, %rd171, %rd172;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd174, %rd173, 1;
 	add.s64 %rd175, %rd15, %rd174;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd176, %rd129, 1;
 	add.s64 %rd177, %rd4, %rd176;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r35, %rd130;
 	cp.async.cg.shared.global [%rd175], [%rd177], 16, %r35;
 	bra.uni $L69_rangeint_done;
 $L69_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L97_entry;
 $L97_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd178, %rd30, 2560;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd179, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd180, %rd179, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd181, 512, %rd180;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p23, %rd33, %rd13;
 	@%p23 bra $L100_cond_true;
 	bra.uni $L107_edge;
 $L100_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p24, %rd181, %rd14;
 	@%p24 bra $L98_if_then;
 	bra.uni $L108_edge;
 $L98_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd184, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd185, %rd184, %rd181;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd186, %rd185, 1;
 	mov.s64 %rd182, %rd186;
 	mov.s64 %rd183, 16;
@@ -13618,44 +12170,44 @@ $L107_edge:
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
 $L99_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd187, %rd178, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd188, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd189, %rd187, %rd188;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd190, %rd189, 0;
 	add.s64 %rd191, %rd17, %rd190;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd192, %rd182, 0;
 	add.s64 %rd193, %rd7, %rd192;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r36, %rd183;
 	cp.async.cg.shared.global [%rd191], [%rd193], 16, %r36;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd194, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd195, 512, %rd194;
 	bra.uni $L101_rangeint_body;
 $L101_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd196, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p25, %rd196, %rd12;
 	@%p25 bra $L105_cond_true;
 	bra.uni $L109_edge;
 $L105_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p26, %rd195, %rd14;
 	@%p26 bra $L103_if_then;
 	bra.uni $L110_edge;
 $L103_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd199, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd200, %rd199, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd201, %rd200, %rd195;
 	mov.s64 %rd197, %rd201;
 	mov.s64 %rd198, 16;
@@ -13669,42 +12221,42 @@ $L109_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L104_if_done;
 $L104_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd202, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd203, %rd202, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd204, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd205, %rd203, %rd204;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd206, %rd205, 1;
 	add.s64 %rd207, %rd15, %rd206;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd208, %rd197, 1;
 	add.s64 %rd209, %rd4, %rd208;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r37, %rd198;
 	cp.async.cg.shared.global [%rd207], [%rd209], 16, %r37;
 	bra.uni $L111_rangeint_body;
 $L111_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd210, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p27, %rd210, %rd12;
 	@%p27 bra $L114_cond_true;
 	bra.uni $L115_edge;
 $L114_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p28, %rd195, %rd14;
 	@%p28 bra $L112_if_then;
 	bra.uni $L116_edge;
 $L112_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd211, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd212, %rd211, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd213, %rd212, %rd195;
 	mov.s64 %rd197, %rd213;
 	mov.s64 %rd198, 16;
@@ -13718,42 +12270,42 @@ $L115_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L113_if_done;
 $L113_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd214, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd215, %rd214, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd216, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd217, %rd215, %rd216;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd15, %rd218;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd220, %rd197, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r38, %rd198;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r38;
 	bra.uni $L117_rangeint_body;
 $L117_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd222, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p29, %rd222, %rd12;
 	@%p29 bra $L120_cond_true;
 	bra.uni $L121_edge;
 $L120_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p30, %rd195, %rd14;
 	@%p30 bra $L118_if_then;
 	bra.uni $L122_edge;
 $L118_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd223, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd224, %rd223, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd225, %rd224, %rd195;
 	mov.s64 %rd197, %rd225;
 	mov.s64 %rd198, 16;
@@ -13767,42 +12319,42 @@ $L121_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L119_if_done;
 $L119_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd226, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd227, %rd226, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd228, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd229, %rd227, %rd228;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd230, %rd229, 1;
 	add.s64 %rd231, %rd15, %rd230;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd232, %rd197, 1;
 	add.s64 %rd233, %rd4, %rd232;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r39, %rd198;
 	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r39;
 	bra.uni $L123_rangeint_body;
 $L123_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd234, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p31, %rd234, %rd12;
 	@%p31 bra $L126_cond_true;
 	bra.uni $L127_edge;
 $L126_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p32, %rd195, %rd14;
 	@%p32 bra $L124_if_then;
 	bra.uni $L128_edge;
 $L124_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd235, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd236, %rd235, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd237, %rd236, %rd195;
 	mov.s64 %rd197, %rd237;
 	mov.s64 %rd198, 16;
@@ -13816,5428 +12368,4704 @@ $L127_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L125_if_done;
 $L125_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd238, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd239, %rd238, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd240, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd241, %rd239, %rd240;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd242, %rd241, 1;
 	add.s64 %rd243, %rd15, %rd242;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd244, %rd197, 1;
 	add.s64 %rd245, %rd4, %rd244;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r40, %rd198;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r40;
 	bra.uni $L102_rangeint_done;
 $L102_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L10_rangeint_done;
 $L10_rangeint_done:
 	mov.s64 %rd246, 0;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 1 106 20
+	.loc 1 108 20
 	setp.lt.s64 %p33, %rd246, %rd40;
 	@%p33 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 1 107 20
+	.loc 1 109 20
 	cp.async.wait_group 2;
-	.loc 1 108 15
+	.loc 1 110 15
 	bar.warp.sync -1;
-	.loc 1 109 22
+	.loc 1 111 22
 	and.b64 %rd247, %rd246, 3;
-	.loc 1 109 36
+	.loc 1 111 36
 	mul.lo.s64 %rd248, %rd247, 1280;
-	.loc 1 109 17
+	.loc 1 111 17
 	add.s64 %rd249, %rd30, %rd248;
-	.loc 1 110 13
+	.loc 1 112 13
 	mul.lo.s64 %rd250, %rd246, 256;
-	.loc 1 110 25
+	.loc 1 112 25
 	mul.lo.s64 %rd251, %rd32, 32;
-	.loc 1 110 21
+	.loc 1 112 21
 	add.s64 %rd252, %rd250, %rd251;
-	.loc 1 111 28
-	shr.s64 %rd253, %rd249, 1;
-	.loc 1 111 33
-	mul.lo.s64 %rd254, %rd21, 4;
-	.loc 1 111 31
-	add.s64 %rd255, %rd253, %rd254;
-	.loc 1 111 19
-	add.s64 %rd256, %rd255, 3;
-	shl.b64 %rd257, %rd255, 2;
-	add.s64 %rd258, %rd19, %rd257;
-	ld.shared.v4.u32 {%r41, %r42, %r43, %r44}, [%rd258];
-	.loc 1 112 11
+	.loc 1 113 11
 	setp.lt.s64 %p34, %rd252, %rd14;
 	@%p34 bra $L16_cond_true;
 	bra.uni $L15_if_done;
 $L16_cond_true:
-	.loc 1 112 22
+	.loc 1 113 22
 	setp.lt.s64 %p35, %rd33, %rd13;
 	@%p35 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 1 113 22
-	mul.lo.s64 %rd259, %rd33, %rd36;
-	.loc 1 113 32
-	shr.s64 %rd260, %rd252, 7;
-	.loc 1 113 29
-	add.s64 %rd261, %rd259, %rd260;
-	.loc 1 113 18
-	shl.b64 %rd262, %rd261, 2;
-	add.s64 %rd263, %rd10, %rd262;
-	ld.global.nc.f32 %f4, [%rd263];
-	bra.uni $L17_rangeint_body;
-$L17_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd264, %rd41, 0;
-	.loc 1 116 15
-	setp.lt.s64 %p36, %rd264, %rd12;
-	@%p36 bra $L18_if_then;
-	bra.uni $L256_rangeint_body;
-$L18_if_then:
-	.loc 1 117 47
-	add.s64 %rd265, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd266, %rd265, 0;
-	.loc 1 117 68
-	mul.lo.s64 %rd267, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd268, %rd266, %rd267;
-	.loc 1 117 34
+	.loc 1 114 38
+	shr.s64 %rd253, %rd249, 1;
+	.loc 1 114 43
+	mul.lo.s64 %rd254, %rd21, 4;
+	.loc 1 114 41
+	add.s64 %rd255, %rd253, %rd254;
+	.loc 1 114 29
+	add.s64 %rd256, %rd255, 3;
+	shl.b64 %rd257, %rd255, 2;
+	add.s64 %rd258, %rd19, %rd257;
+	ld.shared.v4.u32 {%r41, %r42, %r43, %r44}, [%rd258];
+	.loc 1 114 49
+	shr.s64 %rd259, %rd21, 1;
+	.loc 1 114 52
+	and.b64 %rd260, %rd259, 3;
+	.loc 1 114 19
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 1 167 53
-	mov.u32 %r45, 0;
-	mov.u32 %r46, 0;
-	mov.u32 %r47, 0;
-	mov.u32 %r48, 0;
-	mov.u32 %r45, %r41;
-	mov.u32 %r46, %r42;
-	mov.u32 %r47, %r43;
-	mov.u32 %r48, %r44;
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L130_rangeint_body;
-$L130_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd269, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd270, %rd269, 0;
-	.loc 1 171 19
-	and.b64 %rd271, %rd270, 3;
+	.loc 1 168 15
+	mov.u32 %r49, 0;
+	mov.u32 %r50, 0;
+	mov.u32 %r51, 0;
+	mov.u32 %r52, 0;
+	mov.u32 %r49, %r41;
+	mov.u32 %r50, %r42;
+	mov.u32 %r51, %r43;
+	mov.u32 %r52, %r44;
+	.loc 1 169 6
+	and.b64 %rd261, %rd260, 1;
+	.loc 1 169 9
+	setp.ne.s64 %p36, %rd261, 0;
+	@%p36 bra $L130_if_then;
+	bra.uni $L131_if_done;
+$L130_if_then:
+	.loc 1 170 16
+	mov.u32 %r53, 0;
+	mov.u32 %r54, 0;
+	mov.u32 %r55, 0;
+	mov.u32 %r56, 0;
+	.loc 1 170 18
+	mov.u32 %r57, %r50;
+	.loc 1 170 17
+	mov.u32 %r53, %r57;
+	.loc 1 170 24
+	mov.u32 %r58, %r51;
+	.loc 1 170 23
+	mov.u32 %r54, %r58;
+	.loc 1 170 30
+	mov.u32 %r59, %r52;
+	.loc 1 170 29
+	mov.u32 %r55, %r59;
+	.loc 1 170 36
+	mov.u32 %r60, %r49;
+	.loc 1 170 35
+	mov.u32 %r56, %r60;
+	.loc 1 170 16
+	mov.u32 %r61, %r53;
+	mov.u32 %r62, %r54;
+	mov.u32 %r63, %r55;
+	mov.u32 %r64, %r56;
+	.loc 1 170 3
+	mov.u32 %r49, %r61;
+	mov.u32 %r50, %r62;
+	mov.u32 %r51, %r63;
+	mov.u32 %r52, %r64;
+	bra.uni $L131_if_done;
+$L131_if_done:
+	.loc 1 172 6
+	and.b64 %rd262, %rd260, 2;
 	.loc 1 172 9
-	mov.u32 %r49, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p37, %rd271, 1;
+	setp.ne.s64 %p37, %rd262, 0;
 	@%p37 bra $L132_if_then;
-	bra.uni $L141_edge;
-$L132_if_then:
-	.loc 1 174 9
-	mov.u32 %r51, %r46;
-	mov.u32 %r50, %r51;
 	bra.uni $L133_if_done;
-$L141_edge:
-	mov.u32 %r50, %r49;
+$L132_if_then:
+	.loc 1 173 16
+	mov.u32 %r65, 0;
+	mov.u32 %r66, 0;
+	mov.u32 %r67, 0;
+	mov.u32 %r68, 0;
+	.loc 1 173 18
+	mov.u32 %r69, %r51;
+	.loc 1 173 17
+	mov.u32 %r65, %r69;
+	.loc 1 173 24
+	mov.u32 %r70, %r52;
+	.loc 1 173 23
+	mov.u32 %r66, %r70;
+	.loc 1 173 30
+	mov.u32 %r71, %r49;
+	.loc 1 173 29
+	mov.u32 %r67, %r71;
+	.loc 1 173 36
+	mov.u32 %r72, %r50;
+	.loc 1 173 35
+	mov.u32 %r68, %r72;
+	.loc 1 173 16
+	mov.u32 %r73, %r65;
+	mov.u32 %r74, %r66;
+	mov.u32 %r75, %r67;
+	mov.u32 %r76, %r68;
+	.loc 1 173 3
+	mov.u32 %r49, %r73;
+	mov.u32 %r50, %r74;
+	mov.u32 %r51, %r75;
+	mov.u32 %r52, %r76;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p38, %rd271, 2;
-	@%p38 bra $L134_if_then;
-	bra.uni $L142_edge;
-$L134_if_then:
-	.loc 1 177 9
-	mov.u32 %r53, %r47;
-	mov.u32 %r52, %r53;
-	bra.uni $L135_if_done;
-$L142_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L135_if_done;
-$L135_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p39, %rd271, 3;
-	@%p39 bra $L136_if_then;
-	bra.uni $L143_edge;
-$L136_if_then:
-	.loc 1 180 9
-	mov.u32 %r55, %r48;
-	mov.u32 %r54, %r55;
-	bra.uni $L137_if_done;
-$L143_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L137_if_done;
-$L137_if_done:
-	.loc 1 182 3
-	mov.u32 %r56, 0;
-	mov.u32 %r57, 0;
-	mov.u32 %r58, 0;
-	mov.u32 %r59, 0;
-	.loc 1 182 27
-	shr.s64 %rd272, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd273, %rd271, 4;
-	.loc 1 182 30
-	add.s64 %rd274, %rd272, %rd273;
-	.loc 1 182 18
-	add.s64 %rd275, %rd274, 3;
-	shl.b64 %rd276, %rd274, 2;
-	add.s64 %rd277, %rd19, %rd276;
-	ld.shared.v4.u32 {%r60, %r61, %r62, %r63}, [%rd277];
-	.loc 1 182 3
-	mov.u32 %r56, %r60;
-	mov.u32 %r57, %r61;
-	mov.u32 %r58, %r62;
-	mov.u32 %r59, %r63;
-	mov.f32 %f7, %f6;
+	.loc 1 175 9
+	mov.u32 %r77, %r49;
+	mov.u32 %r78, %r50;
+	mov.u32 %r79, %r51;
+	mov.u32 %r80, %r52;
+	.loc 1 175 2
+	mov.u32 %r45, %r77;
+	mov.u32 %r46, %r78;
+	mov.u32 %r47, %r79;
+	mov.u32 %r48, %r80;
+	bra.uni $L135_entry;
+$L135_entry:
+	.loc 1 181 16
+	mov.u32 %r81, 0;
+	mov.u32 %r82, 0;
+	mov.u32 %r83, 0;
+	mov.u32 %r84, 0;
+	mov.u32 %r81, %r45;
+	mov.u32 %r82, %r46;
+	mov.u32 %r83, %r47;
+	mov.u32 %r84, %r48;
+	.loc 1 182 6
+	mov.f32 %f36, 0f00000000;
+	mov.f32 %f37, 0f00000000;
+	mov.f32 %f38, 0f00000000;
+	mov.f32 %f39, 0f00000000;
+	mov.f32 %f40, 0f00000000;
+	mov.f32 %f41, 0f00000000;
+	mov.f32 %f42, 0f00000000;
+	mov.f32 %f43, 0f00000000;
+	mov.f32 %f44, 0f00000000;
+	mov.f32 %f45, 0f00000000;
+	mov.f32 %f46, 0f00000000;
+	mov.f32 %f47, 0f00000000;
+	mov.f32 %f48, 0f00000000;
+	mov.f32 %f49, 0f00000000;
+	mov.f32 %f50, 0f00000000;
+	mov.f32 %f51, 0f00000000;
+	mov.f32 %f52, 0f00000000;
+	mov.f32 %f53, 0f00000000;
+	mov.f32 %f54, 0f00000000;
+	mov.f32 %f55, 0f00000000;
+	mov.f32 %f56, 0f00000000;
+	mov.f32 %f57, 0f00000000;
+	mov.f32 %f58, 0f00000000;
+	mov.f32 %f59, 0f00000000;
+	mov.f32 %f60, 0f00000000;
+	mov.f32 %f61, 0f00000000;
+	mov.f32 %f62, 0f00000000;
+	mov.f32 %f63, 0f00000000;
+	mov.f32 %f64, 0f00000000;
+	mov.f32 %f65, 0f00000000;
+	mov.f32 %f66, 0f00000000;
+	mov.f32 %f67, 0f00000000;
 	bra.uni $L138_rangeint_body;
 $L138_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r64, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r65, %r64, 15;
-	.loc 1 185 23
-	mov.s32 %r66, %r65;
-	.loc 1 185 37
-	sub.s32 %r67, %r66, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f8, %r67;
-	.loc 1 186 25
-	shr.u32 %r68, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r69, %r68, 15;
-	.loc 1 186 23
-	mov.s32 %r70, %r69;
-	.loc 1 186 39
-	sub.s32 %r71, %r70, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f9, %r71;
-	.loc 1 187 30
-	mov.u32 %r72, %r56;
-	.loc 1 187 27
-	bra.uni $L144_entry;
-$L144_entry:
-	.loc 1 207 67
-	not.b32 %r74, 65535;
-	and.b32 %r73, %r72, %r74;
-	.loc 1 207 64
-	mov.b32 %f11, %r73;
-	.loc 1 207 37
-	mov.f32 %f10, %f11;
-	bra.uni $L145_ret_hi;
-$L145_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r75, %r56;
-	.loc 1 187 53
-	bra.uni $L146_entry;
-$L146_entry:
-	.loc 1 206 67
-	shl.b32 %r76, %r75, 16;
-	.loc 1 206 64
-	mov.b32 %f13, %r76;
-	.loc 1 206 37
-	mov.f32 %f12, %f13;
-	bra.uni $L147_ret_lo;
-$L147_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f14, %f8, %f12, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f15, %f9, %f10, %f14;
-	mov.f32 %f7, %f15;
-	bra.uni $L148_rangeint_body;
-$L148_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r77, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r78, %r77, 15;
-	.loc 1 185 23
-	mov.s32 %r79, %r78;
-	.loc 1 185 37
-	sub.s32 %r80, %r79, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f16, %r80;
-	.loc 1 186 25
-	shr.u32 %r81, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r82, %r81, 15;
-	.loc 1 186 23
-	mov.s32 %r83, %r82;
-	.loc 1 186 39
-	sub.s32 %r84, %r83, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f17, %r84;
-	.loc 1 187 30
-	mov.u32 %r85, %r57;
-	.loc 1 187 27
-	bra.uni $L149_entry;
-$L149_entry:
-	.loc 1 207 67
-	not.b32 %r87, 65535;
-	and.b32 %r86, %r85, %r87;
-	.loc 1 207 64
-	mov.b32 %f19, %r86;
-	.loc 1 207 37
-	mov.f32 %f18, %f19;
-	bra.uni $L150_ret_hi;
-$L150_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r88, %r57;
-	.loc 1 187 53
-	bra.uni $L151_entry;
-$L151_entry:
-	.loc 1 206 67
-	shl.b32 %r89, %r88, 16;
-	.loc 1 206 64
-	mov.b32 %f21, %r89;
-	.loc 1 206 37
-	mov.f32 %f20, %f21;
-	bra.uni $L152_ret_lo;
-$L152_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f22, %f16, %f20, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f23, %f17, %f18, %f22;
-	mov.f32 %f7, %f23;
+	.loc 1 187 48
+	mov.u32 %r85, %r81;
+	.loc 1 187 51
+	shr.u32 %r86, %r85, 0;
+	.loc 1 187 58
+	and.b32 %r87, %r86, 15;
+	.loc 1 187 46
+	or.b32 %r88, 1258291200, %r87;
+	.loc 1 187 35
+	mov.b32 %f68, %r88;
+	.loc 1 187 63
+	sub.rn.f32 %f69, %f68, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f36, %f69;
+	bra.uni $L141_rangeint_body;
+$L141_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r89, %r81;
+	.loc 1 187 51
+	shr.u32 %r90, %r89, 4;
+	.loc 1 187 58
+	and.b32 %r91, %r90, 15;
+	.loc 1 187 46
+	or.b32 %r92, 1258291200, %r91;
+	.loc 1 187 35
+	mov.b32 %f70, %r92;
+	.loc 1 187 63
+	sub.rn.f32 %f71, %f70, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f37, %f71;
+	bra.uni $L142_rangeint_body;
+$L142_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r93, %r81;
+	.loc 1 187 51
+	shr.u32 %r94, %r93, 8;
+	.loc 1 187 58
+	and.b32 %r95, %r94, 15;
+	.loc 1 187 46
+	or.b32 %r96, 1258291200, %r95;
+	.loc 1 187 35
+	mov.b32 %f72, %r96;
+	.loc 1 187 63
+	sub.rn.f32 %f73, %f72, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f38, %f73;
+	bra.uni $L143_rangeint_body;
+$L143_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r97, %r81;
+	.loc 1 187 51
+	shr.u32 %r98, %r97, 12;
+	.loc 1 187 58
+	and.b32 %r99, %r98, 15;
+	.loc 1 187 46
+	or.b32 %r100, 1258291200, %r99;
+	.loc 1 187 35
+	mov.b32 %f74, %r100;
+	.loc 1 187 63
+	sub.rn.f32 %f75, %f74, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f39, %f75;
+	bra.uni $L144_rangeint_body;
+$L144_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r101, %r81;
+	.loc 1 187 51
+	shr.u32 %r102, %r101, 16;
+	.loc 1 187 58
+	and.b32 %r103, %r102, 15;
+	.loc 1 187 46
+	or.b32 %r104, 1258291200, %r103;
+	.loc 1 187 35
+	mov.b32 %f76, %r104;
+	.loc 1 187 63
+	sub.rn.f32 %f77, %f76, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f40, %f77;
+	bra.uni $L145_rangeint_body;
+$L145_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r105, %r81;
+	.loc 1 187 51
+	shr.u32 %r106, %r105, 20;
+	.loc 1 187 58
+	and.b32 %r107, %r106, 15;
+	.loc 1 187 46
+	or.b32 %r108, 1258291200, %r107;
+	.loc 1 187 35
+	mov.b32 %f78, %r108;
+	.loc 1 187 63
+	sub.rn.f32 %f79, %f78, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f41, %f79;
+	bra.uni $L146_rangeint_body;
+$L146_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r109, %r81;
+	.loc 1 187 51
+	shr.u32 %r110, %r109, 24;
+	.loc 1 187 58
+	and.b32 %r111, %r110, 15;
+	.loc 1 187 46
+	or.b32 %r112, 1258291200, %r111;
+	.loc 1 187 35
+	mov.b32 %f80, %r112;
+	.loc 1 187 63
+	sub.rn.f32 %f81, %f80, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f42, %f81;
+	bra.uni $L147_rangeint_body;
+$L147_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r113, %r81;
+	.loc 1 187 51
+	shr.u32 %r114, %r113, 28;
+	.loc 1 187 58
+	and.b32 %r115, %r114, 15;
+	.loc 1 187 46
+	or.b32 %r116, 1258291200, %r115;
+	.loc 1 187 35
+	mov.b32 %f82, %r116;
+	.loc 1 187 63
+	sub.rn.f32 %f83, %f82, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f43, %f83;
+	bra.uni $L149_rangeint_body;
+$L149_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r117, %r82;
+	.loc 1 187 51
+	shr.u32 %r118, %r117, 0;
+	.loc 1 187 58
+	and.b32 %r119, %r118, 15;
+	.loc 1 187 46
+	or.b32 %r120, 1258291200, %r119;
+	.loc 1 187 35
+	mov.b32 %f84, %r120;
+	.loc 1 187 63
+	sub.rn.f32 %f85, %f84, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f44, %f85;
+	bra.uni $L151_rangeint_body;
+$L151_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r121, %r82;
+	.loc 1 187 51
+	shr.u32 %r122, %r121, 4;
+	.loc 1 187 58
+	and.b32 %r123, %r122, 15;
+	.loc 1 187 46
+	or.b32 %r124, 1258291200, %r123;
+	.loc 1 187 35
+	mov.b32 %f86, %r124;
+	.loc 1 187 63
+	sub.rn.f32 %f87, %f86, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f45, %f87;
+	bra.uni $L152_rangeint_body;
+$L152_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r125, %r82;
+	.loc 1 187 51
+	shr.u32 %r126, %r125, 8;
+	.loc 1 187 58
+	and.b32 %r127, %r126, 15;
+	.loc 1 187 46
+	or.b32 %r128, 1258291200, %r127;
+	.loc 1 187 35
+	mov.b32 %f88, %r128;
+	.loc 1 187 63
+	sub.rn.f32 %f89, %f88, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f46, %f89;
 	bra.uni $L153_rangeint_body;
 $L153_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r90, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r91, %r90, 15;
-	.loc 1 185 23
-	mov.s32 %r92, %r91;
-	.loc 1 185 37
-	sub.s32 %r93, %r92, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f24, %r93;
-	.loc 1 186 25
-	shr.u32 %r94, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r95, %r94, 15;
-	.loc 1 186 23
-	mov.s32 %r96, %r95;
-	.loc 1 186 39
-	sub.s32 %r97, %r96, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f25, %r97;
-	.loc 1 187 30
-	mov.u32 %r98, %r58;
-	.loc 1 187 27
-	bra.uni $L154_entry;
-$L154_entry:
-	.loc 1 207 67
-	not.b32 %r100, 65535;
-	and.b32 %r99, %r98, %r100;
-	.loc 1 207 64
-	mov.b32 %f27, %r99;
-	.loc 1 207 37
-	mov.f32 %f26, %f27;
-	bra.uni $L155_ret_hi;
-$L155_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r101, %r58;
-	.loc 1 187 53
-	bra.uni $L156_entry;
-$L156_entry:
-	.loc 1 206 67
-	shl.b32 %r102, %r101, 16;
-	.loc 1 206 64
-	mov.b32 %f29, %r102;
-	.loc 1 206 37
-	mov.f32 %f28, %f29;
-	bra.uni $L157_ret_lo;
-$L157_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f30, %f24, %f28, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f31, %f25, %f26, %f30;
-	mov.f32 %f7, %f31;
-	bra.uni $L158_rangeint_body;
-$L158_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r103, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r104, %r103, 15;
-	.loc 1 185 23
-	mov.s32 %r105, %r104;
-	.loc 1 185 37
-	sub.s32 %r106, %r105, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f32, %r106;
-	.loc 1 186 25
-	shr.u32 %r107, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r108, %r107, 15;
-	.loc 1 186 23
-	mov.s32 %r109, %r108;
-	.loc 1 186 39
-	sub.s32 %r110, %r109, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f33, %r110;
-	.loc 1 187 30
-	mov.u32 %r111, %r59;
-	.loc 1 187 27
-	bra.uni $L159_entry;
-$L159_entry:
-	.loc 1 207 67
-	not.b32 %r113, 65535;
-	and.b32 %r112, %r111, %r113;
-	.loc 1 207 64
-	mov.b32 %f35, %r112;
-	.loc 1 207 37
-	mov.f32 %f34, %f35;
-	bra.uni $L160_ret_hi;
-$L160_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r114, %r59;
-	.loc 1 187 53
-	bra.uni $L161_entry;
-$L161_entry:
-	.loc 1 206 67
-	shl.b32 %r115, %r114, 16;
-	.loc 1 206 64
-	mov.b32 %f37, %r115;
-	.loc 1 206 37
-	mov.f32 %f36, %f37;
-	bra.uni $L162_ret_lo;
-$L162_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f38, %f32, %f36, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f39, %f33, %f34, %f38;
-	mov.f32 %f40, %f39;
-	bra.uni $L139_rangeint_done;
-$L139_rangeint_done:
-	mov.f32 %f6, %f40;
+	.loc 1 187 48
+	mov.u32 %r129, %r82;
+	.loc 1 187 51
+	shr.u32 %r130, %r129, 12;
+	.loc 1 187 58
+	and.b32 %r131, %r130, 15;
+	.loc 1 187 46
+	or.b32 %r132, 1258291200, %r131;
+	.loc 1 187 35
+	mov.b32 %f90, %r132;
+	.loc 1 187 63
+	sub.rn.f32 %f91, %f90, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f47, %f91;
+	bra.uni $L154_rangeint_body;
+$L154_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r133, %r82;
+	.loc 1 187 51
+	shr.u32 %r134, %r133, 16;
+	.loc 1 187 58
+	and.b32 %r135, %r134, 15;
+	.loc 1 187 46
+	or.b32 %r136, 1258291200, %r135;
+	.loc 1 187 35
+	mov.b32 %f92, %r136;
+	.loc 1 187 63
+	sub.rn.f32 %f93, %f92, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f48, %f93;
+	bra.uni $L155_rangeint_body;
+$L155_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r137, %r82;
+	.loc 1 187 51
+	shr.u32 %r138, %r137, 20;
+	.loc 1 187 58
+	and.b32 %r139, %r138, 15;
+	.loc 1 187 46
+	or.b32 %r140, 1258291200, %r139;
+	.loc 1 187 35
+	mov.b32 %f94, %r140;
+	.loc 1 187 63
+	sub.rn.f32 %f95, %f94, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f49, %f95;
+	bra.uni $L156_rangeint_body;
+$L156_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r141, %r82;
+	.loc 1 187 51
+	shr.u32 %r142, %r141, 24;
+	.loc 1 187 58
+	and.b32 %r143, %r142, 15;
+	.loc 1 187 46
+	or.b32 %r144, 1258291200, %r143;
+	.loc 1 187 35
+	mov.b32 %f96, %r144;
+	.loc 1 187 63
+	sub.rn.f32 %f97, %f96, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f50, %f97;
+	bra.uni $L157_rangeint_body;
+$L157_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r145, %r82;
+	.loc 1 187 51
+	shr.u32 %r146, %r145, 28;
+	.loc 1 187 58
+	and.b32 %r147, %r146, 15;
+	.loc 1 187 46
+	or.b32 %r148, 1258291200, %r147;
+	.loc 1 187 35
+	mov.b32 %f98, %r148;
+	.loc 1 187 63
+	sub.rn.f32 %f99, %f98, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f51, %f99;
+	bra.uni $L159_rangeint_body;
+$L159_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r149, %r83;
+	.loc 1 187 51
+	shr.u32 %r150, %r149, 0;
+	.loc 1 187 58
+	and.b32 %r151, %r150, 15;
+	.loc 1 187 46
+	or.b32 %r152, 1258291200, %r151;
+	.loc 1 187 35
+	mov.b32 %f100, %r152;
+	.loc 1 187 63
+	sub.rn.f32 %f101, %f100, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f52, %f101;
+	bra.uni $L161_rangeint_body;
+$L161_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r153, %r83;
+	.loc 1 187 51
+	shr.u32 %r154, %r153, 4;
+	.loc 1 187 58
+	and.b32 %r155, %r154, 15;
+	.loc 1 187 46
+	or.b32 %r156, 1258291200, %r155;
+	.loc 1 187 35
+	mov.b32 %f102, %r156;
+	.loc 1 187 63
+	sub.rn.f32 %f103, %f102, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f53, %f103;
+	bra.uni $L162_rangeint_body;
+$L162_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r157, %r83;
+	.loc 1 187 51
+	shr.u32 %r158, %r157, 8;
+	.loc 1 187 58
+	and.b32 %r159, %r158, 15;
+	.loc 1 187 46
+	or.b32 %r160, 1258291200, %r159;
+	.loc 1 187 35
+	mov.b32 %f104, %r160;
+	.loc 1 187 63
+	sub.rn.f32 %f105, %f104, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f54, %f105;
 	bra.uni $L163_rangeint_body;
 $L163_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd278, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd279, %rd278, 1;
-	.loc 1 171 19
-	and.b64 %rd280, %rd279, 3;
-	.loc 1 172 9
-	mov.u32 %r116, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p40, %rd280, 1;
-	@%p40 bra $L164_if_then;
-	bra.uni $L172_edge;
-$L164_if_then:
-	.loc 1 174 9
-	mov.u32 %r117, %r46;
-	mov.u32 %r50, %r117;
-	bra.uni $L165_if_done;
-$L172_edge:
-	mov.u32 %r50, %r116;
-	bra.uni $L165_if_done;
-$L165_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p41, %rd280, 2;
-	@%p41 bra $L166_if_then;
-	bra.uni $L173_edge;
-$L166_if_then:
-	.loc 1 177 9
-	mov.u32 %r118, %r47;
-	mov.u32 %r52, %r118;
-	bra.uni $L167_if_done;
-$L173_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L167_if_done;
-$L167_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p42, %rd280, 3;
-	@%p42 bra $L168_if_then;
-	bra.uni $L174_edge;
-$L168_if_then:
-	.loc 1 180 9
-	mov.u32 %r119, %r48;
-	mov.u32 %r54, %r119;
-	bra.uni $L169_if_done;
-$L174_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L169_if_done;
-$L169_if_done:
-	.loc 1 182 3
-	mov.u32 %r120, 0;
-	mov.u32 %r121, 0;
-	mov.u32 %r122, 0;
-	mov.u32 %r123, 0;
-	.loc 1 182 27
-	shr.s64 %rd281, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd282, %rd280, 4;
-	.loc 1 182 30
-	add.s64 %rd283, %rd281, %rd282;
-	.loc 1 182 18
-	add.s64 %rd284, %rd283, 3;
-	shl.b64 %rd285, %rd283, 2;
-	add.s64 %rd286, %rd19, %rd285;
-	ld.shared.v4.u32 {%r124, %r125, %r126, %r127}, [%rd286];
-	.loc 1 182 3
-	mov.u32 %r120, %r124;
-	mov.u32 %r121, %r125;
-	mov.u32 %r122, %r126;
-	mov.u32 %r123, %r127;
-	mov.f32 %f7, %f6;
-	bra.uni $L170_rangeint_body;
-$L170_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r128, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r129, %r128, 15;
-	.loc 1 185 23
-	mov.s32 %r130, %r129;
-	.loc 1 185 37
-	sub.s32 %r131, %r130, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f41, %r131;
-	.loc 1 186 25
-	shr.u32 %r132, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r133, %r132, 15;
-	.loc 1 186 23
-	mov.s32 %r134, %r133;
-	.loc 1 186 39
-	sub.s32 %r135, %r134, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f42, %r135;
-	.loc 1 187 30
-	mov.u32 %r136, %r120;
-	.loc 1 187 27
-	bra.uni $L175_entry;
-$L175_entry:
-	.loc 1 207 67
-	not.b32 %r138, 65535;
-	and.b32 %r137, %r136, %r138;
-	.loc 1 207 64
-	mov.b32 %f44, %r137;
-	.loc 1 207 37
-	mov.f32 %f43, %f44;
-	bra.uni $L176_ret_hi;
-$L176_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r139, %r120;
-	.loc 1 187 53
-	bra.uni $L177_entry;
-$L177_entry:
-	.loc 1 206 67
-	shl.b32 %r140, %r139, 16;
-	.loc 1 206 64
-	mov.b32 %f46, %r140;
-	.loc 1 206 37
-	mov.f32 %f45, %f46;
-	bra.uni $L178_ret_lo;
-$L178_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f47, %f41, %f45, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f48, %f42, %f43, %f47;
-	mov.f32 %f7, %f48;
+	.loc 1 187 48
+	mov.u32 %r161, %r83;
+	.loc 1 187 51
+	shr.u32 %r162, %r161, 12;
+	.loc 1 187 58
+	and.b32 %r163, %r162, 15;
+	.loc 1 187 46
+	or.b32 %r164, 1258291200, %r163;
+	.loc 1 187 35
+	mov.b32 %f106, %r164;
+	.loc 1 187 63
+	sub.rn.f32 %f107, %f106, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f55, %f107;
+	bra.uni $L164_rangeint_body;
+$L164_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r165, %r83;
+	.loc 1 187 51
+	shr.u32 %r166, %r165, 16;
+	.loc 1 187 58
+	and.b32 %r167, %r166, 15;
+	.loc 1 187 46
+	or.b32 %r168, 1258291200, %r167;
+	.loc 1 187 35
+	mov.b32 %f108, %r168;
+	.loc 1 187 63
+	sub.rn.f32 %f109, %f108, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f56, %f109;
+	bra.uni $L165_rangeint_body;
+$L165_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r169, %r83;
+	.loc 1 187 51
+	shr.u32 %r170, %r169, 20;
+	.loc 1 187 58
+	and.b32 %r171, %r170, 15;
+	.loc 1 187 46
+	or.b32 %r172, 1258291200, %r171;
+	.loc 1 187 35
+	mov.b32 %f110, %r172;
+	.loc 1 187 63
+	sub.rn.f32 %f111, %f110, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f57, %f111;
+	bra.uni $L166_rangeint_body;
+$L166_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r173, %r83;
+	.loc 1 187 51
+	shr.u32 %r174, %r173, 24;
+	.loc 1 187 58
+	and.b32 %r175, %r174, 15;
+	.loc 1 187 46
+	or.b32 %r176, 1258291200, %r175;
+	.loc 1 187 35
+	mov.b32 %f112, %r176;
+	.loc 1 187 63
+	sub.rn.f32 %f113, %f112, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f58, %f113;
+	bra.uni $L167_rangeint_body;
+$L167_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r177, %r83;
+	.loc 1 187 51
+	shr.u32 %r178, %r177, 28;
+	.loc 1 187 58
+	and.b32 %r179, %r178, 15;
+	.loc 1 187 46
+	or.b32 %r180, 1258291200, %r179;
+	.loc 1 187 35
+	mov.b32 %f114, %r180;
+	.loc 1 187 63
+	sub.rn.f32 %f115, %f114, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f59, %f115;
+	bra.uni $L169_rangeint_body;
+$L169_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r181, %r84;
+	.loc 1 187 51
+	shr.u32 %r182, %r181, 0;
+	.loc 1 187 58
+	and.b32 %r183, %r182, 15;
+	.loc 1 187 46
+	or.b32 %r184, 1258291200, %r183;
+	.loc 1 187 35
+	mov.b32 %f116, %r184;
+	.loc 1 187 63
+	sub.rn.f32 %f117, %f116, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f60, %f117;
+	bra.uni $L171_rangeint_body;
+$L171_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r185, %r84;
+	.loc 1 187 51
+	shr.u32 %r186, %r185, 4;
+	.loc 1 187 58
+	and.b32 %r187, %r186, 15;
+	.loc 1 187 46
+	or.b32 %r188, 1258291200, %r187;
+	.loc 1 187 35
+	mov.b32 %f118, %r188;
+	.loc 1 187 63
+	sub.rn.f32 %f119, %f118, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f61, %f119;
+	bra.uni $L172_rangeint_body;
+$L172_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r189, %r84;
+	.loc 1 187 51
+	shr.u32 %r190, %r189, 8;
+	.loc 1 187 58
+	and.b32 %r191, %r190, 15;
+	.loc 1 187 46
+	or.b32 %r192, 1258291200, %r191;
+	.loc 1 187 35
+	mov.b32 %f120, %r192;
+	.loc 1 187 63
+	sub.rn.f32 %f121, %f120, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f62, %f121;
+	bra.uni $L173_rangeint_body;
+$L173_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r193, %r84;
+	.loc 1 187 51
+	shr.u32 %r194, %r193, 12;
+	.loc 1 187 58
+	and.b32 %r195, %r194, 15;
+	.loc 1 187 46
+	or.b32 %r196, 1258291200, %r195;
+	.loc 1 187 35
+	mov.b32 %f122, %r196;
+	.loc 1 187 63
+	sub.rn.f32 %f123, %f122, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f63, %f123;
+	bra.uni $L174_rangeint_body;
+$L174_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r197, %r84;
+	.loc 1 187 51
+	shr.u32 %r198, %r197, 16;
+	.loc 1 187 58
+	and.b32 %r199, %r198, 15;
+	.loc 1 187 46
+	or.b32 %r200, 1258291200, %r199;
+	.loc 1 187 35
+	mov.b32 %f124, %r200;
+	.loc 1 187 63
+	sub.rn.f32 %f125, %f124, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f64, %f125;
+	bra.uni $L175_rangeint_body;
+$L175_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r201, %r84;
+	.loc 1 187 51
+	shr.u32 %r202, %r201, 20;
+	.loc 1 187 58
+	and.b32 %r203, %r202, 15;
+	.loc 1 187 46
+	or.b32 %r204, 1258291200, %r203;
+	.loc 1 187 35
+	mov.b32 %f126, %r204;
+	.loc 1 187 63
+	sub.rn.f32 %f127, %f126, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f65, %f127;
+	bra.uni $L176_rangeint_body;
+$L176_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r205, %r84;
+	.loc 1 187 51
+	shr.u32 %r206, %r205, 24;
+	.loc 1 187 58
+	and.b32 %r207, %r206, 15;
+	.loc 1 187 46
+	or.b32 %r208, 1258291200, %r207;
+	.loc 1 187 35
+	mov.b32 %f128, %r208;
+	.loc 1 187 63
+	sub.rn.f32 %f129, %f128, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f66, %f129;
+	bra.uni $L177_rangeint_body;
+$L177_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r209, %r84;
+	.loc 1 187 51
+	shr.u32 %r210, %r209, 28;
+	.loc 1 187 58
+	and.b32 %r211, %r210, 15;
+	.loc 1 187 46
+	or.b32 %r212, 1258291200, %r211;
+	.loc 1 187 35
+	mov.b32 %f130, %r212;
+	.loc 1 187 63
+	sub.rn.f32 %f131, %f130, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f67, %f131;
+	bra.uni $L137_rangeint_done;
+$L137_rangeint_done:
+	.loc 1 190 9
+	mov.f32 %f132, %f36;
+	mov.f32 %f133, %f37;
+	mov.f32 %f134, %f38;
+	mov.f32 %f135, %f39;
+	mov.f32 %f136, %f40;
+	mov.f32 %f137, %f41;
+	mov.f32 %f138, %f42;
+	mov.f32 %f139, %f43;
+	mov.f32 %f140, %f44;
+	mov.f32 %f141, %f45;
+	mov.f32 %f142, %f46;
+	mov.f32 %f143, %f47;
+	mov.f32 %f144, %f48;
+	mov.f32 %f145, %f49;
+	mov.f32 %f146, %f50;
+	mov.f32 %f147, %f51;
+	mov.f32 %f148, %f52;
+	mov.f32 %f149, %f53;
+	mov.f32 %f150, %f54;
+	mov.f32 %f151, %f55;
+	mov.f32 %f152, %f56;
+	mov.f32 %f153, %f57;
+	mov.f32 %f154, %f58;
+	mov.f32 %f155, %f59;
+	mov.f32 %f156, %f60;
+	mov.f32 %f157, %f61;
+	mov.f32 %f158, %f62;
+	mov.f32 %f159, %f63;
+	mov.f32 %f160, %f64;
+	mov.f32 %f161, %f65;
+	mov.f32 %f162, %f66;
+	mov.f32 %f163, %f67;
+	.loc 1 190 2
+	mov.f32 %f4, %f132;
+	mov.f32 %f5, %f133;
+	mov.f32 %f6, %f134;
+	mov.f32 %f7, %f135;
+	mov.f32 %f8, %f136;
+	mov.f32 %f9, %f137;
+	mov.f32 %f10, %f138;
+	mov.f32 %f11, %f139;
+	mov.f32 %f12, %f140;
+	mov.f32 %f13, %f141;
+	mov.f32 %f14, %f142;
+	mov.f32 %f15, %f143;
+	mov.f32 %f16, %f144;
+	mov.f32 %f17, %f145;
+	mov.f32 %f18, %f146;
+	mov.f32 %f19, %f147;
+	mov.f32 %f20, %f148;
+	mov.f32 %f21, %f149;
+	mov.f32 %f22, %f150;
+	mov.f32 %f23, %f151;
+	mov.f32 %f24, %f152;
+	mov.f32 %f25, %f153;
+	mov.f32 %f26, %f154;
+	mov.f32 %f27, %f155;
+	mov.f32 %f28, %f156;
+	mov.f32 %f29, %f157;
+	mov.f32 %f30, %f158;
+	mov.f32 %f31, %f159;
+	mov.f32 %f32, %f160;
+	mov.f32 %f33, %f161;
+	mov.f32 %f34, %f162;
+	mov.f32 %f35, %f163;
+	bra.uni $L140_ret_w4Dequant;
+$L140_ret_w4Dequant:
+	.loc 1 116 22
+	mul.lo.s64 %rd263, %rd33, %rd36;
+	.loc 1 116 32
+	shr.s64 %rd264, %rd252, 7;
+	.loc 1 116 29
+	add.s64 %rd265, %rd263, %rd264;
+	.loc 1 116 18
+	shl.b64 %rd266, %rd265, 2;
+	add.s64 %rd267, %rd10, %rd266;
+	ld.global.nc.f32 %f164, [%rd267];
+	bra.uni $L17_rangeint_body;
+$L17_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd268, %rd41, 0;
+	.loc 1 119 15
+	setp.lt.s64 %p38, %rd268, %rd12;
+	@%p38 bra $L18_if_then;
+	bra.uni $L269_rangeint_body;
+$L18_if_then:
+	.loc 1 120 47
+	add.s64 %rd269, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd270, %rd269, 0;
+	.loc 1 120 68
+	mul.lo.s64 %rd271, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd272, %rd270, %rd271;
+	.loc 1 120 34
+	bra.uni $L178_entry;
+$L178_entry:
+	.loc 1 198 53
+	mov.f32 %f166, 0f00000000;
+	mov.f32 %f167, 0f00000000;
+	mov.f32 %f168, 0f00000000;
+	mov.f32 %f169, 0f00000000;
+	mov.f32 %f170, 0f00000000;
+	mov.f32 %f171, 0f00000000;
+	mov.f32 %f172, 0f00000000;
+	mov.f32 %f173, 0f00000000;
+	mov.f32 %f174, 0f00000000;
+	mov.f32 %f175, 0f00000000;
+	mov.f32 %f176, 0f00000000;
+	mov.f32 %f177, 0f00000000;
+	mov.f32 %f178, 0f00000000;
+	mov.f32 %f179, 0f00000000;
+	mov.f32 %f180, 0f00000000;
+	mov.f32 %f181, 0f00000000;
+	mov.f32 %f182, 0f00000000;
+	mov.f32 %f183, 0f00000000;
+	mov.f32 %f184, 0f00000000;
+	mov.f32 %f185, 0f00000000;
+	mov.f32 %f186, 0f00000000;
+	mov.f32 %f187, 0f00000000;
+	mov.f32 %f188, 0f00000000;
+	mov.f32 %f189, 0f00000000;
+	mov.f32 %f190, 0f00000000;
+	mov.f32 %f191, 0f00000000;
+	mov.f32 %f192, 0f00000000;
+	mov.f32 %f193, 0f00000000;
+	mov.f32 %f194, 0f00000000;
+	mov.f32 %f195, 0f00000000;
+	mov.f32 %f196, 0f00000000;
+	mov.f32 %f197, 0f00000000;
+	mov.f32 %f166, %f4;
+	mov.f32 %f167, %f5;
+	mov.f32 %f168, %f6;
+	mov.f32 %f169, %f7;
+	mov.f32 %f170, %f8;
+	mov.f32 %f171, %f9;
+	mov.f32 %f172, %f10;
+	mov.f32 %f173, %f11;
+	mov.f32 %f174, %f12;
+	mov.f32 %f175, %f13;
+	mov.f32 %f176, %f14;
+	mov.f32 %f177, %f15;
+	mov.f32 %f178, %f16;
+	mov.f32 %f179, %f17;
+	mov.f32 %f180, %f18;
+	mov.f32 %f181, %f19;
+	mov.f32 %f182, %f20;
+	mov.f32 %f183, %f21;
+	mov.f32 %f184, %f22;
+	mov.f32 %f185, %f23;
+	mov.f32 %f186, %f24;
+	mov.f32 %f187, %f25;
+	mov.f32 %f188, %f26;
+	mov.f32 %f189, %f27;
+	mov.f32 %f190, %f28;
+	mov.f32 %f191, %f29;
+	mov.f32 %f192, %f30;
+	mov.f32 %f193, %f31;
+	mov.f32 %f194, %f32;
+	mov.f32 %f195, %f33;
+	mov.f32 %f196, %f34;
+	mov.f32 %f197, %f35;
+	mov.f32 %f198, 0f00000000;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r141, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r142, %r141, 15;
-	.loc 1 185 23
-	mov.s32 %r143, %r142;
-	.loc 1 185 37
-	sub.s32 %r144, %r143, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f49, %r144;
-	.loc 1 186 25
-	shr.u32 %r145, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r146, %r145, 15;
-	.loc 1 186 23
-	mov.s32 %r147, %r146;
-	.loc 1 186 39
-	sub.s32 %r148, %r147, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f50, %r148;
-	.loc 1 187 30
-	mov.u32 %r149, %r121;
-	.loc 1 187 27
-	bra.uni $L180_entry;
-$L180_entry:
-	.loc 1 207 67
-	not.b32 %r151, 65535;
-	and.b32 %r150, %r149, %r151;
-	.loc 1 207 64
-	mov.b32 %f52, %r150;
-	.loc 1 207 37
-	mov.f32 %f51, %f52;
-	bra.uni $L181_ret_hi;
-$L181_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r152, %r121;
-	.loc 1 187 53
-	bra.uni $L182_entry;
-$L182_entry:
-	.loc 1 206 67
-	shl.b32 %r153, %r152, 16;
-	.loc 1 206 64
-	mov.b32 %f54, %r153;
-	.loc 1 206 37
-	mov.f32 %f53, %f54;
-	bra.uni $L183_ret_lo;
-$L183_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f55, %f49, %f53, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f56, %f50, %f51, %f55;
-	mov.f32 %f7, %f56;
-	bra.uni $L184_rangeint_body;
-$L184_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r154, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r155, %r154, 15;
-	.loc 1 185 23
-	mov.s32 %r156, %r155;
-	.loc 1 185 37
-	sub.s32 %r157, %r156, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f57, %r157;
-	.loc 1 186 25
-	shr.u32 %r158, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r159, %r158, 15;
-	.loc 1 186 23
-	mov.s32 %r160, %r159;
-	.loc 1 186 39
-	sub.s32 %r161, %r160, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f58, %r161;
-	.loc 1 187 30
-	mov.u32 %r162, %r122;
-	.loc 1 187 27
-	bra.uni $L185_entry;
-$L185_entry:
-	.loc 1 207 67
-	not.b32 %r164, 65535;
-	and.b32 %r163, %r162, %r164;
-	.loc 1 207 64
-	mov.b32 %f60, %r163;
-	.loc 1 207 37
-	mov.f32 %f59, %f60;
-	bra.uni $L186_ret_hi;
-$L186_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r165, %r122;
-	.loc 1 187 53
-	bra.uni $L187_entry;
-$L187_entry:
-	.loc 1 206 67
-	shl.b32 %r166, %r165, 16;
-	.loc 1 206 64
-	mov.b32 %f62, %r166;
-	.loc 1 206 37
-	mov.f32 %f61, %f62;
-	bra.uni $L188_ret_lo;
-$L188_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f63, %f57, %f61, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f64, %f58, %f59, %f63;
-	mov.f32 %f7, %f64;
-	bra.uni $L189_rangeint_body;
-$L189_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r167, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r168, %r167, 15;
-	.loc 1 185 23
-	mov.s32 %r169, %r168;
-	.loc 1 185 37
-	sub.s32 %r170, %r169, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f65, %r170;
-	.loc 1 186 25
-	shr.u32 %r171, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r172, %r171, 15;
-	.loc 1 186 23
-	mov.s32 %r173, %r172;
-	.loc 1 186 39
-	sub.s32 %r174, %r173, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f66, %r174;
-	.loc 1 187 30
-	mov.u32 %r175, %r123;
-	.loc 1 187 27
-	bra.uni $L190_entry;
-$L190_entry:
-	.loc 1 207 67
-	not.b32 %r177, 65535;
-	and.b32 %r176, %r175, %r177;
-	.loc 1 207 64
-	mov.b32 %f68, %r176;
-	.loc 1 207 37
-	mov.f32 %f67, %f68;
-	bra.uni $L191_ret_hi;
-$L191_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r178, %r123;
-	.loc 1 187 53
-	bra.uni $L192_entry;
-$L192_entry:
-	.loc 1 206 67
-	shl.b32 %r179, %r178, 16;
-	.loc 1 206 64
-	mov.b32 %f70, %r179;
-	.loc 1 206 37
-	mov.f32 %f69, %f70;
-	bra.uni $L193_ret_lo;
-$L193_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f71, %f65, %f69, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f72, %f66, %f67, %f71;
-	mov.f32 %f40, %f72;
-	bra.uni $L171_rangeint_done;
-$L171_rangeint_done:
-	mov.f32 %f6, %f40;
-	bra.uni $L194_rangeint_body;
-$L194_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd287, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd288, %rd287, 2;
-	.loc 1 171 19
-	and.b64 %rd289, %rd288, 3;
-	.loc 1 172 9
-	mov.u32 %r180, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p43, %rd289, 1;
-	@%p43 bra $L195_if_then;
-	bra.uni $L203_edge;
-$L195_if_then:
-	.loc 1 174 9
-	mov.u32 %r181, %r46;
-	mov.u32 %r50, %r181;
-	bra.uni $L196_if_done;
-$L203_edge:
-	mov.u32 %r50, %r180;
-	bra.uni $L196_if_done;
-$L196_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p44, %rd289, 2;
-	@%p44 bra $L197_if_then;
-	bra.uni $L204_edge;
-$L197_if_then:
-	.loc 1 177 9
-	mov.u32 %r182, %r47;
-	mov.u32 %r52, %r182;
-	bra.uni $L198_if_done;
-$L204_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L198_if_done;
-$L198_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p45, %rd289, 3;
-	@%p45 bra $L199_if_then;
-	bra.uni $L205_edge;
-$L199_if_then:
-	.loc 1 180 9
-	mov.u32 %r183, %r48;
-	mov.u32 %r54, %r183;
-	bra.uni $L200_if_done;
-$L205_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L200_if_done;
-$L200_if_done:
-	.loc 1 182 3
-	mov.u32 %r184, 0;
-	mov.u32 %r185, 0;
-	mov.u32 %r186, 0;
-	mov.u32 %r187, 0;
-	.loc 1 182 27
-	shr.s64 %rd290, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd291, %rd289, 4;
-	.loc 1 182 30
-	add.s64 %rd292, %rd290, %rd291;
-	.loc 1 182 18
-	add.s64 %rd293, %rd292, 3;
-	shl.b64 %rd294, %rd292, 2;
-	add.s64 %rd295, %rd19, %rd294;
-	ld.shared.v4.u32 {%r188, %r189, %r190, %r191}, [%rd295];
-	.loc 1 182 3
-	mov.u32 %r184, %r188;
-	mov.u32 %r185, %r189;
-	mov.u32 %r186, %r190;
-	mov.u32 %r187, %r191;
-	mov.f32 %f7, %f6;
-	bra.uni $L201_rangeint_body;
-$L201_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r192, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r193, %r192, 15;
-	.loc 1 185 23
-	mov.s32 %r194, %r193;
-	.loc 1 185 37
-	sub.s32 %r195, %r194, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f73, %r195;
-	.loc 1 186 25
-	shr.u32 %r196, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r197, %r196, 15;
-	.loc 1 186 23
-	mov.s32 %r198, %r197;
-	.loc 1 186 39
-	sub.s32 %r199, %r198, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f74, %r199;
-	.loc 1 187 30
-	mov.u32 %r200, %r184;
-	.loc 1 187 27
-	bra.uni $L206_entry;
-$L206_entry:
-	.loc 1 207 67
-	not.b32 %r202, 65535;
-	and.b32 %r201, %r200, %r202;
-	.loc 1 207 64
-	mov.b32 %f76, %r201;
-	.loc 1 207 37
-	mov.f32 %f75, %f76;
-	bra.uni $L207_ret_hi;
-$L207_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r203, %r184;
-	.loc 1 187 53
-	bra.uni $L208_entry;
-$L208_entry:
-	.loc 1 206 67
-	shl.b32 %r204, %r203, 16;
-	.loc 1 206 64
-	mov.b32 %f78, %r204;
-	.loc 1 206 37
-	mov.f32 %f77, %f78;
-	bra.uni $L209_ret_lo;
-$L209_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f79, %f73, %f77, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f80, %f74, %f75, %f79;
-	mov.f32 %f7, %f80;
-	bra.uni $L210_rangeint_body;
-$L210_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r205, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r206, %r205, 15;
-	.loc 1 185 23
-	mov.s32 %r207, %r206;
-	.loc 1 185 37
-	sub.s32 %r208, %r207, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f81, %r208;
-	.loc 1 186 25
-	shr.u32 %r209, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r210, %r209, 15;
-	.loc 1 186 23
-	mov.s32 %r211, %r210;
-	.loc 1 186 39
-	sub.s32 %r212, %r211, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f82, %r212;
-	.loc 1 187 30
-	mov.u32 %r213, %r185;
-	.loc 1 187 27
-	bra.uni $L211_entry;
-$L211_entry:
-	.loc 1 207 67
-	not.b32 %r215, 65535;
-	and.b32 %r214, %r213, %r215;
-	.loc 1 207 64
-	mov.b32 %f84, %r214;
-	.loc 1 207 37
-	mov.f32 %f83, %f84;
-	bra.uni $L212_ret_hi;
-$L212_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r216, %r185;
-	.loc 1 187 53
-	bra.uni $L213_entry;
-$L213_entry:
-	.loc 1 206 67
-	shl.b32 %r217, %r216, 16;
-	.loc 1 206 64
-	mov.b32 %f86, %r217;
-	.loc 1 206 37
-	mov.f32 %f85, %f86;
-	bra.uni $L214_ret_lo;
-$L214_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f87, %f81, %f85, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f88, %f82, %f83, %f87;
-	mov.f32 %f7, %f88;
-	bra.uni $L215_rangeint_body;
-$L215_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r218, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r219, %r218, 15;
-	.loc 1 185 23
-	mov.s32 %r220, %r219;
-	.loc 1 185 37
-	sub.s32 %r221, %r220, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f89, %r221;
-	.loc 1 186 25
-	shr.u32 %r222, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r223, %r222, 15;
-	.loc 1 186 23
-	mov.s32 %r224, %r223;
-	.loc 1 186 39
-	sub.s32 %r225, %r224, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f90, %r225;
-	.loc 1 187 30
-	mov.u32 %r226, %r186;
-	.loc 1 187 27
-	bra.uni $L216_entry;
-$L216_entry:
-	.loc 1 207 67
+	.loc 1 202 3
+	mov.u32 %r213, 0;
+	mov.u32 %r214, 0;
+	mov.u32 %r215, 0;
+	mov.u32 %r216, 0;
+	.loc 1 202 27
+	shr.s64 %rd273, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd274, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd275, %rd274, 0;
+	.loc 1 202 40
+	and.b64 %rd276, %rd275, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd277, %rd276, 4;
+	.loc 1 202 30
+	add.s64 %rd278, %rd273, %rd277;
+	.loc 1 202 18
+	add.s64 %rd279, %rd278, 3;
+	shl.b64 %rd280, %rd278, 2;
+	add.s64 %rd281, %rd19, %rd280;
+	ld.shared.v4.u32 {%r217, %r218, %r219, %r220}, [%rd281];
+	.loc 1 202 3
+	mov.u32 %r213, %r217;
+	mov.u32 %r214, %r218;
+	mov.u32 %r215, %r219;
+	mov.u32 %r216, %r220;
+	mov.f32 %f199, %f198;
+	bra.uni $L181_rangeint_body;
+$L181_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f200, %f167;
+	.loc 1 205 41
+	mov.u32 %r221, %r213;
+	.loc 1 205 38
+	bra.uni $L184_entry;
+$L184_entry:
+	.loc 1 225 67
+	not.b32 %r223, 65535;
+	and.b32 %r222, %r221, %r223;
+	.loc 1 225 64
+	mov.b32 %f202, %r222;
+	.loc 1 225 37
+	mov.f32 %f201, %f202;
+	bra.uni $L185_ret_hi;
+$L185_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f203, %f166;
+	.loc 1 205 76
+	mov.u32 %r224, %r213;
+	.loc 1 205 73
+	bra.uni $L186_entry;
+$L186_entry:
+	.loc 1 224 67
+	shl.b32 %r225, %r224, 16;
+	.loc 1 224 64
+	mov.b32 %f205, %r225;
+	.loc 1 224 37
+	mov.f32 %f204, %f205;
+	bra.uni $L187_ret_lo;
+$L187_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f206, %f203, %f204, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f207, %f200, %f201, %f206;
+	mov.f32 %f199, %f207;
+	bra.uni $L188_rangeint_body;
+$L188_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f208, %f169;
+	.loc 1 205 41
+	mov.u32 %r226, %r214;
+	.loc 1 205 38
+	bra.uni $L189_entry;
+$L189_entry:
+	.loc 1 225 67
 	not.b32 %r228, 65535;
 	and.b32 %r227, %r226, %r228;
-	.loc 1 207 64
-	mov.b32 %f92, %r227;
-	.loc 1 207 37
-	mov.f32 %f91, %f92;
+	.loc 1 225 64
+	mov.b32 %f210, %r227;
+	.loc 1 225 37
+	mov.f32 %f209, %f210;
+	bra.uni $L190_ret_hi;
+$L190_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f211, %f168;
+	.loc 1 205 76
+	mov.u32 %r229, %r214;
+	.loc 1 205 73
+	bra.uni $L191_entry;
+$L191_entry:
+	.loc 1 224 67
+	shl.b32 %r230, %r229, 16;
+	.loc 1 224 64
+	mov.b32 %f213, %r230;
+	.loc 1 224 37
+	mov.f32 %f212, %f213;
+	bra.uni $L192_ret_lo;
+$L192_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f214, %f211, %f212, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f215, %f208, %f209, %f214;
+	mov.f32 %f199, %f215;
+	bra.uni $L193_rangeint_body;
+$L193_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f216, %f171;
+	.loc 1 205 41
+	mov.u32 %r231, %r215;
+	.loc 1 205 38
+	bra.uni $L194_entry;
+$L194_entry:
+	.loc 1 225 67
+	not.b32 %r233, 65535;
+	and.b32 %r232, %r231, %r233;
+	.loc 1 225 64
+	mov.b32 %f218, %r232;
+	.loc 1 225 37
+	mov.f32 %f217, %f218;
+	bra.uni $L195_ret_hi;
+$L195_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f219, %f170;
+	.loc 1 205 76
+	mov.u32 %r234, %r215;
+	.loc 1 205 73
+	bra.uni $L196_entry;
+$L196_entry:
+	.loc 1 224 67
+	shl.b32 %r235, %r234, 16;
+	.loc 1 224 64
+	mov.b32 %f221, %r235;
+	.loc 1 224 37
+	mov.f32 %f220, %f221;
+	bra.uni $L197_ret_lo;
+$L197_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f222, %f219, %f220, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f223, %f216, %f217, %f222;
+	mov.f32 %f199, %f223;
+	bra.uni $L198_rangeint_body;
+$L198_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f224, %f173;
+	.loc 1 205 41
+	mov.u32 %r236, %r216;
+	.loc 1 205 38
+	bra.uni $L199_entry;
+$L199_entry:
+	.loc 1 225 67
+	not.b32 %r238, 65535;
+	and.b32 %r237, %r236, %r238;
+	.loc 1 225 64
+	mov.b32 %f226, %r237;
+	.loc 1 225 37
+	mov.f32 %f225, %f226;
+	bra.uni $L200_ret_hi;
+$L200_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f227, %f172;
+	.loc 1 205 76
+	mov.u32 %r239, %r216;
+	.loc 1 205 73
+	bra.uni $L201_entry;
+$L201_entry:
+	.loc 1 224 67
+	shl.b32 %r240, %r239, 16;
+	.loc 1 224 64
+	mov.b32 %f229, %r240;
+	.loc 1 224 37
+	mov.f32 %f228, %f229;
+	bra.uni $L202_ret_lo;
+$L202_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f230, %f227, %f228, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f231, %f224, %f225, %f230;
+	mov.f32 %f232, %f231;
+	bra.uni $L182_rangeint_done;
+$L182_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L203_rangeint_body;
+$L203_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r241, 0;
+	mov.u32 %r242, 0;
+	mov.u32 %r243, 0;
+	mov.u32 %r244, 0;
+	.loc 1 202 27
+	shr.s64 %rd282, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd283, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd284, %rd283, 1;
+	.loc 1 202 40
+	and.b64 %rd285, %rd284, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd286, %rd285, 4;
+	.loc 1 202 30
+	add.s64 %rd287, %rd282, %rd286;
+	.loc 1 202 18
+	add.s64 %rd288, %rd287, 3;
+	shl.b64 %rd289, %rd287, 2;
+	add.s64 %rd290, %rd19, %rd289;
+	ld.shared.v4.u32 {%r245, %r246, %r247, %r248}, [%rd290];
+	.loc 1 202 3
+	mov.u32 %r241, %r245;
+	mov.u32 %r242, %r246;
+	mov.u32 %r243, %r247;
+	mov.u32 %r244, %r248;
+	mov.f32 %f199, %f198;
+	bra.uni $L204_rangeint_body;
+$L204_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f233, %f175;
+	.loc 1 205 41
+	mov.u32 %r249, %r241;
+	.loc 1 205 38
+	bra.uni $L206_entry;
+$L206_entry:
+	.loc 1 225 67
+	not.b32 %r251, 65535;
+	and.b32 %r250, %r249, %r251;
+	.loc 1 225 64
+	mov.b32 %f235, %r250;
+	.loc 1 225 37
+	mov.f32 %f234, %f235;
+	bra.uni $L207_ret_hi;
+$L207_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f236, %f174;
+	.loc 1 205 76
+	mov.u32 %r252, %r241;
+	.loc 1 205 73
+	bra.uni $L208_entry;
+$L208_entry:
+	.loc 1 224 67
+	shl.b32 %r253, %r252, 16;
+	.loc 1 224 64
+	mov.b32 %f238, %r253;
+	.loc 1 224 37
+	mov.f32 %f237, %f238;
+	bra.uni $L209_ret_lo;
+$L209_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f239, %f236, %f237, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f240, %f233, %f234, %f239;
+	mov.f32 %f199, %f240;
+	bra.uni $L210_rangeint_body;
+$L210_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f241, %f177;
+	.loc 1 205 41
+	mov.u32 %r254, %r242;
+	.loc 1 205 38
+	bra.uni $L211_entry;
+$L211_entry:
+	.loc 1 225 67
+	not.b32 %r256, 65535;
+	and.b32 %r255, %r254, %r256;
+	.loc 1 225 64
+	mov.b32 %f243, %r255;
+	.loc 1 225 37
+	mov.f32 %f242, %f243;
+	bra.uni $L212_ret_hi;
+$L212_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f244, %f176;
+	.loc 1 205 76
+	mov.u32 %r257, %r242;
+	.loc 1 205 73
+	bra.uni $L213_entry;
+$L213_entry:
+	.loc 1 224 67
+	shl.b32 %r258, %r257, 16;
+	.loc 1 224 64
+	mov.b32 %f246, %r258;
+	.loc 1 224 37
+	mov.f32 %f245, %f246;
+	bra.uni $L214_ret_lo;
+$L214_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f247, %f244, %f245, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f248, %f241, %f242, %f247;
+	mov.f32 %f199, %f248;
+	bra.uni $L215_rangeint_body;
+$L215_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f249, %f179;
+	.loc 1 205 41
+	mov.u32 %r259, %r243;
+	.loc 1 205 38
+	bra.uni $L216_entry;
+$L216_entry:
+	.loc 1 225 67
+	not.b32 %r261, 65535;
+	and.b32 %r260, %r259, %r261;
+	.loc 1 225 64
+	mov.b32 %f251, %r260;
+	.loc 1 225 37
+	mov.f32 %f250, %f251;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r229, %r186;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f252, %f178;
+	.loc 1 205 76
+	mov.u32 %r262, %r243;
+	.loc 1 205 73
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 1 206 67
-	shl.b32 %r230, %r229, 16;
-	.loc 1 206 64
-	mov.b32 %f94, %r230;
-	.loc 1 206 37
-	mov.f32 %f93, %f94;
+	.loc 1 224 67
+	shl.b32 %r263, %r262, 16;
+	.loc 1 224 64
+	mov.b32 %f254, %r263;
+	.loc 1 224 37
+	mov.f32 %f253, %f254;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f95, %f89, %f93, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f96, %f90, %f91, %f95;
-	mov.f32 %f7, %f96;
+	.loc 1 205 54
+	fma.rn.f32 %f255, %f252, %f253, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f256, %f249, %f250, %f255;
+	mov.f32 %f199, %f256;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r231, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r232, %r231, 15;
-	.loc 1 185 23
-	mov.s32 %r233, %r232;
-	.loc 1 185 37
-	sub.s32 %r234, %r233, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f97, %r234;
-	.loc 1 186 25
-	shr.u32 %r235, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r236, %r235, 15;
-	.loc 1 186 23
-	mov.s32 %r237, %r236;
-	.loc 1 186 39
-	sub.s32 %r238, %r237, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f98, %r238;
-	.loc 1 187 30
-	mov.u32 %r239, %r187;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f257, %f181;
+	.loc 1 205 41
+	mov.u32 %r264, %r244;
+	.loc 1 205 38
 	bra.uni $L221_entry;
 $L221_entry:
-	.loc 1 207 67
-	not.b32 %r241, 65535;
-	and.b32 %r240, %r239, %r241;
-	.loc 1 207 64
-	mov.b32 %f100, %r240;
-	.loc 1 207 37
-	mov.f32 %f99, %f100;
-	bra.uni $L222_ret_hi;
-$L222_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r242, %r187;
-	.loc 1 187 53
-	bra.uni $L223_entry;
-$L223_entry:
-	.loc 1 206 67
-	shl.b32 %r243, %r242, 16;
-	.loc 1 206 64
-	mov.b32 %f102, %r243;
-	.loc 1 206 37
-	mov.f32 %f101, %f102;
-	bra.uni $L224_ret_lo;
-$L224_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f103, %f97, %f101, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f104, %f98, %f99, %f103;
-	mov.f32 %f40, %f104;
-	bra.uni $L202_rangeint_done;
-$L202_rangeint_done:
-	mov.f32 %f6, %f40;
-	bra.uni $L225_rangeint_body;
-$L225_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd296, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd297, %rd296, 3;
-	.loc 1 171 19
-	and.b64 %rd298, %rd297, 3;
-	.loc 1 172 9
-	mov.u32 %r244, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p46, %rd298, 1;
-	@%p46 bra $L226_if_then;
-	bra.uni $L234_edge;
-$L226_if_then:
-	.loc 1 174 9
-	mov.u32 %r245, %r46;
-	mov.u32 %r50, %r245;
-	bra.uni $L227_if_done;
-$L234_edge:
-	mov.u32 %r50, %r244;
-	bra.uni $L227_if_done;
-$L227_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p47, %rd298, 2;
-	@%p47 bra $L228_if_then;
-	bra.uni $L235_edge;
-$L228_if_then:
-	.loc 1 177 9
-	mov.u32 %r246, %r47;
-	mov.u32 %r52, %r246;
-	bra.uni $L229_if_done;
-$L235_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L229_if_done;
-$L229_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p48, %rd298, 3;
-	@%p48 bra $L230_if_then;
-	bra.uni $L236_edge;
-$L230_if_then:
-	.loc 1 180 9
-	mov.u32 %r247, %r48;
-	mov.u32 %r54, %r247;
-	bra.uni $L231_if_done;
-$L236_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L231_if_done;
-$L231_if_done:
-	.loc 1 182 3
-	mov.u32 %r248, 0;
-	mov.u32 %r249, 0;
-	mov.u32 %r250, 0;
-	mov.u32 %r251, 0;
-	.loc 1 182 27
-	shr.s64 %rd299, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd300, %rd298, 4;
-	.loc 1 182 30
-	add.s64 %rd301, %rd299, %rd300;
-	.loc 1 182 18
-	add.s64 %rd302, %rd301, 3;
-	shl.b64 %rd303, %rd301, 2;
-	add.s64 %rd304, %rd19, %rd303;
-	ld.shared.v4.u32 {%r252, %r253, %r254, %r255}, [%rd304];
-	.loc 1 182 3
-	mov.u32 %r248, %r252;
-	mov.u32 %r249, %r253;
-	mov.u32 %r250, %r254;
-	mov.u32 %r251, %r255;
-	mov.f32 %f7, %f6;
-	bra.uni $L232_rangeint_body;
-$L232_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r256, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r257, %r256, 15;
-	.loc 1 185 23
-	mov.s32 %r258, %r257;
-	.loc 1 185 37
-	sub.s32 %r259, %r258, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f105, %r259;
-	.loc 1 186 25
-	shr.u32 %r260, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r261, %r260, 15;
-	.loc 1 186 23
-	mov.s32 %r262, %r261;
-	.loc 1 186 39
-	sub.s32 %r263, %r262, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f106, %r263;
-	.loc 1 187 30
-	mov.u32 %r264, %r248;
-	.loc 1 187 27
-	bra.uni $L237_entry;
-$L237_entry:
-	.loc 1 207 67
+	.loc 1 225 67
 	not.b32 %r266, 65535;
 	and.b32 %r265, %r264, %r266;
-	.loc 1 207 64
-	mov.b32 %f108, %r265;
-	.loc 1 207 37
-	mov.f32 %f107, %f108;
-	bra.uni $L238_ret_hi;
-$L238_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r267, %r248;
-	.loc 1 187 53
-	bra.uni $L239_entry;
-$L239_entry:
-	.loc 1 206 67
+	.loc 1 225 64
+	mov.b32 %f259, %r265;
+	.loc 1 225 37
+	mov.f32 %f258, %f259;
+	bra.uni $L222_ret_hi;
+$L222_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f260, %f180;
+	.loc 1 205 76
+	mov.u32 %r267, %r244;
+	.loc 1 205 73
+	bra.uni $L223_entry;
+$L223_entry:
+	.loc 1 224 67
 	shl.b32 %r268, %r267, 16;
-	.loc 1 206 64
-	mov.b32 %f110, %r268;
-	.loc 1 206 37
-	mov.f32 %f109, %f110;
-	bra.uni $L240_ret_lo;
-$L240_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f111, %f105, %f109, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f112, %f106, %f107, %f111;
-	mov.f32 %f7, %f112;
-	bra.uni $L241_rangeint_body;
-$L241_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r269, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r270, %r269, 15;
-	.loc 1 185 23
-	mov.s32 %r271, %r270;
-	.loc 1 185 37
-	sub.s32 %r272, %r271, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f113, %r272;
-	.loc 1 186 25
-	shr.u32 %r273, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r274, %r273, 15;
-	.loc 1 186 23
-	mov.s32 %r275, %r274;
-	.loc 1 186 39
-	sub.s32 %r276, %r275, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f114, %r276;
-	.loc 1 187 30
-	mov.u32 %r277, %r249;
-	.loc 1 187 27
-	bra.uni $L242_entry;
-$L242_entry:
-	.loc 1 207 67
+	.loc 1 224 64
+	mov.b32 %f262, %r268;
+	.loc 1 224 37
+	mov.f32 %f261, %f262;
+	bra.uni $L224_ret_lo;
+$L224_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f263, %f260, %f261, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f264, %f257, %f258, %f263;
+	mov.f32 %f232, %f264;
+	bra.uni $L205_rangeint_done;
+$L205_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L225_rangeint_body;
+$L225_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r269, 0;
+	mov.u32 %r270, 0;
+	mov.u32 %r271, 0;
+	mov.u32 %r272, 0;
+	.loc 1 202 27
+	shr.s64 %rd291, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd292, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd293, %rd292, 2;
+	.loc 1 202 40
+	and.b64 %rd294, %rd293, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd295, %rd294, 4;
+	.loc 1 202 30
+	add.s64 %rd296, %rd291, %rd295;
+	.loc 1 202 18
+	add.s64 %rd297, %rd296, 3;
+	shl.b64 %rd298, %rd296, 2;
+	add.s64 %rd299, %rd19, %rd298;
+	ld.shared.v4.u32 {%r273, %r274, %r275, %r276}, [%rd299];
+	.loc 1 202 3
+	mov.u32 %r269, %r273;
+	mov.u32 %r270, %r274;
+	mov.u32 %r271, %r275;
+	mov.u32 %r272, %r276;
+	mov.f32 %f199, %f198;
+	bra.uni $L226_rangeint_body;
+$L226_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f265, %f183;
+	.loc 1 205 41
+	mov.u32 %r277, %r269;
+	.loc 1 205 38
+	bra.uni $L228_entry;
+$L228_entry:
+	.loc 1 225 67
 	not.b32 %r279, 65535;
 	and.b32 %r278, %r277, %r279;
-	.loc 1 207 64
-	mov.b32 %f116, %r278;
-	.loc 1 207 37
-	mov.f32 %f115, %f116;
-	bra.uni $L243_ret_hi;
-$L243_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r280, %r249;
-	.loc 1 187 53
-	bra.uni $L244_entry;
-$L244_entry:
-	.loc 1 206 67
+	.loc 1 225 64
+	mov.b32 %f267, %r278;
+	.loc 1 225 37
+	mov.f32 %f266, %f267;
+	bra.uni $L229_ret_hi;
+$L229_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f268, %f182;
+	.loc 1 205 76
+	mov.u32 %r280, %r269;
+	.loc 1 205 73
+	bra.uni $L230_entry;
+$L230_entry:
+	.loc 1 224 67
 	shl.b32 %r281, %r280, 16;
-	.loc 1 206 64
-	mov.b32 %f118, %r281;
-	.loc 1 206 37
-	mov.f32 %f117, %f118;
-	bra.uni $L245_ret_lo;
-$L245_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f119, %f113, %f117, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f120, %f114, %f115, %f119;
-	mov.f32 %f7, %f120;
-	bra.uni $L246_rangeint_body;
-$L246_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r282, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r283, %r282, 15;
-	.loc 1 185 23
-	mov.s32 %r284, %r283;
-	.loc 1 185 37
-	sub.s32 %r285, %r284, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f121, %r285;
-	.loc 1 186 25
-	shr.u32 %r286, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r287, %r286, 15;
-	.loc 1 186 23
-	mov.s32 %r288, %r287;
-	.loc 1 186 39
-	sub.s32 %r289, %r288, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f122, %r289;
-	.loc 1 187 30
-	mov.u32 %r290, %r250;
-	.loc 1 187 27
-	bra.uni $L247_entry;
-$L247_entry:
-	.loc 1 207 67
-	not.b32 %r292, 65535;
-	and.b32 %r291, %r290, %r292;
-	.loc 1 207 64
-	mov.b32 %f124, %r291;
-	.loc 1 207 37
-	mov.f32 %f123, %f124;
-	bra.uni $L248_ret_hi;
-$L248_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r293, %r250;
-	.loc 1 187 53
-	bra.uni $L249_entry;
-$L249_entry:
-	.loc 1 206 67
-	shl.b32 %r294, %r293, 16;
-	.loc 1 206 64
-	mov.b32 %f126, %r294;
-	.loc 1 206 37
-	mov.f32 %f125, %f126;
-	bra.uni $L250_ret_lo;
-$L250_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f127, %f121, %f125, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f128, %f122, %f123, %f127;
-	mov.f32 %f7, %f128;
-	bra.uni $L251_rangeint_body;
-$L251_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r295, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r296, %r295, 15;
-	.loc 1 185 23
-	mov.s32 %r297, %r296;
-	.loc 1 185 37
-	sub.s32 %r298, %r297, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f129, %r298;
-	.loc 1 186 25
-	shr.u32 %r299, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r300, %r299, 15;
-	.loc 1 186 23
-	mov.s32 %r301, %r300;
-	.loc 1 186 39
-	sub.s32 %r302, %r301, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f130, %r302;
-	.loc 1 187 30
-	mov.u32 %r303, %r251;
-	.loc 1 187 27
+	.loc 1 224 64
+	mov.b32 %f270, %r281;
+	.loc 1 224 37
+	mov.f32 %f269, %f270;
+	bra.uni $L231_ret_lo;
+$L231_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f271, %f268, %f269, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f272, %f265, %f266, %f271;
+	mov.f32 %f199, %f272;
+	bra.uni $L232_rangeint_body;
+$L232_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f273, %f185;
+	.loc 1 205 41
+	mov.u32 %r282, %r270;
+	.loc 1 205 38
+	bra.uni $L233_entry;
+$L233_entry:
+	.loc 1 225 67
+	not.b32 %r284, 65535;
+	and.b32 %r283, %r282, %r284;
+	.loc 1 225 64
+	mov.b32 %f275, %r283;
+	.loc 1 225 37
+	mov.f32 %f274, %f275;
+	bra.uni $L234_ret_hi;
+$L234_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f276, %f184;
+	.loc 1 205 76
+	mov.u32 %r285, %r270;
+	.loc 1 205 73
+	bra.uni $L235_entry;
+$L235_entry:
+	.loc 1 224 67
+	shl.b32 %r286, %r285, 16;
+	.loc 1 224 64
+	mov.b32 %f278, %r286;
+	.loc 1 224 37
+	mov.f32 %f277, %f278;
+	bra.uni $L236_ret_lo;
+$L236_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f279, %f276, %f277, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f280, %f273, %f274, %f279;
+	mov.f32 %f199, %f280;
+	bra.uni $L237_rangeint_body;
+$L237_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f281, %f187;
+	.loc 1 205 41
+	mov.u32 %r287, %r271;
+	.loc 1 205 38
+	bra.uni $L238_entry;
+$L238_entry:
+	.loc 1 225 67
+	not.b32 %r289, 65535;
+	and.b32 %r288, %r287, %r289;
+	.loc 1 225 64
+	mov.b32 %f283, %r288;
+	.loc 1 225 37
+	mov.f32 %f282, %f283;
+	bra.uni $L239_ret_hi;
+$L239_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f284, %f186;
+	.loc 1 205 76
+	mov.u32 %r290, %r271;
+	.loc 1 205 73
+	bra.uni $L240_entry;
+$L240_entry:
+	.loc 1 224 67
+	shl.b32 %r291, %r290, 16;
+	.loc 1 224 64
+	mov.b32 %f286, %r291;
+	.loc 1 224 37
+	mov.f32 %f285, %f286;
+	bra.uni $L241_ret_lo;
+$L241_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f287, %f284, %f285, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f288, %f281, %f282, %f287;
+	mov.f32 %f199, %f288;
+	bra.uni $L242_rangeint_body;
+$L242_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f289, %f189;
+	.loc 1 205 41
+	mov.u32 %r292, %r272;
+	.loc 1 205 38
+	bra.uni $L243_entry;
+$L243_entry:
+	.loc 1 225 67
+	not.b32 %r294, 65535;
+	and.b32 %r293, %r292, %r294;
+	.loc 1 225 64
+	mov.b32 %f291, %r293;
+	.loc 1 225 37
+	mov.f32 %f290, %f291;
+	bra.uni $L244_ret_hi;
+$L244_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f292, %f188;
+	.loc 1 205 76
+	mov.u32 %r295, %r272;
+	.loc 1 205 73
+	bra.uni $L245_entry;
+$L245_entry:
+	.loc 1 224 67
+	shl.b32 %r296, %r295, 16;
+	.loc 1 224 64
+	mov.b32 %f294, %r296;
+	.loc 1 224 37
+	mov.f32 %f293, %f294;
+	bra.uni $L246_ret_lo;
+$L246_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f295, %f292, %f293, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f296, %f289, %f290, %f295;
+	mov.f32 %f232, %f296;
+	bra.uni $L227_rangeint_done;
+$L227_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L247_rangeint_body;
+$L247_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r297, 0;
+	mov.u32 %r298, 0;
+	mov.u32 %r299, 0;
+	mov.u32 %r300, 0;
+	.loc 1 202 27
+	shr.s64 %rd300, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd301, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd302, %rd301, 3;
+	.loc 1 202 40
+	and.b64 %rd303, %rd302, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd304, %rd303, 4;
+	.loc 1 202 30
+	add.s64 %rd305, %rd300, %rd304;
+	.loc 1 202 18
+	add.s64 %rd306, %rd305, 3;
+	shl.b64 %rd307, %rd305, 2;
+	add.s64 %rd308, %rd19, %rd307;
+	ld.shared.v4.u32 {%r301, %r302, %r303, %r304}, [%rd308];
+	.loc 1 202 3
+	mov.u32 %r297, %r301;
+	mov.u32 %r298, %r302;
+	mov.u32 %r299, %r303;
+	mov.u32 %r300, %r304;
+	mov.f32 %f199, %f198;
+	bra.uni $L248_rangeint_body;
+$L248_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f297, %f191;
+	.loc 1 205 41
+	mov.u32 %r305, %r297;
+	.loc 1 205 38
+	bra.uni $L250_entry;
+$L250_entry:
+	.loc 1 225 67
+	not.b32 %r307, 65535;
+	and.b32 %r306, %r305, %r307;
+	.loc 1 225 64
+	mov.b32 %f299, %r306;
+	.loc 1 225 37
+	mov.f32 %f298, %f299;
+	bra.uni $L251_ret_hi;
+$L251_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f300, %f190;
+	.loc 1 205 76
+	mov.u32 %r308, %r297;
+	.loc 1 205 73
 	bra.uni $L252_entry;
 $L252_entry:
-	.loc 1 207 67
-	not.b32 %r305, 65535;
-	and.b32 %r304, %r303, %r305;
-	.loc 1 207 64
-	mov.b32 %f132, %r304;
-	.loc 1 207 37
-	mov.f32 %f131, %f132;
-	bra.uni $L253_ret_hi;
-$L253_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r306, %r251;
-	.loc 1 187 53
-	bra.uni $L254_entry;
-$L254_entry:
-	.loc 1 206 67
-	shl.b32 %r307, %r306, 16;
-	.loc 1 206 64
-	mov.b32 %f134, %r307;
-	.loc 1 206 37
-	mov.f32 %f133, %f134;
-	bra.uni $L255_ret_lo;
-$L255_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f135, %f129, %f133, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f136, %f130, %f131, %f135;
-	mov.f32 %f40, %f136;
-	bra.uni $L233_rangeint_done;
-$L233_rangeint_done:
-	mov.f32 %f137, %f40;
-	bra.uni $L131_rangeint_done;
-$L131_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f5, %f137;
-	bra.uni $L140_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
-$L140_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f138, %f0;
-	.loc 1 117 24
-	fma.rn.f32 %f139, %f4, %f5, %f138;
-	.loc 1 117 11
-	mov.f32 %f0, %f139;
-	bra.uni $L256_rangeint_body;
-$L256_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd305, %rd41, 1;
-	.loc 1 116 15
-	setp.lt.s64 %p49, %rd305, %rd12;
-	@%p49 bra $L257_if_then;
-	bra.uni $L386_rangeint_body;
-$L257_if_then:
-	.loc 1 117 47
-	add.s64 %rd306, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd307, %rd306, 256;
-	.loc 1 117 68
-	mul.lo.s64 %rd308, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd309, %rd307, %rd308;
-	.loc 1 117 34
-	bra.uni $L259_entry;
-$L259_entry:
-	.loc 1 167 53
-	mov.u32 %r308, 0;
-	mov.u32 %r309, 0;
-	mov.u32 %r310, 0;
-	mov.u32 %r311, 0;
-	mov.u32 %r308, %r41;
-	mov.u32 %r309, %r42;
-	mov.u32 %r310, %r43;
-	mov.u32 %r311, %r44;
-	mov.f32 %f141, 0f00000000;
-	bra.uni $L260_rangeint_body;
-$L260_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd310, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd311, %rd310, 0;
-	.loc 1 171 19
-	and.b64 %rd312, %rd311, 3;
-	.loc 1 172 9
-	mov.u32 %r312, %r308;
-	.loc 1 173 8
-	setp.eq.s64 %p50, %rd312, 1;
-	@%p50 bra $L262_if_then;
-	bra.uni $L271_edge;
-$L262_if_then:
-	.loc 1 174 9
-	mov.u32 %r314, %r309;
-	mov.u32 %r313, %r314;
-	bra.uni $L263_if_done;
-$L271_edge:
-	mov.u32 %r313, %r312;
-	bra.uni $L263_if_done;
-$L263_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p51, %rd312, 2;
-	@%p51 bra $L264_if_then;
-	bra.uni $L272_edge;
-$L264_if_then:
-	.loc 1 177 9
-	mov.u32 %r316, %r310;
-	mov.u32 %r315, %r316;
-	bra.uni $L265_if_done;
-$L272_edge:
-	mov.u32 %r315, %r313;
-	bra.uni $L265_if_done;
-$L265_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p52, %rd312, 3;
-	@%p52 bra $L266_if_then;
-	bra.uni $L273_edge;
-$L266_if_then:
-	.loc 1 180 9
-	mov.u32 %r318, %r311;
-	mov.u32 %r317, %r318;
-	bra.uni $L267_if_done;
-$L273_edge:
-	mov.u32 %r317, %r315;
-	bra.uni $L267_if_done;
-$L267_if_done:
-	.loc 1 182 3
-	mov.u32 %r319, 0;
-	mov.u32 %r320, 0;
-	mov.u32 %r321, 0;
-	mov.u32 %r322, 0;
-	.loc 1 182 27
-	shr.s64 %rd313, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd314, %rd312, 4;
-	.loc 1 182 30
-	add.s64 %rd315, %rd313, %rd314;
-	.loc 1 182 18
-	add.s64 %rd316, %rd315, 3;
-	shl.b64 %rd317, %rd315, 2;
-	add.s64 %rd318, %rd19, %rd317;
-	ld.shared.v4.u32 {%r323, %r324, %r325, %r326}, [%rd318];
-	.loc 1 182 3
-	mov.u32 %r319, %r323;
-	mov.u32 %r320, %r324;
-	mov.u32 %r321, %r325;
-	mov.u32 %r322, %r326;
-	mov.f32 %f142, %f141;
-	bra.uni $L268_rangeint_body;
-$L268_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r327, %r317, 0;
-	.loc 1 185 32
-	and.b32 %r328, %r327, 15;
-	.loc 1 185 23
-	mov.s32 %r329, %r328;
-	.loc 1 185 37
-	sub.s32 %r330, %r329, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f143, %r330;
-	.loc 1 186 25
-	shr.u32 %r331, %r317, 4;
-	.loc 1 186 34
-	and.b32 %r332, %r331, 15;
-	.loc 1 186 23
-	mov.s32 %r333, %r332;
-	.loc 1 186 39
-	sub.s32 %r334, %r333, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f144, %r334;
-	.loc 1 187 30
-	mov.u32 %r335, %r319;
-	.loc 1 187 27
-	bra.uni $L274_entry;
-$L274_entry:
-	.loc 1 207 67
-	not.b32 %r337, 65535;
-	and.b32 %r336, %r335, %r337;
-	.loc 1 207 64
-	mov.b32 %f146, %r336;
-	.loc 1 207 37
-	mov.f32 %f145, %f146;
-	bra.uni $L275_ret_hi;
-$L275_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r338, %r319;
-	.loc 1 187 53
-	bra.uni $L276_entry;
-$L276_entry:
-	.loc 1 206 67
-	shl.b32 %r339, %r338, 16;
-	.loc 1 206 64
-	mov.b32 %f148, %r339;
-	.loc 1 206 37
-	mov.f32 %f147, %f148;
-	bra.uni $L277_ret_lo;
-$L277_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f149, %f143, %f147, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f150, %f144, %f145, %f149;
-	mov.f32 %f142, %f150;
-	bra.uni $L278_rangeint_body;
-$L278_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r340, %r317, 8;
-	.loc 1 185 32
-	and.b32 %r341, %r340, 15;
-	.loc 1 185 23
-	mov.s32 %r342, %r341;
-	.loc 1 185 37
-	sub.s32 %r343, %r342, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f151, %r343;
-	.loc 1 186 25
-	shr.u32 %r344, %r317, 12;
-	.loc 1 186 34
-	and.b32 %r345, %r344, 15;
-	.loc 1 186 23
-	mov.s32 %r346, %r345;
-	.loc 1 186 39
-	sub.s32 %r347, %r346, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f152, %r347;
-	.loc 1 187 30
-	mov.u32 %r348, %r320;
-	.loc 1 187 27
-	bra.uni $L279_entry;
-$L279_entry:
-	.loc 1 207 67
+	.loc 1 224 67
+	shl.b32 %r309, %r308, 16;
+	.loc 1 224 64
+	mov.b32 %f302, %r309;
+	.loc 1 224 37
+	mov.f32 %f301, %f302;
+	bra.uni $L253_ret_lo;
+$L253_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f303, %f300, %f301, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f304, %f297, %f298, %f303;
+	mov.f32 %f199, %f304;
+	bra.uni $L254_rangeint_body;
+$L254_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f305, %f193;
+	.loc 1 205 41
+	mov.u32 %r310, %r298;
+	.loc 1 205 38
+	bra.uni $L255_entry;
+$L255_entry:
+	.loc 1 225 67
+	not.b32 %r312, 65535;
+	and.b32 %r311, %r310, %r312;
+	.loc 1 225 64
+	mov.b32 %f307, %r311;
+	.loc 1 225 37
+	mov.f32 %f306, %f307;
+	bra.uni $L256_ret_hi;
+$L256_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f308, %f192;
+	.loc 1 205 76
+	mov.u32 %r313, %r298;
+	.loc 1 205 73
+	bra.uni $L257_entry;
+$L257_entry:
+	.loc 1 224 67
+	shl.b32 %r314, %r313, 16;
+	.loc 1 224 64
+	mov.b32 %f310, %r314;
+	.loc 1 224 37
+	mov.f32 %f309, %f310;
+	bra.uni $L258_ret_lo;
+$L258_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f311, %f308, %f309, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f312, %f305, %f306, %f311;
+	mov.f32 %f199, %f312;
+	bra.uni $L259_rangeint_body;
+$L259_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f313, %f195;
+	.loc 1 205 41
+	mov.u32 %r315, %r299;
+	.loc 1 205 38
+	bra.uni $L260_entry;
+$L260_entry:
+	.loc 1 225 67
+	not.b32 %r317, 65535;
+	and.b32 %r316, %r315, %r317;
+	.loc 1 225 64
+	mov.b32 %f315, %r316;
+	.loc 1 225 37
+	mov.f32 %f314, %f315;
+	bra.uni $L261_ret_hi;
+$L261_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f316, %f194;
+	.loc 1 205 76
+	mov.u32 %r318, %r299;
+	.loc 1 205 73
+	bra.uni $L262_entry;
+$L262_entry:
+	.loc 1 224 67
+	shl.b32 %r319, %r318, 16;
+	.loc 1 224 64
+	mov.b32 %f318, %r319;
+	.loc 1 224 37
+	mov.f32 %f317, %f318;
+	bra.uni $L263_ret_lo;
+$L263_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f319, %f316, %f317, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f320, %f313, %f314, %f319;
+	mov.f32 %f199, %f320;
+	bra.uni $L264_rangeint_body;
+$L264_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f321, %f197;
+	.loc 1 205 41
+	mov.u32 %r320, %r300;
+	.loc 1 205 38
+	bra.uni $L265_entry;
+$L265_entry:
+	.loc 1 225 67
+	not.b32 %r322, 65535;
+	and.b32 %r321, %r320, %r322;
+	.loc 1 225 64
+	mov.b32 %f323, %r321;
+	.loc 1 225 37
+	mov.f32 %f322, %f323;
+	bra.uni $L266_ret_hi;
+$L266_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f324, %f196;
+	.loc 1 205 76
+	mov.u32 %r323, %r300;
+	.loc 1 205 73
+	bra.uni $L267_entry;
+$L267_entry:
+	.loc 1 224 67
+	shl.b32 %r324, %r323, 16;
+	.loc 1 224 64
+	mov.b32 %f326, %r324;
+	.loc 1 224 37
+	mov.f32 %f325, %f326;
+	bra.uni $L268_ret_lo;
+$L268_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f327, %f324, %f325, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f328, %f321, %f322, %f327;
+	mov.f32 %f232, %f328;
+	bra.uni $L249_rangeint_done;
+$L249_rangeint_done:
+	mov.f32 %f329, %f232;
+	bra.uni $L180_rangeint_done;
+$L180_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f165, %f329;
+	bra.uni $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
+$L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f330, %f0;
+	.loc 1 120 24
+	fma.rn.f32 %f331, %f164, %f165, %f330;
+	.loc 1 120 11
+	mov.f32 %f0, %f331;
+	bra.uni $L269_rangeint_body;
+$L269_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd309, %rd41, 1;
+	.loc 1 119 15
+	setp.lt.s64 %p39, %rd309, %rd12;
+	@%p39 bra $L270_if_then;
+	bra.uni $L363_rangeint_body;
+$L270_if_then:
+	.loc 1 120 47
+	add.s64 %rd310, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd311, %rd310, 256;
+	.loc 1 120 68
+	mul.lo.s64 %rd312, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd313, %rd311, %rd312;
+	.loc 1 120 34
+	bra.uni $L272_entry;
+$L272_entry:
+	.loc 1 198 53
+	mov.f32 %f333, 0f00000000;
+	mov.f32 %f334, 0f00000000;
+	mov.f32 %f335, 0f00000000;
+	mov.f32 %f336, 0f00000000;
+	mov.f32 %f337, 0f00000000;
+	mov.f32 %f338, 0f00000000;
+	mov.f32 %f339, 0f00000000;
+	mov.f32 %f340, 0f00000000;
+	mov.f32 %f341, 0f00000000;
+	mov.f32 %f342, 0f00000000;
+	mov.f32 %f343, 0f00000000;
+	mov.f32 %f344, 0f00000000;
+	mov.f32 %f345, 0f00000000;
+	mov.f32 %f346, 0f00000000;
+	mov.f32 %f347, 0f00000000;
+	mov.f32 %f348, 0f00000000;
+	mov.f32 %f349, 0f00000000;
+	mov.f32 %f350, 0f00000000;
+	mov.f32 %f351, 0f00000000;
+	mov.f32 %f352, 0f00000000;
+	mov.f32 %f353, 0f00000000;
+	mov.f32 %f354, 0f00000000;
+	mov.f32 %f355, 0f00000000;
+	mov.f32 %f356, 0f00000000;
+	mov.f32 %f357, 0f00000000;
+	mov.f32 %f358, 0f00000000;
+	mov.f32 %f359, 0f00000000;
+	mov.f32 %f360, 0f00000000;
+	mov.f32 %f361, 0f00000000;
+	mov.f32 %f362, 0f00000000;
+	mov.f32 %f363, 0f00000000;
+	mov.f32 %f364, 0f00000000;
+	mov.f32 %f333, %f4;
+	mov.f32 %f334, %f5;
+	mov.f32 %f335, %f6;
+	mov.f32 %f336, %f7;
+	mov.f32 %f337, %f8;
+	mov.f32 %f338, %f9;
+	mov.f32 %f339, %f10;
+	mov.f32 %f340, %f11;
+	mov.f32 %f341, %f12;
+	mov.f32 %f342, %f13;
+	mov.f32 %f343, %f14;
+	mov.f32 %f344, %f15;
+	mov.f32 %f345, %f16;
+	mov.f32 %f346, %f17;
+	mov.f32 %f347, %f18;
+	mov.f32 %f348, %f19;
+	mov.f32 %f349, %f20;
+	mov.f32 %f350, %f21;
+	mov.f32 %f351, %f22;
+	mov.f32 %f352, %f23;
+	mov.f32 %f353, %f24;
+	mov.f32 %f354, %f25;
+	mov.f32 %f355, %f26;
+	mov.f32 %f356, %f27;
+	mov.f32 %f357, %f28;
+	mov.f32 %f358, %f29;
+	mov.f32 %f359, %f30;
+	mov.f32 %f360, %f31;
+	mov.f32 %f361, %f32;
+	mov.f32 %f362, %f33;
+	mov.f32 %f363, %f34;
+	mov.f32 %f364, %f35;
+	mov.f32 %f365, 0f00000000;
+	bra.uni $L273_rangeint_body;
+$L273_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r325, 0;
+	mov.u32 %r326, 0;
+	mov.u32 %r327, 0;
+	mov.u32 %r328, 0;
+	.loc 1 202 27
+	shr.s64 %rd314, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd315, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd316, %rd315, 0;
+	.loc 1 202 40
+	and.b64 %rd317, %rd316, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd318, %rd317, 4;
+	.loc 1 202 30
+	add.s64 %rd319, %rd314, %rd318;
+	.loc 1 202 18
+	add.s64 %rd320, %rd319, 3;
+	shl.b64 %rd321, %rd319, 2;
+	add.s64 %rd322, %rd19, %rd321;
+	ld.shared.v4.u32 {%r329, %r330, %r331, %r332}, [%rd322];
+	.loc 1 202 3
+	mov.u32 %r325, %r329;
+	mov.u32 %r326, %r330;
+	mov.u32 %r327, %r331;
+	mov.u32 %r328, %r332;
+	mov.f32 %f366, %f365;
+	bra.uni $L275_rangeint_body;
+$L275_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f367, %f334;
+	.loc 1 205 41
+	mov.u32 %r333, %r325;
+	.loc 1 205 38
+	bra.uni $L278_entry;
+$L278_entry:
+	.loc 1 225 67
+	not.b32 %r335, 65535;
+	and.b32 %r334, %r333, %r335;
+	.loc 1 225 64
+	mov.b32 %f369, %r334;
+	.loc 1 225 37
+	mov.f32 %f368, %f369;
+	bra.uni $L279_ret_hi;
+$L279_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f370, %f333;
+	.loc 1 205 76
+	mov.u32 %r336, %r325;
+	.loc 1 205 73
+	bra.uni $L280_entry;
+$L280_entry:
+	.loc 1 224 67
+	shl.b32 %r337, %r336, 16;
+	.loc 1 224 64
+	mov.b32 %f372, %r337;
+	.loc 1 224 37
+	mov.f32 %f371, %f372;
+	bra.uni $L281_ret_lo;
+$L281_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f373, %f370, %f371, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f374, %f367, %f368, %f373;
+	mov.f32 %f366, %f374;
+	bra.uni $L282_rangeint_body;
+$L282_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f375, %f336;
+	.loc 1 205 41
+	mov.u32 %r338, %r326;
+	.loc 1 205 38
+	bra.uni $L283_entry;
+$L283_entry:
+	.loc 1 225 67
+	not.b32 %r340, 65535;
+	and.b32 %r339, %r338, %r340;
+	.loc 1 225 64
+	mov.b32 %f377, %r339;
+	.loc 1 225 37
+	mov.f32 %f376, %f377;
+	bra.uni $L284_ret_hi;
+$L284_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f378, %f335;
+	.loc 1 205 76
+	mov.u32 %r341, %r326;
+	.loc 1 205 73
+	bra.uni $L285_entry;
+$L285_entry:
+	.loc 1 224 67
+	shl.b32 %r342, %r341, 16;
+	.loc 1 224 64
+	mov.b32 %f380, %r342;
+	.loc 1 224 37
+	mov.f32 %f379, %f380;
+	bra.uni $L286_ret_lo;
+$L286_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f381, %f378, %f379, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f382, %f375, %f376, %f381;
+	mov.f32 %f366, %f382;
+	bra.uni $L287_rangeint_body;
+$L287_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f383, %f338;
+	.loc 1 205 41
+	mov.u32 %r343, %r327;
+	.loc 1 205 38
+	bra.uni $L288_entry;
+$L288_entry:
+	.loc 1 225 67
+	not.b32 %r345, 65535;
+	and.b32 %r344, %r343, %r345;
+	.loc 1 225 64
+	mov.b32 %f385, %r344;
+	.loc 1 225 37
+	mov.f32 %f384, %f385;
+	bra.uni $L289_ret_hi;
+$L289_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f386, %f337;
+	.loc 1 205 76
+	mov.u32 %r346, %r327;
+	.loc 1 205 73
+	bra.uni $L290_entry;
+$L290_entry:
+	.loc 1 224 67
+	shl.b32 %r347, %r346, 16;
+	.loc 1 224 64
+	mov.b32 %f388, %r347;
+	.loc 1 224 37
+	mov.f32 %f387, %f388;
+	bra.uni $L291_ret_lo;
+$L291_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f389, %f386, %f387, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f390, %f383, %f384, %f389;
+	mov.f32 %f366, %f390;
+	bra.uni $L292_rangeint_body;
+$L292_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f391, %f340;
+	.loc 1 205 41
+	mov.u32 %r348, %r328;
+	.loc 1 205 38
+	bra.uni $L293_entry;
+$L293_entry:
+	.loc 1 225 67
 	not.b32 %r350, 65535;
 	and.b32 %r349, %r348, %r350;
-	.loc 1 207 64
-	mov.b32 %f154, %r349;
-	.loc 1 207 37
-	mov.f32 %f153, %f154;
-	bra.uni $L280_ret_hi;
-$L280_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r351, %r320;
-	.loc 1 187 53
-	bra.uni $L281_entry;
-$L281_entry:
-	.loc 1 206 67
+	.loc 1 225 64
+	mov.b32 %f393, %r349;
+	.loc 1 225 37
+	mov.f32 %f392, %f393;
+	bra.uni $L294_ret_hi;
+$L294_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f394, %f339;
+	.loc 1 205 76
+	mov.u32 %r351, %r328;
+	.loc 1 205 73
+	bra.uni $L295_entry;
+$L295_entry:
+	.loc 1 224 67
 	shl.b32 %r352, %r351, 16;
-	.loc 1 206 64
-	mov.b32 %f156, %r352;
-	.loc 1 206 37
-	mov.f32 %f155, %f156;
-	bra.uni $L282_ret_lo;
-$L282_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f157, %f151, %f155, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f158, %f152, %f153, %f157;
-	mov.f32 %f142, %f158;
-	bra.uni $L283_rangeint_body;
-$L283_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r353, %r317, 16;
-	.loc 1 185 32
-	and.b32 %r354, %r353, 15;
-	.loc 1 185 23
-	mov.s32 %r355, %r354;
-	.loc 1 185 37
-	sub.s32 %r356, %r355, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f159, %r356;
-	.loc 1 186 25
-	shr.u32 %r357, %r317, 20;
-	.loc 1 186 34
-	and.b32 %r358, %r357, 15;
-	.loc 1 186 23
-	mov.s32 %r359, %r358;
-	.loc 1 186 39
-	sub.s32 %r360, %r359, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f160, %r360;
-	.loc 1 187 30
-	mov.u32 %r361, %r321;
-	.loc 1 187 27
-	bra.uni $L284_entry;
-$L284_entry:
-	.loc 1 207 67
+	.loc 1 224 64
+	mov.b32 %f396, %r352;
+	.loc 1 224 37
+	mov.f32 %f395, %f396;
+	bra.uni $L296_ret_lo;
+$L296_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f397, %f394, %f395, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f398, %f391, %f392, %f397;
+	mov.f32 %f399, %f398;
+	bra.uni $L276_rangeint_done;
+$L276_rangeint_done:
+	mov.f32 %f365, %f399;
+	bra.uni $L297_rangeint_body;
+$L297_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r353, 0;
+	mov.u32 %r354, 0;
+	mov.u32 %r355, 0;
+	mov.u32 %r356, 0;
+	.loc 1 202 27
+	shr.s64 %rd323, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd324, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd325, %rd324, 1;
+	.loc 1 202 40
+	and.b64 %rd326, %rd325, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd327, %rd326, 4;
+	.loc 1 202 30
+	add.s64 %rd328, %rd323, %rd327;
+	.loc 1 202 18
+	add.s64 %rd329, %rd328, 3;
+	shl.b64 %rd330, %rd328, 2;
+	add.s64 %rd331, %rd19, %rd330;
+	ld.shared.v4.u32 {%r357, %r358, %r359, %r360}, [%rd331];
+	.loc 1 202 3
+	mov.u32 %r353, %r357;
+	mov.u32 %r354, %r358;
+	mov.u32 %r355, %r359;
+	mov.u32 %r356, %r360;
+	mov.f32 %f366, %f365;
+	bra.uni $L298_rangeint_body;
+$L298_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f400, %f342;
+	.loc 1 205 41
+	mov.u32 %r361, %r353;
+	.loc 1 205 38
+	bra.uni $L300_entry;
+$L300_entry:
+	.loc 1 225 67
 	not.b32 %r363, 65535;
 	and.b32 %r362, %r361, %r363;
-	.loc 1 207 64
-	mov.b32 %f162, %r362;
-	.loc 1 207 37
-	mov.f32 %f161, %f162;
-	bra.uni $L285_ret_hi;
-$L285_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r364, %r321;
-	.loc 1 187 53
-	bra.uni $L286_entry;
-$L286_entry:
-	.loc 1 206 67
+	.loc 1 225 64
+	mov.b32 %f402, %r362;
+	.loc 1 225 37
+	mov.f32 %f401, %f402;
+	bra.uni $L301_ret_hi;
+$L301_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f403, %f341;
+	.loc 1 205 76
+	mov.u32 %r364, %r353;
+	.loc 1 205 73
+	bra.uni $L302_entry;
+$L302_entry:
+	.loc 1 224 67
 	shl.b32 %r365, %r364, 16;
-	.loc 1 206 64
-	mov.b32 %f164, %r365;
-	.loc 1 206 37
-	mov.f32 %f163, %f164;
-	bra.uni $L287_ret_lo;
-$L287_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f165, %f159, %f163, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f166, %f160, %f161, %f165;
-	mov.f32 %f142, %f166;
-	bra.uni $L288_rangeint_body;
-$L288_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r366, %r317, 24;
-	.loc 1 185 32
-	and.b32 %r367, %r366, 15;
-	.loc 1 185 23
-	mov.s32 %r368, %r367;
-	.loc 1 185 37
-	sub.s32 %r369, %r368, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f167, %r369;
-	.loc 1 186 25
-	shr.u32 %r370, %r317, 28;
-	.loc 1 186 34
-	and.b32 %r371, %r370, 15;
-	.loc 1 186 23
-	mov.s32 %r372, %r371;
-	.loc 1 186 39
-	sub.s32 %r373, %r372, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f168, %r373;
-	.loc 1 187 30
-	mov.u32 %r374, %r322;
-	.loc 1 187 27
-	bra.uni $L289_entry;
-$L289_entry:
-	.loc 1 207 67
-	not.b32 %r376, 65535;
-	and.b32 %r375, %r374, %r376;
-	.loc 1 207 64
-	mov.b32 %f170, %r375;
-	.loc 1 207 37
-	mov.f32 %f169, %f170;
-	bra.uni $L290_ret_hi;
-$L290_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r377, %r322;
-	.loc 1 187 53
-	bra.uni $L291_entry;
-$L291_entry:
-	.loc 1 206 67
-	shl.b32 %r378, %r377, 16;
-	.loc 1 206 64
-	mov.b32 %f172, %r378;
-	.loc 1 206 37
-	mov.f32 %f171, %f172;
-	bra.uni $L292_ret_lo;
-$L292_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f173, %f167, %f171, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f174, %f168, %f169, %f173;
-	mov.f32 %f175, %f174;
-	bra.uni $L269_rangeint_done;
-$L269_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L293_rangeint_body;
-$L293_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd319, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd320, %rd319, 1;
-	.loc 1 171 19
-	and.b64 %rd321, %rd320, 3;
-	.loc 1 172 9
-	mov.u32 %r379, %r308;
-	.loc 1 173 8
-	setp.eq.s64 %p53, %rd321, 1;
-	@%p53 bra $L294_if_then;
-	bra.uni $L302_edge;
-$L294_if_then:
-	.loc 1 174 9
-	mov.u32 %r380, %r309;
-	mov.u32 %r313, %r380;
-	bra.uni $L295_if_done;
-$L302_edge:
-	mov.u32 %r313, %r379;
-	bra.uni $L295_if_done;
-$L295_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p54, %rd321, 2;
-	@%p54 bra $L296_if_then;
-	bra.uni $L303_edge;
-$L296_if_then:
-	.loc 1 177 9
-	mov.u32 %r381, %r310;
-	mov.u32 %r315, %r381;
-	bra.uni $L297_if_done;
-$L303_edge:
-	mov.u32 %r315, %r313;
-	bra.uni $L297_if_done;
-$L297_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p55, %rd321, 3;
-	@%p55 bra $L298_if_then;
-	bra.uni $L304_edge;
-$L298_if_then:
-	.loc 1 180 9
-	mov.u32 %r382, %r311;
-	mov.u32 %r317, %r382;
-	bra.uni $L299_if_done;
-$L304_edge:
-	mov.u32 %r317, %r315;
-	bra.uni $L299_if_done;
-$L299_if_done:
-	.loc 1 182 3
-	mov.u32 %r383, 0;
-	mov.u32 %r384, 0;
-	mov.u32 %r385, 0;
-	mov.u32 %r386, 0;
-	.loc 1 182 27
-	shr.s64 %rd322, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd323, %rd321, 4;
-	.loc 1 182 30
-	add.s64 %rd324, %rd322, %rd323;
-	.loc 1 182 18
-	add.s64 %rd325, %rd324, 3;
-	shl.b64 %rd326, %rd324, 2;
-	add.s64 %rd327, %rd19, %rd326;
-	ld.shared.v4.u32 {%r387, %r388, %r389, %r390}, [%rd327];
-	.loc 1 182 3
-	mov.u32 %r383, %r387;
-	mov.u32 %r384, %r388;
-	mov.u32 %r385, %r389;
-	mov.u32 %r386, %r390;
-	mov.f32 %f142, %f141;
-	bra.uni $L300_rangeint_body;
-$L300_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r391, %r317, 0;
-	.loc 1 185 32
-	and.b32 %r392, %r391, 15;
-	.loc 1 185 23
-	mov.s32 %r393, %r392;
-	.loc 1 185 37
-	sub.s32 %r394, %r393, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f176, %r394;
-	.loc 1 186 25
-	shr.u32 %r395, %r317, 4;
-	.loc 1 186 34
-	and.b32 %r396, %r395, 15;
-	.loc 1 186 23
-	mov.s32 %r397, %r396;
-	.loc 1 186 39
-	sub.s32 %r398, %r397, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f177, %r398;
-	.loc 1 187 30
-	mov.u32 %r399, %r383;
-	.loc 1 187 27
+	.loc 1 224 64
+	mov.b32 %f405, %r365;
+	.loc 1 224 37
+	mov.f32 %f404, %f405;
+	bra.uni $L303_ret_lo;
+$L303_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f406, %f403, %f404, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f407, %f400, %f401, %f406;
+	mov.f32 %f366, %f407;
+	bra.uni $L304_rangeint_body;
+$L304_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f408, %f344;
+	.loc 1 205 41
+	mov.u32 %r366, %r354;
+	.loc 1 205 38
 	bra.uni $L305_entry;
 $L305_entry:
-	.loc 1 207 67
-	not.b32 %r401, 65535;
-	and.b32 %r400, %r399, %r401;
-	.loc 1 207 64
-	mov.b32 %f179, %r400;
-	.loc 1 207 37
-	mov.f32 %f178, %f179;
+	.loc 1 225 67
+	not.b32 %r368, 65535;
+	and.b32 %r367, %r366, %r368;
+	.loc 1 225 64
+	mov.b32 %f410, %r367;
+	.loc 1 225 37
+	mov.f32 %f409, %f410;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r402, %r383;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f411, %f343;
+	.loc 1 205 76
+	mov.u32 %r369, %r354;
+	.loc 1 205 73
 	bra.uni $L307_entry;
 $L307_entry:
-	.loc 1 206 67
-	shl.b32 %r403, %r402, 16;
-	.loc 1 206 64
-	mov.b32 %f181, %r403;
-	.loc 1 206 37
-	mov.f32 %f180, %f181;
+	.loc 1 224 67
+	shl.b32 %r370, %r369, 16;
+	.loc 1 224 64
+	mov.b32 %f413, %r370;
+	.loc 1 224 37
+	mov.f32 %f412, %f413;
 	bra.uni $L308_ret_lo;
 $L308_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f182, %f176, %f180, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f183, %f177, %f178, %f182;
-	mov.f32 %f142, %f183;
+	.loc 1 205 54
+	fma.rn.f32 %f414, %f411, %f412, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f415, %f408, %f409, %f414;
+	mov.f32 %f366, %f415;
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r404, %r317, 8;
-	.loc 1 185 32
-	and.b32 %r405, %r404, 15;
-	.loc 1 185 23
-	mov.s32 %r406, %r405;
-	.loc 1 185 37
-	sub.s32 %r407, %r406, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f184, %r407;
-	.loc 1 186 25
-	shr.u32 %r408, %r317, 12;
-	.loc 1 186 34
-	and.b32 %r409, %r408, 15;
-	.loc 1 186 23
-	mov.s32 %r410, %r409;
-	.loc 1 186 39
-	sub.s32 %r411, %r410, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f185, %r411;
-	.loc 1 187 30
-	mov.u32 %r412, %r384;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f416, %f346;
+	.loc 1 205 41
+	mov.u32 %r371, %r355;
+	.loc 1 205 38
 	bra.uni $L310_entry;
 $L310_entry:
-	.loc 1 207 67
-	not.b32 %r414, 65535;
-	and.b32 %r413, %r412, %r414;
-	.loc 1 207 64
-	mov.b32 %f187, %r413;
-	.loc 1 207 37
-	mov.f32 %f186, %f187;
+	.loc 1 225 67
+	not.b32 %r373, 65535;
+	and.b32 %r372, %r371, %r373;
+	.loc 1 225 64
+	mov.b32 %f418, %r372;
+	.loc 1 225 37
+	mov.f32 %f417, %f418;
 	bra.uni $L311_ret_hi;
 $L311_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r415, %r384;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f419, %f345;
+	.loc 1 205 76
+	mov.u32 %r374, %r355;
+	.loc 1 205 73
 	bra.uni $L312_entry;
 $L312_entry:
-	.loc 1 206 67
-	shl.b32 %r416, %r415, 16;
-	.loc 1 206 64
-	mov.b32 %f189, %r416;
-	.loc 1 206 37
-	mov.f32 %f188, %f189;
+	.loc 1 224 67
+	shl.b32 %r375, %r374, 16;
+	.loc 1 224 64
+	mov.b32 %f421, %r375;
+	.loc 1 224 37
+	mov.f32 %f420, %f421;
 	bra.uni $L313_ret_lo;
 $L313_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f190, %f184, %f188, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f191, %f185, %f186, %f190;
-	mov.f32 %f142, %f191;
+	.loc 1 205 54
+	fma.rn.f32 %f422, %f419, %f420, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f423, %f416, %f417, %f422;
+	mov.f32 %f366, %f423;
 	bra.uni $L314_rangeint_body;
 $L314_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r417, %r317, 16;
-	.loc 1 185 32
-	and.b32 %r418, %r417, 15;
-	.loc 1 185 23
-	mov.s32 %r419, %r418;
-	.loc 1 185 37
-	sub.s32 %r420, %r419, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f192, %r420;
-	.loc 1 186 25
-	shr.u32 %r421, %r317, 20;
-	.loc 1 186 34
-	and.b32 %r422, %r421, 15;
-	.loc 1 186 23
-	mov.s32 %r423, %r422;
-	.loc 1 186 39
-	sub.s32 %r424, %r423, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f193, %r424;
-	.loc 1 187 30
-	mov.u32 %r425, %r385;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f424, %f348;
+	.loc 1 205 41
+	mov.u32 %r376, %r356;
+	.loc 1 205 38
 	bra.uni $L315_entry;
 $L315_entry:
-	.loc 1 207 67
-	not.b32 %r427, 65535;
-	and.b32 %r426, %r425, %r427;
-	.loc 1 207 64
-	mov.b32 %f195, %r426;
-	.loc 1 207 37
-	mov.f32 %f194, %f195;
+	.loc 1 225 67
+	not.b32 %r378, 65535;
+	and.b32 %r377, %r376, %r378;
+	.loc 1 225 64
+	mov.b32 %f426, %r377;
+	.loc 1 225 37
+	mov.f32 %f425, %f426;
 	bra.uni $L316_ret_hi;
 $L316_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r428, %r385;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f427, %f347;
+	.loc 1 205 76
+	mov.u32 %r379, %r356;
+	.loc 1 205 73
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 1 206 67
-	shl.b32 %r429, %r428, 16;
-	.loc 1 206 64
-	mov.b32 %f197, %r429;
-	.loc 1 206 37
-	mov.f32 %f196, %f197;
+	.loc 1 224 67
+	shl.b32 %r380, %r379, 16;
+	.loc 1 224 64
+	mov.b32 %f429, %r380;
+	.loc 1 224 37
+	mov.f32 %f428, %f429;
 	bra.uni $L318_ret_lo;
 $L318_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f198, %f192, %f196, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f199, %f193, %f194, %f198;
-	mov.f32 %f142, %f199;
+	.loc 1 205 54
+	fma.rn.f32 %f430, %f427, %f428, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f431, %f424, %f425, %f430;
+	mov.f32 %f399, %f431;
+	bra.uni $L299_rangeint_done;
+$L299_rangeint_done:
+	mov.f32 %f365, %f399;
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r430, %r317, 24;
-	.loc 1 185 32
-	and.b32 %r431, %r430, 15;
-	.loc 1 185 23
-	mov.s32 %r432, %r431;
-	.loc 1 185 37
-	sub.s32 %r433, %r432, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f200, %r433;
-	.loc 1 186 25
-	shr.u32 %r434, %r317, 28;
-	.loc 1 186 34
-	and.b32 %r435, %r434, 15;
-	.loc 1 186 23
-	mov.s32 %r436, %r435;
-	.loc 1 186 39
-	sub.s32 %r437, %r436, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f201, %r437;
-	.loc 1 187 30
-	mov.u32 %r438, %r386;
-	.loc 1 187 27
-	bra.uni $L320_entry;
-$L320_entry:
-	.loc 1 207 67
-	not.b32 %r440, 65535;
-	and.b32 %r439, %r438, %r440;
-	.loc 1 207 64
-	mov.b32 %f203, %r439;
-	.loc 1 207 37
-	mov.f32 %f202, %f203;
-	bra.uni $L321_ret_hi;
-$L321_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r441, %r386;
-	.loc 1 187 53
+	.loc 1 202 3
+	mov.u32 %r381, 0;
+	mov.u32 %r382, 0;
+	mov.u32 %r383, 0;
+	mov.u32 %r384, 0;
+	.loc 1 202 27
+	shr.s64 %rd332, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd333, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd334, %rd333, 2;
+	.loc 1 202 40
+	and.b64 %rd335, %rd334, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd336, %rd335, 4;
+	.loc 1 202 30
+	add.s64 %rd337, %rd332, %rd336;
+	.loc 1 202 18
+	add.s64 %rd338, %rd337, 3;
+	shl.b64 %rd339, %rd337, 2;
+	add.s64 %rd340, %rd19, %rd339;
+	ld.shared.v4.u32 {%r385, %r386, %r387, %r388}, [%rd340];
+	.loc 1 202 3
+	mov.u32 %r381, %r385;
+	mov.u32 %r382, %r386;
+	mov.u32 %r383, %r387;
+	mov.u32 %r384, %r388;
+	mov.f32 %f366, %f365;
+	bra.uni $L320_rangeint_body;
+$L320_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f432, %f350;
+	.loc 1 205 41
+	mov.u32 %r389, %r381;
+	.loc 1 205 38
 	bra.uni $L322_entry;
 $L322_entry:
-	.loc 1 206 67
-	shl.b32 %r442, %r441, 16;
-	.loc 1 206 64
-	mov.b32 %f205, %r442;
-	.loc 1 206 37
-	mov.f32 %f204, %f205;
-	bra.uni $L323_ret_lo;
-$L323_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f206, %f200, %f204, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f207, %f201, %f202, %f206;
-	mov.f32 %f175, %f207;
-	bra.uni $L301_rangeint_done;
-$L301_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L324_rangeint_body;
-$L324_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd328, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd329, %rd328, 2;
-	.loc 1 171 19
-	and.b64 %rd330, %rd329, 3;
-	.loc 1 172 9
-	mov.u32 %r443, %r308;
-	.loc 1 173 8
-	setp.eq.s64 %p56, %rd330, 1;
-	@%p56 bra $L325_if_then;
-	bra.uni $L333_edge;
-$L325_if_then:
-	.loc 1 174 9
-	mov.u32 %r444, %r309;
-	mov.u32 %r313, %r444;
-	bra.uni $L326_if_done;
-$L333_edge:
-	mov.u32 %r313, %r443;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p57, %rd330, 2;
-	@%p57 bra $L327_if_then;
-	bra.uni $L334_edge;
-$L327_if_then:
-	.loc 1 177 9
-	mov.u32 %r445, %r310;
-	mov.u32 %r315, %r445;
-	bra.uni $L328_if_done;
-$L334_edge:
-	mov.u32 %r315, %r313;
-	bra.uni $L328_if_done;
-$L328_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p58, %rd330, 3;
-	@%p58 bra $L329_if_then;
-	bra.uni $L335_edge;
-$L329_if_then:
-	.loc 1 180 9
-	mov.u32 %r446, %r311;
-	mov.u32 %r317, %r446;
-	bra.uni $L330_if_done;
-$L335_edge:
-	mov.u32 %r317, %r315;
-	bra.uni $L330_if_done;
-$L330_if_done:
-	.loc 1 182 3
-	mov.u32 %r447, 0;
-	mov.u32 %r448, 0;
-	mov.u32 %r449, 0;
-	mov.u32 %r450, 0;
-	.loc 1 182 27
-	shr.s64 %rd331, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd332, %rd330, 4;
-	.loc 1 182 30
-	add.s64 %rd333, %rd331, %rd332;
-	.loc 1 182 18
-	add.s64 %rd334, %rd333, 3;
-	shl.b64 %rd335, %rd333, 2;
-	add.s64 %rd336, %rd19, %rd335;
-	ld.shared.v4.u32 {%r451, %r452, %r453, %r454}, [%rd336];
-	.loc 1 182 3
-	mov.u32 %r447, %r451;
-	mov.u32 %r448, %r452;
-	mov.u32 %r449, %r453;
-	mov.u32 %r450, %r454;
-	mov.f32 %f142, %f141;
+	.loc 1 225 67
+	not.b32 %r391, 65535;
+	and.b32 %r390, %r389, %r391;
+	.loc 1 225 64
+	mov.b32 %f434, %r390;
+	.loc 1 225 37
+	mov.f32 %f433, %f434;
+	bra.uni $L323_ret_hi;
+$L323_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f435, %f349;
+	.loc 1 205 76
+	mov.u32 %r392, %r381;
+	.loc 1 205 73
+	bra.uni $L324_entry;
+$L324_entry:
+	.loc 1 224 67
+	shl.b32 %r393, %r392, 16;
+	.loc 1 224 64
+	mov.b32 %f437, %r393;
+	.loc 1 224 37
+	mov.f32 %f436, %f437;
+	bra.uni $L325_ret_lo;
+$L325_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f438, %f435, %f436, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f439, %f432, %f433, %f438;
+	mov.f32 %f366, %f439;
+	bra.uni $L326_rangeint_body;
+$L326_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f440, %f352;
+	.loc 1 205 41
+	mov.u32 %r394, %r382;
+	.loc 1 205 38
+	bra.uni $L327_entry;
+$L327_entry:
+	.loc 1 225 67
+	not.b32 %r396, 65535;
+	and.b32 %r395, %r394, %r396;
+	.loc 1 225 64
+	mov.b32 %f442, %r395;
+	.loc 1 225 37
+	mov.f32 %f441, %f442;
+	bra.uni $L328_ret_hi;
+$L328_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f443, %f351;
+	.loc 1 205 76
+	mov.u32 %r397, %r382;
+	.loc 1 205 73
+	bra.uni $L329_entry;
+$L329_entry:
+	.loc 1 224 67
+	shl.b32 %r398, %r397, 16;
+	.loc 1 224 64
+	mov.b32 %f445, %r398;
+	.loc 1 224 37
+	mov.f32 %f444, %f445;
+	bra.uni $L330_ret_lo;
+$L330_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f446, %f443, %f444, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f447, %f440, %f441, %f446;
+	mov.f32 %f366, %f447;
 	bra.uni $L331_rangeint_body;
 $L331_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r455, %r317, 0;
-	.loc 1 185 32
-	and.b32 %r456, %r455, 15;
-	.loc 1 185 23
-	mov.s32 %r457, %r456;
-	.loc 1 185 37
-	sub.s32 %r458, %r457, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f208, %r458;
-	.loc 1 186 25
-	shr.u32 %r459, %r317, 4;
-	.loc 1 186 34
-	and.b32 %r460, %r459, 15;
-	.loc 1 186 23
-	mov.s32 %r461, %r460;
-	.loc 1 186 39
-	sub.s32 %r462, %r461, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f209, %r462;
-	.loc 1 187 30
-	mov.u32 %r463, %r447;
-	.loc 1 187 27
-	bra.uni $L336_entry;
-$L336_entry:
-	.loc 1 207 67
-	not.b32 %r465, 65535;
-	and.b32 %r464, %r463, %r465;
-	.loc 1 207 64
-	mov.b32 %f211, %r464;
-	.loc 1 207 37
-	mov.f32 %f210, %f211;
-	bra.uni $L337_ret_hi;
-$L337_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r466, %r447;
-	.loc 1 187 53
-	bra.uni $L338_entry;
-$L338_entry:
-	.loc 1 206 67
-	shl.b32 %r467, %r466, 16;
-	.loc 1 206 64
-	mov.b32 %f213, %r467;
-	.loc 1 206 37
-	mov.f32 %f212, %f213;
-	bra.uni $L339_ret_lo;
-$L339_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f214, %f208, %f212, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f215, %f209, %f210, %f214;
-	mov.f32 %f142, %f215;
-	bra.uni $L340_rangeint_body;
-$L340_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r468, %r317, 8;
-	.loc 1 185 32
-	and.b32 %r469, %r468, 15;
-	.loc 1 185 23
-	mov.s32 %r470, %r469;
-	.loc 1 185 37
-	sub.s32 %r471, %r470, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f216, %r471;
-	.loc 1 186 25
-	shr.u32 %r472, %r317, 12;
-	.loc 1 186 34
-	and.b32 %r473, %r472, 15;
-	.loc 1 186 23
-	mov.s32 %r474, %r473;
-	.loc 1 186 39
-	sub.s32 %r475, %r474, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f217, %r475;
-	.loc 1 187 30
-	mov.u32 %r476, %r448;
-	.loc 1 187 27
-	bra.uni $L341_entry;
-$L341_entry:
-	.loc 1 207 67
-	not.b32 %r478, 65535;
-	and.b32 %r477, %r476, %r478;
-	.loc 1 207 64
-	mov.b32 %f219, %r477;
-	.loc 1 207 37
-	mov.f32 %f218, %f219;
-	bra.uni $L342_ret_hi;
-$L342_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r479, %r448;
-	.loc 1 187 53
-	bra.uni $L343_entry;
-$L343_entry:
-	.loc 1 206 67
-	shl.b32 %r480, %r479, 16;
-	.loc 1 206 64
-	mov.b32 %f221, %r480;
-	.loc 1 206 37
-	mov.f32 %f220, %f221;
-	bra.uni $L344_ret_lo;
-$L344_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f222, %f216, %f220, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f223, %f217, %f218, %f222;
-	mov.f32 %f142, %f223;
-	bra.uni $L345_rangeint_body;
-$L345_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r481, %r317, 16;
-	.loc 1 185 32
-	and.b32 %r482, %r481, 15;
-	.loc 1 185 23
-	mov.s32 %r483, %r482;
-	.loc 1 185 37
-	sub.s32 %r484, %r483, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f224, %r484;
-	.loc 1 186 25
-	shr.u32 %r485, %r317, 20;
-	.loc 1 186 34
-	and.b32 %r486, %r485, 15;
-	.loc 1 186 23
-	mov.s32 %r487, %r486;
-	.loc 1 186 39
-	sub.s32 %r488, %r487, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f225, %r488;
-	.loc 1 187 30
-	mov.u32 %r489, %r449;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f448, %f354;
+	.loc 1 205 41
+	mov.u32 %r399, %r383;
+	.loc 1 205 38
+	bra.uni $L332_entry;
+$L332_entry:
+	.loc 1 225 67
+	not.b32 %r401, 65535;
+	and.b32 %r400, %r399, %r401;
+	.loc 1 225 64
+	mov.b32 %f450, %r400;
+	.loc 1 225 37
+	mov.f32 %f449, %f450;
+	bra.uni $L333_ret_hi;
+$L333_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f451, %f353;
+	.loc 1 205 76
+	mov.u32 %r402, %r383;
+	.loc 1 205 73
+	bra.uni $L334_entry;
+$L334_entry:
+	.loc 1 224 67
+	shl.b32 %r403, %r402, 16;
+	.loc 1 224 64
+	mov.b32 %f453, %r403;
+	.loc 1 224 37
+	mov.f32 %f452, %f453;
+	bra.uni $L335_ret_lo;
+$L335_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f454, %f451, %f452, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f455, %f448, %f449, %f454;
+	mov.f32 %f366, %f455;
+	bra.uni $L336_rangeint_body;
+$L336_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f456, %f356;
+	.loc 1 205 41
+	mov.u32 %r404, %r384;
+	.loc 1 205 38
+	bra.uni $L337_entry;
+$L337_entry:
+	.loc 1 225 67
+	not.b32 %r406, 65535;
+	and.b32 %r405, %r404, %r406;
+	.loc 1 225 64
+	mov.b32 %f458, %r405;
+	.loc 1 225 37
+	mov.f32 %f457, %f458;
+	bra.uni $L338_ret_hi;
+$L338_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f459, %f355;
+	.loc 1 205 76
+	mov.u32 %r407, %r384;
+	.loc 1 205 73
+	bra.uni $L339_entry;
+$L339_entry:
+	.loc 1 224 67
+	shl.b32 %r408, %r407, 16;
+	.loc 1 224 64
+	mov.b32 %f461, %r408;
+	.loc 1 224 37
+	mov.f32 %f460, %f461;
+	bra.uni $L340_ret_lo;
+$L340_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f462, %f459, %f460, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f463, %f456, %f457, %f462;
+	mov.f32 %f399, %f463;
+	bra.uni $L321_rangeint_done;
+$L321_rangeint_done:
+	mov.f32 %f365, %f399;
+	bra.uni $L341_rangeint_body;
+$L341_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r409, 0;
+	mov.u32 %r410, 0;
+	mov.u32 %r411, 0;
+	mov.u32 %r412, 0;
+	.loc 1 202 27
+	shr.s64 %rd341, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd342, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd343, %rd342, 3;
+	.loc 1 202 40
+	and.b64 %rd344, %rd343, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd345, %rd344, 4;
+	.loc 1 202 30
+	add.s64 %rd346, %rd341, %rd345;
+	.loc 1 202 18
+	add.s64 %rd347, %rd346, 3;
+	shl.b64 %rd348, %rd346, 2;
+	add.s64 %rd349, %rd19, %rd348;
+	ld.shared.v4.u32 {%r413, %r414, %r415, %r416}, [%rd349];
+	.loc 1 202 3
+	mov.u32 %r409, %r413;
+	mov.u32 %r410, %r414;
+	mov.u32 %r411, %r415;
+	mov.u32 %r412, %r416;
+	mov.f32 %f366, %f365;
+	bra.uni $L342_rangeint_body;
+$L342_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f464, %f358;
+	.loc 1 205 41
+	mov.u32 %r417, %r409;
+	.loc 1 205 38
+	bra.uni $L344_entry;
+$L344_entry:
+	.loc 1 225 67
+	not.b32 %r419, 65535;
+	and.b32 %r418, %r417, %r419;
+	.loc 1 225 64
+	mov.b32 %f466, %r418;
+	.loc 1 225 37
+	mov.f32 %f465, %f466;
+	bra.uni $L345_ret_hi;
+$L345_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f467, %f357;
+	.loc 1 205 76
+	mov.u32 %r420, %r409;
+	.loc 1 205 73
 	bra.uni $L346_entry;
 $L346_entry:
-	.loc 1 207 67
-	not.b32 %r491, 65535;
-	and.b32 %r490, %r489, %r491;
-	.loc 1 207 64
-	mov.b32 %f227, %r490;
-	.loc 1 207 37
-	mov.f32 %f226, %f227;
-	bra.uni $L347_ret_hi;
-$L347_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r492, %r449;
-	.loc 1 187 53
-	bra.uni $L348_entry;
-$L348_entry:
-	.loc 1 206 67
-	shl.b32 %r493, %r492, 16;
-	.loc 1 206 64
-	mov.b32 %f229, %r493;
-	.loc 1 206 37
-	mov.f32 %f228, %f229;
-	bra.uni $L349_ret_lo;
-$L349_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f230, %f224, %f228, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f231, %f225, %f226, %f230;
-	mov.f32 %f142, %f231;
-	bra.uni $L350_rangeint_body;
-$L350_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r494, %r317, 24;
-	.loc 1 185 32
-	and.b32 %r495, %r494, 15;
-	.loc 1 185 23
-	mov.s32 %r496, %r495;
-	.loc 1 185 37
-	sub.s32 %r497, %r496, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f232, %r497;
-	.loc 1 186 25
-	shr.u32 %r498, %r317, 28;
-	.loc 1 186 34
-	and.b32 %r499, %r498, 15;
-	.loc 1 186 23
-	mov.s32 %r500, %r499;
-	.loc 1 186 39
-	sub.s32 %r501, %r500, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f233, %r501;
-	.loc 1 187 30
-	mov.u32 %r502, %r450;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r421, %r420, 16;
+	.loc 1 224 64
+	mov.b32 %f469, %r421;
+	.loc 1 224 37
+	mov.f32 %f468, %f469;
+	bra.uni $L347_ret_lo;
+$L347_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f470, %f467, %f468, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f471, %f464, %f465, %f470;
+	mov.f32 %f366, %f471;
+	bra.uni $L348_rangeint_body;
+$L348_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f472, %f360;
+	.loc 1 205 41
+	mov.u32 %r422, %r410;
+	.loc 1 205 38
+	bra.uni $L349_entry;
+$L349_entry:
+	.loc 1 225 67
+	not.b32 %r424, 65535;
+	and.b32 %r423, %r422, %r424;
+	.loc 1 225 64
+	mov.b32 %f474, %r423;
+	.loc 1 225 37
+	mov.f32 %f473, %f474;
+	bra.uni $L350_ret_hi;
+$L350_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f475, %f359;
+	.loc 1 205 76
+	mov.u32 %r425, %r410;
+	.loc 1 205 73
 	bra.uni $L351_entry;
 $L351_entry:
-	.loc 1 207 67
-	not.b32 %r504, 65535;
-	and.b32 %r503, %r502, %r504;
-	.loc 1 207 64
-	mov.b32 %f235, %r503;
-	.loc 1 207 37
-	mov.f32 %f234, %f235;
-	bra.uni $L352_ret_hi;
-$L352_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r505, %r450;
-	.loc 1 187 53
-	bra.uni $L353_entry;
-$L353_entry:
-	.loc 1 206 67
-	shl.b32 %r506, %r505, 16;
-	.loc 1 206 64
-	mov.b32 %f237, %r506;
-	.loc 1 206 37
-	mov.f32 %f236, %f237;
-	bra.uni $L354_ret_lo;
-$L354_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f238, %f232, %f236, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f239, %f233, %f234, %f238;
-	mov.f32 %f175, %f239;
-	bra.uni $L332_rangeint_done;
-$L332_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L355_rangeint_body;
-$L355_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd337, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd338, %rd337, 3;
-	.loc 1 171 19
-	and.b64 %rd339, %rd338, 3;
-	.loc 1 172 9
-	mov.u32 %r507, %r308;
-	.loc 1 173 8
-	setp.eq.s64 %p59, %rd339, 1;
-	@%p59 bra $L356_if_then;
-	bra.uni $L364_edge;
-$L356_if_then:
-	.loc 1 174 9
-	mov.u32 %r508, %r309;
-	mov.u32 %r313, %r508;
-	bra.uni $L357_if_done;
-$L364_edge:
-	mov.u32 %r313, %r507;
-	bra.uni $L357_if_done;
-$L357_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p60, %rd339, 2;
-	@%p60 bra $L358_if_then;
-	bra.uni $L365_edge;
-$L358_if_then:
-	.loc 1 177 9
-	mov.u32 %r509, %r310;
-	mov.u32 %r315, %r509;
-	bra.uni $L359_if_done;
-$L365_edge:
-	mov.u32 %r315, %r313;
-	bra.uni $L359_if_done;
-$L359_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p61, %rd339, 3;
-	@%p61 bra $L360_if_then;
-	bra.uni $L366_edge;
-$L360_if_then:
-	.loc 1 180 9
-	mov.u32 %r510, %r311;
-	mov.u32 %r317, %r510;
-	bra.uni $L361_if_done;
-$L366_edge:
-	mov.u32 %r317, %r315;
-	bra.uni $L361_if_done;
-$L361_if_done:
-	.loc 1 182 3
-	mov.u32 %r511, 0;
-	mov.u32 %r512, 0;
-	mov.u32 %r513, 0;
-	mov.u32 %r514, 0;
-	.loc 1 182 27
-	shr.s64 %rd340, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd341, %rd339, 4;
-	.loc 1 182 30
-	add.s64 %rd342, %rd340, %rd341;
-	.loc 1 182 18
-	add.s64 %rd343, %rd342, 3;
-	shl.b64 %rd344, %rd342, 2;
-	add.s64 %rd345, %rd19, %rd344;
-	ld.shared.v4.u32 {%r515, %r516, %r517, %r518}, [%rd345];
-	.loc 1 182 3
-	mov.u32 %r511, %r515;
-	mov.u32 %r512, %r516;
-	mov.u32 %r513, %r517;
-	mov.u32 %r514, %r518;
-	mov.f32 %f142, %f141;
-	bra.uni $L362_rangeint_body;
-$L362_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r519, %r317, 0;
-	.loc 1 185 32
-	and.b32 %r520, %r519, 15;
-	.loc 1 185 23
-	mov.s32 %r521, %r520;
-	.loc 1 185 37
-	sub.s32 %r522, %r521, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f240, %r522;
-	.loc 1 186 25
-	shr.u32 %r523, %r317, 4;
-	.loc 1 186 34
-	and.b32 %r524, %r523, 15;
-	.loc 1 186 23
-	mov.s32 %r525, %r524;
-	.loc 1 186 39
-	sub.s32 %r526, %r525, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f241, %r526;
-	.loc 1 187 30
-	mov.u32 %r527, %r511;
-	.loc 1 187 27
-	bra.uni $L367_entry;
-$L367_entry:
-	.loc 1 207 67
-	not.b32 %r529, 65535;
-	and.b32 %r528, %r527, %r529;
-	.loc 1 207 64
-	mov.b32 %f243, %r528;
-	.loc 1 207 37
-	mov.f32 %f242, %f243;
-	bra.uni $L368_ret_hi;
-$L368_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r530, %r511;
-	.loc 1 187 53
-	bra.uni $L369_entry;
-$L369_entry:
-	.loc 1 206 67
-	shl.b32 %r531, %r530, 16;
-	.loc 1 206 64
-	mov.b32 %f245, %r531;
-	.loc 1 206 37
-	mov.f32 %f244, %f245;
-	bra.uni $L370_ret_lo;
-$L370_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f246, %f240, %f244, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f247, %f241, %f242, %f246;
-	mov.f32 %f142, %f247;
-	bra.uni $L371_rangeint_body;
-$L371_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r532, %r317, 8;
-	.loc 1 185 32
-	and.b32 %r533, %r532, 15;
-	.loc 1 185 23
-	mov.s32 %r534, %r533;
-	.loc 1 185 37
-	sub.s32 %r535, %r534, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f248, %r535;
-	.loc 1 186 25
-	shr.u32 %r536, %r317, 12;
-	.loc 1 186 34
-	and.b32 %r537, %r536, 15;
-	.loc 1 186 23
-	mov.s32 %r538, %r537;
-	.loc 1 186 39
-	sub.s32 %r539, %r538, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f249, %r539;
-	.loc 1 187 30
-	mov.u32 %r540, %r512;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r426, %r425, 16;
+	.loc 1 224 64
+	mov.b32 %f477, %r426;
+	.loc 1 224 37
+	mov.f32 %f476, %f477;
+	bra.uni $L352_ret_lo;
+$L352_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f478, %f475, %f476, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f479, %f472, %f473, %f478;
+	mov.f32 %f366, %f479;
+	bra.uni $L353_rangeint_body;
+$L353_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f480, %f362;
+	.loc 1 205 41
+	mov.u32 %r427, %r411;
+	.loc 1 205 38
+	bra.uni $L354_entry;
+$L354_entry:
+	.loc 1 225 67
+	not.b32 %r429, 65535;
+	and.b32 %r428, %r427, %r429;
+	.loc 1 225 64
+	mov.b32 %f482, %r428;
+	.loc 1 225 37
+	mov.f32 %f481, %f482;
+	bra.uni $L355_ret_hi;
+$L355_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f483, %f361;
+	.loc 1 205 76
+	mov.u32 %r430, %r411;
+	.loc 1 205 73
+	bra.uni $L356_entry;
+$L356_entry:
+	.loc 1 224 67
+	shl.b32 %r431, %r430, 16;
+	.loc 1 224 64
+	mov.b32 %f485, %r431;
+	.loc 1 224 37
+	mov.f32 %f484, %f485;
+	bra.uni $L357_ret_lo;
+$L357_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f486, %f483, %f484, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f487, %f480, %f481, %f486;
+	mov.f32 %f366, %f487;
+	bra.uni $L358_rangeint_body;
+$L358_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f488, %f364;
+	.loc 1 205 41
+	mov.u32 %r432, %r412;
+	.loc 1 205 38
+	bra.uni $L359_entry;
+$L359_entry:
+	.loc 1 225 67
+	not.b32 %r434, 65535;
+	and.b32 %r433, %r432, %r434;
+	.loc 1 225 64
+	mov.b32 %f490, %r433;
+	.loc 1 225 37
+	mov.f32 %f489, %f490;
+	bra.uni $L360_ret_hi;
+$L360_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f491, %f363;
+	.loc 1 205 76
+	mov.u32 %r435, %r412;
+	.loc 1 205 73
+	bra.uni $L361_entry;
+$L361_entry:
+	.loc 1 224 67
+	shl.b32 %r436, %r435, 16;
+	.loc 1 224 64
+	mov.b32 %f493, %r436;
+	.loc 1 224 37
+	mov.f32 %f492, %f493;
+	bra.uni $L362_ret_lo;
+$L362_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f494, %f491, %f492, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f495, %f488, %f489, %f494;
+	mov.f32 %f399, %f495;
+	bra.uni $L343_rangeint_done;
+$L343_rangeint_done:
+	mov.f32 %f496, %f399;
+	bra.uni $L274_rangeint_done;
+$L274_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f332, %f496;
+	bra.uni $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
+$L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f497, %f1;
+	.loc 1 120 24
+	fma.rn.f32 %f498, %f164, %f332, %f497;
+	.loc 1 120 11
+	mov.f32 %f1, %f498;
+	bra.uni $L363_rangeint_body;
+$L363_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd350, %rd41, 2;
+	.loc 1 119 15
+	setp.lt.s64 %p40, %rd350, %rd12;
+	@%p40 bra $L364_if_then;
+	bra.uni $L457_rangeint_body;
+$L364_if_then:
+	.loc 1 120 47
+	add.s64 %rd351, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd352, %rd351, 512;
+	.loc 1 120 68
+	mul.lo.s64 %rd353, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd354, %rd352, %rd353;
+	.loc 1 120 34
+	bra.uni $L366_entry;
+$L366_entry:
+	.loc 1 198 53
+	mov.f32 %f500, 0f00000000;
+	mov.f32 %f501, 0f00000000;
+	mov.f32 %f502, 0f00000000;
+	mov.f32 %f503, 0f00000000;
+	mov.f32 %f504, 0f00000000;
+	mov.f32 %f505, 0f00000000;
+	mov.f32 %f506, 0f00000000;
+	mov.f32 %f507, 0f00000000;
+	mov.f32 %f508, 0f00000000;
+	mov.f32 %f509, 0f00000000;
+	mov.f32 %f510, 0f00000000;
+	mov.f32 %f511, 0f00000000;
+	mov.f32 %f512, 0f00000000;
+	mov.f32 %f513, 0f00000000;
+	mov.f32 %f514, 0f00000000;
+	mov.f32 %f515, 0f00000000;
+	mov.f32 %f516, 0f00000000;
+	mov.f32 %f517, 0f00000000;
+	mov.f32 %f518, 0f00000000;
+	mov.f32 %f519, 0f00000000;
+	mov.f32 %f520, 0f00000000;
+	mov.f32 %f521, 0f00000000;
+	mov.f32 %f522, 0f00000000;
+	mov.f32 %f523, 0f00000000;
+	mov.f32 %f524, 0f00000000;
+	mov.f32 %f525, 0f00000000;
+	mov.f32 %f526, 0f00000000;
+	mov.f32 %f527, 0f00000000;
+	mov.f32 %f528, 0f00000000;
+	mov.f32 %f529, 0f00000000;
+	mov.f32 %f530, 0f00000000;
+	mov.f32 %f531, 0f00000000;
+	mov.f32 %f500, %f4;
+	mov.f32 %f501, %f5;
+	mov.f32 %f502, %f6;
+	mov.f32 %f503, %f7;
+	mov.f32 %f504, %f8;
+	mov.f32 %f505, %f9;
+	mov.f32 %f506, %f10;
+	mov.f32 %f507, %f11;
+	mov.f32 %f508, %f12;
+	mov.f32 %f509, %f13;
+	mov.f32 %f510, %f14;
+	mov.f32 %f511, %f15;
+	mov.f32 %f512, %f16;
+	mov.f32 %f513, %f17;
+	mov.f32 %f514, %f18;
+	mov.f32 %f515, %f19;
+	mov.f32 %f516, %f20;
+	mov.f32 %f517, %f21;
+	mov.f32 %f518, %f22;
+	mov.f32 %f519, %f23;
+	mov.f32 %f520, %f24;
+	mov.f32 %f521, %f25;
+	mov.f32 %f522, %f26;
+	mov.f32 %f523, %f27;
+	mov.f32 %f524, %f28;
+	mov.f32 %f525, %f29;
+	mov.f32 %f526, %f30;
+	mov.f32 %f527, %f31;
+	mov.f32 %f528, %f32;
+	mov.f32 %f529, %f33;
+	mov.f32 %f530, %f34;
+	mov.f32 %f531, %f35;
+	mov.f32 %f532, 0f00000000;
+	bra.uni $L367_rangeint_body;
+$L367_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r437, 0;
+	mov.u32 %r438, 0;
+	mov.u32 %r439, 0;
+	mov.u32 %r440, 0;
+	.loc 1 202 27
+	shr.s64 %rd355, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd356, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd357, %rd356, 0;
+	.loc 1 202 40
+	and.b64 %rd358, %rd357, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd359, %rd358, 4;
+	.loc 1 202 30
+	add.s64 %rd360, %rd355, %rd359;
+	.loc 1 202 18
+	add.s64 %rd361, %rd360, 3;
+	shl.b64 %rd362, %rd360, 2;
+	add.s64 %rd363, %rd19, %rd362;
+	ld.shared.v4.u32 {%r441, %r442, %r443, %r444}, [%rd363];
+	.loc 1 202 3
+	mov.u32 %r437, %r441;
+	mov.u32 %r438, %r442;
+	mov.u32 %r439, %r443;
+	mov.u32 %r440, %r444;
+	mov.f32 %f533, %f532;
+	bra.uni $L369_rangeint_body;
+$L369_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f534, %f501;
+	.loc 1 205 41
+	mov.u32 %r445, %r437;
+	.loc 1 205 38
 	bra.uni $L372_entry;
 $L372_entry:
-	.loc 1 207 67
-	not.b32 %r542, 65535;
-	and.b32 %r541, %r540, %r542;
-	.loc 1 207 64
-	mov.b32 %f251, %r541;
-	.loc 1 207 37
-	mov.f32 %f250, %f251;
+	.loc 1 225 67
+	not.b32 %r447, 65535;
+	and.b32 %r446, %r445, %r447;
+	.loc 1 225 64
+	mov.b32 %f536, %r446;
+	.loc 1 225 37
+	mov.f32 %f535, %f536;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r543, %r512;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f537, %f500;
+	.loc 1 205 76
+	mov.u32 %r448, %r437;
+	.loc 1 205 73
 	bra.uni $L374_entry;
 $L374_entry:
-	.loc 1 206 67
-	shl.b32 %r544, %r543, 16;
-	.loc 1 206 64
-	mov.b32 %f253, %r544;
-	.loc 1 206 37
-	mov.f32 %f252, %f253;
+	.loc 1 224 67
+	shl.b32 %r449, %r448, 16;
+	.loc 1 224 64
+	mov.b32 %f539, %r449;
+	.loc 1 224 37
+	mov.f32 %f538, %f539;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f254, %f248, %f252, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f255, %f249, %f250, %f254;
-	mov.f32 %f142, %f255;
+	.loc 1 205 54
+	fma.rn.f32 %f540, %f537, %f538, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f541, %f534, %f535, %f540;
+	mov.f32 %f533, %f541;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r545, %r317, 16;
-	.loc 1 185 32
-	and.b32 %r546, %r545, 15;
-	.loc 1 185 23
-	mov.s32 %r547, %r546;
-	.loc 1 185 37
-	sub.s32 %r548, %r547, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f256, %r548;
-	.loc 1 186 25
-	shr.u32 %r549, %r317, 20;
-	.loc 1 186 34
-	and.b32 %r550, %r549, 15;
-	.loc 1 186 23
-	mov.s32 %r551, %r550;
-	.loc 1 186 39
-	sub.s32 %r552, %r551, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f257, %r552;
-	.loc 1 187 30
-	mov.u32 %r553, %r513;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f542, %f503;
+	.loc 1 205 41
+	mov.u32 %r450, %r438;
+	.loc 1 205 38
 	bra.uni $L377_entry;
 $L377_entry:
-	.loc 1 207 67
-	not.b32 %r555, 65535;
-	and.b32 %r554, %r553, %r555;
-	.loc 1 207 64
-	mov.b32 %f259, %r554;
-	.loc 1 207 37
-	mov.f32 %f258, %f259;
+	.loc 1 225 67
+	not.b32 %r452, 65535;
+	and.b32 %r451, %r450, %r452;
+	.loc 1 225 64
+	mov.b32 %f544, %r451;
+	.loc 1 225 37
+	mov.f32 %f543, %f544;
 	bra.uni $L378_ret_hi;
 $L378_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r556, %r513;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f545, %f502;
+	.loc 1 205 76
+	mov.u32 %r453, %r438;
+	.loc 1 205 73
 	bra.uni $L379_entry;
 $L379_entry:
-	.loc 1 206 67
-	shl.b32 %r557, %r556, 16;
-	.loc 1 206 64
-	mov.b32 %f261, %r557;
-	.loc 1 206 37
-	mov.f32 %f260, %f261;
+	.loc 1 224 67
+	shl.b32 %r454, %r453, 16;
+	.loc 1 224 64
+	mov.b32 %f547, %r454;
+	.loc 1 224 37
+	mov.f32 %f546, %f547;
 	bra.uni $L380_ret_lo;
 $L380_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f262, %f256, %f260, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f263, %f257, %f258, %f262;
-	mov.f32 %f142, %f263;
+	.loc 1 205 54
+	fma.rn.f32 %f548, %f545, %f546, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f549, %f542, %f543, %f548;
+	mov.f32 %f533, %f549;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r558, %r317, 24;
-	.loc 1 185 32
-	and.b32 %r559, %r558, 15;
-	.loc 1 185 23
-	mov.s32 %r560, %r559;
-	.loc 1 185 37
-	sub.s32 %r561, %r560, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f264, %r561;
-	.loc 1 186 25
-	shr.u32 %r562, %r317, 28;
-	.loc 1 186 34
-	and.b32 %r563, %r562, 15;
-	.loc 1 186 23
-	mov.s32 %r564, %r563;
-	.loc 1 186 39
-	sub.s32 %r565, %r564, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f265, %r565;
-	.loc 1 187 30
-	mov.u32 %r566, %r514;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f550, %f505;
+	.loc 1 205 41
+	mov.u32 %r455, %r439;
+	.loc 1 205 38
 	bra.uni $L382_entry;
 $L382_entry:
-	.loc 1 207 67
-	not.b32 %r568, 65535;
-	and.b32 %r567, %r566, %r568;
-	.loc 1 207 64
-	mov.b32 %f267, %r567;
-	.loc 1 207 37
-	mov.f32 %f266, %f267;
+	.loc 1 225 67
+	not.b32 %r457, 65535;
+	and.b32 %r456, %r455, %r457;
+	.loc 1 225 64
+	mov.b32 %f552, %r456;
+	.loc 1 225 37
+	mov.f32 %f551, %f552;
 	bra.uni $L383_ret_hi;
 $L383_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r569, %r514;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f553, %f504;
+	.loc 1 205 76
+	mov.u32 %r458, %r439;
+	.loc 1 205 73
 	bra.uni $L384_entry;
 $L384_entry:
-	.loc 1 206 67
-	shl.b32 %r570, %r569, 16;
-	.loc 1 206 64
-	mov.b32 %f269, %r570;
-	.loc 1 206 37
-	mov.f32 %f268, %f269;
+	.loc 1 224 67
+	shl.b32 %r459, %r458, 16;
+	.loc 1 224 64
+	mov.b32 %f555, %r459;
+	.loc 1 224 37
+	mov.f32 %f554, %f555;
 	bra.uni $L385_ret_lo;
 $L385_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f270, %f264, %f268, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f271, %f265, %f266, %f270;
-	mov.f32 %f175, %f271;
-	bra.uni $L363_rangeint_done;
-$L363_rangeint_done:
-	mov.f32 %f272, %f175;
-	bra.uni $L261_rangeint_done;
-$L261_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f140, %f272;
-	bra.uni $L270_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
-$L270_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f273, %f1;
-	.loc 1 117 24
-	fma.rn.f32 %f274, %f4, %f140, %f273;
-	.loc 1 117 11
-	mov.f32 %f1, %f274;
+	.loc 1 205 54
+	fma.rn.f32 %f556, %f553, %f554, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f557, %f550, %f551, %f556;
+	mov.f32 %f533, %f557;
 	bra.uni $L386_rangeint_body;
 $L386_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd346, %rd41, 2;
-	.loc 1 116 15
-	setp.lt.s64 %p62, %rd346, %rd12;
-	@%p62 bra $L387_if_then;
-	bra.uni $L516_rangeint_body;
-$L387_if_then:
-	.loc 1 117 47
-	add.s64 %rd347, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd348, %rd347, 512;
-	.loc 1 117 68
-	mul.lo.s64 %rd349, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd350, %rd348, %rd349;
-	.loc 1 117 34
+	.loc 1 205 20
+	mov.f32 %f558, %f507;
+	.loc 1 205 41
+	mov.u32 %r460, %r440;
+	.loc 1 205 38
+	bra.uni $L387_entry;
+$L387_entry:
+	.loc 1 225 67
+	not.b32 %r462, 65535;
+	and.b32 %r461, %r460, %r462;
+	.loc 1 225 64
+	mov.b32 %f560, %r461;
+	.loc 1 225 37
+	mov.f32 %f559, %f560;
+	bra.uni $L388_ret_hi;
+$L388_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f561, %f506;
+	.loc 1 205 76
+	mov.u32 %r463, %r440;
+	.loc 1 205 73
 	bra.uni $L389_entry;
 $L389_entry:
-	.loc 1 167 53
-	mov.u32 %r571, 0;
-	mov.u32 %r572, 0;
-	mov.u32 %r573, 0;
-	mov.u32 %r574, 0;
-	mov.u32 %r571, %r41;
-	mov.u32 %r572, %r42;
-	mov.u32 %r573, %r43;
-	mov.u32 %r574, %r44;
-	mov.f32 %f276, 0f00000000;
-	bra.uni $L390_rangeint_body;
-$L390_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd351, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd352, %rd351, 0;
-	.loc 1 171 19
-	and.b64 %rd353, %rd352, 3;
-	.loc 1 172 9
-	mov.u32 %r575, %r571;
-	.loc 1 173 8
-	setp.eq.s64 %p63, %rd353, 1;
-	@%p63 bra $L392_if_then;
-	bra.uni $L401_edge;
-$L392_if_then:
-	.loc 1 174 9
-	mov.u32 %r577, %r572;
-	mov.u32 %r576, %r577;
-	bra.uni $L393_if_done;
-$L401_edge:
-	mov.u32 %r576, %r575;
-	bra.uni $L393_if_done;
-$L393_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p64, %rd353, 2;
-	@%p64 bra $L394_if_then;
-	bra.uni $L402_edge;
-$L394_if_then:
-	.loc 1 177 9
-	mov.u32 %r579, %r573;
-	mov.u32 %r578, %r579;
-	bra.uni $L395_if_done;
-$L402_edge:
-	mov.u32 %r578, %r576;
-	bra.uni $L395_if_done;
-$L395_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p65, %rd353, 3;
-	@%p65 bra $L396_if_then;
-	bra.uni $L403_edge;
-$L396_if_then:
-	.loc 1 180 9
-	mov.u32 %r581, %r574;
-	mov.u32 %r580, %r581;
-	bra.uni $L397_if_done;
-$L403_edge:
-	mov.u32 %r580, %r578;
-	bra.uni $L397_if_done;
-$L397_if_done:
-	.loc 1 182 3
-	mov.u32 %r582, 0;
-	mov.u32 %r583, 0;
-	mov.u32 %r584, 0;
-	mov.u32 %r585, 0;
-	.loc 1 182 27
-	shr.s64 %rd354, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd355, %rd353, 4;
-	.loc 1 182 30
-	add.s64 %rd356, %rd354, %rd355;
-	.loc 1 182 18
-	add.s64 %rd357, %rd356, 3;
-	shl.b64 %rd358, %rd356, 2;
-	add.s64 %rd359, %rd19, %rd358;
-	ld.shared.v4.u32 {%r586, %r587, %r588, %r589}, [%rd359];
-	.loc 1 182 3
-	mov.u32 %r582, %r586;
-	mov.u32 %r583, %r587;
-	mov.u32 %r584, %r588;
-	mov.u32 %r585, %r589;
-	mov.f32 %f277, %f276;
+	.loc 1 224 67
+	shl.b32 %r464, %r463, 16;
+	.loc 1 224 64
+	mov.b32 %f563, %r464;
+	.loc 1 224 37
+	mov.f32 %f562, %f563;
+	bra.uni $L390_ret_lo;
+$L390_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f564, %f561, %f562, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f565, %f558, %f559, %f564;
+	mov.f32 %f566, %f565;
+	bra.uni $L370_rangeint_done;
+$L370_rangeint_done:
+	mov.f32 %f532, %f566;
+	bra.uni $L391_rangeint_body;
+$L391_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r465, 0;
+	mov.u32 %r466, 0;
+	mov.u32 %r467, 0;
+	mov.u32 %r468, 0;
+	.loc 1 202 27
+	shr.s64 %rd364, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd365, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd366, %rd365, 1;
+	.loc 1 202 40
+	and.b64 %rd367, %rd366, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd368, %rd367, 4;
+	.loc 1 202 30
+	add.s64 %rd369, %rd364, %rd368;
+	.loc 1 202 18
+	add.s64 %rd370, %rd369, 3;
+	shl.b64 %rd371, %rd369, 2;
+	add.s64 %rd372, %rd19, %rd371;
+	ld.shared.v4.u32 {%r469, %r470, %r471, %r472}, [%rd372];
+	.loc 1 202 3
+	mov.u32 %r465, %r469;
+	mov.u32 %r466, %r470;
+	mov.u32 %r467, %r471;
+	mov.u32 %r468, %r472;
+	mov.f32 %f533, %f532;
+	bra.uni $L392_rangeint_body;
+$L392_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f567, %f509;
+	.loc 1 205 41
+	mov.u32 %r473, %r465;
+	.loc 1 205 38
+	bra.uni $L394_entry;
+$L394_entry:
+	.loc 1 225 67
+	not.b32 %r475, 65535;
+	and.b32 %r474, %r473, %r475;
+	.loc 1 225 64
+	mov.b32 %f569, %r474;
+	.loc 1 225 37
+	mov.f32 %f568, %f569;
+	bra.uni $L395_ret_hi;
+$L395_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f570, %f508;
+	.loc 1 205 76
+	mov.u32 %r476, %r465;
+	.loc 1 205 73
+	bra.uni $L396_entry;
+$L396_entry:
+	.loc 1 224 67
+	shl.b32 %r477, %r476, 16;
+	.loc 1 224 64
+	mov.b32 %f572, %r477;
+	.loc 1 224 37
+	mov.f32 %f571, %f572;
+	bra.uni $L397_ret_lo;
+$L397_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f573, %f570, %f571, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f574, %f567, %f568, %f573;
+	mov.f32 %f533, %f574;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r590, %r580, 0;
-	.loc 1 185 32
-	and.b32 %r591, %r590, 15;
-	.loc 1 185 23
-	mov.s32 %r592, %r591;
-	.loc 1 185 37
-	sub.s32 %r593, %r592, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f278, %r593;
-	.loc 1 186 25
-	shr.u32 %r594, %r580, 4;
-	.loc 1 186 34
-	and.b32 %r595, %r594, 15;
-	.loc 1 186 23
-	mov.s32 %r596, %r595;
-	.loc 1 186 39
-	sub.s32 %r597, %r596, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f279, %r597;
-	.loc 1 187 30
-	mov.u32 %r598, %r582;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f575, %f511;
+	.loc 1 205 41
+	mov.u32 %r478, %r466;
+	.loc 1 205 38
+	bra.uni $L399_entry;
+$L399_entry:
+	.loc 1 225 67
+	not.b32 %r480, 65535;
+	and.b32 %r479, %r478, %r480;
+	.loc 1 225 64
+	mov.b32 %f577, %r479;
+	.loc 1 225 37
+	mov.f32 %f576, %f577;
+	bra.uni $L400_ret_hi;
+$L400_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f578, %f510;
+	.loc 1 205 76
+	mov.u32 %r481, %r466;
+	.loc 1 205 73
+	bra.uni $L401_entry;
+$L401_entry:
+	.loc 1 224 67
+	shl.b32 %r482, %r481, 16;
+	.loc 1 224 64
+	mov.b32 %f580, %r482;
+	.loc 1 224 37
+	mov.f32 %f579, %f580;
+	bra.uni $L402_ret_lo;
+$L402_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f581, %f578, %f579, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f582, %f575, %f576, %f581;
+	mov.f32 %f533, %f582;
+	bra.uni $L403_rangeint_body;
+$L403_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f583, %f513;
+	.loc 1 205 41
+	mov.u32 %r483, %r467;
+	.loc 1 205 38
 	bra.uni $L404_entry;
 $L404_entry:
-	.loc 1 207 67
-	not.b32 %r600, 65535;
-	and.b32 %r599, %r598, %r600;
-	.loc 1 207 64
-	mov.b32 %f281, %r599;
-	.loc 1 207 37
-	mov.f32 %f280, %f281;
+	.loc 1 225 67
+	not.b32 %r485, 65535;
+	and.b32 %r484, %r483, %r485;
+	.loc 1 225 64
+	mov.b32 %f585, %r484;
+	.loc 1 225 37
+	mov.f32 %f584, %f585;
 	bra.uni $L405_ret_hi;
 $L405_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r601, %r582;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f586, %f512;
+	.loc 1 205 76
+	mov.u32 %r486, %r467;
+	.loc 1 205 73
 	bra.uni $L406_entry;
 $L406_entry:
-	.loc 1 206 67
-	shl.b32 %r602, %r601, 16;
-	.loc 1 206 64
-	mov.b32 %f283, %r602;
-	.loc 1 206 37
-	mov.f32 %f282, %f283;
+	.loc 1 224 67
+	shl.b32 %r487, %r486, 16;
+	.loc 1 224 64
+	mov.b32 %f588, %r487;
+	.loc 1 224 37
+	mov.f32 %f587, %f588;
 	bra.uni $L407_ret_lo;
 $L407_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f284, %f278, %f282, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f285, %f279, %f280, %f284;
-	mov.f32 %f277, %f285;
+	.loc 1 205 54
+	fma.rn.f32 %f589, %f586, %f587, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f590, %f583, %f584, %f589;
+	mov.f32 %f533, %f590;
 	bra.uni $L408_rangeint_body;
 $L408_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r603, %r580, 8;
-	.loc 1 185 32
-	and.b32 %r604, %r603, 15;
-	.loc 1 185 23
-	mov.s32 %r605, %r604;
-	.loc 1 185 37
-	sub.s32 %r606, %r605, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f286, %r606;
-	.loc 1 186 25
-	shr.u32 %r607, %r580, 12;
-	.loc 1 186 34
-	and.b32 %r608, %r607, 15;
-	.loc 1 186 23
-	mov.s32 %r609, %r608;
-	.loc 1 186 39
-	sub.s32 %r610, %r609, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f287, %r610;
-	.loc 1 187 30
-	mov.u32 %r611, %r583;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f591, %f515;
+	.loc 1 205 41
+	mov.u32 %r488, %r468;
+	.loc 1 205 38
 	bra.uni $L409_entry;
 $L409_entry:
-	.loc 1 207 67
-	not.b32 %r613, 65535;
-	and.b32 %r612, %r611, %r613;
-	.loc 1 207 64
-	mov.b32 %f289, %r612;
-	.loc 1 207 37
-	mov.f32 %f288, %f289;
+	.loc 1 225 67
+	not.b32 %r490, 65535;
+	and.b32 %r489, %r488, %r490;
+	.loc 1 225 64
+	mov.b32 %f593, %r489;
+	.loc 1 225 37
+	mov.f32 %f592, %f593;
 	bra.uni $L410_ret_hi;
 $L410_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r614, %r583;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f594, %f514;
+	.loc 1 205 76
+	mov.u32 %r491, %r468;
+	.loc 1 205 73
 	bra.uni $L411_entry;
 $L411_entry:
-	.loc 1 206 67
-	shl.b32 %r615, %r614, 16;
-	.loc 1 206 64
-	mov.b32 %f291, %r615;
-	.loc 1 206 37
-	mov.f32 %f290, %f291;
+	.loc 1 224 67
+	shl.b32 %r492, %r491, 16;
+	.loc 1 224 64
+	mov.b32 %f596, %r492;
+	.loc 1 224 37
+	mov.f32 %f595, %f596;
 	bra.uni $L412_ret_lo;
 $L412_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f292, %f286, %f290, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f293, %f287, %f288, %f292;
-	mov.f32 %f277, %f293;
+	.loc 1 205 54
+	fma.rn.f32 %f597, %f594, %f595, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f598, %f591, %f592, %f597;
+	mov.f32 %f566, %f598;
+	bra.uni $L393_rangeint_done;
+$L393_rangeint_done:
+	mov.f32 %f532, %f566;
 	bra.uni $L413_rangeint_body;
 $L413_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r616, %r580, 16;
-	.loc 1 185 32
-	and.b32 %r617, %r616, 15;
-	.loc 1 185 23
-	mov.s32 %r618, %r617;
-	.loc 1 185 37
-	sub.s32 %r619, %r618, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f294, %r619;
-	.loc 1 186 25
-	shr.u32 %r620, %r580, 20;
-	.loc 1 186 34
-	and.b32 %r621, %r620, 15;
-	.loc 1 186 23
-	mov.s32 %r622, %r621;
-	.loc 1 186 39
-	sub.s32 %r623, %r622, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f295, %r623;
-	.loc 1 187 30
-	mov.u32 %r624, %r584;
-	.loc 1 187 27
-	bra.uni $L414_entry;
-$L414_entry:
-	.loc 1 207 67
-	not.b32 %r626, 65535;
-	and.b32 %r625, %r624, %r626;
-	.loc 1 207 64
-	mov.b32 %f297, %r625;
-	.loc 1 207 37
-	mov.f32 %f296, %f297;
-	bra.uni $L415_ret_hi;
-$L415_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r627, %r584;
-	.loc 1 187 53
+	.loc 1 202 3
+	mov.u32 %r493, 0;
+	mov.u32 %r494, 0;
+	mov.u32 %r495, 0;
+	mov.u32 %r496, 0;
+	.loc 1 202 27
+	shr.s64 %rd373, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd374, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd375, %rd374, 2;
+	.loc 1 202 40
+	and.b64 %rd376, %rd375, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd377, %rd376, 4;
+	.loc 1 202 30
+	add.s64 %rd378, %rd373, %rd377;
+	.loc 1 202 18
+	add.s64 %rd379, %rd378, 3;
+	shl.b64 %rd380, %rd378, 2;
+	add.s64 %rd381, %rd19, %rd380;
+	ld.shared.v4.u32 {%r497, %r498, %r499, %r500}, [%rd381];
+	.loc 1 202 3
+	mov.u32 %r493, %r497;
+	mov.u32 %r494, %r498;
+	mov.u32 %r495, %r499;
+	mov.u32 %r496, %r500;
+	mov.f32 %f533, %f532;
+	bra.uni $L414_rangeint_body;
+$L414_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f599, %f517;
+	.loc 1 205 41
+	mov.u32 %r501, %r493;
+	.loc 1 205 38
 	bra.uni $L416_entry;
 $L416_entry:
-	.loc 1 206 67
-	shl.b32 %r628, %r627, 16;
-	.loc 1 206 64
-	mov.b32 %f299, %r628;
-	.loc 1 206 37
-	mov.f32 %f298, %f299;
-	bra.uni $L417_ret_lo;
-$L417_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f300, %f294, %f298, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f301, %f295, %f296, %f300;
-	mov.f32 %f277, %f301;
-	bra.uni $L418_rangeint_body;
-$L418_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r629, %r580, 24;
-	.loc 1 185 32
-	and.b32 %r630, %r629, 15;
-	.loc 1 185 23
-	mov.s32 %r631, %r630;
-	.loc 1 185 37
-	sub.s32 %r632, %r631, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f302, %r632;
-	.loc 1 186 25
-	shr.u32 %r633, %r580, 28;
-	.loc 1 186 34
-	and.b32 %r634, %r633, 15;
-	.loc 1 186 23
-	mov.s32 %r635, %r634;
-	.loc 1 186 39
-	sub.s32 %r636, %r635, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f303, %r636;
-	.loc 1 187 30
-	mov.u32 %r637, %r585;
-	.loc 1 187 27
-	bra.uni $L419_entry;
-$L419_entry:
-	.loc 1 207 67
-	not.b32 %r639, 65535;
-	and.b32 %r638, %r637, %r639;
-	.loc 1 207 64
-	mov.b32 %f305, %r638;
-	.loc 1 207 37
-	mov.f32 %f304, %f305;
-	bra.uni $L420_ret_hi;
-$L420_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r640, %r585;
-	.loc 1 187 53
+	.loc 1 225 67
+	not.b32 %r503, 65535;
+	and.b32 %r502, %r501, %r503;
+	.loc 1 225 64
+	mov.b32 %f601, %r502;
+	.loc 1 225 37
+	mov.f32 %f600, %f601;
+	bra.uni $L417_ret_hi;
+$L417_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f602, %f516;
+	.loc 1 205 76
+	mov.u32 %r504, %r493;
+	.loc 1 205 73
+	bra.uni $L418_entry;
+$L418_entry:
+	.loc 1 224 67
+	shl.b32 %r505, %r504, 16;
+	.loc 1 224 64
+	mov.b32 %f604, %r505;
+	.loc 1 224 37
+	mov.f32 %f603, %f604;
+	bra.uni $L419_ret_lo;
+$L419_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f605, %f602, %f603, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f606, %f599, %f600, %f605;
+	mov.f32 %f533, %f606;
+	bra.uni $L420_rangeint_body;
+$L420_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f607, %f519;
+	.loc 1 205 41
+	mov.u32 %r506, %r494;
+	.loc 1 205 38
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 1 206 67
-	shl.b32 %r641, %r640, 16;
-	.loc 1 206 64
-	mov.b32 %f307, %r641;
-	.loc 1 206 37
-	mov.f32 %f306, %f307;
-	bra.uni $L422_ret_lo;
-$L422_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f308, %f302, %f306, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f309, %f303, %f304, %f308;
-	mov.f32 %f310, %f309;
-	bra.uni $L399_rangeint_done;
-$L399_rangeint_done:
-	mov.f32 %f276, %f310;
-	bra.uni $L423_rangeint_body;
-$L423_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd360, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd361, %rd360, 1;
-	.loc 1 171 19
-	and.b64 %rd362, %rd361, 3;
-	.loc 1 172 9
-	mov.u32 %r642, %r571;
-	.loc 1 173 8
-	setp.eq.s64 %p66, %rd362, 1;
-	@%p66 bra $L424_if_then;
-	bra.uni $L432_edge;
-$L424_if_then:
-	.loc 1 174 9
-	mov.u32 %r643, %r572;
-	mov.u32 %r576, %r643;
-	bra.uni $L425_if_done;
-$L432_edge:
-	mov.u32 %r576, %r642;
-	bra.uni $L425_if_done;
-$L425_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p67, %rd362, 2;
-	@%p67 bra $L426_if_then;
-	bra.uni $L433_edge;
-$L426_if_then:
-	.loc 1 177 9
-	mov.u32 %r644, %r573;
-	mov.u32 %r578, %r644;
-	bra.uni $L427_if_done;
-$L433_edge:
-	mov.u32 %r578, %r576;
-	bra.uni $L427_if_done;
-$L427_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p68, %rd362, 3;
-	@%p68 bra $L428_if_then;
-	bra.uni $L434_edge;
-$L428_if_then:
-	.loc 1 180 9
-	mov.u32 %r645, %r574;
-	mov.u32 %r580, %r645;
-	bra.uni $L429_if_done;
-$L434_edge:
-	mov.u32 %r580, %r578;
-	bra.uni $L429_if_done;
-$L429_if_done:
-	.loc 1 182 3
-	mov.u32 %r646, 0;
-	mov.u32 %r647, 0;
-	mov.u32 %r648, 0;
-	mov.u32 %r649, 0;
-	.loc 1 182 27
-	shr.s64 %rd363, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd364, %rd362, 4;
-	.loc 1 182 30
-	add.s64 %rd365, %rd363, %rd364;
-	.loc 1 182 18
-	add.s64 %rd366, %rd365, 3;
-	shl.b64 %rd367, %rd365, 2;
-	add.s64 %rd368, %rd19, %rd367;
-	ld.shared.v4.u32 {%r650, %r651, %r652, %r653}, [%rd368];
-	.loc 1 182 3
-	mov.u32 %r646, %r650;
-	mov.u32 %r647, %r651;
-	mov.u32 %r648, %r652;
-	mov.u32 %r649, %r653;
-	mov.f32 %f277, %f276;
+	.loc 1 225 67
+	not.b32 %r508, 65535;
+	and.b32 %r507, %r506, %r508;
+	.loc 1 225 64
+	mov.b32 %f609, %r507;
+	.loc 1 225 37
+	mov.f32 %f608, %f609;
+	bra.uni $L422_ret_hi;
+$L422_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f610, %f518;
+	.loc 1 205 76
+	mov.u32 %r509, %r494;
+	.loc 1 205 73
+	bra.uni $L423_entry;
+$L423_entry:
+	.loc 1 224 67
+	shl.b32 %r510, %r509, 16;
+	.loc 1 224 64
+	mov.b32 %f612, %r510;
+	.loc 1 224 37
+	mov.f32 %f611, %f612;
+	bra.uni $L424_ret_lo;
+$L424_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f613, %f610, %f611, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f614, %f607, %f608, %f613;
+	mov.f32 %f533, %f614;
+	bra.uni $L425_rangeint_body;
+$L425_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f615, %f521;
+	.loc 1 205 41
+	mov.u32 %r511, %r495;
+	.loc 1 205 38
+	bra.uni $L426_entry;
+$L426_entry:
+	.loc 1 225 67
+	not.b32 %r513, 65535;
+	and.b32 %r512, %r511, %r513;
+	.loc 1 225 64
+	mov.b32 %f617, %r512;
+	.loc 1 225 37
+	mov.f32 %f616, %f617;
+	bra.uni $L427_ret_hi;
+$L427_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f618, %f520;
+	.loc 1 205 76
+	mov.u32 %r514, %r495;
+	.loc 1 205 73
+	bra.uni $L428_entry;
+$L428_entry:
+	.loc 1 224 67
+	shl.b32 %r515, %r514, 16;
+	.loc 1 224 64
+	mov.b32 %f620, %r515;
+	.loc 1 224 37
+	mov.f32 %f619, %f620;
+	bra.uni $L429_ret_lo;
+$L429_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f621, %f618, %f619, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f622, %f615, %f616, %f621;
+	mov.f32 %f533, %f622;
 	bra.uni $L430_rangeint_body;
 $L430_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r654, %r580, 0;
-	.loc 1 185 32
-	and.b32 %r655, %r654, 15;
-	.loc 1 185 23
-	mov.s32 %r656, %r655;
-	.loc 1 185 37
-	sub.s32 %r657, %r656, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f311, %r657;
-	.loc 1 186 25
-	shr.u32 %r658, %r580, 4;
-	.loc 1 186 34
-	and.b32 %r659, %r658, 15;
-	.loc 1 186 23
-	mov.s32 %r660, %r659;
-	.loc 1 186 39
-	sub.s32 %r661, %r660, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f312, %r661;
-	.loc 1 187 30
-	mov.u32 %r662, %r646;
-	.loc 1 187 27
-	bra.uni $L435_entry;
-$L435_entry:
-	.loc 1 207 67
-	not.b32 %r664, 65535;
-	and.b32 %r663, %r662, %r664;
-	.loc 1 207 64
-	mov.b32 %f314, %r663;
-	.loc 1 207 37
-	mov.f32 %f313, %f314;
-	bra.uni $L436_ret_hi;
-$L436_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r665, %r646;
-	.loc 1 187 53
-	bra.uni $L437_entry;
-$L437_entry:
-	.loc 1 206 67
-	shl.b32 %r666, %r665, 16;
-	.loc 1 206 64
-	mov.b32 %f316, %r666;
-	.loc 1 206 37
-	mov.f32 %f315, %f316;
-	bra.uni $L438_ret_lo;
-$L438_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f317, %f311, %f315, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f318, %f312, %f313, %f317;
-	mov.f32 %f277, %f318;
-	bra.uni $L439_rangeint_body;
-$L439_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r667, %r580, 8;
-	.loc 1 185 32
-	and.b32 %r668, %r667, 15;
-	.loc 1 185 23
-	mov.s32 %r669, %r668;
-	.loc 1 185 37
-	sub.s32 %r670, %r669, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f319, %r670;
-	.loc 1 186 25
-	shr.u32 %r671, %r580, 12;
-	.loc 1 186 34
-	and.b32 %r672, %r671, 15;
-	.loc 1 186 23
-	mov.s32 %r673, %r672;
-	.loc 1 186 39
-	sub.s32 %r674, %r673, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f320, %r674;
-	.loc 1 187 30
-	mov.u32 %r675, %r647;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f623, %f523;
+	.loc 1 205 41
+	mov.u32 %r516, %r496;
+	.loc 1 205 38
+	bra.uni $L431_entry;
+$L431_entry:
+	.loc 1 225 67
+	not.b32 %r518, 65535;
+	and.b32 %r517, %r516, %r518;
+	.loc 1 225 64
+	mov.b32 %f625, %r517;
+	.loc 1 225 37
+	mov.f32 %f624, %f625;
+	bra.uni $L432_ret_hi;
+$L432_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f626, %f522;
+	.loc 1 205 76
+	mov.u32 %r519, %r496;
+	.loc 1 205 73
+	bra.uni $L433_entry;
+$L433_entry:
+	.loc 1 224 67
+	shl.b32 %r520, %r519, 16;
+	.loc 1 224 64
+	mov.b32 %f628, %r520;
+	.loc 1 224 37
+	mov.f32 %f627, %f628;
+	bra.uni $L434_ret_lo;
+$L434_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f629, %f626, %f627, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f630, %f623, %f624, %f629;
+	mov.f32 %f566, %f630;
+	bra.uni $L415_rangeint_done;
+$L415_rangeint_done:
+	mov.f32 %f532, %f566;
+	bra.uni $L435_rangeint_body;
+$L435_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r521, 0;
+	mov.u32 %r522, 0;
+	mov.u32 %r523, 0;
+	mov.u32 %r524, 0;
+	.loc 1 202 27
+	shr.s64 %rd382, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd383, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd384, %rd383, 3;
+	.loc 1 202 40
+	and.b64 %rd385, %rd384, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd386, %rd385, 4;
+	.loc 1 202 30
+	add.s64 %rd387, %rd382, %rd386;
+	.loc 1 202 18
+	add.s64 %rd388, %rd387, 3;
+	shl.b64 %rd389, %rd387, 2;
+	add.s64 %rd390, %rd19, %rd389;
+	ld.shared.v4.u32 {%r525, %r526, %r527, %r528}, [%rd390];
+	.loc 1 202 3
+	mov.u32 %r521, %r525;
+	mov.u32 %r522, %r526;
+	mov.u32 %r523, %r527;
+	mov.u32 %r524, %r528;
+	mov.f32 %f533, %f532;
+	bra.uni $L436_rangeint_body;
+$L436_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f631, %f525;
+	.loc 1 205 41
+	mov.u32 %r529, %r521;
+	.loc 1 205 38
+	bra.uni $L438_entry;
+$L438_entry:
+	.loc 1 225 67
+	not.b32 %r531, 65535;
+	and.b32 %r530, %r529, %r531;
+	.loc 1 225 64
+	mov.b32 %f633, %r530;
+	.loc 1 225 37
+	mov.f32 %f632, %f633;
+	bra.uni $L439_ret_hi;
+$L439_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f634, %f524;
+	.loc 1 205 76
+	mov.u32 %r532, %r521;
+	.loc 1 205 73
 	bra.uni $L440_entry;
 $L440_entry:
-	.loc 1 207 67
-	not.b32 %r677, 65535;
-	and.b32 %r676, %r675, %r677;
-	.loc 1 207 64
-	mov.b32 %f322, %r676;
-	.loc 1 207 37
-	mov.f32 %f321, %f322;
-	bra.uni $L441_ret_hi;
-$L441_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r678, %r647;
-	.loc 1 187 53
-	bra.uni $L442_entry;
-$L442_entry:
-	.loc 1 206 67
-	shl.b32 %r679, %r678, 16;
-	.loc 1 206 64
-	mov.b32 %f324, %r679;
-	.loc 1 206 37
-	mov.f32 %f323, %f324;
-	bra.uni $L443_ret_lo;
-$L443_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f325, %f319, %f323, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f326, %f320, %f321, %f325;
-	mov.f32 %f277, %f326;
-	bra.uni $L444_rangeint_body;
-$L444_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r680, %r580, 16;
-	.loc 1 185 32
-	and.b32 %r681, %r680, 15;
-	.loc 1 185 23
-	mov.s32 %r682, %r681;
-	.loc 1 185 37
-	sub.s32 %r683, %r682, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f327, %r683;
-	.loc 1 186 25
-	shr.u32 %r684, %r580, 20;
-	.loc 1 186 34
-	and.b32 %r685, %r684, 15;
-	.loc 1 186 23
-	mov.s32 %r686, %r685;
-	.loc 1 186 39
-	sub.s32 %r687, %r686, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f328, %r687;
-	.loc 1 187 30
-	mov.u32 %r688, %r648;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r533, %r532, 16;
+	.loc 1 224 64
+	mov.b32 %f636, %r533;
+	.loc 1 224 37
+	mov.f32 %f635, %f636;
+	bra.uni $L441_ret_lo;
+$L441_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f637, %f634, %f635, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f638, %f631, %f632, %f637;
+	mov.f32 %f533, %f638;
+	bra.uni $L442_rangeint_body;
+$L442_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f639, %f527;
+	.loc 1 205 41
+	mov.u32 %r534, %r522;
+	.loc 1 205 38
+	bra.uni $L443_entry;
+$L443_entry:
+	.loc 1 225 67
+	not.b32 %r536, 65535;
+	and.b32 %r535, %r534, %r536;
+	.loc 1 225 64
+	mov.b32 %f641, %r535;
+	.loc 1 225 37
+	mov.f32 %f640, %f641;
+	bra.uni $L444_ret_hi;
+$L444_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f642, %f526;
+	.loc 1 205 76
+	mov.u32 %r537, %r522;
+	.loc 1 205 73
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 1 207 67
-	not.b32 %r690, 65535;
-	and.b32 %r689, %r688, %r690;
-	.loc 1 207 64
-	mov.b32 %f330, %r689;
-	.loc 1 207 37
-	mov.f32 %f329, %f330;
-	bra.uni $L446_ret_hi;
-$L446_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r691, %r648;
-	.loc 1 187 53
-	bra.uni $L447_entry;
-$L447_entry:
-	.loc 1 206 67
-	shl.b32 %r692, %r691, 16;
-	.loc 1 206 64
-	mov.b32 %f332, %r692;
-	.loc 1 206 37
-	mov.f32 %f331, %f332;
-	bra.uni $L448_ret_lo;
-$L448_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f333, %f327, %f331, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f334, %f328, %f329, %f333;
-	mov.f32 %f277, %f334;
-	bra.uni $L449_rangeint_body;
-$L449_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r693, %r580, 24;
-	.loc 1 185 32
-	and.b32 %r694, %r693, 15;
-	.loc 1 185 23
-	mov.s32 %r695, %r694;
-	.loc 1 185 37
-	sub.s32 %r696, %r695, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f335, %r696;
-	.loc 1 186 25
-	shr.u32 %r697, %r580, 28;
-	.loc 1 186 34
-	and.b32 %r698, %r697, 15;
-	.loc 1 186 23
-	mov.s32 %r699, %r698;
-	.loc 1 186 39
-	sub.s32 %r700, %r699, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f336, %r700;
-	.loc 1 187 30
-	mov.u32 %r701, %r649;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r538, %r537, 16;
+	.loc 1 224 64
+	mov.b32 %f644, %r538;
+	.loc 1 224 37
+	mov.f32 %f643, %f644;
+	bra.uni $L446_ret_lo;
+$L446_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f645, %f642, %f643, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f646, %f639, %f640, %f645;
+	mov.f32 %f533, %f646;
+	bra.uni $L447_rangeint_body;
+$L447_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f647, %f529;
+	.loc 1 205 41
+	mov.u32 %r539, %r523;
+	.loc 1 205 38
+	bra.uni $L448_entry;
+$L448_entry:
+	.loc 1 225 67
+	not.b32 %r541, 65535;
+	and.b32 %r540, %r539, %r541;
+	.loc 1 225 64
+	mov.b32 %f649, %r540;
+	.loc 1 225 37
+	mov.f32 %f648, %f649;
+	bra.uni $L449_ret_hi;
+$L449_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f650, %f528;
+	.loc 1 205 76
+	mov.u32 %r542, %r523;
+	.loc 1 205 73
 	bra.uni $L450_entry;
 $L450_entry:
-	.loc 1 207 67
-	not.b32 %r703, 65535;
-	and.b32 %r702, %r701, %r703;
-	.loc 1 207 64
-	mov.b32 %f338, %r702;
-	.loc 1 207 37
-	mov.f32 %f337, %f338;
-	bra.uni $L451_ret_hi;
-$L451_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r704, %r649;
-	.loc 1 187 53
-	bra.uni $L452_entry;
-$L452_entry:
-	.loc 1 206 67
-	shl.b32 %r705, %r704, 16;
-	.loc 1 206 64
-	mov.b32 %f340, %r705;
-	.loc 1 206 37
-	mov.f32 %f339, %f340;
-	bra.uni $L453_ret_lo;
-$L453_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f341, %f335, %f339, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f342, %f336, %f337, %f341;
-	mov.f32 %f310, %f342;
-	bra.uni $L431_rangeint_done;
-$L431_rangeint_done:
-	mov.f32 %f276, %f310;
-	bra.uni $L454_rangeint_body;
-$L454_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd369, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd370, %rd369, 2;
-	.loc 1 171 19
-	and.b64 %rd371, %rd370, 3;
-	.loc 1 172 9
-	mov.u32 %r706, %r571;
-	.loc 1 173 8
-	setp.eq.s64 %p69, %rd371, 1;
-	@%p69 bra $L455_if_then;
-	bra.uni $L463_edge;
-$L455_if_then:
-	.loc 1 174 9
-	mov.u32 %r707, %r572;
-	mov.u32 %r576, %r707;
-	bra.uni $L456_if_done;
-$L463_edge:
-	mov.u32 %r576, %r706;
-	bra.uni $L456_if_done;
-$L456_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p70, %rd371, 2;
-	@%p70 bra $L457_if_then;
-	bra.uni $L464_edge;
-$L457_if_then:
-	.loc 1 177 9
-	mov.u32 %r708, %r573;
-	mov.u32 %r578, %r708;
-	bra.uni $L458_if_done;
-$L464_edge:
-	mov.u32 %r578, %r576;
-	bra.uni $L458_if_done;
-$L458_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p71, %rd371, 3;
-	@%p71 bra $L459_if_then;
-	bra.uni $L465_edge;
-$L459_if_then:
-	.loc 1 180 9
-	mov.u32 %r709, %r574;
-	mov.u32 %r580, %r709;
-	bra.uni $L460_if_done;
-$L465_edge:
-	mov.u32 %r580, %r578;
-	bra.uni $L460_if_done;
-$L460_if_done:
-	.loc 1 182 3
-	mov.u32 %r710, 0;
-	mov.u32 %r711, 0;
-	mov.u32 %r712, 0;
-	mov.u32 %r713, 0;
-	.loc 1 182 27
-	shr.s64 %rd372, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd373, %rd371, 4;
-	.loc 1 182 30
-	add.s64 %rd374, %rd372, %rd373;
-	.loc 1 182 18
-	add.s64 %rd375, %rd374, 3;
-	shl.b64 %rd376, %rd374, 2;
-	add.s64 %rd377, %rd19, %rd376;
-	ld.shared.v4.u32 {%r714, %r715, %r716, %r717}, [%rd377];
-	.loc 1 182 3
-	mov.u32 %r710, %r714;
-	mov.u32 %r711, %r715;
-	mov.u32 %r712, %r716;
-	mov.u32 %r713, %r717;
-	mov.f32 %f277, %f276;
+	.loc 1 224 67
+	shl.b32 %r543, %r542, 16;
+	.loc 1 224 64
+	mov.b32 %f652, %r543;
+	.loc 1 224 37
+	mov.f32 %f651, %f652;
+	bra.uni $L451_ret_lo;
+$L451_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f653, %f650, %f651, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f654, %f647, %f648, %f653;
+	mov.f32 %f533, %f654;
+	bra.uni $L452_rangeint_body;
+$L452_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f655, %f531;
+	.loc 1 205 41
+	mov.u32 %r544, %r524;
+	.loc 1 205 38
+	bra.uni $L453_entry;
+$L453_entry:
+	.loc 1 225 67
+	not.b32 %r546, 65535;
+	and.b32 %r545, %r544, %r546;
+	.loc 1 225 64
+	mov.b32 %f657, %r545;
+	.loc 1 225 37
+	mov.f32 %f656, %f657;
+	bra.uni $L454_ret_hi;
+$L454_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f658, %f530;
+	.loc 1 205 76
+	mov.u32 %r547, %r524;
+	.loc 1 205 73
+	bra.uni $L455_entry;
+$L455_entry:
+	.loc 1 224 67
+	shl.b32 %r548, %r547, 16;
+	.loc 1 224 64
+	mov.b32 %f660, %r548;
+	.loc 1 224 37
+	mov.f32 %f659, %f660;
+	bra.uni $L456_ret_lo;
+$L456_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f661, %f658, %f659, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f662, %f655, %f656, %f661;
+	mov.f32 %f566, %f662;
+	bra.uni $L437_rangeint_done;
+$L437_rangeint_done:
+	mov.f32 %f663, %f566;
+	bra.uni $L368_rangeint_done;
+$L368_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f499, %f663;
+	bra.uni $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
+$L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f664, %f2;
+	.loc 1 120 24
+	fma.rn.f32 %f665, %f164, %f499, %f664;
+	.loc 1 120 11
+	mov.f32 %f2, %f665;
+	bra.uni $L457_rangeint_body;
+$L457_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd391, %rd41, 3;
+	.loc 1 119 15
+	setp.lt.s64 %p41, %rd391, %rd12;
+	@%p41 bra $L458_if_then;
+	bra.uni $L15_if_done;
+$L458_if_then:
+	.loc 1 120 47
+	add.s64 %rd392, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd393, %rd392, 768;
+	.loc 1 120 68
+	mul.lo.s64 %rd394, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd395, %rd393, %rd394;
+	.loc 1 120 34
+	bra.uni $L460_entry;
+$L460_entry:
+	.loc 1 198 53
+	mov.f32 %f667, 0f00000000;
+	mov.f32 %f668, 0f00000000;
+	mov.f32 %f669, 0f00000000;
+	mov.f32 %f670, 0f00000000;
+	mov.f32 %f671, 0f00000000;
+	mov.f32 %f672, 0f00000000;
+	mov.f32 %f673, 0f00000000;
+	mov.f32 %f674, 0f00000000;
+	mov.f32 %f675, 0f00000000;
+	mov.f32 %f676, 0f00000000;
+	mov.f32 %f677, 0f00000000;
+	mov.f32 %f678, 0f00000000;
+	mov.f32 %f679, 0f00000000;
+	mov.f32 %f680, 0f00000000;
+	mov.f32 %f681, 0f00000000;
+	mov.f32 %f682, 0f00000000;
+	mov.f32 %f683, 0f00000000;
+	mov.f32 %f684, 0f00000000;
+	mov.f32 %f685, 0f00000000;
+	mov.f32 %f686, 0f00000000;
+	mov.f32 %f687, 0f00000000;
+	mov.f32 %f688, 0f00000000;
+	mov.f32 %f689, 0f00000000;
+	mov.f32 %f690, 0f00000000;
+	mov.f32 %f691, 0f00000000;
+	mov.f32 %f692, 0f00000000;
+	mov.f32 %f693, 0f00000000;
+	mov.f32 %f694, 0f00000000;
+	mov.f32 %f695, 0f00000000;
+	mov.f32 %f696, 0f00000000;
+	mov.f32 %f697, 0f00000000;
+	mov.f32 %f698, 0f00000000;
+	mov.f32 %f667, %f4;
+	mov.f32 %f668, %f5;
+	mov.f32 %f669, %f6;
+	mov.f32 %f670, %f7;
+	mov.f32 %f671, %f8;
+	mov.f32 %f672, %f9;
+	mov.f32 %f673, %f10;
+	mov.f32 %f674, %f11;
+	mov.f32 %f675, %f12;
+	mov.f32 %f676, %f13;
+	mov.f32 %f677, %f14;
+	mov.f32 %f678, %f15;
+	mov.f32 %f679, %f16;
+	mov.f32 %f680, %f17;
+	mov.f32 %f681, %f18;
+	mov.f32 %f682, %f19;
+	mov.f32 %f683, %f20;
+	mov.f32 %f684, %f21;
+	mov.f32 %f685, %f22;
+	mov.f32 %f686, %f23;
+	mov.f32 %f687, %f24;
+	mov.f32 %f688, %f25;
+	mov.f32 %f689, %f26;
+	mov.f32 %f690, %f27;
+	mov.f32 %f691, %f28;
+	mov.f32 %f692, %f29;
+	mov.f32 %f693, %f30;
+	mov.f32 %f694, %f31;
+	mov.f32 %f695, %f32;
+	mov.f32 %f696, %f33;
+	mov.f32 %f697, %f34;
+	mov.f32 %f698, %f35;
+	mov.f32 %f699, 0f00000000;
 	bra.uni $L461_rangeint_body;
 $L461_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r718, %r580, 0;
-	.loc 1 185 32
-	and.b32 %r719, %r718, 15;
-	.loc 1 185 23
-	mov.s32 %r720, %r719;
-	.loc 1 185 37
-	sub.s32 %r721, %r720, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f343, %r721;
-	.loc 1 186 25
-	shr.u32 %r722, %r580, 4;
-	.loc 1 186 34
-	and.b32 %r723, %r722, 15;
-	.loc 1 186 23
-	mov.s32 %r724, %r723;
-	.loc 1 186 39
-	sub.s32 %r725, %r724, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f344, %r725;
-	.loc 1 187 30
-	mov.u32 %r726, %r710;
-	.loc 1 187 27
+	.loc 1 202 3
+	mov.u32 %r549, 0;
+	mov.u32 %r550, 0;
+	mov.u32 %r551, 0;
+	mov.u32 %r552, 0;
+	.loc 1 202 27
+	shr.s64 %rd396, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd397, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd398, %rd397, 0;
+	.loc 1 202 40
+	and.b64 %rd399, %rd398, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd400, %rd399, 4;
+	.loc 1 202 30
+	add.s64 %rd401, %rd396, %rd400;
+	.loc 1 202 18
+	add.s64 %rd402, %rd401, 3;
+	shl.b64 %rd403, %rd401, 2;
+	add.s64 %rd404, %rd19, %rd403;
+	ld.shared.v4.u32 {%r553, %r554, %r555, %r556}, [%rd404];
+	.loc 1 202 3
+	mov.u32 %r549, %r553;
+	mov.u32 %r550, %r554;
+	mov.u32 %r551, %r555;
+	mov.u32 %r552, %r556;
+	mov.f32 %f700, %f699;
+	bra.uni $L463_rangeint_body;
+$L463_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f701, %f668;
+	.loc 1 205 41
+	mov.u32 %r557, %r549;
+	.loc 1 205 38
 	bra.uni $L466_entry;
 $L466_entry:
-	.loc 1 207 67
-	not.b32 %r728, 65535;
-	and.b32 %r727, %r726, %r728;
-	.loc 1 207 64
-	mov.b32 %f346, %r727;
-	.loc 1 207 37
-	mov.f32 %f345, %f346;
+	.loc 1 225 67
+	not.b32 %r559, 65535;
+	and.b32 %r558, %r557, %r559;
+	.loc 1 225 64
+	mov.b32 %f703, %r558;
+	.loc 1 225 37
+	mov.f32 %f702, %f703;
 	bra.uni $L467_ret_hi;
 $L467_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r729, %r710;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f704, %f667;
+	.loc 1 205 76
+	mov.u32 %r560, %r549;
+	.loc 1 205 73
 	bra.uni $L468_entry;
 $L468_entry:
-	.loc 1 206 67
-	shl.b32 %r730, %r729, 16;
-	.loc 1 206 64
-	mov.b32 %f348, %r730;
-	.loc 1 206 37
-	mov.f32 %f347, %f348;
+	.loc 1 224 67
+	shl.b32 %r561, %r560, 16;
+	.loc 1 224 64
+	mov.b32 %f706, %r561;
+	.loc 1 224 37
+	mov.f32 %f705, %f706;
 	bra.uni $L469_ret_lo;
 $L469_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f349, %f343, %f347, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f350, %f344, %f345, %f349;
-	mov.f32 %f277, %f350;
+	.loc 1 205 54
+	fma.rn.f32 %f707, %f704, %f705, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f708, %f701, %f702, %f707;
+	mov.f32 %f700, %f708;
 	bra.uni $L470_rangeint_body;
 $L470_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r731, %r580, 8;
-	.loc 1 185 32
-	and.b32 %r732, %r731, 15;
-	.loc 1 185 23
-	mov.s32 %r733, %r732;
-	.loc 1 185 37
-	sub.s32 %r734, %r733, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f351, %r734;
-	.loc 1 186 25
-	shr.u32 %r735, %r580, 12;
-	.loc 1 186 34
-	and.b32 %r736, %r735, 15;
-	.loc 1 186 23
-	mov.s32 %r737, %r736;
-	.loc 1 186 39
-	sub.s32 %r738, %r737, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f352, %r738;
-	.loc 1 187 30
-	mov.u32 %r739, %r711;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f709, %f670;
+	.loc 1 205 41
+	mov.u32 %r562, %r550;
+	.loc 1 205 38
 	bra.uni $L471_entry;
 $L471_entry:
-	.loc 1 207 67
-	not.b32 %r741, 65535;
-	and.b32 %r740, %r739, %r741;
-	.loc 1 207 64
-	mov.b32 %f354, %r740;
-	.loc 1 207 37
-	mov.f32 %f353, %f354;
+	.loc 1 225 67
+	not.b32 %r564, 65535;
+	and.b32 %r563, %r562, %r564;
+	.loc 1 225 64
+	mov.b32 %f711, %r563;
+	.loc 1 225 37
+	mov.f32 %f710, %f711;
 	bra.uni $L472_ret_hi;
 $L472_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r742, %r711;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f712, %f669;
+	.loc 1 205 76
+	mov.u32 %r565, %r550;
+	.loc 1 205 73
 	bra.uni $L473_entry;
 $L473_entry:
-	.loc 1 206 67
-	shl.b32 %r743, %r742, 16;
-	.loc 1 206 64
-	mov.b32 %f356, %r743;
-	.loc 1 206 37
-	mov.f32 %f355, %f356;
+	.loc 1 224 67
+	shl.b32 %r566, %r565, 16;
+	.loc 1 224 64
+	mov.b32 %f714, %r566;
+	.loc 1 224 37
+	mov.f32 %f713, %f714;
 	bra.uni $L474_ret_lo;
 $L474_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f357, %f351, %f355, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f358, %f352, %f353, %f357;
-	mov.f32 %f277, %f358;
+	.loc 1 205 54
+	fma.rn.f32 %f715, %f712, %f713, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f716, %f709, %f710, %f715;
+	mov.f32 %f700, %f716;
 	bra.uni $L475_rangeint_body;
 $L475_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r744, %r580, 16;
-	.loc 1 185 32
-	and.b32 %r745, %r744, 15;
-	.loc 1 185 23
-	mov.s32 %r746, %r745;
-	.loc 1 185 37
-	sub.s32 %r747, %r746, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f359, %r747;
-	.loc 1 186 25
-	shr.u32 %r748, %r580, 20;
-	.loc 1 186 34
-	and.b32 %r749, %r748, 15;
-	.loc 1 186 23
-	mov.s32 %r750, %r749;
-	.loc 1 186 39
-	sub.s32 %r751, %r750, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f360, %r751;
-	.loc 1 187 30
-	mov.u32 %r752, %r712;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f717, %f672;
+	.loc 1 205 41
+	mov.u32 %r567, %r551;
+	.loc 1 205 38
 	bra.uni $L476_entry;
 $L476_entry:
-	.loc 1 207 67
-	not.b32 %r754, 65535;
-	and.b32 %r753, %r752, %r754;
-	.loc 1 207 64
-	mov.b32 %f362, %r753;
-	.loc 1 207 37
-	mov.f32 %f361, %f362;
+	.loc 1 225 67
+	not.b32 %r569, 65535;
+	and.b32 %r568, %r567, %r569;
+	.loc 1 225 64
+	mov.b32 %f719, %r568;
+	.loc 1 225 37
+	mov.f32 %f718, %f719;
 	bra.uni $L477_ret_hi;
 $L477_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r755, %r712;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f720, %f671;
+	.loc 1 205 76
+	mov.u32 %r570, %r551;
+	.loc 1 205 73
 	bra.uni $L478_entry;
 $L478_entry:
-	.loc 1 206 67
-	shl.b32 %r756, %r755, 16;
-	.loc 1 206 64
-	mov.b32 %f364, %r756;
-	.loc 1 206 37
-	mov.f32 %f363, %f364;
+	.loc 1 224 67
+	shl.b32 %r571, %r570, 16;
+	.loc 1 224 64
+	mov.b32 %f722, %r571;
+	.loc 1 224 37
+	mov.f32 %f721, %f722;
 	bra.uni $L479_ret_lo;
 $L479_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f365, %f359, %f363, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f366, %f360, %f361, %f365;
-	mov.f32 %f277, %f366;
+	.loc 1 205 54
+	fma.rn.f32 %f723, %f720, %f721, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f724, %f717, %f718, %f723;
+	mov.f32 %f700, %f724;
 	bra.uni $L480_rangeint_body;
 $L480_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r757, %r580, 24;
-	.loc 1 185 32
-	and.b32 %r758, %r757, 15;
-	.loc 1 185 23
-	mov.s32 %r759, %r758;
-	.loc 1 185 37
-	sub.s32 %r760, %r759, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f367, %r760;
-	.loc 1 186 25
-	shr.u32 %r761, %r580, 28;
-	.loc 1 186 34
-	and.b32 %r762, %r761, 15;
-	.loc 1 186 23
-	mov.s32 %r763, %r762;
-	.loc 1 186 39
-	sub.s32 %r764, %r763, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f368, %r764;
-	.loc 1 187 30
-	mov.u32 %r765, %r713;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f725, %f674;
+	.loc 1 205 41
+	mov.u32 %r572, %r552;
+	.loc 1 205 38
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 1 207 67
-	not.b32 %r767, 65535;
-	and.b32 %r766, %r765, %r767;
-	.loc 1 207 64
-	mov.b32 %f370, %r766;
-	.loc 1 207 37
-	mov.f32 %f369, %f370;
+	.loc 1 225 67
+	not.b32 %r574, 65535;
+	and.b32 %r573, %r572, %r574;
+	.loc 1 225 64
+	mov.b32 %f727, %r573;
+	.loc 1 225 37
+	mov.f32 %f726, %f727;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r768, %r713;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f728, %f673;
+	.loc 1 205 76
+	mov.u32 %r575, %r552;
+	.loc 1 205 73
 	bra.uni $L483_entry;
 $L483_entry:
-	.loc 1 206 67
-	shl.b32 %r769, %r768, 16;
-	.loc 1 206 64
-	mov.b32 %f372, %r769;
-	.loc 1 206 37
-	mov.f32 %f371, %f372;
+	.loc 1 224 67
+	shl.b32 %r576, %r575, 16;
+	.loc 1 224 64
+	mov.b32 %f730, %r576;
+	.loc 1 224 37
+	mov.f32 %f729, %f730;
 	bra.uni $L484_ret_lo;
 $L484_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f373, %f367, %f371, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f374, %f368, %f369, %f373;
-	mov.f32 %f310, %f374;
-	bra.uni $L462_rangeint_done;
-$L462_rangeint_done:
-	mov.f32 %f276, %f310;
+	.loc 1 205 54
+	fma.rn.f32 %f731, %f728, %f729, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f732, %f725, %f726, %f731;
+	mov.f32 %f733, %f732;
+	bra.uni $L464_rangeint_done;
+$L464_rangeint_done:
+	mov.f32 %f699, %f733;
 	bra.uni $L485_rangeint_body;
 $L485_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd378, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd379, %rd378, 3;
-	.loc 1 171 19
-	and.b64 %rd380, %rd379, 3;
-	.loc 1 172 9
-	mov.u32 %r770, %r571;
-	.loc 1 173 8
-	setp.eq.s64 %p72, %rd380, 1;
-	@%p72 bra $L486_if_then;
-	bra.uni $L494_edge;
-$L486_if_then:
-	.loc 1 174 9
-	mov.u32 %r771, %r572;
-	mov.u32 %r576, %r771;
-	bra.uni $L487_if_done;
-$L494_edge:
-	mov.u32 %r576, %r770;
-	bra.uni $L487_if_done;
-$L487_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p73, %rd380, 2;
-	@%p73 bra $L488_if_then;
-	bra.uni $L495_edge;
-$L488_if_then:
-	.loc 1 177 9
-	mov.u32 %r772, %r573;
-	mov.u32 %r578, %r772;
-	bra.uni $L489_if_done;
-$L495_edge:
-	mov.u32 %r578, %r576;
-	bra.uni $L489_if_done;
-$L489_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p74, %rd380, 3;
-	@%p74 bra $L490_if_then;
-	bra.uni $L496_edge;
-$L490_if_then:
-	.loc 1 180 9
-	mov.u32 %r773, %r574;
-	mov.u32 %r580, %r773;
-	bra.uni $L491_if_done;
-$L496_edge:
-	mov.u32 %r580, %r578;
-	bra.uni $L491_if_done;
-$L491_if_done:
-	.loc 1 182 3
-	mov.u32 %r774, 0;
-	mov.u32 %r775, 0;
-	mov.u32 %r776, 0;
-	mov.u32 %r777, 0;
-	.loc 1 182 27
-	shr.s64 %rd381, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd382, %rd380, 4;
-	.loc 1 182 30
-	add.s64 %rd383, %rd381, %rd382;
-	.loc 1 182 18
-	add.s64 %rd384, %rd383, 3;
-	shl.b64 %rd385, %rd383, 2;
-	add.s64 %rd386, %rd19, %rd385;
-	ld.shared.v4.u32 {%r778, %r779, %r780, %r781}, [%rd386];
-	.loc 1 182 3
-	mov.u32 %r774, %r778;
-	mov.u32 %r775, %r779;
-	mov.u32 %r776, %r780;
-	mov.u32 %r777, %r781;
-	mov.f32 %f277, %f276;
+	.loc 1 202 3
+	mov.u32 %r577, 0;
+	mov.u32 %r578, 0;
+	mov.u32 %r579, 0;
+	mov.u32 %r580, 0;
+	.loc 1 202 27
+	shr.s64 %rd405, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd406, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd407, %rd406, 1;
+	.loc 1 202 40
+	and.b64 %rd408, %rd407, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd409, %rd408, 4;
+	.loc 1 202 30
+	add.s64 %rd410, %rd405, %rd409;
+	.loc 1 202 18
+	add.s64 %rd411, %rd410, 3;
+	shl.b64 %rd412, %rd410, 2;
+	add.s64 %rd413, %rd19, %rd412;
+	ld.shared.v4.u32 {%r581, %r582, %r583, %r584}, [%rd413];
+	.loc 1 202 3
+	mov.u32 %r577, %r581;
+	mov.u32 %r578, %r582;
+	mov.u32 %r579, %r583;
+	mov.u32 %r580, %r584;
+	mov.f32 %f700, %f699;
+	bra.uni $L486_rangeint_body;
+$L486_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f734, %f676;
+	.loc 1 205 41
+	mov.u32 %r585, %r577;
+	.loc 1 205 38
+	bra.uni $L488_entry;
+$L488_entry:
+	.loc 1 225 67
+	not.b32 %r587, 65535;
+	and.b32 %r586, %r585, %r587;
+	.loc 1 225 64
+	mov.b32 %f736, %r586;
+	.loc 1 225 37
+	mov.f32 %f735, %f736;
+	bra.uni $L489_ret_hi;
+$L489_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f737, %f675;
+	.loc 1 205 76
+	mov.u32 %r588, %r577;
+	.loc 1 205 73
+	bra.uni $L490_entry;
+$L490_entry:
+	.loc 1 224 67
+	shl.b32 %r589, %r588, 16;
+	.loc 1 224 64
+	mov.b32 %f739, %r589;
+	.loc 1 224 37
+	mov.f32 %f738, %f739;
+	bra.uni $L491_ret_lo;
+$L491_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f740, %f737, %f738, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f741, %f734, %f735, %f740;
+	mov.f32 %f700, %f741;
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r782, %r580, 0;
-	.loc 1 185 32
-	and.b32 %r783, %r782, 15;
-	.loc 1 185 23
-	mov.s32 %r784, %r783;
-	.loc 1 185 37
-	sub.s32 %r785, %r784, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f375, %r785;
-	.loc 1 186 25
-	shr.u32 %r786, %r580, 4;
-	.loc 1 186 34
-	and.b32 %r787, %r786, 15;
-	.loc 1 186 23
-	mov.s32 %r788, %r787;
-	.loc 1 186 39
-	sub.s32 %r789, %r788, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f376, %r789;
-	.loc 1 187 30
-	mov.u32 %r790, %r774;
-	.loc 1 187 27
-	bra.uni $L497_entry;
-$L497_entry:
-	.loc 1 207 67
-	not.b32 %r792, 65535;
-	and.b32 %r791, %r790, %r792;
-	.loc 1 207 64
-	mov.b32 %f378, %r791;
-	.loc 1 207 37
-	mov.f32 %f377, %f378;
-	bra.uni $L498_ret_hi;
-$L498_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r793, %r774;
-	.loc 1 187 53
-	bra.uni $L499_entry;
-$L499_entry:
-	.loc 1 206 67
-	shl.b32 %r794, %r793, 16;
-	.loc 1 206 64
-	mov.b32 %f380, %r794;
-	.loc 1 206 37
-	mov.f32 %f379, %f380;
-	bra.uni $L500_ret_lo;
-$L500_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f381, %f375, %f379, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f382, %f376, %f377, %f381;
-	mov.f32 %f277, %f382;
-	bra.uni $L501_rangeint_body;
-$L501_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r795, %r580, 8;
-	.loc 1 185 32
-	and.b32 %r796, %r795, 15;
-	.loc 1 185 23
-	mov.s32 %r797, %r796;
-	.loc 1 185 37
-	sub.s32 %r798, %r797, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f383, %r798;
-	.loc 1 186 25
-	shr.u32 %r799, %r580, 12;
-	.loc 1 186 34
-	and.b32 %r800, %r799, 15;
-	.loc 1 186 23
-	mov.s32 %r801, %r800;
-	.loc 1 186 39
-	sub.s32 %r802, %r801, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f384, %r802;
-	.loc 1 187 30
-	mov.u32 %r803, %r775;
-	.loc 1 187 27
-	bra.uni $L502_entry;
-$L502_entry:
-	.loc 1 207 67
-	not.b32 %r805, 65535;
-	and.b32 %r804, %r803, %r805;
-	.loc 1 207 64
-	mov.b32 %f386, %r804;
-	.loc 1 207 37
-	mov.f32 %f385, %f386;
-	bra.uni $L503_ret_hi;
-$L503_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r806, %r775;
-	.loc 1 187 53
-	bra.uni $L504_entry;
-$L504_entry:
-	.loc 1 206 67
-	shl.b32 %r807, %r806, 16;
-	.loc 1 206 64
-	mov.b32 %f388, %r807;
-	.loc 1 206 37
-	mov.f32 %f387, %f388;
-	bra.uni $L505_ret_lo;
-$L505_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f389, %f383, %f387, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f390, %f384, %f385, %f389;
-	mov.f32 %f277, %f390;
-	bra.uni $L506_rangeint_body;
-$L506_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r808, %r580, 16;
-	.loc 1 185 32
-	and.b32 %r809, %r808, 15;
-	.loc 1 185 23
-	mov.s32 %r810, %r809;
-	.loc 1 185 37
-	sub.s32 %r811, %r810, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f391, %r811;
-	.loc 1 186 25
-	shr.u32 %r812, %r580, 20;
-	.loc 1 186 34
-	and.b32 %r813, %r812, 15;
-	.loc 1 186 23
-	mov.s32 %r814, %r813;
-	.loc 1 186 39
-	sub.s32 %r815, %r814, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f392, %r815;
-	.loc 1 187 30
-	mov.u32 %r816, %r776;
-	.loc 1 187 27
-	bra.uni $L507_entry;
-$L507_entry:
-	.loc 1 207 67
-	not.b32 %r818, 65535;
-	and.b32 %r817, %r816, %r818;
-	.loc 1 207 64
-	mov.b32 %f394, %r817;
-	.loc 1 207 37
-	mov.f32 %f393, %f394;
-	bra.uni $L508_ret_hi;
-$L508_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r819, %r776;
-	.loc 1 187 53
-	bra.uni $L509_entry;
-$L509_entry:
-	.loc 1 206 67
-	shl.b32 %r820, %r819, 16;
-	.loc 1 206 64
-	mov.b32 %f396, %r820;
-	.loc 1 206 37
-	mov.f32 %f395, %f396;
-	bra.uni $L510_ret_lo;
-$L510_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f397, %f391, %f395, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f398, %f392, %f393, %f397;
-	mov.f32 %f277, %f398;
-	bra.uni $L511_rangeint_body;
-$L511_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r821, %r580, 24;
-	.loc 1 185 32
-	and.b32 %r822, %r821, 15;
-	.loc 1 185 23
-	mov.s32 %r823, %r822;
-	.loc 1 185 37
-	sub.s32 %r824, %r823, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f399, %r824;
-	.loc 1 186 25
-	shr.u32 %r825, %r580, 28;
-	.loc 1 186 34
-	and.b32 %r826, %r825, 15;
-	.loc 1 186 23
-	mov.s32 %r827, %r826;
-	.loc 1 186 39
-	sub.s32 %r828, %r827, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f400, %r828;
-	.loc 1 187 30
-	mov.u32 %r829, %r777;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f742, %f678;
+	.loc 1 205 41
+	mov.u32 %r590, %r578;
+	.loc 1 205 38
+	bra.uni $L493_entry;
+$L493_entry:
+	.loc 1 225 67
+	not.b32 %r592, 65535;
+	and.b32 %r591, %r590, %r592;
+	.loc 1 225 64
+	mov.b32 %f744, %r591;
+	.loc 1 225 37
+	mov.f32 %f743, %f744;
+	bra.uni $L494_ret_hi;
+$L494_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f745, %f677;
+	.loc 1 205 76
+	mov.u32 %r593, %r578;
+	.loc 1 205 73
+	bra.uni $L495_entry;
+$L495_entry:
+	.loc 1 224 67
+	shl.b32 %r594, %r593, 16;
+	.loc 1 224 64
+	mov.b32 %f747, %r594;
+	.loc 1 224 37
+	mov.f32 %f746, %f747;
+	bra.uni $L496_ret_lo;
+$L496_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f748, %f745, %f746, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f749, %f742, %f743, %f748;
+	mov.f32 %f700, %f749;
+	bra.uni $L497_rangeint_body;
+$L497_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f750, %f680;
+	.loc 1 205 41
+	mov.u32 %r595, %r579;
+	.loc 1 205 38
+	bra.uni $L498_entry;
+$L498_entry:
+	.loc 1 225 67
+	not.b32 %r597, 65535;
+	and.b32 %r596, %r595, %r597;
+	.loc 1 225 64
+	mov.b32 %f752, %r596;
+	.loc 1 225 37
+	mov.f32 %f751, %f752;
+	bra.uni $L499_ret_hi;
+$L499_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f753, %f679;
+	.loc 1 205 76
+	mov.u32 %r598, %r579;
+	.loc 1 205 73
+	bra.uni $L500_entry;
+$L500_entry:
+	.loc 1 224 67
+	shl.b32 %r599, %r598, 16;
+	.loc 1 224 64
+	mov.b32 %f755, %r599;
+	.loc 1 224 37
+	mov.f32 %f754, %f755;
+	bra.uni $L501_ret_lo;
+$L501_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f756, %f753, %f754, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f757, %f750, %f751, %f756;
+	mov.f32 %f700, %f757;
+	bra.uni $L502_rangeint_body;
+$L502_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f758, %f682;
+	.loc 1 205 41
+	mov.u32 %r600, %r580;
+	.loc 1 205 38
+	bra.uni $L503_entry;
+$L503_entry:
+	.loc 1 225 67
+	not.b32 %r602, 65535;
+	and.b32 %r601, %r600, %r602;
+	.loc 1 225 64
+	mov.b32 %f760, %r601;
+	.loc 1 225 37
+	mov.f32 %f759, %f760;
+	bra.uni $L504_ret_hi;
+$L504_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f761, %f681;
+	.loc 1 205 76
+	mov.u32 %r603, %r580;
+	.loc 1 205 73
+	bra.uni $L505_entry;
+$L505_entry:
+	.loc 1 224 67
+	shl.b32 %r604, %r603, 16;
+	.loc 1 224 64
+	mov.b32 %f763, %r604;
+	.loc 1 224 37
+	mov.f32 %f762, %f763;
+	bra.uni $L506_ret_lo;
+$L506_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f764, %f761, %f762, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f765, %f758, %f759, %f764;
+	mov.f32 %f733, %f765;
+	bra.uni $L487_rangeint_done;
+$L487_rangeint_done:
+	mov.f32 %f699, %f733;
+	bra.uni $L507_rangeint_body;
+$L507_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r605, 0;
+	mov.u32 %r606, 0;
+	mov.u32 %r607, 0;
+	mov.u32 %r608, 0;
+	.loc 1 202 27
+	shr.s64 %rd414, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd415, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd416, %rd415, 2;
+	.loc 1 202 40
+	and.b64 %rd417, %rd416, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd418, %rd417, 4;
+	.loc 1 202 30
+	add.s64 %rd419, %rd414, %rd418;
+	.loc 1 202 18
+	add.s64 %rd420, %rd419, 3;
+	shl.b64 %rd421, %rd419, 2;
+	add.s64 %rd422, %rd19, %rd421;
+	ld.shared.v4.u32 {%r609, %r610, %r611, %r612}, [%rd422];
+	.loc 1 202 3
+	mov.u32 %r605, %r609;
+	mov.u32 %r606, %r610;
+	mov.u32 %r607, %r611;
+	mov.u32 %r608, %r612;
+	mov.f32 %f700, %f699;
+	bra.uni $L508_rangeint_body;
+$L508_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f766, %f684;
+	.loc 1 205 41
+	mov.u32 %r613, %r605;
+	.loc 1 205 38
+	bra.uni $L510_entry;
+$L510_entry:
+	.loc 1 225 67
+	not.b32 %r615, 65535;
+	and.b32 %r614, %r613, %r615;
+	.loc 1 225 64
+	mov.b32 %f768, %r614;
+	.loc 1 225 37
+	mov.f32 %f767, %f768;
+	bra.uni $L511_ret_hi;
+$L511_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f769, %f683;
+	.loc 1 205 76
+	mov.u32 %r616, %r605;
+	.loc 1 205 73
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 1 207 67
-	not.b32 %r831, 65535;
-	and.b32 %r830, %r829, %r831;
-	.loc 1 207 64
-	mov.b32 %f402, %r830;
-	.loc 1 207 37
-	mov.f32 %f401, %f402;
-	bra.uni $L513_ret_hi;
-$L513_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r832, %r777;
-	.loc 1 187 53
-	bra.uni $L514_entry;
-$L514_entry:
-	.loc 1 206 67
-	shl.b32 %r833, %r832, 16;
-	.loc 1 206 64
-	mov.b32 %f404, %r833;
-	.loc 1 206 37
-	mov.f32 %f403, %f404;
-	bra.uni $L515_ret_lo;
-$L515_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f405, %f399, %f403, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f406, %f400, %f401, %f405;
-	mov.f32 %f310, %f406;
-	bra.uni $L493_rangeint_done;
-$L493_rangeint_done:
-	mov.f32 %f407, %f310;
-	bra.uni $L391_rangeint_done;
-$L391_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f275, %f407;
-	bra.uni $L400_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
-$L400_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f408, %f2;
-	.loc 1 117 24
-	fma.rn.f32 %f409, %f4, %f275, %f408;
-	.loc 1 117 11
-	mov.f32 %f2, %f409;
-	bra.uni $L516_rangeint_body;
-$L516_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd387, %rd41, 3;
-	.loc 1 116 15
-	setp.lt.s64 %p75, %rd387, %rd12;
-	@%p75 bra $L517_if_then;
-	bra.uni $L15_if_done;
-$L517_if_then:
-	.loc 1 117 47
-	add.s64 %rd388, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd389, %rd388, 768;
-	.loc 1 117 68
-	mul.lo.s64 %rd390, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd391, %rd389, %rd390;
-	.loc 1 117 34
-	bra.uni $L519_entry;
-$L519_entry:
-	.loc 1 167 53
-	mov.u32 %r834, 0;
-	mov.u32 %r835, 0;
-	mov.u32 %r836, 0;
-	mov.u32 %r837, 0;
-	mov.u32 %r834, %r41;
-	mov.u32 %r835, %r42;
-	mov.u32 %r836, %r43;
-	mov.u32 %r837, %r44;
-	mov.f32 %f411, 0f00000000;
-	bra.uni $L520_rangeint_body;
-$L520_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd392, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd393, %rd392, 0;
-	.loc 1 171 19
-	and.b64 %rd394, %rd393, 3;
-	.loc 1 172 9
-	mov.u32 %r838, %r834;
-	.loc 1 173 8
-	setp.eq.s64 %p76, %rd394, 1;
-	@%p76 bra $L522_if_then;
-	bra.uni $L531_edge;
-$L522_if_then:
-	.loc 1 174 9
-	mov.u32 %r840, %r835;
-	mov.u32 %r839, %r840;
-	bra.uni $L523_if_done;
-$L531_edge:
-	mov.u32 %r839, %r838;
-	bra.uni $L523_if_done;
-$L523_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p77, %rd394, 2;
-	@%p77 bra $L524_if_then;
-	bra.uni $L532_edge;
-$L524_if_then:
-	.loc 1 177 9
-	mov.u32 %r842, %r836;
-	mov.u32 %r841, %r842;
-	bra.uni $L525_if_done;
-$L532_edge:
-	mov.u32 %r841, %r839;
-	bra.uni $L525_if_done;
-$L525_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p78, %rd394, 3;
-	@%p78 bra $L526_if_then;
-	bra.uni $L533_edge;
-$L526_if_then:
-	.loc 1 180 9
-	mov.u32 %r844, %r837;
-	mov.u32 %r843, %r844;
-	bra.uni $L527_if_done;
-$L533_edge:
-	mov.u32 %r843, %r841;
-	bra.uni $L527_if_done;
-$L527_if_done:
-	.loc 1 182 3
-	mov.u32 %r845, 0;
-	mov.u32 %r846, 0;
-	mov.u32 %r847, 0;
-	mov.u32 %r848, 0;
-	.loc 1 182 27
-	shr.s64 %rd395, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd396, %rd394, 4;
-	.loc 1 182 30
-	add.s64 %rd397, %rd395, %rd396;
-	.loc 1 182 18
-	add.s64 %rd398, %rd397, 3;
-	shl.b64 %rd399, %rd397, 2;
-	add.s64 %rd400, %rd19, %rd399;
-	ld.shared.v4.u32 {%r849, %r850, %r851, %r852}, [%rd400];
-	.loc 1 182 3
-	mov.u32 %r845, %r849;
-	mov.u32 %r846, %r850;
-	mov.u32 %r847, %r851;
-	mov.u32 %r848, %r852;
-	mov.f32 %f412, %f411;
-	bra.uni $L528_rangeint_body;
-$L528_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r853, %r843, 0;
-	.loc 1 185 32
-	and.b32 %r854, %r853, 15;
-	.loc 1 185 23
-	mov.s32 %r855, %r854;
-	.loc 1 185 37
-	sub.s32 %r856, %r855, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f413, %r856;
-	.loc 1 186 25
-	shr.u32 %r857, %r843, 4;
-	.loc 1 186 34
-	and.b32 %r858, %r857, 15;
-	.loc 1 186 23
-	mov.s32 %r859, %r858;
-	.loc 1 186 39
-	sub.s32 %r860, %r859, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f414, %r860;
-	.loc 1 187 30
-	mov.u32 %r861, %r845;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r617, %r616, 16;
+	.loc 1 224 64
+	mov.b32 %f771, %r617;
+	.loc 1 224 37
+	mov.f32 %f770, %f771;
+	bra.uni $L513_ret_lo;
+$L513_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f772, %f769, %f770, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f773, %f766, %f767, %f772;
+	mov.f32 %f700, %f773;
+	bra.uni $L514_rangeint_body;
+$L514_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f774, %f686;
+	.loc 1 205 41
+	mov.u32 %r618, %r606;
+	.loc 1 205 38
+	bra.uni $L515_entry;
+$L515_entry:
+	.loc 1 225 67
+	not.b32 %r620, 65535;
+	and.b32 %r619, %r618, %r620;
+	.loc 1 225 64
+	mov.b32 %f776, %r619;
+	.loc 1 225 37
+	mov.f32 %f775, %f776;
+	bra.uni $L516_ret_hi;
+$L516_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f777, %f685;
+	.loc 1 205 76
+	mov.u32 %r621, %r606;
+	.loc 1 205 73
+	bra.uni $L517_entry;
+$L517_entry:
+	.loc 1 224 67
+	shl.b32 %r622, %r621, 16;
+	.loc 1 224 64
+	mov.b32 %f779, %r622;
+	.loc 1 224 37
+	mov.f32 %f778, %f779;
+	bra.uni $L518_ret_lo;
+$L518_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f780, %f777, %f778, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f781, %f774, %f775, %f780;
+	mov.f32 %f700, %f781;
+	bra.uni $L519_rangeint_body;
+$L519_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f782, %f688;
+	.loc 1 205 41
+	mov.u32 %r623, %r607;
+	.loc 1 205 38
+	bra.uni $L520_entry;
+$L520_entry:
+	.loc 1 225 67
+	not.b32 %r625, 65535;
+	and.b32 %r624, %r623, %r625;
+	.loc 1 225 64
+	mov.b32 %f784, %r624;
+	.loc 1 225 37
+	mov.f32 %f783, %f784;
+	bra.uni $L521_ret_hi;
+$L521_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f785, %f687;
+	.loc 1 205 76
+	mov.u32 %r626, %r607;
+	.loc 1 205 73
+	bra.uni $L522_entry;
+$L522_entry:
+	.loc 1 224 67
+	shl.b32 %r627, %r626, 16;
+	.loc 1 224 64
+	mov.b32 %f787, %r627;
+	.loc 1 224 37
+	mov.f32 %f786, %f787;
+	bra.uni $L523_ret_lo;
+$L523_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f788, %f785, %f786, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f789, %f782, %f783, %f788;
+	mov.f32 %f700, %f789;
+	bra.uni $L524_rangeint_body;
+$L524_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f790, %f690;
+	.loc 1 205 41
+	mov.u32 %r628, %r608;
+	.loc 1 205 38
+	bra.uni $L525_entry;
+$L525_entry:
+	.loc 1 225 67
+	not.b32 %r630, 65535;
+	and.b32 %r629, %r628, %r630;
+	.loc 1 225 64
+	mov.b32 %f792, %r629;
+	.loc 1 225 37
+	mov.f32 %f791, %f792;
+	bra.uni $L526_ret_hi;
+$L526_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f793, %f689;
+	.loc 1 205 76
+	mov.u32 %r631, %r608;
+	.loc 1 205 73
+	bra.uni $L527_entry;
+$L527_entry:
+	.loc 1 224 67
+	shl.b32 %r632, %r631, 16;
+	.loc 1 224 64
+	mov.b32 %f795, %r632;
+	.loc 1 224 37
+	mov.f32 %f794, %f795;
+	bra.uni $L528_ret_lo;
+$L528_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f796, %f793, %f794, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f797, %f790, %f791, %f796;
+	mov.f32 %f733, %f797;
+	bra.uni $L509_rangeint_done;
+$L509_rangeint_done:
+	mov.f32 %f699, %f733;
+	bra.uni $L529_rangeint_body;
+$L529_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r633, 0;
+	mov.u32 %r634, 0;
+	mov.u32 %r635, 0;
+	mov.u32 %r636, 0;
+	.loc 1 202 27
+	shr.s64 %rd423, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd424, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd425, %rd424, 3;
+	.loc 1 202 40
+	and.b64 %rd426, %rd425, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd427, %rd426, 4;
+	.loc 1 202 30
+	add.s64 %rd428, %rd423, %rd427;
+	.loc 1 202 18
+	add.s64 %rd429, %rd428, 3;
+	shl.b64 %rd430, %rd428, 2;
+	add.s64 %rd431, %rd19, %rd430;
+	ld.shared.v4.u32 {%r637, %r638, %r639, %r640}, [%rd431];
+	.loc 1 202 3
+	mov.u32 %r633, %r637;
+	mov.u32 %r634, %r638;
+	mov.u32 %r635, %r639;
+	mov.u32 %r636, %r640;
+	mov.f32 %f700, %f699;
+	bra.uni $L530_rangeint_body;
+$L530_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f798, %f692;
+	.loc 1 205 41
+	mov.u32 %r641, %r633;
+	.loc 1 205 38
+	bra.uni $L532_entry;
+$L532_entry:
+	.loc 1 225 67
+	not.b32 %r643, 65535;
+	and.b32 %r642, %r641, %r643;
+	.loc 1 225 64
+	mov.b32 %f800, %r642;
+	.loc 1 225 37
+	mov.f32 %f799, %f800;
+	bra.uni $L533_ret_hi;
+$L533_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f801, %f691;
+	.loc 1 205 76
+	mov.u32 %r644, %r633;
+	.loc 1 205 73
 	bra.uni $L534_entry;
 $L534_entry:
-	.loc 1 207 67
-	not.b32 %r863, 65535;
-	and.b32 %r862, %r861, %r863;
-	.loc 1 207 64
-	mov.b32 %f416, %r862;
-	.loc 1 207 37
-	mov.f32 %f415, %f416;
-	bra.uni $L535_ret_hi;
-$L535_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r864, %r845;
-	.loc 1 187 53
-	bra.uni $L536_entry;
-$L536_entry:
-	.loc 1 206 67
-	shl.b32 %r865, %r864, 16;
-	.loc 1 206 64
-	mov.b32 %f418, %r865;
-	.loc 1 206 37
-	mov.f32 %f417, %f418;
-	bra.uni $L537_ret_lo;
-$L537_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f419, %f413, %f417, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f420, %f414, %f415, %f419;
-	mov.f32 %f412, %f420;
-	bra.uni $L538_rangeint_body;
-$L538_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r866, %r843, 8;
-	.loc 1 185 32
-	and.b32 %r867, %r866, 15;
-	.loc 1 185 23
-	mov.s32 %r868, %r867;
-	.loc 1 185 37
-	sub.s32 %r869, %r868, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f421, %r869;
-	.loc 1 186 25
-	shr.u32 %r870, %r843, 12;
-	.loc 1 186 34
-	and.b32 %r871, %r870, 15;
-	.loc 1 186 23
-	mov.s32 %r872, %r871;
-	.loc 1 186 39
-	sub.s32 %r873, %r872, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f422, %r873;
-	.loc 1 187 30
-	mov.u32 %r874, %r846;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r645, %r644, 16;
+	.loc 1 224 64
+	mov.b32 %f803, %r645;
+	.loc 1 224 37
+	mov.f32 %f802, %f803;
+	bra.uni $L535_ret_lo;
+$L535_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f804, %f801, %f802, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f805, %f798, %f799, %f804;
+	mov.f32 %f700, %f805;
+	bra.uni $L536_rangeint_body;
+$L536_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f806, %f694;
+	.loc 1 205 41
+	mov.u32 %r646, %r634;
+	.loc 1 205 38
+	bra.uni $L537_entry;
+$L537_entry:
+	.loc 1 225 67
+	not.b32 %r648, 65535;
+	and.b32 %r647, %r646, %r648;
+	.loc 1 225 64
+	mov.b32 %f808, %r647;
+	.loc 1 225 37
+	mov.f32 %f807, %f808;
+	bra.uni $L538_ret_hi;
+$L538_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f809, %f693;
+	.loc 1 205 76
+	mov.u32 %r649, %r634;
+	.loc 1 205 73
 	bra.uni $L539_entry;
 $L539_entry:
-	.loc 1 207 67
-	not.b32 %r876, 65535;
-	and.b32 %r875, %r874, %r876;
-	.loc 1 207 64
-	mov.b32 %f424, %r875;
-	.loc 1 207 37
-	mov.f32 %f423, %f424;
-	bra.uni $L540_ret_hi;
-$L540_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r877, %r846;
-	.loc 1 187 53
-	bra.uni $L541_entry;
-$L541_entry:
-	.loc 1 206 67
-	shl.b32 %r878, %r877, 16;
-	.loc 1 206 64
-	mov.b32 %f426, %r878;
-	.loc 1 206 37
-	mov.f32 %f425, %f426;
-	bra.uni $L542_ret_lo;
-$L542_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f427, %f421, %f425, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f428, %f422, %f423, %f427;
-	mov.f32 %f412, %f428;
-	bra.uni $L543_rangeint_body;
-$L543_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r879, %r843, 16;
-	.loc 1 185 32
-	and.b32 %r880, %r879, 15;
-	.loc 1 185 23
-	mov.s32 %r881, %r880;
-	.loc 1 185 37
-	sub.s32 %r882, %r881, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f429, %r882;
-	.loc 1 186 25
-	shr.u32 %r883, %r843, 20;
-	.loc 1 186 34
-	and.b32 %r884, %r883, 15;
-	.loc 1 186 23
-	mov.s32 %r885, %r884;
-	.loc 1 186 39
-	sub.s32 %r886, %r885, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f430, %r886;
-	.loc 1 187 30
-	mov.u32 %r887, %r847;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r650, %r649, 16;
+	.loc 1 224 64
+	mov.b32 %f811, %r650;
+	.loc 1 224 37
+	mov.f32 %f810, %f811;
+	bra.uni $L540_ret_lo;
+$L540_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f812, %f809, %f810, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f813, %f806, %f807, %f812;
+	mov.f32 %f700, %f813;
+	bra.uni $L541_rangeint_body;
+$L541_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f814, %f696;
+	.loc 1 205 41
+	mov.u32 %r651, %r635;
+	.loc 1 205 38
+	bra.uni $L542_entry;
+$L542_entry:
+	.loc 1 225 67
+	not.b32 %r653, 65535;
+	and.b32 %r652, %r651, %r653;
+	.loc 1 225 64
+	mov.b32 %f816, %r652;
+	.loc 1 225 37
+	mov.f32 %f815, %f816;
+	bra.uni $L543_ret_hi;
+$L543_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f817, %f695;
+	.loc 1 205 76
+	mov.u32 %r654, %r635;
+	.loc 1 205 73
 	bra.uni $L544_entry;
 $L544_entry:
-	.loc 1 207 67
-	not.b32 %r889, 65535;
-	and.b32 %r888, %r887, %r889;
-	.loc 1 207 64
-	mov.b32 %f432, %r888;
-	.loc 1 207 37
-	mov.f32 %f431, %f432;
-	bra.uni $L545_ret_hi;
-$L545_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r890, %r847;
-	.loc 1 187 53
-	bra.uni $L546_entry;
-$L546_entry:
-	.loc 1 206 67
-	shl.b32 %r891, %r890, 16;
-	.loc 1 206 64
-	mov.b32 %f434, %r891;
-	.loc 1 206 37
-	mov.f32 %f433, %f434;
-	bra.uni $L547_ret_lo;
-$L547_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f435, %f429, %f433, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f436, %f430, %f431, %f435;
-	mov.f32 %f412, %f436;
-	bra.uni $L548_rangeint_body;
-$L548_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r892, %r843, 24;
-	.loc 1 185 32
-	and.b32 %r893, %r892, 15;
-	.loc 1 185 23
-	mov.s32 %r894, %r893;
-	.loc 1 185 37
-	sub.s32 %r895, %r894, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f437, %r895;
-	.loc 1 186 25
-	shr.u32 %r896, %r843, 28;
-	.loc 1 186 34
-	and.b32 %r897, %r896, 15;
-	.loc 1 186 23
-	mov.s32 %r898, %r897;
-	.loc 1 186 39
-	sub.s32 %r899, %r898, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f438, %r899;
-	.loc 1 187 30
-	mov.u32 %r900, %r848;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r655, %r654, 16;
+	.loc 1 224 64
+	mov.b32 %f819, %r655;
+	.loc 1 224 37
+	mov.f32 %f818, %f819;
+	bra.uni $L545_ret_lo;
+$L545_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f820, %f817, %f818, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f821, %f814, %f815, %f820;
+	mov.f32 %f700, %f821;
+	bra.uni $L546_rangeint_body;
+$L546_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f822, %f698;
+	.loc 1 205 41
+	mov.u32 %r656, %r636;
+	.loc 1 205 38
+	bra.uni $L547_entry;
+$L547_entry:
+	.loc 1 225 67
+	not.b32 %r658, 65535;
+	and.b32 %r657, %r656, %r658;
+	.loc 1 225 64
+	mov.b32 %f824, %r657;
+	.loc 1 225 37
+	mov.f32 %f823, %f824;
+	bra.uni $L548_ret_hi;
+$L548_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f825, %f697;
+	.loc 1 205 76
+	mov.u32 %r659, %r636;
+	.loc 1 205 73
 	bra.uni $L549_entry;
 $L549_entry:
-	.loc 1 207 67
-	not.b32 %r902, 65535;
-	and.b32 %r901, %r900, %r902;
-	.loc 1 207 64
-	mov.b32 %f440, %r901;
-	.loc 1 207 37
-	mov.f32 %f439, %f440;
-	bra.uni $L550_ret_hi;
-$L550_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r903, %r848;
-	.loc 1 187 53
-	bra.uni $L551_entry;
-$L551_entry:
-	.loc 1 206 67
-	shl.b32 %r904, %r903, 16;
-	.loc 1 206 64
-	mov.b32 %f442, %r904;
-	.loc 1 206 37
-	mov.f32 %f441, %f442;
-	bra.uni $L552_ret_lo;
-$L552_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f443, %f437, %f441, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f444, %f438, %f439, %f443;
-	mov.f32 %f445, %f444;
-	bra.uni $L529_rangeint_done;
-$L529_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L553_rangeint_body;
-$L553_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd401, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd402, %rd401, 1;
-	.loc 1 171 19
-	and.b64 %rd403, %rd402, 3;
-	.loc 1 172 9
-	mov.u32 %r905, %r834;
-	.loc 1 173 8
-	setp.eq.s64 %p79, %rd403, 1;
-	@%p79 bra $L554_if_then;
-	bra.uni $L562_edge;
-$L554_if_then:
-	.loc 1 174 9
-	mov.u32 %r906, %r835;
-	mov.u32 %r839, %r906;
-	bra.uni $L555_if_done;
-$L562_edge:
-	mov.u32 %r839, %r905;
-	bra.uni $L555_if_done;
-$L555_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p80, %rd403, 2;
-	@%p80 bra $L556_if_then;
-	bra.uni $L563_edge;
-$L556_if_then:
-	.loc 1 177 9
-	mov.u32 %r907, %r836;
-	mov.u32 %r841, %r907;
-	bra.uni $L557_if_done;
-$L563_edge:
-	mov.u32 %r841, %r839;
-	bra.uni $L557_if_done;
-$L557_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p81, %rd403, 3;
-	@%p81 bra $L558_if_then;
-	bra.uni $L564_edge;
-$L558_if_then:
-	.loc 1 180 9
-	mov.u32 %r908, %r837;
-	mov.u32 %r843, %r908;
-	bra.uni $L559_if_done;
-$L564_edge:
-	mov.u32 %r843, %r841;
-	bra.uni $L559_if_done;
-$L559_if_done:
-	.loc 1 182 3
-	mov.u32 %r909, 0;
-	mov.u32 %r910, 0;
-	mov.u32 %r911, 0;
-	mov.u32 %r912, 0;
-	.loc 1 182 27
-	shr.s64 %rd404, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd405, %rd403, 4;
-	.loc 1 182 30
-	add.s64 %rd406, %rd404, %rd405;
-	.loc 1 182 18
-	add.s64 %rd407, %rd406, 3;
-	shl.b64 %rd408, %rd406, 2;
-	add.s64 %rd409, %rd19, %rd408;
-	ld.shared.v4.u32 {%r913, %r914, %r915, %r916}, [%rd409];
-	.loc 1 182 3
-	mov.u32 %r909, %r913;
-	mov.u32 %r910, %r914;
-	mov.u32 %r911, %r915;
-	mov.u32 %r912, %r916;
-	mov.f32 %f412, %f411;
-	bra.uni $L560_rangeint_body;
-$L560_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r917, %r843, 0;
-	.loc 1 185 32
-	and.b32 %r918, %r917, 15;
-	.loc 1 185 23
-	mov.s32 %r919, %r918;
-	.loc 1 185 37
-	sub.s32 %r920, %r919, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f446, %r920;
-	.loc 1 186 25
-	shr.u32 %r921, %r843, 4;
-	.loc 1 186 34
-	and.b32 %r922, %r921, 15;
-	.loc 1 186 23
-	mov.s32 %r923, %r922;
-	.loc 1 186 39
-	sub.s32 %r924, %r923, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f447, %r924;
-	.loc 1 187 30
-	mov.u32 %r925, %r909;
-	.loc 1 187 27
-	bra.uni $L565_entry;
-$L565_entry:
-	.loc 1 207 67
-	not.b32 %r927, 65535;
-	and.b32 %r926, %r925, %r927;
-	.loc 1 207 64
-	mov.b32 %f449, %r926;
-	.loc 1 207 37
-	mov.f32 %f448, %f449;
-	bra.uni $L566_ret_hi;
-$L566_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r928, %r909;
-	.loc 1 187 53
-	bra.uni $L567_entry;
-$L567_entry:
-	.loc 1 206 67
-	shl.b32 %r929, %r928, 16;
-	.loc 1 206 64
-	mov.b32 %f451, %r929;
-	.loc 1 206 37
-	mov.f32 %f450, %f451;
-	bra.uni $L568_ret_lo;
-$L568_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f452, %f446, %f450, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f453, %f447, %f448, %f452;
-	mov.f32 %f412, %f453;
-	bra.uni $L569_rangeint_body;
-$L569_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r930, %r843, 8;
-	.loc 1 185 32
-	and.b32 %r931, %r930, 15;
-	.loc 1 185 23
-	mov.s32 %r932, %r931;
-	.loc 1 185 37
-	sub.s32 %r933, %r932, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f454, %r933;
-	.loc 1 186 25
-	shr.u32 %r934, %r843, 12;
-	.loc 1 186 34
-	and.b32 %r935, %r934, 15;
-	.loc 1 186 23
-	mov.s32 %r936, %r935;
-	.loc 1 186 39
-	sub.s32 %r937, %r936, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f455, %r937;
-	.loc 1 187 30
-	mov.u32 %r938, %r910;
-	.loc 1 187 27
-	bra.uni $L570_entry;
-$L570_entry:
-	.loc 1 207 67
-	not.b32 %r940, 65535;
-	and.b32 %r939, %r938, %r940;
-	.loc 1 207 64
-	mov.b32 %f457, %r939;
-	.loc 1 207 37
-	mov.f32 %f456, %f457;
-	bra.uni $L571_ret_hi;
-$L571_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r941, %r910;
-	.loc 1 187 53
-	bra.uni $L572_entry;
-$L572_entry:
-	.loc 1 206 67
-	shl.b32 %r942, %r941, 16;
-	.loc 1 206 64
-	mov.b32 %f459, %r942;
-	.loc 1 206 37
-	mov.f32 %f458, %f459;
-	bra.uni $L573_ret_lo;
-$L573_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f460, %f454, %f458, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f461, %f455, %f456, %f460;
-	mov.f32 %f412, %f461;
-	bra.uni $L574_rangeint_body;
-$L574_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r943, %r843, 16;
-	.loc 1 185 32
-	and.b32 %r944, %r943, 15;
-	.loc 1 185 23
-	mov.s32 %r945, %r944;
-	.loc 1 185 37
-	sub.s32 %r946, %r945, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f462, %r946;
-	.loc 1 186 25
-	shr.u32 %r947, %r843, 20;
-	.loc 1 186 34
-	and.b32 %r948, %r947, 15;
-	.loc 1 186 23
-	mov.s32 %r949, %r948;
-	.loc 1 186 39
-	sub.s32 %r950, %r949, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f463, %r950;
-	.loc 1 187 30
-	mov.u32 %r951, %r911;
-	.loc 1 187 27
-	bra.uni $L575_entry;
-$L575_entry:
-	.loc 1 207 67
-	not.b32 %r953, 65535;
-	and.b32 %r952, %r951, %r953;
-	.loc 1 207 64
-	mov.b32 %f465, %r952;
-	.loc 1 207 37
-	mov.f32 %f464, %f465;
-	bra.uni $L576_ret_hi;
-$L576_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r954, %r911;
-	.loc 1 187 53
-	bra.uni $L577_entry;
-$L577_entry:
-	.loc 1 206 67
-	shl.b32 %r955, %r954, 16;
-	.loc 1 206 64
-	mov.b32 %f467, %r955;
-	.loc 1 206 37
-	mov.f32 %f466, %f467;
-	bra.uni $L578_ret_lo;
-$L578_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f468, %f462, %f466, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f469, %f463, %f464, %f468;
-	mov.f32 %f412, %f469;
-	bra.uni $L579_rangeint_body;
-$L579_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r956, %r843, 24;
-	.loc 1 185 32
-	and.b32 %r957, %r956, 15;
-	.loc 1 185 23
-	mov.s32 %r958, %r957;
-	.loc 1 185 37
-	sub.s32 %r959, %r958, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f470, %r959;
-	.loc 1 186 25
-	shr.u32 %r960, %r843, 28;
-	.loc 1 186 34
-	and.b32 %r961, %r960, 15;
-	.loc 1 186 23
-	mov.s32 %r962, %r961;
-	.loc 1 186 39
-	sub.s32 %r963, %r962, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f471, %r963;
-	.loc 1 187 30
-	mov.u32 %r964, %r912;
-	.loc 1 187 27
-	bra.uni $L580_entry;
-$L580_entry:
-	.loc 1 207 67
-	not.b32 %r966, 65535;
-	and.b32 %r965, %r964, %r966;
-	.loc 1 207 64
-	mov.b32 %f473, %r965;
-	.loc 1 207 37
-	mov.f32 %f472, %f473;
-	bra.uni $L581_ret_hi;
-$L581_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r967, %r912;
-	.loc 1 187 53
-	bra.uni $L582_entry;
-$L582_entry:
-	.loc 1 206 67
-	shl.b32 %r968, %r967, 16;
-	.loc 1 206 64
-	mov.b32 %f475, %r968;
-	.loc 1 206 37
-	mov.f32 %f474, %f475;
-	bra.uni $L583_ret_lo;
-$L583_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f476, %f470, %f474, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f477, %f471, %f472, %f476;
-	mov.f32 %f445, %f477;
-	bra.uni $L561_rangeint_done;
-$L561_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L584_rangeint_body;
-$L584_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd410, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd411, %rd410, 2;
-	.loc 1 171 19
-	and.b64 %rd412, %rd411, 3;
-	.loc 1 172 9
-	mov.u32 %r969, %r834;
-	.loc 1 173 8
-	setp.eq.s64 %p82, %rd412, 1;
-	@%p82 bra $L585_if_then;
-	bra.uni $L593_edge;
-$L585_if_then:
-	.loc 1 174 9
-	mov.u32 %r970, %r835;
-	mov.u32 %r839, %r970;
-	bra.uni $L586_if_done;
-$L593_edge:
-	mov.u32 %r839, %r969;
-	bra.uni $L586_if_done;
-$L586_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p83, %rd412, 2;
-	@%p83 bra $L587_if_then;
-	bra.uni $L594_edge;
-$L587_if_then:
-	.loc 1 177 9
-	mov.u32 %r971, %r836;
-	mov.u32 %r841, %r971;
-	bra.uni $L588_if_done;
-$L594_edge:
-	mov.u32 %r841, %r839;
-	bra.uni $L588_if_done;
-$L588_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p84, %rd412, 3;
-	@%p84 bra $L589_if_then;
-	bra.uni $L595_edge;
-$L589_if_then:
-	.loc 1 180 9
-	mov.u32 %r972, %r837;
-	mov.u32 %r843, %r972;
-	bra.uni $L590_if_done;
-$L595_edge:
-	mov.u32 %r843, %r841;
-	bra.uni $L590_if_done;
-$L590_if_done:
-	.loc 1 182 3
-	mov.u32 %r973, 0;
-	mov.u32 %r974, 0;
-	mov.u32 %r975, 0;
-	mov.u32 %r976, 0;
-	.loc 1 182 27
-	shr.s64 %rd413, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd414, %rd412, 4;
-	.loc 1 182 30
-	add.s64 %rd415, %rd413, %rd414;
-	.loc 1 182 18
-	add.s64 %rd416, %rd415, 3;
-	shl.b64 %rd417, %rd415, 2;
-	add.s64 %rd418, %rd19, %rd417;
-	ld.shared.v4.u32 {%r977, %r978, %r979, %r980}, [%rd418];
-	.loc 1 182 3
-	mov.u32 %r973, %r977;
-	mov.u32 %r974, %r978;
-	mov.u32 %r975, %r979;
-	mov.u32 %r976, %r980;
-	mov.f32 %f412, %f411;
-	bra.uni $L591_rangeint_body;
-$L591_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r981, %r843, 0;
-	.loc 1 185 32
-	and.b32 %r982, %r981, 15;
-	.loc 1 185 23
-	mov.s32 %r983, %r982;
-	.loc 1 185 37
-	sub.s32 %r984, %r983, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f478, %r984;
-	.loc 1 186 25
-	shr.u32 %r985, %r843, 4;
-	.loc 1 186 34
-	and.b32 %r986, %r985, 15;
-	.loc 1 186 23
-	mov.s32 %r987, %r986;
-	.loc 1 186 39
-	sub.s32 %r988, %r987, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f479, %r988;
-	.loc 1 187 30
-	mov.u32 %r989, %r973;
-	.loc 1 187 27
-	bra.uni $L596_entry;
-$L596_entry:
-	.loc 1 207 67
-	not.b32 %r991, 65535;
-	and.b32 %r990, %r989, %r991;
-	.loc 1 207 64
-	mov.b32 %f481, %r990;
-	.loc 1 207 37
-	mov.f32 %f480, %f481;
-	bra.uni $L597_ret_hi;
-$L597_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r992, %r973;
-	.loc 1 187 53
-	bra.uni $L598_entry;
-$L598_entry:
-	.loc 1 206 67
-	shl.b32 %r993, %r992, 16;
-	.loc 1 206 64
-	mov.b32 %f483, %r993;
-	.loc 1 206 37
-	mov.f32 %f482, %f483;
-	bra.uni $L599_ret_lo;
-$L599_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f484, %f478, %f482, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f485, %f479, %f480, %f484;
-	mov.f32 %f412, %f485;
-	bra.uni $L600_rangeint_body;
-$L600_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r994, %r843, 8;
-	.loc 1 185 32
-	and.b32 %r995, %r994, 15;
-	.loc 1 185 23
-	mov.s32 %r996, %r995;
-	.loc 1 185 37
-	sub.s32 %r997, %r996, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f486, %r997;
-	.loc 1 186 25
-	shr.u32 %r998, %r843, 12;
-	.loc 1 186 34
-	and.b32 %r999, %r998, 15;
-	.loc 1 186 23
-	mov.s32 %r1000, %r999;
-	.loc 1 186 39
-	sub.s32 %r1001, %r1000, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f487, %r1001;
-	.loc 1 187 30
-	mov.u32 %r1002, %r974;
-	.loc 1 187 27
-	bra.uni $L601_entry;
-$L601_entry:
-	.loc 1 207 67
-	not.b32 %r1004, 65535;
-	and.b32 %r1003, %r1002, %r1004;
-	.loc 1 207 64
-	mov.b32 %f489, %r1003;
-	.loc 1 207 37
-	mov.f32 %f488, %f489;
-	bra.uni $L602_ret_hi;
-$L602_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1005, %r974;
-	.loc 1 187 53
-	bra.uni $L603_entry;
-$L603_entry:
-	.loc 1 206 67
-	shl.b32 %r1006, %r1005, 16;
-	.loc 1 206 64
-	mov.b32 %f491, %r1006;
-	.loc 1 206 37
-	mov.f32 %f490, %f491;
-	bra.uni $L604_ret_lo;
-$L604_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f492, %f486, %f490, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f493, %f487, %f488, %f492;
-	mov.f32 %f412, %f493;
-	bra.uni $L605_rangeint_body;
-$L605_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1007, %r843, 16;
-	.loc 1 185 32
-	and.b32 %r1008, %r1007, 15;
-	.loc 1 185 23
-	mov.s32 %r1009, %r1008;
-	.loc 1 185 37
-	sub.s32 %r1010, %r1009, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f494, %r1010;
-	.loc 1 186 25
-	shr.u32 %r1011, %r843, 20;
-	.loc 1 186 34
-	and.b32 %r1012, %r1011, 15;
-	.loc 1 186 23
-	mov.s32 %r1013, %r1012;
-	.loc 1 186 39
-	sub.s32 %r1014, %r1013, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f495, %r1014;
-	.loc 1 187 30
-	mov.u32 %r1015, %r975;
-	.loc 1 187 27
-	bra.uni $L606_entry;
-$L606_entry:
-	.loc 1 207 67
-	not.b32 %r1017, 65535;
-	and.b32 %r1016, %r1015, %r1017;
-	.loc 1 207 64
-	mov.b32 %f497, %r1016;
-	.loc 1 207 37
-	mov.f32 %f496, %f497;
-	bra.uni $L607_ret_hi;
-$L607_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1018, %r975;
-	.loc 1 187 53
-	bra.uni $L608_entry;
-$L608_entry:
-	.loc 1 206 67
-	shl.b32 %r1019, %r1018, 16;
-	.loc 1 206 64
-	mov.b32 %f499, %r1019;
-	.loc 1 206 37
-	mov.f32 %f498, %f499;
-	bra.uni $L609_ret_lo;
-$L609_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f500, %f494, %f498, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f501, %f495, %f496, %f500;
-	mov.f32 %f412, %f501;
-	bra.uni $L610_rangeint_body;
-$L610_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1020, %r843, 24;
-	.loc 1 185 32
-	and.b32 %r1021, %r1020, 15;
-	.loc 1 185 23
-	mov.s32 %r1022, %r1021;
-	.loc 1 185 37
-	sub.s32 %r1023, %r1022, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f502, %r1023;
-	.loc 1 186 25
-	shr.u32 %r1024, %r843, 28;
-	.loc 1 186 34
-	and.b32 %r1025, %r1024, 15;
-	.loc 1 186 23
-	mov.s32 %r1026, %r1025;
-	.loc 1 186 39
-	sub.s32 %r1027, %r1026, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f503, %r1027;
-	.loc 1 187 30
-	mov.u32 %r1028, %r976;
-	.loc 1 187 27
-	bra.uni $L611_entry;
-$L611_entry:
-	.loc 1 207 67
-	not.b32 %r1030, 65535;
-	and.b32 %r1029, %r1028, %r1030;
-	.loc 1 207 64
-	mov.b32 %f505, %r1029;
-	.loc 1 207 37
-	mov.f32 %f504, %f505;
-	bra.uni $L612_ret_hi;
-$L612_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1031, %r976;
-	.loc 1 187 53
-	bra.uni $L613_entry;
-$L613_entry:
-	.loc 1 206 67
-	shl.b32 %r1032, %r1031, 16;
-	.loc 1 206 64
-	mov.b32 %f507, %r1032;
-	.loc 1 206 37
-	mov.f32 %f506, %f507;
-	bra.uni $L614_ret_lo;
-$L614_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f508, %f502, %f506, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f509, %f503, %f504, %f508;
-	mov.f32 %f445, %f509;
-	bra.uni $L592_rangeint_done;
-$L592_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L615_rangeint_body;
-$L615_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd419, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd420, %rd419, 3;
-	.loc 1 171 19
-	and.b64 %rd421, %rd420, 3;
-	.loc 1 172 9
-	mov.u32 %r1033, %r834;
-	.loc 1 173 8
-	setp.eq.s64 %p85, %rd421, 1;
-	@%p85 bra $L616_if_then;
-	bra.uni $L624_edge;
-$L616_if_then:
-	.loc 1 174 9
-	mov.u32 %r1034, %r835;
-	mov.u32 %r839, %r1034;
-	bra.uni $L617_if_done;
-$L624_edge:
-	mov.u32 %r839, %r1033;
-	bra.uni $L617_if_done;
-$L617_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p86, %rd421, 2;
-	@%p86 bra $L618_if_then;
-	bra.uni $L625_edge;
-$L618_if_then:
-	.loc 1 177 9
-	mov.u32 %r1035, %r836;
-	mov.u32 %r841, %r1035;
-	bra.uni $L619_if_done;
-$L625_edge:
-	mov.u32 %r841, %r839;
-	bra.uni $L619_if_done;
-$L619_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p87, %rd421, 3;
-	@%p87 bra $L620_if_then;
-	bra.uni $L626_edge;
-$L620_if_then:
-	.loc 1 180 9
-	mov.u32 %r1036, %r837;
-	mov.u32 %r843, %r1036;
-	bra.uni $L621_if_done;
-$L626_edge:
-	mov.u32 %r843, %r841;
-	bra.uni $L621_if_done;
-$L621_if_done:
-	.loc 1 182 3
-	mov.u32 %r1037, 0;
-	mov.u32 %r1038, 0;
-	mov.u32 %r1039, 0;
-	mov.u32 %r1040, 0;
-	.loc 1 182 27
-	shr.s64 %rd422, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd423, %rd421, 4;
-	.loc 1 182 30
-	add.s64 %rd424, %rd422, %rd423;
-	.loc 1 182 18
-	add.s64 %rd425, %rd424, 3;
-	shl.b64 %rd426, %rd424, 2;
-	add.s64 %rd427, %rd19, %rd426;
-	ld.shared.v4.u32 {%r1041, %r1042, %r1043, %r1044}, [%rd427];
-	.loc 1 182 3
-	mov.u32 %r1037, %r1041;
-	mov.u32 %r1038, %r1042;
-	mov.u32 %r1039, %r1043;
-	mov.u32 %r1040, %r1044;
-	mov.f32 %f412, %f411;
-	bra.uni $L622_rangeint_body;
-$L622_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1045, %r843, 0;
-	.loc 1 185 32
-	and.b32 %r1046, %r1045, 15;
-	.loc 1 185 23
-	mov.s32 %r1047, %r1046;
-	.loc 1 185 37
-	sub.s32 %r1048, %r1047, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f510, %r1048;
-	.loc 1 186 25
-	shr.u32 %r1049, %r843, 4;
-	.loc 1 186 34
-	and.b32 %r1050, %r1049, 15;
-	.loc 1 186 23
-	mov.s32 %r1051, %r1050;
-	.loc 1 186 39
-	sub.s32 %r1052, %r1051, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f511, %r1052;
-	.loc 1 187 30
-	mov.u32 %r1053, %r1037;
-	.loc 1 187 27
-	bra.uni $L627_entry;
-$L627_entry:
-	.loc 1 207 67
-	not.b32 %r1055, 65535;
-	and.b32 %r1054, %r1053, %r1055;
-	.loc 1 207 64
-	mov.b32 %f513, %r1054;
-	.loc 1 207 37
-	mov.f32 %f512, %f513;
-	bra.uni $L628_ret_hi;
-$L628_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1056, %r1037;
-	.loc 1 187 53
-	bra.uni $L629_entry;
-$L629_entry:
-	.loc 1 206 67
-	shl.b32 %r1057, %r1056, 16;
-	.loc 1 206 64
-	mov.b32 %f515, %r1057;
-	.loc 1 206 37
-	mov.f32 %f514, %f515;
-	bra.uni $L630_ret_lo;
-$L630_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f516, %f510, %f514, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f517, %f511, %f512, %f516;
-	mov.f32 %f412, %f517;
-	bra.uni $L631_rangeint_body;
-$L631_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1058, %r843, 8;
-	.loc 1 185 32
-	and.b32 %r1059, %r1058, 15;
-	.loc 1 185 23
-	mov.s32 %r1060, %r1059;
-	.loc 1 185 37
-	sub.s32 %r1061, %r1060, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f518, %r1061;
-	.loc 1 186 25
-	shr.u32 %r1062, %r843, 12;
-	.loc 1 186 34
-	and.b32 %r1063, %r1062, 15;
-	.loc 1 186 23
-	mov.s32 %r1064, %r1063;
-	.loc 1 186 39
-	sub.s32 %r1065, %r1064, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f519, %r1065;
-	.loc 1 187 30
-	mov.u32 %r1066, %r1038;
-	.loc 1 187 27
-	bra.uni $L632_entry;
-$L632_entry:
-	.loc 1 207 67
-	not.b32 %r1068, 65535;
-	and.b32 %r1067, %r1066, %r1068;
-	.loc 1 207 64
-	mov.b32 %f521, %r1067;
-	.loc 1 207 37
-	mov.f32 %f520, %f521;
-	bra.uni $L633_ret_hi;
-$L633_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1069, %r1038;
-	.loc 1 187 53
-	bra.uni $L634_entry;
-$L634_entry:
-	.loc 1 206 67
-	shl.b32 %r1070, %r1069, 16;
-	.loc 1 206 64
-	mov.b32 %f523, %r1070;
-	.loc 1 206 37
-	mov.f32 %f522, %f523;
-	bra.uni $L635_ret_lo;
-$L635_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f524, %f518, %f522, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f525, %f519, %f520, %f524;
-	mov.f32 %f412, %f525;
-	bra.uni $L636_rangeint_body;
-$L636_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1071, %r843, 16;
-	.loc 1 185 32
-	and.b32 %r1072, %r1071, 15;
-	.loc 1 185 23
-	mov.s32 %r1073, %r1072;
-	.loc 1 185 37
-	sub.s32 %r1074, %r1073, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f526, %r1074;
-	.loc 1 186 25
-	shr.u32 %r1075, %r843, 20;
-	.loc 1 186 34
-	and.b32 %r1076, %r1075, 15;
-	.loc 1 186 23
-	mov.s32 %r1077, %r1076;
-	.loc 1 186 39
-	sub.s32 %r1078, %r1077, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f527, %r1078;
-	.loc 1 187 30
-	mov.u32 %r1079, %r1039;
-	.loc 1 187 27
-	bra.uni $L637_entry;
-$L637_entry:
-	.loc 1 207 67
-	not.b32 %r1081, 65535;
-	and.b32 %r1080, %r1079, %r1081;
-	.loc 1 207 64
-	mov.b32 %f529, %r1080;
-	.loc 1 207 37
-	mov.f32 %f528, %f529;
-	bra.uni $L638_ret_hi;
-$L638_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1082, %r1039;
-	.loc 1 187 53
-	bra.uni $L639_entry;
-$L639_entry:
-	.loc 1 206 67
-	shl.b32 %r1083, %r1082, 16;
-	.loc 1 206 64
-	mov.b32 %f531, %r1083;
-	.loc 1 206 37
-	mov.f32 %f530, %f531;
-	bra.uni $L640_ret_lo;
-$L640_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f532, %f526, %f530, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f533, %f527, %f528, %f532;
-	mov.f32 %f412, %f533;
-	bra.uni $L641_rangeint_body;
-$L641_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1084, %r843, 24;
-	.loc 1 185 32
-	and.b32 %r1085, %r1084, 15;
-	.loc 1 185 23
-	mov.s32 %r1086, %r1085;
-	.loc 1 185 37
-	sub.s32 %r1087, %r1086, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f534, %r1087;
-	.loc 1 186 25
-	shr.u32 %r1088, %r843, 28;
-	.loc 1 186 34
-	and.b32 %r1089, %r1088, 15;
-	.loc 1 186 23
-	mov.s32 %r1090, %r1089;
-	.loc 1 186 39
-	sub.s32 %r1091, %r1090, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f535, %r1091;
-	.loc 1 187 30
-	mov.u32 %r1092, %r1040;
-	.loc 1 187 27
-	bra.uni $L642_entry;
-$L642_entry:
-	.loc 1 207 67
-	not.b32 %r1094, 65535;
-	and.b32 %r1093, %r1092, %r1094;
-	.loc 1 207 64
-	mov.b32 %f537, %r1093;
-	.loc 1 207 37
-	mov.f32 %f536, %f537;
-	bra.uni $L643_ret_hi;
-$L643_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1095, %r1040;
-	.loc 1 187 53
-	bra.uni $L644_entry;
-$L644_entry:
-	.loc 1 206 67
-	shl.b32 %r1096, %r1095, 16;
-	.loc 1 206 64
-	mov.b32 %f539, %r1096;
-	.loc 1 206 37
-	mov.f32 %f538, %f539;
-	bra.uni $L645_ret_lo;
-$L645_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f540, %f534, %f538, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f541, %f535, %f536, %f540;
-	mov.f32 %f445, %f541;
-	bra.uni $L623_rangeint_done;
-$L623_rangeint_done:
-	mov.f32 %f542, %f445;
-	bra.uni $L521_rangeint_done;
-$L521_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f410, %f542;
-	bra.uni $L530_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
-$L530_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f543, %f3;
-	.loc 1 117 24
-	fma.rn.f32 %f544, %f4, %f410, %f543;
-	.loc 1 117 11
-	mov.f32 %f3, %f544;
+	.loc 1 224 67
+	shl.b32 %r660, %r659, 16;
+	.loc 1 224 64
+	mov.b32 %f827, %r660;
+	.loc 1 224 37
+	mov.f32 %f826, %f827;
+	bra.uni $L550_ret_lo;
+$L550_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f828, %f825, %f826, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f829, %f822, %f823, %f828;
+	mov.f32 %f733, %f829;
+	bra.uni $L531_rangeint_done;
+$L531_rangeint_done:
+	mov.f32 %f830, %f733;
+	bra.uni $L462_rangeint_done;
+$L462_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f666, %f830;
+	bra.uni $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
+$L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f831, %f3;
+	.loc 1 120 24
+	fma.rn.f32 %f832, %f164, %f666, %f831;
+	.loc 1 120 11
+	mov.f32 %f3, %f832;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 1 121 15
+	.loc 1 124 15
 	bar.warp.sync -1;
-	.loc 1 122 42
-	add.s64 %rd428, %rd246, 4;
-	.loc 1 122 51
-	sub.s64 %rd429, %rd428, 1;
-	.loc 1 122 12
-	bra.uni $L646_entry;
-$L646_entry:
-	.loc 1 144 19
-	and.b64 %rd430, %rd429, 3;
-	.loc 1 144 33
-	mul.lo.s64 %rd431, %rd430, 1280;
-	.loc 1 144 14
-	add.s64 %rd432, %rd30, %rd431;
-	.loc 1 145 10
-	mul.lo.s64 %rd433, %rd429, 256;
-	.loc 1 145 22
-	and.b64 %rd434, %rd21, 7;
-	.loc 1 145 25
-	mul.lo.s64 %rd435, %rd434, 32;
-	.loc 1 145 18
-	add.s64 %rd436, %rd433, %rd435;
-	.loc 1 147 9
-	setp.lt.s64 %p88, %rd33, %rd13;
-	@%p88 bra $L649_cond_true;
-	bra.uni $L656_edge;
-$L649_cond_true:
+	.loc 1 125 42
+	add.s64 %rd432, %rd246, 4;
+	.loc 1 125 51
+	sub.s64 %rd433, %rd432, 1;
+	.loc 1 125 12
+	bra.uni $L551_entry;
+$L551_entry:
 	.loc 1 147 19
-	setp.lt.s64 %p89, %rd436, %rd14;
-	@%p89 bra $L647_if_then;
-	bra.uni $L657_edge;
-$L647_if_then:
-	.loc 1 148 19
-	mul.lo.s64 %rd439, %rd33, %rd14;
-	.loc 1 148 21
-	add.s64 %rd440, %rd439, %rd436;
+	and.b64 %rd434, %rd433, 3;
+	.loc 1 147 33
+	mul.lo.s64 %rd435, %rd434, 1280;
+	.loc 1 147 14
+	add.s64 %rd436, %rd30, %rd435;
+	.loc 1 148 10
+	mul.lo.s64 %rd437, %rd433, 256;
+	.loc 1 148 22
+	and.b64 %rd438, %rd21, 7;
 	.loc 1 148 25
-	shr.s64 %rd441, %rd440, 1;
-	mov.s64 %rd437, %rd441;
-	mov.s64 %rd438, 16;
-	bra.uni $L648_if_done;
-$L657_edge:
-	mov.s64 %rd437, 0;
-	mov.s64 %rd438, 0;
-	bra.uni $L648_if_done;
-$L656_edge:
-	mov.s64 %rd437, 0;
-	mov.s64 %rd438, 0;
-	bra.uni $L648_if_done;
-$L648_if_done:
-	.loc 1 150 30
-	mul.lo.s64 %rd442, %rd432, 2;
-	.loc 1 150 34
-	mul.lo.s64 %rd443, %rd21, 16;
-	.loc 1 150 32
-	add.s64 %rd444, %rd442, %rd443;
-	.loc 1 150 25
-	shl.b64 %rd445, %rd444, 0;
-	add.s64 %rd446, %rd17, %rd445;
-	.loc 1 150 47
-	shl.b64 %rd447, %rd437, 0;
-	add.s64 %rd448, %rd7, %rd447;
-	.loc 1 150 18
-	cvt.u32.s64 %r1097, %rd438;
-	cp.async.cg.shared.global [%rd446], [%rd448], 16, %r1097;
-	.loc 1 151 10
-	mul.lo.s64 %rd449, %rd429, 256;
+	mul.lo.s64 %rd439, %rd438, 32;
+	.loc 1 148 18
+	add.s64 %rd440, %rd437, %rd439;
+	.loc 1 150 9
+	setp.lt.s64 %p42, %rd33, %rd13;
+	@%p42 bra $L554_cond_true;
+	bra.uni $L561_edge;
+$L554_cond_true:
+	.loc 1 150 19
+	setp.lt.s64 %p43, %rd440, %rd14;
+	@%p43 bra $L552_if_then;
+	bra.uni $L562_edge;
+$L552_if_then:
+	.loc 1 151 19
+	mul.lo.s64 %rd443, %rd33, %rd14;
 	.loc 1 151 21
-	mul.lo.s64 %rd450, %rd21, 8;
-	.loc 1 151 18
-	add.s64 %rd451, %rd449, %rd450;
-	bra.uni $L650_rangeint_body;
-$L650_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd452, %rd41, 0;
-	.loc 1 155 11
-	setp.lt.s64 %p90, %rd452, %rd12;
-	@%p90 bra $L654_cond_true;
-	bra.uni $L658_edge;
-$L654_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p91, %rd451, %rd14;
-	@%p91 bra $L652_if_then;
-	bra.uni $L659_edge;
-$L652_if_then:
-	.loc 1 156 19
-	add.s64 %rd455, %rd41, 0;
-	.loc 1 156 22
-	mul.lo.s64 %rd456, %rd455, %rd14;
-	.loc 1 156 24
-	add.s64 %rd457, %rd456, %rd451;
-	mov.s64 %rd453, %rd457;
-	mov.s64 %rd454, 16;
-	bra.uni $L653_if_done;
-$L659_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L653_if_done;
-$L658_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L653_if_done;
-$L653_if_done:
-	.loc 1 158 31
-	add.s64 %rd458, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd459, %rd458, 0;
-	.loc 1 158 51
-	mul.lo.s64 %rd460, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd461, %rd459, %rd460;
-	.loc 1 158 26
-	shl.b64 %rd462, %rd461, 1;
-	add.s64 %rd463, %rd15, %rd462;
-	.loc 1 158 58
-	shl.b64 %rd464, %rd453, 1;
-	add.s64 %rd465, %rd4, %rd464;
-	.loc 1 158 19
-	cvt.u32.s64 %r1098, %rd454;
-	cp.async.cg.shared.global [%rd463], [%rd465], 16, %r1098;
-	bra.uni $L660_rangeint_body;
-$L660_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd466, %rd41, 1;
-	.loc 1 155 11
-	setp.lt.s64 %p92, %rd466, %rd12;
-	@%p92 bra $L663_cond_true;
-	bra.uni $L664_edge;
-$L663_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p93, %rd451, %rd14;
-	@%p93 bra $L661_if_then;
-	bra.uni $L665_edge;
-$L661_if_then:
-	.loc 1 156 19
-	add.s64 %rd467, %rd41, 1;
-	.loc 1 156 22
-	mul.lo.s64 %rd468, %rd467, %rd14;
-	.loc 1 156 24
-	add.s64 %rd469, %rd468, %rd451;
-	mov.s64 %rd453, %rd469;
-	mov.s64 %rd454, 16;
-	bra.uni $L662_if_done;
-$L665_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L662_if_done;
-$L664_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L662_if_done;
-$L662_if_done:
-	.loc 1 158 31
-	add.s64 %rd470, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd471, %rd470, 256;
-	.loc 1 158 51
-	mul.lo.s64 %rd472, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd473, %rd471, %rd472;
-	.loc 1 158 26
-	shl.b64 %rd474, %rd473, 1;
-	add.s64 %rd475, %rd15, %rd474;
-	.loc 1 158 58
-	shl.b64 %rd476, %rd453, 1;
-	add.s64 %rd477, %rd4, %rd476;
-	.loc 1 158 19
-	cvt.u32.s64 %r1099, %rd454;
-	cp.async.cg.shared.global [%rd475], [%rd477], 16, %r1099;
-	bra.uni $L666_rangeint_body;
-$L666_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd478, %rd41, 2;
-	.loc 1 155 11
-	setp.lt.s64 %p94, %rd478, %rd12;
-	@%p94 bra $L669_cond_true;
-	bra.uni $L670_edge;
-$L669_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p95, %rd451, %rd14;
-	@%p95 bra $L667_if_then;
-	bra.uni $L671_edge;
-$L667_if_then:
-	.loc 1 156 19
-	add.s64 %rd479, %rd41, 2;
-	.loc 1 156 22
-	mul.lo.s64 %rd480, %rd479, %rd14;
-	.loc 1 156 24
-	add.s64 %rd481, %rd480, %rd451;
-	mov.s64 %rd453, %rd481;
-	mov.s64 %rd454, 16;
-	bra.uni $L668_if_done;
-$L671_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L668_if_done;
-$L670_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L668_if_done;
-$L668_if_done:
-	.loc 1 158 31
-	add.s64 %rd482, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd483, %rd482, 512;
-	.loc 1 158 51
-	mul.lo.s64 %rd484, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd485, %rd483, %rd484;
-	.loc 1 158 26
-	shl.b64 %rd486, %rd485, 1;
-	add.s64 %rd487, %rd15, %rd486;
-	.loc 1 158 58
-	shl.b64 %rd488, %rd453, 1;
-	add.s64 %rd489, %rd4, %rd488;
-	.loc 1 158 19
-	cvt.u32.s64 %r1100, %rd454;
-	cp.async.cg.shared.global [%rd487], [%rd489], 16, %r1100;
-	bra.uni $L672_rangeint_body;
-$L672_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd490, %rd41, 3;
-	.loc 1 155 11
-	setp.lt.s64 %p96, %rd490, %rd12;
-	@%p96 bra $L675_cond_true;
-	bra.uni $L676_edge;
-$L675_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p97, %rd451, %rd14;
-	@%p97 bra $L673_if_then;
-	bra.uni $L677_edge;
-$L673_if_then:
-	.loc 1 156 19
-	add.s64 %rd491, %rd41, 3;
-	.loc 1 156 22
-	mul.lo.s64 %rd492, %rd491, %rd14;
-	.loc 1 156 24
-	add.s64 %rd493, %rd492, %rd451;
-	mov.s64 %rd453, %rd493;
-	mov.s64 %rd454, 16;
-	bra.uni $L674_if_done;
-$L677_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L674_if_done;
-$L676_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L674_if_done;
-$L674_if_done:
-	.loc 1 158 31
-	add.s64 %rd494, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd495, %rd494, 768;
-	.loc 1 158 51
-	mul.lo.s64 %rd496, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd497, %rd495, %rd496;
-	.loc 1 158 26
-	shl.b64 %rd498, %rd497, 1;
-	add.s64 %rd499, %rd15, %rd498;
-	.loc 1 158 58
-	shl.b64 %rd500, %rd453, 1;
-	add.s64 %rd501, %rd4, %rd500;
-	.loc 1 158 19
-	cvt.u32.s64 %r1101, %rd454;
-	cp.async.cg.shared.global [%rd499], [%rd501], 16, %r1101;
-	bra.uni $L651_rangeint_done;
-$L651_rangeint_done:
-	.loc 1 160 19
+	add.s64 %rd444, %rd443, %rd440;
+	.loc 1 151 25
+	shr.s64 %rd445, %rd444, 1;
+	mov.s64 %rd441, %rd445;
+	mov.s64 %rd442, 16;
+	bra.uni $L553_if_done;
+$L562_edge:
+	mov.s64 %rd441, 0;
+	mov.s64 %rd442, 0;
+	bra.uni $L553_if_done;
+$L561_edge:
+	mov.s64 %rd441, 0;
+	mov.s64 %rd442, 0;
+	bra.uni $L553_if_done;
+$L553_if_done:
+	.loc 1 153 30
+	mul.lo.s64 %rd446, %rd436, 2;
+	.loc 1 153 34
+	mul.lo.s64 %rd447, %rd21, 16;
+	.loc 1 153 32
+	add.s64 %rd448, %rd446, %rd447;
+	.loc 1 153 25
+	shl.b64 %rd449, %rd448, 0;
+	add.s64 %rd450, %rd17, %rd449;
+	.loc 1 153 47
+	shl.b64 %rd451, %rd441, 0;
+	add.s64 %rd452, %rd7, %rd451;
+	.loc 1 153 18
+	cvt.u32.s64 %r661, %rd442;
+	cp.async.cg.shared.global [%rd450], [%rd452], 16, %r661;
+	.loc 1 154 10
+	mul.lo.s64 %rd453, %rd433, 256;
+	.loc 1 154 21
+	mul.lo.s64 %rd454, %rd21, 8;
+	.loc 1 154 18
+	add.s64 %rd455, %rd453, %rd454;
+	bra.uni $L555_rangeint_body;
+$L555_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd456, %rd41, 0;
+	.loc 1 158 11
+	setp.lt.s64 %p44, %rd456, %rd12;
+	@%p44 bra $L559_cond_true;
+	bra.uni $L563_edge;
+$L559_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p45, %rd455, %rd14;
+	@%p45 bra $L557_if_then;
+	bra.uni $L564_edge;
+$L557_if_then:
+	.loc 1 159 19
+	add.s64 %rd459, %rd41, 0;
+	.loc 1 159 22
+	mul.lo.s64 %rd460, %rd459, %rd14;
+	.loc 1 159 24
+	add.s64 %rd461, %rd460, %rd455;
+	mov.s64 %rd457, %rd461;
+	mov.s64 %rd458, 16;
+	bra.uni $L558_if_done;
+$L564_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L558_if_done;
+$L563_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L558_if_done;
+$L558_if_done:
+	.loc 1 161 31
+	add.s64 %rd462, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd463, %rd462, 0;
+	.loc 1 161 51
+	mul.lo.s64 %rd464, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd465, %rd463, %rd464;
+	.loc 1 161 26
+	shl.b64 %rd466, %rd465, 1;
+	add.s64 %rd467, %rd15, %rd466;
+	.loc 1 161 58
+	shl.b64 %rd468, %rd457, 1;
+	add.s64 %rd469, %rd4, %rd468;
+	.loc 1 161 19
+	cvt.u32.s64 %r662, %rd458;
+	cp.async.cg.shared.global [%rd467], [%rd469], 16, %r662;
+	bra.uni $L565_rangeint_body;
+$L565_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd470, %rd41, 1;
+	.loc 1 158 11
+	setp.lt.s64 %p46, %rd470, %rd12;
+	@%p46 bra $L568_cond_true;
+	bra.uni $L569_edge;
+$L568_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p47, %rd455, %rd14;
+	@%p47 bra $L566_if_then;
+	bra.uni $L570_edge;
+$L566_if_then:
+	.loc 1 159 19
+	add.s64 %rd471, %rd41, 1;
+	.loc 1 159 22
+	mul.lo.s64 %rd472, %rd471, %rd14;
+	.loc 1 159 24
+	add.s64 %rd473, %rd472, %rd455;
+	mov.s64 %rd457, %rd473;
+	mov.s64 %rd458, 16;
+	bra.uni $L567_if_done;
+$L570_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L567_if_done;
+$L569_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L567_if_done;
+$L567_if_done:
+	.loc 1 161 31
+	add.s64 %rd474, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd475, %rd474, 256;
+	.loc 1 161 51
+	mul.lo.s64 %rd476, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd477, %rd475, %rd476;
+	.loc 1 161 26
+	shl.b64 %rd478, %rd477, 1;
+	add.s64 %rd479, %rd15, %rd478;
+	.loc 1 161 58
+	shl.b64 %rd480, %rd457, 1;
+	add.s64 %rd481, %rd4, %rd480;
+	.loc 1 161 19
+	cvt.u32.s64 %r663, %rd458;
+	cp.async.cg.shared.global [%rd479], [%rd481], 16, %r663;
+	bra.uni $L571_rangeint_body;
+$L571_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd482, %rd41, 2;
+	.loc 1 158 11
+	setp.lt.s64 %p48, %rd482, %rd12;
+	@%p48 bra $L574_cond_true;
+	bra.uni $L575_edge;
+$L574_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p49, %rd455, %rd14;
+	@%p49 bra $L572_if_then;
+	bra.uni $L576_edge;
+$L572_if_then:
+	.loc 1 159 19
+	add.s64 %rd483, %rd41, 2;
+	.loc 1 159 22
+	mul.lo.s64 %rd484, %rd483, %rd14;
+	.loc 1 159 24
+	add.s64 %rd485, %rd484, %rd455;
+	mov.s64 %rd457, %rd485;
+	mov.s64 %rd458, 16;
+	bra.uni $L573_if_done;
+$L576_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L573_if_done;
+$L575_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L573_if_done;
+$L573_if_done:
+	.loc 1 161 31
+	add.s64 %rd486, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd487, %rd486, 512;
+	.loc 1 161 51
+	mul.lo.s64 %rd488, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd489, %rd487, %rd488;
+	.loc 1 161 26
+	shl.b64 %rd490, %rd489, 1;
+	add.s64 %rd491, %rd15, %rd490;
+	.loc 1 161 58
+	shl.b64 %rd492, %rd457, 1;
+	add.s64 %rd493, %rd4, %rd492;
+	.loc 1 161 19
+	cvt.u32.s64 %r664, %rd458;
+	cp.async.cg.shared.global [%rd491], [%rd493], 16, %r664;
+	bra.uni $L577_rangeint_body;
+$L577_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd494, %rd41, 3;
+	.loc 1 158 11
+	setp.lt.s64 %p50, %rd494, %rd12;
+	@%p50 bra $L580_cond_true;
+	bra.uni $L581_edge;
+$L580_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p51, %rd455, %rd14;
+	@%p51 bra $L578_if_then;
+	bra.uni $L582_edge;
+$L578_if_then:
+	.loc 1 159 19
+	add.s64 %rd495, %rd41, 3;
+	.loc 1 159 22
+	mul.lo.s64 %rd496, %rd495, %rd14;
+	.loc 1 159 24
+	add.s64 %rd497, %rd496, %rd455;
+	mov.s64 %rd457, %rd497;
+	mov.s64 %rd458, 16;
+	bra.uni $L579_if_done;
+$L582_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L579_if_done;
+$L581_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L579_if_done;
+$L579_if_done:
+	.loc 1 161 31
+	add.s64 %rd498, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd499, %rd498, 768;
+	.loc 1 161 51
+	mul.lo.s64 %rd500, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd501, %rd499, %rd500;
+	.loc 1 161 26
+	shl.b64 %rd502, %rd501, 1;
+	add.s64 %rd503, %rd15, %rd502;
+	.loc 1 161 58
+	shl.b64 %rd504, %rd457, 1;
+	add.s64 %rd505, %rd4, %rd504;
+	.loc 1 161 19
+	cvt.u32.s64 %r665, %rd458;
+	cp.async.cg.shared.global [%rd503], [%rd505], 16, %r665;
+	bra.uni $L556_rangeint_done;
+$L556_rangeint_done:
+	.loc 1 163 19
 	cp.async.commit_group;
-	bra.uni $L655_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L655_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
-	.loc 1 106 29
-	add.s64 %rd502, %rd246, 1;
-	mov.s64 %rd246, %rd502;
+	bra.uni $L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	.loc 1 108 29
+	add.s64 %rd506, %rd246, 1;
+	mov.s64 %rd246, %rd506;
 	bra.uni $L11_for_loop;
 $L13_for_done:
-	.loc 1 124 19
+	.loc 1 127 19
 	cp.async.wait_group 0;
 	bra.uni $L20_rangeint_body;
 $L20_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f545, %f0;
-	mov.f32 %f546, %f545;
+	.loc 1 130 13
+	mov.f32 %f833, %f0;
+	mov.f32 %f834, %f833;
 	bra.uni $L23_for_body;
 $L23_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f547, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f548, %f546, %f547;
-	mov.f32 %f546, %f548;
-	bra.uni $L679_for_body;
-$L679_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f549, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f550, %f546, %f549;
-	mov.f32 %f546, %f550;
-	bra.uni $L681_for_body;
-$L681_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f551, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f552, %f546, %f551;
-	mov.f32 %f546, %f552;
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f835, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f836, %f834, %f835;
+	mov.f32 %f834, %f836;
+	bra.uni $L584_for_body;
+$L584_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f837, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f838, %f834, %f837;
+	mov.f32 %f834, %f838;
+	bra.uni $L586_for_body;
+$L586_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f839, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f840, %f834, %f839;
+	mov.f32 %f834, %f840;
 	bra.uni $L24_for_done;
 $L24_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p98, %rd32, 0;
-	@%p98 bra $L28_cond_true;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 11
+	setp.eq.s64 %p52, %rd32, 0;
+	@%p52 bra $L28_cond_true;
+	bra.uni $L591_rangeint_body;
 $L28_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p99, %rd33, %rd13;
-	@%p99 bra $L27_cond_true;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 23
+	setp.lt.s64 %p53, %rd33, %rd13;
+	@%p53 bra $L27_cond_true;
+	bra.uni $L591_rangeint_body;
 $L27_cond_true:
-	.loc 1 132 32
-	add.s64 %rd503, %rd41, 0;
-	.loc 1 132 35
-	setp.lt.s64 %p100, %rd503, %rd12;
-	@%p100 bra $L25_if_then;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 32
+	add.s64 %rd507, %rd41, 0;
+	.loc 1 135 35
+	setp.lt.s64 %p54, %rd507, %rd12;
+	@%p54 bra $L25_if_then;
+	bra.uni $L591_rangeint_body;
 $L25_if_then:
-	.loc 1 133 13
-	add.s64 %rd504, %rd41, 0;
-	.loc 1 133 16
-	mul.lo.s64 %rd505, %rd504, %rd13;
-	.loc 1 133 18
-	add.s64 %rd506, %rd505, %rd33;
-	.loc 1 133 34
-	bra.uni $L684_entry;
-$L684_entry:
-	.loc 1 214 40
-	mov.f32 %f553, %f546;
-	bra.uni $L685_ret_store;
-$L685_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd507, %rd506, 2;
-	add.s64 %rd508, %rd1, %rd507;
-	st.global.f32 [%rd508], %f553;
-	bra.uni $L686_rangeint_body;
-$L686_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f554, %f1;
-	mov.f32 %f546, %f554;
-	bra.uni $L688_for_body;
-$L688_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f555, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f556, %f546, %f555;
-	mov.f32 %f546, %f556;
-	bra.uni $L695_for_body;
-$L695_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f557, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f558, %f546, %f557;
-	mov.f32 %f546, %f558;
-	bra.uni $L697_for_body;
-$L697_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f559, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f560, %f546, %f559;
-	mov.f32 %f546, %f560;
-	bra.uni $L689_for_done;
-$L689_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p101, %rd32, 0;
-	@%p101 bra $L693_cond_true;
-	bra.uni $L702_rangeint_body;
-$L693_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p102, %rd33, %rd13;
-	@%p102 bra $L692_cond_true;
-	bra.uni $L702_rangeint_body;
-$L692_cond_true:
-	.loc 1 132 32
-	add.s64 %rd509, %rd41, 1;
-	.loc 1 132 35
-	setp.lt.s64 %p103, %rd509, %rd12;
-	@%p103 bra $L690_if_then;
-	bra.uni $L702_rangeint_body;
-$L690_if_then:
-	.loc 1 133 13
-	add.s64 %rd510, %rd41, 1;
-	.loc 1 133 16
-	mul.lo.s64 %rd511, %rd510, %rd13;
-	.loc 1 133 18
-	add.s64 %rd512, %rd511, %rd33;
-	.loc 1 133 34
-	bra.uni $L700_entry;
-$L700_entry:
-	.loc 1 214 40
-	mov.f32 %f561, %f546;
-	bra.uni $L701_ret_store;
-$L701_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd513, %rd512, 2;
-	add.s64 %rd514, %rd1, %rd513;
-	st.global.f32 [%rd514], %f561;
-	bra.uni $L702_rangeint_body;
-$L702_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f562, %f2;
-	mov.f32 %f546, %f562;
-	bra.uni $L704_for_body;
-$L704_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f563, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f564, %f546, %f563;
-	mov.f32 %f546, %f564;
-	bra.uni $L711_for_body;
-$L711_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f565, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f566, %f546, %f565;
-	mov.f32 %f546, %f566;
-	bra.uni $L713_for_body;
-$L713_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f567, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f568, %f546, %f567;
-	mov.f32 %f546, %f568;
-	bra.uni $L705_for_done;
-$L705_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p104, %rd32, 0;
-	@%p104 bra $L709_cond_true;
-	bra.uni $L718_rangeint_body;
-$L709_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p105, %rd33, %rd13;
-	@%p105 bra $L708_cond_true;
-	bra.uni $L718_rangeint_body;
-$L708_cond_true:
-	.loc 1 132 32
-	add.s64 %rd515, %rd41, 2;
-	.loc 1 132 35
-	setp.lt.s64 %p106, %rd515, %rd12;
-	@%p106 bra $L706_if_then;
-	bra.uni $L718_rangeint_body;
-$L706_if_then:
-	.loc 1 133 13
-	add.s64 %rd516, %rd41, 2;
-	.loc 1 133 16
-	mul.lo.s64 %rd517, %rd516, %rd13;
-	.loc 1 133 18
-	add.s64 %rd518, %rd517, %rd33;
-	.loc 1 133 34
-	bra.uni $L716_entry;
-$L716_entry:
-	.loc 1 214 40
-	mov.f32 %f569, %f546;
-	bra.uni $L717_ret_store;
-$L717_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd519, %rd518, 2;
-	add.s64 %rd520, %rd1, %rd519;
-	st.global.f32 [%rd520], %f569;
-	bra.uni $L718_rangeint_body;
-$L718_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f570, %f3;
-	mov.f32 %f546, %f570;
-	bra.uni $L720_for_body;
-$L720_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f571, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f572, %f546, %f571;
-	mov.f32 %f546, %f572;
-	bra.uni $L727_for_body;
-$L727_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f573, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f574, %f546, %f573;
-	mov.f32 %f546, %f574;
-	bra.uni $L729_for_body;
-$L729_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f575, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f576, %f546, %f575;
-	mov.f32 %f546, %f576;
-	bra.uni $L721_for_done;
-$L721_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p107, %rd32, 0;
-	@%p107 bra $L725_cond_true;
+	.loc 1 136 13
+	add.s64 %rd508, %rd41, 0;
+	.loc 1 136 16
+	mul.lo.s64 %rd509, %rd508, %rd13;
+	.loc 1 136 18
+	add.s64 %rd510, %rd509, %rd33;
+	.loc 1 136 34
+	bra.uni $L589_entry;
+$L589_entry:
+	.loc 1 232 40
+	mov.f32 %f841, %f834;
+	bra.uni $L590_ret_store;
+$L590_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd511, %rd510, 2;
+	add.s64 %rd512, %rd1, %rd511;
+	st.global.f32 [%rd512], %f841;
+	bra.uni $L591_rangeint_body;
+$L591_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f842, %f1;
+	mov.f32 %f834, %f842;
+	bra.uni $L593_for_body;
+$L593_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f843, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f844, %f834, %f843;
+	mov.f32 %f834, %f844;
+	bra.uni $L600_for_body;
+$L600_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f845, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f846, %f834, %f845;
+	mov.f32 %f834, %f846;
+	bra.uni $L602_for_body;
+$L602_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f847, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f848, %f834, %f847;
+	mov.f32 %f834, %f848;
+	bra.uni $L594_for_done;
+$L594_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p55, %rd32, 0;
+	@%p55 bra $L598_cond_true;
+	bra.uni $L607_rangeint_body;
+$L598_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p56, %rd33, %rd13;
+	@%p56 bra $L597_cond_true;
+	bra.uni $L607_rangeint_body;
+$L597_cond_true:
+	.loc 1 135 32
+	add.s64 %rd513, %rd41, 1;
+	.loc 1 135 35
+	setp.lt.s64 %p57, %rd513, %rd12;
+	@%p57 bra $L595_if_then;
+	bra.uni $L607_rangeint_body;
+$L595_if_then:
+	.loc 1 136 13
+	add.s64 %rd514, %rd41, 1;
+	.loc 1 136 16
+	mul.lo.s64 %rd515, %rd514, %rd13;
+	.loc 1 136 18
+	add.s64 %rd516, %rd515, %rd33;
+	.loc 1 136 34
+	bra.uni $L605_entry;
+$L605_entry:
+	.loc 1 232 40
+	mov.f32 %f849, %f834;
+	bra.uni $L606_ret_store;
+$L606_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd517, %rd516, 2;
+	add.s64 %rd518, %rd1, %rd517;
+	st.global.f32 [%rd518], %f849;
+	bra.uni $L607_rangeint_body;
+$L607_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f850, %f2;
+	mov.f32 %f834, %f850;
+	bra.uni $L609_for_body;
+$L609_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f851, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f852, %f834, %f851;
+	mov.f32 %f834, %f852;
+	bra.uni $L616_for_body;
+$L616_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f853, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f854, %f834, %f853;
+	mov.f32 %f834, %f854;
+	bra.uni $L618_for_body;
+$L618_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f855, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f856, %f834, %f855;
+	mov.f32 %f834, %f856;
+	bra.uni $L610_for_done;
+$L610_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p58, %rd32, 0;
+	@%p58 bra $L614_cond_true;
+	bra.uni $L623_rangeint_body;
+$L614_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p59, %rd33, %rd13;
+	@%p59 bra $L613_cond_true;
+	bra.uni $L623_rangeint_body;
+$L613_cond_true:
+	.loc 1 135 32
+	add.s64 %rd519, %rd41, 2;
+	.loc 1 135 35
+	setp.lt.s64 %p60, %rd519, %rd12;
+	@%p60 bra $L611_if_then;
+	bra.uni $L623_rangeint_body;
+$L611_if_then:
+	.loc 1 136 13
+	add.s64 %rd520, %rd41, 2;
+	.loc 1 136 16
+	mul.lo.s64 %rd521, %rd520, %rd13;
+	.loc 1 136 18
+	add.s64 %rd522, %rd521, %rd33;
+	.loc 1 136 34
+	bra.uni $L621_entry;
+$L621_entry:
+	.loc 1 232 40
+	mov.f32 %f857, %f834;
+	bra.uni $L622_ret_store;
+$L622_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd523, %rd522, 2;
+	add.s64 %rd524, %rd1, %rd523;
+	st.global.f32 [%rd524], %f857;
+	bra.uni $L623_rangeint_body;
+$L623_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f858, %f3;
+	mov.f32 %f834, %f858;
+	bra.uni $L625_for_body;
+$L625_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f859, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f860, %f834, %f859;
+	mov.f32 %f834, %f860;
+	bra.uni $L632_for_body;
+$L632_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f861, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f862, %f834, %f861;
+	mov.f32 %f834, %f862;
+	bra.uni $L634_for_body;
+$L634_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f863, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f864, %f834, %f863;
+	mov.f32 %f834, %f864;
+	bra.uni $L626_for_done;
+$L626_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p61, %rd32, 0;
+	@%p61 bra $L630_cond_true;
 	bra.uni $L21_rangeint_done;
-$L725_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p108, %rd33, %rd13;
-	@%p108 bra $L724_cond_true;
+$L630_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p62, %rd33, %rd13;
+	@%p62 bra $L629_cond_true;
 	bra.uni $L21_rangeint_done;
-$L724_cond_true:
-	.loc 1 132 32
-	add.s64 %rd521, %rd41, 3;
-	.loc 1 132 35
-	setp.lt.s64 %p109, %rd521, %rd12;
-	@%p109 bra $L722_if_then;
+$L629_cond_true:
+	.loc 1 135 32
+	add.s64 %rd525, %rd41, 3;
+	.loc 1 135 35
+	setp.lt.s64 %p63, %rd525, %rd12;
+	@%p63 bra $L627_if_then;
 	bra.uni $L21_rangeint_done;
-$L722_if_then:
-	.loc 1 133 13
-	add.s64 %rd522, %rd41, 3;
-	.loc 1 133 16
-	mul.lo.s64 %rd523, %rd522, %rd13;
-	.loc 1 133 18
-	add.s64 %rd524, %rd523, %rd33;
-	.loc 1 133 34
-	bra.uni $L732_entry;
-$L732_entry:
-	.loc 1 214 40
-	mov.f32 %f577, %f546;
-	bra.uni $L733_ret_store;
-$L733_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd525, %rd524, 2;
-	add.s64 %rd526, %rd1, %rd525;
-	st.global.f32 [%rd526], %f577;
+$L627_if_then:
+	.loc 1 136 13
+	add.s64 %rd526, %rd41, 3;
+	.loc 1 136 16
+	mul.lo.s64 %rd527, %rd526, %rd13;
+	.loc 1 136 18
+	add.s64 %rd528, %rd527, %rd33;
+	.loc 1 136 34
+	bra.uni $L637_entry;
+$L637_entry:
+	.loc 1 232 40
+	mov.f32 %f865, %f834;
+	bra.uni $L638_ret_store;
+$L638_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd529, %rd528, 2;
+	add.s64 %rd530, %rd1, %rd529;
+	st.global.f32 [%rd530], %f865;
 	bra.uni $L21_rangeint_done;
 $L21_rangeint_done:
-	.loc 1 100 24
-	add.s64 %rd527, %rd41, 4;
-	mov.s64 %rd41, %rd527;
+	.loc 1 102 24
+	add.s64 %rd531, %rd41, 4;
+	mov.s64 %rd41, %rd531;
 	bra.uni $L7_for_loop;
 $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef32c_u005d:
 	ret;
@@ -19258,13 +17086,13 @@ $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat1
 )
 .maxntid 64, 1, 1
 {
-	.reg .pred %p<110>;
+	.reg .pred %p<64>;
 	.reg .b16 %rs<8>;
-	.reg .b32 %r<1102>;
-	.reg .b64 %rd<528>;
-	.reg .f32 %f<574>;
+	.reg .b32 %r<666>;
+	.reg .b64 %rd<532>;
+	.reg .f32 %f<862>;
 
-	.loc 1 77 6
+	.loc 1 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -19282,37 +17110,37 @@ $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat1
 	ld.param.s64 %rd14, [k];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 78 57
+	.loc 1 80 57
 	mov.u64 %rd15, dynsmem;
 	mov.u32 %r0, %dynamic_smem_size;
 	div.u32 %r1, %r0, 2;
 	cvt.s64.u32 %rd16, %r1;
-	.loc 1 78 82
+	.loc 1 80 82
 	mov.u64 %rd17, dynsmem;
 	mov.u32 %r2, %dynamic_smem_size;
 	div.u32 %r3, %r2, 1;
 	cvt.s64.u32 %rd18, %r3;
-	.loc 1 78 108
+	.loc 1 80 108
 	mov.u64 %rd19, dynsmem;
 	mov.u32 %r4, %dynamic_smem_size;
 	div.u32 %r5, %r4, 4;
 	cvt.s64.u32 %rd20, %r5;
-	.loc 1 78 8
+	.loc 1 80 8
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 89 13
+	.loc 1 91 13
 	mov.u32 %r6, %laneid;
 	cvt.s64.u32 %rd21, %r6;
-	.loc 1 90 21
+	.loc 1 92 21
 	mov.u32 %r7, %ctaid.x;
 	cvt.s64.u32 %rd22, %r7;
 	mov.u32 %r8, %ctaid.y;
 	cvt.s64.u32 %rd23, %r8;
 	mov.u32 %r9, %ctaid.z;
 	cvt.s64.u32 %rd24, %r9;
-	.loc 1 90 25
+	.loc 1 92 25
 	mul.lo.s64 %rd25, %rd22, 2;
-	.loc 1 90 42
+	.loc 1 92 42
 	mov.u32 %r12, %tid.z;
 	mov.u32 %r13, %ntid.y;
 	mov.u32 %r14, %tid.y;
@@ -19322,16 +17150,16 @@ $L2_entry:
 	mad.lo.u32 %r15, %r11, %r16, %r17;
 	shr.u32 %r10, %r15, 5;
 	cvt.s64.u32 %rd26, %r10;
-	.loc 1 90 34
+	.loc 1 92 34
 	add.s64 %rd27, %rd25, %rd26;
-	.loc 1 90 46
+	.loc 1 92 46
 	mul.lo.s64 %rd28, %rd27, 4;
-	.loc 1 91 10
+	.loc 1 93 10
 	setp.lt.s64 %p0, %rd28, %rd13;
 	@%p0 bra $L3_if_then;
 	bra.uni $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 1 92 16
+	.loc 1 94 16
 	mov.u32 %r20, %tid.z;
 	mov.u32 %r21, %ntid.y;
 	mov.u32 %r22, %tid.y;
@@ -19341,24 +17169,24 @@ $L3_if_then:
 	mad.lo.u32 %r23, %r19, %r24, %r25;
 	shr.u32 %r18, %r23, 5;
 	cvt.s64.u32 %rd29, %r18;
-	.loc 1 92 19
+	.loc 1 94 19
 	mul.lo.s64 %rd30, %rd29, 5120;
-	.loc 1 93 14
+	.loc 1 95 14
 	shr.s64 %rd31, %rd21, 3;
-	.loc 1 93 20
+	.loc 1 95 20
 	and.b64 %rd32, %rd21, 7;
-	.loc 1 94 15
+	.loc 1 96 15
 	add.s64 %rd33, %rd28, %rd31;
-	.loc 1 95 15
+	.loc 1 97 15
 	shr.s64 %rd34, %rd14, 7;
-	.loc 1 96 7
+	.loc 1 98 7
 	and.b64 %rd35, %rd14, 127;
-	.loc 1 96 18
+	.loc 1 98 18
 	setp.ne.s64 %p1, %rd35, 0;
 	@%p1 bra $L5_if_then;
 	bra.uni $L30_edge;
 $L5_if_then:
-	.loc 1 97 4
+	.loc 1 99 4
 	add.s64 %rd37, %rd34, 1;
 	mov.s64 %rd36, %rd37;
 	bra.uni $L6_if_done;
@@ -19366,50 +17194,50 @@ $L30_edge:
 	mov.s64 %rd36, %rd34;
 	bra.uni $L6_if_done;
 $L6_if_done:
-	.loc 1 99 15
+	.loc 1 101 15
 	add.s64 %rd38, %rd14, 256;
-	.loc 1 99 24
+	.loc 1 101 24
 	sub.s64 %rd39, %rd38, 1;
-	.loc 1 99 29
+	.loc 1 101 29
 	div.s64 %rd40, %rd39, 256;
 	mov.s64 %rd41, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 1 100 19
+	.loc 1 102 19
 	setp.lt.s64 %p2, %rd41, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16c_u005d;
 $L8_for_body:
-	.loc 1 101 8
+	.loc 1 103 8
 	mov.f32 %f0, 0f00000000;
 	mov.f32 %f1, 0f00000000;
 	mov.f32 %f2, 0f00000000;
 	mov.f32 %f3, 0f00000000;
 	bra.uni $L31_entry;
 $L31_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd42, %rd30, 0;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd43, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd44, %rd43, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd45, 0, %rd44;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p3, %rd33, %rd13;
 	@%p3 bra $L34_cond_true;
 	bra.uni $L41_edge;
 $L34_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p4, %rd45, %rd14;
 	@%p4 bra $L32_if_then;
 	bra.uni $L42_edge;
 $L32_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd48, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd49, %rd48, %rd45;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd50, %rd49, 1;
 	mov.s64 %rd46, %rd50;
 	mov.s64 %rd47, 16;
@@ -19423,44 +17251,44 @@ $L41_edge:
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
 $L33_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd51, %rd42, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd52, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd53, %rd51, %rd52;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd54, %rd53, 0;
 	add.s64 %rd55, %rd17, %rd54;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd56, %rd46, 0;
 	add.s64 %rd57, %rd7, %rd56;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r26, %rd47;
 	cp.async.cg.shared.global [%rd55], [%rd57], 16, %r26;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd58, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd59, 0, %rd58;
 	bra.uni $L35_rangeint_body;
 $L35_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd60, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p5, %rd60, %rd12;
 	@%p5 bra $L39_cond_true;
 	bra.uni $L43_edge;
 $L39_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p6, %rd59, %rd14;
 	@%p6 bra $L37_if_then;
 	bra.uni $L44_edge;
 $L37_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd63, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd64, %rd63, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd65, %rd64, %rd59;
 	mov.s64 %rd61, %rd65;
 	mov.s64 %rd62, 16;
@@ -19474,42 +17302,42 @@ $L43_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L38_if_done;
 $L38_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd66, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd67, %rd66, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd68, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd69, %rd67, %rd68;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd15, %rd70;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd72, %rd61, 1;
 	add.s64 %rd73, %rd4, %rd72;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r27, %rd62;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r27;
 	bra.uni $L45_rangeint_body;
 $L45_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd74, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p7, %rd74, %rd12;
 	@%p7 bra $L48_cond_true;
 	bra.uni $L49_edge;
 $L48_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p8, %rd59, %rd14;
 	@%p8 bra $L46_if_then;
 	bra.uni $L50_edge;
 $L46_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd75, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd76, %rd75, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd77, %rd76, %rd59;
 	mov.s64 %rd61, %rd77;
 	mov.s64 %rd62, 16;
@@ -19523,42 +17351,42 @@ $L49_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L47_if_done;
 $L47_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd78, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd79, %rd78, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd80, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd81, %rd79, %rd80;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd15, %rd82;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd84, %rd61, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r28, %rd62;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r28;
 	bra.uni $L51_rangeint_body;
 $L51_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd86, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p9, %rd86, %rd12;
 	@%p9 bra $L54_cond_true;
 	bra.uni $L55_edge;
 $L54_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p10, %rd59, %rd14;
 	@%p10 bra $L52_if_then;
 	bra.uni $L56_edge;
 $L52_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd87, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd88, %rd87, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd89, %rd88, %rd59;
 	mov.s64 %rd61, %rd89;
 	mov.s64 %rd62, 16;
@@ -19572,42 +17400,42 @@ $L55_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L53_if_done;
 $L53_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd90, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd91, %rd90, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd92, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd93, %rd91, %rd92;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd94, %rd93, 1;
 	add.s64 %rd95, %rd15, %rd94;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd96, %rd61, 1;
 	add.s64 %rd97, %rd4, %rd96;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r29, %rd62;
 	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r29;
 	bra.uni $L57_rangeint_body;
 $L57_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd98, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p11, %rd98, %rd12;
 	@%p11 bra $L60_cond_true;
 	bra.uni $L61_edge;
 $L60_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p12, %rd59, %rd14;
 	@%p12 bra $L58_if_then;
 	bra.uni $L62_edge;
 $L58_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd99, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd100, %rd99, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd101, %rd100, %rd59;
 	mov.s64 %rd61, %rd101;
 	mov.s64 %rd62, 16;
@@ -19621,52 +17449,52 @@ $L61_edge:
 	mov.s64 %rd62, 0;
 	bra.uni $L59_if_done;
 $L59_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd102, %rd42, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd103, %rd102, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd104, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd105, %rd103, %rd104;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd106, %rd105, 1;
 	add.s64 %rd107, %rd15, %rd106;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd108, %rd61, 1;
 	add.s64 %rd109, %rd4, %rd108;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r30, %rd62;
 	cp.async.cg.shared.global [%rd107], [%rd109], 16, %r30;
 	bra.uni $L36_rangeint_done;
 $L36_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L64_entry;
 $L64_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd110, %rd30, 1280;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd111, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd112, %rd111, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd113, 256, %rd112;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p13, %rd33, %rd13;
 	@%p13 bra $L67_cond_true;
 	bra.uni $L74_edge;
 $L67_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p14, %rd113, %rd14;
 	@%p14 bra $L65_if_then;
 	bra.uni $L75_edge;
 $L65_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd116, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd117, %rd116, %rd113;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd118, %rd117, 1;
 	mov.s64 %rd114, %rd118;
 	mov.s64 %rd115, 16;
@@ -19680,44 +17508,44 @@ $L74_edge:
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
 $L66_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd119, %rd110, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd120, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd121, %rd119, %rd120;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd122, %rd121, 0;
 	add.s64 %rd123, %rd17, %rd122;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd124, %rd114, 0;
 	add.s64 %rd125, %rd7, %rd124;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r31, %rd115;
 	cp.async.cg.shared.global [%rd123], [%rd125], 16, %r31;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd126, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd127, 256, %rd126;
 	bra.uni $L68_rangeint_body;
 $L68_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd128, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p15, %rd128, %rd12;
 	@%p15 bra $L72_cond_true;
 	bra.uni $L76_edge;
 $L72_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p16, %rd127, %rd14;
 	@%p16 bra $L70_if_then;
 	bra.uni $L77_edge;
 $L70_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd131, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd132, %rd131, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd133, %rd132, %rd127;
 	mov.s64 %rd129, %rd133;
 	mov.s64 %rd130, 16;
@@ -19731,42 +17559,42 @@ $L76_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L71_if_done;
 $L71_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd134, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd135, %rd134, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd136, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd137, %rd135, %rd136;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd138, %rd137, 1;
 	add.s64 %rd139, %rd15, %rd138;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd140, %rd129, 1;
 	add.s64 %rd141, %rd4, %rd140;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r32, %rd130;
 	cp.async.cg.shared.global [%rd139], [%rd141], 16, %r32;
 	bra.uni $L78_rangeint_body;
 $L78_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd142, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p17, %rd142, %rd12;
 	@%p17 bra $L81_cond_true;
 	bra.uni $L82_edge;
 $L81_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p18, %rd127, %rd14;
 	@%p18 bra $L79_if_then;
 	bra.uni $L83_edge;
 $L79_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd143, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd144, %rd143, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd145, %rd144, %rd127;
 	mov.s64 %rd129, %rd145;
 	mov.s64 %rd130, 16;
@@ -19780,42 +17608,42 @@ $L82_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L80_if_done;
 $L80_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd146, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd147, %rd146, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd148, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd149, %rd147, %rd148;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd150, %rd149, 1;
 	add.s64 %rd151, %rd15, %rd150;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd152, %rd129, 1;
 	add.s64 %rd153, %rd4, %rd152;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r33, %rd130;
 	cp.async.cg.shared.global [%rd151], [%rd153], 16, %r33;
 	bra.uni $L84_rangeint_body;
 $L84_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd154, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p19, %rd154, %rd12;
 	@%p19 bra $L87_cond_true;
 	bra.uni $L88_edge;
 $L87_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p20, %rd127, %rd14;
 	@%p20 bra $L85_if_then;
 	bra.uni $L89_edge;
 $L85_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd155, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd156, %rd155, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd157, %rd156, %rd127;
 	mov.s64 %rd129, %rd157;
 	mov.s64 %rd130, 16;
@@ -19829,42 +17657,42 @@ $L88_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L86_if_done;
 $L86_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd158, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd159, %rd158, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd160, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd15, %rd162;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd164, %rd129, 1;
 	add.s64 %rd165, %rd4, %rd164;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r34, %rd130;
 	cp.async.cg.shared.global [%rd163], [%rd165], 16, %r34;
 	bra.uni $L90_rangeint_body;
 $L90_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd166, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p21, %rd166, %rd12;
 	@%p21 bra $L93_cond_true;
 	bra.uni $L94_edge;
 $L93_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p22, %rd127, %rd14;
 	@%p22 bra $L91_if_then;
 	bra.uni $L95_edge;
 $L91_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd167, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd168, %rd167, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd169, %rd168, %rd127;
 	mov.s64 %rd129, %rd169;
 	mov.s64 %rd130, 16;
@@ -19878,52 +17706,52 @@ $L94_edge:
 	mov.s64 %rd130, 0;
 	bra.uni $L92_if_done;
 $L92_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd170, %rd110, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd171, %rd170, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd172, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd173, %rd171, %rd172;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd174, %rd173, 1;
 	add.s64 %rd175, %rd15, %rd174;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd176, %rd129, 1;
 	add.s64 %rd177, %rd4, %rd176;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r35, %rd130;
 	cp.async.cg.shared.global [%rd175], [%rd177], 16, %r35;
 	bra.uni $L69_rangeint_done;
 $L69_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L97_entry;
 $L97_entry:
-	.loc 1 144 14
+	.loc 1 147 14
 	add.s64 %rd178, %rd30, 2560;
-	.loc 1 145 22
+	.loc 1 148 22
 	and.b64 %rd179, %rd21, 7;
-	.loc 1 145 25
+	.loc 1 148 25
 	mul.lo.s64 %rd180, %rd179, 32;
-	.loc 1 145 18
+	.loc 1 148 18
 	add.s64 %rd181, 512, %rd180;
-	.loc 1 147 9
+	.loc 1 150 9
 	setp.lt.s64 %p23, %rd33, %rd13;
 	@%p23 bra $L100_cond_true;
 	bra.uni $L107_edge;
 $L100_cond_true:
-	.loc 1 147 19
+	.loc 1 150 19
 	setp.lt.s64 %p24, %rd181, %rd14;
 	@%p24 bra $L98_if_then;
 	bra.uni $L108_edge;
 $L98_if_then:
-	.loc 1 148 19
+	.loc 1 151 19
 	mul.lo.s64 %rd184, %rd33, %rd14;
-	.loc 1 148 21
+	.loc 1 151 21
 	add.s64 %rd185, %rd184, %rd181;
-	.loc 1 148 25
+	.loc 1 151 25
 	shr.s64 %rd186, %rd185, 1;
 	mov.s64 %rd182, %rd186;
 	mov.s64 %rd183, 16;
@@ -19937,44 +17765,44 @@ $L107_edge:
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
 $L99_if_done:
-	.loc 1 150 30
+	.loc 1 153 30
 	mul.lo.s64 %rd187, %rd178, 2;
-	.loc 1 150 34
+	.loc 1 153 34
 	mul.lo.s64 %rd188, %rd21, 16;
-	.loc 1 150 32
+	.loc 1 153 32
 	add.s64 %rd189, %rd187, %rd188;
-	.loc 1 150 25
+	.loc 1 153 25
 	shl.b64 %rd190, %rd189, 0;
 	add.s64 %rd191, %rd17, %rd190;
-	.loc 1 150 47
+	.loc 1 153 47
 	shl.b64 %rd192, %rd182, 0;
 	add.s64 %rd193, %rd7, %rd192;
-	.loc 1 150 18
+	.loc 1 153 18
 	cvt.u32.s64 %r36, %rd183;
 	cp.async.cg.shared.global [%rd191], [%rd193], 16, %r36;
-	.loc 1 151 21
+	.loc 1 154 21
 	mul.lo.s64 %rd194, %rd21, 8;
-	.loc 1 151 18
+	.loc 1 154 18
 	add.s64 %rd195, 512, %rd194;
 	bra.uni $L101_rangeint_body;
 $L101_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd196, %rd41, 0;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p25, %rd196, %rd12;
 	@%p25 bra $L105_cond_true;
 	bra.uni $L109_edge;
 $L105_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p26, %rd195, %rd14;
 	@%p26 bra $L103_if_then;
 	bra.uni $L110_edge;
 $L103_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd199, %rd41, 0;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd200, %rd199, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd201, %rd200, %rd195;
 	mov.s64 %rd197, %rd201;
 	mov.s64 %rd198, 16;
@@ -19988,42 +17816,42 @@ $L109_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L104_if_done;
 $L104_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd202, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd203, %rd202, 0;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd204, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd205, %rd203, %rd204;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd206, %rd205, 1;
 	add.s64 %rd207, %rd15, %rd206;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd208, %rd197, 1;
 	add.s64 %rd209, %rd4, %rd208;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r37, %rd198;
 	cp.async.cg.shared.global [%rd207], [%rd209], 16, %r37;
 	bra.uni $L111_rangeint_body;
 $L111_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd210, %rd41, 1;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p27, %rd210, %rd12;
 	@%p27 bra $L114_cond_true;
 	bra.uni $L115_edge;
 $L114_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p28, %rd195, %rd14;
 	@%p28 bra $L112_if_then;
 	bra.uni $L116_edge;
 $L112_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd211, %rd41, 1;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd212, %rd211, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd213, %rd212, %rd195;
 	mov.s64 %rd197, %rd213;
 	mov.s64 %rd198, 16;
@@ -20037,42 +17865,42 @@ $L115_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L113_if_done;
 $L113_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd214, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd215, %rd214, 256;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd216, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd217, %rd215, %rd216;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd15, %rd218;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd220, %rd197, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r38, %rd198;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r38;
 	bra.uni $L117_rangeint_body;
 $L117_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd222, %rd41, 2;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p29, %rd222, %rd12;
 	@%p29 bra $L120_cond_true;
 	bra.uni $L121_edge;
 $L120_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p30, %rd195, %rd14;
 	@%p30 bra $L118_if_then;
 	bra.uni $L122_edge;
 $L118_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd223, %rd41, 2;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd224, %rd223, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd225, %rd224, %rd195;
 	mov.s64 %rd197, %rd225;
 	mov.s64 %rd198, 16;
@@ -20086,42 +17914,42 @@ $L121_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L119_if_done;
 $L119_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd226, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd227, %rd226, 512;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd228, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd229, %rd227, %rd228;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd230, %rd229, 1;
 	add.s64 %rd231, %rd15, %rd230;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd232, %rd197, 1;
 	add.s64 %rd233, %rd4, %rd232;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r39, %rd198;
 	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r39;
 	bra.uni $L123_rangeint_body;
 $L123_rangeint_body:
-	.loc 1 155 8
+	.loc 1 158 8
 	add.s64 %rd234, %rd41, 3;
-	.loc 1 155 11
+	.loc 1 158 11
 	setp.lt.s64 %p31, %rd234, %rd12;
 	@%p31 bra $L126_cond_true;
 	bra.uni $L127_edge;
 $L126_cond_true:
-	.loc 1 155 21
+	.loc 1 158 21
 	setp.lt.s64 %p32, %rd195, %rd14;
 	@%p32 bra $L124_if_then;
 	bra.uni $L128_edge;
 $L124_if_then:
-	.loc 1 156 19
+	.loc 1 159 19
 	add.s64 %rd235, %rd41, 3;
-	.loc 1 156 22
+	.loc 1 159 22
 	mul.lo.s64 %rd236, %rd235, %rd14;
-	.loc 1 156 24
+	.loc 1 159 24
 	add.s64 %rd237, %rd236, %rd195;
 	mov.s64 %rd197, %rd237;
 	mov.s64 %rd198, 16;
@@ -20135,5436 +17963,4712 @@ $L127_edge:
 	mov.s64 %rd198, 0;
 	bra.uni $L125_if_done;
 $L125_if_done:
-	.loc 1 158 31
+	.loc 1 161 31
 	add.s64 %rd238, %rd178, 256;
-	.loc 1 158 40
+	.loc 1 161 40
 	add.s64 %rd239, %rd238, 768;
-	.loc 1 158 51
+	.loc 1 161 51
 	mul.lo.s64 %rd240, %rd21, 8;
-	.loc 1 158 49
+	.loc 1 161 49
 	add.s64 %rd241, %rd239, %rd240;
-	.loc 1 158 26
+	.loc 1 161 26
 	shl.b64 %rd242, %rd241, 1;
 	add.s64 %rd243, %rd15, %rd242;
-	.loc 1 158 58
+	.loc 1 161 58
 	shl.b64 %rd244, %rd197, 1;
 	add.s64 %rd245, %rd4, %rd244;
-	.loc 1 158 19
+	.loc 1 161 19
 	cvt.u32.s64 %r40, %rd198;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r40;
 	bra.uni $L102_rangeint_done;
 $L102_rangeint_done:
-	.loc 1 160 19
+	.loc 1 163 19
 	cp.async.commit_group;
 	bra.uni $L10_rangeint_done;
 $L10_rangeint_done:
 	mov.s64 %rd246, 0;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 1 106 20
+	.loc 1 108 20
 	setp.lt.s64 %p33, %rd246, %rd40;
 	@%p33 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 1 107 20
+	.loc 1 109 20
 	cp.async.wait_group 2;
-	.loc 1 108 15
+	.loc 1 110 15
 	bar.warp.sync -1;
-	.loc 1 109 22
+	.loc 1 111 22
 	and.b64 %rd247, %rd246, 3;
-	.loc 1 109 36
+	.loc 1 111 36
 	mul.lo.s64 %rd248, %rd247, 1280;
-	.loc 1 109 17
+	.loc 1 111 17
 	add.s64 %rd249, %rd30, %rd248;
-	.loc 1 110 13
+	.loc 1 112 13
 	mul.lo.s64 %rd250, %rd246, 256;
-	.loc 1 110 25
+	.loc 1 112 25
 	mul.lo.s64 %rd251, %rd32, 32;
-	.loc 1 110 21
+	.loc 1 112 21
 	add.s64 %rd252, %rd250, %rd251;
-	.loc 1 111 28
-	shr.s64 %rd253, %rd249, 1;
-	.loc 1 111 33
-	mul.lo.s64 %rd254, %rd21, 4;
-	.loc 1 111 31
-	add.s64 %rd255, %rd253, %rd254;
-	.loc 1 111 19
-	add.s64 %rd256, %rd255, 3;
-	shl.b64 %rd257, %rd255, 2;
-	add.s64 %rd258, %rd19, %rd257;
-	ld.shared.v4.u32 {%r41, %r42, %r43, %r44}, [%rd258];
-	.loc 1 112 11
+	.loc 1 113 11
 	setp.lt.s64 %p34, %rd252, %rd14;
 	@%p34 bra $L16_cond_true;
 	bra.uni $L15_if_done;
 $L16_cond_true:
-	.loc 1 112 22
+	.loc 1 113 22
 	setp.lt.s64 %p35, %rd33, %rd13;
 	@%p35 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 1 113 22
-	mul.lo.s64 %rd259, %rd33, %rd36;
-	.loc 1 113 32
-	shr.s64 %rd260, %rd252, 7;
-	.loc 1 113 29
-	add.s64 %rd261, %rd259, %rd260;
-	.loc 1 113 18
-	shl.b64 %rd262, %rd261, 2;
-	add.s64 %rd263, %rd10, %rd262;
-	ld.global.nc.f32 %f4, [%rd263];
-	bra.uni $L17_rangeint_body;
-$L17_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd264, %rd41, 0;
-	.loc 1 116 15
-	setp.lt.s64 %p36, %rd264, %rd12;
-	@%p36 bra $L18_if_then;
-	bra.uni $L256_rangeint_body;
-$L18_if_then:
-	.loc 1 117 47
-	add.s64 %rd265, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd266, %rd265, 0;
-	.loc 1 117 68
-	mul.lo.s64 %rd267, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd268, %rd266, %rd267;
-	.loc 1 117 34
+	.loc 1 114 38
+	shr.s64 %rd253, %rd249, 1;
+	.loc 1 114 43
+	mul.lo.s64 %rd254, %rd21, 4;
+	.loc 1 114 41
+	add.s64 %rd255, %rd253, %rd254;
+	.loc 1 114 29
+	add.s64 %rd256, %rd255, 3;
+	shl.b64 %rd257, %rd255, 2;
+	add.s64 %rd258, %rd19, %rd257;
+	ld.shared.v4.u32 {%r41, %r42, %r43, %r44}, [%rd258];
+	.loc 1 114 49
+	shr.s64 %rd259, %rd21, 1;
+	.loc 1 114 52
+	and.b64 %rd260, %rd259, 3;
+	.loc 1 114 19
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 1 167 53
-	mov.u32 %r45, 0;
-	mov.u32 %r46, 0;
-	mov.u32 %r47, 0;
-	mov.u32 %r48, 0;
-	mov.u32 %r45, %r41;
-	mov.u32 %r46, %r42;
-	mov.u32 %r47, %r43;
-	mov.u32 %r48, %r44;
-	mov.f32 %f6, 0f00000000;
-	bra.uni $L130_rangeint_body;
-$L130_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd269, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd270, %rd269, 0;
-	.loc 1 171 19
-	and.b64 %rd271, %rd270, 3;
+	.loc 1 168 15
+	mov.u32 %r49, 0;
+	mov.u32 %r50, 0;
+	mov.u32 %r51, 0;
+	mov.u32 %r52, 0;
+	mov.u32 %r49, %r41;
+	mov.u32 %r50, %r42;
+	mov.u32 %r51, %r43;
+	mov.u32 %r52, %r44;
+	.loc 1 169 6
+	and.b64 %rd261, %rd260, 1;
+	.loc 1 169 9
+	setp.ne.s64 %p36, %rd261, 0;
+	@%p36 bra $L130_if_then;
+	bra.uni $L131_if_done;
+$L130_if_then:
+	.loc 1 170 16
+	mov.u32 %r53, 0;
+	mov.u32 %r54, 0;
+	mov.u32 %r55, 0;
+	mov.u32 %r56, 0;
+	.loc 1 170 18
+	mov.u32 %r57, %r50;
+	.loc 1 170 17
+	mov.u32 %r53, %r57;
+	.loc 1 170 24
+	mov.u32 %r58, %r51;
+	.loc 1 170 23
+	mov.u32 %r54, %r58;
+	.loc 1 170 30
+	mov.u32 %r59, %r52;
+	.loc 1 170 29
+	mov.u32 %r55, %r59;
+	.loc 1 170 36
+	mov.u32 %r60, %r49;
+	.loc 1 170 35
+	mov.u32 %r56, %r60;
+	.loc 1 170 16
+	mov.u32 %r61, %r53;
+	mov.u32 %r62, %r54;
+	mov.u32 %r63, %r55;
+	mov.u32 %r64, %r56;
+	.loc 1 170 3
+	mov.u32 %r49, %r61;
+	mov.u32 %r50, %r62;
+	mov.u32 %r51, %r63;
+	mov.u32 %r52, %r64;
+	bra.uni $L131_if_done;
+$L131_if_done:
+	.loc 1 172 6
+	and.b64 %rd262, %rd260, 2;
 	.loc 1 172 9
-	mov.u32 %r49, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p37, %rd271, 1;
+	setp.ne.s64 %p37, %rd262, 0;
 	@%p37 bra $L132_if_then;
-	bra.uni $L141_edge;
-$L132_if_then:
-	.loc 1 174 9
-	mov.u32 %r51, %r46;
-	mov.u32 %r50, %r51;
 	bra.uni $L133_if_done;
-$L141_edge:
-	mov.u32 %r50, %r49;
+$L132_if_then:
+	.loc 1 173 16
+	mov.u32 %r65, 0;
+	mov.u32 %r66, 0;
+	mov.u32 %r67, 0;
+	mov.u32 %r68, 0;
+	.loc 1 173 18
+	mov.u32 %r69, %r51;
+	.loc 1 173 17
+	mov.u32 %r65, %r69;
+	.loc 1 173 24
+	mov.u32 %r70, %r52;
+	.loc 1 173 23
+	mov.u32 %r66, %r70;
+	.loc 1 173 30
+	mov.u32 %r71, %r49;
+	.loc 1 173 29
+	mov.u32 %r67, %r71;
+	.loc 1 173 36
+	mov.u32 %r72, %r50;
+	.loc 1 173 35
+	mov.u32 %r68, %r72;
+	.loc 1 173 16
+	mov.u32 %r73, %r65;
+	mov.u32 %r74, %r66;
+	mov.u32 %r75, %r67;
+	mov.u32 %r76, %r68;
+	.loc 1 173 3
+	mov.u32 %r49, %r73;
+	mov.u32 %r50, %r74;
+	mov.u32 %r51, %r75;
+	mov.u32 %r52, %r76;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p38, %rd271, 2;
-	@%p38 bra $L134_if_then;
-	bra.uni $L142_edge;
-$L134_if_then:
-	.loc 1 177 9
-	mov.u32 %r53, %r47;
-	mov.u32 %r52, %r53;
-	bra.uni $L135_if_done;
-$L142_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L135_if_done;
-$L135_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p39, %rd271, 3;
-	@%p39 bra $L136_if_then;
-	bra.uni $L143_edge;
-$L136_if_then:
-	.loc 1 180 9
-	mov.u32 %r55, %r48;
-	mov.u32 %r54, %r55;
-	bra.uni $L137_if_done;
-$L143_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L137_if_done;
-$L137_if_done:
-	.loc 1 182 3
-	mov.u32 %r56, 0;
-	mov.u32 %r57, 0;
-	mov.u32 %r58, 0;
-	mov.u32 %r59, 0;
-	.loc 1 182 27
-	shr.s64 %rd272, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd273, %rd271, 4;
-	.loc 1 182 30
-	add.s64 %rd274, %rd272, %rd273;
-	.loc 1 182 18
-	add.s64 %rd275, %rd274, 3;
-	shl.b64 %rd276, %rd274, 2;
-	add.s64 %rd277, %rd19, %rd276;
-	ld.shared.v4.u32 {%r60, %r61, %r62, %r63}, [%rd277];
-	.loc 1 182 3
-	mov.u32 %r56, %r60;
-	mov.u32 %r57, %r61;
-	mov.u32 %r58, %r62;
-	mov.u32 %r59, %r63;
-	mov.f32 %f7, %f6;
+	.loc 1 175 9
+	mov.u32 %r77, %r49;
+	mov.u32 %r78, %r50;
+	mov.u32 %r79, %r51;
+	mov.u32 %r80, %r52;
+	.loc 1 175 2
+	mov.u32 %r45, %r77;
+	mov.u32 %r46, %r78;
+	mov.u32 %r47, %r79;
+	mov.u32 %r48, %r80;
+	bra.uni $L135_entry;
+$L135_entry:
+	.loc 1 181 16
+	mov.u32 %r81, 0;
+	mov.u32 %r82, 0;
+	mov.u32 %r83, 0;
+	mov.u32 %r84, 0;
+	mov.u32 %r81, %r45;
+	mov.u32 %r82, %r46;
+	mov.u32 %r83, %r47;
+	mov.u32 %r84, %r48;
+	.loc 1 182 6
+	mov.f32 %f36, 0f00000000;
+	mov.f32 %f37, 0f00000000;
+	mov.f32 %f38, 0f00000000;
+	mov.f32 %f39, 0f00000000;
+	mov.f32 %f40, 0f00000000;
+	mov.f32 %f41, 0f00000000;
+	mov.f32 %f42, 0f00000000;
+	mov.f32 %f43, 0f00000000;
+	mov.f32 %f44, 0f00000000;
+	mov.f32 %f45, 0f00000000;
+	mov.f32 %f46, 0f00000000;
+	mov.f32 %f47, 0f00000000;
+	mov.f32 %f48, 0f00000000;
+	mov.f32 %f49, 0f00000000;
+	mov.f32 %f50, 0f00000000;
+	mov.f32 %f51, 0f00000000;
+	mov.f32 %f52, 0f00000000;
+	mov.f32 %f53, 0f00000000;
+	mov.f32 %f54, 0f00000000;
+	mov.f32 %f55, 0f00000000;
+	mov.f32 %f56, 0f00000000;
+	mov.f32 %f57, 0f00000000;
+	mov.f32 %f58, 0f00000000;
+	mov.f32 %f59, 0f00000000;
+	mov.f32 %f60, 0f00000000;
+	mov.f32 %f61, 0f00000000;
+	mov.f32 %f62, 0f00000000;
+	mov.f32 %f63, 0f00000000;
+	mov.f32 %f64, 0f00000000;
+	mov.f32 %f65, 0f00000000;
+	mov.f32 %f66, 0f00000000;
+	mov.f32 %f67, 0f00000000;
 	bra.uni $L138_rangeint_body;
 $L138_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r64, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r65, %r64, 15;
-	.loc 1 185 23
-	mov.s32 %r66, %r65;
-	.loc 1 185 37
-	sub.s32 %r67, %r66, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f8, %r67;
-	.loc 1 186 25
-	shr.u32 %r68, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r69, %r68, 15;
-	.loc 1 186 23
-	mov.s32 %r70, %r69;
-	.loc 1 186 39
-	sub.s32 %r71, %r70, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f9, %r71;
-	.loc 1 187 30
-	mov.u32 %r72, %r56;
-	.loc 1 187 27
-	bra.uni $L144_entry;
-$L144_entry:
-	.loc 1 207 67
-	not.b32 %r74, 65535;
-	and.b32 %r73, %r72, %r74;
-	.loc 1 207 64
-	mov.b32 %f11, %r73;
-	.loc 1 207 37
-	mov.f32 %f10, %f11;
-	bra.uni $L145_ret_hi;
-$L145_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r75, %r56;
-	.loc 1 187 53
-	bra.uni $L146_entry;
-$L146_entry:
-	.loc 1 206 67
-	shl.b32 %r76, %r75, 16;
-	.loc 1 206 64
-	mov.b32 %f13, %r76;
-	.loc 1 206 37
-	mov.f32 %f12, %f13;
-	bra.uni $L147_ret_lo;
-$L147_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f14, %f8, %f12, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f15, %f9, %f10, %f14;
-	mov.f32 %f7, %f15;
-	bra.uni $L148_rangeint_body;
-$L148_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r77, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r78, %r77, 15;
-	.loc 1 185 23
-	mov.s32 %r79, %r78;
-	.loc 1 185 37
-	sub.s32 %r80, %r79, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f16, %r80;
-	.loc 1 186 25
-	shr.u32 %r81, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r82, %r81, 15;
-	.loc 1 186 23
-	mov.s32 %r83, %r82;
-	.loc 1 186 39
-	sub.s32 %r84, %r83, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f17, %r84;
-	.loc 1 187 30
-	mov.u32 %r85, %r57;
-	.loc 1 187 27
-	bra.uni $L149_entry;
-$L149_entry:
-	.loc 1 207 67
-	not.b32 %r87, 65535;
-	and.b32 %r86, %r85, %r87;
-	.loc 1 207 64
-	mov.b32 %f19, %r86;
-	.loc 1 207 37
-	mov.f32 %f18, %f19;
-	bra.uni $L150_ret_hi;
-$L150_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r88, %r57;
-	.loc 1 187 53
-	bra.uni $L151_entry;
-$L151_entry:
-	.loc 1 206 67
-	shl.b32 %r89, %r88, 16;
-	.loc 1 206 64
-	mov.b32 %f21, %r89;
-	.loc 1 206 37
-	mov.f32 %f20, %f21;
-	bra.uni $L152_ret_lo;
-$L152_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f22, %f16, %f20, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f23, %f17, %f18, %f22;
-	mov.f32 %f7, %f23;
+	.loc 1 187 48
+	mov.u32 %r85, %r81;
+	.loc 1 187 51
+	shr.u32 %r86, %r85, 0;
+	.loc 1 187 58
+	and.b32 %r87, %r86, 15;
+	.loc 1 187 46
+	or.b32 %r88, 1258291200, %r87;
+	.loc 1 187 35
+	mov.b32 %f68, %r88;
+	.loc 1 187 63
+	sub.rn.f32 %f69, %f68, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f36, %f69;
+	bra.uni $L141_rangeint_body;
+$L141_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r89, %r81;
+	.loc 1 187 51
+	shr.u32 %r90, %r89, 4;
+	.loc 1 187 58
+	and.b32 %r91, %r90, 15;
+	.loc 1 187 46
+	or.b32 %r92, 1258291200, %r91;
+	.loc 1 187 35
+	mov.b32 %f70, %r92;
+	.loc 1 187 63
+	sub.rn.f32 %f71, %f70, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f37, %f71;
+	bra.uni $L142_rangeint_body;
+$L142_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r93, %r81;
+	.loc 1 187 51
+	shr.u32 %r94, %r93, 8;
+	.loc 1 187 58
+	and.b32 %r95, %r94, 15;
+	.loc 1 187 46
+	or.b32 %r96, 1258291200, %r95;
+	.loc 1 187 35
+	mov.b32 %f72, %r96;
+	.loc 1 187 63
+	sub.rn.f32 %f73, %f72, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f38, %f73;
+	bra.uni $L143_rangeint_body;
+$L143_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r97, %r81;
+	.loc 1 187 51
+	shr.u32 %r98, %r97, 12;
+	.loc 1 187 58
+	and.b32 %r99, %r98, 15;
+	.loc 1 187 46
+	or.b32 %r100, 1258291200, %r99;
+	.loc 1 187 35
+	mov.b32 %f74, %r100;
+	.loc 1 187 63
+	sub.rn.f32 %f75, %f74, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f39, %f75;
+	bra.uni $L144_rangeint_body;
+$L144_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r101, %r81;
+	.loc 1 187 51
+	shr.u32 %r102, %r101, 16;
+	.loc 1 187 58
+	and.b32 %r103, %r102, 15;
+	.loc 1 187 46
+	or.b32 %r104, 1258291200, %r103;
+	.loc 1 187 35
+	mov.b32 %f76, %r104;
+	.loc 1 187 63
+	sub.rn.f32 %f77, %f76, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f40, %f77;
+	bra.uni $L145_rangeint_body;
+$L145_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r105, %r81;
+	.loc 1 187 51
+	shr.u32 %r106, %r105, 20;
+	.loc 1 187 58
+	and.b32 %r107, %r106, 15;
+	.loc 1 187 46
+	or.b32 %r108, 1258291200, %r107;
+	.loc 1 187 35
+	mov.b32 %f78, %r108;
+	.loc 1 187 63
+	sub.rn.f32 %f79, %f78, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f41, %f79;
+	bra.uni $L146_rangeint_body;
+$L146_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r109, %r81;
+	.loc 1 187 51
+	shr.u32 %r110, %r109, 24;
+	.loc 1 187 58
+	and.b32 %r111, %r110, 15;
+	.loc 1 187 46
+	or.b32 %r112, 1258291200, %r111;
+	.loc 1 187 35
+	mov.b32 %f80, %r112;
+	.loc 1 187 63
+	sub.rn.f32 %f81, %f80, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f42, %f81;
+	bra.uni $L147_rangeint_body;
+$L147_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r113, %r81;
+	.loc 1 187 51
+	shr.u32 %r114, %r113, 28;
+	.loc 1 187 58
+	and.b32 %r115, %r114, 15;
+	.loc 1 187 46
+	or.b32 %r116, 1258291200, %r115;
+	.loc 1 187 35
+	mov.b32 %f82, %r116;
+	.loc 1 187 63
+	sub.rn.f32 %f83, %f82, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f43, %f83;
+	bra.uni $L149_rangeint_body;
+$L149_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r117, %r82;
+	.loc 1 187 51
+	shr.u32 %r118, %r117, 0;
+	.loc 1 187 58
+	and.b32 %r119, %r118, 15;
+	.loc 1 187 46
+	or.b32 %r120, 1258291200, %r119;
+	.loc 1 187 35
+	mov.b32 %f84, %r120;
+	.loc 1 187 63
+	sub.rn.f32 %f85, %f84, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f44, %f85;
+	bra.uni $L151_rangeint_body;
+$L151_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r121, %r82;
+	.loc 1 187 51
+	shr.u32 %r122, %r121, 4;
+	.loc 1 187 58
+	and.b32 %r123, %r122, 15;
+	.loc 1 187 46
+	or.b32 %r124, 1258291200, %r123;
+	.loc 1 187 35
+	mov.b32 %f86, %r124;
+	.loc 1 187 63
+	sub.rn.f32 %f87, %f86, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f45, %f87;
+	bra.uni $L152_rangeint_body;
+$L152_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r125, %r82;
+	.loc 1 187 51
+	shr.u32 %r126, %r125, 8;
+	.loc 1 187 58
+	and.b32 %r127, %r126, 15;
+	.loc 1 187 46
+	or.b32 %r128, 1258291200, %r127;
+	.loc 1 187 35
+	mov.b32 %f88, %r128;
+	.loc 1 187 63
+	sub.rn.f32 %f89, %f88, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f46, %f89;
 	bra.uni $L153_rangeint_body;
 $L153_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r90, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r91, %r90, 15;
-	.loc 1 185 23
-	mov.s32 %r92, %r91;
-	.loc 1 185 37
-	sub.s32 %r93, %r92, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f24, %r93;
-	.loc 1 186 25
-	shr.u32 %r94, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r95, %r94, 15;
-	.loc 1 186 23
-	mov.s32 %r96, %r95;
-	.loc 1 186 39
-	sub.s32 %r97, %r96, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f25, %r97;
-	.loc 1 187 30
-	mov.u32 %r98, %r58;
-	.loc 1 187 27
-	bra.uni $L154_entry;
-$L154_entry:
-	.loc 1 207 67
-	not.b32 %r100, 65535;
-	and.b32 %r99, %r98, %r100;
-	.loc 1 207 64
-	mov.b32 %f27, %r99;
-	.loc 1 207 37
-	mov.f32 %f26, %f27;
-	bra.uni $L155_ret_hi;
-$L155_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r101, %r58;
-	.loc 1 187 53
-	bra.uni $L156_entry;
-$L156_entry:
-	.loc 1 206 67
-	shl.b32 %r102, %r101, 16;
-	.loc 1 206 64
-	mov.b32 %f29, %r102;
-	.loc 1 206 37
-	mov.f32 %f28, %f29;
-	bra.uni $L157_ret_lo;
-$L157_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f30, %f24, %f28, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f31, %f25, %f26, %f30;
-	mov.f32 %f7, %f31;
-	bra.uni $L158_rangeint_body;
-$L158_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r103, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r104, %r103, 15;
-	.loc 1 185 23
-	mov.s32 %r105, %r104;
-	.loc 1 185 37
-	sub.s32 %r106, %r105, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f32, %r106;
-	.loc 1 186 25
-	shr.u32 %r107, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r108, %r107, 15;
-	.loc 1 186 23
-	mov.s32 %r109, %r108;
-	.loc 1 186 39
-	sub.s32 %r110, %r109, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f33, %r110;
-	.loc 1 187 30
-	mov.u32 %r111, %r59;
-	.loc 1 187 27
-	bra.uni $L159_entry;
-$L159_entry:
-	.loc 1 207 67
-	not.b32 %r113, 65535;
-	and.b32 %r112, %r111, %r113;
-	.loc 1 207 64
-	mov.b32 %f35, %r112;
-	.loc 1 207 37
-	mov.f32 %f34, %f35;
-	bra.uni $L160_ret_hi;
-$L160_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r114, %r59;
-	.loc 1 187 53
-	bra.uni $L161_entry;
-$L161_entry:
-	.loc 1 206 67
-	shl.b32 %r115, %r114, 16;
-	.loc 1 206 64
-	mov.b32 %f37, %r115;
-	.loc 1 206 37
-	mov.f32 %f36, %f37;
-	bra.uni $L162_ret_lo;
-$L162_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f38, %f32, %f36, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f39, %f33, %f34, %f38;
-	mov.f32 %f40, %f39;
-	bra.uni $L139_rangeint_done;
-$L139_rangeint_done:
-	mov.f32 %f6, %f40;
+	.loc 1 187 48
+	mov.u32 %r129, %r82;
+	.loc 1 187 51
+	shr.u32 %r130, %r129, 12;
+	.loc 1 187 58
+	and.b32 %r131, %r130, 15;
+	.loc 1 187 46
+	or.b32 %r132, 1258291200, %r131;
+	.loc 1 187 35
+	mov.b32 %f90, %r132;
+	.loc 1 187 63
+	sub.rn.f32 %f91, %f90, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f47, %f91;
+	bra.uni $L154_rangeint_body;
+$L154_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r133, %r82;
+	.loc 1 187 51
+	shr.u32 %r134, %r133, 16;
+	.loc 1 187 58
+	and.b32 %r135, %r134, 15;
+	.loc 1 187 46
+	or.b32 %r136, 1258291200, %r135;
+	.loc 1 187 35
+	mov.b32 %f92, %r136;
+	.loc 1 187 63
+	sub.rn.f32 %f93, %f92, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f48, %f93;
+	bra.uni $L155_rangeint_body;
+$L155_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r137, %r82;
+	.loc 1 187 51
+	shr.u32 %r138, %r137, 20;
+	.loc 1 187 58
+	and.b32 %r139, %r138, 15;
+	.loc 1 187 46
+	or.b32 %r140, 1258291200, %r139;
+	.loc 1 187 35
+	mov.b32 %f94, %r140;
+	.loc 1 187 63
+	sub.rn.f32 %f95, %f94, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f49, %f95;
+	bra.uni $L156_rangeint_body;
+$L156_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r141, %r82;
+	.loc 1 187 51
+	shr.u32 %r142, %r141, 24;
+	.loc 1 187 58
+	and.b32 %r143, %r142, 15;
+	.loc 1 187 46
+	or.b32 %r144, 1258291200, %r143;
+	.loc 1 187 35
+	mov.b32 %f96, %r144;
+	.loc 1 187 63
+	sub.rn.f32 %f97, %f96, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f50, %f97;
+	bra.uni $L157_rangeint_body;
+$L157_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r145, %r82;
+	.loc 1 187 51
+	shr.u32 %r146, %r145, 28;
+	.loc 1 187 58
+	and.b32 %r147, %r146, 15;
+	.loc 1 187 46
+	or.b32 %r148, 1258291200, %r147;
+	.loc 1 187 35
+	mov.b32 %f98, %r148;
+	.loc 1 187 63
+	sub.rn.f32 %f99, %f98, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f51, %f99;
+	bra.uni $L159_rangeint_body;
+$L159_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r149, %r83;
+	.loc 1 187 51
+	shr.u32 %r150, %r149, 0;
+	.loc 1 187 58
+	and.b32 %r151, %r150, 15;
+	.loc 1 187 46
+	or.b32 %r152, 1258291200, %r151;
+	.loc 1 187 35
+	mov.b32 %f100, %r152;
+	.loc 1 187 63
+	sub.rn.f32 %f101, %f100, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f52, %f101;
+	bra.uni $L161_rangeint_body;
+$L161_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r153, %r83;
+	.loc 1 187 51
+	shr.u32 %r154, %r153, 4;
+	.loc 1 187 58
+	and.b32 %r155, %r154, 15;
+	.loc 1 187 46
+	or.b32 %r156, 1258291200, %r155;
+	.loc 1 187 35
+	mov.b32 %f102, %r156;
+	.loc 1 187 63
+	sub.rn.f32 %f103, %f102, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f53, %f103;
+	bra.uni $L162_rangeint_body;
+$L162_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r157, %r83;
+	.loc 1 187 51
+	shr.u32 %r158, %r157, 8;
+	.loc 1 187 58
+	and.b32 %r159, %r158, 15;
+	.loc 1 187 46
+	or.b32 %r160, 1258291200, %r159;
+	.loc 1 187 35
+	mov.b32 %f104, %r160;
+	.loc 1 187 63
+	sub.rn.f32 %f105, %f104, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f54, %f105;
 	bra.uni $L163_rangeint_body;
 $L163_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd278, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd279, %rd278, 1;
-	.loc 1 171 19
-	and.b64 %rd280, %rd279, 3;
-	.loc 1 172 9
-	mov.u32 %r116, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p40, %rd280, 1;
-	@%p40 bra $L164_if_then;
-	bra.uni $L172_edge;
-$L164_if_then:
-	.loc 1 174 9
-	mov.u32 %r117, %r46;
-	mov.u32 %r50, %r117;
-	bra.uni $L165_if_done;
-$L172_edge:
-	mov.u32 %r50, %r116;
-	bra.uni $L165_if_done;
-$L165_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p41, %rd280, 2;
-	@%p41 bra $L166_if_then;
-	bra.uni $L173_edge;
-$L166_if_then:
-	.loc 1 177 9
-	mov.u32 %r118, %r47;
-	mov.u32 %r52, %r118;
-	bra.uni $L167_if_done;
-$L173_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L167_if_done;
-$L167_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p42, %rd280, 3;
-	@%p42 bra $L168_if_then;
-	bra.uni $L174_edge;
-$L168_if_then:
-	.loc 1 180 9
-	mov.u32 %r119, %r48;
-	mov.u32 %r54, %r119;
-	bra.uni $L169_if_done;
-$L174_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L169_if_done;
-$L169_if_done:
-	.loc 1 182 3
-	mov.u32 %r120, 0;
-	mov.u32 %r121, 0;
-	mov.u32 %r122, 0;
-	mov.u32 %r123, 0;
-	.loc 1 182 27
-	shr.s64 %rd281, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd282, %rd280, 4;
-	.loc 1 182 30
-	add.s64 %rd283, %rd281, %rd282;
-	.loc 1 182 18
-	add.s64 %rd284, %rd283, 3;
-	shl.b64 %rd285, %rd283, 2;
-	add.s64 %rd286, %rd19, %rd285;
-	ld.shared.v4.u32 {%r124, %r125, %r126, %r127}, [%rd286];
-	.loc 1 182 3
-	mov.u32 %r120, %r124;
-	mov.u32 %r121, %r125;
-	mov.u32 %r122, %r126;
-	mov.u32 %r123, %r127;
-	mov.f32 %f7, %f6;
-	bra.uni $L170_rangeint_body;
-$L170_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r128, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r129, %r128, 15;
-	.loc 1 185 23
-	mov.s32 %r130, %r129;
-	.loc 1 185 37
-	sub.s32 %r131, %r130, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f41, %r131;
-	.loc 1 186 25
-	shr.u32 %r132, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r133, %r132, 15;
-	.loc 1 186 23
-	mov.s32 %r134, %r133;
-	.loc 1 186 39
-	sub.s32 %r135, %r134, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f42, %r135;
-	.loc 1 187 30
-	mov.u32 %r136, %r120;
-	.loc 1 187 27
-	bra.uni $L175_entry;
-$L175_entry:
-	.loc 1 207 67
-	not.b32 %r138, 65535;
-	and.b32 %r137, %r136, %r138;
-	.loc 1 207 64
-	mov.b32 %f44, %r137;
-	.loc 1 207 37
-	mov.f32 %f43, %f44;
-	bra.uni $L176_ret_hi;
-$L176_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r139, %r120;
-	.loc 1 187 53
-	bra.uni $L177_entry;
-$L177_entry:
-	.loc 1 206 67
-	shl.b32 %r140, %r139, 16;
-	.loc 1 206 64
-	mov.b32 %f46, %r140;
-	.loc 1 206 37
-	mov.f32 %f45, %f46;
-	bra.uni $L178_ret_lo;
-$L178_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f47, %f41, %f45, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f48, %f42, %f43, %f47;
-	mov.f32 %f7, %f48;
+	.loc 1 187 48
+	mov.u32 %r161, %r83;
+	.loc 1 187 51
+	shr.u32 %r162, %r161, 12;
+	.loc 1 187 58
+	and.b32 %r163, %r162, 15;
+	.loc 1 187 46
+	or.b32 %r164, 1258291200, %r163;
+	.loc 1 187 35
+	mov.b32 %f106, %r164;
+	.loc 1 187 63
+	sub.rn.f32 %f107, %f106, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f55, %f107;
+	bra.uni $L164_rangeint_body;
+$L164_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r165, %r83;
+	.loc 1 187 51
+	shr.u32 %r166, %r165, 16;
+	.loc 1 187 58
+	and.b32 %r167, %r166, 15;
+	.loc 1 187 46
+	or.b32 %r168, 1258291200, %r167;
+	.loc 1 187 35
+	mov.b32 %f108, %r168;
+	.loc 1 187 63
+	sub.rn.f32 %f109, %f108, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f56, %f109;
+	bra.uni $L165_rangeint_body;
+$L165_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r169, %r83;
+	.loc 1 187 51
+	shr.u32 %r170, %r169, 20;
+	.loc 1 187 58
+	and.b32 %r171, %r170, 15;
+	.loc 1 187 46
+	or.b32 %r172, 1258291200, %r171;
+	.loc 1 187 35
+	mov.b32 %f110, %r172;
+	.loc 1 187 63
+	sub.rn.f32 %f111, %f110, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f57, %f111;
+	bra.uni $L166_rangeint_body;
+$L166_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r173, %r83;
+	.loc 1 187 51
+	shr.u32 %r174, %r173, 24;
+	.loc 1 187 58
+	and.b32 %r175, %r174, 15;
+	.loc 1 187 46
+	or.b32 %r176, 1258291200, %r175;
+	.loc 1 187 35
+	mov.b32 %f112, %r176;
+	.loc 1 187 63
+	sub.rn.f32 %f113, %f112, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f58, %f113;
+	bra.uni $L167_rangeint_body;
+$L167_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r177, %r83;
+	.loc 1 187 51
+	shr.u32 %r178, %r177, 28;
+	.loc 1 187 58
+	and.b32 %r179, %r178, 15;
+	.loc 1 187 46
+	or.b32 %r180, 1258291200, %r179;
+	.loc 1 187 35
+	mov.b32 %f114, %r180;
+	.loc 1 187 63
+	sub.rn.f32 %f115, %f114, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f59, %f115;
+	bra.uni $L169_rangeint_body;
+$L169_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r181, %r84;
+	.loc 1 187 51
+	shr.u32 %r182, %r181, 0;
+	.loc 1 187 58
+	and.b32 %r183, %r182, 15;
+	.loc 1 187 46
+	or.b32 %r184, 1258291200, %r183;
+	.loc 1 187 35
+	mov.b32 %f116, %r184;
+	.loc 1 187 63
+	sub.rn.f32 %f117, %f116, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f60, %f117;
+	bra.uni $L171_rangeint_body;
+$L171_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r185, %r84;
+	.loc 1 187 51
+	shr.u32 %r186, %r185, 4;
+	.loc 1 187 58
+	and.b32 %r187, %r186, 15;
+	.loc 1 187 46
+	or.b32 %r188, 1258291200, %r187;
+	.loc 1 187 35
+	mov.b32 %f118, %r188;
+	.loc 1 187 63
+	sub.rn.f32 %f119, %f118, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f61, %f119;
+	bra.uni $L172_rangeint_body;
+$L172_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r189, %r84;
+	.loc 1 187 51
+	shr.u32 %r190, %r189, 8;
+	.loc 1 187 58
+	and.b32 %r191, %r190, 15;
+	.loc 1 187 46
+	or.b32 %r192, 1258291200, %r191;
+	.loc 1 187 35
+	mov.b32 %f120, %r192;
+	.loc 1 187 63
+	sub.rn.f32 %f121, %f120, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f62, %f121;
+	bra.uni $L173_rangeint_body;
+$L173_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r193, %r84;
+	.loc 1 187 51
+	shr.u32 %r194, %r193, 12;
+	.loc 1 187 58
+	and.b32 %r195, %r194, 15;
+	.loc 1 187 46
+	or.b32 %r196, 1258291200, %r195;
+	.loc 1 187 35
+	mov.b32 %f122, %r196;
+	.loc 1 187 63
+	sub.rn.f32 %f123, %f122, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f63, %f123;
+	bra.uni $L174_rangeint_body;
+$L174_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r197, %r84;
+	.loc 1 187 51
+	shr.u32 %r198, %r197, 16;
+	.loc 1 187 58
+	and.b32 %r199, %r198, 15;
+	.loc 1 187 46
+	or.b32 %r200, 1258291200, %r199;
+	.loc 1 187 35
+	mov.b32 %f124, %r200;
+	.loc 1 187 63
+	sub.rn.f32 %f125, %f124, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f64, %f125;
+	bra.uni $L175_rangeint_body;
+$L175_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r201, %r84;
+	.loc 1 187 51
+	shr.u32 %r202, %r201, 20;
+	.loc 1 187 58
+	and.b32 %r203, %r202, 15;
+	.loc 1 187 46
+	or.b32 %r204, 1258291200, %r203;
+	.loc 1 187 35
+	mov.b32 %f126, %r204;
+	.loc 1 187 63
+	sub.rn.f32 %f127, %f126, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f65, %f127;
+	bra.uni $L176_rangeint_body;
+$L176_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r205, %r84;
+	.loc 1 187 51
+	shr.u32 %r206, %r205, 24;
+	.loc 1 187 58
+	and.b32 %r207, %r206, 15;
+	.loc 1 187 46
+	or.b32 %r208, 1258291200, %r207;
+	.loc 1 187 35
+	mov.b32 %f128, %r208;
+	.loc 1 187 63
+	sub.rn.f32 %f129, %f128, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f66, %f129;
+	bra.uni $L177_rangeint_body;
+$L177_rangeint_body:
+	.loc 1 187 48
+	mov.u32 %r209, %r84;
+	.loc 1 187 51
+	shr.u32 %r210, %r209, 28;
+	.loc 1 187 58
+	and.b32 %r211, %r210, 15;
+	.loc 1 187 46
+	or.b32 %r212, 1258291200, %r211;
+	.loc 1 187 35
+	mov.b32 %f130, %r212;
+	.loc 1 187 63
+	sub.rn.f32 %f131, %f130, 0f4B000008;
+	.loc 1 187 5
+	mov.f32 %f67, %f131;
+	bra.uni $L137_rangeint_done;
+$L137_rangeint_done:
+	.loc 1 190 9
+	mov.f32 %f132, %f36;
+	mov.f32 %f133, %f37;
+	mov.f32 %f134, %f38;
+	mov.f32 %f135, %f39;
+	mov.f32 %f136, %f40;
+	mov.f32 %f137, %f41;
+	mov.f32 %f138, %f42;
+	mov.f32 %f139, %f43;
+	mov.f32 %f140, %f44;
+	mov.f32 %f141, %f45;
+	mov.f32 %f142, %f46;
+	mov.f32 %f143, %f47;
+	mov.f32 %f144, %f48;
+	mov.f32 %f145, %f49;
+	mov.f32 %f146, %f50;
+	mov.f32 %f147, %f51;
+	mov.f32 %f148, %f52;
+	mov.f32 %f149, %f53;
+	mov.f32 %f150, %f54;
+	mov.f32 %f151, %f55;
+	mov.f32 %f152, %f56;
+	mov.f32 %f153, %f57;
+	mov.f32 %f154, %f58;
+	mov.f32 %f155, %f59;
+	mov.f32 %f156, %f60;
+	mov.f32 %f157, %f61;
+	mov.f32 %f158, %f62;
+	mov.f32 %f159, %f63;
+	mov.f32 %f160, %f64;
+	mov.f32 %f161, %f65;
+	mov.f32 %f162, %f66;
+	mov.f32 %f163, %f67;
+	.loc 1 190 2
+	mov.f32 %f4, %f132;
+	mov.f32 %f5, %f133;
+	mov.f32 %f6, %f134;
+	mov.f32 %f7, %f135;
+	mov.f32 %f8, %f136;
+	mov.f32 %f9, %f137;
+	mov.f32 %f10, %f138;
+	mov.f32 %f11, %f139;
+	mov.f32 %f12, %f140;
+	mov.f32 %f13, %f141;
+	mov.f32 %f14, %f142;
+	mov.f32 %f15, %f143;
+	mov.f32 %f16, %f144;
+	mov.f32 %f17, %f145;
+	mov.f32 %f18, %f146;
+	mov.f32 %f19, %f147;
+	mov.f32 %f20, %f148;
+	mov.f32 %f21, %f149;
+	mov.f32 %f22, %f150;
+	mov.f32 %f23, %f151;
+	mov.f32 %f24, %f152;
+	mov.f32 %f25, %f153;
+	mov.f32 %f26, %f154;
+	mov.f32 %f27, %f155;
+	mov.f32 %f28, %f156;
+	mov.f32 %f29, %f157;
+	mov.f32 %f30, %f158;
+	mov.f32 %f31, %f159;
+	mov.f32 %f32, %f160;
+	mov.f32 %f33, %f161;
+	mov.f32 %f34, %f162;
+	mov.f32 %f35, %f163;
+	bra.uni $L140_ret_w4Dequant;
+$L140_ret_w4Dequant:
+	.loc 1 116 22
+	mul.lo.s64 %rd263, %rd33, %rd36;
+	.loc 1 116 32
+	shr.s64 %rd264, %rd252, 7;
+	.loc 1 116 29
+	add.s64 %rd265, %rd263, %rd264;
+	.loc 1 116 18
+	shl.b64 %rd266, %rd265, 2;
+	add.s64 %rd267, %rd10, %rd266;
+	ld.global.nc.f32 %f164, [%rd267];
+	bra.uni $L17_rangeint_body;
+$L17_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd268, %rd41, 0;
+	.loc 1 119 15
+	setp.lt.s64 %p38, %rd268, %rd12;
+	@%p38 bra $L18_if_then;
+	bra.uni $L269_rangeint_body;
+$L18_if_then:
+	.loc 1 120 47
+	add.s64 %rd269, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd270, %rd269, 0;
+	.loc 1 120 68
+	mul.lo.s64 %rd271, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd272, %rd270, %rd271;
+	.loc 1 120 34
+	bra.uni $L178_entry;
+$L178_entry:
+	.loc 1 198 53
+	mov.f32 %f166, 0f00000000;
+	mov.f32 %f167, 0f00000000;
+	mov.f32 %f168, 0f00000000;
+	mov.f32 %f169, 0f00000000;
+	mov.f32 %f170, 0f00000000;
+	mov.f32 %f171, 0f00000000;
+	mov.f32 %f172, 0f00000000;
+	mov.f32 %f173, 0f00000000;
+	mov.f32 %f174, 0f00000000;
+	mov.f32 %f175, 0f00000000;
+	mov.f32 %f176, 0f00000000;
+	mov.f32 %f177, 0f00000000;
+	mov.f32 %f178, 0f00000000;
+	mov.f32 %f179, 0f00000000;
+	mov.f32 %f180, 0f00000000;
+	mov.f32 %f181, 0f00000000;
+	mov.f32 %f182, 0f00000000;
+	mov.f32 %f183, 0f00000000;
+	mov.f32 %f184, 0f00000000;
+	mov.f32 %f185, 0f00000000;
+	mov.f32 %f186, 0f00000000;
+	mov.f32 %f187, 0f00000000;
+	mov.f32 %f188, 0f00000000;
+	mov.f32 %f189, 0f00000000;
+	mov.f32 %f190, 0f00000000;
+	mov.f32 %f191, 0f00000000;
+	mov.f32 %f192, 0f00000000;
+	mov.f32 %f193, 0f00000000;
+	mov.f32 %f194, 0f00000000;
+	mov.f32 %f195, 0f00000000;
+	mov.f32 %f196, 0f00000000;
+	mov.f32 %f197, 0f00000000;
+	mov.f32 %f166, %f4;
+	mov.f32 %f167, %f5;
+	mov.f32 %f168, %f6;
+	mov.f32 %f169, %f7;
+	mov.f32 %f170, %f8;
+	mov.f32 %f171, %f9;
+	mov.f32 %f172, %f10;
+	mov.f32 %f173, %f11;
+	mov.f32 %f174, %f12;
+	mov.f32 %f175, %f13;
+	mov.f32 %f176, %f14;
+	mov.f32 %f177, %f15;
+	mov.f32 %f178, %f16;
+	mov.f32 %f179, %f17;
+	mov.f32 %f180, %f18;
+	mov.f32 %f181, %f19;
+	mov.f32 %f182, %f20;
+	mov.f32 %f183, %f21;
+	mov.f32 %f184, %f22;
+	mov.f32 %f185, %f23;
+	mov.f32 %f186, %f24;
+	mov.f32 %f187, %f25;
+	mov.f32 %f188, %f26;
+	mov.f32 %f189, %f27;
+	mov.f32 %f190, %f28;
+	mov.f32 %f191, %f29;
+	mov.f32 %f192, %f30;
+	mov.f32 %f193, %f31;
+	mov.f32 %f194, %f32;
+	mov.f32 %f195, %f33;
+	mov.f32 %f196, %f34;
+	mov.f32 %f197, %f35;
+	mov.f32 %f198, 0f00000000;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r141, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r142, %r141, 15;
-	.loc 1 185 23
-	mov.s32 %r143, %r142;
-	.loc 1 185 37
-	sub.s32 %r144, %r143, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f49, %r144;
-	.loc 1 186 25
-	shr.u32 %r145, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r146, %r145, 15;
-	.loc 1 186 23
-	mov.s32 %r147, %r146;
-	.loc 1 186 39
-	sub.s32 %r148, %r147, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f50, %r148;
-	.loc 1 187 30
-	mov.u32 %r149, %r121;
-	.loc 1 187 27
-	bra.uni $L180_entry;
-$L180_entry:
-	.loc 1 207 67
-	not.b32 %r151, 65535;
-	and.b32 %r150, %r149, %r151;
-	.loc 1 207 64
-	mov.b32 %f52, %r150;
-	.loc 1 207 37
-	mov.f32 %f51, %f52;
-	bra.uni $L181_ret_hi;
-$L181_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r152, %r121;
-	.loc 1 187 53
-	bra.uni $L182_entry;
-$L182_entry:
-	.loc 1 206 67
-	shl.b32 %r153, %r152, 16;
-	.loc 1 206 64
-	mov.b32 %f54, %r153;
-	.loc 1 206 37
-	mov.f32 %f53, %f54;
-	bra.uni $L183_ret_lo;
-$L183_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f55, %f49, %f53, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f56, %f50, %f51, %f55;
-	mov.f32 %f7, %f56;
-	bra.uni $L184_rangeint_body;
-$L184_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r154, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r155, %r154, 15;
-	.loc 1 185 23
-	mov.s32 %r156, %r155;
-	.loc 1 185 37
-	sub.s32 %r157, %r156, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f57, %r157;
-	.loc 1 186 25
-	shr.u32 %r158, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r159, %r158, 15;
-	.loc 1 186 23
-	mov.s32 %r160, %r159;
-	.loc 1 186 39
-	sub.s32 %r161, %r160, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f58, %r161;
-	.loc 1 187 30
-	mov.u32 %r162, %r122;
-	.loc 1 187 27
-	bra.uni $L185_entry;
-$L185_entry:
-	.loc 1 207 67
-	not.b32 %r164, 65535;
-	and.b32 %r163, %r162, %r164;
-	.loc 1 207 64
-	mov.b32 %f60, %r163;
-	.loc 1 207 37
-	mov.f32 %f59, %f60;
-	bra.uni $L186_ret_hi;
-$L186_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r165, %r122;
-	.loc 1 187 53
-	bra.uni $L187_entry;
-$L187_entry:
-	.loc 1 206 67
-	shl.b32 %r166, %r165, 16;
-	.loc 1 206 64
-	mov.b32 %f62, %r166;
-	.loc 1 206 37
-	mov.f32 %f61, %f62;
-	bra.uni $L188_ret_lo;
-$L188_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f63, %f57, %f61, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f64, %f58, %f59, %f63;
-	mov.f32 %f7, %f64;
-	bra.uni $L189_rangeint_body;
-$L189_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r167, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r168, %r167, 15;
-	.loc 1 185 23
-	mov.s32 %r169, %r168;
-	.loc 1 185 37
-	sub.s32 %r170, %r169, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f65, %r170;
-	.loc 1 186 25
-	shr.u32 %r171, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r172, %r171, 15;
-	.loc 1 186 23
-	mov.s32 %r173, %r172;
-	.loc 1 186 39
-	sub.s32 %r174, %r173, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f66, %r174;
-	.loc 1 187 30
-	mov.u32 %r175, %r123;
-	.loc 1 187 27
-	bra.uni $L190_entry;
-$L190_entry:
-	.loc 1 207 67
-	not.b32 %r177, 65535;
-	and.b32 %r176, %r175, %r177;
-	.loc 1 207 64
-	mov.b32 %f68, %r176;
-	.loc 1 207 37
-	mov.f32 %f67, %f68;
-	bra.uni $L191_ret_hi;
-$L191_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r178, %r123;
-	.loc 1 187 53
-	bra.uni $L192_entry;
-$L192_entry:
-	.loc 1 206 67
-	shl.b32 %r179, %r178, 16;
-	.loc 1 206 64
-	mov.b32 %f70, %r179;
-	.loc 1 206 37
-	mov.f32 %f69, %f70;
-	bra.uni $L193_ret_lo;
-$L193_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f71, %f65, %f69, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f72, %f66, %f67, %f71;
-	mov.f32 %f40, %f72;
-	bra.uni $L171_rangeint_done;
-$L171_rangeint_done:
-	mov.f32 %f6, %f40;
-	bra.uni $L194_rangeint_body;
-$L194_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd287, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd288, %rd287, 2;
-	.loc 1 171 19
-	and.b64 %rd289, %rd288, 3;
-	.loc 1 172 9
-	mov.u32 %r180, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p43, %rd289, 1;
-	@%p43 bra $L195_if_then;
-	bra.uni $L203_edge;
-$L195_if_then:
-	.loc 1 174 9
-	mov.u32 %r181, %r46;
-	mov.u32 %r50, %r181;
-	bra.uni $L196_if_done;
-$L203_edge:
-	mov.u32 %r50, %r180;
-	bra.uni $L196_if_done;
-$L196_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p44, %rd289, 2;
-	@%p44 bra $L197_if_then;
-	bra.uni $L204_edge;
-$L197_if_then:
-	.loc 1 177 9
-	mov.u32 %r182, %r47;
-	mov.u32 %r52, %r182;
-	bra.uni $L198_if_done;
-$L204_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L198_if_done;
-$L198_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p45, %rd289, 3;
-	@%p45 bra $L199_if_then;
-	bra.uni $L205_edge;
-$L199_if_then:
-	.loc 1 180 9
-	mov.u32 %r183, %r48;
-	mov.u32 %r54, %r183;
-	bra.uni $L200_if_done;
-$L205_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L200_if_done;
-$L200_if_done:
-	.loc 1 182 3
-	mov.u32 %r184, 0;
-	mov.u32 %r185, 0;
-	mov.u32 %r186, 0;
-	mov.u32 %r187, 0;
-	.loc 1 182 27
-	shr.s64 %rd290, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd291, %rd289, 4;
-	.loc 1 182 30
-	add.s64 %rd292, %rd290, %rd291;
-	.loc 1 182 18
-	add.s64 %rd293, %rd292, 3;
-	shl.b64 %rd294, %rd292, 2;
-	add.s64 %rd295, %rd19, %rd294;
-	ld.shared.v4.u32 {%r188, %r189, %r190, %r191}, [%rd295];
-	.loc 1 182 3
-	mov.u32 %r184, %r188;
-	mov.u32 %r185, %r189;
-	mov.u32 %r186, %r190;
-	mov.u32 %r187, %r191;
-	mov.f32 %f7, %f6;
-	bra.uni $L201_rangeint_body;
-$L201_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r192, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r193, %r192, 15;
-	.loc 1 185 23
-	mov.s32 %r194, %r193;
-	.loc 1 185 37
-	sub.s32 %r195, %r194, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f73, %r195;
-	.loc 1 186 25
-	shr.u32 %r196, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r197, %r196, 15;
-	.loc 1 186 23
-	mov.s32 %r198, %r197;
-	.loc 1 186 39
-	sub.s32 %r199, %r198, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f74, %r199;
-	.loc 1 187 30
-	mov.u32 %r200, %r184;
-	.loc 1 187 27
-	bra.uni $L206_entry;
-$L206_entry:
-	.loc 1 207 67
-	not.b32 %r202, 65535;
-	and.b32 %r201, %r200, %r202;
-	.loc 1 207 64
-	mov.b32 %f76, %r201;
-	.loc 1 207 37
-	mov.f32 %f75, %f76;
-	bra.uni $L207_ret_hi;
-$L207_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r203, %r184;
-	.loc 1 187 53
-	bra.uni $L208_entry;
-$L208_entry:
-	.loc 1 206 67
-	shl.b32 %r204, %r203, 16;
-	.loc 1 206 64
-	mov.b32 %f78, %r204;
-	.loc 1 206 37
-	mov.f32 %f77, %f78;
-	bra.uni $L209_ret_lo;
-$L209_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f79, %f73, %f77, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f80, %f74, %f75, %f79;
-	mov.f32 %f7, %f80;
-	bra.uni $L210_rangeint_body;
-$L210_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r205, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r206, %r205, 15;
-	.loc 1 185 23
-	mov.s32 %r207, %r206;
-	.loc 1 185 37
-	sub.s32 %r208, %r207, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f81, %r208;
-	.loc 1 186 25
-	shr.u32 %r209, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r210, %r209, 15;
-	.loc 1 186 23
-	mov.s32 %r211, %r210;
-	.loc 1 186 39
-	sub.s32 %r212, %r211, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f82, %r212;
-	.loc 1 187 30
-	mov.u32 %r213, %r185;
-	.loc 1 187 27
-	bra.uni $L211_entry;
-$L211_entry:
-	.loc 1 207 67
-	not.b32 %r215, 65535;
-	and.b32 %r214, %r213, %r215;
-	.loc 1 207 64
-	mov.b32 %f84, %r214;
-	.loc 1 207 37
-	mov.f32 %f83, %f84;
-	bra.uni $L212_ret_hi;
-$L212_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r216, %r185;
-	.loc 1 187 53
-	bra.uni $L213_entry;
-$L213_entry:
-	.loc 1 206 67
-	shl.b32 %r217, %r216, 16;
-	.loc 1 206 64
-	mov.b32 %f86, %r217;
-	.loc 1 206 37
-	mov.f32 %f85, %f86;
-	bra.uni $L214_ret_lo;
-$L214_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f87, %f81, %f85, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f88, %f82, %f83, %f87;
-	mov.f32 %f7, %f88;
-	bra.uni $L215_rangeint_body;
-$L215_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r218, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r219, %r218, 15;
-	.loc 1 185 23
-	mov.s32 %r220, %r219;
-	.loc 1 185 37
-	sub.s32 %r221, %r220, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f89, %r221;
-	.loc 1 186 25
-	shr.u32 %r222, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r223, %r222, 15;
-	.loc 1 186 23
-	mov.s32 %r224, %r223;
-	.loc 1 186 39
-	sub.s32 %r225, %r224, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f90, %r225;
-	.loc 1 187 30
-	mov.u32 %r226, %r186;
-	.loc 1 187 27
-	bra.uni $L216_entry;
-$L216_entry:
-	.loc 1 207 67
+	.loc 1 202 3
+	mov.u32 %r213, 0;
+	mov.u32 %r214, 0;
+	mov.u32 %r215, 0;
+	mov.u32 %r216, 0;
+	.loc 1 202 27
+	shr.s64 %rd273, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd274, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd275, %rd274, 0;
+	.loc 1 202 40
+	and.b64 %rd276, %rd275, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd277, %rd276, 4;
+	.loc 1 202 30
+	add.s64 %rd278, %rd273, %rd277;
+	.loc 1 202 18
+	add.s64 %rd279, %rd278, 3;
+	shl.b64 %rd280, %rd278, 2;
+	add.s64 %rd281, %rd19, %rd280;
+	ld.shared.v4.u32 {%r217, %r218, %r219, %r220}, [%rd281];
+	.loc 1 202 3
+	mov.u32 %r213, %r217;
+	mov.u32 %r214, %r218;
+	mov.u32 %r215, %r219;
+	mov.u32 %r216, %r220;
+	mov.f32 %f199, %f198;
+	bra.uni $L181_rangeint_body;
+$L181_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f200, %f167;
+	.loc 1 205 41
+	mov.u32 %r221, %r213;
+	.loc 1 205 38
+	bra.uni $L184_entry;
+$L184_entry:
+	.loc 1 225 67
+	not.b32 %r223, 65535;
+	and.b32 %r222, %r221, %r223;
+	.loc 1 225 64
+	mov.b32 %f202, %r222;
+	.loc 1 225 37
+	mov.f32 %f201, %f202;
+	bra.uni $L185_ret_hi;
+$L185_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f203, %f166;
+	.loc 1 205 76
+	mov.u32 %r224, %r213;
+	.loc 1 205 73
+	bra.uni $L186_entry;
+$L186_entry:
+	.loc 1 224 67
+	shl.b32 %r225, %r224, 16;
+	.loc 1 224 64
+	mov.b32 %f205, %r225;
+	.loc 1 224 37
+	mov.f32 %f204, %f205;
+	bra.uni $L187_ret_lo;
+$L187_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f206, %f203, %f204, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f207, %f200, %f201, %f206;
+	mov.f32 %f199, %f207;
+	bra.uni $L188_rangeint_body;
+$L188_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f208, %f169;
+	.loc 1 205 41
+	mov.u32 %r226, %r214;
+	.loc 1 205 38
+	bra.uni $L189_entry;
+$L189_entry:
+	.loc 1 225 67
 	not.b32 %r228, 65535;
 	and.b32 %r227, %r226, %r228;
-	.loc 1 207 64
-	mov.b32 %f92, %r227;
-	.loc 1 207 37
-	mov.f32 %f91, %f92;
+	.loc 1 225 64
+	mov.b32 %f210, %r227;
+	.loc 1 225 37
+	mov.f32 %f209, %f210;
+	bra.uni $L190_ret_hi;
+$L190_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f211, %f168;
+	.loc 1 205 76
+	mov.u32 %r229, %r214;
+	.loc 1 205 73
+	bra.uni $L191_entry;
+$L191_entry:
+	.loc 1 224 67
+	shl.b32 %r230, %r229, 16;
+	.loc 1 224 64
+	mov.b32 %f213, %r230;
+	.loc 1 224 37
+	mov.f32 %f212, %f213;
+	bra.uni $L192_ret_lo;
+$L192_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f214, %f211, %f212, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f215, %f208, %f209, %f214;
+	mov.f32 %f199, %f215;
+	bra.uni $L193_rangeint_body;
+$L193_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f216, %f171;
+	.loc 1 205 41
+	mov.u32 %r231, %r215;
+	.loc 1 205 38
+	bra.uni $L194_entry;
+$L194_entry:
+	.loc 1 225 67
+	not.b32 %r233, 65535;
+	and.b32 %r232, %r231, %r233;
+	.loc 1 225 64
+	mov.b32 %f218, %r232;
+	.loc 1 225 37
+	mov.f32 %f217, %f218;
+	bra.uni $L195_ret_hi;
+$L195_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f219, %f170;
+	.loc 1 205 76
+	mov.u32 %r234, %r215;
+	.loc 1 205 73
+	bra.uni $L196_entry;
+$L196_entry:
+	.loc 1 224 67
+	shl.b32 %r235, %r234, 16;
+	.loc 1 224 64
+	mov.b32 %f221, %r235;
+	.loc 1 224 37
+	mov.f32 %f220, %f221;
+	bra.uni $L197_ret_lo;
+$L197_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f222, %f219, %f220, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f223, %f216, %f217, %f222;
+	mov.f32 %f199, %f223;
+	bra.uni $L198_rangeint_body;
+$L198_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f224, %f173;
+	.loc 1 205 41
+	mov.u32 %r236, %r216;
+	.loc 1 205 38
+	bra.uni $L199_entry;
+$L199_entry:
+	.loc 1 225 67
+	not.b32 %r238, 65535;
+	and.b32 %r237, %r236, %r238;
+	.loc 1 225 64
+	mov.b32 %f226, %r237;
+	.loc 1 225 37
+	mov.f32 %f225, %f226;
+	bra.uni $L200_ret_hi;
+$L200_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f227, %f172;
+	.loc 1 205 76
+	mov.u32 %r239, %r216;
+	.loc 1 205 73
+	bra.uni $L201_entry;
+$L201_entry:
+	.loc 1 224 67
+	shl.b32 %r240, %r239, 16;
+	.loc 1 224 64
+	mov.b32 %f229, %r240;
+	.loc 1 224 37
+	mov.f32 %f228, %f229;
+	bra.uni $L202_ret_lo;
+$L202_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f230, %f227, %f228, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f231, %f224, %f225, %f230;
+	mov.f32 %f232, %f231;
+	bra.uni $L182_rangeint_done;
+$L182_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L203_rangeint_body;
+$L203_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r241, 0;
+	mov.u32 %r242, 0;
+	mov.u32 %r243, 0;
+	mov.u32 %r244, 0;
+	.loc 1 202 27
+	shr.s64 %rd282, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd283, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd284, %rd283, 1;
+	.loc 1 202 40
+	and.b64 %rd285, %rd284, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd286, %rd285, 4;
+	.loc 1 202 30
+	add.s64 %rd287, %rd282, %rd286;
+	.loc 1 202 18
+	add.s64 %rd288, %rd287, 3;
+	shl.b64 %rd289, %rd287, 2;
+	add.s64 %rd290, %rd19, %rd289;
+	ld.shared.v4.u32 {%r245, %r246, %r247, %r248}, [%rd290];
+	.loc 1 202 3
+	mov.u32 %r241, %r245;
+	mov.u32 %r242, %r246;
+	mov.u32 %r243, %r247;
+	mov.u32 %r244, %r248;
+	mov.f32 %f199, %f198;
+	bra.uni $L204_rangeint_body;
+$L204_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f233, %f175;
+	.loc 1 205 41
+	mov.u32 %r249, %r241;
+	.loc 1 205 38
+	bra.uni $L206_entry;
+$L206_entry:
+	.loc 1 225 67
+	not.b32 %r251, 65535;
+	and.b32 %r250, %r249, %r251;
+	.loc 1 225 64
+	mov.b32 %f235, %r250;
+	.loc 1 225 37
+	mov.f32 %f234, %f235;
+	bra.uni $L207_ret_hi;
+$L207_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f236, %f174;
+	.loc 1 205 76
+	mov.u32 %r252, %r241;
+	.loc 1 205 73
+	bra.uni $L208_entry;
+$L208_entry:
+	.loc 1 224 67
+	shl.b32 %r253, %r252, 16;
+	.loc 1 224 64
+	mov.b32 %f238, %r253;
+	.loc 1 224 37
+	mov.f32 %f237, %f238;
+	bra.uni $L209_ret_lo;
+$L209_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f239, %f236, %f237, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f240, %f233, %f234, %f239;
+	mov.f32 %f199, %f240;
+	bra.uni $L210_rangeint_body;
+$L210_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f241, %f177;
+	.loc 1 205 41
+	mov.u32 %r254, %r242;
+	.loc 1 205 38
+	bra.uni $L211_entry;
+$L211_entry:
+	.loc 1 225 67
+	not.b32 %r256, 65535;
+	and.b32 %r255, %r254, %r256;
+	.loc 1 225 64
+	mov.b32 %f243, %r255;
+	.loc 1 225 37
+	mov.f32 %f242, %f243;
+	bra.uni $L212_ret_hi;
+$L212_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f244, %f176;
+	.loc 1 205 76
+	mov.u32 %r257, %r242;
+	.loc 1 205 73
+	bra.uni $L213_entry;
+$L213_entry:
+	.loc 1 224 67
+	shl.b32 %r258, %r257, 16;
+	.loc 1 224 64
+	mov.b32 %f246, %r258;
+	.loc 1 224 37
+	mov.f32 %f245, %f246;
+	bra.uni $L214_ret_lo;
+$L214_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f247, %f244, %f245, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f248, %f241, %f242, %f247;
+	mov.f32 %f199, %f248;
+	bra.uni $L215_rangeint_body;
+$L215_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f249, %f179;
+	.loc 1 205 41
+	mov.u32 %r259, %r243;
+	.loc 1 205 38
+	bra.uni $L216_entry;
+$L216_entry:
+	.loc 1 225 67
+	not.b32 %r261, 65535;
+	and.b32 %r260, %r259, %r261;
+	.loc 1 225 64
+	mov.b32 %f251, %r260;
+	.loc 1 225 37
+	mov.f32 %f250, %f251;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r229, %r186;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f252, %f178;
+	.loc 1 205 76
+	mov.u32 %r262, %r243;
+	.loc 1 205 73
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 1 206 67
-	shl.b32 %r230, %r229, 16;
-	.loc 1 206 64
-	mov.b32 %f94, %r230;
-	.loc 1 206 37
-	mov.f32 %f93, %f94;
+	.loc 1 224 67
+	shl.b32 %r263, %r262, 16;
+	.loc 1 224 64
+	mov.b32 %f254, %r263;
+	.loc 1 224 37
+	mov.f32 %f253, %f254;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f95, %f89, %f93, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f96, %f90, %f91, %f95;
-	mov.f32 %f7, %f96;
+	.loc 1 205 54
+	fma.rn.f32 %f255, %f252, %f253, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f256, %f249, %f250, %f255;
+	mov.f32 %f199, %f256;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r231, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r232, %r231, 15;
-	.loc 1 185 23
-	mov.s32 %r233, %r232;
-	.loc 1 185 37
-	sub.s32 %r234, %r233, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f97, %r234;
-	.loc 1 186 25
-	shr.u32 %r235, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r236, %r235, 15;
-	.loc 1 186 23
-	mov.s32 %r237, %r236;
-	.loc 1 186 39
-	sub.s32 %r238, %r237, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f98, %r238;
-	.loc 1 187 30
-	mov.u32 %r239, %r187;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f257, %f181;
+	.loc 1 205 41
+	mov.u32 %r264, %r244;
+	.loc 1 205 38
 	bra.uni $L221_entry;
 $L221_entry:
-	.loc 1 207 67
-	not.b32 %r241, 65535;
-	and.b32 %r240, %r239, %r241;
-	.loc 1 207 64
-	mov.b32 %f100, %r240;
-	.loc 1 207 37
-	mov.f32 %f99, %f100;
-	bra.uni $L222_ret_hi;
-$L222_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r242, %r187;
-	.loc 1 187 53
-	bra.uni $L223_entry;
-$L223_entry:
-	.loc 1 206 67
-	shl.b32 %r243, %r242, 16;
-	.loc 1 206 64
-	mov.b32 %f102, %r243;
-	.loc 1 206 37
-	mov.f32 %f101, %f102;
-	bra.uni $L224_ret_lo;
-$L224_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f103, %f97, %f101, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f104, %f98, %f99, %f103;
-	mov.f32 %f40, %f104;
-	bra.uni $L202_rangeint_done;
-$L202_rangeint_done:
-	mov.f32 %f6, %f40;
-	bra.uni $L225_rangeint_body;
-$L225_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd296, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd297, %rd296, 3;
-	.loc 1 171 19
-	and.b64 %rd298, %rd297, 3;
-	.loc 1 172 9
-	mov.u32 %r244, %r45;
-	.loc 1 173 8
-	setp.eq.s64 %p46, %rd298, 1;
-	@%p46 bra $L226_if_then;
-	bra.uni $L234_edge;
-$L226_if_then:
-	.loc 1 174 9
-	mov.u32 %r245, %r46;
-	mov.u32 %r50, %r245;
-	bra.uni $L227_if_done;
-$L234_edge:
-	mov.u32 %r50, %r244;
-	bra.uni $L227_if_done;
-$L227_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p47, %rd298, 2;
-	@%p47 bra $L228_if_then;
-	bra.uni $L235_edge;
-$L228_if_then:
-	.loc 1 177 9
-	mov.u32 %r246, %r47;
-	mov.u32 %r52, %r246;
-	bra.uni $L229_if_done;
-$L235_edge:
-	mov.u32 %r52, %r50;
-	bra.uni $L229_if_done;
-$L229_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p48, %rd298, 3;
-	@%p48 bra $L230_if_then;
-	bra.uni $L236_edge;
-$L230_if_then:
-	.loc 1 180 9
-	mov.u32 %r247, %r48;
-	mov.u32 %r54, %r247;
-	bra.uni $L231_if_done;
-$L236_edge:
-	mov.u32 %r54, %r52;
-	bra.uni $L231_if_done;
-$L231_if_done:
-	.loc 1 182 3
-	mov.u32 %r248, 0;
-	mov.u32 %r249, 0;
-	mov.u32 %r250, 0;
-	mov.u32 %r251, 0;
-	.loc 1 182 27
-	shr.s64 %rd299, %rd268, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd300, %rd298, 4;
-	.loc 1 182 30
-	add.s64 %rd301, %rd299, %rd300;
-	.loc 1 182 18
-	add.s64 %rd302, %rd301, 3;
-	shl.b64 %rd303, %rd301, 2;
-	add.s64 %rd304, %rd19, %rd303;
-	ld.shared.v4.u32 {%r252, %r253, %r254, %r255}, [%rd304];
-	.loc 1 182 3
-	mov.u32 %r248, %r252;
-	mov.u32 %r249, %r253;
-	mov.u32 %r250, %r254;
-	mov.u32 %r251, %r255;
-	mov.f32 %f7, %f6;
-	bra.uni $L232_rangeint_body;
-$L232_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r256, %r54, 0;
-	.loc 1 185 32
-	and.b32 %r257, %r256, 15;
-	.loc 1 185 23
-	mov.s32 %r258, %r257;
-	.loc 1 185 37
-	sub.s32 %r259, %r258, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f105, %r259;
-	.loc 1 186 25
-	shr.u32 %r260, %r54, 4;
-	.loc 1 186 34
-	and.b32 %r261, %r260, 15;
-	.loc 1 186 23
-	mov.s32 %r262, %r261;
-	.loc 1 186 39
-	sub.s32 %r263, %r262, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f106, %r263;
-	.loc 1 187 30
-	mov.u32 %r264, %r248;
-	.loc 1 187 27
-	bra.uni $L237_entry;
-$L237_entry:
-	.loc 1 207 67
+	.loc 1 225 67
 	not.b32 %r266, 65535;
 	and.b32 %r265, %r264, %r266;
-	.loc 1 207 64
-	mov.b32 %f108, %r265;
-	.loc 1 207 37
-	mov.f32 %f107, %f108;
-	bra.uni $L238_ret_hi;
-$L238_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r267, %r248;
-	.loc 1 187 53
-	bra.uni $L239_entry;
-$L239_entry:
-	.loc 1 206 67
+	.loc 1 225 64
+	mov.b32 %f259, %r265;
+	.loc 1 225 37
+	mov.f32 %f258, %f259;
+	bra.uni $L222_ret_hi;
+$L222_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f260, %f180;
+	.loc 1 205 76
+	mov.u32 %r267, %r244;
+	.loc 1 205 73
+	bra.uni $L223_entry;
+$L223_entry:
+	.loc 1 224 67
 	shl.b32 %r268, %r267, 16;
-	.loc 1 206 64
-	mov.b32 %f110, %r268;
-	.loc 1 206 37
-	mov.f32 %f109, %f110;
-	bra.uni $L240_ret_lo;
-$L240_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f111, %f105, %f109, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f112, %f106, %f107, %f111;
-	mov.f32 %f7, %f112;
-	bra.uni $L241_rangeint_body;
-$L241_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r269, %r54, 8;
-	.loc 1 185 32
-	and.b32 %r270, %r269, 15;
-	.loc 1 185 23
-	mov.s32 %r271, %r270;
-	.loc 1 185 37
-	sub.s32 %r272, %r271, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f113, %r272;
-	.loc 1 186 25
-	shr.u32 %r273, %r54, 12;
-	.loc 1 186 34
-	and.b32 %r274, %r273, 15;
-	.loc 1 186 23
-	mov.s32 %r275, %r274;
-	.loc 1 186 39
-	sub.s32 %r276, %r275, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f114, %r276;
-	.loc 1 187 30
-	mov.u32 %r277, %r249;
-	.loc 1 187 27
-	bra.uni $L242_entry;
-$L242_entry:
-	.loc 1 207 67
+	.loc 1 224 64
+	mov.b32 %f262, %r268;
+	.loc 1 224 37
+	mov.f32 %f261, %f262;
+	bra.uni $L224_ret_lo;
+$L224_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f263, %f260, %f261, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f264, %f257, %f258, %f263;
+	mov.f32 %f232, %f264;
+	bra.uni $L205_rangeint_done;
+$L205_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L225_rangeint_body;
+$L225_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r269, 0;
+	mov.u32 %r270, 0;
+	mov.u32 %r271, 0;
+	mov.u32 %r272, 0;
+	.loc 1 202 27
+	shr.s64 %rd291, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd292, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd293, %rd292, 2;
+	.loc 1 202 40
+	and.b64 %rd294, %rd293, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd295, %rd294, 4;
+	.loc 1 202 30
+	add.s64 %rd296, %rd291, %rd295;
+	.loc 1 202 18
+	add.s64 %rd297, %rd296, 3;
+	shl.b64 %rd298, %rd296, 2;
+	add.s64 %rd299, %rd19, %rd298;
+	ld.shared.v4.u32 {%r273, %r274, %r275, %r276}, [%rd299];
+	.loc 1 202 3
+	mov.u32 %r269, %r273;
+	mov.u32 %r270, %r274;
+	mov.u32 %r271, %r275;
+	mov.u32 %r272, %r276;
+	mov.f32 %f199, %f198;
+	bra.uni $L226_rangeint_body;
+$L226_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f265, %f183;
+	.loc 1 205 41
+	mov.u32 %r277, %r269;
+	.loc 1 205 38
+	bra.uni $L228_entry;
+$L228_entry:
+	.loc 1 225 67
 	not.b32 %r279, 65535;
 	and.b32 %r278, %r277, %r279;
-	.loc 1 207 64
-	mov.b32 %f116, %r278;
-	.loc 1 207 37
-	mov.f32 %f115, %f116;
-	bra.uni $L243_ret_hi;
-$L243_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r280, %r249;
-	.loc 1 187 53
-	bra.uni $L244_entry;
-$L244_entry:
-	.loc 1 206 67
+	.loc 1 225 64
+	mov.b32 %f267, %r278;
+	.loc 1 225 37
+	mov.f32 %f266, %f267;
+	bra.uni $L229_ret_hi;
+$L229_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f268, %f182;
+	.loc 1 205 76
+	mov.u32 %r280, %r269;
+	.loc 1 205 73
+	bra.uni $L230_entry;
+$L230_entry:
+	.loc 1 224 67
 	shl.b32 %r281, %r280, 16;
-	.loc 1 206 64
-	mov.b32 %f118, %r281;
-	.loc 1 206 37
-	mov.f32 %f117, %f118;
-	bra.uni $L245_ret_lo;
-$L245_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f119, %f113, %f117, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f120, %f114, %f115, %f119;
-	mov.f32 %f7, %f120;
-	bra.uni $L246_rangeint_body;
-$L246_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r282, %r54, 16;
-	.loc 1 185 32
-	and.b32 %r283, %r282, 15;
-	.loc 1 185 23
-	mov.s32 %r284, %r283;
-	.loc 1 185 37
-	sub.s32 %r285, %r284, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f121, %r285;
-	.loc 1 186 25
-	shr.u32 %r286, %r54, 20;
-	.loc 1 186 34
-	and.b32 %r287, %r286, 15;
-	.loc 1 186 23
-	mov.s32 %r288, %r287;
-	.loc 1 186 39
-	sub.s32 %r289, %r288, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f122, %r289;
-	.loc 1 187 30
-	mov.u32 %r290, %r250;
-	.loc 1 187 27
-	bra.uni $L247_entry;
-$L247_entry:
-	.loc 1 207 67
-	not.b32 %r292, 65535;
-	and.b32 %r291, %r290, %r292;
-	.loc 1 207 64
-	mov.b32 %f124, %r291;
-	.loc 1 207 37
-	mov.f32 %f123, %f124;
-	bra.uni $L248_ret_hi;
-$L248_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r293, %r250;
-	.loc 1 187 53
-	bra.uni $L249_entry;
-$L249_entry:
-	.loc 1 206 67
-	shl.b32 %r294, %r293, 16;
-	.loc 1 206 64
-	mov.b32 %f126, %r294;
-	.loc 1 206 37
-	mov.f32 %f125, %f126;
-	bra.uni $L250_ret_lo;
-$L250_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f127, %f121, %f125, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f128, %f122, %f123, %f127;
-	mov.f32 %f7, %f128;
-	bra.uni $L251_rangeint_body;
-$L251_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r295, %r54, 24;
-	.loc 1 185 32
-	and.b32 %r296, %r295, 15;
-	.loc 1 185 23
-	mov.s32 %r297, %r296;
-	.loc 1 185 37
-	sub.s32 %r298, %r297, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f129, %r298;
-	.loc 1 186 25
-	shr.u32 %r299, %r54, 28;
-	.loc 1 186 34
-	and.b32 %r300, %r299, 15;
-	.loc 1 186 23
-	mov.s32 %r301, %r300;
-	.loc 1 186 39
-	sub.s32 %r302, %r301, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f130, %r302;
-	.loc 1 187 30
-	mov.u32 %r303, %r251;
-	.loc 1 187 27
+	.loc 1 224 64
+	mov.b32 %f270, %r281;
+	.loc 1 224 37
+	mov.f32 %f269, %f270;
+	bra.uni $L231_ret_lo;
+$L231_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f271, %f268, %f269, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f272, %f265, %f266, %f271;
+	mov.f32 %f199, %f272;
+	bra.uni $L232_rangeint_body;
+$L232_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f273, %f185;
+	.loc 1 205 41
+	mov.u32 %r282, %r270;
+	.loc 1 205 38
+	bra.uni $L233_entry;
+$L233_entry:
+	.loc 1 225 67
+	not.b32 %r284, 65535;
+	and.b32 %r283, %r282, %r284;
+	.loc 1 225 64
+	mov.b32 %f275, %r283;
+	.loc 1 225 37
+	mov.f32 %f274, %f275;
+	bra.uni $L234_ret_hi;
+$L234_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f276, %f184;
+	.loc 1 205 76
+	mov.u32 %r285, %r270;
+	.loc 1 205 73
+	bra.uni $L235_entry;
+$L235_entry:
+	.loc 1 224 67
+	shl.b32 %r286, %r285, 16;
+	.loc 1 224 64
+	mov.b32 %f278, %r286;
+	.loc 1 224 37
+	mov.f32 %f277, %f278;
+	bra.uni $L236_ret_lo;
+$L236_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f279, %f276, %f277, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f280, %f273, %f274, %f279;
+	mov.f32 %f199, %f280;
+	bra.uni $L237_rangeint_body;
+$L237_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f281, %f187;
+	.loc 1 205 41
+	mov.u32 %r287, %r271;
+	.loc 1 205 38
+	bra.uni $L238_entry;
+$L238_entry:
+	.loc 1 225 67
+	not.b32 %r289, 65535;
+	and.b32 %r288, %r287, %r289;
+	.loc 1 225 64
+	mov.b32 %f283, %r288;
+	.loc 1 225 37
+	mov.f32 %f282, %f283;
+	bra.uni $L239_ret_hi;
+$L239_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f284, %f186;
+	.loc 1 205 76
+	mov.u32 %r290, %r271;
+	.loc 1 205 73
+	bra.uni $L240_entry;
+$L240_entry:
+	.loc 1 224 67
+	shl.b32 %r291, %r290, 16;
+	.loc 1 224 64
+	mov.b32 %f286, %r291;
+	.loc 1 224 37
+	mov.f32 %f285, %f286;
+	bra.uni $L241_ret_lo;
+$L241_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f287, %f284, %f285, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f288, %f281, %f282, %f287;
+	mov.f32 %f199, %f288;
+	bra.uni $L242_rangeint_body;
+$L242_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f289, %f189;
+	.loc 1 205 41
+	mov.u32 %r292, %r272;
+	.loc 1 205 38
+	bra.uni $L243_entry;
+$L243_entry:
+	.loc 1 225 67
+	not.b32 %r294, 65535;
+	and.b32 %r293, %r292, %r294;
+	.loc 1 225 64
+	mov.b32 %f291, %r293;
+	.loc 1 225 37
+	mov.f32 %f290, %f291;
+	bra.uni $L244_ret_hi;
+$L244_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f292, %f188;
+	.loc 1 205 76
+	mov.u32 %r295, %r272;
+	.loc 1 205 73
+	bra.uni $L245_entry;
+$L245_entry:
+	.loc 1 224 67
+	shl.b32 %r296, %r295, 16;
+	.loc 1 224 64
+	mov.b32 %f294, %r296;
+	.loc 1 224 37
+	mov.f32 %f293, %f294;
+	bra.uni $L246_ret_lo;
+$L246_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f295, %f292, %f293, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f296, %f289, %f290, %f295;
+	mov.f32 %f232, %f296;
+	bra.uni $L227_rangeint_done;
+$L227_rangeint_done:
+	mov.f32 %f198, %f232;
+	bra.uni $L247_rangeint_body;
+$L247_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r297, 0;
+	mov.u32 %r298, 0;
+	mov.u32 %r299, 0;
+	mov.u32 %r300, 0;
+	.loc 1 202 27
+	shr.s64 %rd300, %rd272, 1;
+	.loc 1 202 34
+	shr.s64 %rd301, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd302, %rd301, 3;
+	.loc 1 202 40
+	and.b64 %rd303, %rd302, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd304, %rd303, 4;
+	.loc 1 202 30
+	add.s64 %rd305, %rd300, %rd304;
+	.loc 1 202 18
+	add.s64 %rd306, %rd305, 3;
+	shl.b64 %rd307, %rd305, 2;
+	add.s64 %rd308, %rd19, %rd307;
+	ld.shared.v4.u32 {%r301, %r302, %r303, %r304}, [%rd308];
+	.loc 1 202 3
+	mov.u32 %r297, %r301;
+	mov.u32 %r298, %r302;
+	mov.u32 %r299, %r303;
+	mov.u32 %r300, %r304;
+	mov.f32 %f199, %f198;
+	bra.uni $L248_rangeint_body;
+$L248_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f297, %f191;
+	.loc 1 205 41
+	mov.u32 %r305, %r297;
+	.loc 1 205 38
+	bra.uni $L250_entry;
+$L250_entry:
+	.loc 1 225 67
+	not.b32 %r307, 65535;
+	and.b32 %r306, %r305, %r307;
+	.loc 1 225 64
+	mov.b32 %f299, %r306;
+	.loc 1 225 37
+	mov.f32 %f298, %f299;
+	bra.uni $L251_ret_hi;
+$L251_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f300, %f190;
+	.loc 1 205 76
+	mov.u32 %r308, %r297;
+	.loc 1 205 73
 	bra.uni $L252_entry;
 $L252_entry:
-	.loc 1 207 67
-	not.b32 %r305, 65535;
-	and.b32 %r304, %r303, %r305;
-	.loc 1 207 64
-	mov.b32 %f132, %r304;
-	.loc 1 207 37
-	mov.f32 %f131, %f132;
-	bra.uni $L253_ret_hi;
-$L253_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r306, %r251;
-	.loc 1 187 53
-	bra.uni $L254_entry;
-$L254_entry:
-	.loc 1 206 67
-	shl.b32 %r307, %r306, 16;
-	.loc 1 206 64
-	mov.b32 %f134, %r307;
-	.loc 1 206 37
-	mov.f32 %f133, %f134;
-	bra.uni $L255_ret_lo;
-$L255_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f135, %f129, %f133, %f7;
-	.loc 1 187 17
-	fma.rn.f32 %f136, %f130, %f131, %f135;
-	mov.f32 %f40, %f136;
-	bra.uni $L233_rangeint_done;
-$L233_rangeint_done:
-	mov.f32 %f137, %f40;
-	bra.uni $L131_rangeint_done;
-$L131_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f5, %f137;
-	bra.uni $L140_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
-$L140_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f138, %f0;
-	.loc 1 117 24
-	fma.rn.f32 %f139, %f4, %f5, %f138;
-	.loc 1 117 11
-	mov.f32 %f0, %f139;
-	bra.uni $L256_rangeint_body;
-$L256_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd305, %rd41, 1;
-	.loc 1 116 15
-	setp.lt.s64 %p49, %rd305, %rd12;
-	@%p49 bra $L257_if_then;
-	bra.uni $L386_rangeint_body;
-$L257_if_then:
-	.loc 1 117 47
-	add.s64 %rd306, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd307, %rd306, 256;
-	.loc 1 117 68
-	mul.lo.s64 %rd308, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd309, %rd307, %rd308;
-	.loc 1 117 34
-	bra.uni $L259_entry;
-$L259_entry:
-	.loc 1 167 53
-	mov.u32 %r308, 0;
-	mov.u32 %r309, 0;
-	mov.u32 %r310, 0;
-	mov.u32 %r311, 0;
-	mov.u32 %r308, %r41;
-	mov.u32 %r309, %r42;
-	mov.u32 %r310, %r43;
-	mov.u32 %r311, %r44;
-	mov.f32 %f141, 0f00000000;
-	bra.uni $L260_rangeint_body;
-$L260_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd310, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd311, %rd310, 0;
-	.loc 1 171 19
-	and.b64 %rd312, %rd311, 3;
-	.loc 1 172 9
-	mov.u32 %r312, %r308;
-	.loc 1 173 8
-	setp.eq.s64 %p50, %rd312, 1;
-	@%p50 bra $L262_if_then;
-	bra.uni $L271_edge;
-$L262_if_then:
-	.loc 1 174 9
-	mov.u32 %r314, %r309;
-	mov.u32 %r313, %r314;
-	bra.uni $L263_if_done;
-$L271_edge:
-	mov.u32 %r313, %r312;
-	bra.uni $L263_if_done;
-$L263_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p51, %rd312, 2;
-	@%p51 bra $L264_if_then;
-	bra.uni $L272_edge;
-$L264_if_then:
-	.loc 1 177 9
-	mov.u32 %r316, %r310;
-	mov.u32 %r315, %r316;
-	bra.uni $L265_if_done;
-$L272_edge:
-	mov.u32 %r315, %r313;
-	bra.uni $L265_if_done;
-$L265_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p52, %rd312, 3;
-	@%p52 bra $L266_if_then;
-	bra.uni $L273_edge;
-$L266_if_then:
-	.loc 1 180 9
-	mov.u32 %r318, %r311;
-	mov.u32 %r317, %r318;
-	bra.uni $L267_if_done;
-$L273_edge:
-	mov.u32 %r317, %r315;
-	bra.uni $L267_if_done;
-$L267_if_done:
-	.loc 1 182 3
-	mov.u32 %r319, 0;
-	mov.u32 %r320, 0;
-	mov.u32 %r321, 0;
-	mov.u32 %r322, 0;
-	.loc 1 182 27
-	shr.s64 %rd313, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd314, %rd312, 4;
-	.loc 1 182 30
-	add.s64 %rd315, %rd313, %rd314;
-	.loc 1 182 18
-	add.s64 %rd316, %rd315, 3;
-	shl.b64 %rd317, %rd315, 2;
-	add.s64 %rd318, %rd19, %rd317;
-	ld.shared.v4.u32 {%r323, %r324, %r325, %r326}, [%rd318];
-	.loc 1 182 3
-	mov.u32 %r319, %r323;
-	mov.u32 %r320, %r324;
-	mov.u32 %r321, %r325;
-	mov.u32 %r322, %r326;
-	mov.f32 %f142, %f141;
-	bra.uni $L268_rangeint_body;
-$L268_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r327, %r317, 0;
-	.loc 1 185 32
-	and.b32 %r328, %r327, 15;
-	.loc 1 185 23
-	mov.s32 %r329, %r328;
-	.loc 1 185 37
-	sub.s32 %r330, %r329, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f143, %r330;
-	.loc 1 186 25
-	shr.u32 %r331, %r317, 4;
-	.loc 1 186 34
-	and.b32 %r332, %r331, 15;
-	.loc 1 186 23
-	mov.s32 %r333, %r332;
-	.loc 1 186 39
-	sub.s32 %r334, %r333, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f144, %r334;
-	.loc 1 187 30
-	mov.u32 %r335, %r319;
-	.loc 1 187 27
-	bra.uni $L274_entry;
-$L274_entry:
-	.loc 1 207 67
-	not.b32 %r337, 65535;
-	and.b32 %r336, %r335, %r337;
-	.loc 1 207 64
-	mov.b32 %f146, %r336;
-	.loc 1 207 37
-	mov.f32 %f145, %f146;
-	bra.uni $L275_ret_hi;
-$L275_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r338, %r319;
-	.loc 1 187 53
-	bra.uni $L276_entry;
-$L276_entry:
-	.loc 1 206 67
-	shl.b32 %r339, %r338, 16;
-	.loc 1 206 64
-	mov.b32 %f148, %r339;
-	.loc 1 206 37
-	mov.f32 %f147, %f148;
-	bra.uni $L277_ret_lo;
-$L277_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f149, %f143, %f147, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f150, %f144, %f145, %f149;
-	mov.f32 %f142, %f150;
-	bra.uni $L278_rangeint_body;
-$L278_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r340, %r317, 8;
-	.loc 1 185 32
-	and.b32 %r341, %r340, 15;
-	.loc 1 185 23
-	mov.s32 %r342, %r341;
-	.loc 1 185 37
-	sub.s32 %r343, %r342, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f151, %r343;
-	.loc 1 186 25
-	shr.u32 %r344, %r317, 12;
-	.loc 1 186 34
-	and.b32 %r345, %r344, 15;
-	.loc 1 186 23
-	mov.s32 %r346, %r345;
-	.loc 1 186 39
-	sub.s32 %r347, %r346, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f152, %r347;
-	.loc 1 187 30
-	mov.u32 %r348, %r320;
-	.loc 1 187 27
-	bra.uni $L279_entry;
-$L279_entry:
-	.loc 1 207 67
+	.loc 1 224 67
+	shl.b32 %r309, %r308, 16;
+	.loc 1 224 64
+	mov.b32 %f302, %r309;
+	.loc 1 224 37
+	mov.f32 %f301, %f302;
+	bra.uni $L253_ret_lo;
+$L253_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f303, %f300, %f301, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f304, %f297, %f298, %f303;
+	mov.f32 %f199, %f304;
+	bra.uni $L254_rangeint_body;
+$L254_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f305, %f193;
+	.loc 1 205 41
+	mov.u32 %r310, %r298;
+	.loc 1 205 38
+	bra.uni $L255_entry;
+$L255_entry:
+	.loc 1 225 67
+	not.b32 %r312, 65535;
+	and.b32 %r311, %r310, %r312;
+	.loc 1 225 64
+	mov.b32 %f307, %r311;
+	.loc 1 225 37
+	mov.f32 %f306, %f307;
+	bra.uni $L256_ret_hi;
+$L256_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f308, %f192;
+	.loc 1 205 76
+	mov.u32 %r313, %r298;
+	.loc 1 205 73
+	bra.uni $L257_entry;
+$L257_entry:
+	.loc 1 224 67
+	shl.b32 %r314, %r313, 16;
+	.loc 1 224 64
+	mov.b32 %f310, %r314;
+	.loc 1 224 37
+	mov.f32 %f309, %f310;
+	bra.uni $L258_ret_lo;
+$L258_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f311, %f308, %f309, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f312, %f305, %f306, %f311;
+	mov.f32 %f199, %f312;
+	bra.uni $L259_rangeint_body;
+$L259_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f313, %f195;
+	.loc 1 205 41
+	mov.u32 %r315, %r299;
+	.loc 1 205 38
+	bra.uni $L260_entry;
+$L260_entry:
+	.loc 1 225 67
+	not.b32 %r317, 65535;
+	and.b32 %r316, %r315, %r317;
+	.loc 1 225 64
+	mov.b32 %f315, %r316;
+	.loc 1 225 37
+	mov.f32 %f314, %f315;
+	bra.uni $L261_ret_hi;
+$L261_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f316, %f194;
+	.loc 1 205 76
+	mov.u32 %r318, %r299;
+	.loc 1 205 73
+	bra.uni $L262_entry;
+$L262_entry:
+	.loc 1 224 67
+	shl.b32 %r319, %r318, 16;
+	.loc 1 224 64
+	mov.b32 %f318, %r319;
+	.loc 1 224 37
+	mov.f32 %f317, %f318;
+	bra.uni $L263_ret_lo;
+$L263_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f319, %f316, %f317, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f320, %f313, %f314, %f319;
+	mov.f32 %f199, %f320;
+	bra.uni $L264_rangeint_body;
+$L264_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f321, %f197;
+	.loc 1 205 41
+	mov.u32 %r320, %r300;
+	.loc 1 205 38
+	bra.uni $L265_entry;
+$L265_entry:
+	.loc 1 225 67
+	not.b32 %r322, 65535;
+	and.b32 %r321, %r320, %r322;
+	.loc 1 225 64
+	mov.b32 %f323, %r321;
+	.loc 1 225 37
+	mov.f32 %f322, %f323;
+	bra.uni $L266_ret_hi;
+$L266_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f324, %f196;
+	.loc 1 205 76
+	mov.u32 %r323, %r300;
+	.loc 1 205 73
+	bra.uni $L267_entry;
+$L267_entry:
+	.loc 1 224 67
+	shl.b32 %r324, %r323, 16;
+	.loc 1 224 64
+	mov.b32 %f326, %r324;
+	.loc 1 224 37
+	mov.f32 %f325, %f326;
+	bra.uni $L268_ret_lo;
+$L268_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f327, %f324, %f325, %f199;
+	.loc 1 205 17
+	fma.rn.f32 %f328, %f321, %f322, %f327;
+	mov.f32 %f232, %f328;
+	bra.uni $L249_rangeint_done;
+$L249_rangeint_done:
+	mov.f32 %f329, %f232;
+	bra.uni $L180_rangeint_done;
+$L180_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f165, %f329;
+	bra.uni $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
+$L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f330, %f0;
+	.loc 1 120 24
+	fma.rn.f32 %f331, %f164, %f165, %f330;
+	.loc 1 120 11
+	mov.f32 %f0, %f331;
+	bra.uni $L269_rangeint_body;
+$L269_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd309, %rd41, 1;
+	.loc 1 119 15
+	setp.lt.s64 %p39, %rd309, %rd12;
+	@%p39 bra $L270_if_then;
+	bra.uni $L363_rangeint_body;
+$L270_if_then:
+	.loc 1 120 47
+	add.s64 %rd310, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd311, %rd310, 256;
+	.loc 1 120 68
+	mul.lo.s64 %rd312, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd313, %rd311, %rd312;
+	.loc 1 120 34
+	bra.uni $L272_entry;
+$L272_entry:
+	.loc 1 198 53
+	mov.f32 %f333, 0f00000000;
+	mov.f32 %f334, 0f00000000;
+	mov.f32 %f335, 0f00000000;
+	mov.f32 %f336, 0f00000000;
+	mov.f32 %f337, 0f00000000;
+	mov.f32 %f338, 0f00000000;
+	mov.f32 %f339, 0f00000000;
+	mov.f32 %f340, 0f00000000;
+	mov.f32 %f341, 0f00000000;
+	mov.f32 %f342, 0f00000000;
+	mov.f32 %f343, 0f00000000;
+	mov.f32 %f344, 0f00000000;
+	mov.f32 %f345, 0f00000000;
+	mov.f32 %f346, 0f00000000;
+	mov.f32 %f347, 0f00000000;
+	mov.f32 %f348, 0f00000000;
+	mov.f32 %f349, 0f00000000;
+	mov.f32 %f350, 0f00000000;
+	mov.f32 %f351, 0f00000000;
+	mov.f32 %f352, 0f00000000;
+	mov.f32 %f353, 0f00000000;
+	mov.f32 %f354, 0f00000000;
+	mov.f32 %f355, 0f00000000;
+	mov.f32 %f356, 0f00000000;
+	mov.f32 %f357, 0f00000000;
+	mov.f32 %f358, 0f00000000;
+	mov.f32 %f359, 0f00000000;
+	mov.f32 %f360, 0f00000000;
+	mov.f32 %f361, 0f00000000;
+	mov.f32 %f362, 0f00000000;
+	mov.f32 %f363, 0f00000000;
+	mov.f32 %f364, 0f00000000;
+	mov.f32 %f333, %f4;
+	mov.f32 %f334, %f5;
+	mov.f32 %f335, %f6;
+	mov.f32 %f336, %f7;
+	mov.f32 %f337, %f8;
+	mov.f32 %f338, %f9;
+	mov.f32 %f339, %f10;
+	mov.f32 %f340, %f11;
+	mov.f32 %f341, %f12;
+	mov.f32 %f342, %f13;
+	mov.f32 %f343, %f14;
+	mov.f32 %f344, %f15;
+	mov.f32 %f345, %f16;
+	mov.f32 %f346, %f17;
+	mov.f32 %f347, %f18;
+	mov.f32 %f348, %f19;
+	mov.f32 %f349, %f20;
+	mov.f32 %f350, %f21;
+	mov.f32 %f351, %f22;
+	mov.f32 %f352, %f23;
+	mov.f32 %f353, %f24;
+	mov.f32 %f354, %f25;
+	mov.f32 %f355, %f26;
+	mov.f32 %f356, %f27;
+	mov.f32 %f357, %f28;
+	mov.f32 %f358, %f29;
+	mov.f32 %f359, %f30;
+	mov.f32 %f360, %f31;
+	mov.f32 %f361, %f32;
+	mov.f32 %f362, %f33;
+	mov.f32 %f363, %f34;
+	mov.f32 %f364, %f35;
+	mov.f32 %f365, 0f00000000;
+	bra.uni $L273_rangeint_body;
+$L273_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r325, 0;
+	mov.u32 %r326, 0;
+	mov.u32 %r327, 0;
+	mov.u32 %r328, 0;
+	.loc 1 202 27
+	shr.s64 %rd314, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd315, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd316, %rd315, 0;
+	.loc 1 202 40
+	and.b64 %rd317, %rd316, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd318, %rd317, 4;
+	.loc 1 202 30
+	add.s64 %rd319, %rd314, %rd318;
+	.loc 1 202 18
+	add.s64 %rd320, %rd319, 3;
+	shl.b64 %rd321, %rd319, 2;
+	add.s64 %rd322, %rd19, %rd321;
+	ld.shared.v4.u32 {%r329, %r330, %r331, %r332}, [%rd322];
+	.loc 1 202 3
+	mov.u32 %r325, %r329;
+	mov.u32 %r326, %r330;
+	mov.u32 %r327, %r331;
+	mov.u32 %r328, %r332;
+	mov.f32 %f366, %f365;
+	bra.uni $L275_rangeint_body;
+$L275_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f367, %f334;
+	.loc 1 205 41
+	mov.u32 %r333, %r325;
+	.loc 1 205 38
+	bra.uni $L278_entry;
+$L278_entry:
+	.loc 1 225 67
+	not.b32 %r335, 65535;
+	and.b32 %r334, %r333, %r335;
+	.loc 1 225 64
+	mov.b32 %f369, %r334;
+	.loc 1 225 37
+	mov.f32 %f368, %f369;
+	bra.uni $L279_ret_hi;
+$L279_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f370, %f333;
+	.loc 1 205 76
+	mov.u32 %r336, %r325;
+	.loc 1 205 73
+	bra.uni $L280_entry;
+$L280_entry:
+	.loc 1 224 67
+	shl.b32 %r337, %r336, 16;
+	.loc 1 224 64
+	mov.b32 %f372, %r337;
+	.loc 1 224 37
+	mov.f32 %f371, %f372;
+	bra.uni $L281_ret_lo;
+$L281_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f373, %f370, %f371, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f374, %f367, %f368, %f373;
+	mov.f32 %f366, %f374;
+	bra.uni $L282_rangeint_body;
+$L282_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f375, %f336;
+	.loc 1 205 41
+	mov.u32 %r338, %r326;
+	.loc 1 205 38
+	bra.uni $L283_entry;
+$L283_entry:
+	.loc 1 225 67
+	not.b32 %r340, 65535;
+	and.b32 %r339, %r338, %r340;
+	.loc 1 225 64
+	mov.b32 %f377, %r339;
+	.loc 1 225 37
+	mov.f32 %f376, %f377;
+	bra.uni $L284_ret_hi;
+$L284_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f378, %f335;
+	.loc 1 205 76
+	mov.u32 %r341, %r326;
+	.loc 1 205 73
+	bra.uni $L285_entry;
+$L285_entry:
+	.loc 1 224 67
+	shl.b32 %r342, %r341, 16;
+	.loc 1 224 64
+	mov.b32 %f380, %r342;
+	.loc 1 224 37
+	mov.f32 %f379, %f380;
+	bra.uni $L286_ret_lo;
+$L286_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f381, %f378, %f379, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f382, %f375, %f376, %f381;
+	mov.f32 %f366, %f382;
+	bra.uni $L287_rangeint_body;
+$L287_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f383, %f338;
+	.loc 1 205 41
+	mov.u32 %r343, %r327;
+	.loc 1 205 38
+	bra.uni $L288_entry;
+$L288_entry:
+	.loc 1 225 67
+	not.b32 %r345, 65535;
+	and.b32 %r344, %r343, %r345;
+	.loc 1 225 64
+	mov.b32 %f385, %r344;
+	.loc 1 225 37
+	mov.f32 %f384, %f385;
+	bra.uni $L289_ret_hi;
+$L289_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f386, %f337;
+	.loc 1 205 76
+	mov.u32 %r346, %r327;
+	.loc 1 205 73
+	bra.uni $L290_entry;
+$L290_entry:
+	.loc 1 224 67
+	shl.b32 %r347, %r346, 16;
+	.loc 1 224 64
+	mov.b32 %f388, %r347;
+	.loc 1 224 37
+	mov.f32 %f387, %f388;
+	bra.uni $L291_ret_lo;
+$L291_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f389, %f386, %f387, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f390, %f383, %f384, %f389;
+	mov.f32 %f366, %f390;
+	bra.uni $L292_rangeint_body;
+$L292_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f391, %f340;
+	.loc 1 205 41
+	mov.u32 %r348, %r328;
+	.loc 1 205 38
+	bra.uni $L293_entry;
+$L293_entry:
+	.loc 1 225 67
 	not.b32 %r350, 65535;
 	and.b32 %r349, %r348, %r350;
-	.loc 1 207 64
-	mov.b32 %f154, %r349;
-	.loc 1 207 37
-	mov.f32 %f153, %f154;
-	bra.uni $L280_ret_hi;
-$L280_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r351, %r320;
-	.loc 1 187 53
-	bra.uni $L281_entry;
-$L281_entry:
-	.loc 1 206 67
+	.loc 1 225 64
+	mov.b32 %f393, %r349;
+	.loc 1 225 37
+	mov.f32 %f392, %f393;
+	bra.uni $L294_ret_hi;
+$L294_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f394, %f339;
+	.loc 1 205 76
+	mov.u32 %r351, %r328;
+	.loc 1 205 73
+	bra.uni $L295_entry;
+$L295_entry:
+	.loc 1 224 67
 	shl.b32 %r352, %r351, 16;
-	.loc 1 206 64
-	mov.b32 %f156, %r352;
-	.loc 1 206 37
-	mov.f32 %f155, %f156;
-	bra.uni $L282_ret_lo;
-$L282_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f157, %f151, %f155, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f158, %f152, %f153, %f157;
-	mov.f32 %f142, %f158;
-	bra.uni $L283_rangeint_body;
-$L283_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r353, %r317, 16;
-	.loc 1 185 32
-	and.b32 %r354, %r353, 15;
-	.loc 1 185 23
-	mov.s32 %r355, %r354;
-	.loc 1 185 37
-	sub.s32 %r356, %r355, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f159, %r356;
-	.loc 1 186 25
-	shr.u32 %r357, %r317, 20;
-	.loc 1 186 34
-	and.b32 %r358, %r357, 15;
-	.loc 1 186 23
-	mov.s32 %r359, %r358;
-	.loc 1 186 39
-	sub.s32 %r360, %r359, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f160, %r360;
-	.loc 1 187 30
-	mov.u32 %r361, %r321;
-	.loc 1 187 27
-	bra.uni $L284_entry;
-$L284_entry:
-	.loc 1 207 67
+	.loc 1 224 64
+	mov.b32 %f396, %r352;
+	.loc 1 224 37
+	mov.f32 %f395, %f396;
+	bra.uni $L296_ret_lo;
+$L296_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f397, %f394, %f395, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f398, %f391, %f392, %f397;
+	mov.f32 %f399, %f398;
+	bra.uni $L276_rangeint_done;
+$L276_rangeint_done:
+	mov.f32 %f365, %f399;
+	bra.uni $L297_rangeint_body;
+$L297_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r353, 0;
+	mov.u32 %r354, 0;
+	mov.u32 %r355, 0;
+	mov.u32 %r356, 0;
+	.loc 1 202 27
+	shr.s64 %rd323, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd324, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd325, %rd324, 1;
+	.loc 1 202 40
+	and.b64 %rd326, %rd325, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd327, %rd326, 4;
+	.loc 1 202 30
+	add.s64 %rd328, %rd323, %rd327;
+	.loc 1 202 18
+	add.s64 %rd329, %rd328, 3;
+	shl.b64 %rd330, %rd328, 2;
+	add.s64 %rd331, %rd19, %rd330;
+	ld.shared.v4.u32 {%r357, %r358, %r359, %r360}, [%rd331];
+	.loc 1 202 3
+	mov.u32 %r353, %r357;
+	mov.u32 %r354, %r358;
+	mov.u32 %r355, %r359;
+	mov.u32 %r356, %r360;
+	mov.f32 %f366, %f365;
+	bra.uni $L298_rangeint_body;
+$L298_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f400, %f342;
+	.loc 1 205 41
+	mov.u32 %r361, %r353;
+	.loc 1 205 38
+	bra.uni $L300_entry;
+$L300_entry:
+	.loc 1 225 67
 	not.b32 %r363, 65535;
 	and.b32 %r362, %r361, %r363;
-	.loc 1 207 64
-	mov.b32 %f162, %r362;
-	.loc 1 207 37
-	mov.f32 %f161, %f162;
-	bra.uni $L285_ret_hi;
-$L285_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r364, %r321;
-	.loc 1 187 53
-	bra.uni $L286_entry;
-$L286_entry:
-	.loc 1 206 67
+	.loc 1 225 64
+	mov.b32 %f402, %r362;
+	.loc 1 225 37
+	mov.f32 %f401, %f402;
+	bra.uni $L301_ret_hi;
+$L301_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f403, %f341;
+	.loc 1 205 76
+	mov.u32 %r364, %r353;
+	.loc 1 205 73
+	bra.uni $L302_entry;
+$L302_entry:
+	.loc 1 224 67
 	shl.b32 %r365, %r364, 16;
-	.loc 1 206 64
-	mov.b32 %f164, %r365;
-	.loc 1 206 37
-	mov.f32 %f163, %f164;
-	bra.uni $L287_ret_lo;
-$L287_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f165, %f159, %f163, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f166, %f160, %f161, %f165;
-	mov.f32 %f142, %f166;
-	bra.uni $L288_rangeint_body;
-$L288_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r366, %r317, 24;
-	.loc 1 185 32
-	and.b32 %r367, %r366, 15;
-	.loc 1 185 23
-	mov.s32 %r368, %r367;
-	.loc 1 185 37
-	sub.s32 %r369, %r368, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f167, %r369;
-	.loc 1 186 25
-	shr.u32 %r370, %r317, 28;
-	.loc 1 186 34
-	and.b32 %r371, %r370, 15;
-	.loc 1 186 23
-	mov.s32 %r372, %r371;
-	.loc 1 186 39
-	sub.s32 %r373, %r372, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f168, %r373;
-	.loc 1 187 30
-	mov.u32 %r374, %r322;
-	.loc 1 187 27
-	bra.uni $L289_entry;
-$L289_entry:
-	.loc 1 207 67
-	not.b32 %r376, 65535;
-	and.b32 %r375, %r374, %r376;
-	.loc 1 207 64
-	mov.b32 %f170, %r375;
-	.loc 1 207 37
-	mov.f32 %f169, %f170;
-	bra.uni $L290_ret_hi;
-$L290_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r377, %r322;
-	.loc 1 187 53
-	bra.uni $L291_entry;
-$L291_entry:
-	.loc 1 206 67
-	shl.b32 %r378, %r377, 16;
-	.loc 1 206 64
-	mov.b32 %f172, %r378;
-	.loc 1 206 37
-	mov.f32 %f171, %f172;
-	bra.uni $L292_ret_lo;
-$L292_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f173, %f167, %f171, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f174, %f168, %f169, %f173;
-	mov.f32 %f175, %f174;
-	bra.uni $L269_rangeint_done;
-$L269_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L293_rangeint_body;
-$L293_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd319, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd320, %rd319, 1;
-	.loc 1 171 19
-	and.b64 %rd321, %rd320, 3;
-	.loc 1 172 9
-	mov.u32 %r379, %r308;
-	.loc 1 173 8
-	setp.eq.s64 %p53, %rd321, 1;
-	@%p53 bra $L294_if_then;
-	bra.uni $L302_edge;
-$L294_if_then:
-	.loc 1 174 9
-	mov.u32 %r380, %r309;
-	mov.u32 %r313, %r380;
-	bra.uni $L295_if_done;
-$L302_edge:
-	mov.u32 %r313, %r379;
-	bra.uni $L295_if_done;
-$L295_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p54, %rd321, 2;
-	@%p54 bra $L296_if_then;
-	bra.uni $L303_edge;
-$L296_if_then:
-	.loc 1 177 9
-	mov.u32 %r381, %r310;
-	mov.u32 %r315, %r381;
-	bra.uni $L297_if_done;
-$L303_edge:
-	mov.u32 %r315, %r313;
-	bra.uni $L297_if_done;
-$L297_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p55, %rd321, 3;
-	@%p55 bra $L298_if_then;
-	bra.uni $L304_edge;
-$L298_if_then:
-	.loc 1 180 9
-	mov.u32 %r382, %r311;
-	mov.u32 %r317, %r382;
-	bra.uni $L299_if_done;
-$L304_edge:
-	mov.u32 %r317, %r315;
-	bra.uni $L299_if_done;
-$L299_if_done:
-	.loc 1 182 3
-	mov.u32 %r383, 0;
-	mov.u32 %r384, 0;
-	mov.u32 %r385, 0;
-	mov.u32 %r386, 0;
-	.loc 1 182 27
-	shr.s64 %rd322, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd323, %rd321, 4;
-	.loc 1 182 30
-	add.s64 %rd324, %rd322, %rd323;
-	.loc 1 182 18
-	add.s64 %rd325, %rd324, 3;
-	shl.b64 %rd326, %rd324, 2;
-	add.s64 %rd327, %rd19, %rd326;
-	ld.shared.v4.u32 {%r387, %r388, %r389, %r390}, [%rd327];
-	.loc 1 182 3
-	mov.u32 %r383, %r387;
-	mov.u32 %r384, %r388;
-	mov.u32 %r385, %r389;
-	mov.u32 %r386, %r390;
-	mov.f32 %f142, %f141;
-	bra.uni $L300_rangeint_body;
-$L300_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r391, %r317, 0;
-	.loc 1 185 32
-	and.b32 %r392, %r391, 15;
-	.loc 1 185 23
-	mov.s32 %r393, %r392;
-	.loc 1 185 37
-	sub.s32 %r394, %r393, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f176, %r394;
-	.loc 1 186 25
-	shr.u32 %r395, %r317, 4;
-	.loc 1 186 34
-	and.b32 %r396, %r395, 15;
-	.loc 1 186 23
-	mov.s32 %r397, %r396;
-	.loc 1 186 39
-	sub.s32 %r398, %r397, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f177, %r398;
-	.loc 1 187 30
-	mov.u32 %r399, %r383;
-	.loc 1 187 27
+	.loc 1 224 64
+	mov.b32 %f405, %r365;
+	.loc 1 224 37
+	mov.f32 %f404, %f405;
+	bra.uni $L303_ret_lo;
+$L303_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f406, %f403, %f404, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f407, %f400, %f401, %f406;
+	mov.f32 %f366, %f407;
+	bra.uni $L304_rangeint_body;
+$L304_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f408, %f344;
+	.loc 1 205 41
+	mov.u32 %r366, %r354;
+	.loc 1 205 38
 	bra.uni $L305_entry;
 $L305_entry:
-	.loc 1 207 67
-	not.b32 %r401, 65535;
-	and.b32 %r400, %r399, %r401;
-	.loc 1 207 64
-	mov.b32 %f179, %r400;
-	.loc 1 207 37
-	mov.f32 %f178, %f179;
+	.loc 1 225 67
+	not.b32 %r368, 65535;
+	and.b32 %r367, %r366, %r368;
+	.loc 1 225 64
+	mov.b32 %f410, %r367;
+	.loc 1 225 37
+	mov.f32 %f409, %f410;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r402, %r383;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f411, %f343;
+	.loc 1 205 76
+	mov.u32 %r369, %r354;
+	.loc 1 205 73
 	bra.uni $L307_entry;
 $L307_entry:
-	.loc 1 206 67
-	shl.b32 %r403, %r402, 16;
-	.loc 1 206 64
-	mov.b32 %f181, %r403;
-	.loc 1 206 37
-	mov.f32 %f180, %f181;
+	.loc 1 224 67
+	shl.b32 %r370, %r369, 16;
+	.loc 1 224 64
+	mov.b32 %f413, %r370;
+	.loc 1 224 37
+	mov.f32 %f412, %f413;
 	bra.uni $L308_ret_lo;
 $L308_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f182, %f176, %f180, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f183, %f177, %f178, %f182;
-	mov.f32 %f142, %f183;
+	.loc 1 205 54
+	fma.rn.f32 %f414, %f411, %f412, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f415, %f408, %f409, %f414;
+	mov.f32 %f366, %f415;
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r404, %r317, 8;
-	.loc 1 185 32
-	and.b32 %r405, %r404, 15;
-	.loc 1 185 23
-	mov.s32 %r406, %r405;
-	.loc 1 185 37
-	sub.s32 %r407, %r406, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f184, %r407;
-	.loc 1 186 25
-	shr.u32 %r408, %r317, 12;
-	.loc 1 186 34
-	and.b32 %r409, %r408, 15;
-	.loc 1 186 23
-	mov.s32 %r410, %r409;
-	.loc 1 186 39
-	sub.s32 %r411, %r410, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f185, %r411;
-	.loc 1 187 30
-	mov.u32 %r412, %r384;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f416, %f346;
+	.loc 1 205 41
+	mov.u32 %r371, %r355;
+	.loc 1 205 38
 	bra.uni $L310_entry;
 $L310_entry:
-	.loc 1 207 67
-	not.b32 %r414, 65535;
-	and.b32 %r413, %r412, %r414;
-	.loc 1 207 64
-	mov.b32 %f187, %r413;
-	.loc 1 207 37
-	mov.f32 %f186, %f187;
+	.loc 1 225 67
+	not.b32 %r373, 65535;
+	and.b32 %r372, %r371, %r373;
+	.loc 1 225 64
+	mov.b32 %f418, %r372;
+	.loc 1 225 37
+	mov.f32 %f417, %f418;
 	bra.uni $L311_ret_hi;
 $L311_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r415, %r384;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f419, %f345;
+	.loc 1 205 76
+	mov.u32 %r374, %r355;
+	.loc 1 205 73
 	bra.uni $L312_entry;
 $L312_entry:
-	.loc 1 206 67
-	shl.b32 %r416, %r415, 16;
-	.loc 1 206 64
-	mov.b32 %f189, %r416;
-	.loc 1 206 37
-	mov.f32 %f188, %f189;
+	.loc 1 224 67
+	shl.b32 %r375, %r374, 16;
+	.loc 1 224 64
+	mov.b32 %f421, %r375;
+	.loc 1 224 37
+	mov.f32 %f420, %f421;
 	bra.uni $L313_ret_lo;
 $L313_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f190, %f184, %f188, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f191, %f185, %f186, %f190;
-	mov.f32 %f142, %f191;
+	.loc 1 205 54
+	fma.rn.f32 %f422, %f419, %f420, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f423, %f416, %f417, %f422;
+	mov.f32 %f366, %f423;
 	bra.uni $L314_rangeint_body;
 $L314_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r417, %r317, 16;
-	.loc 1 185 32
-	and.b32 %r418, %r417, 15;
-	.loc 1 185 23
-	mov.s32 %r419, %r418;
-	.loc 1 185 37
-	sub.s32 %r420, %r419, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f192, %r420;
-	.loc 1 186 25
-	shr.u32 %r421, %r317, 20;
-	.loc 1 186 34
-	and.b32 %r422, %r421, 15;
-	.loc 1 186 23
-	mov.s32 %r423, %r422;
-	.loc 1 186 39
-	sub.s32 %r424, %r423, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f193, %r424;
-	.loc 1 187 30
-	mov.u32 %r425, %r385;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f424, %f348;
+	.loc 1 205 41
+	mov.u32 %r376, %r356;
+	.loc 1 205 38
 	bra.uni $L315_entry;
 $L315_entry:
-	.loc 1 207 67
-	not.b32 %r427, 65535;
-	and.b32 %r426, %r425, %r427;
-	.loc 1 207 64
-	mov.b32 %f195, %r426;
-	.loc 1 207 37
-	mov.f32 %f194, %f195;
+	.loc 1 225 67
+	not.b32 %r378, 65535;
+	and.b32 %r377, %r376, %r378;
+	.loc 1 225 64
+	mov.b32 %f426, %r377;
+	.loc 1 225 37
+	mov.f32 %f425, %f426;
 	bra.uni $L316_ret_hi;
 $L316_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r428, %r385;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f427, %f347;
+	.loc 1 205 76
+	mov.u32 %r379, %r356;
+	.loc 1 205 73
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 1 206 67
-	shl.b32 %r429, %r428, 16;
-	.loc 1 206 64
-	mov.b32 %f197, %r429;
-	.loc 1 206 37
-	mov.f32 %f196, %f197;
+	.loc 1 224 67
+	shl.b32 %r380, %r379, 16;
+	.loc 1 224 64
+	mov.b32 %f429, %r380;
+	.loc 1 224 37
+	mov.f32 %f428, %f429;
 	bra.uni $L318_ret_lo;
 $L318_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f198, %f192, %f196, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f199, %f193, %f194, %f198;
-	mov.f32 %f142, %f199;
+	.loc 1 205 54
+	fma.rn.f32 %f430, %f427, %f428, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f431, %f424, %f425, %f430;
+	mov.f32 %f399, %f431;
+	bra.uni $L299_rangeint_done;
+$L299_rangeint_done:
+	mov.f32 %f365, %f399;
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r430, %r317, 24;
-	.loc 1 185 32
-	and.b32 %r431, %r430, 15;
-	.loc 1 185 23
-	mov.s32 %r432, %r431;
-	.loc 1 185 37
-	sub.s32 %r433, %r432, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f200, %r433;
-	.loc 1 186 25
-	shr.u32 %r434, %r317, 28;
-	.loc 1 186 34
-	and.b32 %r435, %r434, 15;
-	.loc 1 186 23
-	mov.s32 %r436, %r435;
-	.loc 1 186 39
-	sub.s32 %r437, %r436, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f201, %r437;
-	.loc 1 187 30
-	mov.u32 %r438, %r386;
-	.loc 1 187 27
-	bra.uni $L320_entry;
-$L320_entry:
-	.loc 1 207 67
-	not.b32 %r440, 65535;
-	and.b32 %r439, %r438, %r440;
-	.loc 1 207 64
-	mov.b32 %f203, %r439;
-	.loc 1 207 37
-	mov.f32 %f202, %f203;
-	bra.uni $L321_ret_hi;
-$L321_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r441, %r386;
-	.loc 1 187 53
+	.loc 1 202 3
+	mov.u32 %r381, 0;
+	mov.u32 %r382, 0;
+	mov.u32 %r383, 0;
+	mov.u32 %r384, 0;
+	.loc 1 202 27
+	shr.s64 %rd332, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd333, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd334, %rd333, 2;
+	.loc 1 202 40
+	and.b64 %rd335, %rd334, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd336, %rd335, 4;
+	.loc 1 202 30
+	add.s64 %rd337, %rd332, %rd336;
+	.loc 1 202 18
+	add.s64 %rd338, %rd337, 3;
+	shl.b64 %rd339, %rd337, 2;
+	add.s64 %rd340, %rd19, %rd339;
+	ld.shared.v4.u32 {%r385, %r386, %r387, %r388}, [%rd340];
+	.loc 1 202 3
+	mov.u32 %r381, %r385;
+	mov.u32 %r382, %r386;
+	mov.u32 %r383, %r387;
+	mov.u32 %r384, %r388;
+	mov.f32 %f366, %f365;
+	bra.uni $L320_rangeint_body;
+$L320_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f432, %f350;
+	.loc 1 205 41
+	mov.u32 %r389, %r381;
+	.loc 1 205 38
 	bra.uni $L322_entry;
 $L322_entry:
-	.loc 1 206 67
-	shl.b32 %r442, %r441, 16;
-	.loc 1 206 64
-	mov.b32 %f205, %r442;
-	.loc 1 206 37
-	mov.f32 %f204, %f205;
-	bra.uni $L323_ret_lo;
-$L323_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f206, %f200, %f204, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f207, %f201, %f202, %f206;
-	mov.f32 %f175, %f207;
-	bra.uni $L301_rangeint_done;
-$L301_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L324_rangeint_body;
-$L324_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd328, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd329, %rd328, 2;
-	.loc 1 171 19
-	and.b64 %rd330, %rd329, 3;
-	.loc 1 172 9
-	mov.u32 %r443, %r308;
-	.loc 1 173 8
-	setp.eq.s64 %p56, %rd330, 1;
-	@%p56 bra $L325_if_then;
-	bra.uni $L333_edge;
-$L325_if_then:
-	.loc 1 174 9
-	mov.u32 %r444, %r309;
-	mov.u32 %r313, %r444;
-	bra.uni $L326_if_done;
-$L333_edge:
-	mov.u32 %r313, %r443;
-	bra.uni $L326_if_done;
-$L326_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p57, %rd330, 2;
-	@%p57 bra $L327_if_then;
-	bra.uni $L334_edge;
-$L327_if_then:
-	.loc 1 177 9
-	mov.u32 %r445, %r310;
-	mov.u32 %r315, %r445;
-	bra.uni $L328_if_done;
-$L334_edge:
-	mov.u32 %r315, %r313;
-	bra.uni $L328_if_done;
-$L328_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p58, %rd330, 3;
-	@%p58 bra $L329_if_then;
-	bra.uni $L335_edge;
-$L329_if_then:
-	.loc 1 180 9
-	mov.u32 %r446, %r311;
-	mov.u32 %r317, %r446;
-	bra.uni $L330_if_done;
-$L335_edge:
-	mov.u32 %r317, %r315;
-	bra.uni $L330_if_done;
-$L330_if_done:
-	.loc 1 182 3
-	mov.u32 %r447, 0;
-	mov.u32 %r448, 0;
-	mov.u32 %r449, 0;
-	mov.u32 %r450, 0;
-	.loc 1 182 27
-	shr.s64 %rd331, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd332, %rd330, 4;
-	.loc 1 182 30
-	add.s64 %rd333, %rd331, %rd332;
-	.loc 1 182 18
-	add.s64 %rd334, %rd333, 3;
-	shl.b64 %rd335, %rd333, 2;
-	add.s64 %rd336, %rd19, %rd335;
-	ld.shared.v4.u32 {%r451, %r452, %r453, %r454}, [%rd336];
-	.loc 1 182 3
-	mov.u32 %r447, %r451;
-	mov.u32 %r448, %r452;
-	mov.u32 %r449, %r453;
-	mov.u32 %r450, %r454;
-	mov.f32 %f142, %f141;
+	.loc 1 225 67
+	not.b32 %r391, 65535;
+	and.b32 %r390, %r389, %r391;
+	.loc 1 225 64
+	mov.b32 %f434, %r390;
+	.loc 1 225 37
+	mov.f32 %f433, %f434;
+	bra.uni $L323_ret_hi;
+$L323_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f435, %f349;
+	.loc 1 205 76
+	mov.u32 %r392, %r381;
+	.loc 1 205 73
+	bra.uni $L324_entry;
+$L324_entry:
+	.loc 1 224 67
+	shl.b32 %r393, %r392, 16;
+	.loc 1 224 64
+	mov.b32 %f437, %r393;
+	.loc 1 224 37
+	mov.f32 %f436, %f437;
+	bra.uni $L325_ret_lo;
+$L325_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f438, %f435, %f436, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f439, %f432, %f433, %f438;
+	mov.f32 %f366, %f439;
+	bra.uni $L326_rangeint_body;
+$L326_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f440, %f352;
+	.loc 1 205 41
+	mov.u32 %r394, %r382;
+	.loc 1 205 38
+	bra.uni $L327_entry;
+$L327_entry:
+	.loc 1 225 67
+	not.b32 %r396, 65535;
+	and.b32 %r395, %r394, %r396;
+	.loc 1 225 64
+	mov.b32 %f442, %r395;
+	.loc 1 225 37
+	mov.f32 %f441, %f442;
+	bra.uni $L328_ret_hi;
+$L328_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f443, %f351;
+	.loc 1 205 76
+	mov.u32 %r397, %r382;
+	.loc 1 205 73
+	bra.uni $L329_entry;
+$L329_entry:
+	.loc 1 224 67
+	shl.b32 %r398, %r397, 16;
+	.loc 1 224 64
+	mov.b32 %f445, %r398;
+	.loc 1 224 37
+	mov.f32 %f444, %f445;
+	bra.uni $L330_ret_lo;
+$L330_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f446, %f443, %f444, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f447, %f440, %f441, %f446;
+	mov.f32 %f366, %f447;
 	bra.uni $L331_rangeint_body;
 $L331_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r455, %r317, 0;
-	.loc 1 185 32
-	and.b32 %r456, %r455, 15;
-	.loc 1 185 23
-	mov.s32 %r457, %r456;
-	.loc 1 185 37
-	sub.s32 %r458, %r457, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f208, %r458;
-	.loc 1 186 25
-	shr.u32 %r459, %r317, 4;
-	.loc 1 186 34
-	and.b32 %r460, %r459, 15;
-	.loc 1 186 23
-	mov.s32 %r461, %r460;
-	.loc 1 186 39
-	sub.s32 %r462, %r461, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f209, %r462;
-	.loc 1 187 30
-	mov.u32 %r463, %r447;
-	.loc 1 187 27
-	bra.uni $L336_entry;
-$L336_entry:
-	.loc 1 207 67
-	not.b32 %r465, 65535;
-	and.b32 %r464, %r463, %r465;
-	.loc 1 207 64
-	mov.b32 %f211, %r464;
-	.loc 1 207 37
-	mov.f32 %f210, %f211;
-	bra.uni $L337_ret_hi;
-$L337_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r466, %r447;
-	.loc 1 187 53
-	bra.uni $L338_entry;
-$L338_entry:
-	.loc 1 206 67
-	shl.b32 %r467, %r466, 16;
-	.loc 1 206 64
-	mov.b32 %f213, %r467;
-	.loc 1 206 37
-	mov.f32 %f212, %f213;
-	bra.uni $L339_ret_lo;
-$L339_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f214, %f208, %f212, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f215, %f209, %f210, %f214;
-	mov.f32 %f142, %f215;
-	bra.uni $L340_rangeint_body;
-$L340_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r468, %r317, 8;
-	.loc 1 185 32
-	and.b32 %r469, %r468, 15;
-	.loc 1 185 23
-	mov.s32 %r470, %r469;
-	.loc 1 185 37
-	sub.s32 %r471, %r470, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f216, %r471;
-	.loc 1 186 25
-	shr.u32 %r472, %r317, 12;
-	.loc 1 186 34
-	and.b32 %r473, %r472, 15;
-	.loc 1 186 23
-	mov.s32 %r474, %r473;
-	.loc 1 186 39
-	sub.s32 %r475, %r474, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f217, %r475;
-	.loc 1 187 30
-	mov.u32 %r476, %r448;
-	.loc 1 187 27
-	bra.uni $L341_entry;
-$L341_entry:
-	.loc 1 207 67
-	not.b32 %r478, 65535;
-	and.b32 %r477, %r476, %r478;
-	.loc 1 207 64
-	mov.b32 %f219, %r477;
-	.loc 1 207 37
-	mov.f32 %f218, %f219;
-	bra.uni $L342_ret_hi;
-$L342_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r479, %r448;
-	.loc 1 187 53
-	bra.uni $L343_entry;
-$L343_entry:
-	.loc 1 206 67
-	shl.b32 %r480, %r479, 16;
-	.loc 1 206 64
-	mov.b32 %f221, %r480;
-	.loc 1 206 37
-	mov.f32 %f220, %f221;
-	bra.uni $L344_ret_lo;
-$L344_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f222, %f216, %f220, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f223, %f217, %f218, %f222;
-	mov.f32 %f142, %f223;
-	bra.uni $L345_rangeint_body;
-$L345_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r481, %r317, 16;
-	.loc 1 185 32
-	and.b32 %r482, %r481, 15;
-	.loc 1 185 23
-	mov.s32 %r483, %r482;
-	.loc 1 185 37
-	sub.s32 %r484, %r483, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f224, %r484;
-	.loc 1 186 25
-	shr.u32 %r485, %r317, 20;
-	.loc 1 186 34
-	and.b32 %r486, %r485, 15;
-	.loc 1 186 23
-	mov.s32 %r487, %r486;
-	.loc 1 186 39
-	sub.s32 %r488, %r487, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f225, %r488;
-	.loc 1 187 30
-	mov.u32 %r489, %r449;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f448, %f354;
+	.loc 1 205 41
+	mov.u32 %r399, %r383;
+	.loc 1 205 38
+	bra.uni $L332_entry;
+$L332_entry:
+	.loc 1 225 67
+	not.b32 %r401, 65535;
+	and.b32 %r400, %r399, %r401;
+	.loc 1 225 64
+	mov.b32 %f450, %r400;
+	.loc 1 225 37
+	mov.f32 %f449, %f450;
+	bra.uni $L333_ret_hi;
+$L333_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f451, %f353;
+	.loc 1 205 76
+	mov.u32 %r402, %r383;
+	.loc 1 205 73
+	bra.uni $L334_entry;
+$L334_entry:
+	.loc 1 224 67
+	shl.b32 %r403, %r402, 16;
+	.loc 1 224 64
+	mov.b32 %f453, %r403;
+	.loc 1 224 37
+	mov.f32 %f452, %f453;
+	bra.uni $L335_ret_lo;
+$L335_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f454, %f451, %f452, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f455, %f448, %f449, %f454;
+	mov.f32 %f366, %f455;
+	bra.uni $L336_rangeint_body;
+$L336_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f456, %f356;
+	.loc 1 205 41
+	mov.u32 %r404, %r384;
+	.loc 1 205 38
+	bra.uni $L337_entry;
+$L337_entry:
+	.loc 1 225 67
+	not.b32 %r406, 65535;
+	and.b32 %r405, %r404, %r406;
+	.loc 1 225 64
+	mov.b32 %f458, %r405;
+	.loc 1 225 37
+	mov.f32 %f457, %f458;
+	bra.uni $L338_ret_hi;
+$L338_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f459, %f355;
+	.loc 1 205 76
+	mov.u32 %r407, %r384;
+	.loc 1 205 73
+	bra.uni $L339_entry;
+$L339_entry:
+	.loc 1 224 67
+	shl.b32 %r408, %r407, 16;
+	.loc 1 224 64
+	mov.b32 %f461, %r408;
+	.loc 1 224 37
+	mov.f32 %f460, %f461;
+	bra.uni $L340_ret_lo;
+$L340_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f462, %f459, %f460, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f463, %f456, %f457, %f462;
+	mov.f32 %f399, %f463;
+	bra.uni $L321_rangeint_done;
+$L321_rangeint_done:
+	mov.f32 %f365, %f399;
+	bra.uni $L341_rangeint_body;
+$L341_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r409, 0;
+	mov.u32 %r410, 0;
+	mov.u32 %r411, 0;
+	mov.u32 %r412, 0;
+	.loc 1 202 27
+	shr.s64 %rd341, %rd313, 1;
+	.loc 1 202 34
+	shr.s64 %rd342, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd343, %rd342, 3;
+	.loc 1 202 40
+	and.b64 %rd344, %rd343, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd345, %rd344, 4;
+	.loc 1 202 30
+	add.s64 %rd346, %rd341, %rd345;
+	.loc 1 202 18
+	add.s64 %rd347, %rd346, 3;
+	shl.b64 %rd348, %rd346, 2;
+	add.s64 %rd349, %rd19, %rd348;
+	ld.shared.v4.u32 {%r413, %r414, %r415, %r416}, [%rd349];
+	.loc 1 202 3
+	mov.u32 %r409, %r413;
+	mov.u32 %r410, %r414;
+	mov.u32 %r411, %r415;
+	mov.u32 %r412, %r416;
+	mov.f32 %f366, %f365;
+	bra.uni $L342_rangeint_body;
+$L342_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f464, %f358;
+	.loc 1 205 41
+	mov.u32 %r417, %r409;
+	.loc 1 205 38
+	bra.uni $L344_entry;
+$L344_entry:
+	.loc 1 225 67
+	not.b32 %r419, 65535;
+	and.b32 %r418, %r417, %r419;
+	.loc 1 225 64
+	mov.b32 %f466, %r418;
+	.loc 1 225 37
+	mov.f32 %f465, %f466;
+	bra.uni $L345_ret_hi;
+$L345_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f467, %f357;
+	.loc 1 205 76
+	mov.u32 %r420, %r409;
+	.loc 1 205 73
 	bra.uni $L346_entry;
 $L346_entry:
-	.loc 1 207 67
-	not.b32 %r491, 65535;
-	and.b32 %r490, %r489, %r491;
-	.loc 1 207 64
-	mov.b32 %f227, %r490;
-	.loc 1 207 37
-	mov.f32 %f226, %f227;
-	bra.uni $L347_ret_hi;
-$L347_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r492, %r449;
-	.loc 1 187 53
-	bra.uni $L348_entry;
-$L348_entry:
-	.loc 1 206 67
-	shl.b32 %r493, %r492, 16;
-	.loc 1 206 64
-	mov.b32 %f229, %r493;
-	.loc 1 206 37
-	mov.f32 %f228, %f229;
-	bra.uni $L349_ret_lo;
-$L349_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f230, %f224, %f228, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f231, %f225, %f226, %f230;
-	mov.f32 %f142, %f231;
-	bra.uni $L350_rangeint_body;
-$L350_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r494, %r317, 24;
-	.loc 1 185 32
-	and.b32 %r495, %r494, 15;
-	.loc 1 185 23
-	mov.s32 %r496, %r495;
-	.loc 1 185 37
-	sub.s32 %r497, %r496, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f232, %r497;
-	.loc 1 186 25
-	shr.u32 %r498, %r317, 28;
-	.loc 1 186 34
-	and.b32 %r499, %r498, 15;
-	.loc 1 186 23
-	mov.s32 %r500, %r499;
-	.loc 1 186 39
-	sub.s32 %r501, %r500, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f233, %r501;
-	.loc 1 187 30
-	mov.u32 %r502, %r450;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r421, %r420, 16;
+	.loc 1 224 64
+	mov.b32 %f469, %r421;
+	.loc 1 224 37
+	mov.f32 %f468, %f469;
+	bra.uni $L347_ret_lo;
+$L347_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f470, %f467, %f468, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f471, %f464, %f465, %f470;
+	mov.f32 %f366, %f471;
+	bra.uni $L348_rangeint_body;
+$L348_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f472, %f360;
+	.loc 1 205 41
+	mov.u32 %r422, %r410;
+	.loc 1 205 38
+	bra.uni $L349_entry;
+$L349_entry:
+	.loc 1 225 67
+	not.b32 %r424, 65535;
+	and.b32 %r423, %r422, %r424;
+	.loc 1 225 64
+	mov.b32 %f474, %r423;
+	.loc 1 225 37
+	mov.f32 %f473, %f474;
+	bra.uni $L350_ret_hi;
+$L350_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f475, %f359;
+	.loc 1 205 76
+	mov.u32 %r425, %r410;
+	.loc 1 205 73
 	bra.uni $L351_entry;
 $L351_entry:
-	.loc 1 207 67
-	not.b32 %r504, 65535;
-	and.b32 %r503, %r502, %r504;
-	.loc 1 207 64
-	mov.b32 %f235, %r503;
-	.loc 1 207 37
-	mov.f32 %f234, %f235;
-	bra.uni $L352_ret_hi;
-$L352_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r505, %r450;
-	.loc 1 187 53
-	bra.uni $L353_entry;
-$L353_entry:
-	.loc 1 206 67
-	shl.b32 %r506, %r505, 16;
-	.loc 1 206 64
-	mov.b32 %f237, %r506;
-	.loc 1 206 37
-	mov.f32 %f236, %f237;
-	bra.uni $L354_ret_lo;
-$L354_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f238, %f232, %f236, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f239, %f233, %f234, %f238;
-	mov.f32 %f175, %f239;
-	bra.uni $L332_rangeint_done;
-$L332_rangeint_done:
-	mov.f32 %f141, %f175;
-	bra.uni $L355_rangeint_body;
-$L355_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd337, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd338, %rd337, 3;
-	.loc 1 171 19
-	and.b64 %rd339, %rd338, 3;
-	.loc 1 172 9
-	mov.u32 %r507, %r308;
-	.loc 1 173 8
-	setp.eq.s64 %p59, %rd339, 1;
-	@%p59 bra $L356_if_then;
-	bra.uni $L364_edge;
-$L356_if_then:
-	.loc 1 174 9
-	mov.u32 %r508, %r309;
-	mov.u32 %r313, %r508;
-	bra.uni $L357_if_done;
-$L364_edge:
-	mov.u32 %r313, %r507;
-	bra.uni $L357_if_done;
-$L357_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p60, %rd339, 2;
-	@%p60 bra $L358_if_then;
-	bra.uni $L365_edge;
-$L358_if_then:
-	.loc 1 177 9
-	mov.u32 %r509, %r310;
-	mov.u32 %r315, %r509;
-	bra.uni $L359_if_done;
-$L365_edge:
-	mov.u32 %r315, %r313;
-	bra.uni $L359_if_done;
-$L359_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p61, %rd339, 3;
-	@%p61 bra $L360_if_then;
-	bra.uni $L366_edge;
-$L360_if_then:
-	.loc 1 180 9
-	mov.u32 %r510, %r311;
-	mov.u32 %r317, %r510;
-	bra.uni $L361_if_done;
-$L366_edge:
-	mov.u32 %r317, %r315;
-	bra.uni $L361_if_done;
-$L361_if_done:
-	.loc 1 182 3
-	mov.u32 %r511, 0;
-	mov.u32 %r512, 0;
-	mov.u32 %r513, 0;
-	mov.u32 %r514, 0;
-	.loc 1 182 27
-	shr.s64 %rd340, %rd309, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd341, %rd339, 4;
-	.loc 1 182 30
-	add.s64 %rd342, %rd340, %rd341;
-	.loc 1 182 18
-	add.s64 %rd343, %rd342, 3;
-	shl.b64 %rd344, %rd342, 2;
-	add.s64 %rd345, %rd19, %rd344;
-	ld.shared.v4.u32 {%r515, %r516, %r517, %r518}, [%rd345];
-	.loc 1 182 3
-	mov.u32 %r511, %r515;
-	mov.u32 %r512, %r516;
-	mov.u32 %r513, %r517;
-	mov.u32 %r514, %r518;
-	mov.f32 %f142, %f141;
-	bra.uni $L362_rangeint_body;
-$L362_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r519, %r317, 0;
-	.loc 1 185 32
-	and.b32 %r520, %r519, 15;
-	.loc 1 185 23
-	mov.s32 %r521, %r520;
-	.loc 1 185 37
-	sub.s32 %r522, %r521, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f240, %r522;
-	.loc 1 186 25
-	shr.u32 %r523, %r317, 4;
-	.loc 1 186 34
-	and.b32 %r524, %r523, 15;
-	.loc 1 186 23
-	mov.s32 %r525, %r524;
-	.loc 1 186 39
-	sub.s32 %r526, %r525, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f241, %r526;
-	.loc 1 187 30
-	mov.u32 %r527, %r511;
-	.loc 1 187 27
-	bra.uni $L367_entry;
-$L367_entry:
-	.loc 1 207 67
-	not.b32 %r529, 65535;
-	and.b32 %r528, %r527, %r529;
-	.loc 1 207 64
-	mov.b32 %f243, %r528;
-	.loc 1 207 37
-	mov.f32 %f242, %f243;
-	bra.uni $L368_ret_hi;
-$L368_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r530, %r511;
-	.loc 1 187 53
-	bra.uni $L369_entry;
-$L369_entry:
-	.loc 1 206 67
-	shl.b32 %r531, %r530, 16;
-	.loc 1 206 64
-	mov.b32 %f245, %r531;
-	.loc 1 206 37
-	mov.f32 %f244, %f245;
-	bra.uni $L370_ret_lo;
-$L370_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f246, %f240, %f244, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f247, %f241, %f242, %f246;
-	mov.f32 %f142, %f247;
-	bra.uni $L371_rangeint_body;
-$L371_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r532, %r317, 8;
-	.loc 1 185 32
-	and.b32 %r533, %r532, 15;
-	.loc 1 185 23
-	mov.s32 %r534, %r533;
-	.loc 1 185 37
-	sub.s32 %r535, %r534, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f248, %r535;
-	.loc 1 186 25
-	shr.u32 %r536, %r317, 12;
-	.loc 1 186 34
-	and.b32 %r537, %r536, 15;
-	.loc 1 186 23
-	mov.s32 %r538, %r537;
-	.loc 1 186 39
-	sub.s32 %r539, %r538, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f249, %r539;
-	.loc 1 187 30
-	mov.u32 %r540, %r512;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r426, %r425, 16;
+	.loc 1 224 64
+	mov.b32 %f477, %r426;
+	.loc 1 224 37
+	mov.f32 %f476, %f477;
+	bra.uni $L352_ret_lo;
+$L352_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f478, %f475, %f476, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f479, %f472, %f473, %f478;
+	mov.f32 %f366, %f479;
+	bra.uni $L353_rangeint_body;
+$L353_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f480, %f362;
+	.loc 1 205 41
+	mov.u32 %r427, %r411;
+	.loc 1 205 38
+	bra.uni $L354_entry;
+$L354_entry:
+	.loc 1 225 67
+	not.b32 %r429, 65535;
+	and.b32 %r428, %r427, %r429;
+	.loc 1 225 64
+	mov.b32 %f482, %r428;
+	.loc 1 225 37
+	mov.f32 %f481, %f482;
+	bra.uni $L355_ret_hi;
+$L355_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f483, %f361;
+	.loc 1 205 76
+	mov.u32 %r430, %r411;
+	.loc 1 205 73
+	bra.uni $L356_entry;
+$L356_entry:
+	.loc 1 224 67
+	shl.b32 %r431, %r430, 16;
+	.loc 1 224 64
+	mov.b32 %f485, %r431;
+	.loc 1 224 37
+	mov.f32 %f484, %f485;
+	bra.uni $L357_ret_lo;
+$L357_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f486, %f483, %f484, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f487, %f480, %f481, %f486;
+	mov.f32 %f366, %f487;
+	bra.uni $L358_rangeint_body;
+$L358_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f488, %f364;
+	.loc 1 205 41
+	mov.u32 %r432, %r412;
+	.loc 1 205 38
+	bra.uni $L359_entry;
+$L359_entry:
+	.loc 1 225 67
+	not.b32 %r434, 65535;
+	and.b32 %r433, %r432, %r434;
+	.loc 1 225 64
+	mov.b32 %f490, %r433;
+	.loc 1 225 37
+	mov.f32 %f489, %f490;
+	bra.uni $L360_ret_hi;
+$L360_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f491, %f363;
+	.loc 1 205 76
+	mov.u32 %r435, %r412;
+	.loc 1 205 73
+	bra.uni $L361_entry;
+$L361_entry:
+	.loc 1 224 67
+	shl.b32 %r436, %r435, 16;
+	.loc 1 224 64
+	mov.b32 %f493, %r436;
+	.loc 1 224 37
+	mov.f32 %f492, %f493;
+	bra.uni $L362_ret_lo;
+$L362_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f494, %f491, %f492, %f366;
+	.loc 1 205 17
+	fma.rn.f32 %f495, %f488, %f489, %f494;
+	mov.f32 %f399, %f495;
+	bra.uni $L343_rangeint_done;
+$L343_rangeint_done:
+	mov.f32 %f496, %f399;
+	bra.uni $L274_rangeint_done;
+$L274_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f332, %f496;
+	bra.uni $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
+$L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f497, %f1;
+	.loc 1 120 24
+	fma.rn.f32 %f498, %f164, %f332, %f497;
+	.loc 1 120 11
+	mov.f32 %f1, %f498;
+	bra.uni $L363_rangeint_body;
+$L363_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd350, %rd41, 2;
+	.loc 1 119 15
+	setp.lt.s64 %p40, %rd350, %rd12;
+	@%p40 bra $L364_if_then;
+	bra.uni $L457_rangeint_body;
+$L364_if_then:
+	.loc 1 120 47
+	add.s64 %rd351, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd352, %rd351, 512;
+	.loc 1 120 68
+	mul.lo.s64 %rd353, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd354, %rd352, %rd353;
+	.loc 1 120 34
+	bra.uni $L366_entry;
+$L366_entry:
+	.loc 1 198 53
+	mov.f32 %f500, 0f00000000;
+	mov.f32 %f501, 0f00000000;
+	mov.f32 %f502, 0f00000000;
+	mov.f32 %f503, 0f00000000;
+	mov.f32 %f504, 0f00000000;
+	mov.f32 %f505, 0f00000000;
+	mov.f32 %f506, 0f00000000;
+	mov.f32 %f507, 0f00000000;
+	mov.f32 %f508, 0f00000000;
+	mov.f32 %f509, 0f00000000;
+	mov.f32 %f510, 0f00000000;
+	mov.f32 %f511, 0f00000000;
+	mov.f32 %f512, 0f00000000;
+	mov.f32 %f513, 0f00000000;
+	mov.f32 %f514, 0f00000000;
+	mov.f32 %f515, 0f00000000;
+	mov.f32 %f516, 0f00000000;
+	mov.f32 %f517, 0f00000000;
+	mov.f32 %f518, 0f00000000;
+	mov.f32 %f519, 0f00000000;
+	mov.f32 %f520, 0f00000000;
+	mov.f32 %f521, 0f00000000;
+	mov.f32 %f522, 0f00000000;
+	mov.f32 %f523, 0f00000000;
+	mov.f32 %f524, 0f00000000;
+	mov.f32 %f525, 0f00000000;
+	mov.f32 %f526, 0f00000000;
+	mov.f32 %f527, 0f00000000;
+	mov.f32 %f528, 0f00000000;
+	mov.f32 %f529, 0f00000000;
+	mov.f32 %f530, 0f00000000;
+	mov.f32 %f531, 0f00000000;
+	mov.f32 %f500, %f4;
+	mov.f32 %f501, %f5;
+	mov.f32 %f502, %f6;
+	mov.f32 %f503, %f7;
+	mov.f32 %f504, %f8;
+	mov.f32 %f505, %f9;
+	mov.f32 %f506, %f10;
+	mov.f32 %f507, %f11;
+	mov.f32 %f508, %f12;
+	mov.f32 %f509, %f13;
+	mov.f32 %f510, %f14;
+	mov.f32 %f511, %f15;
+	mov.f32 %f512, %f16;
+	mov.f32 %f513, %f17;
+	mov.f32 %f514, %f18;
+	mov.f32 %f515, %f19;
+	mov.f32 %f516, %f20;
+	mov.f32 %f517, %f21;
+	mov.f32 %f518, %f22;
+	mov.f32 %f519, %f23;
+	mov.f32 %f520, %f24;
+	mov.f32 %f521, %f25;
+	mov.f32 %f522, %f26;
+	mov.f32 %f523, %f27;
+	mov.f32 %f524, %f28;
+	mov.f32 %f525, %f29;
+	mov.f32 %f526, %f30;
+	mov.f32 %f527, %f31;
+	mov.f32 %f528, %f32;
+	mov.f32 %f529, %f33;
+	mov.f32 %f530, %f34;
+	mov.f32 %f531, %f35;
+	mov.f32 %f532, 0f00000000;
+	bra.uni $L367_rangeint_body;
+$L367_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r437, 0;
+	mov.u32 %r438, 0;
+	mov.u32 %r439, 0;
+	mov.u32 %r440, 0;
+	.loc 1 202 27
+	shr.s64 %rd355, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd356, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd357, %rd356, 0;
+	.loc 1 202 40
+	and.b64 %rd358, %rd357, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd359, %rd358, 4;
+	.loc 1 202 30
+	add.s64 %rd360, %rd355, %rd359;
+	.loc 1 202 18
+	add.s64 %rd361, %rd360, 3;
+	shl.b64 %rd362, %rd360, 2;
+	add.s64 %rd363, %rd19, %rd362;
+	ld.shared.v4.u32 {%r441, %r442, %r443, %r444}, [%rd363];
+	.loc 1 202 3
+	mov.u32 %r437, %r441;
+	mov.u32 %r438, %r442;
+	mov.u32 %r439, %r443;
+	mov.u32 %r440, %r444;
+	mov.f32 %f533, %f532;
+	bra.uni $L369_rangeint_body;
+$L369_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f534, %f501;
+	.loc 1 205 41
+	mov.u32 %r445, %r437;
+	.loc 1 205 38
 	bra.uni $L372_entry;
 $L372_entry:
-	.loc 1 207 67
-	not.b32 %r542, 65535;
-	and.b32 %r541, %r540, %r542;
-	.loc 1 207 64
-	mov.b32 %f251, %r541;
-	.loc 1 207 37
-	mov.f32 %f250, %f251;
+	.loc 1 225 67
+	not.b32 %r447, 65535;
+	and.b32 %r446, %r445, %r447;
+	.loc 1 225 64
+	mov.b32 %f536, %r446;
+	.loc 1 225 37
+	mov.f32 %f535, %f536;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r543, %r512;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f537, %f500;
+	.loc 1 205 76
+	mov.u32 %r448, %r437;
+	.loc 1 205 73
 	bra.uni $L374_entry;
 $L374_entry:
-	.loc 1 206 67
-	shl.b32 %r544, %r543, 16;
-	.loc 1 206 64
-	mov.b32 %f253, %r544;
-	.loc 1 206 37
-	mov.f32 %f252, %f253;
+	.loc 1 224 67
+	shl.b32 %r449, %r448, 16;
+	.loc 1 224 64
+	mov.b32 %f539, %r449;
+	.loc 1 224 37
+	mov.f32 %f538, %f539;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f254, %f248, %f252, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f255, %f249, %f250, %f254;
-	mov.f32 %f142, %f255;
+	.loc 1 205 54
+	fma.rn.f32 %f540, %f537, %f538, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f541, %f534, %f535, %f540;
+	mov.f32 %f533, %f541;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r545, %r317, 16;
-	.loc 1 185 32
-	and.b32 %r546, %r545, 15;
-	.loc 1 185 23
-	mov.s32 %r547, %r546;
-	.loc 1 185 37
-	sub.s32 %r548, %r547, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f256, %r548;
-	.loc 1 186 25
-	shr.u32 %r549, %r317, 20;
-	.loc 1 186 34
-	and.b32 %r550, %r549, 15;
-	.loc 1 186 23
-	mov.s32 %r551, %r550;
-	.loc 1 186 39
-	sub.s32 %r552, %r551, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f257, %r552;
-	.loc 1 187 30
-	mov.u32 %r553, %r513;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f542, %f503;
+	.loc 1 205 41
+	mov.u32 %r450, %r438;
+	.loc 1 205 38
 	bra.uni $L377_entry;
 $L377_entry:
-	.loc 1 207 67
-	not.b32 %r555, 65535;
-	and.b32 %r554, %r553, %r555;
-	.loc 1 207 64
-	mov.b32 %f259, %r554;
-	.loc 1 207 37
-	mov.f32 %f258, %f259;
+	.loc 1 225 67
+	not.b32 %r452, 65535;
+	and.b32 %r451, %r450, %r452;
+	.loc 1 225 64
+	mov.b32 %f544, %r451;
+	.loc 1 225 37
+	mov.f32 %f543, %f544;
 	bra.uni $L378_ret_hi;
 $L378_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r556, %r513;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f545, %f502;
+	.loc 1 205 76
+	mov.u32 %r453, %r438;
+	.loc 1 205 73
 	bra.uni $L379_entry;
 $L379_entry:
-	.loc 1 206 67
-	shl.b32 %r557, %r556, 16;
-	.loc 1 206 64
-	mov.b32 %f261, %r557;
-	.loc 1 206 37
-	mov.f32 %f260, %f261;
+	.loc 1 224 67
+	shl.b32 %r454, %r453, 16;
+	.loc 1 224 64
+	mov.b32 %f547, %r454;
+	.loc 1 224 37
+	mov.f32 %f546, %f547;
 	bra.uni $L380_ret_lo;
 $L380_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f262, %f256, %f260, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f263, %f257, %f258, %f262;
-	mov.f32 %f142, %f263;
+	.loc 1 205 54
+	fma.rn.f32 %f548, %f545, %f546, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f549, %f542, %f543, %f548;
+	mov.f32 %f533, %f549;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r558, %r317, 24;
-	.loc 1 185 32
-	and.b32 %r559, %r558, 15;
-	.loc 1 185 23
-	mov.s32 %r560, %r559;
-	.loc 1 185 37
-	sub.s32 %r561, %r560, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f264, %r561;
-	.loc 1 186 25
-	shr.u32 %r562, %r317, 28;
-	.loc 1 186 34
-	and.b32 %r563, %r562, 15;
-	.loc 1 186 23
-	mov.s32 %r564, %r563;
-	.loc 1 186 39
-	sub.s32 %r565, %r564, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f265, %r565;
-	.loc 1 187 30
-	mov.u32 %r566, %r514;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f550, %f505;
+	.loc 1 205 41
+	mov.u32 %r455, %r439;
+	.loc 1 205 38
 	bra.uni $L382_entry;
 $L382_entry:
-	.loc 1 207 67
-	not.b32 %r568, 65535;
-	and.b32 %r567, %r566, %r568;
-	.loc 1 207 64
-	mov.b32 %f267, %r567;
-	.loc 1 207 37
-	mov.f32 %f266, %f267;
+	.loc 1 225 67
+	not.b32 %r457, 65535;
+	and.b32 %r456, %r455, %r457;
+	.loc 1 225 64
+	mov.b32 %f552, %r456;
+	.loc 1 225 37
+	mov.f32 %f551, %f552;
 	bra.uni $L383_ret_hi;
 $L383_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r569, %r514;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f553, %f504;
+	.loc 1 205 76
+	mov.u32 %r458, %r439;
+	.loc 1 205 73
 	bra.uni $L384_entry;
 $L384_entry:
-	.loc 1 206 67
-	shl.b32 %r570, %r569, 16;
-	.loc 1 206 64
-	mov.b32 %f269, %r570;
-	.loc 1 206 37
-	mov.f32 %f268, %f269;
+	.loc 1 224 67
+	shl.b32 %r459, %r458, 16;
+	.loc 1 224 64
+	mov.b32 %f555, %r459;
+	.loc 1 224 37
+	mov.f32 %f554, %f555;
 	bra.uni $L385_ret_lo;
 $L385_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f270, %f264, %f268, %f142;
-	.loc 1 187 17
-	fma.rn.f32 %f271, %f265, %f266, %f270;
-	mov.f32 %f175, %f271;
-	bra.uni $L363_rangeint_done;
-$L363_rangeint_done:
-	mov.f32 %f272, %f175;
-	bra.uni $L261_rangeint_done;
-$L261_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f140, %f272;
-	bra.uni $L270_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
-$L270_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f273, %f1;
-	.loc 1 117 24
-	fma.rn.f32 %f274, %f4, %f140, %f273;
-	.loc 1 117 11
-	mov.f32 %f1, %f274;
+	.loc 1 205 54
+	fma.rn.f32 %f556, %f553, %f554, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f557, %f550, %f551, %f556;
+	mov.f32 %f533, %f557;
 	bra.uni $L386_rangeint_body;
 $L386_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd346, %rd41, 2;
-	.loc 1 116 15
-	setp.lt.s64 %p62, %rd346, %rd12;
-	@%p62 bra $L387_if_then;
-	bra.uni $L516_rangeint_body;
-$L387_if_then:
-	.loc 1 117 47
-	add.s64 %rd347, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd348, %rd347, 512;
-	.loc 1 117 68
-	mul.lo.s64 %rd349, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd350, %rd348, %rd349;
-	.loc 1 117 34
+	.loc 1 205 20
+	mov.f32 %f558, %f507;
+	.loc 1 205 41
+	mov.u32 %r460, %r440;
+	.loc 1 205 38
+	bra.uni $L387_entry;
+$L387_entry:
+	.loc 1 225 67
+	not.b32 %r462, 65535;
+	and.b32 %r461, %r460, %r462;
+	.loc 1 225 64
+	mov.b32 %f560, %r461;
+	.loc 1 225 37
+	mov.f32 %f559, %f560;
+	bra.uni $L388_ret_hi;
+$L388_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f561, %f506;
+	.loc 1 205 76
+	mov.u32 %r463, %r440;
+	.loc 1 205 73
 	bra.uni $L389_entry;
 $L389_entry:
-	.loc 1 167 53
-	mov.u32 %r571, 0;
-	mov.u32 %r572, 0;
-	mov.u32 %r573, 0;
-	mov.u32 %r574, 0;
-	mov.u32 %r571, %r41;
-	mov.u32 %r572, %r42;
-	mov.u32 %r573, %r43;
-	mov.u32 %r574, %r44;
-	mov.f32 %f276, 0f00000000;
-	bra.uni $L390_rangeint_body;
-$L390_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd351, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd352, %rd351, 0;
-	.loc 1 171 19
-	and.b64 %rd353, %rd352, 3;
-	.loc 1 172 9
-	mov.u32 %r575, %r571;
-	.loc 1 173 8
-	setp.eq.s64 %p63, %rd353, 1;
-	@%p63 bra $L392_if_then;
-	bra.uni $L401_edge;
-$L392_if_then:
-	.loc 1 174 9
-	mov.u32 %r577, %r572;
-	mov.u32 %r576, %r577;
-	bra.uni $L393_if_done;
-$L401_edge:
-	mov.u32 %r576, %r575;
-	bra.uni $L393_if_done;
-$L393_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p64, %rd353, 2;
-	@%p64 bra $L394_if_then;
-	bra.uni $L402_edge;
-$L394_if_then:
-	.loc 1 177 9
-	mov.u32 %r579, %r573;
-	mov.u32 %r578, %r579;
-	bra.uni $L395_if_done;
-$L402_edge:
-	mov.u32 %r578, %r576;
-	bra.uni $L395_if_done;
-$L395_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p65, %rd353, 3;
-	@%p65 bra $L396_if_then;
-	bra.uni $L403_edge;
-$L396_if_then:
-	.loc 1 180 9
-	mov.u32 %r581, %r574;
-	mov.u32 %r580, %r581;
-	bra.uni $L397_if_done;
-$L403_edge:
-	mov.u32 %r580, %r578;
-	bra.uni $L397_if_done;
-$L397_if_done:
-	.loc 1 182 3
-	mov.u32 %r582, 0;
-	mov.u32 %r583, 0;
-	mov.u32 %r584, 0;
-	mov.u32 %r585, 0;
-	.loc 1 182 27
-	shr.s64 %rd354, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd355, %rd353, 4;
-	.loc 1 182 30
-	add.s64 %rd356, %rd354, %rd355;
-	.loc 1 182 18
-	add.s64 %rd357, %rd356, 3;
-	shl.b64 %rd358, %rd356, 2;
-	add.s64 %rd359, %rd19, %rd358;
-	ld.shared.v4.u32 {%r586, %r587, %r588, %r589}, [%rd359];
-	.loc 1 182 3
-	mov.u32 %r582, %r586;
-	mov.u32 %r583, %r587;
-	mov.u32 %r584, %r588;
-	mov.u32 %r585, %r589;
-	mov.f32 %f277, %f276;
+	.loc 1 224 67
+	shl.b32 %r464, %r463, 16;
+	.loc 1 224 64
+	mov.b32 %f563, %r464;
+	.loc 1 224 37
+	mov.f32 %f562, %f563;
+	bra.uni $L390_ret_lo;
+$L390_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f564, %f561, %f562, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f565, %f558, %f559, %f564;
+	mov.f32 %f566, %f565;
+	bra.uni $L370_rangeint_done;
+$L370_rangeint_done:
+	mov.f32 %f532, %f566;
+	bra.uni $L391_rangeint_body;
+$L391_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r465, 0;
+	mov.u32 %r466, 0;
+	mov.u32 %r467, 0;
+	mov.u32 %r468, 0;
+	.loc 1 202 27
+	shr.s64 %rd364, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd365, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd366, %rd365, 1;
+	.loc 1 202 40
+	and.b64 %rd367, %rd366, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd368, %rd367, 4;
+	.loc 1 202 30
+	add.s64 %rd369, %rd364, %rd368;
+	.loc 1 202 18
+	add.s64 %rd370, %rd369, 3;
+	shl.b64 %rd371, %rd369, 2;
+	add.s64 %rd372, %rd19, %rd371;
+	ld.shared.v4.u32 {%r469, %r470, %r471, %r472}, [%rd372];
+	.loc 1 202 3
+	mov.u32 %r465, %r469;
+	mov.u32 %r466, %r470;
+	mov.u32 %r467, %r471;
+	mov.u32 %r468, %r472;
+	mov.f32 %f533, %f532;
+	bra.uni $L392_rangeint_body;
+$L392_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f567, %f509;
+	.loc 1 205 41
+	mov.u32 %r473, %r465;
+	.loc 1 205 38
+	bra.uni $L394_entry;
+$L394_entry:
+	.loc 1 225 67
+	not.b32 %r475, 65535;
+	and.b32 %r474, %r473, %r475;
+	.loc 1 225 64
+	mov.b32 %f569, %r474;
+	.loc 1 225 37
+	mov.f32 %f568, %f569;
+	bra.uni $L395_ret_hi;
+$L395_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f570, %f508;
+	.loc 1 205 76
+	mov.u32 %r476, %r465;
+	.loc 1 205 73
+	bra.uni $L396_entry;
+$L396_entry:
+	.loc 1 224 67
+	shl.b32 %r477, %r476, 16;
+	.loc 1 224 64
+	mov.b32 %f572, %r477;
+	.loc 1 224 37
+	mov.f32 %f571, %f572;
+	bra.uni $L397_ret_lo;
+$L397_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f573, %f570, %f571, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f574, %f567, %f568, %f573;
+	mov.f32 %f533, %f574;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r590, %r580, 0;
-	.loc 1 185 32
-	and.b32 %r591, %r590, 15;
-	.loc 1 185 23
-	mov.s32 %r592, %r591;
-	.loc 1 185 37
-	sub.s32 %r593, %r592, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f278, %r593;
-	.loc 1 186 25
-	shr.u32 %r594, %r580, 4;
-	.loc 1 186 34
-	and.b32 %r595, %r594, 15;
-	.loc 1 186 23
-	mov.s32 %r596, %r595;
-	.loc 1 186 39
-	sub.s32 %r597, %r596, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f279, %r597;
-	.loc 1 187 30
-	mov.u32 %r598, %r582;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f575, %f511;
+	.loc 1 205 41
+	mov.u32 %r478, %r466;
+	.loc 1 205 38
+	bra.uni $L399_entry;
+$L399_entry:
+	.loc 1 225 67
+	not.b32 %r480, 65535;
+	and.b32 %r479, %r478, %r480;
+	.loc 1 225 64
+	mov.b32 %f577, %r479;
+	.loc 1 225 37
+	mov.f32 %f576, %f577;
+	bra.uni $L400_ret_hi;
+$L400_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f578, %f510;
+	.loc 1 205 76
+	mov.u32 %r481, %r466;
+	.loc 1 205 73
+	bra.uni $L401_entry;
+$L401_entry:
+	.loc 1 224 67
+	shl.b32 %r482, %r481, 16;
+	.loc 1 224 64
+	mov.b32 %f580, %r482;
+	.loc 1 224 37
+	mov.f32 %f579, %f580;
+	bra.uni $L402_ret_lo;
+$L402_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f581, %f578, %f579, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f582, %f575, %f576, %f581;
+	mov.f32 %f533, %f582;
+	bra.uni $L403_rangeint_body;
+$L403_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f583, %f513;
+	.loc 1 205 41
+	mov.u32 %r483, %r467;
+	.loc 1 205 38
 	bra.uni $L404_entry;
 $L404_entry:
-	.loc 1 207 67
-	not.b32 %r600, 65535;
-	and.b32 %r599, %r598, %r600;
-	.loc 1 207 64
-	mov.b32 %f281, %r599;
-	.loc 1 207 37
-	mov.f32 %f280, %f281;
+	.loc 1 225 67
+	not.b32 %r485, 65535;
+	and.b32 %r484, %r483, %r485;
+	.loc 1 225 64
+	mov.b32 %f585, %r484;
+	.loc 1 225 37
+	mov.f32 %f584, %f585;
 	bra.uni $L405_ret_hi;
 $L405_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r601, %r582;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f586, %f512;
+	.loc 1 205 76
+	mov.u32 %r486, %r467;
+	.loc 1 205 73
 	bra.uni $L406_entry;
 $L406_entry:
-	.loc 1 206 67
-	shl.b32 %r602, %r601, 16;
-	.loc 1 206 64
-	mov.b32 %f283, %r602;
-	.loc 1 206 37
-	mov.f32 %f282, %f283;
+	.loc 1 224 67
+	shl.b32 %r487, %r486, 16;
+	.loc 1 224 64
+	mov.b32 %f588, %r487;
+	.loc 1 224 37
+	mov.f32 %f587, %f588;
 	bra.uni $L407_ret_lo;
 $L407_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f284, %f278, %f282, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f285, %f279, %f280, %f284;
-	mov.f32 %f277, %f285;
+	.loc 1 205 54
+	fma.rn.f32 %f589, %f586, %f587, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f590, %f583, %f584, %f589;
+	mov.f32 %f533, %f590;
 	bra.uni $L408_rangeint_body;
 $L408_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r603, %r580, 8;
-	.loc 1 185 32
-	and.b32 %r604, %r603, 15;
-	.loc 1 185 23
-	mov.s32 %r605, %r604;
-	.loc 1 185 37
-	sub.s32 %r606, %r605, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f286, %r606;
-	.loc 1 186 25
-	shr.u32 %r607, %r580, 12;
-	.loc 1 186 34
-	and.b32 %r608, %r607, 15;
-	.loc 1 186 23
-	mov.s32 %r609, %r608;
-	.loc 1 186 39
-	sub.s32 %r610, %r609, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f287, %r610;
-	.loc 1 187 30
-	mov.u32 %r611, %r583;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f591, %f515;
+	.loc 1 205 41
+	mov.u32 %r488, %r468;
+	.loc 1 205 38
 	bra.uni $L409_entry;
 $L409_entry:
-	.loc 1 207 67
-	not.b32 %r613, 65535;
-	and.b32 %r612, %r611, %r613;
-	.loc 1 207 64
-	mov.b32 %f289, %r612;
-	.loc 1 207 37
-	mov.f32 %f288, %f289;
+	.loc 1 225 67
+	not.b32 %r490, 65535;
+	and.b32 %r489, %r488, %r490;
+	.loc 1 225 64
+	mov.b32 %f593, %r489;
+	.loc 1 225 37
+	mov.f32 %f592, %f593;
 	bra.uni $L410_ret_hi;
 $L410_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r614, %r583;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f594, %f514;
+	.loc 1 205 76
+	mov.u32 %r491, %r468;
+	.loc 1 205 73
 	bra.uni $L411_entry;
 $L411_entry:
-	.loc 1 206 67
-	shl.b32 %r615, %r614, 16;
-	.loc 1 206 64
-	mov.b32 %f291, %r615;
-	.loc 1 206 37
-	mov.f32 %f290, %f291;
+	.loc 1 224 67
+	shl.b32 %r492, %r491, 16;
+	.loc 1 224 64
+	mov.b32 %f596, %r492;
+	.loc 1 224 37
+	mov.f32 %f595, %f596;
 	bra.uni $L412_ret_lo;
 $L412_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f292, %f286, %f290, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f293, %f287, %f288, %f292;
-	mov.f32 %f277, %f293;
+	.loc 1 205 54
+	fma.rn.f32 %f597, %f594, %f595, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f598, %f591, %f592, %f597;
+	mov.f32 %f566, %f598;
+	bra.uni $L393_rangeint_done;
+$L393_rangeint_done:
+	mov.f32 %f532, %f566;
 	bra.uni $L413_rangeint_body;
 $L413_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r616, %r580, 16;
-	.loc 1 185 32
-	and.b32 %r617, %r616, 15;
-	.loc 1 185 23
-	mov.s32 %r618, %r617;
-	.loc 1 185 37
-	sub.s32 %r619, %r618, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f294, %r619;
-	.loc 1 186 25
-	shr.u32 %r620, %r580, 20;
-	.loc 1 186 34
-	and.b32 %r621, %r620, 15;
-	.loc 1 186 23
-	mov.s32 %r622, %r621;
-	.loc 1 186 39
-	sub.s32 %r623, %r622, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f295, %r623;
-	.loc 1 187 30
-	mov.u32 %r624, %r584;
-	.loc 1 187 27
-	bra.uni $L414_entry;
-$L414_entry:
-	.loc 1 207 67
-	not.b32 %r626, 65535;
-	and.b32 %r625, %r624, %r626;
-	.loc 1 207 64
-	mov.b32 %f297, %r625;
-	.loc 1 207 37
-	mov.f32 %f296, %f297;
-	bra.uni $L415_ret_hi;
-$L415_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r627, %r584;
-	.loc 1 187 53
+	.loc 1 202 3
+	mov.u32 %r493, 0;
+	mov.u32 %r494, 0;
+	mov.u32 %r495, 0;
+	mov.u32 %r496, 0;
+	.loc 1 202 27
+	shr.s64 %rd373, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd374, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd375, %rd374, 2;
+	.loc 1 202 40
+	and.b64 %rd376, %rd375, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd377, %rd376, 4;
+	.loc 1 202 30
+	add.s64 %rd378, %rd373, %rd377;
+	.loc 1 202 18
+	add.s64 %rd379, %rd378, 3;
+	shl.b64 %rd380, %rd378, 2;
+	add.s64 %rd381, %rd19, %rd380;
+	ld.shared.v4.u32 {%r497, %r498, %r499, %r500}, [%rd381];
+	.loc 1 202 3
+	mov.u32 %r493, %r497;
+	mov.u32 %r494, %r498;
+	mov.u32 %r495, %r499;
+	mov.u32 %r496, %r500;
+	mov.f32 %f533, %f532;
+	bra.uni $L414_rangeint_body;
+$L414_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f599, %f517;
+	.loc 1 205 41
+	mov.u32 %r501, %r493;
+	.loc 1 205 38
 	bra.uni $L416_entry;
 $L416_entry:
-	.loc 1 206 67
-	shl.b32 %r628, %r627, 16;
-	.loc 1 206 64
-	mov.b32 %f299, %r628;
-	.loc 1 206 37
-	mov.f32 %f298, %f299;
-	bra.uni $L417_ret_lo;
-$L417_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f300, %f294, %f298, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f301, %f295, %f296, %f300;
-	mov.f32 %f277, %f301;
-	bra.uni $L418_rangeint_body;
-$L418_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r629, %r580, 24;
-	.loc 1 185 32
-	and.b32 %r630, %r629, 15;
-	.loc 1 185 23
-	mov.s32 %r631, %r630;
-	.loc 1 185 37
-	sub.s32 %r632, %r631, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f302, %r632;
-	.loc 1 186 25
-	shr.u32 %r633, %r580, 28;
-	.loc 1 186 34
-	and.b32 %r634, %r633, 15;
-	.loc 1 186 23
-	mov.s32 %r635, %r634;
-	.loc 1 186 39
-	sub.s32 %r636, %r635, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f303, %r636;
-	.loc 1 187 30
-	mov.u32 %r637, %r585;
-	.loc 1 187 27
-	bra.uni $L419_entry;
-$L419_entry:
-	.loc 1 207 67
-	not.b32 %r639, 65535;
-	and.b32 %r638, %r637, %r639;
-	.loc 1 207 64
-	mov.b32 %f305, %r638;
-	.loc 1 207 37
-	mov.f32 %f304, %f305;
-	bra.uni $L420_ret_hi;
-$L420_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r640, %r585;
-	.loc 1 187 53
+	.loc 1 225 67
+	not.b32 %r503, 65535;
+	and.b32 %r502, %r501, %r503;
+	.loc 1 225 64
+	mov.b32 %f601, %r502;
+	.loc 1 225 37
+	mov.f32 %f600, %f601;
+	bra.uni $L417_ret_hi;
+$L417_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f602, %f516;
+	.loc 1 205 76
+	mov.u32 %r504, %r493;
+	.loc 1 205 73
+	bra.uni $L418_entry;
+$L418_entry:
+	.loc 1 224 67
+	shl.b32 %r505, %r504, 16;
+	.loc 1 224 64
+	mov.b32 %f604, %r505;
+	.loc 1 224 37
+	mov.f32 %f603, %f604;
+	bra.uni $L419_ret_lo;
+$L419_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f605, %f602, %f603, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f606, %f599, %f600, %f605;
+	mov.f32 %f533, %f606;
+	bra.uni $L420_rangeint_body;
+$L420_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f607, %f519;
+	.loc 1 205 41
+	mov.u32 %r506, %r494;
+	.loc 1 205 38
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 1 206 67
-	shl.b32 %r641, %r640, 16;
-	.loc 1 206 64
-	mov.b32 %f307, %r641;
-	.loc 1 206 37
-	mov.f32 %f306, %f307;
-	bra.uni $L422_ret_lo;
-$L422_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f308, %f302, %f306, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f309, %f303, %f304, %f308;
-	mov.f32 %f310, %f309;
-	bra.uni $L399_rangeint_done;
-$L399_rangeint_done:
-	mov.f32 %f276, %f310;
-	bra.uni $L423_rangeint_body;
-$L423_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd360, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd361, %rd360, 1;
-	.loc 1 171 19
-	and.b64 %rd362, %rd361, 3;
-	.loc 1 172 9
-	mov.u32 %r642, %r571;
-	.loc 1 173 8
-	setp.eq.s64 %p66, %rd362, 1;
-	@%p66 bra $L424_if_then;
-	bra.uni $L432_edge;
-$L424_if_then:
-	.loc 1 174 9
-	mov.u32 %r643, %r572;
-	mov.u32 %r576, %r643;
-	bra.uni $L425_if_done;
-$L432_edge:
-	mov.u32 %r576, %r642;
-	bra.uni $L425_if_done;
-$L425_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p67, %rd362, 2;
-	@%p67 bra $L426_if_then;
-	bra.uni $L433_edge;
-$L426_if_then:
-	.loc 1 177 9
-	mov.u32 %r644, %r573;
-	mov.u32 %r578, %r644;
-	bra.uni $L427_if_done;
-$L433_edge:
-	mov.u32 %r578, %r576;
-	bra.uni $L427_if_done;
-$L427_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p68, %rd362, 3;
-	@%p68 bra $L428_if_then;
-	bra.uni $L434_edge;
-$L428_if_then:
-	.loc 1 180 9
-	mov.u32 %r645, %r574;
-	mov.u32 %r580, %r645;
-	bra.uni $L429_if_done;
-$L434_edge:
-	mov.u32 %r580, %r578;
-	bra.uni $L429_if_done;
-$L429_if_done:
-	.loc 1 182 3
-	mov.u32 %r646, 0;
-	mov.u32 %r647, 0;
-	mov.u32 %r648, 0;
-	mov.u32 %r649, 0;
-	.loc 1 182 27
-	shr.s64 %rd363, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd364, %rd362, 4;
-	.loc 1 182 30
-	add.s64 %rd365, %rd363, %rd364;
-	.loc 1 182 18
-	add.s64 %rd366, %rd365, 3;
-	shl.b64 %rd367, %rd365, 2;
-	add.s64 %rd368, %rd19, %rd367;
-	ld.shared.v4.u32 {%r650, %r651, %r652, %r653}, [%rd368];
-	.loc 1 182 3
-	mov.u32 %r646, %r650;
-	mov.u32 %r647, %r651;
-	mov.u32 %r648, %r652;
-	mov.u32 %r649, %r653;
-	mov.f32 %f277, %f276;
+	.loc 1 225 67
+	not.b32 %r508, 65535;
+	and.b32 %r507, %r506, %r508;
+	.loc 1 225 64
+	mov.b32 %f609, %r507;
+	.loc 1 225 37
+	mov.f32 %f608, %f609;
+	bra.uni $L422_ret_hi;
+$L422_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f610, %f518;
+	.loc 1 205 76
+	mov.u32 %r509, %r494;
+	.loc 1 205 73
+	bra.uni $L423_entry;
+$L423_entry:
+	.loc 1 224 67
+	shl.b32 %r510, %r509, 16;
+	.loc 1 224 64
+	mov.b32 %f612, %r510;
+	.loc 1 224 37
+	mov.f32 %f611, %f612;
+	bra.uni $L424_ret_lo;
+$L424_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f613, %f610, %f611, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f614, %f607, %f608, %f613;
+	mov.f32 %f533, %f614;
+	bra.uni $L425_rangeint_body;
+$L425_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f615, %f521;
+	.loc 1 205 41
+	mov.u32 %r511, %r495;
+	.loc 1 205 38
+	bra.uni $L426_entry;
+$L426_entry:
+	.loc 1 225 67
+	not.b32 %r513, 65535;
+	and.b32 %r512, %r511, %r513;
+	.loc 1 225 64
+	mov.b32 %f617, %r512;
+	.loc 1 225 37
+	mov.f32 %f616, %f617;
+	bra.uni $L427_ret_hi;
+$L427_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f618, %f520;
+	.loc 1 205 76
+	mov.u32 %r514, %r495;
+	.loc 1 205 73
+	bra.uni $L428_entry;
+$L428_entry:
+	.loc 1 224 67
+	shl.b32 %r515, %r514, 16;
+	.loc 1 224 64
+	mov.b32 %f620, %r515;
+	.loc 1 224 37
+	mov.f32 %f619, %f620;
+	bra.uni $L429_ret_lo;
+$L429_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f621, %f618, %f619, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f622, %f615, %f616, %f621;
+	mov.f32 %f533, %f622;
 	bra.uni $L430_rangeint_body;
 $L430_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r654, %r580, 0;
-	.loc 1 185 32
-	and.b32 %r655, %r654, 15;
-	.loc 1 185 23
-	mov.s32 %r656, %r655;
-	.loc 1 185 37
-	sub.s32 %r657, %r656, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f311, %r657;
-	.loc 1 186 25
-	shr.u32 %r658, %r580, 4;
-	.loc 1 186 34
-	and.b32 %r659, %r658, 15;
-	.loc 1 186 23
-	mov.s32 %r660, %r659;
-	.loc 1 186 39
-	sub.s32 %r661, %r660, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f312, %r661;
-	.loc 1 187 30
-	mov.u32 %r662, %r646;
-	.loc 1 187 27
-	bra.uni $L435_entry;
-$L435_entry:
-	.loc 1 207 67
-	not.b32 %r664, 65535;
-	and.b32 %r663, %r662, %r664;
-	.loc 1 207 64
-	mov.b32 %f314, %r663;
-	.loc 1 207 37
-	mov.f32 %f313, %f314;
-	bra.uni $L436_ret_hi;
-$L436_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r665, %r646;
-	.loc 1 187 53
-	bra.uni $L437_entry;
-$L437_entry:
-	.loc 1 206 67
-	shl.b32 %r666, %r665, 16;
-	.loc 1 206 64
-	mov.b32 %f316, %r666;
-	.loc 1 206 37
-	mov.f32 %f315, %f316;
-	bra.uni $L438_ret_lo;
-$L438_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f317, %f311, %f315, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f318, %f312, %f313, %f317;
-	mov.f32 %f277, %f318;
-	bra.uni $L439_rangeint_body;
-$L439_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r667, %r580, 8;
-	.loc 1 185 32
-	and.b32 %r668, %r667, 15;
-	.loc 1 185 23
-	mov.s32 %r669, %r668;
-	.loc 1 185 37
-	sub.s32 %r670, %r669, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f319, %r670;
-	.loc 1 186 25
-	shr.u32 %r671, %r580, 12;
-	.loc 1 186 34
-	and.b32 %r672, %r671, 15;
-	.loc 1 186 23
-	mov.s32 %r673, %r672;
-	.loc 1 186 39
-	sub.s32 %r674, %r673, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f320, %r674;
-	.loc 1 187 30
-	mov.u32 %r675, %r647;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f623, %f523;
+	.loc 1 205 41
+	mov.u32 %r516, %r496;
+	.loc 1 205 38
+	bra.uni $L431_entry;
+$L431_entry:
+	.loc 1 225 67
+	not.b32 %r518, 65535;
+	and.b32 %r517, %r516, %r518;
+	.loc 1 225 64
+	mov.b32 %f625, %r517;
+	.loc 1 225 37
+	mov.f32 %f624, %f625;
+	bra.uni $L432_ret_hi;
+$L432_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f626, %f522;
+	.loc 1 205 76
+	mov.u32 %r519, %r496;
+	.loc 1 205 73
+	bra.uni $L433_entry;
+$L433_entry:
+	.loc 1 224 67
+	shl.b32 %r520, %r519, 16;
+	.loc 1 224 64
+	mov.b32 %f628, %r520;
+	.loc 1 224 37
+	mov.f32 %f627, %f628;
+	bra.uni $L434_ret_lo;
+$L434_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f629, %f626, %f627, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f630, %f623, %f624, %f629;
+	mov.f32 %f566, %f630;
+	bra.uni $L415_rangeint_done;
+$L415_rangeint_done:
+	mov.f32 %f532, %f566;
+	bra.uni $L435_rangeint_body;
+$L435_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r521, 0;
+	mov.u32 %r522, 0;
+	mov.u32 %r523, 0;
+	mov.u32 %r524, 0;
+	.loc 1 202 27
+	shr.s64 %rd382, %rd354, 1;
+	.loc 1 202 34
+	shr.s64 %rd383, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd384, %rd383, 3;
+	.loc 1 202 40
+	and.b64 %rd385, %rd384, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd386, %rd385, 4;
+	.loc 1 202 30
+	add.s64 %rd387, %rd382, %rd386;
+	.loc 1 202 18
+	add.s64 %rd388, %rd387, 3;
+	shl.b64 %rd389, %rd387, 2;
+	add.s64 %rd390, %rd19, %rd389;
+	ld.shared.v4.u32 {%r525, %r526, %r527, %r528}, [%rd390];
+	.loc 1 202 3
+	mov.u32 %r521, %r525;
+	mov.u32 %r522, %r526;
+	mov.u32 %r523, %r527;
+	mov.u32 %r524, %r528;
+	mov.f32 %f533, %f532;
+	bra.uni $L436_rangeint_body;
+$L436_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f631, %f525;
+	.loc 1 205 41
+	mov.u32 %r529, %r521;
+	.loc 1 205 38
+	bra.uni $L438_entry;
+$L438_entry:
+	.loc 1 225 67
+	not.b32 %r531, 65535;
+	and.b32 %r530, %r529, %r531;
+	.loc 1 225 64
+	mov.b32 %f633, %r530;
+	.loc 1 225 37
+	mov.f32 %f632, %f633;
+	bra.uni $L439_ret_hi;
+$L439_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f634, %f524;
+	.loc 1 205 76
+	mov.u32 %r532, %r521;
+	.loc 1 205 73
 	bra.uni $L440_entry;
 $L440_entry:
-	.loc 1 207 67
-	not.b32 %r677, 65535;
-	and.b32 %r676, %r675, %r677;
-	.loc 1 207 64
-	mov.b32 %f322, %r676;
-	.loc 1 207 37
-	mov.f32 %f321, %f322;
-	bra.uni $L441_ret_hi;
-$L441_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r678, %r647;
-	.loc 1 187 53
-	bra.uni $L442_entry;
-$L442_entry:
-	.loc 1 206 67
-	shl.b32 %r679, %r678, 16;
-	.loc 1 206 64
-	mov.b32 %f324, %r679;
-	.loc 1 206 37
-	mov.f32 %f323, %f324;
-	bra.uni $L443_ret_lo;
-$L443_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f325, %f319, %f323, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f326, %f320, %f321, %f325;
-	mov.f32 %f277, %f326;
-	bra.uni $L444_rangeint_body;
-$L444_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r680, %r580, 16;
-	.loc 1 185 32
-	and.b32 %r681, %r680, 15;
-	.loc 1 185 23
-	mov.s32 %r682, %r681;
-	.loc 1 185 37
-	sub.s32 %r683, %r682, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f327, %r683;
-	.loc 1 186 25
-	shr.u32 %r684, %r580, 20;
-	.loc 1 186 34
-	and.b32 %r685, %r684, 15;
-	.loc 1 186 23
-	mov.s32 %r686, %r685;
-	.loc 1 186 39
-	sub.s32 %r687, %r686, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f328, %r687;
-	.loc 1 187 30
-	mov.u32 %r688, %r648;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r533, %r532, 16;
+	.loc 1 224 64
+	mov.b32 %f636, %r533;
+	.loc 1 224 37
+	mov.f32 %f635, %f636;
+	bra.uni $L441_ret_lo;
+$L441_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f637, %f634, %f635, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f638, %f631, %f632, %f637;
+	mov.f32 %f533, %f638;
+	bra.uni $L442_rangeint_body;
+$L442_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f639, %f527;
+	.loc 1 205 41
+	mov.u32 %r534, %r522;
+	.loc 1 205 38
+	bra.uni $L443_entry;
+$L443_entry:
+	.loc 1 225 67
+	not.b32 %r536, 65535;
+	and.b32 %r535, %r534, %r536;
+	.loc 1 225 64
+	mov.b32 %f641, %r535;
+	.loc 1 225 37
+	mov.f32 %f640, %f641;
+	bra.uni $L444_ret_hi;
+$L444_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f642, %f526;
+	.loc 1 205 76
+	mov.u32 %r537, %r522;
+	.loc 1 205 73
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 1 207 67
-	not.b32 %r690, 65535;
-	and.b32 %r689, %r688, %r690;
-	.loc 1 207 64
-	mov.b32 %f330, %r689;
-	.loc 1 207 37
-	mov.f32 %f329, %f330;
-	bra.uni $L446_ret_hi;
-$L446_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r691, %r648;
-	.loc 1 187 53
-	bra.uni $L447_entry;
-$L447_entry:
-	.loc 1 206 67
-	shl.b32 %r692, %r691, 16;
-	.loc 1 206 64
-	mov.b32 %f332, %r692;
-	.loc 1 206 37
-	mov.f32 %f331, %f332;
-	bra.uni $L448_ret_lo;
-$L448_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f333, %f327, %f331, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f334, %f328, %f329, %f333;
-	mov.f32 %f277, %f334;
-	bra.uni $L449_rangeint_body;
-$L449_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r693, %r580, 24;
-	.loc 1 185 32
-	and.b32 %r694, %r693, 15;
-	.loc 1 185 23
-	mov.s32 %r695, %r694;
-	.loc 1 185 37
-	sub.s32 %r696, %r695, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f335, %r696;
-	.loc 1 186 25
-	shr.u32 %r697, %r580, 28;
-	.loc 1 186 34
-	and.b32 %r698, %r697, 15;
-	.loc 1 186 23
-	mov.s32 %r699, %r698;
-	.loc 1 186 39
-	sub.s32 %r700, %r699, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f336, %r700;
-	.loc 1 187 30
-	mov.u32 %r701, %r649;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r538, %r537, 16;
+	.loc 1 224 64
+	mov.b32 %f644, %r538;
+	.loc 1 224 37
+	mov.f32 %f643, %f644;
+	bra.uni $L446_ret_lo;
+$L446_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f645, %f642, %f643, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f646, %f639, %f640, %f645;
+	mov.f32 %f533, %f646;
+	bra.uni $L447_rangeint_body;
+$L447_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f647, %f529;
+	.loc 1 205 41
+	mov.u32 %r539, %r523;
+	.loc 1 205 38
+	bra.uni $L448_entry;
+$L448_entry:
+	.loc 1 225 67
+	not.b32 %r541, 65535;
+	and.b32 %r540, %r539, %r541;
+	.loc 1 225 64
+	mov.b32 %f649, %r540;
+	.loc 1 225 37
+	mov.f32 %f648, %f649;
+	bra.uni $L449_ret_hi;
+$L449_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f650, %f528;
+	.loc 1 205 76
+	mov.u32 %r542, %r523;
+	.loc 1 205 73
 	bra.uni $L450_entry;
 $L450_entry:
-	.loc 1 207 67
-	not.b32 %r703, 65535;
-	and.b32 %r702, %r701, %r703;
-	.loc 1 207 64
-	mov.b32 %f338, %r702;
-	.loc 1 207 37
-	mov.f32 %f337, %f338;
-	bra.uni $L451_ret_hi;
-$L451_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r704, %r649;
-	.loc 1 187 53
-	bra.uni $L452_entry;
-$L452_entry:
-	.loc 1 206 67
-	shl.b32 %r705, %r704, 16;
-	.loc 1 206 64
-	mov.b32 %f340, %r705;
-	.loc 1 206 37
-	mov.f32 %f339, %f340;
-	bra.uni $L453_ret_lo;
-$L453_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f341, %f335, %f339, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f342, %f336, %f337, %f341;
-	mov.f32 %f310, %f342;
-	bra.uni $L431_rangeint_done;
-$L431_rangeint_done:
-	mov.f32 %f276, %f310;
-	bra.uni $L454_rangeint_body;
-$L454_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd369, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd370, %rd369, 2;
-	.loc 1 171 19
-	and.b64 %rd371, %rd370, 3;
-	.loc 1 172 9
-	mov.u32 %r706, %r571;
-	.loc 1 173 8
-	setp.eq.s64 %p69, %rd371, 1;
-	@%p69 bra $L455_if_then;
-	bra.uni $L463_edge;
-$L455_if_then:
-	.loc 1 174 9
-	mov.u32 %r707, %r572;
-	mov.u32 %r576, %r707;
-	bra.uni $L456_if_done;
-$L463_edge:
-	mov.u32 %r576, %r706;
-	bra.uni $L456_if_done;
-$L456_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p70, %rd371, 2;
-	@%p70 bra $L457_if_then;
-	bra.uni $L464_edge;
-$L457_if_then:
-	.loc 1 177 9
-	mov.u32 %r708, %r573;
-	mov.u32 %r578, %r708;
-	bra.uni $L458_if_done;
-$L464_edge:
-	mov.u32 %r578, %r576;
-	bra.uni $L458_if_done;
-$L458_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p71, %rd371, 3;
-	@%p71 bra $L459_if_then;
-	bra.uni $L465_edge;
-$L459_if_then:
-	.loc 1 180 9
-	mov.u32 %r709, %r574;
-	mov.u32 %r580, %r709;
-	bra.uni $L460_if_done;
-$L465_edge:
-	mov.u32 %r580, %r578;
-	bra.uni $L460_if_done;
-$L460_if_done:
-	.loc 1 182 3
-	mov.u32 %r710, 0;
-	mov.u32 %r711, 0;
-	mov.u32 %r712, 0;
-	mov.u32 %r713, 0;
-	.loc 1 182 27
-	shr.s64 %rd372, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd373, %rd371, 4;
-	.loc 1 182 30
-	add.s64 %rd374, %rd372, %rd373;
-	.loc 1 182 18
-	add.s64 %rd375, %rd374, 3;
-	shl.b64 %rd376, %rd374, 2;
-	add.s64 %rd377, %rd19, %rd376;
-	ld.shared.v4.u32 {%r714, %r715, %r716, %r717}, [%rd377];
-	.loc 1 182 3
-	mov.u32 %r710, %r714;
-	mov.u32 %r711, %r715;
-	mov.u32 %r712, %r716;
-	mov.u32 %r713, %r717;
-	mov.f32 %f277, %f276;
+	.loc 1 224 67
+	shl.b32 %r543, %r542, 16;
+	.loc 1 224 64
+	mov.b32 %f652, %r543;
+	.loc 1 224 37
+	mov.f32 %f651, %f652;
+	bra.uni $L451_ret_lo;
+$L451_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f653, %f650, %f651, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f654, %f647, %f648, %f653;
+	mov.f32 %f533, %f654;
+	bra.uni $L452_rangeint_body;
+$L452_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f655, %f531;
+	.loc 1 205 41
+	mov.u32 %r544, %r524;
+	.loc 1 205 38
+	bra.uni $L453_entry;
+$L453_entry:
+	.loc 1 225 67
+	not.b32 %r546, 65535;
+	and.b32 %r545, %r544, %r546;
+	.loc 1 225 64
+	mov.b32 %f657, %r545;
+	.loc 1 225 37
+	mov.f32 %f656, %f657;
+	bra.uni $L454_ret_hi;
+$L454_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f658, %f530;
+	.loc 1 205 76
+	mov.u32 %r547, %r524;
+	.loc 1 205 73
+	bra.uni $L455_entry;
+$L455_entry:
+	.loc 1 224 67
+	shl.b32 %r548, %r547, 16;
+	.loc 1 224 64
+	mov.b32 %f660, %r548;
+	.loc 1 224 37
+	mov.f32 %f659, %f660;
+	bra.uni $L456_ret_lo;
+$L456_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f661, %f658, %f659, %f533;
+	.loc 1 205 17
+	fma.rn.f32 %f662, %f655, %f656, %f661;
+	mov.f32 %f566, %f662;
+	bra.uni $L437_rangeint_done;
+$L437_rangeint_done:
+	mov.f32 %f663, %f566;
+	bra.uni $L368_rangeint_done;
+$L368_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f499, %f663;
+	bra.uni $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
+$L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f664, %f2;
+	.loc 1 120 24
+	fma.rn.f32 %f665, %f164, %f499, %f664;
+	.loc 1 120 11
+	mov.f32 %f2, %f665;
+	bra.uni $L457_rangeint_body;
+$L457_rangeint_body:
+	.loc 1 119 12
+	add.s64 %rd391, %rd41, 3;
+	.loc 1 119 15
+	setp.lt.s64 %p41, %rd391, %rd12;
+	@%p41 bra $L458_if_then;
+	bra.uni $L15_if_done;
+$L458_if_then:
+	.loc 1 120 47
+	add.s64 %rd392, %rd249, 256;
+	.loc 1 120 56
+	add.s64 %rd393, %rd392, 768;
+	.loc 1 120 68
+	mul.lo.s64 %rd394, %rd32, 32;
+	.loc 1 120 65
+	add.s64 %rd395, %rd393, %rd394;
+	.loc 1 120 34
+	bra.uni $L460_entry;
+$L460_entry:
+	.loc 1 198 53
+	mov.f32 %f667, 0f00000000;
+	mov.f32 %f668, 0f00000000;
+	mov.f32 %f669, 0f00000000;
+	mov.f32 %f670, 0f00000000;
+	mov.f32 %f671, 0f00000000;
+	mov.f32 %f672, 0f00000000;
+	mov.f32 %f673, 0f00000000;
+	mov.f32 %f674, 0f00000000;
+	mov.f32 %f675, 0f00000000;
+	mov.f32 %f676, 0f00000000;
+	mov.f32 %f677, 0f00000000;
+	mov.f32 %f678, 0f00000000;
+	mov.f32 %f679, 0f00000000;
+	mov.f32 %f680, 0f00000000;
+	mov.f32 %f681, 0f00000000;
+	mov.f32 %f682, 0f00000000;
+	mov.f32 %f683, 0f00000000;
+	mov.f32 %f684, 0f00000000;
+	mov.f32 %f685, 0f00000000;
+	mov.f32 %f686, 0f00000000;
+	mov.f32 %f687, 0f00000000;
+	mov.f32 %f688, 0f00000000;
+	mov.f32 %f689, 0f00000000;
+	mov.f32 %f690, 0f00000000;
+	mov.f32 %f691, 0f00000000;
+	mov.f32 %f692, 0f00000000;
+	mov.f32 %f693, 0f00000000;
+	mov.f32 %f694, 0f00000000;
+	mov.f32 %f695, 0f00000000;
+	mov.f32 %f696, 0f00000000;
+	mov.f32 %f697, 0f00000000;
+	mov.f32 %f698, 0f00000000;
+	mov.f32 %f667, %f4;
+	mov.f32 %f668, %f5;
+	mov.f32 %f669, %f6;
+	mov.f32 %f670, %f7;
+	mov.f32 %f671, %f8;
+	mov.f32 %f672, %f9;
+	mov.f32 %f673, %f10;
+	mov.f32 %f674, %f11;
+	mov.f32 %f675, %f12;
+	mov.f32 %f676, %f13;
+	mov.f32 %f677, %f14;
+	mov.f32 %f678, %f15;
+	mov.f32 %f679, %f16;
+	mov.f32 %f680, %f17;
+	mov.f32 %f681, %f18;
+	mov.f32 %f682, %f19;
+	mov.f32 %f683, %f20;
+	mov.f32 %f684, %f21;
+	mov.f32 %f685, %f22;
+	mov.f32 %f686, %f23;
+	mov.f32 %f687, %f24;
+	mov.f32 %f688, %f25;
+	mov.f32 %f689, %f26;
+	mov.f32 %f690, %f27;
+	mov.f32 %f691, %f28;
+	mov.f32 %f692, %f29;
+	mov.f32 %f693, %f30;
+	mov.f32 %f694, %f31;
+	mov.f32 %f695, %f32;
+	mov.f32 %f696, %f33;
+	mov.f32 %f697, %f34;
+	mov.f32 %f698, %f35;
+	mov.f32 %f699, 0f00000000;
 	bra.uni $L461_rangeint_body;
 $L461_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r718, %r580, 0;
-	.loc 1 185 32
-	and.b32 %r719, %r718, 15;
-	.loc 1 185 23
-	mov.s32 %r720, %r719;
-	.loc 1 185 37
-	sub.s32 %r721, %r720, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f343, %r721;
-	.loc 1 186 25
-	shr.u32 %r722, %r580, 4;
-	.loc 1 186 34
-	and.b32 %r723, %r722, 15;
-	.loc 1 186 23
-	mov.s32 %r724, %r723;
-	.loc 1 186 39
-	sub.s32 %r725, %r724, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f344, %r725;
-	.loc 1 187 30
-	mov.u32 %r726, %r710;
-	.loc 1 187 27
+	.loc 1 202 3
+	mov.u32 %r549, 0;
+	mov.u32 %r550, 0;
+	mov.u32 %r551, 0;
+	mov.u32 %r552, 0;
+	.loc 1 202 27
+	shr.s64 %rd396, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd397, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd398, %rd397, 0;
+	.loc 1 202 40
+	and.b64 %rd399, %rd398, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd400, %rd399, 4;
+	.loc 1 202 30
+	add.s64 %rd401, %rd396, %rd400;
+	.loc 1 202 18
+	add.s64 %rd402, %rd401, 3;
+	shl.b64 %rd403, %rd401, 2;
+	add.s64 %rd404, %rd19, %rd403;
+	ld.shared.v4.u32 {%r553, %r554, %r555, %r556}, [%rd404];
+	.loc 1 202 3
+	mov.u32 %r549, %r553;
+	mov.u32 %r550, %r554;
+	mov.u32 %r551, %r555;
+	mov.u32 %r552, %r556;
+	mov.f32 %f700, %f699;
+	bra.uni $L463_rangeint_body;
+$L463_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f701, %f668;
+	.loc 1 205 41
+	mov.u32 %r557, %r549;
+	.loc 1 205 38
 	bra.uni $L466_entry;
 $L466_entry:
-	.loc 1 207 67
-	not.b32 %r728, 65535;
-	and.b32 %r727, %r726, %r728;
-	.loc 1 207 64
-	mov.b32 %f346, %r727;
-	.loc 1 207 37
-	mov.f32 %f345, %f346;
+	.loc 1 225 67
+	not.b32 %r559, 65535;
+	and.b32 %r558, %r557, %r559;
+	.loc 1 225 64
+	mov.b32 %f703, %r558;
+	.loc 1 225 37
+	mov.f32 %f702, %f703;
 	bra.uni $L467_ret_hi;
 $L467_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r729, %r710;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f704, %f667;
+	.loc 1 205 76
+	mov.u32 %r560, %r549;
+	.loc 1 205 73
 	bra.uni $L468_entry;
 $L468_entry:
-	.loc 1 206 67
-	shl.b32 %r730, %r729, 16;
-	.loc 1 206 64
-	mov.b32 %f348, %r730;
-	.loc 1 206 37
-	mov.f32 %f347, %f348;
+	.loc 1 224 67
+	shl.b32 %r561, %r560, 16;
+	.loc 1 224 64
+	mov.b32 %f706, %r561;
+	.loc 1 224 37
+	mov.f32 %f705, %f706;
 	bra.uni $L469_ret_lo;
 $L469_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f349, %f343, %f347, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f350, %f344, %f345, %f349;
-	mov.f32 %f277, %f350;
+	.loc 1 205 54
+	fma.rn.f32 %f707, %f704, %f705, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f708, %f701, %f702, %f707;
+	mov.f32 %f700, %f708;
 	bra.uni $L470_rangeint_body;
 $L470_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r731, %r580, 8;
-	.loc 1 185 32
-	and.b32 %r732, %r731, 15;
-	.loc 1 185 23
-	mov.s32 %r733, %r732;
-	.loc 1 185 37
-	sub.s32 %r734, %r733, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f351, %r734;
-	.loc 1 186 25
-	shr.u32 %r735, %r580, 12;
-	.loc 1 186 34
-	and.b32 %r736, %r735, 15;
-	.loc 1 186 23
-	mov.s32 %r737, %r736;
-	.loc 1 186 39
-	sub.s32 %r738, %r737, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f352, %r738;
-	.loc 1 187 30
-	mov.u32 %r739, %r711;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f709, %f670;
+	.loc 1 205 41
+	mov.u32 %r562, %r550;
+	.loc 1 205 38
 	bra.uni $L471_entry;
 $L471_entry:
-	.loc 1 207 67
-	not.b32 %r741, 65535;
-	and.b32 %r740, %r739, %r741;
-	.loc 1 207 64
-	mov.b32 %f354, %r740;
-	.loc 1 207 37
-	mov.f32 %f353, %f354;
+	.loc 1 225 67
+	not.b32 %r564, 65535;
+	and.b32 %r563, %r562, %r564;
+	.loc 1 225 64
+	mov.b32 %f711, %r563;
+	.loc 1 225 37
+	mov.f32 %f710, %f711;
 	bra.uni $L472_ret_hi;
 $L472_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r742, %r711;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f712, %f669;
+	.loc 1 205 76
+	mov.u32 %r565, %r550;
+	.loc 1 205 73
 	bra.uni $L473_entry;
 $L473_entry:
-	.loc 1 206 67
-	shl.b32 %r743, %r742, 16;
-	.loc 1 206 64
-	mov.b32 %f356, %r743;
-	.loc 1 206 37
-	mov.f32 %f355, %f356;
+	.loc 1 224 67
+	shl.b32 %r566, %r565, 16;
+	.loc 1 224 64
+	mov.b32 %f714, %r566;
+	.loc 1 224 37
+	mov.f32 %f713, %f714;
 	bra.uni $L474_ret_lo;
 $L474_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f357, %f351, %f355, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f358, %f352, %f353, %f357;
-	mov.f32 %f277, %f358;
+	.loc 1 205 54
+	fma.rn.f32 %f715, %f712, %f713, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f716, %f709, %f710, %f715;
+	mov.f32 %f700, %f716;
 	bra.uni $L475_rangeint_body;
 $L475_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r744, %r580, 16;
-	.loc 1 185 32
-	and.b32 %r745, %r744, 15;
-	.loc 1 185 23
-	mov.s32 %r746, %r745;
-	.loc 1 185 37
-	sub.s32 %r747, %r746, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f359, %r747;
-	.loc 1 186 25
-	shr.u32 %r748, %r580, 20;
-	.loc 1 186 34
-	and.b32 %r749, %r748, 15;
-	.loc 1 186 23
-	mov.s32 %r750, %r749;
-	.loc 1 186 39
-	sub.s32 %r751, %r750, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f360, %r751;
-	.loc 1 187 30
-	mov.u32 %r752, %r712;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f717, %f672;
+	.loc 1 205 41
+	mov.u32 %r567, %r551;
+	.loc 1 205 38
 	bra.uni $L476_entry;
 $L476_entry:
-	.loc 1 207 67
-	not.b32 %r754, 65535;
-	and.b32 %r753, %r752, %r754;
-	.loc 1 207 64
-	mov.b32 %f362, %r753;
-	.loc 1 207 37
-	mov.f32 %f361, %f362;
+	.loc 1 225 67
+	not.b32 %r569, 65535;
+	and.b32 %r568, %r567, %r569;
+	.loc 1 225 64
+	mov.b32 %f719, %r568;
+	.loc 1 225 37
+	mov.f32 %f718, %f719;
 	bra.uni $L477_ret_hi;
 $L477_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r755, %r712;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f720, %f671;
+	.loc 1 205 76
+	mov.u32 %r570, %r551;
+	.loc 1 205 73
 	bra.uni $L478_entry;
 $L478_entry:
-	.loc 1 206 67
-	shl.b32 %r756, %r755, 16;
-	.loc 1 206 64
-	mov.b32 %f364, %r756;
-	.loc 1 206 37
-	mov.f32 %f363, %f364;
+	.loc 1 224 67
+	shl.b32 %r571, %r570, 16;
+	.loc 1 224 64
+	mov.b32 %f722, %r571;
+	.loc 1 224 37
+	mov.f32 %f721, %f722;
 	bra.uni $L479_ret_lo;
 $L479_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f365, %f359, %f363, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f366, %f360, %f361, %f365;
-	mov.f32 %f277, %f366;
+	.loc 1 205 54
+	fma.rn.f32 %f723, %f720, %f721, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f724, %f717, %f718, %f723;
+	mov.f32 %f700, %f724;
 	bra.uni $L480_rangeint_body;
 $L480_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r757, %r580, 24;
-	.loc 1 185 32
-	and.b32 %r758, %r757, 15;
-	.loc 1 185 23
-	mov.s32 %r759, %r758;
-	.loc 1 185 37
-	sub.s32 %r760, %r759, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f367, %r760;
-	.loc 1 186 25
-	shr.u32 %r761, %r580, 28;
-	.loc 1 186 34
-	and.b32 %r762, %r761, 15;
-	.loc 1 186 23
-	mov.s32 %r763, %r762;
-	.loc 1 186 39
-	sub.s32 %r764, %r763, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f368, %r764;
-	.loc 1 187 30
-	mov.u32 %r765, %r713;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f725, %f674;
+	.loc 1 205 41
+	mov.u32 %r572, %r552;
+	.loc 1 205 38
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 1 207 67
-	not.b32 %r767, 65535;
-	and.b32 %r766, %r765, %r767;
-	.loc 1 207 64
-	mov.b32 %f370, %r766;
-	.loc 1 207 37
-	mov.f32 %f369, %f370;
+	.loc 1 225 67
+	not.b32 %r574, 65535;
+	and.b32 %r573, %r572, %r574;
+	.loc 1 225 64
+	mov.b32 %f727, %r573;
+	.loc 1 225 37
+	mov.f32 %f726, %f727;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r768, %r713;
-	.loc 1 187 53
+	.loc 1 205 57
+	mov.f32 %f728, %f673;
+	.loc 1 205 76
+	mov.u32 %r575, %r552;
+	.loc 1 205 73
 	bra.uni $L483_entry;
 $L483_entry:
-	.loc 1 206 67
-	shl.b32 %r769, %r768, 16;
-	.loc 1 206 64
-	mov.b32 %f372, %r769;
-	.loc 1 206 37
-	mov.f32 %f371, %f372;
+	.loc 1 224 67
+	shl.b32 %r576, %r575, 16;
+	.loc 1 224 64
+	mov.b32 %f730, %r576;
+	.loc 1 224 37
+	mov.f32 %f729, %f730;
 	bra.uni $L484_ret_lo;
 $L484_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f373, %f367, %f371, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f374, %f368, %f369, %f373;
-	mov.f32 %f310, %f374;
-	bra.uni $L462_rangeint_done;
-$L462_rangeint_done:
-	mov.f32 %f276, %f310;
+	.loc 1 205 54
+	fma.rn.f32 %f731, %f728, %f729, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f732, %f725, %f726, %f731;
+	mov.f32 %f733, %f732;
+	bra.uni $L464_rangeint_done;
+$L464_rangeint_done:
+	mov.f32 %f699, %f733;
 	bra.uni $L485_rangeint_body;
 $L485_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd378, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd379, %rd378, 3;
-	.loc 1 171 19
-	and.b64 %rd380, %rd379, 3;
-	.loc 1 172 9
-	mov.u32 %r770, %r571;
-	.loc 1 173 8
-	setp.eq.s64 %p72, %rd380, 1;
-	@%p72 bra $L486_if_then;
-	bra.uni $L494_edge;
-$L486_if_then:
-	.loc 1 174 9
-	mov.u32 %r771, %r572;
-	mov.u32 %r576, %r771;
-	bra.uni $L487_if_done;
-$L494_edge:
-	mov.u32 %r576, %r770;
-	bra.uni $L487_if_done;
-$L487_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p73, %rd380, 2;
-	@%p73 bra $L488_if_then;
-	bra.uni $L495_edge;
-$L488_if_then:
-	.loc 1 177 9
-	mov.u32 %r772, %r573;
-	mov.u32 %r578, %r772;
-	bra.uni $L489_if_done;
-$L495_edge:
-	mov.u32 %r578, %r576;
-	bra.uni $L489_if_done;
-$L489_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p74, %rd380, 3;
-	@%p74 bra $L490_if_then;
-	bra.uni $L496_edge;
-$L490_if_then:
-	.loc 1 180 9
-	mov.u32 %r773, %r574;
-	mov.u32 %r580, %r773;
-	bra.uni $L491_if_done;
-$L496_edge:
-	mov.u32 %r580, %r578;
-	bra.uni $L491_if_done;
-$L491_if_done:
-	.loc 1 182 3
-	mov.u32 %r774, 0;
-	mov.u32 %r775, 0;
-	mov.u32 %r776, 0;
-	mov.u32 %r777, 0;
-	.loc 1 182 27
-	shr.s64 %rd381, %rd350, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd382, %rd380, 4;
-	.loc 1 182 30
-	add.s64 %rd383, %rd381, %rd382;
-	.loc 1 182 18
-	add.s64 %rd384, %rd383, 3;
-	shl.b64 %rd385, %rd383, 2;
-	add.s64 %rd386, %rd19, %rd385;
-	ld.shared.v4.u32 {%r778, %r779, %r780, %r781}, [%rd386];
-	.loc 1 182 3
-	mov.u32 %r774, %r778;
-	mov.u32 %r775, %r779;
-	mov.u32 %r776, %r780;
-	mov.u32 %r777, %r781;
-	mov.f32 %f277, %f276;
+	.loc 1 202 3
+	mov.u32 %r577, 0;
+	mov.u32 %r578, 0;
+	mov.u32 %r579, 0;
+	mov.u32 %r580, 0;
+	.loc 1 202 27
+	shr.s64 %rd405, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd406, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd407, %rd406, 1;
+	.loc 1 202 40
+	and.b64 %rd408, %rd407, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd409, %rd408, 4;
+	.loc 1 202 30
+	add.s64 %rd410, %rd405, %rd409;
+	.loc 1 202 18
+	add.s64 %rd411, %rd410, 3;
+	shl.b64 %rd412, %rd410, 2;
+	add.s64 %rd413, %rd19, %rd412;
+	ld.shared.v4.u32 {%r581, %r582, %r583, %r584}, [%rd413];
+	.loc 1 202 3
+	mov.u32 %r577, %r581;
+	mov.u32 %r578, %r582;
+	mov.u32 %r579, %r583;
+	mov.u32 %r580, %r584;
+	mov.f32 %f700, %f699;
+	bra.uni $L486_rangeint_body;
+$L486_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f734, %f676;
+	.loc 1 205 41
+	mov.u32 %r585, %r577;
+	.loc 1 205 38
+	bra.uni $L488_entry;
+$L488_entry:
+	.loc 1 225 67
+	not.b32 %r587, 65535;
+	and.b32 %r586, %r585, %r587;
+	.loc 1 225 64
+	mov.b32 %f736, %r586;
+	.loc 1 225 37
+	mov.f32 %f735, %f736;
+	bra.uni $L489_ret_hi;
+$L489_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f737, %f675;
+	.loc 1 205 76
+	mov.u32 %r588, %r577;
+	.loc 1 205 73
+	bra.uni $L490_entry;
+$L490_entry:
+	.loc 1 224 67
+	shl.b32 %r589, %r588, 16;
+	.loc 1 224 64
+	mov.b32 %f739, %r589;
+	.loc 1 224 37
+	mov.f32 %f738, %f739;
+	bra.uni $L491_ret_lo;
+$L491_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f740, %f737, %f738, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f741, %f734, %f735, %f740;
+	mov.f32 %f700, %f741;
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r782, %r580, 0;
-	.loc 1 185 32
-	and.b32 %r783, %r782, 15;
-	.loc 1 185 23
-	mov.s32 %r784, %r783;
-	.loc 1 185 37
-	sub.s32 %r785, %r784, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f375, %r785;
-	.loc 1 186 25
-	shr.u32 %r786, %r580, 4;
-	.loc 1 186 34
-	and.b32 %r787, %r786, 15;
-	.loc 1 186 23
-	mov.s32 %r788, %r787;
-	.loc 1 186 39
-	sub.s32 %r789, %r788, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f376, %r789;
-	.loc 1 187 30
-	mov.u32 %r790, %r774;
-	.loc 1 187 27
-	bra.uni $L497_entry;
-$L497_entry:
-	.loc 1 207 67
-	not.b32 %r792, 65535;
-	and.b32 %r791, %r790, %r792;
-	.loc 1 207 64
-	mov.b32 %f378, %r791;
-	.loc 1 207 37
-	mov.f32 %f377, %f378;
-	bra.uni $L498_ret_hi;
-$L498_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r793, %r774;
-	.loc 1 187 53
-	bra.uni $L499_entry;
-$L499_entry:
-	.loc 1 206 67
-	shl.b32 %r794, %r793, 16;
-	.loc 1 206 64
-	mov.b32 %f380, %r794;
-	.loc 1 206 37
-	mov.f32 %f379, %f380;
-	bra.uni $L500_ret_lo;
-$L500_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f381, %f375, %f379, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f382, %f376, %f377, %f381;
-	mov.f32 %f277, %f382;
-	bra.uni $L501_rangeint_body;
-$L501_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r795, %r580, 8;
-	.loc 1 185 32
-	and.b32 %r796, %r795, 15;
-	.loc 1 185 23
-	mov.s32 %r797, %r796;
-	.loc 1 185 37
-	sub.s32 %r798, %r797, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f383, %r798;
-	.loc 1 186 25
-	shr.u32 %r799, %r580, 12;
-	.loc 1 186 34
-	and.b32 %r800, %r799, 15;
-	.loc 1 186 23
-	mov.s32 %r801, %r800;
-	.loc 1 186 39
-	sub.s32 %r802, %r801, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f384, %r802;
-	.loc 1 187 30
-	mov.u32 %r803, %r775;
-	.loc 1 187 27
-	bra.uni $L502_entry;
-$L502_entry:
-	.loc 1 207 67
-	not.b32 %r805, 65535;
-	and.b32 %r804, %r803, %r805;
-	.loc 1 207 64
-	mov.b32 %f386, %r804;
-	.loc 1 207 37
-	mov.f32 %f385, %f386;
-	bra.uni $L503_ret_hi;
-$L503_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r806, %r775;
-	.loc 1 187 53
-	bra.uni $L504_entry;
-$L504_entry:
-	.loc 1 206 67
-	shl.b32 %r807, %r806, 16;
-	.loc 1 206 64
-	mov.b32 %f388, %r807;
-	.loc 1 206 37
-	mov.f32 %f387, %f388;
-	bra.uni $L505_ret_lo;
-$L505_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f389, %f383, %f387, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f390, %f384, %f385, %f389;
-	mov.f32 %f277, %f390;
-	bra.uni $L506_rangeint_body;
-$L506_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r808, %r580, 16;
-	.loc 1 185 32
-	and.b32 %r809, %r808, 15;
-	.loc 1 185 23
-	mov.s32 %r810, %r809;
-	.loc 1 185 37
-	sub.s32 %r811, %r810, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f391, %r811;
-	.loc 1 186 25
-	shr.u32 %r812, %r580, 20;
-	.loc 1 186 34
-	and.b32 %r813, %r812, 15;
-	.loc 1 186 23
-	mov.s32 %r814, %r813;
-	.loc 1 186 39
-	sub.s32 %r815, %r814, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f392, %r815;
-	.loc 1 187 30
-	mov.u32 %r816, %r776;
-	.loc 1 187 27
-	bra.uni $L507_entry;
-$L507_entry:
-	.loc 1 207 67
-	not.b32 %r818, 65535;
-	and.b32 %r817, %r816, %r818;
-	.loc 1 207 64
-	mov.b32 %f394, %r817;
-	.loc 1 207 37
-	mov.f32 %f393, %f394;
-	bra.uni $L508_ret_hi;
-$L508_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r819, %r776;
-	.loc 1 187 53
-	bra.uni $L509_entry;
-$L509_entry:
-	.loc 1 206 67
-	shl.b32 %r820, %r819, 16;
-	.loc 1 206 64
-	mov.b32 %f396, %r820;
-	.loc 1 206 37
-	mov.f32 %f395, %f396;
-	bra.uni $L510_ret_lo;
-$L510_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f397, %f391, %f395, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f398, %f392, %f393, %f397;
-	mov.f32 %f277, %f398;
-	bra.uni $L511_rangeint_body;
-$L511_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r821, %r580, 24;
-	.loc 1 185 32
-	and.b32 %r822, %r821, 15;
-	.loc 1 185 23
-	mov.s32 %r823, %r822;
-	.loc 1 185 37
-	sub.s32 %r824, %r823, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f399, %r824;
-	.loc 1 186 25
-	shr.u32 %r825, %r580, 28;
-	.loc 1 186 34
-	and.b32 %r826, %r825, 15;
-	.loc 1 186 23
-	mov.s32 %r827, %r826;
-	.loc 1 186 39
-	sub.s32 %r828, %r827, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f400, %r828;
-	.loc 1 187 30
-	mov.u32 %r829, %r777;
-	.loc 1 187 27
+	.loc 1 205 20
+	mov.f32 %f742, %f678;
+	.loc 1 205 41
+	mov.u32 %r590, %r578;
+	.loc 1 205 38
+	bra.uni $L493_entry;
+$L493_entry:
+	.loc 1 225 67
+	not.b32 %r592, 65535;
+	and.b32 %r591, %r590, %r592;
+	.loc 1 225 64
+	mov.b32 %f744, %r591;
+	.loc 1 225 37
+	mov.f32 %f743, %f744;
+	bra.uni $L494_ret_hi;
+$L494_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f745, %f677;
+	.loc 1 205 76
+	mov.u32 %r593, %r578;
+	.loc 1 205 73
+	bra.uni $L495_entry;
+$L495_entry:
+	.loc 1 224 67
+	shl.b32 %r594, %r593, 16;
+	.loc 1 224 64
+	mov.b32 %f747, %r594;
+	.loc 1 224 37
+	mov.f32 %f746, %f747;
+	bra.uni $L496_ret_lo;
+$L496_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f748, %f745, %f746, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f749, %f742, %f743, %f748;
+	mov.f32 %f700, %f749;
+	bra.uni $L497_rangeint_body;
+$L497_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f750, %f680;
+	.loc 1 205 41
+	mov.u32 %r595, %r579;
+	.loc 1 205 38
+	bra.uni $L498_entry;
+$L498_entry:
+	.loc 1 225 67
+	not.b32 %r597, 65535;
+	and.b32 %r596, %r595, %r597;
+	.loc 1 225 64
+	mov.b32 %f752, %r596;
+	.loc 1 225 37
+	mov.f32 %f751, %f752;
+	bra.uni $L499_ret_hi;
+$L499_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f753, %f679;
+	.loc 1 205 76
+	mov.u32 %r598, %r579;
+	.loc 1 205 73
+	bra.uni $L500_entry;
+$L500_entry:
+	.loc 1 224 67
+	shl.b32 %r599, %r598, 16;
+	.loc 1 224 64
+	mov.b32 %f755, %r599;
+	.loc 1 224 37
+	mov.f32 %f754, %f755;
+	bra.uni $L501_ret_lo;
+$L501_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f756, %f753, %f754, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f757, %f750, %f751, %f756;
+	mov.f32 %f700, %f757;
+	bra.uni $L502_rangeint_body;
+$L502_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f758, %f682;
+	.loc 1 205 41
+	mov.u32 %r600, %r580;
+	.loc 1 205 38
+	bra.uni $L503_entry;
+$L503_entry:
+	.loc 1 225 67
+	not.b32 %r602, 65535;
+	and.b32 %r601, %r600, %r602;
+	.loc 1 225 64
+	mov.b32 %f760, %r601;
+	.loc 1 225 37
+	mov.f32 %f759, %f760;
+	bra.uni $L504_ret_hi;
+$L504_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f761, %f681;
+	.loc 1 205 76
+	mov.u32 %r603, %r580;
+	.loc 1 205 73
+	bra.uni $L505_entry;
+$L505_entry:
+	.loc 1 224 67
+	shl.b32 %r604, %r603, 16;
+	.loc 1 224 64
+	mov.b32 %f763, %r604;
+	.loc 1 224 37
+	mov.f32 %f762, %f763;
+	bra.uni $L506_ret_lo;
+$L506_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f764, %f761, %f762, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f765, %f758, %f759, %f764;
+	mov.f32 %f733, %f765;
+	bra.uni $L487_rangeint_done;
+$L487_rangeint_done:
+	mov.f32 %f699, %f733;
+	bra.uni $L507_rangeint_body;
+$L507_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r605, 0;
+	mov.u32 %r606, 0;
+	mov.u32 %r607, 0;
+	mov.u32 %r608, 0;
+	.loc 1 202 27
+	shr.s64 %rd414, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd415, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd416, %rd415, 2;
+	.loc 1 202 40
+	and.b64 %rd417, %rd416, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd418, %rd417, 4;
+	.loc 1 202 30
+	add.s64 %rd419, %rd414, %rd418;
+	.loc 1 202 18
+	add.s64 %rd420, %rd419, 3;
+	shl.b64 %rd421, %rd419, 2;
+	add.s64 %rd422, %rd19, %rd421;
+	ld.shared.v4.u32 {%r609, %r610, %r611, %r612}, [%rd422];
+	.loc 1 202 3
+	mov.u32 %r605, %r609;
+	mov.u32 %r606, %r610;
+	mov.u32 %r607, %r611;
+	mov.u32 %r608, %r612;
+	mov.f32 %f700, %f699;
+	bra.uni $L508_rangeint_body;
+$L508_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f766, %f684;
+	.loc 1 205 41
+	mov.u32 %r613, %r605;
+	.loc 1 205 38
+	bra.uni $L510_entry;
+$L510_entry:
+	.loc 1 225 67
+	not.b32 %r615, 65535;
+	and.b32 %r614, %r613, %r615;
+	.loc 1 225 64
+	mov.b32 %f768, %r614;
+	.loc 1 225 37
+	mov.f32 %f767, %f768;
+	bra.uni $L511_ret_hi;
+$L511_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f769, %f683;
+	.loc 1 205 76
+	mov.u32 %r616, %r605;
+	.loc 1 205 73
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 1 207 67
-	not.b32 %r831, 65535;
-	and.b32 %r830, %r829, %r831;
-	.loc 1 207 64
-	mov.b32 %f402, %r830;
-	.loc 1 207 37
-	mov.f32 %f401, %f402;
-	bra.uni $L513_ret_hi;
-$L513_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r832, %r777;
-	.loc 1 187 53
-	bra.uni $L514_entry;
-$L514_entry:
-	.loc 1 206 67
-	shl.b32 %r833, %r832, 16;
-	.loc 1 206 64
-	mov.b32 %f404, %r833;
-	.loc 1 206 37
-	mov.f32 %f403, %f404;
-	bra.uni $L515_ret_lo;
-$L515_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f405, %f399, %f403, %f277;
-	.loc 1 187 17
-	fma.rn.f32 %f406, %f400, %f401, %f405;
-	mov.f32 %f310, %f406;
-	bra.uni $L493_rangeint_done;
-$L493_rangeint_done:
-	mov.f32 %f407, %f310;
-	bra.uni $L391_rangeint_done;
-$L391_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f275, %f407;
-	bra.uni $L400_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
-$L400_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f408, %f2;
-	.loc 1 117 24
-	fma.rn.f32 %f409, %f4, %f275, %f408;
-	.loc 1 117 11
-	mov.f32 %f2, %f409;
-	bra.uni $L516_rangeint_body;
-$L516_rangeint_body:
-	.loc 1 116 12
-	add.s64 %rd387, %rd41, 3;
-	.loc 1 116 15
-	setp.lt.s64 %p75, %rd387, %rd12;
-	@%p75 bra $L517_if_then;
-	bra.uni $L15_if_done;
-$L517_if_then:
-	.loc 1 117 47
-	add.s64 %rd388, %rd249, 256;
-	.loc 1 117 56
-	add.s64 %rd389, %rd388, 768;
-	.loc 1 117 68
-	mul.lo.s64 %rd390, %rd32, 32;
-	.loc 1 117 65
-	add.s64 %rd391, %rd389, %rd390;
-	.loc 1 117 34
-	bra.uni $L519_entry;
-$L519_entry:
-	.loc 1 167 53
-	mov.u32 %r834, 0;
-	mov.u32 %r835, 0;
-	mov.u32 %r836, 0;
-	mov.u32 %r837, 0;
-	mov.u32 %r834, %r41;
-	mov.u32 %r835, %r42;
-	mov.u32 %r836, %r43;
-	mov.u32 %r837, %r44;
-	mov.f32 %f411, 0f00000000;
-	bra.uni $L520_rangeint_body;
-$L520_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd392, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd393, %rd392, 0;
-	.loc 1 171 19
-	and.b64 %rd394, %rd393, 3;
-	.loc 1 172 9
-	mov.u32 %r838, %r834;
-	.loc 1 173 8
-	setp.eq.s64 %p76, %rd394, 1;
-	@%p76 bra $L522_if_then;
-	bra.uni $L531_edge;
-$L522_if_then:
-	.loc 1 174 9
-	mov.u32 %r840, %r835;
-	mov.u32 %r839, %r840;
-	bra.uni $L523_if_done;
-$L531_edge:
-	mov.u32 %r839, %r838;
-	bra.uni $L523_if_done;
-$L523_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p77, %rd394, 2;
-	@%p77 bra $L524_if_then;
-	bra.uni $L532_edge;
-$L524_if_then:
-	.loc 1 177 9
-	mov.u32 %r842, %r836;
-	mov.u32 %r841, %r842;
-	bra.uni $L525_if_done;
-$L532_edge:
-	mov.u32 %r841, %r839;
-	bra.uni $L525_if_done;
-$L525_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p78, %rd394, 3;
-	@%p78 bra $L526_if_then;
-	bra.uni $L533_edge;
-$L526_if_then:
-	.loc 1 180 9
-	mov.u32 %r844, %r837;
-	mov.u32 %r843, %r844;
-	bra.uni $L527_if_done;
-$L533_edge:
-	mov.u32 %r843, %r841;
-	bra.uni $L527_if_done;
-$L527_if_done:
-	.loc 1 182 3
-	mov.u32 %r845, 0;
-	mov.u32 %r846, 0;
-	mov.u32 %r847, 0;
-	mov.u32 %r848, 0;
-	.loc 1 182 27
-	shr.s64 %rd395, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd396, %rd394, 4;
-	.loc 1 182 30
-	add.s64 %rd397, %rd395, %rd396;
-	.loc 1 182 18
-	add.s64 %rd398, %rd397, 3;
-	shl.b64 %rd399, %rd397, 2;
-	add.s64 %rd400, %rd19, %rd399;
-	ld.shared.v4.u32 {%r849, %r850, %r851, %r852}, [%rd400];
-	.loc 1 182 3
-	mov.u32 %r845, %r849;
-	mov.u32 %r846, %r850;
-	mov.u32 %r847, %r851;
-	mov.u32 %r848, %r852;
-	mov.f32 %f412, %f411;
-	bra.uni $L528_rangeint_body;
-$L528_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r853, %r843, 0;
-	.loc 1 185 32
-	and.b32 %r854, %r853, 15;
-	.loc 1 185 23
-	mov.s32 %r855, %r854;
-	.loc 1 185 37
-	sub.s32 %r856, %r855, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f413, %r856;
-	.loc 1 186 25
-	shr.u32 %r857, %r843, 4;
-	.loc 1 186 34
-	and.b32 %r858, %r857, 15;
-	.loc 1 186 23
-	mov.s32 %r859, %r858;
-	.loc 1 186 39
-	sub.s32 %r860, %r859, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f414, %r860;
-	.loc 1 187 30
-	mov.u32 %r861, %r845;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r617, %r616, 16;
+	.loc 1 224 64
+	mov.b32 %f771, %r617;
+	.loc 1 224 37
+	mov.f32 %f770, %f771;
+	bra.uni $L513_ret_lo;
+$L513_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f772, %f769, %f770, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f773, %f766, %f767, %f772;
+	mov.f32 %f700, %f773;
+	bra.uni $L514_rangeint_body;
+$L514_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f774, %f686;
+	.loc 1 205 41
+	mov.u32 %r618, %r606;
+	.loc 1 205 38
+	bra.uni $L515_entry;
+$L515_entry:
+	.loc 1 225 67
+	not.b32 %r620, 65535;
+	and.b32 %r619, %r618, %r620;
+	.loc 1 225 64
+	mov.b32 %f776, %r619;
+	.loc 1 225 37
+	mov.f32 %f775, %f776;
+	bra.uni $L516_ret_hi;
+$L516_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f777, %f685;
+	.loc 1 205 76
+	mov.u32 %r621, %r606;
+	.loc 1 205 73
+	bra.uni $L517_entry;
+$L517_entry:
+	.loc 1 224 67
+	shl.b32 %r622, %r621, 16;
+	.loc 1 224 64
+	mov.b32 %f779, %r622;
+	.loc 1 224 37
+	mov.f32 %f778, %f779;
+	bra.uni $L518_ret_lo;
+$L518_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f780, %f777, %f778, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f781, %f774, %f775, %f780;
+	mov.f32 %f700, %f781;
+	bra.uni $L519_rangeint_body;
+$L519_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f782, %f688;
+	.loc 1 205 41
+	mov.u32 %r623, %r607;
+	.loc 1 205 38
+	bra.uni $L520_entry;
+$L520_entry:
+	.loc 1 225 67
+	not.b32 %r625, 65535;
+	and.b32 %r624, %r623, %r625;
+	.loc 1 225 64
+	mov.b32 %f784, %r624;
+	.loc 1 225 37
+	mov.f32 %f783, %f784;
+	bra.uni $L521_ret_hi;
+$L521_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f785, %f687;
+	.loc 1 205 76
+	mov.u32 %r626, %r607;
+	.loc 1 205 73
+	bra.uni $L522_entry;
+$L522_entry:
+	.loc 1 224 67
+	shl.b32 %r627, %r626, 16;
+	.loc 1 224 64
+	mov.b32 %f787, %r627;
+	.loc 1 224 37
+	mov.f32 %f786, %f787;
+	bra.uni $L523_ret_lo;
+$L523_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f788, %f785, %f786, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f789, %f782, %f783, %f788;
+	mov.f32 %f700, %f789;
+	bra.uni $L524_rangeint_body;
+$L524_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f790, %f690;
+	.loc 1 205 41
+	mov.u32 %r628, %r608;
+	.loc 1 205 38
+	bra.uni $L525_entry;
+$L525_entry:
+	.loc 1 225 67
+	not.b32 %r630, 65535;
+	and.b32 %r629, %r628, %r630;
+	.loc 1 225 64
+	mov.b32 %f792, %r629;
+	.loc 1 225 37
+	mov.f32 %f791, %f792;
+	bra.uni $L526_ret_hi;
+$L526_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f793, %f689;
+	.loc 1 205 76
+	mov.u32 %r631, %r608;
+	.loc 1 205 73
+	bra.uni $L527_entry;
+$L527_entry:
+	.loc 1 224 67
+	shl.b32 %r632, %r631, 16;
+	.loc 1 224 64
+	mov.b32 %f795, %r632;
+	.loc 1 224 37
+	mov.f32 %f794, %f795;
+	bra.uni $L528_ret_lo;
+$L528_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f796, %f793, %f794, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f797, %f790, %f791, %f796;
+	mov.f32 %f733, %f797;
+	bra.uni $L509_rangeint_done;
+$L509_rangeint_done:
+	mov.f32 %f699, %f733;
+	bra.uni $L529_rangeint_body;
+$L529_rangeint_body:
+	.loc 1 202 3
+	mov.u32 %r633, 0;
+	mov.u32 %r634, 0;
+	mov.u32 %r635, 0;
+	mov.u32 %r636, 0;
+	.loc 1 202 27
+	shr.s64 %rd423, %rd395, 1;
+	.loc 1 202 34
+	shr.s64 %rd424, %rd21, 1;
+	.loc 1 202 37
+	add.s64 %rd425, %rd424, 3;
+	.loc 1 202 40
+	and.b64 %rd426, %rd425, 3;
+	.loc 1 202 43
+	mul.lo.s64 %rd427, %rd426, 4;
+	.loc 1 202 30
+	add.s64 %rd428, %rd423, %rd427;
+	.loc 1 202 18
+	add.s64 %rd429, %rd428, 3;
+	shl.b64 %rd430, %rd428, 2;
+	add.s64 %rd431, %rd19, %rd430;
+	ld.shared.v4.u32 {%r637, %r638, %r639, %r640}, [%rd431];
+	.loc 1 202 3
+	mov.u32 %r633, %r637;
+	mov.u32 %r634, %r638;
+	mov.u32 %r635, %r639;
+	mov.u32 %r636, %r640;
+	mov.f32 %f700, %f699;
+	bra.uni $L530_rangeint_body;
+$L530_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f798, %f692;
+	.loc 1 205 41
+	mov.u32 %r641, %r633;
+	.loc 1 205 38
+	bra.uni $L532_entry;
+$L532_entry:
+	.loc 1 225 67
+	not.b32 %r643, 65535;
+	and.b32 %r642, %r641, %r643;
+	.loc 1 225 64
+	mov.b32 %f800, %r642;
+	.loc 1 225 37
+	mov.f32 %f799, %f800;
+	bra.uni $L533_ret_hi;
+$L533_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f801, %f691;
+	.loc 1 205 76
+	mov.u32 %r644, %r633;
+	.loc 1 205 73
 	bra.uni $L534_entry;
 $L534_entry:
-	.loc 1 207 67
-	not.b32 %r863, 65535;
-	and.b32 %r862, %r861, %r863;
-	.loc 1 207 64
-	mov.b32 %f416, %r862;
-	.loc 1 207 37
-	mov.f32 %f415, %f416;
-	bra.uni $L535_ret_hi;
-$L535_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r864, %r845;
-	.loc 1 187 53
-	bra.uni $L536_entry;
-$L536_entry:
-	.loc 1 206 67
-	shl.b32 %r865, %r864, 16;
-	.loc 1 206 64
-	mov.b32 %f418, %r865;
-	.loc 1 206 37
-	mov.f32 %f417, %f418;
-	bra.uni $L537_ret_lo;
-$L537_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f419, %f413, %f417, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f420, %f414, %f415, %f419;
-	mov.f32 %f412, %f420;
-	bra.uni $L538_rangeint_body;
-$L538_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r866, %r843, 8;
-	.loc 1 185 32
-	and.b32 %r867, %r866, 15;
-	.loc 1 185 23
-	mov.s32 %r868, %r867;
-	.loc 1 185 37
-	sub.s32 %r869, %r868, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f421, %r869;
-	.loc 1 186 25
-	shr.u32 %r870, %r843, 12;
-	.loc 1 186 34
-	and.b32 %r871, %r870, 15;
-	.loc 1 186 23
-	mov.s32 %r872, %r871;
-	.loc 1 186 39
-	sub.s32 %r873, %r872, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f422, %r873;
-	.loc 1 187 30
-	mov.u32 %r874, %r846;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r645, %r644, 16;
+	.loc 1 224 64
+	mov.b32 %f803, %r645;
+	.loc 1 224 37
+	mov.f32 %f802, %f803;
+	bra.uni $L535_ret_lo;
+$L535_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f804, %f801, %f802, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f805, %f798, %f799, %f804;
+	mov.f32 %f700, %f805;
+	bra.uni $L536_rangeint_body;
+$L536_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f806, %f694;
+	.loc 1 205 41
+	mov.u32 %r646, %r634;
+	.loc 1 205 38
+	bra.uni $L537_entry;
+$L537_entry:
+	.loc 1 225 67
+	not.b32 %r648, 65535;
+	and.b32 %r647, %r646, %r648;
+	.loc 1 225 64
+	mov.b32 %f808, %r647;
+	.loc 1 225 37
+	mov.f32 %f807, %f808;
+	bra.uni $L538_ret_hi;
+$L538_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f809, %f693;
+	.loc 1 205 76
+	mov.u32 %r649, %r634;
+	.loc 1 205 73
 	bra.uni $L539_entry;
 $L539_entry:
-	.loc 1 207 67
-	not.b32 %r876, 65535;
-	and.b32 %r875, %r874, %r876;
-	.loc 1 207 64
-	mov.b32 %f424, %r875;
-	.loc 1 207 37
-	mov.f32 %f423, %f424;
-	bra.uni $L540_ret_hi;
-$L540_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r877, %r846;
-	.loc 1 187 53
-	bra.uni $L541_entry;
-$L541_entry:
-	.loc 1 206 67
-	shl.b32 %r878, %r877, 16;
-	.loc 1 206 64
-	mov.b32 %f426, %r878;
-	.loc 1 206 37
-	mov.f32 %f425, %f426;
-	bra.uni $L542_ret_lo;
-$L542_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f427, %f421, %f425, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f428, %f422, %f423, %f427;
-	mov.f32 %f412, %f428;
-	bra.uni $L543_rangeint_body;
-$L543_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r879, %r843, 16;
-	.loc 1 185 32
-	and.b32 %r880, %r879, 15;
-	.loc 1 185 23
-	mov.s32 %r881, %r880;
-	.loc 1 185 37
-	sub.s32 %r882, %r881, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f429, %r882;
-	.loc 1 186 25
-	shr.u32 %r883, %r843, 20;
-	.loc 1 186 34
-	and.b32 %r884, %r883, 15;
-	.loc 1 186 23
-	mov.s32 %r885, %r884;
-	.loc 1 186 39
-	sub.s32 %r886, %r885, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f430, %r886;
-	.loc 1 187 30
-	mov.u32 %r887, %r847;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r650, %r649, 16;
+	.loc 1 224 64
+	mov.b32 %f811, %r650;
+	.loc 1 224 37
+	mov.f32 %f810, %f811;
+	bra.uni $L540_ret_lo;
+$L540_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f812, %f809, %f810, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f813, %f806, %f807, %f812;
+	mov.f32 %f700, %f813;
+	bra.uni $L541_rangeint_body;
+$L541_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f814, %f696;
+	.loc 1 205 41
+	mov.u32 %r651, %r635;
+	.loc 1 205 38
+	bra.uni $L542_entry;
+$L542_entry:
+	.loc 1 225 67
+	not.b32 %r653, 65535;
+	and.b32 %r652, %r651, %r653;
+	.loc 1 225 64
+	mov.b32 %f816, %r652;
+	.loc 1 225 37
+	mov.f32 %f815, %f816;
+	bra.uni $L543_ret_hi;
+$L543_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f817, %f695;
+	.loc 1 205 76
+	mov.u32 %r654, %r635;
+	.loc 1 205 73
 	bra.uni $L544_entry;
 $L544_entry:
-	.loc 1 207 67
-	not.b32 %r889, 65535;
-	and.b32 %r888, %r887, %r889;
-	.loc 1 207 64
-	mov.b32 %f432, %r888;
-	.loc 1 207 37
-	mov.f32 %f431, %f432;
-	bra.uni $L545_ret_hi;
-$L545_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r890, %r847;
-	.loc 1 187 53
-	bra.uni $L546_entry;
-$L546_entry:
-	.loc 1 206 67
-	shl.b32 %r891, %r890, 16;
-	.loc 1 206 64
-	mov.b32 %f434, %r891;
-	.loc 1 206 37
-	mov.f32 %f433, %f434;
-	bra.uni $L547_ret_lo;
-$L547_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f435, %f429, %f433, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f436, %f430, %f431, %f435;
-	mov.f32 %f412, %f436;
-	bra.uni $L548_rangeint_body;
-$L548_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r892, %r843, 24;
-	.loc 1 185 32
-	and.b32 %r893, %r892, 15;
-	.loc 1 185 23
-	mov.s32 %r894, %r893;
-	.loc 1 185 37
-	sub.s32 %r895, %r894, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f437, %r895;
-	.loc 1 186 25
-	shr.u32 %r896, %r843, 28;
-	.loc 1 186 34
-	and.b32 %r897, %r896, 15;
-	.loc 1 186 23
-	mov.s32 %r898, %r897;
-	.loc 1 186 39
-	sub.s32 %r899, %r898, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f438, %r899;
-	.loc 1 187 30
-	mov.u32 %r900, %r848;
-	.loc 1 187 27
+	.loc 1 224 67
+	shl.b32 %r655, %r654, 16;
+	.loc 1 224 64
+	mov.b32 %f819, %r655;
+	.loc 1 224 37
+	mov.f32 %f818, %f819;
+	bra.uni $L545_ret_lo;
+$L545_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f820, %f817, %f818, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f821, %f814, %f815, %f820;
+	mov.f32 %f700, %f821;
+	bra.uni $L546_rangeint_body;
+$L546_rangeint_body:
+	.loc 1 205 20
+	mov.f32 %f822, %f698;
+	.loc 1 205 41
+	mov.u32 %r656, %r636;
+	.loc 1 205 38
+	bra.uni $L547_entry;
+$L547_entry:
+	.loc 1 225 67
+	not.b32 %r658, 65535;
+	and.b32 %r657, %r656, %r658;
+	.loc 1 225 64
+	mov.b32 %f824, %r657;
+	.loc 1 225 37
+	mov.f32 %f823, %f824;
+	bra.uni $L548_ret_hi;
+$L548_ret_hi:
+	.loc 1 205 57
+	mov.f32 %f825, %f697;
+	.loc 1 205 76
+	mov.u32 %r659, %r636;
+	.loc 1 205 73
 	bra.uni $L549_entry;
 $L549_entry:
-	.loc 1 207 67
-	not.b32 %r902, 65535;
-	and.b32 %r901, %r900, %r902;
-	.loc 1 207 64
-	mov.b32 %f440, %r901;
-	.loc 1 207 37
-	mov.f32 %f439, %f440;
-	bra.uni $L550_ret_hi;
-$L550_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r903, %r848;
-	.loc 1 187 53
-	bra.uni $L551_entry;
-$L551_entry:
-	.loc 1 206 67
-	shl.b32 %r904, %r903, 16;
-	.loc 1 206 64
-	mov.b32 %f442, %r904;
-	.loc 1 206 37
-	mov.f32 %f441, %f442;
-	bra.uni $L552_ret_lo;
-$L552_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f443, %f437, %f441, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f444, %f438, %f439, %f443;
-	mov.f32 %f445, %f444;
-	bra.uni $L529_rangeint_done;
-$L529_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L553_rangeint_body;
-$L553_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd401, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd402, %rd401, 1;
-	.loc 1 171 19
-	and.b64 %rd403, %rd402, 3;
-	.loc 1 172 9
-	mov.u32 %r905, %r834;
-	.loc 1 173 8
-	setp.eq.s64 %p79, %rd403, 1;
-	@%p79 bra $L554_if_then;
-	bra.uni $L562_edge;
-$L554_if_then:
-	.loc 1 174 9
-	mov.u32 %r906, %r835;
-	mov.u32 %r839, %r906;
-	bra.uni $L555_if_done;
-$L562_edge:
-	mov.u32 %r839, %r905;
-	bra.uni $L555_if_done;
-$L555_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p80, %rd403, 2;
-	@%p80 bra $L556_if_then;
-	bra.uni $L563_edge;
-$L556_if_then:
-	.loc 1 177 9
-	mov.u32 %r907, %r836;
-	mov.u32 %r841, %r907;
-	bra.uni $L557_if_done;
-$L563_edge:
-	mov.u32 %r841, %r839;
-	bra.uni $L557_if_done;
-$L557_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p81, %rd403, 3;
-	@%p81 bra $L558_if_then;
-	bra.uni $L564_edge;
-$L558_if_then:
-	.loc 1 180 9
-	mov.u32 %r908, %r837;
-	mov.u32 %r843, %r908;
-	bra.uni $L559_if_done;
-$L564_edge:
-	mov.u32 %r843, %r841;
-	bra.uni $L559_if_done;
-$L559_if_done:
-	.loc 1 182 3
-	mov.u32 %r909, 0;
-	mov.u32 %r910, 0;
-	mov.u32 %r911, 0;
-	mov.u32 %r912, 0;
-	.loc 1 182 27
-	shr.s64 %rd404, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd405, %rd403, 4;
-	.loc 1 182 30
-	add.s64 %rd406, %rd404, %rd405;
-	.loc 1 182 18
-	add.s64 %rd407, %rd406, 3;
-	shl.b64 %rd408, %rd406, 2;
-	add.s64 %rd409, %rd19, %rd408;
-	ld.shared.v4.u32 {%r913, %r914, %r915, %r916}, [%rd409];
-	.loc 1 182 3
-	mov.u32 %r909, %r913;
-	mov.u32 %r910, %r914;
-	mov.u32 %r911, %r915;
-	mov.u32 %r912, %r916;
-	mov.f32 %f412, %f411;
-	bra.uni $L560_rangeint_body;
-$L560_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r917, %r843, 0;
-	.loc 1 185 32
-	and.b32 %r918, %r917, 15;
-	.loc 1 185 23
-	mov.s32 %r919, %r918;
-	.loc 1 185 37
-	sub.s32 %r920, %r919, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f446, %r920;
-	.loc 1 186 25
-	shr.u32 %r921, %r843, 4;
-	.loc 1 186 34
-	and.b32 %r922, %r921, 15;
-	.loc 1 186 23
-	mov.s32 %r923, %r922;
-	.loc 1 186 39
-	sub.s32 %r924, %r923, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f447, %r924;
-	.loc 1 187 30
-	mov.u32 %r925, %r909;
-	.loc 1 187 27
-	bra.uni $L565_entry;
-$L565_entry:
-	.loc 1 207 67
-	not.b32 %r927, 65535;
-	and.b32 %r926, %r925, %r927;
-	.loc 1 207 64
-	mov.b32 %f449, %r926;
-	.loc 1 207 37
-	mov.f32 %f448, %f449;
-	bra.uni $L566_ret_hi;
-$L566_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r928, %r909;
-	.loc 1 187 53
-	bra.uni $L567_entry;
-$L567_entry:
-	.loc 1 206 67
-	shl.b32 %r929, %r928, 16;
-	.loc 1 206 64
-	mov.b32 %f451, %r929;
-	.loc 1 206 37
-	mov.f32 %f450, %f451;
-	bra.uni $L568_ret_lo;
-$L568_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f452, %f446, %f450, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f453, %f447, %f448, %f452;
-	mov.f32 %f412, %f453;
-	bra.uni $L569_rangeint_body;
-$L569_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r930, %r843, 8;
-	.loc 1 185 32
-	and.b32 %r931, %r930, 15;
-	.loc 1 185 23
-	mov.s32 %r932, %r931;
-	.loc 1 185 37
-	sub.s32 %r933, %r932, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f454, %r933;
-	.loc 1 186 25
-	shr.u32 %r934, %r843, 12;
-	.loc 1 186 34
-	and.b32 %r935, %r934, 15;
-	.loc 1 186 23
-	mov.s32 %r936, %r935;
-	.loc 1 186 39
-	sub.s32 %r937, %r936, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f455, %r937;
-	.loc 1 187 30
-	mov.u32 %r938, %r910;
-	.loc 1 187 27
-	bra.uni $L570_entry;
-$L570_entry:
-	.loc 1 207 67
-	not.b32 %r940, 65535;
-	and.b32 %r939, %r938, %r940;
-	.loc 1 207 64
-	mov.b32 %f457, %r939;
-	.loc 1 207 37
-	mov.f32 %f456, %f457;
-	bra.uni $L571_ret_hi;
-$L571_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r941, %r910;
-	.loc 1 187 53
-	bra.uni $L572_entry;
-$L572_entry:
-	.loc 1 206 67
-	shl.b32 %r942, %r941, 16;
-	.loc 1 206 64
-	mov.b32 %f459, %r942;
-	.loc 1 206 37
-	mov.f32 %f458, %f459;
-	bra.uni $L573_ret_lo;
-$L573_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f460, %f454, %f458, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f461, %f455, %f456, %f460;
-	mov.f32 %f412, %f461;
-	bra.uni $L574_rangeint_body;
-$L574_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r943, %r843, 16;
-	.loc 1 185 32
-	and.b32 %r944, %r943, 15;
-	.loc 1 185 23
-	mov.s32 %r945, %r944;
-	.loc 1 185 37
-	sub.s32 %r946, %r945, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f462, %r946;
-	.loc 1 186 25
-	shr.u32 %r947, %r843, 20;
-	.loc 1 186 34
-	and.b32 %r948, %r947, 15;
-	.loc 1 186 23
-	mov.s32 %r949, %r948;
-	.loc 1 186 39
-	sub.s32 %r950, %r949, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f463, %r950;
-	.loc 1 187 30
-	mov.u32 %r951, %r911;
-	.loc 1 187 27
-	bra.uni $L575_entry;
-$L575_entry:
-	.loc 1 207 67
-	not.b32 %r953, 65535;
-	and.b32 %r952, %r951, %r953;
-	.loc 1 207 64
-	mov.b32 %f465, %r952;
-	.loc 1 207 37
-	mov.f32 %f464, %f465;
-	bra.uni $L576_ret_hi;
-$L576_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r954, %r911;
-	.loc 1 187 53
-	bra.uni $L577_entry;
-$L577_entry:
-	.loc 1 206 67
-	shl.b32 %r955, %r954, 16;
-	.loc 1 206 64
-	mov.b32 %f467, %r955;
-	.loc 1 206 37
-	mov.f32 %f466, %f467;
-	bra.uni $L578_ret_lo;
-$L578_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f468, %f462, %f466, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f469, %f463, %f464, %f468;
-	mov.f32 %f412, %f469;
-	bra.uni $L579_rangeint_body;
-$L579_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r956, %r843, 24;
-	.loc 1 185 32
-	and.b32 %r957, %r956, 15;
-	.loc 1 185 23
-	mov.s32 %r958, %r957;
-	.loc 1 185 37
-	sub.s32 %r959, %r958, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f470, %r959;
-	.loc 1 186 25
-	shr.u32 %r960, %r843, 28;
-	.loc 1 186 34
-	and.b32 %r961, %r960, 15;
-	.loc 1 186 23
-	mov.s32 %r962, %r961;
-	.loc 1 186 39
-	sub.s32 %r963, %r962, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f471, %r963;
-	.loc 1 187 30
-	mov.u32 %r964, %r912;
-	.loc 1 187 27
-	bra.uni $L580_entry;
-$L580_entry:
-	.loc 1 207 67
-	not.b32 %r966, 65535;
-	and.b32 %r965, %r964, %r966;
-	.loc 1 207 64
-	mov.b32 %f473, %r965;
-	.loc 1 207 37
-	mov.f32 %f472, %f473;
-	bra.uni $L581_ret_hi;
-$L581_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r967, %r912;
-	.loc 1 187 53
-	bra.uni $L582_entry;
-$L582_entry:
-	.loc 1 206 67
-	shl.b32 %r968, %r967, 16;
-	.loc 1 206 64
-	mov.b32 %f475, %r968;
-	.loc 1 206 37
-	mov.f32 %f474, %f475;
-	bra.uni $L583_ret_lo;
-$L583_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f476, %f470, %f474, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f477, %f471, %f472, %f476;
-	mov.f32 %f445, %f477;
-	bra.uni $L561_rangeint_done;
-$L561_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L584_rangeint_body;
-$L584_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd410, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd411, %rd410, 2;
-	.loc 1 171 19
-	and.b64 %rd412, %rd411, 3;
-	.loc 1 172 9
-	mov.u32 %r969, %r834;
-	.loc 1 173 8
-	setp.eq.s64 %p82, %rd412, 1;
-	@%p82 bra $L585_if_then;
-	bra.uni $L593_edge;
-$L585_if_then:
-	.loc 1 174 9
-	mov.u32 %r970, %r835;
-	mov.u32 %r839, %r970;
-	bra.uni $L586_if_done;
-$L593_edge:
-	mov.u32 %r839, %r969;
-	bra.uni $L586_if_done;
-$L586_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p83, %rd412, 2;
-	@%p83 bra $L587_if_then;
-	bra.uni $L594_edge;
-$L587_if_then:
-	.loc 1 177 9
-	mov.u32 %r971, %r836;
-	mov.u32 %r841, %r971;
-	bra.uni $L588_if_done;
-$L594_edge:
-	mov.u32 %r841, %r839;
-	bra.uni $L588_if_done;
-$L588_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p84, %rd412, 3;
-	@%p84 bra $L589_if_then;
-	bra.uni $L595_edge;
-$L589_if_then:
-	.loc 1 180 9
-	mov.u32 %r972, %r837;
-	mov.u32 %r843, %r972;
-	bra.uni $L590_if_done;
-$L595_edge:
-	mov.u32 %r843, %r841;
-	bra.uni $L590_if_done;
-$L590_if_done:
-	.loc 1 182 3
-	mov.u32 %r973, 0;
-	mov.u32 %r974, 0;
-	mov.u32 %r975, 0;
-	mov.u32 %r976, 0;
-	.loc 1 182 27
-	shr.s64 %rd413, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd414, %rd412, 4;
-	.loc 1 182 30
-	add.s64 %rd415, %rd413, %rd414;
-	.loc 1 182 18
-	add.s64 %rd416, %rd415, 3;
-	shl.b64 %rd417, %rd415, 2;
-	add.s64 %rd418, %rd19, %rd417;
-	ld.shared.v4.u32 {%r977, %r978, %r979, %r980}, [%rd418];
-	.loc 1 182 3
-	mov.u32 %r973, %r977;
-	mov.u32 %r974, %r978;
-	mov.u32 %r975, %r979;
-	mov.u32 %r976, %r980;
-	mov.f32 %f412, %f411;
-	bra.uni $L591_rangeint_body;
-$L591_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r981, %r843, 0;
-	.loc 1 185 32
-	and.b32 %r982, %r981, 15;
-	.loc 1 185 23
-	mov.s32 %r983, %r982;
-	.loc 1 185 37
-	sub.s32 %r984, %r983, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f478, %r984;
-	.loc 1 186 25
-	shr.u32 %r985, %r843, 4;
-	.loc 1 186 34
-	and.b32 %r986, %r985, 15;
-	.loc 1 186 23
-	mov.s32 %r987, %r986;
-	.loc 1 186 39
-	sub.s32 %r988, %r987, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f479, %r988;
-	.loc 1 187 30
-	mov.u32 %r989, %r973;
-	.loc 1 187 27
-	bra.uni $L596_entry;
-$L596_entry:
-	.loc 1 207 67
-	not.b32 %r991, 65535;
-	and.b32 %r990, %r989, %r991;
-	.loc 1 207 64
-	mov.b32 %f481, %r990;
-	.loc 1 207 37
-	mov.f32 %f480, %f481;
-	bra.uni $L597_ret_hi;
-$L597_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r992, %r973;
-	.loc 1 187 53
-	bra.uni $L598_entry;
-$L598_entry:
-	.loc 1 206 67
-	shl.b32 %r993, %r992, 16;
-	.loc 1 206 64
-	mov.b32 %f483, %r993;
-	.loc 1 206 37
-	mov.f32 %f482, %f483;
-	bra.uni $L599_ret_lo;
-$L599_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f484, %f478, %f482, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f485, %f479, %f480, %f484;
-	mov.f32 %f412, %f485;
-	bra.uni $L600_rangeint_body;
-$L600_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r994, %r843, 8;
-	.loc 1 185 32
-	and.b32 %r995, %r994, 15;
-	.loc 1 185 23
-	mov.s32 %r996, %r995;
-	.loc 1 185 37
-	sub.s32 %r997, %r996, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f486, %r997;
-	.loc 1 186 25
-	shr.u32 %r998, %r843, 12;
-	.loc 1 186 34
-	and.b32 %r999, %r998, 15;
-	.loc 1 186 23
-	mov.s32 %r1000, %r999;
-	.loc 1 186 39
-	sub.s32 %r1001, %r1000, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f487, %r1001;
-	.loc 1 187 30
-	mov.u32 %r1002, %r974;
-	.loc 1 187 27
-	bra.uni $L601_entry;
-$L601_entry:
-	.loc 1 207 67
-	not.b32 %r1004, 65535;
-	and.b32 %r1003, %r1002, %r1004;
-	.loc 1 207 64
-	mov.b32 %f489, %r1003;
-	.loc 1 207 37
-	mov.f32 %f488, %f489;
-	bra.uni $L602_ret_hi;
-$L602_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1005, %r974;
-	.loc 1 187 53
-	bra.uni $L603_entry;
-$L603_entry:
-	.loc 1 206 67
-	shl.b32 %r1006, %r1005, 16;
-	.loc 1 206 64
-	mov.b32 %f491, %r1006;
-	.loc 1 206 37
-	mov.f32 %f490, %f491;
-	bra.uni $L604_ret_lo;
-$L604_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f492, %f486, %f490, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f493, %f487, %f488, %f492;
-	mov.f32 %f412, %f493;
-	bra.uni $L605_rangeint_body;
-$L605_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1007, %r843, 16;
-	.loc 1 185 32
-	and.b32 %r1008, %r1007, 15;
-	.loc 1 185 23
-	mov.s32 %r1009, %r1008;
-	.loc 1 185 37
-	sub.s32 %r1010, %r1009, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f494, %r1010;
-	.loc 1 186 25
-	shr.u32 %r1011, %r843, 20;
-	.loc 1 186 34
-	and.b32 %r1012, %r1011, 15;
-	.loc 1 186 23
-	mov.s32 %r1013, %r1012;
-	.loc 1 186 39
-	sub.s32 %r1014, %r1013, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f495, %r1014;
-	.loc 1 187 30
-	mov.u32 %r1015, %r975;
-	.loc 1 187 27
-	bra.uni $L606_entry;
-$L606_entry:
-	.loc 1 207 67
-	not.b32 %r1017, 65535;
-	and.b32 %r1016, %r1015, %r1017;
-	.loc 1 207 64
-	mov.b32 %f497, %r1016;
-	.loc 1 207 37
-	mov.f32 %f496, %f497;
-	bra.uni $L607_ret_hi;
-$L607_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1018, %r975;
-	.loc 1 187 53
-	bra.uni $L608_entry;
-$L608_entry:
-	.loc 1 206 67
-	shl.b32 %r1019, %r1018, 16;
-	.loc 1 206 64
-	mov.b32 %f499, %r1019;
-	.loc 1 206 37
-	mov.f32 %f498, %f499;
-	bra.uni $L609_ret_lo;
-$L609_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f500, %f494, %f498, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f501, %f495, %f496, %f500;
-	mov.f32 %f412, %f501;
-	bra.uni $L610_rangeint_body;
-$L610_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1020, %r843, 24;
-	.loc 1 185 32
-	and.b32 %r1021, %r1020, 15;
-	.loc 1 185 23
-	mov.s32 %r1022, %r1021;
-	.loc 1 185 37
-	sub.s32 %r1023, %r1022, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f502, %r1023;
-	.loc 1 186 25
-	shr.u32 %r1024, %r843, 28;
-	.loc 1 186 34
-	and.b32 %r1025, %r1024, 15;
-	.loc 1 186 23
-	mov.s32 %r1026, %r1025;
-	.loc 1 186 39
-	sub.s32 %r1027, %r1026, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f503, %r1027;
-	.loc 1 187 30
-	mov.u32 %r1028, %r976;
-	.loc 1 187 27
-	bra.uni $L611_entry;
-$L611_entry:
-	.loc 1 207 67
-	not.b32 %r1030, 65535;
-	and.b32 %r1029, %r1028, %r1030;
-	.loc 1 207 64
-	mov.b32 %f505, %r1029;
-	.loc 1 207 37
-	mov.f32 %f504, %f505;
-	bra.uni $L612_ret_hi;
-$L612_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1031, %r976;
-	.loc 1 187 53
-	bra.uni $L613_entry;
-$L613_entry:
-	.loc 1 206 67
-	shl.b32 %r1032, %r1031, 16;
-	.loc 1 206 64
-	mov.b32 %f507, %r1032;
-	.loc 1 206 37
-	mov.f32 %f506, %f507;
-	bra.uni $L614_ret_lo;
-$L614_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f508, %f502, %f506, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f509, %f503, %f504, %f508;
-	mov.f32 %f445, %f509;
-	bra.uni $L592_rangeint_done;
-$L592_rangeint_done:
-	mov.f32 %f411, %f445;
-	bra.uni $L615_rangeint_body;
-$L615_rangeint_body:
-	.loc 1 171 10
-	shr.s64 %rd419, %rd21, 1;
-	.loc 1 171 14
-	add.s64 %rd420, %rd419, 3;
-	.loc 1 171 19
-	and.b64 %rd421, %rd420, 3;
-	.loc 1 172 9
-	mov.u32 %r1033, %r834;
-	.loc 1 173 8
-	setp.eq.s64 %p85, %rd421, 1;
-	@%p85 bra $L616_if_then;
-	bra.uni $L624_edge;
-$L616_if_then:
-	.loc 1 174 9
-	mov.u32 %r1034, %r835;
-	mov.u32 %r839, %r1034;
-	bra.uni $L617_if_done;
-$L624_edge:
-	mov.u32 %r839, %r1033;
-	bra.uni $L617_if_done;
-$L617_if_done:
-	.loc 1 176 8
-	setp.eq.s64 %p86, %rd421, 2;
-	@%p86 bra $L618_if_then;
-	bra.uni $L625_edge;
-$L618_if_then:
-	.loc 1 177 9
-	mov.u32 %r1035, %r836;
-	mov.u32 %r841, %r1035;
-	bra.uni $L619_if_done;
-$L625_edge:
-	mov.u32 %r841, %r839;
-	bra.uni $L619_if_done;
-$L619_if_done:
-	.loc 1 179 8
-	setp.eq.s64 %p87, %rd421, 3;
-	@%p87 bra $L620_if_then;
-	bra.uni $L626_edge;
-$L620_if_then:
-	.loc 1 180 9
-	mov.u32 %r1036, %r837;
-	mov.u32 %r843, %r1036;
-	bra.uni $L621_if_done;
-$L626_edge:
-	mov.u32 %r843, %r841;
-	bra.uni $L621_if_done;
-$L621_if_done:
-	.loc 1 182 3
-	mov.u32 %r1037, 0;
-	mov.u32 %r1038, 0;
-	mov.u32 %r1039, 0;
-	mov.u32 %r1040, 0;
-	.loc 1 182 27
-	shr.s64 %rd422, %rd391, 1;
-	.loc 1 182 32
-	mul.lo.s64 %rd423, %rd421, 4;
-	.loc 1 182 30
-	add.s64 %rd424, %rd422, %rd423;
-	.loc 1 182 18
-	add.s64 %rd425, %rd424, 3;
-	shl.b64 %rd426, %rd424, 2;
-	add.s64 %rd427, %rd19, %rd426;
-	ld.shared.v4.u32 {%r1041, %r1042, %r1043, %r1044}, [%rd427];
-	.loc 1 182 3
-	mov.u32 %r1037, %r1041;
-	mov.u32 %r1038, %r1042;
-	mov.u32 %r1039, %r1043;
-	mov.u32 %r1040, %r1044;
-	mov.f32 %f412, %f411;
-	bra.uni $L622_rangeint_body;
-$L622_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1045, %r843, 0;
-	.loc 1 185 32
-	and.b32 %r1046, %r1045, 15;
-	.loc 1 185 23
-	mov.s32 %r1047, %r1046;
-	.loc 1 185 37
-	sub.s32 %r1048, %r1047, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f510, %r1048;
-	.loc 1 186 25
-	shr.u32 %r1049, %r843, 4;
-	.loc 1 186 34
-	and.b32 %r1050, %r1049, 15;
-	.loc 1 186 23
-	mov.s32 %r1051, %r1050;
-	.loc 1 186 39
-	sub.s32 %r1052, %r1051, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f511, %r1052;
-	.loc 1 187 30
-	mov.u32 %r1053, %r1037;
-	.loc 1 187 27
-	bra.uni $L627_entry;
-$L627_entry:
-	.loc 1 207 67
-	not.b32 %r1055, 65535;
-	and.b32 %r1054, %r1053, %r1055;
-	.loc 1 207 64
-	mov.b32 %f513, %r1054;
-	.loc 1 207 37
-	mov.f32 %f512, %f513;
-	bra.uni $L628_ret_hi;
-$L628_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1056, %r1037;
-	.loc 1 187 53
-	bra.uni $L629_entry;
-$L629_entry:
-	.loc 1 206 67
-	shl.b32 %r1057, %r1056, 16;
-	.loc 1 206 64
-	mov.b32 %f515, %r1057;
-	.loc 1 206 37
-	mov.f32 %f514, %f515;
-	bra.uni $L630_ret_lo;
-$L630_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f516, %f510, %f514, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f517, %f511, %f512, %f516;
-	mov.f32 %f412, %f517;
-	bra.uni $L631_rangeint_body;
-$L631_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1058, %r843, 8;
-	.loc 1 185 32
-	and.b32 %r1059, %r1058, 15;
-	.loc 1 185 23
-	mov.s32 %r1060, %r1059;
-	.loc 1 185 37
-	sub.s32 %r1061, %r1060, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f518, %r1061;
-	.loc 1 186 25
-	shr.u32 %r1062, %r843, 12;
-	.loc 1 186 34
-	and.b32 %r1063, %r1062, 15;
-	.loc 1 186 23
-	mov.s32 %r1064, %r1063;
-	.loc 1 186 39
-	sub.s32 %r1065, %r1064, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f519, %r1065;
-	.loc 1 187 30
-	mov.u32 %r1066, %r1038;
-	.loc 1 187 27
-	bra.uni $L632_entry;
-$L632_entry:
-	.loc 1 207 67
-	not.b32 %r1068, 65535;
-	and.b32 %r1067, %r1066, %r1068;
-	.loc 1 207 64
-	mov.b32 %f521, %r1067;
-	.loc 1 207 37
-	mov.f32 %f520, %f521;
-	bra.uni $L633_ret_hi;
-$L633_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1069, %r1038;
-	.loc 1 187 53
-	bra.uni $L634_entry;
-$L634_entry:
-	.loc 1 206 67
-	shl.b32 %r1070, %r1069, 16;
-	.loc 1 206 64
-	mov.b32 %f523, %r1070;
-	.loc 1 206 37
-	mov.f32 %f522, %f523;
-	bra.uni $L635_ret_lo;
-$L635_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f524, %f518, %f522, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f525, %f519, %f520, %f524;
-	mov.f32 %f412, %f525;
-	bra.uni $L636_rangeint_body;
-$L636_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1071, %r843, 16;
-	.loc 1 185 32
-	and.b32 %r1072, %r1071, 15;
-	.loc 1 185 23
-	mov.s32 %r1073, %r1072;
-	.loc 1 185 37
-	sub.s32 %r1074, %r1073, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f526, %r1074;
-	.loc 1 186 25
-	shr.u32 %r1075, %r843, 20;
-	.loc 1 186 34
-	and.b32 %r1076, %r1075, 15;
-	.loc 1 186 23
-	mov.s32 %r1077, %r1076;
-	.loc 1 186 39
-	sub.s32 %r1078, %r1077, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f527, %r1078;
-	.loc 1 187 30
-	mov.u32 %r1079, %r1039;
-	.loc 1 187 27
-	bra.uni $L637_entry;
-$L637_entry:
-	.loc 1 207 67
-	not.b32 %r1081, 65535;
-	and.b32 %r1080, %r1079, %r1081;
-	.loc 1 207 64
-	mov.b32 %f529, %r1080;
-	.loc 1 207 37
-	mov.f32 %f528, %f529;
-	bra.uni $L638_ret_hi;
-$L638_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1082, %r1039;
-	.loc 1 187 53
-	bra.uni $L639_entry;
-$L639_entry:
-	.loc 1 206 67
-	shl.b32 %r1083, %r1082, 16;
-	.loc 1 206 64
-	mov.b32 %f531, %r1083;
-	.loc 1 206 37
-	mov.f32 %f530, %f531;
-	bra.uni $L640_ret_lo;
-$L640_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f532, %f526, %f530, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f533, %f527, %f528, %f532;
-	mov.f32 %f412, %f533;
-	bra.uni $L641_rangeint_body;
-$L641_rangeint_body:
-	.loc 1 185 25
-	shr.u32 %r1084, %r843, 24;
-	.loc 1 185 32
-	and.b32 %r1085, %r1084, 15;
-	.loc 1 185 23
-	mov.s32 %r1086, %r1085;
-	.loc 1 185 37
-	sub.s32 %r1087, %r1086, 8;
-	.loc 1 185 17
-	cvt.rn.f32.s32 %f534, %r1087;
-	.loc 1 186 25
-	shr.u32 %r1088, %r843, 28;
-	.loc 1 186 34
-	and.b32 %r1089, %r1088, 15;
-	.loc 1 186 23
-	mov.s32 %r1090, %r1089;
-	.loc 1 186 39
-	sub.s32 %r1091, %r1090, 8;
-	.loc 1 186 17
-	cvt.rn.f32.s32 %f535, %r1091;
-	.loc 1 187 30
-	mov.u32 %r1092, %r1040;
-	.loc 1 187 27
-	bra.uni $L642_entry;
-$L642_entry:
-	.loc 1 207 67
-	not.b32 %r1094, 65535;
-	and.b32 %r1093, %r1092, %r1094;
-	.loc 1 207 64
-	mov.b32 %f537, %r1093;
-	.loc 1 207 37
-	mov.f32 %f536, %f537;
-	bra.uni $L643_ret_hi;
-$L643_ret_hi:
-	.loc 1 187 56
-	mov.u32 %r1095, %r1040;
-	.loc 1 187 53
-	bra.uni $L644_entry;
-$L644_entry:
-	.loc 1 206 67
-	shl.b32 %r1096, %r1095, 16;
-	.loc 1 206 64
-	mov.b32 %f539, %r1096;
-	.loc 1 206 37
-	mov.f32 %f538, %f539;
-	bra.uni $L645_ret_lo;
-$L645_ret_lo:
-	.loc 1 187 43
-	fma.rn.f32 %f540, %f534, %f538, %f412;
-	.loc 1 187 17
-	fma.rn.f32 %f541, %f535, %f536, %f540;
-	mov.f32 %f445, %f541;
-	bra.uni $L623_rangeint_done;
-$L623_rangeint_done:
-	mov.f32 %f542, %f445;
-	bra.uni $L521_rangeint_done;
-$L521_rangeint_done:
-	.loc 1 190 2
-	mov.f32 %f410, %f542;
-	bra.uni $L530_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
-$L530_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
-	.loc 1 117 86
-	mov.f32 %f543, %f3;
-	.loc 1 117 24
-	fma.rn.f32 %f544, %f4, %f410, %f543;
-	.loc 1 117 11
-	mov.f32 %f3, %f544;
+	.loc 1 224 67
+	shl.b32 %r660, %r659, 16;
+	.loc 1 224 64
+	mov.b32 %f827, %r660;
+	.loc 1 224 37
+	mov.f32 %f826, %f827;
+	bra.uni $L550_ret_lo;
+$L550_ret_lo:
+	.loc 1 205 54
+	fma.rn.f32 %f828, %f825, %f826, %f700;
+	.loc 1 205 17
+	fma.rn.f32 %f829, %f822, %f823, %f828;
+	mov.f32 %f733, %f829;
+	bra.uni $L531_rangeint_done;
+$L531_rangeint_done:
+	mov.f32 %f830, %f733;
+	bra.uni $L462_rangeint_done;
+$L462_rangeint_done:
+	.loc 1 208 2
+	mov.f32 %f666, %f830;
+	bra.uni $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
+$L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
+	.loc 1 120 87
+	mov.f32 %f831, %f3;
+	.loc 1 120 24
+	fma.rn.f32 %f832, %f164, %f666, %f831;
+	.loc 1 120 11
+	mov.f32 %f3, %f832;
 	bra.uni $L15_if_done;
 $L15_if_done:
-	.loc 1 121 15
+	.loc 1 124 15
 	bar.warp.sync -1;
-	.loc 1 122 42
-	add.s64 %rd428, %rd246, 4;
-	.loc 1 122 51
-	sub.s64 %rd429, %rd428, 1;
-	.loc 1 122 12
-	bra.uni $L646_entry;
-$L646_entry:
-	.loc 1 144 19
-	and.b64 %rd430, %rd429, 3;
-	.loc 1 144 33
-	mul.lo.s64 %rd431, %rd430, 1280;
-	.loc 1 144 14
-	add.s64 %rd432, %rd30, %rd431;
-	.loc 1 145 10
-	mul.lo.s64 %rd433, %rd429, 256;
-	.loc 1 145 22
-	and.b64 %rd434, %rd21, 7;
-	.loc 1 145 25
-	mul.lo.s64 %rd435, %rd434, 32;
-	.loc 1 145 18
-	add.s64 %rd436, %rd433, %rd435;
-	.loc 1 147 9
-	setp.lt.s64 %p88, %rd33, %rd13;
-	@%p88 bra $L649_cond_true;
-	bra.uni $L656_edge;
-$L649_cond_true:
+	.loc 1 125 42
+	add.s64 %rd432, %rd246, 4;
+	.loc 1 125 51
+	sub.s64 %rd433, %rd432, 1;
+	.loc 1 125 12
+	bra.uni $L551_entry;
+$L551_entry:
 	.loc 1 147 19
-	setp.lt.s64 %p89, %rd436, %rd14;
-	@%p89 bra $L647_if_then;
-	bra.uni $L657_edge;
-$L647_if_then:
-	.loc 1 148 19
-	mul.lo.s64 %rd439, %rd33, %rd14;
-	.loc 1 148 21
-	add.s64 %rd440, %rd439, %rd436;
+	and.b64 %rd434, %rd433, 3;
+	.loc 1 147 33
+	mul.lo.s64 %rd435, %rd434, 1280;
+	.loc 1 147 14
+	add.s64 %rd436, %rd30, %rd435;
+	.loc 1 148 10
+	mul.lo.s64 %rd437, %rd433, 256;
+	.loc 1 148 22
+	and.b64 %rd438, %rd21, 7;
 	.loc 1 148 25
-	shr.s64 %rd441, %rd440, 1;
-	mov.s64 %rd437, %rd441;
-	mov.s64 %rd438, 16;
-	bra.uni $L648_if_done;
-$L657_edge:
-	mov.s64 %rd437, 0;
-	mov.s64 %rd438, 0;
-	bra.uni $L648_if_done;
-$L656_edge:
-	mov.s64 %rd437, 0;
-	mov.s64 %rd438, 0;
-	bra.uni $L648_if_done;
-$L648_if_done:
-	.loc 1 150 30
-	mul.lo.s64 %rd442, %rd432, 2;
-	.loc 1 150 34
-	mul.lo.s64 %rd443, %rd21, 16;
-	.loc 1 150 32
-	add.s64 %rd444, %rd442, %rd443;
-	.loc 1 150 25
-	shl.b64 %rd445, %rd444, 0;
-	add.s64 %rd446, %rd17, %rd445;
-	.loc 1 150 47
-	shl.b64 %rd447, %rd437, 0;
-	add.s64 %rd448, %rd7, %rd447;
-	.loc 1 150 18
-	cvt.u32.s64 %r1097, %rd438;
-	cp.async.cg.shared.global [%rd446], [%rd448], 16, %r1097;
-	.loc 1 151 10
-	mul.lo.s64 %rd449, %rd429, 256;
+	mul.lo.s64 %rd439, %rd438, 32;
+	.loc 1 148 18
+	add.s64 %rd440, %rd437, %rd439;
+	.loc 1 150 9
+	setp.lt.s64 %p42, %rd33, %rd13;
+	@%p42 bra $L554_cond_true;
+	bra.uni $L561_edge;
+$L554_cond_true:
+	.loc 1 150 19
+	setp.lt.s64 %p43, %rd440, %rd14;
+	@%p43 bra $L552_if_then;
+	bra.uni $L562_edge;
+$L552_if_then:
+	.loc 1 151 19
+	mul.lo.s64 %rd443, %rd33, %rd14;
 	.loc 1 151 21
-	mul.lo.s64 %rd450, %rd21, 8;
-	.loc 1 151 18
-	add.s64 %rd451, %rd449, %rd450;
-	bra.uni $L650_rangeint_body;
-$L650_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd452, %rd41, 0;
-	.loc 1 155 11
-	setp.lt.s64 %p90, %rd452, %rd12;
-	@%p90 bra $L654_cond_true;
-	bra.uni $L658_edge;
-$L654_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p91, %rd451, %rd14;
-	@%p91 bra $L652_if_then;
-	bra.uni $L659_edge;
-$L652_if_then:
-	.loc 1 156 19
-	add.s64 %rd455, %rd41, 0;
-	.loc 1 156 22
-	mul.lo.s64 %rd456, %rd455, %rd14;
-	.loc 1 156 24
-	add.s64 %rd457, %rd456, %rd451;
-	mov.s64 %rd453, %rd457;
-	mov.s64 %rd454, 16;
-	bra.uni $L653_if_done;
-$L659_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L653_if_done;
-$L658_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L653_if_done;
-$L653_if_done:
-	.loc 1 158 31
-	add.s64 %rd458, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd459, %rd458, 0;
-	.loc 1 158 51
-	mul.lo.s64 %rd460, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd461, %rd459, %rd460;
-	.loc 1 158 26
-	shl.b64 %rd462, %rd461, 1;
-	add.s64 %rd463, %rd15, %rd462;
-	.loc 1 158 58
-	shl.b64 %rd464, %rd453, 1;
-	add.s64 %rd465, %rd4, %rd464;
-	.loc 1 158 19
-	cvt.u32.s64 %r1098, %rd454;
-	cp.async.cg.shared.global [%rd463], [%rd465], 16, %r1098;
-	bra.uni $L660_rangeint_body;
-$L660_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd466, %rd41, 1;
-	.loc 1 155 11
-	setp.lt.s64 %p92, %rd466, %rd12;
-	@%p92 bra $L663_cond_true;
-	bra.uni $L664_edge;
-$L663_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p93, %rd451, %rd14;
-	@%p93 bra $L661_if_then;
-	bra.uni $L665_edge;
-$L661_if_then:
-	.loc 1 156 19
-	add.s64 %rd467, %rd41, 1;
-	.loc 1 156 22
-	mul.lo.s64 %rd468, %rd467, %rd14;
-	.loc 1 156 24
-	add.s64 %rd469, %rd468, %rd451;
-	mov.s64 %rd453, %rd469;
-	mov.s64 %rd454, 16;
-	bra.uni $L662_if_done;
-$L665_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L662_if_done;
-$L664_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L662_if_done;
-$L662_if_done:
-	.loc 1 158 31
-	add.s64 %rd470, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd471, %rd470, 256;
-	.loc 1 158 51
-	mul.lo.s64 %rd472, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd473, %rd471, %rd472;
-	.loc 1 158 26
-	shl.b64 %rd474, %rd473, 1;
-	add.s64 %rd475, %rd15, %rd474;
-	.loc 1 158 58
-	shl.b64 %rd476, %rd453, 1;
-	add.s64 %rd477, %rd4, %rd476;
-	.loc 1 158 19
-	cvt.u32.s64 %r1099, %rd454;
-	cp.async.cg.shared.global [%rd475], [%rd477], 16, %r1099;
-	bra.uni $L666_rangeint_body;
-$L666_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd478, %rd41, 2;
-	.loc 1 155 11
-	setp.lt.s64 %p94, %rd478, %rd12;
-	@%p94 bra $L669_cond_true;
-	bra.uni $L670_edge;
-$L669_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p95, %rd451, %rd14;
-	@%p95 bra $L667_if_then;
-	bra.uni $L671_edge;
-$L667_if_then:
-	.loc 1 156 19
-	add.s64 %rd479, %rd41, 2;
-	.loc 1 156 22
-	mul.lo.s64 %rd480, %rd479, %rd14;
-	.loc 1 156 24
-	add.s64 %rd481, %rd480, %rd451;
-	mov.s64 %rd453, %rd481;
-	mov.s64 %rd454, 16;
-	bra.uni $L668_if_done;
-$L671_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L668_if_done;
-$L670_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L668_if_done;
-$L668_if_done:
-	.loc 1 158 31
-	add.s64 %rd482, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd483, %rd482, 512;
-	.loc 1 158 51
-	mul.lo.s64 %rd484, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd485, %rd483, %rd484;
-	.loc 1 158 26
-	shl.b64 %rd486, %rd485, 1;
-	add.s64 %rd487, %rd15, %rd486;
-	.loc 1 158 58
-	shl.b64 %rd488, %rd453, 1;
-	add.s64 %rd489, %rd4, %rd488;
-	.loc 1 158 19
-	cvt.u32.s64 %r1100, %rd454;
-	cp.async.cg.shared.global [%rd487], [%rd489], 16, %r1100;
-	bra.uni $L672_rangeint_body;
-$L672_rangeint_body:
-	.loc 1 155 8
-	add.s64 %rd490, %rd41, 3;
-	.loc 1 155 11
-	setp.lt.s64 %p96, %rd490, %rd12;
-	@%p96 bra $L675_cond_true;
-	bra.uni $L676_edge;
-$L675_cond_true:
-	.loc 1 155 21
-	setp.lt.s64 %p97, %rd451, %rd14;
-	@%p97 bra $L673_if_then;
-	bra.uni $L677_edge;
-$L673_if_then:
-	.loc 1 156 19
-	add.s64 %rd491, %rd41, 3;
-	.loc 1 156 22
-	mul.lo.s64 %rd492, %rd491, %rd14;
-	.loc 1 156 24
-	add.s64 %rd493, %rd492, %rd451;
-	mov.s64 %rd453, %rd493;
-	mov.s64 %rd454, 16;
-	bra.uni $L674_if_done;
-$L677_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L674_if_done;
-$L676_edge:
-	mov.s64 %rd453, 0;
-	mov.s64 %rd454, 0;
-	bra.uni $L674_if_done;
-$L674_if_done:
-	.loc 1 158 31
-	add.s64 %rd494, %rd432, 256;
-	.loc 1 158 40
-	add.s64 %rd495, %rd494, 768;
-	.loc 1 158 51
-	mul.lo.s64 %rd496, %rd21, 8;
-	.loc 1 158 49
-	add.s64 %rd497, %rd495, %rd496;
-	.loc 1 158 26
-	shl.b64 %rd498, %rd497, 1;
-	add.s64 %rd499, %rd15, %rd498;
-	.loc 1 158 58
-	shl.b64 %rd500, %rd453, 1;
-	add.s64 %rd501, %rd4, %rd500;
-	.loc 1 158 19
-	cvt.u32.s64 %r1101, %rd454;
-	cp.async.cg.shared.global [%rd499], [%rd501], 16, %r1101;
-	bra.uni $L651_rangeint_done;
-$L651_rangeint_done:
-	.loc 1 160 19
+	add.s64 %rd444, %rd443, %rd440;
+	.loc 1 151 25
+	shr.s64 %rd445, %rd444, 1;
+	mov.s64 %rd441, %rd445;
+	mov.s64 %rd442, 16;
+	bra.uni $L553_if_done;
+$L562_edge:
+	mov.s64 %rd441, 0;
+	mov.s64 %rd442, 0;
+	bra.uni $L553_if_done;
+$L561_edge:
+	mov.s64 %rd441, 0;
+	mov.s64 %rd442, 0;
+	bra.uni $L553_if_done;
+$L553_if_done:
+	.loc 1 153 30
+	mul.lo.s64 %rd446, %rd436, 2;
+	.loc 1 153 34
+	mul.lo.s64 %rd447, %rd21, 16;
+	.loc 1 153 32
+	add.s64 %rd448, %rd446, %rd447;
+	.loc 1 153 25
+	shl.b64 %rd449, %rd448, 0;
+	add.s64 %rd450, %rd17, %rd449;
+	.loc 1 153 47
+	shl.b64 %rd451, %rd441, 0;
+	add.s64 %rd452, %rd7, %rd451;
+	.loc 1 153 18
+	cvt.u32.s64 %r661, %rd442;
+	cp.async.cg.shared.global [%rd450], [%rd452], 16, %r661;
+	.loc 1 154 10
+	mul.lo.s64 %rd453, %rd433, 256;
+	.loc 1 154 21
+	mul.lo.s64 %rd454, %rd21, 8;
+	.loc 1 154 18
+	add.s64 %rd455, %rd453, %rd454;
+	bra.uni $L555_rangeint_body;
+$L555_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd456, %rd41, 0;
+	.loc 1 158 11
+	setp.lt.s64 %p44, %rd456, %rd12;
+	@%p44 bra $L559_cond_true;
+	bra.uni $L563_edge;
+$L559_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p45, %rd455, %rd14;
+	@%p45 bra $L557_if_then;
+	bra.uni $L564_edge;
+$L557_if_then:
+	.loc 1 159 19
+	add.s64 %rd459, %rd41, 0;
+	.loc 1 159 22
+	mul.lo.s64 %rd460, %rd459, %rd14;
+	.loc 1 159 24
+	add.s64 %rd461, %rd460, %rd455;
+	mov.s64 %rd457, %rd461;
+	mov.s64 %rd458, 16;
+	bra.uni $L558_if_done;
+$L564_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L558_if_done;
+$L563_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L558_if_done;
+$L558_if_done:
+	.loc 1 161 31
+	add.s64 %rd462, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd463, %rd462, 0;
+	.loc 1 161 51
+	mul.lo.s64 %rd464, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd465, %rd463, %rd464;
+	.loc 1 161 26
+	shl.b64 %rd466, %rd465, 1;
+	add.s64 %rd467, %rd15, %rd466;
+	.loc 1 161 58
+	shl.b64 %rd468, %rd457, 1;
+	add.s64 %rd469, %rd4, %rd468;
+	.loc 1 161 19
+	cvt.u32.s64 %r662, %rd458;
+	cp.async.cg.shared.global [%rd467], [%rd469], 16, %r662;
+	bra.uni $L565_rangeint_body;
+$L565_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd470, %rd41, 1;
+	.loc 1 158 11
+	setp.lt.s64 %p46, %rd470, %rd12;
+	@%p46 bra $L568_cond_true;
+	bra.uni $L569_edge;
+$L568_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p47, %rd455, %rd14;
+	@%p47 bra $L566_if_then;
+	bra.uni $L570_edge;
+$L566_if_then:
+	.loc 1 159 19
+	add.s64 %rd471, %rd41, 1;
+	.loc 1 159 22
+	mul.lo.s64 %rd472, %rd471, %rd14;
+	.loc 1 159 24
+	add.s64 %rd473, %rd472, %rd455;
+	mov.s64 %rd457, %rd473;
+	mov.s64 %rd458, 16;
+	bra.uni $L567_if_done;
+$L570_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L567_if_done;
+$L569_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L567_if_done;
+$L567_if_done:
+	.loc 1 161 31
+	add.s64 %rd474, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd475, %rd474, 256;
+	.loc 1 161 51
+	mul.lo.s64 %rd476, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd477, %rd475, %rd476;
+	.loc 1 161 26
+	shl.b64 %rd478, %rd477, 1;
+	add.s64 %rd479, %rd15, %rd478;
+	.loc 1 161 58
+	shl.b64 %rd480, %rd457, 1;
+	add.s64 %rd481, %rd4, %rd480;
+	.loc 1 161 19
+	cvt.u32.s64 %r663, %rd458;
+	cp.async.cg.shared.global [%rd479], [%rd481], 16, %r663;
+	bra.uni $L571_rangeint_body;
+$L571_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd482, %rd41, 2;
+	.loc 1 158 11
+	setp.lt.s64 %p48, %rd482, %rd12;
+	@%p48 bra $L574_cond_true;
+	bra.uni $L575_edge;
+$L574_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p49, %rd455, %rd14;
+	@%p49 bra $L572_if_then;
+	bra.uni $L576_edge;
+$L572_if_then:
+	.loc 1 159 19
+	add.s64 %rd483, %rd41, 2;
+	.loc 1 159 22
+	mul.lo.s64 %rd484, %rd483, %rd14;
+	.loc 1 159 24
+	add.s64 %rd485, %rd484, %rd455;
+	mov.s64 %rd457, %rd485;
+	mov.s64 %rd458, 16;
+	bra.uni $L573_if_done;
+$L576_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L573_if_done;
+$L575_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L573_if_done;
+$L573_if_done:
+	.loc 1 161 31
+	add.s64 %rd486, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd487, %rd486, 512;
+	.loc 1 161 51
+	mul.lo.s64 %rd488, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd489, %rd487, %rd488;
+	.loc 1 161 26
+	shl.b64 %rd490, %rd489, 1;
+	add.s64 %rd491, %rd15, %rd490;
+	.loc 1 161 58
+	shl.b64 %rd492, %rd457, 1;
+	add.s64 %rd493, %rd4, %rd492;
+	.loc 1 161 19
+	cvt.u32.s64 %r664, %rd458;
+	cp.async.cg.shared.global [%rd491], [%rd493], 16, %r664;
+	bra.uni $L577_rangeint_body;
+$L577_rangeint_body:
+	.loc 1 158 8
+	add.s64 %rd494, %rd41, 3;
+	.loc 1 158 11
+	setp.lt.s64 %p50, %rd494, %rd12;
+	@%p50 bra $L580_cond_true;
+	bra.uni $L581_edge;
+$L580_cond_true:
+	.loc 1 158 21
+	setp.lt.s64 %p51, %rd455, %rd14;
+	@%p51 bra $L578_if_then;
+	bra.uni $L582_edge;
+$L578_if_then:
+	.loc 1 159 19
+	add.s64 %rd495, %rd41, 3;
+	.loc 1 159 22
+	mul.lo.s64 %rd496, %rd495, %rd14;
+	.loc 1 159 24
+	add.s64 %rd497, %rd496, %rd455;
+	mov.s64 %rd457, %rd497;
+	mov.s64 %rd458, 16;
+	bra.uni $L579_if_done;
+$L582_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L579_if_done;
+$L581_edge:
+	mov.s64 %rd457, 0;
+	mov.s64 %rd458, 0;
+	bra.uni $L579_if_done;
+$L579_if_done:
+	.loc 1 161 31
+	add.s64 %rd498, %rd436, 256;
+	.loc 1 161 40
+	add.s64 %rd499, %rd498, 768;
+	.loc 1 161 51
+	mul.lo.s64 %rd500, %rd21, 8;
+	.loc 1 161 49
+	add.s64 %rd501, %rd499, %rd500;
+	.loc 1 161 26
+	shl.b64 %rd502, %rd501, 1;
+	add.s64 %rd503, %rd15, %rd502;
+	.loc 1 161 58
+	shl.b64 %rd504, %rd457, 1;
+	add.s64 %rd505, %rd4, %rd504;
+	.loc 1 161 19
+	cvt.u32.s64 %r665, %rd458;
+	cp.async.cg.shared.global [%rd503], [%rd505], 16, %r665;
+	bra.uni $L556_rangeint_done;
+$L556_rangeint_done:
+	.loc 1 163 19
 	cp.async.commit_group;
-	bra.uni $L655_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L655_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
-	.loc 1 106 29
-	add.s64 %rd502, %rd246, 1;
-	mov.s64 %rd246, %rd502;
+	bra.uni $L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	.loc 1 108 29
+	add.s64 %rd506, %rd246, 1;
+	mov.s64 %rd246, %rd506;
 	bra.uni $L11_for_loop;
 $L13_for_done:
-	.loc 1 124 19
+	.loc 1 127 19
 	cp.async.wait_group 0;
 	bra.uni $L20_rangeint_body;
 $L20_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f545, %f0;
-	mov.f32 %f546, %f545;
+	.loc 1 130 13
+	mov.f32 %f833, %f0;
+	mov.f32 %f834, %f833;
 	bra.uni $L23_for_body;
 $L23_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f547, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f548, %f546, %f547;
-	mov.f32 %f546, %f548;
-	bra.uni $L679_for_body;
-$L679_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f549, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f550, %f546, %f549;
-	mov.f32 %f546, %f550;
-	bra.uni $L681_for_body;
-$L681_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f551, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f552, %f546, %f551;
-	mov.f32 %f546, %f552;
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f835, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f836, %f834, %f835;
+	mov.f32 %f834, %f836;
+	bra.uni $L584_for_body;
+$L584_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f837, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f838, %f834, %f837;
+	mov.f32 %f834, %f838;
+	bra.uni $L586_for_body;
+$L586_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f839, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f840, %f834, %f839;
+	mov.f32 %f834, %f840;
 	bra.uni $L24_for_done;
 $L24_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p98, %rd32, 0;
-	@%p98 bra $L28_cond_true;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 11
+	setp.eq.s64 %p52, %rd32, 0;
+	@%p52 bra $L28_cond_true;
+	bra.uni $L591_rangeint_body;
 $L28_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p99, %rd33, %rd13;
-	@%p99 bra $L27_cond_true;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 23
+	setp.lt.s64 %p53, %rd33, %rd13;
+	@%p53 bra $L27_cond_true;
+	bra.uni $L591_rangeint_body;
 $L27_cond_true:
-	.loc 1 132 32
-	add.s64 %rd503, %rd41, 0;
-	.loc 1 132 35
-	setp.lt.s64 %p100, %rd503, %rd12;
-	@%p100 bra $L25_if_then;
-	bra.uni $L686_rangeint_body;
+	.loc 1 135 32
+	add.s64 %rd507, %rd41, 0;
+	.loc 1 135 35
+	setp.lt.s64 %p54, %rd507, %rd12;
+	@%p54 bra $L25_if_then;
+	bra.uni $L591_rangeint_body;
 $L25_if_then:
-	.loc 1 133 13
-	add.s64 %rd504, %rd41, 0;
-	.loc 1 133 16
-	mul.lo.s64 %rd505, %rd504, %rd13;
-	.loc 1 133 18
-	add.s64 %rd506, %rd505, %rd33;
-	.loc 1 133 34
-	bra.uni $L684_entry;
-$L684_entry:
-	.loc 1 222 67
-	cvt.rn.bf16.f32 %rs1, %f546;
-	.loc 1 222 46
+	.loc 1 136 13
+	add.s64 %rd508, %rd41, 0;
+	.loc 1 136 16
+	mul.lo.s64 %rd509, %rd508, %rd13;
+	.loc 1 136 18
+	add.s64 %rd510, %rd509, %rd33;
+	.loc 1 136 34
+	bra.uni $L589_entry;
+$L589_entry:
+	.loc 1 240 67
+	cvt.rn.bf16.f32 %rs1, %f834;
+	.loc 1 240 46
 	mov.u16 %rs0, %rs1;
-	bra.uni $L685_ret_store;
-$L685_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd507, %rd506, 1;
-	add.s64 %rd508, %rd1, %rd507;
-	st.global.u16 [%rd508], %rs0;
-	bra.uni $L686_rangeint_body;
-$L686_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f553, %f1;
-	mov.f32 %f546, %f553;
-	bra.uni $L688_for_body;
-$L688_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f554, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f555, %f546, %f554;
-	mov.f32 %f546, %f555;
-	bra.uni $L695_for_body;
-$L695_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f556, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f557, %f546, %f556;
-	mov.f32 %f546, %f557;
-	bra.uni $L697_for_body;
-$L697_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f558, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f559, %f546, %f558;
-	mov.f32 %f546, %f559;
-	bra.uni $L689_for_done;
-$L689_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p101, %rd32, 0;
-	@%p101 bra $L693_cond_true;
-	bra.uni $L702_rangeint_body;
-$L693_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p102, %rd33, %rd13;
-	@%p102 bra $L692_cond_true;
-	bra.uni $L702_rangeint_body;
-$L692_cond_true:
-	.loc 1 132 32
-	add.s64 %rd509, %rd41, 1;
-	.loc 1 132 35
-	setp.lt.s64 %p103, %rd509, %rd12;
-	@%p103 bra $L690_if_then;
-	bra.uni $L702_rangeint_body;
-$L690_if_then:
-	.loc 1 133 13
-	add.s64 %rd510, %rd41, 1;
-	.loc 1 133 16
-	mul.lo.s64 %rd511, %rd510, %rd13;
-	.loc 1 133 18
-	add.s64 %rd512, %rd511, %rd33;
-	.loc 1 133 34
-	bra.uni $L700_entry;
-$L700_entry:
-	.loc 1 222 67
-	cvt.rn.bf16.f32 %rs3, %f546;
-	.loc 1 222 46
+	bra.uni $L590_ret_store;
+$L590_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd511, %rd510, 1;
+	add.s64 %rd512, %rd1, %rd511;
+	st.global.u16 [%rd512], %rs0;
+	bra.uni $L591_rangeint_body;
+$L591_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f841, %f1;
+	mov.f32 %f834, %f841;
+	bra.uni $L593_for_body;
+$L593_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f842, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f843, %f834, %f842;
+	mov.f32 %f834, %f843;
+	bra.uni $L600_for_body;
+$L600_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f844, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f845, %f834, %f844;
+	mov.f32 %f834, %f845;
+	bra.uni $L602_for_body;
+$L602_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f846, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f847, %f834, %f846;
+	mov.f32 %f834, %f847;
+	bra.uni $L594_for_done;
+$L594_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p55, %rd32, 0;
+	@%p55 bra $L598_cond_true;
+	bra.uni $L607_rangeint_body;
+$L598_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p56, %rd33, %rd13;
+	@%p56 bra $L597_cond_true;
+	bra.uni $L607_rangeint_body;
+$L597_cond_true:
+	.loc 1 135 32
+	add.s64 %rd513, %rd41, 1;
+	.loc 1 135 35
+	setp.lt.s64 %p57, %rd513, %rd12;
+	@%p57 bra $L595_if_then;
+	bra.uni $L607_rangeint_body;
+$L595_if_then:
+	.loc 1 136 13
+	add.s64 %rd514, %rd41, 1;
+	.loc 1 136 16
+	mul.lo.s64 %rd515, %rd514, %rd13;
+	.loc 1 136 18
+	add.s64 %rd516, %rd515, %rd33;
+	.loc 1 136 34
+	bra.uni $L605_entry;
+$L605_entry:
+	.loc 1 240 67
+	cvt.rn.bf16.f32 %rs3, %f834;
+	.loc 1 240 46
 	mov.u16 %rs2, %rs3;
-	bra.uni $L701_ret_store;
-$L701_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd513, %rd512, 1;
-	add.s64 %rd514, %rd1, %rd513;
-	st.global.u16 [%rd514], %rs2;
-	bra.uni $L702_rangeint_body;
-$L702_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f560, %f2;
-	mov.f32 %f546, %f560;
-	bra.uni $L704_for_body;
-$L704_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f561, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f562, %f546, %f561;
-	mov.f32 %f546, %f562;
-	bra.uni $L711_for_body;
-$L711_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f563, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f564, %f546, %f563;
-	mov.f32 %f546, %f564;
-	bra.uni $L713_for_body;
-$L713_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f565, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f566, %f546, %f565;
-	mov.f32 %f546, %f566;
-	bra.uni $L705_for_done;
-$L705_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p104, %rd32, 0;
-	@%p104 bra $L709_cond_true;
-	bra.uni $L718_rangeint_body;
-$L709_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p105, %rd33, %rd13;
-	@%p105 bra $L708_cond_true;
-	bra.uni $L718_rangeint_body;
-$L708_cond_true:
-	.loc 1 132 32
-	add.s64 %rd515, %rd41, 2;
-	.loc 1 132 35
-	setp.lt.s64 %p106, %rd515, %rd12;
-	@%p106 bra $L706_if_then;
-	bra.uni $L718_rangeint_body;
-$L706_if_then:
-	.loc 1 133 13
-	add.s64 %rd516, %rd41, 2;
-	.loc 1 133 16
-	mul.lo.s64 %rd517, %rd516, %rd13;
-	.loc 1 133 18
-	add.s64 %rd518, %rd517, %rd33;
-	.loc 1 133 34
-	bra.uni $L716_entry;
-$L716_entry:
-	.loc 1 222 67
-	cvt.rn.bf16.f32 %rs5, %f546;
-	.loc 1 222 46
+	bra.uni $L606_ret_store;
+$L606_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd517, %rd516, 1;
+	add.s64 %rd518, %rd1, %rd517;
+	st.global.u16 [%rd518], %rs2;
+	bra.uni $L607_rangeint_body;
+$L607_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f848, %f2;
+	mov.f32 %f834, %f848;
+	bra.uni $L609_for_body;
+$L609_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f849, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f850, %f834, %f849;
+	mov.f32 %f834, %f850;
+	bra.uni $L616_for_body;
+$L616_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f851, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f852, %f834, %f851;
+	mov.f32 %f834, %f852;
+	bra.uni $L618_for_body;
+$L618_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f853, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f854, %f834, %f853;
+	mov.f32 %f834, %f854;
+	bra.uni $L610_for_done;
+$L610_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p58, %rd32, 0;
+	@%p58 bra $L614_cond_true;
+	bra.uni $L623_rangeint_body;
+$L614_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p59, %rd33, %rd13;
+	@%p59 bra $L613_cond_true;
+	bra.uni $L623_rangeint_body;
+$L613_cond_true:
+	.loc 1 135 32
+	add.s64 %rd519, %rd41, 2;
+	.loc 1 135 35
+	setp.lt.s64 %p60, %rd519, %rd12;
+	@%p60 bra $L611_if_then;
+	bra.uni $L623_rangeint_body;
+$L611_if_then:
+	.loc 1 136 13
+	add.s64 %rd520, %rd41, 2;
+	.loc 1 136 16
+	mul.lo.s64 %rd521, %rd520, %rd13;
+	.loc 1 136 18
+	add.s64 %rd522, %rd521, %rd33;
+	.loc 1 136 34
+	bra.uni $L621_entry;
+$L621_entry:
+	.loc 1 240 67
+	cvt.rn.bf16.f32 %rs5, %f834;
+	.loc 1 240 46
 	mov.u16 %rs4, %rs5;
-	bra.uni $L717_ret_store;
-$L717_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd519, %rd518, 1;
-	add.s64 %rd520, %rd1, %rd519;
-	st.global.u16 [%rd520], %rs4;
-	bra.uni $L718_rangeint_body;
-$L718_rangeint_body:
-	.loc 1 127 13
-	mov.f32 %f567, %f3;
-	mov.f32 %f546, %f567;
-	bra.uni $L720_for_body;
-$L720_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f568, %f546, 1, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f569, %f546, %f568;
-	mov.f32 %f546, %f569;
-	bra.uni $L727_for_body;
-$L727_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f570, %f546, 2, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f571, %f546, %f570;
-	mov.f32 %f546, %f571;
-	bra.uni $L729_for_body;
-$L729_for_body:
-	.loc 1 130 22
-	shfl.sync.bfly.b32 %f572, %f546, 4, 31, -1;
-	.loc 1 130 6
-	add.rn.f32 %f573, %f546, %f572;
-	mov.f32 %f546, %f573;
-	bra.uni $L721_for_done;
-$L721_for_done:
-	.loc 1 132 11
-	setp.eq.s64 %p107, %rd32, 0;
-	@%p107 bra $L725_cond_true;
+	bra.uni $L622_ret_store;
+$L622_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd523, %rd522, 1;
+	add.s64 %rd524, %rd1, %rd523;
+	st.global.u16 [%rd524], %rs4;
+	bra.uni $L623_rangeint_body;
+$L623_rangeint_body:
+	.loc 1 130 13
+	mov.f32 %f855, %f3;
+	mov.f32 %f834, %f855;
+	bra.uni $L625_for_body;
+$L625_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f856, %f834, 1, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f857, %f834, %f856;
+	mov.f32 %f834, %f857;
+	bra.uni $L632_for_body;
+$L632_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f858, %f834, 2, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f859, %f834, %f858;
+	mov.f32 %f834, %f859;
+	bra.uni $L634_for_body;
+$L634_for_body:
+	.loc 1 133 22
+	shfl.sync.bfly.b32 %f860, %f834, 4, 31, -1;
+	.loc 1 133 6
+	add.rn.f32 %f861, %f834, %f860;
+	mov.f32 %f834, %f861;
+	bra.uni $L626_for_done;
+$L626_for_done:
+	.loc 1 135 11
+	setp.eq.s64 %p61, %rd32, 0;
+	@%p61 bra $L630_cond_true;
 	bra.uni $L21_rangeint_done;
-$L725_cond_true:
-	.loc 1 132 23
-	setp.lt.s64 %p108, %rd33, %rd13;
-	@%p108 bra $L724_cond_true;
+$L630_cond_true:
+	.loc 1 135 23
+	setp.lt.s64 %p62, %rd33, %rd13;
+	@%p62 bra $L629_cond_true;
 	bra.uni $L21_rangeint_done;
-$L724_cond_true:
-	.loc 1 132 32
-	add.s64 %rd521, %rd41, 3;
-	.loc 1 132 35
-	setp.lt.s64 %p109, %rd521, %rd12;
-	@%p109 bra $L722_if_then;
+$L629_cond_true:
+	.loc 1 135 32
+	add.s64 %rd525, %rd41, 3;
+	.loc 1 135 35
+	setp.lt.s64 %p63, %rd525, %rd12;
+	@%p63 bra $L627_if_then;
 	bra.uni $L21_rangeint_done;
-$L722_if_then:
-	.loc 1 133 13
-	add.s64 %rd522, %rd41, 3;
-	.loc 1 133 16
-	mul.lo.s64 %rd523, %rd522, %rd13;
-	.loc 1 133 18
-	add.s64 %rd524, %rd523, %rd33;
-	.loc 1 133 34
-	bra.uni $L732_entry;
-$L732_entry:
-	.loc 1 222 67
-	cvt.rn.bf16.f32 %rs7, %f546;
-	.loc 1 222 46
+$L627_if_then:
+	.loc 1 136 13
+	add.s64 %rd526, %rd41, 3;
+	.loc 1 136 16
+	mul.lo.s64 %rd527, %rd526, %rd13;
+	.loc 1 136 18
+	add.s64 %rd528, %rd527, %rd33;
+	.loc 1 136 34
+	bra.uni $L637_entry;
+$L637_entry:
+	.loc 1 240 67
+	cvt.rn.bf16.f32 %rs7, %f834;
+	.loc 1 240 46
 	mov.u16 %rs6, %rs7;
-	bra.uni $L733_ret_store;
-$L733_ret_store:
-	.loc 1 133 9
-	shl.b64 %rd525, %rd524, 1;
-	add.s64 %rd526, %rd1, %rd525;
-	st.global.u16 [%rd526], %rs6;
+	bra.uni $L638_ret_store;
+$L638_ret_store:
+	.loc 1 136 9
+	shl.b64 %rd529, %rd528, 1;
+	add.s64 %rd530, %rd1, %rd529;
+	st.global.u16 [%rd530], %rs6;
 	bra.uni $L21_rangeint_done;
 $L21_rangeint_done:
-	.loc 1 100 24
-	add.s64 %rd527, %rd41, 4;
-	mov.s64 %rd41, %rd527;
+	.loc 1 102 24
+	add.s64 %rd531, %rd41, 4;
+	mov.s64 %rd41, %rd531;
 	bra.uni $L7_for_loop;
 $L29_ret_w4gemv_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16c_u005d:
 	ret;
