@@ -23,7 +23,9 @@
 //	argmax.go      Argmax over rows (two stages, ties to the lowest index)
 //	sample.go      top-k / top-p / temperature sampling with a seed
 //	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
-//	matmul.go      Matmul on the tensor cores with fused epilogues (kernels in internal/mm)
+//	matmul.go      Matmul on the tensor cores with fused epilogues, decode GEMV
+//	               (kernels in internal/mm and internal/gemv)
+//	matmul_w4.go   MatmulInt4, the W4A16 decode GEMV (kernels in internal/w4)
 //
 // The plumbing shared by all of them lives in dtype.go (element codecs
 // and the per-type kernel tables), shape.go (argument checks) and
