@@ -26,6 +26,7 @@
 //	matmul.go      Matmul on the tensor cores with fused epilogues, decode GEMV
 //	               (kernels in internal/mm and internal/gemv)
 //	matmul_w4.go   MatmulInt4, the W4A16 decode GEMV (kernels in internal/w4)
+//	matmul_i8.go   MatmulInt8, W8A8 on mma m16n8k32 s8 (kernels in internal/i8)
 //
 // The plumbing shared by all of them lives in dtype.go (element codecs
 // and the per-type kernel tables), shape.go (argument checks) and
