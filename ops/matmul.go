@@ -42,6 +42,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/gokern/kern"
@@ -163,6 +164,11 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 	s.atLeast("m", m, 0)
 	s.atLeast("n", n, 0)
 	s.atLeast("k", k, 0)
+	for _, d := range [][3]any{{"a", m, k}, {"b", n, k}, {"c", m, n}} {
+		if r, c := d[1].(int), d[2].(int); r > 0 && c > math.MaxInt32/r {
+			s.fail("%s is %d×%d: more than 2³¹-1 elements (the kernels' offsets are 32-bit)", d[0], r, c)
+		}
+	}
 	cn := n
 	switch o.Act {
 	case ActNone, ActSiLU, ActGELU:

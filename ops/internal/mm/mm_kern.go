@@ -43,22 +43,22 @@ var SimpleF16F32Kernel = kernSimpleF16F32Launcher{kern.NewKernel(kern.KernelSpec
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:352:22",
-		"tc.go:354:23",
-		"tc.go:361:21",
-		"tc.go:363:5",
-		"tc.go:368:22",
-		"tc.go:370:5",
-		"tc.go:374:23",
-		"tc.go:376:6",
-		"tc.go:352:22",
-		"tc.go:354:23",
-		"tc.go:361:21",
-		"tc.go:363:5",
-		"tc.go:368:22",
-		"tc.go:370:5",
-		"tc.go:374:23",
-		"tc.go:376:6",
+		"tc.go:356:22",
+		"tc.go:358:23",
+		"tc.go:365:21",
+		"tc.go:367:5",
+		"tc.go:372:22",
+		"tc.go:374:5",
+		"tc.go:378:23",
+		"tc.go:380:6",
+		"tc.go:356:22",
+		"tc.go:358:23",
+		"tc.go:365:21",
+		"tc.go:367:5",
+		"tc.go:372:22",
+		"tc.go:374:5",
+		"tc.go:378:23",
+		"tc.go:380:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
@@ -111,22 +111,22 @@ var SimpleF16F16Kernel = kernSimpleF16F16Launcher{kern.NewKernel(kern.KernelSpec
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:352:22",
-		"tc.go:354:23",
-		"tc.go:361:21",
-		"tc.go:363:5",
-		"tc.go:368:22",
-		"tc.go:370:5",
-		"tc.go:374:23",
-		"tc.go:376:6",
-		"tc.go:352:22",
-		"tc.go:354:23",
-		"tc.go:361:21",
-		"tc.go:363:5",
-		"tc.go:368:22",
-		"tc.go:370:5",
-		"tc.go:374:23",
-		"tc.go:376:6",
+		"tc.go:356:22",
+		"tc.go:358:23",
+		"tc.go:365:21",
+		"tc.go:367:5",
+		"tc.go:372:22",
+		"tc.go:374:5",
+		"tc.go:378:23",
+		"tc.go:380:6",
+		"tc.go:356:22",
+		"tc.go:358:23",
+		"tc.go:365:21",
+		"tc.go:367:5",
+		"tc.go:372:22",
+		"tc.go:374:5",
+		"tc.go:378:23",
+		"tc.go:380:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
@@ -179,22 +179,22 @@ var SimpleBF16F32Kernel = kernSimpleBF16F32Launcher{kern.NewKernel(kern.KernelSp
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:352:22",
-		"tc.go:354:23",
-		"tc.go:361:21",
-		"tc.go:363:5",
-		"tc.go:368:22",
-		"tc.go:370:5",
-		"tc.go:374:23",
-		"tc.go:376:6",
-		"tc.go:352:22",
-		"tc.go:354:23",
-		"tc.go:361:21",
-		"tc.go:363:5",
-		"tc.go:368:22",
-		"tc.go:370:5",
-		"tc.go:374:23",
-		"tc.go:376:6",
+		"tc.go:356:22",
+		"tc.go:358:23",
+		"tc.go:365:21",
+		"tc.go:367:5",
+		"tc.go:372:22",
+		"tc.go:374:5",
+		"tc.go:378:23",
+		"tc.go:380:6",
+		"tc.go:356:22",
+		"tc.go:358:23",
+		"tc.go:365:21",
+		"tc.go:367:5",
+		"tc.go:372:22",
+		"tc.go:374:5",
+		"tc.go:378:23",
+		"tc.go:380:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
@@ -247,22 +247,22 @@ var SimpleBF16BF16Kernel = kernSimpleBF16BF16Launcher{kern.NewKernel(kern.Kernel
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:352:22",
-		"tc.go:354:23",
-		"tc.go:361:21",
-		"tc.go:363:5",
-		"tc.go:368:22",
-		"tc.go:370:5",
-		"tc.go:374:23",
-		"tc.go:376:6",
-		"tc.go:352:22",
-		"tc.go:354:23",
-		"tc.go:361:21",
-		"tc.go:363:5",
-		"tc.go:368:22",
-		"tc.go:370:5",
-		"tc.go:374:23",
-		"tc.go:376:6",
+		"tc.go:356:22",
+		"tc.go:358:23",
+		"tc.go:365:21",
+		"tc.go:367:5",
+		"tc.go:372:22",
+		"tc.go:374:5",
+		"tc.go:378:23",
+		"tc.go:380:6",
+		"tc.go:356:22",
+		"tc.go:358:23",
+		"tc.go:365:21",
+		"tc.go:367:5",
+		"tc.go:372:22",
+		"tc.go:374:5",
+		"tc.go:378:23",
+		"tc.go:380:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
@@ -617,9 +617,9 @@ $L21_oob2:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L22_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r24, %rs0;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r23, %r24;
 	bra.uni $L23_ret_bits;
 $L23_ret_bits:
@@ -651,9 +651,9 @@ $L25_oob3:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L26_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r26, %rs1;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r25, %r26;
 	bra.uni $L27_ret_bits;
 $L27_ret_bits:
@@ -717,9 +717,9 @@ $L36_oob4:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L37_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r33, %rs2;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r32, %r33;
 	bra.uni $L38_ret_bits;
 $L38_ret_bits:
@@ -751,9 +751,9 @@ $L40_oob5:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L41_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r35, %rs3;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r34, %r35;
 	bra.uni $L42_ret_bits;
 $L42_ret_bits:
@@ -817,9 +817,9 @@ $L51_oob6:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L52_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r42, %rs4;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r41, %r42;
 	bra.uni $L53_ret_bits;
 $L53_ret_bits:
@@ -851,9 +851,9 @@ $L55_oob7:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L56_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r44, %rs5;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r43, %r44;
 	bra.uni $L57_ret_bits;
 $L57_ret_bits:
@@ -919,9 +919,9 @@ $L66_oob8:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L67_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r51, %rs6;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r50, %r51;
 	bra.uni $L68_ret_bits;
 $L68_ret_bits:
@@ -953,9 +953,9 @@ $L70_oob9:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L71_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r53, %rs7;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r52, %r53;
 	bra.uni $L72_ret_bits;
 $L72_ret_bits:
@@ -1027,9 +1027,9 @@ $L81_oob10:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L82_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r66, %rs8;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r65, %r66;
 	bra.uni $L83_ret_bits;
 $L83_ret_bits:
@@ -1063,9 +1063,9 @@ $L85_oob11:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L86_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r68, %rs9;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r67, %r68;
 	bra.uni $L87_ret_bits;
 $L87_ret_bits:
@@ -1131,9 +1131,9 @@ $L96_oob12:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L97_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r75, %rs10;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r74, %r75;
 	bra.uni $L98_ret_bits;
 $L98_ret_bits:
@@ -1167,9 +1167,9 @@ $L100_oob13:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L101_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r77, %rs11;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r76, %r77;
 	bra.uni $L102_ret_bits;
 $L102_ret_bits:
@@ -1210,9 +1210,9 @@ $L93_ret_simpleB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u
 	.loc 4 61 16
 	bra.uni $L103_entry;
 $L103_entry:
-	.loc 5 323 19
+	.loc 5 327 19
 	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f12, %f13, %f14, %f15}, {%r56, %r57, %r58, %r59}, {%r80, %r81}, {%f4, %f5, %f6, %f7};
-	.loc 5 323 2
+	.loc 5 327 2
 	mov.f32 %f8, %f12;
 	mov.f32 %f9, %f13;
 	mov.f32 %f10, %f14;
@@ -1246,35 +1246,35 @@ $L7_for_done:
 	.loc 4 64 11
 	bra.uni $L105_entry;
 $L105_entry:
-	.loc 5 349 9
+	.loc 5 353 9
 	setp.lt.s64 %p35, %rd121, %rd15;
 	@%p35 bra $L108_cond_true;
 	bra.uni $L121_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L108_cond_true:
-	.loc 5 349 20
+	.loc 5 353 20
 	setp.lt.s64 %p36, %rd124, %rd16;
 	@%p36 bra $L106_if_then;
 	bra.uni $L121_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L106_if_then:
-	.loc 5 350 14
+	.loc 5 354 14
 	add.s64 %rd125, %rd124, 1;
-	.loc 5 350 17
+	.loc 5 354 17
 	setp.lt.s64 %p37, %rd125, %rd16;
-	.loc 5 351 16
+	.loc 5 355 16
 	setp.gt.s64 %p38, %rd11, 0;
 	@%p38 bra $L109_if_then;
 	bra.uni $L122_edge;
 $L109_if_then:
-	.loc 5 352 22
+	.loc 5 356 22
 	setp.hs.u64 %p39, %rd124, %rd11;
 	@%p39 bra $L123_oob14;
 	shl.b64 %rd126, %rd124, 2;
 	add.s64 %rd127, %rd10, %rd126;
 	ld.global.nc.f32 %f20, [%rd127];
-	.loc 5 352 17
+	.loc 5 356 17
 	bra.uni $L124_entry;
 $L123_oob14:
-	.loc 5 352 22
+	.loc 5 356 22
 	mov.u64 %rd30, 0x10000000F;
 	mov.u64 %rd31, %rd124;
 	mov.u64 %rd32, %rd11;
@@ -1284,23 +1284,23 @@ $L124_entry:
 	mov.f32 %f21, %f20;
 	bra.uni $L125_ret_load;
 $L125_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f22, %f16, %f21;
 	@%p37 bra $L111_if_then;
 	bra.uni $L126_edge;
 $L111_if_then:
-	.loc 5 354 27
+	.loc 5 358 27
 	add.s64 %rd128, %rd124, 1;
-	.loc 5 354 23
+	.loc 5 358 23
 	setp.hs.u64 %p40, %rd128, %rd11;
 	@%p40 bra $L127_oob15;
 	shl.b64 %rd129, %rd128, 2;
 	add.s64 %rd130, %rd10, %rd129;
 	ld.global.nc.f32 %f23, [%rd130];
-	.loc 5 354 18
+	.loc 5 358 18
 	bra.uni $L128_entry;
 $L127_oob15:
-	.loc 5 354 23
+	.loc 5 358 23
 	mov.u64 %rd30, 0x100000010;
 	mov.u64 %rd31, %rd128;
 	mov.u64 %rd32, %rd11;
@@ -1310,7 +1310,7 @@ $L128_entry:
 	mov.f32 %f24, %f23;
 	bra.uni $L129_ret_load;
 $L129_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f25, %f17, %f24;
 	mov.f32 %f18, %f22;
 	mov.f32 %f19, %f25;
@@ -1324,25 +1324,25 @@ $L122_edge:
 	mov.f32 %f19, %f17;
 	bra.uni $L110_if_done;
 $L110_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p41, %rd20, 3;
 	@%p41 bra $L112_if_then;
 	bra.uni $L113_if_else;
 $L112_if_then:
-	.loc 5 358 15
+	.loc 5 362 15
 	shr.s64 %rd131, %rd16, 1;
-	.loc 5 358 12
+	.loc 5 362 12
 	mul.lo.s64 %rd132, %rd121, %rd131;
-	.loc 5 358 25
+	.loc 5 362 25
 	shr.s64 %rd133, %rd124, 1;
-	.loc 5 358 20
+	.loc 5 362 20
 	add.s64 %rd134, %rd132, %rd133;
-	.loc 5 359 14
+	.loc 5 363 14
 	bra.uni $L130_entry;
 $L130_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f27, %f18;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f28, %f27, 0fC2D00000;
 	min.f32 %f28, %f28, 0f42B20000;
 	mul.rn.f32 %f29, %f28, 0f3FB8AA3B;
@@ -1360,31 +1360,31 @@ $L130_entry:
 	mul.rn.f32 %f32, %f32, %f36;
 	setp.nan.f32 %p42, %f27, %f27;
 	selp.f32 %f32, %f27, %f32, %p42;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f37, 0f3F800000, %f32;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f38, %f18, %f37;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f26, %f38;
 	bra.uni $L131_ret_siluF;
 $L131_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f39, %f26, %f19;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p43, %rd14, 0;
 	@%p43 bra $L114_if_then;
 	bra.uni $L132_edge;
 $L114_if_then:
-	.loc 5 361 21
+	.loc 5 365 21
 	setp.hs.u64 %p44, %rd134, %rd14;
 	@%p44 bra $L133_oob16;
 	shl.b64 %rd135, %rd134, 2;
 	add.s64 %rd136, %rd13, %rd135;
 	ld.global.nc.f32 %f41, [%rd136];
-	.loc 5 361 17
+	.loc 5 365 17
 	bra.uni $L134_entry;
 $L133_oob16:
-	.loc 5 361 21
+	.loc 5 365 21
 	mov.u64 %rd30, 0x100000011;
 	mov.u64 %rd31, %rd134;
 	mov.u64 %rd32, %rd14;
@@ -1394,7 +1394,7 @@ $L134_entry:
 	mov.f32 %f42, %f41;
 	bra.uni $L135_ret_load;
 $L135_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f43, %f39, %f42;
 	mov.f32 %f40, %f43;
 	bra.uni $L136_entry;
@@ -1406,7 +1406,7 @@ $L136_entry:
 	mov.f32 %f44, %f40;
 	bra.uni $L137_ret_store;
 $L137_ret_store:
-	.loc 5 363 5
+	.loc 5 367 5
 	setp.hs.u64 %p45, %rd134, %rd2;
 	@%p45 bra $L138_oob17;
 	shl.b64 %rd137, %rd134, 2;
@@ -1419,21 +1419,21 @@ $L138_oob17:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L113_if_else:
-	.loc 5 365 12
+	.loc 5 369 12
 	mul.lo.s64 %rd139, %rd121, %rd16;
-	.loc 5 365 15
+	.loc 5 369 15
 	add.s64 %rd140, %rd139, %rd124;
-	.loc 5 366 17
+	.loc 5 370 17
 	bra.uni $L139_entry;
 $L139_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p46, %rd20, 1;
 	@%p46 bra $L145_entry;
 	bra.uni $L141_if_done;
 $L145_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f47, %f18;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f48, %f47, 0fC2D00000;
 	min.f32 %f48, %f48, 0f42B20000;
 	mul.rn.f32 %f49, %f48, 0f3FB8AA3B;
@@ -1451,28 +1451,28 @@ $L145_entry:
 	mul.rn.f32 %f52, %f52, %f56;
 	setp.nan.f32 %p47, %f47, %f47;
 	selp.f32 %f52, %f47, %f52, %p47;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f57, 0f3F800000, %f52;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f58, %f18, %f57;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f46, %f58;
 	bra.uni $L146_ret_siluF;
 $L146_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f45, %f46;
 	bra.uni $L144_ret_activate;
 $L141_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p48, %rd20, 2;
 	@%p48 bra $L142_if_then;
 	bra.uni $L143_if_done;
 $L142_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f59, 0f3F000000, %f18;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f60, %f18, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L147_entry;
 $L147_entry:
 	.loc 1 26 14
@@ -1627,33 +1627,33 @@ $L163_ret_copysign32:
 	mov.f32 %f61, %f99;
 	bra.uni $L159_ret_Erf32;
 $L159_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f102, 0f3F800000, %f61;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f103, %f59, %f102;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f45, %f103;
 	bra.uni $L144_ret_activate;
 $L143_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f45, %f18;
 	bra.uni $L144_ret_activate;
 $L144_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p54, %rd14, 0;
 	@%p54 bra $L116_if_then;
 	bra.uni $L164_edge;
 $L116_if_then:
-	.loc 5 368 22
+	.loc 5 372 22
 	setp.hs.u64 %p55, %rd140, %rd14;
 	@%p55 bra $L165_oob18;
 	shl.b64 %rd141, %rd140, 2;
 	add.s64 %rd142, %rd13, %rd141;
 	ld.global.nc.f32 %f105, [%rd142];
-	.loc 5 368 18
+	.loc 5 372 18
 	bra.uni $L166_entry;
 $L165_oob18:
-	.loc 5 368 22
+	.loc 5 372 22
 	mov.u64 %rd30, 0x100000013;
 	mov.u64 %rd31, %rd140;
 	mov.u64 %rd32, %rd14;
@@ -1663,7 +1663,7 @@ $L166_entry:
 	mov.f32 %f106, %f105;
 	bra.uni $L167_ret_load;
 $L167_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f107, %f45, %f106;
 	mov.f32 %f104, %f107;
 	bra.uni $L168_entry;
@@ -1675,7 +1675,7 @@ $L168_entry:
 	mov.f32 %f108, %f104;
 	bra.uni $L169_ret_store;
 $L169_ret_store:
-	.loc 5 370 5
+	.loc 5 374 5
 	setp.hs.u64 %p56, %rd140, %rd2;
 	@%p56 bra $L170_oob19;
 	shl.b64 %rd143, %rd140, 2;
@@ -1689,14 +1689,14 @@ $L170_oob19:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L171_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p57, %rd20, 1;
 	@%p57 bra $L177_entry;
 	bra.uni $L173_if_done;
 $L177_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f111, %f19;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f112, %f111, 0fC2D00000;
 	min.f32 %f112, %f112, 0f42B20000;
 	mul.rn.f32 %f113, %f112, 0f3FB8AA3B;
@@ -1714,28 +1714,28 @@ $L177_entry:
 	mul.rn.f32 %f116, %f116, %f120;
 	setp.nan.f32 %p58, %f111, %f111;
 	selp.f32 %f116, %f111, %f116, %p58;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f121, 0f3F800000, %f116;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f122, %f19, %f121;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f110, %f122;
 	bra.uni $L178_ret_siluF;
 $L178_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f109, %f110;
 	bra.uni $L176_ret_activate;
 $L173_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p59, %rd20, 2;
 	@%p59 bra $L174_if_then;
 	bra.uni $L175_if_done;
 $L174_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f123, 0f3F000000, %f19;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f124, %f19, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L179_entry;
 $L179_entry:
 	.loc 1 26 14
@@ -1890,35 +1890,35 @@ $L195_ret_copysign32:
 	mov.f32 %f125, %f163;
 	bra.uni $L191_ret_Erf32;
 $L191_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f166, 0f3F800000, %f125;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f167, %f123, %f166;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f109, %f167;
 	bra.uni $L176_ret_activate;
 $L175_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f109, %f19;
 	bra.uni $L176_ret_activate;
 $L176_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p65, %rd14, 0;
 	@%p65 bra $L119_if_then;
 	bra.uni $L196_edge;
 $L119_if_then:
-	.loc 5 374 25
+	.loc 5 378 25
 	add.s64 %rd145, %rd140, 1;
-	.loc 5 374 23
+	.loc 5 378 23
 	setp.hs.u64 %p66, %rd145, %rd14;
 	@%p66 bra $L197_oob20;
 	shl.b64 %rd146, %rd145, 2;
 	add.s64 %rd147, %rd13, %rd146;
 	ld.global.nc.f32 %f169, [%rd147];
-	.loc 5 374 19
+	.loc 5 378 19
 	bra.uni $L198_entry;
 $L197_oob20:
-	.loc 5 374 23
+	.loc 5 378 23
 	mov.u64 %rd30, 0x100000015;
 	mov.u64 %rd31, %rd145;
 	mov.u64 %rd32, %rd14;
@@ -1928,7 +1928,7 @@ $L198_entry:
 	mov.f32 %f170, %f169;
 	bra.uni $L199_ret_load;
 $L199_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f171, %f109, %f170;
 	mov.f32 %f168, %f171;
 	bra.uni $L120_if_done;
@@ -1936,16 +1936,16 @@ $L196_edge:
 	mov.f32 %f168, %f109;
 	bra.uni $L120_if_done;
 $L120_if_done:
-	.loc 5 376 8
+	.loc 5 380 8
 	add.s64 %rd148, %rd140, 1;
-	.loc 5 376 22
+	.loc 5 380 22
 	bra.uni $L200_entry;
 $L200_entry:
 	.loc 3 27 40
 	mov.f32 %f172, %f168;
 	bra.uni $L201_ret_store;
 $L201_ret_store:
-	.loc 5 376 6
+	.loc 5 380 6
 	setp.hs.u64 %p67, %rd148, %rd2;
 	@%p67 bra $L202_oob21;
 	shl.b64 %rd149, %rd148, 2;
@@ -1967,35 +1967,35 @@ $L121_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern
 	.loc 4 65 11
 	bra.uni $L203_entry;
 $L203_entry:
-	.loc 5 349 9
+	.loc 5 353 9
 	setp.lt.s64 %p68, %rd151, %rd15;
 	@%p68 bra $L206_cond_true;
 	bra.uni $L8_ret_mmaSimple_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16in_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L206_cond_true:
-	.loc 5 349 20
+	.loc 5 353 20
 	setp.lt.s64 %p69, %rd124, %rd16;
 	@%p69 bra $L204_if_then;
 	bra.uni $L8_ret_mmaSimple_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16in_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L204_if_then:
-	.loc 5 350 14
+	.loc 5 354 14
 	add.s64 %rd152, %rd124, 1;
-	.loc 5 350 17
+	.loc 5 354 17
 	setp.lt.s64 %p70, %rd152, %rd16;
-	.loc 5 351 16
+	.loc 5 355 16
 	setp.gt.s64 %p71, %rd11, 0;
 	@%p71 bra $L207_if_then;
 	bra.uni $L220_edge;
 $L207_if_then:
-	.loc 5 352 22
+	.loc 5 356 22
 	setp.hs.u64 %p72, %rd124, %rd11;
 	@%p72 bra $L221_oob22;
 	shl.b64 %rd153, %rd124, 2;
 	add.s64 %rd154, %rd10, %rd153;
 	ld.global.nc.f32 %f177, [%rd154];
-	.loc 5 352 17
+	.loc 5 356 17
 	bra.uni $L222_entry;
 $L221_oob22:
-	.loc 5 352 22
+	.loc 5 356 22
 	mov.u64 %rd30, 0x100000017;
 	mov.u64 %rd31, %rd124;
 	mov.u64 %rd32, %rd11;
@@ -2005,23 +2005,23 @@ $L222_entry:
 	mov.f32 %f178, %f177;
 	bra.uni $L223_ret_load;
 $L223_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f179, %f173, %f178;
 	@%p70 bra $L209_if_then;
 	bra.uni $L224_edge;
 $L209_if_then:
-	.loc 5 354 27
+	.loc 5 358 27
 	add.s64 %rd155, %rd124, 1;
-	.loc 5 354 23
+	.loc 5 358 23
 	setp.hs.u64 %p73, %rd155, %rd11;
 	@%p73 bra $L225_oob23;
 	shl.b64 %rd156, %rd155, 2;
 	add.s64 %rd157, %rd10, %rd156;
 	ld.global.nc.f32 %f180, [%rd157];
-	.loc 5 354 18
+	.loc 5 358 18
 	bra.uni $L226_entry;
 $L225_oob23:
-	.loc 5 354 23
+	.loc 5 358 23
 	mov.u64 %rd30, 0x100000018;
 	mov.u64 %rd31, %rd155;
 	mov.u64 %rd32, %rd11;
@@ -2031,7 +2031,7 @@ $L226_entry:
 	mov.f32 %f181, %f180;
 	bra.uni $L227_ret_load;
 $L227_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f182, %f174, %f181;
 	mov.f32 %f175, %f179;
 	mov.f32 %f176, %f182;
@@ -2045,25 +2045,25 @@ $L220_edge:
 	mov.f32 %f176, %f174;
 	bra.uni $L208_if_done;
 $L208_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p74, %rd20, 3;
 	@%p74 bra $L210_if_then;
 	bra.uni $L211_if_else;
 $L210_if_then:
-	.loc 5 358 15
+	.loc 5 362 15
 	shr.s64 %rd158, %rd16, 1;
-	.loc 5 358 12
+	.loc 5 362 12
 	mul.lo.s64 %rd159, %rd151, %rd158;
-	.loc 5 358 25
+	.loc 5 362 25
 	shr.s64 %rd160, %rd124, 1;
-	.loc 5 358 20
+	.loc 5 362 20
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 5 359 14
+	.loc 5 363 14
 	bra.uni $L228_entry;
 $L228_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f184, %f175;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f185, %f184, 0fC2D00000;
 	min.f32 %f185, %f185, 0f42B20000;
 	mul.rn.f32 %f186, %f185, 0f3FB8AA3B;
@@ -2081,31 +2081,31 @@ $L228_entry:
 	mul.rn.f32 %f189, %f189, %f193;
 	setp.nan.f32 %p75, %f184, %f184;
 	selp.f32 %f189, %f184, %f189, %p75;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f194, 0f3F800000, %f189;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f195, %f175, %f194;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f183, %f195;
 	bra.uni $L229_ret_siluF;
 $L229_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f196, %f183, %f176;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p76, %rd14, 0;
 	@%p76 bra $L212_if_then;
 	bra.uni $L230_edge;
 $L212_if_then:
-	.loc 5 361 21
+	.loc 5 365 21
 	setp.hs.u64 %p77, %rd161, %rd14;
 	@%p77 bra $L231_oob24;
 	shl.b64 %rd162, %rd161, 2;
 	add.s64 %rd163, %rd13, %rd162;
 	ld.global.nc.f32 %f198, [%rd163];
-	.loc 5 361 17
+	.loc 5 365 17
 	bra.uni $L232_entry;
 $L231_oob24:
-	.loc 5 361 21
+	.loc 5 365 21
 	mov.u64 %rd30, 0x100000019;
 	mov.u64 %rd31, %rd161;
 	mov.u64 %rd32, %rd14;
@@ -2115,7 +2115,7 @@ $L232_entry:
 	mov.f32 %f199, %f198;
 	bra.uni $L233_ret_load;
 $L233_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f200, %f196, %f199;
 	mov.f32 %f197, %f200;
 	bra.uni $L234_entry;
@@ -2127,7 +2127,7 @@ $L234_entry:
 	mov.f32 %f201, %f197;
 	bra.uni $L235_ret_store;
 $L235_ret_store:
-	.loc 5 363 5
+	.loc 5 367 5
 	setp.hs.u64 %p78, %rd161, %rd2;
 	@%p78 bra $L236_oob25;
 	shl.b64 %rd164, %rd161, 2;
@@ -2140,21 +2140,21 @@ $L236_oob25:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L211_if_else:
-	.loc 5 365 12
+	.loc 5 369 12
 	mul.lo.s64 %rd166, %rd151, %rd16;
-	.loc 5 365 15
+	.loc 5 369 15
 	add.s64 %rd167, %rd166, %rd124;
-	.loc 5 366 17
+	.loc 5 370 17
 	bra.uni $L237_entry;
 $L237_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p79, %rd20, 1;
 	@%p79 bra $L243_entry;
 	bra.uni $L239_if_done;
 $L243_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f204, %f175;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f205, %f204, 0fC2D00000;
 	min.f32 %f205, %f205, 0f42B20000;
 	mul.rn.f32 %f206, %f205, 0f3FB8AA3B;
@@ -2172,28 +2172,28 @@ $L243_entry:
 	mul.rn.f32 %f209, %f209, %f213;
 	setp.nan.f32 %p80, %f204, %f204;
 	selp.f32 %f209, %f204, %f209, %p80;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f214, 0f3F800000, %f209;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f215, %f175, %f214;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f203, %f215;
 	bra.uni $L244_ret_siluF;
 $L244_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f202, %f203;
 	bra.uni $L242_ret_activate;
 $L239_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p81, %rd20, 2;
 	@%p81 bra $L240_if_then;
 	bra.uni $L241_if_done;
 $L240_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f216, 0f3F000000, %f175;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f217, %f175, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L245_entry;
 $L245_entry:
 	.loc 1 26 14
@@ -2348,33 +2348,33 @@ $L261_ret_copysign32:
 	mov.f32 %f218, %f256;
 	bra.uni $L257_ret_Erf32;
 $L257_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f259, 0f3F800000, %f218;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f260, %f216, %f259;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f202, %f260;
 	bra.uni $L242_ret_activate;
 $L241_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f202, %f175;
 	bra.uni $L242_ret_activate;
 $L242_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p87, %rd14, 0;
 	@%p87 bra $L214_if_then;
 	bra.uni $L262_edge;
 $L214_if_then:
-	.loc 5 368 22
+	.loc 5 372 22
 	setp.hs.u64 %p88, %rd167, %rd14;
 	@%p88 bra $L263_oob26;
 	shl.b64 %rd168, %rd167, 2;
 	add.s64 %rd169, %rd13, %rd168;
 	ld.global.nc.f32 %f262, [%rd169];
-	.loc 5 368 18
+	.loc 5 372 18
 	bra.uni $L264_entry;
 $L263_oob26:
-	.loc 5 368 22
+	.loc 5 372 22
 	mov.u64 %rd30, 0x10000001B;
 	mov.u64 %rd31, %rd167;
 	mov.u64 %rd32, %rd14;
@@ -2384,7 +2384,7 @@ $L264_entry:
 	mov.f32 %f263, %f262;
 	bra.uni $L265_ret_load;
 $L265_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f264, %f202, %f263;
 	mov.f32 %f261, %f264;
 	bra.uni $L266_entry;
@@ -2396,7 +2396,7 @@ $L266_entry:
 	mov.f32 %f265, %f261;
 	bra.uni $L267_ret_store;
 $L267_ret_store:
-	.loc 5 370 5
+	.loc 5 374 5
 	setp.hs.u64 %p89, %rd167, %rd2;
 	@%p89 bra $L268_oob27;
 	shl.b64 %rd170, %rd167, 2;
@@ -2410,14 +2410,14 @@ $L268_oob27:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L269_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p90, %rd20, 1;
 	@%p90 bra $L275_entry;
 	bra.uni $L271_if_done;
 $L275_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f268, %f176;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f269, %f268, 0fC2D00000;
 	min.f32 %f269, %f269, 0f42B20000;
 	mul.rn.f32 %f270, %f269, 0f3FB8AA3B;
@@ -2435,28 +2435,28 @@ $L275_entry:
 	mul.rn.f32 %f273, %f273, %f277;
 	setp.nan.f32 %p91, %f268, %f268;
 	selp.f32 %f273, %f268, %f273, %p91;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f278, 0f3F800000, %f273;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f279, %f176, %f278;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f267, %f279;
 	bra.uni $L276_ret_siluF;
 $L276_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f266, %f267;
 	bra.uni $L274_ret_activate;
 $L271_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p92, %rd20, 2;
 	@%p92 bra $L272_if_then;
 	bra.uni $L273_if_done;
 $L272_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f280, 0f3F000000, %f176;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f281, %f176, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L277_entry;
 $L277_entry:
 	.loc 1 26 14
@@ -2611,35 +2611,35 @@ $L293_ret_copysign32:
 	mov.f32 %f282, %f320;
 	bra.uni $L289_ret_Erf32;
 $L289_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f323, 0f3F800000, %f282;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f324, %f280, %f323;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f266, %f324;
 	bra.uni $L274_ret_activate;
 $L273_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f266, %f176;
 	bra.uni $L274_ret_activate;
 $L274_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p98, %rd14, 0;
 	@%p98 bra $L217_if_then;
 	bra.uni $L294_edge;
 $L217_if_then:
-	.loc 5 374 25
+	.loc 5 378 25
 	add.s64 %rd172, %rd167, 1;
-	.loc 5 374 23
+	.loc 5 378 23
 	setp.hs.u64 %p99, %rd172, %rd14;
 	@%p99 bra $L295_oob28;
 	shl.b64 %rd173, %rd172, 2;
 	add.s64 %rd174, %rd13, %rd173;
 	ld.global.nc.f32 %f326, [%rd174];
-	.loc 5 374 19
+	.loc 5 378 19
 	bra.uni $L296_entry;
 $L295_oob28:
-	.loc 5 374 23
+	.loc 5 378 23
 	mov.u64 %rd30, 0x10000001D;
 	mov.u64 %rd31, %rd172;
 	mov.u64 %rd32, %rd14;
@@ -2649,7 +2649,7 @@ $L296_entry:
 	mov.f32 %f327, %f326;
 	bra.uni $L297_ret_load;
 $L297_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f328, %f266, %f327;
 	mov.f32 %f325, %f328;
 	bra.uni $L218_if_done;
@@ -2657,16 +2657,16 @@ $L294_edge:
 	mov.f32 %f325, %f266;
 	bra.uni $L218_if_done;
 $L218_if_done:
-	.loc 5 376 8
+	.loc 5 380 8
 	add.s64 %rd175, %rd167, 1;
-	.loc 5 376 22
+	.loc 5 380 22
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 27 40
 	mov.f32 %f329, %f325;
 	bra.uni $L299_ret_store;
 $L299_ret_store:
-	.loc 5 376 6
+	.loc 5 380 6
 	setp.hs.u64 %p100, %rd175, %rd2;
 	@%p100 bra $L300_oob29;
 	shl.b64 %rd176, %rd175, 2;
@@ -2872,9 +2872,9 @@ $L21_oob2:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L22_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r24, %rs0;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r23, %r24;
 	bra.uni $L23_ret_bits;
 $L23_ret_bits:
@@ -2906,9 +2906,9 @@ $L25_oob3:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L26_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r26, %rs1;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r25, %r26;
 	bra.uni $L27_ret_bits;
 $L27_ret_bits:
@@ -2972,9 +2972,9 @@ $L36_oob4:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L37_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r33, %rs2;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r32, %r33;
 	bra.uni $L38_ret_bits;
 $L38_ret_bits:
@@ -3006,9 +3006,9 @@ $L40_oob5:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L41_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r35, %rs3;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r34, %r35;
 	bra.uni $L42_ret_bits;
 $L42_ret_bits:
@@ -3072,9 +3072,9 @@ $L51_oob6:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L52_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r42, %rs4;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r41, %r42;
 	bra.uni $L53_ret_bits;
 $L53_ret_bits:
@@ -3106,9 +3106,9 @@ $L55_oob7:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L56_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r44, %rs5;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r43, %r44;
 	bra.uni $L57_ret_bits;
 $L57_ret_bits:
@@ -3174,9 +3174,9 @@ $L66_oob8:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L67_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r51, %rs6;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r50, %r51;
 	bra.uni $L68_ret_bits;
 $L68_ret_bits:
@@ -3208,9 +3208,9 @@ $L70_oob9:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L71_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r53, %rs7;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r52, %r53;
 	bra.uni $L72_ret_bits;
 $L72_ret_bits:
@@ -3282,9 +3282,9 @@ $L81_oob10:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L82_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r66, %rs8;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r65, %r66;
 	bra.uni $L83_ret_bits;
 $L83_ret_bits:
@@ -3318,9 +3318,9 @@ $L85_oob11:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L86_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r68, %rs9;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r67, %r68;
 	bra.uni $L87_ret_bits;
 $L87_ret_bits:
@@ -3386,9 +3386,9 @@ $L96_oob12:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L97_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r75, %rs10;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r74, %r75;
 	bra.uni $L98_ret_bits;
 $L98_ret_bits:
@@ -3422,9 +3422,9 @@ $L100_oob13:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L101_entry:
-	.loc 5 325 54
+	.loc 5 329 54
 	cvt.u32.u16 %r77, %rs11;
-	.loc 5 325 41
+	.loc 5 329 41
 	mov.u32 %r76, %r77;
 	bra.uni $L102_ret_bits;
 $L102_ret_bits:
@@ -3465,9 +3465,9 @@ $L93_ret_simpleB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u
 	.loc 4 61 16
 	bra.uni $L103_entry;
 $L103_entry:
-	.loc 5 323 19
+	.loc 5 327 19
 	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f12, %f13, %f14, %f15}, {%r56, %r57, %r58, %r59}, {%r80, %r81}, {%f4, %f5, %f6, %f7};
-	.loc 5 323 2
+	.loc 5 327 2
 	mov.f32 %f8, %f12;
 	mov.f32 %f9, %f13;
 	mov.f32 %f10, %f14;
@@ -3501,35 +3501,35 @@ $L7_for_done:
 	.loc 4 64 11
 	bra.uni $L105_entry;
 $L105_entry:
-	.loc 5 349 9
+	.loc 5 353 9
 	setp.lt.s64 %p35, %rd121, %rd15;
 	@%p35 bra $L108_cond_true;
 	bra.uni $L121_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L108_cond_true:
-	.loc 5 349 20
+	.loc 5 353 20
 	setp.lt.s64 %p36, %rd124, %rd16;
 	@%p36 bra $L106_if_then;
 	bra.uni $L121_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L106_if_then:
-	.loc 5 350 14
+	.loc 5 354 14
 	add.s64 %rd125, %rd124, 1;
-	.loc 5 350 17
+	.loc 5 354 17
 	setp.lt.s64 %p37, %rd125, %rd16;
-	.loc 5 351 16
+	.loc 5 355 16
 	setp.gt.s64 %p38, %rd11, 0;
 	@%p38 bra $L109_if_then;
 	bra.uni $L122_edge;
 $L109_if_then:
-	.loc 5 352 22
+	.loc 5 356 22
 	setp.hs.u64 %p39, %rd124, %rd11;
 	@%p39 bra $L123_oob14;
 	shl.b64 %rd126, %rd124, 1;
 	add.s64 %rd127, %rd10, %rd126;
 	ld.global.nc.u16 %rs12, [%rd127];
-	.loc 5 352 17
+	.loc 5 356 17
 	bra.uni $L124_entry;
 $L123_oob14:
-	.loc 5 352 22
+	.loc 5 356 22
 	mov.u64 %rd30, 0x20000000F;
 	mov.u64 %rd31, %rd124;
 	mov.u64 %rd32, %rd11;
@@ -3541,23 +3541,23 @@ $L124_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L125_ret_load;
 $L125_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f22, %f16, %f20;
 	@%p37 bra $L111_if_then;
 	bra.uni $L126_edge;
 $L111_if_then:
-	.loc 5 354 27
+	.loc 5 358 27
 	add.s64 %rd128, %rd124, 1;
-	.loc 5 354 23
+	.loc 5 358 23
 	setp.hs.u64 %p40, %rd128, %rd11;
 	@%p40 bra $L127_oob15;
 	shl.b64 %rd129, %rd128, 1;
 	add.s64 %rd130, %rd10, %rd129;
 	ld.global.nc.u16 %rs13, [%rd130];
-	.loc 5 354 18
+	.loc 5 358 18
 	bra.uni $L128_entry;
 $L127_oob15:
-	.loc 5 354 23
+	.loc 5 358 23
 	mov.u64 %rd30, 0x200000010;
 	mov.u64 %rd31, %rd128;
 	mov.u64 %rd32, %rd11;
@@ -3569,7 +3569,7 @@ $L128_entry:
 	mov.f32 %f23, %f24;
 	bra.uni $L129_ret_load;
 $L129_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f25, %f17, %f23;
 	mov.f32 %f18, %f22;
 	mov.f32 %f19, %f25;
@@ -3583,25 +3583,25 @@ $L122_edge:
 	mov.f32 %f19, %f17;
 	bra.uni $L110_if_done;
 $L110_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p41, %rd20, 3;
 	@%p41 bra $L112_if_then;
 	bra.uni $L113_if_else;
 $L112_if_then:
-	.loc 5 358 15
+	.loc 5 362 15
 	shr.s64 %rd131, %rd16, 1;
-	.loc 5 358 12
+	.loc 5 362 12
 	mul.lo.s64 %rd132, %rd121, %rd131;
-	.loc 5 358 25
+	.loc 5 362 25
 	shr.s64 %rd133, %rd124, 1;
-	.loc 5 358 20
+	.loc 5 362 20
 	add.s64 %rd134, %rd132, %rd133;
-	.loc 5 359 14
+	.loc 5 363 14
 	bra.uni $L130_entry;
 $L130_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f27, %f18;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f28, %f27, 0fC2D00000;
 	min.f32 %f28, %f28, 0f42B20000;
 	mul.rn.f32 %f29, %f28, 0f3FB8AA3B;
@@ -3619,31 +3619,31 @@ $L130_entry:
 	mul.rn.f32 %f32, %f32, %f36;
 	setp.nan.f32 %p42, %f27, %f27;
 	selp.f32 %f32, %f27, %f32, %p42;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f37, 0f3F800000, %f32;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f38, %f18, %f37;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f26, %f38;
 	bra.uni $L131_ret_siluF;
 $L131_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f39, %f26, %f19;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p43, %rd14, 0;
 	@%p43 bra $L114_if_then;
 	bra.uni $L132_edge;
 $L114_if_then:
-	.loc 5 361 21
+	.loc 5 365 21
 	setp.hs.u64 %p44, %rd134, %rd14;
 	@%p44 bra $L133_oob16;
 	shl.b64 %rd135, %rd134, 1;
 	add.s64 %rd136, %rd13, %rd135;
 	ld.global.nc.u16 %rs14, [%rd136];
-	.loc 5 361 17
+	.loc 5 365 17
 	bra.uni $L134_entry;
 $L133_oob16:
-	.loc 5 361 21
+	.loc 5 365 21
 	mov.u64 %rd30, 0x200000011;
 	mov.u64 %rd31, %rd134;
 	mov.u64 %rd32, %rd14;
@@ -3655,7 +3655,7 @@ $L134_entry:
 	mov.f32 %f41, %f42;
 	bra.uni $L135_ret_load;
 $L135_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f43, %f39, %f41;
 	mov.f32 %f40, %f43;
 	bra.uni $L136_entry;
@@ -3669,7 +3669,7 @@ $L136_entry:
 	mov.u16 %rs15, %rs16;
 	bra.uni $L137_ret_store;
 $L137_ret_store:
-	.loc 5 363 5
+	.loc 5 367 5
 	setp.hs.u64 %p45, %rd134, %rd2;
 	@%p45 bra $L138_oob17;
 	shl.b64 %rd137, %rd134, 1;
@@ -3682,21 +3682,21 @@ $L138_oob17:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L113_if_else:
-	.loc 5 365 12
+	.loc 5 369 12
 	mul.lo.s64 %rd139, %rd121, %rd16;
-	.loc 5 365 15
+	.loc 5 369 15
 	add.s64 %rd140, %rd139, %rd124;
-	.loc 5 366 17
+	.loc 5 370 17
 	bra.uni $L139_entry;
 $L139_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p46, %rd20, 1;
 	@%p46 bra $L145_entry;
 	bra.uni $L141_if_done;
 $L145_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f46, %f18;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f47, %f46, 0fC2D00000;
 	min.f32 %f47, %f47, 0f42B20000;
 	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
@@ -3714,28 +3714,28 @@ $L145_entry:
 	mul.rn.f32 %f51, %f51, %f55;
 	setp.nan.f32 %p47, %f46, %f46;
 	selp.f32 %f51, %f46, %f51, %p47;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f56, 0f3F800000, %f51;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f57, %f18, %f56;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f45, %f57;
 	bra.uni $L146_ret_siluF;
 $L146_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f44, %f45;
 	bra.uni $L144_ret_activate;
 $L141_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p48, %rd20, 2;
 	@%p48 bra $L142_if_then;
 	bra.uni $L143_if_done;
 $L142_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f58, 0f3F000000, %f18;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f59, %f18, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L147_entry;
 $L147_entry:
 	.loc 1 26 14
@@ -3890,33 +3890,33 @@ $L163_ret_copysign32:
 	mov.f32 %f60, %f98;
 	bra.uni $L159_ret_Erf32;
 $L159_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f101, 0f3F800000, %f60;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f102, %f58, %f101;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f44, %f102;
 	bra.uni $L144_ret_activate;
 $L143_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f44, %f18;
 	bra.uni $L144_ret_activate;
 $L144_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p54, %rd14, 0;
 	@%p54 bra $L116_if_then;
 	bra.uni $L164_edge;
 $L116_if_then:
-	.loc 5 368 22
+	.loc 5 372 22
 	setp.hs.u64 %p55, %rd140, %rd14;
 	@%p55 bra $L165_oob18;
 	shl.b64 %rd141, %rd140, 1;
 	add.s64 %rd142, %rd13, %rd141;
 	ld.global.nc.u16 %rs17, [%rd142];
-	.loc 5 368 18
+	.loc 5 372 18
 	bra.uni $L166_entry;
 $L165_oob18:
-	.loc 5 368 22
+	.loc 5 372 22
 	mov.u64 %rd30, 0x200000013;
 	mov.u64 %rd31, %rd140;
 	mov.u64 %rd32, %rd14;
@@ -3928,7 +3928,7 @@ $L166_entry:
 	mov.f32 %f104, %f105;
 	bra.uni $L167_ret_load;
 $L167_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f106, %f44, %f104;
 	mov.f32 %f103, %f106;
 	bra.uni $L168_entry;
@@ -3942,7 +3942,7 @@ $L168_entry:
 	mov.u16 %rs18, %rs19;
 	bra.uni $L169_ret_store;
 $L169_ret_store:
-	.loc 5 370 5
+	.loc 5 374 5
 	setp.hs.u64 %p56, %rd140, %rd2;
 	@%p56 bra $L170_oob19;
 	shl.b64 %rd143, %rd140, 1;
@@ -3956,14 +3956,14 @@ $L170_oob19:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L171_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p57, %rd20, 1;
 	@%p57 bra $L177_entry;
 	bra.uni $L173_if_done;
 $L177_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f109, %f19;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f110, %f109, 0fC2D00000;
 	min.f32 %f110, %f110, 0f42B20000;
 	mul.rn.f32 %f111, %f110, 0f3FB8AA3B;
@@ -3981,28 +3981,28 @@ $L177_entry:
 	mul.rn.f32 %f114, %f114, %f118;
 	setp.nan.f32 %p58, %f109, %f109;
 	selp.f32 %f114, %f109, %f114, %p58;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f119, 0f3F800000, %f114;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f120, %f19, %f119;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f108, %f120;
 	bra.uni $L178_ret_siluF;
 $L178_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f107, %f108;
 	bra.uni $L176_ret_activate;
 $L173_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p59, %rd20, 2;
 	@%p59 bra $L174_if_then;
 	bra.uni $L175_if_done;
 $L174_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f121, 0f3F000000, %f19;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f122, %f19, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L179_entry;
 $L179_entry:
 	.loc 1 26 14
@@ -4157,35 +4157,35 @@ $L195_ret_copysign32:
 	mov.f32 %f123, %f161;
 	bra.uni $L191_ret_Erf32;
 $L191_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f164, 0f3F800000, %f123;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f165, %f121, %f164;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f107, %f165;
 	bra.uni $L176_ret_activate;
 $L175_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f107, %f19;
 	bra.uni $L176_ret_activate;
 $L176_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p65, %rd14, 0;
 	@%p65 bra $L119_if_then;
 	bra.uni $L196_edge;
 $L119_if_then:
-	.loc 5 374 25
+	.loc 5 378 25
 	add.s64 %rd145, %rd140, 1;
-	.loc 5 374 23
+	.loc 5 378 23
 	setp.hs.u64 %p66, %rd145, %rd14;
 	@%p66 bra $L197_oob20;
 	shl.b64 %rd146, %rd145, 1;
 	add.s64 %rd147, %rd13, %rd146;
 	ld.global.nc.u16 %rs20, [%rd147];
-	.loc 5 374 19
+	.loc 5 378 19
 	bra.uni $L198_entry;
 $L197_oob20:
-	.loc 5 374 23
+	.loc 5 378 23
 	mov.u64 %rd30, 0x200000015;
 	mov.u64 %rd31, %rd145;
 	mov.u64 %rd32, %rd14;
@@ -4197,7 +4197,7 @@ $L198_entry:
 	mov.f32 %f167, %f168;
 	bra.uni $L199_ret_load;
 $L199_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f169, %f107, %f167;
 	mov.f32 %f166, %f169;
 	bra.uni $L120_if_done;
@@ -4205,9 +4205,9 @@ $L196_edge:
 	mov.f32 %f166, %f107;
 	bra.uni $L120_if_done;
 $L120_if_done:
-	.loc 5 376 8
+	.loc 5 380 8
 	add.s64 %rd148, %rd140, 1;
-	.loc 5 376 22
+	.loc 5 380 22
 	bra.uni $L200_entry;
 $L200_entry:
 	.loc 3 32 58
@@ -4216,7 +4216,7 @@ $L200_entry:
 	mov.u16 %rs21, %rs22;
 	bra.uni $L201_ret_store;
 $L201_ret_store:
-	.loc 5 376 6
+	.loc 5 380 6
 	setp.hs.u64 %p67, %rd148, %rd2;
 	@%p67 bra $L202_oob21;
 	shl.b64 %rd149, %rd148, 1;
@@ -4238,35 +4238,35 @@ $L121_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf
 	.loc 4 65 11
 	bra.uni $L203_entry;
 $L203_entry:
-	.loc 5 349 9
+	.loc 5 353 9
 	setp.lt.s64 %p68, %rd151, %rd15;
 	@%p68 bra $L206_cond_true;
 	bra.uni $L8_ret_mmaSimple_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16in_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L206_cond_true:
-	.loc 5 349 20
+	.loc 5 353 20
 	setp.lt.s64 %p69, %rd124, %rd16;
 	@%p69 bra $L204_if_then;
 	bra.uni $L8_ret_mmaSimple_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16in_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L204_if_then:
-	.loc 5 350 14
+	.loc 5 354 14
 	add.s64 %rd152, %rd124, 1;
-	.loc 5 350 17
+	.loc 5 354 17
 	setp.lt.s64 %p70, %rd152, %rd16;
-	.loc 5 351 16
+	.loc 5 355 16
 	setp.gt.s64 %p71, %rd11, 0;
 	@%p71 bra $L207_if_then;
 	bra.uni $L220_edge;
 $L207_if_then:
-	.loc 5 352 22
+	.loc 5 356 22
 	setp.hs.u64 %p72, %rd124, %rd11;
 	@%p72 bra $L221_oob22;
 	shl.b64 %rd153, %rd124, 1;
 	add.s64 %rd154, %rd10, %rd153;
 	ld.global.nc.u16 %rs23, [%rd154];
-	.loc 5 352 17
+	.loc 5 356 17
 	bra.uni $L222_entry;
 $L221_oob22:
-	.loc 5 352 22
+	.loc 5 356 22
 	mov.u64 %rd30, 0x200000017;
 	mov.u64 %rd31, %rd124;
 	mov.u64 %rd32, %rd11;
@@ -4278,23 +4278,23 @@ $L222_entry:
 	mov.f32 %f174, %f175;
 	bra.uni $L223_ret_load;
 $L223_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f176, %f170, %f174;
 	@%p70 bra $L209_if_then;
 	bra.uni $L224_edge;
 $L209_if_then:
-	.loc 5 354 27
+	.loc 5 358 27
 	add.s64 %rd155, %rd124, 1;
-	.loc 5 354 23
+	.loc 5 358 23
 	setp.hs.u64 %p73, %rd155, %rd11;
 	@%p73 bra $L225_oob23;
 	shl.b64 %rd156, %rd155, 1;
 	add.s64 %rd157, %rd10, %rd156;
 	ld.global.nc.u16 %rs24, [%rd157];
-	.loc 5 354 18
+	.loc 5 358 18
 	bra.uni $L226_entry;
 $L225_oob23:
-	.loc 5 354 23
+	.loc 5 358 23
 	mov.u64 %rd30, 0x200000018;
 	mov.u64 %rd31, %rd155;
 	mov.u64 %rd32, %rd11;
@@ -4306,7 +4306,7 @@ $L226_entry:
 	mov.f32 %f177, %f178;
 	bra.uni $L227_ret_load;
 $L227_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f179, %f171, %f177;
 	mov.f32 %f172, %f176;
 	mov.f32 %f173, %f179;
@@ -4320,25 +4320,25 @@ $L220_edge:
 	mov.f32 %f173, %f171;
 	bra.uni $L208_if_done;
 $L208_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p74, %rd20, 3;
 	@%p74 bra $L210_if_then;
 	bra.uni $L211_if_else;
 $L210_if_then:
-	.loc 5 358 15
+	.loc 5 362 15
 	shr.s64 %rd158, %rd16, 1;
-	.loc 5 358 12
+	.loc 5 362 12
 	mul.lo.s64 %rd159, %rd151, %rd158;
-	.loc 5 358 25
+	.loc 5 362 25
 	shr.s64 %rd160, %rd124, 1;
-	.loc 5 358 20
+	.loc 5 362 20
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 5 359 14
+	.loc 5 363 14
 	bra.uni $L228_entry;
 $L228_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f181, %f172;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f182, %f181, 0fC2D00000;
 	min.f32 %f182, %f182, 0f42B20000;
 	mul.rn.f32 %f183, %f182, 0f3FB8AA3B;
@@ -4356,31 +4356,31 @@ $L228_entry:
 	mul.rn.f32 %f186, %f186, %f190;
 	setp.nan.f32 %p75, %f181, %f181;
 	selp.f32 %f186, %f181, %f186, %p75;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f191, 0f3F800000, %f186;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f192, %f172, %f191;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f180, %f192;
 	bra.uni $L229_ret_siluF;
 $L229_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f193, %f180, %f173;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p76, %rd14, 0;
 	@%p76 bra $L212_if_then;
 	bra.uni $L230_edge;
 $L212_if_then:
-	.loc 5 361 21
+	.loc 5 365 21
 	setp.hs.u64 %p77, %rd161, %rd14;
 	@%p77 bra $L231_oob24;
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd13, %rd162;
 	ld.global.nc.u16 %rs25, [%rd163];
-	.loc 5 361 17
+	.loc 5 365 17
 	bra.uni $L232_entry;
 $L231_oob24:
-	.loc 5 361 21
+	.loc 5 365 21
 	mov.u64 %rd30, 0x200000019;
 	mov.u64 %rd31, %rd161;
 	mov.u64 %rd32, %rd14;
@@ -4392,7 +4392,7 @@ $L232_entry:
 	mov.f32 %f195, %f196;
 	bra.uni $L233_ret_load;
 $L233_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f197, %f193, %f195;
 	mov.f32 %f194, %f197;
 	bra.uni $L234_entry;
@@ -4406,7 +4406,7 @@ $L234_entry:
 	mov.u16 %rs26, %rs27;
 	bra.uni $L235_ret_store;
 $L235_ret_store:
-	.loc 5 363 5
+	.loc 5 367 5
 	setp.hs.u64 %p78, %rd161, %rd2;
 	@%p78 bra $L236_oob25;
 	shl.b64 %rd164, %rd161, 1;
@@ -4419,21 +4419,21 @@ $L236_oob25:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L211_if_else:
-	.loc 5 365 12
+	.loc 5 369 12
 	mul.lo.s64 %rd166, %rd151, %rd16;
-	.loc 5 365 15
+	.loc 5 369 15
 	add.s64 %rd167, %rd166, %rd124;
-	.loc 5 366 17
+	.loc 5 370 17
 	bra.uni $L237_entry;
 $L237_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p79, %rd20, 1;
 	@%p79 bra $L243_entry;
 	bra.uni $L239_if_done;
 $L243_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f200, %f172;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f201, %f200, 0fC2D00000;
 	min.f32 %f201, %f201, 0f42B20000;
 	mul.rn.f32 %f202, %f201, 0f3FB8AA3B;
@@ -4451,28 +4451,28 @@ $L243_entry:
 	mul.rn.f32 %f205, %f205, %f209;
 	setp.nan.f32 %p80, %f200, %f200;
 	selp.f32 %f205, %f200, %f205, %p80;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f210, 0f3F800000, %f205;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f211, %f172, %f210;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f199, %f211;
 	bra.uni $L244_ret_siluF;
 $L244_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f198, %f199;
 	bra.uni $L242_ret_activate;
 $L239_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p81, %rd20, 2;
 	@%p81 bra $L240_if_then;
 	bra.uni $L241_if_done;
 $L240_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f212, 0f3F000000, %f172;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f213, %f172, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L245_entry;
 $L245_entry:
 	.loc 1 26 14
@@ -4627,33 +4627,33 @@ $L261_ret_copysign32:
 	mov.f32 %f214, %f252;
 	bra.uni $L257_ret_Erf32;
 $L257_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f255, 0f3F800000, %f214;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f256, %f212, %f255;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f198, %f256;
 	bra.uni $L242_ret_activate;
 $L241_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f198, %f172;
 	bra.uni $L242_ret_activate;
 $L242_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p87, %rd14, 0;
 	@%p87 bra $L214_if_then;
 	bra.uni $L262_edge;
 $L214_if_then:
-	.loc 5 368 22
+	.loc 5 372 22
 	setp.hs.u64 %p88, %rd167, %rd14;
 	@%p88 bra $L263_oob26;
 	shl.b64 %rd168, %rd167, 1;
 	add.s64 %rd169, %rd13, %rd168;
 	ld.global.nc.u16 %rs28, [%rd169];
-	.loc 5 368 18
+	.loc 5 372 18
 	bra.uni $L264_entry;
 $L263_oob26:
-	.loc 5 368 22
+	.loc 5 372 22
 	mov.u64 %rd30, 0x20000001B;
 	mov.u64 %rd31, %rd167;
 	mov.u64 %rd32, %rd14;
@@ -4665,7 +4665,7 @@ $L264_entry:
 	mov.f32 %f258, %f259;
 	bra.uni $L265_ret_load;
 $L265_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f260, %f198, %f258;
 	mov.f32 %f257, %f260;
 	bra.uni $L266_entry;
@@ -4679,7 +4679,7 @@ $L266_entry:
 	mov.u16 %rs29, %rs30;
 	bra.uni $L267_ret_store;
 $L267_ret_store:
-	.loc 5 370 5
+	.loc 5 374 5
 	setp.hs.u64 %p89, %rd167, %rd2;
 	@%p89 bra $L268_oob27;
 	shl.b64 %rd170, %rd167, 1;
@@ -4693,14 +4693,14 @@ $L268_oob27:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L269_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p90, %rd20, 1;
 	@%p90 bra $L275_entry;
 	bra.uni $L271_if_done;
 $L275_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f263, %f173;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f264, %f263, 0fC2D00000;
 	min.f32 %f264, %f264, 0f42B20000;
 	mul.rn.f32 %f265, %f264, 0f3FB8AA3B;
@@ -4718,28 +4718,28 @@ $L275_entry:
 	mul.rn.f32 %f268, %f268, %f272;
 	setp.nan.f32 %p91, %f263, %f263;
 	selp.f32 %f268, %f263, %f268, %p91;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f273, 0f3F800000, %f268;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f274, %f173, %f273;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f262, %f274;
 	bra.uni $L276_ret_siluF;
 $L276_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f261, %f262;
 	bra.uni $L274_ret_activate;
 $L271_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p92, %rd20, 2;
 	@%p92 bra $L272_if_then;
 	bra.uni $L273_if_done;
 $L272_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f275, 0f3F000000, %f173;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f276, %f173, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L277_entry;
 $L277_entry:
 	.loc 1 26 14
@@ -4894,35 +4894,35 @@ $L293_ret_copysign32:
 	mov.f32 %f277, %f315;
 	bra.uni $L289_ret_Erf32;
 $L289_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f318, 0f3F800000, %f277;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f319, %f275, %f318;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f261, %f319;
 	bra.uni $L274_ret_activate;
 $L273_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f261, %f173;
 	bra.uni $L274_ret_activate;
 $L274_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p98, %rd14, 0;
 	@%p98 bra $L217_if_then;
 	bra.uni $L294_edge;
 $L217_if_then:
-	.loc 5 374 25
+	.loc 5 378 25
 	add.s64 %rd172, %rd167, 1;
-	.loc 5 374 23
+	.loc 5 378 23
 	setp.hs.u64 %p99, %rd172, %rd14;
 	@%p99 bra $L295_oob28;
 	shl.b64 %rd173, %rd172, 1;
 	add.s64 %rd174, %rd13, %rd173;
 	ld.global.nc.u16 %rs31, [%rd174];
-	.loc 5 374 19
+	.loc 5 378 19
 	bra.uni $L296_entry;
 $L295_oob28:
-	.loc 5 374 23
+	.loc 5 378 23
 	mov.u64 %rd30, 0x20000001D;
 	mov.u64 %rd31, %rd172;
 	mov.u64 %rd32, %rd14;
@@ -4934,7 +4934,7 @@ $L296_entry:
 	mov.f32 %f321, %f322;
 	bra.uni $L297_ret_load;
 $L297_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f323, %f261, %f321;
 	mov.f32 %f320, %f323;
 	bra.uni $L218_if_done;
@@ -4942,9 +4942,9 @@ $L294_edge:
 	mov.f32 %f320, %f261;
 	bra.uni $L218_if_done;
 $L218_if_done:
-	.loc 5 376 8
+	.loc 5 380 8
 	add.s64 %rd175, %rd167, 1;
-	.loc 5 376 22
+	.loc 5 380 22
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 32 58
@@ -4953,7 +4953,7 @@ $L298_entry:
 	mov.u16 %rs32, %rs33;
 	bra.uni $L299_ret_store;
 $L299_ret_store:
-	.loc 5 376 6
+	.loc 5 380 6
 	setp.hs.u64 %p100, %rd175, %rd2;
 	@%p100 bra $L300_oob29;
 	shl.b64 %rd176, %rd175, 1;
@@ -5159,9 +5159,9 @@ $L21_oob2:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L22_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r24, %rs0;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r23, %r24;
 	bra.uni $L23_ret_bits;
 $L23_ret_bits:
@@ -5193,9 +5193,9 @@ $L25_oob3:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L26_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r26, %rs1;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r25, %r26;
 	bra.uni $L27_ret_bits;
 $L27_ret_bits:
@@ -5259,9 +5259,9 @@ $L36_oob4:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L37_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r33, %rs2;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r32, %r33;
 	bra.uni $L38_ret_bits;
 $L38_ret_bits:
@@ -5293,9 +5293,9 @@ $L40_oob5:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L41_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r35, %rs3;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r34, %r35;
 	bra.uni $L42_ret_bits;
 $L42_ret_bits:
@@ -5359,9 +5359,9 @@ $L51_oob6:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L52_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r42, %rs4;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r41, %r42;
 	bra.uni $L53_ret_bits;
 $L53_ret_bits:
@@ -5393,9 +5393,9 @@ $L55_oob7:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L56_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r44, %rs5;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r43, %r44;
 	bra.uni $L57_ret_bits;
 $L57_ret_bits:
@@ -5461,9 +5461,9 @@ $L66_oob8:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L67_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r51, %rs6;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r50, %r51;
 	bra.uni $L68_ret_bits;
 $L68_ret_bits:
@@ -5495,9 +5495,9 @@ $L70_oob9:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L71_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r53, %rs7;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r52, %r53;
 	bra.uni $L72_ret_bits;
 $L72_ret_bits:
@@ -5569,9 +5569,9 @@ $L81_oob10:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L82_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r66, %rs8;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r65, %r66;
 	bra.uni $L83_ret_bits;
 $L83_ret_bits:
@@ -5605,9 +5605,9 @@ $L85_oob11:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L86_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r68, %rs9;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r67, %r68;
 	bra.uni $L87_ret_bits;
 $L87_ret_bits:
@@ -5673,9 +5673,9 @@ $L96_oob12:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L97_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r75, %rs10;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r74, %r75;
 	bra.uni $L98_ret_bits;
 $L98_ret_bits:
@@ -5709,9 +5709,9 @@ $L100_oob13:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L101_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r77, %rs11;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r76, %r77;
 	bra.uni $L102_ret_bits;
 $L102_ret_bits:
@@ -5752,9 +5752,9 @@ $L93_ret_simpleB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat
 	.loc 4 61 16
 	bra.uni $L103_entry;
 $L103_entry:
-	.loc 5 331 20
+	.loc 5 335 20
 	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f12, %f13, %f14, %f15}, {%r56, %r57, %r58, %r59}, {%r80, %r81}, {%f4, %f5, %f6, %f7};
-	.loc 5 331 2
+	.loc 5 335 2
 	mov.f32 %f8, %f12;
 	mov.f32 %f9, %f13;
 	mov.f32 %f10, %f14;
@@ -5788,35 +5788,35 @@ $L7_for_done:
 	.loc 4 64 11
 	bra.uni $L105_entry;
 $L105_entry:
-	.loc 5 349 9
+	.loc 5 353 9
 	setp.lt.s64 %p35, %rd121, %rd15;
 	@%p35 bra $L108_cond_true;
 	bra.uni $L121_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L108_cond_true:
-	.loc 5 349 20
+	.loc 5 353 20
 	setp.lt.s64 %p36, %rd124, %rd16;
 	@%p36 bra $L106_if_then;
 	bra.uni $L121_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L106_if_then:
-	.loc 5 350 14
+	.loc 5 354 14
 	add.s64 %rd125, %rd124, 1;
-	.loc 5 350 17
+	.loc 5 354 17
 	setp.lt.s64 %p37, %rd125, %rd16;
-	.loc 5 351 16
+	.loc 5 355 16
 	setp.gt.s64 %p38, %rd11, 0;
 	@%p38 bra $L109_if_then;
 	bra.uni $L122_edge;
 $L109_if_then:
-	.loc 5 352 22
+	.loc 5 356 22
 	setp.hs.u64 %p39, %rd124, %rd11;
 	@%p39 bra $L123_oob14;
 	shl.b64 %rd126, %rd124, 2;
 	add.s64 %rd127, %rd10, %rd126;
 	ld.global.nc.f32 %f20, [%rd127];
-	.loc 5 352 17
+	.loc 5 356 17
 	bra.uni $L124_entry;
 $L123_oob14:
-	.loc 5 352 22
+	.loc 5 356 22
 	mov.u64 %rd30, 0x30000000F;
 	mov.u64 %rd31, %rd124;
 	mov.u64 %rd32, %rd11;
@@ -5826,23 +5826,23 @@ $L124_entry:
 	mov.f32 %f21, %f20;
 	bra.uni $L125_ret_load;
 $L125_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f22, %f16, %f21;
 	@%p37 bra $L111_if_then;
 	bra.uni $L126_edge;
 $L111_if_then:
-	.loc 5 354 27
+	.loc 5 358 27
 	add.s64 %rd128, %rd124, 1;
-	.loc 5 354 23
+	.loc 5 358 23
 	setp.hs.u64 %p40, %rd128, %rd11;
 	@%p40 bra $L127_oob15;
 	shl.b64 %rd129, %rd128, 2;
 	add.s64 %rd130, %rd10, %rd129;
 	ld.global.nc.f32 %f23, [%rd130];
-	.loc 5 354 18
+	.loc 5 358 18
 	bra.uni $L128_entry;
 $L127_oob15:
-	.loc 5 354 23
+	.loc 5 358 23
 	mov.u64 %rd30, 0x300000010;
 	mov.u64 %rd31, %rd128;
 	mov.u64 %rd32, %rd11;
@@ -5852,7 +5852,7 @@ $L128_entry:
 	mov.f32 %f24, %f23;
 	bra.uni $L129_ret_load;
 $L129_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f25, %f17, %f24;
 	mov.f32 %f18, %f22;
 	mov.f32 %f19, %f25;
@@ -5866,25 +5866,25 @@ $L122_edge:
 	mov.f32 %f19, %f17;
 	bra.uni $L110_if_done;
 $L110_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p41, %rd20, 3;
 	@%p41 bra $L112_if_then;
 	bra.uni $L113_if_else;
 $L112_if_then:
-	.loc 5 358 15
+	.loc 5 362 15
 	shr.s64 %rd131, %rd16, 1;
-	.loc 5 358 12
+	.loc 5 362 12
 	mul.lo.s64 %rd132, %rd121, %rd131;
-	.loc 5 358 25
+	.loc 5 362 25
 	shr.s64 %rd133, %rd124, 1;
-	.loc 5 358 20
+	.loc 5 362 20
 	add.s64 %rd134, %rd132, %rd133;
-	.loc 5 359 14
+	.loc 5 363 14
 	bra.uni $L130_entry;
 $L130_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f27, %f18;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f28, %f27, 0fC2D00000;
 	min.f32 %f28, %f28, 0f42B20000;
 	mul.rn.f32 %f29, %f28, 0f3FB8AA3B;
@@ -5902,31 +5902,31 @@ $L130_entry:
 	mul.rn.f32 %f32, %f32, %f36;
 	setp.nan.f32 %p42, %f27, %f27;
 	selp.f32 %f32, %f27, %f32, %p42;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f37, 0f3F800000, %f32;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f38, %f18, %f37;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f26, %f38;
 	bra.uni $L131_ret_siluF;
 $L131_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f39, %f26, %f19;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p43, %rd14, 0;
 	@%p43 bra $L114_if_then;
 	bra.uni $L132_edge;
 $L114_if_then:
-	.loc 5 361 21
+	.loc 5 365 21
 	setp.hs.u64 %p44, %rd134, %rd14;
 	@%p44 bra $L133_oob16;
 	shl.b64 %rd135, %rd134, 2;
 	add.s64 %rd136, %rd13, %rd135;
 	ld.global.nc.f32 %f41, [%rd136];
-	.loc 5 361 17
+	.loc 5 365 17
 	bra.uni $L134_entry;
 $L133_oob16:
-	.loc 5 361 21
+	.loc 5 365 21
 	mov.u64 %rd30, 0x300000011;
 	mov.u64 %rd31, %rd134;
 	mov.u64 %rd32, %rd14;
@@ -5936,7 +5936,7 @@ $L134_entry:
 	mov.f32 %f42, %f41;
 	bra.uni $L135_ret_load;
 $L135_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f43, %f39, %f42;
 	mov.f32 %f40, %f43;
 	bra.uni $L136_entry;
@@ -5948,7 +5948,7 @@ $L136_entry:
 	mov.f32 %f44, %f40;
 	bra.uni $L137_ret_store;
 $L137_ret_store:
-	.loc 5 363 5
+	.loc 5 367 5
 	setp.hs.u64 %p45, %rd134, %rd2;
 	@%p45 bra $L138_oob17;
 	shl.b64 %rd137, %rd134, 2;
@@ -5961,21 +5961,21 @@ $L138_oob17:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L113_if_else:
-	.loc 5 365 12
+	.loc 5 369 12
 	mul.lo.s64 %rd139, %rd121, %rd16;
-	.loc 5 365 15
+	.loc 5 369 15
 	add.s64 %rd140, %rd139, %rd124;
-	.loc 5 366 17
+	.loc 5 370 17
 	bra.uni $L139_entry;
 $L139_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p46, %rd20, 1;
 	@%p46 bra $L145_entry;
 	bra.uni $L141_if_done;
 $L145_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f47, %f18;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f48, %f47, 0fC2D00000;
 	min.f32 %f48, %f48, 0f42B20000;
 	mul.rn.f32 %f49, %f48, 0f3FB8AA3B;
@@ -5993,28 +5993,28 @@ $L145_entry:
 	mul.rn.f32 %f52, %f52, %f56;
 	setp.nan.f32 %p47, %f47, %f47;
 	selp.f32 %f52, %f47, %f52, %p47;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f57, 0f3F800000, %f52;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f58, %f18, %f57;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f46, %f58;
 	bra.uni $L146_ret_siluF;
 $L146_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f45, %f46;
 	bra.uni $L144_ret_activate;
 $L141_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p48, %rd20, 2;
 	@%p48 bra $L142_if_then;
 	bra.uni $L143_if_done;
 $L142_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f59, 0f3F000000, %f18;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f60, %f18, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L147_entry;
 $L147_entry:
 	.loc 1 26 14
@@ -6169,33 +6169,33 @@ $L163_ret_copysign32:
 	mov.f32 %f61, %f99;
 	bra.uni $L159_ret_Erf32;
 $L159_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f102, 0f3F800000, %f61;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f103, %f59, %f102;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f45, %f103;
 	bra.uni $L144_ret_activate;
 $L143_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f45, %f18;
 	bra.uni $L144_ret_activate;
 $L144_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p54, %rd14, 0;
 	@%p54 bra $L116_if_then;
 	bra.uni $L164_edge;
 $L116_if_then:
-	.loc 5 368 22
+	.loc 5 372 22
 	setp.hs.u64 %p55, %rd140, %rd14;
 	@%p55 bra $L165_oob18;
 	shl.b64 %rd141, %rd140, 2;
 	add.s64 %rd142, %rd13, %rd141;
 	ld.global.nc.f32 %f105, [%rd142];
-	.loc 5 368 18
+	.loc 5 372 18
 	bra.uni $L166_entry;
 $L165_oob18:
-	.loc 5 368 22
+	.loc 5 372 22
 	mov.u64 %rd30, 0x300000013;
 	mov.u64 %rd31, %rd140;
 	mov.u64 %rd32, %rd14;
@@ -6205,7 +6205,7 @@ $L166_entry:
 	mov.f32 %f106, %f105;
 	bra.uni $L167_ret_load;
 $L167_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f107, %f45, %f106;
 	mov.f32 %f104, %f107;
 	bra.uni $L168_entry;
@@ -6217,7 +6217,7 @@ $L168_entry:
 	mov.f32 %f108, %f104;
 	bra.uni $L169_ret_store;
 $L169_ret_store:
-	.loc 5 370 5
+	.loc 5 374 5
 	setp.hs.u64 %p56, %rd140, %rd2;
 	@%p56 bra $L170_oob19;
 	shl.b64 %rd143, %rd140, 2;
@@ -6231,14 +6231,14 @@ $L170_oob19:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L171_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p57, %rd20, 1;
 	@%p57 bra $L177_entry;
 	bra.uni $L173_if_done;
 $L177_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f111, %f19;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f112, %f111, 0fC2D00000;
 	min.f32 %f112, %f112, 0f42B20000;
 	mul.rn.f32 %f113, %f112, 0f3FB8AA3B;
@@ -6256,28 +6256,28 @@ $L177_entry:
 	mul.rn.f32 %f116, %f116, %f120;
 	setp.nan.f32 %p58, %f111, %f111;
 	selp.f32 %f116, %f111, %f116, %p58;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f121, 0f3F800000, %f116;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f122, %f19, %f121;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f110, %f122;
 	bra.uni $L178_ret_siluF;
 $L178_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f109, %f110;
 	bra.uni $L176_ret_activate;
 $L173_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p59, %rd20, 2;
 	@%p59 bra $L174_if_then;
 	bra.uni $L175_if_done;
 $L174_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f123, 0f3F000000, %f19;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f124, %f19, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L179_entry;
 $L179_entry:
 	.loc 1 26 14
@@ -6432,35 +6432,35 @@ $L195_ret_copysign32:
 	mov.f32 %f125, %f163;
 	bra.uni $L191_ret_Erf32;
 $L191_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f166, 0f3F800000, %f125;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f167, %f123, %f166;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f109, %f167;
 	bra.uni $L176_ret_activate;
 $L175_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f109, %f19;
 	bra.uni $L176_ret_activate;
 $L176_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p65, %rd14, 0;
 	@%p65 bra $L119_if_then;
 	bra.uni $L196_edge;
 $L119_if_then:
-	.loc 5 374 25
+	.loc 5 378 25
 	add.s64 %rd145, %rd140, 1;
-	.loc 5 374 23
+	.loc 5 378 23
 	setp.hs.u64 %p66, %rd145, %rd14;
 	@%p66 bra $L197_oob20;
 	shl.b64 %rd146, %rd145, 2;
 	add.s64 %rd147, %rd13, %rd146;
 	ld.global.nc.f32 %f169, [%rd147];
-	.loc 5 374 19
+	.loc 5 378 19
 	bra.uni $L198_entry;
 $L197_oob20:
-	.loc 5 374 23
+	.loc 5 378 23
 	mov.u64 %rd30, 0x300000015;
 	mov.u64 %rd31, %rd145;
 	mov.u64 %rd32, %rd14;
@@ -6470,7 +6470,7 @@ $L198_entry:
 	mov.f32 %f170, %f169;
 	bra.uni $L199_ret_load;
 $L199_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f171, %f109, %f170;
 	mov.f32 %f168, %f171;
 	bra.uni $L120_if_done;
@@ -6478,16 +6478,16 @@ $L196_edge:
 	mov.f32 %f168, %f109;
 	bra.uni $L120_if_done;
 $L120_if_done:
-	.loc 5 376 8
+	.loc 5 380 8
 	add.s64 %rd148, %rd140, 1;
-	.loc 5 376 22
+	.loc 5 380 22
 	bra.uni $L200_entry;
 $L200_entry:
 	.loc 3 27 40
 	mov.f32 %f172, %f168;
 	bra.uni $L201_ret_store;
 $L201_ret_store:
-	.loc 5 376 6
+	.loc 5 380 6
 	setp.hs.u64 %p67, %rd148, %rd2;
 	@%p67 bra $L202_oob21;
 	shl.b64 %rd149, %rd148, 2;
@@ -6509,35 +6509,35 @@ $L121_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern
 	.loc 4 65 11
 	bra.uni $L203_entry;
 $L203_entry:
-	.loc 5 349 9
+	.loc 5 353 9
 	setp.lt.s64 %p68, %rd151, %rd15;
 	@%p68 bra $L206_cond_true;
 	bra.uni $L8_ret_mmaSimple_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16in_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L206_cond_true:
-	.loc 5 349 20
+	.loc 5 353 20
 	setp.lt.s64 %p69, %rd124, %rd16;
 	@%p69 bra $L204_if_then;
 	bra.uni $L8_ret_mmaSimple_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020float32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16in_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L204_if_then:
-	.loc 5 350 14
+	.loc 5 354 14
 	add.s64 %rd152, %rd124, 1;
-	.loc 5 350 17
+	.loc 5 354 17
 	setp.lt.s64 %p70, %rd152, %rd16;
-	.loc 5 351 16
+	.loc 5 355 16
 	setp.gt.s64 %p71, %rd11, 0;
 	@%p71 bra $L207_if_then;
 	bra.uni $L220_edge;
 $L207_if_then:
-	.loc 5 352 22
+	.loc 5 356 22
 	setp.hs.u64 %p72, %rd124, %rd11;
 	@%p72 bra $L221_oob22;
 	shl.b64 %rd153, %rd124, 2;
 	add.s64 %rd154, %rd10, %rd153;
 	ld.global.nc.f32 %f177, [%rd154];
-	.loc 5 352 17
+	.loc 5 356 17
 	bra.uni $L222_entry;
 $L221_oob22:
-	.loc 5 352 22
+	.loc 5 356 22
 	mov.u64 %rd30, 0x300000017;
 	mov.u64 %rd31, %rd124;
 	mov.u64 %rd32, %rd11;
@@ -6547,23 +6547,23 @@ $L222_entry:
 	mov.f32 %f178, %f177;
 	bra.uni $L223_ret_load;
 $L223_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f179, %f173, %f178;
 	@%p70 bra $L209_if_then;
 	bra.uni $L224_edge;
 $L209_if_then:
-	.loc 5 354 27
+	.loc 5 358 27
 	add.s64 %rd155, %rd124, 1;
-	.loc 5 354 23
+	.loc 5 358 23
 	setp.hs.u64 %p73, %rd155, %rd11;
 	@%p73 bra $L225_oob23;
 	shl.b64 %rd156, %rd155, 2;
 	add.s64 %rd157, %rd10, %rd156;
 	ld.global.nc.f32 %f180, [%rd157];
-	.loc 5 354 18
+	.loc 5 358 18
 	bra.uni $L226_entry;
 $L225_oob23:
-	.loc 5 354 23
+	.loc 5 358 23
 	mov.u64 %rd30, 0x300000018;
 	mov.u64 %rd31, %rd155;
 	mov.u64 %rd32, %rd11;
@@ -6573,7 +6573,7 @@ $L226_entry:
 	mov.f32 %f181, %f180;
 	bra.uni $L227_ret_load;
 $L227_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f182, %f174, %f181;
 	mov.f32 %f175, %f179;
 	mov.f32 %f176, %f182;
@@ -6587,25 +6587,25 @@ $L220_edge:
 	mov.f32 %f176, %f174;
 	bra.uni $L208_if_done;
 $L208_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p74, %rd20, 3;
 	@%p74 bra $L210_if_then;
 	bra.uni $L211_if_else;
 $L210_if_then:
-	.loc 5 358 15
+	.loc 5 362 15
 	shr.s64 %rd158, %rd16, 1;
-	.loc 5 358 12
+	.loc 5 362 12
 	mul.lo.s64 %rd159, %rd151, %rd158;
-	.loc 5 358 25
+	.loc 5 362 25
 	shr.s64 %rd160, %rd124, 1;
-	.loc 5 358 20
+	.loc 5 362 20
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 5 359 14
+	.loc 5 363 14
 	bra.uni $L228_entry;
 $L228_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f184, %f175;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f185, %f184, 0fC2D00000;
 	min.f32 %f185, %f185, 0f42B20000;
 	mul.rn.f32 %f186, %f185, 0f3FB8AA3B;
@@ -6623,31 +6623,31 @@ $L228_entry:
 	mul.rn.f32 %f189, %f189, %f193;
 	setp.nan.f32 %p75, %f184, %f184;
 	selp.f32 %f189, %f184, %f189, %p75;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f194, 0f3F800000, %f189;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f195, %f175, %f194;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f183, %f195;
 	bra.uni $L229_ret_siluF;
 $L229_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f196, %f183, %f176;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p76, %rd14, 0;
 	@%p76 bra $L212_if_then;
 	bra.uni $L230_edge;
 $L212_if_then:
-	.loc 5 361 21
+	.loc 5 365 21
 	setp.hs.u64 %p77, %rd161, %rd14;
 	@%p77 bra $L231_oob24;
 	shl.b64 %rd162, %rd161, 2;
 	add.s64 %rd163, %rd13, %rd162;
 	ld.global.nc.f32 %f198, [%rd163];
-	.loc 5 361 17
+	.loc 5 365 17
 	bra.uni $L232_entry;
 $L231_oob24:
-	.loc 5 361 21
+	.loc 5 365 21
 	mov.u64 %rd30, 0x300000019;
 	mov.u64 %rd31, %rd161;
 	mov.u64 %rd32, %rd14;
@@ -6657,7 +6657,7 @@ $L232_entry:
 	mov.f32 %f199, %f198;
 	bra.uni $L233_ret_load;
 $L233_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f200, %f196, %f199;
 	mov.f32 %f197, %f200;
 	bra.uni $L234_entry;
@@ -6669,7 +6669,7 @@ $L234_entry:
 	mov.f32 %f201, %f197;
 	bra.uni $L235_ret_store;
 $L235_ret_store:
-	.loc 5 363 5
+	.loc 5 367 5
 	setp.hs.u64 %p78, %rd161, %rd2;
 	@%p78 bra $L236_oob25;
 	shl.b64 %rd164, %rd161, 2;
@@ -6682,21 +6682,21 @@ $L236_oob25:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L211_if_else:
-	.loc 5 365 12
+	.loc 5 369 12
 	mul.lo.s64 %rd166, %rd151, %rd16;
-	.loc 5 365 15
+	.loc 5 369 15
 	add.s64 %rd167, %rd166, %rd124;
-	.loc 5 366 17
+	.loc 5 370 17
 	bra.uni $L237_entry;
 $L237_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p79, %rd20, 1;
 	@%p79 bra $L243_entry;
 	bra.uni $L239_if_done;
 $L243_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f204, %f175;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f205, %f204, 0fC2D00000;
 	min.f32 %f205, %f205, 0f42B20000;
 	mul.rn.f32 %f206, %f205, 0f3FB8AA3B;
@@ -6714,28 +6714,28 @@ $L243_entry:
 	mul.rn.f32 %f209, %f209, %f213;
 	setp.nan.f32 %p80, %f204, %f204;
 	selp.f32 %f209, %f204, %f209, %p80;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f214, 0f3F800000, %f209;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f215, %f175, %f214;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f203, %f215;
 	bra.uni $L244_ret_siluF;
 $L244_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f202, %f203;
 	bra.uni $L242_ret_activate;
 $L239_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p81, %rd20, 2;
 	@%p81 bra $L240_if_then;
 	bra.uni $L241_if_done;
 $L240_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f216, 0f3F000000, %f175;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f217, %f175, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L245_entry;
 $L245_entry:
 	.loc 1 26 14
@@ -6890,33 +6890,33 @@ $L261_ret_copysign32:
 	mov.f32 %f218, %f256;
 	bra.uni $L257_ret_Erf32;
 $L257_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f259, 0f3F800000, %f218;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f260, %f216, %f259;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f202, %f260;
 	bra.uni $L242_ret_activate;
 $L241_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f202, %f175;
 	bra.uni $L242_ret_activate;
 $L242_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p87, %rd14, 0;
 	@%p87 bra $L214_if_then;
 	bra.uni $L262_edge;
 $L214_if_then:
-	.loc 5 368 22
+	.loc 5 372 22
 	setp.hs.u64 %p88, %rd167, %rd14;
 	@%p88 bra $L263_oob26;
 	shl.b64 %rd168, %rd167, 2;
 	add.s64 %rd169, %rd13, %rd168;
 	ld.global.nc.f32 %f262, [%rd169];
-	.loc 5 368 18
+	.loc 5 372 18
 	bra.uni $L264_entry;
 $L263_oob26:
-	.loc 5 368 22
+	.loc 5 372 22
 	mov.u64 %rd30, 0x30000001B;
 	mov.u64 %rd31, %rd167;
 	mov.u64 %rd32, %rd14;
@@ -6926,7 +6926,7 @@ $L264_entry:
 	mov.f32 %f263, %f262;
 	bra.uni $L265_ret_load;
 $L265_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f264, %f202, %f263;
 	mov.f32 %f261, %f264;
 	bra.uni $L266_entry;
@@ -6938,7 +6938,7 @@ $L266_entry:
 	mov.f32 %f265, %f261;
 	bra.uni $L267_ret_store;
 $L267_ret_store:
-	.loc 5 370 5
+	.loc 5 374 5
 	setp.hs.u64 %p89, %rd167, %rd2;
 	@%p89 bra $L268_oob27;
 	shl.b64 %rd170, %rd167, 2;
@@ -6952,14 +6952,14 @@ $L268_oob27:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L269_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p90, %rd20, 1;
 	@%p90 bra $L275_entry;
 	bra.uni $L271_if_done;
 $L275_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f268, %f176;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f269, %f268, 0fC2D00000;
 	min.f32 %f269, %f269, 0f42B20000;
 	mul.rn.f32 %f270, %f269, 0f3FB8AA3B;
@@ -6977,28 +6977,28 @@ $L275_entry:
 	mul.rn.f32 %f273, %f273, %f277;
 	setp.nan.f32 %p91, %f268, %f268;
 	selp.f32 %f273, %f268, %f273, %p91;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f278, 0f3F800000, %f273;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f279, %f176, %f278;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f267, %f279;
 	bra.uni $L276_ret_siluF;
 $L276_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f266, %f267;
 	bra.uni $L274_ret_activate;
 $L271_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p92, %rd20, 2;
 	@%p92 bra $L272_if_then;
 	bra.uni $L273_if_done;
 $L272_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f280, 0f3F000000, %f176;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f281, %f176, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L277_entry;
 $L277_entry:
 	.loc 1 26 14
@@ -7153,35 +7153,35 @@ $L293_ret_copysign32:
 	mov.f32 %f282, %f320;
 	bra.uni $L289_ret_Erf32;
 $L289_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f323, 0f3F800000, %f282;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f324, %f280, %f323;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f266, %f324;
 	bra.uni $L274_ret_activate;
 $L273_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f266, %f176;
 	bra.uni $L274_ret_activate;
 $L274_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p98, %rd14, 0;
 	@%p98 bra $L217_if_then;
 	bra.uni $L294_edge;
 $L217_if_then:
-	.loc 5 374 25
+	.loc 5 378 25
 	add.s64 %rd172, %rd167, 1;
-	.loc 5 374 23
+	.loc 5 378 23
 	setp.hs.u64 %p99, %rd172, %rd14;
 	@%p99 bra $L295_oob28;
 	shl.b64 %rd173, %rd172, 2;
 	add.s64 %rd174, %rd13, %rd173;
 	ld.global.nc.f32 %f326, [%rd174];
-	.loc 5 374 19
+	.loc 5 378 19
 	bra.uni $L296_entry;
 $L295_oob28:
-	.loc 5 374 23
+	.loc 5 378 23
 	mov.u64 %rd30, 0x30000001D;
 	mov.u64 %rd31, %rd172;
 	mov.u64 %rd32, %rd14;
@@ -7191,7 +7191,7 @@ $L296_entry:
 	mov.f32 %f327, %f326;
 	bra.uni $L297_ret_load;
 $L297_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f328, %f266, %f327;
 	mov.f32 %f325, %f328;
 	bra.uni $L218_if_done;
@@ -7199,16 +7199,16 @@ $L294_edge:
 	mov.f32 %f325, %f266;
 	bra.uni $L218_if_done;
 $L218_if_done:
-	.loc 5 376 8
+	.loc 5 380 8
 	add.s64 %rd175, %rd167, 1;
-	.loc 5 376 22
+	.loc 5 380 22
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 27 40
 	mov.f32 %f329, %f325;
 	bra.uni $L299_ret_store;
 $L299_ret_store:
-	.loc 5 376 6
+	.loc 5 380 6
 	setp.hs.u64 %p100, %rd175, %rd2;
 	@%p100 bra $L300_oob29;
 	shl.b64 %rd176, %rd175, 2;
@@ -7414,9 +7414,9 @@ $L21_oob2:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L22_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r24, %rs0;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r23, %r24;
 	bra.uni $L23_ret_bits;
 $L23_ret_bits:
@@ -7448,9 +7448,9 @@ $L25_oob3:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L26_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r26, %rs1;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r25, %r26;
 	bra.uni $L27_ret_bits;
 $L27_ret_bits:
@@ -7514,9 +7514,9 @@ $L36_oob4:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L37_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r33, %rs2;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r32, %r33;
 	bra.uni $L38_ret_bits;
 $L38_ret_bits:
@@ -7548,9 +7548,9 @@ $L40_oob5:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L41_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r35, %rs3;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r34, %r35;
 	bra.uni $L42_ret_bits;
 $L42_ret_bits:
@@ -7614,9 +7614,9 @@ $L51_oob6:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L52_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r42, %rs4;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r41, %r42;
 	bra.uni $L53_ret_bits;
 $L53_ret_bits:
@@ -7648,9 +7648,9 @@ $L55_oob7:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L56_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r44, %rs5;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r43, %r44;
 	bra.uni $L57_ret_bits;
 $L57_ret_bits:
@@ -7716,9 +7716,9 @@ $L66_oob8:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L67_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r51, %rs6;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r50, %r51;
 	bra.uni $L68_ret_bits;
 $L68_ret_bits:
@@ -7750,9 +7750,9 @@ $L70_oob9:
 	mov.u64 %rd32, %rd5;
 	bra.uni $L9_bounds_fail;
 $L71_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r53, %rs7;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r52, %r53;
 	bra.uni $L72_ret_bits;
 $L72_ret_bits:
@@ -7824,9 +7824,9 @@ $L81_oob10:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L82_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r66, %rs8;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r65, %r66;
 	bra.uni $L83_ret_bits;
 $L83_ret_bits:
@@ -7860,9 +7860,9 @@ $L85_oob11:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L86_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r68, %rs9;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r67, %r68;
 	bra.uni $L87_ret_bits;
 $L87_ret_bits:
@@ -7928,9 +7928,9 @@ $L96_oob12:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L97_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r75, %rs10;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r74, %r75;
 	bra.uni $L98_ret_bits;
 $L98_ret_bits:
@@ -7964,9 +7964,9 @@ $L100_oob13:
 	mov.u64 %rd32, %rd8;
 	bra.uni $L9_bounds_fail;
 $L101_entry:
-	.loc 5 333 59
+	.loc 5 337 59
 	cvt.u32.u16 %r77, %rs11;
-	.loc 5 333 46
+	.loc 5 337 46
 	mov.u32 %r76, %r77;
 	bra.uni $L102_ret_bits;
 $L102_ret_bits:
@@ -8007,9 +8007,9 @@ $L93_ret_simpleB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat
 	.loc 4 61 16
 	bra.uni $L103_entry;
 $L103_entry:
-	.loc 5 331 20
+	.loc 5 335 20
 	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f12, %f13, %f14, %f15}, {%r56, %r57, %r58, %r59}, {%r80, %r81}, {%f4, %f5, %f6, %f7};
-	.loc 5 331 2
+	.loc 5 335 2
 	mov.f32 %f8, %f12;
 	mov.f32 %f9, %f13;
 	mov.f32 %f10, %f14;
@@ -8043,35 +8043,35 @@ $L7_for_done:
 	.loc 4 64 11
 	bra.uni $L105_entry;
 $L105_entry:
-	.loc 5 349 9
+	.loc 5 353 9
 	setp.lt.s64 %p35, %rd121, %rd15;
 	@%p35 bra $L108_cond_true;
 	bra.uni $L121_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L108_cond_true:
-	.loc 5 349 20
+	.loc 5 353 20
 	setp.lt.s64 %p36, %rd124, %rd16;
 	@%p36 bra $L106_if_then;
 	bra.uni $L121_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L106_if_then:
-	.loc 5 350 14
+	.loc 5 354 14
 	add.s64 %rd125, %rd124, 1;
-	.loc 5 350 17
+	.loc 5 354 17
 	setp.lt.s64 %p37, %rd125, %rd16;
-	.loc 5 351 16
+	.loc 5 355 16
 	setp.gt.s64 %p38, %rd11, 0;
 	@%p38 bra $L109_if_then;
 	bra.uni $L122_edge;
 $L109_if_then:
-	.loc 5 352 22
+	.loc 5 356 22
 	setp.hs.u64 %p39, %rd124, %rd11;
 	@%p39 bra $L123_oob14;
 	shl.b64 %rd126, %rd124, 1;
 	add.s64 %rd127, %rd10, %rd126;
 	ld.global.nc.u16 %rs12, [%rd127];
-	.loc 5 352 17
+	.loc 5 356 17
 	bra.uni $L124_entry;
 $L123_oob14:
-	.loc 5 352 22
+	.loc 5 356 22
 	mov.u64 %rd30, 0x40000000F;
 	mov.u64 %rd31, %rd124;
 	mov.u64 %rd32, %rd11;
@@ -8085,23 +8085,23 @@ $L124_entry:
 	mov.f32 %f20, %f21;
 	bra.uni $L125_ret_load;
 $L125_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f22, %f16, %f20;
 	@%p37 bra $L111_if_then;
 	bra.uni $L126_edge;
 $L111_if_then:
-	.loc 5 354 27
+	.loc 5 358 27
 	add.s64 %rd128, %rd124, 1;
-	.loc 5 354 23
+	.loc 5 358 23
 	setp.hs.u64 %p40, %rd128, %rd11;
 	@%p40 bra $L127_oob15;
 	shl.b64 %rd129, %rd128, 1;
 	add.s64 %rd130, %rd10, %rd129;
 	ld.global.nc.u16 %rs13, [%rd130];
-	.loc 5 354 18
+	.loc 5 358 18
 	bra.uni $L128_entry;
 $L127_oob15:
-	.loc 5 354 23
+	.loc 5 358 23
 	mov.u64 %rd30, 0x400000010;
 	mov.u64 %rd31, %rd128;
 	mov.u64 %rd32, %rd11;
@@ -8115,7 +8115,7 @@ $L128_entry:
 	mov.f32 %f23, %f24;
 	bra.uni $L129_ret_load;
 $L129_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f25, %f17, %f23;
 	mov.f32 %f18, %f22;
 	mov.f32 %f19, %f25;
@@ -8129,25 +8129,25 @@ $L122_edge:
 	mov.f32 %f19, %f17;
 	bra.uni $L110_if_done;
 $L110_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p41, %rd20, 3;
 	@%p41 bra $L112_if_then;
 	bra.uni $L113_if_else;
 $L112_if_then:
-	.loc 5 358 15
+	.loc 5 362 15
 	shr.s64 %rd131, %rd16, 1;
-	.loc 5 358 12
+	.loc 5 362 12
 	mul.lo.s64 %rd132, %rd121, %rd131;
-	.loc 5 358 25
+	.loc 5 362 25
 	shr.s64 %rd133, %rd124, 1;
-	.loc 5 358 20
+	.loc 5 362 20
 	add.s64 %rd134, %rd132, %rd133;
-	.loc 5 359 14
+	.loc 5 363 14
 	bra.uni $L130_entry;
 $L130_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f27, %f18;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f28, %f27, 0fC2D00000;
 	min.f32 %f28, %f28, 0f42B20000;
 	mul.rn.f32 %f29, %f28, 0f3FB8AA3B;
@@ -8165,31 +8165,31 @@ $L130_entry:
 	mul.rn.f32 %f32, %f32, %f36;
 	setp.nan.f32 %p42, %f27, %f27;
 	selp.f32 %f32, %f27, %f32, %p42;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f37, 0f3F800000, %f32;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f38, %f18, %f37;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f26, %f38;
 	bra.uni $L131_ret_siluF;
 $L131_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f39, %f26, %f19;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p43, %rd14, 0;
 	@%p43 bra $L114_if_then;
 	bra.uni $L132_edge;
 $L114_if_then:
-	.loc 5 361 21
+	.loc 5 365 21
 	setp.hs.u64 %p44, %rd134, %rd14;
 	@%p44 bra $L133_oob16;
 	shl.b64 %rd135, %rd134, 1;
 	add.s64 %rd136, %rd13, %rd135;
 	ld.global.nc.u16 %rs14, [%rd136];
-	.loc 5 361 17
+	.loc 5 365 17
 	bra.uni $L134_entry;
 $L133_oob16:
-	.loc 5 361 21
+	.loc 5 365 21
 	mov.u64 %rd30, 0x400000011;
 	mov.u64 %rd31, %rd134;
 	mov.u64 %rd32, %rd14;
@@ -8203,7 +8203,7 @@ $L134_entry:
 	mov.f32 %f41, %f42;
 	bra.uni $L135_ret_load;
 $L135_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f43, %f39, %f41;
 	mov.f32 %f40, %f43;
 	bra.uni $L136_entry;
@@ -8217,7 +8217,7 @@ $L136_entry:
 	mov.u16 %rs15, %rs16;
 	bra.uni $L137_ret_store;
 $L137_ret_store:
-	.loc 5 363 5
+	.loc 5 367 5
 	setp.hs.u64 %p45, %rd134, %rd2;
 	@%p45 bra $L138_oob17;
 	shl.b64 %rd137, %rd134, 1;
@@ -8230,21 +8230,21 @@ $L138_oob17:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L113_if_else:
-	.loc 5 365 12
+	.loc 5 369 12
 	mul.lo.s64 %rd139, %rd121, %rd16;
-	.loc 5 365 15
+	.loc 5 369 15
 	add.s64 %rd140, %rd139, %rd124;
-	.loc 5 366 17
+	.loc 5 370 17
 	bra.uni $L139_entry;
 $L139_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p46, %rd20, 1;
 	@%p46 bra $L145_entry;
 	bra.uni $L141_if_done;
 $L145_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f46, %f18;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f47, %f46, 0fC2D00000;
 	min.f32 %f47, %f47, 0f42B20000;
 	mul.rn.f32 %f48, %f47, 0f3FB8AA3B;
@@ -8262,28 +8262,28 @@ $L145_entry:
 	mul.rn.f32 %f51, %f51, %f55;
 	setp.nan.f32 %p47, %f46, %f46;
 	selp.f32 %f51, %f46, %f51, %p47;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f56, 0f3F800000, %f51;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f57, %f18, %f56;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f45, %f57;
 	bra.uni $L146_ret_siluF;
 $L146_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f44, %f45;
 	bra.uni $L144_ret_activate;
 $L141_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p48, %rd20, 2;
 	@%p48 bra $L142_if_then;
 	bra.uni $L143_if_done;
 $L142_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f58, 0f3F000000, %f18;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f59, %f18, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L147_entry;
 $L147_entry:
 	.loc 1 26 14
@@ -8438,33 +8438,33 @@ $L163_ret_copysign32:
 	mov.f32 %f60, %f98;
 	bra.uni $L159_ret_Erf32;
 $L159_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f101, 0f3F800000, %f60;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f102, %f58, %f101;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f44, %f102;
 	bra.uni $L144_ret_activate;
 $L143_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f44, %f18;
 	bra.uni $L144_ret_activate;
 $L144_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p54, %rd14, 0;
 	@%p54 bra $L116_if_then;
 	bra.uni $L164_edge;
 $L116_if_then:
-	.loc 5 368 22
+	.loc 5 372 22
 	setp.hs.u64 %p55, %rd140, %rd14;
 	@%p55 bra $L165_oob18;
 	shl.b64 %rd141, %rd140, 1;
 	add.s64 %rd142, %rd13, %rd141;
 	ld.global.nc.u16 %rs17, [%rd142];
-	.loc 5 368 18
+	.loc 5 372 18
 	bra.uni $L166_entry;
 $L165_oob18:
-	.loc 5 368 22
+	.loc 5 372 22
 	mov.u64 %rd30, 0x400000013;
 	mov.u64 %rd31, %rd140;
 	mov.u64 %rd32, %rd14;
@@ -8478,7 +8478,7 @@ $L166_entry:
 	mov.f32 %f104, %f105;
 	bra.uni $L167_ret_load;
 $L167_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f106, %f44, %f104;
 	mov.f32 %f103, %f106;
 	bra.uni $L168_entry;
@@ -8492,7 +8492,7 @@ $L168_entry:
 	mov.u16 %rs18, %rs19;
 	bra.uni $L169_ret_store;
 $L169_ret_store:
-	.loc 5 370 5
+	.loc 5 374 5
 	setp.hs.u64 %p56, %rd140, %rd2;
 	@%p56 bra $L170_oob19;
 	shl.b64 %rd143, %rd140, 1;
@@ -8506,14 +8506,14 @@ $L170_oob19:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L171_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p57, %rd20, 1;
 	@%p57 bra $L177_entry;
 	bra.uni $L173_if_done;
 $L177_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f109, %f19;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f110, %f109, 0fC2D00000;
 	min.f32 %f110, %f110, 0f42B20000;
 	mul.rn.f32 %f111, %f110, 0f3FB8AA3B;
@@ -8531,28 +8531,28 @@ $L177_entry:
 	mul.rn.f32 %f114, %f114, %f118;
 	setp.nan.f32 %p58, %f109, %f109;
 	selp.f32 %f114, %f109, %f114, %p58;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f119, 0f3F800000, %f114;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f120, %f19, %f119;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f108, %f120;
 	bra.uni $L178_ret_siluF;
 $L178_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f107, %f108;
 	bra.uni $L176_ret_activate;
 $L173_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p59, %rd20, 2;
 	@%p59 bra $L174_if_then;
 	bra.uni $L175_if_done;
 $L174_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f121, 0f3F000000, %f19;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f122, %f19, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L179_entry;
 $L179_entry:
 	.loc 1 26 14
@@ -8707,35 +8707,35 @@ $L195_ret_copysign32:
 	mov.f32 %f123, %f161;
 	bra.uni $L191_ret_Erf32;
 $L191_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f164, 0f3F800000, %f123;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f165, %f121, %f164;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f107, %f165;
 	bra.uni $L176_ret_activate;
 $L175_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f107, %f19;
 	bra.uni $L176_ret_activate;
 $L176_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p65, %rd14, 0;
 	@%p65 bra $L119_if_then;
 	bra.uni $L196_edge;
 $L119_if_then:
-	.loc 5 374 25
+	.loc 5 378 25
 	add.s64 %rd145, %rd140, 1;
-	.loc 5 374 23
+	.loc 5 378 23
 	setp.hs.u64 %p66, %rd145, %rd14;
 	@%p66 bra $L197_oob20;
 	shl.b64 %rd146, %rd145, 1;
 	add.s64 %rd147, %rd13, %rd146;
 	ld.global.nc.u16 %rs20, [%rd147];
-	.loc 5 374 19
+	.loc 5 378 19
 	bra.uni $L198_entry;
 $L197_oob20:
-	.loc 5 374 23
+	.loc 5 378 23
 	mov.u64 %rd30, 0x400000015;
 	mov.u64 %rd31, %rd145;
 	mov.u64 %rd32, %rd14;
@@ -8749,7 +8749,7 @@ $L198_entry:
 	mov.f32 %f167, %f168;
 	bra.uni $L199_ret_load;
 $L199_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f169, %f107, %f167;
 	mov.f32 %f166, %f169;
 	bra.uni $L120_if_done;
@@ -8757,9 +8757,9 @@ $L196_edge:
 	mov.f32 %f166, %f107;
 	bra.uni $L120_if_done;
 $L120_if_done:
-	.loc 5 376 8
+	.loc 5 380 8
 	add.s64 %rd148, %rd140, 1;
-	.loc 5 376 22
+	.loc 5 380 22
 	bra.uni $L200_entry;
 $L200_entry:
 	.loc 3 37 67
@@ -8768,7 +8768,7 @@ $L200_entry:
 	mov.u16 %rs21, %rs22;
 	bra.uni $L201_ret_store;
 $L201_ret_store:
-	.loc 5 376 6
+	.loc 5 380 6
 	setp.hs.u64 %p67, %rd148, %rd2;
 	@%p67 bra $L202_oob21;
 	shl.b64 %rd149, %rd148, 1;
@@ -8790,35 +8790,35 @@ $L121_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFlo
 	.loc 4 65 11
 	bra.uni $L203_entry;
 $L203_entry:
-	.loc 5 349 9
+	.loc 5 353 9
 	setp.lt.s64 %p68, %rd151, %rd15;
 	@%p68 bra $L206_cond_true;
 	bra.uni $L8_ret_mmaSimple_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16in_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L206_cond_true:
-	.loc 5 349 20
+	.loc 5 353 20
 	setp.lt.s64 %p69, %rd124, %rd16;
 	@%p69 bra $L204_if_then;
 	bra.uni $L8_ret_mmaSimple_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16in_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L204_if_then:
-	.loc 5 350 14
+	.loc 5 354 14
 	add.s64 %rd152, %rd124, 1;
-	.loc 5 350 17
+	.loc 5 354 17
 	setp.lt.s64 %p70, %rd152, %rd16;
-	.loc 5 351 16
+	.loc 5 355 16
 	setp.gt.s64 %p71, %rd11, 0;
 	@%p71 bra $L207_if_then;
 	bra.uni $L220_edge;
 $L207_if_then:
-	.loc 5 352 22
+	.loc 5 356 22
 	setp.hs.u64 %p72, %rd124, %rd11;
 	@%p72 bra $L221_oob22;
 	shl.b64 %rd153, %rd124, 1;
 	add.s64 %rd154, %rd10, %rd153;
 	ld.global.nc.u16 %rs23, [%rd154];
-	.loc 5 352 17
+	.loc 5 356 17
 	bra.uni $L222_entry;
 $L221_oob22:
-	.loc 5 352 22
+	.loc 5 356 22
 	mov.u64 %rd30, 0x400000017;
 	mov.u64 %rd31, %rd124;
 	mov.u64 %rd32, %rd11;
@@ -8832,23 +8832,23 @@ $L222_entry:
 	mov.f32 %f174, %f175;
 	bra.uni $L223_ret_load;
 $L223_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f176, %f170, %f174;
 	@%p70 bra $L209_if_then;
 	bra.uni $L224_edge;
 $L209_if_then:
-	.loc 5 354 27
+	.loc 5 358 27
 	add.s64 %rd155, %rd124, 1;
-	.loc 5 354 23
+	.loc 5 358 23
 	setp.hs.u64 %p73, %rd155, %rd11;
 	@%p73 bra $L225_oob23;
 	shl.b64 %rd156, %rd155, 1;
 	add.s64 %rd157, %rd10, %rd156;
 	ld.global.nc.u16 %rs24, [%rd157];
-	.loc 5 354 18
+	.loc 5 358 18
 	bra.uni $L226_entry;
 $L225_oob23:
-	.loc 5 354 23
+	.loc 5 358 23
 	mov.u64 %rd30, 0x400000018;
 	mov.u64 %rd31, %rd155;
 	mov.u64 %rd32, %rd11;
@@ -8862,7 +8862,7 @@ $L226_entry:
 	mov.f32 %f177, %f178;
 	bra.uni $L227_ret_load;
 $L227_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f179, %f171, %f177;
 	mov.f32 %f172, %f176;
 	mov.f32 %f173, %f179;
@@ -8876,25 +8876,25 @@ $L220_edge:
 	mov.f32 %f173, %f171;
 	bra.uni $L208_if_done;
 $L208_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p74, %rd20, 3;
 	@%p74 bra $L210_if_then;
 	bra.uni $L211_if_else;
 $L210_if_then:
-	.loc 5 358 15
+	.loc 5 362 15
 	shr.s64 %rd158, %rd16, 1;
-	.loc 5 358 12
+	.loc 5 362 12
 	mul.lo.s64 %rd159, %rd151, %rd158;
-	.loc 5 358 25
+	.loc 5 362 25
 	shr.s64 %rd160, %rd124, 1;
-	.loc 5 358 20
+	.loc 5 362 20
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 5 359 14
+	.loc 5 363 14
 	bra.uni $L228_entry;
 $L228_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f181, %f172;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f182, %f181, 0fC2D00000;
 	min.f32 %f182, %f182, 0f42B20000;
 	mul.rn.f32 %f183, %f182, 0f3FB8AA3B;
@@ -8912,31 +8912,31 @@ $L228_entry:
 	mul.rn.f32 %f186, %f186, %f190;
 	setp.nan.f32 %p75, %f181, %f181;
 	selp.f32 %f186, %f181, %f186, %p75;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f191, 0f3F800000, %f186;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f192, %f172, %f191;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f180, %f192;
 	bra.uni $L229_ret_siluF;
 $L229_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f193, %f180, %f173;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p76, %rd14, 0;
 	@%p76 bra $L212_if_then;
 	bra.uni $L230_edge;
 $L212_if_then:
-	.loc 5 361 21
+	.loc 5 365 21
 	setp.hs.u64 %p77, %rd161, %rd14;
 	@%p77 bra $L231_oob24;
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd13, %rd162;
 	ld.global.nc.u16 %rs25, [%rd163];
-	.loc 5 361 17
+	.loc 5 365 17
 	bra.uni $L232_entry;
 $L231_oob24:
-	.loc 5 361 21
+	.loc 5 365 21
 	mov.u64 %rd30, 0x400000019;
 	mov.u64 %rd31, %rd161;
 	mov.u64 %rd32, %rd14;
@@ -8950,7 +8950,7 @@ $L232_entry:
 	mov.f32 %f195, %f196;
 	bra.uni $L233_ret_load;
 $L233_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f197, %f193, %f195;
 	mov.f32 %f194, %f197;
 	bra.uni $L234_entry;
@@ -8964,7 +8964,7 @@ $L234_entry:
 	mov.u16 %rs26, %rs27;
 	bra.uni $L235_ret_store;
 $L235_ret_store:
-	.loc 5 363 5
+	.loc 5 367 5
 	setp.hs.u64 %p78, %rd161, %rd2;
 	@%p78 bra $L236_oob25;
 	shl.b64 %rd164, %rd161, 1;
@@ -8977,21 +8977,21 @@ $L236_oob25:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L211_if_else:
-	.loc 5 365 12
+	.loc 5 369 12
 	mul.lo.s64 %rd166, %rd151, %rd16;
-	.loc 5 365 15
+	.loc 5 369 15
 	add.s64 %rd167, %rd166, %rd124;
-	.loc 5 366 17
+	.loc 5 370 17
 	bra.uni $L237_entry;
 $L237_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p79, %rd20, 1;
 	@%p79 bra $L243_entry;
 	bra.uni $L239_if_done;
 $L243_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f200, %f172;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f201, %f200, 0fC2D00000;
 	min.f32 %f201, %f201, 0f42B20000;
 	mul.rn.f32 %f202, %f201, 0f3FB8AA3B;
@@ -9009,28 +9009,28 @@ $L243_entry:
 	mul.rn.f32 %f205, %f205, %f209;
 	setp.nan.f32 %p80, %f200, %f200;
 	selp.f32 %f205, %f200, %f205, %p80;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f210, 0f3F800000, %f205;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f211, %f172, %f210;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f199, %f211;
 	bra.uni $L244_ret_siluF;
 $L244_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f198, %f199;
 	bra.uni $L242_ret_activate;
 $L239_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p81, %rd20, 2;
 	@%p81 bra $L240_if_then;
 	bra.uni $L241_if_done;
 $L240_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f212, 0f3F000000, %f172;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f213, %f172, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L245_entry;
 $L245_entry:
 	.loc 1 26 14
@@ -9185,33 +9185,33 @@ $L261_ret_copysign32:
 	mov.f32 %f214, %f252;
 	bra.uni $L257_ret_Erf32;
 $L257_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f255, 0f3F800000, %f214;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f256, %f212, %f255;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f198, %f256;
 	bra.uni $L242_ret_activate;
 $L241_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f198, %f172;
 	bra.uni $L242_ret_activate;
 $L242_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p87, %rd14, 0;
 	@%p87 bra $L214_if_then;
 	bra.uni $L262_edge;
 $L214_if_then:
-	.loc 5 368 22
+	.loc 5 372 22
 	setp.hs.u64 %p88, %rd167, %rd14;
 	@%p88 bra $L263_oob26;
 	shl.b64 %rd168, %rd167, 1;
 	add.s64 %rd169, %rd13, %rd168;
 	ld.global.nc.u16 %rs28, [%rd169];
-	.loc 5 368 18
+	.loc 5 372 18
 	bra.uni $L264_entry;
 $L263_oob26:
-	.loc 5 368 22
+	.loc 5 372 22
 	mov.u64 %rd30, 0x40000001B;
 	mov.u64 %rd31, %rd167;
 	mov.u64 %rd32, %rd14;
@@ -9225,7 +9225,7 @@ $L264_entry:
 	mov.f32 %f258, %f259;
 	bra.uni $L265_ret_load;
 $L265_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f260, %f198, %f258;
 	mov.f32 %f257, %f260;
 	bra.uni $L266_entry;
@@ -9239,7 +9239,7 @@ $L266_entry:
 	mov.u16 %rs29, %rs30;
 	bra.uni $L267_ret_store;
 $L267_ret_store:
-	.loc 5 370 5
+	.loc 5 374 5
 	setp.hs.u64 %p89, %rd167, %rd2;
 	@%p89 bra $L268_oob27;
 	shl.b64 %rd170, %rd167, 1;
@@ -9253,14 +9253,14 @@ $L268_oob27:
 	mov.u64 %rd32, %rd2;
 	bra.uni $L9_bounds_fail;
 $L269_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p90, %rd20, 1;
 	@%p90 bra $L275_entry;
 	bra.uni $L271_if_done;
 $L275_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f263, %f173;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f264, %f263, 0fC2D00000;
 	min.f32 %f264, %f264, 0f42B20000;
 	mul.rn.f32 %f265, %f264, 0f3FB8AA3B;
@@ -9278,28 +9278,28 @@ $L275_entry:
 	mul.rn.f32 %f268, %f268, %f272;
 	setp.nan.f32 %p91, %f263, %f263;
 	selp.f32 %f268, %f263, %f268, %p91;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f273, 0f3F800000, %f268;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f274, %f173, %f273;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f262, %f274;
 	bra.uni $L276_ret_siluF;
 $L276_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f261, %f262;
 	bra.uni $L274_ret_activate;
 $L271_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p92, %rd20, 2;
 	@%p92 bra $L272_if_then;
 	bra.uni $L273_if_done;
 $L272_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f275, 0f3F000000, %f173;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f276, %f173, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L277_entry;
 $L277_entry:
 	.loc 1 26 14
@@ -9454,35 +9454,35 @@ $L293_ret_copysign32:
 	mov.f32 %f277, %f315;
 	bra.uni $L289_ret_Erf32;
 $L289_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f318, 0f3F800000, %f277;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f319, %f275, %f318;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f261, %f319;
 	bra.uni $L274_ret_activate;
 $L273_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f261, %f173;
 	bra.uni $L274_ret_activate;
 $L274_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p98, %rd14, 0;
 	@%p98 bra $L217_if_then;
 	bra.uni $L294_edge;
 $L217_if_then:
-	.loc 5 374 25
+	.loc 5 378 25
 	add.s64 %rd172, %rd167, 1;
-	.loc 5 374 23
+	.loc 5 378 23
 	setp.hs.u64 %p99, %rd172, %rd14;
 	@%p99 bra $L295_oob28;
 	shl.b64 %rd173, %rd172, 1;
 	add.s64 %rd174, %rd13, %rd173;
 	ld.global.nc.u16 %rs31, [%rd174];
-	.loc 5 374 19
+	.loc 5 378 19
 	bra.uni $L296_entry;
 $L295_oob28:
-	.loc 5 374 23
+	.loc 5 378 23
 	mov.u64 %rd30, 0x40000001D;
 	mov.u64 %rd31, %rd172;
 	mov.u64 %rd32, %rd14;
@@ -9496,7 +9496,7 @@ $L296_entry:
 	mov.f32 %f321, %f322;
 	bra.uni $L297_ret_load;
 $L297_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f323, %f261, %f321;
 	mov.f32 %f320, %f323;
 	bra.uni $L218_if_done;
@@ -9504,9 +9504,9 @@ $L294_edge:
 	mov.f32 %f320, %f261;
 	bra.uni $L218_if_done;
 $L218_if_done:
-	.loc 5 376 8
+	.loc 5 380 8
 	add.s64 %rd175, %rd167, 1;
-	.loc 5 376 22
+	.loc 5 380 22
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 37 67
@@ -9515,7 +9515,7 @@ $L298_entry:
 	mov.u16 %rs32, %rs33;
 	bra.uni $L299_ret_store;
 $L299_ret_store:
-	.loc 5 376 6
+	.loc 5 380 6
 	setp.hs.u64 %p100, %rd175, %rd2;
 	@%p100 bra $L300_oob29;
 	shl.b64 %rd176, %rd175, 1;
@@ -9568,8 +9568,8 @@ $L8_ret_mmaSimple_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloa
 .maxntid 256, 1, 1
 {
 	.reg .pred %p<125>;
-	.reg .b32 %r<504>;
-	.reg .b64 %rd<874>;
+	.reg .b32 %r<630>;
+	.reg .b64 %rd<832>;
 	.reg .f32 %f<1356>;
 
 	.loc 5 74 6
@@ -9818,11 +9818,11 @@ $L9_if_else:
 	.loc 5 124 39
 	bra.uni $L38_entry;
 $L38_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd92, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd93, %rd90, %rd92;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd91, %rd93;
 	bra.uni $L39_ret_swz8;
 $L39_ret_swz8:
@@ -9893,11 +9893,11 @@ $L45_if_else:
 	.loc 5 124 39
 	bra.uni $L46_entry;
 $L46_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd118, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd119, %rd116, %rd118;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd117, %rd119;
 	bra.uni $L47_ret_swz8;
 $L47_ret_swz8:
@@ -9995,11 +9995,11 @@ $L55_if_else:
 	.loc 5 124 39
 	bra.uni $L58_entry;
 $L58_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd153, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd154, %rd151, %rd153;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd152, %rd154;
 	bra.uni $L59_ret_swz8;
 $L59_ret_swz8:
@@ -10070,11 +10070,11 @@ $L65_if_else:
 	.loc 5 124 39
 	bra.uni $L66_entry;
 $L66_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd179, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd180, %rd177, %rd179;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd178, %rd180;
 	bra.uni $L67_ret_swz8;
 $L67_ret_swz8:
@@ -10138,11 +10138,11 @@ $L10_if_then:
 	.loc 5 140 22
 	bra.uni $L73_entry;
 $L73_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd225, %rd215, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd226, %rd220, %rd225;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd224, %rd226;
 	bra.uni $L74_ret_swz8;
 $L74_ret_swz8:
@@ -10186,222 +10186,271 @@ $L14_if_then:
 	.loc 5 146 10
 	bra.uni $L75_entry;
 $L75_entry:
-	.loc 5 268 25
-	add.s64 %rd238, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd239, %rd238, %rd17;
-	.loc 5 268 31
-	add.s64 %rd240, %rd239, %rd237;
-	.loc 5 268 42
-	mul.lo.s64 %rd241, %rd201, %rd17;
-	.loc 5 269 15
+	.loc 5 271 38
+	cvt.s32.s64 %r42, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r43, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r44, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd238, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r45, %rd238;
+	.loc 5 272 47
+	add.s64 %rd239, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd240, %rd239, %rd17;
+	.loc 5 272 53
+	add.s64 %rd241, %rd240, %rd237;
+	.loc 5 272 43
+	cvt.s32.s64 %r46, %rd241;
+	.loc 5 272 71
+	mul.lo.s64 %rd242, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r47, %rd242;
+	.loc 5 272 82
+	cvt.s32.s64 %r48, %rd235;
+	.loc 5 273 15
 	setp.lt.s64 %p6, %rd237, %rd17;
-	mov.s64 %rd242, %rd199;
-	mov.s64 %rd243, 0;
-	mov.s64 %rd244, %rd240;
+	mov.s32 %r49, %r42;
+	mov.s32 %r50, 0;
+	mov.s32 %r51, %r46;
 	bra.uni $L78_for_loop;
 $L78_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p7, %rd242, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p7, %r49, %r43;
 	@%p7 bra $L76_for_body;
 	bra.uni $L82_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L76_for_body:
 	@%p6 bra $L81_cond_true;
 	bra.uni $L83_edge;
 $L81_cond_true:
-	.loc 5 272 17
-	add.s64 %rd247, %rd42, %rd242;
-	.loc 5 272 20
-	setp.lt.s64 %p8, %rd247, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p8, %r49, %r45;
 	@%p8 bra $L79_if_then;
 	bra.uni $L84_edge;
 $L79_if_then:
-	mov.s64 %rd245, %rd244;
-	mov.s64 %rd246, 16;
+	mov.s32 %r52, %r51;
+	mov.s64 %rd243, 16;
 	bra.uni $L80_if_done;
 $L84_edge:
-	mov.s64 %rd245, 0;
-	mov.s64 %rd246, 0;
+	mov.s32 %r52, 0;
+	mov.s64 %rd243, 0;
 	bra.uni $L80_if_done;
 $L83_edge:
-	mov.s64 %rd245, 0;
-	mov.s64 %rd246, 0;
+	mov.s32 %r52, 0;
+	mov.s64 %rd243, 0;
 	bra.uni $L80_if_done;
 $L80_if_done:
-	.loc 5 275 25
-	shl.b64 %rd248, %rd243, 1;
-	add.s64 %rd249, %rd234, %rd248;
-	.loc 5 275 32
-	shl.b64 %rd250, %rd245, 1;
-	add.s64 %rd251, %rd4, %rd250;
-	.loc 5 275 19
-	cvt.u32.s64 %r42, %rd246;
-	cp.async.cg.shared.global [%rd249], [%rd251], 16, %r42;
-	.loc 5 276 13
-	add.s64 %rd252, %rd243, %rd235;
-	.loc 5 276 24
-	add.s64 %rd253, %rd244, %rd241;
-	.loc 5 270 18
-	add.s64 %rd254, %rd242, %rd201;
-	mov.s64 %rd242, %rd254;
-	mov.s64 %rd243, %rd252;
-	mov.s64 %rd244, %rd253;
+	.loc 5 279 25
+	cvt.s64.s32 %rd244, %r50;
+	shl.b64 %rd245, %rd244, 1;
+	add.s64 %rd246, %rd234, %rd245;
+	.loc 5 279 32
+	cvt.s64.s32 %rd247, %r52;
+	shl.b64 %rd248, %rd247, 1;
+	add.s64 %rd249, %rd4, %rd248;
+	.loc 5 279 19
+	cvt.u32.s64 %r53, %rd243;
+	cp.async.cg.shared.global [%rd246], [%rd249], 16, %r53;
+	.loc 5 280 13
+	add.s32 %r54, %r50, %r48;
+	.loc 5 280 26
+	add.s32 %r55, %r51, %r47;
+	.loc 5 274 22
+	add.s32 %r56, %r49, %r44;
+	mov.s32 %r49, %r56;
+	mov.s32 %r50, %r54;
+	mov.s32 %r51, %r55;
 	bra.uni $L78_for_loop;
 $L82_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 147 32
-	add.s64 %rd255, 0, %rd213;
+	add.s64 %rd250, 0, %rd213;
 	.loc 5 147 21
-	add.s64 %rd256, %rd29, 1;
-	sub.s64 %rd257, %rd29, %rd255;
-	sub.s64 %rd258, %rd30, %rd255;
-	shl.b64 %rd259, %rd255, 1;
-	add.s64 %rd260, %rd31, %rd259;
+	add.s64 %rd251, %rd29, 1;
+	sub.s64 %rd252, %rd29, %rd250;
+	sub.s64 %rd253, %rd30, %rd250;
+	shl.b64 %rd254, %rd250, 1;
+	add.s64 %rd255, %rd31, %rd254;
 	.loc 5 147 49
-	mul.lo.s64 %rd261, %rd211, %rd212;
+	mul.lo.s64 %rd256, %rd211, %rd212;
 	.loc 5 147 11
 	bra.uni $L85_entry;
 $L85_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p9, %rd18, 0;
 	@%p9 bra $L86_if_then;
 	bra.uni $L88_if_else;
 $L86_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd262, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd263, 0, %rd262;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd257, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd258, 0, %rd257;
+	.loc 5 289 9
 	bra.uni $L90_entry;
 $L90_entry:
-	.loc 5 268 25
-	add.s64 %rd264, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd265, %rd264, %rd17;
-	.loc 5 268 31
-	add.s64 %rd266, %rd265, %rd263;
-	.loc 5 268 42
-	mul.lo.s64 %rd267, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p10, %rd263, %rd17;
-	mov.s64 %rd268, %rd209;
-	mov.s64 %rd269, 0;
-	mov.s64 %rd270, %rd266;
+	.loc 5 271 38
+	cvt.s32.s64 %r57, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r58, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r59, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd259, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r60, %rd259;
+	.loc 5 272 47
+	add.s64 %rd260, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd261, %rd260, %rd17;
+	.loc 5 272 53
+	add.s64 %rd262, %rd261, %rd258;
+	.loc 5 272 43
+	cvt.s32.s64 %r61, %rd262;
+	.loc 5 272 71
+	mul.lo.s64 %rd263, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r62, %rd263;
+	.loc 5 272 82
+	cvt.s32.s64 %r63, %rd256;
+	.loc 5 273 15
+	setp.lt.s64 %p10, %rd258, %rd17;
+	mov.s32 %r64, %r57;
+	mov.s32 %r65, 0;
+	mov.s32 %r66, %r61;
 	bra.uni $L93_for_loop;
 $L93_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p11, %rd268, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p11, %r64, %r58;
 	@%p11 bra $L91_for_body;
 	bra.uni $L15_if_done;
 $L91_for_body:
 	@%p10 bra $L96_cond_true;
 	bra.uni $L98_edge;
 $L96_cond_true:
-	.loc 5 272 17
-	add.s64 %rd273, %rd46, %rd268;
-	.loc 5 272 20
-	setp.lt.s64 %p12, %rd273, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p12, %r64, %r60;
 	@%p12 bra $L94_if_then;
 	bra.uni $L99_edge;
 $L94_if_then:
-	mov.s64 %rd271, %rd270;
-	mov.s64 %rd272, 16;
+	mov.s32 %r67, %r66;
+	mov.s64 %rd264, 16;
 	bra.uni $L95_if_done;
 $L99_edge:
-	mov.s64 %rd271, 0;
-	mov.s64 %rd272, 0;
+	mov.s32 %r67, 0;
+	mov.s64 %rd264, 0;
 	bra.uni $L95_if_done;
 $L98_edge:
-	mov.s64 %rd271, 0;
-	mov.s64 %rd272, 0;
+	mov.s32 %r67, 0;
+	mov.s64 %rd264, 0;
 	bra.uni $L95_if_done;
 $L95_if_done:
-	.loc 5 275 25
-	shl.b64 %rd274, %rd269, 1;
-	add.s64 %rd275, %rd260, %rd274;
-	.loc 5 275 32
-	shl.b64 %rd276, %rd271, 1;
-	add.s64 %rd277, %rd7, %rd276;
-	.loc 5 275 19
-	cvt.u32.s64 %r43, %rd272;
-	cp.async.cg.shared.global [%rd275], [%rd277], 16, %r43;
-	.loc 5 276 13
-	add.s64 %rd278, %rd269, %rd261;
-	.loc 5 276 24
-	add.s64 %rd279, %rd270, %rd267;
-	.loc 5 270 18
-	add.s64 %rd280, %rd268, %rd211;
-	mov.s64 %rd268, %rd280;
-	mov.s64 %rd269, %rd278;
-	mov.s64 %rd270, %rd279;
+	.loc 5 279 25
+	cvt.s64.s32 %rd265, %r65;
+	shl.b64 %rd266, %rd265, 1;
+	add.s64 %rd267, %rd255, %rd266;
+	.loc 5 279 32
+	cvt.s64.s32 %rd268, %r67;
+	shl.b64 %rd269, %rd268, 1;
+	add.s64 %rd270, %rd7, %rd269;
+	.loc 5 279 19
+	cvt.u32.s64 %r68, %rd264;
+	cp.async.cg.shared.global [%rd267], [%rd270], 16, %r68;
+	.loc 5 280 13
+	add.s32 %r69, %r65, %r63;
+	.loc 5 280 26
+	add.s32 %r70, %r66, %r62;
+	.loc 5 274 22
+	add.s32 %r71, %r64, %r59;
+	mov.s32 %r64, %r71;
+	mov.s32 %r65, %r69;
+	mov.s32 %r66, %r70;
 	bra.uni $L93_for_loop;
 $L88_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd281, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd282, %rd46, %rd281;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd271, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd272, %rd46, %rd271;
+	.loc 5 291 9
 	bra.uni $L100_entry;
 $L100_entry:
-	.loc 5 268 25
-	add.s64 %rd283, 0, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd284, %rd283, %rd16;
-	.loc 5 268 31
-	add.s64 %rd285, %rd284, %rd282;
-	.loc 5 268 42
-	mul.lo.s64 %rd286, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p13, %rd282, %rd16;
-	mov.s64 %rd287, %rd209;
-	mov.s64 %rd288, 0;
-	mov.s64 %rd289, %rd285;
+	.loc 5 271 38
+	cvt.s32.s64 %r72, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd273, 32;
+	cvt.s32.s64 %r73, %rd273;
+	.loc 5 271 61
+	cvt.s32.s64 %r74, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd274, %rd17, 0;
+	.loc 5 271 75
+	cvt.s32.s64 %r75, %rd274;
+	.loc 5 272 47
+	add.s64 %rd275, 0, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd276, %rd275, %rd16;
+	.loc 5 272 53
+	add.s64 %rd277, %rd276, %rd272;
+	.loc 5 272 43
+	cvt.s32.s64 %r76, %rd277;
+	.loc 5 272 71
+	mul.lo.s64 %rd278, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r77, %rd278;
+	.loc 5 272 82
+	cvt.s32.s64 %r78, %rd256;
+	.loc 5 273 15
+	setp.lt.s64 %p13, %rd272, %rd16;
+	mov.s32 %r79, %r72;
+	mov.s32 %r80, 0;
+	mov.s32 %r81, %r76;
 	bra.uni $L103_for_loop;
 $L103_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p14, %rd287, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p14, %r79, %r73;
 	@%p14 bra $L101_for_body;
 	bra.uni $L15_if_done;
 $L101_for_body:
 	@%p13 bra $L106_cond_true;
 	bra.uni $L108_edge;
 $L106_cond_true:
-	.loc 5 272 17
-	add.s64 %rd292, 0, %rd287;
-	.loc 5 272 20
-	setp.lt.s64 %p15, %rd292, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p15, %r79, %r75;
 	@%p15 bra $L104_if_then;
 	bra.uni $L109_edge;
 $L104_if_then:
-	mov.s64 %rd290, %rd289;
-	mov.s64 %rd291, 16;
+	mov.s32 %r82, %r81;
+	mov.s64 %rd279, 16;
 	bra.uni $L105_if_done;
 $L109_edge:
-	mov.s64 %rd290, 0;
-	mov.s64 %rd291, 0;
+	mov.s32 %r82, 0;
+	mov.s64 %rd279, 0;
 	bra.uni $L105_if_done;
 $L108_edge:
-	mov.s64 %rd290, 0;
-	mov.s64 %rd291, 0;
+	mov.s32 %r82, 0;
+	mov.s64 %rd279, 0;
 	bra.uni $L105_if_done;
 $L105_if_done:
-	.loc 5 275 25
-	shl.b64 %rd293, %rd288, 1;
-	add.s64 %rd294, %rd260, %rd293;
-	.loc 5 275 32
-	shl.b64 %rd295, %rd290, 1;
-	add.s64 %rd296, %rd7, %rd295;
-	.loc 5 275 19
-	cvt.u32.s64 %r44, %rd291;
-	cp.async.cg.shared.global [%rd294], [%rd296], 16, %r44;
-	.loc 5 276 13
-	add.s64 %rd297, %rd288, %rd261;
-	.loc 5 276 24
-	add.s64 %rd298, %rd289, %rd286;
-	.loc 5 270 18
-	add.s64 %rd299, %rd287, %rd211;
-	mov.s64 %rd287, %rd299;
-	mov.s64 %rd288, %rd297;
-	mov.s64 %rd289, %rd298;
+	.loc 5 279 25
+	cvt.s64.s32 %rd280, %r80;
+	shl.b64 %rd281, %rd280, 1;
+	add.s64 %rd282, %rd255, %rd281;
+	.loc 5 279 32
+	cvt.s64.s32 %rd283, %r82;
+	shl.b64 %rd284, %rd283, 1;
+	add.s64 %rd285, %rd7, %rd284;
+	.loc 5 279 19
+	cvt.u32.s64 %r83, %rd279;
+	cp.async.cg.shared.global [%rd282], [%rd285], 16, %r83;
+	.loc 5 280 13
+	add.s32 %r84, %r80, %r78;
+	.loc 5 280 26
+	add.s32 %r85, %r81, %r77;
+	.loc 5 274 22
+	add.s32 %r86, %r79, %r74;
+	mov.s32 %r79, %r86;
+	mov.s32 %r80, %r84;
+	mov.s32 %r81, %r85;
 	bra.uni $L103_for_loop;
 $L15_if_done:
 	.loc 5 149 20
@@ -10414,238 +10463,287 @@ $L110_rangeint_body:
 	bra.uni $L112_if_done;
 $L111_if_then:
 	.loc 5 146 27
-	add.s64 %rd300, 4096, %rd208;
+	add.s64 %rd286, 4096, %rd208;
 	.loc 5 146 16
-	add.s64 %rd301, %rd26, 1;
-	sub.s64 %rd302, %rd26, %rd300;
-	sub.s64 %rd303, %rd27, %rd300;
-	shl.b64 %rd304, %rd300, 1;
-	add.s64 %rd305, %rd21, %rd304;
+	add.s64 %rd287, %rd26, 1;
+	sub.s64 %rd288, %rd26, %rd286;
+	sub.s64 %rd289, %rd27, %rd286;
+	shl.b64 %rd290, %rd286, 1;
+	add.s64 %rd291, %rd21, %rd290;
 	.loc 5 146 44
-	mul.lo.s64 %rd306, %rd201, 32;
+	mul.lo.s64 %rd292, %rd201, 32;
 	.loc 5 146 86
-	mul.lo.s64 %rd307, %rd200, 8;
+	mul.lo.s64 %rd293, %rd200, 8;
 	.loc 5 146 82
-	add.s64 %rd308, 32, %rd307;
+	add.s64 %rd294, 32, %rd293;
 	.loc 5 146 10
 	bra.uni $L113_entry;
 $L113_entry:
-	.loc 5 268 25
-	add.s64 %rd309, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd310, %rd309, %rd17;
-	.loc 5 268 31
-	add.s64 %rd311, %rd310, %rd308;
-	.loc 5 268 42
-	mul.lo.s64 %rd312, %rd201, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p17, %rd308, %rd17;
-	mov.s64 %rd313, %rd199;
-	mov.s64 %rd314, 0;
-	mov.s64 %rd315, %rd311;
+	.loc 5 271 38
+	cvt.s32.s64 %r87, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r88, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r89, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd295, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r90, %rd295;
+	.loc 5 272 47
+	add.s64 %rd296, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd297, %rd296, %rd17;
+	.loc 5 272 53
+	add.s64 %rd298, %rd297, %rd294;
+	.loc 5 272 43
+	cvt.s32.s64 %r91, %rd298;
+	.loc 5 272 71
+	mul.lo.s64 %rd299, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r92, %rd299;
+	.loc 5 272 82
+	cvt.s32.s64 %r93, %rd292;
+	.loc 5 273 15
+	setp.lt.s64 %p17, %rd294, %rd17;
+	mov.s32 %r94, %r87;
+	mov.s32 %r95, 0;
+	mov.s32 %r96, %r91;
 	bra.uni $L116_for_loop;
 $L116_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p18, %rd313, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p18, %r94, %r88;
 	@%p18 bra $L114_for_body;
 	bra.uni $L120_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L114_for_body:
 	@%p17 bra $L119_cond_true;
 	bra.uni $L121_edge;
 $L119_cond_true:
-	.loc 5 272 17
-	add.s64 %rd318, %rd42, %rd313;
-	.loc 5 272 20
-	setp.lt.s64 %p19, %rd318, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p19, %r94, %r90;
 	@%p19 bra $L117_if_then;
 	bra.uni $L122_edge;
 $L117_if_then:
-	mov.s64 %rd316, %rd315;
-	mov.s64 %rd317, 16;
+	mov.s32 %r97, %r96;
+	mov.s64 %rd300, 16;
 	bra.uni $L118_if_done;
 $L122_edge:
-	mov.s64 %rd316, 0;
-	mov.s64 %rd317, 0;
+	mov.s32 %r97, 0;
+	mov.s64 %rd300, 0;
 	bra.uni $L118_if_done;
 $L121_edge:
-	mov.s64 %rd316, 0;
-	mov.s64 %rd317, 0;
+	mov.s32 %r97, 0;
+	mov.s64 %rd300, 0;
 	bra.uni $L118_if_done;
 $L118_if_done:
-	.loc 5 275 25
-	shl.b64 %rd319, %rd314, 1;
-	add.s64 %rd320, %rd305, %rd319;
-	.loc 5 275 32
-	shl.b64 %rd321, %rd316, 1;
-	add.s64 %rd322, %rd4, %rd321;
-	.loc 5 275 19
-	cvt.u32.s64 %r45, %rd317;
-	cp.async.cg.shared.global [%rd320], [%rd322], 16, %r45;
-	.loc 5 276 13
-	add.s64 %rd323, %rd314, %rd306;
-	.loc 5 276 24
-	add.s64 %rd324, %rd315, %rd312;
-	.loc 5 270 18
-	add.s64 %rd325, %rd313, %rd201;
-	mov.s64 %rd313, %rd325;
-	mov.s64 %rd314, %rd323;
-	mov.s64 %rd315, %rd324;
+	.loc 5 279 25
+	cvt.s64.s32 %rd301, %r95;
+	shl.b64 %rd302, %rd301, 1;
+	add.s64 %rd303, %rd291, %rd302;
+	.loc 5 279 32
+	cvt.s64.s32 %rd304, %r97;
+	shl.b64 %rd305, %rd304, 1;
+	add.s64 %rd306, %rd4, %rd305;
+	.loc 5 279 19
+	cvt.u32.s64 %r98, %rd300;
+	cp.async.cg.shared.global [%rd303], [%rd306], 16, %r98;
+	.loc 5 280 13
+	add.s32 %r99, %r95, %r93;
+	.loc 5 280 26
+	add.s32 %r100, %r96, %r92;
+	.loc 5 274 22
+	add.s32 %r101, %r94, %r89;
+	mov.s32 %r94, %r101;
+	mov.s32 %r95, %r99;
+	mov.s32 %r96, %r100;
 	bra.uni $L116_for_loop;
 $L120_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 147 32
-	add.s64 %rd326, 4096, %rd213;
+	add.s64 %rd307, 4096, %rd213;
 	.loc 5 147 21
-	add.s64 %rd327, %rd29, 1;
-	sub.s64 %rd328, %rd29, %rd326;
-	sub.s64 %rd329, %rd30, %rd326;
-	shl.b64 %rd330, %rd326, 1;
-	add.s64 %rd331, %rd31, %rd330;
+	add.s64 %rd308, %rd29, 1;
+	sub.s64 %rd309, %rd29, %rd307;
+	sub.s64 %rd310, %rd30, %rd307;
+	shl.b64 %rd311, %rd307, 1;
+	add.s64 %rd312, %rd31, %rd311;
 	.loc 5 147 49
-	mul.lo.s64 %rd332, %rd211, %rd212;
+	mul.lo.s64 %rd313, %rd211, %rd212;
 	.loc 5 147 11
 	bra.uni $L123_entry;
 $L123_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p20, %rd18, 0;
 	@%p20 bra $L124_if_then;
 	bra.uni $L126_if_else;
 $L124_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd333, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd334, 32, %rd333;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd314, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd315, 32, %rd314;
+	.loc 5 289 9
 	bra.uni $L128_entry;
 $L128_entry:
-	.loc 5 268 25
-	add.s64 %rd335, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd336, %rd335, %rd17;
-	.loc 5 268 31
-	add.s64 %rd337, %rd336, %rd334;
-	.loc 5 268 42
-	mul.lo.s64 %rd338, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p21, %rd334, %rd17;
-	mov.s64 %rd339, %rd209;
-	mov.s64 %rd340, 0;
-	mov.s64 %rd341, %rd337;
+	.loc 5 271 38
+	cvt.s32.s64 %r102, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r103, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r104, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd316, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r105, %rd316;
+	.loc 5 272 47
+	add.s64 %rd317, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd318, %rd317, %rd17;
+	.loc 5 272 53
+	add.s64 %rd319, %rd318, %rd315;
+	.loc 5 272 43
+	cvt.s32.s64 %r106, %rd319;
+	.loc 5 272 71
+	mul.lo.s64 %rd320, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r107, %rd320;
+	.loc 5 272 82
+	cvt.s32.s64 %r108, %rd313;
+	.loc 5 273 15
+	setp.lt.s64 %p21, %rd315, %rd17;
+	mov.s32 %r109, %r102;
+	mov.s32 %r110, 0;
+	mov.s32 %r111, %r106;
 	bra.uni $L131_for_loop;
 $L131_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p22, %rd339, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p22, %r109, %r103;
 	@%p22 bra $L129_for_body;
 	bra.uni $L112_if_done;
 $L129_for_body:
 	@%p21 bra $L134_cond_true;
 	bra.uni $L136_edge;
 $L134_cond_true:
-	.loc 5 272 17
-	add.s64 %rd344, %rd46, %rd339;
-	.loc 5 272 20
-	setp.lt.s64 %p23, %rd344, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p23, %r109, %r105;
 	@%p23 bra $L132_if_then;
 	bra.uni $L137_edge;
 $L132_if_then:
-	mov.s64 %rd342, %rd341;
-	mov.s64 %rd343, 16;
+	mov.s32 %r112, %r111;
+	mov.s64 %rd321, 16;
 	bra.uni $L133_if_done;
 $L137_edge:
-	mov.s64 %rd342, 0;
-	mov.s64 %rd343, 0;
+	mov.s32 %r112, 0;
+	mov.s64 %rd321, 0;
 	bra.uni $L133_if_done;
 $L136_edge:
-	mov.s64 %rd342, 0;
-	mov.s64 %rd343, 0;
+	mov.s32 %r112, 0;
+	mov.s64 %rd321, 0;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 5 275 25
-	shl.b64 %rd345, %rd340, 1;
-	add.s64 %rd346, %rd331, %rd345;
-	.loc 5 275 32
-	shl.b64 %rd347, %rd342, 1;
-	add.s64 %rd348, %rd7, %rd347;
-	.loc 5 275 19
-	cvt.u32.s64 %r46, %rd343;
-	cp.async.cg.shared.global [%rd346], [%rd348], 16, %r46;
-	.loc 5 276 13
-	add.s64 %rd349, %rd340, %rd332;
-	.loc 5 276 24
-	add.s64 %rd350, %rd341, %rd338;
-	.loc 5 270 18
-	add.s64 %rd351, %rd339, %rd211;
-	mov.s64 %rd339, %rd351;
-	mov.s64 %rd340, %rd349;
-	mov.s64 %rd341, %rd350;
+	.loc 5 279 25
+	cvt.s64.s32 %rd322, %r110;
+	shl.b64 %rd323, %rd322, 1;
+	add.s64 %rd324, %rd312, %rd323;
+	.loc 5 279 32
+	cvt.s64.s32 %rd325, %r112;
+	shl.b64 %rd326, %rd325, 1;
+	add.s64 %rd327, %rd7, %rd326;
+	.loc 5 279 19
+	cvt.u32.s64 %r113, %rd321;
+	cp.async.cg.shared.global [%rd324], [%rd327], 16, %r113;
+	.loc 5 280 13
+	add.s32 %r114, %r110, %r108;
+	.loc 5 280 26
+	add.s32 %r115, %r111, %r107;
+	.loc 5 274 22
+	add.s32 %r116, %r109, %r104;
+	mov.s32 %r109, %r116;
+	mov.s32 %r110, %r114;
+	mov.s32 %r111, %r115;
 	bra.uni $L131_for_loop;
 $L126_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd352, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd353, %rd46, %rd352;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd328, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd329, %rd46, %rd328;
+	.loc 5 291 9
 	bra.uni $L138_entry;
 $L138_entry:
-	.loc 5 268 25
-	add.s64 %rd354, 32, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd355, %rd354, %rd16;
-	.loc 5 268 31
-	add.s64 %rd356, %rd355, %rd353;
-	.loc 5 268 42
-	mul.lo.s64 %rd357, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p24, %rd353, %rd16;
-	mov.s64 %rd358, %rd209;
-	mov.s64 %rd359, 0;
-	mov.s64 %rd360, %rd356;
+	.loc 5 271 38
+	cvt.s32.s64 %r117, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd330, 32;
+	cvt.s32.s64 %r118, %rd330;
+	.loc 5 271 61
+	cvt.s32.s64 %r119, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd331, %rd17, 32;
+	.loc 5 271 75
+	cvt.s32.s64 %r120, %rd331;
+	.loc 5 272 47
+	add.s64 %rd332, 32, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd333, %rd332, %rd16;
+	.loc 5 272 53
+	add.s64 %rd334, %rd333, %rd329;
+	.loc 5 272 43
+	cvt.s32.s64 %r121, %rd334;
+	.loc 5 272 71
+	mul.lo.s64 %rd335, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r122, %rd335;
+	.loc 5 272 82
+	cvt.s32.s64 %r123, %rd313;
+	.loc 5 273 15
+	setp.lt.s64 %p24, %rd329, %rd16;
+	mov.s32 %r124, %r117;
+	mov.s32 %r125, 0;
+	mov.s32 %r126, %r121;
 	bra.uni $L141_for_loop;
 $L141_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p25, %rd358, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p25, %r124, %r118;
 	@%p25 bra $L139_for_body;
 	bra.uni $L112_if_done;
 $L139_for_body:
 	@%p24 bra $L144_cond_true;
 	bra.uni $L146_edge;
 $L144_cond_true:
-	.loc 5 272 17
-	add.s64 %rd363, 32, %rd358;
-	.loc 5 272 20
-	setp.lt.s64 %p26, %rd363, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p26, %r124, %r120;
 	@%p26 bra $L142_if_then;
 	bra.uni $L147_edge;
 $L142_if_then:
-	mov.s64 %rd361, %rd360;
-	mov.s64 %rd362, 16;
+	mov.s32 %r127, %r126;
+	mov.s64 %rd336, 16;
 	bra.uni $L143_if_done;
 $L147_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
+	mov.s32 %r127, 0;
+	mov.s64 %rd336, 0;
 	bra.uni $L143_if_done;
 $L146_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
+	mov.s32 %r127, 0;
+	mov.s64 %rd336, 0;
 	bra.uni $L143_if_done;
 $L143_if_done:
-	.loc 5 275 25
-	shl.b64 %rd364, %rd359, 1;
-	add.s64 %rd365, %rd331, %rd364;
-	.loc 5 275 32
-	shl.b64 %rd366, %rd361, 1;
-	add.s64 %rd367, %rd7, %rd366;
-	.loc 5 275 19
-	cvt.u32.s64 %r47, %rd362;
-	cp.async.cg.shared.global [%rd365], [%rd367], 16, %r47;
-	.loc 5 276 13
-	add.s64 %rd368, %rd359, %rd332;
-	.loc 5 276 24
-	add.s64 %rd369, %rd360, %rd357;
-	.loc 5 270 18
-	add.s64 %rd370, %rd358, %rd211;
-	mov.s64 %rd358, %rd370;
-	mov.s64 %rd359, %rd368;
-	mov.s64 %rd360, %rd369;
+	.loc 5 279 25
+	cvt.s64.s32 %rd337, %r125;
+	shl.b64 %rd338, %rd337, 1;
+	add.s64 %rd339, %rd312, %rd338;
+	.loc 5 279 32
+	cvt.s64.s32 %rd340, %r127;
+	shl.b64 %rd341, %rd340, 1;
+	add.s64 %rd342, %rd7, %rd341;
+	.loc 5 279 19
+	cvt.u32.s64 %r128, %rd336;
+	cp.async.cg.shared.global [%rd339], [%rd342], 16, %r128;
+	.loc 5 280 13
+	add.s32 %r129, %r125, %r123;
+	.loc 5 280 26
+	add.s32 %r130, %r126, %r122;
+	.loc 5 274 22
+	add.s32 %r131, %r124, %r119;
+	mov.s32 %r124, %r131;
+	mov.s32 %r125, %r129;
+	mov.s32 %r126, %r130;
 	bra.uni $L141_for_loop;
 $L112_if_done:
 	.loc 5 149 20
@@ -10717,13 +10815,13 @@ $L13_rangeint_done:
 	mov.f32 %f61, 0f00000000;
 	mov.f32 %f62, 0f00000000;
 	mov.f32 %f63, 0f00000000;
-	mov.s64 %rd371, 0;
-	mov.s64 %rd372, 2;
-	mov.s64 %rd373, 0;
+	mov.s64 %rd343, 0;
+	mov.s64 %rd344, 2;
+	mov.s64 %rd345, 0;
 	bra.uni $L16_for_loop;
 $L16_for_loop:
 	.loc 5 154 18
-	setp.lt.s64 %p27, %rd373, %rd63;
+	setp.lt.s64 %p27, %rd345, %rd63;
 	@%p27 bra $L17_for_body;
 	bra.uni $L18_for_done;
 $L17_for_body:
@@ -10732,539 +10830,588 @@ $L17_for_body:
 	.loc 5 156 9
 	bar.sync 0;
 	.loc 5 157 15
-	add.s64 %rd374, %rd373, 3;
+	add.s64 %rd346, %rd345, 3;
 	.loc 5 157 26
-	sub.s64 %rd375, %rd374, 1;
+	sub.s64 %rd347, %rd346, 1;
 	.loc 5 157 34
-	setp.lt.s64 %p28, %rd375, %rd63;
+	setp.lt.s64 %p28, %rd347, %rd63;
 	@%p28 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
 	.loc 5 158 19
-	mul.lo.s64 %rd376, %rd372, 4096;
+	mul.lo.s64 %rd348, %rd344, 4096;
 	.loc 5 158 28
-	add.s64 %rd377, %rd376, %rd208;
+	add.s64 %rd349, %rd348, %rd208;
 	.loc 5 158 16
-	add.s64 %rd378, %rd26, 1;
-	sub.s64 %rd379, %rd26, %rd377;
-	sub.s64 %rd380, %rd27, %rd377;
-	shl.b64 %rd381, %rd377, 1;
-	add.s64 %rd382, %rd21, %rd381;
+	add.s64 %rd350, %rd26, 1;
+	sub.s64 %rd351, %rd26, %rd349;
+	sub.s64 %rd352, %rd27, %rd349;
+	shl.b64 %rd353, %rd349, 1;
+	add.s64 %rd354, %rd21, %rd353;
 	.loc 5 158 45
-	mul.lo.s64 %rd383, %rd201, 32;
+	mul.lo.s64 %rd355, %rd201, 32;
 	.loc 5 158 79
-	mul.lo.s64 %rd384, %rd375, 32;
+	mul.lo.s64 %rd356, %rd347, 32;
 	.loc 5 158 88
-	mul.lo.s64 %rd385, %rd200, 8;
+	mul.lo.s64 %rd357, %rd200, 8;
 	.loc 5 158 84
-	add.s64 %rd386, %rd384, %rd385;
+	add.s64 %rd358, %rd356, %rd357;
 	.loc 5 158 10
 	bra.uni $L148_entry;
 $L148_entry:
-	.loc 5 268 25
-	add.s64 %rd387, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd388, %rd387, %rd17;
-	.loc 5 268 31
-	add.s64 %rd389, %rd388, %rd386;
-	.loc 5 268 42
-	mul.lo.s64 %rd390, %rd201, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p29, %rd386, %rd17;
-	mov.s64 %rd391, %rd199;
-	mov.s64 %rd392, 0;
-	mov.s64 %rd393, %rd389;
+	.loc 5 271 38
+	cvt.s32.s64 %r132, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r133, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r134, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd359, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r135, %rd359;
+	.loc 5 272 47
+	add.s64 %rd360, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd361, %rd360, %rd17;
+	.loc 5 272 53
+	add.s64 %rd362, %rd361, %rd358;
+	.loc 5 272 43
+	cvt.s32.s64 %r136, %rd362;
+	.loc 5 272 71
+	mul.lo.s64 %rd363, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r137, %rd363;
+	.loc 5 272 82
+	cvt.s32.s64 %r138, %rd355;
+	.loc 5 273 15
+	setp.lt.s64 %p29, %rd358, %rd17;
+	mov.s32 %r139, %r132;
+	mov.s32 %r140, 0;
+	mov.s32 %r141, %r136;
 	bra.uni $L151_for_loop;
 $L151_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p30, %rd391, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p30, %r139, %r133;
 	@%p30 bra $L149_for_body;
 	bra.uni $L155_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L149_for_body:
 	@%p29 bra $L154_cond_true;
 	bra.uni $L156_edge;
 $L154_cond_true:
-	.loc 5 272 17
-	add.s64 %rd396, %rd42, %rd391;
-	.loc 5 272 20
-	setp.lt.s64 %p31, %rd396, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p31, %r139, %r135;
 	@%p31 bra $L152_if_then;
 	bra.uni $L157_edge;
 $L152_if_then:
-	mov.s64 %rd394, %rd393;
-	mov.s64 %rd395, 16;
+	mov.s32 %r142, %r141;
+	mov.s64 %rd364, 16;
 	bra.uni $L153_if_done;
 $L157_edge:
-	mov.s64 %rd394, 0;
-	mov.s64 %rd395, 0;
+	mov.s32 %r142, 0;
+	mov.s64 %rd364, 0;
 	bra.uni $L153_if_done;
 $L156_edge:
-	mov.s64 %rd394, 0;
-	mov.s64 %rd395, 0;
+	mov.s32 %r142, 0;
+	mov.s64 %rd364, 0;
 	bra.uni $L153_if_done;
 $L153_if_done:
-	.loc 5 275 25
-	shl.b64 %rd397, %rd392, 1;
-	add.s64 %rd398, %rd382, %rd397;
-	.loc 5 275 32
-	shl.b64 %rd399, %rd394, 1;
-	add.s64 %rd400, %rd4, %rd399;
-	.loc 5 275 19
-	cvt.u32.s64 %r48, %rd395;
-	cp.async.cg.shared.global [%rd398], [%rd400], 16, %r48;
-	.loc 5 276 13
-	add.s64 %rd401, %rd392, %rd383;
-	.loc 5 276 24
-	add.s64 %rd402, %rd393, %rd390;
-	.loc 5 270 18
-	add.s64 %rd403, %rd391, %rd201;
-	mov.s64 %rd391, %rd403;
-	mov.s64 %rd392, %rd401;
-	mov.s64 %rd393, %rd402;
+	.loc 5 279 25
+	cvt.s64.s32 %rd365, %r140;
+	shl.b64 %rd366, %rd365, 1;
+	add.s64 %rd367, %rd354, %rd366;
+	.loc 5 279 32
+	cvt.s64.s32 %rd368, %r142;
+	shl.b64 %rd369, %rd368, 1;
+	add.s64 %rd370, %rd4, %rd369;
+	.loc 5 279 19
+	cvt.u32.s64 %r143, %rd364;
+	cp.async.cg.shared.global [%rd367], [%rd370], 16, %r143;
+	.loc 5 280 13
+	add.s32 %r144, %r140, %r138;
+	.loc 5 280 26
+	add.s32 %r145, %r141, %r137;
+	.loc 5 274 22
+	add.s32 %r146, %r139, %r134;
+	mov.s32 %r139, %r146;
+	mov.s32 %r140, %r144;
+	mov.s32 %r141, %r145;
 	bra.uni $L151_for_loop;
 $L155_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 159 24
-	mul.lo.s64 %rd404, %rd372, 4096;
+	mul.lo.s64 %rd371, %rd344, 4096;
 	.loc 5 159 33
-	add.s64 %rd405, %rd404, %rd213;
+	add.s64 %rd372, %rd371, %rd213;
 	.loc 5 159 21
-	add.s64 %rd406, %rd29, 1;
-	sub.s64 %rd407, %rd29, %rd405;
-	sub.s64 %rd408, %rd30, %rd405;
-	shl.b64 %rd409, %rd405, 1;
-	add.s64 %rd410, %rd31, %rd409;
+	add.s64 %rd373, %rd29, 1;
+	sub.s64 %rd374, %rd29, %rd372;
+	sub.s64 %rd375, %rd30, %rd372;
+	shl.b64 %rd376, %rd372, 1;
+	add.s64 %rd377, %rd31, %rd376;
 	.loc 5 159 50
-	mul.lo.s64 %rd411, %rd211, %rd212;
+	mul.lo.s64 %rd378, %rd211, %rd212;
 	.loc 5 159 77
-	mul.lo.s64 %rd412, %rd375, 32;
+	mul.lo.s64 %rd379, %rd347, 32;
 	.loc 5 159 11
 	bra.uni $L158_entry;
 $L158_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p32, %rd18, 0;
 	@%p32 bra $L159_if_then;
 	bra.uni $L161_if_else;
 $L159_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd413, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd414, %rd412, %rd413;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd380, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd381, %rd379, %rd380;
+	.loc 5 289 9
 	bra.uni $L163_entry;
 $L163_entry:
-	.loc 5 268 25
-	add.s64 %rd415, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd416, %rd415, %rd17;
-	.loc 5 268 31
-	add.s64 %rd417, %rd416, %rd414;
-	.loc 5 268 42
-	mul.lo.s64 %rd418, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p33, %rd414, %rd17;
-	mov.s64 %rd419, %rd209;
-	mov.s64 %rd420, 0;
-	mov.s64 %rd421, %rd417;
+	.loc 5 271 38
+	cvt.s32.s64 %r147, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r148, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r149, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd382, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r150, %rd382;
+	.loc 5 272 47
+	add.s64 %rd383, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd384, %rd383, %rd17;
+	.loc 5 272 53
+	add.s64 %rd385, %rd384, %rd381;
+	.loc 5 272 43
+	cvt.s32.s64 %r151, %rd385;
+	.loc 5 272 71
+	mul.lo.s64 %rd386, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r152, %rd386;
+	.loc 5 272 82
+	cvt.s32.s64 %r153, %rd378;
+	.loc 5 273 15
+	setp.lt.s64 %p33, %rd381, %rd17;
+	mov.s32 %r154, %r147;
+	mov.s32 %r155, 0;
+	mov.s32 %r156, %r151;
 	bra.uni $L166_for_loop;
 $L166_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p34, %rd419, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p34, %r154, %r148;
 	@%p34 bra $L164_for_body;
 	bra.uni $L20_if_done;
 $L164_for_body:
 	@%p33 bra $L169_cond_true;
 	bra.uni $L171_edge;
 $L169_cond_true:
-	.loc 5 272 17
-	add.s64 %rd424, %rd46, %rd419;
-	.loc 5 272 20
-	setp.lt.s64 %p35, %rd424, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p35, %r154, %r150;
 	@%p35 bra $L167_if_then;
 	bra.uni $L172_edge;
 $L167_if_then:
-	mov.s64 %rd422, %rd421;
-	mov.s64 %rd423, 16;
+	mov.s32 %r157, %r156;
+	mov.s64 %rd387, 16;
 	bra.uni $L168_if_done;
 $L172_edge:
-	mov.s64 %rd422, 0;
-	mov.s64 %rd423, 0;
+	mov.s32 %r157, 0;
+	mov.s64 %rd387, 0;
 	bra.uni $L168_if_done;
 $L171_edge:
-	mov.s64 %rd422, 0;
-	mov.s64 %rd423, 0;
+	mov.s32 %r157, 0;
+	mov.s64 %rd387, 0;
 	bra.uni $L168_if_done;
 $L168_if_done:
-	.loc 5 275 25
-	shl.b64 %rd425, %rd420, 1;
-	add.s64 %rd426, %rd410, %rd425;
-	.loc 5 275 32
-	shl.b64 %rd427, %rd422, 1;
-	add.s64 %rd428, %rd7, %rd427;
-	.loc 5 275 19
-	cvt.u32.s64 %r49, %rd423;
-	cp.async.cg.shared.global [%rd426], [%rd428], 16, %r49;
-	.loc 5 276 13
-	add.s64 %rd429, %rd420, %rd411;
-	.loc 5 276 24
-	add.s64 %rd430, %rd421, %rd418;
-	.loc 5 270 18
-	add.s64 %rd431, %rd419, %rd211;
-	mov.s64 %rd419, %rd431;
-	mov.s64 %rd420, %rd429;
-	mov.s64 %rd421, %rd430;
+	.loc 5 279 25
+	cvt.s64.s32 %rd388, %r155;
+	shl.b64 %rd389, %rd388, 1;
+	add.s64 %rd390, %rd377, %rd389;
+	.loc 5 279 32
+	cvt.s64.s32 %rd391, %r157;
+	shl.b64 %rd392, %rd391, 1;
+	add.s64 %rd393, %rd7, %rd392;
+	.loc 5 279 19
+	cvt.u32.s64 %r158, %rd387;
+	cp.async.cg.shared.global [%rd390], [%rd393], 16, %r158;
+	.loc 5 280 13
+	add.s32 %r159, %r155, %r153;
+	.loc 5 280 26
+	add.s32 %r160, %r156, %r152;
+	.loc 5 274 22
+	add.s32 %r161, %r154, %r149;
+	mov.s32 %r154, %r161;
+	mov.s32 %r155, %r159;
+	mov.s32 %r156, %r160;
 	bra.uni $L166_for_loop;
 $L161_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd432, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd433, %rd46, %rd432;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd394, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd395, %rd46, %rd394;
+	.loc 5 291 9
 	bra.uni $L173_entry;
 $L173_entry:
-	.loc 5 268 25
-	add.s64 %rd434, %rd412, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd435, %rd434, %rd16;
-	.loc 5 268 31
-	add.s64 %rd436, %rd435, %rd433;
-	.loc 5 268 42
-	mul.lo.s64 %rd437, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p36, %rd433, %rd16;
-	mov.s64 %rd438, %rd209;
-	mov.s64 %rd439, 0;
-	mov.s64 %rd440, %rd436;
+	.loc 5 271 38
+	cvt.s32.s64 %r162, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd396, 32;
+	cvt.s32.s64 %r163, %rd396;
+	.loc 5 271 61
+	cvt.s32.s64 %r164, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd397, %rd17, %rd379;
+	.loc 5 271 75
+	cvt.s32.s64 %r165, %rd397;
+	.loc 5 272 47
+	add.s64 %rd398, %rd379, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd399, %rd398, %rd16;
+	.loc 5 272 53
+	add.s64 %rd400, %rd399, %rd395;
+	.loc 5 272 43
+	cvt.s32.s64 %r166, %rd400;
+	.loc 5 272 71
+	mul.lo.s64 %rd401, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r167, %rd401;
+	.loc 5 272 82
+	cvt.s32.s64 %r168, %rd378;
+	.loc 5 273 15
+	setp.lt.s64 %p36, %rd395, %rd16;
+	mov.s32 %r169, %r162;
+	mov.s32 %r170, 0;
+	mov.s32 %r171, %r166;
 	bra.uni $L176_for_loop;
 $L176_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p37, %rd438, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p37, %r169, %r163;
 	@%p37 bra $L174_for_body;
 	bra.uni $L20_if_done;
 $L174_for_body:
 	@%p36 bra $L179_cond_true;
 	bra.uni $L181_edge;
 $L179_cond_true:
-	.loc 5 272 17
-	add.s64 %rd443, %rd412, %rd438;
-	.loc 5 272 20
-	setp.lt.s64 %p38, %rd443, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p38, %r169, %r165;
 	@%p38 bra $L177_if_then;
 	bra.uni $L182_edge;
 $L177_if_then:
-	mov.s64 %rd441, %rd440;
-	mov.s64 %rd442, 16;
+	mov.s32 %r172, %r171;
+	mov.s64 %rd402, 16;
 	bra.uni $L178_if_done;
 $L182_edge:
-	mov.s64 %rd441, 0;
-	mov.s64 %rd442, 0;
+	mov.s32 %r172, 0;
+	mov.s64 %rd402, 0;
 	bra.uni $L178_if_done;
 $L181_edge:
-	mov.s64 %rd441, 0;
-	mov.s64 %rd442, 0;
+	mov.s32 %r172, 0;
+	mov.s64 %rd402, 0;
 	bra.uni $L178_if_done;
 $L178_if_done:
-	.loc 5 275 25
-	shl.b64 %rd444, %rd439, 1;
-	add.s64 %rd445, %rd410, %rd444;
-	.loc 5 275 32
-	shl.b64 %rd446, %rd441, 1;
-	add.s64 %rd447, %rd7, %rd446;
-	.loc 5 275 19
-	cvt.u32.s64 %r50, %rd442;
-	cp.async.cg.shared.global [%rd445], [%rd447], 16, %r50;
-	.loc 5 276 13
-	add.s64 %rd448, %rd439, %rd411;
-	.loc 5 276 24
-	add.s64 %rd449, %rd440, %rd437;
-	.loc 5 270 18
-	add.s64 %rd450, %rd438, %rd211;
-	mov.s64 %rd438, %rd450;
-	mov.s64 %rd439, %rd448;
-	mov.s64 %rd440, %rd449;
+	.loc 5 279 25
+	cvt.s64.s32 %rd403, %r170;
+	shl.b64 %rd404, %rd403, 1;
+	add.s64 %rd405, %rd377, %rd404;
+	.loc 5 279 32
+	cvt.s64.s32 %rd406, %r172;
+	shl.b64 %rd407, %rd406, 1;
+	add.s64 %rd408, %rd7, %rd407;
+	.loc 5 279 19
+	cvt.u32.s64 %r173, %rd402;
+	cp.async.cg.shared.global [%rd405], [%rd408], 16, %r173;
+	.loc 5 280 13
+	add.s32 %r174, %r170, %r168;
+	.loc 5 280 26
+	add.s32 %r175, %r171, %r167;
+	.loc 5 274 22
+	add.s32 %r176, %r169, %r164;
+	mov.s32 %r169, %r176;
+	mov.s32 %r170, %r174;
+	mov.s32 %r171, %r175;
 	bra.uni $L176_for_loop;
 $L20_if_done:
 	.loc 5 161 20
 	cp.async.commit_group;
 	.loc 5 162 18
-	mul.lo.s64 %rd451, %rd371, 4096;
+	mul.lo.s64 %rd409, %rd343, 4096;
 	.loc 5 162 15
-	add.s64 %rd452, %rd26, 1;
-	sub.s64 %rd453, %rd26, %rd451;
-	sub.s64 %rd454, %rd27, %rd451;
-	shl.b64 %rd455, %rd451, 1;
-	add.s64 %rd456, %rd21, %rd455;
+	add.s64 %rd410, %rd26, 1;
+	sub.s64 %rd411, %rd26, %rd409;
+	sub.s64 %rd412, %rd27, %rd409;
+	shl.b64 %rd413, %rd409, 1;
+	add.s64 %rd414, %rd21, %rd413;
 	.loc 5 162 36
-	mul.lo.s64 %rd457, %rd371, 4096;
+	mul.lo.s64 %rd415, %rd343, 4096;
 	.loc 5 162 33
-	add.s64 %rd458, %rd29, 1;
-	sub.s64 %rd459, %rd29, %rd457;
-	sub.s64 %rd460, %rd30, %rd457;
-	shl.b64 %rd461, %rd457, 1;
-	add.s64 %rd462, %rd31, %rd461;
+	add.s64 %rd416, %rd29, 1;
+	sub.s64 %rd417, %rd29, %rd415;
+	sub.s64 %rd418, %rd30, %rd415;
+	shl.b64 %rd419, %rd415, 1;
+	add.s64 %rd420, %rd31, %rd419;
 	bra.uni $L21_rangeint_body;
 $L21_rangeint_body:
 	.loc 5 165 8
-	mov.u32 %r51, 0;
-	mov.u32 %r52, 0;
-	mov.u32 %r53, 0;
-	mov.u32 %r54, 0;
-	mov.u32 %r55, 0;
-	mov.u32 %r56, 0;
-	mov.u32 %r57, 0;
-	mov.u32 %r58, 0;
-	mov.u32 %r59, 0;
-	mov.u32 %r60, 0;
-	mov.u32 %r61, 0;
-	mov.u32 %r62, 0;
-	mov.u32 %r63, 0;
-	mov.u32 %r64, 0;
-	mov.u32 %r65, 0;
-	mov.u32 %r66, 0;
+	mov.u32 %r177, 0;
+	mov.u32 %r178, 0;
+	mov.u32 %r179, 0;
+	mov.u32 %r180, 0;
+	mov.u32 %r181, 0;
+	mov.u32 %r182, 0;
+	mov.u32 %r183, 0;
+	mov.u32 %r184, 0;
+	mov.u32 %r185, 0;
+	mov.u32 %r186, 0;
+	mov.u32 %r187, 0;
+	mov.u32 %r188, 0;
+	mov.u32 %r189, 0;
+	mov.u32 %r190, 0;
+	mov.u32 %r191, 0;
+	mov.u32 %r192, 0;
 	bra.uni $L23_rangeint_body;
 $L23_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd463, %rd71;
+	mov.s64 %rd421, %rd71;
 	.loc 5 168 43
-	add.s64 %rd464, %rd463, 0;
+	add.s64 %rd422, %rd421, 0;
 	.loc 5 168 34
-	shl.b64 %rd465, %rd464, 1;
-	add.s64 %rd466, %rd456, %rd465;
+	shl.b64 %rd423, %rd422, 1;
+	add.s64 %rd424, %rd414, %rd423;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r67, %r68, %r69, %r70}, [%rd466];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r193, %r194, %r195, %r196}, [%rd424];
 	.loc 5 168 7
-	mov.u32 %r51, %r67;
-	mov.u32 %r52, %r68;
-	mov.u32 %r53, %r69;
-	mov.u32 %r54, %r70;
+	mov.u32 %r177, %r193;
+	mov.u32 %r178, %r194;
+	mov.u32 %r179, %r195;
+	mov.u32 %r180, %r196;
 	bra.uni $L183_rangeint_body;
 $L183_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd467, %rd71;
+	mov.s64 %rd425, %rd71;
 	.loc 5 168 43
-	add.s64 %rd468, %rd467, 512;
+	add.s64 %rd426, %rd425, 512;
 	.loc 5 168 34
-	shl.b64 %rd469, %rd468, 1;
-	add.s64 %rd470, %rd456, %rd469;
+	shl.b64 %rd427, %rd426, 1;
+	add.s64 %rd428, %rd414, %rd427;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r71, %r72, %r73, %r74}, [%rd470];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r197, %r198, %r199, %r200}, [%rd428];
 	.loc 5 168 7
-	mov.u32 %r55, %r71;
-	mov.u32 %r56, %r72;
-	mov.u32 %r57, %r73;
-	mov.u32 %r58, %r74;
+	mov.u32 %r181, %r197;
+	mov.u32 %r182, %r198;
+	mov.u32 %r183, %r199;
+	mov.u32 %r184, %r200;
 	bra.uni $L184_rangeint_body;
 $L184_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd471, %rd71;
+	mov.s64 %rd429, %rd71;
 	.loc 5 168 43
-	add.s64 %rd472, %rd471, 1024;
+	add.s64 %rd430, %rd429, 1024;
 	.loc 5 168 34
-	shl.b64 %rd473, %rd472, 1;
-	add.s64 %rd474, %rd456, %rd473;
+	shl.b64 %rd431, %rd430, 1;
+	add.s64 %rd432, %rd414, %rd431;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r75, %r76, %r77, %r78}, [%rd474];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r201, %r202, %r203, %r204}, [%rd432];
 	.loc 5 168 7
-	mov.u32 %r59, %r75;
-	mov.u32 %r60, %r76;
-	mov.u32 %r61, %r77;
-	mov.u32 %r62, %r78;
+	mov.u32 %r185, %r201;
+	mov.u32 %r186, %r202;
+	mov.u32 %r187, %r203;
+	mov.u32 %r188, %r204;
 	bra.uni $L185_rangeint_body;
 $L185_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd475, %rd71;
+	mov.s64 %rd433, %rd71;
 	.loc 5 168 43
-	add.s64 %rd476, %rd475, 1536;
+	add.s64 %rd434, %rd433, 1536;
 	.loc 5 168 34
-	shl.b64 %rd477, %rd476, 1;
-	add.s64 %rd478, %rd456, %rd477;
+	shl.b64 %rd435, %rd434, 1;
+	add.s64 %rd436, %rd414, %rd435;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r79, %r80, %r81, %r82}, [%rd478];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r205, %r206, %r207, %r208}, [%rd436];
 	.loc 5 168 7
-	mov.u32 %r63, %r79;
-	mov.u32 %r64, %r80;
-	mov.u32 %r65, %r81;
-	mov.u32 %r66, %r82;
+	mov.u32 %r189, %r205;
+	mov.u32 %r190, %r206;
+	mov.u32 %r191, %r207;
+	mov.u32 %r192, %r208;
 	bra.uni $L24_rangeint_done;
 $L24_rangeint_done:
 	.loc 5 170 8
-	mov.u32 %r83, 0;
-	mov.u32 %r84, 0;
-	mov.u32 %r85, 0;
-	mov.u32 %r86, 0;
-	mov.u32 %r87, 0;
-	mov.u32 %r88, 0;
-	mov.u32 %r89, 0;
-	mov.u32 %r90, 0;
+	mov.u32 %r209, 0;
+	mov.u32 %r210, 0;
+	mov.u32 %r211, 0;
+	mov.u32 %r212, 0;
+	mov.u32 %r213, 0;
+	mov.u32 %r214, 0;
+	mov.u32 %r215, 0;
+	mov.u32 %r216, 0;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r91, 0;
-	mov.u32 %r92, 0;
-	mov.u32 %r93, 0;
-	mov.u32 %r94, 0;
+	mov.u32 %r217, 0;
+	mov.u32 %r218, 0;
+	mov.u32 %r219, 0;
+	mov.u32 %r220, 0;
 	.loc 5 173 35
-	mov.s64 %rd479, %rd73;
+	mov.s64 %rd437, %rd73;
 	.loc 5 173 15
 	bra.uni $L186_entry;
 $L186_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p39, %rd18, 0;
 	@%p39 bra $L187_if_then;
 	bra.uni $L188_if_done;
 $L187_if_then:
-	.loc 5 305 31
-	shl.b64 %rd480, %rd479, 1;
-	add.s64 %rd481, %rd462, %rd480;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r99, %r100, %r101, %r102}, [%rd481];
-	.loc 5 305 3
-	mov.u32 %r95, %r99;
-	mov.u32 %r96, %r100;
-	mov.u32 %r97, %r101;
-	mov.u32 %r98, %r102;
+	.loc 5 309 31
+	shl.b64 %rd438, %rd437, 1;
+	add.s64 %rd439, %rd420, %rd438;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r225, %r226, %r227, %r228}, [%rd439];
+	.loc 5 309 3
+	mov.u32 %r221, %r225;
+	mov.u32 %r222, %r226;
+	mov.u32 %r223, %r227;
+	mov.u32 %r224, %r228;
 	bra.uni $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L188_if_done:
-	.loc 5 307 35
-	shl.b64 %rd482, %rd479, 1;
-	add.s64 %rd483, %rd462, %rd482;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r103, %r104, %r105, %r106}, [%rd483];
-	.loc 5 307 2
-	mov.u32 %r95, %r103;
-	mov.u32 %r96, %r104;
-	mov.u32 %r97, %r105;
-	mov.u32 %r98, %r106;
+	.loc 5 311 35
+	shl.b64 %rd440, %rd437, 1;
+	add.s64 %rd441, %rd420, %rd440;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r229, %r230, %r231, %r232}, [%rd441];
+	.loc 5 311 2
+	mov.u32 %r221, %r229;
+	mov.u32 %r222, %r230;
+	mov.u32 %r223, %r231;
+	mov.u32 %r224, %r232;
 	bra.uni $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 173 5
-	mov.u32 %r91, %r95;
-	mov.u32 %r92, %r96;
-	mov.u32 %r93, %r97;
-	mov.u32 %r94, %r98;
+	mov.u32 %r217, %r221;
+	mov.u32 %r218, %r222;
+	mov.u32 %r219, %r223;
+	mov.u32 %r220, %r224;
 	.loc 5 174 24
-	mov.u32 %r107, 0;
-	mov.u32 %r108, 0;
+	mov.u32 %r233, 0;
+	mov.u32 %r234, 0;
 	.loc 5 174 26
-	mov.u32 %r109, %r91;
+	mov.u32 %r235, %r217;
 	.loc 5 174 25
-	mov.u32 %r107, %r109;
+	mov.u32 %r233, %r235;
 	.loc 5 174 32
-	mov.u32 %r110, %r92;
+	mov.u32 %r236, %r218;
 	.loc 5 174 31
-	mov.u32 %r108, %r110;
+	mov.u32 %r234, %r236;
 	.loc 5 174 24
-	mov.u32 %r111, %r107;
-	mov.u32 %r112, %r108;
+	mov.u32 %r237, %r233;
+	mov.u32 %r238, %r234;
 	.loc 5 174 7
-	mov.u32 %r83, %r111;
-	mov.u32 %r84, %r112;
+	mov.u32 %r209, %r237;
+	mov.u32 %r210, %r238;
 	.loc 5 175 26
-	mov.u32 %r113, 0;
-	mov.u32 %r114, 0;
+	mov.u32 %r239, 0;
+	mov.u32 %r240, 0;
 	.loc 5 175 28
-	mov.u32 %r115, %r93;
+	mov.u32 %r241, %r219;
 	.loc 5 175 27
-	mov.u32 %r113, %r115;
+	mov.u32 %r239, %r241;
 	.loc 5 175 34
-	mov.u32 %r116, %r94;
+	mov.u32 %r242, %r220;
 	.loc 5 175 33
-	mov.u32 %r114, %r116;
+	mov.u32 %r240, %r242;
 	.loc 5 175 26
-	mov.u32 %r117, %r113;
-	mov.u32 %r118, %r114;
+	mov.u32 %r243, %r239;
+	mov.u32 %r244, %r240;
 	.loc 5 175 7
-	mov.u32 %r85, %r117;
-	mov.u32 %r86, %r118;
+	mov.u32 %r211, %r243;
+	mov.u32 %r212, %r244;
 	bra.uni $L190_rangeint_body;
 $L190_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r119, 0;
-	mov.u32 %r120, 0;
-	mov.u32 %r121, 0;
-	mov.u32 %r122, 0;
+	mov.u32 %r245, 0;
+	mov.u32 %r246, 0;
+	mov.u32 %r247, 0;
+	mov.u32 %r248, 0;
 	.loc 5 173 35
-	mov.s64 %rd484, %rd74;
+	mov.s64 %rd442, %rd74;
 	.loc 5 173 15
 	bra.uni $L191_entry;
 $L191_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p40, %rd18, 0;
 	@%p40 bra $L192_if_then;
 	bra.uni $L193_if_done;
 $L192_if_then:
-	.loc 5 305 31
-	shl.b64 %rd485, %rd484, 1;
-	add.s64 %rd486, %rd462, %rd485;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r127, %r128, %r129, %r130}, [%rd486];
-	.loc 5 305 3
-	mov.u32 %r123, %r127;
-	mov.u32 %r124, %r128;
-	mov.u32 %r125, %r129;
-	mov.u32 %r126, %r130;
+	.loc 5 309 31
+	shl.b64 %rd443, %rd442, 1;
+	add.s64 %rd444, %rd420, %rd443;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r253, %r254, %r255, %r256}, [%rd444];
+	.loc 5 309 3
+	mov.u32 %r249, %r253;
+	mov.u32 %r250, %r254;
+	mov.u32 %r251, %r255;
+	mov.u32 %r252, %r256;
 	bra.uni $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L193_if_done:
-	.loc 5 307 35
-	shl.b64 %rd487, %rd484, 1;
-	add.s64 %rd488, %rd462, %rd487;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r131, %r132, %r133, %r134}, [%rd488];
-	.loc 5 307 2
-	mov.u32 %r123, %r131;
-	mov.u32 %r124, %r132;
-	mov.u32 %r125, %r133;
-	mov.u32 %r126, %r134;
+	.loc 5 311 35
+	shl.b64 %rd445, %rd442, 1;
+	add.s64 %rd446, %rd420, %rd445;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r257, %r258, %r259, %r260}, [%rd446];
+	.loc 5 311 2
+	mov.u32 %r249, %r257;
+	mov.u32 %r250, %r258;
+	mov.u32 %r251, %r259;
+	mov.u32 %r252, %r260;
 	bra.uni $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 173 5
-	mov.u32 %r119, %r123;
-	mov.u32 %r120, %r124;
-	mov.u32 %r121, %r125;
-	mov.u32 %r122, %r126;
+	mov.u32 %r245, %r249;
+	mov.u32 %r246, %r250;
+	mov.u32 %r247, %r251;
+	mov.u32 %r248, %r252;
 	.loc 5 174 24
-	mov.u32 %r135, 0;
-	mov.u32 %r136, 0;
+	mov.u32 %r261, 0;
+	mov.u32 %r262, 0;
 	.loc 5 174 26
-	mov.u32 %r137, %r119;
+	mov.u32 %r263, %r245;
 	.loc 5 174 25
-	mov.u32 %r135, %r137;
+	mov.u32 %r261, %r263;
 	.loc 5 174 32
-	mov.u32 %r138, %r120;
+	mov.u32 %r264, %r246;
 	.loc 5 174 31
-	mov.u32 %r136, %r138;
+	mov.u32 %r262, %r264;
 	.loc 5 174 24
-	mov.u32 %r139, %r135;
-	mov.u32 %r140, %r136;
+	mov.u32 %r265, %r261;
+	mov.u32 %r266, %r262;
 	.loc 5 174 7
-	mov.u32 %r87, %r139;
-	mov.u32 %r88, %r140;
+	mov.u32 %r213, %r265;
+	mov.u32 %r214, %r266;
 	.loc 5 175 26
-	mov.u32 %r141, 0;
-	mov.u32 %r142, 0;
+	mov.u32 %r267, 0;
+	mov.u32 %r268, 0;
 	.loc 5 175 28
-	mov.u32 %r143, %r121;
+	mov.u32 %r269, %r247;
 	.loc 5 175 27
-	mov.u32 %r141, %r143;
+	mov.u32 %r267, %r269;
 	.loc 5 175 34
-	mov.u32 %r144, %r122;
+	mov.u32 %r270, %r248;
 	.loc 5 175 33
-	mov.u32 %r142, %r144;
+	mov.u32 %r268, %r270;
 	.loc 5 175 26
-	mov.u32 %r145, %r141;
-	mov.u32 %r146, %r142;
+	mov.u32 %r271, %r267;
+	mov.u32 %r272, %r268;
 	.loc 5 175 7
-	mov.u32 %r89, %r145;
-	mov.u32 %r90, %r146;
+	mov.u32 %r215, %r271;
+	mov.u32 %r216, %r272;
 	bra.uni $L29_rangeint_body;
 $L29_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r147, %r51;
-	mov.u32 %r148, %r52;
-	mov.u32 %r149, %r53;
-	mov.u32 %r150, %r54;
+	mov.u32 %r273, %r177;
+	mov.u32 %r274, %r178;
+	mov.u32 %r275, %r179;
+	mov.u32 %r276, %r180;
 	.loc 5 181 37
-	mov.u32 %r151, %r83;
-	mov.u32 %r152, %r84;
+	mov.u32 %r277, %r209;
+	mov.u32 %r278, %r210;
 	.loc 5 181 48
 	mov.f32 %f64, %f0;
 	mov.f32 %f65, %f1;
@@ -11273,9 +11420,9 @@ $L29_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L195_entry;
 $L195_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f72, %f73, %f74, %f75}, {%r147, %r148, %r149, %r150}, {%r151, %r152}, {%f64, %f65, %f66, %f67};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f72, %f73, %f74, %f75}, {%r273, %r274, %r275, %r276}, {%r277, %r278}, {%f64, %f65, %f66, %f67};
+	.loc 5 327 2
 	mov.f32 %f68, %f72;
 	mov.f32 %f69, %f73;
 	mov.f32 %f70, %f74;
@@ -11290,13 +11437,13 @@ $L196_ret_mma:
 	bra.uni $L197_rangeint_body;
 $L197_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r153, %r51;
-	mov.u32 %r154, %r52;
-	mov.u32 %r155, %r53;
-	mov.u32 %r156, %r54;
+	mov.u32 %r279, %r177;
+	mov.u32 %r280, %r178;
+	mov.u32 %r281, %r179;
+	mov.u32 %r282, %r180;
 	.loc 5 181 37
-	mov.u32 %r157, %r85;
-	mov.u32 %r158, %r86;
+	mov.u32 %r283, %r211;
+	mov.u32 %r284, %r212;
 	.loc 5 181 48
 	mov.f32 %f76, %f4;
 	mov.f32 %f77, %f5;
@@ -11305,9 +11452,9 @@ $L197_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L198_entry;
 $L198_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f84, %f85, %f86, %f87}, {%r153, %r154, %r155, %r156}, {%r157, %r158}, {%f76, %f77, %f78, %f79};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f84, %f85, %f86, %f87}, {%r279, %r280, %r281, %r282}, {%r283, %r284}, {%f76, %f77, %f78, %f79};
+	.loc 5 327 2
 	mov.f32 %f80, %f84;
 	mov.f32 %f81, %f85;
 	mov.f32 %f82, %f86;
@@ -11322,13 +11469,13 @@ $L199_ret_mma:
 	bra.uni $L200_rangeint_body;
 $L200_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r159, %r51;
-	mov.u32 %r160, %r52;
-	mov.u32 %r161, %r53;
-	mov.u32 %r162, %r54;
+	mov.u32 %r285, %r177;
+	mov.u32 %r286, %r178;
+	mov.u32 %r287, %r179;
+	mov.u32 %r288, %r180;
 	.loc 5 181 37
-	mov.u32 %r163, %r87;
-	mov.u32 %r164, %r88;
+	mov.u32 %r289, %r213;
+	mov.u32 %r290, %r214;
 	.loc 5 181 48
 	mov.f32 %f88, %f8;
 	mov.f32 %f89, %f9;
@@ -11337,9 +11484,9 @@ $L200_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L201_entry;
 $L201_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f96, %f97, %f98, %f99}, {%r159, %r160, %r161, %r162}, {%r163, %r164}, {%f88, %f89, %f90, %f91};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f96, %f97, %f98, %f99}, {%r285, %r286, %r287, %r288}, {%r289, %r290}, {%f88, %f89, %f90, %f91};
+	.loc 5 327 2
 	mov.f32 %f92, %f96;
 	mov.f32 %f93, %f97;
 	mov.f32 %f94, %f98;
@@ -11354,13 +11501,13 @@ $L202_ret_mma:
 	bra.uni $L203_rangeint_body;
 $L203_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r165, %r51;
-	mov.u32 %r166, %r52;
-	mov.u32 %r167, %r53;
-	mov.u32 %r168, %r54;
+	mov.u32 %r291, %r177;
+	mov.u32 %r292, %r178;
+	mov.u32 %r293, %r179;
+	mov.u32 %r294, %r180;
 	.loc 5 181 37
-	mov.u32 %r169, %r89;
-	mov.u32 %r170, %r90;
+	mov.u32 %r295, %r215;
+	mov.u32 %r296, %r216;
 	.loc 5 181 48
 	mov.f32 %f100, %f12;
 	mov.f32 %f101, %f13;
@@ -11369,9 +11516,9 @@ $L203_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L204_entry;
 $L204_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f108, %f109, %f110, %f111}, {%r165, %r166, %r167, %r168}, {%r169, %r170}, {%f100, %f101, %f102, %f103};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f108, %f109, %f110, %f111}, {%r291, %r292, %r293, %r294}, {%r295, %r296}, {%f100, %f101, %f102, %f103};
+	.loc 5 327 2
 	mov.f32 %f104, %f108;
 	mov.f32 %f105, %f109;
 	mov.f32 %f106, %f110;
@@ -11386,13 +11533,13 @@ $L205_ret_mma:
 	bra.uni $L207_rangeint_body;
 $L207_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r171, %r55;
-	mov.u32 %r172, %r56;
-	mov.u32 %r173, %r57;
-	mov.u32 %r174, %r58;
+	mov.u32 %r297, %r181;
+	mov.u32 %r298, %r182;
+	mov.u32 %r299, %r183;
+	mov.u32 %r300, %r184;
 	.loc 5 181 37
-	mov.u32 %r175, %r83;
-	mov.u32 %r176, %r84;
+	mov.u32 %r301, %r209;
+	mov.u32 %r302, %r210;
 	.loc 5 181 48
 	mov.f32 %f112, %f16;
 	mov.f32 %f113, %f17;
@@ -11401,9 +11548,9 @@ $L207_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L209_entry;
 $L209_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f120, %f121, %f122, %f123}, {%r171, %r172, %r173, %r174}, {%r175, %r176}, {%f112, %f113, %f114, %f115};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f120, %f121, %f122, %f123}, {%r297, %r298, %r299, %r300}, {%r301, %r302}, {%f112, %f113, %f114, %f115};
+	.loc 5 327 2
 	mov.f32 %f116, %f120;
 	mov.f32 %f117, %f121;
 	mov.f32 %f118, %f122;
@@ -11418,13 +11565,13 @@ $L210_ret_mma:
 	bra.uni $L211_rangeint_body;
 $L211_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r177, %r55;
-	mov.u32 %r178, %r56;
-	mov.u32 %r179, %r57;
-	mov.u32 %r180, %r58;
+	mov.u32 %r303, %r181;
+	mov.u32 %r304, %r182;
+	mov.u32 %r305, %r183;
+	mov.u32 %r306, %r184;
 	.loc 5 181 37
-	mov.u32 %r181, %r85;
-	mov.u32 %r182, %r86;
+	mov.u32 %r307, %r211;
+	mov.u32 %r308, %r212;
 	.loc 5 181 48
 	mov.f32 %f124, %f20;
 	mov.f32 %f125, %f21;
@@ -11433,9 +11580,9 @@ $L211_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L212_entry;
 $L212_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f132, %f133, %f134, %f135}, {%r177, %r178, %r179, %r180}, {%r181, %r182}, {%f124, %f125, %f126, %f127};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f132, %f133, %f134, %f135}, {%r303, %r304, %r305, %r306}, {%r307, %r308}, {%f124, %f125, %f126, %f127};
+	.loc 5 327 2
 	mov.f32 %f128, %f132;
 	mov.f32 %f129, %f133;
 	mov.f32 %f130, %f134;
@@ -11450,13 +11597,13 @@ $L213_ret_mma:
 	bra.uni $L214_rangeint_body;
 $L214_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r183, %r55;
-	mov.u32 %r184, %r56;
-	mov.u32 %r185, %r57;
-	mov.u32 %r186, %r58;
+	mov.u32 %r309, %r181;
+	mov.u32 %r310, %r182;
+	mov.u32 %r311, %r183;
+	mov.u32 %r312, %r184;
 	.loc 5 181 37
-	mov.u32 %r187, %r87;
-	mov.u32 %r188, %r88;
+	mov.u32 %r313, %r213;
+	mov.u32 %r314, %r214;
 	.loc 5 181 48
 	mov.f32 %f136, %f24;
 	mov.f32 %f137, %f25;
@@ -11465,9 +11612,9 @@ $L214_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L215_entry;
 $L215_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f144, %f145, %f146, %f147}, {%r183, %r184, %r185, %r186}, {%r187, %r188}, {%f136, %f137, %f138, %f139};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f144, %f145, %f146, %f147}, {%r309, %r310, %r311, %r312}, {%r313, %r314}, {%f136, %f137, %f138, %f139};
+	.loc 5 327 2
 	mov.f32 %f140, %f144;
 	mov.f32 %f141, %f145;
 	mov.f32 %f142, %f146;
@@ -11482,13 +11629,13 @@ $L216_ret_mma:
 	bra.uni $L217_rangeint_body;
 $L217_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r189, %r55;
-	mov.u32 %r190, %r56;
-	mov.u32 %r191, %r57;
-	mov.u32 %r192, %r58;
+	mov.u32 %r315, %r181;
+	mov.u32 %r316, %r182;
+	mov.u32 %r317, %r183;
+	mov.u32 %r318, %r184;
 	.loc 5 181 37
-	mov.u32 %r193, %r89;
-	mov.u32 %r194, %r90;
+	mov.u32 %r319, %r215;
+	mov.u32 %r320, %r216;
 	.loc 5 181 48
 	mov.f32 %f148, %f28;
 	mov.f32 %f149, %f29;
@@ -11497,9 +11644,9 @@ $L217_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f156, %f157, %f158, %f159}, {%r189, %r190, %r191, %r192}, {%r193, %r194}, {%f148, %f149, %f150, %f151};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f156, %f157, %f158, %f159}, {%r315, %r316, %r317, %r318}, {%r319, %r320}, {%f148, %f149, %f150, %f151};
+	.loc 5 327 2
 	mov.f32 %f152, %f156;
 	mov.f32 %f153, %f157;
 	mov.f32 %f154, %f158;
@@ -11514,13 +11661,13 @@ $L219_ret_mma:
 	bra.uni $L221_rangeint_body;
 $L221_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r195, %r59;
-	mov.u32 %r196, %r60;
-	mov.u32 %r197, %r61;
-	mov.u32 %r198, %r62;
+	mov.u32 %r321, %r185;
+	mov.u32 %r322, %r186;
+	mov.u32 %r323, %r187;
+	mov.u32 %r324, %r188;
 	.loc 5 181 37
-	mov.u32 %r199, %r83;
-	mov.u32 %r200, %r84;
+	mov.u32 %r325, %r209;
+	mov.u32 %r326, %r210;
 	.loc 5 181 48
 	mov.f32 %f160, %f32;
 	mov.f32 %f161, %f33;
@@ -11529,9 +11676,9 @@ $L221_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f168, %f169, %f170, %f171}, {%r195, %r196, %r197, %r198}, {%r199, %r200}, {%f160, %f161, %f162, %f163};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f168, %f169, %f170, %f171}, {%r321, %r322, %r323, %r324}, {%r325, %r326}, {%f160, %f161, %f162, %f163};
+	.loc 5 327 2
 	mov.f32 %f164, %f168;
 	mov.f32 %f165, %f169;
 	mov.f32 %f166, %f170;
@@ -11546,13 +11693,13 @@ $L224_ret_mma:
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r201, %r59;
-	mov.u32 %r202, %r60;
-	mov.u32 %r203, %r61;
-	mov.u32 %r204, %r62;
+	mov.u32 %r327, %r185;
+	mov.u32 %r328, %r186;
+	mov.u32 %r329, %r187;
+	mov.u32 %r330, %r188;
 	.loc 5 181 37
-	mov.u32 %r205, %r85;
-	mov.u32 %r206, %r86;
+	mov.u32 %r331, %r211;
+	mov.u32 %r332, %r212;
 	.loc 5 181 48
 	mov.f32 %f172, %f36;
 	mov.f32 %f173, %f37;
@@ -11561,9 +11708,9 @@ $L225_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L226_entry;
 $L226_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f180, %f181, %f182, %f183}, {%r201, %r202, %r203, %r204}, {%r205, %r206}, {%f172, %f173, %f174, %f175};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f180, %f181, %f182, %f183}, {%r327, %r328, %r329, %r330}, {%r331, %r332}, {%f172, %f173, %f174, %f175};
+	.loc 5 327 2
 	mov.f32 %f176, %f180;
 	mov.f32 %f177, %f181;
 	mov.f32 %f178, %f182;
@@ -11578,13 +11725,13 @@ $L227_ret_mma:
 	bra.uni $L228_rangeint_body;
 $L228_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r207, %r59;
-	mov.u32 %r208, %r60;
-	mov.u32 %r209, %r61;
-	mov.u32 %r210, %r62;
+	mov.u32 %r333, %r185;
+	mov.u32 %r334, %r186;
+	mov.u32 %r335, %r187;
+	mov.u32 %r336, %r188;
 	.loc 5 181 37
-	mov.u32 %r211, %r87;
-	mov.u32 %r212, %r88;
+	mov.u32 %r337, %r213;
+	mov.u32 %r338, %r214;
 	.loc 5 181 48
 	mov.f32 %f184, %f40;
 	mov.f32 %f185, %f41;
@@ -11593,9 +11740,9 @@ $L228_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L229_entry;
 $L229_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f192, %f193, %f194, %f195}, {%r207, %r208, %r209, %r210}, {%r211, %r212}, {%f184, %f185, %f186, %f187};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f192, %f193, %f194, %f195}, {%r333, %r334, %r335, %r336}, {%r337, %r338}, {%f184, %f185, %f186, %f187};
+	.loc 5 327 2
 	mov.f32 %f188, %f192;
 	mov.f32 %f189, %f193;
 	mov.f32 %f190, %f194;
@@ -11610,13 +11757,13 @@ $L230_ret_mma:
 	bra.uni $L231_rangeint_body;
 $L231_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r213, %r59;
-	mov.u32 %r214, %r60;
-	mov.u32 %r215, %r61;
-	mov.u32 %r216, %r62;
+	mov.u32 %r339, %r185;
+	mov.u32 %r340, %r186;
+	mov.u32 %r341, %r187;
+	mov.u32 %r342, %r188;
 	.loc 5 181 37
-	mov.u32 %r217, %r89;
-	mov.u32 %r218, %r90;
+	mov.u32 %r343, %r215;
+	mov.u32 %r344, %r216;
 	.loc 5 181 48
 	mov.f32 %f196, %f44;
 	mov.f32 %f197, %f45;
@@ -11625,9 +11772,9 @@ $L231_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L232_entry;
 $L232_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f204, %f205, %f206, %f207}, {%r213, %r214, %r215, %r216}, {%r217, %r218}, {%f196, %f197, %f198, %f199};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f204, %f205, %f206, %f207}, {%r339, %r340, %r341, %r342}, {%r343, %r344}, {%f196, %f197, %f198, %f199};
+	.loc 5 327 2
 	mov.f32 %f200, %f204;
 	mov.f32 %f201, %f205;
 	mov.f32 %f202, %f206;
@@ -11642,13 +11789,13 @@ $L233_ret_mma:
 	bra.uni $L235_rangeint_body;
 $L235_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r219, %r63;
-	mov.u32 %r220, %r64;
-	mov.u32 %r221, %r65;
-	mov.u32 %r222, %r66;
+	mov.u32 %r345, %r189;
+	mov.u32 %r346, %r190;
+	mov.u32 %r347, %r191;
+	mov.u32 %r348, %r192;
 	.loc 5 181 37
-	mov.u32 %r223, %r83;
-	mov.u32 %r224, %r84;
+	mov.u32 %r349, %r209;
+	mov.u32 %r350, %r210;
 	.loc 5 181 48
 	mov.f32 %f208, %f48;
 	mov.f32 %f209, %f49;
@@ -11657,9 +11804,9 @@ $L235_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L237_entry;
 $L237_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f216, %f217, %f218, %f219}, {%r219, %r220, %r221, %r222}, {%r223, %r224}, {%f208, %f209, %f210, %f211};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f216, %f217, %f218, %f219}, {%r345, %r346, %r347, %r348}, {%r349, %r350}, {%f208, %f209, %f210, %f211};
+	.loc 5 327 2
 	mov.f32 %f212, %f216;
 	mov.f32 %f213, %f217;
 	mov.f32 %f214, %f218;
@@ -11674,13 +11821,13 @@ $L238_ret_mma:
 	bra.uni $L239_rangeint_body;
 $L239_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r225, %r63;
-	mov.u32 %r226, %r64;
-	mov.u32 %r227, %r65;
-	mov.u32 %r228, %r66;
+	mov.u32 %r351, %r189;
+	mov.u32 %r352, %r190;
+	mov.u32 %r353, %r191;
+	mov.u32 %r354, %r192;
 	.loc 5 181 37
-	mov.u32 %r229, %r85;
-	mov.u32 %r230, %r86;
+	mov.u32 %r355, %r211;
+	mov.u32 %r356, %r212;
 	.loc 5 181 48
 	mov.f32 %f220, %f52;
 	mov.f32 %f221, %f53;
@@ -11689,9 +11836,9 @@ $L239_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L240_entry;
 $L240_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f228, %f229, %f230, %f231}, {%r225, %r226, %r227, %r228}, {%r229, %r230}, {%f220, %f221, %f222, %f223};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f228, %f229, %f230, %f231}, {%r351, %r352, %r353, %r354}, {%r355, %r356}, {%f220, %f221, %f222, %f223};
+	.loc 5 327 2
 	mov.f32 %f224, %f228;
 	mov.f32 %f225, %f229;
 	mov.f32 %f226, %f230;
@@ -11706,13 +11853,13 @@ $L241_ret_mma:
 	bra.uni $L242_rangeint_body;
 $L242_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r231, %r63;
-	mov.u32 %r232, %r64;
-	mov.u32 %r233, %r65;
-	mov.u32 %r234, %r66;
+	mov.u32 %r357, %r189;
+	mov.u32 %r358, %r190;
+	mov.u32 %r359, %r191;
+	mov.u32 %r360, %r192;
 	.loc 5 181 37
-	mov.u32 %r235, %r87;
-	mov.u32 %r236, %r88;
+	mov.u32 %r361, %r213;
+	mov.u32 %r362, %r214;
 	.loc 5 181 48
 	mov.f32 %f232, %f56;
 	mov.f32 %f233, %f57;
@@ -11721,9 +11868,9 @@ $L242_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L243_entry;
 $L243_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f240, %f241, %f242, %f243}, {%r231, %r232, %r233, %r234}, {%r235, %r236}, {%f232, %f233, %f234, %f235};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f240, %f241, %f242, %f243}, {%r357, %r358, %r359, %r360}, {%r361, %r362}, {%f232, %f233, %f234, %f235};
+	.loc 5 327 2
 	mov.f32 %f236, %f240;
 	mov.f32 %f237, %f241;
 	mov.f32 %f238, %f242;
@@ -11738,13 +11885,13 @@ $L244_ret_mma:
 	bra.uni $L245_rangeint_body;
 $L245_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r237, %r63;
-	mov.u32 %r238, %r64;
-	mov.u32 %r239, %r65;
-	mov.u32 %r240, %r66;
+	mov.u32 %r363, %r189;
+	mov.u32 %r364, %r190;
+	mov.u32 %r365, %r191;
+	mov.u32 %r366, %r192;
 	.loc 5 181 37
-	mov.u32 %r241, %r89;
-	mov.u32 %r242, %r90;
+	mov.u32 %r367, %r215;
+	mov.u32 %r368, %r216;
 	.loc 5 181 48
 	mov.f32 %f244, %f60;
 	mov.f32 %f245, %f61;
@@ -11753,9 +11900,9 @@ $L245_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L246_entry;
 $L246_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f252, %f253, %f254, %f255}, {%r237, %r238, %r239, %r240}, {%r241, %r242}, {%f244, %f245, %f246, %f247};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f252, %f253, %f254, %f255}, {%r363, %r364, %r365, %r366}, {%r367, %r368}, {%f244, %f245, %f246, %f247};
+	.loc 5 327 2
 	mov.f32 %f248, %f252;
 	mov.f32 %f249, %f253;
 	mov.f32 %f250, %f254;
@@ -11770,267 +11917,267 @@ $L247_ret_mma:
 	bra.uni $L248_rangeint_body;
 $L248_rangeint_body:
 	.loc 5 165 8
-	mov.u32 %r243, 0;
-	mov.u32 %r244, 0;
-	mov.u32 %r245, 0;
-	mov.u32 %r246, 0;
-	mov.u32 %r247, 0;
-	mov.u32 %r248, 0;
-	mov.u32 %r249, 0;
-	mov.u32 %r250, 0;
-	mov.u32 %r251, 0;
-	mov.u32 %r252, 0;
-	mov.u32 %r253, 0;
-	mov.u32 %r254, 0;
-	mov.u32 %r255, 0;
-	mov.u32 %r256, 0;
-	mov.u32 %r257, 0;
-	mov.u32 %r258, 0;
+	mov.u32 %r369, 0;
+	mov.u32 %r370, 0;
+	mov.u32 %r371, 0;
+	mov.u32 %r372, 0;
+	mov.u32 %r373, 0;
+	mov.u32 %r374, 0;
+	mov.u32 %r375, 0;
+	mov.u32 %r376, 0;
+	mov.u32 %r377, 0;
+	mov.u32 %r378, 0;
+	mov.u32 %r379, 0;
+	mov.u32 %r380, 0;
+	mov.u32 %r381, 0;
+	mov.u32 %r382, 0;
+	mov.u32 %r383, 0;
+	mov.u32 %r384, 0;
 	bra.uni $L249_rangeint_body;
 $L249_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd489, %rd72;
+	mov.s64 %rd447, %rd72;
 	.loc 5 168 43
-	add.s64 %rd490, %rd489, 0;
+	add.s64 %rd448, %rd447, 0;
 	.loc 5 168 34
-	shl.b64 %rd491, %rd490, 1;
-	add.s64 %rd492, %rd456, %rd491;
+	shl.b64 %rd449, %rd448, 1;
+	add.s64 %rd450, %rd414, %rd449;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r259, %r260, %r261, %r262}, [%rd492];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r385, %r386, %r387, %r388}, [%rd450];
 	.loc 5 168 7
-	mov.u32 %r243, %r259;
-	mov.u32 %r244, %r260;
-	mov.u32 %r245, %r261;
-	mov.u32 %r246, %r262;
+	mov.u32 %r369, %r385;
+	mov.u32 %r370, %r386;
+	mov.u32 %r371, %r387;
+	mov.u32 %r372, %r388;
 	bra.uni $L257_rangeint_body;
 $L257_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd493, %rd72;
+	mov.s64 %rd451, %rd72;
 	.loc 5 168 43
-	add.s64 %rd494, %rd493, 512;
+	add.s64 %rd452, %rd451, 512;
 	.loc 5 168 34
-	shl.b64 %rd495, %rd494, 1;
-	add.s64 %rd496, %rd456, %rd495;
+	shl.b64 %rd453, %rd452, 1;
+	add.s64 %rd454, %rd414, %rd453;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r263, %r264, %r265, %r266}, [%rd496];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r389, %r390, %r391, %r392}, [%rd454];
 	.loc 5 168 7
-	mov.u32 %r247, %r263;
-	mov.u32 %r248, %r264;
-	mov.u32 %r249, %r265;
-	mov.u32 %r250, %r266;
+	mov.u32 %r373, %r389;
+	mov.u32 %r374, %r390;
+	mov.u32 %r375, %r391;
+	mov.u32 %r376, %r392;
 	bra.uni $L258_rangeint_body;
 $L258_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd497, %rd72;
+	mov.s64 %rd455, %rd72;
 	.loc 5 168 43
-	add.s64 %rd498, %rd497, 1024;
+	add.s64 %rd456, %rd455, 1024;
 	.loc 5 168 34
-	shl.b64 %rd499, %rd498, 1;
-	add.s64 %rd500, %rd456, %rd499;
+	shl.b64 %rd457, %rd456, 1;
+	add.s64 %rd458, %rd414, %rd457;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r267, %r268, %r269, %r270}, [%rd500];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r393, %r394, %r395, %r396}, [%rd458];
 	.loc 5 168 7
-	mov.u32 %r251, %r267;
-	mov.u32 %r252, %r268;
-	mov.u32 %r253, %r269;
-	mov.u32 %r254, %r270;
+	mov.u32 %r377, %r393;
+	mov.u32 %r378, %r394;
+	mov.u32 %r379, %r395;
+	mov.u32 %r380, %r396;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd501, %rd72;
+	mov.s64 %rd459, %rd72;
 	.loc 5 168 43
-	add.s64 %rd502, %rd501, 1536;
+	add.s64 %rd460, %rd459, 1536;
 	.loc 5 168 34
-	shl.b64 %rd503, %rd502, 1;
-	add.s64 %rd504, %rd456, %rd503;
+	shl.b64 %rd461, %rd460, 1;
+	add.s64 %rd462, %rd414, %rd461;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r271, %r272, %r273, %r274}, [%rd504];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r397, %r398, %r399, %r400}, [%rd462];
 	.loc 5 168 7
-	mov.u32 %r255, %r271;
-	mov.u32 %r256, %r272;
-	mov.u32 %r257, %r273;
-	mov.u32 %r258, %r274;
+	mov.u32 %r381, %r397;
+	mov.u32 %r382, %r398;
+	mov.u32 %r383, %r399;
+	mov.u32 %r384, %r400;
 	bra.uni $L250_rangeint_done;
 $L250_rangeint_done:
 	.loc 5 170 8
-	mov.u32 %r275, 0;
-	mov.u32 %r276, 0;
-	mov.u32 %r277, 0;
-	mov.u32 %r278, 0;
-	mov.u32 %r279, 0;
-	mov.u32 %r280, 0;
-	mov.u32 %r281, 0;
-	mov.u32 %r282, 0;
+	mov.u32 %r401, 0;
+	mov.u32 %r402, 0;
+	mov.u32 %r403, 0;
+	mov.u32 %r404, 0;
+	mov.u32 %r405, 0;
+	mov.u32 %r406, 0;
+	mov.u32 %r407, 0;
+	mov.u32 %r408, 0;
 	bra.uni $L251_rangeint_body;
 $L251_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r283, 0;
-	mov.u32 %r284, 0;
-	mov.u32 %r285, 0;
-	mov.u32 %r286, 0;
+	mov.u32 %r409, 0;
+	mov.u32 %r410, 0;
+	mov.u32 %r411, 0;
+	mov.u32 %r412, 0;
 	.loc 5 173 35
-	mov.s64 %rd505, %rd75;
+	mov.s64 %rd463, %rd75;
 	.loc 5 173 15
 	bra.uni $L260_entry;
 $L260_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p41, %rd18, 0;
 	@%p41 bra $L261_if_then;
 	bra.uni $L262_if_done;
 $L261_if_then:
-	.loc 5 305 31
-	shl.b64 %rd506, %rd505, 1;
-	add.s64 %rd507, %rd462, %rd506;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r291, %r292, %r293, %r294}, [%rd507];
-	.loc 5 305 3
-	mov.u32 %r287, %r291;
-	mov.u32 %r288, %r292;
-	mov.u32 %r289, %r293;
-	mov.u32 %r290, %r294;
+	.loc 5 309 31
+	shl.b64 %rd464, %rd463, 1;
+	add.s64 %rd465, %rd420, %rd464;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r417, %r418, %r419, %r420}, [%rd465];
+	.loc 5 309 3
+	mov.u32 %r413, %r417;
+	mov.u32 %r414, %r418;
+	mov.u32 %r415, %r419;
+	mov.u32 %r416, %r420;
 	bra.uni $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L262_if_done:
-	.loc 5 307 35
-	shl.b64 %rd508, %rd505, 1;
-	add.s64 %rd509, %rd462, %rd508;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r295, %r296, %r297, %r298}, [%rd509];
-	.loc 5 307 2
-	mov.u32 %r287, %r295;
-	mov.u32 %r288, %r296;
-	mov.u32 %r289, %r297;
-	mov.u32 %r290, %r298;
+	.loc 5 311 35
+	shl.b64 %rd466, %rd463, 1;
+	add.s64 %rd467, %rd420, %rd466;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r421, %r422, %r423, %r424}, [%rd467];
+	.loc 5 311 2
+	mov.u32 %r413, %r421;
+	mov.u32 %r414, %r422;
+	mov.u32 %r415, %r423;
+	mov.u32 %r416, %r424;
 	bra.uni $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 173 5
-	mov.u32 %r283, %r287;
-	mov.u32 %r284, %r288;
-	mov.u32 %r285, %r289;
-	mov.u32 %r286, %r290;
+	mov.u32 %r409, %r413;
+	mov.u32 %r410, %r414;
+	mov.u32 %r411, %r415;
+	mov.u32 %r412, %r416;
 	.loc 5 174 24
-	mov.u32 %r299, 0;
-	mov.u32 %r300, 0;
+	mov.u32 %r425, 0;
+	mov.u32 %r426, 0;
 	.loc 5 174 26
-	mov.u32 %r301, %r283;
+	mov.u32 %r427, %r409;
 	.loc 5 174 25
-	mov.u32 %r299, %r301;
+	mov.u32 %r425, %r427;
 	.loc 5 174 32
-	mov.u32 %r302, %r284;
+	mov.u32 %r428, %r410;
 	.loc 5 174 31
-	mov.u32 %r300, %r302;
+	mov.u32 %r426, %r428;
 	.loc 5 174 24
-	mov.u32 %r303, %r299;
-	mov.u32 %r304, %r300;
+	mov.u32 %r429, %r425;
+	mov.u32 %r430, %r426;
 	.loc 5 174 7
-	mov.u32 %r275, %r303;
-	mov.u32 %r276, %r304;
+	mov.u32 %r401, %r429;
+	mov.u32 %r402, %r430;
 	.loc 5 175 26
-	mov.u32 %r305, 0;
-	mov.u32 %r306, 0;
+	mov.u32 %r431, 0;
+	mov.u32 %r432, 0;
 	.loc 5 175 28
-	mov.u32 %r307, %r285;
+	mov.u32 %r433, %r411;
 	.loc 5 175 27
-	mov.u32 %r305, %r307;
+	mov.u32 %r431, %r433;
 	.loc 5 175 34
-	mov.u32 %r308, %r286;
+	mov.u32 %r434, %r412;
 	.loc 5 175 33
-	mov.u32 %r306, %r308;
+	mov.u32 %r432, %r434;
 	.loc 5 175 26
-	mov.u32 %r309, %r305;
-	mov.u32 %r310, %r306;
+	mov.u32 %r435, %r431;
+	mov.u32 %r436, %r432;
 	.loc 5 175 7
-	mov.u32 %r277, %r309;
-	mov.u32 %r278, %r310;
+	mov.u32 %r403, %r435;
+	mov.u32 %r404, %r436;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r311, 0;
-	mov.u32 %r312, 0;
-	mov.u32 %r313, 0;
-	mov.u32 %r314, 0;
+	mov.u32 %r437, 0;
+	mov.u32 %r438, 0;
+	mov.u32 %r439, 0;
+	mov.u32 %r440, 0;
 	.loc 5 173 35
-	mov.s64 %rd510, %rd76;
+	mov.s64 %rd468, %rd76;
 	.loc 5 173 15
 	bra.uni $L265_entry;
 $L265_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p42, %rd18, 0;
 	@%p42 bra $L266_if_then;
 	bra.uni $L267_if_done;
 $L266_if_then:
-	.loc 5 305 31
-	shl.b64 %rd511, %rd510, 1;
-	add.s64 %rd512, %rd462, %rd511;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r319, %r320, %r321, %r322}, [%rd512];
-	.loc 5 305 3
-	mov.u32 %r315, %r319;
-	mov.u32 %r316, %r320;
-	mov.u32 %r317, %r321;
-	mov.u32 %r318, %r322;
+	.loc 5 309 31
+	shl.b64 %rd469, %rd468, 1;
+	add.s64 %rd470, %rd420, %rd469;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r445, %r446, %r447, %r448}, [%rd470];
+	.loc 5 309 3
+	mov.u32 %r441, %r445;
+	mov.u32 %r442, %r446;
+	mov.u32 %r443, %r447;
+	mov.u32 %r444, %r448;
 	bra.uni $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L267_if_done:
-	.loc 5 307 35
-	shl.b64 %rd513, %rd510, 1;
-	add.s64 %rd514, %rd462, %rd513;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r323, %r324, %r325, %r326}, [%rd514];
-	.loc 5 307 2
-	mov.u32 %r315, %r323;
-	mov.u32 %r316, %r324;
-	mov.u32 %r317, %r325;
-	mov.u32 %r318, %r326;
+	.loc 5 311 35
+	shl.b64 %rd471, %rd468, 1;
+	add.s64 %rd472, %rd420, %rd471;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r449, %r450, %r451, %r452}, [%rd472];
+	.loc 5 311 2
+	mov.u32 %r441, %r449;
+	mov.u32 %r442, %r450;
+	mov.u32 %r443, %r451;
+	mov.u32 %r444, %r452;
 	bra.uni $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 173 5
-	mov.u32 %r311, %r315;
-	mov.u32 %r312, %r316;
-	mov.u32 %r313, %r317;
-	mov.u32 %r314, %r318;
+	mov.u32 %r437, %r441;
+	mov.u32 %r438, %r442;
+	mov.u32 %r439, %r443;
+	mov.u32 %r440, %r444;
 	.loc 5 174 24
-	mov.u32 %r327, 0;
-	mov.u32 %r328, 0;
+	mov.u32 %r453, 0;
+	mov.u32 %r454, 0;
 	.loc 5 174 26
-	mov.u32 %r329, %r311;
+	mov.u32 %r455, %r437;
 	.loc 5 174 25
-	mov.u32 %r327, %r329;
+	mov.u32 %r453, %r455;
 	.loc 5 174 32
-	mov.u32 %r330, %r312;
+	mov.u32 %r456, %r438;
 	.loc 5 174 31
-	mov.u32 %r328, %r330;
+	mov.u32 %r454, %r456;
 	.loc 5 174 24
-	mov.u32 %r331, %r327;
-	mov.u32 %r332, %r328;
+	mov.u32 %r457, %r453;
+	mov.u32 %r458, %r454;
 	.loc 5 174 7
-	mov.u32 %r279, %r331;
-	mov.u32 %r280, %r332;
+	mov.u32 %r405, %r457;
+	mov.u32 %r406, %r458;
 	.loc 5 175 26
-	mov.u32 %r333, 0;
-	mov.u32 %r334, 0;
+	mov.u32 %r459, 0;
+	mov.u32 %r460, 0;
 	.loc 5 175 28
-	mov.u32 %r335, %r313;
+	mov.u32 %r461, %r439;
 	.loc 5 175 27
-	mov.u32 %r333, %r335;
+	mov.u32 %r459, %r461;
 	.loc 5 175 34
-	mov.u32 %r336, %r314;
+	mov.u32 %r462, %r440;
 	.loc 5 175 33
-	mov.u32 %r334, %r336;
+	mov.u32 %r460, %r462;
 	.loc 5 175 26
-	mov.u32 %r337, %r333;
-	mov.u32 %r338, %r334;
+	mov.u32 %r463, %r459;
+	mov.u32 %r464, %r460;
 	.loc 5 175 7
-	mov.u32 %r281, %r337;
-	mov.u32 %r282, %r338;
+	mov.u32 %r407, %r463;
+	mov.u32 %r408, %r464;
 	bra.uni $L255_rangeint_body;
 $L255_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r339, %r243;
-	mov.u32 %r340, %r244;
-	mov.u32 %r341, %r245;
-	mov.u32 %r342, %r246;
+	mov.u32 %r465, %r369;
+	mov.u32 %r466, %r370;
+	mov.u32 %r467, %r371;
+	mov.u32 %r468, %r372;
 	.loc 5 181 37
-	mov.u32 %r343, %r275;
-	mov.u32 %r344, %r276;
+	mov.u32 %r469, %r401;
+	mov.u32 %r470, %r402;
 	.loc 5 181 48
 	mov.f32 %f256, %f0;
 	mov.f32 %f257, %f1;
@@ -12039,9 +12186,9 @@ $L255_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L269_entry;
 $L269_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f264, %f265, %f266, %f267}, {%r339, %r340, %r341, %r342}, {%r343, %r344}, {%f256, %f257, %f258, %f259};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f264, %f265, %f266, %f267}, {%r465, %r466, %r467, %r468}, {%r469, %r470}, {%f256, %f257, %f258, %f259};
+	.loc 5 327 2
 	mov.f32 %f260, %f264;
 	mov.f32 %f261, %f265;
 	mov.f32 %f262, %f266;
@@ -12056,13 +12203,13 @@ $L270_ret_mma:
 	bra.uni $L271_rangeint_body;
 $L271_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r345, %r243;
-	mov.u32 %r346, %r244;
-	mov.u32 %r347, %r245;
-	mov.u32 %r348, %r246;
+	mov.u32 %r471, %r369;
+	mov.u32 %r472, %r370;
+	mov.u32 %r473, %r371;
+	mov.u32 %r474, %r372;
 	.loc 5 181 37
-	mov.u32 %r349, %r277;
-	mov.u32 %r350, %r278;
+	mov.u32 %r475, %r403;
+	mov.u32 %r476, %r404;
 	.loc 5 181 48
 	mov.f32 %f268, %f4;
 	mov.f32 %f269, %f5;
@@ -12071,9 +12218,9 @@ $L271_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L272_entry;
 $L272_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f276, %f277, %f278, %f279}, {%r345, %r346, %r347, %r348}, {%r349, %r350}, {%f268, %f269, %f270, %f271};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f276, %f277, %f278, %f279}, {%r471, %r472, %r473, %r474}, {%r475, %r476}, {%f268, %f269, %f270, %f271};
+	.loc 5 327 2
 	mov.f32 %f272, %f276;
 	mov.f32 %f273, %f277;
 	mov.f32 %f274, %f278;
@@ -12088,13 +12235,13 @@ $L273_ret_mma:
 	bra.uni $L274_rangeint_body;
 $L274_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r351, %r243;
-	mov.u32 %r352, %r244;
-	mov.u32 %r353, %r245;
-	mov.u32 %r354, %r246;
+	mov.u32 %r477, %r369;
+	mov.u32 %r478, %r370;
+	mov.u32 %r479, %r371;
+	mov.u32 %r480, %r372;
 	.loc 5 181 37
-	mov.u32 %r355, %r279;
-	mov.u32 %r356, %r280;
+	mov.u32 %r481, %r405;
+	mov.u32 %r482, %r406;
 	.loc 5 181 48
 	mov.f32 %f280, %f8;
 	mov.f32 %f281, %f9;
@@ -12103,9 +12250,9 @@ $L274_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L275_entry;
 $L275_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f288, %f289, %f290, %f291}, {%r351, %r352, %r353, %r354}, {%r355, %r356}, {%f280, %f281, %f282, %f283};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f288, %f289, %f290, %f291}, {%r477, %r478, %r479, %r480}, {%r481, %r482}, {%f280, %f281, %f282, %f283};
+	.loc 5 327 2
 	mov.f32 %f284, %f288;
 	mov.f32 %f285, %f289;
 	mov.f32 %f286, %f290;
@@ -12120,13 +12267,13 @@ $L276_ret_mma:
 	bra.uni $L277_rangeint_body;
 $L277_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r357, %r243;
-	mov.u32 %r358, %r244;
-	mov.u32 %r359, %r245;
-	mov.u32 %r360, %r246;
+	mov.u32 %r483, %r369;
+	mov.u32 %r484, %r370;
+	mov.u32 %r485, %r371;
+	mov.u32 %r486, %r372;
 	.loc 5 181 37
-	mov.u32 %r361, %r281;
-	mov.u32 %r362, %r282;
+	mov.u32 %r487, %r407;
+	mov.u32 %r488, %r408;
 	.loc 5 181 48
 	mov.f32 %f292, %f12;
 	mov.f32 %f293, %f13;
@@ -12135,9 +12282,9 @@ $L277_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L278_entry;
 $L278_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f300, %f301, %f302, %f303}, {%r357, %r358, %r359, %r360}, {%r361, %r362}, {%f292, %f293, %f294, %f295};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f300, %f301, %f302, %f303}, {%r483, %r484, %r485, %r486}, {%r487, %r488}, {%f292, %f293, %f294, %f295};
+	.loc 5 327 2
 	mov.f32 %f296, %f300;
 	mov.f32 %f297, %f301;
 	mov.f32 %f298, %f302;
@@ -12152,13 +12299,13 @@ $L279_ret_mma:
 	bra.uni $L281_rangeint_body;
 $L281_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r363, %r247;
-	mov.u32 %r364, %r248;
-	mov.u32 %r365, %r249;
-	mov.u32 %r366, %r250;
+	mov.u32 %r489, %r373;
+	mov.u32 %r490, %r374;
+	mov.u32 %r491, %r375;
+	mov.u32 %r492, %r376;
 	.loc 5 181 37
-	mov.u32 %r367, %r275;
-	mov.u32 %r368, %r276;
+	mov.u32 %r493, %r401;
+	mov.u32 %r494, %r402;
 	.loc 5 181 48
 	mov.f32 %f304, %f16;
 	mov.f32 %f305, %f17;
@@ -12167,9 +12314,9 @@ $L281_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f312, %f313, %f314, %f315}, {%r363, %r364, %r365, %r366}, {%r367, %r368}, {%f304, %f305, %f306, %f307};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f312, %f313, %f314, %f315}, {%r489, %r490, %r491, %r492}, {%r493, %r494}, {%f304, %f305, %f306, %f307};
+	.loc 5 327 2
 	mov.f32 %f308, %f312;
 	mov.f32 %f309, %f313;
 	mov.f32 %f310, %f314;
@@ -12184,13 +12331,13 @@ $L284_ret_mma:
 	bra.uni $L285_rangeint_body;
 $L285_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r369, %r247;
-	mov.u32 %r370, %r248;
-	mov.u32 %r371, %r249;
-	mov.u32 %r372, %r250;
+	mov.u32 %r495, %r373;
+	mov.u32 %r496, %r374;
+	mov.u32 %r497, %r375;
+	mov.u32 %r498, %r376;
 	.loc 5 181 37
-	mov.u32 %r373, %r277;
-	mov.u32 %r374, %r278;
+	mov.u32 %r499, %r403;
+	mov.u32 %r500, %r404;
 	.loc 5 181 48
 	mov.f32 %f316, %f20;
 	mov.f32 %f317, %f21;
@@ -12199,9 +12346,9 @@ $L285_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L286_entry;
 $L286_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f324, %f325, %f326, %f327}, {%r369, %r370, %r371, %r372}, {%r373, %r374}, {%f316, %f317, %f318, %f319};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f324, %f325, %f326, %f327}, {%r495, %r496, %r497, %r498}, {%r499, %r500}, {%f316, %f317, %f318, %f319};
+	.loc 5 327 2
 	mov.f32 %f320, %f324;
 	mov.f32 %f321, %f325;
 	mov.f32 %f322, %f326;
@@ -12216,13 +12363,13 @@ $L287_ret_mma:
 	bra.uni $L288_rangeint_body;
 $L288_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r375, %r247;
-	mov.u32 %r376, %r248;
-	mov.u32 %r377, %r249;
-	mov.u32 %r378, %r250;
+	mov.u32 %r501, %r373;
+	mov.u32 %r502, %r374;
+	mov.u32 %r503, %r375;
+	mov.u32 %r504, %r376;
 	.loc 5 181 37
-	mov.u32 %r379, %r279;
-	mov.u32 %r380, %r280;
+	mov.u32 %r505, %r405;
+	mov.u32 %r506, %r406;
 	.loc 5 181 48
 	mov.f32 %f328, %f24;
 	mov.f32 %f329, %f25;
@@ -12231,9 +12378,9 @@ $L288_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L289_entry;
 $L289_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f336, %f337, %f338, %f339}, {%r375, %r376, %r377, %r378}, {%r379, %r380}, {%f328, %f329, %f330, %f331};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f336, %f337, %f338, %f339}, {%r501, %r502, %r503, %r504}, {%r505, %r506}, {%f328, %f329, %f330, %f331};
+	.loc 5 327 2
 	mov.f32 %f332, %f336;
 	mov.f32 %f333, %f337;
 	mov.f32 %f334, %f338;
@@ -12248,13 +12395,13 @@ $L290_ret_mma:
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r381, %r247;
-	mov.u32 %r382, %r248;
-	mov.u32 %r383, %r249;
-	mov.u32 %r384, %r250;
+	mov.u32 %r507, %r373;
+	mov.u32 %r508, %r374;
+	mov.u32 %r509, %r375;
+	mov.u32 %r510, %r376;
 	.loc 5 181 37
-	mov.u32 %r385, %r281;
-	mov.u32 %r386, %r282;
+	mov.u32 %r511, %r407;
+	mov.u32 %r512, %r408;
 	.loc 5 181 48
 	mov.f32 %f340, %f28;
 	mov.f32 %f341, %f29;
@@ -12263,9 +12410,9 @@ $L291_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L292_entry;
 $L292_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f348, %f349, %f350, %f351}, {%r381, %r382, %r383, %r384}, {%r385, %r386}, {%f340, %f341, %f342, %f343};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f348, %f349, %f350, %f351}, {%r507, %r508, %r509, %r510}, {%r511, %r512}, {%f340, %f341, %f342, %f343};
+	.loc 5 327 2
 	mov.f32 %f344, %f348;
 	mov.f32 %f345, %f349;
 	mov.f32 %f346, %f350;
@@ -12280,13 +12427,13 @@ $L293_ret_mma:
 	bra.uni $L295_rangeint_body;
 $L295_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r387, %r251;
-	mov.u32 %r388, %r252;
-	mov.u32 %r389, %r253;
-	mov.u32 %r390, %r254;
+	mov.u32 %r513, %r377;
+	mov.u32 %r514, %r378;
+	mov.u32 %r515, %r379;
+	mov.u32 %r516, %r380;
 	.loc 5 181 37
-	mov.u32 %r391, %r275;
-	mov.u32 %r392, %r276;
+	mov.u32 %r517, %r401;
+	mov.u32 %r518, %r402;
 	.loc 5 181 48
 	mov.f32 %f352, %f32;
 	mov.f32 %f353, %f33;
@@ -12295,9 +12442,9 @@ $L295_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L297_entry;
 $L297_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f360, %f361, %f362, %f363}, {%r387, %r388, %r389, %r390}, {%r391, %r392}, {%f352, %f353, %f354, %f355};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f360, %f361, %f362, %f363}, {%r513, %r514, %r515, %r516}, {%r517, %r518}, {%f352, %f353, %f354, %f355};
+	.loc 5 327 2
 	mov.f32 %f356, %f360;
 	mov.f32 %f357, %f361;
 	mov.f32 %f358, %f362;
@@ -12312,13 +12459,13 @@ $L298_ret_mma:
 	bra.uni $L299_rangeint_body;
 $L299_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r393, %r251;
-	mov.u32 %r394, %r252;
-	mov.u32 %r395, %r253;
-	mov.u32 %r396, %r254;
+	mov.u32 %r519, %r377;
+	mov.u32 %r520, %r378;
+	mov.u32 %r521, %r379;
+	mov.u32 %r522, %r380;
 	.loc 5 181 37
-	mov.u32 %r397, %r277;
-	mov.u32 %r398, %r278;
+	mov.u32 %r523, %r403;
+	mov.u32 %r524, %r404;
 	.loc 5 181 48
 	mov.f32 %f364, %f36;
 	mov.f32 %f365, %f37;
@@ -12327,9 +12474,9 @@ $L299_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f372, %f373, %f374, %f375}, {%r393, %r394, %r395, %r396}, {%r397, %r398}, {%f364, %f365, %f366, %f367};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f372, %f373, %f374, %f375}, {%r519, %r520, %r521, %r522}, {%r523, %r524}, {%f364, %f365, %f366, %f367};
+	.loc 5 327 2
 	mov.f32 %f368, %f372;
 	mov.f32 %f369, %f373;
 	mov.f32 %f370, %f374;
@@ -12344,13 +12491,13 @@ $L301_ret_mma:
 	bra.uni $L302_rangeint_body;
 $L302_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r399, %r251;
-	mov.u32 %r400, %r252;
-	mov.u32 %r401, %r253;
-	mov.u32 %r402, %r254;
+	mov.u32 %r525, %r377;
+	mov.u32 %r526, %r378;
+	mov.u32 %r527, %r379;
+	mov.u32 %r528, %r380;
 	.loc 5 181 37
-	mov.u32 %r403, %r279;
-	mov.u32 %r404, %r280;
+	mov.u32 %r529, %r405;
+	mov.u32 %r530, %r406;
 	.loc 5 181 48
 	mov.f32 %f376, %f40;
 	mov.f32 %f377, %f41;
@@ -12359,9 +12506,9 @@ $L302_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L303_entry;
 $L303_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f384, %f385, %f386, %f387}, {%r399, %r400, %r401, %r402}, {%r403, %r404}, {%f376, %f377, %f378, %f379};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f384, %f385, %f386, %f387}, {%r525, %r526, %r527, %r528}, {%r529, %r530}, {%f376, %f377, %f378, %f379};
+	.loc 5 327 2
 	mov.f32 %f380, %f384;
 	mov.f32 %f381, %f385;
 	mov.f32 %f382, %f386;
@@ -12376,13 +12523,13 @@ $L304_ret_mma:
 	bra.uni $L305_rangeint_body;
 $L305_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r405, %r251;
-	mov.u32 %r406, %r252;
-	mov.u32 %r407, %r253;
-	mov.u32 %r408, %r254;
+	mov.u32 %r531, %r377;
+	mov.u32 %r532, %r378;
+	mov.u32 %r533, %r379;
+	mov.u32 %r534, %r380;
 	.loc 5 181 37
-	mov.u32 %r409, %r281;
-	mov.u32 %r410, %r282;
+	mov.u32 %r535, %r407;
+	mov.u32 %r536, %r408;
 	.loc 5 181 48
 	mov.f32 %f388, %f44;
 	mov.f32 %f389, %f45;
@@ -12391,9 +12538,9 @@ $L305_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L306_entry;
 $L306_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f396, %f397, %f398, %f399}, {%r405, %r406, %r407, %r408}, {%r409, %r410}, {%f388, %f389, %f390, %f391};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f396, %f397, %f398, %f399}, {%r531, %r532, %r533, %r534}, {%r535, %r536}, {%f388, %f389, %f390, %f391};
+	.loc 5 327 2
 	mov.f32 %f392, %f396;
 	mov.f32 %f393, %f397;
 	mov.f32 %f394, %f398;
@@ -12408,13 +12555,13 @@ $L307_ret_mma:
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r411, %r255;
-	mov.u32 %r412, %r256;
-	mov.u32 %r413, %r257;
-	mov.u32 %r414, %r258;
+	mov.u32 %r537, %r381;
+	mov.u32 %r538, %r382;
+	mov.u32 %r539, %r383;
+	mov.u32 %r540, %r384;
 	.loc 5 181 37
-	mov.u32 %r415, %r275;
-	mov.u32 %r416, %r276;
+	mov.u32 %r541, %r401;
+	mov.u32 %r542, %r402;
 	.loc 5 181 48
 	mov.f32 %f400, %f48;
 	mov.f32 %f401, %f49;
@@ -12423,9 +12570,9 @@ $L309_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L311_entry;
 $L311_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f408, %f409, %f410, %f411}, {%r411, %r412, %r413, %r414}, {%r415, %r416}, {%f400, %f401, %f402, %f403};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f408, %f409, %f410, %f411}, {%r537, %r538, %r539, %r540}, {%r541, %r542}, {%f400, %f401, %f402, %f403};
+	.loc 5 327 2
 	mov.f32 %f404, %f408;
 	mov.f32 %f405, %f409;
 	mov.f32 %f406, %f410;
@@ -12440,13 +12587,13 @@ $L312_ret_mma:
 	bra.uni $L313_rangeint_body;
 $L313_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r417, %r255;
-	mov.u32 %r418, %r256;
-	mov.u32 %r419, %r257;
-	mov.u32 %r420, %r258;
+	mov.u32 %r543, %r381;
+	mov.u32 %r544, %r382;
+	mov.u32 %r545, %r383;
+	mov.u32 %r546, %r384;
 	.loc 5 181 37
-	mov.u32 %r421, %r277;
-	mov.u32 %r422, %r278;
+	mov.u32 %r547, %r403;
+	mov.u32 %r548, %r404;
 	.loc 5 181 48
 	mov.f32 %f412, %f52;
 	mov.f32 %f413, %f53;
@@ -12455,9 +12602,9 @@ $L313_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L314_entry;
 $L314_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f420, %f421, %f422, %f423}, {%r417, %r418, %r419, %r420}, {%r421, %r422}, {%f412, %f413, %f414, %f415};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f420, %f421, %f422, %f423}, {%r543, %r544, %r545, %r546}, {%r547, %r548}, {%f412, %f413, %f414, %f415};
+	.loc 5 327 2
 	mov.f32 %f416, %f420;
 	mov.f32 %f417, %f421;
 	mov.f32 %f418, %f422;
@@ -12472,13 +12619,13 @@ $L315_ret_mma:
 	bra.uni $L316_rangeint_body;
 $L316_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r423, %r255;
-	mov.u32 %r424, %r256;
-	mov.u32 %r425, %r257;
-	mov.u32 %r426, %r258;
+	mov.u32 %r549, %r381;
+	mov.u32 %r550, %r382;
+	mov.u32 %r551, %r383;
+	mov.u32 %r552, %r384;
 	.loc 5 181 37
-	mov.u32 %r427, %r279;
-	mov.u32 %r428, %r280;
+	mov.u32 %r553, %r405;
+	mov.u32 %r554, %r406;
 	.loc 5 181 48
 	mov.f32 %f424, %f56;
 	mov.f32 %f425, %f57;
@@ -12487,9 +12634,9 @@ $L316_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f432, %f433, %f434, %f435}, {%r423, %r424, %r425, %r426}, {%r427, %r428}, {%f424, %f425, %f426, %f427};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f432, %f433, %f434, %f435}, {%r549, %r550, %r551, %r552}, {%r553, %r554}, {%f424, %f425, %f426, %f427};
+	.loc 5 327 2
 	mov.f32 %f428, %f432;
 	mov.f32 %f429, %f433;
 	mov.f32 %f430, %f434;
@@ -12504,13 +12651,13 @@ $L318_ret_mma:
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r429, %r255;
-	mov.u32 %r430, %r256;
-	mov.u32 %r431, %r257;
-	mov.u32 %r432, %r258;
+	mov.u32 %r555, %r381;
+	mov.u32 %r556, %r382;
+	mov.u32 %r557, %r383;
+	mov.u32 %r558, %r384;
 	.loc 5 181 37
-	mov.u32 %r433, %r281;
-	mov.u32 %r434, %r282;
+	mov.u32 %r559, %r407;
+	mov.u32 %r560, %r408;
 	.loc 5 181 48
 	mov.f32 %f436, %f60;
 	mov.f32 %f437, %f61;
@@ -12519,9 +12666,9 @@ $L319_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L320_entry;
 $L320_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f444, %f445, %f446, %f447}, {%r429, %r430, %r431, %r432}, {%r433, %r434}, {%f436, %f437, %f438, %f439};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f444, %f445, %f446, %f447}, {%r555, %r556, %r557, %r558}, {%r559, %r560}, {%f436, %f437, %f438, %f439};
+	.loc 5 327 2
 	mov.f32 %f440, %f444;
 	mov.f32 %f441, %f445;
 	mov.f32 %f442, %f446;
@@ -12536,36 +12683,36 @@ $L321_ret_mma:
 	bra.uni $L22_rangeint_done;
 $L22_rangeint_done:
 	.loc 5 185 14
-	add.s64 %rd515, %rd371, 1;
+	add.s64 %rd473, %rd343, 1;
 	.loc 5 185 20
-	add.s64 %rd516, %rd372, 1;
+	add.s64 %rd474, %rd344, 1;
 	.loc 5 186 9
-	setp.eq.s64 %p43, %rd515, 3;
+	setp.eq.s64 %p43, %rd473, 3;
 	@%p43 bra $L31_if_then;
 	bra.uni $L322_edge;
 $L31_if_then:
-	mov.s64 %rd517, 0;
+	mov.s64 %rd475, 0;
 	bra.uni $L32_if_done;
 $L322_edge:
-	mov.s64 %rd517, %rd515;
+	mov.s64 %rd475, %rd473;
 	bra.uni $L32_if_done;
 $L32_if_done:
 	.loc 5 189 9
-	setp.eq.s64 %p44, %rd516, 3;
+	setp.eq.s64 %p44, %rd474, 3;
 	@%p44 bra $L33_if_then;
 	bra.uni $L323_edge;
 $L33_if_then:
-	mov.s64 %rd518, 0;
+	mov.s64 %rd476, 0;
 	bra.uni $L34_if_done;
 $L323_edge:
-	mov.s64 %rd518, %rd516;
+	mov.s64 %rd476, %rd474;
 	bra.uni $L34_if_done;
 $L34_if_done:
 	.loc 5 154 28
-	add.s64 %rd519, %rd373, 1;
-	mov.s64 %rd371, %rd517;
-	mov.s64 %rd372, %rd518;
-	mov.s64 %rd373, %rd519;
+	add.s64 %rd477, %rd345, 1;
+	mov.s64 %rd343, %rd475;
+	mov.s64 %rd344, %rd476;
+	mov.s64 %rd345, %rd477;
 	bra.uni $L16_for_loop;
 $L18_for_done:
 	.loc 5 193 17
@@ -12573,23 +12720,23 @@ $L18_for_done:
 	.loc 5 195 8
 	bar.sync 0;
 	.loc 5 196 29
-	mov.u32 %r437, %tid.z;
-	mov.u32 %r438, %ntid.y;
-	mov.u32 %r439, %tid.y;
-	mad.lo.u32 %r436, %r437, %r438, %r439;
-	mov.u32 %r441, %ntid.x;
-	mov.u32 %r442, %tid.x;
-	mad.lo.u32 %r440, %r436, %r441, %r442;
-	shr.u32 %r435, %r440, 5;
-	cvt.s64.u32 %rd520, %r435;
+	mov.u32 %r563, %tid.z;
+	mov.u32 %r564, %ntid.y;
+	mov.u32 %r565, %tid.y;
+	mad.lo.u32 %r562, %r563, %r564, %r565;
+	mov.u32 %r567, %ntid.x;
+	mov.u32 %r568, %tid.x;
+	mad.lo.u32 %r566, %r562, %r567, %r568;
+	shr.u32 %r561, %r566, 5;
+	cvt.s64.u32 %rd478, %r561;
 	.loc 5 196 31
-	mul.lo.s64 %rd521, %rd520, 1280;
+	mul.lo.s64 %rd479, %rd478, 1280;
 	.loc 5 196 22
-	add.s64 %rd522, %rd24, 1;
-	sub.s64 %rd523, %rd24, %rd521;
-	sub.s64 %rd524, %rd24, %rd521;
-	shl.b64 %rd525, %rd521, 2;
-	add.s64 %rd526, %rd23, %rd525;
+	add.s64 %rd480, %rd24, 1;
+	sub.s64 %rd481, %rd24, %rd479;
+	sub.s64 %rd482, %rd24, %rd479;
+	shl.b64 %rd483, %rd479, 2;
+	add.s64 %rd484, %rd23, %rd483;
 	.loc 5 196 45
 	mov.f32 %f448, %f0;
 	mov.f32 %f449, %f1;
@@ -12656,9 +12803,9 @@ $L18_for_done:
 	mov.f32 %f510, %f62;
 	mov.f32 %f511, %f63;
 	.loc 5 196 66
-	add.s64 %rd527, %rd42, %rd49;
+	add.s64 %rd485, %rd42, %rd49;
 	.loc 5 196 74
-	add.s64 %rd528, %rd46, %rd52;
+	add.s64 %rd486, %rd46, %rd52;
 	.loc 5 196 12
 	bra.uni $L324_entry;
 $L324_entry:
@@ -12792,12 +12939,12 @@ $L324_entry:
 	mov.f32 %f574, %f510;
 	mov.f32 %f575, %f511;
 	.loc 5 211 13
-	mov.u32 %r443, %laneid;
-	cvt.s64.u32 %rd529, %r443;
+	mov.u32 %r569, %laneid;
+	cvt.s64.u32 %rd487, %r569;
 	.loc 5 212 11
-	shr.s64 %rd530, %rd529, 2;
+	shr.s64 %rd488, %rd487, 2;
 	.loc 5 212 17
-	and.b64 %rd531, %rd529, 3;
+	and.b64 %rd489, %rd487, 3;
 	bra.uni $L329_rangeint_body;
 $L329_rangeint_body:
 	.loc 5 219 5
@@ -12816,15 +12963,15 @@ $L329_rangeint_body:
 	mov.f32 %f578, %f582;
 	mov.f32 %f579, %f583;
 	.loc 5 220 19
-	add.s64 %rd532, 0, %rd530;
+	add.s64 %rd490, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd533, 2, %rd531;
+	mul.lo.s64 %rd491, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd534, 0, %rd533;
+	add.s64 %rd492, 0, %rd491;
 	.loc 5 221 21
-	mul.lo.s64 %rd535, %rd532, 40;
+	mul.lo.s64 %rd493, %rd490, 40;
 	.loc 5 221 29
-	add.s64 %rd536, %rd535, %rd534;
+	add.s64 %rd494, %rd493, %rd492;
 	.loc 5 221 45
 	mov.f32 %f584, 0f00000000;
 	mov.f32 %f585, 0f00000000;
@@ -12840,16 +12987,16 @@ $L329_rangeint_body:
 	mov.f32 %f588, %f584;
 	mov.f32 %f589, %f585;
 	.loc 5 221 15
-	add.s64 %rd537, %rd536, 1;
-	shl.b64 %rd538, %rd536, 2;
-	add.s64 %rd539, %rd526, %rd538;
-	st.shared.v2.f32 [%rd539], {%f588, %f589};
+	add.s64 %rd495, %rd494, 1;
+	shl.b64 %rd496, %rd494, 2;
+	add.s64 %rd497, %rd484, %rd496;
+	st.shared.v2.f32 [%rd497], {%f588, %f589};
 	.loc 5 222 22
-	add.s64 %rd540, %rd532, 8;
+	add.s64 %rd498, %rd490, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd541, %rd540, 40;
+	mul.lo.s64 %rd499, %rd498, 40;
 	.loc 5 222 33
-	add.s64 %rd542, %rd541, %rd534;
+	add.s64 %rd500, %rd499, %rd492;
 	.loc 5 222 49
 	mov.f32 %f590, 0f00000000;
 	mov.f32 %f591, 0f00000000;
@@ -12865,10 +13012,10 @@ $L329_rangeint_body:
 	mov.f32 %f594, %f590;
 	mov.f32 %f595, %f591;
 	.loc 5 222 15
-	add.s64 %rd543, %rd542, 1;
-	shl.b64 %rd544, %rd542, 2;
-	add.s64 %rd545, %rd526, %rd544;
-	st.shared.v2.f32 [%rd545], {%f594, %f595};
+	add.s64 %rd501, %rd500, 1;
+	shl.b64 %rd502, %rd500, 2;
+	add.s64 %rd503, %rd484, %rd502;
+	st.shared.v2.f32 [%rd503], {%f594, %f595};
 	bra.uni $L338_rangeint_body;
 $L338_rangeint_body:
 	.loc 5 219 5
@@ -12887,15 +13034,15 @@ $L338_rangeint_body:
 	mov.f32 %f598, %f602;
 	mov.f32 %f599, %f603;
 	.loc 5 220 19
-	add.s64 %rd546, 0, %rd530;
+	add.s64 %rd504, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd547, 2, %rd531;
+	mul.lo.s64 %rd505, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd548, 8, %rd547;
+	add.s64 %rd506, 8, %rd505;
 	.loc 5 221 21
-	mul.lo.s64 %rd549, %rd546, 40;
+	mul.lo.s64 %rd507, %rd504, 40;
 	.loc 5 221 29
-	add.s64 %rd550, %rd549, %rd548;
+	add.s64 %rd508, %rd507, %rd506;
 	.loc 5 221 45
 	mov.f32 %f604, 0f00000000;
 	mov.f32 %f605, 0f00000000;
@@ -12911,16 +13058,16 @@ $L338_rangeint_body:
 	mov.f32 %f608, %f604;
 	mov.f32 %f609, %f605;
 	.loc 5 221 15
-	add.s64 %rd551, %rd550, 1;
-	shl.b64 %rd552, %rd550, 2;
-	add.s64 %rd553, %rd526, %rd552;
-	st.shared.v2.f32 [%rd553], {%f608, %f609};
+	add.s64 %rd509, %rd508, 1;
+	shl.b64 %rd510, %rd508, 2;
+	add.s64 %rd511, %rd484, %rd510;
+	st.shared.v2.f32 [%rd511], {%f608, %f609};
 	.loc 5 222 22
-	add.s64 %rd554, %rd546, 8;
+	add.s64 %rd512, %rd504, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd555, %rd554, 40;
+	mul.lo.s64 %rd513, %rd512, 40;
 	.loc 5 222 33
-	add.s64 %rd556, %rd555, %rd548;
+	add.s64 %rd514, %rd513, %rd506;
 	.loc 5 222 49
 	mov.f32 %f610, 0f00000000;
 	mov.f32 %f611, 0f00000000;
@@ -12936,10 +13083,10 @@ $L338_rangeint_body:
 	mov.f32 %f614, %f610;
 	mov.f32 %f615, %f611;
 	.loc 5 222 15
-	add.s64 %rd557, %rd556, 1;
-	shl.b64 %rd558, %rd556, 2;
-	add.s64 %rd559, %rd526, %rd558;
-	st.shared.v2.f32 [%rd559], {%f614, %f615};
+	add.s64 %rd515, %rd514, 1;
+	shl.b64 %rd516, %rd514, 2;
+	add.s64 %rd517, %rd484, %rd516;
+	st.shared.v2.f32 [%rd517], {%f614, %f615};
 	bra.uni $L339_rangeint_body;
 $L339_rangeint_body:
 	.loc 5 219 5
@@ -12958,15 +13105,15 @@ $L339_rangeint_body:
 	mov.f32 %f618, %f622;
 	mov.f32 %f619, %f623;
 	.loc 5 220 19
-	add.s64 %rd560, 0, %rd530;
+	add.s64 %rd518, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd561, 2, %rd531;
+	mul.lo.s64 %rd519, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd562, 16, %rd561;
+	add.s64 %rd520, 16, %rd519;
 	.loc 5 221 21
-	mul.lo.s64 %rd563, %rd560, 40;
+	mul.lo.s64 %rd521, %rd518, 40;
 	.loc 5 221 29
-	add.s64 %rd564, %rd563, %rd562;
+	add.s64 %rd522, %rd521, %rd520;
 	.loc 5 221 45
 	mov.f32 %f624, 0f00000000;
 	mov.f32 %f625, 0f00000000;
@@ -12982,16 +13129,16 @@ $L339_rangeint_body:
 	mov.f32 %f628, %f624;
 	mov.f32 %f629, %f625;
 	.loc 5 221 15
-	add.s64 %rd565, %rd564, 1;
-	shl.b64 %rd566, %rd564, 2;
-	add.s64 %rd567, %rd526, %rd566;
-	st.shared.v2.f32 [%rd567], {%f628, %f629};
+	add.s64 %rd523, %rd522, 1;
+	shl.b64 %rd524, %rd522, 2;
+	add.s64 %rd525, %rd484, %rd524;
+	st.shared.v2.f32 [%rd525], {%f628, %f629};
 	.loc 5 222 22
-	add.s64 %rd568, %rd560, 8;
+	add.s64 %rd526, %rd518, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd569, %rd568, 40;
+	mul.lo.s64 %rd527, %rd526, 40;
 	.loc 5 222 33
-	add.s64 %rd570, %rd569, %rd562;
+	add.s64 %rd528, %rd527, %rd520;
 	.loc 5 222 49
 	mov.f32 %f630, 0f00000000;
 	mov.f32 %f631, 0f00000000;
@@ -13007,10 +13154,10 @@ $L339_rangeint_body:
 	mov.f32 %f634, %f630;
 	mov.f32 %f635, %f631;
 	.loc 5 222 15
-	add.s64 %rd571, %rd570, 1;
-	shl.b64 %rd572, %rd570, 2;
-	add.s64 %rd573, %rd526, %rd572;
-	st.shared.v2.f32 [%rd573], {%f634, %f635};
+	add.s64 %rd529, %rd528, 1;
+	shl.b64 %rd530, %rd528, 2;
+	add.s64 %rd531, %rd484, %rd530;
+	st.shared.v2.f32 [%rd531], {%f634, %f635};
 	bra.uni $L340_rangeint_body;
 $L340_rangeint_body:
 	.loc 5 219 5
@@ -13029,15 +13176,15 @@ $L340_rangeint_body:
 	mov.f32 %f638, %f642;
 	mov.f32 %f639, %f643;
 	.loc 5 220 19
-	add.s64 %rd574, 0, %rd530;
+	add.s64 %rd532, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd575, 2, %rd531;
+	mul.lo.s64 %rd533, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd576, 24, %rd575;
+	add.s64 %rd534, 24, %rd533;
 	.loc 5 221 21
-	mul.lo.s64 %rd577, %rd574, 40;
+	mul.lo.s64 %rd535, %rd532, 40;
 	.loc 5 221 29
-	add.s64 %rd578, %rd577, %rd576;
+	add.s64 %rd536, %rd535, %rd534;
 	.loc 5 221 45
 	mov.f32 %f644, 0f00000000;
 	mov.f32 %f645, 0f00000000;
@@ -13053,16 +13200,16 @@ $L340_rangeint_body:
 	mov.f32 %f648, %f644;
 	mov.f32 %f649, %f645;
 	.loc 5 221 15
-	add.s64 %rd579, %rd578, 1;
-	shl.b64 %rd580, %rd578, 2;
-	add.s64 %rd581, %rd526, %rd580;
-	st.shared.v2.f32 [%rd581], {%f648, %f649};
+	add.s64 %rd537, %rd536, 1;
+	shl.b64 %rd538, %rd536, 2;
+	add.s64 %rd539, %rd484, %rd538;
+	st.shared.v2.f32 [%rd539], {%f648, %f649};
 	.loc 5 222 22
-	add.s64 %rd582, %rd574, 8;
+	add.s64 %rd540, %rd532, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd583, %rd582, 40;
+	mul.lo.s64 %rd541, %rd540, 40;
 	.loc 5 222 33
-	add.s64 %rd584, %rd583, %rd576;
+	add.s64 %rd542, %rd541, %rd534;
 	.loc 5 222 49
 	mov.f32 %f650, 0f00000000;
 	mov.f32 %f651, 0f00000000;
@@ -13078,10 +13225,10 @@ $L340_rangeint_body:
 	mov.f32 %f654, %f650;
 	mov.f32 %f655, %f651;
 	.loc 5 222 15
-	add.s64 %rd585, %rd584, 1;
-	shl.b64 %rd586, %rd584, 2;
-	add.s64 %rd587, %rd526, %rd586;
-	st.shared.v2.f32 [%rd587], {%f654, %f655};
+	add.s64 %rd543, %rd542, 1;
+	shl.b64 %rd544, %rd542, 2;
+	add.s64 %rd545, %rd484, %rd544;
+	st.shared.v2.f32 [%rd545], {%f654, %f655};
 	bra.uni $L342_rangeint_body;
 $L342_rangeint_body:
 	.loc 5 219 5
@@ -13100,15 +13247,15 @@ $L342_rangeint_body:
 	mov.f32 %f658, %f662;
 	mov.f32 %f659, %f663;
 	.loc 5 220 19
-	add.s64 %rd588, 16, %rd530;
+	add.s64 %rd546, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd589, 2, %rd531;
+	mul.lo.s64 %rd547, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd590, 0, %rd589;
+	add.s64 %rd548, 0, %rd547;
 	.loc 5 221 21
-	mul.lo.s64 %rd591, %rd588, 40;
+	mul.lo.s64 %rd549, %rd546, 40;
 	.loc 5 221 29
-	add.s64 %rd592, %rd591, %rd590;
+	add.s64 %rd550, %rd549, %rd548;
 	.loc 5 221 45
 	mov.f32 %f664, 0f00000000;
 	mov.f32 %f665, 0f00000000;
@@ -13124,16 +13271,16 @@ $L342_rangeint_body:
 	mov.f32 %f668, %f664;
 	mov.f32 %f669, %f665;
 	.loc 5 221 15
-	add.s64 %rd593, %rd592, 1;
-	shl.b64 %rd594, %rd592, 2;
-	add.s64 %rd595, %rd526, %rd594;
-	st.shared.v2.f32 [%rd595], {%f668, %f669};
+	add.s64 %rd551, %rd550, 1;
+	shl.b64 %rd552, %rd550, 2;
+	add.s64 %rd553, %rd484, %rd552;
+	st.shared.v2.f32 [%rd553], {%f668, %f669};
 	.loc 5 222 22
-	add.s64 %rd596, %rd588, 8;
+	add.s64 %rd554, %rd546, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd597, %rd596, 40;
+	mul.lo.s64 %rd555, %rd554, 40;
 	.loc 5 222 33
-	add.s64 %rd598, %rd597, %rd590;
+	add.s64 %rd556, %rd555, %rd548;
 	.loc 5 222 49
 	mov.f32 %f670, 0f00000000;
 	mov.f32 %f671, 0f00000000;
@@ -13149,10 +13296,10 @@ $L342_rangeint_body:
 	mov.f32 %f674, %f670;
 	mov.f32 %f675, %f671;
 	.loc 5 222 15
-	add.s64 %rd599, %rd598, 1;
-	shl.b64 %rd600, %rd598, 2;
-	add.s64 %rd601, %rd526, %rd600;
-	st.shared.v2.f32 [%rd601], {%f674, %f675};
+	add.s64 %rd557, %rd556, 1;
+	shl.b64 %rd558, %rd556, 2;
+	add.s64 %rd559, %rd484, %rd558;
+	st.shared.v2.f32 [%rd559], {%f674, %f675};
 	bra.uni $L344_rangeint_body;
 $L344_rangeint_body:
 	.loc 5 219 5
@@ -13171,15 +13318,15 @@ $L344_rangeint_body:
 	mov.f32 %f678, %f682;
 	mov.f32 %f679, %f683;
 	.loc 5 220 19
-	add.s64 %rd602, 16, %rd530;
+	add.s64 %rd560, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd603, 2, %rd531;
+	mul.lo.s64 %rd561, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd604, 8, %rd603;
+	add.s64 %rd562, 8, %rd561;
 	.loc 5 221 21
-	mul.lo.s64 %rd605, %rd602, 40;
+	mul.lo.s64 %rd563, %rd560, 40;
 	.loc 5 221 29
-	add.s64 %rd606, %rd605, %rd604;
+	add.s64 %rd564, %rd563, %rd562;
 	.loc 5 221 45
 	mov.f32 %f684, 0f00000000;
 	mov.f32 %f685, 0f00000000;
@@ -13195,16 +13342,16 @@ $L344_rangeint_body:
 	mov.f32 %f688, %f684;
 	mov.f32 %f689, %f685;
 	.loc 5 221 15
-	add.s64 %rd607, %rd606, 1;
-	shl.b64 %rd608, %rd606, 2;
-	add.s64 %rd609, %rd526, %rd608;
-	st.shared.v2.f32 [%rd609], {%f688, %f689};
+	add.s64 %rd565, %rd564, 1;
+	shl.b64 %rd566, %rd564, 2;
+	add.s64 %rd567, %rd484, %rd566;
+	st.shared.v2.f32 [%rd567], {%f688, %f689};
 	.loc 5 222 22
-	add.s64 %rd610, %rd602, 8;
+	add.s64 %rd568, %rd560, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd611, %rd610, 40;
+	mul.lo.s64 %rd569, %rd568, 40;
 	.loc 5 222 33
-	add.s64 %rd612, %rd611, %rd604;
+	add.s64 %rd570, %rd569, %rd562;
 	.loc 5 222 49
 	mov.f32 %f690, 0f00000000;
 	mov.f32 %f691, 0f00000000;
@@ -13220,10 +13367,10 @@ $L344_rangeint_body:
 	mov.f32 %f694, %f690;
 	mov.f32 %f695, %f691;
 	.loc 5 222 15
-	add.s64 %rd613, %rd612, 1;
-	shl.b64 %rd614, %rd612, 2;
-	add.s64 %rd615, %rd526, %rd614;
-	st.shared.v2.f32 [%rd615], {%f694, %f695};
+	add.s64 %rd571, %rd570, 1;
+	shl.b64 %rd572, %rd570, 2;
+	add.s64 %rd573, %rd484, %rd572;
+	st.shared.v2.f32 [%rd573], {%f694, %f695};
 	bra.uni $L345_rangeint_body;
 $L345_rangeint_body:
 	.loc 5 219 5
@@ -13242,15 +13389,15 @@ $L345_rangeint_body:
 	mov.f32 %f698, %f702;
 	mov.f32 %f699, %f703;
 	.loc 5 220 19
-	add.s64 %rd616, 16, %rd530;
+	add.s64 %rd574, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd617, 2, %rd531;
+	mul.lo.s64 %rd575, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd618, 16, %rd617;
+	add.s64 %rd576, 16, %rd575;
 	.loc 5 221 21
-	mul.lo.s64 %rd619, %rd616, 40;
+	mul.lo.s64 %rd577, %rd574, 40;
 	.loc 5 221 29
-	add.s64 %rd620, %rd619, %rd618;
+	add.s64 %rd578, %rd577, %rd576;
 	.loc 5 221 45
 	mov.f32 %f704, 0f00000000;
 	mov.f32 %f705, 0f00000000;
@@ -13266,16 +13413,16 @@ $L345_rangeint_body:
 	mov.f32 %f708, %f704;
 	mov.f32 %f709, %f705;
 	.loc 5 221 15
-	add.s64 %rd621, %rd620, 1;
-	shl.b64 %rd622, %rd620, 2;
-	add.s64 %rd623, %rd526, %rd622;
-	st.shared.v2.f32 [%rd623], {%f708, %f709};
+	add.s64 %rd579, %rd578, 1;
+	shl.b64 %rd580, %rd578, 2;
+	add.s64 %rd581, %rd484, %rd580;
+	st.shared.v2.f32 [%rd581], {%f708, %f709};
 	.loc 5 222 22
-	add.s64 %rd624, %rd616, 8;
+	add.s64 %rd582, %rd574, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd625, %rd624, 40;
+	mul.lo.s64 %rd583, %rd582, 40;
 	.loc 5 222 33
-	add.s64 %rd626, %rd625, %rd618;
+	add.s64 %rd584, %rd583, %rd576;
 	.loc 5 222 49
 	mov.f32 %f710, 0f00000000;
 	mov.f32 %f711, 0f00000000;
@@ -13291,10 +13438,10 @@ $L345_rangeint_body:
 	mov.f32 %f714, %f710;
 	mov.f32 %f715, %f711;
 	.loc 5 222 15
-	add.s64 %rd627, %rd626, 1;
-	shl.b64 %rd628, %rd626, 2;
-	add.s64 %rd629, %rd526, %rd628;
-	st.shared.v2.f32 [%rd629], {%f714, %f715};
+	add.s64 %rd585, %rd584, 1;
+	shl.b64 %rd586, %rd584, 2;
+	add.s64 %rd587, %rd484, %rd586;
+	st.shared.v2.f32 [%rd587], {%f714, %f715};
 	bra.uni $L346_rangeint_body;
 $L346_rangeint_body:
 	.loc 5 219 5
@@ -13313,15 +13460,15 @@ $L346_rangeint_body:
 	mov.f32 %f718, %f722;
 	mov.f32 %f719, %f723;
 	.loc 5 220 19
-	add.s64 %rd630, 16, %rd530;
+	add.s64 %rd588, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd631, 2, %rd531;
+	mul.lo.s64 %rd589, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd632, 24, %rd631;
+	add.s64 %rd590, 24, %rd589;
 	.loc 5 221 21
-	mul.lo.s64 %rd633, %rd630, 40;
+	mul.lo.s64 %rd591, %rd588, 40;
 	.loc 5 221 29
-	add.s64 %rd634, %rd633, %rd632;
+	add.s64 %rd592, %rd591, %rd590;
 	.loc 5 221 45
 	mov.f32 %f724, 0f00000000;
 	mov.f32 %f725, 0f00000000;
@@ -13337,16 +13484,16 @@ $L346_rangeint_body:
 	mov.f32 %f728, %f724;
 	mov.f32 %f729, %f725;
 	.loc 5 221 15
-	add.s64 %rd635, %rd634, 1;
-	shl.b64 %rd636, %rd634, 2;
-	add.s64 %rd637, %rd526, %rd636;
-	st.shared.v2.f32 [%rd637], {%f728, %f729};
+	add.s64 %rd593, %rd592, 1;
+	shl.b64 %rd594, %rd592, 2;
+	add.s64 %rd595, %rd484, %rd594;
+	st.shared.v2.f32 [%rd595], {%f728, %f729};
 	.loc 5 222 22
-	add.s64 %rd638, %rd630, 8;
+	add.s64 %rd596, %rd588, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd639, %rd638, 40;
+	mul.lo.s64 %rd597, %rd596, 40;
 	.loc 5 222 33
-	add.s64 %rd640, %rd639, %rd632;
+	add.s64 %rd598, %rd597, %rd590;
 	.loc 5 222 49
 	mov.f32 %f730, 0f00000000;
 	mov.f32 %f731, 0f00000000;
@@ -13362,26 +13509,26 @@ $L346_rangeint_body:
 	mov.f32 %f734, %f730;
 	mov.f32 %f735, %f731;
 	.loc 5 222 15
-	add.s64 %rd641, %rd640, 1;
-	shl.b64 %rd642, %rd640, 2;
-	add.s64 %rd643, %rd526, %rd642;
-	st.shared.v2.f32 [%rd643], {%f734, %f735};
+	add.s64 %rd599, %rd598, 1;
+	shl.b64 %rd600, %rd598, 2;
+	add.s64 %rd601, %rd484, %rd600;
+	st.shared.v2.f32 [%rd601], {%f734, %f735};
 	bra.uni $L328_rangeint_done;
 $L328_rangeint_done:
 	.loc 5 225 13
 	bar.warp.sync -1;
 	.loc 5 226 14
-	add.s64 %rd644, %rd527, 0;
+	add.s64 %rd602, %rd485, 0;
 	.loc 5 227 10
 	setp.eq.s64 %p45, %rd19, 3;
 	@%p45 bra $L331_if_then;
 	bra.uni $L333_if_else;
 $L331_if_then:
-	mov.s64 %rd661, 0;
+	mov.s64 %rd619, 0;
 	bra.uni $L334_for_loop;
 $L334_for_loop:
 	.loc 5 229 18
-	setp.lt.s64 %p59, %rd661, 32;
+	setp.lt.s64 %p59, %rd619, 32;
 	@%p59 bra $L335_for_body;
 	bra.uni $L332_if_done;
 $L335_for_body:
@@ -13389,37 +13536,37 @@ $L335_for_body:
 	mov.f32 %f805, 0f00000000;
 	mov.f32 %f806, 0f00000000;
 	.loc 5 230 28
-	shr.s64 %rd662, %rd529, 4;
+	shr.s64 %rd620, %rd487, 4;
 	.loc 5 230 26
-	add.s64 %rd663, %rd661, %rd662;
+	add.s64 %rd621, %rd619, %rd620;
 	.loc 5 230 32
-	mul.lo.s64 %rd664, %rd663, 40;
+	mul.lo.s64 %rd622, %rd621, 40;
 	.loc 5 230 45
-	and.b64 %rd665, %rd529, 15;
+	and.b64 %rd623, %rd487, 15;
 	.loc 5 230 42
-	mul.lo.s64 %rd666, 2, %rd665;
+	mul.lo.s64 %rd624, 2, %rd623;
 	.loc 5 230 40
-	add.s64 %rd667, %rd664, %rd666;
+	add.s64 %rd625, %rd622, %rd624;
 	.loc 5 230 19
-	add.s64 %rd668, %rd667, 1;
-	shl.b64 %rd669, %rd667, 2;
-	add.s64 %rd670, %rd526, %rd669;
-	ld.shared.v2.f32 {%f807, %f808}, [%rd670];
+	add.s64 %rd626, %rd625, 1;
+	shl.b64 %rd627, %rd625, 2;
+	add.s64 %rd628, %rd484, %rd627;
+	ld.shared.v2.f32 {%f807, %f808}, [%rd628];
 	.loc 5 230 5
 	mov.f32 %f805, %f807;
 	mov.f32 %f806, %f808;
 	.loc 5 231 36
-	add.s64 %rd671, %rd644, %rd661;
+	add.s64 %rd629, %rd602, %rd619;
 	.loc 5 231 40
-	shr.s64 %rd672, %rd529, 4;
+	shr.s64 %rd630, %rd487, 4;
 	.loc 5 231 38
-	add.s64 %rd673, %rd671, %rd672;
+	add.s64 %rd631, %rd629, %rd630;
 	.loc 5 231 52
-	and.b64 %rd674, %rd529, 15;
+	and.b64 %rd632, %rd487, 15;
 	.loc 5 231 49
-	mul.lo.s64 %rd675, 2, %rd674;
+	mul.lo.s64 %rd633, 2, %rd632;
 	.loc 5 231 47
-	add.s64 %rd676, %rd528, %rd675;
+	add.s64 %rd634, %rd486, %rd633;
 	.loc 5 231 70
 	mov.f32 %f809, %f805;
 	.loc 5 231 76
@@ -13427,55 +13574,55 @@ $L335_for_body:
 	.loc 5 231 13
 	bra.uni $L391_entry;
 $L391_entry:
-	.loc 5 349 9
-	setp.lt.s64 %p60, %rd673, %rd15;
+	.loc 5 353 9
+	setp.lt.s64 %p60, %rd631, %rd15;
 	@%p60 bra $L394_cond_true;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L394_cond_true:
-	.loc 5 349 20
-	setp.lt.s64 %p61, %rd676, %rd16;
+	.loc 5 353 20
+	setp.lt.s64 %p61, %rd634, %rd16;
 	@%p61 bra $L392_if_then;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L392_if_then:
-	.loc 5 350 14
-	add.s64 %rd677, %rd676, 1;
-	.loc 5 350 17
-	setp.lt.s64 %p62, %rd677, %rd16;
-	.loc 5 351 16
+	.loc 5 354 14
+	add.s64 %rd635, %rd634, 1;
+	.loc 5 354 17
+	setp.lt.s64 %p62, %rd635, %rd16;
+	.loc 5 355 16
 	setp.gt.s64 %p63, %rd11, 0;
 	@%p63 bra $L395_if_then;
 	bra.uni $L408_edge;
 $L395_if_then:
-	.loc 5 352 22
-	shl.b64 %rd678, %rd676, 2;
-	add.s64 %rd679, %rd10, %rd678;
-	ld.global.nc.f32 %f813, [%rd679];
-	.loc 5 352 17
+	.loc 5 356 22
+	shl.b64 %rd636, %rd634, 2;
+	add.s64 %rd637, %rd10, %rd636;
+	ld.global.nc.f32 %f813, [%rd637];
+	.loc 5 356 17
 	bra.uni $L409_entry;
 $L409_entry:
 	.loc 3 26 40
 	mov.f32 %f814, %f813;
 	bra.uni $L410_ret_load;
 $L410_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f815, %f809, %f814;
 	@%p62 bra $L397_if_then;
 	bra.uni $L411_edge;
 $L397_if_then:
-	.loc 5 354 27
-	add.s64 %rd680, %rd676, 1;
-	.loc 5 354 23
-	shl.b64 %rd681, %rd680, 2;
-	add.s64 %rd682, %rd10, %rd681;
-	ld.global.nc.f32 %f816, [%rd682];
-	.loc 5 354 18
+	.loc 5 358 27
+	add.s64 %rd638, %rd634, 1;
+	.loc 5 358 23
+	shl.b64 %rd639, %rd638, 2;
+	add.s64 %rd640, %rd10, %rd639;
+	ld.global.nc.f32 %f816, [%rd640];
+	.loc 5 358 18
 	bra.uni $L412_entry;
 $L412_entry:
 	.loc 3 26 40
 	mov.f32 %f817, %f816;
 	bra.uni $L413_ret_load;
 $L413_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f818, %f810, %f817;
 	mov.f32 %f811, %f815;
 	mov.f32 %f812, %f818;
@@ -13489,25 +13636,25 @@ $L408_edge:
 	mov.f32 %f812, %f810;
 	bra.uni $L396_if_done;
 $L396_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p64, %rd19, 3;
 	@%p64 bra $L398_if_then;
 	bra.uni $L399_if_else;
 $L398_if_then:
-	.loc 5 358 15
-	shr.s64 %rd683, %rd16, 1;
-	.loc 5 358 12
-	mul.lo.s64 %rd684, %rd673, %rd683;
-	.loc 5 358 25
-	shr.s64 %rd685, %rd676, 1;
-	.loc 5 358 20
-	add.s64 %rd686, %rd684, %rd685;
-	.loc 5 359 14
+	.loc 5 362 15
+	shr.s64 %rd641, %rd16, 1;
+	.loc 5 362 12
+	mul.lo.s64 %rd642, %rd631, %rd641;
+	.loc 5 362 25
+	shr.s64 %rd643, %rd634, 1;
+	.loc 5 362 20
+	add.s64 %rd644, %rd642, %rd643;
+	.loc 5 363 14
 	bra.uni $L414_entry;
 $L414_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f820, %f811;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f821, %f820, 0fC2D00000;
 	min.f32 %f821, %f821, 0f42B20000;
 	mul.rn.f32 %f822, %f821, 0f3FB8AA3B;
@@ -13525,33 +13672,33 @@ $L414_entry:
 	mul.rn.f32 %f825, %f825, %f829;
 	setp.nan.f32 %p65, %f820, %f820;
 	selp.f32 %f825, %f820, %f825, %p65;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f830, 0f3F800000, %f825;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f831, %f811, %f830;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f819, %f831;
 	bra.uni $L415_ret_siluF;
 $L415_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f832, %f819, %f812;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p66, %rd14, 0;
 	@%p66 bra $L400_if_then;
 	bra.uni $L416_edge;
 $L400_if_then:
-	.loc 5 361 21
-	shl.b64 %rd687, %rd686, 2;
-	add.s64 %rd688, %rd13, %rd687;
-	ld.global.nc.f32 %f834, [%rd688];
-	.loc 5 361 17
+	.loc 5 365 21
+	shl.b64 %rd645, %rd644, 2;
+	add.s64 %rd646, %rd13, %rd645;
+	ld.global.nc.f32 %f834, [%rd646];
+	.loc 5 365 17
 	bra.uni $L417_entry;
 $L417_entry:
 	.loc 3 26 40
 	mov.f32 %f835, %f834;
 	bra.uni $L418_ret_load;
 $L418_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f836, %f832, %f835;
 	mov.f32 %f833, %f836;
 	bra.uni $L419_entry;
@@ -13563,27 +13710,27 @@ $L419_entry:
 	mov.f32 %f837, %f833;
 	bra.uni $L420_ret_store;
 $L420_ret_store:
-	.loc 5 363 5
-	shl.b64 %rd689, %rd686, 2;
-	add.s64 %rd690, %rd1, %rd689;
-	st.global.f32 [%rd690], %f837;
+	.loc 5 367 5
+	shl.b64 %rd647, %rd644, 2;
+	add.s64 %rd648, %rd1, %rd647;
+	st.global.f32 [%rd648], %f837;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L399_if_else:
-	.loc 5 365 12
-	mul.lo.s64 %rd691, %rd673, %rd16;
-	.loc 5 365 15
-	add.s64 %rd692, %rd691, %rd676;
-	.loc 5 366 17
+	.loc 5 369 12
+	mul.lo.s64 %rd649, %rd631, %rd16;
+	.loc 5 369 15
+	add.s64 %rd650, %rd649, %rd634;
+	.loc 5 370 17
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p67, %rd19, 1;
 	@%p67 bra $L427_entry;
 	bra.uni $L423_if_done;
 $L427_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f840, %f811;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f841, %f840, 0fC2D00000;
 	min.f32 %f841, %f841, 0f42B20000;
 	mul.rn.f32 %f842, %f841, 0f3FB8AA3B;
@@ -13601,28 +13748,28 @@ $L427_entry:
 	mul.rn.f32 %f845, %f845, %f849;
 	setp.nan.f32 %p68, %f840, %f840;
 	selp.f32 %f845, %f840, %f845, %p68;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f850, 0f3F800000, %f845;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f851, %f811, %f850;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f839, %f851;
 	bra.uni $L428_ret_siluF;
 $L428_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f838, %f839;
 	bra.uni $L426_ret_activate;
 $L423_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p69, %rd19, 2;
 	@%p69 bra $L424_if_then;
 	bra.uni $L425_if_done;
 $L424_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f852, 0f3F000000, %f811;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f853, %f811, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L429_entry;
 $L429_entry:
 	.loc 1 26 14
@@ -13728,17 +13875,17 @@ $L439_if_done:
 	bra.uni $L442_entry;
 $L442_entry:
 	.loc 2 91 46
-	mov.b32 %r454, %f879;
+	mov.b32 %r580, %f879;
 	.loc 2 91 49
-	and.b32 %r455, %r454, 2147483647;
+	and.b32 %r581, %r580, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r456, %f853;
+	mov.b32 %r582, %f853;
 	.loc 2 91 82
-	and.b32 %r457, %r456, 0x80000000;
+	and.b32 %r583, %r582, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r458, %r455, %r457;
+	or.b32 %r584, %r581, %r583;
 	.loc 2 91 29
-	mov.b32 %f881, %r458;
+	mov.b32 %f881, %r584;
 	.loc 2 91 2
 	mov.f32 %f880, %f881;
 	bra.uni $L443_ret_copysign32;
@@ -13758,17 +13905,17 @@ $L436_if_then:
 $L444_entry:
 	.loc 2 91 46
 	mov.f32 %f893, 0f3F800000;
-	mov.b32 %r459, %f893;
+	mov.b32 %r585, %f893;
 	.loc 2 91 49
-	and.b32 %r460, %r459, 2147483647;
+	and.b32 %r586, %r585, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r461, %f853;
+	mov.b32 %r587, %f853;
 	.loc 2 91 82
-	and.b32 %r462, %r461, 0x80000000;
+	and.b32 %r588, %r587, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r463, %r460, %r462;
+	or.b32 %r589, %r586, %r588;
 	.loc 2 91 29
-	mov.b32 %f894, %r463;
+	mov.b32 %f894, %r589;
 	.loc 2 91 2
 	mov.f32 %f892, %f894;
 	bra.uni $L445_ret_copysign32;
@@ -13777,35 +13924,35 @@ $L445_ret_copysign32:
 	mov.f32 %f854, %f892;
 	bra.uni $L441_ret_Erf32;
 $L441_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f895, 0f3F800000, %f854;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f896, %f852, %f895;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f838, %f896;
 	bra.uni $L426_ret_activate;
 $L425_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f838, %f811;
 	bra.uni $L426_ret_activate;
 $L426_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p75, %rd14, 0;
 	@%p75 bra $L402_if_then;
 	bra.uni $L446_edge;
 $L402_if_then:
-	.loc 5 368 22
-	shl.b64 %rd693, %rd692, 2;
-	add.s64 %rd694, %rd13, %rd693;
-	ld.global.nc.f32 %f898, [%rd694];
-	.loc 5 368 18
+	.loc 5 372 22
+	shl.b64 %rd651, %rd650, 2;
+	add.s64 %rd652, %rd13, %rd651;
+	ld.global.nc.f32 %f898, [%rd652];
+	.loc 5 372 18
 	bra.uni $L447_entry;
 $L447_entry:
 	.loc 3 26 40
 	mov.f32 %f899, %f898;
 	bra.uni $L448_ret_load;
 $L448_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f900, %f838, %f899;
 	mov.f32 %f897, %f900;
 	bra.uni $L449_entry;
@@ -13817,21 +13964,21 @@ $L449_entry:
 	mov.f32 %f901, %f897;
 	bra.uni $L450_ret_store;
 $L450_ret_store:
-	.loc 5 370 5
-	shl.b64 %rd695, %rd692, 2;
-	add.s64 %rd696, %rd1, %rd695;
-	st.global.f32 [%rd696], %f901;
+	.loc 5 374 5
+	shl.b64 %rd653, %rd650, 2;
+	add.s64 %rd654, %rd1, %rd653;
+	st.global.f32 [%rd654], %f901;
 	@%p62 bra $L451_entry;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L451_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p76, %rd19, 1;
 	@%p76 bra $L457_entry;
 	bra.uni $L453_if_done;
 $L457_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f904, %f812;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f905, %f904, 0fC2D00000;
 	min.f32 %f905, %f905, 0f42B20000;
 	mul.rn.f32 %f906, %f905, 0f3FB8AA3B;
@@ -13849,28 +13996,28 @@ $L457_entry:
 	mul.rn.f32 %f909, %f909, %f913;
 	setp.nan.f32 %p77, %f904, %f904;
 	selp.f32 %f909, %f904, %f909, %p77;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f914, 0f3F800000, %f909;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f915, %f812, %f914;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f903, %f915;
 	bra.uni $L458_ret_siluF;
 $L458_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f902, %f903;
 	bra.uni $L456_ret_activate;
 $L453_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p78, %rd19, 2;
 	@%p78 bra $L454_if_then;
 	bra.uni $L455_if_done;
 $L454_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f916, 0f3F000000, %f812;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f917, %f812, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L459_entry;
 $L459_entry:
 	.loc 1 26 14
@@ -13976,17 +14123,17 @@ $L469_if_done:
 	bra.uni $L472_entry;
 $L472_entry:
 	.loc 2 91 46
-	mov.b32 %r464, %f943;
+	mov.b32 %r590, %f943;
 	.loc 2 91 49
-	and.b32 %r465, %r464, 2147483647;
+	and.b32 %r591, %r590, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r466, %f917;
+	mov.b32 %r592, %f917;
 	.loc 2 91 82
-	and.b32 %r467, %r466, 0x80000000;
+	and.b32 %r593, %r592, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r468, %r465, %r467;
+	or.b32 %r594, %r591, %r593;
 	.loc 2 91 29
-	mov.b32 %f945, %r468;
+	mov.b32 %f945, %r594;
 	.loc 2 91 2
 	mov.f32 %f944, %f945;
 	bra.uni $L473_ret_copysign32;
@@ -14006,17 +14153,17 @@ $L466_if_then:
 $L474_entry:
 	.loc 2 91 46
 	mov.f32 %f957, 0f3F800000;
-	mov.b32 %r469, %f957;
+	mov.b32 %r595, %f957;
 	.loc 2 91 49
-	and.b32 %r470, %r469, 2147483647;
+	and.b32 %r596, %r595, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r471, %f917;
+	mov.b32 %r597, %f917;
 	.loc 2 91 82
-	and.b32 %r472, %r471, 0x80000000;
+	and.b32 %r598, %r597, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r473, %r470, %r472;
+	or.b32 %r599, %r596, %r598;
 	.loc 2 91 29
-	mov.b32 %f958, %r473;
+	mov.b32 %f958, %r599;
 	.loc 2 91 2
 	mov.f32 %f956, %f958;
 	bra.uni $L475_ret_copysign32;
@@ -14025,37 +14172,37 @@ $L475_ret_copysign32:
 	mov.f32 %f918, %f956;
 	bra.uni $L471_ret_Erf32;
 $L471_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f959, 0f3F800000, %f918;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f960, %f916, %f959;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f902, %f960;
 	bra.uni $L456_ret_activate;
 $L455_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f902, %f812;
 	bra.uni $L456_ret_activate;
 $L456_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p84, %rd14, 0;
 	@%p84 bra $L405_if_then;
 	bra.uni $L476_edge;
 $L405_if_then:
-	.loc 5 374 25
-	add.s64 %rd697, %rd692, 1;
-	.loc 5 374 23
-	shl.b64 %rd698, %rd697, 2;
-	add.s64 %rd699, %rd13, %rd698;
-	ld.global.nc.f32 %f962, [%rd699];
-	.loc 5 374 19
+	.loc 5 378 25
+	add.s64 %rd655, %rd650, 1;
+	.loc 5 378 23
+	shl.b64 %rd656, %rd655, 2;
+	add.s64 %rd657, %rd13, %rd656;
+	ld.global.nc.f32 %f962, [%rd657];
+	.loc 5 378 19
 	bra.uni $L477_entry;
 $L477_entry:
 	.loc 3 26 40
 	mov.f32 %f963, %f962;
 	bra.uni $L478_ret_load;
 $L478_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f964, %f902, %f963;
 	mov.f32 %f961, %f964;
 	bra.uni $L406_if_done;
@@ -14063,51 +14210,51 @@ $L476_edge:
 	mov.f32 %f961, %f902;
 	bra.uni $L406_if_done;
 $L406_if_done:
-	.loc 5 376 8
-	add.s64 %rd700, %rd692, 1;
-	.loc 5 376 22
+	.loc 5 380 8
+	add.s64 %rd658, %rd650, 1;
+	.loc 5 380 22
 	bra.uni $L479_entry;
 $L479_entry:
 	.loc 3 27 40
 	mov.f32 %f965, %f961;
 	bra.uni $L480_ret_store;
 $L480_ret_store:
-	.loc 5 376 6
-	shl.b64 %rd701, %rd700, 2;
-	add.s64 %rd702, %rd1, %rd701;
-	st.global.f32 [%rd702], %f965;
+	.loc 5 380 6
+	shl.b64 %rd659, %rd658, 2;
+	add.s64 %rd660, %rd1, %rd659;
+	st.global.f32 [%rd660], %f965;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d:
 	.loc 5 229 24
-	add.s64 %rd703, %rd661, 2;
-	mov.s64 %rd661, %rd703;
+	add.s64 %rd661, %rd619, 2;
+	mov.s64 %rd619, %rd661;
 	bra.uni $L334_for_loop;
 $L333_if_else:
-	mov.s64 %rd645, 0;
+	mov.s64 %rd603, 0;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
 	.loc 5 235 34
-	add.s64 %rd646, %rd644, %rd645;
+	add.s64 %rd604, %rd602, %rd603;
 	.loc 5 235 40
-	add.s64 %rd647, %rd528, %rd529;
+	add.s64 %rd605, %rd486, %rd487;
 	.loc 5 235 59
-	mul.lo.s64 %rd648, %rd645, 40;
+	mul.lo.s64 %rd606, %rd603, 40;
 	.loc 5 235 67
-	add.s64 %rd649, %rd648, %rd529;
+	add.s64 %rd607, %rd606, %rd487;
 	.loc 5 235 57
-	shl.b64 %rd650, %rd649, 2;
-	add.s64 %rd651, %rd526, %rd650;
-	ld.shared.f32 %f736, [%rd651];
+	shl.b64 %rd608, %rd607, 2;
+	add.s64 %rd609, %rd484, %rd608;
+	ld.shared.f32 %f736, [%rd609];
 	.loc 5 235 11
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 5 245 9
-	setp.lt.s64 %p46, %rd646, %rd15;
+	setp.lt.s64 %p46, %rd604, %rd15;
 	@%p46 bra $L350_cond_true;
 	bra.uni $L355_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L350_cond_true:
 	.loc 5 245 20
-	setp.lt.s64 %p47, %rd647, %rd16;
+	setp.lt.s64 %p47, %rd605, %rd16;
 	@%p47 bra $L348_if_then;
 	bra.uni $L355_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L348_if_then:
@@ -14117,9 +14264,9 @@ $L348_if_then:
 	bra.uni $L356_edge;
 $L351_if_then:
 	.loc 5 247 21
-	shl.b64 %rd652, %rd647, 2;
-	add.s64 %rd653, %rd10, %rd652;
-	ld.global.nc.f32 %f738, [%rd653];
+	shl.b64 %rd610, %rd605, 2;
+	add.s64 %rd611, %rd10, %rd610;
+	ld.global.nc.f32 %f738, [%rd611];
 	.loc 5 247 16
 	bra.uni $L357_entry;
 $L357_entry:
@@ -14135,14 +14282,14 @@ $L356_edge:
 	mov.f32 %f737, %f736;
 	bra.uni $L359_entry;
 $L359_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p49, %rd19, 1;
 	@%p49 bra $L365_entry;
 	bra.uni $L361_if_done;
 $L365_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f743, %f737;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f744, %f743, 0fC2D00000;
 	min.f32 %f744, %f744, 0f42B20000;
 	mul.rn.f32 %f745, %f744, 0f3FB8AA3B;
@@ -14160,28 +14307,28 @@ $L365_entry:
 	mul.rn.f32 %f748, %f748, %f752;
 	setp.nan.f32 %p50, %f743, %f743;
 	selp.f32 %f748, %f743, %f748, %p50;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f753, 0f3F800000, %f748;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f754, %f737, %f753;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f742, %f754;
 	bra.uni $L366_ret_siluF;
 $L366_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f741, %f742;
 	bra.uni $L364_ret_activate;
 $L361_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p51, %rd19, 2;
 	@%p51 bra $L362_if_then;
 	bra.uni $L363_if_done;
 $L362_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f755, 0f3F000000, %f737;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f756, %f737, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 1 26 14
@@ -14287,17 +14434,17 @@ $L377_if_done:
 	bra.uni $L380_entry;
 $L380_entry:
 	.loc 2 91 46
-	mov.b32 %r444, %f782;
+	mov.b32 %r570, %f782;
 	.loc 2 91 49
-	and.b32 %r445, %r444, 2147483647;
+	and.b32 %r571, %r570, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r446, %f756;
+	mov.b32 %r572, %f756;
 	.loc 2 91 82
-	and.b32 %r447, %r446, 0x80000000;
+	and.b32 %r573, %r572, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r448, %r445, %r447;
+	or.b32 %r574, %r571, %r573;
 	.loc 2 91 29
-	mov.b32 %f784, %r448;
+	mov.b32 %f784, %r574;
 	.loc 2 91 2
 	mov.f32 %f783, %f784;
 	bra.uni $L381_ret_copysign32;
@@ -14317,17 +14464,17 @@ $L374_if_then:
 $L382_entry:
 	.loc 2 91 46
 	mov.f32 %f796, 0f3F800000;
-	mov.b32 %r449, %f796;
+	mov.b32 %r575, %f796;
 	.loc 2 91 49
-	and.b32 %r450, %r449, 2147483647;
+	and.b32 %r576, %r575, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r451, %f756;
+	mov.b32 %r577, %f756;
 	.loc 2 91 82
-	and.b32 %r452, %r451, 0x80000000;
+	and.b32 %r578, %r577, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r453, %r450, %r452;
+	or.b32 %r579, %r576, %r578;
 	.loc 2 91 29
-	mov.b32 %f797, %r453;
+	mov.b32 %f797, %r579;
 	.loc 2 91 2
 	mov.f32 %f795, %f797;
 	bra.uni $L383_ret_copysign32;
@@ -14336,31 +14483,31 @@ $L383_ret_copysign32:
 	mov.f32 %f757, %f795;
 	bra.uni $L379_ret_Erf32;
 $L379_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f798, 0f3F800000, %f757;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f799, %f755, %f798;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f741, %f799;
 	bra.uni $L364_ret_activate;
 $L363_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f741, %f737;
 	bra.uni $L364_ret_activate;
 $L364_ret_activate:
 	.loc 5 250 11
-	mul.lo.s64 %rd654, %rd646, %rd16;
+	mul.lo.s64 %rd612, %rd604, %rd16;
 	.loc 5 250 14
-	add.s64 %rd655, %rd654, %rd647;
+	add.s64 %rd613, %rd612, %rd605;
 	.loc 5 251 15
 	setp.gt.s64 %p57, %rd14, 0;
 	@%p57 bra $L353_if_then;
 	bra.uni $L384_edge;
 $L353_if_then:
 	.loc 5 252 20
-	shl.b64 %rd656, %rd655, 2;
-	add.s64 %rd657, %rd13, %rd656;
-	ld.global.nc.f32 %f801, [%rd657];
+	shl.b64 %rd614, %rd613, 2;
+	add.s64 %rd615, %rd13, %rd614;
+	ld.global.nc.f32 %f801, [%rd615];
 	.loc 5 252 16
 	bra.uni $L385_entry;
 $L385_entry:
@@ -14381,18 +14528,18 @@ $L387_entry:
 	bra.uni $L388_ret_store;
 $L388_ret_store:
 	.loc 5 254 4
-	shl.b64 %rd658, %rd655, 2;
-	add.s64 %rd659, %rd1, %rd658;
-	st.global.f32 [%rd659], %f804;
+	shl.b64 %rd616, %rd613, 2;
+	add.s64 %rd617, %rd1, %rd616;
+	st.global.f32 [%rd617], %f804;
 	bra.uni $L355_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L355_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d:
 	.loc 5 210 6
-	add.s64 %rd660, %rd645, 1;
-	setp.lt.s64 %p58, %rd660, 32;
+	add.s64 %rd618, %rd603, 1;
+	setp.lt.s64 %p58, %rd618, 32;
 	@%p58 bra $L389_edge;
 	bra.uni $L332_if_done;
 $L389_edge:
-	mov.s64 %rd645, %rd660;
+	mov.s64 %rd603, %rd618;
 	bra.uni $L336_rangeint_body;
 $L332_if_done:
 	.loc 5 238 13
@@ -14415,15 +14562,15 @@ $L483_rangeint_body:
 	mov.f32 %f968, %f972;
 	mov.f32 %f969, %f973;
 	.loc 5 220 19
-	add.s64 %rd704, 0, %rd530;
+	add.s64 %rd662, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd705, 2, %rd531;
+	mul.lo.s64 %rd663, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd706, 0, %rd705;
+	add.s64 %rd664, 0, %rd663;
 	.loc 5 221 21
-	mul.lo.s64 %rd707, %rd704, 40;
+	mul.lo.s64 %rd665, %rd662, 40;
 	.loc 5 221 29
-	add.s64 %rd708, %rd707, %rd706;
+	add.s64 %rd666, %rd665, %rd664;
 	.loc 5 221 45
 	mov.f32 %f974, 0f00000000;
 	mov.f32 %f975, 0f00000000;
@@ -14439,16 +14586,16 @@ $L483_rangeint_body:
 	mov.f32 %f978, %f974;
 	mov.f32 %f979, %f975;
 	.loc 5 221 15
-	add.s64 %rd709, %rd708, 1;
-	shl.b64 %rd710, %rd708, 2;
-	add.s64 %rd711, %rd526, %rd710;
-	st.shared.v2.f32 [%rd711], {%f978, %f979};
+	add.s64 %rd667, %rd666, 1;
+	shl.b64 %rd668, %rd666, 2;
+	add.s64 %rd669, %rd484, %rd668;
+	st.shared.v2.f32 [%rd669], {%f978, %f979};
 	.loc 5 222 22
-	add.s64 %rd712, %rd704, 8;
+	add.s64 %rd670, %rd662, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd713, %rd712, 40;
+	mul.lo.s64 %rd671, %rd670, 40;
 	.loc 5 222 33
-	add.s64 %rd714, %rd713, %rd706;
+	add.s64 %rd672, %rd671, %rd664;
 	.loc 5 222 49
 	mov.f32 %f980, 0f00000000;
 	mov.f32 %f981, 0f00000000;
@@ -14464,10 +14611,10 @@ $L483_rangeint_body:
 	mov.f32 %f984, %f980;
 	mov.f32 %f985, %f981;
 	.loc 5 222 15
-	add.s64 %rd715, %rd714, 1;
-	shl.b64 %rd716, %rd714, 2;
-	add.s64 %rd717, %rd526, %rd716;
-	st.shared.v2.f32 [%rd717], {%f984, %f985};
+	add.s64 %rd673, %rd672, 1;
+	shl.b64 %rd674, %rd672, 2;
+	add.s64 %rd675, %rd484, %rd674;
+	st.shared.v2.f32 [%rd675], {%f984, %f985};
 	bra.uni $L491_rangeint_body;
 $L491_rangeint_body:
 	.loc 5 219 5
@@ -14486,15 +14633,15 @@ $L491_rangeint_body:
 	mov.f32 %f988, %f992;
 	mov.f32 %f989, %f993;
 	.loc 5 220 19
-	add.s64 %rd718, 0, %rd530;
+	add.s64 %rd676, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd719, 2, %rd531;
+	mul.lo.s64 %rd677, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd720, 8, %rd719;
+	add.s64 %rd678, 8, %rd677;
 	.loc 5 221 21
-	mul.lo.s64 %rd721, %rd718, 40;
+	mul.lo.s64 %rd679, %rd676, 40;
 	.loc 5 221 29
-	add.s64 %rd722, %rd721, %rd720;
+	add.s64 %rd680, %rd679, %rd678;
 	.loc 5 221 45
 	mov.f32 %f994, 0f00000000;
 	mov.f32 %f995, 0f00000000;
@@ -14510,16 +14657,16 @@ $L491_rangeint_body:
 	mov.f32 %f998, %f994;
 	mov.f32 %f999, %f995;
 	.loc 5 221 15
-	add.s64 %rd723, %rd722, 1;
-	shl.b64 %rd724, %rd722, 2;
-	add.s64 %rd725, %rd526, %rd724;
-	st.shared.v2.f32 [%rd725], {%f998, %f999};
+	add.s64 %rd681, %rd680, 1;
+	shl.b64 %rd682, %rd680, 2;
+	add.s64 %rd683, %rd484, %rd682;
+	st.shared.v2.f32 [%rd683], {%f998, %f999};
 	.loc 5 222 22
-	add.s64 %rd726, %rd718, 8;
+	add.s64 %rd684, %rd676, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd727, %rd726, 40;
+	mul.lo.s64 %rd685, %rd684, 40;
 	.loc 5 222 33
-	add.s64 %rd728, %rd727, %rd720;
+	add.s64 %rd686, %rd685, %rd678;
 	.loc 5 222 49
 	mov.f32 %f1000, 0f00000000;
 	mov.f32 %f1001, 0f00000000;
@@ -14535,10 +14682,10 @@ $L491_rangeint_body:
 	mov.f32 %f1004, %f1000;
 	mov.f32 %f1005, %f1001;
 	.loc 5 222 15
-	add.s64 %rd729, %rd728, 1;
-	shl.b64 %rd730, %rd728, 2;
-	add.s64 %rd731, %rd526, %rd730;
-	st.shared.v2.f32 [%rd731], {%f1004, %f1005};
+	add.s64 %rd687, %rd686, 1;
+	shl.b64 %rd688, %rd686, 2;
+	add.s64 %rd689, %rd484, %rd688;
+	st.shared.v2.f32 [%rd689], {%f1004, %f1005};
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
 	.loc 5 219 5
@@ -14557,15 +14704,15 @@ $L492_rangeint_body:
 	mov.f32 %f1008, %f1012;
 	mov.f32 %f1009, %f1013;
 	.loc 5 220 19
-	add.s64 %rd732, 0, %rd530;
+	add.s64 %rd690, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd733, 2, %rd531;
+	mul.lo.s64 %rd691, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd734, 16, %rd733;
+	add.s64 %rd692, 16, %rd691;
 	.loc 5 221 21
-	mul.lo.s64 %rd735, %rd732, 40;
+	mul.lo.s64 %rd693, %rd690, 40;
 	.loc 5 221 29
-	add.s64 %rd736, %rd735, %rd734;
+	add.s64 %rd694, %rd693, %rd692;
 	.loc 5 221 45
 	mov.f32 %f1014, 0f00000000;
 	mov.f32 %f1015, 0f00000000;
@@ -14581,16 +14728,16 @@ $L492_rangeint_body:
 	mov.f32 %f1018, %f1014;
 	mov.f32 %f1019, %f1015;
 	.loc 5 221 15
-	add.s64 %rd737, %rd736, 1;
-	shl.b64 %rd738, %rd736, 2;
-	add.s64 %rd739, %rd526, %rd738;
-	st.shared.v2.f32 [%rd739], {%f1018, %f1019};
+	add.s64 %rd695, %rd694, 1;
+	shl.b64 %rd696, %rd694, 2;
+	add.s64 %rd697, %rd484, %rd696;
+	st.shared.v2.f32 [%rd697], {%f1018, %f1019};
 	.loc 5 222 22
-	add.s64 %rd740, %rd732, 8;
+	add.s64 %rd698, %rd690, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd741, %rd740, 40;
+	mul.lo.s64 %rd699, %rd698, 40;
 	.loc 5 222 33
-	add.s64 %rd742, %rd741, %rd734;
+	add.s64 %rd700, %rd699, %rd692;
 	.loc 5 222 49
 	mov.f32 %f1020, 0f00000000;
 	mov.f32 %f1021, 0f00000000;
@@ -14606,10 +14753,10 @@ $L492_rangeint_body:
 	mov.f32 %f1024, %f1020;
 	mov.f32 %f1025, %f1021;
 	.loc 5 222 15
-	add.s64 %rd743, %rd742, 1;
-	shl.b64 %rd744, %rd742, 2;
-	add.s64 %rd745, %rd526, %rd744;
-	st.shared.v2.f32 [%rd745], {%f1024, %f1025};
+	add.s64 %rd701, %rd700, 1;
+	shl.b64 %rd702, %rd700, 2;
+	add.s64 %rd703, %rd484, %rd702;
+	st.shared.v2.f32 [%rd703], {%f1024, %f1025};
 	bra.uni $L493_rangeint_body;
 $L493_rangeint_body:
 	.loc 5 219 5
@@ -14628,15 +14775,15 @@ $L493_rangeint_body:
 	mov.f32 %f1028, %f1032;
 	mov.f32 %f1029, %f1033;
 	.loc 5 220 19
-	add.s64 %rd746, 0, %rd530;
+	add.s64 %rd704, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd747, 2, %rd531;
+	mul.lo.s64 %rd705, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd748, 24, %rd747;
+	add.s64 %rd706, 24, %rd705;
 	.loc 5 221 21
-	mul.lo.s64 %rd749, %rd746, 40;
+	mul.lo.s64 %rd707, %rd704, 40;
 	.loc 5 221 29
-	add.s64 %rd750, %rd749, %rd748;
+	add.s64 %rd708, %rd707, %rd706;
 	.loc 5 221 45
 	mov.f32 %f1034, 0f00000000;
 	mov.f32 %f1035, 0f00000000;
@@ -14652,16 +14799,16 @@ $L493_rangeint_body:
 	mov.f32 %f1038, %f1034;
 	mov.f32 %f1039, %f1035;
 	.loc 5 221 15
-	add.s64 %rd751, %rd750, 1;
-	shl.b64 %rd752, %rd750, 2;
-	add.s64 %rd753, %rd526, %rd752;
-	st.shared.v2.f32 [%rd753], {%f1038, %f1039};
+	add.s64 %rd709, %rd708, 1;
+	shl.b64 %rd710, %rd708, 2;
+	add.s64 %rd711, %rd484, %rd710;
+	st.shared.v2.f32 [%rd711], {%f1038, %f1039};
 	.loc 5 222 22
-	add.s64 %rd754, %rd746, 8;
+	add.s64 %rd712, %rd704, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd755, %rd754, 40;
+	mul.lo.s64 %rd713, %rd712, 40;
 	.loc 5 222 33
-	add.s64 %rd756, %rd755, %rd748;
+	add.s64 %rd714, %rd713, %rd706;
 	.loc 5 222 49
 	mov.f32 %f1040, 0f00000000;
 	mov.f32 %f1041, 0f00000000;
@@ -14677,10 +14824,10 @@ $L493_rangeint_body:
 	mov.f32 %f1044, %f1040;
 	mov.f32 %f1045, %f1041;
 	.loc 5 222 15
-	add.s64 %rd757, %rd756, 1;
-	shl.b64 %rd758, %rd756, 2;
-	add.s64 %rd759, %rd526, %rd758;
-	st.shared.v2.f32 [%rd759], {%f1044, %f1045};
+	add.s64 %rd715, %rd714, 1;
+	shl.b64 %rd716, %rd714, 2;
+	add.s64 %rd717, %rd484, %rd716;
+	st.shared.v2.f32 [%rd717], {%f1044, %f1045};
 	bra.uni $L495_rangeint_body;
 $L495_rangeint_body:
 	.loc 5 219 5
@@ -14699,15 +14846,15 @@ $L495_rangeint_body:
 	mov.f32 %f1048, %f1052;
 	mov.f32 %f1049, %f1053;
 	.loc 5 220 19
-	add.s64 %rd760, 16, %rd530;
+	add.s64 %rd718, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd761, 2, %rd531;
+	mul.lo.s64 %rd719, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd762, 0, %rd761;
+	add.s64 %rd720, 0, %rd719;
 	.loc 5 221 21
-	mul.lo.s64 %rd763, %rd760, 40;
+	mul.lo.s64 %rd721, %rd718, 40;
 	.loc 5 221 29
-	add.s64 %rd764, %rd763, %rd762;
+	add.s64 %rd722, %rd721, %rd720;
 	.loc 5 221 45
 	mov.f32 %f1054, 0f00000000;
 	mov.f32 %f1055, 0f00000000;
@@ -14723,16 +14870,16 @@ $L495_rangeint_body:
 	mov.f32 %f1058, %f1054;
 	mov.f32 %f1059, %f1055;
 	.loc 5 221 15
-	add.s64 %rd765, %rd764, 1;
-	shl.b64 %rd766, %rd764, 2;
-	add.s64 %rd767, %rd526, %rd766;
-	st.shared.v2.f32 [%rd767], {%f1058, %f1059};
+	add.s64 %rd723, %rd722, 1;
+	shl.b64 %rd724, %rd722, 2;
+	add.s64 %rd725, %rd484, %rd724;
+	st.shared.v2.f32 [%rd725], {%f1058, %f1059};
 	.loc 5 222 22
-	add.s64 %rd768, %rd760, 8;
+	add.s64 %rd726, %rd718, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd769, %rd768, 40;
+	mul.lo.s64 %rd727, %rd726, 40;
 	.loc 5 222 33
-	add.s64 %rd770, %rd769, %rd762;
+	add.s64 %rd728, %rd727, %rd720;
 	.loc 5 222 49
 	mov.f32 %f1060, 0f00000000;
 	mov.f32 %f1061, 0f00000000;
@@ -14748,10 +14895,10 @@ $L495_rangeint_body:
 	mov.f32 %f1064, %f1060;
 	mov.f32 %f1065, %f1061;
 	.loc 5 222 15
-	add.s64 %rd771, %rd770, 1;
-	shl.b64 %rd772, %rd770, 2;
-	add.s64 %rd773, %rd526, %rd772;
-	st.shared.v2.f32 [%rd773], {%f1064, %f1065};
+	add.s64 %rd729, %rd728, 1;
+	shl.b64 %rd730, %rd728, 2;
+	add.s64 %rd731, %rd484, %rd730;
+	st.shared.v2.f32 [%rd731], {%f1064, %f1065};
 	bra.uni $L497_rangeint_body;
 $L497_rangeint_body:
 	.loc 5 219 5
@@ -14770,15 +14917,15 @@ $L497_rangeint_body:
 	mov.f32 %f1068, %f1072;
 	mov.f32 %f1069, %f1073;
 	.loc 5 220 19
-	add.s64 %rd774, 16, %rd530;
+	add.s64 %rd732, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd775, 2, %rd531;
+	mul.lo.s64 %rd733, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd776, 8, %rd775;
+	add.s64 %rd734, 8, %rd733;
 	.loc 5 221 21
-	mul.lo.s64 %rd777, %rd774, 40;
+	mul.lo.s64 %rd735, %rd732, 40;
 	.loc 5 221 29
-	add.s64 %rd778, %rd777, %rd776;
+	add.s64 %rd736, %rd735, %rd734;
 	.loc 5 221 45
 	mov.f32 %f1074, 0f00000000;
 	mov.f32 %f1075, 0f00000000;
@@ -14794,16 +14941,16 @@ $L497_rangeint_body:
 	mov.f32 %f1078, %f1074;
 	mov.f32 %f1079, %f1075;
 	.loc 5 221 15
-	add.s64 %rd779, %rd778, 1;
-	shl.b64 %rd780, %rd778, 2;
-	add.s64 %rd781, %rd526, %rd780;
-	st.shared.v2.f32 [%rd781], {%f1078, %f1079};
+	add.s64 %rd737, %rd736, 1;
+	shl.b64 %rd738, %rd736, 2;
+	add.s64 %rd739, %rd484, %rd738;
+	st.shared.v2.f32 [%rd739], {%f1078, %f1079};
 	.loc 5 222 22
-	add.s64 %rd782, %rd774, 8;
+	add.s64 %rd740, %rd732, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd783, %rd782, 40;
+	mul.lo.s64 %rd741, %rd740, 40;
 	.loc 5 222 33
-	add.s64 %rd784, %rd783, %rd776;
+	add.s64 %rd742, %rd741, %rd734;
 	.loc 5 222 49
 	mov.f32 %f1080, 0f00000000;
 	mov.f32 %f1081, 0f00000000;
@@ -14819,10 +14966,10 @@ $L497_rangeint_body:
 	mov.f32 %f1084, %f1080;
 	mov.f32 %f1085, %f1081;
 	.loc 5 222 15
-	add.s64 %rd785, %rd784, 1;
-	shl.b64 %rd786, %rd784, 2;
-	add.s64 %rd787, %rd526, %rd786;
-	st.shared.v2.f32 [%rd787], {%f1084, %f1085};
+	add.s64 %rd743, %rd742, 1;
+	shl.b64 %rd744, %rd742, 2;
+	add.s64 %rd745, %rd484, %rd744;
+	st.shared.v2.f32 [%rd745], {%f1084, %f1085};
 	bra.uni $L498_rangeint_body;
 $L498_rangeint_body:
 	.loc 5 219 5
@@ -14841,15 +14988,15 @@ $L498_rangeint_body:
 	mov.f32 %f1088, %f1092;
 	mov.f32 %f1089, %f1093;
 	.loc 5 220 19
-	add.s64 %rd788, 16, %rd530;
+	add.s64 %rd746, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd789, 2, %rd531;
+	mul.lo.s64 %rd747, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd790, 16, %rd789;
+	add.s64 %rd748, 16, %rd747;
 	.loc 5 221 21
-	mul.lo.s64 %rd791, %rd788, 40;
+	mul.lo.s64 %rd749, %rd746, 40;
 	.loc 5 221 29
-	add.s64 %rd792, %rd791, %rd790;
+	add.s64 %rd750, %rd749, %rd748;
 	.loc 5 221 45
 	mov.f32 %f1094, 0f00000000;
 	mov.f32 %f1095, 0f00000000;
@@ -14865,16 +15012,16 @@ $L498_rangeint_body:
 	mov.f32 %f1098, %f1094;
 	mov.f32 %f1099, %f1095;
 	.loc 5 221 15
-	add.s64 %rd793, %rd792, 1;
-	shl.b64 %rd794, %rd792, 2;
-	add.s64 %rd795, %rd526, %rd794;
-	st.shared.v2.f32 [%rd795], {%f1098, %f1099};
+	add.s64 %rd751, %rd750, 1;
+	shl.b64 %rd752, %rd750, 2;
+	add.s64 %rd753, %rd484, %rd752;
+	st.shared.v2.f32 [%rd753], {%f1098, %f1099};
 	.loc 5 222 22
-	add.s64 %rd796, %rd788, 8;
+	add.s64 %rd754, %rd746, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd797, %rd796, 40;
+	mul.lo.s64 %rd755, %rd754, 40;
 	.loc 5 222 33
-	add.s64 %rd798, %rd797, %rd790;
+	add.s64 %rd756, %rd755, %rd748;
 	.loc 5 222 49
 	mov.f32 %f1100, 0f00000000;
 	mov.f32 %f1101, 0f00000000;
@@ -14890,10 +15037,10 @@ $L498_rangeint_body:
 	mov.f32 %f1104, %f1100;
 	mov.f32 %f1105, %f1101;
 	.loc 5 222 15
-	add.s64 %rd799, %rd798, 1;
-	shl.b64 %rd800, %rd798, 2;
-	add.s64 %rd801, %rd526, %rd800;
-	st.shared.v2.f32 [%rd801], {%f1104, %f1105};
+	add.s64 %rd757, %rd756, 1;
+	shl.b64 %rd758, %rd756, 2;
+	add.s64 %rd759, %rd484, %rd758;
+	st.shared.v2.f32 [%rd759], {%f1104, %f1105};
 	bra.uni $L499_rangeint_body;
 $L499_rangeint_body:
 	.loc 5 219 5
@@ -14912,15 +15059,15 @@ $L499_rangeint_body:
 	mov.f32 %f1108, %f1112;
 	mov.f32 %f1109, %f1113;
 	.loc 5 220 19
-	add.s64 %rd802, 16, %rd530;
+	add.s64 %rd760, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd803, 2, %rd531;
+	mul.lo.s64 %rd761, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd804, 24, %rd803;
+	add.s64 %rd762, 24, %rd761;
 	.loc 5 221 21
-	mul.lo.s64 %rd805, %rd802, 40;
+	mul.lo.s64 %rd763, %rd760, 40;
 	.loc 5 221 29
-	add.s64 %rd806, %rd805, %rd804;
+	add.s64 %rd764, %rd763, %rd762;
 	.loc 5 221 45
 	mov.f32 %f1114, 0f00000000;
 	mov.f32 %f1115, 0f00000000;
@@ -14936,16 +15083,16 @@ $L499_rangeint_body:
 	mov.f32 %f1118, %f1114;
 	mov.f32 %f1119, %f1115;
 	.loc 5 221 15
-	add.s64 %rd807, %rd806, 1;
-	shl.b64 %rd808, %rd806, 2;
-	add.s64 %rd809, %rd526, %rd808;
-	st.shared.v2.f32 [%rd809], {%f1118, %f1119};
+	add.s64 %rd765, %rd764, 1;
+	shl.b64 %rd766, %rd764, 2;
+	add.s64 %rd767, %rd484, %rd766;
+	st.shared.v2.f32 [%rd767], {%f1118, %f1119};
 	.loc 5 222 22
-	add.s64 %rd810, %rd802, 8;
+	add.s64 %rd768, %rd760, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd811, %rd810, 40;
+	mul.lo.s64 %rd769, %rd768, 40;
 	.loc 5 222 33
-	add.s64 %rd812, %rd811, %rd804;
+	add.s64 %rd770, %rd769, %rd762;
 	.loc 5 222 49
 	mov.f32 %f1120, 0f00000000;
 	mov.f32 %f1121, 0f00000000;
@@ -14961,26 +15108,26 @@ $L499_rangeint_body:
 	mov.f32 %f1124, %f1120;
 	mov.f32 %f1125, %f1121;
 	.loc 5 222 15
-	add.s64 %rd813, %rd812, 1;
-	shl.b64 %rd814, %rd812, 2;
-	add.s64 %rd815, %rd526, %rd814;
-	st.shared.v2.f32 [%rd815], {%f1124, %f1125};
+	add.s64 %rd771, %rd770, 1;
+	shl.b64 %rd772, %rd770, 2;
+	add.s64 %rd773, %rd484, %rd772;
+	st.shared.v2.f32 [%rd773], {%f1124, %f1125};
 	bra.uni $L482_rangeint_done;
 $L482_rangeint_done:
 	.loc 5 225 13
 	bar.warp.sync -1;
 	.loc 5 226 14
-	add.s64 %rd816, %rd527, 32;
+	add.s64 %rd774, %rd485, 32;
 	.loc 5 227 10
 	setp.eq.s64 %p85, %rd19, 3;
 	@%p85 bra $L485_if_then;
 	bra.uni $L487_if_else;
 $L485_if_then:
-	mov.s64 %rd661, 0;
+	mov.s64 %rd619, 0;
 	bra.uni $L488_for_loop;
 $L488_for_loop:
 	.loc 5 229 18
-	setp.lt.s64 %p99, %rd661, 32;
+	setp.lt.s64 %p99, %rd619, 32;
 	@%p99 bra $L489_for_body;
 	bra.uni $L486_if_done;
 $L489_for_body:
@@ -14988,37 +15135,37 @@ $L489_for_body:
 	mov.f32 %f1195, 0f00000000;
 	mov.f32 %f1196, 0f00000000;
 	.loc 5 230 28
-	shr.s64 %rd832, %rd529, 4;
+	shr.s64 %rd790, %rd487, 4;
 	.loc 5 230 26
-	add.s64 %rd833, %rd661, %rd832;
+	add.s64 %rd791, %rd619, %rd790;
 	.loc 5 230 32
-	mul.lo.s64 %rd834, %rd833, 40;
+	mul.lo.s64 %rd792, %rd791, 40;
 	.loc 5 230 45
-	and.b64 %rd835, %rd529, 15;
+	and.b64 %rd793, %rd487, 15;
 	.loc 5 230 42
-	mul.lo.s64 %rd836, 2, %rd835;
+	mul.lo.s64 %rd794, 2, %rd793;
 	.loc 5 230 40
-	add.s64 %rd837, %rd834, %rd836;
+	add.s64 %rd795, %rd792, %rd794;
 	.loc 5 230 19
-	add.s64 %rd838, %rd837, 1;
-	shl.b64 %rd839, %rd837, 2;
-	add.s64 %rd840, %rd526, %rd839;
-	ld.shared.v2.f32 {%f1197, %f1198}, [%rd840];
+	add.s64 %rd796, %rd795, 1;
+	shl.b64 %rd797, %rd795, 2;
+	add.s64 %rd798, %rd484, %rd797;
+	ld.shared.v2.f32 {%f1197, %f1198}, [%rd798];
 	.loc 5 230 5
 	mov.f32 %f1195, %f1197;
 	mov.f32 %f1196, %f1198;
 	.loc 5 231 36
-	add.s64 %rd841, %rd816, %rd661;
+	add.s64 %rd799, %rd774, %rd619;
 	.loc 5 231 40
-	shr.s64 %rd842, %rd529, 4;
+	shr.s64 %rd800, %rd487, 4;
 	.loc 5 231 38
-	add.s64 %rd843, %rd841, %rd842;
+	add.s64 %rd801, %rd799, %rd800;
 	.loc 5 231 52
-	and.b64 %rd844, %rd529, 15;
+	and.b64 %rd802, %rd487, 15;
 	.loc 5 231 49
-	mul.lo.s64 %rd845, 2, %rd844;
+	mul.lo.s64 %rd803, 2, %rd802;
 	.loc 5 231 47
-	add.s64 %rd846, %rd528, %rd845;
+	add.s64 %rd804, %rd486, %rd803;
 	.loc 5 231 70
 	mov.f32 %f1199, %f1195;
 	.loc 5 231 76
@@ -15026,55 +15173,55 @@ $L489_for_body:
 	.loc 5 231 13
 	bra.uni $L543_entry;
 $L543_entry:
-	.loc 5 349 9
-	setp.lt.s64 %p100, %rd843, %rd15;
+	.loc 5 353 9
+	setp.lt.s64 %p100, %rd801, %rd15;
 	@%p100 bra $L546_cond_true;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L546_cond_true:
-	.loc 5 349 20
-	setp.lt.s64 %p101, %rd846, %rd16;
+	.loc 5 353 20
+	setp.lt.s64 %p101, %rd804, %rd16;
 	@%p101 bra $L544_if_then;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L544_if_then:
-	.loc 5 350 14
-	add.s64 %rd847, %rd846, 1;
-	.loc 5 350 17
-	setp.lt.s64 %p102, %rd847, %rd16;
-	.loc 5 351 16
+	.loc 5 354 14
+	add.s64 %rd805, %rd804, 1;
+	.loc 5 354 17
+	setp.lt.s64 %p102, %rd805, %rd16;
+	.loc 5 355 16
 	setp.gt.s64 %p103, %rd11, 0;
 	@%p103 bra $L547_if_then;
 	bra.uni $L560_edge;
 $L547_if_then:
-	.loc 5 352 22
-	shl.b64 %rd848, %rd846, 2;
-	add.s64 %rd849, %rd10, %rd848;
-	ld.global.nc.f32 %f1203, [%rd849];
-	.loc 5 352 17
+	.loc 5 356 22
+	shl.b64 %rd806, %rd804, 2;
+	add.s64 %rd807, %rd10, %rd806;
+	ld.global.nc.f32 %f1203, [%rd807];
+	.loc 5 356 17
 	bra.uni $L561_entry;
 $L561_entry:
 	.loc 3 26 40
 	mov.f32 %f1204, %f1203;
 	bra.uni $L562_ret_load;
 $L562_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f1205, %f1199, %f1204;
 	@%p102 bra $L549_if_then;
 	bra.uni $L563_edge;
 $L549_if_then:
-	.loc 5 354 27
-	add.s64 %rd850, %rd846, 1;
-	.loc 5 354 23
-	shl.b64 %rd851, %rd850, 2;
-	add.s64 %rd852, %rd10, %rd851;
-	ld.global.nc.f32 %f1206, [%rd852];
-	.loc 5 354 18
+	.loc 5 358 27
+	add.s64 %rd808, %rd804, 1;
+	.loc 5 358 23
+	shl.b64 %rd809, %rd808, 2;
+	add.s64 %rd810, %rd10, %rd809;
+	ld.global.nc.f32 %f1206, [%rd810];
+	.loc 5 358 18
 	bra.uni $L564_entry;
 $L564_entry:
 	.loc 3 26 40
 	mov.f32 %f1207, %f1206;
 	bra.uni $L565_ret_load;
 $L565_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f1208, %f1200, %f1207;
 	mov.f32 %f1201, %f1205;
 	mov.f32 %f1202, %f1208;
@@ -15088,25 +15235,25 @@ $L560_edge:
 	mov.f32 %f1202, %f1200;
 	bra.uni $L548_if_done;
 $L548_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p104, %rd19, 3;
 	@%p104 bra $L550_if_then;
 	bra.uni $L551_if_else;
 $L550_if_then:
-	.loc 5 358 15
-	shr.s64 %rd853, %rd16, 1;
-	.loc 5 358 12
-	mul.lo.s64 %rd854, %rd843, %rd853;
-	.loc 5 358 25
-	shr.s64 %rd855, %rd846, 1;
-	.loc 5 358 20
-	add.s64 %rd856, %rd854, %rd855;
-	.loc 5 359 14
+	.loc 5 362 15
+	shr.s64 %rd811, %rd16, 1;
+	.loc 5 362 12
+	mul.lo.s64 %rd812, %rd801, %rd811;
+	.loc 5 362 25
+	shr.s64 %rd813, %rd804, 1;
+	.loc 5 362 20
+	add.s64 %rd814, %rd812, %rd813;
+	.loc 5 363 14
 	bra.uni $L566_entry;
 $L566_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1210, %f1201;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1211, %f1210, 0fC2D00000;
 	min.f32 %f1211, %f1211, 0f42B20000;
 	mul.rn.f32 %f1212, %f1211, 0f3FB8AA3B;
@@ -15124,33 +15271,33 @@ $L566_entry:
 	mul.rn.f32 %f1215, %f1215, %f1219;
 	setp.nan.f32 %p105, %f1210, %f1210;
 	selp.f32 %f1215, %f1210, %f1215, %p105;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1220, 0f3F800000, %f1215;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1221, %f1201, %f1220;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1209, %f1221;
 	bra.uni $L567_ret_siluF;
 $L567_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f1222, %f1209, %f1202;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p106, %rd14, 0;
 	@%p106 bra $L552_if_then;
 	bra.uni $L568_edge;
 $L552_if_then:
-	.loc 5 361 21
-	shl.b64 %rd857, %rd856, 2;
-	add.s64 %rd858, %rd13, %rd857;
-	ld.global.nc.f32 %f1224, [%rd858];
-	.loc 5 361 17
+	.loc 5 365 21
+	shl.b64 %rd815, %rd814, 2;
+	add.s64 %rd816, %rd13, %rd815;
+	ld.global.nc.f32 %f1224, [%rd816];
+	.loc 5 365 17
 	bra.uni $L569_entry;
 $L569_entry:
 	.loc 3 26 40
 	mov.f32 %f1225, %f1224;
 	bra.uni $L570_ret_load;
 $L570_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f1226, %f1222, %f1225;
 	mov.f32 %f1223, %f1226;
 	bra.uni $L571_entry;
@@ -15162,27 +15309,27 @@ $L571_entry:
 	mov.f32 %f1227, %f1223;
 	bra.uni $L572_ret_store;
 $L572_ret_store:
-	.loc 5 363 5
-	shl.b64 %rd859, %rd856, 2;
-	add.s64 %rd860, %rd1, %rd859;
-	st.global.f32 [%rd860], %f1227;
+	.loc 5 367 5
+	shl.b64 %rd817, %rd814, 2;
+	add.s64 %rd818, %rd1, %rd817;
+	st.global.f32 [%rd818], %f1227;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L551_if_else:
-	.loc 5 365 12
-	mul.lo.s64 %rd861, %rd843, %rd16;
-	.loc 5 365 15
-	add.s64 %rd862, %rd861, %rd846;
-	.loc 5 366 17
+	.loc 5 369 12
+	mul.lo.s64 %rd819, %rd801, %rd16;
+	.loc 5 369 15
+	add.s64 %rd820, %rd819, %rd804;
+	.loc 5 370 17
 	bra.uni $L573_entry;
 $L573_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p107, %rd19, 1;
 	@%p107 bra $L579_entry;
 	bra.uni $L575_if_done;
 $L579_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1230, %f1201;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1231, %f1230, 0fC2D00000;
 	min.f32 %f1231, %f1231, 0f42B20000;
 	mul.rn.f32 %f1232, %f1231, 0f3FB8AA3B;
@@ -15200,28 +15347,28 @@ $L579_entry:
 	mul.rn.f32 %f1235, %f1235, %f1239;
 	setp.nan.f32 %p108, %f1230, %f1230;
 	selp.f32 %f1235, %f1230, %f1235, %p108;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1240, 0f3F800000, %f1235;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1241, %f1201, %f1240;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1229, %f1241;
 	bra.uni $L580_ret_siluF;
 $L580_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1228, %f1229;
 	bra.uni $L578_ret_activate;
 $L575_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p109, %rd19, 2;
 	@%p109 bra $L576_if_then;
 	bra.uni $L577_if_done;
 $L576_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1242, 0f3F000000, %f1201;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1243, %f1201, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L581_entry;
 $L581_entry:
 	.loc 1 26 14
@@ -15327,17 +15474,17 @@ $L591_if_done:
 	bra.uni $L594_entry;
 $L594_entry:
 	.loc 2 91 46
-	mov.b32 %r484, %f1269;
+	mov.b32 %r610, %f1269;
 	.loc 2 91 49
-	and.b32 %r485, %r484, 2147483647;
+	and.b32 %r611, %r610, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r486, %f1243;
+	mov.b32 %r612, %f1243;
 	.loc 2 91 82
-	and.b32 %r487, %r486, 0x80000000;
+	and.b32 %r613, %r612, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r488, %r485, %r487;
+	or.b32 %r614, %r611, %r613;
 	.loc 2 91 29
-	mov.b32 %f1271, %r488;
+	mov.b32 %f1271, %r614;
 	.loc 2 91 2
 	mov.f32 %f1270, %f1271;
 	bra.uni $L595_ret_copysign32;
@@ -15357,17 +15504,17 @@ $L588_if_then:
 $L596_entry:
 	.loc 2 91 46
 	mov.f32 %f1283, 0f3F800000;
-	mov.b32 %r489, %f1283;
+	mov.b32 %r615, %f1283;
 	.loc 2 91 49
-	and.b32 %r490, %r489, 2147483647;
+	and.b32 %r616, %r615, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r491, %f1243;
+	mov.b32 %r617, %f1243;
 	.loc 2 91 82
-	and.b32 %r492, %r491, 0x80000000;
+	and.b32 %r618, %r617, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r493, %r490, %r492;
+	or.b32 %r619, %r616, %r618;
 	.loc 2 91 29
-	mov.b32 %f1284, %r493;
+	mov.b32 %f1284, %r619;
 	.loc 2 91 2
 	mov.f32 %f1282, %f1284;
 	bra.uni $L597_ret_copysign32;
@@ -15376,35 +15523,35 @@ $L597_ret_copysign32:
 	mov.f32 %f1244, %f1282;
 	bra.uni $L593_ret_Erf32;
 $L593_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1285, 0f3F800000, %f1244;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1286, %f1242, %f1285;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1228, %f1286;
 	bra.uni $L578_ret_activate;
 $L577_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1228, %f1201;
 	bra.uni $L578_ret_activate;
 $L578_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p115, %rd14, 0;
 	@%p115 bra $L554_if_then;
 	bra.uni $L598_edge;
 $L554_if_then:
-	.loc 5 368 22
-	shl.b64 %rd863, %rd862, 2;
-	add.s64 %rd864, %rd13, %rd863;
-	ld.global.nc.f32 %f1288, [%rd864];
-	.loc 5 368 18
+	.loc 5 372 22
+	shl.b64 %rd821, %rd820, 2;
+	add.s64 %rd822, %rd13, %rd821;
+	ld.global.nc.f32 %f1288, [%rd822];
+	.loc 5 372 18
 	bra.uni $L599_entry;
 $L599_entry:
 	.loc 3 26 40
 	mov.f32 %f1289, %f1288;
 	bra.uni $L600_ret_load;
 $L600_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f1290, %f1228, %f1289;
 	mov.f32 %f1287, %f1290;
 	bra.uni $L601_entry;
@@ -15416,21 +15563,21 @@ $L601_entry:
 	mov.f32 %f1291, %f1287;
 	bra.uni $L602_ret_store;
 $L602_ret_store:
-	.loc 5 370 5
-	shl.b64 %rd865, %rd862, 2;
-	add.s64 %rd866, %rd1, %rd865;
-	st.global.f32 [%rd866], %f1291;
+	.loc 5 374 5
+	shl.b64 %rd823, %rd820, 2;
+	add.s64 %rd824, %rd1, %rd823;
+	st.global.f32 [%rd824], %f1291;
 	@%p102 bra $L603_entry;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L603_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p116, %rd19, 1;
 	@%p116 bra $L609_entry;
 	bra.uni $L605_if_done;
 $L609_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1294, %f1202;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1295, %f1294, 0fC2D00000;
 	min.f32 %f1295, %f1295, 0f42B20000;
 	mul.rn.f32 %f1296, %f1295, 0f3FB8AA3B;
@@ -15448,28 +15595,28 @@ $L609_entry:
 	mul.rn.f32 %f1299, %f1299, %f1303;
 	setp.nan.f32 %p117, %f1294, %f1294;
 	selp.f32 %f1299, %f1294, %f1299, %p117;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1304, 0f3F800000, %f1299;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1305, %f1202, %f1304;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1293, %f1305;
 	bra.uni $L610_ret_siluF;
 $L610_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1292, %f1293;
 	bra.uni $L608_ret_activate;
 $L605_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p118, %rd19, 2;
 	@%p118 bra $L606_if_then;
 	bra.uni $L607_if_done;
 $L606_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1306, 0f3F000000, %f1202;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1307, %f1202, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L611_entry;
 $L611_entry:
 	.loc 1 26 14
@@ -15575,17 +15722,17 @@ $L621_if_done:
 	bra.uni $L624_entry;
 $L624_entry:
 	.loc 2 91 46
-	mov.b32 %r494, %f1333;
+	mov.b32 %r620, %f1333;
 	.loc 2 91 49
-	and.b32 %r495, %r494, 2147483647;
+	and.b32 %r621, %r620, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r496, %f1307;
+	mov.b32 %r622, %f1307;
 	.loc 2 91 82
-	and.b32 %r497, %r496, 0x80000000;
+	and.b32 %r623, %r622, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r498, %r495, %r497;
+	or.b32 %r624, %r621, %r623;
 	.loc 2 91 29
-	mov.b32 %f1335, %r498;
+	mov.b32 %f1335, %r624;
 	.loc 2 91 2
 	mov.f32 %f1334, %f1335;
 	bra.uni $L625_ret_copysign32;
@@ -15605,17 +15752,17 @@ $L618_if_then:
 $L626_entry:
 	.loc 2 91 46
 	mov.f32 %f1347, 0f3F800000;
-	mov.b32 %r499, %f1347;
+	mov.b32 %r625, %f1347;
 	.loc 2 91 49
-	and.b32 %r500, %r499, 2147483647;
+	and.b32 %r626, %r625, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r501, %f1307;
+	mov.b32 %r627, %f1307;
 	.loc 2 91 82
-	and.b32 %r502, %r501, 0x80000000;
+	and.b32 %r628, %r627, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r503, %r500, %r502;
+	or.b32 %r629, %r626, %r628;
 	.loc 2 91 29
-	mov.b32 %f1348, %r503;
+	mov.b32 %f1348, %r629;
 	.loc 2 91 2
 	mov.f32 %f1346, %f1348;
 	bra.uni $L627_ret_copysign32;
@@ -15624,37 +15771,37 @@ $L627_ret_copysign32:
 	mov.f32 %f1308, %f1346;
 	bra.uni $L623_ret_Erf32;
 $L623_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1349, 0f3F800000, %f1308;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1350, %f1306, %f1349;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1292, %f1350;
 	bra.uni $L608_ret_activate;
 $L607_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1292, %f1202;
 	bra.uni $L608_ret_activate;
 $L608_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p124, %rd14, 0;
 	@%p124 bra $L557_if_then;
 	bra.uni $L628_edge;
 $L557_if_then:
-	.loc 5 374 25
-	add.s64 %rd867, %rd862, 1;
-	.loc 5 374 23
-	shl.b64 %rd868, %rd867, 2;
-	add.s64 %rd869, %rd13, %rd868;
-	ld.global.nc.f32 %f1352, [%rd869];
-	.loc 5 374 19
+	.loc 5 378 25
+	add.s64 %rd825, %rd820, 1;
+	.loc 5 378 23
+	shl.b64 %rd826, %rd825, 2;
+	add.s64 %rd827, %rd13, %rd826;
+	ld.global.nc.f32 %f1352, [%rd827];
+	.loc 5 378 19
 	bra.uni $L629_entry;
 $L629_entry:
 	.loc 3 26 40
 	mov.f32 %f1353, %f1352;
 	bra.uni $L630_ret_load;
 $L630_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f1354, %f1292, %f1353;
 	mov.f32 %f1351, %f1354;
 	bra.uni $L558_if_done;
@@ -15662,51 +15809,51 @@ $L628_edge:
 	mov.f32 %f1351, %f1292;
 	bra.uni $L558_if_done;
 $L558_if_done:
-	.loc 5 376 8
-	add.s64 %rd870, %rd862, 1;
-	.loc 5 376 22
+	.loc 5 380 8
+	add.s64 %rd828, %rd820, 1;
+	.loc 5 380 22
 	bra.uni $L631_entry;
 $L631_entry:
 	.loc 3 27 40
 	mov.f32 %f1355, %f1351;
 	bra.uni $L632_ret_store;
 $L632_ret_store:
-	.loc 5 376 6
-	shl.b64 %rd871, %rd870, 2;
-	add.s64 %rd872, %rd1, %rd871;
-	st.global.f32 [%rd872], %f1355;
+	.loc 5 380 6
+	shl.b64 %rd829, %rd828, 2;
+	add.s64 %rd830, %rd1, %rd829;
+	st.global.f32 [%rd830], %f1355;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d:
 	.loc 5 229 24
-	add.s64 %rd873, %rd661, 2;
-	mov.s64 %rd661, %rd873;
+	add.s64 %rd831, %rd619, 2;
+	mov.s64 %rd619, %rd831;
 	bra.uni $L488_for_loop;
 $L487_if_else:
-	mov.s64 %rd645, 0;
+	mov.s64 %rd603, 0;
 	bra.uni $L490_rangeint_body;
 $L490_rangeint_body:
 	.loc 5 235 34
-	add.s64 %rd817, %rd816, %rd645;
+	add.s64 %rd775, %rd774, %rd603;
 	.loc 5 235 40
-	add.s64 %rd818, %rd528, %rd529;
+	add.s64 %rd776, %rd486, %rd487;
 	.loc 5 235 59
-	mul.lo.s64 %rd819, %rd645, 40;
+	mul.lo.s64 %rd777, %rd603, 40;
 	.loc 5 235 67
-	add.s64 %rd820, %rd819, %rd529;
+	add.s64 %rd778, %rd777, %rd487;
 	.loc 5 235 57
-	shl.b64 %rd821, %rd820, 2;
-	add.s64 %rd822, %rd526, %rd821;
-	ld.shared.f32 %f1126, [%rd822];
+	shl.b64 %rd779, %rd778, 2;
+	add.s64 %rd780, %rd484, %rd779;
+	ld.shared.f32 %f1126, [%rd780];
 	.loc 5 235 11
 	bra.uni $L500_entry;
 $L500_entry:
 	.loc 5 245 9
-	setp.lt.s64 %p86, %rd817, %rd15;
+	setp.lt.s64 %p86, %rd775, %rd15;
 	@%p86 bra $L503_cond_true;
 	bra.uni $L508_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L503_cond_true:
 	.loc 5 245 20
-	setp.lt.s64 %p87, %rd818, %rd16;
+	setp.lt.s64 %p87, %rd776, %rd16;
 	@%p87 bra $L501_if_then;
 	bra.uni $L508_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L501_if_then:
@@ -15716,9 +15863,9 @@ $L501_if_then:
 	bra.uni $L509_edge;
 $L504_if_then:
 	.loc 5 247 21
-	shl.b64 %rd823, %rd818, 2;
-	add.s64 %rd824, %rd10, %rd823;
-	ld.global.nc.f32 %f1128, [%rd824];
+	shl.b64 %rd781, %rd776, 2;
+	add.s64 %rd782, %rd10, %rd781;
+	ld.global.nc.f32 %f1128, [%rd782];
 	.loc 5 247 16
 	bra.uni $L510_entry;
 $L510_entry:
@@ -15734,14 +15881,14 @@ $L509_edge:
 	mov.f32 %f1127, %f1126;
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p89, %rd19, 1;
 	@%p89 bra $L518_entry;
 	bra.uni $L514_if_done;
 $L518_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1133, %f1127;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1134, %f1133, 0fC2D00000;
 	min.f32 %f1134, %f1134, 0f42B20000;
 	mul.rn.f32 %f1135, %f1134, 0f3FB8AA3B;
@@ -15759,28 +15906,28 @@ $L518_entry:
 	mul.rn.f32 %f1138, %f1138, %f1142;
 	setp.nan.f32 %p90, %f1133, %f1133;
 	selp.f32 %f1138, %f1133, %f1138, %p90;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1143, 0f3F800000, %f1138;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1144, %f1127, %f1143;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1132, %f1144;
 	bra.uni $L519_ret_siluF;
 $L519_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1131, %f1132;
 	bra.uni $L517_ret_activate;
 $L514_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p91, %rd19, 2;
 	@%p91 bra $L515_if_then;
 	bra.uni $L516_if_done;
 $L515_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1145, 0f3F000000, %f1127;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1146, %f1127, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L520_entry;
 $L520_entry:
 	.loc 1 26 14
@@ -15886,17 +16033,17 @@ $L530_if_done:
 	bra.uni $L533_entry;
 $L533_entry:
 	.loc 2 91 46
-	mov.b32 %r474, %f1172;
+	mov.b32 %r600, %f1172;
 	.loc 2 91 49
-	and.b32 %r475, %r474, 2147483647;
+	and.b32 %r601, %r600, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r476, %f1146;
+	mov.b32 %r602, %f1146;
 	.loc 2 91 82
-	and.b32 %r477, %r476, 0x80000000;
+	and.b32 %r603, %r602, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r478, %r475, %r477;
+	or.b32 %r604, %r601, %r603;
 	.loc 2 91 29
-	mov.b32 %f1174, %r478;
+	mov.b32 %f1174, %r604;
 	.loc 2 91 2
 	mov.f32 %f1173, %f1174;
 	bra.uni $L534_ret_copysign32;
@@ -15916,17 +16063,17 @@ $L527_if_then:
 $L535_entry:
 	.loc 2 91 46
 	mov.f32 %f1186, 0f3F800000;
-	mov.b32 %r479, %f1186;
+	mov.b32 %r605, %f1186;
 	.loc 2 91 49
-	and.b32 %r480, %r479, 2147483647;
+	and.b32 %r606, %r605, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r481, %f1146;
+	mov.b32 %r607, %f1146;
 	.loc 2 91 82
-	and.b32 %r482, %r481, 0x80000000;
+	and.b32 %r608, %r607, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r483, %r480, %r482;
+	or.b32 %r609, %r606, %r608;
 	.loc 2 91 29
-	mov.b32 %f1187, %r483;
+	mov.b32 %f1187, %r609;
 	.loc 2 91 2
 	mov.f32 %f1185, %f1187;
 	bra.uni $L536_ret_copysign32;
@@ -15935,31 +16082,31 @@ $L536_ret_copysign32:
 	mov.f32 %f1147, %f1185;
 	bra.uni $L532_ret_Erf32;
 $L532_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1188, 0f3F800000, %f1147;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1189, %f1145, %f1188;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1131, %f1189;
 	bra.uni $L517_ret_activate;
 $L516_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1131, %f1127;
 	bra.uni $L517_ret_activate;
 $L517_ret_activate:
 	.loc 5 250 11
-	mul.lo.s64 %rd825, %rd817, %rd16;
+	mul.lo.s64 %rd783, %rd775, %rd16;
 	.loc 5 250 14
-	add.s64 %rd826, %rd825, %rd818;
+	add.s64 %rd784, %rd783, %rd776;
 	.loc 5 251 15
 	setp.gt.s64 %p97, %rd14, 0;
 	@%p97 bra $L506_if_then;
 	bra.uni $L537_edge;
 $L506_if_then:
 	.loc 5 252 20
-	shl.b64 %rd827, %rd826, 2;
-	add.s64 %rd828, %rd13, %rd827;
-	ld.global.nc.f32 %f1191, [%rd828];
+	shl.b64 %rd785, %rd784, 2;
+	add.s64 %rd786, %rd13, %rd785;
+	ld.global.nc.f32 %f1191, [%rd786];
 	.loc 5 252 16
 	bra.uni $L538_entry;
 $L538_entry:
@@ -15980,18 +16127,18 @@ $L540_entry:
 	bra.uni $L541_ret_store;
 $L541_ret_store:
 	.loc 5 254 4
-	shl.b64 %rd829, %rd826, 2;
-	add.s64 %rd830, %rd1, %rd829;
-	st.global.f32 [%rd830], %f1194;
+	shl.b64 %rd787, %rd784, 2;
+	add.s64 %rd788, %rd1, %rd787;
+	st.global.f32 [%rd788], %f1194;
 	bra.uni $L508_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L508_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d:
 	.loc 5 210 6
-	add.s64 %rd831, %rd645, 1;
-	setp.lt.s64 %p98, %rd831, 32;
+	add.s64 %rd789, %rd603, 1;
+	setp.lt.s64 %p98, %rd789, 32;
 	@%p98 bra $L542_edge;
 	bra.uni $L486_if_done;
 $L542_edge:
-	mov.s64 %rd645, %rd831;
+	mov.s64 %rd603, %rd789;
 	bra.uni $L490_rangeint_body;
 $L486_if_done:
 	.loc 5 238 13
@@ -16023,8 +16170,8 @@ $L35_ret_tcMatmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_
 {
 	.reg .pred %p<125>;
 	.reg .b16 %rs<30>;
-	.reg .b32 %r<504>;
-	.reg .b64 %rd<874>;
+	.reg .b32 %r<630>;
+	.reg .b64 %rd<832>;
 	.reg .f32 %f<1348>;
 
 	.loc 5 79 6
@@ -16273,11 +16420,11 @@ $L9_if_else:
 	.loc 5 124 39
 	bra.uni $L38_entry;
 $L38_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd92, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd93, %rd90, %rd92;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd91, %rd93;
 	bra.uni $L39_ret_swz8;
 $L39_ret_swz8:
@@ -16348,11 +16495,11 @@ $L45_if_else:
 	.loc 5 124 39
 	bra.uni $L46_entry;
 $L46_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd118, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd119, %rd116, %rd118;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd117, %rd119;
 	bra.uni $L47_ret_swz8;
 $L47_ret_swz8:
@@ -16450,11 +16597,11 @@ $L55_if_else:
 	.loc 5 124 39
 	bra.uni $L58_entry;
 $L58_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd153, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd154, %rd151, %rd153;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd152, %rd154;
 	bra.uni $L59_ret_swz8;
 $L59_ret_swz8:
@@ -16525,11 +16672,11 @@ $L65_if_else:
 	.loc 5 124 39
 	bra.uni $L66_entry;
 $L66_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd179, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd180, %rd177, %rd179;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd178, %rd180;
 	bra.uni $L67_ret_swz8;
 $L67_ret_swz8:
@@ -16593,11 +16740,11 @@ $L10_if_then:
 	.loc 5 140 22
 	bra.uni $L73_entry;
 $L73_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd225, %rd215, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd226, %rd220, %rd225;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd224, %rd226;
 	bra.uni $L74_ret_swz8;
 $L74_ret_swz8:
@@ -16641,222 +16788,271 @@ $L14_if_then:
 	.loc 5 146 10
 	bra.uni $L75_entry;
 $L75_entry:
-	.loc 5 268 25
-	add.s64 %rd238, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd239, %rd238, %rd17;
-	.loc 5 268 31
-	add.s64 %rd240, %rd239, %rd237;
-	.loc 5 268 42
-	mul.lo.s64 %rd241, %rd201, %rd17;
-	.loc 5 269 15
+	.loc 5 271 38
+	cvt.s32.s64 %r42, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r43, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r44, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd238, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r45, %rd238;
+	.loc 5 272 47
+	add.s64 %rd239, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd240, %rd239, %rd17;
+	.loc 5 272 53
+	add.s64 %rd241, %rd240, %rd237;
+	.loc 5 272 43
+	cvt.s32.s64 %r46, %rd241;
+	.loc 5 272 71
+	mul.lo.s64 %rd242, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r47, %rd242;
+	.loc 5 272 82
+	cvt.s32.s64 %r48, %rd235;
+	.loc 5 273 15
 	setp.lt.s64 %p6, %rd237, %rd17;
-	mov.s64 %rd242, %rd199;
-	mov.s64 %rd243, 0;
-	mov.s64 %rd244, %rd240;
+	mov.s32 %r49, %r42;
+	mov.s32 %r50, 0;
+	mov.s32 %r51, %r46;
 	bra.uni $L78_for_loop;
 $L78_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p7, %rd242, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p7, %r49, %r43;
 	@%p7 bra $L76_for_body;
 	bra.uni $L82_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L76_for_body:
 	@%p6 bra $L81_cond_true;
 	bra.uni $L83_edge;
 $L81_cond_true:
-	.loc 5 272 17
-	add.s64 %rd247, %rd42, %rd242;
-	.loc 5 272 20
-	setp.lt.s64 %p8, %rd247, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p8, %r49, %r45;
 	@%p8 bra $L79_if_then;
 	bra.uni $L84_edge;
 $L79_if_then:
-	mov.s64 %rd245, %rd244;
-	mov.s64 %rd246, 16;
+	mov.s32 %r52, %r51;
+	mov.s64 %rd243, 16;
 	bra.uni $L80_if_done;
 $L84_edge:
-	mov.s64 %rd245, 0;
-	mov.s64 %rd246, 0;
+	mov.s32 %r52, 0;
+	mov.s64 %rd243, 0;
 	bra.uni $L80_if_done;
 $L83_edge:
-	mov.s64 %rd245, 0;
-	mov.s64 %rd246, 0;
+	mov.s32 %r52, 0;
+	mov.s64 %rd243, 0;
 	bra.uni $L80_if_done;
 $L80_if_done:
-	.loc 5 275 25
-	shl.b64 %rd248, %rd243, 1;
-	add.s64 %rd249, %rd234, %rd248;
-	.loc 5 275 32
-	shl.b64 %rd250, %rd245, 1;
-	add.s64 %rd251, %rd4, %rd250;
-	.loc 5 275 19
-	cvt.u32.s64 %r42, %rd246;
-	cp.async.cg.shared.global [%rd249], [%rd251], 16, %r42;
-	.loc 5 276 13
-	add.s64 %rd252, %rd243, %rd235;
-	.loc 5 276 24
-	add.s64 %rd253, %rd244, %rd241;
-	.loc 5 270 18
-	add.s64 %rd254, %rd242, %rd201;
-	mov.s64 %rd242, %rd254;
-	mov.s64 %rd243, %rd252;
-	mov.s64 %rd244, %rd253;
+	.loc 5 279 25
+	cvt.s64.s32 %rd244, %r50;
+	shl.b64 %rd245, %rd244, 1;
+	add.s64 %rd246, %rd234, %rd245;
+	.loc 5 279 32
+	cvt.s64.s32 %rd247, %r52;
+	shl.b64 %rd248, %rd247, 1;
+	add.s64 %rd249, %rd4, %rd248;
+	.loc 5 279 19
+	cvt.u32.s64 %r53, %rd243;
+	cp.async.cg.shared.global [%rd246], [%rd249], 16, %r53;
+	.loc 5 280 13
+	add.s32 %r54, %r50, %r48;
+	.loc 5 280 26
+	add.s32 %r55, %r51, %r47;
+	.loc 5 274 22
+	add.s32 %r56, %r49, %r44;
+	mov.s32 %r49, %r56;
+	mov.s32 %r50, %r54;
+	mov.s32 %r51, %r55;
 	bra.uni $L78_for_loop;
 $L82_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 147 32
-	add.s64 %rd255, 0, %rd213;
+	add.s64 %rd250, 0, %rd213;
 	.loc 5 147 21
-	add.s64 %rd256, %rd29, 1;
-	sub.s64 %rd257, %rd29, %rd255;
-	sub.s64 %rd258, %rd30, %rd255;
-	shl.b64 %rd259, %rd255, 1;
-	add.s64 %rd260, %rd31, %rd259;
+	add.s64 %rd251, %rd29, 1;
+	sub.s64 %rd252, %rd29, %rd250;
+	sub.s64 %rd253, %rd30, %rd250;
+	shl.b64 %rd254, %rd250, 1;
+	add.s64 %rd255, %rd31, %rd254;
 	.loc 5 147 49
-	mul.lo.s64 %rd261, %rd211, %rd212;
+	mul.lo.s64 %rd256, %rd211, %rd212;
 	.loc 5 147 11
 	bra.uni $L85_entry;
 $L85_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p9, %rd18, 0;
 	@%p9 bra $L86_if_then;
 	bra.uni $L88_if_else;
 $L86_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd262, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd263, 0, %rd262;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd257, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd258, 0, %rd257;
+	.loc 5 289 9
 	bra.uni $L90_entry;
 $L90_entry:
-	.loc 5 268 25
-	add.s64 %rd264, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd265, %rd264, %rd17;
-	.loc 5 268 31
-	add.s64 %rd266, %rd265, %rd263;
-	.loc 5 268 42
-	mul.lo.s64 %rd267, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p10, %rd263, %rd17;
-	mov.s64 %rd268, %rd209;
-	mov.s64 %rd269, 0;
-	mov.s64 %rd270, %rd266;
+	.loc 5 271 38
+	cvt.s32.s64 %r57, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r58, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r59, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd259, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r60, %rd259;
+	.loc 5 272 47
+	add.s64 %rd260, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd261, %rd260, %rd17;
+	.loc 5 272 53
+	add.s64 %rd262, %rd261, %rd258;
+	.loc 5 272 43
+	cvt.s32.s64 %r61, %rd262;
+	.loc 5 272 71
+	mul.lo.s64 %rd263, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r62, %rd263;
+	.loc 5 272 82
+	cvt.s32.s64 %r63, %rd256;
+	.loc 5 273 15
+	setp.lt.s64 %p10, %rd258, %rd17;
+	mov.s32 %r64, %r57;
+	mov.s32 %r65, 0;
+	mov.s32 %r66, %r61;
 	bra.uni $L93_for_loop;
 $L93_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p11, %rd268, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p11, %r64, %r58;
 	@%p11 bra $L91_for_body;
 	bra.uni $L15_if_done;
 $L91_for_body:
 	@%p10 bra $L96_cond_true;
 	bra.uni $L98_edge;
 $L96_cond_true:
-	.loc 5 272 17
-	add.s64 %rd273, %rd46, %rd268;
-	.loc 5 272 20
-	setp.lt.s64 %p12, %rd273, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p12, %r64, %r60;
 	@%p12 bra $L94_if_then;
 	bra.uni $L99_edge;
 $L94_if_then:
-	mov.s64 %rd271, %rd270;
-	mov.s64 %rd272, 16;
+	mov.s32 %r67, %r66;
+	mov.s64 %rd264, 16;
 	bra.uni $L95_if_done;
 $L99_edge:
-	mov.s64 %rd271, 0;
-	mov.s64 %rd272, 0;
+	mov.s32 %r67, 0;
+	mov.s64 %rd264, 0;
 	bra.uni $L95_if_done;
 $L98_edge:
-	mov.s64 %rd271, 0;
-	mov.s64 %rd272, 0;
+	mov.s32 %r67, 0;
+	mov.s64 %rd264, 0;
 	bra.uni $L95_if_done;
 $L95_if_done:
-	.loc 5 275 25
-	shl.b64 %rd274, %rd269, 1;
-	add.s64 %rd275, %rd260, %rd274;
-	.loc 5 275 32
-	shl.b64 %rd276, %rd271, 1;
-	add.s64 %rd277, %rd7, %rd276;
-	.loc 5 275 19
-	cvt.u32.s64 %r43, %rd272;
-	cp.async.cg.shared.global [%rd275], [%rd277], 16, %r43;
-	.loc 5 276 13
-	add.s64 %rd278, %rd269, %rd261;
-	.loc 5 276 24
-	add.s64 %rd279, %rd270, %rd267;
-	.loc 5 270 18
-	add.s64 %rd280, %rd268, %rd211;
-	mov.s64 %rd268, %rd280;
-	mov.s64 %rd269, %rd278;
-	mov.s64 %rd270, %rd279;
+	.loc 5 279 25
+	cvt.s64.s32 %rd265, %r65;
+	shl.b64 %rd266, %rd265, 1;
+	add.s64 %rd267, %rd255, %rd266;
+	.loc 5 279 32
+	cvt.s64.s32 %rd268, %r67;
+	shl.b64 %rd269, %rd268, 1;
+	add.s64 %rd270, %rd7, %rd269;
+	.loc 5 279 19
+	cvt.u32.s64 %r68, %rd264;
+	cp.async.cg.shared.global [%rd267], [%rd270], 16, %r68;
+	.loc 5 280 13
+	add.s32 %r69, %r65, %r63;
+	.loc 5 280 26
+	add.s32 %r70, %r66, %r62;
+	.loc 5 274 22
+	add.s32 %r71, %r64, %r59;
+	mov.s32 %r64, %r71;
+	mov.s32 %r65, %r69;
+	mov.s32 %r66, %r70;
 	bra.uni $L93_for_loop;
 $L88_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd281, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd282, %rd46, %rd281;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd271, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd272, %rd46, %rd271;
+	.loc 5 291 9
 	bra.uni $L100_entry;
 $L100_entry:
-	.loc 5 268 25
-	add.s64 %rd283, 0, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd284, %rd283, %rd16;
-	.loc 5 268 31
-	add.s64 %rd285, %rd284, %rd282;
-	.loc 5 268 42
-	mul.lo.s64 %rd286, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p13, %rd282, %rd16;
-	mov.s64 %rd287, %rd209;
-	mov.s64 %rd288, 0;
-	mov.s64 %rd289, %rd285;
+	.loc 5 271 38
+	cvt.s32.s64 %r72, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd273, 32;
+	cvt.s32.s64 %r73, %rd273;
+	.loc 5 271 61
+	cvt.s32.s64 %r74, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd274, %rd17, 0;
+	.loc 5 271 75
+	cvt.s32.s64 %r75, %rd274;
+	.loc 5 272 47
+	add.s64 %rd275, 0, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd276, %rd275, %rd16;
+	.loc 5 272 53
+	add.s64 %rd277, %rd276, %rd272;
+	.loc 5 272 43
+	cvt.s32.s64 %r76, %rd277;
+	.loc 5 272 71
+	mul.lo.s64 %rd278, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r77, %rd278;
+	.loc 5 272 82
+	cvt.s32.s64 %r78, %rd256;
+	.loc 5 273 15
+	setp.lt.s64 %p13, %rd272, %rd16;
+	mov.s32 %r79, %r72;
+	mov.s32 %r80, 0;
+	mov.s32 %r81, %r76;
 	bra.uni $L103_for_loop;
 $L103_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p14, %rd287, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p14, %r79, %r73;
 	@%p14 bra $L101_for_body;
 	bra.uni $L15_if_done;
 $L101_for_body:
 	@%p13 bra $L106_cond_true;
 	bra.uni $L108_edge;
 $L106_cond_true:
-	.loc 5 272 17
-	add.s64 %rd292, 0, %rd287;
-	.loc 5 272 20
-	setp.lt.s64 %p15, %rd292, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p15, %r79, %r75;
 	@%p15 bra $L104_if_then;
 	bra.uni $L109_edge;
 $L104_if_then:
-	mov.s64 %rd290, %rd289;
-	mov.s64 %rd291, 16;
+	mov.s32 %r82, %r81;
+	mov.s64 %rd279, 16;
 	bra.uni $L105_if_done;
 $L109_edge:
-	mov.s64 %rd290, 0;
-	mov.s64 %rd291, 0;
+	mov.s32 %r82, 0;
+	mov.s64 %rd279, 0;
 	bra.uni $L105_if_done;
 $L108_edge:
-	mov.s64 %rd290, 0;
-	mov.s64 %rd291, 0;
+	mov.s32 %r82, 0;
+	mov.s64 %rd279, 0;
 	bra.uni $L105_if_done;
 $L105_if_done:
-	.loc 5 275 25
-	shl.b64 %rd293, %rd288, 1;
-	add.s64 %rd294, %rd260, %rd293;
-	.loc 5 275 32
-	shl.b64 %rd295, %rd290, 1;
-	add.s64 %rd296, %rd7, %rd295;
-	.loc 5 275 19
-	cvt.u32.s64 %r44, %rd291;
-	cp.async.cg.shared.global [%rd294], [%rd296], 16, %r44;
-	.loc 5 276 13
-	add.s64 %rd297, %rd288, %rd261;
-	.loc 5 276 24
-	add.s64 %rd298, %rd289, %rd286;
-	.loc 5 270 18
-	add.s64 %rd299, %rd287, %rd211;
-	mov.s64 %rd287, %rd299;
-	mov.s64 %rd288, %rd297;
-	mov.s64 %rd289, %rd298;
+	.loc 5 279 25
+	cvt.s64.s32 %rd280, %r80;
+	shl.b64 %rd281, %rd280, 1;
+	add.s64 %rd282, %rd255, %rd281;
+	.loc 5 279 32
+	cvt.s64.s32 %rd283, %r82;
+	shl.b64 %rd284, %rd283, 1;
+	add.s64 %rd285, %rd7, %rd284;
+	.loc 5 279 19
+	cvt.u32.s64 %r83, %rd279;
+	cp.async.cg.shared.global [%rd282], [%rd285], 16, %r83;
+	.loc 5 280 13
+	add.s32 %r84, %r80, %r78;
+	.loc 5 280 26
+	add.s32 %r85, %r81, %r77;
+	.loc 5 274 22
+	add.s32 %r86, %r79, %r74;
+	mov.s32 %r79, %r86;
+	mov.s32 %r80, %r84;
+	mov.s32 %r81, %r85;
 	bra.uni $L103_for_loop;
 $L15_if_done:
 	.loc 5 149 20
@@ -16869,238 +17065,287 @@ $L110_rangeint_body:
 	bra.uni $L112_if_done;
 $L111_if_then:
 	.loc 5 146 27
-	add.s64 %rd300, 4096, %rd208;
+	add.s64 %rd286, 4096, %rd208;
 	.loc 5 146 16
-	add.s64 %rd301, %rd26, 1;
-	sub.s64 %rd302, %rd26, %rd300;
-	sub.s64 %rd303, %rd27, %rd300;
-	shl.b64 %rd304, %rd300, 1;
-	add.s64 %rd305, %rd21, %rd304;
+	add.s64 %rd287, %rd26, 1;
+	sub.s64 %rd288, %rd26, %rd286;
+	sub.s64 %rd289, %rd27, %rd286;
+	shl.b64 %rd290, %rd286, 1;
+	add.s64 %rd291, %rd21, %rd290;
 	.loc 5 146 44
-	mul.lo.s64 %rd306, %rd201, 32;
+	mul.lo.s64 %rd292, %rd201, 32;
 	.loc 5 146 86
-	mul.lo.s64 %rd307, %rd200, 8;
+	mul.lo.s64 %rd293, %rd200, 8;
 	.loc 5 146 82
-	add.s64 %rd308, 32, %rd307;
+	add.s64 %rd294, 32, %rd293;
 	.loc 5 146 10
 	bra.uni $L113_entry;
 $L113_entry:
-	.loc 5 268 25
-	add.s64 %rd309, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd310, %rd309, %rd17;
-	.loc 5 268 31
-	add.s64 %rd311, %rd310, %rd308;
-	.loc 5 268 42
-	mul.lo.s64 %rd312, %rd201, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p17, %rd308, %rd17;
-	mov.s64 %rd313, %rd199;
-	mov.s64 %rd314, 0;
-	mov.s64 %rd315, %rd311;
+	.loc 5 271 38
+	cvt.s32.s64 %r87, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r88, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r89, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd295, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r90, %rd295;
+	.loc 5 272 47
+	add.s64 %rd296, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd297, %rd296, %rd17;
+	.loc 5 272 53
+	add.s64 %rd298, %rd297, %rd294;
+	.loc 5 272 43
+	cvt.s32.s64 %r91, %rd298;
+	.loc 5 272 71
+	mul.lo.s64 %rd299, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r92, %rd299;
+	.loc 5 272 82
+	cvt.s32.s64 %r93, %rd292;
+	.loc 5 273 15
+	setp.lt.s64 %p17, %rd294, %rd17;
+	mov.s32 %r94, %r87;
+	mov.s32 %r95, 0;
+	mov.s32 %r96, %r91;
 	bra.uni $L116_for_loop;
 $L116_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p18, %rd313, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p18, %r94, %r88;
 	@%p18 bra $L114_for_body;
 	bra.uni $L120_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L114_for_body:
 	@%p17 bra $L119_cond_true;
 	bra.uni $L121_edge;
 $L119_cond_true:
-	.loc 5 272 17
-	add.s64 %rd318, %rd42, %rd313;
-	.loc 5 272 20
-	setp.lt.s64 %p19, %rd318, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p19, %r94, %r90;
 	@%p19 bra $L117_if_then;
 	bra.uni $L122_edge;
 $L117_if_then:
-	mov.s64 %rd316, %rd315;
-	mov.s64 %rd317, 16;
+	mov.s32 %r97, %r96;
+	mov.s64 %rd300, 16;
 	bra.uni $L118_if_done;
 $L122_edge:
-	mov.s64 %rd316, 0;
-	mov.s64 %rd317, 0;
+	mov.s32 %r97, 0;
+	mov.s64 %rd300, 0;
 	bra.uni $L118_if_done;
 $L121_edge:
-	mov.s64 %rd316, 0;
-	mov.s64 %rd317, 0;
+	mov.s32 %r97, 0;
+	mov.s64 %rd300, 0;
 	bra.uni $L118_if_done;
 $L118_if_done:
-	.loc 5 275 25
-	shl.b64 %rd319, %rd314, 1;
-	add.s64 %rd320, %rd305, %rd319;
-	.loc 5 275 32
-	shl.b64 %rd321, %rd316, 1;
-	add.s64 %rd322, %rd4, %rd321;
-	.loc 5 275 19
-	cvt.u32.s64 %r45, %rd317;
-	cp.async.cg.shared.global [%rd320], [%rd322], 16, %r45;
-	.loc 5 276 13
-	add.s64 %rd323, %rd314, %rd306;
-	.loc 5 276 24
-	add.s64 %rd324, %rd315, %rd312;
-	.loc 5 270 18
-	add.s64 %rd325, %rd313, %rd201;
-	mov.s64 %rd313, %rd325;
-	mov.s64 %rd314, %rd323;
-	mov.s64 %rd315, %rd324;
+	.loc 5 279 25
+	cvt.s64.s32 %rd301, %r95;
+	shl.b64 %rd302, %rd301, 1;
+	add.s64 %rd303, %rd291, %rd302;
+	.loc 5 279 32
+	cvt.s64.s32 %rd304, %r97;
+	shl.b64 %rd305, %rd304, 1;
+	add.s64 %rd306, %rd4, %rd305;
+	.loc 5 279 19
+	cvt.u32.s64 %r98, %rd300;
+	cp.async.cg.shared.global [%rd303], [%rd306], 16, %r98;
+	.loc 5 280 13
+	add.s32 %r99, %r95, %r93;
+	.loc 5 280 26
+	add.s32 %r100, %r96, %r92;
+	.loc 5 274 22
+	add.s32 %r101, %r94, %r89;
+	mov.s32 %r94, %r101;
+	mov.s32 %r95, %r99;
+	mov.s32 %r96, %r100;
 	bra.uni $L116_for_loop;
 $L120_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 147 32
-	add.s64 %rd326, 4096, %rd213;
+	add.s64 %rd307, 4096, %rd213;
 	.loc 5 147 21
-	add.s64 %rd327, %rd29, 1;
-	sub.s64 %rd328, %rd29, %rd326;
-	sub.s64 %rd329, %rd30, %rd326;
-	shl.b64 %rd330, %rd326, 1;
-	add.s64 %rd331, %rd31, %rd330;
+	add.s64 %rd308, %rd29, 1;
+	sub.s64 %rd309, %rd29, %rd307;
+	sub.s64 %rd310, %rd30, %rd307;
+	shl.b64 %rd311, %rd307, 1;
+	add.s64 %rd312, %rd31, %rd311;
 	.loc 5 147 49
-	mul.lo.s64 %rd332, %rd211, %rd212;
+	mul.lo.s64 %rd313, %rd211, %rd212;
 	.loc 5 147 11
 	bra.uni $L123_entry;
 $L123_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p20, %rd18, 0;
 	@%p20 bra $L124_if_then;
 	bra.uni $L126_if_else;
 $L124_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd333, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd334, 32, %rd333;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd314, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd315, 32, %rd314;
+	.loc 5 289 9
 	bra.uni $L128_entry;
 $L128_entry:
-	.loc 5 268 25
-	add.s64 %rd335, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd336, %rd335, %rd17;
-	.loc 5 268 31
-	add.s64 %rd337, %rd336, %rd334;
-	.loc 5 268 42
-	mul.lo.s64 %rd338, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p21, %rd334, %rd17;
-	mov.s64 %rd339, %rd209;
-	mov.s64 %rd340, 0;
-	mov.s64 %rd341, %rd337;
+	.loc 5 271 38
+	cvt.s32.s64 %r102, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r103, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r104, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd316, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r105, %rd316;
+	.loc 5 272 47
+	add.s64 %rd317, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd318, %rd317, %rd17;
+	.loc 5 272 53
+	add.s64 %rd319, %rd318, %rd315;
+	.loc 5 272 43
+	cvt.s32.s64 %r106, %rd319;
+	.loc 5 272 71
+	mul.lo.s64 %rd320, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r107, %rd320;
+	.loc 5 272 82
+	cvt.s32.s64 %r108, %rd313;
+	.loc 5 273 15
+	setp.lt.s64 %p21, %rd315, %rd17;
+	mov.s32 %r109, %r102;
+	mov.s32 %r110, 0;
+	mov.s32 %r111, %r106;
 	bra.uni $L131_for_loop;
 $L131_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p22, %rd339, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p22, %r109, %r103;
 	@%p22 bra $L129_for_body;
 	bra.uni $L112_if_done;
 $L129_for_body:
 	@%p21 bra $L134_cond_true;
 	bra.uni $L136_edge;
 $L134_cond_true:
-	.loc 5 272 17
-	add.s64 %rd344, %rd46, %rd339;
-	.loc 5 272 20
-	setp.lt.s64 %p23, %rd344, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p23, %r109, %r105;
 	@%p23 bra $L132_if_then;
 	bra.uni $L137_edge;
 $L132_if_then:
-	mov.s64 %rd342, %rd341;
-	mov.s64 %rd343, 16;
+	mov.s32 %r112, %r111;
+	mov.s64 %rd321, 16;
 	bra.uni $L133_if_done;
 $L137_edge:
-	mov.s64 %rd342, 0;
-	mov.s64 %rd343, 0;
+	mov.s32 %r112, 0;
+	mov.s64 %rd321, 0;
 	bra.uni $L133_if_done;
 $L136_edge:
-	mov.s64 %rd342, 0;
-	mov.s64 %rd343, 0;
+	mov.s32 %r112, 0;
+	mov.s64 %rd321, 0;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 5 275 25
-	shl.b64 %rd345, %rd340, 1;
-	add.s64 %rd346, %rd331, %rd345;
-	.loc 5 275 32
-	shl.b64 %rd347, %rd342, 1;
-	add.s64 %rd348, %rd7, %rd347;
-	.loc 5 275 19
-	cvt.u32.s64 %r46, %rd343;
-	cp.async.cg.shared.global [%rd346], [%rd348], 16, %r46;
-	.loc 5 276 13
-	add.s64 %rd349, %rd340, %rd332;
-	.loc 5 276 24
-	add.s64 %rd350, %rd341, %rd338;
-	.loc 5 270 18
-	add.s64 %rd351, %rd339, %rd211;
-	mov.s64 %rd339, %rd351;
-	mov.s64 %rd340, %rd349;
-	mov.s64 %rd341, %rd350;
+	.loc 5 279 25
+	cvt.s64.s32 %rd322, %r110;
+	shl.b64 %rd323, %rd322, 1;
+	add.s64 %rd324, %rd312, %rd323;
+	.loc 5 279 32
+	cvt.s64.s32 %rd325, %r112;
+	shl.b64 %rd326, %rd325, 1;
+	add.s64 %rd327, %rd7, %rd326;
+	.loc 5 279 19
+	cvt.u32.s64 %r113, %rd321;
+	cp.async.cg.shared.global [%rd324], [%rd327], 16, %r113;
+	.loc 5 280 13
+	add.s32 %r114, %r110, %r108;
+	.loc 5 280 26
+	add.s32 %r115, %r111, %r107;
+	.loc 5 274 22
+	add.s32 %r116, %r109, %r104;
+	mov.s32 %r109, %r116;
+	mov.s32 %r110, %r114;
+	mov.s32 %r111, %r115;
 	bra.uni $L131_for_loop;
 $L126_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd352, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd353, %rd46, %rd352;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd328, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd329, %rd46, %rd328;
+	.loc 5 291 9
 	bra.uni $L138_entry;
 $L138_entry:
-	.loc 5 268 25
-	add.s64 %rd354, 32, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd355, %rd354, %rd16;
-	.loc 5 268 31
-	add.s64 %rd356, %rd355, %rd353;
-	.loc 5 268 42
-	mul.lo.s64 %rd357, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p24, %rd353, %rd16;
-	mov.s64 %rd358, %rd209;
-	mov.s64 %rd359, 0;
-	mov.s64 %rd360, %rd356;
+	.loc 5 271 38
+	cvt.s32.s64 %r117, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd330, 32;
+	cvt.s32.s64 %r118, %rd330;
+	.loc 5 271 61
+	cvt.s32.s64 %r119, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd331, %rd17, 32;
+	.loc 5 271 75
+	cvt.s32.s64 %r120, %rd331;
+	.loc 5 272 47
+	add.s64 %rd332, 32, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd333, %rd332, %rd16;
+	.loc 5 272 53
+	add.s64 %rd334, %rd333, %rd329;
+	.loc 5 272 43
+	cvt.s32.s64 %r121, %rd334;
+	.loc 5 272 71
+	mul.lo.s64 %rd335, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r122, %rd335;
+	.loc 5 272 82
+	cvt.s32.s64 %r123, %rd313;
+	.loc 5 273 15
+	setp.lt.s64 %p24, %rd329, %rd16;
+	mov.s32 %r124, %r117;
+	mov.s32 %r125, 0;
+	mov.s32 %r126, %r121;
 	bra.uni $L141_for_loop;
 $L141_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p25, %rd358, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p25, %r124, %r118;
 	@%p25 bra $L139_for_body;
 	bra.uni $L112_if_done;
 $L139_for_body:
 	@%p24 bra $L144_cond_true;
 	bra.uni $L146_edge;
 $L144_cond_true:
-	.loc 5 272 17
-	add.s64 %rd363, 32, %rd358;
-	.loc 5 272 20
-	setp.lt.s64 %p26, %rd363, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p26, %r124, %r120;
 	@%p26 bra $L142_if_then;
 	bra.uni $L147_edge;
 $L142_if_then:
-	mov.s64 %rd361, %rd360;
-	mov.s64 %rd362, 16;
+	mov.s32 %r127, %r126;
+	mov.s64 %rd336, 16;
 	bra.uni $L143_if_done;
 $L147_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
+	mov.s32 %r127, 0;
+	mov.s64 %rd336, 0;
 	bra.uni $L143_if_done;
 $L146_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
+	mov.s32 %r127, 0;
+	mov.s64 %rd336, 0;
 	bra.uni $L143_if_done;
 $L143_if_done:
-	.loc 5 275 25
-	shl.b64 %rd364, %rd359, 1;
-	add.s64 %rd365, %rd331, %rd364;
-	.loc 5 275 32
-	shl.b64 %rd366, %rd361, 1;
-	add.s64 %rd367, %rd7, %rd366;
-	.loc 5 275 19
-	cvt.u32.s64 %r47, %rd362;
-	cp.async.cg.shared.global [%rd365], [%rd367], 16, %r47;
-	.loc 5 276 13
-	add.s64 %rd368, %rd359, %rd332;
-	.loc 5 276 24
-	add.s64 %rd369, %rd360, %rd357;
-	.loc 5 270 18
-	add.s64 %rd370, %rd358, %rd211;
-	mov.s64 %rd358, %rd370;
-	mov.s64 %rd359, %rd368;
-	mov.s64 %rd360, %rd369;
+	.loc 5 279 25
+	cvt.s64.s32 %rd337, %r125;
+	shl.b64 %rd338, %rd337, 1;
+	add.s64 %rd339, %rd312, %rd338;
+	.loc 5 279 32
+	cvt.s64.s32 %rd340, %r127;
+	shl.b64 %rd341, %rd340, 1;
+	add.s64 %rd342, %rd7, %rd341;
+	.loc 5 279 19
+	cvt.u32.s64 %r128, %rd336;
+	cp.async.cg.shared.global [%rd339], [%rd342], 16, %r128;
+	.loc 5 280 13
+	add.s32 %r129, %r125, %r123;
+	.loc 5 280 26
+	add.s32 %r130, %r126, %r122;
+	.loc 5 274 22
+	add.s32 %r131, %r124, %r119;
+	mov.s32 %r124, %r131;
+	mov.s32 %r125, %r129;
+	mov.s32 %r126, %r130;
 	bra.uni $L141_for_loop;
 $L112_if_done:
 	.loc 5 149 20
@@ -17172,13 +17417,13 @@ $L13_rangeint_done:
 	mov.f32 %f61, 0f00000000;
 	mov.f32 %f62, 0f00000000;
 	mov.f32 %f63, 0f00000000;
-	mov.s64 %rd371, 0;
-	mov.s64 %rd372, 2;
-	mov.s64 %rd373, 0;
+	mov.s64 %rd343, 0;
+	mov.s64 %rd344, 2;
+	mov.s64 %rd345, 0;
 	bra.uni $L16_for_loop;
 $L16_for_loop:
 	.loc 5 154 18
-	setp.lt.s64 %p27, %rd373, %rd63;
+	setp.lt.s64 %p27, %rd345, %rd63;
 	@%p27 bra $L17_for_body;
 	bra.uni $L18_for_done;
 $L17_for_body:
@@ -17187,539 +17432,588 @@ $L17_for_body:
 	.loc 5 156 9
 	bar.sync 0;
 	.loc 5 157 15
-	add.s64 %rd374, %rd373, 3;
+	add.s64 %rd346, %rd345, 3;
 	.loc 5 157 26
-	sub.s64 %rd375, %rd374, 1;
+	sub.s64 %rd347, %rd346, 1;
 	.loc 5 157 34
-	setp.lt.s64 %p28, %rd375, %rd63;
+	setp.lt.s64 %p28, %rd347, %rd63;
 	@%p28 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
 	.loc 5 158 19
-	mul.lo.s64 %rd376, %rd372, 4096;
+	mul.lo.s64 %rd348, %rd344, 4096;
 	.loc 5 158 28
-	add.s64 %rd377, %rd376, %rd208;
+	add.s64 %rd349, %rd348, %rd208;
 	.loc 5 158 16
-	add.s64 %rd378, %rd26, 1;
-	sub.s64 %rd379, %rd26, %rd377;
-	sub.s64 %rd380, %rd27, %rd377;
-	shl.b64 %rd381, %rd377, 1;
-	add.s64 %rd382, %rd21, %rd381;
+	add.s64 %rd350, %rd26, 1;
+	sub.s64 %rd351, %rd26, %rd349;
+	sub.s64 %rd352, %rd27, %rd349;
+	shl.b64 %rd353, %rd349, 1;
+	add.s64 %rd354, %rd21, %rd353;
 	.loc 5 158 45
-	mul.lo.s64 %rd383, %rd201, 32;
+	mul.lo.s64 %rd355, %rd201, 32;
 	.loc 5 158 79
-	mul.lo.s64 %rd384, %rd375, 32;
+	mul.lo.s64 %rd356, %rd347, 32;
 	.loc 5 158 88
-	mul.lo.s64 %rd385, %rd200, 8;
+	mul.lo.s64 %rd357, %rd200, 8;
 	.loc 5 158 84
-	add.s64 %rd386, %rd384, %rd385;
+	add.s64 %rd358, %rd356, %rd357;
 	.loc 5 158 10
 	bra.uni $L148_entry;
 $L148_entry:
-	.loc 5 268 25
-	add.s64 %rd387, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd388, %rd387, %rd17;
-	.loc 5 268 31
-	add.s64 %rd389, %rd388, %rd386;
-	.loc 5 268 42
-	mul.lo.s64 %rd390, %rd201, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p29, %rd386, %rd17;
-	mov.s64 %rd391, %rd199;
-	mov.s64 %rd392, 0;
-	mov.s64 %rd393, %rd389;
+	.loc 5 271 38
+	cvt.s32.s64 %r132, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r133, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r134, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd359, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r135, %rd359;
+	.loc 5 272 47
+	add.s64 %rd360, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd361, %rd360, %rd17;
+	.loc 5 272 53
+	add.s64 %rd362, %rd361, %rd358;
+	.loc 5 272 43
+	cvt.s32.s64 %r136, %rd362;
+	.loc 5 272 71
+	mul.lo.s64 %rd363, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r137, %rd363;
+	.loc 5 272 82
+	cvt.s32.s64 %r138, %rd355;
+	.loc 5 273 15
+	setp.lt.s64 %p29, %rd358, %rd17;
+	mov.s32 %r139, %r132;
+	mov.s32 %r140, 0;
+	mov.s32 %r141, %r136;
 	bra.uni $L151_for_loop;
 $L151_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p30, %rd391, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p30, %r139, %r133;
 	@%p30 bra $L149_for_body;
 	bra.uni $L155_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L149_for_body:
 	@%p29 bra $L154_cond_true;
 	bra.uni $L156_edge;
 $L154_cond_true:
-	.loc 5 272 17
-	add.s64 %rd396, %rd42, %rd391;
-	.loc 5 272 20
-	setp.lt.s64 %p31, %rd396, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p31, %r139, %r135;
 	@%p31 bra $L152_if_then;
 	bra.uni $L157_edge;
 $L152_if_then:
-	mov.s64 %rd394, %rd393;
-	mov.s64 %rd395, 16;
+	mov.s32 %r142, %r141;
+	mov.s64 %rd364, 16;
 	bra.uni $L153_if_done;
 $L157_edge:
-	mov.s64 %rd394, 0;
-	mov.s64 %rd395, 0;
+	mov.s32 %r142, 0;
+	mov.s64 %rd364, 0;
 	bra.uni $L153_if_done;
 $L156_edge:
-	mov.s64 %rd394, 0;
-	mov.s64 %rd395, 0;
+	mov.s32 %r142, 0;
+	mov.s64 %rd364, 0;
 	bra.uni $L153_if_done;
 $L153_if_done:
-	.loc 5 275 25
-	shl.b64 %rd397, %rd392, 1;
-	add.s64 %rd398, %rd382, %rd397;
-	.loc 5 275 32
-	shl.b64 %rd399, %rd394, 1;
-	add.s64 %rd400, %rd4, %rd399;
-	.loc 5 275 19
-	cvt.u32.s64 %r48, %rd395;
-	cp.async.cg.shared.global [%rd398], [%rd400], 16, %r48;
-	.loc 5 276 13
-	add.s64 %rd401, %rd392, %rd383;
-	.loc 5 276 24
-	add.s64 %rd402, %rd393, %rd390;
-	.loc 5 270 18
-	add.s64 %rd403, %rd391, %rd201;
-	mov.s64 %rd391, %rd403;
-	mov.s64 %rd392, %rd401;
-	mov.s64 %rd393, %rd402;
+	.loc 5 279 25
+	cvt.s64.s32 %rd365, %r140;
+	shl.b64 %rd366, %rd365, 1;
+	add.s64 %rd367, %rd354, %rd366;
+	.loc 5 279 32
+	cvt.s64.s32 %rd368, %r142;
+	shl.b64 %rd369, %rd368, 1;
+	add.s64 %rd370, %rd4, %rd369;
+	.loc 5 279 19
+	cvt.u32.s64 %r143, %rd364;
+	cp.async.cg.shared.global [%rd367], [%rd370], 16, %r143;
+	.loc 5 280 13
+	add.s32 %r144, %r140, %r138;
+	.loc 5 280 26
+	add.s32 %r145, %r141, %r137;
+	.loc 5 274 22
+	add.s32 %r146, %r139, %r134;
+	mov.s32 %r139, %r146;
+	mov.s32 %r140, %r144;
+	mov.s32 %r141, %r145;
 	bra.uni $L151_for_loop;
 $L155_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 159 24
-	mul.lo.s64 %rd404, %rd372, 4096;
+	mul.lo.s64 %rd371, %rd344, 4096;
 	.loc 5 159 33
-	add.s64 %rd405, %rd404, %rd213;
+	add.s64 %rd372, %rd371, %rd213;
 	.loc 5 159 21
-	add.s64 %rd406, %rd29, 1;
-	sub.s64 %rd407, %rd29, %rd405;
-	sub.s64 %rd408, %rd30, %rd405;
-	shl.b64 %rd409, %rd405, 1;
-	add.s64 %rd410, %rd31, %rd409;
+	add.s64 %rd373, %rd29, 1;
+	sub.s64 %rd374, %rd29, %rd372;
+	sub.s64 %rd375, %rd30, %rd372;
+	shl.b64 %rd376, %rd372, 1;
+	add.s64 %rd377, %rd31, %rd376;
 	.loc 5 159 50
-	mul.lo.s64 %rd411, %rd211, %rd212;
+	mul.lo.s64 %rd378, %rd211, %rd212;
 	.loc 5 159 77
-	mul.lo.s64 %rd412, %rd375, 32;
+	mul.lo.s64 %rd379, %rd347, 32;
 	.loc 5 159 11
 	bra.uni $L158_entry;
 $L158_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p32, %rd18, 0;
 	@%p32 bra $L159_if_then;
 	bra.uni $L161_if_else;
 $L159_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd413, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd414, %rd412, %rd413;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd380, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd381, %rd379, %rd380;
+	.loc 5 289 9
 	bra.uni $L163_entry;
 $L163_entry:
-	.loc 5 268 25
-	add.s64 %rd415, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd416, %rd415, %rd17;
-	.loc 5 268 31
-	add.s64 %rd417, %rd416, %rd414;
-	.loc 5 268 42
-	mul.lo.s64 %rd418, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p33, %rd414, %rd17;
-	mov.s64 %rd419, %rd209;
-	mov.s64 %rd420, 0;
-	mov.s64 %rd421, %rd417;
+	.loc 5 271 38
+	cvt.s32.s64 %r147, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r148, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r149, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd382, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r150, %rd382;
+	.loc 5 272 47
+	add.s64 %rd383, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd384, %rd383, %rd17;
+	.loc 5 272 53
+	add.s64 %rd385, %rd384, %rd381;
+	.loc 5 272 43
+	cvt.s32.s64 %r151, %rd385;
+	.loc 5 272 71
+	mul.lo.s64 %rd386, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r152, %rd386;
+	.loc 5 272 82
+	cvt.s32.s64 %r153, %rd378;
+	.loc 5 273 15
+	setp.lt.s64 %p33, %rd381, %rd17;
+	mov.s32 %r154, %r147;
+	mov.s32 %r155, 0;
+	mov.s32 %r156, %r151;
 	bra.uni $L166_for_loop;
 $L166_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p34, %rd419, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p34, %r154, %r148;
 	@%p34 bra $L164_for_body;
 	bra.uni $L20_if_done;
 $L164_for_body:
 	@%p33 bra $L169_cond_true;
 	bra.uni $L171_edge;
 $L169_cond_true:
-	.loc 5 272 17
-	add.s64 %rd424, %rd46, %rd419;
-	.loc 5 272 20
-	setp.lt.s64 %p35, %rd424, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p35, %r154, %r150;
 	@%p35 bra $L167_if_then;
 	bra.uni $L172_edge;
 $L167_if_then:
-	mov.s64 %rd422, %rd421;
-	mov.s64 %rd423, 16;
+	mov.s32 %r157, %r156;
+	mov.s64 %rd387, 16;
 	bra.uni $L168_if_done;
 $L172_edge:
-	mov.s64 %rd422, 0;
-	mov.s64 %rd423, 0;
+	mov.s32 %r157, 0;
+	mov.s64 %rd387, 0;
 	bra.uni $L168_if_done;
 $L171_edge:
-	mov.s64 %rd422, 0;
-	mov.s64 %rd423, 0;
+	mov.s32 %r157, 0;
+	mov.s64 %rd387, 0;
 	bra.uni $L168_if_done;
 $L168_if_done:
-	.loc 5 275 25
-	shl.b64 %rd425, %rd420, 1;
-	add.s64 %rd426, %rd410, %rd425;
-	.loc 5 275 32
-	shl.b64 %rd427, %rd422, 1;
-	add.s64 %rd428, %rd7, %rd427;
-	.loc 5 275 19
-	cvt.u32.s64 %r49, %rd423;
-	cp.async.cg.shared.global [%rd426], [%rd428], 16, %r49;
-	.loc 5 276 13
-	add.s64 %rd429, %rd420, %rd411;
-	.loc 5 276 24
-	add.s64 %rd430, %rd421, %rd418;
-	.loc 5 270 18
-	add.s64 %rd431, %rd419, %rd211;
-	mov.s64 %rd419, %rd431;
-	mov.s64 %rd420, %rd429;
-	mov.s64 %rd421, %rd430;
+	.loc 5 279 25
+	cvt.s64.s32 %rd388, %r155;
+	shl.b64 %rd389, %rd388, 1;
+	add.s64 %rd390, %rd377, %rd389;
+	.loc 5 279 32
+	cvt.s64.s32 %rd391, %r157;
+	shl.b64 %rd392, %rd391, 1;
+	add.s64 %rd393, %rd7, %rd392;
+	.loc 5 279 19
+	cvt.u32.s64 %r158, %rd387;
+	cp.async.cg.shared.global [%rd390], [%rd393], 16, %r158;
+	.loc 5 280 13
+	add.s32 %r159, %r155, %r153;
+	.loc 5 280 26
+	add.s32 %r160, %r156, %r152;
+	.loc 5 274 22
+	add.s32 %r161, %r154, %r149;
+	mov.s32 %r154, %r161;
+	mov.s32 %r155, %r159;
+	mov.s32 %r156, %r160;
 	bra.uni $L166_for_loop;
 $L161_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd432, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd433, %rd46, %rd432;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd394, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd395, %rd46, %rd394;
+	.loc 5 291 9
 	bra.uni $L173_entry;
 $L173_entry:
-	.loc 5 268 25
-	add.s64 %rd434, %rd412, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd435, %rd434, %rd16;
-	.loc 5 268 31
-	add.s64 %rd436, %rd435, %rd433;
-	.loc 5 268 42
-	mul.lo.s64 %rd437, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p36, %rd433, %rd16;
-	mov.s64 %rd438, %rd209;
-	mov.s64 %rd439, 0;
-	mov.s64 %rd440, %rd436;
+	.loc 5 271 38
+	cvt.s32.s64 %r162, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd396, 32;
+	cvt.s32.s64 %r163, %rd396;
+	.loc 5 271 61
+	cvt.s32.s64 %r164, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd397, %rd17, %rd379;
+	.loc 5 271 75
+	cvt.s32.s64 %r165, %rd397;
+	.loc 5 272 47
+	add.s64 %rd398, %rd379, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd399, %rd398, %rd16;
+	.loc 5 272 53
+	add.s64 %rd400, %rd399, %rd395;
+	.loc 5 272 43
+	cvt.s32.s64 %r166, %rd400;
+	.loc 5 272 71
+	mul.lo.s64 %rd401, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r167, %rd401;
+	.loc 5 272 82
+	cvt.s32.s64 %r168, %rd378;
+	.loc 5 273 15
+	setp.lt.s64 %p36, %rd395, %rd16;
+	mov.s32 %r169, %r162;
+	mov.s32 %r170, 0;
+	mov.s32 %r171, %r166;
 	bra.uni $L176_for_loop;
 $L176_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p37, %rd438, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p37, %r169, %r163;
 	@%p37 bra $L174_for_body;
 	bra.uni $L20_if_done;
 $L174_for_body:
 	@%p36 bra $L179_cond_true;
 	bra.uni $L181_edge;
 $L179_cond_true:
-	.loc 5 272 17
-	add.s64 %rd443, %rd412, %rd438;
-	.loc 5 272 20
-	setp.lt.s64 %p38, %rd443, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p38, %r169, %r165;
 	@%p38 bra $L177_if_then;
 	bra.uni $L182_edge;
 $L177_if_then:
-	mov.s64 %rd441, %rd440;
-	mov.s64 %rd442, 16;
+	mov.s32 %r172, %r171;
+	mov.s64 %rd402, 16;
 	bra.uni $L178_if_done;
 $L182_edge:
-	mov.s64 %rd441, 0;
-	mov.s64 %rd442, 0;
+	mov.s32 %r172, 0;
+	mov.s64 %rd402, 0;
 	bra.uni $L178_if_done;
 $L181_edge:
-	mov.s64 %rd441, 0;
-	mov.s64 %rd442, 0;
+	mov.s32 %r172, 0;
+	mov.s64 %rd402, 0;
 	bra.uni $L178_if_done;
 $L178_if_done:
-	.loc 5 275 25
-	shl.b64 %rd444, %rd439, 1;
-	add.s64 %rd445, %rd410, %rd444;
-	.loc 5 275 32
-	shl.b64 %rd446, %rd441, 1;
-	add.s64 %rd447, %rd7, %rd446;
-	.loc 5 275 19
-	cvt.u32.s64 %r50, %rd442;
-	cp.async.cg.shared.global [%rd445], [%rd447], 16, %r50;
-	.loc 5 276 13
-	add.s64 %rd448, %rd439, %rd411;
-	.loc 5 276 24
-	add.s64 %rd449, %rd440, %rd437;
-	.loc 5 270 18
-	add.s64 %rd450, %rd438, %rd211;
-	mov.s64 %rd438, %rd450;
-	mov.s64 %rd439, %rd448;
-	mov.s64 %rd440, %rd449;
+	.loc 5 279 25
+	cvt.s64.s32 %rd403, %r170;
+	shl.b64 %rd404, %rd403, 1;
+	add.s64 %rd405, %rd377, %rd404;
+	.loc 5 279 32
+	cvt.s64.s32 %rd406, %r172;
+	shl.b64 %rd407, %rd406, 1;
+	add.s64 %rd408, %rd7, %rd407;
+	.loc 5 279 19
+	cvt.u32.s64 %r173, %rd402;
+	cp.async.cg.shared.global [%rd405], [%rd408], 16, %r173;
+	.loc 5 280 13
+	add.s32 %r174, %r170, %r168;
+	.loc 5 280 26
+	add.s32 %r175, %r171, %r167;
+	.loc 5 274 22
+	add.s32 %r176, %r169, %r164;
+	mov.s32 %r169, %r176;
+	mov.s32 %r170, %r174;
+	mov.s32 %r171, %r175;
 	bra.uni $L176_for_loop;
 $L20_if_done:
 	.loc 5 161 20
 	cp.async.commit_group;
 	.loc 5 162 18
-	mul.lo.s64 %rd451, %rd371, 4096;
+	mul.lo.s64 %rd409, %rd343, 4096;
 	.loc 5 162 15
-	add.s64 %rd452, %rd26, 1;
-	sub.s64 %rd453, %rd26, %rd451;
-	sub.s64 %rd454, %rd27, %rd451;
-	shl.b64 %rd455, %rd451, 1;
-	add.s64 %rd456, %rd21, %rd455;
+	add.s64 %rd410, %rd26, 1;
+	sub.s64 %rd411, %rd26, %rd409;
+	sub.s64 %rd412, %rd27, %rd409;
+	shl.b64 %rd413, %rd409, 1;
+	add.s64 %rd414, %rd21, %rd413;
 	.loc 5 162 36
-	mul.lo.s64 %rd457, %rd371, 4096;
+	mul.lo.s64 %rd415, %rd343, 4096;
 	.loc 5 162 33
-	add.s64 %rd458, %rd29, 1;
-	sub.s64 %rd459, %rd29, %rd457;
-	sub.s64 %rd460, %rd30, %rd457;
-	shl.b64 %rd461, %rd457, 1;
-	add.s64 %rd462, %rd31, %rd461;
+	add.s64 %rd416, %rd29, 1;
+	sub.s64 %rd417, %rd29, %rd415;
+	sub.s64 %rd418, %rd30, %rd415;
+	shl.b64 %rd419, %rd415, 1;
+	add.s64 %rd420, %rd31, %rd419;
 	bra.uni $L21_rangeint_body;
 $L21_rangeint_body:
 	.loc 5 165 8
-	mov.u32 %r51, 0;
-	mov.u32 %r52, 0;
-	mov.u32 %r53, 0;
-	mov.u32 %r54, 0;
-	mov.u32 %r55, 0;
-	mov.u32 %r56, 0;
-	mov.u32 %r57, 0;
-	mov.u32 %r58, 0;
-	mov.u32 %r59, 0;
-	mov.u32 %r60, 0;
-	mov.u32 %r61, 0;
-	mov.u32 %r62, 0;
-	mov.u32 %r63, 0;
-	mov.u32 %r64, 0;
-	mov.u32 %r65, 0;
-	mov.u32 %r66, 0;
+	mov.u32 %r177, 0;
+	mov.u32 %r178, 0;
+	mov.u32 %r179, 0;
+	mov.u32 %r180, 0;
+	mov.u32 %r181, 0;
+	mov.u32 %r182, 0;
+	mov.u32 %r183, 0;
+	mov.u32 %r184, 0;
+	mov.u32 %r185, 0;
+	mov.u32 %r186, 0;
+	mov.u32 %r187, 0;
+	mov.u32 %r188, 0;
+	mov.u32 %r189, 0;
+	mov.u32 %r190, 0;
+	mov.u32 %r191, 0;
+	mov.u32 %r192, 0;
 	bra.uni $L23_rangeint_body;
 $L23_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd463, %rd71;
+	mov.s64 %rd421, %rd71;
 	.loc 5 168 43
-	add.s64 %rd464, %rd463, 0;
+	add.s64 %rd422, %rd421, 0;
 	.loc 5 168 34
-	shl.b64 %rd465, %rd464, 1;
-	add.s64 %rd466, %rd456, %rd465;
+	shl.b64 %rd423, %rd422, 1;
+	add.s64 %rd424, %rd414, %rd423;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r67, %r68, %r69, %r70}, [%rd466];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r193, %r194, %r195, %r196}, [%rd424];
 	.loc 5 168 7
-	mov.u32 %r51, %r67;
-	mov.u32 %r52, %r68;
-	mov.u32 %r53, %r69;
-	mov.u32 %r54, %r70;
+	mov.u32 %r177, %r193;
+	mov.u32 %r178, %r194;
+	mov.u32 %r179, %r195;
+	mov.u32 %r180, %r196;
 	bra.uni $L183_rangeint_body;
 $L183_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd467, %rd71;
+	mov.s64 %rd425, %rd71;
 	.loc 5 168 43
-	add.s64 %rd468, %rd467, 512;
+	add.s64 %rd426, %rd425, 512;
 	.loc 5 168 34
-	shl.b64 %rd469, %rd468, 1;
-	add.s64 %rd470, %rd456, %rd469;
+	shl.b64 %rd427, %rd426, 1;
+	add.s64 %rd428, %rd414, %rd427;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r71, %r72, %r73, %r74}, [%rd470];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r197, %r198, %r199, %r200}, [%rd428];
 	.loc 5 168 7
-	mov.u32 %r55, %r71;
-	mov.u32 %r56, %r72;
-	mov.u32 %r57, %r73;
-	mov.u32 %r58, %r74;
+	mov.u32 %r181, %r197;
+	mov.u32 %r182, %r198;
+	mov.u32 %r183, %r199;
+	mov.u32 %r184, %r200;
 	bra.uni $L184_rangeint_body;
 $L184_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd471, %rd71;
+	mov.s64 %rd429, %rd71;
 	.loc 5 168 43
-	add.s64 %rd472, %rd471, 1024;
+	add.s64 %rd430, %rd429, 1024;
 	.loc 5 168 34
-	shl.b64 %rd473, %rd472, 1;
-	add.s64 %rd474, %rd456, %rd473;
+	shl.b64 %rd431, %rd430, 1;
+	add.s64 %rd432, %rd414, %rd431;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r75, %r76, %r77, %r78}, [%rd474];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r201, %r202, %r203, %r204}, [%rd432];
 	.loc 5 168 7
-	mov.u32 %r59, %r75;
-	mov.u32 %r60, %r76;
-	mov.u32 %r61, %r77;
-	mov.u32 %r62, %r78;
+	mov.u32 %r185, %r201;
+	mov.u32 %r186, %r202;
+	mov.u32 %r187, %r203;
+	mov.u32 %r188, %r204;
 	bra.uni $L185_rangeint_body;
 $L185_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd475, %rd71;
+	mov.s64 %rd433, %rd71;
 	.loc 5 168 43
-	add.s64 %rd476, %rd475, 1536;
+	add.s64 %rd434, %rd433, 1536;
 	.loc 5 168 34
-	shl.b64 %rd477, %rd476, 1;
-	add.s64 %rd478, %rd456, %rd477;
+	shl.b64 %rd435, %rd434, 1;
+	add.s64 %rd436, %rd414, %rd435;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r79, %r80, %r81, %r82}, [%rd478];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r205, %r206, %r207, %r208}, [%rd436];
 	.loc 5 168 7
-	mov.u32 %r63, %r79;
-	mov.u32 %r64, %r80;
-	mov.u32 %r65, %r81;
-	mov.u32 %r66, %r82;
+	mov.u32 %r189, %r205;
+	mov.u32 %r190, %r206;
+	mov.u32 %r191, %r207;
+	mov.u32 %r192, %r208;
 	bra.uni $L24_rangeint_done;
 $L24_rangeint_done:
 	.loc 5 170 8
-	mov.u32 %r83, 0;
-	mov.u32 %r84, 0;
-	mov.u32 %r85, 0;
-	mov.u32 %r86, 0;
-	mov.u32 %r87, 0;
-	mov.u32 %r88, 0;
-	mov.u32 %r89, 0;
-	mov.u32 %r90, 0;
+	mov.u32 %r209, 0;
+	mov.u32 %r210, 0;
+	mov.u32 %r211, 0;
+	mov.u32 %r212, 0;
+	mov.u32 %r213, 0;
+	mov.u32 %r214, 0;
+	mov.u32 %r215, 0;
+	mov.u32 %r216, 0;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r91, 0;
-	mov.u32 %r92, 0;
-	mov.u32 %r93, 0;
-	mov.u32 %r94, 0;
+	mov.u32 %r217, 0;
+	mov.u32 %r218, 0;
+	mov.u32 %r219, 0;
+	mov.u32 %r220, 0;
 	.loc 5 173 35
-	mov.s64 %rd479, %rd73;
+	mov.s64 %rd437, %rd73;
 	.loc 5 173 15
 	bra.uni $L186_entry;
 $L186_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p39, %rd18, 0;
 	@%p39 bra $L187_if_then;
 	bra.uni $L188_if_done;
 $L187_if_then:
-	.loc 5 305 31
-	shl.b64 %rd480, %rd479, 1;
-	add.s64 %rd481, %rd462, %rd480;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r99, %r100, %r101, %r102}, [%rd481];
-	.loc 5 305 3
-	mov.u32 %r95, %r99;
-	mov.u32 %r96, %r100;
-	mov.u32 %r97, %r101;
-	mov.u32 %r98, %r102;
+	.loc 5 309 31
+	shl.b64 %rd438, %rd437, 1;
+	add.s64 %rd439, %rd420, %rd438;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r225, %r226, %r227, %r228}, [%rd439];
+	.loc 5 309 3
+	mov.u32 %r221, %r225;
+	mov.u32 %r222, %r226;
+	mov.u32 %r223, %r227;
+	mov.u32 %r224, %r228;
 	bra.uni $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L188_if_done:
-	.loc 5 307 35
-	shl.b64 %rd482, %rd479, 1;
-	add.s64 %rd483, %rd462, %rd482;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r103, %r104, %r105, %r106}, [%rd483];
-	.loc 5 307 2
-	mov.u32 %r95, %r103;
-	mov.u32 %r96, %r104;
-	mov.u32 %r97, %r105;
-	mov.u32 %r98, %r106;
+	.loc 5 311 35
+	shl.b64 %rd440, %rd437, 1;
+	add.s64 %rd441, %rd420, %rd440;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r229, %r230, %r231, %r232}, [%rd441];
+	.loc 5 311 2
+	mov.u32 %r221, %r229;
+	mov.u32 %r222, %r230;
+	mov.u32 %r223, %r231;
+	mov.u32 %r224, %r232;
 	bra.uni $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 173 5
-	mov.u32 %r91, %r95;
-	mov.u32 %r92, %r96;
-	mov.u32 %r93, %r97;
-	mov.u32 %r94, %r98;
+	mov.u32 %r217, %r221;
+	mov.u32 %r218, %r222;
+	mov.u32 %r219, %r223;
+	mov.u32 %r220, %r224;
 	.loc 5 174 24
-	mov.u32 %r107, 0;
-	mov.u32 %r108, 0;
+	mov.u32 %r233, 0;
+	mov.u32 %r234, 0;
 	.loc 5 174 26
-	mov.u32 %r109, %r91;
+	mov.u32 %r235, %r217;
 	.loc 5 174 25
-	mov.u32 %r107, %r109;
+	mov.u32 %r233, %r235;
 	.loc 5 174 32
-	mov.u32 %r110, %r92;
+	mov.u32 %r236, %r218;
 	.loc 5 174 31
-	mov.u32 %r108, %r110;
+	mov.u32 %r234, %r236;
 	.loc 5 174 24
-	mov.u32 %r111, %r107;
-	mov.u32 %r112, %r108;
+	mov.u32 %r237, %r233;
+	mov.u32 %r238, %r234;
 	.loc 5 174 7
-	mov.u32 %r83, %r111;
-	mov.u32 %r84, %r112;
+	mov.u32 %r209, %r237;
+	mov.u32 %r210, %r238;
 	.loc 5 175 26
-	mov.u32 %r113, 0;
-	mov.u32 %r114, 0;
+	mov.u32 %r239, 0;
+	mov.u32 %r240, 0;
 	.loc 5 175 28
-	mov.u32 %r115, %r93;
+	mov.u32 %r241, %r219;
 	.loc 5 175 27
-	mov.u32 %r113, %r115;
+	mov.u32 %r239, %r241;
 	.loc 5 175 34
-	mov.u32 %r116, %r94;
+	mov.u32 %r242, %r220;
 	.loc 5 175 33
-	mov.u32 %r114, %r116;
+	mov.u32 %r240, %r242;
 	.loc 5 175 26
-	mov.u32 %r117, %r113;
-	mov.u32 %r118, %r114;
+	mov.u32 %r243, %r239;
+	mov.u32 %r244, %r240;
 	.loc 5 175 7
-	mov.u32 %r85, %r117;
-	mov.u32 %r86, %r118;
+	mov.u32 %r211, %r243;
+	mov.u32 %r212, %r244;
 	bra.uni $L190_rangeint_body;
 $L190_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r119, 0;
-	mov.u32 %r120, 0;
-	mov.u32 %r121, 0;
-	mov.u32 %r122, 0;
+	mov.u32 %r245, 0;
+	mov.u32 %r246, 0;
+	mov.u32 %r247, 0;
+	mov.u32 %r248, 0;
 	.loc 5 173 35
-	mov.s64 %rd484, %rd74;
+	mov.s64 %rd442, %rd74;
 	.loc 5 173 15
 	bra.uni $L191_entry;
 $L191_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p40, %rd18, 0;
 	@%p40 bra $L192_if_then;
 	bra.uni $L193_if_done;
 $L192_if_then:
-	.loc 5 305 31
-	shl.b64 %rd485, %rd484, 1;
-	add.s64 %rd486, %rd462, %rd485;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r127, %r128, %r129, %r130}, [%rd486];
-	.loc 5 305 3
-	mov.u32 %r123, %r127;
-	mov.u32 %r124, %r128;
-	mov.u32 %r125, %r129;
-	mov.u32 %r126, %r130;
+	.loc 5 309 31
+	shl.b64 %rd443, %rd442, 1;
+	add.s64 %rd444, %rd420, %rd443;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r253, %r254, %r255, %r256}, [%rd444];
+	.loc 5 309 3
+	mov.u32 %r249, %r253;
+	mov.u32 %r250, %r254;
+	mov.u32 %r251, %r255;
+	mov.u32 %r252, %r256;
 	bra.uni $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L193_if_done:
-	.loc 5 307 35
-	shl.b64 %rd487, %rd484, 1;
-	add.s64 %rd488, %rd462, %rd487;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r131, %r132, %r133, %r134}, [%rd488];
-	.loc 5 307 2
-	mov.u32 %r123, %r131;
-	mov.u32 %r124, %r132;
-	mov.u32 %r125, %r133;
-	mov.u32 %r126, %r134;
+	.loc 5 311 35
+	shl.b64 %rd445, %rd442, 1;
+	add.s64 %rd446, %rd420, %rd445;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r257, %r258, %r259, %r260}, [%rd446];
+	.loc 5 311 2
+	mov.u32 %r249, %r257;
+	mov.u32 %r250, %r258;
+	mov.u32 %r251, %r259;
+	mov.u32 %r252, %r260;
 	bra.uni $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 173 5
-	mov.u32 %r119, %r123;
-	mov.u32 %r120, %r124;
-	mov.u32 %r121, %r125;
-	mov.u32 %r122, %r126;
+	mov.u32 %r245, %r249;
+	mov.u32 %r246, %r250;
+	mov.u32 %r247, %r251;
+	mov.u32 %r248, %r252;
 	.loc 5 174 24
-	mov.u32 %r135, 0;
-	mov.u32 %r136, 0;
+	mov.u32 %r261, 0;
+	mov.u32 %r262, 0;
 	.loc 5 174 26
-	mov.u32 %r137, %r119;
+	mov.u32 %r263, %r245;
 	.loc 5 174 25
-	mov.u32 %r135, %r137;
+	mov.u32 %r261, %r263;
 	.loc 5 174 32
-	mov.u32 %r138, %r120;
+	mov.u32 %r264, %r246;
 	.loc 5 174 31
-	mov.u32 %r136, %r138;
+	mov.u32 %r262, %r264;
 	.loc 5 174 24
-	mov.u32 %r139, %r135;
-	mov.u32 %r140, %r136;
+	mov.u32 %r265, %r261;
+	mov.u32 %r266, %r262;
 	.loc 5 174 7
-	mov.u32 %r87, %r139;
-	mov.u32 %r88, %r140;
+	mov.u32 %r213, %r265;
+	mov.u32 %r214, %r266;
 	.loc 5 175 26
-	mov.u32 %r141, 0;
-	mov.u32 %r142, 0;
+	mov.u32 %r267, 0;
+	mov.u32 %r268, 0;
 	.loc 5 175 28
-	mov.u32 %r143, %r121;
+	mov.u32 %r269, %r247;
 	.loc 5 175 27
-	mov.u32 %r141, %r143;
+	mov.u32 %r267, %r269;
 	.loc 5 175 34
-	mov.u32 %r144, %r122;
+	mov.u32 %r270, %r248;
 	.loc 5 175 33
-	mov.u32 %r142, %r144;
+	mov.u32 %r268, %r270;
 	.loc 5 175 26
-	mov.u32 %r145, %r141;
-	mov.u32 %r146, %r142;
+	mov.u32 %r271, %r267;
+	mov.u32 %r272, %r268;
 	.loc 5 175 7
-	mov.u32 %r89, %r145;
-	mov.u32 %r90, %r146;
+	mov.u32 %r215, %r271;
+	mov.u32 %r216, %r272;
 	bra.uni $L29_rangeint_body;
 $L29_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r147, %r51;
-	mov.u32 %r148, %r52;
-	mov.u32 %r149, %r53;
-	mov.u32 %r150, %r54;
+	mov.u32 %r273, %r177;
+	mov.u32 %r274, %r178;
+	mov.u32 %r275, %r179;
+	mov.u32 %r276, %r180;
 	.loc 5 181 37
-	mov.u32 %r151, %r83;
-	mov.u32 %r152, %r84;
+	mov.u32 %r277, %r209;
+	mov.u32 %r278, %r210;
 	.loc 5 181 48
 	mov.f32 %f64, %f0;
 	mov.f32 %f65, %f1;
@@ -17728,9 +18022,9 @@ $L29_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L195_entry;
 $L195_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f72, %f73, %f74, %f75}, {%r147, %r148, %r149, %r150}, {%r151, %r152}, {%f64, %f65, %f66, %f67};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f72, %f73, %f74, %f75}, {%r273, %r274, %r275, %r276}, {%r277, %r278}, {%f64, %f65, %f66, %f67};
+	.loc 5 327 2
 	mov.f32 %f68, %f72;
 	mov.f32 %f69, %f73;
 	mov.f32 %f70, %f74;
@@ -17745,13 +18039,13 @@ $L196_ret_mma:
 	bra.uni $L197_rangeint_body;
 $L197_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r153, %r51;
-	mov.u32 %r154, %r52;
-	mov.u32 %r155, %r53;
-	mov.u32 %r156, %r54;
+	mov.u32 %r279, %r177;
+	mov.u32 %r280, %r178;
+	mov.u32 %r281, %r179;
+	mov.u32 %r282, %r180;
 	.loc 5 181 37
-	mov.u32 %r157, %r85;
-	mov.u32 %r158, %r86;
+	mov.u32 %r283, %r211;
+	mov.u32 %r284, %r212;
 	.loc 5 181 48
 	mov.f32 %f76, %f4;
 	mov.f32 %f77, %f5;
@@ -17760,9 +18054,9 @@ $L197_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L198_entry;
 $L198_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f84, %f85, %f86, %f87}, {%r153, %r154, %r155, %r156}, {%r157, %r158}, {%f76, %f77, %f78, %f79};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f84, %f85, %f86, %f87}, {%r279, %r280, %r281, %r282}, {%r283, %r284}, {%f76, %f77, %f78, %f79};
+	.loc 5 327 2
 	mov.f32 %f80, %f84;
 	mov.f32 %f81, %f85;
 	mov.f32 %f82, %f86;
@@ -17777,13 +18071,13 @@ $L199_ret_mma:
 	bra.uni $L200_rangeint_body;
 $L200_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r159, %r51;
-	mov.u32 %r160, %r52;
-	mov.u32 %r161, %r53;
-	mov.u32 %r162, %r54;
+	mov.u32 %r285, %r177;
+	mov.u32 %r286, %r178;
+	mov.u32 %r287, %r179;
+	mov.u32 %r288, %r180;
 	.loc 5 181 37
-	mov.u32 %r163, %r87;
-	mov.u32 %r164, %r88;
+	mov.u32 %r289, %r213;
+	mov.u32 %r290, %r214;
 	.loc 5 181 48
 	mov.f32 %f88, %f8;
 	mov.f32 %f89, %f9;
@@ -17792,9 +18086,9 @@ $L200_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L201_entry;
 $L201_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f96, %f97, %f98, %f99}, {%r159, %r160, %r161, %r162}, {%r163, %r164}, {%f88, %f89, %f90, %f91};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f96, %f97, %f98, %f99}, {%r285, %r286, %r287, %r288}, {%r289, %r290}, {%f88, %f89, %f90, %f91};
+	.loc 5 327 2
 	mov.f32 %f92, %f96;
 	mov.f32 %f93, %f97;
 	mov.f32 %f94, %f98;
@@ -17809,13 +18103,13 @@ $L202_ret_mma:
 	bra.uni $L203_rangeint_body;
 $L203_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r165, %r51;
-	mov.u32 %r166, %r52;
-	mov.u32 %r167, %r53;
-	mov.u32 %r168, %r54;
+	mov.u32 %r291, %r177;
+	mov.u32 %r292, %r178;
+	mov.u32 %r293, %r179;
+	mov.u32 %r294, %r180;
 	.loc 5 181 37
-	mov.u32 %r169, %r89;
-	mov.u32 %r170, %r90;
+	mov.u32 %r295, %r215;
+	mov.u32 %r296, %r216;
 	.loc 5 181 48
 	mov.f32 %f100, %f12;
 	mov.f32 %f101, %f13;
@@ -17824,9 +18118,9 @@ $L203_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L204_entry;
 $L204_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f108, %f109, %f110, %f111}, {%r165, %r166, %r167, %r168}, {%r169, %r170}, {%f100, %f101, %f102, %f103};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f108, %f109, %f110, %f111}, {%r291, %r292, %r293, %r294}, {%r295, %r296}, {%f100, %f101, %f102, %f103};
+	.loc 5 327 2
 	mov.f32 %f104, %f108;
 	mov.f32 %f105, %f109;
 	mov.f32 %f106, %f110;
@@ -17841,13 +18135,13 @@ $L205_ret_mma:
 	bra.uni $L207_rangeint_body;
 $L207_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r171, %r55;
-	mov.u32 %r172, %r56;
-	mov.u32 %r173, %r57;
-	mov.u32 %r174, %r58;
+	mov.u32 %r297, %r181;
+	mov.u32 %r298, %r182;
+	mov.u32 %r299, %r183;
+	mov.u32 %r300, %r184;
 	.loc 5 181 37
-	mov.u32 %r175, %r83;
-	mov.u32 %r176, %r84;
+	mov.u32 %r301, %r209;
+	mov.u32 %r302, %r210;
 	.loc 5 181 48
 	mov.f32 %f112, %f16;
 	mov.f32 %f113, %f17;
@@ -17856,9 +18150,9 @@ $L207_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L209_entry;
 $L209_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f120, %f121, %f122, %f123}, {%r171, %r172, %r173, %r174}, {%r175, %r176}, {%f112, %f113, %f114, %f115};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f120, %f121, %f122, %f123}, {%r297, %r298, %r299, %r300}, {%r301, %r302}, {%f112, %f113, %f114, %f115};
+	.loc 5 327 2
 	mov.f32 %f116, %f120;
 	mov.f32 %f117, %f121;
 	mov.f32 %f118, %f122;
@@ -17873,13 +18167,13 @@ $L210_ret_mma:
 	bra.uni $L211_rangeint_body;
 $L211_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r177, %r55;
-	mov.u32 %r178, %r56;
-	mov.u32 %r179, %r57;
-	mov.u32 %r180, %r58;
+	mov.u32 %r303, %r181;
+	mov.u32 %r304, %r182;
+	mov.u32 %r305, %r183;
+	mov.u32 %r306, %r184;
 	.loc 5 181 37
-	mov.u32 %r181, %r85;
-	mov.u32 %r182, %r86;
+	mov.u32 %r307, %r211;
+	mov.u32 %r308, %r212;
 	.loc 5 181 48
 	mov.f32 %f124, %f20;
 	mov.f32 %f125, %f21;
@@ -17888,9 +18182,9 @@ $L211_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L212_entry;
 $L212_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f132, %f133, %f134, %f135}, {%r177, %r178, %r179, %r180}, {%r181, %r182}, {%f124, %f125, %f126, %f127};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f132, %f133, %f134, %f135}, {%r303, %r304, %r305, %r306}, {%r307, %r308}, {%f124, %f125, %f126, %f127};
+	.loc 5 327 2
 	mov.f32 %f128, %f132;
 	mov.f32 %f129, %f133;
 	mov.f32 %f130, %f134;
@@ -17905,13 +18199,13 @@ $L213_ret_mma:
 	bra.uni $L214_rangeint_body;
 $L214_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r183, %r55;
-	mov.u32 %r184, %r56;
-	mov.u32 %r185, %r57;
-	mov.u32 %r186, %r58;
+	mov.u32 %r309, %r181;
+	mov.u32 %r310, %r182;
+	mov.u32 %r311, %r183;
+	mov.u32 %r312, %r184;
 	.loc 5 181 37
-	mov.u32 %r187, %r87;
-	mov.u32 %r188, %r88;
+	mov.u32 %r313, %r213;
+	mov.u32 %r314, %r214;
 	.loc 5 181 48
 	mov.f32 %f136, %f24;
 	mov.f32 %f137, %f25;
@@ -17920,9 +18214,9 @@ $L214_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L215_entry;
 $L215_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f144, %f145, %f146, %f147}, {%r183, %r184, %r185, %r186}, {%r187, %r188}, {%f136, %f137, %f138, %f139};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f144, %f145, %f146, %f147}, {%r309, %r310, %r311, %r312}, {%r313, %r314}, {%f136, %f137, %f138, %f139};
+	.loc 5 327 2
 	mov.f32 %f140, %f144;
 	mov.f32 %f141, %f145;
 	mov.f32 %f142, %f146;
@@ -17937,13 +18231,13 @@ $L216_ret_mma:
 	bra.uni $L217_rangeint_body;
 $L217_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r189, %r55;
-	mov.u32 %r190, %r56;
-	mov.u32 %r191, %r57;
-	mov.u32 %r192, %r58;
+	mov.u32 %r315, %r181;
+	mov.u32 %r316, %r182;
+	mov.u32 %r317, %r183;
+	mov.u32 %r318, %r184;
 	.loc 5 181 37
-	mov.u32 %r193, %r89;
-	mov.u32 %r194, %r90;
+	mov.u32 %r319, %r215;
+	mov.u32 %r320, %r216;
 	.loc 5 181 48
 	mov.f32 %f148, %f28;
 	mov.f32 %f149, %f29;
@@ -17952,9 +18246,9 @@ $L217_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f156, %f157, %f158, %f159}, {%r189, %r190, %r191, %r192}, {%r193, %r194}, {%f148, %f149, %f150, %f151};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f156, %f157, %f158, %f159}, {%r315, %r316, %r317, %r318}, {%r319, %r320}, {%f148, %f149, %f150, %f151};
+	.loc 5 327 2
 	mov.f32 %f152, %f156;
 	mov.f32 %f153, %f157;
 	mov.f32 %f154, %f158;
@@ -17969,13 +18263,13 @@ $L219_ret_mma:
 	bra.uni $L221_rangeint_body;
 $L221_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r195, %r59;
-	mov.u32 %r196, %r60;
-	mov.u32 %r197, %r61;
-	mov.u32 %r198, %r62;
+	mov.u32 %r321, %r185;
+	mov.u32 %r322, %r186;
+	mov.u32 %r323, %r187;
+	mov.u32 %r324, %r188;
 	.loc 5 181 37
-	mov.u32 %r199, %r83;
-	mov.u32 %r200, %r84;
+	mov.u32 %r325, %r209;
+	mov.u32 %r326, %r210;
 	.loc 5 181 48
 	mov.f32 %f160, %f32;
 	mov.f32 %f161, %f33;
@@ -17984,9 +18278,9 @@ $L221_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f168, %f169, %f170, %f171}, {%r195, %r196, %r197, %r198}, {%r199, %r200}, {%f160, %f161, %f162, %f163};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f168, %f169, %f170, %f171}, {%r321, %r322, %r323, %r324}, {%r325, %r326}, {%f160, %f161, %f162, %f163};
+	.loc 5 327 2
 	mov.f32 %f164, %f168;
 	mov.f32 %f165, %f169;
 	mov.f32 %f166, %f170;
@@ -18001,13 +18295,13 @@ $L224_ret_mma:
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r201, %r59;
-	mov.u32 %r202, %r60;
-	mov.u32 %r203, %r61;
-	mov.u32 %r204, %r62;
+	mov.u32 %r327, %r185;
+	mov.u32 %r328, %r186;
+	mov.u32 %r329, %r187;
+	mov.u32 %r330, %r188;
 	.loc 5 181 37
-	mov.u32 %r205, %r85;
-	mov.u32 %r206, %r86;
+	mov.u32 %r331, %r211;
+	mov.u32 %r332, %r212;
 	.loc 5 181 48
 	mov.f32 %f172, %f36;
 	mov.f32 %f173, %f37;
@@ -18016,9 +18310,9 @@ $L225_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L226_entry;
 $L226_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f180, %f181, %f182, %f183}, {%r201, %r202, %r203, %r204}, {%r205, %r206}, {%f172, %f173, %f174, %f175};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f180, %f181, %f182, %f183}, {%r327, %r328, %r329, %r330}, {%r331, %r332}, {%f172, %f173, %f174, %f175};
+	.loc 5 327 2
 	mov.f32 %f176, %f180;
 	mov.f32 %f177, %f181;
 	mov.f32 %f178, %f182;
@@ -18033,13 +18327,13 @@ $L227_ret_mma:
 	bra.uni $L228_rangeint_body;
 $L228_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r207, %r59;
-	mov.u32 %r208, %r60;
-	mov.u32 %r209, %r61;
-	mov.u32 %r210, %r62;
+	mov.u32 %r333, %r185;
+	mov.u32 %r334, %r186;
+	mov.u32 %r335, %r187;
+	mov.u32 %r336, %r188;
 	.loc 5 181 37
-	mov.u32 %r211, %r87;
-	mov.u32 %r212, %r88;
+	mov.u32 %r337, %r213;
+	mov.u32 %r338, %r214;
 	.loc 5 181 48
 	mov.f32 %f184, %f40;
 	mov.f32 %f185, %f41;
@@ -18048,9 +18342,9 @@ $L228_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L229_entry;
 $L229_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f192, %f193, %f194, %f195}, {%r207, %r208, %r209, %r210}, {%r211, %r212}, {%f184, %f185, %f186, %f187};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f192, %f193, %f194, %f195}, {%r333, %r334, %r335, %r336}, {%r337, %r338}, {%f184, %f185, %f186, %f187};
+	.loc 5 327 2
 	mov.f32 %f188, %f192;
 	mov.f32 %f189, %f193;
 	mov.f32 %f190, %f194;
@@ -18065,13 +18359,13 @@ $L230_ret_mma:
 	bra.uni $L231_rangeint_body;
 $L231_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r213, %r59;
-	mov.u32 %r214, %r60;
-	mov.u32 %r215, %r61;
-	mov.u32 %r216, %r62;
+	mov.u32 %r339, %r185;
+	mov.u32 %r340, %r186;
+	mov.u32 %r341, %r187;
+	mov.u32 %r342, %r188;
 	.loc 5 181 37
-	mov.u32 %r217, %r89;
-	mov.u32 %r218, %r90;
+	mov.u32 %r343, %r215;
+	mov.u32 %r344, %r216;
 	.loc 5 181 48
 	mov.f32 %f196, %f44;
 	mov.f32 %f197, %f45;
@@ -18080,9 +18374,9 @@ $L231_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L232_entry;
 $L232_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f204, %f205, %f206, %f207}, {%r213, %r214, %r215, %r216}, {%r217, %r218}, {%f196, %f197, %f198, %f199};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f204, %f205, %f206, %f207}, {%r339, %r340, %r341, %r342}, {%r343, %r344}, {%f196, %f197, %f198, %f199};
+	.loc 5 327 2
 	mov.f32 %f200, %f204;
 	mov.f32 %f201, %f205;
 	mov.f32 %f202, %f206;
@@ -18097,13 +18391,13 @@ $L233_ret_mma:
 	bra.uni $L235_rangeint_body;
 $L235_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r219, %r63;
-	mov.u32 %r220, %r64;
-	mov.u32 %r221, %r65;
-	mov.u32 %r222, %r66;
+	mov.u32 %r345, %r189;
+	mov.u32 %r346, %r190;
+	mov.u32 %r347, %r191;
+	mov.u32 %r348, %r192;
 	.loc 5 181 37
-	mov.u32 %r223, %r83;
-	mov.u32 %r224, %r84;
+	mov.u32 %r349, %r209;
+	mov.u32 %r350, %r210;
 	.loc 5 181 48
 	mov.f32 %f208, %f48;
 	mov.f32 %f209, %f49;
@@ -18112,9 +18406,9 @@ $L235_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L237_entry;
 $L237_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f216, %f217, %f218, %f219}, {%r219, %r220, %r221, %r222}, {%r223, %r224}, {%f208, %f209, %f210, %f211};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f216, %f217, %f218, %f219}, {%r345, %r346, %r347, %r348}, {%r349, %r350}, {%f208, %f209, %f210, %f211};
+	.loc 5 327 2
 	mov.f32 %f212, %f216;
 	mov.f32 %f213, %f217;
 	mov.f32 %f214, %f218;
@@ -18129,13 +18423,13 @@ $L238_ret_mma:
 	bra.uni $L239_rangeint_body;
 $L239_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r225, %r63;
-	mov.u32 %r226, %r64;
-	mov.u32 %r227, %r65;
-	mov.u32 %r228, %r66;
+	mov.u32 %r351, %r189;
+	mov.u32 %r352, %r190;
+	mov.u32 %r353, %r191;
+	mov.u32 %r354, %r192;
 	.loc 5 181 37
-	mov.u32 %r229, %r85;
-	mov.u32 %r230, %r86;
+	mov.u32 %r355, %r211;
+	mov.u32 %r356, %r212;
 	.loc 5 181 48
 	mov.f32 %f220, %f52;
 	mov.f32 %f221, %f53;
@@ -18144,9 +18438,9 @@ $L239_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L240_entry;
 $L240_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f228, %f229, %f230, %f231}, {%r225, %r226, %r227, %r228}, {%r229, %r230}, {%f220, %f221, %f222, %f223};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f228, %f229, %f230, %f231}, {%r351, %r352, %r353, %r354}, {%r355, %r356}, {%f220, %f221, %f222, %f223};
+	.loc 5 327 2
 	mov.f32 %f224, %f228;
 	mov.f32 %f225, %f229;
 	mov.f32 %f226, %f230;
@@ -18161,13 +18455,13 @@ $L241_ret_mma:
 	bra.uni $L242_rangeint_body;
 $L242_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r231, %r63;
-	mov.u32 %r232, %r64;
-	mov.u32 %r233, %r65;
-	mov.u32 %r234, %r66;
+	mov.u32 %r357, %r189;
+	mov.u32 %r358, %r190;
+	mov.u32 %r359, %r191;
+	mov.u32 %r360, %r192;
 	.loc 5 181 37
-	mov.u32 %r235, %r87;
-	mov.u32 %r236, %r88;
+	mov.u32 %r361, %r213;
+	mov.u32 %r362, %r214;
 	.loc 5 181 48
 	mov.f32 %f232, %f56;
 	mov.f32 %f233, %f57;
@@ -18176,9 +18470,9 @@ $L242_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L243_entry;
 $L243_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f240, %f241, %f242, %f243}, {%r231, %r232, %r233, %r234}, {%r235, %r236}, {%f232, %f233, %f234, %f235};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f240, %f241, %f242, %f243}, {%r357, %r358, %r359, %r360}, {%r361, %r362}, {%f232, %f233, %f234, %f235};
+	.loc 5 327 2
 	mov.f32 %f236, %f240;
 	mov.f32 %f237, %f241;
 	mov.f32 %f238, %f242;
@@ -18193,13 +18487,13 @@ $L244_ret_mma:
 	bra.uni $L245_rangeint_body;
 $L245_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r237, %r63;
-	mov.u32 %r238, %r64;
-	mov.u32 %r239, %r65;
-	mov.u32 %r240, %r66;
+	mov.u32 %r363, %r189;
+	mov.u32 %r364, %r190;
+	mov.u32 %r365, %r191;
+	mov.u32 %r366, %r192;
 	.loc 5 181 37
-	mov.u32 %r241, %r89;
-	mov.u32 %r242, %r90;
+	mov.u32 %r367, %r215;
+	mov.u32 %r368, %r216;
 	.loc 5 181 48
 	mov.f32 %f244, %f60;
 	mov.f32 %f245, %f61;
@@ -18208,9 +18502,9 @@ $L245_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L246_entry;
 $L246_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f252, %f253, %f254, %f255}, {%r237, %r238, %r239, %r240}, {%r241, %r242}, {%f244, %f245, %f246, %f247};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f252, %f253, %f254, %f255}, {%r363, %r364, %r365, %r366}, {%r367, %r368}, {%f244, %f245, %f246, %f247};
+	.loc 5 327 2
 	mov.f32 %f248, %f252;
 	mov.f32 %f249, %f253;
 	mov.f32 %f250, %f254;
@@ -18225,267 +18519,267 @@ $L247_ret_mma:
 	bra.uni $L248_rangeint_body;
 $L248_rangeint_body:
 	.loc 5 165 8
-	mov.u32 %r243, 0;
-	mov.u32 %r244, 0;
-	mov.u32 %r245, 0;
-	mov.u32 %r246, 0;
-	mov.u32 %r247, 0;
-	mov.u32 %r248, 0;
-	mov.u32 %r249, 0;
-	mov.u32 %r250, 0;
-	mov.u32 %r251, 0;
-	mov.u32 %r252, 0;
-	mov.u32 %r253, 0;
-	mov.u32 %r254, 0;
-	mov.u32 %r255, 0;
-	mov.u32 %r256, 0;
-	mov.u32 %r257, 0;
-	mov.u32 %r258, 0;
+	mov.u32 %r369, 0;
+	mov.u32 %r370, 0;
+	mov.u32 %r371, 0;
+	mov.u32 %r372, 0;
+	mov.u32 %r373, 0;
+	mov.u32 %r374, 0;
+	mov.u32 %r375, 0;
+	mov.u32 %r376, 0;
+	mov.u32 %r377, 0;
+	mov.u32 %r378, 0;
+	mov.u32 %r379, 0;
+	mov.u32 %r380, 0;
+	mov.u32 %r381, 0;
+	mov.u32 %r382, 0;
+	mov.u32 %r383, 0;
+	mov.u32 %r384, 0;
 	bra.uni $L249_rangeint_body;
 $L249_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd489, %rd72;
+	mov.s64 %rd447, %rd72;
 	.loc 5 168 43
-	add.s64 %rd490, %rd489, 0;
+	add.s64 %rd448, %rd447, 0;
 	.loc 5 168 34
-	shl.b64 %rd491, %rd490, 1;
-	add.s64 %rd492, %rd456, %rd491;
+	shl.b64 %rd449, %rd448, 1;
+	add.s64 %rd450, %rd414, %rd449;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r259, %r260, %r261, %r262}, [%rd492];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r385, %r386, %r387, %r388}, [%rd450];
 	.loc 5 168 7
-	mov.u32 %r243, %r259;
-	mov.u32 %r244, %r260;
-	mov.u32 %r245, %r261;
-	mov.u32 %r246, %r262;
+	mov.u32 %r369, %r385;
+	mov.u32 %r370, %r386;
+	mov.u32 %r371, %r387;
+	mov.u32 %r372, %r388;
 	bra.uni $L257_rangeint_body;
 $L257_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd493, %rd72;
+	mov.s64 %rd451, %rd72;
 	.loc 5 168 43
-	add.s64 %rd494, %rd493, 512;
+	add.s64 %rd452, %rd451, 512;
 	.loc 5 168 34
-	shl.b64 %rd495, %rd494, 1;
-	add.s64 %rd496, %rd456, %rd495;
+	shl.b64 %rd453, %rd452, 1;
+	add.s64 %rd454, %rd414, %rd453;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r263, %r264, %r265, %r266}, [%rd496];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r389, %r390, %r391, %r392}, [%rd454];
 	.loc 5 168 7
-	mov.u32 %r247, %r263;
-	mov.u32 %r248, %r264;
-	mov.u32 %r249, %r265;
-	mov.u32 %r250, %r266;
+	mov.u32 %r373, %r389;
+	mov.u32 %r374, %r390;
+	mov.u32 %r375, %r391;
+	mov.u32 %r376, %r392;
 	bra.uni $L258_rangeint_body;
 $L258_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd497, %rd72;
+	mov.s64 %rd455, %rd72;
 	.loc 5 168 43
-	add.s64 %rd498, %rd497, 1024;
+	add.s64 %rd456, %rd455, 1024;
 	.loc 5 168 34
-	shl.b64 %rd499, %rd498, 1;
-	add.s64 %rd500, %rd456, %rd499;
+	shl.b64 %rd457, %rd456, 1;
+	add.s64 %rd458, %rd414, %rd457;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r267, %r268, %r269, %r270}, [%rd500];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r393, %r394, %r395, %r396}, [%rd458];
 	.loc 5 168 7
-	mov.u32 %r251, %r267;
-	mov.u32 %r252, %r268;
-	mov.u32 %r253, %r269;
-	mov.u32 %r254, %r270;
+	mov.u32 %r377, %r393;
+	mov.u32 %r378, %r394;
+	mov.u32 %r379, %r395;
+	mov.u32 %r380, %r396;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd501, %rd72;
+	mov.s64 %rd459, %rd72;
 	.loc 5 168 43
-	add.s64 %rd502, %rd501, 1536;
+	add.s64 %rd460, %rd459, 1536;
 	.loc 5 168 34
-	shl.b64 %rd503, %rd502, 1;
-	add.s64 %rd504, %rd456, %rd503;
+	shl.b64 %rd461, %rd460, 1;
+	add.s64 %rd462, %rd414, %rd461;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r271, %r272, %r273, %r274}, [%rd504];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r397, %r398, %r399, %r400}, [%rd462];
 	.loc 5 168 7
-	mov.u32 %r255, %r271;
-	mov.u32 %r256, %r272;
-	mov.u32 %r257, %r273;
-	mov.u32 %r258, %r274;
+	mov.u32 %r381, %r397;
+	mov.u32 %r382, %r398;
+	mov.u32 %r383, %r399;
+	mov.u32 %r384, %r400;
 	bra.uni $L250_rangeint_done;
 $L250_rangeint_done:
 	.loc 5 170 8
-	mov.u32 %r275, 0;
-	mov.u32 %r276, 0;
-	mov.u32 %r277, 0;
-	mov.u32 %r278, 0;
-	mov.u32 %r279, 0;
-	mov.u32 %r280, 0;
-	mov.u32 %r281, 0;
-	mov.u32 %r282, 0;
+	mov.u32 %r401, 0;
+	mov.u32 %r402, 0;
+	mov.u32 %r403, 0;
+	mov.u32 %r404, 0;
+	mov.u32 %r405, 0;
+	mov.u32 %r406, 0;
+	mov.u32 %r407, 0;
+	mov.u32 %r408, 0;
 	bra.uni $L251_rangeint_body;
 $L251_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r283, 0;
-	mov.u32 %r284, 0;
-	mov.u32 %r285, 0;
-	mov.u32 %r286, 0;
+	mov.u32 %r409, 0;
+	mov.u32 %r410, 0;
+	mov.u32 %r411, 0;
+	mov.u32 %r412, 0;
 	.loc 5 173 35
-	mov.s64 %rd505, %rd75;
+	mov.s64 %rd463, %rd75;
 	.loc 5 173 15
 	bra.uni $L260_entry;
 $L260_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p41, %rd18, 0;
 	@%p41 bra $L261_if_then;
 	bra.uni $L262_if_done;
 $L261_if_then:
-	.loc 5 305 31
-	shl.b64 %rd506, %rd505, 1;
-	add.s64 %rd507, %rd462, %rd506;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r291, %r292, %r293, %r294}, [%rd507];
-	.loc 5 305 3
-	mov.u32 %r287, %r291;
-	mov.u32 %r288, %r292;
-	mov.u32 %r289, %r293;
-	mov.u32 %r290, %r294;
+	.loc 5 309 31
+	shl.b64 %rd464, %rd463, 1;
+	add.s64 %rd465, %rd420, %rd464;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r417, %r418, %r419, %r420}, [%rd465];
+	.loc 5 309 3
+	mov.u32 %r413, %r417;
+	mov.u32 %r414, %r418;
+	mov.u32 %r415, %r419;
+	mov.u32 %r416, %r420;
 	bra.uni $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L262_if_done:
-	.loc 5 307 35
-	shl.b64 %rd508, %rd505, 1;
-	add.s64 %rd509, %rd462, %rd508;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r295, %r296, %r297, %r298}, [%rd509];
-	.loc 5 307 2
-	mov.u32 %r287, %r295;
-	mov.u32 %r288, %r296;
-	mov.u32 %r289, %r297;
-	mov.u32 %r290, %r298;
+	.loc 5 311 35
+	shl.b64 %rd466, %rd463, 1;
+	add.s64 %rd467, %rd420, %rd466;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r421, %r422, %r423, %r424}, [%rd467];
+	.loc 5 311 2
+	mov.u32 %r413, %r421;
+	mov.u32 %r414, %r422;
+	mov.u32 %r415, %r423;
+	mov.u32 %r416, %r424;
 	bra.uni $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 173 5
-	mov.u32 %r283, %r287;
-	mov.u32 %r284, %r288;
-	mov.u32 %r285, %r289;
-	mov.u32 %r286, %r290;
+	mov.u32 %r409, %r413;
+	mov.u32 %r410, %r414;
+	mov.u32 %r411, %r415;
+	mov.u32 %r412, %r416;
 	.loc 5 174 24
-	mov.u32 %r299, 0;
-	mov.u32 %r300, 0;
+	mov.u32 %r425, 0;
+	mov.u32 %r426, 0;
 	.loc 5 174 26
-	mov.u32 %r301, %r283;
+	mov.u32 %r427, %r409;
 	.loc 5 174 25
-	mov.u32 %r299, %r301;
+	mov.u32 %r425, %r427;
 	.loc 5 174 32
-	mov.u32 %r302, %r284;
+	mov.u32 %r428, %r410;
 	.loc 5 174 31
-	mov.u32 %r300, %r302;
+	mov.u32 %r426, %r428;
 	.loc 5 174 24
-	mov.u32 %r303, %r299;
-	mov.u32 %r304, %r300;
+	mov.u32 %r429, %r425;
+	mov.u32 %r430, %r426;
 	.loc 5 174 7
-	mov.u32 %r275, %r303;
-	mov.u32 %r276, %r304;
+	mov.u32 %r401, %r429;
+	mov.u32 %r402, %r430;
 	.loc 5 175 26
-	mov.u32 %r305, 0;
-	mov.u32 %r306, 0;
+	mov.u32 %r431, 0;
+	mov.u32 %r432, 0;
 	.loc 5 175 28
-	mov.u32 %r307, %r285;
+	mov.u32 %r433, %r411;
 	.loc 5 175 27
-	mov.u32 %r305, %r307;
+	mov.u32 %r431, %r433;
 	.loc 5 175 34
-	mov.u32 %r308, %r286;
+	mov.u32 %r434, %r412;
 	.loc 5 175 33
-	mov.u32 %r306, %r308;
+	mov.u32 %r432, %r434;
 	.loc 5 175 26
-	mov.u32 %r309, %r305;
-	mov.u32 %r310, %r306;
+	mov.u32 %r435, %r431;
+	mov.u32 %r436, %r432;
 	.loc 5 175 7
-	mov.u32 %r277, %r309;
-	mov.u32 %r278, %r310;
+	mov.u32 %r403, %r435;
+	mov.u32 %r404, %r436;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r311, 0;
-	mov.u32 %r312, 0;
-	mov.u32 %r313, 0;
-	mov.u32 %r314, 0;
+	mov.u32 %r437, 0;
+	mov.u32 %r438, 0;
+	mov.u32 %r439, 0;
+	mov.u32 %r440, 0;
 	.loc 5 173 35
-	mov.s64 %rd510, %rd76;
+	mov.s64 %rd468, %rd76;
 	.loc 5 173 15
 	bra.uni $L265_entry;
 $L265_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p42, %rd18, 0;
 	@%p42 bra $L266_if_then;
 	bra.uni $L267_if_done;
 $L266_if_then:
-	.loc 5 305 31
-	shl.b64 %rd511, %rd510, 1;
-	add.s64 %rd512, %rd462, %rd511;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r319, %r320, %r321, %r322}, [%rd512];
-	.loc 5 305 3
-	mov.u32 %r315, %r319;
-	mov.u32 %r316, %r320;
-	mov.u32 %r317, %r321;
-	mov.u32 %r318, %r322;
+	.loc 5 309 31
+	shl.b64 %rd469, %rd468, 1;
+	add.s64 %rd470, %rd420, %rd469;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r445, %r446, %r447, %r448}, [%rd470];
+	.loc 5 309 3
+	mov.u32 %r441, %r445;
+	mov.u32 %r442, %r446;
+	mov.u32 %r443, %r447;
+	mov.u32 %r444, %r448;
 	bra.uni $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L267_if_done:
-	.loc 5 307 35
-	shl.b64 %rd513, %rd510, 1;
-	add.s64 %rd514, %rd462, %rd513;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r323, %r324, %r325, %r326}, [%rd514];
-	.loc 5 307 2
-	mov.u32 %r315, %r323;
-	mov.u32 %r316, %r324;
-	mov.u32 %r317, %r325;
-	mov.u32 %r318, %r326;
+	.loc 5 311 35
+	shl.b64 %rd471, %rd468, 1;
+	add.s64 %rd472, %rd420, %rd471;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r449, %r450, %r451, %r452}, [%rd472];
+	.loc 5 311 2
+	mov.u32 %r441, %r449;
+	mov.u32 %r442, %r450;
+	mov.u32 %r443, %r451;
+	mov.u32 %r444, %r452;
 	bra.uni $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 5 173 5
-	mov.u32 %r311, %r315;
-	mov.u32 %r312, %r316;
-	mov.u32 %r313, %r317;
-	mov.u32 %r314, %r318;
+	mov.u32 %r437, %r441;
+	mov.u32 %r438, %r442;
+	mov.u32 %r439, %r443;
+	mov.u32 %r440, %r444;
 	.loc 5 174 24
-	mov.u32 %r327, 0;
-	mov.u32 %r328, 0;
+	mov.u32 %r453, 0;
+	mov.u32 %r454, 0;
 	.loc 5 174 26
-	mov.u32 %r329, %r311;
+	mov.u32 %r455, %r437;
 	.loc 5 174 25
-	mov.u32 %r327, %r329;
+	mov.u32 %r453, %r455;
 	.loc 5 174 32
-	mov.u32 %r330, %r312;
+	mov.u32 %r456, %r438;
 	.loc 5 174 31
-	mov.u32 %r328, %r330;
+	mov.u32 %r454, %r456;
 	.loc 5 174 24
-	mov.u32 %r331, %r327;
-	mov.u32 %r332, %r328;
+	mov.u32 %r457, %r453;
+	mov.u32 %r458, %r454;
 	.loc 5 174 7
-	mov.u32 %r279, %r331;
-	mov.u32 %r280, %r332;
+	mov.u32 %r405, %r457;
+	mov.u32 %r406, %r458;
 	.loc 5 175 26
-	mov.u32 %r333, 0;
-	mov.u32 %r334, 0;
+	mov.u32 %r459, 0;
+	mov.u32 %r460, 0;
 	.loc 5 175 28
-	mov.u32 %r335, %r313;
+	mov.u32 %r461, %r439;
 	.loc 5 175 27
-	mov.u32 %r333, %r335;
+	mov.u32 %r459, %r461;
 	.loc 5 175 34
-	mov.u32 %r336, %r314;
+	mov.u32 %r462, %r440;
 	.loc 5 175 33
-	mov.u32 %r334, %r336;
+	mov.u32 %r460, %r462;
 	.loc 5 175 26
-	mov.u32 %r337, %r333;
-	mov.u32 %r338, %r334;
+	mov.u32 %r463, %r459;
+	mov.u32 %r464, %r460;
 	.loc 5 175 7
-	mov.u32 %r281, %r337;
-	mov.u32 %r282, %r338;
+	mov.u32 %r407, %r463;
+	mov.u32 %r408, %r464;
 	bra.uni $L255_rangeint_body;
 $L255_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r339, %r243;
-	mov.u32 %r340, %r244;
-	mov.u32 %r341, %r245;
-	mov.u32 %r342, %r246;
+	mov.u32 %r465, %r369;
+	mov.u32 %r466, %r370;
+	mov.u32 %r467, %r371;
+	mov.u32 %r468, %r372;
 	.loc 5 181 37
-	mov.u32 %r343, %r275;
-	mov.u32 %r344, %r276;
+	mov.u32 %r469, %r401;
+	mov.u32 %r470, %r402;
 	.loc 5 181 48
 	mov.f32 %f256, %f0;
 	mov.f32 %f257, %f1;
@@ -18494,9 +18788,9 @@ $L255_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L269_entry;
 $L269_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f264, %f265, %f266, %f267}, {%r339, %r340, %r341, %r342}, {%r343, %r344}, {%f256, %f257, %f258, %f259};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f264, %f265, %f266, %f267}, {%r465, %r466, %r467, %r468}, {%r469, %r470}, {%f256, %f257, %f258, %f259};
+	.loc 5 327 2
 	mov.f32 %f260, %f264;
 	mov.f32 %f261, %f265;
 	mov.f32 %f262, %f266;
@@ -18511,13 +18805,13 @@ $L270_ret_mma:
 	bra.uni $L271_rangeint_body;
 $L271_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r345, %r243;
-	mov.u32 %r346, %r244;
-	mov.u32 %r347, %r245;
-	mov.u32 %r348, %r246;
+	mov.u32 %r471, %r369;
+	mov.u32 %r472, %r370;
+	mov.u32 %r473, %r371;
+	mov.u32 %r474, %r372;
 	.loc 5 181 37
-	mov.u32 %r349, %r277;
-	mov.u32 %r350, %r278;
+	mov.u32 %r475, %r403;
+	mov.u32 %r476, %r404;
 	.loc 5 181 48
 	mov.f32 %f268, %f4;
 	mov.f32 %f269, %f5;
@@ -18526,9 +18820,9 @@ $L271_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L272_entry;
 $L272_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f276, %f277, %f278, %f279}, {%r345, %r346, %r347, %r348}, {%r349, %r350}, {%f268, %f269, %f270, %f271};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f276, %f277, %f278, %f279}, {%r471, %r472, %r473, %r474}, {%r475, %r476}, {%f268, %f269, %f270, %f271};
+	.loc 5 327 2
 	mov.f32 %f272, %f276;
 	mov.f32 %f273, %f277;
 	mov.f32 %f274, %f278;
@@ -18543,13 +18837,13 @@ $L273_ret_mma:
 	bra.uni $L274_rangeint_body;
 $L274_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r351, %r243;
-	mov.u32 %r352, %r244;
-	mov.u32 %r353, %r245;
-	mov.u32 %r354, %r246;
+	mov.u32 %r477, %r369;
+	mov.u32 %r478, %r370;
+	mov.u32 %r479, %r371;
+	mov.u32 %r480, %r372;
 	.loc 5 181 37
-	mov.u32 %r355, %r279;
-	mov.u32 %r356, %r280;
+	mov.u32 %r481, %r405;
+	mov.u32 %r482, %r406;
 	.loc 5 181 48
 	mov.f32 %f280, %f8;
 	mov.f32 %f281, %f9;
@@ -18558,9 +18852,9 @@ $L274_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L275_entry;
 $L275_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f288, %f289, %f290, %f291}, {%r351, %r352, %r353, %r354}, {%r355, %r356}, {%f280, %f281, %f282, %f283};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f288, %f289, %f290, %f291}, {%r477, %r478, %r479, %r480}, {%r481, %r482}, {%f280, %f281, %f282, %f283};
+	.loc 5 327 2
 	mov.f32 %f284, %f288;
 	mov.f32 %f285, %f289;
 	mov.f32 %f286, %f290;
@@ -18575,13 +18869,13 @@ $L276_ret_mma:
 	bra.uni $L277_rangeint_body;
 $L277_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r357, %r243;
-	mov.u32 %r358, %r244;
-	mov.u32 %r359, %r245;
-	mov.u32 %r360, %r246;
+	mov.u32 %r483, %r369;
+	mov.u32 %r484, %r370;
+	mov.u32 %r485, %r371;
+	mov.u32 %r486, %r372;
 	.loc 5 181 37
-	mov.u32 %r361, %r281;
-	mov.u32 %r362, %r282;
+	mov.u32 %r487, %r407;
+	mov.u32 %r488, %r408;
 	.loc 5 181 48
 	mov.f32 %f292, %f12;
 	mov.f32 %f293, %f13;
@@ -18590,9 +18884,9 @@ $L277_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L278_entry;
 $L278_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f300, %f301, %f302, %f303}, {%r357, %r358, %r359, %r360}, {%r361, %r362}, {%f292, %f293, %f294, %f295};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f300, %f301, %f302, %f303}, {%r483, %r484, %r485, %r486}, {%r487, %r488}, {%f292, %f293, %f294, %f295};
+	.loc 5 327 2
 	mov.f32 %f296, %f300;
 	mov.f32 %f297, %f301;
 	mov.f32 %f298, %f302;
@@ -18607,13 +18901,13 @@ $L279_ret_mma:
 	bra.uni $L281_rangeint_body;
 $L281_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r363, %r247;
-	mov.u32 %r364, %r248;
-	mov.u32 %r365, %r249;
-	mov.u32 %r366, %r250;
+	mov.u32 %r489, %r373;
+	mov.u32 %r490, %r374;
+	mov.u32 %r491, %r375;
+	mov.u32 %r492, %r376;
 	.loc 5 181 37
-	mov.u32 %r367, %r275;
-	mov.u32 %r368, %r276;
+	mov.u32 %r493, %r401;
+	mov.u32 %r494, %r402;
 	.loc 5 181 48
 	mov.f32 %f304, %f16;
 	mov.f32 %f305, %f17;
@@ -18622,9 +18916,9 @@ $L281_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f312, %f313, %f314, %f315}, {%r363, %r364, %r365, %r366}, {%r367, %r368}, {%f304, %f305, %f306, %f307};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f312, %f313, %f314, %f315}, {%r489, %r490, %r491, %r492}, {%r493, %r494}, {%f304, %f305, %f306, %f307};
+	.loc 5 327 2
 	mov.f32 %f308, %f312;
 	mov.f32 %f309, %f313;
 	mov.f32 %f310, %f314;
@@ -18639,13 +18933,13 @@ $L284_ret_mma:
 	bra.uni $L285_rangeint_body;
 $L285_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r369, %r247;
-	mov.u32 %r370, %r248;
-	mov.u32 %r371, %r249;
-	mov.u32 %r372, %r250;
+	mov.u32 %r495, %r373;
+	mov.u32 %r496, %r374;
+	mov.u32 %r497, %r375;
+	mov.u32 %r498, %r376;
 	.loc 5 181 37
-	mov.u32 %r373, %r277;
-	mov.u32 %r374, %r278;
+	mov.u32 %r499, %r403;
+	mov.u32 %r500, %r404;
 	.loc 5 181 48
 	mov.f32 %f316, %f20;
 	mov.f32 %f317, %f21;
@@ -18654,9 +18948,9 @@ $L285_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L286_entry;
 $L286_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f324, %f325, %f326, %f327}, {%r369, %r370, %r371, %r372}, {%r373, %r374}, {%f316, %f317, %f318, %f319};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f324, %f325, %f326, %f327}, {%r495, %r496, %r497, %r498}, {%r499, %r500}, {%f316, %f317, %f318, %f319};
+	.loc 5 327 2
 	mov.f32 %f320, %f324;
 	mov.f32 %f321, %f325;
 	mov.f32 %f322, %f326;
@@ -18671,13 +18965,13 @@ $L287_ret_mma:
 	bra.uni $L288_rangeint_body;
 $L288_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r375, %r247;
-	mov.u32 %r376, %r248;
-	mov.u32 %r377, %r249;
-	mov.u32 %r378, %r250;
+	mov.u32 %r501, %r373;
+	mov.u32 %r502, %r374;
+	mov.u32 %r503, %r375;
+	mov.u32 %r504, %r376;
 	.loc 5 181 37
-	mov.u32 %r379, %r279;
-	mov.u32 %r380, %r280;
+	mov.u32 %r505, %r405;
+	mov.u32 %r506, %r406;
 	.loc 5 181 48
 	mov.f32 %f328, %f24;
 	mov.f32 %f329, %f25;
@@ -18686,9 +18980,9 @@ $L288_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L289_entry;
 $L289_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f336, %f337, %f338, %f339}, {%r375, %r376, %r377, %r378}, {%r379, %r380}, {%f328, %f329, %f330, %f331};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f336, %f337, %f338, %f339}, {%r501, %r502, %r503, %r504}, {%r505, %r506}, {%f328, %f329, %f330, %f331};
+	.loc 5 327 2
 	mov.f32 %f332, %f336;
 	mov.f32 %f333, %f337;
 	mov.f32 %f334, %f338;
@@ -18703,13 +18997,13 @@ $L290_ret_mma:
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r381, %r247;
-	mov.u32 %r382, %r248;
-	mov.u32 %r383, %r249;
-	mov.u32 %r384, %r250;
+	mov.u32 %r507, %r373;
+	mov.u32 %r508, %r374;
+	mov.u32 %r509, %r375;
+	mov.u32 %r510, %r376;
 	.loc 5 181 37
-	mov.u32 %r385, %r281;
-	mov.u32 %r386, %r282;
+	mov.u32 %r511, %r407;
+	mov.u32 %r512, %r408;
 	.loc 5 181 48
 	mov.f32 %f340, %f28;
 	mov.f32 %f341, %f29;
@@ -18718,9 +19012,9 @@ $L291_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L292_entry;
 $L292_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f348, %f349, %f350, %f351}, {%r381, %r382, %r383, %r384}, {%r385, %r386}, {%f340, %f341, %f342, %f343};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f348, %f349, %f350, %f351}, {%r507, %r508, %r509, %r510}, {%r511, %r512}, {%f340, %f341, %f342, %f343};
+	.loc 5 327 2
 	mov.f32 %f344, %f348;
 	mov.f32 %f345, %f349;
 	mov.f32 %f346, %f350;
@@ -18735,13 +19029,13 @@ $L293_ret_mma:
 	bra.uni $L295_rangeint_body;
 $L295_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r387, %r251;
-	mov.u32 %r388, %r252;
-	mov.u32 %r389, %r253;
-	mov.u32 %r390, %r254;
+	mov.u32 %r513, %r377;
+	mov.u32 %r514, %r378;
+	mov.u32 %r515, %r379;
+	mov.u32 %r516, %r380;
 	.loc 5 181 37
-	mov.u32 %r391, %r275;
-	mov.u32 %r392, %r276;
+	mov.u32 %r517, %r401;
+	mov.u32 %r518, %r402;
 	.loc 5 181 48
 	mov.f32 %f352, %f32;
 	mov.f32 %f353, %f33;
@@ -18750,9 +19044,9 @@ $L295_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L297_entry;
 $L297_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f360, %f361, %f362, %f363}, {%r387, %r388, %r389, %r390}, {%r391, %r392}, {%f352, %f353, %f354, %f355};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f360, %f361, %f362, %f363}, {%r513, %r514, %r515, %r516}, {%r517, %r518}, {%f352, %f353, %f354, %f355};
+	.loc 5 327 2
 	mov.f32 %f356, %f360;
 	mov.f32 %f357, %f361;
 	mov.f32 %f358, %f362;
@@ -18767,13 +19061,13 @@ $L298_ret_mma:
 	bra.uni $L299_rangeint_body;
 $L299_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r393, %r251;
-	mov.u32 %r394, %r252;
-	mov.u32 %r395, %r253;
-	mov.u32 %r396, %r254;
+	mov.u32 %r519, %r377;
+	mov.u32 %r520, %r378;
+	mov.u32 %r521, %r379;
+	mov.u32 %r522, %r380;
 	.loc 5 181 37
-	mov.u32 %r397, %r277;
-	mov.u32 %r398, %r278;
+	mov.u32 %r523, %r403;
+	mov.u32 %r524, %r404;
 	.loc 5 181 48
 	mov.f32 %f364, %f36;
 	mov.f32 %f365, %f37;
@@ -18782,9 +19076,9 @@ $L299_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f372, %f373, %f374, %f375}, {%r393, %r394, %r395, %r396}, {%r397, %r398}, {%f364, %f365, %f366, %f367};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f372, %f373, %f374, %f375}, {%r519, %r520, %r521, %r522}, {%r523, %r524}, {%f364, %f365, %f366, %f367};
+	.loc 5 327 2
 	mov.f32 %f368, %f372;
 	mov.f32 %f369, %f373;
 	mov.f32 %f370, %f374;
@@ -18799,13 +19093,13 @@ $L301_ret_mma:
 	bra.uni $L302_rangeint_body;
 $L302_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r399, %r251;
-	mov.u32 %r400, %r252;
-	mov.u32 %r401, %r253;
-	mov.u32 %r402, %r254;
+	mov.u32 %r525, %r377;
+	mov.u32 %r526, %r378;
+	mov.u32 %r527, %r379;
+	mov.u32 %r528, %r380;
 	.loc 5 181 37
-	mov.u32 %r403, %r279;
-	mov.u32 %r404, %r280;
+	mov.u32 %r529, %r405;
+	mov.u32 %r530, %r406;
 	.loc 5 181 48
 	mov.f32 %f376, %f40;
 	mov.f32 %f377, %f41;
@@ -18814,9 +19108,9 @@ $L302_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L303_entry;
 $L303_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f384, %f385, %f386, %f387}, {%r399, %r400, %r401, %r402}, {%r403, %r404}, {%f376, %f377, %f378, %f379};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f384, %f385, %f386, %f387}, {%r525, %r526, %r527, %r528}, {%r529, %r530}, {%f376, %f377, %f378, %f379};
+	.loc 5 327 2
 	mov.f32 %f380, %f384;
 	mov.f32 %f381, %f385;
 	mov.f32 %f382, %f386;
@@ -18831,13 +19125,13 @@ $L304_ret_mma:
 	bra.uni $L305_rangeint_body;
 $L305_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r405, %r251;
-	mov.u32 %r406, %r252;
-	mov.u32 %r407, %r253;
-	mov.u32 %r408, %r254;
+	mov.u32 %r531, %r377;
+	mov.u32 %r532, %r378;
+	mov.u32 %r533, %r379;
+	mov.u32 %r534, %r380;
 	.loc 5 181 37
-	mov.u32 %r409, %r281;
-	mov.u32 %r410, %r282;
+	mov.u32 %r535, %r407;
+	mov.u32 %r536, %r408;
 	.loc 5 181 48
 	mov.f32 %f388, %f44;
 	mov.f32 %f389, %f45;
@@ -18846,9 +19140,9 @@ $L305_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L306_entry;
 $L306_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f396, %f397, %f398, %f399}, {%r405, %r406, %r407, %r408}, {%r409, %r410}, {%f388, %f389, %f390, %f391};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f396, %f397, %f398, %f399}, {%r531, %r532, %r533, %r534}, {%r535, %r536}, {%f388, %f389, %f390, %f391};
+	.loc 5 327 2
 	mov.f32 %f392, %f396;
 	mov.f32 %f393, %f397;
 	mov.f32 %f394, %f398;
@@ -18863,13 +19157,13 @@ $L307_ret_mma:
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r411, %r255;
-	mov.u32 %r412, %r256;
-	mov.u32 %r413, %r257;
-	mov.u32 %r414, %r258;
+	mov.u32 %r537, %r381;
+	mov.u32 %r538, %r382;
+	mov.u32 %r539, %r383;
+	mov.u32 %r540, %r384;
 	.loc 5 181 37
-	mov.u32 %r415, %r275;
-	mov.u32 %r416, %r276;
+	mov.u32 %r541, %r401;
+	mov.u32 %r542, %r402;
 	.loc 5 181 48
 	mov.f32 %f400, %f48;
 	mov.f32 %f401, %f49;
@@ -18878,9 +19172,9 @@ $L309_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L311_entry;
 $L311_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f408, %f409, %f410, %f411}, {%r411, %r412, %r413, %r414}, {%r415, %r416}, {%f400, %f401, %f402, %f403};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f408, %f409, %f410, %f411}, {%r537, %r538, %r539, %r540}, {%r541, %r542}, {%f400, %f401, %f402, %f403};
+	.loc 5 327 2
 	mov.f32 %f404, %f408;
 	mov.f32 %f405, %f409;
 	mov.f32 %f406, %f410;
@@ -18895,13 +19189,13 @@ $L312_ret_mma:
 	bra.uni $L313_rangeint_body;
 $L313_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r417, %r255;
-	mov.u32 %r418, %r256;
-	mov.u32 %r419, %r257;
-	mov.u32 %r420, %r258;
+	mov.u32 %r543, %r381;
+	mov.u32 %r544, %r382;
+	mov.u32 %r545, %r383;
+	mov.u32 %r546, %r384;
 	.loc 5 181 37
-	mov.u32 %r421, %r277;
-	mov.u32 %r422, %r278;
+	mov.u32 %r547, %r403;
+	mov.u32 %r548, %r404;
 	.loc 5 181 48
 	mov.f32 %f412, %f52;
 	mov.f32 %f413, %f53;
@@ -18910,9 +19204,9 @@ $L313_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L314_entry;
 $L314_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f420, %f421, %f422, %f423}, {%r417, %r418, %r419, %r420}, {%r421, %r422}, {%f412, %f413, %f414, %f415};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f420, %f421, %f422, %f423}, {%r543, %r544, %r545, %r546}, {%r547, %r548}, {%f412, %f413, %f414, %f415};
+	.loc 5 327 2
 	mov.f32 %f416, %f420;
 	mov.f32 %f417, %f421;
 	mov.f32 %f418, %f422;
@@ -18927,13 +19221,13 @@ $L315_ret_mma:
 	bra.uni $L316_rangeint_body;
 $L316_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r423, %r255;
-	mov.u32 %r424, %r256;
-	mov.u32 %r425, %r257;
-	mov.u32 %r426, %r258;
+	mov.u32 %r549, %r381;
+	mov.u32 %r550, %r382;
+	mov.u32 %r551, %r383;
+	mov.u32 %r552, %r384;
 	.loc 5 181 37
-	mov.u32 %r427, %r279;
-	mov.u32 %r428, %r280;
+	mov.u32 %r553, %r405;
+	mov.u32 %r554, %r406;
 	.loc 5 181 48
 	mov.f32 %f424, %f56;
 	mov.f32 %f425, %f57;
@@ -18942,9 +19236,9 @@ $L316_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f432, %f433, %f434, %f435}, {%r423, %r424, %r425, %r426}, {%r427, %r428}, {%f424, %f425, %f426, %f427};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f432, %f433, %f434, %f435}, {%r549, %r550, %r551, %r552}, {%r553, %r554}, {%f424, %f425, %f426, %f427};
+	.loc 5 327 2
 	mov.f32 %f428, %f432;
 	mov.f32 %f429, %f433;
 	mov.f32 %f430, %f434;
@@ -18959,13 +19253,13 @@ $L318_ret_mma:
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r429, %r255;
-	mov.u32 %r430, %r256;
-	mov.u32 %r431, %r257;
-	mov.u32 %r432, %r258;
+	mov.u32 %r555, %r381;
+	mov.u32 %r556, %r382;
+	mov.u32 %r557, %r383;
+	mov.u32 %r558, %r384;
 	.loc 5 181 37
-	mov.u32 %r433, %r281;
-	mov.u32 %r434, %r282;
+	mov.u32 %r559, %r407;
+	mov.u32 %r560, %r408;
 	.loc 5 181 48
 	mov.f32 %f436, %f60;
 	mov.f32 %f437, %f61;
@@ -18974,9 +19268,9 @@ $L319_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L320_entry;
 $L320_entry:
-	.loc 5 323 19
-	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f444, %f445, %f446, %f447}, {%r429, %r430, %r431, %r432}, {%r433, %r434}, {%f436, %f437, %f438, %f439};
-	.loc 5 323 2
+	.loc 5 327 19
+	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f444, %f445, %f446, %f447}, {%r555, %r556, %r557, %r558}, {%r559, %r560}, {%f436, %f437, %f438, %f439};
+	.loc 5 327 2
 	mov.f32 %f440, %f444;
 	mov.f32 %f441, %f445;
 	mov.f32 %f442, %f446;
@@ -18991,36 +19285,36 @@ $L321_ret_mma:
 	bra.uni $L22_rangeint_done;
 $L22_rangeint_done:
 	.loc 5 185 14
-	add.s64 %rd515, %rd371, 1;
+	add.s64 %rd473, %rd343, 1;
 	.loc 5 185 20
-	add.s64 %rd516, %rd372, 1;
+	add.s64 %rd474, %rd344, 1;
 	.loc 5 186 9
-	setp.eq.s64 %p43, %rd515, 3;
+	setp.eq.s64 %p43, %rd473, 3;
 	@%p43 bra $L31_if_then;
 	bra.uni $L322_edge;
 $L31_if_then:
-	mov.s64 %rd517, 0;
+	mov.s64 %rd475, 0;
 	bra.uni $L32_if_done;
 $L322_edge:
-	mov.s64 %rd517, %rd515;
+	mov.s64 %rd475, %rd473;
 	bra.uni $L32_if_done;
 $L32_if_done:
 	.loc 5 189 9
-	setp.eq.s64 %p44, %rd516, 3;
+	setp.eq.s64 %p44, %rd474, 3;
 	@%p44 bra $L33_if_then;
 	bra.uni $L323_edge;
 $L33_if_then:
-	mov.s64 %rd518, 0;
+	mov.s64 %rd476, 0;
 	bra.uni $L34_if_done;
 $L323_edge:
-	mov.s64 %rd518, %rd516;
+	mov.s64 %rd476, %rd474;
 	bra.uni $L34_if_done;
 $L34_if_done:
 	.loc 5 154 28
-	add.s64 %rd519, %rd373, 1;
-	mov.s64 %rd371, %rd517;
-	mov.s64 %rd372, %rd518;
-	mov.s64 %rd373, %rd519;
+	add.s64 %rd477, %rd345, 1;
+	mov.s64 %rd343, %rd475;
+	mov.s64 %rd344, %rd476;
+	mov.s64 %rd345, %rd477;
 	bra.uni $L16_for_loop;
 $L18_for_done:
 	.loc 5 193 17
@@ -19028,23 +19322,23 @@ $L18_for_done:
 	.loc 5 195 8
 	bar.sync 0;
 	.loc 5 196 29
-	mov.u32 %r437, %tid.z;
-	mov.u32 %r438, %ntid.y;
-	mov.u32 %r439, %tid.y;
-	mad.lo.u32 %r436, %r437, %r438, %r439;
-	mov.u32 %r441, %ntid.x;
-	mov.u32 %r442, %tid.x;
-	mad.lo.u32 %r440, %r436, %r441, %r442;
-	shr.u32 %r435, %r440, 5;
-	cvt.s64.u32 %rd520, %r435;
+	mov.u32 %r563, %tid.z;
+	mov.u32 %r564, %ntid.y;
+	mov.u32 %r565, %tid.y;
+	mad.lo.u32 %r562, %r563, %r564, %r565;
+	mov.u32 %r567, %ntid.x;
+	mov.u32 %r568, %tid.x;
+	mad.lo.u32 %r566, %r562, %r567, %r568;
+	shr.u32 %r561, %r566, 5;
+	cvt.s64.u32 %rd478, %r561;
 	.loc 5 196 31
-	mul.lo.s64 %rd521, %rd520, 1280;
+	mul.lo.s64 %rd479, %rd478, 1280;
 	.loc 5 196 22
-	add.s64 %rd522, %rd24, 1;
-	sub.s64 %rd523, %rd24, %rd521;
-	sub.s64 %rd524, %rd24, %rd521;
-	shl.b64 %rd525, %rd521, 2;
-	add.s64 %rd526, %rd23, %rd525;
+	add.s64 %rd480, %rd24, 1;
+	sub.s64 %rd481, %rd24, %rd479;
+	sub.s64 %rd482, %rd24, %rd479;
+	shl.b64 %rd483, %rd479, 2;
+	add.s64 %rd484, %rd23, %rd483;
 	.loc 5 196 45
 	mov.f32 %f448, %f0;
 	mov.f32 %f449, %f1;
@@ -19111,9 +19405,9 @@ $L18_for_done:
 	mov.f32 %f510, %f62;
 	mov.f32 %f511, %f63;
 	.loc 5 196 66
-	add.s64 %rd527, %rd42, %rd49;
+	add.s64 %rd485, %rd42, %rd49;
 	.loc 5 196 74
-	add.s64 %rd528, %rd46, %rd52;
+	add.s64 %rd486, %rd46, %rd52;
 	.loc 5 196 12
 	bra.uni $L324_entry;
 $L324_entry:
@@ -19247,12 +19541,12 @@ $L324_entry:
 	mov.f32 %f574, %f510;
 	mov.f32 %f575, %f511;
 	.loc 5 211 13
-	mov.u32 %r443, %laneid;
-	cvt.s64.u32 %rd529, %r443;
+	mov.u32 %r569, %laneid;
+	cvt.s64.u32 %rd487, %r569;
 	.loc 5 212 11
-	shr.s64 %rd530, %rd529, 2;
+	shr.s64 %rd488, %rd487, 2;
 	.loc 5 212 17
-	and.b64 %rd531, %rd529, 3;
+	and.b64 %rd489, %rd487, 3;
 	bra.uni $L329_rangeint_body;
 $L329_rangeint_body:
 	.loc 5 219 5
@@ -19271,15 +19565,15 @@ $L329_rangeint_body:
 	mov.f32 %f578, %f582;
 	mov.f32 %f579, %f583;
 	.loc 5 220 19
-	add.s64 %rd532, 0, %rd530;
+	add.s64 %rd490, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd533, 2, %rd531;
+	mul.lo.s64 %rd491, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd534, 0, %rd533;
+	add.s64 %rd492, 0, %rd491;
 	.loc 5 221 21
-	mul.lo.s64 %rd535, %rd532, 40;
+	mul.lo.s64 %rd493, %rd490, 40;
 	.loc 5 221 29
-	add.s64 %rd536, %rd535, %rd534;
+	add.s64 %rd494, %rd493, %rd492;
 	.loc 5 221 45
 	mov.f32 %f584, 0f00000000;
 	mov.f32 %f585, 0f00000000;
@@ -19295,16 +19589,16 @@ $L329_rangeint_body:
 	mov.f32 %f588, %f584;
 	mov.f32 %f589, %f585;
 	.loc 5 221 15
-	add.s64 %rd537, %rd536, 1;
-	shl.b64 %rd538, %rd536, 2;
-	add.s64 %rd539, %rd526, %rd538;
-	st.shared.v2.f32 [%rd539], {%f588, %f589};
+	add.s64 %rd495, %rd494, 1;
+	shl.b64 %rd496, %rd494, 2;
+	add.s64 %rd497, %rd484, %rd496;
+	st.shared.v2.f32 [%rd497], {%f588, %f589};
 	.loc 5 222 22
-	add.s64 %rd540, %rd532, 8;
+	add.s64 %rd498, %rd490, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd541, %rd540, 40;
+	mul.lo.s64 %rd499, %rd498, 40;
 	.loc 5 222 33
-	add.s64 %rd542, %rd541, %rd534;
+	add.s64 %rd500, %rd499, %rd492;
 	.loc 5 222 49
 	mov.f32 %f590, 0f00000000;
 	mov.f32 %f591, 0f00000000;
@@ -19320,10 +19614,10 @@ $L329_rangeint_body:
 	mov.f32 %f594, %f590;
 	mov.f32 %f595, %f591;
 	.loc 5 222 15
-	add.s64 %rd543, %rd542, 1;
-	shl.b64 %rd544, %rd542, 2;
-	add.s64 %rd545, %rd526, %rd544;
-	st.shared.v2.f32 [%rd545], {%f594, %f595};
+	add.s64 %rd501, %rd500, 1;
+	shl.b64 %rd502, %rd500, 2;
+	add.s64 %rd503, %rd484, %rd502;
+	st.shared.v2.f32 [%rd503], {%f594, %f595};
 	bra.uni $L338_rangeint_body;
 $L338_rangeint_body:
 	.loc 5 219 5
@@ -19342,15 +19636,15 @@ $L338_rangeint_body:
 	mov.f32 %f598, %f602;
 	mov.f32 %f599, %f603;
 	.loc 5 220 19
-	add.s64 %rd546, 0, %rd530;
+	add.s64 %rd504, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd547, 2, %rd531;
+	mul.lo.s64 %rd505, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd548, 8, %rd547;
+	add.s64 %rd506, 8, %rd505;
 	.loc 5 221 21
-	mul.lo.s64 %rd549, %rd546, 40;
+	mul.lo.s64 %rd507, %rd504, 40;
 	.loc 5 221 29
-	add.s64 %rd550, %rd549, %rd548;
+	add.s64 %rd508, %rd507, %rd506;
 	.loc 5 221 45
 	mov.f32 %f604, 0f00000000;
 	mov.f32 %f605, 0f00000000;
@@ -19366,16 +19660,16 @@ $L338_rangeint_body:
 	mov.f32 %f608, %f604;
 	mov.f32 %f609, %f605;
 	.loc 5 221 15
-	add.s64 %rd551, %rd550, 1;
-	shl.b64 %rd552, %rd550, 2;
-	add.s64 %rd553, %rd526, %rd552;
-	st.shared.v2.f32 [%rd553], {%f608, %f609};
+	add.s64 %rd509, %rd508, 1;
+	shl.b64 %rd510, %rd508, 2;
+	add.s64 %rd511, %rd484, %rd510;
+	st.shared.v2.f32 [%rd511], {%f608, %f609};
 	.loc 5 222 22
-	add.s64 %rd554, %rd546, 8;
+	add.s64 %rd512, %rd504, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd555, %rd554, 40;
+	mul.lo.s64 %rd513, %rd512, 40;
 	.loc 5 222 33
-	add.s64 %rd556, %rd555, %rd548;
+	add.s64 %rd514, %rd513, %rd506;
 	.loc 5 222 49
 	mov.f32 %f610, 0f00000000;
 	mov.f32 %f611, 0f00000000;
@@ -19391,10 +19685,10 @@ $L338_rangeint_body:
 	mov.f32 %f614, %f610;
 	mov.f32 %f615, %f611;
 	.loc 5 222 15
-	add.s64 %rd557, %rd556, 1;
-	shl.b64 %rd558, %rd556, 2;
-	add.s64 %rd559, %rd526, %rd558;
-	st.shared.v2.f32 [%rd559], {%f614, %f615};
+	add.s64 %rd515, %rd514, 1;
+	shl.b64 %rd516, %rd514, 2;
+	add.s64 %rd517, %rd484, %rd516;
+	st.shared.v2.f32 [%rd517], {%f614, %f615};
 	bra.uni $L339_rangeint_body;
 $L339_rangeint_body:
 	.loc 5 219 5
@@ -19413,15 +19707,15 @@ $L339_rangeint_body:
 	mov.f32 %f618, %f622;
 	mov.f32 %f619, %f623;
 	.loc 5 220 19
-	add.s64 %rd560, 0, %rd530;
+	add.s64 %rd518, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd561, 2, %rd531;
+	mul.lo.s64 %rd519, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd562, 16, %rd561;
+	add.s64 %rd520, 16, %rd519;
 	.loc 5 221 21
-	mul.lo.s64 %rd563, %rd560, 40;
+	mul.lo.s64 %rd521, %rd518, 40;
 	.loc 5 221 29
-	add.s64 %rd564, %rd563, %rd562;
+	add.s64 %rd522, %rd521, %rd520;
 	.loc 5 221 45
 	mov.f32 %f624, 0f00000000;
 	mov.f32 %f625, 0f00000000;
@@ -19437,16 +19731,16 @@ $L339_rangeint_body:
 	mov.f32 %f628, %f624;
 	mov.f32 %f629, %f625;
 	.loc 5 221 15
-	add.s64 %rd565, %rd564, 1;
-	shl.b64 %rd566, %rd564, 2;
-	add.s64 %rd567, %rd526, %rd566;
-	st.shared.v2.f32 [%rd567], {%f628, %f629};
+	add.s64 %rd523, %rd522, 1;
+	shl.b64 %rd524, %rd522, 2;
+	add.s64 %rd525, %rd484, %rd524;
+	st.shared.v2.f32 [%rd525], {%f628, %f629};
 	.loc 5 222 22
-	add.s64 %rd568, %rd560, 8;
+	add.s64 %rd526, %rd518, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd569, %rd568, 40;
+	mul.lo.s64 %rd527, %rd526, 40;
 	.loc 5 222 33
-	add.s64 %rd570, %rd569, %rd562;
+	add.s64 %rd528, %rd527, %rd520;
 	.loc 5 222 49
 	mov.f32 %f630, 0f00000000;
 	mov.f32 %f631, 0f00000000;
@@ -19462,10 +19756,10 @@ $L339_rangeint_body:
 	mov.f32 %f634, %f630;
 	mov.f32 %f635, %f631;
 	.loc 5 222 15
-	add.s64 %rd571, %rd570, 1;
-	shl.b64 %rd572, %rd570, 2;
-	add.s64 %rd573, %rd526, %rd572;
-	st.shared.v2.f32 [%rd573], {%f634, %f635};
+	add.s64 %rd529, %rd528, 1;
+	shl.b64 %rd530, %rd528, 2;
+	add.s64 %rd531, %rd484, %rd530;
+	st.shared.v2.f32 [%rd531], {%f634, %f635};
 	bra.uni $L340_rangeint_body;
 $L340_rangeint_body:
 	.loc 5 219 5
@@ -19484,15 +19778,15 @@ $L340_rangeint_body:
 	mov.f32 %f638, %f642;
 	mov.f32 %f639, %f643;
 	.loc 5 220 19
-	add.s64 %rd574, 0, %rd530;
+	add.s64 %rd532, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd575, 2, %rd531;
+	mul.lo.s64 %rd533, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd576, 24, %rd575;
+	add.s64 %rd534, 24, %rd533;
 	.loc 5 221 21
-	mul.lo.s64 %rd577, %rd574, 40;
+	mul.lo.s64 %rd535, %rd532, 40;
 	.loc 5 221 29
-	add.s64 %rd578, %rd577, %rd576;
+	add.s64 %rd536, %rd535, %rd534;
 	.loc 5 221 45
 	mov.f32 %f644, 0f00000000;
 	mov.f32 %f645, 0f00000000;
@@ -19508,16 +19802,16 @@ $L340_rangeint_body:
 	mov.f32 %f648, %f644;
 	mov.f32 %f649, %f645;
 	.loc 5 221 15
-	add.s64 %rd579, %rd578, 1;
-	shl.b64 %rd580, %rd578, 2;
-	add.s64 %rd581, %rd526, %rd580;
-	st.shared.v2.f32 [%rd581], {%f648, %f649};
+	add.s64 %rd537, %rd536, 1;
+	shl.b64 %rd538, %rd536, 2;
+	add.s64 %rd539, %rd484, %rd538;
+	st.shared.v2.f32 [%rd539], {%f648, %f649};
 	.loc 5 222 22
-	add.s64 %rd582, %rd574, 8;
+	add.s64 %rd540, %rd532, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd583, %rd582, 40;
+	mul.lo.s64 %rd541, %rd540, 40;
 	.loc 5 222 33
-	add.s64 %rd584, %rd583, %rd576;
+	add.s64 %rd542, %rd541, %rd534;
 	.loc 5 222 49
 	mov.f32 %f650, 0f00000000;
 	mov.f32 %f651, 0f00000000;
@@ -19533,10 +19827,10 @@ $L340_rangeint_body:
 	mov.f32 %f654, %f650;
 	mov.f32 %f655, %f651;
 	.loc 5 222 15
-	add.s64 %rd585, %rd584, 1;
-	shl.b64 %rd586, %rd584, 2;
-	add.s64 %rd587, %rd526, %rd586;
-	st.shared.v2.f32 [%rd587], {%f654, %f655};
+	add.s64 %rd543, %rd542, 1;
+	shl.b64 %rd544, %rd542, 2;
+	add.s64 %rd545, %rd484, %rd544;
+	st.shared.v2.f32 [%rd545], {%f654, %f655};
 	bra.uni $L342_rangeint_body;
 $L342_rangeint_body:
 	.loc 5 219 5
@@ -19555,15 +19849,15 @@ $L342_rangeint_body:
 	mov.f32 %f658, %f662;
 	mov.f32 %f659, %f663;
 	.loc 5 220 19
-	add.s64 %rd588, 16, %rd530;
+	add.s64 %rd546, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd589, 2, %rd531;
+	mul.lo.s64 %rd547, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd590, 0, %rd589;
+	add.s64 %rd548, 0, %rd547;
 	.loc 5 221 21
-	mul.lo.s64 %rd591, %rd588, 40;
+	mul.lo.s64 %rd549, %rd546, 40;
 	.loc 5 221 29
-	add.s64 %rd592, %rd591, %rd590;
+	add.s64 %rd550, %rd549, %rd548;
 	.loc 5 221 45
 	mov.f32 %f664, 0f00000000;
 	mov.f32 %f665, 0f00000000;
@@ -19579,16 +19873,16 @@ $L342_rangeint_body:
 	mov.f32 %f668, %f664;
 	mov.f32 %f669, %f665;
 	.loc 5 221 15
-	add.s64 %rd593, %rd592, 1;
-	shl.b64 %rd594, %rd592, 2;
-	add.s64 %rd595, %rd526, %rd594;
-	st.shared.v2.f32 [%rd595], {%f668, %f669};
+	add.s64 %rd551, %rd550, 1;
+	shl.b64 %rd552, %rd550, 2;
+	add.s64 %rd553, %rd484, %rd552;
+	st.shared.v2.f32 [%rd553], {%f668, %f669};
 	.loc 5 222 22
-	add.s64 %rd596, %rd588, 8;
+	add.s64 %rd554, %rd546, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd597, %rd596, 40;
+	mul.lo.s64 %rd555, %rd554, 40;
 	.loc 5 222 33
-	add.s64 %rd598, %rd597, %rd590;
+	add.s64 %rd556, %rd555, %rd548;
 	.loc 5 222 49
 	mov.f32 %f670, 0f00000000;
 	mov.f32 %f671, 0f00000000;
@@ -19604,10 +19898,10 @@ $L342_rangeint_body:
 	mov.f32 %f674, %f670;
 	mov.f32 %f675, %f671;
 	.loc 5 222 15
-	add.s64 %rd599, %rd598, 1;
-	shl.b64 %rd600, %rd598, 2;
-	add.s64 %rd601, %rd526, %rd600;
-	st.shared.v2.f32 [%rd601], {%f674, %f675};
+	add.s64 %rd557, %rd556, 1;
+	shl.b64 %rd558, %rd556, 2;
+	add.s64 %rd559, %rd484, %rd558;
+	st.shared.v2.f32 [%rd559], {%f674, %f675};
 	bra.uni $L344_rangeint_body;
 $L344_rangeint_body:
 	.loc 5 219 5
@@ -19626,15 +19920,15 @@ $L344_rangeint_body:
 	mov.f32 %f678, %f682;
 	mov.f32 %f679, %f683;
 	.loc 5 220 19
-	add.s64 %rd602, 16, %rd530;
+	add.s64 %rd560, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd603, 2, %rd531;
+	mul.lo.s64 %rd561, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd604, 8, %rd603;
+	add.s64 %rd562, 8, %rd561;
 	.loc 5 221 21
-	mul.lo.s64 %rd605, %rd602, 40;
+	mul.lo.s64 %rd563, %rd560, 40;
 	.loc 5 221 29
-	add.s64 %rd606, %rd605, %rd604;
+	add.s64 %rd564, %rd563, %rd562;
 	.loc 5 221 45
 	mov.f32 %f684, 0f00000000;
 	mov.f32 %f685, 0f00000000;
@@ -19650,16 +19944,16 @@ $L344_rangeint_body:
 	mov.f32 %f688, %f684;
 	mov.f32 %f689, %f685;
 	.loc 5 221 15
-	add.s64 %rd607, %rd606, 1;
-	shl.b64 %rd608, %rd606, 2;
-	add.s64 %rd609, %rd526, %rd608;
-	st.shared.v2.f32 [%rd609], {%f688, %f689};
+	add.s64 %rd565, %rd564, 1;
+	shl.b64 %rd566, %rd564, 2;
+	add.s64 %rd567, %rd484, %rd566;
+	st.shared.v2.f32 [%rd567], {%f688, %f689};
 	.loc 5 222 22
-	add.s64 %rd610, %rd602, 8;
+	add.s64 %rd568, %rd560, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd611, %rd610, 40;
+	mul.lo.s64 %rd569, %rd568, 40;
 	.loc 5 222 33
-	add.s64 %rd612, %rd611, %rd604;
+	add.s64 %rd570, %rd569, %rd562;
 	.loc 5 222 49
 	mov.f32 %f690, 0f00000000;
 	mov.f32 %f691, 0f00000000;
@@ -19675,10 +19969,10 @@ $L344_rangeint_body:
 	mov.f32 %f694, %f690;
 	mov.f32 %f695, %f691;
 	.loc 5 222 15
-	add.s64 %rd613, %rd612, 1;
-	shl.b64 %rd614, %rd612, 2;
-	add.s64 %rd615, %rd526, %rd614;
-	st.shared.v2.f32 [%rd615], {%f694, %f695};
+	add.s64 %rd571, %rd570, 1;
+	shl.b64 %rd572, %rd570, 2;
+	add.s64 %rd573, %rd484, %rd572;
+	st.shared.v2.f32 [%rd573], {%f694, %f695};
 	bra.uni $L345_rangeint_body;
 $L345_rangeint_body:
 	.loc 5 219 5
@@ -19697,15 +19991,15 @@ $L345_rangeint_body:
 	mov.f32 %f698, %f702;
 	mov.f32 %f699, %f703;
 	.loc 5 220 19
-	add.s64 %rd616, 16, %rd530;
+	add.s64 %rd574, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd617, 2, %rd531;
+	mul.lo.s64 %rd575, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd618, 16, %rd617;
+	add.s64 %rd576, 16, %rd575;
 	.loc 5 221 21
-	mul.lo.s64 %rd619, %rd616, 40;
+	mul.lo.s64 %rd577, %rd574, 40;
 	.loc 5 221 29
-	add.s64 %rd620, %rd619, %rd618;
+	add.s64 %rd578, %rd577, %rd576;
 	.loc 5 221 45
 	mov.f32 %f704, 0f00000000;
 	mov.f32 %f705, 0f00000000;
@@ -19721,16 +20015,16 @@ $L345_rangeint_body:
 	mov.f32 %f708, %f704;
 	mov.f32 %f709, %f705;
 	.loc 5 221 15
-	add.s64 %rd621, %rd620, 1;
-	shl.b64 %rd622, %rd620, 2;
-	add.s64 %rd623, %rd526, %rd622;
-	st.shared.v2.f32 [%rd623], {%f708, %f709};
+	add.s64 %rd579, %rd578, 1;
+	shl.b64 %rd580, %rd578, 2;
+	add.s64 %rd581, %rd484, %rd580;
+	st.shared.v2.f32 [%rd581], {%f708, %f709};
 	.loc 5 222 22
-	add.s64 %rd624, %rd616, 8;
+	add.s64 %rd582, %rd574, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd625, %rd624, 40;
+	mul.lo.s64 %rd583, %rd582, 40;
 	.loc 5 222 33
-	add.s64 %rd626, %rd625, %rd618;
+	add.s64 %rd584, %rd583, %rd576;
 	.loc 5 222 49
 	mov.f32 %f710, 0f00000000;
 	mov.f32 %f711, 0f00000000;
@@ -19746,10 +20040,10 @@ $L345_rangeint_body:
 	mov.f32 %f714, %f710;
 	mov.f32 %f715, %f711;
 	.loc 5 222 15
-	add.s64 %rd627, %rd626, 1;
-	shl.b64 %rd628, %rd626, 2;
-	add.s64 %rd629, %rd526, %rd628;
-	st.shared.v2.f32 [%rd629], {%f714, %f715};
+	add.s64 %rd585, %rd584, 1;
+	shl.b64 %rd586, %rd584, 2;
+	add.s64 %rd587, %rd484, %rd586;
+	st.shared.v2.f32 [%rd587], {%f714, %f715};
 	bra.uni $L346_rangeint_body;
 $L346_rangeint_body:
 	.loc 5 219 5
@@ -19768,15 +20062,15 @@ $L346_rangeint_body:
 	mov.f32 %f718, %f722;
 	mov.f32 %f719, %f723;
 	.loc 5 220 19
-	add.s64 %rd630, 16, %rd530;
+	add.s64 %rd588, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd631, 2, %rd531;
+	mul.lo.s64 %rd589, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd632, 24, %rd631;
+	add.s64 %rd590, 24, %rd589;
 	.loc 5 221 21
-	mul.lo.s64 %rd633, %rd630, 40;
+	mul.lo.s64 %rd591, %rd588, 40;
 	.loc 5 221 29
-	add.s64 %rd634, %rd633, %rd632;
+	add.s64 %rd592, %rd591, %rd590;
 	.loc 5 221 45
 	mov.f32 %f724, 0f00000000;
 	mov.f32 %f725, 0f00000000;
@@ -19792,16 +20086,16 @@ $L346_rangeint_body:
 	mov.f32 %f728, %f724;
 	mov.f32 %f729, %f725;
 	.loc 5 221 15
-	add.s64 %rd635, %rd634, 1;
-	shl.b64 %rd636, %rd634, 2;
-	add.s64 %rd637, %rd526, %rd636;
-	st.shared.v2.f32 [%rd637], {%f728, %f729};
+	add.s64 %rd593, %rd592, 1;
+	shl.b64 %rd594, %rd592, 2;
+	add.s64 %rd595, %rd484, %rd594;
+	st.shared.v2.f32 [%rd595], {%f728, %f729};
 	.loc 5 222 22
-	add.s64 %rd638, %rd630, 8;
+	add.s64 %rd596, %rd588, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd639, %rd638, 40;
+	mul.lo.s64 %rd597, %rd596, 40;
 	.loc 5 222 33
-	add.s64 %rd640, %rd639, %rd632;
+	add.s64 %rd598, %rd597, %rd590;
 	.loc 5 222 49
 	mov.f32 %f730, 0f00000000;
 	mov.f32 %f731, 0f00000000;
@@ -19817,26 +20111,26 @@ $L346_rangeint_body:
 	mov.f32 %f734, %f730;
 	mov.f32 %f735, %f731;
 	.loc 5 222 15
-	add.s64 %rd641, %rd640, 1;
-	shl.b64 %rd642, %rd640, 2;
-	add.s64 %rd643, %rd526, %rd642;
-	st.shared.v2.f32 [%rd643], {%f734, %f735};
+	add.s64 %rd599, %rd598, 1;
+	shl.b64 %rd600, %rd598, 2;
+	add.s64 %rd601, %rd484, %rd600;
+	st.shared.v2.f32 [%rd601], {%f734, %f735};
 	bra.uni $L328_rangeint_done;
 $L328_rangeint_done:
 	.loc 5 225 13
 	bar.warp.sync -1;
 	.loc 5 226 14
-	add.s64 %rd644, %rd527, 0;
+	add.s64 %rd602, %rd485, 0;
 	.loc 5 227 10
 	setp.eq.s64 %p45, %rd19, 3;
 	@%p45 bra $L331_if_then;
 	bra.uni $L333_if_else;
 $L331_if_then:
-	mov.s64 %rd661, 0;
+	mov.s64 %rd619, 0;
 	bra.uni $L334_for_loop;
 $L334_for_loop:
 	.loc 5 229 18
-	setp.lt.s64 %p59, %rd661, 32;
+	setp.lt.s64 %p59, %rd619, 32;
 	@%p59 bra $L335_for_body;
 	bra.uni $L332_if_done;
 $L335_for_body:
@@ -19844,37 +20138,37 @@ $L335_for_body:
 	mov.f32 %f804, 0f00000000;
 	mov.f32 %f805, 0f00000000;
 	.loc 5 230 28
-	shr.s64 %rd662, %rd529, 4;
+	shr.s64 %rd620, %rd487, 4;
 	.loc 5 230 26
-	add.s64 %rd663, %rd661, %rd662;
+	add.s64 %rd621, %rd619, %rd620;
 	.loc 5 230 32
-	mul.lo.s64 %rd664, %rd663, 40;
+	mul.lo.s64 %rd622, %rd621, 40;
 	.loc 5 230 45
-	and.b64 %rd665, %rd529, 15;
+	and.b64 %rd623, %rd487, 15;
 	.loc 5 230 42
-	mul.lo.s64 %rd666, 2, %rd665;
+	mul.lo.s64 %rd624, 2, %rd623;
 	.loc 5 230 40
-	add.s64 %rd667, %rd664, %rd666;
+	add.s64 %rd625, %rd622, %rd624;
 	.loc 5 230 19
-	add.s64 %rd668, %rd667, 1;
-	shl.b64 %rd669, %rd667, 2;
-	add.s64 %rd670, %rd526, %rd669;
-	ld.shared.v2.f32 {%f806, %f807}, [%rd670];
+	add.s64 %rd626, %rd625, 1;
+	shl.b64 %rd627, %rd625, 2;
+	add.s64 %rd628, %rd484, %rd627;
+	ld.shared.v2.f32 {%f806, %f807}, [%rd628];
 	.loc 5 230 5
 	mov.f32 %f804, %f806;
 	mov.f32 %f805, %f807;
 	.loc 5 231 36
-	add.s64 %rd671, %rd644, %rd661;
+	add.s64 %rd629, %rd602, %rd619;
 	.loc 5 231 40
-	shr.s64 %rd672, %rd529, 4;
+	shr.s64 %rd630, %rd487, 4;
 	.loc 5 231 38
-	add.s64 %rd673, %rd671, %rd672;
+	add.s64 %rd631, %rd629, %rd630;
 	.loc 5 231 52
-	and.b64 %rd674, %rd529, 15;
+	and.b64 %rd632, %rd487, 15;
 	.loc 5 231 49
-	mul.lo.s64 %rd675, 2, %rd674;
+	mul.lo.s64 %rd633, 2, %rd632;
 	.loc 5 231 47
-	add.s64 %rd676, %rd528, %rd675;
+	add.s64 %rd634, %rd486, %rd633;
 	.loc 5 231 70
 	mov.f32 %f808, %f804;
 	.loc 5 231 76
@@ -19882,30 +20176,30 @@ $L335_for_body:
 	.loc 5 231 13
 	bra.uni $L391_entry;
 $L391_entry:
-	.loc 5 349 9
-	setp.lt.s64 %p60, %rd673, %rd15;
+	.loc 5 353 9
+	setp.lt.s64 %p60, %rd631, %rd15;
 	@%p60 bra $L394_cond_true;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L394_cond_true:
-	.loc 5 349 20
-	setp.lt.s64 %p61, %rd676, %rd16;
+	.loc 5 353 20
+	setp.lt.s64 %p61, %rd634, %rd16;
 	@%p61 bra $L392_if_then;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L392_if_then:
-	.loc 5 350 14
-	add.s64 %rd677, %rd676, 1;
-	.loc 5 350 17
-	setp.lt.s64 %p62, %rd677, %rd16;
-	.loc 5 351 16
+	.loc 5 354 14
+	add.s64 %rd635, %rd634, 1;
+	.loc 5 354 17
+	setp.lt.s64 %p62, %rd635, %rd16;
+	.loc 5 355 16
 	setp.gt.s64 %p63, %rd11, 0;
 	@%p63 bra $L395_if_then;
 	bra.uni $L408_edge;
 $L395_if_then:
-	.loc 5 352 22
-	shl.b64 %rd678, %rd676, 1;
-	add.s64 %rd679, %rd10, %rd678;
-	ld.global.nc.u16 %rs4, [%rd679];
-	.loc 5 352 17
+	.loc 5 356 22
+	shl.b64 %rd636, %rd634, 1;
+	add.s64 %rd637, %rd10, %rd636;
+	ld.global.nc.u16 %rs4, [%rd637];
+	.loc 5 356 17
 	bra.uni $L409_entry;
 $L409_entry:
 	.loc 3 31 57
@@ -19914,18 +20208,18 @@ $L409_entry:
 	mov.f32 %f812, %f813;
 	bra.uni $L410_ret_load;
 $L410_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f814, %f808, %f812;
 	@%p62 bra $L397_if_then;
 	bra.uni $L411_edge;
 $L397_if_then:
-	.loc 5 354 27
-	add.s64 %rd680, %rd676, 1;
-	.loc 5 354 23
-	shl.b64 %rd681, %rd680, 1;
-	add.s64 %rd682, %rd10, %rd681;
-	ld.global.nc.u16 %rs5, [%rd682];
-	.loc 5 354 18
+	.loc 5 358 27
+	add.s64 %rd638, %rd634, 1;
+	.loc 5 358 23
+	shl.b64 %rd639, %rd638, 1;
+	add.s64 %rd640, %rd10, %rd639;
+	ld.global.nc.u16 %rs5, [%rd640];
+	.loc 5 358 18
 	bra.uni $L412_entry;
 $L412_entry:
 	.loc 3 31 57
@@ -19934,7 +20228,7 @@ $L412_entry:
 	mov.f32 %f815, %f816;
 	bra.uni $L413_ret_load;
 $L413_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f817, %f809, %f815;
 	mov.f32 %f810, %f814;
 	mov.f32 %f811, %f817;
@@ -19948,25 +20242,25 @@ $L408_edge:
 	mov.f32 %f811, %f809;
 	bra.uni $L396_if_done;
 $L396_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p64, %rd19, 3;
 	@%p64 bra $L398_if_then;
 	bra.uni $L399_if_else;
 $L398_if_then:
-	.loc 5 358 15
-	shr.s64 %rd683, %rd16, 1;
-	.loc 5 358 12
-	mul.lo.s64 %rd684, %rd673, %rd683;
-	.loc 5 358 25
-	shr.s64 %rd685, %rd676, 1;
-	.loc 5 358 20
-	add.s64 %rd686, %rd684, %rd685;
-	.loc 5 359 14
+	.loc 5 362 15
+	shr.s64 %rd641, %rd16, 1;
+	.loc 5 362 12
+	mul.lo.s64 %rd642, %rd631, %rd641;
+	.loc 5 362 25
+	shr.s64 %rd643, %rd634, 1;
+	.loc 5 362 20
+	add.s64 %rd644, %rd642, %rd643;
+	.loc 5 363 14
 	bra.uni $L414_entry;
 $L414_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f819, %f810;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f820, %f819, 0fC2D00000;
 	min.f32 %f820, %f820, 0f42B20000;
 	mul.rn.f32 %f821, %f820, 0f3FB8AA3B;
@@ -19984,26 +20278,26 @@ $L414_entry:
 	mul.rn.f32 %f824, %f824, %f828;
 	setp.nan.f32 %p65, %f819, %f819;
 	selp.f32 %f824, %f819, %f824, %p65;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f829, 0f3F800000, %f824;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f830, %f810, %f829;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f818, %f830;
 	bra.uni $L415_ret_siluF;
 $L415_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f831, %f818, %f811;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p66, %rd14, 0;
 	@%p66 bra $L400_if_then;
 	bra.uni $L416_edge;
 $L400_if_then:
-	.loc 5 361 21
-	shl.b64 %rd687, %rd686, 1;
-	add.s64 %rd688, %rd13, %rd687;
-	ld.global.nc.u16 %rs6, [%rd688];
-	.loc 5 361 17
+	.loc 5 365 21
+	shl.b64 %rd645, %rd644, 1;
+	add.s64 %rd646, %rd13, %rd645;
+	ld.global.nc.u16 %rs6, [%rd646];
+	.loc 5 365 17
 	bra.uni $L417_entry;
 $L417_entry:
 	.loc 3 31 57
@@ -20012,7 +20306,7 @@ $L417_entry:
 	mov.f32 %f833, %f834;
 	bra.uni $L418_ret_load;
 $L418_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f835, %f831, %f833;
 	mov.f32 %f832, %f835;
 	bra.uni $L419_entry;
@@ -20026,27 +20320,27 @@ $L419_entry:
 	mov.u16 %rs7, %rs8;
 	bra.uni $L420_ret_store;
 $L420_ret_store:
-	.loc 5 363 5
-	shl.b64 %rd689, %rd686, 1;
-	add.s64 %rd690, %rd1, %rd689;
-	st.global.u16 [%rd690], %rs7;
+	.loc 5 367 5
+	shl.b64 %rd647, %rd644, 1;
+	add.s64 %rd648, %rd1, %rd647;
+	st.global.u16 [%rd648], %rs7;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L399_if_else:
-	.loc 5 365 12
-	mul.lo.s64 %rd691, %rd673, %rd16;
-	.loc 5 365 15
-	add.s64 %rd692, %rd691, %rd676;
-	.loc 5 366 17
+	.loc 5 369 12
+	mul.lo.s64 %rd649, %rd631, %rd16;
+	.loc 5 369 15
+	add.s64 %rd650, %rd649, %rd634;
+	.loc 5 370 17
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p67, %rd19, 1;
 	@%p67 bra $L427_entry;
 	bra.uni $L423_if_done;
 $L427_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f838, %f810;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f839, %f838, 0fC2D00000;
 	min.f32 %f839, %f839, 0f42B20000;
 	mul.rn.f32 %f840, %f839, 0f3FB8AA3B;
@@ -20064,28 +20358,28 @@ $L427_entry:
 	mul.rn.f32 %f843, %f843, %f847;
 	setp.nan.f32 %p68, %f838, %f838;
 	selp.f32 %f843, %f838, %f843, %p68;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f848, 0f3F800000, %f843;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f849, %f810, %f848;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f837, %f849;
 	bra.uni $L428_ret_siluF;
 $L428_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f836, %f837;
 	bra.uni $L426_ret_activate;
 $L423_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p69, %rd19, 2;
 	@%p69 bra $L424_if_then;
 	bra.uni $L425_if_done;
 $L424_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f850, 0f3F000000, %f810;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f851, %f810, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L429_entry;
 $L429_entry:
 	.loc 1 26 14
@@ -20191,17 +20485,17 @@ $L439_if_done:
 	bra.uni $L442_entry;
 $L442_entry:
 	.loc 2 91 46
-	mov.b32 %r454, %f877;
+	mov.b32 %r580, %f877;
 	.loc 2 91 49
-	and.b32 %r455, %r454, 2147483647;
+	and.b32 %r581, %r580, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r456, %f851;
+	mov.b32 %r582, %f851;
 	.loc 2 91 82
-	and.b32 %r457, %r456, 0x80000000;
+	and.b32 %r583, %r582, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r458, %r455, %r457;
+	or.b32 %r584, %r581, %r583;
 	.loc 2 91 29
-	mov.b32 %f879, %r458;
+	mov.b32 %f879, %r584;
 	.loc 2 91 2
 	mov.f32 %f878, %f879;
 	bra.uni $L443_ret_copysign32;
@@ -20221,17 +20515,17 @@ $L436_if_then:
 $L444_entry:
 	.loc 2 91 46
 	mov.f32 %f891, 0f3F800000;
-	mov.b32 %r459, %f891;
+	mov.b32 %r585, %f891;
 	.loc 2 91 49
-	and.b32 %r460, %r459, 2147483647;
+	and.b32 %r586, %r585, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r461, %f851;
+	mov.b32 %r587, %f851;
 	.loc 2 91 82
-	and.b32 %r462, %r461, 0x80000000;
+	and.b32 %r588, %r587, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r463, %r460, %r462;
+	or.b32 %r589, %r586, %r588;
 	.loc 2 91 29
-	mov.b32 %f892, %r463;
+	mov.b32 %f892, %r589;
 	.loc 2 91 2
 	mov.f32 %f890, %f892;
 	bra.uni $L445_ret_copysign32;
@@ -20240,28 +20534,28 @@ $L445_ret_copysign32:
 	mov.f32 %f852, %f890;
 	bra.uni $L441_ret_Erf32;
 $L441_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f893, 0f3F800000, %f852;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f894, %f850, %f893;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f836, %f894;
 	bra.uni $L426_ret_activate;
 $L425_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f836, %f810;
 	bra.uni $L426_ret_activate;
 $L426_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p75, %rd14, 0;
 	@%p75 bra $L402_if_then;
 	bra.uni $L446_edge;
 $L402_if_then:
-	.loc 5 368 22
-	shl.b64 %rd693, %rd692, 1;
-	add.s64 %rd694, %rd13, %rd693;
-	ld.global.nc.u16 %rs9, [%rd694];
-	.loc 5 368 18
+	.loc 5 372 22
+	shl.b64 %rd651, %rd650, 1;
+	add.s64 %rd652, %rd13, %rd651;
+	ld.global.nc.u16 %rs9, [%rd652];
+	.loc 5 372 18
 	bra.uni $L447_entry;
 $L447_entry:
 	.loc 3 31 57
@@ -20270,7 +20564,7 @@ $L447_entry:
 	mov.f32 %f896, %f897;
 	bra.uni $L448_ret_load;
 $L448_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f898, %f836, %f896;
 	mov.f32 %f895, %f898;
 	bra.uni $L449_entry;
@@ -20284,21 +20578,21 @@ $L449_entry:
 	mov.u16 %rs10, %rs11;
 	bra.uni $L450_ret_store;
 $L450_ret_store:
-	.loc 5 370 5
-	shl.b64 %rd695, %rd692, 1;
-	add.s64 %rd696, %rd1, %rd695;
-	st.global.u16 [%rd696], %rs10;
+	.loc 5 374 5
+	shl.b64 %rd653, %rd650, 1;
+	add.s64 %rd654, %rd1, %rd653;
+	st.global.u16 [%rd654], %rs10;
 	@%p62 bra $L451_entry;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L451_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p76, %rd19, 1;
 	@%p76 bra $L457_entry;
 	bra.uni $L453_if_done;
 $L457_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f901, %f811;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f902, %f901, 0fC2D00000;
 	min.f32 %f902, %f902, 0f42B20000;
 	mul.rn.f32 %f903, %f902, 0f3FB8AA3B;
@@ -20316,28 +20610,28 @@ $L457_entry:
 	mul.rn.f32 %f906, %f906, %f910;
 	setp.nan.f32 %p77, %f901, %f901;
 	selp.f32 %f906, %f901, %f906, %p77;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f911, 0f3F800000, %f906;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f912, %f811, %f911;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f900, %f912;
 	bra.uni $L458_ret_siluF;
 $L458_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f899, %f900;
 	bra.uni $L456_ret_activate;
 $L453_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p78, %rd19, 2;
 	@%p78 bra $L454_if_then;
 	bra.uni $L455_if_done;
 $L454_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f913, 0f3F000000, %f811;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f914, %f811, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L459_entry;
 $L459_entry:
 	.loc 1 26 14
@@ -20443,17 +20737,17 @@ $L469_if_done:
 	bra.uni $L472_entry;
 $L472_entry:
 	.loc 2 91 46
-	mov.b32 %r464, %f940;
+	mov.b32 %r590, %f940;
 	.loc 2 91 49
-	and.b32 %r465, %r464, 2147483647;
+	and.b32 %r591, %r590, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r466, %f914;
+	mov.b32 %r592, %f914;
 	.loc 2 91 82
-	and.b32 %r467, %r466, 0x80000000;
+	and.b32 %r593, %r592, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r468, %r465, %r467;
+	or.b32 %r594, %r591, %r593;
 	.loc 2 91 29
-	mov.b32 %f942, %r468;
+	mov.b32 %f942, %r594;
 	.loc 2 91 2
 	mov.f32 %f941, %f942;
 	bra.uni $L473_ret_copysign32;
@@ -20473,17 +20767,17 @@ $L466_if_then:
 $L474_entry:
 	.loc 2 91 46
 	mov.f32 %f954, 0f3F800000;
-	mov.b32 %r469, %f954;
+	mov.b32 %r595, %f954;
 	.loc 2 91 49
-	and.b32 %r470, %r469, 2147483647;
+	and.b32 %r596, %r595, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r471, %f914;
+	mov.b32 %r597, %f914;
 	.loc 2 91 82
-	and.b32 %r472, %r471, 0x80000000;
+	and.b32 %r598, %r597, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r473, %r470, %r472;
+	or.b32 %r599, %r596, %r598;
 	.loc 2 91 29
-	mov.b32 %f955, %r473;
+	mov.b32 %f955, %r599;
 	.loc 2 91 2
 	mov.f32 %f953, %f955;
 	bra.uni $L475_ret_copysign32;
@@ -20492,30 +20786,30 @@ $L475_ret_copysign32:
 	mov.f32 %f915, %f953;
 	bra.uni $L471_ret_Erf32;
 $L471_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f956, 0f3F800000, %f915;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f957, %f913, %f956;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f899, %f957;
 	bra.uni $L456_ret_activate;
 $L455_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f899, %f811;
 	bra.uni $L456_ret_activate;
 $L456_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p84, %rd14, 0;
 	@%p84 bra $L405_if_then;
 	bra.uni $L476_edge;
 $L405_if_then:
-	.loc 5 374 25
-	add.s64 %rd697, %rd692, 1;
-	.loc 5 374 23
-	shl.b64 %rd698, %rd697, 1;
-	add.s64 %rd699, %rd13, %rd698;
-	ld.global.nc.u16 %rs12, [%rd699];
-	.loc 5 374 19
+	.loc 5 378 25
+	add.s64 %rd655, %rd650, 1;
+	.loc 5 378 23
+	shl.b64 %rd656, %rd655, 1;
+	add.s64 %rd657, %rd13, %rd656;
+	ld.global.nc.u16 %rs12, [%rd657];
+	.loc 5 378 19
 	bra.uni $L477_entry;
 $L477_entry:
 	.loc 3 31 57
@@ -20524,7 +20818,7 @@ $L477_entry:
 	mov.f32 %f959, %f960;
 	bra.uni $L478_ret_load;
 $L478_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f961, %f899, %f959;
 	mov.f32 %f958, %f961;
 	bra.uni $L406_if_done;
@@ -20532,9 +20826,9 @@ $L476_edge:
 	mov.f32 %f958, %f899;
 	bra.uni $L406_if_done;
 $L406_if_done:
-	.loc 5 376 8
-	add.s64 %rd700, %rd692, 1;
-	.loc 5 376 22
+	.loc 5 380 8
+	add.s64 %rd658, %rd650, 1;
+	.loc 5 380 22
 	bra.uni $L479_entry;
 $L479_entry:
 	.loc 3 32 58
@@ -20543,42 +20837,42 @@ $L479_entry:
 	mov.u16 %rs13, %rs14;
 	bra.uni $L480_ret_store;
 $L480_ret_store:
-	.loc 5 376 6
-	shl.b64 %rd701, %rd700, 1;
-	add.s64 %rd702, %rd1, %rd701;
-	st.global.u16 [%rd702], %rs13;
+	.loc 5 380 6
+	shl.b64 %rd659, %rd658, 1;
+	add.s64 %rd660, %rd1, %rd659;
+	st.global.u16 [%rd660], %rs13;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d:
 	.loc 5 229 24
-	add.s64 %rd703, %rd661, 2;
-	mov.s64 %rd661, %rd703;
+	add.s64 %rd661, %rd619, 2;
+	mov.s64 %rd619, %rd661;
 	bra.uni $L334_for_loop;
 $L333_if_else:
-	mov.s64 %rd645, 0;
+	mov.s64 %rd603, 0;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
 	.loc 5 235 34
-	add.s64 %rd646, %rd644, %rd645;
+	add.s64 %rd604, %rd602, %rd603;
 	.loc 5 235 40
-	add.s64 %rd647, %rd528, %rd529;
+	add.s64 %rd605, %rd486, %rd487;
 	.loc 5 235 59
-	mul.lo.s64 %rd648, %rd645, 40;
+	mul.lo.s64 %rd606, %rd603, 40;
 	.loc 5 235 67
-	add.s64 %rd649, %rd648, %rd529;
+	add.s64 %rd607, %rd606, %rd487;
 	.loc 5 235 57
-	shl.b64 %rd650, %rd649, 2;
-	add.s64 %rd651, %rd526, %rd650;
-	ld.shared.f32 %f736, [%rd651];
+	shl.b64 %rd608, %rd607, 2;
+	add.s64 %rd609, %rd484, %rd608;
+	ld.shared.f32 %f736, [%rd609];
 	.loc 5 235 11
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 5 245 9
-	setp.lt.s64 %p46, %rd646, %rd15;
+	setp.lt.s64 %p46, %rd604, %rd15;
 	@%p46 bra $L350_cond_true;
 	bra.uni $L355_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L350_cond_true:
 	.loc 5 245 20
-	setp.lt.s64 %p47, %rd647, %rd16;
+	setp.lt.s64 %p47, %rd605, %rd16;
 	@%p47 bra $L348_if_then;
 	bra.uni $L355_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L348_if_then:
@@ -20588,9 +20882,9 @@ $L348_if_then:
 	bra.uni $L356_edge;
 $L351_if_then:
 	.loc 5 247 21
-	shl.b64 %rd652, %rd647, 1;
-	add.s64 %rd653, %rd10, %rd652;
-	ld.global.nc.u16 %rs0, [%rd653];
+	shl.b64 %rd610, %rd605, 1;
+	add.s64 %rd611, %rd10, %rd610;
+	ld.global.nc.u16 %rs0, [%rd611];
 	.loc 5 247 16
 	bra.uni $L357_entry;
 $L357_entry:
@@ -20608,14 +20902,14 @@ $L356_edge:
 	mov.f32 %f737, %f736;
 	bra.uni $L359_entry;
 $L359_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p49, %rd19, 1;
 	@%p49 bra $L365_entry;
 	bra.uni $L361_if_done;
 $L365_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f743, %f737;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f744, %f743, 0fC2D00000;
 	min.f32 %f744, %f744, 0f42B20000;
 	mul.rn.f32 %f745, %f744, 0f3FB8AA3B;
@@ -20633,28 +20927,28 @@ $L365_entry:
 	mul.rn.f32 %f748, %f748, %f752;
 	setp.nan.f32 %p50, %f743, %f743;
 	selp.f32 %f748, %f743, %f748, %p50;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f753, 0f3F800000, %f748;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f754, %f737, %f753;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f742, %f754;
 	bra.uni $L366_ret_siluF;
 $L366_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f741, %f742;
 	bra.uni $L364_ret_activate;
 $L361_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p51, %rd19, 2;
 	@%p51 bra $L362_if_then;
 	bra.uni $L363_if_done;
 $L362_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f755, 0f3F000000, %f737;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f756, %f737, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 1 26 14
@@ -20760,17 +21054,17 @@ $L377_if_done:
 	bra.uni $L380_entry;
 $L380_entry:
 	.loc 2 91 46
-	mov.b32 %r444, %f782;
+	mov.b32 %r570, %f782;
 	.loc 2 91 49
-	and.b32 %r445, %r444, 2147483647;
+	and.b32 %r571, %r570, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r446, %f756;
+	mov.b32 %r572, %f756;
 	.loc 2 91 82
-	and.b32 %r447, %r446, 0x80000000;
+	and.b32 %r573, %r572, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r448, %r445, %r447;
+	or.b32 %r574, %r571, %r573;
 	.loc 2 91 29
-	mov.b32 %f784, %r448;
+	mov.b32 %f784, %r574;
 	.loc 2 91 2
 	mov.f32 %f783, %f784;
 	bra.uni $L381_ret_copysign32;
@@ -20790,17 +21084,17 @@ $L374_if_then:
 $L382_entry:
 	.loc 2 91 46
 	mov.f32 %f796, 0f3F800000;
-	mov.b32 %r449, %f796;
+	mov.b32 %r575, %f796;
 	.loc 2 91 49
-	and.b32 %r450, %r449, 2147483647;
+	and.b32 %r576, %r575, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r451, %f756;
+	mov.b32 %r577, %f756;
 	.loc 2 91 82
-	and.b32 %r452, %r451, 0x80000000;
+	and.b32 %r578, %r577, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r453, %r450, %r452;
+	or.b32 %r579, %r576, %r578;
 	.loc 2 91 29
-	mov.b32 %f797, %r453;
+	mov.b32 %f797, %r579;
 	.loc 2 91 2
 	mov.f32 %f795, %f797;
 	bra.uni $L383_ret_copysign32;
@@ -20809,31 +21103,31 @@ $L383_ret_copysign32:
 	mov.f32 %f757, %f795;
 	bra.uni $L379_ret_Erf32;
 $L379_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f798, 0f3F800000, %f757;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f799, %f755, %f798;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f741, %f799;
 	bra.uni $L364_ret_activate;
 $L363_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f741, %f737;
 	bra.uni $L364_ret_activate;
 $L364_ret_activate:
 	.loc 5 250 11
-	mul.lo.s64 %rd654, %rd646, %rd16;
+	mul.lo.s64 %rd612, %rd604, %rd16;
 	.loc 5 250 14
-	add.s64 %rd655, %rd654, %rd647;
+	add.s64 %rd613, %rd612, %rd605;
 	.loc 5 251 15
 	setp.gt.s64 %p57, %rd14, 0;
 	@%p57 bra $L353_if_then;
 	bra.uni $L384_edge;
 $L353_if_then:
 	.loc 5 252 20
-	shl.b64 %rd656, %rd655, 1;
-	add.s64 %rd657, %rd13, %rd656;
-	ld.global.nc.u16 %rs1, [%rd657];
+	shl.b64 %rd614, %rd613, 1;
+	add.s64 %rd615, %rd13, %rd614;
+	ld.global.nc.u16 %rs1, [%rd615];
 	.loc 5 252 16
 	bra.uni $L385_entry;
 $L385_entry:
@@ -20858,18 +21152,18 @@ $L387_entry:
 	bra.uni $L388_ret_store;
 $L388_ret_store:
 	.loc 5 254 4
-	shl.b64 %rd658, %rd655, 1;
-	add.s64 %rd659, %rd1, %rd658;
-	st.global.u16 [%rd659], %rs2;
+	shl.b64 %rd616, %rd613, 1;
+	add.s64 %rd617, %rd1, %rd616;
+	st.global.u16 [%rd617], %rs2;
 	bra.uni $L355_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L355_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d:
 	.loc 5 210 6
-	add.s64 %rd660, %rd645, 1;
-	setp.lt.s64 %p58, %rd660, 32;
+	add.s64 %rd618, %rd603, 1;
+	setp.lt.s64 %p58, %rd618, 32;
 	@%p58 bra $L389_edge;
 	bra.uni $L332_if_done;
 $L389_edge:
-	mov.s64 %rd645, %rd660;
+	mov.s64 %rd603, %rd618;
 	bra.uni $L336_rangeint_body;
 $L332_if_done:
 	.loc 5 238 13
@@ -20892,15 +21186,15 @@ $L483_rangeint_body:
 	mov.f32 %f964, %f968;
 	mov.f32 %f965, %f969;
 	.loc 5 220 19
-	add.s64 %rd704, 0, %rd530;
+	add.s64 %rd662, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd705, 2, %rd531;
+	mul.lo.s64 %rd663, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd706, 0, %rd705;
+	add.s64 %rd664, 0, %rd663;
 	.loc 5 221 21
-	mul.lo.s64 %rd707, %rd704, 40;
+	mul.lo.s64 %rd665, %rd662, 40;
 	.loc 5 221 29
-	add.s64 %rd708, %rd707, %rd706;
+	add.s64 %rd666, %rd665, %rd664;
 	.loc 5 221 45
 	mov.f32 %f970, 0f00000000;
 	mov.f32 %f971, 0f00000000;
@@ -20916,16 +21210,16 @@ $L483_rangeint_body:
 	mov.f32 %f974, %f970;
 	mov.f32 %f975, %f971;
 	.loc 5 221 15
-	add.s64 %rd709, %rd708, 1;
-	shl.b64 %rd710, %rd708, 2;
-	add.s64 %rd711, %rd526, %rd710;
-	st.shared.v2.f32 [%rd711], {%f974, %f975};
+	add.s64 %rd667, %rd666, 1;
+	shl.b64 %rd668, %rd666, 2;
+	add.s64 %rd669, %rd484, %rd668;
+	st.shared.v2.f32 [%rd669], {%f974, %f975};
 	.loc 5 222 22
-	add.s64 %rd712, %rd704, 8;
+	add.s64 %rd670, %rd662, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd713, %rd712, 40;
+	mul.lo.s64 %rd671, %rd670, 40;
 	.loc 5 222 33
-	add.s64 %rd714, %rd713, %rd706;
+	add.s64 %rd672, %rd671, %rd664;
 	.loc 5 222 49
 	mov.f32 %f976, 0f00000000;
 	mov.f32 %f977, 0f00000000;
@@ -20941,10 +21235,10 @@ $L483_rangeint_body:
 	mov.f32 %f980, %f976;
 	mov.f32 %f981, %f977;
 	.loc 5 222 15
-	add.s64 %rd715, %rd714, 1;
-	shl.b64 %rd716, %rd714, 2;
-	add.s64 %rd717, %rd526, %rd716;
-	st.shared.v2.f32 [%rd717], {%f980, %f981};
+	add.s64 %rd673, %rd672, 1;
+	shl.b64 %rd674, %rd672, 2;
+	add.s64 %rd675, %rd484, %rd674;
+	st.shared.v2.f32 [%rd675], {%f980, %f981};
 	bra.uni $L491_rangeint_body;
 $L491_rangeint_body:
 	.loc 5 219 5
@@ -20963,15 +21257,15 @@ $L491_rangeint_body:
 	mov.f32 %f984, %f988;
 	mov.f32 %f985, %f989;
 	.loc 5 220 19
-	add.s64 %rd718, 0, %rd530;
+	add.s64 %rd676, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd719, 2, %rd531;
+	mul.lo.s64 %rd677, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd720, 8, %rd719;
+	add.s64 %rd678, 8, %rd677;
 	.loc 5 221 21
-	mul.lo.s64 %rd721, %rd718, 40;
+	mul.lo.s64 %rd679, %rd676, 40;
 	.loc 5 221 29
-	add.s64 %rd722, %rd721, %rd720;
+	add.s64 %rd680, %rd679, %rd678;
 	.loc 5 221 45
 	mov.f32 %f990, 0f00000000;
 	mov.f32 %f991, 0f00000000;
@@ -20987,16 +21281,16 @@ $L491_rangeint_body:
 	mov.f32 %f994, %f990;
 	mov.f32 %f995, %f991;
 	.loc 5 221 15
-	add.s64 %rd723, %rd722, 1;
-	shl.b64 %rd724, %rd722, 2;
-	add.s64 %rd725, %rd526, %rd724;
-	st.shared.v2.f32 [%rd725], {%f994, %f995};
+	add.s64 %rd681, %rd680, 1;
+	shl.b64 %rd682, %rd680, 2;
+	add.s64 %rd683, %rd484, %rd682;
+	st.shared.v2.f32 [%rd683], {%f994, %f995};
 	.loc 5 222 22
-	add.s64 %rd726, %rd718, 8;
+	add.s64 %rd684, %rd676, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd727, %rd726, 40;
+	mul.lo.s64 %rd685, %rd684, 40;
 	.loc 5 222 33
-	add.s64 %rd728, %rd727, %rd720;
+	add.s64 %rd686, %rd685, %rd678;
 	.loc 5 222 49
 	mov.f32 %f996, 0f00000000;
 	mov.f32 %f997, 0f00000000;
@@ -21012,10 +21306,10 @@ $L491_rangeint_body:
 	mov.f32 %f1000, %f996;
 	mov.f32 %f1001, %f997;
 	.loc 5 222 15
-	add.s64 %rd729, %rd728, 1;
-	shl.b64 %rd730, %rd728, 2;
-	add.s64 %rd731, %rd526, %rd730;
-	st.shared.v2.f32 [%rd731], {%f1000, %f1001};
+	add.s64 %rd687, %rd686, 1;
+	shl.b64 %rd688, %rd686, 2;
+	add.s64 %rd689, %rd484, %rd688;
+	st.shared.v2.f32 [%rd689], {%f1000, %f1001};
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
 	.loc 5 219 5
@@ -21034,15 +21328,15 @@ $L492_rangeint_body:
 	mov.f32 %f1004, %f1008;
 	mov.f32 %f1005, %f1009;
 	.loc 5 220 19
-	add.s64 %rd732, 0, %rd530;
+	add.s64 %rd690, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd733, 2, %rd531;
+	mul.lo.s64 %rd691, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd734, 16, %rd733;
+	add.s64 %rd692, 16, %rd691;
 	.loc 5 221 21
-	mul.lo.s64 %rd735, %rd732, 40;
+	mul.lo.s64 %rd693, %rd690, 40;
 	.loc 5 221 29
-	add.s64 %rd736, %rd735, %rd734;
+	add.s64 %rd694, %rd693, %rd692;
 	.loc 5 221 45
 	mov.f32 %f1010, 0f00000000;
 	mov.f32 %f1011, 0f00000000;
@@ -21058,16 +21352,16 @@ $L492_rangeint_body:
 	mov.f32 %f1014, %f1010;
 	mov.f32 %f1015, %f1011;
 	.loc 5 221 15
-	add.s64 %rd737, %rd736, 1;
-	shl.b64 %rd738, %rd736, 2;
-	add.s64 %rd739, %rd526, %rd738;
-	st.shared.v2.f32 [%rd739], {%f1014, %f1015};
+	add.s64 %rd695, %rd694, 1;
+	shl.b64 %rd696, %rd694, 2;
+	add.s64 %rd697, %rd484, %rd696;
+	st.shared.v2.f32 [%rd697], {%f1014, %f1015};
 	.loc 5 222 22
-	add.s64 %rd740, %rd732, 8;
+	add.s64 %rd698, %rd690, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd741, %rd740, 40;
+	mul.lo.s64 %rd699, %rd698, 40;
 	.loc 5 222 33
-	add.s64 %rd742, %rd741, %rd734;
+	add.s64 %rd700, %rd699, %rd692;
 	.loc 5 222 49
 	mov.f32 %f1016, 0f00000000;
 	mov.f32 %f1017, 0f00000000;
@@ -21083,10 +21377,10 @@ $L492_rangeint_body:
 	mov.f32 %f1020, %f1016;
 	mov.f32 %f1021, %f1017;
 	.loc 5 222 15
-	add.s64 %rd743, %rd742, 1;
-	shl.b64 %rd744, %rd742, 2;
-	add.s64 %rd745, %rd526, %rd744;
-	st.shared.v2.f32 [%rd745], {%f1020, %f1021};
+	add.s64 %rd701, %rd700, 1;
+	shl.b64 %rd702, %rd700, 2;
+	add.s64 %rd703, %rd484, %rd702;
+	st.shared.v2.f32 [%rd703], {%f1020, %f1021};
 	bra.uni $L493_rangeint_body;
 $L493_rangeint_body:
 	.loc 5 219 5
@@ -21105,15 +21399,15 @@ $L493_rangeint_body:
 	mov.f32 %f1024, %f1028;
 	mov.f32 %f1025, %f1029;
 	.loc 5 220 19
-	add.s64 %rd746, 0, %rd530;
+	add.s64 %rd704, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd747, 2, %rd531;
+	mul.lo.s64 %rd705, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd748, 24, %rd747;
+	add.s64 %rd706, 24, %rd705;
 	.loc 5 221 21
-	mul.lo.s64 %rd749, %rd746, 40;
+	mul.lo.s64 %rd707, %rd704, 40;
 	.loc 5 221 29
-	add.s64 %rd750, %rd749, %rd748;
+	add.s64 %rd708, %rd707, %rd706;
 	.loc 5 221 45
 	mov.f32 %f1030, 0f00000000;
 	mov.f32 %f1031, 0f00000000;
@@ -21129,16 +21423,16 @@ $L493_rangeint_body:
 	mov.f32 %f1034, %f1030;
 	mov.f32 %f1035, %f1031;
 	.loc 5 221 15
-	add.s64 %rd751, %rd750, 1;
-	shl.b64 %rd752, %rd750, 2;
-	add.s64 %rd753, %rd526, %rd752;
-	st.shared.v2.f32 [%rd753], {%f1034, %f1035};
+	add.s64 %rd709, %rd708, 1;
+	shl.b64 %rd710, %rd708, 2;
+	add.s64 %rd711, %rd484, %rd710;
+	st.shared.v2.f32 [%rd711], {%f1034, %f1035};
 	.loc 5 222 22
-	add.s64 %rd754, %rd746, 8;
+	add.s64 %rd712, %rd704, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd755, %rd754, 40;
+	mul.lo.s64 %rd713, %rd712, 40;
 	.loc 5 222 33
-	add.s64 %rd756, %rd755, %rd748;
+	add.s64 %rd714, %rd713, %rd706;
 	.loc 5 222 49
 	mov.f32 %f1036, 0f00000000;
 	mov.f32 %f1037, 0f00000000;
@@ -21154,10 +21448,10 @@ $L493_rangeint_body:
 	mov.f32 %f1040, %f1036;
 	mov.f32 %f1041, %f1037;
 	.loc 5 222 15
-	add.s64 %rd757, %rd756, 1;
-	shl.b64 %rd758, %rd756, 2;
-	add.s64 %rd759, %rd526, %rd758;
-	st.shared.v2.f32 [%rd759], {%f1040, %f1041};
+	add.s64 %rd715, %rd714, 1;
+	shl.b64 %rd716, %rd714, 2;
+	add.s64 %rd717, %rd484, %rd716;
+	st.shared.v2.f32 [%rd717], {%f1040, %f1041};
 	bra.uni $L495_rangeint_body;
 $L495_rangeint_body:
 	.loc 5 219 5
@@ -21176,15 +21470,15 @@ $L495_rangeint_body:
 	mov.f32 %f1044, %f1048;
 	mov.f32 %f1045, %f1049;
 	.loc 5 220 19
-	add.s64 %rd760, 16, %rd530;
+	add.s64 %rd718, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd761, 2, %rd531;
+	mul.lo.s64 %rd719, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd762, 0, %rd761;
+	add.s64 %rd720, 0, %rd719;
 	.loc 5 221 21
-	mul.lo.s64 %rd763, %rd760, 40;
+	mul.lo.s64 %rd721, %rd718, 40;
 	.loc 5 221 29
-	add.s64 %rd764, %rd763, %rd762;
+	add.s64 %rd722, %rd721, %rd720;
 	.loc 5 221 45
 	mov.f32 %f1050, 0f00000000;
 	mov.f32 %f1051, 0f00000000;
@@ -21200,16 +21494,16 @@ $L495_rangeint_body:
 	mov.f32 %f1054, %f1050;
 	mov.f32 %f1055, %f1051;
 	.loc 5 221 15
-	add.s64 %rd765, %rd764, 1;
-	shl.b64 %rd766, %rd764, 2;
-	add.s64 %rd767, %rd526, %rd766;
-	st.shared.v2.f32 [%rd767], {%f1054, %f1055};
+	add.s64 %rd723, %rd722, 1;
+	shl.b64 %rd724, %rd722, 2;
+	add.s64 %rd725, %rd484, %rd724;
+	st.shared.v2.f32 [%rd725], {%f1054, %f1055};
 	.loc 5 222 22
-	add.s64 %rd768, %rd760, 8;
+	add.s64 %rd726, %rd718, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd769, %rd768, 40;
+	mul.lo.s64 %rd727, %rd726, 40;
 	.loc 5 222 33
-	add.s64 %rd770, %rd769, %rd762;
+	add.s64 %rd728, %rd727, %rd720;
 	.loc 5 222 49
 	mov.f32 %f1056, 0f00000000;
 	mov.f32 %f1057, 0f00000000;
@@ -21225,10 +21519,10 @@ $L495_rangeint_body:
 	mov.f32 %f1060, %f1056;
 	mov.f32 %f1061, %f1057;
 	.loc 5 222 15
-	add.s64 %rd771, %rd770, 1;
-	shl.b64 %rd772, %rd770, 2;
-	add.s64 %rd773, %rd526, %rd772;
-	st.shared.v2.f32 [%rd773], {%f1060, %f1061};
+	add.s64 %rd729, %rd728, 1;
+	shl.b64 %rd730, %rd728, 2;
+	add.s64 %rd731, %rd484, %rd730;
+	st.shared.v2.f32 [%rd731], {%f1060, %f1061};
 	bra.uni $L497_rangeint_body;
 $L497_rangeint_body:
 	.loc 5 219 5
@@ -21247,15 +21541,15 @@ $L497_rangeint_body:
 	mov.f32 %f1064, %f1068;
 	mov.f32 %f1065, %f1069;
 	.loc 5 220 19
-	add.s64 %rd774, 16, %rd530;
+	add.s64 %rd732, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd775, 2, %rd531;
+	mul.lo.s64 %rd733, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd776, 8, %rd775;
+	add.s64 %rd734, 8, %rd733;
 	.loc 5 221 21
-	mul.lo.s64 %rd777, %rd774, 40;
+	mul.lo.s64 %rd735, %rd732, 40;
 	.loc 5 221 29
-	add.s64 %rd778, %rd777, %rd776;
+	add.s64 %rd736, %rd735, %rd734;
 	.loc 5 221 45
 	mov.f32 %f1070, 0f00000000;
 	mov.f32 %f1071, 0f00000000;
@@ -21271,16 +21565,16 @@ $L497_rangeint_body:
 	mov.f32 %f1074, %f1070;
 	mov.f32 %f1075, %f1071;
 	.loc 5 221 15
-	add.s64 %rd779, %rd778, 1;
-	shl.b64 %rd780, %rd778, 2;
-	add.s64 %rd781, %rd526, %rd780;
-	st.shared.v2.f32 [%rd781], {%f1074, %f1075};
+	add.s64 %rd737, %rd736, 1;
+	shl.b64 %rd738, %rd736, 2;
+	add.s64 %rd739, %rd484, %rd738;
+	st.shared.v2.f32 [%rd739], {%f1074, %f1075};
 	.loc 5 222 22
-	add.s64 %rd782, %rd774, 8;
+	add.s64 %rd740, %rd732, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd783, %rd782, 40;
+	mul.lo.s64 %rd741, %rd740, 40;
 	.loc 5 222 33
-	add.s64 %rd784, %rd783, %rd776;
+	add.s64 %rd742, %rd741, %rd734;
 	.loc 5 222 49
 	mov.f32 %f1076, 0f00000000;
 	mov.f32 %f1077, 0f00000000;
@@ -21296,10 +21590,10 @@ $L497_rangeint_body:
 	mov.f32 %f1080, %f1076;
 	mov.f32 %f1081, %f1077;
 	.loc 5 222 15
-	add.s64 %rd785, %rd784, 1;
-	shl.b64 %rd786, %rd784, 2;
-	add.s64 %rd787, %rd526, %rd786;
-	st.shared.v2.f32 [%rd787], {%f1080, %f1081};
+	add.s64 %rd743, %rd742, 1;
+	shl.b64 %rd744, %rd742, 2;
+	add.s64 %rd745, %rd484, %rd744;
+	st.shared.v2.f32 [%rd745], {%f1080, %f1081};
 	bra.uni $L498_rangeint_body;
 $L498_rangeint_body:
 	.loc 5 219 5
@@ -21318,15 +21612,15 @@ $L498_rangeint_body:
 	mov.f32 %f1084, %f1088;
 	mov.f32 %f1085, %f1089;
 	.loc 5 220 19
-	add.s64 %rd788, 16, %rd530;
+	add.s64 %rd746, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd789, 2, %rd531;
+	mul.lo.s64 %rd747, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd790, 16, %rd789;
+	add.s64 %rd748, 16, %rd747;
 	.loc 5 221 21
-	mul.lo.s64 %rd791, %rd788, 40;
+	mul.lo.s64 %rd749, %rd746, 40;
 	.loc 5 221 29
-	add.s64 %rd792, %rd791, %rd790;
+	add.s64 %rd750, %rd749, %rd748;
 	.loc 5 221 45
 	mov.f32 %f1090, 0f00000000;
 	mov.f32 %f1091, 0f00000000;
@@ -21342,16 +21636,16 @@ $L498_rangeint_body:
 	mov.f32 %f1094, %f1090;
 	mov.f32 %f1095, %f1091;
 	.loc 5 221 15
-	add.s64 %rd793, %rd792, 1;
-	shl.b64 %rd794, %rd792, 2;
-	add.s64 %rd795, %rd526, %rd794;
-	st.shared.v2.f32 [%rd795], {%f1094, %f1095};
+	add.s64 %rd751, %rd750, 1;
+	shl.b64 %rd752, %rd750, 2;
+	add.s64 %rd753, %rd484, %rd752;
+	st.shared.v2.f32 [%rd753], {%f1094, %f1095};
 	.loc 5 222 22
-	add.s64 %rd796, %rd788, 8;
+	add.s64 %rd754, %rd746, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd797, %rd796, 40;
+	mul.lo.s64 %rd755, %rd754, 40;
 	.loc 5 222 33
-	add.s64 %rd798, %rd797, %rd790;
+	add.s64 %rd756, %rd755, %rd748;
 	.loc 5 222 49
 	mov.f32 %f1096, 0f00000000;
 	mov.f32 %f1097, 0f00000000;
@@ -21367,10 +21661,10 @@ $L498_rangeint_body:
 	mov.f32 %f1100, %f1096;
 	mov.f32 %f1101, %f1097;
 	.loc 5 222 15
-	add.s64 %rd799, %rd798, 1;
-	shl.b64 %rd800, %rd798, 2;
-	add.s64 %rd801, %rd526, %rd800;
-	st.shared.v2.f32 [%rd801], {%f1100, %f1101};
+	add.s64 %rd757, %rd756, 1;
+	shl.b64 %rd758, %rd756, 2;
+	add.s64 %rd759, %rd484, %rd758;
+	st.shared.v2.f32 [%rd759], {%f1100, %f1101};
 	bra.uni $L499_rangeint_body;
 $L499_rangeint_body:
 	.loc 5 219 5
@@ -21389,15 +21683,15 @@ $L499_rangeint_body:
 	mov.f32 %f1104, %f1108;
 	mov.f32 %f1105, %f1109;
 	.loc 5 220 19
-	add.s64 %rd802, 16, %rd530;
+	add.s64 %rd760, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd803, 2, %rd531;
+	mul.lo.s64 %rd761, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd804, 24, %rd803;
+	add.s64 %rd762, 24, %rd761;
 	.loc 5 221 21
-	mul.lo.s64 %rd805, %rd802, 40;
+	mul.lo.s64 %rd763, %rd760, 40;
 	.loc 5 221 29
-	add.s64 %rd806, %rd805, %rd804;
+	add.s64 %rd764, %rd763, %rd762;
 	.loc 5 221 45
 	mov.f32 %f1110, 0f00000000;
 	mov.f32 %f1111, 0f00000000;
@@ -21413,16 +21707,16 @@ $L499_rangeint_body:
 	mov.f32 %f1114, %f1110;
 	mov.f32 %f1115, %f1111;
 	.loc 5 221 15
-	add.s64 %rd807, %rd806, 1;
-	shl.b64 %rd808, %rd806, 2;
-	add.s64 %rd809, %rd526, %rd808;
-	st.shared.v2.f32 [%rd809], {%f1114, %f1115};
+	add.s64 %rd765, %rd764, 1;
+	shl.b64 %rd766, %rd764, 2;
+	add.s64 %rd767, %rd484, %rd766;
+	st.shared.v2.f32 [%rd767], {%f1114, %f1115};
 	.loc 5 222 22
-	add.s64 %rd810, %rd802, 8;
+	add.s64 %rd768, %rd760, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd811, %rd810, 40;
+	mul.lo.s64 %rd769, %rd768, 40;
 	.loc 5 222 33
-	add.s64 %rd812, %rd811, %rd804;
+	add.s64 %rd770, %rd769, %rd762;
 	.loc 5 222 49
 	mov.f32 %f1116, 0f00000000;
 	mov.f32 %f1117, 0f00000000;
@@ -21438,26 +21732,26 @@ $L499_rangeint_body:
 	mov.f32 %f1120, %f1116;
 	mov.f32 %f1121, %f1117;
 	.loc 5 222 15
-	add.s64 %rd813, %rd812, 1;
-	shl.b64 %rd814, %rd812, 2;
-	add.s64 %rd815, %rd526, %rd814;
-	st.shared.v2.f32 [%rd815], {%f1120, %f1121};
+	add.s64 %rd771, %rd770, 1;
+	shl.b64 %rd772, %rd770, 2;
+	add.s64 %rd773, %rd484, %rd772;
+	st.shared.v2.f32 [%rd773], {%f1120, %f1121};
 	bra.uni $L482_rangeint_done;
 $L482_rangeint_done:
 	.loc 5 225 13
 	bar.warp.sync -1;
 	.loc 5 226 14
-	add.s64 %rd816, %rd527, 32;
+	add.s64 %rd774, %rd485, 32;
 	.loc 5 227 10
 	setp.eq.s64 %p85, %rd19, 3;
 	@%p85 bra $L485_if_then;
 	bra.uni $L487_if_else;
 $L485_if_then:
-	mov.s64 %rd661, 0;
+	mov.s64 %rd619, 0;
 	bra.uni $L488_for_loop;
 $L488_for_loop:
 	.loc 5 229 18
-	setp.lt.s64 %p99, %rd661, 32;
+	setp.lt.s64 %p99, %rd619, 32;
 	@%p99 bra $L489_for_body;
 	bra.uni $L486_if_done;
 $L489_for_body:
@@ -21465,37 +21759,37 @@ $L489_for_body:
 	mov.f32 %f1190, 0f00000000;
 	mov.f32 %f1191, 0f00000000;
 	.loc 5 230 28
-	shr.s64 %rd832, %rd529, 4;
+	shr.s64 %rd790, %rd487, 4;
 	.loc 5 230 26
-	add.s64 %rd833, %rd661, %rd832;
+	add.s64 %rd791, %rd619, %rd790;
 	.loc 5 230 32
-	mul.lo.s64 %rd834, %rd833, 40;
+	mul.lo.s64 %rd792, %rd791, 40;
 	.loc 5 230 45
-	and.b64 %rd835, %rd529, 15;
+	and.b64 %rd793, %rd487, 15;
 	.loc 5 230 42
-	mul.lo.s64 %rd836, 2, %rd835;
+	mul.lo.s64 %rd794, 2, %rd793;
 	.loc 5 230 40
-	add.s64 %rd837, %rd834, %rd836;
+	add.s64 %rd795, %rd792, %rd794;
 	.loc 5 230 19
-	add.s64 %rd838, %rd837, 1;
-	shl.b64 %rd839, %rd837, 2;
-	add.s64 %rd840, %rd526, %rd839;
-	ld.shared.v2.f32 {%f1192, %f1193}, [%rd840];
+	add.s64 %rd796, %rd795, 1;
+	shl.b64 %rd797, %rd795, 2;
+	add.s64 %rd798, %rd484, %rd797;
+	ld.shared.v2.f32 {%f1192, %f1193}, [%rd798];
 	.loc 5 230 5
 	mov.f32 %f1190, %f1192;
 	mov.f32 %f1191, %f1193;
 	.loc 5 231 36
-	add.s64 %rd841, %rd816, %rd661;
+	add.s64 %rd799, %rd774, %rd619;
 	.loc 5 231 40
-	shr.s64 %rd842, %rd529, 4;
+	shr.s64 %rd800, %rd487, 4;
 	.loc 5 231 38
-	add.s64 %rd843, %rd841, %rd842;
+	add.s64 %rd801, %rd799, %rd800;
 	.loc 5 231 52
-	and.b64 %rd844, %rd529, 15;
+	and.b64 %rd802, %rd487, 15;
 	.loc 5 231 49
-	mul.lo.s64 %rd845, 2, %rd844;
+	mul.lo.s64 %rd803, 2, %rd802;
 	.loc 5 231 47
-	add.s64 %rd846, %rd528, %rd845;
+	add.s64 %rd804, %rd486, %rd803;
 	.loc 5 231 70
 	mov.f32 %f1194, %f1190;
 	.loc 5 231 76
@@ -21503,30 +21797,30 @@ $L489_for_body:
 	.loc 5 231 13
 	bra.uni $L543_entry;
 $L543_entry:
-	.loc 5 349 9
-	setp.lt.s64 %p100, %rd843, %rd15;
+	.loc 5 353 9
+	setp.lt.s64 %p100, %rd801, %rd15;
 	@%p100 bra $L546_cond_true;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L546_cond_true:
-	.loc 5 349 20
-	setp.lt.s64 %p101, %rd846, %rd16;
+	.loc 5 353 20
+	setp.lt.s64 %p101, %rd804, %rd16;
 	@%p101 bra $L544_if_then;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L544_if_then:
-	.loc 5 350 14
-	add.s64 %rd847, %rd846, 1;
-	.loc 5 350 17
-	setp.lt.s64 %p102, %rd847, %rd16;
-	.loc 5 351 16
+	.loc 5 354 14
+	add.s64 %rd805, %rd804, 1;
+	.loc 5 354 17
+	setp.lt.s64 %p102, %rd805, %rd16;
+	.loc 5 355 16
 	setp.gt.s64 %p103, %rd11, 0;
 	@%p103 bra $L547_if_then;
 	bra.uni $L560_edge;
 $L547_if_then:
-	.loc 5 352 22
-	shl.b64 %rd848, %rd846, 1;
-	add.s64 %rd849, %rd10, %rd848;
-	ld.global.nc.u16 %rs19, [%rd849];
-	.loc 5 352 17
+	.loc 5 356 22
+	shl.b64 %rd806, %rd804, 1;
+	add.s64 %rd807, %rd10, %rd806;
+	ld.global.nc.u16 %rs19, [%rd807];
+	.loc 5 356 17
 	bra.uni $L561_entry;
 $L561_entry:
 	.loc 3 31 57
@@ -21535,18 +21829,18 @@ $L561_entry:
 	mov.f32 %f1198, %f1199;
 	bra.uni $L562_ret_load;
 $L562_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f1200, %f1194, %f1198;
 	@%p102 bra $L549_if_then;
 	bra.uni $L563_edge;
 $L549_if_then:
-	.loc 5 354 27
-	add.s64 %rd850, %rd846, 1;
-	.loc 5 354 23
-	shl.b64 %rd851, %rd850, 1;
-	add.s64 %rd852, %rd10, %rd851;
-	ld.global.nc.u16 %rs20, [%rd852];
-	.loc 5 354 18
+	.loc 5 358 27
+	add.s64 %rd808, %rd804, 1;
+	.loc 5 358 23
+	shl.b64 %rd809, %rd808, 1;
+	add.s64 %rd810, %rd10, %rd809;
+	ld.global.nc.u16 %rs20, [%rd810];
+	.loc 5 358 18
 	bra.uni $L564_entry;
 $L564_entry:
 	.loc 3 31 57
@@ -21555,7 +21849,7 @@ $L564_entry:
 	mov.f32 %f1201, %f1202;
 	bra.uni $L565_ret_load;
 $L565_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f1203, %f1195, %f1201;
 	mov.f32 %f1196, %f1200;
 	mov.f32 %f1197, %f1203;
@@ -21569,25 +21863,25 @@ $L560_edge:
 	mov.f32 %f1197, %f1195;
 	bra.uni $L548_if_done;
 $L548_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p104, %rd19, 3;
 	@%p104 bra $L550_if_then;
 	bra.uni $L551_if_else;
 $L550_if_then:
-	.loc 5 358 15
-	shr.s64 %rd853, %rd16, 1;
-	.loc 5 358 12
-	mul.lo.s64 %rd854, %rd843, %rd853;
-	.loc 5 358 25
-	shr.s64 %rd855, %rd846, 1;
-	.loc 5 358 20
-	add.s64 %rd856, %rd854, %rd855;
-	.loc 5 359 14
+	.loc 5 362 15
+	shr.s64 %rd811, %rd16, 1;
+	.loc 5 362 12
+	mul.lo.s64 %rd812, %rd801, %rd811;
+	.loc 5 362 25
+	shr.s64 %rd813, %rd804, 1;
+	.loc 5 362 20
+	add.s64 %rd814, %rd812, %rd813;
+	.loc 5 363 14
 	bra.uni $L566_entry;
 $L566_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1205, %f1196;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1206, %f1205, 0fC2D00000;
 	min.f32 %f1206, %f1206, 0f42B20000;
 	mul.rn.f32 %f1207, %f1206, 0f3FB8AA3B;
@@ -21605,26 +21899,26 @@ $L566_entry:
 	mul.rn.f32 %f1210, %f1210, %f1214;
 	setp.nan.f32 %p105, %f1205, %f1205;
 	selp.f32 %f1210, %f1205, %f1210, %p105;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1215, 0f3F800000, %f1210;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1216, %f1196, %f1215;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1204, %f1216;
 	bra.uni $L567_ret_siluF;
 $L567_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f1217, %f1204, %f1197;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p106, %rd14, 0;
 	@%p106 bra $L552_if_then;
 	bra.uni $L568_edge;
 $L552_if_then:
-	.loc 5 361 21
-	shl.b64 %rd857, %rd856, 1;
-	add.s64 %rd858, %rd13, %rd857;
-	ld.global.nc.u16 %rs21, [%rd858];
-	.loc 5 361 17
+	.loc 5 365 21
+	shl.b64 %rd815, %rd814, 1;
+	add.s64 %rd816, %rd13, %rd815;
+	ld.global.nc.u16 %rs21, [%rd816];
+	.loc 5 365 17
 	bra.uni $L569_entry;
 $L569_entry:
 	.loc 3 31 57
@@ -21633,7 +21927,7 @@ $L569_entry:
 	mov.f32 %f1219, %f1220;
 	bra.uni $L570_ret_load;
 $L570_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f1221, %f1217, %f1219;
 	mov.f32 %f1218, %f1221;
 	bra.uni $L571_entry;
@@ -21647,27 +21941,27 @@ $L571_entry:
 	mov.u16 %rs22, %rs23;
 	bra.uni $L572_ret_store;
 $L572_ret_store:
-	.loc 5 363 5
-	shl.b64 %rd859, %rd856, 1;
-	add.s64 %rd860, %rd1, %rd859;
-	st.global.u16 [%rd860], %rs22;
+	.loc 5 367 5
+	shl.b64 %rd817, %rd814, 1;
+	add.s64 %rd818, %rd1, %rd817;
+	st.global.u16 [%rd818], %rs22;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L551_if_else:
-	.loc 5 365 12
-	mul.lo.s64 %rd861, %rd843, %rd16;
-	.loc 5 365 15
-	add.s64 %rd862, %rd861, %rd846;
-	.loc 5 366 17
+	.loc 5 369 12
+	mul.lo.s64 %rd819, %rd801, %rd16;
+	.loc 5 369 15
+	add.s64 %rd820, %rd819, %rd804;
+	.loc 5 370 17
 	bra.uni $L573_entry;
 $L573_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p107, %rd19, 1;
 	@%p107 bra $L579_entry;
 	bra.uni $L575_if_done;
 $L579_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1224, %f1196;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1225, %f1224, 0fC2D00000;
 	min.f32 %f1225, %f1225, 0f42B20000;
 	mul.rn.f32 %f1226, %f1225, 0f3FB8AA3B;
@@ -21685,28 +21979,28 @@ $L579_entry:
 	mul.rn.f32 %f1229, %f1229, %f1233;
 	setp.nan.f32 %p108, %f1224, %f1224;
 	selp.f32 %f1229, %f1224, %f1229, %p108;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1234, 0f3F800000, %f1229;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1235, %f1196, %f1234;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1223, %f1235;
 	bra.uni $L580_ret_siluF;
 $L580_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1222, %f1223;
 	bra.uni $L578_ret_activate;
 $L575_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p109, %rd19, 2;
 	@%p109 bra $L576_if_then;
 	bra.uni $L577_if_done;
 $L576_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1236, 0f3F000000, %f1196;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1237, %f1196, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L581_entry;
 $L581_entry:
 	.loc 1 26 14
@@ -21812,17 +22106,17 @@ $L591_if_done:
 	bra.uni $L594_entry;
 $L594_entry:
 	.loc 2 91 46
-	mov.b32 %r484, %f1263;
+	mov.b32 %r610, %f1263;
 	.loc 2 91 49
-	and.b32 %r485, %r484, 2147483647;
+	and.b32 %r611, %r610, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r486, %f1237;
+	mov.b32 %r612, %f1237;
 	.loc 2 91 82
-	and.b32 %r487, %r486, 0x80000000;
+	and.b32 %r613, %r612, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r488, %r485, %r487;
+	or.b32 %r614, %r611, %r613;
 	.loc 2 91 29
-	mov.b32 %f1265, %r488;
+	mov.b32 %f1265, %r614;
 	.loc 2 91 2
 	mov.f32 %f1264, %f1265;
 	bra.uni $L595_ret_copysign32;
@@ -21842,17 +22136,17 @@ $L588_if_then:
 $L596_entry:
 	.loc 2 91 46
 	mov.f32 %f1277, 0f3F800000;
-	mov.b32 %r489, %f1277;
+	mov.b32 %r615, %f1277;
 	.loc 2 91 49
-	and.b32 %r490, %r489, 2147483647;
+	and.b32 %r616, %r615, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r491, %f1237;
+	mov.b32 %r617, %f1237;
 	.loc 2 91 82
-	and.b32 %r492, %r491, 0x80000000;
+	and.b32 %r618, %r617, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r493, %r490, %r492;
+	or.b32 %r619, %r616, %r618;
 	.loc 2 91 29
-	mov.b32 %f1278, %r493;
+	mov.b32 %f1278, %r619;
 	.loc 2 91 2
 	mov.f32 %f1276, %f1278;
 	bra.uni $L597_ret_copysign32;
@@ -21861,28 +22155,28 @@ $L597_ret_copysign32:
 	mov.f32 %f1238, %f1276;
 	bra.uni $L593_ret_Erf32;
 $L593_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1279, 0f3F800000, %f1238;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1280, %f1236, %f1279;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1222, %f1280;
 	bra.uni $L578_ret_activate;
 $L577_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1222, %f1196;
 	bra.uni $L578_ret_activate;
 $L578_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p115, %rd14, 0;
 	@%p115 bra $L554_if_then;
 	bra.uni $L598_edge;
 $L554_if_then:
-	.loc 5 368 22
-	shl.b64 %rd863, %rd862, 1;
-	add.s64 %rd864, %rd13, %rd863;
-	ld.global.nc.u16 %rs24, [%rd864];
-	.loc 5 368 18
+	.loc 5 372 22
+	shl.b64 %rd821, %rd820, 1;
+	add.s64 %rd822, %rd13, %rd821;
+	ld.global.nc.u16 %rs24, [%rd822];
+	.loc 5 372 18
 	bra.uni $L599_entry;
 $L599_entry:
 	.loc 3 31 57
@@ -21891,7 +22185,7 @@ $L599_entry:
 	mov.f32 %f1282, %f1283;
 	bra.uni $L600_ret_load;
 $L600_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f1284, %f1222, %f1282;
 	mov.f32 %f1281, %f1284;
 	bra.uni $L601_entry;
@@ -21905,21 +22199,21 @@ $L601_entry:
 	mov.u16 %rs25, %rs26;
 	bra.uni $L602_ret_store;
 $L602_ret_store:
-	.loc 5 370 5
-	shl.b64 %rd865, %rd862, 1;
-	add.s64 %rd866, %rd1, %rd865;
-	st.global.u16 [%rd866], %rs25;
+	.loc 5 374 5
+	shl.b64 %rd823, %rd820, 1;
+	add.s64 %rd824, %rd1, %rd823;
+	st.global.u16 [%rd824], %rs25;
 	@%p102 bra $L603_entry;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L603_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p116, %rd19, 1;
 	@%p116 bra $L609_entry;
 	bra.uni $L605_if_done;
 $L609_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1287, %f1197;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1288, %f1287, 0fC2D00000;
 	min.f32 %f1288, %f1288, 0f42B20000;
 	mul.rn.f32 %f1289, %f1288, 0f3FB8AA3B;
@@ -21937,28 +22231,28 @@ $L609_entry:
 	mul.rn.f32 %f1292, %f1292, %f1296;
 	setp.nan.f32 %p117, %f1287, %f1287;
 	selp.f32 %f1292, %f1287, %f1292, %p117;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1297, 0f3F800000, %f1292;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1298, %f1197, %f1297;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1286, %f1298;
 	bra.uni $L610_ret_siluF;
 $L610_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1285, %f1286;
 	bra.uni $L608_ret_activate;
 $L605_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p118, %rd19, 2;
 	@%p118 bra $L606_if_then;
 	bra.uni $L607_if_done;
 $L606_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1299, 0f3F000000, %f1197;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1300, %f1197, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L611_entry;
 $L611_entry:
 	.loc 1 26 14
@@ -22064,17 +22358,17 @@ $L621_if_done:
 	bra.uni $L624_entry;
 $L624_entry:
 	.loc 2 91 46
-	mov.b32 %r494, %f1326;
+	mov.b32 %r620, %f1326;
 	.loc 2 91 49
-	and.b32 %r495, %r494, 2147483647;
+	and.b32 %r621, %r620, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r496, %f1300;
+	mov.b32 %r622, %f1300;
 	.loc 2 91 82
-	and.b32 %r497, %r496, 0x80000000;
+	and.b32 %r623, %r622, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r498, %r495, %r497;
+	or.b32 %r624, %r621, %r623;
 	.loc 2 91 29
-	mov.b32 %f1328, %r498;
+	mov.b32 %f1328, %r624;
 	.loc 2 91 2
 	mov.f32 %f1327, %f1328;
 	bra.uni $L625_ret_copysign32;
@@ -22094,17 +22388,17 @@ $L618_if_then:
 $L626_entry:
 	.loc 2 91 46
 	mov.f32 %f1340, 0f3F800000;
-	mov.b32 %r499, %f1340;
+	mov.b32 %r625, %f1340;
 	.loc 2 91 49
-	and.b32 %r500, %r499, 2147483647;
+	and.b32 %r626, %r625, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r501, %f1300;
+	mov.b32 %r627, %f1300;
 	.loc 2 91 82
-	and.b32 %r502, %r501, 0x80000000;
+	and.b32 %r628, %r627, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r503, %r500, %r502;
+	or.b32 %r629, %r626, %r628;
 	.loc 2 91 29
-	mov.b32 %f1341, %r503;
+	mov.b32 %f1341, %r629;
 	.loc 2 91 2
 	mov.f32 %f1339, %f1341;
 	bra.uni $L627_ret_copysign32;
@@ -22113,30 +22407,30 @@ $L627_ret_copysign32:
 	mov.f32 %f1301, %f1339;
 	bra.uni $L623_ret_Erf32;
 $L623_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1342, 0f3F800000, %f1301;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1343, %f1299, %f1342;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1285, %f1343;
 	bra.uni $L608_ret_activate;
 $L607_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1285, %f1197;
 	bra.uni $L608_ret_activate;
 $L608_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p124, %rd14, 0;
 	@%p124 bra $L557_if_then;
 	bra.uni $L628_edge;
 $L557_if_then:
-	.loc 5 374 25
-	add.s64 %rd867, %rd862, 1;
-	.loc 5 374 23
-	shl.b64 %rd868, %rd867, 1;
-	add.s64 %rd869, %rd13, %rd868;
-	ld.global.nc.u16 %rs27, [%rd869];
-	.loc 5 374 19
+	.loc 5 378 25
+	add.s64 %rd825, %rd820, 1;
+	.loc 5 378 23
+	shl.b64 %rd826, %rd825, 1;
+	add.s64 %rd827, %rd13, %rd826;
+	ld.global.nc.u16 %rs27, [%rd827];
+	.loc 5 378 19
 	bra.uni $L629_entry;
 $L629_entry:
 	.loc 3 31 57
@@ -22145,7 +22439,7 @@ $L629_entry:
 	mov.f32 %f1345, %f1346;
 	bra.uni $L630_ret_load;
 $L630_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f1347, %f1285, %f1345;
 	mov.f32 %f1344, %f1347;
 	bra.uni $L558_if_done;
@@ -22153,9 +22447,9 @@ $L628_edge:
 	mov.f32 %f1344, %f1285;
 	bra.uni $L558_if_done;
 $L558_if_done:
-	.loc 5 376 8
-	add.s64 %rd870, %rd862, 1;
-	.loc 5 376 22
+	.loc 5 380 8
+	add.s64 %rd828, %rd820, 1;
+	.loc 5 380 22
 	bra.uni $L631_entry;
 $L631_entry:
 	.loc 3 32 58
@@ -22164,42 +22458,42 @@ $L631_entry:
 	mov.u16 %rs28, %rs29;
 	bra.uni $L632_ret_store;
 $L632_ret_store:
-	.loc 5 376 6
-	shl.b64 %rd871, %rd870, 1;
-	add.s64 %rd872, %rd1, %rd871;
-	st.global.u16 [%rd872], %rs28;
+	.loc 5 380 6
+	shl.b64 %rd829, %rd828, 1;
+	add.s64 %rd830, %rd1, %rd829;
+	st.global.u16 [%rd830], %rs28;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d:
 	.loc 5 229 24
-	add.s64 %rd873, %rd661, 2;
-	mov.s64 %rd661, %rd873;
+	add.s64 %rd831, %rd619, 2;
+	mov.s64 %rd619, %rd831;
 	bra.uni $L488_for_loop;
 $L487_if_else:
-	mov.s64 %rd645, 0;
+	mov.s64 %rd603, 0;
 	bra.uni $L490_rangeint_body;
 $L490_rangeint_body:
 	.loc 5 235 34
-	add.s64 %rd817, %rd816, %rd645;
+	add.s64 %rd775, %rd774, %rd603;
 	.loc 5 235 40
-	add.s64 %rd818, %rd528, %rd529;
+	add.s64 %rd776, %rd486, %rd487;
 	.loc 5 235 59
-	mul.lo.s64 %rd819, %rd645, 40;
+	mul.lo.s64 %rd777, %rd603, 40;
 	.loc 5 235 67
-	add.s64 %rd820, %rd819, %rd529;
+	add.s64 %rd778, %rd777, %rd487;
 	.loc 5 235 57
-	shl.b64 %rd821, %rd820, 2;
-	add.s64 %rd822, %rd526, %rd821;
-	ld.shared.f32 %f1122, [%rd822];
+	shl.b64 %rd779, %rd778, 2;
+	add.s64 %rd780, %rd484, %rd779;
+	ld.shared.f32 %f1122, [%rd780];
 	.loc 5 235 11
 	bra.uni $L500_entry;
 $L500_entry:
 	.loc 5 245 9
-	setp.lt.s64 %p86, %rd817, %rd15;
+	setp.lt.s64 %p86, %rd775, %rd15;
 	@%p86 bra $L503_cond_true;
 	bra.uni $L508_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L503_cond_true:
 	.loc 5 245 20
-	setp.lt.s64 %p87, %rd818, %rd16;
+	setp.lt.s64 %p87, %rd776, %rd16;
 	@%p87 bra $L501_if_then;
 	bra.uni $L508_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L501_if_then:
@@ -22209,9 +22503,9 @@ $L501_if_then:
 	bra.uni $L509_edge;
 $L504_if_then:
 	.loc 5 247 21
-	shl.b64 %rd823, %rd818, 1;
-	add.s64 %rd824, %rd10, %rd823;
-	ld.global.nc.u16 %rs15, [%rd824];
+	shl.b64 %rd781, %rd776, 1;
+	add.s64 %rd782, %rd10, %rd781;
+	ld.global.nc.u16 %rs15, [%rd782];
 	.loc 5 247 16
 	bra.uni $L510_entry;
 $L510_entry:
@@ -22229,14 +22523,14 @@ $L509_edge:
 	mov.f32 %f1123, %f1122;
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p89, %rd19, 1;
 	@%p89 bra $L518_entry;
 	bra.uni $L514_if_done;
 $L518_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1129, %f1123;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1130, %f1129, 0fC2D00000;
 	min.f32 %f1130, %f1130, 0f42B20000;
 	mul.rn.f32 %f1131, %f1130, 0f3FB8AA3B;
@@ -22254,28 +22548,28 @@ $L518_entry:
 	mul.rn.f32 %f1134, %f1134, %f1138;
 	setp.nan.f32 %p90, %f1129, %f1129;
 	selp.f32 %f1134, %f1129, %f1134, %p90;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1139, 0f3F800000, %f1134;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1140, %f1123, %f1139;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1128, %f1140;
 	bra.uni $L519_ret_siluF;
 $L519_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1127, %f1128;
 	bra.uni $L517_ret_activate;
 $L514_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p91, %rd19, 2;
 	@%p91 bra $L515_if_then;
 	bra.uni $L516_if_done;
 $L515_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1141, 0f3F000000, %f1123;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1142, %f1123, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L520_entry;
 $L520_entry:
 	.loc 1 26 14
@@ -22381,17 +22675,17 @@ $L530_if_done:
 	bra.uni $L533_entry;
 $L533_entry:
 	.loc 2 91 46
-	mov.b32 %r474, %f1168;
+	mov.b32 %r600, %f1168;
 	.loc 2 91 49
-	and.b32 %r475, %r474, 2147483647;
+	and.b32 %r601, %r600, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r476, %f1142;
+	mov.b32 %r602, %f1142;
 	.loc 2 91 82
-	and.b32 %r477, %r476, 0x80000000;
+	and.b32 %r603, %r602, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r478, %r475, %r477;
+	or.b32 %r604, %r601, %r603;
 	.loc 2 91 29
-	mov.b32 %f1170, %r478;
+	mov.b32 %f1170, %r604;
 	.loc 2 91 2
 	mov.f32 %f1169, %f1170;
 	bra.uni $L534_ret_copysign32;
@@ -22411,17 +22705,17 @@ $L527_if_then:
 $L535_entry:
 	.loc 2 91 46
 	mov.f32 %f1182, 0f3F800000;
-	mov.b32 %r479, %f1182;
+	mov.b32 %r605, %f1182;
 	.loc 2 91 49
-	and.b32 %r480, %r479, 2147483647;
+	and.b32 %r606, %r605, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r481, %f1142;
+	mov.b32 %r607, %f1142;
 	.loc 2 91 82
-	and.b32 %r482, %r481, 0x80000000;
+	and.b32 %r608, %r607, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r483, %r480, %r482;
+	or.b32 %r609, %r606, %r608;
 	.loc 2 91 29
-	mov.b32 %f1183, %r483;
+	mov.b32 %f1183, %r609;
 	.loc 2 91 2
 	mov.f32 %f1181, %f1183;
 	bra.uni $L536_ret_copysign32;
@@ -22430,31 +22724,31 @@ $L536_ret_copysign32:
 	mov.f32 %f1143, %f1181;
 	bra.uni $L532_ret_Erf32;
 $L532_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1184, 0f3F800000, %f1143;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1185, %f1141, %f1184;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1127, %f1185;
 	bra.uni $L517_ret_activate;
 $L516_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1127, %f1123;
 	bra.uni $L517_ret_activate;
 $L517_ret_activate:
 	.loc 5 250 11
-	mul.lo.s64 %rd825, %rd817, %rd16;
+	mul.lo.s64 %rd783, %rd775, %rd16;
 	.loc 5 250 14
-	add.s64 %rd826, %rd825, %rd818;
+	add.s64 %rd784, %rd783, %rd776;
 	.loc 5 251 15
 	setp.gt.s64 %p97, %rd14, 0;
 	@%p97 bra $L506_if_then;
 	bra.uni $L537_edge;
 $L506_if_then:
 	.loc 5 252 20
-	shl.b64 %rd827, %rd826, 1;
-	add.s64 %rd828, %rd13, %rd827;
-	ld.global.nc.u16 %rs16, [%rd828];
+	shl.b64 %rd785, %rd784, 1;
+	add.s64 %rd786, %rd13, %rd785;
+	ld.global.nc.u16 %rs16, [%rd786];
 	.loc 5 252 16
 	bra.uni $L538_entry;
 $L538_entry:
@@ -22479,18 +22773,18 @@ $L540_entry:
 	bra.uni $L541_ret_store;
 $L541_ret_store:
 	.loc 5 254 4
-	shl.b64 %rd829, %rd826, 1;
-	add.s64 %rd830, %rd1, %rd829;
-	st.global.u16 [%rd830], %rs17;
+	shl.b64 %rd787, %rd784, 1;
+	add.s64 %rd788, %rd1, %rd787;
+	st.global.u16 [%rd788], %rs17;
 	bra.uni $L508_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d;
 $L508_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef16c_u005d:
 	.loc 5 210 6
-	add.s64 %rd831, %rd645, 1;
-	setp.lt.s64 %p98, %rd831, 32;
+	add.s64 %rd789, %rd603, 1;
+	setp.lt.s64 %p98, %rd789, 32;
 	@%p98 bra $L542_edge;
 	bra.uni $L486_if_done;
 $L542_edge:
-	mov.s64 %rd645, %rd831;
+	mov.s64 %rd603, %rd789;
 	bra.uni $L490_rangeint_body;
 $L486_if_done:
 	.loc 5 238 13
@@ -22521,8 +22815,8 @@ $L35_ret_tcMatmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_
 .maxntid 256, 1, 1
 {
 	.reg .pred %p<125>;
-	.reg .b32 %r<504>;
-	.reg .b64 %rd<874>;
+	.reg .b32 %r<630>;
+	.reg .b64 %rd<832>;
 	.reg .f32 %f<1356>;
 
 	.loc 5 84 6
@@ -22771,11 +23065,11 @@ $L9_if_else:
 	.loc 5 124 39
 	bra.uni $L38_entry;
 $L38_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd92, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd93, %rd90, %rd92;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd91, %rd93;
 	bra.uni $L39_ret_swz8;
 $L39_ret_swz8:
@@ -22846,11 +23140,11 @@ $L45_if_else:
 	.loc 5 124 39
 	bra.uni $L46_entry;
 $L46_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd118, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd119, %rd116, %rd118;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd117, %rd119;
 	bra.uni $L47_ret_swz8;
 $L47_ret_swz8:
@@ -22948,11 +23242,11 @@ $L55_if_else:
 	.loc 5 124 39
 	bra.uni $L58_entry;
 $L58_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd153, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd154, %rd151, %rd153;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd152, %rd154;
 	bra.uni $L59_ret_swz8;
 $L59_ret_swz8:
@@ -23023,11 +23317,11 @@ $L65_if_else:
 	.loc 5 124 39
 	bra.uni $L66_entry;
 $L66_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd179, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd180, %rd177, %rd179;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd178, %rd180;
 	bra.uni $L67_ret_swz8;
 $L67_ret_swz8:
@@ -23091,11 +23385,11 @@ $L10_if_then:
 	.loc 5 140 22
 	bra.uni $L73_entry;
 $L73_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd225, %rd215, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd226, %rd220, %rd225;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd224, %rd226;
 	bra.uni $L74_ret_swz8;
 $L74_ret_swz8:
@@ -23139,222 +23433,271 @@ $L14_if_then:
 	.loc 5 146 10
 	bra.uni $L75_entry;
 $L75_entry:
-	.loc 5 268 25
-	add.s64 %rd238, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd239, %rd238, %rd17;
-	.loc 5 268 31
-	add.s64 %rd240, %rd239, %rd237;
-	.loc 5 268 42
-	mul.lo.s64 %rd241, %rd201, %rd17;
-	.loc 5 269 15
+	.loc 5 271 38
+	cvt.s32.s64 %r42, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r43, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r44, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd238, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r45, %rd238;
+	.loc 5 272 47
+	add.s64 %rd239, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd240, %rd239, %rd17;
+	.loc 5 272 53
+	add.s64 %rd241, %rd240, %rd237;
+	.loc 5 272 43
+	cvt.s32.s64 %r46, %rd241;
+	.loc 5 272 71
+	mul.lo.s64 %rd242, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r47, %rd242;
+	.loc 5 272 82
+	cvt.s32.s64 %r48, %rd235;
+	.loc 5 273 15
 	setp.lt.s64 %p6, %rd237, %rd17;
-	mov.s64 %rd242, %rd199;
-	mov.s64 %rd243, 0;
-	mov.s64 %rd244, %rd240;
+	mov.s32 %r49, %r42;
+	mov.s32 %r50, 0;
+	mov.s32 %r51, %r46;
 	bra.uni $L78_for_loop;
 $L78_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p7, %rd242, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p7, %r49, %r43;
 	@%p7 bra $L76_for_body;
 	bra.uni $L82_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L76_for_body:
 	@%p6 bra $L81_cond_true;
 	bra.uni $L83_edge;
 $L81_cond_true:
-	.loc 5 272 17
-	add.s64 %rd247, %rd42, %rd242;
-	.loc 5 272 20
-	setp.lt.s64 %p8, %rd247, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p8, %r49, %r45;
 	@%p8 bra $L79_if_then;
 	bra.uni $L84_edge;
 $L79_if_then:
-	mov.s64 %rd245, %rd244;
-	mov.s64 %rd246, 16;
+	mov.s32 %r52, %r51;
+	mov.s64 %rd243, 16;
 	bra.uni $L80_if_done;
 $L84_edge:
-	mov.s64 %rd245, 0;
-	mov.s64 %rd246, 0;
+	mov.s32 %r52, 0;
+	mov.s64 %rd243, 0;
 	bra.uni $L80_if_done;
 $L83_edge:
-	mov.s64 %rd245, 0;
-	mov.s64 %rd246, 0;
+	mov.s32 %r52, 0;
+	mov.s64 %rd243, 0;
 	bra.uni $L80_if_done;
 $L80_if_done:
-	.loc 5 275 25
-	shl.b64 %rd248, %rd243, 1;
-	add.s64 %rd249, %rd234, %rd248;
-	.loc 5 275 32
-	shl.b64 %rd250, %rd245, 1;
-	add.s64 %rd251, %rd4, %rd250;
-	.loc 5 275 19
-	cvt.u32.s64 %r42, %rd246;
-	cp.async.cg.shared.global [%rd249], [%rd251], 16, %r42;
-	.loc 5 276 13
-	add.s64 %rd252, %rd243, %rd235;
-	.loc 5 276 24
-	add.s64 %rd253, %rd244, %rd241;
-	.loc 5 270 18
-	add.s64 %rd254, %rd242, %rd201;
-	mov.s64 %rd242, %rd254;
-	mov.s64 %rd243, %rd252;
-	mov.s64 %rd244, %rd253;
+	.loc 5 279 25
+	cvt.s64.s32 %rd244, %r50;
+	shl.b64 %rd245, %rd244, 1;
+	add.s64 %rd246, %rd234, %rd245;
+	.loc 5 279 32
+	cvt.s64.s32 %rd247, %r52;
+	shl.b64 %rd248, %rd247, 1;
+	add.s64 %rd249, %rd4, %rd248;
+	.loc 5 279 19
+	cvt.u32.s64 %r53, %rd243;
+	cp.async.cg.shared.global [%rd246], [%rd249], 16, %r53;
+	.loc 5 280 13
+	add.s32 %r54, %r50, %r48;
+	.loc 5 280 26
+	add.s32 %r55, %r51, %r47;
+	.loc 5 274 22
+	add.s32 %r56, %r49, %r44;
+	mov.s32 %r49, %r56;
+	mov.s32 %r50, %r54;
+	mov.s32 %r51, %r55;
 	bra.uni $L78_for_loop;
 $L82_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 147 32
-	add.s64 %rd255, 0, %rd213;
+	add.s64 %rd250, 0, %rd213;
 	.loc 5 147 21
-	add.s64 %rd256, %rd29, 1;
-	sub.s64 %rd257, %rd29, %rd255;
-	sub.s64 %rd258, %rd30, %rd255;
-	shl.b64 %rd259, %rd255, 1;
-	add.s64 %rd260, %rd31, %rd259;
+	add.s64 %rd251, %rd29, 1;
+	sub.s64 %rd252, %rd29, %rd250;
+	sub.s64 %rd253, %rd30, %rd250;
+	shl.b64 %rd254, %rd250, 1;
+	add.s64 %rd255, %rd31, %rd254;
 	.loc 5 147 49
-	mul.lo.s64 %rd261, %rd211, %rd212;
+	mul.lo.s64 %rd256, %rd211, %rd212;
 	.loc 5 147 11
 	bra.uni $L85_entry;
 $L85_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p9, %rd18, 0;
 	@%p9 bra $L86_if_then;
 	bra.uni $L88_if_else;
 $L86_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd262, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd263, 0, %rd262;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd257, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd258, 0, %rd257;
+	.loc 5 289 9
 	bra.uni $L90_entry;
 $L90_entry:
-	.loc 5 268 25
-	add.s64 %rd264, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd265, %rd264, %rd17;
-	.loc 5 268 31
-	add.s64 %rd266, %rd265, %rd263;
-	.loc 5 268 42
-	mul.lo.s64 %rd267, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p10, %rd263, %rd17;
-	mov.s64 %rd268, %rd209;
-	mov.s64 %rd269, 0;
-	mov.s64 %rd270, %rd266;
+	.loc 5 271 38
+	cvt.s32.s64 %r57, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r58, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r59, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd259, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r60, %rd259;
+	.loc 5 272 47
+	add.s64 %rd260, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd261, %rd260, %rd17;
+	.loc 5 272 53
+	add.s64 %rd262, %rd261, %rd258;
+	.loc 5 272 43
+	cvt.s32.s64 %r61, %rd262;
+	.loc 5 272 71
+	mul.lo.s64 %rd263, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r62, %rd263;
+	.loc 5 272 82
+	cvt.s32.s64 %r63, %rd256;
+	.loc 5 273 15
+	setp.lt.s64 %p10, %rd258, %rd17;
+	mov.s32 %r64, %r57;
+	mov.s32 %r65, 0;
+	mov.s32 %r66, %r61;
 	bra.uni $L93_for_loop;
 $L93_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p11, %rd268, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p11, %r64, %r58;
 	@%p11 bra $L91_for_body;
 	bra.uni $L15_if_done;
 $L91_for_body:
 	@%p10 bra $L96_cond_true;
 	bra.uni $L98_edge;
 $L96_cond_true:
-	.loc 5 272 17
-	add.s64 %rd273, %rd46, %rd268;
-	.loc 5 272 20
-	setp.lt.s64 %p12, %rd273, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p12, %r64, %r60;
 	@%p12 bra $L94_if_then;
 	bra.uni $L99_edge;
 $L94_if_then:
-	mov.s64 %rd271, %rd270;
-	mov.s64 %rd272, 16;
+	mov.s32 %r67, %r66;
+	mov.s64 %rd264, 16;
 	bra.uni $L95_if_done;
 $L99_edge:
-	mov.s64 %rd271, 0;
-	mov.s64 %rd272, 0;
+	mov.s32 %r67, 0;
+	mov.s64 %rd264, 0;
 	bra.uni $L95_if_done;
 $L98_edge:
-	mov.s64 %rd271, 0;
-	mov.s64 %rd272, 0;
+	mov.s32 %r67, 0;
+	mov.s64 %rd264, 0;
 	bra.uni $L95_if_done;
 $L95_if_done:
-	.loc 5 275 25
-	shl.b64 %rd274, %rd269, 1;
-	add.s64 %rd275, %rd260, %rd274;
-	.loc 5 275 32
-	shl.b64 %rd276, %rd271, 1;
-	add.s64 %rd277, %rd7, %rd276;
-	.loc 5 275 19
-	cvt.u32.s64 %r43, %rd272;
-	cp.async.cg.shared.global [%rd275], [%rd277], 16, %r43;
-	.loc 5 276 13
-	add.s64 %rd278, %rd269, %rd261;
-	.loc 5 276 24
-	add.s64 %rd279, %rd270, %rd267;
-	.loc 5 270 18
-	add.s64 %rd280, %rd268, %rd211;
-	mov.s64 %rd268, %rd280;
-	mov.s64 %rd269, %rd278;
-	mov.s64 %rd270, %rd279;
+	.loc 5 279 25
+	cvt.s64.s32 %rd265, %r65;
+	shl.b64 %rd266, %rd265, 1;
+	add.s64 %rd267, %rd255, %rd266;
+	.loc 5 279 32
+	cvt.s64.s32 %rd268, %r67;
+	shl.b64 %rd269, %rd268, 1;
+	add.s64 %rd270, %rd7, %rd269;
+	.loc 5 279 19
+	cvt.u32.s64 %r68, %rd264;
+	cp.async.cg.shared.global [%rd267], [%rd270], 16, %r68;
+	.loc 5 280 13
+	add.s32 %r69, %r65, %r63;
+	.loc 5 280 26
+	add.s32 %r70, %r66, %r62;
+	.loc 5 274 22
+	add.s32 %r71, %r64, %r59;
+	mov.s32 %r64, %r71;
+	mov.s32 %r65, %r69;
+	mov.s32 %r66, %r70;
 	bra.uni $L93_for_loop;
 $L88_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd281, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd282, %rd46, %rd281;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd271, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd272, %rd46, %rd271;
+	.loc 5 291 9
 	bra.uni $L100_entry;
 $L100_entry:
-	.loc 5 268 25
-	add.s64 %rd283, 0, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd284, %rd283, %rd16;
-	.loc 5 268 31
-	add.s64 %rd285, %rd284, %rd282;
-	.loc 5 268 42
-	mul.lo.s64 %rd286, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p13, %rd282, %rd16;
-	mov.s64 %rd287, %rd209;
-	mov.s64 %rd288, 0;
-	mov.s64 %rd289, %rd285;
+	.loc 5 271 38
+	cvt.s32.s64 %r72, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd273, 32;
+	cvt.s32.s64 %r73, %rd273;
+	.loc 5 271 61
+	cvt.s32.s64 %r74, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd274, %rd17, 0;
+	.loc 5 271 75
+	cvt.s32.s64 %r75, %rd274;
+	.loc 5 272 47
+	add.s64 %rd275, 0, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd276, %rd275, %rd16;
+	.loc 5 272 53
+	add.s64 %rd277, %rd276, %rd272;
+	.loc 5 272 43
+	cvt.s32.s64 %r76, %rd277;
+	.loc 5 272 71
+	mul.lo.s64 %rd278, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r77, %rd278;
+	.loc 5 272 82
+	cvt.s32.s64 %r78, %rd256;
+	.loc 5 273 15
+	setp.lt.s64 %p13, %rd272, %rd16;
+	mov.s32 %r79, %r72;
+	mov.s32 %r80, 0;
+	mov.s32 %r81, %r76;
 	bra.uni $L103_for_loop;
 $L103_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p14, %rd287, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p14, %r79, %r73;
 	@%p14 bra $L101_for_body;
 	bra.uni $L15_if_done;
 $L101_for_body:
 	@%p13 bra $L106_cond_true;
 	bra.uni $L108_edge;
 $L106_cond_true:
-	.loc 5 272 17
-	add.s64 %rd292, 0, %rd287;
-	.loc 5 272 20
-	setp.lt.s64 %p15, %rd292, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p15, %r79, %r75;
 	@%p15 bra $L104_if_then;
 	bra.uni $L109_edge;
 $L104_if_then:
-	mov.s64 %rd290, %rd289;
-	mov.s64 %rd291, 16;
+	mov.s32 %r82, %r81;
+	mov.s64 %rd279, 16;
 	bra.uni $L105_if_done;
 $L109_edge:
-	mov.s64 %rd290, 0;
-	mov.s64 %rd291, 0;
+	mov.s32 %r82, 0;
+	mov.s64 %rd279, 0;
 	bra.uni $L105_if_done;
 $L108_edge:
-	mov.s64 %rd290, 0;
-	mov.s64 %rd291, 0;
+	mov.s32 %r82, 0;
+	mov.s64 %rd279, 0;
 	bra.uni $L105_if_done;
 $L105_if_done:
-	.loc 5 275 25
-	shl.b64 %rd293, %rd288, 1;
-	add.s64 %rd294, %rd260, %rd293;
-	.loc 5 275 32
-	shl.b64 %rd295, %rd290, 1;
-	add.s64 %rd296, %rd7, %rd295;
-	.loc 5 275 19
-	cvt.u32.s64 %r44, %rd291;
-	cp.async.cg.shared.global [%rd294], [%rd296], 16, %r44;
-	.loc 5 276 13
-	add.s64 %rd297, %rd288, %rd261;
-	.loc 5 276 24
-	add.s64 %rd298, %rd289, %rd286;
-	.loc 5 270 18
-	add.s64 %rd299, %rd287, %rd211;
-	mov.s64 %rd287, %rd299;
-	mov.s64 %rd288, %rd297;
-	mov.s64 %rd289, %rd298;
+	.loc 5 279 25
+	cvt.s64.s32 %rd280, %r80;
+	shl.b64 %rd281, %rd280, 1;
+	add.s64 %rd282, %rd255, %rd281;
+	.loc 5 279 32
+	cvt.s64.s32 %rd283, %r82;
+	shl.b64 %rd284, %rd283, 1;
+	add.s64 %rd285, %rd7, %rd284;
+	.loc 5 279 19
+	cvt.u32.s64 %r83, %rd279;
+	cp.async.cg.shared.global [%rd282], [%rd285], 16, %r83;
+	.loc 5 280 13
+	add.s32 %r84, %r80, %r78;
+	.loc 5 280 26
+	add.s32 %r85, %r81, %r77;
+	.loc 5 274 22
+	add.s32 %r86, %r79, %r74;
+	mov.s32 %r79, %r86;
+	mov.s32 %r80, %r84;
+	mov.s32 %r81, %r85;
 	bra.uni $L103_for_loop;
 $L15_if_done:
 	.loc 5 149 20
@@ -23367,238 +23710,287 @@ $L110_rangeint_body:
 	bra.uni $L112_if_done;
 $L111_if_then:
 	.loc 5 146 27
-	add.s64 %rd300, 4096, %rd208;
+	add.s64 %rd286, 4096, %rd208;
 	.loc 5 146 16
-	add.s64 %rd301, %rd26, 1;
-	sub.s64 %rd302, %rd26, %rd300;
-	sub.s64 %rd303, %rd27, %rd300;
-	shl.b64 %rd304, %rd300, 1;
-	add.s64 %rd305, %rd21, %rd304;
+	add.s64 %rd287, %rd26, 1;
+	sub.s64 %rd288, %rd26, %rd286;
+	sub.s64 %rd289, %rd27, %rd286;
+	shl.b64 %rd290, %rd286, 1;
+	add.s64 %rd291, %rd21, %rd290;
 	.loc 5 146 44
-	mul.lo.s64 %rd306, %rd201, 32;
+	mul.lo.s64 %rd292, %rd201, 32;
 	.loc 5 146 86
-	mul.lo.s64 %rd307, %rd200, 8;
+	mul.lo.s64 %rd293, %rd200, 8;
 	.loc 5 146 82
-	add.s64 %rd308, 32, %rd307;
+	add.s64 %rd294, 32, %rd293;
 	.loc 5 146 10
 	bra.uni $L113_entry;
 $L113_entry:
-	.loc 5 268 25
-	add.s64 %rd309, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd310, %rd309, %rd17;
-	.loc 5 268 31
-	add.s64 %rd311, %rd310, %rd308;
-	.loc 5 268 42
-	mul.lo.s64 %rd312, %rd201, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p17, %rd308, %rd17;
-	mov.s64 %rd313, %rd199;
-	mov.s64 %rd314, 0;
-	mov.s64 %rd315, %rd311;
+	.loc 5 271 38
+	cvt.s32.s64 %r87, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r88, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r89, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd295, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r90, %rd295;
+	.loc 5 272 47
+	add.s64 %rd296, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd297, %rd296, %rd17;
+	.loc 5 272 53
+	add.s64 %rd298, %rd297, %rd294;
+	.loc 5 272 43
+	cvt.s32.s64 %r91, %rd298;
+	.loc 5 272 71
+	mul.lo.s64 %rd299, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r92, %rd299;
+	.loc 5 272 82
+	cvt.s32.s64 %r93, %rd292;
+	.loc 5 273 15
+	setp.lt.s64 %p17, %rd294, %rd17;
+	mov.s32 %r94, %r87;
+	mov.s32 %r95, 0;
+	mov.s32 %r96, %r91;
 	bra.uni $L116_for_loop;
 $L116_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p18, %rd313, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p18, %r94, %r88;
 	@%p18 bra $L114_for_body;
 	bra.uni $L120_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L114_for_body:
 	@%p17 bra $L119_cond_true;
 	bra.uni $L121_edge;
 $L119_cond_true:
-	.loc 5 272 17
-	add.s64 %rd318, %rd42, %rd313;
-	.loc 5 272 20
-	setp.lt.s64 %p19, %rd318, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p19, %r94, %r90;
 	@%p19 bra $L117_if_then;
 	bra.uni $L122_edge;
 $L117_if_then:
-	mov.s64 %rd316, %rd315;
-	mov.s64 %rd317, 16;
+	mov.s32 %r97, %r96;
+	mov.s64 %rd300, 16;
 	bra.uni $L118_if_done;
 $L122_edge:
-	mov.s64 %rd316, 0;
-	mov.s64 %rd317, 0;
+	mov.s32 %r97, 0;
+	mov.s64 %rd300, 0;
 	bra.uni $L118_if_done;
 $L121_edge:
-	mov.s64 %rd316, 0;
-	mov.s64 %rd317, 0;
+	mov.s32 %r97, 0;
+	mov.s64 %rd300, 0;
 	bra.uni $L118_if_done;
 $L118_if_done:
-	.loc 5 275 25
-	shl.b64 %rd319, %rd314, 1;
-	add.s64 %rd320, %rd305, %rd319;
-	.loc 5 275 32
-	shl.b64 %rd321, %rd316, 1;
-	add.s64 %rd322, %rd4, %rd321;
-	.loc 5 275 19
-	cvt.u32.s64 %r45, %rd317;
-	cp.async.cg.shared.global [%rd320], [%rd322], 16, %r45;
-	.loc 5 276 13
-	add.s64 %rd323, %rd314, %rd306;
-	.loc 5 276 24
-	add.s64 %rd324, %rd315, %rd312;
-	.loc 5 270 18
-	add.s64 %rd325, %rd313, %rd201;
-	mov.s64 %rd313, %rd325;
-	mov.s64 %rd314, %rd323;
-	mov.s64 %rd315, %rd324;
+	.loc 5 279 25
+	cvt.s64.s32 %rd301, %r95;
+	shl.b64 %rd302, %rd301, 1;
+	add.s64 %rd303, %rd291, %rd302;
+	.loc 5 279 32
+	cvt.s64.s32 %rd304, %r97;
+	shl.b64 %rd305, %rd304, 1;
+	add.s64 %rd306, %rd4, %rd305;
+	.loc 5 279 19
+	cvt.u32.s64 %r98, %rd300;
+	cp.async.cg.shared.global [%rd303], [%rd306], 16, %r98;
+	.loc 5 280 13
+	add.s32 %r99, %r95, %r93;
+	.loc 5 280 26
+	add.s32 %r100, %r96, %r92;
+	.loc 5 274 22
+	add.s32 %r101, %r94, %r89;
+	mov.s32 %r94, %r101;
+	mov.s32 %r95, %r99;
+	mov.s32 %r96, %r100;
 	bra.uni $L116_for_loop;
 $L120_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 147 32
-	add.s64 %rd326, 4096, %rd213;
+	add.s64 %rd307, 4096, %rd213;
 	.loc 5 147 21
-	add.s64 %rd327, %rd29, 1;
-	sub.s64 %rd328, %rd29, %rd326;
-	sub.s64 %rd329, %rd30, %rd326;
-	shl.b64 %rd330, %rd326, 1;
-	add.s64 %rd331, %rd31, %rd330;
+	add.s64 %rd308, %rd29, 1;
+	sub.s64 %rd309, %rd29, %rd307;
+	sub.s64 %rd310, %rd30, %rd307;
+	shl.b64 %rd311, %rd307, 1;
+	add.s64 %rd312, %rd31, %rd311;
 	.loc 5 147 49
-	mul.lo.s64 %rd332, %rd211, %rd212;
+	mul.lo.s64 %rd313, %rd211, %rd212;
 	.loc 5 147 11
 	bra.uni $L123_entry;
 $L123_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p20, %rd18, 0;
 	@%p20 bra $L124_if_then;
 	bra.uni $L126_if_else;
 $L124_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd333, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd334, 32, %rd333;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd314, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd315, 32, %rd314;
+	.loc 5 289 9
 	bra.uni $L128_entry;
 $L128_entry:
-	.loc 5 268 25
-	add.s64 %rd335, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd336, %rd335, %rd17;
-	.loc 5 268 31
-	add.s64 %rd337, %rd336, %rd334;
-	.loc 5 268 42
-	mul.lo.s64 %rd338, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p21, %rd334, %rd17;
-	mov.s64 %rd339, %rd209;
-	mov.s64 %rd340, 0;
-	mov.s64 %rd341, %rd337;
+	.loc 5 271 38
+	cvt.s32.s64 %r102, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r103, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r104, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd316, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r105, %rd316;
+	.loc 5 272 47
+	add.s64 %rd317, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd318, %rd317, %rd17;
+	.loc 5 272 53
+	add.s64 %rd319, %rd318, %rd315;
+	.loc 5 272 43
+	cvt.s32.s64 %r106, %rd319;
+	.loc 5 272 71
+	mul.lo.s64 %rd320, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r107, %rd320;
+	.loc 5 272 82
+	cvt.s32.s64 %r108, %rd313;
+	.loc 5 273 15
+	setp.lt.s64 %p21, %rd315, %rd17;
+	mov.s32 %r109, %r102;
+	mov.s32 %r110, 0;
+	mov.s32 %r111, %r106;
 	bra.uni $L131_for_loop;
 $L131_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p22, %rd339, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p22, %r109, %r103;
 	@%p22 bra $L129_for_body;
 	bra.uni $L112_if_done;
 $L129_for_body:
 	@%p21 bra $L134_cond_true;
 	bra.uni $L136_edge;
 $L134_cond_true:
-	.loc 5 272 17
-	add.s64 %rd344, %rd46, %rd339;
-	.loc 5 272 20
-	setp.lt.s64 %p23, %rd344, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p23, %r109, %r105;
 	@%p23 bra $L132_if_then;
 	bra.uni $L137_edge;
 $L132_if_then:
-	mov.s64 %rd342, %rd341;
-	mov.s64 %rd343, 16;
+	mov.s32 %r112, %r111;
+	mov.s64 %rd321, 16;
 	bra.uni $L133_if_done;
 $L137_edge:
-	mov.s64 %rd342, 0;
-	mov.s64 %rd343, 0;
+	mov.s32 %r112, 0;
+	mov.s64 %rd321, 0;
 	bra.uni $L133_if_done;
 $L136_edge:
-	mov.s64 %rd342, 0;
-	mov.s64 %rd343, 0;
+	mov.s32 %r112, 0;
+	mov.s64 %rd321, 0;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 5 275 25
-	shl.b64 %rd345, %rd340, 1;
-	add.s64 %rd346, %rd331, %rd345;
-	.loc 5 275 32
-	shl.b64 %rd347, %rd342, 1;
-	add.s64 %rd348, %rd7, %rd347;
-	.loc 5 275 19
-	cvt.u32.s64 %r46, %rd343;
-	cp.async.cg.shared.global [%rd346], [%rd348], 16, %r46;
-	.loc 5 276 13
-	add.s64 %rd349, %rd340, %rd332;
-	.loc 5 276 24
-	add.s64 %rd350, %rd341, %rd338;
-	.loc 5 270 18
-	add.s64 %rd351, %rd339, %rd211;
-	mov.s64 %rd339, %rd351;
-	mov.s64 %rd340, %rd349;
-	mov.s64 %rd341, %rd350;
+	.loc 5 279 25
+	cvt.s64.s32 %rd322, %r110;
+	shl.b64 %rd323, %rd322, 1;
+	add.s64 %rd324, %rd312, %rd323;
+	.loc 5 279 32
+	cvt.s64.s32 %rd325, %r112;
+	shl.b64 %rd326, %rd325, 1;
+	add.s64 %rd327, %rd7, %rd326;
+	.loc 5 279 19
+	cvt.u32.s64 %r113, %rd321;
+	cp.async.cg.shared.global [%rd324], [%rd327], 16, %r113;
+	.loc 5 280 13
+	add.s32 %r114, %r110, %r108;
+	.loc 5 280 26
+	add.s32 %r115, %r111, %r107;
+	.loc 5 274 22
+	add.s32 %r116, %r109, %r104;
+	mov.s32 %r109, %r116;
+	mov.s32 %r110, %r114;
+	mov.s32 %r111, %r115;
 	bra.uni $L131_for_loop;
 $L126_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd352, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd353, %rd46, %rd352;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd328, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd329, %rd46, %rd328;
+	.loc 5 291 9
 	bra.uni $L138_entry;
 $L138_entry:
-	.loc 5 268 25
-	add.s64 %rd354, 32, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd355, %rd354, %rd16;
-	.loc 5 268 31
-	add.s64 %rd356, %rd355, %rd353;
-	.loc 5 268 42
-	mul.lo.s64 %rd357, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p24, %rd353, %rd16;
-	mov.s64 %rd358, %rd209;
-	mov.s64 %rd359, 0;
-	mov.s64 %rd360, %rd356;
+	.loc 5 271 38
+	cvt.s32.s64 %r117, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd330, 32;
+	cvt.s32.s64 %r118, %rd330;
+	.loc 5 271 61
+	cvt.s32.s64 %r119, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd331, %rd17, 32;
+	.loc 5 271 75
+	cvt.s32.s64 %r120, %rd331;
+	.loc 5 272 47
+	add.s64 %rd332, 32, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd333, %rd332, %rd16;
+	.loc 5 272 53
+	add.s64 %rd334, %rd333, %rd329;
+	.loc 5 272 43
+	cvt.s32.s64 %r121, %rd334;
+	.loc 5 272 71
+	mul.lo.s64 %rd335, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r122, %rd335;
+	.loc 5 272 82
+	cvt.s32.s64 %r123, %rd313;
+	.loc 5 273 15
+	setp.lt.s64 %p24, %rd329, %rd16;
+	mov.s32 %r124, %r117;
+	mov.s32 %r125, 0;
+	mov.s32 %r126, %r121;
 	bra.uni $L141_for_loop;
 $L141_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p25, %rd358, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p25, %r124, %r118;
 	@%p25 bra $L139_for_body;
 	bra.uni $L112_if_done;
 $L139_for_body:
 	@%p24 bra $L144_cond_true;
 	bra.uni $L146_edge;
 $L144_cond_true:
-	.loc 5 272 17
-	add.s64 %rd363, 32, %rd358;
-	.loc 5 272 20
-	setp.lt.s64 %p26, %rd363, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p26, %r124, %r120;
 	@%p26 bra $L142_if_then;
 	bra.uni $L147_edge;
 $L142_if_then:
-	mov.s64 %rd361, %rd360;
-	mov.s64 %rd362, 16;
+	mov.s32 %r127, %r126;
+	mov.s64 %rd336, 16;
 	bra.uni $L143_if_done;
 $L147_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
+	mov.s32 %r127, 0;
+	mov.s64 %rd336, 0;
 	bra.uni $L143_if_done;
 $L146_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
+	mov.s32 %r127, 0;
+	mov.s64 %rd336, 0;
 	bra.uni $L143_if_done;
 $L143_if_done:
-	.loc 5 275 25
-	shl.b64 %rd364, %rd359, 1;
-	add.s64 %rd365, %rd331, %rd364;
-	.loc 5 275 32
-	shl.b64 %rd366, %rd361, 1;
-	add.s64 %rd367, %rd7, %rd366;
-	.loc 5 275 19
-	cvt.u32.s64 %r47, %rd362;
-	cp.async.cg.shared.global [%rd365], [%rd367], 16, %r47;
-	.loc 5 276 13
-	add.s64 %rd368, %rd359, %rd332;
-	.loc 5 276 24
-	add.s64 %rd369, %rd360, %rd357;
-	.loc 5 270 18
-	add.s64 %rd370, %rd358, %rd211;
-	mov.s64 %rd358, %rd370;
-	mov.s64 %rd359, %rd368;
-	mov.s64 %rd360, %rd369;
+	.loc 5 279 25
+	cvt.s64.s32 %rd337, %r125;
+	shl.b64 %rd338, %rd337, 1;
+	add.s64 %rd339, %rd312, %rd338;
+	.loc 5 279 32
+	cvt.s64.s32 %rd340, %r127;
+	shl.b64 %rd341, %rd340, 1;
+	add.s64 %rd342, %rd7, %rd341;
+	.loc 5 279 19
+	cvt.u32.s64 %r128, %rd336;
+	cp.async.cg.shared.global [%rd339], [%rd342], 16, %r128;
+	.loc 5 280 13
+	add.s32 %r129, %r125, %r123;
+	.loc 5 280 26
+	add.s32 %r130, %r126, %r122;
+	.loc 5 274 22
+	add.s32 %r131, %r124, %r119;
+	mov.s32 %r124, %r131;
+	mov.s32 %r125, %r129;
+	mov.s32 %r126, %r130;
 	bra.uni $L141_for_loop;
 $L112_if_done:
 	.loc 5 149 20
@@ -23670,13 +24062,13 @@ $L13_rangeint_done:
 	mov.f32 %f61, 0f00000000;
 	mov.f32 %f62, 0f00000000;
 	mov.f32 %f63, 0f00000000;
-	mov.s64 %rd371, 0;
-	mov.s64 %rd372, 2;
-	mov.s64 %rd373, 0;
+	mov.s64 %rd343, 0;
+	mov.s64 %rd344, 2;
+	mov.s64 %rd345, 0;
 	bra.uni $L16_for_loop;
 $L16_for_loop:
 	.loc 5 154 18
-	setp.lt.s64 %p27, %rd373, %rd63;
+	setp.lt.s64 %p27, %rd345, %rd63;
 	@%p27 bra $L17_for_body;
 	bra.uni $L18_for_done;
 $L17_for_body:
@@ -23685,539 +24077,588 @@ $L17_for_body:
 	.loc 5 156 9
 	bar.sync 0;
 	.loc 5 157 15
-	add.s64 %rd374, %rd373, 3;
+	add.s64 %rd346, %rd345, 3;
 	.loc 5 157 26
-	sub.s64 %rd375, %rd374, 1;
+	sub.s64 %rd347, %rd346, 1;
 	.loc 5 157 34
-	setp.lt.s64 %p28, %rd375, %rd63;
+	setp.lt.s64 %p28, %rd347, %rd63;
 	@%p28 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
 	.loc 5 158 19
-	mul.lo.s64 %rd376, %rd372, 4096;
+	mul.lo.s64 %rd348, %rd344, 4096;
 	.loc 5 158 28
-	add.s64 %rd377, %rd376, %rd208;
+	add.s64 %rd349, %rd348, %rd208;
 	.loc 5 158 16
-	add.s64 %rd378, %rd26, 1;
-	sub.s64 %rd379, %rd26, %rd377;
-	sub.s64 %rd380, %rd27, %rd377;
-	shl.b64 %rd381, %rd377, 1;
-	add.s64 %rd382, %rd21, %rd381;
+	add.s64 %rd350, %rd26, 1;
+	sub.s64 %rd351, %rd26, %rd349;
+	sub.s64 %rd352, %rd27, %rd349;
+	shl.b64 %rd353, %rd349, 1;
+	add.s64 %rd354, %rd21, %rd353;
 	.loc 5 158 45
-	mul.lo.s64 %rd383, %rd201, 32;
+	mul.lo.s64 %rd355, %rd201, 32;
 	.loc 5 158 79
-	mul.lo.s64 %rd384, %rd375, 32;
+	mul.lo.s64 %rd356, %rd347, 32;
 	.loc 5 158 88
-	mul.lo.s64 %rd385, %rd200, 8;
+	mul.lo.s64 %rd357, %rd200, 8;
 	.loc 5 158 84
-	add.s64 %rd386, %rd384, %rd385;
+	add.s64 %rd358, %rd356, %rd357;
 	.loc 5 158 10
 	bra.uni $L148_entry;
 $L148_entry:
-	.loc 5 268 25
-	add.s64 %rd387, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd388, %rd387, %rd17;
-	.loc 5 268 31
-	add.s64 %rd389, %rd388, %rd386;
-	.loc 5 268 42
-	mul.lo.s64 %rd390, %rd201, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p29, %rd386, %rd17;
-	mov.s64 %rd391, %rd199;
-	mov.s64 %rd392, 0;
-	mov.s64 %rd393, %rd389;
+	.loc 5 271 38
+	cvt.s32.s64 %r132, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r133, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r134, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd359, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r135, %rd359;
+	.loc 5 272 47
+	add.s64 %rd360, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd361, %rd360, %rd17;
+	.loc 5 272 53
+	add.s64 %rd362, %rd361, %rd358;
+	.loc 5 272 43
+	cvt.s32.s64 %r136, %rd362;
+	.loc 5 272 71
+	mul.lo.s64 %rd363, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r137, %rd363;
+	.loc 5 272 82
+	cvt.s32.s64 %r138, %rd355;
+	.loc 5 273 15
+	setp.lt.s64 %p29, %rd358, %rd17;
+	mov.s32 %r139, %r132;
+	mov.s32 %r140, 0;
+	mov.s32 %r141, %r136;
 	bra.uni $L151_for_loop;
 $L151_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p30, %rd391, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p30, %r139, %r133;
 	@%p30 bra $L149_for_body;
 	bra.uni $L155_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L149_for_body:
 	@%p29 bra $L154_cond_true;
 	bra.uni $L156_edge;
 $L154_cond_true:
-	.loc 5 272 17
-	add.s64 %rd396, %rd42, %rd391;
-	.loc 5 272 20
-	setp.lt.s64 %p31, %rd396, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p31, %r139, %r135;
 	@%p31 bra $L152_if_then;
 	bra.uni $L157_edge;
 $L152_if_then:
-	mov.s64 %rd394, %rd393;
-	mov.s64 %rd395, 16;
+	mov.s32 %r142, %r141;
+	mov.s64 %rd364, 16;
 	bra.uni $L153_if_done;
 $L157_edge:
-	mov.s64 %rd394, 0;
-	mov.s64 %rd395, 0;
+	mov.s32 %r142, 0;
+	mov.s64 %rd364, 0;
 	bra.uni $L153_if_done;
 $L156_edge:
-	mov.s64 %rd394, 0;
-	mov.s64 %rd395, 0;
+	mov.s32 %r142, 0;
+	mov.s64 %rd364, 0;
 	bra.uni $L153_if_done;
 $L153_if_done:
-	.loc 5 275 25
-	shl.b64 %rd397, %rd392, 1;
-	add.s64 %rd398, %rd382, %rd397;
-	.loc 5 275 32
-	shl.b64 %rd399, %rd394, 1;
-	add.s64 %rd400, %rd4, %rd399;
-	.loc 5 275 19
-	cvt.u32.s64 %r48, %rd395;
-	cp.async.cg.shared.global [%rd398], [%rd400], 16, %r48;
-	.loc 5 276 13
-	add.s64 %rd401, %rd392, %rd383;
-	.loc 5 276 24
-	add.s64 %rd402, %rd393, %rd390;
-	.loc 5 270 18
-	add.s64 %rd403, %rd391, %rd201;
-	mov.s64 %rd391, %rd403;
-	mov.s64 %rd392, %rd401;
-	mov.s64 %rd393, %rd402;
+	.loc 5 279 25
+	cvt.s64.s32 %rd365, %r140;
+	shl.b64 %rd366, %rd365, 1;
+	add.s64 %rd367, %rd354, %rd366;
+	.loc 5 279 32
+	cvt.s64.s32 %rd368, %r142;
+	shl.b64 %rd369, %rd368, 1;
+	add.s64 %rd370, %rd4, %rd369;
+	.loc 5 279 19
+	cvt.u32.s64 %r143, %rd364;
+	cp.async.cg.shared.global [%rd367], [%rd370], 16, %r143;
+	.loc 5 280 13
+	add.s32 %r144, %r140, %r138;
+	.loc 5 280 26
+	add.s32 %r145, %r141, %r137;
+	.loc 5 274 22
+	add.s32 %r146, %r139, %r134;
+	mov.s32 %r139, %r146;
+	mov.s32 %r140, %r144;
+	mov.s32 %r141, %r145;
 	bra.uni $L151_for_loop;
 $L155_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 159 24
-	mul.lo.s64 %rd404, %rd372, 4096;
+	mul.lo.s64 %rd371, %rd344, 4096;
 	.loc 5 159 33
-	add.s64 %rd405, %rd404, %rd213;
+	add.s64 %rd372, %rd371, %rd213;
 	.loc 5 159 21
-	add.s64 %rd406, %rd29, 1;
-	sub.s64 %rd407, %rd29, %rd405;
-	sub.s64 %rd408, %rd30, %rd405;
-	shl.b64 %rd409, %rd405, 1;
-	add.s64 %rd410, %rd31, %rd409;
+	add.s64 %rd373, %rd29, 1;
+	sub.s64 %rd374, %rd29, %rd372;
+	sub.s64 %rd375, %rd30, %rd372;
+	shl.b64 %rd376, %rd372, 1;
+	add.s64 %rd377, %rd31, %rd376;
 	.loc 5 159 50
-	mul.lo.s64 %rd411, %rd211, %rd212;
+	mul.lo.s64 %rd378, %rd211, %rd212;
 	.loc 5 159 77
-	mul.lo.s64 %rd412, %rd375, 32;
+	mul.lo.s64 %rd379, %rd347, 32;
 	.loc 5 159 11
 	bra.uni $L158_entry;
 $L158_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p32, %rd18, 0;
 	@%p32 bra $L159_if_then;
 	bra.uni $L161_if_else;
 $L159_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd413, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd414, %rd412, %rd413;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd380, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd381, %rd379, %rd380;
+	.loc 5 289 9
 	bra.uni $L163_entry;
 $L163_entry:
-	.loc 5 268 25
-	add.s64 %rd415, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd416, %rd415, %rd17;
-	.loc 5 268 31
-	add.s64 %rd417, %rd416, %rd414;
-	.loc 5 268 42
-	mul.lo.s64 %rd418, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p33, %rd414, %rd17;
-	mov.s64 %rd419, %rd209;
-	mov.s64 %rd420, 0;
-	mov.s64 %rd421, %rd417;
+	.loc 5 271 38
+	cvt.s32.s64 %r147, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r148, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r149, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd382, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r150, %rd382;
+	.loc 5 272 47
+	add.s64 %rd383, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd384, %rd383, %rd17;
+	.loc 5 272 53
+	add.s64 %rd385, %rd384, %rd381;
+	.loc 5 272 43
+	cvt.s32.s64 %r151, %rd385;
+	.loc 5 272 71
+	mul.lo.s64 %rd386, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r152, %rd386;
+	.loc 5 272 82
+	cvt.s32.s64 %r153, %rd378;
+	.loc 5 273 15
+	setp.lt.s64 %p33, %rd381, %rd17;
+	mov.s32 %r154, %r147;
+	mov.s32 %r155, 0;
+	mov.s32 %r156, %r151;
 	bra.uni $L166_for_loop;
 $L166_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p34, %rd419, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p34, %r154, %r148;
 	@%p34 bra $L164_for_body;
 	bra.uni $L20_if_done;
 $L164_for_body:
 	@%p33 bra $L169_cond_true;
 	bra.uni $L171_edge;
 $L169_cond_true:
-	.loc 5 272 17
-	add.s64 %rd424, %rd46, %rd419;
-	.loc 5 272 20
-	setp.lt.s64 %p35, %rd424, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p35, %r154, %r150;
 	@%p35 bra $L167_if_then;
 	bra.uni $L172_edge;
 $L167_if_then:
-	mov.s64 %rd422, %rd421;
-	mov.s64 %rd423, 16;
+	mov.s32 %r157, %r156;
+	mov.s64 %rd387, 16;
 	bra.uni $L168_if_done;
 $L172_edge:
-	mov.s64 %rd422, 0;
-	mov.s64 %rd423, 0;
+	mov.s32 %r157, 0;
+	mov.s64 %rd387, 0;
 	bra.uni $L168_if_done;
 $L171_edge:
-	mov.s64 %rd422, 0;
-	mov.s64 %rd423, 0;
+	mov.s32 %r157, 0;
+	mov.s64 %rd387, 0;
 	bra.uni $L168_if_done;
 $L168_if_done:
-	.loc 5 275 25
-	shl.b64 %rd425, %rd420, 1;
-	add.s64 %rd426, %rd410, %rd425;
-	.loc 5 275 32
-	shl.b64 %rd427, %rd422, 1;
-	add.s64 %rd428, %rd7, %rd427;
-	.loc 5 275 19
-	cvt.u32.s64 %r49, %rd423;
-	cp.async.cg.shared.global [%rd426], [%rd428], 16, %r49;
-	.loc 5 276 13
-	add.s64 %rd429, %rd420, %rd411;
-	.loc 5 276 24
-	add.s64 %rd430, %rd421, %rd418;
-	.loc 5 270 18
-	add.s64 %rd431, %rd419, %rd211;
-	mov.s64 %rd419, %rd431;
-	mov.s64 %rd420, %rd429;
-	mov.s64 %rd421, %rd430;
+	.loc 5 279 25
+	cvt.s64.s32 %rd388, %r155;
+	shl.b64 %rd389, %rd388, 1;
+	add.s64 %rd390, %rd377, %rd389;
+	.loc 5 279 32
+	cvt.s64.s32 %rd391, %r157;
+	shl.b64 %rd392, %rd391, 1;
+	add.s64 %rd393, %rd7, %rd392;
+	.loc 5 279 19
+	cvt.u32.s64 %r158, %rd387;
+	cp.async.cg.shared.global [%rd390], [%rd393], 16, %r158;
+	.loc 5 280 13
+	add.s32 %r159, %r155, %r153;
+	.loc 5 280 26
+	add.s32 %r160, %r156, %r152;
+	.loc 5 274 22
+	add.s32 %r161, %r154, %r149;
+	mov.s32 %r154, %r161;
+	mov.s32 %r155, %r159;
+	mov.s32 %r156, %r160;
 	bra.uni $L166_for_loop;
 $L161_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd432, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd433, %rd46, %rd432;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd394, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd395, %rd46, %rd394;
+	.loc 5 291 9
 	bra.uni $L173_entry;
 $L173_entry:
-	.loc 5 268 25
-	add.s64 %rd434, %rd412, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd435, %rd434, %rd16;
-	.loc 5 268 31
-	add.s64 %rd436, %rd435, %rd433;
-	.loc 5 268 42
-	mul.lo.s64 %rd437, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p36, %rd433, %rd16;
-	mov.s64 %rd438, %rd209;
-	mov.s64 %rd439, 0;
-	mov.s64 %rd440, %rd436;
+	.loc 5 271 38
+	cvt.s32.s64 %r162, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd396, 32;
+	cvt.s32.s64 %r163, %rd396;
+	.loc 5 271 61
+	cvt.s32.s64 %r164, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd397, %rd17, %rd379;
+	.loc 5 271 75
+	cvt.s32.s64 %r165, %rd397;
+	.loc 5 272 47
+	add.s64 %rd398, %rd379, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd399, %rd398, %rd16;
+	.loc 5 272 53
+	add.s64 %rd400, %rd399, %rd395;
+	.loc 5 272 43
+	cvt.s32.s64 %r166, %rd400;
+	.loc 5 272 71
+	mul.lo.s64 %rd401, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r167, %rd401;
+	.loc 5 272 82
+	cvt.s32.s64 %r168, %rd378;
+	.loc 5 273 15
+	setp.lt.s64 %p36, %rd395, %rd16;
+	mov.s32 %r169, %r162;
+	mov.s32 %r170, 0;
+	mov.s32 %r171, %r166;
 	bra.uni $L176_for_loop;
 $L176_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p37, %rd438, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p37, %r169, %r163;
 	@%p37 bra $L174_for_body;
 	bra.uni $L20_if_done;
 $L174_for_body:
 	@%p36 bra $L179_cond_true;
 	bra.uni $L181_edge;
 $L179_cond_true:
-	.loc 5 272 17
-	add.s64 %rd443, %rd412, %rd438;
-	.loc 5 272 20
-	setp.lt.s64 %p38, %rd443, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p38, %r169, %r165;
 	@%p38 bra $L177_if_then;
 	bra.uni $L182_edge;
 $L177_if_then:
-	mov.s64 %rd441, %rd440;
-	mov.s64 %rd442, 16;
+	mov.s32 %r172, %r171;
+	mov.s64 %rd402, 16;
 	bra.uni $L178_if_done;
 $L182_edge:
-	mov.s64 %rd441, 0;
-	mov.s64 %rd442, 0;
+	mov.s32 %r172, 0;
+	mov.s64 %rd402, 0;
 	bra.uni $L178_if_done;
 $L181_edge:
-	mov.s64 %rd441, 0;
-	mov.s64 %rd442, 0;
+	mov.s32 %r172, 0;
+	mov.s64 %rd402, 0;
 	bra.uni $L178_if_done;
 $L178_if_done:
-	.loc 5 275 25
-	shl.b64 %rd444, %rd439, 1;
-	add.s64 %rd445, %rd410, %rd444;
-	.loc 5 275 32
-	shl.b64 %rd446, %rd441, 1;
-	add.s64 %rd447, %rd7, %rd446;
-	.loc 5 275 19
-	cvt.u32.s64 %r50, %rd442;
-	cp.async.cg.shared.global [%rd445], [%rd447], 16, %r50;
-	.loc 5 276 13
-	add.s64 %rd448, %rd439, %rd411;
-	.loc 5 276 24
-	add.s64 %rd449, %rd440, %rd437;
-	.loc 5 270 18
-	add.s64 %rd450, %rd438, %rd211;
-	mov.s64 %rd438, %rd450;
-	mov.s64 %rd439, %rd448;
-	mov.s64 %rd440, %rd449;
+	.loc 5 279 25
+	cvt.s64.s32 %rd403, %r170;
+	shl.b64 %rd404, %rd403, 1;
+	add.s64 %rd405, %rd377, %rd404;
+	.loc 5 279 32
+	cvt.s64.s32 %rd406, %r172;
+	shl.b64 %rd407, %rd406, 1;
+	add.s64 %rd408, %rd7, %rd407;
+	.loc 5 279 19
+	cvt.u32.s64 %r173, %rd402;
+	cp.async.cg.shared.global [%rd405], [%rd408], 16, %r173;
+	.loc 5 280 13
+	add.s32 %r174, %r170, %r168;
+	.loc 5 280 26
+	add.s32 %r175, %r171, %r167;
+	.loc 5 274 22
+	add.s32 %r176, %r169, %r164;
+	mov.s32 %r169, %r176;
+	mov.s32 %r170, %r174;
+	mov.s32 %r171, %r175;
 	bra.uni $L176_for_loop;
 $L20_if_done:
 	.loc 5 161 20
 	cp.async.commit_group;
 	.loc 5 162 18
-	mul.lo.s64 %rd451, %rd371, 4096;
+	mul.lo.s64 %rd409, %rd343, 4096;
 	.loc 5 162 15
-	add.s64 %rd452, %rd26, 1;
-	sub.s64 %rd453, %rd26, %rd451;
-	sub.s64 %rd454, %rd27, %rd451;
-	shl.b64 %rd455, %rd451, 1;
-	add.s64 %rd456, %rd21, %rd455;
+	add.s64 %rd410, %rd26, 1;
+	sub.s64 %rd411, %rd26, %rd409;
+	sub.s64 %rd412, %rd27, %rd409;
+	shl.b64 %rd413, %rd409, 1;
+	add.s64 %rd414, %rd21, %rd413;
 	.loc 5 162 36
-	mul.lo.s64 %rd457, %rd371, 4096;
+	mul.lo.s64 %rd415, %rd343, 4096;
 	.loc 5 162 33
-	add.s64 %rd458, %rd29, 1;
-	sub.s64 %rd459, %rd29, %rd457;
-	sub.s64 %rd460, %rd30, %rd457;
-	shl.b64 %rd461, %rd457, 1;
-	add.s64 %rd462, %rd31, %rd461;
+	add.s64 %rd416, %rd29, 1;
+	sub.s64 %rd417, %rd29, %rd415;
+	sub.s64 %rd418, %rd30, %rd415;
+	shl.b64 %rd419, %rd415, 1;
+	add.s64 %rd420, %rd31, %rd419;
 	bra.uni $L21_rangeint_body;
 $L21_rangeint_body:
 	.loc 5 165 8
-	mov.u32 %r51, 0;
-	mov.u32 %r52, 0;
-	mov.u32 %r53, 0;
-	mov.u32 %r54, 0;
-	mov.u32 %r55, 0;
-	mov.u32 %r56, 0;
-	mov.u32 %r57, 0;
-	mov.u32 %r58, 0;
-	mov.u32 %r59, 0;
-	mov.u32 %r60, 0;
-	mov.u32 %r61, 0;
-	mov.u32 %r62, 0;
-	mov.u32 %r63, 0;
-	mov.u32 %r64, 0;
-	mov.u32 %r65, 0;
-	mov.u32 %r66, 0;
+	mov.u32 %r177, 0;
+	mov.u32 %r178, 0;
+	mov.u32 %r179, 0;
+	mov.u32 %r180, 0;
+	mov.u32 %r181, 0;
+	mov.u32 %r182, 0;
+	mov.u32 %r183, 0;
+	mov.u32 %r184, 0;
+	mov.u32 %r185, 0;
+	mov.u32 %r186, 0;
+	mov.u32 %r187, 0;
+	mov.u32 %r188, 0;
+	mov.u32 %r189, 0;
+	mov.u32 %r190, 0;
+	mov.u32 %r191, 0;
+	mov.u32 %r192, 0;
 	bra.uni $L23_rangeint_body;
 $L23_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd463, %rd71;
+	mov.s64 %rd421, %rd71;
 	.loc 5 168 43
-	add.s64 %rd464, %rd463, 0;
+	add.s64 %rd422, %rd421, 0;
 	.loc 5 168 34
-	shl.b64 %rd465, %rd464, 1;
-	add.s64 %rd466, %rd456, %rd465;
+	shl.b64 %rd423, %rd422, 1;
+	add.s64 %rd424, %rd414, %rd423;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r67, %r68, %r69, %r70}, [%rd466];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r193, %r194, %r195, %r196}, [%rd424];
 	.loc 5 168 7
-	mov.u32 %r51, %r67;
-	mov.u32 %r52, %r68;
-	mov.u32 %r53, %r69;
-	mov.u32 %r54, %r70;
+	mov.u32 %r177, %r193;
+	mov.u32 %r178, %r194;
+	mov.u32 %r179, %r195;
+	mov.u32 %r180, %r196;
 	bra.uni $L183_rangeint_body;
 $L183_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd467, %rd71;
+	mov.s64 %rd425, %rd71;
 	.loc 5 168 43
-	add.s64 %rd468, %rd467, 512;
+	add.s64 %rd426, %rd425, 512;
 	.loc 5 168 34
-	shl.b64 %rd469, %rd468, 1;
-	add.s64 %rd470, %rd456, %rd469;
+	shl.b64 %rd427, %rd426, 1;
+	add.s64 %rd428, %rd414, %rd427;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r71, %r72, %r73, %r74}, [%rd470];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r197, %r198, %r199, %r200}, [%rd428];
 	.loc 5 168 7
-	mov.u32 %r55, %r71;
-	mov.u32 %r56, %r72;
-	mov.u32 %r57, %r73;
-	mov.u32 %r58, %r74;
+	mov.u32 %r181, %r197;
+	mov.u32 %r182, %r198;
+	mov.u32 %r183, %r199;
+	mov.u32 %r184, %r200;
 	bra.uni $L184_rangeint_body;
 $L184_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd471, %rd71;
+	mov.s64 %rd429, %rd71;
 	.loc 5 168 43
-	add.s64 %rd472, %rd471, 1024;
+	add.s64 %rd430, %rd429, 1024;
 	.loc 5 168 34
-	shl.b64 %rd473, %rd472, 1;
-	add.s64 %rd474, %rd456, %rd473;
+	shl.b64 %rd431, %rd430, 1;
+	add.s64 %rd432, %rd414, %rd431;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r75, %r76, %r77, %r78}, [%rd474];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r201, %r202, %r203, %r204}, [%rd432];
 	.loc 5 168 7
-	mov.u32 %r59, %r75;
-	mov.u32 %r60, %r76;
-	mov.u32 %r61, %r77;
-	mov.u32 %r62, %r78;
+	mov.u32 %r185, %r201;
+	mov.u32 %r186, %r202;
+	mov.u32 %r187, %r203;
+	mov.u32 %r188, %r204;
 	bra.uni $L185_rangeint_body;
 $L185_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd475, %rd71;
+	mov.s64 %rd433, %rd71;
 	.loc 5 168 43
-	add.s64 %rd476, %rd475, 1536;
+	add.s64 %rd434, %rd433, 1536;
 	.loc 5 168 34
-	shl.b64 %rd477, %rd476, 1;
-	add.s64 %rd478, %rd456, %rd477;
+	shl.b64 %rd435, %rd434, 1;
+	add.s64 %rd436, %rd414, %rd435;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r79, %r80, %r81, %r82}, [%rd478];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r205, %r206, %r207, %r208}, [%rd436];
 	.loc 5 168 7
-	mov.u32 %r63, %r79;
-	mov.u32 %r64, %r80;
-	mov.u32 %r65, %r81;
-	mov.u32 %r66, %r82;
+	mov.u32 %r189, %r205;
+	mov.u32 %r190, %r206;
+	mov.u32 %r191, %r207;
+	mov.u32 %r192, %r208;
 	bra.uni $L24_rangeint_done;
 $L24_rangeint_done:
 	.loc 5 170 8
-	mov.u32 %r83, 0;
-	mov.u32 %r84, 0;
-	mov.u32 %r85, 0;
-	mov.u32 %r86, 0;
-	mov.u32 %r87, 0;
-	mov.u32 %r88, 0;
-	mov.u32 %r89, 0;
-	mov.u32 %r90, 0;
+	mov.u32 %r209, 0;
+	mov.u32 %r210, 0;
+	mov.u32 %r211, 0;
+	mov.u32 %r212, 0;
+	mov.u32 %r213, 0;
+	mov.u32 %r214, 0;
+	mov.u32 %r215, 0;
+	mov.u32 %r216, 0;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r91, 0;
-	mov.u32 %r92, 0;
-	mov.u32 %r93, 0;
-	mov.u32 %r94, 0;
+	mov.u32 %r217, 0;
+	mov.u32 %r218, 0;
+	mov.u32 %r219, 0;
+	mov.u32 %r220, 0;
 	.loc 5 173 35
-	mov.s64 %rd479, %rd73;
+	mov.s64 %rd437, %rd73;
 	.loc 5 173 15
 	bra.uni $L186_entry;
 $L186_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p39, %rd18, 0;
 	@%p39 bra $L187_if_then;
 	bra.uni $L188_if_done;
 $L187_if_then:
-	.loc 5 305 31
-	shl.b64 %rd480, %rd479, 1;
-	add.s64 %rd481, %rd462, %rd480;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r99, %r100, %r101, %r102}, [%rd481];
-	.loc 5 305 3
-	mov.u32 %r95, %r99;
-	mov.u32 %r96, %r100;
-	mov.u32 %r97, %r101;
-	mov.u32 %r98, %r102;
+	.loc 5 309 31
+	shl.b64 %rd438, %rd437, 1;
+	add.s64 %rd439, %rd420, %rd438;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r225, %r226, %r227, %r228}, [%rd439];
+	.loc 5 309 3
+	mov.u32 %r221, %r225;
+	mov.u32 %r222, %r226;
+	mov.u32 %r223, %r227;
+	mov.u32 %r224, %r228;
 	bra.uni $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L188_if_done:
-	.loc 5 307 35
-	shl.b64 %rd482, %rd479, 1;
-	add.s64 %rd483, %rd462, %rd482;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r103, %r104, %r105, %r106}, [%rd483];
-	.loc 5 307 2
-	mov.u32 %r95, %r103;
-	mov.u32 %r96, %r104;
-	mov.u32 %r97, %r105;
-	mov.u32 %r98, %r106;
+	.loc 5 311 35
+	shl.b64 %rd440, %rd437, 1;
+	add.s64 %rd441, %rd420, %rd440;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r229, %r230, %r231, %r232}, [%rd441];
+	.loc 5 311 2
+	mov.u32 %r221, %r229;
+	mov.u32 %r222, %r230;
+	mov.u32 %r223, %r231;
+	mov.u32 %r224, %r232;
 	bra.uni $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 173 5
-	mov.u32 %r91, %r95;
-	mov.u32 %r92, %r96;
-	mov.u32 %r93, %r97;
-	mov.u32 %r94, %r98;
+	mov.u32 %r217, %r221;
+	mov.u32 %r218, %r222;
+	mov.u32 %r219, %r223;
+	mov.u32 %r220, %r224;
 	.loc 5 174 24
-	mov.u32 %r107, 0;
-	mov.u32 %r108, 0;
+	mov.u32 %r233, 0;
+	mov.u32 %r234, 0;
 	.loc 5 174 26
-	mov.u32 %r109, %r91;
+	mov.u32 %r235, %r217;
 	.loc 5 174 25
-	mov.u32 %r107, %r109;
+	mov.u32 %r233, %r235;
 	.loc 5 174 32
-	mov.u32 %r110, %r92;
+	mov.u32 %r236, %r218;
 	.loc 5 174 31
-	mov.u32 %r108, %r110;
+	mov.u32 %r234, %r236;
 	.loc 5 174 24
-	mov.u32 %r111, %r107;
-	mov.u32 %r112, %r108;
+	mov.u32 %r237, %r233;
+	mov.u32 %r238, %r234;
 	.loc 5 174 7
-	mov.u32 %r83, %r111;
-	mov.u32 %r84, %r112;
+	mov.u32 %r209, %r237;
+	mov.u32 %r210, %r238;
 	.loc 5 175 26
-	mov.u32 %r113, 0;
-	mov.u32 %r114, 0;
+	mov.u32 %r239, 0;
+	mov.u32 %r240, 0;
 	.loc 5 175 28
-	mov.u32 %r115, %r93;
+	mov.u32 %r241, %r219;
 	.loc 5 175 27
-	mov.u32 %r113, %r115;
+	mov.u32 %r239, %r241;
 	.loc 5 175 34
-	mov.u32 %r116, %r94;
+	mov.u32 %r242, %r220;
 	.loc 5 175 33
-	mov.u32 %r114, %r116;
+	mov.u32 %r240, %r242;
 	.loc 5 175 26
-	mov.u32 %r117, %r113;
-	mov.u32 %r118, %r114;
+	mov.u32 %r243, %r239;
+	mov.u32 %r244, %r240;
 	.loc 5 175 7
-	mov.u32 %r85, %r117;
-	mov.u32 %r86, %r118;
+	mov.u32 %r211, %r243;
+	mov.u32 %r212, %r244;
 	bra.uni $L190_rangeint_body;
 $L190_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r119, 0;
-	mov.u32 %r120, 0;
-	mov.u32 %r121, 0;
-	mov.u32 %r122, 0;
+	mov.u32 %r245, 0;
+	mov.u32 %r246, 0;
+	mov.u32 %r247, 0;
+	mov.u32 %r248, 0;
 	.loc 5 173 35
-	mov.s64 %rd484, %rd74;
+	mov.s64 %rd442, %rd74;
 	.loc 5 173 15
 	bra.uni $L191_entry;
 $L191_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p40, %rd18, 0;
 	@%p40 bra $L192_if_then;
 	bra.uni $L193_if_done;
 $L192_if_then:
-	.loc 5 305 31
-	shl.b64 %rd485, %rd484, 1;
-	add.s64 %rd486, %rd462, %rd485;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r127, %r128, %r129, %r130}, [%rd486];
-	.loc 5 305 3
-	mov.u32 %r123, %r127;
-	mov.u32 %r124, %r128;
-	mov.u32 %r125, %r129;
-	mov.u32 %r126, %r130;
+	.loc 5 309 31
+	shl.b64 %rd443, %rd442, 1;
+	add.s64 %rd444, %rd420, %rd443;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r253, %r254, %r255, %r256}, [%rd444];
+	.loc 5 309 3
+	mov.u32 %r249, %r253;
+	mov.u32 %r250, %r254;
+	mov.u32 %r251, %r255;
+	mov.u32 %r252, %r256;
 	bra.uni $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L193_if_done:
-	.loc 5 307 35
-	shl.b64 %rd487, %rd484, 1;
-	add.s64 %rd488, %rd462, %rd487;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r131, %r132, %r133, %r134}, [%rd488];
-	.loc 5 307 2
-	mov.u32 %r123, %r131;
-	mov.u32 %r124, %r132;
-	mov.u32 %r125, %r133;
-	mov.u32 %r126, %r134;
+	.loc 5 311 35
+	shl.b64 %rd445, %rd442, 1;
+	add.s64 %rd446, %rd420, %rd445;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r257, %r258, %r259, %r260}, [%rd446];
+	.loc 5 311 2
+	mov.u32 %r249, %r257;
+	mov.u32 %r250, %r258;
+	mov.u32 %r251, %r259;
+	mov.u32 %r252, %r260;
 	bra.uni $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 173 5
-	mov.u32 %r119, %r123;
-	mov.u32 %r120, %r124;
-	mov.u32 %r121, %r125;
-	mov.u32 %r122, %r126;
+	mov.u32 %r245, %r249;
+	mov.u32 %r246, %r250;
+	mov.u32 %r247, %r251;
+	mov.u32 %r248, %r252;
 	.loc 5 174 24
-	mov.u32 %r135, 0;
-	mov.u32 %r136, 0;
+	mov.u32 %r261, 0;
+	mov.u32 %r262, 0;
 	.loc 5 174 26
-	mov.u32 %r137, %r119;
+	mov.u32 %r263, %r245;
 	.loc 5 174 25
-	mov.u32 %r135, %r137;
+	mov.u32 %r261, %r263;
 	.loc 5 174 32
-	mov.u32 %r138, %r120;
+	mov.u32 %r264, %r246;
 	.loc 5 174 31
-	mov.u32 %r136, %r138;
+	mov.u32 %r262, %r264;
 	.loc 5 174 24
-	mov.u32 %r139, %r135;
-	mov.u32 %r140, %r136;
+	mov.u32 %r265, %r261;
+	mov.u32 %r266, %r262;
 	.loc 5 174 7
-	mov.u32 %r87, %r139;
-	mov.u32 %r88, %r140;
+	mov.u32 %r213, %r265;
+	mov.u32 %r214, %r266;
 	.loc 5 175 26
-	mov.u32 %r141, 0;
-	mov.u32 %r142, 0;
+	mov.u32 %r267, 0;
+	mov.u32 %r268, 0;
 	.loc 5 175 28
-	mov.u32 %r143, %r121;
+	mov.u32 %r269, %r247;
 	.loc 5 175 27
-	mov.u32 %r141, %r143;
+	mov.u32 %r267, %r269;
 	.loc 5 175 34
-	mov.u32 %r144, %r122;
+	mov.u32 %r270, %r248;
 	.loc 5 175 33
-	mov.u32 %r142, %r144;
+	mov.u32 %r268, %r270;
 	.loc 5 175 26
-	mov.u32 %r145, %r141;
-	mov.u32 %r146, %r142;
+	mov.u32 %r271, %r267;
+	mov.u32 %r272, %r268;
 	.loc 5 175 7
-	mov.u32 %r89, %r145;
-	mov.u32 %r90, %r146;
+	mov.u32 %r215, %r271;
+	mov.u32 %r216, %r272;
 	bra.uni $L29_rangeint_body;
 $L29_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r147, %r51;
-	mov.u32 %r148, %r52;
-	mov.u32 %r149, %r53;
-	mov.u32 %r150, %r54;
+	mov.u32 %r273, %r177;
+	mov.u32 %r274, %r178;
+	mov.u32 %r275, %r179;
+	mov.u32 %r276, %r180;
 	.loc 5 181 37
-	mov.u32 %r151, %r83;
-	mov.u32 %r152, %r84;
+	mov.u32 %r277, %r209;
+	mov.u32 %r278, %r210;
 	.loc 5 181 48
 	mov.f32 %f64, %f0;
 	mov.f32 %f65, %f1;
@@ -24226,9 +24667,9 @@ $L29_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L195_entry;
 $L195_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f72, %f73, %f74, %f75}, {%r147, %r148, %r149, %r150}, {%r151, %r152}, {%f64, %f65, %f66, %f67};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f72, %f73, %f74, %f75}, {%r273, %r274, %r275, %r276}, {%r277, %r278}, {%f64, %f65, %f66, %f67};
+	.loc 5 335 2
 	mov.f32 %f68, %f72;
 	mov.f32 %f69, %f73;
 	mov.f32 %f70, %f74;
@@ -24243,13 +24684,13 @@ $L196_ret_mma:
 	bra.uni $L197_rangeint_body;
 $L197_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r153, %r51;
-	mov.u32 %r154, %r52;
-	mov.u32 %r155, %r53;
-	mov.u32 %r156, %r54;
+	mov.u32 %r279, %r177;
+	mov.u32 %r280, %r178;
+	mov.u32 %r281, %r179;
+	mov.u32 %r282, %r180;
 	.loc 5 181 37
-	mov.u32 %r157, %r85;
-	mov.u32 %r158, %r86;
+	mov.u32 %r283, %r211;
+	mov.u32 %r284, %r212;
 	.loc 5 181 48
 	mov.f32 %f76, %f4;
 	mov.f32 %f77, %f5;
@@ -24258,9 +24699,9 @@ $L197_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L198_entry;
 $L198_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f84, %f85, %f86, %f87}, {%r153, %r154, %r155, %r156}, {%r157, %r158}, {%f76, %f77, %f78, %f79};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f84, %f85, %f86, %f87}, {%r279, %r280, %r281, %r282}, {%r283, %r284}, {%f76, %f77, %f78, %f79};
+	.loc 5 335 2
 	mov.f32 %f80, %f84;
 	mov.f32 %f81, %f85;
 	mov.f32 %f82, %f86;
@@ -24275,13 +24716,13 @@ $L199_ret_mma:
 	bra.uni $L200_rangeint_body;
 $L200_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r159, %r51;
-	mov.u32 %r160, %r52;
-	mov.u32 %r161, %r53;
-	mov.u32 %r162, %r54;
+	mov.u32 %r285, %r177;
+	mov.u32 %r286, %r178;
+	mov.u32 %r287, %r179;
+	mov.u32 %r288, %r180;
 	.loc 5 181 37
-	mov.u32 %r163, %r87;
-	mov.u32 %r164, %r88;
+	mov.u32 %r289, %r213;
+	mov.u32 %r290, %r214;
 	.loc 5 181 48
 	mov.f32 %f88, %f8;
 	mov.f32 %f89, %f9;
@@ -24290,9 +24731,9 @@ $L200_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L201_entry;
 $L201_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f96, %f97, %f98, %f99}, {%r159, %r160, %r161, %r162}, {%r163, %r164}, {%f88, %f89, %f90, %f91};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f96, %f97, %f98, %f99}, {%r285, %r286, %r287, %r288}, {%r289, %r290}, {%f88, %f89, %f90, %f91};
+	.loc 5 335 2
 	mov.f32 %f92, %f96;
 	mov.f32 %f93, %f97;
 	mov.f32 %f94, %f98;
@@ -24307,13 +24748,13 @@ $L202_ret_mma:
 	bra.uni $L203_rangeint_body;
 $L203_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r165, %r51;
-	mov.u32 %r166, %r52;
-	mov.u32 %r167, %r53;
-	mov.u32 %r168, %r54;
+	mov.u32 %r291, %r177;
+	mov.u32 %r292, %r178;
+	mov.u32 %r293, %r179;
+	mov.u32 %r294, %r180;
 	.loc 5 181 37
-	mov.u32 %r169, %r89;
-	mov.u32 %r170, %r90;
+	mov.u32 %r295, %r215;
+	mov.u32 %r296, %r216;
 	.loc 5 181 48
 	mov.f32 %f100, %f12;
 	mov.f32 %f101, %f13;
@@ -24322,9 +24763,9 @@ $L203_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L204_entry;
 $L204_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f108, %f109, %f110, %f111}, {%r165, %r166, %r167, %r168}, {%r169, %r170}, {%f100, %f101, %f102, %f103};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f108, %f109, %f110, %f111}, {%r291, %r292, %r293, %r294}, {%r295, %r296}, {%f100, %f101, %f102, %f103};
+	.loc 5 335 2
 	mov.f32 %f104, %f108;
 	mov.f32 %f105, %f109;
 	mov.f32 %f106, %f110;
@@ -24339,13 +24780,13 @@ $L205_ret_mma:
 	bra.uni $L207_rangeint_body;
 $L207_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r171, %r55;
-	mov.u32 %r172, %r56;
-	mov.u32 %r173, %r57;
-	mov.u32 %r174, %r58;
+	mov.u32 %r297, %r181;
+	mov.u32 %r298, %r182;
+	mov.u32 %r299, %r183;
+	mov.u32 %r300, %r184;
 	.loc 5 181 37
-	mov.u32 %r175, %r83;
-	mov.u32 %r176, %r84;
+	mov.u32 %r301, %r209;
+	mov.u32 %r302, %r210;
 	.loc 5 181 48
 	mov.f32 %f112, %f16;
 	mov.f32 %f113, %f17;
@@ -24354,9 +24795,9 @@ $L207_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L209_entry;
 $L209_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f120, %f121, %f122, %f123}, {%r171, %r172, %r173, %r174}, {%r175, %r176}, {%f112, %f113, %f114, %f115};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f120, %f121, %f122, %f123}, {%r297, %r298, %r299, %r300}, {%r301, %r302}, {%f112, %f113, %f114, %f115};
+	.loc 5 335 2
 	mov.f32 %f116, %f120;
 	mov.f32 %f117, %f121;
 	mov.f32 %f118, %f122;
@@ -24371,13 +24812,13 @@ $L210_ret_mma:
 	bra.uni $L211_rangeint_body;
 $L211_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r177, %r55;
-	mov.u32 %r178, %r56;
-	mov.u32 %r179, %r57;
-	mov.u32 %r180, %r58;
+	mov.u32 %r303, %r181;
+	mov.u32 %r304, %r182;
+	mov.u32 %r305, %r183;
+	mov.u32 %r306, %r184;
 	.loc 5 181 37
-	mov.u32 %r181, %r85;
-	mov.u32 %r182, %r86;
+	mov.u32 %r307, %r211;
+	mov.u32 %r308, %r212;
 	.loc 5 181 48
 	mov.f32 %f124, %f20;
 	mov.f32 %f125, %f21;
@@ -24386,9 +24827,9 @@ $L211_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L212_entry;
 $L212_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f132, %f133, %f134, %f135}, {%r177, %r178, %r179, %r180}, {%r181, %r182}, {%f124, %f125, %f126, %f127};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f132, %f133, %f134, %f135}, {%r303, %r304, %r305, %r306}, {%r307, %r308}, {%f124, %f125, %f126, %f127};
+	.loc 5 335 2
 	mov.f32 %f128, %f132;
 	mov.f32 %f129, %f133;
 	mov.f32 %f130, %f134;
@@ -24403,13 +24844,13 @@ $L213_ret_mma:
 	bra.uni $L214_rangeint_body;
 $L214_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r183, %r55;
-	mov.u32 %r184, %r56;
-	mov.u32 %r185, %r57;
-	mov.u32 %r186, %r58;
+	mov.u32 %r309, %r181;
+	mov.u32 %r310, %r182;
+	mov.u32 %r311, %r183;
+	mov.u32 %r312, %r184;
 	.loc 5 181 37
-	mov.u32 %r187, %r87;
-	mov.u32 %r188, %r88;
+	mov.u32 %r313, %r213;
+	mov.u32 %r314, %r214;
 	.loc 5 181 48
 	mov.f32 %f136, %f24;
 	mov.f32 %f137, %f25;
@@ -24418,9 +24859,9 @@ $L214_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L215_entry;
 $L215_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f144, %f145, %f146, %f147}, {%r183, %r184, %r185, %r186}, {%r187, %r188}, {%f136, %f137, %f138, %f139};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f144, %f145, %f146, %f147}, {%r309, %r310, %r311, %r312}, {%r313, %r314}, {%f136, %f137, %f138, %f139};
+	.loc 5 335 2
 	mov.f32 %f140, %f144;
 	mov.f32 %f141, %f145;
 	mov.f32 %f142, %f146;
@@ -24435,13 +24876,13 @@ $L216_ret_mma:
 	bra.uni $L217_rangeint_body;
 $L217_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r189, %r55;
-	mov.u32 %r190, %r56;
-	mov.u32 %r191, %r57;
-	mov.u32 %r192, %r58;
+	mov.u32 %r315, %r181;
+	mov.u32 %r316, %r182;
+	mov.u32 %r317, %r183;
+	mov.u32 %r318, %r184;
 	.loc 5 181 37
-	mov.u32 %r193, %r89;
-	mov.u32 %r194, %r90;
+	mov.u32 %r319, %r215;
+	mov.u32 %r320, %r216;
 	.loc 5 181 48
 	mov.f32 %f148, %f28;
 	mov.f32 %f149, %f29;
@@ -24450,9 +24891,9 @@ $L217_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f156, %f157, %f158, %f159}, {%r189, %r190, %r191, %r192}, {%r193, %r194}, {%f148, %f149, %f150, %f151};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f156, %f157, %f158, %f159}, {%r315, %r316, %r317, %r318}, {%r319, %r320}, {%f148, %f149, %f150, %f151};
+	.loc 5 335 2
 	mov.f32 %f152, %f156;
 	mov.f32 %f153, %f157;
 	mov.f32 %f154, %f158;
@@ -24467,13 +24908,13 @@ $L219_ret_mma:
 	bra.uni $L221_rangeint_body;
 $L221_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r195, %r59;
-	mov.u32 %r196, %r60;
-	mov.u32 %r197, %r61;
-	mov.u32 %r198, %r62;
+	mov.u32 %r321, %r185;
+	mov.u32 %r322, %r186;
+	mov.u32 %r323, %r187;
+	mov.u32 %r324, %r188;
 	.loc 5 181 37
-	mov.u32 %r199, %r83;
-	mov.u32 %r200, %r84;
+	mov.u32 %r325, %r209;
+	mov.u32 %r326, %r210;
 	.loc 5 181 48
 	mov.f32 %f160, %f32;
 	mov.f32 %f161, %f33;
@@ -24482,9 +24923,9 @@ $L221_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f168, %f169, %f170, %f171}, {%r195, %r196, %r197, %r198}, {%r199, %r200}, {%f160, %f161, %f162, %f163};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f168, %f169, %f170, %f171}, {%r321, %r322, %r323, %r324}, {%r325, %r326}, {%f160, %f161, %f162, %f163};
+	.loc 5 335 2
 	mov.f32 %f164, %f168;
 	mov.f32 %f165, %f169;
 	mov.f32 %f166, %f170;
@@ -24499,13 +24940,13 @@ $L224_ret_mma:
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r201, %r59;
-	mov.u32 %r202, %r60;
-	mov.u32 %r203, %r61;
-	mov.u32 %r204, %r62;
+	mov.u32 %r327, %r185;
+	mov.u32 %r328, %r186;
+	mov.u32 %r329, %r187;
+	mov.u32 %r330, %r188;
 	.loc 5 181 37
-	mov.u32 %r205, %r85;
-	mov.u32 %r206, %r86;
+	mov.u32 %r331, %r211;
+	mov.u32 %r332, %r212;
 	.loc 5 181 48
 	mov.f32 %f172, %f36;
 	mov.f32 %f173, %f37;
@@ -24514,9 +24955,9 @@ $L225_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L226_entry;
 $L226_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f180, %f181, %f182, %f183}, {%r201, %r202, %r203, %r204}, {%r205, %r206}, {%f172, %f173, %f174, %f175};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f180, %f181, %f182, %f183}, {%r327, %r328, %r329, %r330}, {%r331, %r332}, {%f172, %f173, %f174, %f175};
+	.loc 5 335 2
 	mov.f32 %f176, %f180;
 	mov.f32 %f177, %f181;
 	mov.f32 %f178, %f182;
@@ -24531,13 +24972,13 @@ $L227_ret_mma:
 	bra.uni $L228_rangeint_body;
 $L228_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r207, %r59;
-	mov.u32 %r208, %r60;
-	mov.u32 %r209, %r61;
-	mov.u32 %r210, %r62;
+	mov.u32 %r333, %r185;
+	mov.u32 %r334, %r186;
+	mov.u32 %r335, %r187;
+	mov.u32 %r336, %r188;
 	.loc 5 181 37
-	mov.u32 %r211, %r87;
-	mov.u32 %r212, %r88;
+	mov.u32 %r337, %r213;
+	mov.u32 %r338, %r214;
 	.loc 5 181 48
 	mov.f32 %f184, %f40;
 	mov.f32 %f185, %f41;
@@ -24546,9 +24987,9 @@ $L228_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L229_entry;
 $L229_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f192, %f193, %f194, %f195}, {%r207, %r208, %r209, %r210}, {%r211, %r212}, {%f184, %f185, %f186, %f187};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f192, %f193, %f194, %f195}, {%r333, %r334, %r335, %r336}, {%r337, %r338}, {%f184, %f185, %f186, %f187};
+	.loc 5 335 2
 	mov.f32 %f188, %f192;
 	mov.f32 %f189, %f193;
 	mov.f32 %f190, %f194;
@@ -24563,13 +25004,13 @@ $L230_ret_mma:
 	bra.uni $L231_rangeint_body;
 $L231_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r213, %r59;
-	mov.u32 %r214, %r60;
-	mov.u32 %r215, %r61;
-	mov.u32 %r216, %r62;
+	mov.u32 %r339, %r185;
+	mov.u32 %r340, %r186;
+	mov.u32 %r341, %r187;
+	mov.u32 %r342, %r188;
 	.loc 5 181 37
-	mov.u32 %r217, %r89;
-	mov.u32 %r218, %r90;
+	mov.u32 %r343, %r215;
+	mov.u32 %r344, %r216;
 	.loc 5 181 48
 	mov.f32 %f196, %f44;
 	mov.f32 %f197, %f45;
@@ -24578,9 +25019,9 @@ $L231_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L232_entry;
 $L232_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f204, %f205, %f206, %f207}, {%r213, %r214, %r215, %r216}, {%r217, %r218}, {%f196, %f197, %f198, %f199};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f204, %f205, %f206, %f207}, {%r339, %r340, %r341, %r342}, {%r343, %r344}, {%f196, %f197, %f198, %f199};
+	.loc 5 335 2
 	mov.f32 %f200, %f204;
 	mov.f32 %f201, %f205;
 	mov.f32 %f202, %f206;
@@ -24595,13 +25036,13 @@ $L233_ret_mma:
 	bra.uni $L235_rangeint_body;
 $L235_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r219, %r63;
-	mov.u32 %r220, %r64;
-	mov.u32 %r221, %r65;
-	mov.u32 %r222, %r66;
+	mov.u32 %r345, %r189;
+	mov.u32 %r346, %r190;
+	mov.u32 %r347, %r191;
+	mov.u32 %r348, %r192;
 	.loc 5 181 37
-	mov.u32 %r223, %r83;
-	mov.u32 %r224, %r84;
+	mov.u32 %r349, %r209;
+	mov.u32 %r350, %r210;
 	.loc 5 181 48
 	mov.f32 %f208, %f48;
 	mov.f32 %f209, %f49;
@@ -24610,9 +25051,9 @@ $L235_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L237_entry;
 $L237_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f216, %f217, %f218, %f219}, {%r219, %r220, %r221, %r222}, {%r223, %r224}, {%f208, %f209, %f210, %f211};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f216, %f217, %f218, %f219}, {%r345, %r346, %r347, %r348}, {%r349, %r350}, {%f208, %f209, %f210, %f211};
+	.loc 5 335 2
 	mov.f32 %f212, %f216;
 	mov.f32 %f213, %f217;
 	mov.f32 %f214, %f218;
@@ -24627,13 +25068,13 @@ $L238_ret_mma:
 	bra.uni $L239_rangeint_body;
 $L239_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r225, %r63;
-	mov.u32 %r226, %r64;
-	mov.u32 %r227, %r65;
-	mov.u32 %r228, %r66;
+	mov.u32 %r351, %r189;
+	mov.u32 %r352, %r190;
+	mov.u32 %r353, %r191;
+	mov.u32 %r354, %r192;
 	.loc 5 181 37
-	mov.u32 %r229, %r85;
-	mov.u32 %r230, %r86;
+	mov.u32 %r355, %r211;
+	mov.u32 %r356, %r212;
 	.loc 5 181 48
 	mov.f32 %f220, %f52;
 	mov.f32 %f221, %f53;
@@ -24642,9 +25083,9 @@ $L239_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L240_entry;
 $L240_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f228, %f229, %f230, %f231}, {%r225, %r226, %r227, %r228}, {%r229, %r230}, {%f220, %f221, %f222, %f223};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f228, %f229, %f230, %f231}, {%r351, %r352, %r353, %r354}, {%r355, %r356}, {%f220, %f221, %f222, %f223};
+	.loc 5 335 2
 	mov.f32 %f224, %f228;
 	mov.f32 %f225, %f229;
 	mov.f32 %f226, %f230;
@@ -24659,13 +25100,13 @@ $L241_ret_mma:
 	bra.uni $L242_rangeint_body;
 $L242_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r231, %r63;
-	mov.u32 %r232, %r64;
-	mov.u32 %r233, %r65;
-	mov.u32 %r234, %r66;
+	mov.u32 %r357, %r189;
+	mov.u32 %r358, %r190;
+	mov.u32 %r359, %r191;
+	mov.u32 %r360, %r192;
 	.loc 5 181 37
-	mov.u32 %r235, %r87;
-	mov.u32 %r236, %r88;
+	mov.u32 %r361, %r213;
+	mov.u32 %r362, %r214;
 	.loc 5 181 48
 	mov.f32 %f232, %f56;
 	mov.f32 %f233, %f57;
@@ -24674,9 +25115,9 @@ $L242_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L243_entry;
 $L243_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f240, %f241, %f242, %f243}, {%r231, %r232, %r233, %r234}, {%r235, %r236}, {%f232, %f233, %f234, %f235};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f240, %f241, %f242, %f243}, {%r357, %r358, %r359, %r360}, {%r361, %r362}, {%f232, %f233, %f234, %f235};
+	.loc 5 335 2
 	mov.f32 %f236, %f240;
 	mov.f32 %f237, %f241;
 	mov.f32 %f238, %f242;
@@ -24691,13 +25132,13 @@ $L244_ret_mma:
 	bra.uni $L245_rangeint_body;
 $L245_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r237, %r63;
-	mov.u32 %r238, %r64;
-	mov.u32 %r239, %r65;
-	mov.u32 %r240, %r66;
+	mov.u32 %r363, %r189;
+	mov.u32 %r364, %r190;
+	mov.u32 %r365, %r191;
+	mov.u32 %r366, %r192;
 	.loc 5 181 37
-	mov.u32 %r241, %r89;
-	mov.u32 %r242, %r90;
+	mov.u32 %r367, %r215;
+	mov.u32 %r368, %r216;
 	.loc 5 181 48
 	mov.f32 %f244, %f60;
 	mov.f32 %f245, %f61;
@@ -24706,9 +25147,9 @@ $L245_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L246_entry;
 $L246_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f252, %f253, %f254, %f255}, {%r237, %r238, %r239, %r240}, {%r241, %r242}, {%f244, %f245, %f246, %f247};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f252, %f253, %f254, %f255}, {%r363, %r364, %r365, %r366}, {%r367, %r368}, {%f244, %f245, %f246, %f247};
+	.loc 5 335 2
 	mov.f32 %f248, %f252;
 	mov.f32 %f249, %f253;
 	mov.f32 %f250, %f254;
@@ -24723,267 +25164,267 @@ $L247_ret_mma:
 	bra.uni $L248_rangeint_body;
 $L248_rangeint_body:
 	.loc 5 165 8
-	mov.u32 %r243, 0;
-	mov.u32 %r244, 0;
-	mov.u32 %r245, 0;
-	mov.u32 %r246, 0;
-	mov.u32 %r247, 0;
-	mov.u32 %r248, 0;
-	mov.u32 %r249, 0;
-	mov.u32 %r250, 0;
-	mov.u32 %r251, 0;
-	mov.u32 %r252, 0;
-	mov.u32 %r253, 0;
-	mov.u32 %r254, 0;
-	mov.u32 %r255, 0;
-	mov.u32 %r256, 0;
-	mov.u32 %r257, 0;
-	mov.u32 %r258, 0;
+	mov.u32 %r369, 0;
+	mov.u32 %r370, 0;
+	mov.u32 %r371, 0;
+	mov.u32 %r372, 0;
+	mov.u32 %r373, 0;
+	mov.u32 %r374, 0;
+	mov.u32 %r375, 0;
+	mov.u32 %r376, 0;
+	mov.u32 %r377, 0;
+	mov.u32 %r378, 0;
+	mov.u32 %r379, 0;
+	mov.u32 %r380, 0;
+	mov.u32 %r381, 0;
+	mov.u32 %r382, 0;
+	mov.u32 %r383, 0;
+	mov.u32 %r384, 0;
 	bra.uni $L249_rangeint_body;
 $L249_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd489, %rd72;
+	mov.s64 %rd447, %rd72;
 	.loc 5 168 43
-	add.s64 %rd490, %rd489, 0;
+	add.s64 %rd448, %rd447, 0;
 	.loc 5 168 34
-	shl.b64 %rd491, %rd490, 1;
-	add.s64 %rd492, %rd456, %rd491;
+	shl.b64 %rd449, %rd448, 1;
+	add.s64 %rd450, %rd414, %rd449;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r259, %r260, %r261, %r262}, [%rd492];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r385, %r386, %r387, %r388}, [%rd450];
 	.loc 5 168 7
-	mov.u32 %r243, %r259;
-	mov.u32 %r244, %r260;
-	mov.u32 %r245, %r261;
-	mov.u32 %r246, %r262;
+	mov.u32 %r369, %r385;
+	mov.u32 %r370, %r386;
+	mov.u32 %r371, %r387;
+	mov.u32 %r372, %r388;
 	bra.uni $L257_rangeint_body;
 $L257_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd493, %rd72;
+	mov.s64 %rd451, %rd72;
 	.loc 5 168 43
-	add.s64 %rd494, %rd493, 512;
+	add.s64 %rd452, %rd451, 512;
 	.loc 5 168 34
-	shl.b64 %rd495, %rd494, 1;
-	add.s64 %rd496, %rd456, %rd495;
+	shl.b64 %rd453, %rd452, 1;
+	add.s64 %rd454, %rd414, %rd453;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r263, %r264, %r265, %r266}, [%rd496];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r389, %r390, %r391, %r392}, [%rd454];
 	.loc 5 168 7
-	mov.u32 %r247, %r263;
-	mov.u32 %r248, %r264;
-	mov.u32 %r249, %r265;
-	mov.u32 %r250, %r266;
+	mov.u32 %r373, %r389;
+	mov.u32 %r374, %r390;
+	mov.u32 %r375, %r391;
+	mov.u32 %r376, %r392;
 	bra.uni $L258_rangeint_body;
 $L258_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd497, %rd72;
+	mov.s64 %rd455, %rd72;
 	.loc 5 168 43
-	add.s64 %rd498, %rd497, 1024;
+	add.s64 %rd456, %rd455, 1024;
 	.loc 5 168 34
-	shl.b64 %rd499, %rd498, 1;
-	add.s64 %rd500, %rd456, %rd499;
+	shl.b64 %rd457, %rd456, 1;
+	add.s64 %rd458, %rd414, %rd457;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r267, %r268, %r269, %r270}, [%rd500];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r393, %r394, %r395, %r396}, [%rd458];
 	.loc 5 168 7
-	mov.u32 %r251, %r267;
-	mov.u32 %r252, %r268;
-	mov.u32 %r253, %r269;
-	mov.u32 %r254, %r270;
+	mov.u32 %r377, %r393;
+	mov.u32 %r378, %r394;
+	mov.u32 %r379, %r395;
+	mov.u32 %r380, %r396;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd501, %rd72;
+	mov.s64 %rd459, %rd72;
 	.loc 5 168 43
-	add.s64 %rd502, %rd501, 1536;
+	add.s64 %rd460, %rd459, 1536;
 	.loc 5 168 34
-	shl.b64 %rd503, %rd502, 1;
-	add.s64 %rd504, %rd456, %rd503;
+	shl.b64 %rd461, %rd460, 1;
+	add.s64 %rd462, %rd414, %rd461;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r271, %r272, %r273, %r274}, [%rd504];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r397, %r398, %r399, %r400}, [%rd462];
 	.loc 5 168 7
-	mov.u32 %r255, %r271;
-	mov.u32 %r256, %r272;
-	mov.u32 %r257, %r273;
-	mov.u32 %r258, %r274;
+	mov.u32 %r381, %r397;
+	mov.u32 %r382, %r398;
+	mov.u32 %r383, %r399;
+	mov.u32 %r384, %r400;
 	bra.uni $L250_rangeint_done;
 $L250_rangeint_done:
 	.loc 5 170 8
-	mov.u32 %r275, 0;
-	mov.u32 %r276, 0;
-	mov.u32 %r277, 0;
-	mov.u32 %r278, 0;
-	mov.u32 %r279, 0;
-	mov.u32 %r280, 0;
-	mov.u32 %r281, 0;
-	mov.u32 %r282, 0;
+	mov.u32 %r401, 0;
+	mov.u32 %r402, 0;
+	mov.u32 %r403, 0;
+	mov.u32 %r404, 0;
+	mov.u32 %r405, 0;
+	mov.u32 %r406, 0;
+	mov.u32 %r407, 0;
+	mov.u32 %r408, 0;
 	bra.uni $L251_rangeint_body;
 $L251_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r283, 0;
-	mov.u32 %r284, 0;
-	mov.u32 %r285, 0;
-	mov.u32 %r286, 0;
+	mov.u32 %r409, 0;
+	mov.u32 %r410, 0;
+	mov.u32 %r411, 0;
+	mov.u32 %r412, 0;
 	.loc 5 173 35
-	mov.s64 %rd505, %rd75;
+	mov.s64 %rd463, %rd75;
 	.loc 5 173 15
 	bra.uni $L260_entry;
 $L260_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p41, %rd18, 0;
 	@%p41 bra $L261_if_then;
 	bra.uni $L262_if_done;
 $L261_if_then:
-	.loc 5 305 31
-	shl.b64 %rd506, %rd505, 1;
-	add.s64 %rd507, %rd462, %rd506;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r291, %r292, %r293, %r294}, [%rd507];
-	.loc 5 305 3
-	mov.u32 %r287, %r291;
-	mov.u32 %r288, %r292;
-	mov.u32 %r289, %r293;
-	mov.u32 %r290, %r294;
+	.loc 5 309 31
+	shl.b64 %rd464, %rd463, 1;
+	add.s64 %rd465, %rd420, %rd464;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r417, %r418, %r419, %r420}, [%rd465];
+	.loc 5 309 3
+	mov.u32 %r413, %r417;
+	mov.u32 %r414, %r418;
+	mov.u32 %r415, %r419;
+	mov.u32 %r416, %r420;
 	bra.uni $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L262_if_done:
-	.loc 5 307 35
-	shl.b64 %rd508, %rd505, 1;
-	add.s64 %rd509, %rd462, %rd508;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r295, %r296, %r297, %r298}, [%rd509];
-	.loc 5 307 2
-	mov.u32 %r287, %r295;
-	mov.u32 %r288, %r296;
-	mov.u32 %r289, %r297;
-	mov.u32 %r290, %r298;
+	.loc 5 311 35
+	shl.b64 %rd466, %rd463, 1;
+	add.s64 %rd467, %rd420, %rd466;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r421, %r422, %r423, %r424}, [%rd467];
+	.loc 5 311 2
+	mov.u32 %r413, %r421;
+	mov.u32 %r414, %r422;
+	mov.u32 %r415, %r423;
+	mov.u32 %r416, %r424;
 	bra.uni $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 173 5
-	mov.u32 %r283, %r287;
-	mov.u32 %r284, %r288;
-	mov.u32 %r285, %r289;
-	mov.u32 %r286, %r290;
+	mov.u32 %r409, %r413;
+	mov.u32 %r410, %r414;
+	mov.u32 %r411, %r415;
+	mov.u32 %r412, %r416;
 	.loc 5 174 24
-	mov.u32 %r299, 0;
-	mov.u32 %r300, 0;
+	mov.u32 %r425, 0;
+	mov.u32 %r426, 0;
 	.loc 5 174 26
-	mov.u32 %r301, %r283;
+	mov.u32 %r427, %r409;
 	.loc 5 174 25
-	mov.u32 %r299, %r301;
+	mov.u32 %r425, %r427;
 	.loc 5 174 32
-	mov.u32 %r302, %r284;
+	mov.u32 %r428, %r410;
 	.loc 5 174 31
-	mov.u32 %r300, %r302;
+	mov.u32 %r426, %r428;
 	.loc 5 174 24
-	mov.u32 %r303, %r299;
-	mov.u32 %r304, %r300;
+	mov.u32 %r429, %r425;
+	mov.u32 %r430, %r426;
 	.loc 5 174 7
-	mov.u32 %r275, %r303;
-	mov.u32 %r276, %r304;
+	mov.u32 %r401, %r429;
+	mov.u32 %r402, %r430;
 	.loc 5 175 26
-	mov.u32 %r305, 0;
-	mov.u32 %r306, 0;
+	mov.u32 %r431, 0;
+	mov.u32 %r432, 0;
 	.loc 5 175 28
-	mov.u32 %r307, %r285;
+	mov.u32 %r433, %r411;
 	.loc 5 175 27
-	mov.u32 %r305, %r307;
+	mov.u32 %r431, %r433;
 	.loc 5 175 34
-	mov.u32 %r308, %r286;
+	mov.u32 %r434, %r412;
 	.loc 5 175 33
-	mov.u32 %r306, %r308;
+	mov.u32 %r432, %r434;
 	.loc 5 175 26
-	mov.u32 %r309, %r305;
-	mov.u32 %r310, %r306;
+	mov.u32 %r435, %r431;
+	mov.u32 %r436, %r432;
 	.loc 5 175 7
-	mov.u32 %r277, %r309;
-	mov.u32 %r278, %r310;
+	mov.u32 %r403, %r435;
+	mov.u32 %r404, %r436;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r311, 0;
-	mov.u32 %r312, 0;
-	mov.u32 %r313, 0;
-	mov.u32 %r314, 0;
+	mov.u32 %r437, 0;
+	mov.u32 %r438, 0;
+	mov.u32 %r439, 0;
+	mov.u32 %r440, 0;
 	.loc 5 173 35
-	mov.s64 %rd510, %rd76;
+	mov.s64 %rd468, %rd76;
 	.loc 5 173 15
 	bra.uni $L265_entry;
 $L265_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p42, %rd18, 0;
 	@%p42 bra $L266_if_then;
 	bra.uni $L267_if_done;
 $L266_if_then:
-	.loc 5 305 31
-	shl.b64 %rd511, %rd510, 1;
-	add.s64 %rd512, %rd462, %rd511;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r319, %r320, %r321, %r322}, [%rd512];
-	.loc 5 305 3
-	mov.u32 %r315, %r319;
-	mov.u32 %r316, %r320;
-	mov.u32 %r317, %r321;
-	mov.u32 %r318, %r322;
+	.loc 5 309 31
+	shl.b64 %rd469, %rd468, 1;
+	add.s64 %rd470, %rd420, %rd469;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r445, %r446, %r447, %r448}, [%rd470];
+	.loc 5 309 3
+	mov.u32 %r441, %r445;
+	mov.u32 %r442, %r446;
+	mov.u32 %r443, %r447;
+	mov.u32 %r444, %r448;
 	bra.uni $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L267_if_done:
-	.loc 5 307 35
-	shl.b64 %rd513, %rd510, 1;
-	add.s64 %rd514, %rd462, %rd513;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r323, %r324, %r325, %r326}, [%rd514];
-	.loc 5 307 2
-	mov.u32 %r315, %r323;
-	mov.u32 %r316, %r324;
-	mov.u32 %r317, %r325;
-	mov.u32 %r318, %r326;
+	.loc 5 311 35
+	shl.b64 %rd471, %rd468, 1;
+	add.s64 %rd472, %rd420, %rd471;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r449, %r450, %r451, %r452}, [%rd472];
+	.loc 5 311 2
+	mov.u32 %r441, %r449;
+	mov.u32 %r442, %r450;
+	mov.u32 %r443, %r451;
+	mov.u32 %r444, %r452;
 	bra.uni $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 173 5
-	mov.u32 %r311, %r315;
-	mov.u32 %r312, %r316;
-	mov.u32 %r313, %r317;
-	mov.u32 %r314, %r318;
+	mov.u32 %r437, %r441;
+	mov.u32 %r438, %r442;
+	mov.u32 %r439, %r443;
+	mov.u32 %r440, %r444;
 	.loc 5 174 24
-	mov.u32 %r327, 0;
-	mov.u32 %r328, 0;
+	mov.u32 %r453, 0;
+	mov.u32 %r454, 0;
 	.loc 5 174 26
-	mov.u32 %r329, %r311;
+	mov.u32 %r455, %r437;
 	.loc 5 174 25
-	mov.u32 %r327, %r329;
+	mov.u32 %r453, %r455;
 	.loc 5 174 32
-	mov.u32 %r330, %r312;
+	mov.u32 %r456, %r438;
 	.loc 5 174 31
-	mov.u32 %r328, %r330;
+	mov.u32 %r454, %r456;
 	.loc 5 174 24
-	mov.u32 %r331, %r327;
-	mov.u32 %r332, %r328;
+	mov.u32 %r457, %r453;
+	mov.u32 %r458, %r454;
 	.loc 5 174 7
-	mov.u32 %r279, %r331;
-	mov.u32 %r280, %r332;
+	mov.u32 %r405, %r457;
+	mov.u32 %r406, %r458;
 	.loc 5 175 26
-	mov.u32 %r333, 0;
-	mov.u32 %r334, 0;
+	mov.u32 %r459, 0;
+	mov.u32 %r460, 0;
 	.loc 5 175 28
-	mov.u32 %r335, %r313;
+	mov.u32 %r461, %r439;
 	.loc 5 175 27
-	mov.u32 %r333, %r335;
+	mov.u32 %r459, %r461;
 	.loc 5 175 34
-	mov.u32 %r336, %r314;
+	mov.u32 %r462, %r440;
 	.loc 5 175 33
-	mov.u32 %r334, %r336;
+	mov.u32 %r460, %r462;
 	.loc 5 175 26
-	mov.u32 %r337, %r333;
-	mov.u32 %r338, %r334;
+	mov.u32 %r463, %r459;
+	mov.u32 %r464, %r460;
 	.loc 5 175 7
-	mov.u32 %r281, %r337;
-	mov.u32 %r282, %r338;
+	mov.u32 %r407, %r463;
+	mov.u32 %r408, %r464;
 	bra.uni $L255_rangeint_body;
 $L255_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r339, %r243;
-	mov.u32 %r340, %r244;
-	mov.u32 %r341, %r245;
-	mov.u32 %r342, %r246;
+	mov.u32 %r465, %r369;
+	mov.u32 %r466, %r370;
+	mov.u32 %r467, %r371;
+	mov.u32 %r468, %r372;
 	.loc 5 181 37
-	mov.u32 %r343, %r275;
-	mov.u32 %r344, %r276;
+	mov.u32 %r469, %r401;
+	mov.u32 %r470, %r402;
 	.loc 5 181 48
 	mov.f32 %f256, %f0;
 	mov.f32 %f257, %f1;
@@ -24992,9 +25433,9 @@ $L255_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L269_entry;
 $L269_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f264, %f265, %f266, %f267}, {%r339, %r340, %r341, %r342}, {%r343, %r344}, {%f256, %f257, %f258, %f259};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f264, %f265, %f266, %f267}, {%r465, %r466, %r467, %r468}, {%r469, %r470}, {%f256, %f257, %f258, %f259};
+	.loc 5 335 2
 	mov.f32 %f260, %f264;
 	mov.f32 %f261, %f265;
 	mov.f32 %f262, %f266;
@@ -25009,13 +25450,13 @@ $L270_ret_mma:
 	bra.uni $L271_rangeint_body;
 $L271_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r345, %r243;
-	mov.u32 %r346, %r244;
-	mov.u32 %r347, %r245;
-	mov.u32 %r348, %r246;
+	mov.u32 %r471, %r369;
+	mov.u32 %r472, %r370;
+	mov.u32 %r473, %r371;
+	mov.u32 %r474, %r372;
 	.loc 5 181 37
-	mov.u32 %r349, %r277;
-	mov.u32 %r350, %r278;
+	mov.u32 %r475, %r403;
+	mov.u32 %r476, %r404;
 	.loc 5 181 48
 	mov.f32 %f268, %f4;
 	mov.f32 %f269, %f5;
@@ -25024,9 +25465,9 @@ $L271_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L272_entry;
 $L272_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f276, %f277, %f278, %f279}, {%r345, %r346, %r347, %r348}, {%r349, %r350}, {%f268, %f269, %f270, %f271};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f276, %f277, %f278, %f279}, {%r471, %r472, %r473, %r474}, {%r475, %r476}, {%f268, %f269, %f270, %f271};
+	.loc 5 335 2
 	mov.f32 %f272, %f276;
 	mov.f32 %f273, %f277;
 	mov.f32 %f274, %f278;
@@ -25041,13 +25482,13 @@ $L273_ret_mma:
 	bra.uni $L274_rangeint_body;
 $L274_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r351, %r243;
-	mov.u32 %r352, %r244;
-	mov.u32 %r353, %r245;
-	mov.u32 %r354, %r246;
+	mov.u32 %r477, %r369;
+	mov.u32 %r478, %r370;
+	mov.u32 %r479, %r371;
+	mov.u32 %r480, %r372;
 	.loc 5 181 37
-	mov.u32 %r355, %r279;
-	mov.u32 %r356, %r280;
+	mov.u32 %r481, %r405;
+	mov.u32 %r482, %r406;
 	.loc 5 181 48
 	mov.f32 %f280, %f8;
 	mov.f32 %f281, %f9;
@@ -25056,9 +25497,9 @@ $L274_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L275_entry;
 $L275_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f288, %f289, %f290, %f291}, {%r351, %r352, %r353, %r354}, {%r355, %r356}, {%f280, %f281, %f282, %f283};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f288, %f289, %f290, %f291}, {%r477, %r478, %r479, %r480}, {%r481, %r482}, {%f280, %f281, %f282, %f283};
+	.loc 5 335 2
 	mov.f32 %f284, %f288;
 	mov.f32 %f285, %f289;
 	mov.f32 %f286, %f290;
@@ -25073,13 +25514,13 @@ $L276_ret_mma:
 	bra.uni $L277_rangeint_body;
 $L277_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r357, %r243;
-	mov.u32 %r358, %r244;
-	mov.u32 %r359, %r245;
-	mov.u32 %r360, %r246;
+	mov.u32 %r483, %r369;
+	mov.u32 %r484, %r370;
+	mov.u32 %r485, %r371;
+	mov.u32 %r486, %r372;
 	.loc 5 181 37
-	mov.u32 %r361, %r281;
-	mov.u32 %r362, %r282;
+	mov.u32 %r487, %r407;
+	mov.u32 %r488, %r408;
 	.loc 5 181 48
 	mov.f32 %f292, %f12;
 	mov.f32 %f293, %f13;
@@ -25088,9 +25529,9 @@ $L277_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L278_entry;
 $L278_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f300, %f301, %f302, %f303}, {%r357, %r358, %r359, %r360}, {%r361, %r362}, {%f292, %f293, %f294, %f295};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f300, %f301, %f302, %f303}, {%r483, %r484, %r485, %r486}, {%r487, %r488}, {%f292, %f293, %f294, %f295};
+	.loc 5 335 2
 	mov.f32 %f296, %f300;
 	mov.f32 %f297, %f301;
 	mov.f32 %f298, %f302;
@@ -25105,13 +25546,13 @@ $L279_ret_mma:
 	bra.uni $L281_rangeint_body;
 $L281_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r363, %r247;
-	mov.u32 %r364, %r248;
-	mov.u32 %r365, %r249;
-	mov.u32 %r366, %r250;
+	mov.u32 %r489, %r373;
+	mov.u32 %r490, %r374;
+	mov.u32 %r491, %r375;
+	mov.u32 %r492, %r376;
 	.loc 5 181 37
-	mov.u32 %r367, %r275;
-	mov.u32 %r368, %r276;
+	mov.u32 %r493, %r401;
+	mov.u32 %r494, %r402;
 	.loc 5 181 48
 	mov.f32 %f304, %f16;
 	mov.f32 %f305, %f17;
@@ -25120,9 +25561,9 @@ $L281_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f312, %f313, %f314, %f315}, {%r363, %r364, %r365, %r366}, {%r367, %r368}, {%f304, %f305, %f306, %f307};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f312, %f313, %f314, %f315}, {%r489, %r490, %r491, %r492}, {%r493, %r494}, {%f304, %f305, %f306, %f307};
+	.loc 5 335 2
 	mov.f32 %f308, %f312;
 	mov.f32 %f309, %f313;
 	mov.f32 %f310, %f314;
@@ -25137,13 +25578,13 @@ $L284_ret_mma:
 	bra.uni $L285_rangeint_body;
 $L285_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r369, %r247;
-	mov.u32 %r370, %r248;
-	mov.u32 %r371, %r249;
-	mov.u32 %r372, %r250;
+	mov.u32 %r495, %r373;
+	mov.u32 %r496, %r374;
+	mov.u32 %r497, %r375;
+	mov.u32 %r498, %r376;
 	.loc 5 181 37
-	mov.u32 %r373, %r277;
-	mov.u32 %r374, %r278;
+	mov.u32 %r499, %r403;
+	mov.u32 %r500, %r404;
 	.loc 5 181 48
 	mov.f32 %f316, %f20;
 	mov.f32 %f317, %f21;
@@ -25152,9 +25593,9 @@ $L285_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L286_entry;
 $L286_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f324, %f325, %f326, %f327}, {%r369, %r370, %r371, %r372}, {%r373, %r374}, {%f316, %f317, %f318, %f319};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f324, %f325, %f326, %f327}, {%r495, %r496, %r497, %r498}, {%r499, %r500}, {%f316, %f317, %f318, %f319};
+	.loc 5 335 2
 	mov.f32 %f320, %f324;
 	mov.f32 %f321, %f325;
 	mov.f32 %f322, %f326;
@@ -25169,13 +25610,13 @@ $L287_ret_mma:
 	bra.uni $L288_rangeint_body;
 $L288_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r375, %r247;
-	mov.u32 %r376, %r248;
-	mov.u32 %r377, %r249;
-	mov.u32 %r378, %r250;
+	mov.u32 %r501, %r373;
+	mov.u32 %r502, %r374;
+	mov.u32 %r503, %r375;
+	mov.u32 %r504, %r376;
 	.loc 5 181 37
-	mov.u32 %r379, %r279;
-	mov.u32 %r380, %r280;
+	mov.u32 %r505, %r405;
+	mov.u32 %r506, %r406;
 	.loc 5 181 48
 	mov.f32 %f328, %f24;
 	mov.f32 %f329, %f25;
@@ -25184,9 +25625,9 @@ $L288_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L289_entry;
 $L289_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f336, %f337, %f338, %f339}, {%r375, %r376, %r377, %r378}, {%r379, %r380}, {%f328, %f329, %f330, %f331};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f336, %f337, %f338, %f339}, {%r501, %r502, %r503, %r504}, {%r505, %r506}, {%f328, %f329, %f330, %f331};
+	.loc 5 335 2
 	mov.f32 %f332, %f336;
 	mov.f32 %f333, %f337;
 	mov.f32 %f334, %f338;
@@ -25201,13 +25642,13 @@ $L290_ret_mma:
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r381, %r247;
-	mov.u32 %r382, %r248;
-	mov.u32 %r383, %r249;
-	mov.u32 %r384, %r250;
+	mov.u32 %r507, %r373;
+	mov.u32 %r508, %r374;
+	mov.u32 %r509, %r375;
+	mov.u32 %r510, %r376;
 	.loc 5 181 37
-	mov.u32 %r385, %r281;
-	mov.u32 %r386, %r282;
+	mov.u32 %r511, %r407;
+	mov.u32 %r512, %r408;
 	.loc 5 181 48
 	mov.f32 %f340, %f28;
 	mov.f32 %f341, %f29;
@@ -25216,9 +25657,9 @@ $L291_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L292_entry;
 $L292_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f348, %f349, %f350, %f351}, {%r381, %r382, %r383, %r384}, {%r385, %r386}, {%f340, %f341, %f342, %f343};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f348, %f349, %f350, %f351}, {%r507, %r508, %r509, %r510}, {%r511, %r512}, {%f340, %f341, %f342, %f343};
+	.loc 5 335 2
 	mov.f32 %f344, %f348;
 	mov.f32 %f345, %f349;
 	mov.f32 %f346, %f350;
@@ -25233,13 +25674,13 @@ $L293_ret_mma:
 	bra.uni $L295_rangeint_body;
 $L295_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r387, %r251;
-	mov.u32 %r388, %r252;
-	mov.u32 %r389, %r253;
-	mov.u32 %r390, %r254;
+	mov.u32 %r513, %r377;
+	mov.u32 %r514, %r378;
+	mov.u32 %r515, %r379;
+	mov.u32 %r516, %r380;
 	.loc 5 181 37
-	mov.u32 %r391, %r275;
-	mov.u32 %r392, %r276;
+	mov.u32 %r517, %r401;
+	mov.u32 %r518, %r402;
 	.loc 5 181 48
 	mov.f32 %f352, %f32;
 	mov.f32 %f353, %f33;
@@ -25248,9 +25689,9 @@ $L295_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L297_entry;
 $L297_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f360, %f361, %f362, %f363}, {%r387, %r388, %r389, %r390}, {%r391, %r392}, {%f352, %f353, %f354, %f355};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f360, %f361, %f362, %f363}, {%r513, %r514, %r515, %r516}, {%r517, %r518}, {%f352, %f353, %f354, %f355};
+	.loc 5 335 2
 	mov.f32 %f356, %f360;
 	mov.f32 %f357, %f361;
 	mov.f32 %f358, %f362;
@@ -25265,13 +25706,13 @@ $L298_ret_mma:
 	bra.uni $L299_rangeint_body;
 $L299_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r393, %r251;
-	mov.u32 %r394, %r252;
-	mov.u32 %r395, %r253;
-	mov.u32 %r396, %r254;
+	mov.u32 %r519, %r377;
+	mov.u32 %r520, %r378;
+	mov.u32 %r521, %r379;
+	mov.u32 %r522, %r380;
 	.loc 5 181 37
-	mov.u32 %r397, %r277;
-	mov.u32 %r398, %r278;
+	mov.u32 %r523, %r403;
+	mov.u32 %r524, %r404;
 	.loc 5 181 48
 	mov.f32 %f364, %f36;
 	mov.f32 %f365, %f37;
@@ -25280,9 +25721,9 @@ $L299_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f372, %f373, %f374, %f375}, {%r393, %r394, %r395, %r396}, {%r397, %r398}, {%f364, %f365, %f366, %f367};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f372, %f373, %f374, %f375}, {%r519, %r520, %r521, %r522}, {%r523, %r524}, {%f364, %f365, %f366, %f367};
+	.loc 5 335 2
 	mov.f32 %f368, %f372;
 	mov.f32 %f369, %f373;
 	mov.f32 %f370, %f374;
@@ -25297,13 +25738,13 @@ $L301_ret_mma:
 	bra.uni $L302_rangeint_body;
 $L302_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r399, %r251;
-	mov.u32 %r400, %r252;
-	mov.u32 %r401, %r253;
-	mov.u32 %r402, %r254;
+	mov.u32 %r525, %r377;
+	mov.u32 %r526, %r378;
+	mov.u32 %r527, %r379;
+	mov.u32 %r528, %r380;
 	.loc 5 181 37
-	mov.u32 %r403, %r279;
-	mov.u32 %r404, %r280;
+	mov.u32 %r529, %r405;
+	mov.u32 %r530, %r406;
 	.loc 5 181 48
 	mov.f32 %f376, %f40;
 	mov.f32 %f377, %f41;
@@ -25312,9 +25753,9 @@ $L302_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L303_entry;
 $L303_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f384, %f385, %f386, %f387}, {%r399, %r400, %r401, %r402}, {%r403, %r404}, {%f376, %f377, %f378, %f379};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f384, %f385, %f386, %f387}, {%r525, %r526, %r527, %r528}, {%r529, %r530}, {%f376, %f377, %f378, %f379};
+	.loc 5 335 2
 	mov.f32 %f380, %f384;
 	mov.f32 %f381, %f385;
 	mov.f32 %f382, %f386;
@@ -25329,13 +25770,13 @@ $L304_ret_mma:
 	bra.uni $L305_rangeint_body;
 $L305_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r405, %r251;
-	mov.u32 %r406, %r252;
-	mov.u32 %r407, %r253;
-	mov.u32 %r408, %r254;
+	mov.u32 %r531, %r377;
+	mov.u32 %r532, %r378;
+	mov.u32 %r533, %r379;
+	mov.u32 %r534, %r380;
 	.loc 5 181 37
-	mov.u32 %r409, %r281;
-	mov.u32 %r410, %r282;
+	mov.u32 %r535, %r407;
+	mov.u32 %r536, %r408;
 	.loc 5 181 48
 	mov.f32 %f388, %f44;
 	mov.f32 %f389, %f45;
@@ -25344,9 +25785,9 @@ $L305_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L306_entry;
 $L306_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f396, %f397, %f398, %f399}, {%r405, %r406, %r407, %r408}, {%r409, %r410}, {%f388, %f389, %f390, %f391};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f396, %f397, %f398, %f399}, {%r531, %r532, %r533, %r534}, {%r535, %r536}, {%f388, %f389, %f390, %f391};
+	.loc 5 335 2
 	mov.f32 %f392, %f396;
 	mov.f32 %f393, %f397;
 	mov.f32 %f394, %f398;
@@ -25361,13 +25802,13 @@ $L307_ret_mma:
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r411, %r255;
-	mov.u32 %r412, %r256;
-	mov.u32 %r413, %r257;
-	mov.u32 %r414, %r258;
+	mov.u32 %r537, %r381;
+	mov.u32 %r538, %r382;
+	mov.u32 %r539, %r383;
+	mov.u32 %r540, %r384;
 	.loc 5 181 37
-	mov.u32 %r415, %r275;
-	mov.u32 %r416, %r276;
+	mov.u32 %r541, %r401;
+	mov.u32 %r542, %r402;
 	.loc 5 181 48
 	mov.f32 %f400, %f48;
 	mov.f32 %f401, %f49;
@@ -25376,9 +25817,9 @@ $L309_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L311_entry;
 $L311_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f408, %f409, %f410, %f411}, {%r411, %r412, %r413, %r414}, {%r415, %r416}, {%f400, %f401, %f402, %f403};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f408, %f409, %f410, %f411}, {%r537, %r538, %r539, %r540}, {%r541, %r542}, {%f400, %f401, %f402, %f403};
+	.loc 5 335 2
 	mov.f32 %f404, %f408;
 	mov.f32 %f405, %f409;
 	mov.f32 %f406, %f410;
@@ -25393,13 +25834,13 @@ $L312_ret_mma:
 	bra.uni $L313_rangeint_body;
 $L313_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r417, %r255;
-	mov.u32 %r418, %r256;
-	mov.u32 %r419, %r257;
-	mov.u32 %r420, %r258;
+	mov.u32 %r543, %r381;
+	mov.u32 %r544, %r382;
+	mov.u32 %r545, %r383;
+	mov.u32 %r546, %r384;
 	.loc 5 181 37
-	mov.u32 %r421, %r277;
-	mov.u32 %r422, %r278;
+	mov.u32 %r547, %r403;
+	mov.u32 %r548, %r404;
 	.loc 5 181 48
 	mov.f32 %f412, %f52;
 	mov.f32 %f413, %f53;
@@ -25408,9 +25849,9 @@ $L313_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L314_entry;
 $L314_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f420, %f421, %f422, %f423}, {%r417, %r418, %r419, %r420}, {%r421, %r422}, {%f412, %f413, %f414, %f415};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f420, %f421, %f422, %f423}, {%r543, %r544, %r545, %r546}, {%r547, %r548}, {%f412, %f413, %f414, %f415};
+	.loc 5 335 2
 	mov.f32 %f416, %f420;
 	mov.f32 %f417, %f421;
 	mov.f32 %f418, %f422;
@@ -25425,13 +25866,13 @@ $L315_ret_mma:
 	bra.uni $L316_rangeint_body;
 $L316_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r423, %r255;
-	mov.u32 %r424, %r256;
-	mov.u32 %r425, %r257;
-	mov.u32 %r426, %r258;
+	mov.u32 %r549, %r381;
+	mov.u32 %r550, %r382;
+	mov.u32 %r551, %r383;
+	mov.u32 %r552, %r384;
 	.loc 5 181 37
-	mov.u32 %r427, %r279;
-	mov.u32 %r428, %r280;
+	mov.u32 %r553, %r405;
+	mov.u32 %r554, %r406;
 	.loc 5 181 48
 	mov.f32 %f424, %f56;
 	mov.f32 %f425, %f57;
@@ -25440,9 +25881,9 @@ $L316_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f432, %f433, %f434, %f435}, {%r423, %r424, %r425, %r426}, {%r427, %r428}, {%f424, %f425, %f426, %f427};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f432, %f433, %f434, %f435}, {%r549, %r550, %r551, %r552}, {%r553, %r554}, {%f424, %f425, %f426, %f427};
+	.loc 5 335 2
 	mov.f32 %f428, %f432;
 	mov.f32 %f429, %f433;
 	mov.f32 %f430, %f434;
@@ -25457,13 +25898,13 @@ $L318_ret_mma:
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r429, %r255;
-	mov.u32 %r430, %r256;
-	mov.u32 %r431, %r257;
-	mov.u32 %r432, %r258;
+	mov.u32 %r555, %r381;
+	mov.u32 %r556, %r382;
+	mov.u32 %r557, %r383;
+	mov.u32 %r558, %r384;
 	.loc 5 181 37
-	mov.u32 %r433, %r281;
-	mov.u32 %r434, %r282;
+	mov.u32 %r559, %r407;
+	mov.u32 %r560, %r408;
 	.loc 5 181 48
 	mov.f32 %f436, %f60;
 	mov.f32 %f437, %f61;
@@ -25472,9 +25913,9 @@ $L319_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L320_entry;
 $L320_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f444, %f445, %f446, %f447}, {%r429, %r430, %r431, %r432}, {%r433, %r434}, {%f436, %f437, %f438, %f439};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f444, %f445, %f446, %f447}, {%r555, %r556, %r557, %r558}, {%r559, %r560}, {%f436, %f437, %f438, %f439};
+	.loc 5 335 2
 	mov.f32 %f440, %f444;
 	mov.f32 %f441, %f445;
 	mov.f32 %f442, %f446;
@@ -25489,36 +25930,36 @@ $L321_ret_mma:
 	bra.uni $L22_rangeint_done;
 $L22_rangeint_done:
 	.loc 5 185 14
-	add.s64 %rd515, %rd371, 1;
+	add.s64 %rd473, %rd343, 1;
 	.loc 5 185 20
-	add.s64 %rd516, %rd372, 1;
+	add.s64 %rd474, %rd344, 1;
 	.loc 5 186 9
-	setp.eq.s64 %p43, %rd515, 3;
+	setp.eq.s64 %p43, %rd473, 3;
 	@%p43 bra $L31_if_then;
 	bra.uni $L322_edge;
 $L31_if_then:
-	mov.s64 %rd517, 0;
+	mov.s64 %rd475, 0;
 	bra.uni $L32_if_done;
 $L322_edge:
-	mov.s64 %rd517, %rd515;
+	mov.s64 %rd475, %rd473;
 	bra.uni $L32_if_done;
 $L32_if_done:
 	.loc 5 189 9
-	setp.eq.s64 %p44, %rd516, 3;
+	setp.eq.s64 %p44, %rd474, 3;
 	@%p44 bra $L33_if_then;
 	bra.uni $L323_edge;
 $L33_if_then:
-	mov.s64 %rd518, 0;
+	mov.s64 %rd476, 0;
 	bra.uni $L34_if_done;
 $L323_edge:
-	mov.s64 %rd518, %rd516;
+	mov.s64 %rd476, %rd474;
 	bra.uni $L34_if_done;
 $L34_if_done:
 	.loc 5 154 28
-	add.s64 %rd519, %rd373, 1;
-	mov.s64 %rd371, %rd517;
-	mov.s64 %rd372, %rd518;
-	mov.s64 %rd373, %rd519;
+	add.s64 %rd477, %rd345, 1;
+	mov.s64 %rd343, %rd475;
+	mov.s64 %rd344, %rd476;
+	mov.s64 %rd345, %rd477;
 	bra.uni $L16_for_loop;
 $L18_for_done:
 	.loc 5 193 17
@@ -25526,23 +25967,23 @@ $L18_for_done:
 	.loc 5 195 8
 	bar.sync 0;
 	.loc 5 196 29
-	mov.u32 %r437, %tid.z;
-	mov.u32 %r438, %ntid.y;
-	mov.u32 %r439, %tid.y;
-	mad.lo.u32 %r436, %r437, %r438, %r439;
-	mov.u32 %r441, %ntid.x;
-	mov.u32 %r442, %tid.x;
-	mad.lo.u32 %r440, %r436, %r441, %r442;
-	shr.u32 %r435, %r440, 5;
-	cvt.s64.u32 %rd520, %r435;
+	mov.u32 %r563, %tid.z;
+	mov.u32 %r564, %ntid.y;
+	mov.u32 %r565, %tid.y;
+	mad.lo.u32 %r562, %r563, %r564, %r565;
+	mov.u32 %r567, %ntid.x;
+	mov.u32 %r568, %tid.x;
+	mad.lo.u32 %r566, %r562, %r567, %r568;
+	shr.u32 %r561, %r566, 5;
+	cvt.s64.u32 %rd478, %r561;
 	.loc 5 196 31
-	mul.lo.s64 %rd521, %rd520, 1280;
+	mul.lo.s64 %rd479, %rd478, 1280;
 	.loc 5 196 22
-	add.s64 %rd522, %rd24, 1;
-	sub.s64 %rd523, %rd24, %rd521;
-	sub.s64 %rd524, %rd24, %rd521;
-	shl.b64 %rd525, %rd521, 2;
-	add.s64 %rd526, %rd23, %rd525;
+	add.s64 %rd480, %rd24, 1;
+	sub.s64 %rd481, %rd24, %rd479;
+	sub.s64 %rd482, %rd24, %rd479;
+	shl.b64 %rd483, %rd479, 2;
+	add.s64 %rd484, %rd23, %rd483;
 	.loc 5 196 45
 	mov.f32 %f448, %f0;
 	mov.f32 %f449, %f1;
@@ -25609,9 +26050,9 @@ $L18_for_done:
 	mov.f32 %f510, %f62;
 	mov.f32 %f511, %f63;
 	.loc 5 196 66
-	add.s64 %rd527, %rd42, %rd49;
+	add.s64 %rd485, %rd42, %rd49;
 	.loc 5 196 74
-	add.s64 %rd528, %rd46, %rd52;
+	add.s64 %rd486, %rd46, %rd52;
 	.loc 5 196 12
 	bra.uni $L324_entry;
 $L324_entry:
@@ -25745,12 +26186,12 @@ $L324_entry:
 	mov.f32 %f574, %f510;
 	mov.f32 %f575, %f511;
 	.loc 5 211 13
-	mov.u32 %r443, %laneid;
-	cvt.s64.u32 %rd529, %r443;
+	mov.u32 %r569, %laneid;
+	cvt.s64.u32 %rd487, %r569;
 	.loc 5 212 11
-	shr.s64 %rd530, %rd529, 2;
+	shr.s64 %rd488, %rd487, 2;
 	.loc 5 212 17
-	and.b64 %rd531, %rd529, 3;
+	and.b64 %rd489, %rd487, 3;
 	bra.uni $L329_rangeint_body;
 $L329_rangeint_body:
 	.loc 5 219 5
@@ -25769,15 +26210,15 @@ $L329_rangeint_body:
 	mov.f32 %f578, %f582;
 	mov.f32 %f579, %f583;
 	.loc 5 220 19
-	add.s64 %rd532, 0, %rd530;
+	add.s64 %rd490, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd533, 2, %rd531;
+	mul.lo.s64 %rd491, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd534, 0, %rd533;
+	add.s64 %rd492, 0, %rd491;
 	.loc 5 221 21
-	mul.lo.s64 %rd535, %rd532, 40;
+	mul.lo.s64 %rd493, %rd490, 40;
 	.loc 5 221 29
-	add.s64 %rd536, %rd535, %rd534;
+	add.s64 %rd494, %rd493, %rd492;
 	.loc 5 221 45
 	mov.f32 %f584, 0f00000000;
 	mov.f32 %f585, 0f00000000;
@@ -25793,16 +26234,16 @@ $L329_rangeint_body:
 	mov.f32 %f588, %f584;
 	mov.f32 %f589, %f585;
 	.loc 5 221 15
-	add.s64 %rd537, %rd536, 1;
-	shl.b64 %rd538, %rd536, 2;
-	add.s64 %rd539, %rd526, %rd538;
-	st.shared.v2.f32 [%rd539], {%f588, %f589};
+	add.s64 %rd495, %rd494, 1;
+	shl.b64 %rd496, %rd494, 2;
+	add.s64 %rd497, %rd484, %rd496;
+	st.shared.v2.f32 [%rd497], {%f588, %f589};
 	.loc 5 222 22
-	add.s64 %rd540, %rd532, 8;
+	add.s64 %rd498, %rd490, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd541, %rd540, 40;
+	mul.lo.s64 %rd499, %rd498, 40;
 	.loc 5 222 33
-	add.s64 %rd542, %rd541, %rd534;
+	add.s64 %rd500, %rd499, %rd492;
 	.loc 5 222 49
 	mov.f32 %f590, 0f00000000;
 	mov.f32 %f591, 0f00000000;
@@ -25818,10 +26259,10 @@ $L329_rangeint_body:
 	mov.f32 %f594, %f590;
 	mov.f32 %f595, %f591;
 	.loc 5 222 15
-	add.s64 %rd543, %rd542, 1;
-	shl.b64 %rd544, %rd542, 2;
-	add.s64 %rd545, %rd526, %rd544;
-	st.shared.v2.f32 [%rd545], {%f594, %f595};
+	add.s64 %rd501, %rd500, 1;
+	shl.b64 %rd502, %rd500, 2;
+	add.s64 %rd503, %rd484, %rd502;
+	st.shared.v2.f32 [%rd503], {%f594, %f595};
 	bra.uni $L338_rangeint_body;
 $L338_rangeint_body:
 	.loc 5 219 5
@@ -25840,15 +26281,15 @@ $L338_rangeint_body:
 	mov.f32 %f598, %f602;
 	mov.f32 %f599, %f603;
 	.loc 5 220 19
-	add.s64 %rd546, 0, %rd530;
+	add.s64 %rd504, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd547, 2, %rd531;
+	mul.lo.s64 %rd505, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd548, 8, %rd547;
+	add.s64 %rd506, 8, %rd505;
 	.loc 5 221 21
-	mul.lo.s64 %rd549, %rd546, 40;
+	mul.lo.s64 %rd507, %rd504, 40;
 	.loc 5 221 29
-	add.s64 %rd550, %rd549, %rd548;
+	add.s64 %rd508, %rd507, %rd506;
 	.loc 5 221 45
 	mov.f32 %f604, 0f00000000;
 	mov.f32 %f605, 0f00000000;
@@ -25864,16 +26305,16 @@ $L338_rangeint_body:
 	mov.f32 %f608, %f604;
 	mov.f32 %f609, %f605;
 	.loc 5 221 15
-	add.s64 %rd551, %rd550, 1;
-	shl.b64 %rd552, %rd550, 2;
-	add.s64 %rd553, %rd526, %rd552;
-	st.shared.v2.f32 [%rd553], {%f608, %f609};
+	add.s64 %rd509, %rd508, 1;
+	shl.b64 %rd510, %rd508, 2;
+	add.s64 %rd511, %rd484, %rd510;
+	st.shared.v2.f32 [%rd511], {%f608, %f609};
 	.loc 5 222 22
-	add.s64 %rd554, %rd546, 8;
+	add.s64 %rd512, %rd504, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd555, %rd554, 40;
+	mul.lo.s64 %rd513, %rd512, 40;
 	.loc 5 222 33
-	add.s64 %rd556, %rd555, %rd548;
+	add.s64 %rd514, %rd513, %rd506;
 	.loc 5 222 49
 	mov.f32 %f610, 0f00000000;
 	mov.f32 %f611, 0f00000000;
@@ -25889,10 +26330,10 @@ $L338_rangeint_body:
 	mov.f32 %f614, %f610;
 	mov.f32 %f615, %f611;
 	.loc 5 222 15
-	add.s64 %rd557, %rd556, 1;
-	shl.b64 %rd558, %rd556, 2;
-	add.s64 %rd559, %rd526, %rd558;
-	st.shared.v2.f32 [%rd559], {%f614, %f615};
+	add.s64 %rd515, %rd514, 1;
+	shl.b64 %rd516, %rd514, 2;
+	add.s64 %rd517, %rd484, %rd516;
+	st.shared.v2.f32 [%rd517], {%f614, %f615};
 	bra.uni $L339_rangeint_body;
 $L339_rangeint_body:
 	.loc 5 219 5
@@ -25911,15 +26352,15 @@ $L339_rangeint_body:
 	mov.f32 %f618, %f622;
 	mov.f32 %f619, %f623;
 	.loc 5 220 19
-	add.s64 %rd560, 0, %rd530;
+	add.s64 %rd518, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd561, 2, %rd531;
+	mul.lo.s64 %rd519, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd562, 16, %rd561;
+	add.s64 %rd520, 16, %rd519;
 	.loc 5 221 21
-	mul.lo.s64 %rd563, %rd560, 40;
+	mul.lo.s64 %rd521, %rd518, 40;
 	.loc 5 221 29
-	add.s64 %rd564, %rd563, %rd562;
+	add.s64 %rd522, %rd521, %rd520;
 	.loc 5 221 45
 	mov.f32 %f624, 0f00000000;
 	mov.f32 %f625, 0f00000000;
@@ -25935,16 +26376,16 @@ $L339_rangeint_body:
 	mov.f32 %f628, %f624;
 	mov.f32 %f629, %f625;
 	.loc 5 221 15
-	add.s64 %rd565, %rd564, 1;
-	shl.b64 %rd566, %rd564, 2;
-	add.s64 %rd567, %rd526, %rd566;
-	st.shared.v2.f32 [%rd567], {%f628, %f629};
+	add.s64 %rd523, %rd522, 1;
+	shl.b64 %rd524, %rd522, 2;
+	add.s64 %rd525, %rd484, %rd524;
+	st.shared.v2.f32 [%rd525], {%f628, %f629};
 	.loc 5 222 22
-	add.s64 %rd568, %rd560, 8;
+	add.s64 %rd526, %rd518, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd569, %rd568, 40;
+	mul.lo.s64 %rd527, %rd526, 40;
 	.loc 5 222 33
-	add.s64 %rd570, %rd569, %rd562;
+	add.s64 %rd528, %rd527, %rd520;
 	.loc 5 222 49
 	mov.f32 %f630, 0f00000000;
 	mov.f32 %f631, 0f00000000;
@@ -25960,10 +26401,10 @@ $L339_rangeint_body:
 	mov.f32 %f634, %f630;
 	mov.f32 %f635, %f631;
 	.loc 5 222 15
-	add.s64 %rd571, %rd570, 1;
-	shl.b64 %rd572, %rd570, 2;
-	add.s64 %rd573, %rd526, %rd572;
-	st.shared.v2.f32 [%rd573], {%f634, %f635};
+	add.s64 %rd529, %rd528, 1;
+	shl.b64 %rd530, %rd528, 2;
+	add.s64 %rd531, %rd484, %rd530;
+	st.shared.v2.f32 [%rd531], {%f634, %f635};
 	bra.uni $L340_rangeint_body;
 $L340_rangeint_body:
 	.loc 5 219 5
@@ -25982,15 +26423,15 @@ $L340_rangeint_body:
 	mov.f32 %f638, %f642;
 	mov.f32 %f639, %f643;
 	.loc 5 220 19
-	add.s64 %rd574, 0, %rd530;
+	add.s64 %rd532, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd575, 2, %rd531;
+	mul.lo.s64 %rd533, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd576, 24, %rd575;
+	add.s64 %rd534, 24, %rd533;
 	.loc 5 221 21
-	mul.lo.s64 %rd577, %rd574, 40;
+	mul.lo.s64 %rd535, %rd532, 40;
 	.loc 5 221 29
-	add.s64 %rd578, %rd577, %rd576;
+	add.s64 %rd536, %rd535, %rd534;
 	.loc 5 221 45
 	mov.f32 %f644, 0f00000000;
 	mov.f32 %f645, 0f00000000;
@@ -26006,16 +26447,16 @@ $L340_rangeint_body:
 	mov.f32 %f648, %f644;
 	mov.f32 %f649, %f645;
 	.loc 5 221 15
-	add.s64 %rd579, %rd578, 1;
-	shl.b64 %rd580, %rd578, 2;
-	add.s64 %rd581, %rd526, %rd580;
-	st.shared.v2.f32 [%rd581], {%f648, %f649};
+	add.s64 %rd537, %rd536, 1;
+	shl.b64 %rd538, %rd536, 2;
+	add.s64 %rd539, %rd484, %rd538;
+	st.shared.v2.f32 [%rd539], {%f648, %f649};
 	.loc 5 222 22
-	add.s64 %rd582, %rd574, 8;
+	add.s64 %rd540, %rd532, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd583, %rd582, 40;
+	mul.lo.s64 %rd541, %rd540, 40;
 	.loc 5 222 33
-	add.s64 %rd584, %rd583, %rd576;
+	add.s64 %rd542, %rd541, %rd534;
 	.loc 5 222 49
 	mov.f32 %f650, 0f00000000;
 	mov.f32 %f651, 0f00000000;
@@ -26031,10 +26472,10 @@ $L340_rangeint_body:
 	mov.f32 %f654, %f650;
 	mov.f32 %f655, %f651;
 	.loc 5 222 15
-	add.s64 %rd585, %rd584, 1;
-	shl.b64 %rd586, %rd584, 2;
-	add.s64 %rd587, %rd526, %rd586;
-	st.shared.v2.f32 [%rd587], {%f654, %f655};
+	add.s64 %rd543, %rd542, 1;
+	shl.b64 %rd544, %rd542, 2;
+	add.s64 %rd545, %rd484, %rd544;
+	st.shared.v2.f32 [%rd545], {%f654, %f655};
 	bra.uni $L342_rangeint_body;
 $L342_rangeint_body:
 	.loc 5 219 5
@@ -26053,15 +26494,15 @@ $L342_rangeint_body:
 	mov.f32 %f658, %f662;
 	mov.f32 %f659, %f663;
 	.loc 5 220 19
-	add.s64 %rd588, 16, %rd530;
+	add.s64 %rd546, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd589, 2, %rd531;
+	mul.lo.s64 %rd547, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd590, 0, %rd589;
+	add.s64 %rd548, 0, %rd547;
 	.loc 5 221 21
-	mul.lo.s64 %rd591, %rd588, 40;
+	mul.lo.s64 %rd549, %rd546, 40;
 	.loc 5 221 29
-	add.s64 %rd592, %rd591, %rd590;
+	add.s64 %rd550, %rd549, %rd548;
 	.loc 5 221 45
 	mov.f32 %f664, 0f00000000;
 	mov.f32 %f665, 0f00000000;
@@ -26077,16 +26518,16 @@ $L342_rangeint_body:
 	mov.f32 %f668, %f664;
 	mov.f32 %f669, %f665;
 	.loc 5 221 15
-	add.s64 %rd593, %rd592, 1;
-	shl.b64 %rd594, %rd592, 2;
-	add.s64 %rd595, %rd526, %rd594;
-	st.shared.v2.f32 [%rd595], {%f668, %f669};
+	add.s64 %rd551, %rd550, 1;
+	shl.b64 %rd552, %rd550, 2;
+	add.s64 %rd553, %rd484, %rd552;
+	st.shared.v2.f32 [%rd553], {%f668, %f669};
 	.loc 5 222 22
-	add.s64 %rd596, %rd588, 8;
+	add.s64 %rd554, %rd546, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd597, %rd596, 40;
+	mul.lo.s64 %rd555, %rd554, 40;
 	.loc 5 222 33
-	add.s64 %rd598, %rd597, %rd590;
+	add.s64 %rd556, %rd555, %rd548;
 	.loc 5 222 49
 	mov.f32 %f670, 0f00000000;
 	mov.f32 %f671, 0f00000000;
@@ -26102,10 +26543,10 @@ $L342_rangeint_body:
 	mov.f32 %f674, %f670;
 	mov.f32 %f675, %f671;
 	.loc 5 222 15
-	add.s64 %rd599, %rd598, 1;
-	shl.b64 %rd600, %rd598, 2;
-	add.s64 %rd601, %rd526, %rd600;
-	st.shared.v2.f32 [%rd601], {%f674, %f675};
+	add.s64 %rd557, %rd556, 1;
+	shl.b64 %rd558, %rd556, 2;
+	add.s64 %rd559, %rd484, %rd558;
+	st.shared.v2.f32 [%rd559], {%f674, %f675};
 	bra.uni $L344_rangeint_body;
 $L344_rangeint_body:
 	.loc 5 219 5
@@ -26124,15 +26565,15 @@ $L344_rangeint_body:
 	mov.f32 %f678, %f682;
 	mov.f32 %f679, %f683;
 	.loc 5 220 19
-	add.s64 %rd602, 16, %rd530;
+	add.s64 %rd560, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd603, 2, %rd531;
+	mul.lo.s64 %rd561, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd604, 8, %rd603;
+	add.s64 %rd562, 8, %rd561;
 	.loc 5 221 21
-	mul.lo.s64 %rd605, %rd602, 40;
+	mul.lo.s64 %rd563, %rd560, 40;
 	.loc 5 221 29
-	add.s64 %rd606, %rd605, %rd604;
+	add.s64 %rd564, %rd563, %rd562;
 	.loc 5 221 45
 	mov.f32 %f684, 0f00000000;
 	mov.f32 %f685, 0f00000000;
@@ -26148,16 +26589,16 @@ $L344_rangeint_body:
 	mov.f32 %f688, %f684;
 	mov.f32 %f689, %f685;
 	.loc 5 221 15
-	add.s64 %rd607, %rd606, 1;
-	shl.b64 %rd608, %rd606, 2;
-	add.s64 %rd609, %rd526, %rd608;
-	st.shared.v2.f32 [%rd609], {%f688, %f689};
+	add.s64 %rd565, %rd564, 1;
+	shl.b64 %rd566, %rd564, 2;
+	add.s64 %rd567, %rd484, %rd566;
+	st.shared.v2.f32 [%rd567], {%f688, %f689};
 	.loc 5 222 22
-	add.s64 %rd610, %rd602, 8;
+	add.s64 %rd568, %rd560, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd611, %rd610, 40;
+	mul.lo.s64 %rd569, %rd568, 40;
 	.loc 5 222 33
-	add.s64 %rd612, %rd611, %rd604;
+	add.s64 %rd570, %rd569, %rd562;
 	.loc 5 222 49
 	mov.f32 %f690, 0f00000000;
 	mov.f32 %f691, 0f00000000;
@@ -26173,10 +26614,10 @@ $L344_rangeint_body:
 	mov.f32 %f694, %f690;
 	mov.f32 %f695, %f691;
 	.loc 5 222 15
-	add.s64 %rd613, %rd612, 1;
-	shl.b64 %rd614, %rd612, 2;
-	add.s64 %rd615, %rd526, %rd614;
-	st.shared.v2.f32 [%rd615], {%f694, %f695};
+	add.s64 %rd571, %rd570, 1;
+	shl.b64 %rd572, %rd570, 2;
+	add.s64 %rd573, %rd484, %rd572;
+	st.shared.v2.f32 [%rd573], {%f694, %f695};
 	bra.uni $L345_rangeint_body;
 $L345_rangeint_body:
 	.loc 5 219 5
@@ -26195,15 +26636,15 @@ $L345_rangeint_body:
 	mov.f32 %f698, %f702;
 	mov.f32 %f699, %f703;
 	.loc 5 220 19
-	add.s64 %rd616, 16, %rd530;
+	add.s64 %rd574, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd617, 2, %rd531;
+	mul.lo.s64 %rd575, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd618, 16, %rd617;
+	add.s64 %rd576, 16, %rd575;
 	.loc 5 221 21
-	mul.lo.s64 %rd619, %rd616, 40;
+	mul.lo.s64 %rd577, %rd574, 40;
 	.loc 5 221 29
-	add.s64 %rd620, %rd619, %rd618;
+	add.s64 %rd578, %rd577, %rd576;
 	.loc 5 221 45
 	mov.f32 %f704, 0f00000000;
 	mov.f32 %f705, 0f00000000;
@@ -26219,16 +26660,16 @@ $L345_rangeint_body:
 	mov.f32 %f708, %f704;
 	mov.f32 %f709, %f705;
 	.loc 5 221 15
-	add.s64 %rd621, %rd620, 1;
-	shl.b64 %rd622, %rd620, 2;
-	add.s64 %rd623, %rd526, %rd622;
-	st.shared.v2.f32 [%rd623], {%f708, %f709};
+	add.s64 %rd579, %rd578, 1;
+	shl.b64 %rd580, %rd578, 2;
+	add.s64 %rd581, %rd484, %rd580;
+	st.shared.v2.f32 [%rd581], {%f708, %f709};
 	.loc 5 222 22
-	add.s64 %rd624, %rd616, 8;
+	add.s64 %rd582, %rd574, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd625, %rd624, 40;
+	mul.lo.s64 %rd583, %rd582, 40;
 	.loc 5 222 33
-	add.s64 %rd626, %rd625, %rd618;
+	add.s64 %rd584, %rd583, %rd576;
 	.loc 5 222 49
 	mov.f32 %f710, 0f00000000;
 	mov.f32 %f711, 0f00000000;
@@ -26244,10 +26685,10 @@ $L345_rangeint_body:
 	mov.f32 %f714, %f710;
 	mov.f32 %f715, %f711;
 	.loc 5 222 15
-	add.s64 %rd627, %rd626, 1;
-	shl.b64 %rd628, %rd626, 2;
-	add.s64 %rd629, %rd526, %rd628;
-	st.shared.v2.f32 [%rd629], {%f714, %f715};
+	add.s64 %rd585, %rd584, 1;
+	shl.b64 %rd586, %rd584, 2;
+	add.s64 %rd587, %rd484, %rd586;
+	st.shared.v2.f32 [%rd587], {%f714, %f715};
 	bra.uni $L346_rangeint_body;
 $L346_rangeint_body:
 	.loc 5 219 5
@@ -26266,15 +26707,15 @@ $L346_rangeint_body:
 	mov.f32 %f718, %f722;
 	mov.f32 %f719, %f723;
 	.loc 5 220 19
-	add.s64 %rd630, 16, %rd530;
+	add.s64 %rd588, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd631, 2, %rd531;
+	mul.lo.s64 %rd589, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd632, 24, %rd631;
+	add.s64 %rd590, 24, %rd589;
 	.loc 5 221 21
-	mul.lo.s64 %rd633, %rd630, 40;
+	mul.lo.s64 %rd591, %rd588, 40;
 	.loc 5 221 29
-	add.s64 %rd634, %rd633, %rd632;
+	add.s64 %rd592, %rd591, %rd590;
 	.loc 5 221 45
 	mov.f32 %f724, 0f00000000;
 	mov.f32 %f725, 0f00000000;
@@ -26290,16 +26731,16 @@ $L346_rangeint_body:
 	mov.f32 %f728, %f724;
 	mov.f32 %f729, %f725;
 	.loc 5 221 15
-	add.s64 %rd635, %rd634, 1;
-	shl.b64 %rd636, %rd634, 2;
-	add.s64 %rd637, %rd526, %rd636;
-	st.shared.v2.f32 [%rd637], {%f728, %f729};
+	add.s64 %rd593, %rd592, 1;
+	shl.b64 %rd594, %rd592, 2;
+	add.s64 %rd595, %rd484, %rd594;
+	st.shared.v2.f32 [%rd595], {%f728, %f729};
 	.loc 5 222 22
-	add.s64 %rd638, %rd630, 8;
+	add.s64 %rd596, %rd588, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd639, %rd638, 40;
+	mul.lo.s64 %rd597, %rd596, 40;
 	.loc 5 222 33
-	add.s64 %rd640, %rd639, %rd632;
+	add.s64 %rd598, %rd597, %rd590;
 	.loc 5 222 49
 	mov.f32 %f730, 0f00000000;
 	mov.f32 %f731, 0f00000000;
@@ -26315,26 +26756,26 @@ $L346_rangeint_body:
 	mov.f32 %f734, %f730;
 	mov.f32 %f735, %f731;
 	.loc 5 222 15
-	add.s64 %rd641, %rd640, 1;
-	shl.b64 %rd642, %rd640, 2;
-	add.s64 %rd643, %rd526, %rd642;
-	st.shared.v2.f32 [%rd643], {%f734, %f735};
+	add.s64 %rd599, %rd598, 1;
+	shl.b64 %rd600, %rd598, 2;
+	add.s64 %rd601, %rd484, %rd600;
+	st.shared.v2.f32 [%rd601], {%f734, %f735};
 	bra.uni $L328_rangeint_done;
 $L328_rangeint_done:
 	.loc 5 225 13
 	bar.warp.sync -1;
 	.loc 5 226 14
-	add.s64 %rd644, %rd527, 0;
+	add.s64 %rd602, %rd485, 0;
 	.loc 5 227 10
 	setp.eq.s64 %p45, %rd19, 3;
 	@%p45 bra $L331_if_then;
 	bra.uni $L333_if_else;
 $L331_if_then:
-	mov.s64 %rd661, 0;
+	mov.s64 %rd619, 0;
 	bra.uni $L334_for_loop;
 $L334_for_loop:
 	.loc 5 229 18
-	setp.lt.s64 %p59, %rd661, 32;
+	setp.lt.s64 %p59, %rd619, 32;
 	@%p59 bra $L335_for_body;
 	bra.uni $L332_if_done;
 $L335_for_body:
@@ -26342,37 +26783,37 @@ $L335_for_body:
 	mov.f32 %f805, 0f00000000;
 	mov.f32 %f806, 0f00000000;
 	.loc 5 230 28
-	shr.s64 %rd662, %rd529, 4;
+	shr.s64 %rd620, %rd487, 4;
 	.loc 5 230 26
-	add.s64 %rd663, %rd661, %rd662;
+	add.s64 %rd621, %rd619, %rd620;
 	.loc 5 230 32
-	mul.lo.s64 %rd664, %rd663, 40;
+	mul.lo.s64 %rd622, %rd621, 40;
 	.loc 5 230 45
-	and.b64 %rd665, %rd529, 15;
+	and.b64 %rd623, %rd487, 15;
 	.loc 5 230 42
-	mul.lo.s64 %rd666, 2, %rd665;
+	mul.lo.s64 %rd624, 2, %rd623;
 	.loc 5 230 40
-	add.s64 %rd667, %rd664, %rd666;
+	add.s64 %rd625, %rd622, %rd624;
 	.loc 5 230 19
-	add.s64 %rd668, %rd667, 1;
-	shl.b64 %rd669, %rd667, 2;
-	add.s64 %rd670, %rd526, %rd669;
-	ld.shared.v2.f32 {%f807, %f808}, [%rd670];
+	add.s64 %rd626, %rd625, 1;
+	shl.b64 %rd627, %rd625, 2;
+	add.s64 %rd628, %rd484, %rd627;
+	ld.shared.v2.f32 {%f807, %f808}, [%rd628];
 	.loc 5 230 5
 	mov.f32 %f805, %f807;
 	mov.f32 %f806, %f808;
 	.loc 5 231 36
-	add.s64 %rd671, %rd644, %rd661;
+	add.s64 %rd629, %rd602, %rd619;
 	.loc 5 231 40
-	shr.s64 %rd672, %rd529, 4;
+	shr.s64 %rd630, %rd487, 4;
 	.loc 5 231 38
-	add.s64 %rd673, %rd671, %rd672;
+	add.s64 %rd631, %rd629, %rd630;
 	.loc 5 231 52
-	and.b64 %rd674, %rd529, 15;
+	and.b64 %rd632, %rd487, 15;
 	.loc 5 231 49
-	mul.lo.s64 %rd675, 2, %rd674;
+	mul.lo.s64 %rd633, 2, %rd632;
 	.loc 5 231 47
-	add.s64 %rd676, %rd528, %rd675;
+	add.s64 %rd634, %rd486, %rd633;
 	.loc 5 231 70
 	mov.f32 %f809, %f805;
 	.loc 5 231 76
@@ -26380,55 +26821,55 @@ $L335_for_body:
 	.loc 5 231 13
 	bra.uni $L391_entry;
 $L391_entry:
-	.loc 5 349 9
-	setp.lt.s64 %p60, %rd673, %rd15;
+	.loc 5 353 9
+	setp.lt.s64 %p60, %rd631, %rd15;
 	@%p60 bra $L394_cond_true;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L394_cond_true:
-	.loc 5 349 20
-	setp.lt.s64 %p61, %rd676, %rd16;
+	.loc 5 353 20
+	setp.lt.s64 %p61, %rd634, %rd16;
 	@%p61 bra $L392_if_then;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L392_if_then:
-	.loc 5 350 14
-	add.s64 %rd677, %rd676, 1;
-	.loc 5 350 17
-	setp.lt.s64 %p62, %rd677, %rd16;
-	.loc 5 351 16
+	.loc 5 354 14
+	add.s64 %rd635, %rd634, 1;
+	.loc 5 354 17
+	setp.lt.s64 %p62, %rd635, %rd16;
+	.loc 5 355 16
 	setp.gt.s64 %p63, %rd11, 0;
 	@%p63 bra $L395_if_then;
 	bra.uni $L408_edge;
 $L395_if_then:
-	.loc 5 352 22
-	shl.b64 %rd678, %rd676, 2;
-	add.s64 %rd679, %rd10, %rd678;
-	ld.global.nc.f32 %f813, [%rd679];
-	.loc 5 352 17
+	.loc 5 356 22
+	shl.b64 %rd636, %rd634, 2;
+	add.s64 %rd637, %rd10, %rd636;
+	ld.global.nc.f32 %f813, [%rd637];
+	.loc 5 356 17
 	bra.uni $L409_entry;
 $L409_entry:
 	.loc 3 26 40
 	mov.f32 %f814, %f813;
 	bra.uni $L410_ret_load;
 $L410_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f815, %f809, %f814;
 	@%p62 bra $L397_if_then;
 	bra.uni $L411_edge;
 $L397_if_then:
-	.loc 5 354 27
-	add.s64 %rd680, %rd676, 1;
-	.loc 5 354 23
-	shl.b64 %rd681, %rd680, 2;
-	add.s64 %rd682, %rd10, %rd681;
-	ld.global.nc.f32 %f816, [%rd682];
-	.loc 5 354 18
+	.loc 5 358 27
+	add.s64 %rd638, %rd634, 1;
+	.loc 5 358 23
+	shl.b64 %rd639, %rd638, 2;
+	add.s64 %rd640, %rd10, %rd639;
+	ld.global.nc.f32 %f816, [%rd640];
+	.loc 5 358 18
 	bra.uni $L412_entry;
 $L412_entry:
 	.loc 3 26 40
 	mov.f32 %f817, %f816;
 	bra.uni $L413_ret_load;
 $L413_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f818, %f810, %f817;
 	mov.f32 %f811, %f815;
 	mov.f32 %f812, %f818;
@@ -26442,25 +26883,25 @@ $L408_edge:
 	mov.f32 %f812, %f810;
 	bra.uni $L396_if_done;
 $L396_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p64, %rd19, 3;
 	@%p64 bra $L398_if_then;
 	bra.uni $L399_if_else;
 $L398_if_then:
-	.loc 5 358 15
-	shr.s64 %rd683, %rd16, 1;
-	.loc 5 358 12
-	mul.lo.s64 %rd684, %rd673, %rd683;
-	.loc 5 358 25
-	shr.s64 %rd685, %rd676, 1;
-	.loc 5 358 20
-	add.s64 %rd686, %rd684, %rd685;
-	.loc 5 359 14
+	.loc 5 362 15
+	shr.s64 %rd641, %rd16, 1;
+	.loc 5 362 12
+	mul.lo.s64 %rd642, %rd631, %rd641;
+	.loc 5 362 25
+	shr.s64 %rd643, %rd634, 1;
+	.loc 5 362 20
+	add.s64 %rd644, %rd642, %rd643;
+	.loc 5 363 14
 	bra.uni $L414_entry;
 $L414_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f820, %f811;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f821, %f820, 0fC2D00000;
 	min.f32 %f821, %f821, 0f42B20000;
 	mul.rn.f32 %f822, %f821, 0f3FB8AA3B;
@@ -26478,33 +26919,33 @@ $L414_entry:
 	mul.rn.f32 %f825, %f825, %f829;
 	setp.nan.f32 %p65, %f820, %f820;
 	selp.f32 %f825, %f820, %f825, %p65;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f830, 0f3F800000, %f825;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f831, %f811, %f830;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f819, %f831;
 	bra.uni $L415_ret_siluF;
 $L415_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f832, %f819, %f812;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p66, %rd14, 0;
 	@%p66 bra $L400_if_then;
 	bra.uni $L416_edge;
 $L400_if_then:
-	.loc 5 361 21
-	shl.b64 %rd687, %rd686, 2;
-	add.s64 %rd688, %rd13, %rd687;
-	ld.global.nc.f32 %f834, [%rd688];
-	.loc 5 361 17
+	.loc 5 365 21
+	shl.b64 %rd645, %rd644, 2;
+	add.s64 %rd646, %rd13, %rd645;
+	ld.global.nc.f32 %f834, [%rd646];
+	.loc 5 365 17
 	bra.uni $L417_entry;
 $L417_entry:
 	.loc 3 26 40
 	mov.f32 %f835, %f834;
 	bra.uni $L418_ret_load;
 $L418_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f836, %f832, %f835;
 	mov.f32 %f833, %f836;
 	bra.uni $L419_entry;
@@ -26516,27 +26957,27 @@ $L419_entry:
 	mov.f32 %f837, %f833;
 	bra.uni $L420_ret_store;
 $L420_ret_store:
-	.loc 5 363 5
-	shl.b64 %rd689, %rd686, 2;
-	add.s64 %rd690, %rd1, %rd689;
-	st.global.f32 [%rd690], %f837;
+	.loc 5 367 5
+	shl.b64 %rd647, %rd644, 2;
+	add.s64 %rd648, %rd1, %rd647;
+	st.global.f32 [%rd648], %f837;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L399_if_else:
-	.loc 5 365 12
-	mul.lo.s64 %rd691, %rd673, %rd16;
-	.loc 5 365 15
-	add.s64 %rd692, %rd691, %rd676;
-	.loc 5 366 17
+	.loc 5 369 12
+	mul.lo.s64 %rd649, %rd631, %rd16;
+	.loc 5 369 15
+	add.s64 %rd650, %rd649, %rd634;
+	.loc 5 370 17
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p67, %rd19, 1;
 	@%p67 bra $L427_entry;
 	bra.uni $L423_if_done;
 $L427_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f840, %f811;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f841, %f840, 0fC2D00000;
 	min.f32 %f841, %f841, 0f42B20000;
 	mul.rn.f32 %f842, %f841, 0f3FB8AA3B;
@@ -26554,28 +26995,28 @@ $L427_entry:
 	mul.rn.f32 %f845, %f845, %f849;
 	setp.nan.f32 %p68, %f840, %f840;
 	selp.f32 %f845, %f840, %f845, %p68;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f850, 0f3F800000, %f845;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f851, %f811, %f850;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f839, %f851;
 	bra.uni $L428_ret_siluF;
 $L428_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f838, %f839;
 	bra.uni $L426_ret_activate;
 $L423_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p69, %rd19, 2;
 	@%p69 bra $L424_if_then;
 	bra.uni $L425_if_done;
 $L424_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f852, 0f3F000000, %f811;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f853, %f811, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L429_entry;
 $L429_entry:
 	.loc 1 26 14
@@ -26681,17 +27122,17 @@ $L439_if_done:
 	bra.uni $L442_entry;
 $L442_entry:
 	.loc 2 91 46
-	mov.b32 %r454, %f879;
+	mov.b32 %r580, %f879;
 	.loc 2 91 49
-	and.b32 %r455, %r454, 2147483647;
+	and.b32 %r581, %r580, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r456, %f853;
+	mov.b32 %r582, %f853;
 	.loc 2 91 82
-	and.b32 %r457, %r456, 0x80000000;
+	and.b32 %r583, %r582, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r458, %r455, %r457;
+	or.b32 %r584, %r581, %r583;
 	.loc 2 91 29
-	mov.b32 %f881, %r458;
+	mov.b32 %f881, %r584;
 	.loc 2 91 2
 	mov.f32 %f880, %f881;
 	bra.uni $L443_ret_copysign32;
@@ -26711,17 +27152,17 @@ $L436_if_then:
 $L444_entry:
 	.loc 2 91 46
 	mov.f32 %f893, 0f3F800000;
-	mov.b32 %r459, %f893;
+	mov.b32 %r585, %f893;
 	.loc 2 91 49
-	and.b32 %r460, %r459, 2147483647;
+	and.b32 %r586, %r585, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r461, %f853;
+	mov.b32 %r587, %f853;
 	.loc 2 91 82
-	and.b32 %r462, %r461, 0x80000000;
+	and.b32 %r588, %r587, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r463, %r460, %r462;
+	or.b32 %r589, %r586, %r588;
 	.loc 2 91 29
-	mov.b32 %f894, %r463;
+	mov.b32 %f894, %r589;
 	.loc 2 91 2
 	mov.f32 %f892, %f894;
 	bra.uni $L445_ret_copysign32;
@@ -26730,35 +27171,35 @@ $L445_ret_copysign32:
 	mov.f32 %f854, %f892;
 	bra.uni $L441_ret_Erf32;
 $L441_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f895, 0f3F800000, %f854;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f896, %f852, %f895;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f838, %f896;
 	bra.uni $L426_ret_activate;
 $L425_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f838, %f811;
 	bra.uni $L426_ret_activate;
 $L426_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p75, %rd14, 0;
 	@%p75 bra $L402_if_then;
 	bra.uni $L446_edge;
 $L402_if_then:
-	.loc 5 368 22
-	shl.b64 %rd693, %rd692, 2;
-	add.s64 %rd694, %rd13, %rd693;
-	ld.global.nc.f32 %f898, [%rd694];
-	.loc 5 368 18
+	.loc 5 372 22
+	shl.b64 %rd651, %rd650, 2;
+	add.s64 %rd652, %rd13, %rd651;
+	ld.global.nc.f32 %f898, [%rd652];
+	.loc 5 372 18
 	bra.uni $L447_entry;
 $L447_entry:
 	.loc 3 26 40
 	mov.f32 %f899, %f898;
 	bra.uni $L448_ret_load;
 $L448_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f900, %f838, %f899;
 	mov.f32 %f897, %f900;
 	bra.uni $L449_entry;
@@ -26770,21 +27211,21 @@ $L449_entry:
 	mov.f32 %f901, %f897;
 	bra.uni $L450_ret_store;
 $L450_ret_store:
-	.loc 5 370 5
-	shl.b64 %rd695, %rd692, 2;
-	add.s64 %rd696, %rd1, %rd695;
-	st.global.f32 [%rd696], %f901;
+	.loc 5 374 5
+	shl.b64 %rd653, %rd650, 2;
+	add.s64 %rd654, %rd1, %rd653;
+	st.global.f32 [%rd654], %f901;
 	@%p62 bra $L451_entry;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L451_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p76, %rd19, 1;
 	@%p76 bra $L457_entry;
 	bra.uni $L453_if_done;
 $L457_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f904, %f812;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f905, %f904, 0fC2D00000;
 	min.f32 %f905, %f905, 0f42B20000;
 	mul.rn.f32 %f906, %f905, 0f3FB8AA3B;
@@ -26802,28 +27243,28 @@ $L457_entry:
 	mul.rn.f32 %f909, %f909, %f913;
 	setp.nan.f32 %p77, %f904, %f904;
 	selp.f32 %f909, %f904, %f909, %p77;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f914, 0f3F800000, %f909;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f915, %f812, %f914;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f903, %f915;
 	bra.uni $L458_ret_siluF;
 $L458_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f902, %f903;
 	bra.uni $L456_ret_activate;
 $L453_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p78, %rd19, 2;
 	@%p78 bra $L454_if_then;
 	bra.uni $L455_if_done;
 $L454_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f916, 0f3F000000, %f812;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f917, %f812, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L459_entry;
 $L459_entry:
 	.loc 1 26 14
@@ -26929,17 +27370,17 @@ $L469_if_done:
 	bra.uni $L472_entry;
 $L472_entry:
 	.loc 2 91 46
-	mov.b32 %r464, %f943;
+	mov.b32 %r590, %f943;
 	.loc 2 91 49
-	and.b32 %r465, %r464, 2147483647;
+	and.b32 %r591, %r590, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r466, %f917;
+	mov.b32 %r592, %f917;
 	.loc 2 91 82
-	and.b32 %r467, %r466, 0x80000000;
+	and.b32 %r593, %r592, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r468, %r465, %r467;
+	or.b32 %r594, %r591, %r593;
 	.loc 2 91 29
-	mov.b32 %f945, %r468;
+	mov.b32 %f945, %r594;
 	.loc 2 91 2
 	mov.f32 %f944, %f945;
 	bra.uni $L473_ret_copysign32;
@@ -26959,17 +27400,17 @@ $L466_if_then:
 $L474_entry:
 	.loc 2 91 46
 	mov.f32 %f957, 0f3F800000;
-	mov.b32 %r469, %f957;
+	mov.b32 %r595, %f957;
 	.loc 2 91 49
-	and.b32 %r470, %r469, 2147483647;
+	and.b32 %r596, %r595, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r471, %f917;
+	mov.b32 %r597, %f917;
 	.loc 2 91 82
-	and.b32 %r472, %r471, 0x80000000;
+	and.b32 %r598, %r597, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r473, %r470, %r472;
+	or.b32 %r599, %r596, %r598;
 	.loc 2 91 29
-	mov.b32 %f958, %r473;
+	mov.b32 %f958, %r599;
 	.loc 2 91 2
 	mov.f32 %f956, %f958;
 	bra.uni $L475_ret_copysign32;
@@ -26978,37 +27419,37 @@ $L475_ret_copysign32:
 	mov.f32 %f918, %f956;
 	bra.uni $L471_ret_Erf32;
 $L471_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f959, 0f3F800000, %f918;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f960, %f916, %f959;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f902, %f960;
 	bra.uni $L456_ret_activate;
 $L455_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f902, %f812;
 	bra.uni $L456_ret_activate;
 $L456_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p84, %rd14, 0;
 	@%p84 bra $L405_if_then;
 	bra.uni $L476_edge;
 $L405_if_then:
-	.loc 5 374 25
-	add.s64 %rd697, %rd692, 1;
-	.loc 5 374 23
-	shl.b64 %rd698, %rd697, 2;
-	add.s64 %rd699, %rd13, %rd698;
-	ld.global.nc.f32 %f962, [%rd699];
-	.loc 5 374 19
+	.loc 5 378 25
+	add.s64 %rd655, %rd650, 1;
+	.loc 5 378 23
+	shl.b64 %rd656, %rd655, 2;
+	add.s64 %rd657, %rd13, %rd656;
+	ld.global.nc.f32 %f962, [%rd657];
+	.loc 5 378 19
 	bra.uni $L477_entry;
 $L477_entry:
 	.loc 3 26 40
 	mov.f32 %f963, %f962;
 	bra.uni $L478_ret_load;
 $L478_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f964, %f902, %f963;
 	mov.f32 %f961, %f964;
 	bra.uni $L406_if_done;
@@ -27016,51 +27457,51 @@ $L476_edge:
 	mov.f32 %f961, %f902;
 	bra.uni $L406_if_done;
 $L406_if_done:
-	.loc 5 376 8
-	add.s64 %rd700, %rd692, 1;
-	.loc 5 376 22
+	.loc 5 380 8
+	add.s64 %rd658, %rd650, 1;
+	.loc 5 380 22
 	bra.uni $L479_entry;
 $L479_entry:
 	.loc 3 27 40
 	mov.f32 %f965, %f961;
 	bra.uni $L480_ret_store;
 $L480_ret_store:
-	.loc 5 376 6
-	shl.b64 %rd701, %rd700, 2;
-	add.s64 %rd702, %rd1, %rd701;
-	st.global.f32 [%rd702], %f965;
+	.loc 5 380 6
+	shl.b64 %rd659, %rd658, 2;
+	add.s64 %rd660, %rd1, %rd659;
+	st.global.f32 [%rd660], %f965;
 	bra.uni $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L407_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d:
 	.loc 5 229 24
-	add.s64 %rd703, %rd661, 2;
-	mov.s64 %rd661, %rd703;
+	add.s64 %rd661, %rd619, 2;
+	mov.s64 %rd619, %rd661;
 	bra.uni $L334_for_loop;
 $L333_if_else:
-	mov.s64 %rd645, 0;
+	mov.s64 %rd603, 0;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
 	.loc 5 235 34
-	add.s64 %rd646, %rd644, %rd645;
+	add.s64 %rd604, %rd602, %rd603;
 	.loc 5 235 40
-	add.s64 %rd647, %rd528, %rd529;
+	add.s64 %rd605, %rd486, %rd487;
 	.loc 5 235 59
-	mul.lo.s64 %rd648, %rd645, 40;
+	mul.lo.s64 %rd606, %rd603, 40;
 	.loc 5 235 67
-	add.s64 %rd649, %rd648, %rd529;
+	add.s64 %rd607, %rd606, %rd487;
 	.loc 5 235 57
-	shl.b64 %rd650, %rd649, 2;
-	add.s64 %rd651, %rd526, %rd650;
-	ld.shared.f32 %f736, [%rd651];
+	shl.b64 %rd608, %rd607, 2;
+	add.s64 %rd609, %rd484, %rd608;
+	ld.shared.f32 %f736, [%rd609];
 	.loc 5 235 11
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 5 245 9
-	setp.lt.s64 %p46, %rd646, %rd15;
+	setp.lt.s64 %p46, %rd604, %rd15;
 	@%p46 bra $L350_cond_true;
 	bra.uni $L355_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L350_cond_true:
 	.loc 5 245 20
-	setp.lt.s64 %p47, %rd647, %rd16;
+	setp.lt.s64 %p47, %rd605, %rd16;
 	@%p47 bra $L348_if_then;
 	bra.uni $L355_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L348_if_then:
@@ -27070,9 +27511,9 @@ $L348_if_then:
 	bra.uni $L356_edge;
 $L351_if_then:
 	.loc 5 247 21
-	shl.b64 %rd652, %rd647, 2;
-	add.s64 %rd653, %rd10, %rd652;
-	ld.global.nc.f32 %f738, [%rd653];
+	shl.b64 %rd610, %rd605, 2;
+	add.s64 %rd611, %rd10, %rd610;
+	ld.global.nc.f32 %f738, [%rd611];
 	.loc 5 247 16
 	bra.uni $L357_entry;
 $L357_entry:
@@ -27088,14 +27529,14 @@ $L356_edge:
 	mov.f32 %f737, %f736;
 	bra.uni $L359_entry;
 $L359_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p49, %rd19, 1;
 	@%p49 bra $L365_entry;
 	bra.uni $L361_if_done;
 $L365_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f743, %f737;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f744, %f743, 0fC2D00000;
 	min.f32 %f744, %f744, 0f42B20000;
 	mul.rn.f32 %f745, %f744, 0f3FB8AA3B;
@@ -27113,28 +27554,28 @@ $L365_entry:
 	mul.rn.f32 %f748, %f748, %f752;
 	setp.nan.f32 %p50, %f743, %f743;
 	selp.f32 %f748, %f743, %f748, %p50;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f753, 0f3F800000, %f748;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f754, %f737, %f753;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f742, %f754;
 	bra.uni $L366_ret_siluF;
 $L366_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f741, %f742;
 	bra.uni $L364_ret_activate;
 $L361_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p51, %rd19, 2;
 	@%p51 bra $L362_if_then;
 	bra.uni $L363_if_done;
 $L362_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f755, 0f3F000000, %f737;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f756, %f737, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 1 26 14
@@ -27240,17 +27681,17 @@ $L377_if_done:
 	bra.uni $L380_entry;
 $L380_entry:
 	.loc 2 91 46
-	mov.b32 %r444, %f782;
+	mov.b32 %r570, %f782;
 	.loc 2 91 49
-	and.b32 %r445, %r444, 2147483647;
+	and.b32 %r571, %r570, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r446, %f756;
+	mov.b32 %r572, %f756;
 	.loc 2 91 82
-	and.b32 %r447, %r446, 0x80000000;
+	and.b32 %r573, %r572, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r448, %r445, %r447;
+	or.b32 %r574, %r571, %r573;
 	.loc 2 91 29
-	mov.b32 %f784, %r448;
+	mov.b32 %f784, %r574;
 	.loc 2 91 2
 	mov.f32 %f783, %f784;
 	bra.uni $L381_ret_copysign32;
@@ -27270,17 +27711,17 @@ $L374_if_then:
 $L382_entry:
 	.loc 2 91 46
 	mov.f32 %f796, 0f3F800000;
-	mov.b32 %r449, %f796;
+	mov.b32 %r575, %f796;
 	.loc 2 91 49
-	and.b32 %r450, %r449, 2147483647;
+	and.b32 %r576, %r575, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r451, %f756;
+	mov.b32 %r577, %f756;
 	.loc 2 91 82
-	and.b32 %r452, %r451, 0x80000000;
+	and.b32 %r578, %r577, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r453, %r450, %r452;
+	or.b32 %r579, %r576, %r578;
 	.loc 2 91 29
-	mov.b32 %f797, %r453;
+	mov.b32 %f797, %r579;
 	.loc 2 91 2
 	mov.f32 %f795, %f797;
 	bra.uni $L383_ret_copysign32;
@@ -27289,31 +27730,31 @@ $L383_ret_copysign32:
 	mov.f32 %f757, %f795;
 	bra.uni $L379_ret_Erf32;
 $L379_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f798, 0f3F800000, %f757;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f799, %f755, %f798;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f741, %f799;
 	bra.uni $L364_ret_activate;
 $L363_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f741, %f737;
 	bra.uni $L364_ret_activate;
 $L364_ret_activate:
 	.loc 5 250 11
-	mul.lo.s64 %rd654, %rd646, %rd16;
+	mul.lo.s64 %rd612, %rd604, %rd16;
 	.loc 5 250 14
-	add.s64 %rd655, %rd654, %rd647;
+	add.s64 %rd613, %rd612, %rd605;
 	.loc 5 251 15
 	setp.gt.s64 %p57, %rd14, 0;
 	@%p57 bra $L353_if_then;
 	bra.uni $L384_edge;
 $L353_if_then:
 	.loc 5 252 20
-	shl.b64 %rd656, %rd655, 2;
-	add.s64 %rd657, %rd13, %rd656;
-	ld.global.nc.f32 %f801, [%rd657];
+	shl.b64 %rd614, %rd613, 2;
+	add.s64 %rd615, %rd13, %rd614;
+	ld.global.nc.f32 %f801, [%rd615];
 	.loc 5 252 16
 	bra.uni $L385_entry;
 $L385_entry:
@@ -27334,18 +27775,18 @@ $L387_entry:
 	bra.uni $L388_ret_store;
 $L388_ret_store:
 	.loc 5 254 4
-	shl.b64 %rd658, %rd655, 2;
-	add.s64 %rd659, %rd1, %rd658;
-	st.global.f32 [%rd659], %f804;
+	shl.b64 %rd616, %rd613, 2;
+	add.s64 %rd617, %rd1, %rd616;
+	st.global.f32 [%rd617], %f804;
 	bra.uni $L355_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L355_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d:
 	.loc 5 210 6
-	add.s64 %rd660, %rd645, 1;
-	setp.lt.s64 %p58, %rd660, 32;
+	add.s64 %rd618, %rd603, 1;
+	setp.lt.s64 %p58, %rd618, 32;
 	@%p58 bra $L389_edge;
 	bra.uni $L332_if_done;
 $L389_edge:
-	mov.s64 %rd645, %rd660;
+	mov.s64 %rd603, %rd618;
 	bra.uni $L336_rangeint_body;
 $L332_if_done:
 	.loc 5 238 13
@@ -27368,15 +27809,15 @@ $L483_rangeint_body:
 	mov.f32 %f968, %f972;
 	mov.f32 %f969, %f973;
 	.loc 5 220 19
-	add.s64 %rd704, 0, %rd530;
+	add.s64 %rd662, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd705, 2, %rd531;
+	mul.lo.s64 %rd663, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd706, 0, %rd705;
+	add.s64 %rd664, 0, %rd663;
 	.loc 5 221 21
-	mul.lo.s64 %rd707, %rd704, 40;
+	mul.lo.s64 %rd665, %rd662, 40;
 	.loc 5 221 29
-	add.s64 %rd708, %rd707, %rd706;
+	add.s64 %rd666, %rd665, %rd664;
 	.loc 5 221 45
 	mov.f32 %f974, 0f00000000;
 	mov.f32 %f975, 0f00000000;
@@ -27392,16 +27833,16 @@ $L483_rangeint_body:
 	mov.f32 %f978, %f974;
 	mov.f32 %f979, %f975;
 	.loc 5 221 15
-	add.s64 %rd709, %rd708, 1;
-	shl.b64 %rd710, %rd708, 2;
-	add.s64 %rd711, %rd526, %rd710;
-	st.shared.v2.f32 [%rd711], {%f978, %f979};
+	add.s64 %rd667, %rd666, 1;
+	shl.b64 %rd668, %rd666, 2;
+	add.s64 %rd669, %rd484, %rd668;
+	st.shared.v2.f32 [%rd669], {%f978, %f979};
 	.loc 5 222 22
-	add.s64 %rd712, %rd704, 8;
+	add.s64 %rd670, %rd662, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd713, %rd712, 40;
+	mul.lo.s64 %rd671, %rd670, 40;
 	.loc 5 222 33
-	add.s64 %rd714, %rd713, %rd706;
+	add.s64 %rd672, %rd671, %rd664;
 	.loc 5 222 49
 	mov.f32 %f980, 0f00000000;
 	mov.f32 %f981, 0f00000000;
@@ -27417,10 +27858,10 @@ $L483_rangeint_body:
 	mov.f32 %f984, %f980;
 	mov.f32 %f985, %f981;
 	.loc 5 222 15
-	add.s64 %rd715, %rd714, 1;
-	shl.b64 %rd716, %rd714, 2;
-	add.s64 %rd717, %rd526, %rd716;
-	st.shared.v2.f32 [%rd717], {%f984, %f985};
+	add.s64 %rd673, %rd672, 1;
+	shl.b64 %rd674, %rd672, 2;
+	add.s64 %rd675, %rd484, %rd674;
+	st.shared.v2.f32 [%rd675], {%f984, %f985};
 	bra.uni $L491_rangeint_body;
 $L491_rangeint_body:
 	.loc 5 219 5
@@ -27439,15 +27880,15 @@ $L491_rangeint_body:
 	mov.f32 %f988, %f992;
 	mov.f32 %f989, %f993;
 	.loc 5 220 19
-	add.s64 %rd718, 0, %rd530;
+	add.s64 %rd676, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd719, 2, %rd531;
+	mul.lo.s64 %rd677, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd720, 8, %rd719;
+	add.s64 %rd678, 8, %rd677;
 	.loc 5 221 21
-	mul.lo.s64 %rd721, %rd718, 40;
+	mul.lo.s64 %rd679, %rd676, 40;
 	.loc 5 221 29
-	add.s64 %rd722, %rd721, %rd720;
+	add.s64 %rd680, %rd679, %rd678;
 	.loc 5 221 45
 	mov.f32 %f994, 0f00000000;
 	mov.f32 %f995, 0f00000000;
@@ -27463,16 +27904,16 @@ $L491_rangeint_body:
 	mov.f32 %f998, %f994;
 	mov.f32 %f999, %f995;
 	.loc 5 221 15
-	add.s64 %rd723, %rd722, 1;
-	shl.b64 %rd724, %rd722, 2;
-	add.s64 %rd725, %rd526, %rd724;
-	st.shared.v2.f32 [%rd725], {%f998, %f999};
+	add.s64 %rd681, %rd680, 1;
+	shl.b64 %rd682, %rd680, 2;
+	add.s64 %rd683, %rd484, %rd682;
+	st.shared.v2.f32 [%rd683], {%f998, %f999};
 	.loc 5 222 22
-	add.s64 %rd726, %rd718, 8;
+	add.s64 %rd684, %rd676, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd727, %rd726, 40;
+	mul.lo.s64 %rd685, %rd684, 40;
 	.loc 5 222 33
-	add.s64 %rd728, %rd727, %rd720;
+	add.s64 %rd686, %rd685, %rd678;
 	.loc 5 222 49
 	mov.f32 %f1000, 0f00000000;
 	mov.f32 %f1001, 0f00000000;
@@ -27488,10 +27929,10 @@ $L491_rangeint_body:
 	mov.f32 %f1004, %f1000;
 	mov.f32 %f1005, %f1001;
 	.loc 5 222 15
-	add.s64 %rd729, %rd728, 1;
-	shl.b64 %rd730, %rd728, 2;
-	add.s64 %rd731, %rd526, %rd730;
-	st.shared.v2.f32 [%rd731], {%f1004, %f1005};
+	add.s64 %rd687, %rd686, 1;
+	shl.b64 %rd688, %rd686, 2;
+	add.s64 %rd689, %rd484, %rd688;
+	st.shared.v2.f32 [%rd689], {%f1004, %f1005};
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
 	.loc 5 219 5
@@ -27510,15 +27951,15 @@ $L492_rangeint_body:
 	mov.f32 %f1008, %f1012;
 	mov.f32 %f1009, %f1013;
 	.loc 5 220 19
-	add.s64 %rd732, 0, %rd530;
+	add.s64 %rd690, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd733, 2, %rd531;
+	mul.lo.s64 %rd691, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd734, 16, %rd733;
+	add.s64 %rd692, 16, %rd691;
 	.loc 5 221 21
-	mul.lo.s64 %rd735, %rd732, 40;
+	mul.lo.s64 %rd693, %rd690, 40;
 	.loc 5 221 29
-	add.s64 %rd736, %rd735, %rd734;
+	add.s64 %rd694, %rd693, %rd692;
 	.loc 5 221 45
 	mov.f32 %f1014, 0f00000000;
 	mov.f32 %f1015, 0f00000000;
@@ -27534,16 +27975,16 @@ $L492_rangeint_body:
 	mov.f32 %f1018, %f1014;
 	mov.f32 %f1019, %f1015;
 	.loc 5 221 15
-	add.s64 %rd737, %rd736, 1;
-	shl.b64 %rd738, %rd736, 2;
-	add.s64 %rd739, %rd526, %rd738;
-	st.shared.v2.f32 [%rd739], {%f1018, %f1019};
+	add.s64 %rd695, %rd694, 1;
+	shl.b64 %rd696, %rd694, 2;
+	add.s64 %rd697, %rd484, %rd696;
+	st.shared.v2.f32 [%rd697], {%f1018, %f1019};
 	.loc 5 222 22
-	add.s64 %rd740, %rd732, 8;
+	add.s64 %rd698, %rd690, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd741, %rd740, 40;
+	mul.lo.s64 %rd699, %rd698, 40;
 	.loc 5 222 33
-	add.s64 %rd742, %rd741, %rd734;
+	add.s64 %rd700, %rd699, %rd692;
 	.loc 5 222 49
 	mov.f32 %f1020, 0f00000000;
 	mov.f32 %f1021, 0f00000000;
@@ -27559,10 +28000,10 @@ $L492_rangeint_body:
 	mov.f32 %f1024, %f1020;
 	mov.f32 %f1025, %f1021;
 	.loc 5 222 15
-	add.s64 %rd743, %rd742, 1;
-	shl.b64 %rd744, %rd742, 2;
-	add.s64 %rd745, %rd526, %rd744;
-	st.shared.v2.f32 [%rd745], {%f1024, %f1025};
+	add.s64 %rd701, %rd700, 1;
+	shl.b64 %rd702, %rd700, 2;
+	add.s64 %rd703, %rd484, %rd702;
+	st.shared.v2.f32 [%rd703], {%f1024, %f1025};
 	bra.uni $L493_rangeint_body;
 $L493_rangeint_body:
 	.loc 5 219 5
@@ -27581,15 +28022,15 @@ $L493_rangeint_body:
 	mov.f32 %f1028, %f1032;
 	mov.f32 %f1029, %f1033;
 	.loc 5 220 19
-	add.s64 %rd746, 0, %rd530;
+	add.s64 %rd704, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd747, 2, %rd531;
+	mul.lo.s64 %rd705, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd748, 24, %rd747;
+	add.s64 %rd706, 24, %rd705;
 	.loc 5 221 21
-	mul.lo.s64 %rd749, %rd746, 40;
+	mul.lo.s64 %rd707, %rd704, 40;
 	.loc 5 221 29
-	add.s64 %rd750, %rd749, %rd748;
+	add.s64 %rd708, %rd707, %rd706;
 	.loc 5 221 45
 	mov.f32 %f1034, 0f00000000;
 	mov.f32 %f1035, 0f00000000;
@@ -27605,16 +28046,16 @@ $L493_rangeint_body:
 	mov.f32 %f1038, %f1034;
 	mov.f32 %f1039, %f1035;
 	.loc 5 221 15
-	add.s64 %rd751, %rd750, 1;
-	shl.b64 %rd752, %rd750, 2;
-	add.s64 %rd753, %rd526, %rd752;
-	st.shared.v2.f32 [%rd753], {%f1038, %f1039};
+	add.s64 %rd709, %rd708, 1;
+	shl.b64 %rd710, %rd708, 2;
+	add.s64 %rd711, %rd484, %rd710;
+	st.shared.v2.f32 [%rd711], {%f1038, %f1039};
 	.loc 5 222 22
-	add.s64 %rd754, %rd746, 8;
+	add.s64 %rd712, %rd704, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd755, %rd754, 40;
+	mul.lo.s64 %rd713, %rd712, 40;
 	.loc 5 222 33
-	add.s64 %rd756, %rd755, %rd748;
+	add.s64 %rd714, %rd713, %rd706;
 	.loc 5 222 49
 	mov.f32 %f1040, 0f00000000;
 	mov.f32 %f1041, 0f00000000;
@@ -27630,10 +28071,10 @@ $L493_rangeint_body:
 	mov.f32 %f1044, %f1040;
 	mov.f32 %f1045, %f1041;
 	.loc 5 222 15
-	add.s64 %rd757, %rd756, 1;
-	shl.b64 %rd758, %rd756, 2;
-	add.s64 %rd759, %rd526, %rd758;
-	st.shared.v2.f32 [%rd759], {%f1044, %f1045};
+	add.s64 %rd715, %rd714, 1;
+	shl.b64 %rd716, %rd714, 2;
+	add.s64 %rd717, %rd484, %rd716;
+	st.shared.v2.f32 [%rd717], {%f1044, %f1045};
 	bra.uni $L495_rangeint_body;
 $L495_rangeint_body:
 	.loc 5 219 5
@@ -27652,15 +28093,15 @@ $L495_rangeint_body:
 	mov.f32 %f1048, %f1052;
 	mov.f32 %f1049, %f1053;
 	.loc 5 220 19
-	add.s64 %rd760, 16, %rd530;
+	add.s64 %rd718, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd761, 2, %rd531;
+	mul.lo.s64 %rd719, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd762, 0, %rd761;
+	add.s64 %rd720, 0, %rd719;
 	.loc 5 221 21
-	mul.lo.s64 %rd763, %rd760, 40;
+	mul.lo.s64 %rd721, %rd718, 40;
 	.loc 5 221 29
-	add.s64 %rd764, %rd763, %rd762;
+	add.s64 %rd722, %rd721, %rd720;
 	.loc 5 221 45
 	mov.f32 %f1054, 0f00000000;
 	mov.f32 %f1055, 0f00000000;
@@ -27676,16 +28117,16 @@ $L495_rangeint_body:
 	mov.f32 %f1058, %f1054;
 	mov.f32 %f1059, %f1055;
 	.loc 5 221 15
-	add.s64 %rd765, %rd764, 1;
-	shl.b64 %rd766, %rd764, 2;
-	add.s64 %rd767, %rd526, %rd766;
-	st.shared.v2.f32 [%rd767], {%f1058, %f1059};
+	add.s64 %rd723, %rd722, 1;
+	shl.b64 %rd724, %rd722, 2;
+	add.s64 %rd725, %rd484, %rd724;
+	st.shared.v2.f32 [%rd725], {%f1058, %f1059};
 	.loc 5 222 22
-	add.s64 %rd768, %rd760, 8;
+	add.s64 %rd726, %rd718, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd769, %rd768, 40;
+	mul.lo.s64 %rd727, %rd726, 40;
 	.loc 5 222 33
-	add.s64 %rd770, %rd769, %rd762;
+	add.s64 %rd728, %rd727, %rd720;
 	.loc 5 222 49
 	mov.f32 %f1060, 0f00000000;
 	mov.f32 %f1061, 0f00000000;
@@ -27701,10 +28142,10 @@ $L495_rangeint_body:
 	mov.f32 %f1064, %f1060;
 	mov.f32 %f1065, %f1061;
 	.loc 5 222 15
-	add.s64 %rd771, %rd770, 1;
-	shl.b64 %rd772, %rd770, 2;
-	add.s64 %rd773, %rd526, %rd772;
-	st.shared.v2.f32 [%rd773], {%f1064, %f1065};
+	add.s64 %rd729, %rd728, 1;
+	shl.b64 %rd730, %rd728, 2;
+	add.s64 %rd731, %rd484, %rd730;
+	st.shared.v2.f32 [%rd731], {%f1064, %f1065};
 	bra.uni $L497_rangeint_body;
 $L497_rangeint_body:
 	.loc 5 219 5
@@ -27723,15 +28164,15 @@ $L497_rangeint_body:
 	mov.f32 %f1068, %f1072;
 	mov.f32 %f1069, %f1073;
 	.loc 5 220 19
-	add.s64 %rd774, 16, %rd530;
+	add.s64 %rd732, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd775, 2, %rd531;
+	mul.lo.s64 %rd733, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd776, 8, %rd775;
+	add.s64 %rd734, 8, %rd733;
 	.loc 5 221 21
-	mul.lo.s64 %rd777, %rd774, 40;
+	mul.lo.s64 %rd735, %rd732, 40;
 	.loc 5 221 29
-	add.s64 %rd778, %rd777, %rd776;
+	add.s64 %rd736, %rd735, %rd734;
 	.loc 5 221 45
 	mov.f32 %f1074, 0f00000000;
 	mov.f32 %f1075, 0f00000000;
@@ -27747,16 +28188,16 @@ $L497_rangeint_body:
 	mov.f32 %f1078, %f1074;
 	mov.f32 %f1079, %f1075;
 	.loc 5 221 15
-	add.s64 %rd779, %rd778, 1;
-	shl.b64 %rd780, %rd778, 2;
-	add.s64 %rd781, %rd526, %rd780;
-	st.shared.v2.f32 [%rd781], {%f1078, %f1079};
+	add.s64 %rd737, %rd736, 1;
+	shl.b64 %rd738, %rd736, 2;
+	add.s64 %rd739, %rd484, %rd738;
+	st.shared.v2.f32 [%rd739], {%f1078, %f1079};
 	.loc 5 222 22
-	add.s64 %rd782, %rd774, 8;
+	add.s64 %rd740, %rd732, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd783, %rd782, 40;
+	mul.lo.s64 %rd741, %rd740, 40;
 	.loc 5 222 33
-	add.s64 %rd784, %rd783, %rd776;
+	add.s64 %rd742, %rd741, %rd734;
 	.loc 5 222 49
 	mov.f32 %f1080, 0f00000000;
 	mov.f32 %f1081, 0f00000000;
@@ -27772,10 +28213,10 @@ $L497_rangeint_body:
 	mov.f32 %f1084, %f1080;
 	mov.f32 %f1085, %f1081;
 	.loc 5 222 15
-	add.s64 %rd785, %rd784, 1;
-	shl.b64 %rd786, %rd784, 2;
-	add.s64 %rd787, %rd526, %rd786;
-	st.shared.v2.f32 [%rd787], {%f1084, %f1085};
+	add.s64 %rd743, %rd742, 1;
+	shl.b64 %rd744, %rd742, 2;
+	add.s64 %rd745, %rd484, %rd744;
+	st.shared.v2.f32 [%rd745], {%f1084, %f1085};
 	bra.uni $L498_rangeint_body;
 $L498_rangeint_body:
 	.loc 5 219 5
@@ -27794,15 +28235,15 @@ $L498_rangeint_body:
 	mov.f32 %f1088, %f1092;
 	mov.f32 %f1089, %f1093;
 	.loc 5 220 19
-	add.s64 %rd788, 16, %rd530;
+	add.s64 %rd746, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd789, 2, %rd531;
+	mul.lo.s64 %rd747, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd790, 16, %rd789;
+	add.s64 %rd748, 16, %rd747;
 	.loc 5 221 21
-	mul.lo.s64 %rd791, %rd788, 40;
+	mul.lo.s64 %rd749, %rd746, 40;
 	.loc 5 221 29
-	add.s64 %rd792, %rd791, %rd790;
+	add.s64 %rd750, %rd749, %rd748;
 	.loc 5 221 45
 	mov.f32 %f1094, 0f00000000;
 	mov.f32 %f1095, 0f00000000;
@@ -27818,16 +28259,16 @@ $L498_rangeint_body:
 	mov.f32 %f1098, %f1094;
 	mov.f32 %f1099, %f1095;
 	.loc 5 221 15
-	add.s64 %rd793, %rd792, 1;
-	shl.b64 %rd794, %rd792, 2;
-	add.s64 %rd795, %rd526, %rd794;
-	st.shared.v2.f32 [%rd795], {%f1098, %f1099};
+	add.s64 %rd751, %rd750, 1;
+	shl.b64 %rd752, %rd750, 2;
+	add.s64 %rd753, %rd484, %rd752;
+	st.shared.v2.f32 [%rd753], {%f1098, %f1099};
 	.loc 5 222 22
-	add.s64 %rd796, %rd788, 8;
+	add.s64 %rd754, %rd746, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd797, %rd796, 40;
+	mul.lo.s64 %rd755, %rd754, 40;
 	.loc 5 222 33
-	add.s64 %rd798, %rd797, %rd790;
+	add.s64 %rd756, %rd755, %rd748;
 	.loc 5 222 49
 	mov.f32 %f1100, 0f00000000;
 	mov.f32 %f1101, 0f00000000;
@@ -27843,10 +28284,10 @@ $L498_rangeint_body:
 	mov.f32 %f1104, %f1100;
 	mov.f32 %f1105, %f1101;
 	.loc 5 222 15
-	add.s64 %rd799, %rd798, 1;
-	shl.b64 %rd800, %rd798, 2;
-	add.s64 %rd801, %rd526, %rd800;
-	st.shared.v2.f32 [%rd801], {%f1104, %f1105};
+	add.s64 %rd757, %rd756, 1;
+	shl.b64 %rd758, %rd756, 2;
+	add.s64 %rd759, %rd484, %rd758;
+	st.shared.v2.f32 [%rd759], {%f1104, %f1105};
 	bra.uni $L499_rangeint_body;
 $L499_rangeint_body:
 	.loc 5 219 5
@@ -27865,15 +28306,15 @@ $L499_rangeint_body:
 	mov.f32 %f1108, %f1112;
 	mov.f32 %f1109, %f1113;
 	.loc 5 220 19
-	add.s64 %rd802, 16, %rd530;
+	add.s64 %rd760, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd803, 2, %rd531;
+	mul.lo.s64 %rd761, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd804, 24, %rd803;
+	add.s64 %rd762, 24, %rd761;
 	.loc 5 221 21
-	mul.lo.s64 %rd805, %rd802, 40;
+	mul.lo.s64 %rd763, %rd760, 40;
 	.loc 5 221 29
-	add.s64 %rd806, %rd805, %rd804;
+	add.s64 %rd764, %rd763, %rd762;
 	.loc 5 221 45
 	mov.f32 %f1114, 0f00000000;
 	mov.f32 %f1115, 0f00000000;
@@ -27889,16 +28330,16 @@ $L499_rangeint_body:
 	mov.f32 %f1118, %f1114;
 	mov.f32 %f1119, %f1115;
 	.loc 5 221 15
-	add.s64 %rd807, %rd806, 1;
-	shl.b64 %rd808, %rd806, 2;
-	add.s64 %rd809, %rd526, %rd808;
-	st.shared.v2.f32 [%rd809], {%f1118, %f1119};
+	add.s64 %rd765, %rd764, 1;
+	shl.b64 %rd766, %rd764, 2;
+	add.s64 %rd767, %rd484, %rd766;
+	st.shared.v2.f32 [%rd767], {%f1118, %f1119};
 	.loc 5 222 22
-	add.s64 %rd810, %rd802, 8;
+	add.s64 %rd768, %rd760, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd811, %rd810, 40;
+	mul.lo.s64 %rd769, %rd768, 40;
 	.loc 5 222 33
-	add.s64 %rd812, %rd811, %rd804;
+	add.s64 %rd770, %rd769, %rd762;
 	.loc 5 222 49
 	mov.f32 %f1120, 0f00000000;
 	mov.f32 %f1121, 0f00000000;
@@ -27914,26 +28355,26 @@ $L499_rangeint_body:
 	mov.f32 %f1124, %f1120;
 	mov.f32 %f1125, %f1121;
 	.loc 5 222 15
-	add.s64 %rd813, %rd812, 1;
-	shl.b64 %rd814, %rd812, 2;
-	add.s64 %rd815, %rd526, %rd814;
-	st.shared.v2.f32 [%rd815], {%f1124, %f1125};
+	add.s64 %rd771, %rd770, 1;
+	shl.b64 %rd772, %rd770, 2;
+	add.s64 %rd773, %rd484, %rd772;
+	st.shared.v2.f32 [%rd773], {%f1124, %f1125};
 	bra.uni $L482_rangeint_done;
 $L482_rangeint_done:
 	.loc 5 225 13
 	bar.warp.sync -1;
 	.loc 5 226 14
-	add.s64 %rd816, %rd527, 32;
+	add.s64 %rd774, %rd485, 32;
 	.loc 5 227 10
 	setp.eq.s64 %p85, %rd19, 3;
 	@%p85 bra $L485_if_then;
 	bra.uni $L487_if_else;
 $L485_if_then:
-	mov.s64 %rd661, 0;
+	mov.s64 %rd619, 0;
 	bra.uni $L488_for_loop;
 $L488_for_loop:
 	.loc 5 229 18
-	setp.lt.s64 %p99, %rd661, 32;
+	setp.lt.s64 %p99, %rd619, 32;
 	@%p99 bra $L489_for_body;
 	bra.uni $L486_if_done;
 $L489_for_body:
@@ -27941,37 +28382,37 @@ $L489_for_body:
 	mov.f32 %f1195, 0f00000000;
 	mov.f32 %f1196, 0f00000000;
 	.loc 5 230 28
-	shr.s64 %rd832, %rd529, 4;
+	shr.s64 %rd790, %rd487, 4;
 	.loc 5 230 26
-	add.s64 %rd833, %rd661, %rd832;
+	add.s64 %rd791, %rd619, %rd790;
 	.loc 5 230 32
-	mul.lo.s64 %rd834, %rd833, 40;
+	mul.lo.s64 %rd792, %rd791, 40;
 	.loc 5 230 45
-	and.b64 %rd835, %rd529, 15;
+	and.b64 %rd793, %rd487, 15;
 	.loc 5 230 42
-	mul.lo.s64 %rd836, 2, %rd835;
+	mul.lo.s64 %rd794, 2, %rd793;
 	.loc 5 230 40
-	add.s64 %rd837, %rd834, %rd836;
+	add.s64 %rd795, %rd792, %rd794;
 	.loc 5 230 19
-	add.s64 %rd838, %rd837, 1;
-	shl.b64 %rd839, %rd837, 2;
-	add.s64 %rd840, %rd526, %rd839;
-	ld.shared.v2.f32 {%f1197, %f1198}, [%rd840];
+	add.s64 %rd796, %rd795, 1;
+	shl.b64 %rd797, %rd795, 2;
+	add.s64 %rd798, %rd484, %rd797;
+	ld.shared.v2.f32 {%f1197, %f1198}, [%rd798];
 	.loc 5 230 5
 	mov.f32 %f1195, %f1197;
 	mov.f32 %f1196, %f1198;
 	.loc 5 231 36
-	add.s64 %rd841, %rd816, %rd661;
+	add.s64 %rd799, %rd774, %rd619;
 	.loc 5 231 40
-	shr.s64 %rd842, %rd529, 4;
+	shr.s64 %rd800, %rd487, 4;
 	.loc 5 231 38
-	add.s64 %rd843, %rd841, %rd842;
+	add.s64 %rd801, %rd799, %rd800;
 	.loc 5 231 52
-	and.b64 %rd844, %rd529, 15;
+	and.b64 %rd802, %rd487, 15;
 	.loc 5 231 49
-	mul.lo.s64 %rd845, 2, %rd844;
+	mul.lo.s64 %rd803, 2, %rd802;
 	.loc 5 231 47
-	add.s64 %rd846, %rd528, %rd845;
+	add.s64 %rd804, %rd486, %rd803;
 	.loc 5 231 70
 	mov.f32 %f1199, %f1195;
 	.loc 5 231 76
@@ -27979,55 +28420,55 @@ $L489_for_body:
 	.loc 5 231 13
 	bra.uni $L543_entry;
 $L543_entry:
-	.loc 5 349 9
-	setp.lt.s64 %p100, %rd843, %rd15;
+	.loc 5 353 9
+	setp.lt.s64 %p100, %rd801, %rd15;
 	@%p100 bra $L546_cond_true;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L546_cond_true:
-	.loc 5 349 20
-	setp.lt.s64 %p101, %rd846, %rd16;
+	.loc 5 353 20
+	setp.lt.s64 %p101, %rd804, %rd16;
 	@%p101 bra $L544_if_then;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L544_if_then:
-	.loc 5 350 14
-	add.s64 %rd847, %rd846, 1;
-	.loc 5 350 17
-	setp.lt.s64 %p102, %rd847, %rd16;
-	.loc 5 351 16
+	.loc 5 354 14
+	add.s64 %rd805, %rd804, 1;
+	.loc 5 354 17
+	setp.lt.s64 %p102, %rd805, %rd16;
+	.loc 5 355 16
 	setp.gt.s64 %p103, %rd11, 0;
 	@%p103 bra $L547_if_then;
 	bra.uni $L560_edge;
 $L547_if_then:
-	.loc 5 352 22
-	shl.b64 %rd848, %rd846, 2;
-	add.s64 %rd849, %rd10, %rd848;
-	ld.global.nc.f32 %f1203, [%rd849];
-	.loc 5 352 17
+	.loc 5 356 22
+	shl.b64 %rd806, %rd804, 2;
+	add.s64 %rd807, %rd10, %rd806;
+	ld.global.nc.f32 %f1203, [%rd807];
+	.loc 5 356 17
 	bra.uni $L561_entry;
 $L561_entry:
 	.loc 3 26 40
 	mov.f32 %f1204, %f1203;
 	bra.uni $L562_ret_load;
 $L562_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f1205, %f1199, %f1204;
 	@%p102 bra $L549_if_then;
 	bra.uni $L563_edge;
 $L549_if_then:
-	.loc 5 354 27
-	add.s64 %rd850, %rd846, 1;
-	.loc 5 354 23
-	shl.b64 %rd851, %rd850, 2;
-	add.s64 %rd852, %rd10, %rd851;
-	ld.global.nc.f32 %f1206, [%rd852];
-	.loc 5 354 18
+	.loc 5 358 27
+	add.s64 %rd808, %rd804, 1;
+	.loc 5 358 23
+	shl.b64 %rd809, %rd808, 2;
+	add.s64 %rd810, %rd10, %rd809;
+	ld.global.nc.f32 %f1206, [%rd810];
+	.loc 5 358 18
 	bra.uni $L564_entry;
 $L564_entry:
 	.loc 3 26 40
 	mov.f32 %f1207, %f1206;
 	bra.uni $L565_ret_load;
 $L565_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f1208, %f1200, %f1207;
 	mov.f32 %f1201, %f1205;
 	mov.f32 %f1202, %f1208;
@@ -28041,25 +28482,25 @@ $L560_edge:
 	mov.f32 %f1202, %f1200;
 	bra.uni $L548_if_done;
 $L548_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p104, %rd19, 3;
 	@%p104 bra $L550_if_then;
 	bra.uni $L551_if_else;
 $L550_if_then:
-	.loc 5 358 15
-	shr.s64 %rd853, %rd16, 1;
-	.loc 5 358 12
-	mul.lo.s64 %rd854, %rd843, %rd853;
-	.loc 5 358 25
-	shr.s64 %rd855, %rd846, 1;
-	.loc 5 358 20
-	add.s64 %rd856, %rd854, %rd855;
-	.loc 5 359 14
+	.loc 5 362 15
+	shr.s64 %rd811, %rd16, 1;
+	.loc 5 362 12
+	mul.lo.s64 %rd812, %rd801, %rd811;
+	.loc 5 362 25
+	shr.s64 %rd813, %rd804, 1;
+	.loc 5 362 20
+	add.s64 %rd814, %rd812, %rd813;
+	.loc 5 363 14
 	bra.uni $L566_entry;
 $L566_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1210, %f1201;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1211, %f1210, 0fC2D00000;
 	min.f32 %f1211, %f1211, 0f42B20000;
 	mul.rn.f32 %f1212, %f1211, 0f3FB8AA3B;
@@ -28077,33 +28518,33 @@ $L566_entry:
 	mul.rn.f32 %f1215, %f1215, %f1219;
 	setp.nan.f32 %p105, %f1210, %f1210;
 	selp.f32 %f1215, %f1210, %f1215, %p105;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1220, 0f3F800000, %f1215;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1221, %f1201, %f1220;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1209, %f1221;
 	bra.uni $L567_ret_siluF;
 $L567_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f1222, %f1209, %f1202;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p106, %rd14, 0;
 	@%p106 bra $L552_if_then;
 	bra.uni $L568_edge;
 $L552_if_then:
-	.loc 5 361 21
-	shl.b64 %rd857, %rd856, 2;
-	add.s64 %rd858, %rd13, %rd857;
-	ld.global.nc.f32 %f1224, [%rd858];
-	.loc 5 361 17
+	.loc 5 365 21
+	shl.b64 %rd815, %rd814, 2;
+	add.s64 %rd816, %rd13, %rd815;
+	ld.global.nc.f32 %f1224, [%rd816];
+	.loc 5 365 17
 	bra.uni $L569_entry;
 $L569_entry:
 	.loc 3 26 40
 	mov.f32 %f1225, %f1224;
 	bra.uni $L570_ret_load;
 $L570_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f1226, %f1222, %f1225;
 	mov.f32 %f1223, %f1226;
 	bra.uni $L571_entry;
@@ -28115,27 +28556,27 @@ $L571_entry:
 	mov.f32 %f1227, %f1223;
 	bra.uni $L572_ret_store;
 $L572_ret_store:
-	.loc 5 363 5
-	shl.b64 %rd859, %rd856, 2;
-	add.s64 %rd860, %rd1, %rd859;
-	st.global.f32 [%rd860], %f1227;
+	.loc 5 367 5
+	shl.b64 %rd817, %rd814, 2;
+	add.s64 %rd818, %rd1, %rd817;
+	st.global.f32 [%rd818], %f1227;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L551_if_else:
-	.loc 5 365 12
-	mul.lo.s64 %rd861, %rd843, %rd16;
-	.loc 5 365 15
-	add.s64 %rd862, %rd861, %rd846;
-	.loc 5 366 17
+	.loc 5 369 12
+	mul.lo.s64 %rd819, %rd801, %rd16;
+	.loc 5 369 15
+	add.s64 %rd820, %rd819, %rd804;
+	.loc 5 370 17
 	bra.uni $L573_entry;
 $L573_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p107, %rd19, 1;
 	@%p107 bra $L579_entry;
 	bra.uni $L575_if_done;
 $L579_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1230, %f1201;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1231, %f1230, 0fC2D00000;
 	min.f32 %f1231, %f1231, 0f42B20000;
 	mul.rn.f32 %f1232, %f1231, 0f3FB8AA3B;
@@ -28153,28 +28594,28 @@ $L579_entry:
 	mul.rn.f32 %f1235, %f1235, %f1239;
 	setp.nan.f32 %p108, %f1230, %f1230;
 	selp.f32 %f1235, %f1230, %f1235, %p108;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1240, 0f3F800000, %f1235;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1241, %f1201, %f1240;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1229, %f1241;
 	bra.uni $L580_ret_siluF;
 $L580_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1228, %f1229;
 	bra.uni $L578_ret_activate;
 $L575_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p109, %rd19, 2;
 	@%p109 bra $L576_if_then;
 	bra.uni $L577_if_done;
 $L576_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1242, 0f3F000000, %f1201;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1243, %f1201, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L581_entry;
 $L581_entry:
 	.loc 1 26 14
@@ -28280,17 +28721,17 @@ $L591_if_done:
 	bra.uni $L594_entry;
 $L594_entry:
 	.loc 2 91 46
-	mov.b32 %r484, %f1269;
+	mov.b32 %r610, %f1269;
 	.loc 2 91 49
-	and.b32 %r485, %r484, 2147483647;
+	and.b32 %r611, %r610, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r486, %f1243;
+	mov.b32 %r612, %f1243;
 	.loc 2 91 82
-	and.b32 %r487, %r486, 0x80000000;
+	and.b32 %r613, %r612, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r488, %r485, %r487;
+	or.b32 %r614, %r611, %r613;
 	.loc 2 91 29
-	mov.b32 %f1271, %r488;
+	mov.b32 %f1271, %r614;
 	.loc 2 91 2
 	mov.f32 %f1270, %f1271;
 	bra.uni $L595_ret_copysign32;
@@ -28310,17 +28751,17 @@ $L588_if_then:
 $L596_entry:
 	.loc 2 91 46
 	mov.f32 %f1283, 0f3F800000;
-	mov.b32 %r489, %f1283;
+	mov.b32 %r615, %f1283;
 	.loc 2 91 49
-	and.b32 %r490, %r489, 2147483647;
+	and.b32 %r616, %r615, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r491, %f1243;
+	mov.b32 %r617, %f1243;
 	.loc 2 91 82
-	and.b32 %r492, %r491, 0x80000000;
+	and.b32 %r618, %r617, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r493, %r490, %r492;
+	or.b32 %r619, %r616, %r618;
 	.loc 2 91 29
-	mov.b32 %f1284, %r493;
+	mov.b32 %f1284, %r619;
 	.loc 2 91 2
 	mov.f32 %f1282, %f1284;
 	bra.uni $L597_ret_copysign32;
@@ -28329,35 +28770,35 @@ $L597_ret_copysign32:
 	mov.f32 %f1244, %f1282;
 	bra.uni $L593_ret_Erf32;
 $L593_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1285, 0f3F800000, %f1244;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1286, %f1242, %f1285;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1228, %f1286;
 	bra.uni $L578_ret_activate;
 $L577_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1228, %f1201;
 	bra.uni $L578_ret_activate;
 $L578_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p115, %rd14, 0;
 	@%p115 bra $L554_if_then;
 	bra.uni $L598_edge;
 $L554_if_then:
-	.loc 5 368 22
-	shl.b64 %rd863, %rd862, 2;
-	add.s64 %rd864, %rd13, %rd863;
-	ld.global.nc.f32 %f1288, [%rd864];
-	.loc 5 368 18
+	.loc 5 372 22
+	shl.b64 %rd821, %rd820, 2;
+	add.s64 %rd822, %rd13, %rd821;
+	ld.global.nc.f32 %f1288, [%rd822];
+	.loc 5 372 18
 	bra.uni $L599_entry;
 $L599_entry:
 	.loc 3 26 40
 	mov.f32 %f1289, %f1288;
 	bra.uni $L600_ret_load;
 $L600_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f1290, %f1228, %f1289;
 	mov.f32 %f1287, %f1290;
 	bra.uni $L601_entry;
@@ -28369,21 +28810,21 @@ $L601_entry:
 	mov.f32 %f1291, %f1287;
 	bra.uni $L602_ret_store;
 $L602_ret_store:
-	.loc 5 370 5
-	shl.b64 %rd865, %rd862, 2;
-	add.s64 %rd866, %rd1, %rd865;
-	st.global.f32 [%rd866], %f1291;
+	.loc 5 374 5
+	shl.b64 %rd823, %rd820, 2;
+	add.s64 %rd824, %rd1, %rd823;
+	st.global.f32 [%rd824], %f1291;
 	@%p102 bra $L603_entry;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L603_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p116, %rd19, 1;
 	@%p116 bra $L609_entry;
 	bra.uni $L605_if_done;
 $L609_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1294, %f1202;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1295, %f1294, 0fC2D00000;
 	min.f32 %f1295, %f1295, 0f42B20000;
 	mul.rn.f32 %f1296, %f1295, 0f3FB8AA3B;
@@ -28401,28 +28842,28 @@ $L609_entry:
 	mul.rn.f32 %f1299, %f1299, %f1303;
 	setp.nan.f32 %p117, %f1294, %f1294;
 	selp.f32 %f1299, %f1294, %f1299, %p117;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1304, 0f3F800000, %f1299;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1305, %f1202, %f1304;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1293, %f1305;
 	bra.uni $L610_ret_siluF;
 $L610_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1292, %f1293;
 	bra.uni $L608_ret_activate;
 $L605_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p118, %rd19, 2;
 	@%p118 bra $L606_if_then;
 	bra.uni $L607_if_done;
 $L606_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1306, 0f3F000000, %f1202;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1307, %f1202, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L611_entry;
 $L611_entry:
 	.loc 1 26 14
@@ -28528,17 +28969,17 @@ $L621_if_done:
 	bra.uni $L624_entry;
 $L624_entry:
 	.loc 2 91 46
-	mov.b32 %r494, %f1333;
+	mov.b32 %r620, %f1333;
 	.loc 2 91 49
-	and.b32 %r495, %r494, 2147483647;
+	and.b32 %r621, %r620, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r496, %f1307;
+	mov.b32 %r622, %f1307;
 	.loc 2 91 82
-	and.b32 %r497, %r496, 0x80000000;
+	and.b32 %r623, %r622, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r498, %r495, %r497;
+	or.b32 %r624, %r621, %r623;
 	.loc 2 91 29
-	mov.b32 %f1335, %r498;
+	mov.b32 %f1335, %r624;
 	.loc 2 91 2
 	mov.f32 %f1334, %f1335;
 	bra.uni $L625_ret_copysign32;
@@ -28558,17 +28999,17 @@ $L618_if_then:
 $L626_entry:
 	.loc 2 91 46
 	mov.f32 %f1347, 0f3F800000;
-	mov.b32 %r499, %f1347;
+	mov.b32 %r625, %f1347;
 	.loc 2 91 49
-	and.b32 %r500, %r499, 2147483647;
+	and.b32 %r626, %r625, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r501, %f1307;
+	mov.b32 %r627, %f1307;
 	.loc 2 91 82
-	and.b32 %r502, %r501, 0x80000000;
+	and.b32 %r628, %r627, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r503, %r500, %r502;
+	or.b32 %r629, %r626, %r628;
 	.loc 2 91 29
-	mov.b32 %f1348, %r503;
+	mov.b32 %f1348, %r629;
 	.loc 2 91 2
 	mov.f32 %f1346, %f1348;
 	bra.uni $L627_ret_copysign32;
@@ -28577,37 +29018,37 @@ $L627_ret_copysign32:
 	mov.f32 %f1308, %f1346;
 	bra.uni $L623_ret_Erf32;
 $L623_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1349, 0f3F800000, %f1308;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1350, %f1306, %f1349;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1292, %f1350;
 	bra.uni $L608_ret_activate;
 $L607_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1292, %f1202;
 	bra.uni $L608_ret_activate;
 $L608_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p124, %rd14, 0;
 	@%p124 bra $L557_if_then;
 	bra.uni $L628_edge;
 $L557_if_then:
-	.loc 5 374 25
-	add.s64 %rd867, %rd862, 1;
-	.loc 5 374 23
-	shl.b64 %rd868, %rd867, 2;
-	add.s64 %rd869, %rd13, %rd868;
-	ld.global.nc.f32 %f1352, [%rd869];
-	.loc 5 374 19
+	.loc 5 378 25
+	add.s64 %rd825, %rd820, 1;
+	.loc 5 378 23
+	shl.b64 %rd826, %rd825, 2;
+	add.s64 %rd827, %rd13, %rd826;
+	ld.global.nc.f32 %f1352, [%rd827];
+	.loc 5 378 19
 	bra.uni $L629_entry;
 $L629_entry:
 	.loc 3 26 40
 	mov.f32 %f1353, %f1352;
 	bra.uni $L630_ret_load;
 $L630_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f1354, %f1292, %f1353;
 	mov.f32 %f1351, %f1354;
 	bra.uni $L558_if_done;
@@ -28615,51 +29056,51 @@ $L628_edge:
 	mov.f32 %f1351, %f1292;
 	bra.uni $L558_if_done;
 $L558_if_done:
-	.loc 5 376 8
-	add.s64 %rd870, %rd862, 1;
-	.loc 5 376 22
+	.loc 5 380 8
+	add.s64 %rd828, %rd820, 1;
+	.loc 5 380 22
 	bra.uni $L631_entry;
 $L631_entry:
 	.loc 3 27 40
 	mov.f32 %f1355, %f1351;
 	bra.uni $L632_ret_store;
 $L632_ret_store:
-	.loc 5 376 6
-	shl.b64 %rd871, %rd870, 2;
-	add.s64 %rd872, %rd1, %rd871;
-	st.global.f32 [%rd872], %f1355;
+	.loc 5 380 6
+	shl.b64 %rd829, %rd828, 2;
+	add.s64 %rd830, %rd1, %rd829;
+	st.global.f32 [%rd830], %f1355;
 	bra.uni $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L559_ret_epiStore_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d:
 	.loc 5 229 24
-	add.s64 %rd873, %rd661, 2;
-	mov.s64 %rd661, %rd873;
+	add.s64 %rd831, %rd619, 2;
+	mov.s64 %rd619, %rd831;
 	bra.uni $L488_for_loop;
 $L487_if_else:
-	mov.s64 %rd645, 0;
+	mov.s64 %rd603, 0;
 	bra.uni $L490_rangeint_body;
 $L490_rangeint_body:
 	.loc 5 235 34
-	add.s64 %rd817, %rd816, %rd645;
+	add.s64 %rd775, %rd774, %rd603;
 	.loc 5 235 40
-	add.s64 %rd818, %rd528, %rd529;
+	add.s64 %rd776, %rd486, %rd487;
 	.loc 5 235 59
-	mul.lo.s64 %rd819, %rd645, 40;
+	mul.lo.s64 %rd777, %rd603, 40;
 	.loc 5 235 67
-	add.s64 %rd820, %rd819, %rd529;
+	add.s64 %rd778, %rd777, %rd487;
 	.loc 5 235 57
-	shl.b64 %rd821, %rd820, 2;
-	add.s64 %rd822, %rd526, %rd821;
-	ld.shared.f32 %f1126, [%rd822];
+	shl.b64 %rd779, %rd778, 2;
+	add.s64 %rd780, %rd484, %rd779;
+	ld.shared.f32 %f1126, [%rd780];
 	.loc 5 235 11
 	bra.uni $L500_entry;
 $L500_entry:
 	.loc 5 245 9
-	setp.lt.s64 %p86, %rd817, %rd15;
+	setp.lt.s64 %p86, %rd775, %rd15;
 	@%p86 bra $L503_cond_true;
 	bra.uni $L508_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L503_cond_true:
 	.loc 5 245 20
-	setp.lt.s64 %p87, %rd818, %rd16;
+	setp.lt.s64 %p87, %rd776, %rd16;
 	@%p87 bra $L501_if_then;
 	bra.uni $L508_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L501_if_then:
@@ -28669,9 +29110,9 @@ $L501_if_then:
 	bra.uni $L509_edge;
 $L504_if_then:
 	.loc 5 247 21
-	shl.b64 %rd823, %rd818, 2;
-	add.s64 %rd824, %rd10, %rd823;
-	ld.global.nc.f32 %f1128, [%rd824];
+	shl.b64 %rd781, %rd776, 2;
+	add.s64 %rd782, %rd10, %rd781;
+	ld.global.nc.f32 %f1128, [%rd782];
 	.loc 5 247 16
 	bra.uni $L510_entry;
 $L510_entry:
@@ -28687,14 +29128,14 @@ $L509_edge:
 	mov.f32 %f1127, %f1126;
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p89, %rd19, 1;
 	@%p89 bra $L518_entry;
 	bra.uni $L514_if_done;
 $L518_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1133, %f1127;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1134, %f1133, 0fC2D00000;
 	min.f32 %f1134, %f1134, 0f42B20000;
 	mul.rn.f32 %f1135, %f1134, 0f3FB8AA3B;
@@ -28712,28 +29153,28 @@ $L518_entry:
 	mul.rn.f32 %f1138, %f1138, %f1142;
 	setp.nan.f32 %p90, %f1133, %f1133;
 	selp.f32 %f1138, %f1133, %f1138, %p90;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1143, 0f3F800000, %f1138;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1144, %f1127, %f1143;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1132, %f1144;
 	bra.uni $L519_ret_siluF;
 $L519_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1131, %f1132;
 	bra.uni $L517_ret_activate;
 $L514_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p91, %rd19, 2;
 	@%p91 bra $L515_if_then;
 	bra.uni $L516_if_done;
 $L515_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1145, 0f3F000000, %f1127;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1146, %f1127, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L520_entry;
 $L520_entry:
 	.loc 1 26 14
@@ -28839,17 +29280,17 @@ $L530_if_done:
 	bra.uni $L533_entry;
 $L533_entry:
 	.loc 2 91 46
-	mov.b32 %r474, %f1172;
+	mov.b32 %r600, %f1172;
 	.loc 2 91 49
-	and.b32 %r475, %r474, 2147483647;
+	and.b32 %r601, %r600, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r476, %f1146;
+	mov.b32 %r602, %f1146;
 	.loc 2 91 82
-	and.b32 %r477, %r476, 0x80000000;
+	and.b32 %r603, %r602, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r478, %r475, %r477;
+	or.b32 %r604, %r601, %r603;
 	.loc 2 91 29
-	mov.b32 %f1174, %r478;
+	mov.b32 %f1174, %r604;
 	.loc 2 91 2
 	mov.f32 %f1173, %f1174;
 	bra.uni $L534_ret_copysign32;
@@ -28869,17 +29310,17 @@ $L527_if_then:
 $L535_entry:
 	.loc 2 91 46
 	mov.f32 %f1186, 0f3F800000;
-	mov.b32 %r479, %f1186;
+	mov.b32 %r605, %f1186;
 	.loc 2 91 49
-	and.b32 %r480, %r479, 2147483647;
+	and.b32 %r606, %r605, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r481, %f1146;
+	mov.b32 %r607, %f1146;
 	.loc 2 91 82
-	and.b32 %r482, %r481, 0x80000000;
+	and.b32 %r608, %r607, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r483, %r480, %r482;
+	or.b32 %r609, %r606, %r608;
 	.loc 2 91 29
-	mov.b32 %f1187, %r483;
+	mov.b32 %f1187, %r609;
 	.loc 2 91 2
 	mov.f32 %f1185, %f1187;
 	bra.uni $L536_ret_copysign32;
@@ -28888,31 +29329,31 @@ $L536_ret_copysign32:
 	mov.f32 %f1147, %f1185;
 	bra.uni $L532_ret_Erf32;
 $L532_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1188, 0f3F800000, %f1147;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1189, %f1145, %f1188;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1131, %f1189;
 	bra.uni $L517_ret_activate;
 $L516_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1131, %f1127;
 	bra.uni $L517_ret_activate;
 $L517_ret_activate:
 	.loc 5 250 11
-	mul.lo.s64 %rd825, %rd817, %rd16;
+	mul.lo.s64 %rd783, %rd775, %rd16;
 	.loc 5 250 14
-	add.s64 %rd826, %rd825, %rd818;
+	add.s64 %rd784, %rd783, %rd776;
 	.loc 5 251 15
 	setp.gt.s64 %p97, %rd14, 0;
 	@%p97 bra $L506_if_then;
 	bra.uni $L537_edge;
 $L506_if_then:
 	.loc 5 252 20
-	shl.b64 %rd827, %rd826, 2;
-	add.s64 %rd828, %rd13, %rd827;
-	ld.global.nc.f32 %f1191, [%rd828];
+	shl.b64 %rd785, %rd784, 2;
+	add.s64 %rd786, %rd13, %rd785;
+	ld.global.nc.f32 %f1191, [%rd786];
 	.loc 5 252 16
 	bra.uni $L538_entry;
 $L538_entry:
@@ -28933,18 +29374,18 @@ $L540_entry:
 	bra.uni $L541_ret_store;
 $L541_ret_store:
 	.loc 5 254 4
-	shl.b64 %rd829, %rd826, 2;
-	add.s64 %rd830, %rd1, %rd829;
-	st.global.f32 [%rd830], %f1194;
+	shl.b64 %rd787, %rd784, 2;
+	add.s64 %rd788, %rd1, %rd787;
+	st.global.f32 [%rd788], %f1194;
 	bra.uni $L508_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d;
 $L508_ret_epiOne_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ef32c_u005d:
 	.loc 5 210 6
-	add.s64 %rd831, %rd645, 1;
-	setp.lt.s64 %p98, %rd831, 32;
+	add.s64 %rd789, %rd603, 1;
+	setp.lt.s64 %p98, %rd789, 32;
 	@%p98 bra $L542_edge;
 	bra.uni $L486_if_done;
 $L542_edge:
-	mov.s64 %rd645, %rd831;
+	mov.s64 %rd603, %rd789;
 	bra.uni $L490_rangeint_body;
 $L486_if_done:
 	.loc 5 238 13
@@ -28976,8 +29417,8 @@ $L35_ret_tcMatmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloa
 {
 	.reg .pred %p<125>;
 	.reg .b16 %rs<30>;
-	.reg .b32 %r<518>;
-	.reg .b64 %rd<874>;
+	.reg .b32 %r<644>;
+	.reg .b64 %rd<832>;
 	.reg .f32 %f<1348>;
 
 	.loc 5 89 6
@@ -29226,11 +29667,11 @@ $L9_if_else:
 	.loc 5 124 39
 	bra.uni $L38_entry;
 $L38_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd92, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd93, %rd90, %rd92;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd91, %rd93;
 	bra.uni $L39_ret_swz8;
 $L39_ret_swz8:
@@ -29301,11 +29742,11 @@ $L45_if_else:
 	.loc 5 124 39
 	bra.uni $L46_entry;
 $L46_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd118, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd119, %rd116, %rd118;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd117, %rd119;
 	bra.uni $L47_ret_swz8;
 $L47_ret_swz8:
@@ -29403,11 +29844,11 @@ $L55_if_else:
 	.loc 5 124 39
 	bra.uni $L58_entry;
 $L58_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd153, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd154, %rd151, %rd153;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd152, %rd154;
 	bra.uni $L59_ret_swz8;
 $L59_ret_swz8:
@@ -29478,11 +29919,11 @@ $L65_if_else:
 	.loc 5 124 39
 	bra.uni $L66_entry;
 $L66_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd179, %rd64, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd180, %rd177, %rd179;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd178, %rd180;
 	bra.uni $L67_ret_swz8;
 $L67_ret_swz8:
@@ -29546,11 +29987,11 @@ $L10_if_then:
 	.loc 5 140 22
 	bra.uni $L73_entry;
 $L73_entry:
-	.loc 5 311 43
+	.loc 5 315 43
 	and.b64 %rd225, %rd215, 7;
-	.loc 5 311 38
+	.loc 5 315 38
 	xor.b64 %rd226, %rd220, %rd225;
-	.loc 5 311 28
+	.loc 5 315 28
 	mov.s64 %rd224, %rd226;
 	bra.uni $L74_ret_swz8;
 $L74_ret_swz8:
@@ -29594,222 +30035,271 @@ $L14_if_then:
 	.loc 5 146 10
 	bra.uni $L75_entry;
 $L75_entry:
-	.loc 5 268 25
-	add.s64 %rd238, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd239, %rd238, %rd17;
-	.loc 5 268 31
-	add.s64 %rd240, %rd239, %rd237;
-	.loc 5 268 42
-	mul.lo.s64 %rd241, %rd201, %rd17;
-	.loc 5 269 15
+	.loc 5 271 38
+	cvt.s32.s64 %r42, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r43, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r44, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd238, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r45, %rd238;
+	.loc 5 272 47
+	add.s64 %rd239, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd240, %rd239, %rd17;
+	.loc 5 272 53
+	add.s64 %rd241, %rd240, %rd237;
+	.loc 5 272 43
+	cvt.s32.s64 %r46, %rd241;
+	.loc 5 272 71
+	mul.lo.s64 %rd242, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r47, %rd242;
+	.loc 5 272 82
+	cvt.s32.s64 %r48, %rd235;
+	.loc 5 273 15
 	setp.lt.s64 %p6, %rd237, %rd17;
-	mov.s64 %rd242, %rd199;
-	mov.s64 %rd243, 0;
-	mov.s64 %rd244, %rd240;
+	mov.s32 %r49, %r42;
+	mov.s32 %r50, 0;
+	mov.s32 %r51, %r46;
 	bra.uni $L78_for_loop;
 $L78_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p7, %rd242, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p7, %r49, %r43;
 	@%p7 bra $L76_for_body;
 	bra.uni $L82_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L76_for_body:
 	@%p6 bra $L81_cond_true;
 	bra.uni $L83_edge;
 $L81_cond_true:
-	.loc 5 272 17
-	add.s64 %rd247, %rd42, %rd242;
-	.loc 5 272 20
-	setp.lt.s64 %p8, %rd247, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p8, %r49, %r45;
 	@%p8 bra $L79_if_then;
 	bra.uni $L84_edge;
 $L79_if_then:
-	mov.s64 %rd245, %rd244;
-	mov.s64 %rd246, 16;
+	mov.s32 %r52, %r51;
+	mov.s64 %rd243, 16;
 	bra.uni $L80_if_done;
 $L84_edge:
-	mov.s64 %rd245, 0;
-	mov.s64 %rd246, 0;
+	mov.s32 %r52, 0;
+	mov.s64 %rd243, 0;
 	bra.uni $L80_if_done;
 $L83_edge:
-	mov.s64 %rd245, 0;
-	mov.s64 %rd246, 0;
+	mov.s32 %r52, 0;
+	mov.s64 %rd243, 0;
 	bra.uni $L80_if_done;
 $L80_if_done:
-	.loc 5 275 25
-	shl.b64 %rd248, %rd243, 1;
-	add.s64 %rd249, %rd234, %rd248;
-	.loc 5 275 32
-	shl.b64 %rd250, %rd245, 1;
-	add.s64 %rd251, %rd4, %rd250;
-	.loc 5 275 19
-	cvt.u32.s64 %r42, %rd246;
-	cp.async.cg.shared.global [%rd249], [%rd251], 16, %r42;
-	.loc 5 276 13
-	add.s64 %rd252, %rd243, %rd235;
-	.loc 5 276 24
-	add.s64 %rd253, %rd244, %rd241;
-	.loc 5 270 18
-	add.s64 %rd254, %rd242, %rd201;
-	mov.s64 %rd242, %rd254;
-	mov.s64 %rd243, %rd252;
-	mov.s64 %rd244, %rd253;
+	.loc 5 279 25
+	cvt.s64.s32 %rd244, %r50;
+	shl.b64 %rd245, %rd244, 1;
+	add.s64 %rd246, %rd234, %rd245;
+	.loc 5 279 32
+	cvt.s64.s32 %rd247, %r52;
+	shl.b64 %rd248, %rd247, 1;
+	add.s64 %rd249, %rd4, %rd248;
+	.loc 5 279 19
+	cvt.u32.s64 %r53, %rd243;
+	cp.async.cg.shared.global [%rd246], [%rd249], 16, %r53;
+	.loc 5 280 13
+	add.s32 %r54, %r50, %r48;
+	.loc 5 280 26
+	add.s32 %r55, %r51, %r47;
+	.loc 5 274 22
+	add.s32 %r56, %r49, %r44;
+	mov.s32 %r49, %r56;
+	mov.s32 %r50, %r54;
+	mov.s32 %r51, %r55;
 	bra.uni $L78_for_loop;
 $L82_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 147 32
-	add.s64 %rd255, 0, %rd213;
+	add.s64 %rd250, 0, %rd213;
 	.loc 5 147 21
-	add.s64 %rd256, %rd29, 1;
-	sub.s64 %rd257, %rd29, %rd255;
-	sub.s64 %rd258, %rd30, %rd255;
-	shl.b64 %rd259, %rd255, 1;
-	add.s64 %rd260, %rd31, %rd259;
+	add.s64 %rd251, %rd29, 1;
+	sub.s64 %rd252, %rd29, %rd250;
+	sub.s64 %rd253, %rd30, %rd250;
+	shl.b64 %rd254, %rd250, 1;
+	add.s64 %rd255, %rd31, %rd254;
 	.loc 5 147 49
-	mul.lo.s64 %rd261, %rd211, %rd212;
+	mul.lo.s64 %rd256, %rd211, %rd212;
 	.loc 5 147 11
 	bra.uni $L85_entry;
 $L85_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p9, %rd18, 0;
 	@%p9 bra $L86_if_then;
 	bra.uni $L88_if_else;
 $L86_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd262, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd263, 0, %rd262;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd257, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd258, 0, %rd257;
+	.loc 5 289 9
 	bra.uni $L90_entry;
 $L90_entry:
-	.loc 5 268 25
-	add.s64 %rd264, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd265, %rd264, %rd17;
-	.loc 5 268 31
-	add.s64 %rd266, %rd265, %rd263;
-	.loc 5 268 42
-	mul.lo.s64 %rd267, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p10, %rd263, %rd17;
-	mov.s64 %rd268, %rd209;
-	mov.s64 %rd269, 0;
-	mov.s64 %rd270, %rd266;
+	.loc 5 271 38
+	cvt.s32.s64 %r57, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r58, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r59, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd259, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r60, %rd259;
+	.loc 5 272 47
+	add.s64 %rd260, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd261, %rd260, %rd17;
+	.loc 5 272 53
+	add.s64 %rd262, %rd261, %rd258;
+	.loc 5 272 43
+	cvt.s32.s64 %r61, %rd262;
+	.loc 5 272 71
+	mul.lo.s64 %rd263, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r62, %rd263;
+	.loc 5 272 82
+	cvt.s32.s64 %r63, %rd256;
+	.loc 5 273 15
+	setp.lt.s64 %p10, %rd258, %rd17;
+	mov.s32 %r64, %r57;
+	mov.s32 %r65, 0;
+	mov.s32 %r66, %r61;
 	bra.uni $L93_for_loop;
 $L93_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p11, %rd268, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p11, %r64, %r58;
 	@%p11 bra $L91_for_body;
 	bra.uni $L15_if_done;
 $L91_for_body:
 	@%p10 bra $L96_cond_true;
 	bra.uni $L98_edge;
 $L96_cond_true:
-	.loc 5 272 17
-	add.s64 %rd273, %rd46, %rd268;
-	.loc 5 272 20
-	setp.lt.s64 %p12, %rd273, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p12, %r64, %r60;
 	@%p12 bra $L94_if_then;
 	bra.uni $L99_edge;
 $L94_if_then:
-	mov.s64 %rd271, %rd270;
-	mov.s64 %rd272, 16;
+	mov.s32 %r67, %r66;
+	mov.s64 %rd264, 16;
 	bra.uni $L95_if_done;
 $L99_edge:
-	mov.s64 %rd271, 0;
-	mov.s64 %rd272, 0;
+	mov.s32 %r67, 0;
+	mov.s64 %rd264, 0;
 	bra.uni $L95_if_done;
 $L98_edge:
-	mov.s64 %rd271, 0;
-	mov.s64 %rd272, 0;
+	mov.s32 %r67, 0;
+	mov.s64 %rd264, 0;
 	bra.uni $L95_if_done;
 $L95_if_done:
-	.loc 5 275 25
-	shl.b64 %rd274, %rd269, 1;
-	add.s64 %rd275, %rd260, %rd274;
-	.loc 5 275 32
-	shl.b64 %rd276, %rd271, 1;
-	add.s64 %rd277, %rd7, %rd276;
-	.loc 5 275 19
-	cvt.u32.s64 %r43, %rd272;
-	cp.async.cg.shared.global [%rd275], [%rd277], 16, %r43;
-	.loc 5 276 13
-	add.s64 %rd278, %rd269, %rd261;
-	.loc 5 276 24
-	add.s64 %rd279, %rd270, %rd267;
-	.loc 5 270 18
-	add.s64 %rd280, %rd268, %rd211;
-	mov.s64 %rd268, %rd280;
-	mov.s64 %rd269, %rd278;
-	mov.s64 %rd270, %rd279;
+	.loc 5 279 25
+	cvt.s64.s32 %rd265, %r65;
+	shl.b64 %rd266, %rd265, 1;
+	add.s64 %rd267, %rd255, %rd266;
+	.loc 5 279 32
+	cvt.s64.s32 %rd268, %r67;
+	shl.b64 %rd269, %rd268, 1;
+	add.s64 %rd270, %rd7, %rd269;
+	.loc 5 279 19
+	cvt.u32.s64 %r68, %rd264;
+	cp.async.cg.shared.global [%rd267], [%rd270], 16, %r68;
+	.loc 5 280 13
+	add.s32 %r69, %r65, %r63;
+	.loc 5 280 26
+	add.s32 %r70, %r66, %r62;
+	.loc 5 274 22
+	add.s32 %r71, %r64, %r59;
+	mov.s32 %r64, %r71;
+	mov.s32 %r65, %r69;
+	mov.s32 %r66, %r70;
 	bra.uni $L93_for_loop;
 $L88_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd281, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd282, %rd46, %rd281;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd271, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd272, %rd46, %rd271;
+	.loc 5 291 9
 	bra.uni $L100_entry;
 $L100_entry:
-	.loc 5 268 25
-	add.s64 %rd283, 0, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd284, %rd283, %rd16;
-	.loc 5 268 31
-	add.s64 %rd285, %rd284, %rd282;
-	.loc 5 268 42
-	mul.lo.s64 %rd286, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p13, %rd282, %rd16;
-	mov.s64 %rd287, %rd209;
-	mov.s64 %rd288, 0;
-	mov.s64 %rd289, %rd285;
+	.loc 5 271 38
+	cvt.s32.s64 %r72, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd273, 32;
+	cvt.s32.s64 %r73, %rd273;
+	.loc 5 271 61
+	cvt.s32.s64 %r74, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd274, %rd17, 0;
+	.loc 5 271 75
+	cvt.s32.s64 %r75, %rd274;
+	.loc 5 272 47
+	add.s64 %rd275, 0, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd276, %rd275, %rd16;
+	.loc 5 272 53
+	add.s64 %rd277, %rd276, %rd272;
+	.loc 5 272 43
+	cvt.s32.s64 %r76, %rd277;
+	.loc 5 272 71
+	mul.lo.s64 %rd278, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r77, %rd278;
+	.loc 5 272 82
+	cvt.s32.s64 %r78, %rd256;
+	.loc 5 273 15
+	setp.lt.s64 %p13, %rd272, %rd16;
+	mov.s32 %r79, %r72;
+	mov.s32 %r80, 0;
+	mov.s32 %r81, %r76;
 	bra.uni $L103_for_loop;
 $L103_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p14, %rd287, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p14, %r79, %r73;
 	@%p14 bra $L101_for_body;
 	bra.uni $L15_if_done;
 $L101_for_body:
 	@%p13 bra $L106_cond_true;
 	bra.uni $L108_edge;
 $L106_cond_true:
-	.loc 5 272 17
-	add.s64 %rd292, 0, %rd287;
-	.loc 5 272 20
-	setp.lt.s64 %p15, %rd292, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p15, %r79, %r75;
 	@%p15 bra $L104_if_then;
 	bra.uni $L109_edge;
 $L104_if_then:
-	mov.s64 %rd290, %rd289;
-	mov.s64 %rd291, 16;
+	mov.s32 %r82, %r81;
+	mov.s64 %rd279, 16;
 	bra.uni $L105_if_done;
 $L109_edge:
-	mov.s64 %rd290, 0;
-	mov.s64 %rd291, 0;
+	mov.s32 %r82, 0;
+	mov.s64 %rd279, 0;
 	bra.uni $L105_if_done;
 $L108_edge:
-	mov.s64 %rd290, 0;
-	mov.s64 %rd291, 0;
+	mov.s32 %r82, 0;
+	mov.s64 %rd279, 0;
 	bra.uni $L105_if_done;
 $L105_if_done:
-	.loc 5 275 25
-	shl.b64 %rd293, %rd288, 1;
-	add.s64 %rd294, %rd260, %rd293;
-	.loc 5 275 32
-	shl.b64 %rd295, %rd290, 1;
-	add.s64 %rd296, %rd7, %rd295;
-	.loc 5 275 19
-	cvt.u32.s64 %r44, %rd291;
-	cp.async.cg.shared.global [%rd294], [%rd296], 16, %r44;
-	.loc 5 276 13
-	add.s64 %rd297, %rd288, %rd261;
-	.loc 5 276 24
-	add.s64 %rd298, %rd289, %rd286;
-	.loc 5 270 18
-	add.s64 %rd299, %rd287, %rd211;
-	mov.s64 %rd287, %rd299;
-	mov.s64 %rd288, %rd297;
-	mov.s64 %rd289, %rd298;
+	.loc 5 279 25
+	cvt.s64.s32 %rd280, %r80;
+	shl.b64 %rd281, %rd280, 1;
+	add.s64 %rd282, %rd255, %rd281;
+	.loc 5 279 32
+	cvt.s64.s32 %rd283, %r82;
+	shl.b64 %rd284, %rd283, 1;
+	add.s64 %rd285, %rd7, %rd284;
+	.loc 5 279 19
+	cvt.u32.s64 %r83, %rd279;
+	cp.async.cg.shared.global [%rd282], [%rd285], 16, %r83;
+	.loc 5 280 13
+	add.s32 %r84, %r80, %r78;
+	.loc 5 280 26
+	add.s32 %r85, %r81, %r77;
+	.loc 5 274 22
+	add.s32 %r86, %r79, %r74;
+	mov.s32 %r79, %r86;
+	mov.s32 %r80, %r84;
+	mov.s32 %r81, %r85;
 	bra.uni $L103_for_loop;
 $L15_if_done:
 	.loc 5 149 20
@@ -29822,238 +30312,287 @@ $L110_rangeint_body:
 	bra.uni $L112_if_done;
 $L111_if_then:
 	.loc 5 146 27
-	add.s64 %rd300, 4096, %rd208;
+	add.s64 %rd286, 4096, %rd208;
 	.loc 5 146 16
-	add.s64 %rd301, %rd26, 1;
-	sub.s64 %rd302, %rd26, %rd300;
-	sub.s64 %rd303, %rd27, %rd300;
-	shl.b64 %rd304, %rd300, 1;
-	add.s64 %rd305, %rd21, %rd304;
+	add.s64 %rd287, %rd26, 1;
+	sub.s64 %rd288, %rd26, %rd286;
+	sub.s64 %rd289, %rd27, %rd286;
+	shl.b64 %rd290, %rd286, 1;
+	add.s64 %rd291, %rd21, %rd290;
 	.loc 5 146 44
-	mul.lo.s64 %rd306, %rd201, 32;
+	mul.lo.s64 %rd292, %rd201, 32;
 	.loc 5 146 86
-	mul.lo.s64 %rd307, %rd200, 8;
+	mul.lo.s64 %rd293, %rd200, 8;
 	.loc 5 146 82
-	add.s64 %rd308, 32, %rd307;
+	add.s64 %rd294, 32, %rd293;
 	.loc 5 146 10
 	bra.uni $L113_entry;
 $L113_entry:
-	.loc 5 268 25
-	add.s64 %rd309, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd310, %rd309, %rd17;
-	.loc 5 268 31
-	add.s64 %rd311, %rd310, %rd308;
-	.loc 5 268 42
-	mul.lo.s64 %rd312, %rd201, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p17, %rd308, %rd17;
-	mov.s64 %rd313, %rd199;
-	mov.s64 %rd314, 0;
-	mov.s64 %rd315, %rd311;
+	.loc 5 271 38
+	cvt.s32.s64 %r87, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r88, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r89, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd295, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r90, %rd295;
+	.loc 5 272 47
+	add.s64 %rd296, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd297, %rd296, %rd17;
+	.loc 5 272 53
+	add.s64 %rd298, %rd297, %rd294;
+	.loc 5 272 43
+	cvt.s32.s64 %r91, %rd298;
+	.loc 5 272 71
+	mul.lo.s64 %rd299, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r92, %rd299;
+	.loc 5 272 82
+	cvt.s32.s64 %r93, %rd292;
+	.loc 5 273 15
+	setp.lt.s64 %p17, %rd294, %rd17;
+	mov.s32 %r94, %r87;
+	mov.s32 %r95, 0;
+	mov.s32 %r96, %r91;
 	bra.uni $L116_for_loop;
 $L116_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p18, %rd313, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p18, %r94, %r88;
 	@%p18 bra $L114_for_body;
 	bra.uni $L120_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L114_for_body:
 	@%p17 bra $L119_cond_true;
 	bra.uni $L121_edge;
 $L119_cond_true:
-	.loc 5 272 17
-	add.s64 %rd318, %rd42, %rd313;
-	.loc 5 272 20
-	setp.lt.s64 %p19, %rd318, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p19, %r94, %r90;
 	@%p19 bra $L117_if_then;
 	bra.uni $L122_edge;
 $L117_if_then:
-	mov.s64 %rd316, %rd315;
-	mov.s64 %rd317, 16;
+	mov.s32 %r97, %r96;
+	mov.s64 %rd300, 16;
 	bra.uni $L118_if_done;
 $L122_edge:
-	mov.s64 %rd316, 0;
-	mov.s64 %rd317, 0;
+	mov.s32 %r97, 0;
+	mov.s64 %rd300, 0;
 	bra.uni $L118_if_done;
 $L121_edge:
-	mov.s64 %rd316, 0;
-	mov.s64 %rd317, 0;
+	mov.s32 %r97, 0;
+	mov.s64 %rd300, 0;
 	bra.uni $L118_if_done;
 $L118_if_done:
-	.loc 5 275 25
-	shl.b64 %rd319, %rd314, 1;
-	add.s64 %rd320, %rd305, %rd319;
-	.loc 5 275 32
-	shl.b64 %rd321, %rd316, 1;
-	add.s64 %rd322, %rd4, %rd321;
-	.loc 5 275 19
-	cvt.u32.s64 %r45, %rd317;
-	cp.async.cg.shared.global [%rd320], [%rd322], 16, %r45;
-	.loc 5 276 13
-	add.s64 %rd323, %rd314, %rd306;
-	.loc 5 276 24
-	add.s64 %rd324, %rd315, %rd312;
-	.loc 5 270 18
-	add.s64 %rd325, %rd313, %rd201;
-	mov.s64 %rd313, %rd325;
-	mov.s64 %rd314, %rd323;
-	mov.s64 %rd315, %rd324;
+	.loc 5 279 25
+	cvt.s64.s32 %rd301, %r95;
+	shl.b64 %rd302, %rd301, 1;
+	add.s64 %rd303, %rd291, %rd302;
+	.loc 5 279 32
+	cvt.s64.s32 %rd304, %r97;
+	shl.b64 %rd305, %rd304, 1;
+	add.s64 %rd306, %rd4, %rd305;
+	.loc 5 279 19
+	cvt.u32.s64 %r98, %rd300;
+	cp.async.cg.shared.global [%rd303], [%rd306], 16, %r98;
+	.loc 5 280 13
+	add.s32 %r99, %r95, %r93;
+	.loc 5 280 26
+	add.s32 %r100, %r96, %r92;
+	.loc 5 274 22
+	add.s32 %r101, %r94, %r89;
+	mov.s32 %r94, %r101;
+	mov.s32 %r95, %r99;
+	mov.s32 %r96, %r100;
 	bra.uni $L116_for_loop;
 $L120_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 147 32
-	add.s64 %rd326, 4096, %rd213;
+	add.s64 %rd307, 4096, %rd213;
 	.loc 5 147 21
-	add.s64 %rd327, %rd29, 1;
-	sub.s64 %rd328, %rd29, %rd326;
-	sub.s64 %rd329, %rd30, %rd326;
-	shl.b64 %rd330, %rd326, 1;
-	add.s64 %rd331, %rd31, %rd330;
+	add.s64 %rd308, %rd29, 1;
+	sub.s64 %rd309, %rd29, %rd307;
+	sub.s64 %rd310, %rd30, %rd307;
+	shl.b64 %rd311, %rd307, 1;
+	add.s64 %rd312, %rd31, %rd311;
 	.loc 5 147 49
-	mul.lo.s64 %rd332, %rd211, %rd212;
+	mul.lo.s64 %rd313, %rd211, %rd212;
 	.loc 5 147 11
 	bra.uni $L123_entry;
 $L123_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p20, %rd18, 0;
 	@%p20 bra $L124_if_then;
 	bra.uni $L126_if_else;
 $L124_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd333, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd334, 32, %rd333;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd314, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd315, 32, %rd314;
+	.loc 5 289 9
 	bra.uni $L128_entry;
 $L128_entry:
-	.loc 5 268 25
-	add.s64 %rd335, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd336, %rd335, %rd17;
-	.loc 5 268 31
-	add.s64 %rd337, %rd336, %rd334;
-	.loc 5 268 42
-	mul.lo.s64 %rd338, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p21, %rd334, %rd17;
-	mov.s64 %rd339, %rd209;
-	mov.s64 %rd340, 0;
-	mov.s64 %rd341, %rd337;
+	.loc 5 271 38
+	cvt.s32.s64 %r102, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r103, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r104, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd316, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r105, %rd316;
+	.loc 5 272 47
+	add.s64 %rd317, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd318, %rd317, %rd17;
+	.loc 5 272 53
+	add.s64 %rd319, %rd318, %rd315;
+	.loc 5 272 43
+	cvt.s32.s64 %r106, %rd319;
+	.loc 5 272 71
+	mul.lo.s64 %rd320, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r107, %rd320;
+	.loc 5 272 82
+	cvt.s32.s64 %r108, %rd313;
+	.loc 5 273 15
+	setp.lt.s64 %p21, %rd315, %rd17;
+	mov.s32 %r109, %r102;
+	mov.s32 %r110, 0;
+	mov.s32 %r111, %r106;
 	bra.uni $L131_for_loop;
 $L131_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p22, %rd339, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p22, %r109, %r103;
 	@%p22 bra $L129_for_body;
 	bra.uni $L112_if_done;
 $L129_for_body:
 	@%p21 bra $L134_cond_true;
 	bra.uni $L136_edge;
 $L134_cond_true:
-	.loc 5 272 17
-	add.s64 %rd344, %rd46, %rd339;
-	.loc 5 272 20
-	setp.lt.s64 %p23, %rd344, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p23, %r109, %r105;
 	@%p23 bra $L132_if_then;
 	bra.uni $L137_edge;
 $L132_if_then:
-	mov.s64 %rd342, %rd341;
-	mov.s64 %rd343, 16;
+	mov.s32 %r112, %r111;
+	mov.s64 %rd321, 16;
 	bra.uni $L133_if_done;
 $L137_edge:
-	mov.s64 %rd342, 0;
-	mov.s64 %rd343, 0;
+	mov.s32 %r112, 0;
+	mov.s64 %rd321, 0;
 	bra.uni $L133_if_done;
 $L136_edge:
-	mov.s64 %rd342, 0;
-	mov.s64 %rd343, 0;
+	mov.s32 %r112, 0;
+	mov.s64 %rd321, 0;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 5 275 25
-	shl.b64 %rd345, %rd340, 1;
-	add.s64 %rd346, %rd331, %rd345;
-	.loc 5 275 32
-	shl.b64 %rd347, %rd342, 1;
-	add.s64 %rd348, %rd7, %rd347;
-	.loc 5 275 19
-	cvt.u32.s64 %r46, %rd343;
-	cp.async.cg.shared.global [%rd346], [%rd348], 16, %r46;
-	.loc 5 276 13
-	add.s64 %rd349, %rd340, %rd332;
-	.loc 5 276 24
-	add.s64 %rd350, %rd341, %rd338;
-	.loc 5 270 18
-	add.s64 %rd351, %rd339, %rd211;
-	mov.s64 %rd339, %rd351;
-	mov.s64 %rd340, %rd349;
-	mov.s64 %rd341, %rd350;
+	.loc 5 279 25
+	cvt.s64.s32 %rd322, %r110;
+	shl.b64 %rd323, %rd322, 1;
+	add.s64 %rd324, %rd312, %rd323;
+	.loc 5 279 32
+	cvt.s64.s32 %rd325, %r112;
+	shl.b64 %rd326, %rd325, 1;
+	add.s64 %rd327, %rd7, %rd326;
+	.loc 5 279 19
+	cvt.u32.s64 %r113, %rd321;
+	cp.async.cg.shared.global [%rd324], [%rd327], 16, %r113;
+	.loc 5 280 13
+	add.s32 %r114, %r110, %r108;
+	.loc 5 280 26
+	add.s32 %r115, %r111, %r107;
+	.loc 5 274 22
+	add.s32 %r116, %r109, %r104;
+	mov.s32 %r109, %r116;
+	mov.s32 %r110, %r114;
+	mov.s32 %r111, %r115;
 	bra.uni $L131_for_loop;
 $L126_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd352, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd353, %rd46, %rd352;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd328, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd329, %rd46, %rd328;
+	.loc 5 291 9
 	bra.uni $L138_entry;
 $L138_entry:
-	.loc 5 268 25
-	add.s64 %rd354, 32, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd355, %rd354, %rd16;
-	.loc 5 268 31
-	add.s64 %rd356, %rd355, %rd353;
-	.loc 5 268 42
-	mul.lo.s64 %rd357, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p24, %rd353, %rd16;
-	mov.s64 %rd358, %rd209;
-	mov.s64 %rd359, 0;
-	mov.s64 %rd360, %rd356;
+	.loc 5 271 38
+	cvt.s32.s64 %r117, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd330, 32;
+	cvt.s32.s64 %r118, %rd330;
+	.loc 5 271 61
+	cvt.s32.s64 %r119, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd331, %rd17, 32;
+	.loc 5 271 75
+	cvt.s32.s64 %r120, %rd331;
+	.loc 5 272 47
+	add.s64 %rd332, 32, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd333, %rd332, %rd16;
+	.loc 5 272 53
+	add.s64 %rd334, %rd333, %rd329;
+	.loc 5 272 43
+	cvt.s32.s64 %r121, %rd334;
+	.loc 5 272 71
+	mul.lo.s64 %rd335, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r122, %rd335;
+	.loc 5 272 82
+	cvt.s32.s64 %r123, %rd313;
+	.loc 5 273 15
+	setp.lt.s64 %p24, %rd329, %rd16;
+	mov.s32 %r124, %r117;
+	mov.s32 %r125, 0;
+	mov.s32 %r126, %r121;
 	bra.uni $L141_for_loop;
 $L141_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p25, %rd358, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p25, %r124, %r118;
 	@%p25 bra $L139_for_body;
 	bra.uni $L112_if_done;
 $L139_for_body:
 	@%p24 bra $L144_cond_true;
 	bra.uni $L146_edge;
 $L144_cond_true:
-	.loc 5 272 17
-	add.s64 %rd363, 32, %rd358;
-	.loc 5 272 20
-	setp.lt.s64 %p26, %rd363, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p26, %r124, %r120;
 	@%p26 bra $L142_if_then;
 	bra.uni $L147_edge;
 $L142_if_then:
-	mov.s64 %rd361, %rd360;
-	mov.s64 %rd362, 16;
+	mov.s32 %r127, %r126;
+	mov.s64 %rd336, 16;
 	bra.uni $L143_if_done;
 $L147_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
+	mov.s32 %r127, 0;
+	mov.s64 %rd336, 0;
 	bra.uni $L143_if_done;
 $L146_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
+	mov.s32 %r127, 0;
+	mov.s64 %rd336, 0;
 	bra.uni $L143_if_done;
 $L143_if_done:
-	.loc 5 275 25
-	shl.b64 %rd364, %rd359, 1;
-	add.s64 %rd365, %rd331, %rd364;
-	.loc 5 275 32
-	shl.b64 %rd366, %rd361, 1;
-	add.s64 %rd367, %rd7, %rd366;
-	.loc 5 275 19
-	cvt.u32.s64 %r47, %rd362;
-	cp.async.cg.shared.global [%rd365], [%rd367], 16, %r47;
-	.loc 5 276 13
-	add.s64 %rd368, %rd359, %rd332;
-	.loc 5 276 24
-	add.s64 %rd369, %rd360, %rd357;
-	.loc 5 270 18
-	add.s64 %rd370, %rd358, %rd211;
-	mov.s64 %rd358, %rd370;
-	mov.s64 %rd359, %rd368;
-	mov.s64 %rd360, %rd369;
+	.loc 5 279 25
+	cvt.s64.s32 %rd337, %r125;
+	shl.b64 %rd338, %rd337, 1;
+	add.s64 %rd339, %rd312, %rd338;
+	.loc 5 279 32
+	cvt.s64.s32 %rd340, %r127;
+	shl.b64 %rd341, %rd340, 1;
+	add.s64 %rd342, %rd7, %rd341;
+	.loc 5 279 19
+	cvt.u32.s64 %r128, %rd336;
+	cp.async.cg.shared.global [%rd339], [%rd342], 16, %r128;
+	.loc 5 280 13
+	add.s32 %r129, %r125, %r123;
+	.loc 5 280 26
+	add.s32 %r130, %r126, %r122;
+	.loc 5 274 22
+	add.s32 %r131, %r124, %r119;
+	mov.s32 %r124, %r131;
+	mov.s32 %r125, %r129;
+	mov.s32 %r126, %r130;
 	bra.uni $L141_for_loop;
 $L112_if_done:
 	.loc 5 149 20
@@ -30125,13 +30664,13 @@ $L13_rangeint_done:
 	mov.f32 %f61, 0f00000000;
 	mov.f32 %f62, 0f00000000;
 	mov.f32 %f63, 0f00000000;
-	mov.s64 %rd371, 0;
-	mov.s64 %rd372, 2;
-	mov.s64 %rd373, 0;
+	mov.s64 %rd343, 0;
+	mov.s64 %rd344, 2;
+	mov.s64 %rd345, 0;
 	bra.uni $L16_for_loop;
 $L16_for_loop:
 	.loc 5 154 18
-	setp.lt.s64 %p27, %rd373, %rd63;
+	setp.lt.s64 %p27, %rd345, %rd63;
 	@%p27 bra $L17_for_body;
 	bra.uni $L18_for_done;
 $L17_for_body:
@@ -30140,539 +30679,588 @@ $L17_for_body:
 	.loc 5 156 9
 	bar.sync 0;
 	.loc 5 157 15
-	add.s64 %rd374, %rd373, 3;
+	add.s64 %rd346, %rd345, 3;
 	.loc 5 157 26
-	sub.s64 %rd375, %rd374, 1;
+	sub.s64 %rd347, %rd346, 1;
 	.loc 5 157 34
-	setp.lt.s64 %p28, %rd375, %rd63;
+	setp.lt.s64 %p28, %rd347, %rd63;
 	@%p28 bra $L19_if_then;
 	bra.uni $L20_if_done;
 $L19_if_then:
 	.loc 5 158 19
-	mul.lo.s64 %rd376, %rd372, 4096;
+	mul.lo.s64 %rd348, %rd344, 4096;
 	.loc 5 158 28
-	add.s64 %rd377, %rd376, %rd208;
+	add.s64 %rd349, %rd348, %rd208;
 	.loc 5 158 16
-	add.s64 %rd378, %rd26, 1;
-	sub.s64 %rd379, %rd26, %rd377;
-	sub.s64 %rd380, %rd27, %rd377;
-	shl.b64 %rd381, %rd377, 1;
-	add.s64 %rd382, %rd21, %rd381;
+	add.s64 %rd350, %rd26, 1;
+	sub.s64 %rd351, %rd26, %rd349;
+	sub.s64 %rd352, %rd27, %rd349;
+	shl.b64 %rd353, %rd349, 1;
+	add.s64 %rd354, %rd21, %rd353;
 	.loc 5 158 45
-	mul.lo.s64 %rd383, %rd201, 32;
+	mul.lo.s64 %rd355, %rd201, 32;
 	.loc 5 158 79
-	mul.lo.s64 %rd384, %rd375, 32;
+	mul.lo.s64 %rd356, %rd347, 32;
 	.loc 5 158 88
-	mul.lo.s64 %rd385, %rd200, 8;
+	mul.lo.s64 %rd357, %rd200, 8;
 	.loc 5 158 84
-	add.s64 %rd386, %rd384, %rd385;
+	add.s64 %rd358, %rd356, %rd357;
 	.loc 5 158 10
 	bra.uni $L148_entry;
 $L148_entry:
-	.loc 5 268 25
-	add.s64 %rd387, %rd42, %rd199;
-	.loc 5 268 28
-	mul.lo.s64 %rd388, %rd387, %rd17;
-	.loc 5 268 31
-	add.s64 %rd389, %rd388, %rd386;
-	.loc 5 268 42
-	mul.lo.s64 %rd390, %rd201, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p29, %rd386, %rd17;
-	mov.s64 %rd391, %rd199;
-	mov.s64 %rd392, 0;
-	mov.s64 %rd393, %rd389;
+	.loc 5 271 38
+	cvt.s32.s64 %r132, %rd199;
+	.loc 5 271 48
+	cvt.s32.s64 %r133, %rd37;
+	.loc 5 271 61
+	cvt.s32.s64 %r134, %rd201;
+	.loc 5 271 82
+	sub.s64 %rd359, %rd15, %rd42;
+	.loc 5 271 75
+	cvt.s32.s64 %r135, %rd359;
+	.loc 5 272 47
+	add.s64 %rd360, %rd42, %rd199;
+	.loc 5 272 50
+	mul.lo.s64 %rd361, %rd360, %rd17;
+	.loc 5 272 53
+	add.s64 %rd362, %rd361, %rd358;
+	.loc 5 272 43
+	cvt.s32.s64 %r136, %rd362;
+	.loc 5 272 71
+	mul.lo.s64 %rd363, %rd201, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r137, %rd363;
+	.loc 5 272 82
+	cvt.s32.s64 %r138, %rd355;
+	.loc 5 273 15
+	setp.lt.s64 %p29, %rd358, %rd17;
+	mov.s32 %r139, %r132;
+	mov.s32 %r140, 0;
+	mov.s32 %r141, %r136;
 	bra.uni $L151_for_loop;
 $L151_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p30, %rd391, %rd37;
+	.loc 5 274 12
+	setp.lt.s32 %p30, %r139, %r133;
 	@%p30 bra $L149_for_body;
 	bra.uni $L155_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L149_for_body:
 	@%p29 bra $L154_cond_true;
 	bra.uni $L156_edge;
 $L154_cond_true:
-	.loc 5 272 17
-	add.s64 %rd396, %rd42, %rd391;
-	.loc 5 272 20
-	setp.lt.s64 %p31, %rd396, %rd15;
+	.loc 5 276 19
+	setp.lt.s32 %p31, %r139, %r135;
 	@%p31 bra $L152_if_then;
 	bra.uni $L157_edge;
 $L152_if_then:
-	mov.s64 %rd394, %rd393;
-	mov.s64 %rd395, 16;
+	mov.s32 %r142, %r141;
+	mov.s64 %rd364, 16;
 	bra.uni $L153_if_done;
 $L157_edge:
-	mov.s64 %rd394, 0;
-	mov.s64 %rd395, 0;
+	mov.s32 %r142, 0;
+	mov.s64 %rd364, 0;
 	bra.uni $L153_if_done;
 $L156_edge:
-	mov.s64 %rd394, 0;
-	mov.s64 %rd395, 0;
+	mov.s32 %r142, 0;
+	mov.s64 %rd364, 0;
 	bra.uni $L153_if_done;
 $L153_if_done:
-	.loc 5 275 25
-	shl.b64 %rd397, %rd392, 1;
-	add.s64 %rd398, %rd382, %rd397;
-	.loc 5 275 32
-	shl.b64 %rd399, %rd394, 1;
-	add.s64 %rd400, %rd4, %rd399;
-	.loc 5 275 19
-	cvt.u32.s64 %r48, %rd395;
-	cp.async.cg.shared.global [%rd398], [%rd400], 16, %r48;
-	.loc 5 276 13
-	add.s64 %rd401, %rd392, %rd383;
-	.loc 5 276 24
-	add.s64 %rd402, %rd393, %rd390;
-	.loc 5 270 18
-	add.s64 %rd403, %rd391, %rd201;
-	mov.s64 %rd391, %rd403;
-	mov.s64 %rd392, %rd401;
-	mov.s64 %rd393, %rd402;
+	.loc 5 279 25
+	cvt.s64.s32 %rd365, %r140;
+	shl.b64 %rd366, %rd365, 1;
+	add.s64 %rd367, %rd354, %rd366;
+	.loc 5 279 32
+	cvt.s64.s32 %rd368, %r142;
+	shl.b64 %rd369, %rd368, 1;
+	add.s64 %rd370, %rd4, %rd369;
+	.loc 5 279 19
+	cvt.u32.s64 %r143, %rd364;
+	cp.async.cg.shared.global [%rd367], [%rd370], 16, %r143;
+	.loc 5 280 13
+	add.s32 %r144, %r140, %r138;
+	.loc 5 280 26
+	add.s32 %r145, %r141, %r137;
+	.loc 5 274 22
+	add.s32 %r146, %r139, %r134;
+	mov.s32 %r139, %r146;
+	mov.s32 %r140, %r144;
+	mov.s32 %r141, %r145;
 	bra.uni $L151_for_loop;
 $L155_ret_tcCopy_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 159 24
-	mul.lo.s64 %rd404, %rd372, 4096;
+	mul.lo.s64 %rd371, %rd344, 4096;
 	.loc 5 159 33
-	add.s64 %rd405, %rd404, %rd213;
+	add.s64 %rd372, %rd371, %rd213;
 	.loc 5 159 21
-	add.s64 %rd406, %rd29, 1;
-	sub.s64 %rd407, %rd29, %rd405;
-	sub.s64 %rd408, %rd30, %rd405;
-	shl.b64 %rd409, %rd405, 1;
-	add.s64 %rd410, %rd31, %rd409;
+	add.s64 %rd373, %rd29, 1;
+	sub.s64 %rd374, %rd29, %rd372;
+	sub.s64 %rd375, %rd30, %rd372;
+	shl.b64 %rd376, %rd372, 1;
+	add.s64 %rd377, %rd31, %rd376;
 	.loc 5 159 50
-	mul.lo.s64 %rd411, %rd211, %rd212;
+	mul.lo.s64 %rd378, %rd211, %rd212;
 	.loc 5 159 77
-	mul.lo.s64 %rd412, %rd375, 32;
+	mul.lo.s64 %rd379, %rd347, 32;
 	.loc 5 159 11
 	bra.uni $L158_entry;
 $L158_entry:
-	.loc 5 284 8
+	.loc 5 288 8
 	setp.eq.s64 %p32, %rd18, 0;
 	@%p32 bra $L159_if_then;
 	bra.uni $L161_if_else;
 $L159_if_then:
-	.loc 5 285 55
-	mul.lo.s64 %rd413, %rd210, 8;
-	.loc 5 285 52
-	add.s64 %rd414, %rd412, %rd413;
-	.loc 5 285 9
+	.loc 5 289 55
+	mul.lo.s64 %rd380, %rd210, 8;
+	.loc 5 289 52
+	add.s64 %rd381, %rd379, %rd380;
+	.loc 5 289 9
 	bra.uni $L163_entry;
 $L163_entry:
-	.loc 5 268 25
-	add.s64 %rd415, %rd46, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd416, %rd415, %rd17;
-	.loc 5 268 31
-	add.s64 %rd417, %rd416, %rd414;
-	.loc 5 268 42
-	mul.lo.s64 %rd418, %rd211, %rd17;
-	.loc 5 269 15
-	setp.lt.s64 %p33, %rd414, %rd17;
-	mov.s64 %rd419, %rd209;
-	mov.s64 %rd420, 0;
-	mov.s64 %rd421, %rd417;
+	.loc 5 271 38
+	cvt.s32.s64 %r147, %rd209;
+	.loc 5 271 48
+	cvt.s32.s64 %r148, %rd38;
+	.loc 5 271 61
+	cvt.s32.s64 %r149, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd382, %rd16, %rd46;
+	.loc 5 271 75
+	cvt.s32.s64 %r150, %rd382;
+	.loc 5 272 47
+	add.s64 %rd383, %rd46, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd384, %rd383, %rd17;
+	.loc 5 272 53
+	add.s64 %rd385, %rd384, %rd381;
+	.loc 5 272 43
+	cvt.s32.s64 %r151, %rd385;
+	.loc 5 272 71
+	mul.lo.s64 %rd386, %rd211, %rd17;
+	.loc 5 272 65
+	cvt.s32.s64 %r152, %rd386;
+	.loc 5 272 82
+	cvt.s32.s64 %r153, %rd378;
+	.loc 5 273 15
+	setp.lt.s64 %p33, %rd381, %rd17;
+	mov.s32 %r154, %r147;
+	mov.s32 %r155, 0;
+	mov.s32 %r156, %r151;
 	bra.uni $L166_for_loop;
 $L166_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p34, %rd419, %rd38;
+	.loc 5 274 12
+	setp.lt.s32 %p34, %r154, %r148;
 	@%p34 bra $L164_for_body;
 	bra.uni $L20_if_done;
 $L164_for_body:
 	@%p33 bra $L169_cond_true;
 	bra.uni $L171_edge;
 $L169_cond_true:
-	.loc 5 272 17
-	add.s64 %rd424, %rd46, %rd419;
-	.loc 5 272 20
-	setp.lt.s64 %p35, %rd424, %rd16;
+	.loc 5 276 19
+	setp.lt.s32 %p35, %r154, %r150;
 	@%p35 bra $L167_if_then;
 	bra.uni $L172_edge;
 $L167_if_then:
-	mov.s64 %rd422, %rd421;
-	mov.s64 %rd423, 16;
+	mov.s32 %r157, %r156;
+	mov.s64 %rd387, 16;
 	bra.uni $L168_if_done;
 $L172_edge:
-	mov.s64 %rd422, 0;
-	mov.s64 %rd423, 0;
+	mov.s32 %r157, 0;
+	mov.s64 %rd387, 0;
 	bra.uni $L168_if_done;
 $L171_edge:
-	mov.s64 %rd422, 0;
-	mov.s64 %rd423, 0;
+	mov.s32 %r157, 0;
+	mov.s64 %rd387, 0;
 	bra.uni $L168_if_done;
 $L168_if_done:
-	.loc 5 275 25
-	shl.b64 %rd425, %rd420, 1;
-	add.s64 %rd426, %rd410, %rd425;
-	.loc 5 275 32
-	shl.b64 %rd427, %rd422, 1;
-	add.s64 %rd428, %rd7, %rd427;
-	.loc 5 275 19
-	cvt.u32.s64 %r49, %rd423;
-	cp.async.cg.shared.global [%rd426], [%rd428], 16, %r49;
-	.loc 5 276 13
-	add.s64 %rd429, %rd420, %rd411;
-	.loc 5 276 24
-	add.s64 %rd430, %rd421, %rd418;
-	.loc 5 270 18
-	add.s64 %rd431, %rd419, %rd211;
-	mov.s64 %rd419, %rd431;
-	mov.s64 %rd420, %rd429;
-	mov.s64 %rd421, %rd430;
+	.loc 5 279 25
+	cvt.s64.s32 %rd388, %r155;
+	shl.b64 %rd389, %rd388, 1;
+	add.s64 %rd390, %rd377, %rd389;
+	.loc 5 279 32
+	cvt.s64.s32 %rd391, %r157;
+	shl.b64 %rd392, %rd391, 1;
+	add.s64 %rd393, %rd7, %rd392;
+	.loc 5 279 19
+	cvt.u32.s64 %r158, %rd387;
+	cp.async.cg.shared.global [%rd390], [%rd393], 16, %r158;
+	.loc 5 280 13
+	add.s32 %r159, %r155, %r153;
+	.loc 5 280 26
+	add.s32 %r160, %r156, %r152;
+	.loc 5 274 22
+	add.s32 %r161, %r154, %r149;
+	mov.s32 %r154, %r161;
+	mov.s32 %r155, %r159;
+	mov.s32 %r156, %r160;
 	bra.uni $L166_for_loop;
 $L161_if_else:
-	.loc 5 287 57
-	mul.lo.s64 %rd432, %rd210, 8;
-	.loc 5 287 54
-	add.s64 %rd433, %rd46, %rd432;
-	.loc 5 287 9
+	.loc 5 291 57
+	mul.lo.s64 %rd394, %rd210, 8;
+	.loc 5 291 54
+	add.s64 %rd395, %rd46, %rd394;
+	.loc 5 291 9
 	bra.uni $L173_entry;
 $L173_entry:
-	.loc 5 268 25
-	add.s64 %rd434, %rd412, %rd209;
-	.loc 5 268 28
-	mul.lo.s64 %rd435, %rd434, %rd16;
-	.loc 5 268 31
-	add.s64 %rd436, %rd435, %rd433;
-	.loc 5 268 42
-	mul.lo.s64 %rd437, %rd211, %rd16;
-	.loc 5 269 15
-	setp.lt.s64 %p36, %rd433, %rd16;
-	mov.s64 %rd438, %rd209;
-	mov.s64 %rd439, 0;
-	mov.s64 %rd440, %rd436;
+	.loc 5 271 38
+	cvt.s32.s64 %r162, %rd209;
+	.loc 5 271 48
+	mov.s64 %rd396, 32;
+	cvt.s32.s64 %r163, %rd396;
+	.loc 5 271 61
+	cvt.s32.s64 %r164, %rd211;
+	.loc 5 271 82
+	sub.s64 %rd397, %rd17, %rd379;
+	.loc 5 271 75
+	cvt.s32.s64 %r165, %rd397;
+	.loc 5 272 47
+	add.s64 %rd398, %rd379, %rd209;
+	.loc 5 272 50
+	mul.lo.s64 %rd399, %rd398, %rd16;
+	.loc 5 272 53
+	add.s64 %rd400, %rd399, %rd395;
+	.loc 5 272 43
+	cvt.s32.s64 %r166, %rd400;
+	.loc 5 272 71
+	mul.lo.s64 %rd401, %rd211, %rd16;
+	.loc 5 272 65
+	cvt.s32.s64 %r167, %rd401;
+	.loc 5 272 82
+	cvt.s32.s64 %r168, %rd378;
+	.loc 5 273 15
+	setp.lt.s64 %p36, %rd395, %rd16;
+	mov.s32 %r169, %r162;
+	mov.s32 %r170, 0;
+	mov.s32 %r171, %r166;
 	bra.uni $L176_for_loop;
 $L176_for_loop:
-	.loc 5 270 10
-	setp.lt.s64 %p37, %rd438, 32;
+	.loc 5 274 12
+	setp.lt.s32 %p37, %r169, %r163;
 	@%p37 bra $L174_for_body;
 	bra.uni $L20_if_done;
 $L174_for_body:
 	@%p36 bra $L179_cond_true;
 	bra.uni $L181_edge;
 $L179_cond_true:
-	.loc 5 272 17
-	add.s64 %rd443, %rd412, %rd438;
-	.loc 5 272 20
-	setp.lt.s64 %p38, %rd443, %rd17;
+	.loc 5 276 19
+	setp.lt.s32 %p38, %r169, %r165;
 	@%p38 bra $L177_if_then;
 	bra.uni $L182_edge;
 $L177_if_then:
-	mov.s64 %rd441, %rd440;
-	mov.s64 %rd442, 16;
+	mov.s32 %r172, %r171;
+	mov.s64 %rd402, 16;
 	bra.uni $L178_if_done;
 $L182_edge:
-	mov.s64 %rd441, 0;
-	mov.s64 %rd442, 0;
+	mov.s32 %r172, 0;
+	mov.s64 %rd402, 0;
 	bra.uni $L178_if_done;
 $L181_edge:
-	mov.s64 %rd441, 0;
-	mov.s64 %rd442, 0;
+	mov.s32 %r172, 0;
+	mov.s64 %rd402, 0;
 	bra.uni $L178_if_done;
 $L178_if_done:
-	.loc 5 275 25
-	shl.b64 %rd444, %rd439, 1;
-	add.s64 %rd445, %rd410, %rd444;
-	.loc 5 275 32
-	shl.b64 %rd446, %rd441, 1;
-	add.s64 %rd447, %rd7, %rd446;
-	.loc 5 275 19
-	cvt.u32.s64 %r50, %rd442;
-	cp.async.cg.shared.global [%rd445], [%rd447], 16, %r50;
-	.loc 5 276 13
-	add.s64 %rd448, %rd439, %rd411;
-	.loc 5 276 24
-	add.s64 %rd449, %rd440, %rd437;
-	.loc 5 270 18
-	add.s64 %rd450, %rd438, %rd211;
-	mov.s64 %rd438, %rd450;
-	mov.s64 %rd439, %rd448;
-	mov.s64 %rd440, %rd449;
+	.loc 5 279 25
+	cvt.s64.s32 %rd403, %r170;
+	shl.b64 %rd404, %rd403, 1;
+	add.s64 %rd405, %rd377, %rd404;
+	.loc 5 279 32
+	cvt.s64.s32 %rd406, %r172;
+	shl.b64 %rd407, %rd406, 1;
+	add.s64 %rd408, %rd7, %rd407;
+	.loc 5 279 19
+	cvt.u32.s64 %r173, %rd402;
+	cp.async.cg.shared.global [%rd405], [%rd408], 16, %r173;
+	.loc 5 280 13
+	add.s32 %r174, %r170, %r168;
+	.loc 5 280 26
+	add.s32 %r175, %r171, %r167;
+	.loc 5 274 22
+	add.s32 %r176, %r169, %r164;
+	mov.s32 %r169, %r176;
+	mov.s32 %r170, %r174;
+	mov.s32 %r171, %r175;
 	bra.uni $L176_for_loop;
 $L20_if_done:
 	.loc 5 161 20
 	cp.async.commit_group;
 	.loc 5 162 18
-	mul.lo.s64 %rd451, %rd371, 4096;
+	mul.lo.s64 %rd409, %rd343, 4096;
 	.loc 5 162 15
-	add.s64 %rd452, %rd26, 1;
-	sub.s64 %rd453, %rd26, %rd451;
-	sub.s64 %rd454, %rd27, %rd451;
-	shl.b64 %rd455, %rd451, 1;
-	add.s64 %rd456, %rd21, %rd455;
+	add.s64 %rd410, %rd26, 1;
+	sub.s64 %rd411, %rd26, %rd409;
+	sub.s64 %rd412, %rd27, %rd409;
+	shl.b64 %rd413, %rd409, 1;
+	add.s64 %rd414, %rd21, %rd413;
 	.loc 5 162 36
-	mul.lo.s64 %rd457, %rd371, 4096;
+	mul.lo.s64 %rd415, %rd343, 4096;
 	.loc 5 162 33
-	add.s64 %rd458, %rd29, 1;
-	sub.s64 %rd459, %rd29, %rd457;
-	sub.s64 %rd460, %rd30, %rd457;
-	shl.b64 %rd461, %rd457, 1;
-	add.s64 %rd462, %rd31, %rd461;
+	add.s64 %rd416, %rd29, 1;
+	sub.s64 %rd417, %rd29, %rd415;
+	sub.s64 %rd418, %rd30, %rd415;
+	shl.b64 %rd419, %rd415, 1;
+	add.s64 %rd420, %rd31, %rd419;
 	bra.uni $L21_rangeint_body;
 $L21_rangeint_body:
 	.loc 5 165 8
-	mov.u32 %r51, 0;
-	mov.u32 %r52, 0;
-	mov.u32 %r53, 0;
-	mov.u32 %r54, 0;
-	mov.u32 %r55, 0;
-	mov.u32 %r56, 0;
-	mov.u32 %r57, 0;
-	mov.u32 %r58, 0;
-	mov.u32 %r59, 0;
-	mov.u32 %r60, 0;
-	mov.u32 %r61, 0;
-	mov.u32 %r62, 0;
-	mov.u32 %r63, 0;
-	mov.u32 %r64, 0;
-	mov.u32 %r65, 0;
-	mov.u32 %r66, 0;
+	mov.u32 %r177, 0;
+	mov.u32 %r178, 0;
+	mov.u32 %r179, 0;
+	mov.u32 %r180, 0;
+	mov.u32 %r181, 0;
+	mov.u32 %r182, 0;
+	mov.u32 %r183, 0;
+	mov.u32 %r184, 0;
+	mov.u32 %r185, 0;
+	mov.u32 %r186, 0;
+	mov.u32 %r187, 0;
+	mov.u32 %r188, 0;
+	mov.u32 %r189, 0;
+	mov.u32 %r190, 0;
+	mov.u32 %r191, 0;
+	mov.u32 %r192, 0;
 	bra.uni $L23_rangeint_body;
 $L23_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd463, %rd71;
+	mov.s64 %rd421, %rd71;
 	.loc 5 168 43
-	add.s64 %rd464, %rd463, 0;
+	add.s64 %rd422, %rd421, 0;
 	.loc 5 168 34
-	shl.b64 %rd465, %rd464, 1;
-	add.s64 %rd466, %rd456, %rd465;
+	shl.b64 %rd423, %rd422, 1;
+	add.s64 %rd424, %rd414, %rd423;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r67, %r68, %r69, %r70}, [%rd466];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r193, %r194, %r195, %r196}, [%rd424];
 	.loc 5 168 7
-	mov.u32 %r51, %r67;
-	mov.u32 %r52, %r68;
-	mov.u32 %r53, %r69;
-	mov.u32 %r54, %r70;
+	mov.u32 %r177, %r193;
+	mov.u32 %r178, %r194;
+	mov.u32 %r179, %r195;
+	mov.u32 %r180, %r196;
 	bra.uni $L183_rangeint_body;
 $L183_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd467, %rd71;
+	mov.s64 %rd425, %rd71;
 	.loc 5 168 43
-	add.s64 %rd468, %rd467, 512;
+	add.s64 %rd426, %rd425, 512;
 	.loc 5 168 34
-	shl.b64 %rd469, %rd468, 1;
-	add.s64 %rd470, %rd456, %rd469;
+	shl.b64 %rd427, %rd426, 1;
+	add.s64 %rd428, %rd414, %rd427;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r71, %r72, %r73, %r74}, [%rd470];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r197, %r198, %r199, %r200}, [%rd428];
 	.loc 5 168 7
-	mov.u32 %r55, %r71;
-	mov.u32 %r56, %r72;
-	mov.u32 %r57, %r73;
-	mov.u32 %r58, %r74;
+	mov.u32 %r181, %r197;
+	mov.u32 %r182, %r198;
+	mov.u32 %r183, %r199;
+	mov.u32 %r184, %r200;
 	bra.uni $L184_rangeint_body;
 $L184_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd471, %rd71;
+	mov.s64 %rd429, %rd71;
 	.loc 5 168 43
-	add.s64 %rd472, %rd471, 1024;
+	add.s64 %rd430, %rd429, 1024;
 	.loc 5 168 34
-	shl.b64 %rd473, %rd472, 1;
-	add.s64 %rd474, %rd456, %rd473;
+	shl.b64 %rd431, %rd430, 1;
+	add.s64 %rd432, %rd414, %rd431;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r75, %r76, %r77, %r78}, [%rd474];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r201, %r202, %r203, %r204}, [%rd432];
 	.loc 5 168 7
-	mov.u32 %r59, %r75;
-	mov.u32 %r60, %r76;
-	mov.u32 %r61, %r77;
-	mov.u32 %r62, %r78;
+	mov.u32 %r185, %r201;
+	mov.u32 %r186, %r202;
+	mov.u32 %r187, %r203;
+	mov.u32 %r188, %r204;
 	bra.uni $L185_rangeint_body;
 $L185_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd475, %rd71;
+	mov.s64 %rd433, %rd71;
 	.loc 5 168 43
-	add.s64 %rd476, %rd475, 1536;
+	add.s64 %rd434, %rd433, 1536;
 	.loc 5 168 34
-	shl.b64 %rd477, %rd476, 1;
-	add.s64 %rd478, %rd456, %rd477;
+	shl.b64 %rd435, %rd434, 1;
+	add.s64 %rd436, %rd414, %rd435;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r79, %r80, %r81, %r82}, [%rd478];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r205, %r206, %r207, %r208}, [%rd436];
 	.loc 5 168 7
-	mov.u32 %r63, %r79;
-	mov.u32 %r64, %r80;
-	mov.u32 %r65, %r81;
-	mov.u32 %r66, %r82;
+	mov.u32 %r189, %r205;
+	mov.u32 %r190, %r206;
+	mov.u32 %r191, %r207;
+	mov.u32 %r192, %r208;
 	bra.uni $L24_rangeint_done;
 $L24_rangeint_done:
 	.loc 5 170 8
-	mov.u32 %r83, 0;
-	mov.u32 %r84, 0;
-	mov.u32 %r85, 0;
-	mov.u32 %r86, 0;
-	mov.u32 %r87, 0;
-	mov.u32 %r88, 0;
-	mov.u32 %r89, 0;
-	mov.u32 %r90, 0;
+	mov.u32 %r209, 0;
+	mov.u32 %r210, 0;
+	mov.u32 %r211, 0;
+	mov.u32 %r212, 0;
+	mov.u32 %r213, 0;
+	mov.u32 %r214, 0;
+	mov.u32 %r215, 0;
+	mov.u32 %r216, 0;
 	bra.uni $L25_rangeint_body;
 $L25_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r91, 0;
-	mov.u32 %r92, 0;
-	mov.u32 %r93, 0;
-	mov.u32 %r94, 0;
+	mov.u32 %r217, 0;
+	mov.u32 %r218, 0;
+	mov.u32 %r219, 0;
+	mov.u32 %r220, 0;
 	.loc 5 173 35
-	mov.s64 %rd479, %rd73;
+	mov.s64 %rd437, %rd73;
 	.loc 5 173 15
 	bra.uni $L186_entry;
 $L186_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p39, %rd18, 0;
 	@%p39 bra $L187_if_then;
 	bra.uni $L188_if_done;
 $L187_if_then:
-	.loc 5 305 31
-	shl.b64 %rd480, %rd479, 1;
-	add.s64 %rd481, %rd462, %rd480;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r99, %r100, %r101, %r102}, [%rd481];
-	.loc 5 305 3
-	mov.u32 %r95, %r99;
-	mov.u32 %r96, %r100;
-	mov.u32 %r97, %r101;
-	mov.u32 %r98, %r102;
+	.loc 5 309 31
+	shl.b64 %rd438, %rd437, 1;
+	add.s64 %rd439, %rd420, %rd438;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r225, %r226, %r227, %r228}, [%rd439];
+	.loc 5 309 3
+	mov.u32 %r221, %r225;
+	mov.u32 %r222, %r226;
+	mov.u32 %r223, %r227;
+	mov.u32 %r224, %r228;
 	bra.uni $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L188_if_done:
-	.loc 5 307 35
-	shl.b64 %rd482, %rd479, 1;
-	add.s64 %rd483, %rd462, %rd482;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r103, %r104, %r105, %r106}, [%rd483];
-	.loc 5 307 2
-	mov.u32 %r95, %r103;
-	mov.u32 %r96, %r104;
-	mov.u32 %r97, %r105;
-	mov.u32 %r98, %r106;
+	.loc 5 311 35
+	shl.b64 %rd440, %rd437, 1;
+	add.s64 %rd441, %rd420, %rd440;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r229, %r230, %r231, %r232}, [%rd441];
+	.loc 5 311 2
+	mov.u32 %r221, %r229;
+	mov.u32 %r222, %r230;
+	mov.u32 %r223, %r231;
+	mov.u32 %r224, %r232;
 	bra.uni $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L189_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 173 5
-	mov.u32 %r91, %r95;
-	mov.u32 %r92, %r96;
-	mov.u32 %r93, %r97;
-	mov.u32 %r94, %r98;
+	mov.u32 %r217, %r221;
+	mov.u32 %r218, %r222;
+	mov.u32 %r219, %r223;
+	mov.u32 %r220, %r224;
 	.loc 5 174 24
-	mov.u32 %r107, 0;
-	mov.u32 %r108, 0;
+	mov.u32 %r233, 0;
+	mov.u32 %r234, 0;
 	.loc 5 174 26
-	mov.u32 %r109, %r91;
+	mov.u32 %r235, %r217;
 	.loc 5 174 25
-	mov.u32 %r107, %r109;
+	mov.u32 %r233, %r235;
 	.loc 5 174 32
-	mov.u32 %r110, %r92;
+	mov.u32 %r236, %r218;
 	.loc 5 174 31
-	mov.u32 %r108, %r110;
+	mov.u32 %r234, %r236;
 	.loc 5 174 24
-	mov.u32 %r111, %r107;
-	mov.u32 %r112, %r108;
+	mov.u32 %r237, %r233;
+	mov.u32 %r238, %r234;
 	.loc 5 174 7
-	mov.u32 %r83, %r111;
-	mov.u32 %r84, %r112;
+	mov.u32 %r209, %r237;
+	mov.u32 %r210, %r238;
 	.loc 5 175 26
-	mov.u32 %r113, 0;
-	mov.u32 %r114, 0;
+	mov.u32 %r239, 0;
+	mov.u32 %r240, 0;
 	.loc 5 175 28
-	mov.u32 %r115, %r93;
+	mov.u32 %r241, %r219;
 	.loc 5 175 27
-	mov.u32 %r113, %r115;
+	mov.u32 %r239, %r241;
 	.loc 5 175 34
-	mov.u32 %r116, %r94;
+	mov.u32 %r242, %r220;
 	.loc 5 175 33
-	mov.u32 %r114, %r116;
+	mov.u32 %r240, %r242;
 	.loc 5 175 26
-	mov.u32 %r117, %r113;
-	mov.u32 %r118, %r114;
+	mov.u32 %r243, %r239;
+	mov.u32 %r244, %r240;
 	.loc 5 175 7
-	mov.u32 %r85, %r117;
-	mov.u32 %r86, %r118;
+	mov.u32 %r211, %r243;
+	mov.u32 %r212, %r244;
 	bra.uni $L190_rangeint_body;
 $L190_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r119, 0;
-	mov.u32 %r120, 0;
-	mov.u32 %r121, 0;
-	mov.u32 %r122, 0;
+	mov.u32 %r245, 0;
+	mov.u32 %r246, 0;
+	mov.u32 %r247, 0;
+	mov.u32 %r248, 0;
 	.loc 5 173 35
-	mov.s64 %rd484, %rd74;
+	mov.s64 %rd442, %rd74;
 	.loc 5 173 15
 	bra.uni $L191_entry;
 $L191_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p40, %rd18, 0;
 	@%p40 bra $L192_if_then;
 	bra.uni $L193_if_done;
 $L192_if_then:
-	.loc 5 305 31
-	shl.b64 %rd485, %rd484, 1;
-	add.s64 %rd486, %rd462, %rd485;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r127, %r128, %r129, %r130}, [%rd486];
-	.loc 5 305 3
-	mov.u32 %r123, %r127;
-	mov.u32 %r124, %r128;
-	mov.u32 %r125, %r129;
-	mov.u32 %r126, %r130;
+	.loc 5 309 31
+	shl.b64 %rd443, %rd442, 1;
+	add.s64 %rd444, %rd420, %rd443;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r253, %r254, %r255, %r256}, [%rd444];
+	.loc 5 309 3
+	mov.u32 %r249, %r253;
+	mov.u32 %r250, %r254;
+	mov.u32 %r251, %r255;
+	mov.u32 %r252, %r256;
 	bra.uni $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L193_if_done:
-	.loc 5 307 35
-	shl.b64 %rd487, %rd484, 1;
-	add.s64 %rd488, %rd462, %rd487;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r131, %r132, %r133, %r134}, [%rd488];
-	.loc 5 307 2
-	mov.u32 %r123, %r131;
-	mov.u32 %r124, %r132;
-	mov.u32 %r125, %r133;
-	mov.u32 %r126, %r134;
+	.loc 5 311 35
+	shl.b64 %rd445, %rd442, 1;
+	add.s64 %rd446, %rd420, %rd445;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r257, %r258, %r259, %r260}, [%rd446];
+	.loc 5 311 2
+	mov.u32 %r249, %r257;
+	mov.u32 %r250, %r258;
+	mov.u32 %r251, %r259;
+	mov.u32 %r252, %r260;
 	bra.uni $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L194_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 173 5
-	mov.u32 %r119, %r123;
-	mov.u32 %r120, %r124;
-	mov.u32 %r121, %r125;
-	mov.u32 %r122, %r126;
+	mov.u32 %r245, %r249;
+	mov.u32 %r246, %r250;
+	mov.u32 %r247, %r251;
+	mov.u32 %r248, %r252;
 	.loc 5 174 24
-	mov.u32 %r135, 0;
-	mov.u32 %r136, 0;
+	mov.u32 %r261, 0;
+	mov.u32 %r262, 0;
 	.loc 5 174 26
-	mov.u32 %r137, %r119;
+	mov.u32 %r263, %r245;
 	.loc 5 174 25
-	mov.u32 %r135, %r137;
+	mov.u32 %r261, %r263;
 	.loc 5 174 32
-	mov.u32 %r138, %r120;
+	mov.u32 %r264, %r246;
 	.loc 5 174 31
-	mov.u32 %r136, %r138;
+	mov.u32 %r262, %r264;
 	.loc 5 174 24
-	mov.u32 %r139, %r135;
-	mov.u32 %r140, %r136;
+	mov.u32 %r265, %r261;
+	mov.u32 %r266, %r262;
 	.loc 5 174 7
-	mov.u32 %r87, %r139;
-	mov.u32 %r88, %r140;
+	mov.u32 %r213, %r265;
+	mov.u32 %r214, %r266;
 	.loc 5 175 26
-	mov.u32 %r141, 0;
-	mov.u32 %r142, 0;
+	mov.u32 %r267, 0;
+	mov.u32 %r268, 0;
 	.loc 5 175 28
-	mov.u32 %r143, %r121;
+	mov.u32 %r269, %r247;
 	.loc 5 175 27
-	mov.u32 %r141, %r143;
+	mov.u32 %r267, %r269;
 	.loc 5 175 34
-	mov.u32 %r144, %r122;
+	mov.u32 %r270, %r248;
 	.loc 5 175 33
-	mov.u32 %r142, %r144;
+	mov.u32 %r268, %r270;
 	.loc 5 175 26
-	mov.u32 %r145, %r141;
-	mov.u32 %r146, %r142;
+	mov.u32 %r271, %r267;
+	mov.u32 %r272, %r268;
 	.loc 5 175 7
-	mov.u32 %r89, %r145;
-	mov.u32 %r90, %r146;
+	mov.u32 %r215, %r271;
+	mov.u32 %r216, %r272;
 	bra.uni $L29_rangeint_body;
 $L29_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r147, %r51;
-	mov.u32 %r148, %r52;
-	mov.u32 %r149, %r53;
-	mov.u32 %r150, %r54;
+	mov.u32 %r273, %r177;
+	mov.u32 %r274, %r178;
+	mov.u32 %r275, %r179;
+	mov.u32 %r276, %r180;
 	.loc 5 181 37
-	mov.u32 %r151, %r83;
-	mov.u32 %r152, %r84;
+	mov.u32 %r277, %r209;
+	mov.u32 %r278, %r210;
 	.loc 5 181 48
 	mov.f32 %f64, %f0;
 	mov.f32 %f65, %f1;
@@ -30681,9 +31269,9 @@ $L29_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L195_entry;
 $L195_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f72, %f73, %f74, %f75}, {%r147, %r148, %r149, %r150}, {%r151, %r152}, {%f64, %f65, %f66, %f67};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f72, %f73, %f74, %f75}, {%r273, %r274, %r275, %r276}, {%r277, %r278}, {%f64, %f65, %f66, %f67};
+	.loc 5 335 2
 	mov.f32 %f68, %f72;
 	mov.f32 %f69, %f73;
 	mov.f32 %f70, %f74;
@@ -30698,13 +31286,13 @@ $L196_ret_mma:
 	bra.uni $L197_rangeint_body;
 $L197_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r153, %r51;
-	mov.u32 %r154, %r52;
-	mov.u32 %r155, %r53;
-	mov.u32 %r156, %r54;
+	mov.u32 %r279, %r177;
+	mov.u32 %r280, %r178;
+	mov.u32 %r281, %r179;
+	mov.u32 %r282, %r180;
 	.loc 5 181 37
-	mov.u32 %r157, %r85;
-	mov.u32 %r158, %r86;
+	mov.u32 %r283, %r211;
+	mov.u32 %r284, %r212;
 	.loc 5 181 48
 	mov.f32 %f76, %f4;
 	mov.f32 %f77, %f5;
@@ -30713,9 +31301,9 @@ $L197_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L198_entry;
 $L198_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f84, %f85, %f86, %f87}, {%r153, %r154, %r155, %r156}, {%r157, %r158}, {%f76, %f77, %f78, %f79};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f84, %f85, %f86, %f87}, {%r279, %r280, %r281, %r282}, {%r283, %r284}, {%f76, %f77, %f78, %f79};
+	.loc 5 335 2
 	mov.f32 %f80, %f84;
 	mov.f32 %f81, %f85;
 	mov.f32 %f82, %f86;
@@ -30730,13 +31318,13 @@ $L199_ret_mma:
 	bra.uni $L200_rangeint_body;
 $L200_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r159, %r51;
-	mov.u32 %r160, %r52;
-	mov.u32 %r161, %r53;
-	mov.u32 %r162, %r54;
+	mov.u32 %r285, %r177;
+	mov.u32 %r286, %r178;
+	mov.u32 %r287, %r179;
+	mov.u32 %r288, %r180;
 	.loc 5 181 37
-	mov.u32 %r163, %r87;
-	mov.u32 %r164, %r88;
+	mov.u32 %r289, %r213;
+	mov.u32 %r290, %r214;
 	.loc 5 181 48
 	mov.f32 %f88, %f8;
 	mov.f32 %f89, %f9;
@@ -30745,9 +31333,9 @@ $L200_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L201_entry;
 $L201_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f96, %f97, %f98, %f99}, {%r159, %r160, %r161, %r162}, {%r163, %r164}, {%f88, %f89, %f90, %f91};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f96, %f97, %f98, %f99}, {%r285, %r286, %r287, %r288}, {%r289, %r290}, {%f88, %f89, %f90, %f91};
+	.loc 5 335 2
 	mov.f32 %f92, %f96;
 	mov.f32 %f93, %f97;
 	mov.f32 %f94, %f98;
@@ -30762,13 +31350,13 @@ $L202_ret_mma:
 	bra.uni $L203_rangeint_body;
 $L203_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r165, %r51;
-	mov.u32 %r166, %r52;
-	mov.u32 %r167, %r53;
-	mov.u32 %r168, %r54;
+	mov.u32 %r291, %r177;
+	mov.u32 %r292, %r178;
+	mov.u32 %r293, %r179;
+	mov.u32 %r294, %r180;
 	.loc 5 181 37
-	mov.u32 %r169, %r89;
-	mov.u32 %r170, %r90;
+	mov.u32 %r295, %r215;
+	mov.u32 %r296, %r216;
 	.loc 5 181 48
 	mov.f32 %f100, %f12;
 	mov.f32 %f101, %f13;
@@ -30777,9 +31365,9 @@ $L203_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L204_entry;
 $L204_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f108, %f109, %f110, %f111}, {%r165, %r166, %r167, %r168}, {%r169, %r170}, {%f100, %f101, %f102, %f103};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f108, %f109, %f110, %f111}, {%r291, %r292, %r293, %r294}, {%r295, %r296}, {%f100, %f101, %f102, %f103};
+	.loc 5 335 2
 	mov.f32 %f104, %f108;
 	mov.f32 %f105, %f109;
 	mov.f32 %f106, %f110;
@@ -30794,13 +31382,13 @@ $L205_ret_mma:
 	bra.uni $L207_rangeint_body;
 $L207_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r171, %r55;
-	mov.u32 %r172, %r56;
-	mov.u32 %r173, %r57;
-	mov.u32 %r174, %r58;
+	mov.u32 %r297, %r181;
+	mov.u32 %r298, %r182;
+	mov.u32 %r299, %r183;
+	mov.u32 %r300, %r184;
 	.loc 5 181 37
-	mov.u32 %r175, %r83;
-	mov.u32 %r176, %r84;
+	mov.u32 %r301, %r209;
+	mov.u32 %r302, %r210;
 	.loc 5 181 48
 	mov.f32 %f112, %f16;
 	mov.f32 %f113, %f17;
@@ -30809,9 +31397,9 @@ $L207_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L209_entry;
 $L209_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f120, %f121, %f122, %f123}, {%r171, %r172, %r173, %r174}, {%r175, %r176}, {%f112, %f113, %f114, %f115};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f120, %f121, %f122, %f123}, {%r297, %r298, %r299, %r300}, {%r301, %r302}, {%f112, %f113, %f114, %f115};
+	.loc 5 335 2
 	mov.f32 %f116, %f120;
 	mov.f32 %f117, %f121;
 	mov.f32 %f118, %f122;
@@ -30826,13 +31414,13 @@ $L210_ret_mma:
 	bra.uni $L211_rangeint_body;
 $L211_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r177, %r55;
-	mov.u32 %r178, %r56;
-	mov.u32 %r179, %r57;
-	mov.u32 %r180, %r58;
+	mov.u32 %r303, %r181;
+	mov.u32 %r304, %r182;
+	mov.u32 %r305, %r183;
+	mov.u32 %r306, %r184;
 	.loc 5 181 37
-	mov.u32 %r181, %r85;
-	mov.u32 %r182, %r86;
+	mov.u32 %r307, %r211;
+	mov.u32 %r308, %r212;
 	.loc 5 181 48
 	mov.f32 %f124, %f20;
 	mov.f32 %f125, %f21;
@@ -30841,9 +31429,9 @@ $L211_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L212_entry;
 $L212_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f132, %f133, %f134, %f135}, {%r177, %r178, %r179, %r180}, {%r181, %r182}, {%f124, %f125, %f126, %f127};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f132, %f133, %f134, %f135}, {%r303, %r304, %r305, %r306}, {%r307, %r308}, {%f124, %f125, %f126, %f127};
+	.loc 5 335 2
 	mov.f32 %f128, %f132;
 	mov.f32 %f129, %f133;
 	mov.f32 %f130, %f134;
@@ -30858,13 +31446,13 @@ $L213_ret_mma:
 	bra.uni $L214_rangeint_body;
 $L214_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r183, %r55;
-	mov.u32 %r184, %r56;
-	mov.u32 %r185, %r57;
-	mov.u32 %r186, %r58;
+	mov.u32 %r309, %r181;
+	mov.u32 %r310, %r182;
+	mov.u32 %r311, %r183;
+	mov.u32 %r312, %r184;
 	.loc 5 181 37
-	mov.u32 %r187, %r87;
-	mov.u32 %r188, %r88;
+	mov.u32 %r313, %r213;
+	mov.u32 %r314, %r214;
 	.loc 5 181 48
 	mov.f32 %f136, %f24;
 	mov.f32 %f137, %f25;
@@ -30873,9 +31461,9 @@ $L214_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L215_entry;
 $L215_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f144, %f145, %f146, %f147}, {%r183, %r184, %r185, %r186}, {%r187, %r188}, {%f136, %f137, %f138, %f139};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f144, %f145, %f146, %f147}, {%r309, %r310, %r311, %r312}, {%r313, %r314}, {%f136, %f137, %f138, %f139};
+	.loc 5 335 2
 	mov.f32 %f140, %f144;
 	mov.f32 %f141, %f145;
 	mov.f32 %f142, %f146;
@@ -30890,13 +31478,13 @@ $L216_ret_mma:
 	bra.uni $L217_rangeint_body;
 $L217_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r189, %r55;
-	mov.u32 %r190, %r56;
-	mov.u32 %r191, %r57;
-	mov.u32 %r192, %r58;
+	mov.u32 %r315, %r181;
+	mov.u32 %r316, %r182;
+	mov.u32 %r317, %r183;
+	mov.u32 %r318, %r184;
 	.loc 5 181 37
-	mov.u32 %r193, %r89;
-	mov.u32 %r194, %r90;
+	mov.u32 %r319, %r215;
+	mov.u32 %r320, %r216;
 	.loc 5 181 48
 	mov.f32 %f148, %f28;
 	mov.f32 %f149, %f29;
@@ -30905,9 +31493,9 @@ $L217_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f156, %f157, %f158, %f159}, {%r189, %r190, %r191, %r192}, {%r193, %r194}, {%f148, %f149, %f150, %f151};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f156, %f157, %f158, %f159}, {%r315, %r316, %r317, %r318}, {%r319, %r320}, {%f148, %f149, %f150, %f151};
+	.loc 5 335 2
 	mov.f32 %f152, %f156;
 	mov.f32 %f153, %f157;
 	mov.f32 %f154, %f158;
@@ -30922,13 +31510,13 @@ $L219_ret_mma:
 	bra.uni $L221_rangeint_body;
 $L221_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r195, %r59;
-	mov.u32 %r196, %r60;
-	mov.u32 %r197, %r61;
-	mov.u32 %r198, %r62;
+	mov.u32 %r321, %r185;
+	mov.u32 %r322, %r186;
+	mov.u32 %r323, %r187;
+	mov.u32 %r324, %r188;
 	.loc 5 181 37
-	mov.u32 %r199, %r83;
-	mov.u32 %r200, %r84;
+	mov.u32 %r325, %r209;
+	mov.u32 %r326, %r210;
 	.loc 5 181 48
 	mov.f32 %f160, %f32;
 	mov.f32 %f161, %f33;
@@ -30937,9 +31525,9 @@ $L221_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f168, %f169, %f170, %f171}, {%r195, %r196, %r197, %r198}, {%r199, %r200}, {%f160, %f161, %f162, %f163};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f168, %f169, %f170, %f171}, {%r321, %r322, %r323, %r324}, {%r325, %r326}, {%f160, %f161, %f162, %f163};
+	.loc 5 335 2
 	mov.f32 %f164, %f168;
 	mov.f32 %f165, %f169;
 	mov.f32 %f166, %f170;
@@ -30954,13 +31542,13 @@ $L224_ret_mma:
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r201, %r59;
-	mov.u32 %r202, %r60;
-	mov.u32 %r203, %r61;
-	mov.u32 %r204, %r62;
+	mov.u32 %r327, %r185;
+	mov.u32 %r328, %r186;
+	mov.u32 %r329, %r187;
+	mov.u32 %r330, %r188;
 	.loc 5 181 37
-	mov.u32 %r205, %r85;
-	mov.u32 %r206, %r86;
+	mov.u32 %r331, %r211;
+	mov.u32 %r332, %r212;
 	.loc 5 181 48
 	mov.f32 %f172, %f36;
 	mov.f32 %f173, %f37;
@@ -30969,9 +31557,9 @@ $L225_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L226_entry;
 $L226_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f180, %f181, %f182, %f183}, {%r201, %r202, %r203, %r204}, {%r205, %r206}, {%f172, %f173, %f174, %f175};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f180, %f181, %f182, %f183}, {%r327, %r328, %r329, %r330}, {%r331, %r332}, {%f172, %f173, %f174, %f175};
+	.loc 5 335 2
 	mov.f32 %f176, %f180;
 	mov.f32 %f177, %f181;
 	mov.f32 %f178, %f182;
@@ -30986,13 +31574,13 @@ $L227_ret_mma:
 	bra.uni $L228_rangeint_body;
 $L228_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r207, %r59;
-	mov.u32 %r208, %r60;
-	mov.u32 %r209, %r61;
-	mov.u32 %r210, %r62;
+	mov.u32 %r333, %r185;
+	mov.u32 %r334, %r186;
+	mov.u32 %r335, %r187;
+	mov.u32 %r336, %r188;
 	.loc 5 181 37
-	mov.u32 %r211, %r87;
-	mov.u32 %r212, %r88;
+	mov.u32 %r337, %r213;
+	mov.u32 %r338, %r214;
 	.loc 5 181 48
 	mov.f32 %f184, %f40;
 	mov.f32 %f185, %f41;
@@ -31001,9 +31589,9 @@ $L228_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L229_entry;
 $L229_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f192, %f193, %f194, %f195}, {%r207, %r208, %r209, %r210}, {%r211, %r212}, {%f184, %f185, %f186, %f187};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f192, %f193, %f194, %f195}, {%r333, %r334, %r335, %r336}, {%r337, %r338}, {%f184, %f185, %f186, %f187};
+	.loc 5 335 2
 	mov.f32 %f188, %f192;
 	mov.f32 %f189, %f193;
 	mov.f32 %f190, %f194;
@@ -31018,13 +31606,13 @@ $L230_ret_mma:
 	bra.uni $L231_rangeint_body;
 $L231_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r213, %r59;
-	mov.u32 %r214, %r60;
-	mov.u32 %r215, %r61;
-	mov.u32 %r216, %r62;
+	mov.u32 %r339, %r185;
+	mov.u32 %r340, %r186;
+	mov.u32 %r341, %r187;
+	mov.u32 %r342, %r188;
 	.loc 5 181 37
-	mov.u32 %r217, %r89;
-	mov.u32 %r218, %r90;
+	mov.u32 %r343, %r215;
+	mov.u32 %r344, %r216;
 	.loc 5 181 48
 	mov.f32 %f196, %f44;
 	mov.f32 %f197, %f45;
@@ -31033,9 +31621,9 @@ $L231_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L232_entry;
 $L232_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f204, %f205, %f206, %f207}, {%r213, %r214, %r215, %r216}, {%r217, %r218}, {%f196, %f197, %f198, %f199};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f204, %f205, %f206, %f207}, {%r339, %r340, %r341, %r342}, {%r343, %r344}, {%f196, %f197, %f198, %f199};
+	.loc 5 335 2
 	mov.f32 %f200, %f204;
 	mov.f32 %f201, %f205;
 	mov.f32 %f202, %f206;
@@ -31050,13 +31638,13 @@ $L233_ret_mma:
 	bra.uni $L235_rangeint_body;
 $L235_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r219, %r63;
-	mov.u32 %r220, %r64;
-	mov.u32 %r221, %r65;
-	mov.u32 %r222, %r66;
+	mov.u32 %r345, %r189;
+	mov.u32 %r346, %r190;
+	mov.u32 %r347, %r191;
+	mov.u32 %r348, %r192;
 	.loc 5 181 37
-	mov.u32 %r223, %r83;
-	mov.u32 %r224, %r84;
+	mov.u32 %r349, %r209;
+	mov.u32 %r350, %r210;
 	.loc 5 181 48
 	mov.f32 %f208, %f48;
 	mov.f32 %f209, %f49;
@@ -31065,9 +31653,9 @@ $L235_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L237_entry;
 $L237_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f216, %f217, %f218, %f219}, {%r219, %r220, %r221, %r222}, {%r223, %r224}, {%f208, %f209, %f210, %f211};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f216, %f217, %f218, %f219}, {%r345, %r346, %r347, %r348}, {%r349, %r350}, {%f208, %f209, %f210, %f211};
+	.loc 5 335 2
 	mov.f32 %f212, %f216;
 	mov.f32 %f213, %f217;
 	mov.f32 %f214, %f218;
@@ -31082,13 +31670,13 @@ $L238_ret_mma:
 	bra.uni $L239_rangeint_body;
 $L239_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r225, %r63;
-	mov.u32 %r226, %r64;
-	mov.u32 %r227, %r65;
-	mov.u32 %r228, %r66;
+	mov.u32 %r351, %r189;
+	mov.u32 %r352, %r190;
+	mov.u32 %r353, %r191;
+	mov.u32 %r354, %r192;
 	.loc 5 181 37
-	mov.u32 %r229, %r85;
-	mov.u32 %r230, %r86;
+	mov.u32 %r355, %r211;
+	mov.u32 %r356, %r212;
 	.loc 5 181 48
 	mov.f32 %f220, %f52;
 	mov.f32 %f221, %f53;
@@ -31097,9 +31685,9 @@ $L239_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L240_entry;
 $L240_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f228, %f229, %f230, %f231}, {%r225, %r226, %r227, %r228}, {%r229, %r230}, {%f220, %f221, %f222, %f223};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f228, %f229, %f230, %f231}, {%r351, %r352, %r353, %r354}, {%r355, %r356}, {%f220, %f221, %f222, %f223};
+	.loc 5 335 2
 	mov.f32 %f224, %f228;
 	mov.f32 %f225, %f229;
 	mov.f32 %f226, %f230;
@@ -31114,13 +31702,13 @@ $L241_ret_mma:
 	bra.uni $L242_rangeint_body;
 $L242_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r231, %r63;
-	mov.u32 %r232, %r64;
-	mov.u32 %r233, %r65;
-	mov.u32 %r234, %r66;
+	mov.u32 %r357, %r189;
+	mov.u32 %r358, %r190;
+	mov.u32 %r359, %r191;
+	mov.u32 %r360, %r192;
 	.loc 5 181 37
-	mov.u32 %r235, %r87;
-	mov.u32 %r236, %r88;
+	mov.u32 %r361, %r213;
+	mov.u32 %r362, %r214;
 	.loc 5 181 48
 	mov.f32 %f232, %f56;
 	mov.f32 %f233, %f57;
@@ -31129,9 +31717,9 @@ $L242_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L243_entry;
 $L243_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f240, %f241, %f242, %f243}, {%r231, %r232, %r233, %r234}, {%r235, %r236}, {%f232, %f233, %f234, %f235};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f240, %f241, %f242, %f243}, {%r357, %r358, %r359, %r360}, {%r361, %r362}, {%f232, %f233, %f234, %f235};
+	.loc 5 335 2
 	mov.f32 %f236, %f240;
 	mov.f32 %f237, %f241;
 	mov.f32 %f238, %f242;
@@ -31146,13 +31734,13 @@ $L244_ret_mma:
 	bra.uni $L245_rangeint_body;
 $L245_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r237, %r63;
-	mov.u32 %r238, %r64;
-	mov.u32 %r239, %r65;
-	mov.u32 %r240, %r66;
+	mov.u32 %r363, %r189;
+	mov.u32 %r364, %r190;
+	mov.u32 %r365, %r191;
+	mov.u32 %r366, %r192;
 	.loc 5 181 37
-	mov.u32 %r241, %r89;
-	mov.u32 %r242, %r90;
+	mov.u32 %r367, %r215;
+	mov.u32 %r368, %r216;
 	.loc 5 181 48
 	mov.f32 %f244, %f60;
 	mov.f32 %f245, %f61;
@@ -31161,9 +31749,9 @@ $L245_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L246_entry;
 $L246_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f252, %f253, %f254, %f255}, {%r237, %r238, %r239, %r240}, {%r241, %r242}, {%f244, %f245, %f246, %f247};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f252, %f253, %f254, %f255}, {%r363, %r364, %r365, %r366}, {%r367, %r368}, {%f244, %f245, %f246, %f247};
+	.loc 5 335 2
 	mov.f32 %f248, %f252;
 	mov.f32 %f249, %f253;
 	mov.f32 %f250, %f254;
@@ -31178,267 +31766,267 @@ $L247_ret_mma:
 	bra.uni $L248_rangeint_body;
 $L248_rangeint_body:
 	.loc 5 165 8
-	mov.u32 %r243, 0;
-	mov.u32 %r244, 0;
-	mov.u32 %r245, 0;
-	mov.u32 %r246, 0;
-	mov.u32 %r247, 0;
-	mov.u32 %r248, 0;
-	mov.u32 %r249, 0;
-	mov.u32 %r250, 0;
-	mov.u32 %r251, 0;
-	mov.u32 %r252, 0;
-	mov.u32 %r253, 0;
-	mov.u32 %r254, 0;
-	mov.u32 %r255, 0;
-	mov.u32 %r256, 0;
-	mov.u32 %r257, 0;
-	mov.u32 %r258, 0;
+	mov.u32 %r369, 0;
+	mov.u32 %r370, 0;
+	mov.u32 %r371, 0;
+	mov.u32 %r372, 0;
+	mov.u32 %r373, 0;
+	mov.u32 %r374, 0;
+	mov.u32 %r375, 0;
+	mov.u32 %r376, 0;
+	mov.u32 %r377, 0;
+	mov.u32 %r378, 0;
+	mov.u32 %r379, 0;
+	mov.u32 %r380, 0;
+	mov.u32 %r381, 0;
+	mov.u32 %r382, 0;
+	mov.u32 %r383, 0;
+	mov.u32 %r384, 0;
 	bra.uni $L249_rangeint_body;
 $L249_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd489, %rd72;
+	mov.s64 %rd447, %rd72;
 	.loc 5 168 43
-	add.s64 %rd490, %rd489, 0;
+	add.s64 %rd448, %rd447, 0;
 	.loc 5 168 34
-	shl.b64 %rd491, %rd490, 1;
-	add.s64 %rd492, %rd456, %rd491;
+	shl.b64 %rd449, %rd448, 1;
+	add.s64 %rd450, %rd414, %rd449;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r259, %r260, %r261, %r262}, [%rd492];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r385, %r386, %r387, %r388}, [%rd450];
 	.loc 5 168 7
-	mov.u32 %r243, %r259;
-	mov.u32 %r244, %r260;
-	mov.u32 %r245, %r261;
-	mov.u32 %r246, %r262;
+	mov.u32 %r369, %r385;
+	mov.u32 %r370, %r386;
+	mov.u32 %r371, %r387;
+	mov.u32 %r372, %r388;
 	bra.uni $L257_rangeint_body;
 $L257_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd493, %rd72;
+	mov.s64 %rd451, %rd72;
 	.loc 5 168 43
-	add.s64 %rd494, %rd493, 512;
+	add.s64 %rd452, %rd451, 512;
 	.loc 5 168 34
-	shl.b64 %rd495, %rd494, 1;
-	add.s64 %rd496, %rd456, %rd495;
+	shl.b64 %rd453, %rd452, 1;
+	add.s64 %rd454, %rd414, %rd453;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r263, %r264, %r265, %r266}, [%rd496];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r389, %r390, %r391, %r392}, [%rd454];
 	.loc 5 168 7
-	mov.u32 %r247, %r263;
-	mov.u32 %r248, %r264;
-	mov.u32 %r249, %r265;
-	mov.u32 %r250, %r266;
+	mov.u32 %r373, %r389;
+	mov.u32 %r374, %r390;
+	mov.u32 %r375, %r391;
+	mov.u32 %r376, %r392;
 	bra.uni $L258_rangeint_body;
 $L258_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd497, %rd72;
+	mov.s64 %rd455, %rd72;
 	.loc 5 168 43
-	add.s64 %rd498, %rd497, 1024;
+	add.s64 %rd456, %rd455, 1024;
 	.loc 5 168 34
-	shl.b64 %rd499, %rd498, 1;
-	add.s64 %rd500, %rd456, %rd499;
+	shl.b64 %rd457, %rd456, 1;
+	add.s64 %rd458, %rd414, %rd457;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r267, %r268, %r269, %r270}, [%rd500];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r393, %r394, %r395, %r396}, [%rd458];
 	.loc 5 168 7
-	mov.u32 %r251, %r267;
-	mov.u32 %r252, %r268;
-	mov.u32 %r253, %r269;
-	mov.u32 %r254, %r270;
+	mov.u32 %r377, %r393;
+	mov.u32 %r378, %r394;
+	mov.u32 %r379, %r395;
+	mov.u32 %r380, %r396;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
 	.loc 5 168 39
-	mov.s64 %rd501, %rd72;
+	mov.s64 %rd459, %rd72;
 	.loc 5 168 43
-	add.s64 %rd502, %rd501, 1536;
+	add.s64 %rd460, %rd459, 1536;
 	.loc 5 168 34
-	shl.b64 %rd503, %rd502, 1;
-	add.s64 %rd504, %rd456, %rd503;
+	shl.b64 %rd461, %rd460, 1;
+	add.s64 %rd462, %rd414, %rd461;
 	.loc 5 168 27
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r271, %r272, %r273, %r274}, [%rd504];
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r397, %r398, %r399, %r400}, [%rd462];
 	.loc 5 168 7
-	mov.u32 %r255, %r271;
-	mov.u32 %r256, %r272;
-	mov.u32 %r257, %r273;
-	mov.u32 %r258, %r274;
+	mov.u32 %r381, %r397;
+	mov.u32 %r382, %r398;
+	mov.u32 %r383, %r399;
+	mov.u32 %r384, %r400;
 	bra.uni $L250_rangeint_done;
 $L250_rangeint_done:
 	.loc 5 170 8
-	mov.u32 %r275, 0;
-	mov.u32 %r276, 0;
-	mov.u32 %r277, 0;
-	mov.u32 %r278, 0;
-	mov.u32 %r279, 0;
-	mov.u32 %r280, 0;
-	mov.u32 %r281, 0;
-	mov.u32 %r282, 0;
+	mov.u32 %r401, 0;
+	mov.u32 %r402, 0;
+	mov.u32 %r403, 0;
+	mov.u32 %r404, 0;
+	mov.u32 %r405, 0;
+	mov.u32 %r406, 0;
+	mov.u32 %r407, 0;
+	mov.u32 %r408, 0;
 	bra.uni $L251_rangeint_body;
 $L251_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r283, 0;
-	mov.u32 %r284, 0;
-	mov.u32 %r285, 0;
-	mov.u32 %r286, 0;
+	mov.u32 %r409, 0;
+	mov.u32 %r410, 0;
+	mov.u32 %r411, 0;
+	mov.u32 %r412, 0;
 	.loc 5 173 35
-	mov.s64 %rd505, %rd75;
+	mov.s64 %rd463, %rd75;
 	.loc 5 173 15
 	bra.uni $L260_entry;
 $L260_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p41, %rd18, 0;
 	@%p41 bra $L261_if_then;
 	bra.uni $L262_if_done;
 $L261_if_then:
-	.loc 5 305 31
-	shl.b64 %rd506, %rd505, 1;
-	add.s64 %rd507, %rd462, %rd506;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r291, %r292, %r293, %r294}, [%rd507];
-	.loc 5 305 3
-	mov.u32 %r287, %r291;
-	mov.u32 %r288, %r292;
-	mov.u32 %r289, %r293;
-	mov.u32 %r290, %r294;
+	.loc 5 309 31
+	shl.b64 %rd464, %rd463, 1;
+	add.s64 %rd465, %rd420, %rd464;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r417, %r418, %r419, %r420}, [%rd465];
+	.loc 5 309 3
+	mov.u32 %r413, %r417;
+	mov.u32 %r414, %r418;
+	mov.u32 %r415, %r419;
+	mov.u32 %r416, %r420;
 	bra.uni $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L262_if_done:
-	.loc 5 307 35
-	shl.b64 %rd508, %rd505, 1;
-	add.s64 %rd509, %rd462, %rd508;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r295, %r296, %r297, %r298}, [%rd509];
-	.loc 5 307 2
-	mov.u32 %r287, %r295;
-	mov.u32 %r288, %r296;
-	mov.u32 %r289, %r297;
-	mov.u32 %r290, %r298;
+	.loc 5 311 35
+	shl.b64 %rd466, %rd463, 1;
+	add.s64 %rd467, %rd420, %rd466;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r421, %r422, %r423, %r424}, [%rd467];
+	.loc 5 311 2
+	mov.u32 %r413, %r421;
+	mov.u32 %r414, %r422;
+	mov.u32 %r415, %r423;
+	mov.u32 %r416, %r424;
 	bra.uni $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L263_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 173 5
-	mov.u32 %r283, %r287;
-	mov.u32 %r284, %r288;
-	mov.u32 %r285, %r289;
-	mov.u32 %r286, %r290;
+	mov.u32 %r409, %r413;
+	mov.u32 %r410, %r414;
+	mov.u32 %r411, %r415;
+	mov.u32 %r412, %r416;
 	.loc 5 174 24
-	mov.u32 %r299, 0;
-	mov.u32 %r300, 0;
+	mov.u32 %r425, 0;
+	mov.u32 %r426, 0;
 	.loc 5 174 26
-	mov.u32 %r301, %r283;
+	mov.u32 %r427, %r409;
 	.loc 5 174 25
-	mov.u32 %r299, %r301;
+	mov.u32 %r425, %r427;
 	.loc 5 174 32
-	mov.u32 %r302, %r284;
+	mov.u32 %r428, %r410;
 	.loc 5 174 31
-	mov.u32 %r300, %r302;
+	mov.u32 %r426, %r428;
 	.loc 5 174 24
-	mov.u32 %r303, %r299;
-	mov.u32 %r304, %r300;
+	mov.u32 %r429, %r425;
+	mov.u32 %r430, %r426;
 	.loc 5 174 7
-	mov.u32 %r275, %r303;
-	mov.u32 %r276, %r304;
+	mov.u32 %r401, %r429;
+	mov.u32 %r402, %r430;
 	.loc 5 175 26
-	mov.u32 %r305, 0;
-	mov.u32 %r306, 0;
+	mov.u32 %r431, 0;
+	mov.u32 %r432, 0;
 	.loc 5 175 28
-	mov.u32 %r307, %r285;
+	mov.u32 %r433, %r411;
 	.loc 5 175 27
-	mov.u32 %r305, %r307;
+	mov.u32 %r431, %r433;
 	.loc 5 175 34
-	mov.u32 %r308, %r286;
+	mov.u32 %r434, %r412;
 	.loc 5 175 33
-	mov.u32 %r306, %r308;
+	mov.u32 %r432, %r434;
 	.loc 5 175 26
-	mov.u32 %r309, %r305;
-	mov.u32 %r310, %r306;
+	mov.u32 %r435, %r431;
+	mov.u32 %r436, %r432;
 	.loc 5 175 7
-	mov.u32 %r277, %r309;
-	mov.u32 %r278, %r310;
+	mov.u32 %r403, %r435;
+	mov.u32 %r404, %r436;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
 	.loc 5 173 5
-	mov.u32 %r311, 0;
-	mov.u32 %r312, 0;
-	mov.u32 %r313, 0;
-	mov.u32 %r314, 0;
+	mov.u32 %r437, 0;
+	mov.u32 %r438, 0;
+	mov.u32 %r439, 0;
+	mov.u32 %r440, 0;
 	.loc 5 173 35
-	mov.s64 %rd510, %rd76;
+	mov.s64 %rd468, %rd76;
 	.loc 5 173 15
 	bra.uni $L265_entry;
 $L265_entry:
-	.loc 5 304 8
+	.loc 5 308 8
 	setp.eq.s64 %p42, %rd18, 0;
 	@%p42 bra $L266_if_then;
 	bra.uni $L267_if_done;
 $L266_if_then:
-	.loc 5 305 31
-	shl.b64 %rd511, %rd510, 1;
-	add.s64 %rd512, %rd462, %rd511;
-	.loc 5 305 24
-	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r319, %r320, %r321, %r322}, [%rd512];
-	.loc 5 305 3
-	mov.u32 %r315, %r319;
-	mov.u32 %r316, %r320;
-	mov.u32 %r317, %r321;
-	mov.u32 %r318, %r322;
+	.loc 5 309 31
+	shl.b64 %rd469, %rd468, 1;
+	add.s64 %rd470, %rd420, %rd469;
+	.loc 5 309 24
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r445, %r446, %r447, %r448}, [%rd470];
+	.loc 5 309 3
+	mov.u32 %r441, %r445;
+	mov.u32 %r442, %r446;
+	mov.u32 %r443, %r447;
+	mov.u32 %r444, %r448;
 	bra.uni $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L267_if_done:
-	.loc 5 307 35
-	shl.b64 %rd513, %rd510, 1;
-	add.s64 %rd514, %rd462, %rd513;
-	.loc 5 307 28
-	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r323, %r324, %r325, %r326}, [%rd514];
-	.loc 5 307 2
-	mov.u32 %r315, %r323;
-	mov.u32 %r316, %r324;
-	mov.u32 %r317, %r325;
-	mov.u32 %r318, %r326;
+	.loc 5 311 35
+	shl.b64 %rd471, %rd468, 1;
+	add.s64 %rd472, %rd420, %rd471;
+	.loc 5 311 28
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r449, %r450, %r451, %r452}, [%rd472];
+	.loc 5 311 2
+	mov.u32 %r441, %r449;
+	mov.u32 %r442, %r450;
+	mov.u32 %r443, %r451;
+	mov.u32 %r444, %r452;
 	bra.uni $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L268_ret_fragB_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 5 173 5
-	mov.u32 %r311, %r315;
-	mov.u32 %r312, %r316;
-	mov.u32 %r313, %r317;
-	mov.u32 %r314, %r318;
+	mov.u32 %r437, %r441;
+	mov.u32 %r438, %r442;
+	mov.u32 %r439, %r443;
+	mov.u32 %r440, %r444;
 	.loc 5 174 24
-	mov.u32 %r327, 0;
-	mov.u32 %r328, 0;
+	mov.u32 %r453, 0;
+	mov.u32 %r454, 0;
 	.loc 5 174 26
-	mov.u32 %r329, %r311;
+	mov.u32 %r455, %r437;
 	.loc 5 174 25
-	mov.u32 %r327, %r329;
+	mov.u32 %r453, %r455;
 	.loc 5 174 32
-	mov.u32 %r330, %r312;
+	mov.u32 %r456, %r438;
 	.loc 5 174 31
-	mov.u32 %r328, %r330;
+	mov.u32 %r454, %r456;
 	.loc 5 174 24
-	mov.u32 %r331, %r327;
-	mov.u32 %r332, %r328;
+	mov.u32 %r457, %r453;
+	mov.u32 %r458, %r454;
 	.loc 5 174 7
-	mov.u32 %r279, %r331;
-	mov.u32 %r280, %r332;
+	mov.u32 %r405, %r457;
+	mov.u32 %r406, %r458;
 	.loc 5 175 26
-	mov.u32 %r333, 0;
-	mov.u32 %r334, 0;
+	mov.u32 %r459, 0;
+	mov.u32 %r460, 0;
 	.loc 5 175 28
-	mov.u32 %r335, %r313;
+	mov.u32 %r461, %r439;
 	.loc 5 175 27
-	mov.u32 %r333, %r335;
+	mov.u32 %r459, %r461;
 	.loc 5 175 34
-	mov.u32 %r336, %r314;
+	mov.u32 %r462, %r440;
 	.loc 5 175 33
-	mov.u32 %r334, %r336;
+	mov.u32 %r460, %r462;
 	.loc 5 175 26
-	mov.u32 %r337, %r333;
-	mov.u32 %r338, %r334;
+	mov.u32 %r463, %r459;
+	mov.u32 %r464, %r460;
 	.loc 5 175 7
-	mov.u32 %r281, %r337;
-	mov.u32 %r282, %r338;
+	mov.u32 %r407, %r463;
+	mov.u32 %r408, %r464;
 	bra.uni $L255_rangeint_body;
 $L255_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r339, %r243;
-	mov.u32 %r340, %r244;
-	mov.u32 %r341, %r245;
-	mov.u32 %r342, %r246;
+	mov.u32 %r465, %r369;
+	mov.u32 %r466, %r370;
+	mov.u32 %r467, %r371;
+	mov.u32 %r468, %r372;
 	.loc 5 181 37
-	mov.u32 %r343, %r275;
-	mov.u32 %r344, %r276;
+	mov.u32 %r469, %r401;
+	mov.u32 %r470, %r402;
 	.loc 5 181 48
 	mov.f32 %f256, %f0;
 	mov.f32 %f257, %f1;
@@ -31447,9 +32035,9 @@ $L255_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L269_entry;
 $L269_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f264, %f265, %f266, %f267}, {%r339, %r340, %r341, %r342}, {%r343, %r344}, {%f256, %f257, %f258, %f259};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f264, %f265, %f266, %f267}, {%r465, %r466, %r467, %r468}, {%r469, %r470}, {%f256, %f257, %f258, %f259};
+	.loc 5 335 2
 	mov.f32 %f260, %f264;
 	mov.f32 %f261, %f265;
 	mov.f32 %f262, %f266;
@@ -31464,13 +32052,13 @@ $L270_ret_mma:
 	bra.uni $L271_rangeint_body;
 $L271_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r345, %r243;
-	mov.u32 %r346, %r244;
-	mov.u32 %r347, %r245;
-	mov.u32 %r348, %r246;
+	mov.u32 %r471, %r369;
+	mov.u32 %r472, %r370;
+	mov.u32 %r473, %r371;
+	mov.u32 %r474, %r372;
 	.loc 5 181 37
-	mov.u32 %r349, %r277;
-	mov.u32 %r350, %r278;
+	mov.u32 %r475, %r403;
+	mov.u32 %r476, %r404;
 	.loc 5 181 48
 	mov.f32 %f268, %f4;
 	mov.f32 %f269, %f5;
@@ -31479,9 +32067,9 @@ $L271_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L272_entry;
 $L272_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f276, %f277, %f278, %f279}, {%r345, %r346, %r347, %r348}, {%r349, %r350}, {%f268, %f269, %f270, %f271};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f276, %f277, %f278, %f279}, {%r471, %r472, %r473, %r474}, {%r475, %r476}, {%f268, %f269, %f270, %f271};
+	.loc 5 335 2
 	mov.f32 %f272, %f276;
 	mov.f32 %f273, %f277;
 	mov.f32 %f274, %f278;
@@ -31496,13 +32084,13 @@ $L273_ret_mma:
 	bra.uni $L274_rangeint_body;
 $L274_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r351, %r243;
-	mov.u32 %r352, %r244;
-	mov.u32 %r353, %r245;
-	mov.u32 %r354, %r246;
+	mov.u32 %r477, %r369;
+	mov.u32 %r478, %r370;
+	mov.u32 %r479, %r371;
+	mov.u32 %r480, %r372;
 	.loc 5 181 37
-	mov.u32 %r355, %r279;
-	mov.u32 %r356, %r280;
+	mov.u32 %r481, %r405;
+	mov.u32 %r482, %r406;
 	.loc 5 181 48
 	mov.f32 %f280, %f8;
 	mov.f32 %f281, %f9;
@@ -31511,9 +32099,9 @@ $L274_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L275_entry;
 $L275_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f288, %f289, %f290, %f291}, {%r351, %r352, %r353, %r354}, {%r355, %r356}, {%f280, %f281, %f282, %f283};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f288, %f289, %f290, %f291}, {%r477, %r478, %r479, %r480}, {%r481, %r482}, {%f280, %f281, %f282, %f283};
+	.loc 5 335 2
 	mov.f32 %f284, %f288;
 	mov.f32 %f285, %f289;
 	mov.f32 %f286, %f290;
@@ -31528,13 +32116,13 @@ $L276_ret_mma:
 	bra.uni $L277_rangeint_body;
 $L277_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r357, %r243;
-	mov.u32 %r358, %r244;
-	mov.u32 %r359, %r245;
-	mov.u32 %r360, %r246;
+	mov.u32 %r483, %r369;
+	mov.u32 %r484, %r370;
+	mov.u32 %r485, %r371;
+	mov.u32 %r486, %r372;
 	.loc 5 181 37
-	mov.u32 %r361, %r281;
-	mov.u32 %r362, %r282;
+	mov.u32 %r487, %r407;
+	mov.u32 %r488, %r408;
 	.loc 5 181 48
 	mov.f32 %f292, %f12;
 	mov.f32 %f293, %f13;
@@ -31543,9 +32131,9 @@ $L277_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L278_entry;
 $L278_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f300, %f301, %f302, %f303}, {%r357, %r358, %r359, %r360}, {%r361, %r362}, {%f292, %f293, %f294, %f295};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f300, %f301, %f302, %f303}, {%r483, %r484, %r485, %r486}, {%r487, %r488}, {%f292, %f293, %f294, %f295};
+	.loc 5 335 2
 	mov.f32 %f296, %f300;
 	mov.f32 %f297, %f301;
 	mov.f32 %f298, %f302;
@@ -31560,13 +32148,13 @@ $L279_ret_mma:
 	bra.uni $L281_rangeint_body;
 $L281_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r363, %r247;
-	mov.u32 %r364, %r248;
-	mov.u32 %r365, %r249;
-	mov.u32 %r366, %r250;
+	mov.u32 %r489, %r373;
+	mov.u32 %r490, %r374;
+	mov.u32 %r491, %r375;
+	mov.u32 %r492, %r376;
 	.loc 5 181 37
-	mov.u32 %r367, %r275;
-	mov.u32 %r368, %r276;
+	mov.u32 %r493, %r401;
+	mov.u32 %r494, %r402;
 	.loc 5 181 48
 	mov.f32 %f304, %f16;
 	mov.f32 %f305, %f17;
@@ -31575,9 +32163,9 @@ $L281_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f312, %f313, %f314, %f315}, {%r363, %r364, %r365, %r366}, {%r367, %r368}, {%f304, %f305, %f306, %f307};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f312, %f313, %f314, %f315}, {%r489, %r490, %r491, %r492}, {%r493, %r494}, {%f304, %f305, %f306, %f307};
+	.loc 5 335 2
 	mov.f32 %f308, %f312;
 	mov.f32 %f309, %f313;
 	mov.f32 %f310, %f314;
@@ -31592,13 +32180,13 @@ $L284_ret_mma:
 	bra.uni $L285_rangeint_body;
 $L285_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r369, %r247;
-	mov.u32 %r370, %r248;
-	mov.u32 %r371, %r249;
-	mov.u32 %r372, %r250;
+	mov.u32 %r495, %r373;
+	mov.u32 %r496, %r374;
+	mov.u32 %r497, %r375;
+	mov.u32 %r498, %r376;
 	.loc 5 181 37
-	mov.u32 %r373, %r277;
-	mov.u32 %r374, %r278;
+	mov.u32 %r499, %r403;
+	mov.u32 %r500, %r404;
 	.loc 5 181 48
 	mov.f32 %f316, %f20;
 	mov.f32 %f317, %f21;
@@ -31607,9 +32195,9 @@ $L285_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L286_entry;
 $L286_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f324, %f325, %f326, %f327}, {%r369, %r370, %r371, %r372}, {%r373, %r374}, {%f316, %f317, %f318, %f319};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f324, %f325, %f326, %f327}, {%r495, %r496, %r497, %r498}, {%r499, %r500}, {%f316, %f317, %f318, %f319};
+	.loc 5 335 2
 	mov.f32 %f320, %f324;
 	mov.f32 %f321, %f325;
 	mov.f32 %f322, %f326;
@@ -31624,13 +32212,13 @@ $L287_ret_mma:
 	bra.uni $L288_rangeint_body;
 $L288_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r375, %r247;
-	mov.u32 %r376, %r248;
-	mov.u32 %r377, %r249;
-	mov.u32 %r378, %r250;
+	mov.u32 %r501, %r373;
+	mov.u32 %r502, %r374;
+	mov.u32 %r503, %r375;
+	mov.u32 %r504, %r376;
 	.loc 5 181 37
-	mov.u32 %r379, %r279;
-	mov.u32 %r380, %r280;
+	mov.u32 %r505, %r405;
+	mov.u32 %r506, %r406;
 	.loc 5 181 48
 	mov.f32 %f328, %f24;
 	mov.f32 %f329, %f25;
@@ -31639,9 +32227,9 @@ $L288_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L289_entry;
 $L289_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f336, %f337, %f338, %f339}, {%r375, %r376, %r377, %r378}, {%r379, %r380}, {%f328, %f329, %f330, %f331};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f336, %f337, %f338, %f339}, {%r501, %r502, %r503, %r504}, {%r505, %r506}, {%f328, %f329, %f330, %f331};
+	.loc 5 335 2
 	mov.f32 %f332, %f336;
 	mov.f32 %f333, %f337;
 	mov.f32 %f334, %f338;
@@ -31656,13 +32244,13 @@ $L290_ret_mma:
 	bra.uni $L291_rangeint_body;
 $L291_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r381, %r247;
-	mov.u32 %r382, %r248;
-	mov.u32 %r383, %r249;
-	mov.u32 %r384, %r250;
+	mov.u32 %r507, %r373;
+	mov.u32 %r508, %r374;
+	mov.u32 %r509, %r375;
+	mov.u32 %r510, %r376;
 	.loc 5 181 37
-	mov.u32 %r385, %r281;
-	mov.u32 %r386, %r282;
+	mov.u32 %r511, %r407;
+	mov.u32 %r512, %r408;
 	.loc 5 181 48
 	mov.f32 %f340, %f28;
 	mov.f32 %f341, %f29;
@@ -31671,9 +32259,9 @@ $L291_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L292_entry;
 $L292_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f348, %f349, %f350, %f351}, {%r381, %r382, %r383, %r384}, {%r385, %r386}, {%f340, %f341, %f342, %f343};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f348, %f349, %f350, %f351}, {%r507, %r508, %r509, %r510}, {%r511, %r512}, {%f340, %f341, %f342, %f343};
+	.loc 5 335 2
 	mov.f32 %f344, %f348;
 	mov.f32 %f345, %f349;
 	mov.f32 %f346, %f350;
@@ -31688,13 +32276,13 @@ $L293_ret_mma:
 	bra.uni $L295_rangeint_body;
 $L295_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r387, %r251;
-	mov.u32 %r388, %r252;
-	mov.u32 %r389, %r253;
-	mov.u32 %r390, %r254;
+	mov.u32 %r513, %r377;
+	mov.u32 %r514, %r378;
+	mov.u32 %r515, %r379;
+	mov.u32 %r516, %r380;
 	.loc 5 181 37
-	mov.u32 %r391, %r275;
-	mov.u32 %r392, %r276;
+	mov.u32 %r517, %r401;
+	mov.u32 %r518, %r402;
 	.loc 5 181 48
 	mov.f32 %f352, %f32;
 	mov.f32 %f353, %f33;
@@ -31703,9 +32291,9 @@ $L295_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L297_entry;
 $L297_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f360, %f361, %f362, %f363}, {%r387, %r388, %r389, %r390}, {%r391, %r392}, {%f352, %f353, %f354, %f355};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f360, %f361, %f362, %f363}, {%r513, %r514, %r515, %r516}, {%r517, %r518}, {%f352, %f353, %f354, %f355};
+	.loc 5 335 2
 	mov.f32 %f356, %f360;
 	mov.f32 %f357, %f361;
 	mov.f32 %f358, %f362;
@@ -31720,13 +32308,13 @@ $L298_ret_mma:
 	bra.uni $L299_rangeint_body;
 $L299_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r393, %r251;
-	mov.u32 %r394, %r252;
-	mov.u32 %r395, %r253;
-	mov.u32 %r396, %r254;
+	mov.u32 %r519, %r377;
+	mov.u32 %r520, %r378;
+	mov.u32 %r521, %r379;
+	mov.u32 %r522, %r380;
 	.loc 5 181 37
-	mov.u32 %r397, %r277;
-	mov.u32 %r398, %r278;
+	mov.u32 %r523, %r403;
+	mov.u32 %r524, %r404;
 	.loc 5 181 48
 	mov.f32 %f364, %f36;
 	mov.f32 %f365, %f37;
@@ -31735,9 +32323,9 @@ $L299_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f372, %f373, %f374, %f375}, {%r393, %r394, %r395, %r396}, {%r397, %r398}, {%f364, %f365, %f366, %f367};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f372, %f373, %f374, %f375}, {%r519, %r520, %r521, %r522}, {%r523, %r524}, {%f364, %f365, %f366, %f367};
+	.loc 5 335 2
 	mov.f32 %f368, %f372;
 	mov.f32 %f369, %f373;
 	mov.f32 %f370, %f374;
@@ -31752,13 +32340,13 @@ $L301_ret_mma:
 	bra.uni $L302_rangeint_body;
 $L302_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r399, %r251;
-	mov.u32 %r400, %r252;
-	mov.u32 %r401, %r253;
-	mov.u32 %r402, %r254;
+	mov.u32 %r525, %r377;
+	mov.u32 %r526, %r378;
+	mov.u32 %r527, %r379;
+	mov.u32 %r528, %r380;
 	.loc 5 181 37
-	mov.u32 %r403, %r279;
-	mov.u32 %r404, %r280;
+	mov.u32 %r529, %r405;
+	mov.u32 %r530, %r406;
 	.loc 5 181 48
 	mov.f32 %f376, %f40;
 	mov.f32 %f377, %f41;
@@ -31767,9 +32355,9 @@ $L302_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L303_entry;
 $L303_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f384, %f385, %f386, %f387}, {%r399, %r400, %r401, %r402}, {%r403, %r404}, {%f376, %f377, %f378, %f379};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f384, %f385, %f386, %f387}, {%r525, %r526, %r527, %r528}, {%r529, %r530}, {%f376, %f377, %f378, %f379};
+	.loc 5 335 2
 	mov.f32 %f380, %f384;
 	mov.f32 %f381, %f385;
 	mov.f32 %f382, %f386;
@@ -31784,13 +32372,13 @@ $L304_ret_mma:
 	bra.uni $L305_rangeint_body;
 $L305_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r405, %r251;
-	mov.u32 %r406, %r252;
-	mov.u32 %r407, %r253;
-	mov.u32 %r408, %r254;
+	mov.u32 %r531, %r377;
+	mov.u32 %r532, %r378;
+	mov.u32 %r533, %r379;
+	mov.u32 %r534, %r380;
 	.loc 5 181 37
-	mov.u32 %r409, %r281;
-	mov.u32 %r410, %r282;
+	mov.u32 %r535, %r407;
+	mov.u32 %r536, %r408;
 	.loc 5 181 48
 	mov.f32 %f388, %f44;
 	mov.f32 %f389, %f45;
@@ -31799,9 +32387,9 @@ $L305_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L306_entry;
 $L306_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f396, %f397, %f398, %f399}, {%r405, %r406, %r407, %r408}, {%r409, %r410}, {%f388, %f389, %f390, %f391};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f396, %f397, %f398, %f399}, {%r531, %r532, %r533, %r534}, {%r535, %r536}, {%f388, %f389, %f390, %f391};
+	.loc 5 335 2
 	mov.f32 %f392, %f396;
 	mov.f32 %f393, %f397;
 	mov.f32 %f394, %f398;
@@ -31816,13 +32404,13 @@ $L307_ret_mma:
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r411, %r255;
-	mov.u32 %r412, %r256;
-	mov.u32 %r413, %r257;
-	mov.u32 %r414, %r258;
+	mov.u32 %r537, %r381;
+	mov.u32 %r538, %r382;
+	mov.u32 %r539, %r383;
+	mov.u32 %r540, %r384;
 	.loc 5 181 37
-	mov.u32 %r415, %r275;
-	mov.u32 %r416, %r276;
+	mov.u32 %r541, %r401;
+	mov.u32 %r542, %r402;
 	.loc 5 181 48
 	mov.f32 %f400, %f48;
 	mov.f32 %f401, %f49;
@@ -31831,9 +32419,9 @@ $L309_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L311_entry;
 $L311_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f408, %f409, %f410, %f411}, {%r411, %r412, %r413, %r414}, {%r415, %r416}, {%f400, %f401, %f402, %f403};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f408, %f409, %f410, %f411}, {%r537, %r538, %r539, %r540}, {%r541, %r542}, {%f400, %f401, %f402, %f403};
+	.loc 5 335 2
 	mov.f32 %f404, %f408;
 	mov.f32 %f405, %f409;
 	mov.f32 %f406, %f410;
@@ -31848,13 +32436,13 @@ $L312_ret_mma:
 	bra.uni $L313_rangeint_body;
 $L313_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r417, %r255;
-	mov.u32 %r418, %r256;
-	mov.u32 %r419, %r257;
-	mov.u32 %r420, %r258;
+	mov.u32 %r543, %r381;
+	mov.u32 %r544, %r382;
+	mov.u32 %r545, %r383;
+	mov.u32 %r546, %r384;
 	.loc 5 181 37
-	mov.u32 %r421, %r277;
-	mov.u32 %r422, %r278;
+	mov.u32 %r547, %r403;
+	mov.u32 %r548, %r404;
 	.loc 5 181 48
 	mov.f32 %f412, %f52;
 	mov.f32 %f413, %f53;
@@ -31863,9 +32451,9 @@ $L313_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L314_entry;
 $L314_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f420, %f421, %f422, %f423}, {%r417, %r418, %r419, %r420}, {%r421, %r422}, {%f412, %f413, %f414, %f415};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f420, %f421, %f422, %f423}, {%r543, %r544, %r545, %r546}, {%r547, %r548}, {%f412, %f413, %f414, %f415};
+	.loc 5 335 2
 	mov.f32 %f416, %f420;
 	mov.f32 %f417, %f421;
 	mov.f32 %f418, %f422;
@@ -31880,13 +32468,13 @@ $L315_ret_mma:
 	bra.uni $L316_rangeint_body;
 $L316_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r423, %r255;
-	mov.u32 %r424, %r256;
-	mov.u32 %r425, %r257;
-	mov.u32 %r426, %r258;
+	mov.u32 %r549, %r381;
+	mov.u32 %r550, %r382;
+	mov.u32 %r551, %r383;
+	mov.u32 %r552, %r384;
 	.loc 5 181 37
-	mov.u32 %r427, %r279;
-	mov.u32 %r428, %r280;
+	mov.u32 %r553, %r405;
+	mov.u32 %r554, %r406;
 	.loc 5 181 48
 	mov.f32 %f424, %f56;
 	mov.f32 %f425, %f57;
@@ -31895,9 +32483,9 @@ $L316_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f432, %f433, %f434, %f435}, {%r423, %r424, %r425, %r426}, {%r427, %r428}, {%f424, %f425, %f426, %f427};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f432, %f433, %f434, %f435}, {%r549, %r550, %r551, %r552}, {%r553, %r554}, {%f424, %f425, %f426, %f427};
+	.loc 5 335 2
 	mov.f32 %f428, %f432;
 	mov.f32 %f429, %f433;
 	mov.f32 %f430, %f434;
@@ -31912,13 +32500,13 @@ $L318_ret_mma:
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
 	.loc 5 181 30
-	mov.u32 %r429, %r255;
-	mov.u32 %r430, %r256;
-	mov.u32 %r431, %r257;
-	mov.u32 %r432, %r258;
+	mov.u32 %r555, %r381;
+	mov.u32 %r556, %r382;
+	mov.u32 %r557, %r383;
+	mov.u32 %r558, %r384;
 	.loc 5 181 37
-	mov.u32 %r433, %r281;
-	mov.u32 %r434, %r282;
+	mov.u32 %r559, %r407;
+	mov.u32 %r560, %r408;
 	.loc 5 181 48
 	mov.f32 %f436, %f60;
 	mov.f32 %f437, %f61;
@@ -31927,9 +32515,9 @@ $L319_rangeint_body:
 	.loc 5 181 24
 	bra.uni $L320_entry;
 $L320_entry:
-	.loc 5 331 20
-	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f444, %f445, %f446, %f447}, {%r429, %r430, %r431, %r432}, {%r433, %r434}, {%f436, %f437, %f438, %f439};
-	.loc 5 331 2
+	.loc 5 335 20
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f444, %f445, %f446, %f447}, {%r555, %r556, %r557, %r558}, {%r559, %r560}, {%f436, %f437, %f438, %f439};
+	.loc 5 335 2
 	mov.f32 %f440, %f444;
 	mov.f32 %f441, %f445;
 	mov.f32 %f442, %f446;
@@ -31944,36 +32532,36 @@ $L321_ret_mma:
 	bra.uni $L22_rangeint_done;
 $L22_rangeint_done:
 	.loc 5 185 14
-	add.s64 %rd515, %rd371, 1;
+	add.s64 %rd473, %rd343, 1;
 	.loc 5 185 20
-	add.s64 %rd516, %rd372, 1;
+	add.s64 %rd474, %rd344, 1;
 	.loc 5 186 9
-	setp.eq.s64 %p43, %rd515, 3;
+	setp.eq.s64 %p43, %rd473, 3;
 	@%p43 bra $L31_if_then;
 	bra.uni $L322_edge;
 $L31_if_then:
-	mov.s64 %rd517, 0;
+	mov.s64 %rd475, 0;
 	bra.uni $L32_if_done;
 $L322_edge:
-	mov.s64 %rd517, %rd515;
+	mov.s64 %rd475, %rd473;
 	bra.uni $L32_if_done;
 $L32_if_done:
 	.loc 5 189 9
-	setp.eq.s64 %p44, %rd516, 3;
+	setp.eq.s64 %p44, %rd474, 3;
 	@%p44 bra $L33_if_then;
 	bra.uni $L323_edge;
 $L33_if_then:
-	mov.s64 %rd518, 0;
+	mov.s64 %rd476, 0;
 	bra.uni $L34_if_done;
 $L323_edge:
-	mov.s64 %rd518, %rd516;
+	mov.s64 %rd476, %rd474;
 	bra.uni $L34_if_done;
 $L34_if_done:
 	.loc 5 154 28
-	add.s64 %rd519, %rd373, 1;
-	mov.s64 %rd371, %rd517;
-	mov.s64 %rd372, %rd518;
-	mov.s64 %rd373, %rd519;
+	add.s64 %rd477, %rd345, 1;
+	mov.s64 %rd343, %rd475;
+	mov.s64 %rd344, %rd476;
+	mov.s64 %rd345, %rd477;
 	bra.uni $L16_for_loop;
 $L18_for_done:
 	.loc 5 193 17
@@ -31981,23 +32569,23 @@ $L18_for_done:
 	.loc 5 195 8
 	bar.sync 0;
 	.loc 5 196 29
-	mov.u32 %r437, %tid.z;
-	mov.u32 %r438, %ntid.y;
-	mov.u32 %r439, %tid.y;
-	mad.lo.u32 %r436, %r437, %r438, %r439;
-	mov.u32 %r441, %ntid.x;
-	mov.u32 %r442, %tid.x;
-	mad.lo.u32 %r440, %r436, %r441, %r442;
-	shr.u32 %r435, %r440, 5;
-	cvt.s64.u32 %rd520, %r435;
+	mov.u32 %r563, %tid.z;
+	mov.u32 %r564, %ntid.y;
+	mov.u32 %r565, %tid.y;
+	mad.lo.u32 %r562, %r563, %r564, %r565;
+	mov.u32 %r567, %ntid.x;
+	mov.u32 %r568, %tid.x;
+	mad.lo.u32 %r566, %r562, %r567, %r568;
+	shr.u32 %r561, %r566, 5;
+	cvt.s64.u32 %rd478, %r561;
 	.loc 5 196 31
-	mul.lo.s64 %rd521, %rd520, 1280;
+	mul.lo.s64 %rd479, %rd478, 1280;
 	.loc 5 196 22
-	add.s64 %rd522, %rd24, 1;
-	sub.s64 %rd523, %rd24, %rd521;
-	sub.s64 %rd524, %rd24, %rd521;
-	shl.b64 %rd525, %rd521, 2;
-	add.s64 %rd526, %rd23, %rd525;
+	add.s64 %rd480, %rd24, 1;
+	sub.s64 %rd481, %rd24, %rd479;
+	sub.s64 %rd482, %rd24, %rd479;
+	shl.b64 %rd483, %rd479, 2;
+	add.s64 %rd484, %rd23, %rd483;
 	.loc 5 196 45
 	mov.f32 %f448, %f0;
 	mov.f32 %f449, %f1;
@@ -32064,9 +32652,9 @@ $L18_for_done:
 	mov.f32 %f510, %f62;
 	mov.f32 %f511, %f63;
 	.loc 5 196 66
-	add.s64 %rd527, %rd42, %rd49;
+	add.s64 %rd485, %rd42, %rd49;
 	.loc 5 196 74
-	add.s64 %rd528, %rd46, %rd52;
+	add.s64 %rd486, %rd46, %rd52;
 	.loc 5 196 12
 	bra.uni $L324_entry;
 $L324_entry:
@@ -32200,12 +32788,12 @@ $L324_entry:
 	mov.f32 %f574, %f510;
 	mov.f32 %f575, %f511;
 	.loc 5 211 13
-	mov.u32 %r443, %laneid;
-	cvt.s64.u32 %rd529, %r443;
+	mov.u32 %r569, %laneid;
+	cvt.s64.u32 %rd487, %r569;
 	.loc 5 212 11
-	shr.s64 %rd530, %rd529, 2;
+	shr.s64 %rd488, %rd487, 2;
 	.loc 5 212 17
-	and.b64 %rd531, %rd529, 3;
+	and.b64 %rd489, %rd487, 3;
 	bra.uni $L329_rangeint_body;
 $L329_rangeint_body:
 	.loc 5 219 5
@@ -32224,15 +32812,15 @@ $L329_rangeint_body:
 	mov.f32 %f578, %f582;
 	mov.f32 %f579, %f583;
 	.loc 5 220 19
-	add.s64 %rd532, 0, %rd530;
+	add.s64 %rd490, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd533, 2, %rd531;
+	mul.lo.s64 %rd491, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd534, 0, %rd533;
+	add.s64 %rd492, 0, %rd491;
 	.loc 5 221 21
-	mul.lo.s64 %rd535, %rd532, 40;
+	mul.lo.s64 %rd493, %rd490, 40;
 	.loc 5 221 29
-	add.s64 %rd536, %rd535, %rd534;
+	add.s64 %rd494, %rd493, %rd492;
 	.loc 5 221 45
 	mov.f32 %f584, 0f00000000;
 	mov.f32 %f585, 0f00000000;
@@ -32248,16 +32836,16 @@ $L329_rangeint_body:
 	mov.f32 %f588, %f584;
 	mov.f32 %f589, %f585;
 	.loc 5 221 15
-	add.s64 %rd537, %rd536, 1;
-	shl.b64 %rd538, %rd536, 2;
-	add.s64 %rd539, %rd526, %rd538;
-	st.shared.v2.f32 [%rd539], {%f588, %f589};
+	add.s64 %rd495, %rd494, 1;
+	shl.b64 %rd496, %rd494, 2;
+	add.s64 %rd497, %rd484, %rd496;
+	st.shared.v2.f32 [%rd497], {%f588, %f589};
 	.loc 5 222 22
-	add.s64 %rd540, %rd532, 8;
+	add.s64 %rd498, %rd490, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd541, %rd540, 40;
+	mul.lo.s64 %rd499, %rd498, 40;
 	.loc 5 222 33
-	add.s64 %rd542, %rd541, %rd534;
+	add.s64 %rd500, %rd499, %rd492;
 	.loc 5 222 49
 	mov.f32 %f590, 0f00000000;
 	mov.f32 %f591, 0f00000000;
@@ -32273,10 +32861,10 @@ $L329_rangeint_body:
 	mov.f32 %f594, %f590;
 	mov.f32 %f595, %f591;
 	.loc 5 222 15
-	add.s64 %rd543, %rd542, 1;
-	shl.b64 %rd544, %rd542, 2;
-	add.s64 %rd545, %rd526, %rd544;
-	st.shared.v2.f32 [%rd545], {%f594, %f595};
+	add.s64 %rd501, %rd500, 1;
+	shl.b64 %rd502, %rd500, 2;
+	add.s64 %rd503, %rd484, %rd502;
+	st.shared.v2.f32 [%rd503], {%f594, %f595};
 	bra.uni $L338_rangeint_body;
 $L338_rangeint_body:
 	.loc 5 219 5
@@ -32295,15 +32883,15 @@ $L338_rangeint_body:
 	mov.f32 %f598, %f602;
 	mov.f32 %f599, %f603;
 	.loc 5 220 19
-	add.s64 %rd546, 0, %rd530;
+	add.s64 %rd504, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd547, 2, %rd531;
+	mul.lo.s64 %rd505, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd548, 8, %rd547;
+	add.s64 %rd506, 8, %rd505;
 	.loc 5 221 21
-	mul.lo.s64 %rd549, %rd546, 40;
+	mul.lo.s64 %rd507, %rd504, 40;
 	.loc 5 221 29
-	add.s64 %rd550, %rd549, %rd548;
+	add.s64 %rd508, %rd507, %rd506;
 	.loc 5 221 45
 	mov.f32 %f604, 0f00000000;
 	mov.f32 %f605, 0f00000000;
@@ -32319,16 +32907,16 @@ $L338_rangeint_body:
 	mov.f32 %f608, %f604;
 	mov.f32 %f609, %f605;
 	.loc 5 221 15
-	add.s64 %rd551, %rd550, 1;
-	shl.b64 %rd552, %rd550, 2;
-	add.s64 %rd553, %rd526, %rd552;
-	st.shared.v2.f32 [%rd553], {%f608, %f609};
+	add.s64 %rd509, %rd508, 1;
+	shl.b64 %rd510, %rd508, 2;
+	add.s64 %rd511, %rd484, %rd510;
+	st.shared.v2.f32 [%rd511], {%f608, %f609};
 	.loc 5 222 22
-	add.s64 %rd554, %rd546, 8;
+	add.s64 %rd512, %rd504, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd555, %rd554, 40;
+	mul.lo.s64 %rd513, %rd512, 40;
 	.loc 5 222 33
-	add.s64 %rd556, %rd555, %rd548;
+	add.s64 %rd514, %rd513, %rd506;
 	.loc 5 222 49
 	mov.f32 %f610, 0f00000000;
 	mov.f32 %f611, 0f00000000;
@@ -32344,10 +32932,10 @@ $L338_rangeint_body:
 	mov.f32 %f614, %f610;
 	mov.f32 %f615, %f611;
 	.loc 5 222 15
-	add.s64 %rd557, %rd556, 1;
-	shl.b64 %rd558, %rd556, 2;
-	add.s64 %rd559, %rd526, %rd558;
-	st.shared.v2.f32 [%rd559], {%f614, %f615};
+	add.s64 %rd515, %rd514, 1;
+	shl.b64 %rd516, %rd514, 2;
+	add.s64 %rd517, %rd484, %rd516;
+	st.shared.v2.f32 [%rd517], {%f614, %f615};
 	bra.uni $L339_rangeint_body;
 $L339_rangeint_body:
 	.loc 5 219 5
@@ -32366,15 +32954,15 @@ $L339_rangeint_body:
 	mov.f32 %f618, %f622;
 	mov.f32 %f619, %f623;
 	.loc 5 220 19
-	add.s64 %rd560, 0, %rd530;
+	add.s64 %rd518, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd561, 2, %rd531;
+	mul.lo.s64 %rd519, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd562, 16, %rd561;
+	add.s64 %rd520, 16, %rd519;
 	.loc 5 221 21
-	mul.lo.s64 %rd563, %rd560, 40;
+	mul.lo.s64 %rd521, %rd518, 40;
 	.loc 5 221 29
-	add.s64 %rd564, %rd563, %rd562;
+	add.s64 %rd522, %rd521, %rd520;
 	.loc 5 221 45
 	mov.f32 %f624, 0f00000000;
 	mov.f32 %f625, 0f00000000;
@@ -32390,16 +32978,16 @@ $L339_rangeint_body:
 	mov.f32 %f628, %f624;
 	mov.f32 %f629, %f625;
 	.loc 5 221 15
-	add.s64 %rd565, %rd564, 1;
-	shl.b64 %rd566, %rd564, 2;
-	add.s64 %rd567, %rd526, %rd566;
-	st.shared.v2.f32 [%rd567], {%f628, %f629};
+	add.s64 %rd523, %rd522, 1;
+	shl.b64 %rd524, %rd522, 2;
+	add.s64 %rd525, %rd484, %rd524;
+	st.shared.v2.f32 [%rd525], {%f628, %f629};
 	.loc 5 222 22
-	add.s64 %rd568, %rd560, 8;
+	add.s64 %rd526, %rd518, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd569, %rd568, 40;
+	mul.lo.s64 %rd527, %rd526, 40;
 	.loc 5 222 33
-	add.s64 %rd570, %rd569, %rd562;
+	add.s64 %rd528, %rd527, %rd520;
 	.loc 5 222 49
 	mov.f32 %f630, 0f00000000;
 	mov.f32 %f631, 0f00000000;
@@ -32415,10 +33003,10 @@ $L339_rangeint_body:
 	mov.f32 %f634, %f630;
 	mov.f32 %f635, %f631;
 	.loc 5 222 15
-	add.s64 %rd571, %rd570, 1;
-	shl.b64 %rd572, %rd570, 2;
-	add.s64 %rd573, %rd526, %rd572;
-	st.shared.v2.f32 [%rd573], {%f634, %f635};
+	add.s64 %rd529, %rd528, 1;
+	shl.b64 %rd530, %rd528, 2;
+	add.s64 %rd531, %rd484, %rd530;
+	st.shared.v2.f32 [%rd531], {%f634, %f635};
 	bra.uni $L340_rangeint_body;
 $L340_rangeint_body:
 	.loc 5 219 5
@@ -32437,15 +33025,15 @@ $L340_rangeint_body:
 	mov.f32 %f638, %f642;
 	mov.f32 %f639, %f643;
 	.loc 5 220 19
-	add.s64 %rd574, 0, %rd530;
+	add.s64 %rd532, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd575, 2, %rd531;
+	mul.lo.s64 %rd533, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd576, 24, %rd575;
+	add.s64 %rd534, 24, %rd533;
 	.loc 5 221 21
-	mul.lo.s64 %rd577, %rd574, 40;
+	mul.lo.s64 %rd535, %rd532, 40;
 	.loc 5 221 29
-	add.s64 %rd578, %rd577, %rd576;
+	add.s64 %rd536, %rd535, %rd534;
 	.loc 5 221 45
 	mov.f32 %f644, 0f00000000;
 	mov.f32 %f645, 0f00000000;
@@ -32461,16 +33049,16 @@ $L340_rangeint_body:
 	mov.f32 %f648, %f644;
 	mov.f32 %f649, %f645;
 	.loc 5 221 15
-	add.s64 %rd579, %rd578, 1;
-	shl.b64 %rd580, %rd578, 2;
-	add.s64 %rd581, %rd526, %rd580;
-	st.shared.v2.f32 [%rd581], {%f648, %f649};
+	add.s64 %rd537, %rd536, 1;
+	shl.b64 %rd538, %rd536, 2;
+	add.s64 %rd539, %rd484, %rd538;
+	st.shared.v2.f32 [%rd539], {%f648, %f649};
 	.loc 5 222 22
-	add.s64 %rd582, %rd574, 8;
+	add.s64 %rd540, %rd532, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd583, %rd582, 40;
+	mul.lo.s64 %rd541, %rd540, 40;
 	.loc 5 222 33
-	add.s64 %rd584, %rd583, %rd576;
+	add.s64 %rd542, %rd541, %rd534;
 	.loc 5 222 49
 	mov.f32 %f650, 0f00000000;
 	mov.f32 %f651, 0f00000000;
@@ -32486,10 +33074,10 @@ $L340_rangeint_body:
 	mov.f32 %f654, %f650;
 	mov.f32 %f655, %f651;
 	.loc 5 222 15
-	add.s64 %rd585, %rd584, 1;
-	shl.b64 %rd586, %rd584, 2;
-	add.s64 %rd587, %rd526, %rd586;
-	st.shared.v2.f32 [%rd587], {%f654, %f655};
+	add.s64 %rd543, %rd542, 1;
+	shl.b64 %rd544, %rd542, 2;
+	add.s64 %rd545, %rd484, %rd544;
+	st.shared.v2.f32 [%rd545], {%f654, %f655};
 	bra.uni $L342_rangeint_body;
 $L342_rangeint_body:
 	.loc 5 219 5
@@ -32508,15 +33096,15 @@ $L342_rangeint_body:
 	mov.f32 %f658, %f662;
 	mov.f32 %f659, %f663;
 	.loc 5 220 19
-	add.s64 %rd588, 16, %rd530;
+	add.s64 %rd546, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd589, 2, %rd531;
+	mul.lo.s64 %rd547, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd590, 0, %rd589;
+	add.s64 %rd548, 0, %rd547;
 	.loc 5 221 21
-	mul.lo.s64 %rd591, %rd588, 40;
+	mul.lo.s64 %rd549, %rd546, 40;
 	.loc 5 221 29
-	add.s64 %rd592, %rd591, %rd590;
+	add.s64 %rd550, %rd549, %rd548;
 	.loc 5 221 45
 	mov.f32 %f664, 0f00000000;
 	mov.f32 %f665, 0f00000000;
@@ -32532,16 +33120,16 @@ $L342_rangeint_body:
 	mov.f32 %f668, %f664;
 	mov.f32 %f669, %f665;
 	.loc 5 221 15
-	add.s64 %rd593, %rd592, 1;
-	shl.b64 %rd594, %rd592, 2;
-	add.s64 %rd595, %rd526, %rd594;
-	st.shared.v2.f32 [%rd595], {%f668, %f669};
+	add.s64 %rd551, %rd550, 1;
+	shl.b64 %rd552, %rd550, 2;
+	add.s64 %rd553, %rd484, %rd552;
+	st.shared.v2.f32 [%rd553], {%f668, %f669};
 	.loc 5 222 22
-	add.s64 %rd596, %rd588, 8;
+	add.s64 %rd554, %rd546, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd597, %rd596, 40;
+	mul.lo.s64 %rd555, %rd554, 40;
 	.loc 5 222 33
-	add.s64 %rd598, %rd597, %rd590;
+	add.s64 %rd556, %rd555, %rd548;
 	.loc 5 222 49
 	mov.f32 %f670, 0f00000000;
 	mov.f32 %f671, 0f00000000;
@@ -32557,10 +33145,10 @@ $L342_rangeint_body:
 	mov.f32 %f674, %f670;
 	mov.f32 %f675, %f671;
 	.loc 5 222 15
-	add.s64 %rd599, %rd598, 1;
-	shl.b64 %rd600, %rd598, 2;
-	add.s64 %rd601, %rd526, %rd600;
-	st.shared.v2.f32 [%rd601], {%f674, %f675};
+	add.s64 %rd557, %rd556, 1;
+	shl.b64 %rd558, %rd556, 2;
+	add.s64 %rd559, %rd484, %rd558;
+	st.shared.v2.f32 [%rd559], {%f674, %f675};
 	bra.uni $L344_rangeint_body;
 $L344_rangeint_body:
 	.loc 5 219 5
@@ -32579,15 +33167,15 @@ $L344_rangeint_body:
 	mov.f32 %f678, %f682;
 	mov.f32 %f679, %f683;
 	.loc 5 220 19
-	add.s64 %rd602, 16, %rd530;
+	add.s64 %rd560, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd603, 2, %rd531;
+	mul.lo.s64 %rd561, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd604, 8, %rd603;
+	add.s64 %rd562, 8, %rd561;
 	.loc 5 221 21
-	mul.lo.s64 %rd605, %rd602, 40;
+	mul.lo.s64 %rd563, %rd560, 40;
 	.loc 5 221 29
-	add.s64 %rd606, %rd605, %rd604;
+	add.s64 %rd564, %rd563, %rd562;
 	.loc 5 221 45
 	mov.f32 %f684, 0f00000000;
 	mov.f32 %f685, 0f00000000;
@@ -32603,16 +33191,16 @@ $L344_rangeint_body:
 	mov.f32 %f688, %f684;
 	mov.f32 %f689, %f685;
 	.loc 5 221 15
-	add.s64 %rd607, %rd606, 1;
-	shl.b64 %rd608, %rd606, 2;
-	add.s64 %rd609, %rd526, %rd608;
-	st.shared.v2.f32 [%rd609], {%f688, %f689};
+	add.s64 %rd565, %rd564, 1;
+	shl.b64 %rd566, %rd564, 2;
+	add.s64 %rd567, %rd484, %rd566;
+	st.shared.v2.f32 [%rd567], {%f688, %f689};
 	.loc 5 222 22
-	add.s64 %rd610, %rd602, 8;
+	add.s64 %rd568, %rd560, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd611, %rd610, 40;
+	mul.lo.s64 %rd569, %rd568, 40;
 	.loc 5 222 33
-	add.s64 %rd612, %rd611, %rd604;
+	add.s64 %rd570, %rd569, %rd562;
 	.loc 5 222 49
 	mov.f32 %f690, 0f00000000;
 	mov.f32 %f691, 0f00000000;
@@ -32628,10 +33216,10 @@ $L344_rangeint_body:
 	mov.f32 %f694, %f690;
 	mov.f32 %f695, %f691;
 	.loc 5 222 15
-	add.s64 %rd613, %rd612, 1;
-	shl.b64 %rd614, %rd612, 2;
-	add.s64 %rd615, %rd526, %rd614;
-	st.shared.v2.f32 [%rd615], {%f694, %f695};
+	add.s64 %rd571, %rd570, 1;
+	shl.b64 %rd572, %rd570, 2;
+	add.s64 %rd573, %rd484, %rd572;
+	st.shared.v2.f32 [%rd573], {%f694, %f695};
 	bra.uni $L345_rangeint_body;
 $L345_rangeint_body:
 	.loc 5 219 5
@@ -32650,15 +33238,15 @@ $L345_rangeint_body:
 	mov.f32 %f698, %f702;
 	mov.f32 %f699, %f703;
 	.loc 5 220 19
-	add.s64 %rd616, 16, %rd530;
+	add.s64 %rd574, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd617, 2, %rd531;
+	mul.lo.s64 %rd575, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd618, 16, %rd617;
+	add.s64 %rd576, 16, %rd575;
 	.loc 5 221 21
-	mul.lo.s64 %rd619, %rd616, 40;
+	mul.lo.s64 %rd577, %rd574, 40;
 	.loc 5 221 29
-	add.s64 %rd620, %rd619, %rd618;
+	add.s64 %rd578, %rd577, %rd576;
 	.loc 5 221 45
 	mov.f32 %f704, 0f00000000;
 	mov.f32 %f705, 0f00000000;
@@ -32674,16 +33262,16 @@ $L345_rangeint_body:
 	mov.f32 %f708, %f704;
 	mov.f32 %f709, %f705;
 	.loc 5 221 15
-	add.s64 %rd621, %rd620, 1;
-	shl.b64 %rd622, %rd620, 2;
-	add.s64 %rd623, %rd526, %rd622;
-	st.shared.v2.f32 [%rd623], {%f708, %f709};
+	add.s64 %rd579, %rd578, 1;
+	shl.b64 %rd580, %rd578, 2;
+	add.s64 %rd581, %rd484, %rd580;
+	st.shared.v2.f32 [%rd581], {%f708, %f709};
 	.loc 5 222 22
-	add.s64 %rd624, %rd616, 8;
+	add.s64 %rd582, %rd574, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd625, %rd624, 40;
+	mul.lo.s64 %rd583, %rd582, 40;
 	.loc 5 222 33
-	add.s64 %rd626, %rd625, %rd618;
+	add.s64 %rd584, %rd583, %rd576;
 	.loc 5 222 49
 	mov.f32 %f710, 0f00000000;
 	mov.f32 %f711, 0f00000000;
@@ -32699,10 +33287,10 @@ $L345_rangeint_body:
 	mov.f32 %f714, %f710;
 	mov.f32 %f715, %f711;
 	.loc 5 222 15
-	add.s64 %rd627, %rd626, 1;
-	shl.b64 %rd628, %rd626, 2;
-	add.s64 %rd629, %rd526, %rd628;
-	st.shared.v2.f32 [%rd629], {%f714, %f715};
+	add.s64 %rd585, %rd584, 1;
+	shl.b64 %rd586, %rd584, 2;
+	add.s64 %rd587, %rd484, %rd586;
+	st.shared.v2.f32 [%rd587], {%f714, %f715};
 	bra.uni $L346_rangeint_body;
 $L346_rangeint_body:
 	.loc 5 219 5
@@ -32721,15 +33309,15 @@ $L346_rangeint_body:
 	mov.f32 %f718, %f722;
 	mov.f32 %f719, %f723;
 	.loc 5 220 19
-	add.s64 %rd630, 16, %rd530;
+	add.s64 %rd588, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd631, 2, %rd531;
+	mul.lo.s64 %rd589, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd632, 24, %rd631;
+	add.s64 %rd590, 24, %rd589;
 	.loc 5 221 21
-	mul.lo.s64 %rd633, %rd630, 40;
+	mul.lo.s64 %rd591, %rd588, 40;
 	.loc 5 221 29
-	add.s64 %rd634, %rd633, %rd632;
+	add.s64 %rd592, %rd591, %rd590;
 	.loc 5 221 45
 	mov.f32 %f724, 0f00000000;
 	mov.f32 %f725, 0f00000000;
@@ -32745,16 +33333,16 @@ $L346_rangeint_body:
 	mov.f32 %f728, %f724;
 	mov.f32 %f729, %f725;
 	.loc 5 221 15
-	add.s64 %rd635, %rd634, 1;
-	shl.b64 %rd636, %rd634, 2;
-	add.s64 %rd637, %rd526, %rd636;
-	st.shared.v2.f32 [%rd637], {%f728, %f729};
+	add.s64 %rd593, %rd592, 1;
+	shl.b64 %rd594, %rd592, 2;
+	add.s64 %rd595, %rd484, %rd594;
+	st.shared.v2.f32 [%rd595], {%f728, %f729};
 	.loc 5 222 22
-	add.s64 %rd638, %rd630, 8;
+	add.s64 %rd596, %rd588, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd639, %rd638, 40;
+	mul.lo.s64 %rd597, %rd596, 40;
 	.loc 5 222 33
-	add.s64 %rd640, %rd639, %rd632;
+	add.s64 %rd598, %rd597, %rd590;
 	.loc 5 222 49
 	mov.f32 %f730, 0f00000000;
 	mov.f32 %f731, 0f00000000;
@@ -32770,26 +33358,26 @@ $L346_rangeint_body:
 	mov.f32 %f734, %f730;
 	mov.f32 %f735, %f731;
 	.loc 5 222 15
-	add.s64 %rd641, %rd640, 1;
-	shl.b64 %rd642, %rd640, 2;
-	add.s64 %rd643, %rd526, %rd642;
-	st.shared.v2.f32 [%rd643], {%f734, %f735};
+	add.s64 %rd599, %rd598, 1;
+	shl.b64 %rd600, %rd598, 2;
+	add.s64 %rd601, %rd484, %rd600;
+	st.shared.v2.f32 [%rd601], {%f734, %f735};
 	bra.uni $L328_rangeint_done;
 $L328_rangeint_done:
 	.loc 5 225 13
 	bar.warp.sync -1;
 	.loc 5 226 14
-	add.s64 %rd644, %rd527, 0;
+	add.s64 %rd602, %rd485, 0;
 	.loc 5 227 10
 	setp.eq.s64 %p45, %rd19, 3;
 	@%p45 bra $L331_if_then;
 	bra.uni $L333_if_else;
 $L331_if_then:
-	mov.s64 %rd661, 0;
+	mov.s64 %rd619, 0;
 	bra.uni $L334_for_loop;
 $L334_for_loop:
 	.loc 5 229 18
-	setp.lt.s64 %p59, %rd661, 32;
+	setp.lt.s64 %p59, %rd619, 32;
 	@%p59 bra $L335_for_body;
 	bra.uni $L332_if_done;
 $L335_for_body:
@@ -32797,37 +33385,37 @@ $L335_for_body:
 	mov.f32 %f804, 0f00000000;
 	mov.f32 %f805, 0f00000000;
 	.loc 5 230 28
-	shr.s64 %rd662, %rd529, 4;
+	shr.s64 %rd620, %rd487, 4;
 	.loc 5 230 26
-	add.s64 %rd663, %rd661, %rd662;
+	add.s64 %rd621, %rd619, %rd620;
 	.loc 5 230 32
-	mul.lo.s64 %rd664, %rd663, 40;
+	mul.lo.s64 %rd622, %rd621, 40;
 	.loc 5 230 45
-	and.b64 %rd665, %rd529, 15;
+	and.b64 %rd623, %rd487, 15;
 	.loc 5 230 42
-	mul.lo.s64 %rd666, 2, %rd665;
+	mul.lo.s64 %rd624, 2, %rd623;
 	.loc 5 230 40
-	add.s64 %rd667, %rd664, %rd666;
+	add.s64 %rd625, %rd622, %rd624;
 	.loc 5 230 19
-	add.s64 %rd668, %rd667, 1;
-	shl.b64 %rd669, %rd667, 2;
-	add.s64 %rd670, %rd526, %rd669;
-	ld.shared.v2.f32 {%f806, %f807}, [%rd670];
+	add.s64 %rd626, %rd625, 1;
+	shl.b64 %rd627, %rd625, 2;
+	add.s64 %rd628, %rd484, %rd627;
+	ld.shared.v2.f32 {%f806, %f807}, [%rd628];
 	.loc 5 230 5
 	mov.f32 %f804, %f806;
 	mov.f32 %f805, %f807;
 	.loc 5 231 36
-	add.s64 %rd671, %rd644, %rd661;
+	add.s64 %rd629, %rd602, %rd619;
 	.loc 5 231 40
-	shr.s64 %rd672, %rd529, 4;
+	shr.s64 %rd630, %rd487, 4;
 	.loc 5 231 38
-	add.s64 %rd673, %rd671, %rd672;
+	add.s64 %rd631, %rd629, %rd630;
 	.loc 5 231 52
-	and.b64 %rd674, %rd529, 15;
+	and.b64 %rd632, %rd487, 15;
 	.loc 5 231 49
-	mul.lo.s64 %rd675, 2, %rd674;
+	mul.lo.s64 %rd633, 2, %rd632;
 	.loc 5 231 47
-	add.s64 %rd676, %rd528, %rd675;
+	add.s64 %rd634, %rd486, %rd633;
 	.loc 5 231 70
 	mov.f32 %f808, %f804;
 	.loc 5 231 76
@@ -32835,63 +33423,63 @@ $L335_for_body:
 	.loc 5 231 13
 	bra.uni $L391_entry;
 $L391_entry:
-	.loc 5 349 9
-	setp.lt.s64 %p60, %rd673, %rd15;
+	.loc 5 353 9
+	setp.lt.s64 %p60, %rd631, %rd15;
 	@%p60 bra $L394_cond_true;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L394_cond_true:
-	.loc 5 349 20
-	setp.lt.s64 %p61, %rd676, %rd16;
+	.loc 5 353 20
+	setp.lt.s64 %p61, %rd634, %rd16;
 	@%p61 bra $L392_if_then;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L392_if_then:
-	.loc 5 350 14
-	add.s64 %rd677, %rd676, 1;
-	.loc 5 350 17
-	setp.lt.s64 %p62, %rd677, %rd16;
-	.loc 5 351 16
+	.loc 5 354 14
+	add.s64 %rd635, %rd634, 1;
+	.loc 5 354 17
+	setp.lt.s64 %p62, %rd635, %rd16;
+	.loc 5 355 16
 	setp.gt.s64 %p63, %rd11, 0;
 	@%p63 bra $L395_if_then;
 	bra.uni $L408_edge;
 $L395_if_then:
-	.loc 5 352 22
-	shl.b64 %rd678, %rd676, 1;
-	add.s64 %rd679, %rd10, %rd678;
-	ld.global.nc.u16 %rs4, [%rd679];
-	.loc 5 352 17
+	.loc 5 356 22
+	shl.b64 %rd636, %rd634, 1;
+	add.s64 %rd637, %rd10, %rd636;
+	ld.global.nc.u16 %rs4, [%rd637];
+	.loc 5 356 17
 	bra.uni $L409_entry;
 $L409_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r456, %rs4;
-	shl.b32 %r456, %r456, 16;
-	mov.b32 %f813, %r456;
+	cvt.u32.u16 %r582, %rs4;
+	shl.b32 %r582, %r582, 16;
+	mov.b32 %f813, %r582;
 	.loc 3 36 46
 	mov.f32 %f812, %f813;
 	bra.uni $L410_ret_load;
 $L410_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f814, %f808, %f812;
 	@%p62 bra $L397_if_then;
 	bra.uni $L411_edge;
 $L397_if_then:
-	.loc 5 354 27
-	add.s64 %rd680, %rd676, 1;
-	.loc 5 354 23
-	shl.b64 %rd681, %rd680, 1;
-	add.s64 %rd682, %rd10, %rd681;
-	ld.global.nc.u16 %rs5, [%rd682];
-	.loc 5 354 18
+	.loc 5 358 27
+	add.s64 %rd638, %rd634, 1;
+	.loc 5 358 23
+	shl.b64 %rd639, %rd638, 1;
+	add.s64 %rd640, %rd10, %rd639;
+	ld.global.nc.u16 %rs5, [%rd640];
+	.loc 5 358 18
 	bra.uni $L412_entry;
 $L412_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r457, %rs5;
-	shl.b32 %r457, %r457, 16;
-	mov.b32 %f816, %r457;
+	cvt.u32.u16 %r583, %rs5;
+	shl.b32 %r583, %r583, 16;
+	mov.b32 %f816, %r583;
 	.loc 3 36 46
 	mov.f32 %f815, %f816;
 	bra.uni $L413_ret_load;
 $L413_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f817, %f809, %f815;
 	mov.f32 %f810, %f814;
 	mov.f32 %f811, %f817;
@@ -32905,25 +33493,25 @@ $L408_edge:
 	mov.f32 %f811, %f809;
 	bra.uni $L396_if_done;
 $L396_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p64, %rd19, 3;
 	@%p64 bra $L398_if_then;
 	bra.uni $L399_if_else;
 $L398_if_then:
-	.loc 5 358 15
-	shr.s64 %rd683, %rd16, 1;
-	.loc 5 358 12
-	mul.lo.s64 %rd684, %rd673, %rd683;
-	.loc 5 358 25
-	shr.s64 %rd685, %rd676, 1;
-	.loc 5 358 20
-	add.s64 %rd686, %rd684, %rd685;
-	.loc 5 359 14
+	.loc 5 362 15
+	shr.s64 %rd641, %rd16, 1;
+	.loc 5 362 12
+	mul.lo.s64 %rd642, %rd631, %rd641;
+	.loc 5 362 25
+	shr.s64 %rd643, %rd634, 1;
+	.loc 5 362 20
+	add.s64 %rd644, %rd642, %rd643;
+	.loc 5 363 14
 	bra.uni $L414_entry;
 $L414_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f819, %f810;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f820, %f819, 0fC2D00000;
 	min.f32 %f820, %f820, 0f42B20000;
 	mul.rn.f32 %f821, %f820, 0f3FB8AA3B;
@@ -32941,37 +33529,37 @@ $L414_entry:
 	mul.rn.f32 %f824, %f824, %f828;
 	setp.nan.f32 %p65, %f819, %f819;
 	selp.f32 %f824, %f819, %f824, %p65;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f829, 0f3F800000, %f824;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f830, %f810, %f829;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f818, %f830;
 	bra.uni $L415_ret_siluF;
 $L415_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f831, %f818, %f811;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p66, %rd14, 0;
 	@%p66 bra $L400_if_then;
 	bra.uni $L416_edge;
 $L400_if_then:
-	.loc 5 361 21
-	shl.b64 %rd687, %rd686, 1;
-	add.s64 %rd688, %rd13, %rd687;
-	ld.global.nc.u16 %rs6, [%rd688];
-	.loc 5 361 17
+	.loc 5 365 21
+	shl.b64 %rd645, %rd644, 1;
+	add.s64 %rd646, %rd13, %rd645;
+	ld.global.nc.u16 %rs6, [%rd646];
+	.loc 5 365 17
 	bra.uni $L417_entry;
 $L417_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r458, %rs6;
-	shl.b32 %r458, %r458, 16;
-	mov.b32 %f834, %r458;
+	cvt.u32.u16 %r584, %rs6;
+	shl.b32 %r584, %r584, 16;
+	mov.b32 %f834, %r584;
 	.loc 3 36 46
 	mov.f32 %f833, %f834;
 	bra.uni $L418_ret_load;
 $L418_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f835, %f831, %f833;
 	mov.f32 %f832, %f835;
 	bra.uni $L419_entry;
@@ -32985,27 +33573,27 @@ $L419_entry:
 	mov.u16 %rs7, %rs8;
 	bra.uni $L420_ret_store;
 $L420_ret_store:
-	.loc 5 363 5
-	shl.b64 %rd689, %rd686, 1;
-	add.s64 %rd690, %rd1, %rd689;
-	st.global.u16 [%rd690], %rs7;
+	.loc 5 367 5
+	shl.b64 %rd647, %rd644, 1;
+	add.s64 %rd648, %rd1, %rd647;
+	st.global.u16 [%rd648], %rs7;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L399_if_else:
-	.loc 5 365 12
-	mul.lo.s64 %rd691, %rd673, %rd16;
-	.loc 5 365 15
-	add.s64 %rd692, %rd691, %rd676;
-	.loc 5 366 17
+	.loc 5 369 12
+	mul.lo.s64 %rd649, %rd631, %rd16;
+	.loc 5 369 15
+	add.s64 %rd650, %rd649, %rd634;
+	.loc 5 370 17
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p67, %rd19, 1;
 	@%p67 bra $L427_entry;
 	bra.uni $L423_if_done;
 $L427_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f838, %f810;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f839, %f838, 0fC2D00000;
 	min.f32 %f839, %f839, 0f42B20000;
 	mul.rn.f32 %f840, %f839, 0f3FB8AA3B;
@@ -33023,28 +33611,28 @@ $L427_entry:
 	mul.rn.f32 %f843, %f843, %f847;
 	setp.nan.f32 %p68, %f838, %f838;
 	selp.f32 %f843, %f838, %f843, %p68;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f848, 0f3F800000, %f843;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f849, %f810, %f848;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f837, %f849;
 	bra.uni $L428_ret_siluF;
 $L428_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f836, %f837;
 	bra.uni $L426_ret_activate;
 $L423_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p69, %rd19, 2;
 	@%p69 bra $L424_if_then;
 	bra.uni $L425_if_done;
 $L424_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f850, 0f3F000000, %f810;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f851, %f810, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L429_entry;
 $L429_entry:
 	.loc 1 26 14
@@ -33150,17 +33738,17 @@ $L439_if_done:
 	bra.uni $L442_entry;
 $L442_entry:
 	.loc 2 91 46
-	mov.b32 %r459, %f877;
+	mov.b32 %r585, %f877;
 	.loc 2 91 49
-	and.b32 %r460, %r459, 2147483647;
+	and.b32 %r586, %r585, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r461, %f851;
+	mov.b32 %r587, %f851;
 	.loc 2 91 82
-	and.b32 %r462, %r461, 0x80000000;
+	and.b32 %r588, %r587, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r463, %r460, %r462;
+	or.b32 %r589, %r586, %r588;
 	.loc 2 91 29
-	mov.b32 %f879, %r463;
+	mov.b32 %f879, %r589;
 	.loc 2 91 2
 	mov.f32 %f878, %f879;
 	bra.uni $L443_ret_copysign32;
@@ -33180,17 +33768,17 @@ $L436_if_then:
 $L444_entry:
 	.loc 2 91 46
 	mov.f32 %f891, 0f3F800000;
-	mov.b32 %r464, %f891;
+	mov.b32 %r590, %f891;
 	.loc 2 91 49
-	and.b32 %r465, %r464, 2147483647;
+	and.b32 %r591, %r590, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r466, %f851;
+	mov.b32 %r592, %f851;
 	.loc 2 91 82
-	and.b32 %r467, %r466, 0x80000000;
+	and.b32 %r593, %r592, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r468, %r465, %r467;
+	or.b32 %r594, %r591, %r593;
 	.loc 2 91 29
-	mov.b32 %f892, %r468;
+	mov.b32 %f892, %r594;
 	.loc 2 91 2
 	mov.f32 %f890, %f892;
 	bra.uni $L445_ret_copysign32;
@@ -33199,39 +33787,39 @@ $L445_ret_copysign32:
 	mov.f32 %f852, %f890;
 	bra.uni $L441_ret_Erf32;
 $L441_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f893, 0f3F800000, %f852;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f894, %f850, %f893;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f836, %f894;
 	bra.uni $L426_ret_activate;
 $L425_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f836, %f810;
 	bra.uni $L426_ret_activate;
 $L426_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p75, %rd14, 0;
 	@%p75 bra $L402_if_then;
 	bra.uni $L446_edge;
 $L402_if_then:
-	.loc 5 368 22
-	shl.b64 %rd693, %rd692, 1;
-	add.s64 %rd694, %rd13, %rd693;
-	ld.global.nc.u16 %rs9, [%rd694];
-	.loc 5 368 18
+	.loc 5 372 22
+	shl.b64 %rd651, %rd650, 1;
+	add.s64 %rd652, %rd13, %rd651;
+	ld.global.nc.u16 %rs9, [%rd652];
+	.loc 5 372 18
 	bra.uni $L447_entry;
 $L447_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r469, %rs9;
-	shl.b32 %r469, %r469, 16;
-	mov.b32 %f897, %r469;
+	cvt.u32.u16 %r595, %rs9;
+	shl.b32 %r595, %r595, 16;
+	mov.b32 %f897, %r595;
 	.loc 3 36 46
 	mov.f32 %f896, %f897;
 	bra.uni $L448_ret_load;
 $L448_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f898, %f836, %f896;
 	mov.f32 %f895, %f898;
 	bra.uni $L449_entry;
@@ -33245,21 +33833,21 @@ $L449_entry:
 	mov.u16 %rs10, %rs11;
 	bra.uni $L450_ret_store;
 $L450_ret_store:
-	.loc 5 370 5
-	shl.b64 %rd695, %rd692, 1;
-	add.s64 %rd696, %rd1, %rd695;
-	st.global.u16 [%rd696], %rs10;
+	.loc 5 374 5
+	shl.b64 %rd653, %rd650, 1;
+	add.s64 %rd654, %rd1, %rd653;
+	st.global.u16 [%rd654], %rs10;
 	@%p62 bra $L451_entry;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L451_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p76, %rd19, 1;
 	@%p76 bra $L457_entry;
 	bra.uni $L453_if_done;
 $L457_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f901, %f811;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f902, %f901, 0fC2D00000;
 	min.f32 %f902, %f902, 0f42B20000;
 	mul.rn.f32 %f903, %f902, 0f3FB8AA3B;
@@ -33277,28 +33865,28 @@ $L457_entry:
 	mul.rn.f32 %f906, %f906, %f910;
 	setp.nan.f32 %p77, %f901, %f901;
 	selp.f32 %f906, %f901, %f906, %p77;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f911, 0f3F800000, %f906;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f912, %f811, %f911;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f900, %f912;
 	bra.uni $L458_ret_siluF;
 $L458_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f899, %f900;
 	bra.uni $L456_ret_activate;
 $L453_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p78, %rd19, 2;
 	@%p78 bra $L454_if_then;
 	bra.uni $L455_if_done;
 $L454_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f913, 0f3F000000, %f811;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f914, %f811, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L459_entry;
 $L459_entry:
 	.loc 1 26 14
@@ -33404,17 +33992,17 @@ $L469_if_done:
 	bra.uni $L472_entry;
 $L472_entry:
 	.loc 2 91 46
-	mov.b32 %r470, %f940;
+	mov.b32 %r596, %f940;
 	.loc 2 91 49
-	and.b32 %r471, %r470, 2147483647;
+	and.b32 %r597, %r596, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r472, %f914;
+	mov.b32 %r598, %f914;
 	.loc 2 91 82
-	and.b32 %r473, %r472, 0x80000000;
+	and.b32 %r599, %r598, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r474, %r471, %r473;
+	or.b32 %r600, %r597, %r599;
 	.loc 2 91 29
-	mov.b32 %f942, %r474;
+	mov.b32 %f942, %r600;
 	.loc 2 91 2
 	mov.f32 %f941, %f942;
 	bra.uni $L473_ret_copysign32;
@@ -33434,17 +34022,17 @@ $L466_if_then:
 $L474_entry:
 	.loc 2 91 46
 	mov.f32 %f954, 0f3F800000;
-	mov.b32 %r475, %f954;
+	mov.b32 %r601, %f954;
 	.loc 2 91 49
-	and.b32 %r476, %r475, 2147483647;
+	and.b32 %r602, %r601, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r477, %f914;
+	mov.b32 %r603, %f914;
 	.loc 2 91 82
-	and.b32 %r478, %r477, 0x80000000;
+	and.b32 %r604, %r603, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r479, %r476, %r478;
+	or.b32 %r605, %r602, %r604;
 	.loc 2 91 29
-	mov.b32 %f955, %r479;
+	mov.b32 %f955, %r605;
 	.loc 2 91 2
 	mov.f32 %f953, %f955;
 	bra.uni $L475_ret_copysign32;
@@ -33453,41 +34041,41 @@ $L475_ret_copysign32:
 	mov.f32 %f915, %f953;
 	bra.uni $L471_ret_Erf32;
 $L471_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f956, 0f3F800000, %f915;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f957, %f913, %f956;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f899, %f957;
 	bra.uni $L456_ret_activate;
 $L455_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f899, %f811;
 	bra.uni $L456_ret_activate;
 $L456_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p84, %rd14, 0;
 	@%p84 bra $L405_if_then;
 	bra.uni $L476_edge;
 $L405_if_then:
-	.loc 5 374 25
-	add.s64 %rd697, %rd692, 1;
-	.loc 5 374 23
-	shl.b64 %rd698, %rd697, 1;
-	add.s64 %rd699, %rd13, %rd698;
-	ld.global.nc.u16 %rs12, [%rd699];
-	.loc 5 374 19
+	.loc 5 378 25
+	add.s64 %rd655, %rd650, 1;
+	.loc 5 378 23
+	shl.b64 %rd656, %rd655, 1;
+	add.s64 %rd657, %rd13, %rd656;
+	ld.global.nc.u16 %rs12, [%rd657];
+	.loc 5 378 19
 	bra.uni $L477_entry;
 $L477_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r480, %rs12;
-	shl.b32 %r480, %r480, 16;
-	mov.b32 %f960, %r480;
+	cvt.u32.u16 %r606, %rs12;
+	shl.b32 %r606, %r606, 16;
+	mov.b32 %f960, %r606;
 	.loc 3 36 46
 	mov.f32 %f959, %f960;
 	bra.uni $L478_ret_load;
 $L478_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f961, %f899, %f959;
 	mov.f32 %f958, %f961;
 	bra.uni $L406_if_done;
@@ -33495,9 +34083,9 @@ $L476_edge:
 	mov.f32 %f958, %f899;
 	bra.uni $L406_if_done;
 $L406_if_done:
-	.loc 5 376 8
-	add.s64 %rd700, %rd692, 1;
-	.loc 5 376 22
+	.loc 5 380 8
+	add.s64 %rd658, %rd650, 1;
+	.loc 5 380 22
 	bra.uni $L479_entry;
 $L479_entry:
 	.loc 3 37 67
@@ -33506,42 +34094,42 @@ $L479_entry:
 	mov.u16 %rs13, %rs14;
 	bra.uni $L480_ret_store;
 $L480_ret_store:
-	.loc 5 376 6
-	shl.b64 %rd701, %rd700, 1;
-	add.s64 %rd702, %rd1, %rd701;
-	st.global.u16 [%rd702], %rs13;
+	.loc 5 380 6
+	shl.b64 %rd659, %rd658, 1;
+	add.s64 %rd660, %rd1, %rd659;
+	st.global.u16 [%rd660], %rs13;
 	bra.uni $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L407_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d:
 	.loc 5 229 24
-	add.s64 %rd703, %rd661, 2;
-	mov.s64 %rd661, %rd703;
+	add.s64 %rd661, %rd619, 2;
+	mov.s64 %rd619, %rd661;
 	bra.uni $L334_for_loop;
 $L333_if_else:
-	mov.s64 %rd645, 0;
+	mov.s64 %rd603, 0;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
 	.loc 5 235 34
-	add.s64 %rd646, %rd644, %rd645;
+	add.s64 %rd604, %rd602, %rd603;
 	.loc 5 235 40
-	add.s64 %rd647, %rd528, %rd529;
+	add.s64 %rd605, %rd486, %rd487;
 	.loc 5 235 59
-	mul.lo.s64 %rd648, %rd645, 40;
+	mul.lo.s64 %rd606, %rd603, 40;
 	.loc 5 235 67
-	add.s64 %rd649, %rd648, %rd529;
+	add.s64 %rd607, %rd606, %rd487;
 	.loc 5 235 57
-	shl.b64 %rd650, %rd649, 2;
-	add.s64 %rd651, %rd526, %rd650;
-	ld.shared.f32 %f736, [%rd651];
+	shl.b64 %rd608, %rd607, 2;
+	add.s64 %rd609, %rd484, %rd608;
+	ld.shared.f32 %f736, [%rd609];
 	.loc 5 235 11
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 5 245 9
-	setp.lt.s64 %p46, %rd646, %rd15;
+	setp.lt.s64 %p46, %rd604, %rd15;
 	@%p46 bra $L350_cond_true;
 	bra.uni $L355_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L350_cond_true:
 	.loc 5 245 20
-	setp.lt.s64 %p47, %rd647, %rd16;
+	setp.lt.s64 %p47, %rd605, %rd16;
 	@%p47 bra $L348_if_then;
 	bra.uni $L355_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L348_if_then:
@@ -33551,16 +34139,16 @@ $L348_if_then:
 	bra.uni $L356_edge;
 $L351_if_then:
 	.loc 5 247 21
-	shl.b64 %rd652, %rd647, 1;
-	add.s64 %rd653, %rd10, %rd652;
-	ld.global.nc.u16 %rs0, [%rd653];
+	shl.b64 %rd610, %rd605, 1;
+	add.s64 %rd611, %rd10, %rd610;
+	ld.global.nc.u16 %rs0, [%rd611];
 	.loc 5 247 16
 	bra.uni $L357_entry;
 $L357_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r444, %rs0;
-	shl.b32 %r444, %r444, 16;
-	mov.b32 %f739, %r444;
+	cvt.u32.u16 %r570, %rs0;
+	shl.b32 %r570, %r570, 16;
+	mov.b32 %f739, %r570;
 	.loc 3 36 46
 	mov.f32 %f738, %f739;
 	bra.uni $L358_ret_load;
@@ -33573,14 +34161,14 @@ $L356_edge:
 	mov.f32 %f737, %f736;
 	bra.uni $L359_entry;
 $L359_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p49, %rd19, 1;
 	@%p49 bra $L365_entry;
 	bra.uni $L361_if_done;
 $L365_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f743, %f737;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f744, %f743, 0fC2D00000;
 	min.f32 %f744, %f744, 0f42B20000;
 	mul.rn.f32 %f745, %f744, 0f3FB8AA3B;
@@ -33598,28 +34186,28 @@ $L365_entry:
 	mul.rn.f32 %f748, %f748, %f752;
 	setp.nan.f32 %p50, %f743, %f743;
 	selp.f32 %f748, %f743, %f748, %p50;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f753, 0f3F800000, %f748;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f754, %f737, %f753;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f742, %f754;
 	bra.uni $L366_ret_siluF;
 $L366_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f741, %f742;
 	bra.uni $L364_ret_activate;
 $L361_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p51, %rd19, 2;
 	@%p51 bra $L362_if_then;
 	bra.uni $L363_if_done;
 $L362_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f755, 0f3F000000, %f737;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f756, %f737, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 1 26 14
@@ -33725,17 +34313,17 @@ $L377_if_done:
 	bra.uni $L380_entry;
 $L380_entry:
 	.loc 2 91 46
-	mov.b32 %r445, %f782;
+	mov.b32 %r571, %f782;
 	.loc 2 91 49
-	and.b32 %r446, %r445, 2147483647;
+	and.b32 %r572, %r571, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r447, %f756;
+	mov.b32 %r573, %f756;
 	.loc 2 91 82
-	and.b32 %r448, %r447, 0x80000000;
+	and.b32 %r574, %r573, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r449, %r446, %r448;
+	or.b32 %r575, %r572, %r574;
 	.loc 2 91 29
-	mov.b32 %f784, %r449;
+	mov.b32 %f784, %r575;
 	.loc 2 91 2
 	mov.f32 %f783, %f784;
 	bra.uni $L381_ret_copysign32;
@@ -33755,17 +34343,17 @@ $L374_if_then:
 $L382_entry:
 	.loc 2 91 46
 	mov.f32 %f796, 0f3F800000;
-	mov.b32 %r450, %f796;
+	mov.b32 %r576, %f796;
 	.loc 2 91 49
-	and.b32 %r451, %r450, 2147483647;
+	and.b32 %r577, %r576, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r452, %f756;
+	mov.b32 %r578, %f756;
 	.loc 2 91 82
-	and.b32 %r453, %r452, 0x80000000;
+	and.b32 %r579, %r578, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r454, %r451, %r453;
+	or.b32 %r580, %r577, %r579;
 	.loc 2 91 29
-	mov.b32 %f797, %r454;
+	mov.b32 %f797, %r580;
 	.loc 2 91 2
 	mov.f32 %f795, %f797;
 	bra.uni $L383_ret_copysign32;
@@ -33774,38 +34362,38 @@ $L383_ret_copysign32:
 	mov.f32 %f757, %f795;
 	bra.uni $L379_ret_Erf32;
 $L379_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f798, 0f3F800000, %f757;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f799, %f755, %f798;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f741, %f799;
 	bra.uni $L364_ret_activate;
 $L363_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f741, %f737;
 	bra.uni $L364_ret_activate;
 $L364_ret_activate:
 	.loc 5 250 11
-	mul.lo.s64 %rd654, %rd646, %rd16;
+	mul.lo.s64 %rd612, %rd604, %rd16;
 	.loc 5 250 14
-	add.s64 %rd655, %rd654, %rd647;
+	add.s64 %rd613, %rd612, %rd605;
 	.loc 5 251 15
 	setp.gt.s64 %p57, %rd14, 0;
 	@%p57 bra $L353_if_then;
 	bra.uni $L384_edge;
 $L353_if_then:
 	.loc 5 252 20
-	shl.b64 %rd656, %rd655, 1;
-	add.s64 %rd657, %rd13, %rd656;
-	ld.global.nc.u16 %rs1, [%rd657];
+	shl.b64 %rd614, %rd613, 1;
+	add.s64 %rd615, %rd13, %rd614;
+	ld.global.nc.u16 %rs1, [%rd615];
 	.loc 5 252 16
 	bra.uni $L385_entry;
 $L385_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r455, %rs1;
-	shl.b32 %r455, %r455, 16;
-	mov.b32 %f802, %r455;
+	cvt.u32.u16 %r581, %rs1;
+	shl.b32 %r581, %r581, 16;
+	mov.b32 %f802, %r581;
 	.loc 3 36 46
 	mov.f32 %f801, %f802;
 	bra.uni $L386_ret_load;
@@ -33825,18 +34413,18 @@ $L387_entry:
 	bra.uni $L388_ret_store;
 $L388_ret_store:
 	.loc 5 254 4
-	shl.b64 %rd658, %rd655, 1;
-	add.s64 %rd659, %rd1, %rd658;
-	st.global.u16 [%rd659], %rs2;
+	shl.b64 %rd616, %rd613, 1;
+	add.s64 %rd617, %rd1, %rd616;
+	st.global.u16 [%rd617], %rs2;
 	bra.uni $L355_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L355_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d:
 	.loc 5 210 6
-	add.s64 %rd660, %rd645, 1;
-	setp.lt.s64 %p58, %rd660, 32;
+	add.s64 %rd618, %rd603, 1;
+	setp.lt.s64 %p58, %rd618, 32;
 	@%p58 bra $L389_edge;
 	bra.uni $L332_if_done;
 $L389_edge:
-	mov.s64 %rd645, %rd660;
+	mov.s64 %rd603, %rd618;
 	bra.uni $L336_rangeint_body;
 $L332_if_done:
 	.loc 5 238 13
@@ -33859,15 +34447,15 @@ $L483_rangeint_body:
 	mov.f32 %f964, %f968;
 	mov.f32 %f965, %f969;
 	.loc 5 220 19
-	add.s64 %rd704, 0, %rd530;
+	add.s64 %rd662, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd705, 2, %rd531;
+	mul.lo.s64 %rd663, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd706, 0, %rd705;
+	add.s64 %rd664, 0, %rd663;
 	.loc 5 221 21
-	mul.lo.s64 %rd707, %rd704, 40;
+	mul.lo.s64 %rd665, %rd662, 40;
 	.loc 5 221 29
-	add.s64 %rd708, %rd707, %rd706;
+	add.s64 %rd666, %rd665, %rd664;
 	.loc 5 221 45
 	mov.f32 %f970, 0f00000000;
 	mov.f32 %f971, 0f00000000;
@@ -33883,16 +34471,16 @@ $L483_rangeint_body:
 	mov.f32 %f974, %f970;
 	mov.f32 %f975, %f971;
 	.loc 5 221 15
-	add.s64 %rd709, %rd708, 1;
-	shl.b64 %rd710, %rd708, 2;
-	add.s64 %rd711, %rd526, %rd710;
-	st.shared.v2.f32 [%rd711], {%f974, %f975};
+	add.s64 %rd667, %rd666, 1;
+	shl.b64 %rd668, %rd666, 2;
+	add.s64 %rd669, %rd484, %rd668;
+	st.shared.v2.f32 [%rd669], {%f974, %f975};
 	.loc 5 222 22
-	add.s64 %rd712, %rd704, 8;
+	add.s64 %rd670, %rd662, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd713, %rd712, 40;
+	mul.lo.s64 %rd671, %rd670, 40;
 	.loc 5 222 33
-	add.s64 %rd714, %rd713, %rd706;
+	add.s64 %rd672, %rd671, %rd664;
 	.loc 5 222 49
 	mov.f32 %f976, 0f00000000;
 	mov.f32 %f977, 0f00000000;
@@ -33908,10 +34496,10 @@ $L483_rangeint_body:
 	mov.f32 %f980, %f976;
 	mov.f32 %f981, %f977;
 	.loc 5 222 15
-	add.s64 %rd715, %rd714, 1;
-	shl.b64 %rd716, %rd714, 2;
-	add.s64 %rd717, %rd526, %rd716;
-	st.shared.v2.f32 [%rd717], {%f980, %f981};
+	add.s64 %rd673, %rd672, 1;
+	shl.b64 %rd674, %rd672, 2;
+	add.s64 %rd675, %rd484, %rd674;
+	st.shared.v2.f32 [%rd675], {%f980, %f981};
 	bra.uni $L491_rangeint_body;
 $L491_rangeint_body:
 	.loc 5 219 5
@@ -33930,15 +34518,15 @@ $L491_rangeint_body:
 	mov.f32 %f984, %f988;
 	mov.f32 %f985, %f989;
 	.loc 5 220 19
-	add.s64 %rd718, 0, %rd530;
+	add.s64 %rd676, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd719, 2, %rd531;
+	mul.lo.s64 %rd677, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd720, 8, %rd719;
+	add.s64 %rd678, 8, %rd677;
 	.loc 5 221 21
-	mul.lo.s64 %rd721, %rd718, 40;
+	mul.lo.s64 %rd679, %rd676, 40;
 	.loc 5 221 29
-	add.s64 %rd722, %rd721, %rd720;
+	add.s64 %rd680, %rd679, %rd678;
 	.loc 5 221 45
 	mov.f32 %f990, 0f00000000;
 	mov.f32 %f991, 0f00000000;
@@ -33954,16 +34542,16 @@ $L491_rangeint_body:
 	mov.f32 %f994, %f990;
 	mov.f32 %f995, %f991;
 	.loc 5 221 15
-	add.s64 %rd723, %rd722, 1;
-	shl.b64 %rd724, %rd722, 2;
-	add.s64 %rd725, %rd526, %rd724;
-	st.shared.v2.f32 [%rd725], {%f994, %f995};
+	add.s64 %rd681, %rd680, 1;
+	shl.b64 %rd682, %rd680, 2;
+	add.s64 %rd683, %rd484, %rd682;
+	st.shared.v2.f32 [%rd683], {%f994, %f995};
 	.loc 5 222 22
-	add.s64 %rd726, %rd718, 8;
+	add.s64 %rd684, %rd676, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd727, %rd726, 40;
+	mul.lo.s64 %rd685, %rd684, 40;
 	.loc 5 222 33
-	add.s64 %rd728, %rd727, %rd720;
+	add.s64 %rd686, %rd685, %rd678;
 	.loc 5 222 49
 	mov.f32 %f996, 0f00000000;
 	mov.f32 %f997, 0f00000000;
@@ -33979,10 +34567,10 @@ $L491_rangeint_body:
 	mov.f32 %f1000, %f996;
 	mov.f32 %f1001, %f997;
 	.loc 5 222 15
-	add.s64 %rd729, %rd728, 1;
-	shl.b64 %rd730, %rd728, 2;
-	add.s64 %rd731, %rd526, %rd730;
-	st.shared.v2.f32 [%rd731], {%f1000, %f1001};
+	add.s64 %rd687, %rd686, 1;
+	shl.b64 %rd688, %rd686, 2;
+	add.s64 %rd689, %rd484, %rd688;
+	st.shared.v2.f32 [%rd689], {%f1000, %f1001};
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
 	.loc 5 219 5
@@ -34001,15 +34589,15 @@ $L492_rangeint_body:
 	mov.f32 %f1004, %f1008;
 	mov.f32 %f1005, %f1009;
 	.loc 5 220 19
-	add.s64 %rd732, 0, %rd530;
+	add.s64 %rd690, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd733, 2, %rd531;
+	mul.lo.s64 %rd691, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd734, 16, %rd733;
+	add.s64 %rd692, 16, %rd691;
 	.loc 5 221 21
-	mul.lo.s64 %rd735, %rd732, 40;
+	mul.lo.s64 %rd693, %rd690, 40;
 	.loc 5 221 29
-	add.s64 %rd736, %rd735, %rd734;
+	add.s64 %rd694, %rd693, %rd692;
 	.loc 5 221 45
 	mov.f32 %f1010, 0f00000000;
 	mov.f32 %f1011, 0f00000000;
@@ -34025,16 +34613,16 @@ $L492_rangeint_body:
 	mov.f32 %f1014, %f1010;
 	mov.f32 %f1015, %f1011;
 	.loc 5 221 15
-	add.s64 %rd737, %rd736, 1;
-	shl.b64 %rd738, %rd736, 2;
-	add.s64 %rd739, %rd526, %rd738;
-	st.shared.v2.f32 [%rd739], {%f1014, %f1015};
+	add.s64 %rd695, %rd694, 1;
+	shl.b64 %rd696, %rd694, 2;
+	add.s64 %rd697, %rd484, %rd696;
+	st.shared.v2.f32 [%rd697], {%f1014, %f1015};
 	.loc 5 222 22
-	add.s64 %rd740, %rd732, 8;
+	add.s64 %rd698, %rd690, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd741, %rd740, 40;
+	mul.lo.s64 %rd699, %rd698, 40;
 	.loc 5 222 33
-	add.s64 %rd742, %rd741, %rd734;
+	add.s64 %rd700, %rd699, %rd692;
 	.loc 5 222 49
 	mov.f32 %f1016, 0f00000000;
 	mov.f32 %f1017, 0f00000000;
@@ -34050,10 +34638,10 @@ $L492_rangeint_body:
 	mov.f32 %f1020, %f1016;
 	mov.f32 %f1021, %f1017;
 	.loc 5 222 15
-	add.s64 %rd743, %rd742, 1;
-	shl.b64 %rd744, %rd742, 2;
-	add.s64 %rd745, %rd526, %rd744;
-	st.shared.v2.f32 [%rd745], {%f1020, %f1021};
+	add.s64 %rd701, %rd700, 1;
+	shl.b64 %rd702, %rd700, 2;
+	add.s64 %rd703, %rd484, %rd702;
+	st.shared.v2.f32 [%rd703], {%f1020, %f1021};
 	bra.uni $L493_rangeint_body;
 $L493_rangeint_body:
 	.loc 5 219 5
@@ -34072,15 +34660,15 @@ $L493_rangeint_body:
 	mov.f32 %f1024, %f1028;
 	mov.f32 %f1025, %f1029;
 	.loc 5 220 19
-	add.s64 %rd746, 0, %rd530;
+	add.s64 %rd704, 0, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd747, 2, %rd531;
+	mul.lo.s64 %rd705, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd748, 24, %rd747;
+	add.s64 %rd706, 24, %rd705;
 	.loc 5 221 21
-	mul.lo.s64 %rd749, %rd746, 40;
+	mul.lo.s64 %rd707, %rd704, 40;
 	.loc 5 221 29
-	add.s64 %rd750, %rd749, %rd748;
+	add.s64 %rd708, %rd707, %rd706;
 	.loc 5 221 45
 	mov.f32 %f1030, 0f00000000;
 	mov.f32 %f1031, 0f00000000;
@@ -34096,16 +34684,16 @@ $L493_rangeint_body:
 	mov.f32 %f1034, %f1030;
 	mov.f32 %f1035, %f1031;
 	.loc 5 221 15
-	add.s64 %rd751, %rd750, 1;
-	shl.b64 %rd752, %rd750, 2;
-	add.s64 %rd753, %rd526, %rd752;
-	st.shared.v2.f32 [%rd753], {%f1034, %f1035};
+	add.s64 %rd709, %rd708, 1;
+	shl.b64 %rd710, %rd708, 2;
+	add.s64 %rd711, %rd484, %rd710;
+	st.shared.v2.f32 [%rd711], {%f1034, %f1035};
 	.loc 5 222 22
-	add.s64 %rd754, %rd746, 8;
+	add.s64 %rd712, %rd704, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd755, %rd754, 40;
+	mul.lo.s64 %rd713, %rd712, 40;
 	.loc 5 222 33
-	add.s64 %rd756, %rd755, %rd748;
+	add.s64 %rd714, %rd713, %rd706;
 	.loc 5 222 49
 	mov.f32 %f1036, 0f00000000;
 	mov.f32 %f1037, 0f00000000;
@@ -34121,10 +34709,10 @@ $L493_rangeint_body:
 	mov.f32 %f1040, %f1036;
 	mov.f32 %f1041, %f1037;
 	.loc 5 222 15
-	add.s64 %rd757, %rd756, 1;
-	shl.b64 %rd758, %rd756, 2;
-	add.s64 %rd759, %rd526, %rd758;
-	st.shared.v2.f32 [%rd759], {%f1040, %f1041};
+	add.s64 %rd715, %rd714, 1;
+	shl.b64 %rd716, %rd714, 2;
+	add.s64 %rd717, %rd484, %rd716;
+	st.shared.v2.f32 [%rd717], {%f1040, %f1041};
 	bra.uni $L495_rangeint_body;
 $L495_rangeint_body:
 	.loc 5 219 5
@@ -34143,15 +34731,15 @@ $L495_rangeint_body:
 	mov.f32 %f1044, %f1048;
 	mov.f32 %f1045, %f1049;
 	.loc 5 220 19
-	add.s64 %rd760, 16, %rd530;
+	add.s64 %rd718, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd761, 2, %rd531;
+	mul.lo.s64 %rd719, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd762, 0, %rd761;
+	add.s64 %rd720, 0, %rd719;
 	.loc 5 221 21
-	mul.lo.s64 %rd763, %rd760, 40;
+	mul.lo.s64 %rd721, %rd718, 40;
 	.loc 5 221 29
-	add.s64 %rd764, %rd763, %rd762;
+	add.s64 %rd722, %rd721, %rd720;
 	.loc 5 221 45
 	mov.f32 %f1050, 0f00000000;
 	mov.f32 %f1051, 0f00000000;
@@ -34167,16 +34755,16 @@ $L495_rangeint_body:
 	mov.f32 %f1054, %f1050;
 	mov.f32 %f1055, %f1051;
 	.loc 5 221 15
-	add.s64 %rd765, %rd764, 1;
-	shl.b64 %rd766, %rd764, 2;
-	add.s64 %rd767, %rd526, %rd766;
-	st.shared.v2.f32 [%rd767], {%f1054, %f1055};
+	add.s64 %rd723, %rd722, 1;
+	shl.b64 %rd724, %rd722, 2;
+	add.s64 %rd725, %rd484, %rd724;
+	st.shared.v2.f32 [%rd725], {%f1054, %f1055};
 	.loc 5 222 22
-	add.s64 %rd768, %rd760, 8;
+	add.s64 %rd726, %rd718, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd769, %rd768, 40;
+	mul.lo.s64 %rd727, %rd726, 40;
 	.loc 5 222 33
-	add.s64 %rd770, %rd769, %rd762;
+	add.s64 %rd728, %rd727, %rd720;
 	.loc 5 222 49
 	mov.f32 %f1056, 0f00000000;
 	mov.f32 %f1057, 0f00000000;
@@ -34192,10 +34780,10 @@ $L495_rangeint_body:
 	mov.f32 %f1060, %f1056;
 	mov.f32 %f1061, %f1057;
 	.loc 5 222 15
-	add.s64 %rd771, %rd770, 1;
-	shl.b64 %rd772, %rd770, 2;
-	add.s64 %rd773, %rd526, %rd772;
-	st.shared.v2.f32 [%rd773], {%f1060, %f1061};
+	add.s64 %rd729, %rd728, 1;
+	shl.b64 %rd730, %rd728, 2;
+	add.s64 %rd731, %rd484, %rd730;
+	st.shared.v2.f32 [%rd731], {%f1060, %f1061};
 	bra.uni $L497_rangeint_body;
 $L497_rangeint_body:
 	.loc 5 219 5
@@ -34214,15 +34802,15 @@ $L497_rangeint_body:
 	mov.f32 %f1064, %f1068;
 	mov.f32 %f1065, %f1069;
 	.loc 5 220 19
-	add.s64 %rd774, 16, %rd530;
+	add.s64 %rd732, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd775, 2, %rd531;
+	mul.lo.s64 %rd733, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd776, 8, %rd775;
+	add.s64 %rd734, 8, %rd733;
 	.loc 5 221 21
-	mul.lo.s64 %rd777, %rd774, 40;
+	mul.lo.s64 %rd735, %rd732, 40;
 	.loc 5 221 29
-	add.s64 %rd778, %rd777, %rd776;
+	add.s64 %rd736, %rd735, %rd734;
 	.loc 5 221 45
 	mov.f32 %f1070, 0f00000000;
 	mov.f32 %f1071, 0f00000000;
@@ -34238,16 +34826,16 @@ $L497_rangeint_body:
 	mov.f32 %f1074, %f1070;
 	mov.f32 %f1075, %f1071;
 	.loc 5 221 15
-	add.s64 %rd779, %rd778, 1;
-	shl.b64 %rd780, %rd778, 2;
-	add.s64 %rd781, %rd526, %rd780;
-	st.shared.v2.f32 [%rd781], {%f1074, %f1075};
+	add.s64 %rd737, %rd736, 1;
+	shl.b64 %rd738, %rd736, 2;
+	add.s64 %rd739, %rd484, %rd738;
+	st.shared.v2.f32 [%rd739], {%f1074, %f1075};
 	.loc 5 222 22
-	add.s64 %rd782, %rd774, 8;
+	add.s64 %rd740, %rd732, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd783, %rd782, 40;
+	mul.lo.s64 %rd741, %rd740, 40;
 	.loc 5 222 33
-	add.s64 %rd784, %rd783, %rd776;
+	add.s64 %rd742, %rd741, %rd734;
 	.loc 5 222 49
 	mov.f32 %f1076, 0f00000000;
 	mov.f32 %f1077, 0f00000000;
@@ -34263,10 +34851,10 @@ $L497_rangeint_body:
 	mov.f32 %f1080, %f1076;
 	mov.f32 %f1081, %f1077;
 	.loc 5 222 15
-	add.s64 %rd785, %rd784, 1;
-	shl.b64 %rd786, %rd784, 2;
-	add.s64 %rd787, %rd526, %rd786;
-	st.shared.v2.f32 [%rd787], {%f1080, %f1081};
+	add.s64 %rd743, %rd742, 1;
+	shl.b64 %rd744, %rd742, 2;
+	add.s64 %rd745, %rd484, %rd744;
+	st.shared.v2.f32 [%rd745], {%f1080, %f1081};
 	bra.uni $L498_rangeint_body;
 $L498_rangeint_body:
 	.loc 5 219 5
@@ -34285,15 +34873,15 @@ $L498_rangeint_body:
 	mov.f32 %f1084, %f1088;
 	mov.f32 %f1085, %f1089;
 	.loc 5 220 19
-	add.s64 %rd788, 16, %rd530;
+	add.s64 %rd746, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd789, 2, %rd531;
+	mul.lo.s64 %rd747, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd790, 16, %rd789;
+	add.s64 %rd748, 16, %rd747;
 	.loc 5 221 21
-	mul.lo.s64 %rd791, %rd788, 40;
+	mul.lo.s64 %rd749, %rd746, 40;
 	.loc 5 221 29
-	add.s64 %rd792, %rd791, %rd790;
+	add.s64 %rd750, %rd749, %rd748;
 	.loc 5 221 45
 	mov.f32 %f1090, 0f00000000;
 	mov.f32 %f1091, 0f00000000;
@@ -34309,16 +34897,16 @@ $L498_rangeint_body:
 	mov.f32 %f1094, %f1090;
 	mov.f32 %f1095, %f1091;
 	.loc 5 221 15
-	add.s64 %rd793, %rd792, 1;
-	shl.b64 %rd794, %rd792, 2;
-	add.s64 %rd795, %rd526, %rd794;
-	st.shared.v2.f32 [%rd795], {%f1094, %f1095};
+	add.s64 %rd751, %rd750, 1;
+	shl.b64 %rd752, %rd750, 2;
+	add.s64 %rd753, %rd484, %rd752;
+	st.shared.v2.f32 [%rd753], {%f1094, %f1095};
 	.loc 5 222 22
-	add.s64 %rd796, %rd788, 8;
+	add.s64 %rd754, %rd746, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd797, %rd796, 40;
+	mul.lo.s64 %rd755, %rd754, 40;
 	.loc 5 222 33
-	add.s64 %rd798, %rd797, %rd790;
+	add.s64 %rd756, %rd755, %rd748;
 	.loc 5 222 49
 	mov.f32 %f1096, 0f00000000;
 	mov.f32 %f1097, 0f00000000;
@@ -34334,10 +34922,10 @@ $L498_rangeint_body:
 	mov.f32 %f1100, %f1096;
 	mov.f32 %f1101, %f1097;
 	.loc 5 222 15
-	add.s64 %rd799, %rd798, 1;
-	shl.b64 %rd800, %rd798, 2;
-	add.s64 %rd801, %rd526, %rd800;
-	st.shared.v2.f32 [%rd801], {%f1100, %f1101};
+	add.s64 %rd757, %rd756, 1;
+	shl.b64 %rd758, %rd756, 2;
+	add.s64 %rd759, %rd484, %rd758;
+	st.shared.v2.f32 [%rd759], {%f1100, %f1101};
 	bra.uni $L499_rangeint_body;
 $L499_rangeint_body:
 	.loc 5 219 5
@@ -34356,15 +34944,15 @@ $L499_rangeint_body:
 	mov.f32 %f1104, %f1108;
 	mov.f32 %f1105, %f1109;
 	.loc 5 220 19
-	add.s64 %rd802, 16, %rd530;
+	add.s64 %rd760, 16, %rd488;
 	.loc 5 220 28
-	mul.lo.s64 %rd803, 2, %rd531;
+	mul.lo.s64 %rd761, 2, %rd489;
 	.loc 5 220 26
-	add.s64 %rd804, 24, %rd803;
+	add.s64 %rd762, 24, %rd761;
 	.loc 5 221 21
-	mul.lo.s64 %rd805, %rd802, 40;
+	mul.lo.s64 %rd763, %rd760, 40;
 	.loc 5 221 29
-	add.s64 %rd806, %rd805, %rd804;
+	add.s64 %rd764, %rd763, %rd762;
 	.loc 5 221 45
 	mov.f32 %f1110, 0f00000000;
 	mov.f32 %f1111, 0f00000000;
@@ -34380,16 +34968,16 @@ $L499_rangeint_body:
 	mov.f32 %f1114, %f1110;
 	mov.f32 %f1115, %f1111;
 	.loc 5 221 15
-	add.s64 %rd807, %rd806, 1;
-	shl.b64 %rd808, %rd806, 2;
-	add.s64 %rd809, %rd526, %rd808;
-	st.shared.v2.f32 [%rd809], {%f1114, %f1115};
+	add.s64 %rd765, %rd764, 1;
+	shl.b64 %rd766, %rd764, 2;
+	add.s64 %rd767, %rd484, %rd766;
+	st.shared.v2.f32 [%rd767], {%f1114, %f1115};
 	.loc 5 222 22
-	add.s64 %rd810, %rd802, 8;
+	add.s64 %rd768, %rd760, 8;
 	.loc 5 222 25
-	mul.lo.s64 %rd811, %rd810, 40;
+	mul.lo.s64 %rd769, %rd768, 40;
 	.loc 5 222 33
-	add.s64 %rd812, %rd811, %rd804;
+	add.s64 %rd770, %rd769, %rd762;
 	.loc 5 222 49
 	mov.f32 %f1116, 0f00000000;
 	mov.f32 %f1117, 0f00000000;
@@ -34405,26 +34993,26 @@ $L499_rangeint_body:
 	mov.f32 %f1120, %f1116;
 	mov.f32 %f1121, %f1117;
 	.loc 5 222 15
-	add.s64 %rd813, %rd812, 1;
-	shl.b64 %rd814, %rd812, 2;
-	add.s64 %rd815, %rd526, %rd814;
-	st.shared.v2.f32 [%rd815], {%f1120, %f1121};
+	add.s64 %rd771, %rd770, 1;
+	shl.b64 %rd772, %rd770, 2;
+	add.s64 %rd773, %rd484, %rd772;
+	st.shared.v2.f32 [%rd773], {%f1120, %f1121};
 	bra.uni $L482_rangeint_done;
 $L482_rangeint_done:
 	.loc 5 225 13
 	bar.warp.sync -1;
 	.loc 5 226 14
-	add.s64 %rd816, %rd527, 32;
+	add.s64 %rd774, %rd485, 32;
 	.loc 5 227 10
 	setp.eq.s64 %p85, %rd19, 3;
 	@%p85 bra $L485_if_then;
 	bra.uni $L487_if_else;
 $L485_if_then:
-	mov.s64 %rd661, 0;
+	mov.s64 %rd619, 0;
 	bra.uni $L488_for_loop;
 $L488_for_loop:
 	.loc 5 229 18
-	setp.lt.s64 %p99, %rd661, 32;
+	setp.lt.s64 %p99, %rd619, 32;
 	@%p99 bra $L489_for_body;
 	bra.uni $L486_if_done;
 $L489_for_body:
@@ -34432,37 +35020,37 @@ $L489_for_body:
 	mov.f32 %f1190, 0f00000000;
 	mov.f32 %f1191, 0f00000000;
 	.loc 5 230 28
-	shr.s64 %rd832, %rd529, 4;
+	shr.s64 %rd790, %rd487, 4;
 	.loc 5 230 26
-	add.s64 %rd833, %rd661, %rd832;
+	add.s64 %rd791, %rd619, %rd790;
 	.loc 5 230 32
-	mul.lo.s64 %rd834, %rd833, 40;
+	mul.lo.s64 %rd792, %rd791, 40;
 	.loc 5 230 45
-	and.b64 %rd835, %rd529, 15;
+	and.b64 %rd793, %rd487, 15;
 	.loc 5 230 42
-	mul.lo.s64 %rd836, 2, %rd835;
+	mul.lo.s64 %rd794, 2, %rd793;
 	.loc 5 230 40
-	add.s64 %rd837, %rd834, %rd836;
+	add.s64 %rd795, %rd792, %rd794;
 	.loc 5 230 19
-	add.s64 %rd838, %rd837, 1;
-	shl.b64 %rd839, %rd837, 2;
-	add.s64 %rd840, %rd526, %rd839;
-	ld.shared.v2.f32 {%f1192, %f1193}, [%rd840];
+	add.s64 %rd796, %rd795, 1;
+	shl.b64 %rd797, %rd795, 2;
+	add.s64 %rd798, %rd484, %rd797;
+	ld.shared.v2.f32 {%f1192, %f1193}, [%rd798];
 	.loc 5 230 5
 	mov.f32 %f1190, %f1192;
 	mov.f32 %f1191, %f1193;
 	.loc 5 231 36
-	add.s64 %rd841, %rd816, %rd661;
+	add.s64 %rd799, %rd774, %rd619;
 	.loc 5 231 40
-	shr.s64 %rd842, %rd529, 4;
+	shr.s64 %rd800, %rd487, 4;
 	.loc 5 231 38
-	add.s64 %rd843, %rd841, %rd842;
+	add.s64 %rd801, %rd799, %rd800;
 	.loc 5 231 52
-	and.b64 %rd844, %rd529, 15;
+	and.b64 %rd802, %rd487, 15;
 	.loc 5 231 49
-	mul.lo.s64 %rd845, 2, %rd844;
+	mul.lo.s64 %rd803, 2, %rd802;
 	.loc 5 231 47
-	add.s64 %rd846, %rd528, %rd845;
+	add.s64 %rd804, %rd486, %rd803;
 	.loc 5 231 70
 	mov.f32 %f1194, %f1190;
 	.loc 5 231 76
@@ -34470,63 +35058,63 @@ $L489_for_body:
 	.loc 5 231 13
 	bra.uni $L543_entry;
 $L543_entry:
-	.loc 5 349 9
-	setp.lt.s64 %p100, %rd843, %rd15;
+	.loc 5 353 9
+	setp.lt.s64 %p100, %rd801, %rd15;
 	@%p100 bra $L546_cond_true;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L546_cond_true:
-	.loc 5 349 20
-	setp.lt.s64 %p101, %rd846, %rd16;
+	.loc 5 353 20
+	setp.lt.s64 %p101, %rd804, %rd16;
 	@%p101 bra $L544_if_then;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L544_if_then:
-	.loc 5 350 14
-	add.s64 %rd847, %rd846, 1;
-	.loc 5 350 17
-	setp.lt.s64 %p102, %rd847, %rd16;
-	.loc 5 351 16
+	.loc 5 354 14
+	add.s64 %rd805, %rd804, 1;
+	.loc 5 354 17
+	setp.lt.s64 %p102, %rd805, %rd16;
+	.loc 5 355 16
 	setp.gt.s64 %p103, %rd11, 0;
 	@%p103 bra $L547_if_then;
 	bra.uni $L560_edge;
 $L547_if_then:
-	.loc 5 352 22
-	shl.b64 %rd848, %rd846, 1;
-	add.s64 %rd849, %rd10, %rd848;
-	ld.global.nc.u16 %rs19, [%rd849];
-	.loc 5 352 17
+	.loc 5 356 22
+	shl.b64 %rd806, %rd804, 1;
+	add.s64 %rd807, %rd10, %rd806;
+	ld.global.nc.u16 %rs19, [%rd807];
+	.loc 5 356 17
 	bra.uni $L561_entry;
 $L561_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r493, %rs19;
-	shl.b32 %r493, %r493, 16;
-	mov.b32 %f1199, %r493;
+	cvt.u32.u16 %r619, %rs19;
+	shl.b32 %r619, %r619, 16;
+	mov.b32 %f1199, %r619;
 	.loc 3 36 46
 	mov.f32 %f1198, %f1199;
 	bra.uni $L562_ret_load;
 $L562_ret_load:
-	.loc 5 352 4
+	.loc 5 356 4
 	add.rn.f32 %f1200, %f1194, %f1198;
 	@%p102 bra $L549_if_then;
 	bra.uni $L563_edge;
 $L549_if_then:
-	.loc 5 354 27
-	add.s64 %rd850, %rd846, 1;
-	.loc 5 354 23
-	shl.b64 %rd851, %rd850, 1;
-	add.s64 %rd852, %rd10, %rd851;
-	ld.global.nc.u16 %rs20, [%rd852];
-	.loc 5 354 18
+	.loc 5 358 27
+	add.s64 %rd808, %rd804, 1;
+	.loc 5 358 23
+	shl.b64 %rd809, %rd808, 1;
+	add.s64 %rd810, %rd10, %rd809;
+	ld.global.nc.u16 %rs20, [%rd810];
+	.loc 5 358 18
 	bra.uni $L564_entry;
 $L564_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r494, %rs20;
-	shl.b32 %r494, %r494, 16;
-	mov.b32 %f1202, %r494;
+	cvt.u32.u16 %r620, %rs20;
+	shl.b32 %r620, %r620, 16;
+	mov.b32 %f1202, %r620;
 	.loc 3 36 46
 	mov.f32 %f1201, %f1202;
 	bra.uni $L565_ret_load;
 $L565_ret_load:
-	.loc 5 354 5
+	.loc 5 358 5
 	add.rn.f32 %f1203, %f1195, %f1201;
 	mov.f32 %f1196, %f1200;
 	mov.f32 %f1197, %f1203;
@@ -34540,25 +35128,25 @@ $L560_edge:
 	mov.f32 %f1197, %f1195;
 	bra.uni $L548_if_done;
 $L548_if_done:
-	.loc 5 357 10
+	.loc 5 361 10
 	setp.eq.s64 %p104, %rd19, 3;
 	@%p104 bra $L550_if_then;
 	bra.uni $L551_if_else;
 $L550_if_then:
-	.loc 5 358 15
-	shr.s64 %rd853, %rd16, 1;
-	.loc 5 358 12
-	mul.lo.s64 %rd854, %rd843, %rd853;
-	.loc 5 358 25
-	shr.s64 %rd855, %rd846, 1;
-	.loc 5 358 20
-	add.s64 %rd856, %rd854, %rd855;
-	.loc 5 359 14
+	.loc 5 362 15
+	shr.s64 %rd811, %rd16, 1;
+	.loc 5 362 12
+	mul.lo.s64 %rd812, %rd801, %rd811;
+	.loc 5 362 25
+	shr.s64 %rd813, %rd804, 1;
+	.loc 5 362 20
+	add.s64 %rd814, %rd812, %rd813;
+	.loc 5 363 14
 	bra.uni $L566_entry;
 $L566_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1205, %f1196;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1206, %f1205, 0fC2D00000;
 	min.f32 %f1206, %f1206, 0f42B20000;
 	mul.rn.f32 %f1207, %f1206, 0f3FB8AA3B;
@@ -34576,37 +35164,37 @@ $L566_entry:
 	mul.rn.f32 %f1210, %f1210, %f1214;
 	setp.nan.f32 %p105, %f1205, %f1205;
 	selp.f32 %f1210, %f1205, %f1210, %p105;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1215, 0f3F800000, %f1210;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1216, %f1196, %f1215;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1204, %f1216;
 	bra.uni $L567_ret_siluF;
 $L567_ret_siluF:
-	.loc 5 359 19
+	.loc 5 363 19
 	mul.rn.f32 %f1217, %f1204, %f1197;
-	.loc 5 360 16
+	.loc 5 364 16
 	setp.gt.s64 %p106, %rd14, 0;
 	@%p106 bra $L552_if_then;
 	bra.uni $L568_edge;
 $L552_if_then:
-	.loc 5 361 21
-	shl.b64 %rd857, %rd856, 1;
-	add.s64 %rd858, %rd13, %rd857;
-	ld.global.nc.u16 %rs21, [%rd858];
-	.loc 5 361 17
+	.loc 5 365 21
+	shl.b64 %rd815, %rd814, 1;
+	add.s64 %rd816, %rd13, %rd815;
+	ld.global.nc.u16 %rs21, [%rd816];
+	.loc 5 365 17
 	bra.uni $L569_entry;
 $L569_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r495, %rs21;
-	shl.b32 %r495, %r495, 16;
-	mov.b32 %f1220, %r495;
+	cvt.u32.u16 %r621, %rs21;
+	shl.b32 %r621, %r621, 16;
+	mov.b32 %f1220, %r621;
 	.loc 3 36 46
 	mov.f32 %f1219, %f1220;
 	bra.uni $L570_ret_load;
 $L570_ret_load:
-	.loc 5 361 5
+	.loc 5 365 5
 	add.rn.f32 %f1221, %f1217, %f1219;
 	mov.f32 %f1218, %f1221;
 	bra.uni $L571_entry;
@@ -34620,27 +35208,27 @@ $L571_entry:
 	mov.u16 %rs22, %rs23;
 	bra.uni $L572_ret_store;
 $L572_ret_store:
-	.loc 5 363 5
-	shl.b64 %rd859, %rd856, 1;
-	add.s64 %rd860, %rd1, %rd859;
-	st.global.u16 [%rd860], %rs22;
+	.loc 5 367 5
+	shl.b64 %rd817, %rd814, 1;
+	add.s64 %rd818, %rd1, %rd817;
+	st.global.u16 [%rd818], %rs22;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L551_if_else:
-	.loc 5 365 12
-	mul.lo.s64 %rd861, %rd843, %rd16;
-	.loc 5 365 15
-	add.s64 %rd862, %rd861, %rd846;
-	.loc 5 366 17
+	.loc 5 369 12
+	mul.lo.s64 %rd819, %rd801, %rd16;
+	.loc 5 369 15
+	add.s64 %rd820, %rd819, %rd804;
+	.loc 5 370 17
 	bra.uni $L573_entry;
 $L573_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p107, %rd19, 1;
 	@%p107 bra $L579_entry;
 	bra.uni $L575_if_done;
 $L579_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1224, %f1196;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1225, %f1224, 0fC2D00000;
 	min.f32 %f1225, %f1225, 0f42B20000;
 	mul.rn.f32 %f1226, %f1225, 0f3FB8AA3B;
@@ -34658,28 +35246,28 @@ $L579_entry:
 	mul.rn.f32 %f1229, %f1229, %f1233;
 	setp.nan.f32 %p108, %f1224, %f1224;
 	selp.f32 %f1229, %f1224, %f1229, %p108;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1234, 0f3F800000, %f1229;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1235, %f1196, %f1234;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1223, %f1235;
 	bra.uni $L580_ret_siluF;
 $L580_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1222, %f1223;
 	bra.uni $L578_ret_activate;
 $L575_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p109, %rd19, 2;
 	@%p109 bra $L576_if_then;
 	bra.uni $L577_if_done;
 $L576_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1236, 0f3F000000, %f1196;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1237, %f1196, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L581_entry;
 $L581_entry:
 	.loc 1 26 14
@@ -34785,17 +35373,17 @@ $L591_if_done:
 	bra.uni $L594_entry;
 $L594_entry:
 	.loc 2 91 46
-	mov.b32 %r496, %f1263;
+	mov.b32 %r622, %f1263;
 	.loc 2 91 49
-	and.b32 %r497, %r496, 2147483647;
+	and.b32 %r623, %r622, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r498, %f1237;
+	mov.b32 %r624, %f1237;
 	.loc 2 91 82
-	and.b32 %r499, %r498, 0x80000000;
+	and.b32 %r625, %r624, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r500, %r497, %r499;
+	or.b32 %r626, %r623, %r625;
 	.loc 2 91 29
-	mov.b32 %f1265, %r500;
+	mov.b32 %f1265, %r626;
 	.loc 2 91 2
 	mov.f32 %f1264, %f1265;
 	bra.uni $L595_ret_copysign32;
@@ -34815,17 +35403,17 @@ $L588_if_then:
 $L596_entry:
 	.loc 2 91 46
 	mov.f32 %f1277, 0f3F800000;
-	mov.b32 %r501, %f1277;
+	mov.b32 %r627, %f1277;
 	.loc 2 91 49
-	and.b32 %r502, %r501, 2147483647;
+	and.b32 %r628, %r627, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r503, %f1237;
+	mov.b32 %r629, %f1237;
 	.loc 2 91 82
-	and.b32 %r504, %r503, 0x80000000;
+	and.b32 %r630, %r629, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r505, %r502, %r504;
+	or.b32 %r631, %r628, %r630;
 	.loc 2 91 29
-	mov.b32 %f1278, %r505;
+	mov.b32 %f1278, %r631;
 	.loc 2 91 2
 	mov.f32 %f1276, %f1278;
 	bra.uni $L597_ret_copysign32;
@@ -34834,39 +35422,39 @@ $L597_ret_copysign32:
 	mov.f32 %f1238, %f1276;
 	bra.uni $L593_ret_Erf32;
 $L593_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1279, 0f3F800000, %f1238;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1280, %f1236, %f1279;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1222, %f1280;
 	bra.uni $L578_ret_activate;
 $L577_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1222, %f1196;
 	bra.uni $L578_ret_activate;
 $L578_ret_activate:
-	.loc 5 367 16
+	.loc 5 371 16
 	setp.gt.s64 %p115, %rd14, 0;
 	@%p115 bra $L554_if_then;
 	bra.uni $L598_edge;
 $L554_if_then:
-	.loc 5 368 22
-	shl.b64 %rd863, %rd862, 1;
-	add.s64 %rd864, %rd13, %rd863;
-	ld.global.nc.u16 %rs24, [%rd864];
-	.loc 5 368 18
+	.loc 5 372 22
+	shl.b64 %rd821, %rd820, 1;
+	add.s64 %rd822, %rd13, %rd821;
+	ld.global.nc.u16 %rs24, [%rd822];
+	.loc 5 372 18
 	bra.uni $L599_entry;
 $L599_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r506, %rs24;
-	shl.b32 %r506, %r506, 16;
-	mov.b32 %f1283, %r506;
+	cvt.u32.u16 %r632, %rs24;
+	shl.b32 %r632, %r632, 16;
+	mov.b32 %f1283, %r632;
 	.loc 3 36 46
 	mov.f32 %f1282, %f1283;
 	bra.uni $L600_ret_load;
 $L600_ret_load:
-	.loc 5 368 5
+	.loc 5 372 5
 	add.rn.f32 %f1284, %f1222, %f1282;
 	mov.f32 %f1281, %f1284;
 	bra.uni $L601_entry;
@@ -34880,21 +35468,21 @@ $L601_entry:
 	mov.u16 %rs25, %rs26;
 	bra.uni $L602_ret_store;
 $L602_ret_store:
-	.loc 5 370 5
-	shl.b64 %rd865, %rd862, 1;
-	add.s64 %rd866, %rd1, %rd865;
-	st.global.u16 [%rd866], %rs25;
+	.loc 5 374 5
+	shl.b64 %rd823, %rd820, 1;
+	add.s64 %rd824, %rd1, %rd823;
+	st.global.u16 [%rd824], %rs25;
 	@%p102 bra $L603_entry;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L603_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p116, %rd19, 1;
 	@%p116 bra $L609_entry;
 	bra.uni $L605_if_done;
 $L609_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1287, %f1197;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1288, %f1287, 0fC2D00000;
 	min.f32 %f1288, %f1288, 0f42B20000;
 	mul.rn.f32 %f1289, %f1288, 0f3FB8AA3B;
@@ -34912,28 +35500,28 @@ $L609_entry:
 	mul.rn.f32 %f1292, %f1292, %f1296;
 	setp.nan.f32 %p117, %f1287, %f1287;
 	selp.f32 %f1292, %f1287, %f1292, %p117;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1297, 0f3F800000, %f1292;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1298, %f1197, %f1297;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1286, %f1298;
 	bra.uni $L610_ret_siluF;
 $L610_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1285, %f1286;
 	bra.uni $L608_ret_activate;
 $L605_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p118, %rd19, 2;
 	@%p118 bra $L606_if_then;
 	bra.uni $L607_if_done;
 $L606_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1299, 0f3F000000, %f1197;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1300, %f1197, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L611_entry;
 $L611_entry:
 	.loc 1 26 14
@@ -35039,17 +35627,17 @@ $L621_if_done:
 	bra.uni $L624_entry;
 $L624_entry:
 	.loc 2 91 46
-	mov.b32 %r507, %f1326;
+	mov.b32 %r633, %f1326;
 	.loc 2 91 49
-	and.b32 %r508, %r507, 2147483647;
+	and.b32 %r634, %r633, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r509, %f1300;
+	mov.b32 %r635, %f1300;
 	.loc 2 91 82
-	and.b32 %r510, %r509, 0x80000000;
+	and.b32 %r636, %r635, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r511, %r508, %r510;
+	or.b32 %r637, %r634, %r636;
 	.loc 2 91 29
-	mov.b32 %f1328, %r511;
+	mov.b32 %f1328, %r637;
 	.loc 2 91 2
 	mov.f32 %f1327, %f1328;
 	bra.uni $L625_ret_copysign32;
@@ -35069,17 +35657,17 @@ $L618_if_then:
 $L626_entry:
 	.loc 2 91 46
 	mov.f32 %f1340, 0f3F800000;
-	mov.b32 %r512, %f1340;
+	mov.b32 %r638, %f1340;
 	.loc 2 91 49
-	and.b32 %r513, %r512, 2147483647;
+	and.b32 %r639, %r638, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r514, %f1300;
+	mov.b32 %r640, %f1300;
 	.loc 2 91 82
-	and.b32 %r515, %r514, 0x80000000;
+	and.b32 %r641, %r640, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r516, %r513, %r515;
+	or.b32 %r642, %r639, %r641;
 	.loc 2 91 29
-	mov.b32 %f1341, %r516;
+	mov.b32 %f1341, %r642;
 	.loc 2 91 2
 	mov.f32 %f1339, %f1341;
 	bra.uni $L627_ret_copysign32;
@@ -35088,41 +35676,41 @@ $L627_ret_copysign32:
 	mov.f32 %f1301, %f1339;
 	bra.uni $L623_ret_Erf32;
 $L623_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1342, 0f3F800000, %f1301;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1343, %f1299, %f1342;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1285, %f1343;
 	bra.uni $L608_ret_activate;
 $L607_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1285, %f1197;
 	bra.uni $L608_ret_activate;
 $L608_ret_activate:
-	.loc 5 373 17
+	.loc 5 377 17
 	setp.gt.s64 %p124, %rd14, 0;
 	@%p124 bra $L557_if_then;
 	bra.uni $L628_edge;
 $L557_if_then:
-	.loc 5 374 25
-	add.s64 %rd867, %rd862, 1;
-	.loc 5 374 23
-	shl.b64 %rd868, %rd867, 1;
-	add.s64 %rd869, %rd13, %rd868;
-	ld.global.nc.u16 %rs27, [%rd869];
-	.loc 5 374 19
+	.loc 5 378 25
+	add.s64 %rd825, %rd820, 1;
+	.loc 5 378 23
+	shl.b64 %rd826, %rd825, 1;
+	add.s64 %rd827, %rd13, %rd826;
+	ld.global.nc.u16 %rs27, [%rd827];
+	.loc 5 378 19
 	bra.uni $L629_entry;
 $L629_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r517, %rs27;
-	shl.b32 %r517, %r517, 16;
-	mov.b32 %f1346, %r517;
+	cvt.u32.u16 %r643, %rs27;
+	shl.b32 %r643, %r643, 16;
+	mov.b32 %f1346, %r643;
 	.loc 3 36 46
 	mov.f32 %f1345, %f1346;
 	bra.uni $L630_ret_load;
 $L630_ret_load:
-	.loc 5 374 6
+	.loc 5 378 6
 	add.rn.f32 %f1347, %f1285, %f1345;
 	mov.f32 %f1344, %f1347;
 	bra.uni $L558_if_done;
@@ -35130,9 +35718,9 @@ $L628_edge:
 	mov.f32 %f1344, %f1285;
 	bra.uni $L558_if_done;
 $L558_if_done:
-	.loc 5 376 8
-	add.s64 %rd870, %rd862, 1;
-	.loc 5 376 22
+	.loc 5 380 8
+	add.s64 %rd828, %rd820, 1;
+	.loc 5 380 22
 	bra.uni $L631_entry;
 $L631_entry:
 	.loc 3 37 67
@@ -35141,42 +35729,42 @@ $L631_entry:
 	mov.u16 %rs28, %rs29;
 	bra.uni $L632_ret_store;
 $L632_ret_store:
-	.loc 5 376 6
-	shl.b64 %rd871, %rd870, 1;
-	add.s64 %rd872, %rd1, %rd871;
-	st.global.u16 [%rd872], %rs28;
+	.loc 5 380 6
+	shl.b64 %rd829, %rd828, 1;
+	add.s64 %rd830, %rd1, %rd829;
+	st.global.u16 [%rd830], %rs28;
 	bra.uni $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L559_ret_epiStore_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d:
 	.loc 5 229 24
-	add.s64 %rd873, %rd661, 2;
-	mov.s64 %rd661, %rd873;
+	add.s64 %rd831, %rd619, 2;
+	mov.s64 %rd619, %rd831;
 	bra.uni $L488_for_loop;
 $L487_if_else:
-	mov.s64 %rd645, 0;
+	mov.s64 %rd603, 0;
 	bra.uni $L490_rangeint_body;
 $L490_rangeint_body:
 	.loc 5 235 34
-	add.s64 %rd817, %rd816, %rd645;
+	add.s64 %rd775, %rd774, %rd603;
 	.loc 5 235 40
-	add.s64 %rd818, %rd528, %rd529;
+	add.s64 %rd776, %rd486, %rd487;
 	.loc 5 235 59
-	mul.lo.s64 %rd819, %rd645, 40;
+	mul.lo.s64 %rd777, %rd603, 40;
 	.loc 5 235 67
-	add.s64 %rd820, %rd819, %rd529;
+	add.s64 %rd778, %rd777, %rd487;
 	.loc 5 235 57
-	shl.b64 %rd821, %rd820, 2;
-	add.s64 %rd822, %rd526, %rd821;
-	ld.shared.f32 %f1122, [%rd822];
+	shl.b64 %rd779, %rd778, 2;
+	add.s64 %rd780, %rd484, %rd779;
+	ld.shared.f32 %f1122, [%rd780];
 	.loc 5 235 11
 	bra.uni $L500_entry;
 $L500_entry:
 	.loc 5 245 9
-	setp.lt.s64 %p86, %rd817, %rd15;
+	setp.lt.s64 %p86, %rd775, %rd15;
 	@%p86 bra $L503_cond_true;
 	bra.uni $L508_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L503_cond_true:
 	.loc 5 245 20
-	setp.lt.s64 %p87, %rd818, %rd16;
+	setp.lt.s64 %p87, %rd776, %rd16;
 	@%p87 bra $L501_if_then;
 	bra.uni $L508_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L501_if_then:
@@ -35186,16 +35774,16 @@ $L501_if_then:
 	bra.uni $L509_edge;
 $L504_if_then:
 	.loc 5 247 21
-	shl.b64 %rd823, %rd818, 1;
-	add.s64 %rd824, %rd10, %rd823;
-	ld.global.nc.u16 %rs15, [%rd824];
+	shl.b64 %rd781, %rd776, 1;
+	add.s64 %rd782, %rd10, %rd781;
+	ld.global.nc.u16 %rs15, [%rd782];
 	.loc 5 247 16
 	bra.uni $L510_entry;
 $L510_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r481, %rs15;
-	shl.b32 %r481, %r481, 16;
-	mov.b32 %f1125, %r481;
+	cvt.u32.u16 %r607, %rs15;
+	shl.b32 %r607, %r607, 16;
+	mov.b32 %f1125, %r607;
 	.loc 3 36 46
 	mov.f32 %f1124, %f1125;
 	bra.uni $L511_ret_load;
@@ -35208,14 +35796,14 @@ $L509_edge:
 	mov.f32 %f1123, %f1122;
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 5 385 9
+	.loc 5 389 9
 	setp.eq.s64 %p89, %rd19, 1;
 	@%p89 bra $L518_entry;
 	bra.uni $L514_if_done;
 $L518_entry:
-	.loc 5 395 57
+	.loc 5 399 57
 	neg.f32 %f1129, %f1123;
-	.loc 5 395 56
+	.loc 5 399 56
 	max.f32 %f1130, %f1129, 0fC2D00000;
 	min.f32 %f1130, %f1130, 0f42B20000;
 	mul.rn.f32 %f1131, %f1130, 0f3FB8AA3B;
@@ -35233,28 +35821,28 @@ $L518_entry:
 	mul.rn.f32 %f1134, %f1134, %f1138;
 	setp.nan.f32 %p90, %f1129, %f1129;
 	selp.f32 %f1134, %f1129, %f1134, %p90;
-	.loc 5 395 47
+	.loc 5 399 47
 	add.rn.f32 %f1139, 0f3F800000, %f1134;
-	.loc 5 395 42
+	.loc 5 399 42
 	div.rn.f32 %f1140, %f1123, %f1139;
-	.loc 5 395 33
+	.loc 5 399 33
 	mov.f32 %f1128, %f1140;
 	bra.uni $L519_ret_siluF;
 $L519_ret_siluF:
-	.loc 5 386 3
+	.loc 5 390 3
 	mov.f32 %f1127, %f1128;
 	bra.uni $L517_ret_activate;
 $L514_if_done:
-	.loc 5 388 9
+	.loc 5 392 9
 	setp.eq.s64 %p91, %rd19, 2;
 	@%p91 bra $L515_if_then;
 	bra.uni $L516_if_done;
 $L515_if_then:
-	.loc 5 389 14
+	.loc 5 393 14
 	mul.rn.f32 %f1141, 0f3F000000, %f1123;
-	.loc 5 389 34
+	.loc 5 393 34
 	mul.rn.f32 %f1142, %f1123, 0f3F3504F3;
-	.loc 5 389 32
+	.loc 5 393 32
 	bra.uni $L520_entry;
 $L520_entry:
 	.loc 1 26 14
@@ -35360,17 +35948,17 @@ $L530_if_done:
 	bra.uni $L533_entry;
 $L533_entry:
 	.loc 2 91 46
-	mov.b32 %r482, %f1168;
+	mov.b32 %r608, %f1168;
 	.loc 2 91 49
-	and.b32 %r483, %r482, 2147483647;
+	and.b32 %r609, %r608, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r484, %f1142;
+	mov.b32 %r610, %f1142;
 	.loc 2 91 82
-	and.b32 %r485, %r484, 0x80000000;
+	and.b32 %r611, %r610, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r486, %r483, %r485;
+	or.b32 %r612, %r609, %r611;
 	.loc 2 91 29
-	mov.b32 %f1170, %r486;
+	mov.b32 %f1170, %r612;
 	.loc 2 91 2
 	mov.f32 %f1169, %f1170;
 	bra.uni $L534_ret_copysign32;
@@ -35390,17 +35978,17 @@ $L527_if_then:
 $L535_entry:
 	.loc 2 91 46
 	mov.f32 %f1182, 0f3F800000;
-	mov.b32 %r487, %f1182;
+	mov.b32 %r613, %f1182;
 	.loc 2 91 49
-	and.b32 %r488, %r487, 2147483647;
+	and.b32 %r614, %r613, 2147483647;
 	.loc 2 91 79
-	mov.b32 %r489, %f1142;
+	mov.b32 %r615, %f1142;
 	.loc 2 91 82
-	and.b32 %r490, %r489, 0x80000000;
+	and.b32 %r616, %r615, 0x80000000;
 	.loc 2 91 61
-	or.b32 %r491, %r488, %r490;
+	or.b32 %r617, %r614, %r616;
 	.loc 2 91 29
-	mov.b32 %f1183, %r491;
+	mov.b32 %f1183, %r617;
 	.loc 2 91 2
 	mov.f32 %f1181, %f1183;
 	bra.uni $L536_ret_copysign32;
@@ -35409,38 +35997,38 @@ $L536_ret_copysign32:
 	mov.f32 %f1143, %f1181;
 	bra.uni $L532_ret_Erf32;
 $L532_ret_Erf32:
-	.loc 5 389 23
+	.loc 5 393 23
 	add.rn.f32 %f1184, 0f3F800000, %f1143;
-	.loc 5 389 18
+	.loc 5 393 18
 	mul.rn.f32 %f1185, %f1141, %f1184;
-	.loc 5 389 3
+	.loc 5 393 3
 	mov.f32 %f1127, %f1185;
 	bra.uni $L517_ret_activate;
 $L516_if_done:
-	.loc 5 391 2
+	.loc 5 395 2
 	mov.f32 %f1127, %f1123;
 	bra.uni $L517_ret_activate;
 $L517_ret_activate:
 	.loc 5 250 11
-	mul.lo.s64 %rd825, %rd817, %rd16;
+	mul.lo.s64 %rd783, %rd775, %rd16;
 	.loc 5 250 14
-	add.s64 %rd826, %rd825, %rd818;
+	add.s64 %rd784, %rd783, %rd776;
 	.loc 5 251 15
 	setp.gt.s64 %p97, %rd14, 0;
 	@%p97 bra $L506_if_then;
 	bra.uni $L537_edge;
 $L506_if_then:
 	.loc 5 252 20
-	shl.b64 %rd827, %rd826, 1;
-	add.s64 %rd828, %rd13, %rd827;
-	ld.global.nc.u16 %rs16, [%rd828];
+	shl.b64 %rd785, %rd784, 1;
+	add.s64 %rd786, %rd13, %rd785;
+	ld.global.nc.u16 %rs16, [%rd786];
 	.loc 5 252 16
 	bra.uni $L538_entry;
 $L538_entry:
 	.loc 3 36 62
-	cvt.u32.u16 %r492, %rs16;
-	shl.b32 %r492, %r492, 16;
-	mov.b32 %f1188, %r492;
+	cvt.u32.u16 %r618, %rs16;
+	shl.b32 %r618, %r618, 16;
+	mov.b32 %f1188, %r618;
 	.loc 3 36 46
 	mov.f32 %f1187, %f1188;
 	bra.uni $L539_ret_load;
@@ -35460,18 +36048,18 @@ $L540_entry:
 	bra.uni $L541_ret_store;
 $L541_ret_store:
 	.loc 5 254 4
-	shl.b64 %rd829, %rd826, 1;
-	add.s64 %rd830, %rd1, %rd829;
-	st.global.u16 [%rd830], %rs17;
+	shl.b64 %rd787, %rd784, 1;
+	add.s64 %rd788, %rd1, %rd787;
+	st.global.u16 [%rd788], %rs17;
 	bra.uni $L508_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d;
 $L508_ret_epiOne_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fmm_u002ebf16c_u005d:
 	.loc 5 210 6
-	add.s64 %rd831, %rd645, 1;
-	setp.lt.s64 %p98, %rd831, 32;
+	add.s64 %rd789, %rd603, 1;
+	setp.lt.s64 %p98, %rd789, 32;
 	@%p98 bra $L542_edge;
 	bra.uni $L486_if_done;
 $L542_edge:
-	mov.s64 %rd645, %rd831;
+	mov.s64 %rd603, %rd789;
 	bra.uni $L490_rangeint_body;
 $L486_if_done:
 	.loc 5 238 13

@@ -264,16 +264,20 @@ func swz4(r, ch int) int { return ch ^ (r >> 1 & 3) }
 // colLim, zero-filled (nothing read) otherwise. A warp's 32 chunks are 8
 // whole 64-byte row segments of A or W (2 full sectors each), or one or
 // two whole 128- or 256-byte rows of B[K,N].
+//
+// The arithmetic is int32 (ops.Matmul keeps every matrix under 2³¹
+// elements): Go's int would make each compare and add a 64-bit pair.
 func tcCopy[A gpu.Elem](t gpu.Thread, s, g []A, dstep, r, rows, rstep, g0, rowLim, ld, col, colLim int) {
-	d, src, sstep := 0, (g0+r)*ld+col, rstep*ld
+	r32, rows32, rstep32, lim32 := int32(r), int32(rows), int32(rstep), int32(rowLim-g0)
+	d, src, sstep, dstep32 := int32(0), int32((g0+r)*ld+col), int32(rstep*ld), int32(dstep)
 	colOK := col < colLim
-	for ; r < rows; r += rstep {
-		at, size := 0, 0 // a zero-filled chunk reads nothing; g[0] is any valid address
-		if colOK && g0+r < rowLim {
+	for ; r32 < rows32; r32 += rstep32 {
+		at, size := int32(0), 0 // a zero-filled chunk reads nothing; g[0] is any valid address
+		if colOK && r32 < lim32 {
 			at, size = src, 16
 		}
 		gpu.CpAsyncZFill(t, &s[d], &g[at], 16, size)
-		d, src = d+dstep, src+sstep
+		d, src = d+dstep32, src+sstep
 	}
 }
 
