@@ -20,7 +20,9 @@ package ops
 //
 // For SwiGLU, b's columns interleave the gate and up projections: column
 // 2j is gate row j, column 2j+1 up row j (InterleaveGateUp builds it from
-// the two [I, K] weights).
+// the two [I, K] weights). A fused QKV projection needs nothing special:
+// stack the three weights' rows ([Wq; Wk; Wv], N = Nq+Nk+Nv) and c's
+// columns hold q, k and v side by side.
 //
 // Products are exact in float32 and summed in float32 by the tensor cores
 // (in an order of their own); bias, activation and residual are float32;
