@@ -181,11 +181,13 @@ func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w, x []A, st, row0, mb, m, n, k, l 
 	}
 	//kern:unroll
 	for i := range gemvRows {
-		src, size := 0, 0
-		if mb+i < m && kc < k {
-			src, size = (mb+i)*k+kc, 16
+		if mb+i < m { // rows of x past m are never read: no copy at all
+			src, size := 0, 0
+			if kc < k {
+				src, size = (mb+i)*k+kc, 16
+			}
+			gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+gemvWRows+i)*gemvStep+l*8], &x[src], 16, size)
 		}
-		gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+gemvWRows+i)*gemvStep+l*8], &x[src], 16, size)
 	}
 	gpu.CpAsyncCommit(t)
 }

@@ -333,12 +333,12 @@ $L34_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L38_cond_true;
-	bra.uni $L45_edge;
+	bra.uni $L46_edge;
 $L38_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L36_if_then;
-	bra.uni $L46_edge;
+	bra.uni $L47_edge;
 $L36_if_then:
 	.loc 3 178 21
 	add.s64 %rd55, %rd30, 0;
@@ -349,11 +349,11 @@ $L36_if_then:
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
 	bra.uni $L37_if_done;
-$L46_edge:
+$L47_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L37_if_done;
-$L45_edge:
+$L46_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L37_if_done;
@@ -371,20 +371,20 @@ $L37_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
-	bra.uni $L47_rangeint_body;
-$L47_rangeint_body:
+	bra.uni $L48_rangeint_body;
+$L48_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd64, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p4, %rd64, %rd16;
-	@%p4 bra $L50_cond_true;
-	bra.uni $L51_edge;
-$L50_cond_true:
+	@%p4 bra $L51_cond_true;
+	bra.uni $L52_edge;
+$L51_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p5, %rd51, %rd17;
-	@%p5 bra $L48_if_then;
-	bra.uni $L52_edge;
-$L48_if_then:
+	@%p5 bra $L49_if_then;
+	bra.uni $L53_edge;
+$L49_if_then:
 	.loc 3 178 21
 	add.s64 %rd65, %rd30, 1;
 	.loc 3 178 24
@@ -393,16 +393,16 @@ $L48_if_then:
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
-	bra.uni $L49_if_done;
+	bra.uni $L50_if_done;
+$L53_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L50_if_done;
 $L52_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L49_if_done;
-$L51_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L49_if_done;
-$L49_if_done:
+	bra.uni $L50_if_done;
+$L50_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd68, %rd23, 8;
 	.loc 3 180 51
@@ -416,20 +416,20 @@ $L49_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
-	bra.uni $L53_rangeint_body;
-$L53_rangeint_body:
+	bra.uni $L54_rangeint_body;
+$L54_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd74, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p6, %rd74, %rd16;
-	@%p6 bra $L56_cond_true;
-	bra.uni $L57_edge;
-$L56_cond_true:
+	@%p6 bra $L57_cond_true;
+	bra.uni $L58_edge;
+$L57_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p7, %rd51, %rd17;
-	@%p7 bra $L54_if_then;
-	bra.uni $L58_edge;
-$L54_if_then:
+	@%p7 bra $L55_if_then;
+	bra.uni $L59_edge;
+$L55_if_then:
 	.loc 3 178 21
 	add.s64 %rd75, %rd30, 2;
 	.loc 3 178 24
@@ -438,16 +438,16 @@ $L54_if_then:
 	add.s64 %rd77, %rd76, %rd51;
 	mov.s64 %rd53, %rd77;
 	mov.s64 %rd54, 16;
-	bra.uni $L55_if_done;
+	bra.uni $L56_if_done;
+$L59_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L56_if_done;
 $L58_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L55_if_done;
-$L57_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L55_if_done;
-$L55_if_done:
+	bra.uni $L56_if_done;
+$L56_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd78, %rd23, 8;
 	.loc 3 180 51
@@ -461,20 +461,20 @@ $L55_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r34, %rd54;
 	cp.async.cg.shared.global [%rd81], [%rd83], 16, %r34;
-	bra.uni $L59_rangeint_body;
-$L59_rangeint_body:
+	bra.uni $L60_rangeint_body;
+$L60_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd84, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p8, %rd84, %rd16;
-	@%p8 bra $L62_cond_true;
-	bra.uni $L63_edge;
-$L62_cond_true:
+	@%p8 bra $L63_cond_true;
+	bra.uni $L64_edge;
+$L63_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p9, %rd51, %rd17;
-	@%p9 bra $L60_if_then;
-	bra.uni $L64_edge;
-$L60_if_then:
+	@%p9 bra $L61_if_then;
+	bra.uni $L65_edge;
+$L61_if_then:
 	.loc 3 178 21
 	add.s64 %rd85, %rd30, 3;
 	.loc 3 178 24
@@ -483,16 +483,16 @@ $L60_if_then:
 	add.s64 %rd87, %rd86, %rd51;
 	mov.s64 %rd53, %rd87;
 	mov.s64 %rd54, 16;
-	bra.uni $L61_if_done;
+	bra.uni $L62_if_done;
+$L65_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L62_if_done;
 $L64_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L61_if_done;
-$L63_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L61_if_done;
-$L61_if_done:
+	bra.uni $L62_if_done;
+$L62_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd88, %rd23, 8;
 	.loc 3 180 51
@@ -508,187 +508,171 @@ $L61_if_done:
 	cp.async.cg.shared.global [%rd91], [%rd93], 16, %r35;
 	bra.uni $L39_rangeint_body;
 $L39_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd94, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p10, %rd94, %rd15;
-	@%p10 bra $L43_cond_true;
-	bra.uni $L65_edge;
-$L43_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p11, %rd51, %rd17;
-	@%p11 bra $L41_if_then;
-	bra.uni $L66_edge;
+	@%p10 bra $L41_if_then;
+	bra.uni $L67_rangeint_body;
 $L41_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p11, %rd51, %rd17;
+	@%p11 bra $L43_if_then;
+	bra.uni $L66_edge;
+$L43_if_then:
+	.loc 3 187 20
 	add.s64 %rd97, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd98, %rd97, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd99, %rd98, %rd51;
 	mov.s64 %rd95, %rd99;
 	mov.s64 %rd96, 16;
-	bra.uni $L42_if_done;
+	bra.uni $L44_if_done;
 $L66_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L42_if_done;
-$L65_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L42_if_done;
-$L42_if_done:
-	.loc 3 188 63
+	bra.uni $L44_if_done;
+$L44_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd100, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd101, 1024, %rd100;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd102, %rd101, 1;
 	add.s64 %rd103, %rd37, %rd102;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd104, %rd95, 1;
 	add.s64 %rd105, %rd4, %rd104;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r36, %rd96;
 	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
 	bra.uni $L67_rangeint_body;
 $L67_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd106, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p12, %rd106, %rd15;
-	@%p12 bra $L70_cond_true;
-	bra.uni $L71_edge;
-$L70_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p13, %rd51, %rd17;
-	@%p13 bra $L68_if_then;
-	bra.uni $L72_edge;
+	@%p12 bra $L68_if_then;
+	bra.uni $L73_rangeint_body;
 $L68_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p13, %rd51, %rd17;
+	@%p13 bra $L70_if_then;
+	bra.uni $L72_edge;
+$L70_if_then:
+	.loc 3 187 20
 	add.s64 %rd107, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd108, %rd107, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd109, %rd108, %rd51;
 	mov.s64 %rd95, %rd109;
 	mov.s64 %rd96, 16;
-	bra.uni $L69_if_done;
+	bra.uni $L71_if_done;
 $L72_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L69_if_done;
-$L71_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L69_if_done;
-$L69_if_done:
-	.loc 3 188 63
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd110, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd111, 1280, %rd110;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd112, %rd111, 1;
 	add.s64 %rd113, %rd37, %rd112;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd114, %rd95, 1;
 	add.s64 %rd115, %rd4, %rd114;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r37, %rd96;
 	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
 	bra.uni $L73_rangeint_body;
 $L73_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd116, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p14, %rd116, %rd15;
-	@%p14 bra $L76_cond_true;
-	bra.uni $L77_edge;
-$L76_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p15, %rd51, %rd17;
-	@%p15 bra $L74_if_then;
-	bra.uni $L78_edge;
+	@%p14 bra $L74_if_then;
+	bra.uni $L79_rangeint_body;
 $L74_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p15, %rd51, %rd17;
+	@%p15 bra $L76_if_then;
+	bra.uni $L78_edge;
+$L76_if_then:
+	.loc 3 187 20
 	add.s64 %rd117, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd118, %rd117, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd119, %rd118, %rd51;
 	mov.s64 %rd95, %rd119;
 	mov.s64 %rd96, 16;
-	bra.uni $L75_if_done;
+	bra.uni $L77_if_done;
 $L78_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L75_if_done;
-$L77_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L75_if_done;
-$L75_if_done:
-	.loc 3 188 63
+	bra.uni $L77_if_done;
+$L77_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd120, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd121, 1536, %rd120;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd122, %rd121, 1;
 	add.s64 %rd123, %rd37, %rd122;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd124, %rd95, 1;
 	add.s64 %rd125, %rd4, %rd124;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r38, %rd96;
 	cp.async.cg.shared.global [%rd123], [%rd125], 16, %r38;
 	bra.uni $L79_rangeint_body;
 $L79_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd126, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p16, %rd126, %rd15;
-	@%p16 bra $L82_cond_true;
-	bra.uni $L83_edge;
-$L82_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p17, %rd51, %rd17;
-	@%p17 bra $L80_if_then;
-	bra.uni $L84_edge;
+	@%p16 bra $L80_if_then;
+	bra.uni $L40_rangeint_done;
 $L80_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p17, %rd51, %rd17;
+	@%p17 bra $L82_if_then;
+	bra.uni $L84_edge;
+$L82_if_then:
+	.loc 3 187 20
 	add.s64 %rd127, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd128, %rd127, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd129, %rd128, %rd51;
 	mov.s64 %rd95, %rd129;
 	mov.s64 %rd96, 16;
-	bra.uni $L81_if_done;
+	bra.uni $L83_if_done;
 $L84_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L81_if_done;
-$L83_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L81_if_done;
-$L81_if_done:
-	.loc 3 188 63
+	bra.uni $L83_if_done;
+$L83_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd130, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd131, 1792, %rd130;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd132, %rd131, 1;
 	add.s64 %rd133, %rd37, %rd132;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd134, %rd95, 1;
 	add.s64 %rd135, %rd4, %rd134;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r39, %rd96;
 	cp.async.cg.shared.global [%rd133], [%rd135], 16, %r39;
 	bra.uni $L40_rangeint_done;
 $L40_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L86_entry;
 $L86_entry:
@@ -703,12 +687,12 @@ $L87_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p18, %rd138, %rd16;
 	@%p18 bra $L91_cond_true;
-	bra.uni $L98_edge;
+	bra.uni $L99_edge;
 $L91_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p19, %rd137, %rd17;
 	@%p19 bra $L89_if_then;
-	bra.uni $L99_edge;
+	bra.uni $L100_edge;
 $L89_if_then:
 	.loc 3 178 21
 	add.s64 %rd141, %rd30, 0;
@@ -719,11 +703,11 @@ $L89_if_then:
 	mov.s64 %rd139, %rd143;
 	mov.s64 %rd140, 16;
 	bra.uni $L90_if_done;
-$L99_edge:
+$L100_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
 	bra.uni $L90_if_done;
-$L98_edge:
+$L99_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
 	bra.uni $L90_if_done;
@@ -741,20 +725,20 @@ $L90_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r40, %rd140;
 	cp.async.cg.shared.global [%rd147], [%rd149], 16, %r40;
-	bra.uni $L100_rangeint_body;
-$L100_rangeint_body:
+	bra.uni $L101_rangeint_body;
+$L101_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd150, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p20, %rd150, %rd16;
-	@%p20 bra $L103_cond_true;
-	bra.uni $L104_edge;
-$L103_cond_true:
+	@%p20 bra $L104_cond_true;
+	bra.uni $L105_edge;
+$L104_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p21, %rd137, %rd17;
-	@%p21 bra $L101_if_then;
-	bra.uni $L105_edge;
-$L101_if_then:
+	@%p21 bra $L102_if_then;
+	bra.uni $L106_edge;
+$L102_if_then:
 	.loc 3 178 21
 	add.s64 %rd151, %rd30, 1;
 	.loc 3 178 24
@@ -763,16 +747,16 @@ $L101_if_then:
 	add.s64 %rd153, %rd152, %rd137;
 	mov.s64 %rd139, %rd153;
 	mov.s64 %rd140, 16;
-	bra.uni $L102_if_done;
+	bra.uni $L103_if_done;
+$L106_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L103_if_done;
 $L105_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L102_if_done;
-$L104_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L102_if_done;
-$L102_if_done:
+	bra.uni $L103_if_done;
+$L103_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd154, %rd23, 8;
 	.loc 3 180 51
@@ -786,20 +770,20 @@ $L102_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r41, %rd140;
 	cp.async.cg.shared.global [%rd157], [%rd159], 16, %r41;
-	bra.uni $L106_rangeint_body;
-$L106_rangeint_body:
+	bra.uni $L107_rangeint_body;
+$L107_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd160, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p22, %rd160, %rd16;
-	@%p22 bra $L109_cond_true;
-	bra.uni $L110_edge;
-$L109_cond_true:
+	@%p22 bra $L110_cond_true;
+	bra.uni $L111_edge;
+$L110_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p23, %rd137, %rd17;
-	@%p23 bra $L107_if_then;
-	bra.uni $L111_edge;
-$L107_if_then:
+	@%p23 bra $L108_if_then;
+	bra.uni $L112_edge;
+$L108_if_then:
 	.loc 3 178 21
 	add.s64 %rd161, %rd30, 2;
 	.loc 3 178 24
@@ -808,16 +792,16 @@ $L107_if_then:
 	add.s64 %rd163, %rd162, %rd137;
 	mov.s64 %rd139, %rd163;
 	mov.s64 %rd140, 16;
-	bra.uni $L108_if_done;
+	bra.uni $L109_if_done;
+$L112_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L109_if_done;
 $L111_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L108_if_done;
-$L110_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L108_if_done;
-$L108_if_done:
+	bra.uni $L109_if_done;
+$L109_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd164, %rd23, 8;
 	.loc 3 180 51
@@ -831,20 +815,20 @@ $L108_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r42, %rd140;
 	cp.async.cg.shared.global [%rd167], [%rd169], 16, %r42;
-	bra.uni $L112_rangeint_body;
-$L112_rangeint_body:
+	bra.uni $L113_rangeint_body;
+$L113_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd170, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p24, %rd170, %rd16;
-	@%p24 bra $L115_cond_true;
-	bra.uni $L116_edge;
-$L115_cond_true:
+	@%p24 bra $L116_cond_true;
+	bra.uni $L117_edge;
+$L116_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p25, %rd137, %rd17;
-	@%p25 bra $L113_if_then;
-	bra.uni $L117_edge;
-$L113_if_then:
+	@%p25 bra $L114_if_then;
+	bra.uni $L118_edge;
+$L114_if_then:
 	.loc 3 178 21
 	add.s64 %rd171, %rd30, 3;
 	.loc 3 178 24
@@ -853,16 +837,16 @@ $L113_if_then:
 	add.s64 %rd173, %rd172, %rd137;
 	mov.s64 %rd139, %rd173;
 	mov.s64 %rd140, 16;
-	bra.uni $L114_if_done;
+	bra.uni $L115_if_done;
+$L118_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L115_if_done;
 $L117_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L114_if_done;
-$L116_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L114_if_done;
-$L114_if_done:
+	bra.uni $L115_if_done;
+$L115_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd174, %rd23, 8;
 	.loc 3 180 51
@@ -878,187 +862,171 @@ $L114_if_done:
 	cp.async.cg.shared.global [%rd177], [%rd179], 16, %r43;
 	bra.uni $L92_rangeint_body;
 $L92_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd180, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p26, %rd180, %rd15;
-	@%p26 bra $L96_cond_true;
-	bra.uni $L118_edge;
-$L96_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p27, %rd137, %rd17;
-	@%p27 bra $L94_if_then;
-	bra.uni $L119_edge;
+	@%p26 bra $L94_if_then;
+	bra.uni $L120_rangeint_body;
 $L94_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p27, %rd137, %rd17;
+	@%p27 bra $L96_if_then;
+	bra.uni $L119_edge;
+$L96_if_then:
+	.loc 3 187 20
 	add.s64 %rd183, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd184, %rd183, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd185, %rd184, %rd137;
 	mov.s64 %rd181, %rd185;
 	mov.s64 %rd182, 16;
-	bra.uni $L95_if_done;
+	bra.uni $L97_if_done;
 $L119_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L95_if_done;
-$L118_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L95_if_done;
-$L95_if_done:
-	.loc 3 188 63
+	bra.uni $L97_if_done;
+$L97_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd186, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd187, 3072, %rd186;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd188, %rd187, 1;
 	add.s64 %rd189, %rd37, %rd188;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd190, %rd181, 1;
 	add.s64 %rd191, %rd4, %rd190;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r44, %rd182;
 	cp.async.cg.shared.global [%rd189], [%rd191], 16, %r44;
 	bra.uni $L120_rangeint_body;
 $L120_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd192, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p28, %rd192, %rd15;
-	@%p28 bra $L123_cond_true;
-	bra.uni $L124_edge;
-$L123_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p29, %rd137, %rd17;
-	@%p29 bra $L121_if_then;
-	bra.uni $L125_edge;
+	@%p28 bra $L121_if_then;
+	bra.uni $L126_rangeint_body;
 $L121_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p29, %rd137, %rd17;
+	@%p29 bra $L123_if_then;
+	bra.uni $L125_edge;
+$L123_if_then:
+	.loc 3 187 20
 	add.s64 %rd193, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd194, %rd193, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd195, %rd194, %rd137;
 	mov.s64 %rd181, %rd195;
 	mov.s64 %rd182, 16;
-	bra.uni $L122_if_done;
+	bra.uni $L124_if_done;
 $L125_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L122_if_done;
-$L124_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L122_if_done;
-$L122_if_done:
-	.loc 3 188 63
+	bra.uni $L124_if_done;
+$L124_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd196, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd197, 3328, %rd196;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd198, %rd197, 1;
 	add.s64 %rd199, %rd37, %rd198;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd200, %rd181, 1;
 	add.s64 %rd201, %rd4, %rd200;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r45, %rd182;
 	cp.async.cg.shared.global [%rd199], [%rd201], 16, %r45;
 	bra.uni $L126_rangeint_body;
 $L126_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd202, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p30, %rd202, %rd15;
-	@%p30 bra $L129_cond_true;
-	bra.uni $L130_edge;
-$L129_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p31, %rd137, %rd17;
-	@%p31 bra $L127_if_then;
-	bra.uni $L131_edge;
+	@%p30 bra $L127_if_then;
+	bra.uni $L132_rangeint_body;
 $L127_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p31, %rd137, %rd17;
+	@%p31 bra $L129_if_then;
+	bra.uni $L131_edge;
+$L129_if_then:
+	.loc 3 187 20
 	add.s64 %rd203, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd204, %rd203, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd205, %rd204, %rd137;
 	mov.s64 %rd181, %rd205;
 	mov.s64 %rd182, 16;
-	bra.uni $L128_if_done;
+	bra.uni $L130_if_done;
 $L131_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L128_if_done;
-$L130_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L128_if_done;
-$L128_if_done:
-	.loc 3 188 63
+	bra.uni $L130_if_done;
+$L130_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd206, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd207, 3584, %rd206;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd208, %rd207, 1;
 	add.s64 %rd209, %rd37, %rd208;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd210, %rd181, 1;
 	add.s64 %rd211, %rd4, %rd210;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r46, %rd182;
 	cp.async.cg.shared.global [%rd209], [%rd211], 16, %r46;
 	bra.uni $L132_rangeint_body;
 $L132_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd212, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p32, %rd212, %rd15;
-	@%p32 bra $L135_cond_true;
-	bra.uni $L136_edge;
-$L135_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p33, %rd137, %rd17;
-	@%p33 bra $L133_if_then;
-	bra.uni $L137_edge;
+	@%p32 bra $L133_if_then;
+	bra.uni $L93_rangeint_done;
 $L133_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p33, %rd137, %rd17;
+	@%p33 bra $L135_if_then;
+	bra.uni $L137_edge;
+$L135_if_then:
+	.loc 3 187 20
 	add.s64 %rd213, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd214, %rd213, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd215, %rd214, %rd137;
 	mov.s64 %rd181, %rd215;
 	mov.s64 %rd182, 16;
-	bra.uni $L134_if_done;
+	bra.uni $L136_if_done;
 $L137_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L134_if_done;
-$L136_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L134_if_done;
-$L134_if_done:
-	.loc 3 188 63
+	bra.uni $L136_if_done;
+$L136_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd216, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd217, 3840, %rd216;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd37, %rd218;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd220, %rd181, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r47, %rd182;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r47;
 	bra.uni $L93_rangeint_done;
 $L93_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L139_entry;
 $L139_entry:
@@ -1073,12 +1041,12 @@ $L140_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p34, %rd224, %rd16;
 	@%p34 bra $L144_cond_true;
-	bra.uni $L151_edge;
+	bra.uni $L152_edge;
 $L144_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p35, %rd223, %rd17;
 	@%p35 bra $L142_if_then;
-	bra.uni $L152_edge;
+	bra.uni $L153_edge;
 $L142_if_then:
 	.loc 3 178 21
 	add.s64 %rd227, %rd30, 0;
@@ -1089,11 +1057,11 @@ $L142_if_then:
 	mov.s64 %rd225, %rd229;
 	mov.s64 %rd226, 16;
 	bra.uni $L143_if_done;
-$L152_edge:
+$L153_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
 	bra.uni $L143_if_done;
-$L151_edge:
+$L152_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
 	bra.uni $L143_if_done;
@@ -1111,20 +1079,20 @@ $L143_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r48, %rd226;
 	cp.async.cg.shared.global [%rd233], [%rd235], 16, %r48;
-	bra.uni $L153_rangeint_body;
-$L153_rangeint_body:
+	bra.uni $L154_rangeint_body;
+$L154_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd236, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p36, %rd236, %rd16;
-	@%p36 bra $L156_cond_true;
-	bra.uni $L157_edge;
-$L156_cond_true:
+	@%p36 bra $L157_cond_true;
+	bra.uni $L158_edge;
+$L157_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p37, %rd223, %rd17;
-	@%p37 bra $L154_if_then;
-	bra.uni $L158_edge;
-$L154_if_then:
+	@%p37 bra $L155_if_then;
+	bra.uni $L159_edge;
+$L155_if_then:
 	.loc 3 178 21
 	add.s64 %rd237, %rd30, 1;
 	.loc 3 178 24
@@ -1133,16 +1101,16 @@ $L154_if_then:
 	add.s64 %rd239, %rd238, %rd223;
 	mov.s64 %rd225, %rd239;
 	mov.s64 %rd226, 16;
-	bra.uni $L155_if_done;
+	bra.uni $L156_if_done;
+$L159_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L156_if_done;
 $L158_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L155_if_done;
-$L157_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L155_if_done;
-$L155_if_done:
+	bra.uni $L156_if_done;
+$L156_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd240, %rd23, 8;
 	.loc 3 180 51
@@ -1156,20 +1124,20 @@ $L155_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r49, %rd226;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r49;
-	bra.uni $L159_rangeint_body;
-$L159_rangeint_body:
+	bra.uni $L160_rangeint_body;
+$L160_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd246, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p38, %rd246, %rd16;
-	@%p38 bra $L162_cond_true;
-	bra.uni $L163_edge;
-$L162_cond_true:
+	@%p38 bra $L163_cond_true;
+	bra.uni $L164_edge;
+$L163_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p39, %rd223, %rd17;
-	@%p39 bra $L160_if_then;
-	bra.uni $L164_edge;
-$L160_if_then:
+	@%p39 bra $L161_if_then;
+	bra.uni $L165_edge;
+$L161_if_then:
 	.loc 3 178 21
 	add.s64 %rd247, %rd30, 2;
 	.loc 3 178 24
@@ -1178,16 +1146,16 @@ $L160_if_then:
 	add.s64 %rd249, %rd248, %rd223;
 	mov.s64 %rd225, %rd249;
 	mov.s64 %rd226, 16;
-	bra.uni $L161_if_done;
+	bra.uni $L162_if_done;
+$L165_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L162_if_done;
 $L164_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L161_if_done;
-$L163_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L161_if_done;
-$L161_if_done:
+	bra.uni $L162_if_done;
+$L162_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd250, %rd23, 8;
 	.loc 3 180 51
@@ -1201,20 +1169,20 @@ $L161_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r50, %rd226;
 	cp.async.cg.shared.global [%rd253], [%rd255], 16, %r50;
-	bra.uni $L165_rangeint_body;
-$L165_rangeint_body:
+	bra.uni $L166_rangeint_body;
+$L166_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd256, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p40, %rd256, %rd16;
-	@%p40 bra $L168_cond_true;
-	bra.uni $L169_edge;
-$L168_cond_true:
+	@%p40 bra $L169_cond_true;
+	bra.uni $L170_edge;
+$L169_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p41, %rd223, %rd17;
-	@%p41 bra $L166_if_then;
-	bra.uni $L170_edge;
-$L166_if_then:
+	@%p41 bra $L167_if_then;
+	bra.uni $L171_edge;
+$L167_if_then:
 	.loc 3 178 21
 	add.s64 %rd257, %rd30, 3;
 	.loc 3 178 24
@@ -1223,16 +1191,16 @@ $L166_if_then:
 	add.s64 %rd259, %rd258, %rd223;
 	mov.s64 %rd225, %rd259;
 	mov.s64 %rd226, 16;
-	bra.uni $L167_if_done;
+	bra.uni $L168_if_done;
+$L171_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L168_if_done;
 $L170_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L167_if_done;
-$L169_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L167_if_done;
-$L167_if_done:
+	bra.uni $L168_if_done;
+$L168_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd260, %rd23, 8;
 	.loc 3 180 51
@@ -1248,187 +1216,171 @@ $L167_if_done:
 	cp.async.cg.shared.global [%rd263], [%rd265], 16, %r51;
 	bra.uni $L145_rangeint_body;
 $L145_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd266, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p42, %rd266, %rd15;
-	@%p42 bra $L149_cond_true;
-	bra.uni $L171_edge;
-$L149_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p43, %rd223, %rd17;
-	@%p43 bra $L147_if_then;
-	bra.uni $L172_edge;
+	@%p42 bra $L147_if_then;
+	bra.uni $L173_rangeint_body;
 $L147_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p43, %rd223, %rd17;
+	@%p43 bra $L149_if_then;
+	bra.uni $L172_edge;
+$L149_if_then:
+	.loc 3 187 20
 	add.s64 %rd269, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd270, %rd269, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd271, %rd270, %rd223;
 	mov.s64 %rd267, %rd271;
 	mov.s64 %rd268, 16;
-	bra.uni $L148_if_done;
+	bra.uni $L150_if_done;
 $L172_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L148_if_done;
-$L171_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L148_if_done;
-$L148_if_done:
-	.loc 3 188 63
+	bra.uni $L150_if_done;
+$L150_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd272, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd273, 5120, %rd272;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd274, %rd273, 1;
 	add.s64 %rd275, %rd37, %rd274;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd276, %rd267, 1;
 	add.s64 %rd277, %rd4, %rd276;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r52, %rd268;
 	cp.async.cg.shared.global [%rd275], [%rd277], 16, %r52;
 	bra.uni $L173_rangeint_body;
 $L173_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd278, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p44, %rd278, %rd15;
-	@%p44 bra $L176_cond_true;
-	bra.uni $L177_edge;
-$L176_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p45, %rd223, %rd17;
-	@%p45 bra $L174_if_then;
-	bra.uni $L178_edge;
+	@%p44 bra $L174_if_then;
+	bra.uni $L179_rangeint_body;
 $L174_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p45, %rd223, %rd17;
+	@%p45 bra $L176_if_then;
+	bra.uni $L178_edge;
+$L176_if_then:
+	.loc 3 187 20
 	add.s64 %rd279, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd280, %rd279, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd281, %rd280, %rd223;
 	mov.s64 %rd267, %rd281;
 	mov.s64 %rd268, 16;
-	bra.uni $L175_if_done;
+	bra.uni $L177_if_done;
 $L178_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L175_if_done;
-$L177_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L175_if_done;
-$L175_if_done:
-	.loc 3 188 63
+	bra.uni $L177_if_done;
+$L177_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd282, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd283, 5376, %rd282;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd284, %rd283, 1;
 	add.s64 %rd285, %rd37, %rd284;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd286, %rd267, 1;
 	add.s64 %rd287, %rd4, %rd286;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r53, %rd268;
 	cp.async.cg.shared.global [%rd285], [%rd287], 16, %r53;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd288, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p46, %rd288, %rd15;
-	@%p46 bra $L182_cond_true;
-	bra.uni $L183_edge;
-$L182_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p47, %rd223, %rd17;
-	@%p47 bra $L180_if_then;
-	bra.uni $L184_edge;
+	@%p46 bra $L180_if_then;
+	bra.uni $L185_rangeint_body;
 $L180_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p47, %rd223, %rd17;
+	@%p47 bra $L182_if_then;
+	bra.uni $L184_edge;
+$L182_if_then:
+	.loc 3 187 20
 	add.s64 %rd289, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd290, %rd289, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd291, %rd290, %rd223;
 	mov.s64 %rd267, %rd291;
 	mov.s64 %rd268, 16;
-	bra.uni $L181_if_done;
+	bra.uni $L183_if_done;
 $L184_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L181_if_done;
-$L183_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L181_if_done;
-$L181_if_done:
-	.loc 3 188 63
+	bra.uni $L183_if_done;
+$L183_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd292, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd293, 5632, %rd292;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd294, %rd293, 1;
 	add.s64 %rd295, %rd37, %rd294;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd296, %rd267, 1;
 	add.s64 %rd297, %rd4, %rd296;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r54, %rd268;
 	cp.async.cg.shared.global [%rd295], [%rd297], 16, %r54;
 	bra.uni $L185_rangeint_body;
 $L185_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd298, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p48, %rd298, %rd15;
-	@%p48 bra $L188_cond_true;
-	bra.uni $L189_edge;
-$L188_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p49, %rd223, %rd17;
-	@%p49 bra $L186_if_then;
-	bra.uni $L190_edge;
+	@%p48 bra $L186_if_then;
+	bra.uni $L146_rangeint_done;
 $L186_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p49, %rd223, %rd17;
+	@%p49 bra $L188_if_then;
+	bra.uni $L190_edge;
+$L188_if_then:
+	.loc 3 187 20
 	add.s64 %rd299, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd300, %rd299, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd301, %rd300, %rd223;
 	mov.s64 %rd267, %rd301;
 	mov.s64 %rd268, 16;
-	bra.uni $L187_if_done;
+	bra.uni $L189_if_done;
 $L190_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L187_if_done;
-$L189_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L187_if_done;
-$L187_if_done:
-	.loc 3 188 63
+	bra.uni $L189_if_done;
+$L189_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd302, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd303, 5888, %rd302;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd304, %rd303, 1;
 	add.s64 %rd305, %rd37, %rd304;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd306, %rd267, 1;
 	add.s64 %rd307, %rd4, %rd306;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r55, %rd268;
 	cp.async.cg.shared.global [%rd305], [%rd307], 16, %r55;
 	bra.uni $L146_rangeint_done;
 $L146_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
@@ -1566,7 +1518,7 @@ $L19_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L194_entry;
 $L194_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r96, 0;
 	mov.u32 %r97, 0;
 	mov.u32 %r98, 0;
@@ -1575,7 +1527,7 @@ $L194_entry:
 	mov.u32 %r97, %r89;
 	mov.u32 %r98, %r90;
 	mov.u32 %r99, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r100, 0;
 	mov.u32 %r101, 0;
 	mov.u32 %r102, 0;
@@ -1587,9 +1539,9 @@ $L194_entry:
 	mov.f32 %f18, %f16;
 	bra.uni $L195_rangeint_body;
 $L195_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r104, %r96;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L198_entry;
 $L198_entry:
 	.loc 3 95 65
@@ -1602,9 +1554,9 @@ $L198_entry:
 	mov.f32 %f19, %f20;
 	bra.uni $L199_ret_hi;
 $L199_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r106, %r100;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L200_entry;
 $L200_entry:
 	.loc 3 95 65
@@ -1617,9 +1569,9 @@ $L200_entry:
 	mov.f32 %f21, %f22;
 	bra.uni $L201_ret_hi;
 $L201_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r108, %r96;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L202_entry;
 $L202_entry:
 	.loc 3 94 62
@@ -1630,9 +1582,9 @@ $L202_entry:
 	mov.f32 %f23, %f24;
 	bra.uni $L203_ret_lo;
 $L203_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r109, %r100;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L204_entry;
 $L204_entry:
 	.loc 3 94 62
@@ -1643,16 +1595,16 @@ $L204_entry:
 	mov.f32 %f25, %f26;
 	bra.uni $L205_ret_lo;
 $L205_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f27, %f23, %f25, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f28, %f19, %f21, %f27;
 	mov.f32 %f18, %f28;
 	bra.uni $L206_rangeint_body;
 $L206_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r110, %r97;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L207_entry;
 $L207_entry:
 	.loc 3 95 65
@@ -1665,9 +1617,9 @@ $L207_entry:
 	mov.f32 %f29, %f30;
 	bra.uni $L208_ret_hi;
 $L208_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r112, %r101;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L209_entry;
 $L209_entry:
 	.loc 3 95 65
@@ -1680,9 +1632,9 @@ $L209_entry:
 	mov.f32 %f31, %f32;
 	bra.uni $L210_ret_hi;
 $L210_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r114, %r97;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L211_entry;
 $L211_entry:
 	.loc 3 94 62
@@ -1693,9 +1645,9 @@ $L211_entry:
 	mov.f32 %f33, %f34;
 	bra.uni $L212_ret_lo;
 $L212_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r115, %r101;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L213_entry;
 $L213_entry:
 	.loc 3 94 62
@@ -1706,16 +1658,16 @@ $L213_entry:
 	mov.f32 %f35, %f36;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f37, %f33, %f35, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f38, %f29, %f31, %f37;
 	mov.f32 %f18, %f38;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r116, %r98;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L216_entry;
 $L216_entry:
 	.loc 3 95 65
@@ -1728,9 +1680,9 @@ $L216_entry:
 	mov.f32 %f39, %f40;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r118, %r102;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L218_entry;
 $L218_entry:
 	.loc 3 95 65
@@ -1743,9 +1695,9 @@ $L218_entry:
 	mov.f32 %f41, %f42;
 	bra.uni $L219_ret_hi;
 $L219_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r120, %r98;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L220_entry;
 $L220_entry:
 	.loc 3 94 62
@@ -1756,9 +1708,9 @@ $L220_entry:
 	mov.f32 %f43, %f44;
 	bra.uni $L221_ret_lo;
 $L221_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r121, %r102;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L222_entry;
 $L222_entry:
 	.loc 3 94 62
@@ -1769,16 +1721,16 @@ $L222_entry:
 	mov.f32 %f45, %f46;
 	bra.uni $L223_ret_lo;
 $L223_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f47, %f43, %f45, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f48, %f39, %f41, %f47;
 	mov.f32 %f18, %f48;
 	bra.uni $L224_rangeint_body;
 $L224_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r122, %r99;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L225_entry;
 $L225_entry:
 	.loc 3 95 65
@@ -1791,9 +1743,9 @@ $L225_entry:
 	mov.f32 %f49, %f50;
 	bra.uni $L226_ret_hi;
 $L226_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r124, %r103;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L227_entry;
 $L227_entry:
 	.loc 3 95 65
@@ -1806,9 +1758,9 @@ $L227_entry:
 	mov.f32 %f51, %f52;
 	bra.uni $L228_ret_hi;
 $L228_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r126, %r99;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L229_entry;
 $L229_entry:
 	.loc 3 94 62
@@ -1819,9 +1771,9 @@ $L229_entry:
 	mov.f32 %f53, %f54;
 	bra.uni $L230_ret_lo;
 $L230_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r127, %r103;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L231_entry;
 $L231_entry:
 	.loc 3 94 62
@@ -1832,14 +1784,14 @@ $L231_entry:
 	mov.f32 %f55, %f56;
 	bra.uni $L232_ret_lo;
 $L232_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f57, %f53, %f55, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f58, %f49, %f51, %f57;
 	mov.f32 %f59, %f58;
 	bra.uni $L196_rangeint_done;
 $L196_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f17, %f59;
 	bra.uni $L197_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L197_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -1857,7 +1809,7 @@ $L233_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L234_entry;
 $L234_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r132, 0;
 	mov.u32 %r133, 0;
 	mov.u32 %r134, 0;
@@ -1866,7 +1818,7 @@ $L234_entry:
 	mov.u32 %r133, %r89;
 	mov.u32 %r134, %r90;
 	mov.u32 %r135, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r136, 0;
 	mov.u32 %r137, 0;
 	mov.u32 %r138, 0;
@@ -1878,9 +1830,9 @@ $L234_entry:
 	mov.f32 %f62, %f60;
 	bra.uni $L235_rangeint_body;
 $L235_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r140, %r132;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L238_entry;
 $L238_entry:
 	.loc 3 95 65
@@ -1893,9 +1845,9 @@ $L238_entry:
 	mov.f32 %f63, %f64;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r142, %r136;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L240_entry;
 $L240_entry:
 	.loc 3 95 65
@@ -1908,9 +1860,9 @@ $L240_entry:
 	mov.f32 %f65, %f66;
 	bra.uni $L241_ret_hi;
 $L241_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r144, %r132;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L242_entry;
 $L242_entry:
 	.loc 3 94 62
@@ -1921,9 +1873,9 @@ $L242_entry:
 	mov.f32 %f67, %f68;
 	bra.uni $L243_ret_lo;
 $L243_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r145, %r136;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L244_entry;
 $L244_entry:
 	.loc 3 94 62
@@ -1934,16 +1886,16 @@ $L244_entry:
 	mov.f32 %f69, %f70;
 	bra.uni $L245_ret_lo;
 $L245_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f71, %f67, %f69, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f72, %f63, %f65, %f71;
 	mov.f32 %f62, %f72;
 	bra.uni $L246_rangeint_body;
 $L246_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r146, %r133;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L247_entry;
 $L247_entry:
 	.loc 3 95 65
@@ -1956,9 +1908,9 @@ $L247_entry:
 	mov.f32 %f73, %f74;
 	bra.uni $L248_ret_hi;
 $L248_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r148, %r137;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L249_entry;
 $L249_entry:
 	.loc 3 95 65
@@ -1971,9 +1923,9 @@ $L249_entry:
 	mov.f32 %f75, %f76;
 	bra.uni $L250_ret_hi;
 $L250_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r150, %r133;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L251_entry;
 $L251_entry:
 	.loc 3 94 62
@@ -1984,9 +1936,9 @@ $L251_entry:
 	mov.f32 %f77, %f78;
 	bra.uni $L252_ret_lo;
 $L252_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r151, %r137;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L253_entry;
 $L253_entry:
 	.loc 3 94 62
@@ -1997,16 +1949,16 @@ $L253_entry:
 	mov.f32 %f79, %f80;
 	bra.uni $L254_ret_lo;
 $L254_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f81, %f77, %f79, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f82, %f73, %f75, %f81;
 	mov.f32 %f62, %f82;
 	bra.uni $L255_rangeint_body;
 $L255_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r152, %r134;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L256_entry;
 $L256_entry:
 	.loc 3 95 65
@@ -2019,9 +1971,9 @@ $L256_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L257_ret_hi;
 $L257_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r154, %r138;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L258_entry;
 $L258_entry:
 	.loc 3 95 65
@@ -2034,9 +1986,9 @@ $L258_entry:
 	mov.f32 %f85, %f86;
 	bra.uni $L259_ret_hi;
 $L259_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r156, %r134;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L260_entry;
 $L260_entry:
 	.loc 3 94 62
@@ -2047,9 +1999,9 @@ $L260_entry:
 	mov.f32 %f87, %f88;
 	bra.uni $L261_ret_lo;
 $L261_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r157, %r138;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L262_entry;
 $L262_entry:
 	.loc 3 94 62
@@ -2060,16 +2012,16 @@ $L262_entry:
 	mov.f32 %f89, %f90;
 	bra.uni $L263_ret_lo;
 $L263_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f91, %f87, %f89, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f92, %f83, %f85, %f91;
 	mov.f32 %f62, %f92;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r158, %r135;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L265_entry;
 $L265_entry:
 	.loc 3 95 65
@@ -2082,9 +2034,9 @@ $L265_entry:
 	mov.f32 %f93, %f94;
 	bra.uni $L266_ret_hi;
 $L266_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r160, %r139;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L267_entry;
 $L267_entry:
 	.loc 3 95 65
@@ -2097,9 +2049,9 @@ $L267_entry:
 	mov.f32 %f95, %f96;
 	bra.uni $L268_ret_hi;
 $L268_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r162, %r135;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L269_entry;
 $L269_entry:
 	.loc 3 94 62
@@ -2110,9 +2062,9 @@ $L269_entry:
 	mov.f32 %f97, %f98;
 	bra.uni $L270_ret_lo;
 $L270_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r163, %r139;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L271_entry;
 $L271_entry:
 	.loc 3 94 62
@@ -2123,14 +2075,14 @@ $L271_entry:
 	mov.f32 %f99, %f100;
 	bra.uni $L272_ret_lo;
 $L272_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f101, %f97, %f99, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f102, %f93, %f95, %f101;
 	mov.f32 %f103, %f102;
 	bra.uni $L236_rangeint_done;
 $L236_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f61, %f103;
 	bra.uni $L237_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L237_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -2148,7 +2100,7 @@ $L273_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L274_entry;
 $L274_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r168, 0;
 	mov.u32 %r169, 0;
 	mov.u32 %r170, 0;
@@ -2157,7 +2109,7 @@ $L274_entry:
 	mov.u32 %r169, %r89;
 	mov.u32 %r170, %r90;
 	mov.u32 %r171, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r172, 0;
 	mov.u32 %r173, 0;
 	mov.u32 %r174, 0;
@@ -2169,9 +2121,9 @@ $L274_entry:
 	mov.f32 %f106, %f104;
 	bra.uni $L275_rangeint_body;
 $L275_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r176, %r168;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L278_entry;
 $L278_entry:
 	.loc 3 95 65
@@ -2184,9 +2136,9 @@ $L278_entry:
 	mov.f32 %f107, %f108;
 	bra.uni $L279_ret_hi;
 $L279_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r178, %r172;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L280_entry;
 $L280_entry:
 	.loc 3 95 65
@@ -2199,9 +2151,9 @@ $L280_entry:
 	mov.f32 %f109, %f110;
 	bra.uni $L281_ret_hi;
 $L281_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r180, %r168;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L282_entry;
 $L282_entry:
 	.loc 3 94 62
@@ -2212,9 +2164,9 @@ $L282_entry:
 	mov.f32 %f111, %f112;
 	bra.uni $L283_ret_lo;
 $L283_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r181, %r172;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L284_entry;
 $L284_entry:
 	.loc 3 94 62
@@ -2225,16 +2177,16 @@ $L284_entry:
 	mov.f32 %f113, %f114;
 	bra.uni $L285_ret_lo;
 $L285_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f115, %f111, %f113, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f116, %f107, %f109, %f115;
 	mov.f32 %f106, %f116;
 	bra.uni $L286_rangeint_body;
 $L286_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r182, %r169;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L287_entry;
 $L287_entry:
 	.loc 3 95 65
@@ -2247,9 +2199,9 @@ $L287_entry:
 	mov.f32 %f117, %f118;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r184, %r173;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L289_entry;
 $L289_entry:
 	.loc 3 95 65
@@ -2262,9 +2214,9 @@ $L289_entry:
 	mov.f32 %f119, %f120;
 	bra.uni $L290_ret_hi;
 $L290_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r186, %r169;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L291_entry;
 $L291_entry:
 	.loc 3 94 62
@@ -2275,9 +2227,9 @@ $L291_entry:
 	mov.f32 %f121, %f122;
 	bra.uni $L292_ret_lo;
 $L292_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r187, %r173;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L293_entry;
 $L293_entry:
 	.loc 3 94 62
@@ -2288,16 +2240,16 @@ $L293_entry:
 	mov.f32 %f123, %f124;
 	bra.uni $L294_ret_lo;
 $L294_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f125, %f121, %f123, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f126, %f117, %f119, %f125;
 	mov.f32 %f106, %f126;
 	bra.uni $L295_rangeint_body;
 $L295_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r188, %r170;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L296_entry;
 $L296_entry:
 	.loc 3 95 65
@@ -2310,9 +2262,9 @@ $L296_entry:
 	mov.f32 %f127, %f128;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r190, %r174;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 95 65
@@ -2325,9 +2277,9 @@ $L298_entry:
 	mov.f32 %f129, %f130;
 	bra.uni $L299_ret_hi;
 $L299_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r192, %r170;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L300_entry;
 $L300_entry:
 	.loc 3 94 62
@@ -2338,9 +2290,9 @@ $L300_entry:
 	mov.f32 %f131, %f132;
 	bra.uni $L301_ret_lo;
 $L301_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r193, %r174;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L302_entry;
 $L302_entry:
 	.loc 3 94 62
@@ -2351,16 +2303,16 @@ $L302_entry:
 	mov.f32 %f133, %f134;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f135, %f131, %f133, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f136, %f127, %f129, %f135;
 	mov.f32 %f106, %f136;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r194, %r171;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L305_entry;
 $L305_entry:
 	.loc 3 95 65
@@ -2373,9 +2325,9 @@ $L305_entry:
 	mov.f32 %f137, %f138;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r196, %r175;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L307_entry;
 $L307_entry:
 	.loc 3 95 65
@@ -2388,9 +2340,9 @@ $L307_entry:
 	mov.f32 %f139, %f140;
 	bra.uni $L308_ret_hi;
 $L308_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r198, %r171;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L309_entry;
 $L309_entry:
 	.loc 3 94 62
@@ -2401,9 +2353,9 @@ $L309_entry:
 	mov.f32 %f141, %f142;
 	bra.uni $L310_ret_lo;
 $L310_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r199, %r175;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L311_entry;
 $L311_entry:
 	.loc 3 94 62
@@ -2414,14 +2366,14 @@ $L311_entry:
 	mov.f32 %f143, %f144;
 	bra.uni $L312_ret_lo;
 $L312_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f145, %f141, %f143, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f146, %f137, %f139, %f145;
 	mov.f32 %f147, %f146;
 	bra.uni $L276_rangeint_done;
 $L276_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f105, %f147;
 	bra.uni $L277_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L277_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -2439,7 +2391,7 @@ $L313_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L314_entry;
 $L314_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r204, 0;
 	mov.u32 %r205, 0;
 	mov.u32 %r206, 0;
@@ -2448,7 +2400,7 @@ $L314_entry:
 	mov.u32 %r205, %r89;
 	mov.u32 %r206, %r90;
 	mov.u32 %r207, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r208, 0;
 	mov.u32 %r209, 0;
 	mov.u32 %r210, 0;
@@ -2460,9 +2412,9 @@ $L314_entry:
 	mov.f32 %f150, %f148;
 	bra.uni $L315_rangeint_body;
 $L315_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r212, %r204;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L318_entry;
 $L318_entry:
 	.loc 3 95 65
@@ -2475,9 +2427,9 @@ $L318_entry:
 	mov.f32 %f151, %f152;
 	bra.uni $L319_ret_hi;
 $L319_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r214, %r208;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L320_entry;
 $L320_entry:
 	.loc 3 95 65
@@ -2490,9 +2442,9 @@ $L320_entry:
 	mov.f32 %f153, %f154;
 	bra.uni $L321_ret_hi;
 $L321_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r216, %r204;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L322_entry;
 $L322_entry:
 	.loc 3 94 62
@@ -2503,9 +2455,9 @@ $L322_entry:
 	mov.f32 %f155, %f156;
 	bra.uni $L323_ret_lo;
 $L323_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r217, %r208;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L324_entry;
 $L324_entry:
 	.loc 3 94 62
@@ -2516,16 +2468,16 @@ $L324_entry:
 	mov.f32 %f157, %f158;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f159, %f155, %f157, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f160, %f151, %f153, %f159;
 	mov.f32 %f150, %f160;
 	bra.uni $L326_rangeint_body;
 $L326_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r218, %r205;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L327_entry;
 $L327_entry:
 	.loc 3 95 65
@@ -2538,9 +2490,9 @@ $L327_entry:
 	mov.f32 %f161, %f162;
 	bra.uni $L328_ret_hi;
 $L328_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r220, %r209;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L329_entry;
 $L329_entry:
 	.loc 3 95 65
@@ -2553,9 +2505,9 @@ $L329_entry:
 	mov.f32 %f163, %f164;
 	bra.uni $L330_ret_hi;
 $L330_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r222, %r205;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L331_entry;
 $L331_entry:
 	.loc 3 94 62
@@ -2566,9 +2518,9 @@ $L331_entry:
 	mov.f32 %f165, %f166;
 	bra.uni $L332_ret_lo;
 $L332_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r223, %r209;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L333_entry;
 $L333_entry:
 	.loc 3 94 62
@@ -2579,16 +2531,16 @@ $L333_entry:
 	mov.f32 %f167, %f168;
 	bra.uni $L334_ret_lo;
 $L334_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f169, %f165, %f167, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f170, %f161, %f163, %f169;
 	mov.f32 %f150, %f170;
 	bra.uni $L335_rangeint_body;
 $L335_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r224, %r206;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L336_entry;
 $L336_entry:
 	.loc 3 95 65
@@ -2601,9 +2553,9 @@ $L336_entry:
 	mov.f32 %f171, %f172;
 	bra.uni $L337_ret_hi;
 $L337_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r226, %r210;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L338_entry;
 $L338_entry:
 	.loc 3 95 65
@@ -2616,9 +2568,9 @@ $L338_entry:
 	mov.f32 %f173, %f174;
 	bra.uni $L339_ret_hi;
 $L339_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r228, %r206;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L340_entry;
 $L340_entry:
 	.loc 3 94 62
@@ -2629,9 +2581,9 @@ $L340_entry:
 	mov.f32 %f175, %f176;
 	bra.uni $L341_ret_lo;
 $L341_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r229, %r210;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L342_entry;
 $L342_entry:
 	.loc 3 94 62
@@ -2642,16 +2594,16 @@ $L342_entry:
 	mov.f32 %f177, %f178;
 	bra.uni $L343_ret_lo;
 $L343_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f179, %f175, %f177, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f180, %f171, %f173, %f179;
 	mov.f32 %f150, %f180;
 	bra.uni $L344_rangeint_body;
 $L344_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r230, %r207;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L345_entry;
 $L345_entry:
 	.loc 3 95 65
@@ -2664,9 +2616,9 @@ $L345_entry:
 	mov.f32 %f181, %f182;
 	bra.uni $L346_ret_hi;
 $L346_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r232, %r211;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 3 95 65
@@ -2679,9 +2631,9 @@ $L347_entry:
 	mov.f32 %f183, %f184;
 	bra.uni $L348_ret_hi;
 $L348_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r234, %r207;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L349_entry;
 $L349_entry:
 	.loc 3 94 62
@@ -2692,9 +2644,9 @@ $L349_entry:
 	mov.f32 %f185, %f186;
 	bra.uni $L350_ret_lo;
 $L350_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r235, %r211;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L351_entry;
 $L351_entry:
 	.loc 3 94 62
@@ -2705,14 +2657,14 @@ $L351_entry:
 	mov.f32 %f187, %f188;
 	bra.uni $L352_ret_lo;
 $L352_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f189, %f185, %f187, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f190, %f181, %f183, %f189;
 	mov.f32 %f191, %f190;
 	bra.uni $L316_rangeint_done;
 $L316_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f149, %f191;
 	bra.uni $L317_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L317_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -2746,7 +2698,7 @@ $L356_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L357_entry;
 $L357_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r244, 0;
 	mov.u32 %r245, 0;
 	mov.u32 %r246, 0;
@@ -2755,7 +2707,7 @@ $L357_entry:
 	mov.u32 %r245, %r237;
 	mov.u32 %r246, %r238;
 	mov.u32 %r247, %r239;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r248, 0;
 	mov.u32 %r249, 0;
 	mov.u32 %r250, 0;
@@ -2767,9 +2719,9 @@ $L357_entry:
 	mov.f32 %f194, %f192;
 	bra.uni $L358_rangeint_body;
 $L358_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r252, %r244;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L361_entry;
 $L361_entry:
 	.loc 3 95 65
@@ -2782,9 +2734,9 @@ $L361_entry:
 	mov.f32 %f195, %f196;
 	bra.uni $L362_ret_hi;
 $L362_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r254, %r248;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L363_entry;
 $L363_entry:
 	.loc 3 95 65
@@ -2797,9 +2749,9 @@ $L363_entry:
 	mov.f32 %f197, %f198;
 	bra.uni $L364_ret_hi;
 $L364_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r256, %r244;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L365_entry;
 $L365_entry:
 	.loc 3 94 62
@@ -2810,9 +2762,9 @@ $L365_entry:
 	mov.f32 %f199, %f200;
 	bra.uni $L366_ret_lo;
 $L366_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r257, %r248;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 3 94 62
@@ -2823,16 +2775,16 @@ $L367_entry:
 	mov.f32 %f201, %f202;
 	bra.uni $L368_ret_lo;
 $L368_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f203, %f199, %f201, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f204, %f195, %f197, %f203;
 	mov.f32 %f194, %f204;
 	bra.uni $L369_rangeint_body;
 $L369_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r258, %r245;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L370_entry;
 $L370_entry:
 	.loc 3 95 65
@@ -2845,9 +2797,9 @@ $L370_entry:
 	mov.f32 %f205, %f206;
 	bra.uni $L371_ret_hi;
 $L371_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r260, %r249;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L372_entry;
 $L372_entry:
 	.loc 3 95 65
@@ -2860,9 +2812,9 @@ $L372_entry:
 	mov.f32 %f207, %f208;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r262, %r245;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L374_entry;
 $L374_entry:
 	.loc 3 94 62
@@ -2873,9 +2825,9 @@ $L374_entry:
 	mov.f32 %f209, %f210;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r263, %r249;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L376_entry;
 $L376_entry:
 	.loc 3 94 62
@@ -2886,16 +2838,16 @@ $L376_entry:
 	mov.f32 %f211, %f212;
 	bra.uni $L377_ret_lo;
 $L377_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f213, %f209, %f211, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f214, %f205, %f207, %f213;
 	mov.f32 %f194, %f214;
 	bra.uni $L378_rangeint_body;
 $L378_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r264, %r246;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L379_entry;
 $L379_entry:
 	.loc 3 95 65
@@ -2908,9 +2860,9 @@ $L379_entry:
 	mov.f32 %f215, %f216;
 	bra.uni $L380_ret_hi;
 $L380_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r266, %r250;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L381_entry;
 $L381_entry:
 	.loc 3 95 65
@@ -2923,9 +2875,9 @@ $L381_entry:
 	mov.f32 %f217, %f218;
 	bra.uni $L382_ret_hi;
 $L382_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r268, %r246;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L383_entry;
 $L383_entry:
 	.loc 3 94 62
@@ -2936,9 +2888,9 @@ $L383_entry:
 	mov.f32 %f219, %f220;
 	bra.uni $L384_ret_lo;
 $L384_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r269, %r250;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L385_entry;
 $L385_entry:
 	.loc 3 94 62
@@ -2949,16 +2901,16 @@ $L385_entry:
 	mov.f32 %f221, %f222;
 	bra.uni $L386_ret_lo;
 $L386_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f223, %f219, %f221, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f224, %f215, %f217, %f223;
 	mov.f32 %f194, %f224;
 	bra.uni $L387_rangeint_body;
 $L387_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r270, %r247;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L388_entry;
 $L388_entry:
 	.loc 3 95 65
@@ -2971,9 +2923,9 @@ $L388_entry:
 	mov.f32 %f225, %f226;
 	bra.uni $L389_ret_hi;
 $L389_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r272, %r251;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L390_entry;
 $L390_entry:
 	.loc 3 95 65
@@ -2986,9 +2938,9 @@ $L390_entry:
 	mov.f32 %f227, %f228;
 	bra.uni $L391_ret_hi;
 $L391_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r274, %r247;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L392_entry;
 $L392_entry:
 	.loc 3 94 62
@@ -2999,9 +2951,9 @@ $L392_entry:
 	mov.f32 %f229, %f230;
 	bra.uni $L393_ret_lo;
 $L393_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r275, %r251;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L394_entry;
 $L394_entry:
 	.loc 3 94 62
@@ -3012,14 +2964,14 @@ $L394_entry:
 	mov.f32 %f231, %f232;
 	bra.uni $L395_ret_lo;
 $L395_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f233, %f229, %f231, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f234, %f225, %f227, %f233;
 	mov.f32 %f235, %f234;
 	bra.uni $L359_rangeint_done;
 $L359_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f193, %f235;
 	bra.uni $L360_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L360_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -3037,7 +2989,7 @@ $L396_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L397_entry;
 $L397_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r280, 0;
 	mov.u32 %r281, 0;
 	mov.u32 %r282, 0;
@@ -3046,7 +2998,7 @@ $L397_entry:
 	mov.u32 %r281, %r237;
 	mov.u32 %r282, %r238;
 	mov.u32 %r283, %r239;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r284, 0;
 	mov.u32 %r285, 0;
 	mov.u32 %r286, 0;
@@ -3058,9 +3010,9 @@ $L397_entry:
 	mov.f32 %f238, %f236;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r288, %r280;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L401_entry;
 $L401_entry:
 	.loc 3 95 65
@@ -3073,9 +3025,9 @@ $L401_entry:
 	mov.f32 %f239, %f240;
 	bra.uni $L402_ret_hi;
 $L402_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r290, %r284;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L403_entry;
 $L403_entry:
 	.loc 3 95 65
@@ -3088,9 +3040,9 @@ $L403_entry:
 	mov.f32 %f241, %f242;
 	bra.uni $L404_ret_hi;
 $L404_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r292, %r280;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L405_entry;
 $L405_entry:
 	.loc 3 94 62
@@ -3101,9 +3053,9 @@ $L405_entry:
 	mov.f32 %f243, %f244;
 	bra.uni $L406_ret_lo;
 $L406_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r293, %r284;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L407_entry;
 $L407_entry:
 	.loc 3 94 62
@@ -3114,16 +3066,16 @@ $L407_entry:
 	mov.f32 %f245, %f246;
 	bra.uni $L408_ret_lo;
 $L408_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f247, %f243, %f245, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f248, %f239, %f241, %f247;
 	mov.f32 %f238, %f248;
 	bra.uni $L409_rangeint_body;
 $L409_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r294, %r281;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L410_entry;
 $L410_entry:
 	.loc 3 95 65
@@ -3136,9 +3088,9 @@ $L410_entry:
 	mov.f32 %f249, %f250;
 	bra.uni $L411_ret_hi;
 $L411_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r296, %r285;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L412_entry;
 $L412_entry:
 	.loc 3 95 65
@@ -3151,9 +3103,9 @@ $L412_entry:
 	mov.f32 %f251, %f252;
 	bra.uni $L413_ret_hi;
 $L413_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r298, %r281;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L414_entry;
 $L414_entry:
 	.loc 3 94 62
@@ -3164,9 +3116,9 @@ $L414_entry:
 	mov.f32 %f253, %f254;
 	bra.uni $L415_ret_lo;
 $L415_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r299, %r285;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L416_entry;
 $L416_entry:
 	.loc 3 94 62
@@ -3177,16 +3129,16 @@ $L416_entry:
 	mov.f32 %f255, %f256;
 	bra.uni $L417_ret_lo;
 $L417_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f257, %f253, %f255, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f258, %f249, %f251, %f257;
 	mov.f32 %f238, %f258;
 	bra.uni $L418_rangeint_body;
 $L418_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r300, %r282;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L419_entry;
 $L419_entry:
 	.loc 3 95 65
@@ -3199,9 +3151,9 @@ $L419_entry:
 	mov.f32 %f259, %f260;
 	bra.uni $L420_ret_hi;
 $L420_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r302, %r286;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L421_entry;
 $L421_entry:
 	.loc 3 95 65
@@ -3214,9 +3166,9 @@ $L421_entry:
 	mov.f32 %f261, %f262;
 	bra.uni $L422_ret_hi;
 $L422_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r304, %r282;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L423_entry;
 $L423_entry:
 	.loc 3 94 62
@@ -3227,9 +3179,9 @@ $L423_entry:
 	mov.f32 %f263, %f264;
 	bra.uni $L424_ret_lo;
 $L424_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r305, %r286;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L425_entry;
 $L425_entry:
 	.loc 3 94 62
@@ -3240,16 +3192,16 @@ $L425_entry:
 	mov.f32 %f265, %f266;
 	bra.uni $L426_ret_lo;
 $L426_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f267, %f263, %f265, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f268, %f259, %f261, %f267;
 	mov.f32 %f238, %f268;
 	bra.uni $L427_rangeint_body;
 $L427_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r306, %r283;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L428_entry;
 $L428_entry:
 	.loc 3 95 65
@@ -3262,9 +3214,9 @@ $L428_entry:
 	mov.f32 %f269, %f270;
 	bra.uni $L429_ret_hi;
 $L429_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r308, %r287;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L430_entry;
 $L430_entry:
 	.loc 3 95 65
@@ -3277,9 +3229,9 @@ $L430_entry:
 	mov.f32 %f271, %f272;
 	bra.uni $L431_ret_hi;
 $L431_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r310, %r283;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L432_entry;
 $L432_entry:
 	.loc 3 94 62
@@ -3290,9 +3242,9 @@ $L432_entry:
 	mov.f32 %f273, %f274;
 	bra.uni $L433_ret_lo;
 $L433_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r311, %r287;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L434_entry;
 $L434_entry:
 	.loc 3 94 62
@@ -3303,14 +3255,14 @@ $L434_entry:
 	mov.f32 %f275, %f276;
 	bra.uni $L435_ret_lo;
 $L435_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f277, %f273, %f275, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f278, %f269, %f271, %f277;
 	mov.f32 %f279, %f278;
 	bra.uni $L399_rangeint_done;
 $L399_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f237, %f279;
 	bra.uni $L400_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L400_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -3328,7 +3280,7 @@ $L436_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L437_entry;
 $L437_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r316, 0;
 	mov.u32 %r317, 0;
 	mov.u32 %r318, 0;
@@ -3337,7 +3289,7 @@ $L437_entry:
 	mov.u32 %r317, %r237;
 	mov.u32 %r318, %r238;
 	mov.u32 %r319, %r239;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r320, 0;
 	mov.u32 %r321, 0;
 	mov.u32 %r322, 0;
@@ -3349,9 +3301,9 @@ $L437_entry:
 	mov.f32 %f282, %f280;
 	bra.uni $L438_rangeint_body;
 $L438_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r324, %r316;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L441_entry;
 $L441_entry:
 	.loc 3 95 65
@@ -3364,9 +3316,9 @@ $L441_entry:
 	mov.f32 %f283, %f284;
 	bra.uni $L442_ret_hi;
 $L442_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r326, %r320;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L443_entry;
 $L443_entry:
 	.loc 3 95 65
@@ -3379,9 +3331,9 @@ $L443_entry:
 	mov.f32 %f285, %f286;
 	bra.uni $L444_ret_hi;
 $L444_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r328, %r316;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L445_entry;
 $L445_entry:
 	.loc 3 94 62
@@ -3392,9 +3344,9 @@ $L445_entry:
 	mov.f32 %f287, %f288;
 	bra.uni $L446_ret_lo;
 $L446_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r329, %r320;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L447_entry;
 $L447_entry:
 	.loc 3 94 62
@@ -3405,16 +3357,16 @@ $L447_entry:
 	mov.f32 %f289, %f290;
 	bra.uni $L448_ret_lo;
 $L448_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f291, %f287, %f289, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f292, %f283, %f285, %f291;
 	mov.f32 %f282, %f292;
 	bra.uni $L449_rangeint_body;
 $L449_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r330, %r317;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L450_entry;
 $L450_entry:
 	.loc 3 95 65
@@ -3427,9 +3379,9 @@ $L450_entry:
 	mov.f32 %f293, %f294;
 	bra.uni $L451_ret_hi;
 $L451_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r332, %r321;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L452_entry;
 $L452_entry:
 	.loc 3 95 65
@@ -3442,9 +3394,9 @@ $L452_entry:
 	mov.f32 %f295, %f296;
 	bra.uni $L453_ret_hi;
 $L453_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r334, %r317;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L454_entry;
 $L454_entry:
 	.loc 3 94 62
@@ -3455,9 +3407,9 @@ $L454_entry:
 	mov.f32 %f297, %f298;
 	bra.uni $L455_ret_lo;
 $L455_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r335, %r321;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L456_entry;
 $L456_entry:
 	.loc 3 94 62
@@ -3468,16 +3420,16 @@ $L456_entry:
 	mov.f32 %f299, %f300;
 	bra.uni $L457_ret_lo;
 $L457_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f301, %f297, %f299, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f302, %f293, %f295, %f301;
 	mov.f32 %f282, %f302;
 	bra.uni $L458_rangeint_body;
 $L458_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r336, %r318;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L459_entry;
 $L459_entry:
 	.loc 3 95 65
@@ -3490,9 +3442,9 @@ $L459_entry:
 	mov.f32 %f303, %f304;
 	bra.uni $L460_ret_hi;
 $L460_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r338, %r322;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L461_entry;
 $L461_entry:
 	.loc 3 95 65
@@ -3505,9 +3457,9 @@ $L461_entry:
 	mov.f32 %f305, %f306;
 	bra.uni $L462_ret_hi;
 $L462_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r340, %r318;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L463_entry;
 $L463_entry:
 	.loc 3 94 62
@@ -3518,9 +3470,9 @@ $L463_entry:
 	mov.f32 %f307, %f308;
 	bra.uni $L464_ret_lo;
 $L464_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r341, %r322;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L465_entry;
 $L465_entry:
 	.loc 3 94 62
@@ -3531,16 +3483,16 @@ $L465_entry:
 	mov.f32 %f309, %f310;
 	bra.uni $L466_ret_lo;
 $L466_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f311, %f307, %f309, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f312, %f303, %f305, %f311;
 	mov.f32 %f282, %f312;
 	bra.uni $L467_rangeint_body;
 $L467_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r342, %r319;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L468_entry;
 $L468_entry:
 	.loc 3 95 65
@@ -3553,9 +3505,9 @@ $L468_entry:
 	mov.f32 %f313, %f314;
 	bra.uni $L469_ret_hi;
 $L469_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r344, %r323;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L470_entry;
 $L470_entry:
 	.loc 3 95 65
@@ -3568,9 +3520,9 @@ $L470_entry:
 	mov.f32 %f315, %f316;
 	bra.uni $L471_ret_hi;
 $L471_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r346, %r319;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L472_entry;
 $L472_entry:
 	.loc 3 94 62
@@ -3581,9 +3533,9 @@ $L472_entry:
 	mov.f32 %f317, %f318;
 	bra.uni $L473_ret_lo;
 $L473_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r347, %r323;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L474_entry;
 $L474_entry:
 	.loc 3 94 62
@@ -3594,14 +3546,14 @@ $L474_entry:
 	mov.f32 %f319, %f320;
 	bra.uni $L475_ret_lo;
 $L475_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f321, %f317, %f319, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f322, %f313, %f315, %f321;
 	mov.f32 %f323, %f322;
 	bra.uni $L439_rangeint_done;
 $L439_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f281, %f323;
 	bra.uni $L440_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L440_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -3619,7 +3571,7 @@ $L476_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L477_entry;
 $L477_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r352, 0;
 	mov.u32 %r353, 0;
 	mov.u32 %r354, 0;
@@ -3628,7 +3580,7 @@ $L477_entry:
 	mov.u32 %r353, %r237;
 	mov.u32 %r354, %r238;
 	mov.u32 %r355, %r239;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r356, 0;
 	mov.u32 %r357, 0;
 	mov.u32 %r358, 0;
@@ -3640,9 +3592,9 @@ $L477_entry:
 	mov.f32 %f326, %f324;
 	bra.uni $L478_rangeint_body;
 $L478_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r360, %r352;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L481_entry;
 $L481_entry:
 	.loc 3 95 65
@@ -3655,9 +3607,9 @@ $L481_entry:
 	mov.f32 %f327, %f328;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r362, %r356;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L483_entry;
 $L483_entry:
 	.loc 3 95 65
@@ -3670,9 +3622,9 @@ $L483_entry:
 	mov.f32 %f329, %f330;
 	bra.uni $L484_ret_hi;
 $L484_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r364, %r352;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L485_entry;
 $L485_entry:
 	.loc 3 94 62
@@ -3683,9 +3635,9 @@ $L485_entry:
 	mov.f32 %f331, %f332;
 	bra.uni $L486_ret_lo;
 $L486_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r365, %r356;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L487_entry;
 $L487_entry:
 	.loc 3 94 62
@@ -3696,16 +3648,16 @@ $L487_entry:
 	mov.f32 %f333, %f334;
 	bra.uni $L488_ret_lo;
 $L488_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f335, %f331, %f333, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f336, %f327, %f329, %f335;
 	mov.f32 %f326, %f336;
 	bra.uni $L489_rangeint_body;
 $L489_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r366, %r353;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L490_entry;
 $L490_entry:
 	.loc 3 95 65
@@ -3718,9 +3670,9 @@ $L490_entry:
 	mov.f32 %f337, %f338;
 	bra.uni $L491_ret_hi;
 $L491_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r368, %r357;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L492_entry;
 $L492_entry:
 	.loc 3 95 65
@@ -3733,9 +3685,9 @@ $L492_entry:
 	mov.f32 %f339, %f340;
 	bra.uni $L493_ret_hi;
 $L493_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r370, %r353;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L494_entry;
 $L494_entry:
 	.loc 3 94 62
@@ -3746,9 +3698,9 @@ $L494_entry:
 	mov.f32 %f341, %f342;
 	bra.uni $L495_ret_lo;
 $L495_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r371, %r357;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L496_entry;
 $L496_entry:
 	.loc 3 94 62
@@ -3759,16 +3711,16 @@ $L496_entry:
 	mov.f32 %f343, %f344;
 	bra.uni $L497_ret_lo;
 $L497_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f345, %f341, %f343, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f346, %f337, %f339, %f345;
 	mov.f32 %f326, %f346;
 	bra.uni $L498_rangeint_body;
 $L498_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r372, %r354;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L499_entry;
 $L499_entry:
 	.loc 3 95 65
@@ -3781,9 +3733,9 @@ $L499_entry:
 	mov.f32 %f347, %f348;
 	bra.uni $L500_ret_hi;
 $L500_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r374, %r358;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L501_entry;
 $L501_entry:
 	.loc 3 95 65
@@ -3796,9 +3748,9 @@ $L501_entry:
 	mov.f32 %f349, %f350;
 	bra.uni $L502_ret_hi;
 $L502_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r376, %r354;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L503_entry;
 $L503_entry:
 	.loc 3 94 62
@@ -3809,9 +3761,9 @@ $L503_entry:
 	mov.f32 %f351, %f352;
 	bra.uni $L504_ret_lo;
 $L504_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r377, %r358;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L505_entry;
 $L505_entry:
 	.loc 3 94 62
@@ -3822,16 +3774,16 @@ $L505_entry:
 	mov.f32 %f353, %f354;
 	bra.uni $L506_ret_lo;
 $L506_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f355, %f351, %f353, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f356, %f347, %f349, %f355;
 	mov.f32 %f326, %f356;
 	bra.uni $L507_rangeint_body;
 $L507_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r378, %r355;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L508_entry;
 $L508_entry:
 	.loc 3 95 65
@@ -3844,9 +3796,9 @@ $L508_entry:
 	mov.f32 %f357, %f358;
 	bra.uni $L509_ret_hi;
 $L509_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r380, %r359;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L510_entry;
 $L510_entry:
 	.loc 3 95 65
@@ -3859,9 +3811,9 @@ $L510_entry:
 	mov.f32 %f359, %f360;
 	bra.uni $L511_ret_hi;
 $L511_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r382, %r355;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L512_entry;
 $L512_entry:
 	.loc 3 94 62
@@ -3872,9 +3824,9 @@ $L512_entry:
 	mov.f32 %f361, %f362;
 	bra.uni $L513_ret_lo;
 $L513_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r383, %r359;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L514_entry;
 $L514_entry:
 	.loc 3 94 62
@@ -3885,14 +3837,14 @@ $L514_entry:
 	mov.f32 %f363, %f364;
 	bra.uni $L515_ret_lo;
 $L515_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f365, %f361, %f363, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f366, %f357, %f359, %f365;
 	mov.f32 %f367, %f366;
 	bra.uni $L479_rangeint_done;
 $L479_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f325, %f367;
 	bra.uni $L480_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L480_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -3926,7 +3878,7 @@ $L519_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L520_entry;
 $L520_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r392, 0;
 	mov.u32 %r393, 0;
 	mov.u32 %r394, 0;
@@ -3935,7 +3887,7 @@ $L520_entry:
 	mov.u32 %r393, %r385;
 	mov.u32 %r394, %r386;
 	mov.u32 %r395, %r387;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r396, 0;
 	mov.u32 %r397, 0;
 	mov.u32 %r398, 0;
@@ -3947,9 +3899,9 @@ $L520_entry:
 	mov.f32 %f370, %f368;
 	bra.uni $L521_rangeint_body;
 $L521_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r400, %r392;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L524_entry;
 $L524_entry:
 	.loc 3 95 65
@@ -3962,9 +3914,9 @@ $L524_entry:
 	mov.f32 %f371, %f372;
 	bra.uni $L525_ret_hi;
 $L525_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r402, %r396;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L526_entry;
 $L526_entry:
 	.loc 3 95 65
@@ -3977,9 +3929,9 @@ $L526_entry:
 	mov.f32 %f373, %f374;
 	bra.uni $L527_ret_hi;
 $L527_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r404, %r392;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L528_entry;
 $L528_entry:
 	.loc 3 94 62
@@ -3990,9 +3942,9 @@ $L528_entry:
 	mov.f32 %f375, %f376;
 	bra.uni $L529_ret_lo;
 $L529_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r405, %r396;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L530_entry;
 $L530_entry:
 	.loc 3 94 62
@@ -4003,16 +3955,16 @@ $L530_entry:
 	mov.f32 %f377, %f378;
 	bra.uni $L531_ret_lo;
 $L531_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f379, %f375, %f377, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f380, %f371, %f373, %f379;
 	mov.f32 %f370, %f380;
 	bra.uni $L532_rangeint_body;
 $L532_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r406, %r393;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L533_entry;
 $L533_entry:
 	.loc 3 95 65
@@ -4025,9 +3977,9 @@ $L533_entry:
 	mov.f32 %f381, %f382;
 	bra.uni $L534_ret_hi;
 $L534_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r408, %r397;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L535_entry;
 $L535_entry:
 	.loc 3 95 65
@@ -4040,9 +3992,9 @@ $L535_entry:
 	mov.f32 %f383, %f384;
 	bra.uni $L536_ret_hi;
 $L536_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r410, %r393;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L537_entry;
 $L537_entry:
 	.loc 3 94 62
@@ -4053,9 +4005,9 @@ $L537_entry:
 	mov.f32 %f385, %f386;
 	bra.uni $L538_ret_lo;
 $L538_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r411, %r397;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L539_entry;
 $L539_entry:
 	.loc 3 94 62
@@ -4066,16 +4018,16 @@ $L539_entry:
 	mov.f32 %f387, %f388;
 	bra.uni $L540_ret_lo;
 $L540_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f389, %f385, %f387, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f390, %f381, %f383, %f389;
 	mov.f32 %f370, %f390;
 	bra.uni $L541_rangeint_body;
 $L541_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r412, %r394;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L542_entry;
 $L542_entry:
 	.loc 3 95 65
@@ -4088,9 +4040,9 @@ $L542_entry:
 	mov.f32 %f391, %f392;
 	bra.uni $L543_ret_hi;
 $L543_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r414, %r398;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L544_entry;
 $L544_entry:
 	.loc 3 95 65
@@ -4103,9 +4055,9 @@ $L544_entry:
 	mov.f32 %f393, %f394;
 	bra.uni $L545_ret_hi;
 $L545_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r416, %r394;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L546_entry;
 $L546_entry:
 	.loc 3 94 62
@@ -4116,9 +4068,9 @@ $L546_entry:
 	mov.f32 %f395, %f396;
 	bra.uni $L547_ret_lo;
 $L547_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r417, %r398;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L548_entry;
 $L548_entry:
 	.loc 3 94 62
@@ -4129,16 +4081,16 @@ $L548_entry:
 	mov.f32 %f397, %f398;
 	bra.uni $L549_ret_lo;
 $L549_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f399, %f395, %f397, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f400, %f391, %f393, %f399;
 	mov.f32 %f370, %f400;
 	bra.uni $L550_rangeint_body;
 $L550_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r418, %r395;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L551_entry;
 $L551_entry:
 	.loc 3 95 65
@@ -4151,9 +4103,9 @@ $L551_entry:
 	mov.f32 %f401, %f402;
 	bra.uni $L552_ret_hi;
 $L552_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r420, %r399;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L553_entry;
 $L553_entry:
 	.loc 3 95 65
@@ -4166,9 +4118,9 @@ $L553_entry:
 	mov.f32 %f403, %f404;
 	bra.uni $L554_ret_hi;
 $L554_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r422, %r395;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L555_entry;
 $L555_entry:
 	.loc 3 94 62
@@ -4179,9 +4131,9 @@ $L555_entry:
 	mov.f32 %f405, %f406;
 	bra.uni $L556_ret_lo;
 $L556_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r423, %r399;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L557_entry;
 $L557_entry:
 	.loc 3 94 62
@@ -4192,14 +4144,14 @@ $L557_entry:
 	mov.f32 %f407, %f408;
 	bra.uni $L558_ret_lo;
 $L558_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f409, %f405, %f407, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f410, %f401, %f403, %f409;
 	mov.f32 %f411, %f410;
 	bra.uni $L522_rangeint_done;
 $L522_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f369, %f411;
 	bra.uni $L523_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L523_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -4217,7 +4169,7 @@ $L559_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L560_entry;
 $L560_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r428, 0;
 	mov.u32 %r429, 0;
 	mov.u32 %r430, 0;
@@ -4226,7 +4178,7 @@ $L560_entry:
 	mov.u32 %r429, %r385;
 	mov.u32 %r430, %r386;
 	mov.u32 %r431, %r387;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r432, 0;
 	mov.u32 %r433, 0;
 	mov.u32 %r434, 0;
@@ -4238,9 +4190,9 @@ $L560_entry:
 	mov.f32 %f414, %f412;
 	bra.uni $L561_rangeint_body;
 $L561_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r436, %r428;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L564_entry;
 $L564_entry:
 	.loc 3 95 65
@@ -4253,9 +4205,9 @@ $L564_entry:
 	mov.f32 %f415, %f416;
 	bra.uni $L565_ret_hi;
 $L565_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r438, %r432;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L566_entry;
 $L566_entry:
 	.loc 3 95 65
@@ -4268,9 +4220,9 @@ $L566_entry:
 	mov.f32 %f417, %f418;
 	bra.uni $L567_ret_hi;
 $L567_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r440, %r428;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L568_entry;
 $L568_entry:
 	.loc 3 94 62
@@ -4281,9 +4233,9 @@ $L568_entry:
 	mov.f32 %f419, %f420;
 	bra.uni $L569_ret_lo;
 $L569_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r441, %r432;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L570_entry;
 $L570_entry:
 	.loc 3 94 62
@@ -4294,16 +4246,16 @@ $L570_entry:
 	mov.f32 %f421, %f422;
 	bra.uni $L571_ret_lo;
 $L571_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f423, %f419, %f421, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f424, %f415, %f417, %f423;
 	mov.f32 %f414, %f424;
 	bra.uni $L572_rangeint_body;
 $L572_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r442, %r429;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L573_entry;
 $L573_entry:
 	.loc 3 95 65
@@ -4316,9 +4268,9 @@ $L573_entry:
 	mov.f32 %f425, %f426;
 	bra.uni $L574_ret_hi;
 $L574_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r444, %r433;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L575_entry;
 $L575_entry:
 	.loc 3 95 65
@@ -4331,9 +4283,9 @@ $L575_entry:
 	mov.f32 %f427, %f428;
 	bra.uni $L576_ret_hi;
 $L576_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r446, %r429;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L577_entry;
 $L577_entry:
 	.loc 3 94 62
@@ -4344,9 +4296,9 @@ $L577_entry:
 	mov.f32 %f429, %f430;
 	bra.uni $L578_ret_lo;
 $L578_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r447, %r433;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L579_entry;
 $L579_entry:
 	.loc 3 94 62
@@ -4357,16 +4309,16 @@ $L579_entry:
 	mov.f32 %f431, %f432;
 	bra.uni $L580_ret_lo;
 $L580_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f433, %f429, %f431, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f434, %f425, %f427, %f433;
 	mov.f32 %f414, %f434;
 	bra.uni $L581_rangeint_body;
 $L581_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r448, %r430;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L582_entry;
 $L582_entry:
 	.loc 3 95 65
@@ -4379,9 +4331,9 @@ $L582_entry:
 	mov.f32 %f435, %f436;
 	bra.uni $L583_ret_hi;
 $L583_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r450, %r434;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L584_entry;
 $L584_entry:
 	.loc 3 95 65
@@ -4394,9 +4346,9 @@ $L584_entry:
 	mov.f32 %f437, %f438;
 	bra.uni $L585_ret_hi;
 $L585_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r452, %r430;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L586_entry;
 $L586_entry:
 	.loc 3 94 62
@@ -4407,9 +4359,9 @@ $L586_entry:
 	mov.f32 %f439, %f440;
 	bra.uni $L587_ret_lo;
 $L587_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r453, %r434;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L588_entry;
 $L588_entry:
 	.loc 3 94 62
@@ -4420,16 +4372,16 @@ $L588_entry:
 	mov.f32 %f441, %f442;
 	bra.uni $L589_ret_lo;
 $L589_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f443, %f439, %f441, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f444, %f435, %f437, %f443;
 	mov.f32 %f414, %f444;
 	bra.uni $L590_rangeint_body;
 $L590_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r454, %r431;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L591_entry;
 $L591_entry:
 	.loc 3 95 65
@@ -4442,9 +4394,9 @@ $L591_entry:
 	mov.f32 %f445, %f446;
 	bra.uni $L592_ret_hi;
 $L592_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r456, %r435;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L593_entry;
 $L593_entry:
 	.loc 3 95 65
@@ -4457,9 +4409,9 @@ $L593_entry:
 	mov.f32 %f447, %f448;
 	bra.uni $L594_ret_hi;
 $L594_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r458, %r431;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L595_entry;
 $L595_entry:
 	.loc 3 94 62
@@ -4470,9 +4422,9 @@ $L595_entry:
 	mov.f32 %f449, %f450;
 	bra.uni $L596_ret_lo;
 $L596_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r459, %r435;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L597_entry;
 $L597_entry:
 	.loc 3 94 62
@@ -4483,14 +4435,14 @@ $L597_entry:
 	mov.f32 %f451, %f452;
 	bra.uni $L598_ret_lo;
 $L598_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f453, %f449, %f451, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f454, %f445, %f447, %f453;
 	mov.f32 %f455, %f454;
 	bra.uni $L562_rangeint_done;
 $L562_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f413, %f455;
 	bra.uni $L563_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L563_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -4508,7 +4460,7 @@ $L599_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L600_entry;
 $L600_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r464, 0;
 	mov.u32 %r465, 0;
 	mov.u32 %r466, 0;
@@ -4517,7 +4469,7 @@ $L600_entry:
 	mov.u32 %r465, %r385;
 	mov.u32 %r466, %r386;
 	mov.u32 %r467, %r387;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r468, 0;
 	mov.u32 %r469, 0;
 	mov.u32 %r470, 0;
@@ -4529,9 +4481,9 @@ $L600_entry:
 	mov.f32 %f458, %f456;
 	bra.uni $L601_rangeint_body;
 $L601_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r472, %r464;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L604_entry;
 $L604_entry:
 	.loc 3 95 65
@@ -4544,9 +4496,9 @@ $L604_entry:
 	mov.f32 %f459, %f460;
 	bra.uni $L605_ret_hi;
 $L605_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r474, %r468;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L606_entry;
 $L606_entry:
 	.loc 3 95 65
@@ -4559,9 +4511,9 @@ $L606_entry:
 	mov.f32 %f461, %f462;
 	bra.uni $L607_ret_hi;
 $L607_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r476, %r464;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L608_entry;
 $L608_entry:
 	.loc 3 94 62
@@ -4572,9 +4524,9 @@ $L608_entry:
 	mov.f32 %f463, %f464;
 	bra.uni $L609_ret_lo;
 $L609_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r477, %r468;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L610_entry;
 $L610_entry:
 	.loc 3 94 62
@@ -4585,16 +4537,16 @@ $L610_entry:
 	mov.f32 %f465, %f466;
 	bra.uni $L611_ret_lo;
 $L611_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f467, %f463, %f465, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f468, %f459, %f461, %f467;
 	mov.f32 %f458, %f468;
 	bra.uni $L612_rangeint_body;
 $L612_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r478, %r465;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L613_entry;
 $L613_entry:
 	.loc 3 95 65
@@ -4607,9 +4559,9 @@ $L613_entry:
 	mov.f32 %f469, %f470;
 	bra.uni $L614_ret_hi;
 $L614_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r480, %r469;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L615_entry;
 $L615_entry:
 	.loc 3 95 65
@@ -4622,9 +4574,9 @@ $L615_entry:
 	mov.f32 %f471, %f472;
 	bra.uni $L616_ret_hi;
 $L616_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r482, %r465;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L617_entry;
 $L617_entry:
 	.loc 3 94 62
@@ -4635,9 +4587,9 @@ $L617_entry:
 	mov.f32 %f473, %f474;
 	bra.uni $L618_ret_lo;
 $L618_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r483, %r469;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L619_entry;
 $L619_entry:
 	.loc 3 94 62
@@ -4648,16 +4600,16 @@ $L619_entry:
 	mov.f32 %f475, %f476;
 	bra.uni $L620_ret_lo;
 $L620_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f477, %f473, %f475, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f478, %f469, %f471, %f477;
 	mov.f32 %f458, %f478;
 	bra.uni $L621_rangeint_body;
 $L621_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r484, %r466;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L622_entry;
 $L622_entry:
 	.loc 3 95 65
@@ -4670,9 +4622,9 @@ $L622_entry:
 	mov.f32 %f479, %f480;
 	bra.uni $L623_ret_hi;
 $L623_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r486, %r470;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L624_entry;
 $L624_entry:
 	.loc 3 95 65
@@ -4685,9 +4637,9 @@ $L624_entry:
 	mov.f32 %f481, %f482;
 	bra.uni $L625_ret_hi;
 $L625_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r488, %r466;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L626_entry;
 $L626_entry:
 	.loc 3 94 62
@@ -4698,9 +4650,9 @@ $L626_entry:
 	mov.f32 %f483, %f484;
 	bra.uni $L627_ret_lo;
 $L627_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r489, %r470;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L628_entry;
 $L628_entry:
 	.loc 3 94 62
@@ -4711,16 +4663,16 @@ $L628_entry:
 	mov.f32 %f485, %f486;
 	bra.uni $L629_ret_lo;
 $L629_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f487, %f483, %f485, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f488, %f479, %f481, %f487;
 	mov.f32 %f458, %f488;
 	bra.uni $L630_rangeint_body;
 $L630_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r490, %r467;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L631_entry;
 $L631_entry:
 	.loc 3 95 65
@@ -4733,9 +4685,9 @@ $L631_entry:
 	mov.f32 %f489, %f490;
 	bra.uni $L632_ret_hi;
 $L632_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r492, %r471;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L633_entry;
 $L633_entry:
 	.loc 3 95 65
@@ -4748,9 +4700,9 @@ $L633_entry:
 	mov.f32 %f491, %f492;
 	bra.uni $L634_ret_hi;
 $L634_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r494, %r467;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L635_entry;
 $L635_entry:
 	.loc 3 94 62
@@ -4761,9 +4713,9 @@ $L635_entry:
 	mov.f32 %f493, %f494;
 	bra.uni $L636_ret_lo;
 $L636_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r495, %r471;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L637_entry;
 $L637_entry:
 	.loc 3 94 62
@@ -4774,14 +4726,14 @@ $L637_entry:
 	mov.f32 %f495, %f496;
 	bra.uni $L638_ret_lo;
 $L638_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f497, %f493, %f495, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f498, %f489, %f491, %f497;
 	mov.f32 %f499, %f498;
 	bra.uni $L602_rangeint_done;
 $L602_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f457, %f499;
 	bra.uni $L603_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L603_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -4799,7 +4751,7 @@ $L639_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L640_entry;
 $L640_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r500, 0;
 	mov.u32 %r501, 0;
 	mov.u32 %r502, 0;
@@ -4808,7 +4760,7 @@ $L640_entry:
 	mov.u32 %r501, %r385;
 	mov.u32 %r502, %r386;
 	mov.u32 %r503, %r387;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r504, 0;
 	mov.u32 %r505, 0;
 	mov.u32 %r506, 0;
@@ -4820,9 +4772,9 @@ $L640_entry:
 	mov.f32 %f502, %f500;
 	bra.uni $L641_rangeint_body;
 $L641_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r508, %r500;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L644_entry;
 $L644_entry:
 	.loc 3 95 65
@@ -4835,9 +4787,9 @@ $L644_entry:
 	mov.f32 %f503, %f504;
 	bra.uni $L645_ret_hi;
 $L645_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r510, %r504;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L646_entry;
 $L646_entry:
 	.loc 3 95 65
@@ -4850,9 +4802,9 @@ $L646_entry:
 	mov.f32 %f505, %f506;
 	bra.uni $L647_ret_hi;
 $L647_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r512, %r500;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L648_entry;
 $L648_entry:
 	.loc 3 94 62
@@ -4863,9 +4815,9 @@ $L648_entry:
 	mov.f32 %f507, %f508;
 	bra.uni $L649_ret_lo;
 $L649_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r513, %r504;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L650_entry;
 $L650_entry:
 	.loc 3 94 62
@@ -4876,16 +4828,16 @@ $L650_entry:
 	mov.f32 %f509, %f510;
 	bra.uni $L651_ret_lo;
 $L651_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f511, %f507, %f509, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f512, %f503, %f505, %f511;
 	mov.f32 %f502, %f512;
 	bra.uni $L652_rangeint_body;
 $L652_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r514, %r501;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L653_entry;
 $L653_entry:
 	.loc 3 95 65
@@ -4898,9 +4850,9 @@ $L653_entry:
 	mov.f32 %f513, %f514;
 	bra.uni $L654_ret_hi;
 $L654_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r516, %r505;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L655_entry;
 $L655_entry:
 	.loc 3 95 65
@@ -4913,9 +4865,9 @@ $L655_entry:
 	mov.f32 %f515, %f516;
 	bra.uni $L656_ret_hi;
 $L656_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r518, %r501;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L657_entry;
 $L657_entry:
 	.loc 3 94 62
@@ -4926,9 +4878,9 @@ $L657_entry:
 	mov.f32 %f517, %f518;
 	bra.uni $L658_ret_lo;
 $L658_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r519, %r505;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L659_entry;
 $L659_entry:
 	.loc 3 94 62
@@ -4939,16 +4891,16 @@ $L659_entry:
 	mov.f32 %f519, %f520;
 	bra.uni $L660_ret_lo;
 $L660_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f521, %f517, %f519, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f522, %f513, %f515, %f521;
 	mov.f32 %f502, %f522;
 	bra.uni $L661_rangeint_body;
 $L661_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r520, %r502;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L662_entry;
 $L662_entry:
 	.loc 3 95 65
@@ -4961,9 +4913,9 @@ $L662_entry:
 	mov.f32 %f523, %f524;
 	bra.uni $L663_ret_hi;
 $L663_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r522, %r506;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L664_entry;
 $L664_entry:
 	.loc 3 95 65
@@ -4976,9 +4928,9 @@ $L664_entry:
 	mov.f32 %f525, %f526;
 	bra.uni $L665_ret_hi;
 $L665_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r524, %r502;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L666_entry;
 $L666_entry:
 	.loc 3 94 62
@@ -4989,9 +4941,9 @@ $L666_entry:
 	mov.f32 %f527, %f528;
 	bra.uni $L667_ret_lo;
 $L667_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r525, %r506;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L668_entry;
 $L668_entry:
 	.loc 3 94 62
@@ -5002,16 +4954,16 @@ $L668_entry:
 	mov.f32 %f529, %f530;
 	bra.uni $L669_ret_lo;
 $L669_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f531, %f527, %f529, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f532, %f523, %f525, %f531;
 	mov.f32 %f502, %f532;
 	bra.uni $L670_rangeint_body;
 $L670_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r526, %r503;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L671_entry;
 $L671_entry:
 	.loc 3 95 65
@@ -5024,9 +4976,9 @@ $L671_entry:
 	mov.f32 %f533, %f534;
 	bra.uni $L672_ret_hi;
 $L672_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r528, %r507;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L673_entry;
 $L673_entry:
 	.loc 3 95 65
@@ -5039,9 +4991,9 @@ $L673_entry:
 	mov.f32 %f535, %f536;
 	bra.uni $L674_ret_hi;
 $L674_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r530, %r503;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L675_entry;
 $L675_entry:
 	.loc 3 94 62
@@ -5052,9 +5004,9 @@ $L675_entry:
 	mov.f32 %f537, %f538;
 	bra.uni $L676_ret_lo;
 $L676_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r531, %r507;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L677_entry;
 $L677_entry:
 	.loc 3 94 62
@@ -5065,14 +5017,14 @@ $L677_entry:
 	mov.f32 %f539, %f540;
 	bra.uni $L678_ret_lo;
 $L678_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f541, %f537, %f539, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f542, %f533, %f535, %f541;
 	mov.f32 %f543, %f542;
 	bra.uni $L642_rangeint_done;
 $L642_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f501, %f543;
 	bra.uni $L643_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L643_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -5106,7 +5058,7 @@ $L682_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L683_entry;
 $L683_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r540, 0;
 	mov.u32 %r541, 0;
 	mov.u32 %r542, 0;
@@ -5115,7 +5067,7 @@ $L683_entry:
 	mov.u32 %r541, %r533;
 	mov.u32 %r542, %r534;
 	mov.u32 %r543, %r535;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r544, 0;
 	mov.u32 %r545, 0;
 	mov.u32 %r546, 0;
@@ -5127,9 +5079,9 @@ $L683_entry:
 	mov.f32 %f546, %f544;
 	bra.uni $L684_rangeint_body;
 $L684_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r548, %r540;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L687_entry;
 $L687_entry:
 	.loc 3 95 65
@@ -5142,9 +5094,9 @@ $L687_entry:
 	mov.f32 %f547, %f548;
 	bra.uni $L688_ret_hi;
 $L688_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r550, %r544;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L689_entry;
 $L689_entry:
 	.loc 3 95 65
@@ -5157,9 +5109,9 @@ $L689_entry:
 	mov.f32 %f549, %f550;
 	bra.uni $L690_ret_hi;
 $L690_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r552, %r540;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L691_entry;
 $L691_entry:
 	.loc 3 94 62
@@ -5170,9 +5122,9 @@ $L691_entry:
 	mov.f32 %f551, %f552;
 	bra.uni $L692_ret_lo;
 $L692_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r553, %r544;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L693_entry;
 $L693_entry:
 	.loc 3 94 62
@@ -5183,16 +5135,16 @@ $L693_entry:
 	mov.f32 %f553, %f554;
 	bra.uni $L694_ret_lo;
 $L694_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f555, %f551, %f553, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f556, %f547, %f549, %f555;
 	mov.f32 %f546, %f556;
 	bra.uni $L695_rangeint_body;
 $L695_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r554, %r541;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L696_entry;
 $L696_entry:
 	.loc 3 95 65
@@ -5205,9 +5157,9 @@ $L696_entry:
 	mov.f32 %f557, %f558;
 	bra.uni $L697_ret_hi;
 $L697_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r556, %r545;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L698_entry;
 $L698_entry:
 	.loc 3 95 65
@@ -5220,9 +5172,9 @@ $L698_entry:
 	mov.f32 %f559, %f560;
 	bra.uni $L699_ret_hi;
 $L699_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r558, %r541;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L700_entry;
 $L700_entry:
 	.loc 3 94 62
@@ -5233,9 +5185,9 @@ $L700_entry:
 	mov.f32 %f561, %f562;
 	bra.uni $L701_ret_lo;
 $L701_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r559, %r545;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L702_entry;
 $L702_entry:
 	.loc 3 94 62
@@ -5246,16 +5198,16 @@ $L702_entry:
 	mov.f32 %f563, %f564;
 	bra.uni $L703_ret_lo;
 $L703_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f565, %f561, %f563, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f566, %f557, %f559, %f565;
 	mov.f32 %f546, %f566;
 	bra.uni $L704_rangeint_body;
 $L704_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r560, %r542;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L705_entry;
 $L705_entry:
 	.loc 3 95 65
@@ -5268,9 +5220,9 @@ $L705_entry:
 	mov.f32 %f567, %f568;
 	bra.uni $L706_ret_hi;
 $L706_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r562, %r546;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L707_entry;
 $L707_entry:
 	.loc 3 95 65
@@ -5283,9 +5235,9 @@ $L707_entry:
 	mov.f32 %f569, %f570;
 	bra.uni $L708_ret_hi;
 $L708_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r564, %r542;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L709_entry;
 $L709_entry:
 	.loc 3 94 62
@@ -5296,9 +5248,9 @@ $L709_entry:
 	mov.f32 %f571, %f572;
 	bra.uni $L710_ret_lo;
 $L710_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r565, %r546;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L711_entry;
 $L711_entry:
 	.loc 3 94 62
@@ -5309,16 +5261,16 @@ $L711_entry:
 	mov.f32 %f573, %f574;
 	bra.uni $L712_ret_lo;
 $L712_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f575, %f571, %f573, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f576, %f567, %f569, %f575;
 	mov.f32 %f546, %f576;
 	bra.uni $L713_rangeint_body;
 $L713_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r566, %r543;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L714_entry;
 $L714_entry:
 	.loc 3 95 65
@@ -5331,9 +5283,9 @@ $L714_entry:
 	mov.f32 %f577, %f578;
 	bra.uni $L715_ret_hi;
 $L715_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r568, %r547;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L716_entry;
 $L716_entry:
 	.loc 3 95 65
@@ -5346,9 +5298,9 @@ $L716_entry:
 	mov.f32 %f579, %f580;
 	bra.uni $L717_ret_hi;
 $L717_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r570, %r543;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L718_entry;
 $L718_entry:
 	.loc 3 94 62
@@ -5359,9 +5311,9 @@ $L718_entry:
 	mov.f32 %f581, %f582;
 	bra.uni $L719_ret_lo;
 $L719_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r571, %r547;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L720_entry;
 $L720_entry:
 	.loc 3 94 62
@@ -5372,14 +5324,14 @@ $L720_entry:
 	mov.f32 %f583, %f584;
 	bra.uni $L721_ret_lo;
 $L721_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f585, %f581, %f583, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f586, %f577, %f579, %f585;
 	mov.f32 %f587, %f586;
 	bra.uni $L685_rangeint_done;
 $L685_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f545, %f587;
 	bra.uni $L686_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L686_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -5397,7 +5349,7 @@ $L722_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L723_entry;
 $L723_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r576, 0;
 	mov.u32 %r577, 0;
 	mov.u32 %r578, 0;
@@ -5406,7 +5358,7 @@ $L723_entry:
 	mov.u32 %r577, %r533;
 	mov.u32 %r578, %r534;
 	mov.u32 %r579, %r535;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r580, 0;
 	mov.u32 %r581, 0;
 	mov.u32 %r582, 0;
@@ -5418,9 +5370,9 @@ $L723_entry:
 	mov.f32 %f590, %f588;
 	bra.uni $L724_rangeint_body;
 $L724_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r584, %r576;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L727_entry;
 $L727_entry:
 	.loc 3 95 65
@@ -5433,9 +5385,9 @@ $L727_entry:
 	mov.f32 %f591, %f592;
 	bra.uni $L728_ret_hi;
 $L728_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r586, %r580;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L729_entry;
 $L729_entry:
 	.loc 3 95 65
@@ -5448,9 +5400,9 @@ $L729_entry:
 	mov.f32 %f593, %f594;
 	bra.uni $L730_ret_hi;
 $L730_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r588, %r576;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L731_entry;
 $L731_entry:
 	.loc 3 94 62
@@ -5461,9 +5413,9 @@ $L731_entry:
 	mov.f32 %f595, %f596;
 	bra.uni $L732_ret_lo;
 $L732_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r589, %r580;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L733_entry;
 $L733_entry:
 	.loc 3 94 62
@@ -5474,16 +5426,16 @@ $L733_entry:
 	mov.f32 %f597, %f598;
 	bra.uni $L734_ret_lo;
 $L734_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f599, %f595, %f597, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f600, %f591, %f593, %f599;
 	mov.f32 %f590, %f600;
 	bra.uni $L735_rangeint_body;
 $L735_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r590, %r577;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L736_entry;
 $L736_entry:
 	.loc 3 95 65
@@ -5496,9 +5448,9 @@ $L736_entry:
 	mov.f32 %f601, %f602;
 	bra.uni $L737_ret_hi;
 $L737_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r592, %r581;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L738_entry;
 $L738_entry:
 	.loc 3 95 65
@@ -5511,9 +5463,9 @@ $L738_entry:
 	mov.f32 %f603, %f604;
 	bra.uni $L739_ret_hi;
 $L739_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r594, %r577;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L740_entry;
 $L740_entry:
 	.loc 3 94 62
@@ -5524,9 +5476,9 @@ $L740_entry:
 	mov.f32 %f605, %f606;
 	bra.uni $L741_ret_lo;
 $L741_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r595, %r581;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L742_entry;
 $L742_entry:
 	.loc 3 94 62
@@ -5537,16 +5489,16 @@ $L742_entry:
 	mov.f32 %f607, %f608;
 	bra.uni $L743_ret_lo;
 $L743_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f609, %f605, %f607, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f610, %f601, %f603, %f609;
 	mov.f32 %f590, %f610;
 	bra.uni $L744_rangeint_body;
 $L744_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r596, %r578;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L745_entry;
 $L745_entry:
 	.loc 3 95 65
@@ -5559,9 +5511,9 @@ $L745_entry:
 	mov.f32 %f611, %f612;
 	bra.uni $L746_ret_hi;
 $L746_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r598, %r582;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L747_entry;
 $L747_entry:
 	.loc 3 95 65
@@ -5574,9 +5526,9 @@ $L747_entry:
 	mov.f32 %f613, %f614;
 	bra.uni $L748_ret_hi;
 $L748_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r600, %r578;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L749_entry;
 $L749_entry:
 	.loc 3 94 62
@@ -5587,9 +5539,9 @@ $L749_entry:
 	mov.f32 %f615, %f616;
 	bra.uni $L750_ret_lo;
 $L750_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r601, %r582;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L751_entry;
 $L751_entry:
 	.loc 3 94 62
@@ -5600,16 +5552,16 @@ $L751_entry:
 	mov.f32 %f617, %f618;
 	bra.uni $L752_ret_lo;
 $L752_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f619, %f615, %f617, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f620, %f611, %f613, %f619;
 	mov.f32 %f590, %f620;
 	bra.uni $L753_rangeint_body;
 $L753_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r602, %r579;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L754_entry;
 $L754_entry:
 	.loc 3 95 65
@@ -5622,9 +5574,9 @@ $L754_entry:
 	mov.f32 %f621, %f622;
 	bra.uni $L755_ret_hi;
 $L755_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r604, %r583;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L756_entry;
 $L756_entry:
 	.loc 3 95 65
@@ -5637,9 +5589,9 @@ $L756_entry:
 	mov.f32 %f623, %f624;
 	bra.uni $L757_ret_hi;
 $L757_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r606, %r579;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L758_entry;
 $L758_entry:
 	.loc 3 94 62
@@ -5650,9 +5602,9 @@ $L758_entry:
 	mov.f32 %f625, %f626;
 	bra.uni $L759_ret_lo;
 $L759_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r607, %r583;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L760_entry;
 $L760_entry:
 	.loc 3 94 62
@@ -5663,14 +5615,14 @@ $L760_entry:
 	mov.f32 %f627, %f628;
 	bra.uni $L761_ret_lo;
 $L761_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f629, %f625, %f627, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f630, %f621, %f623, %f629;
 	mov.f32 %f631, %f630;
 	bra.uni $L725_rangeint_done;
 $L725_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f589, %f631;
 	bra.uni $L726_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L726_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -5688,7 +5640,7 @@ $L762_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L763_entry;
 $L763_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r612, 0;
 	mov.u32 %r613, 0;
 	mov.u32 %r614, 0;
@@ -5697,7 +5649,7 @@ $L763_entry:
 	mov.u32 %r613, %r533;
 	mov.u32 %r614, %r534;
 	mov.u32 %r615, %r535;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r616, 0;
 	mov.u32 %r617, 0;
 	mov.u32 %r618, 0;
@@ -5709,9 +5661,9 @@ $L763_entry:
 	mov.f32 %f634, %f632;
 	bra.uni $L764_rangeint_body;
 $L764_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r620, %r612;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L767_entry;
 $L767_entry:
 	.loc 3 95 65
@@ -5724,9 +5676,9 @@ $L767_entry:
 	mov.f32 %f635, %f636;
 	bra.uni $L768_ret_hi;
 $L768_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r622, %r616;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L769_entry;
 $L769_entry:
 	.loc 3 95 65
@@ -5739,9 +5691,9 @@ $L769_entry:
 	mov.f32 %f637, %f638;
 	bra.uni $L770_ret_hi;
 $L770_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r624, %r612;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L771_entry;
 $L771_entry:
 	.loc 3 94 62
@@ -5752,9 +5704,9 @@ $L771_entry:
 	mov.f32 %f639, %f640;
 	bra.uni $L772_ret_lo;
 $L772_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r625, %r616;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L773_entry;
 $L773_entry:
 	.loc 3 94 62
@@ -5765,16 +5717,16 @@ $L773_entry:
 	mov.f32 %f641, %f642;
 	bra.uni $L774_ret_lo;
 $L774_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f643, %f639, %f641, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f644, %f635, %f637, %f643;
 	mov.f32 %f634, %f644;
 	bra.uni $L775_rangeint_body;
 $L775_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r626, %r613;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L776_entry;
 $L776_entry:
 	.loc 3 95 65
@@ -5787,9 +5739,9 @@ $L776_entry:
 	mov.f32 %f645, %f646;
 	bra.uni $L777_ret_hi;
 $L777_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r628, %r617;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L778_entry;
 $L778_entry:
 	.loc 3 95 65
@@ -5802,9 +5754,9 @@ $L778_entry:
 	mov.f32 %f647, %f648;
 	bra.uni $L779_ret_hi;
 $L779_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r630, %r613;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L780_entry;
 $L780_entry:
 	.loc 3 94 62
@@ -5815,9 +5767,9 @@ $L780_entry:
 	mov.f32 %f649, %f650;
 	bra.uni $L781_ret_lo;
 $L781_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r631, %r617;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L782_entry;
 $L782_entry:
 	.loc 3 94 62
@@ -5828,16 +5780,16 @@ $L782_entry:
 	mov.f32 %f651, %f652;
 	bra.uni $L783_ret_lo;
 $L783_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f653, %f649, %f651, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f654, %f645, %f647, %f653;
 	mov.f32 %f634, %f654;
 	bra.uni $L784_rangeint_body;
 $L784_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r632, %r614;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L785_entry;
 $L785_entry:
 	.loc 3 95 65
@@ -5850,9 +5802,9 @@ $L785_entry:
 	mov.f32 %f655, %f656;
 	bra.uni $L786_ret_hi;
 $L786_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r634, %r618;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L787_entry;
 $L787_entry:
 	.loc 3 95 65
@@ -5865,9 +5817,9 @@ $L787_entry:
 	mov.f32 %f657, %f658;
 	bra.uni $L788_ret_hi;
 $L788_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r636, %r614;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L789_entry;
 $L789_entry:
 	.loc 3 94 62
@@ -5878,9 +5830,9 @@ $L789_entry:
 	mov.f32 %f659, %f660;
 	bra.uni $L790_ret_lo;
 $L790_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r637, %r618;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L791_entry;
 $L791_entry:
 	.loc 3 94 62
@@ -5891,16 +5843,16 @@ $L791_entry:
 	mov.f32 %f661, %f662;
 	bra.uni $L792_ret_lo;
 $L792_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f663, %f659, %f661, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f664, %f655, %f657, %f663;
 	mov.f32 %f634, %f664;
 	bra.uni $L793_rangeint_body;
 $L793_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r638, %r615;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L794_entry;
 $L794_entry:
 	.loc 3 95 65
@@ -5913,9 +5865,9 @@ $L794_entry:
 	mov.f32 %f665, %f666;
 	bra.uni $L795_ret_hi;
 $L795_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r640, %r619;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L796_entry;
 $L796_entry:
 	.loc 3 95 65
@@ -5928,9 +5880,9 @@ $L796_entry:
 	mov.f32 %f667, %f668;
 	bra.uni $L797_ret_hi;
 $L797_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r642, %r615;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L798_entry;
 $L798_entry:
 	.loc 3 94 62
@@ -5941,9 +5893,9 @@ $L798_entry:
 	mov.f32 %f669, %f670;
 	bra.uni $L799_ret_lo;
 $L799_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r643, %r619;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L800_entry;
 $L800_entry:
 	.loc 3 94 62
@@ -5954,14 +5906,14 @@ $L800_entry:
 	mov.f32 %f671, %f672;
 	bra.uni $L801_ret_lo;
 $L801_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f673, %f669, %f671, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f674, %f665, %f667, %f673;
 	mov.f32 %f675, %f674;
 	bra.uni $L765_rangeint_done;
 $L765_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f633, %f675;
 	bra.uni $L766_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L766_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -5979,7 +5931,7 @@ $L802_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L803_entry;
 $L803_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r648, 0;
 	mov.u32 %r649, 0;
 	mov.u32 %r650, 0;
@@ -5988,7 +5940,7 @@ $L803_entry:
 	mov.u32 %r649, %r533;
 	mov.u32 %r650, %r534;
 	mov.u32 %r651, %r535;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r652, 0;
 	mov.u32 %r653, 0;
 	mov.u32 %r654, 0;
@@ -6000,9 +5952,9 @@ $L803_entry:
 	mov.f32 %f678, %f676;
 	bra.uni $L804_rangeint_body;
 $L804_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r656, %r648;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L807_entry;
 $L807_entry:
 	.loc 3 95 65
@@ -6015,9 +5967,9 @@ $L807_entry:
 	mov.f32 %f679, %f680;
 	bra.uni $L808_ret_hi;
 $L808_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r658, %r652;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L809_entry;
 $L809_entry:
 	.loc 3 95 65
@@ -6030,9 +5982,9 @@ $L809_entry:
 	mov.f32 %f681, %f682;
 	bra.uni $L810_ret_hi;
 $L810_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r660, %r648;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L811_entry;
 $L811_entry:
 	.loc 3 94 62
@@ -6043,9 +5995,9 @@ $L811_entry:
 	mov.f32 %f683, %f684;
 	bra.uni $L812_ret_lo;
 $L812_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r661, %r652;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L813_entry;
 $L813_entry:
 	.loc 3 94 62
@@ -6056,16 +6008,16 @@ $L813_entry:
 	mov.f32 %f685, %f686;
 	bra.uni $L814_ret_lo;
 $L814_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f687, %f683, %f685, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f688, %f679, %f681, %f687;
 	mov.f32 %f678, %f688;
 	bra.uni $L815_rangeint_body;
 $L815_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r662, %r649;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L816_entry;
 $L816_entry:
 	.loc 3 95 65
@@ -6078,9 +6030,9 @@ $L816_entry:
 	mov.f32 %f689, %f690;
 	bra.uni $L817_ret_hi;
 $L817_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r664, %r653;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L818_entry;
 $L818_entry:
 	.loc 3 95 65
@@ -6093,9 +6045,9 @@ $L818_entry:
 	mov.f32 %f691, %f692;
 	bra.uni $L819_ret_hi;
 $L819_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r666, %r649;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L820_entry;
 $L820_entry:
 	.loc 3 94 62
@@ -6106,9 +6058,9 @@ $L820_entry:
 	mov.f32 %f693, %f694;
 	bra.uni $L821_ret_lo;
 $L821_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r667, %r653;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L822_entry;
 $L822_entry:
 	.loc 3 94 62
@@ -6119,16 +6071,16 @@ $L822_entry:
 	mov.f32 %f695, %f696;
 	bra.uni $L823_ret_lo;
 $L823_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f697, %f693, %f695, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f698, %f689, %f691, %f697;
 	mov.f32 %f678, %f698;
 	bra.uni $L824_rangeint_body;
 $L824_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r668, %r650;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L825_entry;
 $L825_entry:
 	.loc 3 95 65
@@ -6141,9 +6093,9 @@ $L825_entry:
 	mov.f32 %f699, %f700;
 	bra.uni $L826_ret_hi;
 $L826_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r670, %r654;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L827_entry;
 $L827_entry:
 	.loc 3 95 65
@@ -6156,9 +6108,9 @@ $L827_entry:
 	mov.f32 %f701, %f702;
 	bra.uni $L828_ret_hi;
 $L828_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r672, %r650;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L829_entry;
 $L829_entry:
 	.loc 3 94 62
@@ -6169,9 +6121,9 @@ $L829_entry:
 	mov.f32 %f703, %f704;
 	bra.uni $L830_ret_lo;
 $L830_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r673, %r654;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L831_entry;
 $L831_entry:
 	.loc 3 94 62
@@ -6182,16 +6134,16 @@ $L831_entry:
 	mov.f32 %f705, %f706;
 	bra.uni $L832_ret_lo;
 $L832_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f707, %f703, %f705, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f708, %f699, %f701, %f707;
 	mov.f32 %f678, %f708;
 	bra.uni $L833_rangeint_body;
 $L833_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r674, %r651;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L834_entry;
 $L834_entry:
 	.loc 3 95 65
@@ -6204,9 +6156,9 @@ $L834_entry:
 	mov.f32 %f709, %f710;
 	bra.uni $L835_ret_hi;
 $L835_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r676, %r655;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L836_entry;
 $L836_entry:
 	.loc 3 95 65
@@ -6219,9 +6171,9 @@ $L836_entry:
 	mov.f32 %f711, %f712;
 	bra.uni $L837_ret_hi;
 $L837_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r678, %r651;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L838_entry;
 $L838_entry:
 	.loc 3 94 62
@@ -6232,9 +6184,9 @@ $L838_entry:
 	mov.f32 %f713, %f714;
 	bra.uni $L839_ret_lo;
 $L839_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r679, %r655;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L840_entry;
 $L840_entry:
 	.loc 3 94 62
@@ -6245,14 +6197,14 @@ $L840_entry:
 	mov.f32 %f715, %f716;
 	bra.uni $L841_ret_lo;
 $L841_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f717, %f713, %f715, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f718, %f709, %f711, %f717;
 	mov.f32 %f719, %f718;
 	bra.uni $L805_rangeint_done;
 $L805_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f677, %f719;
 	bra.uni $L806_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L806_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -6282,12 +6234,12 @@ $L843_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p56, %rd360, %rd16;
 	@%p56 bra $L847_cond_true;
-	bra.uni $L854_edge;
+	bra.uni $L855_edge;
 $L847_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p57, %rd359, %rd17;
 	@%p57 bra $L845_if_then;
-	bra.uni $L855_edge;
+	bra.uni $L856_edge;
 $L845_if_then:
 	.loc 3 178 21
 	add.s64 %rd363, %rd30, 0;
@@ -6298,11 +6250,11 @@ $L845_if_then:
 	mov.s64 %rd361, %rd365;
 	mov.s64 %rd362, 16;
 	bra.uni $L846_if_done;
-$L855_edge:
+$L856_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
 	bra.uni $L846_if_done;
-$L854_edge:
+$L855_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
 	bra.uni $L846_if_done;
@@ -6326,20 +6278,20 @@ $L846_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r680, %rd362;
 	cp.async.cg.shared.global [%rd372], [%rd374], 16, %r680;
-	bra.uni $L856_rangeint_body;
-$L856_rangeint_body:
+	bra.uni $L857_rangeint_body;
+$L857_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd375, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p58, %rd375, %rd16;
-	@%p58 bra $L859_cond_true;
-	bra.uni $L860_edge;
-$L859_cond_true:
+	@%p58 bra $L860_cond_true;
+	bra.uni $L861_edge;
+$L860_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p59, %rd359, %rd17;
-	@%p59 bra $L857_if_then;
-	bra.uni $L861_edge;
-$L857_if_then:
+	@%p59 bra $L858_if_then;
+	bra.uni $L862_edge;
+$L858_if_then:
 	.loc 3 178 21
 	add.s64 %rd376, %rd30, 1;
 	.loc 3 178 24
@@ -6348,16 +6300,16 @@ $L857_if_then:
 	add.s64 %rd378, %rd377, %rd359;
 	mov.s64 %rd361, %rd378;
 	mov.s64 %rd362, 16;
-	bra.uni $L858_if_done;
+	bra.uni $L859_if_done;
+$L862_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L859_if_done;
 $L861_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L858_if_done;
-$L860_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L858_if_done;
-$L858_if_done:
+	bra.uni $L859_if_done;
+$L859_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd379, %rd356, 8;
 	.loc 3 180 39
@@ -6377,20 +6329,20 @@ $L858_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r681, %rd362;
 	cp.async.cg.shared.global [%rd385], [%rd387], 16, %r681;
-	bra.uni $L862_rangeint_body;
-$L862_rangeint_body:
+	bra.uni $L863_rangeint_body;
+$L863_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd388, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p60, %rd388, %rd16;
-	@%p60 bra $L865_cond_true;
-	bra.uni $L866_edge;
-$L865_cond_true:
+	@%p60 bra $L866_cond_true;
+	bra.uni $L867_edge;
+$L866_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p61, %rd359, %rd17;
-	@%p61 bra $L863_if_then;
-	bra.uni $L867_edge;
-$L863_if_then:
+	@%p61 bra $L864_if_then;
+	bra.uni $L868_edge;
+$L864_if_then:
 	.loc 3 178 21
 	add.s64 %rd389, %rd30, 2;
 	.loc 3 178 24
@@ -6399,16 +6351,16 @@ $L863_if_then:
 	add.s64 %rd391, %rd390, %rd359;
 	mov.s64 %rd361, %rd391;
 	mov.s64 %rd362, 16;
-	bra.uni $L864_if_done;
+	bra.uni $L865_if_done;
+$L868_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L865_if_done;
 $L867_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L864_if_done;
-$L866_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L864_if_done;
-$L864_if_done:
+	bra.uni $L865_if_done;
+$L865_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd392, %rd356, 8;
 	.loc 3 180 39
@@ -6428,20 +6380,20 @@ $L864_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r682, %rd362;
 	cp.async.cg.shared.global [%rd398], [%rd400], 16, %r682;
-	bra.uni $L868_rangeint_body;
-$L868_rangeint_body:
+	bra.uni $L869_rangeint_body;
+$L869_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd401, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p62, %rd401, %rd16;
-	@%p62 bra $L871_cond_true;
-	bra.uni $L872_edge;
-$L871_cond_true:
+	@%p62 bra $L872_cond_true;
+	bra.uni $L873_edge;
+$L872_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p63, %rd359, %rd17;
-	@%p63 bra $L869_if_then;
-	bra.uni $L873_edge;
-$L869_if_then:
+	@%p63 bra $L870_if_then;
+	bra.uni $L874_edge;
+$L870_if_then:
 	.loc 3 178 21
 	add.s64 %rd402, %rd30, 3;
 	.loc 3 178 24
@@ -6450,16 +6402,16 @@ $L869_if_then:
 	add.s64 %rd404, %rd403, %rd359;
 	mov.s64 %rd361, %rd404;
 	mov.s64 %rd362, 16;
-	bra.uni $L870_if_done;
+	bra.uni $L871_if_done;
+$L874_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L871_if_done;
 $L873_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L870_if_done;
-$L872_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L870_if_done;
-$L870_if_done:
+	bra.uni $L871_if_done;
+$L871_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd405, %rd356, 8;
 	.loc 3 180 39
@@ -6481,222 +6433,206 @@ $L870_if_done:
 	cp.async.cg.shared.global [%rd411], [%rd413], 16, %r683;
 	bra.uni $L848_rangeint_body;
 $L848_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd414, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p64, %rd414, %rd15;
-	@%p64 bra $L852_cond_true;
-	bra.uni $L874_edge;
-$L852_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p65, %rd359, %rd17;
-	@%p65 bra $L850_if_then;
-	bra.uni $L875_edge;
+	@%p64 bra $L850_if_then;
+	bra.uni $L876_rangeint_body;
 $L850_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p65, %rd359, %rd17;
+	@%p65 bra $L852_if_then;
+	bra.uni $L875_edge;
+$L852_if_then:
+	.loc 3 187 20
 	add.s64 %rd417, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd418, %rd417, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd419, %rd418, %rd359;
 	mov.s64 %rd415, %rd419;
 	mov.s64 %rd416, 16;
-	bra.uni $L851_if_done;
+	bra.uni $L853_if_done;
 $L875_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L851_if_done;
-$L874_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L851_if_done;
-$L851_if_done:
-	.loc 3 188 29
+	bra.uni $L853_if_done;
+$L853_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd420, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd421, %rd420, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd422, %rd421, 0;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd423, %rd422, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd424, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd425, %rd423, %rd424;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd426, %rd425, 1;
 	add.s64 %rd427, %rd37, %rd426;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd428, %rd415, 1;
 	add.s64 %rd429, %rd4, %rd428;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r684, %rd416;
 	cp.async.cg.shared.global [%rd427], [%rd429], 16, %r684;
 	bra.uni $L876_rangeint_body;
 $L876_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd430, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p66, %rd430, %rd15;
-	@%p66 bra $L879_cond_true;
-	bra.uni $L880_edge;
-$L879_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p67, %rd359, %rd17;
-	@%p67 bra $L877_if_then;
-	bra.uni $L881_edge;
+	@%p66 bra $L877_if_then;
+	bra.uni $L882_rangeint_body;
 $L877_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p67, %rd359, %rd17;
+	@%p67 bra $L879_if_then;
+	bra.uni $L881_edge;
+$L879_if_then:
+	.loc 3 187 20
 	add.s64 %rd431, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd432, %rd431, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd433, %rd432, %rd359;
 	mov.s64 %rd415, %rd433;
 	mov.s64 %rd416, 16;
-	bra.uni $L878_if_done;
+	bra.uni $L880_if_done;
 $L881_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L878_if_done;
-$L880_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L878_if_done;
-$L878_if_done:
-	.loc 3 188 29
+	bra.uni $L880_if_done;
+$L880_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd434, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd435, %rd434, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd436, %rd435, 1;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd437, %rd436, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd438, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd439, %rd437, %rd438;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd440, %rd439, 1;
 	add.s64 %rd441, %rd37, %rd440;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd442, %rd415, 1;
 	add.s64 %rd443, %rd4, %rd442;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r685, %rd416;
 	cp.async.cg.shared.global [%rd441], [%rd443], 16, %r685;
 	bra.uni $L882_rangeint_body;
 $L882_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd444, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p68, %rd444, %rd15;
-	@%p68 bra $L885_cond_true;
-	bra.uni $L886_edge;
-$L885_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p69, %rd359, %rd17;
-	@%p69 bra $L883_if_then;
-	bra.uni $L887_edge;
+	@%p68 bra $L883_if_then;
+	bra.uni $L888_rangeint_body;
 $L883_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p69, %rd359, %rd17;
+	@%p69 bra $L885_if_then;
+	bra.uni $L887_edge;
+$L885_if_then:
+	.loc 3 187 20
 	add.s64 %rd445, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd446, %rd445, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd447, %rd446, %rd359;
 	mov.s64 %rd415, %rd447;
 	mov.s64 %rd416, 16;
-	bra.uni $L884_if_done;
+	bra.uni $L886_if_done;
 $L887_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L884_if_done;
-$L886_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L884_if_done;
-$L884_if_done:
-	.loc 3 188 29
+	bra.uni $L886_if_done;
+$L886_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd448, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd449, %rd448, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd450, %rd449, 2;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd451, %rd450, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd452, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd453, %rd451, %rd452;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd454, %rd453, 1;
 	add.s64 %rd455, %rd37, %rd454;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd456, %rd415, 1;
 	add.s64 %rd457, %rd4, %rd456;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r686, %rd416;
 	cp.async.cg.shared.global [%rd455], [%rd457], 16, %r686;
 	bra.uni $L888_rangeint_body;
 $L888_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd458, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p70, %rd458, %rd15;
-	@%p70 bra $L891_cond_true;
-	bra.uni $L892_edge;
-$L891_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p71, %rd359, %rd17;
-	@%p71 bra $L889_if_then;
-	bra.uni $L893_edge;
+	@%p70 bra $L889_if_then;
+	bra.uni $L849_rangeint_done;
 $L889_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p71, %rd359, %rd17;
+	@%p71 bra $L891_if_then;
+	bra.uni $L893_edge;
+$L891_if_then:
+	.loc 3 187 20
 	add.s64 %rd459, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd460, %rd459, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd461, %rd460, %rd359;
 	mov.s64 %rd415, %rd461;
 	mov.s64 %rd416, 16;
-	bra.uni $L890_if_done;
+	bra.uni $L892_if_done;
 $L893_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L890_if_done;
-$L892_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L890_if_done;
-$L890_if_done:
-	.loc 3 188 29
+	bra.uni $L892_if_done;
+$L892_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd462, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd463, %rd462, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd464, %rd463, 3;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd465, %rd464, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd466, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd467, %rd465, %rd466;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd468, %rd467, 1;
 	add.s64 %rd469, %rd37, %rd468;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd470, %rd415, 1;
 	add.s64 %rd471, %rd4, %rd470;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r687, %rd416;
 	cp.async.cg.shared.global [%rd469], [%rd471], 16, %r687;
 	bra.uni $L849_rangeint_done;
 $L849_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
-	bra.uni $L853_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L853_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	bra.uni $L854_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L854_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 3 117 29
 	add.s64 %rd472, %rd308, 1;
 	mov.s64 %rd308, %rd472;
@@ -7086,50 +7022,50 @@ $L30_if_then:
 	.loc 3 159 16
 	bra.uni $L945_entry;
 $L945_entry:
-	.loc 3 206 9
+	.loc 3 208 9
 	setp.lt.s64 %p90, %rd474, %rd15;
 	@%p90 bra $L946_if_then;
 	bra.uni $L1029_for_body;
 $L946_if_then:
-	.loc 3 207 14
+	.loc 3 209 14
 	add.s64 %rd476, %rd475, 1;
-	.loc 3 207 17
+	.loc 3 209 17
 	setp.lt.s64 %p91, %rd476, %rd16;
-	.loc 3 208 16
+	.loc 3 210 16
 	setp.gt.s64 %p92, %rd11, 0;
 	@%p92 bra $L948_if_then;
 	bra.uni $L961_edge;
 $L948_if_then:
-	.loc 3 209 22
+	.loc 3 211 22
 	shl.b64 %rd477, %rd475, 2;
 	add.s64 %rd478, %rd10, %rd477;
 	ld.global.nc.f32 %f904, [%rd478];
-	.loc 3 209 17
+	.loc 3 211 17
 	bra.uni $L962_entry;
 $L962_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f905, %f904;
 	bra.uni $L963_ret_load;
 $L963_ret_load:
-	.loc 3 209 4
+	.loc 3 211 4
 	add.rn.f32 %f906, %f900, %f905;
 	@%p91 bra $L950_if_then;
 	bra.uni $L964_edge;
 $L950_if_then:
-	.loc 3 211 27
+	.loc 3 213 27
 	add.s64 %rd479, %rd475, 1;
-	.loc 3 211 23
+	.loc 3 213 23
 	shl.b64 %rd480, %rd479, 2;
 	add.s64 %rd481, %rd10, %rd480;
 	ld.global.nc.f32 %f907, [%rd481];
-	.loc 3 211 18
+	.loc 3 213 18
 	bra.uni $L965_entry;
 $L965_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f908, %f907;
 	bra.uni $L966_ret_load;
 $L966_ret_load:
-	.loc 3 211 5
+	.loc 3 213 5
 	add.rn.f32 %f909, %f901, %f908;
 	mov.f32 %f902, %f906;
 	mov.f32 %f903, %f909;
@@ -7143,22 +7079,22 @@ $L961_edge:
 	mov.f32 %f903, %f901;
 	bra.uni $L949_if_done;
 $L949_if_done:
-	.loc 3 214 10
+	.loc 3 216 10
 	setp.eq.s64 %p93, %rd18, 3;
 	@%p93 bra $L951_if_then;
 	bra.uni $L952_if_else;
 $L951_if_then:
-	.loc 3 215 15
+	.loc 3 217 15
 	shr.s64 %rd482, %rd16, 1;
-	.loc 3 215 12
+	.loc 3 217 12
 	mul.lo.s64 %rd483, %rd474, %rd482;
-	.loc 3 215 25
+	.loc 3 217 25
 	shr.s64 %rd484, %rd475, 1;
-	.loc 3 215 20
+	.loc 3 217 20
 	add.s64 %rd485, %rd483, %rd484;
-	.loc 3 216 27
+	.loc 3 218 27
 	neg.f32 %f910, %f902;
-	.loc 3 216 26
+	.loc 3 218 26
 	max.f32 %f911, %f910, 0fC2D00000;
 	min.f32 %f911, %f911, 0f42B20000;
 	mul.rn.f32 %f912, %f911, 0f3FB8AA3B;
@@ -7176,29 +7112,29 @@ $L951_if_then:
 	mul.rn.f32 %f915, %f915, %f919;
 	setp.nan.f32 %p94, %f910, %f910;
 	selp.f32 %f915, %f910, %f915, %p94;
-	.loc 3 216 17
+	.loc 3 218 17
 	add.rn.f32 %f920, 0f3F800000, %f915;
-	.loc 3 216 12
+	.loc 3 218 12
 	div.rn.f32 %f921, %f902, %f920;
-	.loc 3 216 33
+	.loc 3 218 33
 	mul.rn.f32 %f922, %f921, %f903;
-	.loc 3 217 16
+	.loc 3 219 16
 	setp.gt.s64 %p95, %rd14, 0;
 	@%p95 bra $L953_if_then;
 	bra.uni $L967_edge;
 $L953_if_then:
-	.loc 3 218 21
+	.loc 3 220 21
 	shl.b64 %rd486, %rd485, 2;
 	add.s64 %rd487, %rd13, %rd486;
 	ld.global.nc.f32 %f924, [%rd487];
-	.loc 3 218 17
+	.loc 3 220 17
 	bra.uni $L968_entry;
 $L968_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f925, %f924;
 	bra.uni $L969_ret_load;
 $L969_ret_load:
-	.loc 3 218 5
+	.loc 3 220 5
 	add.rn.f32 %f926, %f922, %f925;
 	mov.f32 %f923, %f926;
 	bra.uni $L970_entry;
@@ -7206,31 +7142,31 @@ $L967_edge:
 	mov.f32 %f923, %f922;
 	bra.uni $L970_entry;
 $L970_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f927, %f923;
 	bra.uni $L971_ret_store;
 $L971_ret_store:
-	.loc 3 220 7
+	.loc 3 222 7
 	shl.b64 %rd488, %rd485, 2;
 	add.s64 %rd489, %rd1, %rd488;
 	st.global.f32 [%rd489], %f927;
 	bra.uni $L1029_for_body;
 $L952_if_else:
-	.loc 3 222 12
+	.loc 3 224 12
 	mul.lo.s64 %rd490, %rd474, %rd16;
-	.loc 3 222 15
+	.loc 3 224 15
 	add.s64 %rd491, %rd490, %rd475;
-	.loc 3 223 16
+	.loc 3 225 16
 	bra.uni $L972_entry;
 $L972_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p96, %rd18, 1;
 	@%p96 bra $L973_if_then;
 	bra.uni $L974_if_done;
 $L973_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f929, %f902;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f930, %f929, 0fC2D00000;
 	min.f32 %f930, %f930, 0f42B20000;
 	mul.rn.f32 %f931, %f930, 0f3FB8AA3B;
@@ -7248,24 +7184,24 @@ $L973_if_then:
 	mul.rn.f32 %f934, %f934, %f938;
 	setp.nan.f32 %p97, %f929, %f929;
 	selp.f32 %f934, %f929, %f934, %p97;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f939, 0f3F800000, %f934;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f940, %f902, %f939;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f928, %f940;
 	bra.uni $L977_ret_gemvAct;
 $L974_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p98, %rd18, 2;
 	@%p98 bra $L975_if_then;
 	bra.uni $L976_if_done;
 $L975_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f941, 0f3F000000, %f902;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f942, %f902, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L978_entry;
 $L978_entry:
 	.loc 1 26 14
@@ -7420,35 +7356,35 @@ $L994_ret_copysign32:
 	mov.f32 %f943, %f981;
 	bra.uni $L990_ret_Erf32;
 $L990_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f984, 0f3F800000, %f943;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f985, %f941, %f984;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f928, %f985;
 	bra.uni $L977_ret_gemvAct;
 $L976_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f928, %f902;
 	bra.uni $L977_ret_gemvAct;
 $L977_ret_gemvAct:
-	.loc 3 224 16
+	.loc 3 226 16
 	setp.gt.s64 %p104, %rd14, 0;
 	@%p104 bra $L955_if_then;
 	bra.uni $L995_edge;
 $L955_if_then:
-	.loc 3 225 22
+	.loc 3 227 22
 	shl.b64 %rd492, %rd491, 2;
 	add.s64 %rd493, %rd13, %rd492;
 	ld.global.nc.f32 %f987, [%rd493];
-	.loc 3 225 18
+	.loc 3 227 18
 	bra.uni $L996_entry;
 $L996_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f988, %f987;
 	bra.uni $L997_ret_load;
 $L997_ret_load:
-	.loc 3 225 5
+	.loc 3 227 5
 	add.rn.f32 %f989, %f928, %f988;
 	mov.f32 %f986, %f989;
 	bra.uni $L998_entry;
@@ -7456,25 +7392,25 @@ $L995_edge:
 	mov.f32 %f986, %f928;
 	bra.uni $L998_entry;
 $L998_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f990, %f986;
 	bra.uni $L999_ret_store;
 $L999_ret_store:
-	.loc 3 227 7
+	.loc 3 229 7
 	shl.b64 %rd494, %rd491, 2;
 	add.s64 %rd495, %rd1, %rd494;
 	st.global.f32 [%rd495], %f990;
 	@%p91 bra $L1000_entry;
 	bra.uni $L1029_for_body;
 $L1000_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p105, %rd18, 1;
 	@%p105 bra $L1001_if_then;
 	bra.uni $L1002_if_done;
 $L1001_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f992, %f903;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f993, %f992, 0fC2D00000;
 	min.f32 %f993, %f993, 0f42B20000;
 	mul.rn.f32 %f994, %f993, 0f3FB8AA3B;
@@ -7492,24 +7428,24 @@ $L1001_if_then:
 	mul.rn.f32 %f997, %f997, %f1001;
 	setp.nan.f32 %p106, %f992, %f992;
 	selp.f32 %f997, %f992, %f997, %p106;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1002, 0f3F800000, %f997;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1003, %f903, %f1002;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f991, %f1003;
 	bra.uni $L1005_ret_gemvAct;
 $L1002_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p107, %rd18, 2;
 	@%p107 bra $L1003_if_then;
 	bra.uni $L1004_if_done;
 $L1003_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1004, 0f3F000000, %f903;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1005, %f903, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1006_entry;
 $L1006_entry:
 	.loc 1 26 14
@@ -7664,37 +7600,37 @@ $L1022_ret_copysign32:
 	mov.f32 %f1006, %f1044;
 	bra.uni $L1018_ret_Erf32;
 $L1018_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1047, 0f3F800000, %f1006;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1048, %f1004, %f1047;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f991, %f1048;
 	bra.uni $L1005_ret_gemvAct;
 $L1004_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f991, %f903;
 	bra.uni $L1005_ret_gemvAct;
 $L1005_ret_gemvAct:
-	.loc 3 230 17
+	.loc 3 232 17
 	setp.gt.s64 %p113, %rd14, 0;
 	@%p113 bra $L958_if_then;
 	bra.uni $L1023_edge;
 $L958_if_then:
-	.loc 3 231 25
+	.loc 3 233 25
 	add.s64 %rd496, %rd491, 1;
-	.loc 3 231 23
+	.loc 3 233 23
 	shl.b64 %rd497, %rd496, 2;
 	add.s64 %rd498, %rd13, %rd497;
 	ld.global.nc.f32 %f1050, [%rd498];
-	.loc 3 231 19
+	.loc 3 233 19
 	bra.uni $L1024_entry;
 $L1024_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1051, %f1050;
 	bra.uni $L1025_ret_load;
 $L1025_ret_load:
-	.loc 3 231 6
+	.loc 3 233 6
 	add.rn.f32 %f1052, %f991, %f1051;
 	mov.f32 %f1049, %f1052;
 	bra.uni $L959_if_done;
@@ -7702,16 +7638,16 @@ $L1023_edge:
 	mov.f32 %f1049, %f991;
 	bra.uni $L959_if_done;
 $L959_if_done:
-	.loc 3 233 10
+	.loc 3 235 10
 	add.s64 %rd499, %rd491, 1;
-	.loc 3 233 24
+	.loc 3 235 24
 	bra.uni $L1026_entry;
 $L1026_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f1053, %f1049;
 	bra.uni $L1027_ret_store;
 $L1027_ret_store:
-	.loc 3 233 8
+	.loc 3 235 8
 	shl.b64 %rd500, %rd499, 2;
 	add.s64 %rd501, %rd1, %rd500;
 	st.global.f32 [%rd501], %f1053;
@@ -7735,50 +7671,50 @@ $L1030_if_then:
 	.loc 3 159 16
 	bra.uni $L1032_entry;
 $L1032_entry:
-	.loc 3 206 9
+	.loc 3 208 9
 	setp.lt.s64 %p115, %rd503, %rd15;
 	@%p115 bra $L1033_if_then;
 	bra.uni $L27_if_done;
 $L1033_if_then:
-	.loc 3 207 14
+	.loc 3 209 14
 	add.s64 %rd505, %rd504, 1;
-	.loc 3 207 17
+	.loc 3 209 17
 	setp.lt.s64 %p116, %rd505, %rd16;
-	.loc 3 208 16
+	.loc 3 210 16
 	setp.gt.s64 %p117, %rd11, 0;
 	@%p117 bra $L1035_if_then;
 	bra.uni $L1048_edge;
 $L1035_if_then:
-	.loc 3 209 22
+	.loc 3 211 22
 	shl.b64 %rd506, %rd504, 2;
 	add.s64 %rd507, %rd10, %rd506;
 	ld.global.nc.f32 %f1058, [%rd507];
-	.loc 3 209 17
+	.loc 3 211 17
 	bra.uni $L1049_entry;
 $L1049_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1059, %f1058;
 	bra.uni $L1050_ret_load;
 $L1050_ret_load:
-	.loc 3 209 4
+	.loc 3 211 4
 	add.rn.f32 %f1060, %f1054, %f1059;
 	@%p116 bra $L1037_if_then;
 	bra.uni $L1051_edge;
 $L1037_if_then:
-	.loc 3 211 27
+	.loc 3 213 27
 	add.s64 %rd508, %rd504, 1;
-	.loc 3 211 23
+	.loc 3 213 23
 	shl.b64 %rd509, %rd508, 2;
 	add.s64 %rd510, %rd10, %rd509;
 	ld.global.nc.f32 %f1061, [%rd510];
-	.loc 3 211 18
+	.loc 3 213 18
 	bra.uni $L1052_entry;
 $L1052_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1062, %f1061;
 	bra.uni $L1053_ret_load;
 $L1053_ret_load:
-	.loc 3 211 5
+	.loc 3 213 5
 	add.rn.f32 %f1063, %f1055, %f1062;
 	mov.f32 %f1056, %f1060;
 	mov.f32 %f1057, %f1063;
@@ -7792,22 +7728,22 @@ $L1048_edge:
 	mov.f32 %f1057, %f1055;
 	bra.uni $L1036_if_done;
 $L1036_if_done:
-	.loc 3 214 10
+	.loc 3 216 10
 	setp.eq.s64 %p118, %rd18, 3;
 	@%p118 bra $L1038_if_then;
 	bra.uni $L1039_if_else;
 $L1038_if_then:
-	.loc 3 215 15
+	.loc 3 217 15
 	shr.s64 %rd511, %rd16, 1;
-	.loc 3 215 12
+	.loc 3 217 12
 	mul.lo.s64 %rd512, %rd503, %rd511;
-	.loc 3 215 25
+	.loc 3 217 25
 	shr.s64 %rd513, %rd504, 1;
-	.loc 3 215 20
+	.loc 3 217 20
 	add.s64 %rd514, %rd512, %rd513;
-	.loc 3 216 27
+	.loc 3 218 27
 	neg.f32 %f1064, %f1056;
-	.loc 3 216 26
+	.loc 3 218 26
 	max.f32 %f1065, %f1064, 0fC2D00000;
 	min.f32 %f1065, %f1065, 0f42B20000;
 	mul.rn.f32 %f1066, %f1065, 0f3FB8AA3B;
@@ -7825,29 +7761,29 @@ $L1038_if_then:
 	mul.rn.f32 %f1069, %f1069, %f1073;
 	setp.nan.f32 %p119, %f1064, %f1064;
 	selp.f32 %f1069, %f1064, %f1069, %p119;
-	.loc 3 216 17
+	.loc 3 218 17
 	add.rn.f32 %f1074, 0f3F800000, %f1069;
-	.loc 3 216 12
+	.loc 3 218 12
 	div.rn.f32 %f1075, %f1056, %f1074;
-	.loc 3 216 33
+	.loc 3 218 33
 	mul.rn.f32 %f1076, %f1075, %f1057;
-	.loc 3 217 16
+	.loc 3 219 16
 	setp.gt.s64 %p120, %rd14, 0;
 	@%p120 bra $L1040_if_then;
 	bra.uni $L1054_edge;
 $L1040_if_then:
-	.loc 3 218 21
+	.loc 3 220 21
 	shl.b64 %rd515, %rd514, 2;
 	add.s64 %rd516, %rd13, %rd515;
 	ld.global.nc.f32 %f1078, [%rd516];
-	.loc 3 218 17
+	.loc 3 220 17
 	bra.uni $L1055_entry;
 $L1055_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1079, %f1078;
 	bra.uni $L1056_ret_load;
 $L1056_ret_load:
-	.loc 3 218 5
+	.loc 3 220 5
 	add.rn.f32 %f1080, %f1076, %f1079;
 	mov.f32 %f1077, %f1080;
 	bra.uni $L1057_entry;
@@ -7855,31 +7791,31 @@ $L1054_edge:
 	mov.f32 %f1077, %f1076;
 	bra.uni $L1057_entry;
 $L1057_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f1081, %f1077;
 	bra.uni $L1058_ret_store;
 $L1058_ret_store:
-	.loc 3 220 7
+	.loc 3 222 7
 	shl.b64 %rd517, %rd514, 2;
 	add.s64 %rd518, %rd1, %rd517;
 	st.global.f32 [%rd518], %f1081;
 	bra.uni $L27_if_done;
 $L1039_if_else:
-	.loc 3 222 12
+	.loc 3 224 12
 	mul.lo.s64 %rd519, %rd503, %rd16;
-	.loc 3 222 15
+	.loc 3 224 15
 	add.s64 %rd520, %rd519, %rd504;
-	.loc 3 223 16
+	.loc 3 225 16
 	bra.uni $L1059_entry;
 $L1059_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p121, %rd18, 1;
 	@%p121 bra $L1060_if_then;
 	bra.uni $L1061_if_done;
 $L1060_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f1083, %f1056;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f1084, %f1083, 0fC2D00000;
 	min.f32 %f1084, %f1084, 0f42B20000;
 	mul.rn.f32 %f1085, %f1084, 0f3FB8AA3B;
@@ -7897,24 +7833,24 @@ $L1060_if_then:
 	mul.rn.f32 %f1088, %f1088, %f1092;
 	setp.nan.f32 %p122, %f1083, %f1083;
 	selp.f32 %f1088, %f1083, %f1088, %p122;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1093, 0f3F800000, %f1088;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1094, %f1056, %f1093;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f1082, %f1094;
 	bra.uni $L1064_ret_gemvAct;
 $L1061_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p123, %rd18, 2;
 	@%p123 bra $L1062_if_then;
 	bra.uni $L1063_if_done;
 $L1062_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1095, 0f3F000000, %f1056;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1096, %f1056, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1065_entry;
 $L1065_entry:
 	.loc 1 26 14
@@ -8069,35 +8005,35 @@ $L1081_ret_copysign32:
 	mov.f32 %f1097, %f1135;
 	bra.uni $L1077_ret_Erf32;
 $L1077_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1138, 0f3F800000, %f1097;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1139, %f1095, %f1138;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f1082, %f1139;
 	bra.uni $L1064_ret_gemvAct;
 $L1063_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f1082, %f1056;
 	bra.uni $L1064_ret_gemvAct;
 $L1064_ret_gemvAct:
-	.loc 3 224 16
+	.loc 3 226 16
 	setp.gt.s64 %p129, %rd14, 0;
 	@%p129 bra $L1042_if_then;
 	bra.uni $L1082_edge;
 $L1042_if_then:
-	.loc 3 225 22
+	.loc 3 227 22
 	shl.b64 %rd521, %rd520, 2;
 	add.s64 %rd522, %rd13, %rd521;
 	ld.global.nc.f32 %f1141, [%rd522];
-	.loc 3 225 18
+	.loc 3 227 18
 	bra.uni $L1083_entry;
 $L1083_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1142, %f1141;
 	bra.uni $L1084_ret_load;
 $L1084_ret_load:
-	.loc 3 225 5
+	.loc 3 227 5
 	add.rn.f32 %f1143, %f1082, %f1142;
 	mov.f32 %f1140, %f1143;
 	bra.uni $L1085_entry;
@@ -8105,25 +8041,25 @@ $L1082_edge:
 	mov.f32 %f1140, %f1082;
 	bra.uni $L1085_entry;
 $L1085_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f1144, %f1140;
 	bra.uni $L1086_ret_store;
 $L1086_ret_store:
-	.loc 3 227 7
+	.loc 3 229 7
 	shl.b64 %rd523, %rd520, 2;
 	add.s64 %rd524, %rd1, %rd523;
 	st.global.f32 [%rd524], %f1144;
 	@%p116 bra $L1087_entry;
 	bra.uni $L27_if_done;
 $L1087_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p130, %rd18, 1;
 	@%p130 bra $L1088_if_then;
 	bra.uni $L1089_if_done;
 $L1088_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f1146, %f1057;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f1147, %f1146, 0fC2D00000;
 	min.f32 %f1147, %f1147, 0f42B20000;
 	mul.rn.f32 %f1148, %f1147, 0f3FB8AA3B;
@@ -8141,24 +8077,24 @@ $L1088_if_then:
 	mul.rn.f32 %f1151, %f1151, %f1155;
 	setp.nan.f32 %p131, %f1146, %f1146;
 	selp.f32 %f1151, %f1146, %f1151, %p131;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1156, 0f3F800000, %f1151;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1157, %f1057, %f1156;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f1145, %f1157;
 	bra.uni $L1092_ret_gemvAct;
 $L1089_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p132, %rd18, 2;
 	@%p132 bra $L1090_if_then;
 	bra.uni $L1091_if_done;
 $L1090_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1158, 0f3F000000, %f1057;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1159, %f1057, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1093_entry;
 $L1093_entry:
 	.loc 1 26 14
@@ -8313,37 +8249,37 @@ $L1109_ret_copysign32:
 	mov.f32 %f1160, %f1198;
 	bra.uni $L1105_ret_Erf32;
 $L1105_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1201, 0f3F800000, %f1160;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1202, %f1158, %f1201;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f1145, %f1202;
 	bra.uni $L1092_ret_gemvAct;
 $L1091_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f1145, %f1057;
 	bra.uni $L1092_ret_gemvAct;
 $L1092_ret_gemvAct:
-	.loc 3 230 17
+	.loc 3 232 17
 	setp.gt.s64 %p138, %rd14, 0;
 	@%p138 bra $L1045_if_then;
 	bra.uni $L1110_edge;
 $L1045_if_then:
-	.loc 3 231 25
+	.loc 3 233 25
 	add.s64 %rd525, %rd520, 1;
-	.loc 3 231 23
+	.loc 3 233 23
 	shl.b64 %rd526, %rd525, 2;
 	add.s64 %rd527, %rd13, %rd526;
 	ld.global.nc.f32 %f1204, [%rd527];
-	.loc 3 231 19
+	.loc 3 233 19
 	bra.uni $L1111_entry;
 $L1111_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1205, %f1204;
 	bra.uni $L1112_ret_load;
 $L1112_ret_load:
-	.loc 3 231 6
+	.loc 3 233 6
 	add.rn.f32 %f1206, %f1145, %f1205;
 	mov.f32 %f1203, %f1206;
 	bra.uni $L1046_if_done;
@@ -8351,16 +8287,16 @@ $L1110_edge:
 	mov.f32 %f1203, %f1145;
 	bra.uni $L1046_if_done;
 $L1046_if_done:
-	.loc 3 233 10
+	.loc 3 235 10
 	add.s64 %rd528, %rd520, 1;
-	.loc 3 233 24
+	.loc 3 235 24
 	bra.uni $L1113_entry;
 $L1113_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f1207, %f1203;
 	bra.uni $L1114_ret_store;
 $L1114_ret_store:
-	.loc 3 233 8
+	.loc 3 235 8
 	shl.b64 %rd529, %rd528, 2;
 	add.s64 %rd530, %rd1, %rd529;
 	st.global.f32 [%rd530], %f1207;
@@ -8546,12 +8482,12 @@ $L34_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L38_cond_true;
-	bra.uni $L45_edge;
+	bra.uni $L46_edge;
 $L38_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L36_if_then;
-	bra.uni $L46_edge;
+	bra.uni $L47_edge;
 $L36_if_then:
 	.loc 3 178 21
 	add.s64 %rd55, %rd30, 0;
@@ -8562,11 +8498,11 @@ $L36_if_then:
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
 	bra.uni $L37_if_done;
-$L46_edge:
+$L47_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L37_if_done;
-$L45_edge:
+$L46_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L37_if_done;
@@ -8584,20 +8520,20 @@ $L37_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
-	bra.uni $L47_rangeint_body;
-$L47_rangeint_body:
+	bra.uni $L48_rangeint_body;
+$L48_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd64, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p4, %rd64, %rd16;
-	@%p4 bra $L50_cond_true;
-	bra.uni $L51_edge;
-$L50_cond_true:
+	@%p4 bra $L51_cond_true;
+	bra.uni $L52_edge;
+$L51_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p5, %rd51, %rd17;
-	@%p5 bra $L48_if_then;
-	bra.uni $L52_edge;
-$L48_if_then:
+	@%p5 bra $L49_if_then;
+	bra.uni $L53_edge;
+$L49_if_then:
 	.loc 3 178 21
 	add.s64 %rd65, %rd30, 1;
 	.loc 3 178 24
@@ -8606,16 +8542,16 @@ $L48_if_then:
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
-	bra.uni $L49_if_done;
+	bra.uni $L50_if_done;
+$L53_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L50_if_done;
 $L52_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L49_if_done;
-$L51_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L49_if_done;
-$L49_if_done:
+	bra.uni $L50_if_done;
+$L50_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd68, %rd23, 8;
 	.loc 3 180 51
@@ -8629,20 +8565,20 @@ $L49_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
-	bra.uni $L53_rangeint_body;
-$L53_rangeint_body:
+	bra.uni $L54_rangeint_body;
+$L54_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd74, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p6, %rd74, %rd16;
-	@%p6 bra $L56_cond_true;
-	bra.uni $L57_edge;
-$L56_cond_true:
+	@%p6 bra $L57_cond_true;
+	bra.uni $L58_edge;
+$L57_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p7, %rd51, %rd17;
-	@%p7 bra $L54_if_then;
-	bra.uni $L58_edge;
-$L54_if_then:
+	@%p7 bra $L55_if_then;
+	bra.uni $L59_edge;
+$L55_if_then:
 	.loc 3 178 21
 	add.s64 %rd75, %rd30, 2;
 	.loc 3 178 24
@@ -8651,16 +8587,16 @@ $L54_if_then:
 	add.s64 %rd77, %rd76, %rd51;
 	mov.s64 %rd53, %rd77;
 	mov.s64 %rd54, 16;
-	bra.uni $L55_if_done;
+	bra.uni $L56_if_done;
+$L59_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L56_if_done;
 $L58_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L55_if_done;
-$L57_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L55_if_done;
-$L55_if_done:
+	bra.uni $L56_if_done;
+$L56_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd78, %rd23, 8;
 	.loc 3 180 51
@@ -8674,20 +8610,20 @@ $L55_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r34, %rd54;
 	cp.async.cg.shared.global [%rd81], [%rd83], 16, %r34;
-	bra.uni $L59_rangeint_body;
-$L59_rangeint_body:
+	bra.uni $L60_rangeint_body;
+$L60_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd84, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p8, %rd84, %rd16;
-	@%p8 bra $L62_cond_true;
-	bra.uni $L63_edge;
-$L62_cond_true:
+	@%p8 bra $L63_cond_true;
+	bra.uni $L64_edge;
+$L63_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p9, %rd51, %rd17;
-	@%p9 bra $L60_if_then;
-	bra.uni $L64_edge;
-$L60_if_then:
+	@%p9 bra $L61_if_then;
+	bra.uni $L65_edge;
+$L61_if_then:
 	.loc 3 178 21
 	add.s64 %rd85, %rd30, 3;
 	.loc 3 178 24
@@ -8696,16 +8632,16 @@ $L60_if_then:
 	add.s64 %rd87, %rd86, %rd51;
 	mov.s64 %rd53, %rd87;
 	mov.s64 %rd54, 16;
-	bra.uni $L61_if_done;
+	bra.uni $L62_if_done;
+$L65_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L62_if_done;
 $L64_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L61_if_done;
-$L63_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L61_if_done;
-$L61_if_done:
+	bra.uni $L62_if_done;
+$L62_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd88, %rd23, 8;
 	.loc 3 180 51
@@ -8721,187 +8657,171 @@ $L61_if_done:
 	cp.async.cg.shared.global [%rd91], [%rd93], 16, %r35;
 	bra.uni $L39_rangeint_body;
 $L39_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd94, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p10, %rd94, %rd15;
-	@%p10 bra $L43_cond_true;
-	bra.uni $L65_edge;
-$L43_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p11, %rd51, %rd17;
-	@%p11 bra $L41_if_then;
-	bra.uni $L66_edge;
+	@%p10 bra $L41_if_then;
+	bra.uni $L67_rangeint_body;
 $L41_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p11, %rd51, %rd17;
+	@%p11 bra $L43_if_then;
+	bra.uni $L66_edge;
+$L43_if_then:
+	.loc 3 187 20
 	add.s64 %rd97, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd98, %rd97, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd99, %rd98, %rd51;
 	mov.s64 %rd95, %rd99;
 	mov.s64 %rd96, 16;
-	bra.uni $L42_if_done;
+	bra.uni $L44_if_done;
 $L66_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L42_if_done;
-$L65_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L42_if_done;
-$L42_if_done:
-	.loc 3 188 63
+	bra.uni $L44_if_done;
+$L44_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd100, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd101, 1024, %rd100;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd102, %rd101, 1;
 	add.s64 %rd103, %rd37, %rd102;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd104, %rd95, 1;
 	add.s64 %rd105, %rd4, %rd104;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r36, %rd96;
 	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
 	bra.uni $L67_rangeint_body;
 $L67_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd106, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p12, %rd106, %rd15;
-	@%p12 bra $L70_cond_true;
-	bra.uni $L71_edge;
-$L70_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p13, %rd51, %rd17;
-	@%p13 bra $L68_if_then;
-	bra.uni $L72_edge;
+	@%p12 bra $L68_if_then;
+	bra.uni $L73_rangeint_body;
 $L68_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p13, %rd51, %rd17;
+	@%p13 bra $L70_if_then;
+	bra.uni $L72_edge;
+$L70_if_then:
+	.loc 3 187 20
 	add.s64 %rd107, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd108, %rd107, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd109, %rd108, %rd51;
 	mov.s64 %rd95, %rd109;
 	mov.s64 %rd96, 16;
-	bra.uni $L69_if_done;
+	bra.uni $L71_if_done;
 $L72_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L69_if_done;
-$L71_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L69_if_done;
-$L69_if_done:
-	.loc 3 188 63
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd110, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd111, 1280, %rd110;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd112, %rd111, 1;
 	add.s64 %rd113, %rd37, %rd112;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd114, %rd95, 1;
 	add.s64 %rd115, %rd4, %rd114;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r37, %rd96;
 	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
 	bra.uni $L73_rangeint_body;
 $L73_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd116, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p14, %rd116, %rd15;
-	@%p14 bra $L76_cond_true;
-	bra.uni $L77_edge;
-$L76_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p15, %rd51, %rd17;
-	@%p15 bra $L74_if_then;
-	bra.uni $L78_edge;
+	@%p14 bra $L74_if_then;
+	bra.uni $L79_rangeint_body;
 $L74_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p15, %rd51, %rd17;
+	@%p15 bra $L76_if_then;
+	bra.uni $L78_edge;
+$L76_if_then:
+	.loc 3 187 20
 	add.s64 %rd117, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd118, %rd117, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd119, %rd118, %rd51;
 	mov.s64 %rd95, %rd119;
 	mov.s64 %rd96, 16;
-	bra.uni $L75_if_done;
+	bra.uni $L77_if_done;
 $L78_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L75_if_done;
-$L77_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L75_if_done;
-$L75_if_done:
-	.loc 3 188 63
+	bra.uni $L77_if_done;
+$L77_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd120, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd121, 1536, %rd120;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd122, %rd121, 1;
 	add.s64 %rd123, %rd37, %rd122;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd124, %rd95, 1;
 	add.s64 %rd125, %rd4, %rd124;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r38, %rd96;
 	cp.async.cg.shared.global [%rd123], [%rd125], 16, %r38;
 	bra.uni $L79_rangeint_body;
 $L79_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd126, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p16, %rd126, %rd15;
-	@%p16 bra $L82_cond_true;
-	bra.uni $L83_edge;
-$L82_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p17, %rd51, %rd17;
-	@%p17 bra $L80_if_then;
-	bra.uni $L84_edge;
+	@%p16 bra $L80_if_then;
+	bra.uni $L40_rangeint_done;
 $L80_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p17, %rd51, %rd17;
+	@%p17 bra $L82_if_then;
+	bra.uni $L84_edge;
+$L82_if_then:
+	.loc 3 187 20
 	add.s64 %rd127, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd128, %rd127, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd129, %rd128, %rd51;
 	mov.s64 %rd95, %rd129;
 	mov.s64 %rd96, 16;
-	bra.uni $L81_if_done;
+	bra.uni $L83_if_done;
 $L84_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L81_if_done;
-$L83_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L81_if_done;
-$L81_if_done:
-	.loc 3 188 63
+	bra.uni $L83_if_done;
+$L83_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd130, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd131, 1792, %rd130;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd132, %rd131, 1;
 	add.s64 %rd133, %rd37, %rd132;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd134, %rd95, 1;
 	add.s64 %rd135, %rd4, %rd134;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r39, %rd96;
 	cp.async.cg.shared.global [%rd133], [%rd135], 16, %r39;
 	bra.uni $L40_rangeint_done;
 $L40_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L86_entry;
 $L86_entry:
@@ -8916,12 +8836,12 @@ $L87_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p18, %rd138, %rd16;
 	@%p18 bra $L91_cond_true;
-	bra.uni $L98_edge;
+	bra.uni $L99_edge;
 $L91_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p19, %rd137, %rd17;
 	@%p19 bra $L89_if_then;
-	bra.uni $L99_edge;
+	bra.uni $L100_edge;
 $L89_if_then:
 	.loc 3 178 21
 	add.s64 %rd141, %rd30, 0;
@@ -8932,11 +8852,11 @@ $L89_if_then:
 	mov.s64 %rd139, %rd143;
 	mov.s64 %rd140, 16;
 	bra.uni $L90_if_done;
-$L99_edge:
+$L100_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
 	bra.uni $L90_if_done;
-$L98_edge:
+$L99_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
 	bra.uni $L90_if_done;
@@ -8954,20 +8874,20 @@ $L90_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r40, %rd140;
 	cp.async.cg.shared.global [%rd147], [%rd149], 16, %r40;
-	bra.uni $L100_rangeint_body;
-$L100_rangeint_body:
+	bra.uni $L101_rangeint_body;
+$L101_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd150, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p20, %rd150, %rd16;
-	@%p20 bra $L103_cond_true;
-	bra.uni $L104_edge;
-$L103_cond_true:
+	@%p20 bra $L104_cond_true;
+	bra.uni $L105_edge;
+$L104_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p21, %rd137, %rd17;
-	@%p21 bra $L101_if_then;
-	bra.uni $L105_edge;
-$L101_if_then:
+	@%p21 bra $L102_if_then;
+	bra.uni $L106_edge;
+$L102_if_then:
 	.loc 3 178 21
 	add.s64 %rd151, %rd30, 1;
 	.loc 3 178 24
@@ -8976,16 +8896,16 @@ $L101_if_then:
 	add.s64 %rd153, %rd152, %rd137;
 	mov.s64 %rd139, %rd153;
 	mov.s64 %rd140, 16;
-	bra.uni $L102_if_done;
+	bra.uni $L103_if_done;
+$L106_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L103_if_done;
 $L105_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L102_if_done;
-$L104_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L102_if_done;
-$L102_if_done:
+	bra.uni $L103_if_done;
+$L103_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd154, %rd23, 8;
 	.loc 3 180 51
@@ -8999,20 +8919,20 @@ $L102_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r41, %rd140;
 	cp.async.cg.shared.global [%rd157], [%rd159], 16, %r41;
-	bra.uni $L106_rangeint_body;
-$L106_rangeint_body:
+	bra.uni $L107_rangeint_body;
+$L107_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd160, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p22, %rd160, %rd16;
-	@%p22 bra $L109_cond_true;
-	bra.uni $L110_edge;
-$L109_cond_true:
+	@%p22 bra $L110_cond_true;
+	bra.uni $L111_edge;
+$L110_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p23, %rd137, %rd17;
-	@%p23 bra $L107_if_then;
-	bra.uni $L111_edge;
-$L107_if_then:
+	@%p23 bra $L108_if_then;
+	bra.uni $L112_edge;
+$L108_if_then:
 	.loc 3 178 21
 	add.s64 %rd161, %rd30, 2;
 	.loc 3 178 24
@@ -9021,16 +8941,16 @@ $L107_if_then:
 	add.s64 %rd163, %rd162, %rd137;
 	mov.s64 %rd139, %rd163;
 	mov.s64 %rd140, 16;
-	bra.uni $L108_if_done;
+	bra.uni $L109_if_done;
+$L112_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L109_if_done;
 $L111_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L108_if_done;
-$L110_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L108_if_done;
-$L108_if_done:
+	bra.uni $L109_if_done;
+$L109_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd164, %rd23, 8;
 	.loc 3 180 51
@@ -9044,20 +8964,20 @@ $L108_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r42, %rd140;
 	cp.async.cg.shared.global [%rd167], [%rd169], 16, %r42;
-	bra.uni $L112_rangeint_body;
-$L112_rangeint_body:
+	bra.uni $L113_rangeint_body;
+$L113_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd170, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p24, %rd170, %rd16;
-	@%p24 bra $L115_cond_true;
-	bra.uni $L116_edge;
-$L115_cond_true:
+	@%p24 bra $L116_cond_true;
+	bra.uni $L117_edge;
+$L116_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p25, %rd137, %rd17;
-	@%p25 bra $L113_if_then;
-	bra.uni $L117_edge;
-$L113_if_then:
+	@%p25 bra $L114_if_then;
+	bra.uni $L118_edge;
+$L114_if_then:
 	.loc 3 178 21
 	add.s64 %rd171, %rd30, 3;
 	.loc 3 178 24
@@ -9066,16 +8986,16 @@ $L113_if_then:
 	add.s64 %rd173, %rd172, %rd137;
 	mov.s64 %rd139, %rd173;
 	mov.s64 %rd140, 16;
-	bra.uni $L114_if_done;
+	bra.uni $L115_if_done;
+$L118_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L115_if_done;
 $L117_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L114_if_done;
-$L116_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L114_if_done;
-$L114_if_done:
+	bra.uni $L115_if_done;
+$L115_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd174, %rd23, 8;
 	.loc 3 180 51
@@ -9091,187 +9011,171 @@ $L114_if_done:
 	cp.async.cg.shared.global [%rd177], [%rd179], 16, %r43;
 	bra.uni $L92_rangeint_body;
 $L92_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd180, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p26, %rd180, %rd15;
-	@%p26 bra $L96_cond_true;
-	bra.uni $L118_edge;
-$L96_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p27, %rd137, %rd17;
-	@%p27 bra $L94_if_then;
-	bra.uni $L119_edge;
+	@%p26 bra $L94_if_then;
+	bra.uni $L120_rangeint_body;
 $L94_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p27, %rd137, %rd17;
+	@%p27 bra $L96_if_then;
+	bra.uni $L119_edge;
+$L96_if_then:
+	.loc 3 187 20
 	add.s64 %rd183, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd184, %rd183, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd185, %rd184, %rd137;
 	mov.s64 %rd181, %rd185;
 	mov.s64 %rd182, 16;
-	bra.uni $L95_if_done;
+	bra.uni $L97_if_done;
 $L119_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L95_if_done;
-$L118_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L95_if_done;
-$L95_if_done:
-	.loc 3 188 63
+	bra.uni $L97_if_done;
+$L97_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd186, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd187, 3072, %rd186;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd188, %rd187, 1;
 	add.s64 %rd189, %rd37, %rd188;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd190, %rd181, 1;
 	add.s64 %rd191, %rd4, %rd190;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r44, %rd182;
 	cp.async.cg.shared.global [%rd189], [%rd191], 16, %r44;
 	bra.uni $L120_rangeint_body;
 $L120_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd192, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p28, %rd192, %rd15;
-	@%p28 bra $L123_cond_true;
-	bra.uni $L124_edge;
-$L123_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p29, %rd137, %rd17;
-	@%p29 bra $L121_if_then;
-	bra.uni $L125_edge;
+	@%p28 bra $L121_if_then;
+	bra.uni $L126_rangeint_body;
 $L121_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p29, %rd137, %rd17;
+	@%p29 bra $L123_if_then;
+	bra.uni $L125_edge;
+$L123_if_then:
+	.loc 3 187 20
 	add.s64 %rd193, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd194, %rd193, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd195, %rd194, %rd137;
 	mov.s64 %rd181, %rd195;
 	mov.s64 %rd182, 16;
-	bra.uni $L122_if_done;
+	bra.uni $L124_if_done;
 $L125_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L122_if_done;
-$L124_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L122_if_done;
-$L122_if_done:
-	.loc 3 188 63
+	bra.uni $L124_if_done;
+$L124_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd196, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd197, 3328, %rd196;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd198, %rd197, 1;
 	add.s64 %rd199, %rd37, %rd198;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd200, %rd181, 1;
 	add.s64 %rd201, %rd4, %rd200;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r45, %rd182;
 	cp.async.cg.shared.global [%rd199], [%rd201], 16, %r45;
 	bra.uni $L126_rangeint_body;
 $L126_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd202, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p30, %rd202, %rd15;
-	@%p30 bra $L129_cond_true;
-	bra.uni $L130_edge;
-$L129_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p31, %rd137, %rd17;
-	@%p31 bra $L127_if_then;
-	bra.uni $L131_edge;
+	@%p30 bra $L127_if_then;
+	bra.uni $L132_rangeint_body;
 $L127_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p31, %rd137, %rd17;
+	@%p31 bra $L129_if_then;
+	bra.uni $L131_edge;
+$L129_if_then:
+	.loc 3 187 20
 	add.s64 %rd203, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd204, %rd203, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd205, %rd204, %rd137;
 	mov.s64 %rd181, %rd205;
 	mov.s64 %rd182, 16;
-	bra.uni $L128_if_done;
+	bra.uni $L130_if_done;
 $L131_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L128_if_done;
-$L130_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L128_if_done;
-$L128_if_done:
-	.loc 3 188 63
+	bra.uni $L130_if_done;
+$L130_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd206, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd207, 3584, %rd206;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd208, %rd207, 1;
 	add.s64 %rd209, %rd37, %rd208;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd210, %rd181, 1;
 	add.s64 %rd211, %rd4, %rd210;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r46, %rd182;
 	cp.async.cg.shared.global [%rd209], [%rd211], 16, %r46;
 	bra.uni $L132_rangeint_body;
 $L132_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd212, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p32, %rd212, %rd15;
-	@%p32 bra $L135_cond_true;
-	bra.uni $L136_edge;
-$L135_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p33, %rd137, %rd17;
-	@%p33 bra $L133_if_then;
-	bra.uni $L137_edge;
+	@%p32 bra $L133_if_then;
+	bra.uni $L93_rangeint_done;
 $L133_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p33, %rd137, %rd17;
+	@%p33 bra $L135_if_then;
+	bra.uni $L137_edge;
+$L135_if_then:
+	.loc 3 187 20
 	add.s64 %rd213, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd214, %rd213, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd215, %rd214, %rd137;
 	mov.s64 %rd181, %rd215;
 	mov.s64 %rd182, 16;
-	bra.uni $L134_if_done;
+	bra.uni $L136_if_done;
 $L137_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L134_if_done;
-$L136_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L134_if_done;
-$L134_if_done:
-	.loc 3 188 63
+	bra.uni $L136_if_done;
+$L136_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd216, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd217, 3840, %rd216;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd37, %rd218;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd220, %rd181, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r47, %rd182;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r47;
 	bra.uni $L93_rangeint_done;
 $L93_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L139_entry;
 $L139_entry:
@@ -9286,12 +9190,12 @@ $L140_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p34, %rd224, %rd16;
 	@%p34 bra $L144_cond_true;
-	bra.uni $L151_edge;
+	bra.uni $L152_edge;
 $L144_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p35, %rd223, %rd17;
 	@%p35 bra $L142_if_then;
-	bra.uni $L152_edge;
+	bra.uni $L153_edge;
 $L142_if_then:
 	.loc 3 178 21
 	add.s64 %rd227, %rd30, 0;
@@ -9302,11 +9206,11 @@ $L142_if_then:
 	mov.s64 %rd225, %rd229;
 	mov.s64 %rd226, 16;
 	bra.uni $L143_if_done;
-$L152_edge:
+$L153_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
 	bra.uni $L143_if_done;
-$L151_edge:
+$L152_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
 	bra.uni $L143_if_done;
@@ -9324,20 +9228,20 @@ $L143_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r48, %rd226;
 	cp.async.cg.shared.global [%rd233], [%rd235], 16, %r48;
-	bra.uni $L153_rangeint_body;
-$L153_rangeint_body:
+	bra.uni $L154_rangeint_body;
+$L154_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd236, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p36, %rd236, %rd16;
-	@%p36 bra $L156_cond_true;
-	bra.uni $L157_edge;
-$L156_cond_true:
+	@%p36 bra $L157_cond_true;
+	bra.uni $L158_edge;
+$L157_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p37, %rd223, %rd17;
-	@%p37 bra $L154_if_then;
-	bra.uni $L158_edge;
-$L154_if_then:
+	@%p37 bra $L155_if_then;
+	bra.uni $L159_edge;
+$L155_if_then:
 	.loc 3 178 21
 	add.s64 %rd237, %rd30, 1;
 	.loc 3 178 24
@@ -9346,16 +9250,16 @@ $L154_if_then:
 	add.s64 %rd239, %rd238, %rd223;
 	mov.s64 %rd225, %rd239;
 	mov.s64 %rd226, 16;
-	bra.uni $L155_if_done;
+	bra.uni $L156_if_done;
+$L159_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L156_if_done;
 $L158_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L155_if_done;
-$L157_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L155_if_done;
-$L155_if_done:
+	bra.uni $L156_if_done;
+$L156_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd240, %rd23, 8;
 	.loc 3 180 51
@@ -9369,20 +9273,20 @@ $L155_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r49, %rd226;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r49;
-	bra.uni $L159_rangeint_body;
-$L159_rangeint_body:
+	bra.uni $L160_rangeint_body;
+$L160_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd246, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p38, %rd246, %rd16;
-	@%p38 bra $L162_cond_true;
-	bra.uni $L163_edge;
-$L162_cond_true:
+	@%p38 bra $L163_cond_true;
+	bra.uni $L164_edge;
+$L163_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p39, %rd223, %rd17;
-	@%p39 bra $L160_if_then;
-	bra.uni $L164_edge;
-$L160_if_then:
+	@%p39 bra $L161_if_then;
+	bra.uni $L165_edge;
+$L161_if_then:
 	.loc 3 178 21
 	add.s64 %rd247, %rd30, 2;
 	.loc 3 178 24
@@ -9391,16 +9295,16 @@ $L160_if_then:
 	add.s64 %rd249, %rd248, %rd223;
 	mov.s64 %rd225, %rd249;
 	mov.s64 %rd226, 16;
-	bra.uni $L161_if_done;
+	bra.uni $L162_if_done;
+$L165_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L162_if_done;
 $L164_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L161_if_done;
-$L163_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L161_if_done;
-$L161_if_done:
+	bra.uni $L162_if_done;
+$L162_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd250, %rd23, 8;
 	.loc 3 180 51
@@ -9414,20 +9318,20 @@ $L161_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r50, %rd226;
 	cp.async.cg.shared.global [%rd253], [%rd255], 16, %r50;
-	bra.uni $L165_rangeint_body;
-$L165_rangeint_body:
+	bra.uni $L166_rangeint_body;
+$L166_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd256, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p40, %rd256, %rd16;
-	@%p40 bra $L168_cond_true;
-	bra.uni $L169_edge;
-$L168_cond_true:
+	@%p40 bra $L169_cond_true;
+	bra.uni $L170_edge;
+$L169_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p41, %rd223, %rd17;
-	@%p41 bra $L166_if_then;
-	bra.uni $L170_edge;
-$L166_if_then:
+	@%p41 bra $L167_if_then;
+	bra.uni $L171_edge;
+$L167_if_then:
 	.loc 3 178 21
 	add.s64 %rd257, %rd30, 3;
 	.loc 3 178 24
@@ -9436,16 +9340,16 @@ $L166_if_then:
 	add.s64 %rd259, %rd258, %rd223;
 	mov.s64 %rd225, %rd259;
 	mov.s64 %rd226, 16;
-	bra.uni $L167_if_done;
+	bra.uni $L168_if_done;
+$L171_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L168_if_done;
 $L170_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L167_if_done;
-$L169_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L167_if_done;
-$L167_if_done:
+	bra.uni $L168_if_done;
+$L168_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd260, %rd23, 8;
 	.loc 3 180 51
@@ -9461,187 +9365,171 @@ $L167_if_done:
 	cp.async.cg.shared.global [%rd263], [%rd265], 16, %r51;
 	bra.uni $L145_rangeint_body;
 $L145_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd266, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p42, %rd266, %rd15;
-	@%p42 bra $L149_cond_true;
-	bra.uni $L171_edge;
-$L149_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p43, %rd223, %rd17;
-	@%p43 bra $L147_if_then;
-	bra.uni $L172_edge;
+	@%p42 bra $L147_if_then;
+	bra.uni $L173_rangeint_body;
 $L147_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p43, %rd223, %rd17;
+	@%p43 bra $L149_if_then;
+	bra.uni $L172_edge;
+$L149_if_then:
+	.loc 3 187 20
 	add.s64 %rd269, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd270, %rd269, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd271, %rd270, %rd223;
 	mov.s64 %rd267, %rd271;
 	mov.s64 %rd268, 16;
-	bra.uni $L148_if_done;
+	bra.uni $L150_if_done;
 $L172_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L148_if_done;
-$L171_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L148_if_done;
-$L148_if_done:
-	.loc 3 188 63
+	bra.uni $L150_if_done;
+$L150_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd272, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd273, 5120, %rd272;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd274, %rd273, 1;
 	add.s64 %rd275, %rd37, %rd274;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd276, %rd267, 1;
 	add.s64 %rd277, %rd4, %rd276;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r52, %rd268;
 	cp.async.cg.shared.global [%rd275], [%rd277], 16, %r52;
 	bra.uni $L173_rangeint_body;
 $L173_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd278, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p44, %rd278, %rd15;
-	@%p44 bra $L176_cond_true;
-	bra.uni $L177_edge;
-$L176_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p45, %rd223, %rd17;
-	@%p45 bra $L174_if_then;
-	bra.uni $L178_edge;
+	@%p44 bra $L174_if_then;
+	bra.uni $L179_rangeint_body;
 $L174_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p45, %rd223, %rd17;
+	@%p45 bra $L176_if_then;
+	bra.uni $L178_edge;
+$L176_if_then:
+	.loc 3 187 20
 	add.s64 %rd279, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd280, %rd279, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd281, %rd280, %rd223;
 	mov.s64 %rd267, %rd281;
 	mov.s64 %rd268, 16;
-	bra.uni $L175_if_done;
+	bra.uni $L177_if_done;
 $L178_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L175_if_done;
-$L177_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L175_if_done;
-$L175_if_done:
-	.loc 3 188 63
+	bra.uni $L177_if_done;
+$L177_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd282, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd283, 5376, %rd282;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd284, %rd283, 1;
 	add.s64 %rd285, %rd37, %rd284;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd286, %rd267, 1;
 	add.s64 %rd287, %rd4, %rd286;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r53, %rd268;
 	cp.async.cg.shared.global [%rd285], [%rd287], 16, %r53;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd288, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p46, %rd288, %rd15;
-	@%p46 bra $L182_cond_true;
-	bra.uni $L183_edge;
-$L182_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p47, %rd223, %rd17;
-	@%p47 bra $L180_if_then;
-	bra.uni $L184_edge;
+	@%p46 bra $L180_if_then;
+	bra.uni $L185_rangeint_body;
 $L180_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p47, %rd223, %rd17;
+	@%p47 bra $L182_if_then;
+	bra.uni $L184_edge;
+$L182_if_then:
+	.loc 3 187 20
 	add.s64 %rd289, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd290, %rd289, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd291, %rd290, %rd223;
 	mov.s64 %rd267, %rd291;
 	mov.s64 %rd268, 16;
-	bra.uni $L181_if_done;
+	bra.uni $L183_if_done;
 $L184_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L181_if_done;
-$L183_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L181_if_done;
-$L181_if_done:
-	.loc 3 188 63
+	bra.uni $L183_if_done;
+$L183_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd292, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd293, 5632, %rd292;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd294, %rd293, 1;
 	add.s64 %rd295, %rd37, %rd294;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd296, %rd267, 1;
 	add.s64 %rd297, %rd4, %rd296;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r54, %rd268;
 	cp.async.cg.shared.global [%rd295], [%rd297], 16, %r54;
 	bra.uni $L185_rangeint_body;
 $L185_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd298, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p48, %rd298, %rd15;
-	@%p48 bra $L188_cond_true;
-	bra.uni $L189_edge;
-$L188_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p49, %rd223, %rd17;
-	@%p49 bra $L186_if_then;
-	bra.uni $L190_edge;
+	@%p48 bra $L186_if_then;
+	bra.uni $L146_rangeint_done;
 $L186_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p49, %rd223, %rd17;
+	@%p49 bra $L188_if_then;
+	bra.uni $L190_edge;
+$L188_if_then:
+	.loc 3 187 20
 	add.s64 %rd299, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd300, %rd299, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd301, %rd300, %rd223;
 	mov.s64 %rd267, %rd301;
 	mov.s64 %rd268, 16;
-	bra.uni $L187_if_done;
+	bra.uni $L189_if_done;
 $L190_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L187_if_done;
-$L189_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L187_if_done;
-$L187_if_done:
-	.loc 3 188 63
+	bra.uni $L189_if_done;
+$L189_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd302, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd303, 5888, %rd302;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd304, %rd303, 1;
 	add.s64 %rd305, %rd37, %rd304;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd306, %rd267, 1;
 	add.s64 %rd307, %rd4, %rd306;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r55, %rd268;
 	cp.async.cg.shared.global [%rd305], [%rd307], 16, %r55;
 	bra.uni $L146_rangeint_done;
 $L146_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
@@ -9779,7 +9667,7 @@ $L19_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L194_entry;
 $L194_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r96, 0;
 	mov.u32 %r97, 0;
 	mov.u32 %r98, 0;
@@ -9788,7 +9676,7 @@ $L194_entry:
 	mov.u32 %r97, %r89;
 	mov.u32 %r98, %r90;
 	mov.u32 %r99, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r100, 0;
 	mov.u32 %r101, 0;
 	mov.u32 %r102, 0;
@@ -9800,9 +9688,9 @@ $L194_entry:
 	mov.f32 %f18, %f16;
 	bra.uni $L195_rangeint_body;
 $L195_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r104, %r96;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L198_entry;
 $L198_entry:
 	.loc 3 95 65
@@ -9815,9 +9703,9 @@ $L198_entry:
 	mov.f32 %f19, %f20;
 	bra.uni $L199_ret_hi;
 $L199_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r106, %r100;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L200_entry;
 $L200_entry:
 	.loc 3 95 65
@@ -9830,9 +9718,9 @@ $L200_entry:
 	mov.f32 %f21, %f22;
 	bra.uni $L201_ret_hi;
 $L201_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r108, %r96;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L202_entry;
 $L202_entry:
 	.loc 3 94 62
@@ -9843,9 +9731,9 @@ $L202_entry:
 	mov.f32 %f23, %f24;
 	bra.uni $L203_ret_lo;
 $L203_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r109, %r100;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L204_entry;
 $L204_entry:
 	.loc 3 94 62
@@ -9856,16 +9744,16 @@ $L204_entry:
 	mov.f32 %f25, %f26;
 	bra.uni $L205_ret_lo;
 $L205_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f27, %f23, %f25, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f28, %f19, %f21, %f27;
 	mov.f32 %f18, %f28;
 	bra.uni $L206_rangeint_body;
 $L206_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r110, %r97;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L207_entry;
 $L207_entry:
 	.loc 3 95 65
@@ -9878,9 +9766,9 @@ $L207_entry:
 	mov.f32 %f29, %f30;
 	bra.uni $L208_ret_hi;
 $L208_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r112, %r101;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L209_entry;
 $L209_entry:
 	.loc 3 95 65
@@ -9893,9 +9781,9 @@ $L209_entry:
 	mov.f32 %f31, %f32;
 	bra.uni $L210_ret_hi;
 $L210_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r114, %r97;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L211_entry;
 $L211_entry:
 	.loc 3 94 62
@@ -9906,9 +9794,9 @@ $L211_entry:
 	mov.f32 %f33, %f34;
 	bra.uni $L212_ret_lo;
 $L212_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r115, %r101;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L213_entry;
 $L213_entry:
 	.loc 3 94 62
@@ -9919,16 +9807,16 @@ $L213_entry:
 	mov.f32 %f35, %f36;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f37, %f33, %f35, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f38, %f29, %f31, %f37;
 	mov.f32 %f18, %f38;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r116, %r98;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L216_entry;
 $L216_entry:
 	.loc 3 95 65
@@ -9941,9 +9829,9 @@ $L216_entry:
 	mov.f32 %f39, %f40;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r118, %r102;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L218_entry;
 $L218_entry:
 	.loc 3 95 65
@@ -9956,9 +9844,9 @@ $L218_entry:
 	mov.f32 %f41, %f42;
 	bra.uni $L219_ret_hi;
 $L219_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r120, %r98;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L220_entry;
 $L220_entry:
 	.loc 3 94 62
@@ -9969,9 +9857,9 @@ $L220_entry:
 	mov.f32 %f43, %f44;
 	bra.uni $L221_ret_lo;
 $L221_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r121, %r102;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L222_entry;
 $L222_entry:
 	.loc 3 94 62
@@ -9982,16 +9870,16 @@ $L222_entry:
 	mov.f32 %f45, %f46;
 	bra.uni $L223_ret_lo;
 $L223_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f47, %f43, %f45, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f48, %f39, %f41, %f47;
 	mov.f32 %f18, %f48;
 	bra.uni $L224_rangeint_body;
 $L224_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r122, %r99;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L225_entry;
 $L225_entry:
 	.loc 3 95 65
@@ -10004,9 +9892,9 @@ $L225_entry:
 	mov.f32 %f49, %f50;
 	bra.uni $L226_ret_hi;
 $L226_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r124, %r103;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L227_entry;
 $L227_entry:
 	.loc 3 95 65
@@ -10019,9 +9907,9 @@ $L227_entry:
 	mov.f32 %f51, %f52;
 	bra.uni $L228_ret_hi;
 $L228_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r126, %r99;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L229_entry;
 $L229_entry:
 	.loc 3 94 62
@@ -10032,9 +9920,9 @@ $L229_entry:
 	mov.f32 %f53, %f54;
 	bra.uni $L230_ret_lo;
 $L230_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r127, %r103;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L231_entry;
 $L231_entry:
 	.loc 3 94 62
@@ -10045,14 +9933,14 @@ $L231_entry:
 	mov.f32 %f55, %f56;
 	bra.uni $L232_ret_lo;
 $L232_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f57, %f53, %f55, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f58, %f49, %f51, %f57;
 	mov.f32 %f59, %f58;
 	bra.uni $L196_rangeint_done;
 $L196_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f17, %f59;
 	bra.uni $L197_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L197_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -10070,7 +9958,7 @@ $L233_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L234_entry;
 $L234_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r132, 0;
 	mov.u32 %r133, 0;
 	mov.u32 %r134, 0;
@@ -10079,7 +9967,7 @@ $L234_entry:
 	mov.u32 %r133, %r89;
 	mov.u32 %r134, %r90;
 	mov.u32 %r135, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r136, 0;
 	mov.u32 %r137, 0;
 	mov.u32 %r138, 0;
@@ -10091,9 +9979,9 @@ $L234_entry:
 	mov.f32 %f62, %f60;
 	bra.uni $L235_rangeint_body;
 $L235_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r140, %r132;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L238_entry;
 $L238_entry:
 	.loc 3 95 65
@@ -10106,9 +9994,9 @@ $L238_entry:
 	mov.f32 %f63, %f64;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r142, %r136;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L240_entry;
 $L240_entry:
 	.loc 3 95 65
@@ -10121,9 +10009,9 @@ $L240_entry:
 	mov.f32 %f65, %f66;
 	bra.uni $L241_ret_hi;
 $L241_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r144, %r132;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L242_entry;
 $L242_entry:
 	.loc 3 94 62
@@ -10134,9 +10022,9 @@ $L242_entry:
 	mov.f32 %f67, %f68;
 	bra.uni $L243_ret_lo;
 $L243_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r145, %r136;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L244_entry;
 $L244_entry:
 	.loc 3 94 62
@@ -10147,16 +10035,16 @@ $L244_entry:
 	mov.f32 %f69, %f70;
 	bra.uni $L245_ret_lo;
 $L245_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f71, %f67, %f69, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f72, %f63, %f65, %f71;
 	mov.f32 %f62, %f72;
 	bra.uni $L246_rangeint_body;
 $L246_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r146, %r133;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L247_entry;
 $L247_entry:
 	.loc 3 95 65
@@ -10169,9 +10057,9 @@ $L247_entry:
 	mov.f32 %f73, %f74;
 	bra.uni $L248_ret_hi;
 $L248_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r148, %r137;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L249_entry;
 $L249_entry:
 	.loc 3 95 65
@@ -10184,9 +10072,9 @@ $L249_entry:
 	mov.f32 %f75, %f76;
 	bra.uni $L250_ret_hi;
 $L250_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r150, %r133;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L251_entry;
 $L251_entry:
 	.loc 3 94 62
@@ -10197,9 +10085,9 @@ $L251_entry:
 	mov.f32 %f77, %f78;
 	bra.uni $L252_ret_lo;
 $L252_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r151, %r137;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L253_entry;
 $L253_entry:
 	.loc 3 94 62
@@ -10210,16 +10098,16 @@ $L253_entry:
 	mov.f32 %f79, %f80;
 	bra.uni $L254_ret_lo;
 $L254_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f81, %f77, %f79, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f82, %f73, %f75, %f81;
 	mov.f32 %f62, %f82;
 	bra.uni $L255_rangeint_body;
 $L255_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r152, %r134;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L256_entry;
 $L256_entry:
 	.loc 3 95 65
@@ -10232,9 +10120,9 @@ $L256_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L257_ret_hi;
 $L257_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r154, %r138;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L258_entry;
 $L258_entry:
 	.loc 3 95 65
@@ -10247,9 +10135,9 @@ $L258_entry:
 	mov.f32 %f85, %f86;
 	bra.uni $L259_ret_hi;
 $L259_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r156, %r134;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L260_entry;
 $L260_entry:
 	.loc 3 94 62
@@ -10260,9 +10148,9 @@ $L260_entry:
 	mov.f32 %f87, %f88;
 	bra.uni $L261_ret_lo;
 $L261_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r157, %r138;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L262_entry;
 $L262_entry:
 	.loc 3 94 62
@@ -10273,16 +10161,16 @@ $L262_entry:
 	mov.f32 %f89, %f90;
 	bra.uni $L263_ret_lo;
 $L263_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f91, %f87, %f89, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f92, %f83, %f85, %f91;
 	mov.f32 %f62, %f92;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r158, %r135;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L265_entry;
 $L265_entry:
 	.loc 3 95 65
@@ -10295,9 +10183,9 @@ $L265_entry:
 	mov.f32 %f93, %f94;
 	bra.uni $L266_ret_hi;
 $L266_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r160, %r139;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L267_entry;
 $L267_entry:
 	.loc 3 95 65
@@ -10310,9 +10198,9 @@ $L267_entry:
 	mov.f32 %f95, %f96;
 	bra.uni $L268_ret_hi;
 $L268_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r162, %r135;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L269_entry;
 $L269_entry:
 	.loc 3 94 62
@@ -10323,9 +10211,9 @@ $L269_entry:
 	mov.f32 %f97, %f98;
 	bra.uni $L270_ret_lo;
 $L270_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r163, %r139;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L271_entry;
 $L271_entry:
 	.loc 3 94 62
@@ -10336,14 +10224,14 @@ $L271_entry:
 	mov.f32 %f99, %f100;
 	bra.uni $L272_ret_lo;
 $L272_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f101, %f97, %f99, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f102, %f93, %f95, %f101;
 	mov.f32 %f103, %f102;
 	bra.uni $L236_rangeint_done;
 $L236_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f61, %f103;
 	bra.uni $L237_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L237_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -10361,7 +10249,7 @@ $L273_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L274_entry;
 $L274_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r168, 0;
 	mov.u32 %r169, 0;
 	mov.u32 %r170, 0;
@@ -10370,7 +10258,7 @@ $L274_entry:
 	mov.u32 %r169, %r89;
 	mov.u32 %r170, %r90;
 	mov.u32 %r171, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r172, 0;
 	mov.u32 %r173, 0;
 	mov.u32 %r174, 0;
@@ -10382,9 +10270,9 @@ $L274_entry:
 	mov.f32 %f106, %f104;
 	bra.uni $L275_rangeint_body;
 $L275_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r176, %r168;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L278_entry;
 $L278_entry:
 	.loc 3 95 65
@@ -10397,9 +10285,9 @@ $L278_entry:
 	mov.f32 %f107, %f108;
 	bra.uni $L279_ret_hi;
 $L279_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r178, %r172;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L280_entry;
 $L280_entry:
 	.loc 3 95 65
@@ -10412,9 +10300,9 @@ $L280_entry:
 	mov.f32 %f109, %f110;
 	bra.uni $L281_ret_hi;
 $L281_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r180, %r168;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L282_entry;
 $L282_entry:
 	.loc 3 94 62
@@ -10425,9 +10313,9 @@ $L282_entry:
 	mov.f32 %f111, %f112;
 	bra.uni $L283_ret_lo;
 $L283_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r181, %r172;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L284_entry;
 $L284_entry:
 	.loc 3 94 62
@@ -10438,16 +10326,16 @@ $L284_entry:
 	mov.f32 %f113, %f114;
 	bra.uni $L285_ret_lo;
 $L285_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f115, %f111, %f113, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f116, %f107, %f109, %f115;
 	mov.f32 %f106, %f116;
 	bra.uni $L286_rangeint_body;
 $L286_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r182, %r169;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L287_entry;
 $L287_entry:
 	.loc 3 95 65
@@ -10460,9 +10348,9 @@ $L287_entry:
 	mov.f32 %f117, %f118;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r184, %r173;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L289_entry;
 $L289_entry:
 	.loc 3 95 65
@@ -10475,9 +10363,9 @@ $L289_entry:
 	mov.f32 %f119, %f120;
 	bra.uni $L290_ret_hi;
 $L290_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r186, %r169;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L291_entry;
 $L291_entry:
 	.loc 3 94 62
@@ -10488,9 +10376,9 @@ $L291_entry:
 	mov.f32 %f121, %f122;
 	bra.uni $L292_ret_lo;
 $L292_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r187, %r173;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L293_entry;
 $L293_entry:
 	.loc 3 94 62
@@ -10501,16 +10389,16 @@ $L293_entry:
 	mov.f32 %f123, %f124;
 	bra.uni $L294_ret_lo;
 $L294_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f125, %f121, %f123, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f126, %f117, %f119, %f125;
 	mov.f32 %f106, %f126;
 	bra.uni $L295_rangeint_body;
 $L295_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r188, %r170;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L296_entry;
 $L296_entry:
 	.loc 3 95 65
@@ -10523,9 +10411,9 @@ $L296_entry:
 	mov.f32 %f127, %f128;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r190, %r174;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 95 65
@@ -10538,9 +10426,9 @@ $L298_entry:
 	mov.f32 %f129, %f130;
 	bra.uni $L299_ret_hi;
 $L299_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r192, %r170;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L300_entry;
 $L300_entry:
 	.loc 3 94 62
@@ -10551,9 +10439,9 @@ $L300_entry:
 	mov.f32 %f131, %f132;
 	bra.uni $L301_ret_lo;
 $L301_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r193, %r174;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L302_entry;
 $L302_entry:
 	.loc 3 94 62
@@ -10564,16 +10452,16 @@ $L302_entry:
 	mov.f32 %f133, %f134;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f135, %f131, %f133, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f136, %f127, %f129, %f135;
 	mov.f32 %f106, %f136;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r194, %r171;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L305_entry;
 $L305_entry:
 	.loc 3 95 65
@@ -10586,9 +10474,9 @@ $L305_entry:
 	mov.f32 %f137, %f138;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r196, %r175;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L307_entry;
 $L307_entry:
 	.loc 3 95 65
@@ -10601,9 +10489,9 @@ $L307_entry:
 	mov.f32 %f139, %f140;
 	bra.uni $L308_ret_hi;
 $L308_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r198, %r171;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L309_entry;
 $L309_entry:
 	.loc 3 94 62
@@ -10614,9 +10502,9 @@ $L309_entry:
 	mov.f32 %f141, %f142;
 	bra.uni $L310_ret_lo;
 $L310_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r199, %r175;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L311_entry;
 $L311_entry:
 	.loc 3 94 62
@@ -10627,14 +10515,14 @@ $L311_entry:
 	mov.f32 %f143, %f144;
 	bra.uni $L312_ret_lo;
 $L312_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f145, %f141, %f143, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f146, %f137, %f139, %f145;
 	mov.f32 %f147, %f146;
 	bra.uni $L276_rangeint_done;
 $L276_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f105, %f147;
 	bra.uni $L277_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L277_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -10652,7 +10540,7 @@ $L313_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L314_entry;
 $L314_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r204, 0;
 	mov.u32 %r205, 0;
 	mov.u32 %r206, 0;
@@ -10661,7 +10549,7 @@ $L314_entry:
 	mov.u32 %r205, %r89;
 	mov.u32 %r206, %r90;
 	mov.u32 %r207, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r208, 0;
 	mov.u32 %r209, 0;
 	mov.u32 %r210, 0;
@@ -10673,9 +10561,9 @@ $L314_entry:
 	mov.f32 %f150, %f148;
 	bra.uni $L315_rangeint_body;
 $L315_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r212, %r204;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L318_entry;
 $L318_entry:
 	.loc 3 95 65
@@ -10688,9 +10576,9 @@ $L318_entry:
 	mov.f32 %f151, %f152;
 	bra.uni $L319_ret_hi;
 $L319_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r214, %r208;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L320_entry;
 $L320_entry:
 	.loc 3 95 65
@@ -10703,9 +10591,9 @@ $L320_entry:
 	mov.f32 %f153, %f154;
 	bra.uni $L321_ret_hi;
 $L321_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r216, %r204;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L322_entry;
 $L322_entry:
 	.loc 3 94 62
@@ -10716,9 +10604,9 @@ $L322_entry:
 	mov.f32 %f155, %f156;
 	bra.uni $L323_ret_lo;
 $L323_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r217, %r208;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L324_entry;
 $L324_entry:
 	.loc 3 94 62
@@ -10729,16 +10617,16 @@ $L324_entry:
 	mov.f32 %f157, %f158;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f159, %f155, %f157, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f160, %f151, %f153, %f159;
 	mov.f32 %f150, %f160;
 	bra.uni $L326_rangeint_body;
 $L326_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r218, %r205;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L327_entry;
 $L327_entry:
 	.loc 3 95 65
@@ -10751,9 +10639,9 @@ $L327_entry:
 	mov.f32 %f161, %f162;
 	bra.uni $L328_ret_hi;
 $L328_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r220, %r209;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L329_entry;
 $L329_entry:
 	.loc 3 95 65
@@ -10766,9 +10654,9 @@ $L329_entry:
 	mov.f32 %f163, %f164;
 	bra.uni $L330_ret_hi;
 $L330_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r222, %r205;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L331_entry;
 $L331_entry:
 	.loc 3 94 62
@@ -10779,9 +10667,9 @@ $L331_entry:
 	mov.f32 %f165, %f166;
 	bra.uni $L332_ret_lo;
 $L332_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r223, %r209;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L333_entry;
 $L333_entry:
 	.loc 3 94 62
@@ -10792,16 +10680,16 @@ $L333_entry:
 	mov.f32 %f167, %f168;
 	bra.uni $L334_ret_lo;
 $L334_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f169, %f165, %f167, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f170, %f161, %f163, %f169;
 	mov.f32 %f150, %f170;
 	bra.uni $L335_rangeint_body;
 $L335_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r224, %r206;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L336_entry;
 $L336_entry:
 	.loc 3 95 65
@@ -10814,9 +10702,9 @@ $L336_entry:
 	mov.f32 %f171, %f172;
 	bra.uni $L337_ret_hi;
 $L337_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r226, %r210;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L338_entry;
 $L338_entry:
 	.loc 3 95 65
@@ -10829,9 +10717,9 @@ $L338_entry:
 	mov.f32 %f173, %f174;
 	bra.uni $L339_ret_hi;
 $L339_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r228, %r206;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L340_entry;
 $L340_entry:
 	.loc 3 94 62
@@ -10842,9 +10730,9 @@ $L340_entry:
 	mov.f32 %f175, %f176;
 	bra.uni $L341_ret_lo;
 $L341_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r229, %r210;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L342_entry;
 $L342_entry:
 	.loc 3 94 62
@@ -10855,16 +10743,16 @@ $L342_entry:
 	mov.f32 %f177, %f178;
 	bra.uni $L343_ret_lo;
 $L343_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f179, %f175, %f177, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f180, %f171, %f173, %f179;
 	mov.f32 %f150, %f180;
 	bra.uni $L344_rangeint_body;
 $L344_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r230, %r207;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L345_entry;
 $L345_entry:
 	.loc 3 95 65
@@ -10877,9 +10765,9 @@ $L345_entry:
 	mov.f32 %f181, %f182;
 	bra.uni $L346_ret_hi;
 $L346_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r232, %r211;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 3 95 65
@@ -10892,9 +10780,9 @@ $L347_entry:
 	mov.f32 %f183, %f184;
 	bra.uni $L348_ret_hi;
 $L348_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r234, %r207;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L349_entry;
 $L349_entry:
 	.loc 3 94 62
@@ -10905,9 +10793,9 @@ $L349_entry:
 	mov.f32 %f185, %f186;
 	bra.uni $L350_ret_lo;
 $L350_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r235, %r211;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L351_entry;
 $L351_entry:
 	.loc 3 94 62
@@ -10918,14 +10806,14 @@ $L351_entry:
 	mov.f32 %f187, %f188;
 	bra.uni $L352_ret_lo;
 $L352_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f189, %f185, %f187, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f190, %f181, %f183, %f189;
 	mov.f32 %f191, %f190;
 	bra.uni $L316_rangeint_done;
 $L316_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f149, %f191;
 	bra.uni $L317_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L317_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -10959,7 +10847,7 @@ $L356_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L357_entry;
 $L357_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r244, 0;
 	mov.u32 %r245, 0;
 	mov.u32 %r246, 0;
@@ -10968,7 +10856,7 @@ $L357_entry:
 	mov.u32 %r245, %r237;
 	mov.u32 %r246, %r238;
 	mov.u32 %r247, %r239;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r248, 0;
 	mov.u32 %r249, 0;
 	mov.u32 %r250, 0;
@@ -10980,9 +10868,9 @@ $L357_entry:
 	mov.f32 %f194, %f192;
 	bra.uni $L358_rangeint_body;
 $L358_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r252, %r244;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L361_entry;
 $L361_entry:
 	.loc 3 95 65
@@ -10995,9 +10883,9 @@ $L361_entry:
 	mov.f32 %f195, %f196;
 	bra.uni $L362_ret_hi;
 $L362_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r254, %r248;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L363_entry;
 $L363_entry:
 	.loc 3 95 65
@@ -11010,9 +10898,9 @@ $L363_entry:
 	mov.f32 %f197, %f198;
 	bra.uni $L364_ret_hi;
 $L364_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r256, %r244;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L365_entry;
 $L365_entry:
 	.loc 3 94 62
@@ -11023,9 +10911,9 @@ $L365_entry:
 	mov.f32 %f199, %f200;
 	bra.uni $L366_ret_lo;
 $L366_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r257, %r248;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 3 94 62
@@ -11036,16 +10924,16 @@ $L367_entry:
 	mov.f32 %f201, %f202;
 	bra.uni $L368_ret_lo;
 $L368_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f203, %f199, %f201, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f204, %f195, %f197, %f203;
 	mov.f32 %f194, %f204;
 	bra.uni $L369_rangeint_body;
 $L369_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r258, %r245;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L370_entry;
 $L370_entry:
 	.loc 3 95 65
@@ -11058,9 +10946,9 @@ $L370_entry:
 	mov.f32 %f205, %f206;
 	bra.uni $L371_ret_hi;
 $L371_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r260, %r249;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L372_entry;
 $L372_entry:
 	.loc 3 95 65
@@ -11073,9 +10961,9 @@ $L372_entry:
 	mov.f32 %f207, %f208;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r262, %r245;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L374_entry;
 $L374_entry:
 	.loc 3 94 62
@@ -11086,9 +10974,9 @@ $L374_entry:
 	mov.f32 %f209, %f210;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r263, %r249;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L376_entry;
 $L376_entry:
 	.loc 3 94 62
@@ -11099,16 +10987,16 @@ $L376_entry:
 	mov.f32 %f211, %f212;
 	bra.uni $L377_ret_lo;
 $L377_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f213, %f209, %f211, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f214, %f205, %f207, %f213;
 	mov.f32 %f194, %f214;
 	bra.uni $L378_rangeint_body;
 $L378_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r264, %r246;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L379_entry;
 $L379_entry:
 	.loc 3 95 65
@@ -11121,9 +11009,9 @@ $L379_entry:
 	mov.f32 %f215, %f216;
 	bra.uni $L380_ret_hi;
 $L380_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r266, %r250;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L381_entry;
 $L381_entry:
 	.loc 3 95 65
@@ -11136,9 +11024,9 @@ $L381_entry:
 	mov.f32 %f217, %f218;
 	bra.uni $L382_ret_hi;
 $L382_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r268, %r246;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L383_entry;
 $L383_entry:
 	.loc 3 94 62
@@ -11149,9 +11037,9 @@ $L383_entry:
 	mov.f32 %f219, %f220;
 	bra.uni $L384_ret_lo;
 $L384_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r269, %r250;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L385_entry;
 $L385_entry:
 	.loc 3 94 62
@@ -11162,16 +11050,16 @@ $L385_entry:
 	mov.f32 %f221, %f222;
 	bra.uni $L386_ret_lo;
 $L386_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f223, %f219, %f221, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f224, %f215, %f217, %f223;
 	mov.f32 %f194, %f224;
 	bra.uni $L387_rangeint_body;
 $L387_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r270, %r247;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L388_entry;
 $L388_entry:
 	.loc 3 95 65
@@ -11184,9 +11072,9 @@ $L388_entry:
 	mov.f32 %f225, %f226;
 	bra.uni $L389_ret_hi;
 $L389_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r272, %r251;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L390_entry;
 $L390_entry:
 	.loc 3 95 65
@@ -11199,9 +11087,9 @@ $L390_entry:
 	mov.f32 %f227, %f228;
 	bra.uni $L391_ret_hi;
 $L391_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r274, %r247;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L392_entry;
 $L392_entry:
 	.loc 3 94 62
@@ -11212,9 +11100,9 @@ $L392_entry:
 	mov.f32 %f229, %f230;
 	bra.uni $L393_ret_lo;
 $L393_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r275, %r251;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L394_entry;
 $L394_entry:
 	.loc 3 94 62
@@ -11225,14 +11113,14 @@ $L394_entry:
 	mov.f32 %f231, %f232;
 	bra.uni $L395_ret_lo;
 $L395_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f233, %f229, %f231, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f234, %f225, %f227, %f233;
 	mov.f32 %f235, %f234;
 	bra.uni $L359_rangeint_done;
 $L359_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f193, %f235;
 	bra.uni $L360_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L360_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -11250,7 +11138,7 @@ $L396_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L397_entry;
 $L397_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r280, 0;
 	mov.u32 %r281, 0;
 	mov.u32 %r282, 0;
@@ -11259,7 +11147,7 @@ $L397_entry:
 	mov.u32 %r281, %r237;
 	mov.u32 %r282, %r238;
 	mov.u32 %r283, %r239;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r284, 0;
 	mov.u32 %r285, 0;
 	mov.u32 %r286, 0;
@@ -11271,9 +11159,9 @@ $L397_entry:
 	mov.f32 %f238, %f236;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r288, %r280;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L401_entry;
 $L401_entry:
 	.loc 3 95 65
@@ -11286,9 +11174,9 @@ $L401_entry:
 	mov.f32 %f239, %f240;
 	bra.uni $L402_ret_hi;
 $L402_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r290, %r284;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L403_entry;
 $L403_entry:
 	.loc 3 95 65
@@ -11301,9 +11189,9 @@ $L403_entry:
 	mov.f32 %f241, %f242;
 	bra.uni $L404_ret_hi;
 $L404_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r292, %r280;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L405_entry;
 $L405_entry:
 	.loc 3 94 62
@@ -11314,9 +11202,9 @@ $L405_entry:
 	mov.f32 %f243, %f244;
 	bra.uni $L406_ret_lo;
 $L406_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r293, %r284;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L407_entry;
 $L407_entry:
 	.loc 3 94 62
@@ -11327,16 +11215,16 @@ $L407_entry:
 	mov.f32 %f245, %f246;
 	bra.uni $L408_ret_lo;
 $L408_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f247, %f243, %f245, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f248, %f239, %f241, %f247;
 	mov.f32 %f238, %f248;
 	bra.uni $L409_rangeint_body;
 $L409_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r294, %r281;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L410_entry;
 $L410_entry:
 	.loc 3 95 65
@@ -11349,9 +11237,9 @@ $L410_entry:
 	mov.f32 %f249, %f250;
 	bra.uni $L411_ret_hi;
 $L411_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r296, %r285;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L412_entry;
 $L412_entry:
 	.loc 3 95 65
@@ -11364,9 +11252,9 @@ $L412_entry:
 	mov.f32 %f251, %f252;
 	bra.uni $L413_ret_hi;
 $L413_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r298, %r281;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L414_entry;
 $L414_entry:
 	.loc 3 94 62
@@ -11377,9 +11265,9 @@ $L414_entry:
 	mov.f32 %f253, %f254;
 	bra.uni $L415_ret_lo;
 $L415_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r299, %r285;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L416_entry;
 $L416_entry:
 	.loc 3 94 62
@@ -11390,16 +11278,16 @@ $L416_entry:
 	mov.f32 %f255, %f256;
 	bra.uni $L417_ret_lo;
 $L417_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f257, %f253, %f255, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f258, %f249, %f251, %f257;
 	mov.f32 %f238, %f258;
 	bra.uni $L418_rangeint_body;
 $L418_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r300, %r282;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L419_entry;
 $L419_entry:
 	.loc 3 95 65
@@ -11412,9 +11300,9 @@ $L419_entry:
 	mov.f32 %f259, %f260;
 	bra.uni $L420_ret_hi;
 $L420_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r302, %r286;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L421_entry;
 $L421_entry:
 	.loc 3 95 65
@@ -11427,9 +11315,9 @@ $L421_entry:
 	mov.f32 %f261, %f262;
 	bra.uni $L422_ret_hi;
 $L422_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r304, %r282;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L423_entry;
 $L423_entry:
 	.loc 3 94 62
@@ -11440,9 +11328,9 @@ $L423_entry:
 	mov.f32 %f263, %f264;
 	bra.uni $L424_ret_lo;
 $L424_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r305, %r286;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L425_entry;
 $L425_entry:
 	.loc 3 94 62
@@ -11453,16 +11341,16 @@ $L425_entry:
 	mov.f32 %f265, %f266;
 	bra.uni $L426_ret_lo;
 $L426_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f267, %f263, %f265, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f268, %f259, %f261, %f267;
 	mov.f32 %f238, %f268;
 	bra.uni $L427_rangeint_body;
 $L427_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r306, %r283;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L428_entry;
 $L428_entry:
 	.loc 3 95 65
@@ -11475,9 +11363,9 @@ $L428_entry:
 	mov.f32 %f269, %f270;
 	bra.uni $L429_ret_hi;
 $L429_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r308, %r287;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L430_entry;
 $L430_entry:
 	.loc 3 95 65
@@ -11490,9 +11378,9 @@ $L430_entry:
 	mov.f32 %f271, %f272;
 	bra.uni $L431_ret_hi;
 $L431_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r310, %r283;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L432_entry;
 $L432_entry:
 	.loc 3 94 62
@@ -11503,9 +11391,9 @@ $L432_entry:
 	mov.f32 %f273, %f274;
 	bra.uni $L433_ret_lo;
 $L433_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r311, %r287;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L434_entry;
 $L434_entry:
 	.loc 3 94 62
@@ -11516,14 +11404,14 @@ $L434_entry:
 	mov.f32 %f275, %f276;
 	bra.uni $L435_ret_lo;
 $L435_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f277, %f273, %f275, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f278, %f269, %f271, %f277;
 	mov.f32 %f279, %f278;
 	bra.uni $L399_rangeint_done;
 $L399_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f237, %f279;
 	bra.uni $L400_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L400_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -11541,7 +11429,7 @@ $L436_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L437_entry;
 $L437_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r316, 0;
 	mov.u32 %r317, 0;
 	mov.u32 %r318, 0;
@@ -11550,7 +11438,7 @@ $L437_entry:
 	mov.u32 %r317, %r237;
 	mov.u32 %r318, %r238;
 	mov.u32 %r319, %r239;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r320, 0;
 	mov.u32 %r321, 0;
 	mov.u32 %r322, 0;
@@ -11562,9 +11450,9 @@ $L437_entry:
 	mov.f32 %f282, %f280;
 	bra.uni $L438_rangeint_body;
 $L438_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r324, %r316;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L441_entry;
 $L441_entry:
 	.loc 3 95 65
@@ -11577,9 +11465,9 @@ $L441_entry:
 	mov.f32 %f283, %f284;
 	bra.uni $L442_ret_hi;
 $L442_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r326, %r320;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L443_entry;
 $L443_entry:
 	.loc 3 95 65
@@ -11592,9 +11480,9 @@ $L443_entry:
 	mov.f32 %f285, %f286;
 	bra.uni $L444_ret_hi;
 $L444_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r328, %r316;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L445_entry;
 $L445_entry:
 	.loc 3 94 62
@@ -11605,9 +11493,9 @@ $L445_entry:
 	mov.f32 %f287, %f288;
 	bra.uni $L446_ret_lo;
 $L446_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r329, %r320;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L447_entry;
 $L447_entry:
 	.loc 3 94 62
@@ -11618,16 +11506,16 @@ $L447_entry:
 	mov.f32 %f289, %f290;
 	bra.uni $L448_ret_lo;
 $L448_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f291, %f287, %f289, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f292, %f283, %f285, %f291;
 	mov.f32 %f282, %f292;
 	bra.uni $L449_rangeint_body;
 $L449_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r330, %r317;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L450_entry;
 $L450_entry:
 	.loc 3 95 65
@@ -11640,9 +11528,9 @@ $L450_entry:
 	mov.f32 %f293, %f294;
 	bra.uni $L451_ret_hi;
 $L451_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r332, %r321;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L452_entry;
 $L452_entry:
 	.loc 3 95 65
@@ -11655,9 +11543,9 @@ $L452_entry:
 	mov.f32 %f295, %f296;
 	bra.uni $L453_ret_hi;
 $L453_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r334, %r317;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L454_entry;
 $L454_entry:
 	.loc 3 94 62
@@ -11668,9 +11556,9 @@ $L454_entry:
 	mov.f32 %f297, %f298;
 	bra.uni $L455_ret_lo;
 $L455_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r335, %r321;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L456_entry;
 $L456_entry:
 	.loc 3 94 62
@@ -11681,16 +11569,16 @@ $L456_entry:
 	mov.f32 %f299, %f300;
 	bra.uni $L457_ret_lo;
 $L457_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f301, %f297, %f299, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f302, %f293, %f295, %f301;
 	mov.f32 %f282, %f302;
 	bra.uni $L458_rangeint_body;
 $L458_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r336, %r318;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L459_entry;
 $L459_entry:
 	.loc 3 95 65
@@ -11703,9 +11591,9 @@ $L459_entry:
 	mov.f32 %f303, %f304;
 	bra.uni $L460_ret_hi;
 $L460_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r338, %r322;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L461_entry;
 $L461_entry:
 	.loc 3 95 65
@@ -11718,9 +11606,9 @@ $L461_entry:
 	mov.f32 %f305, %f306;
 	bra.uni $L462_ret_hi;
 $L462_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r340, %r318;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L463_entry;
 $L463_entry:
 	.loc 3 94 62
@@ -11731,9 +11619,9 @@ $L463_entry:
 	mov.f32 %f307, %f308;
 	bra.uni $L464_ret_lo;
 $L464_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r341, %r322;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L465_entry;
 $L465_entry:
 	.loc 3 94 62
@@ -11744,16 +11632,16 @@ $L465_entry:
 	mov.f32 %f309, %f310;
 	bra.uni $L466_ret_lo;
 $L466_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f311, %f307, %f309, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f312, %f303, %f305, %f311;
 	mov.f32 %f282, %f312;
 	bra.uni $L467_rangeint_body;
 $L467_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r342, %r319;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L468_entry;
 $L468_entry:
 	.loc 3 95 65
@@ -11766,9 +11654,9 @@ $L468_entry:
 	mov.f32 %f313, %f314;
 	bra.uni $L469_ret_hi;
 $L469_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r344, %r323;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L470_entry;
 $L470_entry:
 	.loc 3 95 65
@@ -11781,9 +11669,9 @@ $L470_entry:
 	mov.f32 %f315, %f316;
 	bra.uni $L471_ret_hi;
 $L471_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r346, %r319;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L472_entry;
 $L472_entry:
 	.loc 3 94 62
@@ -11794,9 +11682,9 @@ $L472_entry:
 	mov.f32 %f317, %f318;
 	bra.uni $L473_ret_lo;
 $L473_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r347, %r323;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L474_entry;
 $L474_entry:
 	.loc 3 94 62
@@ -11807,14 +11695,14 @@ $L474_entry:
 	mov.f32 %f319, %f320;
 	bra.uni $L475_ret_lo;
 $L475_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f321, %f317, %f319, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f322, %f313, %f315, %f321;
 	mov.f32 %f323, %f322;
 	bra.uni $L439_rangeint_done;
 $L439_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f281, %f323;
 	bra.uni $L440_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L440_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -11832,7 +11720,7 @@ $L476_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L477_entry;
 $L477_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r352, 0;
 	mov.u32 %r353, 0;
 	mov.u32 %r354, 0;
@@ -11841,7 +11729,7 @@ $L477_entry:
 	mov.u32 %r353, %r237;
 	mov.u32 %r354, %r238;
 	mov.u32 %r355, %r239;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r356, 0;
 	mov.u32 %r357, 0;
 	mov.u32 %r358, 0;
@@ -11853,9 +11741,9 @@ $L477_entry:
 	mov.f32 %f326, %f324;
 	bra.uni $L478_rangeint_body;
 $L478_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r360, %r352;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L481_entry;
 $L481_entry:
 	.loc 3 95 65
@@ -11868,9 +11756,9 @@ $L481_entry:
 	mov.f32 %f327, %f328;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r362, %r356;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L483_entry;
 $L483_entry:
 	.loc 3 95 65
@@ -11883,9 +11771,9 @@ $L483_entry:
 	mov.f32 %f329, %f330;
 	bra.uni $L484_ret_hi;
 $L484_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r364, %r352;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L485_entry;
 $L485_entry:
 	.loc 3 94 62
@@ -11896,9 +11784,9 @@ $L485_entry:
 	mov.f32 %f331, %f332;
 	bra.uni $L486_ret_lo;
 $L486_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r365, %r356;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L487_entry;
 $L487_entry:
 	.loc 3 94 62
@@ -11909,16 +11797,16 @@ $L487_entry:
 	mov.f32 %f333, %f334;
 	bra.uni $L488_ret_lo;
 $L488_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f335, %f331, %f333, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f336, %f327, %f329, %f335;
 	mov.f32 %f326, %f336;
 	bra.uni $L489_rangeint_body;
 $L489_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r366, %r353;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L490_entry;
 $L490_entry:
 	.loc 3 95 65
@@ -11931,9 +11819,9 @@ $L490_entry:
 	mov.f32 %f337, %f338;
 	bra.uni $L491_ret_hi;
 $L491_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r368, %r357;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L492_entry;
 $L492_entry:
 	.loc 3 95 65
@@ -11946,9 +11834,9 @@ $L492_entry:
 	mov.f32 %f339, %f340;
 	bra.uni $L493_ret_hi;
 $L493_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r370, %r353;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L494_entry;
 $L494_entry:
 	.loc 3 94 62
@@ -11959,9 +11847,9 @@ $L494_entry:
 	mov.f32 %f341, %f342;
 	bra.uni $L495_ret_lo;
 $L495_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r371, %r357;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L496_entry;
 $L496_entry:
 	.loc 3 94 62
@@ -11972,16 +11860,16 @@ $L496_entry:
 	mov.f32 %f343, %f344;
 	bra.uni $L497_ret_lo;
 $L497_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f345, %f341, %f343, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f346, %f337, %f339, %f345;
 	mov.f32 %f326, %f346;
 	bra.uni $L498_rangeint_body;
 $L498_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r372, %r354;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L499_entry;
 $L499_entry:
 	.loc 3 95 65
@@ -11994,9 +11882,9 @@ $L499_entry:
 	mov.f32 %f347, %f348;
 	bra.uni $L500_ret_hi;
 $L500_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r374, %r358;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L501_entry;
 $L501_entry:
 	.loc 3 95 65
@@ -12009,9 +11897,9 @@ $L501_entry:
 	mov.f32 %f349, %f350;
 	bra.uni $L502_ret_hi;
 $L502_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r376, %r354;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L503_entry;
 $L503_entry:
 	.loc 3 94 62
@@ -12022,9 +11910,9 @@ $L503_entry:
 	mov.f32 %f351, %f352;
 	bra.uni $L504_ret_lo;
 $L504_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r377, %r358;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L505_entry;
 $L505_entry:
 	.loc 3 94 62
@@ -12035,16 +11923,16 @@ $L505_entry:
 	mov.f32 %f353, %f354;
 	bra.uni $L506_ret_lo;
 $L506_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f355, %f351, %f353, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f356, %f347, %f349, %f355;
 	mov.f32 %f326, %f356;
 	bra.uni $L507_rangeint_body;
 $L507_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r378, %r355;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L508_entry;
 $L508_entry:
 	.loc 3 95 65
@@ -12057,9 +11945,9 @@ $L508_entry:
 	mov.f32 %f357, %f358;
 	bra.uni $L509_ret_hi;
 $L509_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r380, %r359;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L510_entry;
 $L510_entry:
 	.loc 3 95 65
@@ -12072,9 +11960,9 @@ $L510_entry:
 	mov.f32 %f359, %f360;
 	bra.uni $L511_ret_hi;
 $L511_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r382, %r355;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L512_entry;
 $L512_entry:
 	.loc 3 94 62
@@ -12085,9 +11973,9 @@ $L512_entry:
 	mov.f32 %f361, %f362;
 	bra.uni $L513_ret_lo;
 $L513_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r383, %r359;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L514_entry;
 $L514_entry:
 	.loc 3 94 62
@@ -12098,14 +11986,14 @@ $L514_entry:
 	mov.f32 %f363, %f364;
 	bra.uni $L515_ret_lo;
 $L515_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f365, %f361, %f363, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f366, %f357, %f359, %f365;
 	mov.f32 %f367, %f366;
 	bra.uni $L479_rangeint_done;
 $L479_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f325, %f367;
 	bra.uni $L480_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L480_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -12139,7 +12027,7 @@ $L519_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L520_entry;
 $L520_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r392, 0;
 	mov.u32 %r393, 0;
 	mov.u32 %r394, 0;
@@ -12148,7 +12036,7 @@ $L520_entry:
 	mov.u32 %r393, %r385;
 	mov.u32 %r394, %r386;
 	mov.u32 %r395, %r387;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r396, 0;
 	mov.u32 %r397, 0;
 	mov.u32 %r398, 0;
@@ -12160,9 +12048,9 @@ $L520_entry:
 	mov.f32 %f370, %f368;
 	bra.uni $L521_rangeint_body;
 $L521_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r400, %r392;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L524_entry;
 $L524_entry:
 	.loc 3 95 65
@@ -12175,9 +12063,9 @@ $L524_entry:
 	mov.f32 %f371, %f372;
 	bra.uni $L525_ret_hi;
 $L525_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r402, %r396;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L526_entry;
 $L526_entry:
 	.loc 3 95 65
@@ -12190,9 +12078,9 @@ $L526_entry:
 	mov.f32 %f373, %f374;
 	bra.uni $L527_ret_hi;
 $L527_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r404, %r392;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L528_entry;
 $L528_entry:
 	.loc 3 94 62
@@ -12203,9 +12091,9 @@ $L528_entry:
 	mov.f32 %f375, %f376;
 	bra.uni $L529_ret_lo;
 $L529_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r405, %r396;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L530_entry;
 $L530_entry:
 	.loc 3 94 62
@@ -12216,16 +12104,16 @@ $L530_entry:
 	mov.f32 %f377, %f378;
 	bra.uni $L531_ret_lo;
 $L531_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f379, %f375, %f377, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f380, %f371, %f373, %f379;
 	mov.f32 %f370, %f380;
 	bra.uni $L532_rangeint_body;
 $L532_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r406, %r393;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L533_entry;
 $L533_entry:
 	.loc 3 95 65
@@ -12238,9 +12126,9 @@ $L533_entry:
 	mov.f32 %f381, %f382;
 	bra.uni $L534_ret_hi;
 $L534_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r408, %r397;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L535_entry;
 $L535_entry:
 	.loc 3 95 65
@@ -12253,9 +12141,9 @@ $L535_entry:
 	mov.f32 %f383, %f384;
 	bra.uni $L536_ret_hi;
 $L536_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r410, %r393;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L537_entry;
 $L537_entry:
 	.loc 3 94 62
@@ -12266,9 +12154,9 @@ $L537_entry:
 	mov.f32 %f385, %f386;
 	bra.uni $L538_ret_lo;
 $L538_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r411, %r397;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L539_entry;
 $L539_entry:
 	.loc 3 94 62
@@ -12279,16 +12167,16 @@ $L539_entry:
 	mov.f32 %f387, %f388;
 	bra.uni $L540_ret_lo;
 $L540_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f389, %f385, %f387, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f390, %f381, %f383, %f389;
 	mov.f32 %f370, %f390;
 	bra.uni $L541_rangeint_body;
 $L541_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r412, %r394;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L542_entry;
 $L542_entry:
 	.loc 3 95 65
@@ -12301,9 +12189,9 @@ $L542_entry:
 	mov.f32 %f391, %f392;
 	bra.uni $L543_ret_hi;
 $L543_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r414, %r398;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L544_entry;
 $L544_entry:
 	.loc 3 95 65
@@ -12316,9 +12204,9 @@ $L544_entry:
 	mov.f32 %f393, %f394;
 	bra.uni $L545_ret_hi;
 $L545_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r416, %r394;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L546_entry;
 $L546_entry:
 	.loc 3 94 62
@@ -12329,9 +12217,9 @@ $L546_entry:
 	mov.f32 %f395, %f396;
 	bra.uni $L547_ret_lo;
 $L547_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r417, %r398;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L548_entry;
 $L548_entry:
 	.loc 3 94 62
@@ -12342,16 +12230,16 @@ $L548_entry:
 	mov.f32 %f397, %f398;
 	bra.uni $L549_ret_lo;
 $L549_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f399, %f395, %f397, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f400, %f391, %f393, %f399;
 	mov.f32 %f370, %f400;
 	bra.uni $L550_rangeint_body;
 $L550_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r418, %r395;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L551_entry;
 $L551_entry:
 	.loc 3 95 65
@@ -12364,9 +12252,9 @@ $L551_entry:
 	mov.f32 %f401, %f402;
 	bra.uni $L552_ret_hi;
 $L552_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r420, %r399;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L553_entry;
 $L553_entry:
 	.loc 3 95 65
@@ -12379,9 +12267,9 @@ $L553_entry:
 	mov.f32 %f403, %f404;
 	bra.uni $L554_ret_hi;
 $L554_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r422, %r395;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L555_entry;
 $L555_entry:
 	.loc 3 94 62
@@ -12392,9 +12280,9 @@ $L555_entry:
 	mov.f32 %f405, %f406;
 	bra.uni $L556_ret_lo;
 $L556_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r423, %r399;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L557_entry;
 $L557_entry:
 	.loc 3 94 62
@@ -12405,14 +12293,14 @@ $L557_entry:
 	mov.f32 %f407, %f408;
 	bra.uni $L558_ret_lo;
 $L558_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f409, %f405, %f407, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f410, %f401, %f403, %f409;
 	mov.f32 %f411, %f410;
 	bra.uni $L522_rangeint_done;
 $L522_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f369, %f411;
 	bra.uni $L523_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L523_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -12430,7 +12318,7 @@ $L559_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L560_entry;
 $L560_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r428, 0;
 	mov.u32 %r429, 0;
 	mov.u32 %r430, 0;
@@ -12439,7 +12327,7 @@ $L560_entry:
 	mov.u32 %r429, %r385;
 	mov.u32 %r430, %r386;
 	mov.u32 %r431, %r387;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r432, 0;
 	mov.u32 %r433, 0;
 	mov.u32 %r434, 0;
@@ -12451,9 +12339,9 @@ $L560_entry:
 	mov.f32 %f414, %f412;
 	bra.uni $L561_rangeint_body;
 $L561_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r436, %r428;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L564_entry;
 $L564_entry:
 	.loc 3 95 65
@@ -12466,9 +12354,9 @@ $L564_entry:
 	mov.f32 %f415, %f416;
 	bra.uni $L565_ret_hi;
 $L565_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r438, %r432;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L566_entry;
 $L566_entry:
 	.loc 3 95 65
@@ -12481,9 +12369,9 @@ $L566_entry:
 	mov.f32 %f417, %f418;
 	bra.uni $L567_ret_hi;
 $L567_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r440, %r428;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L568_entry;
 $L568_entry:
 	.loc 3 94 62
@@ -12494,9 +12382,9 @@ $L568_entry:
 	mov.f32 %f419, %f420;
 	bra.uni $L569_ret_lo;
 $L569_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r441, %r432;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L570_entry;
 $L570_entry:
 	.loc 3 94 62
@@ -12507,16 +12395,16 @@ $L570_entry:
 	mov.f32 %f421, %f422;
 	bra.uni $L571_ret_lo;
 $L571_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f423, %f419, %f421, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f424, %f415, %f417, %f423;
 	mov.f32 %f414, %f424;
 	bra.uni $L572_rangeint_body;
 $L572_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r442, %r429;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L573_entry;
 $L573_entry:
 	.loc 3 95 65
@@ -12529,9 +12417,9 @@ $L573_entry:
 	mov.f32 %f425, %f426;
 	bra.uni $L574_ret_hi;
 $L574_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r444, %r433;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L575_entry;
 $L575_entry:
 	.loc 3 95 65
@@ -12544,9 +12432,9 @@ $L575_entry:
 	mov.f32 %f427, %f428;
 	bra.uni $L576_ret_hi;
 $L576_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r446, %r429;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L577_entry;
 $L577_entry:
 	.loc 3 94 62
@@ -12557,9 +12445,9 @@ $L577_entry:
 	mov.f32 %f429, %f430;
 	bra.uni $L578_ret_lo;
 $L578_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r447, %r433;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L579_entry;
 $L579_entry:
 	.loc 3 94 62
@@ -12570,16 +12458,16 @@ $L579_entry:
 	mov.f32 %f431, %f432;
 	bra.uni $L580_ret_lo;
 $L580_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f433, %f429, %f431, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f434, %f425, %f427, %f433;
 	mov.f32 %f414, %f434;
 	bra.uni $L581_rangeint_body;
 $L581_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r448, %r430;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L582_entry;
 $L582_entry:
 	.loc 3 95 65
@@ -12592,9 +12480,9 @@ $L582_entry:
 	mov.f32 %f435, %f436;
 	bra.uni $L583_ret_hi;
 $L583_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r450, %r434;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L584_entry;
 $L584_entry:
 	.loc 3 95 65
@@ -12607,9 +12495,9 @@ $L584_entry:
 	mov.f32 %f437, %f438;
 	bra.uni $L585_ret_hi;
 $L585_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r452, %r430;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L586_entry;
 $L586_entry:
 	.loc 3 94 62
@@ -12620,9 +12508,9 @@ $L586_entry:
 	mov.f32 %f439, %f440;
 	bra.uni $L587_ret_lo;
 $L587_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r453, %r434;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L588_entry;
 $L588_entry:
 	.loc 3 94 62
@@ -12633,16 +12521,16 @@ $L588_entry:
 	mov.f32 %f441, %f442;
 	bra.uni $L589_ret_lo;
 $L589_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f443, %f439, %f441, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f444, %f435, %f437, %f443;
 	mov.f32 %f414, %f444;
 	bra.uni $L590_rangeint_body;
 $L590_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r454, %r431;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L591_entry;
 $L591_entry:
 	.loc 3 95 65
@@ -12655,9 +12543,9 @@ $L591_entry:
 	mov.f32 %f445, %f446;
 	bra.uni $L592_ret_hi;
 $L592_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r456, %r435;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L593_entry;
 $L593_entry:
 	.loc 3 95 65
@@ -12670,9 +12558,9 @@ $L593_entry:
 	mov.f32 %f447, %f448;
 	bra.uni $L594_ret_hi;
 $L594_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r458, %r431;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L595_entry;
 $L595_entry:
 	.loc 3 94 62
@@ -12683,9 +12571,9 @@ $L595_entry:
 	mov.f32 %f449, %f450;
 	bra.uni $L596_ret_lo;
 $L596_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r459, %r435;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L597_entry;
 $L597_entry:
 	.loc 3 94 62
@@ -12696,14 +12584,14 @@ $L597_entry:
 	mov.f32 %f451, %f452;
 	bra.uni $L598_ret_lo;
 $L598_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f453, %f449, %f451, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f454, %f445, %f447, %f453;
 	mov.f32 %f455, %f454;
 	bra.uni $L562_rangeint_done;
 $L562_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f413, %f455;
 	bra.uni $L563_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L563_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -12721,7 +12609,7 @@ $L599_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L600_entry;
 $L600_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r464, 0;
 	mov.u32 %r465, 0;
 	mov.u32 %r466, 0;
@@ -12730,7 +12618,7 @@ $L600_entry:
 	mov.u32 %r465, %r385;
 	mov.u32 %r466, %r386;
 	mov.u32 %r467, %r387;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r468, 0;
 	mov.u32 %r469, 0;
 	mov.u32 %r470, 0;
@@ -12742,9 +12630,9 @@ $L600_entry:
 	mov.f32 %f458, %f456;
 	bra.uni $L601_rangeint_body;
 $L601_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r472, %r464;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L604_entry;
 $L604_entry:
 	.loc 3 95 65
@@ -12757,9 +12645,9 @@ $L604_entry:
 	mov.f32 %f459, %f460;
 	bra.uni $L605_ret_hi;
 $L605_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r474, %r468;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L606_entry;
 $L606_entry:
 	.loc 3 95 65
@@ -12772,9 +12660,9 @@ $L606_entry:
 	mov.f32 %f461, %f462;
 	bra.uni $L607_ret_hi;
 $L607_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r476, %r464;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L608_entry;
 $L608_entry:
 	.loc 3 94 62
@@ -12785,9 +12673,9 @@ $L608_entry:
 	mov.f32 %f463, %f464;
 	bra.uni $L609_ret_lo;
 $L609_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r477, %r468;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L610_entry;
 $L610_entry:
 	.loc 3 94 62
@@ -12798,16 +12686,16 @@ $L610_entry:
 	mov.f32 %f465, %f466;
 	bra.uni $L611_ret_lo;
 $L611_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f467, %f463, %f465, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f468, %f459, %f461, %f467;
 	mov.f32 %f458, %f468;
 	bra.uni $L612_rangeint_body;
 $L612_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r478, %r465;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L613_entry;
 $L613_entry:
 	.loc 3 95 65
@@ -12820,9 +12708,9 @@ $L613_entry:
 	mov.f32 %f469, %f470;
 	bra.uni $L614_ret_hi;
 $L614_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r480, %r469;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L615_entry;
 $L615_entry:
 	.loc 3 95 65
@@ -12835,9 +12723,9 @@ $L615_entry:
 	mov.f32 %f471, %f472;
 	bra.uni $L616_ret_hi;
 $L616_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r482, %r465;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L617_entry;
 $L617_entry:
 	.loc 3 94 62
@@ -12848,9 +12736,9 @@ $L617_entry:
 	mov.f32 %f473, %f474;
 	bra.uni $L618_ret_lo;
 $L618_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r483, %r469;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L619_entry;
 $L619_entry:
 	.loc 3 94 62
@@ -12861,16 +12749,16 @@ $L619_entry:
 	mov.f32 %f475, %f476;
 	bra.uni $L620_ret_lo;
 $L620_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f477, %f473, %f475, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f478, %f469, %f471, %f477;
 	mov.f32 %f458, %f478;
 	bra.uni $L621_rangeint_body;
 $L621_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r484, %r466;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L622_entry;
 $L622_entry:
 	.loc 3 95 65
@@ -12883,9 +12771,9 @@ $L622_entry:
 	mov.f32 %f479, %f480;
 	bra.uni $L623_ret_hi;
 $L623_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r486, %r470;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L624_entry;
 $L624_entry:
 	.loc 3 95 65
@@ -12898,9 +12786,9 @@ $L624_entry:
 	mov.f32 %f481, %f482;
 	bra.uni $L625_ret_hi;
 $L625_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r488, %r466;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L626_entry;
 $L626_entry:
 	.loc 3 94 62
@@ -12911,9 +12799,9 @@ $L626_entry:
 	mov.f32 %f483, %f484;
 	bra.uni $L627_ret_lo;
 $L627_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r489, %r470;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L628_entry;
 $L628_entry:
 	.loc 3 94 62
@@ -12924,16 +12812,16 @@ $L628_entry:
 	mov.f32 %f485, %f486;
 	bra.uni $L629_ret_lo;
 $L629_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f487, %f483, %f485, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f488, %f479, %f481, %f487;
 	mov.f32 %f458, %f488;
 	bra.uni $L630_rangeint_body;
 $L630_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r490, %r467;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L631_entry;
 $L631_entry:
 	.loc 3 95 65
@@ -12946,9 +12834,9 @@ $L631_entry:
 	mov.f32 %f489, %f490;
 	bra.uni $L632_ret_hi;
 $L632_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r492, %r471;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L633_entry;
 $L633_entry:
 	.loc 3 95 65
@@ -12961,9 +12849,9 @@ $L633_entry:
 	mov.f32 %f491, %f492;
 	bra.uni $L634_ret_hi;
 $L634_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r494, %r467;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L635_entry;
 $L635_entry:
 	.loc 3 94 62
@@ -12974,9 +12862,9 @@ $L635_entry:
 	mov.f32 %f493, %f494;
 	bra.uni $L636_ret_lo;
 $L636_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r495, %r471;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L637_entry;
 $L637_entry:
 	.loc 3 94 62
@@ -12987,14 +12875,14 @@ $L637_entry:
 	mov.f32 %f495, %f496;
 	bra.uni $L638_ret_lo;
 $L638_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f497, %f493, %f495, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f498, %f489, %f491, %f497;
 	mov.f32 %f499, %f498;
 	bra.uni $L602_rangeint_done;
 $L602_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f457, %f499;
 	bra.uni $L603_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L603_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -13012,7 +12900,7 @@ $L639_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L640_entry;
 $L640_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r500, 0;
 	mov.u32 %r501, 0;
 	mov.u32 %r502, 0;
@@ -13021,7 +12909,7 @@ $L640_entry:
 	mov.u32 %r501, %r385;
 	mov.u32 %r502, %r386;
 	mov.u32 %r503, %r387;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r504, 0;
 	mov.u32 %r505, 0;
 	mov.u32 %r506, 0;
@@ -13033,9 +12921,9 @@ $L640_entry:
 	mov.f32 %f502, %f500;
 	bra.uni $L641_rangeint_body;
 $L641_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r508, %r500;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L644_entry;
 $L644_entry:
 	.loc 3 95 65
@@ -13048,9 +12936,9 @@ $L644_entry:
 	mov.f32 %f503, %f504;
 	bra.uni $L645_ret_hi;
 $L645_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r510, %r504;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L646_entry;
 $L646_entry:
 	.loc 3 95 65
@@ -13063,9 +12951,9 @@ $L646_entry:
 	mov.f32 %f505, %f506;
 	bra.uni $L647_ret_hi;
 $L647_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r512, %r500;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L648_entry;
 $L648_entry:
 	.loc 3 94 62
@@ -13076,9 +12964,9 @@ $L648_entry:
 	mov.f32 %f507, %f508;
 	bra.uni $L649_ret_lo;
 $L649_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r513, %r504;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L650_entry;
 $L650_entry:
 	.loc 3 94 62
@@ -13089,16 +12977,16 @@ $L650_entry:
 	mov.f32 %f509, %f510;
 	bra.uni $L651_ret_lo;
 $L651_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f511, %f507, %f509, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f512, %f503, %f505, %f511;
 	mov.f32 %f502, %f512;
 	bra.uni $L652_rangeint_body;
 $L652_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r514, %r501;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L653_entry;
 $L653_entry:
 	.loc 3 95 65
@@ -13111,9 +12999,9 @@ $L653_entry:
 	mov.f32 %f513, %f514;
 	bra.uni $L654_ret_hi;
 $L654_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r516, %r505;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L655_entry;
 $L655_entry:
 	.loc 3 95 65
@@ -13126,9 +13014,9 @@ $L655_entry:
 	mov.f32 %f515, %f516;
 	bra.uni $L656_ret_hi;
 $L656_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r518, %r501;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L657_entry;
 $L657_entry:
 	.loc 3 94 62
@@ -13139,9 +13027,9 @@ $L657_entry:
 	mov.f32 %f517, %f518;
 	bra.uni $L658_ret_lo;
 $L658_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r519, %r505;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L659_entry;
 $L659_entry:
 	.loc 3 94 62
@@ -13152,16 +13040,16 @@ $L659_entry:
 	mov.f32 %f519, %f520;
 	bra.uni $L660_ret_lo;
 $L660_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f521, %f517, %f519, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f522, %f513, %f515, %f521;
 	mov.f32 %f502, %f522;
 	bra.uni $L661_rangeint_body;
 $L661_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r520, %r502;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L662_entry;
 $L662_entry:
 	.loc 3 95 65
@@ -13174,9 +13062,9 @@ $L662_entry:
 	mov.f32 %f523, %f524;
 	bra.uni $L663_ret_hi;
 $L663_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r522, %r506;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L664_entry;
 $L664_entry:
 	.loc 3 95 65
@@ -13189,9 +13077,9 @@ $L664_entry:
 	mov.f32 %f525, %f526;
 	bra.uni $L665_ret_hi;
 $L665_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r524, %r502;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L666_entry;
 $L666_entry:
 	.loc 3 94 62
@@ -13202,9 +13090,9 @@ $L666_entry:
 	mov.f32 %f527, %f528;
 	bra.uni $L667_ret_lo;
 $L667_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r525, %r506;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L668_entry;
 $L668_entry:
 	.loc 3 94 62
@@ -13215,16 +13103,16 @@ $L668_entry:
 	mov.f32 %f529, %f530;
 	bra.uni $L669_ret_lo;
 $L669_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f531, %f527, %f529, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f532, %f523, %f525, %f531;
 	mov.f32 %f502, %f532;
 	bra.uni $L670_rangeint_body;
 $L670_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r526, %r503;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L671_entry;
 $L671_entry:
 	.loc 3 95 65
@@ -13237,9 +13125,9 @@ $L671_entry:
 	mov.f32 %f533, %f534;
 	bra.uni $L672_ret_hi;
 $L672_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r528, %r507;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L673_entry;
 $L673_entry:
 	.loc 3 95 65
@@ -13252,9 +13140,9 @@ $L673_entry:
 	mov.f32 %f535, %f536;
 	bra.uni $L674_ret_hi;
 $L674_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r530, %r503;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L675_entry;
 $L675_entry:
 	.loc 3 94 62
@@ -13265,9 +13153,9 @@ $L675_entry:
 	mov.f32 %f537, %f538;
 	bra.uni $L676_ret_lo;
 $L676_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r531, %r507;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L677_entry;
 $L677_entry:
 	.loc 3 94 62
@@ -13278,14 +13166,14 @@ $L677_entry:
 	mov.f32 %f539, %f540;
 	bra.uni $L678_ret_lo;
 $L678_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f541, %f537, %f539, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f542, %f533, %f535, %f541;
 	mov.f32 %f543, %f542;
 	bra.uni $L642_rangeint_done;
 $L642_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f501, %f543;
 	bra.uni $L643_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L643_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -13319,7 +13207,7 @@ $L682_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L683_entry;
 $L683_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r540, 0;
 	mov.u32 %r541, 0;
 	mov.u32 %r542, 0;
@@ -13328,7 +13216,7 @@ $L683_entry:
 	mov.u32 %r541, %r533;
 	mov.u32 %r542, %r534;
 	mov.u32 %r543, %r535;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r544, 0;
 	mov.u32 %r545, 0;
 	mov.u32 %r546, 0;
@@ -13340,9 +13228,9 @@ $L683_entry:
 	mov.f32 %f546, %f544;
 	bra.uni $L684_rangeint_body;
 $L684_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r548, %r540;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L687_entry;
 $L687_entry:
 	.loc 3 95 65
@@ -13355,9 +13243,9 @@ $L687_entry:
 	mov.f32 %f547, %f548;
 	bra.uni $L688_ret_hi;
 $L688_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r550, %r544;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L689_entry;
 $L689_entry:
 	.loc 3 95 65
@@ -13370,9 +13258,9 @@ $L689_entry:
 	mov.f32 %f549, %f550;
 	bra.uni $L690_ret_hi;
 $L690_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r552, %r540;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L691_entry;
 $L691_entry:
 	.loc 3 94 62
@@ -13383,9 +13271,9 @@ $L691_entry:
 	mov.f32 %f551, %f552;
 	bra.uni $L692_ret_lo;
 $L692_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r553, %r544;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L693_entry;
 $L693_entry:
 	.loc 3 94 62
@@ -13396,16 +13284,16 @@ $L693_entry:
 	mov.f32 %f553, %f554;
 	bra.uni $L694_ret_lo;
 $L694_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f555, %f551, %f553, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f556, %f547, %f549, %f555;
 	mov.f32 %f546, %f556;
 	bra.uni $L695_rangeint_body;
 $L695_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r554, %r541;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L696_entry;
 $L696_entry:
 	.loc 3 95 65
@@ -13418,9 +13306,9 @@ $L696_entry:
 	mov.f32 %f557, %f558;
 	bra.uni $L697_ret_hi;
 $L697_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r556, %r545;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L698_entry;
 $L698_entry:
 	.loc 3 95 65
@@ -13433,9 +13321,9 @@ $L698_entry:
 	mov.f32 %f559, %f560;
 	bra.uni $L699_ret_hi;
 $L699_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r558, %r541;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L700_entry;
 $L700_entry:
 	.loc 3 94 62
@@ -13446,9 +13334,9 @@ $L700_entry:
 	mov.f32 %f561, %f562;
 	bra.uni $L701_ret_lo;
 $L701_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r559, %r545;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L702_entry;
 $L702_entry:
 	.loc 3 94 62
@@ -13459,16 +13347,16 @@ $L702_entry:
 	mov.f32 %f563, %f564;
 	bra.uni $L703_ret_lo;
 $L703_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f565, %f561, %f563, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f566, %f557, %f559, %f565;
 	mov.f32 %f546, %f566;
 	bra.uni $L704_rangeint_body;
 $L704_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r560, %r542;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L705_entry;
 $L705_entry:
 	.loc 3 95 65
@@ -13481,9 +13369,9 @@ $L705_entry:
 	mov.f32 %f567, %f568;
 	bra.uni $L706_ret_hi;
 $L706_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r562, %r546;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L707_entry;
 $L707_entry:
 	.loc 3 95 65
@@ -13496,9 +13384,9 @@ $L707_entry:
 	mov.f32 %f569, %f570;
 	bra.uni $L708_ret_hi;
 $L708_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r564, %r542;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L709_entry;
 $L709_entry:
 	.loc 3 94 62
@@ -13509,9 +13397,9 @@ $L709_entry:
 	mov.f32 %f571, %f572;
 	bra.uni $L710_ret_lo;
 $L710_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r565, %r546;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L711_entry;
 $L711_entry:
 	.loc 3 94 62
@@ -13522,16 +13410,16 @@ $L711_entry:
 	mov.f32 %f573, %f574;
 	bra.uni $L712_ret_lo;
 $L712_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f575, %f571, %f573, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f576, %f567, %f569, %f575;
 	mov.f32 %f546, %f576;
 	bra.uni $L713_rangeint_body;
 $L713_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r566, %r543;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L714_entry;
 $L714_entry:
 	.loc 3 95 65
@@ -13544,9 +13432,9 @@ $L714_entry:
 	mov.f32 %f577, %f578;
 	bra.uni $L715_ret_hi;
 $L715_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r568, %r547;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L716_entry;
 $L716_entry:
 	.loc 3 95 65
@@ -13559,9 +13447,9 @@ $L716_entry:
 	mov.f32 %f579, %f580;
 	bra.uni $L717_ret_hi;
 $L717_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r570, %r543;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L718_entry;
 $L718_entry:
 	.loc 3 94 62
@@ -13572,9 +13460,9 @@ $L718_entry:
 	mov.f32 %f581, %f582;
 	bra.uni $L719_ret_lo;
 $L719_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r571, %r547;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L720_entry;
 $L720_entry:
 	.loc 3 94 62
@@ -13585,14 +13473,14 @@ $L720_entry:
 	mov.f32 %f583, %f584;
 	bra.uni $L721_ret_lo;
 $L721_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f585, %f581, %f583, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f586, %f577, %f579, %f585;
 	mov.f32 %f587, %f586;
 	bra.uni $L685_rangeint_done;
 $L685_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f545, %f587;
 	bra.uni $L686_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L686_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -13610,7 +13498,7 @@ $L722_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L723_entry;
 $L723_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r576, 0;
 	mov.u32 %r577, 0;
 	mov.u32 %r578, 0;
@@ -13619,7 +13507,7 @@ $L723_entry:
 	mov.u32 %r577, %r533;
 	mov.u32 %r578, %r534;
 	mov.u32 %r579, %r535;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r580, 0;
 	mov.u32 %r581, 0;
 	mov.u32 %r582, 0;
@@ -13631,9 +13519,9 @@ $L723_entry:
 	mov.f32 %f590, %f588;
 	bra.uni $L724_rangeint_body;
 $L724_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r584, %r576;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L727_entry;
 $L727_entry:
 	.loc 3 95 65
@@ -13646,9 +13534,9 @@ $L727_entry:
 	mov.f32 %f591, %f592;
 	bra.uni $L728_ret_hi;
 $L728_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r586, %r580;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L729_entry;
 $L729_entry:
 	.loc 3 95 65
@@ -13661,9 +13549,9 @@ $L729_entry:
 	mov.f32 %f593, %f594;
 	bra.uni $L730_ret_hi;
 $L730_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r588, %r576;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L731_entry;
 $L731_entry:
 	.loc 3 94 62
@@ -13674,9 +13562,9 @@ $L731_entry:
 	mov.f32 %f595, %f596;
 	bra.uni $L732_ret_lo;
 $L732_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r589, %r580;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L733_entry;
 $L733_entry:
 	.loc 3 94 62
@@ -13687,16 +13575,16 @@ $L733_entry:
 	mov.f32 %f597, %f598;
 	bra.uni $L734_ret_lo;
 $L734_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f599, %f595, %f597, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f600, %f591, %f593, %f599;
 	mov.f32 %f590, %f600;
 	bra.uni $L735_rangeint_body;
 $L735_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r590, %r577;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L736_entry;
 $L736_entry:
 	.loc 3 95 65
@@ -13709,9 +13597,9 @@ $L736_entry:
 	mov.f32 %f601, %f602;
 	bra.uni $L737_ret_hi;
 $L737_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r592, %r581;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L738_entry;
 $L738_entry:
 	.loc 3 95 65
@@ -13724,9 +13612,9 @@ $L738_entry:
 	mov.f32 %f603, %f604;
 	bra.uni $L739_ret_hi;
 $L739_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r594, %r577;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L740_entry;
 $L740_entry:
 	.loc 3 94 62
@@ -13737,9 +13625,9 @@ $L740_entry:
 	mov.f32 %f605, %f606;
 	bra.uni $L741_ret_lo;
 $L741_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r595, %r581;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L742_entry;
 $L742_entry:
 	.loc 3 94 62
@@ -13750,16 +13638,16 @@ $L742_entry:
 	mov.f32 %f607, %f608;
 	bra.uni $L743_ret_lo;
 $L743_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f609, %f605, %f607, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f610, %f601, %f603, %f609;
 	mov.f32 %f590, %f610;
 	bra.uni $L744_rangeint_body;
 $L744_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r596, %r578;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L745_entry;
 $L745_entry:
 	.loc 3 95 65
@@ -13772,9 +13660,9 @@ $L745_entry:
 	mov.f32 %f611, %f612;
 	bra.uni $L746_ret_hi;
 $L746_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r598, %r582;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L747_entry;
 $L747_entry:
 	.loc 3 95 65
@@ -13787,9 +13675,9 @@ $L747_entry:
 	mov.f32 %f613, %f614;
 	bra.uni $L748_ret_hi;
 $L748_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r600, %r578;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L749_entry;
 $L749_entry:
 	.loc 3 94 62
@@ -13800,9 +13688,9 @@ $L749_entry:
 	mov.f32 %f615, %f616;
 	bra.uni $L750_ret_lo;
 $L750_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r601, %r582;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L751_entry;
 $L751_entry:
 	.loc 3 94 62
@@ -13813,16 +13701,16 @@ $L751_entry:
 	mov.f32 %f617, %f618;
 	bra.uni $L752_ret_lo;
 $L752_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f619, %f615, %f617, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f620, %f611, %f613, %f619;
 	mov.f32 %f590, %f620;
 	bra.uni $L753_rangeint_body;
 $L753_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r602, %r579;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L754_entry;
 $L754_entry:
 	.loc 3 95 65
@@ -13835,9 +13723,9 @@ $L754_entry:
 	mov.f32 %f621, %f622;
 	bra.uni $L755_ret_hi;
 $L755_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r604, %r583;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L756_entry;
 $L756_entry:
 	.loc 3 95 65
@@ -13850,9 +13738,9 @@ $L756_entry:
 	mov.f32 %f623, %f624;
 	bra.uni $L757_ret_hi;
 $L757_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r606, %r579;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L758_entry;
 $L758_entry:
 	.loc 3 94 62
@@ -13863,9 +13751,9 @@ $L758_entry:
 	mov.f32 %f625, %f626;
 	bra.uni $L759_ret_lo;
 $L759_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r607, %r583;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L760_entry;
 $L760_entry:
 	.loc 3 94 62
@@ -13876,14 +13764,14 @@ $L760_entry:
 	mov.f32 %f627, %f628;
 	bra.uni $L761_ret_lo;
 $L761_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f629, %f625, %f627, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f630, %f621, %f623, %f629;
 	mov.f32 %f631, %f630;
 	bra.uni $L725_rangeint_done;
 $L725_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f589, %f631;
 	bra.uni $L726_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L726_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -13901,7 +13789,7 @@ $L762_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L763_entry;
 $L763_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r612, 0;
 	mov.u32 %r613, 0;
 	mov.u32 %r614, 0;
@@ -13910,7 +13798,7 @@ $L763_entry:
 	mov.u32 %r613, %r533;
 	mov.u32 %r614, %r534;
 	mov.u32 %r615, %r535;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r616, 0;
 	mov.u32 %r617, 0;
 	mov.u32 %r618, 0;
@@ -13922,9 +13810,9 @@ $L763_entry:
 	mov.f32 %f634, %f632;
 	bra.uni $L764_rangeint_body;
 $L764_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r620, %r612;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L767_entry;
 $L767_entry:
 	.loc 3 95 65
@@ -13937,9 +13825,9 @@ $L767_entry:
 	mov.f32 %f635, %f636;
 	bra.uni $L768_ret_hi;
 $L768_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r622, %r616;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L769_entry;
 $L769_entry:
 	.loc 3 95 65
@@ -13952,9 +13840,9 @@ $L769_entry:
 	mov.f32 %f637, %f638;
 	bra.uni $L770_ret_hi;
 $L770_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r624, %r612;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L771_entry;
 $L771_entry:
 	.loc 3 94 62
@@ -13965,9 +13853,9 @@ $L771_entry:
 	mov.f32 %f639, %f640;
 	bra.uni $L772_ret_lo;
 $L772_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r625, %r616;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L773_entry;
 $L773_entry:
 	.loc 3 94 62
@@ -13978,16 +13866,16 @@ $L773_entry:
 	mov.f32 %f641, %f642;
 	bra.uni $L774_ret_lo;
 $L774_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f643, %f639, %f641, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f644, %f635, %f637, %f643;
 	mov.f32 %f634, %f644;
 	bra.uni $L775_rangeint_body;
 $L775_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r626, %r613;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L776_entry;
 $L776_entry:
 	.loc 3 95 65
@@ -14000,9 +13888,9 @@ $L776_entry:
 	mov.f32 %f645, %f646;
 	bra.uni $L777_ret_hi;
 $L777_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r628, %r617;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L778_entry;
 $L778_entry:
 	.loc 3 95 65
@@ -14015,9 +13903,9 @@ $L778_entry:
 	mov.f32 %f647, %f648;
 	bra.uni $L779_ret_hi;
 $L779_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r630, %r613;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L780_entry;
 $L780_entry:
 	.loc 3 94 62
@@ -14028,9 +13916,9 @@ $L780_entry:
 	mov.f32 %f649, %f650;
 	bra.uni $L781_ret_lo;
 $L781_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r631, %r617;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L782_entry;
 $L782_entry:
 	.loc 3 94 62
@@ -14041,16 +13929,16 @@ $L782_entry:
 	mov.f32 %f651, %f652;
 	bra.uni $L783_ret_lo;
 $L783_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f653, %f649, %f651, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f654, %f645, %f647, %f653;
 	mov.f32 %f634, %f654;
 	bra.uni $L784_rangeint_body;
 $L784_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r632, %r614;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L785_entry;
 $L785_entry:
 	.loc 3 95 65
@@ -14063,9 +13951,9 @@ $L785_entry:
 	mov.f32 %f655, %f656;
 	bra.uni $L786_ret_hi;
 $L786_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r634, %r618;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L787_entry;
 $L787_entry:
 	.loc 3 95 65
@@ -14078,9 +13966,9 @@ $L787_entry:
 	mov.f32 %f657, %f658;
 	bra.uni $L788_ret_hi;
 $L788_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r636, %r614;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L789_entry;
 $L789_entry:
 	.loc 3 94 62
@@ -14091,9 +13979,9 @@ $L789_entry:
 	mov.f32 %f659, %f660;
 	bra.uni $L790_ret_lo;
 $L790_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r637, %r618;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L791_entry;
 $L791_entry:
 	.loc 3 94 62
@@ -14104,16 +13992,16 @@ $L791_entry:
 	mov.f32 %f661, %f662;
 	bra.uni $L792_ret_lo;
 $L792_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f663, %f659, %f661, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f664, %f655, %f657, %f663;
 	mov.f32 %f634, %f664;
 	bra.uni $L793_rangeint_body;
 $L793_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r638, %r615;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L794_entry;
 $L794_entry:
 	.loc 3 95 65
@@ -14126,9 +14014,9 @@ $L794_entry:
 	mov.f32 %f665, %f666;
 	bra.uni $L795_ret_hi;
 $L795_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r640, %r619;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L796_entry;
 $L796_entry:
 	.loc 3 95 65
@@ -14141,9 +14029,9 @@ $L796_entry:
 	mov.f32 %f667, %f668;
 	bra.uni $L797_ret_hi;
 $L797_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r642, %r615;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L798_entry;
 $L798_entry:
 	.loc 3 94 62
@@ -14154,9 +14042,9 @@ $L798_entry:
 	mov.f32 %f669, %f670;
 	bra.uni $L799_ret_lo;
 $L799_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r643, %r619;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L800_entry;
 $L800_entry:
 	.loc 3 94 62
@@ -14167,14 +14055,14 @@ $L800_entry:
 	mov.f32 %f671, %f672;
 	bra.uni $L801_ret_lo;
 $L801_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f673, %f669, %f671, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f674, %f665, %f667, %f673;
 	mov.f32 %f675, %f674;
 	bra.uni $L765_rangeint_done;
 $L765_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f633, %f675;
 	bra.uni $L766_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L766_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -14192,7 +14080,7 @@ $L802_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L803_entry;
 $L803_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r648, 0;
 	mov.u32 %r649, 0;
 	mov.u32 %r650, 0;
@@ -14201,7 +14089,7 @@ $L803_entry:
 	mov.u32 %r649, %r533;
 	mov.u32 %r650, %r534;
 	mov.u32 %r651, %r535;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r652, 0;
 	mov.u32 %r653, 0;
 	mov.u32 %r654, 0;
@@ -14213,9 +14101,9 @@ $L803_entry:
 	mov.f32 %f678, %f676;
 	bra.uni $L804_rangeint_body;
 $L804_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r656, %r648;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L807_entry;
 $L807_entry:
 	.loc 3 95 65
@@ -14228,9 +14116,9 @@ $L807_entry:
 	mov.f32 %f679, %f680;
 	bra.uni $L808_ret_hi;
 $L808_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r658, %r652;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L809_entry;
 $L809_entry:
 	.loc 3 95 65
@@ -14243,9 +14131,9 @@ $L809_entry:
 	mov.f32 %f681, %f682;
 	bra.uni $L810_ret_hi;
 $L810_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r660, %r648;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L811_entry;
 $L811_entry:
 	.loc 3 94 62
@@ -14256,9 +14144,9 @@ $L811_entry:
 	mov.f32 %f683, %f684;
 	bra.uni $L812_ret_lo;
 $L812_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r661, %r652;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L813_entry;
 $L813_entry:
 	.loc 3 94 62
@@ -14269,16 +14157,16 @@ $L813_entry:
 	mov.f32 %f685, %f686;
 	bra.uni $L814_ret_lo;
 $L814_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f687, %f683, %f685, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f688, %f679, %f681, %f687;
 	mov.f32 %f678, %f688;
 	bra.uni $L815_rangeint_body;
 $L815_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r662, %r649;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L816_entry;
 $L816_entry:
 	.loc 3 95 65
@@ -14291,9 +14179,9 @@ $L816_entry:
 	mov.f32 %f689, %f690;
 	bra.uni $L817_ret_hi;
 $L817_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r664, %r653;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L818_entry;
 $L818_entry:
 	.loc 3 95 65
@@ -14306,9 +14194,9 @@ $L818_entry:
 	mov.f32 %f691, %f692;
 	bra.uni $L819_ret_hi;
 $L819_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r666, %r649;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L820_entry;
 $L820_entry:
 	.loc 3 94 62
@@ -14319,9 +14207,9 @@ $L820_entry:
 	mov.f32 %f693, %f694;
 	bra.uni $L821_ret_lo;
 $L821_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r667, %r653;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L822_entry;
 $L822_entry:
 	.loc 3 94 62
@@ -14332,16 +14220,16 @@ $L822_entry:
 	mov.f32 %f695, %f696;
 	bra.uni $L823_ret_lo;
 $L823_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f697, %f693, %f695, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f698, %f689, %f691, %f697;
 	mov.f32 %f678, %f698;
 	bra.uni $L824_rangeint_body;
 $L824_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r668, %r650;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L825_entry;
 $L825_entry:
 	.loc 3 95 65
@@ -14354,9 +14242,9 @@ $L825_entry:
 	mov.f32 %f699, %f700;
 	bra.uni $L826_ret_hi;
 $L826_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r670, %r654;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L827_entry;
 $L827_entry:
 	.loc 3 95 65
@@ -14369,9 +14257,9 @@ $L827_entry:
 	mov.f32 %f701, %f702;
 	bra.uni $L828_ret_hi;
 $L828_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r672, %r650;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L829_entry;
 $L829_entry:
 	.loc 3 94 62
@@ -14382,9 +14270,9 @@ $L829_entry:
 	mov.f32 %f703, %f704;
 	bra.uni $L830_ret_lo;
 $L830_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r673, %r654;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L831_entry;
 $L831_entry:
 	.loc 3 94 62
@@ -14395,16 +14283,16 @@ $L831_entry:
 	mov.f32 %f705, %f706;
 	bra.uni $L832_ret_lo;
 $L832_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f707, %f703, %f705, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f708, %f699, %f701, %f707;
 	mov.f32 %f678, %f708;
 	bra.uni $L833_rangeint_body;
 $L833_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r674, %r651;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L834_entry;
 $L834_entry:
 	.loc 3 95 65
@@ -14417,9 +14305,9 @@ $L834_entry:
 	mov.f32 %f709, %f710;
 	bra.uni $L835_ret_hi;
 $L835_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r676, %r655;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L836_entry;
 $L836_entry:
 	.loc 3 95 65
@@ -14432,9 +14320,9 @@ $L836_entry:
 	mov.f32 %f711, %f712;
 	bra.uni $L837_ret_hi;
 $L837_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r678, %r651;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L838_entry;
 $L838_entry:
 	.loc 3 94 62
@@ -14445,9 +14333,9 @@ $L838_entry:
 	mov.f32 %f713, %f714;
 	bra.uni $L839_ret_lo;
 $L839_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r679, %r655;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L840_entry;
 $L840_entry:
 	.loc 3 94 62
@@ -14458,14 +14346,14 @@ $L840_entry:
 	mov.f32 %f715, %f716;
 	bra.uni $L841_ret_lo;
 $L841_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f717, %f713, %f715, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f718, %f709, %f711, %f717;
 	mov.f32 %f719, %f718;
 	bra.uni $L805_rangeint_done;
 $L805_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f677, %f719;
 	bra.uni $L806_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d;
 $L806_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ef16g_u005d:
@@ -14495,12 +14383,12 @@ $L843_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p56, %rd360, %rd16;
 	@%p56 bra $L847_cond_true;
-	bra.uni $L854_edge;
+	bra.uni $L855_edge;
 $L847_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p57, %rd359, %rd17;
 	@%p57 bra $L845_if_then;
-	bra.uni $L855_edge;
+	bra.uni $L856_edge;
 $L845_if_then:
 	.loc 3 178 21
 	add.s64 %rd363, %rd30, 0;
@@ -14511,11 +14399,11 @@ $L845_if_then:
 	mov.s64 %rd361, %rd365;
 	mov.s64 %rd362, 16;
 	bra.uni $L846_if_done;
-$L855_edge:
+$L856_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
 	bra.uni $L846_if_done;
-$L854_edge:
+$L855_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
 	bra.uni $L846_if_done;
@@ -14539,20 +14427,20 @@ $L846_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r680, %rd362;
 	cp.async.cg.shared.global [%rd372], [%rd374], 16, %r680;
-	bra.uni $L856_rangeint_body;
-$L856_rangeint_body:
+	bra.uni $L857_rangeint_body;
+$L857_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd375, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p58, %rd375, %rd16;
-	@%p58 bra $L859_cond_true;
-	bra.uni $L860_edge;
-$L859_cond_true:
+	@%p58 bra $L860_cond_true;
+	bra.uni $L861_edge;
+$L860_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p59, %rd359, %rd17;
-	@%p59 bra $L857_if_then;
-	bra.uni $L861_edge;
-$L857_if_then:
+	@%p59 bra $L858_if_then;
+	bra.uni $L862_edge;
+$L858_if_then:
 	.loc 3 178 21
 	add.s64 %rd376, %rd30, 1;
 	.loc 3 178 24
@@ -14561,16 +14449,16 @@ $L857_if_then:
 	add.s64 %rd378, %rd377, %rd359;
 	mov.s64 %rd361, %rd378;
 	mov.s64 %rd362, 16;
-	bra.uni $L858_if_done;
+	bra.uni $L859_if_done;
+$L862_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L859_if_done;
 $L861_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L858_if_done;
-$L860_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L858_if_done;
-$L858_if_done:
+	bra.uni $L859_if_done;
+$L859_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd379, %rd356, 8;
 	.loc 3 180 39
@@ -14590,20 +14478,20 @@ $L858_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r681, %rd362;
 	cp.async.cg.shared.global [%rd385], [%rd387], 16, %r681;
-	bra.uni $L862_rangeint_body;
-$L862_rangeint_body:
+	bra.uni $L863_rangeint_body;
+$L863_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd388, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p60, %rd388, %rd16;
-	@%p60 bra $L865_cond_true;
-	bra.uni $L866_edge;
-$L865_cond_true:
+	@%p60 bra $L866_cond_true;
+	bra.uni $L867_edge;
+$L866_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p61, %rd359, %rd17;
-	@%p61 bra $L863_if_then;
-	bra.uni $L867_edge;
-$L863_if_then:
+	@%p61 bra $L864_if_then;
+	bra.uni $L868_edge;
+$L864_if_then:
 	.loc 3 178 21
 	add.s64 %rd389, %rd30, 2;
 	.loc 3 178 24
@@ -14612,16 +14500,16 @@ $L863_if_then:
 	add.s64 %rd391, %rd390, %rd359;
 	mov.s64 %rd361, %rd391;
 	mov.s64 %rd362, 16;
-	bra.uni $L864_if_done;
+	bra.uni $L865_if_done;
+$L868_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L865_if_done;
 $L867_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L864_if_done;
-$L866_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L864_if_done;
-$L864_if_done:
+	bra.uni $L865_if_done;
+$L865_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd392, %rd356, 8;
 	.loc 3 180 39
@@ -14641,20 +14529,20 @@ $L864_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r682, %rd362;
 	cp.async.cg.shared.global [%rd398], [%rd400], 16, %r682;
-	bra.uni $L868_rangeint_body;
-$L868_rangeint_body:
+	bra.uni $L869_rangeint_body;
+$L869_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd401, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p62, %rd401, %rd16;
-	@%p62 bra $L871_cond_true;
-	bra.uni $L872_edge;
-$L871_cond_true:
+	@%p62 bra $L872_cond_true;
+	bra.uni $L873_edge;
+$L872_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p63, %rd359, %rd17;
-	@%p63 bra $L869_if_then;
-	bra.uni $L873_edge;
-$L869_if_then:
+	@%p63 bra $L870_if_then;
+	bra.uni $L874_edge;
+$L870_if_then:
 	.loc 3 178 21
 	add.s64 %rd402, %rd30, 3;
 	.loc 3 178 24
@@ -14663,16 +14551,16 @@ $L869_if_then:
 	add.s64 %rd404, %rd403, %rd359;
 	mov.s64 %rd361, %rd404;
 	mov.s64 %rd362, 16;
-	bra.uni $L870_if_done;
+	bra.uni $L871_if_done;
+$L874_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L871_if_done;
 $L873_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L870_if_done;
-$L872_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L870_if_done;
-$L870_if_done:
+	bra.uni $L871_if_done;
+$L871_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd405, %rd356, 8;
 	.loc 3 180 39
@@ -14694,222 +14582,206 @@ $L870_if_done:
 	cp.async.cg.shared.global [%rd411], [%rd413], 16, %r683;
 	bra.uni $L848_rangeint_body;
 $L848_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd414, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p64, %rd414, %rd15;
-	@%p64 bra $L852_cond_true;
-	bra.uni $L874_edge;
-$L852_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p65, %rd359, %rd17;
-	@%p65 bra $L850_if_then;
-	bra.uni $L875_edge;
+	@%p64 bra $L850_if_then;
+	bra.uni $L876_rangeint_body;
 $L850_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p65, %rd359, %rd17;
+	@%p65 bra $L852_if_then;
+	bra.uni $L875_edge;
+$L852_if_then:
+	.loc 3 187 20
 	add.s64 %rd417, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd418, %rd417, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd419, %rd418, %rd359;
 	mov.s64 %rd415, %rd419;
 	mov.s64 %rd416, 16;
-	bra.uni $L851_if_done;
+	bra.uni $L853_if_done;
 $L875_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L851_if_done;
-$L874_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L851_if_done;
-$L851_if_done:
-	.loc 3 188 29
+	bra.uni $L853_if_done;
+$L853_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd420, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd421, %rd420, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd422, %rd421, 0;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd423, %rd422, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd424, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd425, %rd423, %rd424;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd426, %rd425, 1;
 	add.s64 %rd427, %rd37, %rd426;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd428, %rd415, 1;
 	add.s64 %rd429, %rd4, %rd428;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r684, %rd416;
 	cp.async.cg.shared.global [%rd427], [%rd429], 16, %r684;
 	bra.uni $L876_rangeint_body;
 $L876_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd430, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p66, %rd430, %rd15;
-	@%p66 bra $L879_cond_true;
-	bra.uni $L880_edge;
-$L879_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p67, %rd359, %rd17;
-	@%p67 bra $L877_if_then;
-	bra.uni $L881_edge;
+	@%p66 bra $L877_if_then;
+	bra.uni $L882_rangeint_body;
 $L877_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p67, %rd359, %rd17;
+	@%p67 bra $L879_if_then;
+	bra.uni $L881_edge;
+$L879_if_then:
+	.loc 3 187 20
 	add.s64 %rd431, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd432, %rd431, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd433, %rd432, %rd359;
 	mov.s64 %rd415, %rd433;
 	mov.s64 %rd416, 16;
-	bra.uni $L878_if_done;
+	bra.uni $L880_if_done;
 $L881_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L878_if_done;
-$L880_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L878_if_done;
-$L878_if_done:
-	.loc 3 188 29
+	bra.uni $L880_if_done;
+$L880_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd434, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd435, %rd434, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd436, %rd435, 1;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd437, %rd436, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd438, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd439, %rd437, %rd438;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd440, %rd439, 1;
 	add.s64 %rd441, %rd37, %rd440;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd442, %rd415, 1;
 	add.s64 %rd443, %rd4, %rd442;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r685, %rd416;
 	cp.async.cg.shared.global [%rd441], [%rd443], 16, %r685;
 	bra.uni $L882_rangeint_body;
 $L882_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd444, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p68, %rd444, %rd15;
-	@%p68 bra $L885_cond_true;
-	bra.uni $L886_edge;
-$L885_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p69, %rd359, %rd17;
-	@%p69 bra $L883_if_then;
-	bra.uni $L887_edge;
+	@%p68 bra $L883_if_then;
+	bra.uni $L888_rangeint_body;
 $L883_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p69, %rd359, %rd17;
+	@%p69 bra $L885_if_then;
+	bra.uni $L887_edge;
+$L885_if_then:
+	.loc 3 187 20
 	add.s64 %rd445, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd446, %rd445, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd447, %rd446, %rd359;
 	mov.s64 %rd415, %rd447;
 	mov.s64 %rd416, 16;
-	bra.uni $L884_if_done;
+	bra.uni $L886_if_done;
 $L887_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L884_if_done;
-$L886_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L884_if_done;
-$L884_if_done:
-	.loc 3 188 29
+	bra.uni $L886_if_done;
+$L886_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd448, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd449, %rd448, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd450, %rd449, 2;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd451, %rd450, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd452, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd453, %rd451, %rd452;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd454, %rd453, 1;
 	add.s64 %rd455, %rd37, %rd454;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd456, %rd415, 1;
 	add.s64 %rd457, %rd4, %rd456;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r686, %rd416;
 	cp.async.cg.shared.global [%rd455], [%rd457], 16, %r686;
 	bra.uni $L888_rangeint_body;
 $L888_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd458, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p70, %rd458, %rd15;
-	@%p70 bra $L891_cond_true;
-	bra.uni $L892_edge;
-$L891_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p71, %rd359, %rd17;
-	@%p71 bra $L889_if_then;
-	bra.uni $L893_edge;
+	@%p70 bra $L889_if_then;
+	bra.uni $L849_rangeint_done;
 $L889_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p71, %rd359, %rd17;
+	@%p71 bra $L891_if_then;
+	bra.uni $L893_edge;
+$L891_if_then:
+	.loc 3 187 20
 	add.s64 %rd459, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd460, %rd459, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd461, %rd460, %rd359;
 	mov.s64 %rd415, %rd461;
 	mov.s64 %rd416, 16;
-	bra.uni $L890_if_done;
+	bra.uni $L892_if_done;
 $L893_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L890_if_done;
-$L892_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L890_if_done;
-$L890_if_done:
-	.loc 3 188 29
+	bra.uni $L892_if_done;
+$L892_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd462, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd463, %rd462, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd464, %rd463, 3;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd465, %rd464, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd466, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd467, %rd465, %rd466;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd468, %rd467, 1;
 	add.s64 %rd469, %rd37, %rd468;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd470, %rd415, 1;
 	add.s64 %rd471, %rd4, %rd470;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r687, %rd416;
 	cp.async.cg.shared.global [%rd469], [%rd471], 16, %r687;
 	bra.uni $L849_rangeint_done;
 $L849_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
-	bra.uni $L853_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L853_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	bra.uni $L854_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L854_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 3 117 29
 	add.s64 %rd472, %rd308, 1;
 	mov.s64 %rd308, %rd472;
@@ -15299,54 +15171,54 @@ $L30_if_then:
 	.loc 3 159 16
 	bra.uni $L945_entry;
 $L945_entry:
-	.loc 3 206 9
+	.loc 3 208 9
 	setp.lt.s64 %p90, %rd474, %rd15;
 	@%p90 bra $L946_if_then;
 	bra.uni $L1029_for_body;
 $L946_if_then:
-	.loc 3 207 14
+	.loc 3 209 14
 	add.s64 %rd476, %rd475, 1;
-	.loc 3 207 17
+	.loc 3 209 17
 	setp.lt.s64 %p91, %rd476, %rd16;
-	.loc 3 208 16
+	.loc 3 210 16
 	setp.gt.s64 %p92, %rd11, 0;
 	@%p92 bra $L948_if_then;
 	bra.uni $L961_edge;
 $L948_if_then:
-	.loc 3 209 22
+	.loc 3 211 22
 	shl.b64 %rd477, %rd475, 1;
 	add.s64 %rd478, %rd10, %rd477;
 	ld.global.nc.u16 %rs256, [%rd478];
-	.loc 3 209 17
+	.loc 3 211 17
 	bra.uni $L962_entry;
 $L962_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f905, %rs256;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f904, %f905;
 	bra.uni $L963_ret_load;
 $L963_ret_load:
-	.loc 3 209 4
+	.loc 3 211 4
 	add.rn.f32 %f906, %f900, %f904;
 	@%p91 bra $L950_if_then;
 	bra.uni $L964_edge;
 $L950_if_then:
-	.loc 3 211 27
+	.loc 3 213 27
 	add.s64 %rd479, %rd475, 1;
-	.loc 3 211 23
+	.loc 3 213 23
 	shl.b64 %rd480, %rd479, 1;
 	add.s64 %rd481, %rd10, %rd480;
 	ld.global.nc.u16 %rs257, [%rd481];
-	.loc 3 211 18
+	.loc 3 213 18
 	bra.uni $L965_entry;
 $L965_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f908, %rs257;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f907, %f908;
 	bra.uni $L966_ret_load;
 $L966_ret_load:
-	.loc 3 211 5
+	.loc 3 213 5
 	add.rn.f32 %f909, %f901, %f907;
 	mov.f32 %f902, %f906;
 	mov.f32 %f903, %f909;
@@ -15360,22 +15232,22 @@ $L961_edge:
 	mov.f32 %f903, %f901;
 	bra.uni $L949_if_done;
 $L949_if_done:
-	.loc 3 214 10
+	.loc 3 216 10
 	setp.eq.s64 %p93, %rd18, 3;
 	@%p93 bra $L951_if_then;
 	bra.uni $L952_if_else;
 $L951_if_then:
-	.loc 3 215 15
+	.loc 3 217 15
 	shr.s64 %rd482, %rd16, 1;
-	.loc 3 215 12
+	.loc 3 217 12
 	mul.lo.s64 %rd483, %rd474, %rd482;
-	.loc 3 215 25
+	.loc 3 217 25
 	shr.s64 %rd484, %rd475, 1;
-	.loc 3 215 20
+	.loc 3 217 20
 	add.s64 %rd485, %rd483, %rd484;
-	.loc 3 216 27
+	.loc 3 218 27
 	neg.f32 %f910, %f902;
-	.loc 3 216 26
+	.loc 3 218 26
 	max.f32 %f911, %f910, 0fC2D00000;
 	min.f32 %f911, %f911, 0f42B20000;
 	mul.rn.f32 %f912, %f911, 0f3FB8AA3B;
@@ -15393,31 +15265,31 @@ $L951_if_then:
 	mul.rn.f32 %f915, %f915, %f919;
 	setp.nan.f32 %p94, %f910, %f910;
 	selp.f32 %f915, %f910, %f915, %p94;
-	.loc 3 216 17
+	.loc 3 218 17
 	add.rn.f32 %f920, 0f3F800000, %f915;
-	.loc 3 216 12
+	.loc 3 218 12
 	div.rn.f32 %f921, %f902, %f920;
-	.loc 3 216 33
+	.loc 3 218 33
 	mul.rn.f32 %f922, %f921, %f903;
-	.loc 3 217 16
+	.loc 3 219 16
 	setp.gt.s64 %p95, %rd14, 0;
 	@%p95 bra $L953_if_then;
 	bra.uni $L967_edge;
 $L953_if_then:
-	.loc 3 218 21
+	.loc 3 220 21
 	shl.b64 %rd486, %rd485, 1;
 	add.s64 %rd487, %rd13, %rd486;
 	ld.global.nc.u16 %rs258, [%rd487];
-	.loc 3 218 17
+	.loc 3 220 17
 	bra.uni $L968_entry;
 $L968_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f925, %rs258;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f924, %f925;
 	bra.uni $L969_ret_load;
 $L969_ret_load:
-	.loc 3 218 5
+	.loc 3 220 5
 	add.rn.f32 %f926, %f922, %f924;
 	mov.f32 %f923, %f926;
 	bra.uni $L970_entry;
@@ -15425,33 +15297,33 @@ $L967_edge:
 	mov.f32 %f923, %f922;
 	bra.uni $L970_entry;
 $L970_entry:
-	.loc 3 271 58
+	.loc 3 273 58
 	cvt.rn.f16.f32 %rs260, %f923;
-	.loc 3 271 41
+	.loc 3 273 41
 	mov.u16 %rs259, %rs260;
 	bra.uni $L971_ret_store;
 $L971_ret_store:
-	.loc 3 220 7
+	.loc 3 222 7
 	shl.b64 %rd488, %rd485, 1;
 	add.s64 %rd489, %rd1, %rd488;
 	st.global.u16 [%rd489], %rs259;
 	bra.uni $L1029_for_body;
 $L952_if_else:
-	.loc 3 222 12
+	.loc 3 224 12
 	mul.lo.s64 %rd490, %rd474, %rd16;
-	.loc 3 222 15
+	.loc 3 224 15
 	add.s64 %rd491, %rd490, %rd475;
-	.loc 3 223 16
+	.loc 3 225 16
 	bra.uni $L972_entry;
 $L972_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p96, %rd18, 1;
 	@%p96 bra $L973_if_then;
 	bra.uni $L974_if_done;
 $L973_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f928, %f902;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f929, %f928, 0fC2D00000;
 	min.f32 %f929, %f929, 0f42B20000;
 	mul.rn.f32 %f930, %f929, 0f3FB8AA3B;
@@ -15469,24 +15341,24 @@ $L973_if_then:
 	mul.rn.f32 %f933, %f933, %f937;
 	setp.nan.f32 %p97, %f928, %f928;
 	selp.f32 %f933, %f928, %f933, %p97;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f938, 0f3F800000, %f933;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f939, %f902, %f938;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f927, %f939;
 	bra.uni $L977_ret_gemvAct;
 $L974_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p98, %rd18, 2;
 	@%p98 bra $L975_if_then;
 	bra.uni $L976_if_done;
 $L975_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f940, 0f3F000000, %f902;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f941, %f902, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L978_entry;
 $L978_entry:
 	.loc 1 26 14
@@ -15641,37 +15513,37 @@ $L994_ret_copysign32:
 	mov.f32 %f942, %f980;
 	bra.uni $L990_ret_Erf32;
 $L990_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f983, 0f3F800000, %f942;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f984, %f940, %f983;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f927, %f984;
 	bra.uni $L977_ret_gemvAct;
 $L976_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f927, %f902;
 	bra.uni $L977_ret_gemvAct;
 $L977_ret_gemvAct:
-	.loc 3 224 16
+	.loc 3 226 16
 	setp.gt.s64 %p104, %rd14, 0;
 	@%p104 bra $L955_if_then;
 	bra.uni $L995_edge;
 $L955_if_then:
-	.loc 3 225 22
+	.loc 3 227 22
 	shl.b64 %rd492, %rd491, 1;
 	add.s64 %rd493, %rd13, %rd492;
 	ld.global.nc.u16 %rs261, [%rd493];
-	.loc 3 225 18
+	.loc 3 227 18
 	bra.uni $L996_entry;
 $L996_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f987, %rs261;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f986, %f987;
 	bra.uni $L997_ret_load;
 $L997_ret_load:
-	.loc 3 225 5
+	.loc 3 227 5
 	add.rn.f32 %f988, %f927, %f986;
 	mov.f32 %f985, %f988;
 	bra.uni $L998_entry;
@@ -15679,27 +15551,27 @@ $L995_edge:
 	mov.f32 %f985, %f927;
 	bra.uni $L998_entry;
 $L998_entry:
-	.loc 3 271 58
+	.loc 3 273 58
 	cvt.rn.f16.f32 %rs263, %f985;
-	.loc 3 271 41
+	.loc 3 273 41
 	mov.u16 %rs262, %rs263;
 	bra.uni $L999_ret_store;
 $L999_ret_store:
-	.loc 3 227 7
+	.loc 3 229 7
 	shl.b64 %rd494, %rd491, 1;
 	add.s64 %rd495, %rd1, %rd494;
 	st.global.u16 [%rd495], %rs262;
 	@%p91 bra $L1000_entry;
 	bra.uni $L1029_for_body;
 $L1000_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p105, %rd18, 1;
 	@%p105 bra $L1001_if_then;
 	bra.uni $L1002_if_done;
 $L1001_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f990, %f903;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f991, %f990, 0fC2D00000;
 	min.f32 %f991, %f991, 0f42B20000;
 	mul.rn.f32 %f992, %f991, 0f3FB8AA3B;
@@ -15717,24 +15589,24 @@ $L1001_if_then:
 	mul.rn.f32 %f995, %f995, %f999;
 	setp.nan.f32 %p106, %f990, %f990;
 	selp.f32 %f995, %f990, %f995, %p106;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1000, 0f3F800000, %f995;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1001, %f903, %f1000;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f989, %f1001;
 	bra.uni $L1005_ret_gemvAct;
 $L1002_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p107, %rd18, 2;
 	@%p107 bra $L1003_if_then;
 	bra.uni $L1004_if_done;
 $L1003_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1002, 0f3F000000, %f903;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1003, %f903, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1006_entry;
 $L1006_entry:
 	.loc 1 26 14
@@ -15889,39 +15761,39 @@ $L1022_ret_copysign32:
 	mov.f32 %f1004, %f1042;
 	bra.uni $L1018_ret_Erf32;
 $L1018_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1045, 0f3F800000, %f1004;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1046, %f1002, %f1045;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f989, %f1046;
 	bra.uni $L1005_ret_gemvAct;
 $L1004_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f989, %f903;
 	bra.uni $L1005_ret_gemvAct;
 $L1005_ret_gemvAct:
-	.loc 3 230 17
+	.loc 3 232 17
 	setp.gt.s64 %p113, %rd14, 0;
 	@%p113 bra $L958_if_then;
 	bra.uni $L1023_edge;
 $L958_if_then:
-	.loc 3 231 25
+	.loc 3 233 25
 	add.s64 %rd496, %rd491, 1;
-	.loc 3 231 23
+	.loc 3 233 23
 	shl.b64 %rd497, %rd496, 1;
 	add.s64 %rd498, %rd13, %rd497;
 	ld.global.nc.u16 %rs264, [%rd498];
-	.loc 3 231 19
+	.loc 3 233 19
 	bra.uni $L1024_entry;
 $L1024_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f1049, %rs264;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f1048, %f1049;
 	bra.uni $L1025_ret_load;
 $L1025_ret_load:
-	.loc 3 231 6
+	.loc 3 233 6
 	add.rn.f32 %f1050, %f989, %f1048;
 	mov.f32 %f1047, %f1050;
 	bra.uni $L959_if_done;
@@ -15929,18 +15801,18 @@ $L1023_edge:
 	mov.f32 %f1047, %f989;
 	bra.uni $L959_if_done;
 $L959_if_done:
-	.loc 3 233 10
+	.loc 3 235 10
 	add.s64 %rd499, %rd491, 1;
-	.loc 3 233 24
+	.loc 3 235 24
 	bra.uni $L1026_entry;
 $L1026_entry:
-	.loc 3 271 58
+	.loc 3 273 58
 	cvt.rn.f16.f32 %rs266, %f1047;
-	.loc 3 271 41
+	.loc 3 273 41
 	mov.u16 %rs265, %rs266;
 	bra.uni $L1027_ret_store;
 $L1027_ret_store:
-	.loc 3 233 8
+	.loc 3 235 8
 	shl.b64 %rd500, %rd499, 1;
 	add.s64 %rd501, %rd1, %rd500;
 	st.global.u16 [%rd501], %rs265;
@@ -15964,54 +15836,54 @@ $L1030_if_then:
 	.loc 3 159 16
 	bra.uni $L1032_entry;
 $L1032_entry:
-	.loc 3 206 9
+	.loc 3 208 9
 	setp.lt.s64 %p115, %rd503, %rd15;
 	@%p115 bra $L1033_if_then;
 	bra.uni $L27_if_done;
 $L1033_if_then:
-	.loc 3 207 14
+	.loc 3 209 14
 	add.s64 %rd505, %rd504, 1;
-	.loc 3 207 17
+	.loc 3 209 17
 	setp.lt.s64 %p116, %rd505, %rd16;
-	.loc 3 208 16
+	.loc 3 210 16
 	setp.gt.s64 %p117, %rd11, 0;
 	@%p117 bra $L1035_if_then;
 	bra.uni $L1048_edge;
 $L1035_if_then:
-	.loc 3 209 22
+	.loc 3 211 22
 	shl.b64 %rd506, %rd504, 1;
 	add.s64 %rd507, %rd10, %rd506;
 	ld.global.nc.u16 %rs267, [%rd507];
-	.loc 3 209 17
+	.loc 3 211 17
 	bra.uni $L1049_entry;
 $L1049_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f1056, %rs267;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f1055, %f1056;
 	bra.uni $L1050_ret_load;
 $L1050_ret_load:
-	.loc 3 209 4
+	.loc 3 211 4
 	add.rn.f32 %f1057, %f1051, %f1055;
 	@%p116 bra $L1037_if_then;
 	bra.uni $L1051_edge;
 $L1037_if_then:
-	.loc 3 211 27
+	.loc 3 213 27
 	add.s64 %rd508, %rd504, 1;
-	.loc 3 211 23
+	.loc 3 213 23
 	shl.b64 %rd509, %rd508, 1;
 	add.s64 %rd510, %rd10, %rd509;
 	ld.global.nc.u16 %rs268, [%rd510];
-	.loc 3 211 18
+	.loc 3 213 18
 	bra.uni $L1052_entry;
 $L1052_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f1059, %rs268;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f1058, %f1059;
 	bra.uni $L1053_ret_load;
 $L1053_ret_load:
-	.loc 3 211 5
+	.loc 3 213 5
 	add.rn.f32 %f1060, %f1052, %f1058;
 	mov.f32 %f1053, %f1057;
 	mov.f32 %f1054, %f1060;
@@ -16025,22 +15897,22 @@ $L1048_edge:
 	mov.f32 %f1054, %f1052;
 	bra.uni $L1036_if_done;
 $L1036_if_done:
-	.loc 3 214 10
+	.loc 3 216 10
 	setp.eq.s64 %p118, %rd18, 3;
 	@%p118 bra $L1038_if_then;
 	bra.uni $L1039_if_else;
 $L1038_if_then:
-	.loc 3 215 15
+	.loc 3 217 15
 	shr.s64 %rd511, %rd16, 1;
-	.loc 3 215 12
+	.loc 3 217 12
 	mul.lo.s64 %rd512, %rd503, %rd511;
-	.loc 3 215 25
+	.loc 3 217 25
 	shr.s64 %rd513, %rd504, 1;
-	.loc 3 215 20
+	.loc 3 217 20
 	add.s64 %rd514, %rd512, %rd513;
-	.loc 3 216 27
+	.loc 3 218 27
 	neg.f32 %f1061, %f1053;
-	.loc 3 216 26
+	.loc 3 218 26
 	max.f32 %f1062, %f1061, 0fC2D00000;
 	min.f32 %f1062, %f1062, 0f42B20000;
 	mul.rn.f32 %f1063, %f1062, 0f3FB8AA3B;
@@ -16058,31 +15930,31 @@ $L1038_if_then:
 	mul.rn.f32 %f1066, %f1066, %f1070;
 	setp.nan.f32 %p119, %f1061, %f1061;
 	selp.f32 %f1066, %f1061, %f1066, %p119;
-	.loc 3 216 17
+	.loc 3 218 17
 	add.rn.f32 %f1071, 0f3F800000, %f1066;
-	.loc 3 216 12
+	.loc 3 218 12
 	div.rn.f32 %f1072, %f1053, %f1071;
-	.loc 3 216 33
+	.loc 3 218 33
 	mul.rn.f32 %f1073, %f1072, %f1054;
-	.loc 3 217 16
+	.loc 3 219 16
 	setp.gt.s64 %p120, %rd14, 0;
 	@%p120 bra $L1040_if_then;
 	bra.uni $L1054_edge;
 $L1040_if_then:
-	.loc 3 218 21
+	.loc 3 220 21
 	shl.b64 %rd515, %rd514, 1;
 	add.s64 %rd516, %rd13, %rd515;
 	ld.global.nc.u16 %rs269, [%rd516];
-	.loc 3 218 17
+	.loc 3 220 17
 	bra.uni $L1055_entry;
 $L1055_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f1076, %rs269;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f1075, %f1076;
 	bra.uni $L1056_ret_load;
 $L1056_ret_load:
-	.loc 3 218 5
+	.loc 3 220 5
 	add.rn.f32 %f1077, %f1073, %f1075;
 	mov.f32 %f1074, %f1077;
 	bra.uni $L1057_entry;
@@ -16090,33 +15962,33 @@ $L1054_edge:
 	mov.f32 %f1074, %f1073;
 	bra.uni $L1057_entry;
 $L1057_entry:
-	.loc 3 271 58
+	.loc 3 273 58
 	cvt.rn.f16.f32 %rs271, %f1074;
-	.loc 3 271 41
+	.loc 3 273 41
 	mov.u16 %rs270, %rs271;
 	bra.uni $L1058_ret_store;
 $L1058_ret_store:
-	.loc 3 220 7
+	.loc 3 222 7
 	shl.b64 %rd517, %rd514, 1;
 	add.s64 %rd518, %rd1, %rd517;
 	st.global.u16 [%rd518], %rs270;
 	bra.uni $L27_if_done;
 $L1039_if_else:
-	.loc 3 222 12
+	.loc 3 224 12
 	mul.lo.s64 %rd519, %rd503, %rd16;
-	.loc 3 222 15
+	.loc 3 224 15
 	add.s64 %rd520, %rd519, %rd504;
-	.loc 3 223 16
+	.loc 3 225 16
 	bra.uni $L1059_entry;
 $L1059_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p121, %rd18, 1;
 	@%p121 bra $L1060_if_then;
 	bra.uni $L1061_if_done;
 $L1060_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f1079, %f1053;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f1080, %f1079, 0fC2D00000;
 	min.f32 %f1080, %f1080, 0f42B20000;
 	mul.rn.f32 %f1081, %f1080, 0f3FB8AA3B;
@@ -16134,24 +16006,24 @@ $L1060_if_then:
 	mul.rn.f32 %f1084, %f1084, %f1088;
 	setp.nan.f32 %p122, %f1079, %f1079;
 	selp.f32 %f1084, %f1079, %f1084, %p122;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1089, 0f3F800000, %f1084;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1090, %f1053, %f1089;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f1078, %f1090;
 	bra.uni $L1064_ret_gemvAct;
 $L1061_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p123, %rd18, 2;
 	@%p123 bra $L1062_if_then;
 	bra.uni $L1063_if_done;
 $L1062_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1091, 0f3F000000, %f1053;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1092, %f1053, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1065_entry;
 $L1065_entry:
 	.loc 1 26 14
@@ -16306,37 +16178,37 @@ $L1081_ret_copysign32:
 	mov.f32 %f1093, %f1131;
 	bra.uni $L1077_ret_Erf32;
 $L1077_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1134, 0f3F800000, %f1093;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1135, %f1091, %f1134;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f1078, %f1135;
 	bra.uni $L1064_ret_gemvAct;
 $L1063_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f1078, %f1053;
 	bra.uni $L1064_ret_gemvAct;
 $L1064_ret_gemvAct:
-	.loc 3 224 16
+	.loc 3 226 16
 	setp.gt.s64 %p129, %rd14, 0;
 	@%p129 bra $L1042_if_then;
 	bra.uni $L1082_edge;
 $L1042_if_then:
-	.loc 3 225 22
+	.loc 3 227 22
 	shl.b64 %rd521, %rd520, 1;
 	add.s64 %rd522, %rd13, %rd521;
 	ld.global.nc.u16 %rs272, [%rd522];
-	.loc 3 225 18
+	.loc 3 227 18
 	bra.uni $L1083_entry;
 $L1083_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f1138, %rs272;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f1137, %f1138;
 	bra.uni $L1084_ret_load;
 $L1084_ret_load:
-	.loc 3 225 5
+	.loc 3 227 5
 	add.rn.f32 %f1139, %f1078, %f1137;
 	mov.f32 %f1136, %f1139;
 	bra.uni $L1085_entry;
@@ -16344,27 +16216,27 @@ $L1082_edge:
 	mov.f32 %f1136, %f1078;
 	bra.uni $L1085_entry;
 $L1085_entry:
-	.loc 3 271 58
+	.loc 3 273 58
 	cvt.rn.f16.f32 %rs274, %f1136;
-	.loc 3 271 41
+	.loc 3 273 41
 	mov.u16 %rs273, %rs274;
 	bra.uni $L1086_ret_store;
 $L1086_ret_store:
-	.loc 3 227 7
+	.loc 3 229 7
 	shl.b64 %rd523, %rd520, 1;
 	add.s64 %rd524, %rd1, %rd523;
 	st.global.u16 [%rd524], %rs273;
 	@%p116 bra $L1087_entry;
 	bra.uni $L27_if_done;
 $L1087_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p130, %rd18, 1;
 	@%p130 bra $L1088_if_then;
 	bra.uni $L1089_if_done;
 $L1088_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f1141, %f1054;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f1142, %f1141, 0fC2D00000;
 	min.f32 %f1142, %f1142, 0f42B20000;
 	mul.rn.f32 %f1143, %f1142, 0f3FB8AA3B;
@@ -16382,24 +16254,24 @@ $L1088_if_then:
 	mul.rn.f32 %f1146, %f1146, %f1150;
 	setp.nan.f32 %p131, %f1141, %f1141;
 	selp.f32 %f1146, %f1141, %f1146, %p131;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1151, 0f3F800000, %f1146;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1152, %f1054, %f1151;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f1140, %f1152;
 	bra.uni $L1092_ret_gemvAct;
 $L1089_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p132, %rd18, 2;
 	@%p132 bra $L1090_if_then;
 	bra.uni $L1091_if_done;
 $L1090_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1153, 0f3F000000, %f1054;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1154, %f1054, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1093_entry;
 $L1093_entry:
 	.loc 1 26 14
@@ -16554,39 +16426,39 @@ $L1109_ret_copysign32:
 	mov.f32 %f1155, %f1193;
 	bra.uni $L1105_ret_Erf32;
 $L1105_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1196, 0f3F800000, %f1155;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1197, %f1153, %f1196;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f1140, %f1197;
 	bra.uni $L1092_ret_gemvAct;
 $L1091_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f1140, %f1054;
 	bra.uni $L1092_ret_gemvAct;
 $L1092_ret_gemvAct:
-	.loc 3 230 17
+	.loc 3 232 17
 	setp.gt.s64 %p138, %rd14, 0;
 	@%p138 bra $L1045_if_then;
 	bra.uni $L1110_edge;
 $L1045_if_then:
-	.loc 3 231 25
+	.loc 3 233 25
 	add.s64 %rd525, %rd520, 1;
-	.loc 3 231 23
+	.loc 3 233 23
 	shl.b64 %rd526, %rd525, 1;
 	add.s64 %rd527, %rd13, %rd526;
 	ld.global.nc.u16 %rs275, [%rd527];
-	.loc 3 231 19
+	.loc 3 233 19
 	bra.uni $L1111_entry;
 $L1111_entry:
-	.loc 3 270 57
+	.loc 3 272 57
 	cvt.f32.f16 %f1200, %rs275;
-	.loc 3 270 41
+	.loc 3 272 41
 	mov.f32 %f1199, %f1200;
 	bra.uni $L1112_ret_load;
 $L1112_ret_load:
-	.loc 3 231 6
+	.loc 3 233 6
 	add.rn.f32 %f1201, %f1140, %f1199;
 	mov.f32 %f1198, %f1201;
 	bra.uni $L1046_if_done;
@@ -16594,18 +16466,18 @@ $L1110_edge:
 	mov.f32 %f1198, %f1140;
 	bra.uni $L1046_if_done;
 $L1046_if_done:
-	.loc 3 233 10
+	.loc 3 235 10
 	add.s64 %rd528, %rd520, 1;
-	.loc 3 233 24
+	.loc 3 235 24
 	bra.uni $L1113_entry;
 $L1113_entry:
-	.loc 3 271 58
+	.loc 3 273 58
 	cvt.rn.f16.f32 %rs277, %f1198;
-	.loc 3 271 41
+	.loc 3 273 41
 	mov.u16 %rs276, %rs277;
 	bra.uni $L1114_ret_store;
 $L1114_ret_store:
-	.loc 3 233 8
+	.loc 3 235 8
 	shl.b64 %rd529, %rd528, 1;
 	add.s64 %rd530, %rd1, %rd529;
 	st.global.u16 [%rd530], %rs276;
@@ -16790,12 +16662,12 @@ $L34_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L38_cond_true;
-	bra.uni $L45_edge;
+	bra.uni $L46_edge;
 $L38_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L36_if_then;
-	bra.uni $L46_edge;
+	bra.uni $L47_edge;
 $L36_if_then:
 	.loc 3 178 21
 	add.s64 %rd55, %rd30, 0;
@@ -16806,11 +16678,11 @@ $L36_if_then:
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
 	bra.uni $L37_if_done;
-$L46_edge:
+$L47_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L37_if_done;
-$L45_edge:
+$L46_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L37_if_done;
@@ -16828,20 +16700,20 @@ $L37_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
-	bra.uni $L47_rangeint_body;
-$L47_rangeint_body:
+	bra.uni $L48_rangeint_body;
+$L48_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd64, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p4, %rd64, %rd16;
-	@%p4 bra $L50_cond_true;
-	bra.uni $L51_edge;
-$L50_cond_true:
+	@%p4 bra $L51_cond_true;
+	bra.uni $L52_edge;
+$L51_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p5, %rd51, %rd17;
-	@%p5 bra $L48_if_then;
-	bra.uni $L52_edge;
-$L48_if_then:
+	@%p5 bra $L49_if_then;
+	bra.uni $L53_edge;
+$L49_if_then:
 	.loc 3 178 21
 	add.s64 %rd65, %rd30, 1;
 	.loc 3 178 24
@@ -16850,16 +16722,16 @@ $L48_if_then:
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
-	bra.uni $L49_if_done;
+	bra.uni $L50_if_done;
+$L53_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L50_if_done;
 $L52_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L49_if_done;
-$L51_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L49_if_done;
-$L49_if_done:
+	bra.uni $L50_if_done;
+$L50_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd68, %rd23, 8;
 	.loc 3 180 51
@@ -16873,20 +16745,20 @@ $L49_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
-	bra.uni $L53_rangeint_body;
-$L53_rangeint_body:
+	bra.uni $L54_rangeint_body;
+$L54_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd74, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p6, %rd74, %rd16;
-	@%p6 bra $L56_cond_true;
-	bra.uni $L57_edge;
-$L56_cond_true:
+	@%p6 bra $L57_cond_true;
+	bra.uni $L58_edge;
+$L57_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p7, %rd51, %rd17;
-	@%p7 bra $L54_if_then;
-	bra.uni $L58_edge;
-$L54_if_then:
+	@%p7 bra $L55_if_then;
+	bra.uni $L59_edge;
+$L55_if_then:
 	.loc 3 178 21
 	add.s64 %rd75, %rd30, 2;
 	.loc 3 178 24
@@ -16895,16 +16767,16 @@ $L54_if_then:
 	add.s64 %rd77, %rd76, %rd51;
 	mov.s64 %rd53, %rd77;
 	mov.s64 %rd54, 16;
-	bra.uni $L55_if_done;
+	bra.uni $L56_if_done;
+$L59_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L56_if_done;
 $L58_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L55_if_done;
-$L57_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L55_if_done;
-$L55_if_done:
+	bra.uni $L56_if_done;
+$L56_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd78, %rd23, 8;
 	.loc 3 180 51
@@ -16918,20 +16790,20 @@ $L55_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r34, %rd54;
 	cp.async.cg.shared.global [%rd81], [%rd83], 16, %r34;
-	bra.uni $L59_rangeint_body;
-$L59_rangeint_body:
+	bra.uni $L60_rangeint_body;
+$L60_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd84, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p8, %rd84, %rd16;
-	@%p8 bra $L62_cond_true;
-	bra.uni $L63_edge;
-$L62_cond_true:
+	@%p8 bra $L63_cond_true;
+	bra.uni $L64_edge;
+$L63_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p9, %rd51, %rd17;
-	@%p9 bra $L60_if_then;
-	bra.uni $L64_edge;
-$L60_if_then:
+	@%p9 bra $L61_if_then;
+	bra.uni $L65_edge;
+$L61_if_then:
 	.loc 3 178 21
 	add.s64 %rd85, %rd30, 3;
 	.loc 3 178 24
@@ -16940,16 +16812,16 @@ $L60_if_then:
 	add.s64 %rd87, %rd86, %rd51;
 	mov.s64 %rd53, %rd87;
 	mov.s64 %rd54, 16;
-	bra.uni $L61_if_done;
+	bra.uni $L62_if_done;
+$L65_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L62_if_done;
 $L64_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L61_if_done;
-$L63_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L61_if_done;
-$L61_if_done:
+	bra.uni $L62_if_done;
+$L62_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd88, %rd23, 8;
 	.loc 3 180 51
@@ -16965,187 +16837,171 @@ $L61_if_done:
 	cp.async.cg.shared.global [%rd91], [%rd93], 16, %r35;
 	bra.uni $L39_rangeint_body;
 $L39_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd94, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p10, %rd94, %rd15;
-	@%p10 bra $L43_cond_true;
-	bra.uni $L65_edge;
-$L43_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p11, %rd51, %rd17;
-	@%p11 bra $L41_if_then;
-	bra.uni $L66_edge;
+	@%p10 bra $L41_if_then;
+	bra.uni $L67_rangeint_body;
 $L41_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p11, %rd51, %rd17;
+	@%p11 bra $L43_if_then;
+	bra.uni $L66_edge;
+$L43_if_then:
+	.loc 3 187 20
 	add.s64 %rd97, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd98, %rd97, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd99, %rd98, %rd51;
 	mov.s64 %rd95, %rd99;
 	mov.s64 %rd96, 16;
-	bra.uni $L42_if_done;
+	bra.uni $L44_if_done;
 $L66_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L42_if_done;
-$L65_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L42_if_done;
-$L42_if_done:
-	.loc 3 188 63
+	bra.uni $L44_if_done;
+$L44_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd100, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd101, 1024, %rd100;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd102, %rd101, 1;
 	add.s64 %rd103, %rd37, %rd102;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd104, %rd95, 1;
 	add.s64 %rd105, %rd4, %rd104;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r36, %rd96;
 	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
 	bra.uni $L67_rangeint_body;
 $L67_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd106, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p12, %rd106, %rd15;
-	@%p12 bra $L70_cond_true;
-	bra.uni $L71_edge;
-$L70_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p13, %rd51, %rd17;
-	@%p13 bra $L68_if_then;
-	bra.uni $L72_edge;
+	@%p12 bra $L68_if_then;
+	bra.uni $L73_rangeint_body;
 $L68_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p13, %rd51, %rd17;
+	@%p13 bra $L70_if_then;
+	bra.uni $L72_edge;
+$L70_if_then:
+	.loc 3 187 20
 	add.s64 %rd107, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd108, %rd107, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd109, %rd108, %rd51;
 	mov.s64 %rd95, %rd109;
 	mov.s64 %rd96, 16;
-	bra.uni $L69_if_done;
+	bra.uni $L71_if_done;
 $L72_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L69_if_done;
-$L71_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L69_if_done;
-$L69_if_done:
-	.loc 3 188 63
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd110, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd111, 1280, %rd110;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd112, %rd111, 1;
 	add.s64 %rd113, %rd37, %rd112;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd114, %rd95, 1;
 	add.s64 %rd115, %rd4, %rd114;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r37, %rd96;
 	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
 	bra.uni $L73_rangeint_body;
 $L73_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd116, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p14, %rd116, %rd15;
-	@%p14 bra $L76_cond_true;
-	bra.uni $L77_edge;
-$L76_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p15, %rd51, %rd17;
-	@%p15 bra $L74_if_then;
-	bra.uni $L78_edge;
+	@%p14 bra $L74_if_then;
+	bra.uni $L79_rangeint_body;
 $L74_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p15, %rd51, %rd17;
+	@%p15 bra $L76_if_then;
+	bra.uni $L78_edge;
+$L76_if_then:
+	.loc 3 187 20
 	add.s64 %rd117, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd118, %rd117, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd119, %rd118, %rd51;
 	mov.s64 %rd95, %rd119;
 	mov.s64 %rd96, 16;
-	bra.uni $L75_if_done;
+	bra.uni $L77_if_done;
 $L78_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L75_if_done;
-$L77_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L75_if_done;
-$L75_if_done:
-	.loc 3 188 63
+	bra.uni $L77_if_done;
+$L77_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd120, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd121, 1536, %rd120;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd122, %rd121, 1;
 	add.s64 %rd123, %rd37, %rd122;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd124, %rd95, 1;
 	add.s64 %rd125, %rd4, %rd124;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r38, %rd96;
 	cp.async.cg.shared.global [%rd123], [%rd125], 16, %r38;
 	bra.uni $L79_rangeint_body;
 $L79_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd126, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p16, %rd126, %rd15;
-	@%p16 bra $L82_cond_true;
-	bra.uni $L83_edge;
-$L82_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p17, %rd51, %rd17;
-	@%p17 bra $L80_if_then;
-	bra.uni $L84_edge;
+	@%p16 bra $L80_if_then;
+	bra.uni $L40_rangeint_done;
 $L80_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p17, %rd51, %rd17;
+	@%p17 bra $L82_if_then;
+	bra.uni $L84_edge;
+$L82_if_then:
+	.loc 3 187 20
 	add.s64 %rd127, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd128, %rd127, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd129, %rd128, %rd51;
 	mov.s64 %rd95, %rd129;
 	mov.s64 %rd96, 16;
-	bra.uni $L81_if_done;
+	bra.uni $L83_if_done;
 $L84_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L81_if_done;
-$L83_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L81_if_done;
-$L81_if_done:
-	.loc 3 188 63
+	bra.uni $L83_if_done;
+$L83_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd130, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd131, 1792, %rd130;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd132, %rd131, 1;
 	add.s64 %rd133, %rd37, %rd132;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd134, %rd95, 1;
 	add.s64 %rd135, %rd4, %rd134;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r39, %rd96;
 	cp.async.cg.shared.global [%rd133], [%rd135], 16, %r39;
 	bra.uni $L40_rangeint_done;
 $L40_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L86_entry;
 $L86_entry:
@@ -17160,12 +17016,12 @@ $L87_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p18, %rd138, %rd16;
 	@%p18 bra $L91_cond_true;
-	bra.uni $L98_edge;
+	bra.uni $L99_edge;
 $L91_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p19, %rd137, %rd17;
 	@%p19 bra $L89_if_then;
-	bra.uni $L99_edge;
+	bra.uni $L100_edge;
 $L89_if_then:
 	.loc 3 178 21
 	add.s64 %rd141, %rd30, 0;
@@ -17176,11 +17032,11 @@ $L89_if_then:
 	mov.s64 %rd139, %rd143;
 	mov.s64 %rd140, 16;
 	bra.uni $L90_if_done;
-$L99_edge:
+$L100_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
 	bra.uni $L90_if_done;
-$L98_edge:
+$L99_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
 	bra.uni $L90_if_done;
@@ -17198,20 +17054,20 @@ $L90_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r40, %rd140;
 	cp.async.cg.shared.global [%rd147], [%rd149], 16, %r40;
-	bra.uni $L100_rangeint_body;
-$L100_rangeint_body:
+	bra.uni $L101_rangeint_body;
+$L101_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd150, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p20, %rd150, %rd16;
-	@%p20 bra $L103_cond_true;
-	bra.uni $L104_edge;
-$L103_cond_true:
+	@%p20 bra $L104_cond_true;
+	bra.uni $L105_edge;
+$L104_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p21, %rd137, %rd17;
-	@%p21 bra $L101_if_then;
-	bra.uni $L105_edge;
-$L101_if_then:
+	@%p21 bra $L102_if_then;
+	bra.uni $L106_edge;
+$L102_if_then:
 	.loc 3 178 21
 	add.s64 %rd151, %rd30, 1;
 	.loc 3 178 24
@@ -17220,16 +17076,16 @@ $L101_if_then:
 	add.s64 %rd153, %rd152, %rd137;
 	mov.s64 %rd139, %rd153;
 	mov.s64 %rd140, 16;
-	bra.uni $L102_if_done;
+	bra.uni $L103_if_done;
+$L106_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L103_if_done;
 $L105_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L102_if_done;
-$L104_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L102_if_done;
-$L102_if_done:
+	bra.uni $L103_if_done;
+$L103_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd154, %rd23, 8;
 	.loc 3 180 51
@@ -17243,20 +17099,20 @@ $L102_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r41, %rd140;
 	cp.async.cg.shared.global [%rd157], [%rd159], 16, %r41;
-	bra.uni $L106_rangeint_body;
-$L106_rangeint_body:
+	bra.uni $L107_rangeint_body;
+$L107_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd160, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p22, %rd160, %rd16;
-	@%p22 bra $L109_cond_true;
-	bra.uni $L110_edge;
-$L109_cond_true:
+	@%p22 bra $L110_cond_true;
+	bra.uni $L111_edge;
+$L110_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p23, %rd137, %rd17;
-	@%p23 bra $L107_if_then;
-	bra.uni $L111_edge;
-$L107_if_then:
+	@%p23 bra $L108_if_then;
+	bra.uni $L112_edge;
+$L108_if_then:
 	.loc 3 178 21
 	add.s64 %rd161, %rd30, 2;
 	.loc 3 178 24
@@ -17265,16 +17121,16 @@ $L107_if_then:
 	add.s64 %rd163, %rd162, %rd137;
 	mov.s64 %rd139, %rd163;
 	mov.s64 %rd140, 16;
-	bra.uni $L108_if_done;
+	bra.uni $L109_if_done;
+$L112_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L109_if_done;
 $L111_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L108_if_done;
-$L110_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L108_if_done;
-$L108_if_done:
+	bra.uni $L109_if_done;
+$L109_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd164, %rd23, 8;
 	.loc 3 180 51
@@ -17288,20 +17144,20 @@ $L108_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r42, %rd140;
 	cp.async.cg.shared.global [%rd167], [%rd169], 16, %r42;
-	bra.uni $L112_rangeint_body;
-$L112_rangeint_body:
+	bra.uni $L113_rangeint_body;
+$L113_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd170, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p24, %rd170, %rd16;
-	@%p24 bra $L115_cond_true;
-	bra.uni $L116_edge;
-$L115_cond_true:
+	@%p24 bra $L116_cond_true;
+	bra.uni $L117_edge;
+$L116_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p25, %rd137, %rd17;
-	@%p25 bra $L113_if_then;
-	bra.uni $L117_edge;
-$L113_if_then:
+	@%p25 bra $L114_if_then;
+	bra.uni $L118_edge;
+$L114_if_then:
 	.loc 3 178 21
 	add.s64 %rd171, %rd30, 3;
 	.loc 3 178 24
@@ -17310,16 +17166,16 @@ $L113_if_then:
 	add.s64 %rd173, %rd172, %rd137;
 	mov.s64 %rd139, %rd173;
 	mov.s64 %rd140, 16;
-	bra.uni $L114_if_done;
+	bra.uni $L115_if_done;
+$L118_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L115_if_done;
 $L117_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L114_if_done;
-$L116_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L114_if_done;
-$L114_if_done:
+	bra.uni $L115_if_done;
+$L115_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd174, %rd23, 8;
 	.loc 3 180 51
@@ -17335,187 +17191,171 @@ $L114_if_done:
 	cp.async.cg.shared.global [%rd177], [%rd179], 16, %r43;
 	bra.uni $L92_rangeint_body;
 $L92_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd180, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p26, %rd180, %rd15;
-	@%p26 bra $L96_cond_true;
-	bra.uni $L118_edge;
-$L96_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p27, %rd137, %rd17;
-	@%p27 bra $L94_if_then;
-	bra.uni $L119_edge;
+	@%p26 bra $L94_if_then;
+	bra.uni $L120_rangeint_body;
 $L94_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p27, %rd137, %rd17;
+	@%p27 bra $L96_if_then;
+	bra.uni $L119_edge;
+$L96_if_then:
+	.loc 3 187 20
 	add.s64 %rd183, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd184, %rd183, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd185, %rd184, %rd137;
 	mov.s64 %rd181, %rd185;
 	mov.s64 %rd182, 16;
-	bra.uni $L95_if_done;
+	bra.uni $L97_if_done;
 $L119_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L95_if_done;
-$L118_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L95_if_done;
-$L95_if_done:
-	.loc 3 188 63
+	bra.uni $L97_if_done;
+$L97_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd186, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd187, 3072, %rd186;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd188, %rd187, 1;
 	add.s64 %rd189, %rd37, %rd188;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd190, %rd181, 1;
 	add.s64 %rd191, %rd4, %rd190;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r44, %rd182;
 	cp.async.cg.shared.global [%rd189], [%rd191], 16, %r44;
 	bra.uni $L120_rangeint_body;
 $L120_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd192, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p28, %rd192, %rd15;
-	@%p28 bra $L123_cond_true;
-	bra.uni $L124_edge;
-$L123_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p29, %rd137, %rd17;
-	@%p29 bra $L121_if_then;
-	bra.uni $L125_edge;
+	@%p28 bra $L121_if_then;
+	bra.uni $L126_rangeint_body;
 $L121_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p29, %rd137, %rd17;
+	@%p29 bra $L123_if_then;
+	bra.uni $L125_edge;
+$L123_if_then:
+	.loc 3 187 20
 	add.s64 %rd193, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd194, %rd193, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd195, %rd194, %rd137;
 	mov.s64 %rd181, %rd195;
 	mov.s64 %rd182, 16;
-	bra.uni $L122_if_done;
+	bra.uni $L124_if_done;
 $L125_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L122_if_done;
-$L124_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L122_if_done;
-$L122_if_done:
-	.loc 3 188 63
+	bra.uni $L124_if_done;
+$L124_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd196, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd197, 3328, %rd196;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd198, %rd197, 1;
 	add.s64 %rd199, %rd37, %rd198;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd200, %rd181, 1;
 	add.s64 %rd201, %rd4, %rd200;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r45, %rd182;
 	cp.async.cg.shared.global [%rd199], [%rd201], 16, %r45;
 	bra.uni $L126_rangeint_body;
 $L126_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd202, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p30, %rd202, %rd15;
-	@%p30 bra $L129_cond_true;
-	bra.uni $L130_edge;
-$L129_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p31, %rd137, %rd17;
-	@%p31 bra $L127_if_then;
-	bra.uni $L131_edge;
+	@%p30 bra $L127_if_then;
+	bra.uni $L132_rangeint_body;
 $L127_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p31, %rd137, %rd17;
+	@%p31 bra $L129_if_then;
+	bra.uni $L131_edge;
+$L129_if_then:
+	.loc 3 187 20
 	add.s64 %rd203, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd204, %rd203, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd205, %rd204, %rd137;
 	mov.s64 %rd181, %rd205;
 	mov.s64 %rd182, 16;
-	bra.uni $L128_if_done;
+	bra.uni $L130_if_done;
 $L131_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L128_if_done;
-$L130_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L128_if_done;
-$L128_if_done:
-	.loc 3 188 63
+	bra.uni $L130_if_done;
+$L130_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd206, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd207, 3584, %rd206;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd208, %rd207, 1;
 	add.s64 %rd209, %rd37, %rd208;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd210, %rd181, 1;
 	add.s64 %rd211, %rd4, %rd210;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r46, %rd182;
 	cp.async.cg.shared.global [%rd209], [%rd211], 16, %r46;
 	bra.uni $L132_rangeint_body;
 $L132_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd212, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p32, %rd212, %rd15;
-	@%p32 bra $L135_cond_true;
-	bra.uni $L136_edge;
-$L135_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p33, %rd137, %rd17;
-	@%p33 bra $L133_if_then;
-	bra.uni $L137_edge;
+	@%p32 bra $L133_if_then;
+	bra.uni $L93_rangeint_done;
 $L133_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p33, %rd137, %rd17;
+	@%p33 bra $L135_if_then;
+	bra.uni $L137_edge;
+$L135_if_then:
+	.loc 3 187 20
 	add.s64 %rd213, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd214, %rd213, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd215, %rd214, %rd137;
 	mov.s64 %rd181, %rd215;
 	mov.s64 %rd182, 16;
-	bra.uni $L134_if_done;
+	bra.uni $L136_if_done;
 $L137_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L134_if_done;
-$L136_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L134_if_done;
-$L134_if_done:
-	.loc 3 188 63
+	bra.uni $L136_if_done;
+$L136_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd216, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd217, 3840, %rd216;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd37, %rd218;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd220, %rd181, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r47, %rd182;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r47;
 	bra.uni $L93_rangeint_done;
 $L93_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L139_entry;
 $L139_entry:
@@ -17530,12 +17370,12 @@ $L140_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p34, %rd224, %rd16;
 	@%p34 bra $L144_cond_true;
-	bra.uni $L151_edge;
+	bra.uni $L152_edge;
 $L144_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p35, %rd223, %rd17;
 	@%p35 bra $L142_if_then;
-	bra.uni $L152_edge;
+	bra.uni $L153_edge;
 $L142_if_then:
 	.loc 3 178 21
 	add.s64 %rd227, %rd30, 0;
@@ -17546,11 +17386,11 @@ $L142_if_then:
 	mov.s64 %rd225, %rd229;
 	mov.s64 %rd226, 16;
 	bra.uni $L143_if_done;
-$L152_edge:
+$L153_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
 	bra.uni $L143_if_done;
-$L151_edge:
+$L152_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
 	bra.uni $L143_if_done;
@@ -17568,20 +17408,20 @@ $L143_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r48, %rd226;
 	cp.async.cg.shared.global [%rd233], [%rd235], 16, %r48;
-	bra.uni $L153_rangeint_body;
-$L153_rangeint_body:
+	bra.uni $L154_rangeint_body;
+$L154_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd236, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p36, %rd236, %rd16;
-	@%p36 bra $L156_cond_true;
-	bra.uni $L157_edge;
-$L156_cond_true:
+	@%p36 bra $L157_cond_true;
+	bra.uni $L158_edge;
+$L157_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p37, %rd223, %rd17;
-	@%p37 bra $L154_if_then;
-	bra.uni $L158_edge;
-$L154_if_then:
+	@%p37 bra $L155_if_then;
+	bra.uni $L159_edge;
+$L155_if_then:
 	.loc 3 178 21
 	add.s64 %rd237, %rd30, 1;
 	.loc 3 178 24
@@ -17590,16 +17430,16 @@ $L154_if_then:
 	add.s64 %rd239, %rd238, %rd223;
 	mov.s64 %rd225, %rd239;
 	mov.s64 %rd226, 16;
-	bra.uni $L155_if_done;
+	bra.uni $L156_if_done;
+$L159_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L156_if_done;
 $L158_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L155_if_done;
-$L157_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L155_if_done;
-$L155_if_done:
+	bra.uni $L156_if_done;
+$L156_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd240, %rd23, 8;
 	.loc 3 180 51
@@ -17613,20 +17453,20 @@ $L155_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r49, %rd226;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r49;
-	bra.uni $L159_rangeint_body;
-$L159_rangeint_body:
+	bra.uni $L160_rangeint_body;
+$L160_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd246, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p38, %rd246, %rd16;
-	@%p38 bra $L162_cond_true;
-	bra.uni $L163_edge;
-$L162_cond_true:
+	@%p38 bra $L163_cond_true;
+	bra.uni $L164_edge;
+$L163_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p39, %rd223, %rd17;
-	@%p39 bra $L160_if_then;
-	bra.uni $L164_edge;
-$L160_if_then:
+	@%p39 bra $L161_if_then;
+	bra.uni $L165_edge;
+$L161_if_then:
 	.loc 3 178 21
 	add.s64 %rd247, %rd30, 2;
 	.loc 3 178 24
@@ -17635,16 +17475,16 @@ $L160_if_then:
 	add.s64 %rd249, %rd248, %rd223;
 	mov.s64 %rd225, %rd249;
 	mov.s64 %rd226, 16;
-	bra.uni $L161_if_done;
+	bra.uni $L162_if_done;
+$L165_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L162_if_done;
 $L164_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L161_if_done;
-$L163_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L161_if_done;
-$L161_if_done:
+	bra.uni $L162_if_done;
+$L162_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd250, %rd23, 8;
 	.loc 3 180 51
@@ -17658,20 +17498,20 @@ $L161_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r50, %rd226;
 	cp.async.cg.shared.global [%rd253], [%rd255], 16, %r50;
-	bra.uni $L165_rangeint_body;
-$L165_rangeint_body:
+	bra.uni $L166_rangeint_body;
+$L166_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd256, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p40, %rd256, %rd16;
-	@%p40 bra $L168_cond_true;
-	bra.uni $L169_edge;
-$L168_cond_true:
+	@%p40 bra $L169_cond_true;
+	bra.uni $L170_edge;
+$L169_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p41, %rd223, %rd17;
-	@%p41 bra $L166_if_then;
-	bra.uni $L170_edge;
-$L166_if_then:
+	@%p41 bra $L167_if_then;
+	bra.uni $L171_edge;
+$L167_if_then:
 	.loc 3 178 21
 	add.s64 %rd257, %rd30, 3;
 	.loc 3 178 24
@@ -17680,16 +17520,16 @@ $L166_if_then:
 	add.s64 %rd259, %rd258, %rd223;
 	mov.s64 %rd225, %rd259;
 	mov.s64 %rd226, 16;
-	bra.uni $L167_if_done;
+	bra.uni $L168_if_done;
+$L171_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L168_if_done;
 $L170_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L167_if_done;
-$L169_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L167_if_done;
-$L167_if_done:
+	bra.uni $L168_if_done;
+$L168_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd260, %rd23, 8;
 	.loc 3 180 51
@@ -17705,187 +17545,171 @@ $L167_if_done:
 	cp.async.cg.shared.global [%rd263], [%rd265], 16, %r51;
 	bra.uni $L145_rangeint_body;
 $L145_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd266, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p42, %rd266, %rd15;
-	@%p42 bra $L149_cond_true;
-	bra.uni $L171_edge;
-$L149_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p43, %rd223, %rd17;
-	@%p43 bra $L147_if_then;
-	bra.uni $L172_edge;
+	@%p42 bra $L147_if_then;
+	bra.uni $L173_rangeint_body;
 $L147_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p43, %rd223, %rd17;
+	@%p43 bra $L149_if_then;
+	bra.uni $L172_edge;
+$L149_if_then:
+	.loc 3 187 20
 	add.s64 %rd269, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd270, %rd269, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd271, %rd270, %rd223;
 	mov.s64 %rd267, %rd271;
 	mov.s64 %rd268, 16;
-	bra.uni $L148_if_done;
+	bra.uni $L150_if_done;
 $L172_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L148_if_done;
-$L171_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L148_if_done;
-$L148_if_done:
-	.loc 3 188 63
+	bra.uni $L150_if_done;
+$L150_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd272, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd273, 5120, %rd272;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd274, %rd273, 1;
 	add.s64 %rd275, %rd37, %rd274;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd276, %rd267, 1;
 	add.s64 %rd277, %rd4, %rd276;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r52, %rd268;
 	cp.async.cg.shared.global [%rd275], [%rd277], 16, %r52;
 	bra.uni $L173_rangeint_body;
 $L173_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd278, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p44, %rd278, %rd15;
-	@%p44 bra $L176_cond_true;
-	bra.uni $L177_edge;
-$L176_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p45, %rd223, %rd17;
-	@%p45 bra $L174_if_then;
-	bra.uni $L178_edge;
+	@%p44 bra $L174_if_then;
+	bra.uni $L179_rangeint_body;
 $L174_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p45, %rd223, %rd17;
+	@%p45 bra $L176_if_then;
+	bra.uni $L178_edge;
+$L176_if_then:
+	.loc 3 187 20
 	add.s64 %rd279, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd280, %rd279, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd281, %rd280, %rd223;
 	mov.s64 %rd267, %rd281;
 	mov.s64 %rd268, 16;
-	bra.uni $L175_if_done;
+	bra.uni $L177_if_done;
 $L178_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L175_if_done;
-$L177_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L175_if_done;
-$L175_if_done:
-	.loc 3 188 63
+	bra.uni $L177_if_done;
+$L177_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd282, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd283, 5376, %rd282;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd284, %rd283, 1;
 	add.s64 %rd285, %rd37, %rd284;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd286, %rd267, 1;
 	add.s64 %rd287, %rd4, %rd286;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r53, %rd268;
 	cp.async.cg.shared.global [%rd285], [%rd287], 16, %r53;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd288, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p46, %rd288, %rd15;
-	@%p46 bra $L182_cond_true;
-	bra.uni $L183_edge;
-$L182_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p47, %rd223, %rd17;
-	@%p47 bra $L180_if_then;
-	bra.uni $L184_edge;
+	@%p46 bra $L180_if_then;
+	bra.uni $L185_rangeint_body;
 $L180_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p47, %rd223, %rd17;
+	@%p47 bra $L182_if_then;
+	bra.uni $L184_edge;
+$L182_if_then:
+	.loc 3 187 20
 	add.s64 %rd289, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd290, %rd289, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd291, %rd290, %rd223;
 	mov.s64 %rd267, %rd291;
 	mov.s64 %rd268, 16;
-	bra.uni $L181_if_done;
+	bra.uni $L183_if_done;
 $L184_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L181_if_done;
-$L183_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L181_if_done;
-$L181_if_done:
-	.loc 3 188 63
+	bra.uni $L183_if_done;
+$L183_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd292, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd293, 5632, %rd292;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd294, %rd293, 1;
 	add.s64 %rd295, %rd37, %rd294;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd296, %rd267, 1;
 	add.s64 %rd297, %rd4, %rd296;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r54, %rd268;
 	cp.async.cg.shared.global [%rd295], [%rd297], 16, %r54;
 	bra.uni $L185_rangeint_body;
 $L185_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd298, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p48, %rd298, %rd15;
-	@%p48 bra $L188_cond_true;
-	bra.uni $L189_edge;
-$L188_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p49, %rd223, %rd17;
-	@%p49 bra $L186_if_then;
-	bra.uni $L190_edge;
+	@%p48 bra $L186_if_then;
+	bra.uni $L146_rangeint_done;
 $L186_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p49, %rd223, %rd17;
+	@%p49 bra $L188_if_then;
+	bra.uni $L190_edge;
+$L188_if_then:
+	.loc 3 187 20
 	add.s64 %rd299, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd300, %rd299, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd301, %rd300, %rd223;
 	mov.s64 %rd267, %rd301;
 	mov.s64 %rd268, 16;
-	bra.uni $L187_if_done;
+	bra.uni $L189_if_done;
 $L190_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L187_if_done;
-$L189_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L187_if_done;
-$L187_if_done:
-	.loc 3 188 63
+	bra.uni $L189_if_done;
+$L189_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd302, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd303, 5888, %rd302;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd304, %rd303, 1;
 	add.s64 %rd305, %rd37, %rd304;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd306, %rd267, 1;
 	add.s64 %rd307, %rd4, %rd306;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r55, %rd268;
 	cp.async.cg.shared.global [%rd305], [%rd307], 16, %r55;
 	bra.uni $L146_rangeint_done;
 $L146_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
@@ -18023,7 +17847,7 @@ $L19_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L194_entry;
 $L194_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r96, 0;
 	mov.u32 %r97, 0;
 	mov.u32 %r98, 0;
@@ -18032,7 +17856,7 @@ $L194_entry:
 	mov.u32 %r97, %r89;
 	mov.u32 %r98, %r90;
 	mov.u32 %r99, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r100, 0;
 	mov.u32 %r101, 0;
 	mov.u32 %r102, 0;
@@ -18044,9 +17868,9 @@ $L194_entry:
 	mov.f32 %f18, %f16;
 	bra.uni $L195_rangeint_body;
 $L195_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r104, %r96;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L198_entry;
 $L198_entry:
 	.loc 3 101 75
@@ -18058,9 +17882,9 @@ $L198_entry:
 	mov.f32 %f19, %f20;
 	bra.uni $L199_ret_hi;
 $L199_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r107, %r100;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L200_entry;
 $L200_entry:
 	.loc 3 101 75
@@ -18072,9 +17896,9 @@ $L200_entry:
 	mov.f32 %f21, %f22;
 	bra.uni $L201_ret_hi;
 $L201_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r110, %r96;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L202_entry;
 $L202_entry:
 	.loc 3 100 75
@@ -18085,9 +17909,9 @@ $L202_entry:
 	mov.f32 %f23, %f24;
 	bra.uni $L203_ret_lo;
 $L203_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r112, %r100;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L204_entry;
 $L204_entry:
 	.loc 3 100 75
@@ -18098,16 +17922,16 @@ $L204_entry:
 	mov.f32 %f25, %f26;
 	bra.uni $L205_ret_lo;
 $L205_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f27, %f23, %f25, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f28, %f19, %f21, %f27;
 	mov.f32 %f18, %f28;
 	bra.uni $L206_rangeint_body;
 $L206_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r114, %r97;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L207_entry;
 $L207_entry:
 	.loc 3 101 75
@@ -18119,9 +17943,9 @@ $L207_entry:
 	mov.f32 %f29, %f30;
 	bra.uni $L208_ret_hi;
 $L208_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r117, %r101;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L209_entry;
 $L209_entry:
 	.loc 3 101 75
@@ -18133,9 +17957,9 @@ $L209_entry:
 	mov.f32 %f31, %f32;
 	bra.uni $L210_ret_hi;
 $L210_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r120, %r97;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L211_entry;
 $L211_entry:
 	.loc 3 100 75
@@ -18146,9 +17970,9 @@ $L211_entry:
 	mov.f32 %f33, %f34;
 	bra.uni $L212_ret_lo;
 $L212_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r122, %r101;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L213_entry;
 $L213_entry:
 	.loc 3 100 75
@@ -18159,16 +17983,16 @@ $L213_entry:
 	mov.f32 %f35, %f36;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f37, %f33, %f35, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f38, %f29, %f31, %f37;
 	mov.f32 %f18, %f38;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r124, %r98;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L216_entry;
 $L216_entry:
 	.loc 3 101 75
@@ -18180,9 +18004,9 @@ $L216_entry:
 	mov.f32 %f39, %f40;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r127, %r102;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L218_entry;
 $L218_entry:
 	.loc 3 101 75
@@ -18194,9 +18018,9 @@ $L218_entry:
 	mov.f32 %f41, %f42;
 	bra.uni $L219_ret_hi;
 $L219_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r130, %r98;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L220_entry;
 $L220_entry:
 	.loc 3 100 75
@@ -18207,9 +18031,9 @@ $L220_entry:
 	mov.f32 %f43, %f44;
 	bra.uni $L221_ret_lo;
 $L221_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r132, %r102;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L222_entry;
 $L222_entry:
 	.loc 3 100 75
@@ -18220,16 +18044,16 @@ $L222_entry:
 	mov.f32 %f45, %f46;
 	bra.uni $L223_ret_lo;
 $L223_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f47, %f43, %f45, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f48, %f39, %f41, %f47;
 	mov.f32 %f18, %f48;
 	bra.uni $L224_rangeint_body;
 $L224_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r134, %r99;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L225_entry;
 $L225_entry:
 	.loc 3 101 75
@@ -18241,9 +18065,9 @@ $L225_entry:
 	mov.f32 %f49, %f50;
 	bra.uni $L226_ret_hi;
 $L226_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r137, %r103;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L227_entry;
 $L227_entry:
 	.loc 3 101 75
@@ -18255,9 +18079,9 @@ $L227_entry:
 	mov.f32 %f51, %f52;
 	bra.uni $L228_ret_hi;
 $L228_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r140, %r99;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L229_entry;
 $L229_entry:
 	.loc 3 100 75
@@ -18268,9 +18092,9 @@ $L229_entry:
 	mov.f32 %f53, %f54;
 	bra.uni $L230_ret_lo;
 $L230_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r142, %r103;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L231_entry;
 $L231_entry:
 	.loc 3 100 75
@@ -18281,14 +18105,14 @@ $L231_entry:
 	mov.f32 %f55, %f56;
 	bra.uni $L232_ret_lo;
 $L232_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f57, %f53, %f55, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f58, %f49, %f51, %f57;
 	mov.f32 %f59, %f58;
 	bra.uni $L196_rangeint_done;
 $L196_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f17, %f59;
 	bra.uni $L197_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L197_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -18306,7 +18130,7 @@ $L233_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L234_entry;
 $L234_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r148, 0;
 	mov.u32 %r149, 0;
 	mov.u32 %r150, 0;
@@ -18315,7 +18139,7 @@ $L234_entry:
 	mov.u32 %r149, %r89;
 	mov.u32 %r150, %r90;
 	mov.u32 %r151, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r152, 0;
 	mov.u32 %r153, 0;
 	mov.u32 %r154, 0;
@@ -18327,9 +18151,9 @@ $L234_entry:
 	mov.f32 %f62, %f60;
 	bra.uni $L235_rangeint_body;
 $L235_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r156, %r148;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L238_entry;
 $L238_entry:
 	.loc 3 101 75
@@ -18341,9 +18165,9 @@ $L238_entry:
 	mov.f32 %f63, %f64;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r159, %r152;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L240_entry;
 $L240_entry:
 	.loc 3 101 75
@@ -18355,9 +18179,9 @@ $L240_entry:
 	mov.f32 %f65, %f66;
 	bra.uni $L241_ret_hi;
 $L241_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r162, %r148;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L242_entry;
 $L242_entry:
 	.loc 3 100 75
@@ -18368,9 +18192,9 @@ $L242_entry:
 	mov.f32 %f67, %f68;
 	bra.uni $L243_ret_lo;
 $L243_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r164, %r152;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L244_entry;
 $L244_entry:
 	.loc 3 100 75
@@ -18381,16 +18205,16 @@ $L244_entry:
 	mov.f32 %f69, %f70;
 	bra.uni $L245_ret_lo;
 $L245_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f71, %f67, %f69, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f72, %f63, %f65, %f71;
 	mov.f32 %f62, %f72;
 	bra.uni $L246_rangeint_body;
 $L246_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r166, %r149;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L247_entry;
 $L247_entry:
 	.loc 3 101 75
@@ -18402,9 +18226,9 @@ $L247_entry:
 	mov.f32 %f73, %f74;
 	bra.uni $L248_ret_hi;
 $L248_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r169, %r153;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L249_entry;
 $L249_entry:
 	.loc 3 101 75
@@ -18416,9 +18240,9 @@ $L249_entry:
 	mov.f32 %f75, %f76;
 	bra.uni $L250_ret_hi;
 $L250_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r172, %r149;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L251_entry;
 $L251_entry:
 	.loc 3 100 75
@@ -18429,9 +18253,9 @@ $L251_entry:
 	mov.f32 %f77, %f78;
 	bra.uni $L252_ret_lo;
 $L252_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r174, %r153;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L253_entry;
 $L253_entry:
 	.loc 3 100 75
@@ -18442,16 +18266,16 @@ $L253_entry:
 	mov.f32 %f79, %f80;
 	bra.uni $L254_ret_lo;
 $L254_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f81, %f77, %f79, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f82, %f73, %f75, %f81;
 	mov.f32 %f62, %f82;
 	bra.uni $L255_rangeint_body;
 $L255_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r176, %r150;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L256_entry;
 $L256_entry:
 	.loc 3 101 75
@@ -18463,9 +18287,9 @@ $L256_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L257_ret_hi;
 $L257_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r179, %r154;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L258_entry;
 $L258_entry:
 	.loc 3 101 75
@@ -18477,9 +18301,9 @@ $L258_entry:
 	mov.f32 %f85, %f86;
 	bra.uni $L259_ret_hi;
 $L259_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r182, %r150;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L260_entry;
 $L260_entry:
 	.loc 3 100 75
@@ -18490,9 +18314,9 @@ $L260_entry:
 	mov.f32 %f87, %f88;
 	bra.uni $L261_ret_lo;
 $L261_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r184, %r154;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L262_entry;
 $L262_entry:
 	.loc 3 100 75
@@ -18503,16 +18327,16 @@ $L262_entry:
 	mov.f32 %f89, %f90;
 	bra.uni $L263_ret_lo;
 $L263_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f91, %f87, %f89, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f92, %f83, %f85, %f91;
 	mov.f32 %f62, %f92;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r186, %r151;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L265_entry;
 $L265_entry:
 	.loc 3 101 75
@@ -18524,9 +18348,9 @@ $L265_entry:
 	mov.f32 %f93, %f94;
 	bra.uni $L266_ret_hi;
 $L266_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r189, %r155;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L267_entry;
 $L267_entry:
 	.loc 3 101 75
@@ -18538,9 +18362,9 @@ $L267_entry:
 	mov.f32 %f95, %f96;
 	bra.uni $L268_ret_hi;
 $L268_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r192, %r151;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L269_entry;
 $L269_entry:
 	.loc 3 100 75
@@ -18551,9 +18375,9 @@ $L269_entry:
 	mov.f32 %f97, %f98;
 	bra.uni $L270_ret_lo;
 $L270_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r194, %r155;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L271_entry;
 $L271_entry:
 	.loc 3 100 75
@@ -18564,14 +18388,14 @@ $L271_entry:
 	mov.f32 %f99, %f100;
 	bra.uni $L272_ret_lo;
 $L272_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f101, %f97, %f99, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f102, %f93, %f95, %f101;
 	mov.f32 %f103, %f102;
 	bra.uni $L236_rangeint_done;
 $L236_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f61, %f103;
 	bra.uni $L237_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L237_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -18589,7 +18413,7 @@ $L273_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L274_entry;
 $L274_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r200, 0;
 	mov.u32 %r201, 0;
 	mov.u32 %r202, 0;
@@ -18598,7 +18422,7 @@ $L274_entry:
 	mov.u32 %r201, %r89;
 	mov.u32 %r202, %r90;
 	mov.u32 %r203, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r204, 0;
 	mov.u32 %r205, 0;
 	mov.u32 %r206, 0;
@@ -18610,9 +18434,9 @@ $L274_entry:
 	mov.f32 %f106, %f104;
 	bra.uni $L275_rangeint_body;
 $L275_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r208, %r200;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L278_entry;
 $L278_entry:
 	.loc 3 101 75
@@ -18624,9 +18448,9 @@ $L278_entry:
 	mov.f32 %f107, %f108;
 	bra.uni $L279_ret_hi;
 $L279_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r211, %r204;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L280_entry;
 $L280_entry:
 	.loc 3 101 75
@@ -18638,9 +18462,9 @@ $L280_entry:
 	mov.f32 %f109, %f110;
 	bra.uni $L281_ret_hi;
 $L281_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r214, %r200;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L282_entry;
 $L282_entry:
 	.loc 3 100 75
@@ -18651,9 +18475,9 @@ $L282_entry:
 	mov.f32 %f111, %f112;
 	bra.uni $L283_ret_lo;
 $L283_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r216, %r204;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L284_entry;
 $L284_entry:
 	.loc 3 100 75
@@ -18664,16 +18488,16 @@ $L284_entry:
 	mov.f32 %f113, %f114;
 	bra.uni $L285_ret_lo;
 $L285_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f115, %f111, %f113, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f116, %f107, %f109, %f115;
 	mov.f32 %f106, %f116;
 	bra.uni $L286_rangeint_body;
 $L286_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r218, %r201;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L287_entry;
 $L287_entry:
 	.loc 3 101 75
@@ -18685,9 +18509,9 @@ $L287_entry:
 	mov.f32 %f117, %f118;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r221, %r205;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L289_entry;
 $L289_entry:
 	.loc 3 101 75
@@ -18699,9 +18523,9 @@ $L289_entry:
 	mov.f32 %f119, %f120;
 	bra.uni $L290_ret_hi;
 $L290_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r224, %r201;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L291_entry;
 $L291_entry:
 	.loc 3 100 75
@@ -18712,9 +18536,9 @@ $L291_entry:
 	mov.f32 %f121, %f122;
 	bra.uni $L292_ret_lo;
 $L292_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r226, %r205;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L293_entry;
 $L293_entry:
 	.loc 3 100 75
@@ -18725,16 +18549,16 @@ $L293_entry:
 	mov.f32 %f123, %f124;
 	bra.uni $L294_ret_lo;
 $L294_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f125, %f121, %f123, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f126, %f117, %f119, %f125;
 	mov.f32 %f106, %f126;
 	bra.uni $L295_rangeint_body;
 $L295_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r228, %r202;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L296_entry;
 $L296_entry:
 	.loc 3 101 75
@@ -18746,9 +18570,9 @@ $L296_entry:
 	mov.f32 %f127, %f128;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r231, %r206;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 101 75
@@ -18760,9 +18584,9 @@ $L298_entry:
 	mov.f32 %f129, %f130;
 	bra.uni $L299_ret_hi;
 $L299_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r234, %r202;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L300_entry;
 $L300_entry:
 	.loc 3 100 75
@@ -18773,9 +18597,9 @@ $L300_entry:
 	mov.f32 %f131, %f132;
 	bra.uni $L301_ret_lo;
 $L301_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r236, %r206;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L302_entry;
 $L302_entry:
 	.loc 3 100 75
@@ -18786,16 +18610,16 @@ $L302_entry:
 	mov.f32 %f133, %f134;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f135, %f131, %f133, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f136, %f127, %f129, %f135;
 	mov.f32 %f106, %f136;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r238, %r203;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L305_entry;
 $L305_entry:
 	.loc 3 101 75
@@ -18807,9 +18631,9 @@ $L305_entry:
 	mov.f32 %f137, %f138;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r241, %r207;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L307_entry;
 $L307_entry:
 	.loc 3 101 75
@@ -18821,9 +18645,9 @@ $L307_entry:
 	mov.f32 %f139, %f140;
 	bra.uni $L308_ret_hi;
 $L308_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r244, %r203;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L309_entry;
 $L309_entry:
 	.loc 3 100 75
@@ -18834,9 +18658,9 @@ $L309_entry:
 	mov.f32 %f141, %f142;
 	bra.uni $L310_ret_lo;
 $L310_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r246, %r207;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L311_entry;
 $L311_entry:
 	.loc 3 100 75
@@ -18847,14 +18671,14 @@ $L311_entry:
 	mov.f32 %f143, %f144;
 	bra.uni $L312_ret_lo;
 $L312_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f145, %f141, %f143, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f146, %f137, %f139, %f145;
 	mov.f32 %f147, %f146;
 	bra.uni $L276_rangeint_done;
 $L276_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f105, %f147;
 	bra.uni $L277_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L277_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -18872,7 +18696,7 @@ $L313_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L314_entry;
 $L314_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r252, 0;
 	mov.u32 %r253, 0;
 	mov.u32 %r254, 0;
@@ -18881,7 +18705,7 @@ $L314_entry:
 	mov.u32 %r253, %r89;
 	mov.u32 %r254, %r90;
 	mov.u32 %r255, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r256, 0;
 	mov.u32 %r257, 0;
 	mov.u32 %r258, 0;
@@ -18893,9 +18717,9 @@ $L314_entry:
 	mov.f32 %f150, %f148;
 	bra.uni $L315_rangeint_body;
 $L315_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r260, %r252;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L318_entry;
 $L318_entry:
 	.loc 3 101 75
@@ -18907,9 +18731,9 @@ $L318_entry:
 	mov.f32 %f151, %f152;
 	bra.uni $L319_ret_hi;
 $L319_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r263, %r256;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L320_entry;
 $L320_entry:
 	.loc 3 101 75
@@ -18921,9 +18745,9 @@ $L320_entry:
 	mov.f32 %f153, %f154;
 	bra.uni $L321_ret_hi;
 $L321_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r266, %r252;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L322_entry;
 $L322_entry:
 	.loc 3 100 75
@@ -18934,9 +18758,9 @@ $L322_entry:
 	mov.f32 %f155, %f156;
 	bra.uni $L323_ret_lo;
 $L323_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r268, %r256;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L324_entry;
 $L324_entry:
 	.loc 3 100 75
@@ -18947,16 +18771,16 @@ $L324_entry:
 	mov.f32 %f157, %f158;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f159, %f155, %f157, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f160, %f151, %f153, %f159;
 	mov.f32 %f150, %f160;
 	bra.uni $L326_rangeint_body;
 $L326_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r270, %r253;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L327_entry;
 $L327_entry:
 	.loc 3 101 75
@@ -18968,9 +18792,9 @@ $L327_entry:
 	mov.f32 %f161, %f162;
 	bra.uni $L328_ret_hi;
 $L328_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r273, %r257;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L329_entry;
 $L329_entry:
 	.loc 3 101 75
@@ -18982,9 +18806,9 @@ $L329_entry:
 	mov.f32 %f163, %f164;
 	bra.uni $L330_ret_hi;
 $L330_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r276, %r253;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L331_entry;
 $L331_entry:
 	.loc 3 100 75
@@ -18995,9 +18819,9 @@ $L331_entry:
 	mov.f32 %f165, %f166;
 	bra.uni $L332_ret_lo;
 $L332_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r278, %r257;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L333_entry;
 $L333_entry:
 	.loc 3 100 75
@@ -19008,16 +18832,16 @@ $L333_entry:
 	mov.f32 %f167, %f168;
 	bra.uni $L334_ret_lo;
 $L334_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f169, %f165, %f167, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f170, %f161, %f163, %f169;
 	mov.f32 %f150, %f170;
 	bra.uni $L335_rangeint_body;
 $L335_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r280, %r254;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L336_entry;
 $L336_entry:
 	.loc 3 101 75
@@ -19029,9 +18853,9 @@ $L336_entry:
 	mov.f32 %f171, %f172;
 	bra.uni $L337_ret_hi;
 $L337_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r283, %r258;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L338_entry;
 $L338_entry:
 	.loc 3 101 75
@@ -19043,9 +18867,9 @@ $L338_entry:
 	mov.f32 %f173, %f174;
 	bra.uni $L339_ret_hi;
 $L339_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r286, %r254;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L340_entry;
 $L340_entry:
 	.loc 3 100 75
@@ -19056,9 +18880,9 @@ $L340_entry:
 	mov.f32 %f175, %f176;
 	bra.uni $L341_ret_lo;
 $L341_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r288, %r258;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L342_entry;
 $L342_entry:
 	.loc 3 100 75
@@ -19069,16 +18893,16 @@ $L342_entry:
 	mov.f32 %f177, %f178;
 	bra.uni $L343_ret_lo;
 $L343_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f179, %f175, %f177, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f180, %f171, %f173, %f179;
 	mov.f32 %f150, %f180;
 	bra.uni $L344_rangeint_body;
 $L344_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r290, %r255;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L345_entry;
 $L345_entry:
 	.loc 3 101 75
@@ -19090,9 +18914,9 @@ $L345_entry:
 	mov.f32 %f181, %f182;
 	bra.uni $L346_ret_hi;
 $L346_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r293, %r259;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 3 101 75
@@ -19104,9 +18928,9 @@ $L347_entry:
 	mov.f32 %f183, %f184;
 	bra.uni $L348_ret_hi;
 $L348_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r296, %r255;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L349_entry;
 $L349_entry:
 	.loc 3 100 75
@@ -19117,9 +18941,9 @@ $L349_entry:
 	mov.f32 %f185, %f186;
 	bra.uni $L350_ret_lo;
 $L350_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r298, %r259;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L351_entry;
 $L351_entry:
 	.loc 3 100 75
@@ -19130,14 +18954,14 @@ $L351_entry:
 	mov.f32 %f187, %f188;
 	bra.uni $L352_ret_lo;
 $L352_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f189, %f185, %f187, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f190, %f181, %f183, %f189;
 	mov.f32 %f191, %f190;
 	bra.uni $L316_rangeint_done;
 $L316_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f149, %f191;
 	bra.uni $L317_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L317_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -19171,7 +18995,7 @@ $L356_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L357_entry;
 $L357_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r308, 0;
 	mov.u32 %r309, 0;
 	mov.u32 %r310, 0;
@@ -19180,7 +19004,7 @@ $L357_entry:
 	mov.u32 %r309, %r301;
 	mov.u32 %r310, %r302;
 	mov.u32 %r311, %r303;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r312, 0;
 	mov.u32 %r313, 0;
 	mov.u32 %r314, 0;
@@ -19192,9 +19016,9 @@ $L357_entry:
 	mov.f32 %f194, %f192;
 	bra.uni $L358_rangeint_body;
 $L358_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r316, %r308;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L361_entry;
 $L361_entry:
 	.loc 3 101 75
@@ -19206,9 +19030,9 @@ $L361_entry:
 	mov.f32 %f195, %f196;
 	bra.uni $L362_ret_hi;
 $L362_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r319, %r312;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L363_entry;
 $L363_entry:
 	.loc 3 101 75
@@ -19220,9 +19044,9 @@ $L363_entry:
 	mov.f32 %f197, %f198;
 	bra.uni $L364_ret_hi;
 $L364_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r322, %r308;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L365_entry;
 $L365_entry:
 	.loc 3 100 75
@@ -19233,9 +19057,9 @@ $L365_entry:
 	mov.f32 %f199, %f200;
 	bra.uni $L366_ret_lo;
 $L366_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r324, %r312;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 3 100 75
@@ -19246,16 +19070,16 @@ $L367_entry:
 	mov.f32 %f201, %f202;
 	bra.uni $L368_ret_lo;
 $L368_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f203, %f199, %f201, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f204, %f195, %f197, %f203;
 	mov.f32 %f194, %f204;
 	bra.uni $L369_rangeint_body;
 $L369_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r326, %r309;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L370_entry;
 $L370_entry:
 	.loc 3 101 75
@@ -19267,9 +19091,9 @@ $L370_entry:
 	mov.f32 %f205, %f206;
 	bra.uni $L371_ret_hi;
 $L371_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r329, %r313;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L372_entry;
 $L372_entry:
 	.loc 3 101 75
@@ -19281,9 +19105,9 @@ $L372_entry:
 	mov.f32 %f207, %f208;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r332, %r309;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L374_entry;
 $L374_entry:
 	.loc 3 100 75
@@ -19294,9 +19118,9 @@ $L374_entry:
 	mov.f32 %f209, %f210;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r334, %r313;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L376_entry;
 $L376_entry:
 	.loc 3 100 75
@@ -19307,16 +19131,16 @@ $L376_entry:
 	mov.f32 %f211, %f212;
 	bra.uni $L377_ret_lo;
 $L377_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f213, %f209, %f211, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f214, %f205, %f207, %f213;
 	mov.f32 %f194, %f214;
 	bra.uni $L378_rangeint_body;
 $L378_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r336, %r310;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L379_entry;
 $L379_entry:
 	.loc 3 101 75
@@ -19328,9 +19152,9 @@ $L379_entry:
 	mov.f32 %f215, %f216;
 	bra.uni $L380_ret_hi;
 $L380_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r339, %r314;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L381_entry;
 $L381_entry:
 	.loc 3 101 75
@@ -19342,9 +19166,9 @@ $L381_entry:
 	mov.f32 %f217, %f218;
 	bra.uni $L382_ret_hi;
 $L382_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r342, %r310;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L383_entry;
 $L383_entry:
 	.loc 3 100 75
@@ -19355,9 +19179,9 @@ $L383_entry:
 	mov.f32 %f219, %f220;
 	bra.uni $L384_ret_lo;
 $L384_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r344, %r314;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L385_entry;
 $L385_entry:
 	.loc 3 100 75
@@ -19368,16 +19192,16 @@ $L385_entry:
 	mov.f32 %f221, %f222;
 	bra.uni $L386_ret_lo;
 $L386_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f223, %f219, %f221, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f224, %f215, %f217, %f223;
 	mov.f32 %f194, %f224;
 	bra.uni $L387_rangeint_body;
 $L387_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r346, %r311;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L388_entry;
 $L388_entry:
 	.loc 3 101 75
@@ -19389,9 +19213,9 @@ $L388_entry:
 	mov.f32 %f225, %f226;
 	bra.uni $L389_ret_hi;
 $L389_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r349, %r315;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L390_entry;
 $L390_entry:
 	.loc 3 101 75
@@ -19403,9 +19227,9 @@ $L390_entry:
 	mov.f32 %f227, %f228;
 	bra.uni $L391_ret_hi;
 $L391_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r352, %r311;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L392_entry;
 $L392_entry:
 	.loc 3 100 75
@@ -19416,9 +19240,9 @@ $L392_entry:
 	mov.f32 %f229, %f230;
 	bra.uni $L393_ret_lo;
 $L393_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r354, %r315;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L394_entry;
 $L394_entry:
 	.loc 3 100 75
@@ -19429,14 +19253,14 @@ $L394_entry:
 	mov.f32 %f231, %f232;
 	bra.uni $L395_ret_lo;
 $L395_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f233, %f229, %f231, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f234, %f225, %f227, %f233;
 	mov.f32 %f235, %f234;
 	bra.uni $L359_rangeint_done;
 $L359_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f193, %f235;
 	bra.uni $L360_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L360_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -19454,7 +19278,7 @@ $L396_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L397_entry;
 $L397_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r360, 0;
 	mov.u32 %r361, 0;
 	mov.u32 %r362, 0;
@@ -19463,7 +19287,7 @@ $L397_entry:
 	mov.u32 %r361, %r301;
 	mov.u32 %r362, %r302;
 	mov.u32 %r363, %r303;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r364, 0;
 	mov.u32 %r365, 0;
 	mov.u32 %r366, 0;
@@ -19475,9 +19299,9 @@ $L397_entry:
 	mov.f32 %f238, %f236;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r368, %r360;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L401_entry;
 $L401_entry:
 	.loc 3 101 75
@@ -19489,9 +19313,9 @@ $L401_entry:
 	mov.f32 %f239, %f240;
 	bra.uni $L402_ret_hi;
 $L402_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r371, %r364;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L403_entry;
 $L403_entry:
 	.loc 3 101 75
@@ -19503,9 +19327,9 @@ $L403_entry:
 	mov.f32 %f241, %f242;
 	bra.uni $L404_ret_hi;
 $L404_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r374, %r360;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L405_entry;
 $L405_entry:
 	.loc 3 100 75
@@ -19516,9 +19340,9 @@ $L405_entry:
 	mov.f32 %f243, %f244;
 	bra.uni $L406_ret_lo;
 $L406_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r376, %r364;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L407_entry;
 $L407_entry:
 	.loc 3 100 75
@@ -19529,16 +19353,16 @@ $L407_entry:
 	mov.f32 %f245, %f246;
 	bra.uni $L408_ret_lo;
 $L408_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f247, %f243, %f245, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f248, %f239, %f241, %f247;
 	mov.f32 %f238, %f248;
 	bra.uni $L409_rangeint_body;
 $L409_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r378, %r361;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L410_entry;
 $L410_entry:
 	.loc 3 101 75
@@ -19550,9 +19374,9 @@ $L410_entry:
 	mov.f32 %f249, %f250;
 	bra.uni $L411_ret_hi;
 $L411_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r381, %r365;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L412_entry;
 $L412_entry:
 	.loc 3 101 75
@@ -19564,9 +19388,9 @@ $L412_entry:
 	mov.f32 %f251, %f252;
 	bra.uni $L413_ret_hi;
 $L413_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r384, %r361;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L414_entry;
 $L414_entry:
 	.loc 3 100 75
@@ -19577,9 +19401,9 @@ $L414_entry:
 	mov.f32 %f253, %f254;
 	bra.uni $L415_ret_lo;
 $L415_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r386, %r365;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L416_entry;
 $L416_entry:
 	.loc 3 100 75
@@ -19590,16 +19414,16 @@ $L416_entry:
 	mov.f32 %f255, %f256;
 	bra.uni $L417_ret_lo;
 $L417_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f257, %f253, %f255, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f258, %f249, %f251, %f257;
 	mov.f32 %f238, %f258;
 	bra.uni $L418_rangeint_body;
 $L418_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r388, %r362;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L419_entry;
 $L419_entry:
 	.loc 3 101 75
@@ -19611,9 +19435,9 @@ $L419_entry:
 	mov.f32 %f259, %f260;
 	bra.uni $L420_ret_hi;
 $L420_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r391, %r366;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L421_entry;
 $L421_entry:
 	.loc 3 101 75
@@ -19625,9 +19449,9 @@ $L421_entry:
 	mov.f32 %f261, %f262;
 	bra.uni $L422_ret_hi;
 $L422_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r394, %r362;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L423_entry;
 $L423_entry:
 	.loc 3 100 75
@@ -19638,9 +19462,9 @@ $L423_entry:
 	mov.f32 %f263, %f264;
 	bra.uni $L424_ret_lo;
 $L424_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r396, %r366;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L425_entry;
 $L425_entry:
 	.loc 3 100 75
@@ -19651,16 +19475,16 @@ $L425_entry:
 	mov.f32 %f265, %f266;
 	bra.uni $L426_ret_lo;
 $L426_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f267, %f263, %f265, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f268, %f259, %f261, %f267;
 	mov.f32 %f238, %f268;
 	bra.uni $L427_rangeint_body;
 $L427_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r398, %r363;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L428_entry;
 $L428_entry:
 	.loc 3 101 75
@@ -19672,9 +19496,9 @@ $L428_entry:
 	mov.f32 %f269, %f270;
 	bra.uni $L429_ret_hi;
 $L429_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r401, %r367;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L430_entry;
 $L430_entry:
 	.loc 3 101 75
@@ -19686,9 +19510,9 @@ $L430_entry:
 	mov.f32 %f271, %f272;
 	bra.uni $L431_ret_hi;
 $L431_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r404, %r363;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L432_entry;
 $L432_entry:
 	.loc 3 100 75
@@ -19699,9 +19523,9 @@ $L432_entry:
 	mov.f32 %f273, %f274;
 	bra.uni $L433_ret_lo;
 $L433_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r406, %r367;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L434_entry;
 $L434_entry:
 	.loc 3 100 75
@@ -19712,14 +19536,14 @@ $L434_entry:
 	mov.f32 %f275, %f276;
 	bra.uni $L435_ret_lo;
 $L435_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f277, %f273, %f275, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f278, %f269, %f271, %f277;
 	mov.f32 %f279, %f278;
 	bra.uni $L399_rangeint_done;
 $L399_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f237, %f279;
 	bra.uni $L400_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L400_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -19737,7 +19561,7 @@ $L436_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L437_entry;
 $L437_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r412, 0;
 	mov.u32 %r413, 0;
 	mov.u32 %r414, 0;
@@ -19746,7 +19570,7 @@ $L437_entry:
 	mov.u32 %r413, %r301;
 	mov.u32 %r414, %r302;
 	mov.u32 %r415, %r303;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r416, 0;
 	mov.u32 %r417, 0;
 	mov.u32 %r418, 0;
@@ -19758,9 +19582,9 @@ $L437_entry:
 	mov.f32 %f282, %f280;
 	bra.uni $L438_rangeint_body;
 $L438_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r420, %r412;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L441_entry;
 $L441_entry:
 	.loc 3 101 75
@@ -19772,9 +19596,9 @@ $L441_entry:
 	mov.f32 %f283, %f284;
 	bra.uni $L442_ret_hi;
 $L442_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r423, %r416;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L443_entry;
 $L443_entry:
 	.loc 3 101 75
@@ -19786,9 +19610,9 @@ $L443_entry:
 	mov.f32 %f285, %f286;
 	bra.uni $L444_ret_hi;
 $L444_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r426, %r412;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L445_entry;
 $L445_entry:
 	.loc 3 100 75
@@ -19799,9 +19623,9 @@ $L445_entry:
 	mov.f32 %f287, %f288;
 	bra.uni $L446_ret_lo;
 $L446_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r428, %r416;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L447_entry;
 $L447_entry:
 	.loc 3 100 75
@@ -19812,16 +19636,16 @@ $L447_entry:
 	mov.f32 %f289, %f290;
 	bra.uni $L448_ret_lo;
 $L448_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f291, %f287, %f289, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f292, %f283, %f285, %f291;
 	mov.f32 %f282, %f292;
 	bra.uni $L449_rangeint_body;
 $L449_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r430, %r413;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L450_entry;
 $L450_entry:
 	.loc 3 101 75
@@ -19833,9 +19657,9 @@ $L450_entry:
 	mov.f32 %f293, %f294;
 	bra.uni $L451_ret_hi;
 $L451_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r433, %r417;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L452_entry;
 $L452_entry:
 	.loc 3 101 75
@@ -19847,9 +19671,9 @@ $L452_entry:
 	mov.f32 %f295, %f296;
 	bra.uni $L453_ret_hi;
 $L453_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r436, %r413;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L454_entry;
 $L454_entry:
 	.loc 3 100 75
@@ -19860,9 +19684,9 @@ $L454_entry:
 	mov.f32 %f297, %f298;
 	bra.uni $L455_ret_lo;
 $L455_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r438, %r417;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L456_entry;
 $L456_entry:
 	.loc 3 100 75
@@ -19873,16 +19697,16 @@ $L456_entry:
 	mov.f32 %f299, %f300;
 	bra.uni $L457_ret_lo;
 $L457_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f301, %f297, %f299, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f302, %f293, %f295, %f301;
 	mov.f32 %f282, %f302;
 	bra.uni $L458_rangeint_body;
 $L458_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r440, %r414;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L459_entry;
 $L459_entry:
 	.loc 3 101 75
@@ -19894,9 +19718,9 @@ $L459_entry:
 	mov.f32 %f303, %f304;
 	bra.uni $L460_ret_hi;
 $L460_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r443, %r418;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L461_entry;
 $L461_entry:
 	.loc 3 101 75
@@ -19908,9 +19732,9 @@ $L461_entry:
 	mov.f32 %f305, %f306;
 	bra.uni $L462_ret_hi;
 $L462_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r446, %r414;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L463_entry;
 $L463_entry:
 	.loc 3 100 75
@@ -19921,9 +19745,9 @@ $L463_entry:
 	mov.f32 %f307, %f308;
 	bra.uni $L464_ret_lo;
 $L464_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r448, %r418;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L465_entry;
 $L465_entry:
 	.loc 3 100 75
@@ -19934,16 +19758,16 @@ $L465_entry:
 	mov.f32 %f309, %f310;
 	bra.uni $L466_ret_lo;
 $L466_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f311, %f307, %f309, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f312, %f303, %f305, %f311;
 	mov.f32 %f282, %f312;
 	bra.uni $L467_rangeint_body;
 $L467_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r450, %r415;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L468_entry;
 $L468_entry:
 	.loc 3 101 75
@@ -19955,9 +19779,9 @@ $L468_entry:
 	mov.f32 %f313, %f314;
 	bra.uni $L469_ret_hi;
 $L469_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r453, %r419;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L470_entry;
 $L470_entry:
 	.loc 3 101 75
@@ -19969,9 +19793,9 @@ $L470_entry:
 	mov.f32 %f315, %f316;
 	bra.uni $L471_ret_hi;
 $L471_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r456, %r415;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L472_entry;
 $L472_entry:
 	.loc 3 100 75
@@ -19982,9 +19806,9 @@ $L472_entry:
 	mov.f32 %f317, %f318;
 	bra.uni $L473_ret_lo;
 $L473_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r458, %r419;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L474_entry;
 $L474_entry:
 	.loc 3 100 75
@@ -19995,14 +19819,14 @@ $L474_entry:
 	mov.f32 %f319, %f320;
 	bra.uni $L475_ret_lo;
 $L475_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f321, %f317, %f319, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f322, %f313, %f315, %f321;
 	mov.f32 %f323, %f322;
 	bra.uni $L439_rangeint_done;
 $L439_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f281, %f323;
 	bra.uni $L440_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L440_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -20020,7 +19844,7 @@ $L476_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L477_entry;
 $L477_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r464, 0;
 	mov.u32 %r465, 0;
 	mov.u32 %r466, 0;
@@ -20029,7 +19853,7 @@ $L477_entry:
 	mov.u32 %r465, %r301;
 	mov.u32 %r466, %r302;
 	mov.u32 %r467, %r303;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r468, 0;
 	mov.u32 %r469, 0;
 	mov.u32 %r470, 0;
@@ -20041,9 +19865,9 @@ $L477_entry:
 	mov.f32 %f326, %f324;
 	bra.uni $L478_rangeint_body;
 $L478_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r472, %r464;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L481_entry;
 $L481_entry:
 	.loc 3 101 75
@@ -20055,9 +19879,9 @@ $L481_entry:
 	mov.f32 %f327, %f328;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r475, %r468;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L483_entry;
 $L483_entry:
 	.loc 3 101 75
@@ -20069,9 +19893,9 @@ $L483_entry:
 	mov.f32 %f329, %f330;
 	bra.uni $L484_ret_hi;
 $L484_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r478, %r464;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L485_entry;
 $L485_entry:
 	.loc 3 100 75
@@ -20082,9 +19906,9 @@ $L485_entry:
 	mov.f32 %f331, %f332;
 	bra.uni $L486_ret_lo;
 $L486_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r480, %r468;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L487_entry;
 $L487_entry:
 	.loc 3 100 75
@@ -20095,16 +19919,16 @@ $L487_entry:
 	mov.f32 %f333, %f334;
 	bra.uni $L488_ret_lo;
 $L488_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f335, %f331, %f333, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f336, %f327, %f329, %f335;
 	mov.f32 %f326, %f336;
 	bra.uni $L489_rangeint_body;
 $L489_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r482, %r465;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L490_entry;
 $L490_entry:
 	.loc 3 101 75
@@ -20116,9 +19940,9 @@ $L490_entry:
 	mov.f32 %f337, %f338;
 	bra.uni $L491_ret_hi;
 $L491_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r485, %r469;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L492_entry;
 $L492_entry:
 	.loc 3 101 75
@@ -20130,9 +19954,9 @@ $L492_entry:
 	mov.f32 %f339, %f340;
 	bra.uni $L493_ret_hi;
 $L493_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r488, %r465;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L494_entry;
 $L494_entry:
 	.loc 3 100 75
@@ -20143,9 +19967,9 @@ $L494_entry:
 	mov.f32 %f341, %f342;
 	bra.uni $L495_ret_lo;
 $L495_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r490, %r469;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L496_entry;
 $L496_entry:
 	.loc 3 100 75
@@ -20156,16 +19980,16 @@ $L496_entry:
 	mov.f32 %f343, %f344;
 	bra.uni $L497_ret_lo;
 $L497_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f345, %f341, %f343, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f346, %f337, %f339, %f345;
 	mov.f32 %f326, %f346;
 	bra.uni $L498_rangeint_body;
 $L498_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r492, %r466;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L499_entry;
 $L499_entry:
 	.loc 3 101 75
@@ -20177,9 +20001,9 @@ $L499_entry:
 	mov.f32 %f347, %f348;
 	bra.uni $L500_ret_hi;
 $L500_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r495, %r470;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L501_entry;
 $L501_entry:
 	.loc 3 101 75
@@ -20191,9 +20015,9 @@ $L501_entry:
 	mov.f32 %f349, %f350;
 	bra.uni $L502_ret_hi;
 $L502_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r498, %r466;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L503_entry;
 $L503_entry:
 	.loc 3 100 75
@@ -20204,9 +20028,9 @@ $L503_entry:
 	mov.f32 %f351, %f352;
 	bra.uni $L504_ret_lo;
 $L504_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r500, %r470;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L505_entry;
 $L505_entry:
 	.loc 3 100 75
@@ -20217,16 +20041,16 @@ $L505_entry:
 	mov.f32 %f353, %f354;
 	bra.uni $L506_ret_lo;
 $L506_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f355, %f351, %f353, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f356, %f347, %f349, %f355;
 	mov.f32 %f326, %f356;
 	bra.uni $L507_rangeint_body;
 $L507_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r502, %r467;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L508_entry;
 $L508_entry:
 	.loc 3 101 75
@@ -20238,9 +20062,9 @@ $L508_entry:
 	mov.f32 %f357, %f358;
 	bra.uni $L509_ret_hi;
 $L509_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r505, %r471;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L510_entry;
 $L510_entry:
 	.loc 3 101 75
@@ -20252,9 +20076,9 @@ $L510_entry:
 	mov.f32 %f359, %f360;
 	bra.uni $L511_ret_hi;
 $L511_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r508, %r467;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L512_entry;
 $L512_entry:
 	.loc 3 100 75
@@ -20265,9 +20089,9 @@ $L512_entry:
 	mov.f32 %f361, %f362;
 	bra.uni $L513_ret_lo;
 $L513_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r510, %r471;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L514_entry;
 $L514_entry:
 	.loc 3 100 75
@@ -20278,14 +20102,14 @@ $L514_entry:
 	mov.f32 %f363, %f364;
 	bra.uni $L515_ret_lo;
 $L515_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f365, %f361, %f363, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f366, %f357, %f359, %f365;
 	mov.f32 %f367, %f366;
 	bra.uni $L479_rangeint_done;
 $L479_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f325, %f367;
 	bra.uni $L480_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L480_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -20319,7 +20143,7 @@ $L519_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L520_entry;
 $L520_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r520, 0;
 	mov.u32 %r521, 0;
 	mov.u32 %r522, 0;
@@ -20328,7 +20152,7 @@ $L520_entry:
 	mov.u32 %r521, %r513;
 	mov.u32 %r522, %r514;
 	mov.u32 %r523, %r515;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r524, 0;
 	mov.u32 %r525, 0;
 	mov.u32 %r526, 0;
@@ -20340,9 +20164,9 @@ $L520_entry:
 	mov.f32 %f370, %f368;
 	bra.uni $L521_rangeint_body;
 $L521_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r528, %r520;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L524_entry;
 $L524_entry:
 	.loc 3 101 75
@@ -20354,9 +20178,9 @@ $L524_entry:
 	mov.f32 %f371, %f372;
 	bra.uni $L525_ret_hi;
 $L525_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r531, %r524;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L526_entry;
 $L526_entry:
 	.loc 3 101 75
@@ -20368,9 +20192,9 @@ $L526_entry:
 	mov.f32 %f373, %f374;
 	bra.uni $L527_ret_hi;
 $L527_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r534, %r520;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L528_entry;
 $L528_entry:
 	.loc 3 100 75
@@ -20381,9 +20205,9 @@ $L528_entry:
 	mov.f32 %f375, %f376;
 	bra.uni $L529_ret_lo;
 $L529_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r536, %r524;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L530_entry;
 $L530_entry:
 	.loc 3 100 75
@@ -20394,16 +20218,16 @@ $L530_entry:
 	mov.f32 %f377, %f378;
 	bra.uni $L531_ret_lo;
 $L531_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f379, %f375, %f377, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f380, %f371, %f373, %f379;
 	mov.f32 %f370, %f380;
 	bra.uni $L532_rangeint_body;
 $L532_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r538, %r521;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L533_entry;
 $L533_entry:
 	.loc 3 101 75
@@ -20415,9 +20239,9 @@ $L533_entry:
 	mov.f32 %f381, %f382;
 	bra.uni $L534_ret_hi;
 $L534_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r541, %r525;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L535_entry;
 $L535_entry:
 	.loc 3 101 75
@@ -20429,9 +20253,9 @@ $L535_entry:
 	mov.f32 %f383, %f384;
 	bra.uni $L536_ret_hi;
 $L536_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r544, %r521;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L537_entry;
 $L537_entry:
 	.loc 3 100 75
@@ -20442,9 +20266,9 @@ $L537_entry:
 	mov.f32 %f385, %f386;
 	bra.uni $L538_ret_lo;
 $L538_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r546, %r525;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L539_entry;
 $L539_entry:
 	.loc 3 100 75
@@ -20455,16 +20279,16 @@ $L539_entry:
 	mov.f32 %f387, %f388;
 	bra.uni $L540_ret_lo;
 $L540_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f389, %f385, %f387, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f390, %f381, %f383, %f389;
 	mov.f32 %f370, %f390;
 	bra.uni $L541_rangeint_body;
 $L541_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r548, %r522;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L542_entry;
 $L542_entry:
 	.loc 3 101 75
@@ -20476,9 +20300,9 @@ $L542_entry:
 	mov.f32 %f391, %f392;
 	bra.uni $L543_ret_hi;
 $L543_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r551, %r526;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L544_entry;
 $L544_entry:
 	.loc 3 101 75
@@ -20490,9 +20314,9 @@ $L544_entry:
 	mov.f32 %f393, %f394;
 	bra.uni $L545_ret_hi;
 $L545_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r554, %r522;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L546_entry;
 $L546_entry:
 	.loc 3 100 75
@@ -20503,9 +20327,9 @@ $L546_entry:
 	mov.f32 %f395, %f396;
 	bra.uni $L547_ret_lo;
 $L547_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r556, %r526;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L548_entry;
 $L548_entry:
 	.loc 3 100 75
@@ -20516,16 +20340,16 @@ $L548_entry:
 	mov.f32 %f397, %f398;
 	bra.uni $L549_ret_lo;
 $L549_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f399, %f395, %f397, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f400, %f391, %f393, %f399;
 	mov.f32 %f370, %f400;
 	bra.uni $L550_rangeint_body;
 $L550_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r558, %r523;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L551_entry;
 $L551_entry:
 	.loc 3 101 75
@@ -20537,9 +20361,9 @@ $L551_entry:
 	mov.f32 %f401, %f402;
 	bra.uni $L552_ret_hi;
 $L552_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r561, %r527;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L553_entry;
 $L553_entry:
 	.loc 3 101 75
@@ -20551,9 +20375,9 @@ $L553_entry:
 	mov.f32 %f403, %f404;
 	bra.uni $L554_ret_hi;
 $L554_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r564, %r523;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L555_entry;
 $L555_entry:
 	.loc 3 100 75
@@ -20564,9 +20388,9 @@ $L555_entry:
 	mov.f32 %f405, %f406;
 	bra.uni $L556_ret_lo;
 $L556_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r566, %r527;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L557_entry;
 $L557_entry:
 	.loc 3 100 75
@@ -20577,14 +20401,14 @@ $L557_entry:
 	mov.f32 %f407, %f408;
 	bra.uni $L558_ret_lo;
 $L558_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f409, %f405, %f407, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f410, %f401, %f403, %f409;
 	mov.f32 %f411, %f410;
 	bra.uni $L522_rangeint_done;
 $L522_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f369, %f411;
 	bra.uni $L523_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L523_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -20602,7 +20426,7 @@ $L559_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L560_entry;
 $L560_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r572, 0;
 	mov.u32 %r573, 0;
 	mov.u32 %r574, 0;
@@ -20611,7 +20435,7 @@ $L560_entry:
 	mov.u32 %r573, %r513;
 	mov.u32 %r574, %r514;
 	mov.u32 %r575, %r515;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r576, 0;
 	mov.u32 %r577, 0;
 	mov.u32 %r578, 0;
@@ -20623,9 +20447,9 @@ $L560_entry:
 	mov.f32 %f414, %f412;
 	bra.uni $L561_rangeint_body;
 $L561_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r580, %r572;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L564_entry;
 $L564_entry:
 	.loc 3 101 75
@@ -20637,9 +20461,9 @@ $L564_entry:
 	mov.f32 %f415, %f416;
 	bra.uni $L565_ret_hi;
 $L565_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r583, %r576;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L566_entry;
 $L566_entry:
 	.loc 3 101 75
@@ -20651,9 +20475,9 @@ $L566_entry:
 	mov.f32 %f417, %f418;
 	bra.uni $L567_ret_hi;
 $L567_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r586, %r572;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L568_entry;
 $L568_entry:
 	.loc 3 100 75
@@ -20664,9 +20488,9 @@ $L568_entry:
 	mov.f32 %f419, %f420;
 	bra.uni $L569_ret_lo;
 $L569_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r588, %r576;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L570_entry;
 $L570_entry:
 	.loc 3 100 75
@@ -20677,16 +20501,16 @@ $L570_entry:
 	mov.f32 %f421, %f422;
 	bra.uni $L571_ret_lo;
 $L571_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f423, %f419, %f421, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f424, %f415, %f417, %f423;
 	mov.f32 %f414, %f424;
 	bra.uni $L572_rangeint_body;
 $L572_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r590, %r573;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L573_entry;
 $L573_entry:
 	.loc 3 101 75
@@ -20698,9 +20522,9 @@ $L573_entry:
 	mov.f32 %f425, %f426;
 	bra.uni $L574_ret_hi;
 $L574_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r593, %r577;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L575_entry;
 $L575_entry:
 	.loc 3 101 75
@@ -20712,9 +20536,9 @@ $L575_entry:
 	mov.f32 %f427, %f428;
 	bra.uni $L576_ret_hi;
 $L576_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r596, %r573;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L577_entry;
 $L577_entry:
 	.loc 3 100 75
@@ -20725,9 +20549,9 @@ $L577_entry:
 	mov.f32 %f429, %f430;
 	bra.uni $L578_ret_lo;
 $L578_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r598, %r577;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L579_entry;
 $L579_entry:
 	.loc 3 100 75
@@ -20738,16 +20562,16 @@ $L579_entry:
 	mov.f32 %f431, %f432;
 	bra.uni $L580_ret_lo;
 $L580_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f433, %f429, %f431, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f434, %f425, %f427, %f433;
 	mov.f32 %f414, %f434;
 	bra.uni $L581_rangeint_body;
 $L581_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r600, %r574;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L582_entry;
 $L582_entry:
 	.loc 3 101 75
@@ -20759,9 +20583,9 @@ $L582_entry:
 	mov.f32 %f435, %f436;
 	bra.uni $L583_ret_hi;
 $L583_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r603, %r578;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L584_entry;
 $L584_entry:
 	.loc 3 101 75
@@ -20773,9 +20597,9 @@ $L584_entry:
 	mov.f32 %f437, %f438;
 	bra.uni $L585_ret_hi;
 $L585_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r606, %r574;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L586_entry;
 $L586_entry:
 	.loc 3 100 75
@@ -20786,9 +20610,9 @@ $L586_entry:
 	mov.f32 %f439, %f440;
 	bra.uni $L587_ret_lo;
 $L587_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r608, %r578;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L588_entry;
 $L588_entry:
 	.loc 3 100 75
@@ -20799,16 +20623,16 @@ $L588_entry:
 	mov.f32 %f441, %f442;
 	bra.uni $L589_ret_lo;
 $L589_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f443, %f439, %f441, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f444, %f435, %f437, %f443;
 	mov.f32 %f414, %f444;
 	bra.uni $L590_rangeint_body;
 $L590_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r610, %r575;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L591_entry;
 $L591_entry:
 	.loc 3 101 75
@@ -20820,9 +20644,9 @@ $L591_entry:
 	mov.f32 %f445, %f446;
 	bra.uni $L592_ret_hi;
 $L592_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r613, %r579;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L593_entry;
 $L593_entry:
 	.loc 3 101 75
@@ -20834,9 +20658,9 @@ $L593_entry:
 	mov.f32 %f447, %f448;
 	bra.uni $L594_ret_hi;
 $L594_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r616, %r575;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L595_entry;
 $L595_entry:
 	.loc 3 100 75
@@ -20847,9 +20671,9 @@ $L595_entry:
 	mov.f32 %f449, %f450;
 	bra.uni $L596_ret_lo;
 $L596_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r618, %r579;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L597_entry;
 $L597_entry:
 	.loc 3 100 75
@@ -20860,14 +20684,14 @@ $L597_entry:
 	mov.f32 %f451, %f452;
 	bra.uni $L598_ret_lo;
 $L598_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f453, %f449, %f451, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f454, %f445, %f447, %f453;
 	mov.f32 %f455, %f454;
 	bra.uni $L562_rangeint_done;
 $L562_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f413, %f455;
 	bra.uni $L563_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L563_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -20885,7 +20709,7 @@ $L599_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L600_entry;
 $L600_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r624, 0;
 	mov.u32 %r625, 0;
 	mov.u32 %r626, 0;
@@ -20894,7 +20718,7 @@ $L600_entry:
 	mov.u32 %r625, %r513;
 	mov.u32 %r626, %r514;
 	mov.u32 %r627, %r515;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r628, 0;
 	mov.u32 %r629, 0;
 	mov.u32 %r630, 0;
@@ -20906,9 +20730,9 @@ $L600_entry:
 	mov.f32 %f458, %f456;
 	bra.uni $L601_rangeint_body;
 $L601_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r632, %r624;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L604_entry;
 $L604_entry:
 	.loc 3 101 75
@@ -20920,9 +20744,9 @@ $L604_entry:
 	mov.f32 %f459, %f460;
 	bra.uni $L605_ret_hi;
 $L605_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r635, %r628;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L606_entry;
 $L606_entry:
 	.loc 3 101 75
@@ -20934,9 +20758,9 @@ $L606_entry:
 	mov.f32 %f461, %f462;
 	bra.uni $L607_ret_hi;
 $L607_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r638, %r624;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L608_entry;
 $L608_entry:
 	.loc 3 100 75
@@ -20947,9 +20771,9 @@ $L608_entry:
 	mov.f32 %f463, %f464;
 	bra.uni $L609_ret_lo;
 $L609_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r640, %r628;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L610_entry;
 $L610_entry:
 	.loc 3 100 75
@@ -20960,16 +20784,16 @@ $L610_entry:
 	mov.f32 %f465, %f466;
 	bra.uni $L611_ret_lo;
 $L611_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f467, %f463, %f465, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f468, %f459, %f461, %f467;
 	mov.f32 %f458, %f468;
 	bra.uni $L612_rangeint_body;
 $L612_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r642, %r625;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L613_entry;
 $L613_entry:
 	.loc 3 101 75
@@ -20981,9 +20805,9 @@ $L613_entry:
 	mov.f32 %f469, %f470;
 	bra.uni $L614_ret_hi;
 $L614_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r645, %r629;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L615_entry;
 $L615_entry:
 	.loc 3 101 75
@@ -20995,9 +20819,9 @@ $L615_entry:
 	mov.f32 %f471, %f472;
 	bra.uni $L616_ret_hi;
 $L616_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r648, %r625;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L617_entry;
 $L617_entry:
 	.loc 3 100 75
@@ -21008,9 +20832,9 @@ $L617_entry:
 	mov.f32 %f473, %f474;
 	bra.uni $L618_ret_lo;
 $L618_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r650, %r629;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L619_entry;
 $L619_entry:
 	.loc 3 100 75
@@ -21021,16 +20845,16 @@ $L619_entry:
 	mov.f32 %f475, %f476;
 	bra.uni $L620_ret_lo;
 $L620_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f477, %f473, %f475, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f478, %f469, %f471, %f477;
 	mov.f32 %f458, %f478;
 	bra.uni $L621_rangeint_body;
 $L621_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r652, %r626;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L622_entry;
 $L622_entry:
 	.loc 3 101 75
@@ -21042,9 +20866,9 @@ $L622_entry:
 	mov.f32 %f479, %f480;
 	bra.uni $L623_ret_hi;
 $L623_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r655, %r630;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L624_entry;
 $L624_entry:
 	.loc 3 101 75
@@ -21056,9 +20880,9 @@ $L624_entry:
 	mov.f32 %f481, %f482;
 	bra.uni $L625_ret_hi;
 $L625_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r658, %r626;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L626_entry;
 $L626_entry:
 	.loc 3 100 75
@@ -21069,9 +20893,9 @@ $L626_entry:
 	mov.f32 %f483, %f484;
 	bra.uni $L627_ret_lo;
 $L627_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r660, %r630;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L628_entry;
 $L628_entry:
 	.loc 3 100 75
@@ -21082,16 +20906,16 @@ $L628_entry:
 	mov.f32 %f485, %f486;
 	bra.uni $L629_ret_lo;
 $L629_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f487, %f483, %f485, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f488, %f479, %f481, %f487;
 	mov.f32 %f458, %f488;
 	bra.uni $L630_rangeint_body;
 $L630_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r662, %r627;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L631_entry;
 $L631_entry:
 	.loc 3 101 75
@@ -21103,9 +20927,9 @@ $L631_entry:
 	mov.f32 %f489, %f490;
 	bra.uni $L632_ret_hi;
 $L632_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r665, %r631;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L633_entry;
 $L633_entry:
 	.loc 3 101 75
@@ -21117,9 +20941,9 @@ $L633_entry:
 	mov.f32 %f491, %f492;
 	bra.uni $L634_ret_hi;
 $L634_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r668, %r627;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L635_entry;
 $L635_entry:
 	.loc 3 100 75
@@ -21130,9 +20954,9 @@ $L635_entry:
 	mov.f32 %f493, %f494;
 	bra.uni $L636_ret_lo;
 $L636_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r670, %r631;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L637_entry;
 $L637_entry:
 	.loc 3 100 75
@@ -21143,14 +20967,14 @@ $L637_entry:
 	mov.f32 %f495, %f496;
 	bra.uni $L638_ret_lo;
 $L638_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f497, %f493, %f495, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f498, %f489, %f491, %f497;
 	mov.f32 %f499, %f498;
 	bra.uni $L602_rangeint_done;
 $L602_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f457, %f499;
 	bra.uni $L603_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L603_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -21168,7 +20992,7 @@ $L639_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L640_entry;
 $L640_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r676, 0;
 	mov.u32 %r677, 0;
 	mov.u32 %r678, 0;
@@ -21177,7 +21001,7 @@ $L640_entry:
 	mov.u32 %r677, %r513;
 	mov.u32 %r678, %r514;
 	mov.u32 %r679, %r515;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r680, 0;
 	mov.u32 %r681, 0;
 	mov.u32 %r682, 0;
@@ -21189,9 +21013,9 @@ $L640_entry:
 	mov.f32 %f502, %f500;
 	bra.uni $L641_rangeint_body;
 $L641_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r684, %r676;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L644_entry;
 $L644_entry:
 	.loc 3 101 75
@@ -21203,9 +21027,9 @@ $L644_entry:
 	mov.f32 %f503, %f504;
 	bra.uni $L645_ret_hi;
 $L645_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r687, %r680;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L646_entry;
 $L646_entry:
 	.loc 3 101 75
@@ -21217,9 +21041,9 @@ $L646_entry:
 	mov.f32 %f505, %f506;
 	bra.uni $L647_ret_hi;
 $L647_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r690, %r676;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L648_entry;
 $L648_entry:
 	.loc 3 100 75
@@ -21230,9 +21054,9 @@ $L648_entry:
 	mov.f32 %f507, %f508;
 	bra.uni $L649_ret_lo;
 $L649_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r692, %r680;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L650_entry;
 $L650_entry:
 	.loc 3 100 75
@@ -21243,16 +21067,16 @@ $L650_entry:
 	mov.f32 %f509, %f510;
 	bra.uni $L651_ret_lo;
 $L651_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f511, %f507, %f509, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f512, %f503, %f505, %f511;
 	mov.f32 %f502, %f512;
 	bra.uni $L652_rangeint_body;
 $L652_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r694, %r677;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L653_entry;
 $L653_entry:
 	.loc 3 101 75
@@ -21264,9 +21088,9 @@ $L653_entry:
 	mov.f32 %f513, %f514;
 	bra.uni $L654_ret_hi;
 $L654_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r697, %r681;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L655_entry;
 $L655_entry:
 	.loc 3 101 75
@@ -21278,9 +21102,9 @@ $L655_entry:
 	mov.f32 %f515, %f516;
 	bra.uni $L656_ret_hi;
 $L656_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r700, %r677;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L657_entry;
 $L657_entry:
 	.loc 3 100 75
@@ -21291,9 +21115,9 @@ $L657_entry:
 	mov.f32 %f517, %f518;
 	bra.uni $L658_ret_lo;
 $L658_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r702, %r681;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L659_entry;
 $L659_entry:
 	.loc 3 100 75
@@ -21304,16 +21128,16 @@ $L659_entry:
 	mov.f32 %f519, %f520;
 	bra.uni $L660_ret_lo;
 $L660_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f521, %f517, %f519, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f522, %f513, %f515, %f521;
 	mov.f32 %f502, %f522;
 	bra.uni $L661_rangeint_body;
 $L661_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r704, %r678;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L662_entry;
 $L662_entry:
 	.loc 3 101 75
@@ -21325,9 +21149,9 @@ $L662_entry:
 	mov.f32 %f523, %f524;
 	bra.uni $L663_ret_hi;
 $L663_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r707, %r682;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L664_entry;
 $L664_entry:
 	.loc 3 101 75
@@ -21339,9 +21163,9 @@ $L664_entry:
 	mov.f32 %f525, %f526;
 	bra.uni $L665_ret_hi;
 $L665_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r710, %r678;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L666_entry;
 $L666_entry:
 	.loc 3 100 75
@@ -21352,9 +21176,9 @@ $L666_entry:
 	mov.f32 %f527, %f528;
 	bra.uni $L667_ret_lo;
 $L667_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r712, %r682;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L668_entry;
 $L668_entry:
 	.loc 3 100 75
@@ -21365,16 +21189,16 @@ $L668_entry:
 	mov.f32 %f529, %f530;
 	bra.uni $L669_ret_lo;
 $L669_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f531, %f527, %f529, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f532, %f523, %f525, %f531;
 	mov.f32 %f502, %f532;
 	bra.uni $L670_rangeint_body;
 $L670_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r714, %r679;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L671_entry;
 $L671_entry:
 	.loc 3 101 75
@@ -21386,9 +21210,9 @@ $L671_entry:
 	mov.f32 %f533, %f534;
 	bra.uni $L672_ret_hi;
 $L672_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r717, %r683;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L673_entry;
 $L673_entry:
 	.loc 3 101 75
@@ -21400,9 +21224,9 @@ $L673_entry:
 	mov.f32 %f535, %f536;
 	bra.uni $L674_ret_hi;
 $L674_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r720, %r679;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L675_entry;
 $L675_entry:
 	.loc 3 100 75
@@ -21413,9 +21237,9 @@ $L675_entry:
 	mov.f32 %f537, %f538;
 	bra.uni $L676_ret_lo;
 $L676_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r722, %r683;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L677_entry;
 $L677_entry:
 	.loc 3 100 75
@@ -21426,14 +21250,14 @@ $L677_entry:
 	mov.f32 %f539, %f540;
 	bra.uni $L678_ret_lo;
 $L678_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f541, %f537, %f539, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f542, %f533, %f535, %f541;
 	mov.f32 %f543, %f542;
 	bra.uni $L642_rangeint_done;
 $L642_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f501, %f543;
 	bra.uni $L643_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L643_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -21467,7 +21291,7 @@ $L682_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L683_entry;
 $L683_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r732, 0;
 	mov.u32 %r733, 0;
 	mov.u32 %r734, 0;
@@ -21476,7 +21300,7 @@ $L683_entry:
 	mov.u32 %r733, %r725;
 	mov.u32 %r734, %r726;
 	mov.u32 %r735, %r727;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r736, 0;
 	mov.u32 %r737, 0;
 	mov.u32 %r738, 0;
@@ -21488,9 +21312,9 @@ $L683_entry:
 	mov.f32 %f546, %f544;
 	bra.uni $L684_rangeint_body;
 $L684_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r740, %r732;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L687_entry;
 $L687_entry:
 	.loc 3 101 75
@@ -21502,9 +21326,9 @@ $L687_entry:
 	mov.f32 %f547, %f548;
 	bra.uni $L688_ret_hi;
 $L688_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r743, %r736;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L689_entry;
 $L689_entry:
 	.loc 3 101 75
@@ -21516,9 +21340,9 @@ $L689_entry:
 	mov.f32 %f549, %f550;
 	bra.uni $L690_ret_hi;
 $L690_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r746, %r732;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L691_entry;
 $L691_entry:
 	.loc 3 100 75
@@ -21529,9 +21353,9 @@ $L691_entry:
 	mov.f32 %f551, %f552;
 	bra.uni $L692_ret_lo;
 $L692_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r748, %r736;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L693_entry;
 $L693_entry:
 	.loc 3 100 75
@@ -21542,16 +21366,16 @@ $L693_entry:
 	mov.f32 %f553, %f554;
 	bra.uni $L694_ret_lo;
 $L694_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f555, %f551, %f553, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f556, %f547, %f549, %f555;
 	mov.f32 %f546, %f556;
 	bra.uni $L695_rangeint_body;
 $L695_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r750, %r733;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L696_entry;
 $L696_entry:
 	.loc 3 101 75
@@ -21563,9 +21387,9 @@ $L696_entry:
 	mov.f32 %f557, %f558;
 	bra.uni $L697_ret_hi;
 $L697_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r753, %r737;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L698_entry;
 $L698_entry:
 	.loc 3 101 75
@@ -21577,9 +21401,9 @@ $L698_entry:
 	mov.f32 %f559, %f560;
 	bra.uni $L699_ret_hi;
 $L699_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r756, %r733;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L700_entry;
 $L700_entry:
 	.loc 3 100 75
@@ -21590,9 +21414,9 @@ $L700_entry:
 	mov.f32 %f561, %f562;
 	bra.uni $L701_ret_lo;
 $L701_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r758, %r737;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L702_entry;
 $L702_entry:
 	.loc 3 100 75
@@ -21603,16 +21427,16 @@ $L702_entry:
 	mov.f32 %f563, %f564;
 	bra.uni $L703_ret_lo;
 $L703_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f565, %f561, %f563, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f566, %f557, %f559, %f565;
 	mov.f32 %f546, %f566;
 	bra.uni $L704_rangeint_body;
 $L704_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r760, %r734;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L705_entry;
 $L705_entry:
 	.loc 3 101 75
@@ -21624,9 +21448,9 @@ $L705_entry:
 	mov.f32 %f567, %f568;
 	bra.uni $L706_ret_hi;
 $L706_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r763, %r738;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L707_entry;
 $L707_entry:
 	.loc 3 101 75
@@ -21638,9 +21462,9 @@ $L707_entry:
 	mov.f32 %f569, %f570;
 	bra.uni $L708_ret_hi;
 $L708_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r766, %r734;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L709_entry;
 $L709_entry:
 	.loc 3 100 75
@@ -21651,9 +21475,9 @@ $L709_entry:
 	mov.f32 %f571, %f572;
 	bra.uni $L710_ret_lo;
 $L710_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r768, %r738;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L711_entry;
 $L711_entry:
 	.loc 3 100 75
@@ -21664,16 +21488,16 @@ $L711_entry:
 	mov.f32 %f573, %f574;
 	bra.uni $L712_ret_lo;
 $L712_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f575, %f571, %f573, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f576, %f567, %f569, %f575;
 	mov.f32 %f546, %f576;
 	bra.uni $L713_rangeint_body;
 $L713_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r770, %r735;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L714_entry;
 $L714_entry:
 	.loc 3 101 75
@@ -21685,9 +21509,9 @@ $L714_entry:
 	mov.f32 %f577, %f578;
 	bra.uni $L715_ret_hi;
 $L715_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r773, %r739;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L716_entry;
 $L716_entry:
 	.loc 3 101 75
@@ -21699,9 +21523,9 @@ $L716_entry:
 	mov.f32 %f579, %f580;
 	bra.uni $L717_ret_hi;
 $L717_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r776, %r735;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L718_entry;
 $L718_entry:
 	.loc 3 100 75
@@ -21712,9 +21536,9 @@ $L718_entry:
 	mov.f32 %f581, %f582;
 	bra.uni $L719_ret_lo;
 $L719_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r778, %r739;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L720_entry;
 $L720_entry:
 	.loc 3 100 75
@@ -21725,14 +21549,14 @@ $L720_entry:
 	mov.f32 %f583, %f584;
 	bra.uni $L721_ret_lo;
 $L721_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f585, %f581, %f583, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f586, %f577, %f579, %f585;
 	mov.f32 %f587, %f586;
 	bra.uni $L685_rangeint_done;
 $L685_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f545, %f587;
 	bra.uni $L686_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L686_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -21750,7 +21574,7 @@ $L722_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L723_entry;
 $L723_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r784, 0;
 	mov.u32 %r785, 0;
 	mov.u32 %r786, 0;
@@ -21759,7 +21583,7 @@ $L723_entry:
 	mov.u32 %r785, %r725;
 	mov.u32 %r786, %r726;
 	mov.u32 %r787, %r727;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r788, 0;
 	mov.u32 %r789, 0;
 	mov.u32 %r790, 0;
@@ -21771,9 +21595,9 @@ $L723_entry:
 	mov.f32 %f590, %f588;
 	bra.uni $L724_rangeint_body;
 $L724_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r792, %r784;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L727_entry;
 $L727_entry:
 	.loc 3 101 75
@@ -21785,9 +21609,9 @@ $L727_entry:
 	mov.f32 %f591, %f592;
 	bra.uni $L728_ret_hi;
 $L728_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r795, %r788;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L729_entry;
 $L729_entry:
 	.loc 3 101 75
@@ -21799,9 +21623,9 @@ $L729_entry:
 	mov.f32 %f593, %f594;
 	bra.uni $L730_ret_hi;
 $L730_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r798, %r784;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L731_entry;
 $L731_entry:
 	.loc 3 100 75
@@ -21812,9 +21636,9 @@ $L731_entry:
 	mov.f32 %f595, %f596;
 	bra.uni $L732_ret_lo;
 $L732_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r800, %r788;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L733_entry;
 $L733_entry:
 	.loc 3 100 75
@@ -21825,16 +21649,16 @@ $L733_entry:
 	mov.f32 %f597, %f598;
 	bra.uni $L734_ret_lo;
 $L734_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f599, %f595, %f597, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f600, %f591, %f593, %f599;
 	mov.f32 %f590, %f600;
 	bra.uni $L735_rangeint_body;
 $L735_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r802, %r785;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L736_entry;
 $L736_entry:
 	.loc 3 101 75
@@ -21846,9 +21670,9 @@ $L736_entry:
 	mov.f32 %f601, %f602;
 	bra.uni $L737_ret_hi;
 $L737_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r805, %r789;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L738_entry;
 $L738_entry:
 	.loc 3 101 75
@@ -21860,9 +21684,9 @@ $L738_entry:
 	mov.f32 %f603, %f604;
 	bra.uni $L739_ret_hi;
 $L739_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r808, %r785;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L740_entry;
 $L740_entry:
 	.loc 3 100 75
@@ -21873,9 +21697,9 @@ $L740_entry:
 	mov.f32 %f605, %f606;
 	bra.uni $L741_ret_lo;
 $L741_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r810, %r789;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L742_entry;
 $L742_entry:
 	.loc 3 100 75
@@ -21886,16 +21710,16 @@ $L742_entry:
 	mov.f32 %f607, %f608;
 	bra.uni $L743_ret_lo;
 $L743_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f609, %f605, %f607, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f610, %f601, %f603, %f609;
 	mov.f32 %f590, %f610;
 	bra.uni $L744_rangeint_body;
 $L744_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r812, %r786;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L745_entry;
 $L745_entry:
 	.loc 3 101 75
@@ -21907,9 +21731,9 @@ $L745_entry:
 	mov.f32 %f611, %f612;
 	bra.uni $L746_ret_hi;
 $L746_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r815, %r790;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L747_entry;
 $L747_entry:
 	.loc 3 101 75
@@ -21921,9 +21745,9 @@ $L747_entry:
 	mov.f32 %f613, %f614;
 	bra.uni $L748_ret_hi;
 $L748_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r818, %r786;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L749_entry;
 $L749_entry:
 	.loc 3 100 75
@@ -21934,9 +21758,9 @@ $L749_entry:
 	mov.f32 %f615, %f616;
 	bra.uni $L750_ret_lo;
 $L750_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r820, %r790;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L751_entry;
 $L751_entry:
 	.loc 3 100 75
@@ -21947,16 +21771,16 @@ $L751_entry:
 	mov.f32 %f617, %f618;
 	bra.uni $L752_ret_lo;
 $L752_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f619, %f615, %f617, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f620, %f611, %f613, %f619;
 	mov.f32 %f590, %f620;
 	bra.uni $L753_rangeint_body;
 $L753_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r822, %r787;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L754_entry;
 $L754_entry:
 	.loc 3 101 75
@@ -21968,9 +21792,9 @@ $L754_entry:
 	mov.f32 %f621, %f622;
 	bra.uni $L755_ret_hi;
 $L755_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r825, %r791;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L756_entry;
 $L756_entry:
 	.loc 3 101 75
@@ -21982,9 +21806,9 @@ $L756_entry:
 	mov.f32 %f623, %f624;
 	bra.uni $L757_ret_hi;
 $L757_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r828, %r787;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L758_entry;
 $L758_entry:
 	.loc 3 100 75
@@ -21995,9 +21819,9 @@ $L758_entry:
 	mov.f32 %f625, %f626;
 	bra.uni $L759_ret_lo;
 $L759_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r830, %r791;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L760_entry;
 $L760_entry:
 	.loc 3 100 75
@@ -22008,14 +21832,14 @@ $L760_entry:
 	mov.f32 %f627, %f628;
 	bra.uni $L761_ret_lo;
 $L761_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f629, %f625, %f627, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f630, %f621, %f623, %f629;
 	mov.f32 %f631, %f630;
 	bra.uni $L725_rangeint_done;
 $L725_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f589, %f631;
 	bra.uni $L726_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L726_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -22033,7 +21857,7 @@ $L762_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L763_entry;
 $L763_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r836, 0;
 	mov.u32 %r837, 0;
 	mov.u32 %r838, 0;
@@ -22042,7 +21866,7 @@ $L763_entry:
 	mov.u32 %r837, %r725;
 	mov.u32 %r838, %r726;
 	mov.u32 %r839, %r727;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r840, 0;
 	mov.u32 %r841, 0;
 	mov.u32 %r842, 0;
@@ -22054,9 +21878,9 @@ $L763_entry:
 	mov.f32 %f634, %f632;
 	bra.uni $L764_rangeint_body;
 $L764_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r844, %r836;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L767_entry;
 $L767_entry:
 	.loc 3 101 75
@@ -22068,9 +21892,9 @@ $L767_entry:
 	mov.f32 %f635, %f636;
 	bra.uni $L768_ret_hi;
 $L768_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r847, %r840;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L769_entry;
 $L769_entry:
 	.loc 3 101 75
@@ -22082,9 +21906,9 @@ $L769_entry:
 	mov.f32 %f637, %f638;
 	bra.uni $L770_ret_hi;
 $L770_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r850, %r836;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L771_entry;
 $L771_entry:
 	.loc 3 100 75
@@ -22095,9 +21919,9 @@ $L771_entry:
 	mov.f32 %f639, %f640;
 	bra.uni $L772_ret_lo;
 $L772_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r852, %r840;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L773_entry;
 $L773_entry:
 	.loc 3 100 75
@@ -22108,16 +21932,16 @@ $L773_entry:
 	mov.f32 %f641, %f642;
 	bra.uni $L774_ret_lo;
 $L774_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f643, %f639, %f641, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f644, %f635, %f637, %f643;
 	mov.f32 %f634, %f644;
 	bra.uni $L775_rangeint_body;
 $L775_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r854, %r837;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L776_entry;
 $L776_entry:
 	.loc 3 101 75
@@ -22129,9 +21953,9 @@ $L776_entry:
 	mov.f32 %f645, %f646;
 	bra.uni $L777_ret_hi;
 $L777_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r857, %r841;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L778_entry;
 $L778_entry:
 	.loc 3 101 75
@@ -22143,9 +21967,9 @@ $L778_entry:
 	mov.f32 %f647, %f648;
 	bra.uni $L779_ret_hi;
 $L779_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r860, %r837;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L780_entry;
 $L780_entry:
 	.loc 3 100 75
@@ -22156,9 +21980,9 @@ $L780_entry:
 	mov.f32 %f649, %f650;
 	bra.uni $L781_ret_lo;
 $L781_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r862, %r841;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L782_entry;
 $L782_entry:
 	.loc 3 100 75
@@ -22169,16 +21993,16 @@ $L782_entry:
 	mov.f32 %f651, %f652;
 	bra.uni $L783_ret_lo;
 $L783_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f653, %f649, %f651, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f654, %f645, %f647, %f653;
 	mov.f32 %f634, %f654;
 	bra.uni $L784_rangeint_body;
 $L784_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r864, %r838;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L785_entry;
 $L785_entry:
 	.loc 3 101 75
@@ -22190,9 +22014,9 @@ $L785_entry:
 	mov.f32 %f655, %f656;
 	bra.uni $L786_ret_hi;
 $L786_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r867, %r842;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L787_entry;
 $L787_entry:
 	.loc 3 101 75
@@ -22204,9 +22028,9 @@ $L787_entry:
 	mov.f32 %f657, %f658;
 	bra.uni $L788_ret_hi;
 $L788_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r870, %r838;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L789_entry;
 $L789_entry:
 	.loc 3 100 75
@@ -22217,9 +22041,9 @@ $L789_entry:
 	mov.f32 %f659, %f660;
 	bra.uni $L790_ret_lo;
 $L790_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r872, %r842;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L791_entry;
 $L791_entry:
 	.loc 3 100 75
@@ -22230,16 +22054,16 @@ $L791_entry:
 	mov.f32 %f661, %f662;
 	bra.uni $L792_ret_lo;
 $L792_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f663, %f659, %f661, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f664, %f655, %f657, %f663;
 	mov.f32 %f634, %f664;
 	bra.uni $L793_rangeint_body;
 $L793_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r874, %r839;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L794_entry;
 $L794_entry:
 	.loc 3 101 75
@@ -22251,9 +22075,9 @@ $L794_entry:
 	mov.f32 %f665, %f666;
 	bra.uni $L795_ret_hi;
 $L795_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r877, %r843;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L796_entry;
 $L796_entry:
 	.loc 3 101 75
@@ -22265,9 +22089,9 @@ $L796_entry:
 	mov.f32 %f667, %f668;
 	bra.uni $L797_ret_hi;
 $L797_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r880, %r839;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L798_entry;
 $L798_entry:
 	.loc 3 100 75
@@ -22278,9 +22102,9 @@ $L798_entry:
 	mov.f32 %f669, %f670;
 	bra.uni $L799_ret_lo;
 $L799_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r882, %r843;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L800_entry;
 $L800_entry:
 	.loc 3 100 75
@@ -22291,14 +22115,14 @@ $L800_entry:
 	mov.f32 %f671, %f672;
 	bra.uni $L801_ret_lo;
 $L801_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f673, %f669, %f671, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f674, %f665, %f667, %f673;
 	mov.f32 %f675, %f674;
 	bra.uni $L765_rangeint_done;
 $L765_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f633, %f675;
 	bra.uni $L766_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L766_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -22316,7 +22140,7 @@ $L802_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L803_entry;
 $L803_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r888, 0;
 	mov.u32 %r889, 0;
 	mov.u32 %r890, 0;
@@ -22325,7 +22149,7 @@ $L803_entry:
 	mov.u32 %r889, %r725;
 	mov.u32 %r890, %r726;
 	mov.u32 %r891, %r727;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r892, 0;
 	mov.u32 %r893, 0;
 	mov.u32 %r894, 0;
@@ -22337,9 +22161,9 @@ $L803_entry:
 	mov.f32 %f678, %f676;
 	bra.uni $L804_rangeint_body;
 $L804_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r896, %r888;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L807_entry;
 $L807_entry:
 	.loc 3 101 75
@@ -22351,9 +22175,9 @@ $L807_entry:
 	mov.f32 %f679, %f680;
 	bra.uni $L808_ret_hi;
 $L808_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r899, %r892;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L809_entry;
 $L809_entry:
 	.loc 3 101 75
@@ -22365,9 +22189,9 @@ $L809_entry:
 	mov.f32 %f681, %f682;
 	bra.uni $L810_ret_hi;
 $L810_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r902, %r888;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L811_entry;
 $L811_entry:
 	.loc 3 100 75
@@ -22378,9 +22202,9 @@ $L811_entry:
 	mov.f32 %f683, %f684;
 	bra.uni $L812_ret_lo;
 $L812_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r904, %r892;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L813_entry;
 $L813_entry:
 	.loc 3 100 75
@@ -22391,16 +22215,16 @@ $L813_entry:
 	mov.f32 %f685, %f686;
 	bra.uni $L814_ret_lo;
 $L814_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f687, %f683, %f685, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f688, %f679, %f681, %f687;
 	mov.f32 %f678, %f688;
 	bra.uni $L815_rangeint_body;
 $L815_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r906, %r889;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L816_entry;
 $L816_entry:
 	.loc 3 101 75
@@ -22412,9 +22236,9 @@ $L816_entry:
 	mov.f32 %f689, %f690;
 	bra.uni $L817_ret_hi;
 $L817_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r909, %r893;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L818_entry;
 $L818_entry:
 	.loc 3 101 75
@@ -22426,9 +22250,9 @@ $L818_entry:
 	mov.f32 %f691, %f692;
 	bra.uni $L819_ret_hi;
 $L819_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r912, %r889;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L820_entry;
 $L820_entry:
 	.loc 3 100 75
@@ -22439,9 +22263,9 @@ $L820_entry:
 	mov.f32 %f693, %f694;
 	bra.uni $L821_ret_lo;
 $L821_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r914, %r893;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L822_entry;
 $L822_entry:
 	.loc 3 100 75
@@ -22452,16 +22276,16 @@ $L822_entry:
 	mov.f32 %f695, %f696;
 	bra.uni $L823_ret_lo;
 $L823_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f697, %f693, %f695, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f698, %f689, %f691, %f697;
 	mov.f32 %f678, %f698;
 	bra.uni $L824_rangeint_body;
 $L824_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r916, %r890;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L825_entry;
 $L825_entry:
 	.loc 3 101 75
@@ -22473,9 +22297,9 @@ $L825_entry:
 	mov.f32 %f699, %f700;
 	bra.uni $L826_ret_hi;
 $L826_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r919, %r894;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L827_entry;
 $L827_entry:
 	.loc 3 101 75
@@ -22487,9 +22311,9 @@ $L827_entry:
 	mov.f32 %f701, %f702;
 	bra.uni $L828_ret_hi;
 $L828_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r922, %r890;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L829_entry;
 $L829_entry:
 	.loc 3 100 75
@@ -22500,9 +22324,9 @@ $L829_entry:
 	mov.f32 %f703, %f704;
 	bra.uni $L830_ret_lo;
 $L830_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r924, %r894;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L831_entry;
 $L831_entry:
 	.loc 3 100 75
@@ -22513,16 +22337,16 @@ $L831_entry:
 	mov.f32 %f705, %f706;
 	bra.uni $L832_ret_lo;
 $L832_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f707, %f703, %f705, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f708, %f699, %f701, %f707;
 	mov.f32 %f678, %f708;
 	bra.uni $L833_rangeint_body;
 $L833_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r926, %r891;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L834_entry;
 $L834_entry:
 	.loc 3 101 75
@@ -22534,9 +22358,9 @@ $L834_entry:
 	mov.f32 %f709, %f710;
 	bra.uni $L835_ret_hi;
 $L835_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r929, %r895;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L836_entry;
 $L836_entry:
 	.loc 3 101 75
@@ -22548,9 +22372,9 @@ $L836_entry:
 	mov.f32 %f711, %f712;
 	bra.uni $L837_ret_hi;
 $L837_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r932, %r891;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L838_entry;
 $L838_entry:
 	.loc 3 100 75
@@ -22561,9 +22385,9 @@ $L838_entry:
 	mov.f32 %f713, %f714;
 	bra.uni $L839_ret_lo;
 $L839_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r934, %r895;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L840_entry;
 $L840_entry:
 	.loc 3 100 75
@@ -22574,14 +22398,14 @@ $L840_entry:
 	mov.f32 %f715, %f716;
 	bra.uni $L841_ret_lo;
 $L841_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f717, %f713, %f715, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f718, %f709, %f711, %f717;
 	mov.f32 %f719, %f718;
 	bra.uni $L805_rangeint_done;
 $L805_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f677, %f719;
 	bra.uni $L806_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L806_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -22611,12 +22435,12 @@ $L843_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p56, %rd360, %rd16;
 	@%p56 bra $L847_cond_true;
-	bra.uni $L854_edge;
+	bra.uni $L855_edge;
 $L847_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p57, %rd359, %rd17;
 	@%p57 bra $L845_if_then;
-	bra.uni $L855_edge;
+	bra.uni $L856_edge;
 $L845_if_then:
 	.loc 3 178 21
 	add.s64 %rd363, %rd30, 0;
@@ -22627,11 +22451,11 @@ $L845_if_then:
 	mov.s64 %rd361, %rd365;
 	mov.s64 %rd362, 16;
 	bra.uni $L846_if_done;
-$L855_edge:
+$L856_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
 	bra.uni $L846_if_done;
-$L854_edge:
+$L855_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
 	bra.uni $L846_if_done;
@@ -22655,20 +22479,20 @@ $L846_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r936, %rd362;
 	cp.async.cg.shared.global [%rd372], [%rd374], 16, %r936;
-	bra.uni $L856_rangeint_body;
-$L856_rangeint_body:
+	bra.uni $L857_rangeint_body;
+$L857_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd375, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p58, %rd375, %rd16;
-	@%p58 bra $L859_cond_true;
-	bra.uni $L860_edge;
-$L859_cond_true:
+	@%p58 bra $L860_cond_true;
+	bra.uni $L861_edge;
+$L860_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p59, %rd359, %rd17;
-	@%p59 bra $L857_if_then;
-	bra.uni $L861_edge;
-$L857_if_then:
+	@%p59 bra $L858_if_then;
+	bra.uni $L862_edge;
+$L858_if_then:
 	.loc 3 178 21
 	add.s64 %rd376, %rd30, 1;
 	.loc 3 178 24
@@ -22677,16 +22501,16 @@ $L857_if_then:
 	add.s64 %rd378, %rd377, %rd359;
 	mov.s64 %rd361, %rd378;
 	mov.s64 %rd362, 16;
-	bra.uni $L858_if_done;
+	bra.uni $L859_if_done;
+$L862_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L859_if_done;
 $L861_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L858_if_done;
-$L860_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L858_if_done;
-$L858_if_done:
+	bra.uni $L859_if_done;
+$L859_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd379, %rd356, 8;
 	.loc 3 180 39
@@ -22706,20 +22530,20 @@ $L858_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r937, %rd362;
 	cp.async.cg.shared.global [%rd385], [%rd387], 16, %r937;
-	bra.uni $L862_rangeint_body;
-$L862_rangeint_body:
+	bra.uni $L863_rangeint_body;
+$L863_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd388, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p60, %rd388, %rd16;
-	@%p60 bra $L865_cond_true;
-	bra.uni $L866_edge;
-$L865_cond_true:
+	@%p60 bra $L866_cond_true;
+	bra.uni $L867_edge;
+$L866_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p61, %rd359, %rd17;
-	@%p61 bra $L863_if_then;
-	bra.uni $L867_edge;
-$L863_if_then:
+	@%p61 bra $L864_if_then;
+	bra.uni $L868_edge;
+$L864_if_then:
 	.loc 3 178 21
 	add.s64 %rd389, %rd30, 2;
 	.loc 3 178 24
@@ -22728,16 +22552,16 @@ $L863_if_then:
 	add.s64 %rd391, %rd390, %rd359;
 	mov.s64 %rd361, %rd391;
 	mov.s64 %rd362, 16;
-	bra.uni $L864_if_done;
+	bra.uni $L865_if_done;
+$L868_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L865_if_done;
 $L867_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L864_if_done;
-$L866_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L864_if_done;
-$L864_if_done:
+	bra.uni $L865_if_done;
+$L865_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd392, %rd356, 8;
 	.loc 3 180 39
@@ -22757,20 +22581,20 @@ $L864_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r938, %rd362;
 	cp.async.cg.shared.global [%rd398], [%rd400], 16, %r938;
-	bra.uni $L868_rangeint_body;
-$L868_rangeint_body:
+	bra.uni $L869_rangeint_body;
+$L869_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd401, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p62, %rd401, %rd16;
-	@%p62 bra $L871_cond_true;
-	bra.uni $L872_edge;
-$L871_cond_true:
+	@%p62 bra $L872_cond_true;
+	bra.uni $L873_edge;
+$L872_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p63, %rd359, %rd17;
-	@%p63 bra $L869_if_then;
-	bra.uni $L873_edge;
-$L869_if_then:
+	@%p63 bra $L870_if_then;
+	bra.uni $L874_edge;
+$L870_if_then:
 	.loc 3 178 21
 	add.s64 %rd402, %rd30, 3;
 	.loc 3 178 24
@@ -22779,16 +22603,16 @@ $L869_if_then:
 	add.s64 %rd404, %rd403, %rd359;
 	mov.s64 %rd361, %rd404;
 	mov.s64 %rd362, 16;
-	bra.uni $L870_if_done;
+	bra.uni $L871_if_done;
+$L874_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L871_if_done;
 $L873_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L870_if_done;
-$L872_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L870_if_done;
-$L870_if_done:
+	bra.uni $L871_if_done;
+$L871_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd405, %rd356, 8;
 	.loc 3 180 39
@@ -22810,222 +22634,206 @@ $L870_if_done:
 	cp.async.cg.shared.global [%rd411], [%rd413], 16, %r939;
 	bra.uni $L848_rangeint_body;
 $L848_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd414, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p64, %rd414, %rd15;
-	@%p64 bra $L852_cond_true;
-	bra.uni $L874_edge;
-$L852_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p65, %rd359, %rd17;
-	@%p65 bra $L850_if_then;
-	bra.uni $L875_edge;
+	@%p64 bra $L850_if_then;
+	bra.uni $L876_rangeint_body;
 $L850_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p65, %rd359, %rd17;
+	@%p65 bra $L852_if_then;
+	bra.uni $L875_edge;
+$L852_if_then:
+	.loc 3 187 20
 	add.s64 %rd417, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd418, %rd417, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd419, %rd418, %rd359;
 	mov.s64 %rd415, %rd419;
 	mov.s64 %rd416, 16;
-	bra.uni $L851_if_done;
+	bra.uni $L853_if_done;
 $L875_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L851_if_done;
-$L874_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L851_if_done;
-$L851_if_done:
-	.loc 3 188 29
+	bra.uni $L853_if_done;
+$L853_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd420, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd421, %rd420, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd422, %rd421, 0;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd423, %rd422, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd424, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd425, %rd423, %rd424;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd426, %rd425, 1;
 	add.s64 %rd427, %rd37, %rd426;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd428, %rd415, 1;
 	add.s64 %rd429, %rd4, %rd428;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r940, %rd416;
 	cp.async.cg.shared.global [%rd427], [%rd429], 16, %r940;
 	bra.uni $L876_rangeint_body;
 $L876_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd430, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p66, %rd430, %rd15;
-	@%p66 bra $L879_cond_true;
-	bra.uni $L880_edge;
-$L879_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p67, %rd359, %rd17;
-	@%p67 bra $L877_if_then;
-	bra.uni $L881_edge;
+	@%p66 bra $L877_if_then;
+	bra.uni $L882_rangeint_body;
 $L877_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p67, %rd359, %rd17;
+	@%p67 bra $L879_if_then;
+	bra.uni $L881_edge;
+$L879_if_then:
+	.loc 3 187 20
 	add.s64 %rd431, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd432, %rd431, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd433, %rd432, %rd359;
 	mov.s64 %rd415, %rd433;
 	mov.s64 %rd416, 16;
-	bra.uni $L878_if_done;
+	bra.uni $L880_if_done;
 $L881_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L878_if_done;
-$L880_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L878_if_done;
-$L878_if_done:
-	.loc 3 188 29
+	bra.uni $L880_if_done;
+$L880_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd434, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd435, %rd434, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd436, %rd435, 1;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd437, %rd436, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd438, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd439, %rd437, %rd438;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd440, %rd439, 1;
 	add.s64 %rd441, %rd37, %rd440;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd442, %rd415, 1;
 	add.s64 %rd443, %rd4, %rd442;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r941, %rd416;
 	cp.async.cg.shared.global [%rd441], [%rd443], 16, %r941;
 	bra.uni $L882_rangeint_body;
 $L882_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd444, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p68, %rd444, %rd15;
-	@%p68 bra $L885_cond_true;
-	bra.uni $L886_edge;
-$L885_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p69, %rd359, %rd17;
-	@%p69 bra $L883_if_then;
-	bra.uni $L887_edge;
+	@%p68 bra $L883_if_then;
+	bra.uni $L888_rangeint_body;
 $L883_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p69, %rd359, %rd17;
+	@%p69 bra $L885_if_then;
+	bra.uni $L887_edge;
+$L885_if_then:
+	.loc 3 187 20
 	add.s64 %rd445, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd446, %rd445, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd447, %rd446, %rd359;
 	mov.s64 %rd415, %rd447;
 	mov.s64 %rd416, 16;
-	bra.uni $L884_if_done;
+	bra.uni $L886_if_done;
 $L887_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L884_if_done;
-$L886_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L884_if_done;
-$L884_if_done:
-	.loc 3 188 29
+	bra.uni $L886_if_done;
+$L886_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd448, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd449, %rd448, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd450, %rd449, 2;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd451, %rd450, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd452, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd453, %rd451, %rd452;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd454, %rd453, 1;
 	add.s64 %rd455, %rd37, %rd454;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd456, %rd415, 1;
 	add.s64 %rd457, %rd4, %rd456;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r942, %rd416;
 	cp.async.cg.shared.global [%rd455], [%rd457], 16, %r942;
 	bra.uni $L888_rangeint_body;
 $L888_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd458, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p70, %rd458, %rd15;
-	@%p70 bra $L891_cond_true;
-	bra.uni $L892_edge;
-$L891_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p71, %rd359, %rd17;
-	@%p71 bra $L889_if_then;
-	bra.uni $L893_edge;
+	@%p70 bra $L889_if_then;
+	bra.uni $L849_rangeint_done;
 $L889_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p71, %rd359, %rd17;
+	@%p71 bra $L891_if_then;
+	bra.uni $L893_edge;
+$L891_if_then:
+	.loc 3 187 20
 	add.s64 %rd459, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd460, %rd459, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd461, %rd460, %rd359;
 	mov.s64 %rd415, %rd461;
 	mov.s64 %rd416, 16;
-	bra.uni $L890_if_done;
+	bra.uni $L892_if_done;
 $L893_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L890_if_done;
-$L892_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L890_if_done;
-$L890_if_done:
-	.loc 3 188 29
+	bra.uni $L892_if_done;
+$L892_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd462, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd463, %rd462, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd464, %rd463, 3;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd465, %rd464, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd466, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd467, %rd465, %rd466;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd468, %rd467, 1;
 	add.s64 %rd469, %rd37, %rd468;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd470, %rd415, 1;
 	add.s64 %rd471, %rd4, %rd470;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r943, %rd416;
 	cp.async.cg.shared.global [%rd469], [%rd471], 16, %r943;
 	bra.uni $L849_rangeint_done;
 $L849_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
-	bra.uni $L853_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L853_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	bra.uni $L854_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L854_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 3 117 29
 	add.s64 %rd472, %rd308, 1;
 	mov.s64 %rd308, %rd472;
@@ -23415,50 +23223,50 @@ $L30_if_then:
 	.loc 3 159 16
 	bra.uni $L945_entry;
 $L945_entry:
-	.loc 3 206 9
+	.loc 3 208 9
 	setp.lt.s64 %p90, %rd474, %rd15;
 	@%p90 bra $L946_if_then;
 	bra.uni $L1029_for_body;
 $L946_if_then:
-	.loc 3 207 14
+	.loc 3 209 14
 	add.s64 %rd476, %rd475, 1;
-	.loc 3 207 17
+	.loc 3 209 17
 	setp.lt.s64 %p91, %rd476, %rd16;
-	.loc 3 208 16
+	.loc 3 210 16
 	setp.gt.s64 %p92, %rd11, 0;
 	@%p92 bra $L948_if_then;
 	bra.uni $L961_edge;
 $L948_if_then:
-	.loc 3 209 22
+	.loc 3 211 22
 	shl.b64 %rd477, %rd475, 2;
 	add.s64 %rd478, %rd10, %rd477;
 	ld.global.nc.f32 %f904, [%rd478];
-	.loc 3 209 17
+	.loc 3 211 17
 	bra.uni $L962_entry;
 $L962_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f905, %f904;
 	bra.uni $L963_ret_load;
 $L963_ret_load:
-	.loc 3 209 4
+	.loc 3 211 4
 	add.rn.f32 %f906, %f900, %f905;
 	@%p91 bra $L950_if_then;
 	bra.uni $L964_edge;
 $L950_if_then:
-	.loc 3 211 27
+	.loc 3 213 27
 	add.s64 %rd479, %rd475, 1;
-	.loc 3 211 23
+	.loc 3 213 23
 	shl.b64 %rd480, %rd479, 2;
 	add.s64 %rd481, %rd10, %rd480;
 	ld.global.nc.f32 %f907, [%rd481];
-	.loc 3 211 18
+	.loc 3 213 18
 	bra.uni $L965_entry;
 $L965_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f908, %f907;
 	bra.uni $L966_ret_load;
 $L966_ret_load:
-	.loc 3 211 5
+	.loc 3 213 5
 	add.rn.f32 %f909, %f901, %f908;
 	mov.f32 %f902, %f906;
 	mov.f32 %f903, %f909;
@@ -23472,22 +23280,22 @@ $L961_edge:
 	mov.f32 %f903, %f901;
 	bra.uni $L949_if_done;
 $L949_if_done:
-	.loc 3 214 10
+	.loc 3 216 10
 	setp.eq.s64 %p93, %rd18, 3;
 	@%p93 bra $L951_if_then;
 	bra.uni $L952_if_else;
 $L951_if_then:
-	.loc 3 215 15
+	.loc 3 217 15
 	shr.s64 %rd482, %rd16, 1;
-	.loc 3 215 12
+	.loc 3 217 12
 	mul.lo.s64 %rd483, %rd474, %rd482;
-	.loc 3 215 25
+	.loc 3 217 25
 	shr.s64 %rd484, %rd475, 1;
-	.loc 3 215 20
+	.loc 3 217 20
 	add.s64 %rd485, %rd483, %rd484;
-	.loc 3 216 27
+	.loc 3 218 27
 	neg.f32 %f910, %f902;
-	.loc 3 216 26
+	.loc 3 218 26
 	max.f32 %f911, %f910, 0fC2D00000;
 	min.f32 %f911, %f911, 0f42B20000;
 	mul.rn.f32 %f912, %f911, 0f3FB8AA3B;
@@ -23505,29 +23313,29 @@ $L951_if_then:
 	mul.rn.f32 %f915, %f915, %f919;
 	setp.nan.f32 %p94, %f910, %f910;
 	selp.f32 %f915, %f910, %f915, %p94;
-	.loc 3 216 17
+	.loc 3 218 17
 	add.rn.f32 %f920, 0f3F800000, %f915;
-	.loc 3 216 12
+	.loc 3 218 12
 	div.rn.f32 %f921, %f902, %f920;
-	.loc 3 216 33
+	.loc 3 218 33
 	mul.rn.f32 %f922, %f921, %f903;
-	.loc 3 217 16
+	.loc 3 219 16
 	setp.gt.s64 %p95, %rd14, 0;
 	@%p95 bra $L953_if_then;
 	bra.uni $L967_edge;
 $L953_if_then:
-	.loc 3 218 21
+	.loc 3 220 21
 	shl.b64 %rd486, %rd485, 2;
 	add.s64 %rd487, %rd13, %rd486;
 	ld.global.nc.f32 %f924, [%rd487];
-	.loc 3 218 17
+	.loc 3 220 17
 	bra.uni $L968_entry;
 $L968_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f925, %f924;
 	bra.uni $L969_ret_load;
 $L969_ret_load:
-	.loc 3 218 5
+	.loc 3 220 5
 	add.rn.f32 %f926, %f922, %f925;
 	mov.f32 %f923, %f926;
 	bra.uni $L970_entry;
@@ -23535,31 +23343,31 @@ $L967_edge:
 	mov.f32 %f923, %f922;
 	bra.uni $L970_entry;
 $L970_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f927, %f923;
 	bra.uni $L971_ret_store;
 $L971_ret_store:
-	.loc 3 220 7
+	.loc 3 222 7
 	shl.b64 %rd488, %rd485, 2;
 	add.s64 %rd489, %rd1, %rd488;
 	st.global.f32 [%rd489], %f927;
 	bra.uni $L1029_for_body;
 $L952_if_else:
-	.loc 3 222 12
+	.loc 3 224 12
 	mul.lo.s64 %rd490, %rd474, %rd16;
-	.loc 3 222 15
+	.loc 3 224 15
 	add.s64 %rd491, %rd490, %rd475;
-	.loc 3 223 16
+	.loc 3 225 16
 	bra.uni $L972_entry;
 $L972_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p96, %rd18, 1;
 	@%p96 bra $L973_if_then;
 	bra.uni $L974_if_done;
 $L973_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f929, %f902;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f930, %f929, 0fC2D00000;
 	min.f32 %f930, %f930, 0f42B20000;
 	mul.rn.f32 %f931, %f930, 0f3FB8AA3B;
@@ -23577,24 +23385,24 @@ $L973_if_then:
 	mul.rn.f32 %f934, %f934, %f938;
 	setp.nan.f32 %p97, %f929, %f929;
 	selp.f32 %f934, %f929, %f934, %p97;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f939, 0f3F800000, %f934;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f940, %f902, %f939;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f928, %f940;
 	bra.uni $L977_ret_gemvAct;
 $L974_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p98, %rd18, 2;
 	@%p98 bra $L975_if_then;
 	bra.uni $L976_if_done;
 $L975_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f941, 0f3F000000, %f902;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f942, %f902, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L978_entry;
 $L978_entry:
 	.loc 1 26 14
@@ -23749,35 +23557,35 @@ $L994_ret_copysign32:
 	mov.f32 %f943, %f981;
 	bra.uni $L990_ret_Erf32;
 $L990_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f984, 0f3F800000, %f943;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f985, %f941, %f984;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f928, %f985;
 	bra.uni $L977_ret_gemvAct;
 $L976_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f928, %f902;
 	bra.uni $L977_ret_gemvAct;
 $L977_ret_gemvAct:
-	.loc 3 224 16
+	.loc 3 226 16
 	setp.gt.s64 %p104, %rd14, 0;
 	@%p104 bra $L955_if_then;
 	bra.uni $L995_edge;
 $L955_if_then:
-	.loc 3 225 22
+	.loc 3 227 22
 	shl.b64 %rd492, %rd491, 2;
 	add.s64 %rd493, %rd13, %rd492;
 	ld.global.nc.f32 %f987, [%rd493];
-	.loc 3 225 18
+	.loc 3 227 18
 	bra.uni $L996_entry;
 $L996_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f988, %f987;
 	bra.uni $L997_ret_load;
 $L997_ret_load:
-	.loc 3 225 5
+	.loc 3 227 5
 	add.rn.f32 %f989, %f928, %f988;
 	mov.f32 %f986, %f989;
 	bra.uni $L998_entry;
@@ -23785,25 +23593,25 @@ $L995_edge:
 	mov.f32 %f986, %f928;
 	bra.uni $L998_entry;
 $L998_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f990, %f986;
 	bra.uni $L999_ret_store;
 $L999_ret_store:
-	.loc 3 227 7
+	.loc 3 229 7
 	shl.b64 %rd494, %rd491, 2;
 	add.s64 %rd495, %rd1, %rd494;
 	st.global.f32 [%rd495], %f990;
 	@%p91 bra $L1000_entry;
 	bra.uni $L1029_for_body;
 $L1000_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p105, %rd18, 1;
 	@%p105 bra $L1001_if_then;
 	bra.uni $L1002_if_done;
 $L1001_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f992, %f903;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f993, %f992, 0fC2D00000;
 	min.f32 %f993, %f993, 0f42B20000;
 	mul.rn.f32 %f994, %f993, 0f3FB8AA3B;
@@ -23821,24 +23629,24 @@ $L1001_if_then:
 	mul.rn.f32 %f997, %f997, %f1001;
 	setp.nan.f32 %p106, %f992, %f992;
 	selp.f32 %f997, %f992, %f997, %p106;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1002, 0f3F800000, %f997;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1003, %f903, %f1002;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f991, %f1003;
 	bra.uni $L1005_ret_gemvAct;
 $L1002_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p107, %rd18, 2;
 	@%p107 bra $L1003_if_then;
 	bra.uni $L1004_if_done;
 $L1003_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1004, 0f3F000000, %f903;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1005, %f903, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1006_entry;
 $L1006_entry:
 	.loc 1 26 14
@@ -23993,37 +23801,37 @@ $L1022_ret_copysign32:
 	mov.f32 %f1006, %f1044;
 	bra.uni $L1018_ret_Erf32;
 $L1018_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1047, 0f3F800000, %f1006;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1048, %f1004, %f1047;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f991, %f1048;
 	bra.uni $L1005_ret_gemvAct;
 $L1004_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f991, %f903;
 	bra.uni $L1005_ret_gemvAct;
 $L1005_ret_gemvAct:
-	.loc 3 230 17
+	.loc 3 232 17
 	setp.gt.s64 %p113, %rd14, 0;
 	@%p113 bra $L958_if_then;
 	bra.uni $L1023_edge;
 $L958_if_then:
-	.loc 3 231 25
+	.loc 3 233 25
 	add.s64 %rd496, %rd491, 1;
-	.loc 3 231 23
+	.loc 3 233 23
 	shl.b64 %rd497, %rd496, 2;
 	add.s64 %rd498, %rd13, %rd497;
 	ld.global.nc.f32 %f1050, [%rd498];
-	.loc 3 231 19
+	.loc 3 233 19
 	bra.uni $L1024_entry;
 $L1024_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1051, %f1050;
 	bra.uni $L1025_ret_load;
 $L1025_ret_load:
-	.loc 3 231 6
+	.loc 3 233 6
 	add.rn.f32 %f1052, %f991, %f1051;
 	mov.f32 %f1049, %f1052;
 	bra.uni $L959_if_done;
@@ -24031,16 +23839,16 @@ $L1023_edge:
 	mov.f32 %f1049, %f991;
 	bra.uni $L959_if_done;
 $L959_if_done:
-	.loc 3 233 10
+	.loc 3 235 10
 	add.s64 %rd499, %rd491, 1;
-	.loc 3 233 24
+	.loc 3 235 24
 	bra.uni $L1026_entry;
 $L1026_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f1053, %f1049;
 	bra.uni $L1027_ret_store;
 $L1027_ret_store:
-	.loc 3 233 8
+	.loc 3 235 8
 	shl.b64 %rd500, %rd499, 2;
 	add.s64 %rd501, %rd1, %rd500;
 	st.global.f32 [%rd501], %f1053;
@@ -24064,50 +23872,50 @@ $L1030_if_then:
 	.loc 3 159 16
 	bra.uni $L1032_entry;
 $L1032_entry:
-	.loc 3 206 9
+	.loc 3 208 9
 	setp.lt.s64 %p115, %rd503, %rd15;
 	@%p115 bra $L1033_if_then;
 	bra.uni $L27_if_done;
 $L1033_if_then:
-	.loc 3 207 14
+	.loc 3 209 14
 	add.s64 %rd505, %rd504, 1;
-	.loc 3 207 17
+	.loc 3 209 17
 	setp.lt.s64 %p116, %rd505, %rd16;
-	.loc 3 208 16
+	.loc 3 210 16
 	setp.gt.s64 %p117, %rd11, 0;
 	@%p117 bra $L1035_if_then;
 	bra.uni $L1048_edge;
 $L1035_if_then:
-	.loc 3 209 22
+	.loc 3 211 22
 	shl.b64 %rd506, %rd504, 2;
 	add.s64 %rd507, %rd10, %rd506;
 	ld.global.nc.f32 %f1058, [%rd507];
-	.loc 3 209 17
+	.loc 3 211 17
 	bra.uni $L1049_entry;
 $L1049_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1059, %f1058;
 	bra.uni $L1050_ret_load;
 $L1050_ret_load:
-	.loc 3 209 4
+	.loc 3 211 4
 	add.rn.f32 %f1060, %f1054, %f1059;
 	@%p116 bra $L1037_if_then;
 	bra.uni $L1051_edge;
 $L1037_if_then:
-	.loc 3 211 27
+	.loc 3 213 27
 	add.s64 %rd508, %rd504, 1;
-	.loc 3 211 23
+	.loc 3 213 23
 	shl.b64 %rd509, %rd508, 2;
 	add.s64 %rd510, %rd10, %rd509;
 	ld.global.nc.f32 %f1061, [%rd510];
-	.loc 3 211 18
+	.loc 3 213 18
 	bra.uni $L1052_entry;
 $L1052_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1062, %f1061;
 	bra.uni $L1053_ret_load;
 $L1053_ret_load:
-	.loc 3 211 5
+	.loc 3 213 5
 	add.rn.f32 %f1063, %f1055, %f1062;
 	mov.f32 %f1056, %f1060;
 	mov.f32 %f1057, %f1063;
@@ -24121,22 +23929,22 @@ $L1048_edge:
 	mov.f32 %f1057, %f1055;
 	bra.uni $L1036_if_done;
 $L1036_if_done:
-	.loc 3 214 10
+	.loc 3 216 10
 	setp.eq.s64 %p118, %rd18, 3;
 	@%p118 bra $L1038_if_then;
 	bra.uni $L1039_if_else;
 $L1038_if_then:
-	.loc 3 215 15
+	.loc 3 217 15
 	shr.s64 %rd511, %rd16, 1;
-	.loc 3 215 12
+	.loc 3 217 12
 	mul.lo.s64 %rd512, %rd503, %rd511;
-	.loc 3 215 25
+	.loc 3 217 25
 	shr.s64 %rd513, %rd504, 1;
-	.loc 3 215 20
+	.loc 3 217 20
 	add.s64 %rd514, %rd512, %rd513;
-	.loc 3 216 27
+	.loc 3 218 27
 	neg.f32 %f1064, %f1056;
-	.loc 3 216 26
+	.loc 3 218 26
 	max.f32 %f1065, %f1064, 0fC2D00000;
 	min.f32 %f1065, %f1065, 0f42B20000;
 	mul.rn.f32 %f1066, %f1065, 0f3FB8AA3B;
@@ -24154,29 +23962,29 @@ $L1038_if_then:
 	mul.rn.f32 %f1069, %f1069, %f1073;
 	setp.nan.f32 %p119, %f1064, %f1064;
 	selp.f32 %f1069, %f1064, %f1069, %p119;
-	.loc 3 216 17
+	.loc 3 218 17
 	add.rn.f32 %f1074, 0f3F800000, %f1069;
-	.loc 3 216 12
+	.loc 3 218 12
 	div.rn.f32 %f1075, %f1056, %f1074;
-	.loc 3 216 33
+	.loc 3 218 33
 	mul.rn.f32 %f1076, %f1075, %f1057;
-	.loc 3 217 16
+	.loc 3 219 16
 	setp.gt.s64 %p120, %rd14, 0;
 	@%p120 bra $L1040_if_then;
 	bra.uni $L1054_edge;
 $L1040_if_then:
-	.loc 3 218 21
+	.loc 3 220 21
 	shl.b64 %rd515, %rd514, 2;
 	add.s64 %rd516, %rd13, %rd515;
 	ld.global.nc.f32 %f1078, [%rd516];
-	.loc 3 218 17
+	.loc 3 220 17
 	bra.uni $L1055_entry;
 $L1055_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1079, %f1078;
 	bra.uni $L1056_ret_load;
 $L1056_ret_load:
-	.loc 3 218 5
+	.loc 3 220 5
 	add.rn.f32 %f1080, %f1076, %f1079;
 	mov.f32 %f1077, %f1080;
 	bra.uni $L1057_entry;
@@ -24184,31 +23992,31 @@ $L1054_edge:
 	mov.f32 %f1077, %f1076;
 	bra.uni $L1057_entry;
 $L1057_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f1081, %f1077;
 	bra.uni $L1058_ret_store;
 $L1058_ret_store:
-	.loc 3 220 7
+	.loc 3 222 7
 	shl.b64 %rd517, %rd514, 2;
 	add.s64 %rd518, %rd1, %rd517;
 	st.global.f32 [%rd518], %f1081;
 	bra.uni $L27_if_done;
 $L1039_if_else:
-	.loc 3 222 12
+	.loc 3 224 12
 	mul.lo.s64 %rd519, %rd503, %rd16;
-	.loc 3 222 15
+	.loc 3 224 15
 	add.s64 %rd520, %rd519, %rd504;
-	.loc 3 223 16
+	.loc 3 225 16
 	bra.uni $L1059_entry;
 $L1059_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p121, %rd18, 1;
 	@%p121 bra $L1060_if_then;
 	bra.uni $L1061_if_done;
 $L1060_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f1083, %f1056;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f1084, %f1083, 0fC2D00000;
 	min.f32 %f1084, %f1084, 0f42B20000;
 	mul.rn.f32 %f1085, %f1084, 0f3FB8AA3B;
@@ -24226,24 +24034,24 @@ $L1060_if_then:
 	mul.rn.f32 %f1088, %f1088, %f1092;
 	setp.nan.f32 %p122, %f1083, %f1083;
 	selp.f32 %f1088, %f1083, %f1088, %p122;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1093, 0f3F800000, %f1088;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1094, %f1056, %f1093;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f1082, %f1094;
 	bra.uni $L1064_ret_gemvAct;
 $L1061_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p123, %rd18, 2;
 	@%p123 bra $L1062_if_then;
 	bra.uni $L1063_if_done;
 $L1062_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1095, 0f3F000000, %f1056;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1096, %f1056, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1065_entry;
 $L1065_entry:
 	.loc 1 26 14
@@ -24398,35 +24206,35 @@ $L1081_ret_copysign32:
 	mov.f32 %f1097, %f1135;
 	bra.uni $L1077_ret_Erf32;
 $L1077_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1138, 0f3F800000, %f1097;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1139, %f1095, %f1138;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f1082, %f1139;
 	bra.uni $L1064_ret_gemvAct;
 $L1063_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f1082, %f1056;
 	bra.uni $L1064_ret_gemvAct;
 $L1064_ret_gemvAct:
-	.loc 3 224 16
+	.loc 3 226 16
 	setp.gt.s64 %p129, %rd14, 0;
 	@%p129 bra $L1042_if_then;
 	bra.uni $L1082_edge;
 $L1042_if_then:
-	.loc 3 225 22
+	.loc 3 227 22
 	shl.b64 %rd521, %rd520, 2;
 	add.s64 %rd522, %rd13, %rd521;
 	ld.global.nc.f32 %f1141, [%rd522];
-	.loc 3 225 18
+	.loc 3 227 18
 	bra.uni $L1083_entry;
 $L1083_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1142, %f1141;
 	bra.uni $L1084_ret_load;
 $L1084_ret_load:
-	.loc 3 225 5
+	.loc 3 227 5
 	add.rn.f32 %f1143, %f1082, %f1142;
 	mov.f32 %f1140, %f1143;
 	bra.uni $L1085_entry;
@@ -24434,25 +24242,25 @@ $L1082_edge:
 	mov.f32 %f1140, %f1082;
 	bra.uni $L1085_entry;
 $L1085_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f1144, %f1140;
 	bra.uni $L1086_ret_store;
 $L1086_ret_store:
-	.loc 3 227 7
+	.loc 3 229 7
 	shl.b64 %rd523, %rd520, 2;
 	add.s64 %rd524, %rd1, %rd523;
 	st.global.f32 [%rd524], %f1144;
 	@%p116 bra $L1087_entry;
 	bra.uni $L27_if_done;
 $L1087_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p130, %rd18, 1;
 	@%p130 bra $L1088_if_then;
 	bra.uni $L1089_if_done;
 $L1088_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f1146, %f1057;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f1147, %f1146, 0fC2D00000;
 	min.f32 %f1147, %f1147, 0f42B20000;
 	mul.rn.f32 %f1148, %f1147, 0f3FB8AA3B;
@@ -24470,24 +24278,24 @@ $L1088_if_then:
 	mul.rn.f32 %f1151, %f1151, %f1155;
 	setp.nan.f32 %p131, %f1146, %f1146;
 	selp.f32 %f1151, %f1146, %f1151, %p131;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1156, 0f3F800000, %f1151;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1157, %f1057, %f1156;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f1145, %f1157;
 	bra.uni $L1092_ret_gemvAct;
 $L1089_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p132, %rd18, 2;
 	@%p132 bra $L1090_if_then;
 	bra.uni $L1091_if_done;
 $L1090_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1158, 0f3F000000, %f1057;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1159, %f1057, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1093_entry;
 $L1093_entry:
 	.loc 1 26 14
@@ -24642,37 +24450,37 @@ $L1109_ret_copysign32:
 	mov.f32 %f1160, %f1198;
 	bra.uni $L1105_ret_Erf32;
 $L1105_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1201, 0f3F800000, %f1160;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1202, %f1158, %f1201;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f1145, %f1202;
 	bra.uni $L1092_ret_gemvAct;
 $L1091_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f1145, %f1057;
 	bra.uni $L1092_ret_gemvAct;
 $L1092_ret_gemvAct:
-	.loc 3 230 17
+	.loc 3 232 17
 	setp.gt.s64 %p138, %rd14, 0;
 	@%p138 bra $L1045_if_then;
 	bra.uni $L1110_edge;
 $L1045_if_then:
-	.loc 3 231 25
+	.loc 3 233 25
 	add.s64 %rd525, %rd520, 1;
-	.loc 3 231 23
+	.loc 3 233 23
 	shl.b64 %rd526, %rd525, 2;
 	add.s64 %rd527, %rd13, %rd526;
 	ld.global.nc.f32 %f1204, [%rd527];
-	.loc 3 231 19
+	.loc 3 233 19
 	bra.uni $L1111_entry;
 $L1111_entry:
-	.loc 3 265 40
+	.loc 3 267 40
 	mov.f32 %f1205, %f1204;
 	bra.uni $L1112_ret_load;
 $L1112_ret_load:
-	.loc 3 231 6
+	.loc 3 233 6
 	add.rn.f32 %f1206, %f1145, %f1205;
 	mov.f32 %f1203, %f1206;
 	bra.uni $L1046_if_done;
@@ -24680,16 +24488,16 @@ $L1110_edge:
 	mov.f32 %f1203, %f1145;
 	bra.uni $L1046_if_done;
 $L1046_if_done:
-	.loc 3 233 10
+	.loc 3 235 10
 	add.s64 %rd528, %rd520, 1;
-	.loc 3 233 24
+	.loc 3 235 24
 	bra.uni $L1113_entry;
 $L1113_entry:
-	.loc 3 266 40
+	.loc 3 268 40
 	mov.f32 %f1207, %f1203;
 	bra.uni $L1114_ret_store;
 $L1114_ret_store:
-	.loc 3 233 8
+	.loc 3 235 8
 	shl.b64 %rd529, %rd528, 2;
 	add.s64 %rd530, %rd1, %rd529;
 	st.global.f32 [%rd530], %f1207;
@@ -24875,12 +24683,12 @@ $L34_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p2, %rd52, %rd16;
 	@%p2 bra $L38_cond_true;
-	bra.uni $L45_edge;
+	bra.uni $L46_edge;
 $L38_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p3, %rd51, %rd17;
 	@%p3 bra $L36_if_then;
-	bra.uni $L46_edge;
+	bra.uni $L47_edge;
 $L36_if_then:
 	.loc 3 178 21
 	add.s64 %rd55, %rd30, 0;
@@ -24891,11 +24699,11 @@ $L36_if_then:
 	mov.s64 %rd53, %rd57;
 	mov.s64 %rd54, 16;
 	bra.uni $L37_if_done;
-$L46_edge:
+$L47_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L37_if_done;
-$L45_edge:
+$L46_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
 	bra.uni $L37_if_done;
@@ -24913,20 +24721,20 @@ $L37_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r32, %rd54;
 	cp.async.cg.shared.global [%rd61], [%rd63], 16, %r32;
-	bra.uni $L47_rangeint_body;
-$L47_rangeint_body:
+	bra.uni $L48_rangeint_body;
+$L48_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd64, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p4, %rd64, %rd16;
-	@%p4 bra $L50_cond_true;
-	bra.uni $L51_edge;
-$L50_cond_true:
+	@%p4 bra $L51_cond_true;
+	bra.uni $L52_edge;
+$L51_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p5, %rd51, %rd17;
-	@%p5 bra $L48_if_then;
-	bra.uni $L52_edge;
-$L48_if_then:
+	@%p5 bra $L49_if_then;
+	bra.uni $L53_edge;
+$L49_if_then:
 	.loc 3 178 21
 	add.s64 %rd65, %rd30, 1;
 	.loc 3 178 24
@@ -24935,16 +24743,16 @@ $L48_if_then:
 	add.s64 %rd67, %rd66, %rd51;
 	mov.s64 %rd53, %rd67;
 	mov.s64 %rd54, 16;
-	bra.uni $L49_if_done;
+	bra.uni $L50_if_done;
+$L53_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L50_if_done;
 $L52_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L49_if_done;
-$L51_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L49_if_done;
-$L49_if_done:
+	bra.uni $L50_if_done;
+$L50_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd68, %rd23, 8;
 	.loc 3 180 51
@@ -24958,20 +24766,20 @@ $L49_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r33, %rd54;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r33;
-	bra.uni $L53_rangeint_body;
-$L53_rangeint_body:
+	bra.uni $L54_rangeint_body;
+$L54_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd74, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p6, %rd74, %rd16;
-	@%p6 bra $L56_cond_true;
-	bra.uni $L57_edge;
-$L56_cond_true:
+	@%p6 bra $L57_cond_true;
+	bra.uni $L58_edge;
+$L57_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p7, %rd51, %rd17;
-	@%p7 bra $L54_if_then;
-	bra.uni $L58_edge;
-$L54_if_then:
+	@%p7 bra $L55_if_then;
+	bra.uni $L59_edge;
+$L55_if_then:
 	.loc 3 178 21
 	add.s64 %rd75, %rd30, 2;
 	.loc 3 178 24
@@ -24980,16 +24788,16 @@ $L54_if_then:
 	add.s64 %rd77, %rd76, %rd51;
 	mov.s64 %rd53, %rd77;
 	mov.s64 %rd54, 16;
-	bra.uni $L55_if_done;
+	bra.uni $L56_if_done;
+$L59_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L56_if_done;
 $L58_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L55_if_done;
-$L57_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L55_if_done;
-$L55_if_done:
+	bra.uni $L56_if_done;
+$L56_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd78, %rd23, 8;
 	.loc 3 180 51
@@ -25003,20 +24811,20 @@ $L55_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r34, %rd54;
 	cp.async.cg.shared.global [%rd81], [%rd83], 16, %r34;
-	bra.uni $L59_rangeint_body;
-$L59_rangeint_body:
+	bra.uni $L60_rangeint_body;
+$L60_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd84, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p8, %rd84, %rd16;
-	@%p8 bra $L62_cond_true;
-	bra.uni $L63_edge;
-$L62_cond_true:
+	@%p8 bra $L63_cond_true;
+	bra.uni $L64_edge;
+$L63_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p9, %rd51, %rd17;
-	@%p9 bra $L60_if_then;
-	bra.uni $L64_edge;
-$L60_if_then:
+	@%p9 bra $L61_if_then;
+	bra.uni $L65_edge;
+$L61_if_then:
 	.loc 3 178 21
 	add.s64 %rd85, %rd30, 3;
 	.loc 3 178 24
@@ -25025,16 +24833,16 @@ $L60_if_then:
 	add.s64 %rd87, %rd86, %rd51;
 	mov.s64 %rd53, %rd87;
 	mov.s64 %rd54, 16;
-	bra.uni $L61_if_done;
+	bra.uni $L62_if_done;
+$L65_edge:
+	mov.s64 %rd53, 0;
+	mov.s64 %rd54, 0;
+	bra.uni $L62_if_done;
 $L64_edge:
 	mov.s64 %rd53, 0;
 	mov.s64 %rd54, 0;
-	bra.uni $L61_if_done;
-$L63_edge:
-	mov.s64 %rd53, 0;
-	mov.s64 %rd54, 0;
-	bra.uni $L61_if_done;
-$L61_if_done:
+	bra.uni $L62_if_done;
+$L62_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd88, %rd23, 8;
 	.loc 3 180 51
@@ -25050,187 +24858,171 @@ $L61_if_done:
 	cp.async.cg.shared.global [%rd91], [%rd93], 16, %r35;
 	bra.uni $L39_rangeint_body;
 $L39_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd94, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p10, %rd94, %rd15;
-	@%p10 bra $L43_cond_true;
-	bra.uni $L65_edge;
-$L43_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p11, %rd51, %rd17;
-	@%p11 bra $L41_if_then;
-	bra.uni $L66_edge;
+	@%p10 bra $L41_if_then;
+	bra.uni $L67_rangeint_body;
 $L41_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p11, %rd51, %rd17;
+	@%p11 bra $L43_if_then;
+	bra.uni $L66_edge;
+$L43_if_then:
+	.loc 3 187 20
 	add.s64 %rd97, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd98, %rd97, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd99, %rd98, %rd51;
 	mov.s64 %rd95, %rd99;
 	mov.s64 %rd96, 16;
-	bra.uni $L42_if_done;
+	bra.uni $L44_if_done;
 $L66_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L42_if_done;
-$L65_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L42_if_done;
-$L42_if_done:
-	.loc 3 188 63
+	bra.uni $L44_if_done;
+$L44_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd100, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd101, 1024, %rd100;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd102, %rd101, 1;
 	add.s64 %rd103, %rd37, %rd102;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd104, %rd95, 1;
 	add.s64 %rd105, %rd4, %rd104;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r36, %rd96;
 	cp.async.cg.shared.global [%rd103], [%rd105], 16, %r36;
 	bra.uni $L67_rangeint_body;
 $L67_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd106, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p12, %rd106, %rd15;
-	@%p12 bra $L70_cond_true;
-	bra.uni $L71_edge;
-$L70_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p13, %rd51, %rd17;
-	@%p13 bra $L68_if_then;
-	bra.uni $L72_edge;
+	@%p12 bra $L68_if_then;
+	bra.uni $L73_rangeint_body;
 $L68_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p13, %rd51, %rd17;
+	@%p13 bra $L70_if_then;
+	bra.uni $L72_edge;
+$L70_if_then:
+	.loc 3 187 20
 	add.s64 %rd107, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd108, %rd107, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd109, %rd108, %rd51;
 	mov.s64 %rd95, %rd109;
 	mov.s64 %rd96, 16;
-	bra.uni $L69_if_done;
+	bra.uni $L71_if_done;
 $L72_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L69_if_done;
-$L71_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L69_if_done;
-$L69_if_done:
-	.loc 3 188 63
+	bra.uni $L71_if_done;
+$L71_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd110, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd111, 1280, %rd110;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd112, %rd111, 1;
 	add.s64 %rd113, %rd37, %rd112;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd114, %rd95, 1;
 	add.s64 %rd115, %rd4, %rd114;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r37, %rd96;
 	cp.async.cg.shared.global [%rd113], [%rd115], 16, %r37;
 	bra.uni $L73_rangeint_body;
 $L73_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd116, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p14, %rd116, %rd15;
-	@%p14 bra $L76_cond_true;
-	bra.uni $L77_edge;
-$L76_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p15, %rd51, %rd17;
-	@%p15 bra $L74_if_then;
-	bra.uni $L78_edge;
+	@%p14 bra $L74_if_then;
+	bra.uni $L79_rangeint_body;
 $L74_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p15, %rd51, %rd17;
+	@%p15 bra $L76_if_then;
+	bra.uni $L78_edge;
+$L76_if_then:
+	.loc 3 187 20
 	add.s64 %rd117, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd118, %rd117, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd119, %rd118, %rd51;
 	mov.s64 %rd95, %rd119;
 	mov.s64 %rd96, 16;
-	bra.uni $L75_if_done;
+	bra.uni $L77_if_done;
 $L78_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L75_if_done;
-$L77_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L75_if_done;
-$L75_if_done:
-	.loc 3 188 63
+	bra.uni $L77_if_done;
+$L77_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd120, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd121, 1536, %rd120;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd122, %rd121, 1;
 	add.s64 %rd123, %rd37, %rd122;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd124, %rd95, 1;
 	add.s64 %rd125, %rd4, %rd124;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r38, %rd96;
 	cp.async.cg.shared.global [%rd123], [%rd125], 16, %r38;
 	bra.uni $L79_rangeint_body;
 $L79_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd126, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p16, %rd126, %rd15;
-	@%p16 bra $L82_cond_true;
-	bra.uni $L83_edge;
-$L82_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p17, %rd51, %rd17;
-	@%p17 bra $L80_if_then;
-	bra.uni $L84_edge;
+	@%p16 bra $L80_if_then;
+	bra.uni $L40_rangeint_done;
 $L80_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p17, %rd51, %rd17;
+	@%p17 bra $L82_if_then;
+	bra.uni $L84_edge;
+$L82_if_then:
+	.loc 3 187 20
 	add.s64 %rd127, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd128, %rd127, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd129, %rd128, %rd51;
 	mov.s64 %rd95, %rd129;
 	mov.s64 %rd96, 16;
-	bra.uni $L81_if_done;
+	bra.uni $L83_if_done;
 $L84_edge:
 	mov.s64 %rd95, 0;
 	mov.s64 %rd96, 0;
-	bra.uni $L81_if_done;
-$L83_edge:
-	mov.s64 %rd95, 0;
-	mov.s64 %rd96, 0;
-	bra.uni $L81_if_done;
-$L81_if_done:
-	.loc 3 188 63
+	bra.uni $L83_if_done;
+$L83_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd130, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd131, 1792, %rd130;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd132, %rd131, 1;
 	add.s64 %rd133, %rd37, %rd132;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd134, %rd95, 1;
 	add.s64 %rd135, %rd4, %rd134;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r39, %rd96;
 	cp.async.cg.shared.global [%rd133], [%rd135], 16, %r39;
 	bra.uni $L40_rangeint_done;
 $L40_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L86_entry;
 $L86_entry:
@@ -25245,12 +25037,12 @@ $L87_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p18, %rd138, %rd16;
 	@%p18 bra $L91_cond_true;
-	bra.uni $L98_edge;
+	bra.uni $L99_edge;
 $L91_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p19, %rd137, %rd17;
 	@%p19 bra $L89_if_then;
-	bra.uni $L99_edge;
+	bra.uni $L100_edge;
 $L89_if_then:
 	.loc 3 178 21
 	add.s64 %rd141, %rd30, 0;
@@ -25261,11 +25053,11 @@ $L89_if_then:
 	mov.s64 %rd139, %rd143;
 	mov.s64 %rd140, 16;
 	bra.uni $L90_if_done;
-$L99_edge:
+$L100_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
 	bra.uni $L90_if_done;
-$L98_edge:
+$L99_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
 	bra.uni $L90_if_done;
@@ -25283,20 +25075,20 @@ $L90_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r40, %rd140;
 	cp.async.cg.shared.global [%rd147], [%rd149], 16, %r40;
-	bra.uni $L100_rangeint_body;
-$L100_rangeint_body:
+	bra.uni $L101_rangeint_body;
+$L101_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd150, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p20, %rd150, %rd16;
-	@%p20 bra $L103_cond_true;
-	bra.uni $L104_edge;
-$L103_cond_true:
+	@%p20 bra $L104_cond_true;
+	bra.uni $L105_edge;
+$L104_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p21, %rd137, %rd17;
-	@%p21 bra $L101_if_then;
-	bra.uni $L105_edge;
-$L101_if_then:
+	@%p21 bra $L102_if_then;
+	bra.uni $L106_edge;
+$L102_if_then:
 	.loc 3 178 21
 	add.s64 %rd151, %rd30, 1;
 	.loc 3 178 24
@@ -25305,16 +25097,16 @@ $L101_if_then:
 	add.s64 %rd153, %rd152, %rd137;
 	mov.s64 %rd139, %rd153;
 	mov.s64 %rd140, 16;
-	bra.uni $L102_if_done;
+	bra.uni $L103_if_done;
+$L106_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L103_if_done;
 $L105_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L102_if_done;
-$L104_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L102_if_done;
-$L102_if_done:
+	bra.uni $L103_if_done;
+$L103_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd154, %rd23, 8;
 	.loc 3 180 51
@@ -25328,20 +25120,20 @@ $L102_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r41, %rd140;
 	cp.async.cg.shared.global [%rd157], [%rd159], 16, %r41;
-	bra.uni $L106_rangeint_body;
-$L106_rangeint_body:
+	bra.uni $L107_rangeint_body;
+$L107_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd160, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p22, %rd160, %rd16;
-	@%p22 bra $L109_cond_true;
-	bra.uni $L110_edge;
-$L109_cond_true:
+	@%p22 bra $L110_cond_true;
+	bra.uni $L111_edge;
+$L110_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p23, %rd137, %rd17;
-	@%p23 bra $L107_if_then;
-	bra.uni $L111_edge;
-$L107_if_then:
+	@%p23 bra $L108_if_then;
+	bra.uni $L112_edge;
+$L108_if_then:
 	.loc 3 178 21
 	add.s64 %rd161, %rd30, 2;
 	.loc 3 178 24
@@ -25350,16 +25142,16 @@ $L107_if_then:
 	add.s64 %rd163, %rd162, %rd137;
 	mov.s64 %rd139, %rd163;
 	mov.s64 %rd140, 16;
-	bra.uni $L108_if_done;
+	bra.uni $L109_if_done;
+$L112_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L109_if_done;
 $L111_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L108_if_done;
-$L110_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L108_if_done;
-$L108_if_done:
+	bra.uni $L109_if_done;
+$L109_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd164, %rd23, 8;
 	.loc 3 180 51
@@ -25373,20 +25165,20 @@ $L108_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r42, %rd140;
 	cp.async.cg.shared.global [%rd167], [%rd169], 16, %r42;
-	bra.uni $L112_rangeint_body;
-$L112_rangeint_body:
+	bra.uni $L113_rangeint_body;
+$L113_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd170, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p24, %rd170, %rd16;
-	@%p24 bra $L115_cond_true;
-	bra.uni $L116_edge;
-$L115_cond_true:
+	@%p24 bra $L116_cond_true;
+	bra.uni $L117_edge;
+$L116_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p25, %rd137, %rd17;
-	@%p25 bra $L113_if_then;
-	bra.uni $L117_edge;
-$L113_if_then:
+	@%p25 bra $L114_if_then;
+	bra.uni $L118_edge;
+$L114_if_then:
 	.loc 3 178 21
 	add.s64 %rd171, %rd30, 3;
 	.loc 3 178 24
@@ -25395,16 +25187,16 @@ $L113_if_then:
 	add.s64 %rd173, %rd172, %rd137;
 	mov.s64 %rd139, %rd173;
 	mov.s64 %rd140, 16;
-	bra.uni $L114_if_done;
+	bra.uni $L115_if_done;
+$L118_edge:
+	mov.s64 %rd139, 0;
+	mov.s64 %rd140, 0;
+	bra.uni $L115_if_done;
 $L117_edge:
 	mov.s64 %rd139, 0;
 	mov.s64 %rd140, 0;
-	bra.uni $L114_if_done;
-$L116_edge:
-	mov.s64 %rd139, 0;
-	mov.s64 %rd140, 0;
-	bra.uni $L114_if_done;
-$L114_if_done:
+	bra.uni $L115_if_done;
+$L115_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd174, %rd23, 8;
 	.loc 3 180 51
@@ -25420,187 +25212,171 @@ $L114_if_done:
 	cp.async.cg.shared.global [%rd177], [%rd179], 16, %r43;
 	bra.uni $L92_rangeint_body;
 $L92_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd180, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p26, %rd180, %rd15;
-	@%p26 bra $L96_cond_true;
-	bra.uni $L118_edge;
-$L96_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p27, %rd137, %rd17;
-	@%p27 bra $L94_if_then;
-	bra.uni $L119_edge;
+	@%p26 bra $L94_if_then;
+	bra.uni $L120_rangeint_body;
 $L94_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p27, %rd137, %rd17;
+	@%p27 bra $L96_if_then;
+	bra.uni $L119_edge;
+$L96_if_then:
+	.loc 3 187 20
 	add.s64 %rd183, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd184, %rd183, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd185, %rd184, %rd137;
 	mov.s64 %rd181, %rd185;
 	mov.s64 %rd182, 16;
-	bra.uni $L95_if_done;
+	bra.uni $L97_if_done;
 $L119_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L95_if_done;
-$L118_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L95_if_done;
-$L95_if_done:
-	.loc 3 188 63
+	bra.uni $L97_if_done;
+$L97_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd186, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd187, 3072, %rd186;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd188, %rd187, 1;
 	add.s64 %rd189, %rd37, %rd188;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd190, %rd181, 1;
 	add.s64 %rd191, %rd4, %rd190;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r44, %rd182;
 	cp.async.cg.shared.global [%rd189], [%rd191], 16, %r44;
 	bra.uni $L120_rangeint_body;
 $L120_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd192, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p28, %rd192, %rd15;
-	@%p28 bra $L123_cond_true;
-	bra.uni $L124_edge;
-$L123_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p29, %rd137, %rd17;
-	@%p29 bra $L121_if_then;
-	bra.uni $L125_edge;
+	@%p28 bra $L121_if_then;
+	bra.uni $L126_rangeint_body;
 $L121_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p29, %rd137, %rd17;
+	@%p29 bra $L123_if_then;
+	bra.uni $L125_edge;
+$L123_if_then:
+	.loc 3 187 20
 	add.s64 %rd193, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd194, %rd193, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd195, %rd194, %rd137;
 	mov.s64 %rd181, %rd195;
 	mov.s64 %rd182, 16;
-	bra.uni $L122_if_done;
+	bra.uni $L124_if_done;
 $L125_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L122_if_done;
-$L124_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L122_if_done;
-$L122_if_done:
-	.loc 3 188 63
+	bra.uni $L124_if_done;
+$L124_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd196, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd197, 3328, %rd196;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd198, %rd197, 1;
 	add.s64 %rd199, %rd37, %rd198;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd200, %rd181, 1;
 	add.s64 %rd201, %rd4, %rd200;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r45, %rd182;
 	cp.async.cg.shared.global [%rd199], [%rd201], 16, %r45;
 	bra.uni $L126_rangeint_body;
 $L126_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd202, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p30, %rd202, %rd15;
-	@%p30 bra $L129_cond_true;
-	bra.uni $L130_edge;
-$L129_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p31, %rd137, %rd17;
-	@%p31 bra $L127_if_then;
-	bra.uni $L131_edge;
+	@%p30 bra $L127_if_then;
+	bra.uni $L132_rangeint_body;
 $L127_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p31, %rd137, %rd17;
+	@%p31 bra $L129_if_then;
+	bra.uni $L131_edge;
+$L129_if_then:
+	.loc 3 187 20
 	add.s64 %rd203, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd204, %rd203, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd205, %rd204, %rd137;
 	mov.s64 %rd181, %rd205;
 	mov.s64 %rd182, 16;
-	bra.uni $L128_if_done;
+	bra.uni $L130_if_done;
 $L131_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L128_if_done;
-$L130_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L128_if_done;
-$L128_if_done:
-	.loc 3 188 63
+	bra.uni $L130_if_done;
+$L130_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd206, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd207, 3584, %rd206;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd208, %rd207, 1;
 	add.s64 %rd209, %rd37, %rd208;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd210, %rd181, 1;
 	add.s64 %rd211, %rd4, %rd210;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r46, %rd182;
 	cp.async.cg.shared.global [%rd209], [%rd211], 16, %r46;
 	bra.uni $L132_rangeint_body;
 $L132_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd212, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p32, %rd212, %rd15;
-	@%p32 bra $L135_cond_true;
-	bra.uni $L136_edge;
-$L135_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p33, %rd137, %rd17;
-	@%p33 bra $L133_if_then;
-	bra.uni $L137_edge;
+	@%p32 bra $L133_if_then;
+	bra.uni $L93_rangeint_done;
 $L133_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p33, %rd137, %rd17;
+	@%p33 bra $L135_if_then;
+	bra.uni $L137_edge;
+$L135_if_then:
+	.loc 3 187 20
 	add.s64 %rd213, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd214, %rd213, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd215, %rd214, %rd137;
 	mov.s64 %rd181, %rd215;
 	mov.s64 %rd182, 16;
-	bra.uni $L134_if_done;
+	bra.uni $L136_if_done;
 $L137_edge:
 	mov.s64 %rd181, 0;
 	mov.s64 %rd182, 0;
-	bra.uni $L134_if_done;
-$L136_edge:
-	mov.s64 %rd181, 0;
-	mov.s64 %rd182, 0;
-	bra.uni $L134_if_done;
-$L134_if_done:
-	.loc 3 188 63
+	bra.uni $L136_if_done;
+$L136_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd216, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd217, 3840, %rd216;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd37, %rd218;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd220, %rd181, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r47, %rd182;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r47;
 	bra.uni $L93_rangeint_done;
 $L93_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L139_entry;
 $L139_entry:
@@ -25615,12 +25391,12 @@ $L140_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p34, %rd224, %rd16;
 	@%p34 bra $L144_cond_true;
-	bra.uni $L151_edge;
+	bra.uni $L152_edge;
 $L144_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p35, %rd223, %rd17;
 	@%p35 bra $L142_if_then;
-	bra.uni $L152_edge;
+	bra.uni $L153_edge;
 $L142_if_then:
 	.loc 3 178 21
 	add.s64 %rd227, %rd30, 0;
@@ -25631,11 +25407,11 @@ $L142_if_then:
 	mov.s64 %rd225, %rd229;
 	mov.s64 %rd226, 16;
 	bra.uni $L143_if_done;
-$L152_edge:
+$L153_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
 	bra.uni $L143_if_done;
-$L151_edge:
+$L152_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
 	bra.uni $L143_if_done;
@@ -25653,20 +25429,20 @@ $L143_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r48, %rd226;
 	cp.async.cg.shared.global [%rd233], [%rd235], 16, %r48;
-	bra.uni $L153_rangeint_body;
-$L153_rangeint_body:
+	bra.uni $L154_rangeint_body;
+$L154_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd236, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p36, %rd236, %rd16;
-	@%p36 bra $L156_cond_true;
-	bra.uni $L157_edge;
-$L156_cond_true:
+	@%p36 bra $L157_cond_true;
+	bra.uni $L158_edge;
+$L157_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p37, %rd223, %rd17;
-	@%p37 bra $L154_if_then;
-	bra.uni $L158_edge;
-$L154_if_then:
+	@%p37 bra $L155_if_then;
+	bra.uni $L159_edge;
+$L155_if_then:
 	.loc 3 178 21
 	add.s64 %rd237, %rd30, 1;
 	.loc 3 178 24
@@ -25675,16 +25451,16 @@ $L154_if_then:
 	add.s64 %rd239, %rd238, %rd223;
 	mov.s64 %rd225, %rd239;
 	mov.s64 %rd226, 16;
-	bra.uni $L155_if_done;
+	bra.uni $L156_if_done;
+$L159_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L156_if_done;
 $L158_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L155_if_done;
-$L157_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L155_if_done;
-$L155_if_done:
+	bra.uni $L156_if_done;
+$L156_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd240, %rd23, 8;
 	.loc 3 180 51
@@ -25698,20 +25474,20 @@ $L155_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r49, %rd226;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r49;
-	bra.uni $L159_rangeint_body;
-$L159_rangeint_body:
+	bra.uni $L160_rangeint_body;
+$L160_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd246, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p38, %rd246, %rd16;
-	@%p38 bra $L162_cond_true;
-	bra.uni $L163_edge;
-$L162_cond_true:
+	@%p38 bra $L163_cond_true;
+	bra.uni $L164_edge;
+$L163_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p39, %rd223, %rd17;
-	@%p39 bra $L160_if_then;
-	bra.uni $L164_edge;
-$L160_if_then:
+	@%p39 bra $L161_if_then;
+	bra.uni $L165_edge;
+$L161_if_then:
 	.loc 3 178 21
 	add.s64 %rd247, %rd30, 2;
 	.loc 3 178 24
@@ -25720,16 +25496,16 @@ $L160_if_then:
 	add.s64 %rd249, %rd248, %rd223;
 	mov.s64 %rd225, %rd249;
 	mov.s64 %rd226, 16;
-	bra.uni $L161_if_done;
+	bra.uni $L162_if_done;
+$L165_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L162_if_done;
 $L164_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L161_if_done;
-$L163_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L161_if_done;
-$L161_if_done:
+	bra.uni $L162_if_done;
+$L162_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd250, %rd23, 8;
 	.loc 3 180 51
@@ -25743,20 +25519,20 @@ $L161_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r50, %rd226;
 	cp.async.cg.shared.global [%rd253], [%rd255], 16, %r50;
-	bra.uni $L165_rangeint_body;
-$L165_rangeint_body:
+	bra.uni $L166_rangeint_body;
+$L166_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd256, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p40, %rd256, %rd16;
-	@%p40 bra $L168_cond_true;
-	bra.uni $L169_edge;
-$L168_cond_true:
+	@%p40 bra $L169_cond_true;
+	bra.uni $L170_edge;
+$L169_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p41, %rd223, %rd17;
-	@%p41 bra $L166_if_then;
-	bra.uni $L170_edge;
-$L166_if_then:
+	@%p41 bra $L167_if_then;
+	bra.uni $L171_edge;
+$L167_if_then:
 	.loc 3 178 21
 	add.s64 %rd257, %rd30, 3;
 	.loc 3 178 24
@@ -25765,16 +25541,16 @@ $L166_if_then:
 	add.s64 %rd259, %rd258, %rd223;
 	mov.s64 %rd225, %rd259;
 	mov.s64 %rd226, 16;
-	bra.uni $L167_if_done;
+	bra.uni $L168_if_done;
+$L171_edge:
+	mov.s64 %rd225, 0;
+	mov.s64 %rd226, 0;
+	bra.uni $L168_if_done;
 $L170_edge:
 	mov.s64 %rd225, 0;
 	mov.s64 %rd226, 0;
-	bra.uni $L167_if_done;
-$L169_edge:
-	mov.s64 %rd225, 0;
-	mov.s64 %rd226, 0;
-	bra.uni $L167_if_done;
-$L167_if_done:
+	bra.uni $L168_if_done;
+$L168_if_done:
 	.loc 3 180 53
 	mul.lo.s64 %rd260, %rd23, 8;
 	.loc 3 180 51
@@ -25790,187 +25566,171 @@ $L167_if_done:
 	cp.async.cg.shared.global [%rd263], [%rd265], 16, %r51;
 	bra.uni $L145_rangeint_body;
 $L145_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd266, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p42, %rd266, %rd15;
-	@%p42 bra $L149_cond_true;
-	bra.uni $L171_edge;
-$L149_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p43, %rd223, %rd17;
-	@%p43 bra $L147_if_then;
-	bra.uni $L172_edge;
+	@%p42 bra $L147_if_then;
+	bra.uni $L173_rangeint_body;
 $L147_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p43, %rd223, %rd17;
+	@%p43 bra $L149_if_then;
+	bra.uni $L172_edge;
+$L149_if_then:
+	.loc 3 187 20
 	add.s64 %rd269, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd270, %rd269, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd271, %rd270, %rd223;
 	mov.s64 %rd267, %rd271;
 	mov.s64 %rd268, 16;
-	bra.uni $L148_if_done;
+	bra.uni $L150_if_done;
 $L172_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L148_if_done;
-$L171_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L148_if_done;
-$L148_if_done:
-	.loc 3 188 63
+	bra.uni $L150_if_done;
+$L150_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd272, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd273, 5120, %rd272;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd274, %rd273, 1;
 	add.s64 %rd275, %rd37, %rd274;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd276, %rd267, 1;
 	add.s64 %rd277, %rd4, %rd276;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r52, %rd268;
 	cp.async.cg.shared.global [%rd275], [%rd277], 16, %r52;
 	bra.uni $L173_rangeint_body;
 $L173_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd278, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p44, %rd278, %rd15;
-	@%p44 bra $L176_cond_true;
-	bra.uni $L177_edge;
-$L176_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p45, %rd223, %rd17;
-	@%p45 bra $L174_if_then;
-	bra.uni $L178_edge;
+	@%p44 bra $L174_if_then;
+	bra.uni $L179_rangeint_body;
 $L174_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p45, %rd223, %rd17;
+	@%p45 bra $L176_if_then;
+	bra.uni $L178_edge;
+$L176_if_then:
+	.loc 3 187 20
 	add.s64 %rd279, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd280, %rd279, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd281, %rd280, %rd223;
 	mov.s64 %rd267, %rd281;
 	mov.s64 %rd268, 16;
-	bra.uni $L175_if_done;
+	bra.uni $L177_if_done;
 $L178_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L175_if_done;
-$L177_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L175_if_done;
-$L175_if_done:
-	.loc 3 188 63
+	bra.uni $L177_if_done;
+$L177_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd282, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd283, 5376, %rd282;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd284, %rd283, 1;
 	add.s64 %rd285, %rd37, %rd284;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd286, %rd267, 1;
 	add.s64 %rd287, %rd4, %rd286;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r53, %rd268;
 	cp.async.cg.shared.global [%rd285], [%rd287], 16, %r53;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd288, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p46, %rd288, %rd15;
-	@%p46 bra $L182_cond_true;
-	bra.uni $L183_edge;
-$L182_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p47, %rd223, %rd17;
-	@%p47 bra $L180_if_then;
-	bra.uni $L184_edge;
+	@%p46 bra $L180_if_then;
+	bra.uni $L185_rangeint_body;
 $L180_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p47, %rd223, %rd17;
+	@%p47 bra $L182_if_then;
+	bra.uni $L184_edge;
+$L182_if_then:
+	.loc 3 187 20
 	add.s64 %rd289, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd290, %rd289, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd291, %rd290, %rd223;
 	mov.s64 %rd267, %rd291;
 	mov.s64 %rd268, 16;
-	bra.uni $L181_if_done;
+	bra.uni $L183_if_done;
 $L184_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L181_if_done;
-$L183_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L181_if_done;
-$L181_if_done:
-	.loc 3 188 63
+	bra.uni $L183_if_done;
+$L183_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd292, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd293, 5632, %rd292;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd294, %rd293, 1;
 	add.s64 %rd295, %rd37, %rd294;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd296, %rd267, 1;
 	add.s64 %rd297, %rd4, %rd296;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r54, %rd268;
 	cp.async.cg.shared.global [%rd295], [%rd297], 16, %r54;
 	bra.uni $L185_rangeint_body;
 $L185_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd298, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p48, %rd298, %rd15;
-	@%p48 bra $L188_cond_true;
-	bra.uni $L189_edge;
-$L188_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p49, %rd223, %rd17;
-	@%p49 bra $L186_if_then;
-	bra.uni $L190_edge;
+	@%p48 bra $L186_if_then;
+	bra.uni $L146_rangeint_done;
 $L186_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p49, %rd223, %rd17;
+	@%p49 bra $L188_if_then;
+	bra.uni $L190_edge;
+$L188_if_then:
+	.loc 3 187 20
 	add.s64 %rd299, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd300, %rd299, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd301, %rd300, %rd223;
 	mov.s64 %rd267, %rd301;
 	mov.s64 %rd268, 16;
-	bra.uni $L187_if_done;
+	bra.uni $L189_if_done;
 $L190_edge:
 	mov.s64 %rd267, 0;
 	mov.s64 %rd268, 0;
-	bra.uni $L187_if_done;
-$L189_edge:
-	mov.s64 %rd267, 0;
-	mov.s64 %rd268, 0;
-	bra.uni $L187_if_done;
-$L187_if_done:
-	.loc 3 188 63
+	bra.uni $L189_if_done;
+$L189_if_done:
+	.loc 3 189 64
 	mul.lo.s64 %rd302, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd303, 5888, %rd302;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd304, %rd303, 1;
 	add.s64 %rd305, %rd37, %rd304;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd306, %rd267, 1;
 	add.s64 %rd307, %rd4, %rd306;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r55, %rd268;
 	cp.async.cg.shared.global [%rd305], [%rd307], 16, %r55;
 	bra.uni $L146_rangeint_done;
 $L146_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
 	bra.uni $L8_rangeint_done;
 $L8_rangeint_done:
@@ -26108,7 +25868,7 @@ $L19_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L194_entry;
 $L194_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r96, 0;
 	mov.u32 %r97, 0;
 	mov.u32 %r98, 0;
@@ -26117,7 +25877,7 @@ $L194_entry:
 	mov.u32 %r97, %r89;
 	mov.u32 %r98, %r90;
 	mov.u32 %r99, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r100, 0;
 	mov.u32 %r101, 0;
 	mov.u32 %r102, 0;
@@ -26129,9 +25889,9 @@ $L194_entry:
 	mov.f32 %f18, %f16;
 	bra.uni $L195_rangeint_body;
 $L195_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r104, %r96;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L198_entry;
 $L198_entry:
 	.loc 3 101 75
@@ -26143,9 +25903,9 @@ $L198_entry:
 	mov.f32 %f19, %f20;
 	bra.uni $L199_ret_hi;
 $L199_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r107, %r100;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L200_entry;
 $L200_entry:
 	.loc 3 101 75
@@ -26157,9 +25917,9 @@ $L200_entry:
 	mov.f32 %f21, %f22;
 	bra.uni $L201_ret_hi;
 $L201_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r110, %r96;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L202_entry;
 $L202_entry:
 	.loc 3 100 75
@@ -26170,9 +25930,9 @@ $L202_entry:
 	mov.f32 %f23, %f24;
 	bra.uni $L203_ret_lo;
 $L203_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r112, %r100;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L204_entry;
 $L204_entry:
 	.loc 3 100 75
@@ -26183,16 +25943,16 @@ $L204_entry:
 	mov.f32 %f25, %f26;
 	bra.uni $L205_ret_lo;
 $L205_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f27, %f23, %f25, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f28, %f19, %f21, %f27;
 	mov.f32 %f18, %f28;
 	bra.uni $L206_rangeint_body;
 $L206_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r114, %r97;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L207_entry;
 $L207_entry:
 	.loc 3 101 75
@@ -26204,9 +25964,9 @@ $L207_entry:
 	mov.f32 %f29, %f30;
 	bra.uni $L208_ret_hi;
 $L208_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r117, %r101;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L209_entry;
 $L209_entry:
 	.loc 3 101 75
@@ -26218,9 +25978,9 @@ $L209_entry:
 	mov.f32 %f31, %f32;
 	bra.uni $L210_ret_hi;
 $L210_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r120, %r97;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L211_entry;
 $L211_entry:
 	.loc 3 100 75
@@ -26231,9 +25991,9 @@ $L211_entry:
 	mov.f32 %f33, %f34;
 	bra.uni $L212_ret_lo;
 $L212_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r122, %r101;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L213_entry;
 $L213_entry:
 	.loc 3 100 75
@@ -26244,16 +26004,16 @@ $L213_entry:
 	mov.f32 %f35, %f36;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f37, %f33, %f35, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f38, %f29, %f31, %f37;
 	mov.f32 %f18, %f38;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r124, %r98;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L216_entry;
 $L216_entry:
 	.loc 3 101 75
@@ -26265,9 +26025,9 @@ $L216_entry:
 	mov.f32 %f39, %f40;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r127, %r102;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L218_entry;
 $L218_entry:
 	.loc 3 101 75
@@ -26279,9 +26039,9 @@ $L218_entry:
 	mov.f32 %f41, %f42;
 	bra.uni $L219_ret_hi;
 $L219_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r130, %r98;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L220_entry;
 $L220_entry:
 	.loc 3 100 75
@@ -26292,9 +26052,9 @@ $L220_entry:
 	mov.f32 %f43, %f44;
 	bra.uni $L221_ret_lo;
 $L221_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r132, %r102;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L222_entry;
 $L222_entry:
 	.loc 3 100 75
@@ -26305,16 +26065,16 @@ $L222_entry:
 	mov.f32 %f45, %f46;
 	bra.uni $L223_ret_lo;
 $L223_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f47, %f43, %f45, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f48, %f39, %f41, %f47;
 	mov.f32 %f18, %f48;
 	bra.uni $L224_rangeint_body;
 $L224_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r134, %r99;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L225_entry;
 $L225_entry:
 	.loc 3 101 75
@@ -26326,9 +26086,9 @@ $L225_entry:
 	mov.f32 %f49, %f50;
 	bra.uni $L226_ret_hi;
 $L226_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r137, %r103;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L227_entry;
 $L227_entry:
 	.loc 3 101 75
@@ -26340,9 +26100,9 @@ $L227_entry:
 	mov.f32 %f51, %f52;
 	bra.uni $L228_ret_hi;
 $L228_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r140, %r99;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L229_entry;
 $L229_entry:
 	.loc 3 100 75
@@ -26353,9 +26113,9 @@ $L229_entry:
 	mov.f32 %f53, %f54;
 	bra.uni $L230_ret_lo;
 $L230_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r142, %r103;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L231_entry;
 $L231_entry:
 	.loc 3 100 75
@@ -26366,14 +26126,14 @@ $L231_entry:
 	mov.f32 %f55, %f56;
 	bra.uni $L232_ret_lo;
 $L232_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f57, %f53, %f55, %f18;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f58, %f49, %f51, %f57;
 	mov.f32 %f59, %f58;
 	bra.uni $L196_rangeint_done;
 $L196_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f17, %f59;
 	bra.uni $L197_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L197_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -26391,7 +26151,7 @@ $L233_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L234_entry;
 $L234_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r148, 0;
 	mov.u32 %r149, 0;
 	mov.u32 %r150, 0;
@@ -26400,7 +26160,7 @@ $L234_entry:
 	mov.u32 %r149, %r89;
 	mov.u32 %r150, %r90;
 	mov.u32 %r151, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r152, 0;
 	mov.u32 %r153, 0;
 	mov.u32 %r154, 0;
@@ -26412,9 +26172,9 @@ $L234_entry:
 	mov.f32 %f62, %f60;
 	bra.uni $L235_rangeint_body;
 $L235_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r156, %r148;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L238_entry;
 $L238_entry:
 	.loc 3 101 75
@@ -26426,9 +26186,9 @@ $L238_entry:
 	mov.f32 %f63, %f64;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r159, %r152;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L240_entry;
 $L240_entry:
 	.loc 3 101 75
@@ -26440,9 +26200,9 @@ $L240_entry:
 	mov.f32 %f65, %f66;
 	bra.uni $L241_ret_hi;
 $L241_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r162, %r148;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L242_entry;
 $L242_entry:
 	.loc 3 100 75
@@ -26453,9 +26213,9 @@ $L242_entry:
 	mov.f32 %f67, %f68;
 	bra.uni $L243_ret_lo;
 $L243_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r164, %r152;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L244_entry;
 $L244_entry:
 	.loc 3 100 75
@@ -26466,16 +26226,16 @@ $L244_entry:
 	mov.f32 %f69, %f70;
 	bra.uni $L245_ret_lo;
 $L245_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f71, %f67, %f69, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f72, %f63, %f65, %f71;
 	mov.f32 %f62, %f72;
 	bra.uni $L246_rangeint_body;
 $L246_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r166, %r149;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L247_entry;
 $L247_entry:
 	.loc 3 101 75
@@ -26487,9 +26247,9 @@ $L247_entry:
 	mov.f32 %f73, %f74;
 	bra.uni $L248_ret_hi;
 $L248_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r169, %r153;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L249_entry;
 $L249_entry:
 	.loc 3 101 75
@@ -26501,9 +26261,9 @@ $L249_entry:
 	mov.f32 %f75, %f76;
 	bra.uni $L250_ret_hi;
 $L250_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r172, %r149;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L251_entry;
 $L251_entry:
 	.loc 3 100 75
@@ -26514,9 +26274,9 @@ $L251_entry:
 	mov.f32 %f77, %f78;
 	bra.uni $L252_ret_lo;
 $L252_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r174, %r153;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L253_entry;
 $L253_entry:
 	.loc 3 100 75
@@ -26527,16 +26287,16 @@ $L253_entry:
 	mov.f32 %f79, %f80;
 	bra.uni $L254_ret_lo;
 $L254_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f81, %f77, %f79, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f82, %f73, %f75, %f81;
 	mov.f32 %f62, %f82;
 	bra.uni $L255_rangeint_body;
 $L255_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r176, %r150;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L256_entry;
 $L256_entry:
 	.loc 3 101 75
@@ -26548,9 +26308,9 @@ $L256_entry:
 	mov.f32 %f83, %f84;
 	bra.uni $L257_ret_hi;
 $L257_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r179, %r154;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L258_entry;
 $L258_entry:
 	.loc 3 101 75
@@ -26562,9 +26322,9 @@ $L258_entry:
 	mov.f32 %f85, %f86;
 	bra.uni $L259_ret_hi;
 $L259_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r182, %r150;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L260_entry;
 $L260_entry:
 	.loc 3 100 75
@@ -26575,9 +26335,9 @@ $L260_entry:
 	mov.f32 %f87, %f88;
 	bra.uni $L261_ret_lo;
 $L261_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r184, %r154;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L262_entry;
 $L262_entry:
 	.loc 3 100 75
@@ -26588,16 +26348,16 @@ $L262_entry:
 	mov.f32 %f89, %f90;
 	bra.uni $L263_ret_lo;
 $L263_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f91, %f87, %f89, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f92, %f83, %f85, %f91;
 	mov.f32 %f62, %f92;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r186, %r151;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L265_entry;
 $L265_entry:
 	.loc 3 101 75
@@ -26609,9 +26369,9 @@ $L265_entry:
 	mov.f32 %f93, %f94;
 	bra.uni $L266_ret_hi;
 $L266_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r189, %r155;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L267_entry;
 $L267_entry:
 	.loc 3 101 75
@@ -26623,9 +26383,9 @@ $L267_entry:
 	mov.f32 %f95, %f96;
 	bra.uni $L268_ret_hi;
 $L268_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r192, %r151;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L269_entry;
 $L269_entry:
 	.loc 3 100 75
@@ -26636,9 +26396,9 @@ $L269_entry:
 	mov.f32 %f97, %f98;
 	bra.uni $L270_ret_lo;
 $L270_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r194, %r155;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L271_entry;
 $L271_entry:
 	.loc 3 100 75
@@ -26649,14 +26409,14 @@ $L271_entry:
 	mov.f32 %f99, %f100;
 	bra.uni $L272_ret_lo;
 $L272_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f101, %f97, %f99, %f62;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f102, %f93, %f95, %f101;
 	mov.f32 %f103, %f102;
 	bra.uni $L236_rangeint_done;
 $L236_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f61, %f103;
 	bra.uni $L237_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L237_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -26674,7 +26434,7 @@ $L273_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L274_entry;
 $L274_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r200, 0;
 	mov.u32 %r201, 0;
 	mov.u32 %r202, 0;
@@ -26683,7 +26443,7 @@ $L274_entry:
 	mov.u32 %r201, %r89;
 	mov.u32 %r202, %r90;
 	mov.u32 %r203, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r204, 0;
 	mov.u32 %r205, 0;
 	mov.u32 %r206, 0;
@@ -26695,9 +26455,9 @@ $L274_entry:
 	mov.f32 %f106, %f104;
 	bra.uni $L275_rangeint_body;
 $L275_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r208, %r200;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L278_entry;
 $L278_entry:
 	.loc 3 101 75
@@ -26709,9 +26469,9 @@ $L278_entry:
 	mov.f32 %f107, %f108;
 	bra.uni $L279_ret_hi;
 $L279_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r211, %r204;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L280_entry;
 $L280_entry:
 	.loc 3 101 75
@@ -26723,9 +26483,9 @@ $L280_entry:
 	mov.f32 %f109, %f110;
 	bra.uni $L281_ret_hi;
 $L281_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r214, %r200;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L282_entry;
 $L282_entry:
 	.loc 3 100 75
@@ -26736,9 +26496,9 @@ $L282_entry:
 	mov.f32 %f111, %f112;
 	bra.uni $L283_ret_lo;
 $L283_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r216, %r204;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L284_entry;
 $L284_entry:
 	.loc 3 100 75
@@ -26749,16 +26509,16 @@ $L284_entry:
 	mov.f32 %f113, %f114;
 	bra.uni $L285_ret_lo;
 $L285_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f115, %f111, %f113, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f116, %f107, %f109, %f115;
 	mov.f32 %f106, %f116;
 	bra.uni $L286_rangeint_body;
 $L286_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r218, %r201;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L287_entry;
 $L287_entry:
 	.loc 3 101 75
@@ -26770,9 +26530,9 @@ $L287_entry:
 	mov.f32 %f117, %f118;
 	bra.uni $L288_ret_hi;
 $L288_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r221, %r205;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L289_entry;
 $L289_entry:
 	.loc 3 101 75
@@ -26784,9 +26544,9 @@ $L289_entry:
 	mov.f32 %f119, %f120;
 	bra.uni $L290_ret_hi;
 $L290_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r224, %r201;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L291_entry;
 $L291_entry:
 	.loc 3 100 75
@@ -26797,9 +26557,9 @@ $L291_entry:
 	mov.f32 %f121, %f122;
 	bra.uni $L292_ret_lo;
 $L292_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r226, %r205;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L293_entry;
 $L293_entry:
 	.loc 3 100 75
@@ -26810,16 +26570,16 @@ $L293_entry:
 	mov.f32 %f123, %f124;
 	bra.uni $L294_ret_lo;
 $L294_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f125, %f121, %f123, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f126, %f117, %f119, %f125;
 	mov.f32 %f106, %f126;
 	bra.uni $L295_rangeint_body;
 $L295_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r228, %r202;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L296_entry;
 $L296_entry:
 	.loc 3 101 75
@@ -26831,9 +26591,9 @@ $L296_entry:
 	mov.f32 %f127, %f128;
 	bra.uni $L297_ret_hi;
 $L297_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r231, %r206;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L298_entry;
 $L298_entry:
 	.loc 3 101 75
@@ -26845,9 +26605,9 @@ $L298_entry:
 	mov.f32 %f129, %f130;
 	bra.uni $L299_ret_hi;
 $L299_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r234, %r202;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L300_entry;
 $L300_entry:
 	.loc 3 100 75
@@ -26858,9 +26618,9 @@ $L300_entry:
 	mov.f32 %f131, %f132;
 	bra.uni $L301_ret_lo;
 $L301_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r236, %r206;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L302_entry;
 $L302_entry:
 	.loc 3 100 75
@@ -26871,16 +26631,16 @@ $L302_entry:
 	mov.f32 %f133, %f134;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f135, %f131, %f133, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f136, %f127, %f129, %f135;
 	mov.f32 %f106, %f136;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r238, %r203;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L305_entry;
 $L305_entry:
 	.loc 3 101 75
@@ -26892,9 +26652,9 @@ $L305_entry:
 	mov.f32 %f137, %f138;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r241, %r207;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L307_entry;
 $L307_entry:
 	.loc 3 101 75
@@ -26906,9 +26666,9 @@ $L307_entry:
 	mov.f32 %f139, %f140;
 	bra.uni $L308_ret_hi;
 $L308_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r244, %r203;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L309_entry;
 $L309_entry:
 	.loc 3 100 75
@@ -26919,9 +26679,9 @@ $L309_entry:
 	mov.f32 %f141, %f142;
 	bra.uni $L310_ret_lo;
 $L310_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r246, %r207;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L311_entry;
 $L311_entry:
 	.loc 3 100 75
@@ -26932,14 +26692,14 @@ $L311_entry:
 	mov.f32 %f143, %f144;
 	bra.uni $L312_ret_lo;
 $L312_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f145, %f141, %f143, %f106;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f146, %f137, %f139, %f145;
 	mov.f32 %f147, %f146;
 	bra.uni $L276_rangeint_done;
 $L276_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f105, %f147;
 	bra.uni $L277_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L277_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -26957,7 +26717,7 @@ $L313_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L314_entry;
 $L314_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r252, 0;
 	mov.u32 %r253, 0;
 	mov.u32 %r254, 0;
@@ -26966,7 +26726,7 @@ $L314_entry:
 	mov.u32 %r253, %r89;
 	mov.u32 %r254, %r90;
 	mov.u32 %r255, %r91;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r256, 0;
 	mov.u32 %r257, 0;
 	mov.u32 %r258, 0;
@@ -26978,9 +26738,9 @@ $L314_entry:
 	mov.f32 %f150, %f148;
 	bra.uni $L315_rangeint_body;
 $L315_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r260, %r252;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L318_entry;
 $L318_entry:
 	.loc 3 101 75
@@ -26992,9 +26752,9 @@ $L318_entry:
 	mov.f32 %f151, %f152;
 	bra.uni $L319_ret_hi;
 $L319_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r263, %r256;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L320_entry;
 $L320_entry:
 	.loc 3 101 75
@@ -27006,9 +26766,9 @@ $L320_entry:
 	mov.f32 %f153, %f154;
 	bra.uni $L321_ret_hi;
 $L321_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r266, %r252;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L322_entry;
 $L322_entry:
 	.loc 3 100 75
@@ -27019,9 +26779,9 @@ $L322_entry:
 	mov.f32 %f155, %f156;
 	bra.uni $L323_ret_lo;
 $L323_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r268, %r256;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L324_entry;
 $L324_entry:
 	.loc 3 100 75
@@ -27032,16 +26792,16 @@ $L324_entry:
 	mov.f32 %f157, %f158;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f159, %f155, %f157, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f160, %f151, %f153, %f159;
 	mov.f32 %f150, %f160;
 	bra.uni $L326_rangeint_body;
 $L326_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r270, %r253;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L327_entry;
 $L327_entry:
 	.loc 3 101 75
@@ -27053,9 +26813,9 @@ $L327_entry:
 	mov.f32 %f161, %f162;
 	bra.uni $L328_ret_hi;
 $L328_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r273, %r257;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L329_entry;
 $L329_entry:
 	.loc 3 101 75
@@ -27067,9 +26827,9 @@ $L329_entry:
 	mov.f32 %f163, %f164;
 	bra.uni $L330_ret_hi;
 $L330_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r276, %r253;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L331_entry;
 $L331_entry:
 	.loc 3 100 75
@@ -27080,9 +26840,9 @@ $L331_entry:
 	mov.f32 %f165, %f166;
 	bra.uni $L332_ret_lo;
 $L332_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r278, %r257;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L333_entry;
 $L333_entry:
 	.loc 3 100 75
@@ -27093,16 +26853,16 @@ $L333_entry:
 	mov.f32 %f167, %f168;
 	bra.uni $L334_ret_lo;
 $L334_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f169, %f165, %f167, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f170, %f161, %f163, %f169;
 	mov.f32 %f150, %f170;
 	bra.uni $L335_rangeint_body;
 $L335_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r280, %r254;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L336_entry;
 $L336_entry:
 	.loc 3 101 75
@@ -27114,9 +26874,9 @@ $L336_entry:
 	mov.f32 %f171, %f172;
 	bra.uni $L337_ret_hi;
 $L337_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r283, %r258;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L338_entry;
 $L338_entry:
 	.loc 3 101 75
@@ -27128,9 +26888,9 @@ $L338_entry:
 	mov.f32 %f173, %f174;
 	bra.uni $L339_ret_hi;
 $L339_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r286, %r254;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L340_entry;
 $L340_entry:
 	.loc 3 100 75
@@ -27141,9 +26901,9 @@ $L340_entry:
 	mov.f32 %f175, %f176;
 	bra.uni $L341_ret_lo;
 $L341_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r288, %r258;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L342_entry;
 $L342_entry:
 	.loc 3 100 75
@@ -27154,16 +26914,16 @@ $L342_entry:
 	mov.f32 %f177, %f178;
 	bra.uni $L343_ret_lo;
 $L343_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f179, %f175, %f177, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f180, %f171, %f173, %f179;
 	mov.f32 %f150, %f180;
 	bra.uni $L344_rangeint_body;
 $L344_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r290, %r255;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L345_entry;
 $L345_entry:
 	.loc 3 101 75
@@ -27175,9 +26935,9 @@ $L345_entry:
 	mov.f32 %f181, %f182;
 	bra.uni $L346_ret_hi;
 $L346_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r293, %r259;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L347_entry;
 $L347_entry:
 	.loc 3 101 75
@@ -27189,9 +26949,9 @@ $L347_entry:
 	mov.f32 %f183, %f184;
 	bra.uni $L348_ret_hi;
 $L348_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r296, %r255;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L349_entry;
 $L349_entry:
 	.loc 3 100 75
@@ -27202,9 +26962,9 @@ $L349_entry:
 	mov.f32 %f185, %f186;
 	bra.uni $L350_ret_lo;
 $L350_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r298, %r259;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L351_entry;
 $L351_entry:
 	.loc 3 100 75
@@ -27215,14 +26975,14 @@ $L351_entry:
 	mov.f32 %f187, %f188;
 	bra.uni $L352_ret_lo;
 $L352_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f189, %f185, %f187, %f150;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f190, %f181, %f183, %f189;
 	mov.f32 %f191, %f190;
 	bra.uni $L316_rangeint_done;
 $L316_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f149, %f191;
 	bra.uni $L317_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L317_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -27256,7 +27016,7 @@ $L356_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L357_entry;
 $L357_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r308, 0;
 	mov.u32 %r309, 0;
 	mov.u32 %r310, 0;
@@ -27265,7 +27025,7 @@ $L357_entry:
 	mov.u32 %r309, %r301;
 	mov.u32 %r310, %r302;
 	mov.u32 %r311, %r303;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r312, 0;
 	mov.u32 %r313, 0;
 	mov.u32 %r314, 0;
@@ -27277,9 +27037,9 @@ $L357_entry:
 	mov.f32 %f194, %f192;
 	bra.uni $L358_rangeint_body;
 $L358_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r316, %r308;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L361_entry;
 $L361_entry:
 	.loc 3 101 75
@@ -27291,9 +27051,9 @@ $L361_entry:
 	mov.f32 %f195, %f196;
 	bra.uni $L362_ret_hi;
 $L362_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r319, %r312;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L363_entry;
 $L363_entry:
 	.loc 3 101 75
@@ -27305,9 +27065,9 @@ $L363_entry:
 	mov.f32 %f197, %f198;
 	bra.uni $L364_ret_hi;
 $L364_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r322, %r308;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L365_entry;
 $L365_entry:
 	.loc 3 100 75
@@ -27318,9 +27078,9 @@ $L365_entry:
 	mov.f32 %f199, %f200;
 	bra.uni $L366_ret_lo;
 $L366_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r324, %r312;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L367_entry;
 $L367_entry:
 	.loc 3 100 75
@@ -27331,16 +27091,16 @@ $L367_entry:
 	mov.f32 %f201, %f202;
 	bra.uni $L368_ret_lo;
 $L368_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f203, %f199, %f201, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f204, %f195, %f197, %f203;
 	mov.f32 %f194, %f204;
 	bra.uni $L369_rangeint_body;
 $L369_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r326, %r309;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L370_entry;
 $L370_entry:
 	.loc 3 101 75
@@ -27352,9 +27112,9 @@ $L370_entry:
 	mov.f32 %f205, %f206;
 	bra.uni $L371_ret_hi;
 $L371_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r329, %r313;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L372_entry;
 $L372_entry:
 	.loc 3 101 75
@@ -27366,9 +27126,9 @@ $L372_entry:
 	mov.f32 %f207, %f208;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r332, %r309;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L374_entry;
 $L374_entry:
 	.loc 3 100 75
@@ -27379,9 +27139,9 @@ $L374_entry:
 	mov.f32 %f209, %f210;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r334, %r313;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L376_entry;
 $L376_entry:
 	.loc 3 100 75
@@ -27392,16 +27152,16 @@ $L376_entry:
 	mov.f32 %f211, %f212;
 	bra.uni $L377_ret_lo;
 $L377_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f213, %f209, %f211, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f214, %f205, %f207, %f213;
 	mov.f32 %f194, %f214;
 	bra.uni $L378_rangeint_body;
 $L378_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r336, %r310;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L379_entry;
 $L379_entry:
 	.loc 3 101 75
@@ -27413,9 +27173,9 @@ $L379_entry:
 	mov.f32 %f215, %f216;
 	bra.uni $L380_ret_hi;
 $L380_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r339, %r314;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L381_entry;
 $L381_entry:
 	.loc 3 101 75
@@ -27427,9 +27187,9 @@ $L381_entry:
 	mov.f32 %f217, %f218;
 	bra.uni $L382_ret_hi;
 $L382_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r342, %r310;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L383_entry;
 $L383_entry:
 	.loc 3 100 75
@@ -27440,9 +27200,9 @@ $L383_entry:
 	mov.f32 %f219, %f220;
 	bra.uni $L384_ret_lo;
 $L384_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r344, %r314;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L385_entry;
 $L385_entry:
 	.loc 3 100 75
@@ -27453,16 +27213,16 @@ $L385_entry:
 	mov.f32 %f221, %f222;
 	bra.uni $L386_ret_lo;
 $L386_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f223, %f219, %f221, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f224, %f215, %f217, %f223;
 	mov.f32 %f194, %f224;
 	bra.uni $L387_rangeint_body;
 $L387_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r346, %r311;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L388_entry;
 $L388_entry:
 	.loc 3 101 75
@@ -27474,9 +27234,9 @@ $L388_entry:
 	mov.f32 %f225, %f226;
 	bra.uni $L389_ret_hi;
 $L389_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r349, %r315;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L390_entry;
 $L390_entry:
 	.loc 3 101 75
@@ -27488,9 +27248,9 @@ $L390_entry:
 	mov.f32 %f227, %f228;
 	bra.uni $L391_ret_hi;
 $L391_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r352, %r311;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L392_entry;
 $L392_entry:
 	.loc 3 100 75
@@ -27501,9 +27261,9 @@ $L392_entry:
 	mov.f32 %f229, %f230;
 	bra.uni $L393_ret_lo;
 $L393_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r354, %r315;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L394_entry;
 $L394_entry:
 	.loc 3 100 75
@@ -27514,14 +27274,14 @@ $L394_entry:
 	mov.f32 %f231, %f232;
 	bra.uni $L395_ret_lo;
 $L395_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f233, %f229, %f231, %f194;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f234, %f225, %f227, %f233;
 	mov.f32 %f235, %f234;
 	bra.uni $L359_rangeint_done;
 $L359_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f193, %f235;
 	bra.uni $L360_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L360_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -27539,7 +27299,7 @@ $L396_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L397_entry;
 $L397_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r360, 0;
 	mov.u32 %r361, 0;
 	mov.u32 %r362, 0;
@@ -27548,7 +27308,7 @@ $L397_entry:
 	mov.u32 %r361, %r301;
 	mov.u32 %r362, %r302;
 	mov.u32 %r363, %r303;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r364, 0;
 	mov.u32 %r365, 0;
 	mov.u32 %r366, 0;
@@ -27560,9 +27320,9 @@ $L397_entry:
 	mov.f32 %f238, %f236;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r368, %r360;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L401_entry;
 $L401_entry:
 	.loc 3 101 75
@@ -27574,9 +27334,9 @@ $L401_entry:
 	mov.f32 %f239, %f240;
 	bra.uni $L402_ret_hi;
 $L402_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r371, %r364;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L403_entry;
 $L403_entry:
 	.loc 3 101 75
@@ -27588,9 +27348,9 @@ $L403_entry:
 	mov.f32 %f241, %f242;
 	bra.uni $L404_ret_hi;
 $L404_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r374, %r360;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L405_entry;
 $L405_entry:
 	.loc 3 100 75
@@ -27601,9 +27361,9 @@ $L405_entry:
 	mov.f32 %f243, %f244;
 	bra.uni $L406_ret_lo;
 $L406_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r376, %r364;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L407_entry;
 $L407_entry:
 	.loc 3 100 75
@@ -27614,16 +27374,16 @@ $L407_entry:
 	mov.f32 %f245, %f246;
 	bra.uni $L408_ret_lo;
 $L408_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f247, %f243, %f245, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f248, %f239, %f241, %f247;
 	mov.f32 %f238, %f248;
 	bra.uni $L409_rangeint_body;
 $L409_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r378, %r361;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L410_entry;
 $L410_entry:
 	.loc 3 101 75
@@ -27635,9 +27395,9 @@ $L410_entry:
 	mov.f32 %f249, %f250;
 	bra.uni $L411_ret_hi;
 $L411_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r381, %r365;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L412_entry;
 $L412_entry:
 	.loc 3 101 75
@@ -27649,9 +27409,9 @@ $L412_entry:
 	mov.f32 %f251, %f252;
 	bra.uni $L413_ret_hi;
 $L413_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r384, %r361;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L414_entry;
 $L414_entry:
 	.loc 3 100 75
@@ -27662,9 +27422,9 @@ $L414_entry:
 	mov.f32 %f253, %f254;
 	bra.uni $L415_ret_lo;
 $L415_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r386, %r365;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L416_entry;
 $L416_entry:
 	.loc 3 100 75
@@ -27675,16 +27435,16 @@ $L416_entry:
 	mov.f32 %f255, %f256;
 	bra.uni $L417_ret_lo;
 $L417_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f257, %f253, %f255, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f258, %f249, %f251, %f257;
 	mov.f32 %f238, %f258;
 	bra.uni $L418_rangeint_body;
 $L418_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r388, %r362;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L419_entry;
 $L419_entry:
 	.loc 3 101 75
@@ -27696,9 +27456,9 @@ $L419_entry:
 	mov.f32 %f259, %f260;
 	bra.uni $L420_ret_hi;
 $L420_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r391, %r366;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L421_entry;
 $L421_entry:
 	.loc 3 101 75
@@ -27710,9 +27470,9 @@ $L421_entry:
 	mov.f32 %f261, %f262;
 	bra.uni $L422_ret_hi;
 $L422_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r394, %r362;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L423_entry;
 $L423_entry:
 	.loc 3 100 75
@@ -27723,9 +27483,9 @@ $L423_entry:
 	mov.f32 %f263, %f264;
 	bra.uni $L424_ret_lo;
 $L424_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r396, %r366;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L425_entry;
 $L425_entry:
 	.loc 3 100 75
@@ -27736,16 +27496,16 @@ $L425_entry:
 	mov.f32 %f265, %f266;
 	bra.uni $L426_ret_lo;
 $L426_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f267, %f263, %f265, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f268, %f259, %f261, %f267;
 	mov.f32 %f238, %f268;
 	bra.uni $L427_rangeint_body;
 $L427_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r398, %r363;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L428_entry;
 $L428_entry:
 	.loc 3 101 75
@@ -27757,9 +27517,9 @@ $L428_entry:
 	mov.f32 %f269, %f270;
 	bra.uni $L429_ret_hi;
 $L429_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r401, %r367;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L430_entry;
 $L430_entry:
 	.loc 3 101 75
@@ -27771,9 +27531,9 @@ $L430_entry:
 	mov.f32 %f271, %f272;
 	bra.uni $L431_ret_hi;
 $L431_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r404, %r363;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L432_entry;
 $L432_entry:
 	.loc 3 100 75
@@ -27784,9 +27544,9 @@ $L432_entry:
 	mov.f32 %f273, %f274;
 	bra.uni $L433_ret_lo;
 $L433_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r406, %r367;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L434_entry;
 $L434_entry:
 	.loc 3 100 75
@@ -27797,14 +27557,14 @@ $L434_entry:
 	mov.f32 %f275, %f276;
 	bra.uni $L435_ret_lo;
 $L435_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f277, %f273, %f275, %f238;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f278, %f269, %f271, %f277;
 	mov.f32 %f279, %f278;
 	bra.uni $L399_rangeint_done;
 $L399_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f237, %f279;
 	bra.uni $L400_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L400_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -27822,7 +27582,7 @@ $L436_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L437_entry;
 $L437_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r412, 0;
 	mov.u32 %r413, 0;
 	mov.u32 %r414, 0;
@@ -27831,7 +27591,7 @@ $L437_entry:
 	mov.u32 %r413, %r301;
 	mov.u32 %r414, %r302;
 	mov.u32 %r415, %r303;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r416, 0;
 	mov.u32 %r417, 0;
 	mov.u32 %r418, 0;
@@ -27843,9 +27603,9 @@ $L437_entry:
 	mov.f32 %f282, %f280;
 	bra.uni $L438_rangeint_body;
 $L438_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r420, %r412;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L441_entry;
 $L441_entry:
 	.loc 3 101 75
@@ -27857,9 +27617,9 @@ $L441_entry:
 	mov.f32 %f283, %f284;
 	bra.uni $L442_ret_hi;
 $L442_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r423, %r416;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L443_entry;
 $L443_entry:
 	.loc 3 101 75
@@ -27871,9 +27631,9 @@ $L443_entry:
 	mov.f32 %f285, %f286;
 	bra.uni $L444_ret_hi;
 $L444_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r426, %r412;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L445_entry;
 $L445_entry:
 	.loc 3 100 75
@@ -27884,9 +27644,9 @@ $L445_entry:
 	mov.f32 %f287, %f288;
 	bra.uni $L446_ret_lo;
 $L446_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r428, %r416;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L447_entry;
 $L447_entry:
 	.loc 3 100 75
@@ -27897,16 +27657,16 @@ $L447_entry:
 	mov.f32 %f289, %f290;
 	bra.uni $L448_ret_lo;
 $L448_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f291, %f287, %f289, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f292, %f283, %f285, %f291;
 	mov.f32 %f282, %f292;
 	bra.uni $L449_rangeint_body;
 $L449_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r430, %r413;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L450_entry;
 $L450_entry:
 	.loc 3 101 75
@@ -27918,9 +27678,9 @@ $L450_entry:
 	mov.f32 %f293, %f294;
 	bra.uni $L451_ret_hi;
 $L451_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r433, %r417;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L452_entry;
 $L452_entry:
 	.loc 3 101 75
@@ -27932,9 +27692,9 @@ $L452_entry:
 	mov.f32 %f295, %f296;
 	bra.uni $L453_ret_hi;
 $L453_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r436, %r413;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L454_entry;
 $L454_entry:
 	.loc 3 100 75
@@ -27945,9 +27705,9 @@ $L454_entry:
 	mov.f32 %f297, %f298;
 	bra.uni $L455_ret_lo;
 $L455_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r438, %r417;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L456_entry;
 $L456_entry:
 	.loc 3 100 75
@@ -27958,16 +27718,16 @@ $L456_entry:
 	mov.f32 %f299, %f300;
 	bra.uni $L457_ret_lo;
 $L457_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f301, %f297, %f299, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f302, %f293, %f295, %f301;
 	mov.f32 %f282, %f302;
 	bra.uni $L458_rangeint_body;
 $L458_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r440, %r414;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L459_entry;
 $L459_entry:
 	.loc 3 101 75
@@ -27979,9 +27739,9 @@ $L459_entry:
 	mov.f32 %f303, %f304;
 	bra.uni $L460_ret_hi;
 $L460_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r443, %r418;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L461_entry;
 $L461_entry:
 	.loc 3 101 75
@@ -27993,9 +27753,9 @@ $L461_entry:
 	mov.f32 %f305, %f306;
 	bra.uni $L462_ret_hi;
 $L462_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r446, %r414;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L463_entry;
 $L463_entry:
 	.loc 3 100 75
@@ -28006,9 +27766,9 @@ $L463_entry:
 	mov.f32 %f307, %f308;
 	bra.uni $L464_ret_lo;
 $L464_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r448, %r418;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L465_entry;
 $L465_entry:
 	.loc 3 100 75
@@ -28019,16 +27779,16 @@ $L465_entry:
 	mov.f32 %f309, %f310;
 	bra.uni $L466_ret_lo;
 $L466_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f311, %f307, %f309, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f312, %f303, %f305, %f311;
 	mov.f32 %f282, %f312;
 	bra.uni $L467_rangeint_body;
 $L467_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r450, %r415;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L468_entry;
 $L468_entry:
 	.loc 3 101 75
@@ -28040,9 +27800,9 @@ $L468_entry:
 	mov.f32 %f313, %f314;
 	bra.uni $L469_ret_hi;
 $L469_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r453, %r419;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L470_entry;
 $L470_entry:
 	.loc 3 101 75
@@ -28054,9 +27814,9 @@ $L470_entry:
 	mov.f32 %f315, %f316;
 	bra.uni $L471_ret_hi;
 $L471_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r456, %r415;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L472_entry;
 $L472_entry:
 	.loc 3 100 75
@@ -28067,9 +27827,9 @@ $L472_entry:
 	mov.f32 %f317, %f318;
 	bra.uni $L473_ret_lo;
 $L473_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r458, %r419;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L474_entry;
 $L474_entry:
 	.loc 3 100 75
@@ -28080,14 +27840,14 @@ $L474_entry:
 	mov.f32 %f319, %f320;
 	bra.uni $L475_ret_lo;
 $L475_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f321, %f317, %f319, %f282;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f322, %f313, %f315, %f321;
 	mov.f32 %f323, %f322;
 	bra.uni $L439_rangeint_done;
 $L439_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f281, %f323;
 	bra.uni $L440_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L440_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -28105,7 +27865,7 @@ $L476_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L477_entry;
 $L477_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r464, 0;
 	mov.u32 %r465, 0;
 	mov.u32 %r466, 0;
@@ -28114,7 +27874,7 @@ $L477_entry:
 	mov.u32 %r465, %r301;
 	mov.u32 %r466, %r302;
 	mov.u32 %r467, %r303;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r468, 0;
 	mov.u32 %r469, 0;
 	mov.u32 %r470, 0;
@@ -28126,9 +27886,9 @@ $L477_entry:
 	mov.f32 %f326, %f324;
 	bra.uni $L478_rangeint_body;
 $L478_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r472, %r464;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L481_entry;
 $L481_entry:
 	.loc 3 101 75
@@ -28140,9 +27900,9 @@ $L481_entry:
 	mov.f32 %f327, %f328;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r475, %r468;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L483_entry;
 $L483_entry:
 	.loc 3 101 75
@@ -28154,9 +27914,9 @@ $L483_entry:
 	mov.f32 %f329, %f330;
 	bra.uni $L484_ret_hi;
 $L484_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r478, %r464;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L485_entry;
 $L485_entry:
 	.loc 3 100 75
@@ -28167,9 +27927,9 @@ $L485_entry:
 	mov.f32 %f331, %f332;
 	bra.uni $L486_ret_lo;
 $L486_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r480, %r468;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L487_entry;
 $L487_entry:
 	.loc 3 100 75
@@ -28180,16 +27940,16 @@ $L487_entry:
 	mov.f32 %f333, %f334;
 	bra.uni $L488_ret_lo;
 $L488_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f335, %f331, %f333, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f336, %f327, %f329, %f335;
 	mov.f32 %f326, %f336;
 	bra.uni $L489_rangeint_body;
 $L489_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r482, %r465;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L490_entry;
 $L490_entry:
 	.loc 3 101 75
@@ -28201,9 +27961,9 @@ $L490_entry:
 	mov.f32 %f337, %f338;
 	bra.uni $L491_ret_hi;
 $L491_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r485, %r469;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L492_entry;
 $L492_entry:
 	.loc 3 101 75
@@ -28215,9 +27975,9 @@ $L492_entry:
 	mov.f32 %f339, %f340;
 	bra.uni $L493_ret_hi;
 $L493_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r488, %r465;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L494_entry;
 $L494_entry:
 	.loc 3 100 75
@@ -28228,9 +27988,9 @@ $L494_entry:
 	mov.f32 %f341, %f342;
 	bra.uni $L495_ret_lo;
 $L495_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r490, %r469;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L496_entry;
 $L496_entry:
 	.loc 3 100 75
@@ -28241,16 +28001,16 @@ $L496_entry:
 	mov.f32 %f343, %f344;
 	bra.uni $L497_ret_lo;
 $L497_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f345, %f341, %f343, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f346, %f337, %f339, %f345;
 	mov.f32 %f326, %f346;
 	bra.uni $L498_rangeint_body;
 $L498_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r492, %r466;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L499_entry;
 $L499_entry:
 	.loc 3 101 75
@@ -28262,9 +28022,9 @@ $L499_entry:
 	mov.f32 %f347, %f348;
 	bra.uni $L500_ret_hi;
 $L500_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r495, %r470;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L501_entry;
 $L501_entry:
 	.loc 3 101 75
@@ -28276,9 +28036,9 @@ $L501_entry:
 	mov.f32 %f349, %f350;
 	bra.uni $L502_ret_hi;
 $L502_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r498, %r466;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L503_entry;
 $L503_entry:
 	.loc 3 100 75
@@ -28289,9 +28049,9 @@ $L503_entry:
 	mov.f32 %f351, %f352;
 	bra.uni $L504_ret_lo;
 $L504_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r500, %r470;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L505_entry;
 $L505_entry:
 	.loc 3 100 75
@@ -28302,16 +28062,16 @@ $L505_entry:
 	mov.f32 %f353, %f354;
 	bra.uni $L506_ret_lo;
 $L506_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f355, %f351, %f353, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f356, %f347, %f349, %f355;
 	mov.f32 %f326, %f356;
 	bra.uni $L507_rangeint_body;
 $L507_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r502, %r467;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L508_entry;
 $L508_entry:
 	.loc 3 101 75
@@ -28323,9 +28083,9 @@ $L508_entry:
 	mov.f32 %f357, %f358;
 	bra.uni $L509_ret_hi;
 $L509_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r505, %r471;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L510_entry;
 $L510_entry:
 	.loc 3 101 75
@@ -28337,9 +28097,9 @@ $L510_entry:
 	mov.f32 %f359, %f360;
 	bra.uni $L511_ret_hi;
 $L511_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r508, %r467;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L512_entry;
 $L512_entry:
 	.loc 3 100 75
@@ -28350,9 +28110,9 @@ $L512_entry:
 	mov.f32 %f361, %f362;
 	bra.uni $L513_ret_lo;
 $L513_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r510, %r471;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L514_entry;
 $L514_entry:
 	.loc 3 100 75
@@ -28363,14 +28123,14 @@ $L514_entry:
 	mov.f32 %f363, %f364;
 	bra.uni $L515_ret_lo;
 $L515_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f365, %f361, %f363, %f326;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f366, %f357, %f359, %f365;
 	mov.f32 %f367, %f366;
 	bra.uni $L479_rangeint_done;
 $L479_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f325, %f367;
 	bra.uni $L480_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L480_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -28404,7 +28164,7 @@ $L519_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L520_entry;
 $L520_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r520, 0;
 	mov.u32 %r521, 0;
 	mov.u32 %r522, 0;
@@ -28413,7 +28173,7 @@ $L520_entry:
 	mov.u32 %r521, %r513;
 	mov.u32 %r522, %r514;
 	mov.u32 %r523, %r515;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r524, 0;
 	mov.u32 %r525, 0;
 	mov.u32 %r526, 0;
@@ -28425,9 +28185,9 @@ $L520_entry:
 	mov.f32 %f370, %f368;
 	bra.uni $L521_rangeint_body;
 $L521_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r528, %r520;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L524_entry;
 $L524_entry:
 	.loc 3 101 75
@@ -28439,9 +28199,9 @@ $L524_entry:
 	mov.f32 %f371, %f372;
 	bra.uni $L525_ret_hi;
 $L525_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r531, %r524;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L526_entry;
 $L526_entry:
 	.loc 3 101 75
@@ -28453,9 +28213,9 @@ $L526_entry:
 	mov.f32 %f373, %f374;
 	bra.uni $L527_ret_hi;
 $L527_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r534, %r520;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L528_entry;
 $L528_entry:
 	.loc 3 100 75
@@ -28466,9 +28226,9 @@ $L528_entry:
 	mov.f32 %f375, %f376;
 	bra.uni $L529_ret_lo;
 $L529_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r536, %r524;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L530_entry;
 $L530_entry:
 	.loc 3 100 75
@@ -28479,16 +28239,16 @@ $L530_entry:
 	mov.f32 %f377, %f378;
 	bra.uni $L531_ret_lo;
 $L531_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f379, %f375, %f377, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f380, %f371, %f373, %f379;
 	mov.f32 %f370, %f380;
 	bra.uni $L532_rangeint_body;
 $L532_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r538, %r521;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L533_entry;
 $L533_entry:
 	.loc 3 101 75
@@ -28500,9 +28260,9 @@ $L533_entry:
 	mov.f32 %f381, %f382;
 	bra.uni $L534_ret_hi;
 $L534_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r541, %r525;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L535_entry;
 $L535_entry:
 	.loc 3 101 75
@@ -28514,9 +28274,9 @@ $L535_entry:
 	mov.f32 %f383, %f384;
 	bra.uni $L536_ret_hi;
 $L536_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r544, %r521;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L537_entry;
 $L537_entry:
 	.loc 3 100 75
@@ -28527,9 +28287,9 @@ $L537_entry:
 	mov.f32 %f385, %f386;
 	bra.uni $L538_ret_lo;
 $L538_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r546, %r525;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L539_entry;
 $L539_entry:
 	.loc 3 100 75
@@ -28540,16 +28300,16 @@ $L539_entry:
 	mov.f32 %f387, %f388;
 	bra.uni $L540_ret_lo;
 $L540_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f389, %f385, %f387, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f390, %f381, %f383, %f389;
 	mov.f32 %f370, %f390;
 	bra.uni $L541_rangeint_body;
 $L541_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r548, %r522;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L542_entry;
 $L542_entry:
 	.loc 3 101 75
@@ -28561,9 +28321,9 @@ $L542_entry:
 	mov.f32 %f391, %f392;
 	bra.uni $L543_ret_hi;
 $L543_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r551, %r526;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L544_entry;
 $L544_entry:
 	.loc 3 101 75
@@ -28575,9 +28335,9 @@ $L544_entry:
 	mov.f32 %f393, %f394;
 	bra.uni $L545_ret_hi;
 $L545_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r554, %r522;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L546_entry;
 $L546_entry:
 	.loc 3 100 75
@@ -28588,9 +28348,9 @@ $L546_entry:
 	mov.f32 %f395, %f396;
 	bra.uni $L547_ret_lo;
 $L547_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r556, %r526;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L548_entry;
 $L548_entry:
 	.loc 3 100 75
@@ -28601,16 +28361,16 @@ $L548_entry:
 	mov.f32 %f397, %f398;
 	bra.uni $L549_ret_lo;
 $L549_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f399, %f395, %f397, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f400, %f391, %f393, %f399;
 	mov.f32 %f370, %f400;
 	bra.uni $L550_rangeint_body;
 $L550_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r558, %r523;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L551_entry;
 $L551_entry:
 	.loc 3 101 75
@@ -28622,9 +28382,9 @@ $L551_entry:
 	mov.f32 %f401, %f402;
 	bra.uni $L552_ret_hi;
 $L552_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r561, %r527;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L553_entry;
 $L553_entry:
 	.loc 3 101 75
@@ -28636,9 +28396,9 @@ $L553_entry:
 	mov.f32 %f403, %f404;
 	bra.uni $L554_ret_hi;
 $L554_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r564, %r523;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L555_entry;
 $L555_entry:
 	.loc 3 100 75
@@ -28649,9 +28409,9 @@ $L555_entry:
 	mov.f32 %f405, %f406;
 	bra.uni $L556_ret_lo;
 $L556_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r566, %r527;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L557_entry;
 $L557_entry:
 	.loc 3 100 75
@@ -28662,14 +28422,14 @@ $L557_entry:
 	mov.f32 %f407, %f408;
 	bra.uni $L558_ret_lo;
 $L558_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f409, %f405, %f407, %f370;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f410, %f401, %f403, %f409;
 	mov.f32 %f411, %f410;
 	bra.uni $L522_rangeint_done;
 $L522_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f369, %f411;
 	bra.uni $L523_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L523_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -28687,7 +28447,7 @@ $L559_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L560_entry;
 $L560_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r572, 0;
 	mov.u32 %r573, 0;
 	mov.u32 %r574, 0;
@@ -28696,7 +28456,7 @@ $L560_entry:
 	mov.u32 %r573, %r513;
 	mov.u32 %r574, %r514;
 	mov.u32 %r575, %r515;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r576, 0;
 	mov.u32 %r577, 0;
 	mov.u32 %r578, 0;
@@ -28708,9 +28468,9 @@ $L560_entry:
 	mov.f32 %f414, %f412;
 	bra.uni $L561_rangeint_body;
 $L561_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r580, %r572;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L564_entry;
 $L564_entry:
 	.loc 3 101 75
@@ -28722,9 +28482,9 @@ $L564_entry:
 	mov.f32 %f415, %f416;
 	bra.uni $L565_ret_hi;
 $L565_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r583, %r576;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L566_entry;
 $L566_entry:
 	.loc 3 101 75
@@ -28736,9 +28496,9 @@ $L566_entry:
 	mov.f32 %f417, %f418;
 	bra.uni $L567_ret_hi;
 $L567_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r586, %r572;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L568_entry;
 $L568_entry:
 	.loc 3 100 75
@@ -28749,9 +28509,9 @@ $L568_entry:
 	mov.f32 %f419, %f420;
 	bra.uni $L569_ret_lo;
 $L569_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r588, %r576;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L570_entry;
 $L570_entry:
 	.loc 3 100 75
@@ -28762,16 +28522,16 @@ $L570_entry:
 	mov.f32 %f421, %f422;
 	bra.uni $L571_ret_lo;
 $L571_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f423, %f419, %f421, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f424, %f415, %f417, %f423;
 	mov.f32 %f414, %f424;
 	bra.uni $L572_rangeint_body;
 $L572_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r590, %r573;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L573_entry;
 $L573_entry:
 	.loc 3 101 75
@@ -28783,9 +28543,9 @@ $L573_entry:
 	mov.f32 %f425, %f426;
 	bra.uni $L574_ret_hi;
 $L574_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r593, %r577;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L575_entry;
 $L575_entry:
 	.loc 3 101 75
@@ -28797,9 +28557,9 @@ $L575_entry:
 	mov.f32 %f427, %f428;
 	bra.uni $L576_ret_hi;
 $L576_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r596, %r573;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L577_entry;
 $L577_entry:
 	.loc 3 100 75
@@ -28810,9 +28570,9 @@ $L577_entry:
 	mov.f32 %f429, %f430;
 	bra.uni $L578_ret_lo;
 $L578_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r598, %r577;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L579_entry;
 $L579_entry:
 	.loc 3 100 75
@@ -28823,16 +28583,16 @@ $L579_entry:
 	mov.f32 %f431, %f432;
 	bra.uni $L580_ret_lo;
 $L580_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f433, %f429, %f431, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f434, %f425, %f427, %f433;
 	mov.f32 %f414, %f434;
 	bra.uni $L581_rangeint_body;
 $L581_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r600, %r574;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L582_entry;
 $L582_entry:
 	.loc 3 101 75
@@ -28844,9 +28604,9 @@ $L582_entry:
 	mov.f32 %f435, %f436;
 	bra.uni $L583_ret_hi;
 $L583_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r603, %r578;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L584_entry;
 $L584_entry:
 	.loc 3 101 75
@@ -28858,9 +28618,9 @@ $L584_entry:
 	mov.f32 %f437, %f438;
 	bra.uni $L585_ret_hi;
 $L585_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r606, %r574;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L586_entry;
 $L586_entry:
 	.loc 3 100 75
@@ -28871,9 +28631,9 @@ $L586_entry:
 	mov.f32 %f439, %f440;
 	bra.uni $L587_ret_lo;
 $L587_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r608, %r578;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L588_entry;
 $L588_entry:
 	.loc 3 100 75
@@ -28884,16 +28644,16 @@ $L588_entry:
 	mov.f32 %f441, %f442;
 	bra.uni $L589_ret_lo;
 $L589_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f443, %f439, %f441, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f444, %f435, %f437, %f443;
 	mov.f32 %f414, %f444;
 	bra.uni $L590_rangeint_body;
 $L590_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r610, %r575;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L591_entry;
 $L591_entry:
 	.loc 3 101 75
@@ -28905,9 +28665,9 @@ $L591_entry:
 	mov.f32 %f445, %f446;
 	bra.uni $L592_ret_hi;
 $L592_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r613, %r579;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L593_entry;
 $L593_entry:
 	.loc 3 101 75
@@ -28919,9 +28679,9 @@ $L593_entry:
 	mov.f32 %f447, %f448;
 	bra.uni $L594_ret_hi;
 $L594_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r616, %r575;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L595_entry;
 $L595_entry:
 	.loc 3 100 75
@@ -28932,9 +28692,9 @@ $L595_entry:
 	mov.f32 %f449, %f450;
 	bra.uni $L596_ret_lo;
 $L596_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r618, %r579;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L597_entry;
 $L597_entry:
 	.loc 3 100 75
@@ -28945,14 +28705,14 @@ $L597_entry:
 	mov.f32 %f451, %f452;
 	bra.uni $L598_ret_lo;
 $L598_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f453, %f449, %f451, %f414;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f454, %f445, %f447, %f453;
 	mov.f32 %f455, %f454;
 	bra.uni $L562_rangeint_done;
 $L562_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f413, %f455;
 	bra.uni $L563_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L563_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -28970,7 +28730,7 @@ $L599_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L600_entry;
 $L600_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r624, 0;
 	mov.u32 %r625, 0;
 	mov.u32 %r626, 0;
@@ -28979,7 +28739,7 @@ $L600_entry:
 	mov.u32 %r625, %r513;
 	mov.u32 %r626, %r514;
 	mov.u32 %r627, %r515;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r628, 0;
 	mov.u32 %r629, 0;
 	mov.u32 %r630, 0;
@@ -28991,9 +28751,9 @@ $L600_entry:
 	mov.f32 %f458, %f456;
 	bra.uni $L601_rangeint_body;
 $L601_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r632, %r624;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L604_entry;
 $L604_entry:
 	.loc 3 101 75
@@ -29005,9 +28765,9 @@ $L604_entry:
 	mov.f32 %f459, %f460;
 	bra.uni $L605_ret_hi;
 $L605_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r635, %r628;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L606_entry;
 $L606_entry:
 	.loc 3 101 75
@@ -29019,9 +28779,9 @@ $L606_entry:
 	mov.f32 %f461, %f462;
 	bra.uni $L607_ret_hi;
 $L607_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r638, %r624;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L608_entry;
 $L608_entry:
 	.loc 3 100 75
@@ -29032,9 +28792,9 @@ $L608_entry:
 	mov.f32 %f463, %f464;
 	bra.uni $L609_ret_lo;
 $L609_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r640, %r628;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L610_entry;
 $L610_entry:
 	.loc 3 100 75
@@ -29045,16 +28805,16 @@ $L610_entry:
 	mov.f32 %f465, %f466;
 	bra.uni $L611_ret_lo;
 $L611_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f467, %f463, %f465, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f468, %f459, %f461, %f467;
 	mov.f32 %f458, %f468;
 	bra.uni $L612_rangeint_body;
 $L612_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r642, %r625;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L613_entry;
 $L613_entry:
 	.loc 3 101 75
@@ -29066,9 +28826,9 @@ $L613_entry:
 	mov.f32 %f469, %f470;
 	bra.uni $L614_ret_hi;
 $L614_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r645, %r629;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L615_entry;
 $L615_entry:
 	.loc 3 101 75
@@ -29080,9 +28840,9 @@ $L615_entry:
 	mov.f32 %f471, %f472;
 	bra.uni $L616_ret_hi;
 $L616_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r648, %r625;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L617_entry;
 $L617_entry:
 	.loc 3 100 75
@@ -29093,9 +28853,9 @@ $L617_entry:
 	mov.f32 %f473, %f474;
 	bra.uni $L618_ret_lo;
 $L618_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r650, %r629;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L619_entry;
 $L619_entry:
 	.loc 3 100 75
@@ -29106,16 +28866,16 @@ $L619_entry:
 	mov.f32 %f475, %f476;
 	bra.uni $L620_ret_lo;
 $L620_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f477, %f473, %f475, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f478, %f469, %f471, %f477;
 	mov.f32 %f458, %f478;
 	bra.uni $L621_rangeint_body;
 $L621_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r652, %r626;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L622_entry;
 $L622_entry:
 	.loc 3 101 75
@@ -29127,9 +28887,9 @@ $L622_entry:
 	mov.f32 %f479, %f480;
 	bra.uni $L623_ret_hi;
 $L623_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r655, %r630;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L624_entry;
 $L624_entry:
 	.loc 3 101 75
@@ -29141,9 +28901,9 @@ $L624_entry:
 	mov.f32 %f481, %f482;
 	bra.uni $L625_ret_hi;
 $L625_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r658, %r626;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L626_entry;
 $L626_entry:
 	.loc 3 100 75
@@ -29154,9 +28914,9 @@ $L626_entry:
 	mov.f32 %f483, %f484;
 	bra.uni $L627_ret_lo;
 $L627_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r660, %r630;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L628_entry;
 $L628_entry:
 	.loc 3 100 75
@@ -29167,16 +28927,16 @@ $L628_entry:
 	mov.f32 %f485, %f486;
 	bra.uni $L629_ret_lo;
 $L629_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f487, %f483, %f485, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f488, %f479, %f481, %f487;
 	mov.f32 %f458, %f488;
 	bra.uni $L630_rangeint_body;
 $L630_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r662, %r627;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L631_entry;
 $L631_entry:
 	.loc 3 101 75
@@ -29188,9 +28948,9 @@ $L631_entry:
 	mov.f32 %f489, %f490;
 	bra.uni $L632_ret_hi;
 $L632_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r665, %r631;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L633_entry;
 $L633_entry:
 	.loc 3 101 75
@@ -29202,9 +28962,9 @@ $L633_entry:
 	mov.f32 %f491, %f492;
 	bra.uni $L634_ret_hi;
 $L634_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r668, %r627;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L635_entry;
 $L635_entry:
 	.loc 3 100 75
@@ -29215,9 +28975,9 @@ $L635_entry:
 	mov.f32 %f493, %f494;
 	bra.uni $L636_ret_lo;
 $L636_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r670, %r631;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L637_entry;
 $L637_entry:
 	.loc 3 100 75
@@ -29228,14 +28988,14 @@ $L637_entry:
 	mov.f32 %f495, %f496;
 	bra.uni $L638_ret_lo;
 $L638_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f497, %f493, %f495, %f458;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f498, %f489, %f491, %f497;
 	mov.f32 %f499, %f498;
 	bra.uni $L602_rangeint_done;
 $L602_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f457, %f499;
 	bra.uni $L603_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L603_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -29253,7 +29013,7 @@ $L639_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L640_entry;
 $L640_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r676, 0;
 	mov.u32 %r677, 0;
 	mov.u32 %r678, 0;
@@ -29262,7 +29022,7 @@ $L640_entry:
 	mov.u32 %r677, %r513;
 	mov.u32 %r678, %r514;
 	mov.u32 %r679, %r515;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r680, 0;
 	mov.u32 %r681, 0;
 	mov.u32 %r682, 0;
@@ -29274,9 +29034,9 @@ $L640_entry:
 	mov.f32 %f502, %f500;
 	bra.uni $L641_rangeint_body;
 $L641_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r684, %r676;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L644_entry;
 $L644_entry:
 	.loc 3 101 75
@@ -29288,9 +29048,9 @@ $L644_entry:
 	mov.f32 %f503, %f504;
 	bra.uni $L645_ret_hi;
 $L645_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r687, %r680;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L646_entry;
 $L646_entry:
 	.loc 3 101 75
@@ -29302,9 +29062,9 @@ $L646_entry:
 	mov.f32 %f505, %f506;
 	bra.uni $L647_ret_hi;
 $L647_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r690, %r676;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L648_entry;
 $L648_entry:
 	.loc 3 100 75
@@ -29315,9 +29075,9 @@ $L648_entry:
 	mov.f32 %f507, %f508;
 	bra.uni $L649_ret_lo;
 $L649_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r692, %r680;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L650_entry;
 $L650_entry:
 	.loc 3 100 75
@@ -29328,16 +29088,16 @@ $L650_entry:
 	mov.f32 %f509, %f510;
 	bra.uni $L651_ret_lo;
 $L651_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f511, %f507, %f509, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f512, %f503, %f505, %f511;
 	mov.f32 %f502, %f512;
 	bra.uni $L652_rangeint_body;
 $L652_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r694, %r677;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L653_entry;
 $L653_entry:
 	.loc 3 101 75
@@ -29349,9 +29109,9 @@ $L653_entry:
 	mov.f32 %f513, %f514;
 	bra.uni $L654_ret_hi;
 $L654_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r697, %r681;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L655_entry;
 $L655_entry:
 	.loc 3 101 75
@@ -29363,9 +29123,9 @@ $L655_entry:
 	mov.f32 %f515, %f516;
 	bra.uni $L656_ret_hi;
 $L656_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r700, %r677;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L657_entry;
 $L657_entry:
 	.loc 3 100 75
@@ -29376,9 +29136,9 @@ $L657_entry:
 	mov.f32 %f517, %f518;
 	bra.uni $L658_ret_lo;
 $L658_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r702, %r681;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L659_entry;
 $L659_entry:
 	.loc 3 100 75
@@ -29389,16 +29149,16 @@ $L659_entry:
 	mov.f32 %f519, %f520;
 	bra.uni $L660_ret_lo;
 $L660_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f521, %f517, %f519, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f522, %f513, %f515, %f521;
 	mov.f32 %f502, %f522;
 	bra.uni $L661_rangeint_body;
 $L661_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r704, %r678;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L662_entry;
 $L662_entry:
 	.loc 3 101 75
@@ -29410,9 +29170,9 @@ $L662_entry:
 	mov.f32 %f523, %f524;
 	bra.uni $L663_ret_hi;
 $L663_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r707, %r682;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L664_entry;
 $L664_entry:
 	.loc 3 101 75
@@ -29424,9 +29184,9 @@ $L664_entry:
 	mov.f32 %f525, %f526;
 	bra.uni $L665_ret_hi;
 $L665_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r710, %r678;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L666_entry;
 $L666_entry:
 	.loc 3 100 75
@@ -29437,9 +29197,9 @@ $L666_entry:
 	mov.f32 %f527, %f528;
 	bra.uni $L667_ret_lo;
 $L667_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r712, %r682;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L668_entry;
 $L668_entry:
 	.loc 3 100 75
@@ -29450,16 +29210,16 @@ $L668_entry:
 	mov.f32 %f529, %f530;
 	bra.uni $L669_ret_lo;
 $L669_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f531, %f527, %f529, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f532, %f523, %f525, %f531;
 	mov.f32 %f502, %f532;
 	bra.uni $L670_rangeint_body;
 $L670_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r714, %r679;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L671_entry;
 $L671_entry:
 	.loc 3 101 75
@@ -29471,9 +29231,9 @@ $L671_entry:
 	mov.f32 %f533, %f534;
 	bra.uni $L672_ret_hi;
 $L672_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r717, %r683;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L673_entry;
 $L673_entry:
 	.loc 3 101 75
@@ -29485,9 +29245,9 @@ $L673_entry:
 	mov.f32 %f535, %f536;
 	bra.uni $L674_ret_hi;
 $L674_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r720, %r679;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L675_entry;
 $L675_entry:
 	.loc 3 100 75
@@ -29498,9 +29258,9 @@ $L675_entry:
 	mov.f32 %f537, %f538;
 	bra.uni $L676_ret_lo;
 $L676_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r722, %r683;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L677_entry;
 $L677_entry:
 	.loc 3 100 75
@@ -29511,14 +29271,14 @@ $L677_entry:
 	mov.f32 %f539, %f540;
 	bra.uni $L678_ret_lo;
 $L678_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f541, %f537, %f539, %f502;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f542, %f533, %f535, %f541;
 	mov.f32 %f543, %f542;
 	bra.uni $L642_rangeint_done;
 $L642_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f501, %f543;
 	bra.uni $L643_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L643_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -29552,7 +29312,7 @@ $L682_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L683_entry;
 $L683_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r732, 0;
 	mov.u32 %r733, 0;
 	mov.u32 %r734, 0;
@@ -29561,7 +29321,7 @@ $L683_entry:
 	mov.u32 %r733, %r725;
 	mov.u32 %r734, %r726;
 	mov.u32 %r735, %r727;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r736, 0;
 	mov.u32 %r737, 0;
 	mov.u32 %r738, 0;
@@ -29573,9 +29333,9 @@ $L683_entry:
 	mov.f32 %f546, %f544;
 	bra.uni $L684_rangeint_body;
 $L684_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r740, %r732;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L687_entry;
 $L687_entry:
 	.loc 3 101 75
@@ -29587,9 +29347,9 @@ $L687_entry:
 	mov.f32 %f547, %f548;
 	bra.uni $L688_ret_hi;
 $L688_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r743, %r736;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L689_entry;
 $L689_entry:
 	.loc 3 101 75
@@ -29601,9 +29361,9 @@ $L689_entry:
 	mov.f32 %f549, %f550;
 	bra.uni $L690_ret_hi;
 $L690_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r746, %r732;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L691_entry;
 $L691_entry:
 	.loc 3 100 75
@@ -29614,9 +29374,9 @@ $L691_entry:
 	mov.f32 %f551, %f552;
 	bra.uni $L692_ret_lo;
 $L692_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r748, %r736;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L693_entry;
 $L693_entry:
 	.loc 3 100 75
@@ -29627,16 +29387,16 @@ $L693_entry:
 	mov.f32 %f553, %f554;
 	bra.uni $L694_ret_lo;
 $L694_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f555, %f551, %f553, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f556, %f547, %f549, %f555;
 	mov.f32 %f546, %f556;
 	bra.uni $L695_rangeint_body;
 $L695_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r750, %r733;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L696_entry;
 $L696_entry:
 	.loc 3 101 75
@@ -29648,9 +29408,9 @@ $L696_entry:
 	mov.f32 %f557, %f558;
 	bra.uni $L697_ret_hi;
 $L697_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r753, %r737;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L698_entry;
 $L698_entry:
 	.loc 3 101 75
@@ -29662,9 +29422,9 @@ $L698_entry:
 	mov.f32 %f559, %f560;
 	bra.uni $L699_ret_hi;
 $L699_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r756, %r733;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L700_entry;
 $L700_entry:
 	.loc 3 100 75
@@ -29675,9 +29435,9 @@ $L700_entry:
 	mov.f32 %f561, %f562;
 	bra.uni $L701_ret_lo;
 $L701_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r758, %r737;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L702_entry;
 $L702_entry:
 	.loc 3 100 75
@@ -29688,16 +29448,16 @@ $L702_entry:
 	mov.f32 %f563, %f564;
 	bra.uni $L703_ret_lo;
 $L703_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f565, %f561, %f563, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f566, %f557, %f559, %f565;
 	mov.f32 %f546, %f566;
 	bra.uni $L704_rangeint_body;
 $L704_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r760, %r734;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L705_entry;
 $L705_entry:
 	.loc 3 101 75
@@ -29709,9 +29469,9 @@ $L705_entry:
 	mov.f32 %f567, %f568;
 	bra.uni $L706_ret_hi;
 $L706_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r763, %r738;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L707_entry;
 $L707_entry:
 	.loc 3 101 75
@@ -29723,9 +29483,9 @@ $L707_entry:
 	mov.f32 %f569, %f570;
 	bra.uni $L708_ret_hi;
 $L708_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r766, %r734;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L709_entry;
 $L709_entry:
 	.loc 3 100 75
@@ -29736,9 +29496,9 @@ $L709_entry:
 	mov.f32 %f571, %f572;
 	bra.uni $L710_ret_lo;
 $L710_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r768, %r738;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L711_entry;
 $L711_entry:
 	.loc 3 100 75
@@ -29749,16 +29509,16 @@ $L711_entry:
 	mov.f32 %f573, %f574;
 	bra.uni $L712_ret_lo;
 $L712_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f575, %f571, %f573, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f576, %f567, %f569, %f575;
 	mov.f32 %f546, %f576;
 	bra.uni $L713_rangeint_body;
 $L713_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r770, %r735;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L714_entry;
 $L714_entry:
 	.loc 3 101 75
@@ -29770,9 +29530,9 @@ $L714_entry:
 	mov.f32 %f577, %f578;
 	bra.uni $L715_ret_hi;
 $L715_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r773, %r739;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L716_entry;
 $L716_entry:
 	.loc 3 101 75
@@ -29784,9 +29544,9 @@ $L716_entry:
 	mov.f32 %f579, %f580;
 	bra.uni $L717_ret_hi;
 $L717_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r776, %r735;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L718_entry;
 $L718_entry:
 	.loc 3 100 75
@@ -29797,9 +29557,9 @@ $L718_entry:
 	mov.f32 %f581, %f582;
 	bra.uni $L719_ret_lo;
 $L719_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r778, %r739;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L720_entry;
 $L720_entry:
 	.loc 3 100 75
@@ -29810,14 +29570,14 @@ $L720_entry:
 	mov.f32 %f583, %f584;
 	bra.uni $L721_ret_lo;
 $L721_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f585, %f581, %f583, %f546;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f586, %f577, %f579, %f585;
 	mov.f32 %f587, %f586;
 	bra.uni $L685_rangeint_done;
 $L685_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f545, %f587;
 	bra.uni $L686_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L686_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -29835,7 +29595,7 @@ $L722_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L723_entry;
 $L723_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r784, 0;
 	mov.u32 %r785, 0;
 	mov.u32 %r786, 0;
@@ -29844,7 +29604,7 @@ $L723_entry:
 	mov.u32 %r785, %r725;
 	mov.u32 %r786, %r726;
 	mov.u32 %r787, %r727;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r788, 0;
 	mov.u32 %r789, 0;
 	mov.u32 %r790, 0;
@@ -29856,9 +29616,9 @@ $L723_entry:
 	mov.f32 %f590, %f588;
 	bra.uni $L724_rangeint_body;
 $L724_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r792, %r784;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L727_entry;
 $L727_entry:
 	.loc 3 101 75
@@ -29870,9 +29630,9 @@ $L727_entry:
 	mov.f32 %f591, %f592;
 	bra.uni $L728_ret_hi;
 $L728_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r795, %r788;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L729_entry;
 $L729_entry:
 	.loc 3 101 75
@@ -29884,9 +29644,9 @@ $L729_entry:
 	mov.f32 %f593, %f594;
 	bra.uni $L730_ret_hi;
 $L730_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r798, %r784;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L731_entry;
 $L731_entry:
 	.loc 3 100 75
@@ -29897,9 +29657,9 @@ $L731_entry:
 	mov.f32 %f595, %f596;
 	bra.uni $L732_ret_lo;
 $L732_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r800, %r788;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L733_entry;
 $L733_entry:
 	.loc 3 100 75
@@ -29910,16 +29670,16 @@ $L733_entry:
 	mov.f32 %f597, %f598;
 	bra.uni $L734_ret_lo;
 $L734_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f599, %f595, %f597, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f600, %f591, %f593, %f599;
 	mov.f32 %f590, %f600;
 	bra.uni $L735_rangeint_body;
 $L735_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r802, %r785;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L736_entry;
 $L736_entry:
 	.loc 3 101 75
@@ -29931,9 +29691,9 @@ $L736_entry:
 	mov.f32 %f601, %f602;
 	bra.uni $L737_ret_hi;
 $L737_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r805, %r789;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L738_entry;
 $L738_entry:
 	.loc 3 101 75
@@ -29945,9 +29705,9 @@ $L738_entry:
 	mov.f32 %f603, %f604;
 	bra.uni $L739_ret_hi;
 $L739_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r808, %r785;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L740_entry;
 $L740_entry:
 	.loc 3 100 75
@@ -29958,9 +29718,9 @@ $L740_entry:
 	mov.f32 %f605, %f606;
 	bra.uni $L741_ret_lo;
 $L741_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r810, %r789;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L742_entry;
 $L742_entry:
 	.loc 3 100 75
@@ -29971,16 +29731,16 @@ $L742_entry:
 	mov.f32 %f607, %f608;
 	bra.uni $L743_ret_lo;
 $L743_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f609, %f605, %f607, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f610, %f601, %f603, %f609;
 	mov.f32 %f590, %f610;
 	bra.uni $L744_rangeint_body;
 $L744_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r812, %r786;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L745_entry;
 $L745_entry:
 	.loc 3 101 75
@@ -29992,9 +29752,9 @@ $L745_entry:
 	mov.f32 %f611, %f612;
 	bra.uni $L746_ret_hi;
 $L746_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r815, %r790;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L747_entry;
 $L747_entry:
 	.loc 3 101 75
@@ -30006,9 +29766,9 @@ $L747_entry:
 	mov.f32 %f613, %f614;
 	bra.uni $L748_ret_hi;
 $L748_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r818, %r786;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L749_entry;
 $L749_entry:
 	.loc 3 100 75
@@ -30019,9 +29779,9 @@ $L749_entry:
 	mov.f32 %f615, %f616;
 	bra.uni $L750_ret_lo;
 $L750_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r820, %r790;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L751_entry;
 $L751_entry:
 	.loc 3 100 75
@@ -30032,16 +29792,16 @@ $L751_entry:
 	mov.f32 %f617, %f618;
 	bra.uni $L752_ret_lo;
 $L752_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f619, %f615, %f617, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f620, %f611, %f613, %f619;
 	mov.f32 %f590, %f620;
 	bra.uni $L753_rangeint_body;
 $L753_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r822, %r787;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L754_entry;
 $L754_entry:
 	.loc 3 101 75
@@ -30053,9 +29813,9 @@ $L754_entry:
 	mov.f32 %f621, %f622;
 	bra.uni $L755_ret_hi;
 $L755_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r825, %r791;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L756_entry;
 $L756_entry:
 	.loc 3 101 75
@@ -30067,9 +29827,9 @@ $L756_entry:
 	mov.f32 %f623, %f624;
 	bra.uni $L757_ret_hi;
 $L757_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r828, %r787;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L758_entry;
 $L758_entry:
 	.loc 3 100 75
@@ -30080,9 +29840,9 @@ $L758_entry:
 	mov.f32 %f625, %f626;
 	bra.uni $L759_ret_lo;
 $L759_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r830, %r791;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L760_entry;
 $L760_entry:
 	.loc 3 100 75
@@ -30093,14 +29853,14 @@ $L760_entry:
 	mov.f32 %f627, %f628;
 	bra.uni $L761_ret_lo;
 $L761_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f629, %f625, %f627, %f590;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f630, %f621, %f623, %f629;
 	mov.f32 %f631, %f630;
 	bra.uni $L725_rangeint_done;
 $L725_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f589, %f631;
 	bra.uni $L726_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L726_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -30118,7 +29878,7 @@ $L762_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L763_entry;
 $L763_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r836, 0;
 	mov.u32 %r837, 0;
 	mov.u32 %r838, 0;
@@ -30127,7 +29887,7 @@ $L763_entry:
 	mov.u32 %r837, %r725;
 	mov.u32 %r838, %r726;
 	mov.u32 %r839, %r727;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r840, 0;
 	mov.u32 %r841, 0;
 	mov.u32 %r842, 0;
@@ -30139,9 +29899,9 @@ $L763_entry:
 	mov.f32 %f634, %f632;
 	bra.uni $L764_rangeint_body;
 $L764_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r844, %r836;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L767_entry;
 $L767_entry:
 	.loc 3 101 75
@@ -30153,9 +29913,9 @@ $L767_entry:
 	mov.f32 %f635, %f636;
 	bra.uni $L768_ret_hi;
 $L768_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r847, %r840;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L769_entry;
 $L769_entry:
 	.loc 3 101 75
@@ -30167,9 +29927,9 @@ $L769_entry:
 	mov.f32 %f637, %f638;
 	bra.uni $L770_ret_hi;
 $L770_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r850, %r836;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L771_entry;
 $L771_entry:
 	.loc 3 100 75
@@ -30180,9 +29940,9 @@ $L771_entry:
 	mov.f32 %f639, %f640;
 	bra.uni $L772_ret_lo;
 $L772_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r852, %r840;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L773_entry;
 $L773_entry:
 	.loc 3 100 75
@@ -30193,16 +29953,16 @@ $L773_entry:
 	mov.f32 %f641, %f642;
 	bra.uni $L774_ret_lo;
 $L774_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f643, %f639, %f641, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f644, %f635, %f637, %f643;
 	mov.f32 %f634, %f644;
 	bra.uni $L775_rangeint_body;
 $L775_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r854, %r837;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L776_entry;
 $L776_entry:
 	.loc 3 101 75
@@ -30214,9 +29974,9 @@ $L776_entry:
 	mov.f32 %f645, %f646;
 	bra.uni $L777_ret_hi;
 $L777_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r857, %r841;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L778_entry;
 $L778_entry:
 	.loc 3 101 75
@@ -30228,9 +29988,9 @@ $L778_entry:
 	mov.f32 %f647, %f648;
 	bra.uni $L779_ret_hi;
 $L779_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r860, %r837;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L780_entry;
 $L780_entry:
 	.loc 3 100 75
@@ -30241,9 +30001,9 @@ $L780_entry:
 	mov.f32 %f649, %f650;
 	bra.uni $L781_ret_lo;
 $L781_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r862, %r841;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L782_entry;
 $L782_entry:
 	.loc 3 100 75
@@ -30254,16 +30014,16 @@ $L782_entry:
 	mov.f32 %f651, %f652;
 	bra.uni $L783_ret_lo;
 $L783_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f653, %f649, %f651, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f654, %f645, %f647, %f653;
 	mov.f32 %f634, %f654;
 	bra.uni $L784_rangeint_body;
 $L784_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r864, %r838;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L785_entry;
 $L785_entry:
 	.loc 3 101 75
@@ -30275,9 +30035,9 @@ $L785_entry:
 	mov.f32 %f655, %f656;
 	bra.uni $L786_ret_hi;
 $L786_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r867, %r842;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L787_entry;
 $L787_entry:
 	.loc 3 101 75
@@ -30289,9 +30049,9 @@ $L787_entry:
 	mov.f32 %f657, %f658;
 	bra.uni $L788_ret_hi;
 $L788_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r870, %r838;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L789_entry;
 $L789_entry:
 	.loc 3 100 75
@@ -30302,9 +30062,9 @@ $L789_entry:
 	mov.f32 %f659, %f660;
 	bra.uni $L790_ret_lo;
 $L790_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r872, %r842;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L791_entry;
 $L791_entry:
 	.loc 3 100 75
@@ -30315,16 +30075,16 @@ $L791_entry:
 	mov.f32 %f661, %f662;
 	bra.uni $L792_ret_lo;
 $L792_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f663, %f659, %f661, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f664, %f655, %f657, %f663;
 	mov.f32 %f634, %f664;
 	bra.uni $L793_rangeint_body;
 $L793_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r874, %r839;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L794_entry;
 $L794_entry:
 	.loc 3 101 75
@@ -30336,9 +30096,9 @@ $L794_entry:
 	mov.f32 %f665, %f666;
 	bra.uni $L795_ret_hi;
 $L795_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r877, %r843;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L796_entry;
 $L796_entry:
 	.loc 3 101 75
@@ -30350,9 +30110,9 @@ $L796_entry:
 	mov.f32 %f667, %f668;
 	bra.uni $L797_ret_hi;
 $L797_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r880, %r839;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L798_entry;
 $L798_entry:
 	.loc 3 100 75
@@ -30363,9 +30123,9 @@ $L798_entry:
 	mov.f32 %f669, %f670;
 	bra.uni $L799_ret_lo;
 $L799_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r882, %r843;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L800_entry;
 $L800_entry:
 	.loc 3 100 75
@@ -30376,14 +30136,14 @@ $L800_entry:
 	mov.f32 %f671, %f672;
 	bra.uni $L801_ret_lo;
 $L801_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f673, %f669, %f671, %f634;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f674, %f665, %f667, %f673;
 	mov.f32 %f675, %f674;
 	bra.uni $L765_rangeint_done;
 $L765_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f633, %f675;
 	bra.uni $L766_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L766_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -30401,7 +30161,7 @@ $L802_rangeint_body:
 	.loc 3 135 28
 	bra.uni $L803_entry;
 $L803_entry:
-	.loc 3 195 56
+	.loc 3 197 56
 	mov.u32 %r888, 0;
 	mov.u32 %r889, 0;
 	mov.u32 %r890, 0;
@@ -30410,7 +30170,7 @@ $L803_entry:
 	mov.u32 %r889, %r725;
 	mov.u32 %r890, %r726;
 	mov.u32 %r891, %r727;
-	.loc 3 195 60
+	.loc 3 197 60
 	mov.u32 %r892, 0;
 	mov.u32 %r893, 0;
 	mov.u32 %r894, 0;
@@ -30422,9 +30182,9 @@ $L803_entry:
 	mov.f32 %f678, %f676;
 	bra.uni $L804_rangeint_body;
 $L804_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r896, %r888;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L807_entry;
 $L807_entry:
 	.loc 3 101 75
@@ -30436,9 +30196,9 @@ $L807_entry:
 	mov.f32 %f679, %f680;
 	bra.uni $L808_ret_hi;
 $L808_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r899, %r892;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L809_entry;
 $L809_entry:
 	.loc 3 101 75
@@ -30450,9 +30210,9 @@ $L809_entry:
 	mov.f32 %f681, %f682;
 	bra.uni $L810_ret_hi;
 $L810_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r902, %r888;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L811_entry;
 $L811_entry:
 	.loc 3 100 75
@@ -30463,9 +30223,9 @@ $L811_entry:
 	mov.f32 %f683, %f684;
 	bra.uni $L812_ret_lo;
 $L812_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r904, %r892;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L813_entry;
 $L813_entry:
 	.loc 3 100 75
@@ -30476,16 +30236,16 @@ $L813_entry:
 	mov.f32 %f685, %f686;
 	bra.uni $L814_ret_lo;
 $L814_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f687, %f683, %f685, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f688, %f679, %f681, %f687;
 	mov.f32 %f678, %f688;
 	bra.uni $L815_rangeint_body;
 $L815_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r906, %r889;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L816_entry;
 $L816_entry:
 	.loc 3 101 75
@@ -30497,9 +30257,9 @@ $L816_entry:
 	mov.f32 %f689, %f690;
 	bra.uni $L817_ret_hi;
 $L817_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r909, %r893;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L818_entry;
 $L818_entry:
 	.loc 3 101 75
@@ -30511,9 +30271,9 @@ $L818_entry:
 	mov.f32 %f691, %f692;
 	bra.uni $L819_ret_hi;
 $L819_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r912, %r889;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L820_entry;
 $L820_entry:
 	.loc 3 100 75
@@ -30524,9 +30284,9 @@ $L820_entry:
 	mov.f32 %f693, %f694;
 	bra.uni $L821_ret_lo;
 $L821_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r914, %r893;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L822_entry;
 $L822_entry:
 	.loc 3 100 75
@@ -30537,16 +30297,16 @@ $L822_entry:
 	mov.f32 %f695, %f696;
 	bra.uni $L823_ret_lo;
 $L823_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f697, %f693, %f695, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f698, %f689, %f691, %f697;
 	mov.f32 %f678, %f698;
 	bra.uni $L824_rangeint_body;
 $L824_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r916, %r890;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L825_entry;
 $L825_entry:
 	.loc 3 101 75
@@ -30558,9 +30318,9 @@ $L825_entry:
 	mov.f32 %f699, %f700;
 	bra.uni $L826_ret_hi;
 $L826_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r919, %r894;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L827_entry;
 $L827_entry:
 	.loc 3 101 75
@@ -30572,9 +30332,9 @@ $L827_entry:
 	mov.f32 %f701, %f702;
 	bra.uni $L828_ret_hi;
 $L828_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r922, %r890;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L829_entry;
 $L829_entry:
 	.loc 3 100 75
@@ -30585,9 +30345,9 @@ $L829_entry:
 	mov.f32 %f703, %f704;
 	bra.uni $L830_ret_lo;
 $L830_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r924, %r894;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L831_entry;
 $L831_entry:
 	.loc 3 100 75
@@ -30598,16 +30358,16 @@ $L831_entry:
 	mov.f32 %f705, %f706;
 	bra.uni $L832_ret_lo;
 $L832_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f707, %f703, %f705, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f708, %f699, %f701, %f707;
 	mov.f32 %f678, %f708;
 	bra.uni $L833_rangeint_body;
 $L833_rangeint_body:
-	.loc 3 198 23
+	.loc 3 200 23
 	mov.u32 %r926, %r891;
-	.loc 3 198 20
+	.loc 3 200 20
 	bra.uni $L834_entry;
 $L834_entry:
 	.loc 3 101 75
@@ -30619,9 +30379,9 @@ $L834_entry:
 	mov.f32 %f709, %f710;
 	bra.uni $L835_ret_hi;
 $L835_ret_hi:
-	.loc 3 198 37
+	.loc 3 200 37
 	mov.u32 %r929, %r895;
-	.loc 3 198 34
+	.loc 3 200 34
 	bra.uni $L836_entry;
 $L836_entry:
 	.loc 3 101 75
@@ -30633,9 +30393,9 @@ $L836_entry:
 	mov.f32 %f711, %f712;
 	bra.uni $L837_ret_hi;
 $L837_ret_hi:
-	.loc 3 198 59
+	.loc 3 200 59
 	mov.u32 %r932, %r891;
-	.loc 3 198 56
+	.loc 3 200 56
 	bra.uni $L838_entry;
 $L838_entry:
 	.loc 3 100 75
@@ -30646,9 +30406,9 @@ $L838_entry:
 	mov.f32 %f713, %f714;
 	bra.uni $L839_ret_lo;
 $L839_ret_lo:
-	.loc 3 198 73
+	.loc 3 200 73
 	mov.u32 %r934, %r895;
-	.loc 3 198 70
+	.loc 3 200 70
 	bra.uni $L840_entry;
 $L840_entry:
 	.loc 3 100 75
@@ -30659,14 +30419,14 @@ $L840_entry:
 	mov.f32 %f715, %f716;
 	bra.uni $L841_ret_lo;
 $L841_ret_lo:
-	.loc 3 198 50
+	.loc 3 200 50
 	fma.rn.f32 %f717, %f713, %f715, %f678;
-	.loc 3 198 14
+	.loc 3 200 14
 	fma.rn.f32 %f718, %f709, %f711, %f717;
 	mov.f32 %f719, %f718;
 	bra.uni $L805_rangeint_done;
 $L805_rangeint_done:
-	.loc 3 200 2
+	.loc 3 202 2
 	mov.f32 %f677, %f719;
 	bra.uni $L806_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d;
 $L806_ret_gemvDot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fgemv_u002ebf16g_u005d:
@@ -30696,12 +30456,12 @@ $L843_rangeint_body:
 	.loc 3 177 13
 	setp.lt.s64 %p56, %rd360, %rd16;
 	@%p56 bra $L847_cond_true;
-	bra.uni $L854_edge;
+	bra.uni $L855_edge;
 $L847_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p57, %rd359, %rd17;
 	@%p57 bra $L845_if_then;
-	bra.uni $L855_edge;
+	bra.uni $L856_edge;
 $L845_if_then:
 	.loc 3 178 21
 	add.s64 %rd363, %rd30, 0;
@@ -30712,11 +30472,11 @@ $L845_if_then:
 	mov.s64 %rd361, %rd365;
 	mov.s64 %rd362, 16;
 	bra.uni $L846_if_done;
-$L855_edge:
+$L856_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
 	bra.uni $L846_if_done;
-$L854_edge:
+$L855_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
 	bra.uni $L846_if_done;
@@ -30740,20 +30500,20 @@ $L846_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r936, %rd362;
 	cp.async.cg.shared.global [%rd372], [%rd374], 16, %r936;
-	bra.uni $L856_rangeint_body;
-$L856_rangeint_body:
+	bra.uni $L857_rangeint_body;
+$L857_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd375, %rd30, 1;
 	.loc 3 177 13
 	setp.lt.s64 %p58, %rd375, %rd16;
-	@%p58 bra $L859_cond_true;
-	bra.uni $L860_edge;
-$L859_cond_true:
+	@%p58 bra $L860_cond_true;
+	bra.uni $L861_edge;
+$L860_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p59, %rd359, %rd17;
-	@%p59 bra $L857_if_then;
-	bra.uni $L861_edge;
-$L857_if_then:
+	@%p59 bra $L858_if_then;
+	bra.uni $L862_edge;
+$L858_if_then:
 	.loc 3 178 21
 	add.s64 %rd376, %rd30, 1;
 	.loc 3 178 24
@@ -30762,16 +30522,16 @@ $L857_if_then:
 	add.s64 %rd378, %rd377, %rd359;
 	mov.s64 %rd361, %rd378;
 	mov.s64 %rd362, 16;
-	bra.uni $L858_if_done;
+	bra.uni $L859_if_done;
+$L862_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L859_if_done;
 $L861_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L858_if_done;
-$L860_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L858_if_done;
-$L858_if_done:
+	bra.uni $L859_if_done;
+$L859_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd379, %rd356, 8;
 	.loc 3 180 39
@@ -30791,20 +30551,20 @@ $L858_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r937, %rd362;
 	cp.async.cg.shared.global [%rd385], [%rd387], 16, %r937;
-	bra.uni $L862_rangeint_body;
-$L862_rangeint_body:
+	bra.uni $L863_rangeint_body;
+$L863_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd388, %rd30, 2;
 	.loc 3 177 13
 	setp.lt.s64 %p60, %rd388, %rd16;
-	@%p60 bra $L865_cond_true;
-	bra.uni $L866_edge;
-$L865_cond_true:
+	@%p60 bra $L866_cond_true;
+	bra.uni $L867_edge;
+$L866_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p61, %rd359, %rd17;
-	@%p61 bra $L863_if_then;
-	bra.uni $L867_edge;
-$L863_if_then:
+	@%p61 bra $L864_if_then;
+	bra.uni $L868_edge;
+$L864_if_then:
 	.loc 3 178 21
 	add.s64 %rd389, %rd30, 2;
 	.loc 3 178 24
@@ -30813,16 +30573,16 @@ $L863_if_then:
 	add.s64 %rd391, %rd390, %rd359;
 	mov.s64 %rd361, %rd391;
 	mov.s64 %rd362, 16;
-	bra.uni $L864_if_done;
+	bra.uni $L865_if_done;
+$L868_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L865_if_done;
 $L867_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L864_if_done;
-$L866_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L864_if_done;
-$L864_if_done:
+	bra.uni $L865_if_done;
+$L865_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd392, %rd356, 8;
 	.loc 3 180 39
@@ -30842,20 +30602,20 @@ $L864_if_done:
 	.loc 3 180 19
 	cvt.u32.s64 %r938, %rd362;
 	cp.async.cg.shared.global [%rd398], [%rd400], 16, %r938;
-	bra.uni $L868_rangeint_body;
-$L868_rangeint_body:
+	bra.uni $L869_rangeint_body;
+$L869_rangeint_body:
 	.loc 3 177 10
 	add.s64 %rd401, %rd30, 3;
 	.loc 3 177 13
 	setp.lt.s64 %p62, %rd401, %rd16;
-	@%p62 bra $L871_cond_true;
-	bra.uni $L872_edge;
-$L871_cond_true:
+	@%p62 bra $L872_cond_true;
+	bra.uni $L873_edge;
+$L872_cond_true:
 	.loc 3 177 23
 	setp.lt.s64 %p63, %rd359, %rd17;
-	@%p63 bra $L869_if_then;
-	bra.uni $L873_edge;
-$L869_if_then:
+	@%p63 bra $L870_if_then;
+	bra.uni $L874_edge;
+$L870_if_then:
 	.loc 3 178 21
 	add.s64 %rd402, %rd30, 3;
 	.loc 3 178 24
@@ -30864,16 +30624,16 @@ $L869_if_then:
 	add.s64 %rd404, %rd403, %rd359;
 	mov.s64 %rd361, %rd404;
 	mov.s64 %rd362, 16;
-	bra.uni $L870_if_done;
+	bra.uni $L871_if_done;
+$L874_edge:
+	mov.s64 %rd361, 0;
+	mov.s64 %rd362, 0;
+	bra.uni $L871_if_done;
 $L873_edge:
 	mov.s64 %rd361, 0;
 	mov.s64 %rd362, 0;
-	bra.uni $L870_if_done;
-$L872_edge:
-	mov.s64 %rd361, 0;
-	mov.s64 %rd362, 0;
-	bra.uni $L870_if_done;
-$L870_if_done:
+	bra.uni $L871_if_done;
+$L871_if_done:
 	.loc 3 180 29
 	mul.lo.s64 %rd405, %rd356, 8;
 	.loc 3 180 39
@@ -30895,222 +30655,206 @@ $L870_if_done:
 	cp.async.cg.shared.global [%rd411], [%rd413], 16, %r939;
 	bra.uni $L848_rangeint_body;
 $L848_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd414, %rd49, 0;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p64, %rd414, %rd15;
-	@%p64 bra $L852_cond_true;
-	bra.uni $L874_edge;
-$L852_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p65, %rd359, %rd17;
-	@%p65 bra $L850_if_then;
-	bra.uni $L875_edge;
+	@%p64 bra $L850_if_then;
+	bra.uni $L876_rangeint_body;
 $L850_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p65, %rd359, %rd17;
+	@%p65 bra $L852_if_then;
+	bra.uni $L875_edge;
+$L852_if_then:
+	.loc 3 187 20
 	add.s64 %rd417, %rd49, 0;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd418, %rd417, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd419, %rd418, %rd359;
 	mov.s64 %rd415, %rd419;
 	mov.s64 %rd416, 16;
-	bra.uni $L851_if_done;
+	bra.uni $L853_if_done;
 $L875_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L851_if_done;
-$L874_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L851_if_done;
-$L851_if_done:
-	.loc 3 188 29
+	bra.uni $L853_if_done;
+$L853_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd420, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd421, %rd420, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd422, %rd421, 0;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd423, %rd422, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd424, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd425, %rd423, %rd424;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd426, %rd425, 1;
 	add.s64 %rd427, %rd37, %rd426;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd428, %rd415, 1;
 	add.s64 %rd429, %rd4, %rd428;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r940, %rd416;
 	cp.async.cg.shared.global [%rd427], [%rd429], 16, %r940;
 	bra.uni $L876_rangeint_body;
 $L876_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd430, %rd49, 1;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p66, %rd430, %rd15;
-	@%p66 bra $L879_cond_true;
-	bra.uni $L880_edge;
-$L879_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p67, %rd359, %rd17;
-	@%p67 bra $L877_if_then;
-	bra.uni $L881_edge;
+	@%p66 bra $L877_if_then;
+	bra.uni $L882_rangeint_body;
 $L877_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p67, %rd359, %rd17;
+	@%p67 bra $L879_if_then;
+	bra.uni $L881_edge;
+$L879_if_then:
+	.loc 3 187 20
 	add.s64 %rd431, %rd49, 1;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd432, %rd431, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd433, %rd432, %rd359;
 	mov.s64 %rd415, %rd433;
 	mov.s64 %rd416, 16;
-	bra.uni $L878_if_done;
+	bra.uni $L880_if_done;
 $L881_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L878_if_done;
-$L880_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L878_if_done;
-$L878_if_done:
-	.loc 3 188 29
+	bra.uni $L880_if_done;
+$L880_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd434, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd435, %rd434, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd436, %rd435, 1;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd437, %rd436, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd438, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd439, %rd437, %rd438;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd440, %rd439, 1;
 	add.s64 %rd441, %rd37, %rd440;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd442, %rd415, 1;
 	add.s64 %rd443, %rd4, %rd442;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r941, %rd416;
 	cp.async.cg.shared.global [%rd441], [%rd443], 16, %r941;
 	bra.uni $L882_rangeint_body;
 $L882_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd444, %rd49, 2;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p68, %rd444, %rd15;
-	@%p68 bra $L885_cond_true;
-	bra.uni $L886_edge;
-$L885_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p69, %rd359, %rd17;
-	@%p69 bra $L883_if_then;
-	bra.uni $L887_edge;
+	@%p68 bra $L883_if_then;
+	bra.uni $L888_rangeint_body;
 $L883_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p69, %rd359, %rd17;
+	@%p69 bra $L885_if_then;
+	bra.uni $L887_edge;
+$L885_if_then:
+	.loc 3 187 20
 	add.s64 %rd445, %rd49, 2;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd446, %rd445, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd447, %rd446, %rd359;
 	mov.s64 %rd415, %rd447;
 	mov.s64 %rd416, 16;
-	bra.uni $L884_if_done;
+	bra.uni $L886_if_done;
 $L887_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L884_if_done;
-$L886_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L884_if_done;
-$L884_if_done:
-	.loc 3 188 29
+	bra.uni $L886_if_done;
+$L886_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd448, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd449, %rd448, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd450, %rd449, 2;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd451, %rd450, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd452, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd453, %rd451, %rd452;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd454, %rd453, 1;
 	add.s64 %rd455, %rd37, %rd454;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd456, %rd415, 1;
 	add.s64 %rd457, %rd4, %rd456;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r942, %rd416;
 	cp.async.cg.shared.global [%rd455], [%rd457], 16, %r942;
 	bra.uni $L888_rangeint_body;
 $L888_rangeint_body:
-	.loc 3 185 8
+	.loc 3 184 8
 	add.s64 %rd458, %rd49, 3;
-	.loc 3 185 11
+	.loc 3 184 11
 	setp.lt.s64 %p70, %rd458, %rd15;
-	@%p70 bra $L891_cond_true;
-	bra.uni $L892_edge;
-$L891_cond_true:
-	.loc 3 185 21
-	setp.lt.s64 %p71, %rd359, %rd17;
-	@%p71 bra $L889_if_then;
-	bra.uni $L893_edge;
+	@%p70 bra $L889_if_then;
+	bra.uni $L849_rangeint_done;
 $L889_if_then:
-	.loc 3 186 19
+	.loc 3 186 10
+	setp.lt.s64 %p71, %rd359, %rd17;
+	@%p71 bra $L891_if_then;
+	bra.uni $L893_edge;
+$L891_if_then:
+	.loc 3 187 20
 	add.s64 %rd459, %rd49, 3;
-	.loc 3 186 22
+	.loc 3 187 23
 	mul.lo.s64 %rd460, %rd459, %rd17;
-	.loc 3 186 24
+	.loc 3 187 25
 	add.s64 %rd461, %rd460, %rd359;
 	mov.s64 %rd415, %rd461;
 	mov.s64 %rd416, 16;
-	bra.uni $L890_if_done;
+	bra.uni $L892_if_done;
 $L893_edge:
 	mov.s64 %rd415, 0;
 	mov.s64 %rd416, 0;
-	bra.uni $L890_if_done;
-$L892_edge:
-	mov.s64 %rd415, 0;
-	mov.s64 %rd416, 0;
-	bra.uni $L890_if_done;
-$L890_if_done:
-	.loc 3 188 29
+	bra.uni $L892_if_done;
+$L892_if_done:
+	.loc 3 189 30
 	mul.lo.s64 %rd462, %rd356, 8;
-	.loc 3 188 39
+	.loc 3 189 40
 	add.s64 %rd463, %rd462, 4;
-	.loc 3 188 49
+	.loc 3 189 50
 	add.s64 %rd464, %rd463, 3;
-	.loc 3 188 52
+	.loc 3 189 53
 	mul.lo.s64 %rd465, %rd464, 256;
-	.loc 3 188 63
+	.loc 3 189 64
 	mul.lo.s64 %rd466, %rd23, 8;
-	.loc 3 188 61
+	.loc 3 189 62
 	add.s64 %rd467, %rd465, %rd466;
-	.loc 3 188 26
+	.loc 3 189 27
 	shl.b64 %rd468, %rd467, 1;
 	add.s64 %rd469, %rd37, %rd468;
-	.loc 3 188 70
+	.loc 3 189 71
 	shl.b64 %rd470, %rd415, 1;
 	add.s64 %rd471, %rd4, %rd470;
-	.loc 3 188 19
+	.loc 3 189 20
 	cvt.u32.s64 %r943, %rd416;
 	cp.async.cg.shared.global [%rd469], [%rd471], 16, %r943;
 	bra.uni $L849_rangeint_done;
 $L849_rangeint_done:
-	.loc 3 190 19
+	.loc 3 192 19
 	cp.async.commit_group;
-	bra.uni $L853_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L853_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	bra.uni $L854_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L854_ret_gemvIssue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 3 117 29
 	add.s64 %rd472, %rd308, 1;
 	mov.s64 %rd308, %rd472;
@@ -31500,58 +31244,58 @@ $L30_if_then:
 	.loc 3 159 16
 	bra.uni $L945_entry;
 $L945_entry:
-	.loc 3 206 9
+	.loc 3 208 9
 	setp.lt.s64 %p90, %rd474, %rd15;
 	@%p90 bra $L946_if_then;
 	bra.uni $L1029_for_body;
 $L946_if_then:
-	.loc 3 207 14
+	.loc 3 209 14
 	add.s64 %rd476, %rd475, 1;
-	.loc 3 207 17
+	.loc 3 209 17
 	setp.lt.s64 %p91, %rd476, %rd16;
-	.loc 3 208 16
+	.loc 3 210 16
 	setp.gt.s64 %p92, %rd11, 0;
 	@%p92 bra $L948_if_then;
 	bra.uni $L961_edge;
 $L948_if_then:
-	.loc 3 209 22
+	.loc 3 211 22
 	shl.b64 %rd477, %rd475, 1;
 	add.s64 %rd478, %rd10, %rd477;
 	ld.global.nc.u16 %rs0, [%rd478];
-	.loc 3 209 17
+	.loc 3 211 17
 	bra.uni $L962_entry;
 $L962_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r944, %rs0;
 	shl.b32 %r944, %r944, 16;
 	mov.b32 %f905, %r944;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f904, %f905;
 	bra.uni $L963_ret_load;
 $L963_ret_load:
-	.loc 3 209 4
+	.loc 3 211 4
 	add.rn.f32 %f906, %f900, %f904;
 	@%p91 bra $L950_if_then;
 	bra.uni $L964_edge;
 $L950_if_then:
-	.loc 3 211 27
+	.loc 3 213 27
 	add.s64 %rd479, %rd475, 1;
-	.loc 3 211 23
+	.loc 3 213 23
 	shl.b64 %rd480, %rd479, 1;
 	add.s64 %rd481, %rd10, %rd480;
 	ld.global.nc.u16 %rs1, [%rd481];
-	.loc 3 211 18
+	.loc 3 213 18
 	bra.uni $L965_entry;
 $L965_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r945, %rs1;
 	shl.b32 %r945, %r945, 16;
 	mov.b32 %f908, %r945;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f907, %f908;
 	bra.uni $L966_ret_load;
 $L966_ret_load:
-	.loc 3 211 5
+	.loc 3 213 5
 	add.rn.f32 %f909, %f901, %f907;
 	mov.f32 %f902, %f906;
 	mov.f32 %f903, %f909;
@@ -31565,22 +31309,22 @@ $L961_edge:
 	mov.f32 %f903, %f901;
 	bra.uni $L949_if_done;
 $L949_if_done:
-	.loc 3 214 10
+	.loc 3 216 10
 	setp.eq.s64 %p93, %rd18, 3;
 	@%p93 bra $L951_if_then;
 	bra.uni $L952_if_else;
 $L951_if_then:
-	.loc 3 215 15
+	.loc 3 217 15
 	shr.s64 %rd482, %rd16, 1;
-	.loc 3 215 12
+	.loc 3 217 12
 	mul.lo.s64 %rd483, %rd474, %rd482;
-	.loc 3 215 25
+	.loc 3 217 25
 	shr.s64 %rd484, %rd475, 1;
-	.loc 3 215 20
+	.loc 3 217 20
 	add.s64 %rd485, %rd483, %rd484;
-	.loc 3 216 27
+	.loc 3 218 27
 	neg.f32 %f910, %f902;
-	.loc 3 216 26
+	.loc 3 218 26
 	max.f32 %f911, %f910, 0fC2D00000;
 	min.f32 %f911, %f911, 0f42B20000;
 	mul.rn.f32 %f912, %f911, 0f3FB8AA3B;
@@ -31598,33 +31342,33 @@ $L951_if_then:
 	mul.rn.f32 %f915, %f915, %f919;
 	setp.nan.f32 %p94, %f910, %f910;
 	selp.f32 %f915, %f910, %f915, %p94;
-	.loc 3 216 17
+	.loc 3 218 17
 	add.rn.f32 %f920, 0f3F800000, %f915;
-	.loc 3 216 12
+	.loc 3 218 12
 	div.rn.f32 %f921, %f902, %f920;
-	.loc 3 216 33
+	.loc 3 218 33
 	mul.rn.f32 %f922, %f921, %f903;
-	.loc 3 217 16
+	.loc 3 219 16
 	setp.gt.s64 %p95, %rd14, 0;
 	@%p95 bra $L953_if_then;
 	bra.uni $L967_edge;
 $L953_if_then:
-	.loc 3 218 21
+	.loc 3 220 21
 	shl.b64 %rd486, %rd485, 1;
 	add.s64 %rd487, %rd13, %rd486;
 	ld.global.nc.u16 %rs2, [%rd487];
-	.loc 3 218 17
+	.loc 3 220 17
 	bra.uni $L968_entry;
 $L968_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r946, %rs2;
 	shl.b32 %r946, %r946, 16;
 	mov.b32 %f925, %r946;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f924, %f925;
 	bra.uni $L969_ret_load;
 $L969_ret_load:
-	.loc 3 218 5
+	.loc 3 220 5
 	add.rn.f32 %f926, %f922, %f924;
 	mov.f32 %f923, %f926;
 	bra.uni $L970_entry;
@@ -31632,33 +31376,33 @@ $L967_edge:
 	mov.f32 %f923, %f922;
 	bra.uni $L970_entry;
 $L970_entry:
-	.loc 3 276 67
+	.loc 3 278 67
 	cvt.rn.bf16.f32 %rs4, %f923;
-	.loc 3 276 46
+	.loc 3 278 46
 	mov.u16 %rs3, %rs4;
 	bra.uni $L971_ret_store;
 $L971_ret_store:
-	.loc 3 220 7
+	.loc 3 222 7
 	shl.b64 %rd488, %rd485, 1;
 	add.s64 %rd489, %rd1, %rd488;
 	st.global.u16 [%rd489], %rs3;
 	bra.uni $L1029_for_body;
 $L952_if_else:
-	.loc 3 222 12
+	.loc 3 224 12
 	mul.lo.s64 %rd490, %rd474, %rd16;
-	.loc 3 222 15
+	.loc 3 224 15
 	add.s64 %rd491, %rd490, %rd475;
-	.loc 3 223 16
+	.loc 3 225 16
 	bra.uni $L972_entry;
 $L972_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p96, %rd18, 1;
 	@%p96 bra $L973_if_then;
 	bra.uni $L974_if_done;
 $L973_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f928, %f902;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f929, %f928, 0fC2D00000;
 	min.f32 %f929, %f929, 0f42B20000;
 	mul.rn.f32 %f930, %f929, 0f3FB8AA3B;
@@ -31676,24 +31420,24 @@ $L973_if_then:
 	mul.rn.f32 %f933, %f933, %f937;
 	setp.nan.f32 %p97, %f928, %f928;
 	selp.f32 %f933, %f928, %f933, %p97;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f938, 0f3F800000, %f933;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f939, %f902, %f938;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f927, %f939;
 	bra.uni $L977_ret_gemvAct;
 $L974_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p98, %rd18, 2;
 	@%p98 bra $L975_if_then;
 	bra.uni $L976_if_done;
 $L975_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f940, 0f3F000000, %f902;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f941, %f902, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L978_entry;
 $L978_entry:
 	.loc 1 26 14
@@ -31848,39 +31592,39 @@ $L994_ret_copysign32:
 	mov.f32 %f942, %f980;
 	bra.uni $L990_ret_Erf32;
 $L990_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f983, 0f3F800000, %f942;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f984, %f940, %f983;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f927, %f984;
 	bra.uni $L977_ret_gemvAct;
 $L976_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f927, %f902;
 	bra.uni $L977_ret_gemvAct;
 $L977_ret_gemvAct:
-	.loc 3 224 16
+	.loc 3 226 16
 	setp.gt.s64 %p104, %rd14, 0;
 	@%p104 bra $L955_if_then;
 	bra.uni $L995_edge;
 $L955_if_then:
-	.loc 3 225 22
+	.loc 3 227 22
 	shl.b64 %rd492, %rd491, 1;
 	add.s64 %rd493, %rd13, %rd492;
 	ld.global.nc.u16 %rs5, [%rd493];
-	.loc 3 225 18
+	.loc 3 227 18
 	bra.uni $L996_entry;
 $L996_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r957, %rs5;
 	shl.b32 %r957, %r957, 16;
 	mov.b32 %f987, %r957;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f986, %f987;
 	bra.uni $L997_ret_load;
 $L997_ret_load:
-	.loc 3 225 5
+	.loc 3 227 5
 	add.rn.f32 %f988, %f927, %f986;
 	mov.f32 %f985, %f988;
 	bra.uni $L998_entry;
@@ -31888,27 +31632,27 @@ $L995_edge:
 	mov.f32 %f985, %f927;
 	bra.uni $L998_entry;
 $L998_entry:
-	.loc 3 276 67
+	.loc 3 278 67
 	cvt.rn.bf16.f32 %rs7, %f985;
-	.loc 3 276 46
+	.loc 3 278 46
 	mov.u16 %rs6, %rs7;
 	bra.uni $L999_ret_store;
 $L999_ret_store:
-	.loc 3 227 7
+	.loc 3 229 7
 	shl.b64 %rd494, %rd491, 1;
 	add.s64 %rd495, %rd1, %rd494;
 	st.global.u16 [%rd495], %rs6;
 	@%p91 bra $L1000_entry;
 	bra.uni $L1029_for_body;
 $L1000_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p105, %rd18, 1;
 	@%p105 bra $L1001_if_then;
 	bra.uni $L1002_if_done;
 $L1001_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f990, %f903;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f991, %f990, 0fC2D00000;
 	min.f32 %f991, %f991, 0f42B20000;
 	mul.rn.f32 %f992, %f991, 0f3FB8AA3B;
@@ -31926,24 +31670,24 @@ $L1001_if_then:
 	mul.rn.f32 %f995, %f995, %f999;
 	setp.nan.f32 %p106, %f990, %f990;
 	selp.f32 %f995, %f990, %f995, %p106;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1000, 0f3F800000, %f995;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1001, %f903, %f1000;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f989, %f1001;
 	bra.uni $L1005_ret_gemvAct;
 $L1002_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p107, %rd18, 2;
 	@%p107 bra $L1003_if_then;
 	bra.uni $L1004_if_done;
 $L1003_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1002, 0f3F000000, %f903;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1003, %f903, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1006_entry;
 $L1006_entry:
 	.loc 1 26 14
@@ -32098,41 +31842,41 @@ $L1022_ret_copysign32:
 	mov.f32 %f1004, %f1042;
 	bra.uni $L1018_ret_Erf32;
 $L1018_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1045, 0f3F800000, %f1004;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1046, %f1002, %f1045;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f989, %f1046;
 	bra.uni $L1005_ret_gemvAct;
 $L1004_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f989, %f903;
 	bra.uni $L1005_ret_gemvAct;
 $L1005_ret_gemvAct:
-	.loc 3 230 17
+	.loc 3 232 17
 	setp.gt.s64 %p113, %rd14, 0;
 	@%p113 bra $L958_if_then;
 	bra.uni $L1023_edge;
 $L958_if_then:
-	.loc 3 231 25
+	.loc 3 233 25
 	add.s64 %rd496, %rd491, 1;
-	.loc 3 231 23
+	.loc 3 233 23
 	shl.b64 %rd497, %rd496, 1;
 	add.s64 %rd498, %rd13, %rd497;
 	ld.global.nc.u16 %rs8, [%rd498];
-	.loc 3 231 19
+	.loc 3 233 19
 	bra.uni $L1024_entry;
 $L1024_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r968, %rs8;
 	shl.b32 %r968, %r968, 16;
 	mov.b32 %f1049, %r968;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f1048, %f1049;
 	bra.uni $L1025_ret_load;
 $L1025_ret_load:
-	.loc 3 231 6
+	.loc 3 233 6
 	add.rn.f32 %f1050, %f989, %f1048;
 	mov.f32 %f1047, %f1050;
 	bra.uni $L959_if_done;
@@ -32140,18 +31884,18 @@ $L1023_edge:
 	mov.f32 %f1047, %f989;
 	bra.uni $L959_if_done;
 $L959_if_done:
-	.loc 3 233 10
+	.loc 3 235 10
 	add.s64 %rd499, %rd491, 1;
-	.loc 3 233 24
+	.loc 3 235 24
 	bra.uni $L1026_entry;
 $L1026_entry:
-	.loc 3 276 67
+	.loc 3 278 67
 	cvt.rn.bf16.f32 %rs10, %f1047;
-	.loc 3 276 46
+	.loc 3 278 46
 	mov.u16 %rs9, %rs10;
 	bra.uni $L1027_ret_store;
 $L1027_ret_store:
-	.loc 3 233 8
+	.loc 3 235 8
 	shl.b64 %rd500, %rd499, 1;
 	add.s64 %rd501, %rd1, %rd500;
 	st.global.u16 [%rd501], %rs9;
@@ -32175,58 +31919,58 @@ $L1030_if_then:
 	.loc 3 159 16
 	bra.uni $L1032_entry;
 $L1032_entry:
-	.loc 3 206 9
+	.loc 3 208 9
 	setp.lt.s64 %p115, %rd503, %rd15;
 	@%p115 bra $L1033_if_then;
 	bra.uni $L27_if_done;
 $L1033_if_then:
-	.loc 3 207 14
+	.loc 3 209 14
 	add.s64 %rd505, %rd504, 1;
-	.loc 3 207 17
+	.loc 3 209 17
 	setp.lt.s64 %p116, %rd505, %rd16;
-	.loc 3 208 16
+	.loc 3 210 16
 	setp.gt.s64 %p117, %rd11, 0;
 	@%p117 bra $L1035_if_then;
 	bra.uni $L1048_edge;
 $L1035_if_then:
-	.loc 3 209 22
+	.loc 3 211 22
 	shl.b64 %rd506, %rd504, 1;
 	add.s64 %rd507, %rd10, %rd506;
 	ld.global.nc.u16 %rs11, [%rd507];
-	.loc 3 209 17
+	.loc 3 211 17
 	bra.uni $L1049_entry;
 $L1049_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r969, %rs11;
 	shl.b32 %r969, %r969, 16;
 	mov.b32 %f1056, %r969;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f1055, %f1056;
 	bra.uni $L1050_ret_load;
 $L1050_ret_load:
-	.loc 3 209 4
+	.loc 3 211 4
 	add.rn.f32 %f1057, %f1051, %f1055;
 	@%p116 bra $L1037_if_then;
 	bra.uni $L1051_edge;
 $L1037_if_then:
-	.loc 3 211 27
+	.loc 3 213 27
 	add.s64 %rd508, %rd504, 1;
-	.loc 3 211 23
+	.loc 3 213 23
 	shl.b64 %rd509, %rd508, 1;
 	add.s64 %rd510, %rd10, %rd509;
 	ld.global.nc.u16 %rs12, [%rd510];
-	.loc 3 211 18
+	.loc 3 213 18
 	bra.uni $L1052_entry;
 $L1052_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r970, %rs12;
 	shl.b32 %r970, %r970, 16;
 	mov.b32 %f1059, %r970;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f1058, %f1059;
 	bra.uni $L1053_ret_load;
 $L1053_ret_load:
-	.loc 3 211 5
+	.loc 3 213 5
 	add.rn.f32 %f1060, %f1052, %f1058;
 	mov.f32 %f1053, %f1057;
 	mov.f32 %f1054, %f1060;
@@ -32240,22 +31984,22 @@ $L1048_edge:
 	mov.f32 %f1054, %f1052;
 	bra.uni $L1036_if_done;
 $L1036_if_done:
-	.loc 3 214 10
+	.loc 3 216 10
 	setp.eq.s64 %p118, %rd18, 3;
 	@%p118 bra $L1038_if_then;
 	bra.uni $L1039_if_else;
 $L1038_if_then:
-	.loc 3 215 15
+	.loc 3 217 15
 	shr.s64 %rd511, %rd16, 1;
-	.loc 3 215 12
+	.loc 3 217 12
 	mul.lo.s64 %rd512, %rd503, %rd511;
-	.loc 3 215 25
+	.loc 3 217 25
 	shr.s64 %rd513, %rd504, 1;
-	.loc 3 215 20
+	.loc 3 217 20
 	add.s64 %rd514, %rd512, %rd513;
-	.loc 3 216 27
+	.loc 3 218 27
 	neg.f32 %f1061, %f1053;
-	.loc 3 216 26
+	.loc 3 218 26
 	max.f32 %f1062, %f1061, 0fC2D00000;
 	min.f32 %f1062, %f1062, 0f42B20000;
 	mul.rn.f32 %f1063, %f1062, 0f3FB8AA3B;
@@ -32273,33 +32017,33 @@ $L1038_if_then:
 	mul.rn.f32 %f1066, %f1066, %f1070;
 	setp.nan.f32 %p119, %f1061, %f1061;
 	selp.f32 %f1066, %f1061, %f1066, %p119;
-	.loc 3 216 17
+	.loc 3 218 17
 	add.rn.f32 %f1071, 0f3F800000, %f1066;
-	.loc 3 216 12
+	.loc 3 218 12
 	div.rn.f32 %f1072, %f1053, %f1071;
-	.loc 3 216 33
+	.loc 3 218 33
 	mul.rn.f32 %f1073, %f1072, %f1054;
-	.loc 3 217 16
+	.loc 3 219 16
 	setp.gt.s64 %p120, %rd14, 0;
 	@%p120 bra $L1040_if_then;
 	bra.uni $L1054_edge;
 $L1040_if_then:
-	.loc 3 218 21
+	.loc 3 220 21
 	shl.b64 %rd515, %rd514, 1;
 	add.s64 %rd516, %rd13, %rd515;
 	ld.global.nc.u16 %rs13, [%rd516];
-	.loc 3 218 17
+	.loc 3 220 17
 	bra.uni $L1055_entry;
 $L1055_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r971, %rs13;
 	shl.b32 %r971, %r971, 16;
 	mov.b32 %f1076, %r971;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f1075, %f1076;
 	bra.uni $L1056_ret_load;
 $L1056_ret_load:
-	.loc 3 218 5
+	.loc 3 220 5
 	add.rn.f32 %f1077, %f1073, %f1075;
 	mov.f32 %f1074, %f1077;
 	bra.uni $L1057_entry;
@@ -32307,33 +32051,33 @@ $L1054_edge:
 	mov.f32 %f1074, %f1073;
 	bra.uni $L1057_entry;
 $L1057_entry:
-	.loc 3 276 67
+	.loc 3 278 67
 	cvt.rn.bf16.f32 %rs15, %f1074;
-	.loc 3 276 46
+	.loc 3 278 46
 	mov.u16 %rs14, %rs15;
 	bra.uni $L1058_ret_store;
 $L1058_ret_store:
-	.loc 3 220 7
+	.loc 3 222 7
 	shl.b64 %rd517, %rd514, 1;
 	add.s64 %rd518, %rd1, %rd517;
 	st.global.u16 [%rd518], %rs14;
 	bra.uni $L27_if_done;
 $L1039_if_else:
-	.loc 3 222 12
+	.loc 3 224 12
 	mul.lo.s64 %rd519, %rd503, %rd16;
-	.loc 3 222 15
+	.loc 3 224 15
 	add.s64 %rd520, %rd519, %rd504;
-	.loc 3 223 16
+	.loc 3 225 16
 	bra.uni $L1059_entry;
 $L1059_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p121, %rd18, 1;
 	@%p121 bra $L1060_if_then;
 	bra.uni $L1061_if_done;
 $L1060_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f1079, %f1053;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f1080, %f1079, 0fC2D00000;
 	min.f32 %f1080, %f1080, 0f42B20000;
 	mul.rn.f32 %f1081, %f1080, 0f3FB8AA3B;
@@ -32351,24 +32095,24 @@ $L1060_if_then:
 	mul.rn.f32 %f1084, %f1084, %f1088;
 	setp.nan.f32 %p122, %f1079, %f1079;
 	selp.f32 %f1084, %f1079, %f1084, %p122;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1089, 0f3F800000, %f1084;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1090, %f1053, %f1089;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f1078, %f1090;
 	bra.uni $L1064_ret_gemvAct;
 $L1061_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p123, %rd18, 2;
 	@%p123 bra $L1062_if_then;
 	bra.uni $L1063_if_done;
 $L1062_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1091, 0f3F000000, %f1053;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1092, %f1053, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1065_entry;
 $L1065_entry:
 	.loc 1 26 14
@@ -32523,39 +32267,39 @@ $L1081_ret_copysign32:
 	mov.f32 %f1093, %f1131;
 	bra.uni $L1077_ret_Erf32;
 $L1077_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1134, 0f3F800000, %f1093;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1135, %f1091, %f1134;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f1078, %f1135;
 	bra.uni $L1064_ret_gemvAct;
 $L1063_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f1078, %f1053;
 	bra.uni $L1064_ret_gemvAct;
 $L1064_ret_gemvAct:
-	.loc 3 224 16
+	.loc 3 226 16
 	setp.gt.s64 %p129, %rd14, 0;
 	@%p129 bra $L1042_if_then;
 	bra.uni $L1082_edge;
 $L1042_if_then:
-	.loc 3 225 22
+	.loc 3 227 22
 	shl.b64 %rd521, %rd520, 1;
 	add.s64 %rd522, %rd13, %rd521;
 	ld.global.nc.u16 %rs16, [%rd522];
-	.loc 3 225 18
+	.loc 3 227 18
 	bra.uni $L1083_entry;
 $L1083_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r982, %rs16;
 	shl.b32 %r982, %r982, 16;
 	mov.b32 %f1138, %r982;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f1137, %f1138;
 	bra.uni $L1084_ret_load;
 $L1084_ret_load:
-	.loc 3 225 5
+	.loc 3 227 5
 	add.rn.f32 %f1139, %f1078, %f1137;
 	mov.f32 %f1136, %f1139;
 	bra.uni $L1085_entry;
@@ -32563,27 +32307,27 @@ $L1082_edge:
 	mov.f32 %f1136, %f1078;
 	bra.uni $L1085_entry;
 $L1085_entry:
-	.loc 3 276 67
+	.loc 3 278 67
 	cvt.rn.bf16.f32 %rs18, %f1136;
-	.loc 3 276 46
+	.loc 3 278 46
 	mov.u16 %rs17, %rs18;
 	bra.uni $L1086_ret_store;
 $L1086_ret_store:
-	.loc 3 227 7
+	.loc 3 229 7
 	shl.b64 %rd523, %rd520, 1;
 	add.s64 %rd524, %rd1, %rd523;
 	st.global.u16 [%rd524], %rs17;
 	@%p116 bra $L1087_entry;
 	bra.uni $L27_if_done;
 $L1087_entry:
-	.loc 3 241 9
+	.loc 3 243 9
 	setp.eq.s64 %p130, %rd18, 1;
 	@%p130 bra $L1088_if_then;
 	bra.uni $L1089_if_done;
 $L1088_if_then:
-	.loc 3 242 27
+	.loc 3 244 27
 	neg.f32 %f1141, %f1054;
-	.loc 3 242 26
+	.loc 3 244 26
 	max.f32 %f1142, %f1141, 0fC2D00000;
 	min.f32 %f1142, %f1142, 0f42B20000;
 	mul.rn.f32 %f1143, %f1142, 0f3FB8AA3B;
@@ -32601,24 +32345,24 @@ $L1088_if_then:
 	mul.rn.f32 %f1146, %f1146, %f1150;
 	setp.nan.f32 %p131, %f1141, %f1141;
 	selp.f32 %f1146, %f1141, %f1146, %p131;
-	.loc 3 242 17
+	.loc 3 244 17
 	add.rn.f32 %f1151, 0f3F800000, %f1146;
-	.loc 3 242 12
+	.loc 3 244 12
 	div.rn.f32 %f1152, %f1054, %f1151;
-	.loc 3 242 3
+	.loc 3 244 3
 	mov.f32 %f1140, %f1152;
 	bra.uni $L1092_ret_gemvAct;
 $L1089_if_done:
-	.loc 3 244 9
+	.loc 3 246 9
 	setp.eq.s64 %p132, %rd18, 2;
 	@%p132 bra $L1090_if_then;
 	bra.uni $L1091_if_done;
 $L1090_if_then:
-	.loc 3 245 14
+	.loc 3 247 14
 	mul.rn.f32 %f1153, 0f3F000000, %f1054;
-	.loc 3 245 34
+	.loc 3 247 34
 	mul.rn.f32 %f1154, %f1054, 0f3F3504F3;
-	.loc 3 245 32
+	.loc 3 247 32
 	bra.uni $L1093_entry;
 $L1093_entry:
 	.loc 1 26 14
@@ -32773,41 +32517,41 @@ $L1109_ret_copysign32:
 	mov.f32 %f1155, %f1193;
 	bra.uni $L1105_ret_Erf32;
 $L1105_ret_Erf32:
-	.loc 3 245 23
+	.loc 3 247 23
 	add.rn.f32 %f1196, 0f3F800000, %f1155;
-	.loc 3 245 18
+	.loc 3 247 18
 	mul.rn.f32 %f1197, %f1153, %f1196;
-	.loc 3 245 3
+	.loc 3 247 3
 	mov.f32 %f1140, %f1197;
 	bra.uni $L1092_ret_gemvAct;
 $L1091_if_done:
-	.loc 3 247 2
+	.loc 3 249 2
 	mov.f32 %f1140, %f1054;
 	bra.uni $L1092_ret_gemvAct;
 $L1092_ret_gemvAct:
-	.loc 3 230 17
+	.loc 3 232 17
 	setp.gt.s64 %p138, %rd14, 0;
 	@%p138 bra $L1045_if_then;
 	bra.uni $L1110_edge;
 $L1045_if_then:
-	.loc 3 231 25
+	.loc 3 233 25
 	add.s64 %rd525, %rd520, 1;
-	.loc 3 231 23
+	.loc 3 233 23
 	shl.b64 %rd526, %rd525, 1;
 	add.s64 %rd527, %rd13, %rd526;
 	ld.global.nc.u16 %rs19, [%rd527];
-	.loc 3 231 19
+	.loc 3 233 19
 	bra.uni $L1111_entry;
 $L1111_entry:
-	.loc 3 275 62
+	.loc 3 277 62
 	cvt.u32.u16 %r993, %rs19;
 	shl.b32 %r993, %r993, 16;
 	mov.b32 %f1200, %r993;
-	.loc 3 275 46
+	.loc 3 277 46
 	mov.f32 %f1199, %f1200;
 	bra.uni $L1112_ret_load;
 $L1112_ret_load:
-	.loc 3 231 6
+	.loc 3 233 6
 	add.rn.f32 %f1201, %f1140, %f1199;
 	mov.f32 %f1198, %f1201;
 	bra.uni $L1046_if_done;
@@ -32815,18 +32559,18 @@ $L1110_edge:
 	mov.f32 %f1198, %f1140;
 	bra.uni $L1046_if_done;
 $L1046_if_done:
-	.loc 3 233 10
+	.loc 3 235 10
 	add.s64 %rd528, %rd520, 1;
-	.loc 3 233 24
+	.loc 3 235 24
 	bra.uni $L1113_entry;
 $L1113_entry:
-	.loc 3 276 67
+	.loc 3 278 67
 	cvt.rn.bf16.f32 %rs21, %f1198;
-	.loc 3 276 46
+	.loc 3 278 46
 	mov.u16 %rs20, %rs21;
 	bra.uni $L1114_ret_store;
 $L1114_ret_store:
-	.loc 3 233 8
+	.loc 3 235 8
 	shl.b64 %rd529, %rd528, 1;
 	add.s64 %rd530, %rd1, %rd529;
 	st.global.u16 [%rd530], %rs20;

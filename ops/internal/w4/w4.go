@@ -154,11 +154,13 @@ func w4Issue[A gpu.Elem](t gpu.Thread, sx []A, sb []uint8, x []A, packed []uint8
 	xc := st*w4Step + l*8
 	//kern:unroll
 	for i := range w4Rows {
-		xs, xsize := 0, 0
-		if mb+i < m && xc < k {
-			xs, xsize = (mb+i)*k+xc, 16
+		if mb+i < m { // rows of x past m are never read: no copy at all
+			xs, xsize := 0, 0
+			if xc < k {
+				xs, xsize = (mb+i)*k+xc, 16
+			}
+			gpu.CpAsyncZFill(t, &sx[base+w4StageW+i*w4Step+l*8], &x[xs], 16, xsize)
 		}
-		gpu.CpAsyncZFill(t, &sx[base+w4StageW+i*w4Step+l*8], &x[xs], 16, xsize)
 	}
 	gpu.CpAsyncCommit(t)
 }

@@ -306,12 +306,12 @@ $L31_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p3, %rd33, %rd13;
 	@%p3 bra $L34_cond_true;
-	bra.uni $L41_edge;
+	bra.uni $L42_edge;
 $L34_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p4, %rd45, %rd14;
 	@%p4 bra $L32_if_then;
-	bra.uni $L42_edge;
+	bra.uni $L43_edge;
 $L32_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd48, %rd33, %rd14;
@@ -322,11 +322,11 @@ $L32_if_then:
 	mov.s64 %rd46, %rd50;
 	mov.s64 %rd47, 16;
 	bra.uni $L33_if_done;
-$L42_edge:
+$L43_edge:
 	mov.s64 %rd46, 0;
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
-$L41_edge:
+$L42_edge:
 	mov.s64 %rd46, 0;
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
@@ -352,203 +352,187 @@ $L33_if_done:
 	add.s64 %rd59, 0, %rd58;
 	bra.uni $L35_rangeint_body;
 $L35_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd60, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p5, %rd60, %rd12;
-	@%p5 bra $L39_cond_true;
-	bra.uni $L43_edge;
-$L39_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p6, %rd59, %rd14;
-	@%p6 bra $L37_if_then;
-	bra.uni $L44_edge;
+	@%p5 bra $L37_if_then;
+	bra.uni $L45_rangeint_body;
 $L37_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p6, %rd59, %rd14;
+	@%p6 bra $L39_if_then;
+	bra.uni $L44_edge;
+$L39_if_then:
+	.loc 1 160 20
 	add.s64 %rd63, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd64, %rd63, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd65, %rd64, %rd59;
 	mov.s64 %rd61, %rd65;
 	mov.s64 %rd62, 16;
-	bra.uni $L38_if_done;
+	bra.uni $L40_if_done;
 $L44_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L38_if_done;
-$L43_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L38_if_done;
-$L38_if_done:
-	.loc 1 161 31
+	bra.uni $L40_if_done;
+$L40_if_done:
+	.loc 1 162 32
 	add.s64 %rd66, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd67, %rd66, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd68, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd69, %rd67, %rd68;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd15, %rd70;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd72, %rd61, 1;
 	add.s64 %rd73, %rd4, %rd72;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r27, %rd62;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r27;
 	bra.uni $L45_rangeint_body;
 $L45_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd74, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p7, %rd74, %rd12;
-	@%p7 bra $L48_cond_true;
-	bra.uni $L49_edge;
-$L48_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p8, %rd59, %rd14;
-	@%p8 bra $L46_if_then;
-	bra.uni $L50_edge;
+	@%p7 bra $L46_if_then;
+	bra.uni $L51_rangeint_body;
 $L46_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p8, %rd59, %rd14;
+	@%p8 bra $L48_if_then;
+	bra.uni $L50_edge;
+$L48_if_then:
+	.loc 1 160 20
 	add.s64 %rd75, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd76, %rd75, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd77, %rd76, %rd59;
 	mov.s64 %rd61, %rd77;
 	mov.s64 %rd62, 16;
-	bra.uni $L47_if_done;
+	bra.uni $L49_if_done;
 $L50_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L47_if_done;
-$L49_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L47_if_done;
-$L47_if_done:
-	.loc 1 161 31
+	bra.uni $L49_if_done;
+$L49_if_done:
+	.loc 1 162 32
 	add.s64 %rd78, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd79, %rd78, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd80, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd81, %rd79, %rd80;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd15, %rd82;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd84, %rd61, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r28, %rd62;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r28;
 	bra.uni $L51_rangeint_body;
 $L51_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd86, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p9, %rd86, %rd12;
-	@%p9 bra $L54_cond_true;
-	bra.uni $L55_edge;
-$L54_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p10, %rd59, %rd14;
-	@%p10 bra $L52_if_then;
-	bra.uni $L56_edge;
+	@%p9 bra $L52_if_then;
+	bra.uni $L57_rangeint_body;
 $L52_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p10, %rd59, %rd14;
+	@%p10 bra $L54_if_then;
+	bra.uni $L56_edge;
+$L54_if_then:
+	.loc 1 160 20
 	add.s64 %rd87, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd88, %rd87, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd89, %rd88, %rd59;
 	mov.s64 %rd61, %rd89;
 	mov.s64 %rd62, 16;
-	bra.uni $L53_if_done;
+	bra.uni $L55_if_done;
 $L56_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L53_if_done;
-$L55_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L53_if_done;
-$L53_if_done:
-	.loc 1 161 31
+	bra.uni $L55_if_done;
+$L55_if_done:
+	.loc 1 162 32
 	add.s64 %rd90, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd91, %rd90, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd92, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd93, %rd91, %rd92;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd94, %rd93, 1;
 	add.s64 %rd95, %rd15, %rd94;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd96, %rd61, 1;
 	add.s64 %rd97, %rd4, %rd96;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r29, %rd62;
 	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r29;
 	bra.uni $L57_rangeint_body;
 $L57_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd98, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p11, %rd98, %rd12;
-	@%p11 bra $L60_cond_true;
-	bra.uni $L61_edge;
-$L60_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p12, %rd59, %rd14;
-	@%p12 bra $L58_if_then;
-	bra.uni $L62_edge;
+	@%p11 bra $L58_if_then;
+	bra.uni $L36_rangeint_done;
 $L58_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p12, %rd59, %rd14;
+	@%p12 bra $L60_if_then;
+	bra.uni $L62_edge;
+$L60_if_then:
+	.loc 1 160 20
 	add.s64 %rd99, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd100, %rd99, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd101, %rd100, %rd59;
 	mov.s64 %rd61, %rd101;
 	mov.s64 %rd62, 16;
-	bra.uni $L59_if_done;
+	bra.uni $L61_if_done;
 $L62_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L59_if_done;
-$L61_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L59_if_done;
-$L59_if_done:
-	.loc 1 161 31
+	bra.uni $L61_if_done;
+$L61_if_done:
+	.loc 1 162 32
 	add.s64 %rd102, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd103, %rd102, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd104, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd105, %rd103, %rd104;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd106, %rd105, 1;
 	add.s64 %rd107, %rd15, %rd106;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd108, %rd61, 1;
 	add.s64 %rd109, %rd4, %rd108;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r30, %rd62;
 	cp.async.cg.shared.global [%rd107], [%rd109], 16, %r30;
 	bra.uni $L36_rangeint_done;
 $L36_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L64_entry;
 $L64_entry:
@@ -563,12 +547,12 @@ $L64_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p13, %rd33, %rd13;
 	@%p13 bra $L67_cond_true;
-	bra.uni $L74_edge;
+	bra.uni $L75_edge;
 $L67_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p14, %rd113, %rd14;
 	@%p14 bra $L65_if_then;
-	bra.uni $L75_edge;
+	bra.uni $L76_edge;
 $L65_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd116, %rd33, %rd14;
@@ -579,11 +563,11 @@ $L65_if_then:
 	mov.s64 %rd114, %rd118;
 	mov.s64 %rd115, 16;
 	bra.uni $L66_if_done;
-$L75_edge:
+$L76_edge:
 	mov.s64 %rd114, 0;
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
-$L74_edge:
+$L75_edge:
 	mov.s64 %rd114, 0;
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
@@ -609,203 +593,187 @@ $L66_if_done:
 	add.s64 %rd127, 256, %rd126;
 	bra.uni $L68_rangeint_body;
 $L68_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd128, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p15, %rd128, %rd12;
-	@%p15 bra $L72_cond_true;
-	bra.uni $L76_edge;
-$L72_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p16, %rd127, %rd14;
-	@%p16 bra $L70_if_then;
-	bra.uni $L77_edge;
+	@%p15 bra $L70_if_then;
+	bra.uni $L78_rangeint_body;
 $L70_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p16, %rd127, %rd14;
+	@%p16 bra $L72_if_then;
+	bra.uni $L77_edge;
+$L72_if_then:
+	.loc 1 160 20
 	add.s64 %rd131, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd132, %rd131, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd133, %rd132, %rd127;
 	mov.s64 %rd129, %rd133;
 	mov.s64 %rd130, 16;
-	bra.uni $L71_if_done;
+	bra.uni $L73_if_done;
 $L77_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L71_if_done;
-$L76_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L71_if_done;
-$L71_if_done:
-	.loc 1 161 31
+	bra.uni $L73_if_done;
+$L73_if_done:
+	.loc 1 162 32
 	add.s64 %rd134, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd135, %rd134, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd136, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd137, %rd135, %rd136;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd138, %rd137, 1;
 	add.s64 %rd139, %rd15, %rd138;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd140, %rd129, 1;
 	add.s64 %rd141, %rd4, %rd140;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r32, %rd130;
 	cp.async.cg.shared.global [%rd139], [%rd141], 16, %r32;
 	bra.uni $L78_rangeint_body;
 $L78_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd142, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p17, %rd142, %rd12;
-	@%p17 bra $L81_cond_true;
-	bra.uni $L82_edge;
-$L81_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p18, %rd127, %rd14;
-	@%p18 bra $L79_if_then;
-	bra.uni $L83_edge;
+	@%p17 bra $L79_if_then;
+	bra.uni $L84_rangeint_body;
 $L79_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p18, %rd127, %rd14;
+	@%p18 bra $L81_if_then;
+	bra.uni $L83_edge;
+$L81_if_then:
+	.loc 1 160 20
 	add.s64 %rd143, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd144, %rd143, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd145, %rd144, %rd127;
 	mov.s64 %rd129, %rd145;
 	mov.s64 %rd130, 16;
-	bra.uni $L80_if_done;
+	bra.uni $L82_if_done;
 $L83_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L80_if_done;
-$L82_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L80_if_done;
-$L80_if_done:
-	.loc 1 161 31
+	bra.uni $L82_if_done;
+$L82_if_done:
+	.loc 1 162 32
 	add.s64 %rd146, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd147, %rd146, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd148, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd149, %rd147, %rd148;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd150, %rd149, 1;
 	add.s64 %rd151, %rd15, %rd150;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd152, %rd129, 1;
 	add.s64 %rd153, %rd4, %rd152;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r33, %rd130;
 	cp.async.cg.shared.global [%rd151], [%rd153], 16, %r33;
 	bra.uni $L84_rangeint_body;
 $L84_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd154, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p19, %rd154, %rd12;
-	@%p19 bra $L87_cond_true;
-	bra.uni $L88_edge;
-$L87_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p20, %rd127, %rd14;
-	@%p20 bra $L85_if_then;
-	bra.uni $L89_edge;
+	@%p19 bra $L85_if_then;
+	bra.uni $L90_rangeint_body;
 $L85_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p20, %rd127, %rd14;
+	@%p20 bra $L87_if_then;
+	bra.uni $L89_edge;
+$L87_if_then:
+	.loc 1 160 20
 	add.s64 %rd155, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd156, %rd155, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd157, %rd156, %rd127;
 	mov.s64 %rd129, %rd157;
 	mov.s64 %rd130, 16;
-	bra.uni $L86_if_done;
+	bra.uni $L88_if_done;
 $L89_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L86_if_done;
-$L88_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L86_if_done;
-$L86_if_done:
-	.loc 1 161 31
+	bra.uni $L88_if_done;
+$L88_if_done:
+	.loc 1 162 32
 	add.s64 %rd158, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd159, %rd158, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd160, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd15, %rd162;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd164, %rd129, 1;
 	add.s64 %rd165, %rd4, %rd164;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r34, %rd130;
 	cp.async.cg.shared.global [%rd163], [%rd165], 16, %r34;
 	bra.uni $L90_rangeint_body;
 $L90_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd166, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p21, %rd166, %rd12;
-	@%p21 bra $L93_cond_true;
-	bra.uni $L94_edge;
-$L93_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p22, %rd127, %rd14;
-	@%p22 bra $L91_if_then;
-	bra.uni $L95_edge;
+	@%p21 bra $L91_if_then;
+	bra.uni $L69_rangeint_done;
 $L91_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p22, %rd127, %rd14;
+	@%p22 bra $L93_if_then;
+	bra.uni $L95_edge;
+$L93_if_then:
+	.loc 1 160 20
 	add.s64 %rd167, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd168, %rd167, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd169, %rd168, %rd127;
 	mov.s64 %rd129, %rd169;
 	mov.s64 %rd130, 16;
-	bra.uni $L92_if_done;
+	bra.uni $L94_if_done;
 $L95_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L92_if_done;
-$L94_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L92_if_done;
-$L92_if_done:
-	.loc 1 161 31
+	bra.uni $L94_if_done;
+$L94_if_done:
+	.loc 1 162 32
 	add.s64 %rd170, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd171, %rd170, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd172, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd173, %rd171, %rd172;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd174, %rd173, 1;
 	add.s64 %rd175, %rd15, %rd174;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd176, %rd129, 1;
 	add.s64 %rd177, %rd4, %rd176;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r35, %rd130;
 	cp.async.cg.shared.global [%rd175], [%rd177], 16, %r35;
 	bra.uni $L69_rangeint_done;
 $L69_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L97_entry;
 $L97_entry:
@@ -820,12 +788,12 @@ $L97_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p23, %rd33, %rd13;
 	@%p23 bra $L100_cond_true;
-	bra.uni $L107_edge;
+	bra.uni $L108_edge;
 $L100_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p24, %rd181, %rd14;
 	@%p24 bra $L98_if_then;
-	bra.uni $L108_edge;
+	bra.uni $L109_edge;
 $L98_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd184, %rd33, %rd14;
@@ -836,11 +804,11 @@ $L98_if_then:
 	mov.s64 %rd182, %rd186;
 	mov.s64 %rd183, 16;
 	bra.uni $L99_if_done;
-$L108_edge:
+$L109_edge:
 	mov.s64 %rd182, 0;
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
-$L107_edge:
+$L108_edge:
 	mov.s64 %rd182, 0;
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
@@ -866,203 +834,187 @@ $L99_if_done:
 	add.s64 %rd195, 512, %rd194;
 	bra.uni $L101_rangeint_body;
 $L101_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd196, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p25, %rd196, %rd12;
-	@%p25 bra $L105_cond_true;
-	bra.uni $L109_edge;
-$L105_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p26, %rd195, %rd14;
-	@%p26 bra $L103_if_then;
-	bra.uni $L110_edge;
+	@%p25 bra $L103_if_then;
+	bra.uni $L111_rangeint_body;
 $L103_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p26, %rd195, %rd14;
+	@%p26 bra $L105_if_then;
+	bra.uni $L110_edge;
+$L105_if_then:
+	.loc 1 160 20
 	add.s64 %rd199, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd200, %rd199, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd201, %rd200, %rd195;
 	mov.s64 %rd197, %rd201;
 	mov.s64 %rd198, 16;
-	bra.uni $L104_if_done;
+	bra.uni $L106_if_done;
 $L110_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L104_if_done;
-$L109_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L104_if_done;
-$L104_if_done:
-	.loc 1 161 31
+	bra.uni $L106_if_done;
+$L106_if_done:
+	.loc 1 162 32
 	add.s64 %rd202, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd203, %rd202, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd204, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd205, %rd203, %rd204;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd206, %rd205, 1;
 	add.s64 %rd207, %rd15, %rd206;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd208, %rd197, 1;
 	add.s64 %rd209, %rd4, %rd208;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r37, %rd198;
 	cp.async.cg.shared.global [%rd207], [%rd209], 16, %r37;
 	bra.uni $L111_rangeint_body;
 $L111_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd210, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p27, %rd210, %rd12;
-	@%p27 bra $L114_cond_true;
-	bra.uni $L115_edge;
-$L114_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p28, %rd195, %rd14;
-	@%p28 bra $L112_if_then;
-	bra.uni $L116_edge;
+	@%p27 bra $L112_if_then;
+	bra.uni $L117_rangeint_body;
 $L112_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p28, %rd195, %rd14;
+	@%p28 bra $L114_if_then;
+	bra.uni $L116_edge;
+$L114_if_then:
+	.loc 1 160 20
 	add.s64 %rd211, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd212, %rd211, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd213, %rd212, %rd195;
 	mov.s64 %rd197, %rd213;
 	mov.s64 %rd198, 16;
-	bra.uni $L113_if_done;
+	bra.uni $L115_if_done;
 $L116_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L113_if_done;
-$L115_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L113_if_done;
-$L113_if_done:
-	.loc 1 161 31
+	bra.uni $L115_if_done;
+$L115_if_done:
+	.loc 1 162 32
 	add.s64 %rd214, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd215, %rd214, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd216, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd217, %rd215, %rd216;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd15, %rd218;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd220, %rd197, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r38, %rd198;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r38;
 	bra.uni $L117_rangeint_body;
 $L117_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd222, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p29, %rd222, %rd12;
-	@%p29 bra $L120_cond_true;
-	bra.uni $L121_edge;
-$L120_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p30, %rd195, %rd14;
-	@%p30 bra $L118_if_then;
-	bra.uni $L122_edge;
+	@%p29 bra $L118_if_then;
+	bra.uni $L123_rangeint_body;
 $L118_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p30, %rd195, %rd14;
+	@%p30 bra $L120_if_then;
+	bra.uni $L122_edge;
+$L120_if_then:
+	.loc 1 160 20
 	add.s64 %rd223, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd224, %rd223, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd225, %rd224, %rd195;
 	mov.s64 %rd197, %rd225;
 	mov.s64 %rd198, 16;
-	bra.uni $L119_if_done;
+	bra.uni $L121_if_done;
 $L122_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L119_if_done;
-$L121_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L119_if_done;
-$L119_if_done:
-	.loc 1 161 31
+	bra.uni $L121_if_done;
+$L121_if_done:
+	.loc 1 162 32
 	add.s64 %rd226, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd227, %rd226, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd228, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd229, %rd227, %rd228;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd230, %rd229, 1;
 	add.s64 %rd231, %rd15, %rd230;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd232, %rd197, 1;
 	add.s64 %rd233, %rd4, %rd232;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r39, %rd198;
 	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r39;
 	bra.uni $L123_rangeint_body;
 $L123_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd234, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p31, %rd234, %rd12;
-	@%p31 bra $L126_cond_true;
-	bra.uni $L127_edge;
-$L126_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p32, %rd195, %rd14;
-	@%p32 bra $L124_if_then;
-	bra.uni $L128_edge;
+	@%p31 bra $L124_if_then;
+	bra.uni $L102_rangeint_done;
 $L124_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p32, %rd195, %rd14;
+	@%p32 bra $L126_if_then;
+	bra.uni $L128_edge;
+$L126_if_then:
+	.loc 1 160 20
 	add.s64 %rd235, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd236, %rd235, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd237, %rd236, %rd195;
 	mov.s64 %rd197, %rd237;
 	mov.s64 %rd198, 16;
-	bra.uni $L125_if_done;
+	bra.uni $L127_if_done;
 $L128_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L125_if_done;
-$L127_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L125_if_done;
-$L125_if_done:
-	.loc 1 161 31
+	bra.uni $L127_if_done;
+$L127_if_done:
+	.loc 1 162 32
 	add.s64 %rd238, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd239, %rd238, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd240, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd241, %rd239, %rd240;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd242, %rd241, 1;
 	add.s64 %rd243, %rd15, %rd242;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd244, %rd197, 1;
 	add.s64 %rd245, %rd4, %rd244;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r40, %rd198;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r40;
 	bra.uni $L102_rangeint_done;
 $L102_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L10_rangeint_done;
 $L10_rangeint_done:
@@ -1118,7 +1070,7 @@ $L14_if_then:
 	.loc 1 114 19
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 1 168 15
+	.loc 1 170 15
 	mov.u32 %r49, 0;
 	mov.u32 %r50, 0;
 	mov.u32 %r51, 0;
@@ -1127,99 +1079,99 @@ $L129_entry:
 	mov.u32 %r50, %r42;
 	mov.u32 %r51, %r43;
 	mov.u32 %r52, %r44;
-	.loc 1 169 6
+	.loc 1 171 6
 	and.b64 %rd261, %rd260, 1;
-	.loc 1 169 9
+	.loc 1 171 9
 	setp.ne.s64 %p36, %rd261, 0;
 	@%p36 bra $L130_if_then;
 	bra.uni $L131_if_done;
 $L130_if_then:
-	.loc 1 170 16
+	.loc 1 172 16
 	mov.u32 %r53, 0;
 	mov.u32 %r54, 0;
 	mov.u32 %r55, 0;
 	mov.u32 %r56, 0;
-	.loc 1 170 18
+	.loc 1 172 18
 	mov.u32 %r57, %r50;
-	.loc 1 170 17
+	.loc 1 172 17
 	mov.u32 %r53, %r57;
-	.loc 1 170 24
+	.loc 1 172 24
 	mov.u32 %r58, %r51;
-	.loc 1 170 23
+	.loc 1 172 23
 	mov.u32 %r54, %r58;
-	.loc 1 170 30
+	.loc 1 172 30
 	mov.u32 %r59, %r52;
-	.loc 1 170 29
+	.loc 1 172 29
 	mov.u32 %r55, %r59;
-	.loc 1 170 36
+	.loc 1 172 36
 	mov.u32 %r60, %r49;
-	.loc 1 170 35
+	.loc 1 172 35
 	mov.u32 %r56, %r60;
-	.loc 1 170 16
+	.loc 1 172 16
 	mov.u32 %r61, %r53;
 	mov.u32 %r62, %r54;
 	mov.u32 %r63, %r55;
 	mov.u32 %r64, %r56;
-	.loc 1 170 3
+	.loc 1 172 3
 	mov.u32 %r49, %r61;
 	mov.u32 %r50, %r62;
 	mov.u32 %r51, %r63;
 	mov.u32 %r52, %r64;
 	bra.uni $L131_if_done;
 $L131_if_done:
-	.loc 1 172 6
+	.loc 1 174 6
 	and.b64 %rd262, %rd260, 2;
-	.loc 1 172 9
+	.loc 1 174 9
 	setp.ne.s64 %p37, %rd262, 0;
 	@%p37 bra $L132_if_then;
 	bra.uni $L133_if_done;
 $L132_if_then:
-	.loc 1 173 16
+	.loc 1 175 16
 	mov.u32 %r65, 0;
 	mov.u32 %r66, 0;
 	mov.u32 %r67, 0;
 	mov.u32 %r68, 0;
-	.loc 1 173 18
+	.loc 1 175 18
 	mov.u32 %r69, %r51;
-	.loc 1 173 17
+	.loc 1 175 17
 	mov.u32 %r65, %r69;
-	.loc 1 173 24
+	.loc 1 175 24
 	mov.u32 %r70, %r52;
-	.loc 1 173 23
+	.loc 1 175 23
 	mov.u32 %r66, %r70;
-	.loc 1 173 30
+	.loc 1 175 30
 	mov.u32 %r71, %r49;
-	.loc 1 173 29
+	.loc 1 175 29
 	mov.u32 %r67, %r71;
-	.loc 1 173 36
+	.loc 1 175 36
 	mov.u32 %r72, %r50;
-	.loc 1 173 35
+	.loc 1 175 35
 	mov.u32 %r68, %r72;
-	.loc 1 173 16
+	.loc 1 175 16
 	mov.u32 %r73, %r65;
 	mov.u32 %r74, %r66;
 	mov.u32 %r75, %r67;
 	mov.u32 %r76, %r68;
-	.loc 1 173 3
+	.loc 1 175 3
 	mov.u32 %r49, %r73;
 	mov.u32 %r50, %r74;
 	mov.u32 %r51, %r75;
 	mov.u32 %r52, %r76;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 1 175 9
+	.loc 1 177 9
 	mov.u32 %r77, %r49;
 	mov.u32 %r78, %r50;
 	mov.u32 %r79, %r51;
 	mov.u32 %r80, %r52;
-	.loc 1 175 2
+	.loc 1 177 2
 	mov.u32 %r45, %r77;
 	mov.u32 %r46, %r78;
 	mov.u32 %r47, %r79;
 	mov.u32 %r48, %r80;
 	bra.uni $L135_entry;
 $L135_entry:
-	.loc 1 181 16
+	.loc 1 183 16
 	mov.u32 %r81, 0;
 	mov.u32 %r82, 0;
 	mov.u32 %r83, 0;
@@ -1228,7 +1180,7 @@ $L135_entry:
 	mov.u32 %r82, %r46;
 	mov.u32 %r83, %r47;
 	mov.u32 %r84, %r48;
-	.loc 1 182 6
+	.loc 1 184 6
 	mov.f32 %f36, 0f00000000;
 	mov.f32 %f37, 0f00000000;
 	mov.f32 %f38, 0f00000000;
@@ -1263,519 +1215,519 @@ $L135_entry:
 	mov.f32 %f67, 0f00000000;
 	bra.uni $L138_rangeint_body;
 $L138_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r85, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r86, %r85, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r87, %r86, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r88, 1258291200, %r87;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f68, %r88;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f69, %f68, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f36, %f69;
 	bra.uni $L141_rangeint_body;
 $L141_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r89, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r90, %r89, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r91, %r90, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r92, 1258291200, %r91;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f70, %r92;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f71, %f70, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f37, %f71;
 	bra.uni $L142_rangeint_body;
 $L142_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r93, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r94, %r93, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r95, %r94, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r96, 1258291200, %r95;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f72, %r96;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f73, %f72, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f38, %f73;
 	bra.uni $L143_rangeint_body;
 $L143_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r97, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r98, %r97, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r99, %r98, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r100, 1258291200, %r99;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f74, %r100;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f75, %f74, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f39, %f75;
 	bra.uni $L144_rangeint_body;
 $L144_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r101, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r102, %r101, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r103, %r102, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r104, 1258291200, %r103;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f76, %r104;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f77, %f76, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f40, %f77;
 	bra.uni $L145_rangeint_body;
 $L145_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r105, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r106, %r105, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r107, %r106, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r108, 1258291200, %r107;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f78, %r108;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f79, %f78, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f41, %f79;
 	bra.uni $L146_rangeint_body;
 $L146_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r109, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r110, %r109, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r111, %r110, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r112, 1258291200, %r111;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f80, %r112;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f81, %f80, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f42, %f81;
 	bra.uni $L147_rangeint_body;
 $L147_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r113, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r114, %r113, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r115, %r114, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r116, 1258291200, %r115;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f82, %r116;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f83, %f82, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f43, %f83;
 	bra.uni $L149_rangeint_body;
 $L149_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r117, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r118, %r117, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r119, %r118, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r120, 1258291200, %r119;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f84, %r120;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f85, %f84, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f44, %f85;
 	bra.uni $L151_rangeint_body;
 $L151_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r121, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r122, %r121, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r123, %r122, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r124, 1258291200, %r123;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f86, %r124;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f87, %f86, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f45, %f87;
 	bra.uni $L152_rangeint_body;
 $L152_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r125, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r126, %r125, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r127, %r126, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r128, 1258291200, %r127;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f88, %r128;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f89, %f88, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f46, %f89;
 	bra.uni $L153_rangeint_body;
 $L153_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r129, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r130, %r129, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r131, %r130, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r132, 1258291200, %r131;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f90, %r132;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f91, %f90, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f47, %f91;
 	bra.uni $L154_rangeint_body;
 $L154_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r133, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r134, %r133, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r135, %r134, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r136, 1258291200, %r135;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f92, %r136;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f93, %f92, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f48, %f93;
 	bra.uni $L155_rangeint_body;
 $L155_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r137, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r138, %r137, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r139, %r138, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r140, 1258291200, %r139;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f94, %r140;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f95, %f94, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f49, %f95;
 	bra.uni $L156_rangeint_body;
 $L156_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r141, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r142, %r141, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r143, %r142, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r144, 1258291200, %r143;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f96, %r144;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f97, %f96, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f50, %f97;
 	bra.uni $L157_rangeint_body;
 $L157_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r145, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r146, %r145, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r147, %r146, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r148, 1258291200, %r147;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f98, %r148;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f99, %f98, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f51, %f99;
 	bra.uni $L159_rangeint_body;
 $L159_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r149, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r150, %r149, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r151, %r150, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r152, 1258291200, %r151;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f100, %r152;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f101, %f100, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f52, %f101;
 	bra.uni $L161_rangeint_body;
 $L161_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r153, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r154, %r153, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r155, %r154, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r156, 1258291200, %r155;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f102, %r156;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f103, %f102, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f53, %f103;
 	bra.uni $L162_rangeint_body;
 $L162_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r157, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r158, %r157, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r159, %r158, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r160, 1258291200, %r159;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f104, %r160;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f105, %f104, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f54, %f105;
 	bra.uni $L163_rangeint_body;
 $L163_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r161, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r162, %r161, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r163, %r162, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r164, 1258291200, %r163;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f106, %r164;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f107, %f106, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f55, %f107;
 	bra.uni $L164_rangeint_body;
 $L164_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r165, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r166, %r165, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r167, %r166, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r168, 1258291200, %r167;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f108, %r168;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f109, %f108, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f56, %f109;
 	bra.uni $L165_rangeint_body;
 $L165_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r169, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r170, %r169, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r171, %r170, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r172, 1258291200, %r171;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f110, %r172;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f111, %f110, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f57, %f111;
 	bra.uni $L166_rangeint_body;
 $L166_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r173, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r174, %r173, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r175, %r174, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r176, 1258291200, %r175;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f112, %r176;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f113, %f112, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f58, %f113;
 	bra.uni $L167_rangeint_body;
 $L167_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r177, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r178, %r177, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r179, %r178, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r180, 1258291200, %r179;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f114, %r180;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f115, %f114, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f59, %f115;
 	bra.uni $L169_rangeint_body;
 $L169_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r181, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r182, %r181, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r183, %r182, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r184, 1258291200, %r183;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f116, %r184;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f117, %f116, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f60, %f117;
 	bra.uni $L171_rangeint_body;
 $L171_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r185, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r186, %r185, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r187, %r186, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r188, 1258291200, %r187;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f118, %r188;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f119, %f118, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f61, %f119;
 	bra.uni $L172_rangeint_body;
 $L172_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r189, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r190, %r189, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r191, %r190, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r192, 1258291200, %r191;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f120, %r192;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f121, %f120, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f62, %f121;
 	bra.uni $L173_rangeint_body;
 $L173_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r193, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r194, %r193, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r195, %r194, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r196, 1258291200, %r195;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f122, %r196;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f123, %f122, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f63, %f123;
 	bra.uni $L174_rangeint_body;
 $L174_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r197, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r198, %r197, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r199, %r198, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r200, 1258291200, %r199;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f124, %r200;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f125, %f124, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f64, %f125;
 	bra.uni $L175_rangeint_body;
 $L175_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r201, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r202, %r201, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r203, %r202, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r204, 1258291200, %r203;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f126, %r204;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f127, %f126, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f65, %f127;
 	bra.uni $L176_rangeint_body;
 $L176_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r205, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r206, %r205, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r207, %r206, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r208, 1258291200, %r207;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f128, %r208;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f129, %f128, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f66, %f129;
 	bra.uni $L177_rangeint_body;
 $L177_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r209, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r210, %r209, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r211, %r210, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r212, 1258291200, %r211;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f130, %r212;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f131, %f130, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f67, %f131;
 	bra.uni $L137_rangeint_done;
 $L137_rangeint_done:
-	.loc 1 190 9
+	.loc 1 192 9
 	mov.f32 %f132, %f36;
 	mov.f32 %f133, %f37;
 	mov.f32 %f134, %f38;
@@ -1808,7 +1760,7 @@ $L137_rangeint_done:
 	mov.f32 %f161, %f65;
 	mov.f32 %f162, %f66;
 	mov.f32 %f163, %f67;
-	.loc 1 190 2
+	.loc 1 192 2
 	mov.f32 %f4, %f132;
 	mov.f32 %f5, %f133;
 	mov.f32 %f6, %f134;
@@ -1873,7 +1825,7 @@ $L18_if_then:
 	.loc 1 120 34
 	bra.uni $L178_entry;
 $L178_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f166, 0f00000000;
 	mov.f32 %f167, 0f00000000;
 	mov.f32 %f168, 0f00000000;
@@ -1941,29 +1893,29 @@ $L178_entry:
 	mov.f32 %f198, 0f00000000;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r213, 0;
 	mov.u32 %r214, 0;
 	mov.u32 %r215, 0;
 	mov.u32 %r216, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd273, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd274, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd275, %rd274, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd276, %rd275, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd277, %rd276, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd278, %rd273, %rd277;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd279, %rd278, 3;
 	shl.b64 %rd280, %rd278, 2;
 	add.s64 %rd281, %rd19, %rd280;
 	ld.shared.v4.u32 {%r217, %r218, %r219, %r220}, [%rd281];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r213, %r217;
 	mov.u32 %r214, %r218;
 	mov.u32 %r215, %r219;
@@ -1971,158 +1923,158 @@ $L179_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L181_rangeint_body;
 $L181_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f200, %f167;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r221, %r213;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L184_entry;
 $L184_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r222, %r221, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs0, %r222;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f202, %rs0;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f201, %f202;
 	bra.uni $L185_ret_hi;
 $L185_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f203, %f166;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r223, %r213;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L186_entry;
 $L186_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs1, %r223;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f205, %rs1;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f204, %f205;
 	bra.uni $L187_ret_lo;
 $L187_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f206, %f203, %f204, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f207, %f200, %f201, %f206;
 	mov.f32 %f199, %f207;
 	bra.uni $L188_rangeint_body;
 $L188_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f208, %f169;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r224, %r214;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L189_entry;
 $L189_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r225, %r224, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs2, %r225;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f210, %rs2;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f209, %f210;
 	bra.uni $L190_ret_hi;
 $L190_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f211, %f168;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r226, %r214;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L191_entry;
 $L191_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs3, %r226;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f213, %rs3;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f212, %f213;
 	bra.uni $L192_ret_lo;
 $L192_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f214, %f211, %f212, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f215, %f208, %f209, %f214;
 	mov.f32 %f199, %f215;
 	bra.uni $L193_rangeint_body;
 $L193_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f216, %f171;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r227, %r215;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L194_entry;
 $L194_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r228, %r227, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs4, %r228;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f218, %rs4;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f217, %f218;
 	bra.uni $L195_ret_hi;
 $L195_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f219, %f170;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r229, %r215;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L196_entry;
 $L196_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs5, %r229;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f221, %rs5;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f220, %f221;
 	bra.uni $L197_ret_lo;
 $L197_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f222, %f219, %f220, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f223, %f216, %f217, %f222;
 	mov.f32 %f199, %f223;
 	bra.uni $L198_rangeint_body;
 $L198_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f224, %f173;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r230, %r216;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L199_entry;
 $L199_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r231, %r230, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs6, %r231;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f226, %rs6;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f225, %f226;
 	bra.uni $L200_ret_hi;
 $L200_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f227, %f172;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r232, %r216;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L201_entry;
 $L201_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs7, %r232;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f229, %rs7;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f228, %f229;
 	bra.uni $L202_ret_lo;
 $L202_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f230, %f227, %f228, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f231, %f224, %f225, %f230;
 	mov.f32 %f232, %f231;
 	bra.uni $L182_rangeint_done;
@@ -2130,29 +2082,29 @@ $L182_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L203_rangeint_body;
 $L203_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r233, 0;
 	mov.u32 %r234, 0;
 	mov.u32 %r235, 0;
 	mov.u32 %r236, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd282, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd283, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd284, %rd283, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd285, %rd284, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd286, %rd285, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd287, %rd282, %rd286;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd288, %rd287, 3;
 	shl.b64 %rd289, %rd287, 2;
 	add.s64 %rd290, %rd19, %rd289;
 	ld.shared.v4.u32 {%r237, %r238, %r239, %r240}, [%rd290];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r233, %r237;
 	mov.u32 %r234, %r238;
 	mov.u32 %r235, %r239;
@@ -2160,158 +2112,158 @@ $L203_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L204_rangeint_body;
 $L204_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f233, %f175;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r241, %r233;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L206_entry;
 $L206_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r242, %r241, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs8, %r242;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f235, %rs8;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f234, %f235;
 	bra.uni $L207_ret_hi;
 $L207_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f236, %f174;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r243, %r233;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs9, %r243;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f238, %rs9;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f237, %f238;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f239, %f236, %f237, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f240, %f233, %f234, %f239;
 	mov.f32 %f199, %f240;
 	bra.uni $L210_rangeint_body;
 $L210_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f241, %f177;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r244, %r234;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L211_entry;
 $L211_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r245, %r244, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs10, %r245;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f243, %rs10;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f242, %f243;
 	bra.uni $L212_ret_hi;
 $L212_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f244, %f176;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r246, %r234;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L213_entry;
 $L213_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs11, %r246;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f246, %rs11;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f245, %f246;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f247, %f244, %f245, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f248, %f241, %f242, %f247;
 	mov.f32 %f199, %f248;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f249, %f179;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r247, %r235;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r248, %r247, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs12, %r248;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f251, %rs12;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f250, %f251;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f252, %f178;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r249, %r235;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs13, %r249;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f254, %rs13;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f253, %f254;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f255, %f252, %f253, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f256, %f249, %f250, %f255;
 	mov.f32 %f199, %f256;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f257, %f181;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r250, %r236;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L221_entry;
 $L221_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r251, %r250, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs14, %r251;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f259, %rs14;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f258, %f259;
 	bra.uni $L222_ret_hi;
 $L222_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f260, %f180;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r252, %r236;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs15, %r252;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f262, %rs15;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f261, %f262;
 	bra.uni $L224_ret_lo;
 $L224_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f263, %f260, %f261, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f264, %f257, %f258, %f263;
 	mov.f32 %f232, %f264;
 	bra.uni $L205_rangeint_done;
@@ -2319,29 +2271,29 @@ $L205_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r253, 0;
 	mov.u32 %r254, 0;
 	mov.u32 %r255, 0;
 	mov.u32 %r256, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd291, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd292, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd293, %rd292, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd294, %rd293, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd295, %rd294, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd296, %rd291, %rd295;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd297, %rd296, 3;
 	shl.b64 %rd298, %rd296, 2;
 	add.s64 %rd299, %rd19, %rd298;
 	ld.shared.v4.u32 {%r257, %r258, %r259, %r260}, [%rd299];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r253, %r257;
 	mov.u32 %r254, %r258;
 	mov.u32 %r255, %r259;
@@ -2349,158 +2301,158 @@ $L225_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L226_rangeint_body;
 $L226_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f265, %f183;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r261, %r253;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L228_entry;
 $L228_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r262, %r261, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs16, %r262;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f267, %rs16;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f266, %f267;
 	bra.uni $L229_ret_hi;
 $L229_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f268, %f182;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r263, %r253;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L230_entry;
 $L230_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs17, %r263;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f270, %rs17;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f269, %f270;
 	bra.uni $L231_ret_lo;
 $L231_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f271, %f268, %f269, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f272, %f265, %f266, %f271;
 	mov.f32 %f199, %f272;
 	bra.uni $L232_rangeint_body;
 $L232_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f273, %f185;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r264, %r254;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L233_entry;
 $L233_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r265, %r264, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs18, %r265;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f275, %rs18;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f274, %f275;
 	bra.uni $L234_ret_hi;
 $L234_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f276, %f184;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r266, %r254;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L235_entry;
 $L235_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs19, %r266;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f278, %rs19;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f277, %f278;
 	bra.uni $L236_ret_lo;
 $L236_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f279, %f276, %f277, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f280, %f273, %f274, %f279;
 	mov.f32 %f199, %f280;
 	bra.uni $L237_rangeint_body;
 $L237_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f281, %f187;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r267, %r255;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L238_entry;
 $L238_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r268, %r267, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs20, %r268;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f283, %rs20;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f282, %f283;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f284, %f186;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r269, %r255;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L240_entry;
 $L240_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs21, %r269;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f286, %rs21;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f285, %f286;
 	bra.uni $L241_ret_lo;
 $L241_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f287, %f284, %f285, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f288, %f281, %f282, %f287;
 	mov.f32 %f199, %f288;
 	bra.uni $L242_rangeint_body;
 $L242_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f289, %f189;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r270, %r256;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L243_entry;
 $L243_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r271, %r270, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs22, %r271;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f291, %rs22;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f290, %f291;
 	bra.uni $L244_ret_hi;
 $L244_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f292, %f188;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r272, %r256;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L245_entry;
 $L245_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs23, %r272;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f294, %rs23;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f293, %f294;
 	bra.uni $L246_ret_lo;
 $L246_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f295, %f292, %f293, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f296, %f289, %f290, %f295;
 	mov.f32 %f232, %f296;
 	bra.uni $L227_rangeint_done;
@@ -2508,29 +2460,29 @@ $L227_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L247_rangeint_body;
 $L247_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r273, 0;
 	mov.u32 %r274, 0;
 	mov.u32 %r275, 0;
 	mov.u32 %r276, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd300, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd301, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd302, %rd301, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd303, %rd302, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd304, %rd303, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd305, %rd300, %rd304;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd306, %rd305, 3;
 	shl.b64 %rd307, %rd305, 2;
 	add.s64 %rd308, %rd19, %rd307;
 	ld.shared.v4.u32 {%r277, %r278, %r279, %r280}, [%rd308];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r273, %r277;
 	mov.u32 %r274, %r278;
 	mov.u32 %r275, %r279;
@@ -2538,158 +2490,158 @@ $L247_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L248_rangeint_body;
 $L248_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f297, %f191;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r281, %r273;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L250_entry;
 $L250_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r282, %r281, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs24, %r282;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f299, %rs24;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f298, %f299;
 	bra.uni $L251_ret_hi;
 $L251_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f300, %f190;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r283, %r273;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L252_entry;
 $L252_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs25, %r283;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f302, %rs25;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f301, %f302;
 	bra.uni $L253_ret_lo;
 $L253_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f303, %f300, %f301, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f304, %f297, %f298, %f303;
 	mov.f32 %f199, %f304;
 	bra.uni $L254_rangeint_body;
 $L254_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f305, %f193;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r284, %r274;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L255_entry;
 $L255_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r285, %r284, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs26, %r285;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f307, %rs26;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f306, %f307;
 	bra.uni $L256_ret_hi;
 $L256_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f308, %f192;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r286, %r274;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L257_entry;
 $L257_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs27, %r286;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f310, %rs27;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f309, %f310;
 	bra.uni $L258_ret_lo;
 $L258_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f311, %f308, %f309, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f312, %f305, %f306, %f311;
 	mov.f32 %f199, %f312;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f313, %f195;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r287, %r275;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L260_entry;
 $L260_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r288, %r287, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs28, %r288;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f315, %rs28;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f314, %f315;
 	bra.uni $L261_ret_hi;
 $L261_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f316, %f194;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r289, %r275;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs29, %r289;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f318, %rs29;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f317, %f318;
 	bra.uni $L263_ret_lo;
 $L263_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f319, %f316, %f317, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f320, %f313, %f314, %f319;
 	mov.f32 %f199, %f320;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f321, %f197;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r290, %r276;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L265_entry;
 $L265_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r291, %r290, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs30, %r291;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f323, %rs30;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f322, %f323;
 	bra.uni $L266_ret_hi;
 $L266_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f324, %f196;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r292, %r276;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L267_entry;
 $L267_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs31, %r292;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f326, %rs31;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f325, %f326;
 	bra.uni $L268_ret_lo;
 $L268_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f327, %f324, %f325, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f328, %f321, %f322, %f327;
 	mov.f32 %f232, %f328;
 	bra.uni $L249_rangeint_done;
@@ -2697,7 +2649,7 @@ $L249_rangeint_done:
 	mov.f32 %f329, %f232;
 	bra.uni $L180_rangeint_done;
 $L180_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f165, %f329;
 	bra.uni $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
 $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
@@ -2727,7 +2679,7 @@ $L270_if_then:
 	.loc 1 120 34
 	bra.uni $L272_entry;
 $L272_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f333, 0f00000000;
 	mov.f32 %f334, 0f00000000;
 	mov.f32 %f335, 0f00000000;
@@ -2795,29 +2747,29 @@ $L272_entry:
 	mov.f32 %f365, 0f00000000;
 	bra.uni $L273_rangeint_body;
 $L273_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r293, 0;
 	mov.u32 %r294, 0;
 	mov.u32 %r295, 0;
 	mov.u32 %r296, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd314, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd315, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd316, %rd315, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd317, %rd316, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd318, %rd317, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd319, %rd314, %rd318;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd320, %rd319, 3;
 	shl.b64 %rd321, %rd319, 2;
 	add.s64 %rd322, %rd19, %rd321;
 	ld.shared.v4.u32 {%r297, %r298, %r299, %r300}, [%rd322];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r293, %r297;
 	mov.u32 %r294, %r298;
 	mov.u32 %r295, %r299;
@@ -2825,158 +2777,158 @@ $L273_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L275_rangeint_body;
 $L275_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f367, %f334;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r301, %r293;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L278_entry;
 $L278_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r302, %r301, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs32, %r302;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f369, %rs32;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f368, %f369;
 	bra.uni $L279_ret_hi;
 $L279_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f370, %f333;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r303, %r293;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L280_entry;
 $L280_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs33, %r303;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f372, %rs33;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f371, %f372;
 	bra.uni $L281_ret_lo;
 $L281_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f373, %f370, %f371, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f374, %f367, %f368, %f373;
 	mov.f32 %f366, %f374;
 	bra.uni $L282_rangeint_body;
 $L282_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f375, %f336;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r304, %r294;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r305, %r304, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs34, %r305;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f377, %rs34;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f376, %f377;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f378, %f335;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r306, %r294;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L285_entry;
 $L285_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs35, %r306;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f380, %rs35;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f379, %f380;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f381, %f378, %f379, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f382, %f375, %f376, %f381;
 	mov.f32 %f366, %f382;
 	bra.uni $L287_rangeint_body;
 $L287_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f383, %f338;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r307, %r295;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L288_entry;
 $L288_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r308, %r307, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs36, %r308;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f385, %rs36;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f384, %f385;
 	bra.uni $L289_ret_hi;
 $L289_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f386, %f337;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r309, %r295;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L290_entry;
 $L290_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs37, %r309;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f388, %rs37;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f387, %f388;
 	bra.uni $L291_ret_lo;
 $L291_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f389, %f386, %f387, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f390, %f383, %f384, %f389;
 	mov.f32 %f366, %f390;
 	bra.uni $L292_rangeint_body;
 $L292_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f391, %f340;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r310, %r296;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L293_entry;
 $L293_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r311, %r310, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs38, %r311;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f393, %rs38;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f392, %f393;
 	bra.uni $L294_ret_hi;
 $L294_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f394, %f339;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r312, %r296;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L295_entry;
 $L295_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs39, %r312;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f396, %rs39;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f395, %f396;
 	bra.uni $L296_ret_lo;
 $L296_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f397, %f394, %f395, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f398, %f391, %f392, %f397;
 	mov.f32 %f399, %f398;
 	bra.uni $L276_rangeint_done;
@@ -2984,29 +2936,29 @@ $L276_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L297_rangeint_body;
 $L297_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r313, 0;
 	mov.u32 %r314, 0;
 	mov.u32 %r315, 0;
 	mov.u32 %r316, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd323, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd324, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd325, %rd324, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd326, %rd325, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd327, %rd326, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd328, %rd323, %rd327;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd329, %rd328, 3;
 	shl.b64 %rd330, %rd328, 2;
 	add.s64 %rd331, %rd19, %rd330;
 	ld.shared.v4.u32 {%r317, %r318, %r319, %r320}, [%rd331];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r313, %r317;
 	mov.u32 %r314, %r318;
 	mov.u32 %r315, %r319;
@@ -3014,158 +2966,158 @@ $L297_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L298_rangeint_body;
 $L298_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f400, %f342;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r321, %r313;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r322, %r321, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs40, %r322;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f402, %rs40;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f401, %f402;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f403, %f341;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r323, %r313;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L302_entry;
 $L302_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs41, %r323;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f405, %rs41;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f404, %f405;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f406, %f403, %f404, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f407, %f400, %f401, %f406;
 	mov.f32 %f366, %f407;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f408, %f344;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r324, %r314;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L305_entry;
 $L305_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r325, %r324, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs42, %r325;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f410, %rs42;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f409, %f410;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f411, %f343;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r326, %r314;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L307_entry;
 $L307_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs43, %r326;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f413, %rs43;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f412, %f413;
 	bra.uni $L308_ret_lo;
 $L308_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f414, %f411, %f412, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f415, %f408, %f409, %f414;
 	mov.f32 %f366, %f415;
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f416, %f346;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r327, %r315;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L310_entry;
 $L310_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r328, %r327, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs44, %r328;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f418, %rs44;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f417, %f418;
 	bra.uni $L311_ret_hi;
 $L311_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f419, %f345;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r329, %r315;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L312_entry;
 $L312_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs45, %r329;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f421, %rs45;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f420, %f421;
 	bra.uni $L313_ret_lo;
 $L313_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f422, %f419, %f420, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f423, %f416, %f417, %f422;
 	mov.f32 %f366, %f423;
 	bra.uni $L314_rangeint_body;
 $L314_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f424, %f348;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r330, %r316;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L315_entry;
 $L315_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r331, %r330, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs46, %r331;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f426, %rs46;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f425, %f426;
 	bra.uni $L316_ret_hi;
 $L316_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f427, %f347;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r332, %r316;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs47, %r332;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f429, %rs47;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f428, %f429;
 	bra.uni $L318_ret_lo;
 $L318_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f430, %f427, %f428, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f431, %f424, %f425, %f430;
 	mov.f32 %f399, %f431;
 	bra.uni $L299_rangeint_done;
@@ -3173,29 +3125,29 @@ $L299_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r333, 0;
 	mov.u32 %r334, 0;
 	mov.u32 %r335, 0;
 	mov.u32 %r336, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd332, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd333, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd334, %rd333, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd335, %rd334, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd336, %rd335, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd337, %rd332, %rd336;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd338, %rd337, 3;
 	shl.b64 %rd339, %rd337, 2;
 	add.s64 %rd340, %rd19, %rd339;
 	ld.shared.v4.u32 {%r337, %r338, %r339, %r340}, [%rd340];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r333, %r337;
 	mov.u32 %r334, %r338;
 	mov.u32 %r335, %r339;
@@ -3203,158 +3155,158 @@ $L319_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L320_rangeint_body;
 $L320_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f432, %f350;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r341, %r333;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L322_entry;
 $L322_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r342, %r341, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs48, %r342;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f434, %rs48;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f433, %f434;
 	bra.uni $L323_ret_hi;
 $L323_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f435, %f349;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r343, %r333;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L324_entry;
 $L324_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs49, %r343;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f437, %rs49;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f436, %f437;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f438, %f435, %f436, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f439, %f432, %f433, %f438;
 	mov.f32 %f366, %f439;
 	bra.uni $L326_rangeint_body;
 $L326_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f440, %f352;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r344, %r334;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L327_entry;
 $L327_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r345, %r344, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs50, %r345;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f442, %rs50;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f441, %f442;
 	bra.uni $L328_ret_hi;
 $L328_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f443, %f351;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r346, %r334;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L329_entry;
 $L329_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs51, %r346;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f445, %rs51;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f444, %f445;
 	bra.uni $L330_ret_lo;
 $L330_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f446, %f443, %f444, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f447, %f440, %f441, %f446;
 	mov.f32 %f366, %f447;
 	bra.uni $L331_rangeint_body;
 $L331_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f448, %f354;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r347, %r335;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L332_entry;
 $L332_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r348, %r347, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs52, %r348;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f450, %rs52;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f449, %f450;
 	bra.uni $L333_ret_hi;
 $L333_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f451, %f353;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r349, %r335;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L334_entry;
 $L334_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs53, %r349;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f453, %rs53;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f452, %f453;
 	bra.uni $L335_ret_lo;
 $L335_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f454, %f451, %f452, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f455, %f448, %f449, %f454;
 	mov.f32 %f366, %f455;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f456, %f356;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r350, %r336;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L337_entry;
 $L337_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r351, %r350, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs54, %r351;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f458, %rs54;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f457, %f458;
 	bra.uni $L338_ret_hi;
 $L338_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f459, %f355;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r352, %r336;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L339_entry;
 $L339_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs55, %r352;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f461, %rs55;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f460, %f461;
 	bra.uni $L340_ret_lo;
 $L340_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f462, %f459, %f460, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f463, %f456, %f457, %f462;
 	mov.f32 %f399, %f463;
 	bra.uni $L321_rangeint_done;
@@ -3362,29 +3314,29 @@ $L321_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L341_rangeint_body;
 $L341_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r353, 0;
 	mov.u32 %r354, 0;
 	mov.u32 %r355, 0;
 	mov.u32 %r356, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd341, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd342, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd343, %rd342, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd344, %rd343, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd345, %rd344, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd346, %rd341, %rd345;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd347, %rd346, 3;
 	shl.b64 %rd348, %rd346, 2;
 	add.s64 %rd349, %rd19, %rd348;
 	ld.shared.v4.u32 {%r357, %r358, %r359, %r360}, [%rd349];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r353, %r357;
 	mov.u32 %r354, %r358;
 	mov.u32 %r355, %r359;
@@ -3392,158 +3344,158 @@ $L341_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L342_rangeint_body;
 $L342_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f464, %f358;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r361, %r353;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L344_entry;
 $L344_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r362, %r361, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs56, %r362;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f466, %rs56;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f465, %f466;
 	bra.uni $L345_ret_hi;
 $L345_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f467, %f357;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r363, %r353;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L346_entry;
 $L346_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs57, %r363;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f469, %rs57;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f468, %f469;
 	bra.uni $L347_ret_lo;
 $L347_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f470, %f467, %f468, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f471, %f464, %f465, %f470;
 	mov.f32 %f366, %f471;
 	bra.uni $L348_rangeint_body;
 $L348_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f472, %f360;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r364, %r354;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L349_entry;
 $L349_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r365, %r364, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs58, %r365;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f474, %rs58;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f473, %f474;
 	bra.uni $L350_ret_hi;
 $L350_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f475, %f359;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r366, %r354;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L351_entry;
 $L351_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs59, %r366;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f477, %rs59;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f476, %f477;
 	bra.uni $L352_ret_lo;
 $L352_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f478, %f475, %f476, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f479, %f472, %f473, %f478;
 	mov.f32 %f366, %f479;
 	bra.uni $L353_rangeint_body;
 $L353_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f480, %f362;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r367, %r355;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L354_entry;
 $L354_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r368, %r367, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs60, %r368;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f482, %rs60;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f481, %f482;
 	bra.uni $L355_ret_hi;
 $L355_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f483, %f361;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r369, %r355;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L356_entry;
 $L356_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs61, %r369;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f485, %rs61;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f484, %f485;
 	bra.uni $L357_ret_lo;
 $L357_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f486, %f483, %f484, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f487, %f480, %f481, %f486;
 	mov.f32 %f366, %f487;
 	bra.uni $L358_rangeint_body;
 $L358_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f488, %f364;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r370, %r356;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L359_entry;
 $L359_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r371, %r370, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs62, %r371;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f490, %rs62;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f489, %f490;
 	bra.uni $L360_ret_hi;
 $L360_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f491, %f363;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r372, %r356;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L361_entry;
 $L361_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs63, %r372;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f493, %rs63;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f492, %f493;
 	bra.uni $L362_ret_lo;
 $L362_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f494, %f491, %f492, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f495, %f488, %f489, %f494;
 	mov.f32 %f399, %f495;
 	bra.uni $L343_rangeint_done;
@@ -3551,7 +3503,7 @@ $L343_rangeint_done:
 	mov.f32 %f496, %f399;
 	bra.uni $L274_rangeint_done;
 $L274_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f332, %f496;
 	bra.uni $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
 $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
@@ -3581,7 +3533,7 @@ $L364_if_then:
 	.loc 1 120 34
 	bra.uni $L366_entry;
 $L366_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f500, 0f00000000;
 	mov.f32 %f501, 0f00000000;
 	mov.f32 %f502, 0f00000000;
@@ -3649,29 +3601,29 @@ $L366_entry:
 	mov.f32 %f532, 0f00000000;
 	bra.uni $L367_rangeint_body;
 $L367_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r373, 0;
 	mov.u32 %r374, 0;
 	mov.u32 %r375, 0;
 	mov.u32 %r376, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd355, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd356, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd357, %rd356, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd358, %rd357, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd359, %rd358, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd360, %rd355, %rd359;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd361, %rd360, 3;
 	shl.b64 %rd362, %rd360, 2;
 	add.s64 %rd363, %rd19, %rd362;
 	ld.shared.v4.u32 {%r377, %r378, %r379, %r380}, [%rd363];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r373, %r377;
 	mov.u32 %r374, %r378;
 	mov.u32 %r375, %r379;
@@ -3679,158 +3631,158 @@ $L367_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L369_rangeint_body;
 $L369_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f534, %f501;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r381, %r373;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L372_entry;
 $L372_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r382, %r381, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs64, %r382;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f536, %rs64;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f535, %f536;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f537, %f500;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r383, %r373;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L374_entry;
 $L374_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs65, %r383;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f539, %rs65;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f538, %f539;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f540, %f537, %f538, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f541, %f534, %f535, %f540;
 	mov.f32 %f533, %f541;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f542, %f503;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r384, %r374;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L377_entry;
 $L377_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r385, %r384, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs66, %r385;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f544, %rs66;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f543, %f544;
 	bra.uni $L378_ret_hi;
 $L378_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f545, %f502;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r386, %r374;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L379_entry;
 $L379_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs67, %r386;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f547, %rs67;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f546, %f547;
 	bra.uni $L380_ret_lo;
 $L380_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f548, %f545, %f546, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f549, %f542, %f543, %f548;
 	mov.f32 %f533, %f549;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f550, %f505;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r387, %r375;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L382_entry;
 $L382_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r388, %r387, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs68, %r388;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f552, %rs68;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f551, %f552;
 	bra.uni $L383_ret_hi;
 $L383_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f553, %f504;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r389, %r375;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L384_entry;
 $L384_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs69, %r389;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f555, %rs69;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f554, %f555;
 	bra.uni $L385_ret_lo;
 $L385_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f556, %f553, %f554, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f557, %f550, %f551, %f556;
 	mov.f32 %f533, %f557;
 	bra.uni $L386_rangeint_body;
 $L386_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f558, %f507;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r390, %r376;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L387_entry;
 $L387_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r391, %r390, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs70, %r391;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f560, %rs70;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f559, %f560;
 	bra.uni $L388_ret_hi;
 $L388_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f561, %f506;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r392, %r376;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L389_entry;
 $L389_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs71, %r392;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f563, %rs71;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f562, %f563;
 	bra.uni $L390_ret_lo;
 $L390_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f564, %f561, %f562, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f565, %f558, %f559, %f564;
 	mov.f32 %f566, %f565;
 	bra.uni $L370_rangeint_done;
@@ -3838,29 +3790,29 @@ $L370_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L391_rangeint_body;
 $L391_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r393, 0;
 	mov.u32 %r394, 0;
 	mov.u32 %r395, 0;
 	mov.u32 %r396, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd364, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd365, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd366, %rd365, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd367, %rd366, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd368, %rd367, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd369, %rd364, %rd368;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd370, %rd369, 3;
 	shl.b64 %rd371, %rd369, 2;
 	add.s64 %rd372, %rd19, %rd371;
 	ld.shared.v4.u32 {%r397, %r398, %r399, %r400}, [%rd372];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r393, %r397;
 	mov.u32 %r394, %r398;
 	mov.u32 %r395, %r399;
@@ -3868,158 +3820,158 @@ $L391_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L392_rangeint_body;
 $L392_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f567, %f509;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r401, %r393;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L394_entry;
 $L394_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r402, %r401, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs72, %r402;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f569, %rs72;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f568, %f569;
 	bra.uni $L395_ret_hi;
 $L395_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f570, %f508;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r403, %r393;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L396_entry;
 $L396_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs73, %r403;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f572, %rs73;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f571, %f572;
 	bra.uni $L397_ret_lo;
 $L397_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f573, %f570, %f571, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f574, %f567, %f568, %f573;
 	mov.f32 %f533, %f574;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f575, %f511;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r404, %r394;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L399_entry;
 $L399_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r405, %r404, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs74, %r405;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f577, %rs74;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f576, %f577;
 	bra.uni $L400_ret_hi;
 $L400_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f578, %f510;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r406, %r394;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L401_entry;
 $L401_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs75, %r406;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f580, %rs75;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f579, %f580;
 	bra.uni $L402_ret_lo;
 $L402_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f581, %f578, %f579, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f582, %f575, %f576, %f581;
 	mov.f32 %f533, %f582;
 	bra.uni $L403_rangeint_body;
 $L403_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f583, %f513;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r407, %r395;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L404_entry;
 $L404_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r408, %r407, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs76, %r408;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f585, %rs76;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f584, %f585;
 	bra.uni $L405_ret_hi;
 $L405_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f586, %f512;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r409, %r395;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L406_entry;
 $L406_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs77, %r409;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f588, %rs77;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f587, %f588;
 	bra.uni $L407_ret_lo;
 $L407_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f589, %f586, %f587, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f590, %f583, %f584, %f589;
 	mov.f32 %f533, %f590;
 	bra.uni $L408_rangeint_body;
 $L408_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f591, %f515;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r410, %r396;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L409_entry;
 $L409_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r411, %r410, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs78, %r411;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f593, %rs78;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f592, %f593;
 	bra.uni $L410_ret_hi;
 $L410_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f594, %f514;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r412, %r396;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L411_entry;
 $L411_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs79, %r412;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f596, %rs79;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f595, %f596;
 	bra.uni $L412_ret_lo;
 $L412_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f597, %f594, %f595, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f598, %f591, %f592, %f597;
 	mov.f32 %f566, %f598;
 	bra.uni $L393_rangeint_done;
@@ -4027,29 +3979,29 @@ $L393_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L413_rangeint_body;
 $L413_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r413, 0;
 	mov.u32 %r414, 0;
 	mov.u32 %r415, 0;
 	mov.u32 %r416, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd373, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd374, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd375, %rd374, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd376, %rd375, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd377, %rd376, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd378, %rd373, %rd377;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd379, %rd378, 3;
 	shl.b64 %rd380, %rd378, 2;
 	add.s64 %rd381, %rd19, %rd380;
 	ld.shared.v4.u32 {%r417, %r418, %r419, %r420}, [%rd381];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r413, %r417;
 	mov.u32 %r414, %r418;
 	mov.u32 %r415, %r419;
@@ -4057,158 +4009,158 @@ $L413_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L414_rangeint_body;
 $L414_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f599, %f517;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r421, %r413;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L416_entry;
 $L416_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r422, %r421, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs80, %r422;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f601, %rs80;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f600, %f601;
 	bra.uni $L417_ret_hi;
 $L417_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f602, %f516;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r423, %r413;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L418_entry;
 $L418_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs81, %r423;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f604, %rs81;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f603, %f604;
 	bra.uni $L419_ret_lo;
 $L419_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f605, %f602, %f603, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f606, %f599, %f600, %f605;
 	mov.f32 %f533, %f606;
 	bra.uni $L420_rangeint_body;
 $L420_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f607, %f519;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r424, %r414;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r425, %r424, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs82, %r425;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f609, %rs82;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f608, %f609;
 	bra.uni $L422_ret_hi;
 $L422_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f610, %f518;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r426, %r414;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L423_entry;
 $L423_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs83, %r426;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f612, %rs83;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f611, %f612;
 	bra.uni $L424_ret_lo;
 $L424_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f613, %f610, %f611, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f614, %f607, %f608, %f613;
 	mov.f32 %f533, %f614;
 	bra.uni $L425_rangeint_body;
 $L425_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f615, %f521;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r427, %r415;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L426_entry;
 $L426_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r428, %r427, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs84, %r428;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f617, %rs84;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f616, %f617;
 	bra.uni $L427_ret_hi;
 $L427_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f618, %f520;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r429, %r415;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L428_entry;
 $L428_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs85, %r429;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f620, %rs85;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f619, %f620;
 	bra.uni $L429_ret_lo;
 $L429_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f621, %f618, %f619, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f622, %f615, %f616, %f621;
 	mov.f32 %f533, %f622;
 	bra.uni $L430_rangeint_body;
 $L430_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f623, %f523;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r430, %r416;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L431_entry;
 $L431_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r431, %r430, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs86, %r431;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f625, %rs86;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f624, %f625;
 	bra.uni $L432_ret_hi;
 $L432_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f626, %f522;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r432, %r416;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L433_entry;
 $L433_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs87, %r432;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f628, %rs87;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f627, %f628;
 	bra.uni $L434_ret_lo;
 $L434_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f629, %f626, %f627, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f630, %f623, %f624, %f629;
 	mov.f32 %f566, %f630;
 	bra.uni $L415_rangeint_done;
@@ -4216,29 +4168,29 @@ $L415_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L435_rangeint_body;
 $L435_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r433, 0;
 	mov.u32 %r434, 0;
 	mov.u32 %r435, 0;
 	mov.u32 %r436, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd382, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd383, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd384, %rd383, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd385, %rd384, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd386, %rd385, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd387, %rd382, %rd386;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd388, %rd387, 3;
 	shl.b64 %rd389, %rd387, 2;
 	add.s64 %rd390, %rd19, %rd389;
 	ld.shared.v4.u32 {%r437, %r438, %r439, %r440}, [%rd390];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r433, %r437;
 	mov.u32 %r434, %r438;
 	mov.u32 %r435, %r439;
@@ -4246,158 +4198,158 @@ $L435_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L436_rangeint_body;
 $L436_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f631, %f525;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r441, %r433;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L438_entry;
 $L438_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r442, %r441, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs88, %r442;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f633, %rs88;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f632, %f633;
 	bra.uni $L439_ret_hi;
 $L439_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f634, %f524;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r443, %r433;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L440_entry;
 $L440_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs89, %r443;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f636, %rs89;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f635, %f636;
 	bra.uni $L441_ret_lo;
 $L441_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f637, %f634, %f635, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f638, %f631, %f632, %f637;
 	mov.f32 %f533, %f638;
 	bra.uni $L442_rangeint_body;
 $L442_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f639, %f527;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r444, %r434;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L443_entry;
 $L443_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r445, %r444, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs90, %r445;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f641, %rs90;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f640, %f641;
 	bra.uni $L444_ret_hi;
 $L444_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f642, %f526;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r446, %r434;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs91, %r446;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f644, %rs91;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f643, %f644;
 	bra.uni $L446_ret_lo;
 $L446_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f645, %f642, %f643, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f646, %f639, %f640, %f645;
 	mov.f32 %f533, %f646;
 	bra.uni $L447_rangeint_body;
 $L447_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f647, %f529;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r447, %r435;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L448_entry;
 $L448_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r448, %r447, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs92, %r448;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f649, %rs92;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f648, %f649;
 	bra.uni $L449_ret_hi;
 $L449_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f650, %f528;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r449, %r435;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L450_entry;
 $L450_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs93, %r449;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f652, %rs93;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f651, %f652;
 	bra.uni $L451_ret_lo;
 $L451_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f653, %f650, %f651, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f654, %f647, %f648, %f653;
 	mov.f32 %f533, %f654;
 	bra.uni $L452_rangeint_body;
 $L452_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f655, %f531;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r450, %r436;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L453_entry;
 $L453_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r451, %r450, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs94, %r451;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f657, %rs94;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f656, %f657;
 	bra.uni $L454_ret_hi;
 $L454_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f658, %f530;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r452, %r436;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L455_entry;
 $L455_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs95, %r452;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f660, %rs95;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f659, %f660;
 	bra.uni $L456_ret_lo;
 $L456_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f661, %f658, %f659, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f662, %f655, %f656, %f661;
 	mov.f32 %f566, %f662;
 	bra.uni $L437_rangeint_done;
@@ -4405,7 +4357,7 @@ $L437_rangeint_done:
 	mov.f32 %f663, %f566;
 	bra.uni $L368_rangeint_done;
 $L368_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f499, %f663;
 	bra.uni $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
 $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
@@ -4435,7 +4387,7 @@ $L458_if_then:
 	.loc 1 120 34
 	bra.uni $L460_entry;
 $L460_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f667, 0f00000000;
 	mov.f32 %f668, 0f00000000;
 	mov.f32 %f669, 0f00000000;
@@ -4503,29 +4455,29 @@ $L460_entry:
 	mov.f32 %f699, 0f00000000;
 	bra.uni $L461_rangeint_body;
 $L461_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r453, 0;
 	mov.u32 %r454, 0;
 	mov.u32 %r455, 0;
 	mov.u32 %r456, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd396, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd397, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd398, %rd397, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd399, %rd398, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd400, %rd399, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd401, %rd396, %rd400;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd402, %rd401, 3;
 	shl.b64 %rd403, %rd401, 2;
 	add.s64 %rd404, %rd19, %rd403;
 	ld.shared.v4.u32 {%r457, %r458, %r459, %r460}, [%rd404];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r453, %r457;
 	mov.u32 %r454, %r458;
 	mov.u32 %r455, %r459;
@@ -4533,158 +4485,158 @@ $L461_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L463_rangeint_body;
 $L463_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f701, %f668;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r461, %r453;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L466_entry;
 $L466_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r462, %r461, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs96, %r462;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f703, %rs96;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f702, %f703;
 	bra.uni $L467_ret_hi;
 $L467_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f704, %f667;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r463, %r453;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L468_entry;
 $L468_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs97, %r463;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f706, %rs97;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f705, %f706;
 	bra.uni $L469_ret_lo;
 $L469_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f707, %f704, %f705, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f708, %f701, %f702, %f707;
 	mov.f32 %f700, %f708;
 	bra.uni $L470_rangeint_body;
 $L470_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f709, %f670;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r464, %r454;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L471_entry;
 $L471_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r465, %r464, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs98, %r465;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f711, %rs98;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f710, %f711;
 	bra.uni $L472_ret_hi;
 $L472_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f712, %f669;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r466, %r454;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L473_entry;
 $L473_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs99, %r466;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f714, %rs99;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f713, %f714;
 	bra.uni $L474_ret_lo;
 $L474_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f715, %f712, %f713, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f716, %f709, %f710, %f715;
 	mov.f32 %f700, %f716;
 	bra.uni $L475_rangeint_body;
 $L475_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f717, %f672;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r467, %r455;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L476_entry;
 $L476_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r468, %r467, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs100, %r468;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f719, %rs100;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f718, %f719;
 	bra.uni $L477_ret_hi;
 $L477_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f720, %f671;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r469, %r455;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L478_entry;
 $L478_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs101, %r469;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f722, %rs101;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f721, %f722;
 	bra.uni $L479_ret_lo;
 $L479_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f723, %f720, %f721, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f724, %f717, %f718, %f723;
 	mov.f32 %f700, %f724;
 	bra.uni $L480_rangeint_body;
 $L480_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f725, %f674;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r470, %r456;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r471, %r470, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs102, %r471;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f727, %rs102;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f726, %f727;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f728, %f673;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r472, %r456;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L483_entry;
 $L483_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs103, %r472;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f730, %rs103;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f729, %f730;
 	bra.uni $L484_ret_lo;
 $L484_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f731, %f728, %f729, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f732, %f725, %f726, %f731;
 	mov.f32 %f733, %f732;
 	bra.uni $L464_rangeint_done;
@@ -4692,29 +4644,29 @@ $L464_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L485_rangeint_body;
 $L485_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r473, 0;
 	mov.u32 %r474, 0;
 	mov.u32 %r475, 0;
 	mov.u32 %r476, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd405, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd406, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd407, %rd406, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd408, %rd407, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd409, %rd408, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd410, %rd405, %rd409;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd411, %rd410, 3;
 	shl.b64 %rd412, %rd410, 2;
 	add.s64 %rd413, %rd19, %rd412;
 	ld.shared.v4.u32 {%r477, %r478, %r479, %r480}, [%rd413];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r473, %r477;
 	mov.u32 %r474, %r478;
 	mov.u32 %r475, %r479;
@@ -4722,158 +4674,158 @@ $L485_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L486_rangeint_body;
 $L486_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f734, %f676;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r481, %r473;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L488_entry;
 $L488_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r482, %r481, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs104, %r482;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f736, %rs104;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f735, %f736;
 	bra.uni $L489_ret_hi;
 $L489_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f737, %f675;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r483, %r473;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L490_entry;
 $L490_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs105, %r483;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f739, %rs105;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f738, %f739;
 	bra.uni $L491_ret_lo;
 $L491_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f740, %f737, %f738, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f741, %f734, %f735, %f740;
 	mov.f32 %f700, %f741;
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f742, %f678;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r484, %r474;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L493_entry;
 $L493_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r485, %r484, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs106, %r485;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f744, %rs106;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f743, %f744;
 	bra.uni $L494_ret_hi;
 $L494_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f745, %f677;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r486, %r474;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L495_entry;
 $L495_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs107, %r486;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f747, %rs107;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f746, %f747;
 	bra.uni $L496_ret_lo;
 $L496_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f748, %f745, %f746, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f749, %f742, %f743, %f748;
 	mov.f32 %f700, %f749;
 	bra.uni $L497_rangeint_body;
 $L497_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f750, %f680;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r487, %r475;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L498_entry;
 $L498_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r488, %r487, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs108, %r488;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f752, %rs108;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f751, %f752;
 	bra.uni $L499_ret_hi;
 $L499_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f753, %f679;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r489, %r475;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L500_entry;
 $L500_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs109, %r489;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f755, %rs109;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f754, %f755;
 	bra.uni $L501_ret_lo;
 $L501_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f756, %f753, %f754, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f757, %f750, %f751, %f756;
 	mov.f32 %f700, %f757;
 	bra.uni $L502_rangeint_body;
 $L502_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f758, %f682;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r490, %r476;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L503_entry;
 $L503_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r491, %r490, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs110, %r491;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f760, %rs110;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f759, %f760;
 	bra.uni $L504_ret_hi;
 $L504_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f761, %f681;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r492, %r476;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L505_entry;
 $L505_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs111, %r492;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f763, %rs111;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f762, %f763;
 	bra.uni $L506_ret_lo;
 $L506_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f764, %f761, %f762, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f765, %f758, %f759, %f764;
 	mov.f32 %f733, %f765;
 	bra.uni $L487_rangeint_done;
@@ -4881,29 +4833,29 @@ $L487_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L507_rangeint_body;
 $L507_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r493, 0;
 	mov.u32 %r494, 0;
 	mov.u32 %r495, 0;
 	mov.u32 %r496, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd414, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd415, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd416, %rd415, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd417, %rd416, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd418, %rd417, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd419, %rd414, %rd418;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd420, %rd419, 3;
 	shl.b64 %rd421, %rd419, 2;
 	add.s64 %rd422, %rd19, %rd421;
 	ld.shared.v4.u32 {%r497, %r498, %r499, %r500}, [%rd422];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r493, %r497;
 	mov.u32 %r494, %r498;
 	mov.u32 %r495, %r499;
@@ -4911,158 +4863,158 @@ $L507_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L508_rangeint_body;
 $L508_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f766, %f684;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r501, %r493;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L510_entry;
 $L510_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r502, %r501, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs112, %r502;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f768, %rs112;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f767, %f768;
 	bra.uni $L511_ret_hi;
 $L511_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f769, %f683;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r503, %r493;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs113, %r503;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f771, %rs113;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f770, %f771;
 	bra.uni $L513_ret_lo;
 $L513_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f772, %f769, %f770, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f773, %f766, %f767, %f772;
 	mov.f32 %f700, %f773;
 	bra.uni $L514_rangeint_body;
 $L514_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f774, %f686;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r504, %r494;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L515_entry;
 $L515_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r505, %r504, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs114, %r505;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f776, %rs114;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f775, %f776;
 	bra.uni $L516_ret_hi;
 $L516_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f777, %f685;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r506, %r494;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L517_entry;
 $L517_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs115, %r506;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f779, %rs115;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f778, %f779;
 	bra.uni $L518_ret_lo;
 $L518_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f780, %f777, %f778, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f781, %f774, %f775, %f780;
 	mov.f32 %f700, %f781;
 	bra.uni $L519_rangeint_body;
 $L519_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f782, %f688;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r507, %r495;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L520_entry;
 $L520_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r508, %r507, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs116, %r508;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f784, %rs116;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f783, %f784;
 	bra.uni $L521_ret_hi;
 $L521_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f785, %f687;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r509, %r495;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L522_entry;
 $L522_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs117, %r509;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f787, %rs117;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f786, %f787;
 	bra.uni $L523_ret_lo;
 $L523_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f788, %f785, %f786, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f789, %f782, %f783, %f788;
 	mov.f32 %f700, %f789;
 	bra.uni $L524_rangeint_body;
 $L524_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f790, %f690;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r510, %r496;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L525_entry;
 $L525_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r511, %r510, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs118, %r511;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f792, %rs118;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f791, %f792;
 	bra.uni $L526_ret_hi;
 $L526_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f793, %f689;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r512, %r496;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L527_entry;
 $L527_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs119, %r512;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f795, %rs119;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f794, %f795;
 	bra.uni $L528_ret_lo;
 $L528_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f796, %f793, %f794, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f797, %f790, %f791, %f796;
 	mov.f32 %f733, %f797;
 	bra.uni $L509_rangeint_done;
@@ -5070,29 +5022,29 @@ $L509_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L529_rangeint_body;
 $L529_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r513, 0;
 	mov.u32 %r514, 0;
 	mov.u32 %r515, 0;
 	mov.u32 %r516, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd423, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd424, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd425, %rd424, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd426, %rd425, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd427, %rd426, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd428, %rd423, %rd427;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd429, %rd428, 3;
 	shl.b64 %rd430, %rd428, 2;
 	add.s64 %rd431, %rd19, %rd430;
 	ld.shared.v4.u32 {%r517, %r518, %r519, %r520}, [%rd431];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r513, %r517;
 	mov.u32 %r514, %r518;
 	mov.u32 %r515, %r519;
@@ -5100,158 +5052,158 @@ $L529_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L530_rangeint_body;
 $L530_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f798, %f692;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r521, %r513;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L532_entry;
 $L532_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r522, %r521, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs120, %r522;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f800, %rs120;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f799, %f800;
 	bra.uni $L533_ret_hi;
 $L533_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f801, %f691;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r523, %r513;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L534_entry;
 $L534_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs121, %r523;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f803, %rs121;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f802, %f803;
 	bra.uni $L535_ret_lo;
 $L535_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f804, %f801, %f802, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f805, %f798, %f799, %f804;
 	mov.f32 %f700, %f805;
 	bra.uni $L536_rangeint_body;
 $L536_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f806, %f694;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r524, %r514;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L537_entry;
 $L537_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r525, %r524, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs122, %r525;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f808, %rs122;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f807, %f808;
 	bra.uni $L538_ret_hi;
 $L538_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f809, %f693;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r526, %r514;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L539_entry;
 $L539_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs123, %r526;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f811, %rs123;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f810, %f811;
 	bra.uni $L540_ret_lo;
 $L540_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f812, %f809, %f810, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f813, %f806, %f807, %f812;
 	mov.f32 %f700, %f813;
 	bra.uni $L541_rangeint_body;
 $L541_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f814, %f696;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r527, %r515;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L542_entry;
 $L542_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r528, %r527, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs124, %r528;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f816, %rs124;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f815, %f816;
 	bra.uni $L543_ret_hi;
 $L543_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f817, %f695;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r529, %r515;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L544_entry;
 $L544_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs125, %r529;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f819, %rs125;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f818, %f819;
 	bra.uni $L545_ret_lo;
 $L545_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f820, %f817, %f818, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f821, %f814, %f815, %f820;
 	mov.f32 %f700, %f821;
 	bra.uni $L546_rangeint_body;
 $L546_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f822, %f698;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r530, %r516;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L547_entry;
 $L547_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r531, %r530, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs126, %r531;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f824, %rs126;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f823, %f824;
 	bra.uni $L548_ret_hi;
 $L548_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f825, %f697;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r532, %r516;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L549_entry;
 $L549_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs127, %r532;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f827, %rs127;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f826, %f827;
 	bra.uni $L550_ret_lo;
 $L550_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f828, %f825, %f826, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f829, %f822, %f823, %f828;
 	mov.f32 %f733, %f829;
 	bra.uni $L531_rangeint_done;
@@ -5259,7 +5211,7 @@ $L531_rangeint_done:
 	mov.f32 %f830, %f733;
 	bra.uni $L462_rangeint_done;
 $L462_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f666, %f830;
 	bra.uni $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
 $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
@@ -5297,12 +5249,12 @@ $L551_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p42, %rd33, %rd13;
 	@%p42 bra $L554_cond_true;
-	bra.uni $L561_edge;
+	bra.uni $L562_edge;
 $L554_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p43, %rd440, %rd14;
 	@%p43 bra $L552_if_then;
-	bra.uni $L562_edge;
+	bra.uni $L563_edge;
 $L552_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd443, %rd33, %rd14;
@@ -5313,11 +5265,11 @@ $L552_if_then:
 	mov.s64 %rd441, %rd445;
 	mov.s64 %rd442, 16;
 	bra.uni $L553_if_done;
-$L562_edge:
+$L563_edge:
 	mov.s64 %rd441, 0;
 	mov.s64 %rd442, 0;
 	bra.uni $L553_if_done;
-$L561_edge:
+$L562_edge:
 	mov.s64 %rd441, 0;
 	mov.s64 %rd442, 0;
 	bra.uni $L553_if_done;
@@ -5345,206 +5297,190 @@ $L553_if_done:
 	add.s64 %rd455, %rd453, %rd454;
 	bra.uni $L555_rangeint_body;
 $L555_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd456, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p44, %rd456, %rd12;
-	@%p44 bra $L559_cond_true;
-	bra.uni $L563_edge;
-$L559_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p45, %rd455, %rd14;
-	@%p45 bra $L557_if_then;
-	bra.uni $L564_edge;
+	@%p44 bra $L557_if_then;
+	bra.uni $L565_rangeint_body;
 $L557_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p45, %rd455, %rd14;
+	@%p45 bra $L559_if_then;
+	bra.uni $L564_edge;
+$L559_if_then:
+	.loc 1 160 20
 	add.s64 %rd459, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd460, %rd459, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd461, %rd460, %rd455;
 	mov.s64 %rd457, %rd461;
 	mov.s64 %rd458, 16;
-	bra.uni $L558_if_done;
+	bra.uni $L560_if_done;
 $L564_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L558_if_done;
-$L563_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L558_if_done;
-$L558_if_done:
-	.loc 1 161 31
+	bra.uni $L560_if_done;
+$L560_if_done:
+	.loc 1 162 32
 	add.s64 %rd462, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd463, %rd462, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd464, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd465, %rd463, %rd464;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd466, %rd465, 1;
 	add.s64 %rd467, %rd15, %rd466;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd468, %rd457, 1;
 	add.s64 %rd469, %rd4, %rd468;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r534, %rd458;
 	cp.async.cg.shared.global [%rd467], [%rd469], 16, %r534;
 	bra.uni $L565_rangeint_body;
 $L565_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd470, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p46, %rd470, %rd12;
-	@%p46 bra $L568_cond_true;
-	bra.uni $L569_edge;
-$L568_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p47, %rd455, %rd14;
-	@%p47 bra $L566_if_then;
-	bra.uni $L570_edge;
+	@%p46 bra $L566_if_then;
+	bra.uni $L571_rangeint_body;
 $L566_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p47, %rd455, %rd14;
+	@%p47 bra $L568_if_then;
+	bra.uni $L570_edge;
+$L568_if_then:
+	.loc 1 160 20
 	add.s64 %rd471, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd472, %rd471, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd473, %rd472, %rd455;
 	mov.s64 %rd457, %rd473;
 	mov.s64 %rd458, 16;
-	bra.uni $L567_if_done;
+	bra.uni $L569_if_done;
 $L570_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L567_if_done;
-$L569_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L567_if_done;
-$L567_if_done:
-	.loc 1 161 31
+	bra.uni $L569_if_done;
+$L569_if_done:
+	.loc 1 162 32
 	add.s64 %rd474, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd475, %rd474, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd476, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd477, %rd475, %rd476;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd478, %rd477, 1;
 	add.s64 %rd479, %rd15, %rd478;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd480, %rd457, 1;
 	add.s64 %rd481, %rd4, %rd480;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r535, %rd458;
 	cp.async.cg.shared.global [%rd479], [%rd481], 16, %r535;
 	bra.uni $L571_rangeint_body;
 $L571_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd482, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p48, %rd482, %rd12;
-	@%p48 bra $L574_cond_true;
-	bra.uni $L575_edge;
-$L574_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p49, %rd455, %rd14;
-	@%p49 bra $L572_if_then;
-	bra.uni $L576_edge;
+	@%p48 bra $L572_if_then;
+	bra.uni $L577_rangeint_body;
 $L572_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p49, %rd455, %rd14;
+	@%p49 bra $L574_if_then;
+	bra.uni $L576_edge;
+$L574_if_then:
+	.loc 1 160 20
 	add.s64 %rd483, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd484, %rd483, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd485, %rd484, %rd455;
 	mov.s64 %rd457, %rd485;
 	mov.s64 %rd458, 16;
-	bra.uni $L573_if_done;
+	bra.uni $L575_if_done;
 $L576_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L573_if_done;
-$L575_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L573_if_done;
-$L573_if_done:
-	.loc 1 161 31
+	bra.uni $L575_if_done;
+$L575_if_done:
+	.loc 1 162 32
 	add.s64 %rd486, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd487, %rd486, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd488, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd489, %rd487, %rd488;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd490, %rd489, 1;
 	add.s64 %rd491, %rd15, %rd490;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd492, %rd457, 1;
 	add.s64 %rd493, %rd4, %rd492;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r536, %rd458;
 	cp.async.cg.shared.global [%rd491], [%rd493], 16, %r536;
 	bra.uni $L577_rangeint_body;
 $L577_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd494, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p50, %rd494, %rd12;
-	@%p50 bra $L580_cond_true;
-	bra.uni $L581_edge;
-$L580_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p51, %rd455, %rd14;
-	@%p51 bra $L578_if_then;
-	bra.uni $L582_edge;
+	@%p50 bra $L578_if_then;
+	bra.uni $L556_rangeint_done;
 $L578_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p51, %rd455, %rd14;
+	@%p51 bra $L580_if_then;
+	bra.uni $L582_edge;
+$L580_if_then:
+	.loc 1 160 20
 	add.s64 %rd495, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd496, %rd495, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd497, %rd496, %rd455;
 	mov.s64 %rd457, %rd497;
 	mov.s64 %rd458, 16;
-	bra.uni $L579_if_done;
+	bra.uni $L581_if_done;
 $L582_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L579_if_done;
-$L581_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L579_if_done;
-$L579_if_done:
-	.loc 1 161 31
+	bra.uni $L581_if_done;
+$L581_if_done:
+	.loc 1 162 32
 	add.s64 %rd498, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd499, %rd498, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd500, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd501, %rd499, %rd500;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd502, %rd501, 1;
 	add.s64 %rd503, %rd15, %rd502;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd504, %rd457, 1;
 	add.s64 %rd505, %rd4, %rd504;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r537, %rd458;
 	cp.async.cg.shared.global [%rd503], [%rd505], 16, %r537;
 	bra.uni $L556_rangeint_done;
 $L556_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
-	bra.uni $L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	bra.uni $L561_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L561_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 1 108 29
 	add.s64 %rd506, %rd246, 1;
 	mov.s64 %rd246, %rd506;
@@ -5606,7 +5542,7 @@ $L25_if_then:
 	.loc 1 136 34
 	bra.uni $L589_entry;
 $L589_entry:
-	.loc 1 232 40
+	.loc 1 234 40
 	mov.f32 %f841, %f834;
 	bra.uni $L590_ret_store;
 $L590_ret_store:
@@ -5668,7 +5604,7 @@ $L595_if_then:
 	.loc 1 136 34
 	bra.uni $L605_entry;
 $L605_entry:
-	.loc 1 232 40
+	.loc 1 234 40
 	mov.f32 %f849, %f834;
 	bra.uni $L606_ret_store;
 $L606_ret_store:
@@ -5730,7 +5666,7 @@ $L611_if_then:
 	.loc 1 136 34
 	bra.uni $L621_entry;
 $L621_entry:
-	.loc 1 232 40
+	.loc 1 234 40
 	mov.f32 %f857, %f834;
 	bra.uni $L622_ret_store;
 $L622_ret_store:
@@ -5792,7 +5728,7 @@ $L627_if_then:
 	.loc 1 136 34
 	bra.uni $L637_entry;
 $L637_entry:
-	.loc 1 232 40
+	.loc 1 234 40
 	mov.f32 %f865, %f834;
 	bra.uni $L638_ret_store;
 $L638_ret_store:
@@ -5965,12 +5901,12 @@ $L31_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p3, %rd33, %rd13;
 	@%p3 bra $L34_cond_true;
-	bra.uni $L41_edge;
+	bra.uni $L42_edge;
 $L34_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p4, %rd45, %rd14;
 	@%p4 bra $L32_if_then;
-	bra.uni $L42_edge;
+	bra.uni $L43_edge;
 $L32_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd48, %rd33, %rd14;
@@ -5981,11 +5917,11 @@ $L32_if_then:
 	mov.s64 %rd46, %rd50;
 	mov.s64 %rd47, 16;
 	bra.uni $L33_if_done;
-$L42_edge:
+$L43_edge:
 	mov.s64 %rd46, 0;
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
-$L41_edge:
+$L42_edge:
 	mov.s64 %rd46, 0;
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
@@ -6011,203 +5947,187 @@ $L33_if_done:
 	add.s64 %rd59, 0, %rd58;
 	bra.uni $L35_rangeint_body;
 $L35_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd60, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p5, %rd60, %rd12;
-	@%p5 bra $L39_cond_true;
-	bra.uni $L43_edge;
-$L39_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p6, %rd59, %rd14;
-	@%p6 bra $L37_if_then;
-	bra.uni $L44_edge;
+	@%p5 bra $L37_if_then;
+	bra.uni $L45_rangeint_body;
 $L37_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p6, %rd59, %rd14;
+	@%p6 bra $L39_if_then;
+	bra.uni $L44_edge;
+$L39_if_then:
+	.loc 1 160 20
 	add.s64 %rd63, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd64, %rd63, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd65, %rd64, %rd59;
 	mov.s64 %rd61, %rd65;
 	mov.s64 %rd62, 16;
-	bra.uni $L38_if_done;
+	bra.uni $L40_if_done;
 $L44_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L38_if_done;
-$L43_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L38_if_done;
-$L38_if_done:
-	.loc 1 161 31
+	bra.uni $L40_if_done;
+$L40_if_done:
+	.loc 1 162 32
 	add.s64 %rd66, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd67, %rd66, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd68, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd69, %rd67, %rd68;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd15, %rd70;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd72, %rd61, 1;
 	add.s64 %rd73, %rd4, %rd72;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r27, %rd62;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r27;
 	bra.uni $L45_rangeint_body;
 $L45_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd74, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p7, %rd74, %rd12;
-	@%p7 bra $L48_cond_true;
-	bra.uni $L49_edge;
-$L48_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p8, %rd59, %rd14;
-	@%p8 bra $L46_if_then;
-	bra.uni $L50_edge;
+	@%p7 bra $L46_if_then;
+	bra.uni $L51_rangeint_body;
 $L46_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p8, %rd59, %rd14;
+	@%p8 bra $L48_if_then;
+	bra.uni $L50_edge;
+$L48_if_then:
+	.loc 1 160 20
 	add.s64 %rd75, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd76, %rd75, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd77, %rd76, %rd59;
 	mov.s64 %rd61, %rd77;
 	mov.s64 %rd62, 16;
-	bra.uni $L47_if_done;
+	bra.uni $L49_if_done;
 $L50_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L47_if_done;
-$L49_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L47_if_done;
-$L47_if_done:
-	.loc 1 161 31
+	bra.uni $L49_if_done;
+$L49_if_done:
+	.loc 1 162 32
 	add.s64 %rd78, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd79, %rd78, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd80, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd81, %rd79, %rd80;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd15, %rd82;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd84, %rd61, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r28, %rd62;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r28;
 	bra.uni $L51_rangeint_body;
 $L51_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd86, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p9, %rd86, %rd12;
-	@%p9 bra $L54_cond_true;
-	bra.uni $L55_edge;
-$L54_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p10, %rd59, %rd14;
-	@%p10 bra $L52_if_then;
-	bra.uni $L56_edge;
+	@%p9 bra $L52_if_then;
+	bra.uni $L57_rangeint_body;
 $L52_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p10, %rd59, %rd14;
+	@%p10 bra $L54_if_then;
+	bra.uni $L56_edge;
+$L54_if_then:
+	.loc 1 160 20
 	add.s64 %rd87, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd88, %rd87, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd89, %rd88, %rd59;
 	mov.s64 %rd61, %rd89;
 	mov.s64 %rd62, 16;
-	bra.uni $L53_if_done;
+	bra.uni $L55_if_done;
 $L56_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L53_if_done;
-$L55_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L53_if_done;
-$L53_if_done:
-	.loc 1 161 31
+	bra.uni $L55_if_done;
+$L55_if_done:
+	.loc 1 162 32
 	add.s64 %rd90, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd91, %rd90, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd92, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd93, %rd91, %rd92;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd94, %rd93, 1;
 	add.s64 %rd95, %rd15, %rd94;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd96, %rd61, 1;
 	add.s64 %rd97, %rd4, %rd96;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r29, %rd62;
 	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r29;
 	bra.uni $L57_rangeint_body;
 $L57_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd98, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p11, %rd98, %rd12;
-	@%p11 bra $L60_cond_true;
-	bra.uni $L61_edge;
-$L60_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p12, %rd59, %rd14;
-	@%p12 bra $L58_if_then;
-	bra.uni $L62_edge;
+	@%p11 bra $L58_if_then;
+	bra.uni $L36_rangeint_done;
 $L58_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p12, %rd59, %rd14;
+	@%p12 bra $L60_if_then;
+	bra.uni $L62_edge;
+$L60_if_then:
+	.loc 1 160 20
 	add.s64 %rd99, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd100, %rd99, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd101, %rd100, %rd59;
 	mov.s64 %rd61, %rd101;
 	mov.s64 %rd62, 16;
-	bra.uni $L59_if_done;
+	bra.uni $L61_if_done;
 $L62_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L59_if_done;
-$L61_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L59_if_done;
-$L59_if_done:
-	.loc 1 161 31
+	bra.uni $L61_if_done;
+$L61_if_done:
+	.loc 1 162 32
 	add.s64 %rd102, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd103, %rd102, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd104, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd105, %rd103, %rd104;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd106, %rd105, 1;
 	add.s64 %rd107, %rd15, %rd106;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd108, %rd61, 1;
 	add.s64 %rd109, %rd4, %rd108;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r30, %rd62;
 	cp.async.cg.shared.global [%rd107], [%rd109], 16, %r30;
 	bra.uni $L36_rangeint_done;
 $L36_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L64_entry;
 $L64_entry:
@@ -6222,12 +6142,12 @@ $L64_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p13, %rd33, %rd13;
 	@%p13 bra $L67_cond_true;
-	bra.uni $L74_edge;
+	bra.uni $L75_edge;
 $L67_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p14, %rd113, %rd14;
 	@%p14 bra $L65_if_then;
-	bra.uni $L75_edge;
+	bra.uni $L76_edge;
 $L65_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd116, %rd33, %rd14;
@@ -6238,11 +6158,11 @@ $L65_if_then:
 	mov.s64 %rd114, %rd118;
 	mov.s64 %rd115, 16;
 	bra.uni $L66_if_done;
-$L75_edge:
+$L76_edge:
 	mov.s64 %rd114, 0;
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
-$L74_edge:
+$L75_edge:
 	mov.s64 %rd114, 0;
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
@@ -6268,203 +6188,187 @@ $L66_if_done:
 	add.s64 %rd127, 256, %rd126;
 	bra.uni $L68_rangeint_body;
 $L68_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd128, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p15, %rd128, %rd12;
-	@%p15 bra $L72_cond_true;
-	bra.uni $L76_edge;
-$L72_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p16, %rd127, %rd14;
-	@%p16 bra $L70_if_then;
-	bra.uni $L77_edge;
+	@%p15 bra $L70_if_then;
+	bra.uni $L78_rangeint_body;
 $L70_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p16, %rd127, %rd14;
+	@%p16 bra $L72_if_then;
+	bra.uni $L77_edge;
+$L72_if_then:
+	.loc 1 160 20
 	add.s64 %rd131, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd132, %rd131, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd133, %rd132, %rd127;
 	mov.s64 %rd129, %rd133;
 	mov.s64 %rd130, 16;
-	bra.uni $L71_if_done;
+	bra.uni $L73_if_done;
 $L77_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L71_if_done;
-$L76_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L71_if_done;
-$L71_if_done:
-	.loc 1 161 31
+	bra.uni $L73_if_done;
+$L73_if_done:
+	.loc 1 162 32
 	add.s64 %rd134, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd135, %rd134, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd136, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd137, %rd135, %rd136;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd138, %rd137, 1;
 	add.s64 %rd139, %rd15, %rd138;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd140, %rd129, 1;
 	add.s64 %rd141, %rd4, %rd140;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r32, %rd130;
 	cp.async.cg.shared.global [%rd139], [%rd141], 16, %r32;
 	bra.uni $L78_rangeint_body;
 $L78_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd142, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p17, %rd142, %rd12;
-	@%p17 bra $L81_cond_true;
-	bra.uni $L82_edge;
-$L81_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p18, %rd127, %rd14;
-	@%p18 bra $L79_if_then;
-	bra.uni $L83_edge;
+	@%p17 bra $L79_if_then;
+	bra.uni $L84_rangeint_body;
 $L79_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p18, %rd127, %rd14;
+	@%p18 bra $L81_if_then;
+	bra.uni $L83_edge;
+$L81_if_then:
+	.loc 1 160 20
 	add.s64 %rd143, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd144, %rd143, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd145, %rd144, %rd127;
 	mov.s64 %rd129, %rd145;
 	mov.s64 %rd130, 16;
-	bra.uni $L80_if_done;
+	bra.uni $L82_if_done;
 $L83_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L80_if_done;
-$L82_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L80_if_done;
-$L80_if_done:
-	.loc 1 161 31
+	bra.uni $L82_if_done;
+$L82_if_done:
+	.loc 1 162 32
 	add.s64 %rd146, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd147, %rd146, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd148, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd149, %rd147, %rd148;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd150, %rd149, 1;
 	add.s64 %rd151, %rd15, %rd150;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd152, %rd129, 1;
 	add.s64 %rd153, %rd4, %rd152;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r33, %rd130;
 	cp.async.cg.shared.global [%rd151], [%rd153], 16, %r33;
 	bra.uni $L84_rangeint_body;
 $L84_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd154, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p19, %rd154, %rd12;
-	@%p19 bra $L87_cond_true;
-	bra.uni $L88_edge;
-$L87_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p20, %rd127, %rd14;
-	@%p20 bra $L85_if_then;
-	bra.uni $L89_edge;
+	@%p19 bra $L85_if_then;
+	bra.uni $L90_rangeint_body;
 $L85_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p20, %rd127, %rd14;
+	@%p20 bra $L87_if_then;
+	bra.uni $L89_edge;
+$L87_if_then:
+	.loc 1 160 20
 	add.s64 %rd155, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd156, %rd155, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd157, %rd156, %rd127;
 	mov.s64 %rd129, %rd157;
 	mov.s64 %rd130, 16;
-	bra.uni $L86_if_done;
+	bra.uni $L88_if_done;
 $L89_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L86_if_done;
-$L88_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L86_if_done;
-$L86_if_done:
-	.loc 1 161 31
+	bra.uni $L88_if_done;
+$L88_if_done:
+	.loc 1 162 32
 	add.s64 %rd158, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd159, %rd158, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd160, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd15, %rd162;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd164, %rd129, 1;
 	add.s64 %rd165, %rd4, %rd164;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r34, %rd130;
 	cp.async.cg.shared.global [%rd163], [%rd165], 16, %r34;
 	bra.uni $L90_rangeint_body;
 $L90_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd166, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p21, %rd166, %rd12;
-	@%p21 bra $L93_cond_true;
-	bra.uni $L94_edge;
-$L93_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p22, %rd127, %rd14;
-	@%p22 bra $L91_if_then;
-	bra.uni $L95_edge;
+	@%p21 bra $L91_if_then;
+	bra.uni $L69_rangeint_done;
 $L91_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p22, %rd127, %rd14;
+	@%p22 bra $L93_if_then;
+	bra.uni $L95_edge;
+$L93_if_then:
+	.loc 1 160 20
 	add.s64 %rd167, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd168, %rd167, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd169, %rd168, %rd127;
 	mov.s64 %rd129, %rd169;
 	mov.s64 %rd130, 16;
-	bra.uni $L92_if_done;
+	bra.uni $L94_if_done;
 $L95_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L92_if_done;
-$L94_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L92_if_done;
-$L92_if_done:
-	.loc 1 161 31
+	bra.uni $L94_if_done;
+$L94_if_done:
+	.loc 1 162 32
 	add.s64 %rd170, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd171, %rd170, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd172, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd173, %rd171, %rd172;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd174, %rd173, 1;
 	add.s64 %rd175, %rd15, %rd174;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd176, %rd129, 1;
 	add.s64 %rd177, %rd4, %rd176;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r35, %rd130;
 	cp.async.cg.shared.global [%rd175], [%rd177], 16, %r35;
 	bra.uni $L69_rangeint_done;
 $L69_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L97_entry;
 $L97_entry:
@@ -6479,12 +6383,12 @@ $L97_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p23, %rd33, %rd13;
 	@%p23 bra $L100_cond_true;
-	bra.uni $L107_edge;
+	bra.uni $L108_edge;
 $L100_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p24, %rd181, %rd14;
 	@%p24 bra $L98_if_then;
-	bra.uni $L108_edge;
+	bra.uni $L109_edge;
 $L98_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd184, %rd33, %rd14;
@@ -6495,11 +6399,11 @@ $L98_if_then:
 	mov.s64 %rd182, %rd186;
 	mov.s64 %rd183, 16;
 	bra.uni $L99_if_done;
-$L108_edge:
+$L109_edge:
 	mov.s64 %rd182, 0;
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
-$L107_edge:
+$L108_edge:
 	mov.s64 %rd182, 0;
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
@@ -6525,203 +6429,187 @@ $L99_if_done:
 	add.s64 %rd195, 512, %rd194;
 	bra.uni $L101_rangeint_body;
 $L101_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd196, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p25, %rd196, %rd12;
-	@%p25 bra $L105_cond_true;
-	bra.uni $L109_edge;
-$L105_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p26, %rd195, %rd14;
-	@%p26 bra $L103_if_then;
-	bra.uni $L110_edge;
+	@%p25 bra $L103_if_then;
+	bra.uni $L111_rangeint_body;
 $L103_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p26, %rd195, %rd14;
+	@%p26 bra $L105_if_then;
+	bra.uni $L110_edge;
+$L105_if_then:
+	.loc 1 160 20
 	add.s64 %rd199, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd200, %rd199, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd201, %rd200, %rd195;
 	mov.s64 %rd197, %rd201;
 	mov.s64 %rd198, 16;
-	bra.uni $L104_if_done;
+	bra.uni $L106_if_done;
 $L110_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L104_if_done;
-$L109_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L104_if_done;
-$L104_if_done:
-	.loc 1 161 31
+	bra.uni $L106_if_done;
+$L106_if_done:
+	.loc 1 162 32
 	add.s64 %rd202, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd203, %rd202, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd204, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd205, %rd203, %rd204;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd206, %rd205, 1;
 	add.s64 %rd207, %rd15, %rd206;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd208, %rd197, 1;
 	add.s64 %rd209, %rd4, %rd208;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r37, %rd198;
 	cp.async.cg.shared.global [%rd207], [%rd209], 16, %r37;
 	bra.uni $L111_rangeint_body;
 $L111_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd210, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p27, %rd210, %rd12;
-	@%p27 bra $L114_cond_true;
-	bra.uni $L115_edge;
-$L114_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p28, %rd195, %rd14;
-	@%p28 bra $L112_if_then;
-	bra.uni $L116_edge;
+	@%p27 bra $L112_if_then;
+	bra.uni $L117_rangeint_body;
 $L112_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p28, %rd195, %rd14;
+	@%p28 bra $L114_if_then;
+	bra.uni $L116_edge;
+$L114_if_then:
+	.loc 1 160 20
 	add.s64 %rd211, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd212, %rd211, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd213, %rd212, %rd195;
 	mov.s64 %rd197, %rd213;
 	mov.s64 %rd198, 16;
-	bra.uni $L113_if_done;
+	bra.uni $L115_if_done;
 $L116_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L113_if_done;
-$L115_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L113_if_done;
-$L113_if_done:
-	.loc 1 161 31
+	bra.uni $L115_if_done;
+$L115_if_done:
+	.loc 1 162 32
 	add.s64 %rd214, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd215, %rd214, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd216, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd217, %rd215, %rd216;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd15, %rd218;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd220, %rd197, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r38, %rd198;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r38;
 	bra.uni $L117_rangeint_body;
 $L117_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd222, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p29, %rd222, %rd12;
-	@%p29 bra $L120_cond_true;
-	bra.uni $L121_edge;
-$L120_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p30, %rd195, %rd14;
-	@%p30 bra $L118_if_then;
-	bra.uni $L122_edge;
+	@%p29 bra $L118_if_then;
+	bra.uni $L123_rangeint_body;
 $L118_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p30, %rd195, %rd14;
+	@%p30 bra $L120_if_then;
+	bra.uni $L122_edge;
+$L120_if_then:
+	.loc 1 160 20
 	add.s64 %rd223, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd224, %rd223, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd225, %rd224, %rd195;
 	mov.s64 %rd197, %rd225;
 	mov.s64 %rd198, 16;
-	bra.uni $L119_if_done;
+	bra.uni $L121_if_done;
 $L122_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L119_if_done;
-$L121_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L119_if_done;
-$L119_if_done:
-	.loc 1 161 31
+	bra.uni $L121_if_done;
+$L121_if_done:
+	.loc 1 162 32
 	add.s64 %rd226, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd227, %rd226, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd228, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd229, %rd227, %rd228;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd230, %rd229, 1;
 	add.s64 %rd231, %rd15, %rd230;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd232, %rd197, 1;
 	add.s64 %rd233, %rd4, %rd232;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r39, %rd198;
 	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r39;
 	bra.uni $L123_rangeint_body;
 $L123_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd234, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p31, %rd234, %rd12;
-	@%p31 bra $L126_cond_true;
-	bra.uni $L127_edge;
-$L126_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p32, %rd195, %rd14;
-	@%p32 bra $L124_if_then;
-	bra.uni $L128_edge;
+	@%p31 bra $L124_if_then;
+	bra.uni $L102_rangeint_done;
 $L124_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p32, %rd195, %rd14;
+	@%p32 bra $L126_if_then;
+	bra.uni $L128_edge;
+$L126_if_then:
+	.loc 1 160 20
 	add.s64 %rd235, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd236, %rd235, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd237, %rd236, %rd195;
 	mov.s64 %rd197, %rd237;
 	mov.s64 %rd198, 16;
-	bra.uni $L125_if_done;
+	bra.uni $L127_if_done;
 $L128_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L125_if_done;
-$L127_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L125_if_done;
-$L125_if_done:
-	.loc 1 161 31
+	bra.uni $L127_if_done;
+$L127_if_done:
+	.loc 1 162 32
 	add.s64 %rd238, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd239, %rd238, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd240, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd241, %rd239, %rd240;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd242, %rd241, 1;
 	add.s64 %rd243, %rd15, %rd242;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd244, %rd197, 1;
 	add.s64 %rd245, %rd4, %rd244;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r40, %rd198;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r40;
 	bra.uni $L102_rangeint_done;
 $L102_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L10_rangeint_done;
 $L10_rangeint_done:
@@ -6777,7 +6665,7 @@ $L14_if_then:
 	.loc 1 114 19
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 1 168 15
+	.loc 1 170 15
 	mov.u32 %r49, 0;
 	mov.u32 %r50, 0;
 	mov.u32 %r51, 0;
@@ -6786,99 +6674,99 @@ $L129_entry:
 	mov.u32 %r50, %r42;
 	mov.u32 %r51, %r43;
 	mov.u32 %r52, %r44;
-	.loc 1 169 6
+	.loc 1 171 6
 	and.b64 %rd261, %rd260, 1;
-	.loc 1 169 9
+	.loc 1 171 9
 	setp.ne.s64 %p36, %rd261, 0;
 	@%p36 bra $L130_if_then;
 	bra.uni $L131_if_done;
 $L130_if_then:
-	.loc 1 170 16
+	.loc 1 172 16
 	mov.u32 %r53, 0;
 	mov.u32 %r54, 0;
 	mov.u32 %r55, 0;
 	mov.u32 %r56, 0;
-	.loc 1 170 18
+	.loc 1 172 18
 	mov.u32 %r57, %r50;
-	.loc 1 170 17
+	.loc 1 172 17
 	mov.u32 %r53, %r57;
-	.loc 1 170 24
+	.loc 1 172 24
 	mov.u32 %r58, %r51;
-	.loc 1 170 23
+	.loc 1 172 23
 	mov.u32 %r54, %r58;
-	.loc 1 170 30
+	.loc 1 172 30
 	mov.u32 %r59, %r52;
-	.loc 1 170 29
+	.loc 1 172 29
 	mov.u32 %r55, %r59;
-	.loc 1 170 36
+	.loc 1 172 36
 	mov.u32 %r60, %r49;
-	.loc 1 170 35
+	.loc 1 172 35
 	mov.u32 %r56, %r60;
-	.loc 1 170 16
+	.loc 1 172 16
 	mov.u32 %r61, %r53;
 	mov.u32 %r62, %r54;
 	mov.u32 %r63, %r55;
 	mov.u32 %r64, %r56;
-	.loc 1 170 3
+	.loc 1 172 3
 	mov.u32 %r49, %r61;
 	mov.u32 %r50, %r62;
 	mov.u32 %r51, %r63;
 	mov.u32 %r52, %r64;
 	bra.uni $L131_if_done;
 $L131_if_done:
-	.loc 1 172 6
+	.loc 1 174 6
 	and.b64 %rd262, %rd260, 2;
-	.loc 1 172 9
+	.loc 1 174 9
 	setp.ne.s64 %p37, %rd262, 0;
 	@%p37 bra $L132_if_then;
 	bra.uni $L133_if_done;
 $L132_if_then:
-	.loc 1 173 16
+	.loc 1 175 16
 	mov.u32 %r65, 0;
 	mov.u32 %r66, 0;
 	mov.u32 %r67, 0;
 	mov.u32 %r68, 0;
-	.loc 1 173 18
+	.loc 1 175 18
 	mov.u32 %r69, %r51;
-	.loc 1 173 17
+	.loc 1 175 17
 	mov.u32 %r65, %r69;
-	.loc 1 173 24
+	.loc 1 175 24
 	mov.u32 %r70, %r52;
-	.loc 1 173 23
+	.loc 1 175 23
 	mov.u32 %r66, %r70;
-	.loc 1 173 30
+	.loc 1 175 30
 	mov.u32 %r71, %r49;
-	.loc 1 173 29
+	.loc 1 175 29
 	mov.u32 %r67, %r71;
-	.loc 1 173 36
+	.loc 1 175 36
 	mov.u32 %r72, %r50;
-	.loc 1 173 35
+	.loc 1 175 35
 	mov.u32 %r68, %r72;
-	.loc 1 173 16
+	.loc 1 175 16
 	mov.u32 %r73, %r65;
 	mov.u32 %r74, %r66;
 	mov.u32 %r75, %r67;
 	mov.u32 %r76, %r68;
-	.loc 1 173 3
+	.loc 1 175 3
 	mov.u32 %r49, %r73;
 	mov.u32 %r50, %r74;
 	mov.u32 %r51, %r75;
 	mov.u32 %r52, %r76;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 1 175 9
+	.loc 1 177 9
 	mov.u32 %r77, %r49;
 	mov.u32 %r78, %r50;
 	mov.u32 %r79, %r51;
 	mov.u32 %r80, %r52;
-	.loc 1 175 2
+	.loc 1 177 2
 	mov.u32 %r45, %r77;
 	mov.u32 %r46, %r78;
 	mov.u32 %r47, %r79;
 	mov.u32 %r48, %r80;
 	bra.uni $L135_entry;
 $L135_entry:
-	.loc 1 181 16
+	.loc 1 183 16
 	mov.u32 %r81, 0;
 	mov.u32 %r82, 0;
 	mov.u32 %r83, 0;
@@ -6887,7 +6775,7 @@ $L135_entry:
 	mov.u32 %r82, %r46;
 	mov.u32 %r83, %r47;
 	mov.u32 %r84, %r48;
-	.loc 1 182 6
+	.loc 1 184 6
 	mov.f32 %f36, 0f00000000;
 	mov.f32 %f37, 0f00000000;
 	mov.f32 %f38, 0f00000000;
@@ -6922,519 +6810,519 @@ $L135_entry:
 	mov.f32 %f67, 0f00000000;
 	bra.uni $L138_rangeint_body;
 $L138_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r85, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r86, %r85, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r87, %r86, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r88, 1258291200, %r87;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f68, %r88;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f69, %f68, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f36, %f69;
 	bra.uni $L141_rangeint_body;
 $L141_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r89, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r90, %r89, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r91, %r90, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r92, 1258291200, %r91;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f70, %r92;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f71, %f70, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f37, %f71;
 	bra.uni $L142_rangeint_body;
 $L142_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r93, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r94, %r93, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r95, %r94, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r96, 1258291200, %r95;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f72, %r96;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f73, %f72, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f38, %f73;
 	bra.uni $L143_rangeint_body;
 $L143_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r97, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r98, %r97, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r99, %r98, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r100, 1258291200, %r99;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f74, %r100;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f75, %f74, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f39, %f75;
 	bra.uni $L144_rangeint_body;
 $L144_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r101, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r102, %r101, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r103, %r102, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r104, 1258291200, %r103;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f76, %r104;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f77, %f76, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f40, %f77;
 	bra.uni $L145_rangeint_body;
 $L145_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r105, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r106, %r105, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r107, %r106, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r108, 1258291200, %r107;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f78, %r108;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f79, %f78, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f41, %f79;
 	bra.uni $L146_rangeint_body;
 $L146_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r109, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r110, %r109, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r111, %r110, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r112, 1258291200, %r111;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f80, %r112;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f81, %f80, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f42, %f81;
 	bra.uni $L147_rangeint_body;
 $L147_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r113, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r114, %r113, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r115, %r114, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r116, 1258291200, %r115;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f82, %r116;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f83, %f82, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f43, %f83;
 	bra.uni $L149_rangeint_body;
 $L149_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r117, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r118, %r117, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r119, %r118, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r120, 1258291200, %r119;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f84, %r120;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f85, %f84, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f44, %f85;
 	bra.uni $L151_rangeint_body;
 $L151_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r121, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r122, %r121, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r123, %r122, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r124, 1258291200, %r123;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f86, %r124;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f87, %f86, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f45, %f87;
 	bra.uni $L152_rangeint_body;
 $L152_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r125, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r126, %r125, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r127, %r126, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r128, 1258291200, %r127;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f88, %r128;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f89, %f88, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f46, %f89;
 	bra.uni $L153_rangeint_body;
 $L153_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r129, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r130, %r129, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r131, %r130, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r132, 1258291200, %r131;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f90, %r132;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f91, %f90, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f47, %f91;
 	bra.uni $L154_rangeint_body;
 $L154_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r133, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r134, %r133, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r135, %r134, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r136, 1258291200, %r135;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f92, %r136;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f93, %f92, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f48, %f93;
 	bra.uni $L155_rangeint_body;
 $L155_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r137, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r138, %r137, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r139, %r138, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r140, 1258291200, %r139;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f94, %r140;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f95, %f94, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f49, %f95;
 	bra.uni $L156_rangeint_body;
 $L156_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r141, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r142, %r141, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r143, %r142, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r144, 1258291200, %r143;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f96, %r144;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f97, %f96, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f50, %f97;
 	bra.uni $L157_rangeint_body;
 $L157_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r145, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r146, %r145, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r147, %r146, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r148, 1258291200, %r147;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f98, %r148;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f99, %f98, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f51, %f99;
 	bra.uni $L159_rangeint_body;
 $L159_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r149, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r150, %r149, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r151, %r150, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r152, 1258291200, %r151;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f100, %r152;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f101, %f100, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f52, %f101;
 	bra.uni $L161_rangeint_body;
 $L161_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r153, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r154, %r153, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r155, %r154, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r156, 1258291200, %r155;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f102, %r156;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f103, %f102, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f53, %f103;
 	bra.uni $L162_rangeint_body;
 $L162_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r157, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r158, %r157, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r159, %r158, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r160, 1258291200, %r159;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f104, %r160;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f105, %f104, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f54, %f105;
 	bra.uni $L163_rangeint_body;
 $L163_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r161, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r162, %r161, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r163, %r162, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r164, 1258291200, %r163;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f106, %r164;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f107, %f106, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f55, %f107;
 	bra.uni $L164_rangeint_body;
 $L164_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r165, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r166, %r165, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r167, %r166, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r168, 1258291200, %r167;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f108, %r168;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f109, %f108, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f56, %f109;
 	bra.uni $L165_rangeint_body;
 $L165_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r169, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r170, %r169, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r171, %r170, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r172, 1258291200, %r171;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f110, %r172;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f111, %f110, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f57, %f111;
 	bra.uni $L166_rangeint_body;
 $L166_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r173, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r174, %r173, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r175, %r174, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r176, 1258291200, %r175;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f112, %r176;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f113, %f112, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f58, %f113;
 	bra.uni $L167_rangeint_body;
 $L167_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r177, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r178, %r177, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r179, %r178, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r180, 1258291200, %r179;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f114, %r180;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f115, %f114, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f59, %f115;
 	bra.uni $L169_rangeint_body;
 $L169_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r181, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r182, %r181, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r183, %r182, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r184, 1258291200, %r183;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f116, %r184;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f117, %f116, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f60, %f117;
 	bra.uni $L171_rangeint_body;
 $L171_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r185, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r186, %r185, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r187, %r186, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r188, 1258291200, %r187;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f118, %r188;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f119, %f118, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f61, %f119;
 	bra.uni $L172_rangeint_body;
 $L172_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r189, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r190, %r189, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r191, %r190, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r192, 1258291200, %r191;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f120, %r192;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f121, %f120, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f62, %f121;
 	bra.uni $L173_rangeint_body;
 $L173_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r193, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r194, %r193, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r195, %r194, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r196, 1258291200, %r195;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f122, %r196;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f123, %f122, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f63, %f123;
 	bra.uni $L174_rangeint_body;
 $L174_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r197, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r198, %r197, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r199, %r198, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r200, 1258291200, %r199;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f124, %r200;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f125, %f124, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f64, %f125;
 	bra.uni $L175_rangeint_body;
 $L175_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r201, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r202, %r201, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r203, %r202, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r204, 1258291200, %r203;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f126, %r204;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f127, %f126, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f65, %f127;
 	bra.uni $L176_rangeint_body;
 $L176_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r205, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r206, %r205, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r207, %r206, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r208, 1258291200, %r207;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f128, %r208;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f129, %f128, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f66, %f129;
 	bra.uni $L177_rangeint_body;
 $L177_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r209, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r210, %r209, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r211, %r210, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r212, 1258291200, %r211;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f130, %r212;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f131, %f130, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f67, %f131;
 	bra.uni $L137_rangeint_done;
 $L137_rangeint_done:
-	.loc 1 190 9
+	.loc 1 192 9
 	mov.f32 %f132, %f36;
 	mov.f32 %f133, %f37;
 	mov.f32 %f134, %f38;
@@ -7467,7 +7355,7 @@ $L137_rangeint_done:
 	mov.f32 %f161, %f65;
 	mov.f32 %f162, %f66;
 	mov.f32 %f163, %f67;
-	.loc 1 190 2
+	.loc 1 192 2
 	mov.f32 %f4, %f132;
 	mov.f32 %f5, %f133;
 	mov.f32 %f6, %f134;
@@ -7532,7 +7420,7 @@ $L18_if_then:
 	.loc 1 120 34
 	bra.uni $L178_entry;
 $L178_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f166, 0f00000000;
 	mov.f32 %f167, 0f00000000;
 	mov.f32 %f168, 0f00000000;
@@ -7600,29 +7488,29 @@ $L178_entry:
 	mov.f32 %f198, 0f00000000;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r213, 0;
 	mov.u32 %r214, 0;
 	mov.u32 %r215, 0;
 	mov.u32 %r216, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd273, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd274, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd275, %rd274, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd276, %rd275, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd277, %rd276, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd278, %rd273, %rd277;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd279, %rd278, 3;
 	shl.b64 %rd280, %rd278, 2;
 	add.s64 %rd281, %rd19, %rd280;
 	ld.shared.v4.u32 {%r217, %r218, %r219, %r220}, [%rd281];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r213, %r217;
 	mov.u32 %r214, %r218;
 	mov.u32 %r215, %r219;
@@ -7630,158 +7518,158 @@ $L179_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L181_rangeint_body;
 $L181_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f200, %f167;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r221, %r213;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L184_entry;
 $L184_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r222, %r221, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs0, %r222;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f202, %rs0;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f201, %f202;
 	bra.uni $L185_ret_hi;
 $L185_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f203, %f166;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r223, %r213;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L186_entry;
 $L186_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs1, %r223;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f205, %rs1;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f204, %f205;
 	bra.uni $L187_ret_lo;
 $L187_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f206, %f203, %f204, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f207, %f200, %f201, %f206;
 	mov.f32 %f199, %f207;
 	bra.uni $L188_rangeint_body;
 $L188_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f208, %f169;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r224, %r214;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L189_entry;
 $L189_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r225, %r224, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs2, %r225;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f210, %rs2;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f209, %f210;
 	bra.uni $L190_ret_hi;
 $L190_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f211, %f168;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r226, %r214;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L191_entry;
 $L191_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs3, %r226;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f213, %rs3;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f212, %f213;
 	bra.uni $L192_ret_lo;
 $L192_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f214, %f211, %f212, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f215, %f208, %f209, %f214;
 	mov.f32 %f199, %f215;
 	bra.uni $L193_rangeint_body;
 $L193_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f216, %f171;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r227, %r215;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L194_entry;
 $L194_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r228, %r227, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs4, %r228;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f218, %rs4;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f217, %f218;
 	bra.uni $L195_ret_hi;
 $L195_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f219, %f170;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r229, %r215;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L196_entry;
 $L196_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs5, %r229;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f221, %rs5;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f220, %f221;
 	bra.uni $L197_ret_lo;
 $L197_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f222, %f219, %f220, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f223, %f216, %f217, %f222;
 	mov.f32 %f199, %f223;
 	bra.uni $L198_rangeint_body;
 $L198_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f224, %f173;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r230, %r216;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L199_entry;
 $L199_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r231, %r230, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs6, %r231;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f226, %rs6;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f225, %f226;
 	bra.uni $L200_ret_hi;
 $L200_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f227, %f172;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r232, %r216;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L201_entry;
 $L201_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs7, %r232;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f229, %rs7;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f228, %f229;
 	bra.uni $L202_ret_lo;
 $L202_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f230, %f227, %f228, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f231, %f224, %f225, %f230;
 	mov.f32 %f232, %f231;
 	bra.uni $L182_rangeint_done;
@@ -7789,29 +7677,29 @@ $L182_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L203_rangeint_body;
 $L203_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r233, 0;
 	mov.u32 %r234, 0;
 	mov.u32 %r235, 0;
 	mov.u32 %r236, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd282, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd283, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd284, %rd283, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd285, %rd284, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd286, %rd285, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd287, %rd282, %rd286;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd288, %rd287, 3;
 	shl.b64 %rd289, %rd287, 2;
 	add.s64 %rd290, %rd19, %rd289;
 	ld.shared.v4.u32 {%r237, %r238, %r239, %r240}, [%rd290];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r233, %r237;
 	mov.u32 %r234, %r238;
 	mov.u32 %r235, %r239;
@@ -7819,158 +7707,158 @@ $L203_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L204_rangeint_body;
 $L204_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f233, %f175;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r241, %r233;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L206_entry;
 $L206_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r242, %r241, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs8, %r242;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f235, %rs8;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f234, %f235;
 	bra.uni $L207_ret_hi;
 $L207_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f236, %f174;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r243, %r233;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs9, %r243;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f238, %rs9;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f237, %f238;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f239, %f236, %f237, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f240, %f233, %f234, %f239;
 	mov.f32 %f199, %f240;
 	bra.uni $L210_rangeint_body;
 $L210_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f241, %f177;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r244, %r234;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L211_entry;
 $L211_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r245, %r244, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs10, %r245;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f243, %rs10;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f242, %f243;
 	bra.uni $L212_ret_hi;
 $L212_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f244, %f176;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r246, %r234;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L213_entry;
 $L213_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs11, %r246;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f246, %rs11;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f245, %f246;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f247, %f244, %f245, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f248, %f241, %f242, %f247;
 	mov.f32 %f199, %f248;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f249, %f179;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r247, %r235;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r248, %r247, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs12, %r248;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f251, %rs12;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f250, %f251;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f252, %f178;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r249, %r235;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs13, %r249;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f254, %rs13;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f253, %f254;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f255, %f252, %f253, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f256, %f249, %f250, %f255;
 	mov.f32 %f199, %f256;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f257, %f181;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r250, %r236;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L221_entry;
 $L221_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r251, %r250, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs14, %r251;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f259, %rs14;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f258, %f259;
 	bra.uni $L222_ret_hi;
 $L222_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f260, %f180;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r252, %r236;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs15, %r252;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f262, %rs15;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f261, %f262;
 	bra.uni $L224_ret_lo;
 $L224_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f263, %f260, %f261, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f264, %f257, %f258, %f263;
 	mov.f32 %f232, %f264;
 	bra.uni $L205_rangeint_done;
@@ -7978,29 +7866,29 @@ $L205_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r253, 0;
 	mov.u32 %r254, 0;
 	mov.u32 %r255, 0;
 	mov.u32 %r256, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd291, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd292, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd293, %rd292, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd294, %rd293, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd295, %rd294, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd296, %rd291, %rd295;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd297, %rd296, 3;
 	shl.b64 %rd298, %rd296, 2;
 	add.s64 %rd299, %rd19, %rd298;
 	ld.shared.v4.u32 {%r257, %r258, %r259, %r260}, [%rd299];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r253, %r257;
 	mov.u32 %r254, %r258;
 	mov.u32 %r255, %r259;
@@ -8008,158 +7896,158 @@ $L225_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L226_rangeint_body;
 $L226_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f265, %f183;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r261, %r253;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L228_entry;
 $L228_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r262, %r261, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs16, %r262;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f267, %rs16;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f266, %f267;
 	bra.uni $L229_ret_hi;
 $L229_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f268, %f182;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r263, %r253;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L230_entry;
 $L230_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs17, %r263;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f270, %rs17;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f269, %f270;
 	bra.uni $L231_ret_lo;
 $L231_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f271, %f268, %f269, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f272, %f265, %f266, %f271;
 	mov.f32 %f199, %f272;
 	bra.uni $L232_rangeint_body;
 $L232_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f273, %f185;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r264, %r254;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L233_entry;
 $L233_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r265, %r264, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs18, %r265;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f275, %rs18;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f274, %f275;
 	bra.uni $L234_ret_hi;
 $L234_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f276, %f184;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r266, %r254;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L235_entry;
 $L235_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs19, %r266;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f278, %rs19;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f277, %f278;
 	bra.uni $L236_ret_lo;
 $L236_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f279, %f276, %f277, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f280, %f273, %f274, %f279;
 	mov.f32 %f199, %f280;
 	bra.uni $L237_rangeint_body;
 $L237_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f281, %f187;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r267, %r255;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L238_entry;
 $L238_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r268, %r267, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs20, %r268;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f283, %rs20;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f282, %f283;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f284, %f186;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r269, %r255;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L240_entry;
 $L240_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs21, %r269;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f286, %rs21;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f285, %f286;
 	bra.uni $L241_ret_lo;
 $L241_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f287, %f284, %f285, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f288, %f281, %f282, %f287;
 	mov.f32 %f199, %f288;
 	bra.uni $L242_rangeint_body;
 $L242_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f289, %f189;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r270, %r256;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L243_entry;
 $L243_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r271, %r270, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs22, %r271;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f291, %rs22;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f290, %f291;
 	bra.uni $L244_ret_hi;
 $L244_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f292, %f188;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r272, %r256;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L245_entry;
 $L245_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs23, %r272;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f294, %rs23;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f293, %f294;
 	bra.uni $L246_ret_lo;
 $L246_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f295, %f292, %f293, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f296, %f289, %f290, %f295;
 	mov.f32 %f232, %f296;
 	bra.uni $L227_rangeint_done;
@@ -8167,29 +8055,29 @@ $L227_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L247_rangeint_body;
 $L247_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r273, 0;
 	mov.u32 %r274, 0;
 	mov.u32 %r275, 0;
 	mov.u32 %r276, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd300, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd301, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd302, %rd301, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd303, %rd302, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd304, %rd303, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd305, %rd300, %rd304;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd306, %rd305, 3;
 	shl.b64 %rd307, %rd305, 2;
 	add.s64 %rd308, %rd19, %rd307;
 	ld.shared.v4.u32 {%r277, %r278, %r279, %r280}, [%rd308];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r273, %r277;
 	mov.u32 %r274, %r278;
 	mov.u32 %r275, %r279;
@@ -8197,158 +8085,158 @@ $L247_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L248_rangeint_body;
 $L248_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f297, %f191;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r281, %r273;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L250_entry;
 $L250_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r282, %r281, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs24, %r282;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f299, %rs24;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f298, %f299;
 	bra.uni $L251_ret_hi;
 $L251_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f300, %f190;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r283, %r273;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L252_entry;
 $L252_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs25, %r283;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f302, %rs25;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f301, %f302;
 	bra.uni $L253_ret_lo;
 $L253_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f303, %f300, %f301, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f304, %f297, %f298, %f303;
 	mov.f32 %f199, %f304;
 	bra.uni $L254_rangeint_body;
 $L254_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f305, %f193;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r284, %r274;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L255_entry;
 $L255_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r285, %r284, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs26, %r285;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f307, %rs26;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f306, %f307;
 	bra.uni $L256_ret_hi;
 $L256_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f308, %f192;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r286, %r274;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L257_entry;
 $L257_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs27, %r286;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f310, %rs27;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f309, %f310;
 	bra.uni $L258_ret_lo;
 $L258_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f311, %f308, %f309, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f312, %f305, %f306, %f311;
 	mov.f32 %f199, %f312;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f313, %f195;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r287, %r275;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L260_entry;
 $L260_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r288, %r287, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs28, %r288;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f315, %rs28;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f314, %f315;
 	bra.uni $L261_ret_hi;
 $L261_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f316, %f194;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r289, %r275;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs29, %r289;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f318, %rs29;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f317, %f318;
 	bra.uni $L263_ret_lo;
 $L263_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f319, %f316, %f317, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f320, %f313, %f314, %f319;
 	mov.f32 %f199, %f320;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f321, %f197;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r290, %r276;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L265_entry;
 $L265_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r291, %r290, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs30, %r291;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f323, %rs30;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f322, %f323;
 	bra.uni $L266_ret_hi;
 $L266_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f324, %f196;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r292, %r276;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L267_entry;
 $L267_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs31, %r292;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f326, %rs31;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f325, %f326;
 	bra.uni $L268_ret_lo;
 $L268_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f327, %f324, %f325, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f328, %f321, %f322, %f327;
 	mov.f32 %f232, %f328;
 	bra.uni $L249_rangeint_done;
@@ -8356,7 +8244,7 @@ $L249_rangeint_done:
 	mov.f32 %f329, %f232;
 	bra.uni $L180_rangeint_done;
 $L180_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f165, %f329;
 	bra.uni $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
 $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
@@ -8386,7 +8274,7 @@ $L270_if_then:
 	.loc 1 120 34
 	bra.uni $L272_entry;
 $L272_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f333, 0f00000000;
 	mov.f32 %f334, 0f00000000;
 	mov.f32 %f335, 0f00000000;
@@ -8454,29 +8342,29 @@ $L272_entry:
 	mov.f32 %f365, 0f00000000;
 	bra.uni $L273_rangeint_body;
 $L273_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r293, 0;
 	mov.u32 %r294, 0;
 	mov.u32 %r295, 0;
 	mov.u32 %r296, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd314, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd315, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd316, %rd315, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd317, %rd316, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd318, %rd317, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd319, %rd314, %rd318;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd320, %rd319, 3;
 	shl.b64 %rd321, %rd319, 2;
 	add.s64 %rd322, %rd19, %rd321;
 	ld.shared.v4.u32 {%r297, %r298, %r299, %r300}, [%rd322];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r293, %r297;
 	mov.u32 %r294, %r298;
 	mov.u32 %r295, %r299;
@@ -8484,158 +8372,158 @@ $L273_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L275_rangeint_body;
 $L275_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f367, %f334;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r301, %r293;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L278_entry;
 $L278_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r302, %r301, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs32, %r302;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f369, %rs32;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f368, %f369;
 	bra.uni $L279_ret_hi;
 $L279_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f370, %f333;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r303, %r293;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L280_entry;
 $L280_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs33, %r303;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f372, %rs33;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f371, %f372;
 	bra.uni $L281_ret_lo;
 $L281_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f373, %f370, %f371, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f374, %f367, %f368, %f373;
 	mov.f32 %f366, %f374;
 	bra.uni $L282_rangeint_body;
 $L282_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f375, %f336;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r304, %r294;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r305, %r304, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs34, %r305;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f377, %rs34;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f376, %f377;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f378, %f335;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r306, %r294;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L285_entry;
 $L285_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs35, %r306;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f380, %rs35;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f379, %f380;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f381, %f378, %f379, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f382, %f375, %f376, %f381;
 	mov.f32 %f366, %f382;
 	bra.uni $L287_rangeint_body;
 $L287_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f383, %f338;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r307, %r295;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L288_entry;
 $L288_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r308, %r307, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs36, %r308;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f385, %rs36;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f384, %f385;
 	bra.uni $L289_ret_hi;
 $L289_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f386, %f337;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r309, %r295;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L290_entry;
 $L290_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs37, %r309;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f388, %rs37;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f387, %f388;
 	bra.uni $L291_ret_lo;
 $L291_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f389, %f386, %f387, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f390, %f383, %f384, %f389;
 	mov.f32 %f366, %f390;
 	bra.uni $L292_rangeint_body;
 $L292_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f391, %f340;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r310, %r296;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L293_entry;
 $L293_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r311, %r310, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs38, %r311;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f393, %rs38;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f392, %f393;
 	bra.uni $L294_ret_hi;
 $L294_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f394, %f339;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r312, %r296;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L295_entry;
 $L295_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs39, %r312;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f396, %rs39;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f395, %f396;
 	bra.uni $L296_ret_lo;
 $L296_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f397, %f394, %f395, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f398, %f391, %f392, %f397;
 	mov.f32 %f399, %f398;
 	bra.uni $L276_rangeint_done;
@@ -8643,29 +8531,29 @@ $L276_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L297_rangeint_body;
 $L297_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r313, 0;
 	mov.u32 %r314, 0;
 	mov.u32 %r315, 0;
 	mov.u32 %r316, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd323, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd324, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd325, %rd324, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd326, %rd325, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd327, %rd326, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd328, %rd323, %rd327;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd329, %rd328, 3;
 	shl.b64 %rd330, %rd328, 2;
 	add.s64 %rd331, %rd19, %rd330;
 	ld.shared.v4.u32 {%r317, %r318, %r319, %r320}, [%rd331];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r313, %r317;
 	mov.u32 %r314, %r318;
 	mov.u32 %r315, %r319;
@@ -8673,158 +8561,158 @@ $L297_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L298_rangeint_body;
 $L298_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f400, %f342;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r321, %r313;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r322, %r321, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs40, %r322;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f402, %rs40;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f401, %f402;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f403, %f341;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r323, %r313;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L302_entry;
 $L302_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs41, %r323;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f405, %rs41;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f404, %f405;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f406, %f403, %f404, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f407, %f400, %f401, %f406;
 	mov.f32 %f366, %f407;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f408, %f344;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r324, %r314;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L305_entry;
 $L305_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r325, %r324, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs42, %r325;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f410, %rs42;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f409, %f410;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f411, %f343;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r326, %r314;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L307_entry;
 $L307_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs43, %r326;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f413, %rs43;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f412, %f413;
 	bra.uni $L308_ret_lo;
 $L308_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f414, %f411, %f412, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f415, %f408, %f409, %f414;
 	mov.f32 %f366, %f415;
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f416, %f346;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r327, %r315;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L310_entry;
 $L310_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r328, %r327, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs44, %r328;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f418, %rs44;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f417, %f418;
 	bra.uni $L311_ret_hi;
 $L311_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f419, %f345;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r329, %r315;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L312_entry;
 $L312_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs45, %r329;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f421, %rs45;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f420, %f421;
 	bra.uni $L313_ret_lo;
 $L313_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f422, %f419, %f420, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f423, %f416, %f417, %f422;
 	mov.f32 %f366, %f423;
 	bra.uni $L314_rangeint_body;
 $L314_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f424, %f348;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r330, %r316;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L315_entry;
 $L315_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r331, %r330, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs46, %r331;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f426, %rs46;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f425, %f426;
 	bra.uni $L316_ret_hi;
 $L316_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f427, %f347;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r332, %r316;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs47, %r332;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f429, %rs47;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f428, %f429;
 	bra.uni $L318_ret_lo;
 $L318_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f430, %f427, %f428, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f431, %f424, %f425, %f430;
 	mov.f32 %f399, %f431;
 	bra.uni $L299_rangeint_done;
@@ -8832,29 +8720,29 @@ $L299_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r333, 0;
 	mov.u32 %r334, 0;
 	mov.u32 %r335, 0;
 	mov.u32 %r336, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd332, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd333, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd334, %rd333, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd335, %rd334, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd336, %rd335, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd337, %rd332, %rd336;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd338, %rd337, 3;
 	shl.b64 %rd339, %rd337, 2;
 	add.s64 %rd340, %rd19, %rd339;
 	ld.shared.v4.u32 {%r337, %r338, %r339, %r340}, [%rd340];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r333, %r337;
 	mov.u32 %r334, %r338;
 	mov.u32 %r335, %r339;
@@ -8862,158 +8750,158 @@ $L319_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L320_rangeint_body;
 $L320_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f432, %f350;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r341, %r333;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L322_entry;
 $L322_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r342, %r341, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs48, %r342;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f434, %rs48;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f433, %f434;
 	bra.uni $L323_ret_hi;
 $L323_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f435, %f349;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r343, %r333;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L324_entry;
 $L324_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs49, %r343;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f437, %rs49;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f436, %f437;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f438, %f435, %f436, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f439, %f432, %f433, %f438;
 	mov.f32 %f366, %f439;
 	bra.uni $L326_rangeint_body;
 $L326_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f440, %f352;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r344, %r334;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L327_entry;
 $L327_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r345, %r344, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs50, %r345;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f442, %rs50;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f441, %f442;
 	bra.uni $L328_ret_hi;
 $L328_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f443, %f351;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r346, %r334;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L329_entry;
 $L329_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs51, %r346;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f445, %rs51;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f444, %f445;
 	bra.uni $L330_ret_lo;
 $L330_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f446, %f443, %f444, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f447, %f440, %f441, %f446;
 	mov.f32 %f366, %f447;
 	bra.uni $L331_rangeint_body;
 $L331_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f448, %f354;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r347, %r335;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L332_entry;
 $L332_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r348, %r347, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs52, %r348;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f450, %rs52;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f449, %f450;
 	bra.uni $L333_ret_hi;
 $L333_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f451, %f353;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r349, %r335;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L334_entry;
 $L334_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs53, %r349;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f453, %rs53;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f452, %f453;
 	bra.uni $L335_ret_lo;
 $L335_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f454, %f451, %f452, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f455, %f448, %f449, %f454;
 	mov.f32 %f366, %f455;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f456, %f356;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r350, %r336;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L337_entry;
 $L337_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r351, %r350, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs54, %r351;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f458, %rs54;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f457, %f458;
 	bra.uni $L338_ret_hi;
 $L338_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f459, %f355;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r352, %r336;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L339_entry;
 $L339_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs55, %r352;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f461, %rs55;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f460, %f461;
 	bra.uni $L340_ret_lo;
 $L340_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f462, %f459, %f460, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f463, %f456, %f457, %f462;
 	mov.f32 %f399, %f463;
 	bra.uni $L321_rangeint_done;
@@ -9021,29 +8909,29 @@ $L321_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L341_rangeint_body;
 $L341_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r353, 0;
 	mov.u32 %r354, 0;
 	mov.u32 %r355, 0;
 	mov.u32 %r356, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd341, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd342, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd343, %rd342, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd344, %rd343, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd345, %rd344, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd346, %rd341, %rd345;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd347, %rd346, 3;
 	shl.b64 %rd348, %rd346, 2;
 	add.s64 %rd349, %rd19, %rd348;
 	ld.shared.v4.u32 {%r357, %r358, %r359, %r360}, [%rd349];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r353, %r357;
 	mov.u32 %r354, %r358;
 	mov.u32 %r355, %r359;
@@ -9051,158 +8939,158 @@ $L341_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L342_rangeint_body;
 $L342_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f464, %f358;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r361, %r353;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L344_entry;
 $L344_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r362, %r361, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs56, %r362;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f466, %rs56;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f465, %f466;
 	bra.uni $L345_ret_hi;
 $L345_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f467, %f357;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r363, %r353;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L346_entry;
 $L346_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs57, %r363;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f469, %rs57;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f468, %f469;
 	bra.uni $L347_ret_lo;
 $L347_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f470, %f467, %f468, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f471, %f464, %f465, %f470;
 	mov.f32 %f366, %f471;
 	bra.uni $L348_rangeint_body;
 $L348_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f472, %f360;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r364, %r354;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L349_entry;
 $L349_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r365, %r364, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs58, %r365;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f474, %rs58;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f473, %f474;
 	bra.uni $L350_ret_hi;
 $L350_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f475, %f359;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r366, %r354;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L351_entry;
 $L351_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs59, %r366;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f477, %rs59;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f476, %f477;
 	bra.uni $L352_ret_lo;
 $L352_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f478, %f475, %f476, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f479, %f472, %f473, %f478;
 	mov.f32 %f366, %f479;
 	bra.uni $L353_rangeint_body;
 $L353_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f480, %f362;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r367, %r355;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L354_entry;
 $L354_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r368, %r367, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs60, %r368;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f482, %rs60;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f481, %f482;
 	bra.uni $L355_ret_hi;
 $L355_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f483, %f361;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r369, %r355;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L356_entry;
 $L356_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs61, %r369;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f485, %rs61;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f484, %f485;
 	bra.uni $L357_ret_lo;
 $L357_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f486, %f483, %f484, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f487, %f480, %f481, %f486;
 	mov.f32 %f366, %f487;
 	bra.uni $L358_rangeint_body;
 $L358_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f488, %f364;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r370, %r356;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L359_entry;
 $L359_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r371, %r370, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs62, %r371;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f490, %rs62;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f489, %f490;
 	bra.uni $L360_ret_hi;
 $L360_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f491, %f363;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r372, %r356;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L361_entry;
 $L361_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs63, %r372;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f493, %rs63;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f492, %f493;
 	bra.uni $L362_ret_lo;
 $L362_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f494, %f491, %f492, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f495, %f488, %f489, %f494;
 	mov.f32 %f399, %f495;
 	bra.uni $L343_rangeint_done;
@@ -9210,7 +9098,7 @@ $L343_rangeint_done:
 	mov.f32 %f496, %f399;
 	bra.uni $L274_rangeint_done;
 $L274_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f332, %f496;
 	bra.uni $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
 $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
@@ -9240,7 +9128,7 @@ $L364_if_then:
 	.loc 1 120 34
 	bra.uni $L366_entry;
 $L366_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f500, 0f00000000;
 	mov.f32 %f501, 0f00000000;
 	mov.f32 %f502, 0f00000000;
@@ -9308,29 +9196,29 @@ $L366_entry:
 	mov.f32 %f532, 0f00000000;
 	bra.uni $L367_rangeint_body;
 $L367_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r373, 0;
 	mov.u32 %r374, 0;
 	mov.u32 %r375, 0;
 	mov.u32 %r376, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd355, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd356, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd357, %rd356, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd358, %rd357, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd359, %rd358, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd360, %rd355, %rd359;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd361, %rd360, 3;
 	shl.b64 %rd362, %rd360, 2;
 	add.s64 %rd363, %rd19, %rd362;
 	ld.shared.v4.u32 {%r377, %r378, %r379, %r380}, [%rd363];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r373, %r377;
 	mov.u32 %r374, %r378;
 	mov.u32 %r375, %r379;
@@ -9338,158 +9226,158 @@ $L367_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L369_rangeint_body;
 $L369_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f534, %f501;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r381, %r373;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L372_entry;
 $L372_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r382, %r381, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs64, %r382;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f536, %rs64;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f535, %f536;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f537, %f500;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r383, %r373;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L374_entry;
 $L374_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs65, %r383;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f539, %rs65;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f538, %f539;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f540, %f537, %f538, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f541, %f534, %f535, %f540;
 	mov.f32 %f533, %f541;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f542, %f503;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r384, %r374;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L377_entry;
 $L377_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r385, %r384, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs66, %r385;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f544, %rs66;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f543, %f544;
 	bra.uni $L378_ret_hi;
 $L378_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f545, %f502;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r386, %r374;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L379_entry;
 $L379_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs67, %r386;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f547, %rs67;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f546, %f547;
 	bra.uni $L380_ret_lo;
 $L380_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f548, %f545, %f546, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f549, %f542, %f543, %f548;
 	mov.f32 %f533, %f549;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f550, %f505;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r387, %r375;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L382_entry;
 $L382_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r388, %r387, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs68, %r388;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f552, %rs68;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f551, %f552;
 	bra.uni $L383_ret_hi;
 $L383_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f553, %f504;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r389, %r375;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L384_entry;
 $L384_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs69, %r389;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f555, %rs69;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f554, %f555;
 	bra.uni $L385_ret_lo;
 $L385_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f556, %f553, %f554, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f557, %f550, %f551, %f556;
 	mov.f32 %f533, %f557;
 	bra.uni $L386_rangeint_body;
 $L386_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f558, %f507;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r390, %r376;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L387_entry;
 $L387_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r391, %r390, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs70, %r391;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f560, %rs70;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f559, %f560;
 	bra.uni $L388_ret_hi;
 $L388_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f561, %f506;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r392, %r376;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L389_entry;
 $L389_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs71, %r392;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f563, %rs71;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f562, %f563;
 	bra.uni $L390_ret_lo;
 $L390_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f564, %f561, %f562, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f565, %f558, %f559, %f564;
 	mov.f32 %f566, %f565;
 	bra.uni $L370_rangeint_done;
@@ -9497,29 +9385,29 @@ $L370_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L391_rangeint_body;
 $L391_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r393, 0;
 	mov.u32 %r394, 0;
 	mov.u32 %r395, 0;
 	mov.u32 %r396, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd364, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd365, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd366, %rd365, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd367, %rd366, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd368, %rd367, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd369, %rd364, %rd368;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd370, %rd369, 3;
 	shl.b64 %rd371, %rd369, 2;
 	add.s64 %rd372, %rd19, %rd371;
 	ld.shared.v4.u32 {%r397, %r398, %r399, %r400}, [%rd372];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r393, %r397;
 	mov.u32 %r394, %r398;
 	mov.u32 %r395, %r399;
@@ -9527,158 +9415,158 @@ $L391_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L392_rangeint_body;
 $L392_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f567, %f509;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r401, %r393;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L394_entry;
 $L394_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r402, %r401, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs72, %r402;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f569, %rs72;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f568, %f569;
 	bra.uni $L395_ret_hi;
 $L395_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f570, %f508;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r403, %r393;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L396_entry;
 $L396_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs73, %r403;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f572, %rs73;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f571, %f572;
 	bra.uni $L397_ret_lo;
 $L397_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f573, %f570, %f571, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f574, %f567, %f568, %f573;
 	mov.f32 %f533, %f574;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f575, %f511;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r404, %r394;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L399_entry;
 $L399_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r405, %r404, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs74, %r405;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f577, %rs74;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f576, %f577;
 	bra.uni $L400_ret_hi;
 $L400_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f578, %f510;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r406, %r394;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L401_entry;
 $L401_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs75, %r406;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f580, %rs75;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f579, %f580;
 	bra.uni $L402_ret_lo;
 $L402_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f581, %f578, %f579, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f582, %f575, %f576, %f581;
 	mov.f32 %f533, %f582;
 	bra.uni $L403_rangeint_body;
 $L403_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f583, %f513;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r407, %r395;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L404_entry;
 $L404_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r408, %r407, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs76, %r408;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f585, %rs76;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f584, %f585;
 	bra.uni $L405_ret_hi;
 $L405_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f586, %f512;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r409, %r395;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L406_entry;
 $L406_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs77, %r409;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f588, %rs77;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f587, %f588;
 	bra.uni $L407_ret_lo;
 $L407_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f589, %f586, %f587, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f590, %f583, %f584, %f589;
 	mov.f32 %f533, %f590;
 	bra.uni $L408_rangeint_body;
 $L408_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f591, %f515;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r410, %r396;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L409_entry;
 $L409_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r411, %r410, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs78, %r411;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f593, %rs78;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f592, %f593;
 	bra.uni $L410_ret_hi;
 $L410_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f594, %f514;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r412, %r396;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L411_entry;
 $L411_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs79, %r412;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f596, %rs79;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f595, %f596;
 	bra.uni $L412_ret_lo;
 $L412_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f597, %f594, %f595, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f598, %f591, %f592, %f597;
 	mov.f32 %f566, %f598;
 	bra.uni $L393_rangeint_done;
@@ -9686,29 +9574,29 @@ $L393_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L413_rangeint_body;
 $L413_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r413, 0;
 	mov.u32 %r414, 0;
 	mov.u32 %r415, 0;
 	mov.u32 %r416, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd373, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd374, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd375, %rd374, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd376, %rd375, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd377, %rd376, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd378, %rd373, %rd377;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd379, %rd378, 3;
 	shl.b64 %rd380, %rd378, 2;
 	add.s64 %rd381, %rd19, %rd380;
 	ld.shared.v4.u32 {%r417, %r418, %r419, %r420}, [%rd381];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r413, %r417;
 	mov.u32 %r414, %r418;
 	mov.u32 %r415, %r419;
@@ -9716,158 +9604,158 @@ $L413_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L414_rangeint_body;
 $L414_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f599, %f517;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r421, %r413;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L416_entry;
 $L416_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r422, %r421, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs80, %r422;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f601, %rs80;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f600, %f601;
 	bra.uni $L417_ret_hi;
 $L417_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f602, %f516;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r423, %r413;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L418_entry;
 $L418_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs81, %r423;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f604, %rs81;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f603, %f604;
 	bra.uni $L419_ret_lo;
 $L419_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f605, %f602, %f603, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f606, %f599, %f600, %f605;
 	mov.f32 %f533, %f606;
 	bra.uni $L420_rangeint_body;
 $L420_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f607, %f519;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r424, %r414;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r425, %r424, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs82, %r425;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f609, %rs82;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f608, %f609;
 	bra.uni $L422_ret_hi;
 $L422_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f610, %f518;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r426, %r414;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L423_entry;
 $L423_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs83, %r426;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f612, %rs83;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f611, %f612;
 	bra.uni $L424_ret_lo;
 $L424_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f613, %f610, %f611, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f614, %f607, %f608, %f613;
 	mov.f32 %f533, %f614;
 	bra.uni $L425_rangeint_body;
 $L425_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f615, %f521;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r427, %r415;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L426_entry;
 $L426_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r428, %r427, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs84, %r428;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f617, %rs84;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f616, %f617;
 	bra.uni $L427_ret_hi;
 $L427_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f618, %f520;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r429, %r415;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L428_entry;
 $L428_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs85, %r429;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f620, %rs85;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f619, %f620;
 	bra.uni $L429_ret_lo;
 $L429_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f621, %f618, %f619, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f622, %f615, %f616, %f621;
 	mov.f32 %f533, %f622;
 	bra.uni $L430_rangeint_body;
 $L430_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f623, %f523;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r430, %r416;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L431_entry;
 $L431_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r431, %r430, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs86, %r431;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f625, %rs86;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f624, %f625;
 	bra.uni $L432_ret_hi;
 $L432_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f626, %f522;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r432, %r416;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L433_entry;
 $L433_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs87, %r432;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f628, %rs87;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f627, %f628;
 	bra.uni $L434_ret_lo;
 $L434_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f629, %f626, %f627, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f630, %f623, %f624, %f629;
 	mov.f32 %f566, %f630;
 	bra.uni $L415_rangeint_done;
@@ -9875,29 +9763,29 @@ $L415_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L435_rangeint_body;
 $L435_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r433, 0;
 	mov.u32 %r434, 0;
 	mov.u32 %r435, 0;
 	mov.u32 %r436, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd382, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd383, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd384, %rd383, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd385, %rd384, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd386, %rd385, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd387, %rd382, %rd386;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd388, %rd387, 3;
 	shl.b64 %rd389, %rd387, 2;
 	add.s64 %rd390, %rd19, %rd389;
 	ld.shared.v4.u32 {%r437, %r438, %r439, %r440}, [%rd390];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r433, %r437;
 	mov.u32 %r434, %r438;
 	mov.u32 %r435, %r439;
@@ -9905,158 +9793,158 @@ $L435_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L436_rangeint_body;
 $L436_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f631, %f525;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r441, %r433;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L438_entry;
 $L438_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r442, %r441, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs88, %r442;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f633, %rs88;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f632, %f633;
 	bra.uni $L439_ret_hi;
 $L439_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f634, %f524;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r443, %r433;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L440_entry;
 $L440_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs89, %r443;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f636, %rs89;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f635, %f636;
 	bra.uni $L441_ret_lo;
 $L441_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f637, %f634, %f635, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f638, %f631, %f632, %f637;
 	mov.f32 %f533, %f638;
 	bra.uni $L442_rangeint_body;
 $L442_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f639, %f527;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r444, %r434;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L443_entry;
 $L443_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r445, %r444, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs90, %r445;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f641, %rs90;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f640, %f641;
 	bra.uni $L444_ret_hi;
 $L444_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f642, %f526;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r446, %r434;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs91, %r446;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f644, %rs91;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f643, %f644;
 	bra.uni $L446_ret_lo;
 $L446_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f645, %f642, %f643, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f646, %f639, %f640, %f645;
 	mov.f32 %f533, %f646;
 	bra.uni $L447_rangeint_body;
 $L447_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f647, %f529;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r447, %r435;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L448_entry;
 $L448_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r448, %r447, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs92, %r448;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f649, %rs92;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f648, %f649;
 	bra.uni $L449_ret_hi;
 $L449_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f650, %f528;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r449, %r435;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L450_entry;
 $L450_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs93, %r449;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f652, %rs93;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f651, %f652;
 	bra.uni $L451_ret_lo;
 $L451_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f653, %f650, %f651, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f654, %f647, %f648, %f653;
 	mov.f32 %f533, %f654;
 	bra.uni $L452_rangeint_body;
 $L452_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f655, %f531;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r450, %r436;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L453_entry;
 $L453_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r451, %r450, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs94, %r451;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f657, %rs94;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f656, %f657;
 	bra.uni $L454_ret_hi;
 $L454_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f658, %f530;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r452, %r436;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L455_entry;
 $L455_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs95, %r452;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f660, %rs95;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f659, %f660;
 	bra.uni $L456_ret_lo;
 $L456_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f661, %f658, %f659, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f662, %f655, %f656, %f661;
 	mov.f32 %f566, %f662;
 	bra.uni $L437_rangeint_done;
@@ -10064,7 +9952,7 @@ $L437_rangeint_done:
 	mov.f32 %f663, %f566;
 	bra.uni $L368_rangeint_done;
 $L368_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f499, %f663;
 	bra.uni $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
 $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
@@ -10094,7 +9982,7 @@ $L458_if_then:
 	.loc 1 120 34
 	bra.uni $L460_entry;
 $L460_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f667, 0f00000000;
 	mov.f32 %f668, 0f00000000;
 	mov.f32 %f669, 0f00000000;
@@ -10162,29 +10050,29 @@ $L460_entry:
 	mov.f32 %f699, 0f00000000;
 	bra.uni $L461_rangeint_body;
 $L461_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r453, 0;
 	mov.u32 %r454, 0;
 	mov.u32 %r455, 0;
 	mov.u32 %r456, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd396, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd397, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd398, %rd397, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd399, %rd398, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd400, %rd399, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd401, %rd396, %rd400;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd402, %rd401, 3;
 	shl.b64 %rd403, %rd401, 2;
 	add.s64 %rd404, %rd19, %rd403;
 	ld.shared.v4.u32 {%r457, %r458, %r459, %r460}, [%rd404];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r453, %r457;
 	mov.u32 %r454, %r458;
 	mov.u32 %r455, %r459;
@@ -10192,158 +10080,158 @@ $L461_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L463_rangeint_body;
 $L463_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f701, %f668;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r461, %r453;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L466_entry;
 $L466_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r462, %r461, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs96, %r462;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f703, %rs96;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f702, %f703;
 	bra.uni $L467_ret_hi;
 $L467_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f704, %f667;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r463, %r453;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L468_entry;
 $L468_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs97, %r463;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f706, %rs97;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f705, %f706;
 	bra.uni $L469_ret_lo;
 $L469_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f707, %f704, %f705, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f708, %f701, %f702, %f707;
 	mov.f32 %f700, %f708;
 	bra.uni $L470_rangeint_body;
 $L470_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f709, %f670;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r464, %r454;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L471_entry;
 $L471_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r465, %r464, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs98, %r465;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f711, %rs98;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f710, %f711;
 	bra.uni $L472_ret_hi;
 $L472_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f712, %f669;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r466, %r454;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L473_entry;
 $L473_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs99, %r466;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f714, %rs99;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f713, %f714;
 	bra.uni $L474_ret_lo;
 $L474_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f715, %f712, %f713, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f716, %f709, %f710, %f715;
 	mov.f32 %f700, %f716;
 	bra.uni $L475_rangeint_body;
 $L475_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f717, %f672;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r467, %r455;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L476_entry;
 $L476_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r468, %r467, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs100, %r468;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f719, %rs100;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f718, %f719;
 	bra.uni $L477_ret_hi;
 $L477_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f720, %f671;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r469, %r455;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L478_entry;
 $L478_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs101, %r469;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f722, %rs101;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f721, %f722;
 	bra.uni $L479_ret_lo;
 $L479_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f723, %f720, %f721, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f724, %f717, %f718, %f723;
 	mov.f32 %f700, %f724;
 	bra.uni $L480_rangeint_body;
 $L480_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f725, %f674;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r470, %r456;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r471, %r470, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs102, %r471;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f727, %rs102;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f726, %f727;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f728, %f673;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r472, %r456;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L483_entry;
 $L483_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs103, %r472;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f730, %rs103;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f729, %f730;
 	bra.uni $L484_ret_lo;
 $L484_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f731, %f728, %f729, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f732, %f725, %f726, %f731;
 	mov.f32 %f733, %f732;
 	bra.uni $L464_rangeint_done;
@@ -10351,29 +10239,29 @@ $L464_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L485_rangeint_body;
 $L485_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r473, 0;
 	mov.u32 %r474, 0;
 	mov.u32 %r475, 0;
 	mov.u32 %r476, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd405, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd406, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd407, %rd406, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd408, %rd407, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd409, %rd408, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd410, %rd405, %rd409;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd411, %rd410, 3;
 	shl.b64 %rd412, %rd410, 2;
 	add.s64 %rd413, %rd19, %rd412;
 	ld.shared.v4.u32 {%r477, %r478, %r479, %r480}, [%rd413];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r473, %r477;
 	mov.u32 %r474, %r478;
 	mov.u32 %r475, %r479;
@@ -10381,158 +10269,158 @@ $L485_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L486_rangeint_body;
 $L486_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f734, %f676;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r481, %r473;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L488_entry;
 $L488_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r482, %r481, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs104, %r482;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f736, %rs104;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f735, %f736;
 	bra.uni $L489_ret_hi;
 $L489_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f737, %f675;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r483, %r473;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L490_entry;
 $L490_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs105, %r483;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f739, %rs105;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f738, %f739;
 	bra.uni $L491_ret_lo;
 $L491_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f740, %f737, %f738, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f741, %f734, %f735, %f740;
 	mov.f32 %f700, %f741;
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f742, %f678;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r484, %r474;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L493_entry;
 $L493_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r485, %r484, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs106, %r485;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f744, %rs106;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f743, %f744;
 	bra.uni $L494_ret_hi;
 $L494_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f745, %f677;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r486, %r474;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L495_entry;
 $L495_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs107, %r486;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f747, %rs107;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f746, %f747;
 	bra.uni $L496_ret_lo;
 $L496_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f748, %f745, %f746, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f749, %f742, %f743, %f748;
 	mov.f32 %f700, %f749;
 	bra.uni $L497_rangeint_body;
 $L497_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f750, %f680;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r487, %r475;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L498_entry;
 $L498_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r488, %r487, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs108, %r488;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f752, %rs108;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f751, %f752;
 	bra.uni $L499_ret_hi;
 $L499_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f753, %f679;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r489, %r475;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L500_entry;
 $L500_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs109, %r489;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f755, %rs109;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f754, %f755;
 	bra.uni $L501_ret_lo;
 $L501_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f756, %f753, %f754, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f757, %f750, %f751, %f756;
 	mov.f32 %f700, %f757;
 	bra.uni $L502_rangeint_body;
 $L502_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f758, %f682;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r490, %r476;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L503_entry;
 $L503_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r491, %r490, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs110, %r491;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f760, %rs110;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f759, %f760;
 	bra.uni $L504_ret_hi;
 $L504_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f761, %f681;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r492, %r476;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L505_entry;
 $L505_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs111, %r492;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f763, %rs111;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f762, %f763;
 	bra.uni $L506_ret_lo;
 $L506_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f764, %f761, %f762, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f765, %f758, %f759, %f764;
 	mov.f32 %f733, %f765;
 	bra.uni $L487_rangeint_done;
@@ -10540,29 +10428,29 @@ $L487_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L507_rangeint_body;
 $L507_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r493, 0;
 	mov.u32 %r494, 0;
 	mov.u32 %r495, 0;
 	mov.u32 %r496, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd414, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd415, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd416, %rd415, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd417, %rd416, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd418, %rd417, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd419, %rd414, %rd418;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd420, %rd419, 3;
 	shl.b64 %rd421, %rd419, 2;
 	add.s64 %rd422, %rd19, %rd421;
 	ld.shared.v4.u32 {%r497, %r498, %r499, %r500}, [%rd422];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r493, %r497;
 	mov.u32 %r494, %r498;
 	mov.u32 %r495, %r499;
@@ -10570,158 +10458,158 @@ $L507_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L508_rangeint_body;
 $L508_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f766, %f684;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r501, %r493;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L510_entry;
 $L510_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r502, %r501, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs112, %r502;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f768, %rs112;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f767, %f768;
 	bra.uni $L511_ret_hi;
 $L511_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f769, %f683;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r503, %r493;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs113, %r503;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f771, %rs113;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f770, %f771;
 	bra.uni $L513_ret_lo;
 $L513_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f772, %f769, %f770, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f773, %f766, %f767, %f772;
 	mov.f32 %f700, %f773;
 	bra.uni $L514_rangeint_body;
 $L514_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f774, %f686;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r504, %r494;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L515_entry;
 $L515_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r505, %r504, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs114, %r505;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f776, %rs114;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f775, %f776;
 	bra.uni $L516_ret_hi;
 $L516_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f777, %f685;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r506, %r494;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L517_entry;
 $L517_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs115, %r506;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f779, %rs115;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f778, %f779;
 	bra.uni $L518_ret_lo;
 $L518_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f780, %f777, %f778, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f781, %f774, %f775, %f780;
 	mov.f32 %f700, %f781;
 	bra.uni $L519_rangeint_body;
 $L519_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f782, %f688;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r507, %r495;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L520_entry;
 $L520_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r508, %r507, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs116, %r508;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f784, %rs116;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f783, %f784;
 	bra.uni $L521_ret_hi;
 $L521_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f785, %f687;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r509, %r495;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L522_entry;
 $L522_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs117, %r509;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f787, %rs117;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f786, %f787;
 	bra.uni $L523_ret_lo;
 $L523_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f788, %f785, %f786, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f789, %f782, %f783, %f788;
 	mov.f32 %f700, %f789;
 	bra.uni $L524_rangeint_body;
 $L524_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f790, %f690;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r510, %r496;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L525_entry;
 $L525_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r511, %r510, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs118, %r511;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f792, %rs118;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f791, %f792;
 	bra.uni $L526_ret_hi;
 $L526_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f793, %f689;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r512, %r496;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L527_entry;
 $L527_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs119, %r512;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f795, %rs119;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f794, %f795;
 	bra.uni $L528_ret_lo;
 $L528_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f796, %f793, %f794, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f797, %f790, %f791, %f796;
 	mov.f32 %f733, %f797;
 	bra.uni $L509_rangeint_done;
@@ -10729,29 +10617,29 @@ $L509_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L529_rangeint_body;
 $L529_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r513, 0;
 	mov.u32 %r514, 0;
 	mov.u32 %r515, 0;
 	mov.u32 %r516, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd423, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd424, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd425, %rd424, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd426, %rd425, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd427, %rd426, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd428, %rd423, %rd427;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd429, %rd428, 3;
 	shl.b64 %rd430, %rd428, 2;
 	add.s64 %rd431, %rd19, %rd430;
 	ld.shared.v4.u32 {%r517, %r518, %r519, %r520}, [%rd431];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r513, %r517;
 	mov.u32 %r514, %r518;
 	mov.u32 %r515, %r519;
@@ -10759,158 +10647,158 @@ $L529_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L530_rangeint_body;
 $L530_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f798, %f692;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r521, %r513;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L532_entry;
 $L532_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r522, %r521, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs120, %r522;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f800, %rs120;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f799, %f800;
 	bra.uni $L533_ret_hi;
 $L533_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f801, %f691;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r523, %r513;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L534_entry;
 $L534_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs121, %r523;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f803, %rs121;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f802, %f803;
 	bra.uni $L535_ret_lo;
 $L535_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f804, %f801, %f802, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f805, %f798, %f799, %f804;
 	mov.f32 %f700, %f805;
 	bra.uni $L536_rangeint_body;
 $L536_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f806, %f694;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r524, %r514;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L537_entry;
 $L537_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r525, %r524, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs122, %r525;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f808, %rs122;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f807, %f808;
 	bra.uni $L538_ret_hi;
 $L538_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f809, %f693;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r526, %r514;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L539_entry;
 $L539_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs123, %r526;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f811, %rs123;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f810, %f811;
 	bra.uni $L540_ret_lo;
 $L540_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f812, %f809, %f810, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f813, %f806, %f807, %f812;
 	mov.f32 %f700, %f813;
 	bra.uni $L541_rangeint_body;
 $L541_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f814, %f696;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r527, %r515;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L542_entry;
 $L542_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r528, %r527, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs124, %r528;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f816, %rs124;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f815, %f816;
 	bra.uni $L543_ret_hi;
 $L543_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f817, %f695;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r529, %r515;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L544_entry;
 $L544_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs125, %r529;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f819, %rs125;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f818, %f819;
 	bra.uni $L545_ret_lo;
 $L545_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f820, %f817, %f818, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f821, %f814, %f815, %f820;
 	mov.f32 %f700, %f821;
 	bra.uni $L546_rangeint_body;
 $L546_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f822, %f698;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r530, %r516;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L547_entry;
 $L547_entry:
-	.loc 1 220 61
+	.loc 1 222 61
 	shr.u32 %r531, %r530, 16;
-	.loc 1 220 58
+	.loc 1 222 58
 	cvt.u16.u32 %rs126, %r531;
-	.loc 1 220 76
+	.loc 1 222 76
 	cvt.f32.f16 %f824, %rs126;
-	.loc 1 220 36
+	.loc 1 222 36
 	mov.f32 %f823, %f824;
 	bra.uni $L548_ret_hi;
 $L548_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f825, %f697;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r532, %r516;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L549_entry;
 $L549_entry:
-	.loc 1 219 58
+	.loc 1 221 58
 	cvt.u16.u32 %rs127, %r532;
-	.loc 1 219 70
+	.loc 1 221 70
 	cvt.f32.f16 %f827, %rs127;
-	.loc 1 219 36
+	.loc 1 221 36
 	mov.f32 %f826, %f827;
 	bra.uni $L550_ret_lo;
 $L550_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f828, %f825, %f826, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f829, %f822, %f823, %f828;
 	mov.f32 %f733, %f829;
 	bra.uni $L531_rangeint_done;
@@ -10918,7 +10806,7 @@ $L531_rangeint_done:
 	mov.f32 %f830, %f733;
 	bra.uni $L462_rangeint_done;
 $L462_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f666, %f830;
 	bra.uni $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d;
 $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ef16g_u005d:
@@ -10956,12 +10844,12 @@ $L551_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p42, %rd33, %rd13;
 	@%p42 bra $L554_cond_true;
-	bra.uni $L561_edge;
+	bra.uni $L562_edge;
 $L554_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p43, %rd440, %rd14;
 	@%p43 bra $L552_if_then;
-	bra.uni $L562_edge;
+	bra.uni $L563_edge;
 $L552_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd443, %rd33, %rd14;
@@ -10972,11 +10860,11 @@ $L552_if_then:
 	mov.s64 %rd441, %rd445;
 	mov.s64 %rd442, 16;
 	bra.uni $L553_if_done;
-$L562_edge:
+$L563_edge:
 	mov.s64 %rd441, 0;
 	mov.s64 %rd442, 0;
 	bra.uni $L553_if_done;
-$L561_edge:
+$L562_edge:
 	mov.s64 %rd441, 0;
 	mov.s64 %rd442, 0;
 	bra.uni $L553_if_done;
@@ -11004,206 +10892,190 @@ $L553_if_done:
 	add.s64 %rd455, %rd453, %rd454;
 	bra.uni $L555_rangeint_body;
 $L555_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd456, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p44, %rd456, %rd12;
-	@%p44 bra $L559_cond_true;
-	bra.uni $L563_edge;
-$L559_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p45, %rd455, %rd14;
-	@%p45 bra $L557_if_then;
-	bra.uni $L564_edge;
+	@%p44 bra $L557_if_then;
+	bra.uni $L565_rangeint_body;
 $L557_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p45, %rd455, %rd14;
+	@%p45 bra $L559_if_then;
+	bra.uni $L564_edge;
+$L559_if_then:
+	.loc 1 160 20
 	add.s64 %rd459, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd460, %rd459, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd461, %rd460, %rd455;
 	mov.s64 %rd457, %rd461;
 	mov.s64 %rd458, 16;
-	bra.uni $L558_if_done;
+	bra.uni $L560_if_done;
 $L564_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L558_if_done;
-$L563_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L558_if_done;
-$L558_if_done:
-	.loc 1 161 31
+	bra.uni $L560_if_done;
+$L560_if_done:
+	.loc 1 162 32
 	add.s64 %rd462, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd463, %rd462, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd464, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd465, %rd463, %rd464;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd466, %rd465, 1;
 	add.s64 %rd467, %rd15, %rd466;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd468, %rd457, 1;
 	add.s64 %rd469, %rd4, %rd468;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r534, %rd458;
 	cp.async.cg.shared.global [%rd467], [%rd469], 16, %r534;
 	bra.uni $L565_rangeint_body;
 $L565_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd470, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p46, %rd470, %rd12;
-	@%p46 bra $L568_cond_true;
-	bra.uni $L569_edge;
-$L568_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p47, %rd455, %rd14;
-	@%p47 bra $L566_if_then;
-	bra.uni $L570_edge;
+	@%p46 bra $L566_if_then;
+	bra.uni $L571_rangeint_body;
 $L566_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p47, %rd455, %rd14;
+	@%p47 bra $L568_if_then;
+	bra.uni $L570_edge;
+$L568_if_then:
+	.loc 1 160 20
 	add.s64 %rd471, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd472, %rd471, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd473, %rd472, %rd455;
 	mov.s64 %rd457, %rd473;
 	mov.s64 %rd458, 16;
-	bra.uni $L567_if_done;
+	bra.uni $L569_if_done;
 $L570_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L567_if_done;
-$L569_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L567_if_done;
-$L567_if_done:
-	.loc 1 161 31
+	bra.uni $L569_if_done;
+$L569_if_done:
+	.loc 1 162 32
 	add.s64 %rd474, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd475, %rd474, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd476, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd477, %rd475, %rd476;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd478, %rd477, 1;
 	add.s64 %rd479, %rd15, %rd478;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd480, %rd457, 1;
 	add.s64 %rd481, %rd4, %rd480;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r535, %rd458;
 	cp.async.cg.shared.global [%rd479], [%rd481], 16, %r535;
 	bra.uni $L571_rangeint_body;
 $L571_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd482, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p48, %rd482, %rd12;
-	@%p48 bra $L574_cond_true;
-	bra.uni $L575_edge;
-$L574_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p49, %rd455, %rd14;
-	@%p49 bra $L572_if_then;
-	bra.uni $L576_edge;
+	@%p48 bra $L572_if_then;
+	bra.uni $L577_rangeint_body;
 $L572_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p49, %rd455, %rd14;
+	@%p49 bra $L574_if_then;
+	bra.uni $L576_edge;
+$L574_if_then:
+	.loc 1 160 20
 	add.s64 %rd483, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd484, %rd483, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd485, %rd484, %rd455;
 	mov.s64 %rd457, %rd485;
 	mov.s64 %rd458, 16;
-	bra.uni $L573_if_done;
+	bra.uni $L575_if_done;
 $L576_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L573_if_done;
-$L575_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L573_if_done;
-$L573_if_done:
-	.loc 1 161 31
+	bra.uni $L575_if_done;
+$L575_if_done:
+	.loc 1 162 32
 	add.s64 %rd486, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd487, %rd486, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd488, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd489, %rd487, %rd488;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd490, %rd489, 1;
 	add.s64 %rd491, %rd15, %rd490;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd492, %rd457, 1;
 	add.s64 %rd493, %rd4, %rd492;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r536, %rd458;
 	cp.async.cg.shared.global [%rd491], [%rd493], 16, %r536;
 	bra.uni $L577_rangeint_body;
 $L577_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd494, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p50, %rd494, %rd12;
-	@%p50 bra $L580_cond_true;
-	bra.uni $L581_edge;
-$L580_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p51, %rd455, %rd14;
-	@%p51 bra $L578_if_then;
-	bra.uni $L582_edge;
+	@%p50 bra $L578_if_then;
+	bra.uni $L556_rangeint_done;
 $L578_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p51, %rd455, %rd14;
+	@%p51 bra $L580_if_then;
+	bra.uni $L582_edge;
+$L580_if_then:
+	.loc 1 160 20
 	add.s64 %rd495, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd496, %rd495, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd497, %rd496, %rd455;
 	mov.s64 %rd457, %rd497;
 	mov.s64 %rd458, 16;
-	bra.uni $L579_if_done;
+	bra.uni $L581_if_done;
 $L582_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L579_if_done;
-$L581_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L579_if_done;
-$L579_if_done:
-	.loc 1 161 31
+	bra.uni $L581_if_done;
+$L581_if_done:
+	.loc 1 162 32
 	add.s64 %rd498, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd499, %rd498, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd500, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd501, %rd499, %rd500;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd502, %rd501, 1;
 	add.s64 %rd503, %rd15, %rd502;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd504, %rd457, 1;
 	add.s64 %rd505, %rd4, %rd504;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r537, %rd458;
 	cp.async.cg.shared.global [%rd503], [%rd505], 16, %r537;
 	bra.uni $L556_rangeint_done;
 $L556_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
-	bra.uni $L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
-$L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	bra.uni $L561_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L561_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
 	.loc 1 108 29
 	add.s64 %rd506, %rd246, 1;
 	mov.s64 %rd246, %rd506;
@@ -11265,9 +11137,9 @@ $L25_if_then:
 	.loc 1 136 34
 	bra.uni $L589_entry;
 $L589_entry:
-	.loc 1 236 58
+	.loc 1 238 58
 	cvt.rn.f16.f32 %rs129, %f834;
-	.loc 1 236 41
+	.loc 1 238 41
 	mov.u16 %rs128, %rs129;
 	bra.uni $L590_ret_store;
 $L590_ret_store:
@@ -11329,9 +11201,9 @@ $L595_if_then:
 	.loc 1 136 34
 	bra.uni $L605_entry;
 $L605_entry:
-	.loc 1 236 58
+	.loc 1 238 58
 	cvt.rn.f16.f32 %rs131, %f834;
-	.loc 1 236 41
+	.loc 1 238 41
 	mov.u16 %rs130, %rs131;
 	bra.uni $L606_ret_store;
 $L606_ret_store:
@@ -11393,9 +11265,9 @@ $L611_if_then:
 	.loc 1 136 34
 	bra.uni $L621_entry;
 $L621_entry:
-	.loc 1 236 58
+	.loc 1 238 58
 	cvt.rn.f16.f32 %rs133, %f834;
-	.loc 1 236 41
+	.loc 1 238 41
 	mov.u16 %rs132, %rs133;
 	bra.uni $L622_ret_store;
 $L622_ret_store:
@@ -11457,9 +11329,9 @@ $L627_if_then:
 	.loc 1 136 34
 	bra.uni $L637_entry;
 $L637_entry:
-	.loc 1 236 58
+	.loc 1 238 58
 	cvt.rn.f16.f32 %rs135, %f834;
-	.loc 1 236 41
+	.loc 1 238 41
 	mov.u16 %rs134, %rs135;
 	bra.uni $L638_ret_store;
 $L638_ret_store:
@@ -11631,12 +11503,12 @@ $L31_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p3, %rd33, %rd13;
 	@%p3 bra $L34_cond_true;
-	bra.uni $L41_edge;
+	bra.uni $L42_edge;
 $L34_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p4, %rd45, %rd14;
 	@%p4 bra $L32_if_then;
-	bra.uni $L42_edge;
+	bra.uni $L43_edge;
 $L32_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd48, %rd33, %rd14;
@@ -11647,11 +11519,11 @@ $L32_if_then:
 	mov.s64 %rd46, %rd50;
 	mov.s64 %rd47, 16;
 	bra.uni $L33_if_done;
-$L42_edge:
+$L43_edge:
 	mov.s64 %rd46, 0;
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
-$L41_edge:
+$L42_edge:
 	mov.s64 %rd46, 0;
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
@@ -11677,203 +11549,187 @@ $L33_if_done:
 	add.s64 %rd59, 0, %rd58;
 	bra.uni $L35_rangeint_body;
 $L35_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd60, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p5, %rd60, %rd12;
-	@%p5 bra $L39_cond_true;
-	bra.uni $L43_edge;
-$L39_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p6, %rd59, %rd14;
-	@%p6 bra $L37_if_then;
-	bra.uni $L44_edge;
+	@%p5 bra $L37_if_then;
+	bra.uni $L45_rangeint_body;
 $L37_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p6, %rd59, %rd14;
+	@%p6 bra $L39_if_then;
+	bra.uni $L44_edge;
+$L39_if_then:
+	.loc 1 160 20
 	add.s64 %rd63, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd64, %rd63, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd65, %rd64, %rd59;
 	mov.s64 %rd61, %rd65;
 	mov.s64 %rd62, 16;
-	bra.uni $L38_if_done;
+	bra.uni $L40_if_done;
 $L44_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L38_if_done;
-$L43_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L38_if_done;
-$L38_if_done:
-	.loc 1 161 31
+	bra.uni $L40_if_done;
+$L40_if_done:
+	.loc 1 162 32
 	add.s64 %rd66, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd67, %rd66, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd68, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd69, %rd67, %rd68;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd15, %rd70;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd72, %rd61, 1;
 	add.s64 %rd73, %rd4, %rd72;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r27, %rd62;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r27;
 	bra.uni $L45_rangeint_body;
 $L45_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd74, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p7, %rd74, %rd12;
-	@%p7 bra $L48_cond_true;
-	bra.uni $L49_edge;
-$L48_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p8, %rd59, %rd14;
-	@%p8 bra $L46_if_then;
-	bra.uni $L50_edge;
+	@%p7 bra $L46_if_then;
+	bra.uni $L51_rangeint_body;
 $L46_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p8, %rd59, %rd14;
+	@%p8 bra $L48_if_then;
+	bra.uni $L50_edge;
+$L48_if_then:
+	.loc 1 160 20
 	add.s64 %rd75, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd76, %rd75, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd77, %rd76, %rd59;
 	mov.s64 %rd61, %rd77;
 	mov.s64 %rd62, 16;
-	bra.uni $L47_if_done;
+	bra.uni $L49_if_done;
 $L50_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L47_if_done;
-$L49_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L47_if_done;
-$L47_if_done:
-	.loc 1 161 31
+	bra.uni $L49_if_done;
+$L49_if_done:
+	.loc 1 162 32
 	add.s64 %rd78, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd79, %rd78, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd80, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd81, %rd79, %rd80;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd15, %rd82;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd84, %rd61, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r28, %rd62;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r28;
 	bra.uni $L51_rangeint_body;
 $L51_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd86, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p9, %rd86, %rd12;
-	@%p9 bra $L54_cond_true;
-	bra.uni $L55_edge;
-$L54_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p10, %rd59, %rd14;
-	@%p10 bra $L52_if_then;
-	bra.uni $L56_edge;
+	@%p9 bra $L52_if_then;
+	bra.uni $L57_rangeint_body;
 $L52_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p10, %rd59, %rd14;
+	@%p10 bra $L54_if_then;
+	bra.uni $L56_edge;
+$L54_if_then:
+	.loc 1 160 20
 	add.s64 %rd87, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd88, %rd87, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd89, %rd88, %rd59;
 	mov.s64 %rd61, %rd89;
 	mov.s64 %rd62, 16;
-	bra.uni $L53_if_done;
+	bra.uni $L55_if_done;
 $L56_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L53_if_done;
-$L55_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L53_if_done;
-$L53_if_done:
-	.loc 1 161 31
+	bra.uni $L55_if_done;
+$L55_if_done:
+	.loc 1 162 32
 	add.s64 %rd90, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd91, %rd90, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd92, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd93, %rd91, %rd92;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd94, %rd93, 1;
 	add.s64 %rd95, %rd15, %rd94;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd96, %rd61, 1;
 	add.s64 %rd97, %rd4, %rd96;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r29, %rd62;
 	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r29;
 	bra.uni $L57_rangeint_body;
 $L57_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd98, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p11, %rd98, %rd12;
-	@%p11 bra $L60_cond_true;
-	bra.uni $L61_edge;
-$L60_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p12, %rd59, %rd14;
-	@%p12 bra $L58_if_then;
-	bra.uni $L62_edge;
+	@%p11 bra $L58_if_then;
+	bra.uni $L36_rangeint_done;
 $L58_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p12, %rd59, %rd14;
+	@%p12 bra $L60_if_then;
+	bra.uni $L62_edge;
+$L60_if_then:
+	.loc 1 160 20
 	add.s64 %rd99, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd100, %rd99, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd101, %rd100, %rd59;
 	mov.s64 %rd61, %rd101;
 	mov.s64 %rd62, 16;
-	bra.uni $L59_if_done;
+	bra.uni $L61_if_done;
 $L62_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L59_if_done;
-$L61_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L59_if_done;
-$L59_if_done:
-	.loc 1 161 31
+	bra.uni $L61_if_done;
+$L61_if_done:
+	.loc 1 162 32
 	add.s64 %rd102, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd103, %rd102, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd104, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd105, %rd103, %rd104;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd106, %rd105, 1;
 	add.s64 %rd107, %rd15, %rd106;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd108, %rd61, 1;
 	add.s64 %rd109, %rd4, %rd108;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r30, %rd62;
 	cp.async.cg.shared.global [%rd107], [%rd109], 16, %r30;
 	bra.uni $L36_rangeint_done;
 $L36_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L64_entry;
 $L64_entry:
@@ -11888,12 +11744,12 @@ $L64_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p13, %rd33, %rd13;
 	@%p13 bra $L67_cond_true;
-	bra.uni $L74_edge;
+	bra.uni $L75_edge;
 $L67_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p14, %rd113, %rd14;
 	@%p14 bra $L65_if_then;
-	bra.uni $L75_edge;
+	bra.uni $L76_edge;
 $L65_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd116, %rd33, %rd14;
@@ -11904,11 +11760,11 @@ $L65_if_then:
 	mov.s64 %rd114, %rd118;
 	mov.s64 %rd115, 16;
 	bra.uni $L66_if_done;
-$L75_edge:
+$L76_edge:
 	mov.s64 %rd114, 0;
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
-$L74_edge:
+$L75_edge:
 	mov.s64 %rd114, 0;
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
@@ -11934,203 +11790,187 @@ $L66_if_done:
 	add.s64 %rd127, 256, %rd126;
 	bra.uni $L68_rangeint_body;
 $L68_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd128, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p15, %rd128, %rd12;
-	@%p15 bra $L72_cond_true;
-	bra.uni $L76_edge;
-$L72_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p16, %rd127, %rd14;
-	@%p16 bra $L70_if_then;
-	bra.uni $L77_edge;
+	@%p15 bra $L70_if_then;
+	bra.uni $L78_rangeint_body;
 $L70_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p16, %rd127, %rd14;
+	@%p16 bra $L72_if_then;
+	bra.uni $L77_edge;
+$L72_if_then:
+	.loc 1 160 20
 	add.s64 %rd131, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd132, %rd131, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd133, %rd132, %rd127;
 	mov.s64 %rd129, %rd133;
 	mov.s64 %rd130, 16;
-	bra.uni $L71_if_done;
+	bra.uni $L73_if_done;
 $L77_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L71_if_done;
-$L76_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L71_if_done;
-$L71_if_done:
-	.loc 1 161 31
+	bra.uni $L73_if_done;
+$L73_if_done:
+	.loc 1 162 32
 	add.s64 %rd134, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd135, %rd134, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd136, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd137, %rd135, %rd136;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd138, %rd137, 1;
 	add.s64 %rd139, %rd15, %rd138;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd140, %rd129, 1;
 	add.s64 %rd141, %rd4, %rd140;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r32, %rd130;
 	cp.async.cg.shared.global [%rd139], [%rd141], 16, %r32;
 	bra.uni $L78_rangeint_body;
 $L78_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd142, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p17, %rd142, %rd12;
-	@%p17 bra $L81_cond_true;
-	bra.uni $L82_edge;
-$L81_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p18, %rd127, %rd14;
-	@%p18 bra $L79_if_then;
-	bra.uni $L83_edge;
+	@%p17 bra $L79_if_then;
+	bra.uni $L84_rangeint_body;
 $L79_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p18, %rd127, %rd14;
+	@%p18 bra $L81_if_then;
+	bra.uni $L83_edge;
+$L81_if_then:
+	.loc 1 160 20
 	add.s64 %rd143, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd144, %rd143, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd145, %rd144, %rd127;
 	mov.s64 %rd129, %rd145;
 	mov.s64 %rd130, 16;
-	bra.uni $L80_if_done;
+	bra.uni $L82_if_done;
 $L83_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L80_if_done;
-$L82_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L80_if_done;
-$L80_if_done:
-	.loc 1 161 31
+	bra.uni $L82_if_done;
+$L82_if_done:
+	.loc 1 162 32
 	add.s64 %rd146, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd147, %rd146, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd148, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd149, %rd147, %rd148;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd150, %rd149, 1;
 	add.s64 %rd151, %rd15, %rd150;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd152, %rd129, 1;
 	add.s64 %rd153, %rd4, %rd152;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r33, %rd130;
 	cp.async.cg.shared.global [%rd151], [%rd153], 16, %r33;
 	bra.uni $L84_rangeint_body;
 $L84_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd154, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p19, %rd154, %rd12;
-	@%p19 bra $L87_cond_true;
-	bra.uni $L88_edge;
-$L87_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p20, %rd127, %rd14;
-	@%p20 bra $L85_if_then;
-	bra.uni $L89_edge;
+	@%p19 bra $L85_if_then;
+	bra.uni $L90_rangeint_body;
 $L85_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p20, %rd127, %rd14;
+	@%p20 bra $L87_if_then;
+	bra.uni $L89_edge;
+$L87_if_then:
+	.loc 1 160 20
 	add.s64 %rd155, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd156, %rd155, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd157, %rd156, %rd127;
 	mov.s64 %rd129, %rd157;
 	mov.s64 %rd130, 16;
-	bra.uni $L86_if_done;
+	bra.uni $L88_if_done;
 $L89_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L86_if_done;
-$L88_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L86_if_done;
-$L86_if_done:
-	.loc 1 161 31
+	bra.uni $L88_if_done;
+$L88_if_done:
+	.loc 1 162 32
 	add.s64 %rd158, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd159, %rd158, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd160, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd15, %rd162;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd164, %rd129, 1;
 	add.s64 %rd165, %rd4, %rd164;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r34, %rd130;
 	cp.async.cg.shared.global [%rd163], [%rd165], 16, %r34;
 	bra.uni $L90_rangeint_body;
 $L90_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd166, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p21, %rd166, %rd12;
-	@%p21 bra $L93_cond_true;
-	bra.uni $L94_edge;
-$L93_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p22, %rd127, %rd14;
-	@%p22 bra $L91_if_then;
-	bra.uni $L95_edge;
+	@%p21 bra $L91_if_then;
+	bra.uni $L69_rangeint_done;
 $L91_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p22, %rd127, %rd14;
+	@%p22 bra $L93_if_then;
+	bra.uni $L95_edge;
+$L93_if_then:
+	.loc 1 160 20
 	add.s64 %rd167, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd168, %rd167, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd169, %rd168, %rd127;
 	mov.s64 %rd129, %rd169;
 	mov.s64 %rd130, 16;
-	bra.uni $L92_if_done;
+	bra.uni $L94_if_done;
 $L95_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L92_if_done;
-$L94_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L92_if_done;
-$L92_if_done:
-	.loc 1 161 31
+	bra.uni $L94_if_done;
+$L94_if_done:
+	.loc 1 162 32
 	add.s64 %rd170, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd171, %rd170, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd172, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd173, %rd171, %rd172;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd174, %rd173, 1;
 	add.s64 %rd175, %rd15, %rd174;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd176, %rd129, 1;
 	add.s64 %rd177, %rd4, %rd176;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r35, %rd130;
 	cp.async.cg.shared.global [%rd175], [%rd177], 16, %r35;
 	bra.uni $L69_rangeint_done;
 $L69_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L97_entry;
 $L97_entry:
@@ -12145,12 +11985,12 @@ $L97_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p23, %rd33, %rd13;
 	@%p23 bra $L100_cond_true;
-	bra.uni $L107_edge;
+	bra.uni $L108_edge;
 $L100_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p24, %rd181, %rd14;
 	@%p24 bra $L98_if_then;
-	bra.uni $L108_edge;
+	bra.uni $L109_edge;
 $L98_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd184, %rd33, %rd14;
@@ -12161,11 +12001,11 @@ $L98_if_then:
 	mov.s64 %rd182, %rd186;
 	mov.s64 %rd183, 16;
 	bra.uni $L99_if_done;
-$L108_edge:
+$L109_edge:
 	mov.s64 %rd182, 0;
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
-$L107_edge:
+$L108_edge:
 	mov.s64 %rd182, 0;
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
@@ -12191,203 +12031,187 @@ $L99_if_done:
 	add.s64 %rd195, 512, %rd194;
 	bra.uni $L101_rangeint_body;
 $L101_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd196, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p25, %rd196, %rd12;
-	@%p25 bra $L105_cond_true;
-	bra.uni $L109_edge;
-$L105_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p26, %rd195, %rd14;
-	@%p26 bra $L103_if_then;
-	bra.uni $L110_edge;
+	@%p25 bra $L103_if_then;
+	bra.uni $L111_rangeint_body;
 $L103_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p26, %rd195, %rd14;
+	@%p26 bra $L105_if_then;
+	bra.uni $L110_edge;
+$L105_if_then:
+	.loc 1 160 20
 	add.s64 %rd199, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd200, %rd199, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd201, %rd200, %rd195;
 	mov.s64 %rd197, %rd201;
 	mov.s64 %rd198, 16;
-	bra.uni $L104_if_done;
+	bra.uni $L106_if_done;
 $L110_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L104_if_done;
-$L109_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L104_if_done;
-$L104_if_done:
-	.loc 1 161 31
+	bra.uni $L106_if_done;
+$L106_if_done:
+	.loc 1 162 32
 	add.s64 %rd202, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd203, %rd202, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd204, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd205, %rd203, %rd204;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd206, %rd205, 1;
 	add.s64 %rd207, %rd15, %rd206;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd208, %rd197, 1;
 	add.s64 %rd209, %rd4, %rd208;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r37, %rd198;
 	cp.async.cg.shared.global [%rd207], [%rd209], 16, %r37;
 	bra.uni $L111_rangeint_body;
 $L111_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd210, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p27, %rd210, %rd12;
-	@%p27 bra $L114_cond_true;
-	bra.uni $L115_edge;
-$L114_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p28, %rd195, %rd14;
-	@%p28 bra $L112_if_then;
-	bra.uni $L116_edge;
+	@%p27 bra $L112_if_then;
+	bra.uni $L117_rangeint_body;
 $L112_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p28, %rd195, %rd14;
+	@%p28 bra $L114_if_then;
+	bra.uni $L116_edge;
+$L114_if_then:
+	.loc 1 160 20
 	add.s64 %rd211, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd212, %rd211, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd213, %rd212, %rd195;
 	mov.s64 %rd197, %rd213;
 	mov.s64 %rd198, 16;
-	bra.uni $L113_if_done;
+	bra.uni $L115_if_done;
 $L116_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L113_if_done;
-$L115_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L113_if_done;
-$L113_if_done:
-	.loc 1 161 31
+	bra.uni $L115_if_done;
+$L115_if_done:
+	.loc 1 162 32
 	add.s64 %rd214, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd215, %rd214, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd216, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd217, %rd215, %rd216;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd15, %rd218;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd220, %rd197, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r38, %rd198;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r38;
 	bra.uni $L117_rangeint_body;
 $L117_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd222, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p29, %rd222, %rd12;
-	@%p29 bra $L120_cond_true;
-	bra.uni $L121_edge;
-$L120_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p30, %rd195, %rd14;
-	@%p30 bra $L118_if_then;
-	bra.uni $L122_edge;
+	@%p29 bra $L118_if_then;
+	bra.uni $L123_rangeint_body;
 $L118_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p30, %rd195, %rd14;
+	@%p30 bra $L120_if_then;
+	bra.uni $L122_edge;
+$L120_if_then:
+	.loc 1 160 20
 	add.s64 %rd223, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd224, %rd223, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd225, %rd224, %rd195;
 	mov.s64 %rd197, %rd225;
 	mov.s64 %rd198, 16;
-	bra.uni $L119_if_done;
+	bra.uni $L121_if_done;
 $L122_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L119_if_done;
-$L121_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L119_if_done;
-$L119_if_done:
-	.loc 1 161 31
+	bra.uni $L121_if_done;
+$L121_if_done:
+	.loc 1 162 32
 	add.s64 %rd226, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd227, %rd226, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd228, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd229, %rd227, %rd228;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd230, %rd229, 1;
 	add.s64 %rd231, %rd15, %rd230;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd232, %rd197, 1;
 	add.s64 %rd233, %rd4, %rd232;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r39, %rd198;
 	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r39;
 	bra.uni $L123_rangeint_body;
 $L123_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd234, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p31, %rd234, %rd12;
-	@%p31 bra $L126_cond_true;
-	bra.uni $L127_edge;
-$L126_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p32, %rd195, %rd14;
-	@%p32 bra $L124_if_then;
-	bra.uni $L128_edge;
+	@%p31 bra $L124_if_then;
+	bra.uni $L102_rangeint_done;
 $L124_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p32, %rd195, %rd14;
+	@%p32 bra $L126_if_then;
+	bra.uni $L128_edge;
+$L126_if_then:
+	.loc 1 160 20
 	add.s64 %rd235, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd236, %rd235, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd237, %rd236, %rd195;
 	mov.s64 %rd197, %rd237;
 	mov.s64 %rd198, 16;
-	bra.uni $L125_if_done;
+	bra.uni $L127_if_done;
 $L128_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L125_if_done;
-$L127_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L125_if_done;
-$L125_if_done:
-	.loc 1 161 31
+	bra.uni $L127_if_done;
+$L127_if_done:
+	.loc 1 162 32
 	add.s64 %rd238, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd239, %rd238, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd240, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd241, %rd239, %rd240;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd242, %rd241, 1;
 	add.s64 %rd243, %rd15, %rd242;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd244, %rd197, 1;
 	add.s64 %rd245, %rd4, %rd244;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r40, %rd198;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r40;
 	bra.uni $L102_rangeint_done;
 $L102_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L10_rangeint_done;
 $L10_rangeint_done:
@@ -12443,7 +12267,7 @@ $L14_if_then:
 	.loc 1 114 19
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 1 168 15
+	.loc 1 170 15
 	mov.u32 %r49, 0;
 	mov.u32 %r50, 0;
 	mov.u32 %r51, 0;
@@ -12452,99 +12276,99 @@ $L129_entry:
 	mov.u32 %r50, %r42;
 	mov.u32 %r51, %r43;
 	mov.u32 %r52, %r44;
-	.loc 1 169 6
+	.loc 1 171 6
 	and.b64 %rd261, %rd260, 1;
-	.loc 1 169 9
+	.loc 1 171 9
 	setp.ne.s64 %p36, %rd261, 0;
 	@%p36 bra $L130_if_then;
 	bra.uni $L131_if_done;
 $L130_if_then:
-	.loc 1 170 16
+	.loc 1 172 16
 	mov.u32 %r53, 0;
 	mov.u32 %r54, 0;
 	mov.u32 %r55, 0;
 	mov.u32 %r56, 0;
-	.loc 1 170 18
+	.loc 1 172 18
 	mov.u32 %r57, %r50;
-	.loc 1 170 17
+	.loc 1 172 17
 	mov.u32 %r53, %r57;
-	.loc 1 170 24
+	.loc 1 172 24
 	mov.u32 %r58, %r51;
-	.loc 1 170 23
+	.loc 1 172 23
 	mov.u32 %r54, %r58;
-	.loc 1 170 30
+	.loc 1 172 30
 	mov.u32 %r59, %r52;
-	.loc 1 170 29
+	.loc 1 172 29
 	mov.u32 %r55, %r59;
-	.loc 1 170 36
+	.loc 1 172 36
 	mov.u32 %r60, %r49;
-	.loc 1 170 35
+	.loc 1 172 35
 	mov.u32 %r56, %r60;
-	.loc 1 170 16
+	.loc 1 172 16
 	mov.u32 %r61, %r53;
 	mov.u32 %r62, %r54;
 	mov.u32 %r63, %r55;
 	mov.u32 %r64, %r56;
-	.loc 1 170 3
+	.loc 1 172 3
 	mov.u32 %r49, %r61;
 	mov.u32 %r50, %r62;
 	mov.u32 %r51, %r63;
 	mov.u32 %r52, %r64;
 	bra.uni $L131_if_done;
 $L131_if_done:
-	.loc 1 172 6
+	.loc 1 174 6
 	and.b64 %rd262, %rd260, 2;
-	.loc 1 172 9
+	.loc 1 174 9
 	setp.ne.s64 %p37, %rd262, 0;
 	@%p37 bra $L132_if_then;
 	bra.uni $L133_if_done;
 $L132_if_then:
-	.loc 1 173 16
+	.loc 1 175 16
 	mov.u32 %r65, 0;
 	mov.u32 %r66, 0;
 	mov.u32 %r67, 0;
 	mov.u32 %r68, 0;
-	.loc 1 173 18
+	.loc 1 175 18
 	mov.u32 %r69, %r51;
-	.loc 1 173 17
+	.loc 1 175 17
 	mov.u32 %r65, %r69;
-	.loc 1 173 24
+	.loc 1 175 24
 	mov.u32 %r70, %r52;
-	.loc 1 173 23
+	.loc 1 175 23
 	mov.u32 %r66, %r70;
-	.loc 1 173 30
+	.loc 1 175 30
 	mov.u32 %r71, %r49;
-	.loc 1 173 29
+	.loc 1 175 29
 	mov.u32 %r67, %r71;
-	.loc 1 173 36
+	.loc 1 175 36
 	mov.u32 %r72, %r50;
-	.loc 1 173 35
+	.loc 1 175 35
 	mov.u32 %r68, %r72;
-	.loc 1 173 16
+	.loc 1 175 16
 	mov.u32 %r73, %r65;
 	mov.u32 %r74, %r66;
 	mov.u32 %r75, %r67;
 	mov.u32 %r76, %r68;
-	.loc 1 173 3
+	.loc 1 175 3
 	mov.u32 %r49, %r73;
 	mov.u32 %r50, %r74;
 	mov.u32 %r51, %r75;
 	mov.u32 %r52, %r76;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 1 175 9
+	.loc 1 177 9
 	mov.u32 %r77, %r49;
 	mov.u32 %r78, %r50;
 	mov.u32 %r79, %r51;
 	mov.u32 %r80, %r52;
-	.loc 1 175 2
+	.loc 1 177 2
 	mov.u32 %r45, %r77;
 	mov.u32 %r46, %r78;
 	mov.u32 %r47, %r79;
 	mov.u32 %r48, %r80;
 	bra.uni $L135_entry;
 $L135_entry:
-	.loc 1 181 16
+	.loc 1 183 16
 	mov.u32 %r81, 0;
 	mov.u32 %r82, 0;
 	mov.u32 %r83, 0;
@@ -12553,7 +12377,7 @@ $L135_entry:
 	mov.u32 %r82, %r46;
 	mov.u32 %r83, %r47;
 	mov.u32 %r84, %r48;
-	.loc 1 182 6
+	.loc 1 184 6
 	mov.f32 %f36, 0f00000000;
 	mov.f32 %f37, 0f00000000;
 	mov.f32 %f38, 0f00000000;
@@ -12588,519 +12412,519 @@ $L135_entry:
 	mov.f32 %f67, 0f00000000;
 	bra.uni $L138_rangeint_body;
 $L138_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r85, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r86, %r85, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r87, %r86, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r88, 1258291200, %r87;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f68, %r88;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f69, %f68, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f36, %f69;
 	bra.uni $L141_rangeint_body;
 $L141_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r89, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r90, %r89, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r91, %r90, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r92, 1258291200, %r91;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f70, %r92;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f71, %f70, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f37, %f71;
 	bra.uni $L142_rangeint_body;
 $L142_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r93, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r94, %r93, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r95, %r94, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r96, 1258291200, %r95;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f72, %r96;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f73, %f72, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f38, %f73;
 	bra.uni $L143_rangeint_body;
 $L143_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r97, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r98, %r97, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r99, %r98, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r100, 1258291200, %r99;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f74, %r100;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f75, %f74, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f39, %f75;
 	bra.uni $L144_rangeint_body;
 $L144_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r101, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r102, %r101, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r103, %r102, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r104, 1258291200, %r103;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f76, %r104;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f77, %f76, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f40, %f77;
 	bra.uni $L145_rangeint_body;
 $L145_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r105, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r106, %r105, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r107, %r106, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r108, 1258291200, %r107;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f78, %r108;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f79, %f78, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f41, %f79;
 	bra.uni $L146_rangeint_body;
 $L146_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r109, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r110, %r109, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r111, %r110, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r112, 1258291200, %r111;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f80, %r112;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f81, %f80, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f42, %f81;
 	bra.uni $L147_rangeint_body;
 $L147_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r113, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r114, %r113, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r115, %r114, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r116, 1258291200, %r115;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f82, %r116;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f83, %f82, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f43, %f83;
 	bra.uni $L149_rangeint_body;
 $L149_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r117, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r118, %r117, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r119, %r118, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r120, 1258291200, %r119;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f84, %r120;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f85, %f84, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f44, %f85;
 	bra.uni $L151_rangeint_body;
 $L151_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r121, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r122, %r121, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r123, %r122, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r124, 1258291200, %r123;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f86, %r124;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f87, %f86, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f45, %f87;
 	bra.uni $L152_rangeint_body;
 $L152_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r125, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r126, %r125, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r127, %r126, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r128, 1258291200, %r127;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f88, %r128;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f89, %f88, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f46, %f89;
 	bra.uni $L153_rangeint_body;
 $L153_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r129, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r130, %r129, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r131, %r130, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r132, 1258291200, %r131;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f90, %r132;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f91, %f90, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f47, %f91;
 	bra.uni $L154_rangeint_body;
 $L154_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r133, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r134, %r133, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r135, %r134, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r136, 1258291200, %r135;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f92, %r136;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f93, %f92, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f48, %f93;
 	bra.uni $L155_rangeint_body;
 $L155_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r137, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r138, %r137, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r139, %r138, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r140, 1258291200, %r139;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f94, %r140;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f95, %f94, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f49, %f95;
 	bra.uni $L156_rangeint_body;
 $L156_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r141, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r142, %r141, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r143, %r142, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r144, 1258291200, %r143;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f96, %r144;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f97, %f96, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f50, %f97;
 	bra.uni $L157_rangeint_body;
 $L157_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r145, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r146, %r145, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r147, %r146, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r148, 1258291200, %r147;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f98, %r148;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f99, %f98, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f51, %f99;
 	bra.uni $L159_rangeint_body;
 $L159_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r149, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r150, %r149, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r151, %r150, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r152, 1258291200, %r151;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f100, %r152;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f101, %f100, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f52, %f101;
 	bra.uni $L161_rangeint_body;
 $L161_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r153, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r154, %r153, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r155, %r154, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r156, 1258291200, %r155;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f102, %r156;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f103, %f102, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f53, %f103;
 	bra.uni $L162_rangeint_body;
 $L162_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r157, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r158, %r157, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r159, %r158, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r160, 1258291200, %r159;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f104, %r160;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f105, %f104, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f54, %f105;
 	bra.uni $L163_rangeint_body;
 $L163_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r161, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r162, %r161, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r163, %r162, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r164, 1258291200, %r163;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f106, %r164;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f107, %f106, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f55, %f107;
 	bra.uni $L164_rangeint_body;
 $L164_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r165, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r166, %r165, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r167, %r166, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r168, 1258291200, %r167;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f108, %r168;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f109, %f108, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f56, %f109;
 	bra.uni $L165_rangeint_body;
 $L165_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r169, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r170, %r169, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r171, %r170, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r172, 1258291200, %r171;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f110, %r172;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f111, %f110, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f57, %f111;
 	bra.uni $L166_rangeint_body;
 $L166_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r173, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r174, %r173, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r175, %r174, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r176, 1258291200, %r175;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f112, %r176;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f113, %f112, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f58, %f113;
 	bra.uni $L167_rangeint_body;
 $L167_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r177, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r178, %r177, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r179, %r178, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r180, 1258291200, %r179;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f114, %r180;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f115, %f114, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f59, %f115;
 	bra.uni $L169_rangeint_body;
 $L169_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r181, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r182, %r181, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r183, %r182, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r184, 1258291200, %r183;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f116, %r184;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f117, %f116, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f60, %f117;
 	bra.uni $L171_rangeint_body;
 $L171_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r185, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r186, %r185, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r187, %r186, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r188, 1258291200, %r187;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f118, %r188;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f119, %f118, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f61, %f119;
 	bra.uni $L172_rangeint_body;
 $L172_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r189, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r190, %r189, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r191, %r190, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r192, 1258291200, %r191;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f120, %r192;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f121, %f120, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f62, %f121;
 	bra.uni $L173_rangeint_body;
 $L173_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r193, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r194, %r193, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r195, %r194, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r196, 1258291200, %r195;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f122, %r196;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f123, %f122, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f63, %f123;
 	bra.uni $L174_rangeint_body;
 $L174_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r197, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r198, %r197, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r199, %r198, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r200, 1258291200, %r199;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f124, %r200;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f125, %f124, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f64, %f125;
 	bra.uni $L175_rangeint_body;
 $L175_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r201, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r202, %r201, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r203, %r202, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r204, 1258291200, %r203;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f126, %r204;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f127, %f126, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f65, %f127;
 	bra.uni $L176_rangeint_body;
 $L176_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r205, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r206, %r205, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r207, %r206, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r208, 1258291200, %r207;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f128, %r208;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f129, %f128, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f66, %f129;
 	bra.uni $L177_rangeint_body;
 $L177_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r209, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r210, %r209, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r211, %r210, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r212, 1258291200, %r211;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f130, %r212;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f131, %f130, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f67, %f131;
 	bra.uni $L137_rangeint_done;
 $L137_rangeint_done:
-	.loc 1 190 9
+	.loc 1 192 9
 	mov.f32 %f132, %f36;
 	mov.f32 %f133, %f37;
 	mov.f32 %f134, %f38;
@@ -13133,7 +12957,7 @@ $L137_rangeint_done:
 	mov.f32 %f161, %f65;
 	mov.f32 %f162, %f66;
 	mov.f32 %f163, %f67;
-	.loc 1 190 2
+	.loc 1 192 2
 	mov.f32 %f4, %f132;
 	mov.f32 %f5, %f133;
 	mov.f32 %f6, %f134;
@@ -13198,7 +13022,7 @@ $L18_if_then:
 	.loc 1 120 34
 	bra.uni $L178_entry;
 $L178_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f166, 0f00000000;
 	mov.f32 %f167, 0f00000000;
 	mov.f32 %f168, 0f00000000;
@@ -13266,29 +13090,29 @@ $L178_entry:
 	mov.f32 %f198, 0f00000000;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r213, 0;
 	mov.u32 %r214, 0;
 	mov.u32 %r215, 0;
 	mov.u32 %r216, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd273, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd274, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd275, %rd274, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd276, %rd275, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd277, %rd276, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd278, %rd273, %rd277;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd279, %rd278, 3;
 	shl.b64 %rd280, %rd278, 2;
 	add.s64 %rd281, %rd19, %rd280;
 	ld.shared.v4.u32 {%r217, %r218, %r219, %r220}, [%rd281];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r213, %r217;
 	mov.u32 %r214, %r218;
 	mov.u32 %r215, %r219;
@@ -13296,154 +13120,154 @@ $L179_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L181_rangeint_body;
 $L181_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f200, %f167;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r221, %r213;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L184_entry;
 $L184_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r223, 65535;
 	and.b32 %r222, %r221, %r223;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f202, %r222;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f201, %f202;
 	bra.uni $L185_ret_hi;
 $L185_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f203, %f166;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r224, %r213;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L186_entry;
 $L186_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r225, %r224, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f205, %r225;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f204, %f205;
 	bra.uni $L187_ret_lo;
 $L187_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f206, %f203, %f204, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f207, %f200, %f201, %f206;
 	mov.f32 %f199, %f207;
 	bra.uni $L188_rangeint_body;
 $L188_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f208, %f169;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r226, %r214;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L189_entry;
 $L189_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r228, 65535;
 	and.b32 %r227, %r226, %r228;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f210, %r227;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f209, %f210;
 	bra.uni $L190_ret_hi;
 $L190_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f211, %f168;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r229, %r214;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L191_entry;
 $L191_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r230, %r229, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f213, %r230;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f212, %f213;
 	bra.uni $L192_ret_lo;
 $L192_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f214, %f211, %f212, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f215, %f208, %f209, %f214;
 	mov.f32 %f199, %f215;
 	bra.uni $L193_rangeint_body;
 $L193_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f216, %f171;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r231, %r215;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L194_entry;
 $L194_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r233, 65535;
 	and.b32 %r232, %r231, %r233;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f218, %r232;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f217, %f218;
 	bra.uni $L195_ret_hi;
 $L195_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f219, %f170;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r234, %r215;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L196_entry;
 $L196_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r235, %r234, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f221, %r235;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f220, %f221;
 	bra.uni $L197_ret_lo;
 $L197_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f222, %f219, %f220, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f223, %f216, %f217, %f222;
 	mov.f32 %f199, %f223;
 	bra.uni $L198_rangeint_body;
 $L198_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f224, %f173;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r236, %r216;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L199_entry;
 $L199_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r238, 65535;
 	and.b32 %r237, %r236, %r238;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f226, %r237;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f225, %f226;
 	bra.uni $L200_ret_hi;
 $L200_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f227, %f172;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r239, %r216;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L201_entry;
 $L201_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r240, %r239, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f229, %r240;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f228, %f229;
 	bra.uni $L202_ret_lo;
 $L202_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f230, %f227, %f228, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f231, %f224, %f225, %f230;
 	mov.f32 %f232, %f231;
 	bra.uni $L182_rangeint_done;
@@ -13451,29 +13275,29 @@ $L182_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L203_rangeint_body;
 $L203_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r241, 0;
 	mov.u32 %r242, 0;
 	mov.u32 %r243, 0;
 	mov.u32 %r244, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd282, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd283, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd284, %rd283, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd285, %rd284, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd286, %rd285, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd287, %rd282, %rd286;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd288, %rd287, 3;
 	shl.b64 %rd289, %rd287, 2;
 	add.s64 %rd290, %rd19, %rd289;
 	ld.shared.v4.u32 {%r245, %r246, %r247, %r248}, [%rd290];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r241, %r245;
 	mov.u32 %r242, %r246;
 	mov.u32 %r243, %r247;
@@ -13481,154 +13305,154 @@ $L203_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L204_rangeint_body;
 $L204_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f233, %f175;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r249, %r241;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L206_entry;
 $L206_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r251, 65535;
 	and.b32 %r250, %r249, %r251;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f235, %r250;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f234, %f235;
 	bra.uni $L207_ret_hi;
 $L207_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f236, %f174;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r252, %r241;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r253, %r252, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f238, %r253;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f237, %f238;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f239, %f236, %f237, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f240, %f233, %f234, %f239;
 	mov.f32 %f199, %f240;
 	bra.uni $L210_rangeint_body;
 $L210_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f241, %f177;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r254, %r242;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L211_entry;
 $L211_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r256, 65535;
 	and.b32 %r255, %r254, %r256;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f243, %r255;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f242, %f243;
 	bra.uni $L212_ret_hi;
 $L212_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f244, %f176;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r257, %r242;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L213_entry;
 $L213_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r258, %r257, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f246, %r258;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f245, %f246;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f247, %f244, %f245, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f248, %f241, %f242, %f247;
 	mov.f32 %f199, %f248;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f249, %f179;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r259, %r243;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r261, 65535;
 	and.b32 %r260, %r259, %r261;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f251, %r260;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f250, %f251;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f252, %f178;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r262, %r243;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r263, %r262, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f254, %r263;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f253, %f254;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f255, %f252, %f253, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f256, %f249, %f250, %f255;
 	mov.f32 %f199, %f256;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f257, %f181;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r264, %r244;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L221_entry;
 $L221_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r266, 65535;
 	and.b32 %r265, %r264, %r266;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f259, %r265;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f258, %f259;
 	bra.uni $L222_ret_hi;
 $L222_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f260, %f180;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r267, %r244;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r268, %r267, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f262, %r268;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f261, %f262;
 	bra.uni $L224_ret_lo;
 $L224_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f263, %f260, %f261, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f264, %f257, %f258, %f263;
 	mov.f32 %f232, %f264;
 	bra.uni $L205_rangeint_done;
@@ -13636,29 +13460,29 @@ $L205_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r269, 0;
 	mov.u32 %r270, 0;
 	mov.u32 %r271, 0;
 	mov.u32 %r272, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd291, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd292, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd293, %rd292, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd294, %rd293, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd295, %rd294, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd296, %rd291, %rd295;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd297, %rd296, 3;
 	shl.b64 %rd298, %rd296, 2;
 	add.s64 %rd299, %rd19, %rd298;
 	ld.shared.v4.u32 {%r273, %r274, %r275, %r276}, [%rd299];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r269, %r273;
 	mov.u32 %r270, %r274;
 	mov.u32 %r271, %r275;
@@ -13666,154 +13490,154 @@ $L225_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L226_rangeint_body;
 $L226_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f265, %f183;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r277, %r269;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L228_entry;
 $L228_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r279, 65535;
 	and.b32 %r278, %r277, %r279;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f267, %r278;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f266, %f267;
 	bra.uni $L229_ret_hi;
 $L229_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f268, %f182;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r280, %r269;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L230_entry;
 $L230_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r281, %r280, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f270, %r281;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f269, %f270;
 	bra.uni $L231_ret_lo;
 $L231_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f271, %f268, %f269, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f272, %f265, %f266, %f271;
 	mov.f32 %f199, %f272;
 	bra.uni $L232_rangeint_body;
 $L232_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f273, %f185;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r282, %r270;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L233_entry;
 $L233_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r284, 65535;
 	and.b32 %r283, %r282, %r284;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f275, %r283;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f274, %f275;
 	bra.uni $L234_ret_hi;
 $L234_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f276, %f184;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r285, %r270;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L235_entry;
 $L235_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r286, %r285, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f278, %r286;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f277, %f278;
 	bra.uni $L236_ret_lo;
 $L236_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f279, %f276, %f277, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f280, %f273, %f274, %f279;
 	mov.f32 %f199, %f280;
 	bra.uni $L237_rangeint_body;
 $L237_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f281, %f187;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r287, %r271;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L238_entry;
 $L238_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r289, 65535;
 	and.b32 %r288, %r287, %r289;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f283, %r288;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f282, %f283;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f284, %f186;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r290, %r271;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L240_entry;
 $L240_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r291, %r290, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f286, %r291;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f285, %f286;
 	bra.uni $L241_ret_lo;
 $L241_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f287, %f284, %f285, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f288, %f281, %f282, %f287;
 	mov.f32 %f199, %f288;
 	bra.uni $L242_rangeint_body;
 $L242_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f289, %f189;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r292, %r272;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L243_entry;
 $L243_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r294, 65535;
 	and.b32 %r293, %r292, %r294;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f291, %r293;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f290, %f291;
 	bra.uni $L244_ret_hi;
 $L244_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f292, %f188;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r295, %r272;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L245_entry;
 $L245_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r296, %r295, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f294, %r296;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f293, %f294;
 	bra.uni $L246_ret_lo;
 $L246_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f295, %f292, %f293, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f296, %f289, %f290, %f295;
 	mov.f32 %f232, %f296;
 	bra.uni $L227_rangeint_done;
@@ -13821,29 +13645,29 @@ $L227_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L247_rangeint_body;
 $L247_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r297, 0;
 	mov.u32 %r298, 0;
 	mov.u32 %r299, 0;
 	mov.u32 %r300, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd300, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd301, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd302, %rd301, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd303, %rd302, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd304, %rd303, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd305, %rd300, %rd304;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd306, %rd305, 3;
 	shl.b64 %rd307, %rd305, 2;
 	add.s64 %rd308, %rd19, %rd307;
 	ld.shared.v4.u32 {%r301, %r302, %r303, %r304}, [%rd308];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r297, %r301;
 	mov.u32 %r298, %r302;
 	mov.u32 %r299, %r303;
@@ -13851,154 +13675,154 @@ $L247_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L248_rangeint_body;
 $L248_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f297, %f191;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r305, %r297;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L250_entry;
 $L250_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r307, 65535;
 	and.b32 %r306, %r305, %r307;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f299, %r306;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f298, %f299;
 	bra.uni $L251_ret_hi;
 $L251_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f300, %f190;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r308, %r297;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L252_entry;
 $L252_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r309, %r308, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f302, %r309;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f301, %f302;
 	bra.uni $L253_ret_lo;
 $L253_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f303, %f300, %f301, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f304, %f297, %f298, %f303;
 	mov.f32 %f199, %f304;
 	bra.uni $L254_rangeint_body;
 $L254_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f305, %f193;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r310, %r298;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L255_entry;
 $L255_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r312, 65535;
 	and.b32 %r311, %r310, %r312;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f307, %r311;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f306, %f307;
 	bra.uni $L256_ret_hi;
 $L256_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f308, %f192;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r313, %r298;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L257_entry;
 $L257_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r314, %r313, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f310, %r314;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f309, %f310;
 	bra.uni $L258_ret_lo;
 $L258_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f311, %f308, %f309, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f312, %f305, %f306, %f311;
 	mov.f32 %f199, %f312;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f313, %f195;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r315, %r299;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L260_entry;
 $L260_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r317, 65535;
 	and.b32 %r316, %r315, %r317;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f315, %r316;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f314, %f315;
 	bra.uni $L261_ret_hi;
 $L261_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f316, %f194;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r318, %r299;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r319, %r318, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f318, %r319;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f317, %f318;
 	bra.uni $L263_ret_lo;
 $L263_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f319, %f316, %f317, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f320, %f313, %f314, %f319;
 	mov.f32 %f199, %f320;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f321, %f197;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r320, %r300;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L265_entry;
 $L265_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r322, 65535;
 	and.b32 %r321, %r320, %r322;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f323, %r321;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f322, %f323;
 	bra.uni $L266_ret_hi;
 $L266_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f324, %f196;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r323, %r300;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L267_entry;
 $L267_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r324, %r323, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f326, %r324;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f325, %f326;
 	bra.uni $L268_ret_lo;
 $L268_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f327, %f324, %f325, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f328, %f321, %f322, %f327;
 	mov.f32 %f232, %f328;
 	bra.uni $L249_rangeint_done;
@@ -14006,7 +13830,7 @@ $L249_rangeint_done:
 	mov.f32 %f329, %f232;
 	bra.uni $L180_rangeint_done;
 $L180_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f165, %f329;
 	bra.uni $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
 $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
@@ -14036,7 +13860,7 @@ $L270_if_then:
 	.loc 1 120 34
 	bra.uni $L272_entry;
 $L272_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f333, 0f00000000;
 	mov.f32 %f334, 0f00000000;
 	mov.f32 %f335, 0f00000000;
@@ -14104,29 +13928,29 @@ $L272_entry:
 	mov.f32 %f365, 0f00000000;
 	bra.uni $L273_rangeint_body;
 $L273_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r325, 0;
 	mov.u32 %r326, 0;
 	mov.u32 %r327, 0;
 	mov.u32 %r328, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd314, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd315, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd316, %rd315, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd317, %rd316, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd318, %rd317, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd319, %rd314, %rd318;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd320, %rd319, 3;
 	shl.b64 %rd321, %rd319, 2;
 	add.s64 %rd322, %rd19, %rd321;
 	ld.shared.v4.u32 {%r329, %r330, %r331, %r332}, [%rd322];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r325, %r329;
 	mov.u32 %r326, %r330;
 	mov.u32 %r327, %r331;
@@ -14134,154 +13958,154 @@ $L273_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L275_rangeint_body;
 $L275_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f367, %f334;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r333, %r325;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L278_entry;
 $L278_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r335, 65535;
 	and.b32 %r334, %r333, %r335;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f369, %r334;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f368, %f369;
 	bra.uni $L279_ret_hi;
 $L279_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f370, %f333;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r336, %r325;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L280_entry;
 $L280_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r337, %r336, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f372, %r337;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f371, %f372;
 	bra.uni $L281_ret_lo;
 $L281_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f373, %f370, %f371, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f374, %f367, %f368, %f373;
 	mov.f32 %f366, %f374;
 	bra.uni $L282_rangeint_body;
 $L282_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f375, %f336;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r338, %r326;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r340, 65535;
 	and.b32 %r339, %r338, %r340;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f377, %r339;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f376, %f377;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f378, %f335;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r341, %r326;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L285_entry;
 $L285_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r342, %r341, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f380, %r342;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f379, %f380;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f381, %f378, %f379, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f382, %f375, %f376, %f381;
 	mov.f32 %f366, %f382;
 	bra.uni $L287_rangeint_body;
 $L287_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f383, %f338;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r343, %r327;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L288_entry;
 $L288_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r345, 65535;
 	and.b32 %r344, %r343, %r345;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f385, %r344;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f384, %f385;
 	bra.uni $L289_ret_hi;
 $L289_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f386, %f337;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r346, %r327;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L290_entry;
 $L290_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r347, %r346, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f388, %r347;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f387, %f388;
 	bra.uni $L291_ret_lo;
 $L291_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f389, %f386, %f387, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f390, %f383, %f384, %f389;
 	mov.f32 %f366, %f390;
 	bra.uni $L292_rangeint_body;
 $L292_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f391, %f340;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r348, %r328;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L293_entry;
 $L293_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r350, 65535;
 	and.b32 %r349, %r348, %r350;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f393, %r349;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f392, %f393;
 	bra.uni $L294_ret_hi;
 $L294_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f394, %f339;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r351, %r328;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L295_entry;
 $L295_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r352, %r351, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f396, %r352;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f395, %f396;
 	bra.uni $L296_ret_lo;
 $L296_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f397, %f394, %f395, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f398, %f391, %f392, %f397;
 	mov.f32 %f399, %f398;
 	bra.uni $L276_rangeint_done;
@@ -14289,29 +14113,29 @@ $L276_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L297_rangeint_body;
 $L297_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r353, 0;
 	mov.u32 %r354, 0;
 	mov.u32 %r355, 0;
 	mov.u32 %r356, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd323, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd324, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd325, %rd324, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd326, %rd325, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd327, %rd326, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd328, %rd323, %rd327;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd329, %rd328, 3;
 	shl.b64 %rd330, %rd328, 2;
 	add.s64 %rd331, %rd19, %rd330;
 	ld.shared.v4.u32 {%r357, %r358, %r359, %r360}, [%rd331];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r353, %r357;
 	mov.u32 %r354, %r358;
 	mov.u32 %r355, %r359;
@@ -14319,154 +14143,154 @@ $L297_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L298_rangeint_body;
 $L298_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f400, %f342;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r361, %r353;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r363, 65535;
 	and.b32 %r362, %r361, %r363;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f402, %r362;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f401, %f402;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f403, %f341;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r364, %r353;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L302_entry;
 $L302_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r365, %r364, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f405, %r365;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f404, %f405;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f406, %f403, %f404, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f407, %f400, %f401, %f406;
 	mov.f32 %f366, %f407;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f408, %f344;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r366, %r354;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L305_entry;
 $L305_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r368, 65535;
 	and.b32 %r367, %r366, %r368;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f410, %r367;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f409, %f410;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f411, %f343;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r369, %r354;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L307_entry;
 $L307_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r370, %r369, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f413, %r370;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f412, %f413;
 	bra.uni $L308_ret_lo;
 $L308_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f414, %f411, %f412, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f415, %f408, %f409, %f414;
 	mov.f32 %f366, %f415;
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f416, %f346;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r371, %r355;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L310_entry;
 $L310_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r373, 65535;
 	and.b32 %r372, %r371, %r373;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f418, %r372;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f417, %f418;
 	bra.uni $L311_ret_hi;
 $L311_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f419, %f345;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r374, %r355;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L312_entry;
 $L312_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r375, %r374, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f421, %r375;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f420, %f421;
 	bra.uni $L313_ret_lo;
 $L313_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f422, %f419, %f420, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f423, %f416, %f417, %f422;
 	mov.f32 %f366, %f423;
 	bra.uni $L314_rangeint_body;
 $L314_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f424, %f348;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r376, %r356;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L315_entry;
 $L315_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r378, 65535;
 	and.b32 %r377, %r376, %r378;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f426, %r377;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f425, %f426;
 	bra.uni $L316_ret_hi;
 $L316_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f427, %f347;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r379, %r356;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r380, %r379, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f429, %r380;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f428, %f429;
 	bra.uni $L318_ret_lo;
 $L318_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f430, %f427, %f428, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f431, %f424, %f425, %f430;
 	mov.f32 %f399, %f431;
 	bra.uni $L299_rangeint_done;
@@ -14474,29 +14298,29 @@ $L299_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r381, 0;
 	mov.u32 %r382, 0;
 	mov.u32 %r383, 0;
 	mov.u32 %r384, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd332, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd333, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd334, %rd333, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd335, %rd334, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd336, %rd335, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd337, %rd332, %rd336;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd338, %rd337, 3;
 	shl.b64 %rd339, %rd337, 2;
 	add.s64 %rd340, %rd19, %rd339;
 	ld.shared.v4.u32 {%r385, %r386, %r387, %r388}, [%rd340];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r381, %r385;
 	mov.u32 %r382, %r386;
 	mov.u32 %r383, %r387;
@@ -14504,154 +14328,154 @@ $L319_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L320_rangeint_body;
 $L320_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f432, %f350;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r389, %r381;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L322_entry;
 $L322_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r391, 65535;
 	and.b32 %r390, %r389, %r391;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f434, %r390;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f433, %f434;
 	bra.uni $L323_ret_hi;
 $L323_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f435, %f349;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r392, %r381;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L324_entry;
 $L324_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r393, %r392, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f437, %r393;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f436, %f437;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f438, %f435, %f436, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f439, %f432, %f433, %f438;
 	mov.f32 %f366, %f439;
 	bra.uni $L326_rangeint_body;
 $L326_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f440, %f352;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r394, %r382;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L327_entry;
 $L327_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r396, 65535;
 	and.b32 %r395, %r394, %r396;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f442, %r395;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f441, %f442;
 	bra.uni $L328_ret_hi;
 $L328_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f443, %f351;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r397, %r382;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L329_entry;
 $L329_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r398, %r397, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f445, %r398;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f444, %f445;
 	bra.uni $L330_ret_lo;
 $L330_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f446, %f443, %f444, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f447, %f440, %f441, %f446;
 	mov.f32 %f366, %f447;
 	bra.uni $L331_rangeint_body;
 $L331_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f448, %f354;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r399, %r383;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L332_entry;
 $L332_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r401, 65535;
 	and.b32 %r400, %r399, %r401;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f450, %r400;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f449, %f450;
 	bra.uni $L333_ret_hi;
 $L333_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f451, %f353;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r402, %r383;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L334_entry;
 $L334_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r403, %r402, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f453, %r403;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f452, %f453;
 	bra.uni $L335_ret_lo;
 $L335_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f454, %f451, %f452, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f455, %f448, %f449, %f454;
 	mov.f32 %f366, %f455;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f456, %f356;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r404, %r384;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L337_entry;
 $L337_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r406, 65535;
 	and.b32 %r405, %r404, %r406;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f458, %r405;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f457, %f458;
 	bra.uni $L338_ret_hi;
 $L338_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f459, %f355;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r407, %r384;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L339_entry;
 $L339_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r408, %r407, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f461, %r408;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f460, %f461;
 	bra.uni $L340_ret_lo;
 $L340_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f462, %f459, %f460, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f463, %f456, %f457, %f462;
 	mov.f32 %f399, %f463;
 	bra.uni $L321_rangeint_done;
@@ -14659,29 +14483,29 @@ $L321_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L341_rangeint_body;
 $L341_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r409, 0;
 	mov.u32 %r410, 0;
 	mov.u32 %r411, 0;
 	mov.u32 %r412, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd341, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd342, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd343, %rd342, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd344, %rd343, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd345, %rd344, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd346, %rd341, %rd345;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd347, %rd346, 3;
 	shl.b64 %rd348, %rd346, 2;
 	add.s64 %rd349, %rd19, %rd348;
 	ld.shared.v4.u32 {%r413, %r414, %r415, %r416}, [%rd349];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r409, %r413;
 	mov.u32 %r410, %r414;
 	mov.u32 %r411, %r415;
@@ -14689,154 +14513,154 @@ $L341_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L342_rangeint_body;
 $L342_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f464, %f358;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r417, %r409;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L344_entry;
 $L344_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r419, 65535;
 	and.b32 %r418, %r417, %r419;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f466, %r418;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f465, %f466;
 	bra.uni $L345_ret_hi;
 $L345_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f467, %f357;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r420, %r409;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L346_entry;
 $L346_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r421, %r420, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f469, %r421;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f468, %f469;
 	bra.uni $L347_ret_lo;
 $L347_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f470, %f467, %f468, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f471, %f464, %f465, %f470;
 	mov.f32 %f366, %f471;
 	bra.uni $L348_rangeint_body;
 $L348_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f472, %f360;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r422, %r410;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L349_entry;
 $L349_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r424, 65535;
 	and.b32 %r423, %r422, %r424;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f474, %r423;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f473, %f474;
 	bra.uni $L350_ret_hi;
 $L350_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f475, %f359;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r425, %r410;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L351_entry;
 $L351_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r426, %r425, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f477, %r426;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f476, %f477;
 	bra.uni $L352_ret_lo;
 $L352_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f478, %f475, %f476, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f479, %f472, %f473, %f478;
 	mov.f32 %f366, %f479;
 	bra.uni $L353_rangeint_body;
 $L353_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f480, %f362;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r427, %r411;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L354_entry;
 $L354_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r429, 65535;
 	and.b32 %r428, %r427, %r429;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f482, %r428;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f481, %f482;
 	bra.uni $L355_ret_hi;
 $L355_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f483, %f361;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r430, %r411;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L356_entry;
 $L356_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r431, %r430, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f485, %r431;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f484, %f485;
 	bra.uni $L357_ret_lo;
 $L357_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f486, %f483, %f484, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f487, %f480, %f481, %f486;
 	mov.f32 %f366, %f487;
 	bra.uni $L358_rangeint_body;
 $L358_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f488, %f364;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r432, %r412;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L359_entry;
 $L359_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r434, 65535;
 	and.b32 %r433, %r432, %r434;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f490, %r433;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f489, %f490;
 	bra.uni $L360_ret_hi;
 $L360_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f491, %f363;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r435, %r412;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L361_entry;
 $L361_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r436, %r435, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f493, %r436;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f492, %f493;
 	bra.uni $L362_ret_lo;
 $L362_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f494, %f491, %f492, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f495, %f488, %f489, %f494;
 	mov.f32 %f399, %f495;
 	bra.uni $L343_rangeint_done;
@@ -14844,7 +14668,7 @@ $L343_rangeint_done:
 	mov.f32 %f496, %f399;
 	bra.uni $L274_rangeint_done;
 $L274_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f332, %f496;
 	bra.uni $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
 $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
@@ -14874,7 +14698,7 @@ $L364_if_then:
 	.loc 1 120 34
 	bra.uni $L366_entry;
 $L366_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f500, 0f00000000;
 	mov.f32 %f501, 0f00000000;
 	mov.f32 %f502, 0f00000000;
@@ -14942,29 +14766,29 @@ $L366_entry:
 	mov.f32 %f532, 0f00000000;
 	bra.uni $L367_rangeint_body;
 $L367_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r437, 0;
 	mov.u32 %r438, 0;
 	mov.u32 %r439, 0;
 	mov.u32 %r440, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd355, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd356, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd357, %rd356, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd358, %rd357, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd359, %rd358, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd360, %rd355, %rd359;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd361, %rd360, 3;
 	shl.b64 %rd362, %rd360, 2;
 	add.s64 %rd363, %rd19, %rd362;
 	ld.shared.v4.u32 {%r441, %r442, %r443, %r444}, [%rd363];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r437, %r441;
 	mov.u32 %r438, %r442;
 	mov.u32 %r439, %r443;
@@ -14972,154 +14796,154 @@ $L367_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L369_rangeint_body;
 $L369_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f534, %f501;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r445, %r437;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L372_entry;
 $L372_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r447, 65535;
 	and.b32 %r446, %r445, %r447;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f536, %r446;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f535, %f536;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f537, %f500;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r448, %r437;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L374_entry;
 $L374_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r449, %r448, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f539, %r449;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f538, %f539;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f540, %f537, %f538, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f541, %f534, %f535, %f540;
 	mov.f32 %f533, %f541;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f542, %f503;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r450, %r438;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L377_entry;
 $L377_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r452, 65535;
 	and.b32 %r451, %r450, %r452;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f544, %r451;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f543, %f544;
 	bra.uni $L378_ret_hi;
 $L378_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f545, %f502;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r453, %r438;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L379_entry;
 $L379_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r454, %r453, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f547, %r454;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f546, %f547;
 	bra.uni $L380_ret_lo;
 $L380_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f548, %f545, %f546, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f549, %f542, %f543, %f548;
 	mov.f32 %f533, %f549;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f550, %f505;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r455, %r439;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L382_entry;
 $L382_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r457, 65535;
 	and.b32 %r456, %r455, %r457;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f552, %r456;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f551, %f552;
 	bra.uni $L383_ret_hi;
 $L383_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f553, %f504;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r458, %r439;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L384_entry;
 $L384_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r459, %r458, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f555, %r459;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f554, %f555;
 	bra.uni $L385_ret_lo;
 $L385_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f556, %f553, %f554, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f557, %f550, %f551, %f556;
 	mov.f32 %f533, %f557;
 	bra.uni $L386_rangeint_body;
 $L386_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f558, %f507;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r460, %r440;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L387_entry;
 $L387_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r462, 65535;
 	and.b32 %r461, %r460, %r462;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f560, %r461;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f559, %f560;
 	bra.uni $L388_ret_hi;
 $L388_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f561, %f506;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r463, %r440;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L389_entry;
 $L389_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r464, %r463, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f563, %r464;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f562, %f563;
 	bra.uni $L390_ret_lo;
 $L390_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f564, %f561, %f562, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f565, %f558, %f559, %f564;
 	mov.f32 %f566, %f565;
 	bra.uni $L370_rangeint_done;
@@ -15127,29 +14951,29 @@ $L370_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L391_rangeint_body;
 $L391_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r465, 0;
 	mov.u32 %r466, 0;
 	mov.u32 %r467, 0;
 	mov.u32 %r468, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd364, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd365, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd366, %rd365, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd367, %rd366, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd368, %rd367, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd369, %rd364, %rd368;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd370, %rd369, 3;
 	shl.b64 %rd371, %rd369, 2;
 	add.s64 %rd372, %rd19, %rd371;
 	ld.shared.v4.u32 {%r469, %r470, %r471, %r472}, [%rd372];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r465, %r469;
 	mov.u32 %r466, %r470;
 	mov.u32 %r467, %r471;
@@ -15157,154 +14981,154 @@ $L391_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L392_rangeint_body;
 $L392_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f567, %f509;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r473, %r465;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L394_entry;
 $L394_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r475, 65535;
 	and.b32 %r474, %r473, %r475;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f569, %r474;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f568, %f569;
 	bra.uni $L395_ret_hi;
 $L395_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f570, %f508;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r476, %r465;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L396_entry;
 $L396_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r477, %r476, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f572, %r477;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f571, %f572;
 	bra.uni $L397_ret_lo;
 $L397_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f573, %f570, %f571, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f574, %f567, %f568, %f573;
 	mov.f32 %f533, %f574;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f575, %f511;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r478, %r466;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L399_entry;
 $L399_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r480, 65535;
 	and.b32 %r479, %r478, %r480;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f577, %r479;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f576, %f577;
 	bra.uni $L400_ret_hi;
 $L400_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f578, %f510;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r481, %r466;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L401_entry;
 $L401_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r482, %r481, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f580, %r482;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f579, %f580;
 	bra.uni $L402_ret_lo;
 $L402_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f581, %f578, %f579, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f582, %f575, %f576, %f581;
 	mov.f32 %f533, %f582;
 	bra.uni $L403_rangeint_body;
 $L403_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f583, %f513;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r483, %r467;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L404_entry;
 $L404_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r485, 65535;
 	and.b32 %r484, %r483, %r485;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f585, %r484;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f584, %f585;
 	bra.uni $L405_ret_hi;
 $L405_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f586, %f512;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r486, %r467;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L406_entry;
 $L406_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r487, %r486, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f588, %r487;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f587, %f588;
 	bra.uni $L407_ret_lo;
 $L407_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f589, %f586, %f587, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f590, %f583, %f584, %f589;
 	mov.f32 %f533, %f590;
 	bra.uni $L408_rangeint_body;
 $L408_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f591, %f515;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r488, %r468;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L409_entry;
 $L409_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r490, 65535;
 	and.b32 %r489, %r488, %r490;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f593, %r489;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f592, %f593;
 	bra.uni $L410_ret_hi;
 $L410_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f594, %f514;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r491, %r468;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L411_entry;
 $L411_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r492, %r491, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f596, %r492;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f595, %f596;
 	bra.uni $L412_ret_lo;
 $L412_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f597, %f594, %f595, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f598, %f591, %f592, %f597;
 	mov.f32 %f566, %f598;
 	bra.uni $L393_rangeint_done;
@@ -15312,29 +15136,29 @@ $L393_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L413_rangeint_body;
 $L413_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r493, 0;
 	mov.u32 %r494, 0;
 	mov.u32 %r495, 0;
 	mov.u32 %r496, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd373, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd374, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd375, %rd374, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd376, %rd375, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd377, %rd376, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd378, %rd373, %rd377;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd379, %rd378, 3;
 	shl.b64 %rd380, %rd378, 2;
 	add.s64 %rd381, %rd19, %rd380;
 	ld.shared.v4.u32 {%r497, %r498, %r499, %r500}, [%rd381];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r493, %r497;
 	mov.u32 %r494, %r498;
 	mov.u32 %r495, %r499;
@@ -15342,154 +15166,154 @@ $L413_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L414_rangeint_body;
 $L414_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f599, %f517;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r501, %r493;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L416_entry;
 $L416_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r503, 65535;
 	and.b32 %r502, %r501, %r503;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f601, %r502;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f600, %f601;
 	bra.uni $L417_ret_hi;
 $L417_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f602, %f516;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r504, %r493;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L418_entry;
 $L418_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r505, %r504, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f604, %r505;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f603, %f604;
 	bra.uni $L419_ret_lo;
 $L419_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f605, %f602, %f603, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f606, %f599, %f600, %f605;
 	mov.f32 %f533, %f606;
 	bra.uni $L420_rangeint_body;
 $L420_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f607, %f519;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r506, %r494;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r508, 65535;
 	and.b32 %r507, %r506, %r508;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f609, %r507;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f608, %f609;
 	bra.uni $L422_ret_hi;
 $L422_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f610, %f518;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r509, %r494;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L423_entry;
 $L423_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r510, %r509, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f612, %r510;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f611, %f612;
 	bra.uni $L424_ret_lo;
 $L424_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f613, %f610, %f611, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f614, %f607, %f608, %f613;
 	mov.f32 %f533, %f614;
 	bra.uni $L425_rangeint_body;
 $L425_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f615, %f521;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r511, %r495;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L426_entry;
 $L426_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r513, 65535;
 	and.b32 %r512, %r511, %r513;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f617, %r512;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f616, %f617;
 	bra.uni $L427_ret_hi;
 $L427_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f618, %f520;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r514, %r495;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L428_entry;
 $L428_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r515, %r514, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f620, %r515;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f619, %f620;
 	bra.uni $L429_ret_lo;
 $L429_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f621, %f618, %f619, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f622, %f615, %f616, %f621;
 	mov.f32 %f533, %f622;
 	bra.uni $L430_rangeint_body;
 $L430_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f623, %f523;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r516, %r496;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L431_entry;
 $L431_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r518, 65535;
 	and.b32 %r517, %r516, %r518;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f625, %r517;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f624, %f625;
 	bra.uni $L432_ret_hi;
 $L432_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f626, %f522;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r519, %r496;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L433_entry;
 $L433_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r520, %r519, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f628, %r520;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f627, %f628;
 	bra.uni $L434_ret_lo;
 $L434_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f629, %f626, %f627, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f630, %f623, %f624, %f629;
 	mov.f32 %f566, %f630;
 	bra.uni $L415_rangeint_done;
@@ -15497,29 +15321,29 @@ $L415_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L435_rangeint_body;
 $L435_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r521, 0;
 	mov.u32 %r522, 0;
 	mov.u32 %r523, 0;
 	mov.u32 %r524, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd382, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd383, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd384, %rd383, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd385, %rd384, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd386, %rd385, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd387, %rd382, %rd386;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd388, %rd387, 3;
 	shl.b64 %rd389, %rd387, 2;
 	add.s64 %rd390, %rd19, %rd389;
 	ld.shared.v4.u32 {%r525, %r526, %r527, %r528}, [%rd390];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r521, %r525;
 	mov.u32 %r522, %r526;
 	mov.u32 %r523, %r527;
@@ -15527,154 +15351,154 @@ $L435_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L436_rangeint_body;
 $L436_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f631, %f525;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r529, %r521;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L438_entry;
 $L438_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r531, 65535;
 	and.b32 %r530, %r529, %r531;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f633, %r530;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f632, %f633;
 	bra.uni $L439_ret_hi;
 $L439_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f634, %f524;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r532, %r521;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L440_entry;
 $L440_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r533, %r532, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f636, %r533;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f635, %f636;
 	bra.uni $L441_ret_lo;
 $L441_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f637, %f634, %f635, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f638, %f631, %f632, %f637;
 	mov.f32 %f533, %f638;
 	bra.uni $L442_rangeint_body;
 $L442_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f639, %f527;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r534, %r522;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L443_entry;
 $L443_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r536, 65535;
 	and.b32 %r535, %r534, %r536;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f641, %r535;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f640, %f641;
 	bra.uni $L444_ret_hi;
 $L444_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f642, %f526;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r537, %r522;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r538, %r537, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f644, %r538;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f643, %f644;
 	bra.uni $L446_ret_lo;
 $L446_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f645, %f642, %f643, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f646, %f639, %f640, %f645;
 	mov.f32 %f533, %f646;
 	bra.uni $L447_rangeint_body;
 $L447_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f647, %f529;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r539, %r523;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L448_entry;
 $L448_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r541, 65535;
 	and.b32 %r540, %r539, %r541;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f649, %r540;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f648, %f649;
 	bra.uni $L449_ret_hi;
 $L449_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f650, %f528;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r542, %r523;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L450_entry;
 $L450_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r543, %r542, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f652, %r543;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f651, %f652;
 	bra.uni $L451_ret_lo;
 $L451_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f653, %f650, %f651, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f654, %f647, %f648, %f653;
 	mov.f32 %f533, %f654;
 	bra.uni $L452_rangeint_body;
 $L452_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f655, %f531;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r544, %r524;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L453_entry;
 $L453_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r546, 65535;
 	and.b32 %r545, %r544, %r546;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f657, %r545;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f656, %f657;
 	bra.uni $L454_ret_hi;
 $L454_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f658, %f530;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r547, %r524;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L455_entry;
 $L455_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r548, %r547, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f660, %r548;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f659, %f660;
 	bra.uni $L456_ret_lo;
 $L456_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f661, %f658, %f659, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f662, %f655, %f656, %f661;
 	mov.f32 %f566, %f662;
 	bra.uni $L437_rangeint_done;
@@ -15682,7 +15506,7 @@ $L437_rangeint_done:
 	mov.f32 %f663, %f566;
 	bra.uni $L368_rangeint_done;
 $L368_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f499, %f663;
 	bra.uni $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
 $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
@@ -15712,7 +15536,7 @@ $L458_if_then:
 	.loc 1 120 34
 	bra.uni $L460_entry;
 $L460_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f667, 0f00000000;
 	mov.f32 %f668, 0f00000000;
 	mov.f32 %f669, 0f00000000;
@@ -15780,29 +15604,29 @@ $L460_entry:
 	mov.f32 %f699, 0f00000000;
 	bra.uni $L461_rangeint_body;
 $L461_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r549, 0;
 	mov.u32 %r550, 0;
 	mov.u32 %r551, 0;
 	mov.u32 %r552, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd396, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd397, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd398, %rd397, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd399, %rd398, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd400, %rd399, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd401, %rd396, %rd400;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd402, %rd401, 3;
 	shl.b64 %rd403, %rd401, 2;
 	add.s64 %rd404, %rd19, %rd403;
 	ld.shared.v4.u32 {%r553, %r554, %r555, %r556}, [%rd404];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r549, %r553;
 	mov.u32 %r550, %r554;
 	mov.u32 %r551, %r555;
@@ -15810,154 +15634,154 @@ $L461_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L463_rangeint_body;
 $L463_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f701, %f668;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r557, %r549;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L466_entry;
 $L466_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r559, 65535;
 	and.b32 %r558, %r557, %r559;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f703, %r558;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f702, %f703;
 	bra.uni $L467_ret_hi;
 $L467_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f704, %f667;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r560, %r549;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L468_entry;
 $L468_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r561, %r560, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f706, %r561;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f705, %f706;
 	bra.uni $L469_ret_lo;
 $L469_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f707, %f704, %f705, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f708, %f701, %f702, %f707;
 	mov.f32 %f700, %f708;
 	bra.uni $L470_rangeint_body;
 $L470_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f709, %f670;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r562, %r550;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L471_entry;
 $L471_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r564, 65535;
 	and.b32 %r563, %r562, %r564;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f711, %r563;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f710, %f711;
 	bra.uni $L472_ret_hi;
 $L472_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f712, %f669;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r565, %r550;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L473_entry;
 $L473_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r566, %r565, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f714, %r566;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f713, %f714;
 	bra.uni $L474_ret_lo;
 $L474_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f715, %f712, %f713, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f716, %f709, %f710, %f715;
 	mov.f32 %f700, %f716;
 	bra.uni $L475_rangeint_body;
 $L475_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f717, %f672;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r567, %r551;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L476_entry;
 $L476_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r569, 65535;
 	and.b32 %r568, %r567, %r569;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f719, %r568;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f718, %f719;
 	bra.uni $L477_ret_hi;
 $L477_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f720, %f671;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r570, %r551;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L478_entry;
 $L478_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r571, %r570, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f722, %r571;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f721, %f722;
 	bra.uni $L479_ret_lo;
 $L479_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f723, %f720, %f721, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f724, %f717, %f718, %f723;
 	mov.f32 %f700, %f724;
 	bra.uni $L480_rangeint_body;
 $L480_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f725, %f674;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r572, %r552;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r574, 65535;
 	and.b32 %r573, %r572, %r574;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f727, %r573;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f726, %f727;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f728, %f673;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r575, %r552;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L483_entry;
 $L483_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r576, %r575, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f730, %r576;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f729, %f730;
 	bra.uni $L484_ret_lo;
 $L484_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f731, %f728, %f729, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f732, %f725, %f726, %f731;
 	mov.f32 %f733, %f732;
 	bra.uni $L464_rangeint_done;
@@ -15965,29 +15789,29 @@ $L464_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L485_rangeint_body;
 $L485_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r577, 0;
 	mov.u32 %r578, 0;
 	mov.u32 %r579, 0;
 	mov.u32 %r580, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd405, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd406, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd407, %rd406, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd408, %rd407, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd409, %rd408, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd410, %rd405, %rd409;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd411, %rd410, 3;
 	shl.b64 %rd412, %rd410, 2;
 	add.s64 %rd413, %rd19, %rd412;
 	ld.shared.v4.u32 {%r581, %r582, %r583, %r584}, [%rd413];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r577, %r581;
 	mov.u32 %r578, %r582;
 	mov.u32 %r579, %r583;
@@ -15995,154 +15819,154 @@ $L485_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L486_rangeint_body;
 $L486_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f734, %f676;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r585, %r577;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L488_entry;
 $L488_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r587, 65535;
 	and.b32 %r586, %r585, %r587;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f736, %r586;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f735, %f736;
 	bra.uni $L489_ret_hi;
 $L489_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f737, %f675;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r588, %r577;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L490_entry;
 $L490_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r589, %r588, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f739, %r589;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f738, %f739;
 	bra.uni $L491_ret_lo;
 $L491_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f740, %f737, %f738, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f741, %f734, %f735, %f740;
 	mov.f32 %f700, %f741;
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f742, %f678;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r590, %r578;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L493_entry;
 $L493_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r592, 65535;
 	and.b32 %r591, %r590, %r592;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f744, %r591;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f743, %f744;
 	bra.uni $L494_ret_hi;
 $L494_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f745, %f677;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r593, %r578;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L495_entry;
 $L495_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r594, %r593, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f747, %r594;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f746, %f747;
 	bra.uni $L496_ret_lo;
 $L496_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f748, %f745, %f746, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f749, %f742, %f743, %f748;
 	mov.f32 %f700, %f749;
 	bra.uni $L497_rangeint_body;
 $L497_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f750, %f680;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r595, %r579;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L498_entry;
 $L498_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r597, 65535;
 	and.b32 %r596, %r595, %r597;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f752, %r596;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f751, %f752;
 	bra.uni $L499_ret_hi;
 $L499_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f753, %f679;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r598, %r579;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L500_entry;
 $L500_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r599, %r598, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f755, %r599;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f754, %f755;
 	bra.uni $L501_ret_lo;
 $L501_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f756, %f753, %f754, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f757, %f750, %f751, %f756;
 	mov.f32 %f700, %f757;
 	bra.uni $L502_rangeint_body;
 $L502_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f758, %f682;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r600, %r580;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L503_entry;
 $L503_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r602, 65535;
 	and.b32 %r601, %r600, %r602;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f760, %r601;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f759, %f760;
 	bra.uni $L504_ret_hi;
 $L504_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f761, %f681;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r603, %r580;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L505_entry;
 $L505_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r604, %r603, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f763, %r604;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f762, %f763;
 	bra.uni $L506_ret_lo;
 $L506_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f764, %f761, %f762, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f765, %f758, %f759, %f764;
 	mov.f32 %f733, %f765;
 	bra.uni $L487_rangeint_done;
@@ -16150,29 +15974,29 @@ $L487_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L507_rangeint_body;
 $L507_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r605, 0;
 	mov.u32 %r606, 0;
 	mov.u32 %r607, 0;
 	mov.u32 %r608, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd414, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd415, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd416, %rd415, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd417, %rd416, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd418, %rd417, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd419, %rd414, %rd418;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd420, %rd419, 3;
 	shl.b64 %rd421, %rd419, 2;
 	add.s64 %rd422, %rd19, %rd421;
 	ld.shared.v4.u32 {%r609, %r610, %r611, %r612}, [%rd422];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r605, %r609;
 	mov.u32 %r606, %r610;
 	mov.u32 %r607, %r611;
@@ -16180,154 +16004,154 @@ $L507_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L508_rangeint_body;
 $L508_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f766, %f684;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r613, %r605;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L510_entry;
 $L510_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r615, 65535;
 	and.b32 %r614, %r613, %r615;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f768, %r614;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f767, %f768;
 	bra.uni $L511_ret_hi;
 $L511_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f769, %f683;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r616, %r605;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r617, %r616, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f771, %r617;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f770, %f771;
 	bra.uni $L513_ret_lo;
 $L513_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f772, %f769, %f770, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f773, %f766, %f767, %f772;
 	mov.f32 %f700, %f773;
 	bra.uni $L514_rangeint_body;
 $L514_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f774, %f686;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r618, %r606;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L515_entry;
 $L515_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r620, 65535;
 	and.b32 %r619, %r618, %r620;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f776, %r619;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f775, %f776;
 	bra.uni $L516_ret_hi;
 $L516_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f777, %f685;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r621, %r606;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L517_entry;
 $L517_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r622, %r621, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f779, %r622;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f778, %f779;
 	bra.uni $L518_ret_lo;
 $L518_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f780, %f777, %f778, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f781, %f774, %f775, %f780;
 	mov.f32 %f700, %f781;
 	bra.uni $L519_rangeint_body;
 $L519_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f782, %f688;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r623, %r607;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L520_entry;
 $L520_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r625, 65535;
 	and.b32 %r624, %r623, %r625;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f784, %r624;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f783, %f784;
 	bra.uni $L521_ret_hi;
 $L521_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f785, %f687;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r626, %r607;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L522_entry;
 $L522_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r627, %r626, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f787, %r627;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f786, %f787;
 	bra.uni $L523_ret_lo;
 $L523_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f788, %f785, %f786, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f789, %f782, %f783, %f788;
 	mov.f32 %f700, %f789;
 	bra.uni $L524_rangeint_body;
 $L524_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f790, %f690;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r628, %r608;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L525_entry;
 $L525_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r630, 65535;
 	and.b32 %r629, %r628, %r630;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f792, %r629;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f791, %f792;
 	bra.uni $L526_ret_hi;
 $L526_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f793, %f689;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r631, %r608;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L527_entry;
 $L527_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r632, %r631, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f795, %r632;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f794, %f795;
 	bra.uni $L528_ret_lo;
 $L528_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f796, %f793, %f794, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f797, %f790, %f791, %f796;
 	mov.f32 %f733, %f797;
 	bra.uni $L509_rangeint_done;
@@ -16335,29 +16159,29 @@ $L509_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L529_rangeint_body;
 $L529_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r633, 0;
 	mov.u32 %r634, 0;
 	mov.u32 %r635, 0;
 	mov.u32 %r636, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd423, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd424, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd425, %rd424, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd426, %rd425, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd427, %rd426, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd428, %rd423, %rd427;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd429, %rd428, 3;
 	shl.b64 %rd430, %rd428, 2;
 	add.s64 %rd431, %rd19, %rd430;
 	ld.shared.v4.u32 {%r637, %r638, %r639, %r640}, [%rd431];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r633, %r637;
 	mov.u32 %r634, %r638;
 	mov.u32 %r635, %r639;
@@ -16365,154 +16189,154 @@ $L529_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L530_rangeint_body;
 $L530_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f798, %f692;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r641, %r633;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L532_entry;
 $L532_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r643, 65535;
 	and.b32 %r642, %r641, %r643;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f800, %r642;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f799, %f800;
 	bra.uni $L533_ret_hi;
 $L533_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f801, %f691;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r644, %r633;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L534_entry;
 $L534_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r645, %r644, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f803, %r645;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f802, %f803;
 	bra.uni $L535_ret_lo;
 $L535_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f804, %f801, %f802, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f805, %f798, %f799, %f804;
 	mov.f32 %f700, %f805;
 	bra.uni $L536_rangeint_body;
 $L536_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f806, %f694;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r646, %r634;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L537_entry;
 $L537_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r648, 65535;
 	and.b32 %r647, %r646, %r648;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f808, %r647;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f807, %f808;
 	bra.uni $L538_ret_hi;
 $L538_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f809, %f693;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r649, %r634;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L539_entry;
 $L539_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r650, %r649, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f811, %r650;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f810, %f811;
 	bra.uni $L540_ret_lo;
 $L540_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f812, %f809, %f810, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f813, %f806, %f807, %f812;
 	mov.f32 %f700, %f813;
 	bra.uni $L541_rangeint_body;
 $L541_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f814, %f696;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r651, %r635;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L542_entry;
 $L542_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r653, 65535;
 	and.b32 %r652, %r651, %r653;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f816, %r652;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f815, %f816;
 	bra.uni $L543_ret_hi;
 $L543_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f817, %f695;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r654, %r635;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L544_entry;
 $L544_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r655, %r654, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f819, %r655;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f818, %f819;
 	bra.uni $L545_ret_lo;
 $L545_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f820, %f817, %f818, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f821, %f814, %f815, %f820;
 	mov.f32 %f700, %f821;
 	bra.uni $L546_rangeint_body;
 $L546_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f822, %f698;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r656, %r636;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L547_entry;
 $L547_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r658, 65535;
 	and.b32 %r657, %r656, %r658;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f824, %r657;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f823, %f824;
 	bra.uni $L548_ret_hi;
 $L548_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f825, %f697;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r659, %r636;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L549_entry;
 $L549_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r660, %r659, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f827, %r660;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f826, %f827;
 	bra.uni $L550_ret_lo;
 $L550_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f828, %f825, %f826, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f829, %f822, %f823, %f828;
 	mov.f32 %f733, %f829;
 	bra.uni $L531_rangeint_done;
@@ -16520,7 +16344,7 @@ $L531_rangeint_done:
 	mov.f32 %f830, %f733;
 	bra.uni $L462_rangeint_done;
 $L462_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f666, %f830;
 	bra.uni $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
 $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
@@ -16558,12 +16382,12 @@ $L551_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p42, %rd33, %rd13;
 	@%p42 bra $L554_cond_true;
-	bra.uni $L561_edge;
+	bra.uni $L562_edge;
 $L554_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p43, %rd440, %rd14;
 	@%p43 bra $L552_if_then;
-	bra.uni $L562_edge;
+	bra.uni $L563_edge;
 $L552_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd443, %rd33, %rd14;
@@ -16574,11 +16398,11 @@ $L552_if_then:
 	mov.s64 %rd441, %rd445;
 	mov.s64 %rd442, 16;
 	bra.uni $L553_if_done;
-$L562_edge:
+$L563_edge:
 	mov.s64 %rd441, 0;
 	mov.s64 %rd442, 0;
 	bra.uni $L553_if_done;
-$L561_edge:
+$L562_edge:
 	mov.s64 %rd441, 0;
 	mov.s64 %rd442, 0;
 	bra.uni $L553_if_done;
@@ -16606,206 +16430,190 @@ $L553_if_done:
 	add.s64 %rd455, %rd453, %rd454;
 	bra.uni $L555_rangeint_body;
 $L555_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd456, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p44, %rd456, %rd12;
-	@%p44 bra $L559_cond_true;
-	bra.uni $L563_edge;
-$L559_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p45, %rd455, %rd14;
-	@%p45 bra $L557_if_then;
-	bra.uni $L564_edge;
+	@%p44 bra $L557_if_then;
+	bra.uni $L565_rangeint_body;
 $L557_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p45, %rd455, %rd14;
+	@%p45 bra $L559_if_then;
+	bra.uni $L564_edge;
+$L559_if_then:
+	.loc 1 160 20
 	add.s64 %rd459, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd460, %rd459, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd461, %rd460, %rd455;
 	mov.s64 %rd457, %rd461;
 	mov.s64 %rd458, 16;
-	bra.uni $L558_if_done;
+	bra.uni $L560_if_done;
 $L564_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L558_if_done;
-$L563_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L558_if_done;
-$L558_if_done:
-	.loc 1 161 31
+	bra.uni $L560_if_done;
+$L560_if_done:
+	.loc 1 162 32
 	add.s64 %rd462, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd463, %rd462, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd464, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd465, %rd463, %rd464;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd466, %rd465, 1;
 	add.s64 %rd467, %rd15, %rd466;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd468, %rd457, 1;
 	add.s64 %rd469, %rd4, %rd468;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r662, %rd458;
 	cp.async.cg.shared.global [%rd467], [%rd469], 16, %r662;
 	bra.uni $L565_rangeint_body;
 $L565_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd470, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p46, %rd470, %rd12;
-	@%p46 bra $L568_cond_true;
-	bra.uni $L569_edge;
-$L568_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p47, %rd455, %rd14;
-	@%p47 bra $L566_if_then;
-	bra.uni $L570_edge;
+	@%p46 bra $L566_if_then;
+	bra.uni $L571_rangeint_body;
 $L566_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p47, %rd455, %rd14;
+	@%p47 bra $L568_if_then;
+	bra.uni $L570_edge;
+$L568_if_then:
+	.loc 1 160 20
 	add.s64 %rd471, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd472, %rd471, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd473, %rd472, %rd455;
 	mov.s64 %rd457, %rd473;
 	mov.s64 %rd458, 16;
-	bra.uni $L567_if_done;
+	bra.uni $L569_if_done;
 $L570_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L567_if_done;
-$L569_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L567_if_done;
-$L567_if_done:
-	.loc 1 161 31
+	bra.uni $L569_if_done;
+$L569_if_done:
+	.loc 1 162 32
 	add.s64 %rd474, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd475, %rd474, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd476, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd477, %rd475, %rd476;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd478, %rd477, 1;
 	add.s64 %rd479, %rd15, %rd478;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd480, %rd457, 1;
 	add.s64 %rd481, %rd4, %rd480;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r663, %rd458;
 	cp.async.cg.shared.global [%rd479], [%rd481], 16, %r663;
 	bra.uni $L571_rangeint_body;
 $L571_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd482, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p48, %rd482, %rd12;
-	@%p48 bra $L574_cond_true;
-	bra.uni $L575_edge;
-$L574_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p49, %rd455, %rd14;
-	@%p49 bra $L572_if_then;
-	bra.uni $L576_edge;
+	@%p48 bra $L572_if_then;
+	bra.uni $L577_rangeint_body;
 $L572_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p49, %rd455, %rd14;
+	@%p49 bra $L574_if_then;
+	bra.uni $L576_edge;
+$L574_if_then:
+	.loc 1 160 20
 	add.s64 %rd483, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd484, %rd483, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd485, %rd484, %rd455;
 	mov.s64 %rd457, %rd485;
 	mov.s64 %rd458, 16;
-	bra.uni $L573_if_done;
+	bra.uni $L575_if_done;
 $L576_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L573_if_done;
-$L575_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L573_if_done;
-$L573_if_done:
-	.loc 1 161 31
+	bra.uni $L575_if_done;
+$L575_if_done:
+	.loc 1 162 32
 	add.s64 %rd486, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd487, %rd486, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd488, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd489, %rd487, %rd488;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd490, %rd489, 1;
 	add.s64 %rd491, %rd15, %rd490;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd492, %rd457, 1;
 	add.s64 %rd493, %rd4, %rd492;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r664, %rd458;
 	cp.async.cg.shared.global [%rd491], [%rd493], 16, %r664;
 	bra.uni $L577_rangeint_body;
 $L577_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd494, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p50, %rd494, %rd12;
-	@%p50 bra $L580_cond_true;
-	bra.uni $L581_edge;
-$L580_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p51, %rd455, %rd14;
-	@%p51 bra $L578_if_then;
-	bra.uni $L582_edge;
+	@%p50 bra $L578_if_then;
+	bra.uni $L556_rangeint_done;
 $L578_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p51, %rd455, %rd14;
+	@%p51 bra $L580_if_then;
+	bra.uni $L582_edge;
+$L580_if_then:
+	.loc 1 160 20
 	add.s64 %rd495, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd496, %rd495, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd497, %rd496, %rd455;
 	mov.s64 %rd457, %rd497;
 	mov.s64 %rd458, 16;
-	bra.uni $L579_if_done;
+	bra.uni $L581_if_done;
 $L582_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L579_if_done;
-$L581_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L579_if_done;
-$L579_if_done:
-	.loc 1 161 31
+	bra.uni $L581_if_done;
+$L581_if_done:
+	.loc 1 162 32
 	add.s64 %rd498, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd499, %rd498, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd500, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd501, %rd499, %rd500;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd502, %rd501, 1;
 	add.s64 %rd503, %rd15, %rd502;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd504, %rd457, 1;
 	add.s64 %rd505, %rd4, %rd504;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r665, %rd458;
 	cp.async.cg.shared.global [%rd503], [%rd505], 16, %r665;
 	bra.uni $L556_rangeint_done;
 $L556_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
-	bra.uni $L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	bra.uni $L561_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L561_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 1 108 29
 	add.s64 %rd506, %rd246, 1;
 	mov.s64 %rd246, %rd506;
@@ -16867,7 +16675,7 @@ $L25_if_then:
 	.loc 1 136 34
 	bra.uni $L589_entry;
 $L589_entry:
-	.loc 1 232 40
+	.loc 1 234 40
 	mov.f32 %f841, %f834;
 	bra.uni $L590_ret_store;
 $L590_ret_store:
@@ -16929,7 +16737,7 @@ $L595_if_then:
 	.loc 1 136 34
 	bra.uni $L605_entry;
 $L605_entry:
-	.loc 1 232 40
+	.loc 1 234 40
 	mov.f32 %f849, %f834;
 	bra.uni $L606_ret_store;
 $L606_ret_store:
@@ -16991,7 +16799,7 @@ $L611_if_then:
 	.loc 1 136 34
 	bra.uni $L621_entry;
 $L621_entry:
-	.loc 1 232 40
+	.loc 1 234 40
 	mov.f32 %f857, %f834;
 	bra.uni $L622_ret_store;
 $L622_ret_store:
@@ -17053,7 +16861,7 @@ $L627_if_then:
 	.loc 1 136 34
 	bra.uni $L637_entry;
 $L637_entry:
-	.loc 1 232 40
+	.loc 1 234 40
 	mov.f32 %f865, %f834;
 	bra.uni $L638_ret_store;
 $L638_ret_store:
@@ -17226,12 +17034,12 @@ $L31_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p3, %rd33, %rd13;
 	@%p3 bra $L34_cond_true;
-	bra.uni $L41_edge;
+	bra.uni $L42_edge;
 $L34_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p4, %rd45, %rd14;
 	@%p4 bra $L32_if_then;
-	bra.uni $L42_edge;
+	bra.uni $L43_edge;
 $L32_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd48, %rd33, %rd14;
@@ -17242,11 +17050,11 @@ $L32_if_then:
 	mov.s64 %rd46, %rd50;
 	mov.s64 %rd47, 16;
 	bra.uni $L33_if_done;
-$L42_edge:
+$L43_edge:
 	mov.s64 %rd46, 0;
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
-$L41_edge:
+$L42_edge:
 	mov.s64 %rd46, 0;
 	mov.s64 %rd47, 0;
 	bra.uni $L33_if_done;
@@ -17272,203 +17080,187 @@ $L33_if_done:
 	add.s64 %rd59, 0, %rd58;
 	bra.uni $L35_rangeint_body;
 $L35_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd60, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p5, %rd60, %rd12;
-	@%p5 bra $L39_cond_true;
-	bra.uni $L43_edge;
-$L39_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p6, %rd59, %rd14;
-	@%p6 bra $L37_if_then;
-	bra.uni $L44_edge;
+	@%p5 bra $L37_if_then;
+	bra.uni $L45_rangeint_body;
 $L37_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p6, %rd59, %rd14;
+	@%p6 bra $L39_if_then;
+	bra.uni $L44_edge;
+$L39_if_then:
+	.loc 1 160 20
 	add.s64 %rd63, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd64, %rd63, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd65, %rd64, %rd59;
 	mov.s64 %rd61, %rd65;
 	mov.s64 %rd62, 16;
-	bra.uni $L38_if_done;
+	bra.uni $L40_if_done;
 $L44_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L38_if_done;
-$L43_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L38_if_done;
-$L38_if_done:
-	.loc 1 161 31
+	bra.uni $L40_if_done;
+$L40_if_done:
+	.loc 1 162 32
 	add.s64 %rd66, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd67, %rd66, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd68, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd69, %rd67, %rd68;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd70, %rd69, 1;
 	add.s64 %rd71, %rd15, %rd70;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd72, %rd61, 1;
 	add.s64 %rd73, %rd4, %rd72;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r27, %rd62;
 	cp.async.cg.shared.global [%rd71], [%rd73], 16, %r27;
 	bra.uni $L45_rangeint_body;
 $L45_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd74, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p7, %rd74, %rd12;
-	@%p7 bra $L48_cond_true;
-	bra.uni $L49_edge;
-$L48_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p8, %rd59, %rd14;
-	@%p8 bra $L46_if_then;
-	bra.uni $L50_edge;
+	@%p7 bra $L46_if_then;
+	bra.uni $L51_rangeint_body;
 $L46_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p8, %rd59, %rd14;
+	@%p8 bra $L48_if_then;
+	bra.uni $L50_edge;
+$L48_if_then:
+	.loc 1 160 20
 	add.s64 %rd75, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd76, %rd75, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd77, %rd76, %rd59;
 	mov.s64 %rd61, %rd77;
 	mov.s64 %rd62, 16;
-	bra.uni $L47_if_done;
+	bra.uni $L49_if_done;
 $L50_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L47_if_done;
-$L49_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L47_if_done;
-$L47_if_done:
-	.loc 1 161 31
+	bra.uni $L49_if_done;
+$L49_if_done:
+	.loc 1 162 32
 	add.s64 %rd78, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd79, %rd78, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd80, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd81, %rd79, %rd80;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd82, %rd81, 1;
 	add.s64 %rd83, %rd15, %rd82;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd84, %rd61, 1;
 	add.s64 %rd85, %rd4, %rd84;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r28, %rd62;
 	cp.async.cg.shared.global [%rd83], [%rd85], 16, %r28;
 	bra.uni $L51_rangeint_body;
 $L51_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd86, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p9, %rd86, %rd12;
-	@%p9 bra $L54_cond_true;
-	bra.uni $L55_edge;
-$L54_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p10, %rd59, %rd14;
-	@%p10 bra $L52_if_then;
-	bra.uni $L56_edge;
+	@%p9 bra $L52_if_then;
+	bra.uni $L57_rangeint_body;
 $L52_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p10, %rd59, %rd14;
+	@%p10 bra $L54_if_then;
+	bra.uni $L56_edge;
+$L54_if_then:
+	.loc 1 160 20
 	add.s64 %rd87, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd88, %rd87, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd89, %rd88, %rd59;
 	mov.s64 %rd61, %rd89;
 	mov.s64 %rd62, 16;
-	bra.uni $L53_if_done;
+	bra.uni $L55_if_done;
 $L56_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L53_if_done;
-$L55_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L53_if_done;
-$L53_if_done:
-	.loc 1 161 31
+	bra.uni $L55_if_done;
+$L55_if_done:
+	.loc 1 162 32
 	add.s64 %rd90, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd91, %rd90, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd92, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd93, %rd91, %rd92;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd94, %rd93, 1;
 	add.s64 %rd95, %rd15, %rd94;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd96, %rd61, 1;
 	add.s64 %rd97, %rd4, %rd96;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r29, %rd62;
 	cp.async.cg.shared.global [%rd95], [%rd97], 16, %r29;
 	bra.uni $L57_rangeint_body;
 $L57_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd98, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p11, %rd98, %rd12;
-	@%p11 bra $L60_cond_true;
-	bra.uni $L61_edge;
-$L60_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p12, %rd59, %rd14;
-	@%p12 bra $L58_if_then;
-	bra.uni $L62_edge;
+	@%p11 bra $L58_if_then;
+	bra.uni $L36_rangeint_done;
 $L58_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p12, %rd59, %rd14;
+	@%p12 bra $L60_if_then;
+	bra.uni $L62_edge;
+$L60_if_then:
+	.loc 1 160 20
 	add.s64 %rd99, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd100, %rd99, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd101, %rd100, %rd59;
 	mov.s64 %rd61, %rd101;
 	mov.s64 %rd62, 16;
-	bra.uni $L59_if_done;
+	bra.uni $L61_if_done;
 $L62_edge:
 	mov.s64 %rd61, 0;
 	mov.s64 %rd62, 0;
-	bra.uni $L59_if_done;
-$L61_edge:
-	mov.s64 %rd61, 0;
-	mov.s64 %rd62, 0;
-	bra.uni $L59_if_done;
-$L59_if_done:
-	.loc 1 161 31
+	bra.uni $L61_if_done;
+$L61_if_done:
+	.loc 1 162 32
 	add.s64 %rd102, %rd42, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd103, %rd102, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd104, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd105, %rd103, %rd104;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd106, %rd105, 1;
 	add.s64 %rd107, %rd15, %rd106;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd108, %rd61, 1;
 	add.s64 %rd109, %rd4, %rd108;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r30, %rd62;
 	cp.async.cg.shared.global [%rd107], [%rd109], 16, %r30;
 	bra.uni $L36_rangeint_done;
 $L36_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L64_entry;
 $L64_entry:
@@ -17483,12 +17275,12 @@ $L64_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p13, %rd33, %rd13;
 	@%p13 bra $L67_cond_true;
-	bra.uni $L74_edge;
+	bra.uni $L75_edge;
 $L67_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p14, %rd113, %rd14;
 	@%p14 bra $L65_if_then;
-	bra.uni $L75_edge;
+	bra.uni $L76_edge;
 $L65_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd116, %rd33, %rd14;
@@ -17499,11 +17291,11 @@ $L65_if_then:
 	mov.s64 %rd114, %rd118;
 	mov.s64 %rd115, 16;
 	bra.uni $L66_if_done;
-$L75_edge:
+$L76_edge:
 	mov.s64 %rd114, 0;
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
-$L74_edge:
+$L75_edge:
 	mov.s64 %rd114, 0;
 	mov.s64 %rd115, 0;
 	bra.uni $L66_if_done;
@@ -17529,203 +17321,187 @@ $L66_if_done:
 	add.s64 %rd127, 256, %rd126;
 	bra.uni $L68_rangeint_body;
 $L68_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd128, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p15, %rd128, %rd12;
-	@%p15 bra $L72_cond_true;
-	bra.uni $L76_edge;
-$L72_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p16, %rd127, %rd14;
-	@%p16 bra $L70_if_then;
-	bra.uni $L77_edge;
+	@%p15 bra $L70_if_then;
+	bra.uni $L78_rangeint_body;
 $L70_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p16, %rd127, %rd14;
+	@%p16 bra $L72_if_then;
+	bra.uni $L77_edge;
+$L72_if_then:
+	.loc 1 160 20
 	add.s64 %rd131, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd132, %rd131, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd133, %rd132, %rd127;
 	mov.s64 %rd129, %rd133;
 	mov.s64 %rd130, 16;
-	bra.uni $L71_if_done;
+	bra.uni $L73_if_done;
 $L77_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L71_if_done;
-$L76_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L71_if_done;
-$L71_if_done:
-	.loc 1 161 31
+	bra.uni $L73_if_done;
+$L73_if_done:
+	.loc 1 162 32
 	add.s64 %rd134, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd135, %rd134, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd136, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd137, %rd135, %rd136;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd138, %rd137, 1;
 	add.s64 %rd139, %rd15, %rd138;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd140, %rd129, 1;
 	add.s64 %rd141, %rd4, %rd140;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r32, %rd130;
 	cp.async.cg.shared.global [%rd139], [%rd141], 16, %r32;
 	bra.uni $L78_rangeint_body;
 $L78_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd142, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p17, %rd142, %rd12;
-	@%p17 bra $L81_cond_true;
-	bra.uni $L82_edge;
-$L81_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p18, %rd127, %rd14;
-	@%p18 bra $L79_if_then;
-	bra.uni $L83_edge;
+	@%p17 bra $L79_if_then;
+	bra.uni $L84_rangeint_body;
 $L79_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p18, %rd127, %rd14;
+	@%p18 bra $L81_if_then;
+	bra.uni $L83_edge;
+$L81_if_then:
+	.loc 1 160 20
 	add.s64 %rd143, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd144, %rd143, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd145, %rd144, %rd127;
 	mov.s64 %rd129, %rd145;
 	mov.s64 %rd130, 16;
-	bra.uni $L80_if_done;
+	bra.uni $L82_if_done;
 $L83_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L80_if_done;
-$L82_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L80_if_done;
-$L80_if_done:
-	.loc 1 161 31
+	bra.uni $L82_if_done;
+$L82_if_done:
+	.loc 1 162 32
 	add.s64 %rd146, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd147, %rd146, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd148, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd149, %rd147, %rd148;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd150, %rd149, 1;
 	add.s64 %rd151, %rd15, %rd150;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd152, %rd129, 1;
 	add.s64 %rd153, %rd4, %rd152;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r33, %rd130;
 	cp.async.cg.shared.global [%rd151], [%rd153], 16, %r33;
 	bra.uni $L84_rangeint_body;
 $L84_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd154, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p19, %rd154, %rd12;
-	@%p19 bra $L87_cond_true;
-	bra.uni $L88_edge;
-$L87_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p20, %rd127, %rd14;
-	@%p20 bra $L85_if_then;
-	bra.uni $L89_edge;
+	@%p19 bra $L85_if_then;
+	bra.uni $L90_rangeint_body;
 $L85_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p20, %rd127, %rd14;
+	@%p20 bra $L87_if_then;
+	bra.uni $L89_edge;
+$L87_if_then:
+	.loc 1 160 20
 	add.s64 %rd155, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd156, %rd155, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd157, %rd156, %rd127;
 	mov.s64 %rd129, %rd157;
 	mov.s64 %rd130, 16;
-	bra.uni $L86_if_done;
+	bra.uni $L88_if_done;
 $L89_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L86_if_done;
-$L88_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L86_if_done;
-$L86_if_done:
-	.loc 1 161 31
+	bra.uni $L88_if_done;
+$L88_if_done:
+	.loc 1 162 32
 	add.s64 %rd158, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd159, %rd158, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd160, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd161, %rd159, %rd160;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd162, %rd161, 1;
 	add.s64 %rd163, %rd15, %rd162;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd164, %rd129, 1;
 	add.s64 %rd165, %rd4, %rd164;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r34, %rd130;
 	cp.async.cg.shared.global [%rd163], [%rd165], 16, %r34;
 	bra.uni $L90_rangeint_body;
 $L90_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd166, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p21, %rd166, %rd12;
-	@%p21 bra $L93_cond_true;
-	bra.uni $L94_edge;
-$L93_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p22, %rd127, %rd14;
-	@%p22 bra $L91_if_then;
-	bra.uni $L95_edge;
+	@%p21 bra $L91_if_then;
+	bra.uni $L69_rangeint_done;
 $L91_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p22, %rd127, %rd14;
+	@%p22 bra $L93_if_then;
+	bra.uni $L95_edge;
+$L93_if_then:
+	.loc 1 160 20
 	add.s64 %rd167, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd168, %rd167, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd169, %rd168, %rd127;
 	mov.s64 %rd129, %rd169;
 	mov.s64 %rd130, 16;
-	bra.uni $L92_if_done;
+	bra.uni $L94_if_done;
 $L95_edge:
 	mov.s64 %rd129, 0;
 	mov.s64 %rd130, 0;
-	bra.uni $L92_if_done;
-$L94_edge:
-	mov.s64 %rd129, 0;
-	mov.s64 %rd130, 0;
-	bra.uni $L92_if_done;
-$L92_if_done:
-	.loc 1 161 31
+	bra.uni $L94_if_done;
+$L94_if_done:
+	.loc 1 162 32
 	add.s64 %rd170, %rd110, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd171, %rd170, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd172, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd173, %rd171, %rd172;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd174, %rd173, 1;
 	add.s64 %rd175, %rd15, %rd174;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd176, %rd129, 1;
 	add.s64 %rd177, %rd4, %rd176;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r35, %rd130;
 	cp.async.cg.shared.global [%rd175], [%rd177], 16, %r35;
 	bra.uni $L69_rangeint_done;
 $L69_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L97_entry;
 $L97_entry:
@@ -17740,12 +17516,12 @@ $L97_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p23, %rd33, %rd13;
 	@%p23 bra $L100_cond_true;
-	bra.uni $L107_edge;
+	bra.uni $L108_edge;
 $L100_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p24, %rd181, %rd14;
 	@%p24 bra $L98_if_then;
-	bra.uni $L108_edge;
+	bra.uni $L109_edge;
 $L98_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd184, %rd33, %rd14;
@@ -17756,11 +17532,11 @@ $L98_if_then:
 	mov.s64 %rd182, %rd186;
 	mov.s64 %rd183, 16;
 	bra.uni $L99_if_done;
-$L108_edge:
+$L109_edge:
 	mov.s64 %rd182, 0;
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
-$L107_edge:
+$L108_edge:
 	mov.s64 %rd182, 0;
 	mov.s64 %rd183, 0;
 	bra.uni $L99_if_done;
@@ -17786,203 +17562,187 @@ $L99_if_done:
 	add.s64 %rd195, 512, %rd194;
 	bra.uni $L101_rangeint_body;
 $L101_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd196, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p25, %rd196, %rd12;
-	@%p25 bra $L105_cond_true;
-	bra.uni $L109_edge;
-$L105_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p26, %rd195, %rd14;
-	@%p26 bra $L103_if_then;
-	bra.uni $L110_edge;
+	@%p25 bra $L103_if_then;
+	bra.uni $L111_rangeint_body;
 $L103_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p26, %rd195, %rd14;
+	@%p26 bra $L105_if_then;
+	bra.uni $L110_edge;
+$L105_if_then:
+	.loc 1 160 20
 	add.s64 %rd199, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd200, %rd199, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd201, %rd200, %rd195;
 	mov.s64 %rd197, %rd201;
 	mov.s64 %rd198, 16;
-	bra.uni $L104_if_done;
+	bra.uni $L106_if_done;
 $L110_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L104_if_done;
-$L109_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L104_if_done;
-$L104_if_done:
-	.loc 1 161 31
+	bra.uni $L106_if_done;
+$L106_if_done:
+	.loc 1 162 32
 	add.s64 %rd202, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd203, %rd202, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd204, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd205, %rd203, %rd204;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd206, %rd205, 1;
 	add.s64 %rd207, %rd15, %rd206;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd208, %rd197, 1;
 	add.s64 %rd209, %rd4, %rd208;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r37, %rd198;
 	cp.async.cg.shared.global [%rd207], [%rd209], 16, %r37;
 	bra.uni $L111_rangeint_body;
 $L111_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd210, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p27, %rd210, %rd12;
-	@%p27 bra $L114_cond_true;
-	bra.uni $L115_edge;
-$L114_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p28, %rd195, %rd14;
-	@%p28 bra $L112_if_then;
-	bra.uni $L116_edge;
+	@%p27 bra $L112_if_then;
+	bra.uni $L117_rangeint_body;
 $L112_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p28, %rd195, %rd14;
+	@%p28 bra $L114_if_then;
+	bra.uni $L116_edge;
+$L114_if_then:
+	.loc 1 160 20
 	add.s64 %rd211, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd212, %rd211, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd213, %rd212, %rd195;
 	mov.s64 %rd197, %rd213;
 	mov.s64 %rd198, 16;
-	bra.uni $L113_if_done;
+	bra.uni $L115_if_done;
 $L116_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L113_if_done;
-$L115_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L113_if_done;
-$L113_if_done:
-	.loc 1 161 31
+	bra.uni $L115_if_done;
+$L115_if_done:
+	.loc 1 162 32
 	add.s64 %rd214, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd215, %rd214, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd216, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd217, %rd215, %rd216;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd218, %rd217, 1;
 	add.s64 %rd219, %rd15, %rd218;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd220, %rd197, 1;
 	add.s64 %rd221, %rd4, %rd220;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r38, %rd198;
 	cp.async.cg.shared.global [%rd219], [%rd221], 16, %r38;
 	bra.uni $L117_rangeint_body;
 $L117_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd222, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p29, %rd222, %rd12;
-	@%p29 bra $L120_cond_true;
-	bra.uni $L121_edge;
-$L120_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p30, %rd195, %rd14;
-	@%p30 bra $L118_if_then;
-	bra.uni $L122_edge;
+	@%p29 bra $L118_if_then;
+	bra.uni $L123_rangeint_body;
 $L118_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p30, %rd195, %rd14;
+	@%p30 bra $L120_if_then;
+	bra.uni $L122_edge;
+$L120_if_then:
+	.loc 1 160 20
 	add.s64 %rd223, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd224, %rd223, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd225, %rd224, %rd195;
 	mov.s64 %rd197, %rd225;
 	mov.s64 %rd198, 16;
-	bra.uni $L119_if_done;
+	bra.uni $L121_if_done;
 $L122_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L119_if_done;
-$L121_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L119_if_done;
-$L119_if_done:
-	.loc 1 161 31
+	bra.uni $L121_if_done;
+$L121_if_done:
+	.loc 1 162 32
 	add.s64 %rd226, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd227, %rd226, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd228, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd229, %rd227, %rd228;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd230, %rd229, 1;
 	add.s64 %rd231, %rd15, %rd230;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd232, %rd197, 1;
 	add.s64 %rd233, %rd4, %rd232;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r39, %rd198;
 	cp.async.cg.shared.global [%rd231], [%rd233], 16, %r39;
 	bra.uni $L123_rangeint_body;
 $L123_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd234, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p31, %rd234, %rd12;
-	@%p31 bra $L126_cond_true;
-	bra.uni $L127_edge;
-$L126_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p32, %rd195, %rd14;
-	@%p32 bra $L124_if_then;
-	bra.uni $L128_edge;
+	@%p31 bra $L124_if_then;
+	bra.uni $L102_rangeint_done;
 $L124_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p32, %rd195, %rd14;
+	@%p32 bra $L126_if_then;
+	bra.uni $L128_edge;
+$L126_if_then:
+	.loc 1 160 20
 	add.s64 %rd235, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd236, %rd235, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd237, %rd236, %rd195;
 	mov.s64 %rd197, %rd237;
 	mov.s64 %rd198, 16;
-	bra.uni $L125_if_done;
+	bra.uni $L127_if_done;
 $L128_edge:
 	mov.s64 %rd197, 0;
 	mov.s64 %rd198, 0;
-	bra.uni $L125_if_done;
-$L127_edge:
-	mov.s64 %rd197, 0;
-	mov.s64 %rd198, 0;
-	bra.uni $L125_if_done;
-$L125_if_done:
-	.loc 1 161 31
+	bra.uni $L127_if_done;
+$L127_if_done:
+	.loc 1 162 32
 	add.s64 %rd238, %rd178, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd239, %rd238, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd240, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd241, %rd239, %rd240;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd242, %rd241, 1;
 	add.s64 %rd243, %rd15, %rd242;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd244, %rd197, 1;
 	add.s64 %rd245, %rd4, %rd244;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r40, %rd198;
 	cp.async.cg.shared.global [%rd243], [%rd245], 16, %r40;
 	bra.uni $L102_rangeint_done;
 $L102_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
 	bra.uni $L10_rangeint_done;
 $L10_rangeint_done:
@@ -18038,7 +17798,7 @@ $L14_if_then:
 	.loc 1 114 19
 	bra.uni $L129_entry;
 $L129_entry:
-	.loc 1 168 15
+	.loc 1 170 15
 	mov.u32 %r49, 0;
 	mov.u32 %r50, 0;
 	mov.u32 %r51, 0;
@@ -18047,99 +17807,99 @@ $L129_entry:
 	mov.u32 %r50, %r42;
 	mov.u32 %r51, %r43;
 	mov.u32 %r52, %r44;
-	.loc 1 169 6
+	.loc 1 171 6
 	and.b64 %rd261, %rd260, 1;
-	.loc 1 169 9
+	.loc 1 171 9
 	setp.ne.s64 %p36, %rd261, 0;
 	@%p36 bra $L130_if_then;
 	bra.uni $L131_if_done;
 $L130_if_then:
-	.loc 1 170 16
+	.loc 1 172 16
 	mov.u32 %r53, 0;
 	mov.u32 %r54, 0;
 	mov.u32 %r55, 0;
 	mov.u32 %r56, 0;
-	.loc 1 170 18
+	.loc 1 172 18
 	mov.u32 %r57, %r50;
-	.loc 1 170 17
+	.loc 1 172 17
 	mov.u32 %r53, %r57;
-	.loc 1 170 24
+	.loc 1 172 24
 	mov.u32 %r58, %r51;
-	.loc 1 170 23
+	.loc 1 172 23
 	mov.u32 %r54, %r58;
-	.loc 1 170 30
+	.loc 1 172 30
 	mov.u32 %r59, %r52;
-	.loc 1 170 29
+	.loc 1 172 29
 	mov.u32 %r55, %r59;
-	.loc 1 170 36
+	.loc 1 172 36
 	mov.u32 %r60, %r49;
-	.loc 1 170 35
+	.loc 1 172 35
 	mov.u32 %r56, %r60;
-	.loc 1 170 16
+	.loc 1 172 16
 	mov.u32 %r61, %r53;
 	mov.u32 %r62, %r54;
 	mov.u32 %r63, %r55;
 	mov.u32 %r64, %r56;
-	.loc 1 170 3
+	.loc 1 172 3
 	mov.u32 %r49, %r61;
 	mov.u32 %r50, %r62;
 	mov.u32 %r51, %r63;
 	mov.u32 %r52, %r64;
 	bra.uni $L131_if_done;
 $L131_if_done:
-	.loc 1 172 6
+	.loc 1 174 6
 	and.b64 %rd262, %rd260, 2;
-	.loc 1 172 9
+	.loc 1 174 9
 	setp.ne.s64 %p37, %rd262, 0;
 	@%p37 bra $L132_if_then;
 	bra.uni $L133_if_done;
 $L132_if_then:
-	.loc 1 173 16
+	.loc 1 175 16
 	mov.u32 %r65, 0;
 	mov.u32 %r66, 0;
 	mov.u32 %r67, 0;
 	mov.u32 %r68, 0;
-	.loc 1 173 18
+	.loc 1 175 18
 	mov.u32 %r69, %r51;
-	.loc 1 173 17
+	.loc 1 175 17
 	mov.u32 %r65, %r69;
-	.loc 1 173 24
+	.loc 1 175 24
 	mov.u32 %r70, %r52;
-	.loc 1 173 23
+	.loc 1 175 23
 	mov.u32 %r66, %r70;
-	.loc 1 173 30
+	.loc 1 175 30
 	mov.u32 %r71, %r49;
-	.loc 1 173 29
+	.loc 1 175 29
 	mov.u32 %r67, %r71;
-	.loc 1 173 36
+	.loc 1 175 36
 	mov.u32 %r72, %r50;
-	.loc 1 173 35
+	.loc 1 175 35
 	mov.u32 %r68, %r72;
-	.loc 1 173 16
+	.loc 1 175 16
 	mov.u32 %r73, %r65;
 	mov.u32 %r74, %r66;
 	mov.u32 %r75, %r67;
 	mov.u32 %r76, %r68;
-	.loc 1 173 3
+	.loc 1 175 3
 	mov.u32 %r49, %r73;
 	mov.u32 %r50, %r74;
 	mov.u32 %r51, %r75;
 	mov.u32 %r52, %r76;
 	bra.uni $L133_if_done;
 $L133_if_done:
-	.loc 1 175 9
+	.loc 1 177 9
 	mov.u32 %r77, %r49;
 	mov.u32 %r78, %r50;
 	mov.u32 %r79, %r51;
 	mov.u32 %r80, %r52;
-	.loc 1 175 2
+	.loc 1 177 2
 	mov.u32 %r45, %r77;
 	mov.u32 %r46, %r78;
 	mov.u32 %r47, %r79;
 	mov.u32 %r48, %r80;
 	bra.uni $L135_entry;
 $L135_entry:
-	.loc 1 181 16
+	.loc 1 183 16
 	mov.u32 %r81, 0;
 	mov.u32 %r82, 0;
 	mov.u32 %r83, 0;
@@ -18148,7 +17908,7 @@ $L135_entry:
 	mov.u32 %r82, %r46;
 	mov.u32 %r83, %r47;
 	mov.u32 %r84, %r48;
-	.loc 1 182 6
+	.loc 1 184 6
 	mov.f32 %f36, 0f00000000;
 	mov.f32 %f37, 0f00000000;
 	mov.f32 %f38, 0f00000000;
@@ -18183,519 +17943,519 @@ $L135_entry:
 	mov.f32 %f67, 0f00000000;
 	bra.uni $L138_rangeint_body;
 $L138_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r85, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r86, %r85, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r87, %r86, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r88, 1258291200, %r87;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f68, %r88;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f69, %f68, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f36, %f69;
 	bra.uni $L141_rangeint_body;
 $L141_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r89, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r90, %r89, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r91, %r90, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r92, 1258291200, %r91;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f70, %r92;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f71, %f70, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f37, %f71;
 	bra.uni $L142_rangeint_body;
 $L142_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r93, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r94, %r93, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r95, %r94, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r96, 1258291200, %r95;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f72, %r96;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f73, %f72, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f38, %f73;
 	bra.uni $L143_rangeint_body;
 $L143_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r97, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r98, %r97, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r99, %r98, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r100, 1258291200, %r99;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f74, %r100;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f75, %f74, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f39, %f75;
 	bra.uni $L144_rangeint_body;
 $L144_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r101, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r102, %r101, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r103, %r102, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r104, 1258291200, %r103;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f76, %r104;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f77, %f76, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f40, %f77;
 	bra.uni $L145_rangeint_body;
 $L145_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r105, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r106, %r105, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r107, %r106, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r108, 1258291200, %r107;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f78, %r108;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f79, %f78, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f41, %f79;
 	bra.uni $L146_rangeint_body;
 $L146_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r109, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r110, %r109, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r111, %r110, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r112, 1258291200, %r111;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f80, %r112;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f81, %f80, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f42, %f81;
 	bra.uni $L147_rangeint_body;
 $L147_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r113, %r81;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r114, %r113, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r115, %r114, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r116, 1258291200, %r115;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f82, %r116;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f83, %f82, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f43, %f83;
 	bra.uni $L149_rangeint_body;
 $L149_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r117, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r118, %r117, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r119, %r118, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r120, 1258291200, %r119;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f84, %r120;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f85, %f84, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f44, %f85;
 	bra.uni $L151_rangeint_body;
 $L151_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r121, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r122, %r121, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r123, %r122, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r124, 1258291200, %r123;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f86, %r124;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f87, %f86, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f45, %f87;
 	bra.uni $L152_rangeint_body;
 $L152_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r125, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r126, %r125, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r127, %r126, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r128, 1258291200, %r127;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f88, %r128;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f89, %f88, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f46, %f89;
 	bra.uni $L153_rangeint_body;
 $L153_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r129, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r130, %r129, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r131, %r130, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r132, 1258291200, %r131;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f90, %r132;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f91, %f90, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f47, %f91;
 	bra.uni $L154_rangeint_body;
 $L154_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r133, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r134, %r133, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r135, %r134, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r136, 1258291200, %r135;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f92, %r136;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f93, %f92, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f48, %f93;
 	bra.uni $L155_rangeint_body;
 $L155_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r137, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r138, %r137, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r139, %r138, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r140, 1258291200, %r139;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f94, %r140;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f95, %f94, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f49, %f95;
 	bra.uni $L156_rangeint_body;
 $L156_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r141, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r142, %r141, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r143, %r142, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r144, 1258291200, %r143;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f96, %r144;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f97, %f96, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f50, %f97;
 	bra.uni $L157_rangeint_body;
 $L157_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r145, %r82;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r146, %r145, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r147, %r146, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r148, 1258291200, %r147;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f98, %r148;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f99, %f98, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f51, %f99;
 	bra.uni $L159_rangeint_body;
 $L159_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r149, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r150, %r149, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r151, %r150, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r152, 1258291200, %r151;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f100, %r152;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f101, %f100, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f52, %f101;
 	bra.uni $L161_rangeint_body;
 $L161_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r153, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r154, %r153, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r155, %r154, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r156, 1258291200, %r155;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f102, %r156;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f103, %f102, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f53, %f103;
 	bra.uni $L162_rangeint_body;
 $L162_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r157, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r158, %r157, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r159, %r158, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r160, 1258291200, %r159;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f104, %r160;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f105, %f104, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f54, %f105;
 	bra.uni $L163_rangeint_body;
 $L163_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r161, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r162, %r161, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r163, %r162, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r164, 1258291200, %r163;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f106, %r164;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f107, %f106, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f55, %f107;
 	bra.uni $L164_rangeint_body;
 $L164_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r165, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r166, %r165, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r167, %r166, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r168, 1258291200, %r167;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f108, %r168;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f109, %f108, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f56, %f109;
 	bra.uni $L165_rangeint_body;
 $L165_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r169, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r170, %r169, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r171, %r170, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r172, 1258291200, %r171;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f110, %r172;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f111, %f110, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f57, %f111;
 	bra.uni $L166_rangeint_body;
 $L166_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r173, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r174, %r173, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r175, %r174, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r176, 1258291200, %r175;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f112, %r176;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f113, %f112, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f58, %f113;
 	bra.uni $L167_rangeint_body;
 $L167_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r177, %r83;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r178, %r177, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r179, %r178, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r180, 1258291200, %r179;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f114, %r180;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f115, %f114, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f59, %f115;
 	bra.uni $L169_rangeint_body;
 $L169_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r181, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r182, %r181, 0;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r183, %r182, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r184, 1258291200, %r183;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f116, %r184;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f117, %f116, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f60, %f117;
 	bra.uni $L171_rangeint_body;
 $L171_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r185, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r186, %r185, 4;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r187, %r186, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r188, 1258291200, %r187;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f118, %r188;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f119, %f118, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f61, %f119;
 	bra.uni $L172_rangeint_body;
 $L172_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r189, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r190, %r189, 8;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r191, %r190, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r192, 1258291200, %r191;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f120, %r192;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f121, %f120, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f62, %f121;
 	bra.uni $L173_rangeint_body;
 $L173_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r193, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r194, %r193, 12;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r195, %r194, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r196, 1258291200, %r195;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f122, %r196;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f123, %f122, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f63, %f123;
 	bra.uni $L174_rangeint_body;
 $L174_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r197, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r198, %r197, 16;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r199, %r198, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r200, 1258291200, %r199;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f124, %r200;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f125, %f124, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f64, %f125;
 	bra.uni $L175_rangeint_body;
 $L175_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r201, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r202, %r201, 20;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r203, %r202, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r204, 1258291200, %r203;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f126, %r204;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f127, %f126, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f65, %f127;
 	bra.uni $L176_rangeint_body;
 $L176_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r205, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r206, %r205, 24;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r207, %r206, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r208, 1258291200, %r207;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f128, %r208;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f129, %f128, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f66, %f129;
 	bra.uni $L177_rangeint_body;
 $L177_rangeint_body:
-	.loc 1 187 48
+	.loc 1 189 48
 	mov.u32 %r209, %r84;
-	.loc 1 187 51
+	.loc 1 189 51
 	shr.u32 %r210, %r209, 28;
-	.loc 1 187 58
+	.loc 1 189 58
 	and.b32 %r211, %r210, 15;
-	.loc 1 187 46
+	.loc 1 189 46
 	or.b32 %r212, 1258291200, %r211;
-	.loc 1 187 35
+	.loc 1 189 35
 	mov.b32 %f130, %r212;
-	.loc 1 187 63
+	.loc 1 189 63
 	sub.rn.f32 %f131, %f130, 0f4B000008;
-	.loc 1 187 5
+	.loc 1 189 5
 	mov.f32 %f67, %f131;
 	bra.uni $L137_rangeint_done;
 $L137_rangeint_done:
-	.loc 1 190 9
+	.loc 1 192 9
 	mov.f32 %f132, %f36;
 	mov.f32 %f133, %f37;
 	mov.f32 %f134, %f38;
@@ -18728,7 +18488,7 @@ $L137_rangeint_done:
 	mov.f32 %f161, %f65;
 	mov.f32 %f162, %f66;
 	mov.f32 %f163, %f67;
-	.loc 1 190 2
+	.loc 1 192 2
 	mov.f32 %f4, %f132;
 	mov.f32 %f5, %f133;
 	mov.f32 %f6, %f134;
@@ -18793,7 +18553,7 @@ $L18_if_then:
 	.loc 1 120 34
 	bra.uni $L178_entry;
 $L178_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f166, 0f00000000;
 	mov.f32 %f167, 0f00000000;
 	mov.f32 %f168, 0f00000000;
@@ -18861,29 +18621,29 @@ $L178_entry:
 	mov.f32 %f198, 0f00000000;
 	bra.uni $L179_rangeint_body;
 $L179_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r213, 0;
 	mov.u32 %r214, 0;
 	mov.u32 %r215, 0;
 	mov.u32 %r216, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd273, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd274, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd275, %rd274, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd276, %rd275, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd277, %rd276, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd278, %rd273, %rd277;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd279, %rd278, 3;
 	shl.b64 %rd280, %rd278, 2;
 	add.s64 %rd281, %rd19, %rd280;
 	ld.shared.v4.u32 {%r217, %r218, %r219, %r220}, [%rd281];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r213, %r217;
 	mov.u32 %r214, %r218;
 	mov.u32 %r215, %r219;
@@ -18891,154 +18651,154 @@ $L179_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L181_rangeint_body;
 $L181_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f200, %f167;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r221, %r213;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L184_entry;
 $L184_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r223, 65535;
 	and.b32 %r222, %r221, %r223;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f202, %r222;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f201, %f202;
 	bra.uni $L185_ret_hi;
 $L185_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f203, %f166;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r224, %r213;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L186_entry;
 $L186_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r225, %r224, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f205, %r225;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f204, %f205;
 	bra.uni $L187_ret_lo;
 $L187_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f206, %f203, %f204, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f207, %f200, %f201, %f206;
 	mov.f32 %f199, %f207;
 	bra.uni $L188_rangeint_body;
 $L188_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f208, %f169;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r226, %r214;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L189_entry;
 $L189_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r228, 65535;
 	and.b32 %r227, %r226, %r228;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f210, %r227;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f209, %f210;
 	bra.uni $L190_ret_hi;
 $L190_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f211, %f168;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r229, %r214;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L191_entry;
 $L191_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r230, %r229, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f213, %r230;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f212, %f213;
 	bra.uni $L192_ret_lo;
 $L192_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f214, %f211, %f212, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f215, %f208, %f209, %f214;
 	mov.f32 %f199, %f215;
 	bra.uni $L193_rangeint_body;
 $L193_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f216, %f171;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r231, %r215;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L194_entry;
 $L194_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r233, 65535;
 	and.b32 %r232, %r231, %r233;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f218, %r232;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f217, %f218;
 	bra.uni $L195_ret_hi;
 $L195_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f219, %f170;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r234, %r215;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L196_entry;
 $L196_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r235, %r234, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f221, %r235;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f220, %f221;
 	bra.uni $L197_ret_lo;
 $L197_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f222, %f219, %f220, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f223, %f216, %f217, %f222;
 	mov.f32 %f199, %f223;
 	bra.uni $L198_rangeint_body;
 $L198_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f224, %f173;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r236, %r216;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L199_entry;
 $L199_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r238, 65535;
 	and.b32 %r237, %r236, %r238;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f226, %r237;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f225, %f226;
 	bra.uni $L200_ret_hi;
 $L200_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f227, %f172;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r239, %r216;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L201_entry;
 $L201_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r240, %r239, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f229, %r240;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f228, %f229;
 	bra.uni $L202_ret_lo;
 $L202_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f230, %f227, %f228, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f231, %f224, %f225, %f230;
 	mov.f32 %f232, %f231;
 	bra.uni $L182_rangeint_done;
@@ -19046,29 +18806,29 @@ $L182_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L203_rangeint_body;
 $L203_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r241, 0;
 	mov.u32 %r242, 0;
 	mov.u32 %r243, 0;
 	mov.u32 %r244, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd282, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd283, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd284, %rd283, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd285, %rd284, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd286, %rd285, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd287, %rd282, %rd286;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd288, %rd287, 3;
 	shl.b64 %rd289, %rd287, 2;
 	add.s64 %rd290, %rd19, %rd289;
 	ld.shared.v4.u32 {%r245, %r246, %r247, %r248}, [%rd290];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r241, %r245;
 	mov.u32 %r242, %r246;
 	mov.u32 %r243, %r247;
@@ -19076,154 +18836,154 @@ $L203_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L204_rangeint_body;
 $L204_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f233, %f175;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r249, %r241;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L206_entry;
 $L206_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r251, 65535;
 	and.b32 %r250, %r249, %r251;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f235, %r250;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f234, %f235;
 	bra.uni $L207_ret_hi;
 $L207_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f236, %f174;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r252, %r241;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L208_entry;
 $L208_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r253, %r252, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f238, %r253;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f237, %f238;
 	bra.uni $L209_ret_lo;
 $L209_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f239, %f236, %f237, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f240, %f233, %f234, %f239;
 	mov.f32 %f199, %f240;
 	bra.uni $L210_rangeint_body;
 $L210_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f241, %f177;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r254, %r242;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L211_entry;
 $L211_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r256, 65535;
 	and.b32 %r255, %r254, %r256;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f243, %r255;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f242, %f243;
 	bra.uni $L212_ret_hi;
 $L212_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f244, %f176;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r257, %r242;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L213_entry;
 $L213_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r258, %r257, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f246, %r258;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f245, %f246;
 	bra.uni $L214_ret_lo;
 $L214_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f247, %f244, %f245, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f248, %f241, %f242, %f247;
 	mov.f32 %f199, %f248;
 	bra.uni $L215_rangeint_body;
 $L215_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f249, %f179;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r259, %r243;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L216_entry;
 $L216_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r261, 65535;
 	and.b32 %r260, %r259, %r261;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f251, %r260;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f250, %f251;
 	bra.uni $L217_ret_hi;
 $L217_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f252, %f178;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r262, %r243;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L218_entry;
 $L218_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r263, %r262, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f254, %r263;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f253, %f254;
 	bra.uni $L219_ret_lo;
 $L219_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f255, %f252, %f253, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f256, %f249, %f250, %f255;
 	mov.f32 %f199, %f256;
 	bra.uni $L220_rangeint_body;
 $L220_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f257, %f181;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r264, %r244;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L221_entry;
 $L221_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r266, 65535;
 	and.b32 %r265, %r264, %r266;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f259, %r265;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f258, %f259;
 	bra.uni $L222_ret_hi;
 $L222_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f260, %f180;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r267, %r244;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L223_entry;
 $L223_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r268, %r267, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f262, %r268;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f261, %f262;
 	bra.uni $L224_ret_lo;
 $L224_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f263, %f260, %f261, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f264, %f257, %f258, %f263;
 	mov.f32 %f232, %f264;
 	bra.uni $L205_rangeint_done;
@@ -19231,29 +18991,29 @@ $L205_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L225_rangeint_body;
 $L225_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r269, 0;
 	mov.u32 %r270, 0;
 	mov.u32 %r271, 0;
 	mov.u32 %r272, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd291, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd292, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd293, %rd292, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd294, %rd293, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd295, %rd294, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd296, %rd291, %rd295;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd297, %rd296, 3;
 	shl.b64 %rd298, %rd296, 2;
 	add.s64 %rd299, %rd19, %rd298;
 	ld.shared.v4.u32 {%r273, %r274, %r275, %r276}, [%rd299];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r269, %r273;
 	mov.u32 %r270, %r274;
 	mov.u32 %r271, %r275;
@@ -19261,154 +19021,154 @@ $L225_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L226_rangeint_body;
 $L226_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f265, %f183;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r277, %r269;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L228_entry;
 $L228_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r279, 65535;
 	and.b32 %r278, %r277, %r279;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f267, %r278;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f266, %f267;
 	bra.uni $L229_ret_hi;
 $L229_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f268, %f182;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r280, %r269;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L230_entry;
 $L230_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r281, %r280, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f270, %r281;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f269, %f270;
 	bra.uni $L231_ret_lo;
 $L231_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f271, %f268, %f269, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f272, %f265, %f266, %f271;
 	mov.f32 %f199, %f272;
 	bra.uni $L232_rangeint_body;
 $L232_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f273, %f185;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r282, %r270;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L233_entry;
 $L233_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r284, 65535;
 	and.b32 %r283, %r282, %r284;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f275, %r283;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f274, %f275;
 	bra.uni $L234_ret_hi;
 $L234_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f276, %f184;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r285, %r270;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L235_entry;
 $L235_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r286, %r285, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f278, %r286;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f277, %f278;
 	bra.uni $L236_ret_lo;
 $L236_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f279, %f276, %f277, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f280, %f273, %f274, %f279;
 	mov.f32 %f199, %f280;
 	bra.uni $L237_rangeint_body;
 $L237_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f281, %f187;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r287, %r271;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L238_entry;
 $L238_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r289, 65535;
 	and.b32 %r288, %r287, %r289;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f283, %r288;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f282, %f283;
 	bra.uni $L239_ret_hi;
 $L239_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f284, %f186;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r290, %r271;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L240_entry;
 $L240_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r291, %r290, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f286, %r291;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f285, %f286;
 	bra.uni $L241_ret_lo;
 $L241_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f287, %f284, %f285, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f288, %f281, %f282, %f287;
 	mov.f32 %f199, %f288;
 	bra.uni $L242_rangeint_body;
 $L242_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f289, %f189;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r292, %r272;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L243_entry;
 $L243_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r294, 65535;
 	and.b32 %r293, %r292, %r294;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f291, %r293;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f290, %f291;
 	bra.uni $L244_ret_hi;
 $L244_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f292, %f188;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r295, %r272;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L245_entry;
 $L245_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r296, %r295, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f294, %r296;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f293, %f294;
 	bra.uni $L246_ret_lo;
 $L246_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f295, %f292, %f293, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f296, %f289, %f290, %f295;
 	mov.f32 %f232, %f296;
 	bra.uni $L227_rangeint_done;
@@ -19416,29 +19176,29 @@ $L227_rangeint_done:
 	mov.f32 %f198, %f232;
 	bra.uni $L247_rangeint_body;
 $L247_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r297, 0;
 	mov.u32 %r298, 0;
 	mov.u32 %r299, 0;
 	mov.u32 %r300, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd300, %rd272, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd301, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd302, %rd301, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd303, %rd302, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd304, %rd303, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd305, %rd300, %rd304;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd306, %rd305, 3;
 	shl.b64 %rd307, %rd305, 2;
 	add.s64 %rd308, %rd19, %rd307;
 	ld.shared.v4.u32 {%r301, %r302, %r303, %r304}, [%rd308];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r297, %r301;
 	mov.u32 %r298, %r302;
 	mov.u32 %r299, %r303;
@@ -19446,154 +19206,154 @@ $L247_rangeint_body:
 	mov.f32 %f199, %f198;
 	bra.uni $L248_rangeint_body;
 $L248_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f297, %f191;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r305, %r297;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L250_entry;
 $L250_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r307, 65535;
 	and.b32 %r306, %r305, %r307;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f299, %r306;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f298, %f299;
 	bra.uni $L251_ret_hi;
 $L251_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f300, %f190;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r308, %r297;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L252_entry;
 $L252_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r309, %r308, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f302, %r309;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f301, %f302;
 	bra.uni $L253_ret_lo;
 $L253_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f303, %f300, %f301, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f304, %f297, %f298, %f303;
 	mov.f32 %f199, %f304;
 	bra.uni $L254_rangeint_body;
 $L254_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f305, %f193;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r310, %r298;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L255_entry;
 $L255_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r312, 65535;
 	and.b32 %r311, %r310, %r312;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f307, %r311;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f306, %f307;
 	bra.uni $L256_ret_hi;
 $L256_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f308, %f192;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r313, %r298;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L257_entry;
 $L257_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r314, %r313, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f310, %r314;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f309, %f310;
 	bra.uni $L258_ret_lo;
 $L258_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f311, %f308, %f309, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f312, %f305, %f306, %f311;
 	mov.f32 %f199, %f312;
 	bra.uni $L259_rangeint_body;
 $L259_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f313, %f195;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r315, %r299;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L260_entry;
 $L260_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r317, 65535;
 	and.b32 %r316, %r315, %r317;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f315, %r316;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f314, %f315;
 	bra.uni $L261_ret_hi;
 $L261_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f316, %f194;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r318, %r299;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L262_entry;
 $L262_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r319, %r318, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f318, %r319;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f317, %f318;
 	bra.uni $L263_ret_lo;
 $L263_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f319, %f316, %f317, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f320, %f313, %f314, %f319;
 	mov.f32 %f199, %f320;
 	bra.uni $L264_rangeint_body;
 $L264_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f321, %f197;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r320, %r300;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L265_entry;
 $L265_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r322, 65535;
 	and.b32 %r321, %r320, %r322;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f323, %r321;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f322, %f323;
 	bra.uni $L266_ret_hi;
 $L266_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f324, %f196;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r323, %r300;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L267_entry;
 $L267_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r324, %r323, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f326, %r324;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f325, %f326;
 	bra.uni $L268_ret_lo;
 $L268_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f327, %f324, %f325, %f199;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f328, %f321, %f322, %f327;
 	mov.f32 %f232, %f328;
 	bra.uni $L249_rangeint_done;
@@ -19601,7 +19361,7 @@ $L249_rangeint_done:
 	mov.f32 %f329, %f232;
 	bra.uni $L180_rangeint_done;
 $L180_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f165, %f329;
 	bra.uni $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
 $L183_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
@@ -19631,7 +19391,7 @@ $L270_if_then:
 	.loc 1 120 34
 	bra.uni $L272_entry;
 $L272_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f333, 0f00000000;
 	mov.f32 %f334, 0f00000000;
 	mov.f32 %f335, 0f00000000;
@@ -19699,29 +19459,29 @@ $L272_entry:
 	mov.f32 %f365, 0f00000000;
 	bra.uni $L273_rangeint_body;
 $L273_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r325, 0;
 	mov.u32 %r326, 0;
 	mov.u32 %r327, 0;
 	mov.u32 %r328, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd314, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd315, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd316, %rd315, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd317, %rd316, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd318, %rd317, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd319, %rd314, %rd318;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd320, %rd319, 3;
 	shl.b64 %rd321, %rd319, 2;
 	add.s64 %rd322, %rd19, %rd321;
 	ld.shared.v4.u32 {%r329, %r330, %r331, %r332}, [%rd322];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r325, %r329;
 	mov.u32 %r326, %r330;
 	mov.u32 %r327, %r331;
@@ -19729,154 +19489,154 @@ $L273_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L275_rangeint_body;
 $L275_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f367, %f334;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r333, %r325;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L278_entry;
 $L278_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r335, 65535;
 	and.b32 %r334, %r333, %r335;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f369, %r334;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f368, %f369;
 	bra.uni $L279_ret_hi;
 $L279_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f370, %f333;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r336, %r325;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L280_entry;
 $L280_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r337, %r336, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f372, %r337;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f371, %f372;
 	bra.uni $L281_ret_lo;
 $L281_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f373, %f370, %f371, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f374, %f367, %f368, %f373;
 	mov.f32 %f366, %f374;
 	bra.uni $L282_rangeint_body;
 $L282_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f375, %f336;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r338, %r326;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L283_entry;
 $L283_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r340, 65535;
 	and.b32 %r339, %r338, %r340;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f377, %r339;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f376, %f377;
 	bra.uni $L284_ret_hi;
 $L284_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f378, %f335;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r341, %r326;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L285_entry;
 $L285_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r342, %r341, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f380, %r342;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f379, %f380;
 	bra.uni $L286_ret_lo;
 $L286_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f381, %f378, %f379, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f382, %f375, %f376, %f381;
 	mov.f32 %f366, %f382;
 	bra.uni $L287_rangeint_body;
 $L287_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f383, %f338;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r343, %r327;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L288_entry;
 $L288_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r345, 65535;
 	and.b32 %r344, %r343, %r345;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f385, %r344;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f384, %f385;
 	bra.uni $L289_ret_hi;
 $L289_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f386, %f337;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r346, %r327;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L290_entry;
 $L290_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r347, %r346, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f388, %r347;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f387, %f388;
 	bra.uni $L291_ret_lo;
 $L291_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f389, %f386, %f387, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f390, %f383, %f384, %f389;
 	mov.f32 %f366, %f390;
 	bra.uni $L292_rangeint_body;
 $L292_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f391, %f340;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r348, %r328;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L293_entry;
 $L293_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r350, 65535;
 	and.b32 %r349, %r348, %r350;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f393, %r349;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f392, %f393;
 	bra.uni $L294_ret_hi;
 $L294_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f394, %f339;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r351, %r328;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L295_entry;
 $L295_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r352, %r351, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f396, %r352;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f395, %f396;
 	bra.uni $L296_ret_lo;
 $L296_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f397, %f394, %f395, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f398, %f391, %f392, %f397;
 	mov.f32 %f399, %f398;
 	bra.uni $L276_rangeint_done;
@@ -19884,29 +19644,29 @@ $L276_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L297_rangeint_body;
 $L297_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r353, 0;
 	mov.u32 %r354, 0;
 	mov.u32 %r355, 0;
 	mov.u32 %r356, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd323, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd324, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd325, %rd324, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd326, %rd325, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd327, %rd326, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd328, %rd323, %rd327;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd329, %rd328, 3;
 	shl.b64 %rd330, %rd328, 2;
 	add.s64 %rd331, %rd19, %rd330;
 	ld.shared.v4.u32 {%r357, %r358, %r359, %r360}, [%rd331];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r353, %r357;
 	mov.u32 %r354, %r358;
 	mov.u32 %r355, %r359;
@@ -19914,154 +19674,154 @@ $L297_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L298_rangeint_body;
 $L298_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f400, %f342;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r361, %r353;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L300_entry;
 $L300_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r363, 65535;
 	and.b32 %r362, %r361, %r363;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f402, %r362;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f401, %f402;
 	bra.uni $L301_ret_hi;
 $L301_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f403, %f341;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r364, %r353;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L302_entry;
 $L302_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r365, %r364, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f405, %r365;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f404, %f405;
 	bra.uni $L303_ret_lo;
 $L303_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f406, %f403, %f404, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f407, %f400, %f401, %f406;
 	mov.f32 %f366, %f407;
 	bra.uni $L304_rangeint_body;
 $L304_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f408, %f344;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r366, %r354;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L305_entry;
 $L305_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r368, 65535;
 	and.b32 %r367, %r366, %r368;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f410, %r367;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f409, %f410;
 	bra.uni $L306_ret_hi;
 $L306_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f411, %f343;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r369, %r354;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L307_entry;
 $L307_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r370, %r369, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f413, %r370;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f412, %f413;
 	bra.uni $L308_ret_lo;
 $L308_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f414, %f411, %f412, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f415, %f408, %f409, %f414;
 	mov.f32 %f366, %f415;
 	bra.uni $L309_rangeint_body;
 $L309_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f416, %f346;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r371, %r355;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L310_entry;
 $L310_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r373, 65535;
 	and.b32 %r372, %r371, %r373;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f418, %r372;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f417, %f418;
 	bra.uni $L311_ret_hi;
 $L311_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f419, %f345;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r374, %r355;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L312_entry;
 $L312_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r375, %r374, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f421, %r375;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f420, %f421;
 	bra.uni $L313_ret_lo;
 $L313_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f422, %f419, %f420, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f423, %f416, %f417, %f422;
 	mov.f32 %f366, %f423;
 	bra.uni $L314_rangeint_body;
 $L314_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f424, %f348;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r376, %r356;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L315_entry;
 $L315_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r378, 65535;
 	and.b32 %r377, %r376, %r378;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f426, %r377;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f425, %f426;
 	bra.uni $L316_ret_hi;
 $L316_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f427, %f347;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r379, %r356;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L317_entry;
 $L317_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r380, %r379, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f429, %r380;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f428, %f429;
 	bra.uni $L318_ret_lo;
 $L318_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f430, %f427, %f428, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f431, %f424, %f425, %f430;
 	mov.f32 %f399, %f431;
 	bra.uni $L299_rangeint_done;
@@ -20069,29 +19829,29 @@ $L299_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L319_rangeint_body;
 $L319_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r381, 0;
 	mov.u32 %r382, 0;
 	mov.u32 %r383, 0;
 	mov.u32 %r384, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd332, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd333, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd334, %rd333, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd335, %rd334, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd336, %rd335, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd337, %rd332, %rd336;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd338, %rd337, 3;
 	shl.b64 %rd339, %rd337, 2;
 	add.s64 %rd340, %rd19, %rd339;
 	ld.shared.v4.u32 {%r385, %r386, %r387, %r388}, [%rd340];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r381, %r385;
 	mov.u32 %r382, %r386;
 	mov.u32 %r383, %r387;
@@ -20099,154 +19859,154 @@ $L319_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L320_rangeint_body;
 $L320_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f432, %f350;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r389, %r381;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L322_entry;
 $L322_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r391, 65535;
 	and.b32 %r390, %r389, %r391;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f434, %r390;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f433, %f434;
 	bra.uni $L323_ret_hi;
 $L323_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f435, %f349;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r392, %r381;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L324_entry;
 $L324_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r393, %r392, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f437, %r393;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f436, %f437;
 	bra.uni $L325_ret_lo;
 $L325_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f438, %f435, %f436, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f439, %f432, %f433, %f438;
 	mov.f32 %f366, %f439;
 	bra.uni $L326_rangeint_body;
 $L326_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f440, %f352;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r394, %r382;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L327_entry;
 $L327_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r396, 65535;
 	and.b32 %r395, %r394, %r396;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f442, %r395;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f441, %f442;
 	bra.uni $L328_ret_hi;
 $L328_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f443, %f351;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r397, %r382;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L329_entry;
 $L329_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r398, %r397, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f445, %r398;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f444, %f445;
 	bra.uni $L330_ret_lo;
 $L330_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f446, %f443, %f444, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f447, %f440, %f441, %f446;
 	mov.f32 %f366, %f447;
 	bra.uni $L331_rangeint_body;
 $L331_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f448, %f354;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r399, %r383;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L332_entry;
 $L332_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r401, 65535;
 	and.b32 %r400, %r399, %r401;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f450, %r400;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f449, %f450;
 	bra.uni $L333_ret_hi;
 $L333_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f451, %f353;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r402, %r383;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L334_entry;
 $L334_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r403, %r402, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f453, %r403;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f452, %f453;
 	bra.uni $L335_ret_lo;
 $L335_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f454, %f451, %f452, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f455, %f448, %f449, %f454;
 	mov.f32 %f366, %f455;
 	bra.uni $L336_rangeint_body;
 $L336_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f456, %f356;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r404, %r384;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L337_entry;
 $L337_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r406, 65535;
 	and.b32 %r405, %r404, %r406;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f458, %r405;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f457, %f458;
 	bra.uni $L338_ret_hi;
 $L338_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f459, %f355;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r407, %r384;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L339_entry;
 $L339_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r408, %r407, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f461, %r408;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f460, %f461;
 	bra.uni $L340_ret_lo;
 $L340_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f462, %f459, %f460, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f463, %f456, %f457, %f462;
 	mov.f32 %f399, %f463;
 	bra.uni $L321_rangeint_done;
@@ -20254,29 +20014,29 @@ $L321_rangeint_done:
 	mov.f32 %f365, %f399;
 	bra.uni $L341_rangeint_body;
 $L341_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r409, 0;
 	mov.u32 %r410, 0;
 	mov.u32 %r411, 0;
 	mov.u32 %r412, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd341, %rd313, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd342, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd343, %rd342, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd344, %rd343, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd345, %rd344, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd346, %rd341, %rd345;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd347, %rd346, 3;
 	shl.b64 %rd348, %rd346, 2;
 	add.s64 %rd349, %rd19, %rd348;
 	ld.shared.v4.u32 {%r413, %r414, %r415, %r416}, [%rd349];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r409, %r413;
 	mov.u32 %r410, %r414;
 	mov.u32 %r411, %r415;
@@ -20284,154 +20044,154 @@ $L341_rangeint_body:
 	mov.f32 %f366, %f365;
 	bra.uni $L342_rangeint_body;
 $L342_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f464, %f358;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r417, %r409;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L344_entry;
 $L344_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r419, 65535;
 	and.b32 %r418, %r417, %r419;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f466, %r418;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f465, %f466;
 	bra.uni $L345_ret_hi;
 $L345_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f467, %f357;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r420, %r409;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L346_entry;
 $L346_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r421, %r420, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f469, %r421;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f468, %f469;
 	bra.uni $L347_ret_lo;
 $L347_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f470, %f467, %f468, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f471, %f464, %f465, %f470;
 	mov.f32 %f366, %f471;
 	bra.uni $L348_rangeint_body;
 $L348_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f472, %f360;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r422, %r410;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L349_entry;
 $L349_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r424, 65535;
 	and.b32 %r423, %r422, %r424;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f474, %r423;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f473, %f474;
 	bra.uni $L350_ret_hi;
 $L350_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f475, %f359;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r425, %r410;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L351_entry;
 $L351_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r426, %r425, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f477, %r426;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f476, %f477;
 	bra.uni $L352_ret_lo;
 $L352_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f478, %f475, %f476, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f479, %f472, %f473, %f478;
 	mov.f32 %f366, %f479;
 	bra.uni $L353_rangeint_body;
 $L353_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f480, %f362;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r427, %r411;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L354_entry;
 $L354_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r429, 65535;
 	and.b32 %r428, %r427, %r429;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f482, %r428;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f481, %f482;
 	bra.uni $L355_ret_hi;
 $L355_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f483, %f361;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r430, %r411;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L356_entry;
 $L356_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r431, %r430, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f485, %r431;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f484, %f485;
 	bra.uni $L357_ret_lo;
 $L357_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f486, %f483, %f484, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f487, %f480, %f481, %f486;
 	mov.f32 %f366, %f487;
 	bra.uni $L358_rangeint_body;
 $L358_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f488, %f364;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r432, %r412;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L359_entry;
 $L359_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r434, 65535;
 	and.b32 %r433, %r432, %r434;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f490, %r433;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f489, %f490;
 	bra.uni $L360_ret_hi;
 $L360_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f491, %f363;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r435, %r412;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L361_entry;
 $L361_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r436, %r435, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f493, %r436;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f492, %f493;
 	bra.uni $L362_ret_lo;
 $L362_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f494, %f491, %f492, %f366;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f495, %f488, %f489, %f494;
 	mov.f32 %f399, %f495;
 	bra.uni $L343_rangeint_done;
@@ -20439,7 +20199,7 @@ $L343_rangeint_done:
 	mov.f32 %f496, %f399;
 	bra.uni $L274_rangeint_done;
 $L274_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f332, %f496;
 	bra.uni $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
 $L277_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
@@ -20469,7 +20229,7 @@ $L364_if_then:
 	.loc 1 120 34
 	bra.uni $L366_entry;
 $L366_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f500, 0f00000000;
 	mov.f32 %f501, 0f00000000;
 	mov.f32 %f502, 0f00000000;
@@ -20537,29 +20297,29 @@ $L366_entry:
 	mov.f32 %f532, 0f00000000;
 	bra.uni $L367_rangeint_body;
 $L367_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r437, 0;
 	mov.u32 %r438, 0;
 	mov.u32 %r439, 0;
 	mov.u32 %r440, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd355, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd356, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd357, %rd356, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd358, %rd357, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd359, %rd358, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd360, %rd355, %rd359;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd361, %rd360, 3;
 	shl.b64 %rd362, %rd360, 2;
 	add.s64 %rd363, %rd19, %rd362;
 	ld.shared.v4.u32 {%r441, %r442, %r443, %r444}, [%rd363];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r437, %r441;
 	mov.u32 %r438, %r442;
 	mov.u32 %r439, %r443;
@@ -20567,154 +20327,154 @@ $L367_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L369_rangeint_body;
 $L369_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f534, %f501;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r445, %r437;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L372_entry;
 $L372_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r447, 65535;
 	and.b32 %r446, %r445, %r447;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f536, %r446;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f535, %f536;
 	bra.uni $L373_ret_hi;
 $L373_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f537, %f500;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r448, %r437;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L374_entry;
 $L374_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r449, %r448, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f539, %r449;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f538, %f539;
 	bra.uni $L375_ret_lo;
 $L375_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f540, %f537, %f538, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f541, %f534, %f535, %f540;
 	mov.f32 %f533, %f541;
 	bra.uni $L376_rangeint_body;
 $L376_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f542, %f503;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r450, %r438;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L377_entry;
 $L377_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r452, 65535;
 	and.b32 %r451, %r450, %r452;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f544, %r451;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f543, %f544;
 	bra.uni $L378_ret_hi;
 $L378_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f545, %f502;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r453, %r438;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L379_entry;
 $L379_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r454, %r453, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f547, %r454;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f546, %f547;
 	bra.uni $L380_ret_lo;
 $L380_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f548, %f545, %f546, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f549, %f542, %f543, %f548;
 	mov.f32 %f533, %f549;
 	bra.uni $L381_rangeint_body;
 $L381_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f550, %f505;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r455, %r439;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L382_entry;
 $L382_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r457, 65535;
 	and.b32 %r456, %r455, %r457;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f552, %r456;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f551, %f552;
 	bra.uni $L383_ret_hi;
 $L383_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f553, %f504;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r458, %r439;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L384_entry;
 $L384_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r459, %r458, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f555, %r459;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f554, %f555;
 	bra.uni $L385_ret_lo;
 $L385_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f556, %f553, %f554, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f557, %f550, %f551, %f556;
 	mov.f32 %f533, %f557;
 	bra.uni $L386_rangeint_body;
 $L386_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f558, %f507;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r460, %r440;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L387_entry;
 $L387_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r462, 65535;
 	and.b32 %r461, %r460, %r462;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f560, %r461;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f559, %f560;
 	bra.uni $L388_ret_hi;
 $L388_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f561, %f506;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r463, %r440;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L389_entry;
 $L389_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r464, %r463, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f563, %r464;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f562, %f563;
 	bra.uni $L390_ret_lo;
 $L390_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f564, %f561, %f562, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f565, %f558, %f559, %f564;
 	mov.f32 %f566, %f565;
 	bra.uni $L370_rangeint_done;
@@ -20722,29 +20482,29 @@ $L370_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L391_rangeint_body;
 $L391_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r465, 0;
 	mov.u32 %r466, 0;
 	mov.u32 %r467, 0;
 	mov.u32 %r468, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd364, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd365, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd366, %rd365, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd367, %rd366, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd368, %rd367, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd369, %rd364, %rd368;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd370, %rd369, 3;
 	shl.b64 %rd371, %rd369, 2;
 	add.s64 %rd372, %rd19, %rd371;
 	ld.shared.v4.u32 {%r469, %r470, %r471, %r472}, [%rd372];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r465, %r469;
 	mov.u32 %r466, %r470;
 	mov.u32 %r467, %r471;
@@ -20752,154 +20512,154 @@ $L391_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L392_rangeint_body;
 $L392_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f567, %f509;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r473, %r465;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L394_entry;
 $L394_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r475, 65535;
 	and.b32 %r474, %r473, %r475;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f569, %r474;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f568, %f569;
 	bra.uni $L395_ret_hi;
 $L395_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f570, %f508;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r476, %r465;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L396_entry;
 $L396_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r477, %r476, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f572, %r477;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f571, %f572;
 	bra.uni $L397_ret_lo;
 $L397_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f573, %f570, %f571, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f574, %f567, %f568, %f573;
 	mov.f32 %f533, %f574;
 	bra.uni $L398_rangeint_body;
 $L398_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f575, %f511;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r478, %r466;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L399_entry;
 $L399_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r480, 65535;
 	and.b32 %r479, %r478, %r480;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f577, %r479;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f576, %f577;
 	bra.uni $L400_ret_hi;
 $L400_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f578, %f510;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r481, %r466;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L401_entry;
 $L401_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r482, %r481, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f580, %r482;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f579, %f580;
 	bra.uni $L402_ret_lo;
 $L402_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f581, %f578, %f579, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f582, %f575, %f576, %f581;
 	mov.f32 %f533, %f582;
 	bra.uni $L403_rangeint_body;
 $L403_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f583, %f513;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r483, %r467;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L404_entry;
 $L404_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r485, 65535;
 	and.b32 %r484, %r483, %r485;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f585, %r484;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f584, %f585;
 	bra.uni $L405_ret_hi;
 $L405_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f586, %f512;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r486, %r467;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L406_entry;
 $L406_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r487, %r486, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f588, %r487;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f587, %f588;
 	bra.uni $L407_ret_lo;
 $L407_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f589, %f586, %f587, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f590, %f583, %f584, %f589;
 	mov.f32 %f533, %f590;
 	bra.uni $L408_rangeint_body;
 $L408_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f591, %f515;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r488, %r468;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L409_entry;
 $L409_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r490, 65535;
 	and.b32 %r489, %r488, %r490;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f593, %r489;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f592, %f593;
 	bra.uni $L410_ret_hi;
 $L410_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f594, %f514;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r491, %r468;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L411_entry;
 $L411_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r492, %r491, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f596, %r492;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f595, %f596;
 	bra.uni $L412_ret_lo;
 $L412_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f597, %f594, %f595, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f598, %f591, %f592, %f597;
 	mov.f32 %f566, %f598;
 	bra.uni $L393_rangeint_done;
@@ -20907,29 +20667,29 @@ $L393_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L413_rangeint_body;
 $L413_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r493, 0;
 	mov.u32 %r494, 0;
 	mov.u32 %r495, 0;
 	mov.u32 %r496, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd373, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd374, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd375, %rd374, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd376, %rd375, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd377, %rd376, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd378, %rd373, %rd377;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd379, %rd378, 3;
 	shl.b64 %rd380, %rd378, 2;
 	add.s64 %rd381, %rd19, %rd380;
 	ld.shared.v4.u32 {%r497, %r498, %r499, %r500}, [%rd381];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r493, %r497;
 	mov.u32 %r494, %r498;
 	mov.u32 %r495, %r499;
@@ -20937,154 +20697,154 @@ $L413_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L414_rangeint_body;
 $L414_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f599, %f517;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r501, %r493;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L416_entry;
 $L416_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r503, 65535;
 	and.b32 %r502, %r501, %r503;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f601, %r502;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f600, %f601;
 	bra.uni $L417_ret_hi;
 $L417_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f602, %f516;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r504, %r493;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L418_entry;
 $L418_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r505, %r504, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f604, %r505;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f603, %f604;
 	bra.uni $L419_ret_lo;
 $L419_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f605, %f602, %f603, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f606, %f599, %f600, %f605;
 	mov.f32 %f533, %f606;
 	bra.uni $L420_rangeint_body;
 $L420_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f607, %f519;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r506, %r494;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L421_entry;
 $L421_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r508, 65535;
 	and.b32 %r507, %r506, %r508;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f609, %r507;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f608, %f609;
 	bra.uni $L422_ret_hi;
 $L422_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f610, %f518;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r509, %r494;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L423_entry;
 $L423_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r510, %r509, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f612, %r510;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f611, %f612;
 	bra.uni $L424_ret_lo;
 $L424_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f613, %f610, %f611, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f614, %f607, %f608, %f613;
 	mov.f32 %f533, %f614;
 	bra.uni $L425_rangeint_body;
 $L425_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f615, %f521;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r511, %r495;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L426_entry;
 $L426_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r513, 65535;
 	and.b32 %r512, %r511, %r513;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f617, %r512;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f616, %f617;
 	bra.uni $L427_ret_hi;
 $L427_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f618, %f520;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r514, %r495;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L428_entry;
 $L428_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r515, %r514, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f620, %r515;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f619, %f620;
 	bra.uni $L429_ret_lo;
 $L429_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f621, %f618, %f619, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f622, %f615, %f616, %f621;
 	mov.f32 %f533, %f622;
 	bra.uni $L430_rangeint_body;
 $L430_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f623, %f523;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r516, %r496;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L431_entry;
 $L431_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r518, 65535;
 	and.b32 %r517, %r516, %r518;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f625, %r517;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f624, %f625;
 	bra.uni $L432_ret_hi;
 $L432_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f626, %f522;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r519, %r496;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L433_entry;
 $L433_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r520, %r519, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f628, %r520;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f627, %f628;
 	bra.uni $L434_ret_lo;
 $L434_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f629, %f626, %f627, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f630, %f623, %f624, %f629;
 	mov.f32 %f566, %f630;
 	bra.uni $L415_rangeint_done;
@@ -21092,29 +20852,29 @@ $L415_rangeint_done:
 	mov.f32 %f532, %f566;
 	bra.uni $L435_rangeint_body;
 $L435_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r521, 0;
 	mov.u32 %r522, 0;
 	mov.u32 %r523, 0;
 	mov.u32 %r524, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd382, %rd354, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd383, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd384, %rd383, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd385, %rd384, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd386, %rd385, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd387, %rd382, %rd386;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd388, %rd387, 3;
 	shl.b64 %rd389, %rd387, 2;
 	add.s64 %rd390, %rd19, %rd389;
 	ld.shared.v4.u32 {%r525, %r526, %r527, %r528}, [%rd390];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r521, %r525;
 	mov.u32 %r522, %r526;
 	mov.u32 %r523, %r527;
@@ -21122,154 +20882,154 @@ $L435_rangeint_body:
 	mov.f32 %f533, %f532;
 	bra.uni $L436_rangeint_body;
 $L436_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f631, %f525;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r529, %r521;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L438_entry;
 $L438_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r531, 65535;
 	and.b32 %r530, %r529, %r531;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f633, %r530;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f632, %f633;
 	bra.uni $L439_ret_hi;
 $L439_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f634, %f524;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r532, %r521;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L440_entry;
 $L440_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r533, %r532, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f636, %r533;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f635, %f636;
 	bra.uni $L441_ret_lo;
 $L441_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f637, %f634, %f635, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f638, %f631, %f632, %f637;
 	mov.f32 %f533, %f638;
 	bra.uni $L442_rangeint_body;
 $L442_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f639, %f527;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r534, %r522;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L443_entry;
 $L443_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r536, 65535;
 	and.b32 %r535, %r534, %r536;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f641, %r535;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f640, %f641;
 	bra.uni $L444_ret_hi;
 $L444_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f642, %f526;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r537, %r522;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L445_entry;
 $L445_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r538, %r537, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f644, %r538;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f643, %f644;
 	bra.uni $L446_ret_lo;
 $L446_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f645, %f642, %f643, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f646, %f639, %f640, %f645;
 	mov.f32 %f533, %f646;
 	bra.uni $L447_rangeint_body;
 $L447_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f647, %f529;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r539, %r523;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L448_entry;
 $L448_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r541, 65535;
 	and.b32 %r540, %r539, %r541;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f649, %r540;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f648, %f649;
 	bra.uni $L449_ret_hi;
 $L449_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f650, %f528;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r542, %r523;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L450_entry;
 $L450_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r543, %r542, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f652, %r543;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f651, %f652;
 	bra.uni $L451_ret_lo;
 $L451_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f653, %f650, %f651, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f654, %f647, %f648, %f653;
 	mov.f32 %f533, %f654;
 	bra.uni $L452_rangeint_body;
 $L452_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f655, %f531;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r544, %r524;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L453_entry;
 $L453_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r546, 65535;
 	and.b32 %r545, %r544, %r546;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f657, %r545;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f656, %f657;
 	bra.uni $L454_ret_hi;
 $L454_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f658, %f530;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r547, %r524;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L455_entry;
 $L455_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r548, %r547, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f660, %r548;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f659, %f660;
 	bra.uni $L456_ret_lo;
 $L456_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f661, %f658, %f659, %f533;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f662, %f655, %f656, %f661;
 	mov.f32 %f566, %f662;
 	bra.uni $L437_rangeint_done;
@@ -21277,7 +21037,7 @@ $L437_rangeint_done:
 	mov.f32 %f663, %f566;
 	bra.uni $L368_rangeint_done;
 $L368_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f499, %f663;
 	bra.uni $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
 $L371_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
@@ -21307,7 +21067,7 @@ $L458_if_then:
 	.loc 1 120 34
 	bra.uni $L460_entry;
 $L460_entry:
-	.loc 1 198 53
+	.loc 1 200 53
 	mov.f32 %f667, 0f00000000;
 	mov.f32 %f668, 0f00000000;
 	mov.f32 %f669, 0f00000000;
@@ -21375,29 +21135,29 @@ $L460_entry:
 	mov.f32 %f699, 0f00000000;
 	bra.uni $L461_rangeint_body;
 $L461_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r549, 0;
 	mov.u32 %r550, 0;
 	mov.u32 %r551, 0;
 	mov.u32 %r552, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd396, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd397, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd398, %rd397, 0;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd399, %rd398, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd400, %rd399, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd401, %rd396, %rd400;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd402, %rd401, 3;
 	shl.b64 %rd403, %rd401, 2;
 	add.s64 %rd404, %rd19, %rd403;
 	ld.shared.v4.u32 {%r553, %r554, %r555, %r556}, [%rd404];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r549, %r553;
 	mov.u32 %r550, %r554;
 	mov.u32 %r551, %r555;
@@ -21405,154 +21165,154 @@ $L461_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L463_rangeint_body;
 $L463_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f701, %f668;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r557, %r549;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L466_entry;
 $L466_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r559, 65535;
 	and.b32 %r558, %r557, %r559;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f703, %r558;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f702, %f703;
 	bra.uni $L467_ret_hi;
 $L467_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f704, %f667;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r560, %r549;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L468_entry;
 $L468_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r561, %r560, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f706, %r561;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f705, %f706;
 	bra.uni $L469_ret_lo;
 $L469_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f707, %f704, %f705, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f708, %f701, %f702, %f707;
 	mov.f32 %f700, %f708;
 	bra.uni $L470_rangeint_body;
 $L470_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f709, %f670;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r562, %r550;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L471_entry;
 $L471_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r564, 65535;
 	and.b32 %r563, %r562, %r564;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f711, %r563;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f710, %f711;
 	bra.uni $L472_ret_hi;
 $L472_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f712, %f669;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r565, %r550;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L473_entry;
 $L473_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r566, %r565, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f714, %r566;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f713, %f714;
 	bra.uni $L474_ret_lo;
 $L474_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f715, %f712, %f713, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f716, %f709, %f710, %f715;
 	mov.f32 %f700, %f716;
 	bra.uni $L475_rangeint_body;
 $L475_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f717, %f672;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r567, %r551;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L476_entry;
 $L476_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r569, 65535;
 	and.b32 %r568, %r567, %r569;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f719, %r568;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f718, %f719;
 	bra.uni $L477_ret_hi;
 $L477_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f720, %f671;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r570, %r551;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L478_entry;
 $L478_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r571, %r570, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f722, %r571;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f721, %f722;
 	bra.uni $L479_ret_lo;
 $L479_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f723, %f720, %f721, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f724, %f717, %f718, %f723;
 	mov.f32 %f700, %f724;
 	bra.uni $L480_rangeint_body;
 $L480_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f725, %f674;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r572, %r552;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L481_entry;
 $L481_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r574, 65535;
 	and.b32 %r573, %r572, %r574;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f727, %r573;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f726, %f727;
 	bra.uni $L482_ret_hi;
 $L482_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f728, %f673;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r575, %r552;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L483_entry;
 $L483_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r576, %r575, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f730, %r576;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f729, %f730;
 	bra.uni $L484_ret_lo;
 $L484_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f731, %f728, %f729, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f732, %f725, %f726, %f731;
 	mov.f32 %f733, %f732;
 	bra.uni $L464_rangeint_done;
@@ -21560,29 +21320,29 @@ $L464_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L485_rangeint_body;
 $L485_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r577, 0;
 	mov.u32 %r578, 0;
 	mov.u32 %r579, 0;
 	mov.u32 %r580, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd405, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd406, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd407, %rd406, 1;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd408, %rd407, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd409, %rd408, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd410, %rd405, %rd409;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd411, %rd410, 3;
 	shl.b64 %rd412, %rd410, 2;
 	add.s64 %rd413, %rd19, %rd412;
 	ld.shared.v4.u32 {%r581, %r582, %r583, %r584}, [%rd413];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r577, %r581;
 	mov.u32 %r578, %r582;
 	mov.u32 %r579, %r583;
@@ -21590,154 +21350,154 @@ $L485_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L486_rangeint_body;
 $L486_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f734, %f676;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r585, %r577;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L488_entry;
 $L488_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r587, 65535;
 	and.b32 %r586, %r585, %r587;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f736, %r586;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f735, %f736;
 	bra.uni $L489_ret_hi;
 $L489_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f737, %f675;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r588, %r577;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L490_entry;
 $L490_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r589, %r588, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f739, %r589;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f738, %f739;
 	bra.uni $L491_ret_lo;
 $L491_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f740, %f737, %f738, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f741, %f734, %f735, %f740;
 	mov.f32 %f700, %f741;
 	bra.uni $L492_rangeint_body;
 $L492_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f742, %f678;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r590, %r578;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L493_entry;
 $L493_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r592, 65535;
 	and.b32 %r591, %r590, %r592;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f744, %r591;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f743, %f744;
 	bra.uni $L494_ret_hi;
 $L494_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f745, %f677;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r593, %r578;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L495_entry;
 $L495_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r594, %r593, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f747, %r594;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f746, %f747;
 	bra.uni $L496_ret_lo;
 $L496_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f748, %f745, %f746, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f749, %f742, %f743, %f748;
 	mov.f32 %f700, %f749;
 	bra.uni $L497_rangeint_body;
 $L497_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f750, %f680;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r595, %r579;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L498_entry;
 $L498_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r597, 65535;
 	and.b32 %r596, %r595, %r597;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f752, %r596;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f751, %f752;
 	bra.uni $L499_ret_hi;
 $L499_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f753, %f679;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r598, %r579;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L500_entry;
 $L500_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r599, %r598, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f755, %r599;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f754, %f755;
 	bra.uni $L501_ret_lo;
 $L501_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f756, %f753, %f754, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f757, %f750, %f751, %f756;
 	mov.f32 %f700, %f757;
 	bra.uni $L502_rangeint_body;
 $L502_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f758, %f682;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r600, %r580;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L503_entry;
 $L503_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r602, 65535;
 	and.b32 %r601, %r600, %r602;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f760, %r601;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f759, %f760;
 	bra.uni $L504_ret_hi;
 $L504_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f761, %f681;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r603, %r580;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L505_entry;
 $L505_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r604, %r603, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f763, %r604;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f762, %f763;
 	bra.uni $L506_ret_lo;
 $L506_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f764, %f761, %f762, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f765, %f758, %f759, %f764;
 	mov.f32 %f733, %f765;
 	bra.uni $L487_rangeint_done;
@@ -21745,29 +21505,29 @@ $L487_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L507_rangeint_body;
 $L507_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r605, 0;
 	mov.u32 %r606, 0;
 	mov.u32 %r607, 0;
 	mov.u32 %r608, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd414, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd415, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd416, %rd415, 2;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd417, %rd416, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd418, %rd417, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd419, %rd414, %rd418;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd420, %rd419, 3;
 	shl.b64 %rd421, %rd419, 2;
 	add.s64 %rd422, %rd19, %rd421;
 	ld.shared.v4.u32 {%r609, %r610, %r611, %r612}, [%rd422];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r605, %r609;
 	mov.u32 %r606, %r610;
 	mov.u32 %r607, %r611;
@@ -21775,154 +21535,154 @@ $L507_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L508_rangeint_body;
 $L508_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f766, %f684;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r613, %r605;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L510_entry;
 $L510_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r615, 65535;
 	and.b32 %r614, %r613, %r615;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f768, %r614;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f767, %f768;
 	bra.uni $L511_ret_hi;
 $L511_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f769, %f683;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r616, %r605;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L512_entry;
 $L512_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r617, %r616, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f771, %r617;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f770, %f771;
 	bra.uni $L513_ret_lo;
 $L513_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f772, %f769, %f770, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f773, %f766, %f767, %f772;
 	mov.f32 %f700, %f773;
 	bra.uni $L514_rangeint_body;
 $L514_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f774, %f686;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r618, %r606;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L515_entry;
 $L515_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r620, 65535;
 	and.b32 %r619, %r618, %r620;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f776, %r619;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f775, %f776;
 	bra.uni $L516_ret_hi;
 $L516_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f777, %f685;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r621, %r606;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L517_entry;
 $L517_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r622, %r621, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f779, %r622;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f778, %f779;
 	bra.uni $L518_ret_lo;
 $L518_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f780, %f777, %f778, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f781, %f774, %f775, %f780;
 	mov.f32 %f700, %f781;
 	bra.uni $L519_rangeint_body;
 $L519_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f782, %f688;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r623, %r607;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L520_entry;
 $L520_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r625, 65535;
 	and.b32 %r624, %r623, %r625;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f784, %r624;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f783, %f784;
 	bra.uni $L521_ret_hi;
 $L521_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f785, %f687;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r626, %r607;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L522_entry;
 $L522_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r627, %r626, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f787, %r627;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f786, %f787;
 	bra.uni $L523_ret_lo;
 $L523_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f788, %f785, %f786, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f789, %f782, %f783, %f788;
 	mov.f32 %f700, %f789;
 	bra.uni $L524_rangeint_body;
 $L524_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f790, %f690;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r628, %r608;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L525_entry;
 $L525_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r630, 65535;
 	and.b32 %r629, %r628, %r630;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f792, %r629;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f791, %f792;
 	bra.uni $L526_ret_hi;
 $L526_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f793, %f689;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r631, %r608;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L527_entry;
 $L527_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r632, %r631, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f795, %r632;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f794, %f795;
 	bra.uni $L528_ret_lo;
 $L528_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f796, %f793, %f794, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f797, %f790, %f791, %f796;
 	mov.f32 %f733, %f797;
 	bra.uni $L509_rangeint_done;
@@ -21930,29 +21690,29 @@ $L509_rangeint_done:
 	mov.f32 %f699, %f733;
 	bra.uni $L529_rangeint_body;
 $L529_rangeint_body:
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r633, 0;
 	mov.u32 %r634, 0;
 	mov.u32 %r635, 0;
 	mov.u32 %r636, 0;
-	.loc 1 202 27
+	.loc 1 204 27
 	shr.s64 %rd423, %rd395, 1;
-	.loc 1 202 34
+	.loc 1 204 34
 	shr.s64 %rd424, %rd21, 1;
-	.loc 1 202 37
+	.loc 1 204 37
 	add.s64 %rd425, %rd424, 3;
-	.loc 1 202 40
+	.loc 1 204 40
 	and.b64 %rd426, %rd425, 3;
-	.loc 1 202 43
+	.loc 1 204 43
 	mul.lo.s64 %rd427, %rd426, 4;
-	.loc 1 202 30
+	.loc 1 204 30
 	add.s64 %rd428, %rd423, %rd427;
-	.loc 1 202 18
+	.loc 1 204 18
 	add.s64 %rd429, %rd428, 3;
 	shl.b64 %rd430, %rd428, 2;
 	add.s64 %rd431, %rd19, %rd430;
 	ld.shared.v4.u32 {%r637, %r638, %r639, %r640}, [%rd431];
-	.loc 1 202 3
+	.loc 1 204 3
 	mov.u32 %r633, %r637;
 	mov.u32 %r634, %r638;
 	mov.u32 %r635, %r639;
@@ -21960,154 +21720,154 @@ $L529_rangeint_body:
 	mov.f32 %f700, %f699;
 	bra.uni $L530_rangeint_body;
 $L530_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f798, %f692;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r641, %r633;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L532_entry;
 $L532_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r643, 65535;
 	and.b32 %r642, %r641, %r643;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f800, %r642;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f799, %f800;
 	bra.uni $L533_ret_hi;
 $L533_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f801, %f691;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r644, %r633;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L534_entry;
 $L534_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r645, %r644, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f803, %r645;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f802, %f803;
 	bra.uni $L535_ret_lo;
 $L535_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f804, %f801, %f802, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f805, %f798, %f799, %f804;
 	mov.f32 %f700, %f805;
 	bra.uni $L536_rangeint_body;
 $L536_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f806, %f694;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r646, %r634;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L537_entry;
 $L537_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r648, 65535;
 	and.b32 %r647, %r646, %r648;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f808, %r647;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f807, %f808;
 	bra.uni $L538_ret_hi;
 $L538_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f809, %f693;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r649, %r634;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L539_entry;
 $L539_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r650, %r649, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f811, %r650;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f810, %f811;
 	bra.uni $L540_ret_lo;
 $L540_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f812, %f809, %f810, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f813, %f806, %f807, %f812;
 	mov.f32 %f700, %f813;
 	bra.uni $L541_rangeint_body;
 $L541_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f814, %f696;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r651, %r635;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L542_entry;
 $L542_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r653, 65535;
 	and.b32 %r652, %r651, %r653;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f816, %r652;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f815, %f816;
 	bra.uni $L543_ret_hi;
 $L543_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f817, %f695;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r654, %r635;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L544_entry;
 $L544_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r655, %r654, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f819, %r655;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f818, %f819;
 	bra.uni $L545_ret_lo;
 $L545_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f820, %f817, %f818, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f821, %f814, %f815, %f820;
 	mov.f32 %f700, %f821;
 	bra.uni $L546_rangeint_body;
 $L546_rangeint_body:
-	.loc 1 205 20
+	.loc 1 207 20
 	mov.f32 %f822, %f698;
-	.loc 1 205 41
+	.loc 1 207 41
 	mov.u32 %r656, %r636;
-	.loc 1 205 38
+	.loc 1 207 38
 	bra.uni $L547_entry;
 $L547_entry:
-	.loc 1 225 67
+	.loc 1 227 67
 	not.b32 %r658, 65535;
 	and.b32 %r657, %r656, %r658;
-	.loc 1 225 64
+	.loc 1 227 64
 	mov.b32 %f824, %r657;
-	.loc 1 225 37
+	.loc 1 227 37
 	mov.f32 %f823, %f824;
 	bra.uni $L548_ret_hi;
 $L548_ret_hi:
-	.loc 1 205 57
+	.loc 1 207 57
 	mov.f32 %f825, %f697;
-	.loc 1 205 76
+	.loc 1 207 76
 	mov.u32 %r659, %r636;
-	.loc 1 205 73
+	.loc 1 207 73
 	bra.uni $L549_entry;
 $L549_entry:
-	.loc 1 224 67
+	.loc 1 226 67
 	shl.b32 %r660, %r659, 16;
-	.loc 1 224 64
+	.loc 1 226 64
 	mov.b32 %f827, %r660;
-	.loc 1 224 37
+	.loc 1 226 37
 	mov.f32 %f826, %f827;
 	bra.uni $L550_ret_lo;
 $L550_ret_lo:
-	.loc 1 205 54
+	.loc 1 207 54
 	fma.rn.f32 %f828, %f825, %f826, %f700;
-	.loc 1 205 17
+	.loc 1 207 17
 	fma.rn.f32 %f829, %f822, %f823, %f828;
 	mov.f32 %f733, %f829;
 	bra.uni $L531_rangeint_done;
@@ -22115,7 +21875,7 @@ $L531_rangeint_done:
 	mov.f32 %f830, %f733;
 	bra.uni $L462_rangeint_done;
 $L462_rangeint_done:
-	.loc 1 208 2
+	.loc 1 210 2
 	mov.f32 %f666, %f830;
 	bra.uni $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d;
 $L465_ret_w4Dot_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fops_u002finternal_u002fw4_u002ebf16g_u005d:
@@ -22153,12 +21913,12 @@ $L551_entry:
 	.loc 1 150 9
 	setp.lt.s64 %p42, %rd33, %rd13;
 	@%p42 bra $L554_cond_true;
-	bra.uni $L561_edge;
+	bra.uni $L562_edge;
 $L554_cond_true:
 	.loc 1 150 19
 	setp.lt.s64 %p43, %rd440, %rd14;
 	@%p43 bra $L552_if_then;
-	bra.uni $L562_edge;
+	bra.uni $L563_edge;
 $L552_if_then:
 	.loc 1 151 19
 	mul.lo.s64 %rd443, %rd33, %rd14;
@@ -22169,11 +21929,11 @@ $L552_if_then:
 	mov.s64 %rd441, %rd445;
 	mov.s64 %rd442, 16;
 	bra.uni $L553_if_done;
-$L562_edge:
+$L563_edge:
 	mov.s64 %rd441, 0;
 	mov.s64 %rd442, 0;
 	bra.uni $L553_if_done;
-$L561_edge:
+$L562_edge:
 	mov.s64 %rd441, 0;
 	mov.s64 %rd442, 0;
 	bra.uni $L553_if_done;
@@ -22201,206 +21961,190 @@ $L553_if_done:
 	add.s64 %rd455, %rd453, %rd454;
 	bra.uni $L555_rangeint_body;
 $L555_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd456, %rd41, 0;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p44, %rd456, %rd12;
-	@%p44 bra $L559_cond_true;
-	bra.uni $L563_edge;
-$L559_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p45, %rd455, %rd14;
-	@%p45 bra $L557_if_then;
-	bra.uni $L564_edge;
+	@%p44 bra $L557_if_then;
+	bra.uni $L565_rangeint_body;
 $L557_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p45, %rd455, %rd14;
+	@%p45 bra $L559_if_then;
+	bra.uni $L564_edge;
+$L559_if_then:
+	.loc 1 160 20
 	add.s64 %rd459, %rd41, 0;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd460, %rd459, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd461, %rd460, %rd455;
 	mov.s64 %rd457, %rd461;
 	mov.s64 %rd458, 16;
-	bra.uni $L558_if_done;
+	bra.uni $L560_if_done;
 $L564_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L558_if_done;
-$L563_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L558_if_done;
-$L558_if_done:
-	.loc 1 161 31
+	bra.uni $L560_if_done;
+$L560_if_done:
+	.loc 1 162 32
 	add.s64 %rd462, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd463, %rd462, 0;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd464, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd465, %rd463, %rd464;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd466, %rd465, 1;
 	add.s64 %rd467, %rd15, %rd466;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd468, %rd457, 1;
 	add.s64 %rd469, %rd4, %rd468;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r662, %rd458;
 	cp.async.cg.shared.global [%rd467], [%rd469], 16, %r662;
 	bra.uni $L565_rangeint_body;
 $L565_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd470, %rd41, 1;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p46, %rd470, %rd12;
-	@%p46 bra $L568_cond_true;
-	bra.uni $L569_edge;
-$L568_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p47, %rd455, %rd14;
-	@%p47 bra $L566_if_then;
-	bra.uni $L570_edge;
+	@%p46 bra $L566_if_then;
+	bra.uni $L571_rangeint_body;
 $L566_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p47, %rd455, %rd14;
+	@%p47 bra $L568_if_then;
+	bra.uni $L570_edge;
+$L568_if_then:
+	.loc 1 160 20
 	add.s64 %rd471, %rd41, 1;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd472, %rd471, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd473, %rd472, %rd455;
 	mov.s64 %rd457, %rd473;
 	mov.s64 %rd458, 16;
-	bra.uni $L567_if_done;
+	bra.uni $L569_if_done;
 $L570_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L567_if_done;
-$L569_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L567_if_done;
-$L567_if_done:
-	.loc 1 161 31
+	bra.uni $L569_if_done;
+$L569_if_done:
+	.loc 1 162 32
 	add.s64 %rd474, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd475, %rd474, 256;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd476, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd477, %rd475, %rd476;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd478, %rd477, 1;
 	add.s64 %rd479, %rd15, %rd478;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd480, %rd457, 1;
 	add.s64 %rd481, %rd4, %rd480;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r663, %rd458;
 	cp.async.cg.shared.global [%rd479], [%rd481], 16, %r663;
 	bra.uni $L571_rangeint_body;
 $L571_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd482, %rd41, 2;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p48, %rd482, %rd12;
-	@%p48 bra $L574_cond_true;
-	bra.uni $L575_edge;
-$L574_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p49, %rd455, %rd14;
-	@%p49 bra $L572_if_then;
-	bra.uni $L576_edge;
+	@%p48 bra $L572_if_then;
+	bra.uni $L577_rangeint_body;
 $L572_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p49, %rd455, %rd14;
+	@%p49 bra $L574_if_then;
+	bra.uni $L576_edge;
+$L574_if_then:
+	.loc 1 160 20
 	add.s64 %rd483, %rd41, 2;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd484, %rd483, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd485, %rd484, %rd455;
 	mov.s64 %rd457, %rd485;
 	mov.s64 %rd458, 16;
-	bra.uni $L573_if_done;
+	bra.uni $L575_if_done;
 $L576_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L573_if_done;
-$L575_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L573_if_done;
-$L573_if_done:
-	.loc 1 161 31
+	bra.uni $L575_if_done;
+$L575_if_done:
+	.loc 1 162 32
 	add.s64 %rd486, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd487, %rd486, 512;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd488, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd489, %rd487, %rd488;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd490, %rd489, 1;
 	add.s64 %rd491, %rd15, %rd490;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd492, %rd457, 1;
 	add.s64 %rd493, %rd4, %rd492;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r664, %rd458;
 	cp.async.cg.shared.global [%rd491], [%rd493], 16, %r664;
 	bra.uni $L577_rangeint_body;
 $L577_rangeint_body:
-	.loc 1 158 8
+	.loc 1 157 8
 	add.s64 %rd494, %rd41, 3;
-	.loc 1 158 11
+	.loc 1 157 11
 	setp.lt.s64 %p50, %rd494, %rd12;
-	@%p50 bra $L580_cond_true;
-	bra.uni $L581_edge;
-$L580_cond_true:
-	.loc 1 158 21
-	setp.lt.s64 %p51, %rd455, %rd14;
-	@%p51 bra $L578_if_then;
-	bra.uni $L582_edge;
+	@%p50 bra $L578_if_then;
+	bra.uni $L556_rangeint_done;
 $L578_if_then:
-	.loc 1 159 19
+	.loc 1 159 10
+	setp.lt.s64 %p51, %rd455, %rd14;
+	@%p51 bra $L580_if_then;
+	bra.uni $L582_edge;
+$L580_if_then:
+	.loc 1 160 20
 	add.s64 %rd495, %rd41, 3;
-	.loc 1 159 22
+	.loc 1 160 23
 	mul.lo.s64 %rd496, %rd495, %rd14;
-	.loc 1 159 24
+	.loc 1 160 25
 	add.s64 %rd497, %rd496, %rd455;
 	mov.s64 %rd457, %rd497;
 	mov.s64 %rd458, 16;
-	bra.uni $L579_if_done;
+	bra.uni $L581_if_done;
 $L582_edge:
 	mov.s64 %rd457, 0;
 	mov.s64 %rd458, 0;
-	bra.uni $L579_if_done;
-$L581_edge:
-	mov.s64 %rd457, 0;
-	mov.s64 %rd458, 0;
-	bra.uni $L579_if_done;
-$L579_if_done:
-	.loc 1 161 31
+	bra.uni $L581_if_done;
+$L581_if_done:
+	.loc 1 162 32
 	add.s64 %rd498, %rd436, 256;
-	.loc 1 161 40
+	.loc 1 162 41
 	add.s64 %rd499, %rd498, 768;
-	.loc 1 161 51
+	.loc 1 162 52
 	mul.lo.s64 %rd500, %rd21, 8;
-	.loc 1 161 49
+	.loc 1 162 50
 	add.s64 %rd501, %rd499, %rd500;
-	.loc 1 161 26
+	.loc 1 162 27
 	shl.b64 %rd502, %rd501, 1;
 	add.s64 %rd503, %rd15, %rd502;
-	.loc 1 161 58
+	.loc 1 162 59
 	shl.b64 %rd504, %rd457, 1;
 	add.s64 %rd505, %rd4, %rd504;
-	.loc 1 161 19
+	.loc 1 162 20
 	cvt.u32.s64 %r665, %rd458;
 	cp.async.cg.shared.global [%rd503], [%rd505], 16, %r665;
 	bra.uni $L556_rangeint_done;
 $L556_rangeint_done:
-	.loc 1 163 19
+	.loc 1 165 19
 	cp.async.commit_group;
-	bra.uni $L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
-$L560_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	bra.uni $L561_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L561_ret_w4Issue_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
 	.loc 1 108 29
 	add.s64 %rd506, %rd246, 1;
 	mov.s64 %rd246, %rd506;
@@ -22462,9 +22206,9 @@ $L25_if_then:
 	.loc 1 136 34
 	bra.uni $L589_entry;
 $L589_entry:
-	.loc 1 240 67
+	.loc 1 242 67
 	cvt.rn.bf16.f32 %rs1, %f834;
-	.loc 1 240 46
+	.loc 1 242 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L590_ret_store;
 $L590_ret_store:
@@ -22526,9 +22270,9 @@ $L595_if_then:
 	.loc 1 136 34
 	bra.uni $L605_entry;
 $L605_entry:
-	.loc 1 240 67
+	.loc 1 242 67
 	cvt.rn.bf16.f32 %rs3, %f834;
-	.loc 1 240 46
+	.loc 1 242 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L606_ret_store;
 $L606_ret_store:
@@ -22590,9 +22334,9 @@ $L611_if_then:
 	.loc 1 136 34
 	bra.uni $L621_entry;
 $L621_entry:
-	.loc 1 240 67
+	.loc 1 242 67
 	cvt.rn.bf16.f32 %rs5, %f834;
-	.loc 1 240 46
+	.loc 1 242 46
 	mov.u16 %rs4, %rs5;
 	bra.uni $L622_ret_store;
 $L622_ret_store:
@@ -22654,9 +22398,9 @@ $L627_if_then:
 	.loc 1 136 34
 	bra.uni $L637_entry;
 $L637_entry:
-	.loc 1 240 67
+	.loc 1 242 67
 	cvt.rn.bf16.f32 %rs7, %f834;
-	.loc 1 240 46
+	.loc 1 242 46
 	mov.u16 %rs6, %rs7;
 	bra.uni $L638_ret_store;
 $L638_ret_store:
