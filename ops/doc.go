@@ -23,17 +23,18 @@
 //	argmax.go      Argmax over rows (two stages, ties to the lowest index)
 //	sample.go      top-k / top-p / temperature sampling with a seed
 //	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
-//	matmul.go      Matmul on the tensor cores with fused epilogues (kernels in internal/mm)
+//	matmul.go      Matmul on the tensor cores with fused epilogues, decode GEMV
+//	               (kernels in internal/mm and internal/gemv)
+//	matmul_w4.go   MatmulInt4, the W4A16 decode GEMV (kernels in internal/w4)
+//	matmul_i8.go   MatmulInt8, W8A8 on mma m16n8k32 s8 (kernels in internal/i8)
 //	flash.go       FlashAttention prefill on tensor cores (varlen, causal, GQA)
 //	flash_bwd.go   FlashAttentionBackward (dQ, dK, dV from the LSE; v1 on CUDA cores)
 //	paged.go       PagedAttention decode over a paged KV cache, split-K
 //	kvcache.go     the page allocator and KVCacheWrite (append rows, RoPE fused)
 //
-// The matmul kernels are in internal/mm and internal/gemv, the attention
-// kernels in internal/attnk (prefill), internal/bwdk (backward) and
-// internal/decodek (decode): packages of their own so that their large
-// unrolled PTX gets generated files of its own. The
-// plumbing shared by all of them lives in dtype.go (element codecs
+// The kernels of the large ops live in packages of their own under
+// internal/, so that their large unrolled PTX gets generated files of its
+// own. The plumbing shared by all of them lives in dtype.go (element codecs
 // and the per-type kernel tables), shape.go (argument checks) and
 // reduce.go (the arg-max block reduction).
 //

@@ -20,7 +20,9 @@ package ops
 //
 // For SwiGLU, b's columns interleave the gate and up projections: column
 // 2j is gate row j, column 2j+1 up row j (InterleaveGateUp builds it from
-// the two [I, K] weights).
+// the two [I, K] weights). A fused QKV projection needs nothing special:
+// stack the three weights' rows ([Wq; Wk; Wv], N = Nq+Nk+Nv) and c's
+// columns hold q, k and v side by side.
 //
 // Products are exact in float32 and summed in float32 by the tensor cores
 // (in an order of their own); bias, activation and residual are float32;
@@ -42,6 +44,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/gokern/kern"
@@ -163,6 +166,11 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 	s.atLeast("m", m, 0)
 	s.atLeast("n", n, 0)
 	s.atLeast("k", k, 0)
+	for _, d := range [][3]any{{"a", m, k}, {"b", n, k}, {"c", m, n}} {
+		if r, c := d[1].(int), d[2].(int); r > 0 && c > math.MaxInt32/r {
+			s.fail("%s is %d×%d: more than 2³¹-1 elements (the kernels' offsets are 32-bit)", d[0], r, c)
+		}
+	}
 	cn := n
 	switch o.Act {
 	case ActNone, ActSiLU, ActGELU:
@@ -216,7 +224,7 @@ func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, 
 	args := []kern.Arg{bufArg(c), bufArg(a), bufArg(b), bias, res, intArg(m), intArg(n), intArg(k)}
 	if v == mmGEMV {
 		args = append(args, intArg(int(o.Act)))
-		grid := blocks1(ceilDiv(ceilDiv(n, 2), gemv.Warps), gemv.Warps*32).WithShared(gemv.Shared)
+		grid := blocks1(ceilDiv(n, gemv.RowsPerBlock), gemv.Warps*32).WithShared(gemv.Shared)
 		return s.launch(gemv.Kernels[ii][oi], q, grid, args...)
 	}
 	if v == mmV1 {

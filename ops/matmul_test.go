@@ -177,6 +177,7 @@ func TestMatmulErrors(t *testing.T) {
 	wantErr(t, "bias", Matmul(dev, c, a, b, 2, 2, 3, MatmulOpts[gpu.BFloat16]{Bias: a}), "bias has 6 elements")
 	wantErr(t, "cast", Matmul(dev, alloc[gpu.Half](t, dev, 4), a, b, 2, 2, 3, MatmulOpts[gpu.Half]{}), "bfloat16 inputs with float16 output")
 	wantErr(t, "negative", Matmul(dev, c, a, b, -1, 2, 3, MatmulOpts[gpu.BFloat16]{}), "m = -1")
+	wantErr(t, "huge", Matmul(dev, c, a, b, 1<<20, 2, 1<<12, MatmulOpts[gpu.BFloat16]{}), "a is 1048576×4096", "32-bit")
 }
 
 // mmOpts is what a test case sets of MatmulOpts.

@@ -174,3 +174,50 @@ func TestProfileGEMV(t *testing.T) {
 		t.Errorf("%d bank conflicts, want 0", conflicts)
 	}
 }
+
+// TestProfileMatmulInt4 profiles the W4A16 GEMV: every packed weight byte
+// by a 16-byte cp.async, loads ≥ 95% sector-efficient, no bank conflicts
+// (the rotated x reads).
+func TestProfileMatmulInt4(t *testing.T) {
+	const m, n, k = 1, 64, 1024
+	p := emu.NewProfile()
+	dev := kern.OpenEmulator(emu.Options{Observer: p})
+	x, _ := uploadIn[gpu.BFloat16](t, dev, make([]float64, m*k))
+	c := alloc[gpu.BFloat16](t, dev, m*n)
+	if err := MatmulInt4(dev, c, x, uploadT(t, dev, make([]uint8, n*k/2)), uploadT(t, dev, make([]float32, n*k/128)), m, n, k); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("internal/w4/w4.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wLine := 0
+	for i, line := range strings.Split(string(src), "\n") {
+		if strings.Contains(line, "&packed[src]") {
+			wLine = i + 1
+		}
+	}
+	var wide, ldBytes, ldSectors, conflicts int64
+	for _, st := range p.Stats() {
+		conflicts += st.BankConflicts()
+		if strings.HasPrefix(st.Instr, "cp.async.cg") && st.File == "w4.go" && st.GoLine == wLine {
+			wide += st.GlobalBytes
+		}
+		if strings.HasPrefix(st.Instr, "cp.async") || strings.HasPrefix(st.Instr, "ld.global") {
+			ldBytes += st.GlobalBytes
+			ldSectors += st.GlobalSectors
+		}
+	}
+	share := float64(wide) / float64(n*k/2)
+	eff := float64(ldBytes) / float64(32*ldSectors)
+	t.Logf("W4 GEMV %dx%dx%d: %.1f%% of packed weight bytes by 128-bit loads, load sector efficiency %.1f%%, %d bank conflicts", m, n, k, 100*share, 100*eff, conflicts)
+	if share < 0.95 || share > 1 {
+		t.Errorf("%.1f%% of the packed weight bytes read by 128-bit loads, want ≥ 95%%", 100*share)
+	}
+	if eff < 0.95 {
+		t.Errorf("load sector efficiency %.1f%%, want ≥ 95%%", 100*eff)
+	}
+	if conflicts != 0 {
+		t.Errorf("%d bank conflicts, want 0", conflicts)
+	}
+}

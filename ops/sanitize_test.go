@@ -90,6 +90,14 @@ func TestSanitizers(t *testing.T) {
 			}
 		}
 	}
+	// MatmulInt4: ragged n, k past one step, two passes over x.
+	if err := MatmulInt4(dev, o(6*37), w(6*544), uploadT(t, dev, make([]uint8, 37*544/2)), uploadT(t, dev, make([]float32, 37*5)), 6, 37, 544); err != nil {
+		t.Errorf("MatmulInt4: %v", err)
+	}
+	// MatmulInt8: partial tiles and a k that is not a multiple of 4.
+	if err := MatmulInt8(dev, o(17*9), uploadT(t, dev, make([]int8, 17*37)), uploadT(t, dev, make([]float32, 17)), uploadT(t, dev, make([]int8, 9*37)), uploadT(t, dev, make([]float32, 9)), 17, 9, 37); err != nil {
+		t.Errorf("MatmulInt8: %v", err)
+	}
 	// Q6 needs cols % 4 == 0 and its own packed length.
 	if err := DequantQ6(dev, o(n), uploadT(t, dev, make([]uint8, n/4*3)), uploadT(t, dev, make([]float32, rows*5)), rows, cols); err != nil {
 		t.Errorf("DequantQ6: %v", err)

@@ -5,7 +5,8 @@ package main
 // Four benchmarks, each in its own file:
 //
 //	memcpy    (bench_memcpy.go)     host↔device and device↔device copy bandwidth (CUDA only)
-//	gemm      (bench_gemm.go)       cuBLAS Sgemm and GemmEx throughput (CUDA with cuBLAS only)
+//	gemm      (bench_gemm.go)       cuBLAS Sgemm and GemmEx throughput, and ops.Matmul beside
+//	                                the f16 and bf16 cases (CUDA with cuBLAS only)
 //	ops       (bench_ops.go)        package ops' memory-bound kernels: bandwidth on a GPU,
 //	                                instructions per element on the emulator
 //	attention (bench_attention.go)  FlashAttention prefill TFLOP/s, PagedAttention decode GB/s

@@ -11,28 +11,30 @@ package main
 //	GemmEx f16   half A, B and C, CUBLAS_COMPUTE_32F: tensor cores, float32 accumulation
 //	GemmEx bf16  the same with bfloat16
 //
+// and beside the f16 and bf16 cases kern's own ops.Matmul (row-major
+// C = A·Wᵀ, the linear-layer layout, same FLOPs and element types, output
+// in the input type), timed between two kern events on a kern Stream. Its
+// note gives it as a % of the cuBLAS case of the same size and type.
+//
 // GFLOP/s is 2·N³ / median time / 10⁹. The inputs are filled with 2⁻⁷,
 // exact in every type, so no case runs into denormals or overflow. No % of
 // peak is given: the driver does not report tensor-core throughput.
-//
-// kern has no importable GEMM to run beside cuBLAS yet: the tiled matmul
-// of examples/tiled_matmul_f32 is a main package, and package ops has none.
 
 import (
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/gokern/kern"
 	"github.com/gokern/kern/cublas"
 	"github.com/gokern/kern/cuda"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops"
 )
-
-const kernMatmulNote = "gemm: no kern matmul beside cuBLAS: examples/tiled_matmul_f32 is a main package (not importable) and package ops has no matmul yet; `go run ./examples/tiled_matmul_f32` prints its GFLOP/s"
 
 func benchGemm(env *benchEnv) error {
 	if !env.isCUDA() {
-		env.notef("gemm: needs a CUDA GPU and cuBLAS; skipped on %s", env.dev.Kind())
-		env.notef("%s", kernMatmulNote)
+		env.notef("gemm: needs a CUDA GPU and cuBLAS; skipped on %s (ops.Matmul's tests check it on the emulator)", env.dev.Kind())
 		return nil
 	}
 	if err := cublas.Load(); err != nil {
@@ -78,7 +80,81 @@ func benchGemm(env *benchEnv) error {
 	if v, err := h.Version(); err == nil {
 		env.notef("gemm: cuBLAS %d.%d.%d from %s", v/10000, v/100%100, v%100, h.Library())
 	}
-	env.notef("%s", kernMatmulNote)
+	return benchKernMatmul(env)
+}
+
+// benchKernMatmul adds a row of ops.Matmul for every f16 and bf16 case.
+func benchKernMatmul(env *benchEnv) error {
+	s, err := env.dev.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for _, n := range env.cfg.gemmSizes {
+		for _, typ := range env.cfg.gemmTypes {
+			var err error
+			switch typ {
+			case "f16":
+				err = kernMatmulCase[gpu.Half](env, s, n, typ, gpu.ToHalf(0x1p-7))
+			case "bf16":
+				err = kernMatmulCase[gpu.BFloat16](env, s, n, typ, gpu.ToBFloat16(0x1p-7))
+			}
+			if err != nil {
+				return fmt.Errorf("kern Matmul %s %d: %w", typ, n, err)
+			}
+		}
+	}
+	return nil
+}
+
+// kernMatmulCase times ops.Matmul on n×n×n with every input 2⁻⁷.
+func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ string, fill T) error {
+	size := fmt.Sprintf("%d³", n)
+	if free, _, err := cuda.MemGetInfo(); err == nil && uint64(3*n*n*2) > free {
+		env.notef("gemm: kern Matmul %s %s skipped: needs %s", typ, size, fmtBytes(3*n*n*2))
+		return nil
+	}
+	xs := make([]T, n*n)
+	for i := range xs {
+		xs[i] = fill
+	}
+	var bufs [3]*kern.Buffer[T]
+	for i := range bufs {
+		b, err := kern.Upload(env.dev, xs)
+		if err != nil {
+			return err
+		}
+		defer b.Free()
+		bufs[i] = b
+	}
+	a, w, c := bufs[0], bufs[1], bufs[2]
+	sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
+		start, err := s.Record()
+		if err != nil {
+			return 0, err
+		}
+		defer start.Close()
+		if err := ops.Matmul(s, c, a, w, n, n, n, ops.MatmulOpts[T]{}); err != nil {
+			return 0, err
+		}
+		stop, err := s.Record()
+		if err != nil {
+			return 0, err
+		}
+		defer stop.Close()
+		return kern.Elapsed(start, stop)
+	})
+	if err != nil {
+		return err
+	}
+	gflops := 2 * math.Pow(float64(n), 3) / sec / 1e9
+	row := benchRow{bench: "gemm", name: "kern Matmul " + typ, size: size, time: sec, value: gflops, unit: "GFLOP/s", peak: math.NaN()}
+	for _, r := range env.rows {
+		if r.bench == "gemm" && r.name == gemmTypes[typ].name && r.size == size && r.value > 0 {
+			row.note = fmt.Sprintf("%.0f%% of cuBLAS", 100*gflops/r.value)
+		}
+	}
+	env.add(row)
 	return nil
 }
 

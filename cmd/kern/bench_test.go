@@ -17,7 +17,7 @@ func TestBenchOnTheEmulator(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	want := []string{"kern bench on emu", "median time", "thread-instr/elem", "warp-instr/elem",
-		"memcpy: does not apply on emu", "gemm: needs a CUDA GPU", "no kern matmul"}
+		"memcpy: does not apply on emu", "gemm: needs a CUDA GPU"}
 	for _, w := range want {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
@@ -152,7 +152,7 @@ func TestBenchStubChild(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, w := range []string{"kern bench on cuda", ": Kern Stub A100 (sm_80", "DRAM peak ", " GB/s = 2 × ",
-		"cuBLAS 12.4.5 from", "libcublas_stub.so", "no kern matmul"} {
+		"cuBLAS 12.4.5 from", "libcublas_stub.so", "kern Matmul bf16 16³: 100% of cuBLAS"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q", w)
 		}
@@ -165,7 +165,7 @@ func TestBenchStubChild(t *testing.T) {
 		}
 	}
 	for _, size := range []string{"8³", "16³"} {
-		for _, c := range []string{"Sgemm f32", "GemmEx tf32", "GemmEx f16", "GemmEx bf16"} {
+		for _, c := range []string{"Sgemm f32", "GemmEx tf32", "GemmEx f16", "GemmEx bf16", "kern Matmul f16", "kern Matmul bf16"} {
 			if !tableHasRow(out, "gemm", c, size) {
 				t.Errorf("no gemm row %s %s", c, size)
 			}

@@ -12,8 +12,8 @@ package gemv
 // their own to keep each generated file under a megabyte (see
 // ops/internal/mm).
 //
-// Each warp owns two adjacent rows of W (so a SwiGLU gate/up pair lands in
-// one warp) and streams them in steps of 256 elements: lane l copies the
+// Each warp owns four adjacent rows of W (so a SwiGLU gate/up pair lands
+// in one warp, and each x chunk serves four rows) and streams them in steps of 256 elements: lane l copies the
 // 16-byte chunk l of each row with cp.async (a 128-bit global load,
 // LDGSTS.128; every weight byte is read this way), four steps in flight
 // per warp, and reads back only the chunks it copied itself, so no
@@ -24,8 +24,8 @@ package gemv
 // more passes over W (from L2).
 // The warp's partial sums meet with shuffles, and lane i finishes row i.
 //
-// Block: 4 warps (8 rows of W), so that Qwen3-sized N (1024 to 9728) gives
-// at least 128 blocks. Split-K is not used: N/8 blocks already cover the
+// Block: 2 warps (8 rows of W; 32 KiB of shared memory for the stages),
+// so that Qwen3-sized N (1024 to 9728) gives at least 128 blocks. Split-K is not used: N/8 blocks already cover the
 // GPU for every N ≥ 1024.
 //
 // Versions: v1 only.
@@ -40,17 +40,19 @@ import (
 
 // Launch shape and limits, for ops.Matmul.
 const (
-	Warps  = gemvWarps
-	Shared = gemvShared // dynamic shared bytes
-	MaxM   = gemvMaxM   // ops.Matmul's largest M for this path
+	Warps        = gemvWarps
+	RowsPerBlock = gemvWarps * gemvWRows // rows of W (columns of the output)
+	Shared       = gemvShared            // dynamic shared bytes
+	MaxM         = gemvMaxM              // ops.Matmul's largest M for this path
 )
 
 const (
-	gemvWarps  = 4
-	gemvStages = 4                                 // steps in flight per warp
+	gemvWarps  = 2
+	gemvWRows  = 4                                 // rows of W per warp (even: SwiGLU pairs stay in a warp)
+	gemvStages = 4                                 // steps in flight per warp (a power of 2)
 	gemvStep   = 256                               // elements of a row per step: 32 lanes × 8
 	gemvRows   = 4                                 // rows of x per pass
-	gemvSlots  = 2 + gemvRows                      // rows per stage: two of W, then x's
+	gemvSlots  = gemvWRows + gemvRows              // rows per stage: W's, then x's
 	gemvWarpSh = gemvStages * gemvSlots * gemvStep // shared elements per warp
 	gemvShared = gemvWarps * gemvWarpSh * 2        // dynamic shared bytes
 	gemvMaxM   = 16
@@ -101,13 +103,13 @@ func (bf16g) hi(w uint32) float32         { return math.Float32frombits(w &^ 0xf
 func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, sh []A, sw []uint32,
 	out []O, x, w []A, bias, res []O, m, n, k, act int) {
 	l := t.Lane()
-	row0 := (t.BlockIdx().X*gemvWarps + t.Warp()) * 2
+	row0 := (t.BlockIdx().X*gemvWarps + t.Warp()) * gemvWRows
 	if row0 < n { // warp-uniform
 		sh = sh[t.Warp()*gemvWarpSh:]
-		sw = sw[t.Warp()*gemvWarpSh/2:]
+		sw = sw[t.Warp()*gemvWarpSh>>1:]
 		steps := (k + gemvStep - 1) / gemvStep
 		for mb := 0; mb < m; mb += gemvRows {
-			var acc0, acc1 [gemvRows]float32
+			var acc [gemvWRows][gemvRows]float32
 			//kern:unroll
 			for s := range gemvStages - 1 {
 				gemvIssue(t, sh, w, x, s, row0, mb, m, n, k, l)
@@ -115,15 +117,23 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 			for st := 0; st < steps; st++ {
 				gpu.CpAsyncWait(t, gemvStages-2)
 				kc := st*gemvStep + l*8 // this lane's 8 elements
-				s := st % gemvStages
-				w0 := gpu.Load4(sw, (s*gemvSlots*gemvStep+l*8)/2)
-				w1 := gpu.Load4(sw, ((s*gemvSlots+1)*gemvStep+l*8)/2)
+				// Indices are non-negative: shifts and masks, not Go's signed
+				// / and %, which cost a 64-bit division call in SASS.
+				base := (st&(gemvStages-1))*gemvSlots*gemvStep>>1 + l*4
+				var ws [gemvWRows][4]uint32
+				//kern:unroll
+				for r := range gemvWRows {
+					ws[r] = gpu.Load4(sw, base+r*gemvStep>>1)
+				}
 				if kc < k {
 					//kern:unroll
 					for i := range gemvRows {
 						if mb+i < m {
-							xs := gpu.Load4(sw, ((s*gemvSlots+2+i)*gemvStep+l*8)/2)
-							acc0[i], acc1[i] = gemvDot(ca, acc0[i], acc1[i], xs, w0, w1)
+							xs := gpu.Load4(sw, base+(gemvWRows+i)*gemvStep>>1)
+							//kern:unroll
+							for r := range gemvWRows {
+								acc[r][i] = gemvDot(ca, acc[r][i], xs, ws[r])
+							}
 						}
 					}
 				}
@@ -131,30 +141,38 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 			}
 			gpu.CpAsyncWait(t, 0)
 			// Reduce over the warp; lane i keeps row mb+i.
-			var v0, v1 float32
+			var v [gemvWRows]float32
 			//kern:unroll
 			for i := range gemvRows {
-				s0, s1 := gpu.WarpSum(t, acc0[i]), gpu.WarpSum(t, acc1[i])
-				if l == i {
-					v0, v1 = s0, s1
+				//kern:unroll
+				for r := range gemvWRows {
+					s := gpu.WarpSum(t, acc[r][i])
+					if l == i {
+						v[r] = s
+					}
 				}
 			}
 			if l < gemvRows {
-				gemvStore(co, out, bias, res, mb+l, row0, m, n, act, v0, v1)
+				//kern:unroll
+				for r := 0; r < gemvWRows; r += 2 {
+					if row0+r < n {
+						gemvStore(co, out, bias, res, mb+l, row0+r, m, n, act, v[r], v[r+1])
+					}
+				}
 			}
 		}
 	}
 }
 
-// gemvIssue copies step st of the warp's two rows of W and of rows mb..
+// gemvIssue copies step st of the warp's rows of W and of rows mb..
 // of x (chunk l of each) into stage st%gemvStages and commits the group;
 // past the last step, or outside W and x, it copies zeros (the group is
 // committed all the same, so the wait count stays gemvStages-2).
 func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w, x []A, st, row0, mb, m, n, k, l int) {
-	s := st % gemvStages
+	s := st & (gemvStages - 1)
 	kc := st*gemvStep + l*8
 	//kern:unroll
-	for r := range 2 {
+	for r := range gemvWRows {
 		src, size := 0, 0
 		if row0+r < n && kc < k {
 			src, size = (row0+r)*k+kc, 16
@@ -163,26 +181,25 @@ func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w, x []A, st, row0, mb, m, n, k, l 
 	}
 	//kern:unroll
 	for i := range gemvRows {
-		src, size := 0, 0
-		if mb+i < m && kc < k {
-			src, size = (mb+i)*k+kc, 16
+		if mb+i < m { // rows of x past m are never read: no copy at all
+			src, size := 0, 0
+			if kc < k {
+				src, size = (mb+i)*k+kc, 16
+			}
+			gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+gemvWRows+i)*gemvStep+l*8], &x[src], 16, size)
 		}
-		gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+2+i)*gemvStep+l*8], &x[src], 16, size)
 	}
 	gpu.CpAsyncCommit(t)
 }
 
-// gemvDot adds x[0..7]·w0[0..7] and x[0..7]·w1[0..7] to a0, a1; each
-// argument is four words of two packed elements (the lower element in
-// the low half).
-func gemvDot[A any, CA gemvCodec[A]](ca CA, a0, a1 float32, xs, w0, w1 [4]uint32) (float32, float32) {
+// gemvDot adds x[0..7]·w[0..7] to a; each of x and w is four words of
+// two packed elements (the lower element in the low half).
+func gemvDot[A any, CA gemvCodec[A]](ca CA, a float32, xs, ws [4]uint32) float32 {
 	//kern:unroll
 	for j := range 4 {
-		xl, xh := ca.lo(xs[j]), ca.hi(xs[j])
-		a0 = gpu.FMA(xh, ca.hi(w0[j]), gpu.FMA(xl, ca.lo(w0[j]), a0))
-		a1 = gpu.FMA(xh, ca.hi(w1[j]), gpu.FMA(xl, ca.lo(w1[j]), a1))
+		a = gpu.FMA(ca.hi(xs[j]), ca.hi(ws[j]), gpu.FMA(ca.lo(xs[j]), ca.lo(ws[j]), a))
 	}
-	return a0, a1
+	return a
 }
 
 // gemvStore finishes out[row][col], out[row][col+1] as Matmul's epilogue
@@ -197,7 +214,7 @@ func gemvStore[O any, CO codec[O]](co CO, out, bias, res []O, row, col, m, n, ac
 			}
 		}
 		if act == mm.EpiSwiGLU {
-			i := row*(n/2) + col/2
+			i := row*(n>>1) + col>>1
 			v := v0 / (1 + gpu.Exp(-v0)) * v1
 			if len(res) > 0 {
 				v += co.load(res[i])

@@ -126,11 +126,25 @@ func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu
 		}
 	}
 
+	// Each thread's share of a stage's copies, fixed for the whole K loop:
+	// its first row and chunk of the tile, the row step between its
+	// copies (every thread keeps one chunk column, so the swizzle of its
+	// rows is the same: the steps are multiples of 8 rows), and the
+	// global row and column the tile's origin adds.
+	aR, aCh, aStep := tid>>2, tid&3, nthr>>2
+	aDst := aR*tcBK + swz4(aR, aCh)*8
+	bR, bCh, bStep, bLd := aR, aCh, aStep, tcBK
+	bDst := aDst
+	if nn != 0 {
+		bR, bCh, bStep, bLd = tid>>cprLog, tid&(1<<cprLog-1), nthr>>cprLog, bn
+		bDst = bR*bn + swz8(bR, bCh)*8
+	}
+
 	//kern:unroll
 	for s := range tcStages - 1 {
 		if s < ktiles {
-			tcLoadA(t, as[s*tcStageA:], a, m0, s*tcBK, m, k, bm, tid, nthr)
-			loadB(t, nn, bs[s*tcStageB:], b, n0, s*tcBK, n, k, bn, cprLog, tid, nthr)
+			tcCopy(t, as[s*tcStageA+aDst:], a, aStep*tcBK, aR, bm, aStep, m0, m, k, s*tcBK+aCh*8, k)
+			tcLoadB(t, nn, bs[s*tcStageB+bDst:], b, bStep*bLd, bR, bn, bStep, n0, s*tcBK, n, k, bCh)
 		}
 		gpu.CpAsyncCommit(t)
 	}
@@ -141,8 +155,8 @@ func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu
 		gpu.CpAsyncWait(t, tcStages-2)
 		t.Sync()
 		if nt := kt + tcStages - 1; nt < ktiles {
-			tcLoadA(t, as[ws*tcStageA:], a, m0, nt*tcBK, m, k, bm, tid, nthr)
-			loadB(t, nn, bs[ws*tcStageB:], b, n0, nt*tcBK, n, k, bn, cprLog, tid, nthr)
+			tcCopy(t, as[ws*tcStageA+aDst:], a, aStep*tcBK, aR, bm, aStep, m0, m, k, nt*tcBK+aCh*8, k)
+			tcLoadB(t, nn, bs[ws*tcStageB+bDst:], b, bStep*bLd, bR, bn, bStep, n0, nt*tcBK, n, k, bCh)
 		}
 		gpu.CpAsyncCommit(t)
 		sa, sb := as[rs*tcStageA:], bs[rs*tcStageB:]
@@ -195,7 +209,7 @@ const (
 // tcEpilogue writes the warp tile at (wr, wc) of C from acc.
 func tcEpilogue[O any, CO codec[O]](co CO, t gpu.Thread, st []float32, acc [tcMI][tcNI][4]float32, c, bias, res []O, wr, wc, m, n, act int) {
 	l := t.Lane()
-	g, q := l/4, l%4
+	g, q := l>>2, l&3
 	//kern:unroll
 	for half := range 2 {
 		//kern:unroll
@@ -213,8 +227,8 @@ func tcEpilogue[O any, CO codec[O]](co CO, t gpu.Thread, st []float32, acc [tcMI
 		if act == EpiSwiGLU {
 			// lane l%16 finishes pair l%16 of row r + l/16
 			for r := 0; r < 32; r += 2 {
-				p := gpu.Load2(st, (r+l/16)*tcEpiLd+2*(l%16))
-				epiStore(co, c, bias, res, row0+r+l/16, wc+2*(l%16), m, n, act, p[0], p[1])
+				p := gpu.Load2(st, (r+l>>4)*tcEpiLd+2*(l&15))
+				epiStore(co, c, bias, res, row0+r+l>>4, wc+2*(l&15), m, n, act, p[0], p[1])
 			}
 		} else {
 			for r := range 32 {
@@ -244,50 +258,52 @@ func epiOne[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act int
 // swz4 is the stored chunk of chunk ch of row r in a 4-chunk (64-byte) row.
 func swz4(r, ch int) int { return ch ^ (r >> 1 & 3) }
 
-// tcLoadA issues the cp.async copies of the bm×32 tile of A at (m0, k0)
-// into one stage. Chunk id covers row id/4, chunk id%4, so a warp's 32
-// chunks are 8 whole 64-byte row segments (2 full sectors each).
-func tcLoadA[A gpu.Elem](t gpu.Thread, sa, a []A, m0, k0, m, k, bm, tid, nthr int) {
-	for id := tid; id < bm*4; id += nthr {
-		r, ch := id>>2, id&3
-		gr, gk := m0+r, k0+ch*8
-		src, size := 0, 0
-		if gr < m && gk < k {
-			src, size = gr*k+gk, 16
+// tcCopy issues one thread's cp.async copies of a tile: the 16-byte
+// chunks at tile rows r, r+rstep, … < rows, stored at s[0], s[dstep], …,
+// each read from g[(g0+row)·ld + col] when g0+row < rowLim and col <
+// colLim, zero-filled (nothing read) otherwise. A warp's 32 chunks are 8
+// whole 64-byte row segments of A or W (2 full sectors each), or one or
+// two whole 128- or 256-byte rows of B[K,N].
+//
+// The arithmetic is int32 (ops.Matmul keeps every matrix under 2³¹
+// elements): Go's int would make each compare and add a 64-bit pair.
+func tcCopy[A gpu.Elem](t gpu.Thread, s, g []A, dstep, r, rows, rstep, g0, rowLim, ld, col, colLim int) {
+	r32, rows32, rstep32, lim32 := int32(r), int32(rows), int32(rstep), int32(rowLim-g0)
+	d, src, sstep, dstep32 := int32(0), int32((g0+r)*ld+col), int32(rstep*ld), int32(dstep)
+	colOK := col < colLim
+	for ; r32 < rows32; r32 += rstep32 {
+		at, size := int32(0), 0 // a zero-filled chunk reads nothing; g[0] is any valid address
+		if colOK && r32 < lim32 {
+			at, size = src, 16
 		}
-		gpu.CpAsyncZFill(t, &sa[r*tcBK+swz4(r, ch)*8], &a[src], 16, size)
+		gpu.CpAsyncZFill(t, &s[d], &g[at], 16, size)
+		d, src = d+dstep32, src+sstep
 	}
 }
 
-// loadB issues the copies of one stage's B tile; fragB returns the
-// fragments of two n8 tiles of the stage from a lane's offset (computed
-// in tcMatmul): b[0], b[1] of the first tile, then of the second.
+// tcLoadB issues one thread's copies of the B tile at (n0, k0): bn rows
+// of W (nn = 0, the rows are n) or 32 rows of B[K,N] (nn = 1, the rows are
+// k); ch is the thread's chunk column.
+func tcLoadB[A gpu.Elem](t gpu.Thread, nn int, s, b []A, dstep, r, bn, rstep, n0, k0, n, k, ch int) {
+	if nn == 0 {
+		tcCopy(t, s, b, dstep, r, bn, rstep, n0, n, k, k0+ch*8, k)
+	} else {
+		tcCopy(t, s, b, dstep, r, tcBK, rstep, k0, k, n, n0+ch*8, n)
+	}
+}
+
+// fragB returns the fragments of two n8 tiles of the stage from a lane's
+// offset (computed in tcMatmul): b[0], b[1] of the first tile, then of the
+// second.
 //
 // nn = 0, B given as W[N,K] row-major: the tile is bn rows of 32, stored as
 // A's, and a non-transposed ldmatrix.x4 reads the fragments (W's rows are
 // B's columns, the layout mma wants for B). Matrix l/8 is rows n0w +
 // 8·(l/16) (which n8 tile), k chunk 2kk + l/8%2 (which half of k16).
 //
-// nn = 1, B given as B[K,N] row-major: the tile is 32 rows of bn; a warp's
-// 32 chunks are one or two whole rows (≥ 128 contiguous bytes), and
+// nn = 1, B given as B[K,N] row-major: the tile is 32 rows of bn, and
 // ldmatrix.x4.trans turns its k-major 8×8 matrices into fragments. Matrix
 // l/8 is k rows 16kk + 8·(l/8%2), n chunk n0w/8 + l/16.
-func loadB[A gpu.Elem](t gpu.Thread, nn int, sb, b []A, n0, k0, n, k, bn, cprLog, tid, nthr int) {
-	if nn == 0 {
-		tcLoadA(t, sb, b, n0, k0, n, k, bn, tid, nthr)
-	} else {
-		for id := tid; id < tcBK<<cprLog; id += nthr {
-			r, ch := id>>cprLog, id&(1<<cprLog-1)
-			gk, gn := k0+r, n0+ch*8
-			src, size := 0, 0
-			if gk < k && gn < n {
-				src, size = gk*n+gn, 16
-			}
-			gpu.CpAsyncZFill(t, &sb[r*bn+swz8(r, ch)*8], &b[src], 16, size)
-		}
-	}
-}
-
 func fragB[A gpu.Elem](t gpu.Thread, nn int, sb []A, off int) [4]uint32 {
 	if nn == 0 {
 		return gpu.LdMatrixX4(t, &sb[off])
@@ -343,7 +359,7 @@ func epiStore[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act i
 			}
 		}
 		if act == EpiSwiGLU {
-			i := row*(n/2) + col/2
+			i := row*(n>>1) + col>>1
 			v := siluF(v0) * v1
 			if len(res) > 0 {
 				v += co.load(res[i])

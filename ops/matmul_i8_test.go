@@ -1,0 +1,69 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+)
+
+// TestMatmulInt8 checks the W8A8 GEMM against float64 on random int8
+// values at ragged shapes (k not a multiple of 4 or 32, partial tiles),
+// every output type.
+func TestMatmulInt8(t *testing.T) {
+	shapes := []mmCase{{1, 1, 8}, {17, 9, 37}, {40, 33, 130}}
+	eachDevice(t, func(t *testing.T, dev *kern.Device) {
+		for _, sh := range shapes {
+			name := fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.k)
+			eachType(t,
+				func(t *testing.T) { testMatmulInt8[float32](t, dev, sh, name) },
+				func(t *testing.T) { testMatmulInt8[gpu.Half](t, dev, sh, name) },
+				func(t *testing.T) { testMatmulInt8[gpu.BFloat16](t, dev, sh, name) })
+		}
+	})
+}
+
+func testMatmulInt8[T Float](t *testing.T, dev *kern.Device, sh mmCase, name string) {
+	m, n, k := sh.m, sh.n, sh.k
+	rng := rand.New(rand.NewPCG(uint64(m), uint64(n*k)))
+	a, w := make([]int8, m*k), make([]int8, n*k)
+	for i := range a {
+		a[i] = int8(rng.IntN(255) - 127)
+	}
+	for i := range w {
+		w[i] = int8(rng.IntN(255) - 127)
+	}
+	as, ws := make([]float32, m), make([]float32, n)
+	for i := range as {
+		as[i] = float32(0.001 + 0.01*rng.Float64())
+	}
+	for i := range ws {
+		ws[i] = float32(0.001 + 0.01*rng.Float64())
+	}
+	want := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			s := int64(0)
+			for e := range k {
+				s += int64(a[i*k+e]) * int64(w[j*k+e])
+			}
+			want[i*n+j] = float64(as[i]) * float64(ws[j]) * float64(s)
+		}
+	}
+	c := alloc[T](t, dev, m*n)
+	if err := MatmulInt8(dev, c, uploadT(t, dev, a), uploadT(t, dev, as), uploadT(t, dev, w), uploadT(t, dev, ws), m, n, k); err != nil {
+		t.Fatal(name, err)
+	}
+	// The sum is exact; two float32 products and the int32 → float32
+	// conversion round (3 units), then one rounding to T.
+	compare(t, name+" c", download(t, c), want, outTol[T](3), nil)
+}
+
+func TestMatmulInt8Errors(t *testing.T) {
+	dev := testDevices[0].dev
+	c := alloc[float32](t, dev, 4)
+	wantErr(t, "a", MatmulInt8(dev, c, alloc[int8](t, dev, 5), alloc[float32](t, dev, 2), alloc[int8](t, dev, 6), alloc[float32](t, dev, 2), 2, 2, 3), "ops.MatmulInt8", "a has 5 elements", "m×k = 2×3")
+	wantErr(t, "wScales", MatmulInt8(dev, c, alloc[int8](t, dev, 6), alloc[float32](t, dev, 2), alloc[int8](t, dev, 6), alloc[float32](t, dev, 3), 2, 2, 3), "wScales has 3 elements")
+}

@@ -1,0 +1,47 @@
+package ops
+
+// MatmulInt4: the W4A16 decode GEMV, 16-bit activations times int4
+// weights in QuantizeInt4's group-128 format, dequantized in registers as
+// the weights stream in (kernels in internal/w4, whose header has the
+// layout and the block shape):
+//
+//	c[i,j] = Σ_g scales[j,g] · Σ_{k in g} (nibble(j,k) - 8) · x[i,k]
+//
+// Shapes (row-major): x [M, K] In, packed [N, K/2] uint8, scales
+// [N, ceil(K/128)] float32, c [M, N] O ∈ {float32, In}. K must be a
+// multiple of 32. The kernel takes four rows of x per pass over the
+// weights; it is meant for decode (M ≤ 16). Versions: v1 only.
+
+import (
+	"fmt"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/ops/internal/w4"
+)
+
+// MatmulInt4 computes c = x·Wᵀ for int4 weights W given as packed and
+// scales (QuantizeInt4's output for W [N, K]).
+func MatmulInt4[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], x *kern.Buffer[In], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], m, n, k int) error {
+	s := newShape("ops.MatmulInt4")
+	s.atLeast("m", m, 0)
+	s.atLeast("n", n, 0)
+	s.atLeast("k", k, 0)
+	if k%w4.Chunk != 0 {
+		s.fail("k = %d, want a multiple of %d (16-byte rows of packed weights)", k, w4.Chunk)
+	}
+	buf(s, "x", x, s.mul(m, k), fmt.Sprintf("m×k = %d×%d", m, k))
+	buf(s, "packed", packed, s.mul(n, k)/2, fmt.Sprintf("n×k/2 = %d×%d", n, k/2))
+	groups := (k + w4.Group - 1) / w4.Group
+	buf(s, "scales", scales, s.mul(n, groups), fmt.Sprintf("n×ceil(k/%d) = %d×%d", w4.Group, n, groups))
+	buf(s, "c", c, s.mul(m, n), fmt.Sprintf("m×n = %d×%d", m, n))
+	oi := dtypeIndex[O]()
+	if oi != 0 && oi != 1+inIndex[In]() {
+		s.fail("%s inputs with %s output: the output must be float32 or %s", dtypeName[In](), dtypeName[O](), dtypeName[In]())
+	}
+	if s.err != nil || m == 0 || n == 0 {
+		return s.err
+	}
+	grid := blocks1(ceilDiv(n, w4.RowsPerBlock), w4.Warps*32).WithShared(w4.Shared)
+	return s.launch(w4.Kernels[inIndex[In]()][min(oi, 1)], q, grid,
+		bufArg(c), bufArg(x), bufArg(packed), bufArg(scales), intArg(m), intArg(n), intArg(k))
+}
