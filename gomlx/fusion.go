@@ -16,11 +16,18 @@ package gomlx
 //	siluMul  Mul(Mul(x, Logistic(x)), up) in either operand order, all
 //	         one shape: activations.Swish(x)·up, a SwiGLU gate. Runs
 //	         ops.SiLUMul.
+//	rmsNorm  Mul(Mul(x, Rsqrt(Add(Mul(ReduceSum(Mul(x, x)), 1/cols),
+//	         eps))), w) over x's last axis, w of cols elements broadcast
+//	         along it, operands of Mul and Add in either order: the way
+//	         GoMLX code spells RMSNorm with ReduceAndKeep(Square(x),
+//	         ReduceMean, -1), AddScalar(·, eps), Rsqrt and two Muls. Runs
+//	         ops.RMSNorm.
 //
-// Not recognised yet: RMSNorm (GoMLX v0.26.0 has no RMSNorm op, and user
-// graphs spell it several ways), RoPE, GELU.
+// Not recognised yet: other spellings of RMSNorm (Div by cols, Pow -0.5,
+// Sqrt then Div), RoPE, GELU.
 
 import (
+	"math"
 	"slices"
 
 	"github.com/gokern/kern"
@@ -48,7 +55,15 @@ func (bl *Builder) fuse() {
 				bl.fused = append(bl.fused, "softmax")
 			}
 		case backends.OpTypeMul:
-			if x, up := matchSiLUMul(n); x != nil {
+			if x, w, eps := matchRMSNorm(n); x != nil {
+				cols := n.shape.Dimensions[n.shape.Rank()-1]
+				rows := n.shape.Size() / max(cols, 1)
+				n.inputs = []*node{x, w}
+				n.run = fusedRun(n, func(q kern.Queue, out darray, in []darray) error {
+					return rmsNormAny(q, out, in[0], in[1], rows, cols, eps)
+				})
+				bl.fused = append(bl.fused, "rmsNorm")
+			} else if x, up := matchSiLUMul(n); x != nil {
 				size := n.shape.Size()
 				n.inputs = []*node{x, up}
 				n.run = fusedRun(n, func(q kern.Queue, out darray, in []darray) error {
@@ -123,6 +138,114 @@ func matchSiLUMul(mul *node) (x, up *node) {
 	return nil, nil
 }
 
+// isOp reports whether n is an op node (not an operand broadcast) of op.
+func isOp(n *node, op backends.OpType) bool {
+	return n.op == op && !n.broadcast && n.run != nil
+}
+
+// scalarIn returns the other operand of the binary node n when one of its
+// operands (after stripping) is a scalar constant, and the constant.
+func scalarIn(n *node) (*node, float64, bool) {
+	for i, in := range n.inputs {
+		if c := strip(in); c.scalar != nil {
+			return n.inputs[1-i], *c.scalar, true
+		}
+	}
+	return nil, 0, false
+}
+
+// matchRMSNorm returns (x, w, eps) when mul is the RMSNorm of x over its
+// last axis scaled by w ([cols] elements, broadcast along the rows).
+func matchRMSNorm(mul *node) (x, w *node, eps float32) {
+	if len(mul.inputs) != 2 || mul.shape.Rank() == 0 {
+		return nil, nil, 0
+	}
+	cols := mul.shape.Dimensions[mul.shape.Rank()-1]
+	for i, xn := range mul.inputs {
+		if !isOp(xn, backends.OpTypeMul) {
+			continue
+		}
+		w := weightAlongLastAxis(mul.inputs[1-i], mul.shape.Rank(), cols)
+		if w == nil {
+			continue
+		}
+		for j, x := range xn.inputs {
+			if !x.shape.Equal(mul.shape) {
+				continue
+			}
+			r := strip(xn.inputs[1-j])
+			if !isOp(r, backends.OpTypeRsqrt) {
+				continue
+			}
+			a := strip(r.inputs[0])
+			if !isOp(a, backends.OpTypeAdd) {
+				continue
+			}
+			m, e, ok := scalarIn(a)
+			if !ok {
+				continue
+			}
+			m = strip(m)
+			if !isOp(m, backends.OpTypeMul) {
+				continue
+			}
+			// 1/cols as the constant's dtype holds it (a 16-bit float
+			// rounds it by up to 2⁻⁸ relative).
+			tol := 1e-6
+			if mul.shape.DType != dtypes.Float32 {
+				tol = 1.0 / 128
+			}
+			s, c, ok := scalarIn(m)
+			if !ok || math.Abs(c*float64(cols)-1) > tol {
+				continue
+			}
+			sq := strip(s)
+			if sq.op != backends.OpTypeReduceSum || len(sq.inputs) != 1 {
+				continue
+			}
+			x2 := sq.inputs[0]
+			if !lastAxisReduce(sq, backends.OpTypeReduceSum, x2) || !isOp(x2, backends.OpTypeMul) ||
+				x2.inputs[0] != x || x2.inputs[1] != x {
+				continue
+			}
+			return x, w, float32(e)
+		}
+	}
+	return nil, nil, 0
+}
+
+// weightAlongLastAxis returns the [cols]-element node that n broadcasts
+// along the last axis of a rank-rank result, or nil.
+func weightAlongLastAxis(n *node, rank, cols int) *node {
+	switch {
+	case n.broadcast: // an operand broadcast: same rank, dimensions of 1 expand
+		d := n.inputs[0].shape.Dimensions
+		if len(d) != rank || d[rank-1] != cols || n.inputs[0].shape.Size() != cols {
+			return nil
+		}
+		n = n.inputs[0]
+	case isOp(n, backends.OpTypeBroadcastInDim):
+		// Every input axis but one of dimension cols, landing on the last
+		// output axis, has dimension 1.
+		in := n.inputs[0].shape
+		for i, d := range in.Dimensions {
+			if d != 1 && (d != cols || n.axes[i] != rank-1) {
+				return nil
+			}
+		}
+		n = n.inputs[0]
+	default:
+		return nil
+	}
+	for isOp(n, backends.OpTypeReshape) {
+		n = n.inputs[0]
+	}
+	if n.shape.Size() != cols {
+		return nil
+	}
+	return n
+}
+
 // fusedRun is the run function of a fused node: allocate its output and
 // call f on the device arrays.
 func fusedRun(n *node, f func(q kern.Queue, out darray, in []darray) error) runFn {
@@ -159,5 +282,16 @@ func siluMulAny(q kern.Queue, out, x, up darray, n int) error {
 		return ops.SiLUMul(q, o.b, x.(typed[gpu.Half]).b, up.(typed[gpu.Half]).b, n)
 	default:
 		return ops.SiLUMul(q, out.(typed[gpu.BFloat16]).b, x.(typed[gpu.BFloat16]).b, up.(typed[gpu.BFloat16]).b, n)
+	}
+}
+
+func rmsNormAny(q kern.Queue, out, x, w darray, rows, cols int, eps float32) error {
+	switch o := out.(type) {
+	case typed[float32]:
+		return ops.RMSNorm(q, o.b, x.(typed[float32]).b, w.(typed[float32]).b, rows, cols, eps)
+	case typed[gpu.Half]:
+		return ops.RMSNorm(q, o.b, x.(typed[gpu.Half]).b, w.(typed[gpu.Half]).b, rows, cols, eps)
+	default:
+		return ops.RMSNorm(q, out.(typed[gpu.BFloat16]).b, x.(typed[gpu.BFloat16]).b, w.(typed[gpu.BFloat16]).b, rows, cols, eps)
 	}
 }
