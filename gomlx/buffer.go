@@ -16,9 +16,9 @@ import (
 )
 
 // storedDTypes are the dtypes a Buffer can hold, each as a kern.Buffer of
-// its storage type: float32, float16 (gpu.Half), bfloat16
+// its storage type: float32, float64, float16 (gpu.Half), bfloat16
 // (gpu.BFloat16), int32, int64 and bool.
-var storedDTypes = []dtypes.DType{dtypes.Float32, dtypes.Float16, dtypes.BFloat16, dtypes.Int32, dtypes.Int64, dtypes.Bool}
+var storedDTypes = []dtypes.DType{dtypes.Float32, dtypes.Float64, dtypes.Float16, dtypes.BFloat16, dtypes.Int32, dtypes.Int64, dtypes.Bool}
 
 // darray is a kern.Buffer of any storage type.
 type darray interface {
@@ -56,6 +56,8 @@ func (b *Backend) alloc(shape shapes.Shape) (*Buffer, error) {
 	switch shape.DType {
 	case dtypes.Float32:
 		arr, err = allocTyped[float32](b.dev, n)
+	case dtypes.Float64:
+		arr, err = allocTyped[float64](b.dev, n)
 	case dtypes.Float16:
 		arr, err = allocTyped[gpu.Half](b.dev, n)
 	case dtypes.BFloat16:
@@ -137,6 +139,10 @@ func (b *Backend) BufferToFlatData(buffer backends.Buffer, flat any) error {
 		if f, ok := flat.([]float32); ok {
 			return download(c, a.b, f)
 		}
+	case typed[float64]:
+		if f, ok := flat.([]float64); ok {
+			return download(c, a.b, f)
+		}
 	case typed[gpu.Half]:
 		if f, ok := flat.([]float16.Float16); ok {
 			return download(c, a.b, reinterpret[gpu.Half](f))
@@ -180,6 +186,8 @@ func (b *Backend) uploadFlat(c *atomic.Int64, flat any, shape shapes.Shape) (*Bu
 	switch f := flat.(type) {
 	case []float32:
 		arr, n, dt, err = up(b.dev, c, f, dtypes.Float32)
+	case []float64:
+		arr, n, dt, err = up(b.dev, c, f, dtypes.Float64)
 	case []float16.Float16:
 		arr, n, dt, err = up(b.dev, c, reinterpret[gpu.Half](f), dtypes.Float16)
 	case []bfloat16.BFloat16:

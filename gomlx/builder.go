@@ -225,6 +225,8 @@ func toF64(flat any) float64 {
 	switch f := flat.(type) {
 	case []float32:
 		return float64(f[0])
+	case []float64:
+		return f[0]
 	case []float16.Float16:
 		return float64(f[0].Float32())
 	case []bfloat16.BFloat16:

@@ -141,6 +141,12 @@ func randInput(r *rand.Rand, shape shapes.Shape, vr valueRange, limit int) input
 			s[i] = float32(f())
 		}
 		flat = s
+	case dtypes.Float64:
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = f()
+		}
+		flat = s
 	case dtypes.Float16:
 		s := make([]float16.Float16, n)
 		for i := range s {
@@ -185,6 +191,8 @@ func toFloat64(flat any) []float64 {
 		switch x := v.Index(i).Interface().(type) {
 		case float32:
 			out[i] = float64(x)
+		case float64:
+			out[i] = x
 		case float16.Float16:
 			out[i] = float64(x.Float32())
 		case bfloat16.BFloat16:
@@ -208,6 +216,8 @@ func tolerance(dt dtypes.DType, scale float64) (abs, rel float64) {
 	switch dt {
 	case dtypes.Float32:
 		return 1e-5 * scale, 2e-5
+	case dtypes.Float64:
+		return 1e-12 * scale, 1e-12
 	case dtypes.Float16:
 		return 2e-3 * scale, 2e-3
 	case dtypes.BFloat16:

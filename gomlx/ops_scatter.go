@@ -17,7 +17,7 @@ import (
 
 var scatterAddK = ktable{
 	dtypes.Float32: scatterAddF32Kernel.Kernel(), dtypes.Int32: scatterAddI32Kernel.Kernel(),
-	dtypes.Int64: scatterAddI64Kernel.Kernel(),
+	dtypes.Int64: scatterAddI64Kernel.Kernel(), dtypes.Float64: scatterAddF64Kernel.Kernel(),
 }
 
 // ScatterSum implements backends.Builder.

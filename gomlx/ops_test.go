@@ -35,7 +35,7 @@ type opCase struct {
 }
 
 var (
-	floats  = []dtypes.DType{dtypes.Float32, dtypes.Float16, dtypes.BFloat16}
+	floats  = []dtypes.DType{dtypes.Float32, dtypes.Float64, dtypes.Float16, dtypes.BFloat16}
 	ints    = []dtypes.DType{dtypes.Int32, dtypes.Int64}
 	numbers = slices.Concat(floats, ints)
 	all     = append(slices.Clone(numbers), dtypes.Bool)

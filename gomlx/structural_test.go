@@ -109,7 +109,7 @@ func structuralCases() []opCase {
 			return b.Pad(p[0], p[1], padConfig(s.Dimensions)...)
 		}, host: hostPad},
 		genCase("Gather", opList(backends.OpTypeGather), all, 1, genGather),
-		genCase("ScatterSum", opList(backends.OpTypeScatterSum), []dtypes.DType{dtypes.Float32, dtypes.Int32, dtypes.Int64}, 4, genScatter),
+		genCase("ScatterSum", opList(backends.OpTypeScatterSum), []dtypes.DType{dtypes.Float32, dtypes.Float64, dtypes.Int32, dtypes.Int64}, 4, genScatter),
 		genCase("Reduce", opList(backends.OpTypeReduceSum, backends.OpTypeReduceProduct, backends.OpTypeReduceMax, backends.OpTypeReduceMin), numbers, 5, genReduce),
 		genCase("ReduceLogical", opList(backends.OpTypeReduceLogicalAnd, backends.OpTypeReduceLogicalOr, backends.OpTypeReduceLogicalXor), []dtypes.DType{dtypes.Bool}, 1, genReduce),
 		genCase("ArgMinMax", opList(backends.OpTypeArgMinMax), floats, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
