@@ -70,17 +70,26 @@ var (
 		dtypes.Float32: argRowsF32Kernel.Kernel(), dtypes.Float16: argRowsF16Kernel.Kernel(),
 		dtypes.BFloat16: argRowsBF16Kernel.Kernel(),
 		dtypes.Float64:  argRowsF64Kernel.Kernel(),
+		dtypes.Int32:    argRowsI32Kernel.Kernel(),
+		dtypes.Int64:    argRowsI64Kernel.Kernel(),
 	}
 	matmulK = ktable{
 		dtypes.Float32: matmulF32Kernel.Kernel(), dtypes.Float16: matmulF16Kernel.Kernel(),
 		dtypes.BFloat16: matmulBF16Kernel.Kernel(),
 		dtypes.Float64:  matmulF64Kernel.Kernel(),
+		dtypes.Int32:    matmulI32Kernel.Kernel(),
+		dtypes.Int64:    matmulI64Kernel.Kernel(),
 	}
 	iotaK = ktable{
 		dtypes.Float32: iotaF32Kernel.Kernel(), dtypes.Float16: iotaF16Kernel.Kernel(),
 		dtypes.BFloat16: iotaBF16Kernel.Kernel(), dtypes.Int32: iotaI32Kernel.Kernel(),
 		dtypes.Int64:   iotaI64Kernel.Kernel(),
 		dtypes.Float64: iotaF64Kernel.Kernel(),
+	}
+	// sumBlockK is v2 of row sums (kernels_reduce.go).
+	sumBlockK = ktable{
+		dtypes.Float32: sumRowBlockF32Kernel.Kernel(), dtypes.Float16: sumRowBlockF16Kernel.Kernel(),
+		dtypes.BFloat16: sumRowBlockBF16Kernel.Kernel(), dtypes.Float64: sumRowBlockF64Kernel.Kernel(),
 	}
 	// toF32K and fromF32K convert through the float32 hub; directK holds
 	// the pairs that convert without it.
