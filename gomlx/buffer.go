@@ -48,8 +48,13 @@ func supportedDType(dt dtypes.DType) bool {
 	return false
 }
 
-// alloc returns a zeroed buffer of shape on the device.
+// alloc returns a buffer of shape on the device: an idle one from the
+// pool (pool.go), or a new, zeroed one.
 func (b *Backend) alloc(shape shapes.Shape) (*Buffer, error) {
+	if a, ok := b.pool.get(shape); ok {
+		return &Buffer{shape: shape, arr: a}, nil
+	}
+	b.transfers.Allocs.Add(1)
 	n := shape.Size()
 	var arr darray
 	var err error
@@ -102,11 +107,7 @@ func (b *Backend) BufferFinalize(buffer backends.Buffer) error {
 	if err != nil {
 		return err
 	}
-	buf.freed = true
-	if b.finalized {
-		return nil // the device is closed, and its memory with it
-	}
-	return buf.arr.free()
+	return b.release(buf)
 }
 
 // BufferShape implements backends.DataInterface.

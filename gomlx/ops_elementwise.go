@@ -310,7 +310,7 @@ func (bl *Builder) ConvertDType(x backends.Op, dtype dtypes.DType) (backends.Op,
 			if err != nil {
 				return nil, err
 			}
-			defer tmp.arr.free()
+			defer b.release(tmp)
 			if err := steps[0].Launch(b.dev, kern.Cover(shape.Size()), tmp.arr.arg(), src.arr.arg()); err != nil {
 				return nil, err
 			}
