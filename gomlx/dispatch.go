@@ -86,6 +86,11 @@ var (
 		dtypes.Int64:   iotaI64Kernel.Kernel(),
 		dtypes.Float64: iotaF64Kernel.Kernel(),
 	}
+	// matmulTileK is v2 of the batched matmul (kernels_matmul.go).
+	matmulTileK = ktable{
+		dtypes.Float32: matmulTileF32Kernel.Kernel(), dtypes.Float16: matmulTileF16Kernel.Kernel(),
+		dtypes.BFloat16: matmulTileBF16Kernel.Kernel(), dtypes.Float64: matmulTileF64Kernel.Kernel(),
+	}
 	// sumBlockK is v2 of row sums (kernels_reduce.go).
 	sumBlockK = ktable{
 		dtypes.Float32: sumRowBlockF32Kernel.Kernel(), dtypes.Float16: sumRowBlockF16Kernel.Kernel(),

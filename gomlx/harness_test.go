@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -37,9 +39,12 @@ func backendFor(t testing.TB, config string) backends.Backend {
 	}
 	var b backends.Backend
 	var err error
-	if config == "go" {
+	switch config {
+	case "go":
 		b, err = simplego.New("")
-	} else {
+	case "emu-checked": // the emulator with every sanitizer on
+		b = &Backend{dev: kern.OpenEmulator(emu.Options{Memcheck: true, Racecheck: true, Synccheck: true})}
+	default:
 		b, err = New(config)
 	}
 	if err != nil {

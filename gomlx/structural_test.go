@@ -135,6 +135,13 @@ func structuralCases() []opCase {
 		}),
 		genCase("DotGeneral", opList(backends.OpTypeDotGeneral), floats, 8, genDotGeneral),
 		genCase("Dot", opList(backends.OpTypeDot), floats, 8, genDot),
+		genCase("DotGeneralTiled", opList(backends.OpTypeDotGeneral), floats, 16, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+			// M, N ≥ tileDim: v2, with partial edge tiles and K not a
+			// multiple of the tile.
+			bs, m, k, n := 1+r.IntN(2), tileDim+r.IntN(25), 1+r.IntN(40), tileDim+r.IntN(25)
+			return []input{randInput(r, shapes.Make(dt, bs, m, k), anyValue, 0), randInput(r, shapes.Make(dt, bs, k, n), anyValue, 0)},
+				func(b B, p []O) (O, error) { return b.DotGeneral(p[0], []int{2}, []int{0}, p[1], []int{1}, []int{0}) }
+		}),
 	}
 }
 
