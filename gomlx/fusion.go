@@ -22,9 +22,12 @@ package gomlx
 //	         GoMLX code spells RMSNorm with ReduceAndKeep(Square(x),
 //	         ReduceMean, -1), AddScalar(·, eps), Rsqrt and two Muls. Runs
 //	         ops.RMSNorm.
+//	gelu     Mul(x, Mul(Add(Erf(x·(1/√2) or x/√2), 1), 0.5)), operands of Mul
+//	         and Add in either order: activations.Gelu (the exact, erf
+//	         form). Runs ops.GELU.
 //
 // Not recognised yet: other spellings of RMSNorm (Div by cols, Pow -0.5,
-// Sqrt then Div), RoPE, GELU.
+// Sqrt then Div), RoPE, the tanh approximation of GELU.
 
 import (
 	"math"
@@ -63,6 +66,13 @@ func (bl *Builder) fuse() {
 					return rmsNormAny(q, out, in[0], in[1], rows, cols, eps)
 				})
 				bl.fused = append(bl.fused, "rmsNorm")
+			} else if x := matchGELU(n); x != nil {
+				size := n.shape.Size()
+				n.inputs = []*node{x}
+				n.run = fusedRun(n, func(q kern.Queue, out darray, in []darray) error {
+					return geluAny(q, out, in[0], size)
+				})
+				bl.fused = append(bl.fused, "gelu")
 			} else if x, up := matchSiLUMul(n); x != nil {
 				size := n.shape.Size()
 				n.inputs = []*node{x, up}
@@ -115,6 +125,47 @@ func matchSoftmax(div *node) *node {
 		return nil
 	}
 	return x
+}
+
+// near reports whether a constant c is v to within a 16-bit float's
+// rounding (2⁻⁸ relative): GoMLX makes the constant in x's dtype.
+func near(c, v float64) bool { return math.Abs(c-v) <= math.Abs(v)/128 }
+
+// matchGELU returns x when mul is x·Φ(x) with Φ(x) = (1 + erf(x/√2))·0.5.
+func matchGELU(mul *node) *node {
+	if len(mul.inputs) != 2 {
+		return nil
+	}
+	for i, x := range mul.inputs {
+		if !x.shape.Equal(mul.shape) {
+			continue
+		}
+		half := mul.inputs[1-i]
+		if !isOp(half, backends.OpTypeMul) {
+			continue
+		}
+		one, c, ok := scalarIn(half)
+		if !ok || !near(c, 0.5) || !isOp(one, backends.OpTypeAdd) {
+			continue
+		}
+		erf, c, ok := scalarIn(one)
+		if !ok || !near(c, 1) || !isOp(erf, backends.OpTypeErf) {
+			continue
+		}
+		// x/√2, which graph.DivScalar records as x·(1/√2).
+		scaled := erf.inputs[0]
+		switch {
+		case isOp(scaled, backends.OpTypeMul):
+			if y, c, ok := scalarIn(scaled); ok && y == x && near(c, 1/math.Sqrt2) {
+				return x
+			}
+		case isOp(scaled, backends.OpTypeDiv) && scaled.inputs[0] == x:
+			if c := strip(scaled.inputs[1]); c.scalar != nil && near(*c.scalar, math.Sqrt2) {
+				return x
+			}
+		}
+	}
+	return nil
 }
 
 // matchSiLUMul returns (x, up) when mul is x·logistic(x)·up.
@@ -293,5 +344,16 @@ func rmsNormAny(q kern.Queue, out, x, w darray, rows, cols int, eps float32) err
 		return ops.RMSNorm(q, o.b, x.(typed[gpu.Half]).b, w.(typed[gpu.Half]).b, rows, cols, eps)
 	default:
 		return ops.RMSNorm(q, out.(typed[gpu.BFloat16]).b, x.(typed[gpu.BFloat16]).b, w.(typed[gpu.BFloat16]).b, rows, cols, eps)
+	}
+}
+
+func geluAny(q kern.Queue, out, x darray, n int) error {
+	switch o := out.(type) {
+	case typed[float32]:
+		return ops.GELU(q, o.b, x.(typed[float32]).b, n)
+	case typed[gpu.Half]:
+		return ops.GELU(q, o.b, x.(typed[gpu.Half]).b, n)
+	default:
+		return ops.GELU(q, out.(typed[gpu.BFloat16]).b, x.(typed[gpu.BFloat16]).b, n)
 	}
 }

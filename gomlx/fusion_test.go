@@ -46,6 +46,10 @@ var fusionGraphs = []struct {
 		ss := graph.ReduceAndKeep(graph.Square(x), graph.ReduceSum, -1)
 		return []*graph.Node{graph.Mul(graph.Mul(x, graph.Rsqrt(graph.AddScalar(ss, 1e-5))), up)}
 	}, true},
+	{"gelu", "gelu", func(x, _ *graph.Node) []*graph.Node { return []*graph.Node{activations.Gelu(x)} }, false},
+	{"not gelu: tanh approximation", "gelu", func(x, _ *graph.Node) []*graph.Node {
+		return []*graph.Node{activations.GeluApproximate(x)}
+	}, true},
 	{"swiglu", "siluMul", func(x, up *graph.Node) []*graph.Node {
 		return []*graph.Node{graph.Mul(activations.Swish(x), up)}
 	}, false},
