@@ -216,7 +216,7 @@ func notImplemented(op backends.OpType) error {
 	if slices.Contains(simplegoOps, op) {
 		where = `GoMLX's "go" (simplego) and xla backends`
 	}
-	return fmt.Errorf("backend kern: op %s is not implemented (see gomlx/README.md for the ops it has); %s implement it: %w",
+	return fmt.Errorf("backend kern: op %s is not implemented (docs/gomlx.md lists the ops it has); %s implement it: %w",
 		op, where, notimplemented.NotImplementedError)
 }
 
