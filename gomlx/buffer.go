@@ -17,8 +17,10 @@ import (
 
 // storedDTypes are the dtypes a Buffer can hold, each as a kern.Buffer of
 // its storage type: float32, float64, float16 (gpu.Half), bfloat16
-// (gpu.BFloat16), int32, int64 and bool.
-var storedDTypes = []dtypes.DType{dtypes.Float32, dtypes.Float64, dtypes.Float16, dtypes.BFloat16, dtypes.Int32, dtypes.Int64, dtypes.Bool}
+// (gpu.BFloat16), int32, int64 and bool; uint32 and uint64 too, for
+// random bits and the random state (few ops take them).
+var storedDTypes = []dtypes.DType{dtypes.Float32, dtypes.Float64, dtypes.Float16, dtypes.BFloat16, dtypes.Int32, dtypes.Int64,
+	dtypes.Bool, dtypes.Uint32, dtypes.Uint64}
 
 // darray is a kern.Buffer of any storage type.
 type darray interface {
@@ -73,6 +75,10 @@ func (b *Backend) alloc(shape shapes.Shape) (*Buffer, error) {
 		arr, err = allocTyped[int64](b.dev, n)
 	case dtypes.Bool:
 		arr, err = allocTyped[bool](b.dev, n)
+	case dtypes.Uint32:
+		arr, err = allocTyped[uint32](b.dev, n)
+	case dtypes.Uint64:
+		arr, err = allocTyped[uint64](b.dev, n)
 	default:
 		return nil, fmt.Errorf("backend kern: dtype %s is not supported (supported: %v)", shape.DType, storedDTypes)
 	}
@@ -164,6 +170,14 @@ func (b *Backend) BufferToFlatData(buffer backends.Buffer, flat any) error {
 		if f, ok := flat.([]bool); ok {
 			return download(c, a.b, f)
 		}
+	case typed[uint32]:
+		if f, ok := flat.([]uint32); ok {
+			return download(c, a.b, f)
+		}
+	case typed[uint64]:
+		if f, ok := flat.([]uint64); ok {
+			return download(c, a.b, f)
+		}
 	}
 	return fmt.Errorf("backend kern: BufferToFlatData: buffer %s into %T", buf.shape, flat)
 }
@@ -199,6 +213,10 @@ func (b *Backend) uploadFlat(c *atomic.Int64, flat any, shape shapes.Shape) (*Bu
 		arr, n, dt, err = up(b.dev, c, f, dtypes.Int64)
 	case []bool:
 		arr, n, dt, err = up(b.dev, c, f, dtypes.Bool)
+	case []uint32:
+		arr, n, dt, err = up(b.dev, c, f, dtypes.Uint32)
+	case []uint64:
+		arr, n, dt, err = up(b.dev, c, f, dtypes.Uint64)
 	default:
 		return nil, fmt.Errorf("backend kern: flat data %T for %s: not a supported dtype (%v)", flat, shape, storedDTypes)
 	}

@@ -17,6 +17,7 @@ var (
 		dtypes.BFloat16: copyBF16Kernel.Kernel(), dtypes.Int32: copyI32Kernel.Kernel(),
 		dtypes.Int64: copyI64Kernel.Kernel(), dtypes.Bool: copyBoolKernel.Kernel(),
 		dtypes.Float64: copyF64Kernel.Kernel(),
+		dtypes.Uint32:  copyU32Kernel.Kernel(), dtypes.Uint64: copyU64Kernel.Kernel(),
 	}
 	fillK = ktable{
 		dtypes.Float32: fillF32Kernel.Kernel(), dtypes.Float16: fillF16Kernel.Kernel(),
@@ -111,17 +112,19 @@ var (
 		dtypes.Float64: cvtF32F64Kernel.Kernel(),
 	}
 	directK = map[[2]dtypes.DType]*kern.Kernel{
-		{dtypes.Int32, dtypes.Int64}:   cvtI32I64Kernel.Kernel(),
-		{dtypes.Int64, dtypes.Int32}:   cvtI64I32Kernel.Kernel(),
-		{dtypes.Bool, dtypes.Int32}:    cvtBoolI32Kernel.Kernel(),
-		{dtypes.Bool, dtypes.Int64}:    cvtBoolI64Kernel.Kernel(),
-		{dtypes.Int32, dtypes.Bool}:    cvtI32BoolKernel.Kernel(),
-		{dtypes.Int64, dtypes.Bool}:    cvtI64BoolKernel.Kernel(),
-		{dtypes.Float64, dtypes.Int32}: cvtF64I32Kernel.Kernel(),
-		{dtypes.Int32, dtypes.Float64}: cvtI32F64Kernel.Kernel(),
-		{dtypes.Float64, dtypes.Int64}: cvtF64I64Kernel.Kernel(),
-		{dtypes.Int64, dtypes.Float64}: cvtI64F64Kernel.Kernel(),
-		{dtypes.Float64, dtypes.Bool}:  cvtF64BoolKernel.Kernel(),
-		{dtypes.Bool, dtypes.Float64}:  cvtBoolF64Kernel.Kernel(),
+		{dtypes.Int32, dtypes.Int64}:    cvtI32I64Kernel.Kernel(),
+		{dtypes.Int64, dtypes.Int32}:    cvtI64I32Kernel.Kernel(),
+		{dtypes.Bool, dtypes.Int32}:     cvtBoolI32Kernel.Kernel(),
+		{dtypes.Bool, dtypes.Int64}:     cvtBoolI64Kernel.Kernel(),
+		{dtypes.Int32, dtypes.Bool}:     cvtI32BoolKernel.Kernel(),
+		{dtypes.Int64, dtypes.Bool}:     cvtI64BoolKernel.Kernel(),
+		{dtypes.Float64, dtypes.Int32}:  cvtF64I32Kernel.Kernel(),
+		{dtypes.Int32, dtypes.Float64}:  cvtI32F64Kernel.Kernel(),
+		{dtypes.Float64, dtypes.Int64}:  cvtF64I64Kernel.Kernel(),
+		{dtypes.Int64, dtypes.Float64}:  cvtI64F64Kernel.Kernel(),
+		{dtypes.Float64, dtypes.Bool}:   cvtF64BoolKernel.Kernel(),
+		{dtypes.Bool, dtypes.Float64}:   cvtBoolF64Kernel.Kernel(),
+		{dtypes.Uint32, dtypes.Float32}: cvtU32F32Kernel.Kernel(),
+		{dtypes.Uint64, dtypes.Float64}: cvtU64F64Kernel.Kernel(),
 	}
 )

@@ -3670,6 +3670,232 @@ func (l kernSumRowBlockF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
 }
 
+// rngBits32Kernel launches the kernel rngBits32 (kernels_rng.go:28).
+var rngBits32Kernel = kernRngBits32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "rngBits32", Pkg: "github.com/gokern/kern/gomlx", Entry: "rngBits32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
+		{Name: "state", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:30:33",
+		"kernels_rng.go:30:43",
+	},
+	Native: func(t gpu.Thread, a []any) { rngBits32(t, a[0].([]uint32), a[1].([]uint64)) },
+})}
+
+// kernRngBits32Launcher is the typed launcher of rngBits32.
+type kernRngBits32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernRngBits32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs rngBits32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernRngBits32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint32], state *kern.Buffer[uint64]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(state))
+}
+
+// rngBits64Kernel launches the kernel rngBits64 (kernels_rng.go:35).
+var rngBits64Kernel = kernRngBits64Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "rngBits64", Pkg: "github.com/gokern/kern/gomlx", Entry: "rngBits64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: true},
+		{Name: "state", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:37:26",
+		"kernels_rng.go:37:36",
+	},
+	Native: func(t gpu.Thread, a []any) { rngBits64(t, a[0].([]uint64), a[1].([]uint64)) },
+})}
+
+// kernRngBits64Launcher is the typed launcher of rngBits64.
+type kernRngBits64Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernRngBits64Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs rngBits64 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernRngBits64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint64], state *kern.Buffer[uint64]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(state))
+}
+
+// rngAdvanceKernel launches the kernel rngAdvance (kernels_rng.go:42).
+var rngAdvanceKernel = kernRngAdvanceLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "rngAdvance", Pkg: "github.com/gokern/kern/gomlx", Entry: "rngAdvance", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: true},
+		{Name: "state", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:44:17",
+		"kernels_rng.go:46:18",
+	},
+	Native: func(t gpu.Thread, a []any) { rngAdvance(t, a[0].([]uint64), a[1].([]uint64), a[2].(int)) },
+})}
+
+// kernRngAdvanceLauncher is the typed launcher of rngAdvance.
+type kernRngAdvanceLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernRngAdvanceLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs rngAdvance on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernRngAdvanceLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint64], state *kern.Buffer[uint64], n int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(state), kern.ScalarArg(n))
+}
+
+// copyU32Kernel launches the kernel copyU32 (kernels_rng.go:52).
+var copyU32Kernel = kernCopyU32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "copyU32", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyU32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_move.go:33:16",
+		"panic at kernels_move.go:34:14: integer divide by zero",
+		"panic at kernels_move.go:35:3: integer divide by zero",
+		"kernels_move.go:36:23",
+		"kernels_move.go:37:23",
+		"kernels_move.go:39:13",
+		"kernels_move.go:39:5",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		copyU32(t, a[0].([]uint32), a[1].([]uint32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+// kernCopyU32Launcher is the typed launcher of copyU32.
+type kernCopyU32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCopyU32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs copyU32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCopyU32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint32], x *kern.Buffer[uint32], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+}
+
+// copyU64Kernel launches the kernel copyU64 (kernels_rng.go:57).
+var copyU64Kernel = kernCopyU64Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "copyU64", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyU64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_move.go:33:16",
+		"panic at kernels_move.go:34:14: integer divide by zero",
+		"panic at kernels_move.go:35:3: integer divide by zero",
+		"kernels_move.go:36:23",
+		"kernels_move.go:37:23",
+		"kernels_move.go:39:13",
+		"kernels_move.go:39:5",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		copyU64(t, a[0].([]uint64), a[1].([]uint64), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+// kernCopyU64Launcher is the typed launcher of copyU64.
+type kernCopyU64Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCopyU64Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs copyU64 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCopyU64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint64], x *kern.Buffer[uint64], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+}
+
+// cvtU32F32Kernel launches the kernel cvtU32F32 (kernels_rng.go:62).
+var cvtU32F32Kernel = kernCvtU32F32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "cvtU32F32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtU32F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:64:21",
+	},
+	Native: func(t gpu.Thread, a []any) { cvtU32F32(t, a[0].([]float32), a[1].([]uint32)) },
+})}
+
+// kernCvtU32F32Launcher is the typed launcher of cvtU32F32.
+type kernCvtU32F32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCvtU32F32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs cvtU32F32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCvtU32F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[uint32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// cvtU64F64Kernel launches the kernel cvtU64F64 (kernels_rng.go:69).
+var cvtU64F64Kernel = kernCvtU64F64Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "cvtU64F64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtU64F64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:71:21",
+	},
+	Native: func(t gpu.Thread, a []any) { cvtU64F64(t, a[0].([]float64), a[1].([]uint64)) },
+})}
+
+// kernCvtU64F64Launcher is the typed launcher of cvtU64F64.
+type kernCvtU64F64Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernCvtU64F64Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs cvtU64F64 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernCvtU64F64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[uint64]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
 // scatterAddF32Kernel launches the kernel scatterAddF32 (kernels_scatter.go:52).
 var scatterAddF32Kernel = kernScatterAddF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "scatterAddF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "scatterAddF32", Module: kernModule,
@@ -3836,12 +4062,13 @@ const kernPTX = `//
 .file 6 "kernels_matmul.go"
 .file 7 "kernels_move.go"
 .file 8 "kernels_reduce.go"
-.file 9 "kernels_scatter.go"
-.file 10 "erf.go"
-.file 11 "exp.go"
-.file 12 "log.go"
-.file 13 "tanh.go"
-.file 14 "trig.go"
+.file 9 "kernels_rng.go"
+.file 10 "kernels_scatter.go"
+.file 11 "erf.go"
+.file 12 "exp.go"
+.file 13 "log.go"
+.file 14 "tanh.go"
+.file 15 "trig.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 
@@ -5240,140 +5467,140 @@ $L12_switch_next:
 	@%p5 bra $L47_entry;
 	bra.uni $L14_switch_next;
 $L47_entry:
-	.loc 11 32 9
+	.loc 12 32 9
 	setp.gt.f64 %p6, %fd0, 0dC087500000000000;
 	@%p6 bra $L49_if_done;
 	bra.uni $L48_if_then;
 $L49_if_done:
-	.loc 11 38 7
+	.loc 12 38 7
 	setp.gt.f64 %p7, %fd0, 0d40862E6666666666;
 	@%p7 bra $L52_if_then;
 	bra.uni $L55_entry;
 $L52_if_then:
-	.loc 11 39 30
+	.loc 12 39 30
 	mov.u64 %rd19, 0x7FF0000000000000;
 	mov.b64 %fd5, %rd19;
-	.loc 11 39 3
+	.loc 12 39 3
 	mov.f64 %fd4, %fd5;
 	bra.uni $L54_ret_Exp64;
 $L55_entry:
-	.loc 11 48 19
+	.loc 12 48 19
 	mul.rn.f64 %fd8, %fd0, 0d3FF71547652B82FE;
-	.loc 11 48 27
+	.loc 12 48 27
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 11 48 17
+	.loc 12 48 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 11 49 15
+	.loc 12 49 15
 	neg.f64 %fd11, %fd10;
-	.loc 11 49 14
+	.loc 12 49 14
 	fma.rn.f64 %fd12, %fd11, 0d3FE62E42FEFA3800, %fd0;
-	.loc 11 50 16
+	.loc 12 50 16
 	neg.f64 %fd13, %fd10;
-	.loc 11 50 15
+	.loc 12 50 15
 	fma.rn.f64 %fd14, %fd13, 0d3D2EF35793C76730, %fd12;
-	.loc 11 51 12
+	.loc 12 51 12
 	sub.rn.f64 %fd15, %fd12, %fd14;
-	.loc 11 51 22
+	.loc 12 51 22
 	mul.rn.f64 %fd16, %fd10, 0d3D2EF35793C76730;
-	.loc 11 51 18
+	.loc 12 51 18
 	sub.rn.f64 %fd17, %fd15, %fd16;
-	.loc 11 52 17
+	.loc 12 52 17
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 11 84 13
+	.loc 12 84 13
 	mov.f64 %fd21, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd20, %fd21, %fd14, 0d3E9289178A32D96D;
-	.loc 11 85 13
+	.loc 12 85 13
 	fma.rn.f64 %fd22, %fd20, %fd14, 0d3EC71DE5A4508C59;
-	.loc 11 86 13
+	.loc 12 86 13
 	fma.rn.f64 %fd23, %fd22, %fd14, 0d3EFA019B91B6AD82;
-	.loc 11 87 13
+	.loc 12 87 13
 	fma.rn.f64 %fd24, %fd23, %fd14, 0d3F2A01A018C2A3DC;
-	.loc 11 88 13
+	.loc 12 88 13
 	fma.rn.f64 %fd25, %fd24, %fd14, 0d3F56C16C17886F79;
-	.loc 11 89 13
+	.loc 12 89 13
 	fma.rn.f64 %fd26, %fd25, %fd14, 0d3F811111111144A1;
-	.loc 11 90 13
+	.loc 12 90 13
 	fma.rn.f64 %fd27, %fd26, %fd14, 0d3FA5555555553D74;
-	.loc 11 91 13
+	.loc 12 91 13
 	fma.rn.f64 %fd28, %fd27, %fd14, 0d3FC555555555554D;
-	.loc 11 92 13
+	.loc 12 92 13
 	fma.rn.f64 %fd29, %fd28, %fd14, 0d3FE0000000000001;
-	.loc 11 93 9
+	.loc 12 93 9
 	add.rn.f64 %fd30, 0d3FF0000000000000, %fd14;
-	.loc 11 94 10
+	.loc 12 94 10
 	sub.rn.f64 %fd31, 0d3FF0000000000000, %fd30;
-	.loc 11 94 15
+	.loc 12 94 15
 	add.rn.f64 %fd32, %fd31, %fd14;
-	.loc 11 95 16
+	.loc 12 95 16
 	mul.rn.f64 %fd33, %fd14, %fd14;
-	.loc 11 95 30
+	.loc 12 95 30
 	fma.rn.f64 %fd34, %fd17, %fd14, %fd17;
-	.loc 11 95 14
+	.loc 12 95 14
 	fma.rn.f64 %fd35, %fd33, %fd29, %fd34;
-	.loc 11 95 2
+	.loc 12 95 2
 	add.rn.f64 %fd36, %fd32, %fd35;
-	.loc 11 96 8
+	.loc 12 96 8
 	add.rn.f64 %fd37, %fd30, %fd36;
-	.loc 11 97 19
+	.loc 12 97 19
 	sub.rn.f64 %fd38, %fd37, %fd30;
-	.loc 11 97 14
+	.loc 12 97 14
 	sub.rn.f64 %fd39, %fd36, %fd38;
-	.loc 11 97 2
+	.loc 12 97 2
 	mov.f64 %fd18, %fd37;
 	mov.f64 %fd19, %fd39;
 	bra.uni $L58_ret_expCore;
 $L58_ret_expCore:
-	.loc 11 53 19
+	.loc 12 53 19
 	cvt.rzi.s64.f64 %rd21, %fd10;
-	.loc 11 53 2
+	.loc 12 53 2
 	mov.f64 %fd6, %fd18;
 	mov.f64 %fd7, %fd19;
 	mov.s64 %rd20, %rd21;
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 11 103 10
+	.loc 12 103 10
 	shr.s64 %rd22, %rd20, 1;
-	.loc 11 104 38
+	.loc 12 104 38
 	add.s64 %rd23, %rd22, 1023;
-	.loc 11 104 35
+	.loc 12 104 35
 	mov.u64 %rd24, %rd23;
-	.loc 11 104 45
+	.loc 12 104 45
 	shl.b64 %rd25, %rd24, 52;
-	.loc 11 104 28
+	.loc 12 104 28
 	mov.b64 %fd41, %rd25;
-	.loc 11 105 37
+	.loc 12 105 37
 	sub.s64 %rd26, %rd20, %rd22;
-	.loc 11 105 40
+	.loc 12 105 40
 	add.s64 %rd27, %rd26, 1023;
-	.loc 11 105 35
+	.loc 12 105 35
 	mov.u64 %rd28, %rd27;
-	.loc 11 105 47
+	.loc 12 105 47
 	shl.b64 %rd29, %rd28, 52;
-	.loc 11 105 28
+	.loc 12 105 28
 	mov.b64 %fd42, %rd29;
-	.loc 11 106 11
+	.loc 12 106 11
 	mul.rn.f64 %fd43, %fd6, %fd41;
-	.loc 11 106 16
+	.loc 12 106 16
 	mul.rn.f64 %fd44, %fd43, %fd42;
-	.loc 11 106 2
+	.loc 12 106 2
 	mov.f64 %fd40, %fd44;
 	bra.uni $L60_ret_scale2;
 $L60_ret_scale2:
-	.loc 11 42 2
+	.loc 12 42 2
 	mov.f64 %fd4, %fd40;
 	bra.uni $L54_ret_Exp64;
 $L48_if_then:
-	.loc 11 33 8
+	.loc 12 33 8
 	setp.neu.f64 %p8, %fd0, %fd0;
 	@%p8 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 11 34 4
+	.loc 12 34 4
 	mov.f64 %fd4, %fd0;
 	bra.uni $L54_ret_Exp64;
 $L51_if_done:
-	.loc 11 36 3
+	.loc 12 36 3
 	mov.f64 %fd4, 0d0000000000000000;
 	bra.uni $L54_ret_Exp64;
 $L54_ret_Exp64:
@@ -5386,26 +5613,26 @@ $L14_switch_next:
 	@%p9 bra $L61_entry;
 	bra.uni $L16_switch_next;
 $L61_entry:
-	.loc 12 24 9
+	.loc 13 24 9
 	setp.gt.f64 %p10, %fd0, 0d0000000000000000;
 	@%p10 bra $L64_cond_false;
 	bra.uni $L74_entry;
 $L64_cond_false:
-	.loc 12 24 19
+	.loc 13 24 19
 	setp.gt.f64 %p11, %fd0, 0d7FEFFFFFFFFFFFFF;
 	@%p11 bra $L74_entry;
 	bra.uni $L66_entry;
 $L66_entry:
-	.loc 12 64 23
+	.loc 13 64 23
 	mov.b64 %rd30, %fd0;
-	.loc 12 66 7
+	.loc 13 66 7
 	setp.lo.u64 %p12, %rd30, 0x10000000000000;
 	@%p12 bra $L67_if_then;
 	bra.uni $L72_edge;
 $L67_if_then:
-	.loc 12 67 26
+	.loc 13 67 26
 	mul.rn.f64 %fd49, %fd0, 0d4350000000000000;
-	.loc 12 67 23
+	.loc 13 67 23
 	mov.b64 %rd33, %fd49;
 	mov.u64 %rd31, %rd33;
 	mov.s64 %rd32, 1077;
@@ -5415,26 +5642,26 @@ $L72_edge:
 	mov.s64 %rd32, 1023;
 	bra.uni $L68_if_done;
 $L68_if_done:
-	.loc 12 70 13
+	.loc 13 70 13
 	shr.u64 %rd34, %rd31, 52;
-	.loc 12 70 11
+	.loc 13 70 11
 	mov.s64 %rd35, %rd34;
-	.loc 12 70 19
+	.loc 13 70 19
 	sub.s64 %rd36, %rd35, %rd32;
-	.loc 12 71 29
+	.loc 13 71 29
 	and.b64 %rd37, %rd31, 0xFFFFFFFFFFFFF;
-	.loc 12 71 40
+	.loc 13 71 40
 	or.b64 %rd38, %rd37, 0x3FF0000000000000;
-	.loc 12 71 27
+	.loc 13 71 27
 	mov.b64 %fd50, %rd38;
-	.loc 12 72 7
+	.loc 13 72 7
 	setp.gt.f64 %p13, %fd50, 0d3FF6A09E667F3BCD;
 	@%p13 bra $L69_if_then;
 	bra.uni $L73_edge;
 $L69_if_then:
-	.loc 12 73 3
+	.loc 13 73 3
 	mul.rn.f64 %fd52, %fd50, 0d3FE0000000000000;
-	.loc 12 74 3
+	.loc 13 74 3
 	add.s64 %rd40, %rd36, 1;
 	mov.s64 %rd39, %rd40;
 	mov.f64 %fd51, %fd52;
@@ -5444,92 +5671,92 @@ $L73_edge:
 	mov.f64 %fd51, %fd50;
 	bra.uni $L70_if_done;
 $L70_if_done:
-	.loc 12 76 8
+	.loc 13 76 8
 	sub.rn.f64 %fd53, %fd51, 0d3FF0000000000000;
-	.loc 12 77 14
+	.loc 13 77 14
 	add.rn.f64 %fd54, 0d4000000000000000, %fd53;
-	.loc 12 77 9
+	.loc 13 77 9
 	div.rn.f64 %fd55, %fd53, %fd54;
-	.loc 12 78 9
+	.loc 13 78 9
 	mul.rn.f64 %fd56, %fd55, %fd55;
-	.loc 12 80 13
+	.loc 13 80 13
 	mov.f64 %fd58, 0d3FC2B5B3CC251335;
 	fma.rn.f64 %fd57, %fd58, %fd56, 0d3FC39FE1F2E5E1D1;
-	.loc 12 81 13
+	.loc 13 81 13
 	fma.rn.f64 %fd59, %fd57, %fd56, 0d3FC7462B6C84DD43;
-	.loc 12 82 13
+	.loc 13 82 13
 	fma.rn.f64 %fd60, %fd59, %fd56, 0d3FCC71C62DD6BEC1;
-	.loc 12 83 13
+	.loc 13 83 13
 	fma.rn.f64 %fd61, %fd60, %fd56, 0d3FD2492492DF841D;
-	.loc 12 84 13
+	.loc 13 84 13
 	fma.rn.f64 %fd62, %fd61, %fd56, 0d3FD999999999529C;
-	.loc 12 85 13
+	.loc 13 85 13
 	fma.rn.f64 %fd63, %fd62, %fd56, 0d3FE5555555555558;
-	.loc 12 86 18
+	.loc 13 86 18
 	neg.f64 %fd64, %fd56;
-	.loc 12 86 17
+	.loc 13 86 17
 	fma.rn.f64 %fd65, %fd64, %fd63, %fd53;
-	.loc 12 86 8
+	.loc 13 86 8
 	mul.rn.f64 %fd66, %fd55, %fd65;
-	.loc 12 87 16
+	.loc 13 87 16
 	cvt.rn.f64.s64 %fd67, %rd39;
-	.loc 12 87 2
+	.loc 13 87 2
 	mov.f64 %fd46, %fd67;
 	mov.f64 %fd47, %fd53;
 	mov.f64 %fd48, %fd66;
 	bra.uni $L71_ret_logParts;
 $L71_ret_logParts:
-	.loc 12 28 10
+	.loc 13 28 10
 	mul.rn.f64 %fd68, %fd46, 0d3FE62E42FEFA3800;
-	.loc 12 29 12
+	.loc 13 29 12
 	add.rn.f64 %fd69, %fd68, %fd47;
-	.loc 12 30 18
+	.loc 13 30 18
 	sub.rn.f64 %fd70, %fd69, %fd68;
-	.loc 12 30 11
+	.loc 13 30 11
 	sub.rn.f64 %fd71, %fd47, %fd70;
-	.loc 12 31 42
+	.loc 13 31 42
 	neg.f64 %fd72, %fd48;
-	.loc 12 31 29
+	.loc 13 31 29
 	fma.rn.f64 %fd73, %fd46, 0d3D2EF35793C76730, %fd72;
-	.loc 12 31 20
+	.loc 13 31 20
 	add.rn.f64 %fd74, %fd71, %fd73;
-	.loc 12 31 13
+	.loc 13 31 13
 	add.rn.f64 %fd75, %fd69, %fd74;
-	.loc 12 31 2
+	.loc 13 31 2
 	mov.f64 %fd45, %fd75;
 	bra.uni $L65_ret_Log64;
 $L74_entry:
-	.loc 12 52 9
+	.loc 13 52 9
 	setp.eq.f64 %p14, %fd0, 0d0000000000000000;
 	@%p14 bra $L75_switch_body;
 	bra.uni $L77_switch_next;
 $L75_switch_body:
-	.loc 12 53 31
+	.loc 13 53 31
 	mov.u64 %rd41, 0x7FF0000000000000;
 	mov.b64 %fd77, %rd41;
-	.loc 12 53 10
+	.loc 13 53 10
 	neg.f64 %fd78, %fd77;
-	.loc 12 53 3
+	.loc 13 53 3
 	mov.f64 %fd76, %fd78;
 	bra.uni $L79_ret_logSpecial;
 $L77_switch_next:
-	.loc 12 54 9
+	.loc 13 54 9
 	setp.gt.f64 %p15, %fd0, 0d0000000000000000;
 	@%p15 bra $L76_switch_body;
 	bra.uni $L78_switch_next;
 $L76_switch_body:
-	.loc 12 55 3
+	.loc 13 55 3
 	mov.f64 %fd76, %fd0;
 	bra.uni $L79_ret_logSpecial;
 $L78_switch_next:
-	.loc 12 57 29
+	.loc 13 57 29
 	mov.u64 %rd42, 0x7FF8000000000001;
 	mov.b64 %fd79, %rd42;
-	.loc 12 57 2
+	.loc 13 57 2
 	mov.f64 %fd76, %fd79;
 	bra.uni $L79_ret_logSpecial;
 $L79_ret_logSpecial:
-	.loc 12 25 3
+	.loc 13 25 3
 	mov.f64 %fd45, %fd76;
 	bra.uni $L65_ret_Log64;
 $L65_ret_Log64:
@@ -5566,201 +5793,201 @@ $L20_switch_next:
 	@%p18 bra $L80_entry;
 	bra.uni $L22_switch_next;
 $L80_entry:
-	.loc 13 50 14
+	.loc 14 50 14
 	abs.f64 %fd84, %fd0;
-	.loc 13 51 7
+	.loc 14 51 7
 	setp.lt.f64 %p19, %fd84, 0d3E40000000000000;
 	@%p19 bra $L81_if_then;
 	bra.uni $L82_if_done;
 $L81_if_then:
-	.loc 13 52 3
+	.loc 14 52 3
 	mov.f64 %fd83, %fd0;
 	bra.uni $L89_ret_Tanh64;
 $L82_if_done:
-	.loc 13 54 7
+	.loc 14 54 7
 	setp.lt.f64 %p20, %fd84, 0d3FE199999999999A;
 	@%p20 bra $L83_if_then;
 	bra.uni $L84_if_done;
 $L83_if_then:
-	.loc 13 55 10
+	.loc 14 55 10
 	mul.rn.f64 %fd85, %fd0, %fd0;
-	.loc 13 57 14
+	.loc 14 57 14
 	mov.f64 %fd87, 0dBEF59AA38F3E7BC1;
 	fma.rn.f64 %fd86, %fd87, %fd85, 0d3F164FE4CA891D03;
-	.loc 13 58 14
+	.loc 14 58 14
 	fma.rn.f64 %fd88, %fd86, %fd85, 0dBF2EC10D049F8D01;
-	.loc 13 59 14
+	.loc 14 59 14
 	fma.rn.f64 %fd89, %fd88, %fd85, 0d3F434C5AE47F49EC;
-	.loc 13 60 14
+	.loc 14 60 14
 	fma.rn.f64 %fd90, %fd89, %fd85, 0dBF57D97D06C3D2DC;
-	.loc 13 61 14
+	.loc 14 61 14
 	fma.rn.f64 %fd91, %fd90, %fd85, 0d3F6D6D3393D970E1;
-	.loc 13 62 14
+	.loc 14 62 14
 	fma.rn.f64 %fd92, %fd91, %fd85, 0dBF8226E32F042BD1;
-	.loc 13 63 14
+	.loc 14 63 14
 	fma.rn.f64 %fd93, %fd92, %fd85, 0d3F9664F48771478C;
-	.loc 13 64 14
+	.loc 14 64 14
 	fma.rn.f64 %fd94, %fd93, %fd85, 0dBFABA1BA1B9FECC1;
-	.loc 13 65 14
+	.loc 14 65 14
 	fma.rn.f64 %fd95, %fd94, %fd85, 0d3FC1111111111032;
-	.loc 13 66 14
+	.loc 14 66 14
 	fma.rn.f64 %fd96, %fd95, %fd85, 0dBFD5555555555555;
-	.loc 13 67 19
+	.loc 14 67 19
 	mul.rn.f64 %fd97, %fd0, %fd85;
-	.loc 13 67 17
+	.loc 14 67 17
 	fma.rn.f64 %fd98, %fd97, %fd96, %fd0;
-	.loc 13 67 3
+	.loc 14 67 3
 	mov.f64 %fd83, %fd98;
 	bra.uni $L89_ret_Tanh64;
 $L84_if_done:
-	.loc 13 69 9
+	.loc 14 69 9
 	setp.lt.f64 %p21, %fd84, 0d4036000000000000;
 	@%p21 bra $L86_if_done;
 	bra.uni $L85_if_then;
 $L86_if_done:
-	.loc 13 76 25
+	.loc 14 76 25
 	mul.rn.f64 %fd99, 0d4000000000000000, %fd84;
-	.loc 13 76 22
+	.loc 14 76 22
 	bra.uni $L90_entry;
 $L90_entry:
-	.loc 11 48 19
+	.loc 12 48 19
 	mul.rn.f64 %fd102, %fd99, 0d3FF71547652B82FE;
-	.loc 11 48 27
+	.loc 12 48 27
 	add.rn.f64 %fd103, %fd102, 0d3FE0000000000000;
-	.loc 11 48 17
+	.loc 12 48 17
 	cvt.rmi.f64.f64 %fd104, %fd103;
-	.loc 11 49 15
+	.loc 12 49 15
 	neg.f64 %fd105, %fd104;
-	.loc 11 49 14
+	.loc 12 49 14
 	fma.rn.f64 %fd106, %fd105, 0d3FE62E42FEFA3800, %fd99;
-	.loc 11 50 16
+	.loc 12 50 16
 	neg.f64 %fd107, %fd104;
-	.loc 11 50 15
+	.loc 12 50 15
 	fma.rn.f64 %fd108, %fd107, 0d3D2EF35793C76730, %fd106;
-	.loc 11 51 12
+	.loc 12 51 12
 	sub.rn.f64 %fd109, %fd106, %fd108;
-	.loc 11 51 22
+	.loc 12 51 22
 	mul.rn.f64 %fd110, %fd104, 0d3D2EF35793C76730;
-	.loc 11 51 18
+	.loc 12 51 18
 	sub.rn.f64 %fd111, %fd109, %fd110;
-	.loc 11 52 17
+	.loc 12 52 17
 	bra.uni $L92_entry;
 $L92_entry:
-	.loc 11 84 13
+	.loc 12 84 13
 	mov.f64 %fd115, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd114, %fd115, %fd108, 0d3E9289178A32D96D;
-	.loc 11 85 13
+	.loc 12 85 13
 	fma.rn.f64 %fd116, %fd114, %fd108, 0d3EC71DE5A4508C59;
-	.loc 11 86 13
+	.loc 12 86 13
 	fma.rn.f64 %fd117, %fd116, %fd108, 0d3EFA019B91B6AD82;
-	.loc 11 87 13
+	.loc 12 87 13
 	fma.rn.f64 %fd118, %fd117, %fd108, 0d3F2A01A018C2A3DC;
-	.loc 11 88 13
+	.loc 12 88 13
 	fma.rn.f64 %fd119, %fd118, %fd108, 0d3F56C16C17886F79;
-	.loc 11 89 13
+	.loc 12 89 13
 	fma.rn.f64 %fd120, %fd119, %fd108, 0d3F811111111144A1;
-	.loc 11 90 13
+	.loc 12 90 13
 	fma.rn.f64 %fd121, %fd120, %fd108, 0d3FA5555555553D74;
-	.loc 11 91 13
+	.loc 12 91 13
 	fma.rn.f64 %fd122, %fd121, %fd108, 0d3FC555555555554D;
-	.loc 11 92 13
+	.loc 12 92 13
 	fma.rn.f64 %fd123, %fd122, %fd108, 0d3FE0000000000001;
-	.loc 11 93 9
+	.loc 12 93 9
 	add.rn.f64 %fd124, 0d3FF0000000000000, %fd108;
-	.loc 11 94 10
+	.loc 12 94 10
 	sub.rn.f64 %fd125, 0d3FF0000000000000, %fd124;
-	.loc 11 94 15
+	.loc 12 94 15
 	add.rn.f64 %fd126, %fd125, %fd108;
-	.loc 11 95 16
+	.loc 12 95 16
 	mul.rn.f64 %fd127, %fd108, %fd108;
-	.loc 11 95 30
+	.loc 12 95 30
 	fma.rn.f64 %fd128, %fd111, %fd108, %fd111;
-	.loc 11 95 14
+	.loc 12 95 14
 	fma.rn.f64 %fd129, %fd127, %fd123, %fd128;
-	.loc 11 95 2
+	.loc 12 95 2
 	add.rn.f64 %fd130, %fd126, %fd129;
-	.loc 11 96 8
+	.loc 12 96 8
 	add.rn.f64 %fd131, %fd124, %fd130;
-	.loc 11 97 19
+	.loc 12 97 19
 	sub.rn.f64 %fd132, %fd131, %fd124;
-	.loc 11 97 14
+	.loc 12 97 14
 	sub.rn.f64 %fd133, %fd130, %fd132;
-	.loc 11 97 2
+	.loc 12 97 2
 	mov.f64 %fd112, %fd131;
 	mov.f64 %fd113, %fd133;
 	bra.uni $L93_ret_expCore;
 $L93_ret_expCore:
-	.loc 11 53 19
+	.loc 12 53 19
 	cvt.rzi.s64.f64 %rd44, %fd104;
-	.loc 11 53 2
+	.loc 12 53 2
 	mov.f64 %fd100, %fd112;
 	mov.f64 %fd101, %fd113;
 	mov.s64 %rd43, %rd44;
 	bra.uni $L91_ret_expParts;
 $L91_ret_expParts:
-	.loc 13 77 36
+	.loc 14 77 36
 	add.s64 %rd45, %rd43, 1023;
-	.loc 13 77 34
+	.loc 14 77 34
 	mov.u64 %rd46, %rd45;
-	.loc 13 77 43
+	.loc 14 77 43
 	shl.b64 %rd47, %rd46, 52;
-	.loc 13 77 27
+	.loc 14 77 27
 	mov.b64 %fd134, %rd47;
-	.loc 13 78 10
+	.loc 14 78 10
 	mul.rn.f64 %fd135, %fd100, %fd134;
-	.loc 13 79 10
+	.loc 14 79 10
 	add.rn.f64 %fd136, %fd135, 0d3FF0000000000000;
-	.loc 13 80 13
+	.loc 14 80 13
 	sub.rn.f64 %fd137, %fd135, %fd136;
-	.loc 13 80 18
+	.loc 14 80 18
 	add.rn.f64 %fd138, %fd137, 0d3FF0000000000000;
-	.loc 13 80 27
+	.loc 14 80 27
 	mul.rn.f64 %fd139, %fd101, %fd134;
-	.loc 13 80 23
+	.loc 14 80 23
 	add.rn.f64 %fd140, %fd138, %fd139;
-	.loc 13 81 9
+	.loc 14 81 9
 	div.rn.f64 %fd141, 0d4000000000000000, %fd136;
-	.loc 13 83 17
+	.loc 14 83 17
 	neg.f64 %fd142, %fd141;
-	.loc 13 83 16
+	.loc 14 83 16
 	fma.rn.f64 %fd143, %fd142, %fd136, 0d4000000000000000;
-	.loc 13 83 30
+	.loc 14 83 30
 	mul.rn.f64 %fd144, %fd141, %fd140;
-	.loc 13 83 27
+	.loc 14 83 27
 	sub.rn.f64 %fd145, %fd143, %fd144;
-	.loc 13 83 42
+	.loc 14 83 42
 	mul.rn.f64 %fd146, 0d3FE0000000000000, %fd141;
-	.loc 13 83 35
+	.loc 14 83 35
 	mul.rn.f64 %fd147, %fd145, %fd146;
-	.loc 13 84 9
+	.loc 14 84 9
 	sub.rn.f64 %fd148, 0d3FF0000000000000, %fd141;
-	.loc 13 85 11
+	.loc 14 85 11
 	sub.rn.f64 %fd149, 0d3FF0000000000000, %fd148;
-	.loc 13 85 16
+	.loc 14 85 16
 	sub.rn.f64 %fd150, %fd149, %fd141;
-	.loc 13 86 28
+	.loc 14 86 28
 	sub.rn.f64 %fd151, %fd150, %fd147;
-	.loc 13 86 24
+	.loc 14 86 24
 	add.rn.f64 %fd152, %fd148, %fd151;
-	.loc 13 86 22
+	.loc 14 86 22
 	copysign.f64 %fd153, %fd0, %fd152;
-	.loc 13 86 2
+	.loc 14 86 2
 	mov.f64 %fd83, %fd153;
 	bra.uni $L89_ret_Tanh64;
 $L85_if_then:
-	.loc 13 70 8
+	.loc 14 70 8
 	setp.neu.f64 %p22, %fd0, %fd0;
 	@%p22 bra $L87_if_then;
 	bra.uni $L88_if_done;
 $L87_if_then:
-	.loc 13 71 4
+	.loc 14 71 4
 	mov.f64 %fd83, %fd0;
 	bra.uni $L89_ret_Tanh64;
 $L88_if_done:
-	.loc 13 73 23
+	.loc 14 73 23
 	mov.f64 %fd155, 0d3FF0000000000000;
 	copysign.f64 %fd154, %fd0, %fd155;
-	.loc 13 73 3
+	.loc 14 73 3
 	mov.f64 %fd83, %fd154;
 	bra.uni $L89_ret_Tanh64;
 $L89_ret_Tanh64:
@@ -5778,140 +6005,140 @@ $L21_switch_body:
 	.loc 2 31 26
 	bra.uni $L94_entry;
 $L94_entry:
-	.loc 11 32 9
+	.loc 12 32 9
 	setp.gt.f64 %p24, %fd156, 0dC087500000000000;
 	@%p24 bra $L96_if_done;
 	bra.uni $L95_if_then;
 $L96_if_done:
-	.loc 11 38 7
+	.loc 12 38 7
 	setp.gt.f64 %p25, %fd156, 0d40862E6666666666;
 	@%p25 bra $L99_if_then;
 	bra.uni $L102_entry;
 $L99_if_then:
-	.loc 11 39 30
+	.loc 12 39 30
 	mov.u64 %rd48, 0x7FF0000000000000;
 	mov.b64 %fd158, %rd48;
-	.loc 11 39 3
+	.loc 12 39 3
 	mov.f64 %fd157, %fd158;
 	bra.uni $L101_ret_Exp64;
 $L102_entry:
-	.loc 11 48 19
+	.loc 12 48 19
 	mul.rn.f64 %fd161, %fd156, 0d3FF71547652B82FE;
-	.loc 11 48 27
+	.loc 12 48 27
 	add.rn.f64 %fd162, %fd161, 0d3FE0000000000000;
-	.loc 11 48 17
+	.loc 12 48 17
 	cvt.rmi.f64.f64 %fd163, %fd162;
-	.loc 11 49 15
+	.loc 12 49 15
 	neg.f64 %fd164, %fd163;
-	.loc 11 49 14
+	.loc 12 49 14
 	fma.rn.f64 %fd165, %fd164, 0d3FE62E42FEFA3800, %fd156;
-	.loc 11 50 16
+	.loc 12 50 16
 	neg.f64 %fd166, %fd163;
-	.loc 11 50 15
+	.loc 12 50 15
 	fma.rn.f64 %fd167, %fd166, 0d3D2EF35793C76730, %fd165;
-	.loc 11 51 12
+	.loc 12 51 12
 	sub.rn.f64 %fd168, %fd165, %fd167;
-	.loc 11 51 22
+	.loc 12 51 22
 	mul.rn.f64 %fd169, %fd163, 0d3D2EF35793C76730;
-	.loc 11 51 18
+	.loc 12 51 18
 	sub.rn.f64 %fd170, %fd168, %fd169;
-	.loc 11 52 17
+	.loc 12 52 17
 	bra.uni $L104_entry;
 $L104_entry:
-	.loc 11 84 13
+	.loc 12 84 13
 	mov.f64 %fd174, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd173, %fd174, %fd167, 0d3E9289178A32D96D;
-	.loc 11 85 13
+	.loc 12 85 13
 	fma.rn.f64 %fd175, %fd173, %fd167, 0d3EC71DE5A4508C59;
-	.loc 11 86 13
+	.loc 12 86 13
 	fma.rn.f64 %fd176, %fd175, %fd167, 0d3EFA019B91B6AD82;
-	.loc 11 87 13
+	.loc 12 87 13
 	fma.rn.f64 %fd177, %fd176, %fd167, 0d3F2A01A018C2A3DC;
-	.loc 11 88 13
+	.loc 12 88 13
 	fma.rn.f64 %fd178, %fd177, %fd167, 0d3F56C16C17886F79;
-	.loc 11 89 13
+	.loc 12 89 13
 	fma.rn.f64 %fd179, %fd178, %fd167, 0d3F811111111144A1;
-	.loc 11 90 13
+	.loc 12 90 13
 	fma.rn.f64 %fd180, %fd179, %fd167, 0d3FA5555555553D74;
-	.loc 11 91 13
+	.loc 12 91 13
 	fma.rn.f64 %fd181, %fd180, %fd167, 0d3FC555555555554D;
-	.loc 11 92 13
+	.loc 12 92 13
 	fma.rn.f64 %fd182, %fd181, %fd167, 0d3FE0000000000001;
-	.loc 11 93 9
+	.loc 12 93 9
 	add.rn.f64 %fd183, 0d3FF0000000000000, %fd167;
-	.loc 11 94 10
+	.loc 12 94 10
 	sub.rn.f64 %fd184, 0d3FF0000000000000, %fd183;
-	.loc 11 94 15
+	.loc 12 94 15
 	add.rn.f64 %fd185, %fd184, %fd167;
-	.loc 11 95 16
+	.loc 12 95 16
 	mul.rn.f64 %fd186, %fd167, %fd167;
-	.loc 11 95 30
+	.loc 12 95 30
 	fma.rn.f64 %fd187, %fd170, %fd167, %fd170;
-	.loc 11 95 14
+	.loc 12 95 14
 	fma.rn.f64 %fd188, %fd186, %fd182, %fd187;
-	.loc 11 95 2
+	.loc 12 95 2
 	add.rn.f64 %fd189, %fd185, %fd188;
-	.loc 11 96 8
+	.loc 12 96 8
 	add.rn.f64 %fd190, %fd183, %fd189;
-	.loc 11 97 19
+	.loc 12 97 19
 	sub.rn.f64 %fd191, %fd190, %fd183;
-	.loc 11 97 14
+	.loc 12 97 14
 	sub.rn.f64 %fd192, %fd189, %fd191;
-	.loc 11 97 2
+	.loc 12 97 2
 	mov.f64 %fd171, %fd190;
 	mov.f64 %fd172, %fd192;
 	bra.uni $L105_ret_expCore;
 $L105_ret_expCore:
-	.loc 11 53 19
+	.loc 12 53 19
 	cvt.rzi.s64.f64 %rd50, %fd163;
-	.loc 11 53 2
+	.loc 12 53 2
 	mov.f64 %fd159, %fd171;
 	mov.f64 %fd160, %fd172;
 	mov.s64 %rd49, %rd50;
 	bra.uni $L106_entry;
 $L106_entry:
-	.loc 11 103 10
+	.loc 12 103 10
 	shr.s64 %rd51, %rd49, 1;
-	.loc 11 104 38
+	.loc 12 104 38
 	add.s64 %rd52, %rd51, 1023;
-	.loc 11 104 35
+	.loc 12 104 35
 	mov.u64 %rd53, %rd52;
-	.loc 11 104 45
+	.loc 12 104 45
 	shl.b64 %rd54, %rd53, 52;
-	.loc 11 104 28
+	.loc 12 104 28
 	mov.b64 %fd194, %rd54;
-	.loc 11 105 37
+	.loc 12 105 37
 	sub.s64 %rd55, %rd49, %rd51;
-	.loc 11 105 40
+	.loc 12 105 40
 	add.s64 %rd56, %rd55, 1023;
-	.loc 11 105 35
+	.loc 12 105 35
 	mov.u64 %rd57, %rd56;
-	.loc 11 105 47
+	.loc 12 105 47
 	shl.b64 %rd58, %rd57, 52;
-	.loc 11 105 28
+	.loc 12 105 28
 	mov.b64 %fd195, %rd58;
-	.loc 11 106 11
+	.loc 12 106 11
 	mul.rn.f64 %fd196, %fd159, %fd194;
-	.loc 11 106 16
+	.loc 12 106 16
 	mul.rn.f64 %fd197, %fd196, %fd195;
-	.loc 11 106 2
+	.loc 12 106 2
 	mov.f64 %fd193, %fd197;
 	bra.uni $L107_ret_scale2;
 $L107_ret_scale2:
-	.loc 11 42 2
+	.loc 12 42 2
 	mov.f64 %fd157, %fd193;
 	bra.uni $L101_ret_Exp64;
 $L95_if_then:
-	.loc 11 33 8
+	.loc 12 33 8
 	setp.neu.f64 %p26, %fd156, %fd156;
 	@%p26 bra $L97_if_then;
 	bra.uni $L98_if_done;
 $L97_if_then:
-	.loc 11 34 4
+	.loc 12 34 4
 	mov.f64 %fd157, %fd156;
 	bra.uni $L101_ret_Exp64;
 $L98_if_done:
-	.loc 11 36 3
+	.loc 12 36 3
 	mov.f64 %fd157, 0d0000000000000000;
 	bra.uni $L101_ret_Exp64;
 $L101_ret_Exp64:
@@ -5928,95 +6155,95 @@ $L24_switch_next:
 	@%p27 bra $L110_entry;
 	bra.uni $L26_switch_next;
 $L110_entry:
-	.loc 14 50 6
+	.loc 15 50 6
 	sub.rn.f64 %fd202, %fd0, %fd0;
-	.loc 14 50 9
+	.loc 15 50 9
 	setp.neu.f64 %p28, %fd202, 0d0000000000000000;
 	@%p28 bra $L111_if_then;
 	bra.uni $L112_if_done;
 $L111_if_then:
-	.loc 14 51 30
+	.loc 15 51 30
 	mov.u64 %rd59, 0x7FF8000000000001;
 	mov.b64 %fd203, %rd59;
-	.loc 14 51 3
+	.loc 15 51 3
 	mov.f64 %fd201, %fd203;
 	bra.uni $L128_ret_sinCos;
 $L112_if_done:
-	.loc 14 53 12
+	.loc 15 53 12
 	abs.f64 %fd204, %fd0;
-	.loc 14 53 16
+	.loc 15 53 16
 	setp.lt.f64 %p29, %fd204, 0d3E40000000000000;
 	@%p29 bra $L115_if_then;
 	bra.uni $L114_if_done;
 $L115_if_then:
-	.loc 14 55 4
+	.loc 15 55 4
 	mov.f64 %fd201, %fd0;
 	bra.uni $L128_ret_sinCos;
 $L114_if_done:
-	.loc 14 59 18
+	.loc 15 59 18
 	mul.rn.f64 %fd205, %fd0, 0d3FE45F306DC9C883;
-	.loc 14 59 26
+	.loc 15 59 26
 	add.rn.f64 %fd206, %fd205, 0d3FE0000000000000;
-	.loc 14 59 16
+	.loc 15 59 16
 	cvt.rmi.f64.f64 %fd207, %fd206;
-	.loc 14 60 15
+	.loc 15 60 15
 	neg.f64 %fd208, %fd207;
-	.loc 14 60 14
+	.loc 15 60 14
 	fma.rn.f64 %fd209, %fd208, 0d3FF921FB54400000, %fd0;
-	.loc 14 61 9
+	.loc 15 61 9
 	mul.rn.f64 %fd210, %fd207, 0d3DD0B4611A626331;
-	.loc 14 62 27
+	.loc 15 62 27
 	neg.f64 %fd211, %fd210;
-	.loc 14 62 15
+	.loc 15 62 15
 	fma.rn.f64 %fd212, %fd207, 0d3DD0B4611A626331, %fd211;
-	.loc 14 64 9
+	.loc 15 64 9
 	sub.rn.f64 %fd213, %fd209, %fd210;
-	.loc 14 65 10
+	.loc 15 65 10
 	sub.rn.f64 %fd214, %fd213, %fd209;
-	.loc 14 66 16
+	.loc 15 66 16
 	sub.rn.f64 %fd215, %fd213, %fd214;
-	.loc 14 66 11
+	.loc 15 66 11
 	sub.rn.f64 %fd216, %fd209, %fd215;
-	.loc 14 66 28
+	.loc 15 66 28
 	add.rn.f64 %fd217, %fd210, %fd214;
-	.loc 14 66 23
+	.loc 15 66 23
 	sub.rn.f64 %fd218, %fd216, %fd217;
-	.loc 14 67 20
+	.loc 15 67 20
 	fma.rn.f64 %fd219, %fd207, 0d3A71701B839A2520, %fd212;
-	.loc 14 67 11
+	.loc 15 67 11
 	sub.rn.f64 %fd220, %fd218, %fd219;
-	.loc 14 68 9
+	.loc 15 68 9
 	add.rn.f64 %fd221, %fd213, %fd220;
-	.loc 14 69 17
+	.loc 15 69 17
 	sub.rn.f64 %fd222, %fd221, %fd213;
-	.loc 14 69 12
+	.loc 15 69 12
 	sub.rn.f64 %fd223, %fd220, %fd222;
-	.loc 14 73 7
+	.loc 15 73 7
 	setp.gt.f64 %p30, %fd221, 0d3FE921FB54442D18;
 	@%p30 bra $L117_if_then;
 	bra.uni $L119_if_else;
 $L117_if_then:
-	.loc 14 74 16
+	.loc 15 74 16
 	sub.rn.f64 %fd224, %fd221, 0d3FF921FB54442D18;
-	.loc 14 74 28
+	.loc 15 74 28
 	sub.rn.f64 %fd225, %fd223, 0d3C91A62633145C07;
-	.loc 14 74 38
+	.loc 15 74 38
 	add.rn.f64 %fd226, %fd207, 0d3FF0000000000000;
 	mov.f64 %fd227, %fd226;
 	mov.f64 %fd228, %fd224;
 	mov.f64 %fd229, %fd225;
 	bra.uni $L118_if_done;
 $L119_if_else:
-	.loc 14 75 14
+	.loc 15 75 14
 	setp.lt.f64 %p34, %fd221, 0dBFE921FB54442D18;
 	@%p34 bra $L120_if_then;
 	bra.uni $L130_edge;
 $L120_if_then:
-	.loc 14 76 16
+	.loc 15 76 16
 	add.rn.f64 %fd272, %fd221, 0d3FF921FB54442D18;
-	.loc 14 76 28
+	.loc 15 76 28
 	add.rn.f64 %fd273, %fd223, 0d3C91A62633145C07;
-	.loc 14 76 38
+	.loc 15 76 38
 	sub.rn.f64 %fd274, %fd207, 0d3FF0000000000000;
 	mov.f64 %fd227, %fd274;
 	mov.f64 %fd228, %fd272;
@@ -6028,9 +6255,9 @@ $L130_edge:
 	mov.f64 %fd229, %fd223;
 	bra.uni $L118_if_done;
 $L118_if_done:
-	.loc 14 78 14
+	.loc 15 78 14
 	abs.f64 %fd230, %fd228;
-	.loc 14 78 18
+	.loc 15 78 18
 	setp.lt.f64 %p31, %fd230, 0d3FE999999999999A;
 	@%p31 bra $L129_edge;
 	bra.uni $L121_if_then;
@@ -6043,110 +6270,110 @@ $L121_if_then:
 	mov.f64 %fd232, 0d0000000000000000;
 	bra.uni $L122_if_done;
 $L122_if_done:
-	.loc 14 82 19
+	.loc 15 82 19
 	mov.s64 %rd60, 0;
 	cvt.rn.f64.s64 %fd233, %rd60;
-	.loc 14 82 10
+	.loc 15 82 10
 	add.rn.f64 %fd234, %fd227, %fd233;
-	.loc 14 83 30
+	.loc 15 83 30
 	mul.rn.f64 %fd235, %fd234, 0d3FD0000000000000;
-	.loc 14 83 27
+	.loc 15 83 27
 	cvt.rmi.f64.f64 %fd236, %fd235;
-	.loc 14 83 17
+	.loc 15 83 17
 	mul.rn.f64 %fd237, 0d4010000000000000, %fd236;
-	.loc 14 83 14
+	.loc 15 83 14
 	sub.rn.f64 %fd238, %fd234, %fd237;
-	.loc 14 83 10
+	.loc 15 83 10
 	cvt.rzi.s64.f64 %rd61, %fd238;
-	.loc 14 84 9
+	.loc 15 84 9
 	mul.rn.f64 %fd239, %fd231, %fd231;
-	.loc 14 86 6
+	.loc 15 86 6
 	and.b64 %rd62, %rd61, 1;
-	.loc 14 86 9
+	.loc 15 86 9
 	setp.eq.s64 %p32, %rd62, 0;
 	@%p32 bra $L123_if_then;
 	bra.uni $L125_if_else;
 $L123_if_then:
-	.loc 14 88 15
+	.loc 15 88 15
 	mov.f64 %fd241, 0d3DE5E08934EFC45F;
 	fma.rn.f64 %fd240, %fd241, %fd239, 0dBE5AE6003B1C9C69;
-	.loc 14 89 15
+	.loc 15 89 15
 	fma.rn.f64 %fd242, %fd240, %fd239, 0d3EC71DE378F278FB;
-	.loc 14 90 15
+	.loc 15 90 15
 	fma.rn.f64 %fd243, %fd242, %fd239, 0dBF2A01A019E7D9CA;
-	.loc 14 91 15
+	.loc 15 91 15
 	fma.rn.f64 %fd244, %fd243, %fd239, 0d3F81111111110B97;
-	.loc 14 92 15
+	.loc 15 92 15
 	fma.rn.f64 %fd245, %fd244, %fd239, 0dBFC5555555555555;
-	.loc 14 94 20
+	.loc 15 94 20
 	mul.rn.f64 %fd246, %fd231, %fd239;
-	.loc 14 94 40
+	.loc 15 94 40
 	mul.rn.f64 %fd247, 0dBFE0000000000000, %fd239;
-	.loc 14 94 35
+	.loc 15 94 35
 	fma.rn.f64 %fd248, %fd247, %fd232, %fd232;
-	.loc 14 94 18
+	.loc 15 94 18
 	fma.rn.f64 %fd249, %fd246, %fd245, %fd248;
-	.loc 14 94 9
+	.loc 15 94 9
 	add.rn.f64 %fd250, %fd231, %fd249;
 	mov.f64 %fd251, %fd250;
 	bra.uni $L124_if_done;
 $L125_if_else:
-	.loc 14 97 15
+	.loc 15 97 15
 	mov.f64 %fd254, 0dBDA907B716A9F56A;
 	fma.rn.f64 %fd253, %fd254, %fd239, 0d3E21EEB65C3D396C;
-	.loc 14 98 15
+	.loc 15 98 15
 	fma.rn.f64 %fd255, %fd253, %fd239, 0dBE927E4FA14B6D35;
-	.loc 14 99 15
+	.loc 15 99 15
 	fma.rn.f64 %fd256, %fd255, %fd239, 0d3EFA01A019F4C26A;
-	.loc 14 100 15
+	.loc 15 100 15
 	fma.rn.f64 %fd257, %fd256, %fd239, 0dBF56C16C16C1695B;
-	.loc 14 101 15
+	.loc 15 101 15
 	fma.rn.f64 %fd258, %fd257, %fd239, 0d3FA5555555555555;
-	.loc 14 103 23
+	.loc 15 103 23
 	neg.f64 %fd259, %fd239;
-	.loc 14 103 16
+	.loc 15 103 16
 	fma.rn.f64 %fd260, %fd231, %fd231, %fd259;
-	.loc 14 104 13
+	.loc 15 104 13
 	mul.rn.f64 %fd261, 0d3FE0000000000000, %fd239;
-	.loc 14 105 10
+	.loc 15 105 10
 	sub.rn.f64 %fd262, 0d3FF0000000000000, %fd261;
-	.loc 14 106 12
+	.loc 15 106 12
 	sub.rn.f64 %fd263, 0d3FF0000000000000, %fd262;
-	.loc 14 106 17
+	.loc 15 106 17
 	sub.rn.f64 %fd264, %fd263, %fd261;
-	.loc 14 108 27
+	.loc 15 108 27
 	mul.rn.f64 %fd265, %fd239, %fd239;
-	.loc 14 108 39
+	.loc 15 108 39
 	mul.rn.f64 %fd266, 0dBFE0000000000000, %fd260;
-	.loc 14 108 25
+	.loc 15 108 25
 	fma.rn.f64 %fd267, %fd265, %fd258, %fd266;
-	.loc 14 108 47
+	.loc 15 108 47
 	mul.rn.f64 %fd268, %fd231, %fd232;
-	.loc 14 108 44
+	.loc 15 108 44
 	sub.rn.f64 %fd269, %fd267, %fd268;
-	.loc 14 108 15
+	.loc 15 108 15
 	add.rn.f64 %fd270, %fd264, %fd269;
-	.loc 14 108 9
+	.loc 15 108 9
 	add.rn.f64 %fd271, %fd262, %fd270;
 	mov.f64 %fd251, %fd271;
 	bra.uni $L124_if_done;
 $L124_if_done:
-	.loc 14 110 7
+	.loc 15 110 7
 	setp.ge.s64 %p33, %rd61, 2;
 	@%p33 bra $L126_if_then;
 	bra.uni $L127_if_done;
 $L126_if_then:
-	.loc 14 111 10
+	.loc 15 111 10
 	neg.f64 %fd252, %fd251;
-	.loc 14 111 3
+	.loc 15 111 3
 	mov.f64 %fd201, %fd252;
 	bra.uni $L128_ret_sinCos;
 $L127_if_done:
-	.loc 14 113 2
+	.loc 15 113 2
 	mov.f64 %fd201, %fd251;
 	bra.uni $L128_ret_sinCos;
 $L128_ret_sinCos:
-	.loc 14 39 2
+	.loc 15 39 2
 	mov.f64 %fd200, %fd201;
 	bra.uni $L109_ret_Sin64;
 $L109_ret_Sin64:
@@ -6159,95 +6386,95 @@ $L26_switch_next:
 	@%p35 bra $L133_entry;
 	bra.uni $L28_switch_next;
 $L133_entry:
-	.loc 14 50 6
+	.loc 15 50 6
 	sub.rn.f64 %fd277, %fd0, %fd0;
-	.loc 14 50 9
+	.loc 15 50 9
 	setp.neu.f64 %p36, %fd277, 0d0000000000000000;
 	@%p36 bra $L134_if_then;
 	bra.uni $L135_if_done;
 $L134_if_then:
-	.loc 14 51 30
+	.loc 15 51 30
 	mov.u64 %rd63, 0x7FF8000000000001;
 	mov.b64 %fd278, %rd63;
-	.loc 14 51 3
+	.loc 15 51 3
 	mov.f64 %fd276, %fd278;
 	bra.uni $L151_ret_sinCos;
 $L135_if_done:
-	.loc 14 53 12
+	.loc 15 53 12
 	abs.f64 %fd279, %fd0;
-	.loc 14 53 16
+	.loc 15 53 16
 	setp.lt.f64 %p37, %fd279, 0d3E40000000000000;
 	@%p37 bra $L139_if_done;
 	bra.uni $L137_if_done;
 $L139_if_done:
-	.loc 14 57 3
+	.loc 15 57 3
 	mov.f64 %fd276, 0d3FF0000000000000;
 	bra.uni $L151_ret_sinCos;
 $L137_if_done:
-	.loc 14 59 18
+	.loc 15 59 18
 	mul.rn.f64 %fd280, %fd0, 0d3FE45F306DC9C883;
-	.loc 14 59 26
+	.loc 15 59 26
 	add.rn.f64 %fd281, %fd280, 0d3FE0000000000000;
-	.loc 14 59 16
+	.loc 15 59 16
 	cvt.rmi.f64.f64 %fd282, %fd281;
-	.loc 14 60 15
+	.loc 15 60 15
 	neg.f64 %fd283, %fd282;
-	.loc 14 60 14
+	.loc 15 60 14
 	fma.rn.f64 %fd284, %fd283, 0d3FF921FB54400000, %fd0;
-	.loc 14 61 9
+	.loc 15 61 9
 	mul.rn.f64 %fd285, %fd282, 0d3DD0B4611A626331;
-	.loc 14 62 27
+	.loc 15 62 27
 	neg.f64 %fd286, %fd285;
-	.loc 14 62 15
+	.loc 15 62 15
 	fma.rn.f64 %fd287, %fd282, 0d3DD0B4611A626331, %fd286;
-	.loc 14 64 9
+	.loc 15 64 9
 	sub.rn.f64 %fd288, %fd284, %fd285;
-	.loc 14 65 10
+	.loc 15 65 10
 	sub.rn.f64 %fd289, %fd288, %fd284;
-	.loc 14 66 16
+	.loc 15 66 16
 	sub.rn.f64 %fd290, %fd288, %fd289;
-	.loc 14 66 11
+	.loc 15 66 11
 	sub.rn.f64 %fd291, %fd284, %fd290;
-	.loc 14 66 28
+	.loc 15 66 28
 	add.rn.f64 %fd292, %fd285, %fd289;
-	.loc 14 66 23
+	.loc 15 66 23
 	sub.rn.f64 %fd293, %fd291, %fd292;
-	.loc 14 67 20
+	.loc 15 67 20
 	fma.rn.f64 %fd294, %fd282, 0d3A71701B839A2520, %fd287;
-	.loc 14 67 11
+	.loc 15 67 11
 	sub.rn.f64 %fd295, %fd293, %fd294;
-	.loc 14 68 9
+	.loc 15 68 9
 	add.rn.f64 %fd296, %fd288, %fd295;
-	.loc 14 69 17
+	.loc 15 69 17
 	sub.rn.f64 %fd297, %fd296, %fd288;
-	.loc 14 69 12
+	.loc 15 69 12
 	sub.rn.f64 %fd298, %fd295, %fd297;
-	.loc 14 73 7
+	.loc 15 73 7
 	setp.gt.f64 %p38, %fd296, 0d3FE921FB54442D18;
 	@%p38 bra $L140_if_then;
 	bra.uni $L142_if_else;
 $L140_if_then:
-	.loc 14 74 16
+	.loc 15 74 16
 	sub.rn.f64 %fd299, %fd296, 0d3FF921FB54442D18;
-	.loc 14 74 28
+	.loc 15 74 28
 	sub.rn.f64 %fd300, %fd298, 0d3C91A62633145C07;
-	.loc 14 74 38
+	.loc 15 74 38
 	add.rn.f64 %fd301, %fd282, 0d3FF0000000000000;
 	mov.f64 %fd302, %fd301;
 	mov.f64 %fd303, %fd299;
 	mov.f64 %fd304, %fd300;
 	bra.uni $L141_if_done;
 $L142_if_else:
-	.loc 14 75 14
+	.loc 15 75 14
 	setp.lt.f64 %p42, %fd296, 0dBFE921FB54442D18;
 	@%p42 bra $L143_if_then;
 	bra.uni $L153_edge;
 $L143_if_then:
-	.loc 14 76 16
+	.loc 15 76 16
 	add.rn.f64 %fd347, %fd296, 0d3FF921FB54442D18;
-	.loc 14 76 28
+	.loc 15 76 28
 	add.rn.f64 %fd348, %fd298, 0d3C91A62633145C07;
-	.loc 14 76 38
+	.loc 15 76 38
 	sub.rn.f64 %fd349, %fd282, 0d3FF0000000000000;
 	mov.f64 %fd302, %fd349;
 	mov.f64 %fd303, %fd347;
@@ -6259,9 +6486,9 @@ $L153_edge:
 	mov.f64 %fd304, %fd298;
 	bra.uni $L141_if_done;
 $L141_if_done:
-	.loc 14 78 14
+	.loc 15 78 14
 	abs.f64 %fd305, %fd303;
-	.loc 14 78 18
+	.loc 15 78 18
 	setp.lt.f64 %p39, %fd305, 0d3FE999999999999A;
 	@%p39 bra $L152_edge;
 	bra.uni $L144_if_then;
@@ -6274,110 +6501,110 @@ $L144_if_then:
 	mov.f64 %fd307, 0d0000000000000000;
 	bra.uni $L145_if_done;
 $L145_if_done:
-	.loc 14 82 19
+	.loc 15 82 19
 	mov.s64 %rd64, 1;
 	cvt.rn.f64.s64 %fd308, %rd64;
-	.loc 14 82 10
+	.loc 15 82 10
 	add.rn.f64 %fd309, %fd302, %fd308;
-	.loc 14 83 30
+	.loc 15 83 30
 	mul.rn.f64 %fd310, %fd309, 0d3FD0000000000000;
-	.loc 14 83 27
+	.loc 15 83 27
 	cvt.rmi.f64.f64 %fd311, %fd310;
-	.loc 14 83 17
+	.loc 15 83 17
 	mul.rn.f64 %fd312, 0d4010000000000000, %fd311;
-	.loc 14 83 14
+	.loc 15 83 14
 	sub.rn.f64 %fd313, %fd309, %fd312;
-	.loc 14 83 10
+	.loc 15 83 10
 	cvt.rzi.s64.f64 %rd65, %fd313;
-	.loc 14 84 9
+	.loc 15 84 9
 	mul.rn.f64 %fd314, %fd306, %fd306;
-	.loc 14 86 6
+	.loc 15 86 6
 	and.b64 %rd66, %rd65, 1;
-	.loc 14 86 9
+	.loc 15 86 9
 	setp.eq.s64 %p40, %rd66, 0;
 	@%p40 bra $L146_if_then;
 	bra.uni $L148_if_else;
 $L146_if_then:
-	.loc 14 88 15
+	.loc 15 88 15
 	mov.f64 %fd316, 0d3DE5E08934EFC45F;
 	fma.rn.f64 %fd315, %fd316, %fd314, 0dBE5AE6003B1C9C69;
-	.loc 14 89 15
+	.loc 15 89 15
 	fma.rn.f64 %fd317, %fd315, %fd314, 0d3EC71DE378F278FB;
-	.loc 14 90 15
+	.loc 15 90 15
 	fma.rn.f64 %fd318, %fd317, %fd314, 0dBF2A01A019E7D9CA;
-	.loc 14 91 15
+	.loc 15 91 15
 	fma.rn.f64 %fd319, %fd318, %fd314, 0d3F81111111110B97;
-	.loc 14 92 15
+	.loc 15 92 15
 	fma.rn.f64 %fd320, %fd319, %fd314, 0dBFC5555555555555;
-	.loc 14 94 20
+	.loc 15 94 20
 	mul.rn.f64 %fd321, %fd306, %fd314;
-	.loc 14 94 40
+	.loc 15 94 40
 	mul.rn.f64 %fd322, 0dBFE0000000000000, %fd314;
-	.loc 14 94 35
+	.loc 15 94 35
 	fma.rn.f64 %fd323, %fd322, %fd307, %fd307;
-	.loc 14 94 18
+	.loc 15 94 18
 	fma.rn.f64 %fd324, %fd321, %fd320, %fd323;
-	.loc 14 94 9
+	.loc 15 94 9
 	add.rn.f64 %fd325, %fd306, %fd324;
 	mov.f64 %fd326, %fd325;
 	bra.uni $L147_if_done;
 $L148_if_else:
-	.loc 14 97 15
+	.loc 15 97 15
 	mov.f64 %fd329, 0dBDA907B716A9F56A;
 	fma.rn.f64 %fd328, %fd329, %fd314, 0d3E21EEB65C3D396C;
-	.loc 14 98 15
+	.loc 15 98 15
 	fma.rn.f64 %fd330, %fd328, %fd314, 0dBE927E4FA14B6D35;
-	.loc 14 99 15
+	.loc 15 99 15
 	fma.rn.f64 %fd331, %fd330, %fd314, 0d3EFA01A019F4C26A;
-	.loc 14 100 15
+	.loc 15 100 15
 	fma.rn.f64 %fd332, %fd331, %fd314, 0dBF56C16C16C1695B;
-	.loc 14 101 15
+	.loc 15 101 15
 	fma.rn.f64 %fd333, %fd332, %fd314, 0d3FA5555555555555;
-	.loc 14 103 23
+	.loc 15 103 23
 	neg.f64 %fd334, %fd314;
-	.loc 14 103 16
+	.loc 15 103 16
 	fma.rn.f64 %fd335, %fd306, %fd306, %fd334;
-	.loc 14 104 13
+	.loc 15 104 13
 	mul.rn.f64 %fd336, 0d3FE0000000000000, %fd314;
-	.loc 14 105 10
+	.loc 15 105 10
 	sub.rn.f64 %fd337, 0d3FF0000000000000, %fd336;
-	.loc 14 106 12
+	.loc 15 106 12
 	sub.rn.f64 %fd338, 0d3FF0000000000000, %fd337;
-	.loc 14 106 17
+	.loc 15 106 17
 	sub.rn.f64 %fd339, %fd338, %fd336;
-	.loc 14 108 27
+	.loc 15 108 27
 	mul.rn.f64 %fd340, %fd314, %fd314;
-	.loc 14 108 39
+	.loc 15 108 39
 	mul.rn.f64 %fd341, 0dBFE0000000000000, %fd335;
-	.loc 14 108 25
+	.loc 15 108 25
 	fma.rn.f64 %fd342, %fd340, %fd333, %fd341;
-	.loc 14 108 47
+	.loc 15 108 47
 	mul.rn.f64 %fd343, %fd306, %fd307;
-	.loc 14 108 44
+	.loc 15 108 44
 	sub.rn.f64 %fd344, %fd342, %fd343;
-	.loc 14 108 15
+	.loc 15 108 15
 	add.rn.f64 %fd345, %fd339, %fd344;
-	.loc 14 108 9
+	.loc 15 108 9
 	add.rn.f64 %fd346, %fd337, %fd345;
 	mov.f64 %fd326, %fd346;
 	bra.uni $L147_if_done;
 $L147_if_done:
-	.loc 14 110 7
+	.loc 15 110 7
 	setp.ge.s64 %p41, %rd65, 2;
 	@%p41 bra $L149_if_then;
 	bra.uni $L150_if_done;
 $L149_if_then:
-	.loc 14 111 10
+	.loc 15 111 10
 	neg.f64 %fd327, %fd326;
-	.loc 14 111 3
+	.loc 15 111 3
 	mov.f64 %fd276, %fd327;
 	bra.uni $L151_ret_sinCos;
 $L150_if_done:
-	.loc 14 113 2
+	.loc 15 113 2
 	mov.f64 %fd276, %fd326;
 	bra.uni $L151_ret_sinCos;
 $L151_ret_sinCos:
-	.loc 14 45 2
+	.loc 15 45 2
 	mov.f64 %fd275, %fd276;
 	bra.uni $L132_ret_Cos64;
 $L132_ret_Cos64:
@@ -6390,307 +6617,307 @@ $L28_switch_next:
 	@%p43 bra $L154_entry;
 	bra.uni $L30_switch_next;
 $L154_entry:
-	.loc 10 80 14
+	.loc 11 80 14
 	abs.f64 %fd351, %fd0;
-	.loc 10 81 7
+	.loc 11 81 7
 	setp.lt.f64 %p44, %fd351, 0d3FE4000000000000;
 	@%p44 bra $L155_if_then;
 	bra.uni $L156_if_done;
 $L155_if_then:
-	.loc 10 82 10
+	.loc 11 82 10
 	mul.rn.f64 %fd352, %fd0, %fd0;
-	.loc 10 84 14
+	.loc 11 84 14
 	mov.f64 %fd354, 0dBE0ABAE48FF67D46;
 	fma.rn.f64 %fd353, %fd354, %fd352, 0d3E4D71B0F10D1C74;
-	.loc 10 85 14
+	.loc 11 85 14
 	fma.rn.f64 %fd355, %fd353, %fd352, 0dBE85C0726EEBF1E4;
-	.loc 10 86 14
+	.loc 11 86 14
 	fma.rn.f64 %fd356, %fd355, %fd352, 0d3EBB97FD3D94F026;
-	.loc 10 87 14
+	.loc 11 87 14
 	fma.rn.f64 %fd357, %fd356, %fd352, 0dBEEF4CA4D6F373D2;
-	.loc 10 88 14
+	.loc 11 88 14
 	fma.rn.f64 %fd358, %fd357, %fd352, 0d3F1F9A2BAA8FE6BF;
-	.loc 10 89 14
+	.loc 11 89 14
 	fma.rn.f64 %fd359, %fd358, %fd352, 0dBF4C02DB03DD7190;
-	.loc 10 90 14
+	.loc 11 90 14
 	fma.rn.f64 %fd360, %fd359, %fd352, 0d3F7565BCCF92B2F7;
-	.loc 10 91 14
+	.loc 11 91 14
 	fma.rn.f64 %fd361, %fd360, %fd352, 0dBF9B82CE311FA93E;
-	.loc 10 92 14
+	.loc 11 92 14
 	fma.rn.f64 %fd362, %fd361, %fd352, 0d3FBCE2F21A040D16;
-	.loc 10 93 14
+	.loc 11 93 14
 	fma.rn.f64 %fd363, %fd362, %fd352, 0dBFD812746B0379BD;
-	.loc 10 95 52
+	.loc 11 95 52
 	fma.rn.f64 %fd364, %fd363, %fd352, 0d3C71AE3A914FED80;
-	.loc 10 95 44
+	.loc 11 95 44
 	mul.rn.f64 %fd365, %fd0, %fd364;
-	.loc 10 95 17
+	.loc 11 95 17
 	fma.rn.f64 %fd366, %fd0, 0d3FF20DD750429B6D, %fd365;
-	.loc 10 95 3
+	.loc 11 95 3
 	mov.f64 %fd350, %fd366;
 	bra.uni $L163_ret_Erf64;
 $L156_if_done:
-	.loc 10 97 7
+	.loc 11 97 7
 	setp.lt.f64 %p45, %fd351, 0d3FF4000000000000;
 	@%p45 bra $L157_if_then;
 	bra.uni $L158_if_done;
 $L157_if_then:
-	.loc 10 99 10
+	.loc 11 99 10
 	sub.rn.f64 %fd367, %fd351, 0d3FEE000000000000;
-	.loc 10 101 14
+	.loc 11 101 14
 	mov.f64 %fd369, 0d3EFBD9F8C30334DD;
 	fma.rn.f64 %fd368, %fd369, %fd367, 0dBED4F51B626EA3C4;
-	.loc 10 102 14
+	.loc 11 102 14
 	fma.rn.f64 %fd370, %fd368, %fd367, 0dBF2B035161F03B8D;
-	.loc 10 103 14
+	.loc 11 103 14
 	fma.rn.f64 %fd371, %fd370, %fd367, 0d3F2F5A68024796B9;
-	.loc 10 104 14
+	.loc 11 104 14
 	fma.rn.f64 %fd372, %fd371, %fd367, 0d3F5244813684703B;
-	.loc 10 105 14
+	.loc 11 105 14
 	fma.rn.f64 %fd373, %fd372, %fd367, 0dBF657B78A761671E;
-	.loc 10 106 14
+	.loc 11 106 14
 	fma.rn.f64 %fd374, %fd373, %fd367, 0dBF6CB8AC61060202;
-	.loc 10 107 14
+	.loc 11 107 14
 	fma.rn.f64 %fd375, %fd374, %fd367, 0d3F91A817CD11C66C;
-	.loc 10 108 14
+	.loc 11 108 14
 	fma.rn.f64 %fd376, %fd375, %fd367, 0dBF6476541A88A981;
-	.loc 10 109 14
+	.loc 11 109 14
 	fma.rn.f64 %fd377, %fd376, %fd367, 0dBFB1D1F00113A632;
-	.loc 10 110 14
+	.loc 11 110 14
 	fma.rn.f64 %fd378, %fd377, %fd367, 0d3FB747E31BF4D1C4;
-	.loc 10 111 14
+	.loc 11 111 14
 	fma.rn.f64 %fd379, %fd378, %fd367, 0d3FBE4C9975DA1FF3;
-	.loc 10 112 14
+	.loc 11 112 14
 	fma.rn.f64 %fd380, %fd379, %fd367, 0dBFDC1CD8486603AC;
-	.loc 10 113 14
+	.loc 11 113 14
 	fma.rn.f64 %fd381, %fd380, %fd367, 0d3FDDFCA26F5BBF84;
-	.loc 10 114 50
+	.loc 11 114 50
 	fma.rn.f64 %fd382, %fd367, %fd381, 0d3C6D792574F4EBEC;
-	.loc 10 114 42
+	.loc 11 114 42
 	add.rn.f64 %fd383, 0d3FEA1551A16AAEAF, %fd382;
-	.loc 10 114 23
+	.loc 11 114 23
 	copysign.f64 %fd384, %fd0, %fd383;
-	.loc 10 114 3
+	.loc 11 114 3
 	mov.f64 %fd350, %fd384;
 	bra.uni $L163_ret_Erf64;
 $L158_if_done:
-	.loc 10 116 9
+	.loc 11 116 9
 	setp.lt.f64 %p46, %fd351, 0d4018000000000000;
 	@%p46 bra $L160_if_done;
 	bra.uni $L159_if_then;
 $L160_if_done:
-	.loc 10 122 10
+	.loc 11 122 10
 	sub.rn.f64 %fd385, %fd351, 0d4008000000000000;
-	.loc 10 122 20
+	.loc 11 122 20
 	add.rn.f64 %fd386, %fd351, 0d4008000000000000;
-	.loc 10 122 15
+	.loc 11 122 15
 	div.rn.f64 %fd387, %fd385, %fd386;
-	.loc 10 124 13
+	.loc 11 124 13
 	mov.f64 %fd389, 0d3E76C1DC32CB3D5D;
 	fma.rn.f64 %fd388, %fd389, %fd387, 0d3EB7652CF3052241;
-	.loc 10 125 13
+	.loc 11 125 13
 	fma.rn.f64 %fd390, %fd388, %fd387, 0d3EC123E7654120B2;
-	.loc 10 126 13
+	.loc 11 126 13
 	fma.rn.f64 %fd391, %fd390, %fd387, 0dBEE0DCF632DBE761;
-	.loc 10 127 13
+	.loc 11 127 13
 	fma.rn.f64 %fd392, %fd391, %fd387, 0dBEEAF8E97F129AAF;
-	.loc 10 128 13
+	.loc 11 128 13
 	fma.rn.f64 %fd393, %fd392, %fd387, 0d3F10CB55FBD13934;
-	.loc 10 129 13
+	.loc 11 129 13
 	fma.rn.f64 %fd394, %fd393, %fd387, 0d3F07BA3C70E67EC1;
-	.loc 10 130 13
+	.loc 11 130 13
 	fma.rn.f64 %fd395, %fd394, %fd387, 0dBF439085E4670C4D;
-	.loc 10 131 13
+	.loc 11 131 13
 	fma.rn.f64 %fd396, %fd395, %fd387, 0d3F473101A75258A8;
-	.loc 10 132 13
+	.loc 11 132 13
 	fma.rn.f64 %fd397, %fd396, %fd387, 0d3F717C838FEA4DEA;
-	.loc 10 133 13
+	.loc 11 133 13
 	fma.rn.f64 %fd398, %fd397, %fd387, 0dBF98FA58EB4B1B27;
-	.loc 10 134 13
+	.loc 11 134 13
 	fma.rn.f64 %fd399, %fd398, %fd387, 0d3FB258B13B014D73;
-	.loc 10 135 13
+	.loc 11 135 13
 	fma.rn.f64 %fd400, %fd399, %fd387, 0dBFC336FFBEF093C5;
-	.loc 10 136 13
+	.loc 11 136 13
 	fma.rn.f64 %fd401, %fd400, %fd387, 0d3FCF6FF204105980;
-	.loc 10 137 13
+	.loc 11 137 13
 	fma.rn.f64 %fd402, %fd401, %fd387, 0dBFD4E102B9CF850F;
-	.loc 10 138 13
+	.loc 11 138 13
 	fma.rn.f64 %fd403, %fd402, %fd387, 0d3FC6E9827D229D2D;
-	.loc 10 140 10
+	.loc 11 140 10
 	mul.rn.f64 %fd404, %fd351, %fd351;
-	.loc 10 141 22
+	.loc 11 141 22
 	neg.f64 %fd405, %fd404;
-	.loc 10 141 15
+	.loc 11 141 15
 	fma.rn.f64 %fd406, %fd351, %fd351, %fd405;
-	.loc 10 142 16
+	.loc 11 142 16
 	neg.f64 %fd407, %fd404;
-	.loc 10 142 15
+	.loc 11 142 15
 	bra.uni $L164_entry;
 $L164_entry:
-	.loc 11 32 9
+	.loc 12 32 9
 	setp.gt.f64 %p47, %fd407, 0dC087500000000000;
 	@%p47 bra $L166_if_done;
 	bra.uni $L165_if_then;
 $L166_if_done:
-	.loc 11 38 7
+	.loc 12 38 7
 	setp.gt.f64 %p48, %fd407, 0d40862E6666666666;
 	@%p48 bra $L169_if_then;
 	bra.uni $L172_entry;
 $L169_if_then:
-	.loc 11 39 30
+	.loc 12 39 30
 	mov.u64 %rd67, 0x7FF0000000000000;
 	mov.b64 %fd409, %rd67;
-	.loc 11 39 3
+	.loc 12 39 3
 	mov.f64 %fd408, %fd409;
 	bra.uni $L171_ret_Exp64;
 $L172_entry:
-	.loc 11 48 19
+	.loc 12 48 19
 	mul.rn.f64 %fd412, %fd407, 0d3FF71547652B82FE;
-	.loc 11 48 27
+	.loc 12 48 27
 	add.rn.f64 %fd413, %fd412, 0d3FE0000000000000;
-	.loc 11 48 17
+	.loc 12 48 17
 	cvt.rmi.f64.f64 %fd414, %fd413;
-	.loc 11 49 15
+	.loc 12 49 15
 	neg.f64 %fd415, %fd414;
-	.loc 11 49 14
+	.loc 12 49 14
 	fma.rn.f64 %fd416, %fd415, 0d3FE62E42FEFA3800, %fd407;
-	.loc 11 50 16
+	.loc 12 50 16
 	neg.f64 %fd417, %fd414;
-	.loc 11 50 15
+	.loc 12 50 15
 	fma.rn.f64 %fd418, %fd417, 0d3D2EF35793C76730, %fd416;
-	.loc 11 51 12
+	.loc 12 51 12
 	sub.rn.f64 %fd419, %fd416, %fd418;
-	.loc 11 51 22
+	.loc 12 51 22
 	mul.rn.f64 %fd420, %fd414, 0d3D2EF35793C76730;
-	.loc 11 51 18
+	.loc 12 51 18
 	sub.rn.f64 %fd421, %fd419, %fd420;
-	.loc 11 52 17
+	.loc 12 52 17
 	bra.uni $L174_entry;
 $L174_entry:
-	.loc 11 84 13
+	.loc 12 84 13
 	mov.f64 %fd425, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd424, %fd425, %fd418, 0d3E9289178A32D96D;
-	.loc 11 85 13
+	.loc 12 85 13
 	fma.rn.f64 %fd426, %fd424, %fd418, 0d3EC71DE5A4508C59;
-	.loc 11 86 13
+	.loc 12 86 13
 	fma.rn.f64 %fd427, %fd426, %fd418, 0d3EFA019B91B6AD82;
-	.loc 11 87 13
+	.loc 12 87 13
 	fma.rn.f64 %fd428, %fd427, %fd418, 0d3F2A01A018C2A3DC;
-	.loc 11 88 13
+	.loc 12 88 13
 	fma.rn.f64 %fd429, %fd428, %fd418, 0d3F56C16C17886F79;
-	.loc 11 89 13
+	.loc 12 89 13
 	fma.rn.f64 %fd430, %fd429, %fd418, 0d3F811111111144A1;
-	.loc 11 90 13
+	.loc 12 90 13
 	fma.rn.f64 %fd431, %fd430, %fd418, 0d3FA5555555553D74;
-	.loc 11 91 13
+	.loc 12 91 13
 	fma.rn.f64 %fd432, %fd431, %fd418, 0d3FC555555555554D;
-	.loc 11 92 13
+	.loc 12 92 13
 	fma.rn.f64 %fd433, %fd432, %fd418, 0d3FE0000000000001;
-	.loc 11 93 9
+	.loc 12 93 9
 	add.rn.f64 %fd434, 0d3FF0000000000000, %fd418;
-	.loc 11 94 10
+	.loc 12 94 10
 	sub.rn.f64 %fd435, 0d3FF0000000000000, %fd434;
-	.loc 11 94 15
+	.loc 12 94 15
 	add.rn.f64 %fd436, %fd435, %fd418;
-	.loc 11 95 16
+	.loc 12 95 16
 	mul.rn.f64 %fd437, %fd418, %fd418;
-	.loc 11 95 30
+	.loc 12 95 30
 	fma.rn.f64 %fd438, %fd421, %fd418, %fd421;
-	.loc 11 95 14
+	.loc 12 95 14
 	fma.rn.f64 %fd439, %fd437, %fd433, %fd438;
-	.loc 11 95 2
+	.loc 12 95 2
 	add.rn.f64 %fd440, %fd436, %fd439;
-	.loc 11 96 8
+	.loc 12 96 8
 	add.rn.f64 %fd441, %fd434, %fd440;
-	.loc 11 97 19
+	.loc 12 97 19
 	sub.rn.f64 %fd442, %fd441, %fd434;
-	.loc 11 97 14
+	.loc 12 97 14
 	sub.rn.f64 %fd443, %fd440, %fd442;
-	.loc 11 97 2
+	.loc 12 97 2
 	mov.f64 %fd422, %fd441;
 	mov.f64 %fd423, %fd443;
 	bra.uni $L175_ret_expCore;
 $L175_ret_expCore:
-	.loc 11 53 19
+	.loc 12 53 19
 	cvt.rzi.s64.f64 %rd69, %fd414;
-	.loc 11 53 2
+	.loc 12 53 2
 	mov.f64 %fd410, %fd422;
 	mov.f64 %fd411, %fd423;
 	mov.s64 %rd68, %rd69;
 	bra.uni $L176_entry;
 $L176_entry:
-	.loc 11 103 10
+	.loc 12 103 10
 	shr.s64 %rd70, %rd68, 1;
-	.loc 11 104 38
+	.loc 12 104 38
 	add.s64 %rd71, %rd70, 1023;
-	.loc 11 104 35
+	.loc 12 104 35
 	mov.u64 %rd72, %rd71;
-	.loc 11 104 45
+	.loc 12 104 45
 	shl.b64 %rd73, %rd72, 52;
-	.loc 11 104 28
+	.loc 12 104 28
 	mov.b64 %fd445, %rd73;
-	.loc 11 105 37
+	.loc 12 105 37
 	sub.s64 %rd74, %rd68, %rd70;
-	.loc 11 105 40
+	.loc 12 105 40
 	add.s64 %rd75, %rd74, 1023;
-	.loc 11 105 35
+	.loc 12 105 35
 	mov.u64 %rd76, %rd75;
-	.loc 11 105 47
+	.loc 12 105 47
 	shl.b64 %rd77, %rd76, 52;
-	.loc 11 105 28
+	.loc 12 105 28
 	mov.b64 %fd446, %rd77;
-	.loc 11 106 11
+	.loc 12 106 11
 	mul.rn.f64 %fd447, %fd410, %fd445;
-	.loc 11 106 16
+	.loc 12 106 16
 	mul.rn.f64 %fd448, %fd447, %fd446;
-	.loc 11 106 2
+	.loc 12 106 2
 	mov.f64 %fd444, %fd448;
 	bra.uni $L177_ret_scale2;
 $L177_ret_scale2:
-	.loc 11 42 2
+	.loc 12 42 2
 	mov.f64 %fd408, %fd444;
 	bra.uni $L171_ret_Exp64;
 $L165_if_then:
-	.loc 11 33 8
+	.loc 12 33 8
 	setp.neu.f64 %p49, %fd407, %fd407;
 	@%p49 bra $L167_if_then;
 	bra.uni $L168_if_done;
 $L167_if_then:
-	.loc 11 34 4
+	.loc 12 34 4
 	mov.f64 %fd408, %fd407;
 	bra.uni $L171_ret_Exp64;
 $L168_if_done:
-	.loc 11 36 3
+	.loc 12 36 3
 	mov.f64 %fd408, 0d0000000000000000;
 	bra.uni $L171_ret_Exp64;
 $L171_ret_Exp64:
-	.loc 10 142 31
+	.loc 11 142 31
 	neg.f64 %fd449, %fd406;
-	.loc 10 142 30
+	.loc 11 142 30
 	fma.rn.f64 %fd450, %fd449, %fd403, %fd403;
-	.loc 10 142 21
+	.loc 11 142 21
 	mul.rn.f64 %fd451, %fd408, %fd450;
-	.loc 10 143 24
+	.loc 11 143 24
 	sub.rn.f64 %fd452, 0d3FF0000000000000, %fd451;
-	.loc 10 143 22
+	.loc 11 143 22
 	copysign.f64 %fd453, %fd0, %fd452;
-	.loc 10 143 2
+	.loc 11 143 2
 	mov.f64 %fd350, %fd453;
 	bra.uni $L163_ret_Erf64;
 $L159_if_then:
-	.loc 10 117 8
+	.loc 11 117 8
 	setp.neu.f64 %p50, %fd0, %fd0;
 	@%p50 bra $L161_if_then;
 	bra.uni $L162_if_done;
 $L161_if_then:
-	.loc 10 118 4
+	.loc 11 118 4
 	mov.f64 %fd350, %fd0;
 	bra.uni $L163_ret_Erf64;
 $L162_if_done:
-	.loc 10 120 23
+	.loc 11 120 23
 	mov.f64 %fd455, 0d3FF0000000000000;
 	copysign.f64 %fd454, %fd0, %fd455;
-	.loc 10 120 3
+	.loc 11 120 3
 	mov.f64 %fd350, %fd454;
 	bra.uni $L163_ret_Erf64;
 $L163_ret_Erf64:
@@ -7093,26 +7320,26 @@ $L31_if_done:
 	.loc 2 85 29
 	bra.uni $L39_entry;
 $L39_entry:
-	.loc 12 37 9
+	.loc 13 37 9
 	setp.gt.f64 %p16, %fd7, 0d0000000000000000;
 	@%p16 bra $L42_cond_false;
 	bra.uni $L52_entry;
 $L42_cond_false:
-	.loc 12 37 19
+	.loc 13 37 19
 	setp.gt.f64 %p17, %fd7, 0d7FEFFFFFFFFFFFFF;
 	@%p17 bra $L52_entry;
 	bra.uni $L44_entry;
 $L44_entry:
-	.loc 12 64 23
+	.loc 13 64 23
 	mov.b64 %rd28, %fd7;
-	.loc 12 66 7
+	.loc 13 66 7
 	setp.lo.u64 %p18, %rd28, 0x10000000000000;
 	@%p18 bra $L45_if_then;
 	bra.uni $L50_edge;
 $L45_if_then:
-	.loc 12 67 26
+	.loc 13 67 26
 	mul.rn.f64 %fd12, %fd7, 0d4350000000000000;
-	.loc 12 67 23
+	.loc 13 67 23
 	mov.b64 %rd31, %fd12;
 	mov.u64 %rd29, %rd31;
 	mov.s64 %rd30, 1077;
@@ -7122,26 +7349,26 @@ $L50_edge:
 	mov.s64 %rd30, 1023;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 12 70 13
+	.loc 13 70 13
 	shr.u64 %rd32, %rd29, 52;
-	.loc 12 70 11
+	.loc 13 70 11
 	mov.s64 %rd33, %rd32;
-	.loc 12 70 19
+	.loc 13 70 19
 	sub.s64 %rd34, %rd33, %rd30;
-	.loc 12 71 29
+	.loc 13 71 29
 	and.b64 %rd35, %rd29, 0xFFFFFFFFFFFFF;
-	.loc 12 71 40
+	.loc 13 71 40
 	or.b64 %rd36, %rd35, 0x3FF0000000000000;
-	.loc 12 71 27
+	.loc 13 71 27
 	mov.b64 %fd13, %rd36;
-	.loc 12 72 7
+	.loc 13 72 7
 	setp.gt.f64 %p19, %fd13, 0d3FF6A09E667F3BCD;
 	@%p19 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 12 73 3
+	.loc 13 73 3
 	mul.rn.f64 %fd15, %fd13, 0d3FE0000000000000;
-	.loc 12 74 3
+	.loc 13 74 3
 	add.s64 %rd38, %rd34, 1;
 	mov.s64 %rd37, %rd38;
 	mov.f64 %fd14, %fd15;
@@ -7151,100 +7378,100 @@ $L51_edge:
 	mov.f64 %fd14, %fd13;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 12 76 8
+	.loc 13 76 8
 	sub.rn.f64 %fd16, %fd14, 0d3FF0000000000000;
-	.loc 12 77 14
+	.loc 13 77 14
 	add.rn.f64 %fd17, 0d4000000000000000, %fd16;
-	.loc 12 77 9
+	.loc 13 77 9
 	div.rn.f64 %fd18, %fd16, %fd17;
-	.loc 12 78 9
+	.loc 13 78 9
 	mul.rn.f64 %fd19, %fd18, %fd18;
-	.loc 12 80 13
+	.loc 13 80 13
 	mov.f64 %fd21, 0d3FC2B5B3CC251335;
 	fma.rn.f64 %fd20, %fd21, %fd19, 0d3FC39FE1F2E5E1D1;
-	.loc 12 81 13
+	.loc 13 81 13
 	fma.rn.f64 %fd22, %fd20, %fd19, 0d3FC7462B6C84DD43;
-	.loc 12 82 13
+	.loc 13 82 13
 	fma.rn.f64 %fd23, %fd22, %fd19, 0d3FCC71C62DD6BEC1;
-	.loc 12 83 13
+	.loc 13 83 13
 	fma.rn.f64 %fd24, %fd23, %fd19, 0d3FD2492492DF841D;
-	.loc 12 84 13
+	.loc 13 84 13
 	fma.rn.f64 %fd25, %fd24, %fd19, 0d3FD999999999529C;
-	.loc 12 85 13
+	.loc 13 85 13
 	fma.rn.f64 %fd26, %fd25, %fd19, 0d3FE5555555555558;
-	.loc 12 86 18
+	.loc 13 86 18
 	neg.f64 %fd27, %fd19;
-	.loc 12 86 17
+	.loc 13 86 17
 	fma.rn.f64 %fd28, %fd27, %fd26, %fd16;
-	.loc 12 86 8
+	.loc 13 86 8
 	mul.rn.f64 %fd29, %fd18, %fd28;
-	.loc 12 87 16
+	.loc 13 87 16
 	cvt.rn.f64.s64 %fd30, %rd37;
-	.loc 12 87 2
+	.loc 13 87 2
 	mov.f64 %fd9, %fd30;
 	mov.f64 %fd10, %fd16;
 	mov.f64 %fd11, %fd29;
 	bra.uni $L49_ret_logParts;
 $L49_ret_logParts:
-	.loc 12 42 9
+	.loc 13 42 9
 	mul.rn.f64 %fd31, %fd10, 0d3FF71547652B82FE;
-	.loc 12 43 29
+	.loc 13 43 29
 	neg.f64 %fd32, %fd31;
-	.loc 12 43 17
+	.loc 13 43 17
 	fma.rn.f64 %fd33, %fd10, 0d3FF71547652B82FE, %fd32;
-	.loc 12 43 56
+	.loc 13 43 56
 	neg.f64 %fd34, %fd11;
-	.loc 12 43 58
+	.loc 13 43 58
 	mul.rn.f64 %fd35, %fd34, 0d3FF71547652B82FE;
-	.loc 12 43 42
+	.loc 13 43 42
 	fma.rn.f64 %fd36, %fd10, 0d3C7777D0FFDA0D24, %fd35;
-	.loc 12 43 33
+	.loc 13 43 33
 	add.rn.f64 %fd37, %fd33, %fd36;
-	.loc 12 44 11
+	.loc 13 44 11
 	add.rn.f64 %fd38, %fd9, %fd31;
-	.loc 12 45 18
+	.loc 13 45 18
 	sub.rn.f64 %fd39, %fd38, %fd9;
-	.loc 12 45 11
+	.loc 13 45 11
 	sub.rn.f64 %fd40, %fd31, %fd39;
-	.loc 12 46 20
+	.loc 13 46 20
 	add.rn.f64 %fd41, %fd40, %fd37;
-	.loc 12 46 13
+	.loc 13 46 13
 	add.rn.f64 %fd42, %fd38, %fd41;
-	.loc 12 46 2
+	.loc 13 46 2
 	mov.f64 %fd8, %fd42;
 	bra.uni $L43_ret_Log264;
 $L52_entry:
-	.loc 12 52 9
+	.loc 13 52 9
 	setp.eq.f64 %p20, %fd7, 0d0000000000000000;
 	@%p20 bra $L53_switch_body;
 	bra.uni $L55_switch_next;
 $L53_switch_body:
-	.loc 12 53 31
+	.loc 13 53 31
 	mov.u64 %rd39, 0x7FF0000000000000;
 	mov.b64 %fd44, %rd39;
-	.loc 12 53 10
+	.loc 13 53 10
 	neg.f64 %fd45, %fd44;
-	.loc 12 53 3
+	.loc 13 53 3
 	mov.f64 %fd43, %fd45;
 	bra.uni $L57_ret_logSpecial;
 $L55_switch_next:
-	.loc 12 54 9
+	.loc 13 54 9
 	setp.gt.f64 %p21, %fd7, 0d0000000000000000;
 	@%p21 bra $L54_switch_body;
 	bra.uni $L56_switch_next;
 $L54_switch_body:
-	.loc 12 55 3
+	.loc 13 55 3
 	mov.f64 %fd43, %fd7;
 	bra.uni $L57_ret_logSpecial;
 $L56_switch_next:
-	.loc 12 57 29
+	.loc 13 57 29
 	mov.u64 %rd40, 0x7FF8000000000001;
 	mov.b64 %fd46, %rd40;
-	.loc 12 57 2
+	.loc 13 57 2
 	mov.f64 %fd43, %fd46;
 	bra.uni $L57_ret_logSpecial;
 $L57_ret_logSpecial:
-	.loc 12 38 3
+	.loc 13 38 3
 	mov.f64 %fd8, %fd43;
 	bra.uni $L43_ret_Log264;
 $L43_ret_Log264:
@@ -7253,133 +7480,133 @@ $L43_ret_Log264:
 	.loc 2 85 16
 	bra.uni $L58_entry;
 $L58_entry:
-	.loc 11 60 9
+	.loc 12 60 9
 	setp.gt.f64 %p22, %fd47, 0dC090E00000000000;
 	@%p22 bra $L60_if_done;
 	bra.uni $L59_if_then;
 $L60_if_done:
-	.loc 11 66 7
+	.loc 12 66 7
 	setp.ge.f64 %p23, %fd47, 0d4090000000000000;
 	@%p23 bra $L63_if_then;
 	bra.uni $L64_if_done;
 $L63_if_then:
-	.loc 11 67 30
+	.loc 12 67 30
 	mov.u64 %rd41, 0x7FF0000000000000;
 	mov.b64 %fd49, %rd41;
-	.loc 11 67 3
+	.loc 12 67 3
 	mov.f64 %fd48, %fd49;
 	bra.uni $L65_ret_Exp264;
 $L64_if_done:
-	.loc 11 69 19
+	.loc 12 69 19
 	add.rn.f64 %fd50, %fd47, 0d3FE0000000000000;
-	.loc 11 69 16
+	.loc 12 69 16
 	cvt.rmi.f64.f64 %fd51, %fd50;
-	.loc 11 70 9
+	.loc 12 70 9
 	sub.rn.f64 %fd52, %fd47, %fd51;
-	.loc 11 72 10
+	.loc 12 72 10
 	mul.rn.f64 %fd53, %fd52, 0d3FE62E42FEFA39EF;
-	.loc 11 73 27
+	.loc 12 73 27
 	neg.f64 %fd54, %fd53;
-	.loc 11 73 16
+	.loc 12 73 16
 	fma.rn.f64 %fd55, %fd52, 0d3FE62E42FEFA39EF, %fd54;
-	.loc 11 73 35
+	.loc 12 73 35
 	mul.rn.f64 %fd56, %fd52, 0d3C7ABC9E3B39803F;
-	.loc 11 73 32
+	.loc 12 73 32
 	add.rn.f64 %fd57, %fd55, %fd56;
-	.loc 11 74 17
+	.loc 12 74 17
 	bra.uni $L66_entry;
 $L66_entry:
-	.loc 11 84 13
+	.loc 12 84 13
 	mov.f64 %fd61, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd60, %fd61, %fd53, 0d3E9289178A32D96D;
-	.loc 11 85 13
+	.loc 12 85 13
 	fma.rn.f64 %fd62, %fd60, %fd53, 0d3EC71DE5A4508C59;
-	.loc 11 86 13
+	.loc 12 86 13
 	fma.rn.f64 %fd63, %fd62, %fd53, 0d3EFA019B91B6AD82;
-	.loc 11 87 13
+	.loc 12 87 13
 	fma.rn.f64 %fd64, %fd63, %fd53, 0d3F2A01A018C2A3DC;
-	.loc 11 88 13
+	.loc 12 88 13
 	fma.rn.f64 %fd65, %fd64, %fd53, 0d3F56C16C17886F79;
-	.loc 11 89 13
+	.loc 12 89 13
 	fma.rn.f64 %fd66, %fd65, %fd53, 0d3F811111111144A1;
-	.loc 11 90 13
+	.loc 12 90 13
 	fma.rn.f64 %fd67, %fd66, %fd53, 0d3FA5555555553D74;
-	.loc 11 91 13
+	.loc 12 91 13
 	fma.rn.f64 %fd68, %fd67, %fd53, 0d3FC555555555554D;
-	.loc 11 92 13
+	.loc 12 92 13
 	fma.rn.f64 %fd69, %fd68, %fd53, 0d3FE0000000000001;
-	.loc 11 93 9
+	.loc 12 93 9
 	add.rn.f64 %fd70, 0d3FF0000000000000, %fd53;
-	.loc 11 94 10
+	.loc 12 94 10
 	sub.rn.f64 %fd71, 0d3FF0000000000000, %fd70;
-	.loc 11 94 15
+	.loc 12 94 15
 	add.rn.f64 %fd72, %fd71, %fd53;
-	.loc 11 95 16
+	.loc 12 95 16
 	mul.rn.f64 %fd73, %fd53, %fd53;
-	.loc 11 95 30
+	.loc 12 95 30
 	fma.rn.f64 %fd74, %fd57, %fd53, %fd57;
-	.loc 11 95 14
+	.loc 12 95 14
 	fma.rn.f64 %fd75, %fd73, %fd69, %fd74;
-	.loc 11 95 2
+	.loc 12 95 2
 	add.rn.f64 %fd76, %fd72, %fd75;
-	.loc 11 96 8
+	.loc 12 96 8
 	add.rn.f64 %fd77, %fd70, %fd76;
-	.loc 11 97 19
+	.loc 12 97 19
 	sub.rn.f64 %fd78, %fd77, %fd70;
-	.loc 11 97 14
+	.loc 12 97 14
 	sub.rn.f64 %fd79, %fd76, %fd78;
-	.loc 11 97 2
+	.loc 12 97 2
 	mov.f64 %fd58, %fd77;
 	mov.f64 %fd59, %fd79;
 	bra.uni $L67_ret_expCore;
 $L67_ret_expCore:
-	.loc 11 75 22
+	.loc 12 75 22
 	cvt.rzi.s64.f64 %rd42, %fd51;
-	.loc 11 75 15
+	.loc 12 75 15
 	bra.uni $L68_entry;
 $L68_entry:
-	.loc 11 103 10
+	.loc 12 103 10
 	shr.s64 %rd43, %rd42, 1;
-	.loc 11 104 38
+	.loc 12 104 38
 	add.s64 %rd44, %rd43, 1023;
-	.loc 11 104 35
+	.loc 12 104 35
 	mov.u64 %rd45, %rd44;
-	.loc 11 104 45
+	.loc 12 104 45
 	shl.b64 %rd46, %rd45, 52;
-	.loc 11 104 28
+	.loc 12 104 28
 	mov.b64 %fd81, %rd46;
-	.loc 11 105 37
+	.loc 12 105 37
 	sub.s64 %rd47, %rd42, %rd43;
-	.loc 11 105 40
+	.loc 12 105 40
 	add.s64 %rd48, %rd47, 1023;
-	.loc 11 105 35
+	.loc 12 105 35
 	mov.u64 %rd49, %rd48;
-	.loc 11 105 47
+	.loc 12 105 47
 	shl.b64 %rd50, %rd49, 52;
-	.loc 11 105 28
+	.loc 12 105 28
 	mov.b64 %fd82, %rd50;
-	.loc 11 106 11
+	.loc 12 106 11
 	mul.rn.f64 %fd83, %fd58, %fd81;
-	.loc 11 106 16
+	.loc 12 106 16
 	mul.rn.f64 %fd84, %fd83, %fd82;
-	.loc 11 106 2
+	.loc 12 106 2
 	mov.f64 %fd80, %fd84;
 	bra.uni $L69_ret_scale2;
 $L69_ret_scale2:
-	.loc 11 75 2
+	.loc 12 75 2
 	mov.f64 %fd48, %fd80;
 	bra.uni $L65_ret_Exp264;
 $L59_if_then:
-	.loc 11 61 8
+	.loc 12 61 8
 	setp.neu.f64 %p24, %fd47, %fd47;
 	@%p24 bra $L61_if_then;
 	bra.uni $L62_if_done;
 $L61_if_then:
-	.loc 11 62 4
+	.loc 12 62 4
 	mov.f64 %fd48, %fd47;
 	bra.uni $L65_ret_Exp264;
 $L62_if_done:
-	.loc 11 64 3
+	.loc 12 64 3
 	mov.f64 %fd48, 0d0000000000000000;
 	bra.uni $L65_ret_Exp264;
 $L65_ret_Exp264:
@@ -8921,84 +9148,84 @@ $L6_entry:
 	mov.s64 %rd21, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 9 25 16
+	.loc 10 25 16
 	setp.lt.s64 %p2, %rd21, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 9 26 24
+	.loc 10 26 24
 	add.s64 %rd22, %rd12, %rd21;
-	.loc 9 26 21
+	.loc 10 26 21
 	setp.hs.u64 %p3, %rd22, %rd11;
 	@%p3 bra $L29_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 9 26 16
+	.loc 10 26 16
 	cvt.s64.s32 %rd32, %r6;
-	.loc 9 26 11
+	.loc 10 26 11
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L30_divzero1;
 	div.s64 %rd33, %rd18, %rd32;
-	.loc 9 26 40
+	.loc 10 26 40
 	setp.hs.u64 %p6, %rd21, %rd11;
 	@%p6 bra $L31_oob2;
 	shl.b64 %rd34, %rd21, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 9 26 35
+	.loc 10 26 35
 	cvt.s64.s32 %rd36, %r7;
-	.loc 9 26 30
+	.loc 10 26 30
 	setp.eq.s64 %p7, %rd36, 0;
 	@%p7 bra $L32_divzero3;
 	rem.s64 %rd37, %rd33, %rd36;
-	.loc 9 27 25
+	.loc 10 27 25
 	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 9 27 28
+	.loc 10 27 28
 	add.s64 %rd39, %rd38, %rd21;
-	.loc 9 27 23
+	.loc 10 27 23
 	setp.hs.u64 %p8, %rd39, %rd11;
 	@%p8 bra $L33_oob4;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd10, %rd40;
 	ld.global.nc.s32 %r8, [%rd41];
-	.loc 9 27 18
+	.loc 10 27 18
 	cvt.s64.s32 %rd42, %r8;
-	.loc 9 27 13
+	.loc 10 27 13
 	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 9 27 3
+	.loc 10 27 3
 	add.s64 %rd44, %rd20, %rd43;
-	.loc 9 25 22
+	.loc 10 25 22
 	add.s64 %rd45, %rd21, 1;
 	mov.s64 %rd20, %rd44;
 	mov.s64 %rd21, %rd45;
 	bra.uni $L7_for_loop;
 $L29_oob0:
-	.loc 9 26 21
+	.loc 10 26 21
 	mov.u64 %rd23, 0x1D00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L30_divzero1:
-	.loc 9 26 11
+	.loc 10 26 11
 	mov.u64 %rd23, 0x1D00000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L31_oob2:
-	.loc 9 26 40
+	.loc 10 26 40
 	mov.u64 %rd23, 0x1D00000003;
 	mov.u64 %rd24, %rd21;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L32_divzero3:
-	.loc 9 26 30
+	.loc 10 26 30
 	mov.u64 %rd23, 0x1D00000004;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L33_oob4:
-	.loc 9 27 23
+	.loc 10 27 23
 	mov.u64 %rd23, 0x1D00000005;
 	mov.u64 %rd24, %rd39;
 	mov.u64 %rd25, %rd11;
@@ -9009,7 +9236,7 @@ $L9_for_done:
 	mov.s64 %rd47, 0;
 	bra.uni $L10_for_loop;
 $L10_for_loop:
-	.loc 9 31 16
+	.loc 10 31 16
 	setp.lt.s64 %p10, %rd47, %rd13;
 	@%p10 bra $L11_for_body;
 	bra.uni $L12_for_done;
@@ -9018,84 +9245,84 @@ $L11_for_body:
 	mov.s64 %rd49, 0;
 	bra.uni $L13_for_loop;
 $L13_for_loop:
-	.loc 9 33 17
+	.loc 10 33 17
 	setp.lt.s64 %p11, %rd49, %rd12;
 	@%p11 bra $L14_for_body;
 	bra.uni $L15_for_done;
 $L14_for_body:
-	.loc 9 34 17
+	.loc 10 34 17
 	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 9 34 20
+	.loc 10 34 20
 	add.s64 %rd51, %rd50, %rd49;
-	.loc 9 34 15
+	.loc 10 34 15
 	setp.hs.u64 %p12, %rd51, %rd11;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd10, %rd52;
 	ld.global.nc.s32 %r9, [%rd53];
-	.loc 9 34 10
+	.loc 10 34 10
 	cvt.s64.s32 %rd54, %r9;
-	.loc 9 34 25
+	.loc 10 34 25
 	setp.eq.s64 %p13, %rd54, %rd47;
 	@%p13 bra $L16_if_then;
 	bra.uni $L35_edge;
 $L34_oob5:
-	.loc 9 34 15
+	.loc 10 34 15
 	mov.u64 %rd23, 0x1D00000006;
 	mov.u64 %rd24, %rd51;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L16_if_then:
-	.loc 9 35 26
+	.loc 10 35 26
 	add.s64 %rd56, %rd12, %rd49;
-	.loc 9 35 23
+	.loc 10 35 23
 	setp.hs.u64 %p14, %rd56, %rd11;
 	@%p14 bra $L36_oob6;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd10, %rd57;
 	ld.global.nc.s32 %r10, [%rd58];
-	.loc 9 35 18
+	.loc 10 35 18
 	cvt.s64.s32 %rd59, %r10;
-	.loc 9 35 13
+	.loc 10 35 13
 	setp.eq.s64 %p15, %rd59, 0;
 	@%p15 bra $L37_divzero7;
 	div.s64 %rd60, %rd18, %rd59;
-	.loc 9 35 42
+	.loc 10 35 42
 	setp.hs.u64 %p16, %rd49, %rd11;
 	@%p16 bra $L38_oob8;
 	shl.b64 %rd61, %rd49, 2;
 	add.s64 %rd62, %rd10, %rd61;
 	ld.global.nc.s32 %r11, [%rd62];
-	.loc 9 35 37
+	.loc 10 35 37
 	cvt.s64.s32 %rd63, %r11;
-	.loc 9 35 32
+	.loc 10 35 32
 	setp.eq.s64 %p17, %rd63, 0;
 	@%p17 bra $L39_divzero9;
 	rem.s64 %rd64, %rd60, %rd63;
-	.loc 9 35 5
+	.loc 10 35 5
 	add.s64 %rd65, %rd48, %rd64;
 	mov.s64 %rd55, %rd65;
 	bra.uni $L17_if_done;
 $L36_oob6:
-	.loc 9 35 23
+	.loc 10 35 23
 	mov.u64 %rd23, 0x1D00000007;
 	mov.u64 %rd24, %rd56;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L37_divzero7:
-	.loc 9 35 13
+	.loc 10 35 13
 	mov.u64 %rd23, 0x1D00000008;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L38_oob8:
-	.loc 9 35 42
+	.loc 10 35 42
 	mov.u64 %rd23, 0x1D00000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L39_divzero9:
-	.loc 9 35 32
+	.loc 10 35 32
 	mov.u64 %rd23, 0x1D0000000A;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
@@ -9104,7 +9331,7 @@ $L35_edge:
 	mov.s64 %rd55, %rd48;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 9 33 23
+	.loc 10 33 23
 	add.s64 %rd66, %rd49, 1;
 	mov.s64 %rd48, %rd55;
 	mov.s64 %rd49, %rd66;
@@ -9114,56 +9341,56 @@ $L15_for_done:
 	mov.s64 %rd68, 0;
 	bra.uni $L18_for_loop;
 $L18_for_loop:
-	.loc 9 38 17
+	.loc 10 38 17
 	setp.lt.s64 %p18, %rd68, %rd14;
 	@%p18 bra $L19_for_body;
 	bra.uni $L20_for_done;
 $L19_for_body:
-	.loc 9 39 17
+	.loc 10 39 17
 	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 9 39 22
+	.loc 10 39 22
 	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 9 39 20
+	.loc 10 39 20
 	add.s64 %rd71, %rd69, %rd70;
-	.loc 9 39 25
+	.loc 10 39 25
 	add.s64 %rd72, %rd71, %rd68;
-	.loc 9 39 15
+	.loc 10 39 15
 	setp.hs.u64 %p19, %rd72, %rd11;
 	@%p19 bra $L40_oob10;
 	shl.b64 %rd73, %rd72, 2;
 	add.s64 %rd74, %rd10, %rd73;
 	ld.global.nc.s32 %r12, [%rd74];
-	.loc 9 39 10
+	.loc 10 39 10
 	cvt.s64.s32 %rd75, %r12;
-	.loc 9 39 30
+	.loc 10 39 30
 	setp.eq.s64 %p20, %rd75, %rd47;
 	@%p20 bra $L21_if_then;
 	bra.uni $L41_edge;
 $L40_oob10:
-	.loc 9 39 15
+	.loc 10 39 15
 	mov.u64 %rd23, 0x1D0000000B;
 	mov.u64 %rd24, %rd72;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L21_if_then:
-	.loc 9 40 24
+	.loc 10 40 24
 	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 9 40 22
+	.loc 10 40 22
 	add.s64 %rd78, %rd20, %rd77;
-	.loc 9 40 17
+	.loc 10 40 17
 	setp.hs.u64 %p21, %rd78, %rd8;
 	@%p21 bra $L42_oob11;
 	shl.b64 %rd79, %rd78, 2;
 	add.s64 %rd80, %rd7, %rd79;
 	ld.global.nc.s32 %r13, [%rd80];
-	.loc 9 40 13
+	.loc 10 40 13
 	cvt.s64.s32 %rd81, %r13;
-	.loc 9 40 5
+	.loc 10 40 5
 	add.s64 %rd82, %rd67, %rd81;
 	mov.s64 %rd76, %rd82;
 	bra.uni $L22_if_done;
 $L42_oob11:
-	.loc 9 40 17
+	.loc 10 40 17
 	mov.u64 %rd23, 0x1D0000000C;
 	mov.u64 %rd24, %rd78;
 	mov.u64 %rd25, %rd8;
@@ -9172,35 +9399,35 @@ $L41_edge:
 	mov.s64 %rd76, %rd67;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 9 38 25
+	.loc 10 38 25
 	add.s64 %rd83, %rd68, 1;
 	mov.s64 %rd67, %rd76;
 	mov.s64 %rd68, %rd83;
 	bra.uni $L18_for_loop;
 $L20_for_done:
-	.loc 9 43 8
+	.loc 10 43 8
 	setp.lt.s64 %p22, %rd67, 0;
 	@%p22 bra $L23_if_then;
 	bra.uni $L25_cond_false;
 $L25_cond_false:
-	.loc 9 43 30
+	.loc 10 43 30
 	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 9 43 33
+	.loc 10 43 33
 	add.s64 %rd94, %rd93, %rd47;
-	.loc 9 43 28
+	.loc 10 43 28
 	setp.hs.u64 %p25, %rd94, %rd11;
 	@%p25 bra $L44_oob13;
 	shl.b64 %rd95, %rd94, 2;
 	add.s64 %rd96, %rd10, %rd95;
 	ld.global.nc.s32 %r15, [%rd96];
-	.loc 9 43 23
+	.loc 10 43 23
 	cvt.s64.s32 %rd97, %r15;
-	.loc 9 43 17
+	.loc 10 43 17
 	setp.ge.s64 %p26, %rd67, %rd97;
 	@%p26 bra $L23_if_then;
 	bra.uni $L45_edge;
 $L44_oob13:
-	.loc 9 43 28
+	.loc 10 43 28
 	mov.u64 %rd23, 0x1D0000000E;
 	mov.u64 %rd24, %rd94;
 	mov.u64 %rd25, %rd11;
@@ -9212,38 +9439,38 @@ $L45_edge:
 	mov.pred %p23, %p9;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 9 46 24
+	.loc 10 46 24
 	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 9 46 27
+	.loc 10 46 27
 	add.s64 %rd85, %rd84, %rd13;
-	.loc 9 46 30
+	.loc 10 46 30
 	add.s64 %rd86, %rd85, %rd47;
-	.loc 9 46 22
+	.loc 10 46 22
 	setp.hs.u64 %p24, %rd86, %rd11;
 	@%p24 bra $L43_oob12;
 	shl.b64 %rd87, %rd86, 2;
 	add.s64 %rd88, %rd10, %rd87;
 	ld.global.nc.s32 %r14, [%rd88];
-	.loc 9 46 17
+	.loc 10 46 17
 	cvt.s64.s32 %rd89, %r14;
-	.loc 9 46 12
+	.loc 10 46 12
 	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 9 46 3
+	.loc 10 46 3
 	add.s64 %rd91, %rd46, %rd90;
-	.loc 9 31 22
+	.loc 10 31 22
 	add.s64 %rd92, %rd47, 1;
 	mov.s64 %rd46, %rd91;
 	mov.pred %p9, %p23;
 	mov.s64 %rd47, %rd92;
 	bra.uni $L10_for_loop;
 $L43_oob12:
-	.loc 9 46 22
+	.loc 10 46 22
 	mov.u64 %rd23, 0x1D0000000D;
 	mov.u64 %rd24, %rd86;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L12_for_done:
-	.loc 9 48 2
+	.loc 10 48 2
 	mov.s64 %rd19, %rd46;
 	mov.pred %p1, %p9;
 	bra.uni $L26_ret_scatterOffset;
@@ -10042,152 +10269,152 @@ $L24_switch_next:
 	@%p10 bra $L47_entry;
 	bra.uni $L26_switch_next;
 $L47_entry:
-	.loc 13 24 14
+	.loc 14 24 14
 	abs.f32 %f19, %f1;
-	.loc 13 25 7
+	.loc 14 25 7
 	setp.lt.f32 %p11, %f19, 0f39000000;
 	@%p11 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L48_if_then:
-	.loc 13 26 3
+	.loc 14 26 3
 	mov.f32 %f18, %f1;
 	bra.uni $L56_ret_Tanh32;
 $L49_if_done:
-	.loc 13 28 7
+	.loc 14 28 7
 	setp.lt.f32 %p12, %f19, 0f3F19999A;
 	@%p12 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 13 29 10
+	.loc 14 29 10
 	mul.rn.f32 %f20, %f1, %f1;
-	.loc 13 31 14
+	.loc 14 31 14
 	mov.f32 %f22, 0fBBCD6EDD;
 	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 13 32 14
+	.loc 14 32 14
 	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 13 33 14
+	.loc 14 33 14
 	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 13 34 14
+	.loc 14 34 14
 	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 13 35 19
+	.loc 14 35 19
 	mul.rn.f32 %f26, %f1, %f20;
-	.loc 13 35 17
+	.loc 14 35 17
 	fma.rn.f32 %f27, %f26, %f25, %f1;
-	.loc 13 35 3
+	.loc 14 35 3
 	mov.f32 %f18, %f27;
 	bra.uni $L56_ret_Tanh32;
 $L51_if_done:
-	.loc 13 37 9
+	.loc 14 37 9
 	setp.lt.f32 %p13, %f19, 0f4111999A;
 	@%p13 bra $L53_if_done;
 	bra.uni $L52_if_then;
 $L53_if_done:
-	.loc 13 43 32
+	.loc 14 43 32
 	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 13 43 30
+	.loc 14 43 30
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 11 114 18
+	.loc 12 114 18
 	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 11 114 33
+	.loc 12 114 33
 	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 11 114 16
+	.loc 12 114 16
 	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 11 115 15
+	.loc 12 115 15
 	neg.f32 %f33, %f32;
-	.loc 11 115 14
+	.loc 12 115 14
 	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 11 116 14
+	.loc 12 116 14
 	neg.f32 %f35, %f32;
-	.loc 11 116 13
+	.loc 12 116 13
 	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 11 118 13
+	.loc 12 118 13
 	mov.f32 %f38, 0f3AB63536;
 	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 11 119 13
+	.loc 12 119 13
 	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 11 120 13
+	.loc 12 120 13
 	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 11 121 13
+	.loc 12 121 13
 	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 11 122 16
+	.loc 12 122 16
 	mul.rn.f32 %f42, %f36, %f36;
-	.loc 11 122 14
+	.loc 12 122 14
 	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 11 123 12
+	.loc 12 123 12
 	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 11 123 52
+	.loc 12 123 52
 	cvt.rzi.s32.f32 %r6, %f32;
-	.loc 11 123 55
+	.loc 12 123 55
 	add.s32 %r7, %r6, 127;
-	.loc 11 123 46
+	.loc 12 123 46
 	mov.u32 %r8, %r7;
-	.loc 11 123 60
+	.loc 12 123 60
 	shl.b32 %r9, %r8, 23;
-	.loc 11 123 39
+	.loc 12 123 39
 	mov.b32 %f45, %r9;
-	.loc 11 123 17
+	.loc 12 123 17
 	mul.rn.f32 %f46, %f44, %f45;
-	.loc 11 123 2
+	.loc 12 123 2
 	mov.f32 %f29, %f46;
 	bra.uni $L58_ret_exp32;
 $L58_ret_exp32:
-	.loc 13 43 35
+	.loc 14 43 35
 	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 13 43 23
+	.loc 14 43 23
 	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 13 43 21
+	.loc 14 43 21
 	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 13 43 19
+	.loc 14 43 19
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.b32 %r10, %f49;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r12, %f1;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r14, %r11, %r13;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f51, %r14;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f50, %f51;
 	bra.uni $L60_ret_copysign32;
 $L60_ret_copysign32:
-	.loc 13 43 2
+	.loc 14 43 2
 	mov.f32 %f18, %f50;
 	bra.uni $L56_ret_Tanh32;
 $L52_if_then:
-	.loc 13 38 8
+	.loc 14 38 8
 	setp.neu.f32 %p14, %f1, %f1;
 	@%p14 bra $L54_if_then;
 	bra.uni $L61_entry;
 $L54_if_then:
-	.loc 13 39 4
+	.loc 14 39 4
 	mov.f32 %f18, %f1;
 	bra.uni $L56_ret_Tanh32;
 $L61_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.f32 %f53, 0f3F800000;
 	mov.b32 %r15, %f53;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r17, %f1;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r19, %r16, %r18;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f54, %r19;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f52, %f54;
 	bra.uni $L62_ret_copysign32;
 $L62_ret_copysign32:
-	.loc 13 41 3
+	.loc 14 41 3
 	mov.f32 %f18, %f52;
 	bra.uni $L56_ret_Tanh32;
 $L56_ret_Tanh32:
@@ -10265,155 +10492,155 @@ $L32_switch_next:
 	@%p19 bra $L63_entry;
 	bra.uni $L34_switch_next;
 $L63_entry:
-	.loc 10 26 14
+	.loc 11 26 14
 	abs.f32 %f74, %f1;
-	.loc 10 27 7
+	.loc 11 27 7
 	setp.eq.f32 %p20, %f1, 0f00000000;
 	@%p20 bra $L64_if_then;
 	bra.uni $L65_if_done;
 $L64_if_then:
-	.loc 10 28 3
+	.loc 11 28 3
 	mov.f32 %f73, %f1;
 	bra.uni $L75_ret_Erf32;
 $L65_if_done:
-	.loc 10 30 7
+	.loc 11 30 7
 	setp.lt.f32 %p21, %f74, 0f3F800000;
 	@%p21 bra $L66_if_then;
 	bra.uni $L67_if_done;
 $L66_if_then:
-	.loc 10 31 10
+	.loc 11 31 10
 	mul.rn.f32 %f75, %f1, %f1;
-	.loc 10 33 14
+	.loc 11 33 14
 	mov.f32 %f77, 0f38A4B519;
 	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 10 34 14
+	.loc 11 34 14
 	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 10 35 14
+	.loc 11 35 14
 	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 10 36 14
+	.loc 11 36 14
 	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 10 37 14
+	.loc 11 37 14
 	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 10 39 49
+	.loc 11 39 49
 	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 10 39 41
+	.loc 11 39 41
 	mul.rn.f32 %f83, %f1, %f82;
-	.loc 10 39 17
+	.loc 11 39 17
 	fma.rn.f32 %f84, %f1, 0f3F906EBB, %f83;
-	.loc 10 39 3
+	.loc 11 39 3
 	mov.f32 %f73, %f84;
 	bra.uni $L75_ret_Erf32;
 $L67_if_done:
-	.loc 10 41 9
+	.loc 11 41 9
 	setp.lt.f32 %p22, %f74, 0f40800000;
 	@%p22 bra $L69_if_done;
 	bra.uni $L68_if_then;
 $L69_if_done:
-	.loc 10 48 7
+	.loc 11 48 7
 	setp.lt.f32 %p23, %f74, 0f40100000;
 	@%p23 bra $L72_if_then;
 	bra.uni $L74_if_else;
 $L72_if_then:
-	.loc 10 49 10
+	.loc 11 49 10
 	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 10 51 14
+	.loc 11 51 14
 	mov.f32 %f87, 0f39858B99;
 	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 10 52 14
+	.loc 11 52 14
 	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 10 53 14
+	.loc 11 53 14
 	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 10 54 14
+	.loc 11 54 14
 	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 10 55 14
+	.loc 11 55 14
 	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 10 56 14
+	.loc 11 56 14
 	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 10 57 14
+	.loc 11 57 14
 	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 10 58 14
+	.loc 11 58 14
 	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 10 59 14
+	.loc 11 59 14
 	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 10 60 14
+	.loc 11 60 14
 	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
 	mov.f32 %f97, %f96;
 	bra.uni $L73_if_done;
 $L74_if_else:
-	.loc 10 62 10
+	.loc 11 62 10
 	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 10 64 14
+	.loc 11 64 14
 	mov.f32 %f103, 0f38CA5CFA;
 	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 10 65 14
+	.loc 11 65 14
 	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 10 66 14
+	.loc 11 66 14
 	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 10 67 14
+	.loc 11 67 14
 	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 10 68 14
+	.loc 11 68 14
 	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 10 69 14
+	.loc 11 69 14
 	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 10 70 14
+	.loc 11 70 14
 	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 10 71 14
+	.loc 11 71 14
 	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
 	mov.f32 %f97, %f110;
 	bra.uni $L73_if_done;
 $L73_if_done:
-	.loc 10 73 21
+	.loc 11 73 21
 	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 10 73 19
+	.loc 11 73 19
 	bra.uni $L76_entry;
 $L76_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.b32 %r20, %f98;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r21, %r20, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r22, %f1;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r23, %r22, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r24, %r21, %r23;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f100, %r24;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f99, %f100;
 	bra.uni $L77_ret_copysign32;
 $L77_ret_copysign32:
-	.loc 10 73 2
+	.loc 11 73 2
 	mov.f32 %f73, %f99;
 	bra.uni $L75_ret_Erf32;
 $L68_if_then:
-	.loc 10 42 8
+	.loc 11 42 8
 	setp.neu.f32 %p24, %f1, %f1;
 	@%p24 bra $L70_if_then;
 	bra.uni $L78_entry;
 $L70_if_then:
-	.loc 10 43 4
+	.loc 11 43 4
 	mov.f32 %f73, %f1;
 	bra.uni $L75_ret_Erf32;
 $L78_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.f32 %f112, 0f3F800000;
 	mov.b32 %r25, %f112;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r26, %r25, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r27, %f1;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r28, %r27, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r29, %r26, %r28;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f113, %r29;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f111, %f113;
 	bra.uni $L79_ret_copysign32;
 $L79_ret_copysign32:
-	.loc 10 45 3
+	.loc 11 45 3
 	mov.f32 %f73, %f111;
 	bra.uni $L75_ret_Erf32;
 $L75_ret_Erf32:
@@ -10703,152 +10930,152 @@ $L24_switch_next:
 	@%p10 bra $L47_entry;
 	bra.uni $L26_switch_next;
 $L47_entry:
-	.loc 13 24 14
+	.loc 14 24 14
 	abs.f32 %f19, %f0;
-	.loc 13 25 7
+	.loc 14 25 7
 	setp.lt.f32 %p11, %f19, 0f39000000;
 	@%p11 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L48_if_then:
-	.loc 13 26 3
+	.loc 14 26 3
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L49_if_done:
-	.loc 13 28 7
+	.loc 14 28 7
 	setp.lt.f32 %p12, %f19, 0f3F19999A;
 	@%p12 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 13 29 10
+	.loc 14 29 10
 	mul.rn.f32 %f20, %f0, %f0;
-	.loc 13 31 14
+	.loc 14 31 14
 	mov.f32 %f22, 0fBBCD6EDD;
 	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 13 32 14
+	.loc 14 32 14
 	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 13 33 14
+	.loc 14 33 14
 	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 13 34 14
+	.loc 14 34 14
 	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 13 35 19
+	.loc 14 35 19
 	mul.rn.f32 %f26, %f0, %f20;
-	.loc 13 35 17
+	.loc 14 35 17
 	fma.rn.f32 %f27, %f26, %f25, %f0;
-	.loc 13 35 3
+	.loc 14 35 3
 	mov.f32 %f18, %f27;
 	bra.uni $L56_ret_Tanh32;
 $L51_if_done:
-	.loc 13 37 9
+	.loc 14 37 9
 	setp.lt.f32 %p13, %f19, 0f4111999A;
 	@%p13 bra $L53_if_done;
 	bra.uni $L52_if_then;
 $L53_if_done:
-	.loc 13 43 32
+	.loc 14 43 32
 	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 13 43 30
+	.loc 14 43 30
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 11 114 18
+	.loc 12 114 18
 	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 11 114 33
+	.loc 12 114 33
 	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 11 114 16
+	.loc 12 114 16
 	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 11 115 15
+	.loc 12 115 15
 	neg.f32 %f33, %f32;
-	.loc 11 115 14
+	.loc 12 115 14
 	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 11 116 14
+	.loc 12 116 14
 	neg.f32 %f35, %f32;
-	.loc 11 116 13
+	.loc 12 116 13
 	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 11 118 13
+	.loc 12 118 13
 	mov.f32 %f38, 0f3AB63536;
 	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 11 119 13
+	.loc 12 119 13
 	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 11 120 13
+	.loc 12 120 13
 	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 11 121 13
+	.loc 12 121 13
 	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 11 122 16
+	.loc 12 122 16
 	mul.rn.f32 %f42, %f36, %f36;
-	.loc 11 122 14
+	.loc 12 122 14
 	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 11 123 12
+	.loc 12 123 12
 	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 11 123 52
+	.loc 12 123 52
 	cvt.rzi.s32.f32 %r6, %f32;
-	.loc 11 123 55
+	.loc 12 123 55
 	add.s32 %r7, %r6, 127;
-	.loc 11 123 46
+	.loc 12 123 46
 	mov.u32 %r8, %r7;
-	.loc 11 123 60
+	.loc 12 123 60
 	shl.b32 %r9, %r8, 23;
-	.loc 11 123 39
+	.loc 12 123 39
 	mov.b32 %f45, %r9;
-	.loc 11 123 17
+	.loc 12 123 17
 	mul.rn.f32 %f46, %f44, %f45;
-	.loc 11 123 2
+	.loc 12 123 2
 	mov.f32 %f29, %f46;
 	bra.uni $L58_ret_exp32;
 $L58_ret_exp32:
-	.loc 13 43 35
+	.loc 14 43 35
 	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 13 43 23
+	.loc 14 43 23
 	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 13 43 21
+	.loc 14 43 21
 	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 13 43 19
+	.loc 14 43 19
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.b32 %r10, %f49;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r12, %f0;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r14, %r11, %r13;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f51, %r14;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f50, %f51;
 	bra.uni $L60_ret_copysign32;
 $L60_ret_copysign32:
-	.loc 13 43 2
+	.loc 14 43 2
 	mov.f32 %f18, %f50;
 	bra.uni $L56_ret_Tanh32;
 $L52_if_then:
-	.loc 13 38 8
+	.loc 14 38 8
 	setp.neu.f32 %p14, %f0, %f0;
 	@%p14 bra $L54_if_then;
 	bra.uni $L61_entry;
 $L54_if_then:
-	.loc 13 39 4
+	.loc 14 39 4
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L61_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.f32 %f53, 0f3F800000;
 	mov.b32 %r15, %f53;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r17, %f0;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r19, %r16, %r18;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f54, %r19;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f52, %f54;
 	bra.uni $L62_ret_copysign32;
 $L62_ret_copysign32:
-	.loc 13 41 3
+	.loc 14 41 3
 	mov.f32 %f18, %f52;
 	bra.uni $L56_ret_Tanh32;
 $L56_ret_Tanh32:
@@ -10926,155 +11153,155 @@ $L32_switch_next:
 	@%p19 bra $L63_entry;
 	bra.uni $L34_switch_next;
 $L63_entry:
-	.loc 10 26 14
+	.loc 11 26 14
 	abs.f32 %f74, %f0;
-	.loc 10 27 7
+	.loc 11 27 7
 	setp.eq.f32 %p20, %f0, 0f00000000;
 	@%p20 bra $L64_if_then;
 	bra.uni $L65_if_done;
 $L64_if_then:
-	.loc 10 28 3
+	.loc 11 28 3
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L65_if_done:
-	.loc 10 30 7
+	.loc 11 30 7
 	setp.lt.f32 %p21, %f74, 0f3F800000;
 	@%p21 bra $L66_if_then;
 	bra.uni $L67_if_done;
 $L66_if_then:
-	.loc 10 31 10
+	.loc 11 31 10
 	mul.rn.f32 %f75, %f0, %f0;
-	.loc 10 33 14
+	.loc 11 33 14
 	mov.f32 %f77, 0f38A4B519;
 	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 10 34 14
+	.loc 11 34 14
 	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 10 35 14
+	.loc 11 35 14
 	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 10 36 14
+	.loc 11 36 14
 	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 10 37 14
+	.loc 11 37 14
 	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 10 39 49
+	.loc 11 39 49
 	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 10 39 41
+	.loc 11 39 41
 	mul.rn.f32 %f83, %f0, %f82;
-	.loc 10 39 17
+	.loc 11 39 17
 	fma.rn.f32 %f84, %f0, 0f3F906EBB, %f83;
-	.loc 10 39 3
+	.loc 11 39 3
 	mov.f32 %f73, %f84;
 	bra.uni $L75_ret_Erf32;
 $L67_if_done:
-	.loc 10 41 9
+	.loc 11 41 9
 	setp.lt.f32 %p22, %f74, 0f40800000;
 	@%p22 bra $L69_if_done;
 	bra.uni $L68_if_then;
 $L69_if_done:
-	.loc 10 48 7
+	.loc 11 48 7
 	setp.lt.f32 %p23, %f74, 0f40100000;
 	@%p23 bra $L72_if_then;
 	bra.uni $L74_if_else;
 $L72_if_then:
-	.loc 10 49 10
+	.loc 11 49 10
 	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 10 51 14
+	.loc 11 51 14
 	mov.f32 %f87, 0f39858B99;
 	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 10 52 14
+	.loc 11 52 14
 	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 10 53 14
+	.loc 11 53 14
 	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 10 54 14
+	.loc 11 54 14
 	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 10 55 14
+	.loc 11 55 14
 	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 10 56 14
+	.loc 11 56 14
 	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 10 57 14
+	.loc 11 57 14
 	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 10 58 14
+	.loc 11 58 14
 	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 10 59 14
+	.loc 11 59 14
 	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 10 60 14
+	.loc 11 60 14
 	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
 	mov.f32 %f97, %f96;
 	bra.uni $L73_if_done;
 $L74_if_else:
-	.loc 10 62 10
+	.loc 11 62 10
 	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 10 64 14
+	.loc 11 64 14
 	mov.f32 %f103, 0f38CA5CFA;
 	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 10 65 14
+	.loc 11 65 14
 	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 10 66 14
+	.loc 11 66 14
 	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 10 67 14
+	.loc 11 67 14
 	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 10 68 14
+	.loc 11 68 14
 	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 10 69 14
+	.loc 11 69 14
 	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 10 70 14
+	.loc 11 70 14
 	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 10 71 14
+	.loc 11 71 14
 	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
 	mov.f32 %f97, %f110;
 	bra.uni $L73_if_done;
 $L73_if_done:
-	.loc 10 73 21
+	.loc 11 73 21
 	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 10 73 19
+	.loc 11 73 19
 	bra.uni $L76_entry;
 $L76_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.b32 %r20, %f98;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r21, %r20, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r22, %f0;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r23, %r22, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r24, %r21, %r23;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f100, %r24;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f99, %f100;
 	bra.uni $L77_ret_copysign32;
 $L77_ret_copysign32:
-	.loc 10 73 2
+	.loc 11 73 2
 	mov.f32 %f73, %f99;
 	bra.uni $L75_ret_Erf32;
 $L68_if_then:
-	.loc 10 42 8
+	.loc 11 42 8
 	setp.neu.f32 %p24, %f0, %f0;
 	@%p24 bra $L70_if_then;
 	bra.uni $L78_entry;
 $L70_if_then:
-	.loc 10 43 4
+	.loc 11 43 4
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L78_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.f32 %f112, 0f3F800000;
 	mov.b32 %r25, %f112;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r26, %r25, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r27, %f0;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r28, %r27, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r29, %r26, %r28;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f113, %r29;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f111, %f113;
 	bra.uni $L79_ret_copysign32;
 $L79_ret_copysign32:
-	.loc 10 45 3
+	.loc 11 45 3
 	mov.f32 %f73, %f111;
 	bra.uni $L75_ret_Erf32;
 $L75_ret_Erf32:
@@ -11368,152 +11595,152 @@ $L24_switch_next:
 	@%p10 bra $L47_entry;
 	bra.uni $L26_switch_next;
 $L47_entry:
-	.loc 13 24 14
+	.loc 14 24 14
 	abs.f32 %f19, %f0;
-	.loc 13 25 7
+	.loc 14 25 7
 	setp.lt.f32 %p11, %f19, 0f39000000;
 	@%p11 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L48_if_then:
-	.loc 13 26 3
+	.loc 14 26 3
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L49_if_done:
-	.loc 13 28 7
+	.loc 14 28 7
 	setp.lt.f32 %p12, %f19, 0f3F19999A;
 	@%p12 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 13 29 10
+	.loc 14 29 10
 	mul.rn.f32 %f20, %f0, %f0;
-	.loc 13 31 14
+	.loc 14 31 14
 	mov.f32 %f22, 0fBBCD6EDD;
 	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 13 32 14
+	.loc 14 32 14
 	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 13 33 14
+	.loc 14 33 14
 	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 13 34 14
+	.loc 14 34 14
 	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 13 35 19
+	.loc 14 35 19
 	mul.rn.f32 %f26, %f0, %f20;
-	.loc 13 35 17
+	.loc 14 35 17
 	fma.rn.f32 %f27, %f26, %f25, %f0;
-	.loc 13 35 3
+	.loc 14 35 3
 	mov.f32 %f18, %f27;
 	bra.uni $L56_ret_Tanh32;
 $L51_if_done:
-	.loc 13 37 9
+	.loc 14 37 9
 	setp.lt.f32 %p13, %f19, 0f4111999A;
 	@%p13 bra $L53_if_done;
 	bra.uni $L52_if_then;
 $L53_if_done:
-	.loc 13 43 32
+	.loc 14 43 32
 	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 13 43 30
+	.loc 14 43 30
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 11 114 18
+	.loc 12 114 18
 	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 11 114 33
+	.loc 12 114 33
 	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 11 114 16
+	.loc 12 114 16
 	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 11 115 15
+	.loc 12 115 15
 	neg.f32 %f33, %f32;
-	.loc 11 115 14
+	.loc 12 115 14
 	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 11 116 14
+	.loc 12 116 14
 	neg.f32 %f35, %f32;
-	.loc 11 116 13
+	.loc 12 116 13
 	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 11 118 13
+	.loc 12 118 13
 	mov.f32 %f38, 0f3AB63536;
 	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 11 119 13
+	.loc 12 119 13
 	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 11 120 13
+	.loc 12 120 13
 	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 11 121 13
+	.loc 12 121 13
 	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 11 122 16
+	.loc 12 122 16
 	mul.rn.f32 %f42, %f36, %f36;
-	.loc 11 122 14
+	.loc 12 122 14
 	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 11 123 12
+	.loc 12 123 12
 	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 11 123 52
+	.loc 12 123 52
 	cvt.rzi.s32.f32 %r7, %f32;
-	.loc 11 123 55
+	.loc 12 123 55
 	add.s32 %r8, %r7, 127;
-	.loc 11 123 46
+	.loc 12 123 46
 	mov.u32 %r9, %r8;
-	.loc 11 123 60
+	.loc 12 123 60
 	shl.b32 %r10, %r9, 23;
-	.loc 11 123 39
+	.loc 12 123 39
 	mov.b32 %f45, %r10;
-	.loc 11 123 17
+	.loc 12 123 17
 	mul.rn.f32 %f46, %f44, %f45;
-	.loc 11 123 2
+	.loc 12 123 2
 	mov.f32 %f29, %f46;
 	bra.uni $L58_ret_exp32;
 $L58_ret_exp32:
-	.loc 13 43 35
+	.loc 14 43 35
 	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 13 43 23
+	.loc 14 43 23
 	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 13 43 21
+	.loc 14 43 21
 	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 13 43 19
+	.loc 14 43 19
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.b32 %r11, %f49;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r12, %r11, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r13, %f0;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r14, %r13, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r15, %r12, %r14;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f51, %r15;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f50, %f51;
 	bra.uni $L60_ret_copysign32;
 $L60_ret_copysign32:
-	.loc 13 43 2
+	.loc 14 43 2
 	mov.f32 %f18, %f50;
 	bra.uni $L56_ret_Tanh32;
 $L52_if_then:
-	.loc 13 38 8
+	.loc 14 38 8
 	setp.neu.f32 %p14, %f0, %f0;
 	@%p14 bra $L54_if_then;
 	bra.uni $L61_entry;
 $L54_if_then:
-	.loc 13 39 4
+	.loc 14 39 4
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L61_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.f32 %f53, 0f3F800000;
 	mov.b32 %r16, %f53;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r17, %r16, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r18, %f0;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r19, %r18, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r20, %r17, %r19;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f54, %r20;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f52, %f54;
 	bra.uni $L62_ret_copysign32;
 $L62_ret_copysign32:
-	.loc 13 41 3
+	.loc 14 41 3
 	mov.f32 %f18, %f52;
 	bra.uni $L56_ret_Tanh32;
 $L56_ret_Tanh32:
@@ -11591,155 +11818,155 @@ $L32_switch_next:
 	@%p19 bra $L63_entry;
 	bra.uni $L34_switch_next;
 $L63_entry:
-	.loc 10 26 14
+	.loc 11 26 14
 	abs.f32 %f74, %f0;
-	.loc 10 27 7
+	.loc 11 27 7
 	setp.eq.f32 %p20, %f0, 0f00000000;
 	@%p20 bra $L64_if_then;
 	bra.uni $L65_if_done;
 $L64_if_then:
-	.loc 10 28 3
+	.loc 11 28 3
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L65_if_done:
-	.loc 10 30 7
+	.loc 11 30 7
 	setp.lt.f32 %p21, %f74, 0f3F800000;
 	@%p21 bra $L66_if_then;
 	bra.uni $L67_if_done;
 $L66_if_then:
-	.loc 10 31 10
+	.loc 11 31 10
 	mul.rn.f32 %f75, %f0, %f0;
-	.loc 10 33 14
+	.loc 11 33 14
 	mov.f32 %f77, 0f38A4B519;
 	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 10 34 14
+	.loc 11 34 14
 	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 10 35 14
+	.loc 11 35 14
 	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 10 36 14
+	.loc 11 36 14
 	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 10 37 14
+	.loc 11 37 14
 	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 10 39 49
+	.loc 11 39 49
 	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 10 39 41
+	.loc 11 39 41
 	mul.rn.f32 %f83, %f0, %f82;
-	.loc 10 39 17
+	.loc 11 39 17
 	fma.rn.f32 %f84, %f0, 0f3F906EBB, %f83;
-	.loc 10 39 3
+	.loc 11 39 3
 	mov.f32 %f73, %f84;
 	bra.uni $L75_ret_Erf32;
 $L67_if_done:
-	.loc 10 41 9
+	.loc 11 41 9
 	setp.lt.f32 %p22, %f74, 0f40800000;
 	@%p22 bra $L69_if_done;
 	bra.uni $L68_if_then;
 $L69_if_done:
-	.loc 10 48 7
+	.loc 11 48 7
 	setp.lt.f32 %p23, %f74, 0f40100000;
 	@%p23 bra $L72_if_then;
 	bra.uni $L74_if_else;
 $L72_if_then:
-	.loc 10 49 10
+	.loc 11 49 10
 	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 10 51 14
+	.loc 11 51 14
 	mov.f32 %f87, 0f39858B99;
 	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 10 52 14
+	.loc 11 52 14
 	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 10 53 14
+	.loc 11 53 14
 	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 10 54 14
+	.loc 11 54 14
 	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 10 55 14
+	.loc 11 55 14
 	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 10 56 14
+	.loc 11 56 14
 	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 10 57 14
+	.loc 11 57 14
 	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 10 58 14
+	.loc 11 58 14
 	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 10 59 14
+	.loc 11 59 14
 	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 10 60 14
+	.loc 11 60 14
 	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
 	mov.f32 %f97, %f96;
 	bra.uni $L73_if_done;
 $L74_if_else:
-	.loc 10 62 10
+	.loc 11 62 10
 	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 10 64 14
+	.loc 11 64 14
 	mov.f32 %f103, 0f38CA5CFA;
 	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 10 65 14
+	.loc 11 65 14
 	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 10 66 14
+	.loc 11 66 14
 	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 10 67 14
+	.loc 11 67 14
 	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 10 68 14
+	.loc 11 68 14
 	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 10 69 14
+	.loc 11 69 14
 	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 10 70 14
+	.loc 11 70 14
 	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 10 71 14
+	.loc 11 71 14
 	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
 	mov.f32 %f97, %f110;
 	bra.uni $L73_if_done;
 $L73_if_done:
-	.loc 10 73 21
+	.loc 11 73 21
 	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 10 73 19
+	.loc 11 73 19
 	bra.uni $L76_entry;
 $L76_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.b32 %r21, %f98;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r22, %r21, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r23, %f0;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r24, %r23, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r25, %r22, %r24;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f100, %r25;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f99, %f100;
 	bra.uni $L77_ret_copysign32;
 $L77_ret_copysign32:
-	.loc 10 73 2
+	.loc 11 73 2
 	mov.f32 %f73, %f99;
 	bra.uni $L75_ret_Erf32;
 $L68_if_then:
-	.loc 10 42 8
+	.loc 11 42 8
 	setp.neu.f32 %p24, %f0, %f0;
 	@%p24 bra $L70_if_then;
 	bra.uni $L78_entry;
 $L70_if_then:
-	.loc 10 43 4
+	.loc 11 43 4
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L78_entry:
-	.loc 13 91 46
+	.loc 14 91 46
 	mov.f32 %f112, 0f3F800000;
 	mov.b32 %r26, %f112;
-	.loc 13 91 49
+	.loc 14 91 49
 	and.b32 %r27, %r26, 2147483647;
-	.loc 13 91 79
+	.loc 14 91 79
 	mov.b32 %r28, %f0;
-	.loc 13 91 82
+	.loc 14 91 82
 	and.b32 %r29, %r28, 0x80000000;
-	.loc 13 91 61
+	.loc 14 91 61
 	or.b32 %r30, %r27, %r29;
-	.loc 13 91 29
+	.loc 14 91 29
 	mov.b32 %f113, %r30;
-	.loc 13 91 2
+	.loc 14 91 2
 	mov.f32 %f111, %f113;
 	bra.uni $L79_ret_copysign32;
 $L79_ret_copysign32:
-	.loc 10 45 3
+	.loc 11 45 3
 	mov.f32 %f73, %f111;
 	bra.uni $L75_ret_Erf32;
 $L75_ret_Erf32:
@@ -24567,6 +24794,853 @@ $L6_if_done:
 	ret;
 }
 
+.visible .entry rngBits32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 state_ptr,
+	.param .s64 state_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<36>;
+
+	.loc 9 28 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [state_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [state_len];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 9 29 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 9 29 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 9 30 33
+	setp.hs.u64 %p1, 0, %rd5;
+	@%p1 bra $L6_oob0;
+	ld.global.nc.u64 %rd16, [%rd4];
+	.loc 9 30 43
+	setp.hs.u64 %p3, 1, %rd5;
+	@%p3 bra $L7_oob1;
+	add.s64 %rd17, %rd4, 8;
+	ld.global.nc.u64 %rd18, [%rd17];
+	.loc 9 30 53
+	mov.u64 %rd19, %rd8;
+	.loc 9 30 46
+	add.u64 %rd20, %rd18, %rd19;
+	.loc 9 30 27
+	bra.uni $L8_entry;
+$L6_oob0:
+	.loc 9 30 33
+	mov.u64 %rd9, 0x6F00000001;
+	mov.u64 %rd10, 0;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L4_bounds_fail;
+$L7_oob1:
+	.loc 9 30 43
+	mov.u64 %rd9, 0x6F00000002;
+	mov.u64 %rd10, 1;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L4_bounds_fail;
+$L4_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L5_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
+$L8_entry:
+	.loc 9 21 17
+	add.u64 %rd22, %rd20, 1;
+	.loc 9 21 20
+	mul.lo.u64 %rd23, %rd22, 0x9E3779B97F4A7C15;
+	.loc 9 21 11
+	add.u64 %rd24, %rd16, %rd23;
+	.loc 9 22 14
+	shr.u64 %rd25, %rd24, 30;
+	.loc 9 22 9
+	xor.b64 %rd26, %rd24, %rd25;
+	.loc 9 22 22
+	mul.lo.u64 %rd27, %rd26, 0xBF58476D1CE4E5B9;
+	.loc 9 23 14
+	shr.u64 %rd28, %rd27, 27;
+	.loc 9 23 9
+	xor.b64 %rd29, %rd27, %rd28;
+	.loc 9 23 22
+	mul.lo.u64 %rd30, %rd29, 0x94D049BB133111EB;
+	.loc 9 24 16
+	shr.u64 %rd31, %rd30, 31;
+	.loc 9 24 11
+	xor.b64 %rd32, %rd30, %rd31;
+	.loc 9 24 2
+	mov.u64 %rd21, %rd32;
+	bra.uni $L9_ret_splitmix;
+$L9_ret_splitmix:
+	.loc 9 30 58
+	shr.u64 %rd33, %rd21, 32;
+	.loc 9 30 18
+	cvt.u32.u64 %r6, %rd33;
+	.loc 9 30 6
+	shl.b64 %rd34, %rd8, 2;
+	add.s64 %rd35, %rd1, %rd34;
+	st.global.u32 [%rd35], %r6;
+	bra.uni $L3_if_done;
+$L3_if_done:
+	ret;
+}
+
+.visible .entry rngBits64(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 state_ptr,
+	.param .s64 state_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<35>;
+
+	.loc 9 35 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [state_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [state_len];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 9 36 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 9 36 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 9 37 26
+	setp.hs.u64 %p1, 0, %rd5;
+	@%p1 bra $L6_oob0;
+	ld.global.nc.u64 %rd16, [%rd4];
+	.loc 9 37 36
+	setp.hs.u64 %p3, 1, %rd5;
+	@%p3 bra $L7_oob1;
+	add.s64 %rd17, %rd4, 8;
+	ld.global.nc.u64 %rd18, [%rd17];
+	.loc 9 37 46
+	mov.u64 %rd19, %rd8;
+	.loc 9 37 39
+	add.u64 %rd20, %rd18, %rd19;
+	.loc 9 37 20
+	bra.uni $L8_entry;
+$L6_oob0:
+	.loc 9 37 26
+	mov.u64 %rd9, 0x7000000001;
+	mov.u64 %rd10, 0;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L4_bounds_fail;
+$L7_oob1:
+	.loc 9 37 36
+	mov.u64 %rd9, 0x7000000002;
+	mov.u64 %rd10, 1;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L4_bounds_fail;
+$L4_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L5_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
+$L8_entry:
+	.loc 9 21 17
+	add.u64 %rd22, %rd20, 1;
+	.loc 9 21 20
+	mul.lo.u64 %rd23, %rd22, 0x9E3779B97F4A7C15;
+	.loc 9 21 11
+	add.u64 %rd24, %rd16, %rd23;
+	.loc 9 22 14
+	shr.u64 %rd25, %rd24, 30;
+	.loc 9 22 9
+	xor.b64 %rd26, %rd24, %rd25;
+	.loc 9 22 22
+	mul.lo.u64 %rd27, %rd26, 0xBF58476D1CE4E5B9;
+	.loc 9 23 14
+	shr.u64 %rd28, %rd27, 27;
+	.loc 9 23 9
+	xor.b64 %rd29, %rd27, %rd28;
+	.loc 9 23 22
+	mul.lo.u64 %rd30, %rd29, 0x94D049BB133111EB;
+	.loc 9 24 16
+	shr.u64 %rd31, %rd30, 31;
+	.loc 9 24 11
+	xor.b64 %rd32, %rd30, %rd31;
+	.loc 9 24 2
+	mov.u64 %rd21, %rd32;
+	bra.uni $L9_ret_splitmix;
+$L9_ret_splitmix:
+	.loc 9 37 6
+	shl.b64 %rd33, %rd8, 3;
+	add.s64 %rd34, %rd1, %rd33;
+	st.global.u64 [%rd34], %rd21;
+	bra.uni $L3_if_done;
+$L3_if_done:
+	ret;
+}
+
+.visible .entry rngAdvance(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 state_ptr,
+	.param .s64 state_len,
+	.param .s64 n
+)
+.maxntid 32, 1, 1
+{
+	.reg .pred %p<5>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<29>;
+
+	.loc 9 42 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [state_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [state_len];
+	ld.param.s64 %rd6, [n];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 9 43 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd7, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd8, %r2;
+	add.s64 %rd9, %rd7, %rd8;
+	.loc 9 43 25
+	setp.lt.s64 %p0, %rd9, %rd2;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 9 44 17
+	setp.hs.u64 %p1, %rd9, %rd5;
+	@%p1 bra $L7_oob0;
+	shl.b64 %rd17, %rd9, 3;
+	add.s64 %rd18, %rd4, %rd17;
+	ld.global.nc.u64 %rd19, [%rd18];
+	.loc 9 44 6
+	shl.b64 %rd20, %rd9, 3;
+	add.s64 %rd21, %rd1, %rd20;
+	st.global.u64 [%rd21], %rd19;
+	.loc 9 45 8
+	setp.eq.s64 %p3, %rd9, 1;
+	@%p3 bra $L4_if_then;
+	bra.uni $L3_if_done;
+$L7_oob0:
+	.loc 9 44 17
+	mov.u64 %rd10, 0x7100000001;
+	mov.u64 %rd11, %rd9;
+	mov.u64 %rd12, %rd5;
+	bra.uni $L5_bounds_fail;
+$L4_if_then:
+	.loc 9 46 18
+	setp.hs.u64 %p4, %rd9, %rd5;
+	@%p4 bra $L8_oob1;
+	shl.b64 %rd22, %rd9, 3;
+	add.s64 %rd23, %rd4, %rd22;
+	ld.global.nc.u64 %rd24, [%rd23];
+	.loc 9 46 30
+	mov.u64 %rd25, %rd6;
+	.loc 9 46 22
+	add.u64 %rd26, %rd24, %rd25;
+	.loc 9 46 7
+	shl.b64 %rd27, %rd9, 3;
+	add.s64 %rd28, %rd1, %rd27;
+	st.global.u64 [%rd28], %rd26;
+	bra.uni $L3_if_done;
+$L8_oob1:
+	.loc 9 46 18
+	mov.u64 %rd10, 0x7100000002;
+	mov.u64 %rd11, %rd9;
+	mov.u64 %rd12, %rd5;
+	bra.uni $L5_bounds_fail;
+$L5_bounds_fail:
+	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
+	setp.eq.u64 %p2, %rd13, 0;
+	@!%p2 bra $L6_bounds_exit;
+	st.global.u64 [kern_error+8], %rd11;
+	st.global.u64 [kern_error+16], %rd12;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd14, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd15, %r5;
+	add.s64 %rd16, %rd14, %rd15;
+	st.global.u64 [kern_error+24], %rd16;
+	bra.uni $L6_bounds_exit;
+$L6_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
+}
+
+.visible .entry copyU32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 rank,
+	.param .s64 n,
+	.param .s64 srcOff,
+	.param .s64 dstOff
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<10>;
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<51>;
+
+	.loc 9 52 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [meta_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [meta_len];
+	ld.param.s64 %rd9, [rank];
+	ld.param.s64 %rd10, [n];
+	ld.param.s64 %rd11, [srcOff];
+	ld.param.s64 %rd12, [dstOff];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 7 27 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd13, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd14, %r2;
+	add.s64 %rd15, %rd13, %rd14;
+	.loc 7 28 7
+	setp.ge.s64 %p0, %rd15, %rd10;
+	@%p0 bra $L8_ret_copyStrided_u005buint32_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 7 32 16
+	sub.s64 %rd16, %rd9, 1;
+	mov.s64 %rd17, %rd15;
+	mov.s64 %rd18, %rd11;
+	mov.s64 %rd19, %rd12;
+	mov.s64 %rd20, %rd16;
+	bra.uni $L5_for_loop;
+$L5_for_loop:
+	.loc 7 32 23
+	setp.ge.s64 %p1, %rd20, 0;
+	@%p1 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 7 33 16
+	setp.hs.u64 %p2, %rd20, %rd8;
+	@%p2 bra $L11_oob0;
+	shl.b64 %rd28, %rd20, 2;
+	add.s64 %rd29, %rd7, %rd28;
+	ld.global.nc.s32 %r6, [%rd29];
+	.loc 7 33 11
+	cvt.s64.s32 %rd30, %r6;
+	.loc 7 34 14
+	setp.eq.s64 %p4, %rd30, 0;
+	@%p4 bra $L12_divzero1;
+	rem.s64 %rd31, %rd17, %rd30;
+	.loc 7 35 3
+	setp.eq.s64 %p5, %rd30, 0;
+	@%p5 bra $L13_divzero2;
+	div.s64 %rd32, %rd17, %rd30;
+	.loc 7 36 28
+	add.s64 %rd33, %rd9, %rd20;
+	.loc 7 36 23
+	setp.hs.u64 %p6, %rd33, %rd8;
+	@%p6 bra $L14_oob3;
+	shl.b64 %rd34, %rd33, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 7 36 18
+	cvt.s64.s32 %rd36, %r7;
+	.loc 7 36 13
+	mul.lo.s64 %rd37, %rd31, %rd36;
+	.loc 7 36 3
+	add.s64 %rd38, %rd18, %rd37;
+	.loc 7 37 25
+	mul.lo.s64 %rd39, 2, %rd9;
+	.loc 7 37 30
+	add.s64 %rd40, %rd39, %rd20;
+	.loc 7 37 23
+	setp.hs.u64 %p7, %rd40, %rd8;
+	@%p7 bra $L15_oob4;
+	shl.b64 %rd41, %rd40, 2;
+	add.s64 %rd42, %rd7, %rd41;
+	ld.global.nc.s32 %r8, [%rd42];
+	.loc 7 37 18
+	cvt.s64.s32 %rd43, %r8;
+	.loc 7 37 13
+	mul.lo.s64 %rd44, %rd31, %rd43;
+	.loc 7 37 3
+	add.s64 %rd45, %rd19, %rd44;
+	.loc 7 32 29
+	sub.s64 %rd46, %rd20, 1;
+	mov.s64 %rd17, %rd32;
+	mov.s64 %rd18, %rd38;
+	mov.s64 %rd19, %rd45;
+	mov.s64 %rd20, %rd46;
+	bra.uni $L5_for_loop;
+$L11_oob0:
+	.loc 7 33 16
+	mov.u64 %rd21, 0x7200000001;
+	mov.u64 %rd22, %rd20;
+	mov.u64 %rd23, %rd8;
+	bra.uni $L9_bounds_fail;
+$L12_divzero1:
+	.loc 7 34 14
+	mov.u64 %rd21, 0x7200000002;
+	mov.u64 %rd22, 0;
+	mov.u64 %rd23, 0;
+	bra.uni $L9_bounds_fail;
+$L13_divzero2:
+	.loc 7 35 3
+	mov.u64 %rd21, 0x7200000003;
+	mov.u64 %rd22, 0;
+	mov.u64 %rd23, 0;
+	bra.uni $L9_bounds_fail;
+$L14_oob3:
+	.loc 7 36 23
+	mov.u64 %rd21, 0x7200000004;
+	mov.u64 %rd22, %rd33;
+	mov.u64 %rd23, %rd8;
+	bra.uni $L9_bounds_fail;
+$L15_oob4:
+	.loc 7 37 23
+	mov.u64 %rd21, 0x7200000005;
+	mov.u64 %rd22, %rd40;
+	mov.u64 %rd23, %rd8;
+	bra.uni $L9_bounds_fail;
+$L7_for_done:
+	.loc 7 39 13
+	setp.hs.u64 %p8, %rd18, %rd5;
+	@%p8 bra $L16_oob5;
+	shl.b64 %rd47, %rd18, 2;
+	add.s64 %rd48, %rd4, %rd47;
+	ld.global.nc.u32 %r9, [%rd48];
+	.loc 7 39 5
+	setp.hs.u64 %p9, %rd19, %rd2;
+	@%p9 bra $L17_oob6;
+	shl.b64 %rd49, %rd19, 2;
+	add.s64 %rd50, %rd1, %rd49;
+	st.global.u32 [%rd50], %r9;
+	bra.uni $L8_ret_copyStrided_u005buint32_u005d;
+$L16_oob5:
+	.loc 7 39 13
+	mov.u64 %rd21, 0x7200000006;
+	mov.u64 %rd22, %rd18;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L9_bounds_fail;
+$L17_oob6:
+	.loc 7 39 5
+	mov.u64 %rd21, 0x7200000007;
+	mov.u64 %rd22, %rd19;
+	mov.u64 %rd23, %rd2;
+	bra.uni $L9_bounds_fail;
+$L9_bounds_fail:
+	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
+	setp.eq.u64 %p3, %rd24, 0;
+	@!%p3 bra $L10_bounds_exit;
+	st.global.u64 [kern_error+8], %rd22;
+	st.global.u64 [kern_error+16], %rd23;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd25, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd26, %r5;
+	add.s64 %rd27, %rd25, %rd26;
+	st.global.u64 [kern_error+24], %rd27;
+	bra.uni $L10_bounds_exit;
+$L10_bounds_exit:
+	exit;
+$L8_ret_copyStrided_u005buint32_u005d:
+	ret;
+}
+
+.visible .entry copyU64(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 rank,
+	.param .s64 n,
+	.param .s64 srcOff,
+	.param .s64 dstOff
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<10>;
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<52>;
+
+	.loc 9 57 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [meta_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [meta_len];
+	ld.param.s64 %rd9, [rank];
+	ld.param.s64 %rd10, [n];
+	ld.param.s64 %rd11, [srcOff];
+	ld.param.s64 %rd12, [dstOff];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 7 27 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd13, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd14, %r2;
+	add.s64 %rd15, %rd13, %rd14;
+	.loc 7 28 7
+	setp.ge.s64 %p0, %rd15, %rd10;
+	@%p0 bra $L8_ret_copyStrided_u005buint64_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 7 32 16
+	sub.s64 %rd16, %rd9, 1;
+	mov.s64 %rd17, %rd15;
+	mov.s64 %rd18, %rd11;
+	mov.s64 %rd19, %rd12;
+	mov.s64 %rd20, %rd16;
+	bra.uni $L5_for_loop;
+$L5_for_loop:
+	.loc 7 32 23
+	setp.ge.s64 %p1, %rd20, 0;
+	@%p1 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 7 33 16
+	setp.hs.u64 %p2, %rd20, %rd8;
+	@%p2 bra $L11_oob0;
+	shl.b64 %rd28, %rd20, 2;
+	add.s64 %rd29, %rd7, %rd28;
+	ld.global.nc.s32 %r6, [%rd29];
+	.loc 7 33 11
+	cvt.s64.s32 %rd30, %r6;
+	.loc 7 34 14
+	setp.eq.s64 %p4, %rd30, 0;
+	@%p4 bra $L12_divzero1;
+	rem.s64 %rd31, %rd17, %rd30;
+	.loc 7 35 3
+	setp.eq.s64 %p5, %rd30, 0;
+	@%p5 bra $L13_divzero2;
+	div.s64 %rd32, %rd17, %rd30;
+	.loc 7 36 28
+	add.s64 %rd33, %rd9, %rd20;
+	.loc 7 36 23
+	setp.hs.u64 %p6, %rd33, %rd8;
+	@%p6 bra $L14_oob3;
+	shl.b64 %rd34, %rd33, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 7 36 18
+	cvt.s64.s32 %rd36, %r7;
+	.loc 7 36 13
+	mul.lo.s64 %rd37, %rd31, %rd36;
+	.loc 7 36 3
+	add.s64 %rd38, %rd18, %rd37;
+	.loc 7 37 25
+	mul.lo.s64 %rd39, 2, %rd9;
+	.loc 7 37 30
+	add.s64 %rd40, %rd39, %rd20;
+	.loc 7 37 23
+	setp.hs.u64 %p7, %rd40, %rd8;
+	@%p7 bra $L15_oob4;
+	shl.b64 %rd41, %rd40, 2;
+	add.s64 %rd42, %rd7, %rd41;
+	ld.global.nc.s32 %r8, [%rd42];
+	.loc 7 37 18
+	cvt.s64.s32 %rd43, %r8;
+	.loc 7 37 13
+	mul.lo.s64 %rd44, %rd31, %rd43;
+	.loc 7 37 3
+	add.s64 %rd45, %rd19, %rd44;
+	.loc 7 32 29
+	sub.s64 %rd46, %rd20, 1;
+	mov.s64 %rd17, %rd32;
+	mov.s64 %rd18, %rd38;
+	mov.s64 %rd19, %rd45;
+	mov.s64 %rd20, %rd46;
+	bra.uni $L5_for_loop;
+$L11_oob0:
+	.loc 7 33 16
+	mov.u64 %rd21, 0x7300000001;
+	mov.u64 %rd22, %rd20;
+	mov.u64 %rd23, %rd8;
+	bra.uni $L9_bounds_fail;
+$L12_divzero1:
+	.loc 7 34 14
+	mov.u64 %rd21, 0x7300000002;
+	mov.u64 %rd22, 0;
+	mov.u64 %rd23, 0;
+	bra.uni $L9_bounds_fail;
+$L13_divzero2:
+	.loc 7 35 3
+	mov.u64 %rd21, 0x7300000003;
+	mov.u64 %rd22, 0;
+	mov.u64 %rd23, 0;
+	bra.uni $L9_bounds_fail;
+$L14_oob3:
+	.loc 7 36 23
+	mov.u64 %rd21, 0x7300000004;
+	mov.u64 %rd22, %rd33;
+	mov.u64 %rd23, %rd8;
+	bra.uni $L9_bounds_fail;
+$L15_oob4:
+	.loc 7 37 23
+	mov.u64 %rd21, 0x7300000005;
+	mov.u64 %rd22, %rd40;
+	mov.u64 %rd23, %rd8;
+	bra.uni $L9_bounds_fail;
+$L7_for_done:
+	.loc 7 39 13
+	setp.hs.u64 %p8, %rd18, %rd5;
+	@%p8 bra $L16_oob5;
+	shl.b64 %rd47, %rd18, 3;
+	add.s64 %rd48, %rd4, %rd47;
+	ld.global.nc.u64 %rd49, [%rd48];
+	.loc 7 39 5
+	setp.hs.u64 %p9, %rd19, %rd2;
+	@%p9 bra $L17_oob6;
+	shl.b64 %rd50, %rd19, 3;
+	add.s64 %rd51, %rd1, %rd50;
+	st.global.u64 [%rd51], %rd49;
+	bra.uni $L8_ret_copyStrided_u005buint64_u005d;
+$L16_oob5:
+	.loc 7 39 13
+	mov.u64 %rd21, 0x7300000006;
+	mov.u64 %rd22, %rd18;
+	mov.u64 %rd23, %rd5;
+	bra.uni $L9_bounds_fail;
+$L17_oob6:
+	.loc 7 39 5
+	mov.u64 %rd21, 0x7300000007;
+	mov.u64 %rd22, %rd19;
+	mov.u64 %rd23, %rd2;
+	bra.uni $L9_bounds_fail;
+$L9_bounds_fail:
+	atom.global.cas.b64 %rd24, [kern_error], 0, %rd21;
+	setp.eq.u64 %p3, %rd24, 0;
+	@!%p3 bra $L10_bounds_exit;
+	st.global.u64 [kern_error+8], %rd22;
+	st.global.u64 [kern_error+16], %rd23;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd25, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd26, %r5;
+	add.s64 %rd27, %rd25, %rd26;
+	st.global.u64 [kern_error+24], %rd27;
+	bra.uni $L10_bounds_exit;
+$L10_bounds_exit:
+	exit;
+$L8_ret_copyStrided_u005buint64_u005d:
+	ret;
+}
+
+.visible .entry cvtU32F32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<20>;
+	.reg .f32 %f<1>;
+
+	.loc 9 62 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 9 63 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 9 63 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 9 64 21
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L6_oob0;
+	shl.b64 %rd16, %rd8, 2;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u32 %r6, [%rd17];
+	.loc 9 64 19
+	cvt.rn.f32.u32 %f0, %r6;
+	.loc 9 64 6
+	shl.b64 %rd18, %rd8, 2;
+	add.s64 %rd19, %rd1, %rd18;
+	st.global.f32 [%rd19], %f0;
+	bra.uni $L3_if_done;
+$L6_oob0:
+	.loc 9 64 21
+	mov.u64 %rd9, 0x7400000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L4_bounds_fail;
+$L4_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L5_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
+}
+
+.visible .entry cvtU64F64(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<21>;
+	.reg .f64 %fd<1>;
+
+	.loc 9 69 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 9 70 19
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd6, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd7, %r2;
+	add.s64 %rd8, %rd6, %rd7;
+	.loc 9 70 25
+	setp.lt.s64 %p0, %rd8, %rd2;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 9 71 21
+	setp.hs.u64 %p1, %rd8, %rd5;
+	@%p1 bra $L6_oob0;
+	shl.b64 %rd16, %rd8, 3;
+	add.s64 %rd17, %rd4, %rd16;
+	ld.global.nc.u64 %rd18, [%rd17];
+	.loc 9 71 19
+	cvt.rn.f64.u64 %fd0, %rd18;
+	.loc 9 71 6
+	shl.b64 %rd19, %rd8, 3;
+	add.s64 %rd20, %rd1, %rd19;
+	st.global.f64 [%rd20], %fd0;
+	bra.uni $L3_if_done;
+$L6_oob0:
+	.loc 9 71 21
+	mov.u64 %rd9, 0x7500000001;
+	mov.u64 %rd10, %rd8;
+	mov.u64 %rd11, %rd5;
+	bra.uni $L4_bounds_fail;
+$L4_bounds_fail:
+	atom.global.cas.b64 %rd12, [kern_error], 0, %rd9;
+	setp.eq.u64 %p2, %rd12, 0;
+	@!%p2 bra $L5_bounds_exit;
+	st.global.u64 [kern_error+8], %rd10;
+	st.global.u64 [kern_error+16], %rd11;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd13, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd14, %r5;
+	add.s64 %rd15, %rd13, %rd14;
+	st.global.u64 [kern_error+24], %rd15;
+	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
+}
+
 .visible .entry scatterAddF32(
 	.param .u64 out_ptr,
 	.param .s64 out_len,
@@ -24588,7 +25662,7 @@ $L6_if_done:
 	.reg .b64 %rd<102>;
 	.reg .f32 %f<2>;
 
-	.loc 9 52 6
+	.loc 10 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -24607,104 +25681,104 @@ $L6_if_done:
 	ld.param.s64 %rd15, [idxStride];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 9 53 16
+	.loc 10 53 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd16, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd17, %r2;
 	add.s64 %rd18, %rd16, %rd17;
-	.loc 9 54 7
+	.loc 10 54 7
 	setp.ge.s64 %p0, %rd18, %rd5;
 	@%p0 bra $L2_if_then;
 	bra.uni $L6_entry;
 $L2_if_then:
-	.loc 9 55 3
+	.loc 10 55 3
 	ret;
 $L6_entry:
 	mov.s64 %rd20, 0;
 	mov.s64 %rd21, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 9 25 16
+	.loc 10 25 16
 	setp.lt.s64 %p2, %rd21, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 9 26 24
+	.loc 10 26 24
 	add.s64 %rd22, %rd12, %rd21;
-	.loc 9 26 21
+	.loc 10 26 21
 	setp.hs.u64 %p3, %rd22, %rd11;
 	@%p3 bra $L29_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 9 26 16
+	.loc 10 26 16
 	cvt.s64.s32 %rd32, %r6;
-	.loc 9 26 11
+	.loc 10 26 11
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L30_divzero1;
 	div.s64 %rd33, %rd18, %rd32;
-	.loc 9 26 40
+	.loc 10 26 40
 	setp.hs.u64 %p6, %rd21, %rd11;
 	@%p6 bra $L31_oob2;
 	shl.b64 %rd34, %rd21, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 9 26 35
+	.loc 10 26 35
 	cvt.s64.s32 %rd36, %r7;
-	.loc 9 26 30
+	.loc 10 26 30
 	setp.eq.s64 %p7, %rd36, 0;
 	@%p7 bra $L32_divzero3;
 	rem.s64 %rd37, %rd33, %rd36;
-	.loc 9 27 25
+	.loc 10 27 25
 	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 9 27 28
+	.loc 10 27 28
 	add.s64 %rd39, %rd38, %rd21;
-	.loc 9 27 23
+	.loc 10 27 23
 	setp.hs.u64 %p8, %rd39, %rd11;
 	@%p8 bra $L33_oob4;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd10, %rd40;
 	ld.global.nc.s32 %r8, [%rd41];
-	.loc 9 27 18
+	.loc 10 27 18
 	cvt.s64.s32 %rd42, %r8;
-	.loc 9 27 13
+	.loc 10 27 13
 	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 9 27 3
+	.loc 10 27 3
 	add.s64 %rd44, %rd20, %rd43;
-	.loc 9 25 22
+	.loc 10 25 22
 	add.s64 %rd45, %rd21, 1;
 	mov.s64 %rd20, %rd44;
 	mov.s64 %rd21, %rd45;
 	bra.uni $L7_for_loop;
 $L29_oob0:
-	.loc 9 26 21
-	mov.u64 %rd23, 0x6F00000001;
+	.loc 10 26 21
+	mov.u64 %rd23, 0x7600000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L30_divzero1:
-	.loc 9 26 11
-	mov.u64 %rd23, 0x6F00000002;
+	.loc 10 26 11
+	mov.u64 %rd23, 0x7600000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L31_oob2:
-	.loc 9 26 40
-	mov.u64 %rd23, 0x6F00000003;
+	.loc 10 26 40
+	mov.u64 %rd23, 0x7600000003;
 	mov.u64 %rd24, %rd21;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L32_divzero3:
-	.loc 9 26 30
-	mov.u64 %rd23, 0x6F00000004;
+	.loc 10 26 30
+	mov.u64 %rd23, 0x7600000004;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L33_oob4:
-	.loc 9 27 23
-	mov.u64 %rd23, 0x6F00000005;
+	.loc 10 27 23
+	mov.u64 %rd23, 0x7600000005;
 	mov.u64 %rd24, %rd39;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -24714,7 +25788,7 @@ $L9_for_done:
 	mov.s64 %rd47, 0;
 	bra.uni $L10_for_loop;
 $L10_for_loop:
-	.loc 9 31 16
+	.loc 10 31 16
 	setp.lt.s64 %p10, %rd47, %rd13;
 	@%p10 bra $L11_for_body;
 	bra.uni $L12_for_done;
@@ -24723,85 +25797,85 @@ $L11_for_body:
 	mov.s64 %rd49, 0;
 	bra.uni $L13_for_loop;
 $L13_for_loop:
-	.loc 9 33 17
+	.loc 10 33 17
 	setp.lt.s64 %p11, %rd49, %rd12;
 	@%p11 bra $L14_for_body;
 	bra.uni $L15_for_done;
 $L14_for_body:
-	.loc 9 34 17
+	.loc 10 34 17
 	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 9 34 20
+	.loc 10 34 20
 	add.s64 %rd51, %rd50, %rd49;
-	.loc 9 34 15
+	.loc 10 34 15
 	setp.hs.u64 %p12, %rd51, %rd11;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd10, %rd52;
 	ld.global.nc.s32 %r9, [%rd53];
-	.loc 9 34 10
+	.loc 10 34 10
 	cvt.s64.s32 %rd54, %r9;
-	.loc 9 34 25
+	.loc 10 34 25
 	setp.eq.s64 %p13, %rd54, %rd47;
 	@%p13 bra $L16_if_then;
 	bra.uni $L35_edge;
 $L34_oob5:
-	.loc 9 34 15
-	mov.u64 %rd23, 0x6F00000006;
+	.loc 10 34 15
+	mov.u64 %rd23, 0x7600000006;
 	mov.u64 %rd24, %rd51;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L16_if_then:
-	.loc 9 35 26
+	.loc 10 35 26
 	add.s64 %rd56, %rd12, %rd49;
-	.loc 9 35 23
+	.loc 10 35 23
 	setp.hs.u64 %p14, %rd56, %rd11;
 	@%p14 bra $L36_oob6;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd10, %rd57;
 	ld.global.nc.s32 %r10, [%rd58];
-	.loc 9 35 18
+	.loc 10 35 18
 	cvt.s64.s32 %rd59, %r10;
-	.loc 9 35 13
+	.loc 10 35 13
 	setp.eq.s64 %p15, %rd59, 0;
 	@%p15 bra $L37_divzero7;
 	div.s64 %rd60, %rd18, %rd59;
-	.loc 9 35 42
+	.loc 10 35 42
 	setp.hs.u64 %p16, %rd49, %rd11;
 	@%p16 bra $L38_oob8;
 	shl.b64 %rd61, %rd49, 2;
 	add.s64 %rd62, %rd10, %rd61;
 	ld.global.nc.s32 %r11, [%rd62];
-	.loc 9 35 37
+	.loc 10 35 37
 	cvt.s64.s32 %rd63, %r11;
-	.loc 9 35 32
+	.loc 10 35 32
 	setp.eq.s64 %p17, %rd63, 0;
 	@%p17 bra $L39_divzero9;
 	rem.s64 %rd64, %rd60, %rd63;
-	.loc 9 35 5
+	.loc 10 35 5
 	add.s64 %rd65, %rd48, %rd64;
 	mov.s64 %rd55, %rd65;
 	bra.uni $L17_if_done;
 $L36_oob6:
-	.loc 9 35 23
-	mov.u64 %rd23, 0x6F00000007;
+	.loc 10 35 23
+	mov.u64 %rd23, 0x7600000007;
 	mov.u64 %rd24, %rd56;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L37_divzero7:
-	.loc 9 35 13
-	mov.u64 %rd23, 0x6F00000008;
+	.loc 10 35 13
+	mov.u64 %rd23, 0x7600000008;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L38_oob8:
-	.loc 9 35 42
-	mov.u64 %rd23, 0x6F00000009;
+	.loc 10 35 42
+	mov.u64 %rd23, 0x7600000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L39_divzero9:
-	.loc 9 35 32
-	mov.u64 %rd23, 0x6F0000000A;
+	.loc 10 35 32
+	mov.u64 %rd23, 0x760000000A;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
@@ -24809,7 +25883,7 @@ $L35_edge:
 	mov.s64 %rd55, %rd48;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 9 33 23
+	.loc 10 33 23
 	add.s64 %rd66, %rd49, 1;
 	mov.s64 %rd48, %rd55;
 	mov.s64 %rd49, %rd66;
@@ -24819,57 +25893,57 @@ $L15_for_done:
 	mov.s64 %rd68, 0;
 	bra.uni $L18_for_loop;
 $L18_for_loop:
-	.loc 9 38 17
+	.loc 10 38 17
 	setp.lt.s64 %p18, %rd68, %rd14;
 	@%p18 bra $L19_for_body;
 	bra.uni $L20_for_done;
 $L19_for_body:
-	.loc 9 39 17
+	.loc 10 39 17
 	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 9 39 22
+	.loc 10 39 22
 	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 9 39 20
+	.loc 10 39 20
 	add.s64 %rd71, %rd69, %rd70;
-	.loc 9 39 25
+	.loc 10 39 25
 	add.s64 %rd72, %rd71, %rd68;
-	.loc 9 39 15
+	.loc 10 39 15
 	setp.hs.u64 %p19, %rd72, %rd11;
 	@%p19 bra $L40_oob10;
 	shl.b64 %rd73, %rd72, 2;
 	add.s64 %rd74, %rd10, %rd73;
 	ld.global.nc.s32 %r12, [%rd74];
-	.loc 9 39 10
+	.loc 10 39 10
 	cvt.s64.s32 %rd75, %r12;
-	.loc 9 39 30
+	.loc 10 39 30
 	setp.eq.s64 %p20, %rd75, %rd47;
 	@%p20 bra $L21_if_then;
 	bra.uni $L41_edge;
 $L40_oob10:
-	.loc 9 39 15
-	mov.u64 %rd23, 0x6F0000000B;
+	.loc 10 39 15
+	mov.u64 %rd23, 0x760000000B;
 	mov.u64 %rd24, %rd72;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L21_if_then:
-	.loc 9 40 24
+	.loc 10 40 24
 	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 9 40 22
+	.loc 10 40 22
 	add.s64 %rd78, %rd20, %rd77;
-	.loc 9 40 17
+	.loc 10 40 17
 	setp.hs.u64 %p21, %rd78, %rd8;
 	@%p21 bra $L42_oob11;
 	shl.b64 %rd79, %rd78, 2;
 	add.s64 %rd80, %rd7, %rd79;
 	ld.global.nc.s32 %r13, [%rd80];
-	.loc 9 40 13
+	.loc 10 40 13
 	cvt.s64.s32 %rd81, %r13;
-	.loc 9 40 5
+	.loc 10 40 5
 	add.s64 %rd82, %rd67, %rd81;
 	mov.s64 %rd76, %rd82;
 	bra.uni $L22_if_done;
 $L42_oob11:
-	.loc 9 40 17
-	mov.u64 %rd23, 0x6F0000000C;
+	.loc 10 40 17
+	mov.u64 %rd23, 0x760000000C;
 	mov.u64 %rd24, %rd78;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L27_bounds_fail;
@@ -24877,36 +25951,36 @@ $L41_edge:
 	mov.s64 %rd76, %rd67;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 9 38 25
+	.loc 10 38 25
 	add.s64 %rd83, %rd68, 1;
 	mov.s64 %rd67, %rd76;
 	mov.s64 %rd68, %rd83;
 	bra.uni $L18_for_loop;
 $L20_for_done:
-	.loc 9 43 8
+	.loc 10 43 8
 	setp.lt.s64 %p22, %rd67, 0;
 	@%p22 bra $L23_if_then;
 	bra.uni $L25_cond_false;
 $L25_cond_false:
-	.loc 9 43 30
+	.loc 10 43 30
 	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 9 43 33
+	.loc 10 43 33
 	add.s64 %rd94, %rd93, %rd47;
-	.loc 9 43 28
+	.loc 10 43 28
 	setp.hs.u64 %p25, %rd94, %rd11;
 	@%p25 bra $L44_oob13;
 	shl.b64 %rd95, %rd94, 2;
 	add.s64 %rd96, %rd10, %rd95;
 	ld.global.nc.s32 %r15, [%rd96];
-	.loc 9 43 23
+	.loc 10 43 23
 	cvt.s64.s32 %rd97, %r15;
-	.loc 9 43 17
+	.loc 10 43 17
 	setp.ge.s64 %p26, %rd67, %rd97;
 	@%p26 bra $L23_if_then;
 	bra.uni $L45_edge;
 $L44_oob13:
-	.loc 9 43 28
-	mov.u64 %rd23, 0x6F0000000E;
+	.loc 10 43 28
+	mov.u64 %rd23, 0x760000000E;
 	mov.u64 %rd24, %rd94;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -24917,38 +25991,38 @@ $L45_edge:
 	mov.pred %p23, %p9;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 9 46 24
+	.loc 10 46 24
 	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 9 46 27
+	.loc 10 46 27
 	add.s64 %rd85, %rd84, %rd13;
-	.loc 9 46 30
+	.loc 10 46 30
 	add.s64 %rd86, %rd85, %rd47;
-	.loc 9 46 22
+	.loc 10 46 22
 	setp.hs.u64 %p24, %rd86, %rd11;
 	@%p24 bra $L43_oob12;
 	shl.b64 %rd87, %rd86, 2;
 	add.s64 %rd88, %rd10, %rd87;
 	ld.global.nc.s32 %r14, [%rd88];
-	.loc 9 46 17
+	.loc 10 46 17
 	cvt.s64.s32 %rd89, %r14;
-	.loc 9 46 12
+	.loc 10 46 12
 	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 9 46 3
+	.loc 10 46 3
 	add.s64 %rd91, %rd46, %rd90;
-	.loc 9 31 22
+	.loc 10 31 22
 	add.s64 %rd92, %rd47, 1;
 	mov.s64 %rd46, %rd91;
 	mov.pred %p9, %p23;
 	mov.s64 %rd47, %rd92;
 	bra.uni $L10_for_loop;
 $L43_oob12:
-	.loc 9 46 22
-	mov.u64 %rd23, 0x6F0000000D;
+	.loc 10 46 22
+	mov.u64 %rd23, 0x760000000D;
 	mov.u64 %rd24, %rd86;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L12_for_done:
-	.loc 9 48 2
+	.loc 10 48 2
 	mov.s64 %rd19, %rd46;
 	mov.pred %p1, %p9;
 	bra.uni $L26_ret_scatterOffset;
@@ -24956,21 +26030,21 @@ $L26_ret_scatterOffset:
 	@%p1 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L4_if_then:
-	.loc 9 58 21
+	.loc 10 58 21
 	setp.hs.u64 %p27, %rd19, %rd2;
 	@%p27 bra $L46_oob14;
 	shl.b64 %rd98, %rd19, 2;
 	add.s64 %rd99, %rd1, %rd98;
-	.loc 9 58 31
+	.loc 10 58 31
 	shl.b64 %rd100, %rd18, 2;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.f32 %f0, [%rd101];
-	.loc 9 58 16
+	.loc 10 58 16
 	atom.global.add.f32 %f1, [%rd99], %f0;
 	bra.uni $L5_if_done;
 $L46_oob14:
-	.loc 9 58 21
-	mov.u64 %rd23, 0x6F0000000F;
+	.loc 10 58 21
+	mov.u64 %rd23, 0x760000000F;
 	mov.u64 %rd24, %rd19;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L27_bounds_fail;
@@ -25014,7 +26088,7 @@ $L5_if_done:
 	.reg .b32 %r<18>;
 	.reg .b64 %rd<102>;
 
-	.loc 9 63 6
+	.loc 10 63 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -25033,104 +26107,104 @@ $L5_if_done:
 	ld.param.s64 %rd15, [idxStride];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 9 64 16
+	.loc 10 64 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd16, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd17, %r2;
 	add.s64 %rd18, %rd16, %rd17;
-	.loc 9 65 7
+	.loc 10 65 7
 	setp.ge.s64 %p0, %rd18, %rd5;
 	@%p0 bra $L2_if_then;
 	bra.uni $L6_entry;
 $L2_if_then:
-	.loc 9 66 3
+	.loc 10 66 3
 	ret;
 $L6_entry:
 	mov.s64 %rd20, 0;
 	mov.s64 %rd21, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 9 25 16
+	.loc 10 25 16
 	setp.lt.s64 %p2, %rd21, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 9 26 24
+	.loc 10 26 24
 	add.s64 %rd22, %rd12, %rd21;
-	.loc 9 26 21
+	.loc 10 26 21
 	setp.hs.u64 %p3, %rd22, %rd11;
 	@%p3 bra $L29_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 9 26 16
+	.loc 10 26 16
 	cvt.s64.s32 %rd32, %r6;
-	.loc 9 26 11
+	.loc 10 26 11
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L30_divzero1;
 	div.s64 %rd33, %rd18, %rd32;
-	.loc 9 26 40
+	.loc 10 26 40
 	setp.hs.u64 %p6, %rd21, %rd11;
 	@%p6 bra $L31_oob2;
 	shl.b64 %rd34, %rd21, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 9 26 35
+	.loc 10 26 35
 	cvt.s64.s32 %rd36, %r7;
-	.loc 9 26 30
+	.loc 10 26 30
 	setp.eq.s64 %p7, %rd36, 0;
 	@%p7 bra $L32_divzero3;
 	rem.s64 %rd37, %rd33, %rd36;
-	.loc 9 27 25
+	.loc 10 27 25
 	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 9 27 28
+	.loc 10 27 28
 	add.s64 %rd39, %rd38, %rd21;
-	.loc 9 27 23
+	.loc 10 27 23
 	setp.hs.u64 %p8, %rd39, %rd11;
 	@%p8 bra $L33_oob4;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd10, %rd40;
 	ld.global.nc.s32 %r8, [%rd41];
-	.loc 9 27 18
+	.loc 10 27 18
 	cvt.s64.s32 %rd42, %r8;
-	.loc 9 27 13
+	.loc 10 27 13
 	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 9 27 3
+	.loc 10 27 3
 	add.s64 %rd44, %rd20, %rd43;
-	.loc 9 25 22
+	.loc 10 25 22
 	add.s64 %rd45, %rd21, 1;
 	mov.s64 %rd20, %rd44;
 	mov.s64 %rd21, %rd45;
 	bra.uni $L7_for_loop;
 $L29_oob0:
-	.loc 9 26 21
-	mov.u64 %rd23, 0x7000000001;
+	.loc 10 26 21
+	mov.u64 %rd23, 0x7700000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L30_divzero1:
-	.loc 9 26 11
-	mov.u64 %rd23, 0x7000000002;
+	.loc 10 26 11
+	mov.u64 %rd23, 0x7700000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L31_oob2:
-	.loc 9 26 40
-	mov.u64 %rd23, 0x7000000003;
+	.loc 10 26 40
+	mov.u64 %rd23, 0x7700000003;
 	mov.u64 %rd24, %rd21;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L32_divzero3:
-	.loc 9 26 30
-	mov.u64 %rd23, 0x7000000004;
+	.loc 10 26 30
+	mov.u64 %rd23, 0x7700000004;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L33_oob4:
-	.loc 9 27 23
-	mov.u64 %rd23, 0x7000000005;
+	.loc 10 27 23
+	mov.u64 %rd23, 0x7700000005;
 	mov.u64 %rd24, %rd39;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -25140,7 +26214,7 @@ $L9_for_done:
 	mov.s64 %rd47, 0;
 	bra.uni $L10_for_loop;
 $L10_for_loop:
-	.loc 9 31 16
+	.loc 10 31 16
 	setp.lt.s64 %p10, %rd47, %rd13;
 	@%p10 bra $L11_for_body;
 	bra.uni $L12_for_done;
@@ -25149,85 +26223,85 @@ $L11_for_body:
 	mov.s64 %rd49, 0;
 	bra.uni $L13_for_loop;
 $L13_for_loop:
-	.loc 9 33 17
+	.loc 10 33 17
 	setp.lt.s64 %p11, %rd49, %rd12;
 	@%p11 bra $L14_for_body;
 	bra.uni $L15_for_done;
 $L14_for_body:
-	.loc 9 34 17
+	.loc 10 34 17
 	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 9 34 20
+	.loc 10 34 20
 	add.s64 %rd51, %rd50, %rd49;
-	.loc 9 34 15
+	.loc 10 34 15
 	setp.hs.u64 %p12, %rd51, %rd11;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd10, %rd52;
 	ld.global.nc.s32 %r9, [%rd53];
-	.loc 9 34 10
+	.loc 10 34 10
 	cvt.s64.s32 %rd54, %r9;
-	.loc 9 34 25
+	.loc 10 34 25
 	setp.eq.s64 %p13, %rd54, %rd47;
 	@%p13 bra $L16_if_then;
 	bra.uni $L35_edge;
 $L34_oob5:
-	.loc 9 34 15
-	mov.u64 %rd23, 0x7000000006;
+	.loc 10 34 15
+	mov.u64 %rd23, 0x7700000006;
 	mov.u64 %rd24, %rd51;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L16_if_then:
-	.loc 9 35 26
+	.loc 10 35 26
 	add.s64 %rd56, %rd12, %rd49;
-	.loc 9 35 23
+	.loc 10 35 23
 	setp.hs.u64 %p14, %rd56, %rd11;
 	@%p14 bra $L36_oob6;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd10, %rd57;
 	ld.global.nc.s32 %r10, [%rd58];
-	.loc 9 35 18
+	.loc 10 35 18
 	cvt.s64.s32 %rd59, %r10;
-	.loc 9 35 13
+	.loc 10 35 13
 	setp.eq.s64 %p15, %rd59, 0;
 	@%p15 bra $L37_divzero7;
 	div.s64 %rd60, %rd18, %rd59;
-	.loc 9 35 42
+	.loc 10 35 42
 	setp.hs.u64 %p16, %rd49, %rd11;
 	@%p16 bra $L38_oob8;
 	shl.b64 %rd61, %rd49, 2;
 	add.s64 %rd62, %rd10, %rd61;
 	ld.global.nc.s32 %r11, [%rd62];
-	.loc 9 35 37
+	.loc 10 35 37
 	cvt.s64.s32 %rd63, %r11;
-	.loc 9 35 32
+	.loc 10 35 32
 	setp.eq.s64 %p17, %rd63, 0;
 	@%p17 bra $L39_divzero9;
 	rem.s64 %rd64, %rd60, %rd63;
-	.loc 9 35 5
+	.loc 10 35 5
 	add.s64 %rd65, %rd48, %rd64;
 	mov.s64 %rd55, %rd65;
 	bra.uni $L17_if_done;
 $L36_oob6:
-	.loc 9 35 23
-	mov.u64 %rd23, 0x7000000007;
+	.loc 10 35 23
+	mov.u64 %rd23, 0x7700000007;
 	mov.u64 %rd24, %rd56;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L37_divzero7:
-	.loc 9 35 13
-	mov.u64 %rd23, 0x7000000008;
+	.loc 10 35 13
+	mov.u64 %rd23, 0x7700000008;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L38_oob8:
-	.loc 9 35 42
-	mov.u64 %rd23, 0x7000000009;
+	.loc 10 35 42
+	mov.u64 %rd23, 0x7700000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L39_divzero9:
-	.loc 9 35 32
-	mov.u64 %rd23, 0x700000000A;
+	.loc 10 35 32
+	mov.u64 %rd23, 0x770000000A;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
@@ -25235,7 +26309,7 @@ $L35_edge:
 	mov.s64 %rd55, %rd48;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 9 33 23
+	.loc 10 33 23
 	add.s64 %rd66, %rd49, 1;
 	mov.s64 %rd48, %rd55;
 	mov.s64 %rd49, %rd66;
@@ -25245,57 +26319,57 @@ $L15_for_done:
 	mov.s64 %rd68, 0;
 	bra.uni $L18_for_loop;
 $L18_for_loop:
-	.loc 9 38 17
+	.loc 10 38 17
 	setp.lt.s64 %p18, %rd68, %rd14;
 	@%p18 bra $L19_for_body;
 	bra.uni $L20_for_done;
 $L19_for_body:
-	.loc 9 39 17
+	.loc 10 39 17
 	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 9 39 22
+	.loc 10 39 22
 	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 9 39 20
+	.loc 10 39 20
 	add.s64 %rd71, %rd69, %rd70;
-	.loc 9 39 25
+	.loc 10 39 25
 	add.s64 %rd72, %rd71, %rd68;
-	.loc 9 39 15
+	.loc 10 39 15
 	setp.hs.u64 %p19, %rd72, %rd11;
 	@%p19 bra $L40_oob10;
 	shl.b64 %rd73, %rd72, 2;
 	add.s64 %rd74, %rd10, %rd73;
 	ld.global.nc.s32 %r12, [%rd74];
-	.loc 9 39 10
+	.loc 10 39 10
 	cvt.s64.s32 %rd75, %r12;
-	.loc 9 39 30
+	.loc 10 39 30
 	setp.eq.s64 %p20, %rd75, %rd47;
 	@%p20 bra $L21_if_then;
 	bra.uni $L41_edge;
 $L40_oob10:
-	.loc 9 39 15
-	mov.u64 %rd23, 0x700000000B;
+	.loc 10 39 15
+	mov.u64 %rd23, 0x770000000B;
 	mov.u64 %rd24, %rd72;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L21_if_then:
-	.loc 9 40 24
+	.loc 10 40 24
 	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 9 40 22
+	.loc 10 40 22
 	add.s64 %rd78, %rd20, %rd77;
-	.loc 9 40 17
+	.loc 10 40 17
 	setp.hs.u64 %p21, %rd78, %rd8;
 	@%p21 bra $L42_oob11;
 	shl.b64 %rd79, %rd78, 2;
 	add.s64 %rd80, %rd7, %rd79;
 	ld.global.nc.s32 %r13, [%rd80];
-	.loc 9 40 13
+	.loc 10 40 13
 	cvt.s64.s32 %rd81, %r13;
-	.loc 9 40 5
+	.loc 10 40 5
 	add.s64 %rd82, %rd67, %rd81;
 	mov.s64 %rd76, %rd82;
 	bra.uni $L22_if_done;
 $L42_oob11:
-	.loc 9 40 17
-	mov.u64 %rd23, 0x700000000C;
+	.loc 10 40 17
+	mov.u64 %rd23, 0x770000000C;
 	mov.u64 %rd24, %rd78;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L27_bounds_fail;
@@ -25303,36 +26377,36 @@ $L41_edge:
 	mov.s64 %rd76, %rd67;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 9 38 25
+	.loc 10 38 25
 	add.s64 %rd83, %rd68, 1;
 	mov.s64 %rd67, %rd76;
 	mov.s64 %rd68, %rd83;
 	bra.uni $L18_for_loop;
 $L20_for_done:
-	.loc 9 43 8
+	.loc 10 43 8
 	setp.lt.s64 %p22, %rd67, 0;
 	@%p22 bra $L23_if_then;
 	bra.uni $L25_cond_false;
 $L25_cond_false:
-	.loc 9 43 30
+	.loc 10 43 30
 	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 9 43 33
+	.loc 10 43 33
 	add.s64 %rd94, %rd93, %rd47;
-	.loc 9 43 28
+	.loc 10 43 28
 	setp.hs.u64 %p25, %rd94, %rd11;
 	@%p25 bra $L44_oob13;
 	shl.b64 %rd95, %rd94, 2;
 	add.s64 %rd96, %rd10, %rd95;
 	ld.global.nc.s32 %r15, [%rd96];
-	.loc 9 43 23
+	.loc 10 43 23
 	cvt.s64.s32 %rd97, %r15;
-	.loc 9 43 17
+	.loc 10 43 17
 	setp.ge.s64 %p26, %rd67, %rd97;
 	@%p26 bra $L23_if_then;
 	bra.uni $L45_edge;
 $L44_oob13:
-	.loc 9 43 28
-	mov.u64 %rd23, 0x700000000E;
+	.loc 10 43 28
+	mov.u64 %rd23, 0x770000000E;
 	mov.u64 %rd24, %rd94;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -25343,38 +26417,38 @@ $L45_edge:
 	mov.pred %p23, %p9;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 9 46 24
+	.loc 10 46 24
 	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 9 46 27
+	.loc 10 46 27
 	add.s64 %rd85, %rd84, %rd13;
-	.loc 9 46 30
+	.loc 10 46 30
 	add.s64 %rd86, %rd85, %rd47;
-	.loc 9 46 22
+	.loc 10 46 22
 	setp.hs.u64 %p24, %rd86, %rd11;
 	@%p24 bra $L43_oob12;
 	shl.b64 %rd87, %rd86, 2;
 	add.s64 %rd88, %rd10, %rd87;
 	ld.global.nc.s32 %r14, [%rd88];
-	.loc 9 46 17
+	.loc 10 46 17
 	cvt.s64.s32 %rd89, %r14;
-	.loc 9 46 12
+	.loc 10 46 12
 	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 9 46 3
+	.loc 10 46 3
 	add.s64 %rd91, %rd46, %rd90;
-	.loc 9 31 22
+	.loc 10 31 22
 	add.s64 %rd92, %rd47, 1;
 	mov.s64 %rd46, %rd91;
 	mov.pred %p9, %p23;
 	mov.s64 %rd47, %rd92;
 	bra.uni $L10_for_loop;
 $L43_oob12:
-	.loc 9 46 22
-	mov.u64 %rd23, 0x700000000D;
+	.loc 10 46 22
+	mov.u64 %rd23, 0x770000000D;
 	mov.u64 %rd24, %rd86;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L12_for_done:
-	.loc 9 48 2
+	.loc 10 48 2
 	mov.s64 %rd19, %rd46;
 	mov.pred %p1, %p9;
 	bra.uni $L26_ret_scatterOffset;
@@ -25382,21 +26456,21 @@ $L26_ret_scatterOffset:
 	@%p1 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L4_if_then:
-	.loc 9 69 21
+	.loc 10 69 21
 	setp.hs.u64 %p27, %rd19, %rd2;
 	@%p27 bra $L46_oob14;
 	shl.b64 %rd98, %rd19, 2;
 	add.s64 %rd99, %rd1, %rd98;
-	.loc 9 69 31
+	.loc 10 69 31
 	shl.b64 %rd100, %rd18, 2;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.s32 %r16, [%rd101];
-	.loc 9 69 16
+	.loc 10 69 16
 	atom.global.add.s32 %r17, [%rd99], %r16;
 	bra.uni $L5_if_done;
 $L46_oob14:
-	.loc 9 69 21
-	mov.u64 %rd23, 0x700000000F;
+	.loc 10 69 21
+	mov.u64 %rd23, 0x770000000F;
 	mov.u64 %rd24, %rd19;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L27_bounds_fail;
@@ -25440,7 +26514,7 @@ $L5_if_done:
 	.reg .b32 %r<16>;
 	.reg .b64 %rd<104>;
 
-	.loc 9 74 6
+	.loc 10 74 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -25459,104 +26533,104 @@ $L5_if_done:
 	ld.param.s64 %rd15, [idxStride];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 9 75 16
+	.loc 10 75 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd16, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd17, %r2;
 	add.s64 %rd18, %rd16, %rd17;
-	.loc 9 76 7
+	.loc 10 76 7
 	setp.ge.s64 %p0, %rd18, %rd5;
 	@%p0 bra $L2_if_then;
 	bra.uni $L6_entry;
 $L2_if_then:
-	.loc 9 77 3
+	.loc 10 77 3
 	ret;
 $L6_entry:
 	mov.s64 %rd20, 0;
 	mov.s64 %rd21, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 9 25 16
+	.loc 10 25 16
 	setp.lt.s64 %p2, %rd21, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 9 26 24
+	.loc 10 26 24
 	add.s64 %rd22, %rd12, %rd21;
-	.loc 9 26 21
+	.loc 10 26 21
 	setp.hs.u64 %p3, %rd22, %rd11;
 	@%p3 bra $L29_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 9 26 16
+	.loc 10 26 16
 	cvt.s64.s32 %rd32, %r6;
-	.loc 9 26 11
+	.loc 10 26 11
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L30_divzero1;
 	div.s64 %rd33, %rd18, %rd32;
-	.loc 9 26 40
+	.loc 10 26 40
 	setp.hs.u64 %p6, %rd21, %rd11;
 	@%p6 bra $L31_oob2;
 	shl.b64 %rd34, %rd21, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 9 26 35
+	.loc 10 26 35
 	cvt.s64.s32 %rd36, %r7;
-	.loc 9 26 30
+	.loc 10 26 30
 	setp.eq.s64 %p7, %rd36, 0;
 	@%p7 bra $L32_divzero3;
 	rem.s64 %rd37, %rd33, %rd36;
-	.loc 9 27 25
+	.loc 10 27 25
 	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 9 27 28
+	.loc 10 27 28
 	add.s64 %rd39, %rd38, %rd21;
-	.loc 9 27 23
+	.loc 10 27 23
 	setp.hs.u64 %p8, %rd39, %rd11;
 	@%p8 bra $L33_oob4;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd10, %rd40;
 	ld.global.nc.s32 %r8, [%rd41];
-	.loc 9 27 18
+	.loc 10 27 18
 	cvt.s64.s32 %rd42, %r8;
-	.loc 9 27 13
+	.loc 10 27 13
 	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 9 27 3
+	.loc 10 27 3
 	add.s64 %rd44, %rd20, %rd43;
-	.loc 9 25 22
+	.loc 10 25 22
 	add.s64 %rd45, %rd21, 1;
 	mov.s64 %rd20, %rd44;
 	mov.s64 %rd21, %rd45;
 	bra.uni $L7_for_loop;
 $L29_oob0:
-	.loc 9 26 21
-	mov.u64 %rd23, 0x7100000001;
+	.loc 10 26 21
+	mov.u64 %rd23, 0x7800000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L30_divzero1:
-	.loc 9 26 11
-	mov.u64 %rd23, 0x7100000002;
+	.loc 10 26 11
+	mov.u64 %rd23, 0x7800000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L31_oob2:
-	.loc 9 26 40
-	mov.u64 %rd23, 0x7100000003;
+	.loc 10 26 40
+	mov.u64 %rd23, 0x7800000003;
 	mov.u64 %rd24, %rd21;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L32_divzero3:
-	.loc 9 26 30
-	mov.u64 %rd23, 0x7100000004;
+	.loc 10 26 30
+	mov.u64 %rd23, 0x7800000004;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L33_oob4:
-	.loc 9 27 23
-	mov.u64 %rd23, 0x7100000005;
+	.loc 10 27 23
+	mov.u64 %rd23, 0x7800000005;
 	mov.u64 %rd24, %rd39;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -25566,7 +26640,7 @@ $L9_for_done:
 	mov.s64 %rd47, 0;
 	bra.uni $L10_for_loop;
 $L10_for_loop:
-	.loc 9 31 16
+	.loc 10 31 16
 	setp.lt.s64 %p10, %rd47, %rd13;
 	@%p10 bra $L11_for_body;
 	bra.uni $L12_for_done;
@@ -25575,85 +26649,85 @@ $L11_for_body:
 	mov.s64 %rd49, 0;
 	bra.uni $L13_for_loop;
 $L13_for_loop:
-	.loc 9 33 17
+	.loc 10 33 17
 	setp.lt.s64 %p11, %rd49, %rd12;
 	@%p11 bra $L14_for_body;
 	bra.uni $L15_for_done;
 $L14_for_body:
-	.loc 9 34 17
+	.loc 10 34 17
 	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 9 34 20
+	.loc 10 34 20
 	add.s64 %rd51, %rd50, %rd49;
-	.loc 9 34 15
+	.loc 10 34 15
 	setp.hs.u64 %p12, %rd51, %rd11;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd10, %rd52;
 	ld.global.nc.s32 %r9, [%rd53];
-	.loc 9 34 10
+	.loc 10 34 10
 	cvt.s64.s32 %rd54, %r9;
-	.loc 9 34 25
+	.loc 10 34 25
 	setp.eq.s64 %p13, %rd54, %rd47;
 	@%p13 bra $L16_if_then;
 	bra.uni $L35_edge;
 $L34_oob5:
-	.loc 9 34 15
-	mov.u64 %rd23, 0x7100000006;
+	.loc 10 34 15
+	mov.u64 %rd23, 0x7800000006;
 	mov.u64 %rd24, %rd51;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L16_if_then:
-	.loc 9 35 26
+	.loc 10 35 26
 	add.s64 %rd56, %rd12, %rd49;
-	.loc 9 35 23
+	.loc 10 35 23
 	setp.hs.u64 %p14, %rd56, %rd11;
 	@%p14 bra $L36_oob6;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd10, %rd57;
 	ld.global.nc.s32 %r10, [%rd58];
-	.loc 9 35 18
+	.loc 10 35 18
 	cvt.s64.s32 %rd59, %r10;
-	.loc 9 35 13
+	.loc 10 35 13
 	setp.eq.s64 %p15, %rd59, 0;
 	@%p15 bra $L37_divzero7;
 	div.s64 %rd60, %rd18, %rd59;
-	.loc 9 35 42
+	.loc 10 35 42
 	setp.hs.u64 %p16, %rd49, %rd11;
 	@%p16 bra $L38_oob8;
 	shl.b64 %rd61, %rd49, 2;
 	add.s64 %rd62, %rd10, %rd61;
 	ld.global.nc.s32 %r11, [%rd62];
-	.loc 9 35 37
+	.loc 10 35 37
 	cvt.s64.s32 %rd63, %r11;
-	.loc 9 35 32
+	.loc 10 35 32
 	setp.eq.s64 %p17, %rd63, 0;
 	@%p17 bra $L39_divzero9;
 	rem.s64 %rd64, %rd60, %rd63;
-	.loc 9 35 5
+	.loc 10 35 5
 	add.s64 %rd65, %rd48, %rd64;
 	mov.s64 %rd55, %rd65;
 	bra.uni $L17_if_done;
 $L36_oob6:
-	.loc 9 35 23
-	mov.u64 %rd23, 0x7100000007;
+	.loc 10 35 23
+	mov.u64 %rd23, 0x7800000007;
 	mov.u64 %rd24, %rd56;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L37_divzero7:
-	.loc 9 35 13
-	mov.u64 %rd23, 0x7100000008;
+	.loc 10 35 13
+	mov.u64 %rd23, 0x7800000008;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L38_oob8:
-	.loc 9 35 42
-	mov.u64 %rd23, 0x7100000009;
+	.loc 10 35 42
+	mov.u64 %rd23, 0x7800000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L39_divzero9:
-	.loc 9 35 32
-	mov.u64 %rd23, 0x710000000A;
+	.loc 10 35 32
+	mov.u64 %rd23, 0x780000000A;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
@@ -25661,7 +26735,7 @@ $L35_edge:
 	mov.s64 %rd55, %rd48;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 9 33 23
+	.loc 10 33 23
 	add.s64 %rd66, %rd49, 1;
 	mov.s64 %rd48, %rd55;
 	mov.s64 %rd49, %rd66;
@@ -25671,57 +26745,57 @@ $L15_for_done:
 	mov.s64 %rd68, 0;
 	bra.uni $L18_for_loop;
 $L18_for_loop:
-	.loc 9 38 17
+	.loc 10 38 17
 	setp.lt.s64 %p18, %rd68, %rd14;
 	@%p18 bra $L19_for_body;
 	bra.uni $L20_for_done;
 $L19_for_body:
-	.loc 9 39 17
+	.loc 10 39 17
 	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 9 39 22
+	.loc 10 39 22
 	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 9 39 20
+	.loc 10 39 20
 	add.s64 %rd71, %rd69, %rd70;
-	.loc 9 39 25
+	.loc 10 39 25
 	add.s64 %rd72, %rd71, %rd68;
-	.loc 9 39 15
+	.loc 10 39 15
 	setp.hs.u64 %p19, %rd72, %rd11;
 	@%p19 bra $L40_oob10;
 	shl.b64 %rd73, %rd72, 2;
 	add.s64 %rd74, %rd10, %rd73;
 	ld.global.nc.s32 %r12, [%rd74];
-	.loc 9 39 10
+	.loc 10 39 10
 	cvt.s64.s32 %rd75, %r12;
-	.loc 9 39 30
+	.loc 10 39 30
 	setp.eq.s64 %p20, %rd75, %rd47;
 	@%p20 bra $L21_if_then;
 	bra.uni $L41_edge;
 $L40_oob10:
-	.loc 9 39 15
-	mov.u64 %rd23, 0x710000000B;
+	.loc 10 39 15
+	mov.u64 %rd23, 0x780000000B;
 	mov.u64 %rd24, %rd72;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L21_if_then:
-	.loc 9 40 24
+	.loc 10 40 24
 	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 9 40 22
+	.loc 10 40 22
 	add.s64 %rd78, %rd20, %rd77;
-	.loc 9 40 17
+	.loc 10 40 17
 	setp.hs.u64 %p21, %rd78, %rd8;
 	@%p21 bra $L42_oob11;
 	shl.b64 %rd79, %rd78, 2;
 	add.s64 %rd80, %rd7, %rd79;
 	ld.global.nc.s32 %r13, [%rd80];
-	.loc 9 40 13
+	.loc 10 40 13
 	cvt.s64.s32 %rd81, %r13;
-	.loc 9 40 5
+	.loc 10 40 5
 	add.s64 %rd82, %rd67, %rd81;
 	mov.s64 %rd76, %rd82;
 	bra.uni $L22_if_done;
 $L42_oob11:
-	.loc 9 40 17
-	mov.u64 %rd23, 0x710000000C;
+	.loc 10 40 17
+	mov.u64 %rd23, 0x780000000C;
 	mov.u64 %rd24, %rd78;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L27_bounds_fail;
@@ -25729,36 +26803,36 @@ $L41_edge:
 	mov.s64 %rd76, %rd67;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 9 38 25
+	.loc 10 38 25
 	add.s64 %rd83, %rd68, 1;
 	mov.s64 %rd67, %rd76;
 	mov.s64 %rd68, %rd83;
 	bra.uni $L18_for_loop;
 $L20_for_done:
-	.loc 9 43 8
+	.loc 10 43 8
 	setp.lt.s64 %p22, %rd67, 0;
 	@%p22 bra $L23_if_then;
 	bra.uni $L25_cond_false;
 $L25_cond_false:
-	.loc 9 43 30
+	.loc 10 43 30
 	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 9 43 33
+	.loc 10 43 33
 	add.s64 %rd94, %rd93, %rd47;
-	.loc 9 43 28
+	.loc 10 43 28
 	setp.hs.u64 %p25, %rd94, %rd11;
 	@%p25 bra $L44_oob13;
 	shl.b64 %rd95, %rd94, 2;
 	add.s64 %rd96, %rd10, %rd95;
 	ld.global.nc.s32 %r15, [%rd96];
-	.loc 9 43 23
+	.loc 10 43 23
 	cvt.s64.s32 %rd97, %r15;
-	.loc 9 43 17
+	.loc 10 43 17
 	setp.ge.s64 %p26, %rd67, %rd97;
 	@%p26 bra $L23_if_then;
 	bra.uni $L45_edge;
 $L44_oob13:
-	.loc 9 43 28
-	mov.u64 %rd23, 0x710000000E;
+	.loc 10 43 28
+	mov.u64 %rd23, 0x780000000E;
 	mov.u64 %rd24, %rd94;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -25769,38 +26843,38 @@ $L45_edge:
 	mov.pred %p23, %p9;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 9 46 24
+	.loc 10 46 24
 	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 9 46 27
+	.loc 10 46 27
 	add.s64 %rd85, %rd84, %rd13;
-	.loc 9 46 30
+	.loc 10 46 30
 	add.s64 %rd86, %rd85, %rd47;
-	.loc 9 46 22
+	.loc 10 46 22
 	setp.hs.u64 %p24, %rd86, %rd11;
 	@%p24 bra $L43_oob12;
 	shl.b64 %rd87, %rd86, 2;
 	add.s64 %rd88, %rd10, %rd87;
 	ld.global.nc.s32 %r14, [%rd88];
-	.loc 9 46 17
+	.loc 10 46 17
 	cvt.s64.s32 %rd89, %r14;
-	.loc 9 46 12
+	.loc 10 46 12
 	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 9 46 3
+	.loc 10 46 3
 	add.s64 %rd91, %rd46, %rd90;
-	.loc 9 31 22
+	.loc 10 31 22
 	add.s64 %rd92, %rd47, 1;
 	mov.s64 %rd46, %rd91;
 	mov.pred %p9, %p23;
 	mov.s64 %rd47, %rd92;
 	bra.uni $L10_for_loop;
 $L43_oob12:
-	.loc 9 46 22
-	mov.u64 %rd23, 0x710000000D;
+	.loc 10 46 22
+	mov.u64 %rd23, 0x780000000D;
 	mov.u64 %rd24, %rd86;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L12_for_done:
-	.loc 9 48 2
+	.loc 10 48 2
 	mov.s64 %rd19, %rd46;
 	mov.pred %p1, %p9;
 	bra.uni $L26_ret_scatterOffset;
@@ -25808,21 +26882,21 @@ $L26_ret_scatterOffset:
 	@%p1 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L4_if_then:
-	.loc 9 80 21
+	.loc 10 80 21
 	setp.hs.u64 %p27, %rd19, %rd2;
 	@%p27 bra $L46_oob14;
 	shl.b64 %rd98, %rd19, 3;
 	add.s64 %rd99, %rd1, %rd98;
-	.loc 9 80 31
+	.loc 10 80 31
 	shl.b64 %rd100, %rd18, 3;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.s64 %rd102, [%rd101];
-	.loc 9 80 16
+	.loc 10 80 16
 	atom.global.add.u64 %rd103, [%rd99], %rd102;
 	bra.uni $L5_if_done;
 $L46_oob14:
-	.loc 9 80 21
-	mov.u64 %rd23, 0x710000000F;
+	.loc 10 80 21
+	mov.u64 %rd23, 0x780000000F;
 	mov.u64 %rd24, %rd19;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L27_bounds_fail;

@@ -210,6 +210,10 @@ func toFloat64(flat any) []float64 {
 			if x {
 				out[i] = 1
 			}
+		case uint32:
+			out[i] = float64(x)
+		case uint64:
+			out[i] = float64(x) // rounded: compare uint64 exactly elsewhere
 		}
 	}
 	return out

@@ -22,7 +22,7 @@ var supportedOps = []backends.OpType{
 	backends.OpTypeEqual, backends.OpTypeNotEqual, backends.OpTypeLessThan, backends.OpTypeLessOrEqual,
 	backends.OpTypeGreaterThan, backends.OpTypeGreaterOrEqual,
 	// Selection, conversion, generation.
-	backends.OpTypeWhere, backends.OpTypeConvertDType, backends.OpTypeIota,
+	backends.OpTypeWhere, backends.OpTypeConvertDType, backends.OpTypeIota, backends.OpTypeRNGBitGenerator,
 	// Shape.
 	backends.OpTypeReshape, backends.OpTypeTranspose, backends.OpTypeBroadcastInDim, backends.OpTypeSlice,
 	backends.OpTypeReverse, backends.OpTypeConcatenate, backends.OpTypePad, backends.OpTypeGather,

@@ -7,6 +7,7 @@ package gomlx
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gokern/kern"
 	"github.com/gomlx/gomlx/backends"
@@ -300,6 +301,9 @@ func (bl *Builder) ConvertDType(x backends.Op, dtype dtypes.DType) (backends.Op,
 		steps = []*kern.Kernel{toF32K[from]}
 	default:
 		steps = []*kern.Kernel{toF32K[from], fromF32K[dtype]}
+	}
+	if slices.Contains(steps, nil) {
+		return nil, fmt.Errorf("backend kern: %s %s → %s: not supported", op, from, dtype)
 	}
 	mid := shape.Clone()
 	mid.DType = dtypes.Float32

@@ -124,7 +124,7 @@ func opCases() []opCase {
 		binaryCase(backends.OpTypeGreaterThan, numbers, anyValue, anyValue, B.GreaterThan),
 		binaryCase(backends.OpTypeGreaterOrEqual, numbers, anyValue, anyValue, B.GreaterOrEqual),
 	}
-	return append(cs, structuralCases()...)
+	return append(append(cs, structuralCases()...), rngCase())
 }
 
 // TestOps runs every case for two random draws per dtype.
