@@ -144,6 +144,7 @@ func (e *Executable) Execute(inputs []backends.Buffer, donate []bool, _ backends
 			for i, in := range n.inputs {
 				args[i] = vals[in]
 			}
+			e.b.transfers.Runs.Add(1)
 			out, err := n.run(e.b, args)
 			if out != nil {
 				owned[out] = true

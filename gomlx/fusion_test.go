@@ -64,6 +64,7 @@ func TestFusion(t *testing.T) {
 				x, up := randInput(r, s, anyValue, 0), randInput(r, s, anyValue, 0)
 				want := execAll(t, backendFor(t, "go"), g.fn, x, up)
 				for _, d := range devices {
+					runs := map[string]int64{}
 					for _, cfg := range []string{d, d + ",nofusion"} {
 						be, err := New(cfg)
 						if err != nil {
@@ -71,6 +72,7 @@ func TestFusion(t *testing.T) {
 						}
 						got := execAll(t, be, g.fn, x, up)
 						fused := be.(*Backend).Fusions()[g.pattern]
+						runs[cfg] = be.(*Backend).TransferCounts().Runs.Load()
 						be.Finalize()
 						if wantFused := cfg == d && !g.near; (fused > 0) != wantFused {
 							t.Errorf("%s on %s: %d fusions, want fused=%v", g.pattern, cfg, fused, wantFused)
@@ -78,6 +80,11 @@ func TestFusion(t *testing.T) {
 						for i := range got {
 							checkClose(t, fmt.Sprintf("output %d on %s", i, cfg), dt, got[i], want[i], 1)
 						}
+					}
+					// Fused, the pattern's inner nodes no longer run (unless
+					// an output reads them).
+					if fused, plain := runs[d], runs[d+",nofusion"]; !g.near && fused >= plain {
+						t.Errorf("%s: %d nodes ran fused, %d unfused: want fewer fused", d, fused, plain)
 					}
 				}
 			})

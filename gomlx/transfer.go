@@ -24,6 +24,9 @@ type Transfers struct {
 	// Allocs counts device allocations for tensors (pool.go reuses
 	// buffers, so a steady loop makes none).
 	Allocs atomic.Int64
+	// Runs counts executed nodes (one or a few kernel launches each), so
+	// tests can see fusion drop the nodes of a pattern.
+	Runs atomic.Int64
 }
 
 // TransferCounts returns the backend's counters.
