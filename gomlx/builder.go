@@ -184,6 +184,9 @@ func (bl *Builder) meta(vals ...[]int) (*kern.Buffer[int32], error) {
 	var flat []int32
 	for _, v := range vals {
 		for _, x := range v {
+			if x != int(int32(x)) {
+				return nil, fmt.Errorf("dimension or stride %d does not fit the kernels' int32 index maps (tensors up to 2³¹-1 elements)", x)
+			}
 			flat = append(flat, int32(x))
 		}
 	}
