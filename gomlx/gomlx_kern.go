@@ -458,6 +458,314 @@ func (l kernCvtI64BoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
+// dynF32Kernel launches the kernel dynF32 (kernels_dynamic.go:42).
+var dynF32Kernel = kernDynF32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dynF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dynF32(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+// kernDynF32Launcher is the typed launcher of dynF32.
+type kernDynF32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDynF32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dynF32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDynF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynF64Kernel launches the kernel dynF64 (kernels_dynamic.go:47).
+var dynF64Kernel = kernDynF64Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dynF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: false},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dynF64(t, a[0].([]float64), a[1].([]float64), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+// kernDynF64Launcher is the typed launcher of dynF64.
+type kernDynF64Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDynF64Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dynF64 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDynF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[float64], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynF16Kernel launches the kernel dynF16 (kernels_dynamic.go:52).
+var dynF16Kernel = kernDynF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dynF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dynF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+// kernDynF16Launcher is the typed launcher of dynF16.
+type kernDynF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDynF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dynF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDynF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynBF16Kernel launches the kernel dynBF16 (kernels_dynamic.go:57).
+var dynBF16Kernel = kernDynBF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dynBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dynBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+// kernDynBF16Launcher is the typed launcher of dynBF16.
+type kernDynBF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDynBF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dynBF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDynBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynI32Kernel launches the kernel dynI32 (kernels_dynamic.go:62).
+var dynI32Kernel = kernDynI32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dynI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynI32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dynI32(t, a[0].([]int32), a[1].([]int32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+// kernDynI32Launcher is the typed launcher of dynI32.
+type kernDynI32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDynI32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dynI32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDynI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[int32], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynI64Kernel launches the kernel dynI64 (kernels_dynamic.go:67).
+var dynI64Kernel = kernDynI64Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "dynI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynI64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: false},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dynI64(t, a[0].([]int64), a[1].([]int64), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+// kernDynI64Launcher is the typed launcher of dynI64.
+type kernDynI64Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDynI64Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dynI64 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDynI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[int64], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynBoolKernel launches the kernel dynBool (kernels_dynamic.go:72).
+var dynBoolKernel = kernDynBoolLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "dynBool", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynBool", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: false},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		dynBool(t, a[0].([]bool), a[1].([]bool), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+// kernDynBoolLauncher is the typed launcher of dynBool.
+type kernDynBoolLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernDynBoolLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs dynBool on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernDynBoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[bool], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
 // unaryF64Kernel launches the kernel unaryF64 (kernels_f64.go:118).
 var unaryF64Kernel = kernUnaryF64Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "unaryF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "unaryF64", Module: kernModule,
@@ -4055,20 +4363,21 @@ const kernPTX = `//
 .address_size 64
 
 .file 1 "kernels_convert.go"
-.file 2 "kernels_f64.go"
-.file 3 "kernels_float.go"
-.file 4 "kernels_int.go"
-.file 5 "kernels_intdot.go"
-.file 6 "kernels_matmul.go"
-.file 7 "kernels_move.go"
-.file 8 "kernels_reduce.go"
-.file 9 "kernels_rng.go"
-.file 10 "kernels_scatter.go"
-.file 11 "erf.go"
-.file 12 "exp.go"
-.file 13 "log.go"
-.file 14 "tanh.go"
-.file 15 "trig.go"
+.file 2 "kernels_dynamic.go"
+.file 3 "kernels_f64.go"
+.file 4 "kernels_float.go"
+.file 5 "kernels_int.go"
+.file 6 "kernels_intdot.go"
+.file 7 "kernels_matmul.go"
+.file 8 "kernels_move.go"
+.file 9 "kernels_reduce.go"
+.file 10 "kernels_rng.go"
+.file 11 "kernels_scatter.go"
+.file 12 "erf.go"
+.file 13 "exp.go"
+.file 14 "log.go"
+.file 15 "tanh.go"
+.file 16 "trig.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 
@@ -4138,13 +4447,13 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 98 58
+	.loc 4 98 58
 	cvt.rn.f16.f32 %rs1, %f1;
-	.loc 3 98 41
+	.loc 4 98 41
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -4223,13 +4532,13 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 103 67
+	.loc 4 103 67
 	cvt.rn.bf16.f32 %rs1, %f1;
-	.loc 3 103 46
+	.loc 4 103 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -4307,7 +4616,7 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
@@ -4391,7 +4700,7 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
@@ -4475,7 +4784,7 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
@@ -4561,13 +4870,13 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f2, %f0;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -4646,15 +4955,15 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f2, %f0;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -4738,7 +5047,7 @@ $L9_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f2, %f0;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -4822,7 +5131,7 @@ $L9_entry:
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f2, %f0;
 	bra.uni $L12_ret_store;
 $L12_ret_store:
@@ -4912,7 +5221,7 @@ $L11_if_done:
 	mov.f32 %f0, 0f00000000;
 	bra.uni $L13_entry;
 $L13_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f1, %f0;
 	bra.uni $L14_ret_store;
 $L14_ret_store:
@@ -5373,6 +5682,1806 @@ $L3_if_done:
 	ret;
 }
 
+.visible .entry dynF32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 starts_ptr,
+	.param .s64 starts_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 rank,
+	.param .s64 n,
+	.param .s64 write
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<61>;
+	.reg .f32 %f<2>;
+
+	.loc 2 42 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [starts_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [starts_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [rank];
+	ld.param.s64 %rd13, [n];
+	ld.param.s64 %rd14, [write];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 2 16 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd15, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd16, %r2;
+	add.s64 %rd17, %rd15, %rd16;
+	.loc 2 17 7
+	setp.ge.s64 %p0, %rd17, %rd13;
+	@%p0 bra $L15_ret_dynWindow_u005bfloat32_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 2 21 16
+	sub.s64 %rd18, %rd12, 1;
+	mov.s64 %rd19, %rd17;
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, %rd18;
+	bra.uni $L5_for_loop;
+$L5_for_loop:
+	.loc 2 21 23
+	setp.ge.s64 %p1, %rd21, 0;
+	@%p1 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 2 22 16
+	setp.hs.u64 %p2, %rd21, %rd11;
+	@%p2 bra $L18_oob0;
+	shl.b64 %rd29, %rd21, 2;
+	add.s64 %rd30, %rd10, %rd29;
+	ld.global.nc.s32 %r6, [%rd30];
+	.loc 2 22 11
+	cvt.s64.s32 %rd31, %r6;
+	.loc 2 23 14
+	setp.eq.s64 %p4, %rd31, 0;
+	@%p4 bra $L19_divzero1;
+	rem.s64 %rd32, %rd19, %rd31;
+	.loc 2 24 3
+	setp.eq.s64 %p5, %rd31, 0;
+	@%p5 bra $L20_divzero2;
+	div.s64 %rd33, %rd19, %rd31;
+	.loc 2 25 18
+	setp.hs.u64 %p6, %rd21, %rd8;
+	@%p6 bra $L21_oob3;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 2 25 11
+	cvt.s64.s32 %rd36, %r7;
+	.loc 2 26 25
+	add.s64 %rd37, %rd12, %rd21;
+	.loc 2 26 20
+	setp.hs.u64 %p7, %rd37, %rd11;
+	@%p7 bra $L22_oob4;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd10, %rd38;
+	ld.global.nc.s32 %r8, [%rd39];
+	.loc 2 26 15
+	cvt.s64.s32 %rd40, %r8;
+	.loc 2 26 30
+	sub.s64 %rd41, %rd40, %rd31;
+	.loc 2 26 37
+	setp.gt.s64 %p8, %rd36, %rd41;
+	@%p8 bra $L8_if_then;
+	bra.uni $L23_edge;
+$L18_oob0:
+	.loc 2 22 16
+	mov.u64 %rd22, 0x1100000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L19_divzero1:
+	.loc 2 23 14
+	mov.u64 %rd22, 0x1100000002;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L20_divzero2:
+	.loc 2 24 3
+	mov.u64 %rd22, 0x1100000003;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L21_oob3:
+	.loc 2 25 18
+	mov.u64 %rd22, 0x1100000004;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd8;
+	bra.uni $L16_bounds_fail;
+$L22_oob4:
+	.loc 2 26 20
+	mov.u64 %rd22, 0x1100000005;
+	mov.u64 %rd23, %rd37;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L8_if_then:
+	mov.s64 %rd42, %rd41;
+	bra.uni $L9_if_done;
+$L23_edge:
+	mov.s64 %rd42, %rd36;
+	bra.uni $L9_if_done;
+$L9_if_done:
+	.loc 2 29 8
+	setp.lt.s64 %p9, %rd42, 0;
+	@%p9 bra $L10_if_then;
+	bra.uni $L24_edge;
+$L10_if_then:
+	mov.s64 %rd43, 0;
+	bra.uni $L11_if_done;
+$L24_edge:
+	mov.s64 %rd43, %rd42;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 2 32 13
+	add.s64 %rd44, %rd43, %rd32;
+	.loc 2 32 32
+	mul.lo.s64 %rd45, 2, %rd12;
+	.loc 2 32 37
+	add.s64 %rd46, %rd45, %rd21;
+	.loc 2 32 30
+	setp.hs.u64 %p10, %rd46, %rd11;
+	@%p10 bra $L25_oob5;
+	shl.b64 %rd47, %rd46, 2;
+	add.s64 %rd48, %rd10, %rd47;
+	ld.global.nc.s32 %r9, [%rd48];
+	.loc 2 32 25
+	cvt.s64.s32 %rd49, %r9;
+	.loc 2 32 20
+	mul.lo.s64 %rd50, %rd44, %rd49;
+	.loc 2 32 3
+	add.s64 %rd51, %rd20, %rd50;
+	.loc 2 21 29
+	sub.s64 %rd52, %rd21, 1;
+	mov.s64 %rd19, %rd33;
+	mov.s64 %rd20, %rd51;
+	mov.s64 %rd21, %rd52;
+	bra.uni $L5_for_loop;
+$L25_oob5:
+	.loc 2 32 30
+	mov.u64 %rd22, 0x1100000006;
+	mov.u64 %rd23, %rd46;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L7_for_done:
+	.loc 2 34 11
+	setp.eq.s64 %p11, %rd14, 0;
+	@%p11 bra $L12_if_then;
+	bra.uni $L14_if_else;
+$L12_if_then:
+	.loc 2 35 13
+	setp.hs.u64 %p12, %rd20, %rd5;
+	@%p12 bra $L26_oob6;
+	shl.b64 %rd53, %rd20, 2;
+	add.s64 %rd54, %rd4, %rd53;
+	ld.global.nc.f32 %f0, [%rd54];
+	.loc 2 35 6
+	setp.hs.u64 %p13, %rd17, %rd2;
+	@%p13 bra $L27_oob7;
+	shl.b64 %rd55, %rd17, 2;
+	add.s64 %rd56, %rd1, %rd55;
+	st.global.f32 [%rd56], %f0;
+	bra.uni $L15_ret_dynWindow_u005bfloat32_u005d;
+$L26_oob6:
+	.loc 2 35 13
+	mov.u64 %rd22, 0x1100000007;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L27_oob7:
+	.loc 2 35 6
+	mov.u64 %rd22, 0x1100000008;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L14_if_else:
+	.loc 2 37 15
+	setp.hs.u64 %p14, %rd17, %rd5;
+	@%p14 bra $L28_oob8;
+	shl.b64 %rd57, %rd17, 2;
+	add.s64 %rd58, %rd4, %rd57;
+	ld.global.nc.f32 %f1, [%rd58];
+	.loc 2 37 6
+	setp.hs.u64 %p15, %rd20, %rd2;
+	@%p15 bra $L29_oob9;
+	shl.b64 %rd59, %rd20, 2;
+	add.s64 %rd60, %rd1, %rd59;
+	st.global.f32 [%rd60], %f1;
+	bra.uni $L15_ret_dynWindow_u005bfloat32_u005d;
+$L28_oob8:
+	.loc 2 37 15
+	mov.u64 %rd22, 0x1100000009;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L29_oob9:
+	.loc 2 37 6
+	mov.u64 %rd22, 0x110000000A;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L16_bounds_fail:
+	atom.global.cas.b64 %rd25, [kern_error], 0, %rd22;
+	setp.eq.u64 %p3, %rd25, 0;
+	@!%p3 bra $L17_bounds_exit;
+	st.global.u64 [kern_error+8], %rd23;
+	st.global.u64 [kern_error+16], %rd24;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd26, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd27, %r5;
+	add.s64 %rd28, %rd26, %rd27;
+	st.global.u64 [kern_error+24], %rd28;
+	bra.uni $L17_bounds_exit;
+$L17_bounds_exit:
+	exit;
+$L15_ret_dynWindow_u005bfloat32_u005d:
+	ret;
+}
+
+.visible .entry dynF64(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 starts_ptr,
+	.param .s64 starts_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 rank,
+	.param .s64 n,
+	.param .s64 write
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<61>;
+	.reg .f64 %fd<2>;
+
+	.loc 2 47 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [starts_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [starts_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [rank];
+	ld.param.s64 %rd13, [n];
+	ld.param.s64 %rd14, [write];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 2 16 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd15, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd16, %r2;
+	add.s64 %rd17, %rd15, %rd16;
+	.loc 2 17 7
+	setp.ge.s64 %p0, %rd17, %rd13;
+	@%p0 bra $L15_ret_dynWindow_u005bfloat64_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 2 21 16
+	sub.s64 %rd18, %rd12, 1;
+	mov.s64 %rd19, %rd17;
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, %rd18;
+	bra.uni $L5_for_loop;
+$L5_for_loop:
+	.loc 2 21 23
+	setp.ge.s64 %p1, %rd21, 0;
+	@%p1 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 2 22 16
+	setp.hs.u64 %p2, %rd21, %rd11;
+	@%p2 bra $L18_oob0;
+	shl.b64 %rd29, %rd21, 2;
+	add.s64 %rd30, %rd10, %rd29;
+	ld.global.nc.s32 %r6, [%rd30];
+	.loc 2 22 11
+	cvt.s64.s32 %rd31, %r6;
+	.loc 2 23 14
+	setp.eq.s64 %p4, %rd31, 0;
+	@%p4 bra $L19_divzero1;
+	rem.s64 %rd32, %rd19, %rd31;
+	.loc 2 24 3
+	setp.eq.s64 %p5, %rd31, 0;
+	@%p5 bra $L20_divzero2;
+	div.s64 %rd33, %rd19, %rd31;
+	.loc 2 25 18
+	setp.hs.u64 %p6, %rd21, %rd8;
+	@%p6 bra $L21_oob3;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 2 25 11
+	cvt.s64.s32 %rd36, %r7;
+	.loc 2 26 25
+	add.s64 %rd37, %rd12, %rd21;
+	.loc 2 26 20
+	setp.hs.u64 %p7, %rd37, %rd11;
+	@%p7 bra $L22_oob4;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd10, %rd38;
+	ld.global.nc.s32 %r8, [%rd39];
+	.loc 2 26 15
+	cvt.s64.s32 %rd40, %r8;
+	.loc 2 26 30
+	sub.s64 %rd41, %rd40, %rd31;
+	.loc 2 26 37
+	setp.gt.s64 %p8, %rd36, %rd41;
+	@%p8 bra $L8_if_then;
+	bra.uni $L23_edge;
+$L18_oob0:
+	.loc 2 22 16
+	mov.u64 %rd22, 0x1200000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L19_divzero1:
+	.loc 2 23 14
+	mov.u64 %rd22, 0x1200000002;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L20_divzero2:
+	.loc 2 24 3
+	mov.u64 %rd22, 0x1200000003;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L21_oob3:
+	.loc 2 25 18
+	mov.u64 %rd22, 0x1200000004;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd8;
+	bra.uni $L16_bounds_fail;
+$L22_oob4:
+	.loc 2 26 20
+	mov.u64 %rd22, 0x1200000005;
+	mov.u64 %rd23, %rd37;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L8_if_then:
+	mov.s64 %rd42, %rd41;
+	bra.uni $L9_if_done;
+$L23_edge:
+	mov.s64 %rd42, %rd36;
+	bra.uni $L9_if_done;
+$L9_if_done:
+	.loc 2 29 8
+	setp.lt.s64 %p9, %rd42, 0;
+	@%p9 bra $L10_if_then;
+	bra.uni $L24_edge;
+$L10_if_then:
+	mov.s64 %rd43, 0;
+	bra.uni $L11_if_done;
+$L24_edge:
+	mov.s64 %rd43, %rd42;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 2 32 13
+	add.s64 %rd44, %rd43, %rd32;
+	.loc 2 32 32
+	mul.lo.s64 %rd45, 2, %rd12;
+	.loc 2 32 37
+	add.s64 %rd46, %rd45, %rd21;
+	.loc 2 32 30
+	setp.hs.u64 %p10, %rd46, %rd11;
+	@%p10 bra $L25_oob5;
+	shl.b64 %rd47, %rd46, 2;
+	add.s64 %rd48, %rd10, %rd47;
+	ld.global.nc.s32 %r9, [%rd48];
+	.loc 2 32 25
+	cvt.s64.s32 %rd49, %r9;
+	.loc 2 32 20
+	mul.lo.s64 %rd50, %rd44, %rd49;
+	.loc 2 32 3
+	add.s64 %rd51, %rd20, %rd50;
+	.loc 2 21 29
+	sub.s64 %rd52, %rd21, 1;
+	mov.s64 %rd19, %rd33;
+	mov.s64 %rd20, %rd51;
+	mov.s64 %rd21, %rd52;
+	bra.uni $L5_for_loop;
+$L25_oob5:
+	.loc 2 32 30
+	mov.u64 %rd22, 0x1200000006;
+	mov.u64 %rd23, %rd46;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L7_for_done:
+	.loc 2 34 11
+	setp.eq.s64 %p11, %rd14, 0;
+	@%p11 bra $L12_if_then;
+	bra.uni $L14_if_else;
+$L12_if_then:
+	.loc 2 35 13
+	setp.hs.u64 %p12, %rd20, %rd5;
+	@%p12 bra $L26_oob6;
+	shl.b64 %rd53, %rd20, 3;
+	add.s64 %rd54, %rd4, %rd53;
+	ld.global.nc.f64 %fd0, [%rd54];
+	.loc 2 35 6
+	setp.hs.u64 %p13, %rd17, %rd2;
+	@%p13 bra $L27_oob7;
+	shl.b64 %rd55, %rd17, 3;
+	add.s64 %rd56, %rd1, %rd55;
+	st.global.f64 [%rd56], %fd0;
+	bra.uni $L15_ret_dynWindow_u005bfloat64_u005d;
+$L26_oob6:
+	.loc 2 35 13
+	mov.u64 %rd22, 0x1200000007;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L27_oob7:
+	.loc 2 35 6
+	mov.u64 %rd22, 0x1200000008;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L14_if_else:
+	.loc 2 37 15
+	setp.hs.u64 %p14, %rd17, %rd5;
+	@%p14 bra $L28_oob8;
+	shl.b64 %rd57, %rd17, 3;
+	add.s64 %rd58, %rd4, %rd57;
+	ld.global.nc.f64 %fd1, [%rd58];
+	.loc 2 37 6
+	setp.hs.u64 %p15, %rd20, %rd2;
+	@%p15 bra $L29_oob9;
+	shl.b64 %rd59, %rd20, 3;
+	add.s64 %rd60, %rd1, %rd59;
+	st.global.f64 [%rd60], %fd1;
+	bra.uni $L15_ret_dynWindow_u005bfloat64_u005d;
+$L28_oob8:
+	.loc 2 37 15
+	mov.u64 %rd22, 0x1200000009;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L29_oob9:
+	.loc 2 37 6
+	mov.u64 %rd22, 0x120000000A;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L16_bounds_fail:
+	atom.global.cas.b64 %rd25, [kern_error], 0, %rd22;
+	setp.eq.u64 %p3, %rd25, 0;
+	@!%p3 bra $L17_bounds_exit;
+	st.global.u64 [kern_error+8], %rd23;
+	st.global.u64 [kern_error+16], %rd24;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd26, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd27, %r5;
+	add.s64 %rd28, %rd26, %rd27;
+	st.global.u64 [kern_error+24], %rd28;
+	bra.uni $L17_bounds_exit;
+$L17_bounds_exit:
+	exit;
+$L15_ret_dynWindow_u005bfloat64_u005d:
+	ret;
+}
+
+.visible .entry dynF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 starts_ptr,
+	.param .s64 starts_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 rank,
+	.param .s64 n,
+	.param .s64 write
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<16>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<61>;
+
+	.loc 2 52 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [starts_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [starts_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [rank];
+	ld.param.s64 %rd13, [n];
+	ld.param.s64 %rd14, [write];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 2 16 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd15, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd16, %r2;
+	add.s64 %rd17, %rd15, %rd16;
+	.loc 2 17 7
+	setp.ge.s64 %p0, %rd17, %rd13;
+	@%p0 bra $L15_ret_dynWindow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 2 21 16
+	sub.s64 %rd18, %rd12, 1;
+	mov.s64 %rd19, %rd17;
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, %rd18;
+	bra.uni $L5_for_loop;
+$L5_for_loop:
+	.loc 2 21 23
+	setp.ge.s64 %p1, %rd21, 0;
+	@%p1 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 2 22 16
+	setp.hs.u64 %p2, %rd21, %rd11;
+	@%p2 bra $L18_oob0;
+	shl.b64 %rd29, %rd21, 2;
+	add.s64 %rd30, %rd10, %rd29;
+	ld.global.nc.s32 %r6, [%rd30];
+	.loc 2 22 11
+	cvt.s64.s32 %rd31, %r6;
+	.loc 2 23 14
+	setp.eq.s64 %p4, %rd31, 0;
+	@%p4 bra $L19_divzero1;
+	rem.s64 %rd32, %rd19, %rd31;
+	.loc 2 24 3
+	setp.eq.s64 %p5, %rd31, 0;
+	@%p5 bra $L20_divzero2;
+	div.s64 %rd33, %rd19, %rd31;
+	.loc 2 25 18
+	setp.hs.u64 %p6, %rd21, %rd8;
+	@%p6 bra $L21_oob3;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 2 25 11
+	cvt.s64.s32 %rd36, %r7;
+	.loc 2 26 25
+	add.s64 %rd37, %rd12, %rd21;
+	.loc 2 26 20
+	setp.hs.u64 %p7, %rd37, %rd11;
+	@%p7 bra $L22_oob4;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd10, %rd38;
+	ld.global.nc.s32 %r8, [%rd39];
+	.loc 2 26 15
+	cvt.s64.s32 %rd40, %r8;
+	.loc 2 26 30
+	sub.s64 %rd41, %rd40, %rd31;
+	.loc 2 26 37
+	setp.gt.s64 %p8, %rd36, %rd41;
+	@%p8 bra $L8_if_then;
+	bra.uni $L23_edge;
+$L18_oob0:
+	.loc 2 22 16
+	mov.u64 %rd22, 0x1300000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L19_divzero1:
+	.loc 2 23 14
+	mov.u64 %rd22, 0x1300000002;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L20_divzero2:
+	.loc 2 24 3
+	mov.u64 %rd22, 0x1300000003;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L21_oob3:
+	.loc 2 25 18
+	mov.u64 %rd22, 0x1300000004;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd8;
+	bra.uni $L16_bounds_fail;
+$L22_oob4:
+	.loc 2 26 20
+	mov.u64 %rd22, 0x1300000005;
+	mov.u64 %rd23, %rd37;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L8_if_then:
+	mov.s64 %rd42, %rd41;
+	bra.uni $L9_if_done;
+$L23_edge:
+	mov.s64 %rd42, %rd36;
+	bra.uni $L9_if_done;
+$L9_if_done:
+	.loc 2 29 8
+	setp.lt.s64 %p9, %rd42, 0;
+	@%p9 bra $L10_if_then;
+	bra.uni $L24_edge;
+$L10_if_then:
+	mov.s64 %rd43, 0;
+	bra.uni $L11_if_done;
+$L24_edge:
+	mov.s64 %rd43, %rd42;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 2 32 13
+	add.s64 %rd44, %rd43, %rd32;
+	.loc 2 32 32
+	mul.lo.s64 %rd45, 2, %rd12;
+	.loc 2 32 37
+	add.s64 %rd46, %rd45, %rd21;
+	.loc 2 32 30
+	setp.hs.u64 %p10, %rd46, %rd11;
+	@%p10 bra $L25_oob5;
+	shl.b64 %rd47, %rd46, 2;
+	add.s64 %rd48, %rd10, %rd47;
+	ld.global.nc.s32 %r9, [%rd48];
+	.loc 2 32 25
+	cvt.s64.s32 %rd49, %r9;
+	.loc 2 32 20
+	mul.lo.s64 %rd50, %rd44, %rd49;
+	.loc 2 32 3
+	add.s64 %rd51, %rd20, %rd50;
+	.loc 2 21 29
+	sub.s64 %rd52, %rd21, 1;
+	mov.s64 %rd19, %rd33;
+	mov.s64 %rd20, %rd51;
+	mov.s64 %rd21, %rd52;
+	bra.uni $L5_for_loop;
+$L25_oob5:
+	.loc 2 32 30
+	mov.u64 %rd22, 0x1300000006;
+	mov.u64 %rd23, %rd46;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L7_for_done:
+	.loc 2 34 11
+	setp.eq.s64 %p11, %rd14, 0;
+	@%p11 bra $L12_if_then;
+	bra.uni $L14_if_else;
+$L12_if_then:
+	.loc 2 35 13
+	setp.hs.u64 %p12, %rd20, %rd5;
+	@%p12 bra $L26_oob6;
+	shl.b64 %rd53, %rd20, 1;
+	add.s64 %rd54, %rd4, %rd53;
+	ld.global.nc.u16 %rs0, [%rd54];
+	.loc 2 35 6
+	setp.hs.u64 %p13, %rd17, %rd2;
+	@%p13 bra $L27_oob7;
+	shl.b64 %rd55, %rd17, 1;
+	add.s64 %rd56, %rd1, %rd55;
+	st.global.u16 [%rd56], %rs0;
+	bra.uni $L15_ret_dynWindow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L26_oob6:
+	.loc 2 35 13
+	mov.u64 %rd22, 0x1300000007;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L27_oob7:
+	.loc 2 35 6
+	mov.u64 %rd22, 0x1300000008;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L14_if_else:
+	.loc 2 37 15
+	setp.hs.u64 %p14, %rd17, %rd5;
+	@%p14 bra $L28_oob8;
+	shl.b64 %rd57, %rd17, 1;
+	add.s64 %rd58, %rd4, %rd57;
+	ld.global.nc.u16 %rs1, [%rd58];
+	.loc 2 37 6
+	setp.hs.u64 %p15, %rd20, %rd2;
+	@%p15 bra $L29_oob9;
+	shl.b64 %rd59, %rd20, 1;
+	add.s64 %rd60, %rd1, %rd59;
+	st.global.u16 [%rd60], %rs1;
+	bra.uni $L15_ret_dynWindow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
+$L28_oob8:
+	.loc 2 37 15
+	mov.u64 %rd22, 0x1300000009;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L29_oob9:
+	.loc 2 37 6
+	mov.u64 %rd22, 0x130000000A;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L16_bounds_fail:
+	atom.global.cas.b64 %rd25, [kern_error], 0, %rd22;
+	setp.eq.u64 %p3, %rd25, 0;
+	@!%p3 bra $L17_bounds_exit;
+	st.global.u64 [kern_error+8], %rd23;
+	st.global.u64 [kern_error+16], %rd24;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd26, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd27, %r5;
+	add.s64 %rd28, %rd26, %rd27;
+	st.global.u64 [kern_error+24], %rd28;
+	bra.uni $L17_bounds_exit;
+$L17_bounds_exit:
+	exit;
+$L15_ret_dynWindow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d:
+	ret;
+}
+
+.visible .entry dynBF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 starts_ptr,
+	.param .s64 starts_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 rank,
+	.param .s64 n,
+	.param .s64 write
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<16>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<61>;
+
+	.loc 2 57 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [starts_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [starts_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [rank];
+	ld.param.s64 %rd13, [n];
+	ld.param.s64 %rd14, [write];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 2 16 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd15, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd16, %r2;
+	add.s64 %rd17, %rd15, %rd16;
+	.loc 2 17 7
+	setp.ge.s64 %p0, %rd17, %rd13;
+	@%p0 bra $L15_ret_dynWindow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 2 21 16
+	sub.s64 %rd18, %rd12, 1;
+	mov.s64 %rd19, %rd17;
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, %rd18;
+	bra.uni $L5_for_loop;
+$L5_for_loop:
+	.loc 2 21 23
+	setp.ge.s64 %p1, %rd21, 0;
+	@%p1 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 2 22 16
+	setp.hs.u64 %p2, %rd21, %rd11;
+	@%p2 bra $L18_oob0;
+	shl.b64 %rd29, %rd21, 2;
+	add.s64 %rd30, %rd10, %rd29;
+	ld.global.nc.s32 %r6, [%rd30];
+	.loc 2 22 11
+	cvt.s64.s32 %rd31, %r6;
+	.loc 2 23 14
+	setp.eq.s64 %p4, %rd31, 0;
+	@%p4 bra $L19_divzero1;
+	rem.s64 %rd32, %rd19, %rd31;
+	.loc 2 24 3
+	setp.eq.s64 %p5, %rd31, 0;
+	@%p5 bra $L20_divzero2;
+	div.s64 %rd33, %rd19, %rd31;
+	.loc 2 25 18
+	setp.hs.u64 %p6, %rd21, %rd8;
+	@%p6 bra $L21_oob3;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 2 25 11
+	cvt.s64.s32 %rd36, %r7;
+	.loc 2 26 25
+	add.s64 %rd37, %rd12, %rd21;
+	.loc 2 26 20
+	setp.hs.u64 %p7, %rd37, %rd11;
+	@%p7 bra $L22_oob4;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd10, %rd38;
+	ld.global.nc.s32 %r8, [%rd39];
+	.loc 2 26 15
+	cvt.s64.s32 %rd40, %r8;
+	.loc 2 26 30
+	sub.s64 %rd41, %rd40, %rd31;
+	.loc 2 26 37
+	setp.gt.s64 %p8, %rd36, %rd41;
+	@%p8 bra $L8_if_then;
+	bra.uni $L23_edge;
+$L18_oob0:
+	.loc 2 22 16
+	mov.u64 %rd22, 0x1400000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L19_divzero1:
+	.loc 2 23 14
+	mov.u64 %rd22, 0x1400000002;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L20_divzero2:
+	.loc 2 24 3
+	mov.u64 %rd22, 0x1400000003;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L21_oob3:
+	.loc 2 25 18
+	mov.u64 %rd22, 0x1400000004;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd8;
+	bra.uni $L16_bounds_fail;
+$L22_oob4:
+	.loc 2 26 20
+	mov.u64 %rd22, 0x1400000005;
+	mov.u64 %rd23, %rd37;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L8_if_then:
+	mov.s64 %rd42, %rd41;
+	bra.uni $L9_if_done;
+$L23_edge:
+	mov.s64 %rd42, %rd36;
+	bra.uni $L9_if_done;
+$L9_if_done:
+	.loc 2 29 8
+	setp.lt.s64 %p9, %rd42, 0;
+	@%p9 bra $L10_if_then;
+	bra.uni $L24_edge;
+$L10_if_then:
+	mov.s64 %rd43, 0;
+	bra.uni $L11_if_done;
+$L24_edge:
+	mov.s64 %rd43, %rd42;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 2 32 13
+	add.s64 %rd44, %rd43, %rd32;
+	.loc 2 32 32
+	mul.lo.s64 %rd45, 2, %rd12;
+	.loc 2 32 37
+	add.s64 %rd46, %rd45, %rd21;
+	.loc 2 32 30
+	setp.hs.u64 %p10, %rd46, %rd11;
+	@%p10 bra $L25_oob5;
+	shl.b64 %rd47, %rd46, 2;
+	add.s64 %rd48, %rd10, %rd47;
+	ld.global.nc.s32 %r9, [%rd48];
+	.loc 2 32 25
+	cvt.s64.s32 %rd49, %r9;
+	.loc 2 32 20
+	mul.lo.s64 %rd50, %rd44, %rd49;
+	.loc 2 32 3
+	add.s64 %rd51, %rd20, %rd50;
+	.loc 2 21 29
+	sub.s64 %rd52, %rd21, 1;
+	mov.s64 %rd19, %rd33;
+	mov.s64 %rd20, %rd51;
+	mov.s64 %rd21, %rd52;
+	bra.uni $L5_for_loop;
+$L25_oob5:
+	.loc 2 32 30
+	mov.u64 %rd22, 0x1400000006;
+	mov.u64 %rd23, %rd46;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L7_for_done:
+	.loc 2 34 11
+	setp.eq.s64 %p11, %rd14, 0;
+	@%p11 bra $L12_if_then;
+	bra.uni $L14_if_else;
+$L12_if_then:
+	.loc 2 35 13
+	setp.hs.u64 %p12, %rd20, %rd5;
+	@%p12 bra $L26_oob6;
+	shl.b64 %rd53, %rd20, 1;
+	add.s64 %rd54, %rd4, %rd53;
+	ld.global.nc.u16 %rs0, [%rd54];
+	.loc 2 35 6
+	setp.hs.u64 %p13, %rd17, %rd2;
+	@%p13 bra $L27_oob7;
+	shl.b64 %rd55, %rd17, 1;
+	add.s64 %rd56, %rd1, %rd55;
+	st.global.u16 [%rd56], %rs0;
+	bra.uni $L15_ret_dynWindow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L26_oob6:
+	.loc 2 35 13
+	mov.u64 %rd22, 0x1400000007;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L27_oob7:
+	.loc 2 35 6
+	mov.u64 %rd22, 0x1400000008;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L14_if_else:
+	.loc 2 37 15
+	setp.hs.u64 %p14, %rd17, %rd5;
+	@%p14 bra $L28_oob8;
+	shl.b64 %rd57, %rd17, 1;
+	add.s64 %rd58, %rd4, %rd57;
+	ld.global.nc.u16 %rs1, [%rd58];
+	.loc 2 37 6
+	setp.hs.u64 %p15, %rd20, %rd2;
+	@%p15 bra $L29_oob9;
+	shl.b64 %rd59, %rd20, 1;
+	add.s64 %rd60, %rd1, %rd59;
+	st.global.u16 [%rd60], %rs1;
+	bra.uni $L15_ret_dynWindow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
+$L28_oob8:
+	.loc 2 37 15
+	mov.u64 %rd22, 0x1400000009;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L29_oob9:
+	.loc 2 37 6
+	mov.u64 %rd22, 0x140000000A;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L16_bounds_fail:
+	atom.global.cas.b64 %rd25, [kern_error], 0, %rd22;
+	setp.eq.u64 %p3, %rd25, 0;
+	@!%p3 bra $L17_bounds_exit;
+	st.global.u64 [kern_error+8], %rd23;
+	st.global.u64 [kern_error+16], %rd24;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd26, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd27, %r5;
+	add.s64 %rd28, %rd26, %rd27;
+	st.global.u64 [kern_error+24], %rd28;
+	bra.uni $L17_bounds_exit;
+$L17_bounds_exit:
+	exit;
+$L15_ret_dynWindow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d:
+	ret;
+}
+
+.visible .entry dynI32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 starts_ptr,
+	.param .s64 starts_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 rank,
+	.param .s64 n,
+	.param .s64 write
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<12>;
+	.reg .b64 %rd<61>;
+
+	.loc 2 62 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [starts_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [starts_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [rank];
+	ld.param.s64 %rd13, [n];
+	ld.param.s64 %rd14, [write];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 2 16 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd15, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd16, %r2;
+	add.s64 %rd17, %rd15, %rd16;
+	.loc 2 17 7
+	setp.ge.s64 %p0, %rd17, %rd13;
+	@%p0 bra $L15_ret_dynWindow_u005bint32_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 2 21 16
+	sub.s64 %rd18, %rd12, 1;
+	mov.s64 %rd19, %rd17;
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, %rd18;
+	bra.uni $L5_for_loop;
+$L5_for_loop:
+	.loc 2 21 23
+	setp.ge.s64 %p1, %rd21, 0;
+	@%p1 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 2 22 16
+	setp.hs.u64 %p2, %rd21, %rd11;
+	@%p2 bra $L18_oob0;
+	shl.b64 %rd29, %rd21, 2;
+	add.s64 %rd30, %rd10, %rd29;
+	ld.global.nc.s32 %r6, [%rd30];
+	.loc 2 22 11
+	cvt.s64.s32 %rd31, %r6;
+	.loc 2 23 14
+	setp.eq.s64 %p4, %rd31, 0;
+	@%p4 bra $L19_divzero1;
+	rem.s64 %rd32, %rd19, %rd31;
+	.loc 2 24 3
+	setp.eq.s64 %p5, %rd31, 0;
+	@%p5 bra $L20_divzero2;
+	div.s64 %rd33, %rd19, %rd31;
+	.loc 2 25 18
+	setp.hs.u64 %p6, %rd21, %rd8;
+	@%p6 bra $L21_oob3;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 2 25 11
+	cvt.s64.s32 %rd36, %r7;
+	.loc 2 26 25
+	add.s64 %rd37, %rd12, %rd21;
+	.loc 2 26 20
+	setp.hs.u64 %p7, %rd37, %rd11;
+	@%p7 bra $L22_oob4;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd10, %rd38;
+	ld.global.nc.s32 %r8, [%rd39];
+	.loc 2 26 15
+	cvt.s64.s32 %rd40, %r8;
+	.loc 2 26 30
+	sub.s64 %rd41, %rd40, %rd31;
+	.loc 2 26 37
+	setp.gt.s64 %p8, %rd36, %rd41;
+	@%p8 bra $L8_if_then;
+	bra.uni $L23_edge;
+$L18_oob0:
+	.loc 2 22 16
+	mov.u64 %rd22, 0x1500000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L19_divzero1:
+	.loc 2 23 14
+	mov.u64 %rd22, 0x1500000002;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L20_divzero2:
+	.loc 2 24 3
+	mov.u64 %rd22, 0x1500000003;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L21_oob3:
+	.loc 2 25 18
+	mov.u64 %rd22, 0x1500000004;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd8;
+	bra.uni $L16_bounds_fail;
+$L22_oob4:
+	.loc 2 26 20
+	mov.u64 %rd22, 0x1500000005;
+	mov.u64 %rd23, %rd37;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L8_if_then:
+	mov.s64 %rd42, %rd41;
+	bra.uni $L9_if_done;
+$L23_edge:
+	mov.s64 %rd42, %rd36;
+	bra.uni $L9_if_done;
+$L9_if_done:
+	.loc 2 29 8
+	setp.lt.s64 %p9, %rd42, 0;
+	@%p9 bra $L10_if_then;
+	bra.uni $L24_edge;
+$L10_if_then:
+	mov.s64 %rd43, 0;
+	bra.uni $L11_if_done;
+$L24_edge:
+	mov.s64 %rd43, %rd42;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 2 32 13
+	add.s64 %rd44, %rd43, %rd32;
+	.loc 2 32 32
+	mul.lo.s64 %rd45, 2, %rd12;
+	.loc 2 32 37
+	add.s64 %rd46, %rd45, %rd21;
+	.loc 2 32 30
+	setp.hs.u64 %p10, %rd46, %rd11;
+	@%p10 bra $L25_oob5;
+	shl.b64 %rd47, %rd46, 2;
+	add.s64 %rd48, %rd10, %rd47;
+	ld.global.nc.s32 %r9, [%rd48];
+	.loc 2 32 25
+	cvt.s64.s32 %rd49, %r9;
+	.loc 2 32 20
+	mul.lo.s64 %rd50, %rd44, %rd49;
+	.loc 2 32 3
+	add.s64 %rd51, %rd20, %rd50;
+	.loc 2 21 29
+	sub.s64 %rd52, %rd21, 1;
+	mov.s64 %rd19, %rd33;
+	mov.s64 %rd20, %rd51;
+	mov.s64 %rd21, %rd52;
+	bra.uni $L5_for_loop;
+$L25_oob5:
+	.loc 2 32 30
+	mov.u64 %rd22, 0x1500000006;
+	mov.u64 %rd23, %rd46;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L7_for_done:
+	.loc 2 34 11
+	setp.eq.s64 %p11, %rd14, 0;
+	@%p11 bra $L12_if_then;
+	bra.uni $L14_if_else;
+$L12_if_then:
+	.loc 2 35 13
+	setp.hs.u64 %p12, %rd20, %rd5;
+	@%p12 bra $L26_oob6;
+	shl.b64 %rd53, %rd20, 2;
+	add.s64 %rd54, %rd4, %rd53;
+	ld.global.nc.s32 %r10, [%rd54];
+	.loc 2 35 6
+	setp.hs.u64 %p13, %rd17, %rd2;
+	@%p13 bra $L27_oob7;
+	shl.b64 %rd55, %rd17, 2;
+	add.s64 %rd56, %rd1, %rd55;
+	st.global.s32 [%rd56], %r10;
+	bra.uni $L15_ret_dynWindow_u005bint32_u005d;
+$L26_oob6:
+	.loc 2 35 13
+	mov.u64 %rd22, 0x1500000007;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L27_oob7:
+	.loc 2 35 6
+	mov.u64 %rd22, 0x1500000008;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L14_if_else:
+	.loc 2 37 15
+	setp.hs.u64 %p14, %rd17, %rd5;
+	@%p14 bra $L28_oob8;
+	shl.b64 %rd57, %rd17, 2;
+	add.s64 %rd58, %rd4, %rd57;
+	ld.global.nc.s32 %r11, [%rd58];
+	.loc 2 37 6
+	setp.hs.u64 %p15, %rd20, %rd2;
+	@%p15 bra $L29_oob9;
+	shl.b64 %rd59, %rd20, 2;
+	add.s64 %rd60, %rd1, %rd59;
+	st.global.s32 [%rd60], %r11;
+	bra.uni $L15_ret_dynWindow_u005bint32_u005d;
+$L28_oob8:
+	.loc 2 37 15
+	mov.u64 %rd22, 0x1500000009;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L29_oob9:
+	.loc 2 37 6
+	mov.u64 %rd22, 0x150000000A;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L16_bounds_fail:
+	atom.global.cas.b64 %rd25, [kern_error], 0, %rd22;
+	setp.eq.u64 %p3, %rd25, 0;
+	@!%p3 bra $L17_bounds_exit;
+	st.global.u64 [kern_error+8], %rd23;
+	st.global.u64 [kern_error+16], %rd24;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd26, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd27, %r5;
+	add.s64 %rd28, %rd26, %rd27;
+	st.global.u64 [kern_error+24], %rd28;
+	bra.uni $L17_bounds_exit;
+$L17_bounds_exit:
+	exit;
+$L15_ret_dynWindow_u005bint32_u005d:
+	ret;
+}
+
+.visible .entry dynI64(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 starts_ptr,
+	.param .s64 starts_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 rank,
+	.param .s64 n,
+	.param .s64 write
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<16>;
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<63>;
+
+	.loc 2 67 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [starts_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [starts_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [rank];
+	ld.param.s64 %rd13, [n];
+	ld.param.s64 %rd14, [write];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 2 16 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd15, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd16, %r2;
+	add.s64 %rd17, %rd15, %rd16;
+	.loc 2 17 7
+	setp.ge.s64 %p0, %rd17, %rd13;
+	@%p0 bra $L15_ret_dynWindow_u005bint64_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 2 21 16
+	sub.s64 %rd18, %rd12, 1;
+	mov.s64 %rd19, %rd17;
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, %rd18;
+	bra.uni $L5_for_loop;
+$L5_for_loop:
+	.loc 2 21 23
+	setp.ge.s64 %p1, %rd21, 0;
+	@%p1 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 2 22 16
+	setp.hs.u64 %p2, %rd21, %rd11;
+	@%p2 bra $L18_oob0;
+	shl.b64 %rd29, %rd21, 2;
+	add.s64 %rd30, %rd10, %rd29;
+	ld.global.nc.s32 %r6, [%rd30];
+	.loc 2 22 11
+	cvt.s64.s32 %rd31, %r6;
+	.loc 2 23 14
+	setp.eq.s64 %p4, %rd31, 0;
+	@%p4 bra $L19_divzero1;
+	rem.s64 %rd32, %rd19, %rd31;
+	.loc 2 24 3
+	setp.eq.s64 %p5, %rd31, 0;
+	@%p5 bra $L20_divzero2;
+	div.s64 %rd33, %rd19, %rd31;
+	.loc 2 25 18
+	setp.hs.u64 %p6, %rd21, %rd8;
+	@%p6 bra $L21_oob3;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 2 25 11
+	cvt.s64.s32 %rd36, %r7;
+	.loc 2 26 25
+	add.s64 %rd37, %rd12, %rd21;
+	.loc 2 26 20
+	setp.hs.u64 %p7, %rd37, %rd11;
+	@%p7 bra $L22_oob4;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd10, %rd38;
+	ld.global.nc.s32 %r8, [%rd39];
+	.loc 2 26 15
+	cvt.s64.s32 %rd40, %r8;
+	.loc 2 26 30
+	sub.s64 %rd41, %rd40, %rd31;
+	.loc 2 26 37
+	setp.gt.s64 %p8, %rd36, %rd41;
+	@%p8 bra $L8_if_then;
+	bra.uni $L23_edge;
+$L18_oob0:
+	.loc 2 22 16
+	mov.u64 %rd22, 0x1600000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L19_divzero1:
+	.loc 2 23 14
+	mov.u64 %rd22, 0x1600000002;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L20_divzero2:
+	.loc 2 24 3
+	mov.u64 %rd22, 0x1600000003;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L21_oob3:
+	.loc 2 25 18
+	mov.u64 %rd22, 0x1600000004;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd8;
+	bra.uni $L16_bounds_fail;
+$L22_oob4:
+	.loc 2 26 20
+	mov.u64 %rd22, 0x1600000005;
+	mov.u64 %rd23, %rd37;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L8_if_then:
+	mov.s64 %rd42, %rd41;
+	bra.uni $L9_if_done;
+$L23_edge:
+	mov.s64 %rd42, %rd36;
+	bra.uni $L9_if_done;
+$L9_if_done:
+	.loc 2 29 8
+	setp.lt.s64 %p9, %rd42, 0;
+	@%p9 bra $L10_if_then;
+	bra.uni $L24_edge;
+$L10_if_then:
+	mov.s64 %rd43, 0;
+	bra.uni $L11_if_done;
+$L24_edge:
+	mov.s64 %rd43, %rd42;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 2 32 13
+	add.s64 %rd44, %rd43, %rd32;
+	.loc 2 32 32
+	mul.lo.s64 %rd45, 2, %rd12;
+	.loc 2 32 37
+	add.s64 %rd46, %rd45, %rd21;
+	.loc 2 32 30
+	setp.hs.u64 %p10, %rd46, %rd11;
+	@%p10 bra $L25_oob5;
+	shl.b64 %rd47, %rd46, 2;
+	add.s64 %rd48, %rd10, %rd47;
+	ld.global.nc.s32 %r9, [%rd48];
+	.loc 2 32 25
+	cvt.s64.s32 %rd49, %r9;
+	.loc 2 32 20
+	mul.lo.s64 %rd50, %rd44, %rd49;
+	.loc 2 32 3
+	add.s64 %rd51, %rd20, %rd50;
+	.loc 2 21 29
+	sub.s64 %rd52, %rd21, 1;
+	mov.s64 %rd19, %rd33;
+	mov.s64 %rd20, %rd51;
+	mov.s64 %rd21, %rd52;
+	bra.uni $L5_for_loop;
+$L25_oob5:
+	.loc 2 32 30
+	mov.u64 %rd22, 0x1600000006;
+	mov.u64 %rd23, %rd46;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L7_for_done:
+	.loc 2 34 11
+	setp.eq.s64 %p11, %rd14, 0;
+	@%p11 bra $L12_if_then;
+	bra.uni $L14_if_else;
+$L12_if_then:
+	.loc 2 35 13
+	setp.hs.u64 %p12, %rd20, %rd5;
+	@%p12 bra $L26_oob6;
+	shl.b64 %rd53, %rd20, 3;
+	add.s64 %rd54, %rd4, %rd53;
+	ld.global.nc.s64 %rd55, [%rd54];
+	.loc 2 35 6
+	setp.hs.u64 %p13, %rd17, %rd2;
+	@%p13 bra $L27_oob7;
+	shl.b64 %rd56, %rd17, 3;
+	add.s64 %rd57, %rd1, %rd56;
+	st.global.s64 [%rd57], %rd55;
+	bra.uni $L15_ret_dynWindow_u005bint64_u005d;
+$L26_oob6:
+	.loc 2 35 13
+	mov.u64 %rd22, 0x1600000007;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L27_oob7:
+	.loc 2 35 6
+	mov.u64 %rd22, 0x1600000008;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L14_if_else:
+	.loc 2 37 15
+	setp.hs.u64 %p14, %rd17, %rd5;
+	@%p14 bra $L28_oob8;
+	shl.b64 %rd58, %rd17, 3;
+	add.s64 %rd59, %rd4, %rd58;
+	ld.global.nc.s64 %rd60, [%rd59];
+	.loc 2 37 6
+	setp.hs.u64 %p15, %rd20, %rd2;
+	@%p15 bra $L29_oob9;
+	shl.b64 %rd61, %rd20, 3;
+	add.s64 %rd62, %rd1, %rd61;
+	st.global.s64 [%rd62], %rd60;
+	bra.uni $L15_ret_dynWindow_u005bint64_u005d;
+$L28_oob8:
+	.loc 2 37 15
+	mov.u64 %rd22, 0x1600000009;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L29_oob9:
+	.loc 2 37 6
+	mov.u64 %rd22, 0x160000000A;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L16_bounds_fail:
+	atom.global.cas.b64 %rd25, [kern_error], 0, %rd22;
+	setp.eq.u64 %p3, %rd25, 0;
+	@!%p3 bra $L17_bounds_exit;
+	st.global.u64 [kern_error+8], %rd23;
+	st.global.u64 [kern_error+16], %rd24;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd26, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd27, %r5;
+	add.s64 %rd28, %rd26, %rd27;
+	st.global.u64 [kern_error+24], %rd28;
+	bra.uni $L17_bounds_exit;
+$L17_bounds_exit:
+	exit;
+$L15_ret_dynWindow_u005bint64_u005d:
+	ret;
+}
+
+.visible .entry dynBool(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 starts_ptr,
+	.param .s64 starts_len,
+	.param .u64 meta_ptr,
+	.param .s64 meta_len,
+	.param .s64 rank,
+	.param .s64 n,
+	.param .s64 write
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<20>;
+	.reg .b32 %r<14>;
+	.reg .b64 %rd<61>;
+
+	.loc 2 72 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [starts_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [starts_len];
+	ld.param.u64 %rd9, [meta_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [meta_len];
+	ld.param.s64 %rd12, [rank];
+	ld.param.s64 %rd13, [n];
+	ld.param.s64 %rd14, [write];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 2 16 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd15, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd16, %r2;
+	add.s64 %rd17, %rd15, %rd16;
+	.loc 2 17 7
+	setp.ge.s64 %p0, %rd17, %rd13;
+	@%p0 bra $L15_ret_dynWindow_u005bbool_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 2 21 16
+	sub.s64 %rd18, %rd12, 1;
+	mov.s64 %rd19, %rd17;
+	mov.s64 %rd20, 0;
+	mov.s64 %rd21, %rd18;
+	bra.uni $L5_for_loop;
+$L5_for_loop:
+	.loc 2 21 23
+	setp.ge.s64 %p1, %rd21, 0;
+	@%p1 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 2 22 16
+	setp.hs.u64 %p2, %rd21, %rd11;
+	@%p2 bra $L18_oob0;
+	shl.b64 %rd29, %rd21, 2;
+	add.s64 %rd30, %rd10, %rd29;
+	ld.global.nc.s32 %r6, [%rd30];
+	.loc 2 22 11
+	cvt.s64.s32 %rd31, %r6;
+	.loc 2 23 14
+	setp.eq.s64 %p4, %rd31, 0;
+	@%p4 bra $L19_divzero1;
+	rem.s64 %rd32, %rd19, %rd31;
+	.loc 2 24 3
+	setp.eq.s64 %p5, %rd31, 0;
+	@%p5 bra $L20_divzero2;
+	div.s64 %rd33, %rd19, %rd31;
+	.loc 2 25 18
+	setp.hs.u64 %p6, %rd21, %rd8;
+	@%p6 bra $L21_oob3;
+	shl.b64 %rd34, %rd21, 2;
+	add.s64 %rd35, %rd7, %rd34;
+	ld.global.nc.s32 %r7, [%rd35];
+	.loc 2 25 11
+	cvt.s64.s32 %rd36, %r7;
+	.loc 2 26 25
+	add.s64 %rd37, %rd12, %rd21;
+	.loc 2 26 20
+	setp.hs.u64 %p7, %rd37, %rd11;
+	@%p7 bra $L22_oob4;
+	shl.b64 %rd38, %rd37, 2;
+	add.s64 %rd39, %rd10, %rd38;
+	ld.global.nc.s32 %r8, [%rd39];
+	.loc 2 26 15
+	cvt.s64.s32 %rd40, %r8;
+	.loc 2 26 30
+	sub.s64 %rd41, %rd40, %rd31;
+	.loc 2 26 37
+	setp.gt.s64 %p8, %rd36, %rd41;
+	@%p8 bra $L8_if_then;
+	bra.uni $L23_edge;
+$L18_oob0:
+	.loc 2 22 16
+	mov.u64 %rd22, 0x1700000001;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L19_divzero1:
+	.loc 2 23 14
+	mov.u64 %rd22, 0x1700000002;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L20_divzero2:
+	.loc 2 24 3
+	mov.u64 %rd22, 0x1700000003;
+	mov.u64 %rd23, 0;
+	mov.u64 %rd24, 0;
+	bra.uni $L16_bounds_fail;
+$L21_oob3:
+	.loc 2 25 18
+	mov.u64 %rd22, 0x1700000004;
+	mov.u64 %rd23, %rd21;
+	mov.u64 %rd24, %rd8;
+	bra.uni $L16_bounds_fail;
+$L22_oob4:
+	.loc 2 26 20
+	mov.u64 %rd22, 0x1700000005;
+	mov.u64 %rd23, %rd37;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L8_if_then:
+	mov.s64 %rd42, %rd41;
+	bra.uni $L9_if_done;
+$L23_edge:
+	mov.s64 %rd42, %rd36;
+	bra.uni $L9_if_done;
+$L9_if_done:
+	.loc 2 29 8
+	setp.lt.s64 %p9, %rd42, 0;
+	@%p9 bra $L10_if_then;
+	bra.uni $L24_edge;
+$L10_if_then:
+	mov.s64 %rd43, 0;
+	bra.uni $L11_if_done;
+$L24_edge:
+	mov.s64 %rd43, %rd42;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 2 32 13
+	add.s64 %rd44, %rd43, %rd32;
+	.loc 2 32 32
+	mul.lo.s64 %rd45, 2, %rd12;
+	.loc 2 32 37
+	add.s64 %rd46, %rd45, %rd21;
+	.loc 2 32 30
+	setp.hs.u64 %p10, %rd46, %rd11;
+	@%p10 bra $L25_oob5;
+	shl.b64 %rd47, %rd46, 2;
+	add.s64 %rd48, %rd10, %rd47;
+	ld.global.nc.s32 %r9, [%rd48];
+	.loc 2 32 25
+	cvt.s64.s32 %rd49, %r9;
+	.loc 2 32 20
+	mul.lo.s64 %rd50, %rd44, %rd49;
+	.loc 2 32 3
+	add.s64 %rd51, %rd20, %rd50;
+	.loc 2 21 29
+	sub.s64 %rd52, %rd21, 1;
+	mov.s64 %rd19, %rd33;
+	mov.s64 %rd20, %rd51;
+	mov.s64 %rd21, %rd52;
+	bra.uni $L5_for_loop;
+$L25_oob5:
+	.loc 2 32 30
+	mov.u64 %rd22, 0x1700000006;
+	mov.u64 %rd23, %rd46;
+	mov.u64 %rd24, %rd11;
+	bra.uni $L16_bounds_fail;
+$L7_for_done:
+	.loc 2 34 11
+	setp.eq.s64 %p11, %rd14, 0;
+	@%p11 bra $L12_if_then;
+	bra.uni $L14_if_else;
+$L12_if_then:
+	.loc 2 35 13
+	setp.hs.u64 %p12, %rd20, %rd5;
+	@%p12 bra $L26_oob6;
+	shl.b64 %rd53, %rd20, 0;
+	add.s64 %rd54, %rd4, %rd53;
+	ld.global.nc.u8 %r10, [%rd54];
+	setp.ne.u32 %p14, %r10, 0;
+	.loc 2 35 6
+	setp.hs.u64 %p15, %rd17, %rd2;
+	@%p15 bra $L27_oob7;
+	shl.b64 %rd55, %rd17, 0;
+	add.s64 %rd56, %rd1, %rd55;
+	selp.u32 %r11, 1, 0, %p14;
+	st.global.u8 [%rd56], %r11;
+	bra.uni $L15_ret_dynWindow_u005bbool_u005d;
+$L26_oob6:
+	.loc 2 35 13
+	mov.u64 %rd22, 0x1700000007;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L27_oob7:
+	.loc 2 35 6
+	mov.u64 %rd22, 0x1700000008;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L14_if_else:
+	.loc 2 37 15
+	setp.hs.u64 %p16, %rd17, %rd5;
+	@%p16 bra $L28_oob8;
+	shl.b64 %rd57, %rd17, 0;
+	add.s64 %rd58, %rd4, %rd57;
+	ld.global.nc.u8 %r12, [%rd58];
+	setp.ne.u32 %p18, %r12, 0;
+	.loc 2 37 6
+	setp.hs.u64 %p19, %rd20, %rd2;
+	@%p19 bra $L29_oob9;
+	shl.b64 %rd59, %rd20, 0;
+	add.s64 %rd60, %rd1, %rd59;
+	selp.u32 %r13, 1, 0, %p18;
+	st.global.u8 [%rd60], %r13;
+	bra.uni $L15_ret_dynWindow_u005bbool_u005d;
+$L28_oob8:
+	.loc 2 37 15
+	mov.u64 %rd22, 0x1700000009;
+	mov.u64 %rd23, %rd17;
+	mov.u64 %rd24, %rd5;
+	bra.uni $L16_bounds_fail;
+$L29_oob9:
+	.loc 2 37 6
+	mov.u64 %rd22, 0x170000000A;
+	mov.u64 %rd23, %rd20;
+	mov.u64 %rd24, %rd2;
+	bra.uni $L16_bounds_fail;
+$L16_bounds_fail:
+	atom.global.cas.b64 %rd25, [kern_error], 0, %rd22;
+	setp.eq.u64 %p3, %rd25, 0;
+	@!%p3 bra $L17_bounds_exit;
+	st.global.u64 [kern_error+8], %rd23;
+	st.global.u64 [kern_error+16], %rd24;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd26, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd27, %r5;
+	add.s64 %rd28, %rd26, %rd27;
+	st.global.u64 [kern_error+24], %rd28;
+	bra.uni $L17_bounds_exit;
+$L17_bounds_exit:
+	exit;
+$L15_ret_dynWindow_u005bbool_u005d:
+	ret;
+}
+
 .visible .entry unaryF64(
 	.param .u64 out_ptr,
 	.param .s64 out_len,
@@ -5387,7 +7496,7 @@ $L3_if_done:
 	.reg .b64 %rd<80>;
 	.reg .f64 %fd<464>;
 
-	.loc 2 118 6
+	.loc 3 118 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -5397,29 +7506,29 @@ $L3_if_done:
 	ld.param.s64 %rd6, [op];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 119 19
+	.loc 3 119 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 2 119 25
+	.loc 3 119 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 120 25
+	.loc 3 120 25
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd17, %rd9, 3;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.f64 %fd0, [%rd18];
-	.loc 2 120 19
+	.loc 3 120 19
 	bra.uni $L7_entry;
 $L6_oob0:
-	.loc 2 120 25
-	mov.u64 %rd10, 0x1100000001;
+	.loc 3 120 25
+	mov.u64 %rd10, 0x1800000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -5440,199 +7549,199 @@ $L4_bounds_fail:
 $L5_bounds_exit:
 	exit;
 $L7_entry:
-	.loc 2 16 7
+	.loc 3 16 7
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L8_switch_body;
 	bra.uni $L10_switch_next;
 $L8_switch_body:
-	.loc 2 17 10
+	.loc 3 17 10
 	neg.f64 %fd2, %fd0;
-	.loc 2 17 3
+	.loc 3 17 3
 	mov.f64 %fd1, %fd2;
 	bra.uni $L46_ret_unary64;
 $L10_switch_next:
-	.loc 2 18 7
+	.loc 3 18 7
 	setp.eq.s64 %p4, %rd6, 1;
 	@%p4 bra $L9_switch_body;
 	bra.uni $L12_switch_next;
 $L9_switch_body:
-	.loc 2 19 18
+	.loc 3 19 18
 	abs.f64 %fd3, %fd0;
-	.loc 2 19 3
+	.loc 3 19 3
 	mov.f64 %fd1, %fd3;
 	bra.uni $L46_ret_unary64;
 $L12_switch_next:
-	.loc 2 20 7
+	.loc 3 20 7
 	setp.eq.s64 %p5, %rd6, 2;
 	@%p5 bra $L47_entry;
 	bra.uni $L14_switch_next;
 $L47_entry:
-	.loc 12 32 9
+	.loc 13 32 9
 	setp.gt.f64 %p6, %fd0, 0dC087500000000000;
 	@%p6 bra $L49_if_done;
 	bra.uni $L48_if_then;
 $L49_if_done:
-	.loc 12 38 7
+	.loc 13 38 7
 	setp.gt.f64 %p7, %fd0, 0d40862E6666666666;
 	@%p7 bra $L52_if_then;
 	bra.uni $L55_entry;
 $L52_if_then:
-	.loc 12 39 30
+	.loc 13 39 30
 	mov.u64 %rd19, 0x7FF0000000000000;
 	mov.b64 %fd5, %rd19;
-	.loc 12 39 3
+	.loc 13 39 3
 	mov.f64 %fd4, %fd5;
 	bra.uni $L54_ret_Exp64;
 $L55_entry:
-	.loc 12 48 19
+	.loc 13 48 19
 	mul.rn.f64 %fd8, %fd0, 0d3FF71547652B82FE;
-	.loc 12 48 27
+	.loc 13 48 27
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 12 48 17
+	.loc 13 48 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 12 49 15
+	.loc 13 49 15
 	neg.f64 %fd11, %fd10;
-	.loc 12 49 14
+	.loc 13 49 14
 	fma.rn.f64 %fd12, %fd11, 0d3FE62E42FEFA3800, %fd0;
-	.loc 12 50 16
+	.loc 13 50 16
 	neg.f64 %fd13, %fd10;
-	.loc 12 50 15
+	.loc 13 50 15
 	fma.rn.f64 %fd14, %fd13, 0d3D2EF35793C76730, %fd12;
-	.loc 12 51 12
+	.loc 13 51 12
 	sub.rn.f64 %fd15, %fd12, %fd14;
-	.loc 12 51 22
+	.loc 13 51 22
 	mul.rn.f64 %fd16, %fd10, 0d3D2EF35793C76730;
-	.loc 12 51 18
+	.loc 13 51 18
 	sub.rn.f64 %fd17, %fd15, %fd16;
-	.loc 12 52 17
+	.loc 13 52 17
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 12 84 13
+	.loc 13 84 13
 	mov.f64 %fd21, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd20, %fd21, %fd14, 0d3E9289178A32D96D;
-	.loc 12 85 13
+	.loc 13 85 13
 	fma.rn.f64 %fd22, %fd20, %fd14, 0d3EC71DE5A4508C59;
-	.loc 12 86 13
+	.loc 13 86 13
 	fma.rn.f64 %fd23, %fd22, %fd14, 0d3EFA019B91B6AD82;
-	.loc 12 87 13
+	.loc 13 87 13
 	fma.rn.f64 %fd24, %fd23, %fd14, 0d3F2A01A018C2A3DC;
-	.loc 12 88 13
+	.loc 13 88 13
 	fma.rn.f64 %fd25, %fd24, %fd14, 0d3F56C16C17886F79;
-	.loc 12 89 13
+	.loc 13 89 13
 	fma.rn.f64 %fd26, %fd25, %fd14, 0d3F811111111144A1;
-	.loc 12 90 13
+	.loc 13 90 13
 	fma.rn.f64 %fd27, %fd26, %fd14, 0d3FA5555555553D74;
-	.loc 12 91 13
+	.loc 13 91 13
 	fma.rn.f64 %fd28, %fd27, %fd14, 0d3FC555555555554D;
-	.loc 12 92 13
+	.loc 13 92 13
 	fma.rn.f64 %fd29, %fd28, %fd14, 0d3FE0000000000001;
-	.loc 12 93 9
+	.loc 13 93 9
 	add.rn.f64 %fd30, 0d3FF0000000000000, %fd14;
-	.loc 12 94 10
+	.loc 13 94 10
 	sub.rn.f64 %fd31, 0d3FF0000000000000, %fd30;
-	.loc 12 94 15
+	.loc 13 94 15
 	add.rn.f64 %fd32, %fd31, %fd14;
-	.loc 12 95 16
+	.loc 13 95 16
 	mul.rn.f64 %fd33, %fd14, %fd14;
-	.loc 12 95 30
+	.loc 13 95 30
 	fma.rn.f64 %fd34, %fd17, %fd14, %fd17;
-	.loc 12 95 14
+	.loc 13 95 14
 	fma.rn.f64 %fd35, %fd33, %fd29, %fd34;
-	.loc 12 95 2
+	.loc 13 95 2
 	add.rn.f64 %fd36, %fd32, %fd35;
-	.loc 12 96 8
+	.loc 13 96 8
 	add.rn.f64 %fd37, %fd30, %fd36;
-	.loc 12 97 19
+	.loc 13 97 19
 	sub.rn.f64 %fd38, %fd37, %fd30;
-	.loc 12 97 14
+	.loc 13 97 14
 	sub.rn.f64 %fd39, %fd36, %fd38;
-	.loc 12 97 2
+	.loc 13 97 2
 	mov.f64 %fd18, %fd37;
 	mov.f64 %fd19, %fd39;
 	bra.uni $L58_ret_expCore;
 $L58_ret_expCore:
-	.loc 12 53 19
+	.loc 13 53 19
 	cvt.rzi.s64.f64 %rd21, %fd10;
-	.loc 12 53 2
+	.loc 13 53 2
 	mov.f64 %fd6, %fd18;
 	mov.f64 %fd7, %fd19;
 	mov.s64 %rd20, %rd21;
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 12 103 10
+	.loc 13 103 10
 	shr.s64 %rd22, %rd20, 1;
-	.loc 12 104 38
+	.loc 13 104 38
 	add.s64 %rd23, %rd22, 1023;
-	.loc 12 104 35
+	.loc 13 104 35
 	mov.u64 %rd24, %rd23;
-	.loc 12 104 45
+	.loc 13 104 45
 	shl.b64 %rd25, %rd24, 52;
-	.loc 12 104 28
+	.loc 13 104 28
 	mov.b64 %fd41, %rd25;
-	.loc 12 105 37
+	.loc 13 105 37
 	sub.s64 %rd26, %rd20, %rd22;
-	.loc 12 105 40
+	.loc 13 105 40
 	add.s64 %rd27, %rd26, 1023;
-	.loc 12 105 35
+	.loc 13 105 35
 	mov.u64 %rd28, %rd27;
-	.loc 12 105 47
+	.loc 13 105 47
 	shl.b64 %rd29, %rd28, 52;
-	.loc 12 105 28
+	.loc 13 105 28
 	mov.b64 %fd42, %rd29;
-	.loc 12 106 11
+	.loc 13 106 11
 	mul.rn.f64 %fd43, %fd6, %fd41;
-	.loc 12 106 16
+	.loc 13 106 16
 	mul.rn.f64 %fd44, %fd43, %fd42;
-	.loc 12 106 2
+	.loc 13 106 2
 	mov.f64 %fd40, %fd44;
 	bra.uni $L60_ret_scale2;
 $L60_ret_scale2:
-	.loc 12 42 2
+	.loc 13 42 2
 	mov.f64 %fd4, %fd40;
 	bra.uni $L54_ret_Exp64;
 $L48_if_then:
-	.loc 12 33 8
+	.loc 13 33 8
 	setp.neu.f64 %p8, %fd0, %fd0;
 	@%p8 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 12 34 4
+	.loc 13 34 4
 	mov.f64 %fd4, %fd0;
 	bra.uni $L54_ret_Exp64;
 $L51_if_done:
-	.loc 12 36 3
+	.loc 13 36 3
 	mov.f64 %fd4, 0d0000000000000000;
 	bra.uni $L54_ret_Exp64;
 $L54_ret_Exp64:
-	.loc 2 21 3
+	.loc 3 21 3
 	mov.f64 %fd1, %fd4;
 	bra.uni $L46_ret_unary64;
 $L14_switch_next:
-	.loc 2 22 7
+	.loc 3 22 7
 	setp.eq.s64 %p9, %rd6, 3;
 	@%p9 bra $L61_entry;
 	bra.uni $L16_switch_next;
 $L61_entry:
-	.loc 13 24 9
+	.loc 14 24 9
 	setp.gt.f64 %p10, %fd0, 0d0000000000000000;
 	@%p10 bra $L64_cond_false;
 	bra.uni $L74_entry;
 $L64_cond_false:
-	.loc 13 24 19
+	.loc 14 24 19
 	setp.gt.f64 %p11, %fd0, 0d7FEFFFFFFFFFFFFF;
 	@%p11 bra $L74_entry;
 	bra.uni $L66_entry;
 $L66_entry:
-	.loc 13 64 23
+	.loc 14 64 23
 	mov.b64 %rd30, %fd0;
-	.loc 13 66 7
+	.loc 14 66 7
 	setp.lo.u64 %p12, %rd30, 0x10000000000000;
 	@%p12 bra $L67_if_then;
 	bra.uni $L72_edge;
 $L67_if_then:
-	.loc 13 67 26
+	.loc 14 67 26
 	mul.rn.f64 %fd49, %fd0, 0d4350000000000000;
-	.loc 13 67 23
+	.loc 14 67 23
 	mov.b64 %rd33, %fd49;
 	mov.u64 %rd31, %rd33;
 	mov.s64 %rd32, 1077;
@@ -5642,26 +7751,26 @@ $L72_edge:
 	mov.s64 %rd32, 1023;
 	bra.uni $L68_if_done;
 $L68_if_done:
-	.loc 13 70 13
+	.loc 14 70 13
 	shr.u64 %rd34, %rd31, 52;
-	.loc 13 70 11
+	.loc 14 70 11
 	mov.s64 %rd35, %rd34;
-	.loc 13 70 19
+	.loc 14 70 19
 	sub.s64 %rd36, %rd35, %rd32;
-	.loc 13 71 29
+	.loc 14 71 29
 	and.b64 %rd37, %rd31, 0xFFFFFFFFFFFFF;
-	.loc 13 71 40
+	.loc 14 71 40
 	or.b64 %rd38, %rd37, 0x3FF0000000000000;
-	.loc 13 71 27
+	.loc 14 71 27
 	mov.b64 %fd50, %rd38;
-	.loc 13 72 7
+	.loc 14 72 7
 	setp.gt.f64 %p13, %fd50, 0d3FF6A09E667F3BCD;
 	@%p13 bra $L69_if_then;
 	bra.uni $L73_edge;
 $L69_if_then:
-	.loc 13 73 3
+	.loc 14 73 3
 	mul.rn.f64 %fd52, %fd50, 0d3FE0000000000000;
-	.loc 13 74 3
+	.loc 14 74 3
 	add.s64 %rd40, %rd36, 1;
 	mov.s64 %rd39, %rd40;
 	mov.f64 %fd51, %fd52;
@@ -5671,579 +7780,579 @@ $L73_edge:
 	mov.f64 %fd51, %fd50;
 	bra.uni $L70_if_done;
 $L70_if_done:
-	.loc 13 76 8
+	.loc 14 76 8
 	sub.rn.f64 %fd53, %fd51, 0d3FF0000000000000;
-	.loc 13 77 14
+	.loc 14 77 14
 	add.rn.f64 %fd54, 0d4000000000000000, %fd53;
-	.loc 13 77 9
+	.loc 14 77 9
 	div.rn.f64 %fd55, %fd53, %fd54;
-	.loc 13 78 9
+	.loc 14 78 9
 	mul.rn.f64 %fd56, %fd55, %fd55;
-	.loc 13 80 13
+	.loc 14 80 13
 	mov.f64 %fd58, 0d3FC2B5B3CC251335;
 	fma.rn.f64 %fd57, %fd58, %fd56, 0d3FC39FE1F2E5E1D1;
-	.loc 13 81 13
+	.loc 14 81 13
 	fma.rn.f64 %fd59, %fd57, %fd56, 0d3FC7462B6C84DD43;
-	.loc 13 82 13
+	.loc 14 82 13
 	fma.rn.f64 %fd60, %fd59, %fd56, 0d3FCC71C62DD6BEC1;
-	.loc 13 83 13
+	.loc 14 83 13
 	fma.rn.f64 %fd61, %fd60, %fd56, 0d3FD2492492DF841D;
-	.loc 13 84 13
+	.loc 14 84 13
 	fma.rn.f64 %fd62, %fd61, %fd56, 0d3FD999999999529C;
-	.loc 13 85 13
+	.loc 14 85 13
 	fma.rn.f64 %fd63, %fd62, %fd56, 0d3FE5555555555558;
-	.loc 13 86 18
+	.loc 14 86 18
 	neg.f64 %fd64, %fd56;
-	.loc 13 86 17
+	.loc 14 86 17
 	fma.rn.f64 %fd65, %fd64, %fd63, %fd53;
-	.loc 13 86 8
+	.loc 14 86 8
 	mul.rn.f64 %fd66, %fd55, %fd65;
-	.loc 13 87 16
+	.loc 14 87 16
 	cvt.rn.f64.s64 %fd67, %rd39;
-	.loc 13 87 2
+	.loc 14 87 2
 	mov.f64 %fd46, %fd67;
 	mov.f64 %fd47, %fd53;
 	mov.f64 %fd48, %fd66;
 	bra.uni $L71_ret_logParts;
 $L71_ret_logParts:
-	.loc 13 28 10
+	.loc 14 28 10
 	mul.rn.f64 %fd68, %fd46, 0d3FE62E42FEFA3800;
-	.loc 13 29 12
+	.loc 14 29 12
 	add.rn.f64 %fd69, %fd68, %fd47;
-	.loc 13 30 18
+	.loc 14 30 18
 	sub.rn.f64 %fd70, %fd69, %fd68;
-	.loc 13 30 11
+	.loc 14 30 11
 	sub.rn.f64 %fd71, %fd47, %fd70;
-	.loc 13 31 42
+	.loc 14 31 42
 	neg.f64 %fd72, %fd48;
-	.loc 13 31 29
+	.loc 14 31 29
 	fma.rn.f64 %fd73, %fd46, 0d3D2EF35793C76730, %fd72;
-	.loc 13 31 20
+	.loc 14 31 20
 	add.rn.f64 %fd74, %fd71, %fd73;
-	.loc 13 31 13
+	.loc 14 31 13
 	add.rn.f64 %fd75, %fd69, %fd74;
-	.loc 13 31 2
+	.loc 14 31 2
 	mov.f64 %fd45, %fd75;
 	bra.uni $L65_ret_Log64;
 $L74_entry:
-	.loc 13 52 9
+	.loc 14 52 9
 	setp.eq.f64 %p14, %fd0, 0d0000000000000000;
 	@%p14 bra $L75_switch_body;
 	bra.uni $L77_switch_next;
 $L75_switch_body:
-	.loc 13 53 31
+	.loc 14 53 31
 	mov.u64 %rd41, 0x7FF0000000000000;
 	mov.b64 %fd77, %rd41;
-	.loc 13 53 10
+	.loc 14 53 10
 	neg.f64 %fd78, %fd77;
-	.loc 13 53 3
+	.loc 14 53 3
 	mov.f64 %fd76, %fd78;
 	bra.uni $L79_ret_logSpecial;
 $L77_switch_next:
-	.loc 13 54 9
+	.loc 14 54 9
 	setp.gt.f64 %p15, %fd0, 0d0000000000000000;
 	@%p15 bra $L76_switch_body;
 	bra.uni $L78_switch_next;
 $L76_switch_body:
-	.loc 13 55 3
+	.loc 14 55 3
 	mov.f64 %fd76, %fd0;
 	bra.uni $L79_ret_logSpecial;
 $L78_switch_next:
-	.loc 13 57 29
+	.loc 14 57 29
 	mov.u64 %rd42, 0x7FF8000000000001;
 	mov.b64 %fd79, %rd42;
-	.loc 13 57 2
+	.loc 14 57 2
 	mov.f64 %fd76, %fd79;
 	bra.uni $L79_ret_logSpecial;
 $L79_ret_logSpecial:
-	.loc 13 25 3
+	.loc 14 25 3
 	mov.f64 %fd45, %fd76;
 	bra.uni $L65_ret_Log64;
 $L65_ret_Log64:
-	.loc 2 23 3
+	.loc 3 23 3
 	mov.f64 %fd1, %fd45;
 	bra.uni $L46_ret_unary64;
 $L16_switch_next:
-	.loc 2 24 7
+	.loc 3 24 7
 	setp.eq.s64 %p16, %rd6, 4;
 	@%p16 bra $L15_switch_body;
 	bra.uni $L18_switch_next;
 $L15_switch_body:
-	.loc 2 25 19
+	.loc 3 25 19
 	sqrt.rn.f64 %fd80, %fd0;
-	.loc 2 25 3
+	.loc 3 25 3
 	mov.f64 %fd1, %fd80;
 	bra.uni $L46_ret_unary64;
 $L18_switch_next:
-	.loc 2 26 7
+	.loc 3 26 7
 	setp.eq.s64 %p17, %rd6, 5;
 	@%p17 bra $L17_switch_body;
 	bra.uni $L20_switch_next;
 $L17_switch_body:
-	.loc 2 27 23
+	.loc 3 27 23
 	sqrt.rn.f64 %fd81, %fd0;
-	.loc 2 27 12
+	.loc 3 27 12
 	div.rn.f64 %fd82, 0d3FF0000000000000, %fd81;
-	.loc 2 27 3
+	.loc 3 27 3
 	mov.f64 %fd1, %fd82;
 	bra.uni $L46_ret_unary64;
 $L20_switch_next:
-	.loc 2 28 7
+	.loc 3 28 7
 	setp.eq.s64 %p18, %rd6, 6;
 	@%p18 bra $L80_entry;
 	bra.uni $L22_switch_next;
 $L80_entry:
-	.loc 14 50 14
+	.loc 15 50 14
 	abs.f64 %fd84, %fd0;
-	.loc 14 51 7
+	.loc 15 51 7
 	setp.lt.f64 %p19, %fd84, 0d3E40000000000000;
 	@%p19 bra $L81_if_then;
 	bra.uni $L82_if_done;
 $L81_if_then:
-	.loc 14 52 3
+	.loc 15 52 3
 	mov.f64 %fd83, %fd0;
 	bra.uni $L89_ret_Tanh64;
 $L82_if_done:
-	.loc 14 54 7
+	.loc 15 54 7
 	setp.lt.f64 %p20, %fd84, 0d3FE199999999999A;
 	@%p20 bra $L83_if_then;
 	bra.uni $L84_if_done;
 $L83_if_then:
-	.loc 14 55 10
+	.loc 15 55 10
 	mul.rn.f64 %fd85, %fd0, %fd0;
-	.loc 14 57 14
+	.loc 15 57 14
 	mov.f64 %fd87, 0dBEF59AA38F3E7BC1;
 	fma.rn.f64 %fd86, %fd87, %fd85, 0d3F164FE4CA891D03;
-	.loc 14 58 14
+	.loc 15 58 14
 	fma.rn.f64 %fd88, %fd86, %fd85, 0dBF2EC10D049F8D01;
-	.loc 14 59 14
+	.loc 15 59 14
 	fma.rn.f64 %fd89, %fd88, %fd85, 0d3F434C5AE47F49EC;
-	.loc 14 60 14
+	.loc 15 60 14
 	fma.rn.f64 %fd90, %fd89, %fd85, 0dBF57D97D06C3D2DC;
-	.loc 14 61 14
+	.loc 15 61 14
 	fma.rn.f64 %fd91, %fd90, %fd85, 0d3F6D6D3393D970E1;
-	.loc 14 62 14
+	.loc 15 62 14
 	fma.rn.f64 %fd92, %fd91, %fd85, 0dBF8226E32F042BD1;
-	.loc 14 63 14
+	.loc 15 63 14
 	fma.rn.f64 %fd93, %fd92, %fd85, 0d3F9664F48771478C;
-	.loc 14 64 14
+	.loc 15 64 14
 	fma.rn.f64 %fd94, %fd93, %fd85, 0dBFABA1BA1B9FECC1;
-	.loc 14 65 14
+	.loc 15 65 14
 	fma.rn.f64 %fd95, %fd94, %fd85, 0d3FC1111111111032;
-	.loc 14 66 14
+	.loc 15 66 14
 	fma.rn.f64 %fd96, %fd95, %fd85, 0dBFD5555555555555;
-	.loc 14 67 19
+	.loc 15 67 19
 	mul.rn.f64 %fd97, %fd0, %fd85;
-	.loc 14 67 17
+	.loc 15 67 17
 	fma.rn.f64 %fd98, %fd97, %fd96, %fd0;
-	.loc 14 67 3
+	.loc 15 67 3
 	mov.f64 %fd83, %fd98;
 	bra.uni $L89_ret_Tanh64;
 $L84_if_done:
-	.loc 14 69 9
+	.loc 15 69 9
 	setp.lt.f64 %p21, %fd84, 0d4036000000000000;
 	@%p21 bra $L86_if_done;
 	bra.uni $L85_if_then;
 $L86_if_done:
-	.loc 14 76 25
+	.loc 15 76 25
 	mul.rn.f64 %fd99, 0d4000000000000000, %fd84;
-	.loc 14 76 22
+	.loc 15 76 22
 	bra.uni $L90_entry;
 $L90_entry:
-	.loc 12 48 19
+	.loc 13 48 19
 	mul.rn.f64 %fd102, %fd99, 0d3FF71547652B82FE;
-	.loc 12 48 27
+	.loc 13 48 27
 	add.rn.f64 %fd103, %fd102, 0d3FE0000000000000;
-	.loc 12 48 17
+	.loc 13 48 17
 	cvt.rmi.f64.f64 %fd104, %fd103;
-	.loc 12 49 15
+	.loc 13 49 15
 	neg.f64 %fd105, %fd104;
-	.loc 12 49 14
+	.loc 13 49 14
 	fma.rn.f64 %fd106, %fd105, 0d3FE62E42FEFA3800, %fd99;
-	.loc 12 50 16
+	.loc 13 50 16
 	neg.f64 %fd107, %fd104;
-	.loc 12 50 15
+	.loc 13 50 15
 	fma.rn.f64 %fd108, %fd107, 0d3D2EF35793C76730, %fd106;
-	.loc 12 51 12
+	.loc 13 51 12
 	sub.rn.f64 %fd109, %fd106, %fd108;
-	.loc 12 51 22
+	.loc 13 51 22
 	mul.rn.f64 %fd110, %fd104, 0d3D2EF35793C76730;
-	.loc 12 51 18
+	.loc 13 51 18
 	sub.rn.f64 %fd111, %fd109, %fd110;
-	.loc 12 52 17
+	.loc 13 52 17
 	bra.uni $L92_entry;
 $L92_entry:
-	.loc 12 84 13
+	.loc 13 84 13
 	mov.f64 %fd115, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd114, %fd115, %fd108, 0d3E9289178A32D96D;
-	.loc 12 85 13
+	.loc 13 85 13
 	fma.rn.f64 %fd116, %fd114, %fd108, 0d3EC71DE5A4508C59;
-	.loc 12 86 13
+	.loc 13 86 13
 	fma.rn.f64 %fd117, %fd116, %fd108, 0d3EFA019B91B6AD82;
-	.loc 12 87 13
+	.loc 13 87 13
 	fma.rn.f64 %fd118, %fd117, %fd108, 0d3F2A01A018C2A3DC;
-	.loc 12 88 13
+	.loc 13 88 13
 	fma.rn.f64 %fd119, %fd118, %fd108, 0d3F56C16C17886F79;
-	.loc 12 89 13
+	.loc 13 89 13
 	fma.rn.f64 %fd120, %fd119, %fd108, 0d3F811111111144A1;
-	.loc 12 90 13
+	.loc 13 90 13
 	fma.rn.f64 %fd121, %fd120, %fd108, 0d3FA5555555553D74;
-	.loc 12 91 13
+	.loc 13 91 13
 	fma.rn.f64 %fd122, %fd121, %fd108, 0d3FC555555555554D;
-	.loc 12 92 13
+	.loc 13 92 13
 	fma.rn.f64 %fd123, %fd122, %fd108, 0d3FE0000000000001;
-	.loc 12 93 9
+	.loc 13 93 9
 	add.rn.f64 %fd124, 0d3FF0000000000000, %fd108;
-	.loc 12 94 10
+	.loc 13 94 10
 	sub.rn.f64 %fd125, 0d3FF0000000000000, %fd124;
-	.loc 12 94 15
+	.loc 13 94 15
 	add.rn.f64 %fd126, %fd125, %fd108;
-	.loc 12 95 16
+	.loc 13 95 16
 	mul.rn.f64 %fd127, %fd108, %fd108;
-	.loc 12 95 30
+	.loc 13 95 30
 	fma.rn.f64 %fd128, %fd111, %fd108, %fd111;
-	.loc 12 95 14
+	.loc 13 95 14
 	fma.rn.f64 %fd129, %fd127, %fd123, %fd128;
-	.loc 12 95 2
+	.loc 13 95 2
 	add.rn.f64 %fd130, %fd126, %fd129;
-	.loc 12 96 8
+	.loc 13 96 8
 	add.rn.f64 %fd131, %fd124, %fd130;
-	.loc 12 97 19
+	.loc 13 97 19
 	sub.rn.f64 %fd132, %fd131, %fd124;
-	.loc 12 97 14
+	.loc 13 97 14
 	sub.rn.f64 %fd133, %fd130, %fd132;
-	.loc 12 97 2
+	.loc 13 97 2
 	mov.f64 %fd112, %fd131;
 	mov.f64 %fd113, %fd133;
 	bra.uni $L93_ret_expCore;
 $L93_ret_expCore:
-	.loc 12 53 19
+	.loc 13 53 19
 	cvt.rzi.s64.f64 %rd44, %fd104;
-	.loc 12 53 2
+	.loc 13 53 2
 	mov.f64 %fd100, %fd112;
 	mov.f64 %fd101, %fd113;
 	mov.s64 %rd43, %rd44;
 	bra.uni $L91_ret_expParts;
 $L91_ret_expParts:
-	.loc 14 77 36
+	.loc 15 77 36
 	add.s64 %rd45, %rd43, 1023;
-	.loc 14 77 34
+	.loc 15 77 34
 	mov.u64 %rd46, %rd45;
-	.loc 14 77 43
+	.loc 15 77 43
 	shl.b64 %rd47, %rd46, 52;
-	.loc 14 77 27
+	.loc 15 77 27
 	mov.b64 %fd134, %rd47;
-	.loc 14 78 10
+	.loc 15 78 10
 	mul.rn.f64 %fd135, %fd100, %fd134;
-	.loc 14 79 10
+	.loc 15 79 10
 	add.rn.f64 %fd136, %fd135, 0d3FF0000000000000;
-	.loc 14 80 13
+	.loc 15 80 13
 	sub.rn.f64 %fd137, %fd135, %fd136;
-	.loc 14 80 18
+	.loc 15 80 18
 	add.rn.f64 %fd138, %fd137, 0d3FF0000000000000;
-	.loc 14 80 27
+	.loc 15 80 27
 	mul.rn.f64 %fd139, %fd101, %fd134;
-	.loc 14 80 23
+	.loc 15 80 23
 	add.rn.f64 %fd140, %fd138, %fd139;
-	.loc 14 81 9
+	.loc 15 81 9
 	div.rn.f64 %fd141, 0d4000000000000000, %fd136;
-	.loc 14 83 17
+	.loc 15 83 17
 	neg.f64 %fd142, %fd141;
-	.loc 14 83 16
+	.loc 15 83 16
 	fma.rn.f64 %fd143, %fd142, %fd136, 0d4000000000000000;
-	.loc 14 83 30
+	.loc 15 83 30
 	mul.rn.f64 %fd144, %fd141, %fd140;
-	.loc 14 83 27
+	.loc 15 83 27
 	sub.rn.f64 %fd145, %fd143, %fd144;
-	.loc 14 83 42
+	.loc 15 83 42
 	mul.rn.f64 %fd146, 0d3FE0000000000000, %fd141;
-	.loc 14 83 35
+	.loc 15 83 35
 	mul.rn.f64 %fd147, %fd145, %fd146;
-	.loc 14 84 9
+	.loc 15 84 9
 	sub.rn.f64 %fd148, 0d3FF0000000000000, %fd141;
-	.loc 14 85 11
+	.loc 15 85 11
 	sub.rn.f64 %fd149, 0d3FF0000000000000, %fd148;
-	.loc 14 85 16
+	.loc 15 85 16
 	sub.rn.f64 %fd150, %fd149, %fd141;
-	.loc 14 86 28
+	.loc 15 86 28
 	sub.rn.f64 %fd151, %fd150, %fd147;
-	.loc 14 86 24
+	.loc 15 86 24
 	add.rn.f64 %fd152, %fd148, %fd151;
-	.loc 14 86 22
+	.loc 15 86 22
 	copysign.f64 %fd153, %fd0, %fd152;
-	.loc 14 86 2
+	.loc 15 86 2
 	mov.f64 %fd83, %fd153;
 	bra.uni $L89_ret_Tanh64;
 $L85_if_then:
-	.loc 14 70 8
+	.loc 15 70 8
 	setp.neu.f64 %p22, %fd0, %fd0;
 	@%p22 bra $L87_if_then;
 	bra.uni $L88_if_done;
 $L87_if_then:
-	.loc 14 71 4
+	.loc 15 71 4
 	mov.f64 %fd83, %fd0;
 	bra.uni $L89_ret_Tanh64;
 $L88_if_done:
-	.loc 14 73 23
+	.loc 15 73 23
 	mov.f64 %fd155, 0d3FF0000000000000;
 	copysign.f64 %fd154, %fd0, %fd155;
-	.loc 14 73 3
+	.loc 15 73 3
 	mov.f64 %fd83, %fd154;
 	bra.uni $L89_ret_Tanh64;
 $L89_ret_Tanh64:
-	.loc 2 29 3
+	.loc 3 29 3
 	mov.f64 %fd1, %fd83;
 	bra.uni $L46_ret_unary64;
 $L22_switch_next:
-	.loc 2 30 7
+	.loc 3 30 7
 	setp.eq.s64 %p23, %rd6, 7;
 	@%p23 bra $L21_switch_body;
 	bra.uni $L24_switch_next;
 $L21_switch_body:
-	.loc 2 31 27
+	.loc 3 31 27
 	neg.f64 %fd156, %fd0;
-	.loc 2 31 26
+	.loc 3 31 26
 	bra.uni $L94_entry;
 $L94_entry:
-	.loc 12 32 9
+	.loc 13 32 9
 	setp.gt.f64 %p24, %fd156, 0dC087500000000000;
 	@%p24 bra $L96_if_done;
 	bra.uni $L95_if_then;
 $L96_if_done:
-	.loc 12 38 7
+	.loc 13 38 7
 	setp.gt.f64 %p25, %fd156, 0d40862E6666666666;
 	@%p25 bra $L99_if_then;
 	bra.uni $L102_entry;
 $L99_if_then:
-	.loc 12 39 30
+	.loc 13 39 30
 	mov.u64 %rd48, 0x7FF0000000000000;
 	mov.b64 %fd158, %rd48;
-	.loc 12 39 3
+	.loc 13 39 3
 	mov.f64 %fd157, %fd158;
 	bra.uni $L101_ret_Exp64;
 $L102_entry:
-	.loc 12 48 19
+	.loc 13 48 19
 	mul.rn.f64 %fd161, %fd156, 0d3FF71547652B82FE;
-	.loc 12 48 27
+	.loc 13 48 27
 	add.rn.f64 %fd162, %fd161, 0d3FE0000000000000;
-	.loc 12 48 17
+	.loc 13 48 17
 	cvt.rmi.f64.f64 %fd163, %fd162;
-	.loc 12 49 15
+	.loc 13 49 15
 	neg.f64 %fd164, %fd163;
-	.loc 12 49 14
+	.loc 13 49 14
 	fma.rn.f64 %fd165, %fd164, 0d3FE62E42FEFA3800, %fd156;
-	.loc 12 50 16
+	.loc 13 50 16
 	neg.f64 %fd166, %fd163;
-	.loc 12 50 15
+	.loc 13 50 15
 	fma.rn.f64 %fd167, %fd166, 0d3D2EF35793C76730, %fd165;
-	.loc 12 51 12
+	.loc 13 51 12
 	sub.rn.f64 %fd168, %fd165, %fd167;
-	.loc 12 51 22
+	.loc 13 51 22
 	mul.rn.f64 %fd169, %fd163, 0d3D2EF35793C76730;
-	.loc 12 51 18
+	.loc 13 51 18
 	sub.rn.f64 %fd170, %fd168, %fd169;
-	.loc 12 52 17
+	.loc 13 52 17
 	bra.uni $L104_entry;
 $L104_entry:
-	.loc 12 84 13
+	.loc 13 84 13
 	mov.f64 %fd174, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd173, %fd174, %fd167, 0d3E9289178A32D96D;
-	.loc 12 85 13
+	.loc 13 85 13
 	fma.rn.f64 %fd175, %fd173, %fd167, 0d3EC71DE5A4508C59;
-	.loc 12 86 13
+	.loc 13 86 13
 	fma.rn.f64 %fd176, %fd175, %fd167, 0d3EFA019B91B6AD82;
-	.loc 12 87 13
+	.loc 13 87 13
 	fma.rn.f64 %fd177, %fd176, %fd167, 0d3F2A01A018C2A3DC;
-	.loc 12 88 13
+	.loc 13 88 13
 	fma.rn.f64 %fd178, %fd177, %fd167, 0d3F56C16C17886F79;
-	.loc 12 89 13
+	.loc 13 89 13
 	fma.rn.f64 %fd179, %fd178, %fd167, 0d3F811111111144A1;
-	.loc 12 90 13
+	.loc 13 90 13
 	fma.rn.f64 %fd180, %fd179, %fd167, 0d3FA5555555553D74;
-	.loc 12 91 13
+	.loc 13 91 13
 	fma.rn.f64 %fd181, %fd180, %fd167, 0d3FC555555555554D;
-	.loc 12 92 13
+	.loc 13 92 13
 	fma.rn.f64 %fd182, %fd181, %fd167, 0d3FE0000000000001;
-	.loc 12 93 9
+	.loc 13 93 9
 	add.rn.f64 %fd183, 0d3FF0000000000000, %fd167;
-	.loc 12 94 10
+	.loc 13 94 10
 	sub.rn.f64 %fd184, 0d3FF0000000000000, %fd183;
-	.loc 12 94 15
+	.loc 13 94 15
 	add.rn.f64 %fd185, %fd184, %fd167;
-	.loc 12 95 16
+	.loc 13 95 16
 	mul.rn.f64 %fd186, %fd167, %fd167;
-	.loc 12 95 30
+	.loc 13 95 30
 	fma.rn.f64 %fd187, %fd170, %fd167, %fd170;
-	.loc 12 95 14
+	.loc 13 95 14
 	fma.rn.f64 %fd188, %fd186, %fd182, %fd187;
-	.loc 12 95 2
+	.loc 13 95 2
 	add.rn.f64 %fd189, %fd185, %fd188;
-	.loc 12 96 8
+	.loc 13 96 8
 	add.rn.f64 %fd190, %fd183, %fd189;
-	.loc 12 97 19
+	.loc 13 97 19
 	sub.rn.f64 %fd191, %fd190, %fd183;
-	.loc 12 97 14
+	.loc 13 97 14
 	sub.rn.f64 %fd192, %fd189, %fd191;
-	.loc 12 97 2
+	.loc 13 97 2
 	mov.f64 %fd171, %fd190;
 	mov.f64 %fd172, %fd192;
 	bra.uni $L105_ret_expCore;
 $L105_ret_expCore:
-	.loc 12 53 19
+	.loc 13 53 19
 	cvt.rzi.s64.f64 %rd50, %fd163;
-	.loc 12 53 2
+	.loc 13 53 2
 	mov.f64 %fd159, %fd171;
 	mov.f64 %fd160, %fd172;
 	mov.s64 %rd49, %rd50;
 	bra.uni $L106_entry;
 $L106_entry:
-	.loc 12 103 10
+	.loc 13 103 10
 	shr.s64 %rd51, %rd49, 1;
-	.loc 12 104 38
+	.loc 13 104 38
 	add.s64 %rd52, %rd51, 1023;
-	.loc 12 104 35
+	.loc 13 104 35
 	mov.u64 %rd53, %rd52;
-	.loc 12 104 45
+	.loc 13 104 45
 	shl.b64 %rd54, %rd53, 52;
-	.loc 12 104 28
+	.loc 13 104 28
 	mov.b64 %fd194, %rd54;
-	.loc 12 105 37
+	.loc 13 105 37
 	sub.s64 %rd55, %rd49, %rd51;
-	.loc 12 105 40
+	.loc 13 105 40
 	add.s64 %rd56, %rd55, 1023;
-	.loc 12 105 35
+	.loc 13 105 35
 	mov.u64 %rd57, %rd56;
-	.loc 12 105 47
+	.loc 13 105 47
 	shl.b64 %rd58, %rd57, 52;
-	.loc 12 105 28
+	.loc 13 105 28
 	mov.b64 %fd195, %rd58;
-	.loc 12 106 11
+	.loc 13 106 11
 	mul.rn.f64 %fd196, %fd159, %fd194;
-	.loc 12 106 16
+	.loc 13 106 16
 	mul.rn.f64 %fd197, %fd196, %fd195;
-	.loc 12 106 2
+	.loc 13 106 2
 	mov.f64 %fd193, %fd197;
 	bra.uni $L107_ret_scale2;
 $L107_ret_scale2:
-	.loc 12 42 2
+	.loc 13 42 2
 	mov.f64 %fd157, %fd193;
 	bra.uni $L101_ret_Exp64;
 $L95_if_then:
-	.loc 12 33 8
+	.loc 13 33 8
 	setp.neu.f64 %p26, %fd156, %fd156;
 	@%p26 bra $L97_if_then;
 	bra.uni $L98_if_done;
 $L97_if_then:
-	.loc 12 34 4
+	.loc 13 34 4
 	mov.f64 %fd157, %fd156;
 	bra.uni $L101_ret_Exp64;
 $L98_if_done:
-	.loc 12 36 3
+	.loc 13 36 3
 	mov.f64 %fd157, 0d0000000000000000;
 	bra.uni $L101_ret_Exp64;
 $L101_ret_Exp64:
-	.loc 2 31 17
+	.loc 3 31 17
 	add.rn.f64 %fd198, 0d3FF0000000000000, %fd157;
-	.loc 2 31 12
+	.loc 3 31 12
 	div.rn.f64 %fd199, 0d3FF0000000000000, %fd198;
-	.loc 2 31 3
+	.loc 3 31 3
 	mov.f64 %fd1, %fd199;
 	bra.uni $L46_ret_unary64;
 $L24_switch_next:
-	.loc 2 32 7
+	.loc 3 32 7
 	setp.eq.s64 %p27, %rd6, 8;
 	@%p27 bra $L110_entry;
 	bra.uni $L26_switch_next;
 $L110_entry:
-	.loc 15 50 6
+	.loc 16 50 6
 	sub.rn.f64 %fd202, %fd0, %fd0;
-	.loc 15 50 9
+	.loc 16 50 9
 	setp.neu.f64 %p28, %fd202, 0d0000000000000000;
 	@%p28 bra $L111_if_then;
 	bra.uni $L112_if_done;
 $L111_if_then:
-	.loc 15 51 30
+	.loc 16 51 30
 	mov.u64 %rd59, 0x7FF8000000000001;
 	mov.b64 %fd203, %rd59;
-	.loc 15 51 3
+	.loc 16 51 3
 	mov.f64 %fd201, %fd203;
 	bra.uni $L128_ret_sinCos;
 $L112_if_done:
-	.loc 15 53 12
+	.loc 16 53 12
 	abs.f64 %fd204, %fd0;
-	.loc 15 53 16
+	.loc 16 53 16
 	setp.lt.f64 %p29, %fd204, 0d3E40000000000000;
 	@%p29 bra $L115_if_then;
 	bra.uni $L114_if_done;
 $L115_if_then:
-	.loc 15 55 4
+	.loc 16 55 4
 	mov.f64 %fd201, %fd0;
 	bra.uni $L128_ret_sinCos;
 $L114_if_done:
-	.loc 15 59 18
+	.loc 16 59 18
 	mul.rn.f64 %fd205, %fd0, 0d3FE45F306DC9C883;
-	.loc 15 59 26
+	.loc 16 59 26
 	add.rn.f64 %fd206, %fd205, 0d3FE0000000000000;
-	.loc 15 59 16
+	.loc 16 59 16
 	cvt.rmi.f64.f64 %fd207, %fd206;
-	.loc 15 60 15
+	.loc 16 60 15
 	neg.f64 %fd208, %fd207;
-	.loc 15 60 14
+	.loc 16 60 14
 	fma.rn.f64 %fd209, %fd208, 0d3FF921FB54400000, %fd0;
-	.loc 15 61 9
+	.loc 16 61 9
 	mul.rn.f64 %fd210, %fd207, 0d3DD0B4611A626331;
-	.loc 15 62 27
+	.loc 16 62 27
 	neg.f64 %fd211, %fd210;
-	.loc 15 62 15
+	.loc 16 62 15
 	fma.rn.f64 %fd212, %fd207, 0d3DD0B4611A626331, %fd211;
-	.loc 15 64 9
+	.loc 16 64 9
 	sub.rn.f64 %fd213, %fd209, %fd210;
-	.loc 15 65 10
+	.loc 16 65 10
 	sub.rn.f64 %fd214, %fd213, %fd209;
-	.loc 15 66 16
+	.loc 16 66 16
 	sub.rn.f64 %fd215, %fd213, %fd214;
-	.loc 15 66 11
+	.loc 16 66 11
 	sub.rn.f64 %fd216, %fd209, %fd215;
-	.loc 15 66 28
+	.loc 16 66 28
 	add.rn.f64 %fd217, %fd210, %fd214;
-	.loc 15 66 23
+	.loc 16 66 23
 	sub.rn.f64 %fd218, %fd216, %fd217;
-	.loc 15 67 20
+	.loc 16 67 20
 	fma.rn.f64 %fd219, %fd207, 0d3A71701B839A2520, %fd212;
-	.loc 15 67 11
+	.loc 16 67 11
 	sub.rn.f64 %fd220, %fd218, %fd219;
-	.loc 15 68 9
+	.loc 16 68 9
 	add.rn.f64 %fd221, %fd213, %fd220;
-	.loc 15 69 17
+	.loc 16 69 17
 	sub.rn.f64 %fd222, %fd221, %fd213;
-	.loc 15 69 12
+	.loc 16 69 12
 	sub.rn.f64 %fd223, %fd220, %fd222;
-	.loc 15 73 7
+	.loc 16 73 7
 	setp.gt.f64 %p30, %fd221, 0d3FE921FB54442D18;
 	@%p30 bra $L117_if_then;
 	bra.uni $L119_if_else;
 $L117_if_then:
-	.loc 15 74 16
+	.loc 16 74 16
 	sub.rn.f64 %fd224, %fd221, 0d3FF921FB54442D18;
-	.loc 15 74 28
+	.loc 16 74 28
 	sub.rn.f64 %fd225, %fd223, 0d3C91A62633145C07;
-	.loc 15 74 38
+	.loc 16 74 38
 	add.rn.f64 %fd226, %fd207, 0d3FF0000000000000;
 	mov.f64 %fd227, %fd226;
 	mov.f64 %fd228, %fd224;
 	mov.f64 %fd229, %fd225;
 	bra.uni $L118_if_done;
 $L119_if_else:
-	.loc 15 75 14
+	.loc 16 75 14
 	setp.lt.f64 %p34, %fd221, 0dBFE921FB54442D18;
 	@%p34 bra $L120_if_then;
 	bra.uni $L130_edge;
 $L120_if_then:
-	.loc 15 76 16
+	.loc 16 76 16
 	add.rn.f64 %fd272, %fd221, 0d3FF921FB54442D18;
-	.loc 15 76 28
+	.loc 16 76 28
 	add.rn.f64 %fd273, %fd223, 0d3C91A62633145C07;
-	.loc 15 76 38
+	.loc 16 76 38
 	sub.rn.f64 %fd274, %fd207, 0d3FF0000000000000;
 	mov.f64 %fd227, %fd274;
 	mov.f64 %fd228, %fd272;
@@ -6255,9 +8364,9 @@ $L130_edge:
 	mov.f64 %fd229, %fd223;
 	bra.uni $L118_if_done;
 $L118_if_done:
-	.loc 15 78 14
+	.loc 16 78 14
 	abs.f64 %fd230, %fd228;
-	.loc 15 78 18
+	.loc 16 78 18
 	setp.lt.f64 %p31, %fd230, 0d3FE999999999999A;
 	@%p31 bra $L129_edge;
 	bra.uni $L121_if_then;
@@ -6270,211 +8379,211 @@ $L121_if_then:
 	mov.f64 %fd232, 0d0000000000000000;
 	bra.uni $L122_if_done;
 $L122_if_done:
-	.loc 15 82 19
+	.loc 16 82 19
 	mov.s64 %rd60, 0;
 	cvt.rn.f64.s64 %fd233, %rd60;
-	.loc 15 82 10
+	.loc 16 82 10
 	add.rn.f64 %fd234, %fd227, %fd233;
-	.loc 15 83 30
+	.loc 16 83 30
 	mul.rn.f64 %fd235, %fd234, 0d3FD0000000000000;
-	.loc 15 83 27
+	.loc 16 83 27
 	cvt.rmi.f64.f64 %fd236, %fd235;
-	.loc 15 83 17
+	.loc 16 83 17
 	mul.rn.f64 %fd237, 0d4010000000000000, %fd236;
-	.loc 15 83 14
+	.loc 16 83 14
 	sub.rn.f64 %fd238, %fd234, %fd237;
-	.loc 15 83 10
+	.loc 16 83 10
 	cvt.rzi.s64.f64 %rd61, %fd238;
-	.loc 15 84 9
+	.loc 16 84 9
 	mul.rn.f64 %fd239, %fd231, %fd231;
-	.loc 15 86 6
+	.loc 16 86 6
 	and.b64 %rd62, %rd61, 1;
-	.loc 15 86 9
+	.loc 16 86 9
 	setp.eq.s64 %p32, %rd62, 0;
 	@%p32 bra $L123_if_then;
 	bra.uni $L125_if_else;
 $L123_if_then:
-	.loc 15 88 15
+	.loc 16 88 15
 	mov.f64 %fd241, 0d3DE5E08934EFC45F;
 	fma.rn.f64 %fd240, %fd241, %fd239, 0dBE5AE6003B1C9C69;
-	.loc 15 89 15
+	.loc 16 89 15
 	fma.rn.f64 %fd242, %fd240, %fd239, 0d3EC71DE378F278FB;
-	.loc 15 90 15
+	.loc 16 90 15
 	fma.rn.f64 %fd243, %fd242, %fd239, 0dBF2A01A019E7D9CA;
-	.loc 15 91 15
+	.loc 16 91 15
 	fma.rn.f64 %fd244, %fd243, %fd239, 0d3F81111111110B97;
-	.loc 15 92 15
+	.loc 16 92 15
 	fma.rn.f64 %fd245, %fd244, %fd239, 0dBFC5555555555555;
-	.loc 15 94 20
+	.loc 16 94 20
 	mul.rn.f64 %fd246, %fd231, %fd239;
-	.loc 15 94 40
+	.loc 16 94 40
 	mul.rn.f64 %fd247, 0dBFE0000000000000, %fd239;
-	.loc 15 94 35
+	.loc 16 94 35
 	fma.rn.f64 %fd248, %fd247, %fd232, %fd232;
-	.loc 15 94 18
+	.loc 16 94 18
 	fma.rn.f64 %fd249, %fd246, %fd245, %fd248;
-	.loc 15 94 9
+	.loc 16 94 9
 	add.rn.f64 %fd250, %fd231, %fd249;
 	mov.f64 %fd251, %fd250;
 	bra.uni $L124_if_done;
 $L125_if_else:
-	.loc 15 97 15
+	.loc 16 97 15
 	mov.f64 %fd254, 0dBDA907B716A9F56A;
 	fma.rn.f64 %fd253, %fd254, %fd239, 0d3E21EEB65C3D396C;
-	.loc 15 98 15
+	.loc 16 98 15
 	fma.rn.f64 %fd255, %fd253, %fd239, 0dBE927E4FA14B6D35;
-	.loc 15 99 15
+	.loc 16 99 15
 	fma.rn.f64 %fd256, %fd255, %fd239, 0d3EFA01A019F4C26A;
-	.loc 15 100 15
+	.loc 16 100 15
 	fma.rn.f64 %fd257, %fd256, %fd239, 0dBF56C16C16C1695B;
-	.loc 15 101 15
+	.loc 16 101 15
 	fma.rn.f64 %fd258, %fd257, %fd239, 0d3FA5555555555555;
-	.loc 15 103 23
+	.loc 16 103 23
 	neg.f64 %fd259, %fd239;
-	.loc 15 103 16
+	.loc 16 103 16
 	fma.rn.f64 %fd260, %fd231, %fd231, %fd259;
-	.loc 15 104 13
+	.loc 16 104 13
 	mul.rn.f64 %fd261, 0d3FE0000000000000, %fd239;
-	.loc 15 105 10
+	.loc 16 105 10
 	sub.rn.f64 %fd262, 0d3FF0000000000000, %fd261;
-	.loc 15 106 12
+	.loc 16 106 12
 	sub.rn.f64 %fd263, 0d3FF0000000000000, %fd262;
-	.loc 15 106 17
+	.loc 16 106 17
 	sub.rn.f64 %fd264, %fd263, %fd261;
-	.loc 15 108 27
+	.loc 16 108 27
 	mul.rn.f64 %fd265, %fd239, %fd239;
-	.loc 15 108 39
+	.loc 16 108 39
 	mul.rn.f64 %fd266, 0dBFE0000000000000, %fd260;
-	.loc 15 108 25
+	.loc 16 108 25
 	fma.rn.f64 %fd267, %fd265, %fd258, %fd266;
-	.loc 15 108 47
+	.loc 16 108 47
 	mul.rn.f64 %fd268, %fd231, %fd232;
-	.loc 15 108 44
+	.loc 16 108 44
 	sub.rn.f64 %fd269, %fd267, %fd268;
-	.loc 15 108 15
+	.loc 16 108 15
 	add.rn.f64 %fd270, %fd264, %fd269;
-	.loc 15 108 9
+	.loc 16 108 9
 	add.rn.f64 %fd271, %fd262, %fd270;
 	mov.f64 %fd251, %fd271;
 	bra.uni $L124_if_done;
 $L124_if_done:
-	.loc 15 110 7
+	.loc 16 110 7
 	setp.ge.s64 %p33, %rd61, 2;
 	@%p33 bra $L126_if_then;
 	bra.uni $L127_if_done;
 $L126_if_then:
-	.loc 15 111 10
+	.loc 16 111 10
 	neg.f64 %fd252, %fd251;
-	.loc 15 111 3
+	.loc 16 111 3
 	mov.f64 %fd201, %fd252;
 	bra.uni $L128_ret_sinCos;
 $L127_if_done:
-	.loc 15 113 2
+	.loc 16 113 2
 	mov.f64 %fd201, %fd251;
 	bra.uni $L128_ret_sinCos;
 $L128_ret_sinCos:
-	.loc 15 39 2
+	.loc 16 39 2
 	mov.f64 %fd200, %fd201;
 	bra.uni $L109_ret_Sin64;
 $L109_ret_Sin64:
-	.loc 2 33 3
+	.loc 3 33 3
 	mov.f64 %fd1, %fd200;
 	bra.uni $L46_ret_unary64;
 $L26_switch_next:
-	.loc 2 34 7
+	.loc 3 34 7
 	setp.eq.s64 %p35, %rd6, 9;
 	@%p35 bra $L133_entry;
 	bra.uni $L28_switch_next;
 $L133_entry:
-	.loc 15 50 6
+	.loc 16 50 6
 	sub.rn.f64 %fd277, %fd0, %fd0;
-	.loc 15 50 9
+	.loc 16 50 9
 	setp.neu.f64 %p36, %fd277, 0d0000000000000000;
 	@%p36 bra $L134_if_then;
 	bra.uni $L135_if_done;
 $L134_if_then:
-	.loc 15 51 30
+	.loc 16 51 30
 	mov.u64 %rd63, 0x7FF8000000000001;
 	mov.b64 %fd278, %rd63;
-	.loc 15 51 3
+	.loc 16 51 3
 	mov.f64 %fd276, %fd278;
 	bra.uni $L151_ret_sinCos;
 $L135_if_done:
-	.loc 15 53 12
+	.loc 16 53 12
 	abs.f64 %fd279, %fd0;
-	.loc 15 53 16
+	.loc 16 53 16
 	setp.lt.f64 %p37, %fd279, 0d3E40000000000000;
 	@%p37 bra $L139_if_done;
 	bra.uni $L137_if_done;
 $L139_if_done:
-	.loc 15 57 3
+	.loc 16 57 3
 	mov.f64 %fd276, 0d3FF0000000000000;
 	bra.uni $L151_ret_sinCos;
 $L137_if_done:
-	.loc 15 59 18
+	.loc 16 59 18
 	mul.rn.f64 %fd280, %fd0, 0d3FE45F306DC9C883;
-	.loc 15 59 26
+	.loc 16 59 26
 	add.rn.f64 %fd281, %fd280, 0d3FE0000000000000;
-	.loc 15 59 16
+	.loc 16 59 16
 	cvt.rmi.f64.f64 %fd282, %fd281;
-	.loc 15 60 15
+	.loc 16 60 15
 	neg.f64 %fd283, %fd282;
-	.loc 15 60 14
+	.loc 16 60 14
 	fma.rn.f64 %fd284, %fd283, 0d3FF921FB54400000, %fd0;
-	.loc 15 61 9
+	.loc 16 61 9
 	mul.rn.f64 %fd285, %fd282, 0d3DD0B4611A626331;
-	.loc 15 62 27
+	.loc 16 62 27
 	neg.f64 %fd286, %fd285;
-	.loc 15 62 15
+	.loc 16 62 15
 	fma.rn.f64 %fd287, %fd282, 0d3DD0B4611A626331, %fd286;
-	.loc 15 64 9
+	.loc 16 64 9
 	sub.rn.f64 %fd288, %fd284, %fd285;
-	.loc 15 65 10
+	.loc 16 65 10
 	sub.rn.f64 %fd289, %fd288, %fd284;
-	.loc 15 66 16
+	.loc 16 66 16
 	sub.rn.f64 %fd290, %fd288, %fd289;
-	.loc 15 66 11
+	.loc 16 66 11
 	sub.rn.f64 %fd291, %fd284, %fd290;
-	.loc 15 66 28
+	.loc 16 66 28
 	add.rn.f64 %fd292, %fd285, %fd289;
-	.loc 15 66 23
+	.loc 16 66 23
 	sub.rn.f64 %fd293, %fd291, %fd292;
-	.loc 15 67 20
+	.loc 16 67 20
 	fma.rn.f64 %fd294, %fd282, 0d3A71701B839A2520, %fd287;
-	.loc 15 67 11
+	.loc 16 67 11
 	sub.rn.f64 %fd295, %fd293, %fd294;
-	.loc 15 68 9
+	.loc 16 68 9
 	add.rn.f64 %fd296, %fd288, %fd295;
-	.loc 15 69 17
+	.loc 16 69 17
 	sub.rn.f64 %fd297, %fd296, %fd288;
-	.loc 15 69 12
+	.loc 16 69 12
 	sub.rn.f64 %fd298, %fd295, %fd297;
-	.loc 15 73 7
+	.loc 16 73 7
 	setp.gt.f64 %p38, %fd296, 0d3FE921FB54442D18;
 	@%p38 bra $L140_if_then;
 	bra.uni $L142_if_else;
 $L140_if_then:
-	.loc 15 74 16
+	.loc 16 74 16
 	sub.rn.f64 %fd299, %fd296, 0d3FF921FB54442D18;
-	.loc 15 74 28
+	.loc 16 74 28
 	sub.rn.f64 %fd300, %fd298, 0d3C91A62633145C07;
-	.loc 15 74 38
+	.loc 16 74 38
 	add.rn.f64 %fd301, %fd282, 0d3FF0000000000000;
 	mov.f64 %fd302, %fd301;
 	mov.f64 %fd303, %fd299;
 	mov.f64 %fd304, %fd300;
 	bra.uni $L141_if_done;
 $L142_if_else:
-	.loc 15 75 14
+	.loc 16 75 14
 	setp.lt.f64 %p42, %fd296, 0dBFE921FB54442D18;
 	@%p42 bra $L143_if_then;
 	bra.uni $L153_edge;
 $L143_if_then:
-	.loc 15 76 16
+	.loc 16 76 16
 	add.rn.f64 %fd347, %fd296, 0d3FF921FB54442D18;
-	.loc 15 76 28
+	.loc 16 76 28
 	add.rn.f64 %fd348, %fd298, 0d3C91A62633145C07;
-	.loc 15 76 38
+	.loc 16 76 38
 	sub.rn.f64 %fd349, %fd282, 0d3FF0000000000000;
 	mov.f64 %fd302, %fd349;
 	mov.f64 %fd303, %fd347;
@@ -6486,9 +8595,9 @@ $L153_edge:
 	mov.f64 %fd304, %fd298;
 	bra.uni $L141_if_done;
 $L141_if_done:
-	.loc 15 78 14
+	.loc 16 78 14
 	abs.f64 %fd305, %fd303;
-	.loc 15 78 18
+	.loc 16 78 18
 	setp.lt.f64 %p39, %fd305, 0d3FE999999999999A;
 	@%p39 bra $L152_edge;
 	bra.uni $L144_if_then;
@@ -6501,524 +8610,524 @@ $L144_if_then:
 	mov.f64 %fd307, 0d0000000000000000;
 	bra.uni $L145_if_done;
 $L145_if_done:
-	.loc 15 82 19
+	.loc 16 82 19
 	mov.s64 %rd64, 1;
 	cvt.rn.f64.s64 %fd308, %rd64;
-	.loc 15 82 10
+	.loc 16 82 10
 	add.rn.f64 %fd309, %fd302, %fd308;
-	.loc 15 83 30
+	.loc 16 83 30
 	mul.rn.f64 %fd310, %fd309, 0d3FD0000000000000;
-	.loc 15 83 27
+	.loc 16 83 27
 	cvt.rmi.f64.f64 %fd311, %fd310;
-	.loc 15 83 17
+	.loc 16 83 17
 	mul.rn.f64 %fd312, 0d4010000000000000, %fd311;
-	.loc 15 83 14
+	.loc 16 83 14
 	sub.rn.f64 %fd313, %fd309, %fd312;
-	.loc 15 83 10
+	.loc 16 83 10
 	cvt.rzi.s64.f64 %rd65, %fd313;
-	.loc 15 84 9
+	.loc 16 84 9
 	mul.rn.f64 %fd314, %fd306, %fd306;
-	.loc 15 86 6
+	.loc 16 86 6
 	and.b64 %rd66, %rd65, 1;
-	.loc 15 86 9
+	.loc 16 86 9
 	setp.eq.s64 %p40, %rd66, 0;
 	@%p40 bra $L146_if_then;
 	bra.uni $L148_if_else;
 $L146_if_then:
-	.loc 15 88 15
+	.loc 16 88 15
 	mov.f64 %fd316, 0d3DE5E08934EFC45F;
 	fma.rn.f64 %fd315, %fd316, %fd314, 0dBE5AE6003B1C9C69;
-	.loc 15 89 15
+	.loc 16 89 15
 	fma.rn.f64 %fd317, %fd315, %fd314, 0d3EC71DE378F278FB;
-	.loc 15 90 15
+	.loc 16 90 15
 	fma.rn.f64 %fd318, %fd317, %fd314, 0dBF2A01A019E7D9CA;
-	.loc 15 91 15
+	.loc 16 91 15
 	fma.rn.f64 %fd319, %fd318, %fd314, 0d3F81111111110B97;
-	.loc 15 92 15
+	.loc 16 92 15
 	fma.rn.f64 %fd320, %fd319, %fd314, 0dBFC5555555555555;
-	.loc 15 94 20
+	.loc 16 94 20
 	mul.rn.f64 %fd321, %fd306, %fd314;
-	.loc 15 94 40
+	.loc 16 94 40
 	mul.rn.f64 %fd322, 0dBFE0000000000000, %fd314;
-	.loc 15 94 35
+	.loc 16 94 35
 	fma.rn.f64 %fd323, %fd322, %fd307, %fd307;
-	.loc 15 94 18
+	.loc 16 94 18
 	fma.rn.f64 %fd324, %fd321, %fd320, %fd323;
-	.loc 15 94 9
+	.loc 16 94 9
 	add.rn.f64 %fd325, %fd306, %fd324;
 	mov.f64 %fd326, %fd325;
 	bra.uni $L147_if_done;
 $L148_if_else:
-	.loc 15 97 15
+	.loc 16 97 15
 	mov.f64 %fd329, 0dBDA907B716A9F56A;
 	fma.rn.f64 %fd328, %fd329, %fd314, 0d3E21EEB65C3D396C;
-	.loc 15 98 15
+	.loc 16 98 15
 	fma.rn.f64 %fd330, %fd328, %fd314, 0dBE927E4FA14B6D35;
-	.loc 15 99 15
+	.loc 16 99 15
 	fma.rn.f64 %fd331, %fd330, %fd314, 0d3EFA01A019F4C26A;
-	.loc 15 100 15
+	.loc 16 100 15
 	fma.rn.f64 %fd332, %fd331, %fd314, 0dBF56C16C16C1695B;
-	.loc 15 101 15
+	.loc 16 101 15
 	fma.rn.f64 %fd333, %fd332, %fd314, 0d3FA5555555555555;
-	.loc 15 103 23
+	.loc 16 103 23
 	neg.f64 %fd334, %fd314;
-	.loc 15 103 16
+	.loc 16 103 16
 	fma.rn.f64 %fd335, %fd306, %fd306, %fd334;
-	.loc 15 104 13
+	.loc 16 104 13
 	mul.rn.f64 %fd336, 0d3FE0000000000000, %fd314;
-	.loc 15 105 10
+	.loc 16 105 10
 	sub.rn.f64 %fd337, 0d3FF0000000000000, %fd336;
-	.loc 15 106 12
+	.loc 16 106 12
 	sub.rn.f64 %fd338, 0d3FF0000000000000, %fd337;
-	.loc 15 106 17
+	.loc 16 106 17
 	sub.rn.f64 %fd339, %fd338, %fd336;
-	.loc 15 108 27
+	.loc 16 108 27
 	mul.rn.f64 %fd340, %fd314, %fd314;
-	.loc 15 108 39
+	.loc 16 108 39
 	mul.rn.f64 %fd341, 0dBFE0000000000000, %fd335;
-	.loc 15 108 25
+	.loc 16 108 25
 	fma.rn.f64 %fd342, %fd340, %fd333, %fd341;
-	.loc 15 108 47
+	.loc 16 108 47
 	mul.rn.f64 %fd343, %fd306, %fd307;
-	.loc 15 108 44
+	.loc 16 108 44
 	sub.rn.f64 %fd344, %fd342, %fd343;
-	.loc 15 108 15
+	.loc 16 108 15
 	add.rn.f64 %fd345, %fd339, %fd344;
-	.loc 15 108 9
+	.loc 16 108 9
 	add.rn.f64 %fd346, %fd337, %fd345;
 	mov.f64 %fd326, %fd346;
 	bra.uni $L147_if_done;
 $L147_if_done:
-	.loc 15 110 7
+	.loc 16 110 7
 	setp.ge.s64 %p41, %rd65, 2;
 	@%p41 bra $L149_if_then;
 	bra.uni $L150_if_done;
 $L149_if_then:
-	.loc 15 111 10
+	.loc 16 111 10
 	neg.f64 %fd327, %fd326;
-	.loc 15 111 3
+	.loc 16 111 3
 	mov.f64 %fd276, %fd327;
 	bra.uni $L151_ret_sinCos;
 $L150_if_done:
-	.loc 15 113 2
+	.loc 16 113 2
 	mov.f64 %fd276, %fd326;
 	bra.uni $L151_ret_sinCos;
 $L151_ret_sinCos:
-	.loc 15 45 2
+	.loc 16 45 2
 	mov.f64 %fd275, %fd276;
 	bra.uni $L132_ret_Cos64;
 $L132_ret_Cos64:
-	.loc 2 35 3
+	.loc 3 35 3
 	mov.f64 %fd1, %fd275;
 	bra.uni $L46_ret_unary64;
 $L28_switch_next:
-	.loc 2 36 7
+	.loc 3 36 7
 	setp.eq.s64 %p43, %rd6, 10;
 	@%p43 bra $L154_entry;
 	bra.uni $L30_switch_next;
 $L154_entry:
-	.loc 11 80 14
+	.loc 12 80 14
 	abs.f64 %fd351, %fd0;
-	.loc 11 81 7
+	.loc 12 81 7
 	setp.lt.f64 %p44, %fd351, 0d3FE4000000000000;
 	@%p44 bra $L155_if_then;
 	bra.uni $L156_if_done;
 $L155_if_then:
-	.loc 11 82 10
+	.loc 12 82 10
 	mul.rn.f64 %fd352, %fd0, %fd0;
-	.loc 11 84 14
+	.loc 12 84 14
 	mov.f64 %fd354, 0dBE0ABAE48FF67D46;
 	fma.rn.f64 %fd353, %fd354, %fd352, 0d3E4D71B0F10D1C74;
-	.loc 11 85 14
+	.loc 12 85 14
 	fma.rn.f64 %fd355, %fd353, %fd352, 0dBE85C0726EEBF1E4;
-	.loc 11 86 14
+	.loc 12 86 14
 	fma.rn.f64 %fd356, %fd355, %fd352, 0d3EBB97FD3D94F026;
-	.loc 11 87 14
+	.loc 12 87 14
 	fma.rn.f64 %fd357, %fd356, %fd352, 0dBEEF4CA4D6F373D2;
-	.loc 11 88 14
+	.loc 12 88 14
 	fma.rn.f64 %fd358, %fd357, %fd352, 0d3F1F9A2BAA8FE6BF;
-	.loc 11 89 14
+	.loc 12 89 14
 	fma.rn.f64 %fd359, %fd358, %fd352, 0dBF4C02DB03DD7190;
-	.loc 11 90 14
+	.loc 12 90 14
 	fma.rn.f64 %fd360, %fd359, %fd352, 0d3F7565BCCF92B2F7;
-	.loc 11 91 14
+	.loc 12 91 14
 	fma.rn.f64 %fd361, %fd360, %fd352, 0dBF9B82CE311FA93E;
-	.loc 11 92 14
+	.loc 12 92 14
 	fma.rn.f64 %fd362, %fd361, %fd352, 0d3FBCE2F21A040D16;
-	.loc 11 93 14
+	.loc 12 93 14
 	fma.rn.f64 %fd363, %fd362, %fd352, 0dBFD812746B0379BD;
-	.loc 11 95 52
+	.loc 12 95 52
 	fma.rn.f64 %fd364, %fd363, %fd352, 0d3C71AE3A914FED80;
-	.loc 11 95 44
+	.loc 12 95 44
 	mul.rn.f64 %fd365, %fd0, %fd364;
-	.loc 11 95 17
+	.loc 12 95 17
 	fma.rn.f64 %fd366, %fd0, 0d3FF20DD750429B6D, %fd365;
-	.loc 11 95 3
+	.loc 12 95 3
 	mov.f64 %fd350, %fd366;
 	bra.uni $L163_ret_Erf64;
 $L156_if_done:
-	.loc 11 97 7
+	.loc 12 97 7
 	setp.lt.f64 %p45, %fd351, 0d3FF4000000000000;
 	@%p45 bra $L157_if_then;
 	bra.uni $L158_if_done;
 $L157_if_then:
-	.loc 11 99 10
+	.loc 12 99 10
 	sub.rn.f64 %fd367, %fd351, 0d3FEE000000000000;
-	.loc 11 101 14
+	.loc 12 101 14
 	mov.f64 %fd369, 0d3EFBD9F8C30334DD;
 	fma.rn.f64 %fd368, %fd369, %fd367, 0dBED4F51B626EA3C4;
-	.loc 11 102 14
+	.loc 12 102 14
 	fma.rn.f64 %fd370, %fd368, %fd367, 0dBF2B035161F03B8D;
-	.loc 11 103 14
+	.loc 12 103 14
 	fma.rn.f64 %fd371, %fd370, %fd367, 0d3F2F5A68024796B9;
-	.loc 11 104 14
+	.loc 12 104 14
 	fma.rn.f64 %fd372, %fd371, %fd367, 0d3F5244813684703B;
-	.loc 11 105 14
+	.loc 12 105 14
 	fma.rn.f64 %fd373, %fd372, %fd367, 0dBF657B78A761671E;
-	.loc 11 106 14
+	.loc 12 106 14
 	fma.rn.f64 %fd374, %fd373, %fd367, 0dBF6CB8AC61060202;
-	.loc 11 107 14
+	.loc 12 107 14
 	fma.rn.f64 %fd375, %fd374, %fd367, 0d3F91A817CD11C66C;
-	.loc 11 108 14
+	.loc 12 108 14
 	fma.rn.f64 %fd376, %fd375, %fd367, 0dBF6476541A88A981;
-	.loc 11 109 14
+	.loc 12 109 14
 	fma.rn.f64 %fd377, %fd376, %fd367, 0dBFB1D1F00113A632;
-	.loc 11 110 14
+	.loc 12 110 14
 	fma.rn.f64 %fd378, %fd377, %fd367, 0d3FB747E31BF4D1C4;
-	.loc 11 111 14
+	.loc 12 111 14
 	fma.rn.f64 %fd379, %fd378, %fd367, 0d3FBE4C9975DA1FF3;
-	.loc 11 112 14
+	.loc 12 112 14
 	fma.rn.f64 %fd380, %fd379, %fd367, 0dBFDC1CD8486603AC;
-	.loc 11 113 14
+	.loc 12 113 14
 	fma.rn.f64 %fd381, %fd380, %fd367, 0d3FDDFCA26F5BBF84;
-	.loc 11 114 50
+	.loc 12 114 50
 	fma.rn.f64 %fd382, %fd367, %fd381, 0d3C6D792574F4EBEC;
-	.loc 11 114 42
+	.loc 12 114 42
 	add.rn.f64 %fd383, 0d3FEA1551A16AAEAF, %fd382;
-	.loc 11 114 23
+	.loc 12 114 23
 	copysign.f64 %fd384, %fd0, %fd383;
-	.loc 11 114 3
+	.loc 12 114 3
 	mov.f64 %fd350, %fd384;
 	bra.uni $L163_ret_Erf64;
 $L158_if_done:
-	.loc 11 116 9
+	.loc 12 116 9
 	setp.lt.f64 %p46, %fd351, 0d4018000000000000;
 	@%p46 bra $L160_if_done;
 	bra.uni $L159_if_then;
 $L160_if_done:
-	.loc 11 122 10
+	.loc 12 122 10
 	sub.rn.f64 %fd385, %fd351, 0d4008000000000000;
-	.loc 11 122 20
+	.loc 12 122 20
 	add.rn.f64 %fd386, %fd351, 0d4008000000000000;
-	.loc 11 122 15
+	.loc 12 122 15
 	div.rn.f64 %fd387, %fd385, %fd386;
-	.loc 11 124 13
+	.loc 12 124 13
 	mov.f64 %fd389, 0d3E76C1DC32CB3D5D;
 	fma.rn.f64 %fd388, %fd389, %fd387, 0d3EB7652CF3052241;
-	.loc 11 125 13
+	.loc 12 125 13
 	fma.rn.f64 %fd390, %fd388, %fd387, 0d3EC123E7654120B2;
-	.loc 11 126 13
+	.loc 12 126 13
 	fma.rn.f64 %fd391, %fd390, %fd387, 0dBEE0DCF632DBE761;
-	.loc 11 127 13
+	.loc 12 127 13
 	fma.rn.f64 %fd392, %fd391, %fd387, 0dBEEAF8E97F129AAF;
-	.loc 11 128 13
+	.loc 12 128 13
 	fma.rn.f64 %fd393, %fd392, %fd387, 0d3F10CB55FBD13934;
-	.loc 11 129 13
+	.loc 12 129 13
 	fma.rn.f64 %fd394, %fd393, %fd387, 0d3F07BA3C70E67EC1;
-	.loc 11 130 13
+	.loc 12 130 13
 	fma.rn.f64 %fd395, %fd394, %fd387, 0dBF439085E4670C4D;
-	.loc 11 131 13
+	.loc 12 131 13
 	fma.rn.f64 %fd396, %fd395, %fd387, 0d3F473101A75258A8;
-	.loc 11 132 13
+	.loc 12 132 13
 	fma.rn.f64 %fd397, %fd396, %fd387, 0d3F717C838FEA4DEA;
-	.loc 11 133 13
+	.loc 12 133 13
 	fma.rn.f64 %fd398, %fd397, %fd387, 0dBF98FA58EB4B1B27;
-	.loc 11 134 13
+	.loc 12 134 13
 	fma.rn.f64 %fd399, %fd398, %fd387, 0d3FB258B13B014D73;
-	.loc 11 135 13
+	.loc 12 135 13
 	fma.rn.f64 %fd400, %fd399, %fd387, 0dBFC336FFBEF093C5;
-	.loc 11 136 13
+	.loc 12 136 13
 	fma.rn.f64 %fd401, %fd400, %fd387, 0d3FCF6FF204105980;
-	.loc 11 137 13
+	.loc 12 137 13
 	fma.rn.f64 %fd402, %fd401, %fd387, 0dBFD4E102B9CF850F;
-	.loc 11 138 13
+	.loc 12 138 13
 	fma.rn.f64 %fd403, %fd402, %fd387, 0d3FC6E9827D229D2D;
-	.loc 11 140 10
+	.loc 12 140 10
 	mul.rn.f64 %fd404, %fd351, %fd351;
-	.loc 11 141 22
+	.loc 12 141 22
 	neg.f64 %fd405, %fd404;
-	.loc 11 141 15
+	.loc 12 141 15
 	fma.rn.f64 %fd406, %fd351, %fd351, %fd405;
-	.loc 11 142 16
+	.loc 12 142 16
 	neg.f64 %fd407, %fd404;
-	.loc 11 142 15
+	.loc 12 142 15
 	bra.uni $L164_entry;
 $L164_entry:
-	.loc 12 32 9
+	.loc 13 32 9
 	setp.gt.f64 %p47, %fd407, 0dC087500000000000;
 	@%p47 bra $L166_if_done;
 	bra.uni $L165_if_then;
 $L166_if_done:
-	.loc 12 38 7
+	.loc 13 38 7
 	setp.gt.f64 %p48, %fd407, 0d40862E6666666666;
 	@%p48 bra $L169_if_then;
 	bra.uni $L172_entry;
 $L169_if_then:
-	.loc 12 39 30
+	.loc 13 39 30
 	mov.u64 %rd67, 0x7FF0000000000000;
 	mov.b64 %fd409, %rd67;
-	.loc 12 39 3
+	.loc 13 39 3
 	mov.f64 %fd408, %fd409;
 	bra.uni $L171_ret_Exp64;
 $L172_entry:
-	.loc 12 48 19
+	.loc 13 48 19
 	mul.rn.f64 %fd412, %fd407, 0d3FF71547652B82FE;
-	.loc 12 48 27
+	.loc 13 48 27
 	add.rn.f64 %fd413, %fd412, 0d3FE0000000000000;
-	.loc 12 48 17
+	.loc 13 48 17
 	cvt.rmi.f64.f64 %fd414, %fd413;
-	.loc 12 49 15
+	.loc 13 49 15
 	neg.f64 %fd415, %fd414;
-	.loc 12 49 14
+	.loc 13 49 14
 	fma.rn.f64 %fd416, %fd415, 0d3FE62E42FEFA3800, %fd407;
-	.loc 12 50 16
+	.loc 13 50 16
 	neg.f64 %fd417, %fd414;
-	.loc 12 50 15
+	.loc 13 50 15
 	fma.rn.f64 %fd418, %fd417, 0d3D2EF35793C76730, %fd416;
-	.loc 12 51 12
+	.loc 13 51 12
 	sub.rn.f64 %fd419, %fd416, %fd418;
-	.loc 12 51 22
+	.loc 13 51 22
 	mul.rn.f64 %fd420, %fd414, 0d3D2EF35793C76730;
-	.loc 12 51 18
+	.loc 13 51 18
 	sub.rn.f64 %fd421, %fd419, %fd420;
-	.loc 12 52 17
+	.loc 13 52 17
 	bra.uni $L174_entry;
 $L174_entry:
-	.loc 12 84 13
+	.loc 13 84 13
 	mov.f64 %fd425, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd424, %fd425, %fd418, 0d3E9289178A32D96D;
-	.loc 12 85 13
+	.loc 13 85 13
 	fma.rn.f64 %fd426, %fd424, %fd418, 0d3EC71DE5A4508C59;
-	.loc 12 86 13
+	.loc 13 86 13
 	fma.rn.f64 %fd427, %fd426, %fd418, 0d3EFA019B91B6AD82;
-	.loc 12 87 13
+	.loc 13 87 13
 	fma.rn.f64 %fd428, %fd427, %fd418, 0d3F2A01A018C2A3DC;
-	.loc 12 88 13
+	.loc 13 88 13
 	fma.rn.f64 %fd429, %fd428, %fd418, 0d3F56C16C17886F79;
-	.loc 12 89 13
+	.loc 13 89 13
 	fma.rn.f64 %fd430, %fd429, %fd418, 0d3F811111111144A1;
-	.loc 12 90 13
+	.loc 13 90 13
 	fma.rn.f64 %fd431, %fd430, %fd418, 0d3FA5555555553D74;
-	.loc 12 91 13
+	.loc 13 91 13
 	fma.rn.f64 %fd432, %fd431, %fd418, 0d3FC555555555554D;
-	.loc 12 92 13
+	.loc 13 92 13
 	fma.rn.f64 %fd433, %fd432, %fd418, 0d3FE0000000000001;
-	.loc 12 93 9
+	.loc 13 93 9
 	add.rn.f64 %fd434, 0d3FF0000000000000, %fd418;
-	.loc 12 94 10
+	.loc 13 94 10
 	sub.rn.f64 %fd435, 0d3FF0000000000000, %fd434;
-	.loc 12 94 15
+	.loc 13 94 15
 	add.rn.f64 %fd436, %fd435, %fd418;
-	.loc 12 95 16
+	.loc 13 95 16
 	mul.rn.f64 %fd437, %fd418, %fd418;
-	.loc 12 95 30
+	.loc 13 95 30
 	fma.rn.f64 %fd438, %fd421, %fd418, %fd421;
-	.loc 12 95 14
+	.loc 13 95 14
 	fma.rn.f64 %fd439, %fd437, %fd433, %fd438;
-	.loc 12 95 2
+	.loc 13 95 2
 	add.rn.f64 %fd440, %fd436, %fd439;
-	.loc 12 96 8
+	.loc 13 96 8
 	add.rn.f64 %fd441, %fd434, %fd440;
-	.loc 12 97 19
+	.loc 13 97 19
 	sub.rn.f64 %fd442, %fd441, %fd434;
-	.loc 12 97 14
+	.loc 13 97 14
 	sub.rn.f64 %fd443, %fd440, %fd442;
-	.loc 12 97 2
+	.loc 13 97 2
 	mov.f64 %fd422, %fd441;
 	mov.f64 %fd423, %fd443;
 	bra.uni $L175_ret_expCore;
 $L175_ret_expCore:
-	.loc 12 53 19
+	.loc 13 53 19
 	cvt.rzi.s64.f64 %rd69, %fd414;
-	.loc 12 53 2
+	.loc 13 53 2
 	mov.f64 %fd410, %fd422;
 	mov.f64 %fd411, %fd423;
 	mov.s64 %rd68, %rd69;
 	bra.uni $L176_entry;
 $L176_entry:
-	.loc 12 103 10
+	.loc 13 103 10
 	shr.s64 %rd70, %rd68, 1;
-	.loc 12 104 38
+	.loc 13 104 38
 	add.s64 %rd71, %rd70, 1023;
-	.loc 12 104 35
+	.loc 13 104 35
 	mov.u64 %rd72, %rd71;
-	.loc 12 104 45
+	.loc 13 104 45
 	shl.b64 %rd73, %rd72, 52;
-	.loc 12 104 28
+	.loc 13 104 28
 	mov.b64 %fd445, %rd73;
-	.loc 12 105 37
+	.loc 13 105 37
 	sub.s64 %rd74, %rd68, %rd70;
-	.loc 12 105 40
+	.loc 13 105 40
 	add.s64 %rd75, %rd74, 1023;
-	.loc 12 105 35
+	.loc 13 105 35
 	mov.u64 %rd76, %rd75;
-	.loc 12 105 47
+	.loc 13 105 47
 	shl.b64 %rd77, %rd76, 52;
-	.loc 12 105 28
+	.loc 13 105 28
 	mov.b64 %fd446, %rd77;
-	.loc 12 106 11
+	.loc 13 106 11
 	mul.rn.f64 %fd447, %fd410, %fd445;
-	.loc 12 106 16
+	.loc 13 106 16
 	mul.rn.f64 %fd448, %fd447, %fd446;
-	.loc 12 106 2
+	.loc 13 106 2
 	mov.f64 %fd444, %fd448;
 	bra.uni $L177_ret_scale2;
 $L177_ret_scale2:
-	.loc 12 42 2
+	.loc 13 42 2
 	mov.f64 %fd408, %fd444;
 	bra.uni $L171_ret_Exp64;
 $L165_if_then:
-	.loc 12 33 8
+	.loc 13 33 8
 	setp.neu.f64 %p49, %fd407, %fd407;
 	@%p49 bra $L167_if_then;
 	bra.uni $L168_if_done;
 $L167_if_then:
-	.loc 12 34 4
+	.loc 13 34 4
 	mov.f64 %fd408, %fd407;
 	bra.uni $L171_ret_Exp64;
 $L168_if_done:
-	.loc 12 36 3
+	.loc 13 36 3
 	mov.f64 %fd408, 0d0000000000000000;
 	bra.uni $L171_ret_Exp64;
 $L171_ret_Exp64:
-	.loc 11 142 31
+	.loc 12 142 31
 	neg.f64 %fd449, %fd406;
-	.loc 11 142 30
+	.loc 12 142 30
 	fma.rn.f64 %fd450, %fd449, %fd403, %fd403;
-	.loc 11 142 21
+	.loc 12 142 21
 	mul.rn.f64 %fd451, %fd408, %fd450;
-	.loc 11 143 24
+	.loc 12 143 24
 	sub.rn.f64 %fd452, 0d3FF0000000000000, %fd451;
-	.loc 11 143 22
+	.loc 12 143 22
 	copysign.f64 %fd453, %fd0, %fd452;
-	.loc 11 143 2
+	.loc 12 143 2
 	mov.f64 %fd350, %fd453;
 	bra.uni $L163_ret_Erf64;
 $L159_if_then:
-	.loc 11 117 8
+	.loc 12 117 8
 	setp.neu.f64 %p50, %fd0, %fd0;
 	@%p50 bra $L161_if_then;
 	bra.uni $L162_if_done;
 $L161_if_then:
-	.loc 11 118 4
+	.loc 12 118 4
 	mov.f64 %fd350, %fd0;
 	bra.uni $L163_ret_Erf64;
 $L162_if_done:
-	.loc 11 120 23
+	.loc 12 120 23
 	mov.f64 %fd455, 0d3FF0000000000000;
 	copysign.f64 %fd454, %fd0, %fd455;
-	.loc 11 120 3
+	.loc 12 120 3
 	mov.f64 %fd350, %fd454;
 	bra.uni $L163_ret_Erf64;
 $L163_ret_Erf64:
-	.loc 2 37 3
+	.loc 3 37 3
 	mov.f64 %fd1, %fd350;
 	bra.uni $L46_ret_unary64;
 $L30_switch_next:
-	.loc 2 38 7
+	.loc 3 38 7
 	setp.eq.s64 %p51, %rd6, 11;
 	@%p51 bra $L29_switch_body;
 	bra.uni $L32_switch_next;
 $L29_switch_body:
-	.loc 2 39 20
+	.loc 3 39 20
 	cvt.rmi.f64.f64 %fd456, %fd0;
-	.loc 2 39 3
+	.loc 3 39 3
 	mov.f64 %fd1, %fd456;
 	bra.uni $L46_ret_unary64;
 $L32_switch_next:
-	.loc 2 40 7
+	.loc 3 40 7
 	setp.eq.s64 %p52, %rd6, 12;
 	@%p52 bra $L31_switch_body;
 	bra.uni $L34_switch_next;
 $L31_switch_body:
-	.loc 2 41 19
+	.loc 3 41 19
 	cvt.rpi.f64.f64 %fd457, %fd0;
-	.loc 2 41 3
+	.loc 3 41 3
 	mov.f64 %fd1, %fd457;
 	bra.uni $L46_ret_unary64;
 $L34_switch_next:
-	.loc 2 42 7
+	.loc 3 42 7
 	setp.eq.s64 %p53, %rd6, 13;
 	@%p53 bra $L33_switch_body;
 	bra.uni $L36_switch_next;
 $L33_switch_body:
-	.loc 2 43 18
+	.loc 3 43 18
 	cvt.rmi.f64.f64 %fd458, %fd0;
-	.loc 2 44 10
+	.loc 3 44 10
 	sub.rn.f64 %fd459, %fd0, %fd458;
-	.loc 2 45 8
+	.loc 3 45 8
 	setp.gt.f64 %p54, %fd459, 0d3FE0000000000000;
 	@%p54 bra $L37_if_then;
 	bra.uni $L39_cond_false;
 $L39_cond_false:
-	.loc 2 45 20
+	.loc 3 45 20
 	setp.eq.f64 %p55, %fd459, 0d3FE0000000000000;
 	@%p55 bra $L40_cond_true;
 	bra.uni $L38_if_done;
 $L40_cond_true:
-	.loc 2 45 42
+	.loc 3 45 42
 	div.rn.f64 %fd461, %fd458, 0d4000000000000000;
-	.loc 2 45 40
+	.loc 3 45 40
 	cvt.rmi.f64.f64 %fd462, %fd461;
-	.loc 2 45 45
+	.loc 3 45 45
 	mul.rn.f64 %fd463, %fd462, 0d4000000000000000;
-	.loc 2 45 48
+	.loc 3 45 48
 	setp.neu.f64 %p56, %fd463, %fd458;
 	@%p56 bra $L37_if_then;
 	bra.uni $L38_if_done;
 $L37_if_then:
-	.loc 2 46 13
+	.loc 3 46 13
 	add.rn.f64 %fd460, %fd458, 0d3FF0000000000000;
-	.loc 2 46 4
+	.loc 3 46 4
 	mov.f64 %fd1, %fd460;
 	bra.uni $L46_ret_unary64;
 $L38_if_done:
-	.loc 2 48 3
+	.loc 3 48 3
 	mov.f64 %fd1, %fd458;
 	bra.uni $L46_ret_unary64;
 $L36_switch_next:
-	.loc 2 49 7
+	.loc 3 49 7
 	setp.eq.s64 %p57, %rd6, 14;
 	@%p57 bra $L35_switch_body;
 	bra.uni $L41_switch_next;
 $L35_switch_body:
-	.loc 2 50 8
+	.loc 3 50 8
 	setp.gt.f64 %p58, %fd0, 0d0000000000000000;
 	@%p58 bra $L42_if_then;
 	bra.uni $L43_if_done;
 $L42_if_then:
-	.loc 2 51 4
+	.loc 3 51 4
 	mov.f64 %fd1, 0d3FF0000000000000;
 	bra.uni $L46_ret_unary64;
 $L43_if_done:
-	.loc 2 53 8
+	.loc 3 53 8
 	setp.lt.f64 %p59, %fd0, 0d0000000000000000;
 	@%p59 bra $L44_if_then;
 	bra.uni $L45_if_done;
 $L44_if_then:
-	.loc 2 54 4
+	.loc 3 54 4
 	mov.f64 %fd1, 0dBFF0000000000000;
 	bra.uni $L46_ret_unary64;
 $L45_if_done:
-	.loc 2 56 3
+	.loc 3 56 3
 	mov.f64 %fd1, %fd0;
 	bra.uni $L46_ret_unary64;
 $L41_switch_next:
-	.loc 2 58 2
+	.loc 3 58 2
 	mov.f64 %fd1, %fd0;
 	bra.uni $L46_ret_unary64;
 $L46_ret_unary64:
-	.loc 2 120 6
+	.loc 3 120 6
 	shl.b64 %rd78, %rd9, 3;
 	add.s64 %rd79, %rd1, %rd78;
 	st.global.f64 [%rd79], %fd1;
@@ -7041,7 +9150,7 @@ $L3_if_done:
 	.reg .b64 %rd<23>;
 	.reg .f64 %fd<2>;
 
-	.loc 2 125 6
+	.loc 3 125 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7051,31 +9160,31 @@ $L3_if_done:
 	ld.param.s64 %rd6, [op];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 126 19
+	.loc 3 126 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 2 126 25
+	.loc 3 126 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 127 9
+	.loc 3 127 9
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd17, %rd9, 3;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.f64 %fd0, [%rd18];
-	.loc 2 128 9
+	.loc 3 128 9
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L4_if_then;
 	bra.uni $L5_if_else;
 $L8_oob0:
-	.loc 2 127 9
-	mov.u64 %rd10, 0x1200000001;
+	.loc 3 127 9
+	mov.u64 %rd10, 0x1900000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -7096,20 +9205,20 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L4_if_then:
-	.loc 2 129 14
+	.loc 3 129 14
 	sub.rn.f64 %fd1, %fd0, %fd0;
-	.loc 2 129 17
+	.loc 3 129 17
 	setp.eq.f64 %p4, %fd1, 0d0000000000000000;
-	.loc 2 129 7
+	.loc 3 129 7
 	shl.b64 %rd19, %rd9, 0;
 	add.s64 %rd20, %rd1, %rd19;
 	selp.u32 %r6, 1, 0, %p4;
 	st.global.u8 [%rd20], %r6;
 	bra.uni $L3_if_done;
 $L5_if_else:
-	.loc 2 131 15
+	.loc 3 131 15
 	setp.neu.f64 %p5, %fd0, %fd0;
-	.loc 2 131 7
+	.loc 3 131 7
 	shl.b64 %rd21, %rd9, 0;
 	add.s64 %rd22, %rd1, %rd21;
 	selp.u32 %r7, 1, 0, %p5;
@@ -7137,7 +9246,7 @@ $L3_if_done:
 	.reg .b64 %rd<54>;
 	.reg .f64 %fd<95>;
 
-	.loc 2 137 6
+	.loc 3 137 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7152,45 +9261,45 @@ $L3_if_done:
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 138 19
+	.loc 3 138 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 138 25
+	.loc 3 138 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 139 28
+	.loc 3 139 28
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 2 139 26
+	.loc 3 139 26
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd23, %rd15, 3;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f64 %fd0, [%rd24];
-	.loc 2 139 37
+	.loc 3 139 37
 	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 2 139 35
+	.loc 3 139 35
 	setp.hs.u64 %p3, %rd25, %rd8;
 	@%p3 bra $L7_oob1;
 	shl.b64 %rd26, %rd25, 3;
 	add.s64 %rd27, %rd7, %rd26;
 	ld.global.nc.f64 %fd1, [%rd27];
-	.loc 2 139 20
+	.loc 3 139 20
 	bra.uni $L8_entry;
 $L6_oob0:
-	.loc 2 139 26
-	mov.u64 %rd16, 0x1300000001;
+	.loc 3 139 26
+	mov.u64 %rd16, 0x1A00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
-	.loc 2 139 35
-	mov.u64 %rd16, 0x1300000002;
+	.loc 3 139 35
+	mov.u64 %rd16, 0x1A00000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L4_bounds_fail;
@@ -7211,135 +9320,135 @@ $L4_bounds_fail:
 $L5_bounds_exit:
 	exit;
 $L8_entry:
-	.loc 2 63 7
+	.loc 3 63 7
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L9_switch_body;
 	bra.uni $L11_switch_next;
 $L9_switch_body:
-	.loc 2 64 12
+	.loc 3 64 12
 	add.rn.f64 %fd3, %fd0, %fd1;
-	.loc 2 64 3
+	.loc 3 64 3
 	mov.f64 %fd2, %fd3;
 	bra.uni $L38_ret_binary64;
 $L11_switch_next:
-	.loc 2 65 7
+	.loc 3 65 7
 	setp.eq.s64 %p5, %rd9, 1;
 	@%p5 bra $L10_switch_body;
 	bra.uni $L13_switch_next;
 $L10_switch_body:
-	.loc 2 66 12
+	.loc 3 66 12
 	sub.rn.f64 %fd4, %fd0, %fd1;
-	.loc 2 66 3
+	.loc 3 66 3
 	mov.f64 %fd2, %fd4;
 	bra.uni $L38_ret_binary64;
 $L13_switch_next:
-	.loc 2 67 7
+	.loc 3 67 7
 	setp.eq.s64 %p6, %rd9, 2;
 	@%p6 bra $L12_switch_body;
 	bra.uni $L15_switch_next;
 $L12_switch_body:
-	.loc 2 68 12
+	.loc 3 68 12
 	mul.rn.f64 %fd5, %fd0, %fd1;
-	.loc 2 68 3
+	.loc 3 68 3
 	mov.f64 %fd2, %fd5;
 	bra.uni $L38_ret_binary64;
 $L15_switch_next:
-	.loc 2 69 7
+	.loc 3 69 7
 	setp.eq.s64 %p7, %rd9, 3;
 	@%p7 bra $L14_switch_body;
 	bra.uni $L17_switch_next;
 $L14_switch_body:
-	.loc 2 70 12
+	.loc 3 70 12
 	div.rn.f64 %fd6, %fd0, %fd1;
-	.loc 2 70 3
+	.loc 3 70 3
 	mov.f64 %fd2, %fd6;
 	bra.uni $L38_ret_binary64;
 $L17_switch_next:
-	.loc 2 71 7
+	.loc 3 71 7
 	setp.eq.s64 %p8, %rd9, 4;
 	@%p8 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 2 72 8
+	.loc 3 72 8
 	setp.neu.f64 %p9, %fd0, %fd0;
 	@%p9 bra $L20_if_then;
 	bra.uni $L22_cond_false;
 $L22_cond_false:
-	.loc 2 72 18
+	.loc 3 72 18
 	setp.gt.f64 %p10, %fd0, %fd1;
 	@%p10 bra $L20_if_then;
 	bra.uni $L21_if_done;
 $L20_if_then:
-	.loc 2 73 4
+	.loc 3 73 4
 	mov.f64 %fd2, %fd0;
 	bra.uni $L38_ret_binary64;
 $L21_if_done:
-	.loc 2 75 3
+	.loc 3 75 3
 	mov.f64 %fd2, %fd1;
 	bra.uni $L38_ret_binary64;
 $L19_switch_next:
-	.loc 2 76 7
+	.loc 3 76 7
 	setp.eq.s64 %p11, %rd9, 5;
 	@%p11 bra $L18_switch_body;
 	bra.uni $L24_switch_next;
 $L18_switch_body:
-	.loc 2 77 8
+	.loc 3 77 8
 	setp.neu.f64 %p12, %fd0, %fd0;
 	@%p12 bra $L25_if_then;
 	bra.uni $L27_cond_false;
 $L27_cond_false:
-	.loc 2 77 18
+	.loc 3 77 18
 	setp.lt.f64 %p13, %fd0, %fd1;
 	@%p13 bra $L25_if_then;
 	bra.uni $L26_if_done;
 $L25_if_then:
-	.loc 2 78 4
+	.loc 3 78 4
 	mov.f64 %fd2, %fd0;
 	bra.uni $L38_ret_binary64;
 $L26_if_done:
-	.loc 2 80 3
+	.loc 3 80 3
 	mov.f64 %fd2, %fd1;
 	bra.uni $L38_ret_binary64;
 $L24_switch_next:
-	.loc 2 81 7
+	.loc 3 81 7
 	setp.eq.s64 %p14, %rd9, 6;
 	@%p14 bra $L23_switch_body;
 	bra.uni $L29_switch_next;
 $L23_switch_body:
-	.loc 2 82 8
+	.loc 3 82 8
 	setp.eq.f64 %p15, %fd1, 0d0000000000000000;
 	@%p15 bra $L30_if_then;
 	bra.uni $L31_if_done;
 $L30_if_then:
-	.loc 2 83 4
+	.loc 3 83 4
 	mov.f64 %fd2, 0d3FF0000000000000;
 	bra.uni $L38_ret_binary64;
 $L31_if_done:
-	.loc 2 85 38
+	.loc 3 85 38
 	abs.f64 %fd7, %fd0;
-	.loc 2 85 29
+	.loc 3 85 29
 	bra.uni $L39_entry;
 $L39_entry:
-	.loc 13 37 9
+	.loc 14 37 9
 	setp.gt.f64 %p16, %fd7, 0d0000000000000000;
 	@%p16 bra $L42_cond_false;
 	bra.uni $L52_entry;
 $L42_cond_false:
-	.loc 13 37 19
+	.loc 14 37 19
 	setp.gt.f64 %p17, %fd7, 0d7FEFFFFFFFFFFFFF;
 	@%p17 bra $L52_entry;
 	bra.uni $L44_entry;
 $L44_entry:
-	.loc 13 64 23
+	.loc 14 64 23
 	mov.b64 %rd28, %fd7;
-	.loc 13 66 7
+	.loc 14 66 7
 	setp.lo.u64 %p18, %rd28, 0x10000000000000;
 	@%p18 bra $L45_if_then;
 	bra.uni $L50_edge;
 $L45_if_then:
-	.loc 13 67 26
+	.loc 14 67 26
 	mul.rn.f64 %fd12, %fd7, 0d4350000000000000;
-	.loc 13 67 23
+	.loc 14 67 23
 	mov.b64 %rd31, %fd12;
 	mov.u64 %rd29, %rd31;
 	mov.s64 %rd30, 1077;
@@ -7349,26 +9458,26 @@ $L50_edge:
 	mov.s64 %rd30, 1023;
 	bra.uni $L46_if_done;
 $L46_if_done:
-	.loc 13 70 13
+	.loc 14 70 13
 	shr.u64 %rd32, %rd29, 52;
-	.loc 13 70 11
+	.loc 14 70 11
 	mov.s64 %rd33, %rd32;
-	.loc 13 70 19
+	.loc 14 70 19
 	sub.s64 %rd34, %rd33, %rd30;
-	.loc 13 71 29
+	.loc 14 71 29
 	and.b64 %rd35, %rd29, 0xFFFFFFFFFFFFF;
-	.loc 13 71 40
+	.loc 14 71 40
 	or.b64 %rd36, %rd35, 0x3FF0000000000000;
-	.loc 13 71 27
+	.loc 14 71 27
 	mov.b64 %fd13, %rd36;
-	.loc 13 72 7
+	.loc 14 72 7
 	setp.gt.f64 %p19, %fd13, 0d3FF6A09E667F3BCD;
 	@%p19 bra $L47_if_then;
 	bra.uni $L51_edge;
 $L47_if_then:
-	.loc 13 73 3
+	.loc 14 73 3
 	mul.rn.f64 %fd15, %fd13, 0d3FE0000000000000;
-	.loc 13 74 3
+	.loc 14 74 3
 	add.s64 %rd38, %rd34, 1;
 	mov.s64 %rd37, %rd38;
 	mov.f64 %fd14, %fd15;
@@ -7378,300 +9487,300 @@ $L51_edge:
 	mov.f64 %fd14, %fd13;
 	bra.uni $L48_if_done;
 $L48_if_done:
-	.loc 13 76 8
+	.loc 14 76 8
 	sub.rn.f64 %fd16, %fd14, 0d3FF0000000000000;
-	.loc 13 77 14
+	.loc 14 77 14
 	add.rn.f64 %fd17, 0d4000000000000000, %fd16;
-	.loc 13 77 9
+	.loc 14 77 9
 	div.rn.f64 %fd18, %fd16, %fd17;
-	.loc 13 78 9
+	.loc 14 78 9
 	mul.rn.f64 %fd19, %fd18, %fd18;
-	.loc 13 80 13
+	.loc 14 80 13
 	mov.f64 %fd21, 0d3FC2B5B3CC251335;
 	fma.rn.f64 %fd20, %fd21, %fd19, 0d3FC39FE1F2E5E1D1;
-	.loc 13 81 13
+	.loc 14 81 13
 	fma.rn.f64 %fd22, %fd20, %fd19, 0d3FC7462B6C84DD43;
-	.loc 13 82 13
+	.loc 14 82 13
 	fma.rn.f64 %fd23, %fd22, %fd19, 0d3FCC71C62DD6BEC1;
-	.loc 13 83 13
+	.loc 14 83 13
 	fma.rn.f64 %fd24, %fd23, %fd19, 0d3FD2492492DF841D;
-	.loc 13 84 13
+	.loc 14 84 13
 	fma.rn.f64 %fd25, %fd24, %fd19, 0d3FD999999999529C;
-	.loc 13 85 13
+	.loc 14 85 13
 	fma.rn.f64 %fd26, %fd25, %fd19, 0d3FE5555555555558;
-	.loc 13 86 18
+	.loc 14 86 18
 	neg.f64 %fd27, %fd19;
-	.loc 13 86 17
+	.loc 14 86 17
 	fma.rn.f64 %fd28, %fd27, %fd26, %fd16;
-	.loc 13 86 8
+	.loc 14 86 8
 	mul.rn.f64 %fd29, %fd18, %fd28;
-	.loc 13 87 16
+	.loc 14 87 16
 	cvt.rn.f64.s64 %fd30, %rd37;
-	.loc 13 87 2
+	.loc 14 87 2
 	mov.f64 %fd9, %fd30;
 	mov.f64 %fd10, %fd16;
 	mov.f64 %fd11, %fd29;
 	bra.uni $L49_ret_logParts;
 $L49_ret_logParts:
-	.loc 13 42 9
+	.loc 14 42 9
 	mul.rn.f64 %fd31, %fd10, 0d3FF71547652B82FE;
-	.loc 13 43 29
+	.loc 14 43 29
 	neg.f64 %fd32, %fd31;
-	.loc 13 43 17
+	.loc 14 43 17
 	fma.rn.f64 %fd33, %fd10, 0d3FF71547652B82FE, %fd32;
-	.loc 13 43 56
+	.loc 14 43 56
 	neg.f64 %fd34, %fd11;
-	.loc 13 43 58
+	.loc 14 43 58
 	mul.rn.f64 %fd35, %fd34, 0d3FF71547652B82FE;
-	.loc 13 43 42
+	.loc 14 43 42
 	fma.rn.f64 %fd36, %fd10, 0d3C7777D0FFDA0D24, %fd35;
-	.loc 13 43 33
+	.loc 14 43 33
 	add.rn.f64 %fd37, %fd33, %fd36;
-	.loc 13 44 11
+	.loc 14 44 11
 	add.rn.f64 %fd38, %fd9, %fd31;
-	.loc 13 45 18
+	.loc 14 45 18
 	sub.rn.f64 %fd39, %fd38, %fd9;
-	.loc 13 45 11
+	.loc 14 45 11
 	sub.rn.f64 %fd40, %fd31, %fd39;
-	.loc 13 46 20
+	.loc 14 46 20
 	add.rn.f64 %fd41, %fd40, %fd37;
-	.loc 13 46 13
+	.loc 14 46 13
 	add.rn.f64 %fd42, %fd38, %fd41;
-	.loc 13 46 2
+	.loc 14 46 2
 	mov.f64 %fd8, %fd42;
 	bra.uni $L43_ret_Log264;
 $L52_entry:
-	.loc 13 52 9
+	.loc 14 52 9
 	setp.eq.f64 %p20, %fd7, 0d0000000000000000;
 	@%p20 bra $L53_switch_body;
 	bra.uni $L55_switch_next;
 $L53_switch_body:
-	.loc 13 53 31
+	.loc 14 53 31
 	mov.u64 %rd39, 0x7FF0000000000000;
 	mov.b64 %fd44, %rd39;
-	.loc 13 53 10
+	.loc 14 53 10
 	neg.f64 %fd45, %fd44;
-	.loc 13 53 3
+	.loc 14 53 3
 	mov.f64 %fd43, %fd45;
 	bra.uni $L57_ret_logSpecial;
 $L55_switch_next:
-	.loc 13 54 9
+	.loc 14 54 9
 	setp.gt.f64 %p21, %fd7, 0d0000000000000000;
 	@%p21 bra $L54_switch_body;
 	bra.uni $L56_switch_next;
 $L54_switch_body:
-	.loc 13 55 3
+	.loc 14 55 3
 	mov.f64 %fd43, %fd7;
 	bra.uni $L57_ret_logSpecial;
 $L56_switch_next:
-	.loc 13 57 29
+	.loc 14 57 29
 	mov.u64 %rd40, 0x7FF8000000000001;
 	mov.b64 %fd46, %rd40;
-	.loc 13 57 2
+	.loc 14 57 2
 	mov.f64 %fd43, %fd46;
 	bra.uni $L57_ret_logSpecial;
 $L57_ret_logSpecial:
-	.loc 13 38 3
+	.loc 14 38 3
 	mov.f64 %fd8, %fd43;
 	bra.uni $L43_ret_Log264;
 $L43_ret_Log264:
-	.loc 2 85 19
+	.loc 3 85 19
 	mul.rn.f64 %fd47, %fd1, %fd8;
-	.loc 2 85 16
+	.loc 3 85 16
 	bra.uni $L58_entry;
 $L58_entry:
-	.loc 12 60 9
+	.loc 13 60 9
 	setp.gt.f64 %p22, %fd47, 0dC090E00000000000;
 	@%p22 bra $L60_if_done;
 	bra.uni $L59_if_then;
 $L60_if_done:
-	.loc 12 66 7
+	.loc 13 66 7
 	setp.ge.f64 %p23, %fd47, 0d4090000000000000;
 	@%p23 bra $L63_if_then;
 	bra.uni $L64_if_done;
 $L63_if_then:
-	.loc 12 67 30
+	.loc 13 67 30
 	mov.u64 %rd41, 0x7FF0000000000000;
 	mov.b64 %fd49, %rd41;
-	.loc 12 67 3
+	.loc 13 67 3
 	mov.f64 %fd48, %fd49;
 	bra.uni $L65_ret_Exp264;
 $L64_if_done:
-	.loc 12 69 19
+	.loc 13 69 19
 	add.rn.f64 %fd50, %fd47, 0d3FE0000000000000;
-	.loc 12 69 16
+	.loc 13 69 16
 	cvt.rmi.f64.f64 %fd51, %fd50;
-	.loc 12 70 9
+	.loc 13 70 9
 	sub.rn.f64 %fd52, %fd47, %fd51;
-	.loc 12 72 10
+	.loc 13 72 10
 	mul.rn.f64 %fd53, %fd52, 0d3FE62E42FEFA39EF;
-	.loc 12 73 27
+	.loc 13 73 27
 	neg.f64 %fd54, %fd53;
-	.loc 12 73 16
+	.loc 13 73 16
 	fma.rn.f64 %fd55, %fd52, 0d3FE62E42FEFA39EF, %fd54;
-	.loc 12 73 35
+	.loc 13 73 35
 	mul.rn.f64 %fd56, %fd52, 0d3C7ABC9E3B39803F;
-	.loc 12 73 32
+	.loc 13 73 32
 	add.rn.f64 %fd57, %fd55, %fd56;
-	.loc 12 74 17
+	.loc 13 74 17
 	bra.uni $L66_entry;
 $L66_entry:
-	.loc 12 84 13
+	.loc 13 84 13
 	mov.f64 %fd61, 0d3E5AEAB00DAF0624;
 	fma.rn.f64 %fd60, %fd61, %fd53, 0d3E9289178A32D96D;
-	.loc 12 85 13
+	.loc 13 85 13
 	fma.rn.f64 %fd62, %fd60, %fd53, 0d3EC71DE5A4508C59;
-	.loc 12 86 13
+	.loc 13 86 13
 	fma.rn.f64 %fd63, %fd62, %fd53, 0d3EFA019B91B6AD82;
-	.loc 12 87 13
+	.loc 13 87 13
 	fma.rn.f64 %fd64, %fd63, %fd53, 0d3F2A01A018C2A3DC;
-	.loc 12 88 13
+	.loc 13 88 13
 	fma.rn.f64 %fd65, %fd64, %fd53, 0d3F56C16C17886F79;
-	.loc 12 89 13
+	.loc 13 89 13
 	fma.rn.f64 %fd66, %fd65, %fd53, 0d3F811111111144A1;
-	.loc 12 90 13
+	.loc 13 90 13
 	fma.rn.f64 %fd67, %fd66, %fd53, 0d3FA5555555553D74;
-	.loc 12 91 13
+	.loc 13 91 13
 	fma.rn.f64 %fd68, %fd67, %fd53, 0d3FC555555555554D;
-	.loc 12 92 13
+	.loc 13 92 13
 	fma.rn.f64 %fd69, %fd68, %fd53, 0d3FE0000000000001;
-	.loc 12 93 9
+	.loc 13 93 9
 	add.rn.f64 %fd70, 0d3FF0000000000000, %fd53;
-	.loc 12 94 10
+	.loc 13 94 10
 	sub.rn.f64 %fd71, 0d3FF0000000000000, %fd70;
-	.loc 12 94 15
+	.loc 13 94 15
 	add.rn.f64 %fd72, %fd71, %fd53;
-	.loc 12 95 16
+	.loc 13 95 16
 	mul.rn.f64 %fd73, %fd53, %fd53;
-	.loc 12 95 30
+	.loc 13 95 30
 	fma.rn.f64 %fd74, %fd57, %fd53, %fd57;
-	.loc 12 95 14
+	.loc 13 95 14
 	fma.rn.f64 %fd75, %fd73, %fd69, %fd74;
-	.loc 12 95 2
+	.loc 13 95 2
 	add.rn.f64 %fd76, %fd72, %fd75;
-	.loc 12 96 8
+	.loc 13 96 8
 	add.rn.f64 %fd77, %fd70, %fd76;
-	.loc 12 97 19
+	.loc 13 97 19
 	sub.rn.f64 %fd78, %fd77, %fd70;
-	.loc 12 97 14
+	.loc 13 97 14
 	sub.rn.f64 %fd79, %fd76, %fd78;
-	.loc 12 97 2
+	.loc 13 97 2
 	mov.f64 %fd58, %fd77;
 	mov.f64 %fd59, %fd79;
 	bra.uni $L67_ret_expCore;
 $L67_ret_expCore:
-	.loc 12 75 22
+	.loc 13 75 22
 	cvt.rzi.s64.f64 %rd42, %fd51;
-	.loc 12 75 15
+	.loc 13 75 15
 	bra.uni $L68_entry;
 $L68_entry:
-	.loc 12 103 10
+	.loc 13 103 10
 	shr.s64 %rd43, %rd42, 1;
-	.loc 12 104 38
+	.loc 13 104 38
 	add.s64 %rd44, %rd43, 1023;
-	.loc 12 104 35
+	.loc 13 104 35
 	mov.u64 %rd45, %rd44;
-	.loc 12 104 45
+	.loc 13 104 45
 	shl.b64 %rd46, %rd45, 52;
-	.loc 12 104 28
+	.loc 13 104 28
 	mov.b64 %fd81, %rd46;
-	.loc 12 105 37
+	.loc 13 105 37
 	sub.s64 %rd47, %rd42, %rd43;
-	.loc 12 105 40
+	.loc 13 105 40
 	add.s64 %rd48, %rd47, 1023;
-	.loc 12 105 35
+	.loc 13 105 35
 	mov.u64 %rd49, %rd48;
-	.loc 12 105 47
+	.loc 13 105 47
 	shl.b64 %rd50, %rd49, 52;
-	.loc 12 105 28
+	.loc 13 105 28
 	mov.b64 %fd82, %rd50;
-	.loc 12 106 11
+	.loc 13 106 11
 	mul.rn.f64 %fd83, %fd58, %fd81;
-	.loc 12 106 16
+	.loc 13 106 16
 	mul.rn.f64 %fd84, %fd83, %fd82;
-	.loc 12 106 2
+	.loc 13 106 2
 	mov.f64 %fd80, %fd84;
 	bra.uni $L69_ret_scale2;
 $L69_ret_scale2:
-	.loc 12 75 2
+	.loc 13 75 2
 	mov.f64 %fd48, %fd80;
 	bra.uni $L65_ret_Exp264;
 $L59_if_then:
-	.loc 12 61 8
+	.loc 13 61 8
 	setp.neu.f64 %p24, %fd47, %fd47;
 	@%p24 bra $L61_if_then;
 	bra.uni $L62_if_done;
 $L61_if_then:
-	.loc 12 62 4
+	.loc 13 62 4
 	mov.f64 %fd48, %fd47;
 	bra.uni $L65_ret_Exp264;
 $L62_if_done:
-	.loc 12 64 3
+	.loc 13 64 3
 	mov.f64 %fd48, 0d0000000000000000;
 	bra.uni $L65_ret_Exp264;
 $L65_ret_Exp264:
-	.loc 2 86 8
+	.loc 3 86 8
 	setp.lt.f64 %p25, %fd0, 0d0000000000000000;
 	@%p25 bra $L32_if_then;
 	bra.uni $L33_if_done;
 $L32_if_then:
-	.loc 2 87 17
+	.loc 3 87 17
 	cvt.rmi.f64.f64 %fd85, %fd1;
-	.loc 2 87 21
+	.loc 3 87 21
 	setp.neu.f64 %p26, %fd85, %fd1;
 	@%p26 bra $L34_if_then;
 	bra.uni $L35_if_done;
 $L34_if_then:
-	.loc 2 88 32
+	.loc 3 88 32
 	mov.u64 %rd51, 0x7FF8000000000001;
 	mov.b64 %fd86, %rd51;
-	.loc 2 88 5
+	.loc 3 88 5
 	mov.f64 %fd2, %fd86;
 	bra.uni $L38_ret_binary64;
 $L35_if_done:
-	.loc 2 90 19
+	.loc 3 90 19
 	div.rn.f64 %fd87, %fd1, 0d4000000000000000;
-	.loc 2 90 17
+	.loc 3 90 17
 	cvt.rmi.f64.f64 %fd88, %fd87;
-	.loc 2 90 22
+	.loc 3 90 22
 	mul.rn.f64 %fd89, %fd88, 0d4000000000000000;
-	.loc 2 90 25
+	.loc 3 90 25
 	setp.neu.f64 %p27, %fd89, %fd1;
 	@%p27 bra $L36_if_then;
 	bra.uni $L33_if_done;
 $L36_if_then:
-	.loc 2 91 12
+	.loc 3 91 12
 	neg.f64 %fd90, %fd48;
-	.loc 2 91 5
+	.loc 3 91 5
 	mov.f64 %fd2, %fd90;
 	bra.uni $L38_ret_binary64;
 $L33_if_done:
-	.loc 2 94 3
+	.loc 3 94 3
 	mov.f64 %fd2, %fd48;
 	bra.uni $L38_ret_binary64;
 $L29_switch_next:
-	.loc 2 95 7
+	.loc 3 95 7
 	setp.eq.s64 %p28, %rd9, 7;
 	@%p28 bra $L28_switch_body;
 	bra.uni $L37_switch_next;
 $L28_switch_body:
-	.loc 2 96 26
+	.loc 3 96 26
 	div.rn.f64 %fd91, %fd0, %fd1;
-	.loc 2 96 24
+	.loc 3 96 24
 	cvt.rzi.f64.f64 %fd92, %fd91;
-	.loc 2 96 29
+	.loc 3 96 29
 	mul.rn.f64 %fd93, %fd92, %fd1;
-	.loc 2 96 12
+	.loc 3 96 12
 	sub.rn.f64 %fd94, %fd0, %fd93;
-	.loc 2 96 3
+	.loc 3 96 3
 	mov.f64 %fd2, %fd94;
 	bra.uni $L38_ret_binary64;
 $L37_switch_next:
-	.loc 2 98 2
+	.loc 3 98 2
 	mov.f64 %fd2, %fd0;
 	bra.uni $L38_ret_binary64;
 $L38_ret_binary64:
-	.loc 2 139 6
+	.loc 3 139 6
 	shl.b64 %rd52, %rd14, 3;
 	add.s64 %rd53, %rd1, %rd52;
 	st.global.f64 [%rd53], %fd2;
@@ -7698,7 +9807,7 @@ $L3_if_done:
 	.reg .b64 %rd<30>;
 	.reg .f64 %fd<2>;
 
-	.loc 2 144 6
+	.loc 3 144 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7713,45 +9822,45 @@ $L3_if_done:
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 145 19
+	.loc 3 145 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 145 25
+	.loc 3 145 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 146 29
+	.loc 3 146 29
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 2 146 27
+	.loc 3 146 27
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd23, %rd15, 3;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f64 %fd0, [%rd24];
-	.loc 2 146 38
+	.loc 3 146 38
 	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 2 146 36
+	.loc 3 146 36
 	setp.hs.u64 %p3, %rd25, %rd8;
 	@%p3 bra $L7_oob1;
 	shl.b64 %rd26, %rd25, 3;
 	add.s64 %rd27, %rd7, %rd26;
 	ld.global.nc.f64 %fd1, [%rd27];
-	.loc 2 146 21
+	.loc 3 146 21
 	bra.uni $L8_entry;
 $L6_oob0:
-	.loc 2 146 27
-	mov.u64 %rd16, 0x1400000001;
+	.loc 3 146 27
+	mov.u64 %rd16, 0x1B00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
-	.loc 2 146 36
-	mov.u64 %rd16, 0x1400000002;
+	.loc 3 146 36
+	mov.u64 %rd16, 0x1B00000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L4_bounds_fail;
@@ -7772,68 +9881,68 @@ $L4_bounds_fail:
 $L5_bounds_exit:
 	exit;
 $L8_entry:
-	.loc 2 103 7
+	.loc 3 103 7
 	setp.eq.s64 %p5, %rd9, 0;
 	@%p5 bra $L9_switch_body;
 	bra.uni $L11_switch_next;
 $L9_switch_body:
-	.loc 2 104 12
+	.loc 3 104 12
 	setp.eq.f64 %p6, %fd0, %fd1;
-	.loc 2 104 3
+	.loc 3 104 3
 	mov.pred %p4, %p6;
 	bra.uni $L19_ret_compare64;
 $L11_switch_next:
-	.loc 2 105 7
+	.loc 3 105 7
 	setp.eq.s64 %p7, %rd9, 1;
 	@%p7 bra $L10_switch_body;
 	bra.uni $L13_switch_next;
 $L10_switch_body:
-	.loc 2 106 12
+	.loc 3 106 12
 	setp.neu.f64 %p8, %fd0, %fd1;
-	.loc 2 106 3
+	.loc 3 106 3
 	mov.pred %p4, %p8;
 	bra.uni $L19_ret_compare64;
 $L13_switch_next:
-	.loc 2 107 7
+	.loc 3 107 7
 	setp.eq.s64 %p9, %rd9, 2;
 	@%p9 bra $L12_switch_body;
 	bra.uni $L15_switch_next;
 $L12_switch_body:
-	.loc 2 108 12
+	.loc 3 108 12
 	setp.lt.f64 %p10, %fd0, %fd1;
-	.loc 2 108 3
+	.loc 3 108 3
 	mov.pred %p4, %p10;
 	bra.uni $L19_ret_compare64;
 $L15_switch_next:
-	.loc 2 109 7
+	.loc 3 109 7
 	setp.eq.s64 %p11, %rd9, 3;
 	@%p11 bra $L14_switch_body;
 	bra.uni $L17_switch_next;
 $L14_switch_body:
-	.loc 2 110 12
+	.loc 3 110 12
 	setp.le.f64 %p12, %fd0, %fd1;
-	.loc 2 110 3
+	.loc 3 110 3
 	mov.pred %p4, %p12;
 	bra.uni $L19_ret_compare64;
 $L17_switch_next:
-	.loc 2 111 7
+	.loc 3 111 7
 	setp.eq.s64 %p13, %rd9, 4;
 	@%p13 bra $L16_switch_body;
 	bra.uni $L18_switch_next;
 $L16_switch_body:
-	.loc 2 112 12
+	.loc 3 112 12
 	setp.gt.f64 %p14, %fd0, %fd1;
-	.loc 2 112 3
+	.loc 3 112 3
 	mov.pred %p4, %p14;
 	bra.uni $L19_ret_compare64;
 $L18_switch_next:
-	.loc 2 114 11
+	.loc 3 114 11
 	setp.ge.f64 %p15, %fd0, %fd1;
-	.loc 2 114 2
+	.loc 3 114 2
 	mov.pred %p4, %p15;
 	bra.uni $L19_ret_compare64;
 $L19_ret_compare64:
-	.loc 2 146 6
+	.loc 3 146 6
 	shl.b64 %rd28, %rd14, 0;
 	add.s64 %rd29, %rd1, %rd28;
 	selp.u32 %r6, 1, 0, %p4;
@@ -7858,7 +9967,7 @@ $L3_if_done:
 	.reg .b64 %rd<77>;
 	.reg .f64 %fd<192>;
 
-	.loc 2 151 6
+	.loc 3 151 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -7869,24 +9978,24 @@ $L3_if_done:
 	ld.param.s64 %rd7, [op];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 152 16
+	.loc 3 152 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 2 153 7
+	.loc 3 153 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 154 3
+	.loc 3 154 3
 	ret;
 $L3_if_done:
-	.loc 2 156 12
+	.loc 3 156 12
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 2 156 10
+	.loc 3 156 10
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L16_oob0;
 	shl.b64 %rd19, %rd11, 3;
@@ -7896,33 +10005,33 @@ $L3_if_done:
 	mov.s64 %rd21, 1;
 	bra.uni $L4_for_loop;
 $L16_oob0:
-	mov.u64 %rd12, 0x1500000001;
+	mov.u64 %rd12, 0x1C00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L14_bounds_fail;
 $L4_for_loop:
-	.loc 2 157 16
+	.loc 3 157 16
 	setp.lt.s64 %p3, %rd21, %rd6;
 	@%p3 bra $L5_for_body;
 	bra.uni $L6_for_done;
 $L5_for_body:
-	.loc 2 158 11
+	.loc 3 158 11
 	mul.lo.s64 %rd22, %rd10, %rd6;
-	.loc 2 158 16
+	.loc 3 158 16
 	add.s64 %rd23, %rd22, %rd21;
-	.loc 2 158 9
+	.loc 3 158 9
 	setp.hs.u64 %p4, %rd23, %rd5;
 	@%p4 bra $L17_oob1;
 	shl.b64 %rd24, %rd23, 3;
 	add.s64 %rd25, %rd4, %rd24;
 	ld.global.nc.f64 %fd2, [%rd25];
-	.loc 2 160 8
+	.loc 3 160 8
 	setp.eq.s64 %p5, %rd7, 0;
 	@%p5 bra $L8_switch_body;
 	bra.uni $L10_switch_next;
 $L17_oob1:
-	.loc 2 158 9
-	mov.u64 %rd12, 0x1500000002;
+	.loc 3 158 9
+	mov.u64 %rd12, 0x1C00000002;
 	mov.u64 %rd13, %rd23;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -7943,75 +10052,75 @@ $L14_bounds_fail:
 $L15_bounds_exit:
 	exit;
 $L8_switch_body:
-	.loc 2 161 4
+	.loc 3 161 4
 	add.rn.f64 %fd3, %fd1, %fd2;
 	mov.f64 %fd4, %fd3;
 	bra.uni $L7_switch_done;
 $L10_switch_next:
-	.loc 2 162 8
+	.loc 3 162 8
 	setp.eq.s64 %p6, %rd7, 1;
 	@%p6 bra $L9_switch_body;
 	bra.uni $L12_switch_next;
 $L9_switch_body:
-	.loc 2 163 4
+	.loc 3 163 4
 	mul.rn.f64 %fd5, %fd1, %fd2;
 	mov.f64 %fd4, %fd5;
 	bra.uni $L7_switch_done;
 $L12_switch_next:
-	.loc 2 164 8
+	.loc 3 164 8
 	setp.eq.s64 %p7, %rd7, 2;
 	@%p7 bra $L26_switch_body;
 	bra.uni $L90_switch_body;
 $L26_switch_body:
-	.loc 2 72 8
+	.loc 3 72 8
 	setp.neu.f64 %p8, %fd2, %fd2;
 	@%p8 bra $L30_if_then;
 	bra.uni $L32_cond_false;
 $L32_cond_false:
-	.loc 2 72 18
+	.loc 3 72 18
 	setp.gt.f64 %p9, %fd2, %fd1;
 	@%p9 bra $L30_if_then;
 	bra.uni $L31_if_done;
 $L30_if_then:
-	.loc 2 73 4
+	.loc 3 73 4
 	mov.f64 %fd6, %fd2;
 	bra.uni $L48_ret_binary64;
 $L31_if_done:
-	.loc 2 75 3
+	.loc 3 75 3
 	mov.f64 %fd6, %fd1;
 	bra.uni $L48_ret_binary64;
 $L48_ret_binary64:
 	mov.f64 %fd4, %fd6;
 	bra.uni $L7_switch_done;
 $L90_switch_body:
-	.loc 2 77 8
+	.loc 3 77 8
 	setp.neu.f64 %p27, %fd2, %fd2;
 	@%p27 bra $L97_if_then;
 	bra.uni $L99_cond_false;
 $L99_cond_false:
-	.loc 2 77 18
+	.loc 3 77 18
 	setp.lt.f64 %p28, %fd2, %fd1;
 	@%p28 bra $L97_if_then;
 	bra.uni $L98_if_done;
 $L97_if_then:
-	.loc 2 78 4
+	.loc 3 78 4
 	mov.f64 %fd99, %fd2;
 	bra.uni $L110_ret_binary64;
 $L98_if_done:
-	.loc 2 80 3
+	.loc 3 80 3
 	mov.f64 %fd99, %fd1;
 	bra.uni $L110_ret_binary64;
 $L110_ret_binary64:
 	mov.f64 %fd4, %fd99;
 	bra.uni $L7_switch_done;
 $L7_switch_done:
-	.loc 2 157 24
+	.loc 3 157 24
 	add.s64 %rd26, %rd21, 1;
 	mov.f64 %fd1, %fd4;
 	mov.s64 %rd21, %rd26;
 	bra.uni $L4_for_loop;
 $L6_for_done:
-	.loc 2 170 5
+	.loc 3 170 5
 	shl.b64 %rd75, %rd10, 3;
 	add.s64 %rd76, %rd1, %rd75;
 	st.global.f64 [%rd76], %fd1;
@@ -8033,7 +10142,7 @@ $L6_for_done:
 	.reg .b64 %rd<31>;
 	.reg .f64 %fd<4>;
 
-	.loc 2 174 6
+	.loc 3 174 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8044,24 +10153,24 @@ $L6_for_done:
 	ld.param.s64 %rd7, [isMin];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 175 16
+	.loc 3 175 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 2 176 7
+	.loc 3 176 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 177 3
+	.loc 3 177 3
 	ret;
 $L3_if_done:
-	.loc 2 179 13
+	.loc 3 179 13
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 2 179 11
+	.loc 3 179 11
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L16_oob0;
 	shl.b64 %rd19, %rd11, 3;
@@ -8072,33 +10181,33 @@ $L3_if_done:
 	mov.s64 %rd22, 1;
 	bra.uni $L4_for_loop;
 $L16_oob0:
-	mov.u64 %rd12, 0x1600000001;
+	mov.u64 %rd12, 0x1D00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L14_bounds_fail;
 $L4_for_loop:
-	.loc 2 181 16
+	.loc 3 181 16
 	setp.lt.s64 %p3, %rd22, %rd6;
 	@%p3 bra $L5_for_body;
 	bra.uni $L6_for_done;
 $L5_for_body:
-	.loc 2 182 11
+	.loc 3 182 11
 	mul.lo.s64 %rd23, %rd10, %rd6;
-	.loc 2 182 16
+	.loc 3 182 16
 	add.s64 %rd24, %rd23, %rd22;
-	.loc 2 182 9
+	.loc 3 182 9
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L17_oob1;
 	shl.b64 %rd25, %rd24, 3;
 	add.s64 %rd26, %rd4, %rd25;
 	ld.global.nc.f64 %fd2, [%rd26];
-	.loc 2 183 11
+	.loc 3 183 11
 	setp.neu.f64 %p5, %fd1, %fd1;
 	@%p5 bra $L6_for_done;
 	bra.uni $L7_if_done;
 $L17_oob1:
-	.loc 2 182 9
-	mov.u64 %rd12, 0x1600000002;
+	.loc 3 182 9
+	mov.u64 %rd12, 0x1D00000002;
 	mov.u64 %rd13, %rd24;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -8119,27 +10228,27 @@ $L14_bounds_fail:
 $L15_bounds_exit:
 	exit;
 $L7_if_done:
-	.loc 2 186 8
+	.loc 3 186 8
 	setp.neu.f64 %p6, %fd2, %fd2;
 	@%p6 bra $L8_if_then;
 	bra.uni $L11_cond_false;
 $L11_cond_false:
-	.loc 2 186 23
+	.loc 3 186 23
 	setp.eq.s64 %p7, %rd7, 0;
 	@%p7 bra $L12_cond_true;
 	bra.uni $L10_cond_false;
 $L12_cond_true:
-	.loc 2 186 33
+	.loc 3 186 33
 	setp.gt.f64 %p8, %fd2, %fd1;
 	@%p8 bra $L8_if_then;
 	bra.uni $L10_cond_false;
 $L10_cond_false:
-	.loc 2 186 51
+	.loc 3 186 51
 	setp.ne.s64 %p9, %rd7, 0;
 	@%p9 bra $L13_cond_true;
 	bra.uni $L18_edge;
 $L13_cond_true:
-	.loc 2 186 61
+	.loc 3 186 61
 	setp.lt.f64 %p10, %fd2, %fd1;
 	@%p10 bra $L8_if_then;
 	bra.uni $L19_edge;
@@ -8156,16 +10265,16 @@ $L18_edge:
 	mov.s64 %rd27, %rd21;
 	bra.uni $L9_if_done;
 $L9_if_done:
-	.loc 2 181 24
+	.loc 3 181 24
 	add.s64 %rd28, %rd22, 1;
 	mov.f64 %fd1, %fd3;
 	mov.s64 %rd21, %rd27;
 	mov.s64 %rd22, %rd28;
 	bra.uni $L4_for_loop;
 $L6_for_done:
-	.loc 2 190 16
+	.loc 3 190 16
 	cvt.s32.s64 %r6, %rd21;
-	.loc 2 190 5
+	.loc 3 190 5
 	shl.b64 %rd29, %rd10, 2;
 	add.s64 %rd30, %rd1, %rd29;
 	st.global.s32 [%rd30], %r6;
@@ -8190,7 +10299,7 @@ $L6_for_done:
 	.reg .b64 %rd<43>;
 	.reg .f64 %fd<5>;
 
-	.loc 2 194 6
+	.loc 3 194 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8205,36 +10314,36 @@ $L6_for_done:
 	ld.param.s64 %rd11, [n];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 195 16
+	.loc 3 195 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 2 196 7
+	.loc 3 196 7
 	setp.ge.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 197 3
+	.loc 3 197 3
 	ret;
 $L3_if_done:
-	.loc 2 199 20
+	.loc 3 199 20
 	mul.lo.s64 %rd15, %rd9, %rd11;
-	.loc 2 199 17
+	.loc 3 199 17
 	setp.eq.s64 %p1, %rd15, 0;
 	@%p1 bra $L9_divzero0;
 	div.s64 %rd16, %rd14, %rd15;
-	.loc 2 199 27
+	.loc 3 199 27
 	setp.eq.s64 %p3, %rd11, 0;
 	@%p3 bra $L10_divzero1;
 	div.s64 %rd24, %rd14, %rd11;
-	.loc 2 199 30
+	.loc 3 199 30
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L11_divzero2;
 	rem.s64 %rd25, %rd24, %rd9;
-	.loc 2 199 35
+	.loc 3 199 35
 	setp.eq.s64 %p5, %rd11, 0;
 	@%p5 bra $L12_divzero3;
 	rem.s64 %rd26, %rd14, %rd11;
@@ -8242,81 +10351,81 @@ $L3_if_done:
 	mov.s64 %rd27, 0;
 	bra.uni $L4_for_loop;
 $L9_divzero0:
-	.loc 2 199 17
-	mov.u64 %rd17, 0x1700000001;
+	.loc 3 199 17
+	mov.u64 %rd17, 0x1E00000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L7_bounds_fail;
 $L10_divzero1:
-	.loc 2 199 27
-	mov.u64 %rd17, 0x1700000002;
+	.loc 3 199 27
+	mov.u64 %rd17, 0x1E00000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L7_bounds_fail;
 $L11_divzero2:
-	.loc 2 199 30
-	mov.u64 %rd17, 0x1700000003;
+	.loc 3 199 30
+	mov.u64 %rd17, 0x1E00000003;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L7_bounds_fail;
 $L12_divzero3:
-	.loc 2 199 35
-	mov.u64 %rd17, 0x1700000004;
+	.loc 3 199 35
+	mov.u64 %rd17, 0x1E00000004;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L7_bounds_fail;
 $L4_for_loop:
-	.loc 2 201 16
+	.loc 3 201 16
 	setp.lt.s64 %p6, %rd27, %rd10;
 	@%p6 bra $L5_for_body;
 	bra.uni $L6_for_done;
 $L5_for_body:
-	.loc 2 202 15
+	.loc 3 202 15
 	mul.lo.s64 %rd28, %rd16, %rd9;
-	.loc 2 202 17
+	.loc 3 202 17
 	add.s64 %rd29, %rd28, %rd25;
-	.loc 2 202 20
+	.loc 3 202 20
 	mul.lo.s64 %rd30, %rd29, %rd10;
-	.loc 2 202 22
+	.loc 3 202 22
 	add.s64 %rd31, %rd30, %rd27;
-	.loc 2 202 11
+	.loc 3 202 11
 	setp.hs.u64 %p7, %rd31, %rd5;
 	@%p7 bra $L13_oob4;
 	shl.b64 %rd32, %rd31, 3;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.f64 %fd1, [%rd33];
-	.loc 2 202 33
+	.loc 3 202 33
 	mul.lo.s64 %rd34, %rd16, %rd10;
-	.loc 2 202 35
+	.loc 3 202 35
 	add.s64 %rd35, %rd34, %rd27;
-	.loc 2 202 38
+	.loc 3 202 38
 	mul.lo.s64 %rd36, %rd35, %rd11;
-	.loc 2 202 40
+	.loc 3 202 40
 	add.s64 %rd37, %rd36, %rd26;
-	.loc 2 202 29
+	.loc 3 202 29
 	setp.hs.u64 %p8, %rd37, %rd8;
 	@%p8 bra $L14_oob5;
 	shl.b64 %rd38, %rd37, 3;
 	add.s64 %rd39, %rd7, %rd38;
 	ld.global.nc.f64 %fd2, [%rd39];
-	.loc 2 202 26
+	.loc 3 202 26
 	mul.rn.f64 %fd3, %fd1, %fd2;
-	.loc 2 202 3
+	.loc 3 202 3
 	add.rn.f64 %fd4, %fd0, %fd3;
-	.loc 2 201 21
+	.loc 3 201 21
 	add.s64 %rd40, %rd27, 1;
 	mov.f64 %fd0, %fd4;
 	mov.s64 %rd27, %rd40;
 	bra.uni $L4_for_loop;
 $L13_oob4:
-	.loc 2 202 11
-	mov.u64 %rd17, 0x1700000005;
+	.loc 3 202 11
+	mov.u64 %rd17, 0x1E00000005;
 	mov.u64 %rd18, %rd31;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L7_bounds_fail;
 $L14_oob5:
-	.loc 2 202 29
-	mov.u64 %rd17, 0x1700000006;
+	.loc 3 202 29
+	mov.u64 %rd17, 0x1E00000006;
 	mov.u64 %rd18, %rd37;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L7_bounds_fail;
@@ -8337,7 +10446,7 @@ $L7_bounds_fail:
 $L8_bounds_exit:
 	exit;
 $L6_for_done:
-	.loc 2 204 5
+	.loc 3 204 5
 	shl.b64 %rd41, %rd14, 3;
 	add.s64 %rd42, %rd1, %rd41;
 	st.global.f64 [%rd42], %fd0;
@@ -8357,7 +10466,7 @@ $L6_for_done:
 	.reg .b64 %rd<19>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 208 6
+	.loc 3 208 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8365,42 +10474,42 @@ $L6_for_done:
 	ld.param.s64 %rd4, [stride];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 209 19
+	.loc 3 209 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd5, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd6, %r2;
 	add.s64 %rd7, %rd5, %rd6;
-	.loc 2 209 25
+	.loc 3 209 25
 	setp.lt.s64 %p0, %rd7, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 210 23
+	.loc 3 210 23
 	setp.eq.s64 %p1, %rd4, 0;
 	@%p1 bra $L6_divzero0;
 	div.s64 %rd8, %rd7, %rd4;
-	.loc 2 210 33
+	.loc 3 210 33
 	setp.eq.s64 %p3, %rd3, 0;
 	@%p3 bra $L7_divzero1;
 	rem.s64 %rd16, %rd8, %rd3;
-	.loc 2 210 19
+	.loc 3 210 19
 	cvt.rn.f64.s64 %fd0, %rd16;
-	.loc 2 210 6
+	.loc 3 210 6
 	shl.b64 %rd17, %rd7, 3;
 	add.s64 %rd18, %rd1, %rd17;
 	st.global.f64 [%rd18], %fd0;
 	bra.uni $L3_if_done;
 $L6_divzero0:
-	.loc 2 210 23
-	mov.u64 %rd9, 0x1800000001;
+	.loc 3 210 23
+	mov.u64 %rd9, 0x1F00000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L4_bounds_fail;
 $L7_divzero1:
-	.loc 2 210 33
-	mov.u64 %rd9, 0x1800000002;
+	.loc 3 210 33
+	mov.u64 %rd9, 0x1F00000002;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L4_bounds_fail;
@@ -8443,7 +10552,7 @@ $L3_if_done:
 	.reg .b64 %rd<51>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 215 6
+	.loc 3 215 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8459,19 +10568,19 @@ $L3_if_done:
 	ld.param.s64 %rd12, [dstOff];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 27 16
+	.loc 8 27 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd13, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd14, %r2;
 	add.s64 %rd15, %rd13, %rd14;
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.ge.s64 %p0, %rd15, %rd10;
 	@%p0 bra $L8_ret_copyStrided_u005bfloat64_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 32 16
+	.loc 8 32 16
 	sub.s64 %rd16, %rd9, 1;
 	mov.s64 %rd17, %rd15;
 	mov.s64 %rd18, %rd11;
@@ -8479,58 +10588,58 @@ $L4_if_done:
 	mov.s64 %rd20, %rd16;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 32 23
+	.loc 8 32 23
 	setp.ge.s64 %p1, %rd20, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 33 16
+	.loc 8 33 16
 	setp.hs.u64 %p2, %rd20, %rd8;
 	@%p2 bra $L11_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r6, [%rd29];
-	.loc 7 33 11
+	.loc 8 33 11
 	cvt.s64.s32 %rd30, %r6;
-	.loc 7 34 14
+	.loc 8 34 14
 	setp.eq.s64 %p4, %rd30, 0;
 	@%p4 bra $L12_divzero1;
 	rem.s64 %rd31, %rd17, %rd30;
-	.loc 7 35 3
+	.loc 8 35 3
 	setp.eq.s64 %p5, %rd30, 0;
 	@%p5 bra $L13_divzero2;
 	div.s64 %rd32, %rd17, %rd30;
-	.loc 7 36 28
+	.loc 8 36 28
 	add.s64 %rd33, %rd9, %rd20;
-	.loc 7 36 23
+	.loc 8 36 23
 	setp.hs.u64 %p6, %rd33, %rd8;
 	@%p6 bra $L14_oob3;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd7, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 7 36 18
+	.loc 8 36 18
 	cvt.s64.s32 %rd36, %r7;
-	.loc 7 36 13
+	.loc 8 36 13
 	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 7 36 3
+	.loc 8 36 3
 	add.s64 %rd38, %rd18, %rd37;
-	.loc 7 37 25
+	.loc 8 37 25
 	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 7 37 30
+	.loc 8 37 30
 	add.s64 %rd40, %rd39, %rd20;
-	.loc 7 37 23
+	.loc 8 37 23
 	setp.hs.u64 %p7, %rd40, %rd8;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r8, [%rd42];
-	.loc 7 37 18
+	.loc 8 37 18
 	cvt.s64.s32 %rd43, %r8;
-	.loc 7 37 13
+	.loc 8 37 13
 	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 7 37 3
+	.loc 8 37 3
 	add.s64 %rd45, %rd19, %rd44;
-	.loc 7 32 29
+	.loc 8 32 29
 	sub.s64 %rd46, %rd20, 1;
 	mov.s64 %rd17, %rd32;
 	mov.s64 %rd18, %rd38;
@@ -8538,43 +10647,43 @@ $L6_for_body:
 	mov.s64 %rd20, %rd46;
 	bra.uni $L5_for_loop;
 $L11_oob0:
-	.loc 7 33 16
-	mov.u64 %rd21, 0x1900000001;
+	.loc 8 33 16
+	mov.u64 %rd21, 0x2000000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 7 34 14
-	mov.u64 %rd21, 0x1900000002;
+	.loc 8 34 14
+	mov.u64 %rd21, 0x2000000002;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 7 35 3
-	mov.u64 %rd21, 0x1900000003;
+	.loc 8 35 3
+	mov.u64 %rd21, 0x2000000003;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L14_oob3:
-	.loc 7 36 23
-	mov.u64 %rd21, 0x1900000004;
+	.loc 8 36 23
+	mov.u64 %rd21, 0x2000000004;
 	mov.u64 %rd22, %rd33;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L15_oob4:
-	.loc 7 37 23
-	mov.u64 %rd21, 0x1900000005;
+	.loc 8 37 23
+	mov.u64 %rd21, 0x2000000005;
 	mov.u64 %rd22, %rd40;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L7_for_done:
-	.loc 7 39 13
+	.loc 8 39 13
 	setp.hs.u64 %p8, %rd18, %rd5;
 	@%p8 bra $L16_oob5;
 	shl.b64 %rd47, %rd18, 3;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.f64 %fd0, [%rd48];
-	.loc 7 39 5
+	.loc 8 39 5
 	setp.hs.u64 %p9, %rd19, %rd2;
 	@%p9 bra $L17_oob6;
 	shl.b64 %rd49, %rd19, 3;
@@ -8582,14 +10691,14 @@ $L7_for_done:
 	st.global.f64 [%rd50], %fd0;
 	bra.uni $L8_ret_copyStrided_u005bfloat64_u005d;
 $L16_oob5:
-	.loc 7 39 13
-	mov.u64 %rd21, 0x1900000006;
+	.loc 8 39 13
+	mov.u64 %rd21, 0x2000000006;
 	mov.u64 %rd22, %rd18;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob6:
-	.loc 7 39 5
-	mov.u64 %rd21, 0x1900000007;
+	.loc 8 39 5
+	mov.u64 %rd21, 0x2000000007;
 	mov.u64 %rd22, %rd19;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -8626,7 +10735,7 @@ $L8_ret_copyStrided_u005bfloat64_u005d:
 	.reg .b64 %rd<18>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 220 6
+	.loc 3 220 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8635,30 +10744,30 @@ $L8_ret_copyStrided_u005bfloat64_u005d:
 	ld.param.s64 %rd5, [v_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 73 19
+	.loc 8 73 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 7 73 25
+	.loc 8 73 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_fill_u005bfloat64_u005d;
 $L3_if_then:
-	.loc 7 74 13
+	.loc 8 74 13
 	setp.hs.u64 %p1, 0, %rd5;
 	@%p1 bra $L8_oob0;
 	ld.global.nc.f64 %fd0, [%rd4];
-	.loc 7 74 6
+	.loc 8 74 6
 	shl.b64 %rd16, %rd8, 3;
 	add.s64 %rd17, %rd1, %rd16;
 	st.global.f64 [%rd17], %fd0;
 	bra.uni $L5_ret_fill_u005bfloat64_u005d;
 $L8_oob0:
-	.loc 7 74 13
-	mov.u64 %rd9, 0x1A00000001;
+	.loc 8 74 13
+	mov.u64 %rd9, 0x2100000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -8702,7 +10811,7 @@ $L5_ret_fill_u005bfloat64_u005d:
 	.reg .b64 %rd<38>;
 	.reg .f64 %fd<2>;
 
-	.loc 2 223 6
+	.loc 3 223 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8720,21 +10829,21 @@ $L5_ret_fill_u005bfloat64_u005d:
 	ld.param.s64 %rd14, [bs];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 97 19
+	.loc 8 97 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 97 25
+	.loc 8 97 25
 	setp.lt.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_where_u005bfloat64_u005d;
 $L3_if_then:
-	.loc 7 98 12
+	.loc 8 98 12
 	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 7 98 10
+	.loc 8 98 10
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd26, %rd18, 0;
@@ -8744,47 +10853,47 @@ $L3_if_then:
 	@%p4 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L10_oob0:
-	mov.u64 %rd19, 0x1B00000001;
+	mov.u64 %rd19, 0x2200000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L8_bounds_fail;
 $L5_if_then:
-	.loc 7 99 16
+	.loc 8 99 16
 	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 7 99 14
+	.loc 8 99 14
 	setp.hs.u64 %p5, %rd28, %rd8;
 	@%p5 bra $L11_oob1;
 	shl.b64 %rd29, %rd28, 3;
 	add.s64 %rd30, %rd7, %rd29;
 	ld.global.nc.f64 %fd0, [%rd30];
-	.loc 7 99 7
+	.loc 8 99 7
 	shl.b64 %rd31, %rd17, 3;
 	add.s64 %rd32, %rd1, %rd31;
 	st.global.f64 [%rd32], %fd0;
 	bra.uni $L7_ret_where_u005bfloat64_u005d;
 $L11_oob1:
-	.loc 7 99 14
-	mov.u64 %rd19, 0x1B00000002;
+	.loc 8 99 14
+	mov.u64 %rd19, 0x2200000002;
 	mov.u64 %rd20, %rd28;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L8_bounds_fail;
 $L6_if_else:
-	.loc 7 101 16
+	.loc 8 101 16
 	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 7 101 14
+	.loc 8 101 14
 	setp.hs.u64 %p6, %rd33, %rd11;
 	@%p6 bra $L12_oob2;
 	shl.b64 %rd34, %rd33, 3;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.f64 %fd1, [%rd35];
-	.loc 7 101 7
+	.loc 8 101 7
 	shl.b64 %rd36, %rd17, 3;
 	add.s64 %rd37, %rd1, %rd36;
 	st.global.f64 [%rd37], %fd1;
 	bra.uni $L7_ret_where_u005bfloat64_u005d;
 $L12_oob2:
-	.loc 7 101 14
-	mov.u64 %rd19, 0x1B00000003;
+	.loc 8 101 14
+	mov.u64 %rd19, 0x2200000003;
 	mov.u64 %rd20, %rd33;
 	mov.u64 %rd21, %rd11;
 	bra.uni $L8_bounds_fail;
@@ -8828,7 +10937,7 @@ $L7_ret_where_u005bfloat64_u005d:
 	.reg .b64 %rd<76>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 228 6
+	.loc 3 228 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -8846,19 +10955,19 @@ $L7_ret_where_u005bfloat64_u005d:
 	ld.param.s64 %rd14, [idxStride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 144 16
+	.loc 8 144 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 145 7
+	.loc 8 145 7
 	setp.ge.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L15_ret_gatherAt_u005bfloat64_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 149 16
+	.loc 8 149 16
 	sub.s64 %rd18, %rd12, 1;
 	mov.s64 %rd19, %rd17;
 	mov.s64 %rd20, 0;
@@ -8866,58 +10975,58 @@ $L4_if_done:
 	mov.s64 %rd22, %rd18;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 149 23
+	.loc 8 149 23
 	setp.ge.s64 %p1, %rd22, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 150 16
+	.loc 8 150 16
 	setp.hs.u64 %p2, %rd22, %rd11;
 	@%p2 bra $L18_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 7 150 11
+	.loc 8 150 11
 	cvt.s64.s32 %rd32, %r6;
-	.loc 7 151 12
+	.loc 8 151 12
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L19_divzero1;
 	rem.s64 %rd33, %rd19, %rd32;
-	.loc 7 152 3
+	.loc 8 152 3
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L20_divzero2;
 	div.s64 %rd34, %rd19, %rd32;
-	.loc 7 153 27
+	.loc 8 153 27
 	add.s64 %rd35, %rd12, %rd22;
-	.loc 7 153 22
+	.loc 8 153 22
 	setp.hs.u64 %p6, %rd35, %rd11;
 	@%p6 bra $L21_oob3;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.s32 %r7, [%rd37];
-	.loc 7 153 17
+	.loc 8 153 17
 	cvt.s64.s32 %rd38, %r7;
-	.loc 7 153 12
+	.loc 8 153 12
 	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 7 153 3
+	.loc 8 153 3
 	add.s64 %rd40, %rd20, %rd39;
-	.loc 7 154 25
+	.loc 8 154 25
 	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 7 154 30
+	.loc 8 154 30
 	add.s64 %rd42, %rd41, %rd22;
-	.loc 7 154 23
+	.loc 8 154 23
 	setp.hs.u64 %p7, %rd42, %rd11;
 	@%p7 bra $L22_oob4;
 	shl.b64 %rd43, %rd42, 2;
 	add.s64 %rd44, %rd10, %rd43;
 	ld.global.nc.s32 %r8, [%rd44];
-	.loc 7 154 18
+	.loc 8 154 18
 	cvt.s64.s32 %rd45, %r8;
-	.loc 7 154 13
+	.loc 8 154 13
 	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 7 154 3
+	.loc 8 154 3
 	add.s64 %rd47, %rd21, %rd46;
-	.loc 7 149 29
+	.loc 8 149 29
 	sub.s64 %rd48, %rd22, 1;
 	mov.s64 %rd19, %rd34;
 	mov.s64 %rd20, %rd40;
@@ -8925,32 +11034,32 @@ $L6_for_body:
 	mov.s64 %rd22, %rd48;
 	bra.uni $L5_for_loop;
 $L18_oob0:
-	.loc 7 150 16
-	mov.u64 %rd23, 0x1C00000001;
+	.loc 8 150 16
+	mov.u64 %rd23, 0x2300000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L19_divzero1:
-	.loc 7 151 12
-	mov.u64 %rd23, 0x1C00000002;
+	.loc 8 151 12
+	mov.u64 %rd23, 0x2300000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L20_divzero2:
-	.loc 7 152 3
-	mov.u64 %rd23, 0x1C00000003;
+	.loc 8 152 3
+	mov.u64 %rd23, 0x2300000003;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L21_oob3:
-	.loc 7 153 22
-	mov.u64 %rd23, 0x1C00000004;
+	.loc 8 153 22
+	mov.u64 %rd23, 0x2300000004;
 	mov.u64 %rd24, %rd35;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L22_oob4:
-	.loc 7 154 23
-	mov.u64 %rd23, 0x1C00000005;
+	.loc 8 154 23
+	mov.u64 %rd23, 0x2300000005;
 	mov.u64 %rd24, %rd42;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -8959,50 +11068,50 @@ $L7_for_done:
 	mov.s64 %rd50, 0;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 156 16
+	.loc 8 156 16
 	setp.lt.s64 %p8, %rd50, %rd13;
 	@%p8 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
-	.loc 7 157 22
+	.loc 8 157 22
 	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 7 157 20
+	.loc 8 157 20
 	add.s64 %rd52, %rd21, %rd51;
-	.loc 7 157 15
+	.loc 8 157 15
 	setp.hs.u64 %p9, %rd52, %rd8;
 	@%p9 bra $L23_oob5;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.s32 %r9, [%rd54];
-	.loc 7 157 11
+	.loc 8 157 11
 	cvt.s64.s32 %rd55, %r9;
-	.loc 7 158 19
+	.loc 8 158 19
 	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 7 158 24
+	.loc 8 158 24
 	add.s64 %rd57, %rd56, %rd13;
-	.loc 7 158 29
+	.loc 8 158 29
 	add.s64 %rd58, %rd57, %rd50;
-	.loc 7 158 17
+	.loc 8 158 17
 	setp.hs.u64 %p10, %rd58, %rd11;
 	@%p10 bra $L24_oob6;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd10, %rd59;
 	ld.global.nc.s32 %r10, [%rd60];
-	.loc 7 158 12
+	.loc 8 158 12
 	cvt.s64.s32 %rd61, %r10;
-	.loc 7 159 8
+	.loc 8 159 8
 	setp.lt.s64 %p11, %rd55, 0;
 	@%p11 bra $L11_if_then;
 	bra.uni $L25_edge;
 $L23_oob5:
-	.loc 7 157 15
-	mov.u64 %rd23, 0x1C00000006;
+	.loc 8 157 15
+	mov.u64 %rd23, 0x2300000006;
 	mov.u64 %rd24, %rd52;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L16_bounds_fail;
 $L24_oob6:
-	.loc 7 158 17
-	mov.u64 %rd23, 0x1C00000007;
+	.loc 8 158 17
+	mov.u64 %rd23, 0x2300000007;
 	mov.u64 %rd24, %rd58;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -9013,7 +11122,7 @@ $L25_edge:
 	mov.s64 %rd62, %rd55;
 	bra.uni $L12_if_done;
 $L12_if_done:
-	.loc 7 162 8
+	.loc 8 162 8
 	setp.gt.s64 %p12, %rd62, %rd61;
 	@%p12 bra $L13_if_then;
 	bra.uni $L26_edge;
@@ -9024,48 +11133,48 @@ $L26_edge:
 	mov.s64 %rd63, %rd62;
 	bra.uni $L14_if_done;
 $L14_if_done:
-	.loc 7 165 24
+	.loc 8 165 24
 	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 7 165 29
+	.loc 8 165 29
 	add.s64 %rd65, %rd64, %rd50;
-	.loc 7 165 22
+	.loc 8 165 22
 	setp.hs.u64 %p13, %rd65, %rd11;
 	@%p13 bra $L27_oob7;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd10, %rd66;
 	ld.global.nc.s32 %r11, [%rd67];
-	.loc 7 165 17
+	.loc 8 165 17
 	cvt.s64.s32 %rd68, %r11;
-	.loc 7 165 12
+	.loc 8 165 12
 	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 7 165 3
+	.loc 8 165 3
 	add.s64 %rd70, %rd49, %rd69;
-	.loc 7 156 24
+	.loc 8 156 24
 	add.s64 %rd71, %rd50, 1;
 	mov.s64 %rd49, %rd70;
 	mov.s64 %rd50, %rd71;
 	bra.uni $L8_for_loop;
 $L27_oob7:
-	.loc 7 165 22
-	mov.u64 %rd23, 0x1C00000008;
+	.loc 8 165 22
+	mov.u64 %rd23, 0x2300000008;
 	mov.u64 %rd24, %rd65;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L10_for_done:
-	.loc 7 167 12
+	.loc 8 167 12
 	setp.hs.u64 %p14, %rd49, %rd5;
 	@%p14 bra $L28_oob8;
 	shl.b64 %rd72, %rd49, 3;
 	add.s64 %rd73, %rd4, %rd72;
 	ld.global.nc.f64 %fd0, [%rd73];
-	.loc 7 167 5
+	.loc 8 167 5
 	shl.b64 %rd74, %rd17, 3;
 	add.s64 %rd75, %rd1, %rd74;
 	st.global.f64 [%rd75], %fd0;
 	bra.uni $L15_ret_gatherAt_u005bfloat64_u005d;
 $L28_oob8:
-	.loc 7 167 12
-	mov.u64 %rd23, 0x1C00000009;
+	.loc 8 167 12
+	mov.u64 %rd23, 0x2300000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -9110,7 +11219,7 @@ $L15_ret_gatherAt_u005bfloat64_u005d:
 	.reg .b64 %rd<102>;
 	.reg .f64 %fd<2>;
 
-	.loc 2 233 6
+	.loc 3 233 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9129,104 +11238,104 @@ $L15_ret_gatherAt_u005bfloat64_u005d:
 	ld.param.s64 %rd15, [idxStride];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 234 16
+	.loc 3 234 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd16, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd17, %r2;
 	add.s64 %rd18, %rd16, %rd17;
-	.loc 2 235 7
+	.loc 3 235 7
 	setp.ge.s64 %p0, %rd18, %rd5;
 	@%p0 bra $L2_if_then;
 	bra.uni $L6_entry;
 $L2_if_then:
-	.loc 2 236 3
+	.loc 3 236 3
 	ret;
 $L6_entry:
 	mov.s64 %rd20, 0;
 	mov.s64 %rd21, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 10 25 16
+	.loc 11 25 16
 	setp.lt.s64 %p2, %rd21, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 10 26 24
+	.loc 11 26 24
 	add.s64 %rd22, %rd12, %rd21;
-	.loc 10 26 21
+	.loc 11 26 21
 	setp.hs.u64 %p3, %rd22, %rd11;
 	@%p3 bra $L29_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 10 26 16
+	.loc 11 26 16
 	cvt.s64.s32 %rd32, %r6;
-	.loc 10 26 11
+	.loc 11 26 11
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L30_divzero1;
 	div.s64 %rd33, %rd18, %rd32;
-	.loc 10 26 40
+	.loc 11 26 40
 	setp.hs.u64 %p6, %rd21, %rd11;
 	@%p6 bra $L31_oob2;
 	shl.b64 %rd34, %rd21, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 10 26 35
+	.loc 11 26 35
 	cvt.s64.s32 %rd36, %r7;
-	.loc 10 26 30
+	.loc 11 26 30
 	setp.eq.s64 %p7, %rd36, 0;
 	@%p7 bra $L32_divzero3;
 	rem.s64 %rd37, %rd33, %rd36;
-	.loc 10 27 25
+	.loc 11 27 25
 	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 10 27 28
+	.loc 11 27 28
 	add.s64 %rd39, %rd38, %rd21;
-	.loc 10 27 23
+	.loc 11 27 23
 	setp.hs.u64 %p8, %rd39, %rd11;
 	@%p8 bra $L33_oob4;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd10, %rd40;
 	ld.global.nc.s32 %r8, [%rd41];
-	.loc 10 27 18
+	.loc 11 27 18
 	cvt.s64.s32 %rd42, %r8;
-	.loc 10 27 13
+	.loc 11 27 13
 	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 10 27 3
+	.loc 11 27 3
 	add.s64 %rd44, %rd20, %rd43;
-	.loc 10 25 22
+	.loc 11 25 22
 	add.s64 %rd45, %rd21, 1;
 	mov.s64 %rd20, %rd44;
 	mov.s64 %rd21, %rd45;
 	bra.uni $L7_for_loop;
 $L29_oob0:
-	.loc 10 26 21
-	mov.u64 %rd23, 0x1D00000001;
+	.loc 11 26 21
+	mov.u64 %rd23, 0x2400000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L30_divzero1:
-	.loc 10 26 11
-	mov.u64 %rd23, 0x1D00000002;
+	.loc 11 26 11
+	mov.u64 %rd23, 0x2400000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L31_oob2:
-	.loc 10 26 40
-	mov.u64 %rd23, 0x1D00000003;
+	.loc 11 26 40
+	mov.u64 %rd23, 0x2400000003;
 	mov.u64 %rd24, %rd21;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L32_divzero3:
-	.loc 10 26 30
-	mov.u64 %rd23, 0x1D00000004;
+	.loc 11 26 30
+	mov.u64 %rd23, 0x2400000004;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L33_oob4:
-	.loc 10 27 23
-	mov.u64 %rd23, 0x1D00000005;
+	.loc 11 27 23
+	mov.u64 %rd23, 0x2400000005;
 	mov.u64 %rd24, %rd39;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -9236,7 +11345,7 @@ $L9_for_done:
 	mov.s64 %rd47, 0;
 	bra.uni $L10_for_loop;
 $L10_for_loop:
-	.loc 10 31 16
+	.loc 11 31 16
 	setp.lt.s64 %p10, %rd47, %rd13;
 	@%p10 bra $L11_for_body;
 	bra.uni $L12_for_done;
@@ -9245,85 +11354,85 @@ $L11_for_body:
 	mov.s64 %rd49, 0;
 	bra.uni $L13_for_loop;
 $L13_for_loop:
-	.loc 10 33 17
+	.loc 11 33 17
 	setp.lt.s64 %p11, %rd49, %rd12;
 	@%p11 bra $L14_for_body;
 	bra.uni $L15_for_done;
 $L14_for_body:
-	.loc 10 34 17
+	.loc 11 34 17
 	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 10 34 20
+	.loc 11 34 20
 	add.s64 %rd51, %rd50, %rd49;
-	.loc 10 34 15
+	.loc 11 34 15
 	setp.hs.u64 %p12, %rd51, %rd11;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd10, %rd52;
 	ld.global.nc.s32 %r9, [%rd53];
-	.loc 10 34 10
+	.loc 11 34 10
 	cvt.s64.s32 %rd54, %r9;
-	.loc 10 34 25
+	.loc 11 34 25
 	setp.eq.s64 %p13, %rd54, %rd47;
 	@%p13 bra $L16_if_then;
 	bra.uni $L35_edge;
 $L34_oob5:
-	.loc 10 34 15
-	mov.u64 %rd23, 0x1D00000006;
+	.loc 11 34 15
+	mov.u64 %rd23, 0x2400000006;
 	mov.u64 %rd24, %rd51;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L16_if_then:
-	.loc 10 35 26
+	.loc 11 35 26
 	add.s64 %rd56, %rd12, %rd49;
-	.loc 10 35 23
+	.loc 11 35 23
 	setp.hs.u64 %p14, %rd56, %rd11;
 	@%p14 bra $L36_oob6;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd10, %rd57;
 	ld.global.nc.s32 %r10, [%rd58];
-	.loc 10 35 18
+	.loc 11 35 18
 	cvt.s64.s32 %rd59, %r10;
-	.loc 10 35 13
+	.loc 11 35 13
 	setp.eq.s64 %p15, %rd59, 0;
 	@%p15 bra $L37_divzero7;
 	div.s64 %rd60, %rd18, %rd59;
-	.loc 10 35 42
+	.loc 11 35 42
 	setp.hs.u64 %p16, %rd49, %rd11;
 	@%p16 bra $L38_oob8;
 	shl.b64 %rd61, %rd49, 2;
 	add.s64 %rd62, %rd10, %rd61;
 	ld.global.nc.s32 %r11, [%rd62];
-	.loc 10 35 37
+	.loc 11 35 37
 	cvt.s64.s32 %rd63, %r11;
-	.loc 10 35 32
+	.loc 11 35 32
 	setp.eq.s64 %p17, %rd63, 0;
 	@%p17 bra $L39_divzero9;
 	rem.s64 %rd64, %rd60, %rd63;
-	.loc 10 35 5
+	.loc 11 35 5
 	add.s64 %rd65, %rd48, %rd64;
 	mov.s64 %rd55, %rd65;
 	bra.uni $L17_if_done;
 $L36_oob6:
-	.loc 10 35 23
-	mov.u64 %rd23, 0x1D00000007;
+	.loc 11 35 23
+	mov.u64 %rd23, 0x2400000007;
 	mov.u64 %rd24, %rd56;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L37_divzero7:
-	.loc 10 35 13
-	mov.u64 %rd23, 0x1D00000008;
+	.loc 11 35 13
+	mov.u64 %rd23, 0x2400000008;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L38_oob8:
-	.loc 10 35 42
-	mov.u64 %rd23, 0x1D00000009;
+	.loc 11 35 42
+	mov.u64 %rd23, 0x2400000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L39_divzero9:
-	.loc 10 35 32
-	mov.u64 %rd23, 0x1D0000000A;
+	.loc 11 35 32
+	mov.u64 %rd23, 0x240000000A;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
@@ -9331,7 +11440,7 @@ $L35_edge:
 	mov.s64 %rd55, %rd48;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 10 33 23
+	.loc 11 33 23
 	add.s64 %rd66, %rd49, 1;
 	mov.s64 %rd48, %rd55;
 	mov.s64 %rd49, %rd66;
@@ -9341,57 +11450,57 @@ $L15_for_done:
 	mov.s64 %rd68, 0;
 	bra.uni $L18_for_loop;
 $L18_for_loop:
-	.loc 10 38 17
+	.loc 11 38 17
 	setp.lt.s64 %p18, %rd68, %rd14;
 	@%p18 bra $L19_for_body;
 	bra.uni $L20_for_done;
 $L19_for_body:
-	.loc 10 39 17
+	.loc 11 39 17
 	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 10 39 22
+	.loc 11 39 22
 	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 10 39 20
+	.loc 11 39 20
 	add.s64 %rd71, %rd69, %rd70;
-	.loc 10 39 25
+	.loc 11 39 25
 	add.s64 %rd72, %rd71, %rd68;
-	.loc 10 39 15
+	.loc 11 39 15
 	setp.hs.u64 %p19, %rd72, %rd11;
 	@%p19 bra $L40_oob10;
 	shl.b64 %rd73, %rd72, 2;
 	add.s64 %rd74, %rd10, %rd73;
 	ld.global.nc.s32 %r12, [%rd74];
-	.loc 10 39 10
+	.loc 11 39 10
 	cvt.s64.s32 %rd75, %r12;
-	.loc 10 39 30
+	.loc 11 39 30
 	setp.eq.s64 %p20, %rd75, %rd47;
 	@%p20 bra $L21_if_then;
 	bra.uni $L41_edge;
 $L40_oob10:
-	.loc 10 39 15
-	mov.u64 %rd23, 0x1D0000000B;
+	.loc 11 39 15
+	mov.u64 %rd23, 0x240000000B;
 	mov.u64 %rd24, %rd72;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L21_if_then:
-	.loc 10 40 24
+	.loc 11 40 24
 	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 10 40 22
+	.loc 11 40 22
 	add.s64 %rd78, %rd20, %rd77;
-	.loc 10 40 17
+	.loc 11 40 17
 	setp.hs.u64 %p21, %rd78, %rd8;
 	@%p21 bra $L42_oob11;
 	shl.b64 %rd79, %rd78, 2;
 	add.s64 %rd80, %rd7, %rd79;
 	ld.global.nc.s32 %r13, [%rd80];
-	.loc 10 40 13
+	.loc 11 40 13
 	cvt.s64.s32 %rd81, %r13;
-	.loc 10 40 5
+	.loc 11 40 5
 	add.s64 %rd82, %rd67, %rd81;
 	mov.s64 %rd76, %rd82;
 	bra.uni $L22_if_done;
 $L42_oob11:
-	.loc 10 40 17
-	mov.u64 %rd23, 0x1D0000000C;
+	.loc 11 40 17
+	mov.u64 %rd23, 0x240000000C;
 	mov.u64 %rd24, %rd78;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L27_bounds_fail;
@@ -9399,36 +11508,36 @@ $L41_edge:
 	mov.s64 %rd76, %rd67;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 38 25
+	.loc 11 38 25
 	add.s64 %rd83, %rd68, 1;
 	mov.s64 %rd67, %rd76;
 	mov.s64 %rd68, %rd83;
 	bra.uni $L18_for_loop;
 $L20_for_done:
-	.loc 10 43 8
+	.loc 11 43 8
 	setp.lt.s64 %p22, %rd67, 0;
 	@%p22 bra $L23_if_then;
 	bra.uni $L25_cond_false;
 $L25_cond_false:
-	.loc 10 43 30
+	.loc 11 43 30
 	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 10 43 33
+	.loc 11 43 33
 	add.s64 %rd94, %rd93, %rd47;
-	.loc 10 43 28
+	.loc 11 43 28
 	setp.hs.u64 %p25, %rd94, %rd11;
 	@%p25 bra $L44_oob13;
 	shl.b64 %rd95, %rd94, 2;
 	add.s64 %rd96, %rd10, %rd95;
 	ld.global.nc.s32 %r15, [%rd96];
-	.loc 10 43 23
+	.loc 11 43 23
 	cvt.s64.s32 %rd97, %r15;
-	.loc 10 43 17
+	.loc 11 43 17
 	setp.ge.s64 %p26, %rd67, %rd97;
 	@%p26 bra $L23_if_then;
 	bra.uni $L45_edge;
 $L44_oob13:
-	.loc 10 43 28
-	mov.u64 %rd23, 0x1D0000000E;
+	.loc 11 43 28
+	mov.u64 %rd23, 0x240000000E;
 	mov.u64 %rd24, %rd94;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -9439,38 +11548,38 @@ $L45_edge:
 	mov.pred %p23, %p9;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 10 46 24
+	.loc 11 46 24
 	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 10 46 27
+	.loc 11 46 27
 	add.s64 %rd85, %rd84, %rd13;
-	.loc 10 46 30
+	.loc 11 46 30
 	add.s64 %rd86, %rd85, %rd47;
-	.loc 10 46 22
+	.loc 11 46 22
 	setp.hs.u64 %p24, %rd86, %rd11;
 	@%p24 bra $L43_oob12;
 	shl.b64 %rd87, %rd86, 2;
 	add.s64 %rd88, %rd10, %rd87;
 	ld.global.nc.s32 %r14, [%rd88];
-	.loc 10 46 17
+	.loc 11 46 17
 	cvt.s64.s32 %rd89, %r14;
-	.loc 10 46 12
+	.loc 11 46 12
 	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 10 46 3
+	.loc 11 46 3
 	add.s64 %rd91, %rd46, %rd90;
-	.loc 10 31 22
+	.loc 11 31 22
 	add.s64 %rd92, %rd47, 1;
 	mov.s64 %rd46, %rd91;
 	mov.pred %p9, %p23;
 	mov.s64 %rd47, %rd92;
 	bra.uni $L10_for_loop;
 $L43_oob12:
-	.loc 10 46 22
-	mov.u64 %rd23, 0x1D0000000D;
+	.loc 11 46 22
+	mov.u64 %rd23, 0x240000000D;
 	mov.u64 %rd24, %rd86;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L12_for_done:
-	.loc 10 48 2
+	.loc 11 48 2
 	mov.s64 %rd19, %rd46;
 	mov.pred %p1, %p9;
 	bra.uni $L26_ret_scatterOffset;
@@ -9478,21 +11587,21 @@ $L26_ret_scatterOffset:
 	@%p1 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L4_if_then:
-	.loc 2 239 21
+	.loc 3 239 21
 	setp.hs.u64 %p27, %rd19, %rd2;
 	@%p27 bra $L46_oob14;
 	shl.b64 %rd98, %rd19, 3;
 	add.s64 %rd99, %rd1, %rd98;
-	.loc 2 239 31
+	.loc 3 239 31
 	shl.b64 %rd100, %rd18, 3;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.f64 %fd0, [%rd101];
-	.loc 2 239 16
+	.loc 3 239 16
 	atom.global.add.f64 %fd1, [%rd99], %fd0;
 	bra.uni $L5_if_done;
 $L46_oob14:
-	.loc 2 239 21
-	mov.u64 %rd23, 0x1D0000000F;
+	.loc 3 239 21
+	mov.u64 %rd23, 0x240000000F;
 	mov.u64 %rd24, %rd19;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L27_bounds_fail;
@@ -9530,7 +11639,7 @@ $L5_if_done:
 	.reg .f32 %f<1>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 248 6
+	.loc 3 248 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9539,34 +11648,34 @@ $L5_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 249 19
+	.loc 3 249 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 2 249 25
+	.loc 3 249 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 250 21
+	.loc 3 250 21
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 3;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.f64 %fd0, [%rd17];
-	.loc 2 250 19
+	.loc 3 250 19
 	cvt.rn.f32.f64 %f0, %fd0;
-	.loc 2 250 6
+	.loc 3 250 6
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f0;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 2 250 21
-	mov.u64 %rd9, 0x1E00000001;
+	.loc 3 250 21
+	mov.u64 %rd9, 0x2500000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -9604,7 +11713,7 @@ $L3_if_done:
 	.reg .f32 %f<1>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 255 6
+	.loc 3 255 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9613,34 +11722,34 @@ $L3_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 256 19
+	.loc 3 256 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 2 256 25
+	.loc 3 256 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 257 21
+	.loc 3 257 21
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 2;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.f32 %f0, [%rd17];
-	.loc 2 257 19
+	.loc 3 257 19
 	cvt.f64.f32 %fd0, %f0;
-	.loc 2 257 6
+	.loc 3 257 6
 	shl.b64 %rd18, %rd8, 3;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f64 [%rd19], %fd0;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 2 257 21
-	mov.u64 %rd9, 0x1F00000001;
+	.loc 3 257 21
+	mov.u64 %rd9, 0x2600000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -9677,7 +11786,7 @@ $L3_if_done:
 	.reg .b64 %rd<20>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 262 6
+	.loc 3 262 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9686,34 +11795,34 @@ $L3_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 263 19
+	.loc 3 263 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 2 263 25
+	.loc 3 263 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 264 19
+	.loc 3 264 19
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 3;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.f64 %fd0, [%rd17];
-	.loc 2 264 17
+	.loc 3 264 17
 	cvt.rzi.s32.f64 %r6, %fd0;
-	.loc 2 264 6
+	.loc 3 264 6
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.s32 [%rd19], %r6;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 2 264 19
-	mov.u64 %rd9, 0x2000000001;
+	.loc 3 264 19
+	mov.u64 %rd9, 0x2700000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -9750,7 +11859,7 @@ $L3_if_done:
 	.reg .b64 %rd<20>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 269 6
+	.loc 3 269 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9759,34 +11868,34 @@ $L3_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 270 19
+	.loc 3 270 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 2 270 25
+	.loc 3 270 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 271 21
+	.loc 3 271 21
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 2;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.s32 %r6, [%rd17];
-	.loc 2 271 19
+	.loc 3 271 19
 	cvt.rn.f64.s32 %fd0, %r6;
-	.loc 2 271 6
+	.loc 3 271 6
 	shl.b64 %rd18, %rd8, 3;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f64 [%rd19], %fd0;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 2 271 21
-	mov.u64 %rd9, 0x2100000001;
+	.loc 3 271 21
+	mov.u64 %rd9, 0x2800000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -9823,7 +11932,7 @@ $L3_if_done:
 	.reg .b64 %rd<21>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 276 6
+	.loc 3 276 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9832,34 +11941,34 @@ $L3_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 277 19
+	.loc 3 277 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 2 277 25
+	.loc 3 277 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 278 19
+	.loc 3 278 19
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 3;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.f64 %fd0, [%rd17];
-	.loc 2 278 17
+	.loc 3 278 17
 	cvt.rzi.s64.f64 %rd18, %fd0;
-	.loc 2 278 6
+	.loc 3 278 6
 	shl.b64 %rd19, %rd8, 3;
 	add.s64 %rd20, %rd1, %rd19;
 	st.global.s64 [%rd20], %rd18;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 2 278 19
-	mov.u64 %rd9, 0x2200000001;
+	.loc 3 278 19
+	mov.u64 %rd9, 0x2900000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -9896,7 +12005,7 @@ $L3_if_done:
 	.reg .b64 %rd<21>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 283 6
+	.loc 3 283 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9905,34 +12014,34 @@ $L3_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 284 19
+	.loc 3 284 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 2 284 25
+	.loc 3 284 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 285 21
+	.loc 3 285 21
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 3;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.s64 %rd18, [%rd17];
-	.loc 2 285 19
+	.loc 3 285 19
 	cvt.rn.f64.s64 %fd0, %rd18;
-	.loc 2 285 6
+	.loc 3 285 6
 	shl.b64 %rd19, %rd8, 3;
 	add.s64 %rd20, %rd1, %rd19;
 	st.global.f64 [%rd20], %fd0;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 2 285 21
-	mov.u64 %rd9, 0x2300000001;
+	.loc 3 285 21
+	mov.u64 %rd9, 0x2A00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -9969,7 +12078,7 @@ $L3_if_done:
 	.reg .b64 %rd<20>;
 	.reg .f64 %fd<1>;
 
-	.loc 2 290 6
+	.loc 3 290 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -9978,35 +12087,35 @@ $L3_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 291 19
+	.loc 3 291 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 2 291 25
+	.loc 3 291 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 292 13
+	.loc 3 292 13
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 3;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.f64 %fd0, [%rd17];
-	.loc 2 292 17
+	.loc 3 292 17
 	setp.neu.f64 %p3, %fd0, 0d0000000000000000;
-	.loc 2 292 6
+	.loc 3 292 6
 	shl.b64 %rd18, %rd8, 0;
 	add.s64 %rd19, %rd1, %rd18;
 	selp.u32 %r6, 1, 0, %p3;
 	st.global.u8 [%rd19], %r6;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 2 292 13
-	mov.u64 %rd9, 0x2400000001;
+	.loc 3 292 13
+	mov.u64 %rd9, 0x2B00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -10043,7 +12152,7 @@ $L3_if_done:
 	.reg .b64 %rd<22>;
 	.reg .f64 %fd<2>;
 
-	.loc 2 297 6
+	.loc 3 297 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -10052,24 +12161,24 @@ $L3_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 2 298 19
+	.loc 3 298 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 2 298 25
+	.loc 3 298 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 2 299 6
+	.loc 3 299 6
 	shl.b64 %rd9, %rd8, 3;
 	add.s64 %rd10, %rd1, %rd9;
 	mov.f64 %fd0, 0d0000000000000000;
 	st.global.f64 [%rd10], %fd0;
-	.loc 2 300 7
+	.loc 3 300 7
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L7_oob0;
 	shl.b64 %rd18, %rd8, 0;
@@ -10079,7 +12188,7 @@ $L2_if_then:
 	@%p4 bra $L4_if_then;
 	bra.uni $L3_if_done;
 $L7_oob0:
-	mov.u64 %rd11, 0x2500000001;
+	mov.u64 %rd11, 0x2C00000001;
 	mov.u64 %rd12, %rd8;
 	mov.u64 %rd13, %rd5;
 	bra.uni $L5_bounds_fail;
@@ -10100,7 +12209,7 @@ $L5_bounds_fail:
 $L6_bounds_exit:
 	exit;
 $L4_if_then:
-	.loc 2 301 7
+	.loc 3 301 7
 	shl.b64 %rd20, %rd8, 3;
 	add.s64 %rd21, %rd1, %rd20;
 	mov.f64 %fd1, 0d3FF0000000000000;
@@ -10124,7 +12233,7 @@ $L3_if_done:
 	.reg .b64 %rd<21>;
 	.reg .f32 %f<125>;
 
-	.loc 3 234 6
+	.loc 4 234 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -10134,29 +12243,29 @@ $L3_if_done:
 	ld.param.s64 %rd6, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 228 19
+	.loc 4 228 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 3 228 25
+	.loc 4 228 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_unary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L3_if_then:
-	.loc 3 229 39
+	.loc 4 229 39
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd17, %rd9, 2;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.f32 %f0, [%rd18];
-	.loc 3 229 37
+	.loc 4 229 37
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 3 229 39
-	mov.u64 %rd10, 0x2600000001;
+	.loc 4 229 39
+	mov.u64 %rd10, 0x2D00000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -10177,38 +12286,38 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 107 7
+	.loc 4 107 7
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L12_switch_body;
 	bra.uni $L14_switch_next;
 $L12_switch_body:
-	.loc 3 108 10
+	.loc 4 108 10
 	neg.f32 %f3, %f1;
-	.loc 3 108 3
+	.loc 4 108 3
 	mov.f32 %f2, %f3;
 	bra.uni $L88_entry;
 $L14_switch_next:
-	.loc 3 109 7
+	.loc 4 109 7
 	setp.eq.s64 %p4, %rd6, 1;
 	@%p4 bra $L13_switch_body;
 	bra.uni $L16_switch_next;
 $L13_switch_body:
-	.loc 3 110 17
+	.loc 4 110 17
 	abs.f32 %f4, %f1;
-	.loc 3 110 3
+	.loc 4 110 3
 	mov.f32 %f2, %f4;
 	bra.uni $L88_entry;
 $L16_switch_next:
-	.loc 3 111 7
+	.loc 4 111 7
 	setp.eq.s64 %p5, %rd6, 2;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L18_switch_next;
 $L15_switch_body:
-	.loc 3 112 17
+	.loc 4 112 17
 	max.f32 %f5, %f1, 0fC2D00000;
 	min.f32 %f5, %f5, 0f42B20000;
 	mul.rn.f32 %f6, %f5, 0f3FB8AA3B;
@@ -10226,210 +12335,210 @@ $L15_switch_body:
 	mul.rn.f32 %f9, %f9, %f13;
 	setp.nan.f32 %p6, %f1, %f1;
 	selp.f32 %f9, %f1, %f9, %p6;
-	.loc 3 112 3
+	.loc 4 112 3
 	mov.f32 %f2, %f9;
 	bra.uni $L88_entry;
 $L18_switch_next:
-	.loc 3 113 7
+	.loc 4 113 7
 	setp.eq.s64 %p7, %rd6, 3;
 	@%p7 bra $L17_switch_body;
 	bra.uni $L20_switch_next;
 $L17_switch_body:
-	.loc 3 114 17
+	.loc 4 114 17
 	lg2.approx.f32 %f14, %f1;
 	mul.rn.f32 %f15, %f14, 0f3F317218;
-	.loc 3 114 3
+	.loc 4 114 3
 	mov.f32 %f2, %f15;
 	bra.uni $L88_entry;
 $L20_switch_next:
-	.loc 3 115 7
+	.loc 4 115 7
 	setp.eq.s64 %p8, %rd6, 4;
 	@%p8 bra $L19_switch_body;
 	bra.uni $L22_switch_next;
 $L19_switch_body:
-	.loc 3 116 18
+	.loc 4 116 18
 	sqrt.rn.f32 %f16, %f1;
-	.loc 3 116 3
+	.loc 4 116 3
 	mov.f32 %f2, %f16;
 	bra.uni $L88_entry;
 $L22_switch_next:
-	.loc 3 117 7
+	.loc 4 117 7
 	setp.eq.s64 %p9, %rd6, 5;
 	@%p9 bra $L21_switch_body;
 	bra.uni $L24_switch_next;
 $L21_switch_body:
-	.loc 3 118 19
+	.loc 4 118 19
 	rsqrt.approx.f32 %f17, %f1;
-	.loc 3 118 3
+	.loc 4 118 3
 	mov.f32 %f2, %f17;
 	bra.uni $L88_entry;
 $L24_switch_next:
-	.loc 3 119 7
+	.loc 4 119 7
 	setp.eq.s64 %p10, %rd6, 6;
 	@%p10 bra $L47_entry;
 	bra.uni $L26_switch_next;
 $L47_entry:
-	.loc 14 24 14
+	.loc 15 24 14
 	abs.f32 %f19, %f1;
-	.loc 14 25 7
+	.loc 15 25 7
 	setp.lt.f32 %p11, %f19, 0f39000000;
 	@%p11 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L48_if_then:
-	.loc 14 26 3
+	.loc 15 26 3
 	mov.f32 %f18, %f1;
 	bra.uni $L56_ret_Tanh32;
 $L49_if_done:
-	.loc 14 28 7
+	.loc 15 28 7
 	setp.lt.f32 %p12, %f19, 0f3F19999A;
 	@%p12 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 14 29 10
+	.loc 15 29 10
 	mul.rn.f32 %f20, %f1, %f1;
-	.loc 14 31 14
+	.loc 15 31 14
 	mov.f32 %f22, 0fBBCD6EDD;
 	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 14 32 14
+	.loc 15 32 14
 	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 14 33 14
+	.loc 15 33 14
 	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 14 34 14
+	.loc 15 34 14
 	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 14 35 19
+	.loc 15 35 19
 	mul.rn.f32 %f26, %f1, %f20;
-	.loc 14 35 17
+	.loc 15 35 17
 	fma.rn.f32 %f27, %f26, %f25, %f1;
-	.loc 14 35 3
+	.loc 15 35 3
 	mov.f32 %f18, %f27;
 	bra.uni $L56_ret_Tanh32;
 $L51_if_done:
-	.loc 14 37 9
+	.loc 15 37 9
 	setp.lt.f32 %p13, %f19, 0f4111999A;
 	@%p13 bra $L53_if_done;
 	bra.uni $L52_if_then;
 $L53_if_done:
-	.loc 14 43 32
+	.loc 15 43 32
 	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 14 43 30
+	.loc 15 43 30
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 12 114 18
+	.loc 13 114 18
 	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 12 114 33
+	.loc 13 114 33
 	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 12 114 16
+	.loc 13 114 16
 	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 12 115 15
+	.loc 13 115 15
 	neg.f32 %f33, %f32;
-	.loc 12 115 14
+	.loc 13 115 14
 	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 12 116 14
+	.loc 13 116 14
 	neg.f32 %f35, %f32;
-	.loc 12 116 13
+	.loc 13 116 13
 	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 12 118 13
+	.loc 13 118 13
 	mov.f32 %f38, 0f3AB63536;
 	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 12 119 13
+	.loc 13 119 13
 	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 12 120 13
+	.loc 13 120 13
 	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 12 121 13
+	.loc 13 121 13
 	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 12 122 16
+	.loc 13 122 16
 	mul.rn.f32 %f42, %f36, %f36;
-	.loc 12 122 14
+	.loc 13 122 14
 	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 12 123 12
+	.loc 13 123 12
 	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 12 123 52
+	.loc 13 123 52
 	cvt.rzi.s32.f32 %r6, %f32;
-	.loc 12 123 55
+	.loc 13 123 55
 	add.s32 %r7, %r6, 127;
-	.loc 12 123 46
+	.loc 13 123 46
 	mov.u32 %r8, %r7;
-	.loc 12 123 60
+	.loc 13 123 60
 	shl.b32 %r9, %r8, 23;
-	.loc 12 123 39
+	.loc 13 123 39
 	mov.b32 %f45, %r9;
-	.loc 12 123 17
+	.loc 13 123 17
 	mul.rn.f32 %f46, %f44, %f45;
-	.loc 12 123 2
+	.loc 13 123 2
 	mov.f32 %f29, %f46;
 	bra.uni $L58_ret_exp32;
 $L58_ret_exp32:
-	.loc 14 43 35
+	.loc 15 43 35
 	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 14 43 23
+	.loc 15 43 23
 	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 14 43 21
+	.loc 15 43 21
 	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 14 43 19
+	.loc 15 43 19
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.b32 %r10, %f49;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r12, %f1;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r14, %r11, %r13;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f51, %r14;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f50, %f51;
 	bra.uni $L60_ret_copysign32;
 $L60_ret_copysign32:
-	.loc 14 43 2
+	.loc 15 43 2
 	mov.f32 %f18, %f50;
 	bra.uni $L56_ret_Tanh32;
 $L52_if_then:
-	.loc 14 38 8
+	.loc 15 38 8
 	setp.neu.f32 %p14, %f1, %f1;
 	@%p14 bra $L54_if_then;
 	bra.uni $L61_entry;
 $L54_if_then:
-	.loc 14 39 4
+	.loc 15 39 4
 	mov.f32 %f18, %f1;
 	bra.uni $L56_ret_Tanh32;
 $L61_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.f32 %f53, 0f3F800000;
 	mov.b32 %r15, %f53;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r17, %f1;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r19, %r16, %r18;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f54, %r19;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f52, %f54;
 	bra.uni $L62_ret_copysign32;
 $L62_ret_copysign32:
-	.loc 14 41 3
+	.loc 15 41 3
 	mov.f32 %f18, %f52;
 	bra.uni $L56_ret_Tanh32;
 $L56_ret_Tanh32:
-	.loc 3 120 3
+	.loc 4 120 3
 	mov.f32 %f2, %f18;
 	bra.uni $L88_entry;
 $L26_switch_next:
-	.loc 3 121 7
+	.loc 4 121 7
 	setp.eq.s64 %p15, %rd6, 7;
 	@%p15 bra $L25_switch_body;
 	bra.uni $L28_switch_next;
 $L25_switch_body:
-	.loc 3 122 27
+	.loc 4 122 27
 	neg.f32 %f55, %f1;
-	.loc 3 122 26
+	.loc 4 122 26
 	max.f32 %f56, %f55, 0fC2D00000;
 	min.f32 %f56, %f56, 0f42B20000;
 	mul.rn.f32 %f57, %f56, 0f3FB8AA3B;
@@ -10447,319 +12556,319 @@ $L25_switch_body:
 	mul.rn.f32 %f60, %f60, %f64;
 	setp.nan.f32 %p16, %f55, %f55;
 	selp.f32 %f60, %f55, %f60, %p16;
-	.loc 3 122 17
+	.loc 4 122 17
 	add.rn.f32 %f65, 0f3F800000, %f60;
-	.loc 3 122 12
+	.loc 4 122 12
 	div.rn.f32 %f66, 0f3F800000, %f65;
-	.loc 3 122 3
+	.loc 4 122 3
 	mov.f32 %f2, %f66;
 	bra.uni $L88_entry;
 $L28_switch_next:
-	.loc 3 123 7
+	.loc 4 123 7
 	setp.eq.s64 %p17, %rd6, 8;
 	@%p17 bra $L27_switch_body;
 	bra.uni $L30_switch_next;
 $L27_switch_body:
-	.loc 3 124 17
+	.loc 4 124 17
 	mul.rn.f32 %f67, %f1, 0f3E22F983;
 	cvt.rni.f32.f32 %f67, %f67;
 	fma.rn.f32 %f68, %f67, 0fC0C90000, %f1;
 	fma.rn.f32 %f68, %f67, 0fBAFDAA22, %f68;
 	fma.rn.f32 %f68, %f67, 0fAD346000, %f68;
 	sin.approx.f32 %f69, %f68;
-	.loc 3 124 3
+	.loc 4 124 3
 	mov.f32 %f2, %f69;
 	bra.uni $L88_entry;
 $L30_switch_next:
-	.loc 3 125 7
+	.loc 4 125 7
 	setp.eq.s64 %p18, %rd6, 9;
 	@%p18 bra $L29_switch_body;
 	bra.uni $L32_switch_next;
 $L29_switch_body:
-	.loc 3 126 17
+	.loc 4 126 17
 	mul.rn.f32 %f70, %f1, 0f3E22F983;
 	cvt.rni.f32.f32 %f70, %f70;
 	fma.rn.f32 %f71, %f70, 0fC0C90000, %f1;
 	fma.rn.f32 %f71, %f70, 0fBAFDAA22, %f71;
 	fma.rn.f32 %f71, %f70, 0fAD346000, %f71;
 	cos.approx.f32 %f72, %f71;
-	.loc 3 126 3
+	.loc 4 126 3
 	mov.f32 %f2, %f72;
 	bra.uni $L88_entry;
 $L32_switch_next:
-	.loc 3 127 7
+	.loc 4 127 7
 	setp.eq.s64 %p19, %rd6, 10;
 	@%p19 bra $L63_entry;
 	bra.uni $L34_switch_next;
 $L63_entry:
-	.loc 11 26 14
+	.loc 12 26 14
 	abs.f32 %f74, %f1;
-	.loc 11 27 7
+	.loc 12 27 7
 	setp.eq.f32 %p20, %f1, 0f00000000;
 	@%p20 bra $L64_if_then;
 	bra.uni $L65_if_done;
 $L64_if_then:
-	.loc 11 28 3
+	.loc 12 28 3
 	mov.f32 %f73, %f1;
 	bra.uni $L75_ret_Erf32;
 $L65_if_done:
-	.loc 11 30 7
+	.loc 12 30 7
 	setp.lt.f32 %p21, %f74, 0f3F800000;
 	@%p21 bra $L66_if_then;
 	bra.uni $L67_if_done;
 $L66_if_then:
-	.loc 11 31 10
+	.loc 12 31 10
 	mul.rn.f32 %f75, %f1, %f1;
-	.loc 11 33 14
+	.loc 12 33 14
 	mov.f32 %f77, 0f38A4B519;
 	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 11 34 14
+	.loc 12 34 14
 	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 11 35 14
+	.loc 12 35 14
 	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 11 36 14
+	.loc 12 36 14
 	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 11 37 14
+	.loc 12 37 14
 	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 11 39 49
+	.loc 12 39 49
 	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 11 39 41
+	.loc 12 39 41
 	mul.rn.f32 %f83, %f1, %f82;
-	.loc 11 39 17
+	.loc 12 39 17
 	fma.rn.f32 %f84, %f1, 0f3F906EBB, %f83;
-	.loc 11 39 3
+	.loc 12 39 3
 	mov.f32 %f73, %f84;
 	bra.uni $L75_ret_Erf32;
 $L67_if_done:
-	.loc 11 41 9
+	.loc 12 41 9
 	setp.lt.f32 %p22, %f74, 0f40800000;
 	@%p22 bra $L69_if_done;
 	bra.uni $L68_if_then;
 $L69_if_done:
-	.loc 11 48 7
+	.loc 12 48 7
 	setp.lt.f32 %p23, %f74, 0f40100000;
 	@%p23 bra $L72_if_then;
 	bra.uni $L74_if_else;
 $L72_if_then:
-	.loc 11 49 10
+	.loc 12 49 10
 	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 11 51 14
+	.loc 12 51 14
 	mov.f32 %f87, 0f39858B99;
 	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 11 52 14
+	.loc 12 52 14
 	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 11 53 14
+	.loc 12 53 14
 	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 11 54 14
+	.loc 12 54 14
 	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 11 55 14
+	.loc 12 55 14
 	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 11 56 14
+	.loc 12 56 14
 	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 11 57 14
+	.loc 12 57 14
 	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 11 58 14
+	.loc 12 58 14
 	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 11 59 14
+	.loc 12 59 14
 	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 11 60 14
+	.loc 12 60 14
 	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
 	mov.f32 %f97, %f96;
 	bra.uni $L73_if_done;
 $L74_if_else:
-	.loc 11 62 10
+	.loc 12 62 10
 	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 11 64 14
+	.loc 12 64 14
 	mov.f32 %f103, 0f38CA5CFA;
 	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 11 65 14
+	.loc 12 65 14
 	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 11 66 14
+	.loc 12 66 14
 	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 11 67 14
+	.loc 12 67 14
 	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 11 68 14
+	.loc 12 68 14
 	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 11 69 14
+	.loc 12 69 14
 	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 11 70 14
+	.loc 12 70 14
 	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 11 71 14
+	.loc 12 71 14
 	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
 	mov.f32 %f97, %f110;
 	bra.uni $L73_if_done;
 $L73_if_done:
-	.loc 11 73 21
+	.loc 12 73 21
 	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 11 73 19
+	.loc 12 73 19
 	bra.uni $L76_entry;
 $L76_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.b32 %r20, %f98;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r21, %r20, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r22, %f1;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r23, %r22, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r24, %r21, %r23;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f100, %r24;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f99, %f100;
 	bra.uni $L77_ret_copysign32;
 $L77_ret_copysign32:
-	.loc 11 73 2
+	.loc 12 73 2
 	mov.f32 %f73, %f99;
 	bra.uni $L75_ret_Erf32;
 $L68_if_then:
-	.loc 11 42 8
+	.loc 12 42 8
 	setp.neu.f32 %p24, %f1, %f1;
 	@%p24 bra $L70_if_then;
 	bra.uni $L78_entry;
 $L70_if_then:
-	.loc 11 43 4
+	.loc 12 43 4
 	mov.f32 %f73, %f1;
 	bra.uni $L75_ret_Erf32;
 $L78_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.f32 %f112, 0f3F800000;
 	mov.b32 %r25, %f112;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r26, %r25, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r27, %f1;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r28, %r27, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r29, %r26, %r28;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f113, %r29;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f111, %f113;
 	bra.uni $L79_ret_copysign32;
 $L79_ret_copysign32:
-	.loc 11 45 3
+	.loc 12 45 3
 	mov.f32 %f73, %f111;
 	bra.uni $L75_ret_Erf32;
 $L75_ret_Erf32:
-	.loc 3 128 3
+	.loc 4 128 3
 	mov.f32 %f2, %f73;
 	bra.uni $L88_entry;
 $L34_switch_next:
-	.loc 3 129 7
+	.loc 4 129 7
 	setp.eq.s64 %p25, %rd6, 11;
 	@%p25 bra $L33_switch_body;
 	bra.uni $L36_switch_next;
 $L33_switch_body:
-	.loc 3 130 19
+	.loc 4 130 19
 	cvt.rmi.f32.f32 %f114, %f1;
-	.loc 3 130 3
+	.loc 4 130 3
 	mov.f32 %f2, %f114;
 	bra.uni $L88_entry;
 $L36_switch_next:
-	.loc 3 131 7
+	.loc 4 131 7
 	setp.eq.s64 %p26, %rd6, 12;
 	@%p26 bra $L35_switch_body;
 	bra.uni $L38_switch_next;
 $L35_switch_body:
-	.loc 3 132 18
+	.loc 4 132 18
 	cvt.rpi.f32.f32 %f115, %f1;
-	.loc 3 132 3
+	.loc 4 132 3
 	mov.f32 %f2, %f115;
 	bra.uni $L88_entry;
 $L38_switch_next:
-	.loc 3 133 7
+	.loc 4 133 7
 	setp.eq.s64 %p27, %rd6, 13;
 	@%p27 bra $L80_entry;
 	bra.uni $L40_switch_next;
 $L80_entry:
-	.loc 3 149 16
+	.loc 4 149 16
 	cvt.rmi.f32.f32 %f117, %f1;
-	.loc 3 150 9
+	.loc 4 150 9
 	sub.rn.f32 %f118, %f1, %f117;
-	.loc 3 151 7
+	.loc 4 151 7
 	setp.gt.f32 %p28, %f118, 0f3F000000;
 	@%p28 bra $L81_if_then;
 	bra.uni $L82_if_done;
 $L81_if_then:
-	.loc 3 152 12
+	.loc 4 152 12
 	add.rn.f32 %f119, %f117, 0f3F800000;
-	.loc 3 152 3
+	.loc 4 152 3
 	mov.f32 %f116, %f119;
 	bra.uni $L87_ret_roundEven;
 $L82_if_done:
-	.loc 3 154 7
+	.loc 4 154 7
 	setp.lt.f32 %p29, %f118, 0f3F000000;
 	@%p29 bra $L83_if_then;
 	bra.uni $L84_if_done;
 $L83_if_then:
-	.loc 3 155 3
+	.loc 4 155 3
 	mov.f32 %f116, %f117;
 	bra.uni $L87_ret_roundEven;
 $L84_if_done:
-	.loc 3 157 16
+	.loc 4 157 16
 	div.rn.f32 %f120, %f117, 0f40000000;
-	.loc 3 157 14
+	.loc 4 157 14
 	cvt.rmi.f32.f32 %f121, %f120;
-	.loc 3 157 19
+	.loc 4 157 19
 	mul.rn.f32 %f122, %f121, 0f40000000;
-	.loc 3 157 22
+	.loc 4 157 22
 	setp.eq.f32 %p30, %f122, %f117;
 	@%p30 bra $L85_if_then;
 	bra.uni $L86_if_done;
 $L85_if_then:
-	.loc 3 158 3
+	.loc 4 158 3
 	mov.f32 %f116, %f117;
 	bra.uni $L87_ret_roundEven;
 $L86_if_done:
-	.loc 3 160 11
+	.loc 4 160 11
 	add.rn.f32 %f123, %f117, 0f3F800000;
-	.loc 3 160 2
+	.loc 4 160 2
 	mov.f32 %f116, %f123;
 	bra.uni $L87_ret_roundEven;
 $L87_ret_roundEven:
-	.loc 3 134 3
+	.loc 4 134 3
 	mov.f32 %f2, %f116;
 	bra.uni $L88_entry;
 $L40_switch_next:
-	.loc 3 135 7
+	.loc 4 135 7
 	setp.eq.s64 %p31, %rd6, 14;
 	@%p31 bra $L39_switch_body;
 	bra.uni $L41_switch_next;
 $L39_switch_body:
-	.loc 3 136 8
+	.loc 4 136 8
 	setp.gt.f32 %p32, %f1, 0f00000000;
 	@%p32 bra $L42_if_then;
 	bra.uni $L43_if_done;
 $L42_if_then:
-	.loc 3 137 4
+	.loc 4 137 4
 	mov.f32 %f2, 0f3F800000;
 	bra.uni $L88_entry;
 $L43_if_done:
-	.loc 3 139 8
+	.loc 4 139 8
 	setp.lt.f32 %p33, %f1, 0f00000000;
 	@%p33 bra $L44_if_then;
 	bra.uni $L45_if_done;
 $L44_if_then:
-	.loc 3 140 4
+	.loc 4 140 4
 	mov.f32 %f2, 0fBF800000;
 	bra.uni $L88_entry;
 $L45_if_done:
-	.loc 3 142 3
+	.loc 4 142 3
 	mov.f32 %f2, %f1;
 	bra.uni $L88_entry;
 $L41_switch_next:
-	.loc 3 144 2
+	.loc 4 144 2
 	mov.f32 %f2, %f1;
 	bra.uni $L88_entry;
 $L88_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f124, %f2;
 	bra.uni $L89_ret_store;
 $L89_ret_store:
-	.loc 3 229 6
+	.loc 4 229 6
 	shl.b64 %rd19, %rd9, 2;
 	add.s64 %rd20, %rd1, %rd19;
 	st.global.f32 [%rd20], %f124;
@@ -10783,7 +12892,7 @@ $L5_ret_unary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	.reg .b64 %rd<21>;
 	.reg .f32 %f<124>;
 
-	.loc 3 237 6
+	.loc 4 237 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -10793,29 +12902,29 @@ $L5_ret_unary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	ld.param.s64 %rd6, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 228 19
+	.loc 4 228 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 3 228 25
+	.loc 4 228 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L3_if_then:
-	.loc 3 229 39
+	.loc 4 229 39
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd17, %rd9, 1;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.u16 %rs0, [%rd18];
-	.loc 3 229 37
+	.loc 4 229 37
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 3 229 39
-	mov.u64 %rd10, 0x2700000001;
+	.loc 4 229 39
+	mov.u64 %rd10, 0x2E00000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -10836,40 +12945,40 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 107 7
+	.loc 4 107 7
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L12_switch_body;
 	bra.uni $L14_switch_next;
 $L12_switch_body:
-	.loc 3 108 10
+	.loc 4 108 10
 	neg.f32 %f3, %f0;
-	.loc 3 108 3
+	.loc 4 108 3
 	mov.f32 %f2, %f3;
 	bra.uni $L88_entry;
 $L14_switch_next:
-	.loc 3 109 7
+	.loc 4 109 7
 	setp.eq.s64 %p4, %rd6, 1;
 	@%p4 bra $L13_switch_body;
 	bra.uni $L16_switch_next;
 $L13_switch_body:
-	.loc 3 110 17
+	.loc 4 110 17
 	abs.f32 %f4, %f0;
-	.loc 3 110 3
+	.loc 4 110 3
 	mov.f32 %f2, %f4;
 	bra.uni $L88_entry;
 $L16_switch_next:
-	.loc 3 111 7
+	.loc 4 111 7
 	setp.eq.s64 %p5, %rd6, 2;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L18_switch_next;
 $L15_switch_body:
-	.loc 3 112 17
+	.loc 4 112 17
 	max.f32 %f5, %f0, 0fC2D00000;
 	min.f32 %f5, %f5, 0f42B20000;
 	mul.rn.f32 %f6, %f5, 0f3FB8AA3B;
@@ -10887,210 +12996,210 @@ $L15_switch_body:
 	mul.rn.f32 %f9, %f9, %f13;
 	setp.nan.f32 %p6, %f0, %f0;
 	selp.f32 %f9, %f0, %f9, %p6;
-	.loc 3 112 3
+	.loc 4 112 3
 	mov.f32 %f2, %f9;
 	bra.uni $L88_entry;
 $L18_switch_next:
-	.loc 3 113 7
+	.loc 4 113 7
 	setp.eq.s64 %p7, %rd6, 3;
 	@%p7 bra $L17_switch_body;
 	bra.uni $L20_switch_next;
 $L17_switch_body:
-	.loc 3 114 17
+	.loc 4 114 17
 	lg2.approx.f32 %f14, %f0;
 	mul.rn.f32 %f15, %f14, 0f3F317218;
-	.loc 3 114 3
+	.loc 4 114 3
 	mov.f32 %f2, %f15;
 	bra.uni $L88_entry;
 $L20_switch_next:
-	.loc 3 115 7
+	.loc 4 115 7
 	setp.eq.s64 %p8, %rd6, 4;
 	@%p8 bra $L19_switch_body;
 	bra.uni $L22_switch_next;
 $L19_switch_body:
-	.loc 3 116 18
+	.loc 4 116 18
 	sqrt.rn.f32 %f16, %f0;
-	.loc 3 116 3
+	.loc 4 116 3
 	mov.f32 %f2, %f16;
 	bra.uni $L88_entry;
 $L22_switch_next:
-	.loc 3 117 7
+	.loc 4 117 7
 	setp.eq.s64 %p9, %rd6, 5;
 	@%p9 bra $L21_switch_body;
 	bra.uni $L24_switch_next;
 $L21_switch_body:
-	.loc 3 118 19
+	.loc 4 118 19
 	rsqrt.approx.f32 %f17, %f0;
-	.loc 3 118 3
+	.loc 4 118 3
 	mov.f32 %f2, %f17;
 	bra.uni $L88_entry;
 $L24_switch_next:
-	.loc 3 119 7
+	.loc 4 119 7
 	setp.eq.s64 %p10, %rd6, 6;
 	@%p10 bra $L47_entry;
 	bra.uni $L26_switch_next;
 $L47_entry:
-	.loc 14 24 14
+	.loc 15 24 14
 	abs.f32 %f19, %f0;
-	.loc 14 25 7
+	.loc 15 25 7
 	setp.lt.f32 %p11, %f19, 0f39000000;
 	@%p11 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L48_if_then:
-	.loc 14 26 3
+	.loc 15 26 3
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L49_if_done:
-	.loc 14 28 7
+	.loc 15 28 7
 	setp.lt.f32 %p12, %f19, 0f3F19999A;
 	@%p12 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 14 29 10
+	.loc 15 29 10
 	mul.rn.f32 %f20, %f0, %f0;
-	.loc 14 31 14
+	.loc 15 31 14
 	mov.f32 %f22, 0fBBCD6EDD;
 	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 14 32 14
+	.loc 15 32 14
 	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 14 33 14
+	.loc 15 33 14
 	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 14 34 14
+	.loc 15 34 14
 	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 14 35 19
+	.loc 15 35 19
 	mul.rn.f32 %f26, %f0, %f20;
-	.loc 14 35 17
+	.loc 15 35 17
 	fma.rn.f32 %f27, %f26, %f25, %f0;
-	.loc 14 35 3
+	.loc 15 35 3
 	mov.f32 %f18, %f27;
 	bra.uni $L56_ret_Tanh32;
 $L51_if_done:
-	.loc 14 37 9
+	.loc 15 37 9
 	setp.lt.f32 %p13, %f19, 0f4111999A;
 	@%p13 bra $L53_if_done;
 	bra.uni $L52_if_then;
 $L53_if_done:
-	.loc 14 43 32
+	.loc 15 43 32
 	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 14 43 30
+	.loc 15 43 30
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 12 114 18
+	.loc 13 114 18
 	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 12 114 33
+	.loc 13 114 33
 	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 12 114 16
+	.loc 13 114 16
 	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 12 115 15
+	.loc 13 115 15
 	neg.f32 %f33, %f32;
-	.loc 12 115 14
+	.loc 13 115 14
 	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 12 116 14
+	.loc 13 116 14
 	neg.f32 %f35, %f32;
-	.loc 12 116 13
+	.loc 13 116 13
 	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 12 118 13
+	.loc 13 118 13
 	mov.f32 %f38, 0f3AB63536;
 	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 12 119 13
+	.loc 13 119 13
 	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 12 120 13
+	.loc 13 120 13
 	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 12 121 13
+	.loc 13 121 13
 	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 12 122 16
+	.loc 13 122 16
 	mul.rn.f32 %f42, %f36, %f36;
-	.loc 12 122 14
+	.loc 13 122 14
 	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 12 123 12
+	.loc 13 123 12
 	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 12 123 52
+	.loc 13 123 52
 	cvt.rzi.s32.f32 %r6, %f32;
-	.loc 12 123 55
+	.loc 13 123 55
 	add.s32 %r7, %r6, 127;
-	.loc 12 123 46
+	.loc 13 123 46
 	mov.u32 %r8, %r7;
-	.loc 12 123 60
+	.loc 13 123 60
 	shl.b32 %r9, %r8, 23;
-	.loc 12 123 39
+	.loc 13 123 39
 	mov.b32 %f45, %r9;
-	.loc 12 123 17
+	.loc 13 123 17
 	mul.rn.f32 %f46, %f44, %f45;
-	.loc 12 123 2
+	.loc 13 123 2
 	mov.f32 %f29, %f46;
 	bra.uni $L58_ret_exp32;
 $L58_ret_exp32:
-	.loc 14 43 35
+	.loc 15 43 35
 	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 14 43 23
+	.loc 15 43 23
 	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 14 43 21
+	.loc 15 43 21
 	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 14 43 19
+	.loc 15 43 19
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.b32 %r10, %f49;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r11, %r10, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r12, %f0;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r13, %r12, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r14, %r11, %r13;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f51, %r14;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f50, %f51;
 	bra.uni $L60_ret_copysign32;
 $L60_ret_copysign32:
-	.loc 14 43 2
+	.loc 15 43 2
 	mov.f32 %f18, %f50;
 	bra.uni $L56_ret_Tanh32;
 $L52_if_then:
-	.loc 14 38 8
+	.loc 15 38 8
 	setp.neu.f32 %p14, %f0, %f0;
 	@%p14 bra $L54_if_then;
 	bra.uni $L61_entry;
 $L54_if_then:
-	.loc 14 39 4
+	.loc 15 39 4
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L61_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.f32 %f53, 0f3F800000;
 	mov.b32 %r15, %f53;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r16, %r15, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r17, %f0;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r18, %r17, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r19, %r16, %r18;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f54, %r19;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f52, %f54;
 	bra.uni $L62_ret_copysign32;
 $L62_ret_copysign32:
-	.loc 14 41 3
+	.loc 15 41 3
 	mov.f32 %f18, %f52;
 	bra.uni $L56_ret_Tanh32;
 $L56_ret_Tanh32:
-	.loc 3 120 3
+	.loc 4 120 3
 	mov.f32 %f2, %f18;
 	bra.uni $L88_entry;
 $L26_switch_next:
-	.loc 3 121 7
+	.loc 4 121 7
 	setp.eq.s64 %p15, %rd6, 7;
 	@%p15 bra $L25_switch_body;
 	bra.uni $L28_switch_next;
 $L25_switch_body:
-	.loc 3 122 27
+	.loc 4 122 27
 	neg.f32 %f55, %f0;
-	.loc 3 122 26
+	.loc 4 122 26
 	max.f32 %f56, %f55, 0fC2D00000;
 	min.f32 %f56, %f56, 0f42B20000;
 	mul.rn.f32 %f57, %f56, 0f3FB8AA3B;
@@ -11108,321 +13217,321 @@ $L25_switch_body:
 	mul.rn.f32 %f60, %f60, %f64;
 	setp.nan.f32 %p16, %f55, %f55;
 	selp.f32 %f60, %f55, %f60, %p16;
-	.loc 3 122 17
+	.loc 4 122 17
 	add.rn.f32 %f65, 0f3F800000, %f60;
-	.loc 3 122 12
+	.loc 4 122 12
 	div.rn.f32 %f66, 0f3F800000, %f65;
-	.loc 3 122 3
+	.loc 4 122 3
 	mov.f32 %f2, %f66;
 	bra.uni $L88_entry;
 $L28_switch_next:
-	.loc 3 123 7
+	.loc 4 123 7
 	setp.eq.s64 %p17, %rd6, 8;
 	@%p17 bra $L27_switch_body;
 	bra.uni $L30_switch_next;
 $L27_switch_body:
-	.loc 3 124 17
+	.loc 4 124 17
 	mul.rn.f32 %f67, %f0, 0f3E22F983;
 	cvt.rni.f32.f32 %f67, %f67;
 	fma.rn.f32 %f68, %f67, 0fC0C90000, %f0;
 	fma.rn.f32 %f68, %f67, 0fBAFDAA22, %f68;
 	fma.rn.f32 %f68, %f67, 0fAD346000, %f68;
 	sin.approx.f32 %f69, %f68;
-	.loc 3 124 3
+	.loc 4 124 3
 	mov.f32 %f2, %f69;
 	bra.uni $L88_entry;
 $L30_switch_next:
-	.loc 3 125 7
+	.loc 4 125 7
 	setp.eq.s64 %p18, %rd6, 9;
 	@%p18 bra $L29_switch_body;
 	bra.uni $L32_switch_next;
 $L29_switch_body:
-	.loc 3 126 17
+	.loc 4 126 17
 	mul.rn.f32 %f70, %f0, 0f3E22F983;
 	cvt.rni.f32.f32 %f70, %f70;
 	fma.rn.f32 %f71, %f70, 0fC0C90000, %f0;
 	fma.rn.f32 %f71, %f70, 0fBAFDAA22, %f71;
 	fma.rn.f32 %f71, %f70, 0fAD346000, %f71;
 	cos.approx.f32 %f72, %f71;
-	.loc 3 126 3
+	.loc 4 126 3
 	mov.f32 %f2, %f72;
 	bra.uni $L88_entry;
 $L32_switch_next:
-	.loc 3 127 7
+	.loc 4 127 7
 	setp.eq.s64 %p19, %rd6, 10;
 	@%p19 bra $L63_entry;
 	bra.uni $L34_switch_next;
 $L63_entry:
-	.loc 11 26 14
+	.loc 12 26 14
 	abs.f32 %f74, %f0;
-	.loc 11 27 7
+	.loc 12 27 7
 	setp.eq.f32 %p20, %f0, 0f00000000;
 	@%p20 bra $L64_if_then;
 	bra.uni $L65_if_done;
 $L64_if_then:
-	.loc 11 28 3
+	.loc 12 28 3
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L65_if_done:
-	.loc 11 30 7
+	.loc 12 30 7
 	setp.lt.f32 %p21, %f74, 0f3F800000;
 	@%p21 bra $L66_if_then;
 	bra.uni $L67_if_done;
 $L66_if_then:
-	.loc 11 31 10
+	.loc 12 31 10
 	mul.rn.f32 %f75, %f0, %f0;
-	.loc 11 33 14
+	.loc 12 33 14
 	mov.f32 %f77, 0f38A4B519;
 	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 11 34 14
+	.loc 12 34 14
 	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 11 35 14
+	.loc 12 35 14
 	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 11 36 14
+	.loc 12 36 14
 	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 11 37 14
+	.loc 12 37 14
 	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 11 39 49
+	.loc 12 39 49
 	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 11 39 41
+	.loc 12 39 41
 	mul.rn.f32 %f83, %f0, %f82;
-	.loc 11 39 17
+	.loc 12 39 17
 	fma.rn.f32 %f84, %f0, 0f3F906EBB, %f83;
-	.loc 11 39 3
+	.loc 12 39 3
 	mov.f32 %f73, %f84;
 	bra.uni $L75_ret_Erf32;
 $L67_if_done:
-	.loc 11 41 9
+	.loc 12 41 9
 	setp.lt.f32 %p22, %f74, 0f40800000;
 	@%p22 bra $L69_if_done;
 	bra.uni $L68_if_then;
 $L69_if_done:
-	.loc 11 48 7
+	.loc 12 48 7
 	setp.lt.f32 %p23, %f74, 0f40100000;
 	@%p23 bra $L72_if_then;
 	bra.uni $L74_if_else;
 $L72_if_then:
-	.loc 11 49 10
+	.loc 12 49 10
 	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 11 51 14
+	.loc 12 51 14
 	mov.f32 %f87, 0f39858B99;
 	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 11 52 14
+	.loc 12 52 14
 	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 11 53 14
+	.loc 12 53 14
 	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 11 54 14
+	.loc 12 54 14
 	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 11 55 14
+	.loc 12 55 14
 	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 11 56 14
+	.loc 12 56 14
 	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 11 57 14
+	.loc 12 57 14
 	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 11 58 14
+	.loc 12 58 14
 	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 11 59 14
+	.loc 12 59 14
 	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 11 60 14
+	.loc 12 60 14
 	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
 	mov.f32 %f97, %f96;
 	bra.uni $L73_if_done;
 $L74_if_else:
-	.loc 11 62 10
+	.loc 12 62 10
 	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 11 64 14
+	.loc 12 64 14
 	mov.f32 %f103, 0f38CA5CFA;
 	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 11 65 14
+	.loc 12 65 14
 	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 11 66 14
+	.loc 12 66 14
 	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 11 67 14
+	.loc 12 67 14
 	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 11 68 14
+	.loc 12 68 14
 	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 11 69 14
+	.loc 12 69 14
 	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 11 70 14
+	.loc 12 70 14
 	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 11 71 14
+	.loc 12 71 14
 	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
 	mov.f32 %f97, %f110;
 	bra.uni $L73_if_done;
 $L73_if_done:
-	.loc 11 73 21
+	.loc 12 73 21
 	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 11 73 19
+	.loc 12 73 19
 	bra.uni $L76_entry;
 $L76_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.b32 %r20, %f98;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r21, %r20, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r22, %f0;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r23, %r22, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r24, %r21, %r23;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f100, %r24;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f99, %f100;
 	bra.uni $L77_ret_copysign32;
 $L77_ret_copysign32:
-	.loc 11 73 2
+	.loc 12 73 2
 	mov.f32 %f73, %f99;
 	bra.uni $L75_ret_Erf32;
 $L68_if_then:
-	.loc 11 42 8
+	.loc 12 42 8
 	setp.neu.f32 %p24, %f0, %f0;
 	@%p24 bra $L70_if_then;
 	bra.uni $L78_entry;
 $L70_if_then:
-	.loc 11 43 4
+	.loc 12 43 4
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L78_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.f32 %f112, 0f3F800000;
 	mov.b32 %r25, %f112;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r26, %r25, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r27, %f0;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r28, %r27, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r29, %r26, %r28;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f113, %r29;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f111, %f113;
 	bra.uni $L79_ret_copysign32;
 $L79_ret_copysign32:
-	.loc 11 45 3
+	.loc 12 45 3
 	mov.f32 %f73, %f111;
 	bra.uni $L75_ret_Erf32;
 $L75_ret_Erf32:
-	.loc 3 128 3
+	.loc 4 128 3
 	mov.f32 %f2, %f73;
 	bra.uni $L88_entry;
 $L34_switch_next:
-	.loc 3 129 7
+	.loc 4 129 7
 	setp.eq.s64 %p25, %rd6, 11;
 	@%p25 bra $L33_switch_body;
 	bra.uni $L36_switch_next;
 $L33_switch_body:
-	.loc 3 130 19
+	.loc 4 130 19
 	cvt.rmi.f32.f32 %f114, %f0;
-	.loc 3 130 3
+	.loc 4 130 3
 	mov.f32 %f2, %f114;
 	bra.uni $L88_entry;
 $L36_switch_next:
-	.loc 3 131 7
+	.loc 4 131 7
 	setp.eq.s64 %p26, %rd6, 12;
 	@%p26 bra $L35_switch_body;
 	bra.uni $L38_switch_next;
 $L35_switch_body:
-	.loc 3 132 18
+	.loc 4 132 18
 	cvt.rpi.f32.f32 %f115, %f0;
-	.loc 3 132 3
+	.loc 4 132 3
 	mov.f32 %f2, %f115;
 	bra.uni $L88_entry;
 $L38_switch_next:
-	.loc 3 133 7
+	.loc 4 133 7
 	setp.eq.s64 %p27, %rd6, 13;
 	@%p27 bra $L80_entry;
 	bra.uni $L40_switch_next;
 $L80_entry:
-	.loc 3 149 16
+	.loc 4 149 16
 	cvt.rmi.f32.f32 %f117, %f0;
-	.loc 3 150 9
+	.loc 4 150 9
 	sub.rn.f32 %f118, %f0, %f117;
-	.loc 3 151 7
+	.loc 4 151 7
 	setp.gt.f32 %p28, %f118, 0f3F000000;
 	@%p28 bra $L81_if_then;
 	bra.uni $L82_if_done;
 $L81_if_then:
-	.loc 3 152 12
+	.loc 4 152 12
 	add.rn.f32 %f119, %f117, 0f3F800000;
-	.loc 3 152 3
+	.loc 4 152 3
 	mov.f32 %f116, %f119;
 	bra.uni $L87_ret_roundEven;
 $L82_if_done:
-	.loc 3 154 7
+	.loc 4 154 7
 	setp.lt.f32 %p29, %f118, 0f3F000000;
 	@%p29 bra $L83_if_then;
 	bra.uni $L84_if_done;
 $L83_if_then:
-	.loc 3 155 3
+	.loc 4 155 3
 	mov.f32 %f116, %f117;
 	bra.uni $L87_ret_roundEven;
 $L84_if_done:
-	.loc 3 157 16
+	.loc 4 157 16
 	div.rn.f32 %f120, %f117, 0f40000000;
-	.loc 3 157 14
+	.loc 4 157 14
 	cvt.rmi.f32.f32 %f121, %f120;
-	.loc 3 157 19
+	.loc 4 157 19
 	mul.rn.f32 %f122, %f121, 0f40000000;
-	.loc 3 157 22
+	.loc 4 157 22
 	setp.eq.f32 %p30, %f122, %f117;
 	@%p30 bra $L85_if_then;
 	bra.uni $L86_if_done;
 $L85_if_then:
-	.loc 3 158 3
+	.loc 4 158 3
 	mov.f32 %f116, %f117;
 	bra.uni $L87_ret_roundEven;
 $L86_if_done:
-	.loc 3 160 11
+	.loc 4 160 11
 	add.rn.f32 %f123, %f117, 0f3F800000;
-	.loc 3 160 2
+	.loc 4 160 2
 	mov.f32 %f116, %f123;
 	bra.uni $L87_ret_roundEven;
 $L87_ret_roundEven:
-	.loc 3 134 3
+	.loc 4 134 3
 	mov.f32 %f2, %f116;
 	bra.uni $L88_entry;
 $L40_switch_next:
-	.loc 3 135 7
+	.loc 4 135 7
 	setp.eq.s64 %p31, %rd6, 14;
 	@%p31 bra $L39_switch_body;
 	bra.uni $L41_switch_next;
 $L39_switch_body:
-	.loc 3 136 8
+	.loc 4 136 8
 	setp.gt.f32 %p32, %f0, 0f00000000;
 	@%p32 bra $L42_if_then;
 	bra.uni $L43_if_done;
 $L42_if_then:
-	.loc 3 137 4
+	.loc 4 137 4
 	mov.f32 %f2, 0f3F800000;
 	bra.uni $L88_entry;
 $L43_if_done:
-	.loc 3 139 8
+	.loc 4 139 8
 	setp.lt.f32 %p33, %f0, 0f00000000;
 	@%p33 bra $L44_if_then;
 	bra.uni $L45_if_done;
 $L44_if_then:
-	.loc 3 140 4
+	.loc 4 140 4
 	mov.f32 %f2, 0fBF800000;
 	bra.uni $L88_entry;
 $L45_if_done:
-	.loc 3 142 3
+	.loc 4 142 3
 	mov.f32 %f2, %f0;
 	bra.uni $L88_entry;
 $L41_switch_next:
-	.loc 3 144 2
+	.loc 4 144 2
 	mov.f32 %f2, %f0;
 	bra.uni $L88_entry;
 $L88_entry:
-	.loc 3 98 58
+	.loc 4 98 58
 	cvt.rn.f16.f32 %rs2, %f2;
-	.loc 3 98 41
+	.loc 4 98 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L89_ret_store;
 $L89_ret_store:
-	.loc 3 229 6
+	.loc 4 229 6
 	shl.b64 %rd19, %rd9, 1;
 	add.s64 %rd20, %rd1, %rd19;
 	st.global.u16 [%rd20], %rs1;
@@ -11446,7 +13555,7 @@ $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002
 	.reg .b64 %rd<21>;
 	.reg .f32 %f<124>;
 
-	.loc 3 240 6
+	.loc 4 240 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -11456,29 +13565,29 @@ $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002
 	ld.param.s64 %rd6, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 228 19
+	.loc 4 228 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 3 228 25
+	.loc 4 228 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 3 229 39
+	.loc 4 229 39
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd17, %rd9, 1;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.u16 %rs0, [%rd18];
-	.loc 3 229 37
+	.loc 4 229 37
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 3 229 39
-	mov.u64 %rd10, 0x2800000001;
+	.loc 4 229 39
+	mov.u64 %rd10, 0x2F00000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -11499,42 +13608,42 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f0, %f1;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 3 107 7
+	.loc 4 107 7
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L12_switch_body;
 	bra.uni $L14_switch_next;
 $L12_switch_body:
-	.loc 3 108 10
+	.loc 4 108 10
 	neg.f32 %f3, %f0;
-	.loc 3 108 3
+	.loc 4 108 3
 	mov.f32 %f2, %f3;
 	bra.uni $L88_entry;
 $L14_switch_next:
-	.loc 3 109 7
+	.loc 4 109 7
 	setp.eq.s64 %p4, %rd6, 1;
 	@%p4 bra $L13_switch_body;
 	bra.uni $L16_switch_next;
 $L13_switch_body:
-	.loc 3 110 17
+	.loc 4 110 17
 	abs.f32 %f4, %f0;
-	.loc 3 110 3
+	.loc 4 110 3
 	mov.f32 %f2, %f4;
 	bra.uni $L88_entry;
 $L16_switch_next:
-	.loc 3 111 7
+	.loc 4 111 7
 	setp.eq.s64 %p5, %rd6, 2;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L18_switch_next;
 $L15_switch_body:
-	.loc 3 112 17
+	.loc 4 112 17
 	max.f32 %f5, %f0, 0fC2D00000;
 	min.f32 %f5, %f5, 0f42B20000;
 	mul.rn.f32 %f6, %f5, 0f3FB8AA3B;
@@ -11552,210 +13661,210 @@ $L15_switch_body:
 	mul.rn.f32 %f9, %f9, %f13;
 	setp.nan.f32 %p6, %f0, %f0;
 	selp.f32 %f9, %f0, %f9, %p6;
-	.loc 3 112 3
+	.loc 4 112 3
 	mov.f32 %f2, %f9;
 	bra.uni $L88_entry;
 $L18_switch_next:
-	.loc 3 113 7
+	.loc 4 113 7
 	setp.eq.s64 %p7, %rd6, 3;
 	@%p7 bra $L17_switch_body;
 	bra.uni $L20_switch_next;
 $L17_switch_body:
-	.loc 3 114 17
+	.loc 4 114 17
 	lg2.approx.f32 %f14, %f0;
 	mul.rn.f32 %f15, %f14, 0f3F317218;
-	.loc 3 114 3
+	.loc 4 114 3
 	mov.f32 %f2, %f15;
 	bra.uni $L88_entry;
 $L20_switch_next:
-	.loc 3 115 7
+	.loc 4 115 7
 	setp.eq.s64 %p8, %rd6, 4;
 	@%p8 bra $L19_switch_body;
 	bra.uni $L22_switch_next;
 $L19_switch_body:
-	.loc 3 116 18
+	.loc 4 116 18
 	sqrt.rn.f32 %f16, %f0;
-	.loc 3 116 3
+	.loc 4 116 3
 	mov.f32 %f2, %f16;
 	bra.uni $L88_entry;
 $L22_switch_next:
-	.loc 3 117 7
+	.loc 4 117 7
 	setp.eq.s64 %p9, %rd6, 5;
 	@%p9 bra $L21_switch_body;
 	bra.uni $L24_switch_next;
 $L21_switch_body:
-	.loc 3 118 19
+	.loc 4 118 19
 	rsqrt.approx.f32 %f17, %f0;
-	.loc 3 118 3
+	.loc 4 118 3
 	mov.f32 %f2, %f17;
 	bra.uni $L88_entry;
 $L24_switch_next:
-	.loc 3 119 7
+	.loc 4 119 7
 	setp.eq.s64 %p10, %rd6, 6;
 	@%p10 bra $L47_entry;
 	bra.uni $L26_switch_next;
 $L47_entry:
-	.loc 14 24 14
+	.loc 15 24 14
 	abs.f32 %f19, %f0;
-	.loc 14 25 7
+	.loc 15 25 7
 	setp.lt.f32 %p11, %f19, 0f39000000;
 	@%p11 bra $L48_if_then;
 	bra.uni $L49_if_done;
 $L48_if_then:
-	.loc 14 26 3
+	.loc 15 26 3
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L49_if_done:
-	.loc 14 28 7
+	.loc 15 28 7
 	setp.lt.f32 %p12, %f19, 0f3F19999A;
 	@%p12 bra $L50_if_then;
 	bra.uni $L51_if_done;
 $L50_if_then:
-	.loc 14 29 10
+	.loc 15 29 10
 	mul.rn.f32 %f20, %f0, %f0;
-	.loc 14 31 14
+	.loc 15 31 14
 	mov.f32 %f22, 0fBBCD6EDD;
 	fma.rn.f32 %f21, %f22, %f20, 0f3CACF131;
-	.loc 14 32 14
+	.loc 15 32 14
 	fma.rn.f32 %f23, %f21, %f20, 0fBD5CAAF7;
-	.loc 14 33 14
+	.loc 15 33 14
 	fma.rn.f32 %f24, %f23, %f20, 0f3E088770;
-	.loc 14 34 14
+	.loc 15 34 14
 	fma.rn.f32 %f25, %f24, %f20, 0fBEAAAAAA;
-	.loc 14 35 19
+	.loc 15 35 19
 	mul.rn.f32 %f26, %f0, %f20;
-	.loc 14 35 17
+	.loc 15 35 17
 	fma.rn.f32 %f27, %f26, %f25, %f0;
-	.loc 14 35 3
+	.loc 15 35 3
 	mov.f32 %f18, %f27;
 	bra.uni $L56_ret_Tanh32;
 $L51_if_done:
-	.loc 14 37 9
+	.loc 15 37 9
 	setp.lt.f32 %p13, %f19, 0f4111999A;
 	@%p13 bra $L53_if_done;
 	bra.uni $L52_if_then;
 $L53_if_done:
-	.loc 14 43 32
+	.loc 15 43 32
 	mul.rn.f32 %f28, 0f40000000, %f19;
-	.loc 14 43 30
+	.loc 15 43 30
 	bra.uni $L57_entry;
 $L57_entry:
-	.loc 12 114 18
+	.loc 13 114 18
 	mul.rn.f32 %f30, %f28, 0f3FB8AA3B;
-	.loc 12 114 33
+	.loc 13 114 33
 	add.rn.f32 %f31, %f30, 0f3F000000;
-	.loc 12 114 16
+	.loc 13 114 16
 	cvt.rmi.f32.f32 %f32, %f31;
-	.loc 12 115 15
+	.loc 13 115 15
 	neg.f32 %f33, %f32;
-	.loc 12 115 14
+	.loc 13 115 14
 	fma.rn.f32 %f34, %f33, 0f3F317200, %f28;
-	.loc 12 116 14
+	.loc 13 116 14
 	neg.f32 %f35, %f32;
-	.loc 12 116 13
+	.loc 13 116 13
 	fma.rn.f32 %f36, %f35, 0f35BFBE8E, %f34;
-	.loc 12 118 13
+	.loc 13 118 13
 	mov.f32 %f38, 0f3AB63536;
 	fma.rn.f32 %f37, %f38, %f36, 0f3C090647;
-	.loc 12 119 13
+	.loc 13 119 13
 	fma.rn.f32 %f39, %f37, %f36, 0f3D2AAADD;
-	.loc 12 120 13
+	.loc 13 120 13
 	fma.rn.f32 %f40, %f39, %f36, 0f3E2AAA6E;
-	.loc 12 121 13
+	.loc 13 121 13
 	fma.rn.f32 %f41, %f40, %f36, 0f3F000000;
-	.loc 12 122 16
+	.loc 13 122 16
 	mul.rn.f32 %f42, %f36, %f36;
-	.loc 12 122 14
+	.loc 13 122 14
 	fma.rn.f32 %f43, %f42, %f41, %f36;
-	.loc 12 123 12
+	.loc 13 123 12
 	add.rn.f32 %f44, 0f3F800000, %f43;
-	.loc 12 123 52
+	.loc 13 123 52
 	cvt.rzi.s32.f32 %r7, %f32;
-	.loc 12 123 55
+	.loc 13 123 55
 	add.s32 %r8, %r7, 127;
-	.loc 12 123 46
+	.loc 13 123 46
 	mov.u32 %r9, %r8;
-	.loc 12 123 60
+	.loc 13 123 60
 	shl.b32 %r10, %r9, 23;
-	.loc 12 123 39
+	.loc 13 123 39
 	mov.b32 %f45, %r10;
-	.loc 12 123 17
+	.loc 13 123 17
 	mul.rn.f32 %f46, %f44, %f45;
-	.loc 12 123 2
+	.loc 13 123 2
 	mov.f32 %f29, %f46;
 	bra.uni $L58_ret_exp32;
 $L58_ret_exp32:
-	.loc 14 43 35
+	.loc 15 43 35
 	add.rn.f32 %f47, %f29, 0f3F800000;
-	.loc 14 43 23
+	.loc 15 43 23
 	div.rn.f32 %f48, 0f40000000, %f47;
-	.loc 14 43 21
+	.loc 15 43 21
 	sub.rn.f32 %f49, 0f3F800000, %f48;
-	.loc 14 43 19
+	.loc 15 43 19
 	bra.uni $L59_entry;
 $L59_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.b32 %r11, %f49;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r12, %r11, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r13, %f0;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r14, %r13, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r15, %r12, %r14;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f51, %r15;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f50, %f51;
 	bra.uni $L60_ret_copysign32;
 $L60_ret_copysign32:
-	.loc 14 43 2
+	.loc 15 43 2
 	mov.f32 %f18, %f50;
 	bra.uni $L56_ret_Tanh32;
 $L52_if_then:
-	.loc 14 38 8
+	.loc 15 38 8
 	setp.neu.f32 %p14, %f0, %f0;
 	@%p14 bra $L54_if_then;
 	bra.uni $L61_entry;
 $L54_if_then:
-	.loc 14 39 4
+	.loc 15 39 4
 	mov.f32 %f18, %f0;
 	bra.uni $L56_ret_Tanh32;
 $L61_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.f32 %f53, 0f3F800000;
 	mov.b32 %r16, %f53;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r17, %r16, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r18, %f0;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r19, %r18, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r20, %r17, %r19;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f54, %r20;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f52, %f54;
 	bra.uni $L62_ret_copysign32;
 $L62_ret_copysign32:
-	.loc 14 41 3
+	.loc 15 41 3
 	mov.f32 %f18, %f52;
 	bra.uni $L56_ret_Tanh32;
 $L56_ret_Tanh32:
-	.loc 3 120 3
+	.loc 4 120 3
 	mov.f32 %f2, %f18;
 	bra.uni $L88_entry;
 $L26_switch_next:
-	.loc 3 121 7
+	.loc 4 121 7
 	setp.eq.s64 %p15, %rd6, 7;
 	@%p15 bra $L25_switch_body;
 	bra.uni $L28_switch_next;
 $L25_switch_body:
-	.loc 3 122 27
+	.loc 4 122 27
 	neg.f32 %f55, %f0;
-	.loc 3 122 26
+	.loc 4 122 26
 	max.f32 %f56, %f55, 0fC2D00000;
 	min.f32 %f56, %f56, 0f42B20000;
 	mul.rn.f32 %f57, %f56, 0f3FB8AA3B;
@@ -11773,321 +13882,321 @@ $L25_switch_body:
 	mul.rn.f32 %f60, %f60, %f64;
 	setp.nan.f32 %p16, %f55, %f55;
 	selp.f32 %f60, %f55, %f60, %p16;
-	.loc 3 122 17
+	.loc 4 122 17
 	add.rn.f32 %f65, 0f3F800000, %f60;
-	.loc 3 122 12
+	.loc 4 122 12
 	div.rn.f32 %f66, 0f3F800000, %f65;
-	.loc 3 122 3
+	.loc 4 122 3
 	mov.f32 %f2, %f66;
 	bra.uni $L88_entry;
 $L28_switch_next:
-	.loc 3 123 7
+	.loc 4 123 7
 	setp.eq.s64 %p17, %rd6, 8;
 	@%p17 bra $L27_switch_body;
 	bra.uni $L30_switch_next;
 $L27_switch_body:
-	.loc 3 124 17
+	.loc 4 124 17
 	mul.rn.f32 %f67, %f0, 0f3E22F983;
 	cvt.rni.f32.f32 %f67, %f67;
 	fma.rn.f32 %f68, %f67, 0fC0C90000, %f0;
 	fma.rn.f32 %f68, %f67, 0fBAFDAA22, %f68;
 	fma.rn.f32 %f68, %f67, 0fAD346000, %f68;
 	sin.approx.f32 %f69, %f68;
-	.loc 3 124 3
+	.loc 4 124 3
 	mov.f32 %f2, %f69;
 	bra.uni $L88_entry;
 $L30_switch_next:
-	.loc 3 125 7
+	.loc 4 125 7
 	setp.eq.s64 %p18, %rd6, 9;
 	@%p18 bra $L29_switch_body;
 	bra.uni $L32_switch_next;
 $L29_switch_body:
-	.loc 3 126 17
+	.loc 4 126 17
 	mul.rn.f32 %f70, %f0, 0f3E22F983;
 	cvt.rni.f32.f32 %f70, %f70;
 	fma.rn.f32 %f71, %f70, 0fC0C90000, %f0;
 	fma.rn.f32 %f71, %f70, 0fBAFDAA22, %f71;
 	fma.rn.f32 %f71, %f70, 0fAD346000, %f71;
 	cos.approx.f32 %f72, %f71;
-	.loc 3 126 3
+	.loc 4 126 3
 	mov.f32 %f2, %f72;
 	bra.uni $L88_entry;
 $L32_switch_next:
-	.loc 3 127 7
+	.loc 4 127 7
 	setp.eq.s64 %p19, %rd6, 10;
 	@%p19 bra $L63_entry;
 	bra.uni $L34_switch_next;
 $L63_entry:
-	.loc 11 26 14
+	.loc 12 26 14
 	abs.f32 %f74, %f0;
-	.loc 11 27 7
+	.loc 12 27 7
 	setp.eq.f32 %p20, %f0, 0f00000000;
 	@%p20 bra $L64_if_then;
 	bra.uni $L65_if_done;
 $L64_if_then:
-	.loc 11 28 3
+	.loc 12 28 3
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L65_if_done:
-	.loc 11 30 7
+	.loc 12 30 7
 	setp.lt.f32 %p21, %f74, 0f3F800000;
 	@%p21 bra $L66_if_then;
 	bra.uni $L67_if_done;
 $L66_if_then:
-	.loc 11 31 10
+	.loc 12 31 10
 	mul.rn.f32 %f75, %f0, %f0;
-	.loc 11 33 14
+	.loc 12 33 14
 	mov.f32 %f77, 0f38A4B519;
 	fma.rn.f32 %f76, %f77, %f75, 0fBA51FB80;
-	.loc 11 34 14
+	.loc 12 34 14
 	fma.rn.f32 %f78, %f76, %f75, 0f3BAA02D9;
-	.loc 11 35 14
+	.loc 12 35 14
 	fma.rn.f32 %f79, %f78, %f75, 0fBCDBFC87;
-	.loc 11 36 14
+	.loc 12 36 14
 	fma.rn.f32 %f80, %f79, %f75, 0f3DE7167C;
-	.loc 11 37 14
+	.loc 12 37 14
 	fma.rn.f32 %f81, %f80, %f75, 0fBEC0939F;
-	.loc 11 39 49
+	.loc 12 39 49
 	fma.rn.f32 %f82, %f81, %f75, 0fB37BD649;
-	.loc 11 39 41
+	.loc 12 39 41
 	mul.rn.f32 %f83, %f0, %f82;
-	.loc 11 39 17
+	.loc 12 39 17
 	fma.rn.f32 %f84, %f0, 0f3F906EBB, %f83;
-	.loc 11 39 3
+	.loc 12 39 3
 	mov.f32 %f73, %f84;
 	bra.uni $L75_ret_Erf32;
 $L67_if_done:
-	.loc 11 41 9
+	.loc 12 41 9
 	setp.lt.f32 %p22, %f74, 0f40800000;
 	@%p22 bra $L69_if_done;
 	bra.uni $L68_if_then;
 $L69_if_done:
-	.loc 11 48 7
+	.loc 12 48 7
 	setp.lt.f32 %p23, %f74, 0f40100000;
 	@%p23 bra $L72_if_then;
 	bra.uni $L74_if_else;
 $L72_if_then:
-	.loc 11 49 10
+	.loc 12 49 10
 	sub.rn.f32 %f85, %f74, 0f3FD00000;
-	.loc 11 51 14
+	.loc 12 51 14
 	mov.f32 %f87, 0f39858B99;
 	fma.rn.f32 %f86, %f87, %f85, 0fBAA6FCCE;
-	.loc 11 52 14
+	.loc 12 52 14
 	fma.rn.f32 %f88, %f86, %f85, 0f3A237386;
-	.loc 11 53 14
+	.loc 12 53 14
 	fma.rn.f32 %f89, %f88, %f85, 0f3BC8E567;
-	.loc 11 54 14
+	.loc 12 54 14
 	fma.rn.f32 %f90, %f89, %f85, 0fBC6C5758;
-	.loc 11 55 14
+	.loc 12 55 14
 	fma.rn.f32 %f91, %f90, %f85, 0f3B0C82BC;
-	.loc 11 56 14
+	.loc 12 56 14
 	fma.rn.f32 %f92, %f91, %f85, 0f3D4BA71C;
-	.loc 11 57 14
+	.loc 12 57 14
 	fma.rn.f32 %f93, %f92, %f85, 0fBDEB31E4;
-	.loc 11 58 14
+	.loc 12 58 14
 	fma.rn.f32 %f94, %f93, %f85, 0f3E05E7E2;
-	.loc 11 59 14
+	.loc 12 59 14
 	fma.rn.f32 %f95, %f94, %f85, 0fBDA4CEA2;
-	.loc 11 60 14
+	.loc 12 60 14
 	fma.rn.f32 %f96, %f95, %f85, 0f3CB096C5;
 	mov.f32 %f97, %f96;
 	bra.uni $L73_if_done;
 $L74_if_else:
-	.loc 11 62 10
+	.loc 12 62 10
 	sub.rn.f32 %f101, %f74, 0f40480000;
-	.loc 11 64 14
+	.loc 12 64 14
 	mov.f32 %f103, 0f38CA5CFA;
 	fma.rn.f32 %f102, %f103, %f101, 0fB99B75F6;
-	.loc 11 65 14
+	.loc 12 65 14
 	fma.rn.f32 %f104, %f102, %f101, 0f39F389D1;
-	.loc 11 66 14
+	.loc 12 66 14
 	fma.rn.f32 %f105, %f104, %f101, 0fBA137B16;
-	.loc 11 67 14
+	.loc 12 67 14
 	fma.rn.f32 %f106, %f105, %f101, 0f3A1128D4;
-	.loc 11 68 14
+	.loc 12 68 14
 	fma.rn.f32 %f107, %f106, %f101, 0fB9D324B1;
-	.loc 11 69 14
+	.loc 12 69 14
 	fma.rn.f32 %f108, %f107, %f101, 0f3954A29F;
-	.loc 11 70 14
+	.loc 12 70 14
 	fma.rn.f32 %f109, %f108, %f101, 0fB88783B3;
-	.loc 11 71 14
+	.loc 12 71 14
 	fma.rn.f32 %f110, %f109, %f101, 0f3725EBA6;
 	mov.f32 %f97, %f110;
 	bra.uni $L73_if_done;
 $L73_if_done:
-	.loc 11 73 21
+	.loc 12 73 21
 	sub.rn.f32 %f98, 0f3F800000, %f97;
-	.loc 11 73 19
+	.loc 12 73 19
 	bra.uni $L76_entry;
 $L76_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.b32 %r21, %f98;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r22, %r21, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r23, %f0;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r24, %r23, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r25, %r22, %r24;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f100, %r25;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f99, %f100;
 	bra.uni $L77_ret_copysign32;
 $L77_ret_copysign32:
-	.loc 11 73 2
+	.loc 12 73 2
 	mov.f32 %f73, %f99;
 	bra.uni $L75_ret_Erf32;
 $L68_if_then:
-	.loc 11 42 8
+	.loc 12 42 8
 	setp.neu.f32 %p24, %f0, %f0;
 	@%p24 bra $L70_if_then;
 	bra.uni $L78_entry;
 $L70_if_then:
-	.loc 11 43 4
+	.loc 12 43 4
 	mov.f32 %f73, %f0;
 	bra.uni $L75_ret_Erf32;
 $L78_entry:
-	.loc 14 91 46
+	.loc 15 91 46
 	mov.f32 %f112, 0f3F800000;
 	mov.b32 %r26, %f112;
-	.loc 14 91 49
+	.loc 15 91 49
 	and.b32 %r27, %r26, 2147483647;
-	.loc 14 91 79
+	.loc 15 91 79
 	mov.b32 %r28, %f0;
-	.loc 14 91 82
+	.loc 15 91 82
 	and.b32 %r29, %r28, 0x80000000;
-	.loc 14 91 61
+	.loc 15 91 61
 	or.b32 %r30, %r27, %r29;
-	.loc 14 91 29
+	.loc 15 91 29
 	mov.b32 %f113, %r30;
-	.loc 14 91 2
+	.loc 15 91 2
 	mov.f32 %f111, %f113;
 	bra.uni $L79_ret_copysign32;
 $L79_ret_copysign32:
-	.loc 11 45 3
+	.loc 12 45 3
 	mov.f32 %f73, %f111;
 	bra.uni $L75_ret_Erf32;
 $L75_ret_Erf32:
-	.loc 3 128 3
+	.loc 4 128 3
 	mov.f32 %f2, %f73;
 	bra.uni $L88_entry;
 $L34_switch_next:
-	.loc 3 129 7
+	.loc 4 129 7
 	setp.eq.s64 %p25, %rd6, 11;
 	@%p25 bra $L33_switch_body;
 	bra.uni $L36_switch_next;
 $L33_switch_body:
-	.loc 3 130 19
+	.loc 4 130 19
 	cvt.rmi.f32.f32 %f114, %f0;
-	.loc 3 130 3
+	.loc 4 130 3
 	mov.f32 %f2, %f114;
 	bra.uni $L88_entry;
 $L36_switch_next:
-	.loc 3 131 7
+	.loc 4 131 7
 	setp.eq.s64 %p26, %rd6, 12;
 	@%p26 bra $L35_switch_body;
 	bra.uni $L38_switch_next;
 $L35_switch_body:
-	.loc 3 132 18
+	.loc 4 132 18
 	cvt.rpi.f32.f32 %f115, %f0;
-	.loc 3 132 3
+	.loc 4 132 3
 	mov.f32 %f2, %f115;
 	bra.uni $L88_entry;
 $L38_switch_next:
-	.loc 3 133 7
+	.loc 4 133 7
 	setp.eq.s64 %p27, %rd6, 13;
 	@%p27 bra $L80_entry;
 	bra.uni $L40_switch_next;
 $L80_entry:
-	.loc 3 149 16
+	.loc 4 149 16
 	cvt.rmi.f32.f32 %f117, %f0;
-	.loc 3 150 9
+	.loc 4 150 9
 	sub.rn.f32 %f118, %f0, %f117;
-	.loc 3 151 7
+	.loc 4 151 7
 	setp.gt.f32 %p28, %f118, 0f3F000000;
 	@%p28 bra $L81_if_then;
 	bra.uni $L82_if_done;
 $L81_if_then:
-	.loc 3 152 12
+	.loc 4 152 12
 	add.rn.f32 %f119, %f117, 0f3F800000;
-	.loc 3 152 3
+	.loc 4 152 3
 	mov.f32 %f116, %f119;
 	bra.uni $L87_ret_roundEven;
 $L82_if_done:
-	.loc 3 154 7
+	.loc 4 154 7
 	setp.lt.f32 %p29, %f118, 0f3F000000;
 	@%p29 bra $L83_if_then;
 	bra.uni $L84_if_done;
 $L83_if_then:
-	.loc 3 155 3
+	.loc 4 155 3
 	mov.f32 %f116, %f117;
 	bra.uni $L87_ret_roundEven;
 $L84_if_done:
-	.loc 3 157 16
+	.loc 4 157 16
 	div.rn.f32 %f120, %f117, 0f40000000;
-	.loc 3 157 14
+	.loc 4 157 14
 	cvt.rmi.f32.f32 %f121, %f120;
-	.loc 3 157 19
+	.loc 4 157 19
 	mul.rn.f32 %f122, %f121, 0f40000000;
-	.loc 3 157 22
+	.loc 4 157 22
 	setp.eq.f32 %p30, %f122, %f117;
 	@%p30 bra $L85_if_then;
 	bra.uni $L86_if_done;
 $L85_if_then:
-	.loc 3 158 3
+	.loc 4 158 3
 	mov.f32 %f116, %f117;
 	bra.uni $L87_ret_roundEven;
 $L86_if_done:
-	.loc 3 160 11
+	.loc 4 160 11
 	add.rn.f32 %f123, %f117, 0f3F800000;
-	.loc 3 160 2
+	.loc 4 160 2
 	mov.f32 %f116, %f123;
 	bra.uni $L87_ret_roundEven;
 $L87_ret_roundEven:
-	.loc 3 134 3
+	.loc 4 134 3
 	mov.f32 %f2, %f116;
 	bra.uni $L88_entry;
 $L40_switch_next:
-	.loc 3 135 7
+	.loc 4 135 7
 	setp.eq.s64 %p31, %rd6, 14;
 	@%p31 bra $L39_switch_body;
 	bra.uni $L41_switch_next;
 $L39_switch_body:
-	.loc 3 136 8
+	.loc 4 136 8
 	setp.gt.f32 %p32, %f0, 0f00000000;
 	@%p32 bra $L42_if_then;
 	bra.uni $L43_if_done;
 $L42_if_then:
-	.loc 3 137 4
+	.loc 4 137 4
 	mov.f32 %f2, 0f3F800000;
 	bra.uni $L88_entry;
 $L43_if_done:
-	.loc 3 139 8
+	.loc 4 139 8
 	setp.lt.f32 %p33, %f0, 0f00000000;
 	@%p33 bra $L44_if_then;
 	bra.uni $L45_if_done;
 $L44_if_then:
-	.loc 3 140 4
+	.loc 4 140 4
 	mov.f32 %f2, 0fBF800000;
 	bra.uni $L88_entry;
 $L45_if_done:
-	.loc 3 142 3
+	.loc 4 142 3
 	mov.f32 %f2, %f0;
 	bra.uni $L88_entry;
 $L41_switch_next:
-	.loc 3 144 2
+	.loc 4 144 2
 	mov.f32 %f2, %f0;
 	bra.uni $L88_entry;
 $L88_entry:
-	.loc 3 103 67
+	.loc 4 103 67
 	cvt.rn.bf16.f32 %rs2, %f2;
-	.loc 3 103 46
+	.loc 4 103 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L89_ret_store;
 $L89_ret_store:
-	.loc 3 229 6
+	.loc 4 229 6
 	shl.b64 %rd19, %rd9, 1;
 	add.s64 %rd20, %rd1, %rd19;
 	st.global.u16 [%rd20], %rs1;
@@ -12110,7 +14219,7 @@ $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_
 	.reg .b64 %rd<23>;
 	.reg .f32 %f<3>;
 
-	.loc 3 255 6
+	.loc 4 255 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12120,29 +14229,29 @@ $L5_ret_unary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_
 	ld.param.s64 %rd6, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 244 19
+	.loc 4 244 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 3 244 25
+	.loc 4 244 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_isPred_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L3_if_then:
-	.loc 3 245 16
+	.loc 4 245 16
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd17, %rd9, 2;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.f32 %f0, [%rd18];
-	.loc 3 245 14
+	.loc 4 245 14
 	bra.uni $L11_entry;
 $L10_oob0:
-	.loc 3 245 16
-	mov.u64 %rd10, 0x2900000001;
+	.loc 4 245 16
+	mov.u64 %rd10, 0x3000000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L8_bounds_fail;
@@ -12163,29 +14272,29 @@ $L8_bounds_fail:
 $L9_bounds_exit:
 	exit;
 $L11_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L12_ret_load;
 $L12_ret_load:
-	.loc 3 246 9
+	.loc 4 246 9
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L5_if_then:
-	.loc 3 247 14
+	.loc 4 247 14
 	sub.rn.f32 %f2, %f1, %f1;
-	.loc 3 247 17
+	.loc 4 247 17
 	setp.eq.f32 %p4, %f2, 0f00000000;
-	.loc 3 247 7
+	.loc 4 247 7
 	shl.b64 %rd19, %rd9, 0;
 	add.s64 %rd20, %rd1, %rd19;
 	selp.u32 %r6, 1, 0, %p4;
 	st.global.u8 [%rd20], %r6;
 	bra.uni $L7_ret_isPred_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L6_if_else:
-	.loc 3 249 15
+	.loc 4 249 15
 	setp.neu.f32 %p5, %f1, %f1;
-	.loc 3 249 7
+	.loc 4 249 7
 	shl.b64 %rd21, %rd9, 0;
 	add.s64 %rd22, %rd1, %rd21;
 	selp.u32 %r7, 1, 0, %p5;
@@ -12210,7 +14319,7 @@ $L7_ret_isPred_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	.reg .b64 %rd<23>;
 	.reg .f32 %f<3>;
 
-	.loc 3 258 6
+	.loc 4 258 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12220,29 +14329,29 @@ $L7_ret_isPred_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	ld.param.s64 %rd6, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 244 19
+	.loc 4 244 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 3 244 25
+	.loc 4 244 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L3_if_then:
-	.loc 3 245 16
+	.loc 4 245 16
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd17, %rd9, 1;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.u16 %rs0, [%rd18];
-	.loc 3 245 14
+	.loc 4 245 14
 	bra.uni $L11_entry;
 $L10_oob0:
-	.loc 3 245 16
-	mov.u64 %rd10, 0x2A00000001;
+	.loc 4 245 16
+	mov.u64 %rd10, 0x3100000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L8_bounds_fail;
@@ -12263,31 +14372,31 @@ $L8_bounds_fail:
 $L9_bounds_exit:
 	exit;
 $L11_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_load;
 $L12_ret_load:
-	.loc 3 246 9
+	.loc 4 246 9
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L5_if_then:
-	.loc 3 247 14
+	.loc 4 247 14
 	sub.rn.f32 %f2, %f0, %f0;
-	.loc 3 247 17
+	.loc 4 247 17
 	setp.eq.f32 %p4, %f2, 0f00000000;
-	.loc 3 247 7
+	.loc 4 247 7
 	shl.b64 %rd19, %rd9, 0;
 	add.s64 %rd20, %rd1, %rd19;
 	selp.u32 %r6, 1, 0, %p4;
 	st.global.u8 [%rd20], %r6;
 	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L6_if_else:
-	.loc 3 249 15
+	.loc 4 249 15
 	setp.neu.f32 %p5, %f0, %f0;
-	.loc 3 249 7
+	.loc 4 249 7
 	shl.b64 %rd21, %rd9, 0;
 	add.s64 %rd22, %rd1, %rd21;
 	selp.u32 %r7, 1, 0, %p5;
@@ -12312,7 +14421,7 @@ $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u00
 	.reg .b64 %rd<23>;
 	.reg .f32 %f<3>;
 
-	.loc 3 261 6
+	.loc 4 261 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12322,29 +14431,29 @@ $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u00
 	ld.param.s64 %rd6, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 244 19
+	.loc 4 244 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 3 244 25
+	.loc 4 244 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 3 245 16
+	.loc 4 245 16
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd17, %rd9, 1;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.u16 %rs0, [%rd18];
-	.loc 3 245 14
+	.loc 4 245 14
 	bra.uni $L11_entry;
 $L10_oob0:
-	.loc 3 245 16
-	mov.u64 %rd10, 0x2B00000001;
+	.loc 4 245 16
+	mov.u64 %rd10, 0x3200000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L8_bounds_fail;
@@ -12365,33 +14474,33 @@ $L8_bounds_fail:
 $L9_bounds_exit:
 	exit;
 $L11_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f0, %f1;
 	bra.uni $L12_ret_load;
 $L12_ret_load:
-	.loc 3 246 9
+	.loc 4 246 9
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L5_if_then:
-	.loc 3 247 14
+	.loc 4 247 14
 	sub.rn.f32 %f2, %f0, %f0;
-	.loc 3 247 17
+	.loc 4 247 17
 	setp.eq.f32 %p4, %f2, 0f00000000;
-	.loc 3 247 7
+	.loc 4 247 7
 	shl.b64 %rd19, %rd9, 0;
 	add.s64 %rd20, %rd1, %rd19;
 	selp.u32 %r7, 1, 0, %p4;
 	st.global.u8 [%rd20], %r7;
 	bra.uni $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L6_if_else:
-	.loc 3 249 15
+	.loc 4 249 15
 	setp.neu.f32 %p5, %f0, %f0;
-	.loc 3 249 7
+	.loc 4 249 7
 	shl.b64 %rd21, %rd9, 0;
 	add.s64 %rd22, %rd1, %rd21;
 	selp.u32 %r8, 1, 0, %p5;
@@ -12420,7 +14529,7 @@ $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16
 	.reg .f32 %f<22>;
 	.reg .f64 %fd<6>;
 
-	.loc 3 270 6
+	.loc 4 270 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12435,52 +14544,52 @@ $L7_ret_isPred_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 264 19
+	.loc 4 264 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 264 25
+	.loc 4 264 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_binary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L3_if_then:
-	.loc 3 265 42
+	.loc 4 265 42
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 265 40
+	.loc 4 265 40
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f0, [%rd24];
-	.loc 3 265 38
+	.loc 4 265 38
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 3 265 40
-	mov.u64 %rd16, 0x2C00000001;
+	.loc 4 265 40
+	mov.u64 %rd16, 0x3300000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 3 265 59
+	.loc 4 265 59
 	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 3 265 57
+	.loc 4 265 57
 	setp.hs.u64 %p3, %rd25, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd26, %rd25, 2;
 	add.s64 %rd27, %rd7, %rd26;
 	ld.global.nc.f32 %f2, [%rd27];
-	.loc 3 265 55
+	.loc 4 265 55
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 3 265 57
-	mov.u64 %rd16, 0x2C00000002;
+	.loc 4 265 57
+	mov.u64 %rd16, 0x3300000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -12501,198 +14610,198 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L12_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f3, %f2;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 3 165 7
+	.loc 4 165 7
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 3 166 12
+	.loc 4 166 12
 	add.rn.f32 %f5, %f1, %f3;
-	.loc 3 166 3
+	.loc 4 166 3
 	mov.f32 %f4, %f5;
 	bra.uni $L47_entry;
 $L17_switch_next:
-	.loc 3 167 7
+	.loc 4 167 7
 	setp.eq.s64 %p5, %rd9, 1;
 	@%p5 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 3 168 12
+	.loc 4 168 12
 	sub.rn.f32 %f6, %f1, %f3;
-	.loc 3 168 3
+	.loc 4 168 3
 	mov.f32 %f4, %f6;
 	bra.uni $L47_entry;
 $L19_switch_next:
-	.loc 3 169 7
+	.loc 4 169 7
 	setp.eq.s64 %p6, %rd9, 2;
 	@%p6 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 3 170 12
+	.loc 4 170 12
 	mul.rn.f32 %f7, %f1, %f3;
-	.loc 3 170 3
+	.loc 4 170 3
 	mov.f32 %f4, %f7;
 	bra.uni $L47_entry;
 $L21_switch_next:
-	.loc 3 171 7
+	.loc 4 171 7
 	setp.eq.s64 %p7, %rd9, 3;
 	@%p7 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 3 172 12
+	.loc 4 172 12
 	div.rn.f32 %f8, %f1, %f3;
-	.loc 3 172 3
+	.loc 4 172 3
 	mov.f32 %f4, %f8;
 	bra.uni $L47_entry;
 $L23_switch_next:
-	.loc 3 173 7
+	.loc 4 173 7
 	setp.eq.s64 %p8, %rd9, 4;
 	@%p8 bra $L22_switch_body;
 	bra.uni $L25_switch_next;
 $L22_switch_body:
-	.loc 3 174 8
+	.loc 4 174 8
 	setp.neu.f32 %p9, %f1, %f1;
 	@%p9 bra $L26_if_then;
 	bra.uni $L28_cond_false;
 $L28_cond_false:
-	.loc 3 174 18
+	.loc 4 174 18
 	setp.gt.f32 %p10, %f1, %f3;
 	@%p10 bra $L26_if_then;
 	bra.uni $L27_if_done;
 $L26_if_then:
-	.loc 3 175 4
+	.loc 4 175 4
 	mov.f32 %f4, %f1;
 	bra.uni $L47_entry;
 $L27_if_done:
-	.loc 3 177 3
+	.loc 4 177 3
 	mov.f32 %f4, %f3;
 	bra.uni $L47_entry;
 $L25_switch_next:
-	.loc 3 178 7
+	.loc 4 178 7
 	setp.eq.s64 %p11, %rd9, 5;
 	@%p11 bra $L24_switch_body;
 	bra.uni $L30_switch_next;
 $L24_switch_body:
-	.loc 3 179 8
+	.loc 4 179 8
 	setp.neu.f32 %p12, %f1, %f1;
 	@%p12 bra $L31_if_then;
 	bra.uni $L33_cond_false;
 $L33_cond_false:
-	.loc 3 179 18
+	.loc 4 179 18
 	setp.lt.f32 %p13, %f1, %f3;
 	@%p13 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 3 180 4
+	.loc 4 180 4
 	mov.f32 %f4, %f1;
 	bra.uni $L47_entry;
 $L32_if_done:
-	.loc 3 182 3
+	.loc 4 182 3
 	mov.f32 %f4, %f3;
 	bra.uni $L47_entry;
 $L30_switch_next:
-	.loc 3 183 7
+	.loc 4 183 7
 	setp.eq.s64 %p14, %rd9, 6;
 	@%p14 bra $L38_entry;
 	bra.uni $L35_switch_next;
 $L38_entry:
-	.loc 3 195 7
+	.loc 4 195 7
 	setp.eq.f32 %p15, %f3, 0f00000000;
 	@%p15 bra $L39_if_then;
 	bra.uni $L40_if_done;
 $L39_if_then:
-	.loc 3 196 3
+	.loc 4 196 3
 	mov.f32 %f9, 0f3F800000;
 	bra.uni $L46_ret_powF;
 $L40_if_done:
-	.loc 3 198 15
+	.loc 4 198 15
 	abs.f32 %f10, %f1;
-	.loc 3 199 28
+	.loc 4 199 28
 	lg2.approx.f32 %f11, %f10;
-	.loc 3 199 18
+	.loc 4 199 18
 	mul.rn.f32 %f12, %f3, %f11;
-	.loc 3 199 15
+	.loc 4 199 15
 	ex2.approx.f32 %f13, %f12;
-	.loc 3 200 7
+	.loc 4 200 7
 	setp.lt.f32 %p16, %f1, 0f00000000;
 	@%p16 bra $L41_if_then;
 	bra.uni $L42_if_done;
 $L41_if_then:
-	.loc 3 201 15
+	.loc 4 201 15
 	cvt.rmi.f32.f32 %f14, %f3;
-	.loc 3 201 19
+	.loc 4 201 19
 	setp.neu.f32 %p17, %f14, %f3;
 	@%p17 bra $L43_if_then;
 	bra.uni $L44_if_done;
 $L43_if_then:
-	.loc 3 202 31
+	.loc 4 202 31
 	mov.u32 %r6, 2143289344;
 	mov.b32 %f15, %r6;
-	.loc 3 202 4
+	.loc 4 202 4
 	mov.f32 %f9, %f15;
 	bra.uni $L46_ret_powF;
 $L44_if_done:
-	.loc 3 204 17
+	.loc 4 204 17
 	div.rn.f32 %f16, %f3, 0f40000000;
-	.loc 3 204 15
+	.loc 4 204 15
 	cvt.rmi.f32.f32 %f17, %f16;
-	.loc 3 204 20
+	.loc 4 204 20
 	mul.rn.f32 %f18, %f17, 0f40000000;
-	.loc 3 204 23
+	.loc 4 204 23
 	setp.neu.f32 %p18, %f18, %f3;
 	@%p18 bra $L45_if_then;
 	bra.uni $L42_if_done;
 $L45_if_then:
-	.loc 3 205 11
+	.loc 4 205 11
 	neg.f32 %f19, %f13;
-	.loc 3 205 4
+	.loc 4 205 4
 	mov.f32 %f9, %f19;
 	bra.uni $L46_ret_powF;
 $L42_if_done:
-	.loc 3 208 2
+	.loc 4 208 2
 	mov.f32 %f9, %f13;
 	bra.uni $L46_ret_powF;
 $L46_ret_powF:
-	.loc 3 184 3
+	.loc 4 184 3
 	mov.f32 %f4, %f9;
 	bra.uni $L47_entry;
 $L35_switch_next:
-	.loc 3 185 7
+	.loc 4 185 7
 	setp.eq.s64 %p19, %rd9, 7;
 	@%p19 bra $L34_switch_body;
 	bra.uni $L36_switch_next;
 $L34_switch_body:
-	.loc 3 186 22
+	.loc 4 186 22
 	cvt.f64.f32 %fd0, %f1;
-	.loc 3 186 34
+	.loc 4 186 34
 	cvt.f64.f32 %fd1, %f3;
-	.loc 3 187 38
+	.loc 4 187 38
 	div.rn.f64 %fd2, %fd0, %fd1;
-	.loc 3 187 34
+	.loc 4 187 34
 	cvt.rzi.f64.f64 %fd3, %fd2;
-	.loc 3 187 43
+	.loc 4 187 43
 	mul.rn.f64 %fd4, %fd3, %fd1;
-	.loc 3 187 22
+	.loc 4 187 22
 	sub.rn.f64 %fd5, %fd0, %fd4;
-	.loc 3 187 17
+	.loc 4 187 17
 	cvt.rn.f32.f64 %f20, %fd5;
-	.loc 3 187 3
+	.loc 4 187 3
 	mov.f32 %f4, %f20;
 	bra.uni $L47_entry;
 $L36_switch_next:
-	.loc 3 189 2
+	.loc 4 189 2
 	mov.f32 %f4, %f1;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f21, %f4;
 	bra.uni $L48_ret_store;
 $L48_ret_store:
-	.loc 3 265 6
+	.loc 4 265 6
 	shl.b64 %rd28, %rd14, 2;
 	add.s64 %rd29, %rd1, %rd28;
 	st.global.f32 [%rd29], %f21;
@@ -12721,7 +14830,7 @@ $L5_ret_binary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	.reg .f32 %f<21>;
 	.reg .f64 %fd<6>;
 
-	.loc 3 275 6
+	.loc 4 275 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -12736,54 +14845,54 @@ $L5_ret_binary_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 264 19
+	.loc 4 264 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 264 25
+	.loc 4 264 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L3_if_then:
-	.loc 3 265 42
+	.loc 4 265 42
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 265 40
+	.loc 4 265 40
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 3 265 38
+	.loc 4 265 38
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 3 265 40
-	mov.u64 %rd16, 0x2D00000001;
+	.loc 4 265 40
+	mov.u64 %rd16, 0x3400000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 3 265 59
+	.loc 4 265 59
 	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 3 265 57
+	.loc 4 265 57
 	setp.hs.u64 %p3, %rd25, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd26, %rd25, 1;
 	add.s64 %rd27, %rd7, %rd26;
 	ld.global.nc.u16 %rs1, [%rd27];
-	.loc 3 265 55
+	.loc 4 265 55
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 3 265 57
-	mov.u64 %rd16, 0x2D00000002;
+	.loc 4 265 57
+	mov.u64 %rd16, 0x3400000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -12804,202 +14913,202 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L12_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f3, %rs1;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f2, %f3;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 3 165 7
+	.loc 4 165 7
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 3 166 12
+	.loc 4 166 12
 	add.rn.f32 %f5, %f0, %f2;
-	.loc 3 166 3
+	.loc 4 166 3
 	mov.f32 %f4, %f5;
 	bra.uni $L47_entry;
 $L17_switch_next:
-	.loc 3 167 7
+	.loc 4 167 7
 	setp.eq.s64 %p5, %rd9, 1;
 	@%p5 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 3 168 12
+	.loc 4 168 12
 	sub.rn.f32 %f6, %f0, %f2;
-	.loc 3 168 3
+	.loc 4 168 3
 	mov.f32 %f4, %f6;
 	bra.uni $L47_entry;
 $L19_switch_next:
-	.loc 3 169 7
+	.loc 4 169 7
 	setp.eq.s64 %p6, %rd9, 2;
 	@%p6 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 3 170 12
+	.loc 4 170 12
 	mul.rn.f32 %f7, %f0, %f2;
-	.loc 3 170 3
+	.loc 4 170 3
 	mov.f32 %f4, %f7;
 	bra.uni $L47_entry;
 $L21_switch_next:
-	.loc 3 171 7
+	.loc 4 171 7
 	setp.eq.s64 %p7, %rd9, 3;
 	@%p7 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 3 172 12
+	.loc 4 172 12
 	div.rn.f32 %f8, %f0, %f2;
-	.loc 3 172 3
+	.loc 4 172 3
 	mov.f32 %f4, %f8;
 	bra.uni $L47_entry;
 $L23_switch_next:
-	.loc 3 173 7
+	.loc 4 173 7
 	setp.eq.s64 %p8, %rd9, 4;
 	@%p8 bra $L22_switch_body;
 	bra.uni $L25_switch_next;
 $L22_switch_body:
-	.loc 3 174 8
+	.loc 4 174 8
 	setp.neu.f32 %p9, %f0, %f0;
 	@%p9 bra $L26_if_then;
 	bra.uni $L28_cond_false;
 $L28_cond_false:
-	.loc 3 174 18
+	.loc 4 174 18
 	setp.gt.f32 %p10, %f0, %f2;
 	@%p10 bra $L26_if_then;
 	bra.uni $L27_if_done;
 $L26_if_then:
-	.loc 3 175 4
+	.loc 4 175 4
 	mov.f32 %f4, %f0;
 	bra.uni $L47_entry;
 $L27_if_done:
-	.loc 3 177 3
+	.loc 4 177 3
 	mov.f32 %f4, %f2;
 	bra.uni $L47_entry;
 $L25_switch_next:
-	.loc 3 178 7
+	.loc 4 178 7
 	setp.eq.s64 %p11, %rd9, 5;
 	@%p11 bra $L24_switch_body;
 	bra.uni $L30_switch_next;
 $L24_switch_body:
-	.loc 3 179 8
+	.loc 4 179 8
 	setp.neu.f32 %p12, %f0, %f0;
 	@%p12 bra $L31_if_then;
 	bra.uni $L33_cond_false;
 $L33_cond_false:
-	.loc 3 179 18
+	.loc 4 179 18
 	setp.lt.f32 %p13, %f0, %f2;
 	@%p13 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 3 180 4
+	.loc 4 180 4
 	mov.f32 %f4, %f0;
 	bra.uni $L47_entry;
 $L32_if_done:
-	.loc 3 182 3
+	.loc 4 182 3
 	mov.f32 %f4, %f2;
 	bra.uni $L47_entry;
 $L30_switch_next:
-	.loc 3 183 7
+	.loc 4 183 7
 	setp.eq.s64 %p14, %rd9, 6;
 	@%p14 bra $L38_entry;
 	bra.uni $L35_switch_next;
 $L38_entry:
-	.loc 3 195 7
+	.loc 4 195 7
 	setp.eq.f32 %p15, %f2, 0f00000000;
 	@%p15 bra $L39_if_then;
 	bra.uni $L40_if_done;
 $L39_if_then:
-	.loc 3 196 3
+	.loc 4 196 3
 	mov.f32 %f9, 0f3F800000;
 	bra.uni $L46_ret_powF;
 $L40_if_done:
-	.loc 3 198 15
+	.loc 4 198 15
 	abs.f32 %f10, %f0;
-	.loc 3 199 28
+	.loc 4 199 28
 	lg2.approx.f32 %f11, %f10;
-	.loc 3 199 18
+	.loc 4 199 18
 	mul.rn.f32 %f12, %f2, %f11;
-	.loc 3 199 15
+	.loc 4 199 15
 	ex2.approx.f32 %f13, %f12;
-	.loc 3 200 7
+	.loc 4 200 7
 	setp.lt.f32 %p16, %f0, 0f00000000;
 	@%p16 bra $L41_if_then;
 	bra.uni $L42_if_done;
 $L41_if_then:
-	.loc 3 201 15
+	.loc 4 201 15
 	cvt.rmi.f32.f32 %f14, %f2;
-	.loc 3 201 19
+	.loc 4 201 19
 	setp.neu.f32 %p17, %f14, %f2;
 	@%p17 bra $L43_if_then;
 	bra.uni $L44_if_done;
 $L43_if_then:
-	.loc 3 202 31
+	.loc 4 202 31
 	mov.u32 %r6, 2143289344;
 	mov.b32 %f15, %r6;
-	.loc 3 202 4
+	.loc 4 202 4
 	mov.f32 %f9, %f15;
 	bra.uni $L46_ret_powF;
 $L44_if_done:
-	.loc 3 204 17
+	.loc 4 204 17
 	div.rn.f32 %f16, %f2, 0f40000000;
-	.loc 3 204 15
+	.loc 4 204 15
 	cvt.rmi.f32.f32 %f17, %f16;
-	.loc 3 204 20
+	.loc 4 204 20
 	mul.rn.f32 %f18, %f17, 0f40000000;
-	.loc 3 204 23
+	.loc 4 204 23
 	setp.neu.f32 %p18, %f18, %f2;
 	@%p18 bra $L45_if_then;
 	bra.uni $L42_if_done;
 $L45_if_then:
-	.loc 3 205 11
+	.loc 4 205 11
 	neg.f32 %f19, %f13;
-	.loc 3 205 4
+	.loc 4 205 4
 	mov.f32 %f9, %f19;
 	bra.uni $L46_ret_powF;
 $L42_if_done:
-	.loc 3 208 2
+	.loc 4 208 2
 	mov.f32 %f9, %f13;
 	bra.uni $L46_ret_powF;
 $L46_ret_powF:
-	.loc 3 184 3
+	.loc 4 184 3
 	mov.f32 %f4, %f9;
 	bra.uni $L47_entry;
 $L35_switch_next:
-	.loc 3 185 7
+	.loc 4 185 7
 	setp.eq.s64 %p19, %rd9, 7;
 	@%p19 bra $L34_switch_body;
 	bra.uni $L36_switch_next;
 $L34_switch_body:
-	.loc 3 186 22
+	.loc 4 186 22
 	cvt.f64.f32 %fd0, %f0;
-	.loc 3 186 34
+	.loc 4 186 34
 	cvt.f64.f32 %fd1, %f2;
-	.loc 3 187 38
+	.loc 4 187 38
 	div.rn.f64 %fd2, %fd0, %fd1;
-	.loc 3 187 34
+	.loc 4 187 34
 	cvt.rzi.f64.f64 %fd3, %fd2;
-	.loc 3 187 43
+	.loc 4 187 43
 	mul.rn.f64 %fd4, %fd3, %fd1;
-	.loc 3 187 22
+	.loc 4 187 22
 	sub.rn.f64 %fd5, %fd0, %fd4;
-	.loc 3 187 17
+	.loc 4 187 17
 	cvt.rn.f32.f64 %f20, %fd5;
-	.loc 3 187 3
+	.loc 4 187 3
 	mov.f32 %f4, %f20;
 	bra.uni $L47_entry;
 $L36_switch_next:
-	.loc 3 189 2
+	.loc 4 189 2
 	mov.f32 %f4, %f0;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 3 98 58
+	.loc 4 98 58
 	cvt.rn.f16.f32 %rs3, %f4;
-	.loc 3 98 41
+	.loc 4 98 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L48_ret_store;
 $L48_ret_store:
-	.loc 3 265 6
+	.loc 4 265 6
 	shl.b64 %rd28, %rd14, 1;
 	add.s64 %rd29, %rd1, %rd28;
 	st.global.u16 [%rd29], %rs2;
@@ -13028,7 +15137,7 @@ $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u00
 	.reg .f32 %f<21>;
 	.reg .f64 %fd<6>;
 
-	.loc 3 280 6
+	.loc 4 280 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13043,56 +15152,56 @@ $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u00
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 264 19
+	.loc 4 264 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 264 25
+	.loc 4 264 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 3 265 42
+	.loc 4 265 42
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 265 40
+	.loc 4 265 40
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 3 265 38
+	.loc 4 265 38
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 3 265 40
-	mov.u64 %rd16, 0x2E00000001;
+	.loc 4 265 40
+	mov.u64 %rd16, 0x3500000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 3 265 59
+	.loc 4 265 59
 	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 3 265 57
+	.loc 4 265 57
 	setp.hs.u64 %p3, %rd25, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd26, %rd25, 1;
 	add.s64 %rd27, %rd7, %rd26;
 	ld.global.nc.u16 %rs1, [%rd27];
-	.loc 3 265 55
+	.loc 4 265 55
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 3 265 57
-	mov.u64 %rd16, 0x2E00000002;
+	.loc 4 265 57
+	mov.u64 %rd16, 0x3500000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -13113,204 +15222,204 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L12_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f3, %r7;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f2, %f3;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 3 165 7
+	.loc 4 165 7
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 3 166 12
+	.loc 4 166 12
 	add.rn.f32 %f5, %f0, %f2;
-	.loc 3 166 3
+	.loc 4 166 3
 	mov.f32 %f4, %f5;
 	bra.uni $L47_entry;
 $L17_switch_next:
-	.loc 3 167 7
+	.loc 4 167 7
 	setp.eq.s64 %p5, %rd9, 1;
 	@%p5 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 3 168 12
+	.loc 4 168 12
 	sub.rn.f32 %f6, %f0, %f2;
-	.loc 3 168 3
+	.loc 4 168 3
 	mov.f32 %f4, %f6;
 	bra.uni $L47_entry;
 $L19_switch_next:
-	.loc 3 169 7
+	.loc 4 169 7
 	setp.eq.s64 %p6, %rd9, 2;
 	@%p6 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 3 170 12
+	.loc 4 170 12
 	mul.rn.f32 %f7, %f0, %f2;
-	.loc 3 170 3
+	.loc 4 170 3
 	mov.f32 %f4, %f7;
 	bra.uni $L47_entry;
 $L21_switch_next:
-	.loc 3 171 7
+	.loc 4 171 7
 	setp.eq.s64 %p7, %rd9, 3;
 	@%p7 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 3 172 12
+	.loc 4 172 12
 	div.rn.f32 %f8, %f0, %f2;
-	.loc 3 172 3
+	.loc 4 172 3
 	mov.f32 %f4, %f8;
 	bra.uni $L47_entry;
 $L23_switch_next:
-	.loc 3 173 7
+	.loc 4 173 7
 	setp.eq.s64 %p8, %rd9, 4;
 	@%p8 bra $L22_switch_body;
 	bra.uni $L25_switch_next;
 $L22_switch_body:
-	.loc 3 174 8
+	.loc 4 174 8
 	setp.neu.f32 %p9, %f0, %f0;
 	@%p9 bra $L26_if_then;
 	bra.uni $L28_cond_false;
 $L28_cond_false:
-	.loc 3 174 18
+	.loc 4 174 18
 	setp.gt.f32 %p10, %f0, %f2;
 	@%p10 bra $L26_if_then;
 	bra.uni $L27_if_done;
 $L26_if_then:
-	.loc 3 175 4
+	.loc 4 175 4
 	mov.f32 %f4, %f0;
 	bra.uni $L47_entry;
 $L27_if_done:
-	.loc 3 177 3
+	.loc 4 177 3
 	mov.f32 %f4, %f2;
 	bra.uni $L47_entry;
 $L25_switch_next:
-	.loc 3 178 7
+	.loc 4 178 7
 	setp.eq.s64 %p11, %rd9, 5;
 	@%p11 bra $L24_switch_body;
 	bra.uni $L30_switch_next;
 $L24_switch_body:
-	.loc 3 179 8
+	.loc 4 179 8
 	setp.neu.f32 %p12, %f0, %f0;
 	@%p12 bra $L31_if_then;
 	bra.uni $L33_cond_false;
 $L33_cond_false:
-	.loc 3 179 18
+	.loc 4 179 18
 	setp.lt.f32 %p13, %f0, %f2;
 	@%p13 bra $L31_if_then;
 	bra.uni $L32_if_done;
 $L31_if_then:
-	.loc 3 180 4
+	.loc 4 180 4
 	mov.f32 %f4, %f0;
 	bra.uni $L47_entry;
 $L32_if_done:
-	.loc 3 182 3
+	.loc 4 182 3
 	mov.f32 %f4, %f2;
 	bra.uni $L47_entry;
 $L30_switch_next:
-	.loc 3 183 7
+	.loc 4 183 7
 	setp.eq.s64 %p14, %rd9, 6;
 	@%p14 bra $L38_entry;
 	bra.uni $L35_switch_next;
 $L38_entry:
-	.loc 3 195 7
+	.loc 4 195 7
 	setp.eq.f32 %p15, %f2, 0f00000000;
 	@%p15 bra $L39_if_then;
 	bra.uni $L40_if_done;
 $L39_if_then:
-	.loc 3 196 3
+	.loc 4 196 3
 	mov.f32 %f9, 0f3F800000;
 	bra.uni $L46_ret_powF;
 $L40_if_done:
-	.loc 3 198 15
+	.loc 4 198 15
 	abs.f32 %f10, %f0;
-	.loc 3 199 28
+	.loc 4 199 28
 	lg2.approx.f32 %f11, %f10;
-	.loc 3 199 18
+	.loc 4 199 18
 	mul.rn.f32 %f12, %f2, %f11;
-	.loc 3 199 15
+	.loc 4 199 15
 	ex2.approx.f32 %f13, %f12;
-	.loc 3 200 7
+	.loc 4 200 7
 	setp.lt.f32 %p16, %f0, 0f00000000;
 	@%p16 bra $L41_if_then;
 	bra.uni $L42_if_done;
 $L41_if_then:
-	.loc 3 201 15
+	.loc 4 201 15
 	cvt.rmi.f32.f32 %f14, %f2;
-	.loc 3 201 19
+	.loc 4 201 19
 	setp.neu.f32 %p17, %f14, %f2;
 	@%p17 bra $L43_if_then;
 	bra.uni $L44_if_done;
 $L43_if_then:
-	.loc 3 202 31
+	.loc 4 202 31
 	mov.u32 %r8, 2143289344;
 	mov.b32 %f15, %r8;
-	.loc 3 202 4
+	.loc 4 202 4
 	mov.f32 %f9, %f15;
 	bra.uni $L46_ret_powF;
 $L44_if_done:
-	.loc 3 204 17
+	.loc 4 204 17
 	div.rn.f32 %f16, %f2, 0f40000000;
-	.loc 3 204 15
+	.loc 4 204 15
 	cvt.rmi.f32.f32 %f17, %f16;
-	.loc 3 204 20
+	.loc 4 204 20
 	mul.rn.f32 %f18, %f17, 0f40000000;
-	.loc 3 204 23
+	.loc 4 204 23
 	setp.neu.f32 %p18, %f18, %f2;
 	@%p18 bra $L45_if_then;
 	bra.uni $L42_if_done;
 $L45_if_then:
-	.loc 3 205 11
+	.loc 4 205 11
 	neg.f32 %f19, %f13;
-	.loc 3 205 4
+	.loc 4 205 4
 	mov.f32 %f9, %f19;
 	bra.uni $L46_ret_powF;
 $L42_if_done:
-	.loc 3 208 2
+	.loc 4 208 2
 	mov.f32 %f9, %f13;
 	bra.uni $L46_ret_powF;
 $L46_ret_powF:
-	.loc 3 184 3
+	.loc 4 184 3
 	mov.f32 %f4, %f9;
 	bra.uni $L47_entry;
 $L35_switch_next:
-	.loc 3 185 7
+	.loc 4 185 7
 	setp.eq.s64 %p19, %rd9, 7;
 	@%p19 bra $L34_switch_body;
 	bra.uni $L36_switch_next;
 $L34_switch_body:
-	.loc 3 186 22
+	.loc 4 186 22
 	cvt.f64.f32 %fd0, %f0;
-	.loc 3 186 34
+	.loc 4 186 34
 	cvt.f64.f32 %fd1, %f2;
-	.loc 3 187 38
+	.loc 4 187 38
 	div.rn.f64 %fd2, %fd0, %fd1;
-	.loc 3 187 34
+	.loc 4 187 34
 	cvt.rzi.f64.f64 %fd3, %fd2;
-	.loc 3 187 43
+	.loc 4 187 43
 	mul.rn.f64 %fd4, %fd3, %fd1;
-	.loc 3 187 22
+	.loc 4 187 22
 	sub.rn.f64 %fd5, %fd0, %fd4;
-	.loc 3 187 17
+	.loc 4 187 17
 	cvt.rn.f32.f64 %f20, %fd5;
-	.loc 3 187 3
+	.loc 4 187 3
 	mov.f32 %f4, %f20;
 	bra.uni $L47_entry;
 $L36_switch_next:
-	.loc 3 189 2
+	.loc 4 189 2
 	mov.f32 %f4, %f0;
 	bra.uni $L47_entry;
 $L47_entry:
-	.loc 3 103 67
+	.loc 4 103 67
 	cvt.rn.bf16.f32 %rs3, %f4;
-	.loc 3 103 46
+	.loc 4 103 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L48_ret_store;
 $L48_ret_store:
-	.loc 3 265 6
+	.loc 4 265 6
 	shl.b64 %rd28, %rd14, 1;
 	add.s64 %rd29, %rd1, %rd28;
 	st.global.u16 [%rd29], %rs2;
@@ -13337,7 +15446,7 @@ $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16
 	.reg .b64 %rd<30>;
 	.reg .f32 %f<4>;
 
-	.loc 3 291 6
+	.loc 4 291 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13352,52 +15461,52 @@ $L5_ret_binary_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 285 19
+	.loc 4 285 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 285 25
+	.loc 4 285 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_compare_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L3_if_then:
-	.loc 3 286 35
+	.loc 4 286 35
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 286 33
+	.loc 4 286 33
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f0, [%rd24];
-	.loc 3 286 31
+	.loc 4 286 31
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 3 286 33
-	mov.u64 %rd16, 0x2F00000001;
+	.loc 4 286 33
+	mov.u64 %rd16, 0x3600000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 3 286 52
+	.loc 4 286 52
 	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 3 286 50
+	.loc 4 286 50
 	setp.hs.u64 %p3, %rd25, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd26, %rd25, 2;
 	add.s64 %rd27, %rd7, %rd26;
 	ld.global.nc.f32 %f2, [%rd27];
-	.loc 3 286 48
+	.loc 4 286 48
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 3 286 50
-	mov.u64 %rd16, 0x2F00000002;
+	.loc 4 286 50
+	mov.u64 %rd16, 0x3600000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -13418,72 +15527,72 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L12_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f3, %f2;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 3 213 7
+	.loc 4 213 7
 	setp.eq.s64 %p5, %rd9, 0;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 3 214 12
+	.loc 4 214 12
 	setp.eq.f32 %p6, %f1, %f3;
-	.loc 3 214 3
+	.loc 4 214 3
 	mov.pred %p4, %p6;
 	bra.uni $L25_ret_compareF;
 $L17_switch_next:
-	.loc 3 215 7
+	.loc 4 215 7
 	setp.eq.s64 %p7, %rd9, 1;
 	@%p7 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 3 216 12
+	.loc 4 216 12
 	setp.neu.f32 %p8, %f1, %f3;
-	.loc 3 216 3
+	.loc 4 216 3
 	mov.pred %p4, %p8;
 	bra.uni $L25_ret_compareF;
 $L19_switch_next:
-	.loc 3 217 7
+	.loc 4 217 7
 	setp.eq.s64 %p9, %rd9, 2;
 	@%p9 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 3 218 12
+	.loc 4 218 12
 	setp.lt.f32 %p10, %f1, %f3;
-	.loc 3 218 3
+	.loc 4 218 3
 	mov.pred %p4, %p10;
 	bra.uni $L25_ret_compareF;
 $L21_switch_next:
-	.loc 3 219 7
+	.loc 4 219 7
 	setp.eq.s64 %p11, %rd9, 3;
 	@%p11 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 3 220 12
+	.loc 4 220 12
 	setp.le.f32 %p12, %f1, %f3;
-	.loc 3 220 3
+	.loc 4 220 3
 	mov.pred %p4, %p12;
 	bra.uni $L25_ret_compareF;
 $L23_switch_next:
-	.loc 3 221 7
+	.loc 4 221 7
 	setp.eq.s64 %p13, %rd9, 4;
 	@%p13 bra $L22_switch_body;
 	bra.uni $L24_switch_next;
 $L22_switch_body:
-	.loc 3 222 12
+	.loc 4 222 12
 	setp.gt.f32 %p14, %f1, %f3;
-	.loc 3 222 3
+	.loc 4 222 3
 	mov.pred %p4, %p14;
 	bra.uni $L25_ret_compareF;
 $L24_switch_next:
-	.loc 3 224 11
+	.loc 4 224 11
 	setp.ge.f32 %p15, %f1, %f3;
-	.loc 3 224 2
+	.loc 4 224 2
 	mov.pred %p4, %p15;
 	bra.uni $L25_ret_compareF;
 $L25_ret_compareF:
-	.loc 3 286 6
+	.loc 4 286 6
 	shl.b64 %rd28, %rd14, 0;
 	add.s64 %rd29, %rd1, %rd28;
 	selp.u32 %r6, 1, 0, %p4;
@@ -13512,7 +15621,7 @@ $L5_ret_compare_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u0
 	.reg .b64 %rd<30>;
 	.reg .f32 %f<4>;
 
-	.loc 3 296 6
+	.loc 4 296 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13527,54 +15636,54 @@ $L5_ret_compare_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u0
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 285 19
+	.loc 4 285 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 285 25
+	.loc 4 285 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L3_if_then:
-	.loc 3 286 35
+	.loc 4 286 35
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 286 33
+	.loc 4 286 33
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 3 286 31
+	.loc 4 286 31
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 3 286 33
-	mov.u64 %rd16, 0x3000000001;
+	.loc 4 286 33
+	mov.u64 %rd16, 0x3700000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 3 286 52
+	.loc 4 286 52
 	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 3 286 50
+	.loc 4 286 50
 	setp.hs.u64 %p3, %rd25, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd26, %rd25, 1;
 	add.s64 %rd27, %rd7, %rd26;
 	ld.global.nc.u16 %rs1, [%rd27];
-	.loc 3 286 48
+	.loc 4 286 48
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 3 286 50
-	mov.u64 %rd16, 0x3000000002;
+	.loc 4 286 50
+	mov.u64 %rd16, 0x3700000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -13595,74 +15704,74 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L12_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f3, %rs1;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f2, %f3;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 3 213 7
+	.loc 4 213 7
 	setp.eq.s64 %p5, %rd9, 0;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 3 214 12
+	.loc 4 214 12
 	setp.eq.f32 %p6, %f0, %f2;
-	.loc 3 214 3
+	.loc 4 214 3
 	mov.pred %p4, %p6;
 	bra.uni $L25_ret_compareF;
 $L17_switch_next:
-	.loc 3 215 7
+	.loc 4 215 7
 	setp.eq.s64 %p7, %rd9, 1;
 	@%p7 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 3 216 12
+	.loc 4 216 12
 	setp.neu.f32 %p8, %f0, %f2;
-	.loc 3 216 3
+	.loc 4 216 3
 	mov.pred %p4, %p8;
 	bra.uni $L25_ret_compareF;
 $L19_switch_next:
-	.loc 3 217 7
+	.loc 4 217 7
 	setp.eq.s64 %p9, %rd9, 2;
 	@%p9 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 3 218 12
+	.loc 4 218 12
 	setp.lt.f32 %p10, %f0, %f2;
-	.loc 3 218 3
+	.loc 4 218 3
 	mov.pred %p4, %p10;
 	bra.uni $L25_ret_compareF;
 $L21_switch_next:
-	.loc 3 219 7
+	.loc 4 219 7
 	setp.eq.s64 %p11, %rd9, 3;
 	@%p11 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 3 220 12
+	.loc 4 220 12
 	setp.le.f32 %p12, %f0, %f2;
-	.loc 3 220 3
+	.loc 4 220 3
 	mov.pred %p4, %p12;
 	bra.uni $L25_ret_compareF;
 $L23_switch_next:
-	.loc 3 221 7
+	.loc 4 221 7
 	setp.eq.s64 %p13, %rd9, 4;
 	@%p13 bra $L22_switch_body;
 	bra.uni $L24_switch_next;
 $L22_switch_body:
-	.loc 3 222 12
+	.loc 4 222 12
 	setp.gt.f32 %p14, %f0, %f2;
-	.loc 3 222 3
+	.loc 4 222 3
 	mov.pred %p4, %p14;
 	bra.uni $L25_ret_compareF;
 $L24_switch_next:
-	.loc 3 224 11
+	.loc 4 224 11
 	setp.ge.f32 %p15, %f0, %f2;
-	.loc 3 224 2
+	.loc 4 224 2
 	mov.pred %p4, %p15;
 	bra.uni $L25_ret_compareF;
 $L25_ret_compareF:
-	.loc 3 286 6
+	.loc 4 286 6
 	shl.b64 %rd28, %rd14, 0;
 	add.s64 %rd29, %rd1, %rd28;
 	selp.u32 %r6, 1, 0, %p4;
@@ -13691,7 +15800,7 @@ $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u0
 	.reg .b64 %rd<30>;
 	.reg .f32 %f<4>;
 
-	.loc 3 301 6
+	.loc 4 301 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13706,56 +15815,56 @@ $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u0
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 285 19
+	.loc 4 285 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 285 25
+	.loc 4 285 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 3 286 35
+	.loc 4 286 35
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 3 286 33
+	.loc 4 286 33
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 3 286 31
+	.loc 4 286 31
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 3 286 33
-	mov.u64 %rd16, 0x3100000001;
+	.loc 4 286 33
+	mov.u64 %rd16, 0x3800000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f0, %f1;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 3 286 52
+	.loc 4 286 52
 	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 3 286 50
+	.loc 4 286 50
 	setp.hs.u64 %p3, %rd25, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd26, %rd25, 1;
 	add.s64 %rd27, %rd7, %rd26;
 	ld.global.nc.u16 %rs1, [%rd27];
-	.loc 3 286 48
+	.loc 4 286 48
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 3 286 50
-	mov.u64 %rd16, 0x3100000002;
+	.loc 4 286 50
+	mov.u64 %rd16, 0x3800000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -13776,76 +15885,76 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L12_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f3, %r7;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f2, %f3;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 3 213 7
+	.loc 4 213 7
 	setp.eq.s64 %p5, %rd9, 0;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 3 214 12
+	.loc 4 214 12
 	setp.eq.f32 %p6, %f0, %f2;
-	.loc 3 214 3
+	.loc 4 214 3
 	mov.pred %p4, %p6;
 	bra.uni $L25_ret_compareF;
 $L17_switch_next:
-	.loc 3 215 7
+	.loc 4 215 7
 	setp.eq.s64 %p7, %rd9, 1;
 	@%p7 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 3 216 12
+	.loc 4 216 12
 	setp.neu.f32 %p8, %f0, %f2;
-	.loc 3 216 3
+	.loc 4 216 3
 	mov.pred %p4, %p8;
 	bra.uni $L25_ret_compareF;
 $L19_switch_next:
-	.loc 3 217 7
+	.loc 4 217 7
 	setp.eq.s64 %p9, %rd9, 2;
 	@%p9 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 3 218 12
+	.loc 4 218 12
 	setp.lt.f32 %p10, %f0, %f2;
-	.loc 3 218 3
+	.loc 4 218 3
 	mov.pred %p4, %p10;
 	bra.uni $L25_ret_compareF;
 $L21_switch_next:
-	.loc 3 219 7
+	.loc 4 219 7
 	setp.eq.s64 %p11, %rd9, 3;
 	@%p11 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 3 220 12
+	.loc 4 220 12
 	setp.le.f32 %p12, %f0, %f2;
-	.loc 3 220 3
+	.loc 4 220 3
 	mov.pred %p4, %p12;
 	bra.uni $L25_ret_compareF;
 $L23_switch_next:
-	.loc 3 221 7
+	.loc 4 221 7
 	setp.eq.s64 %p13, %rd9, 4;
 	@%p13 bra $L22_switch_body;
 	bra.uni $L24_switch_next;
 $L22_switch_body:
-	.loc 3 222 12
+	.loc 4 222 12
 	setp.gt.f32 %p14, %f0, %f2;
-	.loc 3 222 3
+	.loc 4 222 3
 	mov.pred %p4, %p14;
 	bra.uni $L25_ret_compareF;
 $L24_switch_next:
-	.loc 3 224 11
+	.loc 4 224 11
 	setp.ge.f32 %p15, %f0, %f2;
-	.loc 3 224 2
+	.loc 4 224 2
 	mov.pred %p4, %p15;
 	bra.uni $L25_ret_compareF;
 $L25_ret_compareF:
-	.loc 3 286 6
+	.loc 4 286 6
 	shl.b64 %rd28, %rd14, 0;
 	add.s64 %rd29, %rd1, %rd28;
 	selp.u32 %r8, 1, 0, %p4;
@@ -13871,7 +15980,7 @@ $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat1
 	.reg .f32 %f<44>;
 	.reg .f64 %fd<12>;
 
-	.loc 3 336 6
+	.loc 4 336 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -13882,19 +15991,19 @@ $L5_ret_compare_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat1
 	ld.param.s64 %rd7, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 306 16
+	.loc 4 306 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 3 307 7
+	.loc 4 307 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L21_ret_reduce_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 3 312 7
+	.loc 4 312 7
 	setp.eq.s64 %p1, %rd7, 1;
 	@%p1 bra $L6_switch_body;
 	bra.uni $L8_switch_next;
@@ -13902,23 +16011,23 @@ $L6_switch_body:
 	mov.f32 %f0, 0f3F800000;
 	bra.uni $L5_switch_done;
 $L8_switch_next:
-	.loc 3 314 7
+	.loc 4 314 7
 	setp.eq.s64 %p24, %rd7, 2;
 	@%p24 bra $L7_switch_body;
 	bra.uni $L10_switch_next;
 $L7_switch_body:
-	.loc 3 315 29
+	.loc 4 315 29
 	mov.u32 %r8, 0xFF800000;
 	mov.b32 %f42, %r8;
 	mov.f32 %f0, %f42;
 	bra.uni $L5_switch_done;
 $L10_switch_next:
-	.loc 3 316 7
+	.loc 4 316 7
 	setp.eq.s64 %p25, %rd7, 3;
 	@%p25 bra $L9_switch_body;
 	bra.uni $L95_edge;
 $L9_switch_body:
-	.loc 3 317 29
+	.loc 4 317 29
 	mov.u32 %r9, 2139095040;
 	mov.b32 %f43, %r9;
 	mov.f32 %f0, %f43;
@@ -13931,26 +16040,26 @@ $L5_switch_done:
 	mov.s64 %rd11, 0;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 3 319 16
+	.loc 4 319 16
 	setp.lt.s64 %p2, %rd11, %rd6;
 	@%p2 bra $L12_for_body;
 	bra.uni $L93_entry;
 $L12_for_body:
-	.loc 3 320 18
+	.loc 4 320 18
 	mul.lo.s64 %rd12, %rd10, %rd6;
-	.loc 3 320 23
+	.loc 4 320 23
 	add.s64 %rd13, %rd12, %rd11;
-	.loc 3 320 16
+	.loc 4 320 16
 	setp.hs.u64 %p3, %rd13, %rd5;
 	@%p3 bra $L24_oob0;
 	shl.b64 %rd21, %rd13, 2;
 	add.s64 %rd22, %rd4, %rd21;
 	ld.global.nc.f32 %f2, [%rd22];
-	.loc 3 320 14
+	.loc 4 320 14
 	bra.uni $L25_entry;
 $L24_oob0:
-	.loc 3 320 16
-	mov.u64 %rd14, 0x3200000001;
+	.loc 4 320 16
+	mov.u64 %rd14, 0x3900000001;
 	mov.u64 %rd15, %rd13;
 	mov.u64 %rd16, %rd5;
 	bra.uni $L22_bounds_fail;
@@ -13971,88 +16080,88 @@ $L22_bounds_fail:
 $L23_bounds_exit:
 	exit;
 $L25_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f3, %f2;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 3 322 8
+	.loc 4 322 8
 	setp.eq.s64 %p5, %rd7, 0;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 3 323 4
+	.loc 4 323 4
 	add.rn.f32 %f4, %f1, %f3;
 	mov.f32 %f5, %f4;
 	bra.uni $L14_switch_done;
 $L17_switch_next:
-	.loc 3 324 8
+	.loc 4 324 8
 	setp.eq.s64 %p6, %rd7, 1;
 	@%p6 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 3 325 4
+	.loc 4 325 4
 	mul.rn.f32 %f6, %f1, %f3;
 	mov.f32 %f5, %f6;
 	bra.uni $L14_switch_done;
 $L19_switch_next:
-	.loc 3 326 8
+	.loc 4 326 8
 	setp.eq.s64 %p7, %rd7, 2;
 	@%p7 bra $L35_switch_body;
 	bra.uni $L70_switch_body;
 $L35_switch_body:
-	.loc 3 174 8
+	.loc 4 174 8
 	setp.neu.f32 %p8, %f3, %f3;
 	@%p8 bra $L39_if_then;
 	bra.uni $L41_cond_false;
 $L41_cond_false:
-	.loc 3 174 18
+	.loc 4 174 18
 	setp.gt.f32 %p9, %f3, %f1;
 	@%p9 bra $L39_if_then;
 	bra.uni $L40_if_done;
 $L39_if_then:
-	.loc 3 175 4
+	.loc 4 175 4
 	mov.f32 %f7, %f3;
 	bra.uni $L50_ret_binaryF;
 $L40_if_done:
-	.loc 3 177 3
+	.loc 4 177 3
 	mov.f32 %f7, %f1;
 	bra.uni $L50_ret_binaryF;
 $L50_ret_binaryF:
 	mov.f32 %f5, %f7;
 	bra.uni $L14_switch_done;
 $L70_switch_body:
-	.loc 3 179 8
+	.loc 4 179 8
 	setp.neu.f32 %p18, %f3, %f3;
 	@%p18 bra $L77_if_then;
 	bra.uni $L79_cond_false;
 $L79_cond_false:
-	.loc 3 179 18
+	.loc 4 179 18
 	setp.lt.f32 %p19, %f3, %f1;
 	@%p19 bra $L77_if_then;
 	bra.uni $L78_if_done;
 $L77_if_then:
-	.loc 3 180 4
+	.loc 4 180 4
 	mov.f32 %f24, %f3;
 	bra.uni $L83_ret_binaryF;
 $L78_if_done:
-	.loc 3 182 3
+	.loc 4 182 3
 	mov.f32 %f24, %f1;
 	bra.uni $L83_ret_binaryF;
 $L83_ret_binaryF:
 	mov.f32 %f5, %f24;
 	bra.uni $L14_switch_done;
 $L14_switch_done:
-	.loc 3 319 24
+	.loc 4 319 24
 	add.s64 %rd23, %rd11, 1;
 	mov.f32 %f1, %f5;
 	mov.s64 %rd11, %rd23;
 	bra.uni $L11_for_loop;
 $L93_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f41, %f1;
 	bra.uni $L94_ret_store;
 $L94_ret_store:
-	.loc 3 332 5
+	.loc 4 332 5
 	shl.b64 %rd24, %rd10, 2;
 	add.s64 %rd25, %rd1, %rd24;
 	st.global.f32 [%rd25], %f41;
@@ -14078,7 +16187,7 @@ $L21_ret_reduce_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u0
 	.reg .f32 %f<43>;
 	.reg .f64 %fd<12>;
 
-	.loc 3 339 6
+	.loc 4 339 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14089,19 +16198,19 @@ $L21_ret_reduce_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u0
 	ld.param.s64 %rd7, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 306 16
+	.loc 4 306 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 3 307 7
+	.loc 4 307 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 3 312 7
+	.loc 4 312 7
 	setp.eq.s64 %p1, %rd7, 1;
 	@%p1 bra $L6_switch_body;
 	bra.uni $L8_switch_next;
@@ -14109,23 +16218,23 @@ $L6_switch_body:
 	mov.f32 %f0, 0f3F800000;
 	bra.uni $L5_switch_done;
 $L8_switch_next:
-	.loc 3 314 7
+	.loc 4 314 7
 	setp.eq.s64 %p24, %rd7, 2;
 	@%p24 bra $L7_switch_body;
 	bra.uni $L10_switch_next;
 $L7_switch_body:
-	.loc 3 315 29
+	.loc 4 315 29
 	mov.u32 %r8, 0xFF800000;
 	mov.b32 %f41, %r8;
 	mov.f32 %f0, %f41;
 	bra.uni $L5_switch_done;
 $L10_switch_next:
-	.loc 3 316 7
+	.loc 4 316 7
 	setp.eq.s64 %p25, %rd7, 3;
 	@%p25 bra $L9_switch_body;
 	bra.uni $L95_edge;
 $L9_switch_body:
-	.loc 3 317 29
+	.loc 4 317 29
 	mov.u32 %r9, 2139095040;
 	mov.b32 %f42, %r9;
 	mov.f32 %f0, %f42;
@@ -14138,26 +16247,26 @@ $L5_switch_done:
 	mov.s64 %rd11, 0;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 3 319 16
+	.loc 4 319 16
 	setp.lt.s64 %p2, %rd11, %rd6;
 	@%p2 bra $L12_for_body;
 	bra.uni $L93_entry;
 $L12_for_body:
-	.loc 3 320 18
+	.loc 4 320 18
 	mul.lo.s64 %rd12, %rd10, %rd6;
-	.loc 3 320 23
+	.loc 4 320 23
 	add.s64 %rd13, %rd12, %rd11;
-	.loc 3 320 16
+	.loc 4 320 16
 	setp.hs.u64 %p3, %rd13, %rd5;
 	@%p3 bra $L24_oob0;
 	shl.b64 %rd21, %rd13, 1;
 	add.s64 %rd22, %rd4, %rd21;
 	ld.global.nc.u16 %rs0, [%rd22];
-	.loc 3 320 14
+	.loc 4 320 14
 	bra.uni $L25_entry;
 $L24_oob0:
-	.loc 3 320 16
-	mov.u64 %rd14, 0x3300000001;
+	.loc 4 320 16
+	mov.u64 %rd14, 0x3A00000001;
 	mov.u64 %rd15, %rd13;
 	mov.u64 %rd16, %rd5;
 	bra.uni $L22_bounds_fail;
@@ -14178,92 +16287,92 @@ $L22_bounds_fail:
 $L23_bounds_exit:
 	exit;
 $L25_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f2, %f3;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 3 322 8
+	.loc 4 322 8
 	setp.eq.s64 %p5, %rd7, 0;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 3 323 4
+	.loc 4 323 4
 	add.rn.f32 %f4, %f1, %f2;
 	mov.f32 %f5, %f4;
 	bra.uni $L14_switch_done;
 $L17_switch_next:
-	.loc 3 324 8
+	.loc 4 324 8
 	setp.eq.s64 %p6, %rd7, 1;
 	@%p6 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 3 325 4
+	.loc 4 325 4
 	mul.rn.f32 %f6, %f1, %f2;
 	mov.f32 %f5, %f6;
 	bra.uni $L14_switch_done;
 $L19_switch_next:
-	.loc 3 326 8
+	.loc 4 326 8
 	setp.eq.s64 %p7, %rd7, 2;
 	@%p7 bra $L35_switch_body;
 	bra.uni $L70_switch_body;
 $L35_switch_body:
-	.loc 3 174 8
+	.loc 4 174 8
 	setp.neu.f32 %p8, %f2, %f2;
 	@%p8 bra $L39_if_then;
 	bra.uni $L41_cond_false;
 $L41_cond_false:
-	.loc 3 174 18
+	.loc 4 174 18
 	setp.gt.f32 %p9, %f2, %f1;
 	@%p9 bra $L39_if_then;
 	bra.uni $L40_if_done;
 $L39_if_then:
-	.loc 3 175 4
+	.loc 4 175 4
 	mov.f32 %f7, %f2;
 	bra.uni $L50_ret_binaryF;
 $L40_if_done:
-	.loc 3 177 3
+	.loc 4 177 3
 	mov.f32 %f7, %f1;
 	bra.uni $L50_ret_binaryF;
 $L50_ret_binaryF:
 	mov.f32 %f5, %f7;
 	bra.uni $L14_switch_done;
 $L70_switch_body:
-	.loc 3 179 8
+	.loc 4 179 8
 	setp.neu.f32 %p18, %f2, %f2;
 	@%p18 bra $L77_if_then;
 	bra.uni $L79_cond_false;
 $L79_cond_false:
-	.loc 3 179 18
+	.loc 4 179 18
 	setp.lt.f32 %p19, %f2, %f1;
 	@%p19 bra $L77_if_then;
 	bra.uni $L78_if_done;
 $L77_if_then:
-	.loc 3 180 4
+	.loc 4 180 4
 	mov.f32 %f24, %f2;
 	bra.uni $L83_ret_binaryF;
 $L78_if_done:
-	.loc 3 182 3
+	.loc 4 182 3
 	mov.f32 %f24, %f1;
 	bra.uni $L83_ret_binaryF;
 $L83_ret_binaryF:
 	mov.f32 %f5, %f24;
 	bra.uni $L14_switch_done;
 $L14_switch_done:
-	.loc 3 319 24
+	.loc 4 319 24
 	add.s64 %rd23, %rd11, 1;
 	mov.f32 %f1, %f5;
 	mov.s64 %rd11, %rd23;
 	bra.uni $L11_for_loop;
 $L93_entry:
-	.loc 3 98 58
+	.loc 4 98 58
 	cvt.rn.f16.f32 %rs2, %f1;
-	.loc 3 98 41
+	.loc 4 98 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L94_ret_store;
 $L94_ret_store:
-	.loc 3 332 5
+	.loc 4 332 5
 	shl.b64 %rd24, %rd10, 1;
 	add.s64 %rd25, %rd1, %rd24;
 	st.global.u16 [%rd25], %rs1;
@@ -14289,7 +16398,7 @@ $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u0
 	.reg .f32 %f<43>;
 	.reg .f64 %fd<12>;
 
-	.loc 3 342 6
+	.loc 4 342 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14300,19 +16409,19 @@ $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u0
 	ld.param.s64 %rd7, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 306 16
+	.loc 4 306 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 3 307 7
+	.loc 4 307 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 3 312 7
+	.loc 4 312 7
 	setp.eq.s64 %p1, %rd7, 1;
 	@%p1 bra $L6_switch_body;
 	bra.uni $L8_switch_next;
@@ -14320,23 +16429,23 @@ $L6_switch_body:
 	mov.f32 %f0, 0f3F800000;
 	bra.uni $L5_switch_done;
 $L8_switch_next:
-	.loc 3 314 7
+	.loc 4 314 7
 	setp.eq.s64 %p24, %rd7, 2;
 	@%p24 bra $L7_switch_body;
 	bra.uni $L10_switch_next;
 $L7_switch_body:
-	.loc 3 315 29
+	.loc 4 315 29
 	mov.u32 %r9, 0xFF800000;
 	mov.b32 %f41, %r9;
 	mov.f32 %f0, %f41;
 	bra.uni $L5_switch_done;
 $L10_switch_next:
-	.loc 3 316 7
+	.loc 4 316 7
 	setp.eq.s64 %p25, %rd7, 3;
 	@%p25 bra $L9_switch_body;
 	bra.uni $L95_edge;
 $L9_switch_body:
-	.loc 3 317 29
+	.loc 4 317 29
 	mov.u32 %r10, 2139095040;
 	mov.b32 %f42, %r10;
 	mov.f32 %f0, %f42;
@@ -14349,26 +16458,26 @@ $L5_switch_done:
 	mov.s64 %rd11, 0;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 3 319 16
+	.loc 4 319 16
 	setp.lt.s64 %p2, %rd11, %rd6;
 	@%p2 bra $L12_for_body;
 	bra.uni $L93_entry;
 $L12_for_body:
-	.loc 3 320 18
+	.loc 4 320 18
 	mul.lo.s64 %rd12, %rd10, %rd6;
-	.loc 3 320 23
+	.loc 4 320 23
 	add.s64 %rd13, %rd12, %rd11;
-	.loc 3 320 16
+	.loc 4 320 16
 	setp.hs.u64 %p3, %rd13, %rd5;
 	@%p3 bra $L24_oob0;
 	shl.b64 %rd21, %rd13, 1;
 	add.s64 %rd22, %rd4, %rd21;
 	ld.global.nc.u16 %rs0, [%rd22];
-	.loc 3 320 14
+	.loc 4 320 14
 	bra.uni $L25_entry;
 $L24_oob0:
-	.loc 3 320 16
-	mov.u64 %rd14, 0x3400000001;
+	.loc 4 320 16
+	mov.u64 %rd14, 0x3B00000001;
 	mov.u64 %rd15, %rd13;
 	mov.u64 %rd16, %rd5;
 	bra.uni $L22_bounds_fail;
@@ -14389,94 +16498,94 @@ $L22_bounds_fail:
 $L23_bounds_exit:
 	exit;
 $L25_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f3, %r6;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f2, %f3;
 	bra.uni $L26_ret_load;
 $L26_ret_load:
-	.loc 3 322 8
+	.loc 4 322 8
 	setp.eq.s64 %p5, %rd7, 0;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 3 323 4
+	.loc 4 323 4
 	add.rn.f32 %f4, %f1, %f2;
 	mov.f32 %f5, %f4;
 	bra.uni $L14_switch_done;
 $L17_switch_next:
-	.loc 3 324 8
+	.loc 4 324 8
 	setp.eq.s64 %p6, %rd7, 1;
 	@%p6 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 3 325 4
+	.loc 4 325 4
 	mul.rn.f32 %f6, %f1, %f2;
 	mov.f32 %f5, %f6;
 	bra.uni $L14_switch_done;
 $L19_switch_next:
-	.loc 3 326 8
+	.loc 4 326 8
 	setp.eq.s64 %p7, %rd7, 2;
 	@%p7 bra $L35_switch_body;
 	bra.uni $L70_switch_body;
 $L35_switch_body:
-	.loc 3 174 8
+	.loc 4 174 8
 	setp.neu.f32 %p8, %f2, %f2;
 	@%p8 bra $L39_if_then;
 	bra.uni $L41_cond_false;
 $L41_cond_false:
-	.loc 3 174 18
+	.loc 4 174 18
 	setp.gt.f32 %p9, %f2, %f1;
 	@%p9 bra $L39_if_then;
 	bra.uni $L40_if_done;
 $L39_if_then:
-	.loc 3 175 4
+	.loc 4 175 4
 	mov.f32 %f7, %f2;
 	bra.uni $L50_ret_binaryF;
 $L40_if_done:
-	.loc 3 177 3
+	.loc 4 177 3
 	mov.f32 %f7, %f1;
 	bra.uni $L50_ret_binaryF;
 $L50_ret_binaryF:
 	mov.f32 %f5, %f7;
 	bra.uni $L14_switch_done;
 $L70_switch_body:
-	.loc 3 179 8
+	.loc 4 179 8
 	setp.neu.f32 %p18, %f2, %f2;
 	@%p18 bra $L77_if_then;
 	bra.uni $L79_cond_false;
 $L79_cond_false:
-	.loc 3 179 18
+	.loc 4 179 18
 	setp.lt.f32 %p19, %f2, %f1;
 	@%p19 bra $L77_if_then;
 	bra.uni $L78_if_done;
 $L77_if_then:
-	.loc 3 180 4
+	.loc 4 180 4
 	mov.f32 %f24, %f2;
 	bra.uni $L83_ret_binaryF;
 $L78_if_done:
-	.loc 3 182 3
+	.loc 4 182 3
 	mov.f32 %f24, %f1;
 	bra.uni $L83_ret_binaryF;
 $L83_ret_binaryF:
 	mov.f32 %f5, %f24;
 	bra.uni $L14_switch_done;
 $L14_switch_done:
-	.loc 3 319 24
+	.loc 4 319 24
 	add.s64 %rd23, %rd11, 1;
 	mov.f32 %f1, %f5;
 	mov.s64 %rd11, %rd23;
 	bra.uni $L11_for_loop;
 $L93_entry:
-	.loc 3 103 67
+	.loc 4 103 67
 	cvt.rn.bf16.f32 %rs2, %f1;
-	.loc 3 103 46
+	.loc 4 103 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L94_ret_store;
 $L94_ret_store:
-	.loc 3 332 5
+	.loc 4 332 5
 	shl.b64 %rd24, %rd10, 1;
 	add.s64 %rd25, %rd1, %rd24;
 	st.global.u16 [%rd25], %rs1;
@@ -14500,7 +16609,7 @@ $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat1
 	.reg .b64 %rd<31>;
 	.reg .f32 %f<6>;
 
-	.loc 3 368 6
+	.loc 4 368 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14511,36 +16620,36 @@ $L21_ret_reduce_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat1
 	ld.param.s64 %rd7, [isMin];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 349 16
+	.loc 4 349 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 3 350 7
+	.loc 4 350 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L15_ret_argRows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 3 353 20
+	.loc 4 353 20
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 3 353 18
+	.loc 4 353 18
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L18_oob0;
 	shl.b64 %rd19, %rd11, 2;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.f32 %f0, [%rd20];
-	.loc 3 353 16
+	.loc 4 353 16
 	bra.uni $L19_entry;
 $L18_oob0:
-	.loc 3 353 18
-	mov.u64 %rd12, 0x3500000001;
+	.loc 4 353 18
+	mov.u64 %rd12, 0x3C00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
 $L19_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f1, %f0;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
@@ -14549,26 +16658,26 @@ $L20_ret_load:
 	mov.s64 %rd22, 1;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 3 355 16
+	.loc 4 355 16
 	setp.lt.s64 %p3, %rd22, %rd6;
 	@%p3 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 3 356 18
+	.loc 4 356 18
 	mul.lo.s64 %rd23, %rd10, %rd6;
-	.loc 3 356 23
+	.loc 4 356 23
 	add.s64 %rd24, %rd23, %rd22;
-	.loc 3 356 16
+	.loc 4 356 16
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd25, %rd24, 2;
 	add.s64 %rd26, %rd4, %rd25;
 	ld.global.nc.f32 %f3, [%rd26];
-	.loc 3 356 14
+	.loc 4 356 14
 	bra.uni $L22_entry;
 $L21_oob1:
-	.loc 3 356 16
-	mov.u64 %rd12, 0x3500000002;
+	.loc 4 356 16
+	mov.u64 %rd12, 0x3C00000002;
 	mov.u64 %rd13, %rd24;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -14589,36 +16698,36 @@ $L16_bounds_fail:
 $L17_bounds_exit:
 	exit;
 $L22_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f4, %f3;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 3 357 11
+	.loc 4 357 11
 	setp.neu.f32 %p5, %f2, %f2;
 	@%p5 bra $L7_for_done;
 	bra.uni $L8_if_done;
 $L8_if_done:
-	.loc 3 360 8
+	.loc 4 360 8
 	setp.neu.f32 %p6, %f4, %f4;
 	@%p6 bra $L9_if_then;
 	bra.uni $L12_cond_false;
 $L12_cond_false:
-	.loc 3 360 23
+	.loc 4 360 23
 	setp.eq.s64 %p7, %rd7, 0;
 	@%p7 bra $L13_cond_true;
 	bra.uni $L11_cond_false;
 $L13_cond_true:
-	.loc 3 360 33
+	.loc 4 360 33
 	setp.gt.f32 %p8, %f4, %f2;
 	@%p8 bra $L9_if_then;
 	bra.uni $L11_cond_false;
 $L11_cond_false:
-	.loc 3 360 51
+	.loc 4 360 51
 	setp.ne.s64 %p9, %rd7, 0;
 	@%p9 bra $L14_cond_true;
 	bra.uni $L24_edge;
 $L14_cond_true:
-	.loc 3 360 61
+	.loc 4 360 61
 	setp.lt.f32 %p10, %f4, %f2;
 	@%p10 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -14635,16 +16744,16 @@ $L24_edge:
 	mov.s64 %rd27, %rd21;
 	bra.uni $L10_if_done;
 $L10_if_done:
-	.loc 3 355 24
+	.loc 4 355 24
 	add.s64 %rd28, %rd22, 1;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd21, %rd27;
 	mov.s64 %rd22, %rd28;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 3 364 16
+	.loc 4 364 16
 	cvt.s32.s64 %r6, %rd21;
-	.loc 3 364 5
+	.loc 4 364 5
 	shl.b64 %rd29, %rd10, 2;
 	add.s64 %rd30, %rd1, %rd29;
 	st.global.s32 [%rd30], %r6;
@@ -14669,7 +16778,7 @@ $L15_ret_argRows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u
 	.reg .b64 %rd<31>;
 	.reg .f32 %f<6>;
 
-	.loc 3 373 6
+	.loc 4 373 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14680,38 +16789,38 @@ $L15_ret_argRows_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u
 	ld.param.s64 %rd7, [isMin];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 349 16
+	.loc 4 349 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 3 350 7
+	.loc 4 350 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 3 353 20
+	.loc 4 353 20
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 3 353 18
+	.loc 4 353 18
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L18_oob0;
 	shl.b64 %rd19, %rd11, 1;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.u16 %rs0, [%rd20];
-	.loc 3 353 16
+	.loc 4 353 16
 	bra.uni $L19_entry;
 $L18_oob0:
-	.loc 3 353 18
-	mov.u64 %rd12, 0x3600000001;
+	.loc 4 353 18
+	mov.u64 %rd12, 0x3D00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
 $L19_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f1, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f0, %f1;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
@@ -14720,26 +16829,26 @@ $L20_ret_load:
 	mov.s64 %rd22, 1;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 3 355 16
+	.loc 4 355 16
 	setp.lt.s64 %p3, %rd22, %rd6;
 	@%p3 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 3 356 18
+	.loc 4 356 18
 	mul.lo.s64 %rd23, %rd10, %rd6;
-	.loc 3 356 23
+	.loc 4 356 23
 	add.s64 %rd24, %rd23, %rd22;
-	.loc 3 356 16
+	.loc 4 356 16
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd25, %rd24, 1;
 	add.s64 %rd26, %rd4, %rd25;
 	ld.global.nc.u16 %rs1, [%rd26];
-	.loc 3 356 14
+	.loc 4 356 14
 	bra.uni $L22_entry;
 $L21_oob1:
-	.loc 3 356 16
-	mov.u64 %rd12, 0x3600000002;
+	.loc 4 356 16
+	mov.u64 %rd12, 0x3D00000002;
 	mov.u64 %rd13, %rd24;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -14760,38 +16869,38 @@ $L16_bounds_fail:
 $L17_bounds_exit:
 	exit;
 $L22_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f4, %rs1;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f3, %f4;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 3 357 11
+	.loc 4 357 11
 	setp.neu.f32 %p5, %f2, %f2;
 	@%p5 bra $L7_for_done;
 	bra.uni $L8_if_done;
 $L8_if_done:
-	.loc 3 360 8
+	.loc 4 360 8
 	setp.neu.f32 %p6, %f3, %f3;
 	@%p6 bra $L9_if_then;
 	bra.uni $L12_cond_false;
 $L12_cond_false:
-	.loc 3 360 23
+	.loc 4 360 23
 	setp.eq.s64 %p7, %rd7, 0;
 	@%p7 bra $L13_cond_true;
 	bra.uni $L11_cond_false;
 $L13_cond_true:
-	.loc 3 360 33
+	.loc 4 360 33
 	setp.gt.f32 %p8, %f3, %f2;
 	@%p8 bra $L9_if_then;
 	bra.uni $L11_cond_false;
 $L11_cond_false:
-	.loc 3 360 51
+	.loc 4 360 51
 	setp.ne.s64 %p9, %rd7, 0;
 	@%p9 bra $L14_cond_true;
 	bra.uni $L24_edge;
 $L14_cond_true:
-	.loc 3 360 61
+	.loc 4 360 61
 	setp.lt.f32 %p10, %f3, %f2;
 	@%p10 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -14808,16 +16917,16 @@ $L24_edge:
 	mov.s64 %rd27, %rd21;
 	bra.uni $L10_if_done;
 $L10_if_done:
-	.loc 3 355 24
+	.loc 4 355 24
 	add.s64 %rd28, %rd22, 1;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd21, %rd27;
 	mov.s64 %rd22, %rd28;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 3 364 16
+	.loc 4 364 16
 	cvt.s32.s64 %r6, %rd21;
-	.loc 3 364 5
+	.loc 4 364 5
 	shl.b64 %rd29, %rd10, 2;
 	add.s64 %rd30, %rd1, %rd29;
 	st.global.s32 [%rd30], %r6;
@@ -14842,7 +16951,7 @@ $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u
 	.reg .b64 %rd<31>;
 	.reg .f32 %f<6>;
 
-	.loc 3 378 6
+	.loc 4 378 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -14853,40 +16962,40 @@ $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u
 	ld.param.s64 %rd7, [isMin];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 349 16
+	.loc 4 349 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 3 350 7
+	.loc 4 350 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 3 353 20
+	.loc 4 353 20
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 3 353 18
+	.loc 4 353 18
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L18_oob0;
 	shl.b64 %rd19, %rd11, 1;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.u16 %rs0, [%rd20];
-	.loc 3 353 16
+	.loc 4 353 16
 	bra.uni $L19_entry;
 $L18_oob0:
-	.loc 3 353 18
-	mov.u64 %rd12, 0x3700000001;
+	.loc 4 353 18
+	mov.u64 %rd12, 0x3E00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
 $L19_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f1, %r6;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f0, %f1;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
@@ -14895,26 +17004,26 @@ $L20_ret_load:
 	mov.s64 %rd22, 1;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 3 355 16
+	.loc 4 355 16
 	setp.lt.s64 %p3, %rd22, %rd6;
 	@%p3 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 3 356 18
+	.loc 4 356 18
 	mul.lo.s64 %rd23, %rd10, %rd6;
-	.loc 3 356 23
+	.loc 4 356 23
 	add.s64 %rd24, %rd23, %rd22;
-	.loc 3 356 16
+	.loc 4 356 16
 	setp.hs.u64 %p4, %rd24, %rd5;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd25, %rd24, 1;
 	add.s64 %rd26, %rd4, %rd25;
 	ld.global.nc.u16 %rs1, [%rd26];
-	.loc 3 356 14
+	.loc 4 356 14
 	bra.uni $L22_entry;
 $L21_oob1:
-	.loc 3 356 16
-	mov.u64 %rd12, 0x3700000002;
+	.loc 4 356 16
+	mov.u64 %rd12, 0x3E00000002;
 	mov.u64 %rd13, %rd24;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -14935,40 +17044,40 @@ $L16_bounds_fail:
 $L17_bounds_exit:
 	exit;
 $L22_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f4, %r7;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f3, %f4;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 3 357 11
+	.loc 4 357 11
 	setp.neu.f32 %p5, %f2, %f2;
 	@%p5 bra $L7_for_done;
 	bra.uni $L8_if_done;
 $L8_if_done:
-	.loc 3 360 8
+	.loc 4 360 8
 	setp.neu.f32 %p6, %f3, %f3;
 	@%p6 bra $L9_if_then;
 	bra.uni $L12_cond_false;
 $L12_cond_false:
-	.loc 3 360 23
+	.loc 4 360 23
 	setp.eq.s64 %p7, %rd7, 0;
 	@%p7 bra $L13_cond_true;
 	bra.uni $L11_cond_false;
 $L13_cond_true:
-	.loc 3 360 33
+	.loc 4 360 33
 	setp.gt.f32 %p8, %f3, %f2;
 	@%p8 bra $L9_if_then;
 	bra.uni $L11_cond_false;
 $L11_cond_false:
-	.loc 3 360 51
+	.loc 4 360 51
 	setp.ne.s64 %p9, %rd7, 0;
 	@%p9 bra $L14_cond_true;
 	bra.uni $L24_edge;
 $L14_cond_true:
-	.loc 3 360 61
+	.loc 4 360 61
 	setp.lt.f32 %p10, %f3, %f2;
 	@%p10 bra $L9_if_then;
 	bra.uni $L25_edge;
@@ -14985,16 +17094,16 @@ $L24_edge:
 	mov.s64 %rd27, %rd21;
 	bra.uni $L10_if_done;
 $L10_if_done:
-	.loc 3 355 24
+	.loc 4 355 24
 	add.s64 %rd28, %rd22, 1;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd21, %rd27;
 	mov.s64 %rd22, %rd28;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 3 364 16
+	.loc 4 364 16
 	cvt.s32.s64 %r8, %rd21;
-	.loc 3 364 5
+	.loc 4 364 5
 	shl.b64 %rd29, %rd10, 2;
 	add.s64 %rd30, %rd1, %rd29;
 	st.global.s32 [%rd30], %r8;
@@ -15021,7 +17130,7 @@ $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat
 	.reg .b64 %rd<43>;
 	.reg .f32 %f<8>;
 
-	.loc 3 396 6
+	.loc 4 396 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15036,33 +17145,33 @@ $L15_ret_argRows_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat
 	ld.param.s64 %rd11, [n];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 383 16
+	.loc 4 383 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 384 7
+	.loc 4 384 7
 	setp.ge.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L8_ret_matmul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 3 387 20
+	.loc 4 387 20
 	mul.lo.s64 %rd15, %rd9, %rd11;
-	.loc 3 387 17
+	.loc 4 387 17
 	setp.eq.s64 %p1, %rd15, 0;
 	@%p1 bra $L11_divzero0;
 	div.s64 %rd16, %rd14, %rd15;
-	.loc 3 387 27
+	.loc 4 387 27
 	setp.eq.s64 %p3, %rd11, 0;
 	@%p3 bra $L12_divzero1;
 	div.s64 %rd24, %rd14, %rd11;
-	.loc 3 387 30
+	.loc 4 387 30
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L13_divzero2;
 	rem.s64 %rd25, %rd24, %rd9;
-	.loc 3 387 35
+	.loc 4 387 35
 	setp.eq.s64 %p5, %rd11, 0;
 	@%p5 bra $L14_divzero3;
 	rem.s64 %rd26, %rd14, %rd11;
@@ -15070,81 +17179,81 @@ $L4_if_done:
 	mov.s64 %rd27, 0;
 	bra.uni $L5_for_loop;
 $L11_divzero0:
-	.loc 3 387 17
-	mov.u64 %rd17, 0x3800000001;
+	.loc 4 387 17
+	mov.u64 %rd17, 0x3F00000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 3 387 27
-	mov.u64 %rd17, 0x3800000002;
+	.loc 4 387 27
+	mov.u64 %rd17, 0x3F00000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 3 387 30
-	mov.u64 %rd17, 0x3800000003;
+	.loc 4 387 30
+	mov.u64 %rd17, 0x3F00000003;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L14_divzero3:
-	.loc 3 387 35
-	mov.u64 %rd17, 0x3800000004;
+	.loc 4 387 35
+	mov.u64 %rd17, 0x3F00000004;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L5_for_loop:
-	.loc 3 389 16
+	.loc 4 389 16
 	setp.lt.s64 %p6, %rd27, %rd10;
 	@%p6 bra $L6_for_body;
 	bra.uni $L21_entry;
 $L6_for_body:
-	.loc 3 390 22
+	.loc 4 390 22
 	mul.lo.s64 %rd28, %rd16, %rd9;
-	.loc 3 390 24
+	.loc 4 390 24
 	add.s64 %rd29, %rd28, %rd25;
-	.loc 3 390 27
+	.loc 4 390 27
 	mul.lo.s64 %rd30, %rd29, %rd10;
-	.loc 3 390 29
+	.loc 4 390 29
 	add.s64 %rd31, %rd30, %rd27;
-	.loc 3 390 18
+	.loc 4 390 18
 	setp.hs.u64 %p7, %rd31, %rd5;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd32, %rd31, 2;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.f32 %f1, [%rd33];
-	.loc 3 390 16
+	.loc 4 390 16
 	bra.uni $L16_entry;
 $L15_oob4:
-	.loc 3 390 18
-	mov.u64 %rd17, 0x3800000005;
+	.loc 4 390 18
+	mov.u64 %rd17, 0x3F00000005;
 	mov.u64 %rd18, %rd31;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L9_bounds_fail;
 $L16_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f2, %f1;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 3 390 48
+	.loc 4 390 48
 	mul.lo.s64 %rd34, %rd16, %rd10;
-	.loc 3 390 50
+	.loc 4 390 50
 	add.s64 %rd35, %rd34, %rd27;
-	.loc 3 390 53
+	.loc 4 390 53
 	mul.lo.s64 %rd36, %rd35, %rd11;
-	.loc 3 390 55
+	.loc 4 390 55
 	add.s64 %rd37, %rd36, %rd26;
-	.loc 3 390 44
+	.loc 4 390 44
 	setp.hs.u64 %p8, %rd37, %rd8;
 	@%p8 bra $L18_oob5;
 	shl.b64 %rd38, %rd37, 2;
 	add.s64 %rd39, %rd7, %rd38;
 	ld.global.nc.f32 %f3, [%rd39];
-	.loc 3 390 42
+	.loc 4 390 42
 	bra.uni $L19_entry;
 $L18_oob5:
-	.loc 3 390 44
-	mov.u64 %rd17, 0x3800000006;
+	.loc 4 390 44
+	mov.u64 %rd17, 0x3F00000006;
 	mov.u64 %rd18, %rd37;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L9_bounds_fail;
@@ -15165,25 +17274,25 @@ $L9_bounds_fail:
 $L10_bounds_exit:
 	exit;
 $L19_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f4, %f3;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 3 390 34
+	.loc 4 390 34
 	mul.rn.f32 %f5, %f2, %f4;
-	.loc 3 390 3
+	.loc 4 390 3
 	add.rn.f32 %f6, %f0, %f5;
-	.loc 3 389 21
+	.loc 4 389 21
 	add.s64 %rd40, %rd27, 1;
 	mov.f32 %f0, %f6;
 	mov.s64 %rd27, %rd40;
 	bra.uni $L5_for_loop;
 $L21_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f7, %f0;
 	bra.uni $L22_ret_store;
 $L22_ret_store:
-	.loc 3 392 5
+	.loc 4 392 5
 	shl.b64 %rd41, %rd14, 2;
 	add.s64 %rd42, %rd1, %rd41;
 	st.global.f32 [%rd42], %f7;
@@ -15211,7 +17320,7 @@ $L8_ret_matmul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	.reg .b64 %rd<43>;
 	.reg .f32 %f<7>;
 
-	.loc 3 399 6
+	.loc 4 399 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15226,33 +17335,33 @@ $L8_ret_matmul_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	ld.param.s64 %rd11, [n];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 383 16
+	.loc 4 383 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 384 7
+	.loc 4 384 7
 	setp.ge.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 3 387 20
+	.loc 4 387 20
 	mul.lo.s64 %rd15, %rd9, %rd11;
-	.loc 3 387 17
+	.loc 4 387 17
 	setp.eq.s64 %p1, %rd15, 0;
 	@%p1 bra $L11_divzero0;
 	div.s64 %rd16, %rd14, %rd15;
-	.loc 3 387 27
+	.loc 4 387 27
 	setp.eq.s64 %p3, %rd11, 0;
 	@%p3 bra $L12_divzero1;
 	div.s64 %rd24, %rd14, %rd11;
-	.loc 3 387 30
+	.loc 4 387 30
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L13_divzero2;
 	rem.s64 %rd25, %rd24, %rd9;
-	.loc 3 387 35
+	.loc 4 387 35
 	setp.eq.s64 %p5, %rd11, 0;
 	@%p5 bra $L14_divzero3;
 	rem.s64 %rd26, %rd14, %rd11;
@@ -15260,83 +17369,83 @@ $L4_if_done:
 	mov.s64 %rd27, 0;
 	bra.uni $L5_for_loop;
 $L11_divzero0:
-	.loc 3 387 17
-	mov.u64 %rd17, 0x3900000001;
+	.loc 4 387 17
+	mov.u64 %rd17, 0x4000000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 3 387 27
-	mov.u64 %rd17, 0x3900000002;
+	.loc 4 387 27
+	mov.u64 %rd17, 0x4000000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 3 387 30
-	mov.u64 %rd17, 0x3900000003;
+	.loc 4 387 30
+	mov.u64 %rd17, 0x4000000003;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L14_divzero3:
-	.loc 3 387 35
-	mov.u64 %rd17, 0x3900000004;
+	.loc 4 387 35
+	mov.u64 %rd17, 0x4000000004;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L5_for_loop:
-	.loc 3 389 16
+	.loc 4 389 16
 	setp.lt.s64 %p6, %rd27, %rd10;
 	@%p6 bra $L6_for_body;
 	bra.uni $L21_entry;
 $L6_for_body:
-	.loc 3 390 22
+	.loc 4 390 22
 	mul.lo.s64 %rd28, %rd16, %rd9;
-	.loc 3 390 24
+	.loc 4 390 24
 	add.s64 %rd29, %rd28, %rd25;
-	.loc 3 390 27
+	.loc 4 390 27
 	mul.lo.s64 %rd30, %rd29, %rd10;
-	.loc 3 390 29
+	.loc 4 390 29
 	add.s64 %rd31, %rd30, %rd27;
-	.loc 3 390 18
+	.loc 4 390 18
 	setp.hs.u64 %p7, %rd31, %rd5;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd32, %rd31, 1;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 3 390 16
+	.loc 4 390 16
 	bra.uni $L16_entry;
 $L15_oob4:
-	.loc 3 390 18
-	mov.u64 %rd17, 0x3900000005;
+	.loc 4 390 18
+	mov.u64 %rd17, 0x4000000005;
 	mov.u64 %rd18, %rd31;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L9_bounds_fail;
 $L16_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f2, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f1, %f2;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 3 390 48
+	.loc 4 390 48
 	mul.lo.s64 %rd34, %rd16, %rd10;
-	.loc 3 390 50
+	.loc 4 390 50
 	add.s64 %rd35, %rd34, %rd27;
-	.loc 3 390 53
+	.loc 4 390 53
 	mul.lo.s64 %rd36, %rd35, %rd11;
-	.loc 3 390 55
+	.loc 4 390 55
 	add.s64 %rd37, %rd36, %rd26;
-	.loc 3 390 44
+	.loc 4 390 44
 	setp.hs.u64 %p8, %rd37, %rd8;
 	@%p8 bra $L18_oob5;
 	shl.b64 %rd38, %rd37, 1;
 	add.s64 %rd39, %rd7, %rd38;
 	ld.global.nc.u16 %rs1, [%rd39];
-	.loc 3 390 42
+	.loc 4 390 42
 	bra.uni $L19_entry;
 $L18_oob5:
-	.loc 3 390 44
-	mov.u64 %rd17, 0x3900000006;
+	.loc 4 390 44
+	mov.u64 %rd17, 0x4000000006;
 	mov.u64 %rd18, %rd37;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L9_bounds_fail;
@@ -15357,29 +17466,29 @@ $L9_bounds_fail:
 $L10_bounds_exit:
 	exit;
 $L19_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f4, %rs1;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f3, %f4;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 3 390 34
+	.loc 4 390 34
 	mul.rn.f32 %f5, %f1, %f3;
-	.loc 3 390 3
+	.loc 4 390 3
 	add.rn.f32 %f6, %f0, %f5;
-	.loc 3 389 21
+	.loc 4 389 21
 	add.s64 %rd40, %rd27, 1;
 	mov.f32 %f0, %f6;
 	mov.s64 %rd27, %rd40;
 	bra.uni $L5_for_loop;
 $L21_entry:
-	.loc 3 98 58
+	.loc 4 98 58
 	cvt.rn.f16.f32 %rs3, %f0;
-	.loc 3 98 41
+	.loc 4 98 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L22_ret_store;
 $L22_ret_store:
-	.loc 3 392 5
+	.loc 4 392 5
 	shl.b64 %rd41, %rd14, 1;
 	add.s64 %rd42, %rd1, %rd41;
 	st.global.u16 [%rd42], %rs2;
@@ -15407,7 +17516,7 @@ $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u00
 	.reg .b64 %rd<43>;
 	.reg .f32 %f<7>;
 
-	.loc 3 404 6
+	.loc 4 404 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15422,33 +17531,33 @@ $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u00
 	ld.param.s64 %rd11, [n];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 383 16
+	.loc 4 383 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 3 384 7
+	.loc 4 384 7
 	setp.ge.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 3 387 20
+	.loc 4 387 20
 	mul.lo.s64 %rd15, %rd9, %rd11;
-	.loc 3 387 17
+	.loc 4 387 17
 	setp.eq.s64 %p1, %rd15, 0;
 	@%p1 bra $L11_divzero0;
 	div.s64 %rd16, %rd14, %rd15;
-	.loc 3 387 27
+	.loc 4 387 27
 	setp.eq.s64 %p3, %rd11, 0;
 	@%p3 bra $L12_divzero1;
 	div.s64 %rd24, %rd14, %rd11;
-	.loc 3 387 30
+	.loc 4 387 30
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L13_divzero2;
 	rem.s64 %rd25, %rd24, %rd9;
-	.loc 3 387 35
+	.loc 4 387 35
 	setp.eq.s64 %p5, %rd11, 0;
 	@%p5 bra $L14_divzero3;
 	rem.s64 %rd26, %rd14, %rd11;
@@ -15456,85 +17565,85 @@ $L4_if_done:
 	mov.s64 %rd27, 0;
 	bra.uni $L5_for_loop;
 $L11_divzero0:
-	.loc 3 387 17
-	mov.u64 %rd17, 0x3A00000001;
+	.loc 4 387 17
+	mov.u64 %rd17, 0x4100000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 3 387 27
-	mov.u64 %rd17, 0x3A00000002;
+	.loc 4 387 27
+	mov.u64 %rd17, 0x4100000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 3 387 30
-	mov.u64 %rd17, 0x3A00000003;
+	.loc 4 387 30
+	mov.u64 %rd17, 0x4100000003;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L14_divzero3:
-	.loc 3 387 35
-	mov.u64 %rd17, 0x3A00000004;
+	.loc 4 387 35
+	mov.u64 %rd17, 0x4100000004;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L5_for_loop:
-	.loc 3 389 16
+	.loc 4 389 16
 	setp.lt.s64 %p6, %rd27, %rd10;
 	@%p6 bra $L6_for_body;
 	bra.uni $L21_entry;
 $L6_for_body:
-	.loc 3 390 22
+	.loc 4 390 22
 	mul.lo.s64 %rd28, %rd16, %rd9;
-	.loc 3 390 24
+	.loc 4 390 24
 	add.s64 %rd29, %rd28, %rd25;
-	.loc 3 390 27
+	.loc 4 390 27
 	mul.lo.s64 %rd30, %rd29, %rd10;
-	.loc 3 390 29
+	.loc 4 390 29
 	add.s64 %rd31, %rd30, %rd27;
-	.loc 3 390 18
+	.loc 4 390 18
 	setp.hs.u64 %p7, %rd31, %rd5;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd32, %rd31, 1;
 	add.s64 %rd33, %rd4, %rd32;
 	ld.global.nc.u16 %rs0, [%rd33];
-	.loc 3 390 16
+	.loc 4 390 16
 	bra.uni $L16_entry;
 $L15_oob4:
-	.loc 3 390 18
-	mov.u64 %rd17, 0x3A00000005;
+	.loc 4 390 18
+	mov.u64 %rd17, 0x4100000005;
 	mov.u64 %rd18, %rd31;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L9_bounds_fail;
 $L16_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r6, %rs0;
 	shl.b32 %r6, %r6, 16;
 	mov.b32 %f2, %r6;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f1, %f2;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 3 390 48
+	.loc 4 390 48
 	mul.lo.s64 %rd34, %rd16, %rd10;
-	.loc 3 390 50
+	.loc 4 390 50
 	add.s64 %rd35, %rd34, %rd27;
-	.loc 3 390 53
+	.loc 4 390 53
 	mul.lo.s64 %rd36, %rd35, %rd11;
-	.loc 3 390 55
+	.loc 4 390 55
 	add.s64 %rd37, %rd36, %rd26;
-	.loc 3 390 44
+	.loc 4 390 44
 	setp.hs.u64 %p8, %rd37, %rd8;
 	@%p8 bra $L18_oob5;
 	shl.b64 %rd38, %rd37, 1;
 	add.s64 %rd39, %rd7, %rd38;
 	ld.global.nc.u16 %rs1, [%rd39];
-	.loc 3 390 42
+	.loc 4 390 42
 	bra.uni $L19_entry;
 $L18_oob5:
-	.loc 3 390 44
-	mov.u64 %rd17, 0x3A00000006;
+	.loc 4 390 44
+	mov.u64 %rd17, 0x4100000006;
 	mov.u64 %rd18, %rd37;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L9_bounds_fail;
@@ -15555,31 +17664,31 @@ $L9_bounds_fail:
 $L10_bounds_exit:
 	exit;
 $L19_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r7, %rs1;
 	shl.b32 %r7, %r7, 16;
 	mov.b32 %f4, %r7;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f3, %f4;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 3 390 34
+	.loc 4 390 34
 	mul.rn.f32 %f5, %f1, %f3;
-	.loc 3 390 3
+	.loc 4 390 3
 	add.rn.f32 %f6, %f0, %f5;
-	.loc 3 389 21
+	.loc 4 389 21
 	add.s64 %rd40, %rd27, 1;
 	mov.f32 %f0, %f6;
 	mov.s64 %rd27, %rd40;
 	bra.uni $L5_for_loop;
 $L21_entry:
-	.loc 3 103 67
+	.loc 4 103 67
 	cvt.rn.bf16.f32 %rs3, %f0;
-	.loc 3 103 46
+	.loc 4 103 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L22_ret_store;
 $L22_ret_store:
-	.loc 3 392 5
+	.loc 4 392 5
 	shl.b64 %rd41, %rd14, 1;
 	add.s64 %rd42, %rd1, %rd41;
 	st.global.u16 [%rd42], %rs2;
@@ -15601,7 +17710,7 @@ $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16
 	.reg .b64 %rd<19>;
 	.reg .f32 %f<2>;
 
-	.loc 3 415 6
+	.loc 4 415 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15609,39 +17718,39 @@ $L8_ret_matmul_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16
 	ld.param.s64 %rd4, [stride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 409 19
+	.loc 4 409 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd5, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd6, %r2;
 	add.s64 %rd7, %rd5, %rd6;
-	.loc 3 409 25
+	.loc 4 409 25
 	setp.lt.s64 %p0, %rd7, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_iotaFill_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L3_if_then:
-	.loc 3 410 31
+	.loc 4 410 31
 	setp.eq.s64 %p1, %rd4, 0;
 	@%p1 bra $L8_divzero0;
 	div.s64 %rd8, %rd7, %rd4;
-	.loc 3 410 41
+	.loc 4 410 41
 	setp.eq.s64 %p3, %rd3, 0;
 	@%p3 bra $L9_divzero1;
 	rem.s64 %rd16, %rd8, %rd3;
-	.loc 3 410 27
+	.loc 4 410 27
 	cvt.rn.f32.s64 %f0, %rd16;
-	.loc 3 410 19
+	.loc 4 410 19
 	bra.uni $L10_entry;
 $L8_divzero0:
-	.loc 3 410 31
-	mov.u64 %rd9, 0x3B00000001;
+	.loc 4 410 31
+	mov.u64 %rd9, 0x4200000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 3 410 41
-	mov.u64 %rd9, 0x3B00000002;
+	.loc 4 410 41
+	mov.u64 %rd9, 0x4200000002;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
@@ -15662,11 +17771,11 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L10_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f1, %f0;
 	bra.uni $L11_ret_store;
 $L11_ret_store:
-	.loc 3 410 6
+	.loc 4 410 6
 	shl.b64 %rd17, %rd7, 2;
 	add.s64 %rd18, %rd1, %rd17;
 	st.global.f32 [%rd18], %f1;
@@ -15689,7 +17798,7 @@ $L5_ret_iotaFill_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u
 	.reg .b64 %rd<19>;
 	.reg .f32 %f<1>;
 
-	.loc 3 418 6
+	.loc 4 418 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15697,39 +17806,39 @@ $L5_ret_iotaFill_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u
 	ld.param.s64 %rd4, [stride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 409 19
+	.loc 4 409 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd5, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd6, %r2;
 	add.s64 %rd7, %rd5, %rd6;
-	.loc 3 409 25
+	.loc 4 409 25
 	setp.lt.s64 %p0, %rd7, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L3_if_then:
-	.loc 3 410 31
+	.loc 4 410 31
 	setp.eq.s64 %p1, %rd4, 0;
 	@%p1 bra $L8_divzero0;
 	div.s64 %rd8, %rd7, %rd4;
-	.loc 3 410 41
+	.loc 4 410 41
 	setp.eq.s64 %p3, %rd3, 0;
 	@%p3 bra $L9_divzero1;
 	rem.s64 %rd16, %rd8, %rd3;
-	.loc 3 410 27
+	.loc 4 410 27
 	cvt.rn.f32.s64 %f0, %rd16;
-	.loc 3 410 19
+	.loc 4 410 19
 	bra.uni $L10_entry;
 $L8_divzero0:
-	.loc 3 410 31
-	mov.u64 %rd9, 0x3C00000001;
+	.loc 4 410 31
+	mov.u64 %rd9, 0x4300000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 3 410 41
-	mov.u64 %rd9, 0x3C00000002;
+	.loc 4 410 41
+	mov.u64 %rd9, 0x4300000002;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
@@ -15750,13 +17859,13 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L10_entry:
-	.loc 3 98 58
+	.loc 4 98 58
 	cvt.rn.f16.f32 %rs1, %f0;
-	.loc 3 98 41
+	.loc 4 98 41
 	mov.u16 %rs0, %rs1;
 	bra.uni $L11_ret_store;
 $L11_ret_store:
-	.loc 3 410 6
+	.loc 4 410 6
 	shl.b64 %rd17, %rd7, 1;
 	add.s64 %rd18, %rd1, %rd17;
 	st.global.u16 [%rd18], %rs0;
@@ -15779,7 +17888,7 @@ $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u
 	.reg .b64 %rd<19>;
 	.reg .f32 %f<1>;
 
-	.loc 3 421 6
+	.loc 4 421 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15787,39 +17896,39 @@ $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u
 	ld.param.s64 %rd4, [stride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 3 409 19
+	.loc 4 409 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd5, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd6, %r2;
 	add.s64 %rd7, %rd5, %rd6;
-	.loc 3 409 25
+	.loc 4 409 25
 	setp.lt.s64 %p0, %rd7, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L3_if_then:
-	.loc 3 410 31
+	.loc 4 410 31
 	setp.eq.s64 %p1, %rd4, 0;
 	@%p1 bra $L8_divzero0;
 	div.s64 %rd8, %rd7, %rd4;
-	.loc 3 410 41
+	.loc 4 410 41
 	setp.eq.s64 %p3, %rd3, 0;
 	@%p3 bra $L9_divzero1;
 	rem.s64 %rd16, %rd8, %rd3;
-	.loc 3 410 27
+	.loc 4 410 27
 	cvt.rn.f32.s64 %f0, %rd16;
-	.loc 3 410 19
+	.loc 4 410 19
 	bra.uni $L10_entry;
 $L8_divzero0:
-	.loc 3 410 31
-	mov.u64 %rd9, 0x3D00000001;
+	.loc 4 410 31
+	mov.u64 %rd9, 0x4400000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 3 410 41
-	mov.u64 %rd9, 0x3D00000002;
+	.loc 4 410 41
+	mov.u64 %rd9, 0x4400000002;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
@@ -15840,13 +17949,13 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L10_entry:
-	.loc 3 103 67
+	.loc 4 103 67
 	cvt.rn.bf16.f32 %rs1, %f0;
-	.loc 3 103 46
+	.loc 4 103 46
 	mov.u16 %rs0, %rs1;
 	bra.uni $L11_ret_store;
 $L11_ret_store:
-	.loc 3 410 6
+	.loc 4 410 6
 	shl.b64 %rd17, %rd7, 1;
 	add.s64 %rd18, %rd1, %rd17;
 	st.global.u16 [%rd18], %rs0;
@@ -15868,7 +17977,7 @@ $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<27>;
 
-	.loc 4 119 6
+	.loc 5 119 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -15878,29 +17987,29 @@ $L5_ret_iotaFill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat
 	ld.param.s64 %rd6, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 113 19
+	.loc 5 113 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 4 113 25
+	.loc 5 113 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_unaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
 $L3_if_then:
-	.loc 4 114 41
+	.loc 5 114 41
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd17, %rd9, 2;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.s32 %r6, [%rd18];
-	.loc 4 114 39
+	.loc 5 114 39
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 4 114 41
-	mov.u64 %rd10, 0x3E00000001;
+	.loc 5 114 41
+	mov.u64 %rd10, 0x4500000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -15921,92 +18030,92 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd20, %r6;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd19, %rd20;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 4 37 7
+	.loc 5 37 7
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L12_switch_body;
 	bra.uni $L14_switch_next;
 $L12_switch_body:
-	.loc 4 38 10
+	.loc 5 38 10
 	neg.s64 %rd22, %rd19;
-	.loc 4 38 3
+	.loc 5 38 3
 	mov.s64 %rd21, %rd22;
 	bra.uni $L27_entry;
 $L14_switch_next:
-	.loc 4 39 7
+	.loc 5 39 7
 	setp.eq.s64 %p4, %rd6, 1;
 	@%p4 bra $L13_switch_body;
 	bra.uni $L16_switch_next;
 $L13_switch_body:
-	.loc 4 40 8
+	.loc 5 40 8
 	setp.lt.s64 %p5, %rd19, 0;
 	@%p5 bra $L17_if_then;
 	bra.uni $L18_if_done;
 $L17_if_then:
-	.loc 4 41 11
+	.loc 5 41 11
 	neg.s64 %rd23, %rd19;
-	.loc 4 41 4
+	.loc 5 41 4
 	mov.s64 %rd21, %rd23;
 	bra.uni $L27_entry;
 $L18_if_done:
-	.loc 4 43 3
+	.loc 5 43 3
 	mov.s64 %rd21, %rd19;
 	bra.uni $L27_entry;
 $L16_switch_next:
-	.loc 4 44 7
+	.loc 5 44 7
 	setp.eq.s64 %p6, %rd6, 14;
 	@%p6 bra $L15_switch_body;
 	bra.uni $L20_switch_next;
 $L15_switch_body:
-	.loc 4 45 8
+	.loc 5 45 8
 	setp.gt.s64 %p7, %rd19, 0;
 	@%p7 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L21_if_then:
-	.loc 4 46 4
+	.loc 5 46 4
 	mov.s64 %rd21, 1;
 	bra.uni $L27_entry;
 $L22_if_done:
-	.loc 4 48 8
+	.loc 5 48 8
 	setp.lt.s64 %p8, %rd19, 0;
 	@%p8 bra $L23_if_then;
 	bra.uni $L24_if_done;
 $L23_if_then:
-	.loc 4 49 4
+	.loc 5 49 4
 	mov.s64 %rd21, -1;
 	bra.uni $L27_entry;
 $L24_if_done:
-	.loc 4 51 3
+	.loc 5 51 3
 	mov.s64 %rd21, 0;
 	bra.uni $L27_entry;
 $L20_switch_next:
-	.loc 4 52 7
+	.loc 5 52 7
 	setp.eq.s64 %p9, %rd6, 15;
 	@%p9 bra $L19_switch_body;
 	bra.uni $L25_switch_next;
 $L19_switch_body:
-	.loc 4 53 10
+	.loc 5 53 10
 	not.b64 %rd24, %rd19;
-	.loc 4 53 3
+	.loc 5 53 3
 	mov.s64 %rd21, %rd24;
 	bra.uni $L27_entry;
 $L25_switch_next:
-	.loc 4 55 2
+	.loc 5 55 2
 	mov.s64 %rd21, %rd19;
 	bra.uni $L27_entry;
 $L27_entry:
-	.loc 4 28 48
+	.loc 5 28 48
 	cvt.s32.s64 %r8, %rd21;
-	.loc 4 28 36
+	.loc 5 28 36
 	mov.s32 %r7, %r8;
 	bra.uni $L28_ret_store;
 $L28_ret_store:
-	.loc 4 114 6
+	.loc 5 114 6
 	shl.b64 %rd25, %rd9, 2;
 	add.s64 %rd26, %rd1, %rd25;
 	st.global.s32 [%rd26], %r7;
@@ -16028,7 +18137,7 @@ $L5_ret_unaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002f
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<28>;
 
-	.loc 4 122 6
+	.loc 5 122 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -16038,29 +18147,29 @@ $L5_ret_unaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002f
 	ld.param.s64 %rd6, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 113 19
+	.loc 5 113 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 4 113 25
+	.loc 5 113 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_unaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
 $L3_if_then:
-	.loc 4 114 41
+	.loc 5 114 41
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd17, %rd9, 3;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.s64 %rd19, [%rd18];
-	.loc 4 114 39
+	.loc 5 114 39
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 4 114 41
-	mov.u64 %rd10, 0x3F00000001;
+	.loc 5 114 41
+	mov.u64 %rd10, 0x4600000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -16081,88 +18190,88 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L9_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd20, %rd19;
 	bra.uni $L11_entry;
 $L11_entry:
-	.loc 4 37 7
+	.loc 5 37 7
 	setp.eq.s64 %p3, %rd6, 0;
 	@%p3 bra $L12_switch_body;
 	bra.uni $L14_switch_next;
 $L12_switch_body:
-	.loc 4 38 10
+	.loc 5 38 10
 	neg.s64 %rd22, %rd20;
-	.loc 4 38 3
+	.loc 5 38 3
 	mov.s64 %rd21, %rd22;
 	bra.uni $L27_entry;
 $L14_switch_next:
-	.loc 4 39 7
+	.loc 5 39 7
 	setp.eq.s64 %p4, %rd6, 1;
 	@%p4 bra $L13_switch_body;
 	bra.uni $L16_switch_next;
 $L13_switch_body:
-	.loc 4 40 8
+	.loc 5 40 8
 	setp.lt.s64 %p5, %rd20, 0;
 	@%p5 bra $L17_if_then;
 	bra.uni $L18_if_done;
 $L17_if_then:
-	.loc 4 41 11
+	.loc 5 41 11
 	neg.s64 %rd23, %rd20;
-	.loc 4 41 4
+	.loc 5 41 4
 	mov.s64 %rd21, %rd23;
 	bra.uni $L27_entry;
 $L18_if_done:
-	.loc 4 43 3
+	.loc 5 43 3
 	mov.s64 %rd21, %rd20;
 	bra.uni $L27_entry;
 $L16_switch_next:
-	.loc 4 44 7
+	.loc 5 44 7
 	setp.eq.s64 %p6, %rd6, 14;
 	@%p6 bra $L15_switch_body;
 	bra.uni $L20_switch_next;
 $L15_switch_body:
-	.loc 4 45 8
+	.loc 5 45 8
 	setp.gt.s64 %p7, %rd20, 0;
 	@%p7 bra $L21_if_then;
 	bra.uni $L22_if_done;
 $L21_if_then:
-	.loc 4 46 4
+	.loc 5 46 4
 	mov.s64 %rd21, 1;
 	bra.uni $L27_entry;
 $L22_if_done:
-	.loc 4 48 8
+	.loc 5 48 8
 	setp.lt.s64 %p8, %rd20, 0;
 	@%p8 bra $L23_if_then;
 	bra.uni $L24_if_done;
 $L23_if_then:
-	.loc 4 49 4
+	.loc 5 49 4
 	mov.s64 %rd21, -1;
 	bra.uni $L27_entry;
 $L24_if_done:
-	.loc 4 51 3
+	.loc 5 51 3
 	mov.s64 %rd21, 0;
 	bra.uni $L27_entry;
 $L20_switch_next:
-	.loc 4 52 7
+	.loc 5 52 7
 	setp.eq.s64 %p9, %rd6, 15;
 	@%p9 bra $L19_switch_body;
 	bra.uni $L25_switch_next;
 $L19_switch_body:
-	.loc 4 53 10
+	.loc 5 53 10
 	not.b64 %rd24, %rd20;
-	.loc 4 53 3
+	.loc 5 53 3
 	mov.s64 %rd21, %rd24;
 	bra.uni $L27_entry;
 $L25_switch_next:
-	.loc 4 55 2
+	.loc 5 55 2
 	mov.s64 %rd21, %rd20;
 	bra.uni $L27_entry;
 $L27_entry:
-	.loc 4 33 36
+	.loc 5 33 36
 	mov.s64 %rd25, %rd21;
 	bra.uni $L28_ret_store;
 $L28_ret_store:
-	.loc 4 114 6
+	.loc 5 114 6
 	shl.b64 %rd26, %rd9, 3;
 	add.s64 %rd27, %rd1, %rd26;
 	st.global.s64 [%rd27], %rd25;
@@ -16188,7 +18297,7 @@ $L5_ret_unaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002f
 	.reg .b32 %r<10>;
 	.reg .b64 %rd<43>;
 
-	.loc 4 131 6
+	.loc 5 131 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -16203,185 +18312,185 @@ $L5_ret_unaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002f
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 125 19
+	.loc 5 125 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 4 125 25
+	.loc 5 125 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_binaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
 $L3_if_then:
-	.loc 4 126 44
+	.loc 5 126 44
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 4 126 42
+	.loc 5 126 42
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.s32 %r6, [%rd24];
-	.loc 4 126 40
+	.loc 5 126 40
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 4 126 42
-	mov.u64 %rd16, 0x4000000001;
+	.loc 5 126 42
+	mov.u64 %rd16, 0x4700000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd26, %r6;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd25, %rd26;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 4 126 61
+	.loc 5 126 61
 	mul.lo.s64 %rd27, %rd14, %rd11;
-	.loc 4 126 59
+	.loc 5 126 59
 	setp.hs.u64 %p3, %rd27, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd28, %rd27, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r7, [%rd29];
-	.loc 4 126 57
+	.loc 5 126 57
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 4 126 59
-	mov.u64 %rd16, 0x4000000002;
+	.loc 5 126 59
+	mov.u64 %rd16, 0x4700000002;
 	mov.u64 %rd17, %rd27;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd31, %r7;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd30, %rd31;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 4 60 7
+	.loc 5 60 7
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 4 61 12
+	.loc 5 61 12
 	add.s64 %rd33, %rd25, %rd30;
-	.loc 4 61 3
+	.loc 5 61 3
 	mov.s64 %rd32, %rd33;
 	bra.uni $L46_entry;
 $L17_switch_next:
-	.loc 4 62 7
+	.loc 5 62 7
 	setp.eq.s64 %p5, %rd9, 1;
 	@%p5 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 4 63 12
+	.loc 5 63 12
 	sub.s64 %rd34, %rd25, %rd30;
-	.loc 4 63 3
+	.loc 5 63 3
 	mov.s64 %rd32, %rd34;
 	bra.uni $L46_entry;
 $L19_switch_next:
-	.loc 4 64 7
+	.loc 5 64 7
 	setp.eq.s64 %p6, %rd9, 2;
 	@%p6 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 4 65 12
+	.loc 5 65 12
 	mul.lo.s64 %rd35, %rd25, %rd30;
-	.loc 4 65 3
+	.loc 5 65 3
 	mov.s64 %rd32, %rd35;
 	bra.uni $L46_entry;
 $L21_switch_next:
-	.loc 4 66 7
+	.loc 5 66 7
 	setp.eq.s64 %p7, %rd9, 3;
 	@%p7 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 4 67 8
+	.loc 5 67 8
 	setp.eq.s64 %p8, %rd30, 0;
 	@%p8 bra $L24_if_then;
 	bra.uni $L25_if_done;
 $L24_if_then:
-	.loc 4 68 4
+	.loc 5 68 4
 	mov.s64 %rd32, -1;
 	bra.uni $L46_entry;
 $L25_if_done:
-	.loc 4 70 12
+	.loc 5 70 12
 	setp.eq.s64 %p9, %rd30, 0;
 	@%p9 bra $L44_divzero2;
 	div.s64 %rd36, %rd25, %rd30;
-	.loc 4 70 3
+	.loc 5 70 3
 	mov.s64 %rd32, %rd36;
 	bra.uni $L46_entry;
 $L44_divzero2:
-	.loc 4 70 12
-	mov.u64 %rd16, 0x4000000003;
+	.loc 5 70 12
+	mov.u64 %rd16, 0x4700000003;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L6_bounds_fail;
 $L23_switch_next:
-	.loc 4 71 7
+	.loc 5 71 7
 	setp.eq.s64 %p10, %rd9, 4;
 	@%p10 bra $L22_switch_body;
 	bra.uni $L27_switch_next;
 $L22_switch_body:
-	.loc 4 72 8
+	.loc 5 72 8
 	setp.gt.s64 %p11, %rd25, %rd30;
 	@%p11 bra $L28_if_then;
 	bra.uni $L29_if_done;
 $L28_if_then:
-	.loc 4 73 4
+	.loc 5 73 4
 	mov.s64 %rd32, %rd25;
 	bra.uni $L46_entry;
 $L29_if_done:
-	.loc 4 75 3
+	.loc 5 75 3
 	mov.s64 %rd32, %rd30;
 	bra.uni $L46_entry;
 $L27_switch_next:
-	.loc 4 76 7
+	.loc 5 76 7
 	setp.eq.s64 %p12, %rd9, 5;
 	@%p12 bra $L26_switch_body;
 	bra.uni $L31_switch_next;
 $L26_switch_body:
-	.loc 4 77 8
+	.loc 5 77 8
 	setp.lt.s64 %p13, %rd25, %rd30;
 	@%p13 bra $L32_if_then;
 	bra.uni $L33_if_done;
 $L32_if_then:
-	.loc 4 78 4
+	.loc 5 78 4
 	mov.s64 %rd32, %rd25;
 	bra.uni $L46_entry;
 $L33_if_done:
-	.loc 4 80 3
+	.loc 5 80 3
 	mov.s64 %rd32, %rd30;
 	bra.uni $L46_entry;
 $L31_switch_next:
-	.loc 4 81 7
+	.loc 5 81 7
 	setp.eq.s64 %p14, %rd9, 7;
 	@%p14 bra $L30_switch_body;
 	bra.uni $L35_switch_next;
 $L30_switch_body:
-	.loc 4 82 8
+	.loc 5 82 8
 	setp.eq.s64 %p15, %rd30, 0;
 	@%p15 bra $L36_if_then;
 	bra.uni $L37_if_done;
 $L36_if_then:
-	.loc 4 83 4
+	.loc 5 83 4
 	mov.s64 %rd32, %rd25;
 	bra.uni $L46_entry;
 $L37_if_done:
-	.loc 4 85 12
+	.loc 5 85 12
 	setp.eq.s64 %p16, %rd30, 0;
 	@%p16 bra $L45_divzero3;
 	rem.s64 %rd37, %rd25, %rd30;
-	.loc 4 85 3
+	.loc 5 85 3
 	mov.s64 %rd32, %rd37;
 	bra.uni $L46_entry;
 $L45_divzero3:
-	.loc 4 85 12
-	mov.u64 %rd16, 0x4000000004;
+	.loc 5 85 12
+	mov.u64 %rd16, 0x4700000004;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L6_bounds_fail;
@@ -16402,50 +18511,50 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L35_switch_next:
-	.loc 4 86 7
+	.loc 5 86 7
 	setp.eq.s64 %p17, %rd9, 8;
 	@%p17 bra $L34_switch_body;
 	bra.uni $L39_switch_next;
 $L34_switch_body:
-	.loc 4 87 12
+	.loc 5 87 12
 	and.b64 %rd38, %rd25, %rd30;
-	.loc 4 87 3
+	.loc 5 87 3
 	mov.s64 %rd32, %rd38;
 	bra.uni $L46_entry;
 $L39_switch_next:
-	.loc 4 88 7
+	.loc 5 88 7
 	setp.eq.s64 %p18, %rd9, 9;
 	@%p18 bra $L38_switch_body;
 	bra.uni $L41_switch_next;
 $L38_switch_body:
-	.loc 4 89 12
+	.loc 5 89 12
 	or.b64 %rd39, %rd25, %rd30;
-	.loc 4 89 3
+	.loc 5 89 3
 	mov.s64 %rd32, %rd39;
 	bra.uni $L46_entry;
 $L41_switch_next:
-	.loc 4 90 7
+	.loc 5 90 7
 	setp.eq.s64 %p19, %rd9, 10;
 	@%p19 bra $L40_switch_body;
 	bra.uni $L42_switch_next;
 $L40_switch_body:
-	.loc 4 91 12
+	.loc 5 91 12
 	xor.b64 %rd40, %rd25, %rd30;
-	.loc 4 91 3
+	.loc 5 91 3
 	mov.s64 %rd32, %rd40;
 	bra.uni $L46_entry;
 $L42_switch_next:
-	.loc 4 93 2
+	.loc 5 93 2
 	mov.s64 %rd32, %rd25;
 	bra.uni $L46_entry;
 $L46_entry:
-	.loc 4 28 48
+	.loc 5 28 48
 	cvt.s32.s64 %r9, %rd32;
-	.loc 4 28 36
+	.loc 5 28 36
 	mov.s32 %r8, %r9;
 	bra.uni $L47_ret_store;
 $L47_ret_store:
-	.loc 4 126 6
+	.loc 5 126 6
 	shl.b64 %rd41, %rd14, 2;
 	add.s64 %rd42, %rd1, %rd41;
 	st.global.s32 [%rd42], %r8;
@@ -16471,7 +18580,7 @@ $L5_ret_binaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<44>;
 
-	.loc 4 136 6
+	.loc 5 136 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -16486,181 +18595,181 @@ $L5_ret_binaryI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 125 19
+	.loc 5 125 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 4 125 25
+	.loc 5 125 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_binaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
 $L3_if_then:
-	.loc 4 126 44
+	.loc 5 126 44
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 4 126 42
+	.loc 5 126 42
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 3;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.s64 %rd25, [%rd24];
-	.loc 4 126 40
+	.loc 5 126 40
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 4 126 42
-	mov.u64 %rd16, 0x4100000001;
+	.loc 5 126 42
+	mov.u64 %rd16, 0x4800000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd26, %rd25;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 4 126 61
+	.loc 5 126 61
 	mul.lo.s64 %rd27, %rd14, %rd11;
-	.loc 4 126 59
+	.loc 5 126 59
 	setp.hs.u64 %p3, %rd27, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd28, %rd27, 3;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s64 %rd30, [%rd29];
-	.loc 4 126 57
+	.loc 5 126 57
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 4 126 59
-	mov.u64 %rd16, 0x4100000002;
+	.loc 5 126 59
+	mov.u64 %rd16, 0x4800000002;
 	mov.u64 %rd17, %rd27;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
 $L12_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd31, %rd30;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 4 60 7
+	.loc 5 60 7
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 4 61 12
+	.loc 5 61 12
 	add.s64 %rd33, %rd26, %rd31;
-	.loc 4 61 3
+	.loc 5 61 3
 	mov.s64 %rd32, %rd33;
 	bra.uni $L46_entry;
 $L17_switch_next:
-	.loc 4 62 7
+	.loc 5 62 7
 	setp.eq.s64 %p5, %rd9, 1;
 	@%p5 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 4 63 12
+	.loc 5 63 12
 	sub.s64 %rd34, %rd26, %rd31;
-	.loc 4 63 3
+	.loc 5 63 3
 	mov.s64 %rd32, %rd34;
 	bra.uni $L46_entry;
 $L19_switch_next:
-	.loc 4 64 7
+	.loc 5 64 7
 	setp.eq.s64 %p6, %rd9, 2;
 	@%p6 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 4 65 12
+	.loc 5 65 12
 	mul.lo.s64 %rd35, %rd26, %rd31;
-	.loc 4 65 3
+	.loc 5 65 3
 	mov.s64 %rd32, %rd35;
 	bra.uni $L46_entry;
 $L21_switch_next:
-	.loc 4 66 7
+	.loc 5 66 7
 	setp.eq.s64 %p7, %rd9, 3;
 	@%p7 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 4 67 8
+	.loc 5 67 8
 	setp.eq.s64 %p8, %rd31, 0;
 	@%p8 bra $L24_if_then;
 	bra.uni $L25_if_done;
 $L24_if_then:
-	.loc 4 68 4
+	.loc 5 68 4
 	mov.s64 %rd32, -1;
 	bra.uni $L46_entry;
 $L25_if_done:
-	.loc 4 70 12
+	.loc 5 70 12
 	setp.eq.s64 %p9, %rd31, 0;
 	@%p9 bra $L44_divzero2;
 	div.s64 %rd36, %rd26, %rd31;
-	.loc 4 70 3
+	.loc 5 70 3
 	mov.s64 %rd32, %rd36;
 	bra.uni $L46_entry;
 $L44_divzero2:
-	.loc 4 70 12
-	mov.u64 %rd16, 0x4100000003;
+	.loc 5 70 12
+	mov.u64 %rd16, 0x4800000003;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L6_bounds_fail;
 $L23_switch_next:
-	.loc 4 71 7
+	.loc 5 71 7
 	setp.eq.s64 %p10, %rd9, 4;
 	@%p10 bra $L22_switch_body;
 	bra.uni $L27_switch_next;
 $L22_switch_body:
-	.loc 4 72 8
+	.loc 5 72 8
 	setp.gt.s64 %p11, %rd26, %rd31;
 	@%p11 bra $L28_if_then;
 	bra.uni $L29_if_done;
 $L28_if_then:
-	.loc 4 73 4
+	.loc 5 73 4
 	mov.s64 %rd32, %rd26;
 	bra.uni $L46_entry;
 $L29_if_done:
-	.loc 4 75 3
+	.loc 5 75 3
 	mov.s64 %rd32, %rd31;
 	bra.uni $L46_entry;
 $L27_switch_next:
-	.loc 4 76 7
+	.loc 5 76 7
 	setp.eq.s64 %p12, %rd9, 5;
 	@%p12 bra $L26_switch_body;
 	bra.uni $L31_switch_next;
 $L26_switch_body:
-	.loc 4 77 8
+	.loc 5 77 8
 	setp.lt.s64 %p13, %rd26, %rd31;
 	@%p13 bra $L32_if_then;
 	bra.uni $L33_if_done;
 $L32_if_then:
-	.loc 4 78 4
+	.loc 5 78 4
 	mov.s64 %rd32, %rd26;
 	bra.uni $L46_entry;
 $L33_if_done:
-	.loc 4 80 3
+	.loc 5 80 3
 	mov.s64 %rd32, %rd31;
 	bra.uni $L46_entry;
 $L31_switch_next:
-	.loc 4 81 7
+	.loc 5 81 7
 	setp.eq.s64 %p14, %rd9, 7;
 	@%p14 bra $L30_switch_body;
 	bra.uni $L35_switch_next;
 $L30_switch_body:
-	.loc 4 82 8
+	.loc 5 82 8
 	setp.eq.s64 %p15, %rd31, 0;
 	@%p15 bra $L36_if_then;
 	bra.uni $L37_if_done;
 $L36_if_then:
-	.loc 4 83 4
+	.loc 5 83 4
 	mov.s64 %rd32, %rd26;
 	bra.uni $L46_entry;
 $L37_if_done:
-	.loc 4 85 12
+	.loc 5 85 12
 	setp.eq.s64 %p16, %rd31, 0;
 	@%p16 bra $L45_divzero3;
 	rem.s64 %rd37, %rd26, %rd31;
-	.loc 4 85 3
+	.loc 5 85 3
 	mov.s64 %rd32, %rd37;
 	bra.uni $L46_entry;
 $L45_divzero3:
-	.loc 4 85 12
-	mov.u64 %rd16, 0x4100000004;
+	.loc 5 85 12
+	mov.u64 %rd16, 0x4800000004;
 	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
 	bra.uni $L6_bounds_fail;
@@ -16681,48 +18790,48 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L35_switch_next:
-	.loc 4 86 7
+	.loc 5 86 7
 	setp.eq.s64 %p17, %rd9, 8;
 	@%p17 bra $L34_switch_body;
 	bra.uni $L39_switch_next;
 $L34_switch_body:
-	.loc 4 87 12
+	.loc 5 87 12
 	and.b64 %rd38, %rd26, %rd31;
-	.loc 4 87 3
+	.loc 5 87 3
 	mov.s64 %rd32, %rd38;
 	bra.uni $L46_entry;
 $L39_switch_next:
-	.loc 4 88 7
+	.loc 5 88 7
 	setp.eq.s64 %p18, %rd9, 9;
 	@%p18 bra $L38_switch_body;
 	bra.uni $L41_switch_next;
 $L38_switch_body:
-	.loc 4 89 12
+	.loc 5 89 12
 	or.b64 %rd39, %rd26, %rd31;
-	.loc 4 89 3
+	.loc 5 89 3
 	mov.s64 %rd32, %rd39;
 	bra.uni $L46_entry;
 $L41_switch_next:
-	.loc 4 90 7
+	.loc 5 90 7
 	setp.eq.s64 %p19, %rd9, 10;
 	@%p19 bra $L40_switch_body;
 	bra.uni $L42_switch_next;
 $L40_switch_body:
-	.loc 4 91 12
+	.loc 5 91 12
 	xor.b64 %rd40, %rd26, %rd31;
-	.loc 4 91 3
+	.loc 5 91 3
 	mov.s64 %rd32, %rd40;
 	bra.uni $L46_entry;
 $L42_switch_next:
-	.loc 4 93 2
+	.loc 5 93 2
 	mov.s64 %rd32, %rd26;
 	bra.uni $L46_entry;
 $L46_entry:
-	.loc 4 33 36
+	.loc 5 33 36
 	mov.s64 %rd41, %rd32;
 	bra.uni $L47_ret_store;
 $L47_ret_store:
-	.loc 4 126 6
+	.loc 5 126 6
 	shl.b64 %rd42, %rd14, 3;
 	add.s64 %rd43, %rd1, %rd42;
 	st.global.s64 [%rd43], %rd41;
@@ -16748,7 +18857,7 @@ $L5_ret_binaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<34>;
 
-	.loc 4 147 6
+	.loc 5 147 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -16763,54 +18872,54 @@ $L5_ret_binaryI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 141 19
+	.loc 5 141 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 4 141 25
+	.loc 5 141 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_compareI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
 $L3_if_then:
-	.loc 4 142 37
+	.loc 5 142 37
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 4 142 35
+	.loc 5 142 35
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.s32 %r6, [%rd24];
-	.loc 4 142 33
+	.loc 5 142 33
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 4 142 35
-	mov.u64 %rd16, 0x4200000001;
+	.loc 5 142 35
+	mov.u64 %rd16, 0x4900000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd26, %r6;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd25, %rd26;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 4 142 54
+	.loc 5 142 54
 	mul.lo.s64 %rd27, %rd14, %rd11;
-	.loc 4 142 52
+	.loc 5 142 52
 	setp.hs.u64 %p3, %rd27, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd28, %rd27, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r7, [%rd29];
-	.loc 4 142 50
+	.loc 5 142 50
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 4 142 52
-	mov.u64 %rd16, 0x4200000002;
+	.loc 5 142 52
+	mov.u64 %rd16, 0x4900000002;
 	mov.u64 %rd17, %rd27;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -16831,74 +18940,74 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L12_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd31, %r7;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd30, %rd31;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 4 98 7
+	.loc 5 98 7
 	setp.eq.s64 %p5, %rd9, 0;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 4 99 12
+	.loc 5 99 12
 	setp.eq.s64 %p6, %rd25, %rd30;
-	.loc 4 99 3
+	.loc 5 99 3
 	mov.pred %p4, %p6;
 	bra.uni $L25_ret_compareInt;
 $L17_switch_next:
-	.loc 4 100 7
+	.loc 5 100 7
 	setp.eq.s64 %p7, %rd9, 1;
 	@%p7 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 4 101 12
+	.loc 5 101 12
 	setp.ne.s64 %p8, %rd25, %rd30;
-	.loc 4 101 3
+	.loc 5 101 3
 	mov.pred %p4, %p8;
 	bra.uni $L25_ret_compareInt;
 $L19_switch_next:
-	.loc 4 102 7
+	.loc 5 102 7
 	setp.eq.s64 %p9, %rd9, 2;
 	@%p9 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 4 103 12
+	.loc 5 103 12
 	setp.lt.s64 %p10, %rd25, %rd30;
-	.loc 4 103 3
+	.loc 5 103 3
 	mov.pred %p4, %p10;
 	bra.uni $L25_ret_compareInt;
 $L21_switch_next:
-	.loc 4 104 7
+	.loc 5 104 7
 	setp.eq.s64 %p11, %rd9, 3;
 	@%p11 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 4 105 12
+	.loc 5 105 12
 	setp.le.s64 %p12, %rd25, %rd30;
-	.loc 4 105 3
+	.loc 5 105 3
 	mov.pred %p4, %p12;
 	bra.uni $L25_ret_compareInt;
 $L23_switch_next:
-	.loc 4 106 7
+	.loc 5 106 7
 	setp.eq.s64 %p13, %rd9, 4;
 	@%p13 bra $L22_switch_body;
 	bra.uni $L24_switch_next;
 $L22_switch_body:
-	.loc 4 107 12
+	.loc 5 107 12
 	setp.gt.s64 %p14, %rd25, %rd30;
-	.loc 4 107 3
+	.loc 5 107 3
 	mov.pred %p4, %p14;
 	bra.uni $L25_ret_compareInt;
 $L24_switch_next:
-	.loc 4 109 11
+	.loc 5 109 11
 	setp.ge.s64 %p15, %rd25, %rd30;
-	.loc 4 109 2
+	.loc 5 109 2
 	mov.pred %p4, %p15;
 	bra.uni $L25_ret_compareInt;
 $L25_ret_compareInt:
-	.loc 4 142 6
+	.loc 5 142 6
 	shl.b64 %rd32, %rd14, 0;
 	add.s64 %rd33, %rd1, %rd32;
 	selp.u32 %r8, 1, 0, %p4;
@@ -16925,7 +19034,7 @@ $L5_ret_compareI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<34>;
 
-	.loc 4 152 6
+	.loc 5 152 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -16940,52 +19049,52 @@ $L5_ret_compareI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 141 19
+	.loc 5 141 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 4 141 25
+	.loc 5 141 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_compareI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
 $L3_if_then:
-	.loc 4 142 37
+	.loc 5 142 37
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 4 142 35
+	.loc 5 142 35
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L8_oob0;
 	shl.b64 %rd23, %rd15, 3;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.s64 %rd25, [%rd24];
-	.loc 4 142 33
+	.loc 5 142 33
 	bra.uni $L9_entry;
 $L8_oob0:
-	.loc 4 142 35
-	mov.u64 %rd16, 0x4300000001;
+	.loc 5 142 35
+	mov.u64 %rd16, 0x4A00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L6_bounds_fail;
 $L9_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd26, %rd25;
 	bra.uni $L10_ret_load;
 $L10_ret_load:
-	.loc 4 142 54
+	.loc 5 142 54
 	mul.lo.s64 %rd27, %rd14, %rd11;
-	.loc 4 142 52
+	.loc 5 142 52
 	setp.hs.u64 %p3, %rd27, %rd8;
 	@%p3 bra $L11_oob1;
 	shl.b64 %rd28, %rd27, 3;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s64 %rd30, [%rd29];
-	.loc 4 142 50
+	.loc 5 142 50
 	bra.uni $L12_entry;
 $L11_oob1:
-	.loc 4 142 52
-	mov.u64 %rd16, 0x4300000002;
+	.loc 5 142 52
+	mov.u64 %rd16, 0x4A00000002;
 	mov.u64 %rd17, %rd27;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L6_bounds_fail;
@@ -17006,72 +19115,72 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L12_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd31, %rd30;
 	bra.uni $L14_entry;
 $L14_entry:
-	.loc 4 98 7
+	.loc 5 98 7
 	setp.eq.s64 %p5, %rd9, 0;
 	@%p5 bra $L15_switch_body;
 	bra.uni $L17_switch_next;
 $L15_switch_body:
-	.loc 4 99 12
+	.loc 5 99 12
 	setp.eq.s64 %p6, %rd26, %rd31;
-	.loc 4 99 3
+	.loc 5 99 3
 	mov.pred %p4, %p6;
 	bra.uni $L25_ret_compareInt;
 $L17_switch_next:
-	.loc 4 100 7
+	.loc 5 100 7
 	setp.eq.s64 %p7, %rd9, 1;
 	@%p7 bra $L16_switch_body;
 	bra.uni $L19_switch_next;
 $L16_switch_body:
-	.loc 4 101 12
+	.loc 5 101 12
 	setp.ne.s64 %p8, %rd26, %rd31;
-	.loc 4 101 3
+	.loc 5 101 3
 	mov.pred %p4, %p8;
 	bra.uni $L25_ret_compareInt;
 $L19_switch_next:
-	.loc 4 102 7
+	.loc 5 102 7
 	setp.eq.s64 %p9, %rd9, 2;
 	@%p9 bra $L18_switch_body;
 	bra.uni $L21_switch_next;
 $L18_switch_body:
-	.loc 4 103 12
+	.loc 5 103 12
 	setp.lt.s64 %p10, %rd26, %rd31;
-	.loc 4 103 3
+	.loc 5 103 3
 	mov.pred %p4, %p10;
 	bra.uni $L25_ret_compareInt;
 $L21_switch_next:
-	.loc 4 104 7
+	.loc 5 104 7
 	setp.eq.s64 %p11, %rd9, 3;
 	@%p11 bra $L20_switch_body;
 	bra.uni $L23_switch_next;
 $L20_switch_body:
-	.loc 4 105 12
+	.loc 5 105 12
 	setp.le.s64 %p12, %rd26, %rd31;
-	.loc 4 105 3
+	.loc 5 105 3
 	mov.pred %p4, %p12;
 	bra.uni $L25_ret_compareInt;
 $L23_switch_next:
-	.loc 4 106 7
+	.loc 5 106 7
 	setp.eq.s64 %p13, %rd9, 4;
 	@%p13 bra $L22_switch_body;
 	bra.uni $L24_switch_next;
 $L22_switch_body:
-	.loc 4 107 12
+	.loc 5 107 12
 	setp.gt.s64 %p14, %rd26, %rd31;
-	.loc 4 107 3
+	.loc 5 107 3
 	mov.pred %p4, %p14;
 	bra.uni $L25_ret_compareInt;
 $L24_switch_next:
-	.loc 4 109 11
+	.loc 5 109 11
 	setp.ge.s64 %p15, %rd26, %rd31;
-	.loc 4 109 2
+	.loc 5 109 2
 	mov.pred %p4, %p15;
 	bra.uni $L25_ret_compareInt;
 $L25_ret_compareInt:
-	.loc 4 142 6
+	.loc 5 142 6
 	shl.b64 %rd32, %rd14, 0;
 	add.s64 %rd33, %rd1, %rd32;
 	selp.u32 %r6, 1, 0, %p4;
@@ -17095,7 +19204,7 @@ $L5_ret_compareI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	.reg .b32 %r<10>;
 	.reg .b64 %rd<55>;
 
-	.loc 4 179 6
+	.loc 5 179 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -17106,38 +19215,38 @@ $L5_ret_compareI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	ld.param.s64 %rd7, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 157 16
+	.loc 5 157 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 4 158 7
+	.loc 5 158 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L15_ret_reduceI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 4 161 19
+	.loc 5 161 19
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 4 161 17
+	.loc 5 161 17
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L18_oob0;
 	shl.b64 %rd19, %rd11, 2;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.s32 %r6, [%rd20];
-	.loc 4 161 15
+	.loc 5 161 15
 	bra.uni $L19_entry;
 $L18_oob0:
-	.loc 4 161 17
-	mov.u64 %rd12, 0x4400000001;
+	.loc 5 161 17
+	mov.u64 %rd12, 0x4B00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
 $L19_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd22, %r6;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd21, %rd22;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
@@ -17145,26 +19254,26 @@ $L20_ret_load:
 	mov.s64 %rd24, 1;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 4 162 16
+	.loc 5 162 16
 	setp.lt.s64 %p3, %rd24, %rd6;
 	@%p3 bra $L6_for_body;
 	bra.uni $L88_entry;
 $L6_for_body:
-	.loc 4 163 18
+	.loc 5 163 18
 	mul.lo.s64 %rd25, %rd10, %rd6;
-	.loc 4 163 23
+	.loc 5 163 23
 	add.s64 %rd26, %rd25, %rd24;
-	.loc 4 163 16
+	.loc 5 163 16
 	setp.hs.u64 %p4, %rd26, %rd5;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd27, %rd26, 2;
 	add.s64 %rd28, %rd4, %rd27;
 	ld.global.nc.s32 %r7, [%rd28];
-	.loc 4 163 14
+	.loc 5 163 14
 	bra.uni $L22_entry;
 $L21_oob1:
-	.loc 4 163 16
-	mov.u64 %rd12, 0x4400000002;
+	.loc 5 163 16
+	mov.u64 %rd12, 0x4B00000002;
 	mov.u64 %rd13, %rd26;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -17185,82 +19294,82 @@ $L16_bounds_fail:
 $L17_bounds_exit:
 	exit;
 $L22_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd30, %r7;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd29, %rd30;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 4 165 8
+	.loc 5 165 8
 	setp.eq.s64 %p5, %rd7, 0;
 	@%p5 bra $L9_switch_body;
 	bra.uni $L11_switch_next;
 $L9_switch_body:
-	.loc 4 166 4
+	.loc 5 166 4
 	add.s64 %rd31, %rd23, %rd29;
 	mov.s64 %rd32, %rd31;
 	bra.uni $L8_switch_done;
 $L11_switch_next:
-	.loc 4 167 8
+	.loc 5 167 8
 	setp.eq.s64 %p6, %rd7, 1;
 	@%p6 bra $L10_switch_body;
 	bra.uni $L13_switch_next;
 $L10_switch_body:
-	.loc 4 168 4
+	.loc 5 168 4
 	mul.lo.s64 %rd34, %rd23, %rd29;
 	mov.s64 %rd32, %rd34;
 	bra.uni $L8_switch_done;
 $L13_switch_next:
-	.loc 4 169 8
+	.loc 5 169 8
 	setp.eq.s64 %p7, %rd7, 2;
 	@%p7 bra $L32_switch_body;
 	bra.uni $L68_switch_body;
 $L32_switch_body:
-	.loc 4 72 8
+	.loc 5 72 8
 	setp.gt.s64 %p10, %rd23, %rd29;
 	@%p10 bra $L38_if_then;
 	bra.uni $L39_if_done;
 $L38_if_then:
-	.loc 4 73 4
+	.loc 5 73 4
 	mov.s64 %rd35, %rd23;
 	bra.uni $L53_ret_binaryInt;
 $L39_if_done:
-	.loc 4 75 3
+	.loc 5 75 3
 	mov.s64 %rd35, %rd29;
 	bra.uni $L53_ret_binaryInt;
 $L53_ret_binaryInt:
 	mov.s64 %rd32, %rd35;
 	bra.uni $L8_switch_done;
 $L68_switch_body:
-	.loc 4 77 8
+	.loc 5 77 8
 	setp.lt.s64 %p17, %rd23, %rd29;
 	@%p17 bra $L74_if_then;
 	bra.uni $L75_if_done;
 $L74_if_then:
-	.loc 4 78 4
+	.loc 5 78 4
 	mov.s64 %rd44, %rd23;
 	bra.uni $L85_ret_binaryInt;
 $L75_if_done:
-	.loc 4 80 3
+	.loc 5 80 3
 	mov.s64 %rd44, %rd29;
 	bra.uni $L85_ret_binaryInt;
 $L85_ret_binaryInt:
 	mov.s64 %rd32, %rd44;
 	bra.uni $L8_switch_done;
 $L8_switch_done:
-	.loc 4 162 24
+	.loc 5 162 24
 	add.s64 %rd33, %rd24, 1;
 	mov.s64 %rd23, %rd32;
 	mov.s64 %rd24, %rd33;
 	bra.uni $L5_for_loop;
 $L88_entry:
-	.loc 4 28 48
+	.loc 5 28 48
 	cvt.s32.s64 %r9, %rd23;
-	.loc 4 28 36
+	.loc 5 28 36
 	mov.s32 %r8, %r9;
 	bra.uni $L89_ret_store;
 $L89_ret_store:
-	.loc 4 175 5
+	.loc 5 175 5
 	shl.b64 %rd53, %rd10, 2;
 	add.s64 %rd54, %rd1, %rd53;
 	st.global.s32 [%rd54], %r8;
@@ -17283,7 +19392,7 @@ $L15_ret_reduceI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<56>;
 
-	.loc 4 182 6
+	.loc 5 182 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -17294,36 +19403,36 @@ $L15_ret_reduceI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	ld.param.s64 %rd7, [op];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 157 16
+	.loc 5 157 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 4 158 7
+	.loc 5 158 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L15_ret_reduceI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 4 161 19
+	.loc 5 161 19
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 4 161 17
+	.loc 5 161 17
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L18_oob0;
 	shl.b64 %rd19, %rd11, 3;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.s64 %rd21, [%rd20];
-	.loc 4 161 15
+	.loc 5 161 15
 	bra.uni $L19_entry;
 $L18_oob0:
-	.loc 4 161 17
-	mov.u64 %rd12, 0x4500000001;
+	.loc 5 161 17
+	mov.u64 %rd12, 0x4C00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
 $L19_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd22, %rd21;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
@@ -17331,26 +19440,26 @@ $L20_ret_load:
 	mov.s64 %rd24, 1;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 4 162 16
+	.loc 5 162 16
 	setp.lt.s64 %p3, %rd24, %rd6;
 	@%p3 bra $L6_for_body;
 	bra.uni $L88_entry;
 $L6_for_body:
-	.loc 4 163 18
+	.loc 5 163 18
 	mul.lo.s64 %rd25, %rd10, %rd6;
-	.loc 4 163 23
+	.loc 5 163 23
 	add.s64 %rd26, %rd25, %rd24;
-	.loc 4 163 16
+	.loc 5 163 16
 	setp.hs.u64 %p4, %rd26, %rd5;
 	@%p4 bra $L21_oob1;
 	shl.b64 %rd27, %rd26, 3;
 	add.s64 %rd28, %rd4, %rd27;
 	ld.global.nc.s64 %rd29, [%rd28];
-	.loc 4 163 14
+	.loc 5 163 14
 	bra.uni $L22_entry;
 $L21_oob1:
-	.loc 4 163 16
-	mov.u64 %rd12, 0x4500000002;
+	.loc 5 163 16
+	mov.u64 %rd12, 0x4C00000002;
 	mov.u64 %rd13, %rd26;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -17371,78 +19480,78 @@ $L16_bounds_fail:
 $L17_bounds_exit:
 	exit;
 $L22_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd30, %rd29;
 	bra.uni $L23_ret_load;
 $L23_ret_load:
-	.loc 4 165 8
+	.loc 5 165 8
 	setp.eq.s64 %p5, %rd7, 0;
 	@%p5 bra $L9_switch_body;
 	bra.uni $L11_switch_next;
 $L9_switch_body:
-	.loc 4 166 4
+	.loc 5 166 4
 	add.s64 %rd31, %rd23, %rd30;
 	mov.s64 %rd32, %rd31;
 	bra.uni $L8_switch_done;
 $L11_switch_next:
-	.loc 4 167 8
+	.loc 5 167 8
 	setp.eq.s64 %p6, %rd7, 1;
 	@%p6 bra $L10_switch_body;
 	bra.uni $L13_switch_next;
 $L10_switch_body:
-	.loc 4 168 4
+	.loc 5 168 4
 	mul.lo.s64 %rd34, %rd23, %rd30;
 	mov.s64 %rd32, %rd34;
 	bra.uni $L8_switch_done;
 $L13_switch_next:
-	.loc 4 169 8
+	.loc 5 169 8
 	setp.eq.s64 %p7, %rd7, 2;
 	@%p7 bra $L32_switch_body;
 	bra.uni $L68_switch_body;
 $L32_switch_body:
-	.loc 4 72 8
+	.loc 5 72 8
 	setp.gt.s64 %p10, %rd23, %rd30;
 	@%p10 bra $L38_if_then;
 	bra.uni $L39_if_done;
 $L38_if_then:
-	.loc 4 73 4
+	.loc 5 73 4
 	mov.s64 %rd35, %rd23;
 	bra.uni $L53_ret_binaryInt;
 $L39_if_done:
-	.loc 4 75 3
+	.loc 5 75 3
 	mov.s64 %rd35, %rd30;
 	bra.uni $L53_ret_binaryInt;
 $L53_ret_binaryInt:
 	mov.s64 %rd32, %rd35;
 	bra.uni $L8_switch_done;
 $L68_switch_body:
-	.loc 4 77 8
+	.loc 5 77 8
 	setp.lt.s64 %p17, %rd23, %rd30;
 	@%p17 bra $L74_if_then;
 	bra.uni $L75_if_done;
 $L74_if_then:
-	.loc 4 78 4
+	.loc 5 78 4
 	mov.s64 %rd44, %rd23;
 	bra.uni $L85_ret_binaryInt;
 $L75_if_done:
-	.loc 4 80 3
+	.loc 5 80 3
 	mov.s64 %rd44, %rd30;
 	bra.uni $L85_ret_binaryInt;
 $L85_ret_binaryInt:
 	mov.s64 %rd32, %rd44;
 	bra.uni $L8_switch_done;
 $L8_switch_done:
-	.loc 4 162 24
+	.loc 5 162 24
 	add.s64 %rd33, %rd24, 1;
 	mov.s64 %rd23, %rd32;
 	mov.s64 %rd24, %rd33;
 	bra.uni $L5_for_loop;
 $L88_entry:
-	.loc 4 33 36
+	.loc 5 33 36
 	mov.s64 %rd53, %rd23;
 	bra.uni $L89_ret_store;
 $L89_ret_store:
-	.loc 4 175 5
+	.loc 5 175 5
 	shl.b64 %rd54, %rd10, 3;
 	add.s64 %rd55, %rd1, %rd54;
 	st.global.s64 [%rd55], %rd53;
@@ -17463,7 +19572,7 @@ $L15_ret_reduceI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	.reg .b32 %r<8>;
 	.reg .b64 %rd<20>;
 
-	.loc 4 191 6
+	.loc 5 191 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -17471,39 +19580,39 @@ $L15_ret_reduceI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u00
 	ld.param.s64 %rd4, [stride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 185 19
+	.loc 5 185 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd5, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd6, %r2;
 	add.s64 %rd7, %rd5, %rd6;
-	.loc 4 185 25
+	.loc 5 185 25
 	setp.lt.s64 %p0, %rd7, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_iotaI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
 $L3_if_then:
-	.loc 4 186 29
+	.loc 5 186 29
 	setp.eq.s64 %p1, %rd4, 0;
 	@%p1 bra $L8_divzero0;
 	div.s64 %rd8, %rd7, %rd4;
-	.loc 4 186 39
+	.loc 5 186 39
 	setp.eq.s64 %p3, %rd3, 0;
 	@%p3 bra $L9_divzero1;
 	rem.s64 %rd16, %rd8, %rd3;
-	.loc 4 186 25
+	.loc 5 186 25
 	mov.s64 %rd17, %rd16;
-	.loc 4 186 19
+	.loc 5 186 19
 	bra.uni $L10_entry;
 $L8_divzero0:
-	.loc 4 186 29
-	mov.u64 %rd9, 0x4600000001;
+	.loc 5 186 29
+	mov.u64 %rd9, 0x4D00000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 4 186 39
-	mov.u64 %rd9, 0x4600000002;
+	.loc 5 186 39
+	mov.u64 %rd9, 0x4D00000002;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
@@ -17524,13 +19633,13 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L10_entry:
-	.loc 4 28 48
+	.loc 5 28 48
 	cvt.s32.s64 %r7, %rd17;
-	.loc 4 28 36
+	.loc 5 28 36
 	mov.s32 %r6, %r7;
 	bra.uni $L11_ret_store;
 $L11_ret_store:
-	.loc 4 186 6
+	.loc 5 186 6
 	shl.b64 %rd18, %rd7, 2;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.s32 [%rd19], %r6;
@@ -17551,7 +19660,7 @@ $L5_ret_iotaI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fg
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<21>;
 
-	.loc 4 194 6
+	.loc 5 194 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -17559,39 +19668,39 @@ $L5_ret_iotaI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fg
 	ld.param.s64 %rd4, [stride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 4 185 19
+	.loc 5 185 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd5, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd6, %r2;
 	add.s64 %rd7, %rd5, %rd6;
-	.loc 4 185 25
+	.loc 5 185 25
 	setp.lt.s64 %p0, %rd7, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_iotaI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
 $L3_if_then:
-	.loc 4 186 29
+	.loc 5 186 29
 	setp.eq.s64 %p1, %rd4, 0;
 	@%p1 bra $L8_divzero0;
 	div.s64 %rd8, %rd7, %rd4;
-	.loc 4 186 39
+	.loc 5 186 39
 	setp.eq.s64 %p3, %rd3, 0;
 	@%p3 bra $L9_divzero1;
 	rem.s64 %rd16, %rd8, %rd3;
-	.loc 4 186 25
+	.loc 5 186 25
 	mov.s64 %rd17, %rd16;
-	.loc 4 186 19
+	.loc 5 186 19
 	bra.uni $L10_entry;
 $L8_divzero0:
-	.loc 4 186 29
-	mov.u64 %rd9, 0x4700000001;
+	.loc 5 186 29
+	mov.u64 %rd9, 0x4E00000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
-	.loc 4 186 39
-	mov.u64 %rd9, 0x4700000002;
+	.loc 5 186 39
+	mov.u64 %rd9, 0x4E00000002;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, 0;
 	bra.uni $L6_bounds_fail;
@@ -17612,11 +19721,11 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L10_entry:
-	.loc 4 33 36
+	.loc 5 33 36
 	mov.s64 %rd18, %rd17;
 	bra.uni $L11_ret_store;
 $L11_ret_store:
-	.loc 4 186 6
+	.loc 5 186 6
 	shl.b64 %rd19, %rd7, 3;
 	add.s64 %rd20, %rd1, %rd19;
 	st.global.s64 [%rd20], %rd18;
@@ -17642,7 +19751,7 @@ $L5_ret_iotaI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fg
 	.reg .b32 %r<11>;
 	.reg .b64 %rd<34>;
 
-	.loc 4 197 6
+	.loc 5 197 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -17657,49 +19766,49 @@ $L5_ret_iotaI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fg
 	ld.param.s64 %rd11, [sb];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 4 198 19
+	.loc 5 198 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 4 198 25
+	.loc 5 198 25
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 4 199 14
+	.loc 5 199 14
 	mul.lo.s64 %rd15, %rd14, %rd10;
-	.loc 4 199 12
+	.loc 5 199 12
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L14_oob0;
 	shl.b64 %rd23, %rd15, 0;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u8 %r6, [%rd24];
 	setp.ne.u32 %p4, %r6, 0;
-	.loc 4 199 23
+	.loc 5 199 23
 	mul.lo.s64 %rd25, %rd14, %rd11;
-	.loc 4 199 21
+	.loc 5 199 21
 	setp.hs.u64 %p5, %rd25, %rd8;
 	@%p5 bra $L15_oob1;
 	shl.b64 %rd26, %rd25, 0;
 	add.s64 %rd27, %rd7, %rd26;
 	ld.global.nc.u8 %r7, [%rd27];
 	setp.ne.u32 %p7, %r7, 0;
-	.loc 4 201 8
+	.loc 5 201 8
 	setp.eq.s64 %p8, %rd9, 8;
 	@%p8 bra $L4_switch_body;
 	bra.uni $L6_switch_next;
 $L14_oob0:
-	.loc 4 199 12
-	mov.u64 %rd16, 0x4800000001;
+	.loc 5 199 12
+	mov.u64 %rd16, 0x4F00000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L12_bounds_fail;
 $L15_oob1:
-	.loc 4 199 21
-	mov.u64 %rd16, 0x4800000002;
+	.loc 5 199 21
+	mov.u64 %rd16, 0x4F00000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd8;
 	bra.uni $L12_bounds_fail;
@@ -17729,14 +19838,14 @@ $L16_edge:
 	mov.pred %p9, 0;
 	bra.uni $L8_binop_done;
 $L8_binop_done:
-	.loc 4 202 7
+	.loc 5 202 7
 	shl.b64 %rd28, %rd14, 0;
 	add.s64 %rd29, %rd1, %rd28;
 	selp.u32 %r8, 1, 0, %p9;
 	st.global.u8 [%rd29], %r8;
 	bra.uni $L3_if_done;
 $L6_switch_next:
-	.loc 4 203 8
+	.loc 5 203 8
 	setp.eq.s64 %p10, %rd9, 9;
 	@%p10 bra $L5_switch_body;
 	bra.uni $L9_switch_next;
@@ -17750,16 +19859,16 @@ $L10_binop_rhs:
 	mov.pred %p11, %p7;
 	bra.uni $L11_binop_done;
 $L11_binop_done:
-	.loc 4 204 7
+	.loc 5 204 7
 	shl.b64 %rd30, %rd14, 0;
 	add.s64 %rd31, %rd1, %rd30;
 	selp.u32 %r9, 1, 0, %p11;
 	st.global.u8 [%rd31], %r9;
 	bra.uni $L3_if_done;
 $L9_switch_next:
-	.loc 4 206 15
+	.loc 5 206 15
 	xor.pred %p12, %p4, %p7;
-	.loc 4 206 7
+	.loc 5 206 7
 	shl.b64 %rd32, %rd14, 0;
 	add.s64 %rd33, %rd1, %rd32;
 	selp.u32 %r10, 1, 0, %p12;
@@ -17781,7 +19890,7 @@ $L3_if_done:
 	.reg .b32 %r<8>;
 	.reg .b64 %rd<20>;
 
-	.loc 4 212 6
+	.loc 5 212 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -17790,36 +19899,36 @@ $L3_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 4 213 19
+	.loc 5 213 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 4 213 25
+	.loc 5 213 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 4 214 14
+	.loc 5 214 14
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 0;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.u8 %r6, [%rd17];
 	setp.ne.u32 %p4, %r6, 0;
-	.loc 4 214 12
+	.loc 5 214 12
 	not.pred %p5, %p4;
-	.loc 4 214 6
+	.loc 5 214 6
 	shl.b64 %rd18, %rd8, 0;
 	add.s64 %rd19, %rd1, %rd18;
 	selp.u32 %r7, 1, 0, %p5;
 	st.global.u8 [%rd19], %r7;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 4 214 14
-	mov.u64 %rd9, 0x4900000001;
+	.loc 5 214 14
+	mov.u64 %rd9, 0x5000000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -17857,7 +19966,7 @@ $L3_if_done:
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<29>;
 
-	.loc 4 219 6
+	.loc 5 219 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -17868,24 +19977,24 @@ $L3_if_done:
 	ld.param.s64 %rd7, [op];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 4 220 16
+	.loc 5 220 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 4 221 7
+	.loc 5 221 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 4 222 3
+	.loc 5 222 3
 	ret;
 $L3_if_done:
-	.loc 4 224 12
+	.loc 5 224 12
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 4 224 10
+	.loc 5 224 10
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L18_oob0;
 	shl.b64 %rd19, %rd11, 0;
@@ -17896,34 +20005,34 @@ $L3_if_done:
 	mov.s64 %rd21, 1;
 	bra.uni $L4_for_loop;
 $L18_oob0:
-	mov.u64 %rd12, 0x4A00000001;
+	mov.u64 %rd12, 0x5100000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
 $L4_for_loop:
-	.loc 4 225 16
+	.loc 5 225 16
 	setp.lt.s64 %p6, %rd21, %rd6;
 	@%p6 bra $L5_for_body;
 	bra.uni $L6_for_done;
 $L5_for_body:
-	.loc 4 226 11
+	.loc 5 226 11
 	mul.lo.s64 %rd22, %rd10, %rd6;
-	.loc 4 226 16
+	.loc 5 226 16
 	add.s64 %rd23, %rd22, %rd21;
-	.loc 4 226 9
+	.loc 5 226 9
 	setp.hs.u64 %p7, %rd23, %rd5;
 	@%p7 bra $L19_oob1;
 	shl.b64 %rd24, %rd23, 0;
 	add.s64 %rd25, %rd4, %rd24;
 	ld.global.nc.u8 %r7, [%rd25];
 	setp.ne.u32 %p9, %r7, 0;
-	.loc 4 228 8
+	.loc 5 228 8
 	setp.eq.s64 %p10, %rd7, 4;
 	@%p10 bra $L8_switch_body;
 	bra.uni $L10_switch_next;
 $L19_oob1:
-	.loc 4 226 9
-	mov.u64 %rd12, 0x4A00000002;
+	.loc 5 226 9
+	mov.u64 %rd12, 0x5100000002;
 	mov.u64 %rd13, %rd23;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -17956,7 +20065,7 @@ $L12_binop_done:
 	mov.pred %p12, %p11;
 	bra.uni $L7_switch_done;
 $L10_switch_next:
-	.loc 4 230 8
+	.loc 5 230 8
 	setp.eq.s64 %p13, %rd7, 5;
 	@%p13 bra $L9_switch_body;
 	bra.uni $L13_switch_next;
@@ -17973,18 +20082,18 @@ $L15_binop_done:
 	mov.pred %p12, %p14;
 	bra.uni $L7_switch_done;
 $L13_switch_next:
-	.loc 4 233 14
+	.loc 5 233 14
 	xor.pred %p15, %p5, %p9;
 	mov.pred %p12, %p15;
 	bra.uni $L7_switch_done;
 $L7_switch_done:
-	.loc 4 225 24
+	.loc 5 225 24
 	add.s64 %rd26, %rd21, 1;
 	mov.pred %p5, %p12;
 	mov.s64 %rd21, %rd26;
 	bra.uni $L4_for_loop;
 $L6_for_done:
-	.loc 4 236 5
+	.loc 5 236 5
 	shl.b64 %rd27, %rd10, 0;
 	add.s64 %rd28, %rd1, %rd27;
 	selp.u32 %r8, 1, 0, %p5;
@@ -18009,7 +20118,7 @@ $L6_for_done:
 	.reg .b32 %r<10>;
 	.reg .b64 %rd<50>;
 
-	.loc 5 24 6
+	.loc 6 24 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -18024,33 +20133,33 @@ $L6_for_done:
 	ld.param.s64 %rd11, [n];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 11 16
+	.loc 6 11 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 5 12 7
+	.loc 6 12 7
 	setp.ge.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L8_ret_matmulI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 5 15 20
+	.loc 6 15 20
 	mul.lo.s64 %rd15, %rd9, %rd11;
-	.loc 5 15 17
+	.loc 6 15 17
 	setp.eq.s64 %p1, %rd15, 0;
 	@%p1 bra $L11_divzero0;
 	div.s64 %rd16, %rd14, %rd15;
-	.loc 5 15 27
+	.loc 6 15 27
 	setp.eq.s64 %p3, %rd11, 0;
 	@%p3 bra $L12_divzero1;
 	div.s64 %rd24, %rd14, %rd11;
-	.loc 5 15 30
+	.loc 6 15 30
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L13_divzero2;
 	rem.s64 %rd25, %rd24, %rd9;
-	.loc 5 15 35
+	.loc 6 15 35
 	setp.eq.s64 %p5, %rd11, 0;
 	@%p5 bra $L14_divzero3;
 	rem.s64 %rd26, %rd14, %rd11;
@@ -18058,83 +20167,83 @@ $L4_if_done:
 	mov.s64 %rd28, 0;
 	bra.uni $L5_for_loop;
 $L11_divzero0:
-	.loc 5 15 17
-	mov.u64 %rd17, 0x4B00000001;
+	.loc 6 15 17
+	mov.u64 %rd17, 0x5200000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 5 15 27
-	mov.u64 %rd17, 0x4B00000002;
+	.loc 6 15 27
+	mov.u64 %rd17, 0x5200000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 5 15 30
-	mov.u64 %rd17, 0x4B00000003;
+	.loc 6 15 30
+	mov.u64 %rd17, 0x5200000003;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L14_divzero3:
-	.loc 5 15 35
-	mov.u64 %rd17, 0x4B00000004;
+	.loc 6 15 35
+	mov.u64 %rd17, 0x5200000004;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L5_for_loop:
-	.loc 5 17 16
+	.loc 6 17 16
 	setp.lt.s64 %p6, %rd28, %rd10;
 	@%p6 bra $L6_for_body;
 	bra.uni $L21_entry;
 $L6_for_body:
-	.loc 5 18 22
+	.loc 6 18 22
 	mul.lo.s64 %rd29, %rd16, %rd9;
-	.loc 5 18 24
+	.loc 6 18 24
 	add.s64 %rd30, %rd29, %rd25;
-	.loc 5 18 27
+	.loc 6 18 27
 	mul.lo.s64 %rd31, %rd30, %rd10;
-	.loc 5 18 29
+	.loc 6 18 29
 	add.s64 %rd32, %rd31, %rd28;
-	.loc 5 18 18
+	.loc 6 18 18
 	setp.hs.u64 %p7, %rd32, %rd5;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd33, %rd32, 2;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.s32 %r6, [%rd34];
-	.loc 5 18 16
+	.loc 6 18 16
 	bra.uni $L16_entry;
 $L15_oob4:
-	.loc 5 18 18
-	mov.u64 %rd17, 0x4B00000005;
+	.loc 6 18 18
+	mov.u64 %rd17, 0x5200000005;
 	mov.u64 %rd18, %rd32;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L9_bounds_fail;
 $L16_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd36, %r6;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd35, %rd36;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 5 18 48
+	.loc 6 18 48
 	mul.lo.s64 %rd37, %rd16, %rd10;
-	.loc 5 18 50
+	.loc 6 18 50
 	add.s64 %rd38, %rd37, %rd28;
-	.loc 5 18 53
+	.loc 6 18 53
 	mul.lo.s64 %rd39, %rd38, %rd11;
-	.loc 5 18 55
+	.loc 6 18 55
 	add.s64 %rd40, %rd39, %rd26;
-	.loc 5 18 44
+	.loc 6 18 44
 	setp.hs.u64 %p8, %rd40, %rd8;
 	@%p8 bra $L18_oob5;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r7, [%rd42];
-	.loc 5 18 42
+	.loc 6 18 42
 	bra.uni $L19_entry;
 $L18_oob5:
-	.loc 5 18 44
-	mov.u64 %rd17, 0x4B00000006;
+	.loc 6 18 44
+	mov.u64 %rd17, 0x5200000006;
 	mov.u64 %rd18, %rd40;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L9_bounds_fail;
@@ -18155,29 +20264,29 @@ $L9_bounds_fail:
 $L10_bounds_exit:
 	exit;
 $L19_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd44, %r7;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd43, %rd44;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 5 18 34
+	.loc 6 18 34
 	mul.lo.s64 %rd45, %rd35, %rd43;
-	.loc 5 18 3
+	.loc 6 18 3
 	add.s64 %rd46, %rd27, %rd45;
-	.loc 5 17 21
+	.loc 6 17 21
 	add.s64 %rd47, %rd28, 1;
 	mov.s64 %rd27, %rd46;
 	mov.s64 %rd28, %rd47;
 	bra.uni $L5_for_loop;
 $L21_entry:
-	.loc 4 28 48
+	.loc 5 28 48
 	cvt.s32.s64 %r9, %rd27;
-	.loc 4 28 36
+	.loc 5 28 36
 	mov.s32 %r8, %r9;
 	bra.uni $L22_ret_store;
 $L22_ret_store:
-	.loc 5 20 5
+	.loc 6 20 5
 	shl.b64 %rd48, %rd14, 2;
 	add.s64 %rd49, %rd1, %rd48;
 	st.global.s32 [%rd49], %r8;
@@ -18203,7 +20312,7 @@ $L8_ret_matmulI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<51>;
 
-	.loc 5 27 6
+	.loc 6 27 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -18218,33 +20327,33 @@ $L8_ret_matmulI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	ld.param.s64 %rd11, [n];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 11 16
+	.loc 6 11 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 5 12 7
+	.loc 6 12 7
 	setp.ge.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L8_ret_matmulI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 5 15 20
+	.loc 6 15 20
 	mul.lo.s64 %rd15, %rd9, %rd11;
-	.loc 5 15 17
+	.loc 6 15 17
 	setp.eq.s64 %p1, %rd15, 0;
 	@%p1 bra $L11_divzero0;
 	div.s64 %rd16, %rd14, %rd15;
-	.loc 5 15 27
+	.loc 6 15 27
 	setp.eq.s64 %p3, %rd11, 0;
 	@%p3 bra $L12_divzero1;
 	div.s64 %rd24, %rd14, %rd11;
-	.loc 5 15 30
+	.loc 6 15 30
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L13_divzero2;
 	rem.s64 %rd25, %rd24, %rd9;
-	.loc 5 15 35
+	.loc 6 15 35
 	setp.eq.s64 %p5, %rd11, 0;
 	@%p5 bra $L14_divzero3;
 	rem.s64 %rd26, %rd14, %rd11;
@@ -18252,81 +20361,81 @@ $L4_if_done:
 	mov.s64 %rd28, 0;
 	bra.uni $L5_for_loop;
 $L11_divzero0:
-	.loc 5 15 17
-	mov.u64 %rd17, 0x4C00000001;
+	.loc 6 15 17
+	mov.u64 %rd17, 0x5300000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 5 15 27
-	mov.u64 %rd17, 0x4C00000002;
+	.loc 6 15 27
+	mov.u64 %rd17, 0x5300000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 5 15 30
-	mov.u64 %rd17, 0x4C00000003;
+	.loc 6 15 30
+	mov.u64 %rd17, 0x5300000003;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L14_divzero3:
-	.loc 5 15 35
-	mov.u64 %rd17, 0x4C00000004;
+	.loc 6 15 35
+	mov.u64 %rd17, 0x5300000004;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L5_for_loop:
-	.loc 5 17 16
+	.loc 6 17 16
 	setp.lt.s64 %p6, %rd28, %rd10;
 	@%p6 bra $L6_for_body;
 	bra.uni $L21_entry;
 $L6_for_body:
-	.loc 5 18 22
+	.loc 6 18 22
 	mul.lo.s64 %rd29, %rd16, %rd9;
-	.loc 5 18 24
+	.loc 6 18 24
 	add.s64 %rd30, %rd29, %rd25;
-	.loc 5 18 27
+	.loc 6 18 27
 	mul.lo.s64 %rd31, %rd30, %rd10;
-	.loc 5 18 29
+	.loc 6 18 29
 	add.s64 %rd32, %rd31, %rd28;
-	.loc 5 18 18
+	.loc 6 18 18
 	setp.hs.u64 %p7, %rd32, %rd5;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd33, %rd32, 3;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.s64 %rd35, [%rd34];
-	.loc 5 18 16
+	.loc 6 18 16
 	bra.uni $L16_entry;
 $L15_oob4:
-	.loc 5 18 18
-	mov.u64 %rd17, 0x4C00000005;
+	.loc 6 18 18
+	mov.u64 %rd17, 0x5300000005;
 	mov.u64 %rd18, %rd32;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L9_bounds_fail;
 $L16_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd36, %rd35;
 	bra.uni $L17_ret_load;
 $L17_ret_load:
-	.loc 5 18 48
+	.loc 6 18 48
 	mul.lo.s64 %rd37, %rd16, %rd10;
-	.loc 5 18 50
+	.loc 6 18 50
 	add.s64 %rd38, %rd37, %rd28;
-	.loc 5 18 53
+	.loc 6 18 53
 	mul.lo.s64 %rd39, %rd38, %rd11;
-	.loc 5 18 55
+	.loc 6 18 55
 	add.s64 %rd40, %rd39, %rd26;
-	.loc 5 18 44
+	.loc 6 18 44
 	setp.hs.u64 %p8, %rd40, %rd8;
 	@%p8 bra $L18_oob5;
 	shl.b64 %rd41, %rd40, 3;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s64 %rd43, [%rd42];
-	.loc 5 18 42
+	.loc 6 18 42
 	bra.uni $L19_entry;
 $L18_oob5:
-	.loc 5 18 44
-	mov.u64 %rd17, 0x4C00000006;
+	.loc 6 18 44
+	mov.u64 %rd17, 0x5300000006;
 	mov.u64 %rd18, %rd40;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L9_bounds_fail;
@@ -18347,25 +20456,25 @@ $L9_bounds_fail:
 $L10_bounds_exit:
 	exit;
 $L19_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd44, %rd43;
 	bra.uni $L20_ret_load;
 $L20_ret_load:
-	.loc 5 18 34
+	.loc 6 18 34
 	mul.lo.s64 %rd45, %rd36, %rd44;
-	.loc 5 18 3
+	.loc 6 18 3
 	add.s64 %rd46, %rd27, %rd45;
-	.loc 5 17 21
+	.loc 6 17 21
 	add.s64 %rd47, %rd28, 1;
 	mov.s64 %rd27, %rd46;
 	mov.s64 %rd28, %rd47;
 	bra.uni $L5_for_loop;
 $L21_entry:
-	.loc 4 33 36
+	.loc 5 33 36
 	mov.s64 %rd48, %rd27;
 	bra.uni $L22_ret_store;
 $L22_ret_store:
-	.loc 5 20 5
+	.loc 6 20 5
 	shl.b64 %rd49, %rd14, 3;
 	add.s64 %rd50, %rd1, %rd49;
 	st.global.s64 [%rd50], %rd48;
@@ -18388,7 +20497,7 @@ $L8_ret_matmulI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<37>;
 
-	.loc 5 46 6
+	.loc 6 46 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -18399,38 +20508,38 @@ $L8_ret_matmulI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002
 	ld.param.s64 %rd7, [isMin];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 30 16
+	.loc 6 30 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 5 31 7
+	.loc 6 31 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L13_ret_argRowsI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei32c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 5 34 20
+	.loc 6 34 20
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 5 34 18
+	.loc 6 34 18
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L16_oob0;
 	shl.b64 %rd19, %rd11, 2;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.s32 %r6, [%rd20];
-	.loc 5 34 16
+	.loc 6 34 16
 	bra.uni $L17_entry;
 $L16_oob0:
-	.loc 5 34 18
-	mov.u64 %rd12, 0x4D00000001;
+	.loc 6 34 18
+	mov.u64 %rd12, 0x5400000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd22, %r6;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd21, %rd22;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
@@ -18439,26 +20548,26 @@ $L18_ret_load:
 	mov.s64 %rd25, 1;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 5 36 16
+	.loc 6 36 16
 	setp.lt.s64 %p3, %rd25, %rd6;
 	@%p3 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 5 37 18
+	.loc 6 37 18
 	mul.lo.s64 %rd26, %rd10, %rd6;
-	.loc 5 37 23
+	.loc 6 37 23
 	add.s64 %rd27, %rd26, %rd25;
-	.loc 5 37 16
+	.loc 6 37 16
 	setp.hs.u64 %p4, %rd27, %rd5;
 	@%p4 bra $L19_oob1;
 	shl.b64 %rd28, %rd27, 2;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.s32 %r7, [%rd29];
-	.loc 5 37 14
+	.loc 6 37 14
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 5 37 16
-	mov.u64 %rd12, 0x4D00000002;
+	.loc 6 37 16
+	mov.u64 %rd12, 0x5400000002;
 	mov.u64 %rd13, %rd27;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -18479,28 +20588,28 @@ $L14_bounds_fail:
 $L15_bounds_exit:
 	exit;
 $L20_entry:
-	.loc 4 27 48
+	.loc 5 27 48
 	cvt.s64.s32 %rd31, %r7;
-	.loc 4 27 36
+	.loc 5 27 36
 	mov.s64 %rd30, %rd31;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 5 38 13
+	.loc 6 38 13
 	setp.eq.s64 %p5, %rd7, 0;
 	@%p5 bra $L11_cond_true;
 	bra.uni $L10_cond_false;
 $L11_cond_true:
-	.loc 5 38 23
+	.loc 6 38 23
 	setp.gt.s64 %p6, %rd30, %rd23;
 	@%p6 bra $L8_if_then;
 	bra.uni $L10_cond_false;
 $L10_cond_false:
-	.loc 5 38 41
+	.loc 6 38 41
 	setp.ne.s64 %p7, %rd7, 0;
 	@%p7 bra $L12_cond_true;
 	bra.uni $L22_edge;
 $L12_cond_true:
-	.loc 5 38 51
+	.loc 6 38 51
 	setp.lt.s64 %p8, %rd30, %rd23;
 	@%p8 bra $L8_if_then;
 	bra.uni $L23_edge;
@@ -18517,16 +20626,16 @@ $L22_edge:
 	mov.s64 %rd33, %rd24;
 	bra.uni $L9_if_done;
 $L9_if_done:
-	.loc 5 36 24
+	.loc 6 36 24
 	add.s64 %rd34, %rd25, 1;
 	mov.s64 %rd23, %rd32;
 	mov.s64 %rd24, %rd33;
 	mov.s64 %rd25, %rd34;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 5 42 16
+	.loc 6 42 16
 	cvt.s32.s64 %r8, %rd24;
-	.loc 5 42 5
+	.loc 6 42 5
 	shl.b64 %rd35, %rd10, 2;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.s32 [%rd36], %r8;
@@ -18549,7 +20658,7 @@ $L13_ret_argRowsI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u0
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<37>;
 
-	.loc 5 51 6
+	.loc 6 51 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -18560,36 +20669,36 @@ $L13_ret_argRowsI_u005bint32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u0
 	ld.param.s64 %rd7, [isMin];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 5 30 16
+	.loc 6 30 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd8, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd9, %r2;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 5 31 7
+	.loc 6 31 7
 	setp.ge.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L13_ret_argRowsI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ei64c_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 5 34 20
+	.loc 6 34 20
 	mul.lo.s64 %rd11, %rd10, %rd6;
-	.loc 5 34 18
+	.loc 6 34 18
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L16_oob0;
 	shl.b64 %rd19, %rd11, 3;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.s64 %rd21, [%rd20];
-	.loc 5 34 16
+	.loc 6 34 16
 	bra.uni $L17_entry;
 $L16_oob0:
-	.loc 5 34 18
-	mov.u64 %rd12, 0x4E00000001;
+	.loc 6 34 18
+	mov.u64 %rd12, 0x5500000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L14_bounds_fail;
 $L17_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd22, %rd21;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
@@ -18598,26 +20707,26 @@ $L18_ret_load:
 	mov.s64 %rd25, 1;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 5 36 16
+	.loc 6 36 16
 	setp.lt.s64 %p3, %rd25, %rd6;
 	@%p3 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 5 37 18
+	.loc 6 37 18
 	mul.lo.s64 %rd26, %rd10, %rd6;
-	.loc 5 37 23
+	.loc 6 37 23
 	add.s64 %rd27, %rd26, %rd25;
-	.loc 5 37 16
+	.loc 6 37 16
 	setp.hs.u64 %p4, %rd27, %rd5;
 	@%p4 bra $L19_oob1;
 	shl.b64 %rd28, %rd27, 3;
 	add.s64 %rd29, %rd4, %rd28;
 	ld.global.nc.s64 %rd30, [%rd29];
-	.loc 5 37 14
+	.loc 6 37 14
 	bra.uni $L20_entry;
 $L19_oob1:
-	.loc 5 37 16
-	mov.u64 %rd12, 0x4E00000002;
+	.loc 6 37 16
+	mov.u64 %rd12, 0x5500000002;
 	mov.u64 %rd13, %rd27;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -18638,26 +20747,26 @@ $L14_bounds_fail:
 $L15_bounds_exit:
 	exit;
 $L20_entry:
-	.loc 4 32 36
+	.loc 5 32 36
 	mov.s64 %rd31, %rd30;
 	bra.uni $L21_ret_load;
 $L21_ret_load:
-	.loc 5 38 13
+	.loc 6 38 13
 	setp.eq.s64 %p5, %rd7, 0;
 	@%p5 bra $L11_cond_true;
 	bra.uni $L10_cond_false;
 $L11_cond_true:
-	.loc 5 38 23
+	.loc 6 38 23
 	setp.gt.s64 %p6, %rd31, %rd23;
 	@%p6 bra $L8_if_then;
 	bra.uni $L10_cond_false;
 $L10_cond_false:
-	.loc 5 38 41
+	.loc 6 38 41
 	setp.ne.s64 %p7, %rd7, 0;
 	@%p7 bra $L12_cond_true;
 	bra.uni $L22_edge;
 $L12_cond_true:
-	.loc 5 38 51
+	.loc 6 38 51
 	setp.lt.s64 %p8, %rd31, %rd23;
 	@%p8 bra $L8_if_then;
 	bra.uni $L23_edge;
@@ -18674,16 +20783,16 @@ $L22_edge:
 	mov.s64 %rd33, %rd24;
 	bra.uni $L9_if_done;
 $L9_if_done:
-	.loc 5 36 24
+	.loc 6 36 24
 	add.s64 %rd34, %rd25, 1;
 	mov.s64 %rd23, %rd32;
 	mov.s64 %rd24, %rd33;
 	mov.s64 %rd25, %rd34;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 5 42 16
+	.loc 6 42 16
 	cvt.s32.s64 %r6, %rd24;
-	.loc 5 42 5
+	.loc 6 42 5
 	shl.b64 %rd35, %rd10, 2;
 	add.s64 %rd36, %rd1, %rd35;
 	st.global.s32 [%rd36], %r6;
@@ -18712,7 +20821,7 @@ $L13_ret_argRowsI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u0
 	.shared .align 16 .b8 smem0[1024];
 	.shared .align 16 .b8 smem1[1024];
 
-	.loc 6 50 6
+	.loc 7 50 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -18727,47 +20836,47 @@ $L13_ret_argRowsI_u005bint64_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u0
 	ld.param.s64 %rd11, [n];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 21 27
+	.loc 7 21 27
 	mov.u64 %rd12, smem0;
-	.loc 6 22 27
+	.loc 7 22 27
 	mov.u64 %rd13, smem1;
-	.loc 6 23 23
+	.loc 7 23 23
 	mov.u32 %r0, %tid.x;
 	cvt.s64.u32 %rd14, %r0;
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd15, %r1;
 	mov.u32 %r2, %tid.z;
 	cvt.s64.u32 %rd16, %r2;
-	.loc 6 23 40
+	.loc 7 23 40
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd18, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd19, %r5;
-	.loc 6 24 19
+	.loc 7 24 19
 	mov.u32 %r6, %ctaid.x;
 	cvt.s64.u32 %rd20, %r6;
 	mov.u32 %r7, %ctaid.y;
 	cvt.s64.u32 %rd21, %r7;
 	mov.u32 %r8, %ctaid.z;
 	cvt.s64.u32 %rd22, %r8;
-	.loc 6 24 23
+	.loc 7 24 23
 	mul.lo.s64 %rd23, %rd21, 16;
-	.loc 6 24 32
+	.loc 7 24 32
 	add.s64 %rd24, %rd23, %rd18;
-	.loc 6 25 19
+	.loc 7 25 19
 	mov.u32 %r9, %ctaid.x;
 	cvt.s64.u32 %rd25, %r9;
 	mov.u32 %r10, %ctaid.y;
 	cvt.s64.u32 %rd26, %r10;
 	mov.u32 %r11, %ctaid.z;
 	cvt.s64.u32 %rd27, %r11;
-	.loc 6 25 23
+	.loc 7 25 23
 	mul.lo.s64 %rd28, %rd25, 16;
-	.loc 6 25 32
+	.loc 7 25 32
 	add.s64 %rd29, %rd28, %rd14;
-	.loc 6 26 18
+	.loc 7 26 18
 	mov.u32 %r12, %ctaid.x;
 	cvt.s64.u32 %rd30, %r12;
 	mov.u32 %r13, %ctaid.y;
@@ -18778,49 +20887,49 @@ $L2_entry:
 	mov.s64 %rd33, 0;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 6 28 18
+	.loc 7 28 18
 	setp.lt.s64 %p0, %rd33, %rd10;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 6 30 10
+	.loc 7 30 10
 	setp.lt.s64 %p1, %rd24, %rd9;
 	@%p1 bra $L8_cond_true;
 	bra.uni $L19_edge;
 $L8_cond_true:
-	.loc 6 30 19
+	.loc 7 30 19
 	add.s64 %rd34, %rd33, %rd14;
-	.loc 6 30 23
+	.loc 7 30 23
 	setp.lt.s64 %p2, %rd34, %rd10;
 	@%p2 bra $L6_if_then;
 	bra.uni $L20_edge;
 $L6_if_then:
-	.loc 6 31 21
+	.loc 7 31 21
 	mul.lo.s64 %rd35, %rd32, %rd9;
-	.loc 6 31 23
+	.loc 7 31 23
 	add.s64 %rd36, %rd35, %rd24;
-	.loc 6 31 28
+	.loc 7 31 28
 	mul.lo.s64 %rd37, %rd36, %rd10;
-	.loc 6 31 30
+	.loc 7 31 30
 	add.s64 %rd38, %rd37, %rd33;
-	.loc 6 31 33
+	.loc 7 31 33
 	add.s64 %rd39, %rd38, %rd14;
-	.loc 6 31 17
+	.loc 7 31 17
 	setp.hs.u64 %p3, %rd39, %rd5;
 	@%p3 bra $L23_oob0;
 	shl.b64 %rd47, %rd39, 2;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.f32 %f2, [%rd48];
-	.loc 6 31 15
+	.loc 7 31 15
 	bra.uni $L24_entry;
 $L23_oob0:
-	.loc 6 31 17
-	mov.u64 %rd40, 0x4F00000001;
+	.loc 7 31 17
+	mov.u64 %rd40, 0x5600000001;
 	mov.u64 %rd41, %rd39;
 	mov.u64 %rd42, %rd5;
 	bra.uni $L21_bounds_fail;
 $L24_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f3, %f2;
 	bra.uni $L25_ret_load;
 $L25_ret_load:
@@ -18833,44 +20942,44 @@ $L19_edge:
 	mov.f32 %f1, 0f00000000;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 6 33 8
+	.loc 7 33 8
 	add.s64 %rd49, %rd33, %rd18;
-	.loc 6 33 12
+	.loc 7 33 12
 	setp.lt.s64 %p5, %rd49, %rd10;
 	@%p5 bra $L11_cond_true;
 	bra.uni $L26_edge;
 $L11_cond_true:
-	.loc 6 33 23
+	.loc 7 33 23
 	setp.lt.s64 %p6, %rd29, %rd11;
 	@%p6 bra $L9_if_then;
 	bra.uni $L27_edge;
 $L9_if_then:
-	.loc 6 34 21
+	.loc 7 34 21
 	mul.lo.s64 %rd50, %rd32, %rd10;
-	.loc 6 34 23
+	.loc 7 34 23
 	add.s64 %rd51, %rd50, %rd33;
-	.loc 6 34 26
+	.loc 7 34 26
 	add.s64 %rd52, %rd51, %rd18;
-	.loc 6 34 30
+	.loc 7 34 30
 	mul.lo.s64 %rd53, %rd52, %rd11;
-	.loc 6 34 32
+	.loc 7 34 32
 	add.s64 %rd54, %rd53, %rd29;
-	.loc 6 34 17
+	.loc 7 34 17
 	setp.hs.u64 %p7, %rd54, %rd8;
 	@%p7 bra $L28_oob1;
 	shl.b64 %rd55, %rd54, 2;
 	add.s64 %rd56, %rd7, %rd55;
 	ld.global.nc.f32 %f5, [%rd56];
-	.loc 6 34 15
+	.loc 7 34 15
 	bra.uni $L29_entry;
 $L28_oob1:
-	.loc 6 34 17
-	mov.u64 %rd40, 0x4F00000002;
+	.loc 7 34 17
+	mov.u64 %rd40, 0x5600000002;
 	mov.u64 %rd41, %rd54;
 	mov.u64 %rd42, %rd8;
 	bra.uni $L21_bounds_fail;
 $L29_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f6, %f5;
 	bra.uni $L30_ret_load;
 $L30_ret_load:
@@ -18883,125 +20992,125 @@ $L26_edge:
 	mov.f32 %f4, 0f00000000;
 	bra.uni $L10_if_done;
 $L10_if_done:
-	.loc 6 36 8
+	.loc 7 36 8
 	mul.lo.s64 %rd57, %rd18, 16;
-	.loc 6 36 16
+	.loc 7 36 16
 	add.s64 %rd58, %rd57, %rd14;
-	.loc 6 36 5
+	.loc 7 36 5
 	setp.hs.u64 %p8, %rd58, 256;
 	@%p8 bra $L31_oob2;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd12, %rd59;
 	st.shared.f32 [%rd60], %f1;
-	.loc 6 37 8
+	.loc 7 37 8
 	mul.lo.s64 %rd61, %rd18, 16;
-	.loc 6 37 16
+	.loc 7 37 16
 	add.s64 %rd62, %rd61, %rd14;
-	.loc 6 37 5
+	.loc 7 37 5
 	setp.hs.u64 %p9, %rd62, 256;
 	@%p9 bra $L32_oob3;
 	shl.b64 %rd63, %rd62, 2;
 	add.s64 %rd64, %rd13, %rd63;
 	st.shared.f32 [%rd64], %f4;
-	.loc 6 38 9
+	.loc 7 38 9
 	bar.sync 0;
 	mov.f32 %f7, %f0;
 	mov.s64 %rd65, 0;
 	bra.uni $L12_for_loop;
 $L31_oob2:
-	.loc 6 36 5
-	mov.u64 %rd40, 0x4F00000003;
+	.loc 7 36 5
+	mov.u64 %rd40, 0x5600000003;
 	mov.u64 %rd41, %rd58;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L32_oob3:
-	.loc 6 37 5
-	mov.u64 %rd40, 0x4F00000004;
+	.loc 7 37 5
+	mov.u64 %rd40, 0x5600000004;
 	mov.u64 %rd41, %rd62;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L12_for_loop:
-	.loc 6 39 17
+	.loc 7 39 17
 	setp.lt.s64 %p10, %rd65, 16;
 	@%p10 bra $L13_for_body;
 	bra.uni $L14_for_done;
 $L13_for_body:
-	.loc 6 40 16
+	.loc 7 40 16
 	mul.lo.s64 %rd66, %rd18, 16;
-	.loc 6 40 24
+	.loc 7 40 24
 	add.s64 %rd67, %rd66, %rd65;
-	.loc 6 40 13
+	.loc 7 40 13
 	setp.hs.u64 %p11, %rd67, 256;
 	@%p11 bra $L33_oob4;
 	shl.b64 %rd68, %rd67, 2;
 	add.s64 %rd69, %rd12, %rd68;
 	ld.shared.f32 %f8, [%rd69];
-	.loc 6 40 34
+	.loc 7 40 34
 	mul.lo.s64 %rd70, %rd65, 16;
-	.loc 6 40 42
+	.loc 7 40 42
 	add.s64 %rd71, %rd70, %rd14;
-	.loc 6 40 32
+	.loc 7 40 32
 	setp.hs.u64 %p12, %rd71, 256;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd72, %rd71, 2;
 	add.s64 %rd73, %rd13, %rd72;
 	ld.shared.f32 %f9, [%rd73];
-	.loc 6 40 28
+	.loc 7 40 28
 	mul.rn.f32 %f10, %f8, %f9;
-	.loc 6 40 4
+	.loc 7 40 4
 	add.rn.f32 %f11, %f7, %f10;
-	.loc 6 39 28
+	.loc 7 39 28
 	add.s64 %rd74, %rd65, 1;
 	mov.f32 %f7, %f11;
 	mov.s64 %rd65, %rd74;
 	bra.uni $L12_for_loop;
 $L33_oob4:
-	.loc 6 40 13
-	mov.u64 %rd40, 0x4F00000005;
+	.loc 7 40 13
+	mov.u64 %rd40, 0x5600000005;
 	mov.u64 %rd41, %rd67;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L34_oob5:
-	.loc 6 40 32
-	mov.u64 %rd40, 0x4F00000006;
+	.loc 7 40 32
+	mov.u64 %rd40, 0x5600000006;
 	mov.u64 %rd41, %rd71;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L14_for_done:
-	.loc 6 42 9
+	.loc 7 42 9
 	bar.sync 0;
-	.loc 6 28 23
+	.loc 7 28 23
 	add.s64 %rd75, %rd33, 16;
 	mov.f32 %f0, %f7;
 	mov.s64 %rd33, %rd75;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 6 44 9
+	.loc 7 44 9
 	setp.lt.s64 %p13, %rd24, %rd9;
 	@%p13 bra $L17_cond_true;
 	bra.uni $L18_ret_matmulTile_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L17_cond_true:
-	.loc 6 44 20
+	.loc 7 44 20
 	setp.lt.s64 %p14, %rd29, %rd11;
 	@%p14 bra $L15_if_then;
 	bra.uni $L18_ret_matmulTile_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L15_if_then:
-	.loc 6 45 10
+	.loc 7 45 10
 	mul.lo.s64 %rd76, %rd32, %rd9;
-	.loc 6 45 12
+	.loc 7 45 12
 	add.s64 %rd77, %rd76, %rd24;
-	.loc 6 45 17
+	.loc 7 45 17
 	mul.lo.s64 %rd78, %rd77, %rd11;
-	.loc 6 45 19
+	.loc 7 45 19
 	add.s64 %rd79, %rd78, %rd29;
-	.loc 6 45 34
+	.loc 7 45 34
 	bra.uni $L35_entry;
 $L35_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f12, %f0;
 	bra.uni $L36_ret_store;
 $L36_ret_store:
-	.loc 6 45 6
+	.loc 7 45 6
 	setp.hs.u64 %p15, %rd79, %rd2;
 	@%p15 bra $L37_oob6;
 	shl.b64 %rd80, %rd79, 2;
@@ -19009,7 +21118,7 @@ $L36_ret_store:
 	st.global.f32 [%rd81], %f12;
 	bra.uni $L18_ret_matmulTile_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L37_oob6:
-	mov.u64 %rd40, 0x4F00000007;
+	mov.u64 %rd40, 0x5600000007;
 	mov.u64 %rd41, %rd79;
 	mov.u64 %rd42, %rd2;
 	bra.uni $L21_bounds_fail;
@@ -19054,7 +21163,7 @@ $L18_ret_matmulTile_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	.shared .align 16 .b8 smem0[1024];
 	.shared .align 16 .b8 smem1[1024];
 
-	.loc 6 55 6
+	.loc 7 55 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -19069,47 +21178,47 @@ $L18_ret_matmulTile_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	ld.param.s64 %rd11, [n];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 21 27
+	.loc 7 21 27
 	mov.u64 %rd12, smem0;
-	.loc 6 22 27
+	.loc 7 22 27
 	mov.u64 %rd13, smem1;
-	.loc 6 23 23
+	.loc 7 23 23
 	mov.u32 %r0, %tid.x;
 	cvt.s64.u32 %rd14, %r0;
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd15, %r1;
 	mov.u32 %r2, %tid.z;
 	cvt.s64.u32 %rd16, %r2;
-	.loc 6 23 40
+	.loc 7 23 40
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd18, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd19, %r5;
-	.loc 6 24 19
+	.loc 7 24 19
 	mov.u32 %r6, %ctaid.x;
 	cvt.s64.u32 %rd20, %r6;
 	mov.u32 %r7, %ctaid.y;
 	cvt.s64.u32 %rd21, %r7;
 	mov.u32 %r8, %ctaid.z;
 	cvt.s64.u32 %rd22, %r8;
-	.loc 6 24 23
+	.loc 7 24 23
 	mul.lo.s64 %rd23, %rd21, 16;
-	.loc 6 24 32
+	.loc 7 24 32
 	add.s64 %rd24, %rd23, %rd18;
-	.loc 6 25 19
+	.loc 7 25 19
 	mov.u32 %r9, %ctaid.x;
 	cvt.s64.u32 %rd25, %r9;
 	mov.u32 %r10, %ctaid.y;
 	cvt.s64.u32 %rd26, %r10;
 	mov.u32 %r11, %ctaid.z;
 	cvt.s64.u32 %rd27, %r11;
-	.loc 6 25 23
+	.loc 7 25 23
 	mul.lo.s64 %rd28, %rd25, 16;
-	.loc 6 25 32
+	.loc 7 25 32
 	add.s64 %rd29, %rd28, %rd14;
-	.loc 6 26 18
+	.loc 7 26 18
 	mov.u32 %r12, %ctaid.x;
 	cvt.s64.u32 %rd30, %r12;
 	mov.u32 %r13, %ctaid.y;
@@ -19120,51 +21229,51 @@ $L2_entry:
 	mov.s64 %rd33, 0;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 6 28 18
+	.loc 7 28 18
 	setp.lt.s64 %p0, %rd33, %rd10;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 6 30 10
+	.loc 7 30 10
 	setp.lt.s64 %p1, %rd24, %rd9;
 	@%p1 bra $L8_cond_true;
 	bra.uni $L19_edge;
 $L8_cond_true:
-	.loc 6 30 19
+	.loc 7 30 19
 	add.s64 %rd34, %rd33, %rd14;
-	.loc 6 30 23
+	.loc 7 30 23
 	setp.lt.s64 %p2, %rd34, %rd10;
 	@%p2 bra $L6_if_then;
 	bra.uni $L20_edge;
 $L6_if_then:
-	.loc 6 31 21
+	.loc 7 31 21
 	mul.lo.s64 %rd35, %rd32, %rd9;
-	.loc 6 31 23
+	.loc 7 31 23
 	add.s64 %rd36, %rd35, %rd24;
-	.loc 6 31 28
+	.loc 7 31 28
 	mul.lo.s64 %rd37, %rd36, %rd10;
-	.loc 6 31 30
+	.loc 7 31 30
 	add.s64 %rd38, %rd37, %rd33;
-	.loc 6 31 33
+	.loc 7 31 33
 	add.s64 %rd39, %rd38, %rd14;
-	.loc 6 31 17
+	.loc 7 31 17
 	setp.hs.u64 %p3, %rd39, %rd5;
 	@%p3 bra $L23_oob0;
 	shl.b64 %rd47, %rd39, 1;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.u16 %rs0, [%rd48];
-	.loc 6 31 15
+	.loc 7 31 15
 	bra.uni $L24_entry;
 $L23_oob0:
-	.loc 6 31 17
-	mov.u64 %rd40, 0x5000000001;
+	.loc 7 31 17
+	mov.u64 %rd40, 0x5700000001;
 	mov.u64 %rd41, %rd39;
 	mov.u64 %rd42, %rd5;
 	bra.uni $L21_bounds_fail;
 $L24_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f3, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f2, %f3;
 	bra.uni $L25_ret_load;
 $L25_ret_load:
@@ -19177,46 +21286,46 @@ $L19_edge:
 	mov.f32 %f1, 0f00000000;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 6 33 8
+	.loc 7 33 8
 	add.s64 %rd49, %rd33, %rd18;
-	.loc 6 33 12
+	.loc 7 33 12
 	setp.lt.s64 %p5, %rd49, %rd10;
 	@%p5 bra $L11_cond_true;
 	bra.uni $L26_edge;
 $L11_cond_true:
-	.loc 6 33 23
+	.loc 7 33 23
 	setp.lt.s64 %p6, %rd29, %rd11;
 	@%p6 bra $L9_if_then;
 	bra.uni $L27_edge;
 $L9_if_then:
-	.loc 6 34 21
+	.loc 7 34 21
 	mul.lo.s64 %rd50, %rd32, %rd10;
-	.loc 6 34 23
+	.loc 7 34 23
 	add.s64 %rd51, %rd50, %rd33;
-	.loc 6 34 26
+	.loc 7 34 26
 	add.s64 %rd52, %rd51, %rd18;
-	.loc 6 34 30
+	.loc 7 34 30
 	mul.lo.s64 %rd53, %rd52, %rd11;
-	.loc 6 34 32
+	.loc 7 34 32
 	add.s64 %rd54, %rd53, %rd29;
-	.loc 6 34 17
+	.loc 7 34 17
 	setp.hs.u64 %p7, %rd54, %rd8;
 	@%p7 bra $L28_oob1;
 	shl.b64 %rd55, %rd54, 1;
 	add.s64 %rd56, %rd7, %rd55;
 	ld.global.nc.u16 %rs1, [%rd56];
-	.loc 6 34 15
+	.loc 7 34 15
 	bra.uni $L29_entry;
 $L28_oob1:
-	.loc 6 34 17
-	mov.u64 %rd40, 0x5000000002;
+	.loc 7 34 17
+	mov.u64 %rd40, 0x5700000002;
 	mov.u64 %rd41, %rd54;
 	mov.u64 %rd42, %rd8;
 	bra.uni $L21_bounds_fail;
 $L29_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f6, %rs1;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f5, %f6;
 	bra.uni $L30_ret_load;
 $L30_ret_load:
@@ -19229,127 +21338,127 @@ $L26_edge:
 	mov.f32 %f4, 0f00000000;
 	bra.uni $L10_if_done;
 $L10_if_done:
-	.loc 6 36 8
+	.loc 7 36 8
 	mul.lo.s64 %rd57, %rd18, 16;
-	.loc 6 36 16
+	.loc 7 36 16
 	add.s64 %rd58, %rd57, %rd14;
-	.loc 6 36 5
+	.loc 7 36 5
 	setp.hs.u64 %p8, %rd58, 256;
 	@%p8 bra $L31_oob2;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd12, %rd59;
 	st.shared.f32 [%rd60], %f1;
-	.loc 6 37 8
+	.loc 7 37 8
 	mul.lo.s64 %rd61, %rd18, 16;
-	.loc 6 37 16
+	.loc 7 37 16
 	add.s64 %rd62, %rd61, %rd14;
-	.loc 6 37 5
+	.loc 7 37 5
 	setp.hs.u64 %p9, %rd62, 256;
 	@%p9 bra $L32_oob3;
 	shl.b64 %rd63, %rd62, 2;
 	add.s64 %rd64, %rd13, %rd63;
 	st.shared.f32 [%rd64], %f4;
-	.loc 6 38 9
+	.loc 7 38 9
 	bar.sync 0;
 	mov.f32 %f7, %f0;
 	mov.s64 %rd65, 0;
 	bra.uni $L12_for_loop;
 $L31_oob2:
-	.loc 6 36 5
-	mov.u64 %rd40, 0x5000000003;
+	.loc 7 36 5
+	mov.u64 %rd40, 0x5700000003;
 	mov.u64 %rd41, %rd58;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L32_oob3:
-	.loc 6 37 5
-	mov.u64 %rd40, 0x5000000004;
+	.loc 7 37 5
+	mov.u64 %rd40, 0x5700000004;
 	mov.u64 %rd41, %rd62;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L12_for_loop:
-	.loc 6 39 17
+	.loc 7 39 17
 	setp.lt.s64 %p10, %rd65, 16;
 	@%p10 bra $L13_for_body;
 	bra.uni $L14_for_done;
 $L13_for_body:
-	.loc 6 40 16
+	.loc 7 40 16
 	mul.lo.s64 %rd66, %rd18, 16;
-	.loc 6 40 24
+	.loc 7 40 24
 	add.s64 %rd67, %rd66, %rd65;
-	.loc 6 40 13
+	.loc 7 40 13
 	setp.hs.u64 %p11, %rd67, 256;
 	@%p11 bra $L33_oob4;
 	shl.b64 %rd68, %rd67, 2;
 	add.s64 %rd69, %rd12, %rd68;
 	ld.shared.f32 %f8, [%rd69];
-	.loc 6 40 34
+	.loc 7 40 34
 	mul.lo.s64 %rd70, %rd65, 16;
-	.loc 6 40 42
+	.loc 7 40 42
 	add.s64 %rd71, %rd70, %rd14;
-	.loc 6 40 32
+	.loc 7 40 32
 	setp.hs.u64 %p12, %rd71, 256;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd72, %rd71, 2;
 	add.s64 %rd73, %rd13, %rd72;
 	ld.shared.f32 %f9, [%rd73];
-	.loc 6 40 28
+	.loc 7 40 28
 	mul.rn.f32 %f10, %f8, %f9;
-	.loc 6 40 4
+	.loc 7 40 4
 	add.rn.f32 %f11, %f7, %f10;
-	.loc 6 39 28
+	.loc 7 39 28
 	add.s64 %rd74, %rd65, 1;
 	mov.f32 %f7, %f11;
 	mov.s64 %rd65, %rd74;
 	bra.uni $L12_for_loop;
 $L33_oob4:
-	.loc 6 40 13
-	mov.u64 %rd40, 0x5000000005;
+	.loc 7 40 13
+	mov.u64 %rd40, 0x5700000005;
 	mov.u64 %rd41, %rd67;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L34_oob5:
-	.loc 6 40 32
-	mov.u64 %rd40, 0x5000000006;
+	.loc 7 40 32
+	mov.u64 %rd40, 0x5700000006;
 	mov.u64 %rd41, %rd71;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L14_for_done:
-	.loc 6 42 9
+	.loc 7 42 9
 	bar.sync 0;
-	.loc 6 28 23
+	.loc 7 28 23
 	add.s64 %rd75, %rd33, 16;
 	mov.f32 %f0, %f7;
 	mov.s64 %rd33, %rd75;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 6 44 9
+	.loc 7 44 9
 	setp.lt.s64 %p13, %rd24, %rd9;
 	@%p13 bra $L17_cond_true;
 	bra.uni $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L17_cond_true:
-	.loc 6 44 20
+	.loc 7 44 20
 	setp.lt.s64 %p14, %rd29, %rd11;
 	@%p14 bra $L15_if_then;
 	bra.uni $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L15_if_then:
-	.loc 6 45 10
+	.loc 7 45 10
 	mul.lo.s64 %rd76, %rd32, %rd9;
-	.loc 6 45 12
+	.loc 7 45 12
 	add.s64 %rd77, %rd76, %rd24;
-	.loc 6 45 17
+	.loc 7 45 17
 	mul.lo.s64 %rd78, %rd77, %rd11;
-	.loc 6 45 19
+	.loc 7 45 19
 	add.s64 %rd79, %rd78, %rd29;
-	.loc 6 45 34
+	.loc 7 45 34
 	bra.uni $L35_entry;
 $L35_entry:
-	.loc 3 98 58
+	.loc 4 98 58
 	cvt.rn.f16.f32 %rs3, %f0;
-	.loc 3 98 41
+	.loc 4 98 41
 	mov.u16 %rs2, %rs3;
 	bra.uni $L36_ret_store;
 $L36_ret_store:
-	.loc 6 45 6
+	.loc 7 45 6
 	setp.hs.u64 %p15, %rd79, %rd2;
 	@%p15 bra $L37_oob6;
 	shl.b64 %rd80, %rd79, 1;
@@ -19357,7 +21466,7 @@ $L36_ret_store:
 	st.global.u16 [%rd81], %rs2;
 	bra.uni $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L37_oob6:
-	mov.u64 %rd40, 0x5000000007;
+	mov.u64 %rd40, 0x5700000007;
 	mov.u64 %rd41, %rd79;
 	mov.u64 %rd42, %rd2;
 	bra.uni $L21_bounds_fail;
@@ -19402,7 +21511,7 @@ $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	.shared .align 16 .b8 smem0[1024];
 	.shared .align 16 .b8 smem1[1024];
 
-	.loc 6 60 6
+	.loc 7 60 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -19417,47 +21526,47 @@ $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	ld.param.s64 %rd11, [n];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 6 21 27
+	.loc 7 21 27
 	mov.u64 %rd12, smem0;
-	.loc 6 22 27
+	.loc 7 22 27
 	mov.u64 %rd13, smem1;
-	.loc 6 23 23
+	.loc 7 23 23
 	mov.u32 %r0, %tid.x;
 	cvt.s64.u32 %rd14, %r0;
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd15, %r1;
 	mov.u32 %r2, %tid.z;
 	cvt.s64.u32 %rd16, %r2;
-	.loc 6 23 40
+	.loc 7 23 40
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd18, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd19, %r5;
-	.loc 6 24 19
+	.loc 7 24 19
 	mov.u32 %r6, %ctaid.x;
 	cvt.s64.u32 %rd20, %r6;
 	mov.u32 %r7, %ctaid.y;
 	cvt.s64.u32 %rd21, %r7;
 	mov.u32 %r8, %ctaid.z;
 	cvt.s64.u32 %rd22, %r8;
-	.loc 6 24 23
+	.loc 7 24 23
 	mul.lo.s64 %rd23, %rd21, 16;
-	.loc 6 24 32
+	.loc 7 24 32
 	add.s64 %rd24, %rd23, %rd18;
-	.loc 6 25 19
+	.loc 7 25 19
 	mov.u32 %r9, %ctaid.x;
 	cvt.s64.u32 %rd25, %r9;
 	mov.u32 %r10, %ctaid.y;
 	cvt.s64.u32 %rd26, %r10;
 	mov.u32 %r11, %ctaid.z;
 	cvt.s64.u32 %rd27, %r11;
-	.loc 6 25 23
+	.loc 7 25 23
 	mul.lo.s64 %rd28, %rd25, 16;
-	.loc 6 25 32
+	.loc 7 25 32
 	add.s64 %rd29, %rd28, %rd14;
-	.loc 6 26 18
+	.loc 7 26 18
 	mov.u32 %r12, %ctaid.x;
 	cvt.s64.u32 %rd30, %r12;
 	mov.u32 %r13, %ctaid.y;
@@ -19468,53 +21577,53 @@ $L2_entry:
 	mov.s64 %rd33, 0;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 6 28 18
+	.loc 7 28 18
 	setp.lt.s64 %p0, %rd33, %rd10;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 6 30 10
+	.loc 7 30 10
 	setp.lt.s64 %p1, %rd24, %rd9;
 	@%p1 bra $L8_cond_true;
 	bra.uni $L19_edge;
 $L8_cond_true:
-	.loc 6 30 19
+	.loc 7 30 19
 	add.s64 %rd34, %rd33, %rd14;
-	.loc 6 30 23
+	.loc 7 30 23
 	setp.lt.s64 %p2, %rd34, %rd10;
 	@%p2 bra $L6_if_then;
 	bra.uni $L20_edge;
 $L6_if_then:
-	.loc 6 31 21
+	.loc 7 31 21
 	mul.lo.s64 %rd35, %rd32, %rd9;
-	.loc 6 31 23
+	.loc 7 31 23
 	add.s64 %rd36, %rd35, %rd24;
-	.loc 6 31 28
+	.loc 7 31 28
 	mul.lo.s64 %rd37, %rd36, %rd10;
-	.loc 6 31 30
+	.loc 7 31 30
 	add.s64 %rd38, %rd37, %rd33;
-	.loc 6 31 33
+	.loc 7 31 33
 	add.s64 %rd39, %rd38, %rd14;
-	.loc 6 31 17
+	.loc 7 31 17
 	setp.hs.u64 %p3, %rd39, %rd5;
 	@%p3 bra $L23_oob0;
 	shl.b64 %rd47, %rd39, 1;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.u16 %rs0, [%rd48];
-	.loc 6 31 15
+	.loc 7 31 15
 	bra.uni $L24_entry;
 $L23_oob0:
-	.loc 6 31 17
-	mov.u64 %rd40, 0x5100000001;
+	.loc 7 31 17
+	mov.u64 %rd40, 0x5800000001;
 	mov.u64 %rd41, %rd39;
 	mov.u64 %rd42, %rd5;
 	bra.uni $L21_bounds_fail;
 $L24_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r18, %rs0;
 	shl.b32 %r18, %r18, 16;
 	mov.b32 %f3, %r18;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f2, %f3;
 	bra.uni $L25_ret_load;
 $L25_ret_load:
@@ -19527,48 +21636,48 @@ $L19_edge:
 	mov.f32 %f1, 0f00000000;
 	bra.uni $L7_if_done;
 $L7_if_done:
-	.loc 6 33 8
+	.loc 7 33 8
 	add.s64 %rd49, %rd33, %rd18;
-	.loc 6 33 12
+	.loc 7 33 12
 	setp.lt.s64 %p5, %rd49, %rd10;
 	@%p5 bra $L11_cond_true;
 	bra.uni $L26_edge;
 $L11_cond_true:
-	.loc 6 33 23
+	.loc 7 33 23
 	setp.lt.s64 %p6, %rd29, %rd11;
 	@%p6 bra $L9_if_then;
 	bra.uni $L27_edge;
 $L9_if_then:
-	.loc 6 34 21
+	.loc 7 34 21
 	mul.lo.s64 %rd50, %rd32, %rd10;
-	.loc 6 34 23
+	.loc 7 34 23
 	add.s64 %rd51, %rd50, %rd33;
-	.loc 6 34 26
+	.loc 7 34 26
 	add.s64 %rd52, %rd51, %rd18;
-	.loc 6 34 30
+	.loc 7 34 30
 	mul.lo.s64 %rd53, %rd52, %rd11;
-	.loc 6 34 32
+	.loc 7 34 32
 	add.s64 %rd54, %rd53, %rd29;
-	.loc 6 34 17
+	.loc 7 34 17
 	setp.hs.u64 %p7, %rd54, %rd8;
 	@%p7 bra $L28_oob1;
 	shl.b64 %rd55, %rd54, 1;
 	add.s64 %rd56, %rd7, %rd55;
 	ld.global.nc.u16 %rs1, [%rd56];
-	.loc 6 34 15
+	.loc 7 34 15
 	bra.uni $L29_entry;
 $L28_oob1:
-	.loc 6 34 17
-	mov.u64 %rd40, 0x5100000002;
+	.loc 7 34 17
+	mov.u64 %rd40, 0x5800000002;
 	mov.u64 %rd41, %rd54;
 	mov.u64 %rd42, %rd8;
 	bra.uni $L21_bounds_fail;
 $L29_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r19, %rs1;
 	shl.b32 %r19, %r19, 16;
 	mov.b32 %f6, %r19;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f5, %f6;
 	bra.uni $L30_ret_load;
 $L30_ret_load:
@@ -19581,127 +21690,127 @@ $L26_edge:
 	mov.f32 %f4, 0f00000000;
 	bra.uni $L10_if_done;
 $L10_if_done:
-	.loc 6 36 8
+	.loc 7 36 8
 	mul.lo.s64 %rd57, %rd18, 16;
-	.loc 6 36 16
+	.loc 7 36 16
 	add.s64 %rd58, %rd57, %rd14;
-	.loc 6 36 5
+	.loc 7 36 5
 	setp.hs.u64 %p8, %rd58, 256;
 	@%p8 bra $L31_oob2;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd12, %rd59;
 	st.shared.f32 [%rd60], %f1;
-	.loc 6 37 8
+	.loc 7 37 8
 	mul.lo.s64 %rd61, %rd18, 16;
-	.loc 6 37 16
+	.loc 7 37 16
 	add.s64 %rd62, %rd61, %rd14;
-	.loc 6 37 5
+	.loc 7 37 5
 	setp.hs.u64 %p9, %rd62, 256;
 	@%p9 bra $L32_oob3;
 	shl.b64 %rd63, %rd62, 2;
 	add.s64 %rd64, %rd13, %rd63;
 	st.shared.f32 [%rd64], %f4;
-	.loc 6 38 9
+	.loc 7 38 9
 	bar.sync 0;
 	mov.f32 %f7, %f0;
 	mov.s64 %rd65, 0;
 	bra.uni $L12_for_loop;
 $L31_oob2:
-	.loc 6 36 5
-	mov.u64 %rd40, 0x5100000003;
+	.loc 7 36 5
+	mov.u64 %rd40, 0x5800000003;
 	mov.u64 %rd41, %rd58;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L32_oob3:
-	.loc 6 37 5
-	mov.u64 %rd40, 0x5100000004;
+	.loc 7 37 5
+	mov.u64 %rd40, 0x5800000004;
 	mov.u64 %rd41, %rd62;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L12_for_loop:
-	.loc 6 39 17
+	.loc 7 39 17
 	setp.lt.s64 %p10, %rd65, 16;
 	@%p10 bra $L13_for_body;
 	bra.uni $L14_for_done;
 $L13_for_body:
-	.loc 6 40 16
+	.loc 7 40 16
 	mul.lo.s64 %rd66, %rd18, 16;
-	.loc 6 40 24
+	.loc 7 40 24
 	add.s64 %rd67, %rd66, %rd65;
-	.loc 6 40 13
+	.loc 7 40 13
 	setp.hs.u64 %p11, %rd67, 256;
 	@%p11 bra $L33_oob4;
 	shl.b64 %rd68, %rd67, 2;
 	add.s64 %rd69, %rd12, %rd68;
 	ld.shared.f32 %f8, [%rd69];
-	.loc 6 40 34
+	.loc 7 40 34
 	mul.lo.s64 %rd70, %rd65, 16;
-	.loc 6 40 42
+	.loc 7 40 42
 	add.s64 %rd71, %rd70, %rd14;
-	.loc 6 40 32
+	.loc 7 40 32
 	setp.hs.u64 %p12, %rd71, 256;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd72, %rd71, 2;
 	add.s64 %rd73, %rd13, %rd72;
 	ld.shared.f32 %f9, [%rd73];
-	.loc 6 40 28
+	.loc 7 40 28
 	mul.rn.f32 %f10, %f8, %f9;
-	.loc 6 40 4
+	.loc 7 40 4
 	add.rn.f32 %f11, %f7, %f10;
-	.loc 6 39 28
+	.loc 7 39 28
 	add.s64 %rd74, %rd65, 1;
 	mov.f32 %f7, %f11;
 	mov.s64 %rd65, %rd74;
 	bra.uni $L12_for_loop;
 $L33_oob4:
-	.loc 6 40 13
-	mov.u64 %rd40, 0x5100000005;
+	.loc 7 40 13
+	mov.u64 %rd40, 0x5800000005;
 	mov.u64 %rd41, %rd67;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L34_oob5:
-	.loc 6 40 32
-	mov.u64 %rd40, 0x5100000006;
+	.loc 7 40 32
+	mov.u64 %rd40, 0x5800000006;
 	mov.u64 %rd41, %rd71;
 	mov.u64 %rd42, 256;
 	bra.uni $L21_bounds_fail;
 $L14_for_done:
-	.loc 6 42 9
+	.loc 7 42 9
 	bar.sync 0;
-	.loc 6 28 23
+	.loc 7 28 23
 	add.s64 %rd75, %rd33, 16;
 	mov.f32 %f0, %f7;
 	mov.s64 %rd33, %rd75;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 6 44 9
+	.loc 7 44 9
 	setp.lt.s64 %p13, %rd24, %rd9;
 	@%p13 bra $L17_cond_true;
 	bra.uni $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L17_cond_true:
-	.loc 6 44 20
+	.loc 7 44 20
 	setp.lt.s64 %p14, %rd29, %rd11;
 	@%p14 bra $L15_if_then;
 	bra.uni $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L15_if_then:
-	.loc 6 45 10
+	.loc 7 45 10
 	mul.lo.s64 %rd76, %rd32, %rd9;
-	.loc 6 45 12
+	.loc 7 45 12
 	add.s64 %rd77, %rd76, %rd24;
-	.loc 6 45 17
+	.loc 7 45 17
 	mul.lo.s64 %rd78, %rd77, %rd11;
-	.loc 6 45 19
+	.loc 7 45 19
 	add.s64 %rd79, %rd78, %rd29;
-	.loc 6 45 34
+	.loc 7 45 34
 	bra.uni $L35_entry;
 $L35_entry:
-	.loc 3 103 67
+	.loc 4 103 67
 	cvt.rn.bf16.f32 %rs3, %f0;
-	.loc 3 103 46
+	.loc 4 103 46
 	mov.u16 %rs2, %rs3;
 	bra.uni $L36_ret_store;
 $L36_ret_store:
-	.loc 6 45 6
+	.loc 7 45 6
 	setp.hs.u64 %p15, %rd79, %rd2;
 	@%p15 bra $L37_oob6;
 	shl.b64 %rd80, %rd79, 1;
@@ -19709,7 +21818,7 @@ $L36_ret_store:
 	st.global.u16 [%rd81], %rs2;
 	bra.uni $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L37_oob6:
-	mov.u64 %rd40, 0x5100000007;
+	mov.u64 %rd40, 0x5800000007;
 	mov.u64 %rd41, %rd79;
 	mov.u64 %rd42, %rd2;
 	bra.uni $L21_bounds_fail;
@@ -19753,7 +21862,7 @@ $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	.shared .align 16 .b8 smem0[2048];
 	.shared .align 16 .b8 smem1[2048];
 
-	.loc 6 65 6
+	.loc 7 65 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -19768,47 +21877,47 @@ $L18_ret_matmulTile_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	ld.param.s64 %rd11, [n];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 6 66 27
+	.loc 7 66 27
 	mov.u64 %rd12, smem0;
-	.loc 6 67 27
+	.loc 7 67 27
 	mov.u64 %rd13, smem1;
-	.loc 6 68 23
+	.loc 7 68 23
 	mov.u32 %r0, %tid.x;
 	cvt.s64.u32 %rd14, %r0;
 	mov.u32 %r1, %tid.y;
 	cvt.s64.u32 %rd15, %r1;
 	mov.u32 %r2, %tid.z;
 	cvt.s64.u32 %rd16, %r2;
-	.loc 6 68 40
+	.loc 7 68 40
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd17, %r3;
 	mov.u32 %r4, %tid.y;
 	cvt.s64.u32 %rd18, %r4;
 	mov.u32 %r5, %tid.z;
 	cvt.s64.u32 %rd19, %r5;
-	.loc 6 69 19
+	.loc 7 69 19
 	mov.u32 %r6, %ctaid.x;
 	cvt.s64.u32 %rd20, %r6;
 	mov.u32 %r7, %ctaid.y;
 	cvt.s64.u32 %rd21, %r7;
 	mov.u32 %r8, %ctaid.z;
 	cvt.s64.u32 %rd22, %r8;
-	.loc 6 69 23
+	.loc 7 69 23
 	mul.lo.s64 %rd23, %rd21, 16;
-	.loc 6 69 32
+	.loc 7 69 32
 	add.s64 %rd24, %rd23, %rd18;
-	.loc 6 70 19
+	.loc 7 70 19
 	mov.u32 %r9, %ctaid.x;
 	cvt.s64.u32 %rd25, %r9;
 	mov.u32 %r10, %ctaid.y;
 	cvt.s64.u32 %rd26, %r10;
 	mov.u32 %r11, %ctaid.z;
 	cvt.s64.u32 %rd27, %r11;
-	.loc 6 70 23
+	.loc 7 70 23
 	mul.lo.s64 %rd28, %rd25, 16;
-	.loc 6 70 32
+	.loc 7 70 32
 	add.s64 %rd29, %rd28, %rd14;
-	.loc 6 71 18
+	.loc 7 71 18
 	mov.u32 %r12, %ctaid.x;
 	cvt.s64.u32 %rd30, %r12;
 	mov.u32 %r13, %ctaid.y;
@@ -19819,34 +21928,34 @@ $L1_entry:
 	mov.s64 %rd33, 0;
 	bra.uni $L2_for_loop;
 $L2_for_loop:
-	.loc 6 73 18
+	.loc 7 73 18
 	setp.lt.s64 %p0, %rd33, %rd10;
 	@%p0 bra $L3_for_body;
 	bra.uni $L4_for_done;
 $L3_for_body:
-	.loc 6 75 10
+	.loc 7 75 10
 	setp.lt.s64 %p1, %rd24, %rd9;
 	@%p1 bra $L7_cond_true;
 	bra.uni $L17_edge;
 $L7_cond_true:
-	.loc 6 75 19
+	.loc 7 75 19
 	add.s64 %rd34, %rd33, %rd14;
-	.loc 6 75 23
+	.loc 7 75 23
 	setp.lt.s64 %p2, %rd34, %rd10;
 	@%p2 bra $L5_if_then;
 	bra.uni $L18_edge;
 $L5_if_then:
-	.loc 6 76 14
+	.loc 7 76 14
 	mul.lo.s64 %rd35, %rd32, %rd9;
-	.loc 6 76 16
+	.loc 7 76 16
 	add.s64 %rd36, %rd35, %rd24;
-	.loc 6 76 21
+	.loc 7 76 21
 	mul.lo.s64 %rd37, %rd36, %rd10;
-	.loc 6 76 23
+	.loc 7 76 23
 	add.s64 %rd38, %rd37, %rd33;
-	.loc 6 76 26
+	.loc 7 76 26
 	add.s64 %rd39, %rd38, %rd14;
-	.loc 6 76 10
+	.loc 7 76 10
 	setp.hs.u64 %p3, %rd39, %rd5;
 	@%p3 bra $L21_oob0;
 	shl.b64 %rd47, %rd39, 3;
@@ -19855,7 +21964,7 @@ $L5_if_then:
 	mov.f64 %fd1, %fd2;
 	bra.uni $L6_if_done;
 $L21_oob0:
-	mov.u64 %rd40, 0x5200000001;
+	mov.u64 %rd40, 0x5900000001;
 	mov.u64 %rd41, %rd39;
 	mov.u64 %rd42, %rd5;
 	bra.uni $L19_bounds_fail;
@@ -19866,29 +21975,29 @@ $L17_edge:
 	mov.f64 %fd1, 0d0000000000000000;
 	bra.uni $L6_if_done;
 $L6_if_done:
-	.loc 6 78 8
+	.loc 7 78 8
 	add.s64 %rd49, %rd33, %rd18;
-	.loc 6 78 12
+	.loc 7 78 12
 	setp.lt.s64 %p5, %rd49, %rd10;
 	@%p5 bra $L10_cond_true;
 	bra.uni $L22_edge;
 $L10_cond_true:
-	.loc 6 78 23
+	.loc 7 78 23
 	setp.lt.s64 %p6, %rd29, %rd11;
 	@%p6 bra $L8_if_then;
 	bra.uni $L23_edge;
 $L8_if_then:
-	.loc 6 79 14
+	.loc 7 79 14
 	mul.lo.s64 %rd50, %rd32, %rd10;
-	.loc 6 79 16
+	.loc 7 79 16
 	add.s64 %rd51, %rd50, %rd33;
-	.loc 6 79 19
+	.loc 7 79 19
 	add.s64 %rd52, %rd51, %rd18;
-	.loc 6 79 23
+	.loc 7 79 23
 	mul.lo.s64 %rd53, %rd52, %rd11;
-	.loc 6 79 25
+	.loc 7 79 25
 	add.s64 %rd54, %rd53, %rd29;
-	.loc 6 79 10
+	.loc 7 79 10
 	setp.hs.u64 %p7, %rd54, %rd8;
 	@%p7 bra $L24_oob1;
 	shl.b64 %rd55, %rd54, 3;
@@ -19897,7 +22006,7 @@ $L8_if_then:
 	mov.f64 %fd3, %fd4;
 	bra.uni $L9_if_done;
 $L24_oob1:
-	mov.u64 %rd40, 0x5200000002;
+	mov.u64 %rd40, 0x5900000002;
 	mov.u64 %rd41, %rd54;
 	mov.u64 %rd42, %rd8;
 	bra.uni $L19_bounds_fail;
@@ -19908,118 +22017,118 @@ $L22_edge:
 	mov.f64 %fd3, 0d0000000000000000;
 	bra.uni $L9_if_done;
 $L9_if_done:
-	.loc 6 81 8
+	.loc 7 81 8
 	mul.lo.s64 %rd57, %rd18, 16;
-	.loc 6 81 16
+	.loc 7 81 16
 	add.s64 %rd58, %rd57, %rd14;
-	.loc 6 81 5
+	.loc 7 81 5
 	setp.hs.u64 %p8, %rd58, 256;
 	@%p8 bra $L25_oob2;
 	shl.b64 %rd59, %rd58, 3;
 	add.s64 %rd60, %rd12, %rd59;
 	st.shared.f64 [%rd60], %fd1;
-	.loc 6 82 8
+	.loc 7 82 8
 	mul.lo.s64 %rd61, %rd18, 16;
-	.loc 6 82 16
+	.loc 7 82 16
 	add.s64 %rd62, %rd61, %rd14;
-	.loc 6 82 5
+	.loc 7 82 5
 	setp.hs.u64 %p9, %rd62, 256;
 	@%p9 bra $L26_oob3;
 	shl.b64 %rd63, %rd62, 3;
 	add.s64 %rd64, %rd13, %rd63;
 	st.shared.f64 [%rd64], %fd3;
-	.loc 6 83 9
+	.loc 7 83 9
 	bar.sync 0;
 	mov.f64 %fd5, %fd0;
 	mov.s64 %rd65, 0;
 	bra.uni $L11_for_loop;
 $L25_oob2:
-	.loc 6 81 5
-	mov.u64 %rd40, 0x5200000003;
+	.loc 7 81 5
+	mov.u64 %rd40, 0x5900000003;
 	mov.u64 %rd41, %rd58;
 	mov.u64 %rd42, 256;
 	bra.uni $L19_bounds_fail;
 $L26_oob3:
-	.loc 6 82 5
-	mov.u64 %rd40, 0x5200000004;
+	.loc 7 82 5
+	mov.u64 %rd40, 0x5900000004;
 	mov.u64 %rd41, %rd62;
 	mov.u64 %rd42, 256;
 	bra.uni $L19_bounds_fail;
 $L11_for_loop:
-	.loc 6 84 17
+	.loc 7 84 17
 	setp.lt.s64 %p10, %rd65, 16;
 	@%p10 bra $L12_for_body;
 	bra.uni $L13_for_done;
 $L12_for_body:
-	.loc 6 85 16
+	.loc 7 85 16
 	mul.lo.s64 %rd66, %rd18, 16;
-	.loc 6 85 24
+	.loc 7 85 24
 	add.s64 %rd67, %rd66, %rd65;
-	.loc 6 85 13
+	.loc 7 85 13
 	setp.hs.u64 %p11, %rd67, 256;
 	@%p11 bra $L27_oob4;
 	shl.b64 %rd68, %rd67, 3;
 	add.s64 %rd69, %rd12, %rd68;
 	ld.shared.f64 %fd6, [%rd69];
-	.loc 6 85 34
+	.loc 7 85 34
 	mul.lo.s64 %rd70, %rd65, 16;
-	.loc 6 85 42
+	.loc 7 85 42
 	add.s64 %rd71, %rd70, %rd14;
-	.loc 6 85 32
+	.loc 7 85 32
 	setp.hs.u64 %p12, %rd71, 256;
 	@%p12 bra $L28_oob5;
 	shl.b64 %rd72, %rd71, 3;
 	add.s64 %rd73, %rd13, %rd72;
 	ld.shared.f64 %fd7, [%rd73];
-	.loc 6 85 28
+	.loc 7 85 28
 	mul.rn.f64 %fd8, %fd6, %fd7;
-	.loc 6 85 4
+	.loc 7 85 4
 	add.rn.f64 %fd9, %fd5, %fd8;
-	.loc 6 84 28
+	.loc 7 84 28
 	add.s64 %rd74, %rd65, 1;
 	mov.f64 %fd5, %fd9;
 	mov.s64 %rd65, %rd74;
 	bra.uni $L11_for_loop;
 $L27_oob4:
-	.loc 6 85 13
-	mov.u64 %rd40, 0x5200000005;
+	.loc 7 85 13
+	mov.u64 %rd40, 0x5900000005;
 	mov.u64 %rd41, %rd67;
 	mov.u64 %rd42, 256;
 	bra.uni $L19_bounds_fail;
 $L28_oob5:
-	.loc 6 85 32
-	mov.u64 %rd40, 0x5200000006;
+	.loc 7 85 32
+	mov.u64 %rd40, 0x5900000006;
 	mov.u64 %rd41, %rd71;
 	mov.u64 %rd42, 256;
 	bra.uni $L19_bounds_fail;
 $L13_for_done:
-	.loc 6 87 9
+	.loc 7 87 9
 	bar.sync 0;
-	.loc 6 73 23
+	.loc 7 73 23
 	add.s64 %rd75, %rd33, 16;
 	mov.f64 %fd0, %fd5;
 	mov.s64 %rd33, %rd75;
 	bra.uni $L2_for_loop;
 $L4_for_done:
-	.loc 6 89 9
+	.loc 7 89 9
 	setp.lt.s64 %p13, %rd24, %rd9;
 	@%p13 bra $L16_cond_true;
 	bra.uni $L15_if_done;
 $L16_cond_true:
-	.loc 6 89 20
+	.loc 7 89 20
 	setp.lt.s64 %p14, %rd29, %rd11;
 	@%p14 bra $L14_if_then;
 	bra.uni $L15_if_done;
 $L14_if_then:
-	.loc 6 90 10
+	.loc 7 90 10
 	mul.lo.s64 %rd76, %rd32, %rd9;
-	.loc 6 90 12
+	.loc 7 90 12
 	add.s64 %rd77, %rd76, %rd24;
-	.loc 6 90 17
+	.loc 7 90 17
 	mul.lo.s64 %rd78, %rd77, %rd11;
-	.loc 6 90 19
+	.loc 7 90 19
 	add.s64 %rd79, %rd78, %rd29;
-	.loc 6 90 6
+	.loc 7 90 6
 	setp.hs.u64 %p15, %rd79, %rd2;
 	@%p15 bra $L29_oob6;
 	shl.b64 %rd80, %rd79, 3;
@@ -20027,7 +22136,7 @@ $L14_if_then:
 	st.global.f64 [%rd81], %fd0;
 	bra.uni $L15_if_done;
 $L29_oob6:
-	mov.u64 %rd40, 0x5200000007;
+	mov.u64 %rd40, 0x5900000007;
 	mov.u64 %rd41, %rd79;
 	mov.u64 %rd42, %rd2;
 	bra.uni $L19_bounds_fail;
@@ -20070,7 +22179,7 @@ $L15_if_done:
 	.reg .b64 %rd<51>;
 	.reg .f32 %f<1>;
 
-	.loc 7 43 6
+	.loc 8 43 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20086,19 +22195,19 @@ $L15_if_done:
 	ld.param.s64 %rd12, [dstOff];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 27 16
+	.loc 8 27 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd13, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd14, %r2;
 	add.s64 %rd15, %rd13, %rd14;
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.ge.s64 %p0, %rd15, %rd10;
 	@%p0 bra $L8_ret_copyStrided_u005bfloat32_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 32 16
+	.loc 8 32 16
 	sub.s64 %rd16, %rd9, 1;
 	mov.s64 %rd17, %rd15;
 	mov.s64 %rd18, %rd11;
@@ -20106,58 +22215,58 @@ $L4_if_done:
 	mov.s64 %rd20, %rd16;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 32 23
+	.loc 8 32 23
 	setp.ge.s64 %p1, %rd20, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 33 16
+	.loc 8 33 16
 	setp.hs.u64 %p2, %rd20, %rd8;
 	@%p2 bra $L11_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r6, [%rd29];
-	.loc 7 33 11
+	.loc 8 33 11
 	cvt.s64.s32 %rd30, %r6;
-	.loc 7 34 14
+	.loc 8 34 14
 	setp.eq.s64 %p4, %rd30, 0;
 	@%p4 bra $L12_divzero1;
 	rem.s64 %rd31, %rd17, %rd30;
-	.loc 7 35 3
+	.loc 8 35 3
 	setp.eq.s64 %p5, %rd30, 0;
 	@%p5 bra $L13_divzero2;
 	div.s64 %rd32, %rd17, %rd30;
-	.loc 7 36 28
+	.loc 8 36 28
 	add.s64 %rd33, %rd9, %rd20;
-	.loc 7 36 23
+	.loc 8 36 23
 	setp.hs.u64 %p6, %rd33, %rd8;
 	@%p6 bra $L14_oob3;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd7, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 7 36 18
+	.loc 8 36 18
 	cvt.s64.s32 %rd36, %r7;
-	.loc 7 36 13
+	.loc 8 36 13
 	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 7 36 3
+	.loc 8 36 3
 	add.s64 %rd38, %rd18, %rd37;
-	.loc 7 37 25
+	.loc 8 37 25
 	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 7 37 30
+	.loc 8 37 30
 	add.s64 %rd40, %rd39, %rd20;
-	.loc 7 37 23
+	.loc 8 37 23
 	setp.hs.u64 %p7, %rd40, %rd8;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r8, [%rd42];
-	.loc 7 37 18
+	.loc 8 37 18
 	cvt.s64.s32 %rd43, %r8;
-	.loc 7 37 13
+	.loc 8 37 13
 	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 7 37 3
+	.loc 8 37 3
 	add.s64 %rd45, %rd19, %rd44;
-	.loc 7 32 29
+	.loc 8 32 29
 	sub.s64 %rd46, %rd20, 1;
 	mov.s64 %rd17, %rd32;
 	mov.s64 %rd18, %rd38;
@@ -20165,43 +22274,43 @@ $L6_for_body:
 	mov.s64 %rd20, %rd46;
 	bra.uni $L5_for_loop;
 $L11_oob0:
-	.loc 7 33 16
-	mov.u64 %rd21, 0x5300000001;
+	.loc 8 33 16
+	mov.u64 %rd21, 0x5A00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 7 34 14
-	mov.u64 %rd21, 0x5300000002;
+	.loc 8 34 14
+	mov.u64 %rd21, 0x5A00000002;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 7 35 3
-	mov.u64 %rd21, 0x5300000003;
+	.loc 8 35 3
+	mov.u64 %rd21, 0x5A00000003;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L14_oob3:
-	.loc 7 36 23
-	mov.u64 %rd21, 0x5300000004;
+	.loc 8 36 23
+	mov.u64 %rd21, 0x5A00000004;
 	mov.u64 %rd22, %rd33;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L15_oob4:
-	.loc 7 37 23
-	mov.u64 %rd21, 0x5300000005;
+	.loc 8 37 23
+	mov.u64 %rd21, 0x5A00000005;
 	mov.u64 %rd22, %rd40;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L7_for_done:
-	.loc 7 39 13
+	.loc 8 39 13
 	setp.hs.u64 %p8, %rd18, %rd5;
 	@%p8 bra $L16_oob5;
 	shl.b64 %rd47, %rd18, 2;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.f32 %f0, [%rd48];
-	.loc 7 39 5
+	.loc 8 39 5
 	setp.hs.u64 %p9, %rd19, %rd2;
 	@%p9 bra $L17_oob6;
 	shl.b64 %rd49, %rd19, 2;
@@ -20209,14 +22318,14 @@ $L7_for_done:
 	st.global.f32 [%rd50], %f0;
 	bra.uni $L8_ret_copyStrided_u005bfloat32_u005d;
 $L16_oob5:
-	.loc 7 39 13
-	mov.u64 %rd21, 0x5300000006;
+	.loc 8 39 13
+	mov.u64 %rd21, 0x5A00000006;
 	mov.u64 %rd22, %rd18;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob6:
-	.loc 7 39 5
-	mov.u64 %rd21, 0x5300000007;
+	.loc 8 39 5
+	mov.u64 %rd21, 0x5A00000007;
 	mov.u64 %rd22, %rd19;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -20259,7 +22368,7 @@ $L8_ret_copyStrided_u005bfloat32_u005d:
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<51>;
 
-	.loc 7 48 6
+	.loc 8 48 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20275,19 +22384,19 @@ $L8_ret_copyStrided_u005bfloat32_u005d:
 	ld.param.s64 %rd12, [dstOff];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 27 16
+	.loc 8 27 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd13, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd14, %r2;
 	add.s64 %rd15, %rd13, %rd14;
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.ge.s64 %p0, %rd15, %rd10;
 	@%p0 bra $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 32 16
+	.loc 8 32 16
 	sub.s64 %rd16, %rd9, 1;
 	mov.s64 %rd17, %rd15;
 	mov.s64 %rd18, %rd11;
@@ -20295,58 +22404,58 @@ $L4_if_done:
 	mov.s64 %rd20, %rd16;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 32 23
+	.loc 8 32 23
 	setp.ge.s64 %p1, %rd20, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 33 16
+	.loc 8 33 16
 	setp.hs.u64 %p2, %rd20, %rd8;
 	@%p2 bra $L11_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r6, [%rd29];
-	.loc 7 33 11
+	.loc 8 33 11
 	cvt.s64.s32 %rd30, %r6;
-	.loc 7 34 14
+	.loc 8 34 14
 	setp.eq.s64 %p4, %rd30, 0;
 	@%p4 bra $L12_divzero1;
 	rem.s64 %rd31, %rd17, %rd30;
-	.loc 7 35 3
+	.loc 8 35 3
 	setp.eq.s64 %p5, %rd30, 0;
 	@%p5 bra $L13_divzero2;
 	div.s64 %rd32, %rd17, %rd30;
-	.loc 7 36 28
+	.loc 8 36 28
 	add.s64 %rd33, %rd9, %rd20;
-	.loc 7 36 23
+	.loc 8 36 23
 	setp.hs.u64 %p6, %rd33, %rd8;
 	@%p6 bra $L14_oob3;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd7, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 7 36 18
+	.loc 8 36 18
 	cvt.s64.s32 %rd36, %r7;
-	.loc 7 36 13
+	.loc 8 36 13
 	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 7 36 3
+	.loc 8 36 3
 	add.s64 %rd38, %rd18, %rd37;
-	.loc 7 37 25
+	.loc 8 37 25
 	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 7 37 30
+	.loc 8 37 30
 	add.s64 %rd40, %rd39, %rd20;
-	.loc 7 37 23
+	.loc 8 37 23
 	setp.hs.u64 %p7, %rd40, %rd8;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r8, [%rd42];
-	.loc 7 37 18
+	.loc 8 37 18
 	cvt.s64.s32 %rd43, %r8;
-	.loc 7 37 13
+	.loc 8 37 13
 	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 7 37 3
+	.loc 8 37 3
 	add.s64 %rd45, %rd19, %rd44;
-	.loc 7 32 29
+	.loc 8 32 29
 	sub.s64 %rd46, %rd20, 1;
 	mov.s64 %rd17, %rd32;
 	mov.s64 %rd18, %rd38;
@@ -20354,43 +22463,43 @@ $L6_for_body:
 	mov.s64 %rd20, %rd46;
 	bra.uni $L5_for_loop;
 $L11_oob0:
-	.loc 7 33 16
-	mov.u64 %rd21, 0x5400000001;
+	.loc 8 33 16
+	mov.u64 %rd21, 0x5B00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 7 34 14
-	mov.u64 %rd21, 0x5400000002;
+	.loc 8 34 14
+	mov.u64 %rd21, 0x5B00000002;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 7 35 3
-	mov.u64 %rd21, 0x5400000003;
+	.loc 8 35 3
+	mov.u64 %rd21, 0x5B00000003;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L14_oob3:
-	.loc 7 36 23
-	mov.u64 %rd21, 0x5400000004;
+	.loc 8 36 23
+	mov.u64 %rd21, 0x5B00000004;
 	mov.u64 %rd22, %rd33;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L15_oob4:
-	.loc 7 37 23
-	mov.u64 %rd21, 0x5400000005;
+	.loc 8 37 23
+	mov.u64 %rd21, 0x5B00000005;
 	mov.u64 %rd22, %rd40;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L7_for_done:
-	.loc 7 39 13
+	.loc 8 39 13
 	setp.hs.u64 %p8, %rd18, %rd5;
 	@%p8 bra $L16_oob5;
 	shl.b64 %rd47, %rd18, 1;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.u16 %rs0, [%rd48];
-	.loc 7 39 5
+	.loc 8 39 5
 	setp.hs.u64 %p9, %rd19, %rd2;
 	@%p9 bra $L17_oob6;
 	shl.b64 %rd49, %rd19, 1;
@@ -20398,14 +22507,14 @@ $L7_for_done:
 	st.global.u16 [%rd50], %rs0;
 	bra.uni $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L16_oob5:
-	.loc 7 39 13
-	mov.u64 %rd21, 0x5400000006;
+	.loc 8 39 13
+	mov.u64 %rd21, 0x5B00000006;
 	mov.u64 %rd22, %rd18;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob6:
-	.loc 7 39 5
-	mov.u64 %rd21, 0x5400000007;
+	.loc 8 39 5
+	mov.u64 %rd21, 0x5B00000007;
 	mov.u64 %rd22, %rd19;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -20448,7 +22557,7 @@ $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<51>;
 
-	.loc 7 53 6
+	.loc 8 53 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20464,19 +22573,19 @@ $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	ld.param.s64 %rd12, [dstOff];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 27 16
+	.loc 8 27 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd13, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd14, %r2;
 	add.s64 %rd15, %rd13, %rd14;
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.ge.s64 %p0, %rd15, %rd10;
 	@%p0 bra $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 32 16
+	.loc 8 32 16
 	sub.s64 %rd16, %rd9, 1;
 	mov.s64 %rd17, %rd15;
 	mov.s64 %rd18, %rd11;
@@ -20484,58 +22593,58 @@ $L4_if_done:
 	mov.s64 %rd20, %rd16;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 32 23
+	.loc 8 32 23
 	setp.ge.s64 %p1, %rd20, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 33 16
+	.loc 8 33 16
 	setp.hs.u64 %p2, %rd20, %rd8;
 	@%p2 bra $L11_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r6, [%rd29];
-	.loc 7 33 11
+	.loc 8 33 11
 	cvt.s64.s32 %rd30, %r6;
-	.loc 7 34 14
+	.loc 8 34 14
 	setp.eq.s64 %p4, %rd30, 0;
 	@%p4 bra $L12_divzero1;
 	rem.s64 %rd31, %rd17, %rd30;
-	.loc 7 35 3
+	.loc 8 35 3
 	setp.eq.s64 %p5, %rd30, 0;
 	@%p5 bra $L13_divzero2;
 	div.s64 %rd32, %rd17, %rd30;
-	.loc 7 36 28
+	.loc 8 36 28
 	add.s64 %rd33, %rd9, %rd20;
-	.loc 7 36 23
+	.loc 8 36 23
 	setp.hs.u64 %p6, %rd33, %rd8;
 	@%p6 bra $L14_oob3;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd7, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 7 36 18
+	.loc 8 36 18
 	cvt.s64.s32 %rd36, %r7;
-	.loc 7 36 13
+	.loc 8 36 13
 	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 7 36 3
+	.loc 8 36 3
 	add.s64 %rd38, %rd18, %rd37;
-	.loc 7 37 25
+	.loc 8 37 25
 	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 7 37 30
+	.loc 8 37 30
 	add.s64 %rd40, %rd39, %rd20;
-	.loc 7 37 23
+	.loc 8 37 23
 	setp.hs.u64 %p7, %rd40, %rd8;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r8, [%rd42];
-	.loc 7 37 18
+	.loc 8 37 18
 	cvt.s64.s32 %rd43, %r8;
-	.loc 7 37 13
+	.loc 8 37 13
 	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 7 37 3
+	.loc 8 37 3
 	add.s64 %rd45, %rd19, %rd44;
-	.loc 7 32 29
+	.loc 8 32 29
 	sub.s64 %rd46, %rd20, 1;
 	mov.s64 %rd17, %rd32;
 	mov.s64 %rd18, %rd38;
@@ -20543,43 +22652,43 @@ $L6_for_body:
 	mov.s64 %rd20, %rd46;
 	bra.uni $L5_for_loop;
 $L11_oob0:
-	.loc 7 33 16
-	mov.u64 %rd21, 0x5500000001;
+	.loc 8 33 16
+	mov.u64 %rd21, 0x5C00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 7 34 14
-	mov.u64 %rd21, 0x5500000002;
+	.loc 8 34 14
+	mov.u64 %rd21, 0x5C00000002;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 7 35 3
-	mov.u64 %rd21, 0x5500000003;
+	.loc 8 35 3
+	mov.u64 %rd21, 0x5C00000003;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L14_oob3:
-	.loc 7 36 23
-	mov.u64 %rd21, 0x5500000004;
+	.loc 8 36 23
+	mov.u64 %rd21, 0x5C00000004;
 	mov.u64 %rd22, %rd33;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L15_oob4:
-	.loc 7 37 23
-	mov.u64 %rd21, 0x5500000005;
+	.loc 8 37 23
+	mov.u64 %rd21, 0x5C00000005;
 	mov.u64 %rd22, %rd40;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L7_for_done:
-	.loc 7 39 13
+	.loc 8 39 13
 	setp.hs.u64 %p8, %rd18, %rd5;
 	@%p8 bra $L16_oob5;
 	shl.b64 %rd47, %rd18, 1;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.u16 %rs0, [%rd48];
-	.loc 7 39 5
+	.loc 8 39 5
 	setp.hs.u64 %p9, %rd19, %rd2;
 	@%p9 bra $L17_oob6;
 	shl.b64 %rd49, %rd19, 1;
@@ -20587,14 +22696,14 @@ $L7_for_done:
 	st.global.u16 [%rd50], %rs0;
 	bra.uni $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L16_oob5:
-	.loc 7 39 13
-	mov.u64 %rd21, 0x5500000006;
+	.loc 8 39 13
+	mov.u64 %rd21, 0x5C00000006;
 	mov.u64 %rd22, %rd18;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob6:
-	.loc 7 39 5
-	mov.u64 %rd21, 0x5500000007;
+	.loc 8 39 5
+	mov.u64 %rd21, 0x5C00000007;
 	mov.u64 %rd22, %rd19;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -20636,7 +22745,7 @@ $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	.reg .b32 %r<10>;
 	.reg .b64 %rd<51>;
 
-	.loc 7 58 6
+	.loc 8 58 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20652,19 +22761,19 @@ $L8_ret_copyStrided_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	ld.param.s64 %rd12, [dstOff];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 27 16
+	.loc 8 27 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd13, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd14, %r2;
 	add.s64 %rd15, %rd13, %rd14;
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.ge.s64 %p0, %rd15, %rd10;
 	@%p0 bra $L8_ret_copyStrided_u005bint32_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 32 16
+	.loc 8 32 16
 	sub.s64 %rd16, %rd9, 1;
 	mov.s64 %rd17, %rd15;
 	mov.s64 %rd18, %rd11;
@@ -20672,58 +22781,58 @@ $L4_if_done:
 	mov.s64 %rd20, %rd16;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 32 23
+	.loc 8 32 23
 	setp.ge.s64 %p1, %rd20, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 33 16
+	.loc 8 33 16
 	setp.hs.u64 %p2, %rd20, %rd8;
 	@%p2 bra $L11_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r6, [%rd29];
-	.loc 7 33 11
+	.loc 8 33 11
 	cvt.s64.s32 %rd30, %r6;
-	.loc 7 34 14
+	.loc 8 34 14
 	setp.eq.s64 %p4, %rd30, 0;
 	@%p4 bra $L12_divzero1;
 	rem.s64 %rd31, %rd17, %rd30;
-	.loc 7 35 3
+	.loc 8 35 3
 	setp.eq.s64 %p5, %rd30, 0;
 	@%p5 bra $L13_divzero2;
 	div.s64 %rd32, %rd17, %rd30;
-	.loc 7 36 28
+	.loc 8 36 28
 	add.s64 %rd33, %rd9, %rd20;
-	.loc 7 36 23
+	.loc 8 36 23
 	setp.hs.u64 %p6, %rd33, %rd8;
 	@%p6 bra $L14_oob3;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd7, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 7 36 18
+	.loc 8 36 18
 	cvt.s64.s32 %rd36, %r7;
-	.loc 7 36 13
+	.loc 8 36 13
 	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 7 36 3
+	.loc 8 36 3
 	add.s64 %rd38, %rd18, %rd37;
-	.loc 7 37 25
+	.loc 8 37 25
 	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 7 37 30
+	.loc 8 37 30
 	add.s64 %rd40, %rd39, %rd20;
-	.loc 7 37 23
+	.loc 8 37 23
 	setp.hs.u64 %p7, %rd40, %rd8;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r8, [%rd42];
-	.loc 7 37 18
+	.loc 8 37 18
 	cvt.s64.s32 %rd43, %r8;
-	.loc 7 37 13
+	.loc 8 37 13
 	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 7 37 3
+	.loc 8 37 3
 	add.s64 %rd45, %rd19, %rd44;
-	.loc 7 32 29
+	.loc 8 32 29
 	sub.s64 %rd46, %rd20, 1;
 	mov.s64 %rd17, %rd32;
 	mov.s64 %rd18, %rd38;
@@ -20731,43 +22840,43 @@ $L6_for_body:
 	mov.s64 %rd20, %rd46;
 	bra.uni $L5_for_loop;
 $L11_oob0:
-	.loc 7 33 16
-	mov.u64 %rd21, 0x5600000001;
+	.loc 8 33 16
+	mov.u64 %rd21, 0x5D00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 7 34 14
-	mov.u64 %rd21, 0x5600000002;
+	.loc 8 34 14
+	mov.u64 %rd21, 0x5D00000002;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 7 35 3
-	mov.u64 %rd21, 0x5600000003;
+	.loc 8 35 3
+	mov.u64 %rd21, 0x5D00000003;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L14_oob3:
-	.loc 7 36 23
-	mov.u64 %rd21, 0x5600000004;
+	.loc 8 36 23
+	mov.u64 %rd21, 0x5D00000004;
 	mov.u64 %rd22, %rd33;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L15_oob4:
-	.loc 7 37 23
-	mov.u64 %rd21, 0x5600000005;
+	.loc 8 37 23
+	mov.u64 %rd21, 0x5D00000005;
 	mov.u64 %rd22, %rd40;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L7_for_done:
-	.loc 7 39 13
+	.loc 8 39 13
 	setp.hs.u64 %p8, %rd18, %rd5;
 	@%p8 bra $L16_oob5;
 	shl.b64 %rd47, %rd18, 2;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.s32 %r9, [%rd48];
-	.loc 7 39 5
+	.loc 8 39 5
 	setp.hs.u64 %p9, %rd19, %rd2;
 	@%p9 bra $L17_oob6;
 	shl.b64 %rd49, %rd19, 2;
@@ -20775,14 +22884,14 @@ $L7_for_done:
 	st.global.s32 [%rd50], %r9;
 	bra.uni $L8_ret_copyStrided_u005bint32_u005d;
 $L16_oob5:
-	.loc 7 39 13
-	mov.u64 %rd21, 0x5600000006;
+	.loc 8 39 13
+	mov.u64 %rd21, 0x5D00000006;
 	mov.u64 %rd22, %rd18;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob6:
-	.loc 7 39 5
-	mov.u64 %rd21, 0x5600000007;
+	.loc 8 39 5
+	mov.u64 %rd21, 0x5D00000007;
 	mov.u64 %rd22, %rd19;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -20824,7 +22933,7 @@ $L8_ret_copyStrided_u005bint32_u005d:
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<52>;
 
-	.loc 7 63 6
+	.loc 8 63 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -20840,19 +22949,19 @@ $L8_ret_copyStrided_u005bint32_u005d:
 	ld.param.s64 %rd12, [dstOff];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 27 16
+	.loc 8 27 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd13, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd14, %r2;
 	add.s64 %rd15, %rd13, %rd14;
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.ge.s64 %p0, %rd15, %rd10;
 	@%p0 bra $L8_ret_copyStrided_u005bint64_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 32 16
+	.loc 8 32 16
 	sub.s64 %rd16, %rd9, 1;
 	mov.s64 %rd17, %rd15;
 	mov.s64 %rd18, %rd11;
@@ -20860,58 +22969,58 @@ $L4_if_done:
 	mov.s64 %rd20, %rd16;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 32 23
+	.loc 8 32 23
 	setp.ge.s64 %p1, %rd20, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 33 16
+	.loc 8 33 16
 	setp.hs.u64 %p2, %rd20, %rd8;
 	@%p2 bra $L11_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r6, [%rd29];
-	.loc 7 33 11
+	.loc 8 33 11
 	cvt.s64.s32 %rd30, %r6;
-	.loc 7 34 14
+	.loc 8 34 14
 	setp.eq.s64 %p4, %rd30, 0;
 	@%p4 bra $L12_divzero1;
 	rem.s64 %rd31, %rd17, %rd30;
-	.loc 7 35 3
+	.loc 8 35 3
 	setp.eq.s64 %p5, %rd30, 0;
 	@%p5 bra $L13_divzero2;
 	div.s64 %rd32, %rd17, %rd30;
-	.loc 7 36 28
+	.loc 8 36 28
 	add.s64 %rd33, %rd9, %rd20;
-	.loc 7 36 23
+	.loc 8 36 23
 	setp.hs.u64 %p6, %rd33, %rd8;
 	@%p6 bra $L14_oob3;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd7, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 7 36 18
+	.loc 8 36 18
 	cvt.s64.s32 %rd36, %r7;
-	.loc 7 36 13
+	.loc 8 36 13
 	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 7 36 3
+	.loc 8 36 3
 	add.s64 %rd38, %rd18, %rd37;
-	.loc 7 37 25
+	.loc 8 37 25
 	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 7 37 30
+	.loc 8 37 30
 	add.s64 %rd40, %rd39, %rd20;
-	.loc 7 37 23
+	.loc 8 37 23
 	setp.hs.u64 %p7, %rd40, %rd8;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r8, [%rd42];
-	.loc 7 37 18
+	.loc 8 37 18
 	cvt.s64.s32 %rd43, %r8;
-	.loc 7 37 13
+	.loc 8 37 13
 	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 7 37 3
+	.loc 8 37 3
 	add.s64 %rd45, %rd19, %rd44;
-	.loc 7 32 29
+	.loc 8 32 29
 	sub.s64 %rd46, %rd20, 1;
 	mov.s64 %rd17, %rd32;
 	mov.s64 %rd18, %rd38;
@@ -20919,43 +23028,43 @@ $L6_for_body:
 	mov.s64 %rd20, %rd46;
 	bra.uni $L5_for_loop;
 $L11_oob0:
-	.loc 7 33 16
-	mov.u64 %rd21, 0x5700000001;
+	.loc 8 33 16
+	mov.u64 %rd21, 0x5E00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 7 34 14
-	mov.u64 %rd21, 0x5700000002;
+	.loc 8 34 14
+	mov.u64 %rd21, 0x5E00000002;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 7 35 3
-	mov.u64 %rd21, 0x5700000003;
+	.loc 8 35 3
+	mov.u64 %rd21, 0x5E00000003;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L14_oob3:
-	.loc 7 36 23
-	mov.u64 %rd21, 0x5700000004;
+	.loc 8 36 23
+	mov.u64 %rd21, 0x5E00000004;
 	mov.u64 %rd22, %rd33;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L15_oob4:
-	.loc 7 37 23
-	mov.u64 %rd21, 0x5700000005;
+	.loc 8 37 23
+	mov.u64 %rd21, 0x5E00000005;
 	mov.u64 %rd22, %rd40;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L7_for_done:
-	.loc 7 39 13
+	.loc 8 39 13
 	setp.hs.u64 %p8, %rd18, %rd5;
 	@%p8 bra $L16_oob5;
 	shl.b64 %rd47, %rd18, 3;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.s64 %rd49, [%rd48];
-	.loc 7 39 5
+	.loc 8 39 5
 	setp.hs.u64 %p9, %rd19, %rd2;
 	@%p9 bra $L17_oob6;
 	shl.b64 %rd50, %rd19, 3;
@@ -20963,14 +23072,14 @@ $L7_for_done:
 	st.global.s64 [%rd51], %rd49;
 	bra.uni $L8_ret_copyStrided_u005bint64_u005d;
 $L16_oob5:
-	.loc 7 39 13
-	mov.u64 %rd21, 0x5700000006;
+	.loc 8 39 13
+	mov.u64 %rd21, 0x5E00000006;
 	mov.u64 %rd22, %rd18;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob6:
-	.loc 7 39 5
-	mov.u64 %rd21, 0x5700000007;
+	.loc 8 39 5
+	mov.u64 %rd21, 0x5E00000007;
 	mov.u64 %rd22, %rd19;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -21012,7 +23121,7 @@ $L8_ret_copyStrided_u005bint64_u005d:
 	.reg .b32 %r<11>;
 	.reg .b64 %rd<51>;
 
-	.loc 7 68 6
+	.loc 8 68 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21028,19 +23137,19 @@ $L8_ret_copyStrided_u005bint64_u005d:
 	ld.param.s64 %rd12, [dstOff];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 27 16
+	.loc 8 27 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd13, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd14, %r2;
 	add.s64 %rd15, %rd13, %rd14;
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.ge.s64 %p0, %rd15, %rd10;
 	@%p0 bra $L8_ret_copyStrided_u005bbool_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 32 16
+	.loc 8 32 16
 	sub.s64 %rd16, %rd9, 1;
 	mov.s64 %rd17, %rd15;
 	mov.s64 %rd18, %rd11;
@@ -21048,58 +23157,58 @@ $L4_if_done:
 	mov.s64 %rd20, %rd16;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 32 23
+	.loc 8 32 23
 	setp.ge.s64 %p1, %rd20, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 33 16
+	.loc 8 33 16
 	setp.hs.u64 %p2, %rd20, %rd8;
 	@%p2 bra $L11_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r6, [%rd29];
-	.loc 7 33 11
+	.loc 8 33 11
 	cvt.s64.s32 %rd30, %r6;
-	.loc 7 34 14
+	.loc 8 34 14
 	setp.eq.s64 %p4, %rd30, 0;
 	@%p4 bra $L12_divzero1;
 	rem.s64 %rd31, %rd17, %rd30;
-	.loc 7 35 3
+	.loc 8 35 3
 	setp.eq.s64 %p5, %rd30, 0;
 	@%p5 bra $L13_divzero2;
 	div.s64 %rd32, %rd17, %rd30;
-	.loc 7 36 28
+	.loc 8 36 28
 	add.s64 %rd33, %rd9, %rd20;
-	.loc 7 36 23
+	.loc 8 36 23
 	setp.hs.u64 %p6, %rd33, %rd8;
 	@%p6 bra $L14_oob3;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd7, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 7 36 18
+	.loc 8 36 18
 	cvt.s64.s32 %rd36, %r7;
-	.loc 7 36 13
+	.loc 8 36 13
 	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 7 36 3
+	.loc 8 36 3
 	add.s64 %rd38, %rd18, %rd37;
-	.loc 7 37 25
+	.loc 8 37 25
 	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 7 37 30
+	.loc 8 37 30
 	add.s64 %rd40, %rd39, %rd20;
-	.loc 7 37 23
+	.loc 8 37 23
 	setp.hs.u64 %p7, %rd40, %rd8;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r8, [%rd42];
-	.loc 7 37 18
+	.loc 8 37 18
 	cvt.s64.s32 %rd43, %r8;
-	.loc 7 37 13
+	.loc 8 37 13
 	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 7 37 3
+	.loc 8 37 3
 	add.s64 %rd45, %rd19, %rd44;
-	.loc 7 32 29
+	.loc 8 32 29
 	sub.s64 %rd46, %rd20, 1;
 	mov.s64 %rd17, %rd32;
 	mov.s64 %rd18, %rd38;
@@ -21107,44 +23216,44 @@ $L6_for_body:
 	mov.s64 %rd20, %rd46;
 	bra.uni $L5_for_loop;
 $L11_oob0:
-	.loc 7 33 16
-	mov.u64 %rd21, 0x5800000001;
+	.loc 8 33 16
+	mov.u64 %rd21, 0x5F00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 7 34 14
-	mov.u64 %rd21, 0x5800000002;
+	.loc 8 34 14
+	mov.u64 %rd21, 0x5F00000002;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 7 35 3
-	mov.u64 %rd21, 0x5800000003;
+	.loc 8 35 3
+	mov.u64 %rd21, 0x5F00000003;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L14_oob3:
-	.loc 7 36 23
-	mov.u64 %rd21, 0x5800000004;
+	.loc 8 36 23
+	mov.u64 %rd21, 0x5F00000004;
 	mov.u64 %rd22, %rd33;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L15_oob4:
-	.loc 7 37 23
-	mov.u64 %rd21, 0x5800000005;
+	.loc 8 37 23
+	mov.u64 %rd21, 0x5F00000005;
 	mov.u64 %rd22, %rd40;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L7_for_done:
-	.loc 7 39 13
+	.loc 8 39 13
 	setp.hs.u64 %p8, %rd18, %rd5;
 	@%p8 bra $L16_oob5;
 	shl.b64 %rd47, %rd18, 0;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.u8 %r9, [%rd48];
 	setp.ne.u32 %p10, %r9, 0;
-	.loc 7 39 5
+	.loc 8 39 5
 	setp.hs.u64 %p11, %rd19, %rd2;
 	@%p11 bra $L17_oob6;
 	shl.b64 %rd49, %rd19, 0;
@@ -21153,14 +23262,14 @@ $L7_for_done:
 	st.global.u8 [%rd50], %r10;
 	bra.uni $L8_ret_copyStrided_u005bbool_u005d;
 $L16_oob5:
-	.loc 7 39 13
-	mov.u64 %rd21, 0x5800000006;
+	.loc 8 39 13
+	mov.u64 %rd21, 0x5F00000006;
 	mov.u64 %rd22, %rd18;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob6:
-	.loc 7 39 5
-	mov.u64 %rd21, 0x5800000007;
+	.loc 8 39 5
+	mov.u64 %rd21, 0x5F00000007;
 	mov.u64 %rd22, %rd19;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -21197,7 +23306,7 @@ $L8_ret_copyStrided_u005bbool_u005d:
 	.reg .b64 %rd<18>;
 	.reg .f32 %f<1>;
 
-	.loc 7 79 6
+	.loc 8 79 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21206,30 +23315,30 @@ $L8_ret_copyStrided_u005bbool_u005d:
 	ld.param.s64 %rd5, [v_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 73 19
+	.loc 8 73 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 7 73 25
+	.loc 8 73 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_fill_u005bfloat32_u005d;
 $L3_if_then:
-	.loc 7 74 13
+	.loc 8 74 13
 	setp.hs.u64 %p1, 0, %rd5;
 	@%p1 bra $L8_oob0;
 	ld.global.nc.f32 %f0, [%rd4];
-	.loc 7 74 6
+	.loc 8 74 6
 	shl.b64 %rd16, %rd8, 2;
 	add.s64 %rd17, %rd1, %rd16;
 	st.global.f32 [%rd17], %f0;
 	bra.uni $L5_ret_fill_u005bfloat32_u005d;
 $L8_oob0:
-	.loc 7 74 13
-	mov.u64 %rd9, 0x5900000001;
+	.loc 8 74 13
+	mov.u64 %rd9, 0x6000000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -21266,7 +23375,7 @@ $L5_ret_fill_u005bfloat32_u005d:
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<18>;
 
-	.loc 7 82 6
+	.loc 8 82 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21275,30 +23384,30 @@ $L5_ret_fill_u005bfloat32_u005d:
 	ld.param.s64 %rd5, [v_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 73 19
+	.loc 8 73 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 7 73 25
+	.loc 8 73 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L3_if_then:
-	.loc 7 74 13
+	.loc 8 74 13
 	setp.hs.u64 %p1, 0, %rd5;
 	@%p1 bra $L8_oob0;
 	ld.global.nc.u16 %rs0, [%rd4];
-	.loc 7 74 6
+	.loc 8 74 6
 	shl.b64 %rd16, %rd8, 1;
 	add.s64 %rd17, %rd1, %rd16;
 	st.global.u16 [%rd17], %rs0;
 	bra.uni $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L8_oob0:
-	.loc 7 74 13
-	mov.u64 %rd9, 0x5A00000001;
+	.loc 8 74 13
+	mov.u64 %rd9, 0x6100000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -21335,7 +23444,7 @@ $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<18>;
 
-	.loc 7 85 6
+	.loc 8 85 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21344,30 +23453,30 @@ $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d
 	ld.param.s64 %rd5, [v_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 73 19
+	.loc 8 73 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 7 73 25
+	.loc 8 73 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L3_if_then:
-	.loc 7 74 13
+	.loc 8 74 13
 	setp.hs.u64 %p1, 0, %rd5;
 	@%p1 bra $L8_oob0;
 	ld.global.nc.u16 %rs0, [%rd4];
-	.loc 7 74 6
+	.loc 8 74 6
 	shl.b64 %rd16, %rd8, 1;
 	add.s64 %rd17, %rd1, %rd16;
 	st.global.u16 [%rd17], %rs0;
 	bra.uni $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L8_oob0:
-	.loc 7 74 13
-	mov.u64 %rd9, 0x5B00000001;
+	.loc 8 74 13
+	mov.u64 %rd9, 0x6200000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -21403,7 +23512,7 @@ $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<18>;
 
-	.loc 7 88 6
+	.loc 8 88 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21412,30 +23521,30 @@ $L5_ret_fill_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u
 	ld.param.s64 %rd5, [v_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 73 19
+	.loc 8 73 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 7 73 25
+	.loc 8 73 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_fill_u005bint32_u005d;
 $L3_if_then:
-	.loc 7 74 13
+	.loc 8 74 13
 	setp.hs.u64 %p1, 0, %rd5;
 	@%p1 bra $L8_oob0;
 	ld.global.nc.s32 %r6, [%rd4];
-	.loc 7 74 6
+	.loc 8 74 6
 	shl.b64 %rd16, %rd8, 2;
 	add.s64 %rd17, %rd1, %rd16;
 	st.global.s32 [%rd17], %r6;
 	bra.uni $L5_ret_fill_u005bint32_u005d;
 $L8_oob0:
-	.loc 7 74 13
-	mov.u64 %rd9, 0x5C00000001;
+	.loc 8 74 13
+	mov.u64 %rd9, 0x6300000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -21471,7 +23580,7 @@ $L5_ret_fill_u005bint32_u005d:
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<19>;
 
-	.loc 7 91 6
+	.loc 8 91 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21480,30 +23589,30 @@ $L5_ret_fill_u005bint32_u005d:
 	ld.param.s64 %rd5, [v_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 73 19
+	.loc 8 73 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 7 73 25
+	.loc 8 73 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_fill_u005bint64_u005d;
 $L3_if_then:
-	.loc 7 74 13
+	.loc 8 74 13
 	setp.hs.u64 %p1, 0, %rd5;
 	@%p1 bra $L8_oob0;
 	ld.global.nc.s64 %rd16, [%rd4];
-	.loc 7 74 6
+	.loc 8 74 6
 	shl.b64 %rd17, %rd8, 3;
 	add.s64 %rd18, %rd1, %rd17;
 	st.global.s64 [%rd18], %rd16;
 	bra.uni $L5_ret_fill_u005bint64_u005d;
 $L8_oob0:
-	.loc 7 74 13
-	mov.u64 %rd9, 0x5D00000001;
+	.loc 8 74 13
+	mov.u64 %rd9, 0x6400000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -21539,7 +23648,7 @@ $L5_ret_fill_u005bint64_u005d:
 	.reg .b32 %r<8>;
 	.reg .b64 %rd<18>;
 
-	.loc 7 94 6
+	.loc 8 94 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21548,32 +23657,32 @@ $L5_ret_fill_u005bint64_u005d:
 	ld.param.s64 %rd5, [v_len];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 73 19
+	.loc 8 73 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 7 73 25
+	.loc 8 73 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L5_ret_fill_u005bbool_u005d;
 $L3_if_then:
-	.loc 7 74 13
+	.loc 8 74 13
 	setp.hs.u64 %p1, 0, %rd5;
 	@%p1 bra $L8_oob0;
 	ld.global.nc.u8 %r6, [%rd4];
 	setp.ne.u32 %p4, %r6, 0;
-	.loc 7 74 6
+	.loc 8 74 6
 	shl.b64 %rd16, %rd8, 0;
 	add.s64 %rd17, %rd1, %rd16;
 	selp.u32 %r7, 1, 0, %p4;
 	st.global.u8 [%rd17], %r7;
 	bra.uni $L5_ret_fill_u005bbool_u005d;
 $L8_oob0:
-	.loc 7 74 13
-	mov.u64 %rd9, 0x5E00000001;
+	.loc 8 74 13
+	mov.u64 %rd9, 0x6500000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L6_bounds_fail;
@@ -21617,7 +23726,7 @@ $L5_ret_fill_u005bbool_u005d:
 	.reg .b64 %rd<38>;
 	.reg .f32 %f<2>;
 
-	.loc 7 107 6
+	.loc 8 107 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21635,21 +23744,21 @@ $L5_ret_fill_u005bbool_u005d:
 	ld.param.s64 %rd14, [bs];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 97 19
+	.loc 8 97 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 97 25
+	.loc 8 97 25
 	setp.lt.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_where_u005bfloat32_u005d;
 $L3_if_then:
-	.loc 7 98 12
+	.loc 8 98 12
 	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 7 98 10
+	.loc 8 98 10
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd26, %rd18, 0;
@@ -21659,47 +23768,47 @@ $L3_if_then:
 	@%p4 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L10_oob0:
-	mov.u64 %rd19, 0x5F00000001;
+	mov.u64 %rd19, 0x6600000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L8_bounds_fail;
 $L5_if_then:
-	.loc 7 99 16
+	.loc 8 99 16
 	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 7 99 14
+	.loc 8 99 14
 	setp.hs.u64 %p5, %rd28, %rd8;
 	@%p5 bra $L11_oob1;
 	shl.b64 %rd29, %rd28, 2;
 	add.s64 %rd30, %rd7, %rd29;
 	ld.global.nc.f32 %f0, [%rd30];
-	.loc 7 99 7
+	.loc 8 99 7
 	shl.b64 %rd31, %rd17, 2;
 	add.s64 %rd32, %rd1, %rd31;
 	st.global.f32 [%rd32], %f0;
 	bra.uni $L7_ret_where_u005bfloat32_u005d;
 $L11_oob1:
-	.loc 7 99 14
-	mov.u64 %rd19, 0x5F00000002;
+	.loc 8 99 14
+	mov.u64 %rd19, 0x6600000002;
 	mov.u64 %rd20, %rd28;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L8_bounds_fail;
 $L6_if_else:
-	.loc 7 101 16
+	.loc 8 101 16
 	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 7 101 14
+	.loc 8 101 14
 	setp.hs.u64 %p6, %rd33, %rd11;
 	@%p6 bra $L12_oob2;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.f32 %f1, [%rd35];
-	.loc 7 101 7
+	.loc 8 101 7
 	shl.b64 %rd36, %rd17, 2;
 	add.s64 %rd37, %rd1, %rd36;
 	st.global.f32 [%rd37], %f1;
 	bra.uni $L7_ret_where_u005bfloat32_u005d;
 $L12_oob2:
-	.loc 7 101 14
-	mov.u64 %rd19, 0x5F00000003;
+	.loc 8 101 14
+	mov.u64 %rd19, 0x6600000003;
 	mov.u64 %rd20, %rd33;
 	mov.u64 %rd21, %rd11;
 	bra.uni $L8_bounds_fail;
@@ -21743,7 +23852,7 @@ $L7_ret_where_u005bfloat32_u005d:
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<38>;
 
-	.loc 7 112 6
+	.loc 8 112 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21761,21 +23870,21 @@ $L7_ret_where_u005bfloat32_u005d:
 	ld.param.s64 %rd14, [bs];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 97 19
+	.loc 8 97 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 97 25
+	.loc 8 97 25
 	setp.lt.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L3_if_then:
-	.loc 7 98 12
+	.loc 8 98 12
 	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 7 98 10
+	.loc 8 98 10
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd26, %rd18, 0;
@@ -21785,47 +23894,47 @@ $L3_if_then:
 	@%p4 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L10_oob0:
-	mov.u64 %rd19, 0x6000000001;
+	mov.u64 %rd19, 0x6700000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L8_bounds_fail;
 $L5_if_then:
-	.loc 7 99 16
+	.loc 8 99 16
 	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 7 99 14
+	.loc 8 99 14
 	setp.hs.u64 %p5, %rd28, %rd8;
 	@%p5 bra $L11_oob1;
 	shl.b64 %rd29, %rd28, 1;
 	add.s64 %rd30, %rd7, %rd29;
 	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 7 99 7
+	.loc 8 99 7
 	shl.b64 %rd31, %rd17, 1;
 	add.s64 %rd32, %rd1, %rd31;
 	st.global.u16 [%rd32], %rs0;
 	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L11_oob1:
-	.loc 7 99 14
-	mov.u64 %rd19, 0x6000000002;
+	.loc 8 99 14
+	mov.u64 %rd19, 0x6700000002;
 	mov.u64 %rd20, %rd28;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L8_bounds_fail;
 $L6_if_else:
-	.loc 7 101 16
+	.loc 8 101 16
 	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 7 101 14
+	.loc 8 101 14
 	setp.hs.u64 %p6, %rd33, %rd11;
 	@%p6 bra $L12_oob2;
 	shl.b64 %rd34, %rd33, 1;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.u16 %rs1, [%rd35];
-	.loc 7 101 7
+	.loc 8 101 7
 	shl.b64 %rd36, %rd17, 1;
 	add.s64 %rd37, %rd1, %rd36;
 	st.global.u16 [%rd37], %rs1;
 	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L12_oob2:
-	.loc 7 101 14
-	mov.u64 %rd19, 0x6000000003;
+	.loc 8 101 14
+	mov.u64 %rd19, 0x6700000003;
 	mov.u64 %rd20, %rd33;
 	mov.u64 %rd21, %rd11;
 	bra.uni $L8_bounds_fail;
@@ -21869,7 +23978,7 @@ $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<38>;
 
-	.loc 7 117 6
+	.loc 8 117 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -21887,21 +23996,21 @@ $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005
 	ld.param.s64 %rd14, [bs];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 97 19
+	.loc 8 97 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 97 25
+	.loc 8 97 25
 	setp.lt.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L3_if_then:
-	.loc 7 98 12
+	.loc 8 98 12
 	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 7 98 10
+	.loc 8 98 10
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd26, %rd18, 0;
@@ -21911,47 +24020,47 @@ $L3_if_then:
 	@%p4 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L10_oob0:
-	mov.u64 %rd19, 0x6100000001;
+	mov.u64 %rd19, 0x6800000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L8_bounds_fail;
 $L5_if_then:
-	.loc 7 99 16
+	.loc 8 99 16
 	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 7 99 14
+	.loc 8 99 14
 	setp.hs.u64 %p5, %rd28, %rd8;
 	@%p5 bra $L11_oob1;
 	shl.b64 %rd29, %rd28, 1;
 	add.s64 %rd30, %rd7, %rd29;
 	ld.global.nc.u16 %rs0, [%rd30];
-	.loc 7 99 7
+	.loc 8 99 7
 	shl.b64 %rd31, %rd17, 1;
 	add.s64 %rd32, %rd1, %rd31;
 	st.global.u16 [%rd32], %rs0;
 	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L11_oob1:
-	.loc 7 99 14
-	mov.u64 %rd19, 0x6100000002;
+	.loc 8 99 14
+	mov.u64 %rd19, 0x6800000002;
 	mov.u64 %rd20, %rd28;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L8_bounds_fail;
 $L6_if_else:
-	.loc 7 101 16
+	.loc 8 101 16
 	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 7 101 14
+	.loc 8 101 14
 	setp.hs.u64 %p6, %rd33, %rd11;
 	@%p6 bra $L12_oob2;
 	shl.b64 %rd34, %rd33, 1;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.u16 %rs1, [%rd35];
-	.loc 7 101 7
+	.loc 8 101 7
 	shl.b64 %rd36, %rd17, 1;
 	add.s64 %rd37, %rd1, %rd36;
 	st.global.u16 [%rd37], %rs1;
 	bra.uni $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L12_oob2:
-	.loc 7 101 14
-	mov.u64 %rd19, 0x6100000003;
+	.loc 8 101 14
+	mov.u64 %rd19, 0x6800000003;
 	mov.u64 %rd20, %rd33;
 	mov.u64 %rd21, %rd11;
 	bra.uni $L8_bounds_fail;
@@ -21994,7 +24103,7 @@ $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<38>;
 
-	.loc 7 122 6
+	.loc 8 122 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -22012,21 +24121,21 @@ $L7_ret_where_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_
 	ld.param.s64 %rd14, [bs];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 97 19
+	.loc 8 97 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 97 25
+	.loc 8 97 25
 	setp.lt.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_where_u005bint32_u005d;
 $L3_if_then:
-	.loc 7 98 12
+	.loc 8 98 12
 	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 7 98 10
+	.loc 8 98 10
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd26, %rd18, 0;
@@ -22036,47 +24145,47 @@ $L3_if_then:
 	@%p4 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L10_oob0:
-	mov.u64 %rd19, 0x6200000001;
+	mov.u64 %rd19, 0x6900000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L8_bounds_fail;
 $L5_if_then:
-	.loc 7 99 16
+	.loc 8 99 16
 	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 7 99 14
+	.loc 8 99 14
 	setp.hs.u64 %p5, %rd28, %rd8;
 	@%p5 bra $L11_oob1;
 	shl.b64 %rd29, %rd28, 2;
 	add.s64 %rd30, %rd7, %rd29;
 	ld.global.nc.s32 %r7, [%rd30];
-	.loc 7 99 7
+	.loc 8 99 7
 	shl.b64 %rd31, %rd17, 2;
 	add.s64 %rd32, %rd1, %rd31;
 	st.global.s32 [%rd32], %r7;
 	bra.uni $L7_ret_where_u005bint32_u005d;
 $L11_oob1:
-	.loc 7 99 14
-	mov.u64 %rd19, 0x6200000002;
+	.loc 8 99 14
+	mov.u64 %rd19, 0x6900000002;
 	mov.u64 %rd20, %rd28;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L8_bounds_fail;
 $L6_if_else:
-	.loc 7 101 16
+	.loc 8 101 16
 	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 7 101 14
+	.loc 8 101 14
 	setp.hs.u64 %p6, %rd33, %rd11;
 	@%p6 bra $L12_oob2;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.s32 %r8, [%rd35];
-	.loc 7 101 7
+	.loc 8 101 7
 	shl.b64 %rd36, %rd17, 2;
 	add.s64 %rd37, %rd1, %rd36;
 	st.global.s32 [%rd37], %r8;
 	bra.uni $L7_ret_where_u005bint32_u005d;
 $L12_oob2:
-	.loc 7 101 14
-	mov.u64 %rd19, 0x6200000003;
+	.loc 8 101 14
+	mov.u64 %rd19, 0x6900000003;
 	mov.u64 %rd20, %rd33;
 	mov.u64 %rd21, %rd11;
 	bra.uni $L8_bounds_fail;
@@ -22119,7 +24228,7 @@ $L7_ret_where_u005bint32_u005d:
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<40>;
 
-	.loc 7 127 6
+	.loc 8 127 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -22137,21 +24246,21 @@ $L7_ret_where_u005bint32_u005d:
 	ld.param.s64 %rd14, [bs];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 97 19
+	.loc 8 97 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 97 25
+	.loc 8 97 25
 	setp.lt.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_where_u005bint64_u005d;
 $L3_if_then:
-	.loc 7 98 12
+	.loc 8 98 12
 	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 7 98 10
+	.loc 8 98 10
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd26, %rd18, 0;
@@ -22161,47 +24270,47 @@ $L3_if_then:
 	@%p4 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L10_oob0:
-	mov.u64 %rd19, 0x6300000001;
+	mov.u64 %rd19, 0x6A00000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L8_bounds_fail;
 $L5_if_then:
-	.loc 7 99 16
+	.loc 8 99 16
 	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 7 99 14
+	.loc 8 99 14
 	setp.hs.u64 %p5, %rd28, %rd8;
 	@%p5 bra $L11_oob1;
 	shl.b64 %rd29, %rd28, 3;
 	add.s64 %rd30, %rd7, %rd29;
 	ld.global.nc.s64 %rd31, [%rd30];
-	.loc 7 99 7
+	.loc 8 99 7
 	shl.b64 %rd32, %rd17, 3;
 	add.s64 %rd33, %rd1, %rd32;
 	st.global.s64 [%rd33], %rd31;
 	bra.uni $L7_ret_where_u005bint64_u005d;
 $L11_oob1:
-	.loc 7 99 14
-	mov.u64 %rd19, 0x6300000002;
+	.loc 8 99 14
+	mov.u64 %rd19, 0x6A00000002;
 	mov.u64 %rd20, %rd28;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L8_bounds_fail;
 $L6_if_else:
-	.loc 7 101 16
+	.loc 8 101 16
 	mul.lo.s64 %rd34, %rd17, %rd14;
-	.loc 7 101 14
+	.loc 8 101 14
 	setp.hs.u64 %p6, %rd34, %rd11;
 	@%p6 bra $L12_oob2;
 	shl.b64 %rd35, %rd34, 3;
 	add.s64 %rd36, %rd10, %rd35;
 	ld.global.nc.s64 %rd37, [%rd36];
-	.loc 7 101 7
+	.loc 8 101 7
 	shl.b64 %rd38, %rd17, 3;
 	add.s64 %rd39, %rd1, %rd38;
 	st.global.s64 [%rd39], %rd37;
 	bra.uni $L7_ret_where_u005bint64_u005d;
 $L12_oob2:
-	.loc 7 101 14
-	mov.u64 %rd19, 0x6300000003;
+	.loc 8 101 14
+	mov.u64 %rd19, 0x6A00000003;
 	mov.u64 %rd20, %rd34;
 	mov.u64 %rd21, %rd11;
 	bra.uni $L8_bounds_fail;
@@ -22244,7 +24353,7 @@ $L7_ret_where_u005bint64_u005d:
 	.reg .b32 %r<11>;
 	.reg .b64 %rd<38>;
 
-	.loc 7 132 6
+	.loc 8 132 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -22262,21 +24371,21 @@ $L7_ret_where_u005bint64_u005d:
 	ld.param.s64 %rd14, [bs];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 97 19
+	.loc 8 97 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 97 25
+	.loc 8 97 25
 	setp.lt.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L3_if_then;
 	bra.uni $L7_ret_where_u005bbool_u005d;
 $L3_if_then:
-	.loc 7 98 12
+	.loc 8 98 12
 	mul.lo.s64 %rd18, %rd17, %rd12;
-	.loc 7 98 10
+	.loc 8 98 10
 	setp.hs.u64 %p1, %rd18, %rd5;
 	@%p1 bra $L10_oob0;
 	shl.b64 %rd26, %rd18, 0;
@@ -22286,51 +24395,51 @@ $L3_if_then:
 	@%p4 bra $L5_if_then;
 	bra.uni $L6_if_else;
 $L10_oob0:
-	mov.u64 %rd19, 0x6400000001;
+	mov.u64 %rd19, 0x6B00000001;
 	mov.u64 %rd20, %rd18;
 	mov.u64 %rd21, %rd5;
 	bra.uni $L8_bounds_fail;
 $L5_if_then:
-	.loc 7 99 16
+	.loc 8 99 16
 	mul.lo.s64 %rd28, %rd17, %rd13;
-	.loc 7 99 14
+	.loc 8 99 14
 	setp.hs.u64 %p5, %rd28, %rd8;
 	@%p5 bra $L11_oob1;
 	shl.b64 %rd29, %rd28, 0;
 	add.s64 %rd30, %rd7, %rd29;
 	ld.global.nc.u8 %r7, [%rd30];
 	setp.ne.u32 %p7, %r7, 0;
-	.loc 7 99 7
+	.loc 8 99 7
 	shl.b64 %rd31, %rd17, 0;
 	add.s64 %rd32, %rd1, %rd31;
 	selp.u32 %r8, 1, 0, %p7;
 	st.global.u8 [%rd32], %r8;
 	bra.uni $L7_ret_where_u005bbool_u005d;
 $L11_oob1:
-	.loc 7 99 14
-	mov.u64 %rd19, 0x6400000002;
+	.loc 8 99 14
+	mov.u64 %rd19, 0x6B00000002;
 	mov.u64 %rd20, %rd28;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L8_bounds_fail;
 $L6_if_else:
-	.loc 7 101 16
+	.loc 8 101 16
 	mul.lo.s64 %rd33, %rd17, %rd14;
-	.loc 7 101 14
+	.loc 8 101 14
 	setp.hs.u64 %p8, %rd33, %rd11;
 	@%p8 bra $L12_oob2;
 	shl.b64 %rd34, %rd33, 0;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.u8 %r9, [%rd35];
 	setp.ne.u32 %p10, %r9, 0;
-	.loc 7 101 7
+	.loc 8 101 7
 	shl.b64 %rd36, %rd17, 0;
 	add.s64 %rd37, %rd1, %rd36;
 	selp.u32 %r10, 1, 0, %p10;
 	st.global.u8 [%rd37], %r10;
 	bra.uni $L7_ret_where_u005bbool_u005d;
 $L12_oob2:
-	.loc 7 101 14
-	mov.u64 %rd19, 0x6400000003;
+	.loc 8 101 14
+	mov.u64 %rd19, 0x6B00000003;
 	mov.u64 %rd20, %rd33;
 	mov.u64 %rd21, %rd11;
 	bra.uni $L8_bounds_fail;
@@ -22374,7 +24483,7 @@ $L7_ret_where_u005bbool_u005d:
 	.reg .b64 %rd<76>;
 	.reg .f32 %f<1>;
 
-	.loc 7 171 6
+	.loc 8 171 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -22392,19 +24501,19 @@ $L7_ret_where_u005bbool_u005d:
 	ld.param.s64 %rd14, [idxStride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 144 16
+	.loc 8 144 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 145 7
+	.loc 8 145 7
 	setp.ge.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L15_ret_gatherAt_u005bfloat32_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 149 16
+	.loc 8 149 16
 	sub.s64 %rd18, %rd12, 1;
 	mov.s64 %rd19, %rd17;
 	mov.s64 %rd20, 0;
@@ -22412,58 +24521,58 @@ $L4_if_done:
 	mov.s64 %rd22, %rd18;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 149 23
+	.loc 8 149 23
 	setp.ge.s64 %p1, %rd22, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 150 16
+	.loc 8 150 16
 	setp.hs.u64 %p2, %rd22, %rd11;
 	@%p2 bra $L18_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 7 150 11
+	.loc 8 150 11
 	cvt.s64.s32 %rd32, %r6;
-	.loc 7 151 12
+	.loc 8 151 12
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L19_divzero1;
 	rem.s64 %rd33, %rd19, %rd32;
-	.loc 7 152 3
+	.loc 8 152 3
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L20_divzero2;
 	div.s64 %rd34, %rd19, %rd32;
-	.loc 7 153 27
+	.loc 8 153 27
 	add.s64 %rd35, %rd12, %rd22;
-	.loc 7 153 22
+	.loc 8 153 22
 	setp.hs.u64 %p6, %rd35, %rd11;
 	@%p6 bra $L21_oob3;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.s32 %r7, [%rd37];
-	.loc 7 153 17
+	.loc 8 153 17
 	cvt.s64.s32 %rd38, %r7;
-	.loc 7 153 12
+	.loc 8 153 12
 	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 7 153 3
+	.loc 8 153 3
 	add.s64 %rd40, %rd20, %rd39;
-	.loc 7 154 25
+	.loc 8 154 25
 	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 7 154 30
+	.loc 8 154 30
 	add.s64 %rd42, %rd41, %rd22;
-	.loc 7 154 23
+	.loc 8 154 23
 	setp.hs.u64 %p7, %rd42, %rd11;
 	@%p7 bra $L22_oob4;
 	shl.b64 %rd43, %rd42, 2;
 	add.s64 %rd44, %rd10, %rd43;
 	ld.global.nc.s32 %r8, [%rd44];
-	.loc 7 154 18
+	.loc 8 154 18
 	cvt.s64.s32 %rd45, %r8;
-	.loc 7 154 13
+	.loc 8 154 13
 	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 7 154 3
+	.loc 8 154 3
 	add.s64 %rd47, %rd21, %rd46;
-	.loc 7 149 29
+	.loc 8 149 29
 	sub.s64 %rd48, %rd22, 1;
 	mov.s64 %rd19, %rd34;
 	mov.s64 %rd20, %rd40;
@@ -22471,32 +24580,32 @@ $L6_for_body:
 	mov.s64 %rd22, %rd48;
 	bra.uni $L5_for_loop;
 $L18_oob0:
-	.loc 7 150 16
-	mov.u64 %rd23, 0x6500000001;
+	.loc 8 150 16
+	mov.u64 %rd23, 0x6C00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L19_divzero1:
-	.loc 7 151 12
-	mov.u64 %rd23, 0x6500000002;
+	.loc 8 151 12
+	mov.u64 %rd23, 0x6C00000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L20_divzero2:
-	.loc 7 152 3
-	mov.u64 %rd23, 0x6500000003;
+	.loc 8 152 3
+	mov.u64 %rd23, 0x6C00000003;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L21_oob3:
-	.loc 7 153 22
-	mov.u64 %rd23, 0x6500000004;
+	.loc 8 153 22
+	mov.u64 %rd23, 0x6C00000004;
 	mov.u64 %rd24, %rd35;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L22_oob4:
-	.loc 7 154 23
-	mov.u64 %rd23, 0x6500000005;
+	.loc 8 154 23
+	mov.u64 %rd23, 0x6C00000005;
 	mov.u64 %rd24, %rd42;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -22505,50 +24614,50 @@ $L7_for_done:
 	mov.s64 %rd50, 0;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 156 16
+	.loc 8 156 16
 	setp.lt.s64 %p8, %rd50, %rd13;
 	@%p8 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
-	.loc 7 157 22
+	.loc 8 157 22
 	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 7 157 20
+	.loc 8 157 20
 	add.s64 %rd52, %rd21, %rd51;
-	.loc 7 157 15
+	.loc 8 157 15
 	setp.hs.u64 %p9, %rd52, %rd8;
 	@%p9 bra $L23_oob5;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.s32 %r9, [%rd54];
-	.loc 7 157 11
+	.loc 8 157 11
 	cvt.s64.s32 %rd55, %r9;
-	.loc 7 158 19
+	.loc 8 158 19
 	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 7 158 24
+	.loc 8 158 24
 	add.s64 %rd57, %rd56, %rd13;
-	.loc 7 158 29
+	.loc 8 158 29
 	add.s64 %rd58, %rd57, %rd50;
-	.loc 7 158 17
+	.loc 8 158 17
 	setp.hs.u64 %p10, %rd58, %rd11;
 	@%p10 bra $L24_oob6;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd10, %rd59;
 	ld.global.nc.s32 %r10, [%rd60];
-	.loc 7 158 12
+	.loc 8 158 12
 	cvt.s64.s32 %rd61, %r10;
-	.loc 7 159 8
+	.loc 8 159 8
 	setp.lt.s64 %p11, %rd55, 0;
 	@%p11 bra $L11_if_then;
 	bra.uni $L25_edge;
 $L23_oob5:
-	.loc 7 157 15
-	mov.u64 %rd23, 0x6500000006;
+	.loc 8 157 15
+	mov.u64 %rd23, 0x6C00000006;
 	mov.u64 %rd24, %rd52;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L16_bounds_fail;
 $L24_oob6:
-	.loc 7 158 17
-	mov.u64 %rd23, 0x6500000007;
+	.loc 8 158 17
+	mov.u64 %rd23, 0x6C00000007;
 	mov.u64 %rd24, %rd58;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -22559,7 +24668,7 @@ $L25_edge:
 	mov.s64 %rd62, %rd55;
 	bra.uni $L12_if_done;
 $L12_if_done:
-	.loc 7 162 8
+	.loc 8 162 8
 	setp.gt.s64 %p12, %rd62, %rd61;
 	@%p12 bra $L13_if_then;
 	bra.uni $L26_edge;
@@ -22570,48 +24679,48 @@ $L26_edge:
 	mov.s64 %rd63, %rd62;
 	bra.uni $L14_if_done;
 $L14_if_done:
-	.loc 7 165 24
+	.loc 8 165 24
 	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 7 165 29
+	.loc 8 165 29
 	add.s64 %rd65, %rd64, %rd50;
-	.loc 7 165 22
+	.loc 8 165 22
 	setp.hs.u64 %p13, %rd65, %rd11;
 	@%p13 bra $L27_oob7;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd10, %rd66;
 	ld.global.nc.s32 %r11, [%rd67];
-	.loc 7 165 17
+	.loc 8 165 17
 	cvt.s64.s32 %rd68, %r11;
-	.loc 7 165 12
+	.loc 8 165 12
 	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 7 165 3
+	.loc 8 165 3
 	add.s64 %rd70, %rd49, %rd69;
-	.loc 7 156 24
+	.loc 8 156 24
 	add.s64 %rd71, %rd50, 1;
 	mov.s64 %rd49, %rd70;
 	mov.s64 %rd50, %rd71;
 	bra.uni $L8_for_loop;
 $L27_oob7:
-	.loc 7 165 22
-	mov.u64 %rd23, 0x6500000008;
+	.loc 8 165 22
+	mov.u64 %rd23, 0x6C00000008;
 	mov.u64 %rd24, %rd65;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L10_for_done:
-	.loc 7 167 12
+	.loc 8 167 12
 	setp.hs.u64 %p14, %rd49, %rd5;
 	@%p14 bra $L28_oob8;
 	shl.b64 %rd72, %rd49, 2;
 	add.s64 %rd73, %rd4, %rd72;
 	ld.global.nc.f32 %f0, [%rd73];
-	.loc 7 167 5
+	.loc 8 167 5
 	shl.b64 %rd74, %rd17, 2;
 	add.s64 %rd75, %rd1, %rd74;
 	st.global.f32 [%rd75], %f0;
 	bra.uni $L15_ret_gatherAt_u005bfloat32_u005d;
 $L28_oob8:
-	.loc 7 167 12
-	mov.u64 %rd23, 0x6500000009;
+	.loc 8 167 12
+	mov.u64 %rd23, 0x6C00000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -22655,7 +24764,7 @@ $L15_ret_gatherAt_u005bfloat32_u005d:
 	.reg .b32 %r<12>;
 	.reg .b64 %rd<76>;
 
-	.loc 7 176 6
+	.loc 8 176 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -22673,19 +24782,19 @@ $L15_ret_gatherAt_u005bfloat32_u005d:
 	ld.param.s64 %rd14, [idxStride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 144 16
+	.loc 8 144 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 145 7
+	.loc 8 145 7
 	setp.ge.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 149 16
+	.loc 8 149 16
 	sub.s64 %rd18, %rd12, 1;
 	mov.s64 %rd19, %rd17;
 	mov.s64 %rd20, 0;
@@ -22693,58 +24802,58 @@ $L4_if_done:
 	mov.s64 %rd22, %rd18;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 149 23
+	.loc 8 149 23
 	setp.ge.s64 %p1, %rd22, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 150 16
+	.loc 8 150 16
 	setp.hs.u64 %p2, %rd22, %rd11;
 	@%p2 bra $L18_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 7 150 11
+	.loc 8 150 11
 	cvt.s64.s32 %rd32, %r6;
-	.loc 7 151 12
+	.loc 8 151 12
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L19_divzero1;
 	rem.s64 %rd33, %rd19, %rd32;
-	.loc 7 152 3
+	.loc 8 152 3
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L20_divzero2;
 	div.s64 %rd34, %rd19, %rd32;
-	.loc 7 153 27
+	.loc 8 153 27
 	add.s64 %rd35, %rd12, %rd22;
-	.loc 7 153 22
+	.loc 8 153 22
 	setp.hs.u64 %p6, %rd35, %rd11;
 	@%p6 bra $L21_oob3;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.s32 %r7, [%rd37];
-	.loc 7 153 17
+	.loc 8 153 17
 	cvt.s64.s32 %rd38, %r7;
-	.loc 7 153 12
+	.loc 8 153 12
 	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 7 153 3
+	.loc 8 153 3
 	add.s64 %rd40, %rd20, %rd39;
-	.loc 7 154 25
+	.loc 8 154 25
 	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 7 154 30
+	.loc 8 154 30
 	add.s64 %rd42, %rd41, %rd22;
-	.loc 7 154 23
+	.loc 8 154 23
 	setp.hs.u64 %p7, %rd42, %rd11;
 	@%p7 bra $L22_oob4;
 	shl.b64 %rd43, %rd42, 2;
 	add.s64 %rd44, %rd10, %rd43;
 	ld.global.nc.s32 %r8, [%rd44];
-	.loc 7 154 18
+	.loc 8 154 18
 	cvt.s64.s32 %rd45, %r8;
-	.loc 7 154 13
+	.loc 8 154 13
 	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 7 154 3
+	.loc 8 154 3
 	add.s64 %rd47, %rd21, %rd46;
-	.loc 7 149 29
+	.loc 8 149 29
 	sub.s64 %rd48, %rd22, 1;
 	mov.s64 %rd19, %rd34;
 	mov.s64 %rd20, %rd40;
@@ -22752,32 +24861,32 @@ $L6_for_body:
 	mov.s64 %rd22, %rd48;
 	bra.uni $L5_for_loop;
 $L18_oob0:
-	.loc 7 150 16
-	mov.u64 %rd23, 0x6600000001;
+	.loc 8 150 16
+	mov.u64 %rd23, 0x6D00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L19_divzero1:
-	.loc 7 151 12
-	mov.u64 %rd23, 0x6600000002;
+	.loc 8 151 12
+	mov.u64 %rd23, 0x6D00000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L20_divzero2:
-	.loc 7 152 3
-	mov.u64 %rd23, 0x6600000003;
+	.loc 8 152 3
+	mov.u64 %rd23, 0x6D00000003;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L21_oob3:
-	.loc 7 153 22
-	mov.u64 %rd23, 0x6600000004;
+	.loc 8 153 22
+	mov.u64 %rd23, 0x6D00000004;
 	mov.u64 %rd24, %rd35;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L22_oob4:
-	.loc 7 154 23
-	mov.u64 %rd23, 0x6600000005;
+	.loc 8 154 23
+	mov.u64 %rd23, 0x6D00000005;
 	mov.u64 %rd24, %rd42;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -22786,50 +24895,50 @@ $L7_for_done:
 	mov.s64 %rd50, 0;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 156 16
+	.loc 8 156 16
 	setp.lt.s64 %p8, %rd50, %rd13;
 	@%p8 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
-	.loc 7 157 22
+	.loc 8 157 22
 	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 7 157 20
+	.loc 8 157 20
 	add.s64 %rd52, %rd21, %rd51;
-	.loc 7 157 15
+	.loc 8 157 15
 	setp.hs.u64 %p9, %rd52, %rd8;
 	@%p9 bra $L23_oob5;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.s32 %r9, [%rd54];
-	.loc 7 157 11
+	.loc 8 157 11
 	cvt.s64.s32 %rd55, %r9;
-	.loc 7 158 19
+	.loc 8 158 19
 	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 7 158 24
+	.loc 8 158 24
 	add.s64 %rd57, %rd56, %rd13;
-	.loc 7 158 29
+	.loc 8 158 29
 	add.s64 %rd58, %rd57, %rd50;
-	.loc 7 158 17
+	.loc 8 158 17
 	setp.hs.u64 %p10, %rd58, %rd11;
 	@%p10 bra $L24_oob6;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd10, %rd59;
 	ld.global.nc.s32 %r10, [%rd60];
-	.loc 7 158 12
+	.loc 8 158 12
 	cvt.s64.s32 %rd61, %r10;
-	.loc 7 159 8
+	.loc 8 159 8
 	setp.lt.s64 %p11, %rd55, 0;
 	@%p11 bra $L11_if_then;
 	bra.uni $L25_edge;
 $L23_oob5:
-	.loc 7 157 15
-	mov.u64 %rd23, 0x6600000006;
+	.loc 8 157 15
+	mov.u64 %rd23, 0x6D00000006;
 	mov.u64 %rd24, %rd52;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L16_bounds_fail;
 $L24_oob6:
-	.loc 7 158 17
-	mov.u64 %rd23, 0x6600000007;
+	.loc 8 158 17
+	mov.u64 %rd23, 0x6D00000007;
 	mov.u64 %rd24, %rd58;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -22840,7 +24949,7 @@ $L25_edge:
 	mov.s64 %rd62, %rd55;
 	bra.uni $L12_if_done;
 $L12_if_done:
-	.loc 7 162 8
+	.loc 8 162 8
 	setp.gt.s64 %p12, %rd62, %rd61;
 	@%p12 bra $L13_if_then;
 	bra.uni $L26_edge;
@@ -22851,48 +24960,48 @@ $L26_edge:
 	mov.s64 %rd63, %rd62;
 	bra.uni $L14_if_done;
 $L14_if_done:
-	.loc 7 165 24
+	.loc 8 165 24
 	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 7 165 29
+	.loc 8 165 29
 	add.s64 %rd65, %rd64, %rd50;
-	.loc 7 165 22
+	.loc 8 165 22
 	setp.hs.u64 %p13, %rd65, %rd11;
 	@%p13 bra $L27_oob7;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd10, %rd66;
 	ld.global.nc.s32 %r11, [%rd67];
-	.loc 7 165 17
+	.loc 8 165 17
 	cvt.s64.s32 %rd68, %r11;
-	.loc 7 165 12
+	.loc 8 165 12
 	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 7 165 3
+	.loc 8 165 3
 	add.s64 %rd70, %rd49, %rd69;
-	.loc 7 156 24
+	.loc 8 156 24
 	add.s64 %rd71, %rd50, 1;
 	mov.s64 %rd49, %rd70;
 	mov.s64 %rd50, %rd71;
 	bra.uni $L8_for_loop;
 $L27_oob7:
-	.loc 7 165 22
-	mov.u64 %rd23, 0x6600000008;
+	.loc 8 165 22
+	mov.u64 %rd23, 0x6D00000008;
 	mov.u64 %rd24, %rd65;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L10_for_done:
-	.loc 7 167 12
+	.loc 8 167 12
 	setp.hs.u64 %p14, %rd49, %rd5;
 	@%p14 bra $L28_oob8;
 	shl.b64 %rd72, %rd49, 1;
 	add.s64 %rd73, %rd4, %rd72;
 	ld.global.nc.u16 %rs0, [%rd73];
-	.loc 7 167 5
+	.loc 8 167 5
 	shl.b64 %rd74, %rd17, 1;
 	add.s64 %rd75, %rd1, %rd74;
 	st.global.u16 [%rd75], %rs0;
 	bra.uni $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L28_oob8:
-	.loc 7 167 12
-	mov.u64 %rd23, 0x6600000009;
+	.loc 8 167 12
+	mov.u64 %rd23, 0x6D00000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -22936,7 +25045,7 @@ $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_
 	.reg .b32 %r<12>;
 	.reg .b64 %rd<76>;
 
-	.loc 7 181 6
+	.loc 8 181 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -22954,19 +25063,19 @@ $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_
 	ld.param.s64 %rd14, [idxStride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 144 16
+	.loc 8 144 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 145 7
+	.loc 8 145 7
 	setp.ge.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 149 16
+	.loc 8 149 16
 	sub.s64 %rd18, %rd12, 1;
 	mov.s64 %rd19, %rd17;
 	mov.s64 %rd20, 0;
@@ -22974,58 +25083,58 @@ $L4_if_done:
 	mov.s64 %rd22, %rd18;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 149 23
+	.loc 8 149 23
 	setp.ge.s64 %p1, %rd22, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 150 16
+	.loc 8 150 16
 	setp.hs.u64 %p2, %rd22, %rd11;
 	@%p2 bra $L18_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 7 150 11
+	.loc 8 150 11
 	cvt.s64.s32 %rd32, %r6;
-	.loc 7 151 12
+	.loc 8 151 12
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L19_divzero1;
 	rem.s64 %rd33, %rd19, %rd32;
-	.loc 7 152 3
+	.loc 8 152 3
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L20_divzero2;
 	div.s64 %rd34, %rd19, %rd32;
-	.loc 7 153 27
+	.loc 8 153 27
 	add.s64 %rd35, %rd12, %rd22;
-	.loc 7 153 22
+	.loc 8 153 22
 	setp.hs.u64 %p6, %rd35, %rd11;
 	@%p6 bra $L21_oob3;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.s32 %r7, [%rd37];
-	.loc 7 153 17
+	.loc 8 153 17
 	cvt.s64.s32 %rd38, %r7;
-	.loc 7 153 12
+	.loc 8 153 12
 	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 7 153 3
+	.loc 8 153 3
 	add.s64 %rd40, %rd20, %rd39;
-	.loc 7 154 25
+	.loc 8 154 25
 	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 7 154 30
+	.loc 8 154 30
 	add.s64 %rd42, %rd41, %rd22;
-	.loc 7 154 23
+	.loc 8 154 23
 	setp.hs.u64 %p7, %rd42, %rd11;
 	@%p7 bra $L22_oob4;
 	shl.b64 %rd43, %rd42, 2;
 	add.s64 %rd44, %rd10, %rd43;
 	ld.global.nc.s32 %r8, [%rd44];
-	.loc 7 154 18
+	.loc 8 154 18
 	cvt.s64.s32 %rd45, %r8;
-	.loc 7 154 13
+	.loc 8 154 13
 	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 7 154 3
+	.loc 8 154 3
 	add.s64 %rd47, %rd21, %rd46;
-	.loc 7 149 29
+	.loc 8 149 29
 	sub.s64 %rd48, %rd22, 1;
 	mov.s64 %rd19, %rd34;
 	mov.s64 %rd20, %rd40;
@@ -23033,32 +25142,32 @@ $L6_for_body:
 	mov.s64 %rd22, %rd48;
 	bra.uni $L5_for_loop;
 $L18_oob0:
-	.loc 7 150 16
-	mov.u64 %rd23, 0x6700000001;
+	.loc 8 150 16
+	mov.u64 %rd23, 0x6E00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L19_divzero1:
-	.loc 7 151 12
-	mov.u64 %rd23, 0x6700000002;
+	.loc 8 151 12
+	mov.u64 %rd23, 0x6E00000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L20_divzero2:
-	.loc 7 152 3
-	mov.u64 %rd23, 0x6700000003;
+	.loc 8 152 3
+	mov.u64 %rd23, 0x6E00000003;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L21_oob3:
-	.loc 7 153 22
-	mov.u64 %rd23, 0x6700000004;
+	.loc 8 153 22
+	mov.u64 %rd23, 0x6E00000004;
 	mov.u64 %rd24, %rd35;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L22_oob4:
-	.loc 7 154 23
-	mov.u64 %rd23, 0x6700000005;
+	.loc 8 154 23
+	mov.u64 %rd23, 0x6E00000005;
 	mov.u64 %rd24, %rd42;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -23067,50 +25176,50 @@ $L7_for_done:
 	mov.s64 %rd50, 0;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 156 16
+	.loc 8 156 16
 	setp.lt.s64 %p8, %rd50, %rd13;
 	@%p8 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
-	.loc 7 157 22
+	.loc 8 157 22
 	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 7 157 20
+	.loc 8 157 20
 	add.s64 %rd52, %rd21, %rd51;
-	.loc 7 157 15
+	.loc 8 157 15
 	setp.hs.u64 %p9, %rd52, %rd8;
 	@%p9 bra $L23_oob5;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.s32 %r9, [%rd54];
-	.loc 7 157 11
+	.loc 8 157 11
 	cvt.s64.s32 %rd55, %r9;
-	.loc 7 158 19
+	.loc 8 158 19
 	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 7 158 24
+	.loc 8 158 24
 	add.s64 %rd57, %rd56, %rd13;
-	.loc 7 158 29
+	.loc 8 158 29
 	add.s64 %rd58, %rd57, %rd50;
-	.loc 7 158 17
+	.loc 8 158 17
 	setp.hs.u64 %p10, %rd58, %rd11;
 	@%p10 bra $L24_oob6;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd10, %rd59;
 	ld.global.nc.s32 %r10, [%rd60];
-	.loc 7 158 12
+	.loc 8 158 12
 	cvt.s64.s32 %rd61, %r10;
-	.loc 7 159 8
+	.loc 8 159 8
 	setp.lt.s64 %p11, %rd55, 0;
 	@%p11 bra $L11_if_then;
 	bra.uni $L25_edge;
 $L23_oob5:
-	.loc 7 157 15
-	mov.u64 %rd23, 0x6700000006;
+	.loc 8 157 15
+	mov.u64 %rd23, 0x6E00000006;
 	mov.u64 %rd24, %rd52;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L16_bounds_fail;
 $L24_oob6:
-	.loc 7 158 17
-	mov.u64 %rd23, 0x6700000007;
+	.loc 8 158 17
+	mov.u64 %rd23, 0x6E00000007;
 	mov.u64 %rd24, %rd58;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -23121,7 +25230,7 @@ $L25_edge:
 	mov.s64 %rd62, %rd55;
 	bra.uni $L12_if_done;
 $L12_if_done:
-	.loc 7 162 8
+	.loc 8 162 8
 	setp.gt.s64 %p12, %rd62, %rd61;
 	@%p12 bra $L13_if_then;
 	bra.uni $L26_edge;
@@ -23132,48 +25241,48 @@ $L26_edge:
 	mov.s64 %rd63, %rd62;
 	bra.uni $L14_if_done;
 $L14_if_done:
-	.loc 7 165 24
+	.loc 8 165 24
 	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 7 165 29
+	.loc 8 165 29
 	add.s64 %rd65, %rd64, %rd50;
-	.loc 7 165 22
+	.loc 8 165 22
 	setp.hs.u64 %p13, %rd65, %rd11;
 	@%p13 bra $L27_oob7;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd10, %rd66;
 	ld.global.nc.s32 %r11, [%rd67];
-	.loc 7 165 17
+	.loc 8 165 17
 	cvt.s64.s32 %rd68, %r11;
-	.loc 7 165 12
+	.loc 8 165 12
 	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 7 165 3
+	.loc 8 165 3
 	add.s64 %rd70, %rd49, %rd69;
-	.loc 7 156 24
+	.loc 8 156 24
 	add.s64 %rd71, %rd50, 1;
 	mov.s64 %rd49, %rd70;
 	mov.s64 %rd50, %rd71;
 	bra.uni $L8_for_loop;
 $L27_oob7:
-	.loc 7 165 22
-	mov.u64 %rd23, 0x6700000008;
+	.loc 8 165 22
+	mov.u64 %rd23, 0x6E00000008;
 	mov.u64 %rd24, %rd65;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L10_for_done:
-	.loc 7 167 12
+	.loc 8 167 12
 	setp.hs.u64 %p14, %rd49, %rd5;
 	@%p14 bra $L28_oob8;
 	shl.b64 %rd72, %rd49, 1;
 	add.s64 %rd73, %rd4, %rd72;
 	ld.global.nc.u16 %rs0, [%rd73];
-	.loc 7 167 5
+	.loc 8 167 5
 	shl.b64 %rd74, %rd17, 1;
 	add.s64 %rd75, %rd1, %rd74;
 	st.global.u16 [%rd75], %rs0;
 	bra.uni $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L28_oob8:
-	.loc 7 167 12
-	mov.u64 %rd23, 0x6700000009;
+	.loc 8 167 12
+	mov.u64 %rd23, 0x6E00000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -23216,7 +25325,7 @@ $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloa
 	.reg .b32 %r<13>;
 	.reg .b64 %rd<76>;
 
-	.loc 7 186 6
+	.loc 8 186 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -23234,19 +25343,19 @@ $L15_ret_gatherAt_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloa
 	ld.param.s64 %rd14, [idxStride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 144 16
+	.loc 8 144 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 145 7
+	.loc 8 145 7
 	setp.ge.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L15_ret_gatherAt_u005bint32_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 149 16
+	.loc 8 149 16
 	sub.s64 %rd18, %rd12, 1;
 	mov.s64 %rd19, %rd17;
 	mov.s64 %rd20, 0;
@@ -23254,58 +25363,58 @@ $L4_if_done:
 	mov.s64 %rd22, %rd18;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 149 23
+	.loc 8 149 23
 	setp.ge.s64 %p1, %rd22, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 150 16
+	.loc 8 150 16
 	setp.hs.u64 %p2, %rd22, %rd11;
 	@%p2 bra $L18_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 7 150 11
+	.loc 8 150 11
 	cvt.s64.s32 %rd32, %r6;
-	.loc 7 151 12
+	.loc 8 151 12
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L19_divzero1;
 	rem.s64 %rd33, %rd19, %rd32;
-	.loc 7 152 3
+	.loc 8 152 3
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L20_divzero2;
 	div.s64 %rd34, %rd19, %rd32;
-	.loc 7 153 27
+	.loc 8 153 27
 	add.s64 %rd35, %rd12, %rd22;
-	.loc 7 153 22
+	.loc 8 153 22
 	setp.hs.u64 %p6, %rd35, %rd11;
 	@%p6 bra $L21_oob3;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.s32 %r7, [%rd37];
-	.loc 7 153 17
+	.loc 8 153 17
 	cvt.s64.s32 %rd38, %r7;
-	.loc 7 153 12
+	.loc 8 153 12
 	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 7 153 3
+	.loc 8 153 3
 	add.s64 %rd40, %rd20, %rd39;
-	.loc 7 154 25
+	.loc 8 154 25
 	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 7 154 30
+	.loc 8 154 30
 	add.s64 %rd42, %rd41, %rd22;
-	.loc 7 154 23
+	.loc 8 154 23
 	setp.hs.u64 %p7, %rd42, %rd11;
 	@%p7 bra $L22_oob4;
 	shl.b64 %rd43, %rd42, 2;
 	add.s64 %rd44, %rd10, %rd43;
 	ld.global.nc.s32 %r8, [%rd44];
-	.loc 7 154 18
+	.loc 8 154 18
 	cvt.s64.s32 %rd45, %r8;
-	.loc 7 154 13
+	.loc 8 154 13
 	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 7 154 3
+	.loc 8 154 3
 	add.s64 %rd47, %rd21, %rd46;
-	.loc 7 149 29
+	.loc 8 149 29
 	sub.s64 %rd48, %rd22, 1;
 	mov.s64 %rd19, %rd34;
 	mov.s64 %rd20, %rd40;
@@ -23313,32 +25422,32 @@ $L6_for_body:
 	mov.s64 %rd22, %rd48;
 	bra.uni $L5_for_loop;
 $L18_oob0:
-	.loc 7 150 16
-	mov.u64 %rd23, 0x6800000001;
+	.loc 8 150 16
+	mov.u64 %rd23, 0x6F00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L19_divzero1:
-	.loc 7 151 12
-	mov.u64 %rd23, 0x6800000002;
+	.loc 8 151 12
+	mov.u64 %rd23, 0x6F00000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L20_divzero2:
-	.loc 7 152 3
-	mov.u64 %rd23, 0x6800000003;
+	.loc 8 152 3
+	mov.u64 %rd23, 0x6F00000003;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L21_oob3:
-	.loc 7 153 22
-	mov.u64 %rd23, 0x6800000004;
+	.loc 8 153 22
+	mov.u64 %rd23, 0x6F00000004;
 	mov.u64 %rd24, %rd35;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L22_oob4:
-	.loc 7 154 23
-	mov.u64 %rd23, 0x6800000005;
+	.loc 8 154 23
+	mov.u64 %rd23, 0x6F00000005;
 	mov.u64 %rd24, %rd42;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -23347,50 +25456,50 @@ $L7_for_done:
 	mov.s64 %rd50, 0;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 156 16
+	.loc 8 156 16
 	setp.lt.s64 %p8, %rd50, %rd13;
 	@%p8 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
-	.loc 7 157 22
+	.loc 8 157 22
 	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 7 157 20
+	.loc 8 157 20
 	add.s64 %rd52, %rd21, %rd51;
-	.loc 7 157 15
+	.loc 8 157 15
 	setp.hs.u64 %p9, %rd52, %rd8;
 	@%p9 bra $L23_oob5;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.s32 %r9, [%rd54];
-	.loc 7 157 11
+	.loc 8 157 11
 	cvt.s64.s32 %rd55, %r9;
-	.loc 7 158 19
+	.loc 8 158 19
 	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 7 158 24
+	.loc 8 158 24
 	add.s64 %rd57, %rd56, %rd13;
-	.loc 7 158 29
+	.loc 8 158 29
 	add.s64 %rd58, %rd57, %rd50;
-	.loc 7 158 17
+	.loc 8 158 17
 	setp.hs.u64 %p10, %rd58, %rd11;
 	@%p10 bra $L24_oob6;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd10, %rd59;
 	ld.global.nc.s32 %r10, [%rd60];
-	.loc 7 158 12
+	.loc 8 158 12
 	cvt.s64.s32 %rd61, %r10;
-	.loc 7 159 8
+	.loc 8 159 8
 	setp.lt.s64 %p11, %rd55, 0;
 	@%p11 bra $L11_if_then;
 	bra.uni $L25_edge;
 $L23_oob5:
-	.loc 7 157 15
-	mov.u64 %rd23, 0x6800000006;
+	.loc 8 157 15
+	mov.u64 %rd23, 0x6F00000006;
 	mov.u64 %rd24, %rd52;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L16_bounds_fail;
 $L24_oob6:
-	.loc 7 158 17
-	mov.u64 %rd23, 0x6800000007;
+	.loc 8 158 17
+	mov.u64 %rd23, 0x6F00000007;
 	mov.u64 %rd24, %rd58;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -23401,7 +25510,7 @@ $L25_edge:
 	mov.s64 %rd62, %rd55;
 	bra.uni $L12_if_done;
 $L12_if_done:
-	.loc 7 162 8
+	.loc 8 162 8
 	setp.gt.s64 %p12, %rd62, %rd61;
 	@%p12 bra $L13_if_then;
 	bra.uni $L26_edge;
@@ -23412,48 +25521,48 @@ $L26_edge:
 	mov.s64 %rd63, %rd62;
 	bra.uni $L14_if_done;
 $L14_if_done:
-	.loc 7 165 24
+	.loc 8 165 24
 	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 7 165 29
+	.loc 8 165 29
 	add.s64 %rd65, %rd64, %rd50;
-	.loc 7 165 22
+	.loc 8 165 22
 	setp.hs.u64 %p13, %rd65, %rd11;
 	@%p13 bra $L27_oob7;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd10, %rd66;
 	ld.global.nc.s32 %r11, [%rd67];
-	.loc 7 165 17
+	.loc 8 165 17
 	cvt.s64.s32 %rd68, %r11;
-	.loc 7 165 12
+	.loc 8 165 12
 	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 7 165 3
+	.loc 8 165 3
 	add.s64 %rd70, %rd49, %rd69;
-	.loc 7 156 24
+	.loc 8 156 24
 	add.s64 %rd71, %rd50, 1;
 	mov.s64 %rd49, %rd70;
 	mov.s64 %rd50, %rd71;
 	bra.uni $L8_for_loop;
 $L27_oob7:
-	.loc 7 165 22
-	mov.u64 %rd23, 0x6800000008;
+	.loc 8 165 22
+	mov.u64 %rd23, 0x6F00000008;
 	mov.u64 %rd24, %rd65;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L10_for_done:
-	.loc 7 167 12
+	.loc 8 167 12
 	setp.hs.u64 %p14, %rd49, %rd5;
 	@%p14 bra $L28_oob8;
 	shl.b64 %rd72, %rd49, 2;
 	add.s64 %rd73, %rd4, %rd72;
 	ld.global.nc.s32 %r12, [%rd73];
-	.loc 7 167 5
+	.loc 8 167 5
 	shl.b64 %rd74, %rd17, 2;
 	add.s64 %rd75, %rd1, %rd74;
 	st.global.s32 [%rd75], %r12;
 	bra.uni $L15_ret_gatherAt_u005bint32_u005d;
 $L28_oob8:
-	.loc 7 167 12
-	mov.u64 %rd23, 0x6800000009;
+	.loc 8 167 12
+	mov.u64 %rd23, 0x6F00000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -23496,7 +25605,7 @@ $L15_ret_gatherAt_u005bint32_u005d:
 	.reg .b32 %r<12>;
 	.reg .b64 %rd<77>;
 
-	.loc 7 191 6
+	.loc 8 191 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -23514,19 +25623,19 @@ $L15_ret_gatherAt_u005bint32_u005d:
 	ld.param.s64 %rd14, [idxStride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 144 16
+	.loc 8 144 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 145 7
+	.loc 8 145 7
 	setp.ge.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L15_ret_gatherAt_u005bint64_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 149 16
+	.loc 8 149 16
 	sub.s64 %rd18, %rd12, 1;
 	mov.s64 %rd19, %rd17;
 	mov.s64 %rd20, 0;
@@ -23534,58 +25643,58 @@ $L4_if_done:
 	mov.s64 %rd22, %rd18;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 149 23
+	.loc 8 149 23
 	setp.ge.s64 %p1, %rd22, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 150 16
+	.loc 8 150 16
 	setp.hs.u64 %p2, %rd22, %rd11;
 	@%p2 bra $L18_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 7 150 11
+	.loc 8 150 11
 	cvt.s64.s32 %rd32, %r6;
-	.loc 7 151 12
+	.loc 8 151 12
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L19_divzero1;
 	rem.s64 %rd33, %rd19, %rd32;
-	.loc 7 152 3
+	.loc 8 152 3
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L20_divzero2;
 	div.s64 %rd34, %rd19, %rd32;
-	.loc 7 153 27
+	.loc 8 153 27
 	add.s64 %rd35, %rd12, %rd22;
-	.loc 7 153 22
+	.loc 8 153 22
 	setp.hs.u64 %p6, %rd35, %rd11;
 	@%p6 bra $L21_oob3;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.s32 %r7, [%rd37];
-	.loc 7 153 17
+	.loc 8 153 17
 	cvt.s64.s32 %rd38, %r7;
-	.loc 7 153 12
+	.loc 8 153 12
 	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 7 153 3
+	.loc 8 153 3
 	add.s64 %rd40, %rd20, %rd39;
-	.loc 7 154 25
+	.loc 8 154 25
 	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 7 154 30
+	.loc 8 154 30
 	add.s64 %rd42, %rd41, %rd22;
-	.loc 7 154 23
+	.loc 8 154 23
 	setp.hs.u64 %p7, %rd42, %rd11;
 	@%p7 bra $L22_oob4;
 	shl.b64 %rd43, %rd42, 2;
 	add.s64 %rd44, %rd10, %rd43;
 	ld.global.nc.s32 %r8, [%rd44];
-	.loc 7 154 18
+	.loc 8 154 18
 	cvt.s64.s32 %rd45, %r8;
-	.loc 7 154 13
+	.loc 8 154 13
 	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 7 154 3
+	.loc 8 154 3
 	add.s64 %rd47, %rd21, %rd46;
-	.loc 7 149 29
+	.loc 8 149 29
 	sub.s64 %rd48, %rd22, 1;
 	mov.s64 %rd19, %rd34;
 	mov.s64 %rd20, %rd40;
@@ -23593,32 +25702,32 @@ $L6_for_body:
 	mov.s64 %rd22, %rd48;
 	bra.uni $L5_for_loop;
 $L18_oob0:
-	.loc 7 150 16
-	mov.u64 %rd23, 0x6900000001;
+	.loc 8 150 16
+	mov.u64 %rd23, 0x7000000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L19_divzero1:
-	.loc 7 151 12
-	mov.u64 %rd23, 0x6900000002;
+	.loc 8 151 12
+	mov.u64 %rd23, 0x7000000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L20_divzero2:
-	.loc 7 152 3
-	mov.u64 %rd23, 0x6900000003;
+	.loc 8 152 3
+	mov.u64 %rd23, 0x7000000003;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L21_oob3:
-	.loc 7 153 22
-	mov.u64 %rd23, 0x6900000004;
+	.loc 8 153 22
+	mov.u64 %rd23, 0x7000000004;
 	mov.u64 %rd24, %rd35;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L22_oob4:
-	.loc 7 154 23
-	mov.u64 %rd23, 0x6900000005;
+	.loc 8 154 23
+	mov.u64 %rd23, 0x7000000005;
 	mov.u64 %rd24, %rd42;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -23627,50 +25736,50 @@ $L7_for_done:
 	mov.s64 %rd50, 0;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 156 16
+	.loc 8 156 16
 	setp.lt.s64 %p8, %rd50, %rd13;
 	@%p8 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
-	.loc 7 157 22
+	.loc 8 157 22
 	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 7 157 20
+	.loc 8 157 20
 	add.s64 %rd52, %rd21, %rd51;
-	.loc 7 157 15
+	.loc 8 157 15
 	setp.hs.u64 %p9, %rd52, %rd8;
 	@%p9 bra $L23_oob5;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.s32 %r9, [%rd54];
-	.loc 7 157 11
+	.loc 8 157 11
 	cvt.s64.s32 %rd55, %r9;
-	.loc 7 158 19
+	.loc 8 158 19
 	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 7 158 24
+	.loc 8 158 24
 	add.s64 %rd57, %rd56, %rd13;
-	.loc 7 158 29
+	.loc 8 158 29
 	add.s64 %rd58, %rd57, %rd50;
-	.loc 7 158 17
+	.loc 8 158 17
 	setp.hs.u64 %p10, %rd58, %rd11;
 	@%p10 bra $L24_oob6;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd10, %rd59;
 	ld.global.nc.s32 %r10, [%rd60];
-	.loc 7 158 12
+	.loc 8 158 12
 	cvt.s64.s32 %rd61, %r10;
-	.loc 7 159 8
+	.loc 8 159 8
 	setp.lt.s64 %p11, %rd55, 0;
 	@%p11 bra $L11_if_then;
 	bra.uni $L25_edge;
 $L23_oob5:
-	.loc 7 157 15
-	mov.u64 %rd23, 0x6900000006;
+	.loc 8 157 15
+	mov.u64 %rd23, 0x7000000006;
 	mov.u64 %rd24, %rd52;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L16_bounds_fail;
 $L24_oob6:
-	.loc 7 158 17
-	mov.u64 %rd23, 0x6900000007;
+	.loc 8 158 17
+	mov.u64 %rd23, 0x7000000007;
 	mov.u64 %rd24, %rd58;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -23681,7 +25790,7 @@ $L25_edge:
 	mov.s64 %rd62, %rd55;
 	bra.uni $L12_if_done;
 $L12_if_done:
-	.loc 7 162 8
+	.loc 8 162 8
 	setp.gt.s64 %p12, %rd62, %rd61;
 	@%p12 bra $L13_if_then;
 	bra.uni $L26_edge;
@@ -23692,48 +25801,48 @@ $L26_edge:
 	mov.s64 %rd63, %rd62;
 	bra.uni $L14_if_done;
 $L14_if_done:
-	.loc 7 165 24
+	.loc 8 165 24
 	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 7 165 29
+	.loc 8 165 29
 	add.s64 %rd65, %rd64, %rd50;
-	.loc 7 165 22
+	.loc 8 165 22
 	setp.hs.u64 %p13, %rd65, %rd11;
 	@%p13 bra $L27_oob7;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd10, %rd66;
 	ld.global.nc.s32 %r11, [%rd67];
-	.loc 7 165 17
+	.loc 8 165 17
 	cvt.s64.s32 %rd68, %r11;
-	.loc 7 165 12
+	.loc 8 165 12
 	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 7 165 3
+	.loc 8 165 3
 	add.s64 %rd70, %rd49, %rd69;
-	.loc 7 156 24
+	.loc 8 156 24
 	add.s64 %rd71, %rd50, 1;
 	mov.s64 %rd49, %rd70;
 	mov.s64 %rd50, %rd71;
 	bra.uni $L8_for_loop;
 $L27_oob7:
-	.loc 7 165 22
-	mov.u64 %rd23, 0x6900000008;
+	.loc 8 165 22
+	mov.u64 %rd23, 0x7000000008;
 	mov.u64 %rd24, %rd65;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L10_for_done:
-	.loc 7 167 12
+	.loc 8 167 12
 	setp.hs.u64 %p14, %rd49, %rd5;
 	@%p14 bra $L28_oob8;
 	shl.b64 %rd72, %rd49, 3;
 	add.s64 %rd73, %rd4, %rd72;
 	ld.global.nc.s64 %rd74, [%rd73];
-	.loc 7 167 5
+	.loc 8 167 5
 	shl.b64 %rd75, %rd17, 3;
 	add.s64 %rd76, %rd1, %rd75;
 	st.global.s64 [%rd76], %rd74;
 	bra.uni $L15_ret_gatherAt_u005bint64_u005d;
 $L28_oob8:
-	.loc 7 167 12
-	mov.u64 %rd23, 0x6900000009;
+	.loc 8 167 12
+	mov.u64 %rd23, 0x7000000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -23776,7 +25885,7 @@ $L15_ret_gatherAt_u005bint64_u005d:
 	.reg .b32 %r<14>;
 	.reg .b64 %rd<76>;
 
-	.loc 7 196 6
+	.loc 8 196 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -23794,19 +25903,19 @@ $L15_ret_gatherAt_u005bint64_u005d:
 	ld.param.s64 %rd14, [idxStride];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 144 16
+	.loc 8 144 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd15, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd16, %r2;
 	add.s64 %rd17, %rd15, %rd16;
-	.loc 7 145 7
+	.loc 8 145 7
 	setp.ge.s64 %p0, %rd17, %rd2;
 	@%p0 bra $L15_ret_gatherAt_u005bbool_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 149 16
+	.loc 8 149 16
 	sub.s64 %rd18, %rd12, 1;
 	mov.s64 %rd19, %rd17;
 	mov.s64 %rd20, 0;
@@ -23814,58 +25923,58 @@ $L4_if_done:
 	mov.s64 %rd22, %rd18;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 149 23
+	.loc 8 149 23
 	setp.ge.s64 %p1, %rd22, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 150 16
+	.loc 8 150 16
 	setp.hs.u64 %p2, %rd22, %rd11;
 	@%p2 bra $L18_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 7 150 11
+	.loc 8 150 11
 	cvt.s64.s32 %rd32, %r6;
-	.loc 7 151 12
+	.loc 8 151 12
 	setp.eq.s64 %p4, %rd32, 0;
 	@%p4 bra $L19_divzero1;
 	rem.s64 %rd33, %rd19, %rd32;
-	.loc 7 152 3
+	.loc 8 152 3
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L20_divzero2;
 	div.s64 %rd34, %rd19, %rd32;
-	.loc 7 153 27
+	.loc 8 153 27
 	add.s64 %rd35, %rd12, %rd22;
-	.loc 7 153 22
+	.loc 8 153 22
 	setp.hs.u64 %p6, %rd35, %rd11;
 	@%p6 bra $L21_oob3;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd10, %rd36;
 	ld.global.nc.s32 %r7, [%rd37];
-	.loc 7 153 17
+	.loc 8 153 17
 	cvt.s64.s32 %rd38, %r7;
-	.loc 7 153 12
+	.loc 8 153 12
 	mul.lo.s64 %rd39, %rd33, %rd38;
-	.loc 7 153 3
+	.loc 8 153 3
 	add.s64 %rd40, %rd20, %rd39;
-	.loc 7 154 25
+	.loc 8 154 25
 	mul.lo.s64 %rd41, 2, %rd12;
-	.loc 7 154 30
+	.loc 8 154 30
 	add.s64 %rd42, %rd41, %rd22;
-	.loc 7 154 23
+	.loc 8 154 23
 	setp.hs.u64 %p7, %rd42, %rd11;
 	@%p7 bra $L22_oob4;
 	shl.b64 %rd43, %rd42, 2;
 	add.s64 %rd44, %rd10, %rd43;
 	ld.global.nc.s32 %r8, [%rd44];
-	.loc 7 154 18
+	.loc 8 154 18
 	cvt.s64.s32 %rd45, %r8;
-	.loc 7 154 13
+	.loc 8 154 13
 	mul.lo.s64 %rd46, %rd33, %rd45;
-	.loc 7 154 3
+	.loc 8 154 3
 	add.s64 %rd47, %rd21, %rd46;
-	.loc 7 149 29
+	.loc 8 149 29
 	sub.s64 %rd48, %rd22, 1;
 	mov.s64 %rd19, %rd34;
 	mov.s64 %rd20, %rd40;
@@ -23873,32 +25982,32 @@ $L6_for_body:
 	mov.s64 %rd22, %rd48;
 	bra.uni $L5_for_loop;
 $L18_oob0:
-	.loc 7 150 16
-	mov.u64 %rd23, 0x6A00000001;
+	.loc 8 150 16
+	mov.u64 %rd23, 0x7100000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L19_divzero1:
-	.loc 7 151 12
-	mov.u64 %rd23, 0x6A00000002;
+	.loc 8 151 12
+	mov.u64 %rd23, 0x7100000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L20_divzero2:
-	.loc 7 152 3
-	mov.u64 %rd23, 0x6A00000003;
+	.loc 8 152 3
+	mov.u64 %rd23, 0x7100000003;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L16_bounds_fail;
 $L21_oob3:
-	.loc 7 153 22
-	mov.u64 %rd23, 0x6A00000004;
+	.loc 8 153 22
+	mov.u64 %rd23, 0x7100000004;
 	mov.u64 %rd24, %rd35;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L22_oob4:
-	.loc 7 154 23
-	mov.u64 %rd23, 0x6A00000005;
+	.loc 8 154 23
+	mov.u64 %rd23, 0x7100000005;
 	mov.u64 %rd24, %rd42;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -23907,50 +26016,50 @@ $L7_for_done:
 	mov.s64 %rd50, 0;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 7 156 16
+	.loc 8 156 16
 	setp.lt.s64 %p8, %rd50, %rd13;
 	@%p8 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
-	.loc 7 157 22
+	.loc 8 157 22
 	mul.lo.s64 %rd51, %rd50, %rd14;
-	.loc 7 157 20
+	.loc 8 157 20
 	add.s64 %rd52, %rd21, %rd51;
-	.loc 7 157 15
+	.loc 8 157 15
 	setp.hs.u64 %p9, %rd52, %rd8;
 	@%p9 bra $L23_oob5;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd7, %rd53;
 	ld.global.nc.s32 %r9, [%rd54];
-	.loc 7 157 11
+	.loc 8 157 11
 	cvt.s64.s32 %rd55, %r9;
-	.loc 7 158 19
+	.loc 8 158 19
 	mul.lo.s64 %rd56, 3, %rd12;
-	.loc 7 158 24
+	.loc 8 158 24
 	add.s64 %rd57, %rd56, %rd13;
-	.loc 7 158 29
+	.loc 8 158 29
 	add.s64 %rd58, %rd57, %rd50;
-	.loc 7 158 17
+	.loc 8 158 17
 	setp.hs.u64 %p10, %rd58, %rd11;
 	@%p10 bra $L24_oob6;
 	shl.b64 %rd59, %rd58, 2;
 	add.s64 %rd60, %rd10, %rd59;
 	ld.global.nc.s32 %r10, [%rd60];
-	.loc 7 158 12
+	.loc 8 158 12
 	cvt.s64.s32 %rd61, %r10;
-	.loc 7 159 8
+	.loc 8 159 8
 	setp.lt.s64 %p11, %rd55, 0;
 	@%p11 bra $L11_if_then;
 	bra.uni $L25_edge;
 $L23_oob5:
-	.loc 7 157 15
-	mov.u64 %rd23, 0x6A00000006;
+	.loc 8 157 15
+	mov.u64 %rd23, 0x7100000006;
 	mov.u64 %rd24, %rd52;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L16_bounds_fail;
 $L24_oob6:
-	.loc 7 158 17
-	mov.u64 %rd23, 0x6A00000007;
+	.loc 8 158 17
+	mov.u64 %rd23, 0x7100000007;
 	mov.u64 %rd24, %rd58;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
@@ -23961,7 +26070,7 @@ $L25_edge:
 	mov.s64 %rd62, %rd55;
 	bra.uni $L12_if_done;
 $L12_if_done:
-	.loc 7 162 8
+	.loc 8 162 8
 	setp.gt.s64 %p12, %rd62, %rd61;
 	@%p12 bra $L13_if_then;
 	bra.uni $L26_edge;
@@ -23972,50 +26081,50 @@ $L26_edge:
 	mov.s64 %rd63, %rd62;
 	bra.uni $L14_if_done;
 $L14_if_done:
-	.loc 7 165 24
+	.loc 8 165 24
 	mul.lo.s64 %rd64, 3, %rd12;
-	.loc 7 165 29
+	.loc 8 165 29
 	add.s64 %rd65, %rd64, %rd50;
-	.loc 7 165 22
+	.loc 8 165 22
 	setp.hs.u64 %p13, %rd65, %rd11;
 	@%p13 bra $L27_oob7;
 	shl.b64 %rd66, %rd65, 2;
 	add.s64 %rd67, %rd10, %rd66;
 	ld.global.nc.s32 %r11, [%rd67];
-	.loc 7 165 17
+	.loc 8 165 17
 	cvt.s64.s32 %rd68, %r11;
-	.loc 7 165 12
+	.loc 8 165 12
 	mul.lo.s64 %rd69, %rd63, %rd68;
-	.loc 7 165 3
+	.loc 8 165 3
 	add.s64 %rd70, %rd49, %rd69;
-	.loc 7 156 24
+	.loc 8 156 24
 	add.s64 %rd71, %rd50, 1;
 	mov.s64 %rd49, %rd70;
 	mov.s64 %rd50, %rd71;
 	bra.uni $L8_for_loop;
 $L27_oob7:
-	.loc 7 165 22
-	mov.u64 %rd23, 0x6A00000008;
+	.loc 8 165 22
+	mov.u64 %rd23, 0x7100000008;
 	mov.u64 %rd24, %rd65;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L16_bounds_fail;
 $L10_for_done:
-	.loc 7 167 12
+	.loc 8 167 12
 	setp.hs.u64 %p14, %rd49, %rd5;
 	@%p14 bra $L28_oob8;
 	shl.b64 %rd72, %rd49, 0;
 	add.s64 %rd73, %rd4, %rd72;
 	ld.global.nc.u8 %r12, [%rd73];
 	setp.ne.u32 %p16, %r12, 0;
-	.loc 7 167 5
+	.loc 8 167 5
 	shl.b64 %rd74, %rd17, 0;
 	add.s64 %rd75, %rd1, %rd74;
 	selp.u32 %r13, 1, 0, %p16;
 	st.global.u8 [%rd75], %r13;
 	bra.uni $L15_ret_gatherAt_u005bbool_u005d;
 $L28_oob8:
-	.loc 7 167 12
-	mov.u64 %rd23, 0x6A00000009;
+	.loc 8 167 12
+	mov.u64 %rd23, 0x7100000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -24054,7 +26163,7 @@ $L15_ret_gatherAt_u005bbool_u005d:
 	.reg .f32 %f<26>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 8 29 6
+	.loc 9 29 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -24064,14 +26173,14 @@ $L15_ret_gatherAt_u005bbool_u005d:
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 8 17 17
+	.loc 9 17 17
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 8 19 22
+	.loc 9 19 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd10, %r3;
 	mov.u32 %r4, %tid.y;
@@ -24082,50 +26191,50 @@ $L2_entry:
 	mov.s64 %rd13, %rd10;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 8 19 30
+	.loc 9 19 30
 	setp.lt.s64 %p0, %rd13, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 8 20 20
+	.loc 9 20 20
 	mul.lo.s64 %rd14, %rd7, %rd6;
-	.loc 8 20 25
+	.loc 9 20 25
 	add.s64 %rd15, %rd14, %rd13;
-	.loc 8 20 18
+	.loc 9 20 18
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L11_oob0;
 	shl.b64 %rd23, %rd15, 2;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f32 %f1, [%rd24];
-	.loc 8 20 16
+	.loc 9 20 16
 	bra.uni $L12_entry;
 $L11_oob0:
-	.loc 8 20 18
-	mov.u64 %rd16, 0x6B00000001;
+	.loc 9 20 18
+	mov.u64 %rd16, 0x7200000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L9_bounds_fail;
 $L12_entry:
-	.loc 3 92 40
+	.loc 4 92 40
 	mov.f32 %f2, %f1;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
-	.loc 8 20 3
+	.loc 9 20 3
 	add.rn.f32 %f3, %f0, %f2;
-	.loc 8 19 53
+	.loc 9 19 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd25, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd26, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd27, %r11;
-	.loc 8 19 38
+	.loc 9 19 38
 	add.s64 %rd28, %rd13, %rd25;
 	mov.f32 %f0, %f3;
 	mov.s64 %rd13, %rd28;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 8 22 20
+	.loc 9 22 20
 	shfl.sync.bfly.b32 %f4, %f0, 16, 31, -1;
 	add.rn.f32 %f5, %f0, %f4;
 	shfl.sync.bfly.b32 %f6, %f5, 8, 31, -1;
@@ -24172,23 +26281,23 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f23, %f22, 1, 31, -1;
 	add.rn.f32 %f24, %f22, %f23;
 	bar.sync 0;
-	.loc 8 23 16
+	.loc 9 23 16
 	mov.u32 %r25, %tid.x;
 	cvt.s64.u32 %rd32, %r25;
 	mov.u32 %r26, %tid.y;
 	cvt.s64.u32 %rd33, %r26;
 	mov.u32 %r27, %tid.z;
 	cvt.s64.u32 %rd34, %r27;
-	.loc 8 23 21
+	.loc 9 23 21
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L14_entry;
 	bra.uni $L8_ret_sumRowBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L14_entry:
-	.loc 3 93 40
+	.loc 4 93 40
 	mov.f32 %f25, %f24;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
-	.loc 8 24 6
+	.loc 9 24 6
 	setp.hs.u64 %p6, %rd7, %rd2;
 	@%p6 bra $L16_oob1;
 	shl.b64 %rd35, %rd7, 2;
@@ -24196,7 +26305,7 @@ $L15_ret_store:
 	st.global.f32 [%rd36], %f25;
 	bra.uni $L8_ret_sumRowBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef32c_u005d;
 $L16_oob1:
-	mov.u64 %rd16, 0x6B00000002;
+	mov.u64 %rd16, 0x7200000002;
 	mov.u64 %rd17, %rd7;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -24236,7 +26345,7 @@ $L8_ret_sumRowBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	.reg .f32 %f<25>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 8 32 6
+	.loc 9 32 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -24246,14 +26355,14 @@ $L8_ret_sumRowBlock_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 8 17 17
+	.loc 9 17 17
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 8 19 22
+	.loc 9 19 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd10, %r3;
 	mov.u32 %r4, %tid.y;
@@ -24264,52 +26373,52 @@ $L2_entry:
 	mov.s64 %rd13, %rd10;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 8 19 30
+	.loc 9 19 30
 	setp.lt.s64 %p0, %rd13, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 8 20 20
+	.loc 9 20 20
 	mul.lo.s64 %rd14, %rd7, %rd6;
-	.loc 8 20 25
+	.loc 9 20 25
 	add.s64 %rd15, %rd14, %rd13;
-	.loc 8 20 18
+	.loc 9 20 18
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L11_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 8 20 16
+	.loc 9 20 16
 	bra.uni $L12_entry;
 $L11_oob0:
-	.loc 8 20 18
-	mov.u64 %rd16, 0x6C00000001;
+	.loc 9 20 18
+	mov.u64 %rd16, 0x7300000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L9_bounds_fail;
 $L12_entry:
-	.loc 3 97 57
+	.loc 4 97 57
 	cvt.f32.f16 %f2, %rs0;
-	.loc 3 97 41
+	.loc 4 97 41
 	mov.f32 %f1, %f2;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
-	.loc 8 20 3
+	.loc 9 20 3
 	add.rn.f32 %f3, %f0, %f1;
-	.loc 8 19 53
+	.loc 9 19 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd25, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd26, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd27, %r11;
-	.loc 8 19 38
+	.loc 9 19 38
 	add.s64 %rd28, %rd13, %rd25;
 	mov.f32 %f0, %f3;
 	mov.s64 %rd13, %rd28;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 8 22 20
+	.loc 9 22 20
 	shfl.sync.bfly.b32 %f4, %f0, 16, 31, -1;
 	add.rn.f32 %f5, %f0, %f4;
 	shfl.sync.bfly.b32 %f6, %f5, 8, 31, -1;
@@ -24356,25 +26465,25 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f23, %f22, 1, 31, -1;
 	add.rn.f32 %f24, %f22, %f23;
 	bar.sync 0;
-	.loc 8 23 16
+	.loc 9 23 16
 	mov.u32 %r25, %tid.x;
 	cvt.s64.u32 %rd32, %r25;
 	mov.u32 %r26, %tid.y;
 	cvt.s64.u32 %rd33, %r26;
 	mov.u32 %r27, %tid.z;
 	cvt.s64.u32 %rd34, %r27;
-	.loc 8 23 21
+	.loc 9 23 21
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L14_entry;
 	bra.uni $L8_ret_sumRowBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L14_entry:
-	.loc 3 98 58
+	.loc 4 98 58
 	cvt.rn.f16.f32 %rs2, %f24;
-	.loc 3 98 41
+	.loc 4 98 41
 	mov.u16 %rs1, %rs2;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
-	.loc 8 24 6
+	.loc 9 24 6
 	setp.hs.u64 %p6, %rd7, %rd2;
 	@%p6 bra $L16_oob1;
 	shl.b64 %rd35, %rd7, 1;
@@ -24382,7 +26491,7 @@ $L15_ret_store:
 	st.global.u16 [%rd36], %rs1;
 	bra.uni $L8_ret_sumRowBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ef16c_u005d;
 $L16_oob1:
-	mov.u64 %rd16, 0x6C00000002;
+	mov.u64 %rd16, 0x7300000002;
 	mov.u64 %rd17, %rd7;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -24422,7 +26531,7 @@ $L8_ret_sumRowBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	.reg .f32 %f<25>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 8 35 6
+	.loc 9 35 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -24432,14 +26541,14 @@ $L8_ret_sumRowBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 8 17 17
+	.loc 9 17 17
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 8 19 22
+	.loc 9 19 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd10, %r3;
 	mov.u32 %r4, %tid.y;
@@ -24450,54 +26559,54 @@ $L2_entry:
 	mov.s64 %rd13, %rd10;
 	bra.uni $L3_for_loop;
 $L3_for_loop:
-	.loc 8 19 30
+	.loc 9 19 30
 	setp.lt.s64 %p0, %rd13, %rd6;
 	@%p0 bra $L4_for_body;
 	bra.uni $L5_for_done;
 $L4_for_body:
-	.loc 8 20 20
+	.loc 9 20 20
 	mul.lo.s64 %rd14, %rd7, %rd6;
-	.loc 8 20 25
+	.loc 9 20 25
 	add.s64 %rd15, %rd14, %rd13;
-	.loc 8 20 18
+	.loc 9 20 18
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L11_oob0;
 	shl.b64 %rd23, %rd15, 1;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.u16 %rs0, [%rd24];
-	.loc 8 20 16
+	.loc 9 20 16
 	bra.uni $L12_entry;
 $L11_oob0:
-	.loc 8 20 18
-	mov.u64 %rd16, 0x6D00000001;
+	.loc 9 20 18
+	mov.u64 %rd16, 0x7400000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L9_bounds_fail;
 $L12_entry:
-	.loc 3 102 62
+	.loc 4 102 62
 	cvt.u32.u16 %r9, %rs0;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f2, %r9;
-	.loc 3 102 46
+	.loc 4 102 46
 	mov.f32 %f1, %f2;
 	bra.uni $L13_ret_load;
 $L13_ret_load:
-	.loc 8 20 3
+	.loc 9 20 3
 	add.rn.f32 %f3, %f0, %f1;
-	.loc 8 19 53
+	.loc 9 19 53
 	mov.u32 %r10, %ntid.x;
 	cvt.s64.u32 %rd25, %r10;
 	mov.u32 %r11, %ntid.y;
 	cvt.s64.u32 %rd26, %r11;
 	mov.u32 %r12, %ntid.z;
 	cvt.s64.u32 %rd27, %r12;
-	.loc 8 19 38
+	.loc 9 19 38
 	add.s64 %rd28, %rd13, %rd25;
 	mov.f32 %f0, %f3;
 	mov.s64 %rd13, %rd28;
 	bra.uni $L3_for_loop;
 $L5_for_done:
-	.loc 8 22 20
+	.loc 9 22 20
 	shfl.sync.bfly.b32 %f4, %f0, 16, 31, -1;
 	add.rn.f32 %f5, %f0, %f4;
 	shfl.sync.bfly.b32 %f6, %f5, 8, 31, -1;
@@ -24544,25 +26653,25 @@ $L5_for_done:
 	shfl.sync.bfly.b32 %f23, %f22, 1, 31, -1;
 	add.rn.f32 %f24, %f22, %f23;
 	bar.sync 0;
-	.loc 8 23 16
+	.loc 9 23 16
 	mov.u32 %r26, %tid.x;
 	cvt.s64.u32 %rd32, %r26;
 	mov.u32 %r27, %tid.y;
 	cvt.s64.u32 %rd33, %r27;
 	mov.u32 %r28, %tid.z;
 	cvt.s64.u32 %rd34, %r28;
-	.loc 8 23 21
+	.loc 9 23 21
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L14_entry;
 	bra.uni $L8_ret_sumRowBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L14_entry:
-	.loc 3 103 67
+	.loc 4 103 67
 	cvt.rn.bf16.f32 %rs2, %f24;
-	.loc 3 103 46
+	.loc 4 103 46
 	mov.u16 %rs1, %rs2;
 	bra.uni $L15_ret_store;
 $L15_ret_store:
-	.loc 8 24 6
+	.loc 9 24 6
 	setp.hs.u64 %p6, %rd7, %rd2;
 	@%p6 bra $L16_oob1;
 	shl.b64 %rd35, %rd7, 1;
@@ -24570,7 +26679,7 @@ $L15_ret_store:
 	st.global.u16 [%rd36], %rs1;
 	bra.uni $L8_ret_sumRowBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fgomlx_u002ebf16c_u005d;
 $L16_oob1:
-	mov.u64 %rd16, 0x6D00000002;
+	mov.u64 %rd16, 0x7400000002;
 	mov.u64 %rd17, %rd7;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -24609,7 +26718,7 @@ $L8_ret_sumRowBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	.reg .f64 %fd<24>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 8 40 6
+	.loc 9 40 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -24619,14 +26728,14 @@ $L8_ret_sumRowBlock_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	ld.param.s64 %rd6, [cols];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 8 41 17
+	.loc 9 41 17
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd7, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd8, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd9, %r2;
-	.loc 8 43 22
+	.loc 9 43 22
 	mov.u32 %r3, %tid.x;
 	cvt.s64.u32 %rd10, %r3;
 	mov.u32 %r4, %tid.y;
@@ -24637,43 +26746,43 @@ $L1_entry:
 	mov.s64 %rd13, %rd10;
 	bra.uni $L2_for_loop;
 $L2_for_loop:
-	.loc 8 43 30
+	.loc 9 43 30
 	setp.lt.s64 %p0, %rd13, %rd6;
 	@%p0 bra $L3_for_body;
 	bra.uni $L4_for_done;
 $L3_for_body:
-	.loc 8 44 13
+	.loc 9 44 13
 	mul.lo.s64 %rd14, %rd7, %rd6;
-	.loc 8 44 18
+	.loc 9 44 18
 	add.s64 %rd15, %rd14, %rd13;
-	.loc 8 44 11
+	.loc 9 44 11
 	setp.hs.u64 %p1, %rd15, %rd5;
 	@%p1 bra $L9_oob0;
 	shl.b64 %rd23, %rd15, 3;
 	add.s64 %rd24, %rd4, %rd23;
 	ld.global.nc.f64 %fd1, [%rd24];
-	.loc 8 44 3
+	.loc 9 44 3
 	add.rn.f64 %fd2, %fd0, %fd1;
-	.loc 8 43 53
+	.loc 9 43 53
 	mov.u32 %r9, %ntid.x;
 	cvt.s64.u32 %rd25, %r9;
 	mov.u32 %r10, %ntid.y;
 	cvt.s64.u32 %rd26, %r10;
 	mov.u32 %r11, %ntid.z;
 	cvt.s64.u32 %rd27, %r11;
-	.loc 8 43 38
+	.loc 9 43 38
 	add.s64 %rd28, %rd13, %rd25;
 	mov.f64 %fd0, %fd2;
 	mov.s64 %rd13, %rd28;
 	bra.uni $L2_for_loop;
 $L9_oob0:
-	.loc 8 44 11
-	mov.u64 %rd16, 0x6E00000001;
+	.loc 9 44 11
+	mov.u64 %rd16, 0x7500000001;
 	mov.u64 %rd17, %rd15;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L7_bounds_fail;
 $L4_for_done:
-	.loc 8 46 20
+	.loc 9 46 20
 	mov.b64 {%r12, %r13}, %fd0;
 	shfl.sync.bfly.b32 %r14, %r12, 16, 31, -1;
 	shfl.sync.bfly.b32 %r15, %r13, 16, 31, -1;
@@ -24750,19 +26859,19 @@ $L4_for_done:
 	mov.b64 %fd22, {%r63, %r64};
 	add.rn.f64 %fd23, %fd21, %fd22;
 	bar.sync 0;
-	.loc 8 47 16
+	.loc 9 47 16
 	mov.u32 %r65, %tid.x;
 	cvt.s64.u32 %rd32, %r65;
 	mov.u32 %r66, %tid.y;
 	cvt.s64.u32 %rd33, %r66;
 	mov.u32 %r67, %tid.z;
 	cvt.s64.u32 %rd34, %r67;
-	.loc 8 47 21
+	.loc 9 47 21
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L5_if_then;
 	bra.uni $L6_if_done;
 $L5_if_then:
-	.loc 8 48 6
+	.loc 9 48 6
 	setp.hs.u64 %p6, %rd7, %rd2;
 	@%p6 bra $L10_oob1;
 	shl.b64 %rd35, %rd7, 3;
@@ -24770,7 +26879,7 @@ $L5_if_then:
 	st.global.f64 [%rd36], %fd23;
 	bra.uni $L6_if_done;
 $L10_oob1:
-	mov.u64 %rd16, 0x6E00000002;
+	mov.u64 %rd16, 0x7500000002;
 	mov.u64 %rd17, %rd7;
 	mov.u64 %rd18, %rd2;
 	bra.uni $L7_bounds_fail;
@@ -24806,7 +26915,7 @@ $L6_if_done:
 	.reg .b32 %r<7>;
 	.reg .b64 %rd<36>;
 
-	.loc 9 28 6
+	.loc 10 28 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -24815,42 +26924,42 @@ $L6_if_done:
 	ld.param.s64 %rd5, [state_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 9 29 19
+	.loc 10 29 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 9 29 25
+	.loc 10 29 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 9 30 33
+	.loc 10 30 33
 	setp.hs.u64 %p1, 0, %rd5;
 	@%p1 bra $L6_oob0;
 	ld.global.nc.u64 %rd16, [%rd4];
-	.loc 9 30 43
+	.loc 10 30 43
 	setp.hs.u64 %p3, 1, %rd5;
 	@%p3 bra $L7_oob1;
 	add.s64 %rd17, %rd4, 8;
 	ld.global.nc.u64 %rd18, [%rd17];
-	.loc 9 30 53
+	.loc 10 30 53
 	mov.u64 %rd19, %rd8;
-	.loc 9 30 46
+	.loc 10 30 46
 	add.u64 %rd20, %rd18, %rd19;
-	.loc 9 30 27
+	.loc 10 30 27
 	bra.uni $L8_entry;
 $L6_oob0:
-	.loc 9 30 33
-	mov.u64 %rd9, 0x6F00000001;
+	.loc 10 30 33
+	mov.u64 %rd9, 0x7600000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
-	.loc 9 30 43
-	mov.u64 %rd9, 0x6F00000002;
+	.loc 10 30 43
+	mov.u64 %rd9, 0x7600000002;
 	mov.u64 %rd10, 1;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -24871,37 +26980,37 @@ $L4_bounds_fail:
 $L5_bounds_exit:
 	exit;
 $L8_entry:
-	.loc 9 21 17
+	.loc 10 21 17
 	add.u64 %rd22, %rd20, 1;
-	.loc 9 21 20
+	.loc 10 21 20
 	mul.lo.u64 %rd23, %rd22, 0x9E3779B97F4A7C15;
-	.loc 9 21 11
+	.loc 10 21 11
 	add.u64 %rd24, %rd16, %rd23;
-	.loc 9 22 14
+	.loc 10 22 14
 	shr.u64 %rd25, %rd24, 30;
-	.loc 9 22 9
+	.loc 10 22 9
 	xor.b64 %rd26, %rd24, %rd25;
-	.loc 9 22 22
+	.loc 10 22 22
 	mul.lo.u64 %rd27, %rd26, 0xBF58476D1CE4E5B9;
-	.loc 9 23 14
+	.loc 10 23 14
 	shr.u64 %rd28, %rd27, 27;
-	.loc 9 23 9
+	.loc 10 23 9
 	xor.b64 %rd29, %rd27, %rd28;
-	.loc 9 23 22
+	.loc 10 23 22
 	mul.lo.u64 %rd30, %rd29, 0x94D049BB133111EB;
-	.loc 9 24 16
+	.loc 10 24 16
 	shr.u64 %rd31, %rd30, 31;
-	.loc 9 24 11
+	.loc 10 24 11
 	xor.b64 %rd32, %rd30, %rd31;
-	.loc 9 24 2
+	.loc 10 24 2
 	mov.u64 %rd21, %rd32;
 	bra.uni $L9_ret_splitmix;
 $L9_ret_splitmix:
-	.loc 9 30 58
+	.loc 10 30 58
 	shr.u64 %rd33, %rd21, 32;
-	.loc 9 30 18
+	.loc 10 30 18
 	cvt.u32.u64 %r6, %rd33;
-	.loc 9 30 6
+	.loc 10 30 6
 	shl.b64 %rd34, %rd8, 2;
 	add.s64 %rd35, %rd1, %rd34;
 	st.global.u32 [%rd35], %r6;
@@ -24922,7 +27031,7 @@ $L3_if_done:
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<35>;
 
-	.loc 9 35 6
+	.loc 10 35 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -24931,42 +27040,42 @@ $L3_if_done:
 	ld.param.s64 %rd5, [state_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 9 36 19
+	.loc 10 36 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 9 36 25
+	.loc 10 36 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 9 37 26
+	.loc 10 37 26
 	setp.hs.u64 %p1, 0, %rd5;
 	@%p1 bra $L6_oob0;
 	ld.global.nc.u64 %rd16, [%rd4];
-	.loc 9 37 36
+	.loc 10 37 36
 	setp.hs.u64 %p3, 1, %rd5;
 	@%p3 bra $L7_oob1;
 	add.s64 %rd17, %rd4, 8;
 	ld.global.nc.u64 %rd18, [%rd17];
-	.loc 9 37 46
+	.loc 10 37 46
 	mov.u64 %rd19, %rd8;
-	.loc 9 37 39
+	.loc 10 37 39
 	add.u64 %rd20, %rd18, %rd19;
-	.loc 9 37 20
+	.loc 10 37 20
 	bra.uni $L8_entry;
 $L6_oob0:
-	.loc 9 37 26
-	mov.u64 %rd9, 0x7000000001;
+	.loc 10 37 26
+	mov.u64 %rd9, 0x7700000001;
 	mov.u64 %rd10, 0;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
-	.loc 9 37 36
-	mov.u64 %rd9, 0x7000000002;
+	.loc 10 37 36
+	mov.u64 %rd9, 0x7700000002;
 	mov.u64 %rd10, 1;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -24987,33 +27096,33 @@ $L4_bounds_fail:
 $L5_bounds_exit:
 	exit;
 $L8_entry:
-	.loc 9 21 17
+	.loc 10 21 17
 	add.u64 %rd22, %rd20, 1;
-	.loc 9 21 20
+	.loc 10 21 20
 	mul.lo.u64 %rd23, %rd22, 0x9E3779B97F4A7C15;
-	.loc 9 21 11
+	.loc 10 21 11
 	add.u64 %rd24, %rd16, %rd23;
-	.loc 9 22 14
+	.loc 10 22 14
 	shr.u64 %rd25, %rd24, 30;
-	.loc 9 22 9
+	.loc 10 22 9
 	xor.b64 %rd26, %rd24, %rd25;
-	.loc 9 22 22
+	.loc 10 22 22
 	mul.lo.u64 %rd27, %rd26, 0xBF58476D1CE4E5B9;
-	.loc 9 23 14
+	.loc 10 23 14
 	shr.u64 %rd28, %rd27, 27;
-	.loc 9 23 9
+	.loc 10 23 9
 	xor.b64 %rd29, %rd27, %rd28;
-	.loc 9 23 22
+	.loc 10 23 22
 	mul.lo.u64 %rd30, %rd29, 0x94D049BB133111EB;
-	.loc 9 24 16
+	.loc 10 24 16
 	shr.u64 %rd31, %rd30, 31;
-	.loc 9 24 11
+	.loc 10 24 11
 	xor.b64 %rd32, %rd30, %rd31;
-	.loc 9 24 2
+	.loc 10 24 2
 	mov.u64 %rd21, %rd32;
 	bra.uni $L9_ret_splitmix;
 $L9_ret_splitmix:
-	.loc 9 37 6
+	.loc 10 37 6
 	shl.b64 %rd33, %rd8, 3;
 	add.s64 %rd34, %rd1, %rd33;
 	st.global.u64 [%rd34], %rd21;
@@ -25035,7 +27144,7 @@ $L3_if_done:
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<29>;
 
-	.loc 9 42 6
+	.loc 10 42 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -25045,57 +27154,57 @@ $L3_if_done:
 	ld.param.s64 %rd6, [n];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 9 43 19
+	.loc 10 43 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd7, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd8, %r2;
 	add.s64 %rd9, %rd7, %rd8;
-	.loc 9 43 25
+	.loc 10 43 25
 	setp.lt.s64 %p0, %rd9, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 9 44 17
+	.loc 10 44 17
 	setp.hs.u64 %p1, %rd9, %rd5;
 	@%p1 bra $L7_oob0;
 	shl.b64 %rd17, %rd9, 3;
 	add.s64 %rd18, %rd4, %rd17;
 	ld.global.nc.u64 %rd19, [%rd18];
-	.loc 9 44 6
+	.loc 10 44 6
 	shl.b64 %rd20, %rd9, 3;
 	add.s64 %rd21, %rd1, %rd20;
 	st.global.u64 [%rd21], %rd19;
-	.loc 9 45 8
+	.loc 10 45 8
 	setp.eq.s64 %p3, %rd9, 1;
 	@%p3 bra $L4_if_then;
 	bra.uni $L3_if_done;
 $L7_oob0:
-	.loc 9 44 17
-	mov.u64 %rd10, 0x7100000001;
+	.loc 10 44 17
+	mov.u64 %rd10, 0x7800000001;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L5_bounds_fail;
 $L4_if_then:
-	.loc 9 46 18
+	.loc 10 46 18
 	setp.hs.u64 %p4, %rd9, %rd5;
 	@%p4 bra $L8_oob1;
 	shl.b64 %rd22, %rd9, 3;
 	add.s64 %rd23, %rd4, %rd22;
 	ld.global.nc.u64 %rd24, [%rd23];
-	.loc 9 46 30
+	.loc 10 46 30
 	mov.u64 %rd25, %rd6;
-	.loc 9 46 22
+	.loc 10 46 22
 	add.u64 %rd26, %rd24, %rd25;
-	.loc 9 46 7
+	.loc 10 46 7
 	shl.b64 %rd27, %rd9, 3;
 	add.s64 %rd28, %rd1, %rd27;
 	st.global.u64 [%rd28], %rd26;
 	bra.uni $L3_if_done;
 $L8_oob1:
-	.loc 9 46 18
-	mov.u64 %rd10, 0x7100000002;
+	.loc 10 46 18
+	mov.u64 %rd10, 0x7800000002;
 	mov.u64 %rd11, %rd9;
 	mov.u64 %rd12, %rd5;
 	bra.uni $L5_bounds_fail;
@@ -25137,7 +27246,7 @@ $L3_if_done:
 	.reg .b32 %r<10>;
 	.reg .b64 %rd<51>;
 
-	.loc 9 52 6
+	.loc 10 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -25153,19 +27262,19 @@ $L3_if_done:
 	ld.param.s64 %rd12, [dstOff];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 27 16
+	.loc 8 27 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd13, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd14, %r2;
 	add.s64 %rd15, %rd13, %rd14;
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.ge.s64 %p0, %rd15, %rd10;
 	@%p0 bra $L8_ret_copyStrided_u005buint32_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 32 16
+	.loc 8 32 16
 	sub.s64 %rd16, %rd9, 1;
 	mov.s64 %rd17, %rd15;
 	mov.s64 %rd18, %rd11;
@@ -25173,58 +27282,58 @@ $L4_if_done:
 	mov.s64 %rd20, %rd16;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 32 23
+	.loc 8 32 23
 	setp.ge.s64 %p1, %rd20, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 33 16
+	.loc 8 33 16
 	setp.hs.u64 %p2, %rd20, %rd8;
 	@%p2 bra $L11_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r6, [%rd29];
-	.loc 7 33 11
+	.loc 8 33 11
 	cvt.s64.s32 %rd30, %r6;
-	.loc 7 34 14
+	.loc 8 34 14
 	setp.eq.s64 %p4, %rd30, 0;
 	@%p4 bra $L12_divzero1;
 	rem.s64 %rd31, %rd17, %rd30;
-	.loc 7 35 3
+	.loc 8 35 3
 	setp.eq.s64 %p5, %rd30, 0;
 	@%p5 bra $L13_divzero2;
 	div.s64 %rd32, %rd17, %rd30;
-	.loc 7 36 28
+	.loc 8 36 28
 	add.s64 %rd33, %rd9, %rd20;
-	.loc 7 36 23
+	.loc 8 36 23
 	setp.hs.u64 %p6, %rd33, %rd8;
 	@%p6 bra $L14_oob3;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd7, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 7 36 18
+	.loc 8 36 18
 	cvt.s64.s32 %rd36, %r7;
-	.loc 7 36 13
+	.loc 8 36 13
 	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 7 36 3
+	.loc 8 36 3
 	add.s64 %rd38, %rd18, %rd37;
-	.loc 7 37 25
+	.loc 8 37 25
 	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 7 37 30
+	.loc 8 37 30
 	add.s64 %rd40, %rd39, %rd20;
-	.loc 7 37 23
+	.loc 8 37 23
 	setp.hs.u64 %p7, %rd40, %rd8;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r8, [%rd42];
-	.loc 7 37 18
+	.loc 8 37 18
 	cvt.s64.s32 %rd43, %r8;
-	.loc 7 37 13
+	.loc 8 37 13
 	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 7 37 3
+	.loc 8 37 3
 	add.s64 %rd45, %rd19, %rd44;
-	.loc 7 32 29
+	.loc 8 32 29
 	sub.s64 %rd46, %rd20, 1;
 	mov.s64 %rd17, %rd32;
 	mov.s64 %rd18, %rd38;
@@ -25232,43 +27341,43 @@ $L6_for_body:
 	mov.s64 %rd20, %rd46;
 	bra.uni $L5_for_loop;
 $L11_oob0:
-	.loc 7 33 16
-	mov.u64 %rd21, 0x7200000001;
+	.loc 8 33 16
+	mov.u64 %rd21, 0x7900000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 7 34 14
-	mov.u64 %rd21, 0x7200000002;
+	.loc 8 34 14
+	mov.u64 %rd21, 0x7900000002;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 7 35 3
-	mov.u64 %rd21, 0x7200000003;
+	.loc 8 35 3
+	mov.u64 %rd21, 0x7900000003;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L14_oob3:
-	.loc 7 36 23
-	mov.u64 %rd21, 0x7200000004;
+	.loc 8 36 23
+	mov.u64 %rd21, 0x7900000004;
 	mov.u64 %rd22, %rd33;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L15_oob4:
-	.loc 7 37 23
-	mov.u64 %rd21, 0x7200000005;
+	.loc 8 37 23
+	mov.u64 %rd21, 0x7900000005;
 	mov.u64 %rd22, %rd40;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L7_for_done:
-	.loc 7 39 13
+	.loc 8 39 13
 	setp.hs.u64 %p8, %rd18, %rd5;
 	@%p8 bra $L16_oob5;
 	shl.b64 %rd47, %rd18, 2;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.u32 %r9, [%rd48];
-	.loc 7 39 5
+	.loc 8 39 5
 	setp.hs.u64 %p9, %rd19, %rd2;
 	@%p9 bra $L17_oob6;
 	shl.b64 %rd49, %rd19, 2;
@@ -25276,14 +27385,14 @@ $L7_for_done:
 	st.global.u32 [%rd50], %r9;
 	bra.uni $L8_ret_copyStrided_u005buint32_u005d;
 $L16_oob5:
-	.loc 7 39 13
-	mov.u64 %rd21, 0x7200000006;
+	.loc 8 39 13
+	mov.u64 %rd21, 0x7900000006;
 	mov.u64 %rd22, %rd18;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob6:
-	.loc 7 39 5
-	mov.u64 %rd21, 0x7200000007;
+	.loc 8 39 5
+	mov.u64 %rd21, 0x7900000007;
 	mov.u64 %rd22, %rd19;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -25325,7 +27434,7 @@ $L8_ret_copyStrided_u005buint32_u005d:
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<52>;
 
-	.loc 9 57 6
+	.loc 10 57 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -25341,19 +27450,19 @@ $L8_ret_copyStrided_u005buint32_u005d:
 	ld.param.s64 %rd12, [dstOff];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 7 27 16
+	.loc 8 27 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd13, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd14, %r2;
 	add.s64 %rd15, %rd13, %rd14;
-	.loc 7 28 7
+	.loc 8 28 7
 	setp.ge.s64 %p0, %rd15, %rd10;
 	@%p0 bra $L8_ret_copyStrided_u005buint64_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 7 32 16
+	.loc 8 32 16
 	sub.s64 %rd16, %rd9, 1;
 	mov.s64 %rd17, %rd15;
 	mov.s64 %rd18, %rd11;
@@ -25361,58 +27470,58 @@ $L4_if_done:
 	mov.s64 %rd20, %rd16;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
-	.loc 7 32 23
+	.loc 8 32 23
 	setp.ge.s64 %p1, %rd20, 0;
 	@%p1 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 7 33 16
+	.loc 8 33 16
 	setp.hs.u64 %p2, %rd20, %rd8;
 	@%p2 bra $L11_oob0;
 	shl.b64 %rd28, %rd20, 2;
 	add.s64 %rd29, %rd7, %rd28;
 	ld.global.nc.s32 %r6, [%rd29];
-	.loc 7 33 11
+	.loc 8 33 11
 	cvt.s64.s32 %rd30, %r6;
-	.loc 7 34 14
+	.loc 8 34 14
 	setp.eq.s64 %p4, %rd30, 0;
 	@%p4 bra $L12_divzero1;
 	rem.s64 %rd31, %rd17, %rd30;
-	.loc 7 35 3
+	.loc 8 35 3
 	setp.eq.s64 %p5, %rd30, 0;
 	@%p5 bra $L13_divzero2;
 	div.s64 %rd32, %rd17, %rd30;
-	.loc 7 36 28
+	.loc 8 36 28
 	add.s64 %rd33, %rd9, %rd20;
-	.loc 7 36 23
+	.loc 8 36 23
 	setp.hs.u64 %p6, %rd33, %rd8;
 	@%p6 bra $L14_oob3;
 	shl.b64 %rd34, %rd33, 2;
 	add.s64 %rd35, %rd7, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 7 36 18
+	.loc 8 36 18
 	cvt.s64.s32 %rd36, %r7;
-	.loc 7 36 13
+	.loc 8 36 13
 	mul.lo.s64 %rd37, %rd31, %rd36;
-	.loc 7 36 3
+	.loc 8 36 3
 	add.s64 %rd38, %rd18, %rd37;
-	.loc 7 37 25
+	.loc 8 37 25
 	mul.lo.s64 %rd39, 2, %rd9;
-	.loc 7 37 30
+	.loc 8 37 30
 	add.s64 %rd40, %rd39, %rd20;
-	.loc 7 37 23
+	.loc 8 37 23
 	setp.hs.u64 %p7, %rd40, %rd8;
 	@%p7 bra $L15_oob4;
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd7, %rd41;
 	ld.global.nc.s32 %r8, [%rd42];
-	.loc 7 37 18
+	.loc 8 37 18
 	cvt.s64.s32 %rd43, %r8;
-	.loc 7 37 13
+	.loc 8 37 13
 	mul.lo.s64 %rd44, %rd31, %rd43;
-	.loc 7 37 3
+	.loc 8 37 3
 	add.s64 %rd45, %rd19, %rd44;
-	.loc 7 32 29
+	.loc 8 32 29
 	sub.s64 %rd46, %rd20, 1;
 	mov.s64 %rd17, %rd32;
 	mov.s64 %rd18, %rd38;
@@ -25420,43 +27529,43 @@ $L6_for_body:
 	mov.s64 %rd20, %rd46;
 	bra.uni $L5_for_loop;
 $L11_oob0:
-	.loc 7 33 16
-	mov.u64 %rd21, 0x7300000001;
+	.loc 8 33 16
+	mov.u64 %rd21, 0x7A00000001;
 	mov.u64 %rd22, %rd20;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 7 34 14
-	mov.u64 %rd21, 0x7300000002;
+	.loc 8 34 14
+	mov.u64 %rd21, 0x7A00000002;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L13_divzero2:
-	.loc 7 35 3
-	mov.u64 %rd21, 0x7300000003;
+	.loc 8 35 3
+	mov.u64 %rd21, 0x7A00000003;
 	mov.u64 %rd22, 0;
 	mov.u64 %rd23, 0;
 	bra.uni $L9_bounds_fail;
 $L14_oob3:
-	.loc 7 36 23
-	mov.u64 %rd21, 0x7300000004;
+	.loc 8 36 23
+	mov.u64 %rd21, 0x7A00000004;
 	mov.u64 %rd22, %rd33;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L15_oob4:
-	.loc 7 37 23
-	mov.u64 %rd21, 0x7300000005;
+	.loc 8 37 23
+	mov.u64 %rd21, 0x7A00000005;
 	mov.u64 %rd22, %rd40;
 	mov.u64 %rd23, %rd8;
 	bra.uni $L9_bounds_fail;
 $L7_for_done:
-	.loc 7 39 13
+	.loc 8 39 13
 	setp.hs.u64 %p8, %rd18, %rd5;
 	@%p8 bra $L16_oob5;
 	shl.b64 %rd47, %rd18, 3;
 	add.s64 %rd48, %rd4, %rd47;
 	ld.global.nc.u64 %rd49, [%rd48];
-	.loc 7 39 5
+	.loc 8 39 5
 	setp.hs.u64 %p9, %rd19, %rd2;
 	@%p9 bra $L17_oob6;
 	shl.b64 %rd50, %rd19, 3;
@@ -25464,14 +27573,14 @@ $L7_for_done:
 	st.global.u64 [%rd51], %rd49;
 	bra.uni $L8_ret_copyStrided_u005buint64_u005d;
 $L16_oob5:
-	.loc 7 39 13
-	mov.u64 %rd21, 0x7300000006;
+	.loc 8 39 13
+	mov.u64 %rd21, 0x7A00000006;
 	mov.u64 %rd22, %rd18;
 	mov.u64 %rd23, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob6:
-	.loc 7 39 5
-	mov.u64 %rd21, 0x7300000007;
+	.loc 8 39 5
+	mov.u64 %rd21, 0x7A00000007;
 	mov.u64 %rd22, %rd19;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L9_bounds_fail;
@@ -25508,7 +27617,7 @@ $L8_ret_copyStrided_u005buint64_u005d:
 	.reg .b64 %rd<20>;
 	.reg .f32 %f<1>;
 
-	.loc 9 62 6
+	.loc 10 62 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -25517,34 +27626,34 @@ $L8_ret_copyStrided_u005buint64_u005d:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 9 63 19
+	.loc 10 63 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 9 63 25
+	.loc 10 63 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 9 64 21
+	.loc 10 64 21
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 2;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.u32 %r6, [%rd17];
-	.loc 9 64 19
+	.loc 10 64 19
 	cvt.rn.f32.u32 %f0, %r6;
-	.loc 9 64 6
+	.loc 10 64 6
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd1, %rd18;
 	st.global.f32 [%rd19], %f0;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 9 64 21
-	mov.u64 %rd9, 0x7400000001;
+	.loc 10 64 21
+	mov.u64 %rd9, 0x7B00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -25581,7 +27690,7 @@ $L3_if_done:
 	.reg .b64 %rd<21>;
 	.reg .f64 %fd<1>;
 
-	.loc 9 69 6
+	.loc 10 69 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -25590,34 +27699,34 @@ $L3_if_done:
 	ld.param.s64 %rd5, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 9 70 19
+	.loc 10 70 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 9 70 25
+	.loc 10 70 25
 	setp.lt.s64 %p0, %rd8, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 9 71 21
+	.loc 10 71 21
 	setp.hs.u64 %p1, %rd8, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 3;
 	add.s64 %rd17, %rd4, %rd16;
 	ld.global.nc.u64 %rd18, [%rd17];
-	.loc 9 71 19
+	.loc 10 71 19
 	cvt.rn.f64.u64 %fd0, %rd18;
-	.loc 9 71 6
+	.loc 10 71 6
 	shl.b64 %rd19, %rd8, 3;
 	add.s64 %rd20, %rd1, %rd19;
 	st.global.f64 [%rd20], %fd0;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 9 71 21
-	mov.u64 %rd9, 0x7500000001;
+	.loc 10 71 21
+	mov.u64 %rd9, 0x7C00000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd5;
 	bra.uni $L4_bounds_fail;
@@ -25662,7 +27771,7 @@ $L3_if_done:
 	.reg .b64 %rd<102>;
 	.reg .f32 %f<2>;
 
-	.loc 10 52 6
+	.loc 11 52 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -25681,104 +27790,104 @@ $L3_if_done:
 	ld.param.s64 %rd15, [idxStride];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 10 53 16
+	.loc 11 53 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd16, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd17, %r2;
 	add.s64 %rd18, %rd16, %rd17;
-	.loc 10 54 7
+	.loc 11 54 7
 	setp.ge.s64 %p0, %rd18, %rd5;
 	@%p0 bra $L2_if_then;
 	bra.uni $L6_entry;
 $L2_if_then:
-	.loc 10 55 3
+	.loc 11 55 3
 	ret;
 $L6_entry:
 	mov.s64 %rd20, 0;
 	mov.s64 %rd21, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 10 25 16
+	.loc 11 25 16
 	setp.lt.s64 %p2, %rd21, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 10 26 24
+	.loc 11 26 24
 	add.s64 %rd22, %rd12, %rd21;
-	.loc 10 26 21
+	.loc 11 26 21
 	setp.hs.u64 %p3, %rd22, %rd11;
 	@%p3 bra $L29_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 10 26 16
+	.loc 11 26 16
 	cvt.s64.s32 %rd32, %r6;
-	.loc 10 26 11
+	.loc 11 26 11
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L30_divzero1;
 	div.s64 %rd33, %rd18, %rd32;
-	.loc 10 26 40
+	.loc 11 26 40
 	setp.hs.u64 %p6, %rd21, %rd11;
 	@%p6 bra $L31_oob2;
 	shl.b64 %rd34, %rd21, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 10 26 35
+	.loc 11 26 35
 	cvt.s64.s32 %rd36, %r7;
-	.loc 10 26 30
+	.loc 11 26 30
 	setp.eq.s64 %p7, %rd36, 0;
 	@%p7 bra $L32_divzero3;
 	rem.s64 %rd37, %rd33, %rd36;
-	.loc 10 27 25
+	.loc 11 27 25
 	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 10 27 28
+	.loc 11 27 28
 	add.s64 %rd39, %rd38, %rd21;
-	.loc 10 27 23
+	.loc 11 27 23
 	setp.hs.u64 %p8, %rd39, %rd11;
 	@%p8 bra $L33_oob4;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd10, %rd40;
 	ld.global.nc.s32 %r8, [%rd41];
-	.loc 10 27 18
+	.loc 11 27 18
 	cvt.s64.s32 %rd42, %r8;
-	.loc 10 27 13
+	.loc 11 27 13
 	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 10 27 3
+	.loc 11 27 3
 	add.s64 %rd44, %rd20, %rd43;
-	.loc 10 25 22
+	.loc 11 25 22
 	add.s64 %rd45, %rd21, 1;
 	mov.s64 %rd20, %rd44;
 	mov.s64 %rd21, %rd45;
 	bra.uni $L7_for_loop;
 $L29_oob0:
-	.loc 10 26 21
-	mov.u64 %rd23, 0x7600000001;
+	.loc 11 26 21
+	mov.u64 %rd23, 0x7D00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L30_divzero1:
-	.loc 10 26 11
-	mov.u64 %rd23, 0x7600000002;
+	.loc 11 26 11
+	mov.u64 %rd23, 0x7D00000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L31_oob2:
-	.loc 10 26 40
-	mov.u64 %rd23, 0x7600000003;
+	.loc 11 26 40
+	mov.u64 %rd23, 0x7D00000003;
 	mov.u64 %rd24, %rd21;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L32_divzero3:
-	.loc 10 26 30
-	mov.u64 %rd23, 0x7600000004;
+	.loc 11 26 30
+	mov.u64 %rd23, 0x7D00000004;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L33_oob4:
-	.loc 10 27 23
-	mov.u64 %rd23, 0x7600000005;
+	.loc 11 27 23
+	mov.u64 %rd23, 0x7D00000005;
 	mov.u64 %rd24, %rd39;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -25788,7 +27897,7 @@ $L9_for_done:
 	mov.s64 %rd47, 0;
 	bra.uni $L10_for_loop;
 $L10_for_loop:
-	.loc 10 31 16
+	.loc 11 31 16
 	setp.lt.s64 %p10, %rd47, %rd13;
 	@%p10 bra $L11_for_body;
 	bra.uni $L12_for_done;
@@ -25797,85 +27906,85 @@ $L11_for_body:
 	mov.s64 %rd49, 0;
 	bra.uni $L13_for_loop;
 $L13_for_loop:
-	.loc 10 33 17
+	.loc 11 33 17
 	setp.lt.s64 %p11, %rd49, %rd12;
 	@%p11 bra $L14_for_body;
 	bra.uni $L15_for_done;
 $L14_for_body:
-	.loc 10 34 17
+	.loc 11 34 17
 	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 10 34 20
+	.loc 11 34 20
 	add.s64 %rd51, %rd50, %rd49;
-	.loc 10 34 15
+	.loc 11 34 15
 	setp.hs.u64 %p12, %rd51, %rd11;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd10, %rd52;
 	ld.global.nc.s32 %r9, [%rd53];
-	.loc 10 34 10
+	.loc 11 34 10
 	cvt.s64.s32 %rd54, %r9;
-	.loc 10 34 25
+	.loc 11 34 25
 	setp.eq.s64 %p13, %rd54, %rd47;
 	@%p13 bra $L16_if_then;
 	bra.uni $L35_edge;
 $L34_oob5:
-	.loc 10 34 15
-	mov.u64 %rd23, 0x7600000006;
+	.loc 11 34 15
+	mov.u64 %rd23, 0x7D00000006;
 	mov.u64 %rd24, %rd51;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L16_if_then:
-	.loc 10 35 26
+	.loc 11 35 26
 	add.s64 %rd56, %rd12, %rd49;
-	.loc 10 35 23
+	.loc 11 35 23
 	setp.hs.u64 %p14, %rd56, %rd11;
 	@%p14 bra $L36_oob6;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd10, %rd57;
 	ld.global.nc.s32 %r10, [%rd58];
-	.loc 10 35 18
+	.loc 11 35 18
 	cvt.s64.s32 %rd59, %r10;
-	.loc 10 35 13
+	.loc 11 35 13
 	setp.eq.s64 %p15, %rd59, 0;
 	@%p15 bra $L37_divzero7;
 	div.s64 %rd60, %rd18, %rd59;
-	.loc 10 35 42
+	.loc 11 35 42
 	setp.hs.u64 %p16, %rd49, %rd11;
 	@%p16 bra $L38_oob8;
 	shl.b64 %rd61, %rd49, 2;
 	add.s64 %rd62, %rd10, %rd61;
 	ld.global.nc.s32 %r11, [%rd62];
-	.loc 10 35 37
+	.loc 11 35 37
 	cvt.s64.s32 %rd63, %r11;
-	.loc 10 35 32
+	.loc 11 35 32
 	setp.eq.s64 %p17, %rd63, 0;
 	@%p17 bra $L39_divzero9;
 	rem.s64 %rd64, %rd60, %rd63;
-	.loc 10 35 5
+	.loc 11 35 5
 	add.s64 %rd65, %rd48, %rd64;
 	mov.s64 %rd55, %rd65;
 	bra.uni $L17_if_done;
 $L36_oob6:
-	.loc 10 35 23
-	mov.u64 %rd23, 0x7600000007;
+	.loc 11 35 23
+	mov.u64 %rd23, 0x7D00000007;
 	mov.u64 %rd24, %rd56;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L37_divzero7:
-	.loc 10 35 13
-	mov.u64 %rd23, 0x7600000008;
+	.loc 11 35 13
+	mov.u64 %rd23, 0x7D00000008;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L38_oob8:
-	.loc 10 35 42
-	mov.u64 %rd23, 0x7600000009;
+	.loc 11 35 42
+	mov.u64 %rd23, 0x7D00000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L39_divzero9:
-	.loc 10 35 32
-	mov.u64 %rd23, 0x760000000A;
+	.loc 11 35 32
+	mov.u64 %rd23, 0x7D0000000A;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
@@ -25883,7 +27992,7 @@ $L35_edge:
 	mov.s64 %rd55, %rd48;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 10 33 23
+	.loc 11 33 23
 	add.s64 %rd66, %rd49, 1;
 	mov.s64 %rd48, %rd55;
 	mov.s64 %rd49, %rd66;
@@ -25893,57 +28002,57 @@ $L15_for_done:
 	mov.s64 %rd68, 0;
 	bra.uni $L18_for_loop;
 $L18_for_loop:
-	.loc 10 38 17
+	.loc 11 38 17
 	setp.lt.s64 %p18, %rd68, %rd14;
 	@%p18 bra $L19_for_body;
 	bra.uni $L20_for_done;
 $L19_for_body:
-	.loc 10 39 17
+	.loc 11 39 17
 	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 10 39 22
+	.loc 11 39 22
 	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 10 39 20
+	.loc 11 39 20
 	add.s64 %rd71, %rd69, %rd70;
-	.loc 10 39 25
+	.loc 11 39 25
 	add.s64 %rd72, %rd71, %rd68;
-	.loc 10 39 15
+	.loc 11 39 15
 	setp.hs.u64 %p19, %rd72, %rd11;
 	@%p19 bra $L40_oob10;
 	shl.b64 %rd73, %rd72, 2;
 	add.s64 %rd74, %rd10, %rd73;
 	ld.global.nc.s32 %r12, [%rd74];
-	.loc 10 39 10
+	.loc 11 39 10
 	cvt.s64.s32 %rd75, %r12;
-	.loc 10 39 30
+	.loc 11 39 30
 	setp.eq.s64 %p20, %rd75, %rd47;
 	@%p20 bra $L21_if_then;
 	bra.uni $L41_edge;
 $L40_oob10:
-	.loc 10 39 15
-	mov.u64 %rd23, 0x760000000B;
+	.loc 11 39 15
+	mov.u64 %rd23, 0x7D0000000B;
 	mov.u64 %rd24, %rd72;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L21_if_then:
-	.loc 10 40 24
+	.loc 11 40 24
 	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 10 40 22
+	.loc 11 40 22
 	add.s64 %rd78, %rd20, %rd77;
-	.loc 10 40 17
+	.loc 11 40 17
 	setp.hs.u64 %p21, %rd78, %rd8;
 	@%p21 bra $L42_oob11;
 	shl.b64 %rd79, %rd78, 2;
 	add.s64 %rd80, %rd7, %rd79;
 	ld.global.nc.s32 %r13, [%rd80];
-	.loc 10 40 13
+	.loc 11 40 13
 	cvt.s64.s32 %rd81, %r13;
-	.loc 10 40 5
+	.loc 11 40 5
 	add.s64 %rd82, %rd67, %rd81;
 	mov.s64 %rd76, %rd82;
 	bra.uni $L22_if_done;
 $L42_oob11:
-	.loc 10 40 17
-	mov.u64 %rd23, 0x760000000C;
+	.loc 11 40 17
+	mov.u64 %rd23, 0x7D0000000C;
 	mov.u64 %rd24, %rd78;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L27_bounds_fail;
@@ -25951,36 +28060,36 @@ $L41_edge:
 	mov.s64 %rd76, %rd67;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 38 25
+	.loc 11 38 25
 	add.s64 %rd83, %rd68, 1;
 	mov.s64 %rd67, %rd76;
 	mov.s64 %rd68, %rd83;
 	bra.uni $L18_for_loop;
 $L20_for_done:
-	.loc 10 43 8
+	.loc 11 43 8
 	setp.lt.s64 %p22, %rd67, 0;
 	@%p22 bra $L23_if_then;
 	bra.uni $L25_cond_false;
 $L25_cond_false:
-	.loc 10 43 30
+	.loc 11 43 30
 	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 10 43 33
+	.loc 11 43 33
 	add.s64 %rd94, %rd93, %rd47;
-	.loc 10 43 28
+	.loc 11 43 28
 	setp.hs.u64 %p25, %rd94, %rd11;
 	@%p25 bra $L44_oob13;
 	shl.b64 %rd95, %rd94, 2;
 	add.s64 %rd96, %rd10, %rd95;
 	ld.global.nc.s32 %r15, [%rd96];
-	.loc 10 43 23
+	.loc 11 43 23
 	cvt.s64.s32 %rd97, %r15;
-	.loc 10 43 17
+	.loc 11 43 17
 	setp.ge.s64 %p26, %rd67, %rd97;
 	@%p26 bra $L23_if_then;
 	bra.uni $L45_edge;
 $L44_oob13:
-	.loc 10 43 28
-	mov.u64 %rd23, 0x760000000E;
+	.loc 11 43 28
+	mov.u64 %rd23, 0x7D0000000E;
 	mov.u64 %rd24, %rd94;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -25991,38 +28100,38 @@ $L45_edge:
 	mov.pred %p23, %p9;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 10 46 24
+	.loc 11 46 24
 	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 10 46 27
+	.loc 11 46 27
 	add.s64 %rd85, %rd84, %rd13;
-	.loc 10 46 30
+	.loc 11 46 30
 	add.s64 %rd86, %rd85, %rd47;
-	.loc 10 46 22
+	.loc 11 46 22
 	setp.hs.u64 %p24, %rd86, %rd11;
 	@%p24 bra $L43_oob12;
 	shl.b64 %rd87, %rd86, 2;
 	add.s64 %rd88, %rd10, %rd87;
 	ld.global.nc.s32 %r14, [%rd88];
-	.loc 10 46 17
+	.loc 11 46 17
 	cvt.s64.s32 %rd89, %r14;
-	.loc 10 46 12
+	.loc 11 46 12
 	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 10 46 3
+	.loc 11 46 3
 	add.s64 %rd91, %rd46, %rd90;
-	.loc 10 31 22
+	.loc 11 31 22
 	add.s64 %rd92, %rd47, 1;
 	mov.s64 %rd46, %rd91;
 	mov.pred %p9, %p23;
 	mov.s64 %rd47, %rd92;
 	bra.uni $L10_for_loop;
 $L43_oob12:
-	.loc 10 46 22
-	mov.u64 %rd23, 0x760000000D;
+	.loc 11 46 22
+	mov.u64 %rd23, 0x7D0000000D;
 	mov.u64 %rd24, %rd86;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L12_for_done:
-	.loc 10 48 2
+	.loc 11 48 2
 	mov.s64 %rd19, %rd46;
 	mov.pred %p1, %p9;
 	bra.uni $L26_ret_scatterOffset;
@@ -26030,21 +28139,21 @@ $L26_ret_scatterOffset:
 	@%p1 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L4_if_then:
-	.loc 10 58 21
+	.loc 11 58 21
 	setp.hs.u64 %p27, %rd19, %rd2;
 	@%p27 bra $L46_oob14;
 	shl.b64 %rd98, %rd19, 2;
 	add.s64 %rd99, %rd1, %rd98;
-	.loc 10 58 31
+	.loc 11 58 31
 	shl.b64 %rd100, %rd18, 2;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.f32 %f0, [%rd101];
-	.loc 10 58 16
+	.loc 11 58 16
 	atom.global.add.f32 %f1, [%rd99], %f0;
 	bra.uni $L5_if_done;
 $L46_oob14:
-	.loc 10 58 21
-	mov.u64 %rd23, 0x760000000F;
+	.loc 11 58 21
+	mov.u64 %rd23, 0x7D0000000F;
 	mov.u64 %rd24, %rd19;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L27_bounds_fail;
@@ -26088,7 +28197,7 @@ $L5_if_done:
 	.reg .b32 %r<18>;
 	.reg .b64 %rd<102>;
 
-	.loc 10 63 6
+	.loc 11 63 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -26107,104 +28216,104 @@ $L5_if_done:
 	ld.param.s64 %rd15, [idxStride];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 10 64 16
+	.loc 11 64 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd16, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd17, %r2;
 	add.s64 %rd18, %rd16, %rd17;
-	.loc 10 65 7
+	.loc 11 65 7
 	setp.ge.s64 %p0, %rd18, %rd5;
 	@%p0 bra $L2_if_then;
 	bra.uni $L6_entry;
 $L2_if_then:
-	.loc 10 66 3
+	.loc 11 66 3
 	ret;
 $L6_entry:
 	mov.s64 %rd20, 0;
 	mov.s64 %rd21, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 10 25 16
+	.loc 11 25 16
 	setp.lt.s64 %p2, %rd21, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 10 26 24
+	.loc 11 26 24
 	add.s64 %rd22, %rd12, %rd21;
-	.loc 10 26 21
+	.loc 11 26 21
 	setp.hs.u64 %p3, %rd22, %rd11;
 	@%p3 bra $L29_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 10 26 16
+	.loc 11 26 16
 	cvt.s64.s32 %rd32, %r6;
-	.loc 10 26 11
+	.loc 11 26 11
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L30_divzero1;
 	div.s64 %rd33, %rd18, %rd32;
-	.loc 10 26 40
+	.loc 11 26 40
 	setp.hs.u64 %p6, %rd21, %rd11;
 	@%p6 bra $L31_oob2;
 	shl.b64 %rd34, %rd21, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 10 26 35
+	.loc 11 26 35
 	cvt.s64.s32 %rd36, %r7;
-	.loc 10 26 30
+	.loc 11 26 30
 	setp.eq.s64 %p7, %rd36, 0;
 	@%p7 bra $L32_divzero3;
 	rem.s64 %rd37, %rd33, %rd36;
-	.loc 10 27 25
+	.loc 11 27 25
 	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 10 27 28
+	.loc 11 27 28
 	add.s64 %rd39, %rd38, %rd21;
-	.loc 10 27 23
+	.loc 11 27 23
 	setp.hs.u64 %p8, %rd39, %rd11;
 	@%p8 bra $L33_oob4;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd10, %rd40;
 	ld.global.nc.s32 %r8, [%rd41];
-	.loc 10 27 18
+	.loc 11 27 18
 	cvt.s64.s32 %rd42, %r8;
-	.loc 10 27 13
+	.loc 11 27 13
 	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 10 27 3
+	.loc 11 27 3
 	add.s64 %rd44, %rd20, %rd43;
-	.loc 10 25 22
+	.loc 11 25 22
 	add.s64 %rd45, %rd21, 1;
 	mov.s64 %rd20, %rd44;
 	mov.s64 %rd21, %rd45;
 	bra.uni $L7_for_loop;
 $L29_oob0:
-	.loc 10 26 21
-	mov.u64 %rd23, 0x7700000001;
+	.loc 11 26 21
+	mov.u64 %rd23, 0x7E00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L30_divzero1:
-	.loc 10 26 11
-	mov.u64 %rd23, 0x7700000002;
+	.loc 11 26 11
+	mov.u64 %rd23, 0x7E00000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L31_oob2:
-	.loc 10 26 40
-	mov.u64 %rd23, 0x7700000003;
+	.loc 11 26 40
+	mov.u64 %rd23, 0x7E00000003;
 	mov.u64 %rd24, %rd21;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L32_divzero3:
-	.loc 10 26 30
-	mov.u64 %rd23, 0x7700000004;
+	.loc 11 26 30
+	mov.u64 %rd23, 0x7E00000004;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L33_oob4:
-	.loc 10 27 23
-	mov.u64 %rd23, 0x7700000005;
+	.loc 11 27 23
+	mov.u64 %rd23, 0x7E00000005;
 	mov.u64 %rd24, %rd39;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -26214,7 +28323,7 @@ $L9_for_done:
 	mov.s64 %rd47, 0;
 	bra.uni $L10_for_loop;
 $L10_for_loop:
-	.loc 10 31 16
+	.loc 11 31 16
 	setp.lt.s64 %p10, %rd47, %rd13;
 	@%p10 bra $L11_for_body;
 	bra.uni $L12_for_done;
@@ -26223,85 +28332,85 @@ $L11_for_body:
 	mov.s64 %rd49, 0;
 	bra.uni $L13_for_loop;
 $L13_for_loop:
-	.loc 10 33 17
+	.loc 11 33 17
 	setp.lt.s64 %p11, %rd49, %rd12;
 	@%p11 bra $L14_for_body;
 	bra.uni $L15_for_done;
 $L14_for_body:
-	.loc 10 34 17
+	.loc 11 34 17
 	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 10 34 20
+	.loc 11 34 20
 	add.s64 %rd51, %rd50, %rd49;
-	.loc 10 34 15
+	.loc 11 34 15
 	setp.hs.u64 %p12, %rd51, %rd11;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd10, %rd52;
 	ld.global.nc.s32 %r9, [%rd53];
-	.loc 10 34 10
+	.loc 11 34 10
 	cvt.s64.s32 %rd54, %r9;
-	.loc 10 34 25
+	.loc 11 34 25
 	setp.eq.s64 %p13, %rd54, %rd47;
 	@%p13 bra $L16_if_then;
 	bra.uni $L35_edge;
 $L34_oob5:
-	.loc 10 34 15
-	mov.u64 %rd23, 0x7700000006;
+	.loc 11 34 15
+	mov.u64 %rd23, 0x7E00000006;
 	mov.u64 %rd24, %rd51;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L16_if_then:
-	.loc 10 35 26
+	.loc 11 35 26
 	add.s64 %rd56, %rd12, %rd49;
-	.loc 10 35 23
+	.loc 11 35 23
 	setp.hs.u64 %p14, %rd56, %rd11;
 	@%p14 bra $L36_oob6;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd10, %rd57;
 	ld.global.nc.s32 %r10, [%rd58];
-	.loc 10 35 18
+	.loc 11 35 18
 	cvt.s64.s32 %rd59, %r10;
-	.loc 10 35 13
+	.loc 11 35 13
 	setp.eq.s64 %p15, %rd59, 0;
 	@%p15 bra $L37_divzero7;
 	div.s64 %rd60, %rd18, %rd59;
-	.loc 10 35 42
+	.loc 11 35 42
 	setp.hs.u64 %p16, %rd49, %rd11;
 	@%p16 bra $L38_oob8;
 	shl.b64 %rd61, %rd49, 2;
 	add.s64 %rd62, %rd10, %rd61;
 	ld.global.nc.s32 %r11, [%rd62];
-	.loc 10 35 37
+	.loc 11 35 37
 	cvt.s64.s32 %rd63, %r11;
-	.loc 10 35 32
+	.loc 11 35 32
 	setp.eq.s64 %p17, %rd63, 0;
 	@%p17 bra $L39_divzero9;
 	rem.s64 %rd64, %rd60, %rd63;
-	.loc 10 35 5
+	.loc 11 35 5
 	add.s64 %rd65, %rd48, %rd64;
 	mov.s64 %rd55, %rd65;
 	bra.uni $L17_if_done;
 $L36_oob6:
-	.loc 10 35 23
-	mov.u64 %rd23, 0x7700000007;
+	.loc 11 35 23
+	mov.u64 %rd23, 0x7E00000007;
 	mov.u64 %rd24, %rd56;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L37_divzero7:
-	.loc 10 35 13
-	mov.u64 %rd23, 0x7700000008;
+	.loc 11 35 13
+	mov.u64 %rd23, 0x7E00000008;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L38_oob8:
-	.loc 10 35 42
-	mov.u64 %rd23, 0x7700000009;
+	.loc 11 35 42
+	mov.u64 %rd23, 0x7E00000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L39_divzero9:
-	.loc 10 35 32
-	mov.u64 %rd23, 0x770000000A;
+	.loc 11 35 32
+	mov.u64 %rd23, 0x7E0000000A;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
@@ -26309,7 +28418,7 @@ $L35_edge:
 	mov.s64 %rd55, %rd48;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 10 33 23
+	.loc 11 33 23
 	add.s64 %rd66, %rd49, 1;
 	mov.s64 %rd48, %rd55;
 	mov.s64 %rd49, %rd66;
@@ -26319,57 +28428,57 @@ $L15_for_done:
 	mov.s64 %rd68, 0;
 	bra.uni $L18_for_loop;
 $L18_for_loop:
-	.loc 10 38 17
+	.loc 11 38 17
 	setp.lt.s64 %p18, %rd68, %rd14;
 	@%p18 bra $L19_for_body;
 	bra.uni $L20_for_done;
 $L19_for_body:
-	.loc 10 39 17
+	.loc 11 39 17
 	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 10 39 22
+	.loc 11 39 22
 	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 10 39 20
+	.loc 11 39 20
 	add.s64 %rd71, %rd69, %rd70;
-	.loc 10 39 25
+	.loc 11 39 25
 	add.s64 %rd72, %rd71, %rd68;
-	.loc 10 39 15
+	.loc 11 39 15
 	setp.hs.u64 %p19, %rd72, %rd11;
 	@%p19 bra $L40_oob10;
 	shl.b64 %rd73, %rd72, 2;
 	add.s64 %rd74, %rd10, %rd73;
 	ld.global.nc.s32 %r12, [%rd74];
-	.loc 10 39 10
+	.loc 11 39 10
 	cvt.s64.s32 %rd75, %r12;
-	.loc 10 39 30
+	.loc 11 39 30
 	setp.eq.s64 %p20, %rd75, %rd47;
 	@%p20 bra $L21_if_then;
 	bra.uni $L41_edge;
 $L40_oob10:
-	.loc 10 39 15
-	mov.u64 %rd23, 0x770000000B;
+	.loc 11 39 15
+	mov.u64 %rd23, 0x7E0000000B;
 	mov.u64 %rd24, %rd72;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L21_if_then:
-	.loc 10 40 24
+	.loc 11 40 24
 	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 10 40 22
+	.loc 11 40 22
 	add.s64 %rd78, %rd20, %rd77;
-	.loc 10 40 17
+	.loc 11 40 17
 	setp.hs.u64 %p21, %rd78, %rd8;
 	@%p21 bra $L42_oob11;
 	shl.b64 %rd79, %rd78, 2;
 	add.s64 %rd80, %rd7, %rd79;
 	ld.global.nc.s32 %r13, [%rd80];
-	.loc 10 40 13
+	.loc 11 40 13
 	cvt.s64.s32 %rd81, %r13;
-	.loc 10 40 5
+	.loc 11 40 5
 	add.s64 %rd82, %rd67, %rd81;
 	mov.s64 %rd76, %rd82;
 	bra.uni $L22_if_done;
 $L42_oob11:
-	.loc 10 40 17
-	mov.u64 %rd23, 0x770000000C;
+	.loc 11 40 17
+	mov.u64 %rd23, 0x7E0000000C;
 	mov.u64 %rd24, %rd78;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L27_bounds_fail;
@@ -26377,36 +28486,36 @@ $L41_edge:
 	mov.s64 %rd76, %rd67;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 38 25
+	.loc 11 38 25
 	add.s64 %rd83, %rd68, 1;
 	mov.s64 %rd67, %rd76;
 	mov.s64 %rd68, %rd83;
 	bra.uni $L18_for_loop;
 $L20_for_done:
-	.loc 10 43 8
+	.loc 11 43 8
 	setp.lt.s64 %p22, %rd67, 0;
 	@%p22 bra $L23_if_then;
 	bra.uni $L25_cond_false;
 $L25_cond_false:
-	.loc 10 43 30
+	.loc 11 43 30
 	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 10 43 33
+	.loc 11 43 33
 	add.s64 %rd94, %rd93, %rd47;
-	.loc 10 43 28
+	.loc 11 43 28
 	setp.hs.u64 %p25, %rd94, %rd11;
 	@%p25 bra $L44_oob13;
 	shl.b64 %rd95, %rd94, 2;
 	add.s64 %rd96, %rd10, %rd95;
 	ld.global.nc.s32 %r15, [%rd96];
-	.loc 10 43 23
+	.loc 11 43 23
 	cvt.s64.s32 %rd97, %r15;
-	.loc 10 43 17
+	.loc 11 43 17
 	setp.ge.s64 %p26, %rd67, %rd97;
 	@%p26 bra $L23_if_then;
 	bra.uni $L45_edge;
 $L44_oob13:
-	.loc 10 43 28
-	mov.u64 %rd23, 0x770000000E;
+	.loc 11 43 28
+	mov.u64 %rd23, 0x7E0000000E;
 	mov.u64 %rd24, %rd94;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -26417,38 +28526,38 @@ $L45_edge:
 	mov.pred %p23, %p9;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 10 46 24
+	.loc 11 46 24
 	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 10 46 27
+	.loc 11 46 27
 	add.s64 %rd85, %rd84, %rd13;
-	.loc 10 46 30
+	.loc 11 46 30
 	add.s64 %rd86, %rd85, %rd47;
-	.loc 10 46 22
+	.loc 11 46 22
 	setp.hs.u64 %p24, %rd86, %rd11;
 	@%p24 bra $L43_oob12;
 	shl.b64 %rd87, %rd86, 2;
 	add.s64 %rd88, %rd10, %rd87;
 	ld.global.nc.s32 %r14, [%rd88];
-	.loc 10 46 17
+	.loc 11 46 17
 	cvt.s64.s32 %rd89, %r14;
-	.loc 10 46 12
+	.loc 11 46 12
 	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 10 46 3
+	.loc 11 46 3
 	add.s64 %rd91, %rd46, %rd90;
-	.loc 10 31 22
+	.loc 11 31 22
 	add.s64 %rd92, %rd47, 1;
 	mov.s64 %rd46, %rd91;
 	mov.pred %p9, %p23;
 	mov.s64 %rd47, %rd92;
 	bra.uni $L10_for_loop;
 $L43_oob12:
-	.loc 10 46 22
-	mov.u64 %rd23, 0x770000000D;
+	.loc 11 46 22
+	mov.u64 %rd23, 0x7E0000000D;
 	mov.u64 %rd24, %rd86;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L12_for_done:
-	.loc 10 48 2
+	.loc 11 48 2
 	mov.s64 %rd19, %rd46;
 	mov.pred %p1, %p9;
 	bra.uni $L26_ret_scatterOffset;
@@ -26456,21 +28565,21 @@ $L26_ret_scatterOffset:
 	@%p1 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L4_if_then:
-	.loc 10 69 21
+	.loc 11 69 21
 	setp.hs.u64 %p27, %rd19, %rd2;
 	@%p27 bra $L46_oob14;
 	shl.b64 %rd98, %rd19, 2;
 	add.s64 %rd99, %rd1, %rd98;
-	.loc 10 69 31
+	.loc 11 69 31
 	shl.b64 %rd100, %rd18, 2;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.s32 %r16, [%rd101];
-	.loc 10 69 16
+	.loc 11 69 16
 	atom.global.add.s32 %r17, [%rd99], %r16;
 	bra.uni $L5_if_done;
 $L46_oob14:
-	.loc 10 69 21
-	mov.u64 %rd23, 0x770000000F;
+	.loc 11 69 21
+	mov.u64 %rd23, 0x7E0000000F;
 	mov.u64 %rd24, %rd19;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L27_bounds_fail;
@@ -26514,7 +28623,7 @@ $L5_if_done:
 	.reg .b32 %r<16>;
 	.reg .b64 %rd<104>;
 
-	.loc 10 74 6
+	.loc 11 74 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -26533,104 +28642,104 @@ $L5_if_done:
 	ld.param.s64 %rd15, [idxStride];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 10 75 16
+	.loc 11 75 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd16, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd17, %r2;
 	add.s64 %rd18, %rd16, %rd17;
-	.loc 10 76 7
+	.loc 11 76 7
 	setp.ge.s64 %p0, %rd18, %rd5;
 	@%p0 bra $L2_if_then;
 	bra.uni $L6_entry;
 $L2_if_then:
-	.loc 10 77 3
+	.loc 11 77 3
 	ret;
 $L6_entry:
 	mov.s64 %rd20, 0;
 	mov.s64 %rd21, 0;
 	bra.uni $L7_for_loop;
 $L7_for_loop:
-	.loc 10 25 16
+	.loc 11 25 16
 	setp.lt.s64 %p2, %rd21, %rd12;
 	@%p2 bra $L8_for_body;
 	bra.uni $L9_for_done;
 $L8_for_body:
-	.loc 10 26 24
+	.loc 11 26 24
 	add.s64 %rd22, %rd12, %rd21;
-	.loc 10 26 21
+	.loc 11 26 21
 	setp.hs.u64 %p3, %rd22, %rd11;
 	@%p3 bra $L29_oob0;
 	shl.b64 %rd30, %rd22, 2;
 	add.s64 %rd31, %rd10, %rd30;
 	ld.global.nc.s32 %r6, [%rd31];
-	.loc 10 26 16
+	.loc 11 26 16
 	cvt.s64.s32 %rd32, %r6;
-	.loc 10 26 11
+	.loc 11 26 11
 	setp.eq.s64 %p5, %rd32, 0;
 	@%p5 bra $L30_divzero1;
 	div.s64 %rd33, %rd18, %rd32;
-	.loc 10 26 40
+	.loc 11 26 40
 	setp.hs.u64 %p6, %rd21, %rd11;
 	@%p6 bra $L31_oob2;
 	shl.b64 %rd34, %rd21, 2;
 	add.s64 %rd35, %rd10, %rd34;
 	ld.global.nc.s32 %r7, [%rd35];
-	.loc 10 26 35
+	.loc 11 26 35
 	cvt.s64.s32 %rd36, %r7;
-	.loc 10 26 30
+	.loc 11 26 30
 	setp.eq.s64 %p7, %rd36, 0;
 	@%p7 bra $L32_divzero3;
 	rem.s64 %rd37, %rd33, %rd36;
-	.loc 10 27 25
+	.loc 11 27 25
 	mul.lo.s64 %rd38, 3, %rd12;
-	.loc 10 27 28
+	.loc 11 27 28
 	add.s64 %rd39, %rd38, %rd21;
-	.loc 10 27 23
+	.loc 11 27 23
 	setp.hs.u64 %p8, %rd39, %rd11;
 	@%p8 bra $L33_oob4;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd10, %rd40;
 	ld.global.nc.s32 %r8, [%rd41];
-	.loc 10 27 18
+	.loc 11 27 18
 	cvt.s64.s32 %rd42, %r8;
-	.loc 10 27 13
+	.loc 11 27 13
 	mul.lo.s64 %rd43, %rd37, %rd42;
-	.loc 10 27 3
+	.loc 11 27 3
 	add.s64 %rd44, %rd20, %rd43;
-	.loc 10 25 22
+	.loc 11 25 22
 	add.s64 %rd45, %rd21, 1;
 	mov.s64 %rd20, %rd44;
 	mov.s64 %rd21, %rd45;
 	bra.uni $L7_for_loop;
 $L29_oob0:
-	.loc 10 26 21
-	mov.u64 %rd23, 0x7800000001;
+	.loc 11 26 21
+	mov.u64 %rd23, 0x7F00000001;
 	mov.u64 %rd24, %rd22;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L30_divzero1:
-	.loc 10 26 11
-	mov.u64 %rd23, 0x7800000002;
+	.loc 11 26 11
+	mov.u64 %rd23, 0x7F00000002;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L31_oob2:
-	.loc 10 26 40
-	mov.u64 %rd23, 0x7800000003;
+	.loc 11 26 40
+	mov.u64 %rd23, 0x7F00000003;
 	mov.u64 %rd24, %rd21;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L32_divzero3:
-	.loc 10 26 30
-	mov.u64 %rd23, 0x7800000004;
+	.loc 11 26 30
+	mov.u64 %rd23, 0x7F00000004;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L33_oob4:
-	.loc 10 27 23
-	mov.u64 %rd23, 0x7800000005;
+	.loc 11 27 23
+	mov.u64 %rd23, 0x7F00000005;
 	mov.u64 %rd24, %rd39;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -26640,7 +28749,7 @@ $L9_for_done:
 	mov.s64 %rd47, 0;
 	bra.uni $L10_for_loop;
 $L10_for_loop:
-	.loc 10 31 16
+	.loc 11 31 16
 	setp.lt.s64 %p10, %rd47, %rd13;
 	@%p10 bra $L11_for_body;
 	bra.uni $L12_for_done;
@@ -26649,85 +28758,85 @@ $L11_for_body:
 	mov.s64 %rd49, 0;
 	bra.uni $L13_for_loop;
 $L13_for_loop:
-	.loc 10 33 17
+	.loc 11 33 17
 	setp.lt.s64 %p11, %rd49, %rd12;
 	@%p11 bra $L14_for_body;
 	bra.uni $L15_for_done;
 $L14_for_body:
-	.loc 10 34 17
+	.loc 11 34 17
 	mul.lo.s64 %rd50, 2, %rd12;
-	.loc 10 34 20
+	.loc 11 34 20
 	add.s64 %rd51, %rd50, %rd49;
-	.loc 10 34 15
+	.loc 11 34 15
 	setp.hs.u64 %p12, %rd51, %rd11;
 	@%p12 bra $L34_oob5;
 	shl.b64 %rd52, %rd51, 2;
 	add.s64 %rd53, %rd10, %rd52;
 	ld.global.nc.s32 %r9, [%rd53];
-	.loc 10 34 10
+	.loc 11 34 10
 	cvt.s64.s32 %rd54, %r9;
-	.loc 10 34 25
+	.loc 11 34 25
 	setp.eq.s64 %p13, %rd54, %rd47;
 	@%p13 bra $L16_if_then;
 	bra.uni $L35_edge;
 $L34_oob5:
-	.loc 10 34 15
-	mov.u64 %rd23, 0x7800000006;
+	.loc 11 34 15
+	mov.u64 %rd23, 0x7F00000006;
 	mov.u64 %rd24, %rd51;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L16_if_then:
-	.loc 10 35 26
+	.loc 11 35 26
 	add.s64 %rd56, %rd12, %rd49;
-	.loc 10 35 23
+	.loc 11 35 23
 	setp.hs.u64 %p14, %rd56, %rd11;
 	@%p14 bra $L36_oob6;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd10, %rd57;
 	ld.global.nc.s32 %r10, [%rd58];
-	.loc 10 35 18
+	.loc 11 35 18
 	cvt.s64.s32 %rd59, %r10;
-	.loc 10 35 13
+	.loc 11 35 13
 	setp.eq.s64 %p15, %rd59, 0;
 	@%p15 bra $L37_divzero7;
 	div.s64 %rd60, %rd18, %rd59;
-	.loc 10 35 42
+	.loc 11 35 42
 	setp.hs.u64 %p16, %rd49, %rd11;
 	@%p16 bra $L38_oob8;
 	shl.b64 %rd61, %rd49, 2;
 	add.s64 %rd62, %rd10, %rd61;
 	ld.global.nc.s32 %r11, [%rd62];
-	.loc 10 35 37
+	.loc 11 35 37
 	cvt.s64.s32 %rd63, %r11;
-	.loc 10 35 32
+	.loc 11 35 32
 	setp.eq.s64 %p17, %rd63, 0;
 	@%p17 bra $L39_divzero9;
 	rem.s64 %rd64, %rd60, %rd63;
-	.loc 10 35 5
+	.loc 11 35 5
 	add.s64 %rd65, %rd48, %rd64;
 	mov.s64 %rd55, %rd65;
 	bra.uni $L17_if_done;
 $L36_oob6:
-	.loc 10 35 23
-	mov.u64 %rd23, 0x7800000007;
+	.loc 11 35 23
+	mov.u64 %rd23, 0x7F00000007;
 	mov.u64 %rd24, %rd56;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L37_divzero7:
-	.loc 10 35 13
-	mov.u64 %rd23, 0x7800000008;
+	.loc 11 35 13
+	mov.u64 %rd23, 0x7F00000008;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
 $L38_oob8:
-	.loc 10 35 42
-	mov.u64 %rd23, 0x7800000009;
+	.loc 11 35 42
+	mov.u64 %rd23, 0x7F00000009;
 	mov.u64 %rd24, %rd49;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L39_divzero9:
-	.loc 10 35 32
-	mov.u64 %rd23, 0x780000000A;
+	.loc 11 35 32
+	mov.u64 %rd23, 0x7F0000000A;
 	mov.u64 %rd24, 0;
 	mov.u64 %rd25, 0;
 	bra.uni $L27_bounds_fail;
@@ -26735,7 +28844,7 @@ $L35_edge:
 	mov.s64 %rd55, %rd48;
 	bra.uni $L17_if_done;
 $L17_if_done:
-	.loc 10 33 23
+	.loc 11 33 23
 	add.s64 %rd66, %rd49, 1;
 	mov.s64 %rd48, %rd55;
 	mov.s64 %rd49, %rd66;
@@ -26745,57 +28854,57 @@ $L15_for_done:
 	mov.s64 %rd68, 0;
 	bra.uni $L18_for_loop;
 $L18_for_loop:
-	.loc 10 38 17
+	.loc 11 38 17
 	setp.lt.s64 %p18, %rd68, %rd14;
 	@%p18 bra $L19_for_body;
 	bra.uni $L20_for_done;
 $L19_for_body:
-	.loc 10 39 17
+	.loc 11 39 17
 	mul.lo.s64 %rd69, 4, %rd12;
-	.loc 10 39 22
+	.loc 11 39 22
 	mul.lo.s64 %rd70, 2, %rd13;
-	.loc 10 39 20
+	.loc 11 39 20
 	add.s64 %rd71, %rd69, %rd70;
-	.loc 10 39 25
+	.loc 11 39 25
 	add.s64 %rd72, %rd71, %rd68;
-	.loc 10 39 15
+	.loc 11 39 15
 	setp.hs.u64 %p19, %rd72, %rd11;
 	@%p19 bra $L40_oob10;
 	shl.b64 %rd73, %rd72, 2;
 	add.s64 %rd74, %rd10, %rd73;
 	ld.global.nc.s32 %r12, [%rd74];
-	.loc 10 39 10
+	.loc 11 39 10
 	cvt.s64.s32 %rd75, %r12;
-	.loc 10 39 30
+	.loc 11 39 30
 	setp.eq.s64 %p20, %rd75, %rd47;
 	@%p20 bra $L21_if_then;
 	bra.uni $L41_edge;
 $L40_oob10:
-	.loc 10 39 15
-	mov.u64 %rd23, 0x780000000B;
+	.loc 11 39 15
+	mov.u64 %rd23, 0x7F0000000B;
 	mov.u64 %rd24, %rd72;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L21_if_then:
-	.loc 10 40 24
+	.loc 11 40 24
 	mul.lo.s64 %rd77, %rd68, %rd15;
-	.loc 10 40 22
+	.loc 11 40 22
 	add.s64 %rd78, %rd20, %rd77;
-	.loc 10 40 17
+	.loc 11 40 17
 	setp.hs.u64 %p21, %rd78, %rd8;
 	@%p21 bra $L42_oob11;
 	shl.b64 %rd79, %rd78, 2;
 	add.s64 %rd80, %rd7, %rd79;
 	ld.global.nc.s32 %r13, [%rd80];
-	.loc 10 40 13
+	.loc 11 40 13
 	cvt.s64.s32 %rd81, %r13;
-	.loc 10 40 5
+	.loc 11 40 5
 	add.s64 %rd82, %rd67, %rd81;
 	mov.s64 %rd76, %rd82;
 	bra.uni $L22_if_done;
 $L42_oob11:
-	.loc 10 40 17
-	mov.u64 %rd23, 0x780000000C;
+	.loc 11 40 17
+	mov.u64 %rd23, 0x7F0000000C;
 	mov.u64 %rd24, %rd78;
 	mov.u64 %rd25, %rd8;
 	bra.uni $L27_bounds_fail;
@@ -26803,36 +28912,36 @@ $L41_edge:
 	mov.s64 %rd76, %rd67;
 	bra.uni $L22_if_done;
 $L22_if_done:
-	.loc 10 38 25
+	.loc 11 38 25
 	add.s64 %rd83, %rd68, 1;
 	mov.s64 %rd67, %rd76;
 	mov.s64 %rd68, %rd83;
 	bra.uni $L18_for_loop;
 $L20_for_done:
-	.loc 10 43 8
+	.loc 11 43 8
 	setp.lt.s64 %p22, %rd67, 0;
 	@%p22 bra $L23_if_then;
 	bra.uni $L25_cond_false;
 $L25_cond_false:
-	.loc 10 43 30
+	.loc 11 43 30
 	mul.lo.s64 %rd93, 4, %rd12;
-	.loc 10 43 33
+	.loc 11 43 33
 	add.s64 %rd94, %rd93, %rd47;
-	.loc 10 43 28
+	.loc 11 43 28
 	setp.hs.u64 %p25, %rd94, %rd11;
 	@%p25 bra $L44_oob13;
 	shl.b64 %rd95, %rd94, 2;
 	add.s64 %rd96, %rd10, %rd95;
 	ld.global.nc.s32 %r15, [%rd96];
-	.loc 10 43 23
+	.loc 11 43 23
 	cvt.s64.s32 %rd97, %r15;
-	.loc 10 43 17
+	.loc 11 43 17
 	setp.ge.s64 %p26, %rd67, %rd97;
 	@%p26 bra $L23_if_then;
 	bra.uni $L45_edge;
 $L44_oob13:
-	.loc 10 43 28
-	mov.u64 %rd23, 0x780000000E;
+	.loc 11 43 28
+	mov.u64 %rd23, 0x7F0000000E;
 	mov.u64 %rd24, %rd94;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
@@ -26843,38 +28952,38 @@ $L45_edge:
 	mov.pred %p23, %p9;
 	bra.uni $L24_if_done;
 $L24_if_done:
-	.loc 10 46 24
+	.loc 11 46 24
 	mul.lo.s64 %rd84, 4, %rd12;
-	.loc 10 46 27
+	.loc 11 46 27
 	add.s64 %rd85, %rd84, %rd13;
-	.loc 10 46 30
+	.loc 11 46 30
 	add.s64 %rd86, %rd85, %rd47;
-	.loc 10 46 22
+	.loc 11 46 22
 	setp.hs.u64 %p24, %rd86, %rd11;
 	@%p24 bra $L43_oob12;
 	shl.b64 %rd87, %rd86, 2;
 	add.s64 %rd88, %rd10, %rd87;
 	ld.global.nc.s32 %r14, [%rd88];
-	.loc 10 46 17
+	.loc 11 46 17
 	cvt.s64.s32 %rd89, %r14;
-	.loc 10 46 12
+	.loc 11 46 12
 	mul.lo.s64 %rd90, %rd67, %rd89;
-	.loc 10 46 3
+	.loc 11 46 3
 	add.s64 %rd91, %rd46, %rd90;
-	.loc 10 31 22
+	.loc 11 31 22
 	add.s64 %rd92, %rd47, 1;
 	mov.s64 %rd46, %rd91;
 	mov.pred %p9, %p23;
 	mov.s64 %rd47, %rd92;
 	bra.uni $L10_for_loop;
 $L43_oob12:
-	.loc 10 46 22
-	mov.u64 %rd23, 0x780000000D;
+	.loc 11 46 22
+	mov.u64 %rd23, 0x7F0000000D;
 	mov.u64 %rd24, %rd86;
 	mov.u64 %rd25, %rd11;
 	bra.uni $L27_bounds_fail;
 $L12_for_done:
-	.loc 10 48 2
+	.loc 11 48 2
 	mov.s64 %rd19, %rd46;
 	mov.pred %p1, %p9;
 	bra.uni $L26_ret_scatterOffset;
@@ -26882,21 +28991,21 @@ $L26_ret_scatterOffset:
 	@%p1 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L4_if_then:
-	.loc 10 80 21
+	.loc 11 80 21
 	setp.hs.u64 %p27, %rd19, %rd2;
 	@%p27 bra $L46_oob14;
 	shl.b64 %rd98, %rd19, 3;
 	add.s64 %rd99, %rd1, %rd98;
-	.loc 10 80 31
+	.loc 11 80 31
 	shl.b64 %rd100, %rd18, 3;
 	add.s64 %rd101, %rd4, %rd100;
 	ld.global.nc.s64 %rd102, [%rd101];
-	.loc 10 80 16
+	.loc 11 80 16
 	atom.global.add.u64 %rd103, [%rd99], %rd102;
 	bra.uni $L5_if_done;
 $L46_oob14:
-	.loc 10 80 21
-	mov.u64 %rd23, 0x780000000F;
+	.loc 11 80 21
+	mov.u64 %rd23, 0x7F0000000F;
 	mov.u64 %rd24, %rd19;
 	mov.u64 %rd25, %rd2;
 	bra.uni $L27_bounds_fail;

@@ -26,7 +26,7 @@ var supportedOps = []backends.OpType{
 	// Shape.
 	backends.OpTypeReshape, backends.OpTypeTranspose, backends.OpTypeBroadcastInDim, backends.OpTypeSlice,
 	backends.OpTypeReverse, backends.OpTypeConcatenate, backends.OpTypePad, backends.OpTypeGather,
-	backends.OpTypeScatterSum,
+	backends.OpTypeScatterSum, backends.OpTypeDynamicSlice, backends.OpTypeDynamicUpdateSlice,
 	// Reductions.
 	backends.OpTypeReduceSum, backends.OpTypeReduceProduct, backends.OpTypeReduceMax, backends.OpTypeReduceMin,
 	backends.OpTypeReduceLogicalAnd, backends.OpTypeReduceLogicalOr, backends.OpTypeReduceLogicalXor,

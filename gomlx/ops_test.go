@@ -222,7 +222,8 @@ func inputShapes(ins []input) []shapes.Shape {
 // on the emulator with memcheck, racecheck (shared memory) and synccheck
 // on: a report fails the launch.
 func TestOpsSanitized(t *testing.T) {
-	checked := []string{"DotGeneralTiled", "ReduceSumLongRows", "ScatterSum", "Gather", "Concatenate", "Pad", "Transpose"}
+	checked := []string{"DotGeneralTiled", "ReduceSumLongRows", "ScatterSum", "Gather", "Concatenate", "Pad", "Transpose",
+		"DynamicSlice", "DynamicUpdateSlice"}
 	for ci, c := range opCases() {
 		if !slices.Contains(checked, c.name) {
 			continue

@@ -109,6 +109,9 @@ func structuralCases() []opCase {
 			return b.Pad(p[0], p[1], padConfig(s.Dimensions)...)
 		}, host: hostPad},
 		genCase("Gather", opList(backends.OpTypeGather), all, 1, genGather),
+		// simplego v0.26.0 has neither: checked against hostDynamic.
+		withHost(genCase("DynamicSlice", opList(backends.OpTypeDynamicSlice), all, 1, genDynamic(false)), hostDynamic),
+		withHost(genCase("DynamicUpdateSlice", opList(backends.OpTypeDynamicUpdateSlice), all, 1, genDynamic(true)), hostDynamic),
 		genCase("ScatterSum", opList(backends.OpTypeScatterSum), numbers, 4, genScatter),
 		genCase("Reduce", opList(backends.OpTypeReduceSum, backends.OpTypeReduceProduct, backends.OpTypeReduceMax, backends.OpTypeReduceMin), numbers, 5, genReduce),
 		// simplego v0.26.0 panics on integer DotGeneral: integer dots are
@@ -379,4 +382,53 @@ func hostLongRowSum(ins []input) ([]float64, []int) {
 		}
 	}
 	return out, []int{d[0]}
+}
+
+// genDynamic draws DynamicSlice (or, with update, DynamicUpdateSlice) of
+// a [d0, d1] operand at start scalars (int32 and int64) that may lie
+// outside the operand, which XLA clamps. The window is dynWindowDims of
+// the operand's dimensions, so hostDynamic can know it.
+func genDynamic(update bool) genFn {
+	return func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		d := []int{1 + r.IntN(6), 1 + r.IntN(6)}
+		w := dynWindowDims(d)
+		s0 := input{shape: shapes.Make(dtypes.Int32), flat: []int32{int32(r.IntN(d[0]+3) - 1)}}
+		s1 := input{shape: shapes.Make(dtypes.Int64), flat: []int64{int64(r.IntN(d[1]+3) - 1)}}
+		ins := []input{randInput(r, shapes.Make(dt, d...), anyValue, 0), s0, s1}
+		if update {
+			ins = append(ins, randInput(r, shapes.Make(dt, w...), anyValue, 0))
+			return ins, func(b B, p []O) (O, error) { return b.DynamicUpdateSlice(p[0], p[3], []O{p[1], p[2]}) }
+		}
+		return ins, func(b B, p []O) (O, error) { return b.DynamicSlice(p[0], []O{p[1], p[2]}, w) }
+	}
+}
+
+func dynWindowDims(d []int) []int { return []int{max(1, d[0]-1), (d[1] + 1) / 2} }
+
+// hostDynamic is the float64 reference of genDynamic's graphs (an update
+// is the fourth input).
+func hostDynamic(ins []input) ([]float64, []int) {
+	d := ins[0].shape.Dimensions
+	x := toFloat64(ins[0].flat)
+	w := dynWindowDims(d)
+	start := []int{int(ins[1].flat.([]int32)[0]), int(ins[2].flat.([]int64)[0])}
+	for k := range start {
+		start[k] = min(max(start[k], 0), d[k]-w[k])
+	}
+	if len(ins) == 3 {
+		out := make([]float64, w[0]*w[1])
+		for i := range w[0] {
+			for j := range w[1] {
+				out[i*w[1]+j] = x[(start[0]+i)*d[1]+start[1]+j]
+			}
+		}
+		return out, w
+	}
+	u := toFloat64(ins[3].flat)
+	for i := range w[0] {
+		for j := range w[1] {
+			x[(start[0]+i)*d[1]+start[1]+j] = u[i*w[1]+j]
+		}
+	}
+	return x, d
 }
