@@ -25,9 +25,12 @@ package gomlx
 //	gelu     Mul(x, Mul(Add(Erf(x·(1/√2) or x/√2), 1), 0.5)), operands of Mul
 //	         and Add in either order: activations.Gelu (the exact, erf
 //	         form). Runs ops.GELU.
+//	geluTanh the same with Tanh(Mul(Add(x, Mul(Pow(x, 3), 0.044715)),
+//	         √(2/π))) for the Erf: activations.GeluApproximate. Runs
+//	         ops.GELUTanh.
 //
 // Not recognised yet: other spellings of RMSNorm (Div by cols, Pow -0.5,
-// Sqrt then Div), RoPE, the tanh approximation of GELU.
+// Sqrt then Div), RoPE.
 
 import (
 	"math"
@@ -70,9 +73,16 @@ func (bl *Builder) fuse() {
 				size := n.shape.Size()
 				n.inputs = []*node{x}
 				n.run = fusedRun(n, func(q kern.Queue, out darray, in []darray) error {
-					return geluAny(q, out, in[0], size)
+					return geluAny(q, out, in[0], size, false)
 				})
 				bl.fused = append(bl.fused, "gelu")
+			} else if x := matchGELUTanh(n); x != nil {
+				size := n.shape.Size()
+				n.inputs = []*node{x}
+				n.run = fusedRun(n, func(q kern.Queue, out darray, in []darray) error {
+					return geluAny(q, out, in[0], size, true)
+				})
+				bl.fused = append(bl.fused, "geluTanh")
 			} else if x, up := matchSiLUMul(n); x != nil {
 				size := n.shape.Size()
 				n.inputs = []*node{x, up}
@@ -131,10 +141,11 @@ func matchSoftmax(div *node) *node {
 // rounding (2⁻⁸ relative): GoMLX makes the constant in x's dtype.
 func near(c, v float64) bool { return math.Abs(c-v) <= math.Abs(v)/128 }
 
-// matchGELU returns x when mul is x·Φ(x) with Φ(x) = (1 + erf(x/√2))·0.5.
-func matchGELU(mul *node) *node {
+// geluOuter returns (x, f) when mul is x·((1 + f)·0.5), the shape both
+// GELU forms share (f is erf(x/√2) or tanh(√(2/π)·(x + 0.044715·x³))).
+func geluOuter(mul *node) (x, f *node) {
 	if len(mul.inputs) != 2 {
-		return nil
+		return nil, nil
 	}
 	for i, x := range mul.inputs {
 		if !x.shape.Equal(mul.shape) {
@@ -148,21 +159,61 @@ func matchGELU(mul *node) *node {
 		if !ok || !near(c, 0.5) || !isOp(one, backends.OpTypeAdd) {
 			continue
 		}
-		erf, c, ok := scalarIn(one)
-		if !ok || !near(c, 1) || !isOp(erf, backends.OpTypeErf) {
+		if f, c, ok := scalarIn(one); ok && near(c, 1) {
+			return x, f
+		}
+	}
+	return nil, nil
+}
+
+// matchGELU returns x when mul is x·Φ(x) with Φ(x) = (1 + erf(x/√2))·0.5.
+func matchGELU(mul *node) *node {
+	x, erf := geluOuter(mul)
+	if x == nil || !isOp(erf, backends.OpTypeErf) {
+		return nil
+	}
+	// x/√2, which graph.DivScalar records as x·(1/√2).
+	scaled := erf.inputs[0]
+	switch {
+	case isOp(scaled, backends.OpTypeMul):
+		if y, c, ok := scalarIn(scaled); ok && y == x && near(c, 1/math.Sqrt2) {
+			return x
+		}
+	case isOp(scaled, backends.OpTypeDiv) && scaled.inputs[0] == x:
+		if c := strip(scaled.inputs[1]); c.scalar != nil && near(*c.scalar, math.Sqrt2) {
+			return x
+		}
+	}
+	return nil
+}
+
+// matchGELUTanh returns x when mul is x·(1 + tanh(√(2/π)·(x +
+// 0.044715·x³)))·0.5, as activations.GeluApproximate records it (x³ as
+// Pow(x, 3)).
+func matchGELUTanh(mul *node) *node {
+	x, th := geluOuter(mul)
+	if x == nil || !isOp(th, backends.OpTypeTanh) {
+		return nil
+	}
+	inner := th.inputs[0]
+	if !isOp(inner, backends.OpTypeMul) {
+		return nil
+	}
+	sum, c, ok := scalarIn(inner)
+	if !ok || !near(c, math.Sqrt(2/math.Pi)) || !isOp(sum, backends.OpTypeAdd) || len(sum.inputs) != 2 {
+		return nil
+	}
+	for i, y := range sum.inputs {
+		cube := sum.inputs[1-i]
+		if y != x || !isOp(cube, backends.OpTypeMul) {
 			continue
 		}
-		// x/√2, which graph.DivScalar records as x·(1/√2).
-		scaled := erf.inputs[0]
-		switch {
-		case isOp(scaled, backends.OpTypeMul):
-			if y, c, ok := scalarIn(scaled); ok && y == x && near(c, 1/math.Sqrt2) {
-				return x
-			}
-		case isOp(scaled, backends.OpTypeDiv) && scaled.inputs[0] == x:
-			if c := strip(scaled.inputs[1]); c.scalar != nil && near(*c.scalar, math.Sqrt2) {
-				return x
-			}
+		p, c, ok := scalarIn(cube)
+		if !ok || !near(c, 0.044715) || !isOp(p, backends.OpTypePow) || p.inputs[0] != x {
+			continue
+		}
+		if e := strip(p.inputs[1]); e.scalar != nil && *e.scalar == 3 {
+			return x
 		}
 	}
 	return nil
@@ -347,13 +398,20 @@ func rmsNormAny(q kern.Queue, out, x, w darray, rows, cols int, eps float32) err
 	}
 }
 
-func geluAny(q kern.Queue, out, x darray, n int) error {
+func geluAny(q kern.Queue, out, x darray, n int, tanh bool) error {
 	switch o := out.(type) {
 	case typed[float32]:
-		return ops.GELU(q, o.b, x.(typed[float32]).b, n)
+		return gelu(q, o.b, x.(typed[float32]).b, n, tanh)
 	case typed[gpu.Half]:
-		return ops.GELU(q, o.b, x.(typed[gpu.Half]).b, n)
+		return gelu(q, o.b, x.(typed[gpu.Half]).b, n, tanh)
 	default:
-		return ops.GELU(q, out.(typed[gpu.BFloat16]).b, x.(typed[gpu.BFloat16]).b, n)
+		return gelu(q, out.(typed[gpu.BFloat16]).b, x.(typed[gpu.BFloat16]).b, n, tanh)
 	}
+}
+
+func gelu[T ops.Float](q kern.Queue, out, x *kern.Buffer[T], n int, tanh bool) error {
+	if tanh {
+		return ops.GELUTanh(q, out, x, n)
+	}
+	return ops.GELU(q, out, x, n)
 }

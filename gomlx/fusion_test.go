@@ -6,6 +6,7 @@ package gomlx
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -49,6 +50,14 @@ var fusionGraphs = []struct {
 	{"gelu", "gelu", func(x, _ *graph.Node) []*graph.Node { return []*graph.Node{activations.Gelu(x)} }, false},
 	{"not gelu: tanh approximation", "gelu", func(x, _ *graph.Node) []*graph.Node {
 		return []*graph.Node{activations.GeluApproximate(x)}
+	}, true},
+	{"gelu tanh", "geluTanh", func(x, _ *graph.Node) []*graph.Node {
+		return []*graph.Node{activations.GeluApproximate(x)}
+	}, false},
+	{"not gelu tanh: x² for x³", "geluTanh", func(x, _ *graph.Node) []*graph.Node {
+		inner := graph.Add(x, graph.MulScalar(graph.PowScalar(x, 2), 0.044715))
+		cdf := graph.MulScalar(graph.OnePlus(graph.Tanh(graph.MulScalar(inner, math.Sqrt(2/math.Pi)))), 0.5)
+		return []*graph.Node{graph.Mul(x, cdf)}
 	}, true},
 	{"swiglu", "siluMul", func(x, up *graph.Node) []*graph.Node {
 		return []*graph.Node{graph.Mul(activations.Swish(x), up)}
