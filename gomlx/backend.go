@@ -27,6 +27,7 @@ type Backend struct {
 	dev       *kern.Device
 	finalized bool
 	transfers Transfers
+	pool      pool
 	fusions   fusionCounts
 	// noFusion turns fusion.go off (config suffix ",nofusion"), to compare.
 	noFusion bool
@@ -132,6 +133,7 @@ func (b *Backend) Finalize() {
 	if b.finalized {
 		return
 	}
+	b.pool.drain()
 	b.finalized = true
 	b.dev.Close()
 }

@@ -153,3 +153,48 @@ func hostStep(x [][]float32) [][]float32 {
 	}
 	return out
 }
+
+// TestSteadyState: a training loop that finalizes each step's old
+// tensors allocates no device memory after its first steps: the pool
+// (pool.go) hands the freed buffers back.
+func TestSteadyState(t *testing.T) {
+	be, err := New("emu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Finalize()
+	kb := be.(*Backend)
+	step, err := graph.NewExec(be, sgdStep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer step.Finalize()
+	data := trainData()
+	args := make([]any, len(data))
+	for i, d := range data {
+		args[i] = d
+	}
+	var prev []*tensors.Tensor
+	var warm int64
+	const steps = 8
+	for s := range steps {
+		out, err := step.Exec(args...)
+		if err != nil {
+			t.Fatalf("step %d: %v", s, err)
+		}
+		for _, p := range prev {
+			p.FinalizeAll()
+		}
+		prev = out
+		for i := range 4 {
+			args[2+i] = out[5+i]
+		}
+		if s == 1 {
+			warm = kb.TransferCounts().Allocs.Load()
+		}
+	}
+	if n := kb.TransferCounts().Allocs.Load(); n != warm {
+		t.Errorf("device allocations: %d after 2 steps, %d after %d: want none in between", warm, n, steps)
+	}
+	t.Logf("%d device allocations for %d training steps", warm, steps)
+}

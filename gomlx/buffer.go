@@ -16,9 +16,11 @@ import (
 )
 
 // storedDTypes are the dtypes a Buffer can hold, each as a kern.Buffer of
-// its storage type: float32, float16 (gpu.Half), bfloat16
-// (gpu.BFloat16), int32, int64 and bool.
-var storedDTypes = []dtypes.DType{dtypes.Float32, dtypes.Float16, dtypes.BFloat16, dtypes.Int32, dtypes.Int64, dtypes.Bool}
+// its storage type: float32, float64, float16 (gpu.Half), bfloat16
+// (gpu.BFloat16), int32, int64 and bool; uint32 and uint64 too, for
+// random bits and the random state (few ops take them).
+var storedDTypes = []dtypes.DType{dtypes.Float32, dtypes.Float64, dtypes.Float16, dtypes.BFloat16, dtypes.Int32, dtypes.Int64,
+	dtypes.Bool, dtypes.Uint32, dtypes.Uint64}
 
 // darray is a kern.Buffer of any storage type.
 type darray interface {
@@ -48,14 +50,21 @@ func supportedDType(dt dtypes.DType) bool {
 	return false
 }
 
-// alloc returns a zeroed buffer of shape on the device.
+// alloc returns a buffer of shape on the device: an idle one from the
+// pool (pool.go), or a new, zeroed one.
 func (b *Backend) alloc(shape shapes.Shape) (*Buffer, error) {
+	if a, ok := b.pool.get(shape); ok {
+		return &Buffer{shape: shape, arr: a}, nil
+	}
+	b.transfers.Allocs.Add(1)
 	n := shape.Size()
 	var arr darray
 	var err error
 	switch shape.DType {
 	case dtypes.Float32:
 		arr, err = allocTyped[float32](b.dev, n)
+	case dtypes.Float64:
+		arr, err = allocTyped[float64](b.dev, n)
 	case dtypes.Float16:
 		arr, err = allocTyped[gpu.Half](b.dev, n)
 	case dtypes.BFloat16:
@@ -66,6 +75,10 @@ func (b *Backend) alloc(shape shapes.Shape) (*Buffer, error) {
 		arr, err = allocTyped[int64](b.dev, n)
 	case dtypes.Bool:
 		arr, err = allocTyped[bool](b.dev, n)
+	case dtypes.Uint32:
+		arr, err = allocTyped[uint32](b.dev, n)
+	case dtypes.Uint64:
+		arr, err = allocTyped[uint64](b.dev, n)
 	default:
 		return nil, fmt.Errorf("backend kern: dtype %s is not supported (supported: %v)", shape.DType, storedDTypes)
 	}
@@ -100,11 +113,7 @@ func (b *Backend) BufferFinalize(buffer backends.Buffer) error {
 	if err != nil {
 		return err
 	}
-	buf.freed = true
-	if b.finalized {
-		return nil // the device is closed, and its memory with it
-	}
-	return buf.arr.free()
+	return b.release(buf)
 }
 
 // BufferShape implements backends.DataInterface.
@@ -137,6 +146,10 @@ func (b *Backend) BufferToFlatData(buffer backends.Buffer, flat any) error {
 		if f, ok := flat.([]float32); ok {
 			return download(c, a.b, f)
 		}
+	case typed[float64]:
+		if f, ok := flat.([]float64); ok {
+			return download(c, a.b, f)
+		}
 	case typed[gpu.Half]:
 		if f, ok := flat.([]float16.Float16); ok {
 			return download(c, a.b, reinterpret[gpu.Half](f))
@@ -155,6 +168,14 @@ func (b *Backend) BufferToFlatData(buffer backends.Buffer, flat any) error {
 		}
 	case typed[bool]:
 		if f, ok := flat.([]bool); ok {
+			return download(c, a.b, f)
+		}
+	case typed[uint32]:
+		if f, ok := flat.([]uint32); ok {
+			return download(c, a.b, f)
+		}
+	case typed[uint64]:
+		if f, ok := flat.([]uint64); ok {
 			return download(c, a.b, f)
 		}
 	}
@@ -180,6 +201,8 @@ func (b *Backend) uploadFlat(c *atomic.Int64, flat any, shape shapes.Shape) (*Bu
 	switch f := flat.(type) {
 	case []float32:
 		arr, n, dt, err = up(b.dev, c, f, dtypes.Float32)
+	case []float64:
+		arr, n, dt, err = up(b.dev, c, f, dtypes.Float64)
 	case []float16.Float16:
 		arr, n, dt, err = up(b.dev, c, reinterpret[gpu.Half](f), dtypes.Float16)
 	case []bfloat16.BFloat16:
@@ -190,6 +213,10 @@ func (b *Backend) uploadFlat(c *atomic.Int64, flat any, shape shapes.Shape) (*Bu
 		arr, n, dt, err = up(b.dev, c, f, dtypes.Int64)
 	case []bool:
 		arr, n, dt, err = up(b.dev, c, f, dtypes.Bool)
+	case []uint32:
+		arr, n, dt, err = up(b.dev, c, f, dtypes.Uint32)
+	case []uint64:
+		arr, n, dt, err = up(b.dev, c, f, dtypes.Uint64)
 	default:
 		return nil, fmt.Errorf("backend kern: flat data %T for %s: not a supported dtype (%v)", flat, shape, storedDTypes)
 	}

@@ -5,6 +5,7 @@ package gomlx
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 
@@ -12,7 +13,9 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/notimplemented"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/x448/float16"
 )
 
 // runFn computes a node's value from its inputs' values. It returns a
@@ -33,6 +36,8 @@ type node struct {
 	// is a broadcast an element-wise op inserted for an operand.
 	axes      []int
 	broadcast bool
+	// scalar is a single-element constant's value, for matching.
+	scalar *float64
 }
 
 // Builder records a computation. It implements backends.Builder; the ops
@@ -139,6 +144,10 @@ func (bl *Builder) Constant(flat any, dims ...int) (backends.Op, error) {
 	}
 	n := bl.add(backends.OpTypeConstant, shape, nil)
 	n.value = v
+	if shape.Size() == 1 && shape.DType.IsFloat() {
+		f := toF64(flat)
+		n.scalar = &f
+	}
 	bl.metas = append(bl.metas, v.arr)
 	return n, nil
 }
@@ -175,6 +184,9 @@ func (bl *Builder) meta(vals ...[]int) (*kern.Buffer[int32], error) {
 	var flat []int32
 	for _, v := range vals {
 		for _, x := range v {
+			if x != int(int32(x)) {
+				return nil, fmt.Errorf("dimension or stride %d does not fit the kernels' int32 index maps (tensors up to 2³¹-1 elements)", x)
+			}
 			flat = append(flat, int32(x))
 		}
 	}
@@ -207,6 +219,21 @@ func notImplemented(op backends.OpType) error {
 	if slices.Contains(simplegoOps, op) {
 		where = `GoMLX's "go" (simplego) and xla backends`
 	}
-	return fmt.Errorf("backend kern: op %s is not implemented (see gomlx/README.md for the ops it has); %s implement it: %w",
+	return fmt.Errorf("backend kern: op %s is not implemented (docs/gomlx.md lists the ops it has); %s implement it: %w",
 		op, where, notimplemented.NotImplementedError)
+}
+
+// toF64 is the first value of a flat float slice as a float64.
+func toF64(flat any) float64 {
+	switch f := flat.(type) {
+	case []float32:
+		return float64(f[0])
+	case []float64:
+		return f[0]
+	case []float16.Float16:
+		return float64(f[0].Float32())
+	case []bfloat16.BFloat16:
+		return float64(f[0].Float32())
+	}
+	return math.NaN()
 }

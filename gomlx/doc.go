@@ -26,8 +26,8 @@
 // thread. Float16 and bfloat16 compute in float32 and round once.
 //
 // Files: backend.go (registration, devices), buffer.go and transfer.go
-// (DataInterface), builder.go (graph recording), exec.go (plan and
-// Execute), fusion.go (patterns run as one kern ops kernel), ops_*.go
+// (DataInterface), pool.go (buffer reuse), builder.go (graph recording),
+// exec.go (plan and Execute), fusion.go (patterns run as one kern ops kernel), ops_*.go
 // (one file per op family), dispatch.go (dtype → kernel tables), ops.go
 // (the op lists), kernels_*.go (the kernels).
 package gomlx

@@ -130,7 +130,7 @@ func (e *Executable) Execute(inputs []backends.Buffer, donate []bool, _ backends
 	}
 	freeAll := func() {
 		for buf := range owned {
-			buf.arr.free()
+			e.b.release(buf)
 		}
 	}
 	for step, n := range e.plan {
@@ -144,6 +144,7 @@ func (e *Executable) Execute(inputs []backends.Buffer, donate []bool, _ backends
 			for i, in := range n.inputs {
 				args[i] = vals[in]
 			}
+			e.b.transfers.Runs.Add(1)
 			out, err := n.run(e.b, args)
 			if out != nil {
 				owned[out] = true
@@ -156,7 +157,7 @@ func (e *Executable) Execute(inputs []backends.Buffer, donate []bool, _ backends
 		}
 		for _, in := range n.inputs {
 			if e.lastUse[in] == step && owned[vals[in]] && !isOutput[in] {
-				vals[in].arr.free()
+				e.b.release(vals[in])
 				delete(owned, vals[in])
 			}
 		}
@@ -181,7 +182,7 @@ func (e *Executable) Execute(inputs []backends.Buffer, donate []bool, _ backends
 		res[i] = v
 	}
 	for buf := range owned { // intermediates that are outputs of nothing
-		buf.arr.free()
+		e.b.release(buf)
 	}
 	for i, d := range donate {
 		if d && i < len(ins) && !ins[i].freed {

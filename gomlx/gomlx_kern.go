@@ -400,6 +400,884 @@ func (l kernCvtI64BoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
+// dynF32Kernel launches the kernel dynF32 (kernels_dynamic.go:42).
+var dynF32Kernel = kernDynF32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "dynF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	SourceHash: "bffe6bf5438c6471", Source: []string{"kernels_dynamic.go:dynF32", "kernels_dynamic.go:dynWindow"},
+	Native: func(t gpu.Thread, a []any) {
+		dynF32(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernDynF32Launcher struct{ kern.Launcher }
+
+// Launch runs dynF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernDynF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynF64Kernel launches the kernel dynF64 (kernels_dynamic.go:47).
+var dynF64Kernel = kernDynF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "dynF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	SourceHash: "32c562c3cd17ebfc", Source: []string{"kernels_dynamic.go:dynF64", "kernels_dynamic.go:dynWindow"},
+	Native: func(t gpu.Thread, a []any) {
+		dynF64(t, a[0].([]float64), a[1].([]float64), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernDynF64Launcher struct{ kern.Launcher }
+
+// Launch runs dynF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernDynF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[float64], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynF16Kernel launches the kernel dynF16 (kernels_dynamic.go:52).
+var dynF16Kernel = kernDynF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "dynF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	SourceHash: "0f338fa0cc15c129", Source: []string{"kernels_dynamic.go:dynF16", "kernels_dynamic.go:dynWindow"},
+	Native: func(t gpu.Thread, a []any) {
+		dynF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernDynF16Launcher struct{ kern.Launcher }
+
+// Launch runs dynF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernDynF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynBF16Kernel launches the kernel dynBF16 (kernels_dynamic.go:57).
+var dynBF16Kernel = kernDynBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "dynBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	SourceHash: "0609a8251f6ac64b", Source: []string{"kernels_dynamic.go:dynBF16", "kernels_dynamic.go:dynWindow"},
+	Native: func(t gpu.Thread, a []any) {
+		dynBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernDynBF16Launcher struct{ kern.Launcher }
+
+// Launch runs dynBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernDynBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynI32Kernel launches the kernel dynI32 (kernels_dynamic.go:62).
+var dynI32Kernel = kernDynI32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "dynI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynI32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	SourceHash: "f313c5e56deae5ca", Source: []string{"kernels_dynamic.go:dynI32", "kernels_dynamic.go:dynWindow"},
+	Native: func(t gpu.Thread, a []any) {
+		dynI32(t, a[0].([]int32), a[1].([]int32), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernDynI32Launcher struct{ kern.Launcher }
+
+// Launch runs dynI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernDynI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[int32], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynI64Kernel launches the kernel dynI64 (kernels_dynamic.go:67).
+var dynI64Kernel = kernDynI64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "dynI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynI64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	SourceHash: "cdb171cd0412e543", Source: []string{"kernels_dynamic.go:dynI64", "kernels_dynamic.go:dynWindow"},
+	Native: func(t gpu.Thread, a []any) {
+		dynI64(t, a[0].([]int64), a[1].([]int64), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernDynI64Launcher struct{ kern.Launcher }
+
+// Launch runs dynI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernDynI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[int64], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// dynBoolKernel launches the kernel dynBool (kernels_dynamic.go:72).
+var dynBoolKernel = kernDynBoolLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "dynBool", Pkg: "github.com/gokern/kern/gomlx", Entry: "dynBool", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "starts", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "write", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_dynamic.go:22:16",
+		"panic at kernels_dynamic.go:23:14: integer divide by zero",
+		"panic at kernels_dynamic.go:24:3: integer divide by zero",
+		"kernels_dynamic.go:25:18",
+		"kernels_dynamic.go:26:20",
+		"kernels_dynamic.go:32:30",
+		"kernels_dynamic.go:35:13",
+		"kernels_dynamic.go:35:6",
+		"kernels_dynamic.go:37:15",
+		"kernels_dynamic.go:37:6",
+	},
+	SourceHash: "c4b4a71855861750", Source: []string{"kernels_dynamic.go:dynBool", "kernels_dynamic.go:dynWindow"},
+	Native: func(t gpu.Thread, a []any) {
+		dynBool(t, a[0].([]bool), a[1].([]bool), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernDynBoolLauncher struct{ kern.Launcher }
+
+// Launch runs dynBool on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernDynBoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[bool], starts *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, n int, write int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(starts), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(write))
+}
+
+// unaryF64Kernel launches the kernel unaryF64 (kernels_f64.go:118).
+var unaryF64Kernel = kernUnaryF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "unaryF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "unaryF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:120:25",
+	},
+	SourceHash: "03bc09cfb2954bc5", Source: []string{"kernels_f64.go:unary64", "kernels_f64.go:unaryF64", "kernels_float.go:const opAbs", "kernels_float.go:const opCeil", "kernels_float.go:const opCos", "kernels_float.go:const opErf", "kernels_float.go:const opExp", "kernels_float.go:const opFloor", "kernels_float.go:const opLog", "kernels_float.go:const opLogistic", "kernels_float.go:const opNeg", "kernels_float.go:const opRound", "kernels_float.go:const opRsqrt", "kernels_float.go:const opSign", "kernels_float.go:const opSin", "kernels_float.go:const opSqrt", "kernels_float.go:const opTanh"},
+	Native: func(t gpu.Thread, a []any) { unaryF64(t, a[0].([]float64), a[1].([]float64), a[2].(int)) },
+})}
+
+type kernUnaryF64Launcher struct{ kern.Launcher }
+
+// Launch runs unaryF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernUnaryF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[float64], op int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+}
+
+// isPredF64Kernel launches the kernel isPredF64 (kernels_f64.go:125).
+var isPredF64Kernel = kernIsPredF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "isPredF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "isPredF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:127:9",
+	},
+	SourceHash: "29dc011a00739e99", Source: []string{"kernels_f64.go:isPredF64"},
+	Native: func(t gpu.Thread, a []any) { isPredF64(t, a[0].([]bool), a[1].([]float64), a[2].(int)) },
+})}
+
+type kernIsPredF64Launcher struct{ kern.Launcher }
+
+// Launch runs isPredF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernIsPredF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[float64], op int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(op))
+}
+
+// binaryF64Kernel launches the kernel binaryF64 (kernels_f64.go:137).
+var binaryF64Kernel = kernBinaryF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "binaryF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "binaryF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:139:26",
+		"kernels_f64.go:139:35",
+	},
+	SourceHash: "66421cf0b5659917", Source: []string{"kernels_f64.go:binary64", "kernels_f64.go:binaryF64", "kernels_float.go:const opAdd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opPow", "kernels_float.go:const opRem", "kernels_float.go:const opSub"},
+	Native: func(t gpu.Thread, a []any) {
+		binaryF64(t, a[0].([]float64), a[1].([]float64), a[2].([]float64), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernBinaryF64Launcher struct{ kern.Launcher }
+
+// Launch runs binaryF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernBinaryF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], a *kern.Buffer[float64], b *kern.Buffer[float64], op int, sa int, sb int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+}
+
+// compareF64Kernel launches the kernel compareF64 (kernels_f64.go:144).
+var compareF64Kernel = kernCompareF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "compareF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "compareF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sa", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "sb", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:146:27",
+		"kernels_f64.go:146:36",
+	},
+	SourceHash: "16a8362b45d32590", Source: []string{"kernels_f64.go:compare64", "kernels_f64.go:compareF64", "kernels_float.go:const cmpEq", "kernels_float.go:const cmpGt", "kernels_float.go:const cmpLe", "kernels_float.go:const cmpLt", "kernels_float.go:const cmpNe"},
+	Native: func(t gpu.Thread, a []any) {
+		compareF64(t, a[0].([]bool), a[1].([]float64), a[2].([]float64), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernCompareF64Launcher struct{ kern.Launcher }
+
+// Launch runs compareF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCompareF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], a *kern.Buffer[float64], b *kern.Buffer[float64], op int, sa int, sb int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(op), kern.ScalarArg(sa), kern.ScalarArg(sb))
+}
+
+// reduceF64Kernel launches the kernel reduceF64 (kernels_f64.go:151).
+var reduceF64Kernel = kernReduceF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "reduceF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "reduceF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "op", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:156:10",
+		"kernels_f64.go:158:9",
+	},
+	SourceHash: "a25a76281369f289", Source: []string{"kernels_f64.go:binary64", "kernels_f64.go:reduceF64", "kernels_float.go:const opAdd", "kernels_float.go:const opDiv", "kernels_float.go:const opMax", "kernels_float.go:const opMin", "kernels_float.go:const opMul", "kernels_float.go:const opPow", "kernels_float.go:const opRem", "kernels_float.go:const opSub", "kernels_float.go:const redMax", "kernels_float.go:const redProd", "kernels_float.go:const redSum"},
+	Native: func(t gpu.Thread, a []any) { reduceF64(t, a[0].([]float64), a[1].([]float64), a[2].(int), a[3].(int)) },
+})}
+
+type kernReduceF64Launcher struct{ kern.Launcher }
+
+// Launch runs reduceF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernReduceF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[float64], cols int, op int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
+}
+
+// argRowsF64Kernel launches the kernel argRowsF64 (kernels_f64.go:174).
+var argRowsF64Kernel = kernArgRowsF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "argRowsF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "argRowsF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "isMin", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:179:11",
+		"kernels_f64.go:182:9",
+	},
+	SourceHash: "41f1c4921dcd2129", Source: []string{"kernels_f64.go:argRowsF64"},
+	Native: func(t gpu.Thread, a []any) { argRowsF64(t, a[0].([]int32), a[1].([]float64), a[2].(int), a[3].(int)) },
+})}
+
+type kernArgRowsF64Launcher struct{ kern.Launcher }
+
+// Launch runs argRowsF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernArgRowsF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[float64], cols int, isMin int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(isMin))
+}
+
+// matmulF64Kernel launches the kernel matmulF64 (kernels_f64.go:194).
+var matmulF64Kernel = kernMatmulF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels_f64.go:199:17: integer divide by zero",
+		"panic at kernels_f64.go:199:27: integer divide by zero",
+		"panic at kernels_f64.go:199:30: integer divide by zero",
+		"panic at kernels_f64.go:199:35: integer divide by zero",
+		"kernels_f64.go:202:11",
+		"kernels_f64.go:202:29",
+	},
+	SourceHash: "1b66865166031bf9", Source: []string{"kernels_f64.go:matmulF64"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulF64(t, a[0].([]float64), a[1].([]float64), a[2].([]float64), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulF64Launcher struct{ kern.Launcher }
+
+// Launch runs matmulF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], a *kern.Buffer[float64], b *kern.Buffer[float64], m int, k int, n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+}
+
+// iotaF64Kernel launches the kernel iotaF64 (kernels_f64.go:208).
+var iotaF64Kernel = kernIotaF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "iotaF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "iotaF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "dim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels_f64.go:210:23: integer divide by zero",
+		"panic at kernels_f64.go:210:33: integer divide by zero",
+	},
+	SourceHash: "bbb873f4ca5415bd", Source: []string{"kernels_f64.go:iotaF64"},
+	Native: func(t gpu.Thread, a []any) { iotaF64(t, a[0].([]float64), a[1].(int), a[2].(int)) },
+})}
+
+type kernIotaF64Launcher struct{ kern.Launcher }
+
+// Launch runs iotaF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernIotaF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], dim int, stride int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.ScalarArg(dim), kern.ScalarArg(stride))
+}
+
+// copyF64Kernel launches the kernel copyF64 (kernels_f64.go:215).
+var copyF64Kernel = kernCopyF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "copyF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_move.go:33:16",
+		"panic at kernels_move.go:34:14: integer divide by zero",
+		"panic at kernels_move.go:35:3: integer divide by zero",
+		"kernels_move.go:36:23",
+		"kernels_move.go:37:23",
+		"kernels_move.go:39:13",
+		"kernels_move.go:39:5",
+	},
+	SourceHash: "828f9970398095cc", Source: []string{"kernels_f64.go:copyF64", "kernels_move.go:copyStrided"},
+	Native: func(t gpu.Thread, a []any) {
+		copyF64(t, a[0].([]float64), a[1].([]float64), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernCopyF64Launcher struct{ kern.Launcher }
+
+// Launch runs copyF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCopyF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[float64], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+}
+
+// fillF64Kernel launches the kernel fillF64 (kernels_f64.go:220).
+var fillF64Kernel = kernFillF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "fillF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "fillF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "v", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_move.go:74:13",
+	},
+	SourceHash: "5dadb32b35f7770b", Source: []string{"kernels_f64.go:fillF64", "kernels_move.go:fill"},
+	Native: func(t gpu.Thread, a []any) { fillF64(t, a[0].([]float64), a[1].([]float64)) },
+})}
+
+type kernFillF64Launcher struct{ kern.Launcher }
+
+// Launch runs fillF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernFillF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], v *kern.Buffer[float64]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(v))
+}
+
+// whereF64Kernel launches the kernel whereF64 (kernels_f64.go:223).
+var whereF64Kernel = kernWhereF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "whereF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "whereF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "cond", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "cs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "as", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bs", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_move.go:98:10",
+		"kernels_move.go:99:14",
+		"kernels_move.go:101:14",
+	},
+	SourceHash: "5534305f6531b1ce", Source: []string{"kernels_f64.go:whereF64", "kernels_move.go:where"},
+	Native: func(t gpu.Thread, a []any) {
+		whereF64(t, a[0].([]float64), a[1].([]bool), a[2].([]float64), a[3].([]float64), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernWhereF64Launcher struct{ kern.Launcher }
+
+// Launch runs whereF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernWhereF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], cond *kern.Buffer[bool], a *kern.Buffer[float64], b *kern.Buffer[float64], cs int, as int, bs int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cond), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(cs), kern.ScalarArg(as), kern.ScalarArg(bs))
+}
+
+// gatherF64Kernel launches the kernel gatherF64 (kernels_f64.go:228).
+var gatherF64Kernel = kernGatherF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "gatherF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "gatherF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_move.go:150:16",
+		"panic at kernels_move.go:151:12: integer divide by zero",
+		"panic at kernels_move.go:152:3: integer divide by zero",
+		"kernels_move.go:153:22",
+		"kernels_move.go:154:23",
+		"kernels_move.go:157:15",
+		"kernels_move.go:158:17",
+		"kernels_move.go:165:22",
+		"kernels_move.go:167:12",
+	},
+	SourceHash: "8cd9b50ee08dbc04", Source: []string{"kernels_f64.go:gatherF64", "kernels_move.go:gatherAt"},
+	Native: func(t gpu.Thread, a []any) {
+		gatherF64(t, a[0].([]float64), a[1].([]float64), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernGatherF64Launcher struct{ kern.Launcher }
+
+// Launch runs gatherF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGatherF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[float64], idx *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, nIdx int, idxStride int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+}
+
+// scatterAddF64Kernel launches the kernel scatterAddF64 (kernels_f64.go:233).
+var scatterAddF64Kernel = kernScatterAddF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "scatterAddF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "scatterAddF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "upd", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "idx", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "ur", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "or", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nIdx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "idxStride", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_scatter.go:26:21",
+		"panic at kernels_scatter.go:26:11: integer divide by zero",
+		"kernels_scatter.go:26:40",
+		"panic at kernels_scatter.go:26:30: integer divide by zero",
+		"kernels_scatter.go:27:23",
+		"kernels_scatter.go:34:15",
+		"kernels_scatter.go:35:23",
+		"panic at kernels_scatter.go:35:13: integer divide by zero",
+		"kernels_scatter.go:35:42",
+		"panic at kernels_scatter.go:35:32: integer divide by zero",
+		"kernels_scatter.go:39:15",
+		"kernels_scatter.go:40:17",
+		"kernels_scatter.go:46:22",
+		"kernels_scatter.go:43:28",
+		"kernels_f64.go:239:21",
+	},
+	SourceHash: "ea9197f998a9b201", Source: []string{"kernels_f64.go:scatterAddF64", "kernels_scatter.go:scatterOffset"},
+	Native: func(t gpu.Thread, a []any) {
+		scatterAddF64(t, a[0].([]float64), a[1].([]float64), a[2].([]int32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
+	},
+})}
+
+type kernScatterAddF64Launcher struct{ kern.Launcher }
+
+// Launch runs scatterAddF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernScatterAddF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], upd *kern.Buffer[float64], idx *kern.Buffer[int32], meta *kern.Buffer[int32], ur int, or int, nIdx int, idxStride int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(upd), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+}
+
+// cvtF64F32Kernel launches the kernel cvtF64F32 (kernels_f64.go:248).
+var cvtF64F32Kernel = kernCvtF64F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtF64F32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF64F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:250:21",
+	},
+	SourceHash: "844e7092ecb4a3c0", Source: []string{"kernels_f64.go:cvtF64F32"},
+	Native: func(t gpu.Thread, a []any) { cvtF64F32(t, a[0].([]float32), a[1].([]float64)) },
+})}
+
+type kernCvtF64F32Launcher struct{ kern.Launcher }
+
+// Launch runs cvtF64F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtF64F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float64]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// cvtF32F64Kernel launches the kernel cvtF32F64 (kernels_f64.go:255).
+var cvtF32F64Kernel = kernCvtF32F64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtF32F64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF32F64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:257:21",
+	},
+	SourceHash: "eeb41359445d5639", Source: []string{"kernels_f64.go:cvtF32F64"},
+	Native: func(t gpu.Thread, a []any) { cvtF32F64(t, a[0].([]float64), a[1].([]float32)) },
+})}
+
+type kernCvtF32F64Launcher struct{ kern.Launcher }
+
+// Launch runs cvtF32F64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtF32F64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[float32]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// cvtF64I32Kernel launches the kernel cvtF64I32 (kernels_f64.go:262).
+var cvtF64I32Kernel = kernCvtF64I32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtF64I32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF64I32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:264:19",
+	},
+	SourceHash: "368a3c345df2c0fb", Source: []string{"kernels_f64.go:cvtF64I32"},
+	Native: func(t gpu.Thread, a []any) { cvtF64I32(t, a[0].([]int32), a[1].([]float64)) },
+})}
+
+type kernCvtF64I32Launcher struct{ kern.Launcher }
+
+// Launch runs cvtF64I32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtF64I32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[float64]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// cvtI32F64Kernel launches the kernel cvtI32F64 (kernels_f64.go:269).
+var cvtI32F64Kernel = kernCvtI32F64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtI32F64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtI32F64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:271:21",
+	},
+	SourceHash: "ddc04dd81cdf07d7", Source: []string{"kernels_f64.go:cvtI32F64"},
+	Native: func(t gpu.Thread, a []any) { cvtI32F64(t, a[0].([]float64), a[1].([]int32)) },
+})}
+
+type kernCvtI32F64Launcher struct{ kern.Launcher }
+
+// Launch runs cvtI32F64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtI32F64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[int32]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// cvtF64I64Kernel launches the kernel cvtF64I64 (kernels_f64.go:276).
+var cvtF64I64Kernel = kernCvtF64I64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtF64I64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF64I64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:278:19",
+	},
+	SourceHash: "b1a9fc21d27a6f75", Source: []string{"kernels_f64.go:cvtF64I64"},
+	Native: func(t gpu.Thread, a []any) { cvtF64I64(t, a[0].([]int64), a[1].([]float64)) },
+})}
+
+type kernCvtF64I64Launcher struct{ kern.Launcher }
+
+// Launch runs cvtF64I64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtF64I64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], x *kern.Buffer[float64]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// cvtI64F64Kernel launches the kernel cvtI64F64 (kernels_f64.go:283).
+var cvtI64F64Kernel = kernCvtI64F64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtI64F64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtI64F64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:285:21",
+	},
+	SourceHash: "3f01efb8189a1373", Source: []string{"kernels_f64.go:cvtI64F64"},
+	Native: func(t gpu.Thread, a []any) { cvtI64F64(t, a[0].([]float64), a[1].([]int64)) },
+})}
+
+type kernCvtI64F64Launcher struct{ kern.Launcher }
+
+// Launch runs cvtI64F64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtI64F64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[int64]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// cvtF64BoolKernel launches the kernel cvtF64Bool (kernels_f64.go:290).
+var cvtF64BoolKernel = kernCvtF64BoolLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtF64Bool", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF64Bool", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "bool", Size: 1, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:292:13",
+	},
+	SourceHash: "b1a34113be90c282", Source: []string{"kernels_f64.go:cvtF64Bool"},
+	Native: func(t gpu.Thread, a []any) { cvtF64Bool(t, a[0].([]bool), a[1].([]float64)) },
+})}
+
+type kernCvtF64BoolLauncher struct{ kern.Launcher }
+
+// Launch runs cvtF64Bool on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtF64BoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[float64]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// cvtBoolF64Kernel launches the kernel cvtBoolF64 (kernels_f64.go:297).
+var cvtBoolF64Kernel = kernCvtBoolF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtBoolF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtBoolF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "bool", Size: 1},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_f64.go:300:7",
+	},
+	SourceHash: "4527e031b19bc1e1", Source: []string{"kernels_f64.go:cvtBoolF64"},
+	Native: func(t gpu.Thread, a []any) { cvtBoolF64(t, a[0].([]float64), a[1].([]bool)) },
+})}
+
+type kernCvtBoolF64Launcher struct{ kern.Launcher }
+
+// Launch runs cvtBoolF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtBoolF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[bool]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
 // unaryF32Kernel launches the kernel unaryF32 (kernels_float.go:234).
 var unaryF32Kernel = kernUnaryF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "unaryF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "unaryF32", Module: kernModule,
@@ -1458,6 +2336,278 @@ func (l kernReduceBLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(op))
 }
 
+// matmulI32Kernel launches the kernel matmulI32 (kernels_intdot.go:24).
+var matmulI32Kernel = kernMatmulI32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulI32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "b", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels_intdot.go:15:17: integer divide by zero",
+		"panic at kernels_intdot.go:15:27: integer divide by zero",
+		"panic at kernels_intdot.go:15:30: integer divide by zero",
+		"panic at kernels_intdot.go:15:35: integer divide by zero",
+		"kernels_intdot.go:18:18",
+		"kernels_intdot.go:18:44",
+	},
+	SourceHash: "a8b8663d19b650f0", Source: []string{"kernels_int.go:i32c.load", "kernels_int.go:i32c.store", "kernels_int.go:type i32c", "kernels_int.go:type icodec", "kernels_intdot.go:matmulI", "kernels_intdot.go:matmulI32"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulI32(t, a[0].([]int32), a[1].([]int32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulI32Launcher struct{ kern.Launcher }
+
+// Launch runs matmulI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], a *kern.Buffer[int32], b *kern.Buffer[int32], m int, k int, n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+}
+
+// matmulI64Kernel launches the kernel matmulI64 (kernels_intdot.go:27).
+var matmulI64Kernel = kernMatmulI64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulI64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int64", Size: 8, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "b", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels_intdot.go:15:17: integer divide by zero",
+		"panic at kernels_intdot.go:15:27: integer divide by zero",
+		"panic at kernels_intdot.go:15:30: integer divide by zero",
+		"panic at kernels_intdot.go:15:35: integer divide by zero",
+		"kernels_intdot.go:18:18",
+		"kernels_intdot.go:18:44",
+	},
+	SourceHash: "508b99c62b2d187f", Source: []string{"kernels_int.go:i64c.load", "kernels_int.go:i64c.store", "kernels_int.go:type i64c", "kernels_int.go:type icodec", "kernels_intdot.go:matmulI", "kernels_intdot.go:matmulI64"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulI64(t, a[0].([]int64), a[1].([]int64), a[2].([]int64), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulI64Launcher struct{ kern.Launcher }
+
+// Launch runs matmulI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int64], a *kern.Buffer[int64], b *kern.Buffer[int64], m int, k int, n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+}
+
+// argRowsI32Kernel launches the kernel argRowsI32 (kernels_intdot.go:46).
+var argRowsI32Kernel = kernArgRowsI32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "argRowsI32", Pkg: "github.com/gokern/kern/gomlx", Entry: "argRowsI32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "isMin", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_intdot.go:34:18",
+		"kernels_intdot.go:37:16",
+	},
+	SourceHash: "c5a023ae73440a54", Source: []string{"kernels_int.go:i32c.load", "kernels_int.go:type i32c", "kernels_int.go:type icodec", "kernels_intdot.go:argRowsI", "kernels_intdot.go:argRowsI32"},
+	Native: func(t gpu.Thread, a []any) { argRowsI32(t, a[0].([]int32), a[1].([]int32), a[2].(int), a[3].(int)) },
+})}
+
+type kernArgRowsI32Launcher struct{ kern.Launcher }
+
+// Launch runs argRowsI32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernArgRowsI32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[int32], cols int, isMin int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(isMin))
+}
+
+// argRowsI64Kernel launches the kernel argRowsI64 (kernels_intdot.go:51).
+var argRowsI64Kernel = kernArgRowsI64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "argRowsI64", Pkg: "github.com/gokern/kern/gomlx", Entry: "argRowsI64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "int64", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "isMin", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_intdot.go:34:18",
+		"kernels_intdot.go:37:16",
+	},
+	SourceHash: "1cce3e2eaeea01df", Source: []string{"kernels_int.go:i64c.load", "kernels_int.go:type i64c", "kernels_int.go:type icodec", "kernels_intdot.go:argRowsI", "kernels_intdot.go:argRowsI64"},
+	Native: func(t gpu.Thread, a []any) { argRowsI64(t, a[0].([]int32), a[1].([]int64), a[2].(int), a[3].(int)) },
+})}
+
+type kernArgRowsI64Launcher struct{ kern.Launcher }
+
+// Launch runs argRowsI64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernArgRowsI64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[int32], x *kern.Buffer[int64], cols int, isMin int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols), kern.ScalarArg(isMin))
+}
+
+// matmulTileF32Kernel launches the kernel matmulTileF32 (kernels_matmul.go:50).
+var matmulTileF32Kernel = kernMatmulTileF32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulTileF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulTileF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 16, Y: 16, Z: 1},
+	SharedBytes: 2048,
+	Bounds:      true,
+	Sites: []string{
+		"kernels_matmul.go:31:17",
+		"kernels_matmul.go:34:17",
+		"kernels_matmul.go:36:5",
+		"kernels_matmul.go:37:5",
+		"kernels_matmul.go:40:13",
+		"kernels_matmul.go:40:32",
+		"kernels_matmul.go:45:6",
+	},
+	SourceHash: "5d42d9d4847a16a0", Source: []string{"kernels_float.go:f32c.load", "kernels_float.go:f32c.store", "kernels_float.go:type codec", "kernels_float.go:type f32c", "kernels_matmul.go:const tileDim", "kernels_matmul.go:matmulTile", "kernels_matmul.go:matmulTileF32"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulTileF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulTileF32Launcher struct{ kern.Launcher }
+
+// Launch runs matmulTileF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulTileF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], a *kern.Buffer[float32], b *kern.Buffer[float32], m int, k int, n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+}
+
+// matmulTileF16Kernel launches the kernel matmulTileF16 (kernels_matmul.go:55).
+var matmulTileF16Kernel = kernMatmulTileF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulTileF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulTileF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 16, Y: 16, Z: 1},
+	SharedBytes: 2048,
+	Bounds:      true,
+	Sites: []string{
+		"kernels_matmul.go:31:17",
+		"kernels_matmul.go:34:17",
+		"kernels_matmul.go:36:5",
+		"kernels_matmul.go:37:5",
+		"kernels_matmul.go:40:13",
+		"kernels_matmul.go:40:32",
+		"kernels_matmul.go:45:6",
+	},
+	SourceHash: "cc05907bdb2df4f4", Source: []string{"kernels_float.go:f16c.load", "kernels_float.go:f16c.store", "kernels_float.go:type codec", "kernels_float.go:type f16c", "kernels_matmul.go:const tileDim", "kernels_matmul.go:matmulTile", "kernels_matmul.go:matmulTileF16"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulTileF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulTileF16Launcher struct{ kern.Launcher }
+
+// Launch runs matmulTileF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulTileF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], a *kern.Buffer[gpu.Half], b *kern.Buffer[gpu.Half], m int, k int, n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+}
+
+// matmulTileBF16Kernel launches the kernel matmulTileBF16 (kernels_matmul.go:60).
+var matmulTileBF16Kernel = kernMatmulTileBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulTileBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulTileBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 16, Y: 16, Z: 1},
+	SharedBytes: 2048,
+	Bounds:      true,
+	Sites: []string{
+		"kernels_matmul.go:31:17",
+		"kernels_matmul.go:34:17",
+		"kernels_matmul.go:36:5",
+		"kernels_matmul.go:37:5",
+		"kernels_matmul.go:40:13",
+		"kernels_matmul.go:40:32",
+		"kernels_matmul.go:45:6",
+	},
+	SourceHash: "dc7d96f0878c4688", Source: []string{"kernels_float.go:bf16c.load", "kernels_float.go:bf16c.store", "kernels_float.go:type bf16c", "kernels_float.go:type codec", "kernels_matmul.go:const tileDim", "kernels_matmul.go:matmulTile", "kernels_matmul.go:matmulTileBF16"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulTileBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulTileBF16Launcher struct{ kern.Launcher }
+
+// Launch runs matmulTileBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulTileBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], a *kern.Buffer[gpu.BFloat16], b *kern.Buffer[gpu.BFloat16], m int, k int, n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+}
+
+// matmulTileF64Kernel launches the kernel matmulTileF64 (kernels_matmul.go:65).
+var matmulTileF64Kernel = kernMatmulTileF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulTileF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "matmulTileF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "b", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 16, Y: 16, Z: 1},
+	SharedBytes: 4096,
+	Bounds:      true,
+	Sites: []string{
+		"kernels_matmul.go:76:10",
+		"kernels_matmul.go:79:10",
+		"kernels_matmul.go:81:5",
+		"kernels_matmul.go:82:5",
+		"kernels_matmul.go:85:13",
+		"kernels_matmul.go:85:32",
+		"kernels_matmul.go:90:6",
+	},
+	SourceHash: "8d32a121352d9015", Source: []string{"kernels_matmul.go:const tileDim", "kernels_matmul.go:matmulTileF64"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulTileF64(t, a[0].([]float64), a[1].([]float64), a[2].([]float64), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulTileF64Launcher struct{ kern.Launcher }
+
+// Launch runs matmulTileF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulTileF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], a *kern.Buffer[float64], b *kern.Buffer[float64], m int, k int, n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(m), kern.ScalarArg(k), kern.ScalarArg(n))
+}
+
 // copyF32Kernel launches the kernel copyF32 (kernels_move.go:43).
 var copyF32Kernel = kernCopyF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "copyF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyF32", Module: kernModule,
@@ -2254,6 +3404,314 @@ type kernGatherBoolLauncher struct{ kern.Launcher }
 // error before anything runs.
 func (l kernGatherBoolLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[bool], x *kern.Buffer[bool], idx *kern.Buffer[int32], meta *kern.Buffer[int32], rank int, nIdx int, idxStride int) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(idx), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
+}
+
+// sumRowBlockF32Kernel launches the kernel sumRowBlockF32 (kernels_reduce.go:29).
+var sumRowBlockF32Kernel = kernSumRowBlockF32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "sumRowBlockF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "sumRowBlockF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"kernels_reduce.go:20:18",
+		"kernels_reduce.go:24:6",
+	},
+	SourceHash: "180780ac70e3638b", Source: []string{"kernels_float.go:f32c.load", "kernels_float.go:f32c.store", "kernels_float.go:type codec", "kernels_float.go:type f32c", "kernels_reduce.go:sumRowBlock", "kernels_reduce.go:sumRowBlockF32"},
+	Native: func(t gpu.Thread, a []any) { sumRowBlockF32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+type kernSumRowBlockF32Launcher struct{ kern.Launcher }
+
+// Launch runs sumRowBlockF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSumRowBlockF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// sumRowBlockF16Kernel launches the kernel sumRowBlockF16 (kernels_reduce.go:32).
+var sumRowBlockF16Kernel = kernSumRowBlockF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "sumRowBlockF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "sumRowBlockF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"kernels_reduce.go:20:18",
+		"kernels_reduce.go:24:6",
+	},
+	SourceHash: "ae18f04d9f960fbe", Source: []string{"kernels_float.go:f16c.load", "kernels_float.go:f16c.store", "kernels_float.go:type codec", "kernels_float.go:type f16c", "kernels_reduce.go:sumRowBlock", "kernels_reduce.go:sumRowBlockF16"},
+	Native: func(t gpu.Thread, a []any) { sumRowBlockF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
+})}
+
+type kernSumRowBlockF16Launcher struct{ kern.Launcher }
+
+// Launch runs sumRowBlockF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSumRowBlockF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// sumRowBlockBF16Kernel launches the kernel sumRowBlockBF16 (kernels_reduce.go:35).
+var sumRowBlockBF16Kernel = kernSumRowBlockBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "sumRowBlockBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "sumRowBlockBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"kernels_reduce.go:20:18",
+		"kernels_reduce.go:24:6",
+	},
+	SourceHash: "90564db929a65169", Source: []string{"kernels_float.go:bf16c.load", "kernels_float.go:bf16c.store", "kernels_float.go:type bf16c", "kernels_float.go:type codec", "kernels_reduce.go:sumRowBlock", "kernels_reduce.go:sumRowBlockBF16"},
+	Native: func(t gpu.Thread, a []any) {
+		sumRowBlockBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int))
+	},
+})}
+
+type kernSumRowBlockBF16Launcher struct{ kern.Launcher }
+
+// Launch runs sumRowBlockBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSumRowBlockBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// sumRowBlockF64Kernel launches the kernel sumRowBlockF64 (kernels_reduce.go:40).
+var sumRowBlockF64Kernel = kernSumRowBlockF64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "sumRowBlockF64", Pkg: "github.com/gokern/kern/gomlx", Entry: "sumRowBlockF64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float64", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"kernels_reduce.go:44:11",
+		"kernels_reduce.go:48:6",
+	},
+	SourceHash: "36147f9762326d29", Source: []string{"kernels_reduce.go:sumRowBlockF64"},
+	Native: func(t gpu.Thread, a []any) { sumRowBlockF64(t, a[0].([]float64), a[1].([]float64), a[2].(int)) },
+})}
+
+type kernSumRowBlockF64Launcher struct{ kern.Launcher }
+
+// Launch runs sumRowBlockF64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSumRowBlockF64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[float64], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// rngBits32Kernel launches the kernel rngBits32 (kernels_rng.go:28).
+var rngBits32Kernel = kernRngBits32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rngBits32", Pkg: "github.com/gokern/kern/gomlx", Entry: "rngBits32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
+		{Name: "state", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:30:33",
+		"kernels_rng.go:30:43",
+	},
+	SourceHash: "a4b9b54dfd90f3e6", Source: []string{"kernels_rng.go:rngBits32", "kernels_rng.go:splitmix"},
+	Native: func(t gpu.Thread, a []any) { rngBits32(t, a[0].([]uint32), a[1].([]uint64)) },
+})}
+
+type kernRngBits32Launcher struct{ kern.Launcher }
+
+// Launch runs rngBits32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRngBits32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint32], state *kern.Buffer[uint64]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(state))
+}
+
+// rngBits64Kernel launches the kernel rngBits64 (kernels_rng.go:35).
+var rngBits64Kernel = kernRngBits64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rngBits64", Pkg: "github.com/gokern/kern/gomlx", Entry: "rngBits64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: true},
+		{Name: "state", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:37:26",
+		"kernels_rng.go:37:36",
+	},
+	SourceHash: "dde23eae684d1cc3", Source: []string{"kernels_rng.go:rngBits64", "kernels_rng.go:splitmix"},
+	Native: func(t gpu.Thread, a []any) { rngBits64(t, a[0].([]uint64), a[1].([]uint64)) },
+})}
+
+type kernRngBits64Launcher struct{ kern.Launcher }
+
+// Launch runs rngBits64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRngBits64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint64], state *kern.Buffer[uint64]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(state))
+}
+
+// rngAdvanceKernel launches the kernel rngAdvance (kernels_rng.go:42).
+var rngAdvanceKernel = kernRngAdvanceLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rngAdvance", Pkg: "github.com/gokern/kern/gomlx", Entry: "rngAdvance", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: true},
+		{Name: "state", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:44:17",
+		"kernels_rng.go:46:18",
+	},
+	SourceHash: "a232570bdce2cef3", Source: []string{"kernels_rng.go:rngAdvance"},
+	Native: func(t gpu.Thread, a []any) { rngAdvance(t, a[0].([]uint64), a[1].([]uint64), a[2].(int)) },
+})}
+
+type kernRngAdvanceLauncher struct{ kern.Launcher }
+
+// Launch runs rngAdvance on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRngAdvanceLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint64], state *kern.Buffer[uint64], n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(state), kern.ScalarArg(n))
+}
+
+// copyU32Kernel launches the kernel copyU32 (kernels_rng.go:52).
+var copyU32Kernel = kernCopyU32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "copyU32", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyU32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "uint32", Size: 4},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_move.go:33:16",
+		"panic at kernels_move.go:34:14: integer divide by zero",
+		"panic at kernels_move.go:35:3: integer divide by zero",
+		"kernels_move.go:36:23",
+		"kernels_move.go:37:23",
+		"kernels_move.go:39:13",
+		"kernels_move.go:39:5",
+	},
+	SourceHash: "aded4200fe20d76a", Source: []string{"kernels_move.go:copyStrided", "kernels_rng.go:copyU32"},
+	Native: func(t gpu.Thread, a []any) {
+		copyU32(t, a[0].([]uint32), a[1].([]uint32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernCopyU32Launcher struct{ kern.Launcher }
+
+// Launch runs copyU32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCopyU32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint32], x *kern.Buffer[uint32], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+}
+
+// copyU64Kernel launches the kernel copyU64 (kernels_rng.go:57).
+var copyU64Kernel = kernCopyU64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "copyU64", Pkg: "github.com/gokern/kern/gomlx", Entry: "copyU64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "uint64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "meta", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rank", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_move.go:33:16",
+		"panic at kernels_move.go:34:14: integer divide by zero",
+		"panic at kernels_move.go:35:3: integer divide by zero",
+		"kernels_move.go:36:23",
+		"kernels_move.go:37:23",
+		"kernels_move.go:39:13",
+		"kernels_move.go:39:5",
+	},
+	SourceHash: "5f718079ca88a61f", Source: []string{"kernels_move.go:copyStrided", "kernels_rng.go:copyU64"},
+	Native: func(t gpu.Thread, a []any) {
+		copyU64(t, a[0].([]uint64), a[1].([]uint64), a[2].([]int32), a[3].(int), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernCopyU64Launcher struct{ kern.Launcher }
+
+// Launch runs copyU64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCopyU64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[uint64], x *kern.Buffer[uint64], meta *kern.Buffer[int32], rank int, n int, srcOff int, dstOff int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(meta), kern.ScalarArg(rank), kern.ScalarArg(n), kern.ScalarArg(srcOff), kern.ScalarArg(dstOff))
+}
+
+// cvtU32F32Kernel launches the kernel cvtU32F32 (kernels_rng.go:62).
+var cvtU32F32Kernel = kernCvtU32F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtU32F32", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtU32F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "uint32", Size: 4},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:64:21",
+	},
+	SourceHash: "6a62f7ab20b1df36", Source: []string{"kernels_rng.go:cvtU32F32"},
+	Native: func(t gpu.Thread, a []any) { cvtU32F32(t, a[0].([]float32), a[1].([]uint32)) },
+})}
+
+type kernCvtU32F32Launcher struct{ kern.Launcher }
+
+// Launch runs cvtU32F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtU32F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[uint32]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
+}
+
+// cvtU64F64Kernel launches the kernel cvtU64F64 (kernels_rng.go:69).
+var cvtU64F64Kernel = kernCvtU64F64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "cvtU64F64", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtU64F64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float64", Size: 8, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels_rng.go:71:21",
+	},
+	SourceHash: "7e654b1641c64331", Source: []string{"kernels_rng.go:cvtU64F64"},
+	Native: func(t gpu.Thread, a []any) { cvtU64F64(t, a[0].([]float64), a[1].([]uint64)) },
+})}
+
+type kernCvtU64F64Launcher struct{ kern.Launcher }
+
+// Launch runs cvtU64F64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCvtU64F64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float64], x *kern.Buffer[uint64]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
 // scatterAddF32Kernel launches the kernel scatterAddF32 (kernels_scatter.go:52).

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -37,9 +39,12 @@ func backendFor(t testing.TB, config string) backends.Backend {
 	}
 	var b backends.Backend
 	var err error
-	if config == "go" {
+	switch config {
+	case "go":
 		b, err = simplego.New("")
-	} else {
+	case "emu-checked": // the emulator with every sanitizer on
+		b = &Backend{dev: kern.OpenEmulator(emu.Options{Memcheck: true, Racecheck: true, Synccheck: true})}
+	default:
 		b, err = New(config)
 	}
 	if err != nil {
@@ -141,6 +146,12 @@ func randInput(r *rand.Rand, shape shapes.Shape, vr valueRange, limit int) input
 			s[i] = float32(f())
 		}
 		flat = s
+	case dtypes.Float64:
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = f()
+		}
+		flat = s
 	case dtypes.Float16:
 		s := make([]float16.Float16, n)
 		for i := range s {
@@ -185,6 +196,8 @@ func toFloat64(flat any) []float64 {
 		switch x := v.Index(i).Interface().(type) {
 		case float32:
 			out[i] = float64(x)
+		case float64:
+			out[i] = x
 		case float16.Float16:
 			out[i] = float64(x.Float32())
 		case bfloat16.BFloat16:
@@ -197,6 +210,10 @@ func toFloat64(flat any) []float64 {
 			if x {
 				out[i] = 1
 			}
+		case uint32:
+			out[i] = float64(x)
+		case uint64:
+			out[i] = float64(x) // rounded: compare uint64 exactly elsewhere
 		}
 	}
 	return out
@@ -208,6 +225,8 @@ func tolerance(dt dtypes.DType, scale float64) (abs, rel float64) {
 	switch dt {
 	case dtypes.Float32:
 		return 1e-5 * scale, 2e-5
+	case dtypes.Float64:
+		return 1e-12 * scale, 1e-12
 	case dtypes.Float16:
 		return 2e-3 * scale, 2e-3
 	case dtypes.BFloat16:

@@ -22,11 +22,11 @@ var supportedOps = []backends.OpType{
 	backends.OpTypeEqual, backends.OpTypeNotEqual, backends.OpTypeLessThan, backends.OpTypeLessOrEqual,
 	backends.OpTypeGreaterThan, backends.OpTypeGreaterOrEqual,
 	// Selection, conversion, generation.
-	backends.OpTypeWhere, backends.OpTypeConvertDType, backends.OpTypeIota,
+	backends.OpTypeWhere, backends.OpTypeConvertDType, backends.OpTypeIota, backends.OpTypeRNGBitGenerator,
 	// Shape.
 	backends.OpTypeReshape, backends.OpTypeTranspose, backends.OpTypeBroadcastInDim, backends.OpTypeSlice,
 	backends.OpTypeReverse, backends.OpTypeConcatenate, backends.OpTypePad, backends.OpTypeGather,
-	backends.OpTypeScatterSum,
+	backends.OpTypeScatterSum, backends.OpTypeDynamicSlice, backends.OpTypeDynamicUpdateSlice,
 	// Reductions.
 	backends.OpTypeReduceSum, backends.OpTypeReduceProduct, backends.OpTypeReduceMax, backends.OpTypeReduceMin,
 	backends.OpTypeReduceLogicalAnd, backends.OpTypeReduceLogicalOr, backends.OpTypeReduceLogicalXor,

@@ -3,13 +3,16 @@ package gomlx
 // DotGeneral and Dot: strided copies bring lhs to [batch, M, K] and rhs
 // to [batch, K, N] (skipped when already so), then one batched matmul
 // kernel writes [batch, M, N], which is the output's row-major layout
-// [batch..., lhs free..., rhs free...].
+// [batch..., lhs free..., rhs free...]: v2 (shared-memory tiles,
+// kernels_matmul.go) when M and N are at least a tile, else v1 (one
+// thread per output).
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
@@ -52,7 +55,7 @@ func (bl *Builder) DotGeneral(lhs backends.Op, lhsContracting, lhsBatch []int, r
 		return f
 	}
 	lFree, rFree := free(ls, lhsContracting, lhsBatch), free(rs, rhsContracting, rhsBatch)
-	bd, _, err := dims(ls, lhsBatch)
+	bd, B, err := dims(ls, lhsBatch)
 	if err != nil {
 		return nil, opErr(op, err)
 	}
@@ -82,13 +85,18 @@ func (bl *Builder) DotGeneral(lhs backends.Op, lhsContracting, lhsBatch []int, r
 	if err != nil {
 		return nil, err
 	}
-	k := matmulK[ls.DType]
+	k, grid := matmulK[ls.DType], kern.Cover(shape.Size())
+	if kt := matmulTileK[ls.DType]; kt != nil && M >= tileDim && N >= tileDim && B <= 65535 {
+		// v2: shared-memory tiles (kernels_matmul.go).
+		k = kt
+		grid = kern.Blocks(gpu.Dim3{X: (N + tileDim - 1) / tileDim, Y: (M + tileDim - 1) / tileDim, Z: B}, kt.Spec().Block)
+	}
 	return bl.add(op, shape, func(b *Backend, ins []*Buffer) (*Buffer, error) {
 		out, err := b.alloc(shape)
 		if err != nil {
 			return nil, err
 		}
-		return out, k.Launch(b.dev, kern.Cover(shape.Size()), out.arr.arg(), ins[0].arr.arg(), ins[1].arr.arg(),
+		return out, k.Launch(b.dev, grid, out.arr.arg(), ins[0].arr.arg(), ins[1].arr.arg(),
 			kern.ScalarArg(M), kern.ScalarArg(K), kern.ScalarArg(N))
 	}, a, c), nil
 }

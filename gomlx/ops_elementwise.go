@@ -7,6 +7,7 @@ package gomlx
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gokern/kern"
 	"github.com/gomlx/gomlx/backends"
@@ -301,6 +302,9 @@ func (bl *Builder) ConvertDType(x backends.Op, dtype dtypes.DType) (backends.Op,
 	default:
 		steps = []*kern.Kernel{toF32K[from], fromF32K[dtype]}
 	}
+	if slices.Contains(steps, nil) {
+		return nil, fmt.Errorf("backend kern: %s %s → %s: not supported", op, from, dtype)
+	}
 	mid := shape.Clone()
 	mid.DType = dtypes.Float32
 	return bl.add(op, shape, func(b *Backend, ins []*Buffer) (*Buffer, error) {
@@ -310,7 +314,7 @@ func (bl *Builder) ConvertDType(x backends.Op, dtype dtypes.DType) (backends.Op,
 			if err != nil {
 				return nil, err
 			}
-			defer tmp.arr.free()
+			defer b.release(tmp)
 			if err := steps[0].Launch(b.dev, kern.Cover(shape.Size()), tmp.arr.arg(), src.arr.arg()); err != nil {
 				return nil, err
 			}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/shapeinference"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -82,12 +83,27 @@ func (bl *Builder) reduce(op backends.OpType, code int, x backends.Op, axes []in
 		return nil, opErr(op, fmt.Errorf("reducing axes %v of %s, which hold no elements", axes, ns[0].shape))
 	}
 	k := reduceK[dt]
+	rows := shape.Size()
+	if code == redSum && cols >= blockRowMin && sumBlockK[dt] != nil {
+		// v2: a block per row (kernels_reduce.go).
+		kb := sumBlockK[dt]
+		grid := kern.Blocks(gpu.Dim3{X: rows, Y: 1, Z: 1}, kb.Spec().Block)
+		n := bl.add(op, shape, func(b *Backend, ins []*Buffer) (*Buffer, error) {
+			out, err := b.alloc(shape)
+			if err != nil {
+				return nil, err
+			}
+			return out, kb.Launch(b.dev, grid, out.arr.arg(), ins[0].arr.arg(), kern.ScalarArg(cols))
+		}, t)
+		n.axes = axes
+		return n, nil
+	}
 	n := bl.add(op, shape, func(b *Backend, ins []*Buffer) (*Buffer, error) {
 		out, err := b.alloc(shape)
 		if err != nil {
 			return nil, err
 		}
-		return out, k.Launch(b.dev, kern.Cover(shape.Size()), out.arr.arg(), ins[0].arr.arg(), kern.ScalarArg(cols), kern.ScalarArg(code))
+		return out, k.Launch(b.dev, kern.Cover(rows), out.arr.arg(), ins[0].arr.arg(), kern.ScalarArg(cols), kern.ScalarArg(code))
 	}, t)
 	n.axes = axes
 	return n, nil
@@ -115,7 +131,7 @@ func (bl *Builder) ReduceLogicalXor(x backends.Op, axes ...int) (backends.Op, er
 	return bl.reduce(backends.OpTypeReduceLogicalXor, redXor, x, axes)
 }
 
-// ArgMinMax implements backends.Builder for float operands; the int32
+// ArgMinMax implements backends.Builder; the int32
 // result is converted when outputDType is another integer type.
 func (bl *Builder) ArgMinMax(x backends.Op, axis int, outputDType dtypes.DType, isMin bool) (backends.Op, error) {
 	op := backends.OpTypeArgMinMax

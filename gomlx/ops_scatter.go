@@ -3,7 +3,8 @@ package gomlx
 // ScatterSum (the gradient of Gather, so what training an embedding
 // table needs): copy the operand, then add the updates in with
 // scatterAdd (kernels_scatter.go), whose meta is worked out here.
-// int64 scatter indices are converted to int32 first.
+// int64 scatter indices are converted to int32 first; 16-bit floats are
+// summed in float32.
 
 import (
 	"fmt"
@@ -17,7 +18,7 @@ import (
 
 var scatterAddK = ktable{
 	dtypes.Float32: scatterAddF32Kernel.Kernel(), dtypes.Int32: scatterAddI32Kernel.Kernel(),
-	dtypes.Int64: scatterAddI64Kernel.Kernel(),
+	dtypes.Int64: scatterAddI64Kernel.Kernel(), dtypes.Float64: scatterAddF64Kernel.Kernel(),
 }
 
 // ScatterSum implements backends.Builder.
@@ -32,6 +33,10 @@ func (bl *Builder) ScatterSum(operand, scatterIndices, updates backends.Op, inde
 	shape, err := shapeinference.ScatterOp(os, is, us, indexVectorAxis, updateWindowAxes, insertedWindowAxes, scatterAxesToOperandAxes)
 	if err != nil {
 		return nil, opErr(op, err)
+	}
+	if shape.DType == dtypes.Float16 || shape.DType == dtypes.BFloat16 {
+		return bl.scatterSum16(operand, scatterIndices, updates, indexVectorAxis, updateWindowAxes, insertedWindowAxes,
+			scatterAxesToOperandAxes, indicesAreSorted, uniqueIndices, shape.DType)
 	}
 	if err := need(op, scatterAddK, shape.DType); err != nil {
 		return nil, err
@@ -98,4 +103,25 @@ func (bl *Builder) ScatterSum(operand, scatterIndices, updates backends.Op, inde
 		return out, k.Launch(b.dev, kern.Cover(us.Size()), out.arr.arg(), ins[2].arr.arg(), ins[1].arr.arg(),
 			kern.BufferArg(meta), kern.ScalarArg(ur), kern.ScalarArg(or), kern.ScalarArg(nIdx), kern.ScalarArg(idxStride))
 	}, ns[0], idx, ns[2]), nil
+}
+
+// scatterSum16 is ScatterSum for 16-bit floats, which PTX has no atomic
+// add for that GoMLX uses: operand and updates are widened to float32
+// (exactly), summed there, and the result rounded once to dt.
+func (bl *Builder) scatterSum16(operand, scatterIndices, updates backends.Op, indexVectorAxis int,
+	updateWindowAxes, insertedWindowAxes, scatterAxesToOperandAxes []int, indicesAreSorted, uniqueIndices bool, dt dtypes.DType) (backends.Op, error) {
+	o, err := bl.ConvertDType(operand, dtypes.Float32)
+	if err != nil {
+		return nil, err
+	}
+	u, err := bl.ConvertDType(updates, dtypes.Float32)
+	if err != nil {
+		return nil, err
+	}
+	s, err := bl.ScatterSum(o, scatterIndices, u, indexVectorAxis, updateWindowAxes, insertedWindowAxes,
+		scatterAxesToOperandAxes, indicesAreSorted, uniqueIndices)
+	if err != nil {
+		return nil, err
+	}
+	return bl.ConvertDType(s, dt)
 }

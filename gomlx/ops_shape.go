@@ -137,7 +137,12 @@ func (bl *Builder) BroadcastInDim(x backends.Op, outputShape shapes.Shape, broad
 	if err := shapeinference.BroadcastInDimOp(ns[0].shape, outputShape, broadcastAxes); err != nil {
 		return nil, opErr(op, err)
 	}
-	return bl.broadcastTo(op, ns[0], outputShape, broadcastAxes)
+	n, err := bl.broadcastTo(op, ns[0], outputShape, broadcastAxes)
+	if err != nil {
+		return nil, err
+	}
+	n.axes = broadcastAxes
+	return n, nil
 }
 
 // broadcastTo records x broadcast to shape, x's axis i landing on axis

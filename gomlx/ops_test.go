@@ -35,7 +35,7 @@ type opCase struct {
 }
 
 var (
-	floats  = []dtypes.DType{dtypes.Float32, dtypes.Float16, dtypes.BFloat16}
+	floats  = []dtypes.DType{dtypes.Float32, dtypes.Float64, dtypes.Float16, dtypes.BFloat16}
 	ints    = []dtypes.DType{dtypes.Int32, dtypes.Int64}
 	numbers = slices.Concat(floats, ints)
 	all     = append(slices.Clone(numbers), dtypes.Bool)
@@ -124,7 +124,7 @@ func opCases() []opCase {
 		binaryCase(backends.OpTypeGreaterThan, numbers, anyValue, anyValue, B.GreaterThan),
 		binaryCase(backends.OpTypeGreaterOrEqual, numbers, anyValue, anyValue, B.GreaterOrEqual),
 	}
-	return append(cs, structuralCases()...)
+	return append(append(cs, structuralCases()...), rngCase())
 }
 
 // TestOps runs every case for two random draws per dtype.
@@ -152,7 +152,7 @@ func TestOps(t *testing.T) {
 					referenceF32 = true
 					_, refFn := gen(rand.New(&saved), refDT)
 					referenceF32 = false
-					checkCase(t, c, fn, ins, refFn, widenF16(ins), draw)
+					checkCase(t, c, devices, fn, ins, refFn, widenF16(ins), draw)
 				}
 			})
 		}
@@ -183,7 +183,7 @@ func widenF16(ins []input) []input {
 
 // checkCase runs fn on each kern device and refFn on simplego, and
 // compares.
-func checkCase(t *testing.T, c opCase, fn graphFn, ins []input, refFn graphFn, refIns []input, draw int) {
+func checkCase(t *testing.T, c opCase, devs []string, fn graphFn, ins []input, refFn graphFn, refIns []input, draw int) {
 	t.Helper()
 	var want []float64
 	var dims []int
@@ -197,7 +197,7 @@ func checkCase(t *testing.T, c opCase, fn graphFn, ins []input, refFn graphFn, r
 		want, dims = toFloat64(flat), shape.Dimensions
 	}
 	scale := max(c.scale, 1)
-	for _, d := range devices {
+	for _, d := range devs {
 		got, gshape, err := run(t, backendFor(t, d), fn, ins...)
 		if err != nil {
 			t.Fatalf("draw %d on %s: %v (inputs %v)", draw, d, err, inputShapes(ins))
@@ -215,6 +215,29 @@ func inputShapes(ins []input) []shapes.Shape {
 		s[i] = in.shape
 	}
 	return s
+}
+
+// TestOpsSanitized runs the cases whose kernels use shared memory and
+// barriers (the tiled matmul, block sums), atomics or computed offsets
+// on the emulator with memcheck, racecheck (shared memory) and synccheck
+// on: a report fails the launch.
+func TestOpsSanitized(t *testing.T) {
+	checked := []string{"DotGeneralTiled", "ReduceSumLongRows", "ScatterSum", "Gather", "Concatenate", "Pad", "Transpose",
+		"DynamicSlice", "DynamicUpdateSlice"}
+	for ci, c := range opCases() {
+		if !slices.Contains(checked, c.name) {
+			continue
+		}
+		gen := c.gen
+		if gen == nil {
+			gen = func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) { return c.inputs(r, dt), c.fn }
+		}
+		dt := c.dtypes[0]
+		t.Run(fmt.Sprintf("%s/%s", c.name, dt), func(t *testing.T) {
+			ins, fn := gen(rand.New(rand.NewPCG(uint64(ci), 99)), dt)
+			checkCase(t, c, []string{"emu-checked"}, fn, ins, fn, ins, 0)
+		})
+	}
 }
 
 // TestOpCoverage: every op the backend claims has a case.

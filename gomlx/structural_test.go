@@ -109,10 +109,26 @@ func structuralCases() []opCase {
 			return b.Pad(p[0], p[1], padConfig(s.Dimensions)...)
 		}, host: hostPad},
 		genCase("Gather", opList(backends.OpTypeGather), all, 1, genGather),
-		genCase("ScatterSum", opList(backends.OpTypeScatterSum), []dtypes.DType{dtypes.Float32, dtypes.Int32, dtypes.Int64}, 4, genScatter),
+		// simplego v0.26.0 has neither: checked against hostDynamic.
+		withHost(genCase("DynamicSlice", opList(backends.OpTypeDynamicSlice), all, 1, genDynamic(false)), hostDynamic),
+		withHost(genCase("DynamicUpdateSlice", opList(backends.OpTypeDynamicUpdateSlice), all, 1, genDynamic(true)), hostDynamic),
+		genCase("ScatterSum", opList(backends.OpTypeScatterSum), numbers, 4, genScatter),
 		genCase("Reduce", opList(backends.OpTypeReduceSum, backends.OpTypeReduceProduct, backends.OpTypeReduceMax, backends.OpTypeReduceMin), numbers, 5, genReduce),
+		// simplego v0.26.0 panics on integer DotGeneral: integer dots are
+		// checked against hostDot.
+		withHost(genCase("DotGeneral", opList(backends.OpTypeDotGeneral), ints, 1, genDotGeneral), hostDot),
+		withHost(genCase("Dot", opList(backends.OpTypeDot), ints, 1, genDot), hostDot),
+		// Rows of at least blockRowMin elements (v2, a block per row),
+		// against float64: simplego sums bfloat16 in bfloat16, which over
+		// hundreds of terms is off by more than the values themselves.
+		withHost(genCase("ReduceSumLongRows", opList(backends.OpTypeReduceSum), numbers, 40, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+			d := []int{1 + r.IntN(3), blockRowMin + r.IntN(300)}
+			return []input{randInput(r, shapes.Make(dt, d...), anyValue, 0)}, func(b B, p []O) (O, error) {
+				return b.ReduceSum(p[0], longRowAxes(d)...)
+			}
+		}), hostLongRowSum),
 		genCase("ReduceLogical", opList(backends.OpTypeReduceLogicalAnd, backends.OpTypeReduceLogicalOr, backends.OpTypeReduceLogicalXor), []dtypes.DType{dtypes.Bool}, 1, genReduce),
-		genCase("ArgMinMax", opList(backends.OpTypeArgMinMax), floats, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		genCase("ArgMinMax", opList(backends.OpTypeArgMinMax), numbers, 1, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 			d := randDims(r, 3)
 			axis, isMin := r.IntN(3), r.IntN(2) == 1
 			out := []dtypes.DType{dtypes.Int32, dtypes.Int64}[r.IntN(2)]
@@ -121,14 +137,13 @@ func structuralCases() []opCase {
 			}
 		}),
 		genCase("DotGeneral", opList(backends.OpTypeDotGeneral), floats, 8, genDotGeneral),
-		genCase("Dot", opList(backends.OpTypeDot), floats, 8, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
-			m, k, n := 1+r.IntN(6), 1+r.IntN(8), 1+r.IntN(6)
-			rhs := []int{k, n}
-			if r.IntN(2) == 0 {
-				rhs = []int{k} // matrix·vector
-			}
-			return []input{randInput(r, shapes.Make(dt, m, k), anyValue, 0), randInput(r, shapes.Make(dt, rhs...), anyValue, 0)},
-				func(b B, p []O) (O, error) { return b.Dot(p[0], p[1]) }
+		genCase("Dot", opList(backends.OpTypeDot), floats, 8, genDot),
+		genCase("DotGeneralTiled", opList(backends.OpTypeDotGeneral), floats, 16, func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+			// M, N ≥ tileDim: v2, with partial edge tiles and K not a
+			// multiple of the tile.
+			bs, m, k, n := 1+r.IntN(2), tileDim+r.IntN(25), 1+r.IntN(40), tileDim+r.IntN(25)
+			return []input{randInput(r, shapes.Make(dt, bs, m, k), anyValue, 0), randInput(r, shapes.Make(dt, bs, k, n), anyValue, 0)},
+				func(b B, p []O) (O, error) { return b.DotGeneral(p[0], []int{2}, []int{0}, p[1], []int{1}, []int{0}) }
 		}),
 	}
 }
@@ -287,4 +302,133 @@ func genScatter(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
 	return ins, func(b B, p []O) (O, error) {
 		return b.ScatterSum(p[0], p[1], p[2], 1, nil, []int{0, 1}, []int{0, 1}, false, false)
 	}
+}
+
+func genDot(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+	m, k, n := 1+r.IntN(6), 1+r.IntN(8), 1+r.IntN(6)
+	rhs := []int{k, n}
+	if r.IntN(2) == 0 {
+		rhs = []int{k} // matrix·vector
+	}
+	return []input{randInput(r, shapes.Make(dt, m, k), anyValue, 0), randInput(r, shapes.Make(dt, rhs...), anyValue, 0)},
+		func(b B, p []O) (O, error) { return b.Dot(p[0], p[1]) }
+}
+
+func withHost(c opCase, host func([]input) ([]float64, []int)) opCase {
+	c.host = host
+	return c
+}
+
+// hostDot is the float64 reference of the layouts genDot and
+// genDotGeneral draw: [m, k]·[k, n], [m, k]·[k], and [k, b, m]·[b, n, k]
+// contracting k with batch b.
+func hostDot(ins []input) ([]float64, []int) {
+	l, r := toFloat64(ins[0].flat), toFloat64(ins[1].flat)
+	ld, rd := ins[0].shape.Dimensions, ins[1].shape.Dimensions
+	if len(ld) == 3 {
+		k, bs, m, n := ld[0], ld[1], ld[2], rd[1]
+		out := make([]float64, bs*m*n)
+		for b := range bs {
+			for i := range m {
+				for j := range n {
+					for p := range k {
+						out[(b*m+i)*n+j] += l[(p*bs+b)*m+i] * r[(b*n+j)*k+p]
+					}
+				}
+			}
+		}
+		return out, []int{bs, m, n}
+	}
+	m, k, n := ld[0], ld[1], 1
+	dims := []int{m}
+	if len(rd) == 2 {
+		n = rd[1]
+		dims = append(dims, n)
+	}
+	out := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			for p := range k {
+				out[i*n+j] += l[i*k+p] * r[p*n+j]
+			}
+		}
+	}
+	return out, dims
+}
+
+// longRowAxes: odd rows reduce axis 1, even ones the whole tensor (no
+// axes given).
+func longRowAxes(d []int) []int {
+	if d[1]%2 == 1 {
+		return []int{1}
+	}
+	return nil
+}
+
+func hostLongRowSum(ins []input) ([]float64, []int) {
+	d := ins[0].shape.Dimensions
+	x := toFloat64(ins[0].flat)
+	if longRowAxes(d) == nil {
+		var s float64
+		for _, v := range x {
+			s += v
+		}
+		return []float64{s}, nil
+	}
+	out := make([]float64, d[0])
+	for i := range d[0] {
+		for j := range d[1] {
+			out[i] += x[i*d[1]+j]
+		}
+	}
+	return out, []int{d[0]}
+}
+
+// genDynamic draws DynamicSlice (or, with update, DynamicUpdateSlice) of
+// a [d0, d1] operand at start scalars (int32 and int64) that may lie
+// outside the operand, which XLA clamps. The window is dynWindowDims of
+// the operand's dimensions, so hostDynamic can know it.
+func genDynamic(update bool) genFn {
+	return func(r *rand.Rand, dt dtypes.DType) ([]input, graphFn) {
+		d := []int{1 + r.IntN(6), 1 + r.IntN(6)}
+		w := dynWindowDims(d)
+		s0 := input{shape: shapes.Make(dtypes.Int32), flat: []int32{int32(r.IntN(d[0]+3) - 1)}}
+		s1 := input{shape: shapes.Make(dtypes.Int64), flat: []int64{int64(r.IntN(d[1]+3) - 1)}}
+		ins := []input{randInput(r, shapes.Make(dt, d...), anyValue, 0), s0, s1}
+		if update {
+			ins = append(ins, randInput(r, shapes.Make(dt, w...), anyValue, 0))
+			return ins, func(b B, p []O) (O, error) { return b.DynamicUpdateSlice(p[0], p[3], []O{p[1], p[2]}) }
+		}
+		return ins, func(b B, p []O) (O, error) { return b.DynamicSlice(p[0], []O{p[1], p[2]}, w) }
+	}
+}
+
+func dynWindowDims(d []int) []int { return []int{max(1, d[0]-1), (d[1] + 1) / 2} }
+
+// hostDynamic is the float64 reference of genDynamic's graphs (an update
+// is the fourth input).
+func hostDynamic(ins []input) ([]float64, []int) {
+	d := ins[0].shape.Dimensions
+	x := toFloat64(ins[0].flat)
+	w := dynWindowDims(d)
+	start := []int{int(ins[1].flat.([]int32)[0]), int(ins[2].flat.([]int64)[0])}
+	for k := range start {
+		start[k] = min(max(start[k], 0), d[k]-w[k])
+	}
+	if len(ins) == 3 {
+		out := make([]float64, w[0]*w[1])
+		for i := range w[0] {
+			for j := range w[1] {
+				out[i*w[1]+j] = x[(start[0]+i)*d[1]+start[1]+j]
+			}
+		}
+		return out, w
+	}
+	u := toFloat64(ins[3].flat)
+	for i := range w[0] {
+		for j := range w[1] {
+			x[(start[0]+i)*d[1]+start[1]+j] = u[i*w[1]+j]
+		}
+	}
+	return x, d
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/gokern/kern/gpu"
 )
 
-// Transfers counts host ↔ device copies.
+// Transfers counts host ↔ device copies, and device allocations.
 type Transfers struct {
 	// Uploads and Downloads count copies of tensor data asked for through
 	// the DataInterface (BufferFromFlatData, BufferToFlatData).
@@ -21,6 +21,12 @@ type Transfers struct {
 	// Meta counts uploads the builder makes when it records a node:
 	// constants, strides and index maps, once per graph.
 	Meta atomic.Int64
+	// Allocs counts device allocations for tensors (pool.go reuses
+	// buffers, so a steady loop makes none).
+	Allocs atomic.Int64
+	// Runs counts executed nodes (one or a few kernel launches each), so
+	// tests can see fusion drop the nodes of a pattern.
+	Runs atomic.Int64
 }
 
 // TransferCounts returns the backend's counters.
