@@ -68,17 +68,20 @@ func TestEmuRunTritonKernel(t *testing.T) {
 }
 
 func TestEmuRunSanitizerNamesSourceLine(t *testing.T) {
-	// The third buffer is short: memcheck reports the loads past its end
-	// with nvcc's -lineinfo position.
-	code, stdout, _ := runKern(t, "emu", "run", corpus+"nvcc_sm90.ptx", "-kernel", "vec_add", "-grid", "4", "-block", "256", "-check", "memcheck",
-		"-arg", "f32[1000]:zeros", "-arg", "f32[1000]:iota", "-arg", "f32[500]:fill=0.5", "-arg", "1000")
 	src, err := os.ReadFile(corpus + "kernels.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
 	line := 1 + strings.Count(string(src[:strings.Index(string(src), "out[i] = a[i] + b[i];")]), "\n")
-	if code != 1 || !strings.Contains(stdout, "memcheck: invalid global load") || !strings.Contains(stdout, fmt.Sprintf("kernels.cu:%d)", line)) {
-		t.Errorf("exit %d\n%s", code, stdout)
+	// The third buffer is short: memcheck reports the loads past its end
+	// with the .loc position of nvcc's -lineinfo and clang's
+	// -gline-tables-only.
+	for _, ptx := range []string{"nvcc_sm90.ptx", "clang_sm90_O3.ptx"} {
+		code, stdout, _ := runKern(t, "emu", "run", corpus+ptx, "-kernel", "vec_add", "-grid", "4", "-block", "256", "-check", "memcheck",
+			"-arg", "f32[1000]:zeros", "-arg", "f32[1000]:iota", "-arg", "f32[500]:fill=0.5", "-arg", "1000")
+		if code != 1 || !strings.Contains(stdout, "memcheck: invalid global load") || !strings.Contains(stdout, fmt.Sprintf("kernels.cu:%d)", line)) {
+			t.Errorf("%s: exit %d\n%s", ptx, code, stdout)
+		}
 	}
 }
 
