@@ -1,8 +1,8 @@
 package emu
 
 // Triton's PTX (testdata/corpus/triton_*.ptx, from triton_kernels.py for
-// sm_80): the tutorials' vector add, fused softmax and an f16 tensor-core
-// matmul, each against a Go reference. Triton appends two pointer
+// sm_80): the tutorials' vector add, fused softmax, an f16 tensor-core
+// matmul and flash attention's forward loop, each against a Go reference. Triton appends two pointer
 // parameters (global and profile scratch) that these kernels do not use:
 // they are passed as 0.
 
@@ -107,6 +107,53 @@ func TestTritonMatmul(t *testing.T) {
 			// The float32 accumulator is exact here; the one rounding is
 			// to f16 at the store: half an ulp, 2^-11 relative.
 			closeF(t, "C", r*N+c, got, want, math.Abs(want), 0, 0x1p-11)
+		}
+	}
+}
+
+func TestTritonAttention(t *testing.T) {
+	m := loadTestdata(t, "corpus/triton_attention.ptx")
+	d := NewDevice(Options{})
+	const n, dh = 128, 32 // N_CTX, HEAD_DIM; BLOCK_M = BLOCK_N = 32
+	scale := float32(1 / math.Sqrt(dh))
+	val := func(i, salt int) float64 { return float64(int(hash(i+salt)%33)-16) / 16 }
+	mk := func(salt int) []byte {
+		b := make([]byte, 2*n*dh)
+		for i := 0; i < n*dh; i++ {
+			h := halfBits(val(i, salt))
+			b[2*i], b[2*i+1] = byte(h), byte(h>>8)
+		}
+		return b
+	}
+	pq, pk, pv := upload(t, d, mk(0)), upload(t, d, mk(10000)), upload(t, d, mk(20000))
+	po := upload(t, d, make([]byte, 2*n*dh))
+	launchOrFail(t, d, m, "attn_fwd", [3]int{n / 32}, [3]int{128}, tritonShared(t, "triton_attention.ptx"),
+		params{}.u64(pq).u64(pk).u64(pv).u64(po).f32(scale).u32(n).u32(dh).u32(dh).u32(dh).u32(dh).u64(0).u64(0))
+	out := download(t, d, po, 2*n*dh)
+	for i := 0; i < n; i++ {
+		s := make([]float64, n)
+		mx := math.Inf(-1)
+		for j := 0; j < n; j++ {
+			for k := 0; k < dh; k++ {
+				s[j] += val(i*dh+k, 0) * val(j*dh+k, 10000)
+			}
+			s[j] *= float64(scale)
+			mx = math.Max(mx, s[j])
+		}
+		var den float64
+		for j := range s {
+			s[j] = math.Exp(s[j] - mx)
+			den += s[j]
+		}
+		for k := 0; k < dh; k++ {
+			var want float64
+			for j := 0; j < n; j++ {
+				want += s[j] / den * val(j*dh+k, 20000)
+			}
+			got := halfValue(uint16(out[2*(i*dh+k)]) | uint16(out[2*(i*dh+k)+1])<<8)
+			// P is rounded to f16 (2^-11 relative) before P·V, the output
+			// to f16 once more; |v| <= 1, so 2^-9 absolute covers both.
+			closeF(t, "out", i*dh+k, got, want, math.Abs(want), 0x1p-9, 0x1p-11)
 		}
 	}
 }

@@ -1,5 +1,5 @@
 """triton_kernels.py: Triton kernels from its tutorials (vector add, fused
-softmax, matmul), compiled to PTX for sm_80 without a GPU. gen.sh runs it;
+softmax, matmul, flash attention's forward loop), compiled to PTX for sm_80 without a GPU. gen.sh runs it;
 emu's triton_test.go runs the PTX and checks it against Go references.
 
 Usage: python triton_kernels.py OUTDIR
@@ -59,6 +59,36 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     tl.store(c, acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+@triton.jit
+def attn_fwd(Q, K, V, Out, sm_scale, N_CTX, stride_q, stride_k, stride_v, stride_o,
+             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    # Flash attention forward for one head (the tutorial's inner loop):
+    # Q, K, V, Out are f16 [N_CTX, HEAD_DIM] row-major; online softmax in
+    # base 2, P cast to f16 before the second dot as in the tutorial.
+    start_m = tl.program_id(0)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + offs_m[:, None] * stride_q + offs_d[None, :])
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for start_n in range(0, N_CTX, BLOCK_N):
+        k = tl.load(K + (start_n + offs_n)[None, :] * stride_k + offs_d[:, None])
+        qk = tl.dot(q, k) * qk_scale
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(V + (start_n + offs_n)[:, None] * stride_v + offs_d[None, :])
+        acc += tl.dot(p.to(tl.float16), v)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    tl.store(Out + offs_m[:, None] * stride_o + offs_d[None, :], acc.to(tl.float16))
+
+
 def build(out, name, fn, signature, constexprs, num_warps=4):
     src = ASTSource(fn=fn, signature={**signature, **{k: "constexpr" for k in constexprs}}, constexprs=constexprs)
     k = triton.compile(src, target=GPUTarget("cuda", 80, 32), options={"num_warps": num_warps})
@@ -81,6 +111,10 @@ def main():
            "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
            "stride_cm": "i32", "stride_cn": "i32"},
           {"BM": 32, "BN": 32, "BK": 32})
+    build(out, "triton_attention.ptx", attn_fwd,
+          {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "N_CTX": "i32",
+           "stride_q": "i32", "stride_k": "i32", "stride_v": "i32", "stride_o": "i32"},
+          {"BLOCK_M": 32, "BLOCK_N": 32, "HEAD_DIM": 32})
 
 
 if __name__ == "__main__":
