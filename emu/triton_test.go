@@ -2,9 +2,9 @@ package emu
 
 // Triton's PTX (testdata/corpus/triton_*.ptx, from triton_kernels.py for
 // sm_80): the tutorials' vector add, fused softmax, an f16 tensor-core
-// matmul and flash attention's forward loop, each against a Go reference. Triton appends two pointer
-// parameters (global and profile scratch) that these kernels do not use:
-// they are passed as 0.
+// matmul and flash attention's forward loop, each against a Go reference.
+// Triton appends two pointer parameters (global and profile scratch) that
+// these kernels do not use: they are passed as 0.
 
 import (
 	"fmt"
