@@ -38,6 +38,9 @@ func TestCorpusCUDA(t *testing.T) {
 					t.Fatalf("%s has no entry %s (load error: %v)", file, c.name, m.EntryErr(c.name))
 				}
 				c.run(t, NewDevice(Options{}), m)
+				// The same with every sanitizer on: correct kernels must
+				// run clean (no false positives on foreign PTX).
+				c.run(t, NewDevice(Options{Memcheck: true, Racecheck: true, Synccheck: true}), m)
 			})
 		}
 	}

@@ -11,6 +11,7 @@ package emu
 // touched until control flow needs them.
 
 import (
+	"fmt"
 	"math/bits"
 )
 
@@ -34,8 +35,11 @@ type warp struct {
 	syncBlk uint32 // waiting at a warp collective for the rest of its member mask
 	barID   [32]uint8
 	barRed  uint32 // lanes waiting at a bar.red for its result
-	redOp   [32]uint8
-	redDst  [32]int32
+	// barAligned: lanes waiting at an aligned barrier (bar.sync), under
+	// Synccheck only.
+	barAligned uint32
+	redOp      [32]uint8
+	redDst     [32]int32
 
 	cache    [4]*alloc  // recent global allocations, most recent first
 	sregsSet bool       // the per-launch special registers are written
@@ -56,7 +60,7 @@ func (w *warp) reset() {
 	clear(w.local)
 	w.pc = [32]int32{}
 	w.upc, w.uniform = 0, true
-	w.exited, w.barBlk, w.syncBlk, w.barRed = 0, 0, 0, 0
+	w.exited, w.barBlk, w.syncBlk, w.barRed, w.barAligned = 0, 0, 0, 0, 0
 	w.cache = [4]*alloc{}
 	w.async = nil
 	for i := range w.frames {
@@ -239,10 +243,40 @@ func (w *warp) release(id int, bar *barrier) {
 		}
 		w.regs[int(w.redDst[l])+l] = v
 	}
+	if a := m & w.barAligned; a != 0 {
+		w.checkAligned(a, m)
+		w.barAligned &^= m
+	}
 	w.barRed &^= m
 	w.materialize()
 	w.barBlk &^= m
 	w.reconverge()
+}
+
+// checkAligned is synccheck's rule for an aligned barrier (PTX ISA
+// §9.7.13.4: every thread of a warp executes the same bar.sync): when it
+// releases, the lanes a that waited at an aligned barrier must be every
+// live lane of the warp (m are all the lanes released), and must have
+// arrived from one instruction.
+func (w *warp) checkAligned(a, m uint32) {
+	first := bits.TrailingZeros32(a)
+	pc := w.pc[first] // the lanes' PCs are past their barrier
+	saved := w.cur
+	w.cur = &w.code[pc-1]
+	defer func() { w.cur = saved }()
+	live := w.valid &^ w.exited
+	if m != live {
+		w.san.record(w, first, "synccheck", "divergent aligned barrier", 0,
+			fmt.Sprintf("lanes %#08x of warp %d execute it, but lanes %#08x have not exited", m, w.id, live))
+		return
+	}
+	for mm := a; mm != 0; mm &= mm - 1 {
+		if l := bits.TrailingZeros32(mm); w.pc[l] != pc {
+			w.san.record(w, first, "synccheck", "divergent aligned barrier", 0,
+				fmt.Sprintf("lanes of warp %d reach it from different instructions (PTX lines %d and %d)", w.id, w.code[pc-1].line, w.code[w.pc[l]-1].line))
+			return
+		}
+	}
 }
 
 // run executes up to budget warp-instructions and returns how many ran.
