@@ -31,7 +31,7 @@ func tritonShared(t *testing.T, file string) int {
 
 func TestTritonAdd(t *testing.T) {
 	m := loadTestdata(t, "corpus/triton_add.ptx")
-	d := NewDevice(Options{})
+	d := NewDevice(Options{Memcheck: true, Racecheck: true, Synccheck: true})
 	const n = 3000 // not a multiple of BLOCK=1024: the masked tail
 	x, y := seq(n, func(i int) float32 { return float32(i) / 7 }), seq(n, func(i int) float32 { return float32(hash(i)%100) - 50 })
 	px, py, po := upload(t, d, f32bytes(x)), upload(t, d, f32bytes(y)), upload(t, d, make([]byte, 4*n+64))
@@ -51,7 +51,7 @@ func TestTritonAdd(t *testing.T) {
 
 func TestTritonSoftmax(t *testing.T) {
 	m := loadTestdata(t, "corpus/triton_softmax.ptx")
-	d := NewDevice(Options{})
+	d := NewDevice(Options{Memcheck: true, Racecheck: true, Synccheck: true})
 	const rows, cols = 5, 100 // cols < BLOCK=128: masked with -inf
 	x := seq(rows*cols, func(i int) float32 { return float32(hash(i)%2000)/200 - 5 })
 	pi, po := upload(t, d, f32bytes(x)), upload(t, d, make([]byte, 4*rows*cols))
@@ -78,7 +78,7 @@ func TestTritonSoftmax(t *testing.T) {
 
 func TestTritonMatmul(t *testing.T) {
 	m := loadTestdata(t, "corpus/triton_matmul.ptx")
-	d := NewDevice(Options{})
+	d := NewDevice(Options{Memcheck: true, Racecheck: true, Synccheck: true})
 	// M, K not multiples of the 32×32×32 tile: masked loads and stores.
 	const M, N, K = 48, 64, 80
 	av := func(i int) float64 { return float64(int(hash(i)%17)-8) / 8 }
@@ -113,7 +113,7 @@ func TestTritonMatmul(t *testing.T) {
 
 func TestTritonAttention(t *testing.T) {
 	m := loadTestdata(t, "corpus/triton_attention.ptx")
-	d := NewDevice(Options{})
+	d := NewDevice(Options{Memcheck: true, Racecheck: true, Synccheck: true})
 	const n, dh = 128, 32 // N_CTX, HEAD_DIM; BLOCK_M = BLOCK_N = 32
 	scale := float32(1 / math.Sqrt(dh))
 	val := func(i, salt int) float64 { return float64(int(hash(i+salt)%33)-16) / 16 }

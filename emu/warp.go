@@ -46,6 +46,9 @@ type warp struct {
 	san      *sanitizer // nil unless Options.Memcheck or Racecheck
 	cur      *inst      // the instruction being executed
 	scratch  [32]byte   // where sanitized faulting accesses go
+	// pending is the value a store is about to write (Racecheck only).
+	pending      []byte
+	scratchStore [64]byte
 	async    *asyncState
 	frames   [32][]frame // each lane's call stack (call.go)
 }
