@@ -106,3 +106,38 @@ func TestCarryArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// TestBadFuncRejectsOnlyItsCallers: a .func emu cannot decode fails the
+// entries that call it, at their launch, and no other.
+func TestBadFuncRejectsOnlyItsCallers(t *testing.T) {
+	m, err := Load([]byte(header + `
+.func (.reg .b32 r) odd(.reg .b32 x)
+{
+	frobnicate.b32 r, x;
+	ret;
+}
+.visible .entry caller()
+{
+	.reg .b32 %r<2>;
+	call.uni (%r1), odd, (%r0);
+	ret;
+}
+.visible .entry other()
+{
+	ret;
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDevice(Options{})
+	if err := d.Launch(m, "other", LaunchConfig{}); err != nil {
+		t.Errorf("other: %v", err)
+	}
+	err = d.Launch(m, "caller", LaunchConfig{})
+	if err == nil || !strings.Contains(err.Error(), "kernel caller did not load: ptx line 7: unsupported instruction frobnicate.b32") {
+		t.Errorf("caller: %v", err)
+	}
+	if got := m.BadEntries(); len(got) != 1 || got[0] != "caller" {
+		t.Errorf("BadEntries() = %v", got)
+	}
+}
