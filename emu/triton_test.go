@@ -157,3 +157,34 @@ func TestTritonAttention(t *testing.T) {
 		}
 	}
 }
+
+func TestTritonMatmul64(t *testing.T) {
+	m := loadTestdata(t, "corpus/triton_matmul_pipelined.ptx")
+	d := NewDevice(Options{Memcheck: true, Racecheck: true, Synccheck: true})
+	const M, N, K = 128, 64, 96 // 64×64 tiles, three 32-deep K steps
+	av := func(i int) float64 { return float64(int(hash(i)%17)-8) / 8 }
+	bv := func(i int) float64 { return float64(int(hash(i+7000)%9)-4) / 4 }
+	half := func(n int, f func(int) float64) []byte {
+		b := make([]byte, 2*n)
+		for i := 0; i < n; i++ {
+			h := halfBits(f(i))
+			b[2*i], b[2*i+1] = byte(h), byte(h>>8)
+		}
+		return b
+	}
+	pa, pb, pc := upload(t, d, half(M*K, av)), upload(t, d, half(K*N, bv)), upload(t, d, make([]byte, 2*M*N))
+	launchOrFail(t, d, m, "matmul_pipelined", [3]int{(M / 64) * (N / 64)}, [3]int{128}, tritonShared(t, "triton_matmul_pipelined.ptx"),
+		params{}.u64(pa).u64(pb).u64(pc).u32(M).u32(N).u32(K).u64(0).u64(0))
+	C := download(t, d, pc, 2*M*N)
+	for r := 0; r < M; r++ {
+		for c := 0; c < N; c++ {
+			var want float64
+			for k := 0; k < K; k++ {
+				want += av(r*K+k) * bv(k*N+c)
+			}
+			got := halfValue(uint16(C[2*(r*N+c)]) | uint16(C[2*(r*N+c)+1])<<8)
+			// Exact float32 accumulation, one rounding to f16.
+			closeF(t, "C", r*N+c, got, want, math.Abs(want), 0, 0x1p-11)
+		}
+	}
+}

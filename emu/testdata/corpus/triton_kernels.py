@@ -1,5 +1,5 @@
 """triton_kernels.py: Triton kernels from its tutorials (vector add, fused
-softmax, matmul, flash attention's forward loop), compiled to PTX for sm_80 without a GPU. gen.sh runs it;
+softmax, matmul in two tilings, flash attention's forward loop), compiled to PTX for sm_80 without a GPU. gen.sh runs it;
 emu's triton_test.go runs the PTX and checks it against Go references.
 
 Usage: python triton_kernels.py OUTDIR
@@ -60,6 +60,27 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
 
 
 @triton.jit
+def matmul_pipelined(a_ptr, b_ptr, c_ptr, M, N, K,
+                     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Row-major f16 A (MxK), B (KxN), C (MxN) with M, N, K multiples of the
+    # tile: unmasked, vectorized loads and a 64x64 tile over 4 warps.
+    pid = tl.program_id(0)
+    n_tiles = N // BN
+    pm, pn = pid // n_tiles, pid % n_tiles
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * K + rk[None, :]
+    b = b_ptr + rk[:, None] * N + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc += tl.dot(tl.load(a), tl.load(b))
+        a += BK
+        b += BK * N
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
 def attn_fwd(Q, K, V, Out, sm_scale, N_CTX, stride_q, stride_k, stride_v, stride_o,
              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
     # Flash attention forward for one head (the tutorial's inner loop):
@@ -89,9 +110,10 @@ def attn_fwd(Q, K, V, Out, sm_scale, N_CTX, stride_q, stride_k, stride_v, stride
     tl.store(Out + offs_m[:, None] * stride_o + offs_d[None, :], acc.to(tl.float16))
 
 
-def build(out, name, fn, signature, constexprs, num_warps=4):
+def build(out, name, fn, signature, constexprs, num_warps=4, num_stages=3):
     src = ASTSource(fn=fn, signature={**signature, **{k: "constexpr" for k in constexprs}}, constexprs=constexprs)
-    k = triton.compile(src, target=GPUTarget("cuda", 80, 32), options={"num_warps": num_warps})
+    k = triton.compile(src, target=GPUTarget("cuda", 80, 32),
+                       options={"num_warps": num_warps, "num_stages": num_stages})
     ptx = k.asm["ptx"].replace(os.path.dirname(os.path.abspath(__file__)) + "/", "")
     with open(os.path.join(out, name), "w") as f:
         # The launch needs Triton's dynamic shared memory size and block.
@@ -111,6 +133,9 @@ def main():
            "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
            "stride_cm": "i32", "stride_cn": "i32"},
           {"BM": 32, "BN": 32, "BK": 32})
+    build(out, "triton_matmul_pipelined.ptx", matmul_pipelined,
+          {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
+          {"BM": 64, "BN": 64, "BK": 32})
     build(out, "triton_attention.ptx", attn_fwd,
           {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "N_CTX": "i32",
            "stride_q": "i32", "stride_k": "i32", "stride_v": "i32", "stride_o": "i32"},
