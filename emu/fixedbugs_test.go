@@ -141,3 +141,40 @@ func TestBadFuncRejectsOnlyItsCallers(t *testing.T) {
 		t.Errorf("BadEntries() = %v", got)
 	}
 }
+
+// TestHalfHelperInlineAsm: cuda_fp16.hpp's inline asm writes ".reg.b16"
+// with no space (one token) and compares halves with set.*.f16x2 (h2exp,
+// __heq2); both were load errors.
+func TestHalfHelperInlineAsm(t *testing.T) {
+	m, err := Load([]byte(header + `
+.visible .entry k(.param .u64 out)
+{
+	.reg .b64 %rd<2>;
+	.reg .b32 %r<4>;
+	ld.param.u64 %rd1, [out];
+	{.reg.b16 lo, hi;
+	.reg.b32 x, y;
+	mov.b32 x, 0x3c00c000;   // halves (1, -2): lo = -2, hi = 1
+	mov.b32 y, 0x3c003c00;   // (1, 1)
+	mov.b32 {lo, hi}, x;
+	set.eq.f16x2.f16x2 %r1, x, y;
+	set.lt.u32.f16x2 %r2, x, y;
+	mov.b32 %r3, {hi, lo};
+	}
+	st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r3};
+	ret;
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDevice(Options{})
+	pout := upload(t, d, make([]byte, 16))
+	if err := d.Launch(m, "k", LaunchConfig{Params: params{}.u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	got := bytesU32(download(t, d, pout, 16))
+	// eq: lo -2 != 1 -> 0, hi 1 == 1 -> 1.0; lt: lo -2 < 1 -> 0xffff, hi no.
+	if want := []uint32{0x3c000000, 0x0000ffff, 0xc0003c00}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("got %#08x, want %#08x", got[:3], want)
+	}
+}
