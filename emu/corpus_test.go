@@ -382,6 +382,16 @@ var corpusCases = []corpusCase{
 			}
 		}
 	}},
+	{"hello", func(t *testing.T, d *Device, m *Module) {
+		var out strings.Builder
+		d.SetPrintf(&out)
+		launchOrFail(t, d, m, "hello", [3]int{1}, [3]int{32}, 0, params{}.u32(7))
+		want := "block 0 thread 0: n=7 u=4000000000 x=0xff ll=-5000000000 f=0.000 c=A s=ok\n" +
+			"block 0 thread 1: n=7 u=4000000000 x=0xff ll=-5000000000 f=1.500 c=B s=ok\n"
+		if out.String() != want {
+			t.Errorf("printf wrote\n%q, want\n%q", out.String(), want)
+		}
+	}},
 	{"cg_reduce", func(t *testing.T, d *Device, m *Module) {
 		const blocks, bs = 3, 128
 		x := seqU(blocks*bs, func(i int) uint32 { return hash(i)%2001 - 1000 })

@@ -93,6 +93,13 @@ func TestEmuRunProfile(t *testing.T) {
 	}
 }
 
+func TestEmuRunPrintf(t *testing.T) {
+	code, stdout, stderr := runKern(t, "emu", "run", corpus+"nvcc_sm80.ptx", "-kernel", "hello", "-grid", "2", "-block", "32", "-arg", "3")
+	if code != 0 || !strings.Contains(stdout, "block 1 thread 1: n=3 u=4000000000 x=0xff ll=-5000000000 f=1.500 c=B s=ok\n") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
 func TestEmuList(t *testing.T) {
 	code, stdout, _ := runKern(t, "emu", "list", corpus+"triton_matmul.ptx")
 	if code != 0 || !strings.Contains(stdout, "matmul_kernel(matmul_kernel_param_0 .u64") || !strings.Contains(stdout, ".reqntid 128,1,1") {
@@ -106,7 +113,7 @@ func TestEmuRunErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", ptx}, "14 entries"},
+		{[]string{"run", ptx}, "choose one with -kernel"},
 		{[]string{"run", ptx, "-kernel", "nope"}, `no entry "nope"`},
 		{[]string{"run", ptx, "-kernel", "vec_add", "-block", "32", "-arg", "1"}, "takes 4 parameters"},
 		{[]string{"run", ptx, "-kernel", "bitonic", "-block", "32", "-arg", "f99[4]:zeros"}, `unknown element type "f99"`},
