@@ -287,7 +287,10 @@ func decSt(d *decoder, s *astStmt, m *mods, in *inst) {
 func (w *warp) storeValue(in *inst, l, total int) {
 	size := in.t.size()
 	src := &in.ops[1]
-	w.pending = w.scratchStore[:total:total]
+	if len(w.pendBuf) < total {
+		w.pendBuf = make([]byte, max(total, 64))
+	}
+	w.pending = w.pendBuf[:total:total]
 	if in.vec == 1 {
 		storeLE(w.pending, size, w.get(src, l))
 		return

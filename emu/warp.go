@@ -46,9 +46,9 @@ type warp struct {
 	san      *sanitizer // nil unless Options.Memcheck or Racecheck
 	cur      *inst      // the instruction being executed
 	scratch  [32]byte   // where sanitized faulting accesses go
-	// pending is the value a store is about to write (Racecheck only).
-	pending      []byte
-	scratchStore [64]byte
+	// pending is the value a store is about to write (Racecheck only),
+	// in pendBuf.
+	pending, pendBuf []byte
 	async        *asyncState
 	frames       [32][]frame // each lane's call stack (call.go)
 }
@@ -66,8 +66,10 @@ func (w *warp) reset() {
 	w.exited, w.barBlk, w.syncBlk, w.barRed, w.barAligned = 0, 0, 0, 0, 0
 	w.cache = [4]*alloc{}
 	w.async = nil
-	for i := range w.frames {
-		w.frames[i] = w.frames[i][:0]
+	if len(w.k.funcs) > 0 {
+		for i := range w.frames {
+			w.frames[i] = w.frames[i][:0]
+		}
 	}
 	set := func(slot int, v uint64) {
 		r := w.regs[slot*32 : slot*32+32]
