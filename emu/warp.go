@@ -49,8 +49,8 @@ type warp struct {
 	// pending is the value a store is about to write (Racecheck only),
 	// in pendBuf.
 	pending, pendBuf []byte
-	async        *asyncState
-	frames       [32][]frame // each lane's call stack (call.go)
+	async            *asyncState
+	frames           [32][]frame // each lane's call stack (call.go)
 }
 
 // reset prepares the warp for a new block: registers other than the
