@@ -2,6 +2,7 @@
 # gen.sh regenerates the foreign-PTX corpus that emu's corpus tests run:
 #   clang_sm80_O2.ptx, clang_sm90_O3.ptx   clang-16 (NVPTX) from kernels.cu (sm_90 with
 #                                          -gline-tables-only: .loc lines)
+#   clang_sm80_O0.ptx                      clang-16 unoptimized: a debug build's PTX
 #   nvcc_sm80.ptx, nvcc_sm90.ptx           nvcc from the PyPI wheels
 #   triton_*.ptx                           Triton (triton_kernels.py)
 # Nothing is installed in the repository: the wheels go to venvs under
@@ -40,6 +41,7 @@ chmod +x "$root/bin/ptxas"
 echo '{"cuda":{"version":"12.9.0"}}' >"$root/version.json"
 clang() { clang-16 --cuda-path="$root" --cuda-device-only -Wno-unknown-cuda-version -S kernels.cu "$@"; }
 clang --cuda-gpu-arch=sm_80 -O2 -o clang_sm80_O2.ptx
+clang --cuda-gpu-arch=sm_80 -O0 -o clang_sm80_O0.ptx
 clang --cuda-gpu-arch=sm_90 -O3 -gline-tables-only -o clang_sm90_O3.ptx
 
 # Triton compiles for an explicit target without a GPU.
