@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -65,14 +66,15 @@ func TestForeignTestdataAssembles(t *testing.T) {
 		if filepath.Base(f) == "badentry.ptx" {
 			continue
 		}
-		arch := "sm_80"
-		if strings.Contains(f, "sm90") {
-			arch = "sm_90"
-		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			src, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The arch the PTX was made for (Triton's sm_90 is sm_90a).
+			arch := "sm_80"
+			if m := regexp.MustCompile(`(?m)^\s*\.target\s+(sm_\w+)`).FindSubmatch(src); m != nil {
+				arch = string(m[1])
 			}
 			_, err = ptxas.Assemble(src, arch, ptxas.Path(path), ptxas.FileName(filepath.Base(f)))
 			var perr *ptxas.Error

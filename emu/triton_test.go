@@ -50,12 +50,18 @@ func TestTritonAdd(t *testing.T) {
 }
 
 func TestTritonSoftmax(t *testing.T) {
-	m := loadTestdata(t, "corpus/triton_softmax.ptx")
+	for _, arch := range []string{"", "_sm90"} {
+		t.Run("sm80"+arch, func(t *testing.T) { testTritonSoftmax(t, "triton_softmax"+arch+".ptx") })
+	}
+}
+
+func testTritonSoftmax(t *testing.T, file string) {
+	m := loadTestdata(t, "corpus/"+file)
 	d := NewDevice(Options{Memcheck: true, Racecheck: true, Synccheck: true})
 	const rows, cols = 5, 100 // cols < BLOCK=128: masked with -inf
 	x := seq(rows*cols, func(i int) float32 { return float32(hash(i)%2000)/200 - 5 })
 	pi, po := upload(t, d, f32bytes(x)), upload(t, d, make([]byte, 4*rows*cols))
-	launchOrFail(t, d, m, "softmax_kernel", [3]int{rows}, [3]int{128}, tritonShared(t, "triton_softmax.ptx"),
+	launchOrFail(t, d, m, "softmax_kernel", [3]int{rows}, [3]int{128}, tritonShared(t, file),
 		params{}.u64(po).u64(pi).u32(cols).u32(cols).u32(cols).u64(0).u64(0))
 	out := bytesF32(download(t, d, po, 4*rows*cols))
 	for r := 0; r < rows; r++ {
@@ -77,7 +83,13 @@ func TestTritonSoftmax(t *testing.T) {
 }
 
 func TestTritonMatmul(t *testing.T) {
-	m := loadTestdata(t, "corpus/triton_matmul.ptx")
+	for _, arch := range []string{"", "_sm90"} {
+		t.Run("sm80"+arch, func(t *testing.T) { testTritonMatmul(t, "triton_matmul"+arch+".ptx") })
+	}
+}
+
+func testTritonMatmul(t *testing.T, file string) {
+	m := loadTestdata(t, "corpus/"+file)
 	d := NewDevice(Options{Memcheck: true, Racecheck: true, Synccheck: true})
 	// M, K not multiples of the 32×32×32 tile: masked loads and stores.
 	const M, N, K = 48, 64, 80
@@ -94,7 +106,7 @@ func TestTritonMatmul(t *testing.T) {
 	}
 	pa, pb, pc := upload(t, d, A), upload(t, d, B), upload(t, d, make([]byte, 2*M*N))
 	grid := ((M + 31) / 32) * ((N + 31) / 32)
-	launchOrFail(t, d, m, "matmul_kernel", [3]int{grid}, [3]int{128}, tritonShared(t, "triton_matmul.ptx"),
+	launchOrFail(t, d, m, "matmul_kernel", [3]int{grid}, [3]int{128}, tritonShared(t, file),
 		params{}.u64(pa).u64(pb).u64(pc).u32(M).u32(N).u32(K).u32(K).u32(1).u32(N).u32(1).u32(N).u32(1).u64(0).u64(0))
 	C := download(t, d, pc, 2*M*N)
 	for r := 0; r < M; r++ {
@@ -112,7 +124,13 @@ func TestTritonMatmul(t *testing.T) {
 }
 
 func TestTritonAttention(t *testing.T) {
-	m := loadTestdata(t, "corpus/triton_attention.ptx")
+	for _, arch := range []string{"", "_sm90"} {
+		t.Run("sm80"+arch, func(t *testing.T) { testTritonAttention(t, "triton_attention"+arch+".ptx") })
+	}
+}
+
+func testTritonAttention(t *testing.T, file string) {
+	m := loadTestdata(t, "corpus/"+file)
 	d := NewDevice(Options{Memcheck: true, Racecheck: true, Synccheck: true})
 	const n, dh = 128, 32 // N_CTX, HEAD_DIM; BLOCK_M = BLOCK_N = 32
 	scale := float32(1 / math.Sqrt(dh))
@@ -127,7 +145,7 @@ func TestTritonAttention(t *testing.T) {
 	}
 	pq, pk, pv := upload(t, d, mk(0)), upload(t, d, mk(10000)), upload(t, d, mk(20000))
 	po := upload(t, d, make([]byte, 2*n*dh))
-	launchOrFail(t, d, m, "attn_fwd", [3]int{n / 32}, [3]int{128}, tritonShared(t, "triton_attention.ptx"),
+	launchOrFail(t, d, m, "attn_fwd", [3]int{n / 32}, [3]int{128}, tritonShared(t, file),
 		params{}.u64(pq).u64(pk).u64(pv).u64(po).f32(scale).u32(n).u32(dh).u32(dh).u32(dh).u32(dh).u64(0).u64(0))
 	out := download(t, d, po, 2*n*dh)
 	for i := 0; i < n; i++ {

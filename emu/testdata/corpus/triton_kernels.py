@@ -1,6 +1,8 @@
 """triton_kernels.py: Triton kernels from its tutorials (vector add, fused
-softmax, matmul in two tilings, flash attention's forward loop), compiled to PTX for sm_80 without a GPU. gen.sh runs it;
-emu's triton_test.go runs the PTX and checks it against Go references.
+softmax, matmul in two tilings, flash attention's forward loop), compiled
+to PTX for sm_80, and softmax, matmul and attention for sm_90 too, without
+a GPU. gen.sh runs it; emu's triton_test.go runs the PTX and checks it
+against Go references.
 
 Usage: python triton_kernels.py OUTDIR
 """
@@ -110,9 +112,9 @@ def attn_fwd(Q, K, V, Out, sm_scale, N_CTX, stride_q, stride_k, stride_v, stride
     tl.store(Out + offs_m[:, None] * stride_o + offs_d[None, :], acc.to(tl.float16))
 
 
-def build(out, name, fn, signature, constexprs, num_warps=4, num_stages=3):
+def build(out, name, fn, signature, constexprs, num_warps=4, num_stages=3, arch=80):
     src = ASTSource(fn=fn, signature={**signature, **{k: "constexpr" for k in constexprs}}, constexprs=constexprs)
-    k = triton.compile(src, target=GPUTarget("cuda", 80, 32),
+    k = triton.compile(src, target=GPUTarget("cuda", arch, 32),
                        options={"num_warps": num_warps, "num_stages": num_stages})
     ptx = k.asm["ptx"].replace(os.path.dirname(os.path.abspath(__file__)) + "/", "")
     with open(os.path.join(out, name), "w") as f:
@@ -125,21 +127,28 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     build(out, "triton_add.ptx", add_kernel,
           {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 1024})
-    build(out, "triton_softmax.ptx", softmax_kernel,
-          {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_stride": "i32", "out_stride": "i32", "n_cols": "i32"},
-          {"BLOCK": 128})
-    build(out, "triton_matmul.ptx", matmul_kernel,
-          {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
-           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
-           "stride_cm": "i32", "stride_cn": "i32"},
-          {"BM": 32, "BN": 32, "BK": 32})
+    for arch, suffix in ((80, ""), (90, "_sm90")):
+        build_arch(out, arch, suffix)
     build(out, "triton_matmul_pipelined.ptx", matmul_pipelined,
           {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
           {"BM": 64, "BN": 64, "BK": 32})
-    build(out, "triton_attention.ptx", attn_fwd,
+
+
+def build_arch(out, arch, suffix):
+    # softmax, matmul and attention for sm_80 and sm_90 (at these tile
+    # sizes Triton uses mma.sync on both, not Hopper's wgmma).
+    build(out, "triton_softmax%s.ptx" % suffix, softmax_kernel,
+          {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_stride": "i32", "out_stride": "i32", "n_cols": "i32"},
+          {"BLOCK": 128}, arch=arch)
+    build(out, "triton_matmul%s.ptx" % suffix, matmul_kernel,
+          {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32",
+           "stride_cm": "i32", "stride_cn": "i32"},
+          {"BM": 32, "BN": 32, "BK": 32}, arch=arch)
+    build(out, "triton_attention%s.ptx" % suffix, attn_fwd,
           {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "N_CTX": "i32",
            "stride_q": "i32", "stride_k": "i32", "stride_v": "i32", "stride_o": "i32"},
-          {"BLOCK_M": 32, "BLOCK_N": 32, "HEAD_DIM": 32})
+          {"BLOCK_M": 32, "BLOCK_N": 32, "HEAD_DIM": 32}, arch=arch)
 
 
 if __name__ == "__main__":
