@@ -178,3 +178,39 @@ func TestHalfHelperInlineAsm(t *testing.T) {
 		t.Errorf("got %#08x, want %#08x", got[:3], want)
 	}
 }
+
+// TestReservedSharedMemory: nvcc -G builds of cooperative groups keep
+// scratch at %reserved_smem_offset_1; emu gives such kernels a reserved
+// region after their own shared memory, so the scratch and the kernel's
+// variables do not overlap.
+func TestReservedSharedMemory(t *testing.T) {
+	m, err := Load([]byte(header + `
+.visible .entry k(.param .u64 out)
+{
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<4>;
+	.shared .align 4 .b8 mine[64];
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %reserved_smem_offset_1;
+	mov.u32 %r2, %reserved_smem_offset_begin;
+	mov.u32 %r3, %reserved_smem_offset_cap;
+	st.shared.u32 [mine], 7;
+	st.shared.u32 [%r1], 9;
+	ld.shared.u32 %r4, [mine];
+	ld.shared.u32 %r5, [%r1];
+	st.global.v4.u32 [%rd1], {%r2, %r3, %r4, %r5};
+	ret;
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDevice(Options{Memcheck: true})
+	pout := upload(t, d, make([]byte, 16))
+	if err := d.Launch(m, "k", LaunchConfig{Params: params{}.u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	got := bytesU32(download(t, d, pout, 16))
+	if got[0] < 64 || got[1] == 0 || got[2] != 7 || got[3] != 9 {
+		t.Errorf("begin %d cap %d mine %d scratch %d; want begin >= 64 (after mine), a capacity, 7 and 9", got[0], got[1], got[2], got[3])
+	}
+}

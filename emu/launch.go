@@ -41,6 +41,7 @@ type launch struct {
 	nthr    int // threads per block
 	nwarps  int
 	shared  int // bytes of shared memory per block
+	resBase int // offset of the reserved shared memory (kernel.reserved)
 	failAt  atomic.Int64
 	errMu   sync.Mutex
 	err     error
@@ -97,6 +98,11 @@ func (d *Device) Launch(m *Module, entry string, c LaunchConfig) error {
 	if c.DynamicShared == 0 {
 		shared = k.sharedStatic
 	}
+	resBase := 0
+	if k.reserved {
+		resBase = alignUp(shared, 16)
+		shared = resBase + reservedSmem
+	}
 	if shared > maxSharedPerBlock {
 		return fmt.Errorf("emu: launch %s: %d bytes of shared memory per block, the limit is %d", entry, shared, maxSharedPerBlock)
 	}
@@ -113,7 +119,7 @@ func (d *Device) Launch(m *Module, entry string, c LaunchConfig) error {
 		gaddr:  d.moduleGlobals(m),
 		allocs: d.snapshot(),
 		obs:    d.opts.Observer,
-		nthr:   nthr, nwarps: (nthr + 31) / 32, shared: shared,
+		nthr:   nthr, nwarps: (nthr + 31) / 32, shared: shared, resBase: resBase,
 		maxStep: d.opts.MaxSteps,
 	}
 	if d.opts.Memcheck || d.opts.Racecheck || d.opts.Synccheck {

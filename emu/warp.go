@@ -109,6 +109,13 @@ func (w *warp) reset() {
 	set(srNsmid, 1)
 	set(srDynSmem, uint64(l.dyn))
 	set(srTotalSmem, uint64(l.shared))
+	if w.k.reserved {
+		set(srResBegin, uint64(l.resBase))
+		set(srResEnd, uint64(l.resBase+reservedSmem))
+		set(srResCap, reservedSmem)
+		set(srRes0, uint64(l.resBase))
+		set(srRes1, uint64(l.resBase+reservedSmem/2))
+	}
 }
 
 // get reads a source operand for lane l.

@@ -4,6 +4,7 @@
 #                                          -gline-tables-only: .loc lines)
 #   clang_sm80_O0.ptx                      clang-16 unoptimized: a debug build's PTX
 #   nvcc_sm80.ptx, nvcc_sm90.ptx           nvcc from the PyPI wheels
+#   nvcc_sm80_G.ptx                        nvcc -G: a device debug build
 #   triton_*.ptx                           Triton (triton_kernels.py)
 # Nothing is installed in the repository: the wheels go to venvs under
 # ${KERN_CORPUS_TMP:-/tmp/kern-corpus}. Needs clang-16 (apt-get install
@@ -22,6 +23,7 @@ fi
 cu=$("$tmp/nvcc/bin/python" -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13"))')
 "$cu/bin/nvcc" -ptx -arch=sm_80 -O3 kernels.cu -o nvcc_sm80.ptx
 "$cu/bin/nvcc" -ptx -arch=sm_90 -lineinfo kernels.cu -o nvcc_sm90.ptx
+"$cu/bin/nvcc" -ptx -arch=sm_80 -G kernels.cu -o nvcc_sm80_G.ptx
 
 # clang-16 wants a CUDA installation's layout (include/, nvvm/libdevice/,
 # bin/, version.json) and knows CUDA 12 headers at most: lay one out from
