@@ -23,7 +23,6 @@ package emu
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/bits"
 )
 
@@ -380,5 +379,3 @@ func (w *warp) callControl(in *inst, pc int32, mask, exec uint32) error {
 	}
 	return nil
 }
-
-func (c *callee) String() string { return fmt.Sprintf("%s@%d", c.name, c.pc) }
