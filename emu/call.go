@@ -23,7 +23,6 @@ package emu
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/bits"
 )
 
@@ -111,23 +110,11 @@ func (d *decoder) realCall(s *astStmt, rets, args []astArg, name string, fptr *a
 		site.fptr = d.src(*fptr, tU64)
 	}
 	arg := func(a astArg, i int, ps []astParam, out bool) siteArg {
-		if a.kind == aName {
-			if sym, ok := d.syms[a.name]; ok && sym.space == spLocal {
-				return siteArg{local: true, off: sym.off, size: d.symSize(a.name)}
-			}
-		}
-		t := tB64
+		t := tNone
 		if f != nil {
 			t = ps[i].typ
-		} else if a.kind == aName {
-			if r, ok := d.reg(a.name); ok {
-				t = r.typ
-			}
 		}
-		if out {
-			return siteArg{o: d.dst(a), size: t.size()}
-		}
-		return siteArg{o: d.src(a, t), size: t.size()}
+		return d.siteArg(a, t, out)
 	}
 	for i, a := range args {
 		var ps []astParam
@@ -153,6 +140,27 @@ func (d *decoder) realCall(s *astStmt, rets, args []astArg, name string, fptr *a
 	}
 	d.k.sites = append(d.k.sites, site)
 	d.emit(in)
+}
+
+// siteArg resolves a call's argument or result: a .param variable of the
+// caller, or a register (or, for arguments, an immediate) of type t, or
+// of the register's own type when t is tNone.
+func (d *decoder) siteArg(a astArg, t dtype, out bool) siteArg {
+	if a.kind == aName {
+		if sym, ok := d.syms[a.name]; ok && sym.space == spLocal {
+			return siteArg{local: true, off: sym.off, size: d.symSize(a.name)}
+		}
+	}
+	if t == tNone {
+		t = tB64
+		if r, ok := d.reg(a.name); ok && a.kind == aName {
+			t = r.typ
+		}
+	}
+	if out {
+		return siteArg{o: d.dst(a), size: t.size()}
+	}
+	return siteArg{o: d.src(a, t), size: t.size()}
 }
 
 // symSize is the size of a local variable declared in the body being
@@ -371,5 +379,3 @@ func (w *warp) callControl(in *inst, pc int32, mask, exec uint32) error {
 	}
 	return nil
 }
-
-func (c *callee) String() string { return fmt.Sprintf("%s@%d", c.name, c.pc) }

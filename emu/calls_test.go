@@ -120,3 +120,50 @@ func launchOut(t *testing.T, m *Module, entry string, threads, n int) []uint32 {
 	}
 	return bytesU32(download(t, d, pout, 4*n))
 }
+
+// TestGuardedRecursiveCall: a predicated call on the call stack (the
+// recursive one inside down) runs for the lanes whose guard holds; the
+// others go on past it. The entry's own guarded call is expanded inline.
+func TestGuardedRecursiveCall(t *testing.T) {
+	m, err := Load([]byte(header + `
+.func (.reg .b32 r) down(.reg .b32 n)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %m;
+	setp.eq.u32 %p1, n, 0;
+	mov.u32 r, 100;
+	add.u32 %m, n, -1;
+	@!%p1 call.uni (r), down, (%m);
+	@!%p1 add.u32 r, r, 1;
+	ret;
+}
+.visible .entry k(.param .u64 out)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, 7;
+	and.b32 %r3, %r1, 1;
+	setp.eq.u32 %p1, %r3, 1;
+	@%p1 call.uni (%r2), down, (%r1);
+	mul.wide.u32 %rd2, %r1, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r2;
+	ret;
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := launchOut(t, m, "k", 32, 32)
+	for i, v := range out {
+		want := uint32(7)
+		if i%2 == 1 {
+			want = 100 + uint32(i) // down(n) = 100 + n
+		}
+		if v != want {
+			t.Errorf("out[%d] = %d, want %d", i, v, want)
+		}
+	}
+}

@@ -189,7 +189,12 @@ func decBar(d *decoder, s *astStmt, m *mods, in *inst) {
 	aligned := m.base == "bar" || containsWord(s.op, "aligned")
 	in.fn = func(w *warp, in *inst, m uint32) error {
 		lane := bits.TrailingZeros32(m)
-		if aligned && w.san != nil && w.san.sync {
+		if aligned && w.san != nil && w.san.sync && wait {
+			// Judged when the barrier releases (warp.checkAligned): lanes
+			// that reach this instruction at different steps, because
+			// emu runs the lowest PC first, still execute it together.
+			w.barAligned |= m
+		} else if aligned && w.san != nil && w.san.sync {
 			if live := w.valid &^ w.exited; m != live {
 				w.san.record(w, lane, "synccheck", "divergent aligned barrier", 0,
 					fmt.Sprintf("lanes %#08x of warp %d execute it, but lanes %#08x have not exited", m, w.id, live))

@@ -68,6 +68,8 @@ type Device struct {
 	atomMu [64]sync.Mutex // atomics on global memory, striped by address
 
 	steps atomic.Uint64 // warp-instructions executed by all launches
+
+	print printfState // device-side printf's destination (printf.go)
 }
 
 // alloc is one device allocation.

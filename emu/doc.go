@@ -4,7 +4,9 @@
 //
 // emu runs the exact PTX that kern's compiler emits (PTX ISA 7.x/8.x for
 // sm_80), so a kernel that is right on emu is right in the form the driver
-// JIT-compiles, not just in its Go source.
+// JIT-compiles, not just in its Go source. It also runs what clang, nvcc
+// and Triton emit (testdata/corpus), so a CUDA kernel can be run and
+// sanitized without a GPU (LoadFile, EntryInfo.Pack, and kern emu).
 //
 //	m, err := emu.Load(ptx)                      // parse and decode, once
 //	dev := emu.NewDevice(emu.Options{})
@@ -15,15 +17,19 @@
 //
 // # Phases
 //
-//  1. lex.go, parse.go, parse_stmt.go: text to a small syntax tree (module
-//     directives, variables, entries, functions, statements). Every error
-//     is collected with its PTX line (ErrorList).
-//  2. kernel.go, decode.go, inline.go: each entry is decoded once, at
-//     Load, into a flat slice of inst values: the function that executes
-//     it, resolved register slots, immediates as bit patterns, branch
-//     targets as indices, the PTX line and the last .loc. Calls to .func
-//     are expanded inline. decode.go holds the table of every mnemonic emu
-//     knows; anything else is a load error naming the instruction and line.
+//  1. lex.go, parse.go, parse_stmt.go, scope.go: text to a small syntax
+//     tree (module directives, variables, entries, functions, statements).
+//     Names declared in nested { } blocks are renamed apart. Every error
+//     is collected with its PTX line (ErrorList): module-level ones fail
+//     Load, those in a body belong to that function.
+//  2. kernel.go, decode.go, inline.go, call.go: each entry is decoded
+//     once, at Load, into a flat slice of inst values: the function that
+//     executes it, resolved register slots, immediates as bit patterns,
+//     branch targets as indices, the PTX line and the last .loc. Calls to
+//     .func are expanded inline; recursive and indirect calls run on a
+//     per-lane call stack. decode.go holds the table of every mnemonic emu
+//     knows; anything else is a load error naming the instruction and
+//     line, which fails that entry only (launching it returns the error).
 //     Nothing interprets strings while a kernel runs.
 //  3. launch.go, block.go, warp.go, control.go: the machine. A launch runs
 //     its blocks on Options.Workers goroutines (GOMAXPROCS by default);

@@ -193,7 +193,7 @@ func (w *warp) waitAsync(m uint32, keep int, all bool) error {
 				copy(w.b.shared[c.dst:c.dst+uint64(c.n)], c.data[:c.n])
 				if w.b.race != nil && w.cur != nil {
 					// The copy writes shared memory when it lands.
-					w.b.race.access(w, bits.TrailingZeros32(mm), c.dst, c.n, true)
+					w.b.race.access(w, bits.TrailingZeros32(mm), c.dst, c.n, true, false)
 				}
 			}
 			la.groups = la.groups[1:]

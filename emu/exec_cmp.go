@@ -199,6 +199,10 @@ func decSet(d *decoder, s *astStmt, m *mods, in *inst) {
 	if !d.want(s, n) {
 		return
 	}
+	if st == tF16x2 || st == tBF16x2 {
+		decSetX2(d, s, m, in, op, bop, dt, st)
+		return
+	}
 	cmp, ok := compare(op, st, m.flags&fFtz != 0)
 	if !ok {
 		d.errorf("%s: comparison .%s is not defined on .%s", s.op, op, st)
@@ -279,5 +283,44 @@ func decSlct(d *decoder, s *astStmt, m *mods, in *inst) {
 			return a
 		}
 		return b
+	})
+}
+
+// decSetX2 decodes set on .f16x2/.bf16x2 operands: each half compares on
+// its own and sets its half of d to 1.0 (.f16x2/.bf16x2 d) or all ones
+// (.u32/.s32 d), else 0 (PTX ISA §9.7.4.5 set, half precision). cuda_fp16
+// uses it for __heq2 and friends.
+func decSetX2(d *decoder, s *astStmt, m *mods, in *inst, op, bop string, dt, st dtype) {
+	half := tF16
+	one := uint64(0x3c00)
+	if st == tBF16x2 {
+		half, one = tBF16, 0x3f80
+	}
+	if dt != st {
+		switch dt {
+		case tU32, tS32, tB32:
+			one = 0xffff
+		default:
+			d.errorf("%s: want a .%s, .u32 or .s32 destination", s.op, st)
+			return
+		}
+	}
+	cmp, ok := compare(op, half, m.flags&fFtz != 0)
+	if !ok || bop != "" {
+		d.errorf("%s: comparison .%s is not defined on .%s", s.op, op, st)
+		return
+	}
+	in.ops[0] = d.dst(s.args[0])
+	in.ops[1] = d.src(s.args[1], st)
+	in.ops[2] = d.src(s.args[2], st)
+	in.fn = binop(func(a, b uint64) uint64 {
+		var v uint64
+		if cmp(a&0xffff, b&0xffff) {
+			v |= one
+		}
+		if cmp(a>>16&0xffff, b>>16&0xffff) {
+			v |= one << 16
+		}
+		return v
 	})
 }

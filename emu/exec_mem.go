@@ -288,6 +288,30 @@ func decSt(d *decoder, s *astStmt, m *mods, in *inst) {
 	in.fn = execSt
 }
 
+// storeValue puts the bytes lane l of st stores in w.pending, for
+// racecheck to tell a write of the value memory already holds (sanitize.go).
+func (w *warp) storeValue(in *inst, l, total int) {
+	size := in.t.size()
+	src := &in.ops[1]
+	if len(w.pendBuf) < total {
+		w.pendBuf = make([]byte, max(total, 64))
+	}
+	w.pending = w.pendBuf[:total:total]
+	if in.vec == 1 {
+		storeLE(w.pending, size, w.get(src, l))
+		return
+	}
+	for i, r := range src.vec {
+		v := uint64(0)
+		if r >= 0 {
+			v = w.regs[int(r)+l]
+		} else {
+			v = src.vimm[i]
+		}
+		storeLE(w.pending[i*size:], size, v)
+	}
+}
+
 func execSt(w *warp, in *inst, m uint32) error {
 	if in.vec == 1 && (in.space == spGlobal || in.space == spGeneric) && w.obs == nil && w.san == nil && w.stGlobalFast(in, m) {
 		return nil
@@ -298,7 +322,11 @@ func execSt(w *warp, in *inst, m uint32) error {
 	dst, src := &in.ops[0], &in.ops[1]
 	for mm := m; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm)
+		if w.san != nil && w.san.race {
+			w.storeValue(in, l, total)
+		}
 		buf, err := w.access(in.space, w.addrOf(dst, l), total, total, l, AccessStore)
+		w.pending = nil
 		if err != nil {
 			return err
 		}

@@ -106,3 +106,111 @@ func TestCarryArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// TestBadFuncRejectsOnlyItsCallers: a .func emu cannot decode fails the
+// entries that call it, at their launch, and no other.
+func TestBadFuncRejectsOnlyItsCallers(t *testing.T) {
+	m, err := Load([]byte(header + `
+.func (.reg .b32 r) odd(.reg .b32 x)
+{
+	frobnicate.b32 r, x;
+	ret;
+}
+.visible .entry caller()
+{
+	.reg .b32 %r<2>;
+	call.uni (%r1), odd, (%r0);
+	ret;
+}
+.visible .entry other()
+{
+	ret;
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDevice(Options{})
+	if err := d.Launch(m, "other", LaunchConfig{}); err != nil {
+		t.Errorf("other: %v", err)
+	}
+	err = d.Launch(m, "caller", LaunchConfig{})
+	if err == nil || !strings.Contains(err.Error(), "kernel caller did not load: ptx line 7: unsupported instruction frobnicate.b32") {
+		t.Errorf("caller: %v", err)
+	}
+	if got := m.BadEntries(); len(got) != 1 || got[0] != "caller" {
+		t.Errorf("BadEntries() = %v", got)
+	}
+}
+
+// TestHalfHelperInlineAsm: cuda_fp16.hpp's inline asm writes ".reg.b16"
+// with no space (one token) and compares halves with set.*.f16x2 (h2exp,
+// __heq2); both were load errors.
+func TestHalfHelperInlineAsm(t *testing.T) {
+	m, err := Load([]byte(header + `
+.visible .entry k(.param .u64 out)
+{
+	.reg .b64 %rd<2>;
+	.reg .b32 %r<4>;
+	ld.param.u64 %rd1, [out];
+	{.reg.b16 lo, hi;
+	.reg.b32 x, y;
+	mov.b32 x, 0x3c00c000;   // halves (1, -2): lo = -2, hi = 1
+	mov.b32 y, 0x3c003c00;   // (1, 1)
+	mov.b32 {lo, hi}, x;
+	set.eq.f16x2.f16x2 %r1, x, y;
+	set.lt.u32.f16x2 %r2, x, y;
+	mov.b32 %r3, {hi, lo};
+	}
+	st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r3};
+	ret;
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDevice(Options{})
+	pout := upload(t, d, make([]byte, 16))
+	if err := d.Launch(m, "k", LaunchConfig{Params: params{}.u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	got := bytesU32(download(t, d, pout, 16))
+	// eq: lo -2 != 1 -> 0, hi 1 == 1 -> 1.0; lt: lo -2 < 1 -> 0xffff, hi no.
+	if want := []uint32{0x3c000000, 0x0000ffff, 0xc0003c00}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("got %#08x, want %#08x", got[:3], want)
+	}
+}
+
+// TestReservedSharedMemory: nvcc -G builds of cooperative groups keep
+// scratch at %reserved_smem_offset_1; emu gives such kernels a reserved
+// region after their own shared memory, so the scratch and the kernel's
+// variables do not overlap.
+func TestReservedSharedMemory(t *testing.T) {
+	m, err := Load([]byte(header + `
+.visible .entry k(.param .u64 out)
+{
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<4>;
+	.shared .align 4 .b8 mine[64];
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %reserved_smem_offset_1;
+	mov.u32 %r2, %reserved_smem_offset_begin;
+	mov.u32 %r3, %reserved_smem_offset_cap;
+	st.shared.u32 [mine], 7;
+	st.shared.u32 [%r1], 9;
+	ld.shared.u32 %r4, [mine];
+	ld.shared.u32 %r5, [%r1];
+	st.global.v4.u32 [%rd1], {%r2, %r3, %r4, %r5};
+	ret;
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDevice(Options{Memcheck: true})
+	pout := upload(t, d, make([]byte, 16))
+	if err := d.Launch(m, "k", LaunchConfig{Params: params{}.u64(pout)}); err != nil {
+		t.Fatal(err)
+	}
+	got := bytesU32(download(t, d, pout, 16))
+	if got[0] < 64 || got[1] == 0 || got[2] != 7 || got[3] != 9 {
+		t.Errorf("begin %d cap %d mine %d scratch %d; want begin >= 64 (after mine), a capacity, 7 and 9", got[0], got[1], got[2], got[3])
+	}
+}

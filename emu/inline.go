@@ -56,6 +56,10 @@ func (d *decoder) inlineCall(s *astStmt) {
 		return
 	}
 	f, ok := d.funcs[name]
+	if !ok && name == "vprintf" {
+		d.vprintfCall(s, rets, args)
+		return
+	}
 	if !ok {
 		d.errorf("call: unknown function %s", name)
 		return

@@ -28,6 +28,9 @@ type kernel struct {
 	funcs    []*callee
 	sites    []callSite
 	outlined map[string]int
+	// reserved: the kernel reads %reserved_smem_offset_*; launches add
+	// reservedSmem bytes of shared memory for it.
+	reserved bool
 }
 
 // Special registers occupy the first register slots; the warp fills them
@@ -58,6 +61,13 @@ const (
 	srGridid
 	srDynSmem
 	srTotalSmem
+	// %reserved_smem_offset_begin/_end/_cap/_0/_1: a block's reserved
+	// shared memory, which cooperative groups use as scratch (nvcc -G).
+	srResBegin
+	srResEnd
+	srResCap
+	srRes0
+	srRes1
 	srSink  // the _ operand writes here
 	srCarry // CC.CF of add.cc/addc/... (exec_carry.go), per lane
 	numSregs
@@ -73,7 +83,15 @@ var sregNames = map[string]int{
 	"%lanemask_gt": srLanemaskGt, "%lanemask_ge": srLanemaskGe,
 	"%smid": srSmid, "%nsmid": srNsmid, "%gridid": srGridid,
 	"%dynamic_smem_size": srDynSmem, "%total_smem_size": srTotalSmem,
+	"%reserved_smem_offset_begin": srResBegin, "%reserved_smem_offset_end": srResEnd,
+	"%reserved_smem_offset_cap": srResCap, "%reserved_smem_offset_0": srRes0,
+	"%reserved_smem_offset_1": srRes1,
 }
+
+// reservedSmem is the reserved shared memory emu gives a block whose
+// kernel reads a %reserved_smem_offset register: after the kernel's own
+// shared memory, 16-byte aligned, in two halves for _0 and _1.
+const reservedSmem = 1024
 
 // regInfo is a declared register.
 type regInfo struct {
@@ -303,6 +321,9 @@ func (d *decoder) reg(name string) (regInfo, bool) {
 		return r, true
 	}
 	if i, ok := sregNames[name]; ok {
+		if i >= srResBegin && i <= srRes1 {
+			d.k.reserved = true
+		}
 		return regInfo{slot: int32(i), typ: tU32}, true
 	}
 	if name == "_" {

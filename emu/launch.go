@@ -42,6 +42,7 @@ type launch struct {
 	nthr    int // threads per block
 	nwarps  int
 	shared  int // bytes of shared memory per block
+	resBase int // offset of the reserved shared memory (kernel.reserved)
 	failAt  atomic.Int64
 	errMu   sync.Mutex
 	err     error
@@ -110,6 +111,11 @@ func (d *Device) LaunchContext(ctx context.Context, m *Module, entry string, c L
 	if c.DynamicShared == 0 {
 		shared = k.sharedStatic
 	}
+	resBase := 0
+	if k.reserved {
+		resBase = alignUp(shared, 16)
+		shared = resBase + reservedSmem
+	}
 	if shared > maxSharedPerBlock {
 		return fmt.Errorf("emu: launch %s: %d bytes of shared memory per block, the limit is %d", entry, shared, maxSharedPerBlock)
 	}
@@ -126,7 +132,7 @@ func (d *Device) LaunchContext(ctx context.Context, m *Module, entry string, c L
 		gaddr:  d.moduleGlobals(m),
 		allocs: d.snapshot(),
 		obs:    d.opts.Observer,
-		nthr:   nthr, nwarps: (nthr + 31) / 32, shared: shared,
+		nthr:   nthr, nwarps: (nthr + 31) / 32, shared: shared, resBase: resBase,
 		maxStep: d.opts.MaxSteps,
 		ctx:     ctx, done: ctx.Done(),
 	}

@@ -67,6 +67,12 @@ func (p *parser) statement(f *astFunc, loc *locRef) {
 	t := p.peek()
 	if t.kind == tokIdent && strings.HasPrefix(t.text, ".") {
 		p.next()
+		if strings.HasPrefix(t.text, ".reg.") {
+			// .reg.b16 hl, hu; with no space, as cuda_fp16.hpp's inline
+			// asm writes it: one token to the lexer.
+			p.regDecl(f, t)
+			return
+		}
 		switch t.text {
 		case ".reg":
 			p.regDecl(f, t)
@@ -140,8 +146,18 @@ func (p *parser) statement(f *astFunc, loc *locRef) {
 // regDecl parses .reg .type name<N>, name, ...; (PTX ISA §5.1.1).
 func (p *parser) regDecl(f *astFunc, kw token) {
 	var typ dtype
-	for p.peek().kind == tokIdent && strings.HasPrefix(p.peek().text, ".") {
-		d := p.next()
+	// Modifiers written into the keyword (.reg.b16) come first.
+	var glued []token
+	for _, w := range strings.Split(kw.text, ".")[2:] {
+		glued = append(glued, token{kind: tokIdent, text: "." + w, line: kw.line})
+	}
+	for len(glued) > 0 || p.peek().kind == tokIdent && strings.HasPrefix(p.peek().text, ".") {
+		var d token
+		if len(glued) > 0 {
+			d, glued = glued[0], glued[1:]
+		} else {
+			d = p.next()
+		}
 		if d.text == ".v2" || d.text == ".v4" {
 			p.errorf(d.line, "vector registers (.reg %s) are not supported", d.text)
 			panic(bail{})

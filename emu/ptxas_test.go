@@ -1,8 +1,11 @@
 package emu
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern/internal/ptxas"
@@ -43,5 +46,55 @@ func TestLoadsCompilerGoldens(t *testing.T) {
 		if _, err := Load(src); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestForeignTestdataAssembles checks the regression PTX of
+// testdata/fixedbugs (but badentry.ptx, invalid on purpose) and the
+// compiler-made corpus with ptxas, for the arch each was made for. ptxas
+// warns (-Werror makes it an error) that a recursive kernel's stack size
+// is not static and that the recursive function spills; those are
+// expected here, any other message fails.
+func TestForeignTestdataAssembles(t *testing.T) {
+	path := ptxas.Require(t)
+	if path == "" {
+		return
+	}
+	fixed, _ := filepath.Glob(filepath.Join("testdata", "fixedbugs", "*.ptx"))
+	corpus, _ := filepath.Glob(filepath.Join("testdata", "corpus", "*.ptx"))
+	for _, f := range append(fixed, corpus...) {
+		if filepath.Base(f) == "badentry.ptx" {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The arch the PTX was made for (Triton's sm_90 is sm_90a).
+			arch := "sm_80"
+			if m := regexp.MustCompile(`(?m)^\s*\.target\s+(sm_\w+)`).FindSubmatch(src); m != nil {
+				arch = string(m[1])
+			}
+			opts := []ptxas.Option{ptxas.Path(path), ptxas.FileName(filepath.Base(f))}
+			if regexp.MustCompile(`(?m)^\s*\.target\s+sm_\w+\s*,\s*debug`).Match(src) {
+				opts = append(opts, ptxas.OptLevel(0)) // nvcc -G: ptxas refuses to optimize debug PTX
+			}
+			_, err = ptxas.Assemble(src, arch, opts...)
+			var perr *ptxas.Error
+			if errors.As(err, &perr) {
+				for _, m := range perr.Messages {
+					if strings.Contains(m.Text, "Stack size") || strings.Contains(m.Text, "spilled") {
+						continue // recursion: a dynamic stack and saved registers
+					}
+					t.Errorf("%s: %s", arch, m)
+				}
+				if len(perr.Messages) == 0 {
+					t.Errorf("%s: %v", arch, err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -179,7 +179,11 @@ func (w *warp) sanitize(sp space, addr uint64, n, l int, kind AccessKind, buf []
 			}
 		}
 	case rs == spShared && s.race && kind != AccessAtomic && kind != AccessAsync:
-		w.b.race.access(w, l, a, n, kind == AccessStore)
+		// A store of the value memory already holds changes nothing
+		// another warp can see: like compute-sanitizer, which reports
+		// such hazards as warnings only, emu does not report it.
+		same := kind == AccessStore && w.pending != nil && string(buf) == string(w.pending)
+		w.b.race.access(w, l, a, n, kind == AccessStore, same)
 	}
 	return buf, nil
 }
@@ -209,11 +213,11 @@ func (r *raceShadow) reset() {
 	clear(r.rEpoch)
 }
 
-func (r *raceShadow) access(w *warp, l int, off uint64, n int, write bool) {
+func (r *raceShadow) access(w *warp, l int, off uint64, n int, write, same bool) {
 	ep := w.b.epoch
 	me := int16(w.id)
 	pc := w.cur.pc
-	for i := off; i < off+uint64(n); i++ {
+	for i := off; i < off+uint64(n) && !same; i++ {
 		if r.wEpoch[i] == ep && r.wWarp[i] != me {
 			what := "read-after-write hazard"
 			if write {

@@ -11,6 +11,7 @@ package emu
 // touched until control flow needs them.
 
 import (
+	"fmt"
 	"math/bits"
 )
 
@@ -34,16 +35,22 @@ type warp struct {
 	syncBlk uint32 // waiting at a warp collective for the rest of its member mask
 	barID   [32]uint8
 	barRed  uint32 // lanes waiting at a bar.red for its result
-	redOp   [32]uint8
-	redDst  [32]int32
+	// barAligned: lanes waiting at an aligned barrier (bar.sync), under
+	// Synccheck only.
+	barAligned uint32
+	redOp      [32]uint8
+	redDst     [32]int32
 
 	cache    [4]*alloc  // recent global allocations, most recent first
 	sregsSet bool       // the per-launch special registers are written
 	san      *sanitizer // nil unless Options.Memcheck or Racecheck
 	cur      *inst      // the instruction being executed
 	scratch  [32]byte   // where sanitized faulting accesses go
-	async    *asyncState
-	frames   [32][]frame // each lane's call stack (call.go)
+	// pending is the value a store is about to write (Racecheck only),
+	// in pendBuf.
+	pending, pendBuf []byte
+	async            *asyncState
+	frames           [32][]frame // each lane's call stack (call.go)
 }
 
 // reset prepares the warp for a new block: registers other than the
@@ -56,11 +63,13 @@ func (w *warp) reset() {
 	clear(w.local)
 	w.pc = [32]int32{}
 	w.upc, w.uniform = 0, true
-	w.exited, w.barBlk, w.syncBlk, w.barRed = 0, 0, 0, 0
+	w.exited, w.barBlk, w.syncBlk, w.barRed, w.barAligned = 0, 0, 0, 0, 0
 	w.cache = [4]*alloc{}
 	w.async = nil
-	for i := range w.frames {
-		w.frames[i] = w.frames[i][:0]
+	if len(w.k.funcs) > 0 {
+		for i := range w.frames {
+			w.frames[i] = w.frames[i][:0]
+		}
 	}
 	set := func(slot int, v uint64) {
 		r := w.regs[slot*32 : slot*32+32]
@@ -100,6 +109,13 @@ func (w *warp) reset() {
 	set(srNsmid, 1)
 	set(srDynSmem, uint64(l.dyn))
 	set(srTotalSmem, uint64(l.shared))
+	if w.k.reserved {
+		set(srResBegin, uint64(l.resBase))
+		set(srResEnd, uint64(l.resBase+reservedSmem))
+		set(srResCap, reservedSmem)
+		set(srRes0, uint64(l.resBase))
+		set(srRes1, uint64(l.resBase+reservedSmem/2))
+	}
 }
 
 // get reads a source operand for lane l.
@@ -239,10 +255,40 @@ func (w *warp) release(id int, bar *barrier) {
 		}
 		w.regs[int(w.redDst[l])+l] = v
 	}
+	if a := m & w.barAligned; a != 0 {
+		w.checkAligned(a, m)
+		w.barAligned &^= m
+	}
 	w.barRed &^= m
 	w.materialize()
 	w.barBlk &^= m
 	w.reconverge()
+}
+
+// checkAligned is synccheck's rule for an aligned barrier (PTX ISA
+// §9.7.13.4: every thread of a warp executes the same bar.sync): when it
+// releases, the lanes a that waited at an aligned barrier must be every
+// live lane of the warp (m are all the lanes released), and must have
+// arrived from one instruction.
+func (w *warp) checkAligned(a, m uint32) {
+	first := bits.TrailingZeros32(a)
+	pc := w.pc[first] // the lanes' PCs are past their barrier
+	saved := w.cur
+	w.cur = &w.code[pc-1]
+	defer func() { w.cur = saved }()
+	live := w.valid &^ w.exited
+	if m != live {
+		w.san.record(w, first, "synccheck", "divergent aligned barrier", 0,
+			fmt.Sprintf("lanes %#08x of warp %d execute it, but lanes %#08x have not exited", m, w.id, live))
+		return
+	}
+	for mm := a; mm != 0; mm &= mm - 1 {
+		if l := bits.TrailingZeros32(mm); w.pc[l] != pc {
+			w.san.record(w, first, "synccheck", "divergent aligned barrier", 0,
+				fmt.Sprintf("lanes of warp %d reach it from different instructions (PTX lines %d and %d)", w.id, w.code[pc-1].line, w.code[w.pc[l]-1].line))
+			return
+		}
+	}
 }
 
 // run executes up to budget warp-instructions and returns how many ran.

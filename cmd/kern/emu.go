@@ -171,6 +171,7 @@ func emuRun(args []string, stdout, stderr io.Writer) error {
 		opts.Observer = prof
 	}
 	dev := emu.NewDevice(opts)
+	dev.SetPrintf(stdout) // device-side printf
 	if len(f.args) != len(entry.Params) {
 		return fmt.Errorf("kern emu run: %s takes %d parameters (%s), got %d -arg", entry.Name, len(entry.Params), paramList(entry), len(f.args))
 	}

@@ -68,17 +68,20 @@ func TestEmuRunTritonKernel(t *testing.T) {
 }
 
 func TestEmuRunSanitizerNamesSourceLine(t *testing.T) {
-	// The third buffer is short: memcheck reports the loads past its end
-	// with nvcc's -lineinfo position.
-	code, stdout, _ := runKern(t, "emu", "run", corpus+"nvcc_sm90.ptx", "-kernel", "vec_add", "-grid", "4", "-block", "256", "-check", "memcheck",
-		"-arg", "f32[1000]:zeros", "-arg", "f32[1000]:iota", "-arg", "f32[500]:fill=0.5", "-arg", "1000")
 	src, err := os.ReadFile(corpus + "kernels.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
 	line := 1 + strings.Count(string(src[:strings.Index(string(src), "out[i] = a[i] + b[i];")]), "\n")
-	if code != 1 || !strings.Contains(stdout, "memcheck: invalid global load") || !strings.Contains(stdout, fmt.Sprintf("kernels.cu:%d)", line)) {
-		t.Errorf("exit %d\n%s", code, stdout)
+	// The third buffer is short: memcheck reports the loads past its end
+	// with the .loc position of nvcc's -lineinfo and clang's
+	// -gline-tables-only.
+	for _, ptx := range []string{"nvcc_sm90.ptx", "clang_sm90_O3.ptx"} {
+		code, stdout, _ := runKern(t, "emu", "run", corpus+ptx, "-kernel", "vec_add", "-grid", "4", "-block", "256", "-check", "memcheck",
+			"-arg", "f32[1000]:zeros", "-arg", "f32[1000]:iota", "-arg", "f32[500]:fill=0.5", "-arg", "1000")
+		if code != 1 || !strings.Contains(stdout, "memcheck: invalid global load") || !strings.Contains(stdout, fmt.Sprintf("kernels.cu:%d)", line)) {
+			t.Errorf("%s: exit %d\n%s", ptx, code, stdout)
+		}
 	}
 }
 
@@ -86,6 +89,13 @@ func TestEmuRunProfile(t *testing.T) {
 	code, stdout, stderr := runKern(t, "emu", "run", corpus+"clang_sm80_O2.ptx", "-kernel", "transpose", "-grid", "2,2", "-block", "32,8", "-profile",
 		"-arg", "f32[4096]:zeros", "-arg", "f32[4096]:rand", "-arg", "64", "-arg", "64")
 	if code != 0 || !strings.Contains(stdout, "bank conflicts") || !strings.Contains(stdout, "st.shared.f32") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+func TestEmuRunPrintf(t *testing.T) {
+	code, stdout, stderr := runKern(t, "emu", "run", corpus+"nvcc_sm80.ptx", "-kernel", "hello", "-grid", "2", "-block", "32", "-arg", "3")
+	if code != 0 || !strings.Contains(stdout, "block 1 thread 1: n=3 u=4000000000 x=0xff ll=-5000000000 f=1.500 c=B s=ok\n") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }
@@ -103,7 +113,7 @@ func TestEmuRunErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", ptx}, "14 entries"},
+		{[]string{"run", ptx}, "choose one with -kernel"},
 		{[]string{"run", ptx, "-kernel", "nope"}, `no entry "nope"`},
 		{[]string{"run", ptx, "-kernel", "vec_add", "-block", "32", "-arg", "1"}, "takes 4 parameters"},
 		{[]string{"run", ptx, "-kernel", "bitonic", "-block", "32", "-arg", "f99[4]:zeros"}, `unknown element type "f99"`},

@@ -1,6 +1,7 @@
 // kernels.cu: CUDA C kernels in the style of the CUDA samples, compiled to
 // PTX by clang and nvcc (gen.sh) and run on emu by corpus_test.go, which
 // holds a Go reference for each. extern "C" keeps the entry names plain.
+#include <cstdio>
 #include <cuda_fp16.h>
 #ifndef __clang__
 // clang-16 cannot parse the CUDA 12.9 CCCL headers cooperative groups
@@ -223,6 +224,14 @@ __global__ void nbody(const float4 *p, float3 *acc, int n, float eps) {
     __syncthreads();
   }
   acc[i] = a;
+}
+
+// hello: device printf with ints, unsigned, hex, long long, double, char
+// and string arguments, from the first two threads of each block.
+__global__ void hello(int n) {
+  if (threadIdx.x < 2)
+    printf("block %d thread %d: n=%d u=%u x=%#x ll=%lld f=%.3f c=%c s=%s\n", blockIdx.x, threadIdx.x, n,
+           4000000000u, 255, -5000000000LL, 1.5f * threadIdx.x, 'A' + threadIdx.x, "ok");
 }
 
 #ifndef __clang__
