@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -41,5 +44,36 @@ func TestGenerateAndChatOnEmulator(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"bogus"}, nil, &out, &errb); err == nil {
 		t.Error("unknown mode: no error")
+	}
+}
+
+func TestServe(t *testing.T) {
+	model := fixture.Model(t, "tiny-qwen3-tied")
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "-device", "emu", "-q", "-model", model, "-tokenizer", fixture.Tokenizer(t), "-addr", "127.0.0.1:0"}, nil, pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed nothing: %v (%v)", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	f := strings.Fields(line)
+	url := strings.TrimSuffix(f[3], "/") // "serving NAME on http://ADDR (…)"
+	resp, err := http.Get(url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"tiny-qwen3-tied"`) {
+		t.Errorf("/v1/models: %s", body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
 	}
 }
