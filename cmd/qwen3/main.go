@@ -5,6 +5,7 @@
 //	qwen3 generate -model DIR -prompt "Once upon a time" [-chat] [-n 64]
 //	qwen3 chat     -model DIR
 //	qwen3 serve    -model DIR [-addr 127.0.0.1:8080]   (OpenAI API; see llm/server)
+//	qwen3 bench    -preset qwen3-0.6b [-prompt 128 -n 32 -bandwidth 3350]   (random weights)
 //
 // -device picks emu, native or cuda (the default is $KERN_DEVICE, else
 // the first GPU). -tokenizer DIR is needed when tokenizer.json is not in
@@ -36,7 +37,7 @@ func main() {
 	}
 }
 
-const usage = `usage: qwen3 generate|chat|serve -model DIR [flags]; qwen3 MODE -h lists the flags`
+const usage = `usage: qwen3 generate|chat|serve|bench -model DIR [flags]; qwen3 MODE -h lists the flags`
 
 // common are the flags every mode has.
 type common struct {
@@ -144,6 +145,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return chat(ctx, args[1:], stdin, stdout, stderr)
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return bench(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return nil

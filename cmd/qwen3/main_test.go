@@ -77,3 +77,18 @@ func TestServe(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 }
+
+func TestBenchRandomWeights(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "tiny", "-prompt", "4", "-n", "2", "-bandwidth", "100"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"prefill: 4 tokens", "decode:", "tokens/s", "% of 100 GB/s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "nope"}, nil, &out, io.Discard); err == nil {
+		t.Error("unknown preset: no error")
+	}
+}

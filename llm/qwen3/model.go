@@ -77,7 +77,7 @@ func Load(dev *kern.Device, dir string, opt LoadOptions) (*Model, error) {
 	return m, nil
 }
 
-func (m *Model) load(l *loader) error {
+func (m *Model) load(l source) error {
 	c := m.Config
 	H, V, I := c.HiddenSize, c.VocabSize, c.IntermediateSize
 	var err error
@@ -90,8 +90,8 @@ func (m *Model) load(l *loader) error {
 	switch {
 	case c.TieWordEmbeddings:
 		m.lmHead = m.embed
-	case !l.set.Has("lm_head.weight"):
-		return fmt.Errorf("qwen3: %s: tie_word_embeddings is false but there is no lm_head.weight", l.set.Dir)
+	case !l.has("lm_head.weight"):
+		return fmt.Errorf("qwen3: %s: tie_word_embeddings is false but there is no lm_head.weight", l.where())
 	default:
 		if m.lmHead, err = l.matrix("lm_head.weight", V, H); err != nil {
 			return err
